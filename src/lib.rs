@@ -1,1 +1,7 @@
+//! neocode: a terminal coding agent whose sessions are first-class.
+//!
+//! Layers, one direction only: `cli` → `tui` → `runtime` → `session` (and `cli` → `runtime`).
 
+pub mod runtime;
+pub mod sanitize;
+pub mod session;

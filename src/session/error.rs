@@ -1,0 +1,131 @@
+//! Typed store errors, each with a message a user can act on.
+
+use std::path::PathBuf;
+
+/// Everything the session store can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No session (or asset) matches.
+    #[error("no {what} matches '{key}' in {scope}")]
+    NotFound {
+        /// "session" or "asset".
+        what: &'static str,
+        /// What was looked up.
+        key: String,
+        /// Where (workspace root or session id).
+        scope: String,
+    },
+    /// A prefix matches more than one session.
+    #[error("'{prefix}' is ambiguous: it matches {} sessions", candidates.len())]
+    Ambiguous {
+        /// The prefix given.
+        prefix: String,
+        /// (id, title) of every match, newest first.
+        candidates: Vec<(String, String)>,
+    },
+    /// The id is taken.
+    #[error("a session with id '{0}' already exists (use --new-id to import it as a copy)")]
+    AlreadyExists(String),
+    /// The database was written by a newer neocode.
+    #[error(
+        "{} has schema version {found}, newer than this neocode understands ({supported}); upgrade neocode — the file was not touched",
+        path.display()
+    )]
+    TooNew {
+        /// Database file.
+        path: PathBuf,
+        /// Version found.
+        found: i64,
+        /// Newest version this binary knows.
+        supported: i64,
+    },
+    /// The database file or a stored value cannot be read.
+    #[error("{} is corrupt: {detail} — it was left as it is; restore it from a backup or move it aside", path.display())]
+    Corrupt {
+        /// Database file.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A stored JSON column does not parse.
+    #[error("session {session_id}: stored column '{column}' is not valid: {detail}")]
+    BadColumn {
+        /// Session.
+        session_id: String,
+        /// Column name.
+        column: &'static str,
+        /// Parser message.
+        detail: String,
+    },
+    /// An id with characters outside `[A-Za-z0-9_-]` (or empty, or too long).
+    #[error("invalid {what} id '{id}': only letters, digits, '-' and '_' are allowed")]
+    InvalidId {
+        /// "session" or "asset".
+        what: &'static str,
+        /// The id given (may be hostile: sanitise before printing).
+        id: String,
+    },
+    /// Something exceeds a size limit.
+    #[error("{what} is {size} bytes, over the limit of {limit} bytes")]
+    TooLarge {
+        /// What is too large.
+        what: &'static str,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A stored asset path leaves the workspace folder.
+    #[error("asset '{0}' has a stored path outside the workspace folder; refusing to read it")]
+    PathEscape(String),
+    /// A plan is not a DAG.
+    #[error("invalid plan: {0}")]
+    Plan(#[from] super::plan::PlanError),
+    /// A message refers to a seq that does not exist.
+    #[error("session {session_id} has no message {seq} (last is {last})")]
+    NoSuchSeq {
+        /// Session.
+        session_id: String,
+        /// Seq asked for.
+        seq: i64,
+        /// Highest seq.
+        last: i64,
+    },
+    /// A file-system operation failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// Path involved.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// SQLite failed.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+impl StoreError {
+    /// Wraps an I/O error with its path.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> StoreError {
+        StoreError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// True for errors caused by what the user asked (unknown or ambiguous id, bad id, ...),
+    /// which the command line reports with exit code 2.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            StoreError::NotFound { .. }
+                | StoreError::Ambiguous { .. }
+                | StoreError::AlreadyExists(_)
+                | StoreError::InvalidId { .. }
+                | StoreError::NoSuchSeq { .. }
+        )
+    }
+}
+
+/// Result alias of the store.
+pub type Result<T> = std::result::Result<T, StoreError>;

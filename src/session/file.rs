@@ -1,0 +1,540 @@
+//! The session file: one session as a single JSON document (format `neocode-session`,
+//! version 1), lossless both ways, with validation naming the JSON path of the first problem.
+
+use std::collections::{BTreeMap, HashSet};
+
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::error::{Result as StoreResult, StoreError};
+use super::model::*;
+use super::plan::{Plan, PlanProgress, Step, StepFailure, StepStatus};
+use super::store::{Store, validate_id};
+
+/// The `format` field's value.
+pub const FORMAT: &str = "neocode-session";
+/// The version this binary writes and reads.
+pub const VERSION: u32 = 1;
+
+/// The whole document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionFile {
+    /// Always `neocode-session`.
+    pub format: String,
+    /// Format version.
+    pub version: u32,
+    /// The header.
+    pub session: FileSession,
+    /// Messages by seq.
+    pub messages: Vec<FileMessage>,
+    /// Assets, inline.
+    #[serde(default)]
+    pub assets: Vec<FileAsset>,
+}
+
+/// The header part of a session file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileSession {
+    /// Session id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// RFC 3339.
+    pub created_at: String,
+    /// RFC 3339.
+    pub updated_at: String,
+    /// Provider.
+    #[serde(default)]
+    pub provider: String,
+    /// Model.
+    #[serde(default)]
+    pub model: String,
+    /// Workdir.
+    #[serde(default)]
+    pub workdir: String,
+    /// Status.
+    pub status: Status,
+    /// Parent id for forks.
+    #[serde(default)]
+    pub parent_id: Option<String>,
+    /// Fork point in the parent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork_seq: Option<i64>,
+    /// Conversation key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_key: Option<String>,
+    /// Plan with per-step progress.
+    #[serde(default)]
+    pub plan: Option<FilePlan>,
+    /// Token totals.
+    #[serde(default)]
+    pub tokens: FileTokens,
+    /// Task state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_state: Option<Value>,
+    /// Todos.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub todos: Option<Value>,
+    /// Activated skills.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills: Option<Value>,
+    /// Runtime ledger.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<RuntimeLedger>,
+    /// Highest seq (may exceed the last message after compaction or fork).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_seq: Option<i64>,
+}
+
+/// Token totals in a session file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FileTokens {
+    /// Input total.
+    #[serde(default)]
+    pub input: u64,
+    /// Output total.
+    #[serde(default)]
+    pub output: u64,
+}
+
+/// A plan with step progress.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FilePlan {
+    /// Steps.
+    pub steps: Vec<FileStep>,
+}
+
+/// One step with its progress.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileStep {
+    /// Id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Dependencies.
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+    /// Merged status.
+    #[serde(default)]
+    pub status: StepStatus,
+    /// Result of a completed step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// Failure of a failed step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<StepFailure>,
+}
+
+/// One message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileMessage {
+    /// Seq.
+    pub seq: i64,
+    /// Role.
+    pub role: Role,
+    /// Parts.
+    pub parts: Vec<Part>,
+    /// Tool calls.
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    /// Answered call.
+    #[serde(default)]
+    pub tool_call_id: Option<String>,
+    /// Error flag.
+    #[serde(default)]
+    pub is_error: bool,
+    /// Tool metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_metadata: Option<Value>,
+    /// RFC 3339.
+    pub created_at: String,
+    /// Usage.
+    #[serde(default)]
+    pub usage: Usage,
+}
+
+/// One asset, inline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileAsset {
+    /// Id.
+    pub id: String,
+    /// MIME type.
+    pub mime_type: String,
+    /// RFC 3339.
+    pub created_at: String,
+    /// Bytes, standard base64.
+    pub data_base64: String,
+}
+
+/// A rejected session file: the JSON path of the first problem and what is wrong there.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct FileError {
+    /// JSON path, e.g. `$.messages[3].role`.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn ferr(path: impl Into<String>, message: impl Into<String>) -> FileError {
+    FileError {
+        path: path.into(),
+        message: message.into(),
+    }
+}
+
+/// Formats ms since the epoch as RFC 3339 (UTC, milliseconds).
+pub fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn parse_time(path: &str, s: &str) -> Result<i64, FileError> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .map(|d| d.timestamp_millis())
+        .map_err(|e| {
+            ferr(
+                path,
+                format!("not an RFC 3339 time ({e}): {:?}", truncate(s)),
+            )
+        })
+}
+
+fn truncate(s: &str) -> String {
+    s.chars().take(60).collect()
+}
+
+/// Parses and validates a document. Nothing is written.
+pub fn parse(text: &str) -> Result<SessionFile, FileError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let doc: SessionFile = serde_path_to_error::deserialize(de).map_err(|e| {
+        let p = e.path().to_string();
+        let path = if p == "." {
+            "$".to_string()
+        } else {
+            format!("$.{p}")
+        };
+        ferr(path, e.inner().to_string())
+    })?;
+    validate(&doc)?;
+    Ok(doc)
+}
+
+/// Semantic checks beyond the types.
+pub fn validate(doc: &SessionFile) -> Result<(), FileError> {
+    if doc.format != FORMAT {
+        return Err(ferr(
+            "$.format",
+            format!("expected \"{FORMAT}\", found {:?}", truncate(&doc.format)),
+        ));
+    }
+    if doc.version != VERSION {
+        return Err(ferr(
+            "$.version",
+            format!(
+                "version {} is not supported (this neocode reads version {VERSION})",
+                doc.version
+            ),
+        ));
+    }
+    let s = &doc.session;
+    validate_id("session", &s.id).map_err(|e| ferr("$.session.id", e.to_string()))?;
+    parse_time("$.session.created_at", &s.created_at)?;
+    parse_time("$.session.updated_at", &s.updated_at)?;
+    if let Some(p) = &s.parent_id {
+        validate_id("session", p).map_err(|e| ferr("$.session.parent_id", e.to_string()))?;
+    }
+    if let Some(plan) = &s.plan {
+        for (i, st) in plan.steps.iter().enumerate() {
+            if st.id.is_empty() {
+                return Err(ferr(
+                    format!("$.session.plan.steps[{i}].id"),
+                    "empty step id",
+                ));
+            }
+        }
+        to_plan(plan)
+            .validate()
+            .map_err(|e| ferr("$.session.plan.steps", e.to_string()))?;
+    }
+    let mut seqs = HashSet::new();
+    let mut calls: HashSet<&str> = HashSet::new();
+    let asset_ids: HashSet<&str> = doc.assets.iter().map(|a| a.id.as_str()).collect();
+    for (i, m) in doc.messages.iter().enumerate() {
+        let at = |f: &str| format!("$.messages[{i}].{f}");
+        if m.seq < 1 {
+            return Err(ferr(
+                at("seq"),
+                format!("seq must be 1 or more, found {}", m.seq),
+            ));
+        }
+        if !seqs.insert(m.seq) {
+            return Err(ferr(at("seq"), format!("duplicate seq {}", m.seq)));
+        }
+        parse_time(&at("created_at"), &m.created_at)?;
+        for c in &m.tool_calls {
+            calls.insert(c.id.as_str());
+        }
+        if m.role == Role::Tool {
+            match &m.tool_call_id {
+                None => {
+                    return Err(ferr(
+                        at("tool_call_id"),
+                        "a tool result needs the id of its tool call",
+                    ));
+                }
+                Some(id) if !calls.contains(id.as_str()) => {
+                    return Err(ferr(
+                        at("tool_call_id"),
+                        format!(
+                            "tool result answers call {:?}, which no earlier message made",
+                            truncate(id)
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        for (j, p) in m.parts.iter().enumerate() {
+            if let Part::Image { asset_id, .. } = p
+                && !asset_ids.contains(asset_id.as_str())
+            {
+                return Err(ferr(
+                    format!("$.messages[{i}].parts[{j}].asset_id"),
+                    format!(
+                        "image refers to asset {:?}, which the file does not contain",
+                        truncate(asset_id)
+                    ),
+                ));
+            }
+        }
+    }
+    let mut seen = HashSet::new();
+    for (i, a) in doc.assets.iter().enumerate() {
+        validate_id("asset", &a.id)
+            .map_err(|e| ferr(format!("$.assets[{i}].id"), e.to_string()))?;
+        if !seen.insert(a.id.as_str()) {
+            return Err(ferr(
+                format!("$.assets[{i}].id"),
+                format!("duplicate asset id {:?}", a.id),
+            ));
+        }
+        parse_time(&format!("$.assets[{i}].created_at"), &a.created_at)?;
+        base64::engine::general_purpose::STANDARD
+            .decode(&a.data_base64)
+            .map_err(|e| {
+                ferr(
+                    format!("$.assets[{i}].data_base64"),
+                    format!("not valid base64: {e}"),
+                )
+            })?;
+    }
+    Ok(())
+}
+
+fn to_plan(p: &FilePlan) -> Plan {
+    Plan {
+        steps: p
+            .steps
+            .iter()
+            .map(|s| Step {
+                id: s.id.clone(),
+                title: s.title.clone(),
+                depends_on: s.depends_on.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// Builds the document for a stored session.
+pub fn export(store: &Store, session_id: &str) -> StoreResult<SessionFile> {
+    let s = store.load_session(session_id)?;
+    let h = &s.header;
+    let plan = h.plan.as_ref().map(|plan| FilePlan {
+        steps: plan
+            .steps
+            .iter()
+            .map(|st| FileStep {
+                id: st.id.clone(),
+                title: st.title.clone(),
+                depends_on: st.depends_on.clone(),
+                status: s.plan_progress.status(&st.id),
+                result: s.plan_progress.results.get(&st.id).cloned(),
+                error: s.plan_progress.failures.get(&st.id).cloned(),
+            })
+            .collect(),
+    });
+    let mut assets = Vec::new();
+    for a in store.list_assets(session_id)? {
+        let (_, data) = store.open_asset(session_id, &a.id)?;
+        assets.push(FileAsset {
+            id: a.id,
+            mime_type: a.mime_type,
+            created_at: rfc3339(a.created_at_ms),
+            data_base64: base64::engine::general_purpose::STANDARD.encode(data),
+        });
+    }
+    Ok(SessionFile {
+        format: FORMAT.into(),
+        version: VERSION,
+        session: FileSession {
+            id: h.id.clone(),
+            title: h.title.clone(),
+            created_at: rfc3339(h.created_at_ms),
+            updated_at: rfc3339(h.updated_at_ms),
+            provider: h.provider.clone(),
+            model: h.model.clone(),
+            workdir: h.workdir.clone(),
+            status: h.status,
+            parent_id: h.parent_id.clone(),
+            fork_seq: h.fork_seq,
+            conversation_key: h.conversation_key.clone(),
+            plan,
+            tokens: FileTokens {
+                input: h.token_input_total,
+                output: h.token_output_total,
+            },
+            task_state: h.task_state.clone(),
+            todos: h.todos.clone(),
+            skills: h.skills.clone(),
+            ledger: h.ledger.clone(),
+            last_seq: Some(h.last_seq),
+        },
+        messages: s
+            .messages
+            .iter()
+            .map(|m| FileMessage {
+                seq: m.seq,
+                role: m.role,
+                parts: m.parts.clone(),
+                tool_calls: m.tool_calls.clone(),
+                tool_call_id: m.tool_call_id.clone(),
+                is_error: m.is_error,
+                tool_metadata: m.tool_metadata.clone(),
+                created_at: rfc3339(m.created_at_ms),
+                usage: m.usage,
+            })
+            .collect(),
+        assets,
+    })
+}
+
+/// Writes a validated document into the store. With `new_id`, the session gets a fresh id
+/// (and no parent link); otherwise an existing id is refused. Nothing is written on error.
+pub fn import(store: &Store, doc: &SessionFile, new_id: bool) -> StoreResult<SessionHeader> {
+    validate(doc).map_err(|e| StoreError::Corrupt {
+        path: "<session file>".into(),
+        detail: e.to_string(),
+    })?;
+    let f = &doc.session;
+    let id = if new_id {
+        uuid::Uuid::now_v7().to_string()
+    } else {
+        f.id.clone()
+    };
+    let ms = |s: &str| parse_time("", s).unwrap_or(0);
+    let mut progress = PlanProgress::default();
+    if let Some(plan) = &f.plan {
+        for st in &plan.steps {
+            if st.status != StepStatus::Pending {
+                progress.statuses.insert(st.id.clone(), st.status);
+            }
+            if let Some(r) = &st.result {
+                progress.results.insert(st.id.clone(), r.clone());
+            }
+            if let Some(e) = &st.error {
+                progress.failures.insert(st.id.clone(), e.clone());
+            }
+        }
+    }
+    let messages: Vec<Message> = doc
+        .messages
+        .iter()
+        .map(|m| Message {
+            seq: m.seq,
+            role: m.role,
+            parts: m.parts.clone(),
+            tool_calls: m.tool_calls.clone(),
+            tool_call_id: m.tool_call_id.clone(),
+            is_error: m.is_error,
+            tool_metadata: m.tool_metadata.clone(),
+            created_at_ms: ms(&m.created_at),
+            usage: m.usage,
+        })
+        .collect();
+    let max_seq = messages.iter().map(|m| m.seq).max().unwrap_or(0);
+    let first_prompt: String = messages
+        .iter()
+        .find(|m| m.role == Role::User && !m.text().trim().is_empty())
+        .map(|m| m.text().chars().take(200).collect())
+        .unwrap_or_default();
+    let session = Session {
+        header: SessionHeader {
+            id: id.clone(),
+            title: f.title.clone(),
+            created_at_ms: ms(&f.created_at),
+            updated_at_ms: ms(&f.updated_at),
+            provider: f.provider.clone(),
+            model: f.model.clone(),
+            workdir: f.workdir.clone(),
+            status: f.status,
+            parent_id: if new_id { None } else { f.parent_id.clone() },
+            fork_seq: if new_id { None } else { f.fork_seq },
+            conversation_key: f.conversation_key.clone(),
+            task_state: f.task_state.clone(),
+            todos: f.todos.clone(),
+            skills: f.skills.clone(),
+            plan: f.plan.as_ref().map(to_plan),
+            ledger: f.ledger.clone(),
+            token_input_total: f.tokens.input,
+            token_output_total: f.tokens.output,
+            last_seq: f.last_seq.unwrap_or(0).max(max_seq),
+            message_count: messages.len() as u64,
+        },
+        plan_progress: progress,
+        messages,
+    };
+    // Decode every asset before writing anything, and check sizes.
+    let mut decoded: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
+    for (i, a) in doc.assets.iter().enumerate() {
+        let data = base64::engine::general_purpose::STANDARD
+            .decode(&a.data_base64)
+            .map_err(|e| StoreError::Corrupt {
+                path: "<session file>".into(),
+                detail: format!("$.assets[{i}].data_base64: {e}"),
+            })?;
+        if data.len() as u64 > store.asset_limit() {
+            return Err(StoreError::TooLarge {
+                what: "asset",
+                size: data.len() as u64,
+                limit: store.asset_limit(),
+            });
+        }
+        decoded.insert(i, data);
+    }
+    store.insert_full(
+        &session,
+        &SessionSummary {
+            first_prompt,
+            ..SessionSummary::default()
+        },
+    )?;
+    for (i, a) in doc.assets.iter().enumerate() {
+        let meta = AssetMeta {
+            id: a.id.clone(),
+            session_id: id.clone(),
+            mime_type: a.mime_type.clone(),
+            size_bytes: 0,
+            relative_path: String::new(),
+            created_at_ms: ms(&a.created_at),
+        };
+        if let Err(e) = store.attach_imported_asset(&meta, &decoded[&i]) {
+            // Keep "nothing written on error": take the half-imported session out again.
+            let _ = store.delete(&id);
+            return Err(e);
+        }
+    }
+    store.load_header(&id)
+}

@@ -1,0 +1,24 @@
+//! The session layer: domain model, the workspace SQLite store, migrations, assets, plans and
+//! the session file format. It is the only code in neocode that knows SQL, table names or the
+//! file layout.
+
+pub mod error;
+pub mod file;
+pub mod model;
+pub mod plan;
+mod schema;
+pub mod store;
+pub mod workspace;
+
+pub use error::{Result, StoreError};
+pub use model::*;
+pub use plan::{Plan, PlanError, PlanProgress, Step, StepFailure, StepStatus, StepUpdate};
+pub use schema::SCHEMA_VERSION;
+pub use store::{NewSession, Store, conversation_key, now_ms, validate_id};
+pub use workspace::{WorkspacePaths, home_dir, workspace_hash, workspace_root};
+
+#[doc(hidden)]
+pub mod testing {
+    //! For tests of the store itself: the migration list.
+    pub use super::schema::MIGRATIONS;
+}

@@ -1,0 +1,544 @@
+//! Domain types of a session: header, messages, parts, usage and runtime ledger.
+//!
+//! These are plain data; the store reads and writes them, the runtime and the views consume
+//! them. Nothing here knows SQL.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::plan::{Plan, PlanProgress};
+
+/// Lifecycle status of a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Created, no turn has run yet.
+    #[default]
+    Created,
+    /// A turn is running (or the process died while one was).
+    Running,
+    /// Waiting for the user (approval, external tool, budget).
+    Paused,
+    /// Finished successfully.
+    Completed,
+    /// Finished with a failure.
+    Failed,
+    /// Cancelled by the user.
+    Cancelled,
+}
+
+impl Status {
+    /// Every status, in display order.
+    pub const ALL: [Status; 6] = [
+        Status::Created,
+        Status::Running,
+        Status::Paused,
+        Status::Completed,
+        Status::Failed,
+        Status::Cancelled,
+    ];
+
+    /// The lower-case name used in the database, JSON and the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Created => "created",
+            Status::Running => "running",
+            Status::Paused => "paused",
+            Status::Completed => "completed",
+            Status::Failed => "failed",
+            Status::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses the lower-case name.
+    pub fn parse(s: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The person at the keyboard.
+    User,
+    /// The model.
+    Assistant,
+    /// A tool's result.
+    Tool,
+    /// System or developer instructions.
+    System,
+}
+
+impl Role {
+    /// The lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+            Role::System => "system",
+        }
+    }
+
+    /// Parses the lower-case name.
+    pub fn parse(s: &str) -> Option<Role> {
+        [Role::User, Role::Assistant, Role::Tool, Role::System]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One piece of a message's content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Part {
+    /// Plain or markdown text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image stored as an asset of the same session.
+    Image {
+        /// Asset id within the session.
+        asset_id: String,
+        /// MIME type, e.g. `image/png`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+    },
+    /// A model's reasoning summary, shown dimmed.
+    Reasoning {
+        /// The text.
+        text: String,
+    },
+}
+
+impl Part {
+    /// A text part.
+    pub fn text(s: impl Into<String>) -> Part {
+        Part::Text { text: s.into() }
+    }
+}
+
+/// A tool invocation requested by the assistant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Id the matching tool result refers to.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments as a JSON string, exactly as the model produced them.
+    pub arguments: String,
+}
+
+/// Token usage of one model call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+/// A message to append; the store assigns `seq`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NewMessage {
+    /// Author.
+    pub role: Option<Role>,
+    /// Content parts.
+    pub parts: Vec<Part>,
+    /// Tool calls requested (assistant messages).
+    pub tool_calls: Vec<ToolCall>,
+    /// For tool results: the call answered.
+    pub tool_call_id: Option<String>,
+    /// The message reports an error (failed tool, provider error).
+    pub is_error: bool,
+    /// Free-form tool metadata (exit code, duration, paths).
+    pub tool_metadata: Option<Value>,
+    /// Usage of the model call that produced this message.
+    pub usage: Usage,
+    /// Creation time in ms since the epoch; `None` means now.
+    pub created_at_ms: Option<i64>,
+}
+
+impl NewMessage {
+    /// A message with one text part.
+    pub fn text(role: Role, text: impl Into<String>) -> NewMessage {
+        NewMessage {
+            role: Some(role),
+            parts: vec![Part::text(text)],
+            ..NewMessage::default()
+        }
+    }
+
+    /// A tool result answering `call_id`.
+    pub fn tool_result(
+        call_id: impl Into<String>,
+        text: impl Into<String>,
+        is_error: bool,
+    ) -> NewMessage {
+        NewMessage {
+            role: Some(Role::Tool),
+            parts: vec![Part::text(text)],
+            tool_call_id: Some(call_id.into()),
+            is_error,
+            ..NewMessage::default()
+        }
+    }
+
+    /// The role, defaulting to user.
+    pub fn role(&self) -> Role {
+        self.role.unwrap_or(Role::User)
+    }
+}
+
+/// A stored message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// Position within the session, 1-based and contiguous.
+    pub seq: i64,
+    /// Author.
+    pub role: Role,
+    /// Content parts.
+    pub parts: Vec<Part>,
+    /// Tool calls requested.
+    pub tool_calls: Vec<ToolCall>,
+    /// For tool results: the call answered.
+    pub tool_call_id: Option<String>,
+    /// The message reports an error.
+    pub is_error: bool,
+    /// Free-form tool metadata.
+    pub tool_metadata: Option<Value>,
+    /// Creation time, ms since the epoch.
+    pub created_at_ms: i64,
+    /// Usage of the model call that produced it.
+    pub usage: Usage,
+}
+
+impl Message {
+    /// All text parts joined by blank lines.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for p in &self.parts {
+            if let Part::Text { text } = p {
+                if !out.is_empty() {
+                    out.push_str("\n\n");
+                }
+                out.push_str(text);
+            }
+        }
+        out
+    }
+}
+
+/// Budget limits of a session's runtime.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RuntimeLimits {
+    /// Input token budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_input_tokens: Option<u64>,
+    /// Output token budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u64>,
+    /// Tool call budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tool_calls: Option<u64>,
+    /// Model turn budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u64>,
+    /// Wall-clock budget in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_wall_secs: Option<u64>,
+}
+
+/// What a session's runtime has consumed.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RuntimeUsage {
+    /// Input tokens used.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Output tokens used.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Tool calls made.
+    #[serde(default)]
+    pub tool_calls: u64,
+    /// Model turns taken.
+    #[serde(default)]
+    pub turns: u64,
+}
+
+/// The runtime ledger: restored on resume, never recreated (the seed's rule), so budgets
+/// cannot be bypassed by restarting.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RuntimeLedger {
+    /// Budget limits.
+    #[serde(default)]
+    pub limits: RuntimeLimits,
+    /// Consumption so far.
+    #[serde(default)]
+    pub usage: RuntimeUsage,
+    /// When the runtime first started, ms since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at_ms: Option<i64>,
+    /// Wall-clock deadline, ms since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_at_ms: Option<i64>,
+    /// When it was cancelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancelled_at_ms: Option<i64>,
+    /// Why it stopped, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination: Option<String>,
+}
+
+/// A session header: everything about a session except its messages.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SessionHeader {
+    /// UUID.
+    pub id: String,
+    /// Human title.
+    pub title: String,
+    /// Creation time, ms since the epoch.
+    pub created_at_ms: i64,
+    /// Last activity, ms since the epoch.
+    pub updated_at_ms: i64,
+    /// Model provider name.
+    pub provider: String,
+    /// Model name.
+    pub model: String,
+    /// Directory the last run used.
+    pub workdir: String,
+    /// Lifecycle status.
+    pub status: Status,
+    /// The session this one was forked from.
+    pub parent_id: Option<String>,
+    /// The parent's seq this fork was taken at.
+    pub fork_seq: Option<i64>,
+    /// SHA-256 of the first user message, for recovering a lost session id.
+    pub conversation_key: Option<String>,
+    /// Durable task summary used by compaction.
+    pub task_state: Option<Value>,
+    /// Structured todo list.
+    pub todos: Option<Value>,
+    /// Activated skills.
+    pub skills: Option<Value>,
+    /// Current plan (steps only; progress is in [`Session::plan_progress`]).
+    pub plan: Option<Plan>,
+    /// Runtime ledger.
+    pub ledger: Option<RuntimeLedger>,
+    /// Input tokens in the current context.
+    pub token_input_total: u64,
+    /// Output tokens in the current context.
+    pub token_output_total: u64,
+    /// Highest seq written.
+    pub last_seq: i64,
+    /// Messages stored.
+    pub message_count: u64,
+}
+
+/// One row of a session list: read from the header table alone.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SessionSummary {
+    /// UUID.
+    pub id: String,
+    /// Human title.
+    pub title: String,
+    /// First user prompt (truncated), for filtering and for untitled sessions.
+    pub first_prompt: String,
+    /// Creation time, ms since the epoch.
+    pub created_at_ms: i64,
+    /// Last activity, ms since the epoch.
+    pub updated_at_ms: i64,
+    /// Provider.
+    pub provider: String,
+    /// Model.
+    pub model: String,
+    /// Workdir of the last run.
+    pub workdir: String,
+    /// Status.
+    pub status: Status,
+    /// Parent for forks.
+    pub parent_id: Option<String>,
+    /// Fork point in the parent.
+    pub fork_seq: Option<i64>,
+    /// Messages stored.
+    pub message_count: u64,
+    /// Input token total.
+    pub token_input_total: u64,
+    /// Output token total.
+    pub token_output_total: u64,
+    /// Plan progress counts.
+    pub plan: PlanCounts,
+    /// Assets stored.
+    pub asset_count: u64,
+}
+
+impl SessionSummary {
+    /// The title, or the first prompt when untitled, or a placeholder.
+    pub fn display_title(&self) -> &str {
+        if !self.title.trim().is_empty() {
+            &self.title
+        } else if !self.first_prompt.trim().is_empty() {
+            &self.first_prompt
+        } else {
+            "(untitled)"
+        }
+    }
+}
+
+/// Done / failed / total steps of a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PlanCounts {
+    /// Completed steps.
+    pub done: u64,
+    /// Failed steps.
+    pub failed: u64,
+    /// All steps.
+    pub total: u64,
+}
+
+/// A whole session: header, plan progress and messages.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Session {
+    /// The header.
+    pub header: SessionHeader,
+    /// Merged step progress.
+    pub plan_progress: PlanProgress,
+    /// Messages by seq.
+    pub messages: Vec<Message>,
+}
+
+/// Metadata of a stored asset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssetMeta {
+    /// Asset id, `[A-Za-z0-9_-]`.
+    pub id: String,
+    /// Owning session.
+    pub session_id: String,
+    /// MIME type.
+    pub mime_type: String,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Path relative to the workspace folder.
+    pub relative_path: String,
+    /// Creation time, ms since the epoch.
+    pub created_at_ms: i64,
+}
+
+/// One full-text search hit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchHit {
+    /// Session of the matching message.
+    pub session_id: String,
+    /// Title of that session.
+    pub session_title: String,
+    /// Seq of the matching message.
+    pub seq: i64,
+    /// Role of the matching message.
+    pub role: Role,
+    /// Text around the match; matched terms wrapped in `[` `]` markers
+    /// ([`SNIPPET_OPEN`], [`SNIPPET_CLOSE`]).
+    pub snippet: String,
+}
+
+/// Marks the start of a matched term in [`SearchHit::snippet`].
+pub const SNIPPET_OPEN: char = '\u{E000}';
+/// Marks the end of a matched term in [`SearchHit::snippet`].
+pub const SNIPPET_CLOSE: char = '\u{E001}';
+
+/// Header fields to change; `None` leaves a field as it is.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StateUpdate {
+    /// New title.
+    pub title: Option<String>,
+    /// New workdir.
+    pub workdir: Option<String>,
+    /// New provider.
+    pub provider: Option<String>,
+    /// New model.
+    pub model: Option<String>,
+    /// New status.
+    pub status: Option<Status>,
+    /// New task state (`Some(None)` clears it).
+    pub task_state: Option<Option<Value>>,
+    /// New todos.
+    pub todos: Option<Option<Value>>,
+    /// New skills.
+    pub skills: Option<Option<Value>>,
+    /// New plan; step progress of steps no longer in the plan is dropped.
+    pub plan: Option<Option<Plan>>,
+    /// New ledger.
+    pub ledger: Option<Option<RuntimeLedger>>,
+    /// Overwrite token totals (input, output).
+    pub token_totals: Option<(u64, u64)>,
+    /// Touch `updated_at` (activity). Renames do not count as activity.
+    pub touch: bool,
+}
+
+/// What an append changes in the header besides the messages.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AppendMeta {
+    /// Provider that produced the messages.
+    pub provider: Option<String>,
+    /// Model that produced the messages.
+    pub model: Option<String>,
+    /// Directory the run used.
+    pub workdir: Option<String>,
+}
+
+/// What a transcript replacement (compaction) writes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Replacement {
+    /// The new transcript, in order; seqs restart at 1.
+    pub messages: Vec<NewMessage>,
+    /// The durable summary carried forward.
+    pub task_state: Option<Value>,
+    /// Token totals after compaction; the seed resets them to zero.
+    pub token_totals: (u64, u64),
+    /// Provider, model, workdir at compaction time.
+    pub meta: AppendMeta,
+}
+
+/// Filters and page key of a session list.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ListQuery {
+    /// Case-insensitive substring of title or first prompt.
+    pub text: Option<String>,
+    /// Only these statuses (empty = all).
+    pub statuses: Vec<Status>,
+    /// Rows per page (0 = all).
+    pub limit: usize,
+    /// Continue after this key (from [`ListPage::next`]).
+    pub after: Option<PageKey>,
+}
+
+/// Where a list page ended: (updated_at_ms, id) of its last row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageKey {
+    /// `updated_at_ms` of the last row.
+    pub updated_at_ms: i64,
+    /// Id of the last row.
+    pub id: String,
+}
+
+/// One page of session summaries, newest activity first.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ListPage {
+    /// Rows.
+    pub items: Vec<SessionSummary>,
+    /// Key for the next page, if there is one.
+    pub next: Option<PageKey>,
+}

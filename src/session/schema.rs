@@ -1,0 +1,177 @@
+//! Connection set-up, PRAGMAs and forward migrations.
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+use super::error::{Result, StoreError};
+
+/// Newest schema version this binary reads and writes.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Forward migrations: entry `i` moves a database from version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    // 0 -> 1: the first schema.
+    r#"
+    CREATE TABLE workspace (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    CREATE TABLE sessions (
+        id                 TEXT PRIMARY KEY,
+        title              TEXT NOT NULL DEFAULT '',
+        first_prompt       TEXT NOT NULL DEFAULT '',
+        created_at_ms      INTEGER NOT NULL,
+        updated_at_ms      INTEGER NOT NULL,
+        provider           TEXT NOT NULL DEFAULT '',
+        model              TEXT NOT NULL DEFAULT '',
+        workdir            TEXT NOT NULL DEFAULT '',
+        status             TEXT NOT NULL DEFAULT 'created',
+        parent_id          TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+        fork_seq           INTEGER,
+        conversation_key   TEXT,
+        task_state_json    TEXT,
+        todos_json         TEXT,
+        skills_json        TEXT,
+        plan_json          TEXT,
+        ledger_json        TEXT,
+        token_input_total  INTEGER NOT NULL DEFAULT 0,
+        token_output_total INTEGER NOT NULL DEFAULT 0,
+        last_seq           INTEGER NOT NULL DEFAULT 0,
+        message_count      INTEGER NOT NULL DEFAULT 0,
+        asset_count        INTEGER NOT NULL DEFAULT 0,
+        plan_total         INTEGER NOT NULL DEFAULT 0,
+        plan_done          INTEGER NOT NULL DEFAULT 0,
+        plan_failed        INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX sessions_by_activity ON sessions(updated_at_ms DESC, id DESC);
+    CREATE INDEX sessions_by_key ON sessions(conversation_key, updated_at_ms DESC)
+        WHERE conversation_key IS NOT NULL;
+    CREATE INDEX sessions_by_parent ON sessions(parent_id) WHERE parent_id IS NOT NULL;
+    CREATE TABLE messages (
+        id                 INTEGER PRIMARY KEY,
+        session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq                INTEGER NOT NULL,
+        role               TEXT NOT NULL,
+        parts_json         TEXT NOT NULL,
+        tool_calls_json    TEXT,
+        tool_call_id       TEXT,
+        is_error           INTEGER NOT NULL DEFAULT 0,
+        tool_metadata_json TEXT,
+        created_at_ms      INTEGER NOT NULL,
+        input_tokens       INTEGER NOT NULL DEFAULT 0,
+        output_tokens      INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (session_id, seq)
+    );
+    CREATE VIRTUAL TABLE message_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+    CREATE TABLE session_assets (
+        session_id    TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        id            TEXT NOT NULL,
+        mime_type     TEXT NOT NULL,
+        size_bytes    INTEGER NOT NULL,
+        relative_path TEXT NOT NULL,
+        created_at_ms INTEGER NOT NULL,
+        PRIMARY KEY (session_id, id)
+    ) WITHOUT ROWID;
+    CREATE TABLE step_updates (
+        session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        step_id      TEXT NOT NULL,
+        kind         TEXT NOT NULL CHECK (kind IN ('status', 'result', 'error')),
+        payload_json TEXT NOT NULL,
+        write_seq    INTEGER NOT NULL,
+        PRIMARY KEY (session_id, step_id, kind)
+    ) WITHOUT ROWID;
+    "#,
+];
+
+/// Maps SQLite's "not a database" and "corrupt" codes to [`StoreError::Corrupt`].
+pub(crate) fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
+    if let rusqlite::Error::SqliteFailure(f, msg) = &e
+        && matches!(f.code, ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
+    {
+        return StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: msg.clone().unwrap_or_else(|| f.to_string()),
+        };
+    }
+    StoreError::Sqlite(e)
+}
+
+/// Opens a connection with the contract's PRAGMAs. `create` makes the file (mode 0600, before
+/// WAL so `-wal`/`-shm` inherit it) and migrates; otherwise the file must exist.
+pub(crate) fn open_connection(path: &Path, create: bool, root: &Path) -> Result<Connection> {
+    if create && !path.exists() {
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(path)
+            .map_err(|e| StoreError::io(path, e))?;
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))?;
+    conn.busy_timeout(std::time::Duration::from_millis(5000))
+        .map_err(|e| classify(path, e))?;
+    // Read the version before anything that could write to the file.
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(|e| classify(path, e))?;
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(|e| classify(path, e))?;
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(|e| classify(path, e))?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+        .map_err(|e| classify(path, e))?;
+    conn.pragma_update(None, "busy_timeout", 5000)
+        .map_err(|e| classify(path, e))?;
+    if version < SCHEMA_VERSION {
+        migrate(&conn, path, root)?;
+    }
+    Ok(conn)
+}
+
+/// Applies every missing migration in one immediate transaction.
+fn migrate(conn: &Connection, path: &Path, root: &Path) -> Result<()> {
+    conn.execute_batch("BEGIN IMMEDIATE")
+        .map_err(|e| classify(path, e))?;
+    let result = (|| -> Result<()> {
+        // Another process may have migrated while we waited for the lock.
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: path.to_path_buf(),
+                found: version,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        for (v, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            conn.execute_batch(sql).map_err(|e| classify(path, e))?;
+            conn.pragma_update(None, "user_version", v as i64 + 1)?;
+        }
+        conn.execute(
+            "INSERT INTO workspace(key, value) VALUES ('root', ?1)
+             ON CONFLICT(key) DO NOTHING",
+            [root.to_string_lossy()],
+        )?;
+        Ok(())
+    })();
+    match result {
+        Ok(()) => conn.execute_batch("COMMIT").map_err(|e| classify(path, e)),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! Where a workspace's data lives: home, root, hash, database and asset folders.
+
+use std::fs;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::error::{Result, StoreError};
+
+/// The neocode home: `$NEOCODE_HOME`, else `~/.neocode`.
+pub fn home_dir() -> std::result::Result<PathBuf, String> {
+    if let Some(h) = std::env::var_os("NEOCODE_HOME").filter(|h| !h.is_empty()) {
+        let p = PathBuf::from(h);
+        return Ok(if p.is_absolute() {
+            p
+        } else {
+            std::env::current_dir()
+                .map_err(|e| format!("cannot read the current directory: {e}"))?
+                .join(p)
+        });
+    }
+    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        Some(h) => Ok(PathBuf::from(h).join(".neocode")),
+        None => Err(
+            "neither NEOCODE_HOME nor HOME is set; set NEOCODE_HOME to a folder for neocode's data"
+                .into(),
+        ),
+    }
+}
+
+/// The workspace root for `dir`: absolute, symlinks resolved, and the top level of the git
+/// work tree when inside one (found by walking up to a `.git` entry; no git binary needed).
+pub fn workspace_root(dir: &Path) -> std::result::Result<PathBuf, String> {
+    let canon = fs::canonicalize(dir)
+        .map_err(|e| format!("cannot open workspace {}: {e}", dir.display()))?;
+    if !canon.is_dir() {
+        return Err(format!("workspace {} is not a directory", canon.display()));
+    }
+    let mut cur = Some(canon.as_path());
+    while let Some(d) = cur {
+        if d.join(".git").exists() {
+            return Ok(d.to_path_buf());
+        }
+        cur = d.parent();
+    }
+    Ok(canon)
+}
+
+/// First 16 hex characters of SHA-256 over the root path's bytes.
+pub fn workspace_hash(root: &Path) -> String {
+    let digest = Sha256::digest(root.as_os_str().as_encoded_bytes());
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The files of one workspace under a home.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspacePaths {
+    /// The workspace root (canonical).
+    pub root: PathBuf,
+    /// `<home>/projects/<hash>`.
+    pub dir: PathBuf,
+}
+
+impl WorkspacePaths {
+    /// Paths for `root` (already canonical) under `home`.
+    pub fn new(home: &Path, root: &Path) -> WorkspacePaths {
+        WorkspacePaths {
+            root: root.to_path_buf(),
+            dir: home.join("projects").join(workspace_hash(root)),
+        }
+    }
+
+    /// Resolves `dir` to its workspace root and returns that workspace's paths under `home`.
+    pub fn resolve(home: &Path, dir: &Path) -> std::result::Result<WorkspacePaths, String> {
+        Ok(WorkspacePaths::new(home, &workspace_root(dir)?))
+    }
+
+    /// `session.db`.
+    pub fn db(&self) -> PathBuf {
+        self.dir.join("session.db")
+    }
+
+    /// `assets/`.
+    pub fn assets(&self) -> PathBuf {
+        self.dir.join("assets")
+    }
+
+    /// Creates the folders with mode 0700.
+    pub fn create_dirs(&self) -> Result<()> {
+        for d in [
+            self.dir.parent().unwrap_or(&self.dir),
+            &self.dir,
+            &self.assets(),
+        ] {
+            create_private_dir(d)?;
+        }
+        Ok(())
+    }
+}
+
+/// Creates `dir` (and missing parents) with mode 0700; an existing folder keeps its mode
+/// unless it is the neocode-owned leaf, which is tightened.
+pub(crate) fn create_private_dir(dir: &Path) -> Result<()> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| StoreError::io(dir, e))?;
+    let meta = fs::metadata(dir).map_err(|e| StoreError::io(dir, e))?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        // Ignore failure: a folder we can use but not chmod (not ours) is still usable.
+        let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
+    }
+    Ok(())
+}
+
+/// Every workspace folder under `home` (those holding a `session.db`).
+pub fn all_workspace_dbs(home: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = fs::read_dir(home.join("projects")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("session.db"))
+        .filter(|p| p.is_file())
+        .collect();
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_is_16_hex_of_sha256() {
+        let h = workspace_hash(Path::new("/tmp/x"));
+        assert_eq!(h.len(), 16);
+        // sha256("/tmp/x") starts with these bytes (computed independently with sha256sum).
+        let full = Sha256::digest(b"/tmp/x");
+        let expect: String = full[..8].iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(h, expect);
+    }
+
+    #[test]
+    fn subdirectory_and_symlink_share_the_git_root() {
+        let t = tempfile::tempdir().unwrap();
+        let repo = t.path().join("repo");
+        fs::create_dir_all(repo.join(".git")).unwrap();
+        fs::create_dir_all(repo.join("src/deep")).unwrap();
+        std::os::unix::fs::symlink(&repo, t.path().join("link")).unwrap();
+        let a = workspace_root(&repo.join("src/deep")).unwrap();
+        let b = workspace_root(&t.path().join("link")).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a, fs::canonicalize(&repo).unwrap());
+    }
+}
