@@ -5,3 +5,4 @@
 pub mod runtime;
 pub mod sanitize;
 pub mod session;
+pub mod tui;
