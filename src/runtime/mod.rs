@@ -2,6 +2,8 @@
 //! forked, and serialises writes per session. The TUI and the command line act on sessions
 //! only through [`Runtime`]; neither touches the store or SQL.
 
+pub mod worker;
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

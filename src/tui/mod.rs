@@ -1,9 +1,31 @@
 //! The full-screen TUI. It consumes the runtime only; it never opens the database or an asset
 //! file itself.
+//!
+//! Shape: keys become [`action::Action`]s through the one [`keymap`] table; [`app::App`]
+//! changes state and returns storage work as data; a [`worker`](crate::runtime::worker) thread
+//! runs that work and sends results back; [`views`] draw the state. The loop waits on input and
+//! results, drains what is queued, then draws once.
 
-use crate::runtime::Location;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
 
+use crossterm::event::{self, Event};
+
+use crate::runtime::worker::{Done, Job, Worker};
+use crate::runtime::{Location, Runtime};
+
+pub mod action;
+pub mod app;
 pub mod demo;
+pub mod input;
+pub mod keymap;
+pub mod markdown;
+pub mod terminal;
+pub mod theme;
+pub mod transcript;
+pub mod views;
 
 /// How the TUI starts.
 #[derive(Debug, Clone)]
@@ -15,9 +37,100 @@ pub struct TuiOptions {
     pub resume: Option<String>,
 }
 
+enum Msg {
+    Input(Event),
+    Done(Done),
+}
+
 /// Runs the TUI until the user quits. Restores the terminal on every exit path, panics
 /// included.
 pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
-    let _ = opts;
-    anyhow::bail!("the full-screen TUI is not built yet")
+    let rt = Runtime::open(&opts.location)?;
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let worker = {
+        let tx = tx.clone();
+        Worker::spawn(rt, move |d| {
+            let _ = tx.send(Msg::Done(d));
+        })
+    };
+    let mut guard = terminal::Guard::enter()?;
+    let size = guard.terminal.size()?;
+    let cwd = std::env::current_dir().unwrap_or_else(|_| opts.location.root().to_path_buf());
+    let (mut app, jobs) = app::App::new(app::AppOptions {
+        theme: theme::Theme::from_env(),
+        export_dir: cwd.clone(),
+        workdir: cwd.display().to_string(),
+        root: opts.location.root().display().to_string(),
+        size: (size.width, size.height),
+        now_ms: crate::session::now_ms(),
+        resume: opts.resume,
+    });
+    let send = |jobs: Vec<Job>| jobs.into_iter().for_each(|j| worker.send(j));
+    send(jobs);
+
+    // Input on its own thread so the loop waits on one channel for input and results alike.
+    let stop = Arc::new(AtomicBool::new(false));
+    let input = {
+        let stop = stop.clone();
+        std::thread::Builder::new()
+            .name("neocode-input".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    match event::poll(Duration::from_millis(100)) {
+                        Ok(true) => match event::read() {
+                            Ok(ev) => {
+                                if tx.send(Msg::Input(ev)).is_err() {
+                                    return;
+                                }
+                            }
+                            Err(_) => return,
+                        },
+                        Ok(false) => {}
+                        Err(_) => return,
+                    }
+                }
+            })?
+    };
+
+    let result = (|| -> anyhow::Result<()> {
+        let mut dirty = true;
+        loop {
+            if dirty {
+                app.now_ms = crate::session::now_ms();
+                guard.terminal.draw(|f| views::draw(f, &app))?;
+                dirty = false;
+            }
+            // Relative times refresh once a minute even when nothing happens.
+            let first = match rx.recv_timeout(Duration::from_secs(30)) {
+                Ok(m) => m,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    dirty = true;
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+            };
+            let mut next = Some(first);
+            while let Some(msg) = next {
+                let jobs = match msg {
+                    Msg::Input(Event::Key(k)) => app.on_key(k),
+                    Msg::Input(Event::Mouse(m)) => app.on_mouse(m),
+                    Msg::Input(Event::Paste(p)) => app.on_paste(&p),
+                    Msg::Input(Event::Resize(w, h)) => app.on_resize(w, h),
+                    Msg::Input(_) => Vec::new(),
+                    Msg::Done(d) => app.on_done(d),
+                };
+                send(jobs);
+                dirty = true;
+                if app.quit {
+                    return Ok(());
+                }
+                next = rx.try_recv().ok();
+            }
+        }
+    })();
+    stop.store(true, Ordering::Relaxed);
+    let _ = input.join();
+    drop(guard);
+    drop(worker);
+    result
 }

@@ -1,0 +1,50 @@
+//! Named actions: what a key (or a mouse event) asks the app to do.
+
+/// One thing the user can ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// Move the selection up.
+    Up,
+    /// Move the selection down.
+    Down,
+    /// Page up.
+    PageUp,
+    /// Page down.
+    PageDown,
+    /// Go to the first item.
+    Top,
+    /// Go to the last item.
+    Bottom,
+    /// Open the selected session's conversation (or export the selected asset).
+    Open,
+    /// Switch focus between the list and the detail pane.
+    SwitchPane,
+    /// Previous detail tab.
+    PrevTab,
+    /// Next detail tab.
+    NextTab,
+    /// Filter the list as you type.
+    Filter,
+    /// Full-text search across sessions.
+    Search,
+    /// Start a new session.
+    New,
+    /// Fork the session (at the selected message when one is selected).
+    Fork,
+    /// Delete the session (asks first).
+    Delete,
+    /// Rename the session.
+    Rename,
+    /// Export the session (or the selected asset) to a file in the current directory.
+    Export,
+    /// Expand or collapse the selected message's tool details.
+    Expand,
+    /// Show the help screen.
+    Help,
+    /// Back, or quit from the list.
+    Back,
+    /// Quit at once.
+    Quit,
+    /// Send the typed message (conversation view).
+    Submit,
+}

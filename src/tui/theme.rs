@@ -1,0 +1,105 @@
+//! Every colour the TUI uses, in one place. With `NO_COLOR` set the theme keeps only bold,
+//! dim, reverse and underline, so meaning never rests on colour alone.
+
+use ratatui::style::{Color, Modifier, Style};
+
+/// The styles of the TUI.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Theme {
+    /// Colours are on.
+    pub color: bool,
+}
+
+impl Theme {
+    /// A theme; `color = false` for `NO_COLOR`.
+    pub fn new(color: bool) -> Theme {
+        Theme { color }
+    }
+
+    /// Colour on when `NO_COLOR` is unset or empty (no-color.org).
+    pub fn from_env() -> Theme {
+        Theme::new(std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()))
+    }
+
+    fn fg(&self, c: Color) -> Style {
+        if self.color {
+            Style::new().fg(c)
+        } else {
+            Style::new()
+        }
+    }
+
+    /// Plain text.
+    pub fn text(&self) -> Style {
+        Style::new()
+    }
+    /// Secondary text.
+    pub fn dim(&self) -> Style {
+        Style::new().add_modifier(Modifier::DIM)
+    }
+    /// Titles and emphasis.
+    pub fn bold(&self) -> Style {
+        Style::new().add_modifier(Modifier::BOLD)
+    }
+    /// The accent (focused borders, active tab, key names).
+    pub fn accent(&self) -> Style {
+        self.fg(Color::Cyan)
+    }
+    /// The selected row.
+    pub fn selected(&self) -> Style {
+        if self.color {
+            Style::new().bg(Color::Rgb(40, 60, 90)).add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED)
+        }
+    }
+    /// Matched characters of a filter or search.
+    pub fn matched(&self) -> Style {
+        self.fg(Color::Yellow)
+            .add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
+    }
+    /// Errors.
+    pub fn error(&self) -> Style {
+        self.fg(Color::Red).add_modifier(Modifier::BOLD)
+    }
+    /// Success.
+    pub fn ok(&self) -> Style {
+        self.fg(Color::Green)
+    }
+    /// Warnings and running things.
+    pub fn warn(&self) -> Style {
+        self.fg(Color::Yellow)
+    }
+    /// The user's messages.
+    pub fn user(&self) -> Style {
+        self.fg(Color::LightBlue).add_modifier(Modifier::BOLD)
+    }
+    /// The assistant's messages.
+    pub fn assistant(&self) -> Style {
+        self.fg(Color::LightGreen).add_modifier(Modifier::BOLD)
+    }
+    /// Tool results.
+    pub fn tool(&self) -> Style {
+        self.fg(Color::LightMagenta).add_modifier(Modifier::BOLD)
+    }
+    /// System messages.
+    pub fn system(&self) -> Style {
+        self.fg(Color::Gray).add_modifier(Modifier::BOLD)
+    }
+    /// Code blocks and inline code.
+    pub fn code(&self) -> Style {
+        self.fg(Color::LightYellow)
+    }
+    /// Borders of unfocused panes.
+    pub fn border(&self) -> Style {
+        self.fg(Color::DarkGray)
+    }
+    /// The title bar.
+    pub fn title_bar(&self) -> Style {
+        if self.color {
+            Style::new().bg(Color::Rgb(30, 30, 46)).fg(Color::White)
+        } else {
+            Style::new().add_modifier(Modifier::BOLD)
+        }
+    }
+}

@@ -1,0 +1,394 @@
+//! The detail pane (tabs) and the conversation view.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, LineGauge, Paragraph, Sparkline, Wrap};
+
+use super::{Areas, abs_time, fit, fmt_tokens, rel_time};
+use crate::sanitize;
+use crate::session::StepStatus;
+use crate::tui::app::{App, Detail, Focus, Tab, short};
+use crate::tui::theme::Theme;
+
+pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Areas) {
+    let t = &app.theme;
+    let focused = app.focus == Focus::Detail;
+    let title = match app.detail.as_ref().and_then(|d| d.header.as_ref()) {
+        Some(h) if !h.title.trim().is_empty() => sanitize::line(&h.title).into_owned(),
+        Some(h) => format!("session {}", short(&h.id)),
+        None => String::new(),
+    };
+    let block = Block::bordered()
+        .border_style(if focused { t.accent() } else { t.border() })
+        .title(Span::styled(
+            format!(" {} ", fit(&title, a.detail.width.saturating_sub(4) as usize)),
+            t.bold(),
+        ));
+    frame.render_widget(block, a.detail);
+
+    if app.list.loaded && app.list.rows.is_empty() && app.list.filter.is_none() && app.detail.is_none() {
+        welcome(frame, app, Block::bordered().inner(a.detail));
+        return;
+    }
+
+    // Tabs.
+    let mut spans = Vec::new();
+    for tab in Tab::ALL {
+        let style = if tab == app.tab {
+            t.accent().patch(t.bold()).add_modifier(ratatui::style::Modifier::UNDERLINED)
+        } else {
+            t.dim()
+        };
+        spans.push(Span::styled(format!(" {} ", tab.title()), style));
+        spans.push(Span::styled("│", t.border()));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), a.tabs);
+    frame.render_widget(
+        Paragraph::new(Span::styled("─".repeat(a.tabs.width as usize), t.border())),
+        Rect { y: a.tabs.y + 1, height: 1, ..a.tabs },
+    );
+
+    let Some(d) = &app.detail else {
+        frame.render_widget(Paragraph::new(Span::styled("No session selected.", t.dim())), a.body);
+        return;
+    };
+    if d.header.is_none() {
+        frame.render_widget(Paragraph::new(Span::styled("Loading…", t.dim())), a.body);
+        return;
+    }
+    match app.tab {
+        Tab::Transcript => transcript(frame, app, d, a.body, focused),
+        Tab::Plan => plan(frame, app, d, a.body),
+        Tab::Usage => usage(frame, app, d, a.body),
+        Tab::Assets => assets(frame, app, d, a.body),
+        Tab::Info => info(frame, app, d, a.body),
+    }
+}
+
+fn welcome(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let t = &app.theme;
+    let lines = vec![
+        Line::default(),
+        Line::from(Span::styled("  Welcome to neocode", t.bold().patch(t.accent()))),
+        Line::default(),
+        Line::from("  This workspace has no sessions yet."),
+        Line::default(),
+        Line::from(vec![Span::raw("  • Press "), Span::styled("n", t.accent().patch(t.bold())), Span::raw(" to start a new session.")]),
+        Line::from(vec![
+            Span::raw("  • Run "),
+            Span::styled("neocode demo", t.accent().patch(t.bold())),
+            Span::raw(" to explore sample sessions."),
+        ]),
+        Line::from(vec![Span::raw("  • Press "), Span::styled("?", t.accent().patch(t.bold())), Span::raw(" for help, "), Span::styled("q", t.accent().patch(t.bold())), Span::raw(" to quit.")]),
+    ];
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
+}
+
+fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect, focused: bool) {
+    let th = &app.theme;
+    let Some(tr) = &d.transcript else {
+        frame.render_widget(Paragraph::new(Span::styled("Loading…", th.dim())), area);
+        return;
+    };
+    if tr.last_seq == 0 {
+        frame.render_widget(Paragraph::new(Span::styled("No messages yet.", th.dim())), area);
+        return;
+    }
+    let w = area.width.saturating_sub(1) as usize;
+    let lines: Vec<Line<'static>> = tr
+        .visible(w, area.height as usize, th)
+        .into_iter()
+        .map(|(seq, line)| {
+            let sel = focused && tr.selected == Some(seq);
+            let mut spans = vec![Span::styled(if sel { "▌" } else { " " }, th.accent())];
+            spans.extend(line.spans);
+            Line::from(spans)
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+fn status_icon(s: StepStatus, t: &Theme) -> Span<'static> {
+    match s {
+        StepStatus::Pending => Span::styled("□", t.dim()),
+        StepStatus::Running => Span::styled("◐", t.warn()),
+        StepStatus::Completed => Span::styled("✔", t.ok()),
+        StepStatus::Failed => Span::styled("✗", t.error()),
+    }
+}
+
+fn plan(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
+    let t = &app.theme;
+    let Some(plan) = d.header.as_ref().and_then(|h| h.plan.as_ref()).filter(|p| !p.steps.is_empty()) else {
+        frame.render_widget(Paragraph::new(Span::styled("This session has no plan.", t.dim())), area);
+        return;
+    };
+    let counts = d.progress.counts(plan);
+    let ratio = if counts.total == 0 { 0.0 } else { counts.done as f64 / counts.total as f64 };
+    let [gauge, body] = Layout::vertical([Constraint::Length(2), Constraint::Min(0)]).areas(area);
+    let mut label = format!("{}/{} done", counts.done, counts.total);
+    if counts.failed > 0 {
+        label.push_str(&format!(", {} failed", counts.failed));
+    }
+    frame.render_widget(
+        LineGauge::default()
+            .ratio(ratio)
+            .label(label)
+            .filled_style(t.ok())
+            .unfilled_style(t.dim()),
+        Rect { height: 1, ..gauge },
+    );
+    let width = body.width as usize;
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    match plan.layers() {
+        Ok(layers) => {
+            for (i, layer) in layers.iter().enumerate() {
+                lines.push(Line::from(Span::styled(format!("Layer {}", i + 1), t.dim().patch(t.bold()))));
+                for step in layer {
+                    let st = d.progress.status(&step.id);
+                    lines.push(Line::from(vec![
+                        Span::raw("  "),
+                        status_icon(st, t),
+                        Span::raw(" "),
+                        Span::styled(sanitize::line(&step.id).into_owned(), t.accent()),
+                        Span::raw("  "),
+                        Span::raw(sanitize::line(&step.title).into_owned()),
+                        Span::styled(format!("  {}", st.as_str()), t.dim()),
+                    ]));
+                    if !step.depends_on.is_empty() {
+                        let deps: Vec<String> =
+                            step.depends_on.iter().map(|s| sanitize::line(s).into_owned()).collect();
+                        lines.push(Line::from(Span::styled(format!("      after {}", deps.join(", ")), t.dim())));
+                    }
+                    if let Some(r) = d.progress.results.get(&step.id) {
+                        let text = match r {
+                            serde_json::Value::String(s) => s.clone(),
+                            v => v.to_string(),
+                        };
+                        let text = sanitize::line(&text).into_owned();
+                        lines.push(Line::from(vec![
+                            Span::styled("      → ", t.ok()),
+                            Span::raw(fit(&text, width.saturating_sub(8))),
+                        ]));
+                    }
+                    if let Some(f) = d.progress.failures.get(&step.id) {
+                        let text = format!("{}: {}", f.error_type, f.message);
+                        let text = sanitize::line(&text).into_owned();
+                        lines.push(Line::from(vec![
+                            Span::styled("      ✗ ", t.error()),
+                            Span::styled(fit(&text, width.saturating_sub(8)), t.error()),
+                        ]));
+                    }
+                }
+            }
+        }
+        Err(e) => lines.push(Line::from(Span::styled(
+            format!("The plan is not a valid DAG: {}", sanitize::line(&e.to_string())),
+            t.error(),
+        ))),
+    }
+    frame.render_widget(Paragraph::new(lines).scroll((d.scroll, 0)), body);
+}
+
+fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
+    let t = &app.theme;
+    let Some(h) = &d.header else { return };
+    let ledger = h.ledger.clone().unwrap_or_default();
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled("Context tokens  ", t.dim()),
+            Span::styled(format!("{} in", fmt_tokens(h.token_input_total)), t.bold()),
+            Span::raw("  ·  "),
+            Span::styled(format!("{} out", fmt_tokens(h.token_output_total)), t.bold()),
+        ]),
+        Line::from(vec![
+            Span::styled("Runtime ledger  ", t.dim()),
+            Span::raw(format!(
+                "{} in · {} out · {} turns · {} tool calls",
+                fmt_tokens(ledger.usage.input_tokens),
+                fmt_tokens(ledger.usage.output_tokens),
+                ledger.usage.turns,
+                ledger.usage.tool_calls
+            )),
+        ]),
+    ];
+    if let Some(term) = &ledger.termination {
+        lines.push(Line::from(vec![
+            Span::styled("Stopped         ", t.dim()),
+            Span::styled(sanitize::line(term).into_owned(), t.warn()),
+        ]));
+    }
+    let limits = &ledger.limits;
+    let gauges: Vec<(&str, u64, u64)> = [
+        ("input tokens", ledger.usage.input_tokens, limits.max_input_tokens),
+        ("output tokens", ledger.usage.output_tokens, limits.max_output_tokens),
+        ("tool calls", ledger.usage.tool_calls, limits.max_tool_calls),
+        ("turns", ledger.usage.turns, limits.max_turns),
+    ]
+    .into_iter()
+    .filter_map(|(n, used, lim)| lim.map(|l| (n, used, l)))
+    .collect();
+    let head_h = lines.len() as u16 + 1;
+    let [head, chart_title, chart, gauge_area] = Layout::vertical([
+        Constraint::Length(head_h),
+        Constraint::Length(1),
+        Constraint::Length(7.min(area.height.saturating_sub(head_h + 1 + gauges.len() as u16 + 1))),
+        Constraint::Min(0),
+    ])
+    .areas(area);
+    frame.render_widget(Paragraph::new(lines), head);
+    match &d.usage {
+        None => frame.render_widget(Paragraph::new(Span::styled("Per-turn usage: loading…", t.dim())), chart_title),
+        Some(turns) if turns.is_empty() => frame.render_widget(
+            Paragraph::new(Span::styled("Per-turn usage: no model turns recorded.", t.dim())),
+            chart_title,
+        ),
+        Some(turns) => {
+            let n = (chart.width as usize).min(turns.len());
+            let shown = &turns[turns.len() - n..];
+            let max = shown.iter().map(|(_, u)| u.input_tokens + u.output_tokens).max().unwrap_or(0);
+            frame.render_widget(
+                Paragraph::new(Line::from(vec![
+                    Span::styled(format!("Per-turn tokens (last {n} of {} turns)", turns.len()), t.dim()),
+                    Span::styled(format!("  peak {}", fmt_tokens(max)), t.dim()),
+                ])),
+                chart_title,
+            );
+            let data: Vec<u64> = shown.iter().map(|(_, u)| u.input_tokens + u.output_tokens).collect();
+            frame.render_widget(Sparkline::default().data(&data).style(t.accent()), chart);
+        }
+    }
+    if gauges.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Span::styled("No budget limits set for this session.", t.dim())),
+            Rect { y: gauge_area.y + 1, height: gauge_area.height.saturating_sub(1), ..gauge_area },
+        );
+        return;
+    }
+    let mut y = gauge_area.y + 1;
+    for (name, used, limit) in gauges {
+        if y >= gauge_area.bottom() {
+            break;
+        }
+        let ratio = if limit == 0 { 1.0 } else { (used as f64 / limit as f64).min(1.0) };
+        let style = if ratio >= 0.9 { t.error() } else if ratio >= 0.7 { t.warn() } else { t.ok() };
+        frame.render_widget(
+            LineGauge::default()
+                .ratio(ratio)
+                .label(format!("{name:<14}{:>7} / {:<7}", fmt_tokens(used), fmt_tokens(limit)))
+                .filled_style(style)
+                .unfilled_style(t.dim()),
+            Rect { y, height: 1, ..gauge_area },
+        );
+        y += 1;
+    }
+}
+
+fn assets(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
+    let t = &app.theme;
+    if d.assets.is_empty() {
+        frame.render_widget(Paragraph::new(Span::styled("This session has no assets.", t.dim())), area);
+        return;
+    }
+    let mut lines = vec![Line::from(Span::styled(
+        format!("  {:<22} {:<12} {:>9}  {}", "id", "type", "size", "created"),
+        t.dim().patch(t.bold()),
+    ))];
+    let focused = app.focus == Focus::Detail;
+    for (i, a) in d.assets.iter().enumerate() {
+        let line = Line::from(vec![
+            Span::styled(if i == d.asset_sel { "▌ " } else { "  " }, t.accent()),
+            Span::raw(format!(
+                "{:<22} {:<12} {:>9}  {}",
+                fit(&sanitize::line(&a.id), 22),
+                fit(&sanitize::line(&a.mime_type), 12),
+                human_size(a.size_bytes),
+                rel_time(app.now_ms, a.created_at_ms)
+            )),
+        ]);
+        lines.push(if i == d.asset_sel && focused { line.style(t.selected()) } else { line });
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled(
+        "Tab to focus, ↑↓ select, Enter or e writes the asset to a file in the current directory.",
+        t.dim(),
+    )));
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
+}
+
+fn human_size(n: u64) -> String {
+    if n < 1024 {
+        format!("{n} B")
+    } else if n < 1024 * 1024 {
+        format!("{:.1} KiB", n as f64 / 1024.0)
+    } else {
+        format!("{:.1} MiB", n as f64 / (1024.0 * 1024.0))
+    }
+}
+
+fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
+    let t = &app.theme;
+    let Some(h) = &d.header else { return };
+    let kv = |k: &str, v: String| {
+        Line::from(vec![
+            Span::styled(format!("{k:<12}"), t.dim()),
+            Span::raw(sanitize::line(&v).into_owned()),
+        ])
+    };
+    let mut lines = vec![
+        kv("id", h.id.clone()),
+        kv("title", if h.title.is_empty() { "(untitled)".into() } else { h.title.clone() }),
+        kv("status", h.status.as_str().to_string()),
+        kv("workspace", app.root.clone()),
+        kv("workdir", h.workdir.clone()),
+        kv("provider", h.provider.clone()),
+        kv("model", h.model.clone()),
+        kv("messages", format!("{} (last seq {})", h.message_count, h.last_seq)),
+    ];
+    match (&h.parent_id, h.fork_seq) {
+        (Some(p), seq) => lines.push(kv(
+            "forked from",
+            format!("{p} at message #{}", seq.map(|s| s.to_string()).unwrap_or_else(|| "?".into())),
+        )),
+        (None, _) => lines.push(kv("forked from", "—".into())),
+    }
+    lines.push(kv("created", format!("{} ({})", abs_time(h.created_at_ms), rel_time(app.now_ms, h.created_at_ms))));
+    lines.push(kv("updated", format!("{} ({})", abs_time(h.updated_at_ms), rel_time(app.now_ms, h.updated_at_ms))));
+    frame.render_widget(Paragraph::new(lines).scroll((d.scroll, 0)), area);
+}
+
+pub(super) fn conversation(frame: &mut Frame<'_>, app: &App, a: &Areas) {
+    let t = &app.theme;
+    let d = app.detail.as_ref();
+    let title = match d.and_then(|d| d.header.as_ref()) {
+        Some(h) if !h.title.trim().is_empty() => sanitize::line(&h.title).into_owned(),
+        Some(h) => format!("session {}", short(&h.id)),
+        None => "Loading…".into(),
+    };
+    let block = Block::bordered()
+        .border_style(t.border())
+        .title(Span::styled(
+            format!(" {} ", fit(&title, a.conversation.width.saturating_sub(4) as usize)),
+            t.bold(),
+        ));
+    frame.render_widget(block, a.conversation);
+    if let Some(d) = d {
+        transcript(frame, app, d, a.transcript, true);
+    }
+    let input_block = Block::bordered().border_style(t.accent()).title(Span::styled(" Message ", t.bold()));
+    let inner = input_block.inner(a.input);
+    frame.render_widget(input_block, a.input);
+    let text = sanitize::line(&app.input.text).into_owned();
+    let cursor = super::input_cursor_width(&app.input.text, app.input.cursor);
+    // Keep the cursor in view on long input.
+    let skip = cursor.saturating_sub(inner.width.saturating_sub(1));
+    if text.is_empty() {
+        frame.render_widget(Paragraph::new(Span::styled("Type a message…", t.dim())), inner);
+    } else {
+        frame.render_widget(Paragraph::new(text).scroll((0, skip)), inner);
+    }
+    if matches!(app.overlay, crate::tui::app::Overlay::None) {
+        frame.set_cursor_position((inner.x + cursor - skip, inner.y));
+    }
+}

@@ -1,0 +1,161 @@
+//! The session list.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use super::{fit, fmt_tokens, rel_time};
+use crate::session::{SessionSummary, Status};
+use crate::tui::app::{App, Focus, Row};
+use crate::tui::theme::Theme;
+
+/// Status marker and its style.
+pub fn marker(s: Status, t: &Theme) -> (&'static str, Style) {
+    match s {
+        Status::Created => ("○", t.dim()),
+        Status::Running => ("●", t.warn()),
+        Status::Paused => ("‖", t.warn()),
+        Status::Completed => ("✔", t.ok()),
+        Status::Failed => ("✗", t.error()),
+        Status::Cancelled => ("⊘", t.dim()),
+    }
+}
+
+pub(super) fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let t = &app.theme;
+    let l = &app.list;
+    let focused = app.focus == Focus::List;
+    let shown = match (l.total, l.rows.len()) {
+        (Some(total), n) if (n as u64) < total => format!(" Sessions {n} of {total} "),
+        (_, n) => format!(" Sessions {n} "),
+    };
+    let block = Block::bordered()
+        .border_style(if focused { t.accent() } else { t.border() })
+        .title(Span::styled(shown, t.bold()));
+    let mut inner = block.inner(area);
+    frame.render_widget(block, area);
+
+    if let Some(f) = &l.filter {
+        let prefix = "/ ";
+        let count = format!("  {} match{}", l.visible.len(), if l.visible.len() == 1 { "" } else { "es" });
+        let line = Line::from(vec![
+            Span::styled(prefix, t.accent().patch(t.bold())),
+            Span::raw(crate::sanitize::line(&f.input.text).into_owned()),
+            Span::styled(count, t.dim()),
+        ]);
+        frame.render_widget(Paragraph::new(line), Rect { height: 1, ..inner });
+        if f.editing {
+            let x = inner.x + 2 + super::input_cursor_width(&f.input.text, f.input.cursor);
+            frame.set_cursor_position((x.min(inner.right().saturating_sub(1)), inner.y));
+        }
+        inner.y += 1;
+        inner.height = inner.height.saturating_sub(1);
+    }
+
+    if l.visible.is_empty() {
+        let msg = if !l.loaded {
+            "Loading sessions…"
+        } else if l.filter.is_some() && !l.rows.is_empty() {
+            "No session matches the filter."
+        } else {
+            "No sessions yet."
+        };
+        frame.render_widget(Paragraph::new(Span::styled(msg, t.dim())), inner);
+        return;
+    }
+
+    let h = inner.height as usize;
+    let mut offset = l.offset.get();
+    if l.selected < offset {
+        offset = l.selected;
+    } else if h > 0 && l.selected >= offset + h {
+        offset = l.selected + 1 - h;
+    }
+    offset = offset.min(l.visible.len().saturating_sub(h.max(1)));
+    l.offset.set(offset);
+
+    let lines: Vec<Line<'static>> = l
+        .visible
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(h)
+        .map(|(i, r)| row(app, r, &l.rows[r.idx], &l.titles[r.idx], inner.width as usize, i == l.selected))
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn row(app: &App, r: &Row, s: &SessionSummary, title: &str, width: usize, selected: bool) -> Line<'static> {
+    let t = &app.theme;
+    let (mark, mark_style) = marker(s.status, t);
+    let wide = width >= 56;
+    let mut right = String::new();
+    let mut plan_fail = String::new();
+    if wide {
+        let plan = if s.plan.total > 0 {
+            format!("{}/{}", s.plan.done, s.plan.total)
+        } else {
+            String::new()
+        };
+        if s.plan.failed > 0 {
+            plan_fail = format!("✗{}", s.plan.failed);
+        }
+        right.push_str(&format!("{plan:>5}"));
+        right.push_str(&format!("{plan_fail:<3}"));
+        right.push_str(&format!("{:>5} ", s.message_count));
+        right.push_str(&format!("{:>6} ", fmt_tokens(s.token_input_total + s.token_output_total)));
+    }
+    right.push_str(&format!("{:>8}", rel_time(app.now_ms, s.updated_at_ms)));
+    let indent = if r.depth > 0 {
+        format!("{}└ ", "  ".repeat(r.depth.saturating_sub(1).min(3) as usize))
+    } else {
+        String::new()
+    };
+    let left_fixed = 3 + indent.width();
+    let title_w = width.saturating_sub(left_fixed + right.width() + 1);
+    let shown = fit(title, title_w);
+    let mut spans = vec![
+        Span::raw(if selected { "▌" } else { " " }),
+        Span::styled(mark, mark_style),
+        Span::raw(" "),
+        Span::styled(indent, t.dim()),
+    ];
+    // Title with matched characters highlighted.
+    let mut used = 0;
+    let mut run = String::new();
+    let mut run_hl = false;
+    for (i, c) in shown.chars().enumerate() {
+        let hl = r.hl.binary_search(&(i as u32)).is_ok();
+        if hl != run_hl && !run.is_empty() {
+            spans.push(Span::styled(std::mem::take(&mut run), if run_hl { t.matched() } else { t.text() }));
+        }
+        run_hl = hl;
+        run.push(c);
+        used += c.width().unwrap_or(0);
+    }
+    if !run.is_empty() {
+        spans.push(Span::styled(run, if run_hl { t.matched() } else { t.text() }));
+    }
+    let pad = title_w.saturating_sub(used) + 1;
+    spans.push(Span::raw(" ".repeat(pad)));
+    if wide {
+        // Split the right part so the failure mark is red.
+        let plan_part: String = right.chars().take(5).collect();
+        let fail_part: String = right.chars().skip(5).take(3).collect();
+        let rest: String = right.chars().skip(8).collect();
+        spans.push(Span::styled(plan_part, t.accent()));
+        spans.push(Span::styled(fail_part, t.error()));
+        spans.push(Span::styled(rest, t.dim()));
+    } else {
+        spans.push(Span::styled(right, t.dim()));
+    }
+    let line = Line::from(spans);
+    if selected {
+        line.style(t.selected())
+    } else {
+        line
+    }
+}
