@@ -29,6 +29,9 @@ impl<'a> B<'a> {
                 provider: "openai-compatible".into(),
                 model: model.into(),
                 workdir: "/home/dev/acme-api".into(),
+                // Random ids so the demo's short ids differ (v7 ids made within a minute share
+                // their first 8 characters).
+                id: Some(uuid::Uuid::new_v4().to_string()),
                 ..NewSession::default()
             })
             .unwrap();
@@ -93,9 +96,8 @@ impl<'a> B<'a> {
         };
         self.push(m, 9);
         let mut r = NewMessage::tool_result(id, result, error);
-        r.tool_metadata = Some(
-            serde_json::json!({ "exit_code": if error { 1 } else { 0 }, "duration_ms": 840 }),
-        );
+        r.tool_metadata =
+            Some(serde_json::json!({ "exit_code": if error { 1 } else { 0 }, "duration_ms": 840 }));
         self.push(r, 3);
     }
 
@@ -138,7 +140,12 @@ fn generate_demo_sessions() {
     let mut docs: Vec<(&str, SessionFile)> = Vec::new();
 
     // 1. A bug fix with tool calls, one failing.
-    let mut s = B::new(&rt, "Fix panic in config loader on empty file", "gpt-4.1", BASE);
+    let mut s = B::new(
+        &rt,
+        "Fix panic in config loader on empty file",
+        "gpt-4.1",
+        BASE,
+    );
     s.user("`acme-api` panics on startup when `config.toml` is empty:\n\n```\nthread 'main' panicked at src/config.rs:42:37:\ncalled `Option::unwrap()` on a `None` value\n```\n\nCan you find and fix it?");
     s.tool("Let me look at the loader first.", "read_file", serde_json::json!({"path": "src/config.rs", "start_line": 30, "end_line": 50}),
         "30 pub fn load(path: &Path) -> Result<Config> {\n31     let text = fs::read_to_string(path)?;\n32     let doc: toml::Table = text.parse()?;\n33\n34     let server = doc.get(\"server\").and_then(|v| v.as_table());\n35     let port = server\n36         .and_then(|s| s.get(\"port\"))\n37         .and_then(|p| p.as_integer())\n38         .unwrap_or(8080) as u16;\n39\n40     // The database section is mandatory.\n41     let db = doc.get(\"database\").and_then(|v| v.as_table());\n42     let url = db.unwrap().get(\"url\").unwrap().as_str().unwrap();\n43     Ok(Config { port, database_url: url.to_string() })\n44 }", false, (1840, 96));
@@ -166,7 +173,12 @@ fn generate_demo_sessions() {
     docs.push(("01-bugfix.json", export(&rt, &bugfix_id)));
 
     // 2. A plan DAG in progress.
-    let mut s = B::new(&rt, "Migrate billing service to async SQLx", "gpt-4.1", BASE + 90 * MIN);
+    let mut s = B::new(
+        &rt,
+        "Migrate billing service to async SQLx",
+        "gpt-4.1",
+        BASE + 90 * MIN,
+    );
     s.user("Move the billing service from diesel to async sqlx. Keep the public API identical. Make a plan first.");
     s.say("Here is the plan. I'll work through it in dependency order and report after each layer.\n\n1. **survey** — list every diesel call site\n2. **schema** — port the migrations to sqlx format\n3. **pool** — async connection pool with the same limits\n4. **repo** — rewrite the repository layer\n5. **handlers** — make the HTTP handlers async\n6. **tests** — port the integration tests\n7. **docs** — update the ops runbook", 2900, 410);
     let step = |id: &str, title: &str, deps: &[&str]| Step {
@@ -200,16 +212,34 @@ fn generate_demo_sessions() {
         ("schema", "7 migrations ported"),
         ("pool", "PgPool with max 20 connections"),
     ] {
-        rt.step_update(&s.id, st, &StepUpdate::Status { status: StepStatus::Completed })
-            .unwrap();
-        rt.step_update(&s.id, st, &StepUpdate::Result { result: serde_json::json!(res) })
-            .unwrap();
+        rt.step_update(
+            &s.id,
+            st,
+            &StepUpdate::Status {
+                status: StepStatus::Completed,
+            },
+        )
+        .unwrap();
+        rt.step_update(
+            &s.id,
+            st,
+            &StepUpdate::Result {
+                result: serde_json::json!(res),
+            },
+        )
+        .unwrap();
     }
     s.say("Layers 1 and 2 are done: 42 diesel call sites found, 7 migrations ported, pool in place. Starting on the repository layer.", 5200, 120);
     s.tool("", "edit", serde_json::json!({"path": "crates/billing/src/repo/invoice.rs", "old": "invoices.filter(customer_id.eq(cid)).load::<Invoice>(conn)", "new": "sqlx::query_as!(Invoice, \"SELECT * FROM invoices WHERE customer_id = $1\", cid).fetch_all(&self.pool).await"}),
         "Edited crates/billing/src/repo/invoice.rs: 14 hunks", false, (6100, 980));
-    rt.step_update(&s.id, "repo", &StepUpdate::Status { status: StepStatus::Completed })
-        .unwrap();
+    rt.step_update(
+        &s.id,
+        "repo",
+        &StepUpdate::Status {
+            status: StepStatus::Completed,
+        },
+    )
+    .unwrap();
     rt.step_update(
         &s.id,
         "repo",
@@ -218,12 +248,24 @@ fn generate_demo_sessions() {
         },
     )
     .unwrap();
-    rt.step_update(&s.id, "docs", &StepUpdate::Status { status: StepStatus::Running })
-        .unwrap();
+    rt.step_update(
+        &s.id,
+        "docs",
+        &StepUpdate::Status {
+            status: StepStatus::Running,
+        },
+    )
+    .unwrap();
     s.tool("Repository layer compiles. Now the handlers.", "bash", serde_json::json!({"command": "cargo check -p billing"}),
         "error[E0277]: `std::sync::MutexGuard<'_, RefundQueue>` cannot be sent between threads safely\n   --> crates/billing/src/handlers/refund.rs:58:5\n    |\n 58 |     let queue = state.refunds.lock().unwrap();\n    |         ----- has type `MutexGuard<'_, RefundQueue>` which is not `Send`\n 61 |     repo.record_refund(&refund).await?;\n    |                                 ^^^^^ await occurs here, with `queue` maybe used later", true, (7300, 66));
-    rt.step_update(&s.id, "handlers", &StepUpdate::Status { status: StepStatus::Failed })
-        .unwrap();
+    rt.step_update(
+        &s.id,
+        "handlers",
+        &StepUpdate::Status {
+            status: StepStatus::Failed,
+        },
+    )
+    .unwrap();
     rt.step_update(
         &s.id,
         "handlers",
@@ -265,7 +307,12 @@ fn generate_demo_sessions() {
     docs.push(("02-plan.json", d));
 
     // 3. An image asset.
-    let mut s = B::new(&rt, "Match the login page to the design mockup", "gpt-4.1-mini", BASE + 200 * MIN);
+    let mut s = B::new(
+        &rt,
+        "Match the login page to the design mockup",
+        "gpt-4.1-mini",
+        BASE + 200 * MIN,
+    );
     let png = base64::engine::general_purpose::STANDARD
         .decode(PNG_B64)
         .unwrap();
@@ -299,27 +346,73 @@ fn generate_demo_sessions() {
     docs.push(("03-image.json", d));
 
     // 4. A long session.
-    let mut s = B::new(&rt, "Walk me through the request pipeline", "gpt-4.1", BASE + 300 * MIN);
+    let mut s = B::new(
+        &rt,
+        "Walk me through the request pipeline",
+        "gpt-4.1",
+        BASE + 300 * MIN,
+    );
     let topics = [
-        ("routing", "Requests enter through `axum::Router` in `src/app.rs`. Each route is a handler function; shared state travels in an `Arc<AppState>`."),
-        ("middleware", "Tower layers wrap the router: tracing, timeout (30 s), compression and the auth layer, applied bottom-up."),
-        ("auth", "`AuthLayer` reads the bearer token, checks it against the session cache and puts a `User` in the request extensions."),
-        ("validation", "Request bodies deserialize into `*Request` structs; `validator` derives check lengths and formats before the handler runs."),
-        ("database", "Handlers call repositories that own a `PgPool`. Queries are checked at compile time with `sqlx::query_as!`."),
-        ("errors", "Every handler returns `Result<_, ApiError>`; `ApiError` implements `IntoResponse` and maps to RFC 7807 problem JSON."),
-        ("caching", "Read-heavy endpoints go through a `moka` cache keyed by tenant and query; writes invalidate by tenant prefix."),
-        ("background jobs", "Slow work (emails, webhooks) is queued in the `jobs` table and picked up by workers with `SELECT … FOR UPDATE SKIP LOCKED`."),
-        ("rate limits", "A token bucket per API key lives in Redis; the middleware answers 429 with `Retry-After`."),
-        ("observability", "Spans carry the request id; metrics go to Prometheus via `metrics-exporter-prometheus` at `/metrics`."),
-        ("shutdown", "SIGTERM stops accepting connections, waits up to 20 s for in-flight requests, then drains the job workers."),
-        ("testing", "Integration tests start the app on a random port with a throwaway database created from the migrations."),
+        (
+            "routing",
+            "Requests enter through `axum::Router` in `src/app.rs`. Each route is a handler function; shared state travels in an `Arc<AppState>`.",
+        ),
+        (
+            "middleware",
+            "Tower layers wrap the router: tracing, timeout (30 s), compression and the auth layer, applied bottom-up.",
+        ),
+        (
+            "auth",
+            "`AuthLayer` reads the bearer token, checks it against the session cache and puts a `User` in the request extensions.",
+        ),
+        (
+            "validation",
+            "Request bodies deserialize into `*Request` structs; `validator` derives check lengths and formats before the handler runs.",
+        ),
+        (
+            "database",
+            "Handlers call repositories that own a `PgPool`. Queries are checked at compile time with `sqlx::query_as!`.",
+        ),
+        (
+            "errors",
+            "Every handler returns `Result<_, ApiError>`; `ApiError` implements `IntoResponse` and maps to RFC 7807 problem JSON.",
+        ),
+        (
+            "caching",
+            "Read-heavy endpoints go through a `moka` cache keyed by tenant and query; writes invalidate by tenant prefix.",
+        ),
+        (
+            "background jobs",
+            "Slow work (emails, webhooks) is queued in the `jobs` table and picked up by workers with `SELECT … FOR UPDATE SKIP LOCKED`.",
+        ),
+        (
+            "rate limits",
+            "A token bucket per API key lives in Redis; the middleware answers 429 with `Retry-After`.",
+        ),
+        (
+            "observability",
+            "Spans carry the request id; metrics go to Prometheus via `metrics-exporter-prometheus` at `/metrics`.",
+        ),
+        (
+            "shutdown",
+            "SIGTERM stops accepting connections, waits up to 20 s for in-flight requests, then drains the job workers.",
+        ),
+        (
+            "testing",
+            "Integration tests start the app on a random port with a throwaway database created from the migrations.",
+        ),
     ];
     for (i, (topic, answer)) in topics.iter().enumerate() {
         let i = i as u64;
         s.user(&format!("How does **{topic}** work?"));
-        let code = format!("```rust\n// {topic}\nlet app = Router::new()\n    .route(\"/v1/invoices\", get(list_invoices))\n    .layer(TimeoutLayer::new(Duration::from_secs(30)));\n```");
+        let code = format!(
+            "```rust\n// {topic}\nlet app = Router::new()\n    .route(\"/v1/invoices\", get(list_invoices))\n    .layer(TimeoutLayer::new(Duration::from_secs(30)));\n```"
+        );
         s.say(
-            &format!("{answer}\n\n{code}\n\nThe key file is `src/{}.rs`.", topic.replace(' ', "_")),
+            &format!(
+                "{answer}\n\n{code}\n\nThe key file is `src/{}.rs`.",
+                topic.replace(' ', "_")
+            ),
             1500 + i * 420,
             180 + (i % 4) * 70,
         );
@@ -360,10 +453,21 @@ fn generate_demo_sessions() {
     docs.push(("05-fork.json", d));
 
     // 6. A failed session.
-    let mut s = B::new(&rt, "Add rate limiting to the public API", "gpt-4.1", BASE + 500 * MIN);
+    let mut s = B::new(
+        &rt,
+        "Add rate limiting to the public API",
+        "gpt-4.1",
+        BASE + 500 * MIN,
+    );
     s.user("Add per-key rate limiting to `/v1/*` using the existing Redis.");
-    s.tool("", "bash", serde_json::json!({"command": "redis-cli -u $REDIS_URL ping"}),
-        "Could not connect to Redis at 10.0.3.7:6379: Connection refused", true, (1800, 40));
+    s.tool(
+        "",
+        "bash",
+        serde_json::json!({"command": "redis-cli -u $REDIS_URL ping"}),
+        "Could not connect to Redis at 10.0.3.7:6379: Connection refused",
+        true,
+        (1800, 40),
+    );
     s.say("I can't reach Redis from this machine (connection refused at 10.0.3.7:6379), so I can't verify the limiter against it. Stopping here rather than writing untested code.", 2000, 70);
     let d = s.finish(
         Status::Failed,
@@ -375,7 +479,12 @@ fn generate_demo_sessions() {
     docs.push(("06-failed.json", d));
 
     // 7. A short, cancelled one.
-    let mut s = B::new(&rt, "Draft release notes for v0.4", "gpt-4.1-mini", BASE + 560 * MIN);
+    let mut s = B::new(
+        &rt,
+        "Draft release notes for v0.4",
+        "gpt-4.1-mini",
+        BASE + 560 * MIN,
+    );
     s.user("Draft release notes for v0.4 from the merged PRs.");
     s.say("## v0.4\n\n- **Config**: clear errors for missing keys (#212)\n- **Billing**: async database layer (#220, in progress)\n- **Web**: login page matches the new design (#215)", 1200, 90);
     s.user("Actually hold off until billing lands.");

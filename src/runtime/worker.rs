@@ -266,10 +266,12 @@ fn run(rt: &Runtime, request: Request) -> anyhow::Result<Reply> {
             rt.rename(&id, &title)?;
             Reply::Renamed { id, title }
         }
-        Request::NewSession { workdir } => Reply::Created(Box::new(rt.new_session(NewSession {
-            workdir,
-            ..NewSession::default()
-        })?)),
+        Request::NewSession { workdir } => {
+            Reply::Created(Box::new(rt.new_session(NewSession {
+                workdir,
+                ..NewSession::default()
+            })?))
+        }
         Request::Export { id, dir } => {
             let doc = rt.export(&id)?;
             let short: String = id.chars().take(8).collect();

@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 use ratatui::layout::{Position, Rect};
@@ -61,7 +63,13 @@ pub enum Tab {
 
 impl Tab {
     /// Tabs in order.
-    pub const ALL: [Tab; 5] = [Tab::Transcript, Tab::Plan, Tab::Usage, Tab::Assets, Tab::Info];
+    pub const ALL: [Tab; 5] = [
+        Tab::Transcript,
+        Tab::Plan,
+        Tab::Usage,
+        Tab::Assets,
+        Tab::Info,
+    ];
 
     /// Tab title.
     pub fn title(self) -> &'static str {
@@ -163,6 +171,8 @@ pub struct SessionList {
     pub selected: usize,
     /// First row drawn (kept between frames so the list does not jump).
     pub offset: std::cell::Cell<usize>,
+    /// Screen row of the first drawn session row (for mouse clicks).
+    pub rows_y: std::cell::Cell<u16>,
 }
 
 impl SessionList {
@@ -408,7 +418,10 @@ impl App {
 
     /// Rebuilds the visible rows (tree order, or fuzzy matches), keeping the selected session.
     fn rebuild(&mut self) {
-        let keep = self.want_select.clone().or_else(|| self.list.current().map(|s| s.id.clone()));
+        let keep = self
+            .want_select
+            .clone()
+            .or_else(|| self.list.current().map(|s| s.id.clone()));
         let text = self
             .list
             .filter
@@ -444,7 +457,11 @@ impl App {
             scored.into_iter().map(|(_, r)| r).collect()
         };
         if let Some(id) = keep
-            && let Some(pos) = self.list.visible.iter().position(|r| self.list.rows[r.idx].id == id)
+            && let Some(pos) = self
+                .list
+                .visible
+                .iter()
+                .position(|r| self.list.rows[r.idx].id == id)
         {
             self.list.selected = pos;
             if self.want_select.as_deref() == Some(id.as_str()) {
@@ -498,7 +515,10 @@ impl App {
     /// Columns and rows of the transcript viewport.
     pub fn viewport(&self) -> (usize, usize) {
         let a = views::areas(self, Rect::new(0, 0, self.size.0, self.size.1));
-        (a.transcript.width.saturating_sub(1) as usize, a.transcript.height as usize)
+        (
+            a.transcript.width.saturating_sub(1) as usize,
+            a.transcript.height as usize,
+        )
     }
 
     fn load_window(&mut self) -> Vec<Job> {
@@ -511,7 +531,14 @@ impl App {
         let mut jobs = Vec::new();
         for c in wanted {
             let (from, to) = chunk_range(c);
-            let job = self.job(None, Request::Messages { id: id.clone(), from, to });
+            let job = self.job(
+                None,
+                Request::Messages {
+                    id: id.clone(),
+                    from,
+                    to,
+                },
+            );
             if let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
                 t.requested(c, job.token);
             }
@@ -520,7 +547,10 @@ impl App {
         jobs
     }
 
-    fn with_transcript(&mut self, f: impl FnOnce(&mut Transcript, usize, usize, &Theme)) -> Vec<Job> {
+    fn with_transcript(
+        &mut self,
+        f: impl FnOnce(&mut Transcript, usize, usize, &Theme),
+    ) -> Vec<Job> {
         let (w, h) = self.viewport();
         let theme = self.theme;
         if let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
@@ -603,10 +633,12 @@ impl App {
                     }
                 };
             }
-            Overlay::Search(mut s) => return self.search_key(&mut s, key).unwrap_or_else(|| {
-                self.overlay = Overlay::Search(s);
-                Vec::new()
-            }),
+            Overlay::Search(mut s) => {
+                return self.search_key(&mut s, key).unwrap_or_else(|| {
+                    self.overlay = Overlay::Search(s);
+                    Vec::new()
+                });
+            }
         }
         if self.screen == Screen::Conversation {
             if let Some(a) = keymap::lookup(Context::Conversation, &key) {
@@ -680,7 +712,13 @@ impl App {
                         s.searching = false;
                     } else {
                         s.searching = true;
-                        let job = self.job(Some(Slot::Search), Request::Search { query: q, limit: 200 });
+                        let job = self.job(
+                            Some(Slot::Search),
+                            Request::Search {
+                                query: q,
+                                limit: 200,
+                            },
+                        );
                         self.overlay = Overlay::Search(std::mem::take(s));
                         return Some(vec![job]);
                     }
@@ -693,7 +731,12 @@ impl App {
     /// Opens a session's transcript at a message.
     fn jump(&mut self, id: &str, seq: i64) -> Vec<Job> {
         let mut jobs = Vec::new();
-        if let Some(pos) = self.list.visible.iter().position(|r| self.list.rows[r.idx].id == id) {
+        if let Some(pos) = self
+            .list
+            .visible
+            .iter()
+            .position(|r| self.list.rows[r.idx].id == id)
+        {
             self.list.selected = pos;
         }
         if !self.detail.as_ref().is_some_and(|d| d.id == id) {
@@ -739,7 +782,11 @@ impl App {
         let in_list = self.screen == Screen::Browse && a.list.contains(at);
         match m.kind {
             MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
-                let d = if m.kind == MouseEventKind::ScrollDown { 3 } else { -3 };
+                let d = if m.kind == MouseEventKind::ScrollDown {
+                    3
+                } else {
+                    -3
+                };
                 if in_list {
                     self.move_list(d)
                 } else {
@@ -749,7 +796,7 @@ impl App {
             MouseEventKind::Down(MouseButton::Left) => {
                 if in_list {
                     self.focus = Focus::List;
-                    let inner_y = a.list.y + 1;
+                    let inner_y = self.list.rows_y.get().max(a.list.y + 1);
                     if m.row >= inner_y {
                         let row = self.list.offset.get() + (m.row - inner_y) as usize;
                         if row < self.list.visible.len() {
@@ -831,7 +878,8 @@ impl App {
                     Tab::Assets => {
                         if let Some(det) = self.detail.as_mut() {
                             let n = det.assets.len() as i64;
-                            det.asset_sel = (det.asset_sel as i64 + d).clamp(0, (n - 1).max(0)) as usize;
+                            det.asset_sel =
+                                (det.asset_sel as i64 + d).clamp(0, (n - 1).max(0)) as usize;
                         }
                         Vec::new()
                     }
@@ -854,7 +902,11 @@ impl App {
             }
             Action::Top | Action::Bottom => {
                 if !detail_focus {
-                    let target = if action == Action::Top { i64::MIN / 2 } else { i64::MAX / 2 };
+                    let target = if action == Action::Top {
+                        i64::MIN / 2
+                    } else {
+                        i64::MAX / 2
+                    };
                     return self.move_list(target);
                 }
                 self.with_transcript(|t, _, _, _| {
@@ -999,7 +1051,9 @@ impl App {
     }
 
     fn export_asset(&mut self) -> Vec<Job> {
-        let Some(d) = &self.detail else { return Vec::new() };
+        let Some(d) = &self.detail else {
+            return Vec::new();
+        };
         let Some(a) = d.assets.get(d.asset_sel) else {
             self.say("This session has no assets.");
             return Vec::new();
@@ -1016,7 +1070,8 @@ impl App {
 
     /// Takes a finished job's result; stale answers are dropped.
     pub fn on_done(&mut self, done: Done) -> Vec<Job> {
-        let current = |slot: Slot, pending: &HashMap<Slot, u64>| pending.get(&slot) == Some(&done.token);
+        let current =
+            |slot: Slot, pending: &HashMap<Slot, u64>| pending.get(&slot) == Some(&done.token);
         let reply = match done.result {
             Ok(r) => r,
             Err(e) => {
@@ -1034,7 +1089,11 @@ impl App {
             }
         };
         match reply {
-            Reply::List { page, count, continued } => {
+            Reply::List {
+                page,
+                count,
+                continued,
+            } => {
                 if !current(Slot::List, &self.pending) {
                     return Vec::new();
                 }
@@ -1048,7 +1107,9 @@ impl App {
                     self.list.titles.clear();
                 }
                 for s in &page.items {
-                    self.list.titles.push(sanitize::line(s.display_title()).into_owned());
+                    self.list
+                        .titles
+                        .push(sanitize::line(s.display_title()).into_owned());
                 }
                 self.list.rows.extend(page.items);
                 self.list.next = page.next;
@@ -1060,11 +1121,17 @@ impl App {
                 jobs.extend(self.maybe_prefetch());
                 jobs
             }
-            Reply::Detail { header, progress, assets } => {
+            Reply::Detail {
+                header,
+                progress,
+                assets,
+            } => {
                 if !current(Slot::Detail, &self.pending) {
                     return Vec::new();
                 }
-                let Some(d) = self.detail.as_mut() else { return Vec::new() };
+                let Some(d) = self.detail.as_mut() else {
+                    return Vec::new();
+                };
                 if d.id != header.id {
                     return Vec::new();
                 }
@@ -1092,7 +1159,9 @@ impl App {
                 }
                 self.tab_data()
             }
-            Reply::Messages { id, from, messages, .. } => {
+            Reply::Messages {
+                id, from, messages, ..
+            } => {
                 let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut()) else {
                     return Vec::new();
                 };
@@ -1131,7 +1200,10 @@ impl App {
                 if self.screen == Screen::Conversation {
                     let mut jobs = self.open_detail(&h.id);
                     self.enter_conversation();
-                    self.say(format!("Forked at message #{at}: you are now in {}.", short(&h.id)));
+                    self.say(format!(
+                        "Forked at message #{at}: you are now in {}.",
+                        short(&h.id)
+                    ));
                     jobs.extend(self.reload_list());
                     return jobs;
                 }
@@ -1166,12 +1238,18 @@ impl App {
                 self.want_select = Some(h.id.clone());
                 let mut jobs = self.open_detail(&h.id);
                 self.enter_conversation();
-                self.say(format!("New session {}. Type a message and press Enter.", short(&h.id)));
+                self.say(format!(
+                    "New session {}. Type a message and press Enter.",
+                    short(&h.id)
+                ));
                 jobs.extend(self.reload_list());
                 jobs
             }
             Reply::Wrote(path) => {
-                self.say(format!("Wrote {}", sanitize::line(&path.display().to_string())));
+                self.say(format!(
+                    "Wrote {}",
+                    sanitize::line(&path.display().to_string())
+                ));
                 Vec::new()
             }
             Reply::Appended { seq, .. } => {
@@ -1193,7 +1271,11 @@ pub fn short(id: &str) -> &str {
 
 /// Rows in tree order: each fork right under its parent when the parent is loaded.
 fn tree(rows: &[SessionSummary]) -> Vec<Row> {
-    let index: HashMap<&str, usize> = rows.iter().enumerate().map(|(i, s)| (s.id.as_str(), i)).collect();
+    let index: HashMap<&str, usize> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.id.as_str(), i))
+        .collect();
     let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
     let mut roots = Vec::new();
     for (i, s) in rows.iter().enumerate() {
@@ -1209,7 +1291,11 @@ fn tree(rows: &[SessionSummary]) -> Vec<Row> {
         if std::mem::replace(&mut seen[i], true) {
             continue;
         }
-        out.push(Row { idx: i, depth, hl: Vec::new() });
+        out.push(Row {
+            idx: i,
+            depth,
+            hl: Vec::new(),
+        });
         if let Some(ch) = children.get(&i) {
             for &c in ch.iter().rev() {
                 stack.push((c, depth.saturating_add(1)));
@@ -1219,7 +1305,11 @@ fn tree(rows: &[SessionSummary]) -> Vec<Row> {
     // A parent cycle (corrupt data) leaves rows unseen: show them flat rather than lose them.
     for (i, s) in seen.iter().enumerate() {
         if !s {
-            out.push(Row { idx: i, depth: 0, hl: Vec::new() });
+            out.push(Row {
+                idx: i,
+                depth: 0,
+                hl: Vec::new(),
+            });
         }
     }
     out

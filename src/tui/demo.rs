@@ -3,7 +3,41 @@
 
 use std::path::PathBuf;
 
-use crate::runtime::Location;
+use crate::runtime::{Location, Runtime};
+use crate::session::WorkspacePaths;
+use crate::session::file::{self, SessionFile, rfc3339};
+
+/// The shipped session files, in name order.
+pub const FILES: &[(&str, &str)] = &[
+    (
+        "01-bugfix.json",
+        include_str!("../../assets/demo/01-bugfix.json"),
+    ),
+    (
+        "02-plan.json",
+        include_str!("../../assets/demo/02-plan.json"),
+    ),
+    (
+        "03-image.json",
+        include_str!("../../assets/demo/03-image.json"),
+    ),
+    (
+        "04-long.json",
+        include_str!("../../assets/demo/04-long.json"),
+    ),
+    (
+        "05-fork.json",
+        include_str!("../../assets/demo/05-fork.json"),
+    ),
+    (
+        "06-failed.json",
+        include_str!("../../assets/demo/06-failed.json"),
+    ),
+    (
+        "07-cancelled.json",
+        include_str!("../../assets/demo/07-cancelled.json"),
+    ),
+];
 
 /// A prepared demo: where its data lives. The folder is removed when this is dropped unless
 /// `keep` is set.
@@ -28,6 +62,69 @@ impl Drop for Demo {
 /// Creates the throwaway home + workspace under the system temp folder and imports every
 /// shipped demo session.
 pub fn prepare(keep: bool) -> anyhow::Result<Demo> {
-    let _ = keep;
-    anyhow::bail!("the demo is not built yet")
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("neocode-demo-{}-{nanos:08x}", std::process::id()));
+    let home = dir.join("home");
+    let workspace = dir.join("workspace");
+    std::fs::create_dir_all(&workspace)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", workspace.display()))?;
+    // From here on the folder is removed again if anything fails.
+    let demo = Demo {
+        location: Location {
+            paths: WorkspacePaths::resolve(&home, &workspace).map_err(anyhow::Error::msg)?,
+            home,
+        },
+        dir,
+        keep,
+    };
+    let rt = Runtime::open(&demo.location)?;
+    load_into(&rt, crate::session::now_ms())?;
+    Ok(demo)
+}
+
+/// Imports the shipped sessions into `rt`, shifting every timestamp so the newest activity is
+/// three minutes before `now_ms` (order kept); parents are imported before their forks.
+/// Returns the imported ids.
+pub fn load_into(rt: &Runtime, now_ms: i64) -> anyhow::Result<Vec<String>> {
+    let mut docs: Vec<SessionFile> = Vec::new();
+    for (name, text) in FILES {
+        docs.push(file::parse(text).map_err(|e| anyhow::anyhow!("demo file {name}: {e}"))?);
+    }
+    let ms = |s: &str| {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .map(|d| d.timestamp_millis())
+            .unwrap_or(0)
+    };
+    let newest = docs
+        .iter()
+        .map(|d| ms(&d.session.updated_at))
+        .max()
+        .unwrap_or(now_ms);
+    let delta = now_ms - 3 * 60_000 - newest;
+    let shift = |s: &mut String| *s = rfc3339(ms(s) + delta);
+    for d in &mut docs {
+        shift(&mut d.session.created_at);
+        shift(&mut d.session.updated_at);
+        for m in &mut d.messages {
+            shift(&mut m.created_at);
+        }
+        for a in &mut d.assets {
+            shift(&mut a.created_at);
+        }
+        if let Some(l) = d.session.ledger.as_mut()
+            && let Some(t) = l.started_at_ms.as_mut()
+        {
+            *t += delta;
+        }
+    }
+    // Parents before forks.
+    docs.sort_by_key(|d| d.session.parent_id.is_some());
+    let mut ids = Vec::new();
+    for d in &docs {
+        ids.push(rt.import(d, false)?.id);
+    }
+    Ok(ids)
 }

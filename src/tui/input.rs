@@ -80,7 +80,11 @@ impl Input {
     /// Inserts pasted text (newlines become spaces).
     pub fn paste(&mut self, s: &str) {
         for c in s.chars() {
-            let c = if c == '\n' || c == '\r' || c == '\t' { ' ' } else { c };
+            let c = if c == '\n' || c == '\r' || c == '\t' {
+                ' '
+            } else {
+                c
+            };
             if c.is_control() {
                 continue;
             }

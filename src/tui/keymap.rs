@@ -50,36 +50,250 @@ macro_rules! b {
 
 /// The key table.
 pub const BINDINGS: &[Binding] = &[
-    b!(Browse, [(KeyCode::Up, N), (KeyCode::Char('k'), N)], "↑/k", Up, "move up", None),
-    b!(Browse, [(KeyCode::Down, N), (KeyCode::Char('j'), N)], "↓/j", Down, "move down", Some(("↑↓", "move"))),
-    b!(Browse, [(KeyCode::PageUp, N)], "PgUp", PageUp, "page up", None),
-    b!(Browse, [(KeyCode::PageDown, N)], "PgDn", PageDown, "page down", None),
-    b!(Browse, [(KeyCode::Char('g'), N), (KeyCode::Home, N)], "g", Top, "go to the first", None),
-    b!(Browse, [(KeyCode::Char('G'), S), (KeyCode::Char('G'), N), (KeyCode::End, N)], "G", Bottom, "go to the last", None),
-    b!(Browse, [(KeyCode::Enter, N)], "Enter", Open, "open the conversation (Assets tab: export the asset)", Some(("Enter", "open"))),
-    b!(Browse, [(KeyCode::Tab, N), (KeyCode::BackTab, S)], "Tab", SwitchPane, "switch between list and detail", Some(("Tab", "pane"))),
-    b!(Browse, [(KeyCode::Char('['), N)], "[", PrevTab, "previous detail tab", None),
-    b!(Browse, [(KeyCode::Char(']'), N)], "]", NextTab, "next detail tab", Some(("[ ]", "tabs"))),
-    b!(Browse, [(KeyCode::Char('/'), N)], "/", Filter, "filter sessions as you type (fuzzy)", Some(("/", "filter"))),
-    b!(Browse, [(KeyCode::Char('s'), N)], "s", Search, "full-text search across all sessions", Some(("s", "search"))),
-    b!(Browse, [(KeyCode::Char('n'), N)], "n", New, "new session", Some(("n", "new"))),
-    b!(Browse, [(KeyCode::Char('f'), N)], "f", Fork, "fork (at the selected message, else at the end)", Some(("f", "fork"))),
-    b!(Browse, [(KeyCode::Char('d'), N)], "d", Delete, "delete (asks first)", Some(("d", "delete"))),
-    b!(Browse, [(KeyCode::Char('R'), S), (KeyCode::Char('R'), N)], "R", Rename, "rename", None),
-    b!(Browse, [(KeyCode::Char('e'), N)], "e", Export, "export to <short-id>.json here (Assets tab: the asset)", None),
-    b!(Browse, [(KeyCode::Char(' '), N)], "Space", Expand, "expand/collapse a tool call's arguments and result", None),
-    b!(Browse, [(KeyCode::Char('?'), N), (KeyCode::Char('?'), S)], "?", Help, "help", Some(("?", "help"))),
-    b!(Browse, [(KeyCode::Char('q'), N), (KeyCode::Esc, N)], "q/Esc", Back, "back, or quit from the list", Some(("q/Esc", "quit"))),
-    b!(Browse, [(KeyCode::Char('c'), C)], "Ctrl-C", Quit, "quit", None),
-    b!(Conversation, [(KeyCode::Enter, N)], "Enter", Submit, "send the message", Some(("Enter", "send"))),
-    b!(Conversation, [(KeyCode::Up, N)], "↑", Up, "select the previous message", None),
-    b!(Conversation, [(KeyCode::Down, N)], "↓", Down, "select the next message", Some(("↑↓", "select"))),
-    b!(Conversation, [(KeyCode::PageUp, N)], "PgUp", PageUp, "scroll up", None),
-    b!(Conversation, [(KeyCode::PageDown, N)], "PgDn", PageDown, "scroll down", Some(("PgUp/Dn", "scroll"))),
-    b!(Conversation, [(KeyCode::Char(' '), C)], "Ctrl-Space", Expand, "expand the selected message's tool details", None),
-    b!(Conversation, [(KeyCode::Char('f'), C)], "Ctrl-F", Fork, "fork at the selected message (else the end)", Some(("Ctrl-F", "fork"))),
-    b!(Conversation, [(KeyCode::Esc, N)], "Esc", Back, "back to the list", Some(("Esc", "back"))),
-    b!(Conversation, [(KeyCode::Char('c'), C)], "Ctrl-C", Quit, "quit", Some(("Ctrl-C", "quit"))),
+    b!(
+        Browse,
+        [(KeyCode::Up, N), (KeyCode::Char('k'), N)],
+        "↑/k",
+        Up,
+        "move up",
+        None
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Down, N), (KeyCode::Char('j'), N)],
+        "↓/j",
+        Down,
+        "move down",
+        Some(("↑↓", "move"))
+    ),
+    b!(
+        Browse,
+        [(KeyCode::PageUp, N)],
+        "PgUp",
+        PageUp,
+        "page up",
+        None
+    ),
+    b!(
+        Browse,
+        [(KeyCode::PageDown, N)],
+        "PgDn",
+        PageDown,
+        "page down",
+        None
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char('g'), N), (KeyCode::Home, N)],
+        "g",
+        Top,
+        "go to the first",
+        None
+    ),
+    b!(
+        Browse,
+        [
+            (KeyCode::Char('G'), S),
+            (KeyCode::Char('G'), N),
+            (KeyCode::End, N)
+        ],
+        "G",
+        Bottom,
+        "go to the last",
+        None
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Enter, N)],
+        "Enter",
+        Open,
+        "open the conversation (Assets tab: export the asset)",
+        Some(("Enter", "open"))
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Tab, N), (KeyCode::BackTab, S)],
+        "Tab",
+        SwitchPane,
+        "switch between list and detail",
+        Some(("Tab", "pane"))
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char('['), N)],
+        "[",
+        PrevTab,
+        "previous detail tab",
+        None
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char(']'), N)],
+        "]",
+        NextTab,
+        "next detail tab",
+        Some(("[ ]", "tabs"))
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char('/'), N)],
+        "/",
+        Filter,
+        "filter sessions as you type (fuzzy)",
+        Some(("/", "filter"))
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char('s'), N)],
+        "s",
+        Search,
+        "full-text search across all sessions",
+        Some(("s", "search"))
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char('n'), N)],
+        "n",
+        New,
+        "new session",
+        Some(("n", "new"))
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char('f'), N)],
+        "f",
+        Fork,
+        "fork (at the selected message, else at the end)",
+        Some(("f", "fork"))
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char('d'), N)],
+        "d",
+        Delete,
+        "delete (asks first)",
+        Some(("d", "delete"))
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char('R'), S), (KeyCode::Char('R'), N)],
+        "R",
+        Rename,
+        "rename",
+        None
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char('e'), N)],
+        "e",
+        Export,
+        "export to <short-id>.json here (Assets tab: the asset)",
+        None
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char(' '), N)],
+        "Space",
+        Expand,
+        "expand/collapse a tool call's arguments and result",
+        None
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char('?'), N), (KeyCode::Char('?'), S)],
+        "?",
+        Help,
+        "help",
+        Some(("?", "help"))
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char('q'), N), (KeyCode::Esc, N)],
+        "q/Esc",
+        Back,
+        "back, or quit from the list",
+        Some(("q/Esc", "quit"))
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char('c'), C)],
+        "Ctrl-C",
+        Quit,
+        "quit",
+        None
+    ),
+    b!(
+        Conversation,
+        [(KeyCode::Enter, N)],
+        "Enter",
+        Submit,
+        "send the message",
+        Some(("Enter", "send"))
+    ),
+    b!(
+        Conversation,
+        [(KeyCode::Up, N)],
+        "↑",
+        Up,
+        "select the previous message",
+        None
+    ),
+    b!(
+        Conversation,
+        [(KeyCode::Down, N)],
+        "↓",
+        Down,
+        "select the next message",
+        Some(("↑↓", "select"))
+    ),
+    b!(
+        Conversation,
+        [(KeyCode::PageUp, N)],
+        "PgUp",
+        PageUp,
+        "scroll up",
+        None
+    ),
+    b!(
+        Conversation,
+        [(KeyCode::PageDown, N)],
+        "PgDn",
+        PageDown,
+        "scroll down",
+        Some(("PgUp/Dn", "scroll"))
+    ),
+    b!(
+        Conversation,
+        [(KeyCode::Char(' '), C)],
+        "Ctrl-Space",
+        Expand,
+        "expand the selected message's tool details",
+        None
+    ),
+    b!(
+        Conversation,
+        [(KeyCode::Char('f'), C)],
+        "Ctrl-F",
+        Fork,
+        "fork at the selected message (else the end)",
+        Some(("Ctrl-F", "fork"))
+    ),
+    b!(
+        Conversation,
+        [(KeyCode::Esc, N)],
+        "Esc",
+        Back,
+        "back to the list",
+        Some(("Esc", "back"))
+    ),
+    b!(
+        Conversation,
+        [(KeyCode::Char('c'), C)],
+        "Ctrl-C",
+        Quit,
+        "quit",
+        Some(("Ctrl-C", "quit"))
+    ),
 ];
 
 /// The action bound to `key` in `context`.

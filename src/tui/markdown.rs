@@ -10,7 +10,12 @@ use super::theme::Theme;
 
 /// Wraps styled pieces into lines of at most `width` columns; continuation lines start with
 /// `indent`.
-pub fn wrap(pieces: &[(String, Style)], width: usize, first: &str, indent: &str) -> Vec<Line<'static>> {
+pub fn wrap(
+    pieces: &[(String, Style)],
+    width: usize,
+    first: &str,
+    indent: &str,
+) -> Vec<Line<'static>> {
     let width = width.max(4);
     let mut lines = Vec::new();
     let mut cur: Vec<Span<'static>> = vec![Span::raw(first.to_string())];
@@ -27,9 +32,13 @@ pub fn wrap(pieces: &[(String, Style)], width: usize, first: &str, indent: &str)
                 if trimmed.is_empty() {
                     continue;
                 }
-                push_hard(&mut lines, &mut cur, &mut cur_w, trimmed, *style, width, indent);
+                push_hard(
+                    &mut lines, &mut cur, &mut cur_w, trimmed, *style, width, indent,
+                );
             } else {
-                push_hard(&mut lines, &mut cur, &mut cur_w, word, *style, width, indent);
+                push_hard(
+                    &mut lines, &mut cur, &mut cur_w, word, *style, width, indent,
+                );
             }
         }
     }

@@ -41,9 +41,15 @@ impl Guard {
             restore();
             prev(info);
         }));
-        enable_raw_mode().map_err(|e| anyhow::anyhow!("cannot put the terminal in raw mode: {e}"))?;
+        enable_raw_mode()
+            .map_err(|e| anyhow::anyhow!("cannot put the terminal in raw mode: {e}"))?;
         let mut out = io::stdout();
-        if let Err(e) = execute!(out, EnterAlternateScreen, EnableMouseCapture, EnableBracketedPaste) {
+        if let Err(e) = execute!(
+            out,
+            EnterAlternateScreen,
+            EnableMouseCapture,
+            EnableBracketedPaste
+        ) {
             restore();
             anyhow::bail!("cannot set up the terminal: {e}");
         }

@@ -48,7 +48,9 @@ impl Theme {
     /// The selected row.
     pub fn selected(&self) -> Style {
         if self.color {
-            Style::new().bg(Color::Rgb(40, 60, 90)).add_modifier(Modifier::BOLD)
+            Style::new()
+                .bg(Color::Rgb(40, 60, 90))
+                .add_modifier(Modifier::BOLD)
         } else {
             Style::new().add_modifier(Modifier::REVERSED)
         }

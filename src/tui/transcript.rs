@@ -296,8 +296,7 @@ impl Transcript {
         let step = delta.signum();
         for _ in 0..delta.abs() {
             let mut n = s + step;
-            while n >= 1 && n <= self.last_seq && self.is_loaded(n) && !self.msgs.contains_key(&n)
-            {
+            while n >= 1 && n <= self.last_seq && self.is_loaded(n) && !self.msgs.contains_key(&n) {
                 n += step;
             }
             if n < 1 || n > self.last_seq {
@@ -441,9 +440,17 @@ pub fn message_lines(
                 let clean = sanitize::text(text);
                 match m.role {
                     Role::Tool => {
-                        let style = if m.is_error { theme.error() } else { theme.text() };
+                        let style = if m.is_error {
+                            theme.error()
+                        } else {
+                            theme.text()
+                        };
                         let all: Vec<&str> = clean.trim_end().split('\n').collect();
-                        let n = if expanded { all.len() } else { all.len().min(COLLAPSED_LINES) };
+                        let n = if expanded {
+                            all.len()
+                        } else {
+                            all.len().min(COLLAPSED_LINES)
+                        };
                         for l in &all[..n] {
                             out.extend(markdown::plain(l, width, "  │ ", style));
                         }
@@ -503,7 +510,12 @@ pub fn message_lines(
                 .ok()
                 .and_then(|v| serde_json::to_string_pretty(&v).ok())
                 .unwrap_or_else(|| call.arguments.clone());
-            out.extend(markdown::plain(&sanitize::text(&pretty), width, "    ", theme.code()));
+            out.extend(markdown::plain(
+                &sanitize::text(&pretty),
+                width,
+                "    ",
+                theme.code(),
+            ));
         }
     }
     if expanded && let Some(meta) = &m.tool_metadata {

@@ -22,12 +22,19 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Areas) {
     let block = Block::bordered()
         .border_style(if focused { t.accent() } else { t.border() })
         .title(Span::styled(
-            format!(" {} ", fit(&title, a.detail.width.saturating_sub(4) as usize)),
+            format!(
+                " {} ",
+                fit(&title, a.detail.width.saturating_sub(4) as usize)
+            ),
             t.bold(),
         ));
     frame.render_widget(block, a.detail);
 
-    if app.list.loaded && app.list.rows.is_empty() && app.list.filter.is_none() && app.detail.is_none() {
+    if app.list.loaded
+        && app.list.rows.is_empty()
+        && app.list.filter.is_none()
+        && app.detail.is_none()
+    {
         welcome(frame, app, Block::bordered().inner(a.detail));
         return;
     }
@@ -36,7 +43,9 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Areas) {
     let mut spans = Vec::new();
     for tab in Tab::ALL {
         let style = if tab == app.tab {
-            t.accent().patch(t.bold()).add_modifier(ratatui::style::Modifier::UNDERLINED)
+            t.accent()
+                .patch(t.bold())
+                .add_modifier(ratatui::style::Modifier::UNDERLINED)
         } else {
             t.dim()
         };
@@ -46,11 +55,18 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Areas) {
     frame.render_widget(Paragraph::new(Line::from(spans)), a.tabs);
     frame.render_widget(
         Paragraph::new(Span::styled("─".repeat(a.tabs.width as usize), t.border())),
-        Rect { y: a.tabs.y + 1, height: 1, ..a.tabs },
+        Rect {
+            y: a.tabs.y + 1,
+            height: 1,
+            ..a.tabs
+        },
     );
 
     let Some(d) = &app.detail else {
-        frame.render_widget(Paragraph::new(Span::styled("No session selected.", t.dim())), a.body);
+        frame.render_widget(
+            Paragraph::new(Span::styled("No session selected.", t.dim())),
+            a.body,
+        );
         return;
     };
     if d.header.is_none() {
@@ -70,17 +86,30 @@ fn welcome(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let t = &app.theme;
     let lines = vec![
         Line::default(),
-        Line::from(Span::styled("  Welcome to neocode", t.bold().patch(t.accent()))),
+        Line::from(Span::styled(
+            "  Welcome to neocode",
+            t.bold().patch(t.accent()),
+        )),
         Line::default(),
         Line::from("  This workspace has no sessions yet."),
         Line::default(),
-        Line::from(vec![Span::raw("  • Press "), Span::styled("n", t.accent().patch(t.bold())), Span::raw(" to start a new session.")]),
+        Line::from(vec![
+            Span::raw("  • Press "),
+            Span::styled("n", t.accent().patch(t.bold())),
+            Span::raw(" to start a new session."),
+        ]),
         Line::from(vec![
             Span::raw("  • Run "),
             Span::styled("neocode demo", t.accent().patch(t.bold())),
             Span::raw(" to explore sample sessions."),
         ]),
-        Line::from(vec![Span::raw("  • Press "), Span::styled("?", t.accent().patch(t.bold())), Span::raw(" for help, "), Span::styled("q", t.accent().patch(t.bold())), Span::raw(" to quit.")]),
+        Line::from(vec![
+            Span::raw("  • Press "),
+            Span::styled("?", t.accent().patch(t.bold())),
+            Span::raw(" for help, "),
+            Span::styled("q", t.accent().patch(t.bold())),
+            Span::raw(" to quit."),
+        ]),
     ];
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
 }
@@ -92,7 +121,10 @@ fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect, focused:
         return;
     };
     if tr.last_seq == 0 {
-        frame.render_widget(Paragraph::new(Span::styled("No messages yet.", th.dim())), area);
+        frame.render_widget(
+            Paragraph::new(Span::styled("No messages yet.", th.dim())),
+            area,
+        );
         return;
     }
     let w = area.width.saturating_sub(1) as usize;
@@ -120,12 +152,24 @@ fn status_icon(s: StepStatus, t: &Theme) -> Span<'static> {
 
 fn plan(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     let t = &app.theme;
-    let Some(plan) = d.header.as_ref().and_then(|h| h.plan.as_ref()).filter(|p| !p.steps.is_empty()) else {
-        frame.render_widget(Paragraph::new(Span::styled("This session has no plan.", t.dim())), area);
+    let Some(plan) = d
+        .header
+        .as_ref()
+        .and_then(|h| h.plan.as_ref())
+        .filter(|p| !p.steps.is_empty())
+    else {
+        frame.render_widget(
+            Paragraph::new(Span::styled("This session has no plan.", t.dim())),
+            area,
+        );
         return;
     };
     let counts = d.progress.counts(plan);
-    let ratio = if counts.total == 0 { 0.0 } else { counts.done as f64 / counts.total as f64 };
+    let ratio = if counts.total == 0 {
+        0.0
+    } else {
+        counts.done as f64 / counts.total as f64
+    };
     let [gauge, body] = Layout::vertical([Constraint::Length(2), Constraint::Min(0)]).areas(area);
     let mut label = format!("{}/{} done", counts.done, counts.total);
     if counts.failed > 0 {
@@ -144,7 +188,10 @@ fn plan(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     match plan.layers() {
         Ok(layers) => {
             for (i, layer) in layers.iter().enumerate() {
-                lines.push(Line::from(Span::styled(format!("Layer {}", i + 1), t.dim().patch(t.bold()))));
+                lines.push(Line::from(Span::styled(
+                    format!("Layer {}", i + 1),
+                    t.dim().patch(t.bold()),
+                )));
                 for step in layer {
                     let st = d.progress.status(&step.id);
                     lines.push(Line::from(vec![
@@ -157,9 +204,15 @@ fn plan(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
                         Span::styled(format!("  {}", st.as_str()), t.dim()),
                     ]));
                     if !step.depends_on.is_empty() {
-                        let deps: Vec<String> =
-                            step.depends_on.iter().map(|s| sanitize::line(s).into_owned()).collect();
-                        lines.push(Line::from(Span::styled(format!("      after {}", deps.join(", ")), t.dim())));
+                        let deps: Vec<String> = step
+                            .depends_on
+                            .iter()
+                            .map(|s| sanitize::line(s).into_owned())
+                            .collect();
+                        lines.push(Line::from(Span::styled(
+                            format!("      after {}", deps.join(", ")),
+                            t.dim(),
+                        )));
                     }
                     if let Some(r) = d.progress.results.get(&step.id) {
                         let text = match r {
@@ -184,7 +237,10 @@ fn plan(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             }
         }
         Err(e) => lines.push(Line::from(Span::styled(
-            format!("The plan is not a valid DAG: {}", sanitize::line(&e.to_string())),
+            format!(
+                "The plan is not a valid DAG: {}",
+                sanitize::line(&e.to_string())
+            ),
             t.error(),
         ))),
     }
@@ -200,7 +256,10 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             Span::styled("Context tokens  ", t.dim()),
             Span::styled(format!("{} in", fmt_tokens(h.token_input_total)), t.bold()),
             Span::raw("  ·  "),
-            Span::styled(format!("{} out", fmt_tokens(h.token_output_total)), t.bold()),
+            Span::styled(
+                format!("{} out", fmt_tokens(h.token_output_total)),
+                t.bold(),
+            ),
         ]),
         Line::from(vec![
             Span::styled("Runtime ledger  ", t.dim()),
@@ -221,8 +280,16 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     }
     let limits = &ledger.limits;
     let gauges: Vec<(&str, u64, u64)> = [
-        ("input tokens", ledger.usage.input_tokens, limits.max_input_tokens),
-        ("output tokens", ledger.usage.output_tokens, limits.max_output_tokens),
+        (
+            "input tokens",
+            ledger.usage.input_tokens,
+            limits.max_input_tokens,
+        ),
+        (
+            "output tokens",
+            ledger.usage.output_tokens,
+            limits.max_output_tokens,
+        ),
         ("tool calls", ledger.usage.tool_calls, limits.max_tool_calls),
         ("turns", ledger.usage.turns, limits.max_turns),
     ]
@@ -233,36 +300,64 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     let [head, chart_title, chart, gauge_area] = Layout::vertical([
         Constraint::Length(head_h),
         Constraint::Length(1),
-        Constraint::Length(7.min(area.height.saturating_sub(head_h + 1 + gauges.len() as u16 + 1))),
+        Constraint::Length(
+            7.min(
+                area.height
+                    .saturating_sub(head_h + 1 + gauges.len() as u16 + 1),
+            ),
+        ),
         Constraint::Min(0),
     ])
     .areas(area);
     frame.render_widget(Paragraph::new(lines), head);
     match &d.usage {
-        None => frame.render_widget(Paragraph::new(Span::styled("Per-turn usage: loading…", t.dim())), chart_title),
+        None => frame.render_widget(
+            Paragraph::new(Span::styled("Per-turn usage: loading…", t.dim())),
+            chart_title,
+        ),
         Some(turns) if turns.is_empty() => frame.render_widget(
-            Paragraph::new(Span::styled("Per-turn usage: no model turns recorded.", t.dim())),
+            Paragraph::new(Span::styled(
+                "Per-turn usage: no model turns recorded.",
+                t.dim(),
+            )),
             chart_title,
         ),
         Some(turns) => {
             let n = (chart.width as usize).min(turns.len());
             let shown = &turns[turns.len() - n..];
-            let max = shown.iter().map(|(_, u)| u.input_tokens + u.output_tokens).max().unwrap_or(0);
+            let max = shown
+                .iter()
+                .map(|(_, u)| u.input_tokens + u.output_tokens)
+                .max()
+                .unwrap_or(0);
             frame.render_widget(
                 Paragraph::new(Line::from(vec![
-                    Span::styled(format!("Per-turn tokens (last {n} of {} turns)", turns.len()), t.dim()),
+                    Span::styled(
+                        format!("Per-turn tokens (last {n} of {} turns)", turns.len()),
+                        t.dim(),
+                    ),
                     Span::styled(format!("  peak {}", fmt_tokens(max)), t.dim()),
                 ])),
                 chart_title,
             );
-            let data: Vec<u64> = shown.iter().map(|(_, u)| u.input_tokens + u.output_tokens).collect();
+            let data: Vec<u64> = shown
+                .iter()
+                .map(|(_, u)| u.input_tokens + u.output_tokens)
+                .collect();
             frame.render_widget(Sparkline::default().data(&data).style(t.accent()), chart);
         }
     }
     if gauges.is_empty() {
         frame.render_widget(
-            Paragraph::new(Span::styled("No budget limits set for this session.", t.dim())),
-            Rect { y: gauge_area.y + 1, height: gauge_area.height.saturating_sub(1), ..gauge_area },
+            Paragraph::new(Span::styled(
+                "No budget limits set for this session.",
+                t.dim(),
+            )),
+            Rect {
+                y: gauge_area.y + 1,
+                height: gauge_area.height.saturating_sub(1),
+                ..gauge_area
+            },
         );
         return;
     }
@@ -271,15 +366,33 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
         if y >= gauge_area.bottom() {
             break;
         }
-        let ratio = if limit == 0 { 1.0 } else { (used as f64 / limit as f64).min(1.0) };
-        let style = if ratio >= 0.9 { t.error() } else if ratio >= 0.7 { t.warn() } else { t.ok() };
+        let ratio = if limit == 0 {
+            1.0
+        } else {
+            (used as f64 / limit as f64).min(1.0)
+        };
+        let style = if ratio >= 0.9 {
+            t.error()
+        } else if ratio >= 0.7 {
+            t.warn()
+        } else {
+            t.ok()
+        };
         frame.render_widget(
             LineGauge::default()
                 .ratio(ratio)
-                .label(format!("{name:<14}{:>7} / {:<7}", fmt_tokens(used), fmt_tokens(limit)))
+                .label(format!(
+                    "{name:<14}{:>7} / {:<7}",
+                    fmt_tokens(used),
+                    fmt_tokens(limit)
+                ))
                 .filled_style(style)
                 .unfilled_style(t.dim()),
-            Rect { y, height: 1, ..gauge_area },
+            Rect {
+                y,
+                height: 1,
+                ..gauge_area
+            },
         );
         y += 1;
     }
@@ -288,7 +401,10 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
 fn assets(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     let t = &app.theme;
     if d.assets.is_empty() {
-        frame.render_widget(Paragraph::new(Span::styled("This session has no assets.", t.dim())), area);
+        frame.render_widget(
+            Paragraph::new(Span::styled("This session has no assets.", t.dim())),
+            area,
+        );
         return;
     }
     let mut lines = vec![Line::from(Span::styled(
@@ -307,7 +423,11 @@ fn assets(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
                 rel_time(app.now_ms, a.created_at_ms)
             )),
         ]);
-        lines.push(if i == d.asset_sel && focused { line.style(t.selected()) } else { line });
+        lines.push(if i == d.asset_sel && focused {
+            line.style(t.selected())
+        } else {
+            line
+        });
     }
     lines.push(Line::default());
     lines.push(Line::from(Span::styled(
@@ -338,23 +458,50 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     };
     let mut lines = vec![
         kv("id", h.id.clone()),
-        kv("title", if h.title.is_empty() { "(untitled)".into() } else { h.title.clone() }),
+        kv(
+            "title",
+            if h.title.is_empty() {
+                "(untitled)".into()
+            } else {
+                h.title.clone()
+            },
+        ),
         kv("status", h.status.as_str().to_string()),
         kv("workspace", app.root.clone()),
         kv("workdir", h.workdir.clone()),
         kv("provider", h.provider.clone()),
         kv("model", h.model.clone()),
-        kv("messages", format!("{} (last seq {})", h.message_count, h.last_seq)),
+        kv(
+            "messages",
+            format!("{} (last seq {})", h.message_count, h.last_seq),
+        ),
     ];
     match (&h.parent_id, h.fork_seq) {
         (Some(p), seq) => lines.push(kv(
             "forked from",
-            format!("{p} at message #{}", seq.map(|s| s.to_string()).unwrap_or_else(|| "?".into())),
+            format!(
+                "{p} at message #{}",
+                seq.map(|s| s.to_string()).unwrap_or_else(|| "?".into())
+            ),
         )),
         (None, _) => lines.push(kv("forked from", "—".into())),
     }
-    lines.push(kv("created", format!("{} ({})", abs_time(h.created_at_ms), rel_time(app.now_ms, h.created_at_ms))));
-    lines.push(kv("updated", format!("{} ({})", abs_time(h.updated_at_ms), rel_time(app.now_ms, h.updated_at_ms))));
+    lines.push(kv(
+        "created",
+        format!(
+            "{} ({})",
+            abs_time(h.created_at_ms),
+            rel_time(app.now_ms, h.created_at_ms)
+        ),
+    ));
+    lines.push(kv(
+        "updated",
+        format!(
+            "{} ({})",
+            abs_time(h.updated_at_ms),
+            rel_time(app.now_ms, h.updated_at_ms)
+        ),
+    ));
     frame.render_widget(Paragraph::new(lines).scroll((d.scroll, 0)), area);
 }
 
@@ -369,14 +516,19 @@ pub(super) fn conversation(frame: &mut Frame<'_>, app: &App, a: &Areas) {
     let block = Block::bordered()
         .border_style(t.border())
         .title(Span::styled(
-            format!(" {} ", fit(&title, a.conversation.width.saturating_sub(4) as usize)),
+            format!(
+                " {} ",
+                fit(&title, a.conversation.width.saturating_sub(4) as usize)
+            ),
             t.bold(),
         ));
     frame.render_widget(block, a.conversation);
     if let Some(d) = d {
         transcript(frame, app, d, a.transcript, true);
     }
-    let input_block = Block::bordered().border_style(t.accent()).title(Span::styled(" Message ", t.bold()));
+    let input_block = Block::bordered()
+        .border_style(t.accent())
+        .title(Span::styled(" Message ", t.bold()));
     let inner = input_block.inner(a.input);
     frame.render_widget(input_block, a.input);
     let text = sanitize::line(&app.input.text).into_owned();
@@ -384,7 +536,10 @@ pub(super) fn conversation(frame: &mut Frame<'_>, app: &App, a: &Areas) {
     // Keep the cursor in view on long input.
     let skip = cursor.saturating_sub(inner.width.saturating_sub(1));
     if text.is_empty() {
-        frame.render_widget(Paragraph::new(Span::styled("Type a message…", t.dim())), inner);
+        frame.render_widget(
+            Paragraph::new(Span::styled("Type a message…", t.dim())),
+            inner,
+        );
     } else {
         frame.render_widget(Paragraph::new(text).scroll((0, skip)), inner);
     }

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use super::{fit, fmt_tokens, rel_time};
+use super::{fit, fmt_tokens};
 use crate::session::{SessionSummary, Status};
 use crate::tui::app::{App, Focus, Row};
 use crate::tui::theme::Theme;
@@ -23,6 +23,9 @@ pub fn marker(s: Status, t: &Theme) -> (&'static str, Style) {
         Status::Cancelled => ("⊘", t.dim()),
     }
 }
+
+/// Narrower lists show only the title and the time.
+const WIDE: usize = 52;
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let t = &app.theme;
@@ -40,7 +43,11 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
 
     if let Some(f) = &l.filter {
         let prefix = "/ ";
-        let count = format!("  {} match{}", l.visible.len(), if l.visible.len() == 1 { "" } else { "es" });
+        let count = format!(
+            "  {} match{}",
+            l.visible.len(),
+            if l.visible.len() == 1 { "" } else { "es" }
+        );
         let line = Line::from(vec![
             Span::styled(prefix, t.accent().patch(t.bold())),
             Span::raw(crate::sanitize::line(&f.input.text).into_owned()),
@@ -67,6 +74,25 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
         return;
     }
 
+    if inner.width as usize >= WIDE && inner.height > 2 {
+        let head = format!(
+            "{:<w$}{:>5}{:<2} {:>4} {:>6} {:>4}",
+            "   session",
+            "plan",
+            "",
+            "msgs",
+            "tokens",
+            "age",
+            w = (inner.width as usize).saturating_sub(24)
+        );
+        frame.render_widget(
+            Paragraph::new(Span::styled(head, t.dim())),
+            Rect { height: 1, ..inner },
+        );
+        inner.y += 1;
+        inner.height -= 1;
+    }
+    l.rows_y.set(inner.y);
     let h = inner.height as usize;
     let mut offset = l.offset.get();
     if l.selected < offset {
@@ -83,34 +109,56 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
         .enumerate()
         .skip(offset)
         .take(h)
-        .map(|(i, r)| row(app, r, &l.rows[r.idx], &l.titles[r.idx], inner.width as usize, i == l.selected))
+        .map(|(i, r)| {
+            row(
+                app,
+                r,
+                &l.rows[r.idx],
+                &l.titles[r.idx],
+                inner.width as usize,
+                i == l.selected,
+            )
+        })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-fn row(app: &App, r: &Row, s: &SessionSummary, title: &str, width: usize, selected: bool) -> Line<'static> {
+fn row(
+    app: &App,
+    r: &Row,
+    s: &SessionSummary,
+    title: &str,
+    width: usize,
+    selected: bool,
+) -> Line<'static> {
     let t = &app.theme;
     let (mark, mark_style) = marker(s.status, t);
-    let wide = width >= 56;
-    let mut right = String::new();
-    let mut plan_fail = String::new();
-    if wide {
-        let plan = if s.plan.total > 0 {
-            format!("{}/{}", s.plan.done, s.plan.total)
+    let wide = width >= WIDE;
+    let time = short_time(app.now_ms, s.updated_at_ms);
+    let (plan, fail) = if s.plan.total > 0 {
+        let f = if s.plan.failed > 0 {
+            format!("✗{}", s.plan.failed)
         } else {
             String::new()
         };
-        if s.plan.failed > 0 {
-            plan_fail = format!("✗{}", s.plan.failed);
-        }
-        right.push_str(&format!("{plan:>5}"));
-        right.push_str(&format!("{plan_fail:<3}"));
-        right.push_str(&format!("{:>5} ", s.message_count));
-        right.push_str(&format!("{:>6} ", fmt_tokens(s.token_input_total + s.token_output_total)));
-    }
-    right.push_str(&format!("{:>8}", rel_time(app.now_ms, s.updated_at_ms)));
+        (format!("{}/{}", s.plan.done, s.plan.total), f)
+    } else {
+        (String::new(), String::new())
+    };
+    let right = if wide {
+        format!(
+            "{plan:>5}{fail:<2} {:>4} {:>6} {time:>4}",
+            s.message_count,
+            fmt_tokens(s.token_input_total + s.token_output_total)
+        )
+    } else {
+        format!("{time:>4}")
+    };
     let indent = if r.depth > 0 {
-        format!("{}└ ", "  ".repeat(r.depth.saturating_sub(1).min(3) as usize))
+        format!(
+            "{}└ ",
+            "  ".repeat(r.depth.saturating_sub(1).min(3) as usize)
+        )
     } else {
         String::new()
     };
@@ -130,22 +178,28 @@ fn row(app: &App, r: &Row, s: &SessionSummary, title: &str, width: usize, select
     for (i, c) in shown.chars().enumerate() {
         let hl = r.hl.binary_search(&(i as u32)).is_ok();
         if hl != run_hl && !run.is_empty() {
-            spans.push(Span::styled(std::mem::take(&mut run), if run_hl { t.matched() } else { t.text() }));
+            spans.push(Span::styled(
+                std::mem::take(&mut run),
+                if run_hl { t.matched() } else { t.text() },
+            ));
         }
         run_hl = hl;
         run.push(c);
         used += c.width().unwrap_or(0);
     }
     if !run.is_empty() {
-        spans.push(Span::styled(run, if run_hl { t.matched() } else { t.text() }));
+        spans.push(Span::styled(
+            run,
+            if run_hl { t.matched() } else { t.text() },
+        ));
     }
     let pad = title_w.saturating_sub(used) + 1;
     spans.push(Span::raw(" ".repeat(pad)));
     if wide {
         // Split the right part so the failure mark is red.
         let plan_part: String = right.chars().take(5).collect();
-        let fail_part: String = right.chars().skip(5).take(3).collect();
-        let rest: String = right.chars().skip(8).collect();
+        let fail_part: String = right.chars().skip(5).take(2).collect();
+        let rest: String = right.chars().skip(7).collect();
         spans.push(Span::styled(plan_part, t.accent()));
         spans.push(Span::styled(fail_part, t.error()));
         spans.push(Span::styled(rest, t.dim()));
@@ -157,5 +211,18 @@ fn row(app: &App, r: &Row, s: &SessionSummary, title: &str, width: usize, select
         line.style(t.selected())
     } else {
         line
+    }
+}
+
+/// Compact age: `now`, `5m`, `3h`, `2d`, `7w`, `1y`.
+fn short_time(now_ms: i64, t_ms: i64) -> String {
+    let s = (now_ms - t_ms).max(0) / 1000;
+    match s {
+        0..60 => "now".into(),
+        60..3600 => format!("{}m", s / 60),
+        3600..86_400 => format!("{}h", s / 3600),
+        86_400..604_800 => format!("{}d", s / 86_400),
+        604_800..31_536_000 => format!("{}w", s / 604_800),
+        _ => format!("{}y", s / 31_536_000),
     }
 }

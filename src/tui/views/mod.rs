@@ -56,7 +56,9 @@ pub fn areas(app: &App, size: Rect) -> Areas {
     a.bar = bar;
     match app.screen {
         Screen::Browse => {
-            let list_w = (main.width * 2 / 5).max(36).min(main.width.saturating_sub(20));
+            let list_w = (main.width * 23 / 50)
+                .max(36)
+                .min(main.width.saturating_sub(20));
             let [list, detail] =
                 Layout::horizontal([Constraint::Length(list_w), Constraint::Min(1)]).areas(main);
             a.list = list;
@@ -65,7 +67,11 @@ pub fn areas(app: &App, size: Rect) -> Areas {
             let [tabs, body] =
                 Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(inner);
             a.tabs = tabs;
-            a.body = Rect { y: body.y + 1, height: body.height.saturating_sub(1), ..body };
+            a.body = Rect {
+                y: body.y + 1,
+                height: body.height.saturating_sub(1),
+                ..body
+            };
             a.transcript = a.body;
         }
         Screen::Conversation => {
@@ -153,13 +159,23 @@ pub fn input_cursor_width(text: &str, cursor: usize) -> u16 {
 fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let t = &app.theme;
     let entries: Vec<(&str, &str)> = match &app.overlay {
-        Overlay::Search(_) => vec![("type", "to search"), ("↑↓", "select"), ("Enter", "open"), ("Esc", "close")],
+        Overlay::Search(_) => vec![
+            ("type", "to search"),
+            ("↑↓", "select"),
+            ("Enter", "open"),
+            ("Esc", "close"),
+        ],
         Overlay::ConfirmDelete { .. } => vec![("y", "delete"), ("n/Esc", "keep")],
         Overlay::Rename { .. } => vec![("Enter", "save"), ("Esc", "cancel")],
         Overlay::Help(_) => vec![("↑↓", "scroll"), ("any key", "close")],
         Overlay::None => {
             if app.screen == Screen::Browse && app.list.filter.as_ref().is_some_and(|f| f.editing) {
-                vec![("type", "to filter"), ("↑↓", "move"), ("Enter", "keep"), ("Esc", "clear")]
+                vec![
+                    ("type", "to filter"),
+                    ("↑↓", "move"),
+                    ("Enter", "keep"),
+                    ("Esc", "clear"),
+                ]
             } else {
                 keymap::bar(app.context()).collect()
             }

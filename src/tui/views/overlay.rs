@@ -46,7 +46,10 @@ fn help(frame: &mut Frame<'_>, app: &App, size: Rect, scroll: u16) {
     let area = centered(size, 76, size.height.saturating_sub(2));
     let inner = popup(frame, app, area, "Help");
     let mut lines = Vec::new();
-    for (ctx, name) in [(Context::Browse, "Session list and detail"), (Context::Conversation, "Conversation view")] {
+    for (ctx, name) in [
+        (Context::Browse, "Session list and detail"),
+        (Context::Conversation, "Conversation view"),
+    ] {
         lines.push(Line::from(Span::styled(name, t.bold())));
         for b in keymap::BINDINGS.iter().filter(|b| b.context == ctx) {
             lines.push(Line::from(vec![
@@ -57,12 +60,18 @@ fn help(frame: &mut Frame<'_>, app: &App, size: Rect, scroll: u16) {
         lines.push(Line::default());
     }
     lines.push(Line::from(Span::styled("Filter (/)", t.bold())));
-    lines.push(Line::from("  Type to narrow the list (fuzzy over titles and first prompts). Enter keeps"));
+    lines.push(Line::from(
+        "  Type to narrow the list (fuzzy over titles and first prompts). Enter keeps",
+    ));
     lines.push(Line::from("  the filter, Esc clears it."));
     lines.push(Line::from(Span::styled("Search (s)", t.bold())));
-    lines.push(Line::from("  Full-text search of every message; Enter opens the match in the transcript."));
+    lines.push(Line::from(
+        "  Full-text search of every message; Enter opens the match in the transcript.",
+    ));
     lines.push(Line::from(Span::styled("Mouse", t.bold())));
-    lines.push(Line::from("  The wheel scrolls what is under it; a click selects a row or a tab."));
+    lines.push(Line::from(
+        "  The wheel scrolls what is under it; a click selects a row or a tab.",
+    ));
     frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
 }
 
@@ -77,7 +86,10 @@ pub fn snippet_spans(snippet: &str, app: &App) -> Vec<Span<'static>> {
         match c {
             SNIPPET_OPEN | SNIPPET_CLOSE => {
                 if !cur.is_empty() {
-                    spans.push(Span::styled(std::mem::take(&mut cur), if hl { t.matched() } else { t.text() }));
+                    spans.push(Span::styled(
+                        std::mem::take(&mut cur),
+                        if hl { t.matched() } else { t.text() },
+                    ));
                 }
                 hl = c == SNIPPET_OPEN;
             }
@@ -92,7 +104,11 @@ pub fn snippet_spans(snippet: &str, app: &App) -> Vec<Span<'static>> {
 
 fn search(frame: &mut Frame<'_>, app: &App, size: Rect, s: &SearchState) {
     let t = &app.theme;
-    let area = centered(size, size.width.saturating_sub(8).max(30), size.height.saturating_sub(4));
+    let area = centered(
+        size,
+        size.width.saturating_sub(8).max(30),
+        size.height.saturating_sub(4),
+    );
     let inner = popup(frame, app, area, "Search all sessions");
     let prefix = "Search: ";
     frame.render_widget(
@@ -102,7 +118,8 @@ fn search(frame: &mut Frame<'_>, app: &App, size: Rect, s: &SearchState) {
         ])),
         Rect { height: 1, ..inner },
     );
-    let x = inner.x + prefix.len() as u16 + super::input_cursor_width(&s.input.text, s.input.cursor);
+    let x =
+        inner.x + prefix.len() as u16 + super::input_cursor_width(&s.input.text, s.input.cursor);
     frame.set_cursor_position((x.min(inner.right().saturating_sub(1)), inner.y));
     let status = if s.searching {
         "searching…".to_string()
@@ -111,13 +128,25 @@ fn search(frame: &mut Frame<'_>, app: &App, size: Rect, s: &SearchState) {
     } else if s.hits.is_empty() {
         format!("No message matches \"{}\".", sanitize::line(&s.answered))
     } else {
-        format!("{} match{}", s.hits.len(), if s.hits.len() == 1 { "" } else { "es" })
+        format!(
+            "{} match{}",
+            s.hits.len(),
+            if s.hits.len() == 1 { "" } else { "es" }
+        )
     };
     frame.render_widget(
         Paragraph::new(Span::styled(status, t.dim())),
-        Rect { y: inner.y + 1, height: 1, ..inner },
+        Rect {
+            y: inner.y + 1,
+            height: 1,
+            ..inner
+        },
     );
-    let list = Rect { y: inner.y + 3, height: inner.height.saturating_sub(3), ..inner };
+    let list = Rect {
+        y: inner.y + 3,
+        height: inner.height.saturating_sub(3),
+        ..inner
+    };
     let per = 3usize;
     let fit_n = (list.height as usize / per).max(1);
     let first = s.selected.saturating_sub(fit_n.saturating_sub(1));
@@ -127,8 +156,14 @@ fn search(frame: &mut Frame<'_>, app: &App, size: Rect, s: &SearchState) {
         let title = sanitize::line(&hit.session_title).into_owned();
         let head = Line::from(vec![
             Span::styled(if sel { "▌ " } else { "  " }, t.accent()),
-            Span::styled(fit(&title, list.width.saturating_sub(24) as usize), t.bold()),
-            Span::styled(format!("  #{} {}  {}", hit.seq, hit.role, short(&hit.session_id)), t.dim()),
+            Span::styled(
+                fit(&title, list.width.saturating_sub(24) as usize),
+                t.bold(),
+            ),
+            Span::styled(
+                format!("  #{} {}  {}", hit.seq, hit.role, short(&hit.session_id)),
+                t.dim(),
+            ),
         ]);
         lines.push(if sel { head.style(t.selected()) } else { head });
         let mut body = vec![Span::raw("    ")];
