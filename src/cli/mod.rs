@@ -5,6 +5,13 @@
 //! or ambiguous id).
 
 pub mod args;
+pub mod fmt;
+mod list;
+mod manage;
+pub mod out;
+mod search;
+mod show;
+pub mod transfer;
 
 use std::process::ExitCode;
 
@@ -35,6 +42,14 @@ impl Failure {
         }
     }
 
+    /// Ends the command quietly with success (stdout was closed: `| head`).
+    pub fn quiet() -> Failure {
+        Failure {
+            code: 0,
+            lines: Vec::new(),
+        }
+    }
+
     /// A runtime failure (exit 1).
     pub fn runtime(msg: impl Into<String>) -> Failure {
         Failure {
@@ -50,7 +65,11 @@ impl From<StoreError> for Failure {
         let mut lines = vec![sanitize::line(&e.to_string()).into_owned()];
         if let StoreError::Ambiguous { candidates, .. } = &e {
             for (id, title) in candidates {
-                lines.push(format!("  {}  {}", sanitize::line(id), sanitize::line(title)));
+                lines.push(format!(
+                    "  {}  {}",
+                    sanitize::line(id),
+                    sanitize::line(title)
+                ));
             }
         }
         Failure { code, lines }
@@ -78,6 +97,7 @@ pub fn main() -> ExitCode {
     };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(f) if f.code == 0 => ExitCode::SUCCESS,
         Err(f) => {
             let mut it = f.lines.iter();
             if let Some(first) = it.next() {
@@ -106,6 +126,31 @@ pub fn run(cli: Cli) -> CmdResult {
             })?;
             Ok(())
         }
+        Some(Command::Show { id, json }) => show::run(&location(&cli)?, id, *json),
+        Some(Command::Export { id, format, output }) => {
+            transfer::export(&location(&cli)?, id, *format, output.as_deref())
+        }
+        Some(Command::Import { file, new_id }) => transfer::import(&location(&cli)?, file, *new_id),
+        Some(Command::Fork { id, at }) => manage::fork(&location(&cli)?, id, *at),
+        Some(Command::Rename { id, title }) => manage::rename(&location(&cli)?, id, title),
+        Some(Command::Delete { id, yes }) => manage::delete(&location(&cli)?, id, *yes),
+        Some(Command::Search { query, json, limit }) => {
+            search::run(&location(&cli)?, query, *json, *limit)
+        }
+        Some(Command::Completions { shell }) => completions(*shell),
+        None if cli.list => {
+            let opts = list::ListOptions {
+                json: cli.json,
+                limit: cli.limit.unwrap_or(0),
+            };
+            if cli.all_workspaces {
+                let home =
+                    crate::session::home_dir().map_err(|e| Failure::usage(sanitize::line(&e)))?;
+                list::run_all(&home, opts)
+            } else {
+                list::run(&location(&cli)?, opts)
+            }
+        }
         None => {
             let loc = location(&cli)?;
             let resume = if let Some(key) = &cli.resume {
@@ -124,15 +169,40 @@ pub fn run(cli: Cli) -> CmdResult {
     }
 }
 
+/// `neocode completions <SHELL>`: generated into memory first, so a closed pipe is handled
+/// like every other write.
+fn completions(shell: clap_complete::Shell) -> CmdResult {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "neocode", &mut buf);
+    let mut out = out::Out::stdout();
+    out.bytes(&buf)?;
+    out.finish()
+}
+
+/// Opens an existing workspace and resolves `key` in it; a workspace without a database has
+/// no sessions, and nothing is created.
+pub(crate) fn open_for_id(loc: &Location, key: &str) -> Result<(Runtime, String), Failure> {
+    match Runtime::open_existing(loc)? {
+        Some(rt) => {
+            let id = rt.resolve(key)?;
+            Ok((rt, id))
+        }
+        None => Err(not_found(loc, key)),
+    }
+}
+
+fn not_found(loc: &Location, key: &str) -> Failure {
+    StoreError::NotFound {
+        what: "session",
+        key: key.to_string(),
+        scope: loc.root().display().to_string(),
+    }
+    .into()
+}
+
 /// Resolves an id in a workspace without creating its database.
 fn resolve_existing(loc: &Location, key: &str) -> Result<String, Failure> {
-    match Runtime::open_existing(loc)? {
-        Some(rt) => Ok(rt.resolve(key)?),
-        None => Err(StoreError::NotFound {
-            what: "session",
-            key: key.to_string(),
-            scope: loc.root().display().to_string(),
-        }
-        .into()),
-    }
+    open_for_id(loc, key).map(|(_, id)| id)
 }
