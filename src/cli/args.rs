@@ -24,8 +24,7 @@ Exit codes: 0 ok, 1 runtime failure, 2 bad usage or unknown/ambiguous id.";
     version,
     about,
     long_about = None,
-    after_help = MAIN_EXAMPLES,
-    args_conflicts_with_subcommands = true
+    after_help = MAIN_EXAMPLES
 )]
 pub struct Cli {
     /// Act on the workspace of this directory instead of the current one.

@@ -309,7 +309,8 @@ mod tests {
         assert_eq!(mark_snippet(&s, "[", "]"), "a [hit] b");
         let j = to_json(&serde_json::json!({"t": "x\u{9b}y\u{202e}z\u{1b}"}));
         assert!(
-            !j.chars().any(|c| json_unsafe(c) || (c.is_control() && c != '\n')),
+            !j.chars()
+                .any(|c| json_unsafe(c) || (c.is_control() && c != '\n')),
             "{j}"
         );
         let back: serde_json::Value = serde_json::from_str(&j).unwrap();

@@ -89,10 +89,14 @@ pub type CmdResult = Result<(), Failure>;
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+        Err(e) if !e.use_stderr() => {
+            // --help and --version: clap prints them; a closed pipe is fine.
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("neocode: {} (see neocode --help)", clap_message(&e));
+            return ExitCode::from(2);
         }
     };
     match run(cli) {
@@ -111,12 +115,36 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// clap's error as one line, without its `error: ` prefix and usage block.
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let first = text.lines().next().unwrap_or("invalid arguments");
+    first.strip_prefix("error: ").unwrap_or(first).to_string()
+}
+
 fn location(cli: &Cli) -> Result<Location, Failure> {
     Location::resolve(cli.workdir.as_deref()).map_err(|e| Failure::usage(sanitize::line(&e)))
 }
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> CmdResult {
+    if let Some(cmd) = &cli.command {
+        let flag = if cli.list {
+            Some("--list")
+        } else if cli.resume.is_some() {
+            Some("--resume")
+        } else if cli.r#continue {
+            Some("--continue")
+        } else {
+            None
+        };
+        if let Some(flag) = flag {
+            let name = cmd_name(cmd);
+            return Err(Failure::usage(format!(
+                "{flag} cannot be used with the '{name}' command (see neocode --help)"
+            )));
+        }
+    }
     match &cli.command {
         Some(Command::Demo { keep }) => {
             let demo = tui::demo::prepare(*keep)?;
@@ -166,6 +194,20 @@ pub fn run(cli: Cli) -> CmdResult {
             })?;
             Ok(())
         }
+    }
+}
+
+fn cmd_name(cmd: &Command) -> &'static str {
+    match cmd {
+        Command::Show { .. } => "show",
+        Command::Export { .. } => "export",
+        Command::Import { .. } => "import",
+        Command::Fork { .. } => "fork",
+        Command::Rename { .. } => "rename",
+        Command::Delete { .. } => "delete",
+        Command::Search { .. } => "search",
+        Command::Completions { .. } => "completions",
+        Command::Demo { .. } => "demo",
     }
 }
 
