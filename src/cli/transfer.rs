@@ -19,18 +19,16 @@ const MAX_IMPORT_BYTES: u64 = 1 << 30;
 pub fn export(loc: &Location, key: &str, format: ExportFormat, output: Option<&Path>) -> CmdResult {
     let (rt, id) = open_for_id(loc, key)?;
     let doc = rt.export(&id)?;
-    let text = match format {
+    let mut text = match format {
         ExportFormat::Json => fmt::to_json(&doc),
         ExportFormat::Markdown => markdown(&doc),
     };
+    text.push('\n');
     match output {
         Some(path) if path != Path::new("-") => write_file(path, text.as_bytes()),
         _ => {
             let mut out = Out::stdout();
             out.bytes(text.as_bytes())?;
-            if !text.ends_with('\n') {
-                out.bytes(b"\n")?;
-            }
             out.finish()
         }
     }
