@@ -338,3 +338,26 @@ fn completions_produce_shell_scripts() {
     let (code, _, _) = fail(ws.cmd().args(["completions", "tcsh"]));
     assert_eq!(code, 2);
 }
+
+#[test]
+fn a_corrupt_database_is_a_runtime_failure_and_left_alone() {
+    let ws = Ws::new();
+    ws.session("will be clobbered", 0);
+    let db = ws.db();
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(db.with_file_name(format!("session.db{suffix}")));
+    }
+    let garbage = b"this is not a SQLite database, not even close....".repeat(100);
+    std::fs::write(&db, &garbage).unwrap();
+    for args in [vec!["--list"], vec!["show", "last"], vec!["search", "x"]] {
+        let (code, out, err) = fail(ws.cmd().args(&args));
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(out.is_empty());
+        assert!(
+            err.starts_with("neocode: ") && err.lines().count() == 1,
+            "{err}"
+        );
+        assert!(err.contains("session.db"), "{err}");
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), garbage);
+}

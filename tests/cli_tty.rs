@@ -109,3 +109,22 @@ fn delete_asks_on_a_terminal() {
     assert!(out.contains(&format!("deleted {id}")), "{out}");
     assert_eq!(ws.rt().count().unwrap(), 0);
 }
+
+#[test]
+fn search_highlights_matches_on_a_terminal() {
+    let ws = Ws::new();
+    ws.session("Highlight", 1);
+    let (ok, out) = on_tty(&ws, &["search", "Highlight"], &[], "", 100);
+    assert!(ok, "{out}");
+    assert!(out.contains("\x1b[1;31mHighlight\x1b[0m"), "{out:?}");
+    assert!(
+        !out.contains('\u{E000}') && !out.contains('\u{E001}'),
+        "{out:?}"
+    );
+    let (ok, out) = on_tty(&ws, &["search", "Highlight"], &[("NO_COLOR", "1")], "", 100);
+    assert!(ok);
+    assert!(
+        !out.contains('\x1b') && !out.contains('\u{E000}'),
+        "{out:?}"
+    );
+}
