@@ -150,6 +150,31 @@ impl Store {
         })
     }
 
+    /// The PRAGMAs of a connection this store opened: `journal_mode`, `synchronous`,
+    /// `foreign_keys`, `busy_timeout`, `user_version`, as (name, value) pairs. For tests.
+    #[doc(hidden)]
+    pub fn pragmas(&self) -> Result<Vec<(String, String)>> {
+        self.with_conn(|c| {
+            let mut out = Vec::new();
+            for name in [
+                "journal_mode",
+                "synchronous",
+                "foreign_keys",
+                "busy_timeout",
+                "user_version",
+            ] {
+                let v: rusqlite::types::Value = c.pragma_query_value(None, name, |r| r.get(0))?;
+                let v = match v {
+                    rusqlite::types::Value::Integer(i) => i.to_string(),
+                    rusqlite::types::Value::Text(t) => t,
+                    other => format!("{other:?}"),
+                };
+                out.push((name.to_string(), v));
+            }
+            Ok(out)
+        })
+    }
+
     /// Largest asset accepted.
     pub fn asset_limit(&self) -> u64 {
         self.inner.asset_limit
