@@ -1261,7 +1261,12 @@ fn user_text(parts: &[Part]) -> String {
 }
 
 /// Turns free text into a safe FTS5 query: every word quoted, the last one a prefix.
+/// Control characters (NUL ends the query string inside FTS5's parser) become spaces.
 fn fts_query(q: &str) -> Option<String> {
+    let q: String = q
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     let words: Vec<String> = q
         .split_whitespace()
         .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
