@@ -831,6 +831,22 @@ impl Store {
             });
         }
         self.load_header(session_id)?;
+        // Refuse a taken id before the rename below would overwrite the existing file (the
+        // check inside the transaction stays for a racing writer).
+        let taken = self.with_conn(|c| {
+            Ok(c.query_row(
+                "SELECT 1 FROM session_assets WHERE session_id = ?1 AND id = ?2",
+                params![session_id, asset_id],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+        })?;
+        if taken {
+            return Err(StoreError::AlreadyExists(format!(
+                "{session_id}/{asset_id}"
+            )));
+        }
         let dir = self.inner.paths.assets().join(session_id);
         super::workspace::create_private_dir(&dir)?;
         let rel = asset_relative_path(session_id, &asset_id);
