@@ -1149,6 +1149,27 @@ fn write_step_update(
         column: "payload_json",
         detail: e.to_string(),
     })?;
+    // Only the latest row per (step, kind) is kept, so a later non-terminal status must not
+    // replace a terminal status row: merging the kept rows would reopen the step, where
+    // merging the full history keeps it terminal (the seed's first rule).
+    if let StepUpdate::Status { status } = u
+        && !status.is_terminal()
+    {
+        let stored: Option<String> = tx
+            .query_row(
+                "SELECT payload_json FROM step_updates
+                 WHERE session_id = ?1 AND step_id = ?2 AND kind = 'status'",
+                params![session_id, step_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(stored) = stored {
+            let stored: StepUpdate = from_json(session_id, "step_updates.payload_json", &stored)?;
+            if matches!(stored, StepUpdate::Status { status } if status.is_terminal()) {
+                return Ok(());
+            }
+        }
+    }
     // Write order is a per-session counter, so same-millisecond writes still merge in order.
     tx.execute(
         "INSERT INTO step_updates (session_id, step_id, kind, payload_json, write_seq)
