@@ -433,7 +433,7 @@ pub fn import(store: &Store, doc: &SessionFile, new_id: bool) -> StoreResult<Ses
     })?;
     let f = &doc.session;
     let id = if new_id {
-        uuid::Uuid::now_v7().to_string()
+        uuid::Uuid::new_v4().to_string()
     } else {
         f.id.clone()
     };

@@ -221,7 +221,7 @@ impl Store {
                 validate_id("session", &id)?;
                 id
             }
-            None => uuid::Uuid::now_v7().to_string(),
+            None => uuid::Uuid::new_v4().to_string(),
         };
         let now = now_ms();
         self.write(|tx| {
@@ -554,10 +554,12 @@ impl Store {
             match rows.len() {
                 0 => Err(self.not_found(key)),
                 1 => Ok(rows[0].0.clone()),
-                _ => Err(StoreError::Ambiguous {
+                n => Err(StoreError::Ambiguous {
                     prefix: key.to_string(),
+                    more: n > 20,
                     candidates: rows
                         .into_iter()
+                        .take(20)
                         .map(|(id, t, p)| (id, if t.is_empty() { p } else { t }))
                         .collect(),
                 }),
@@ -659,7 +661,7 @@ impl Store {
                 last: src.last_seq,
             });
         }
-        let new_id = uuid::Uuid::now_v7().to_string();
+        let new_id = uuid::Uuid::new_v4().to_string();
         // Asset files first (outside the transaction); removed again if the transaction fails.
         let assets = self.assets_referenced(session_id, at)?;
         let new_dir = self.inner.paths.assets().join(&new_id);
@@ -820,7 +822,7 @@ impl Store {
         validate_id("session", session_id)?;
         let asset_id = match asset_id {
             Some(a) => a.to_string(),
-            None => uuid::Uuid::now_v7().simple().to_string(),
+            None => uuid::Uuid::new_v4().simple().to_string(),
         };
         validate_id("asset", &asset_id)?;
         if data.len() as u64 > self.inner.asset_limit {
