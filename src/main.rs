@@ -1,4 +1,3 @@
-fn main() {
-    eprintln!("neocode: the command line is being built");
-    std::process::exit(1);
+fn main() -> std::process::ExitCode {
+    neocode::cli::main()
 }

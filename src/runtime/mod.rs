@@ -101,6 +101,50 @@ impl Runtime {
         Ok(Store::open_existing(loc.paths.clone())?.map(Runtime::with_store))
     }
 
+    /// Opens every existing workspace store under `home` (never creating one), each with the
+    /// workspace root recorded inside its database. A database that cannot be opened is
+    /// returned as an error next to its folder, so one bad workspace does not hide the others.
+    pub fn open_all(home: &Path) -> Vec<(PathBuf, Result<Runtime>)> {
+        crate::session::workspace::all_workspace_dbs(home)
+            .into_iter()
+            .map(|db| {
+                let dir = db.parent().map(Path::to_path_buf).unwrap_or_default();
+                let rt = Self::open_dir(&dir);
+                (dir, rt)
+            })
+            .collect()
+    }
+
+    fn open_dir(dir: &Path) -> Result<Runtime> {
+        let probe = WorkspacePaths {
+            root: dir.to_path_buf(),
+            dir: dir.to_path_buf(),
+        };
+        let store = Store::open_existing(probe)?.ok_or_else(|| {
+            StoreError::io(
+                dir.join("session.db"),
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            )
+        })?;
+        let recorded = store.recorded_root()?;
+        if recorded.is_empty() {
+            return Ok(Runtime::with_store(store));
+        }
+        drop(store);
+        let paths = WorkspacePaths {
+            root: PathBuf::from(recorded),
+            dir: dir.to_path_buf(),
+        };
+        Ok(Runtime::with_store(
+            Store::open_existing(paths.clone())?.ok_or_else(|| {
+                StoreError::io(
+                    paths.db(),
+                    std::io::Error::from(std::io::ErrorKind::NotFound),
+                )
+            })?,
+        ))
+    }
+
     fn with_store(store: Store) -> Runtime {
         Runtime {
             store,

@@ -16,12 +16,14 @@ pub enum StoreError {
         scope: String,
     },
     /// A prefix matches more than one session.
-    #[error("'{prefix}' is ambiguous: it matches {} sessions", candidates.len())]
+    #[error("'{prefix}' is ambiguous: it matches {}{} sessions; type more of the id", if *more { "more than " } else { "" }, candidates.len())]
     Ambiguous {
         /// The prefix given.
         prefix: String,
-        /// (id, title) of every match, newest first.
+        /// (id, title) of the matches, newest first (at most 20).
         candidates: Vec<(String, String)>,
+        /// More sessions match than are listed.
+        more: bool,
     },
     /// The id is taken.
     #[error("a session with id '{0}' already exists (use --new-id to import it as a copy)")]
