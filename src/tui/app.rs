@@ -739,7 +739,7 @@ impl App {
         {
             self.list.selected = pos;
         }
-        if !self.detail.as_ref().is_some_and(|d| d.id == id) {
+        if self.detail.as_ref().is_none_or(|d| d.id != id) {
             jobs.extend(self.open_detail(id));
         }
         self.screen = Screen::Browse;
@@ -832,8 +832,10 @@ impl App {
     // ----- actions ---------------------------------------------------------------------------
 
     fn selected_id(&self) -> Option<(String, String)> {
-        if self.screen == Screen::Conversation || self.focus == Focus::Detail {
-            if let Some(d) = &self.detail {
+        if (self.screen == Screen::Conversation || self.focus == Focus::Detail)
+            && let Some(d) = &self.detail
+        {
+            {
                 let title = d
                     .header
                     .as_ref()

@@ -361,8 +361,7 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
         );
         return;
     }
-    let mut y = gauge_area.y + 1;
-    for (name, used, limit) in gauges {
+    for (y, (name, used, limit)) in (gauge_area.y + 1..).zip(gauges) {
         if y >= gauge_area.bottom() {
             break;
         }
@@ -394,7 +393,6 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
                 ..gauge_area
             },
         );
-        y += 1;
     }
 }
 

@@ -113,7 +113,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
 fn title_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let t = &app.theme;
     let count = match app.list.total {
-        Some(n) if n == 1 => "1 session".to_string(),
+        Some(1) => "1 session".to_string(),
         Some(n) => format!("{n} sessions"),
         None => "loading…".to_string(),
     };
