@@ -456,7 +456,11 @@ pub fn message_lines(
                         }
                         if n < all.len() {
                             out.push(Line::from(Span::styled(
-                                format!("  │ … {} more lines (Space expands)", all.len() - n),
+                                format!(
+                                    "  │ … {} more line{} (Space expands)",
+                                    all.len() - n,
+                                    if all.len() - n == 1 { "" } else { "s" }
+                                ),
                                 theme.dim(),
                             )));
                         }
@@ -479,18 +483,22 @@ pub fn message_lines(
                 mime_type,
             } => {
                 let mime = mime_type.as_deref().unwrap_or("image");
-                out.push(Line::from(vec![
-                    Span::raw("  "),
-                    Span::styled(
-                        format!(
-                            "[image {} · {}]",
-                            sanitize::line(asset_id),
-                            sanitize::line(mime)
+                out.extend(markdown::wrap(
+                    &[
+                        (
+                            format!(
+                                "[image {} · {}]",
+                                sanitize::line(asset_id),
+                                sanitize::line(mime)
+                            ),
+                            theme.accent(),
                         ),
-                        theme.accent(),
-                    ),
-                    Span::styled("  (Assets tab to export)", theme.dim()),
-                ]));
+                        ("  (Assets tab to export)".into(), theme.dim()),
+                    ],
+                    width,
+                    "  ",
+                    "  ",
+                ));
             }
         }
     }
