@@ -1,6 +1,9 @@
 //! Pure formatting helpers of the one-shot commands: relative times, compact numbers, short
 //! ids, plan progress, width-aware cutting, table layout and JSON output that is safe to print.
 
+use std::borrow::Cow;
+use std::io::{self, Write};
+
 use chrono::{TimeZone, Utc};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
@@ -96,7 +99,36 @@ pub fn short_id(id: &str, len: usize) -> &str {
 
 /// Display width of a (sanitised) string.
 pub fn width(s: &str) -> usize {
-    UnicodeWidthStr::width(s)
+    if s.is_ascii() {
+        // Sanitised text has no control characters, so ASCII is one column per byte.
+        s.len()
+    } else {
+        UnicodeWidthStr::width(s)
+    }
+}
+
+/// The widest cell of each column.
+pub fn column_widths<S: AsRef<str>>(rows: &[Vec<S>]) -> Vec<usize> {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths = vec![0; cols];
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            widths[i] = widths[i].max(width(c.as_ref()));
+        }
+    }
+    widths
+}
+
+/// Appends `cell` padded to `w` columns.
+pub fn push_padded(out: &mut String, cell: &str, w: usize, align: Align) {
+    let pad = w.saturating_sub(width(cell));
+    if align == Align::Right {
+        out.extend(std::iter::repeat_n(' ', pad));
+    }
+    out.push_str(cell);
+    if align == Align::Left {
+        out.extend(std::iter::repeat_n(' ', pad));
+    }
 }
 
 /// Cuts `s` to at most `max` columns, ending with `…` when something was cut.
@@ -134,13 +166,8 @@ pub enum Align {
 /// Returns, for each row, each cell already padded (so colour can be added per cell without
 /// disturbing the alignment).
 pub fn layout(rows: &[Vec<String>], align: &[Align]) -> Vec<Vec<String>> {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut widths = vec![0; cols];
-    for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            widths[i] = widths[i].max(width(c));
-        }
-    }
+    let widths = column_widths(rows);
+    let cols = widths.len();
     rows.iter()
         .map(|r| {
             r.iter()
@@ -203,9 +230,10 @@ fn json_unsafe(c: char) -> bool {
 
 /// Serialised JSON made safe for a terminal, losslessly: every unsafe character (they can
 /// only occur inside strings) becomes a `\uXXXX` escape, which any JSON reader turns back.
-pub fn json_safe(s: String) -> String {
-    if !s.chars().any(json_unsafe) {
-        return s;
+pub fn json_safe(s: &str) -> Cow<'_, str> {
+    // Fast path: every unsafe character but DEL is outside ASCII.
+    if (s.is_ascii() && !s.as_bytes().contains(&0x7f)) || !s.chars().any(json_unsafe) {
+        return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
     for c in s.chars() {
@@ -215,12 +243,43 @@ pub fn json_safe(s: String) -> String {
             out.push(c);
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 /// Pretty JSON of `v`, safe to print.
 pub fn to_json<T: serde::Serialize + ?Sized>(v: &T) -> String {
-    json_safe(serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".to_string()))
+    let s = serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".to_string());
+    json_safe(&s).into_owned()
+}
+
+/// Serialises an iterator as a JSON array without collecting it.
+struct Seq<I>(std::cell::RefCell<Option<I>>);
+
+impl<I> serde::Serialize for Seq<I>
+where
+    I: Iterator,
+    I::Item: serde::Serialize,
+{
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let it = self.0.borrow_mut().take();
+        s.collect_seq(it.into_iter().flatten())
+    }
+}
+
+/// Writes `rows` as a pretty JSON array and a newline (the same text as [`to_json`] of the
+/// collected rows, without collecting them), safe to print. The text is made safe in one
+/// pass over one buffer: per-fragment checks cost more than they save.
+pub fn write_json_array<W: Write, T: serde::Serialize>(
+    w: &mut W,
+    rows: impl IntoIterator<Item = T>,
+) -> io::Result<()> {
+    let seq = Seq(std::cell::RefCell::new(Some(rows.into_iter())));
+    let mut buf = serde_json::to_vec_pretty(&seq).map_err(io::Error::other)?;
+    buf.push(b'\n');
+    match std::str::from_utf8(&buf) {
+        Ok(text) => w.write_all(json_safe(text).as_bytes()),
+        Err(e) => Err(io::Error::other(e)),
+    }
 }
 
 #[cfg(test)]
@@ -315,5 +374,21 @@ mod tests {
         );
         let back: serde_json::Value = serde_json::from_str(&j).unwrap();
         assert_eq!(back["t"], "x\u{9b}y\u{202e}z\u{1b}");
+        assert_eq!(to_json("del\u{7f}"), "\"del\\u007f\"");
+        assert_eq!(to_json("plain"), "\"plain\"");
+    }
+
+    #[test]
+    fn streamed_arrays_equal_the_whole_document() {
+        let rows = [
+            serde_json::json!({"a": 1, "b": ["x", {"c": "\u{202e}"}]}),
+            serde_json::json!({"a": 2, "b": []}),
+        ];
+        for n in 0..=rows.len() {
+            let mut buf = Vec::new();
+            write_json_array(&mut buf, &rows[..n]).unwrap();
+            let text = String::from_utf8(buf).unwrap();
+            assert_eq!(text, to_json(&rows[..n]) + "\n");
+        }
     }
 }

@@ -1,5 +1,7 @@
 //! `neocode --list`: the workspace's sessions, newest activity first.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use super::fmt::{self, Align};
@@ -85,8 +87,7 @@ pub fn run(loc: &Location, opts: ListOptions) -> CmdResult {
     };
     let mut out = Out::stdout();
     if opts.json {
-        let rows: Vec<JsonRow> = items.iter().map(|s| JsonRow::new(s, None)).collect();
-        out.line(&fmt::to_json(&rows))?;
+        out.json_array(items.iter().map(|s| JsonRow::new(s, None)))?;
     } else if items.is_empty() {
         out.line(&format!(
             "no sessions yet in {} — run `neocode` there to start one",
@@ -112,11 +113,11 @@ pub fn run_all(home: &std::path::Path, opts: ListOptions) -> CmdResult {
     }
     let mut out = Out::stdout();
     if opts.json {
-        let rows: Vec<JsonRow> = workspaces
-            .iter()
-            .flat_map(|(root, items)| items.iter().map(|s| JsonRow::new(s, Some(root.as_str()))))
-            .collect();
-        out.line(&fmt::to_json(&rows))?;
+        out.json_array(
+            workspaces.iter().flat_map(|(root, items)| {
+                items.iter().map(|s| JsonRow::new(s, Some(root.as_str())))
+            }),
+        )?;
         return out.finish();
     }
     if workspaces.iter().all(|(_, items)| items.is_empty()) {
@@ -148,87 +149,95 @@ pub fn run_all(home: &std::path::Path, opts: ListOptions) -> CmdResult {
     out.finish()
 }
 
-/// Prints the table of `items`.
+/// Colour of a cell (header row = bold).
+fn sgr(col: usize, s: &SessionSummary) -> Option<&'static str> {
+    match col {
+        0 => Some("33"),
+        1 | 5 => Some("2"),
+        4 if s.plan.failed > 0 => Some("31"),
+        _ => None,
+    }
+}
+
+/// Prints the table of `items`: one line per session, cut to the terminal's width.
 fn table(out: &mut Out, items: &[SessionSummary]) -> CmdResult {
+    const HEADER: [&str; 7] = [
+        "ID",
+        "ACTIVE",
+        "MSGS",
+        "TOKENS IN/OUT",
+        "PLAN",
+        "MODEL",
+        "TITLE",
+    ];
+    const ALIGN: [Align; 7] = [
+        Align::Left,
+        Align::Left,
+        Align::Right,
+        Align::Right,
+        Align::Left,
+        Align::Left,
+        Align::Left,
+    ];
     let now = now_ms();
     let id_len = fmt::short_id_len(items.iter().map(|s| s.id.as_str()));
-    let mut rows: Vec<Vec<String>> = Vec::with_capacity(items.len() + 1);
-    rows.push(
-        [
-            "ID",
-            "ACTIVE",
-            "MSGS",
-            "TOKENS IN/OUT",
-            "PLAN",
-            "MODEL",
-            "TITLE",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
-    );
+    let mut rows: Vec<Vec<Cow<str>>> = Vec::with_capacity(items.len() + 1);
+    rows.push(HEADER.iter().map(|h| Cow::Borrowed(*h)).collect());
     for s in items {
         let title = sanitize::line(s.display_title());
         let title = if s.parent_id.is_some() {
-            format!("↳ {title}")
+            Cow::Owned(format!("↳ {title}"))
         } else {
-            title.into_owned()
+            title
         };
+        let mut tokens = fmt::compact(s.token_input_total);
+        tokens.push('/');
+        tokens.push_str(&fmt::compact(s.token_output_total));
         rows.push(vec![
-            sanitize::line(fmt::short_id(&s.id, id_len)).into_owned(),
-            fmt::relative_time(now, s.updated_at_ms, &chrono::Local),
-            s.message_count.to_string(),
-            format!(
-                "{}/{}",
-                fmt::compact(s.token_input_total),
-                fmt::compact(s.token_output_total)
-            ),
-            fmt::plan_progress(&s.plan),
+            sanitize::line(fmt::short_id(&s.id, id_len)),
+            Cow::Owned(fmt::relative_time(now, s.updated_at_ms, &chrono::Local)),
+            Cow::Owned(s.message_count.to_string()),
+            Cow::Owned(tokens),
+            Cow::Owned(fmt::plan_progress(&s.plan)),
             if s.model.is_empty() {
-                "-".to_string()
+                Cow::Borrowed("-")
             } else {
-                sanitize::line(&s.model).into_owned()
+                sanitize::line(&s.model)
             },
             title,
         ]);
     }
-    let laid = fmt::layout(
-        &rows,
-        &[
-            Align::Left,
-            Align::Left,
-            Align::Right,
-            Align::Right,
-            Align::Left,
-            Align::Left,
-            Align::Left,
-        ],
-    );
+    let widths = fmt::column_widths(&rows);
+    // Everything before the title: the columns and their two-space gaps.
+    let prefix: usize = widths[..6].iter().map(|w| w + 2).sum();
+    let room = out.width.map(|w| w.saturating_sub(prefix).max(1));
     let mut line = String::with_capacity(256);
-    for (i, cells) in laid.iter().enumerate() {
+    for (i, cells) in rows.iter().enumerate() {
         line.clear();
-        let last = cells.len() - 1;
-        for (j, c) in cells.iter().enumerate() {
-            let cell = if j == last {
-                match out.width {
-                    Some(w) => fmt::cut(c, w.saturating_sub(fmt::prefix_width(cells)).max(1)),
-                    None => c.clone(),
+        for (j, cell) in cells.iter().enumerate() {
+            let code = if i == 0 {
+                Some("1")
+            } else {
+                sgr(j, &items[i - 1])
+            };
+            let code = code.filter(|_| out.color);
+            if let Some(c) = code {
+                line.push_str("\x1b[");
+                line.push_str(c);
+                line.push('m');
+            }
+            if j == 6 {
+                match room {
+                    Some(r) if fmt::width(cell) > r => line.push_str(&fmt::cut(cell, r)),
+                    _ => line.push_str(cell),
                 }
             } else {
-                c.clone()
-            };
-            let painted = if i == 0 {
-                out.paint("1", &cell)
-            } else {
-                match j {
-                    0 => out.paint("33", &cell),
-                    1 | 5 => out.paint("2", &cell),
-                    4 if items[i - 1].plan.failed > 0 => out.paint("31", &cell),
-                    _ => cell,
-                }
-            };
-            line.push_str(&painted);
-            if j != last {
+                fmt::push_padded(&mut line, cell, widths[j], ALIGN[j]);
+            }
+            if code.is_some() {
+                line.push_str("\x1b[0m");
+            }
+            if j != 6 {
                 line.push_str("  ");
             }
         }

@@ -50,6 +50,14 @@ impl Out {
         self.w.write_all(b).map_err(write_failure)
     }
 
+    /// Writes `rows` as a pretty JSON array (streamed, safe to print) and a newline.
+    pub fn json_array<T: serde::Serialize>(
+        &mut self,
+        rows: impl IntoIterator<Item = T>,
+    ) -> Result<(), Failure> {
+        super::fmt::write_json_array(&mut self.w, rows).map_err(write_failure)
+    }
+
     /// Wraps `s` in an SGR colour when colour is on.
     pub fn paint(&self, sgr: &str, s: &str) -> String {
         if self.color && !s.is_empty() {

@@ -28,17 +28,13 @@ pub fn run(loc: &Location, query: &str, json: bool, limit: usize) -> CmdResult {
     };
     let mut out = Out::stdout();
     if json {
-        let rows: Vec<JsonHit> = hits
-            .iter()
-            .map(|h| JsonHit {
-                session_id: &h.session_id,
-                session_title: &h.session_title,
-                seq: h.seq,
-                role: h.role.as_str(),
-                snippet: fmt::mark_snippet(&h.snippet, "", ""),
-            })
-            .collect();
-        out.line(&fmt::to_json(&rows))?;
+        out.json_array(hits.iter().map(|h| JsonHit {
+            session_id: &h.session_id,
+            session_title: &h.session_title,
+            seq: h.seq,
+            role: h.role.as_str(),
+            snippet: fmt::mark_snippet(&h.snippet, "", ""),
+        }))?;
         return out.finish();
     }
     if hits.is_empty() {
