@@ -50,7 +50,11 @@ impl From<StoreError> for Failure {
         let mut lines = vec![sanitize::line(&e.to_string()).into_owned()];
         if let StoreError::Ambiguous { candidates, .. } = &e {
             for (id, title) in candidates {
-                lines.push(format!("  {}  {}", sanitize::line(id), sanitize::line(title)));
+                lines.push(format!(
+                    "  {}  {}",
+                    sanitize::line(id),
+                    sanitize::line(title)
+                ));
             }
         }
         Failure { code, lines }
