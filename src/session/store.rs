@@ -150,6 +150,31 @@ impl Store {
         })
     }
 
+    /// The PRAGMAs of a connection this store opened: `journal_mode`, `synchronous`,
+    /// `foreign_keys`, `busy_timeout`, `user_version`, as (name, value) pairs. For tests.
+    #[doc(hidden)]
+    pub fn pragmas(&self) -> Result<Vec<(String, String)>> {
+        self.with_conn(|c| {
+            let mut out = Vec::new();
+            for name in [
+                "journal_mode",
+                "synchronous",
+                "foreign_keys",
+                "busy_timeout",
+                "user_version",
+            ] {
+                let v: rusqlite::types::Value = c.pragma_query_value(None, name, |r| r.get(0))?;
+                let v = match v {
+                    rusqlite::types::Value::Integer(i) => i.to_string(),
+                    rusqlite::types::Value::Text(t) => t,
+                    other => format!("{other:?}"),
+                };
+                out.push((name.to_string(), v));
+            }
+            Ok(out)
+        })
+    }
+
     /// Largest asset accepted.
     pub fn asset_limit(&self) -> u64 {
         self.inner.asset_limit
@@ -806,6 +831,22 @@ impl Store {
             });
         }
         self.load_header(session_id)?;
+        // Refuse a taken id before the rename below would overwrite the existing file (the
+        // check inside the transaction stays for a racing writer).
+        let taken = self.with_conn(|c| {
+            Ok(c.query_row(
+                "SELECT 1 FROM session_assets WHERE session_id = ?1 AND id = ?2",
+                params![session_id, asset_id],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+        })?;
+        if taken {
+            return Err(StoreError::AlreadyExists(format!(
+                "{session_id}/{asset_id}"
+            )));
+        }
         let dir = self.inner.paths.assets().join(session_id);
         super::workspace::create_private_dir(&dir)?;
         let rel = asset_relative_path(session_id, &asset_id);
@@ -1108,6 +1149,27 @@ fn write_step_update(
         column: "payload_json",
         detail: e.to_string(),
     })?;
+    // Only the latest row per (step, kind) is kept, so a later non-terminal status must not
+    // replace a terminal status row: merging the kept rows would reopen the step, where
+    // merging the full history keeps it terminal (the seed's first rule).
+    if let StepUpdate::Status { status } = u
+        && !status.is_terminal()
+    {
+        let stored: Option<String> = tx
+            .query_row(
+                "SELECT payload_json FROM step_updates
+                 WHERE session_id = ?1 AND step_id = ?2 AND kind = 'status'",
+                params![session_id, step_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(stored) = stored {
+            let stored: StepUpdate = from_json(session_id, "step_updates.payload_json", &stored)?;
+            if matches!(stored, StepUpdate::Status { status } if status.is_terminal()) {
+                return Ok(());
+            }
+        }
+    }
     // Write order is a per-session counter, so same-millisecond writes still merge in order.
     tx.execute(
         "INSERT INTO step_updates (session_id, step_id, kind, payload_json, write_seq)
@@ -1236,7 +1298,12 @@ fn user_text(parts: &[Part]) -> String {
 }
 
 /// Turns free text into a safe FTS5 query: every word quoted, the last one a prefix.
+/// Control characters (NUL ends the query string inside FTS5's parser) become spaces.
 fn fts_query(q: &str) -> Option<String> {
+    let q: String = q
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     let words: Vec<String> = q
         .split_whitespace()
         .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
