@@ -2,33 +2,161 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
+
+const MAIN_EXAMPLES: &str = "\
+Examples:
+  neocode                           open the full-screen TUI for this workspace
+  neocode --list                    print this workspace's sessions, newest first
+  neocode --list --json --limit 5   the five most recent sessions as JSON
+  neocode --list --all-workspaces   sessions of every workspace under the home
+  neocode --resume 0192f3a1         continue a session in the TUI (id prefix)
+  neocode --continue                continue the most recently active session
+  neocode --workdir ~/src/app --list
+
+<ID> is a full session id, a unique prefix of one, or `last`.
+Exit codes: 0 ok, 1 runtime failure, 2 bad usage or unknown/ambiguous id.";
 
 /// A terminal coding agent whose sessions are first-class.
 #[derive(Debug, Parser)]
-#[command(name = "neocode", version, about, long_about = None)]
+#[command(
+    name = "neocode",
+    version,
+    about,
+    long_about = None,
+    after_help = MAIN_EXAMPLES
+)]
 pub struct Cli {
     /// Act on the workspace of this directory instead of the current one.
     #[arg(long, global = true, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
 
     /// Open the TUI inside this session (full id, unique prefix, or `last`).
-    #[arg(long, value_name = "ID", conflicts_with = "continue")]
+    #[arg(long, value_name = "ID", conflicts_with_all = ["continue", "list"])]
     pub resume: Option<String>,
 
     /// Open the TUI inside the most recently active session.
-    #[arg(long = "continue")]
+    #[arg(long = "continue", conflicts_with = "list")]
     pub r#continue: bool,
+
+    /// Print the workspace's sessions, newest activity first, and exit.
+    #[arg(long)]
+    pub list: bool,
+
+    /// With --list: print a stable JSON array instead of a table.
+    #[arg(long, requires = "list")]
+    pub json: bool,
+
+    /// With --list: at most N sessions (per workspace).
+    #[arg(long, value_name = "N", requires = "list")]
+    pub limit: Option<usize>,
+
+    /// With --list: every workspace under the home, each with its root path.
+    #[arg(long, requires = "list")]
+    pub all_workspaces: bool,
 
     /// The command; none opens the full-screen TUI.
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
+/// Formats of `export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// The lossless session file (re-importable).
+    Json,
+    /// A readable transcript.
+    Markdown,
+}
+
 /// One-shot commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Show one session: header, tokens, plan, assets and the last messages.
+    #[command(after_help = "Examples:\n  neocode show last\n  neocode show 0192f3a1 --json")]
+    Show {
+        /// Session: full id, unique prefix, or `last`.
+        id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write one session as a session file (JSON) or a markdown transcript.
+    #[command(
+        after_help = "Examples:\n  neocode export last -o session.json\n  neocode export 0192f3a1 --format markdown > transcript.md"
+    )]
+    Export {
+        /// Session: full id, unique prefix, or `last`.
+        id: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "json")]
+        format: ExportFormat,
+        /// Write to this file instead of standard output.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Read a session file into this workspace and print the session's id.
+    #[command(
+        after_help = "Examples:\n  neocode import session.json\n  neocode import --new-id - < session.json"
+    )]
+    Import {
+        /// Session file, or `-` for standard input.
+        file: PathBuf,
+        /// Give the imported session a fresh id (to import a copy of an existing one).
+        #[arg(long)]
+        new_id: bool,
+    },
+    /// Copy a session (up to a message) into a new session and print the new id.
+    #[command(after_help = "Examples:\n  neocode fork last\n  neocode fork 0192f3a1 --at 12")]
+    Fork {
+        /// Session: full id, unique prefix, or `last`.
+        id: String,
+        /// Keep messages up to and including this seq (default: all).
+        #[arg(long, value_name = "SEQ")]
+        at: Option<i64>,
+    },
+    /// Give a session a new title.
+    #[command(after_help = "Example:\n  neocode rename last \"Fix the flaky login test\"")]
+    Rename {
+        /// Session: full id, unique prefix, or `last`.
+        id: String,
+        /// The new title.
+        title: String,
+    },
+    /// Delete a session and its assets (asks first; --yes when not on a terminal).
+    #[command(after_help = "Examples:\n  neocode delete 0192f3a1\n  neocode delete last --yes")]
+    Delete {
+        /// Session: full id, unique prefix, or `last`.
+        id: String,
+        /// Do not ask.
+        #[arg(short, long)]
+        yes: bool,
+    },
+    /// Full-text search of the workspace's messages.
+    #[command(
+        after_help = "Examples:\n  neocode search \"borrow checker\"\n  neocode search migration --json --limit 50"
+    )]
+    Search {
+        /// Words to find.
+        query: String,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// At most N matches.
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        limit: usize,
+    },
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Examples:\n  neocode completions bash > ~/.local/share/bash-completion/completions/neocode\n  neocode completions zsh > ~/.zfunc/_neocode"
+    )]
+    Completions {
+        /// Shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Open the TUI on a throwaway workspace filled with demo sessions.
+    #[command(after_help = "Examples:\n  neocode demo\n  neocode demo --keep")]
     Demo {
         /// Keep the demo folder on disk afterwards.
         #[arg(long)]

@@ -5,6 +5,13 @@
 //! or ambiguous id).
 
 pub mod args;
+pub mod fmt;
+mod list;
+mod manage;
+pub mod out;
+mod search;
+mod show;
+pub mod transfer;
 
 use std::process::ExitCode;
 
@@ -32,6 +39,14 @@ impl Failure {
         Failure {
             code: 2,
             lines: vec![msg.into()],
+        }
+    }
+
+    /// Ends the command quietly with success (stdout was closed: `| head`).
+    pub fn quiet() -> Failure {
+        Failure {
+            code: 0,
+            lines: Vec::new(),
         }
     }
 
@@ -74,14 +89,19 @@ pub type CmdResult = Result<(), Failure>;
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+        Err(e) if !e.use_stderr() => {
+            // --help and --version: clap prints them; a closed pipe is fine.
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("neocode: {} (see neocode --help)", clap_message(&e));
+            return ExitCode::from(2);
         }
     };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(f) if f.code == 0 => ExitCode::SUCCESS,
         Err(f) => {
             let mut it = f.lines.iter();
             if let Some(first) = it.next() {
@@ -95,12 +115,36 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// clap's error as one line, without its `error: ` prefix and usage block.
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let first = text.lines().next().unwrap_or("invalid arguments");
+    first.strip_prefix("error: ").unwrap_or(first).to_string()
+}
+
 fn location(cli: &Cli) -> Result<Location, Failure> {
     Location::resolve(cli.workdir.as_deref()).map_err(|e| Failure::usage(sanitize::line(&e)))
 }
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> CmdResult {
+    if let Some(cmd) = &cli.command {
+        let flag = if cli.list {
+            Some("--list")
+        } else if cli.resume.is_some() {
+            Some("--resume")
+        } else if cli.r#continue {
+            Some("--continue")
+        } else {
+            None
+        };
+        if let Some(flag) = flag {
+            let name = cmd_name(cmd);
+            return Err(Failure::usage(format!(
+                "{flag} cannot be used with the '{name}' command (see neocode --help)"
+            )));
+        }
+    }
     match &cli.command {
         Some(Command::Demo { keep }) => {
             let demo = tui::demo::prepare(*keep)?;
@@ -109,6 +153,31 @@ pub fn run(cli: Cli) -> CmdResult {
                 resume: None,
             })?;
             Ok(())
+        }
+        Some(Command::Show { id, json }) => show::run(&location(&cli)?, id, *json),
+        Some(Command::Export { id, format, output }) => {
+            transfer::export(&location(&cli)?, id, *format, output.as_deref())
+        }
+        Some(Command::Import { file, new_id }) => transfer::import(&location(&cli)?, file, *new_id),
+        Some(Command::Fork { id, at }) => manage::fork(&location(&cli)?, id, *at),
+        Some(Command::Rename { id, title }) => manage::rename(&location(&cli)?, id, title),
+        Some(Command::Delete { id, yes }) => manage::delete(&location(&cli)?, id, *yes),
+        Some(Command::Search { query, json, limit }) => {
+            search::run(&location(&cli)?, query, *json, *limit)
+        }
+        Some(Command::Completions { shell }) => completions(*shell),
+        None if cli.list => {
+            let opts = list::ListOptions {
+                json: cli.json,
+                limit: cli.limit.unwrap_or(0),
+            };
+            if cli.all_workspaces {
+                let home =
+                    crate::session::home_dir().map_err(|e| Failure::usage(sanitize::line(&e)))?;
+                list::run_all(&home, opts)
+            } else {
+                list::run(&location(&cli)?, opts)
+            }
         }
         None => {
             let loc = location(&cli)?;
@@ -128,15 +197,54 @@ pub fn run(cli: Cli) -> CmdResult {
     }
 }
 
+fn cmd_name(cmd: &Command) -> &'static str {
+    match cmd {
+        Command::Show { .. } => "show",
+        Command::Export { .. } => "export",
+        Command::Import { .. } => "import",
+        Command::Fork { .. } => "fork",
+        Command::Rename { .. } => "rename",
+        Command::Delete { .. } => "delete",
+        Command::Search { .. } => "search",
+        Command::Completions { .. } => "completions",
+        Command::Demo { .. } => "demo",
+    }
+}
+
+/// `neocode completions <SHELL>`: generated into memory first, so a closed pipe is handled
+/// like every other write.
+fn completions(shell: clap_complete::Shell) -> CmdResult {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "neocode", &mut buf);
+    let mut out = out::Out::stdout();
+    out.bytes(&buf)?;
+    out.finish()
+}
+
+/// Opens an existing workspace and resolves `key` in it; a workspace without a database has
+/// no sessions, and nothing is created.
+pub(crate) fn open_for_id(loc: &Location, key: &str) -> Result<(Runtime, String), Failure> {
+    match Runtime::open_existing(loc)? {
+        Some(rt) => {
+            let id = rt.resolve(key)?;
+            Ok((rt, id))
+        }
+        None => Err(not_found(loc, key)),
+    }
+}
+
+fn not_found(loc: &Location, key: &str) -> Failure {
+    StoreError::NotFound {
+        what: "session",
+        key: key.to_string(),
+        scope: loc.root().display().to_string(),
+    }
+    .into()
+}
+
 /// Resolves an id in a workspace without creating its database.
 fn resolve_existing(loc: &Location, key: &str) -> Result<String, Failure> {
-    match Runtime::open_existing(loc)? {
-        Some(rt) => Ok(rt.resolve(key)?),
-        None => Err(StoreError::NotFound {
-            what: "session",
-            key: key.to_string(),
-            scope: loc.root().display().to_string(),
-        }
-        .into()),
-    }
+    open_for_id(loc, key).map(|(_, id)| id)
 }

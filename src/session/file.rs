@@ -210,8 +210,11 @@ fn truncate(s: &str) -> String {
 pub fn parse(text: &str) -> Result<SessionFile, FileError> {
     let de = &mut serde_json::Deserializer::from_str(text);
     let doc: SessionFile = serde_path_to_error::deserialize(de).map_err(|e| {
+        // serde_path_to_error writes `.` for the root and `?` for a position it does not
+        // know (e.g. text that is not JSON at all); neither is a JSON path.
         let p = e.path().to_string();
-        let path = if p == "." {
+        let p = p.trim_end_matches('?').trim_end_matches('.');
+        let path = if p.is_empty() {
             "$".to_string()
         } else {
             format!("$.{p}")

@@ -128,8 +128,7 @@ pub(crate) fn open_connection(path: &Path, create: bool, root: &Path) -> Result<
             supported: SCHEMA_VERSION,
         });
     }
-    conn.pragma_update(None, "journal_mode", "WAL")
-        .map_err(|e| classify(path, e))?;
+    set_wal(&conn, path)?;
     conn.pragma_update(None, "synchronous", "NORMAL")
         .map_err(|e| classify(path, e))?;
     conn.pragma_update(None, "foreign_keys", "ON")
@@ -140,6 +139,33 @@ pub(crate) fn open_connection(path: &Path, create: bool, root: &Path) -> Result<
         migrate(&conn, path, root)?;
     }
     Ok(conn)
+}
+
+/// Switches the file to WAL. Switching a rollback-journal file needs an exclusive lock and
+/// SQLite answers `SQLITE_BUSY` at once (no busy handler) while another process holds any
+/// lock, which happens when several processes open a new workspace together; retry for as
+/// long as the busy timeout. Once the file is in WAL mode this is a no-op.
+fn set_wal(conn: &Connection, path: &Path) -> Result<()> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(5000);
+    loop {
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            Ok(mode) => {
+                return Err(StoreError::io(
+                    path,
+                    std::io::Error::other(format!(
+                        "cannot switch the database to WAL (journal mode stays {mode})"
+                    )),
+                ));
+            }
+            Err(rusqlite::Error::SqliteFailure(f, _))
+                if f.code == ErrorCode::DatabaseBusy && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(e) => return Err(classify(path, e)),
+        }
+    }
 }
 
 /// Applies every missing migration in one immediate transaction.

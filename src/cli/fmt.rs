@@ -1,0 +1,319 @@
+//! Pure formatting helpers of the one-shot commands: relative times, compact numbers, short
+//! ids, plan progress, width-aware cutting, table layout and JSON output that is safe to print.
+
+use chrono::{TimeZone, Utc};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use crate::session::{PlanCounts, SNIPPET_CLOSE, SNIPPET_OPEN};
+
+const MINUTE: i64 = 60_000;
+const HOUR: i64 = 60 * MINUTE;
+const DAY: i64 = 24 * HOUR;
+
+/// "just now", "3m ago", "2h ago", "yesterday", "5d ago", then the date (`2024-03-05`) in `tz`.
+/// A time in the future (clock skew) reads "just now".
+pub fn relative_time<Tz: TimeZone>(now_ms: i64, then_ms: i64, tz: &Tz) -> String
+where
+    Tz::Offset: std::fmt::Display,
+{
+    let d = now_ms.saturating_sub(then_ms);
+    if d < MINUTE {
+        "just now".to_string()
+    } else if d < HOUR {
+        format!("{}m ago", d / MINUTE)
+    } else if d < DAY {
+        format!("{}h ago", d / HOUR)
+    } else if d < 2 * DAY {
+        "yesterday".to_string()
+    } else if d < 7 * DAY {
+        format!("{}d ago", d / DAY)
+    } else {
+        let utc = Utc
+            .timestamp_millis_opt(then_ms)
+            .single()
+            .unwrap_or_default();
+        utc.with_timezone(tz).format("%Y-%m-%d").to_string()
+    }
+}
+
+/// 999, 1.2k, 12.3k, 123k, 1.2M, 1.2G: at most four characters plus the unit.
+pub fn compact(n: u64) -> String {
+    fn scaled(n: u64, unit: u64, suffix: &str) -> String {
+        // Tenths, rounded half up, in integers to avoid float formatting surprises.
+        let tenths = (n * 10 + unit / 2) / unit;
+        if tenths >= 1000 || tenths.is_multiple_of(10) {
+            format!("{}{suffix}", tenths / 10)
+        } else {
+            format!("{}.{}{suffix}", tenths / 10, tenths % 10)
+        }
+    }
+    if n < 1_000 {
+        n.to_string()
+    } else if n < 999_500 {
+        scaled(n, 1_000, "k")
+    } else if n < 999_500_000 {
+        scaled(n, 1_000_000, "M")
+    } else {
+        scaled(n, 1_000_000_000, "G")
+    }
+}
+
+/// Plan progress: `3/7`, `3/7 ✗1` with failures, `-` without a plan.
+pub fn plan_progress(p: &PlanCounts) -> String {
+    if p.total == 0 {
+        "-".to_string()
+    } else if p.failed > 0 {
+        format!("{}/{} ✗{}", p.done, p.total, p.failed)
+    } else {
+        format!("{}/{}", p.done, p.total)
+    }
+}
+
+/// The shortest prefix length (at least 8) that keeps every id of `ids` distinct.
+pub fn short_id_len<'a>(ids: impl IntoIterator<Item = &'a str>) -> usize {
+    let mut v: Vec<&str> = ids.into_iter().collect();
+    v.sort_unstable();
+    v.dedup();
+    let mut len = 8;
+    for w in v.windows(2) {
+        let common = w[0]
+            .bytes()
+            .zip(w[1].bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        len = len.max(common + 1);
+    }
+    len
+}
+
+/// The first `len` characters of an id.
+pub fn short_id(id: &str, len: usize) -> &str {
+    match id.char_indices().nth(len) {
+        Some((i, _)) => &id[..i],
+        None => id,
+    }
+}
+
+/// Display width of a (sanitised) string.
+pub fn width(s: &str) -> usize {
+    UnicodeWidthStr::width(s)
+}
+
+/// Cuts `s` to at most `max` columns, ending with `…` when something was cut.
+pub fn cut(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if w + cw > max - 1 {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out.push('…');
+    out
+}
+
+/// Column alignment in [`layout`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Pad on the right.
+    Left,
+    /// Pad on the left.
+    Right,
+}
+
+/// Lays out rows of cells into columns two spaces apart; the last column is not padded.
+/// Returns, for each row, each cell already padded (so colour can be added per cell without
+/// disturbing the alignment).
+pub fn layout(rows: &[Vec<String>], align: &[Align]) -> Vec<Vec<String>> {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths = vec![0; cols];
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            widths[i] = widths[i].max(width(c));
+        }
+    }
+    rows.iter()
+        .map(|r| {
+            r.iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    if i + 1 == cols {
+                        return c.clone();
+                    }
+                    let pad = " ".repeat(widths[i] - width(c));
+                    match align.get(i).copied().unwrap_or(Align::Left) {
+                        Align::Left => format!("{c}{pad}"),
+                        Align::Right => format!("{pad}{c}"),
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Width taken by every column but the last of a laid-out row, separators included.
+pub fn prefix_width(cells: &[String]) -> usize {
+    cells
+        .iter()
+        .take(cells.len().saturating_sub(1))
+        .map(|c| width(c) + 2)
+        .sum()
+}
+
+/// A search snippet (already sanitised) with its match markers turned into `open`/`close`.
+pub fn mark_snippet(snippet: &str, open: &str, close: &str) -> String {
+    let mut out = String::with_capacity(snippet.len() + 16);
+    for c in snippet.chars() {
+        match c {
+            SNIPPET_OPEN => out.push_str(open),
+            SNIPPET_CLOSE => out.push_str(close),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Characters JSON output escapes although serde_json would print them raw: DEL, C1 controls
+/// and bidi/invisible format characters. serde_json already escapes C0 inside strings, so a
+/// raw newline is layout and stays.
+fn json_unsafe(c: char) -> bool {
+    (c.is_control() && c as u32 >= 0x7f)
+        || matches!(
+            c,
+            '\u{200E}'
+                | '\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{061C}'
+                | '\u{FEFF}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | SNIPPET_OPEN
+                | SNIPPET_CLOSE
+        )
+}
+
+/// Serialised JSON made safe for a terminal, losslessly: every unsafe character (they can
+/// only occur inside strings) becomes a `\uXXXX` escape, which any JSON reader turns back.
+pub fn json_safe(s: String) -> String {
+    if !s.chars().any(json_unsafe) {
+        return s;
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if json_unsafe(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Pretty JSON of `v`, safe to print.
+pub fn to_json<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    json_safe(serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_700_000_000_000;
+
+    #[test]
+    fn relative_times() {
+        let r = |ago: i64| relative_time(NOW, NOW - ago, &Utc);
+        assert_eq!(r(5_000), "just now");
+        assert_eq!(r(-90_000), "just now");
+        assert_eq!(r(3 * MINUTE + 5), "3m ago");
+        assert_eq!(r(59 * MINUTE), "59m ago");
+        assert_eq!(r(2 * HOUR), "2h ago");
+        assert_eq!(r(30 * HOUR), "yesterday");
+        assert_eq!(r(5 * DAY), "5d ago");
+        // 2023-11-14T22:13:20Z minus 30 days.
+        assert_eq!(r(30 * DAY), "2023-10-15");
+        let plus9 = chrono::FixedOffset::east_opt(9 * 3600).unwrap();
+        assert_eq!(relative_time(NOW, NOW - 30 * DAY, &plus9), "2023-10-16");
+    }
+
+    #[test]
+    fn compact_numbers() {
+        assert_eq!(compact(0), "0");
+        assert_eq!(compact(999), "999");
+        assert_eq!(compact(1_000), "1k");
+        assert_eq!(compact(1_234), "1.2k");
+        assert_eq!(compact(12_345), "12.3k");
+        assert_eq!(compact(123_456), "123k");
+        assert_eq!(compact(999_499), "999k");
+        assert_eq!(compact(999_500), "1M");
+        assert_eq!(compact(1_250_000), "1.3M");
+        assert_eq!(compact(4_000_000_000), "4G");
+    }
+
+    #[test]
+    fn plan_cells() {
+        let p = |done, failed, total| {
+            plan_progress(&PlanCounts {
+                done,
+                failed,
+                total,
+            })
+        };
+        assert_eq!(p(0, 0, 0), "-");
+        assert_eq!(p(3, 0, 7), "3/7");
+        assert_eq!(p(3, 1, 7), "3/7 ✗1");
+    }
+
+    #[test]
+    fn short_ids_grow_until_unique() {
+        assert_eq!(short_id_len(["0192aaaa-1111", "0192bbbb-2222"]), 8);
+        assert_eq!(short_id_len(["0192aaaa-1111", "0192aaaa-1122"]), 12);
+        assert_eq!(short_id_len(["same", "same"]), 8);
+        assert_eq!(short_id("0192aaaa-1111", 8), "0192aaaa");
+        assert_eq!(short_id("abc", 8), "abc");
+    }
+
+    #[test]
+    fn cutting_respects_display_width() {
+        assert_eq!(cut("hello", 5), "hello");
+        assert_eq!(cut("hello world", 6), "hello…");
+        assert_eq!(cut("日本語テキスト", 7), "日本語…");
+        assert_eq!(width(&cut("日本語テキスト", 7)), 7);
+        assert_eq!(cut("abc", 0), "");
+    }
+
+    #[test]
+    fn layout_pads_all_but_the_last_column() {
+        let rows = vec![
+            vec!["ID".into(), "N".into(), "TITLE".into()],
+            vec!["abc".into(), "12".into(), "x".into()],
+        ];
+        let out = layout(&rows, &[Align::Left, Align::Right, Align::Left]);
+        assert_eq!(out[0], vec!["ID ", " N", "TITLE"]);
+        assert_eq!(out[1], vec!["abc", "12", "x"]);
+        assert_eq!(prefix_width(&out[1]), 3 + 2 + 2 + 2);
+    }
+
+    #[test]
+    fn snippets_and_json_never_carry_raw_markers_or_controls() {
+        let s = format!("a {SNIPPET_OPEN}hit{SNIPPET_CLOSE} b");
+        assert_eq!(mark_snippet(&s, "[", "]"), "a [hit] b");
+        let j = to_json(&serde_json::json!({"t": "x\u{9b}y\u{202e}z\u{1b}"}));
+        assert!(
+            !j.chars()
+                .any(|c| json_unsafe(c) || (c.is_control() && c != '\n')),
+            "{j}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&j).unwrap();
+        assert_eq!(back["t"], "x\u{9b}y\u{202e}z\u{1b}");
+    }
+}

@@ -1,0 +1,70 @@
+//! `neocode fork`, `rename` and `delete`.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use super::out::Out;
+use super::{CmdResult, Failure, open_for_id};
+use crate::runtime::Location;
+use crate::sanitize;
+
+/// `neocode fork <ID> [--at SEQ]`: prints the new id.
+pub fn fork(loc: &Location, key: &str, at: Option<i64>) -> CmdResult {
+    let (rt, id) = open_for_id(loc, key)?;
+    let header = rt.fork(&id, at)?;
+    let mut out = Out::stdout();
+    out.line(&sanitize::line(&header.id))?;
+    out.finish()
+}
+
+/// `neocode rename <ID> <TITLE>`.
+pub fn rename(loc: &Location, key: &str, title: &str) -> CmdResult {
+    if title.trim().is_empty() {
+        return Err(Failure::usage("the new title is empty"));
+    }
+    let (rt, id) = open_for_id(loc, key)?;
+    rt.rename(&id, title)?;
+    let mut out = Out::stdout();
+    out.line(&format!(
+        "renamed {}: {}",
+        sanitize::line(&id),
+        sanitize::line(title)
+    ))?;
+    out.finish()
+}
+
+/// `neocode delete <ID> [--yes]`: asks on a terminal, needs `--yes` otherwise.
+pub fn delete(loc: &Location, key: &str, yes: bool) -> CmdResult {
+    let (rt, id) = open_for_id(loc, key)?;
+    if !yes {
+        let stdin = std::io::stdin();
+        if !stdin.is_terminal() {
+            return Err(Failure::usage(
+                "refusing to delete without --yes when standard input is not a terminal",
+            ));
+        }
+        let s = rt.summary(&id)?;
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "delete session {} \"{}\" ({} messages, {} assets)? This cannot be undone. [y/N] ",
+            sanitize::line(&id),
+            sanitize::line(s.display_title()),
+            s.message_count,
+            s.asset_count
+        );
+        let _ = err.flush();
+        let mut answer = String::new();
+        stdin
+            .lock()
+            .read_line(&mut answer)
+            .map_err(|e| Failure::runtime(format!("cannot read the answer: {e}")))?;
+        if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+            let _ = writeln!(err, "nothing deleted");
+            return Ok(());
+        }
+    }
+    rt.delete(&id)?;
+    let mut out = Out::stdout();
+    out.line(&format!("deleted {}", sanitize::line(&id)))?;
+    out.finish()
+}

@@ -1,0 +1,279 @@
+//! `neocode show <ID>`: header, tokens, plan with step statuses, assets, fork parent, message
+//! count and the last few messages.
+
+use serde::Serialize;
+
+use super::fmt;
+use super::list::JsonRow;
+use super::out::Out;
+use super::{CmdResult, open_for_id};
+use crate::runtime::{Location, Runtime};
+use crate::sanitize;
+use crate::session::file::rfc3339;
+use crate::session::{Message, Part, StepStatus, now_ms};
+
+/// Messages shown at the end of `show`.
+const LAST_MESSAGES: usize = 5;
+/// Lines of each message shown.
+const MESSAGE_LINES: usize = 6;
+
+#[derive(Serialize)]
+struct JsonStep<'a> {
+    id: &'a str,
+    title: &'a str,
+    depends_on: &'a [String],
+    status: &'static str,
+}
+
+#[derive(Serialize)]
+struct JsonAsset<'a> {
+    id: &'a str,
+    mime_type: &'a str,
+    size_bytes: u64,
+    created_at: String,
+}
+
+#[derive(Serialize)]
+struct JsonMessage<'a> {
+    seq: i64,
+    role: &'static str,
+    text: String,
+    tool_calls: Vec<&'a str>,
+    is_error: bool,
+    created_at: String,
+}
+
+#[derive(Serialize)]
+struct JsonShow<'a> {
+    #[serde(flatten)]
+    row: JsonRow<'a>,
+    fork_seq: Option<i64>,
+    steps: Vec<JsonStep<'a>>,
+    assets: Vec<JsonAsset<'a>>,
+    last_messages: Vec<JsonMessage<'a>>,
+}
+
+/// The last `n` messages, even after compaction left `last_seq` beyond the stored seqs.
+fn last_messages(
+    rt: &Runtime,
+    id: &str,
+    last_seq: i64,
+    n: usize,
+) -> crate::session::Result<Vec<Message>> {
+    let from = (last_seq - n as i64 + 1).max(1);
+    let mut msgs = rt.messages(id, from, last_seq)?;
+    if msgs.len() < n && from > 1 {
+        msgs = rt.messages(id, 1, last_seq)?;
+    }
+    let skip = msgs.len().saturating_sub(n);
+    Ok(msgs.split_off(skip))
+}
+
+/// Text of a message for a preview: text parts, then image and reasoning markers.
+fn message_text(m: &Message) -> String {
+    let mut out = m.text();
+    for p in &m.parts {
+        match p {
+            Part::Text { .. } => {}
+            Part::Image { asset_id, .. } => {
+                out.push_str(&format!("\n[image {asset_id}]"));
+            }
+            Part::Reasoning { text } => {
+                out.push_str(&format!("\n[reasoning] {text}"));
+            }
+        }
+    }
+    out.trim().to_string()
+}
+
+/// `neocode show`.
+pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
+    let (rt, id) = open_for_id(loc, key)?;
+    let summary = rt.summary(&id)?;
+    let header = rt.header(&id)?;
+    let progress = rt.plan_progress(&id)?;
+    let assets = rt.assets(&id)?;
+    let msgs = last_messages(&rt, &id, header.last_seq, LAST_MESSAGES)?;
+    let steps = header
+        .plan
+        .as_ref()
+        .map(|p| p.steps.as_slice())
+        .unwrap_or(&[]);
+    let mut out = Out::stdout();
+    if json {
+        let doc = JsonShow {
+            row: JsonRow::new(&summary, None),
+            fork_seq: summary.fork_seq,
+            steps: steps
+                .iter()
+                .map(|s| JsonStep {
+                    id: &s.id,
+                    title: &s.title,
+                    depends_on: &s.depends_on,
+                    status: progress.status(&s.id).as_str(),
+                })
+                .collect(),
+            assets: assets
+                .iter()
+                .map(|a| JsonAsset {
+                    id: &a.id,
+                    mime_type: &a.mime_type,
+                    size_bytes: a.size_bytes,
+                    created_at: rfc3339(a.created_at_ms),
+                })
+                .collect(),
+            last_messages: msgs
+                .iter()
+                .map(|m| JsonMessage {
+                    seq: m.seq,
+                    role: m.role.as_str(),
+                    text: message_text(m),
+                    tool_calls: m.tool_calls.iter().map(|c| c.name.as_str()).collect(),
+                    is_error: m.is_error,
+                    created_at: rfc3339(m.created_at_ms),
+                })
+                .collect(),
+        };
+        out.line(&fmt::to_json(&doc))?;
+        return out.finish();
+    }
+
+    let now = now_ms();
+    let l = |s: &str| sanitize::line(s).into_owned();
+    let title = out.paint("1", &l(summary.display_title()));
+    out.line(&title)?;
+    let field =
+        |out: &Out, k: &str, v: String| format!("{}  {v}", out.paint("2", &format!("{k:<9}")));
+    let mut lines = vec![
+        field(&out, "id", l(&summary.id)),
+        field(&out, "status", summary.status.as_str().to_string()),
+        field(
+            &out,
+            "created",
+            format!(
+                "{} ({})",
+                rfc3339(summary.created_at_ms),
+                fmt::relative_time(now, summary.created_at_ms, &chrono::Local)
+            ),
+        ),
+        field(
+            &out,
+            "active",
+            format!(
+                "{} ({})",
+                rfc3339(summary.updated_at_ms),
+                fmt::relative_time(now, summary.updated_at_ms, &chrono::Local)
+            ),
+        ),
+        field(
+            &out,
+            "model",
+            match (summary.provider.is_empty(), summary.model.is_empty()) {
+                (_, true) => "-".to_string(),
+                (true, false) => l(&summary.model),
+                (false, false) => format!("{} / {}", l(&summary.provider), l(&summary.model)),
+            },
+        ),
+    ];
+    if !summary.workdir.is_empty() {
+        lines.push(field(&out, "workdir", l(&summary.workdir)));
+    }
+    if let Some(parent) = &summary.parent_id {
+        let at = summary
+            .fork_seq
+            .map(|s| format!(" at message {s}"))
+            .unwrap_or_default();
+        lines.push(field(&out, "forked", format!("from {}{at}", l(parent))));
+    }
+    lines.push(field(
+        &out,
+        "tokens",
+        format!(
+            "{} in / {} out",
+            summary.token_input_total, summary.token_output_total
+        ),
+    ));
+    lines.push(field(&out, "messages", summary.message_count.to_string()));
+    for line in lines {
+        out.line(&line)?;
+    }
+
+    if !steps.is_empty() {
+        out.line("")?;
+        let heading = format!("Plan  {}", fmt::plan_progress(&summary.plan));
+        let heading = out.paint("1", &heading);
+        out.line(&heading)?;
+        for s in steps {
+            let st = progress.status(&s.id);
+            let (mark, sgr) = match st {
+                StepStatus::Completed => ("✔", "32"),
+                StepStatus::Failed => ("✗", "31"),
+                StepStatus::Running => ("▸", "33"),
+                StepStatus::Pending => ("□", "2"),
+            };
+            let mut line = format!(
+                "  {} {}  ({})",
+                out.paint(sgr, mark),
+                l(&s.title),
+                st.as_str()
+            );
+            if let Some(f) = progress.failures.get(&s.id) {
+                line.push_str(&format!(" — {}: {}", l(&f.error_type), l(&f.message)));
+            }
+            out.line(&line)?;
+        }
+    }
+
+    if !assets.is_empty() {
+        out.line("")?;
+        let heading = out.paint("1", &format!("Assets  {}", assets.len()));
+        out.line(&heading)?;
+        for a in &assets {
+            out.line(&format!(
+                "  {}  {}  {}",
+                l(&a.id),
+                l(&a.mime_type),
+                fmt::compact(a.size_bytes) + "B"
+            ))?;
+        }
+    }
+
+    if !msgs.is_empty() {
+        out.line("")?;
+        let heading = out.paint(
+            "1",
+            &format!("Last {} of {} messages", msgs.len(), summary.message_count),
+        );
+        out.line(&heading)?;
+        for m in &msgs {
+            let mut head = format!("#{} {}", m.seq, m.role.as_str());
+            if !m.tool_calls.is_empty() {
+                let names: Vec<String> = m.tool_calls.iter().map(|c| l(&c.name)).collect();
+                head.push_str(&format!(" → {}", names.join(", ")));
+            }
+            if m.is_error {
+                head.push_str(" (error)");
+            }
+            let head = out.paint("36", &head);
+            out.line(&head)?;
+            let text = message_text(m);
+            let all: Vec<&str> = text.lines().collect();
+            for t in all.iter().take(MESSAGE_LINES) {
+                let t = l(t);
+                let t = match out.width {
+                    Some(w) => fmt::cut(&t, w.saturating_sub(2).max(1)),
+                    None => t,
+                };
+                out.line(&format!("  {t}"))?;
+            }
+            if all.len() > MESSAGE_LINES {
+                let more = out.paint(
+                    "2",
+                    &format!("  … {} more lines", all.len() - MESSAGE_LINES),
+                );
+                out.line(&more)?;
+            }
+        }
+    }
+    out.finish()
+}

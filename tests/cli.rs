@@ -1,0 +1,363 @@
+//! End-to-end tests of the real binary: `--list`, id resolution, help, version, completions.
+
+mod cli_support;
+
+use cli_support::*;
+use neocode::session::NewSession;
+
+#[test]
+fn list_prints_a_table_newest_activity_first() {
+    let ws = Ws::new();
+    let old = ws.session("Older session", 1);
+    let rich = ws.rich_session("Fix the flaky login test");
+    let out = ok_stdout(ws.cmd().arg("--list"));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    for h in [
+        "ID",
+        "ACTIVE",
+        "MSGS",
+        "TOKENS IN/OUT",
+        "PLAN",
+        "MODEL",
+        "TITLE",
+    ] {
+        assert!(lines[0].contains(h), "header lacks {h}: {}", lines[0]);
+    }
+    let first: Vec<&str> = lines[1].split_whitespace().collect();
+    // Short ids: at least 8 characters, longer when needed to stay unique in the list.
+    assert!(
+        first[0].len() >= 8 && rich.starts_with(first[0]),
+        "{}",
+        first[0]
+    );
+    assert!(!old.starts_with(first[0]));
+    assert_eq!(&first[1..3], ["just", "now"]);
+    assert_eq!(first[3], "4", "messages");
+    assert_eq!(first[4], "12.3k/678", "tokens");
+    assert_eq!(&first[5..7], ["1/3", "✗1"], "plan");
+    assert_eq!(first[7], "gpt-rich");
+    assert!(
+        lines[1].ends_with("Fix the flaky login test"),
+        "{}",
+        lines[1]
+    );
+    let second: Vec<&str> = lines[2].split_whitespace().collect();
+    assert!(old.starts_with(second[0]) && !rich.starts_with(second[0]));
+    assert_eq!(second[0].len(), first[0].len());
+    assert_eq!(second[3], "2");
+    assert_eq!(second[4], "100/10");
+    assert_eq!(second[5], "-");
+    assert!(lines[2].ends_with("Older session"));
+    assert!(!out.contains('\x1b'), "no colour on a pipe");
+}
+
+#[test]
+fn list_json_has_the_stable_keys_and_values() {
+    let ws = Ws::new();
+    let id = ws.rich_session("Rich one");
+    let v = ok_json(ws.cmd().args(["--list", "--json"]));
+    let arr = v.as_array().unwrap();
+    assert_eq!(arr.len(), 1);
+    let row = arr[0].as_object().unwrap();
+    let mut keys: Vec<&str> = row.keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "asset_count",
+            "created_at",
+            "id",
+            "message_count",
+            "model",
+            "parent_id",
+            "plan",
+            "provider",
+            "status",
+            "title",
+            "tokens",
+            "updated_at",
+            "workdir"
+        ]
+    );
+    assert_eq!(row["id"], id.as_str());
+    assert_eq!(row["title"], "Rich one");
+    assert_eq!(row["message_count"], 4);
+    assert_eq!(
+        row["tokens"],
+        serde_json::json!({"input": 12345, "output": 678})
+    );
+    assert_eq!(row["model"], "gpt-rich");
+    assert_eq!(row["provider"], "openai");
+    assert_eq!(row["status"], "created");
+    assert!(row["parent_id"].is_null());
+    assert_eq!(
+        row["plan"],
+        serde_json::json!({"done": 1, "failed": 1, "total": 3})
+    );
+    assert_eq!(row["asset_count"], 1);
+    assert_eq!(row["workdir"], ws.root().to_string_lossy().as_ref());
+    for k in ["created_at", "updated_at"] {
+        let t = row[k].as_str().unwrap();
+        chrono::DateTime::parse_from_rfc3339(t).unwrap_or_else(|e| panic!("{k} {t}: {e}"));
+    }
+}
+
+#[test]
+fn list_limit_keeps_the_newest() {
+    let ws = Ws::new();
+    ws.session("one", 0);
+    ws.session("two", 0);
+    let newest = ws.session("three", 0);
+    let v = ok_json(ws.cmd().args(["--list", "--json", "--limit", "1"]));
+    assert_eq!(v.as_array().unwrap().len(), 1);
+    assert_eq!(v[0]["id"], newest.as_str());
+    let out = ok_stdout(ws.cmd().args(["--list", "--limit", "2"]));
+    assert_eq!(out.lines().count(), 3, "{out}");
+}
+
+#[test]
+fn empty_workspace_says_so_and_creates_nothing() {
+    let ws = Ws::new();
+    let out = ok_stdout(ws.cmd().arg("--list"));
+    assert_eq!(out.lines().count(), 1);
+    assert!(out.starts_with("no sessions yet in "), "{out}");
+    assert!(out.contains(&*ws.root().to_string_lossy()));
+    assert!(out.contains("neocode"));
+    let v = ok_json(ws.cmd().args(["--list", "--json"]));
+    assert_eq!(v, serde_json::json!([]));
+    assert!(
+        std::fs::read_dir(ws.home.path()).unwrap().next().is_none(),
+        "the home must stay empty"
+    );
+    // Reading commands on a fresh workspace do not create it either.
+    let (code, _, err) = fail(ws.cmd().args(["show", "last"]));
+    assert_eq!(code, 2, "{err}");
+    let (code, _, _) = fail(ws.cmd().args(["--resume", "abc"]));
+    assert_eq!(code, 2);
+    ok_stdout(ws.cmd().args(["search", "anything"]));
+    assert!(std::fs::read_dir(ws.home.path()).unwrap().next().is_none());
+}
+
+#[test]
+fn all_workspaces_lists_each_root() {
+    let ws = Ws::new();
+    let a = ws.session("in workspace A", 1);
+    let (work_b, loc_b) = ws.sibling();
+    let rt_b = neocode::runtime::Runtime::open(&loc_b).unwrap();
+    let b = rt_b
+        .new_session(NewSession {
+            title: "in workspace B".into(),
+            ..NewSession::default()
+        })
+        .unwrap()
+        .id;
+    let v = ok_json(ws.cmd().args(["--list", "--json", "--all-workspaces"]));
+    let arr = v.as_array().unwrap();
+    assert_eq!(arr.len(), 2);
+    let find = |id: &str| arr.iter().find(|r| r["id"] == id).unwrap().clone();
+    assert_eq!(find(&a)["workspace"], ws.root().to_string_lossy().as_ref());
+    assert_eq!(
+        find(&b)["workspace"],
+        loc_b.root().to_string_lossy().as_ref()
+    );
+    let out = ok_stdout(ws.cmd().args(["--list", "--all-workspaces"]));
+    assert!(
+        out.contains(&format!("{}  (1 session)", ws.root().display())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("{}  (1 session)", loc_b.root().display())),
+        "{out}"
+    );
+    assert!(out.contains("in workspace A") && out.contains("in workspace B"));
+    drop(work_b);
+}
+
+#[test]
+fn ids_resolve_by_full_id_prefix_and_last() {
+    let ws = Ws::new();
+    let first = ws.session("first", 1);
+    let last = ws.session("second", 1);
+    let title_of = |key: &str| ok_json(ws.cmd().args(["show", key, "--json"]))["title"].clone();
+    assert_eq!(title_of(&first), "first");
+    assert_eq!(title_of("last"), "second");
+    // The shortest unique prefix of `last` against `first`.
+    let n = first
+        .bytes()
+        .zip(last.bytes())
+        .take_while(|(a, b)| a == b)
+        .count()
+        + 1;
+    assert_eq!(title_of(&last[..n]), "second");
+}
+
+#[test]
+fn unknown_id_exits_2_naming_the_workspace() {
+    let ws = Ws::new();
+    ws.session("only", 0);
+    for args in [
+        vec!["show", "nope"],
+        vec!["export", "nope"],
+        vec!["fork", "nope"],
+        vec!["rename", "nope", "x"],
+        vec!["delete", "nope", "--yes"],
+        vec!["--resume", "nope"],
+    ] {
+        let (code, out, err) = fail(ws.cmd().args(&args));
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty());
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "neocode: no session matches 'nope' in {}",
+                ws.root().display()
+            ),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn ambiguous_prefix_lists_the_candidates() {
+    let ws = Ws::new();
+    let rt = ws.rt();
+    for (id, title) in [
+        ("abc-one", "First candidate"),
+        ("abc-two", "Second candidate"),
+    ] {
+        rt.new_session(NewSession {
+            id: Some(id.into()),
+            title: title.into(),
+            ..NewSession::default()
+        })
+        .unwrap();
+    }
+    for args in [
+        vec!["show", "abc"],
+        vec!["--resume", "abc"],
+        vec!["delete", "abc", "--yes"],
+    ] {
+        let (code, _, err) = fail(ws.cmd().args(&args));
+        assert_eq!(code, 2, "{err}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 3, "{err}");
+        assert!(lines[0].starts_with("neocode: 'abc' is ambiguous"), "{err}");
+        assert!(
+            lines[1..]
+                .iter()
+                .any(|l| l.contains("abc-one") && l.contains("First candidate"))
+        );
+        assert!(
+            lines[1..]
+                .iter()
+                .any(|l| l.contains("abc-two") && l.contains("Second candidate"))
+        );
+    }
+    // Both still exist after the refused delete.
+    assert_eq!(rt.count().unwrap(), 2);
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let ws = Ws::new();
+    let (code, _, err) = fail(ws.cmd().arg("--frobnicate"));
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = fail(ws.cmd().args(["--json"]));
+    assert_eq!(code, 2, "--json needs --list");
+    assert!(
+        err.starts_with("neocode: ") && err.lines().count() == 1,
+        "{err}"
+    );
+    let (code, _, err) = fail(ws.cmd().args(["--list", "show", "last"]));
+    assert_eq!(code, 2, "{err}");
+    let (code, _, _) = fail(ws.cmd().args(["--list", "--limit", "many"]));
+    assert_eq!(code, 2);
+    let (code, _, err) = fail(ws.cmd().args(["export", "x", "--format", "pdf"]));
+    assert_eq!(code, 2, "{err}");
+    let missing = ws.work.path().join("does-not-exist");
+    let (code, _, err) = fail(ws.cmd_in(&missing).arg("--list"));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.starts_with("neocode: "), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn help_has_an_example_for_every_command() {
+    let ws = Ws::new();
+    let top = ok_stdout(ws.cmd().arg("--help"));
+    assert!(top.contains("Examples:"));
+    for flag in [
+        "--list",
+        "--resume",
+        "--continue",
+        "--workdir",
+        "--json",
+        "--all-workspaces",
+    ] {
+        assert!(top.contains(flag), "{flag} missing from --help");
+    }
+    for cmd in [
+        "show",
+        "export",
+        "import",
+        "fork",
+        "rename",
+        "delete",
+        "search",
+        "completions",
+        "demo",
+    ] {
+        assert!(top.contains(cmd), "{cmd} missing from --help");
+        let help = ok_stdout(ws.cmd().args([cmd, "--help"]));
+        assert!(help.contains("Example"), "{cmd} --help has no example");
+        assert!(
+            help.contains(&format!("neocode {cmd}")),
+            "{cmd} example does not run {cmd}"
+        );
+    }
+}
+
+#[test]
+fn version_prints_the_crate_version() {
+    let ws = Ws::new();
+    let out = ok_stdout(ws.cmd().arg("--version"));
+    assert_eq!(out.trim(), format!("neocode {}", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn completions_produce_shell_scripts() {
+    let ws = Ws::new();
+    let bash = ok_stdout(ws.cmd().args(["completions", "bash"]));
+    assert!(bash.contains("complete -F"), "{bash}");
+    assert!(
+        bash.contains("neocode") && bash.contains("export") && bash.contains("--all-workspaces")
+    );
+    let zsh = ok_stdout(ws.cmd().args(["completions", "zsh"]));
+    assert!(zsh.starts_with("#compdef neocode"));
+    let (code, _, _) = fail(ws.cmd().args(["completions", "tcsh"]));
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn a_corrupt_database_is_a_runtime_failure_and_left_alone() {
+    let ws = Ws::new();
+    ws.session("will be clobbered", 0);
+    let db = ws.db();
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(db.with_file_name(format!("session.db{suffix}")));
+    }
+    let garbage = b"this is not a SQLite database, not even close....".repeat(100);
+    std::fs::write(&db, &garbage).unwrap();
+    for args in [vec!["--list"], vec!["show", "last"], vec!["search", "x"]] {
+        let (code, out, err) = fail(ws.cmd().args(&args));
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(out.is_empty());
+        assert!(
+            err.starts_with("neocode: ") && err.lines().count() == 1,
+            "{err}"
+        );
+        assert!(err.contains("session.db"), "{err}");
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), garbage);
+}

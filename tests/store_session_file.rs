@@ -1,0 +1,298 @@
+//! The session file: lossless export → parse → import → export, `--new-id` imports, and
+//! malformed documents rejected with the JSON path of the problem and nothing written.
+
+use neocode::session::file::{self, SessionFile};
+use neocode::session::{
+    AppendMeta, NewMessage, NewSession, Part, Plan, Role, RuntimeLedger, StateUpdate, Step,
+    StepFailure, StepStatus, StepUpdate, Store, StoreError, ToolCall, Usage, WorkspacePaths,
+};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+fn open_at(t: &TempDir, name: &str) -> Store {
+    let ws = t.path().join(name);
+    std::fs::create_dir_all(&ws).unwrap();
+    Store::open(WorkspacePaths::resolve(&t.path().join("home"), &ws).unwrap()).unwrap()
+}
+
+/// A session using every part of the format.
+fn rich(s: &Store) -> String {
+    let h = s
+        .create_session(NewSession {
+            id: Some("rich-1".into()),
+            title: "Everything \u{1F680}".into(),
+            provider: "anthropic".into(),
+            model: "claude-x".into(),
+            workdir: "/src/app".into(),
+            conversation_key: None,
+        })
+        .unwrap();
+    s.save_asset(&h.id, Some("shot"), "image/png", &[0, 159, 146, 150, 255])
+        .unwrap();
+    s.append_messages(
+        &h.id,
+        &[
+            NewMessage::text(Role::System, "be brief"),
+            NewMessage {
+                role: Some(Role::User),
+                parts: vec![
+                    Part::text("look at this"),
+                    Part::Image {
+                        asset_id: "shot".into(),
+                        mime_type: Some("image/png".into()),
+                    },
+                ],
+                ..NewMessage::default()
+            },
+            NewMessage {
+                role: Some(Role::Assistant),
+                parts: vec![
+                    Part::Reasoning {
+                        text: "need to list files".into(),
+                    },
+                    Part::text("listing"),
+                ],
+                tool_calls: vec![ToolCall {
+                    id: "call-1".into(),
+                    name: "shell".into(),
+                    arguments: r#"{"cmd":"ls -la"}"#.into(),
+                }],
+                usage: Usage {
+                    input_tokens: 1200,
+                    output_tokens: 80,
+                },
+                ..NewMessage::default()
+            },
+            NewMessage {
+                tool_metadata: Some(json!({"exit_code": 1, "ms": 12})),
+                ..NewMessage::tool_result("call-1", "permission denied", true)
+            },
+        ],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    s.update_state(
+        &h.id,
+        &StateUpdate {
+            status: Some(neocode::session::Status::Paused),
+            todos: Some(Some(json!([{"text": "fix perms", "done": false}]))),
+            skills: Some(Some(json!(["rust"]))),
+            task_state: Some(Some(json!({"goal": "list files"}))),
+            ledger: Some(Some(RuntimeLedger {
+                started_at_ms: Some(1_700_000_000_000),
+                ..RuntimeLedger::default()
+            })),
+            plan: Some(Some(Plan {
+                steps: vec![
+                    Step {
+                        id: "a".into(),
+                        title: "list".into(),
+                        depends_on: vec![],
+                    },
+                    Step {
+                        id: "b".into(),
+                        title: "fix".into(),
+                        depends_on: vec!["a".into()],
+                    },
+                    Step {
+                        id: "c".into(),
+                        title: "verify".into(),
+                        depends_on: vec!["b".into()],
+                    },
+                ],
+            })),
+            ..StateUpdate::default()
+        },
+    )
+    .unwrap();
+    s.record_step_update(
+        &h.id,
+        "a",
+        &StepUpdate::Result {
+            result: json!(["x"]),
+        },
+    )
+    .unwrap();
+    s.record_step_update(
+        &h.id,
+        "b",
+        &StepUpdate::Error {
+            error: StepFailure {
+                error_type: "ToolError".into(),
+                message: "denied".into(),
+                traceback: Some("at line 1".into()),
+            },
+        },
+    )
+    .unwrap();
+    s.record_step_update(
+        &h.id,
+        "c",
+        &StepUpdate::Status {
+            status: StepStatus::Running,
+        },
+    )
+    .unwrap();
+    h.id
+}
+
+#[test]
+fn export_parse_import_export_is_identical() {
+    let t = TempDir::new().unwrap();
+    let a = open_at(&t, "one");
+    let id = rich(&a);
+    let first = file::export(&a, &id).unwrap();
+    let text = serde_json::to_string_pretty(&first).unwrap();
+    let parsed = file::parse(&text).unwrap();
+    assert_eq!(parsed, first);
+
+    let b = open_at(&t, "two");
+    assert_ne!(a.paths().dir, b.paths().dir);
+    let h = file::import(&b, &parsed, false).unwrap();
+    assert_eq!(h.id, id);
+    let second = file::export(&b, &id).unwrap();
+    assert_eq!(
+        serde_json::to_value(&second).unwrap(),
+        serde_json::to_value(&first).unwrap()
+    );
+    // What a user sees is the same too.
+    let (sa, sb) = (a.load_session(&id).unwrap(), b.load_session(&id).unwrap());
+    assert_eq!(sa, sb);
+    assert_eq!(a.summary(&id).unwrap(), b.summary(&id).unwrap());
+    assert_eq!(
+        b.open_asset(&id, "shot").unwrap().1,
+        [0, 159, 146, 150, 255]
+    );
+    assert_eq!(b.search("denied", 5).unwrap()[0].seq, 4);
+    // The document has the shape of the contract.
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["format"], "neocode-session");
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["session"]["plan"]["steps"][1]["status"], "failed");
+    assert_eq!(v["messages"][2]["tool_calls"][0]["name"], "shell");
+    assert_eq!(v["assets"][0]["data_base64"], "AJ+Slv8=");
+}
+
+#[test]
+fn an_existing_id_is_refused_unless_a_new_id_is_asked_for() {
+    let t = TempDir::new().unwrap();
+    let a = open_at(&t, "one");
+    let id = rich(&a);
+    let doc = file::export(&a, &id).unwrap();
+    match file::import(&a, &doc, false) {
+        Err(StoreError::AlreadyExists(x)) => assert_eq!(x, id),
+        other => panic!("expected AlreadyExists, got {other:?}"),
+    }
+    assert_eq!(a.count().unwrap(), 1);
+    let copy = file::import(&a, &doc, true).unwrap();
+    assert_ne!(copy.id, id);
+    assert_eq!(copy.parent_id, None);
+    let (orig, new) = (
+        a.load_session(&id).unwrap(),
+        a.load_session(&copy.id).unwrap(),
+    );
+    assert_eq!(new.messages, orig.messages);
+    assert_eq!(new.plan_progress, orig.plan_progress);
+    assert_eq!(
+        a.open_asset(&copy.id, "shot").unwrap().1,
+        [0, 159, 146, 150, 255]
+    );
+    assert_eq!(a.count().unwrap(), 2);
+}
+
+/// A valid export as a JSON value, to break in one place.
+fn valid_doc() -> Value {
+    let t = TempDir::new().unwrap();
+    let a = open_at(&t, "src");
+    let id = rich(&a);
+    serde_json::to_value(file::export(&a, &id).unwrap()).unwrap()
+}
+
+fn rejected(doc: &Value) -> file::FileError {
+    file::parse(&doc.to_string()).expect_err("malformed document accepted")
+}
+
+#[test]
+fn malformed_documents_name_the_json_path_and_write_nothing() {
+    let good = valid_doc();
+    assert!(file::parse(&good.to_string()).is_ok());
+
+    let mut cases: Vec<(&str, Value, &str, &str)> = Vec::new();
+    let mut d = good.clone();
+    d["session"].as_object_mut().unwrap().remove("title");
+    cases.push(("missing field", d, "$.session", "title"));
+    let mut d = good.clone();
+    d["messages"][1]["role"] = json!("robot");
+    cases.push(("bad enum", d, "$.messages[1].role", "robot"));
+    let mut d = good.clone();
+    d["session"]["status"] = json!("sleeping");
+    cases.push(("bad status", d, "$.session.status", "sleeping"));
+    let mut d = good.clone();
+    d["messages"][1]["seq"] = json!(1);
+    cases.push(("duplicate seq", d, "$.messages[1].seq", "duplicate"));
+    let mut d = good.clone();
+    d["messages"][3]["tool_call_id"] = json!("call-ghost");
+    cases.push((
+        "orphan tool result",
+        d,
+        "$.messages[3].tool_call_id",
+        "call-ghost",
+    ));
+    let mut d = good.clone();
+    d["assets"][0]["data_base64"] = json!("!!not base64!!");
+    cases.push(("bad base64", d, "$.assets[0].data_base64", "base64"));
+    let mut d = good.clone();
+    d["messages"][1]["parts"][1]["asset_id"] = json!("ghost");
+    cases.push((
+        "unknown asset",
+        d,
+        "$.messages[1].parts[1].asset_id",
+        "ghost",
+    ));
+    let mut d = good.clone();
+    d["format"] = json!("something-else");
+    cases.push(("wrong format", d, "$.format", "neocode-session"));
+    let mut d = good.clone();
+    d["messages"][0]["created_at"] = json!("yesterday");
+    cases.push(("bad time", d, "$.messages[0].created_at", "RFC 3339"));
+    let mut d = good.clone();
+    d["session"]["id"] = json!("../escape");
+    cases.push(("bad id", d, "$.session.id", "invalid"));
+    let mut d = good.clone();
+    d["session"]["plan"]["steps"][0]["depends_on"] = json!(["c"]);
+    cases.push(("plan cycle", d, "$.session.plan.steps", "cycle"));
+
+    let t = TempDir::new().unwrap();
+    let target = open_at(&t, "target");
+    for (what, doc, path, needle) in &cases {
+        let e = rejected(doc);
+        assert_eq!(&e.path, path, "{what}: {e}");
+        assert!(
+            e.message.contains(needle),
+            "{what}: message {:?}",
+            e.message
+        );
+        // Bypassing parse, import itself validates and writes nothing.
+        if let Ok(raw) = serde_json::from_value::<SessionFile>(doc.clone()) {
+            assert!(
+                file::import(&target, &raw, false).is_err(),
+                "{what}: imported"
+            );
+            assert!(
+                file::import(&target, &raw, true).is_err(),
+                "{what}: imported"
+            );
+        }
+        assert_eq!(target.count().unwrap(), 0, "{what}: something was written");
+        let leftovers: Vec<_> = std::fs::read_dir(target.paths().assets())
+            .unwrap()
+            .collect();
+        assert!(leftovers.is_empty(), "{what}: asset files written");
+    }
+    // Not JSON at all, and unknown fields (ignored).
+    assert_eq!(file::parse("{not json").unwrap_err().path, "$");
+    let mut d = good.clone();
+    d["session"]["future_field"] = json!({"x": 1});
+    d["extra"] = json!(true);
+    assert!(file::parse(&d.to_string()).is_ok());
+}
