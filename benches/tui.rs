@@ -94,7 +94,11 @@ fn long_session(rt: &Runtime, n: usize, title: &str) -> String {
                 },
                 ..NewMessage::default()
             },
-            2 => NewMessage::tool_result(format!("c{}", i - 1), "running 1 test\ntest foo ... ok\n\ntest result: ok.", false),
+            2 => NewMessage::tool_result(
+                format!("c{}", i - 1),
+                "running 1 test\ntest foo ... ok\n\ntest result: ok.",
+                false,
+            ),
             _ => NewMessage::text(Role::Assistant, format!("All good at step {i}.")),
         };
         batch.push(m);

@@ -226,15 +226,14 @@ fn run_tui(env: &Env, extra: &[&str], ready: &str, keys: &[&str]) -> (Vec<u8>, S
         std::thread::sleep(Duration::from_millis(250));
     }
     let final_screen = screen_now(&raw);
-    writer.write_all(b"q").unwrap();
+    // Ctrl-C quits from every view (in the conversation view `q` is text).
+    writer.write_all(b"\x03").unwrap();
     writer.flush().unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-    let _ = writer.write_all(b"q");
     let start = Instant::now();
     while child.try_wait().unwrap().is_none() {
         assert!(
             start.elapsed() < Duration::from_secs(10),
-            "the TUI did not quit on q"
+            "the TUI did not quit on Ctrl-C"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
