@@ -94,7 +94,11 @@ fn long_session(rt: &Runtime, n: usize, title: &str) -> String {
                 },
                 ..NewMessage::default()
             },
-            2 => NewMessage::tool_result(format!("c{}", i - 1), "running 1 test\ntest foo ... ok\n\ntest result: ok.", false),
+            2 => NewMessage::tool_result(
+                format!("c{}", i - 1),
+                "running 1 test\ntest foo ... ok\n\ntest result: ok.",
+                false,
+            ),
             _ => NewMessage::text(Role::Assistant, format!("All good at step {i}.")),
         };
         batch.push(m);
@@ -190,16 +194,16 @@ fn benches(c: &mut Criterion) {
     });
 }
 
-/// Spawns the binary in a 120x35 pty; returns (child, screen parser, writer).
-fn spawn(
-    f: &Fixture,
-    args: &[&str],
-) -> (
+/// A running binary: child, screen, keyboard, start time.
+type Spawned = (
     Box<dyn portable_pty::Child + Send + Sync>,
     Arc<Mutex<vt100::Parser>>,
     Box<dyn Write + Send>,
     Instant,
-) {
+);
+
+/// Spawns the binary in a 120x35 pty.
+fn spawn(f: &Fixture, args: &[&str]) -> Spawned {
     use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     let pair = native_pty_system()
         .openpty(PtySize {
