@@ -194,16 +194,16 @@ fn benches(c: &mut Criterion) {
     });
 }
 
-/// Spawns the binary in a 120x35 pty; returns (child, screen parser, writer).
-fn spawn(
-    f: &Fixture,
-    args: &[&str],
-) -> (
+/// A running binary: child, screen, keyboard, start time.
+type Spawned = (
     Box<dyn portable_pty::Child + Send + Sync>,
     Arc<Mutex<vt100::Parser>>,
     Box<dyn Write + Send>,
     Instant,
-) {
+);
+
+/// Spawns the binary in a 120x35 pty.
+fn spawn(f: &Fixture, args: &[&str]) -> Spawned {
     use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     let pair = native_pty_system()
         .openpty(PtySize {

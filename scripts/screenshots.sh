@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Regenerates screenshots/*.png from the real binary running `neocode demo` in tmux (120x35):
+# tmux capture-pane -e (with colours) -> aha (HTML) -> headless Chromium (PNG).
+# Needs: tmux, aha, chromium (apt-get install -y tmux aha chromium).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=screenshots
+mkdir -p "$out"
+for tool in tmux aha; do
+  command -v "$tool" >/dev/null || { echo "screenshots.sh: $tool is not installed" >&2; exit 1; }
+done
+chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+[ -n "$chrome" ] || { echo "screenshots.sh: chromium is not installed" >&2; exit 1; }
+
+cargo build --release --quiet
+bin=$PWD/target/release/neocode
+sess=neocode-shots-$$
+tmp=$(mktemp -d)
+cleanup() { tmux kill-session -t "$sess" 2>/dev/null || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+
+tmux new-session -d -s "$sess" -x 120 -y 35 "TERM=xterm-256color $bin demo"
+sleep 1.5
+
+keys() { tmux send-keys -t "$sess" "$@"; sleep 0.5; }
+
+shot() {
+  local name=$1
+  tmux capture-pane -t "$sess" -e -p > "$tmp/$name.ansi"
+  {
+    echo '<!DOCTYPE html><html><head><meta charset="utf-8"><style>'
+    echo 'body{margin:0;background:#1e1e2e;color:#d8dee9}'
+    echo 'pre{margin:0;padding:12px;font-family:"DejaVu Sans Mono","Liberation Mono",monospace;font-size:14px;line-height:1.22}'
+    echo '</style></head><body><pre>'
+    aha --no-header --black < "$tmp/$name.ansi"
+    echo '</pre></body></html>'
+  } > "$tmp/$name.html"
+  "$chrome" --headless --no-sandbox --disable-gpu --disable-background-networking \
+    --disable-component-update --disable-sync --no-first-run \
+    --user-data-dir="$tmp/chrome" --hide-scrollbars \
+    --screenshot="$PWD/$out/$name.png" --window-size=1040,640 \
+    "file://$tmp/$name.html" >/dev/null 2>&1
+  echo "wrote $out/$name.png"
+}
+
+# The list, on the bug-fix session (its fork shows under it).
+keys j j j j j
+shot list
+
+# Its transcript, focused, scrolled to the failing tool call and expanded.
+keys Tab j j j j j j Space
+shot transcript
+
+# The plan DAG of the migration session.
+keys Tab k
+keys ']'
+shot plan
+
+# Usage with budget gauges.
+keys ']'
+shot usage
+
+# Full-text search.
+keys '[' '['
+keys s
+tmux send-keys -t "$sess" -l 'redis'
+sleep 0.8
+shot search
+keys Escape
+keys q
