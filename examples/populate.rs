@@ -64,7 +64,7 @@ fn turn(i: u64, topic: &str) -> Vec<NewMessage> {
         NewMessage::tool_result(
             call.id,
             format!("ok: {} lines read", 40 + i % 300),
-            i % 29 == 0,
+            i.is_multiple_of(29),
         ),
     ]
 }
@@ -111,11 +111,7 @@ fn main() {
     };
     let rt = Runtime::open(&loc).expect("open");
     let start = Instant::now();
-    let per = if sessions == 0 {
-        0
-    } else {
-        messages / sessions
-    };
+    let per = messages.checked_div(sessions).unwrap_or(0);
     let plan = Plan {
         steps: vec![
             Step {
@@ -146,7 +142,7 @@ fn main() {
                 ..NewSession::default()
             })
             .expect("create");
-        if s % 3 == 0 {
+        if s.is_multiple_of(3) {
             rt.update_state(
                 &h.id,
                 &StateUpdate {

@@ -28,7 +28,7 @@ fn sigkill_at_random_moments_loses_nothing_acknowledged() {
     let mut kills_mid_write = 0u64;
 
     for i in 0..iterations {
-        if i % 25 == 0 {
+        if i.is_multiple_of(25) {
             let h = env
                 .runtime()
                 .new_session(NewSession {
