@@ -525,13 +525,12 @@ pub struct ListQuery {
     pub after: Option<PageKey>,
 }
 
-/// Where a list page ended: (updated_at_ms, id) of its last row.
+/// Where a list page ended: activity time and insertion position of its last row. Opaque to
+/// callers: pass it back in [`ListQuery::after`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageKey {
-    /// `updated_at_ms` of the last row.
-    pub updated_at_ms: i64,
-    /// Id of the last row.
-    pub id: String,
+    pub(crate) updated_at_ms: i64,
+    pub(crate) rowid: i64,
 }
 
 /// One page of session summaries, newest activity first.

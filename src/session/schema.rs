@@ -46,7 +46,7 @@ pub const MIGRATIONS: &[&str] = &[
         plan_done          INTEGER NOT NULL DEFAULT 0,
         plan_failed        INTEGER NOT NULL DEFAULT 0
     );
-    CREATE INDEX sessions_by_activity ON sessions(updated_at_ms DESC, id DESC);
+    CREATE INDEX sessions_by_activity ON sessions(updated_at_ms); -- (updated_at_ms, rowid), scanned backwards
     CREATE INDEX sessions_by_key ON sessions(conversation_key, updated_at_ms DESC)
         WHERE conversation_key IS NOT NULL;
     CREATE INDEX sessions_by_parent ON sessions(parent_id) WHERE parent_id IS NOT NULL;

@@ -455,7 +455,7 @@ impl Store {
 
     /// Lists session summaries from the header table alone, newest activity first.
     pub fn list(&self, q: &ListQuery) -> Result<ListPage> {
-        let mut sql = format!("SELECT {SUMMARY_COLS} FROM sessions WHERE 1=1");
+        let mut sql = format!("SELECT {SUMMARY_COLS}, rowid FROM sessions WHERE 1=1");
         let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
         if let Some(text) = q.text.as_deref().filter(|t| !t.is_empty()) {
             let pat = format!("%{}%", like_escape(text));
@@ -472,28 +472,36 @@ impl Store {
             }
         }
         if let Some(k) = &q.after {
-            sql.push_str(" AND (updated_at_ms < ? OR (updated_at_ms = ? AND id < ?))");
+            sql.push_str(" AND (updated_at_ms < ? OR (updated_at_ms = ? AND rowid < ?))");
             args.push(Box::new(k.updated_at_ms));
             args.push(Box::new(k.updated_at_ms));
-            args.push(Box::new(k.id.clone()));
+            args.push(Box::new(k.rowid));
         }
-        sql.push_str(" ORDER BY updated_at_ms DESC, id DESC");
+        // Ties in activity time go to the later-created session (insertion order).
+        sql.push_str(" ORDER BY updated_at_ms DESC, rowid DESC");
         if q.limit > 0 {
             sql.push_str(&format!(" LIMIT {}", q.limit + 1));
         }
         self.with_conn(|c| {
             let mut st = c.prepare_cached(&sql)?;
-            let rows = st.query_map(rusqlite::params_from_iter(args.iter()), summary_from_row)?;
+            let rows = st.query_map(rusqlite::params_from_iter(args.iter()), |r| {
+                Ok((summary_from_row(r)?, r.get::<_, i64>(18)?))
+            })?;
             let mut items = Vec::new();
+            let mut last_rowid = 0;
             for r in rows {
-                items.push(r??);
+                let (summary, rowid) = r?;
+                items.push(summary?);
+                if q.limit == 0 || items.len() <= q.limit {
+                    last_rowid = rowid;
+                }
             }
             let mut next = None;
             if q.limit > 0 && items.len() > q.limit {
                 items.truncate(q.limit);
                 next = items.last().map(|s: &SessionSummary| PageKey {
                     updated_at_ms: s.updated_at_ms,
-                    id: s.id.clone(),
+                    rowid: last_rowid,
                 });
             }
             Ok(ListPage { items, next })
@@ -525,7 +533,7 @@ impl Store {
         if key == "last" {
             return self.with_conn(|c| {
                 c.query_row(
-                    "SELECT id FROM sessions ORDER BY updated_at_ms DESC, id DESC LIMIT 1",
+                    "SELECT id FROM sessions ORDER BY updated_at_ms DESC, rowid DESC LIMIT 1",
                     [],
                     |r| r.get(0),
                 )
@@ -543,7 +551,7 @@ impl Store {
         self.with_conn(|c| {
             let mut st = c.prepare_cached(
                 "SELECT id, title, first_prompt FROM sessions WHERE id >= ?1 AND id < ?1 || x'ff'
-                 ORDER BY updated_at_ms DESC LIMIT 21",
+                 ORDER BY updated_at_ms DESC, rowid DESC LIMIT 21",
             )?;
             let rows: Vec<(String, String, String)> = st
                 .query_map([key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
@@ -573,7 +581,7 @@ impl Store {
             c.query_row(
                 &format!(
                     "SELECT {SUMMARY_COLS} FROM sessions WHERE conversation_key = ?1
-                     ORDER BY updated_at_ms DESC, id DESC LIMIT 1"
+                     ORDER BY updated_at_ms DESC, rowid DESC LIMIT 1"
                 ),
                 [key],
                 summary_from_row,
