@@ -135,6 +135,10 @@ pub(crate) fn open_connection(path: &Path, create: bool, root: &Path) -> Result<
         .map_err(|e| classify(path, e))?;
     conn.pragma_update(None, "busy_timeout", 5000)
         .map_err(|e| classify(path, e))?;
+    // 16 MiB page cache (the default is 2 MiB): a fork or compaction of a long session
+    // touches more pages than that, and spilling them mid-transaction dominated its cost.
+    conn.pragma_update(None, "cache_size", -16384)
+        .map_err(|e| classify(path, e))?;
     if version < SCHEMA_VERSION {
         migrate(&conn, path, root)?;
     }

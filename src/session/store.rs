@@ -712,10 +712,9 @@ impl Store {
                     params![session_id, new_id],
                 )?;
                 tx.execute(
-                    "UPDATE sessions SET
-                        message_count = (SELECT count(*) FROM messages WHERE session_id = ?1),
-                        token_input_total = (SELECT coalesce(sum(input_tokens), 0) FROM messages WHERE session_id = ?1),
-                        token_output_total = (SELECT coalesce(sum(output_tokens), 0) FROM messages WHERE session_id = ?1)
+                    "UPDATE sessions SET (message_count, token_input_total, token_output_total) =
+                        (SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0)
+                         FROM messages WHERE session_id = ?1)
                      WHERE id = ?1",
                     [&new_id],
                 )?;
@@ -989,21 +988,33 @@ impl Store {
         Ok(resolved)
     }
 
+    /// Assets of `session_id` that messages `1..=at` show. Only messages whose parts JSON
+    /// holds an image part are parsed (most hold none), and none when the session has no
+    /// assets at all.
     fn assets_referenced(&self, session_id: &str, at: i64) -> Result<Vec<AssetMeta>> {
-        let ids: HashSet<String> = self
-            .load_messages(session_id, 1, at)?
-            .iter()
-            .flat_map(|m| m.parts.iter())
-            .filter_map(|p| match p {
-                Part::Image { asset_id, .. } => Some(asset_id.clone()),
-                Part::Text { .. } | Part::Reasoning { .. } => None,
-            })
-            .collect();
-        Ok(self
-            .list_assets(session_id)?
-            .into_iter()
-            .filter(|a| ids.contains(&a.id))
-            .collect())
+        let all = self.list_assets(session_id)?;
+        if all.is_empty() {
+            return Ok(all);
+        }
+        let ids: HashSet<String> = self.with_conn(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT parts_json FROM messages
+                 WHERE session_id = ?1 AND seq <= ?2 AND instr(parts_json, '\"image\"') > 0",
+            )?;
+            let rows: Vec<String> = st
+                .query_map(params![session_id, at], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut ids = HashSet::new();
+            for parts in rows {
+                let parts: Vec<Part> = from_json(session_id, "parts_json", &parts)?;
+                ids.extend(parts.into_iter().filter_map(|p| match p {
+                    Part::Image { asset_id, .. } => Some(asset_id),
+                    Part::Text { .. } | Part::Reasoning { .. } => None,
+                }));
+            }
+            Ok(ids)
+        })?;
+        Ok(all.into_iter().filter(|a| ids.contains(&a.id)).collect())
     }
 
     fn not_found(&self, key: &str) -> StoreError {
