@@ -9,7 +9,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use super::error::{Result, StoreError};
 
 /// Newest schema version this binary reads and writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Forward migrations: entry `i` moves a database from version `i` to `i + 1`.
 pub const MIGRATIONS: &[&str] = &[
@@ -83,6 +83,15 @@ pub const MIGRATIONS: &[&str] = &[
         write_seq    INTEGER NOT NULL,
         PRIMARY KEY (session_id, step_id, kind)
     ) WITHOUT ROWID;
+    "#,
+    // 1 -> 2: messages point at their search-index row instead of sharing its rowid, so a
+    // fork's copied messages share the source's index rows rather than re-indexing the text
+    // (re-indexing was most of the cost of forking a long session). An index row is deleted
+    // when the last message pointing at it goes.
+    r#"
+    ALTER TABLE messages ADD COLUMN fts_id INTEGER;
+    UPDATE messages SET fts_id = id WHERE id IN (SELECT rowid FROM message_fts);
+    CREATE INDEX messages_by_fts ON messages(fts_id);
     "#,
 ];
 
