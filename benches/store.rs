@@ -42,7 +42,9 @@ fn vocabulary() -> &'static [String] {
         let mut out = Vec::new();
         for a in syl {
             for b in syl {
-                for c in ["", "x", "n", "s", "t", "m", "l", "r", "d", "k", "p", "z", "v"] {
+                for c in [
+                    "", "x", "n", "s", "t", "m", "l", "r", "d", "k", "p", "z", "v",
+                ] {
                     if out.len() < 5000 {
                         out.push(format!("{a}{b}{c}"));
                     }
@@ -152,7 +154,11 @@ fn append_fixture() -> &'static (TempDir, Store) {
 
 fn one_message(i: u64) -> [NewMessage; 1] {
     [NewMessage::text(
-        if i % 2 == 0 { Role::User } else { Role::Assistant },
+        if i.is_multiple_of(2) {
+            Role::User
+        } else {
+            Role::Assistant
+        },
         format!("appended message {i} with a few words of text in it"),
     )]
 }

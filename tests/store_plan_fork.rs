@@ -293,7 +293,7 @@ fn rich_source(s: &Store) {
         s.append_messages("src", &[m], &AppendMeta::default())
             .unwrap();
     }
-    set_plan(&s, "src", vec![step("a", &[]), step("b", &["a"])]).unwrap();
+    set_plan(s, "src", vec![step("a", &[]), step("b", &["a"])]).unwrap();
     s.record_step_update("src", "a", &result(json!("done")))
         .unwrap();
     s.record_step_update("src", "b", &status(StepStatus::Running))
