@@ -528,3 +528,65 @@ fn an_asset_over_the_limit_is_refused_and_leaves_no_file() {
     ));
     assert_eq!(s.open_asset("big", "edge").unwrap().1.len() as u64, limit);
 }
+
+#[test]
+fn a_version_1_database_with_data_migrates_and_stays_searchable() {
+    let t = TempDir::new().unwrap();
+    let paths = workspace(&t);
+    paths.create_dirs().unwrap();
+    {
+        // What the first release wrote: the search row's rowid is the message id.
+        let c = plain(&paths.db());
+        c.execute_batch(MIGRATIONS[0]).unwrap();
+        c.pragma_update(None, "user_version", 1).unwrap();
+        c.execute_batch(
+            r#"
+            INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, last_seq, message_count)
+                VALUES ('old', 'from v1', 1, 2, 3, 3);
+            INSERT INTO messages (id, session_id, seq, role, parts_json, created_at_ms)
+                VALUES (1, 'old', 1, 'user', '[{"kind":"text","text":"armadillo one"}]', 1),
+                       (2, 'old', 2, 'user', '[{"kind":"image","asset_id":"a"}]', 1),
+                       (3, 'old', 3, 'assistant', '[{"kind":"text","text":"armadillo three"}]', 2);
+            INSERT INTO message_fts (rowid, body) VALUES (1, 'armadillo one'), (3, 'armadillo three');
+            "#,
+        )
+        .unwrap();
+    }
+    let s = Store::open(paths.clone()).unwrap();
+    let uv: i64 = plain(&paths.db())
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(uv, SCHEMA_VERSION);
+    let seqs = |q: &str| -> Vec<(String, i64)> {
+        let mut v: Vec<_> = s
+            .search(q, 10)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.session_id, h.seq))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(seqs("armadillo"), [("old".into(), 1), ("old".into(), 3)]);
+    assert_eq!(s.load_session("old").unwrap().messages.len(), 3);
+    // New writes after the migration: append, fork, search, delete.
+    s.append_messages(
+        "old",
+        &[NewMessage::text(Role::User, "armadillo four")],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    let f = s.fork("old", Some(3)).unwrap();
+    assert_eq!(seqs("armadillo").len(), 3 + 2);
+    s.delete("old").unwrap();
+    assert_eq!(
+        seqs("armadillo"),
+        [(f.id.clone(), 1), (f.id.clone(), 3)],
+        "the fork keeps its text"
+    );
+    s.delete(&f.id).unwrap();
+    let left: i64 = plain(&paths.db())
+        .query_row("SELECT count(*) FROM message_fts", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(left, 0, "index rows left without messages");
+}

@@ -410,10 +410,73 @@ fn fork_out_of_range_is_refused_and_deleting_the_parent_keeps_the_fork() {
     assert_eq!(after.header.parent_id, None);
     assert_eq!(after.messages, fork_before.messages);
     assert_eq!(s.open_asset(&f.id, "early").unwrap().1, b"early bytes");
+    let hits = s.search("pangolin", 100).unwrap();
+    assert!(!hits.is_empty() && hits.iter().all(|h| h.session_id == f.id));
+    // A fork of the fork shares the text; compacting the middle one keeps it searchable in
+    // the last, deleting that one removes it from the index.
+    let g = s.fork(&f.id, None).unwrap();
+    s.replace_transcript(
+        &f.id,
+        &neocode::session::Replacement {
+            messages: vec![NewMessage::text(Role::System, "summary only")],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let hits = s.search("pangolin", 100).unwrap();
     assert!(
-        s.search("pangolin", 100)
-            .unwrap()
-            .iter()
-            .all(|h| h.session_id == f.id)
+        !hits.is_empty() && hits.iter().all(|h| h.session_id == g.id),
+        "{hits:?}"
     );
+    s.delete(&g.id).unwrap();
+    assert!(s.search("pangolin", 100).unwrap().is_empty());
+    assert_eq!(s.search("summary", 100).unwrap().len(), 1);
+}
+
+#[test]
+fn text_shared_by_a_source_and_its_fork_is_found_in_both_until_each_drops_it() {
+    let t = TempDir::new().unwrap();
+    let s = open(&t);
+    rich_source(&s);
+    let f = s.fork("src", Some(4)).unwrap();
+    let sessions = |q: &str| -> BTreeSet<(String, i64)> {
+        s.search(q, 100)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.session_id, h.seq))
+            .collect()
+    };
+    let number3 = sessions("number 3");
+    assert!(number3.contains(&("src".to_string(), 3)) && number3.contains(&(f.id.clone(), 3)));
+    // Compacting the source keeps the fork's copy searchable.
+    s.replace_transcript(
+        "src",
+        &neocode::session::Replacement {
+            messages: vec![NewMessage::text(Role::System, "compacted")],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(sessions("pangolin").iter().all(|(id, _)| id == &f.id));
+    assert_eq!(sessions("pangolin").len(), 4, "fork seqs 1 to 4 mention it");
+    s.append_messages(
+        &f.id,
+        &[NewMessage::text(Role::User, "new pangolin")],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    assert!(sessions("pangolin").contains(&(f.id.clone(), 5)));
+    s.delete(&f.id).unwrap();
+    assert!(sessions("pangolin").is_empty());
+    // Nothing is left in the index that no message points at.
+    let c = rusqlite::Connection::open(s.paths().db()).unwrap();
+    let orphans: i64 = c
+        .query_row(
+            "SELECT count(*) FROM message_fts
+             WHERE rowid NOT IN (SELECT fts_id FROM messages WHERE fts_id IS NOT NULL)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(orphans, 0);
 }

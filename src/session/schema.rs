@@ -9,7 +9,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use super::error::{Result, StoreError};
 
 /// Newest schema version this binary reads and writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Forward migrations: entry `i` moves a database from version `i` to `i + 1`.
 pub const MIGRATIONS: &[&str] = &[
@@ -84,6 +84,15 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (session_id, step_id, kind)
     ) WITHOUT ROWID;
     "#,
+    // 1 -> 2: messages point at their search-index row instead of sharing its rowid, so a
+    // fork's copied messages share the source's index rows rather than re-indexing the text
+    // (re-indexing was most of the cost of forking a long session). An index row is deleted
+    // when the last message pointing at it goes.
+    r#"
+    ALTER TABLE messages ADD COLUMN fts_id INTEGER;
+    UPDATE messages SET fts_id = id WHERE id IN (SELECT rowid FROM message_fts);
+    CREATE INDEX messages_by_fts ON messages(fts_id);
+    "#,
 ];
 
 /// Maps SQLite's "not a database" and "corrupt" codes to [`StoreError::Corrupt`].
@@ -134,6 +143,10 @@ pub(crate) fn open_connection(path: &Path, create: bool, root: &Path) -> Result<
     conn.pragma_update(None, "foreign_keys", "ON")
         .map_err(|e| classify(path, e))?;
     conn.pragma_update(None, "busy_timeout", 5000)
+        .map_err(|e| classify(path, e))?;
+    // 16 MiB page cache (the default is 2 MiB): a fork or compaction of a long session
+    // touches more pages than that, and spilling them mid-transaction dominated its cost.
+    conn.pragma_update(None, "cache_size", -16384)
         .map_err(|e| classify(path, e))?;
     if version < SCHEMA_VERSION {
         migrate(&conn, path, root)?;

@@ -15,6 +15,13 @@ use super::plan::{Plan, PlanProgress, StepUpdate};
 use super::schema::{classify, open_connection};
 use super::workspace::WorkspacePaths;
 
+/// Deletes the search-index rows of session `?1`'s messages that no message of another
+/// session (a fork sharing them) still points at. Run before the messages go.
+const DELETE_SESSION_FTS: &str = "DELETE FROM message_fts WHERE rowid IN (
+        SELECT m.fts_id FROM messages m
+        WHERE m.session_id = ?1 AND m.fts_id IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM messages o WHERE o.fts_id = m.fts_id AND o.session_id <> ?1))";
+
 /// Default largest asset accepted, in bytes.
 pub const DEFAULT_ASSET_LIMIT: u64 = 32 * 1024 * 1024;
 
@@ -412,15 +419,14 @@ impl Store {
         let now = now_ms();
         self.write(|tx| {
             let exists = tx
-                .query_row("SELECT 1 FROM sessions WHERE id = ?1", [session_id], |_| Ok(()))
+                .query_row("SELECT 1 FROM sessions WHERE id = ?1", [session_id], |_| {
+                    Ok(())
+                })
                 .optional()?;
             if exists.is_none() {
                 return Err(self.not_found(session_id));
             }
-            tx.execute(
-                "DELETE FROM message_fts WHERE rowid IN (SELECT id FROM messages WHERE session_id = ?1)",
-                [session_id],
-            )?;
+            tx.execute(DELETE_SESSION_FTS, [session_id])?;
             tx.execute("DELETE FROM messages WHERE session_id = ?1", [session_id])?;
             for (i, m) in rep.messages.iter().enumerate() {
                 insert_message(tx, session_id, i as i64 + 1, m, now)?;
@@ -705,27 +711,19 @@ impl Store {
                      FROM sessions WHERE id = ?1",
                     params![session_id, new_id, now, at, copied.len() as i64],
                 )?;
+                // The copies point at the source's search-index rows: no re-indexing.
                 tx.execute(
                     "INSERT INTO messages (session_id, seq, role, parts_json, tool_calls_json, tool_call_id, is_error,
-                        tool_metadata_json, created_at_ms, input_tokens, output_tokens)
+                        tool_metadata_json, created_at_ms, input_tokens, output_tokens, fts_id)
                      SELECT ?2, seq, role, parts_json, tool_calls_json, tool_call_id, is_error, tool_metadata_json,
-                        created_at_ms, input_tokens, output_tokens
+                        created_at_ms, input_tokens, output_tokens, fts_id
                      FROM messages WHERE session_id = ?1 AND seq <= ?3 ORDER BY seq",
                     params![session_id, new_id, at],
                 )?;
                 tx.execute(
-                    "INSERT INTO message_fts (rowid, body)
-                     SELECT n.id, f.body FROM messages n
-                     JOIN messages o ON o.session_id = ?1 AND o.seq = n.seq
-                     JOIN message_fts f ON f.rowid = o.id
-                     WHERE n.session_id = ?2",
-                    params![session_id, new_id],
-                )?;
-                tx.execute(
-                    "UPDATE sessions SET
-                        message_count = (SELECT count(*) FROM messages WHERE session_id = ?1),
-                        token_input_total = (SELECT coalesce(sum(input_tokens), 0) FROM messages WHERE session_id = ?1),
-                        token_output_total = (SELECT coalesce(sum(output_tokens), 0) FROM messages WHERE session_id = ?1)
+                    "UPDATE sessions SET (message_count, token_input_total, token_output_total) =
+                        (SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0)
+                         FROM messages WHERE session_id = ?1)
                      WHERE id = ?1",
                     [&new_id],
                 )?;
@@ -753,10 +751,7 @@ impl Store {
     pub fn delete(&self, session_id: &str) -> Result<()> {
         validate_id("session", session_id)?;
         self.write(|tx| {
-            tx.execute(
-                "DELETE FROM message_fts WHERE rowid IN (SELECT id FROM messages WHERE session_id = ?1)",
-                [session_id],
-            )?;
+            tx.execute(DELETE_SESSION_FTS, [session_id])?;
             let n = tx.execute("DELETE FROM sessions WHERE id = ?1", [session_id])?;
             if n == 0 {
                 return Err(self.not_found(session_id));
@@ -781,7 +776,7 @@ impl Store {
                 "SELECT m.session_id, s.title, s.first_prompt, m.seq, m.role,
                         snippet(message_fts, 0, char(57344), char(57345), '…', 12)
                  FROM message_fts
-                 JOIN messages m ON m.id = message_fts.rowid
+                 JOIN messages m ON m.fts_id = message_fts.rowid
                  JOIN sessions s ON s.id = m.session_id
                  WHERE message_fts MATCH ?1
                  ORDER BY rank
@@ -999,21 +994,33 @@ impl Store {
         Ok(resolved)
     }
 
+    /// Assets of `session_id` that messages `1..=at` show. Only messages whose parts JSON
+    /// holds an image part are parsed (most hold none), and none when the session has no
+    /// assets at all.
     fn assets_referenced(&self, session_id: &str, at: i64) -> Result<Vec<AssetMeta>> {
-        let ids: HashSet<String> = self
-            .load_messages(session_id, 1, at)?
-            .iter()
-            .flat_map(|m| m.parts.iter())
-            .filter_map(|p| match p {
-                Part::Image { asset_id, .. } => Some(asset_id.clone()),
-                Part::Text { .. } | Part::Reasoning { .. } => None,
-            })
-            .collect();
-        Ok(self
-            .list_assets(session_id)?
-            .into_iter()
-            .filter(|a| ids.contains(&a.id))
-            .collect())
+        let all = self.list_assets(session_id)?;
+        if all.is_empty() {
+            return Ok(all);
+        }
+        let ids: HashSet<String> = self.with_conn(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT parts_json FROM messages
+                 WHERE session_id = ?1 AND seq <= ?2 AND instr(parts_json, '\"image\"') > 0",
+            )?;
+            let rows: Vec<String> = st
+                .query_map(params![session_id, at], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut ids = HashSet::new();
+            for parts in rows {
+                let parts: Vec<Part> = from_json(session_id, "parts_json", &parts)?;
+                ids.extend(parts.into_iter().filter_map(|p| match p {
+                    Part::Image { asset_id, .. } => Some(asset_id),
+                    Part::Text { .. } | Part::Reasoning { .. } => None,
+                }));
+            }
+            Ok(ids)
+        })?;
+        Ok(all.into_iter().filter(|a| ids.contains(&a.id)).collect())
     }
 
     fn not_found(&self, key: &str) -> StoreError {
@@ -1247,10 +1254,18 @@ fn insert_message(
         Some(serde_json::to_string(&m.tool_calls).unwrap_or_else(|_| "[]".into()))
     };
     let meta = to_json_opt(m.tool_metadata.as_ref());
+    let body = search_body(m);
+    let fts_id = if body.is_empty() {
+        None
+    } else {
+        let mut fts = tx.prepare_cached("INSERT INTO message_fts (body) VALUES (?1)")?;
+        fts.execute([body])?;
+        Some(tx.last_insert_rowid())
+    };
     let mut st = tx.prepare_cached(
         "INSERT INTO messages (session_id, seq, role, parts_json, tool_calls_json, tool_call_id, is_error,
-            tool_metadata_json, created_at_ms, input_tokens, output_tokens)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            tool_metadata_json, created_at_ms, input_tokens, output_tokens, fts_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
     st.execute(params![
         session_id,
@@ -1263,14 +1278,9 @@ fn insert_message(
         meta,
         m.created_at_ms.unwrap_or(now),
         m.usage.input_tokens as i64,
-        m.usage.output_tokens as i64
+        m.usage.output_tokens as i64,
+        fts_id
     ])?;
-    let rowid = tx.last_insert_rowid();
-    let body = search_body(m);
-    if !body.is_empty() {
-        let mut fts = tx.prepare_cached("INSERT INTO message_fts (rowid, body) VALUES (?1, ?2)")?;
-        fts.execute(params![rowid, body])?;
-    }
     Ok(())
 }
 
