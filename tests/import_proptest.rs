@@ -18,7 +18,11 @@ fn seeds() -> Vec<Value> {
         .map(|e| serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap())
         .collect();
     out.sort_by_key(|v| v["session"]["id"].as_str().unwrap_or_default().to_string());
-    assert!(out.len() >= 3, "demo documents missing in {}", dir.display());
+    assert!(
+        out.len() >= 3,
+        "demo documents missing in {}",
+        dir.display()
+    );
     out
 }
 
