@@ -86,6 +86,16 @@ fn message_text(m: &Message) -> String {
     out.trim().to_string()
 }
 
+/// RFC 3339, with the relative time when it is recent (an older one reads as the date itself).
+fn when(now: i64, ms: i64) -> String {
+    let rel = fmt::relative_time(now, ms, &chrono::Local);
+    if rel.contains(' ') || rel == "yesterday" {
+        format!("{} ({rel})", rfc3339(ms))
+    } else {
+        rfc3339(ms)
+    }
+}
+
 /// `neocode show`.
 pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     let (rt, id) = open_for_id(loc, key)?;
@@ -147,24 +157,8 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     let mut lines = vec![
         field(&out, "id", l(&summary.id)),
         field(&out, "status", summary.status.as_str().to_string()),
-        field(
-            &out,
-            "created",
-            format!(
-                "{} ({})",
-                rfc3339(summary.created_at_ms),
-                fmt::relative_time(now, summary.created_at_ms, &chrono::Local)
-            ),
-        ),
-        field(
-            &out,
-            "active",
-            format!(
-                "{} ({})",
-                rfc3339(summary.updated_at_ms),
-                fmt::relative_time(now, summary.updated_at_ms, &chrono::Local)
-            ),
-        ),
+        field(&out, "created", when(now, summary.created_at_ms)),
+        field(&out, "active", when(now, summary.updated_at_ms)),
         field(
             &out,
             "model",
