@@ -460,7 +460,7 @@ fn pages_load_lazily_as_the_selection_moves() {
         400,
         "the next page came as the end neared"
     );
-    h.key(KeyCode::Char('G'));
+    // One `G` loads everything left and lands on the true last (oldest) session.
     h.key(KeyCode::Char('G'));
     assert_eq!(h.app.list.rows.len(), 450);
     assert_eq!(h.app.list.current().unwrap().title, "session 000");

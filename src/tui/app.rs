@@ -163,6 +163,8 @@ pub struct SessionList {
     pub loaded: bool,
     /// All sessions in the workspace.
     pub total: Option<u64>,
+    /// `G` was pressed before every page was loaded: select the last row once they are.
+    pub jump_to_end: bool,
     /// The filter, when one is active.
     pub filter: Option<Filter>,
     /// Rows as shown (tree order, or filter matches).
@@ -395,6 +397,25 @@ impl App {
             Request::List {
                 query: ListQuery {
                     limit: PAGE,
+                    after: Some(after),
+                    ..ListQuery::default()
+                },
+                count: false,
+            },
+        )]
+    }
+
+    /// Every page not loaded yet, as one request.
+    fn rest_of_list(&mut self) -> Vec<Job> {
+        let Some(after) = self.list.next.clone() else {
+            return Vec::new();
+        };
+        self.list.loading = true;
+        vec![self.job(
+            Some(Slot::List),
+            Request::List {
+                query: ListQuery {
+                    limit: 0,
                     after: Some(after),
                     ..ListQuery::default()
                 },
@@ -903,6 +924,12 @@ impl App {
                 self.with_transcript(|t, w, h, th| t.scroll(d * page, w, h, th))
             }
             Action::Top | Action::Bottom => {
+                if !detail_focus && action == Action::Bottom && self.list.next.is_some() {
+                    // Load everything that is left in one go (header rows only, ~1 ms per
+                    // thousand), then land on the true last session.
+                    self.list.jump_to_end = true;
+                    return self.rest_of_list();
+                }
                 if !detail_focus {
                     let target = if action == Action::Top {
                         i64::MIN / 2
@@ -1116,6 +1143,10 @@ impl App {
                 self.list.rows.extend(page.items);
                 self.list.next = page.next;
                 self.rebuild();
+                if self.list.jump_to_end && self.list.next.is_none() {
+                    self.list.jump_to_end = false;
+                    self.list.selected = self.list.visible.len().saturating_sub(1);
+                }
                 let mut jobs = Vec::new();
                 if self.screen == Screen::Browse {
                     jobs.extend(self.sync_detail());
