@@ -42,6 +42,18 @@ enum Msg {
     Done(Done),
 }
 
+/// Test hook (`tests/tui_panic.rs`): `NEOCODE_TEST_PANIC=loop|thread` panics after a frame
+/// is drawn, on the event loop or on another thread, to prove the terminal is restored.
+fn test_panic_hook() {
+    match std::env::var("NEOCODE_TEST_PANIC").as_deref() {
+        Ok("loop") => panic!("test panic on the event loop"),
+        Ok("thread") => {
+            let _ = std::thread::spawn(|| panic!("test panic on a worker thread")).join();
+        }
+        _ => {}
+    }
+}
+
 /// Runs the TUI until the user quits. Restores the terminal on every exit path, panics
 /// included.
 pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
@@ -99,6 +111,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 app.now_ms = crate::session::now_ms();
                 guard.terminal.draw(|f| views::draw(f, &app))?;
                 dirty = false;
+                test_panic_hook();
             }
             // Relative times refresh once a minute even when nothing happens.
             let first = match rx.recv_timeout(Duration::from_secs(30)) {

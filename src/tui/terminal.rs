@@ -40,6 +40,9 @@ impl Guard {
         std::panic::set_hook(Box::new(move |info| {
             restore();
             prev(info);
+            // A panic on any thread ends the TUI: the loop cannot go on in a restored
+            // terminal, and every acknowledged write is already committed.
+            std::process::exit(101);
         }));
         enable_raw_mode()
             .map_err(|e| anyhow::anyhow!("cannot put the terminal in raw mode: {e}"))?;
