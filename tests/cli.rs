@@ -361,3 +361,28 @@ fn a_corrupt_database_is_a_runtime_failure_and_left_alone() {
     }
     assert_eq!(std::fs::read(&db).unwrap(), garbage);
 }
+
+#[test]
+fn the_tui_without_a_terminal_says_what_to_use_and_writes_nothing() {
+    let ws = Ws::new();
+    for args in [vec![], vec!["--continue"]] {
+        let out = ws.cmd().args(&args).write_stdin("").output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if args.is_empty() {
+            assert_eq!(out.status.code(), Some(1), "{err}");
+            assert!(
+                err.starts_with("neocode: the full-screen TUI needs a terminal"),
+                "{err}"
+            );
+            assert!(err.contains("neocode --list"), "{err}");
+        } else {
+            // Nothing to continue in an empty workspace: the id error comes first.
+            assert_eq!(out.status.code(), Some(2), "{err}");
+        }
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert!(
+        std::fs::read_dir(ws.home.path()).unwrap().next().is_none(),
+        "the home was written to"
+    );
+}

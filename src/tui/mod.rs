@@ -57,6 +57,12 @@ fn test_panic_hook() {
 /// Runs the TUI until the user quits. Restores the terminal on every exit path, panics
 /// included.
 pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        anyhow::bail!(
+            "the full-screen TUI needs a terminal on standard input and output; for scripts use `neocode --list`, `neocode show <ID>` or `neocode --help`"
+        );
+    }
     let rt = Runtime::open(&opts.location)?;
     let (tx, rx) = mpsc::channel::<Msg>();
     let worker = {
