@@ -502,6 +502,23 @@ fn search_ranks_best_match_first_with_a_snippet_and_survives_hostile_queries() {
         hits[1].snippet
     );
     assert_eq!(s.search("walrus", 1).unwrap().len(), 1, "limit");
+    // A snippet is one line, whatever the message's layout.
+    s.append_messages(
+        "x",
+        &[msg(
+            Role::User,
+            "first line\n\n\tsecond narwhal line\r\nthird",
+            0,
+            0,
+        )],
+        &meta(),
+    )
+    .unwrap();
+    let nar = &s.search("narwhal", 10).unwrap()[0].snippet;
+    assert_eq!(
+        nar,
+        &format!("first line second {SNIPPET_OPEN}narwhal{SNIPPET_CLOSE} line third")
+    );
     assert_eq!(
         s.search("kraken", 10).unwrap()[0].seq,
         4,

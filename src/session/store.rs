@@ -791,7 +791,7 @@ impl Store {
                     session_title: if title.is_empty() { prompt } else { title },
                     seq: r.get(3)?,
                     role: Role::parse(&role).unwrap_or(Role::User),
-                    snippet: r.get(5)?,
+                    snippet: one_line(&r.get::<_, String>(5)?),
                 })
             })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
@@ -1334,6 +1334,18 @@ fn fts_query(q: &str) -> Option<String> {
     let mut s = words.join(" ");
     s.push('*');
     Some(s)
+}
+
+/// A snippet is a one-line excerpt: runs of whitespace (newlines, tabs) become one space.
+fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
 }
 
 fn like_escape(s: &str) -> String {
