@@ -582,3 +582,40 @@ fn hostile_text_never_reaches_a_cell() {
         "escapes are shown as visible text"
     );
 }
+
+#[test]
+fn search_jump_to_an_unloaded_session_selects_it_in_the_list() {
+    let mut h = H::with(120, 35, |rt| {
+        let old = rt
+            .new_session(NewSession {
+                title: "the oldest one".into(),
+                ..NewSession::default()
+            })
+            .unwrap();
+        rt.append(
+            &old.id,
+            &[NewMessage::text(Role::User, "where is the zeppelin config")],
+            &AppendMeta::default(),
+        )
+        .unwrap();
+        for i in 0..450 {
+            rt.new_session(NewSession {
+                title: format!("session {i:03}"),
+                ..NewSession::default()
+            })
+            .unwrap();
+        }
+    });
+    assert_eq!(
+        h.app.list.rows.len(),
+        200,
+        "the old session is not loaded yet"
+    );
+    h.key(KeyCode::Char('s'));
+    h.chars("zeppelin");
+    h.key(KeyCode::Enter);
+    let detail = h.app.detail.as_ref().unwrap().id.clone();
+    let selected = h.app.list.current().unwrap();
+    assert_eq!(selected.title, "the oldest one");
+    assert_eq!(selected.id, detail, "list and detail show the same session");
+}

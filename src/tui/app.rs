@@ -165,6 +165,8 @@ pub struct SessionList {
     pub total: Option<u64>,
     /// `G` was pressed before every page was loaded: select the last row once they are.
     pub jump_to_end: bool,
+    /// A search jumped to a session not loaded yet: select it once its page arrives.
+    pub select_when_loaded: Option<String>,
     /// The filter, when one is active.
     pub filter: Option<Filter>,
     /// Rows as shown (tree order, or filter matches).
@@ -759,6 +761,11 @@ impl App {
             .position(|r| self.list.rows[r.idx].id == id)
         {
             self.list.selected = pos;
+        } else if self.list.next.is_some() {
+            // Older than the loaded pages: load the rest, then select it (the list and the
+            // detail pane must never show two different sessions).
+            self.list.select_when_loaded = Some(id.to_string());
+            jobs.extend(self.rest_of_list());
         }
         if self.detail.as_ref().is_none_or(|d| d.id != id) {
             jobs.extend(self.open_detail(id));
@@ -1146,6 +1153,18 @@ impl App {
                 if self.list.jump_to_end && self.list.next.is_none() {
                     self.list.jump_to_end = false;
                     self.list.selected = self.list.visible.len().saturating_sub(1);
+                }
+                if let Some(id) = self.list.select_when_loaded.take() {
+                    match self
+                        .list
+                        .visible
+                        .iter()
+                        .position(|r| self.list.rows[r.idx].id == id)
+                    {
+                        Some(pos) => self.list.selected = pos,
+                        None if self.list.next.is_some() => self.list.select_when_loaded = Some(id),
+                        None => {}
+                    }
                 }
                 let mut jobs = Vec::new();
                 if self.screen == Screen::Browse {
