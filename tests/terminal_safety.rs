@@ -5,13 +5,12 @@
 
 mod common;
 
-use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::Env;
+use common::pty::Pty;
 use neocode::session::{AppendMeta, NewMessage, NewSession, Part, Role, ToolCall};
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
 /// Escape sequences a hostile model or tool output could carry.
 const CORPUS: &[&str] = &[
@@ -28,9 +27,6 @@ const CORPUS: &[&str] = &[
     "\u{2066}isolate\u{2069}",                                // bidi isolates
     "\x1b[?1049l\x1b[6n",                                     // leave alt screen, report cursor
 ];
-
-const ROWS: std::num::NonZeroU16 = std::num::NonZeroU16::new(35).unwrap();
-const COLS: std::num::NonZeroU16 = std::num::NonZeroU16::new(120).unwrap();
 
 fn hostile() -> String {
     CORPUS.join(" | ")
@@ -162,88 +158,21 @@ impl vt100::Callbacks for Watch {
     }
 }
 
-/// Runs the TUI in a 120x35 pty, types `keys` (each after the screen shows `ready`), and
-/// returns every byte it wrote plus what the terminal saw.
+/// Runs the TUI in a 120x35 pty, types `keys` once the screen shows `ready`, quits with
+/// Ctrl-C (in the conversation view `q` is text), and returns every byte it wrote, the last
+/// screen, and what the terminal saw.
 fn run_tui(env: &Env, extra: &[&str], ready: &str, keys: &[&str]) -> (Vec<u8>, String, Watch) {
-    let pty = native_pty_system();
-    let pair = pty
-        .openpty(PtySize {
-            rows: 35,
-            cols: 120,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_neocode"));
-    cmd.env("NEOCODE_HOME", &env.home);
-    cmd.env("TERM", "xterm-256color");
-    cmd.arg("--workdir");
-    cmd.arg(&env.workdir);
-    for a in extra {
-        cmd.arg(a);
-    }
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let mut writer = pair.master.take_writer().unwrap();
-    let raw = Arc::new(Mutex::new(Vec::new()));
-    let pump = {
-        let raw = raw.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                raw.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        })
-    };
-    let watch = Watch::default();
-    let screen_now = |raw: &Arc<Mutex<Vec<u8>>>| {
-        let mut p = vt100::Parser::new_with_callbacks(ROWS, COLS, 0, Watch::default());
-        p.process(&raw.lock().unwrap());
-        p.screen().contents()
-    };
-    let wait_for = |needle: &str| {
-        let start = Instant::now();
-        loop {
-            let s = screen_now(&raw);
-            if s.contains(needle) {
-                return;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(15),
-                "screen never showed {needle:?}:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
-    wait_for(ready);
+    let mut pty = Pty::spawn(&env.home, &env.workdir, extra, &[], 35, 120);
+    pty.wait_for(ready);
     for k in keys {
-        writer.write_all(k.as_bytes()).unwrap();
-        writer.flush().unwrap();
-        std::thread::sleep(Duration::from_millis(250));
+        pty.keys(k);
     }
-    let final_screen = screen_now(&raw);
-    // Ctrl-C quits from every view (in the conversation view `q` is text).
-    writer.write_all(b"\x03").unwrap();
-    writer.flush().unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the TUI did not quit on Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    drop(writer);
-    drop(pair.master);
-    let _ = pump.join();
-    let bytes = raw.lock().unwrap().clone();
-    let mut parser = vt100::Parser::new_with_callbacks(ROWS, COLS, 0, watch.clone());
-    parser.process(&bytes);
-    (bytes, final_screen, watch)
+    let final_screen = pty.screen();
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(10), "the TUI did not quit on Ctrl-C");
+    let watch = Watch::default();
+    pty.replay(watch.clone());
+    (pty.bytes(), final_screen, watch)
 }
 
 fn assert_terminal_untouched(bytes: &[u8], watch: &Watch, what: &str) {

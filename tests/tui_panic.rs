@@ -2,55 +2,22 @@
 //! alternate screen, stops mouse capture, shows the cursor) before the message prints, and the
 //! process exits instead of hanging.
 
-use std::io::Read;
-use std::time::{Duration, Instant};
+mod common;
 
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use std::time::Duration;
+
+use common::pty::Pty;
 
 fn run_panicking(kind: &str) -> (Vec<u8>, u32) {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: 30,
-            cols: 100,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_neocode"));
-    cmd.env("NEOCODE_HOME", home.path());
-    cmd.env("NEOCODE_TEST_PANIC", kind);
-    cmd.env("TERM", "xterm-256color");
-    cmd.arg("--workdir");
-    cmd.arg(work.path());
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let pump = std::thread::spawn(move || {
-        let mut all = Vec::new();
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            all.extend_from_slice(&buf[..n]);
-        }
-        all
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(15),
-            "the TUI hung after a panic on the {kind}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    drop(pair.master);
-    (pump.join().unwrap(), status.exit_code())
+    let env = [("NEOCODE_TEST_PANIC", kind)];
+    let mut pty = Pty::spawn(home.path(), work.path(), &[], &env, 30, 100);
+    let code = pty.wait_exit(
+        Duration::from_secs(15),
+        &format!("the TUI hung after a panic on the {kind}"),
+    );
+    (pty.bytes(), code)
 }
 
 fn check(kind: &str, message: &str) {

@@ -1,6 +1,8 @@
 //! Helpers shared by the harness tests: temp workspaces, the real binaries, a tiny RNG.
 #![allow(dead_code)]
 
+pub mod pty;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

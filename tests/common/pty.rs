@@ -1,0 +1,146 @@
+//! The real binary in a pseudo-terminal: spawn, type, read the screen (vt100), wait for exit.
+
+use std::io::{Read, Write};
+use std::num::NonZeroU16;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
+
+/// A running `neocode` in a pty of a fixed size.
+pub struct Pty {
+    child: Box<dyn Child + Send + Sync>,
+    writer: Box<dyn Write + Send>,
+    master: Option<Box<dyn MasterPty + Send>>,
+    raw: Arc<Mutex<Vec<u8>>>,
+    pump: Option<std::thread::JoinHandle<()>>,
+    rows: NonZeroU16,
+    cols: NonZeroU16,
+}
+
+impl Pty {
+    /// Starts `neocode --workdir <workdir> <args>` with `NEOCODE_HOME=<home>` and `envs`, in a
+    /// pty sized `rows` x `cols` before the program starts (a pty starts at 0x0).
+    pub fn spawn(
+        home: &Path,
+        workdir: &Path,
+        args: &[&str],
+        envs: &[(&str, &str)],
+        rows: u16,
+        cols: u16,
+    ) -> Pty {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_neocode"));
+        cmd.env("NEOCODE_HOME", home);
+        cmd.env("TERM", "xterm-256color");
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        cmd.cwd(home.parent().unwrap_or(home));
+        cmd.arg("--workdir");
+        cmd.arg(workdir);
+        for a in args {
+            cmd.arg(a);
+        }
+        let child = pair.slave.spawn_command(cmd).unwrap();
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let writer = pair.master.take_writer().unwrap();
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let pump = {
+            let raw = raw.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = reader.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    raw.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+            })
+        };
+        Pty {
+            child,
+            writer,
+            master: Some(pair.master),
+            raw,
+            pump: Some(pump),
+            rows: NonZeroU16::new(rows).unwrap(),
+            cols: NonZeroU16::new(cols).unwrap(),
+        }
+    }
+
+    /// Every byte the program wrote so far.
+    pub fn bytes(&self) -> Vec<u8> {
+        self.raw.lock().unwrap().clone()
+    }
+
+    /// The bytes so far, replayed into a terminal with `callbacks`.
+    pub fn replay<C: vt100::Callbacks>(&self, callbacks: C) -> vt100::Parser<C> {
+        let mut p = vt100::Parser::new_with_callbacks(self.rows, self.cols, 0, callbacks);
+        p.process(&self.bytes());
+        p
+    }
+
+    /// The screen's text now.
+    pub fn screen(&self) -> String {
+        let mut p = vt100::Parser::new(self.rows, self.cols, 0);
+        p.process(&self.bytes());
+        p.screen().contents()
+    }
+
+    /// Waits until the screen shows `what` (a generous limit: this is not a speed test).
+    pub fn wait_for(&self, what: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(what) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the screen never showed {what:?}:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Types `s`, then gives the program a moment to draw.
+    pub fn keys(&mut self, s: &str) {
+        self.writer.write_all(s.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    /// Waits for the program to exit (panicking after `limit`), closes the pty and returns
+    /// the exit code.
+    pub fn wait_exit(&mut self, limit: Duration, what: &str) -> u32 {
+        let start = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(start.elapsed() < limit, "{what}");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        self.master.take();
+        if let Some(p) = self.pump.take() {
+            let _ = p.join();
+        }
+        status.exit_code()
+    }
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
