@@ -1414,130 +1414,86 @@ fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<Result<SessionSummary>> {
 }
 
 fn load_header(c: &Connection, session_id: &str) -> Result<Option<SessionHeader>> {
-    type Raw = (
-        (String, String, i64, i64, String, String, String, String),
-        (Option<String>, Option<i64>, Option<String>),
-        (
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-        ),
-        (i64, i64, i64, i64),
-    );
-    let raw: Option<Raw> = c
+    // Plain columns go straight into the header; status and JSON columns are parsed after
+    // the row is read, so a bad value names its column.
+    let row = c
         .query_row(
             &format!("SELECT {HEADER_COLS} FROM sessions WHERE id = ?1"),
             [session_id],
             |r| {
-                Ok((
-                    (
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                        r.get(6)?,
-                        r.get(7)?,
-                    ),
-                    (r.get(8)?, r.get(9)?, r.get(10)?),
-                    (r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?, r.get(15)?),
-                    (r.get(16)?, r.get(17)?, r.get(18)?, r.get(19)?),
-                ))
+                let header = SessionHeader {
+                    id: r.get(0)?,
+                    title: r.get(1)?,
+                    created_at_ms: r.get(2)?,
+                    updated_at_ms: r.get(3)?,
+                    provider: r.get(4)?,
+                    model: r.get(5)?,
+                    workdir: r.get(6)?,
+                    parent_id: r.get(8)?,
+                    fork_seq: r.get(9)?,
+                    conversation_key: r.get(10)?,
+                    token_input_total: r.get::<_, i64>(16)? as u64,
+                    token_output_total: r.get::<_, i64>(17)? as u64,
+                    last_seq: r.get(18)?,
+                    message_count: r.get::<_, i64>(19)? as u64,
+                    ..SessionHeader::default()
+                };
+                let status: String = r.get(7)?;
+                let json: [Option<String>; 5] =
+                    [r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?, r.get(15)?];
+                Ok((header, status, json))
             },
         )
         .optional()?;
-    let Some((
-        (id, title, created, updated, provider, model, workdir, status),
-        (parent, fork_seq, key),
-        json,
-        nums,
-    )) = raw
-    else {
+    let Some((mut h, status, [task, todos, skills, plan, ledger])) = row else {
         return Ok(None);
     };
-    let (task, todos, skills, plan, ledger) = json;
-    Ok(Some(SessionHeader {
-        status: parse_status(&id, &status)?,
-        task_state: opt_json(&id, "task_state_json", task)?,
-        todos: opt_json(&id, "todos_json", todos)?,
-        skills: opt_json(&id, "skills_json", skills)?,
-        plan: opt_json(&id, "plan_json", plan)?,
-        ledger: opt_json(&id, "ledger_json", ledger)?,
-        title,
-        created_at_ms: created,
-        updated_at_ms: updated,
-        provider,
-        model,
-        workdir,
-        parent_id: parent,
-        fork_seq,
-        conversation_key: key,
-        token_input_total: nums.0 as u64,
-        token_output_total: nums.1 as u64,
-        last_seq: nums.2,
-        message_count: nums.3 as u64,
-        id,
-    }))
+    h.status = parse_status(&h.id, &status)?;
+    h.task_state = opt_json(&h.id, "task_state_json", task)?;
+    h.todos = opt_json(&h.id, "todos_json", todos)?;
+    h.skills = opt_json(&h.id, "skills_json", skills)?;
+    h.plan = opt_json(&h.id, "plan_json", plan)?;
+    h.ledger = opt_json(&h.id, "ledger_json", ledger)?;
+    Ok(Some(h))
 }
 
 fn load_messages(c: &Connection, session_id: &str, from: i64, to: i64) -> Result<Vec<Message>> {
     let mut st = c.prepare_cached(&format!(
         "SELECT {MESSAGE_COLS} FROM messages WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq"
     ))?;
-    type Raw = (
-        i64,
-        String,
-        String,
-        Option<String>,
-        Option<String>,
-        bool,
-        Option<String>,
-        i64,
-        i64,
-        i64,
-    );
+    // (message with plain columns, role, parts, tool calls, tool metadata) as stored.
+    type Raw = (Message, String, String, Option<String>, Option<String>);
     let rows: Vec<Raw> = st
         .query_map(params![session_id, from, to], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                r.get(7)?,
-                r.get(8)?,
-                r.get(9)?,
-            ))
+            let m = Message {
+                seq: r.get(0)?,
+                role: Role::User,
+                parts: Vec::new(),
+                tool_calls: Vec::new(),
+                tool_call_id: r.get(4)?,
+                is_error: r.get(5)?,
+                tool_metadata: None,
+                created_at_ms: r.get(7)?,
+                usage: Usage {
+                    input_tokens: r.get::<_, i64>(8)? as u64,
+                    output_tokens: r.get::<_, i64>(9)? as u64,
+                },
+            };
+            Ok((m, r.get(1)?, r.get(2)?, r.get(3)?, r.get(6)?))
         })?
         .collect::<rusqlite::Result<_>>()?;
     rows.into_iter()
-        .map(
-            |(seq, role, parts, calls, call_id, is_error, meta, created, tin, tout)| {
-                Ok(Message {
-                    seq,
-                    role: Role::parse(&role).ok_or_else(|| StoreError::BadColumn {
-                        session_id: session_id.to_string(),
-                        column: "role",
-                        detail: format!("unknown role '{role}' at seq {seq}"),
-                    })?,
-                    parts: from_json(session_id, "parts_json", &parts)?,
-                    tool_calls: opt_json(session_id, "tool_calls_json", calls)?.unwrap_or_default(),
-                    tool_call_id: call_id,
-                    is_error,
-                    tool_metadata: opt_json(session_id, "tool_metadata_json", meta)?,
-                    created_at_ms: created,
-                    usage: Usage {
-                        input_tokens: tin as u64,
-                        output_tokens: tout as u64,
-                    },
-                })
-            },
-        )
+        .map(|(mut m, role, parts, calls, meta)| {
+            m.role = Role::parse(&role).ok_or_else(|| StoreError::BadColumn {
+                session_id: session_id.to_string(),
+                column: "role",
+                detail: format!("unknown role '{role}' at seq {}", m.seq),
+            })?;
+            m.parts = from_json(session_id, "parts_json", &parts)?;
+            m.tool_calls = opt_json(session_id, "tool_calls_json", calls)?.unwrap_or_default();
+            m.tool_metadata = opt_json(session_id, "tool_metadata_json", meta)?;
+            Ok(m)
+        })
         .collect()
 }
 
