@@ -227,6 +227,9 @@ impl Transcript {
         }
         self.unfollow(width, height, theme);
         let (mut seq, mut off) = self.top;
+        // The offset was taken at another width: a narrower or wider layout changes every
+        // message's height, so keep it inside the message it points into.
+        off = off.min(self.height(seq, width, theme).saturating_sub(1));
         if delta > 0 {
             let mut left = delta as usize;
             while left > 0 {
