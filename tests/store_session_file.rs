@@ -296,3 +296,68 @@ fn malformed_documents_name_the_json_path_and_write_nothing() {
     d["extra"] = json!(true);
     assert!(file::parse(&d.to_string()).is_ok());
 }
+
+#[test]
+fn step_progress_with_records_behind_a_later_status_round_trips() {
+    let t = TempDir::new().unwrap();
+    let a = open_at(&t, "one");
+    let h = a.create_session(NewSession::default()).unwrap();
+    let steps = ["a", "b", "c", "d", "e", "f"]
+        .iter()
+        .map(|id| Step {
+            id: id.to_string(),
+            title: id.to_uppercase(),
+            depends_on: Vec::new(),
+        })
+        .collect();
+    a.update_state(
+        &h.id,
+        &StateUpdate {
+            plan: Some(Some(Plan { steps })),
+            ..StateUpdate::default()
+        },
+    )
+    .unwrap();
+    let fail = StepUpdate::Error {
+        error: StepFailure {
+            error_type: "ToolError".into(),
+            message: "exit 1".into(),
+            traceback: None,
+        },
+    };
+    let ok = StepUpdate::Result {
+        result: json!({"lines": 42}),
+    };
+    let status = |status| StepUpdate::Status { status };
+    for (step, u) in [
+        ("a", &ok),
+        ("a", &status(StepStatus::Failed)), // failed after its result: the result stays
+        ("b", &fail),
+        ("b", &status(StepStatus::Completed)), // completed after a failure: the record stays
+        ("c", &status(StepStatus::Running)),
+        ("d", &ok),
+        ("e", &fail),
+    ] {
+        a.record_step_update(&h.id, step, u).unwrap();
+    }
+    let before = a.load_plan_progress(&h.id).unwrap();
+    assert_eq!(before.status("a"), StepStatus::Failed);
+    assert!(before.results.contains_key("a"));
+    assert_eq!(before.status("b"), StepStatus::Completed);
+    assert!(before.failures.contains_key("b"));
+
+    let doc = file::export(&a, &h.id).unwrap();
+    let b = open_at(&t, "two");
+    let copy = file::import(
+        &b,
+        &file::parse(&serde_json::to_string(&doc).unwrap()).unwrap(),
+        false,
+    )
+    .unwrap();
+    assert_eq!(b.load_plan_progress(&copy.id).unwrap(), before);
+    assert_eq!(
+        b.summary(&copy.id).unwrap().plan,
+        a.summary(&h.id).unwrap().plan
+    );
+    assert_eq!(file::export(&b, &copy.id).unwrap(), doc);
+}

@@ -1120,23 +1120,24 @@ impl Store {
 
 /// Step updates that merge back to `p` exactly.
 pub(crate) fn progress_as_updates(p: &PlanProgress) -> Vec<(String, StepUpdate)> {
+    use super::plan::StepStatus as S;
     let mut out = Vec::new();
     for (step, status) in &p.statuses {
-        use super::plan::StepStatus as S;
-        let u = match status {
-            S::Completed => match p.results.get(step) {
-                Some(r) => StepUpdate::Result { result: r.clone() },
-                None => StepUpdate::Status {
-                    status: S::Completed,
-                },
-            },
-            S::Failed => match p.failures.get(step) {
-                Some(f) => StepUpdate::Error { error: f.clone() },
-                None => StepUpdate::Status { status: S::Failed },
-            },
-            S::Pending | S::Running => StepUpdate::Status { status: *status },
+        // A result or a failure record (never both: each clears the other) is replayed first;
+        // it implies completed or failed. A different final status follows it: a step can be
+        // marked failed after its result, or completed after a failure, and keep the record.
+        let implied = if let Some(r) = p.results.get(step) {
+            out.push((step.clone(), StepUpdate::Result { result: r.clone() }));
+            Some(S::Completed)
+        } else if let Some(f) = p.failures.get(step) {
+            out.push((step.clone(), StepUpdate::Error { error: f.clone() }));
+            Some(S::Failed)
+        } else {
+            None
         };
-        out.push((step.clone(), u));
+        if implied != Some(*status) {
+            out.push((step.clone(), StepUpdate::Status { status: *status }));
+        }
     }
     out
 }
