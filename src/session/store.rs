@@ -232,11 +232,7 @@ impl Store {
         };
         let now = now_ms();
         self.write(|tx| {
-            let exists: bool = tx
-                .query_row("SELECT 1 FROM sessions WHERE id = ?1", [&id], |_| Ok(true))
-                .optional()?
-                .unwrap_or(false);
-            if exists {
+            if session_exists(tx, &id)? {
                 return Err(StoreError::AlreadyExists(id.clone()));
             }
             tx.execute(
@@ -325,12 +321,7 @@ impl Store {
             plan.validate()?;
         }
         self.write(|tx| {
-            let exists = tx
-                .query_row("SELECT 1 FROM sessions WHERE id = ?1", [session_id], |_| Ok(()))
-                .optional()?;
-            if exists.is_none() {
-                return Err(self.not_found(session_id));
-            }
+            self.require(tx, session_id)?;
             let set = |col: &str, v: &dyn rusqlite::ToSql| -> Result<()> {
                 tx.execute(&format!("UPDATE sessions SET {col} = ?2 WHERE id = ?1"), params![session_id, v])?;
                 Ok(())
@@ -418,14 +409,7 @@ impl Store {
     pub fn replace_transcript(&self, session_id: &str, rep: &Replacement) -> Result<()> {
         let now = now_ms();
         self.write(|tx| {
-            let exists = tx
-                .query_row("SELECT 1 FROM sessions WHERE id = ?1", [session_id], |_| {
-                    Ok(())
-                })
-                .optional()?;
-            if exists.is_none() {
-                return Err(self.not_found(session_id));
-            }
+            self.require(tx, session_id)?;
             tx.execute(DELETE_SESSION_FTS, [session_id])?;
             tx.execute("DELETE FROM messages WHERE session_id = ?1", [session_id])?;
             for (i, m) in rep.messages.iter().enumerate() {
@@ -635,14 +619,7 @@ impl Store {
         update: &StepUpdate,
     ) -> Result<()> {
         self.write(|tx| {
-            let exists = tx
-                .query_row("SELECT 1 FROM sessions WHERE id = ?1", [session_id], |_| {
-                    Ok(())
-                })
-                .optional()?;
-            if exists.is_none() {
-                return Err(self.not_found(session_id));
-            }
+            self.require(tx, session_id)?;
             write_step_update(tx, session_id, step_id, update)?;
             refresh_plan_counts(tx, session_id)?;
             tx.execute(
@@ -1023,6 +1000,15 @@ impl Store {
         Ok(all.into_iter().filter(|a| ids.contains(&a.id)).collect())
     }
 
+    /// `NotFound` unless the session exists.
+    fn require(&self, c: &Connection, session_id: &str) -> Result<()> {
+        if session_exists(c, session_id)? {
+            Ok(())
+        } else {
+            Err(self.not_found(session_id))
+        }
+    }
+
     fn not_found(&self, key: &str) -> StoreError {
         StoreError::NotFound {
             what: "session",
@@ -1043,17 +1029,11 @@ impl Store {
             p.validate()?;
         }
         self.write(|tx| {
-            let exists = tx
-                .query_row("SELECT 1 FROM sessions WHERE id = ?1", [&h.id], |_| Ok(()))
-                .optional()?;
-            if exists.is_some() {
+            if session_exists(tx, &h.id)? {
                 return Err(StoreError::AlreadyExists(h.id.clone()));
             }
             let parent_exists = match &h.parent_id {
-                Some(p) => tx
-                    .query_row("SELECT 1 FROM sessions WHERE id = ?1", [p], |_| Ok(()))
-                    .optional()?
-                    .is_some(),
+                Some(p) => session_exists(tx, p)?,
                 None => false,
             };
             tx.execute(
@@ -1116,6 +1096,16 @@ impl Store {
             meta.created_at_ms,
         )
     }
+}
+
+fn session_exists(c: &Connection, session_id: &str) -> Result<bool> {
+    Ok(
+        c.query_row("SELECT 1 FROM sessions WHERE id = ?1", [session_id], |_| {
+            Ok(())
+        })
+        .optional()?
+        .is_some(),
+    )
 }
 
 /// Step updates that merge back to `p` exactly.
