@@ -387,28 +387,19 @@ impl App {
     }
 
     fn next_page(&mut self) -> Vec<Job> {
-        let Some(after) = self.list.next.clone() else {
-            return Vec::new();
-        };
         if self.list.loading {
             return Vec::new();
         }
-        self.list.loading = true;
-        vec![self.job(
-            Some(Slot::List),
-            Request::List {
-                query: ListQuery {
-                    limit: PAGE,
-                    after: Some(after),
-                    ..ListQuery::default()
-                },
-                count: false,
-            },
-        )]
+        self.load_after(PAGE)
     }
 
-    /// Every page not loaded yet, as one request.
+    /// Every page not loaded yet, as one request (header rows only: ~1 ms per thousand).
     fn rest_of_list(&mut self) -> Vec<Job> {
+        self.load_after(0)
+    }
+
+    /// Loads `limit` rows (0 = all) after the last loaded one.
+    fn load_after(&mut self, limit: usize) -> Vec<Job> {
         let Some(after) = self.list.next.clone() else {
             return Vec::new();
         };
@@ -417,7 +408,7 @@ impl App {
             Some(Slot::List),
             Request::List {
                 query: ListQuery {
-                    limit: 0,
+                    limit,
                     after: Some(after),
                     ..ListQuery::default()
                 },
