@@ -8,17 +8,16 @@
 //!
 //! `cargo bench --bench tui`. Set `TUI_BENCH_QUICK=1` to skip the process measurements.
 
-use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use neocode::runtime::worker::{self, Done, Job};
+use neocode::runtime::worker::Job;
 use neocode::runtime::{Location, Runtime};
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall, Usage, WorkspacePaths};
-use neocode::tui::app::{App, AppOptions};
+use neocode::tui::app::{App, AppOptions, run_inline};
 use neocode::tui::theme::Theme;
 use neocode::tui::views;
 use ratatui::Terminal;
@@ -128,14 +127,7 @@ fn app(f: &Fixture, resume: Option<String>) -> App {
 }
 
 fn run(rt: &Runtime, app: &mut App, jobs: Vec<Job>) {
-    let mut q: VecDeque<Job> = jobs.into();
-    while let Some(j) = q.pop_front() {
-        let result = worker::handle(rt, j.request);
-        q.extend(app.on_done(Done {
-            token: j.token,
-            result,
-        }));
-    }
+    run_inline(app, rt, jobs);
 }
 
 fn benches(c: &mut Criterion) {

@@ -3,13 +3,11 @@
 //! The app never panics, every frame draws, and in the browse view the detail pane always
 //! shows the selected session.
 
-use std::collections::VecDeque;
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use neocode::runtime::worker::{self, Done, Job};
+use neocode::runtime::worker::Job;
 use neocode::runtime::{Location, Runtime};
 use neocode::session::WorkspacePaths;
-use neocode::tui::app::{App, AppOptions, Overlay, Screen};
+use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
 use neocode::tui::theme::Theme;
 use neocode::tui::{demo, views};
 use proptest::prelude::*;
@@ -110,16 +108,8 @@ impl Driver {
         d
     }
 
-    /// Runs jobs and the jobs their answers cause, as the worker would.
     fn run(&mut self, jobs: Vec<Job>) {
-        let mut q: VecDeque<Job> = jobs.into();
-        while let Some(j) = q.pop_front() {
-            let result = worker::handle(&self.rt, j.request);
-            q.extend(self.app.on_done(Done {
-                token: j.token,
-                result,
-            }));
-        }
+        run_inline(&mut self.app, &self.rt, jobs);
     }
 
     fn apply(&mut self, ev: &Ev) {

@@ -3,7 +3,6 @@
 //! synchronously. Also the behaviour behind the screens (fork, delete, export, paging, stale
 //! answers, sanitising).
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
@@ -13,7 +12,7 @@ use neocode::session::{
     AppendMeta, ListQuery, NewMessage, NewSession, Part, Role, StateUpdate, ToolCall,
     WorkspacePaths,
 };
-use neocode::tui::app::{App, AppOptions, Overlay, Screen, Tab};
+use neocode::tui::app::{App, AppOptions, Overlay, Screen, Tab, run_inline};
 use neocode::tui::theme::Theme;
 use neocode::tui::{demo, views};
 use ratatui::Terminal;
@@ -75,14 +74,7 @@ impl H {
 
     /// Runs jobs (and the jobs their answers cause) to completion, like the worker would.
     fn run(&mut self, jobs: Vec<Job>) {
-        let mut q: VecDeque<Job> = jobs.into();
-        while let Some(j) = q.pop_front() {
-            let result = worker::handle(&self.rt, j.request);
-            q.extend(self.app.on_done(Done {
-                token: j.token,
-                result,
-            }));
-        }
+        run_inline(&mut self.app, &self.rt, jobs);
     }
 
     fn key(&mut self, code: KeyCode) {

@@ -1357,3 +1357,16 @@ fn tree(rows: &[SessionSummary]) -> Vec<Row> {
     }
     out
 }
+
+/// Runs `jobs` on this thread, as the worker would, feeding every answer back into `app`
+/// until no work is left. For headless use: tests, benchmarks, scripted runs.
+pub fn run_inline(app: &mut App, rt: &crate::runtime::Runtime, jobs: Vec<Job>) {
+    let mut queue: std::collections::VecDeque<Job> = jobs.into();
+    while let Some(j) = queue.pop_front() {
+        let result = crate::runtime::worker::handle(rt, j.request);
+        queue.extend(app.on_done(crate::runtime::worker::Done {
+            token: j.token,
+            result,
+        }));
+    }
+}
