@@ -109,40 +109,10 @@ impl Runtime {
             .into_iter()
             .map(|db| {
                 let dir = db.parent().map(Path::to_path_buf).unwrap_or_default();
-                let rt = Self::open_dir(&dir);
+                let rt = Store::open_workspace_dir(&dir).map(Runtime::with_store);
                 (dir, rt)
             })
             .collect()
-    }
-
-    fn open_dir(dir: &Path) -> Result<Runtime> {
-        let probe = WorkspacePaths {
-            root: dir.to_path_buf(),
-            dir: dir.to_path_buf(),
-        };
-        let store = Store::open_existing(probe)?.ok_or_else(|| {
-            StoreError::io(
-                dir.join("session.db"),
-                std::io::Error::from(std::io::ErrorKind::NotFound),
-            )
-        })?;
-        let recorded = store.recorded_root()?;
-        if recorded.is_empty() {
-            return Ok(Runtime::with_store(store));
-        }
-        drop(store);
-        let paths = WorkspacePaths {
-            root: PathBuf::from(recorded),
-            dir: dir.to_path_buf(),
-        };
-        Ok(Runtime::with_store(
-            Store::open_existing(paths.clone())?.ok_or_else(|| {
-                StoreError::io(
-                    paths.db(),
-                    std::io::Error::from(std::io::ErrorKind::NotFound),
-                )
-            })?,
-        ))
     }
 
     fn with_store(store: Store) -> Runtime {

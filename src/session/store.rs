@@ -128,6 +128,36 @@ impl Store {
         Ok(Some(Store::from_parts(paths, db, conn)))
     }
 
+    /// Opens the existing store in a workspace data folder (`<home>/projects/<hash>`), taking
+    /// the workspace root from the database itself. For commands that span every workspace.
+    pub fn open_workspace_dir(dir: &Path) -> Result<Store> {
+        let probe = WorkspacePaths {
+            root: dir.to_path_buf(),
+            dir: dir.to_path_buf(),
+        };
+        let db = probe.db();
+        if !db.exists() {
+            return Err(StoreError::io(db, std::io::ErrorKind::NotFound.into()));
+        }
+        let conn = open_connection(&db, false, &probe.root)?;
+        let root: String = conn
+            .query_row("SELECT value FROM workspace WHERE key = 'root'", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| classify(&db, e))?
+            .unwrap_or_default();
+        let paths = WorkspacePaths {
+            root: if root.is_empty() {
+                probe.root
+            } else {
+                PathBuf::from(root)
+            },
+            dir: probe.dir,
+        };
+        Ok(Store::from_parts(paths, db, conn))
+    }
+
     fn from_parts(paths: WorkspacePaths, db: PathBuf, conn: Connection) -> Store {
         Store {
             inner: Arc::new(Inner {
