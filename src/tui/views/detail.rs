@@ -340,10 +340,19 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
                 ])),
                 chart_title,
             );
-            let data: Vec<u64> = shown
-                .iter()
-                .map(|(_, u)| u.input_tokens + u.output_tokens)
-                .collect();
+            // One column per turn when they are many; wider bars with a gap when they are few,
+            // so a short session's chart is not a sliver.
+            let bar = (chart.width as usize / n.max(1)).clamp(1, 6);
+            let mut data: Vec<u64> = Vec::with_capacity(n * bar);
+            for (_, u) in shown {
+                let v = u.input_tokens + u.output_tokens;
+                if bar >= 3 {
+                    data.extend(std::iter::repeat_n(v, bar - 1));
+                    data.push(0);
+                } else {
+                    data.extend(std::iter::repeat_n(v, bar));
+                }
+            }
             frame.render_widget(Sparkline::default().data(&data).style(t.accent()), chart);
         }
     }
