@@ -796,3 +796,24 @@ fn unknown_session_and_prefix_resolution() {
         .unwrap();
     assert_eq!(s.resolve("last").unwrap(), "abc123");
 }
+
+#[test]
+fn data_version_moves_only_when_something_commits() {
+    let t = TempDir::new().unwrap();
+    let watcher = open(&t);
+    let v0 = watcher.data_version().unwrap();
+    assert_eq!(watcher.data_version().unwrap(), v0, "no write, no change");
+    // Another process's store (its own connections) writes.
+    let other = open(&t);
+    other
+        .create_session(named("w", "written elsewhere"))
+        .unwrap();
+    let v1 = watcher.data_version().unwrap();
+    assert_ne!(v1, v0);
+    assert_eq!(watcher.data_version().unwrap(), v1);
+    // Reads change nothing; this handle's own writes count too.
+    other.list(&ListQuery::default()).unwrap();
+    assert_eq!(watcher.data_version().unwrap(), v1);
+    watcher.rename("w", "renamed").unwrap();
+    assert_ne!(watcher.data_version().unwrap(), v1);
+}

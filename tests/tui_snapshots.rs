@@ -24,6 +24,7 @@ const NOW: i64 = 1_748_779_200_000;
 struct H {
     app: App,
     rt: Runtime,
+    loc: Location,
     root: String,
     export: PathBuf,
     _tmp: tempfile::TempDir,
@@ -64,6 +65,7 @@ impl H {
         let mut h = H {
             app,
             rt,
+            loc: loc.clone(),
             root,
             export,
             _tmp: tmp,
@@ -111,6 +113,10 @@ impl H {
             out.push('\n');
         }
         out.replace(&self.root, "[WORKSPACE]")
+    }
+
+    fn app_location(&self) -> Location {
+        self.loc.clone()
     }
 
     fn select_title(&mut self, title: &str) {
@@ -610,4 +616,50 @@ fn search_jump_to_an_unloaded_session_selects_it_in_the_list() {
     let selected = h.app.list.current().unwrap();
     assert_eq!(selected.title, "the oldest one");
     assert_eq!(selected.id, detail, "list and detail show the same session");
+}
+
+#[test]
+fn writes_from_another_process_show_up_live() {
+    let mut h = H::new(true, 120, 35);
+    let tick = |h: &mut H| {
+        let jobs = h.app.tick();
+        h.run(jobs);
+    };
+    tick(&mut h); // first sight of the counter: nothing to reload
+    let selected = h.app.list.current().unwrap().id.clone();
+    let before = h.rt.header(&selected).unwrap().message_count;
+
+    // Another neocode process on the same workspace: its own runtime and connections.
+    let other = Runtime::open(&h.app_location()).unwrap();
+    other
+        .append(
+            &selected,
+            &[NewMessage::text(Role::User, "written by the other window")],
+            &AppendMeta::default(),
+        )
+        .unwrap();
+    other
+        .new_session(NewSession {
+            title: "Started in another terminal".into(),
+            ..NewSession::default()
+        })
+        .unwrap();
+    tick(&mut h);
+    assert_eq!(h.app.list.rows.len(), 8, "the new session is listed");
+    assert!(h.screen().contains("Started in another"), "{}", h.screen());
+    let d = h.app.detail.as_ref().unwrap();
+    assert_eq!(d.id, selected, "the selection stays where it was");
+    assert_eq!(d.header.as_ref().unwrap().message_count, before + 1);
+
+    // The other window deletes the session this one shows.
+    other.delete(&selected).unwrap();
+    tick(&mut h);
+    assert!(h.app.list.rows.iter().all(|s| s.id != selected));
+    let now = h.app.list.current().unwrap().id.clone();
+    assert_eq!(
+        h.app.detail.as_ref().unwrap().id,
+        now,
+        "detail follows the new selection"
+    );
+    assert!(!h.screen().contains("no session matches"), "{}", h.screen());
 }

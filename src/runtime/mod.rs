@@ -157,6 +157,12 @@ impl Runtime {
         self.store.count()
     }
 
+    /// Changes whenever anything commits to the workspace's database (see
+    /// [`Store::data_version`]): views poll it to stay live without reloading blindly.
+    pub fn data_version(&self) -> Result<i64> {
+        self.store.data_version()
+    }
+
     /// One session's summary row.
     pub fn summary(&self, id: &str) -> Result<SessionSummary> {
         self.store.summary(id)

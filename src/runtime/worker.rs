@@ -16,6 +16,8 @@ use crate::session::{
 /// Storage work the TUI asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
+    /// The database's change counter (`Runtime::data_version`), polled to stay live.
+    Poll,
     /// One page of the session list, plus the total count when `count` is set.
     List {
         /// Filters and page key.
@@ -106,6 +108,7 @@ impl Request {
             Request::Detail { .. } => Some(1),
             Request::Usage { .. } => Some(2),
             Request::Search { .. } => Some(3),
+            Request::Poll => Some(4),
             Request::List { .. }
             | Request::Messages { .. }
             | Request::Fork { .. }
@@ -122,6 +125,8 @@ impl Request {
 /// What a request produced.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
+    /// The database's change counter.
+    Version(i64),
     /// A list page and, if asked, the total count.
     List {
         /// The page.
@@ -214,6 +219,7 @@ pub fn handle(rt: &Runtime, request: Request) -> Result<Reply, String> {
 
 fn run(rt: &Runtime, request: Request) -> anyhow::Result<Reply> {
     Ok(match request {
+        Request::Poll => Reply::Version(rt.data_version()?),
         Request::List { query, count } => {
             let continued = query.after.is_some();
             let page = rt.list(&query)?;

@@ -82,6 +82,8 @@ struct Inner {
     paths: WorkspacePaths,
     db: PathBuf,
     pool: Mutex<Vec<Connection>>,
+    /// A connection kept only to ask `PRAGMA data_version` (see [`Store::data_version`]).
+    watch: Mutex<Option<Connection>>,
     asset_limit: u64,
 }
 
@@ -164,6 +166,7 @@ impl Store {
                 paths,
                 db,
                 pool: Mutex::new(vec![conn]),
+                watch: Mutex::new(None),
                 asset_limit: DEFAULT_ASSET_LIMIT,
             }),
         }
@@ -210,6 +213,23 @@ impl Store {
             }
             Ok(out)
         })
+    }
+
+    /// A number that changes whenever any other connection — this process's own writes
+    /// included, or another process — commits to the database. Cheap enough to poll every
+    /// second: a view compares it with the last one it saw and reloads only on a change.
+    pub fn data_version(&self) -> Result<i64> {
+        let mut watch = self.inner.watch.lock().unwrap_or_else(|p| p.into_inner());
+        if watch.is_none() {
+            *watch = Some(open_connection(
+                &self.inner.db,
+                false,
+                &self.inner.paths.root,
+            )?);
+        }
+        let conn = watch.as_ref().expect("watch connection just opened");
+        conn.pragma_query_value(None, "data_version", |r| r.get(0))
+            .map_err(|e| classify(&self.inner.db, e))
     }
 
     /// Largest asset accepted.

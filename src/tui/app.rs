@@ -297,6 +297,10 @@ pub struct App {
     pub status: Option<Status>,
     /// The user asked to quit.
     pub quit: bool,
+    /// The database change counter last seen (see [`App::tick`]).
+    data_version: Option<i64>,
+    /// Something changed elsewhere: refresh the open session once the list is back.
+    refresh_after_list: bool,
     next_token: u64,
     pending: HashMap<Slot, u64>,
     want_select: Option<String>,
@@ -322,6 +326,8 @@ impl App {
             input: Input::default(),
             status: None,
             quit: false,
+            data_version: None,
+            refresh_after_list: false,
             next_token: 0,
             pending: HashMap::new(),
             want_select: None,
@@ -432,10 +438,13 @@ impl App {
 
     /// Rebuilds the visible rows (tree order, or fuzzy matches), keeping the selected session.
     fn rebuild(&mut self) {
-        let keep = self
-            .want_select
-            .clone()
-            .or_else(|| self.list.current().map(|s| s.id.clone()));
+        let current = self.list.current().map(|s| s.id.clone());
+        self.rebuild_keeping(current);
+    }
+
+    /// [`App::rebuild`] when the rows were replaced: `current` is the id selected before.
+    fn rebuild_keeping(&mut self, current: Option<String>) {
+        let keep = self.want_select.clone().or(current);
         let text = self
             .list
             .filter
@@ -1095,6 +1104,12 @@ impl App {
 
     // ----- results ---------------------------------------------------------------------------
 
+    /// Called about once a second while idle: asks whether the database changed, so sessions
+    /// written by another process (an agent in another terminal) show up live.
+    pub fn tick(&mut self) -> Vec<Job> {
+        vec![self.job(None, Request::Poll)]
+    }
+
     /// Takes a finished job's result; stale answers are dropped.
     pub fn on_done(&mut self, done: Done) -> Vec<Job> {
         let current =
@@ -1116,6 +1131,17 @@ impl App {
             }
         };
         match reply {
+            Reply::Version(v) => {
+                let changed = self.data_version.is_some_and(|old| old != v);
+                self.data_version = Some(v);
+                if !changed || self.list.loading {
+                    return Vec::new();
+                }
+                // Another process (or this one) wrote: reload what is shown, keeping the
+                // selection; the open session refreshes once the list says it still exists.
+                self.refresh_after_list = true;
+                self.reload_list()
+            }
             Reply::List {
                 page,
                 count,
@@ -1129,6 +1155,7 @@ impl App {
                 if let Some(c) = count {
                     self.list.total = Some(c);
                 }
+                let current = self.list.current().map(|s| s.id.clone());
                 if !continued {
                     self.list.rows.clear();
                     self.list.titles.clear();
@@ -1140,7 +1167,7 @@ impl App {
                 }
                 self.list.rows.extend(page.items);
                 self.list.next = page.next;
-                self.rebuild();
+                self.rebuild_keeping(current);
                 if self.list.jump_to_end && self.list.next.is_none() {
                     self.list.jump_to_end = false;
                     self.list.selected = self.list.visible.len().saturating_sub(1);
@@ -1158,6 +1185,12 @@ impl App {
                     }
                 }
                 let mut jobs = Vec::new();
+                if std::mem::take(&mut self.refresh_after_list)
+                    && let Some(d) = &self.detail
+                    && self.list.rows.iter().any(|s| s.id == d.id)
+                {
+                    jobs.extend(self.refresh_detail());
+                }
                 if self.screen == Screen::Browse {
                     jobs.extend(self.sync_detail());
                 }

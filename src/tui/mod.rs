@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crossterm::event::{self, Event};
 
-use crate::runtime::worker::{Done, Job, Worker};
+use crate::runtime::worker::{Done, Job, Reply, Worker};
 use crate::runtime::{Location, Runtime};
 
 pub mod action;
@@ -112,6 +112,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
 
     let result = (|| -> anyhow::Result<()> {
         let mut dirty = true;
+        let mut idle_ticks: u64 = 0;
         loop {
             if dirty {
                 app.now_ms = crate::session::now_ms();
@@ -119,17 +120,23 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 dirty = false;
                 test_panic_hook();
             }
-            // Relative times refresh once a minute even when nothing happens.
-            let first = match rx.recv_timeout(Duration::from_secs(30)) {
+            // Idle: once a second ask whether another process wrote (the app reloads what is
+            // shown if so); relative times are redrawn every 30 seconds.
+            let first = match rx.recv_timeout(Duration::from_secs(1)) {
                 Ok(m) => m,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    dirty = true;
+                    idle_ticks += 1;
+                    dirty = idle_ticks.is_multiple_of(30);
+                    send(app.tick());
                     continue;
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
             };
             let mut next = Some(first);
             while let Some(msg) = next {
+                // An unchanged poll answer changes nothing on screen: no redraw for it.
+                let quiet_poll =
+                    matches!(&msg, Msg::Done(d) if matches!(d.result, Ok(Reply::Version(_))));
                 let jobs = match msg {
                     Msg::Input(Event::Key(k)) => app.on_key(k),
                     Msg::Input(Event::Mouse(m)) => app.on_mouse(m),
@@ -138,8 +145,8 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                     Msg::Input(_) => Vec::new(),
                     Msg::Done(d) => app.on_done(d),
                 };
+                dirty |= !(quiet_poll && jobs.is_empty());
                 send(jobs);
-                dirty = true;
                 if app.quit {
                     return Ok(());
                 }
