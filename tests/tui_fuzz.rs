@@ -6,7 +6,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use neocode::runtime::worker::Job;
 use neocode::runtime::{Location, Runtime};
-use neocode::session::WorkspacePaths;
+use neocode::session::{AppendMeta, ListQuery, NewMessage, NewSession, Role, WorkspacePaths};
 use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
 use neocode::tui::theme::Theme;
 use neocode::tui::{demo, views};
@@ -19,6 +19,10 @@ enum Ev {
     Key(KeyCode, KeyModifiers),
     Mouse(MouseEventKind, u16, u16),
     Resize(u16, u16),
+    /// The once-a-second poll of the event loop.
+    Tick,
+    /// Another process writes: 0 appends to a session, 1 starts one, 2 deletes one.
+    Elsewhere(u8, usize),
 }
 
 fn key() -> impl Strategy<Value = Ev> {
@@ -70,12 +74,16 @@ fn event() -> impl Strategy<Value = Ev> {
         )
             .prop_map(|(k, x, y)| Ev::Mouse(k, x, y)),
         1 => (1u16..140, 1u16..45).prop_map(|(w, h)| Ev::Resize(w, h)),
+        1 => Just(Ev::Tick),
+        1 => (0u8..3, any::<usize>()).prop_map(|(k, n)| Ev::Elsewhere(k, n)),
     ]
 }
 
 struct Driver {
     app: App,
     rt: Runtime,
+    /// Another neocode process on the same workspace.
+    other: Runtime,
     _tmp: tempfile::TempDir,
 }
 
@@ -103,7 +111,13 @@ impl Driver {
             now_ms: neocode::session::now_ms(),
             resume: None,
         });
-        let mut d = Driver { app, rt, _tmp: tmp };
+        let other = Runtime::open(&loc).unwrap();
+        let mut d = Driver {
+            app,
+            rt,
+            other,
+            _tmp: tmp,
+        };
         d.run(jobs);
         d
     }
@@ -122,6 +136,24 @@ impl Driver {
                 modifiers: KeyModifiers::NONE,
             }),
             Ev::Resize(w, h) => self.app.on_resize(*w, *h),
+            Ev::Tick => self.app.tick(),
+            Ev::Elsewhere(kind, n) => {
+                let all = self.other.list(&ListQuery::default()).unwrap().items;
+                let target = all.get(n % all.len().max(1)).map(|s| s.id.clone());
+                match (kind, target) {
+                    (0, Some(id)) => {
+                        let m = NewMessage::text(Role::User, "from the other window");
+                        self.other
+                            .append(&id, &[m], &AppendMeta::default())
+                            .unwrap();
+                    }
+                    (2, Some(id)) => self.other.delete(&id).unwrap(),
+                    _ => {
+                        self.other.new_session(NewSession::default()).unwrap();
+                    }
+                }
+                Vec::new()
+            }
         };
         self.run(jobs);
     }

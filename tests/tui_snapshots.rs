@@ -663,3 +663,28 @@ fn writes_from_another_process_show_up_live() {
     );
     assert!(!h.screen().contains("no session matches"), "{}", h.screen());
 }
+
+#[test]
+fn deleting_a_fork_parent_keeps_a_valid_selection() {
+    // The parent sits just above its fork at the end of the tree; deleting it shifts the
+    // rows under the tree order (this used to index past the end and crash).
+    let mut h = H::new(true, 120, 35);
+    h.key(KeyCode::Char('G'));
+    h.key(KeyCode::Char('k'));
+    let parent = h.app.list.current().unwrap().id.clone();
+    assert!(
+        h.app
+            .list
+            .rows
+            .iter()
+            .any(|s| s.parent_id.as_deref() == Some(parent.as_str())),
+        "the selected session should be a fork's parent"
+    );
+    h.key(KeyCode::Char('d'));
+    h.key(KeyCode::Char('y'));
+    assert!(h.rt.header(&parent).is_err(), "deleted");
+    let now = h.app.list.current().expect("a selection").id.clone();
+    assert_ne!(now, parent);
+    assert_eq!(h.app.detail.as_ref().unwrap().id, now);
+    assert_eq!(h.app.list.visible.len(), 6);
+}

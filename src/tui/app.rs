@@ -182,7 +182,9 @@ pub struct SessionList {
 impl SessionList {
     /// The selected session.
     pub fn current(&self) -> Option<&SessionSummary> {
-        self.visible.get(self.selected).map(|r| &self.rows[r.idx])
+        self.visible
+            .get(self.selected)
+            .and_then(|r| self.rows.get(r.idx))
     }
 }
 
@@ -1294,9 +1296,11 @@ impl App {
                 self.screen = Screen::Browse;
                 self.focus = Focus::List;
                 if let Some(pos) = self.list.rows.iter().position(|s| s.id == id) {
+                    // `visible` indexes `rows`: take the selection before the rows shift.
+                    let current = self.list.current().map(|s| s.id.clone());
                     self.list.rows.remove(pos);
                     self.list.titles.remove(pos);
-                    self.rebuild();
+                    self.rebuild_keeping(current);
                 }
                 let mut jobs = self.sync_detail();
                 jobs.extend(self.reload_list());
