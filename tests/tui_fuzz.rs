@@ -166,7 +166,7 @@ impl Driver {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn random_use_never_panics_and_keeps_list_and_detail_together(

@@ -688,3 +688,18 @@ fn deleting_a_fork_parent_keeps_a_valid_selection() {
     assert_eq!(h.app.detail.as_ref().unwrap().id, now);
     assert_eq!(h.app.list.visible.len(), 6);
 }
+
+#[test]
+fn a_search_jump_clears_a_filter_that_hides_the_session() {
+    let mut h = H::new(true, 120, 35);
+    h.key(KeyCode::Char('/'));
+    h.chars("zzzz");
+    h.key(KeyCode::Enter);
+    assert!(h.app.list.visible.is_empty(), "the filter hides everything");
+    h.key(KeyCode::Char('s'));
+    h.chars("redis");
+    h.key(KeyCode::Enter);
+    let shown = h.app.detail.as_ref().unwrap().id.clone();
+    assert_eq!(h.app.list.current().map(|s| s.id.clone()), Some(shown));
+    assert!(h.app.list.filter.is_none());
+}

@@ -756,6 +756,17 @@ impl App {
     /// Opens a session's transcript at a message.
     fn jump(&mut self, id: &str, seq: i64) -> Vec<Job> {
         let mut jobs = Vec::new();
+        // Search is global: a filter that hides the session goes, so the list can show it.
+        let visible = |app: &App| {
+            app.list
+                .visible
+                .iter()
+                .any(|r| app.list.rows[r.idx].id == id)
+        };
+        if self.list.filter.is_some() && !visible(self) {
+            self.list.filter = None;
+            self.rebuild();
+        }
         if let Some(pos) = self
             .list
             .visible
