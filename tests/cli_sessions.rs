@@ -381,3 +381,54 @@ fn search_lists_matches_with_session_seq_and_snippet() {
         serde_json::json!([])
     );
 }
+
+#[test]
+fn show_names_tool_calls_a_stopped_session_left_unanswered() {
+    let ws = Ws::new();
+    let rt = ws.rt();
+    let id = rt.new_session(NewSession::default()).unwrap().id;
+    let call = |id: &str, name: &str| neocode::session::ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: r#"{"cmd":"cargo test"}"#.into(),
+    };
+    rt.append(
+        &id,
+        &[
+            NewMessage::text(Role::User, "run the tests and fix the lint"),
+            NewMessage {
+                role: Some(Role::Assistant),
+                tool_calls: vec![call("call-a", "bash"), call("call-b", "clippy_fix")],
+                ..NewMessage::default()
+            },
+            NewMessage::tool_result("call-a", "ok", false),
+            // The process died here: call-b never got its result.
+        ],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    let out = ok_stdout(ws.cmd().args(["show", &id]));
+    assert!(
+        out.contains("Interrupted  1 tool call never got a result"),
+        "{out}"
+    );
+    assert!(out.contains("call-b  clippy_fix"), "{out}");
+    assert!(!out.contains("call-a  bash"), "{out}");
+    let v = ok_json(ws.cmd().args(["show", &id, "--json"]));
+    let calls = v["interrupted_tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["id"], "call-b");
+    assert_eq!(calls[0]["name"], "clippy_fix");
+
+    // Once answered, nothing is interrupted.
+    rt.append(
+        &id,
+        &[NewMessage::tool_result("call-b", "fixed", false)],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    let out = ok_stdout(ws.cmd().args(["show", &id]));
+    assert!(!out.contains("Interrupted"), "{out}");
+    let v = ok_json(ws.cmd().args(["show", &id, "--json"]));
+    assert_eq!(v["interrupted_tool_calls"], serde_json::json!([]));
+}

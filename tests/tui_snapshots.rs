@@ -703,3 +703,47 @@ fn a_search_jump_clears_a_filter_that_hides_the_session() {
     assert_eq!(h.app.list.current().map(|s| s.id.clone()), Some(shown));
     assert!(h.app.list.filter.is_none());
 }
+
+#[test]
+fn opening_a_session_that_stopped_mid_turn_says_which_calls_were_interrupted() {
+    let mut h = H::with(120, 35, |rt| {
+        let id = rt
+            .new_session(NewSession {
+                title: "stopped mid-turn".into(),
+                ..NewSession::default()
+            })
+            .unwrap()
+            .id;
+        rt.append(
+            &id,
+            &[
+                NewMessage::text(Role::User, "edit the config"),
+                NewMessage {
+                    role: Some(Role::Assistant),
+                    tool_calls: vec![ToolCall {
+                        id: "c1".into(),
+                        name: "edit_file".into(),
+                        arguments: "{}".into(),
+                    }],
+                    ..NewMessage::default()
+                },
+            ],
+            &AppendMeta::default(),
+        )
+        .unwrap();
+    });
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.screen, Screen::Conversation);
+    let s = h.screen();
+    assert!(
+        s.contains("1 tool call never got a result (edit_file)"),
+        "{s}"
+    );
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Char(']'));
+    h.key(KeyCode::Char(']'));
+    h.key(KeyCode::Char(']'));
+    h.key(KeyCode::Char(']'));
+    let s = h.screen();
+    assert!(s.contains("interrupted"), "Info tab: {s}");
+}

@@ -50,7 +50,16 @@ struct JsonShow<'a> {
     fork_seq: Option<i64>,
     steps: Vec<JsonStep<'a>>,
     assets: Vec<JsonAsset<'a>>,
+    /// Tool calls left without a result when the session stopped.
+    interrupted_tool_calls: Vec<JsonCall<'a>>,
     last_messages: Vec<JsonMessage<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonCall<'a> {
+    id: &'a str,
+    name: &'a str,
+    arguments: &'a str,
 }
 
 /// The last `n` messages, even after compaction left `last_seq` beyond the stored seqs.
@@ -104,6 +113,7 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     let progress = rt.plan_progress(&id)?;
     let assets = rt.assets(&id)?;
     let msgs = last_messages(&rt, &id, header.last_seq, LAST_MESSAGES)?;
+    let interrupted = rt.interrupted_tool_calls(&id)?;
     let steps = header
         .plan
         .as_ref()
@@ -130,6 +140,14 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                     mime_type: &a.mime_type,
                     size_bytes: a.size_bytes,
                     created_at: rfc3339(a.created_at_ms),
+                })
+                .collect(),
+            interrupted_tool_calls: interrupted
+                .iter()
+                .map(|c| JsonCall {
+                    id: &c.id,
+                    name: &c.name,
+                    arguments: &c.arguments,
                 })
                 .collect(),
             last_messages: msgs
@@ -215,6 +233,27 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                 line.push_str(&format!(" — {}: {}", l(&f.error_type), l(&f.message)));
             }
             out.line(&line)?;
+        }
+    }
+
+    if !interrupted.is_empty() {
+        out.line("")?;
+        let heading = out.paint(
+            "1;33",
+            &format!(
+                "Interrupted  {} tool call{} never got a result (the session stopped mid-turn; resuming replays them)",
+                interrupted.len(),
+                if interrupted.len() == 1 { "" } else { "s" }
+            ),
+        );
+        out.line(&heading)?;
+        for c in &interrupted {
+            out.line(&format!(
+                "  {}  {}  {}",
+                l(&c.id),
+                l(&c.name),
+                fmt::cut(&l(&c.arguments), 80)
+            ))?;
         }
     }
 

@@ -15,6 +15,10 @@ use crate::session::{
     StepUpdate, Store, StoreError, ToolCall, WorkspacePaths,
 };
 
+/// How many trailing messages [`Runtime::interrupted_tool_calls`] reads: the answers to one
+/// assistant message's calls follow it directly, so a dangling call is always near the end.
+const INTERRUPT_SCAN: i64 = 256;
+
 /// Where neocode keeps data and which workspace it acts on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
@@ -191,6 +195,17 @@ impl Runtime {
     /// Messages `from..=to` of a session.
     pub fn messages(&self, id: &str, from: i64, to: i64) -> Result<Vec<Message>> {
         self.store.load_messages(id, from, to)
+    }
+
+    /// Tool calls the session's last tool-calling assistant message made that never got a
+    /// result: the process stopped between "the assistant asked" and "the tool answered".
+    /// Resuming replays them (at least once). Reads only the transcript's tail.
+    pub fn interrupted_tool_calls(&self, id: &str) -> Result<Vec<ToolCall>> {
+        let last = self.store.load_header(id)?.last_seq;
+        let tail = self
+            .store
+            .load_messages(id, (last - INTERRUPT_SCAN + 1).max(1), last)?;
+        Ok(dangling_tool_calls(&tail))
     }
 
     /// Full-text search across the workspace.

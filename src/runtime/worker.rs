@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 use crate::runtime::Runtime;
 use crate::session::{
     AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PlanProgress,
-    Role, SearchHit, SessionHeader, Usage,
+    Role, SearchHit, SessionHeader, ToolCall, Usage,
 };
 
 /// Storage work the TUI asks for.
@@ -144,6 +144,8 @@ pub enum Reply {
         progress: PlanProgress,
         /// Assets.
         assets: Vec<AssetMeta>,
+        /// Tool calls left without a result when the session stopped.
+        interrupted: Vec<ToolCall>,
     },
     /// A window of messages.
     Messages {
@@ -234,6 +236,7 @@ fn run(rt: &Runtime, request: Request) -> anyhow::Result<Reply> {
             header: Box::new(rt.header(&id)?),
             progress: rt.plan_progress(&id)?,
             assets: rt.assets(&id)?,
+            interrupted: rt.interrupted_tool_calls(&id)?,
         },
         Request::Messages { id, from, to } => {
             let messages = rt.messages(&id, from, to)?;

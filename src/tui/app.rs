@@ -20,7 +20,8 @@ use super::views;
 use crate::runtime::worker::{Done, Job, Reply, Request};
 use crate::sanitize;
 use crate::session::{
-    AssetMeta, ListQuery, PageKey, PlanProgress, SearchHit, SessionHeader, SessionSummary, Usage,
+    AssetMeta, ListQuery, PageKey, PlanProgress, SearchHit, SessionHeader, SessionSummary,
+    ToolCall, Usage,
 };
 
 /// Sessions per list page.
@@ -211,6 +212,8 @@ pub struct Detail {
     pub scroll: u16,
     /// Message to select once the transcript exists (a search jump).
     pub jump: Option<i64>,
+    /// Tool calls left without a result when the session stopped (replayed on resume).
+    pub interrupted: Vec<ToolCall>,
 }
 
 impl Detail {
@@ -221,6 +224,7 @@ impl Detail {
             progress: PlanProgress::default(),
             assets: Vec::new(),
             asset_sel: 0,
+            interrupted: Vec::new(),
             usage: None,
             usage_requested: false,
             transcript: None,
@@ -605,7 +609,13 @@ impl App {
             t.follow_end = true;
             t.selected = None;
         }
-        self.say("Type a message and press Enter. Esc goes back to the list.");
+        match self.detail.as_ref().map(|d| d.interrupted.as_slice()) {
+            Some(calls) if !calls.is_empty() => {
+                let note = interrupted_note(calls);
+                self.say(note);
+            }
+            _ => self.say("Type a message and press Enter. Esc goes back to the list."),
+        }
     }
 
     // ----- input -----------------------------------------------------------------------------
@@ -1214,6 +1224,7 @@ impl App {
                 header,
                 progress,
                 assets,
+                interrupted,
             } => {
                 if !current(Slot::Detail, &self.pending) {
                     return Vec::new();
@@ -1225,6 +1236,7 @@ impl App {
                     return Vec::new();
                 }
                 let last = header.last_seq;
+                let first_load = d.transcript.is_none();
                 match d.transcript.as_mut() {
                     Some(t) if t.last_seq != last => {
                         // Grown (or shrunk): the chunks from the old end on must be reloaded.
@@ -1243,6 +1255,15 @@ impl App {
                 d.progress = progress;
                 d.asset_sel = d.asset_sel.min(assets.len().saturating_sub(1));
                 d.assets = assets;
+                let warn =
+                    first_load && self.screen == Screen::Conversation && !interrupted.is_empty();
+                if warn {
+                    self.say(interrupted_note(&interrupted));
+                }
+                let Some(d) = self.detail.as_mut() else {
+                    return Vec::new();
+                };
+                d.interrupted = interrupted;
                 if let Some(seq) = d.jump.take() {
                     return self.with_transcript(|t, w, h, th| t.select(seq, w, h, th));
                 }
@@ -1353,6 +1374,20 @@ impl App {
             }
         }
     }
+}
+
+/// What the user is told about tool calls a stopped session left without a result.
+pub fn interrupted_note(calls: &[ToolCall]) -> String {
+    let names: Vec<String> = calls
+        .iter()
+        .map(|c| sanitize::line(&c.name).into_owned())
+        .collect();
+    let n = calls.len();
+    let (plural, them) = if n == 1 { ("", "it") } else { ("s", "them") };
+    format!(
+        "Stopped mid-turn: {n} tool call{plural} never got a result ({}); resuming replays {them}.",
+        names.join(", ")
+    )
 }
 
 /// The first 8 characters of an id.

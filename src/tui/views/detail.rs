@@ -483,6 +483,12 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             format!("{} (last seq {})", h.message_count, h.last_seq),
         ),
     ];
+    if !d.interrupted.is_empty() {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<12}", "interrupted"), t.dim()),
+            Span::styled(crate::tui::app::interrupted_note(&d.interrupted), t.error()),
+        ]));
+    }
     match (&h.parent_id, h.fork_seq) {
         (Some(p), seq) => lines.push(kv(
             "forked from",
