@@ -231,6 +231,9 @@ fn malformed_documents_name_the_json_path_and_write_nothing() {
     d["messages"][1]["seq"] = json!(1);
     cases.push(("duplicate seq", d, "$.messages[1].seq", "duplicate"));
     let mut d = good.clone();
+    d["messages"][1]["seq"] = json!(50);
+    cases.push(("out of seq order", d, "$.messages[2].seq", "seq order"));
+    let mut d = good.clone();
     d["messages"][3]["tool_call_id"] = json!("call-ghost");
     cases.push((
         "orphan tool result",

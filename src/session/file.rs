@@ -276,6 +276,19 @@ pub fn validate(doc: &SessionFile) -> Result<(), FileError> {
         if !seqs.insert(m.seq) {
             return Err(ferr(at("seq"), format!("duplicate seq {}", m.seq)));
         }
+        // Calls are matched to results in file order, and the store keeps seq order: the two
+        // must agree, or a result could land before its call.
+        if let Some(prev) = i.checked_sub(1).map(|j| doc.messages[j].seq)
+            && m.seq < prev
+        {
+            return Err(ferr(
+                at("seq"),
+                format!(
+                    "seq {} follows seq {prev}: messages must be in seq order",
+                    m.seq
+                ),
+            ));
+        }
         parse_time(&at("created_at"), &m.created_at)?;
         for c in &m.tool_calls {
             calls.insert(c.id.as_str());
