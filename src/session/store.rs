@@ -687,13 +687,11 @@ impl Store {
         let at = at_seq.unwrap_or(src.last_seq);
         let exists_at = at == 0
             || self.with_conn(|c| {
-                Ok(c.query_row(
+                row_exists(
+                    c,
                     "SELECT 1 FROM messages WHERE session_id = ?1 AND seq = ?2",
                     params![session_id, at],
-                    |_| Ok(()),
                 )
-                .optional()?
-                .is_some())
             })?;
         if at < 0 || !exists_at {
             return Err(StoreError::NoSuchSeq {
@@ -865,16 +863,7 @@ impl Store {
         self.load_header(session_id)?;
         // Refuse a taken id before the rename below would overwrite the existing file (the
         // check inside the transaction stays for a racing writer).
-        let taken = self.with_conn(|c| {
-            Ok(c.query_row(
-                "SELECT 1 FROM session_assets WHERE session_id = ?1 AND id = ?2",
-                params![session_id, asset_id],
-                |_| Ok(()),
-            )
-            .optional()?
-            .is_some())
-        })?;
-        if taken {
+        if self.with_conn(|c| asset_exists(c, session_id, &asset_id))? {
             return Err(StoreError::AlreadyExists(format!(
                 "{session_id}/{asset_id}"
             )));
@@ -909,14 +898,7 @@ impl Store {
             created_at_ms,
         };
         let r = self.write(|tx| {
-            let taken = tx
-                .query_row(
-                    "SELECT 1 FROM session_assets WHERE session_id = ?1 AND id = ?2",
-                    params![session_id, meta.id],
-                    |_| Ok(()),
-                )
-                .optional()?;
-            if taken.is_some() {
+            if asset_exists(tx, session_id, &meta.id)? {
                 return Err(StoreError::AlreadyExists(format!(
                     "{session_id}/{}",
                     meta.id
@@ -1148,13 +1130,20 @@ impl Store {
     }
 }
 
+/// Whether `sql` (a `SELECT 1 ...`) finds a row.
+fn row_exists(c: &Connection, sql: &str, args: impl rusqlite::Params) -> Result<bool> {
+    Ok(c.query_row(sql, args, |_| Ok(())).optional()?.is_some())
+}
+
 fn session_exists(c: &Connection, session_id: &str) -> Result<bool> {
-    Ok(
-        c.query_row("SELECT 1 FROM sessions WHERE id = ?1", [session_id], |_| {
-            Ok(())
-        })
-        .optional()?
-        .is_some(),
+    row_exists(c, "SELECT 1 FROM sessions WHERE id = ?1", [session_id])
+}
+
+fn asset_exists(c: &Connection, session_id: &str, asset_id: &str) -> Result<bool> {
+    row_exists(
+        c,
+        "SELECT 1 FROM session_assets WHERE session_id = ?1 AND id = ?2",
+        params![session_id, asset_id],
     )
 }
 
