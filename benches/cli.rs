@@ -4,7 +4,7 @@
 use std::process::{Command, Stdio};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use neocode::runtime::{Location, Runtime};
+use neocode::runtime::{Location, Sessions};
 use neocode::session::{
     AppendMeta, NewMessage, NewSession, Plan, Role, StateUpdate, Step, Usage, WorkspacePaths,
 };
@@ -12,7 +12,7 @@ use neocode::session::{
 const SESSIONS: usize = 10_000;
 
 fn populate(loc: &Location) {
-    let rt = Runtime::open(loc).unwrap();
+    let rt = Sessions::open(loc).unwrap();
     let plan = Plan {
         steps: (0..4)
             .map(|i| Step {

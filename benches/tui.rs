@@ -14,12 +14,12 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use neocode::runtime::worker::Job;
-use neocode::runtime::{Location, Runtime};
+use neocode::runtime::{Location, Sessions};
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall, Usage, WorkspacePaths};
 use neocode::tui::app::{App, AppOptions, run_inline};
 use neocode::tui::theme::Theme;
 use neocode::tui::views;
+use neocode::tui::worker::Job;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -27,7 +27,7 @@ struct Fixture {
     _tmp: tempfile::TempDir,
     home: std::path::PathBuf,
     ws: std::path::PathBuf,
-    rt: Runtime,
+    rt: Sessions,
 }
 
 fn fixture() -> Fixture {
@@ -39,7 +39,7 @@ fn fixture() -> Fixture {
         paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
         home: home.clone(),
     };
-    let rt = Runtime::open(&loc).unwrap();
+    let rt = Sessions::open(&loc).unwrap();
     Fixture {
         _tmp: tmp,
         home,
@@ -48,7 +48,7 @@ fn fixture() -> Fixture {
     }
 }
 
-fn many_sessions(rt: &Runtime, n: usize) {
+fn many_sessions(rt: &Sessions, n: usize) {
     for i in 0..n {
         let s = rt
             .new_session(NewSession {
@@ -66,7 +66,7 @@ fn many_sessions(rt: &Runtime, n: usize) {
     }
 }
 
-fn long_session(rt: &Runtime, n: usize, title: &str) -> String {
+fn long_session(rt: &Sessions, n: usize, title: &str) -> String {
     let s = rt
         .new_session(NewSession {
             title: title.into(),
@@ -126,7 +126,7 @@ fn app(f: &Fixture, resume: Option<String>) -> App {
     app
 }
 
-fn run(rt: &Runtime, app: &mut App, jobs: Vec<Job>) {
+fn run(rt: &Sessions, app: &mut App, jobs: Vec<Job>) {
     run_inline(app, rt, jobs);
 }
 

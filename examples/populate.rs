@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use neocode::runtime::{Location, Runtime};
+use neocode::runtime::{Location, Sessions};
 use neocode::session::{
     AppendMeta, NewMessage, NewSession, Part, Plan, Role, StateUpdate, Step, StepStatus,
     StepUpdate, ToolCall, Usage, WorkspacePaths,
@@ -69,7 +69,7 @@ fn turn(i: u64, topic: &str) -> Vec<NewMessage> {
     ]
 }
 
-fn fill(rt: &Runtime, id: &str, topic: &str, count: u64) {
+fn fill(rt: &Sessions, id: &str, topic: &str, count: u64) {
     let meta = AppendMeta {
         provider: Some("openai".into()),
         model: Some("gpt-5-codex".into()),
@@ -109,7 +109,7 @@ fn main() {
         paths: WorkspacePaths::resolve(&home, &workdir).expect("workspace"),
         home,
     };
-    let rt = Runtime::open(&loc).expect("open");
+    let rt = Sessions::open(&loc).expect("open");
     let start = Instant::now();
     let per = messages.checked_div(sessions).unwrap_or(0);
     let plan = Plan {

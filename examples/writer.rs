@@ -9,7 +9,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use neocode::runtime::{Location, Runtime};
+use neocode::runtime::{Location, Sessions};
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, StoreError, WorkspacePaths};
 
 struct Args {
@@ -60,7 +60,7 @@ fn run() -> Result<(), String> {
         },
         None => Location::resolve(Some(&args.workdir))?,
     };
-    let rt = Runtime::open(&loc).map_err(|e| e.to_string())?;
+    let rt = Sessions::open(&loc).map_err(|e| e.to_string())?;
     match rt.new_session(NewSession {
         id: Some(args.session.clone()),
         title: format!("writer {}", args.session),

@@ -144,7 +144,7 @@ fn all_workspaces_lists_each_root() {
     let ws = Ws::new();
     let a = ws.session("in workspace A", 1);
     let (work_b, loc_b) = ws.sibling();
-    let rt_b = neocode::runtime::Runtime::open(&loc_b).unwrap();
+    let rt_b = neocode::runtime::Sessions::open(&loc_b).unwrap();
     let b = rt_b
         .new_session(NewSession {
             title: "in workspace B".into(),

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use neocode::runtime::{Decision, Location, Runtime, SessionRequest, dangling_tool_calls};
+use neocode::runtime::{Decision, Location, SessionRequest, Sessions, dangling_tool_calls};
 use neocode::session::{
     AppendMeta, ListQuery, NewMessage, NewSession, Part, Replacement, Role, SNIPPET_CLOSE,
     SNIPPET_OPEN, StateUpdate, Status, Store, StoreError, ToolCall, Usage, WorkspacePaths,
@@ -22,9 +22,9 @@ fn open(t: &TempDir) -> Store {
     Store::open(workspace(t)).unwrap()
 }
 
-fn runtime(t: &TempDir) -> Runtime {
+fn runtime(t: &TempDir) -> Sessions {
     let paths = workspace(t);
-    Runtime::open(&Location {
+    Sessions::open(&Location {
         home: t.path().join("home"),
         paths,
     })
@@ -601,7 +601,7 @@ fn conversation_key_finds_the_most_recent_session() {
     );
 }
 
-fn decide(rt: &Runtime, req: SessionRequest) -> Decision {
+fn decide(rt: &Sessions, req: SessionRequest) -> Decision {
     rt.decide(&req, NewSession::default()).unwrap()
 }
 
@@ -613,7 +613,7 @@ fn runtime_decision_chain_follows_the_seed() {
     rt.append(&known, &[msg(Role::User, "first words", 0, 0)], &meta())
         .unwrap();
     let key = conversation_key("first words");
-    let count = |rt: &Runtime| rt.count().unwrap();
+    let count = |rt: &Sessions| rt.count().unwrap();
 
     // new_session forced, even with a known id and key.
     let d = decide(

@@ -2,7 +2,7 @@
 //! the real runtime and exporting them. Run with
 //! `cargo test --test tui_demo_gen -- --ignored` and commit the JSON files.
 
-use neocode::runtime::{Location, Runtime};
+use neocode::runtime::{Location, Sessions};
 use neocode::session::file::SessionFile;
 use neocode::session::{
     AppendMeta, NewMessage, NewSession, Part, Plan, Role, RuntimeLedger, RuntimeLimits,
@@ -15,14 +15,14 @@ const BASE: i64 = 1_741_597_200_000;
 const MIN: i64 = 60_000;
 
 struct B<'a> {
-    rt: &'a Runtime,
+    rt: &'a Sessions,
     id: String,
     t: i64,
     call: u32,
 }
 
 impl<'a> B<'a> {
-    fn new(rt: &'a Runtime, title: &str, model: &str, start: i64) -> B<'a> {
+    fn new(rt: &'a Sessions, title: &str, model: &str, start: i64) -> B<'a> {
         let h = rt
             .new_session(NewSession {
                 title: title.into(),
@@ -109,7 +109,7 @@ impl<'a> B<'a> {
     }
 }
 
-fn export(rt: &Runtime, id: &str) -> SessionFile {
+fn export(rt: &Sessions, id: &str) -> SessionFile {
     let mut doc = rt.export(id).unwrap();
     let first = doc.messages.first().map(|m| m.created_at.clone()).unwrap();
     let last = doc.messages.last().map(|m| m.created_at.clone()).unwrap();
@@ -136,7 +136,7 @@ fn generate_demo_sessions() {
         home: home.clone(),
         paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
     };
-    let rt = Runtime::open(&loc).unwrap();
+    let rt = Sessions::open(&loc).unwrap();
     let mut docs: Vec<(&str, SessionFile)> = Vec::new();
 
     // 1. A bug fix with tool calls, one failing.

@@ -4,11 +4,11 @@
 //! shows the selected session.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use neocode::runtime::worker::Job;
-use neocode::runtime::{Location, Runtime};
+use neocode::runtime::{Location, Sessions};
 use neocode::session::{AppendMeta, ListQuery, NewMessage, NewSession, Role, WorkspacePaths};
 use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
 use neocode::tui::theme::Theme;
+use neocode::tui::worker::Job;
 use neocode::tui::{demo, views};
 use proptest::prelude::*;
 use ratatui::Terminal;
@@ -81,9 +81,9 @@ fn event() -> impl Strategy<Value = Ev> {
 
 struct Driver {
     app: App,
-    rt: Runtime,
+    rt: Sessions,
     /// Another neocode process on the same workspace.
-    other: Runtime,
+    other: Sessions,
     _tmp: tempfile::TempDir,
 }
 
@@ -99,7 +99,7 @@ impl Driver {
             paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
             home,
         };
-        let rt = Runtime::open(&loc).unwrap();
+        let rt = Sessions::open(&loc).unwrap();
         demo::load_into(&rt, neocode::session::now_ms()).unwrap();
         let root = loc.root().display().to_string();
         let (app, jobs) = App::new(AppOptions {
@@ -111,7 +111,7 @@ impl Driver {
             now_ms: neocode::session::now_ms(),
             resume: None,
         });
-        let other = Runtime::open(&loc).unwrap();
+        let other = Sessions::open(&loc).unwrap();
         let mut d = Driver {
             app,
             rt,

@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use common::pty::Pty;
-use neocode::runtime::{Location, Runtime};
+use neocode::runtime::{Location, Sessions};
 use neocode::session::{ListQuery, WorkspacePaths};
 
 #[test]
@@ -20,7 +20,7 @@ fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
         paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
         home: home.clone(),
     };
-    let rt = Runtime::open(&loc).unwrap();
+    let rt = Sessions::open(&loc).unwrap();
     neocode::tui::demo::load_into(&rt, neocode::session::now_ms()).unwrap();
     let billing = rt
         .list(&ListQuery::default())

@@ -6,14 +6,14 @@
 use std::path::PathBuf;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
-use neocode::runtime::worker::{self, Done, Job};
-use neocode::runtime::{Location, Runtime};
+use neocode::runtime::{Location, Sessions};
 use neocode::session::{
     AppendMeta, ListQuery, NewMessage, NewSession, Part, Role, StateUpdate, ToolCall,
     WorkspacePaths,
 };
 use neocode::tui::app::{App, AppOptions, Overlay, Screen, Tab, run_inline};
 use neocode::tui::theme::Theme;
+use neocode::tui::worker::{self, Done, Job};
 use neocode::tui::{demo, views};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -23,7 +23,7 @@ const NOW: i64 = 1_748_779_200_000;
 
 struct H {
     app: App,
-    rt: Runtime,
+    rt: Sessions,
     loc: Location,
     root: String,
     export: PathBuf,
@@ -39,7 +39,7 @@ impl H {
         })
     }
 
-    fn with(w: u16, h: u16, fill: impl FnOnce(&Runtime)) -> H {
+    fn with(w: u16, h: u16, fill: impl FnOnce(&Sessions)) -> H {
         let tmp = tempfile::tempdir().unwrap();
         let home = tmp.path().join("home");
         let ws = tmp.path().join("ws");
@@ -50,7 +50,7 @@ impl H {
             paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
             home,
         };
-        let rt = Runtime::open(&loc).unwrap();
+        let rt = Sessions::open(&loc).unwrap();
         fill(&rt);
         let root = loc.root().display().to_string();
         let (app, jobs) = App::new(AppOptions {
@@ -630,7 +630,7 @@ fn writes_from_another_process_show_up_live() {
     let before = h.rt.header(&selected).unwrap().message_count;
 
     // Another neocode process on the same workspace: its own runtime and connections.
-    let other = Runtime::open(&h.app_location()).unwrap();
+    let other = Sessions::open(&h.app_location()).unwrap();
     other
         .append(
             &selected,

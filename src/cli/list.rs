@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::fmt::{self, Align};
 use super::out::Out;
 use super::{CmdResult, Failure};
-use crate::runtime::{Location, Runtime};
+use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 use crate::session::file::rfc3339;
 use crate::session::{ListQuery, PlanCounts, SessionSummary, now_ms};
@@ -81,7 +81,7 @@ fn query(limit: usize) -> ListQuery {
 
 /// `neocode --list` for one workspace.
 pub fn run(loc: &Location, opts: ListOptions) -> CmdResult {
-    let items = match Runtime::open_existing(loc)? {
+    let items = match Sessions::open_existing(loc)? {
         Some(rt) => rt.list(&query(opts.limit))?.items,
         None => Vec::new(),
     };
@@ -102,7 +102,7 @@ pub fn run(loc: &Location, opts: ListOptions) -> CmdResult {
 /// `neocode --list --all-workspaces`: every workspace under the home with its root path.
 pub fn run_all(home: &std::path::Path, opts: ListOptions) -> CmdResult {
     let mut workspaces = Vec::new();
-    for (dir, rt) in Runtime::open_all(home) {
+    for (dir, rt) in Sessions::open_all(home) {
         let rt = rt.map_err(|e| {
             let mut f = Failure::from(e);
             f.lines[0] = format!("{}: {}", sanitize::line(&dir.to_string_lossy()), f.lines[0]);

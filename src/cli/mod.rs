@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::runtime::{Location, Runtime};
+use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 use crate::session::StoreError;
 use crate::tui::{self, TuiOptions};
@@ -225,8 +225,8 @@ fn completions(shell: clap_complete::Shell) -> CmdResult {
 
 /// Opens an existing workspace and resolves `key` in it; a workspace without a database has
 /// no sessions, and nothing is created.
-pub(crate) fn open_for_id(loc: &Location, key: &str) -> Result<(Runtime, String), Failure> {
-    match Runtime::open_existing(loc)? {
+pub(crate) fn open_for_id(loc: &Location, key: &str) -> Result<(Sessions, String), Failure> {
+    match Sessions::open_existing(loc)? {
         Some(rt) => {
             let id = rt.resolve(key)?;
             Ok((rt, id))

@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::fmt::{self, Align};
 use super::out::Out;
 use super::{CmdResult, Failure};
-use crate::runtime::{Location, Runtime};
+use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 
 #[derive(Serialize)]
@@ -22,7 +22,7 @@ pub fn run(loc: &Location, query: &str, json: bool, limit: usize) -> CmdResult {
     if query.trim().is_empty() {
         return Err(Failure::usage("the search query is empty"));
     }
-    let hits = match Runtime::open_existing(loc)? {
+    let hits = match Sessions::open_existing(loc)? {
         Some(rt) => rt.search(query, limit)?,
         None => Vec::new(),
     };

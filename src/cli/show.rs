@@ -7,7 +7,7 @@ use super::fmt;
 use super::list::JsonRow;
 use super::out::Out;
 use super::{CmdResult, open_for_id};
-use crate::runtime::{Location, Runtime};
+use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 use crate::session::file::rfc3339;
 use crate::session::{Message, Part, StepStatus, now_ms};
@@ -64,7 +64,7 @@ struct JsonCall<'a> {
 
 /// The last `n` messages, even after compaction left `last_seq` beyond the stored seqs.
 fn last_messages(
-    rt: &Runtime,
+    rt: &Sessions,
     id: &str,
     last_seq: i64,
     n: usize,

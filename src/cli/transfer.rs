@@ -7,7 +7,7 @@ use std::path::Path;
 use super::args::ExportFormat;
 use super::out::Out;
 use super::{CmdResult, Failure, fmt, open_for_id};
-use crate::runtime::{Location, Runtime};
+use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 use crate::session::file::{self, SessionFile};
 use crate::session::{Part, StepStatus};
@@ -85,7 +85,7 @@ pub fn import(loc: &Location, source: &Path, new_id: bool) -> CmdResult {
     })?;
     let doc = file::parse(&text)
         .map_err(|e| Failure::usage(format!("{shown}: {}", sanitize::line(&e.to_string()))))?;
-    let rt = Runtime::open(loc)?;
+    let rt = Sessions::open(loc)?;
     let header = rt.import(&doc, new_id)?;
     let mut out = Out::stdout();
     out.line(&sanitize::line(&header.id))?;

@@ -17,12 +17,12 @@ use super::keymap::{self, Context};
 use super::theme::Theme;
 use super::transcript::{Transcript, chunk_range};
 use super::views;
-use crate::runtime::worker::{Done, Job, Reply, Request};
 use crate::sanitize;
 use crate::session::{
     AssetMeta, ListQuery, PageKey, PlanProgress, SearchHit, SessionHeader, SessionSummary,
     ToolCall, Usage,
 };
+use crate::tui::worker::{Done, Job, Reply, Request};
 
 /// Sessions per list page.
 pub const PAGE: usize = 200;
@@ -1443,11 +1443,11 @@ fn tree(rows: &[SessionSummary]) -> Vec<Row> {
 
 /// Runs `jobs` on this thread, as the worker would, feeding every answer back into `app`
 /// until no work is left. For headless use: tests, benchmarks, scripted runs.
-pub fn run_inline(app: &mut App, rt: &crate::runtime::Runtime, jobs: Vec<Job>) {
+pub fn run_inline(app: &mut App, rt: &crate::runtime::Sessions, jobs: Vec<Job>) {
     let mut queue: std::collections::VecDeque<Job> = jobs.into();
     while let Some(j) = queue.pop_front() {
-        let result = crate::runtime::worker::handle(rt, j.request);
-        queue.extend(app.on_done(crate::runtime::worker::Done {
+        let result = crate::tui::worker::handle(rt, j.request);
+        queue.extend(app.on_done(crate::tui::worker::Done {
             token: j.token,
             result,
         }));

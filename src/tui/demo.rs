@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::runtime::{Location, Runtime};
+use crate::runtime::{Location, Sessions};
 use crate::session::WorkspacePaths;
 use crate::session::file::{self, SessionFile, rfc3339};
 
@@ -80,7 +80,7 @@ pub fn prepare(keep: bool) -> anyhow::Result<Demo> {
         dir,
         keep,
     };
-    let rt = Runtime::open(&demo.location)?;
+    let rt = Sessions::open(&demo.location)?;
     load_into(&rt, crate::session::now_ms())?;
     Ok(demo)
 }
@@ -88,7 +88,7 @@ pub fn prepare(keep: bool) -> anyhow::Result<Demo> {
 /// Imports the shipped sessions into `rt`, shifting every timestamp so the newest activity is
 /// three minutes before `now_ms` (order kept); parents are imported before their forks.
 /// Returns the imported ids.
-pub fn load_into(rt: &Runtime, now_ms: i64) -> anyhow::Result<Vec<String>> {
+pub fn load_into(rt: &Sessions, now_ms: i64) -> anyhow::Result<Vec<String>> {
     let mut docs: Vec<SessionFile> = Vec::new();
     for (name, text) in FILES {
         docs.push(file::parse(text).map_err(|e| anyhow::anyhow!("demo file {name}: {e}"))?);

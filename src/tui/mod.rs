@@ -2,7 +2,7 @@
 //! file itself.
 //!
 //! Shape: keys become [`action::Action`]s through the one [`keymap`] table; [`app::App`]
-//! changes state and returns storage work as data; a [`worker`](crate::runtime::worker) thread
+//! changes state and returns storage work as data; a [`worker`](crate::tui::worker) thread
 //! runs that work and sends results back; [`views`] draw the state. The loop waits on input and
 //! results, drains what is queued, then draws once.
 
@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use crossterm::event::{self, Event};
 
-use crate::runtime::worker::{Done, Job, Reply, Worker};
-use crate::runtime::{Location, Runtime};
+use crate::runtime::{Location, Sessions};
+use crate::tui::worker::{Done, Job, Reply, Worker};
 
 pub mod action;
 pub mod app;
@@ -26,6 +26,7 @@ pub mod terminal;
 pub mod theme;
 pub mod transcript;
 pub mod views;
+pub mod worker;
 
 /// How the TUI starts.
 #[derive(Debug, Clone)]
@@ -63,7 +64,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
             "the full-screen TUI needs a terminal on standard input and output; for scripts use `neocode --list`, `neocode show <ID>` or `neocode --help`"
         );
     }
-    let rt = Runtime::open(&opts.location)?;
+    let rt = Sessions::open(&opts.location)?;
     let (tx, rx) = mpsc::channel::<Msg>();
     let worker = {
         let tx = tx.clone();

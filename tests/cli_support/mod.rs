@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use neocode::runtime::{Location, Runtime};
+use neocode::runtime::{Location, Sessions};
 use neocode::session::{
     AppendMeta, NewMessage, NewSession, Plan, Role, StateUpdate, Step, StepFailure, StepStatus,
     StepUpdate, ToolCall, Usage, WorkspacePaths,
@@ -73,8 +73,8 @@ impl Ws {
         self.loc.paths.db()
     }
 
-    pub fn rt(&self) -> Runtime {
-        Runtime::open(&self.loc).unwrap()
+    pub fn rt(&self) -> Sessions {
+        Sessions::open(&self.loc).unwrap()
     }
 
     /// The real binary on this home and workspace, colour forced off by the pipe.

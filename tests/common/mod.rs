@@ -6,7 +6,7 @@ pub mod pty;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use neocode::runtime::{Location, Runtime};
+use neocode::runtime::{Location, Sessions};
 use neocode::session::WorkspacePaths;
 
 /// A throwaway home + workspace.
@@ -33,8 +33,8 @@ impl Env {
     }
 
     /// A fresh runtime (its own connections), creating the store if needed.
-    pub fn runtime(&self) -> Runtime {
-        Runtime::open(&self.location()).expect("open runtime")
+    pub fn runtime(&self) -> Sessions {
+        Sessions::open(&self.location()).expect("open runtime")
     }
 
     pub fn db(&self) -> PathBuf {

@@ -1,4 +1,4 @@
-//! A background thread that owns a [`Runtime`] clone and runs storage work off the render
+//! A background thread that owns a [`Sessions`] clone and runs storage work off the render
 //! loop. Requests carry a token; the caller keeps the token of the request it still cares
 //! about and drops answers whose token is no longer current.
 
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 
-use crate::runtime::Runtime;
+use crate::runtime::Sessions;
 use crate::session::{
     AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PlanProgress,
     Role, SearchHit, SessionHeader, ToolCall, Usage,
@@ -16,7 +16,7 @@ use crate::session::{
 /// Storage work the TUI asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
-    /// The database's change counter (`Runtime::data_version`), polled to stay live.
+    /// The database's change counter (`Sessions::data_version`), polled to stay live.
     Poll,
     /// One page of the session list, plus the total count when `count` is set.
     List {
@@ -215,11 +215,11 @@ pub struct Done {
 }
 
 /// Runs one request synchronously (the worker thread calls this; tests may too).
-pub fn handle(rt: &Runtime, request: Request) -> Result<Reply, String> {
+pub fn handle(rt: &Sessions, request: Request) -> Result<Reply, String> {
     run(rt, request).map_err(|e| e.to_string())
 }
 
-fn run(rt: &Runtime, request: Request) -> anyhow::Result<Reply> {
+fn run(rt: &Sessions, request: Request) -> anyhow::Result<Reply> {
     Ok(match request {
         Request::Poll => Reply::Version(rt.data_version()?),
         Request::List { query, count } => {
@@ -344,7 +344,7 @@ pub struct Worker {
 
 impl Worker {
     /// Starts the thread; every answer is handed to `deliver`.
-    pub fn spawn(rt: Runtime, deliver: impl Fn(Done) + Send + 'static) -> Worker {
+    pub fn spawn(rt: Sessions, deliver: impl Fn(Done) + Send + 'static) -> Worker {
         let (tx, rx) = mpsc::channel::<Job>();
         let thread = std::thread::Builder::new()
             .name("neocode-store".into())
@@ -373,7 +373,7 @@ impl Drop for Worker {
     }
 }
 
-fn worker_loop(rt: Runtime, rx: Receiver<Job>, deliver: impl Fn(Done)) {
+fn worker_loop(rt: Sessions, rx: Receiver<Job>, deliver: impl Fn(Done)) {
     let mut queue: VecDeque<Job> = VecDeque::new();
     loop {
         if queue.is_empty() {

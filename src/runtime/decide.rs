@@ -1,0 +1,108 @@
+//! The lifecycle seed's new-or-continue decision chain (seed 000 §2): which session a
+//! request lands in, with conversation-key recovery when the caller lost its session id.
+
+use crate::session::{ListQuery, NewSession, Result, StoreError};
+
+use super::Sessions;
+
+/// How the lifecycle seed's decision chain ended for one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Continue this existing session.
+    Continue(String),
+    /// A brand-new session was created.
+    New(String),
+    /// The id was missing or unknown, and the conversation key found this session.
+    Recovered {
+        /// Session switched back to.
+        session_id: String,
+        /// `session_id_missing` or `session_not_found`.
+        reason: &'static str,
+    },
+    /// A new session was created although the request looked like a continuation; the
+    /// warning names recent sessions the user may have meant.
+    NewWithWarning {
+        /// The new session.
+        session_id: String,
+        /// `session_id_missing_starting_fresh` or `session_not_found_starting_new`.
+        warning: &'static str,
+        /// Recently active sessions (id, title).
+        recent: Vec<(String, String)>,
+    },
+}
+
+/// What a request says about which session it belongs to.
+#[derive(Debug, Clone, Default)]
+pub struct SessionRequest {
+    /// The caller explicitly asked for a new session (e.g. `/new`).
+    pub new_session: bool,
+    /// The session id the caller holds, if any.
+    pub session_id: Option<String>,
+    /// SHA-256 of the first user message.
+    pub conversation_key: Option<String>,
+    /// The request's history contains assistant or tool messages.
+    pub has_continuation: bool,
+}
+
+impl Sessions {
+    /// The lifecycle seed's new-or-continue decision chain, run where the session is chosen.
+    pub fn decide(&self, req: &SessionRequest, new: NewSession) -> Result<Decision> {
+        if req.new_session {
+            return Ok(Decision::New(self.new_session(new)?.id));
+        }
+        if let Some(id) = req.session_id.as_deref().filter(|s| !s.is_empty()) {
+            match self.store().load_header(id) {
+                Ok(h) => return Ok(Decision::Continue(h.id)),
+                Err(StoreError::NotFound { .. }) => {
+                    if let Some(found) = self.recover(req)? {
+                        return Ok(Decision::Recovered {
+                            session_id: found,
+                            reason: "session_not_found",
+                        });
+                    }
+                    let created = self.new_session(new)?;
+                    return Ok(Decision::NewWithWarning {
+                        session_id: created.id,
+                        warning: "session_not_found_starting_new",
+                        recent: self.recent(5)?,
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if let Some(found) = self.recover(req)? {
+            return Ok(Decision::Recovered {
+                session_id: found,
+                reason: "session_id_missing",
+            });
+        }
+        let created = self.new_session(new)?;
+        if req.has_continuation {
+            return Ok(Decision::NewWithWarning {
+                session_id: created.id,
+                warning: "session_id_missing_starting_fresh",
+                recent: self.recent(5)?,
+            });
+        }
+        Ok(Decision::New(created.id))
+    }
+
+    fn recover(&self, req: &SessionRequest) -> Result<Option<String>> {
+        match req.conversation_key.as_deref() {
+            Some(k) if !k.is_empty() => Ok(self.store().find_by_conversation_key(k)?.map(|s| s.id)),
+            _ => Ok(None),
+        }
+    }
+
+    fn recent(&self, n: usize) -> Result<Vec<(String, String)>> {
+        Ok(self
+            .list(&ListQuery {
+                limit: n,
+                ..ListQuery::default()
+            })?
+            .items
+            .into_iter()
+            .map(|s| (s.id.clone(), s.display_title().to_string()))
+            .collect())
+    }
+}

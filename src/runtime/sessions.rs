@@ -1,0 +1,204 @@
+//! [`Sessions`]: the workspace's sessions as the front ends see them. Reads pass through to
+//! the store; writes to one session are serialised within this process (SQLite serialises
+//! them across processes).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::session::file::{self, SessionFile};
+use crate::session::{
+    AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PlanProgress,
+    Replacement, Result, SearchHit, Session, SessionHeader, SessionSummary, StateUpdate,
+    StepUpdate, Store,
+};
+
+use super::Location;
+
+/// The sessions of one workspace's store.
+#[derive(Clone, Debug)]
+pub struct Sessions {
+    store: Store,
+    locks: Arc<Mutex<HashMap<String, Arc<Mutex<()>>>>>,
+}
+
+impl Sessions {
+    /// Opens (creating as needed) the workspace's store.
+    pub fn open(loc: &Location) -> Result<Sessions> {
+        Ok(Sessions::with_store(Store::open(loc.paths.clone())?))
+    }
+
+    /// Opens the store only if it exists (for read-only commands on a fresh workspace).
+    pub fn open_existing(loc: &Location) -> Result<Option<Sessions>> {
+        Ok(Store::open_existing(loc.paths.clone())?.map(Sessions::with_store))
+    }
+
+    /// Opens every existing workspace store under `home` (never creating one), each with the
+    /// workspace root recorded inside its database. A database that cannot be opened is
+    /// returned as an error next to its folder, so one bad workspace does not hide the others.
+    pub fn open_all(home: &Path) -> Vec<(PathBuf, Result<Sessions>)> {
+        crate::session::workspace::all_workspace_dbs(home)
+            .into_iter()
+            .map(|db| {
+                let dir = db.parent().map(Path::to_path_buf).unwrap_or_default();
+                let rt = Store::open_workspace_dir(&dir).map(Sessions::with_store);
+                (dir, rt)
+            })
+            .collect()
+    }
+
+    fn with_store(store: Store) -> Sessions {
+        Sessions {
+            store,
+            locks: Arc::default(),
+        }
+    }
+
+    /// The workspace root.
+    pub fn root(&self) -> &Path {
+        &self.store.paths().root
+    }
+
+    /// The workspace's data folder under the home.
+    pub fn data_dir(&self) -> &Path {
+        &self.store.paths().dir
+    }
+
+    /// Serialises writes to one session within this process (SQLite serialises across
+    /// processes).
+    fn lock(&self, session_id: &str) -> Arc<Mutex<()>> {
+        let mut map = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+        map.entry(session_id.to_string()).or_default().clone()
+    }
+
+    fn locked<T>(&self, session_id: &str, f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
+        let l = self.lock(session_id);
+        let _g = l.lock().unwrap_or_else(|p| p.into_inner());
+        f(&self.store)
+    }
+
+    // ----- reading ---------------------------------------------------------------------------
+
+    /// One page of sessions, newest activity first (header table only).
+    pub fn list(&self, q: &ListQuery) -> Result<ListPage> {
+        self.store.list(q)
+    }
+
+    /// Number of sessions.
+    pub fn count(&self) -> Result<u64> {
+        self.store.count()
+    }
+
+    /// Changes whenever anything commits to the workspace's database (see
+    /// [`Store::data_version`]): views poll it to stay live without reloading blindly.
+    pub fn data_version(&self) -> Result<i64> {
+        self.store.data_version()
+    }
+
+    /// One session's summary row.
+    pub fn summary(&self, id: &str) -> Result<SessionSummary> {
+        self.store.summary(id)
+    }
+
+    /// Resolves a full id, unique prefix or `last`.
+    pub fn resolve(&self, key: &str) -> Result<String> {
+        self.store.resolve(key)
+    }
+
+    /// A session's header.
+    pub fn header(&self, id: &str) -> Result<SessionHeader> {
+        self.store.load_header(id)
+    }
+
+    /// A session's merged plan progress.
+    pub fn plan_progress(&self, id: &str) -> Result<PlanProgress> {
+        self.store.load_plan_progress(id)
+    }
+
+    /// A whole session.
+    pub fn load(&self, id: &str) -> Result<Session> {
+        self.store.load_session(id)
+    }
+
+    /// Messages `from..=to` of a session.
+    pub fn messages(&self, id: &str, from: i64, to: i64) -> Result<Vec<Message>> {
+        self.store.load_messages(id, from, to)
+    }
+
+    /// Full-text search across the workspace.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
+        self.store.search(query, limit)
+    }
+
+    /// A session's assets.
+    pub fn assets(&self, id: &str) -> Result<Vec<AssetMeta>> {
+        self.store.list_assets(id)
+    }
+
+    /// An asset's bytes.
+    pub fn asset_bytes(&self, id: &str, asset_id: &str) -> Result<(AssetMeta, Vec<u8>)> {
+        self.store.open_asset(id, asset_id)
+    }
+
+    /// The session file of a session.
+    pub fn export(&self, id: &str) -> Result<SessionFile> {
+        file::export(&self.store, id)
+    }
+
+    // ----- changing -------------------------------------------------------------------------
+
+    /// Starts a new, empty session.
+    pub fn new_session(&self, new: NewSession) -> Result<SessionHeader> {
+        self.store.create_session(new)
+    }
+
+    /// Appends messages (user message submitted, assistant reply finished, tool result done).
+    pub fn append(&self, id: &str, messages: &[NewMessage], meta: &AppendMeta) -> Result<Vec<i64>> {
+        self.locked(id, |s| s.append_messages(id, messages, meta))
+    }
+
+    /// Changes header state.
+    pub fn update_state(&self, id: &str, update: &StateUpdate) -> Result<()> {
+        self.locked(id, |s| s.update_state(id, update))
+    }
+
+    /// Renames a session.
+    pub fn rename(&self, id: &str, title: &str) -> Result<()> {
+        self.locked(id, |s| s.rename(id, title))
+    }
+
+    /// Records step progress.
+    pub fn step_update(&self, id: &str, step_id: &str, update: &StepUpdate) -> Result<()> {
+        self.locked(id, |s| s.record_step_update(id, step_id, update))
+    }
+
+    /// Compaction: replaces the transcript, carrying the task state forward and resetting the
+    /// context token totals.
+    pub fn compact(&self, id: &str, rep: &Replacement) -> Result<()> {
+        self.locked(id, |s| s.replace_transcript(id, rep))
+    }
+
+    /// Forks at `at_seq` (default: the end).
+    pub fn fork(&self, id: &str, at_seq: Option<i64>) -> Result<SessionHeader> {
+        self.locked(id, |s| s.fork(id, at_seq))
+    }
+
+    /// Deletes a session and its assets.
+    pub fn delete(&self, id: &str) -> Result<()> {
+        self.locked(id, |s| s.delete(id))
+    }
+
+    /// Stores an asset for a session.
+    pub fn save_asset(&self, id: &str, mime_type: &str, data: &[u8]) -> Result<AssetMeta> {
+        self.locked(id, |s| s.save_asset(id, None, mime_type, data))
+    }
+
+    /// Imports a session file; `new_id` gives it a fresh id.
+    pub fn import(&self, doc: &SessionFile, new_id: bool) -> Result<SessionHeader> {
+        file::import(&self.store, doc, new_id)
+    }
+
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+}
