@@ -6,6 +6,7 @@
 pub mod dangling;
 pub mod decide;
 pub mod sessions;
+pub mod tools;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,186 @@
+//! The tools the model can call. Tools are data: a registry of (name, JSON schema, kind, run
+//! function). The approval policy reads [`ToolKind`], the provider reads the schema, the front
+//! ends read the name and [`summary`]. Every tool works inside the workspace root; a path
+//! outside it (absolute, `..`, or through a symlink) is refused. Tool failures are results
+//! with `is_error: true` that go back to the model; they never end the turn.
+//!
+//! `update_plan` is listed here (the model must see its schema) but carried out by the agent
+//! turn, which owns the session store: [`run`] answers it with an error.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// What a tool does, which decides whether it asks for approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ToolKind {
+    /// Reads the workspace (`read_file`, `list_dir`, `grep`): never asks.
+    Read,
+    /// Changes files (`write_file`, `edit_file`): asks under policy `ask`.
+    Edit,
+    /// Runs a command (`run_command`): asks under `ask` and `auto-edit`, and always asks when
+    /// the sandbox is not enforced.
+    Command,
+    /// Changes the session's plan (`update_plan`): never asks.
+    Plan,
+}
+
+/// One tool in the registry.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolSpec {
+    /// The name the model calls it by.
+    pub name: &'static str,
+    /// What the model reads to decide when to use it.
+    pub description: &'static str,
+    /// JSON schema of the arguments (OpenAI function `parameters`).
+    pub parameters: fn() -> Value,
+    /// Approval class.
+    pub kind: ToolKind,
+}
+
+/// How commands are confined (see `docs/SECURITY.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SandboxMode {
+    /// Write only inside the workspace root and a private temporary folder (default).
+    #[default]
+    WorkspaceWrite,
+    /// Write nowhere.
+    ReadOnly,
+    /// No confinement (explicit choice; shown in red).
+    Off,
+}
+
+/// Sandbox settings of one session's commands.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// Confinement mode.
+    pub mode: SandboxMode,
+    /// Outbound network allowed (the user said so for this session, or config).
+    pub network: bool,
+    /// Behave as if the kernel had no Landlock (config switch for tests and for people who
+    /// want to see the fallback): every command then asks.
+    pub simulate_unavailable: bool,
+    /// Environment variables passed to commands although their names look secret
+    /// (`*_KEY`, `*_TOKEN`, ...).
+    pub env_allow: Vec<String>,
+}
+
+/// A flag a front end raises to cancel the running turn; tools poll it and kill what they
+/// started.
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    /// Raises the flag.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the flag is raised.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Everything a tool call may use.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The workspace root (absolute, symlinks resolved): every path is confined to it.
+    pub root: PathBuf,
+    /// Raised when the user cancels.
+    pub cancel: CancelFlag,
+    /// How `run_command` confines its child.
+    pub sandbox: SandboxSettings,
+    /// Default time limit of one command (the model may ask for less, never more).
+    pub command_timeout: Duration,
+    /// Bytes of tool output kept (head and tail) before it is cut.
+    pub output_cap: usize,
+}
+
+/// What a tool call returns to the model.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolOutput {
+    /// Result text as the model will read it.
+    pub text: String,
+    /// The call failed (bad arguments, path refused, command exit != 0 is *not* an error).
+    pub is_error: bool,
+    /// Structured details for the views (exit code, duration, path, diff ...).
+    pub metadata: Option<Value>,
+}
+
+impl ToolOutput {
+    /// An error result with `text`.
+    pub fn error(text: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            text: text.into(),
+            is_error: true,
+            metadata: None,
+        }
+    }
+}
+
+fn plan_schema() -> Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "steps": {
+                "type": "array",
+                "description": "The whole plan. Each step: id, title, depends_on (ids), status (pending, running, completed, failed).",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string"},
+                        "title": {"type": "string"},
+                        "depends_on": {"type": "array", "items": {"type": "string"}},
+                        "status": {"type": "string", "enum": ["pending", "running", "completed", "failed"]}
+                    },
+                    "required": ["id", "title"]
+                }
+            }
+        },
+        "required": ["steps"]
+    })
+}
+
+/// The registry, in the order the model sees it.
+pub fn specs() -> &'static [ToolSpec] {
+    const SPECS: &[ToolSpec] = &[ToolSpec {
+        name: "update_plan",
+        description: "Set the plan for this task as a DAG of steps and report step progress. Send the whole plan each time.",
+        parameters: plan_schema,
+        kind: ToolKind::Plan,
+    }];
+    SPECS
+}
+
+/// The tool called `name`.
+pub fn spec(name: &str) -> Option<&'static ToolSpec> {
+    specs().iter().find(|s| s.name == name)
+}
+
+/// Runs one call (blocking). Unknown tools and bad arguments are error results.
+pub fn run(name: &str, _arguments: &str, _ctx: &ToolContext) -> ToolOutput {
+    match spec(name) {
+        None => ToolOutput::error(format!("unknown tool `{name}`")),
+        Some(s) if s.kind == ToolKind::Plan => {
+            ToolOutput::error("update_plan is carried out by the agent turn, not here")
+        }
+        Some(_) => ToolOutput::error(format!("tool `{name}` is not available")),
+    }
+}
+
+/// One line saying what a call does (path, command, pattern), for cards and logs. Not yet
+/// sanitised: views sanitise everything they print.
+pub fn summary(name: &str, arguments: &str) -> String {
+    let v: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+    let pick = ["path", "command", "pattern"]
+        .iter()
+        .find_map(|k| v.get(*k).and_then(Value::as_str));
+    match pick {
+        Some(p) => format!("{name} {p}"),
+        None => name.to_string(),
+    }
+}
