@@ -3,6 +3,7 @@
 //! only through [`Sessions`]; neither touches the store or SQL. The agent (provider, turn
 //! loop, tools, ledger) lives beside it in this folder.
 
+pub mod agent;
 pub mod dangling;
 pub mod decide;
 pub mod sessions;
