@@ -3,6 +3,8 @@
 //! new-or-continue decision chain.
 
 use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use neocode::runtime::{Decision, Location, SessionRequest, Sessions, dangling_tool_calls};
 use neocode::session::{
@@ -20,6 +22,27 @@ fn workspace(t: &TempDir) -> WorkspacePaths {
 
 fn open(t: &TempDir) -> Store {
     Store::open(workspace(t)).unwrap()
+}
+
+/// A store whose clock moves only when the test moves it (timestamps differ without sleeps).
+fn open_with_clock(t: &TempDir) -> (Store, Clock) {
+    let clock = Clock::default();
+    let store = open(t).with_clock(clock.source());
+    (store, clock)
+}
+
+#[derive(Clone, Default)]
+struct Clock(Arc<AtomicI64>);
+
+impl Clock {
+    fn source(&self) -> neocode::session::Clock {
+        let c = self.0.clone();
+        Arc::new(move || 1_700_000_000_000 + c.load(Ordering::SeqCst))
+    }
+
+    fn advance(&self, ms: i64) {
+        self.0.fetch_add(ms, Ordering::SeqCst);
+    }
 }
 
 fn runtime(t: &TempDir) -> Sessions {
@@ -252,16 +275,16 @@ fn duplicate_id_is_refused_and_bad_ids_are_invalid() {
 #[test]
 fn list_is_newest_activity_first_and_pages_return_every_row_once() {
     let t = TempDir::new().unwrap();
-    let s = open(&t);
-    // 23 sessions; activity order is made explicit by appending in a known order.
+    let (s, clock) = open_with_clock(&t);
+    // 23 sessions created in the same millisecond (ties go to the later-created); activity
+    // order is made explicit by appending in a known order.
     for i in 0..23 {
         s.create_session(named(&format!("s{i:02}"), &format!("title {i}")))
             .unwrap();
     }
-    // Give several sessions the same updated_at (same millisecond is likely anyway).
     let order = [5, 17, 3, 22, 0];
     for i in order {
-        std::thread::sleep(std::time::Duration::from_millis(3));
+        clock.advance(3);
         s.append_messages(
             &format!("s{i:02}"),
             &[msg(Role::User, &format!("prompt {i}"), 0, 0)],
@@ -576,21 +599,21 @@ fn search_ranks_best_match_first_with_a_snippet_and_survives_hostile_queries() {
 #[test]
 fn conversation_key_finds_the_most_recent_session() {
     let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let (s, clock) = open_with_clock(&t);
     for id in ["k1", "k2", "other"] {
         s.create_session(named(id, id)).unwrap();
     }
     let first = "please refactor module x";
     s.append_messages("k1", &[msg(Role::User, first, 0, 0)], &meta())
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(3));
+    clock.advance(3);
     s.append_messages("k2", &[msg(Role::User, first, 0, 0)], &meta())
         .unwrap();
     s.append_messages("other", &[msg(Role::User, "unrelated", 0, 0)], &meta())
         .unwrap();
     let key = conversation_key(first);
     assert_eq!(s.find_by_conversation_key(&key).unwrap().unwrap().id, "k2");
-    std::thread::sleep(std::time::Duration::from_millis(3));
+    clock.advance(3);
     s.append_messages("k1", &[msg(Role::Assistant, "ok", 0, 0)], &meta())
         .unwrap();
     assert_eq!(s.find_by_conversation_key(&key).unwrap().unwrap().id, "k1");
@@ -773,7 +796,7 @@ fn dangling_tool_calls_are_the_unanswered_calls_of_the_last_asking_message() {
 #[test]
 fn unknown_session_and_prefix_resolution() {
     let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let (s, clock) = open_with_clock(&t);
     assert!(matches!(
         s.append_messages("ghost", &[msg(Role::User, "x", 0, 0)], &meta()),
         Err(StoreError::NotFound { .. })
@@ -791,14 +814,14 @@ fn unknown_session_and_prefix_resolution() {
     }
     assert!(matches!(s.resolve("zz"), Err(StoreError::NotFound { .. })));
     assert!(matches!(s.resolve("a%"), Err(StoreError::NotFound { .. })));
-    std::thread::sleep(std::time::Duration::from_millis(3));
+    clock.advance(3);
     s.append_messages("abc123", &[msg(Role::User, "x", 0, 0)], &meta())
         .unwrap();
     assert_eq!(s.resolve("last").unwrap(), "abc123");
 }
 
 #[test]
-fn data_version_moves_only_when_something_commits() {
+fn data_version_moves_only_when_another_process_commits() {
     let t = TempDir::new().unwrap();
     let watcher = open(&t);
     let v0 = watcher.data_version().unwrap();
@@ -811,9 +834,60 @@ fn data_version_moves_only_when_something_commits() {
     let v1 = watcher.data_version().unwrap();
     assert_ne!(v1, v0);
     assert_eq!(watcher.data_version().unwrap(), v1);
-    // Reads change nothing; this handle's own writes count too.
+    // Reads change nothing; neither do this handle's own writes, through any clone: a view
+    // polling it reloads only for news from another process.
     other.list(&ListQuery::default()).unwrap();
     assert_eq!(watcher.data_version().unwrap(), v1);
     watcher.rename("w", "renamed").unwrap();
+    watcher.clone().rename("w", "renamed again").unwrap();
+    assert_eq!(watcher.data_version().unwrap(), v1);
+    other.rename("w", "renamed elsewhere").unwrap();
     assert_ne!(watcher.data_version().unwrap(), v1);
+}
+
+#[test]
+fn opening_a_session_reads_header_progress_assets_and_tail_together() {
+    let t = TempDir::new().unwrap();
+    let rt = runtime(&t);
+    let id = rt.new_session(NewSession::default()).unwrap().id;
+    let many: Vec<NewMessage> = (0..300)
+        .map(|i| msg(Role::User, &format!("m{i}"), 0, 0))
+        .collect();
+    rt.append(&id, &many, &meta()).unwrap();
+    rt.append(
+        &id,
+        &[NewMessage {
+            role: Some(Role::Assistant),
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "grep".into(),
+                arguments: "{}".into(),
+            }],
+            ..NewMessage::default()
+        }],
+        &meta(),
+    )
+    .unwrap();
+    rt.save_asset(&id, "image/png", b"png").unwrap();
+    let store = open(&t);
+    let o = store.load_overview(&id, 10).unwrap();
+    assert_eq!(o.header.last_seq, 301);
+    assert_eq!(o.assets.len(), 1);
+    let seqs: Vec<i64> = o.tail.iter().map(|m| m.seq).collect();
+    assert_eq!(
+        seqs,
+        (292..=301).collect::<Vec<_>>(),
+        "the last ten, in order"
+    );
+    let opened = rt.open_session(&id).unwrap();
+    assert_eq!(opened.header, rt.header(&id).unwrap());
+    assert_eq!(
+        opened.interrupted.len(),
+        1,
+        "the grep call never got a result"
+    );
+    assert!(matches!(
+        store.load_overview("ghost", 10),
+        Err(StoreError::NotFound { .. })
+    ));
 }

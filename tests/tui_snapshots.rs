@@ -752,3 +752,66 @@ fn opening_a_session_that_stopped_mid_turn_says_which_calls_were_interrupted() {
     let s = h.screen();
     assert!(s.contains("interrupted"), "Info tab: {s}");
 }
+
+#[test]
+fn own_writes_are_not_news_but_another_process_writes_are() {
+    let mut h = H::new(true, 120, 35);
+    let poll = |h: &mut H| -> Vec<Effect> {
+        let Effect::Storage(job) = h.app.tick().remove(0) else {
+            panic!("a poll is storage work");
+        };
+        h.app.on_done(Done {
+            token: job.token,
+            result: worker::handle(&h.rt, job.request),
+        })
+    };
+    poll(&mut h); // first sight of the counter
+    // This process renames (through the app, as a user would): the app applies it itself.
+    h.key(KeyCode::Char('R'));
+    h.chars(" (mine)");
+    h.key(KeyCode::Enter);
+    assert!(h.screen().contains("(mine)"), "{}", h.screen());
+    assert!(poll(&mut h).is_empty(), "own write: nothing to reload");
+    // Another process writes: the poll reloads the list.
+    let other = Sessions::open(&h.app_location()).unwrap();
+    other.new_session(NewSession::default()).unwrap();
+    assert!(!poll(&mut h).is_empty(), "another process wrote: reload");
+}
+
+#[test]
+fn turn_events_pace_frames_and_refresh_what_a_turn_stored() {
+    use neocode::runtime::agent::{FinishReason, TurnEvent};
+    use neocode::session::Usage;
+    let mut h = H::new(true, 120, 35);
+    h.key(KeyCode::Enter);
+    let id = h.app.detail.as_ref().unwrap().id.clone();
+    assert!(!h.app.animating());
+    let fx = h.app.on_turn(TurnEvent::Started {
+        session_id: id.clone(),
+    });
+    assert!(fx.is_empty());
+    assert!(h.app.animating(), "a running turn paces frames");
+    // A stored result is this process's own write: the open session reloads it directly.
+    let seq =
+        h.rt.append(
+            &id,
+            &[NewMessage::tool_result("c9", "done", false)],
+            &AppendMeta::default(),
+        )
+        .unwrap()[0];
+    let fx = h.app.on_turn(TurnEvent::ToolResult {
+        call_id: "c9".into(),
+        text: "done".into(),
+        is_error: false,
+        seq,
+    });
+    h.run(fx);
+    let d = h.app.detail.as_ref().unwrap();
+    assert_eq!(d.header.as_ref().unwrap().last_seq, seq);
+    let fx = h.app.on_turn(TurnEvent::Finished {
+        reason: FinishReason::Completed,
+        usage: Usage::default(),
+    });
+    h.run(fx);
+    assert!(!h.app.animating());
+}

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use crate::session::{Message, Result, Role, ToolCall};
+use crate::session::{AssetMeta, Message, PlanProgress, Result, Role, SessionHeader, ToolCall};
 
 use super::Sessions;
 
@@ -11,16 +11,35 @@ use super::Sessions;
 /// assistant message's calls follow it directly, so a dangling call is always near the end.
 const INTERRUPT_SCAN: i64 = 256;
 
+/// A session as opening it shows it, from one read transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Opened {
+    pub header: SessionHeader,
+    pub progress: PlanProgress,
+    pub assets: Vec<AssetMeta>,
+    /// Tool calls left without a result when the session stopped (see
+    /// [`Sessions::interrupted_tool_calls`]).
+    pub interrupted: Vec<ToolCall>,
+}
+
 impl Sessions {
+    /// Header, plan progress, assets and interrupted tool calls of a session, read in one
+    /// transaction so they agree while another process writes.
+    pub fn open_session(&self, id: &str) -> Result<Opened> {
+        let o = self.store().load_overview(id, INTERRUPT_SCAN)?;
+        Ok(Opened {
+            interrupted: dangling_tool_calls(&o.tail),
+            header: o.header,
+            progress: o.plan_progress,
+            assets: o.assets,
+        })
+    }
+
     /// Tool calls the session's last tool-calling assistant message made that never got a
     /// result: the process stopped between "the assistant asked" and "the tool answered".
     /// Resuming replays them (at least once). Reads only the transcript's tail.
     pub fn interrupted_tool_calls(&self, id: &str) -> Result<Vec<ToolCall>> {
-        let last = self.store().load_header(id)?.last_seq;
-        let tail = self
-            .store()
-            .load_messages(id, (last - INTERRUPT_SCAN + 1).max(1), last)?;
-        Ok(dangling_tool_calls(&tail))
+        Ok(self.open_session(id)?.interrupted)
     }
 }
 

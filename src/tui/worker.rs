@@ -13,6 +13,9 @@ use crate::session::{
     Role, SearchHit, SessionHeader, ToolCall, Usage,
 };
 
+/// Messages read per query when collecting per-turn usage.
+const USAGE_BATCH: i64 = 2048;
+
 /// Storage work the TUI asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
@@ -232,12 +235,15 @@ fn run(rt: &Sessions, request: Request) -> anyhow::Result<Reply> {
                 continued,
             }
         }
-        Request::Detail { id } => Reply::Detail {
-            header: Box::new(rt.header(&id)?),
-            progress: rt.plan_progress(&id)?,
-            assets: rt.assets(&id)?,
-            interrupted: rt.interrupted_tool_calls(&id)?,
-        },
+        Request::Detail { id } => {
+            let o = rt.open_session(&id)?;
+            Reply::Detail {
+                header: Box::new(o.header),
+                progress: o.progress,
+                assets: o.assets,
+                interrupted: o.interrupted,
+            }
+        }
         Request::Messages { id, from, to } => {
             let messages = rt.messages(&id, from, to)?;
             Reply::Messages {
@@ -251,8 +257,9 @@ fn run(rt: &Sessions, request: Request) -> anyhow::Result<Reply> {
             let last = rt.header(&id)?.last_seq;
             let mut turns = Vec::new();
             let mut from = 1;
+            // In batches: memory stays bounded on a 100,000-message session.
             while from <= last {
-                let to = from + 2047;
+                let to = from + USAGE_BATCH - 1;
                 for m in rt.messages(&id, from, to)? {
                     if m.usage.input_tokens + m.usage.output_tokens > 0 {
                         turns.push((m.seq, m.usage));

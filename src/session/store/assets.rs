@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
-use super::{Store, from_json, now_ms, row_exists, validate_id};
+use super::{Store, from_json, row_exists, validate_id};
 use crate::session::error::{Result, StoreError};
 use crate::session::model::*;
 
@@ -22,7 +22,7 @@ impl Store {
         mime_type: &str,
         data: &[u8],
     ) -> Result<AssetMeta> {
-        self.save_asset_at(session_id, asset_id, mime_type, data, now_ms())
+        self.save_asset_at(session_id, asset_id, mime_type, data, self.now())
     }
 
     pub(crate) fn save_asset_at(
@@ -130,15 +130,7 @@ impl Store {
 
     /// Every asset of a session, oldest first.
     pub fn list_assets(&self, session_id: &str) -> Result<Vec<AssetMeta>> {
-        self.with_conn(|c| {
-            let mut st = c.prepare_cached(
-                "SELECT id, session_id, mime_type, size_bytes, relative_path, created_at_ms
-                 FROM session_assets WHERE session_id = ?1 ORDER BY created_at_ms, id",
-            )?;
-            Ok(st
-                .query_map([session_id], asset_from_row)?
-                .collect::<rusqlite::Result<Vec<_>>>()?)
-        })
+        self.with_conn(|c| list_assets(c, session_id))
     }
 
     /// Reads an asset's bytes, re-checking that its stored path stays inside the workspace.
@@ -252,4 +244,14 @@ fn asset_from_row(r: &Row<'_>) -> rusqlite::Result<AssetMeta> {
         relative_path: r.get(4)?,
         created_at_ms: r.get(5)?,
     })
+}
+
+pub(super) fn list_assets(c: &Connection, session_id: &str) -> Result<Vec<AssetMeta>> {
+    let mut st = c.prepare_cached(
+        "SELECT id, session_id, mime_type, size_bytes, relative_path, created_at_ms
+         FROM session_assets WHERE session_id = ?1 ORDER BY created_at_ms, id",
+    )?;
+    Ok(st
+        .query_map([session_id], asset_from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }

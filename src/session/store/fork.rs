@@ -4,7 +4,7 @@ use rusqlite::params;
 
 use super::assets::{asset_relative_path, insert_asset_row};
 use super::steps::refresh_plan_counts;
-use super::{Store, now_ms, row_exists};
+use super::{Store, row_exists};
 use crate::session::error::{Result, StoreError};
 use crate::session::model::*;
 
@@ -52,7 +52,7 @@ impl Store {
             Ok(out)
         };
         let result = copy().and_then(|copied| {
-            let now = now_ms();
+            let now = self.now();
             self.write(|tx| {
                 tx.execute(
                     "INSERT INTO sessions (id, title, first_prompt, created_at_ms, updated_at_ms, provider, model,

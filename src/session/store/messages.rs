@@ -4,7 +4,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use super::sessions::load_header;
 use super::steps::load_progress;
-use super::{Store, conversation_key, from_json, now_ms, opt_json, to_json_opt};
+use super::{Store, conversation_key, from_json, opt_json, to_json_opt};
 use crate::session::error::{Result, StoreError};
 use crate::session::model::*;
 
@@ -31,7 +31,7 @@ impl Store {
         messages: &[NewMessage],
         meta: &AppendMeta,
     ) -> Result<Vec<i64>> {
-        let now = now_ms();
+        let now = self.now();
         self.write(|tx| {
             let (last_seq, first_prompt, key): (i64, String, Option<String>) = tx
                 .query_row(
@@ -96,7 +96,7 @@ impl Store {
     /// ones are written with seqs from 1, task state, tokens, provider/model/workdir and counts
     /// are updated. The title is kept.
     pub fn replace_transcript(&self, session_id: &str, rep: &Replacement) -> Result<()> {
-        let now = now_ms();
+        let now = self.now();
         self.write(|tx| {
             self.require(tx, session_id)?;
             tx.execute(DELETE_SESSION_FTS, [session_id])?;
@@ -230,7 +230,12 @@ fn user_text(parts: &[Part]) -> String {
         .join("\n")
 }
 
-fn load_messages(c: &Connection, session_id: &str, from: i64, to: i64) -> Result<Vec<Message>> {
+pub(super) fn load_messages(
+    c: &Connection,
+    session_id: &str,
+    from: i64,
+    to: i64,
+) -> Result<Vec<Message>> {
     let mut st = c.prepare_cached(&format!(
         "SELECT {MESSAGE_COLS} FROM messages WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq"
     ))?;

@@ -26,7 +26,7 @@ use super::schema::{classify, open_connection};
 use super::workspace::WorkspacePaths;
 
 pub use assets::DEFAULT_ASSET_LIMIT;
-pub use sessions::{NewSession, conversation_key};
+pub use sessions::{NewSession, SessionOverview, conversation_key};
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
@@ -53,20 +53,29 @@ pub fn validate_id(what: &'static str, id: &str) -> Result<()> {
     }
 }
 
+/// Where the store reads the time (ms since the Unix epoch) it stamps on what it writes.
+/// Tests inject one ([`Store::with_clock`]) so timestamps differ without sleeping.
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
 struct Inner {
     paths: WorkspacePaths,
     db: PathBuf,
+    /// Reading connections, borrowed per call.
     pool: Mutex<Vec<Connection>>,
-    /// A connection kept only to ask `PRAGMA data_version` (see [`Store::data_version`]).
-    watch: Mutex<Option<Connection>>,
+    /// This process's one writing connection, opened on first use. `data_version` is asked
+    /// on it too: SQLite moves that counter only for commits of *other* connections, so this
+    /// process's own writes are not reported as news (see [`Store::data_version`]).
+    writer: Mutex<Option<Connection>>,
     asset_limit: u64,
 }
 
-/// A handle on one workspace's store. Cheap to clone; safe to share across threads (each call
-/// borrows a pooled connection, writes take SQLite's write lock with `BEGIN IMMEDIATE`).
+/// A handle on one workspace's store. Cheap to clone; safe to share across threads (reads
+/// borrow a pooled connection; writes go through the one writing connection and take
+/// SQLite's write lock with `BEGIN IMMEDIATE`).
 #[derive(Clone)]
 pub struct Store {
     inner: Arc<Inner>,
+    clock: Clock,
 }
 
 impl std::fmt::Debug for Store {
@@ -130,10 +139,23 @@ impl Store {
                 paths,
                 db,
                 pool: Mutex::new(vec![conn]),
-                watch: Mutex::new(None),
+                writer: Mutex::new(None),
                 asset_limit: DEFAULT_ASSET_LIMIT,
             }),
+            clock: Arc::new(now_ms),
         }
+    }
+
+    /// This handle with another clock (clones share the database, not the clock).
+    #[doc(hidden)]
+    pub fn with_clock(mut self, clock: Clock) -> Store {
+        self.clock = clock;
+        self
+    }
+
+    /// The time to stamp on a write.
+    fn now(&self) -> i64 {
+        (self.clock)()
     }
 
     /// The workspace's paths.
@@ -179,21 +201,12 @@ impl Store {
         })
     }
 
-    /// A number that changes whenever any other connection — this process's own writes
-    /// included, or another process — commits to the database. Cheap enough to poll every
-    /// second: a view compares it with the last one it saw and reloads only on a change.
+    /// A number that changes whenever another process commits to the database; this
+    /// process's own writes (through any clone of this store) leave it alone, so a view that
+    /// polls it reloads only for news and applies its own writes where it makes them. Cheap
+    /// enough to poll every second.
     pub fn data_version(&self) -> Result<i64> {
-        let mut watch = self.inner.watch.lock().unwrap_or_else(|p| p.into_inner());
-        if watch.is_none() {
-            *watch = Some(open_connection(
-                &self.inner.db,
-                false,
-                &self.inner.paths.root,
-            )?);
-        }
-        let conn = watch.as_ref().expect("watch connection just opened");
-        conn.pragma_query_value(None, "data_version", |r| r.get(0))
-            .map_err(|e| classify(&self.inner.db, e))
+        self.with_writer(|c| Ok(c.pragma_query_value(None, "data_version", |r| r.get(0))?))
     }
 
     /// Largest asset accepted.
@@ -223,13 +236,29 @@ impl Store {
         })
     }
 
-    /// Runs `f` in a `BEGIN IMMEDIATE` transaction: all or nothing.
+    /// Runs `f` in a `BEGIN IMMEDIATE` transaction on the writing connection: all or nothing.
     fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
-        self.with_conn(|c| {
+        self.with_writer(|c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let out = f(&tx)?;
             tx.commit()?;
             Ok(out)
+        })
+    }
+
+    fn with_writer<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+        let mut slot = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let conn = match &mut *slot {
+            Some(c) => c,
+            empty => empty.insert(open_connection(
+                &self.inner.db,
+                false,
+                &self.inner.paths.root,
+            )?),
+        };
+        f(conn).map_err(|e| match e {
+            StoreError::Sqlite(s) => classify(&self.inner.db, s),
+            other => other,
         })
     }
 

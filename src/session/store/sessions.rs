@@ -5,11 +5,13 @@ use std::collections::HashSet;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use sha2::{Digest, Sha256};
 
-use super::messages::DELETE_SESSION_FTS;
-use super::steps::refresh_plan_counts;
-use super::{Store, now_ms, opt_json, session_exists, to_json_opt, validate_id};
+use super::assets::list_assets;
+use super::messages::{DELETE_SESSION_FTS, load_messages};
+use super::steps::{load_progress, refresh_plan_counts};
+use super::{Store, opt_json, session_exists, to_json_opt, validate_id};
 use crate::session::error::{Result, StoreError};
 use crate::session::model::*;
+use crate::session::plan::PlanProgress;
 
 /// What a new session starts with.
 #[derive(Debug, Clone, Default)]
@@ -26,6 +28,16 @@ pub struct NewSession {
     pub workdir: String,
     /// Conversation key; set from the first user message when `None`.
     pub conversation_key: Option<String>,
+}
+
+/// One session as opening it shows it: see [`Store::load_overview`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionOverview {
+    pub header: SessionHeader,
+    pub plan_progress: PlanProgress,
+    pub assets: Vec<AssetMeta>,
+    /// The last messages, by seq.
+    pub tail: Vec<Message>,
 }
 
 /// SHA-256 hex of a first user message: the conversation key of the lifecycle seed.
@@ -54,7 +66,7 @@ impl Store {
             }
             None => uuid::Uuid::new_v4().to_string(),
         };
-        let now = now_ms();
+        let now = self.now();
         self.write(|tx| {
             if session_exists(tx, &id)? {
                 return Err(StoreError::AlreadyExists(id.clone()));
@@ -139,7 +151,7 @@ impl Store {
             if update.touch {
                 tx.execute(
                     "UPDATE sessions SET updated_at_ms = max(updated_at_ms, ?2) WHERE id = ?1",
-                    params![session_id, now_ms()],
+                    params![session_id, self.now()],
                 )?;
             }
             Ok(())
@@ -298,6 +310,26 @@ impl Store {
     /// The header of a session.
     pub fn load_header(&self, session_id: &str) -> Result<SessionHeader> {
         self.with_conn(|c| load_header(c, session_id)?.ok_or_else(|| self.not_found(session_id)))
+    }
+
+    /// What opening a session shows (header, plan progress, assets and the last `tail`
+    /// messages), read in one transaction so the parts agree even while another process
+    /// appends.
+    pub fn load_overview(&self, session_id: &str, tail: i64) -> Result<SessionOverview> {
+        self.with_conn(|c| {
+            let tx = c.transaction()?;
+            let header = load_header(&tx, session_id)?.ok_or_else(|| self.not_found(session_id))?;
+            let plan_progress = load_progress(&tx, session_id)?;
+            let assets = list_assets(&tx, session_id)?;
+            let last = header.last_seq;
+            let tail = load_messages(&tx, session_id, (last - tail + 1).max(1), last)?;
+            Ok(SessionOverview {
+                header,
+                plan_progress,
+                assets,
+                tail,
+            })
+        })
     }
 
     /// Deletes a session: its rows (messages, steps, assets) and its asset folder. Forks of it

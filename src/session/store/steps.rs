@@ -2,7 +2,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use super::{Store, from_json, now_ms};
+use super::{Store, from_json};
 use crate::session::error::{Result, StoreError};
 use crate::session::model::*;
 use crate::session::plan::{Plan, PlanProgress, StepUpdate};
@@ -26,7 +26,7 @@ impl Store {
             refresh_plan_counts(tx, session_id)?;
             tx.execute(
                 "UPDATE sessions SET updated_at_ms = max(updated_at_ms, ?2) WHERE id = ?1",
-                params![session_id, now_ms()],
+                params![session_id, self.now()],
             )?;
             Ok(())
         })
