@@ -1,7 +1,10 @@
 //! Random use of the real app state on a real store: key presses (every bound key, text,
 //! control keys), mouse clicks and wheel, and resizes down to 1x1, each followed by a frame.
-//! The app never panics, every frame draws, and in the browse view the detail pane always
-//! shows the selected session.
+//! Storage answers can be held back and then delivered in any order (a slow worker, answers
+//! to requests the app has since replaced), and another process writes meanwhile. The app
+//! never panics, every frame draws, in the browse view the detail pane always shows the
+//! selected session, the list never holds a session twice, and the search dialog never shows
+//! the answer to a query that is no longer the one typed.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use neocode::runtime::{Location, Sessions};
@@ -9,6 +12,7 @@ use neocode::session::{AppendMeta, ListQuery, NewMessage, NewSession, Role, Work
 use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
 use neocode::tui::effect::Effect;
 use neocode::tui::theme::Theme;
+use neocode::tui::worker::{self, Done, Job};
 use neocode::tui::{demo, views};
 use proptest::prelude::*;
 use ratatui::Terminal;
@@ -23,6 +27,10 @@ enum Ev {
     Tick,
     /// Another process writes: 0 appends to a session, 1 starts one, 2 deletes one.
     Elsewhere(u8, usize),
+    /// From now on storage answers are held back.
+    Hold,
+    /// The held answers arrive, in an order picked by the seed; answering stops holding.
+    Release(u64),
 }
 
 fn key() -> impl Strategy<Value = Ev> {
@@ -76,6 +84,8 @@ fn event() -> impl Strategy<Value = Ev> {
         1 => (1u16..140, 1u16..45).prop_map(|(w, h)| Ev::Resize(w, h)),
         1 => Just(Ev::Tick),
         1 => (0u8..3, any::<usize>()).prop_map(|(k, n)| Ev::Elsewhere(k, n)),
+        1 => Just(Ev::Hold),
+        1 => any::<u64>().prop_map(Ev::Release),
     ]
 }
 
@@ -84,11 +94,15 @@ struct Driver {
     rt: Sessions,
     /// Another neocode process on the same workspace.
     other: Sessions,
+    /// Storage work asked for and not answered yet, while holding.
+    held: Vec<Job>,
+    holding: bool,
     _tmp: tempfile::TempDir,
 }
 
 impl Driver {
-    fn new() -> Driver {
+    /// The demo sessions, plus `extra` more so the list has more than one page.
+    fn new(extra: usize) -> Driver {
         let tmp = tempfile::tempdir().unwrap();
         let home = tmp.path().join("home");
         let ws = tmp.path().join("ws");
@@ -101,6 +115,13 @@ impl Driver {
         };
         let rt = Sessions::open(&loc).unwrap();
         demo::load_into(&rt, neocode::session::now_ms()).unwrap();
+        for i in 0..extra {
+            rt.new_session(NewSession {
+                title: format!("filler {i}"),
+                ..NewSession::default()
+            })
+            .unwrap();
+        }
         let root = loc.root().display().to_string();
         let (app, jobs) = App::new(AppOptions {
             theme: Theme::new(true),
@@ -116,6 +137,8 @@ impl Driver {
             app,
             rt,
             other,
+            held: Vec::new(),
+            holding: false,
             _tmp: tmp,
         };
         d.run(jobs);
@@ -123,7 +146,36 @@ impl Driver {
     }
 
     fn run(&mut self, effects: Vec<Effect>) {
-        run_inline(&mut self.app, &self.rt, effects);
+        if !self.holding {
+            run_inline(&mut self.app, &self.rt, effects);
+            return;
+        }
+        for e in effects {
+            match e {
+                Effect::Storage(j) => self.held.push(j),
+                Effect::Turn(t) => panic!("no key starts a turn yet: {t:?}"),
+            }
+        }
+    }
+
+    /// Answers every held job in a seeded order; follow-up work runs at once.
+    fn release(&mut self, seed: u64) {
+        self.holding = false;
+        let mut held = std::mem::take(&mut self.held);
+        let mut x = seed | 1;
+        while !held.is_empty() {
+            // xorshift: a cheap, reproducible order.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let j = held.swap_remove((x % held.len() as u64) as usize);
+            let done = Done {
+                token: j.token,
+                result: worker::handle(&self.rt, j.request),
+            };
+            let effects = self.app.on_done(done);
+            self.run(effects);
+        }
     }
 
     fn apply(&mut self, ev: &Ev) {
@@ -137,6 +189,14 @@ impl Driver {
             }),
             Ev::Resize(w, h) => self.app.on_resize(*w, *h),
             Ev::Tick => self.app.tick(),
+            Ev::Hold => {
+                self.holding = true;
+                Vec::new()
+            }
+            Ev::Release(seed) => {
+                self.release(*seed);
+                Vec::new()
+            }
             Ev::Elsewhere(kind, n) => {
                 let all = self.other.list(&ListQuery::default()).unwrap().items;
                 let target = all.get(n % all.len().max(1)).map(|s| s.id.clone());
@@ -165,14 +225,46 @@ impl Driver {
     }
 }
 
+fn check(d: &Driver, ev: &Ev) -> Result<(), TestCaseError> {
+    let app = &d.app;
+    if app.screen == Screen::Browse && matches!(app.overlay, Overlay::None) {
+        let selected = app.list.current().map(|s| s.id.clone());
+        let shown = app.detail.as_ref().map(|x| x.id.clone());
+        prop_assert_eq!(selected, shown, "after {:?}", ev);
+    }
+    let mut seen = std::collections::HashSet::new();
+    for s in &app.list.rows {
+        prop_assert!(seen.insert(&s.id), "{} listed twice after {:?}", s.id, ev);
+    }
+    if let Some(det) = &app.detail
+        && let Some(h) = &det.header
+    {
+        prop_assert_eq!(&h.id, &det.id, "the detail shows another session's header");
+    }
+    if let Overlay::Search(s) = &app.overlay
+        && !s.searching
+        && !s.answered.is_empty()
+    {
+        prop_assert_eq!(
+            s.answered.as_str(),
+            s.input.text.trim(),
+            "hits of an old query after {:?}",
+            ev
+        );
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn random_use_never_panics_and_keeps_list_and_detail_together(
-        events in prop::collection::vec(event(), 1..80)
+        events in prop::collection::vec(event(), 1..80),
+        paged in any::<bool>(),
     ) {
-        let mut d = Driver::new();
+        // More than a page (200) of sessions, some of the time: paging answers can race.
+        let mut d = Driver::new(if paged { 230 } else { 0 });
         d.draw();
         for ev in &events {
             d.apply(ev);
@@ -180,11 +272,9 @@ proptest! {
                 break;
             }
             d.draw();
-            if d.app.screen == Screen::Browse && matches!(d.app.overlay, Overlay::None) {
-                let selected = d.app.list.current().map(|s| s.id.clone());
-                let shown = d.app.detail.as_ref().map(|x| x.id.clone());
-                prop_assert_eq!(selected, shown, "after {:?}", ev);
-            }
+            check(&d, ev)?;
         }
+        d.release(7);
+        check(&d, &Ev::Release(7))?;
     }
 }

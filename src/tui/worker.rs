@@ -389,12 +389,8 @@ fn worker_loop(rt: Sessions, rx: Receiver<Job>, deliver: impl Fn(Done)) {
                 Err(_) => return,
             }
         }
-        // Drain what is queued and keep only the newest of each replaceable kind.
         while let Ok(j) = rx.try_recv() {
-            if let Some(kind) = j.request.replaceable() {
-                queue.retain(|q| q.request.replaceable() != Some(kind));
-            }
-            queue.push_back(j);
+            enqueue(&mut queue, j);
         }
         if let Some(job) = queue.pop_front() {
             let result = handle(&rt, job.request);
@@ -403,5 +399,77 @@ fn worker_loop(rt: Sessions, rx: Receiver<Job>, deliver: impl Fn(Done)) {
                 result,
             });
         }
+    }
+}
+
+/// Queues a job behind the others, dropping queued reads of the same replaceable kind: only
+/// the newest of those is worth running (its answer is the only one the app still wants).
+/// Writes are never dropped and keep their order.
+pub fn enqueue(queue: &mut VecDeque<Job>, job: Job) {
+    if let Some(kind) = job.request.replaceable() {
+        queue.retain(|q| q.request.replaceable() != Some(kind));
+    }
+    queue.push_back(job);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(token: u64, request: Request) -> Job {
+        Job { token, request }
+    }
+
+    fn detail(id: &str) -> Request {
+        Request::Detail { id: id.into() }
+    }
+
+    fn rename(id: &str) -> Request {
+        Request::Rename {
+            id: id.into(),
+            title: "t".into(),
+        }
+    }
+
+    #[test]
+    fn queued_reads_of_a_kind_collapse_to_the_newest_and_writes_never_do() {
+        let mut q = VecDeque::new();
+        for j in [
+            job(1, detail("a")),
+            job(2, rename("a")),
+            job(3, Request::Poll),
+            job(4, detail("b")),
+            job(5, rename("b")),
+            job(6, Request::Poll),
+            job(
+                7,
+                Request::List {
+                    query: ListQuery::default(),
+                    count: true,
+                },
+            ),
+            job(
+                8,
+                Request::List {
+                    query: ListQuery::default(),
+                    count: false,
+                },
+            ),
+            job(
+                9,
+                Request::Search {
+                    query: "x".into(),
+                    limit: 1,
+                },
+            ),
+            job(10, detail("c")),
+        ] {
+            enqueue(&mut q, j);
+        }
+        let tokens: Vec<u64> = q.iter().map(|j| j.token).collect();
+        // Detail a and b and the first poll are superseded; both renames and both list
+        // loads (pages are not interchangeable) stay, in order.
+        assert_eq!(tokens, [2, 5, 6, 7, 8, 9, 10]);
+        assert_eq!(q.back().unwrap().request, detail("c"));
     }
 }
