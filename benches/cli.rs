@@ -5,9 +5,7 @@ use std::process::{Command, Stdio};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use neocode::runtime::{Location, Sessions};
-use neocode::session::{
-    AppendMeta, NewMessage, NewSession, Plan, Role, StateUpdate, Step, Usage, WorkspacePaths,
-};
+use neocode::session::{AppendMeta, NewMessage, NewSession, Plan, Role, StateUpdate, Step, Usage};
 
 const SESSIONS: usize = 10_000;
 
@@ -62,19 +60,15 @@ fn populate(loc: &Location) {
 }
 
 fn bench(c: &mut Criterion) {
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let loc = Location {
-        home: home.path().to_path_buf(),
-        paths: WorkspacePaths::resolve(home.path(), work.path()).unwrap(),
-    };
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
     populate(&loc);
     let bin = env!("CARGO_BIN_EXE_neocode");
     let run = |args: &[&str]| {
         let status = Command::new(bin)
-            .env("NEOCODE_HOME", home.path())
+            .env("NEOCODE_HOME", &loc.home)
             .arg("--workdir")
-            .arg(work.path())
+            .arg(loc.root())
             .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use criterion::Criterion;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use neocode::runtime::{Location, Sessions};
-use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall, Usage, WorkspacePaths};
+use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall, Usage};
 use neocode::tui::app::{App, AppOptions, run_inline};
 use neocode::tui::effect::Effect;
 use neocode::tui::theme::Theme;
@@ -32,18 +32,12 @@ struct Fixture {
 
 fn fixture() -> Fixture {
     let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    let loc = Location {
-        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
-        home: home.clone(),
-    };
+    let loc = Location::scratch(tmp.path());
     let rt = Sessions::open(&loc).unwrap();
     Fixture {
         _tmp: tmp,
-        home,
-        ws,
+        home: loc.home.clone(),
+        ws: loc.root().to_path_buf(),
         rt,
     }
 }

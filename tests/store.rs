@@ -15,9 +15,7 @@ use neocode::session::{
 use tempfile::TempDir;
 
 fn workspace(t: &TempDir) -> WorkspacePaths {
-    let ws = t.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    WorkspacePaths::resolve(&t.path().join("home"), &ws).unwrap()
+    Location::scratch(t.path()).paths
 }
 
 fn open(t: &TempDir) -> Store {
@@ -46,12 +44,7 @@ impl Clock {
 }
 
 fn runtime(t: &TempDir) -> Sessions {
-    let paths = workspace(t);
-    Sessions::open(&Location {
-        home: t.path().join("home"),
-        paths,
-    })
-    .unwrap()
+    Sessions::open(&Location::scratch(t.path())).unwrap()
 }
 
 fn named(id: &str, title: &str) -> NewSession {

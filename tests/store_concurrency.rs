@@ -10,9 +10,7 @@ use neocode::session::{AppendMeta, NewMessage, NewSession, Role, Store, Workspac
 use tempfile::TempDir;
 
 fn workspace(t: &TempDir) -> WorkspacePaths {
-    let ws = t.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    WorkspacePaths::resolve(&t.path().join("home"), &ws).unwrap()
+    neocode::runtime::Location::scratch(t.path()).paths
 }
 
 #[test]

@@ -14,9 +14,7 @@ use rusqlite::Connection;
 use tempfile::TempDir;
 
 fn workspace(t: &TempDir) -> WorkspacePaths {
-    let ws = t.path().join("ws");
-    fs::create_dir_all(&ws).unwrap();
-    WorkspacePaths::resolve(&t.path().join("home"), &ws).unwrap()
+    neocode::runtime::Location::scratch(t.path()).paths
 }
 
 fn open(t: &TempDir) -> Store {

@@ -11,9 +11,7 @@ use serde_json::json;
 use tempfile::TempDir;
 
 fn workspace(t: &TempDir) -> WorkspacePaths {
-    let ws = t.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    WorkspacePaths::resolve(&t.path().join("home"), &ws).unwrap()
+    neocode::runtime::Location::scratch(t.path()).paths
 }
 
 fn open(t: &TempDir) -> Store {

@@ -8,7 +8,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use neocode::runtime::{Location, Sessions};
-use neocode::session::{AppendMeta, ListQuery, NewMessage, NewSession, Role, WorkspacePaths};
+use neocode::session::{AppendMeta, ListQuery, NewMessage, NewSession, Role};
 use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
 use neocode::tui::effect::Effect;
 use neocode::tui::theme::Theme;
@@ -104,15 +104,9 @@ impl Driver {
     /// The demo sessions, plus `extra` more so the list has more than one page.
     fn new(extra: usize) -> Driver {
         let tmp = tempfile::tempdir().unwrap();
-        let home = tmp.path().join("home");
-        let ws = tmp.path().join("ws");
+        let loc = Location::scratch(tmp.path());
         let export = tmp.path().join("out");
-        std::fs::create_dir_all(&ws).unwrap();
         std::fs::create_dir_all(&export).unwrap();
-        let loc = Location {
-            paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
-            home,
-        };
         let rt = Sessions::open(&loc).unwrap();
         demo::load_into(&rt, neocode::session::now_ms()).unwrap();
         for i in 0..extra {

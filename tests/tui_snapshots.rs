@@ -9,7 +9,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 use neocode::runtime::{Location, Sessions};
 use neocode::session::{
     AppendMeta, ListQuery, NewMessage, NewSession, Part, Role, StateUpdate, ToolCall,
-    WorkspacePaths,
 };
 use neocode::tui::app::{App, AppOptions, Overlay, Screen, Tab, run_inline};
 use neocode::tui::effect::Effect;
@@ -42,15 +41,9 @@ impl H {
 
     fn with(w: u16, h: u16, fill: impl FnOnce(&Sessions)) -> H {
         let tmp = tempfile::tempdir().unwrap();
-        let home = tmp.path().join("home");
-        let ws = tmp.path().join("ws");
+        let loc = Location::scratch(tmp.path());
         let export = tmp.path().join("out");
-        std::fs::create_dir_all(&ws).unwrap();
         std::fs::create_dir_all(&export).unwrap();
-        let loc = Location {
-            paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
-            home,
-        };
         let rt = Sessions::open(&loc).unwrap();
         fill(&rt);
         let root = loc.root().display().to_string();

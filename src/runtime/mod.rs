@@ -44,4 +44,15 @@ impl Location {
     pub fn root(&self) -> &Path {
         &self.paths.root
     }
+
+    /// A home (`<dir>/home`) and a workspace folder (`<dir>/ws`, created) under a scratch
+    /// folder: the one way tests, benchmarks and the demo generator make a workspace.
+    #[doc(hidden)]
+    pub fn scratch(dir: &Path) -> Location {
+        let home = dir.join("home");
+        let ws = dir.join("ws");
+        std::fs::create_dir_all(&ws).expect("creating a scratch workspace");
+        let paths = WorkspacePaths::resolve(&home, &ws).expect("resolving a scratch workspace");
+        Location { home, paths }
+    }
 }

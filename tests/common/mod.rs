@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use neocode::runtime::{Location, Sessions};
-use neocode::session::WorkspacePaths;
 
 /// A throwaway home + workspace.
 pub struct Env {
@@ -19,17 +18,13 @@ pub struct Env {
 impl Env {
     pub fn new() -> Env {
         let tmp = tempfile::tempdir().expect("temp dir");
-        let home = tmp.path().join("home");
-        let workdir = tmp.path().join("work");
-        std::fs::create_dir_all(&workdir).unwrap();
+        let loc = Location::scratch(tmp.path());
+        let (home, workdir) = (loc.home.clone(), loc.root().to_path_buf());
         Env { tmp, home, workdir }
     }
 
     pub fn location(&self) -> Location {
-        Location {
-            home: self.home.clone(),
-            paths: WorkspacePaths::resolve(&self.home, &self.workdir).unwrap(),
-        }
+        Location::scratch(self.tmp.path())
     }
 
     /// A fresh runtime (its own connections), creating the store if needed.

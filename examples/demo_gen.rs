@@ -1,13 +1,12 @@
 //! Regenerates `assets/demo/*.json` (the sessions `neocode demo` ships) by building them through
-//! the real runtime and exporting them. Run with
-//! `cargo test --test tui_demo_gen -- --ignored` and commit the JSON files.
+//! the real runtime and exporting them. Run with `cargo run --example demo_gen` from the
+//! repository root and commit the JSON files.
 
 use neocode::runtime::{Location, Sessions};
 use neocode::session::file::SessionFile;
 use neocode::session::{
     AppendMeta, NewMessage, NewSession, Part, Plan, Role, RuntimeLedger, RuntimeLimits,
     RuntimeUsage, StateUpdate, Status, Step, StepFailure, StepStatus, StepUpdate, ToolCall, Usage,
-    WorkspacePaths,
 };
 
 /// 2025-03-10 09:00:00 UTC.
@@ -124,19 +123,10 @@ fn export(rt: &Sessions, id: &str) -> SessionFile {
 /// A 16x16 solid teal PNG.
 const PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR4nGOQmtdPEmIY1TCqYfhqAABjXEcQVi7KygAAAABJRU5ErkJggg==";
 
-#[test]
-#[ignore = "writes assets/demo; run by hand"]
-fn generate_demo_sessions() {
+fn main() {
     use base64::Engine;
     let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    let loc = Location {
-        home: home.clone(),
-        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
-    };
-    let rt = Sessions::open(&loc).unwrap();
+    let rt = Sessions::open(&Location::scratch(tmp.path())).unwrap();
     let mut docs: Vec<(&str, SessionFile)> = Vec::new();
 
     // 1. A bug fix with tool calls, one failing.
