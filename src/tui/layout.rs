@@ -14,7 +14,6 @@ pub const LIST_WIDE: u16 = 52;
 pub struct Layout {
     /// The whole terminal this was computed for.
     pub size: Rect,
-    /// Top line.
     pub title: Rect,
     /// Session list block (browse).
     pub list: Rect,
@@ -32,7 +31,6 @@ pub struct Layout {
     pub tabs: Rect,
     /// Each tab's title, in [`Tab::ALL`] order, clipped to the tab row.
     pub tab_rects: [Rect; Tab::ALL.len()],
-    /// Detail body.
     pub body: Rect,
     /// Transcript lines (browse: the detail body; conversation: inside its block).
     pub transcript: Rect,
@@ -40,9 +38,7 @@ pub struct Layout {
     pub conversation: Rect,
     /// Conversation input block.
     pub input: Rect,
-    /// Status line.
     pub status: Rect,
-    /// Key bar.
     pub bar: Rect,
 }
 

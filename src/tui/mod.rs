@@ -160,6 +160,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
             .name("neocode-input".into())
             .spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
+                    // Short, so the thread notices `stop` soon after the loop ends.
                     match event::poll(Duration::from_millis(100)) {
                         Ok(true) => match event::read() {
                             Ok(ev) => {

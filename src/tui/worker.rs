@@ -29,50 +29,27 @@ pub enum Request {
         count: bool,
     },
     /// Header, merged plan progress and asset list of one session.
-    Detail {
-        /// Session id.
-        id: String,
-    },
+    Detail { id: String },
     /// Messages `from..=to` of a session.
-    Messages {
-        /// Session id.
-        id: String,
-        /// First seq.
-        from: i64,
-        /// Last seq.
-        to: i64,
-    },
+    Messages { id: String, from: i64, to: i64 },
     /// Per-turn usage of a session (the usage of every message that carries some).
-    Usage {
-        /// Session id.
-        id: String,
-    },
+    Usage { id: String },
     /// Full-text search across the workspace.
     Search {
         /// The query as typed.
         query: String,
-        /// Maximum hits.
         limit: usize,
     },
     /// Fork a session at a seq (default: the end).
     Fork {
-        /// Source session.
         id: String,
         /// Fork point.
         at: Option<i64>,
     },
     /// Delete a session and its assets.
-    Delete {
-        /// Session id.
-        id: String,
-    },
+    Delete { id: String },
     /// Rename a session.
-    Rename {
-        /// Session id.
-        id: String,
-        /// New title.
-        title: String,
-    },
+    Rename { id: String, title: String },
     /// Start a new, empty session.
     NewSession {
         /// Its workdir.
@@ -80,23 +57,19 @@ pub enum Request {
     },
     /// Write `<short-id>.json` (the session file) into `dir`.
     Export {
-        /// Session id.
         id: String,
         /// Target folder.
         dir: PathBuf,
     },
     /// Write an asset's bytes to a file in `dir`.
     SaveAsset {
-        /// Session id.
         id: String,
-        /// Asset id.
         asset_id: String,
         /// Target folder.
         dir: PathBuf,
     },
     /// Append a user message.
     Append {
-        /// Session id.
         id: String,
         /// The text the user submitted.
         text: String,
@@ -132,7 +105,6 @@ pub enum Reply {
     Version(i64),
     /// A list page and, if asked, the total count.
     List {
-        /// The page.
         page: ListPage,
         /// Total sessions.
         count: Option<u64>,
@@ -141,18 +113,15 @@ pub enum Reply {
     },
     /// One session's detail.
     Detail {
-        /// Header.
         header: Box<SessionHeader>,
         /// Merged plan progress.
         progress: PlanProgress,
-        /// Assets.
         assets: Vec<AssetMeta>,
         /// Tool calls left without a result when the session stopped.
         interrupted: Vec<ToolCall>,
     },
     /// A window of messages.
     Messages {
-        /// Session id.
         id: String,
         /// Asked range start.
         from: i64,
@@ -163,12 +132,10 @@ pub enum Reply {
     },
     /// Per-turn usage, in seq order.
     Usage {
-        /// Session id.
         id: String,
         /// (seq, usage) of each message with usage.
         turns: Vec<(i64, Usage)>,
     },
-    /// Search hits.
     Search {
         /// The query answered.
         query: String,
@@ -180,23 +147,13 @@ pub enum Reply {
     /// A session was deleted.
     Deleted(String),
     /// A session was renamed.
-    Renamed {
-        /// Session id.
-        id: String,
-        /// New title.
-        title: String,
-    },
+    Renamed { id: String, title: String },
     /// A session was created.
     Created(Box<SessionHeader>),
     /// A file was written.
     Wrote(PathBuf),
     /// A message was appended.
-    Appended {
-        /// Session id.
-        id: String,
-        /// Its seq.
-        seq: i64,
-    },
+    Appended { id: String, seq: i64 },
 }
 
 /// A request with its token.
@@ -204,7 +161,6 @@ pub enum Reply {
 pub struct Job {
     /// Caller-chosen token, echoed in the answer.
     pub token: u64,
-    /// The work.
     pub request: Request,
 }
 

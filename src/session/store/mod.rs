@@ -227,6 +227,7 @@ impl Store {
         };
         let out = f(&mut conn);
         let mut pool = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner());
+        // Enough idle connections for the threads that read at once; more are closed.
         if pool.len() < 8 {
             pool.push(conn);
         }

@@ -18,13 +18,9 @@ use crate::session::plan::PlanProgress;
 pub struct NewSession {
     /// Id to use; a fresh UUID when `None`.
     pub id: Option<String>,
-    /// Title.
     pub title: String,
-    /// Provider.
     pub provider: String,
-    /// Model.
     pub model: String,
-    /// Workdir.
     pub workdir: String,
     /// Conversation key; set from the first user message when `None`.
     pub conversation_key: Option<String>,
@@ -264,6 +260,7 @@ impl Store {
         {
             return Err(self.not_found(key));
         }
+        // Up to 20 candidates are named in the error; the 21st only says there are more.
         self.with_conn(|c| {
             let mut st = c.prepare_cached(
                 "SELECT id, title, first_prompt FROM sessions WHERE id >= ?1 AND id < ?1 || x'ff'

@@ -14,6 +14,9 @@ use crate::tui::worker::Request;
 
 /// Lines one wheel notch scrolls.
 const WHEEL: i64 = 3;
+/// Hits the search dialog asks for: more than fit on any screen, few enough to come back
+/// in milliseconds.
+const SEARCH_HITS: usize = 200;
 
 impl App {
     pub(super) fn key(&mut self, key: KeyEvent) -> Vec<Effect> {
@@ -146,7 +149,7 @@ impl App {
                             Some(Slot::Search),
                             Request::Search {
                                 query: q,
-                                limit: 200,
+                                limit: SEARCH_HITS,
                             },
                         );
                         self.overlay = Overlay::Search(std::mem::take(s));

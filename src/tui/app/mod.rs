@@ -54,7 +54,6 @@ pub struct AppOptions {
     pub workdir: String,
     /// Workspace root, for the title bar.
     pub root: String,
-    /// Terminal size.
     pub size: (u16, u16),
     /// The clock, ms since the epoch.
     pub now_ms: i64,
@@ -67,13 +66,11 @@ pub struct App {
     pub theme: Theme,
     /// The clock used for relative times (set by the loop; fixed in tests).
     pub now_ms: i64,
-    /// Terminal size.
     pub size: (u16, u16),
     /// Where exports go.
     pub export_dir: PathBuf,
     /// Workdir for new sessions.
     pub workdir: String,
-    /// Workspace root.
     pub root: String,
     pub screen: Screen,
     pub focus: Focus,

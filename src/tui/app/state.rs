@@ -165,7 +165,6 @@ pub struct Detail {
     pub header: Option<SessionHeader>,
     pub progress: PlanProgress,
     pub assets: Vec<AssetMeta>,
-    /// Selected asset.
     pub asset_sel: usize,
     /// Per-turn usage, once loaded.
     pub usage: Option<Vec<(i64, Usage)>>,
