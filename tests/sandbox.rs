@@ -79,10 +79,10 @@ fn writing_inside_the_workspace_and_tmpdir_works() {
     let ctx = s.ctx();
     let out = sh(
         &ctx,
-        "echo hi > inside.txt && mkdir -p d/e && echo deep > d/e/f && mv d/e/f d/g && rm inside.txt && echo tmp > \"$TMPDIR/t\" && cat \"$TMPDIR/t\"",
+        "echo hi > inside.txt && mkdir -p d/e && echo deep > d/e/f && mv d/e/f d/g && rm inside.txt && echo tmp > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && echo err > /dev/stderr && echo out > /dev/stdout",
     );
     assert_eq!(exit_code(&out), 0, "{}", out.text);
-    assert!(out.text.starts_with("tmp\n"), "{}", out.text);
+    assert!(out.text.starts_with("tmp\nerr\nout\n"), "{}", out.text);
     assert!(!blocked(&out), "{}", out.text);
     assert_eq!(s.read("d/g"), "deep\n");
     assert!(!exists(&s.root.join("inside.txt")));
@@ -104,9 +104,14 @@ fn touch_outside_the_workspace_fails_and_says_the_sandbox_blocked_it() {
     assert!(blocked(&out));
     assert!(!exists(&target));
     // The user's home is outside too (a classic target: ~/.bashrc).
-    let out = sh(&s.ctx(), "echo x >> /root/.neocode-sandbox-probe || echo denied");
+    let out = sh(
+        &s.ctx(),
+        "echo x >> /root/.neocode-sandbox-probe || echo denied",
+    );
     assert!(out.text.contains("denied"), "{}", out.text);
-    assert!(!exists(std::path::Path::new("/root/.neocode-sandbox-probe")));
+    assert!(!exists(std::path::Path::new(
+        "/root/.neocode-sandbox-probe"
+    )));
 }
 
 #[test]
@@ -211,7 +216,10 @@ fn read_only_mode_writes_nowhere() {
     s.write("a.txt", "before\n");
     let mut ctx = s.ctx();
     ctx.sandbox.mode = SandboxMode::ReadOnly;
-    let out = sh(&ctx, "cat a.txt; echo after > a.txt; echo quiet > /dev/null");
+    let out = sh(
+        &ctx,
+        "cat a.txt; echo after > a.txt; echo quiet > /dev/null",
+    );
     assert!(out.text.starts_with("before\n"), "{}", out.text);
     assert!(out.text.contains("Permission denied"), "{}", out.text);
     assert!(out.text.contains("read-only"), "{}", out.text);
@@ -228,17 +236,32 @@ fn commands_do_not_see_secret_variables() {
     let out = sh(&s.ctx(), "env");
     assert_eq!(exit_code(&out), 0, "{}", out.text);
     for (k, v) in SECRETS {
-        assert!(!out.text.contains(k), "{k} reached the command:\n{}", out.text);
-        assert!(!out.text.contains(v), "the value of {k} reached the command");
+        assert!(
+            !out.text.contains(k),
+            "{k} reached the command:\n{}",
+            out.text
+        );
+        assert!(
+            !out.text.contains(v),
+            "the value of {k} reached the command"
+        );
     }
-    assert!(out.text.contains("NEOCODE_TEST_VISIBLE=visible-value"), "{}", out.text);
+    assert!(
+        out.text.contains("NEOCODE_TEST_VISIBLE=visible-value"),
+        "{}",
+        out.text
+    );
     assert!(out.text.contains("TMPDIR="), "{}", out.text);
     assert!(out.text.contains("PATH="), "{}", out.text);
 
     let mut ctx = s.ctx();
     ctx.sandbox.env_allow = vec!["FOO_TOKEN".to_string()];
     let out = sh(&ctx, "env");
-    assert!(out.text.contains("FOO_TOKEN=foo-token-secret"), "{}", out.text);
+    assert!(
+        out.text.contains("FOO_TOKEN=foo-token-secret"),
+        "{}",
+        out.text
+    );
     assert!(!out.text.contains("OPENAI_API_KEY"), "{}", out.text);
 }
 
@@ -250,7 +273,10 @@ fn simulated_unavailable_sandbox_makes_every_command_ask() {
         ..SandboxSettings::default()
     };
     let status = sandbox::status(&settings);
-    assert!(matches!(status, SandboxStatus::Unavailable { .. }), "{status:?}");
+    assert!(
+        matches!(status, SandboxStatus::Unavailable { .. }),
+        "{status:?}"
+    );
     assert!(sandbox::must_ask(&settings));
     assert_eq!(status.label(), "sandbox off");
     assert!(status.warning().unwrap().contains("every command asks"));
@@ -281,7 +307,10 @@ fn mode_off_is_explicit_and_follows_the_policy() {
     ctx.sandbox = settings;
     let out = sh(&ctx, "env");
     assert!(out.text.contains("sandbox off (mode off)"), "{}", out.text);
-    assert!(!out.text.contains("OPENAI_API_KEY"), "secrets stay scrubbed with the sandbox off");
+    assert!(
+        !out.text.contains("OPENAI_API_KEY"),
+        "secrets stay scrubbed with the sandbox off"
+    );
 }
 
 #[test]
