@@ -156,6 +156,43 @@ fn read_file_caps_what_it_returns() {
 }
 
 #[test]
+fn read_file_cuts_one_huge_line_and_refuses_fifos() {
+    let s = Space::new();
+    let mut body = "x".repeat(1_000_000);
+    body.push_str("\nsecond\n");
+    s.write("min.js", body);
+    let ctx = s.ctx();
+    let out = call(&ctx, "read_file", json!({"path": "min.js"}));
+    assert!(out.text.len() < 3000, "{}", out.text.len());
+    assert!(out.text.contains("(line cut)"), "{}", &out.text[..100]);
+    assert!(out.text.contains("     2\tsecond\n"), "{}", out.text);
+
+    let fifo = s.root.join("pipe");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for (tool, args) in [
+        ("read_file", json!({"path": "pipe"})),
+        ("write_file", json!({"path": "pipe", "content": "x"})),
+        (
+            "edit_file",
+            json!({"path": "pipe", "old_string": "a", "new_string": "b"}),
+        ),
+    ] {
+        let out = call(&ctx, tool, args);
+        assert!(
+            out.is_error && out.text.contains("not a regular file"),
+            "{tool}: {}",
+            out.text
+        );
+    }
+}
+
+#[test]
 fn list_dir_is_sorted_respects_gitignore_and_caps() {
     let s = Space::new();
     s.write(".gitignore", "target/\n*.log\n");
@@ -528,12 +565,6 @@ fn pdeathsig_stand_in() {
         return;
     };
     tool_support::init();
-    let ctx = neocode::runtime::tools::ToolContext {
-        root: root.into(),
-        cancel: Default::default(),
-        sandbox: Default::default(),
-        command_timeout: Duration::from_secs(120),
-        output_cap: 1000,
-    };
+    let ctx = neocode::runtime::tools::ToolContext::new(root);
     sh(&ctx, "echo $$ > cmd.pid; exec sleep 120");
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Once;
 use std::time::Duration;
 
-use neocode::runtime::tools::{self, CancelFlag, SandboxSettings, ToolContext, ToolOutput};
+use neocode::runtime::tools::{self, ToolContext, ToolOutput};
 use serde_json::{Value, json};
 
 static INIT: Once = Once::new();
@@ -52,13 +52,9 @@ impl Space {
     }
 
     pub fn ctx(&self) -> ToolContext {
-        ToolContext {
-            root: self.root.clone(),
-            cancel: CancelFlag::default(),
-            sandbox: SandboxSettings::default(),
-            command_timeout: Duration::from_secs(60),
-            output_cap: 30_000,
-        }
+        let mut ctx = ToolContext::new(&self.root);
+        ctx.command_timeout = Duration::from_secs(60);
+        ctx
     }
 
     pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {

@@ -47,6 +47,11 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(p) => p,
         Err(e) => return ToolOutput::error(e),
     };
+    match std::fs::metadata(&p.abs) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => return ToolOutput::error(format!("{} is not a regular file", p.rel)),
+        Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
+    }
     let bytes = match std::fs::read(&p.abs) {
         Ok(b) => b,
         Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),

@@ -115,6 +115,25 @@ pub struct ToolContext {
     pub output_cap: usize,
 }
 
+impl ToolContext {
+    /// A context for `root` with the default sandbox, a fresh cancel flag,
+    /// [`DEFAULT_COMMAND_TIMEOUT`] and [`DEFAULT_OUTPUT_CAP`].
+    pub fn new(root: impl Into<PathBuf>) -> ToolContext {
+        ToolContext {
+            root: root.into(),
+            cancel: CancelFlag::default(),
+            sandbox: SandboxSettings::default(),
+            command_timeout: DEFAULT_COMMAND_TIMEOUT,
+            output_cap: DEFAULT_OUTPUT_CAP,
+        }
+    }
+}
+
+/// Time limit of one command unless the configuration says otherwise.
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
+/// Bytes of one tool result kept unless the configuration says otherwise.
+pub const DEFAULT_OUTPUT_CAP: usize = 30_000;
+
 /// What a tool call returns to the model.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolOutput {

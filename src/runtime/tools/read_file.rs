@@ -20,6 +20,8 @@ pub(super) const SPEC: ToolSpec = ToolSpec {
 const DEFAULT_LIMIT: usize = 2000;
 /// Characters kept of one very long line (minified files).
 const MAX_LINE_CHARS: usize = 2000;
+/// Bytes of one line kept in memory (a minified file can be one huge line).
+const MAX_LINE_BYTES: u64 = 4 * MAX_LINE_CHARS as u64;
 /// Bytes looked at to decide that a file is binary.
 const SNIFF: usize = 8192;
 
@@ -61,6 +63,10 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
             p.rel
         ));
     }
+    if !meta.is_file() {
+        // A FIFO or device would block or never end.
+        return ToolOutput::error(format!("{} is not a regular file", p.rel));
+    }
     let size = meta.len();
     let file = match std::fs::File::open(&p.abs) {
         Ok(f) => f,
@@ -94,9 +100,9 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        match reader.by_ref().read_until(b'\n', &mut buf) {
-            Ok(0) => break,
-            Ok(_) => {}
+        match read_line(&mut reader, &mut buf) {
+            Ok(false) => break,
+            Ok(true) => {}
             Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
         }
         line_no += 1;
@@ -166,4 +172,36 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
             "lossy_utf8": lossy,
         })),
     }
+}
+
+/// Reads one line into `buf` (at most [`MAX_LINE_BYTES`] of it; the rest of a longer line is
+/// skipped). `Ok(false)` at the end of the file.
+fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+    let n = reader
+        .by_ref()
+        .take(MAX_LINE_BYTES)
+        .read_until(b'\n', buf)?;
+    if n == 0 {
+        return Ok(false);
+    }
+    if buf.last() != Some(&b'\n') && n as u64 == MAX_LINE_BYTES {
+        loop {
+            let chunk = reader.fill_buf()?;
+            if chunk.is_empty() {
+                break;
+            }
+            match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    reader.consume(i + 1);
+                    break;
+                }
+                None => {
+                    let len = chunk.len();
+                    reader.consume(len);
+                }
+            }
+        }
+        buf.extend_from_slice(" … (line cut)".as_bytes());
+    }
+    Ok(true)
 }

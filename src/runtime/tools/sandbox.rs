@@ -120,7 +120,12 @@ pub fn helper() -> Result<PathBuf, String> {
     }
     let exe = std::env::current_exe()
         .map_err(|e| format!("cannot find the neocode binary for the sandbox helper: {e}"))?;
-    if exe.file_name() == Some(OsStr::new("neocode")) {
+    let name = exe.file_name().unwrap_or_default();
+    if name == OsStr::new("neocode") || name == OsStr::new("neocode (deleted)") {
+        // The running image itself, even when the file was replaced by an upgrade since.
+        if cfg!(target_os = "linux") {
+            return Ok(PathBuf::from("/proc/self/exe"));
+        }
         return Ok(exe);
     }
     // A test binary (target/<profile>/deps/name-hash) next to the built neocode binary.

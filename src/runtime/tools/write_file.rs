@@ -48,6 +48,9 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(m) if m.is_dir() => {
             return ToolOutput::error(format!("{} is a folder; cannot write it as a file", p.rel));
         }
+        Ok(m) if !m.is_file() => {
+            return ToolOutput::error(format!("{} is not a regular file", p.rel));
+        }
         Ok(_) => match std::fs::read(&p.abs) {
             Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
             Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
