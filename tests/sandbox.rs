@@ -208,6 +208,30 @@ fn tcp_and_udp_to_localhost_are_denied_unless_the_network_is_allowed() {
 }
 
 #[test]
+fn commands_cannot_signal_neocode_but_can_signal_their_own_children() {
+    if !enforced("signals") {
+        return;
+    }
+    let abi = match sandbox::status(&SandboxSettings::default()) {
+        SandboxStatus::Enforced { abi } => abi,
+        _ => 0,
+    };
+    if abi < 6 {
+        eprintln!("NOTE: Landlock ABI {abi} has no signal scoping; not tested here");
+        return;
+    }
+    let s = Space::new();
+    let me = std::process::id();
+    let out = sh(
+        &s.ctx(),
+        &format!("kill -0 {me} && echo reached; sleep 30 & kill $! && echo own-child-ok"),
+    );
+    assert!(!out.text.contains("reached"), "{}", out.text);
+    assert!(out.text.contains("Operation not permitted"), "{}", out.text);
+    assert!(out.text.contains("own-child-ok"), "{}", out.text);
+}
+
+#[test]
 fn read_only_mode_writes_nowhere() {
     if !enforced("read_only") {
         return;

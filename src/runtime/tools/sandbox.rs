@@ -337,7 +337,7 @@ mod linux {
 
     use landlock::{
         ABI, Access, AccessFs, AccessNet, LandlockStatus, Ruleset, RulesetAttr, RulesetCreatedAttr,
-        RulesetStatus, path_beneath_rules,
+        RulesetStatus, Scope, path_beneath_rules,
     };
 
     use super::DEVICES;
@@ -390,6 +390,14 @@ mod linux {
                 .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
                 .map_err(|e| format!("Landlock: {e}"))?;
         }
+        // Signals and abstract UNIX sockets that leave the sandbox (ABI 6): a command cannot
+        // kill neocode or talk to a desktop bus. Asked only where the kernel has them, so an
+        // ABI 5 kernel still counts as fully enforced.
+        if kernel_abi() >= 6 {
+            ruleset = ruleset
+                .scope(Scope::from_all(ABI::V6))
+                .map_err(|e| format!("Landlock: {e}"))?;
+        }
         let status = ruleset
             .create()
             .map_err(|e| format!("Landlock: {e}"))?
@@ -415,6 +423,21 @@ mod linux {
                 Err(format!("Landlock could not enforce the rules (ABI {abi})"))
             }
         }
+    }
+
+    /// The kernel's Landlock ABI version (0 without Landlock).
+    fn kernel_abi() -> i64 {
+        const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+        // SAFETY: the documented version query: no ruleset, size 0, only the flag.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<libc::c_void>(),
+                0usize,
+                LANDLOCK_CREATE_RULESET_VERSION,
+            )
+        };
+        r.max(0)
     }
 
     #[cfg(target_arch = "x86_64")]
