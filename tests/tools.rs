@@ -568,3 +568,84 @@ fn pdeathsig_stand_in() {
     let ctx = neocode::runtime::tools::ToolContext::new(root);
     sh(&ctx, "echo $$ > cmd.pid; exec sleep 120");
 }
+
+mod escape_property {
+    use super::*;
+    use proptest::prelude::*;
+
+    const PARTS: &[&str] = &[
+        "a",
+        "b",
+        "..",
+        ".",
+        "out_link",
+        "f_out",
+        "up",
+        "f.txt",
+        "secret.txt",
+        "new",
+        "ws",
+        "outside",
+        "",
+    ];
+
+    fn path_strategy() -> impl Strategy<Value = (u8, Vec<usize>)> {
+        (0u8..4, proptest::collection::vec(0..PARTS.len(), 1..7))
+    }
+
+    fn everything_under(dir: &std::path::Path) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let ft = e.file_type().unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let body = if ft.is_file() {
+                std::fs::read_to_string(e.path()).unwrap_or_default()
+            } else {
+                format!("{ft:?}")
+            };
+            out.push((name, body));
+        }
+        out.sort();
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        /// Whatever path the model makes up, the file tools never read from or write to
+        /// anything outside the workspace.
+        #[test]
+        fn no_path_reaches_outside((prefix, parts) in path_strategy()) {
+            let s = Space::new();
+            let base = s.root.parent().unwrap().to_path_buf();
+            std::fs::write(s.outside.join("secret.txt"), "OUTSIDE").unwrap();
+            s.write("a/f.txt", "inside");
+            symlink("a", s.root.join("b")).unwrap();
+            symlink("../outside", s.root.join("out_link")).unwrap();
+            symlink("../outside/secret.txt", s.root.join("f_out")).unwrap();
+            symlink("../..", s.root.join("a/up")).unwrap();
+            let rel: Vec<&str> = parts.iter().map(|&i| PARTS[i]).collect();
+            let rel = rel.join("/");
+            let path = match prefix {
+                0 => rel,
+                1 => format!("{}/{rel}", s.root.display()),
+                2 => format!("{}/{rel}", base.display()),
+                _ => format!("/{rel}"),
+            };
+            let before = everything_under(&s.outside);
+            let ctx = s.ctx();
+            let read = call(&ctx, "read_file", json!({"path": path}));
+            prop_assert!(!read.text.contains("OUTSIDE"), "read {path}: {}", read.text);
+            let listed = call(&ctx, "list_dir", json!({"path": path}));
+            prop_assert!(!listed.text.contains("\n  secret.txt"), "list {path}: {}", listed.text);
+            let found = call(&ctx, "grep", json!({"pattern": "OUTSIDE", "path": path}));
+            prop_assert!(!found.text.contains(":1:OUTSIDE"), "grep {path}: {}", found.text);
+            call(&ctx, "write_file", json!({"path": path, "content": "PWNED"}));
+            call(&ctx, "edit_file", json!({"path": path, "old_string": "OUTSIDE", "new_string": "PWNED"}));
+            prop_assert_eq!(everything_under(&s.outside), before, "{}", path);
+            let top: Vec<String> = everything_under(&base).into_iter().map(|(n, _)| n).collect();
+            prop_assert_eq!(top, vec!["outside".to_string(), "ws".to_string()]);
+        }
+    }
+}
