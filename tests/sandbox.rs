@@ -339,11 +339,20 @@ fn mode_off_is_explicit_and_follows_the_policy() {
 
 #[test]
 fn the_helper_is_hidden_and_refuses_without_a_command() {
-    let help = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
-        .arg("--help")
+    for args in [&["--help"][..], &["completions", "bash"][..]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("sandbox-exec"));
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+        .args(["__sandbox-exec", "--bogus", "--", "true"])
         .output()
         .unwrap();
-    assert!(!String::from_utf8_lossy(&help.stdout).contains("sandbox-exec"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--bogus"));
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
         .args(["__sandbox-exec", "--root", "/tmp", "--tmp", "/tmp"])
         .output()

@@ -156,32 +156,6 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Internal: the command sandbox's helper, which confines itself and then runs the
-    /// command (docs/SECURITY.md).
-    #[command(name = "__sandbox-exec", hide = true)]
-    SandboxExec {
-        /// Print what the kernel enforces and exit.
-        #[arg(long)]
-        probe: bool,
-        /// Workspace root (writable).
-        #[arg(long, value_name = "DIR")]
-        root: Option<PathBuf>,
-        /// Private temporary folder (writable).
-        #[arg(long, value_name = "DIR")]
-        tmp: Option<PathBuf>,
-        /// Write nowhere.
-        #[arg(long)]
-        read_only: bool,
-        /// Leave the network open.
-        #[arg(long)]
-        network: bool,
-        /// Refuse to run unless every rule is enforced.
-        #[arg(long)]
-        require_full: bool,
-        /// The program and its arguments, after `--`.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        command: Vec<OsString>,
-    },
     /// Open the TUI on a throwaway workspace filled with demo sessions.
     #[command(after_help = "Examples:\n  neocode demo\n  neocode demo --keep")]
     Demo {
@@ -189,4 +163,33 @@ pub enum Command {
         #[arg(long)]
         keep: bool,
     },
+}
+
+/// `neocode __sandbox-exec`: the command sandbox's helper, which confines itself and then
+/// execs the command (docs/SECURITY.md). Parsed apart from [`Cli`] so it never shows in help
+/// or shell completions.
+#[derive(Debug, Parser)]
+#[command(name = "neocode __sandbox-exec", no_binary_name = true)]
+pub struct SandboxExec {
+    /// Print what the kernel enforces and exit.
+    #[arg(long)]
+    pub probe: bool,
+    /// Workspace root (writable).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Private temporary folder (writable).
+    #[arg(long, value_name = "DIR")]
+    pub tmp: Option<PathBuf>,
+    /// Write nowhere.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Leave the network open.
+    #[arg(long)]
+    pub network: bool,
+    /// Refuse to run unless every rule is enforced.
+    #[arg(long)]
+    pub require_full: bool,
+    /// The program and its arguments, after `--`.
+    #[arg(last = true)]
+    pub command: Vec<OsString>,
 }

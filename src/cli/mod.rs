@@ -88,6 +88,11 @@ pub type CmdResult = Result<(), Failure>;
 
 /// Parses the process arguments, runs the command and returns the exit code.
 pub fn main() -> ExitCode {
+    // The sandbox helper runs before anything looks at the workspace or the home.
+    let mut argv = std::env::args_os().skip(1);
+    if argv.next().is_some_and(|a| a == sandbox::HELPER_SUBCOMMAND) {
+        return sandbox_exec(argv);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if !e.use_stderr() => {
@@ -129,27 +134,6 @@ fn location(cli: &Cli) -> Result<Location, Failure> {
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> CmdResult {
-    // The sandbox helper runs before anything looks at the workspace or the home.
-    if let Some(Command::SandboxExec {
-        probe,
-        root,
-        tmp,
-        read_only,
-        network,
-        require_full,
-        command,
-    }) = cli.command
-    {
-        return sandbox_exec(sandbox::HelperArgs {
-            probe,
-            root,
-            tmp,
-            read_only,
-            network,
-            require_full,
-            command,
-        });
-    }
     if let Some(cmd) = &cli.command {
         let flag = if cli.list {
             Some("--list")
@@ -188,7 +172,6 @@ pub fn run(cli: Cli) -> CmdResult {
             search::run(&location(&cli)?, query, *json, *limit)
         }
         Some(Command::Completions { shell }) => completions(*shell),
-        Some(Command::SandboxExec { .. }) => Ok(()),
         None if cli.list => {
             let opts = list::ListOptions {
                 json: cli.json,
@@ -222,19 +205,24 @@ pub fn run(cli: Cli) -> CmdResult {
 
 /// `neocode __sandbox-exec`: confines itself, then execs the command (returns only when it
 /// did not).
-fn sandbox_exec(args: sandbox::HelperArgs) -> CmdResult {
-    let code = sandbox::helper_main(args);
-    match u8::try_from(code) {
-        Ok(0) => Ok(()),
-        Ok(c) => Err(Failure {
-            code: c,
-            lines: Vec::new(),
-        }),
-        Err(_) => Err(Failure {
-            code: 1,
-            lines: Vec::new(),
-        }),
-    }
+fn sandbox_exec(argv: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
+    let a = match args::SandboxExec::try_parse_from(argv) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("neocode sandbox: {}", clap_message(&e));
+            return ExitCode::from(2);
+        }
+    };
+    let code = sandbox::helper_main(sandbox::HelperArgs {
+        probe: a.probe,
+        root: a.root,
+        tmp: a.tmp,
+        read_only: a.read_only,
+        network: a.network,
+        require_full: a.require_full,
+        command: a.command,
+    });
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 fn cmd_name(cmd: &Command) -> &'static str {
@@ -248,7 +236,6 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Search { .. } => "search",
         Command::Completions { .. } => "completions",
         Command::Demo { .. } => "demo",
-        Command::SandboxExec { .. } => "__sandbox-exec",
     }
 }
 
