@@ -360,3 +360,45 @@ fn the_helper_is_hidden_and_refuses_without_a_command() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no command given"));
 }
+
+/// A kernel older than the rights asked for (simulated by asking for a future ABI): the
+/// probe says `partial`, a helper told to require full confinement refuses to run the command
+/// at all, and without that it runs the command as confined as the kernel allows.
+#[test]
+fn a_partially_enforced_sandbox_never_runs_silently() {
+    if !enforced("partial") {
+        return;
+    }
+    let helper = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .arg("__sandbox-exec")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let probe = helper(&["--probe", "--target-abi", "99"]);
+    let line = String::from_utf8_lossy(&probe.stdout).to_string();
+    if line.starts_with("enforced") {
+        eprintln!("NOTE: this kernel has every Landlock right the crate knows; partial not tested");
+        return;
+    }
+    assert!(line.starts_with("partial "), "{line}");
+
+    let s = Space::new();
+    let root = s.root.to_str().unwrap();
+    let marker = format!("touch '{root}/ran'; touch '{}/x'", s.outside.display());
+    let base = ["--root", root, "--tmp", root, "--target-abi", "99"];
+    let mut args = base.to_vec();
+    args.extend(["--require-full", "--", "/bin/sh", "-c", &marker]);
+    let out = helper(&args);
+    assert_eq!(out.status.code(), Some(sandbox::REFUSED_EXIT));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the command was not run"), "{err}");
+    assert!(!exists(&s.root.join("ran")));
+
+    let mut args = base.to_vec();
+    args.extend(["--", "/bin/sh", "-c", &marker]);
+    let out = helper(&args);
+    assert!(exists(&s.root.join("ran")), "{out:?}");
+    assert!(!exists(&s.outside.join("x")), "partial still confines writes");
+}

@@ -189,6 +189,9 @@ pub struct SandboxExec {
     /// Refuse to run unless every rule is enforced.
     #[arg(long)]
     pub require_full: bool,
+    /// Ask for the rights of this Landlock ABI (tests of the partial case).
+    #[arg(long, value_name = "N")]
+    pub target_abi: Option<i32>,
     /// The program and its arguments, after `--`.
     #[arg(last = true)]
     pub command: Vec<OsString>,

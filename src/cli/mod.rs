@@ -220,6 +220,7 @@ fn sandbox_exec(argv: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
         read_only: a.read_only,
         network: a.network,
         require_full: a.require_full,
+        target_abi: a.target_abi,
         command: a.command,
     });
     ExitCode::from(u8::try_from(code).unwrap_or(1))

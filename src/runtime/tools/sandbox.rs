@@ -268,6 +268,9 @@ pub struct HelperArgs {
     pub network: bool,
     /// Refuse to run the command unless every rule is enforced.
     pub require_full: bool,
+    /// Ask for the rights of this Landlock ABI instead of the default 5 (a higher one makes a
+    /// current kernel look old: tests of the partial case).
+    pub target_abi: Option<i32>,
     /// The program and its arguments.
     pub command: Vec<OsString>,
 }
@@ -290,7 +293,7 @@ pub fn helper_main(args: HelperArgs) -> i32 {
     } else {
         args.root.iter().chain(args.tmp.iter()).cloned().collect()
     };
-    let outcome = linux::restrict(&writable, args.network);
+    let outcome = linux::restrict(&writable, args.network, args.target_abi);
     if args.probe {
         println!("{}", outcome.probe_line());
         return 0;
@@ -344,7 +347,7 @@ mod linux {
 
     /// The Landlock ABI whose rights we ask for: V5 covers truncate (V3), TCP (V4) and
     /// device ioctls (V5). A kernel below it enforces only part of the rules.
-    const TARGET: ABI = ABI::V5;
+    const DEFAULT_TARGET: ABI = ABI::V5;
 
     pub(super) enum Outcome {
         Full { abi: i32 },
@@ -362,8 +365,9 @@ mod linux {
         }
     }
 
-    pub(super) fn restrict(writable: &[PathBuf], network: bool) -> Outcome {
-        let landlock = landlock(writable, network);
+    pub(super) fn restrict(writable: &[PathBuf], network: bool, target: Option<i32>) -> Outcome {
+        let target = target.map_or(DEFAULT_TARGET, ABI::from);
+        let landlock = landlock(writable, network, target);
         let seccomp = if network { Ok(()) } else { deny_network() };
         match (landlock, seccomp) {
             (Err(reason), _) => Outcome::None { reason },
@@ -374,20 +378,21 @@ mod linux {
             },
             (Ok((abi, false)), _) => Outcome::Partial {
                 abi,
-                detail: format!("the kernel lacks rights of Landlock ABI {}", TARGET as i32),
+                detail: format!("the kernel lacks rights of Landlock ABI {}", target as i32),
             },
         }
     }
 
     /// Applies the ruleset; `Ok((abi, fully_enforced))`.
-    fn landlock(writable: &[PathBuf], network: bool) -> Result<(i32, bool), String> {
-        let write = AccessFs::from_all(TARGET) & !AccessFs::from_read(TARGET);
+    fn landlock(writable: &[PathBuf], network: bool, target: ABI) -> Result<(i32, bool), String> {
+        let write = AccessFs::from_all(target) & !AccessFs::from_read(target);
         let mut ruleset = Ruleset::default()
             .handle_access(write)
             .map_err(|e| format!("Landlock: {e}"))?;
-        if !network {
+        let net = AccessNet::from_all(target);
+        if !network && !net.is_empty() {
             ruleset = ruleset
-                .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+                .handle_access(net)
                 .map_err(|e| format!("Landlock: {e}"))?;
         }
         // Signals and abstract UNIX sockets that leave the sandbox (ABI 6): a command cannot
