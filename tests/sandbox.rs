@@ -400,5 +400,8 @@ fn a_partially_enforced_sandbox_never_runs_silently() {
     args.extend(["--", "/bin/sh", "-c", &marker]);
     let out = helper(&args);
     assert!(exists(&s.root.join("ran")), "{out:?}");
-    assert!(!exists(&s.outside.join("x")), "partial still confines writes");
+    assert!(
+        !exists(&s.outside.join("x")),
+        "partial still confines writes"
+    );
 }

@@ -477,6 +477,26 @@ fn run_command_timeout_kills_the_whole_process_group() {
 }
 
 #[test]
+fn a_command_flooding_output_still_times_out() {
+    let s = Space::new();
+    let started = Instant::now();
+    let out = call(
+        &s.ctx(),
+        "run_command",
+        json!({"command": "yes neocode", "timeout_secs": 1}),
+    );
+    assert!(started.elapsed() < Duration::from_secs(15));
+    assert!(
+        out.text.starts_with("neocode\nneocode\n"),
+        "{}",
+        &out.text[..40]
+    );
+    assert!(out.text.contains("bytes cut"), "{}", out.text.len());
+    assert!(out.text.contains("timed out after 1 s"));
+    assert!(out.text.len() < 31_000, "{}", out.text.len());
+}
+
+#[test]
 fn run_command_timeout_is_capped_by_the_session_limit() {
     let s = Space::new();
     let mut ctx = s.ctx();

@@ -27,6 +27,8 @@ pub(super) const SPEC: ToolSpec = ToolSpec {
 
 /// How often the loop looks at the clock and the cancel flag.
 const TICK_MS: i32 = 50;
+/// Reads (of up to 64 KiB) between two looks at the clock.
+const READS_PER_TICK: usize = 64;
 /// How long output is still read after the command's group was killed (a process that left
 /// the group may hold the pipe open).
 const DRAIN: Duration = Duration::from_secs(2);
@@ -310,7 +312,9 @@ fn execute(
             libc::poll(&mut pfd, 1, TICK_MS);
         }
         let mut eof = false;
-        loop {
+        // Bounded, so a command that writes faster than we read (`yes`) cannot keep us from
+        // looking at the clock and the cancel flag.
+        for _ in 0..READS_PER_TICK {
             match reader.read(&mut buf) {
                 Ok(0) => {
                     eof = true;
