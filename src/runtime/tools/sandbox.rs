@@ -237,6 +237,8 @@ pub fn is_secret_name(name: &str) -> bool {
         "PASSWD",
         "CREDENTIALS",
         "PRIVATE",
+        // SSH_AUTH_SOCK, NPM_CONFIG__AUTH: the SSH agent signs with the user's keys.
+        "AUTH",
     ];
     let upper = name.to_ascii_uppercase();
     upper.split('_').any(|seg| WORDS.contains(&seg))
@@ -539,6 +541,7 @@ mod tests {
             "AWS_SECRET_ACCESS_KEY",
             "DB_PASSWORD",
             "api_key",
+            "SSH_AUTH_SOCK",
         ] {
             assert!(is_secret_name(n), "{n}");
         }
