@@ -17,6 +17,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use crate::runtime::tools::sandbox;
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 use crate::session::StoreError;
@@ -87,6 +88,11 @@ pub type CmdResult = Result<(), Failure>;
 
 /// Parses the process arguments, runs the command and returns the exit code.
 pub fn main() -> ExitCode {
+    // The sandbox helper runs before anything looks at the workspace or the home.
+    let mut argv = std::env::args_os().skip(1);
+    if argv.next().is_some_and(|a| a == sandbox::HELPER_SUBCOMMAND) {
+        return sandbox_exec(argv);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if !e.use_stderr() => {
@@ -202,6 +208,29 @@ pub fn run(cli: Cli) -> CmdResult {
             Ok(())
         }
     }
+}
+
+/// `neocode __sandbox-exec`: confines itself, then execs the command (returns only when it
+/// did not).
+fn sandbox_exec(argv: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
+    let a = match args::SandboxExec::try_parse_from(argv) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("neocode sandbox: {}", clap_message(&e));
+            return ExitCode::from(2);
+        }
+    };
+    let code = sandbox::helper_main(sandbox::HelperArgs {
+        probe: a.probe,
+        root: a.root,
+        tmp: a.tmp,
+        read_only: a.read_only,
+        network: a.network,
+        require_full: a.require_full,
+        target_abi: a.target_abi,
+        command: a.command,
+    });
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 fn cmd_name(cmd: &Command) -> &'static str {
