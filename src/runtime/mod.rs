@@ -4,6 +4,7 @@
 //! loop, tools, ledger) lives beside it in this folder.
 
 pub mod agent;
+pub mod config;
 pub mod dangling;
 pub mod decide;
 pub mod provider;
