@@ -1,5 +1,7 @@
 //! The workspace session store: one SQLite database per workspace, behind intent-named methods.
 
+mod turn;
+
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -304,8 +306,19 @@ impl Store {
         messages: &[NewMessage],
         meta: &AppendMeta,
     ) -> Result<Vec<i64>> {
+        self.write(|tx| self.append_in(tx, session_id, messages, meta))
+    }
+
+    /// [`Store::append_messages`] inside a caller's transaction.
+    pub(super) fn append_in(
+        &self,
+        tx: &Transaction<'_>,
+        session_id: &str,
+        messages: &[NewMessage],
+        meta: &AppendMeta,
+    ) -> Result<Vec<i64>> {
         let now = now_ms();
-        self.write(|tx| {
+        {
             let (last_seq, first_prompt, key): (i64, String, Option<String>) = tx
                 .query_row(
                     "SELECT last_seq, first_prompt, conversation_key FROM sessions WHERE id = ?1",
@@ -362,7 +375,7 @@ impl Store {
                 ],
             )?;
             Ok(seqs)
-        })
+        }
     }
 
     /// Overwrites header fields only; writes no message.
@@ -370,7 +383,18 @@ impl Store {
         if let Some(Some(plan)) = &update.plan {
             plan.validate()?;
         }
-        self.write(|tx| {
+        self.write(|tx| self.update_in(tx, session_id, update))
+    }
+
+    /// [`Store::update_state`] inside a caller's transaction (the plan is validated by the
+    /// caller).
+    pub(super) fn update_in(
+        &self,
+        tx: &Transaction<'_>,
+        session_id: &str,
+        update: &StateUpdate,
+    ) -> Result<()> {
+        {
             self.require(tx, session_id)?;
             let set = |col: &str, v: &dyn rusqlite::ToSql| -> Result<()> {
                 tx.execute(&format!("UPDATE sessions SET {col} = ?2 WHERE id = ?1"), params![session_id, v])?;
@@ -439,7 +463,7 @@ impl Store {
                 )?;
             }
             Ok(())
-        })
+        }
     }
 
     /// Renames a session (not counted as activity).
