@@ -248,7 +248,11 @@ impl Settings {
             let msg = e.message().to_string();
             format!("bad settings in {}: {msg}", path.display())
         })?;
-        let env = |k: &str| env(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let env = |k: &str| {
+            env(k)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
         let (api_key, key_source) = match (env("NEOCODE_API_KEY"), env("OPENAI_API_KEY")) {
             (Some(k), _) => (Some(k), Some("NEOCODE_API_KEY")),
             (None, Some(k)) => (Some(k), Some("OPENAI_API_KEY")),
@@ -323,9 +327,9 @@ impl Settings {
 
     /// The base URL a request would go to: the configured one, else OpenAI's when a key is set.
     fn effective_base_url(&self) -> Option<String> {
-        self.base_url.clone().or_else(|| {
-            self.api_key.as_ref().map(|_| OPENAI_URL.to_string())
-        })
+        self.base_url
+            .clone()
+            .or_else(|| self.api_key.as_ref().map(|_| OPENAI_URL.to_string()))
     }
 
     /// Whether sending can work, else exactly which setting is missing.
@@ -409,7 +413,10 @@ mod tests {
         assert_eq!(text, DEFAULT_CONFIG);
         match s.provider_status() {
             ProviderStatus::Missing(m) => {
-                assert!(m.contains("NEOCODE_BASE_URL") && m.contains("NEOCODE_MODEL"), "{m}")
+                assert!(
+                    m.contains("NEOCODE_BASE_URL") && m.contains("NEOCODE_MODEL"),
+                    "{m}"
+                )
             }
             other => panic!("{other:?}"),
         }
@@ -464,13 +471,14 @@ mod tests {
     fn bad_file_is_one_clear_error() {
         let home = tempfile::tempdir().unwrap();
         std::fs::write(home.path().join("config.toml"), "[provider]\nmodle = 1\n").unwrap();
-        let e = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[]))
-            .unwrap_err();
+        let e = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[])).unwrap_err();
         assert!(e.contains("config.toml") && e.contains("modle"), "{e}");
-        std::fs::write(home.path().join("config.toml"), "[approval]\npolicy = \"maybe\"\n")
-            .unwrap();
-        let e = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[]))
-            .unwrap_err();
+        std::fs::write(
+            home.path().join("config.toml"),
+            "[approval]\npolicy = \"maybe\"\n",
+        )
+        .unwrap();
+        let e = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[])).unwrap_err();
         assert!(e.contains("maybe"), "{e}");
     }
 }

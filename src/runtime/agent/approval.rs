@@ -70,6 +70,8 @@ mod tests {
             ..SandboxSettings::default()
         };
         assert!(needs_approval(Command, "run_command", NeverAsk, &[], &off).is_some());
-        assert!(needs_approval(Command, "run_command", Ask, &["run_command".into()], &off).is_none());
+        assert!(
+            needs_approval(Command, "run_command", Ask, &["run_command".into()], &off).is_none()
+        );
     }
 }

@@ -102,7 +102,9 @@ pub fn compact_with(
         token_totals: (0, 0),
         meta: meta.clone(),
     };
-    sessions.compact(session_id, &rep).map_err(|e| e.to_string())?;
+    sessions
+        .compact(session_id, &rep)
+        .map_err(|e| e.to_string())?;
     Ok(Compacted {
         before,
         after,

@@ -106,7 +106,9 @@ pub fn wire_messages(sessions: &Sessions, session_id: &str, msgs: &[Message]) ->
                 }
                 out.push(json!({"role": "system", "content": m.text()}));
             }
-            Role::User => out.push(json!({"role": "user", "content": user_content(sessions, session_id, m)})),
+            Role::User => {
+                out.push(json!({"role": "user", "content": user_content(sessions, session_id, m)}))
+            }
             Role::Assistant => {
                 let text = m.text();
                 let mut v = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
@@ -114,8 +116,10 @@ pub fn wire_messages(sessions: &Sessions, session_id: &str, msgs: &[Message]) ->
                     v["tool_calls"] = m
                         .tool_calls
                         .iter()
-                        .map(|c| json!({"id": c.id, "type": "function",
-                            "function": {"name": c.name, "arguments": c.arguments}}))
+                        .map(|c| {
+                            json!({"id": c.id, "type": "function",
+                            "function": {"name": c.name, "arguments": c.arguments}})
+                        })
                         .collect();
                     pending = m.tool_calls.iter().map(|c| c.id.clone()).collect();
                 }
@@ -158,7 +162,10 @@ fn user_content(sessions: &Sessions, session_id: &str, m: &Message) -> Value {
     for p in &m.parts {
         match p {
             Part::Text { text } => parts.push(json!({"type": "text", "text": text})),
-            Part::Image { asset_id, mime_type } => match sessions.asset_bytes(session_id, asset_id) {
+            Part::Image {
+                asset_id,
+                mime_type,
+            } => match sessions.asset_bytes(session_id, asset_id) {
                 Ok((meta, bytes)) => {
                     let mime = mime_type.clone().unwrap_or(meta.mime_type);
                     let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
@@ -211,14 +218,28 @@ mod tests {
         let (_d, s) = sessions();
         let mut a = msg(2, Role::Assistant, "");
         a.tool_calls = vec![
-            ToolCall { id: "c1".into(), name: "read_file".into(), arguments: "{}".into() },
-            ToolCall { id: "c2".into(), name: "grep".into(), arguments: "{}".into() },
+            ToolCall {
+                id: "c1".into(),
+                name: "read_file".into(),
+                arguments: "{}".into(),
+            },
+            ToolCall {
+                id: "c2".into(),
+                name: "grep".into(),
+                arguments: "{}".into(),
+            },
         ];
         let mut r1 = msg(3, Role::Tool, "one");
         r1.tool_call_id = Some("c1".into());
         let mut orphan = msg(4, Role::Tool, "orphan");
         orphan.tool_call_id = Some("zz".into());
-        let msgs = vec![msg(1, Role::User, "hi"), a, r1, orphan, msg(5, Role::User, "next")];
+        let msgs = vec![
+            msg(1, Role::User, "hi"),
+            a,
+            r1,
+            orphan,
+            msg(5, Role::User, "next"),
+        ];
         let w = wire_messages(&s, "x", &msgs);
         let roles: Vec<&str> = w.iter().map(|v| v["role"].as_str().unwrap()).collect();
         assert_eq!(roles, ["user", "assistant", "tool", "tool", "user"]);

@@ -60,7 +60,10 @@ pub fn model_call_blocked(ledger: &RuntimeLedger) -> Option<String> {
     if let Some(m) = l.max_output_tokens
         && u.output_tokens >= m
     {
-        return Some(format!("max_output_tokens reached ({}/{m})", u.output_tokens));
+        return Some(format!(
+            "max_output_tokens reached ({}/{m})",
+            u.output_tokens
+        ));
     }
     wall_blocked(ledger)
 }
@@ -80,9 +83,9 @@ pub fn tool_call_blocked(ledger: &RuntimeLedger) -> Option<String> {
 
 fn wall_blocked(ledger: &RuntimeLedger) -> Option<String> {
     match (ledger.deadline_at_ms, ledger.limits.max_wall_secs) {
-        (Some(d), Some(secs)) if now_ms() >= d => {
-            Some(format!("max_wall_secs reached ({secs} s since the session's runtime started)"))
-        }
+        (Some(d), Some(secs)) if now_ms() >= d => Some(format!(
+            "max_wall_secs reached ({secs} s since the session's runtime started)"
+        )),
         _ => None,
     }
 }
@@ -98,12 +101,30 @@ mod tests {
             ..RuntimeLimits::default()
         });
         assert!(model_call_blocked(&l).is_none());
-        add_model_call(&mut l, Usage { input_tokens: 5, output_tokens: 1 });
+        add_model_call(
+            &mut l,
+            Usage {
+                input_tokens: 5,
+                output_tokens: 1,
+            },
+        );
         assert!(model_call_blocked(&l).unwrap().starts_with("max_turns"));
-        apply_user_limits(&mut l, &RuntimeLimits { max_turns: Some(3), ..Default::default() });
+        apply_user_limits(
+            &mut l,
+            &RuntimeLimits {
+                max_turns: Some(3),
+                ..Default::default()
+            },
+        );
         assert!(model_call_blocked(&l).is_none());
         assert_eq!(l.usage.turns, 1, "usage is never reset");
-        apply_user_limits(&mut l, &RuntimeLimits { max_wall_secs: Some(0), ..Default::default() });
+        apply_user_limits(
+            &mut l,
+            &RuntimeLimits {
+                max_wall_secs: Some(0),
+                ..Default::default()
+            },
+        );
         assert!(model_call_blocked(&l).unwrap().starts_with("max_wall_secs"));
     }
 }

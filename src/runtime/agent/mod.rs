@@ -135,8 +135,7 @@ pub enum TurnCommand {
 }
 
 /// Makes the provider a turn talks to (called on the turn's thread).
-pub type ProviderFactory =
-    Arc<dyn Fn() -> Result<Box<dyn Provider>, ProviderError> + Send + Sync>;
+pub type ProviderFactory = Arc<dyn Fn() -> Result<Box<dyn Provider>, ProviderError> + Send + Sync>;
 
 /// Which session a turn runs in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -254,7 +253,11 @@ impl Agent {
     }
 
     /// An agent with another provider (tests, demos).
-    pub fn with_provider(sessions: Sessions, settings: Settings, factory: ProviderFactory) -> Agent {
+    pub fn with_provider(
+        sessions: Sessions,
+        settings: Settings,
+        factory: ProviderFactory,
+    ) -> Agent {
         Agent {
             sessions,
             settings,
@@ -502,27 +505,34 @@ pub fn event_json(e: &TurnEvent) -> Vec<Value> {
             call,
             kind,
             summary,
-        } => vec![json!({"type": "tool_call", "call_id": call.id, "name": call.name,
-            "arguments": call.arguments, "kind": kind_str(*kind), "summary": summary})],
+        } => vec![
+            json!({"type": "tool_call", "call_id": call.id, "name": call.name,
+            "arguments": call.arguments, "kind": kind_str(*kind), "summary": summary}),
+        ],
         TurnEvent::ApprovalNeeded {
             call,
             summary,
             reason,
-        } => vec![json!({"type": "approval_request", "call_id": call.id, "name": call.name,
-            "arguments": call.arguments, "summary": summary, "reason": reason})],
+        } => vec![
+            json!({"type": "approval_request", "call_id": call.id, "name": call.name,
+            "arguments": call.arguments, "summary": summary, "reason": reason}),
+        ],
         TurnEvent::ToolResult {
             call_id,
             text,
             is_error,
             seq,
-        } => vec![json!({"type": "tool_result", "call_id": call_id, "text": text,
-            "is_error": is_error, "seq": seq})],
+        } => vec![
+            json!({"type": "tool_result", "call_id": call_id, "text": text,
+            "is_error": is_error, "seq": seq}),
+        ],
         TurnEvent::Warning { code, message } => {
             vec![json!({"type": "warning", "code": code, "message": message})]
         }
         TurnEvent::Finished { reason, usage } => {
             let mut out = Vec::new();
-            let mut fin = json!({"type": "finish", "reason": reason.as_str(), "usage": usage_json(usage)});
+            let mut fin =
+                json!({"type": "finish", "reason": reason.as_str(), "usage": usage_json(usage)});
             match reason {
                 FinishReason::Failed { code, message } => {
                     out.push(json!({"type": "error", "code": code, "message": message}));

@@ -17,8 +17,8 @@ use crate::runtime::provider::openai::redact;
 use crate::runtime::provider::{Completion, ErrorKind, Provider, StreamEvent};
 use crate::runtime::tools::{self, CancelFlag, ToolContext, ToolKind, ToolOutput};
 use crate::session::{
-    AppendMeta, NewMessage, Part, Plan, Role, RuntimeLedger, StateUpdate, Status, Step,
-    StepStatus, StepUpdate, ToolCall, Usage, now_ms,
+    AppendMeta, NewMessage, Part, Plan, Role, RuntimeLedger, StateUpdate, Status, Step, StepStatus,
+    StepUpdate, ToolCall, Usage, now_ms,
 };
 
 /// Everything a turn thread owns.
@@ -110,7 +110,10 @@ impl Turn {
     }
 
     fn body(&mut self, prompt: Option<String>) -> Flow {
-        let header = self.sessions.header(&self.session_id).map_err(store_failed)?;
+        let header = self
+            .sessions
+            .header(&self.session_id)
+            .map_err(store_failed)?;
         self.set_status(Status::Running)?;
         let dangling = self
             .sessions
@@ -341,7 +344,12 @@ impl Turn {
         Ok(())
     }
 
-    fn ask(&mut self, call: &ToolCall, summary: &str, reason: String) -> Result<Answer, FinishReason> {
+    fn ask(
+        &mut self,
+        call: &ToolCall,
+        summary: &str,
+        reason: String,
+    ) -> Result<Answer, FinishReason> {
         self.set_status(Status::Paused)?;
         self.emit(TurnEvent::ApprovalNeeded {
             call: call.clone(),
@@ -413,7 +421,9 @@ impl Turn {
         }
         let mut done = 0;
         for s in &args.steps {
-            let Some(st) = s.status.as_deref() else { continue };
+            let Some(st) = s.status.as_deref() else {
+                continue;
+            };
             let Some(status) = StepStatus::parse(st) else {
                 return ToolOutput::error(format!("step {}: unknown status `{st}`", s.id));
             };
@@ -428,7 +438,10 @@ impl Turn {
             }
         }
         ToolOutput {
-            text: format!("Plan updated: {} steps, {done} completed.", plan.steps.len()),
+            text: format!(
+                "Plan updated: {} steps, {done} completed.",
+                plan.steps.len()
+            ),
             is_error: false,
             metadata: Some(json!({"steps": plan.steps.len(), "completed": done})),
         }
