@@ -1,14 +1,10 @@
 //! Which calls ask the user first. Reads and plan updates never ask; edits ask under `ask`;
-//! commands ask under `ask` and `auto-edit`, and always when the sandbox is not enforced
-//! (unless the user said "always" for the tool in this session).
+//! commands ask under `ask` and `auto-edit`, and always when the kernel cannot enforce the
+//! sandbox (unless the user said "always" for the tool in this session). Mode `off` is the
+//! user's explicit choice and follows the policy.
 
 use crate::runtime::config::ApprovalPolicy;
-use crate::runtime::tools::{SandboxMode, SandboxSettings, ToolKind};
-
-/// Whether commands run confined. Without confinement every command asks.
-pub fn sandbox_enforced(s: &SandboxSettings) -> bool {
-    s.mode != SandboxMode::Off && !s.simulate_unavailable
-}
+use crate::runtime::tools::{SandboxSettings, ToolKind, sandbox};
 
 /// Why the call must ask, or `None` when it may run.
 pub fn needs_approval(
@@ -28,8 +24,11 @@ pub fn needs_approval(
             ApprovalPolicy::AutoEdit | ApprovalPolicy::NeverAsk => None,
         },
         ToolKind::Command => {
-            if !sandbox_enforced(sandbox) {
-                return Some("the sandbox is not enforced: every command needs approval".into());
+            if sandbox::must_ask(sandbox) {
+                return Some(format!(
+                    "{}: every command needs approval",
+                    sandbox::status(sandbox).describe()
+                ));
             }
             match policy {
                 ApprovalPolicy::Ask | ApprovalPolicy::AutoEdit => Some(format!(
@@ -58,7 +57,10 @@ mod tests {
 
     #[test]
     fn policy_table() {
-        let sb = SandboxSettings::default();
+        let sb = SandboxSettings {
+            mode: crate::runtime::tools::SandboxMode::Off,
+            ..SandboxSettings::default()
+        };
         let ask = |k, p| needs_approval(k, "t", p, &[], &sb).is_some();
         use ApprovalPolicy::*;
         use ToolKind::*;
@@ -66,7 +68,7 @@ mod tests {
         assert!(ask(Edit, Ask) && !ask(Edit, AutoEdit) && !ask(Edit, NeverAsk));
         assert!(ask(Command, Ask) && ask(Command, AutoEdit) && !ask(Command, NeverAsk));
         let off = SandboxSettings {
-            mode: SandboxMode::Off,
+            simulate_unavailable: true,
             ..SandboxSettings::default()
         };
         assert!(needs_approval(Command, "run_command", NeverAsk, &[], &off).is_some());

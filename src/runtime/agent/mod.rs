@@ -159,6 +159,7 @@ pub struct TurnRequest {
     pub approval: Option<ApprovalPolicy>,
 }
 
+#[allow(clippy::derivable_impls)]
 impl Default for Target {
     fn default() -> Target {
         Target::New
@@ -409,7 +410,7 @@ impl Agent {
                     policy,
                     usage: Usage::default(),
                     meta,
-                    _lease: lease,
+                    lease: Some(lease),
                 };
                 t.run(req.prompt);
             })

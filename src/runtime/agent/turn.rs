@@ -34,7 +34,9 @@ pub(super) struct Turn {
     pub policy: ApprovalPolicy,
     pub usage: Usage,
     pub meta: AppendMeta,
-    pub _lease: Lease,
+    /// Held until the end is recorded; released before `Finished` is sent, so a front end
+    /// may start the next turn as soon as it reads it.
+    pub lease: Option<Lease>,
 }
 
 /// How a step of the loop ended early.
@@ -468,6 +470,7 @@ impl Turn {
         {
             reason = store_failed(e);
         }
+        drop(self.lease.take());
         self.emit(TurnEvent::Finished {
             reason,
             usage: self.usage,

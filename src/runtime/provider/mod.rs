@@ -72,7 +72,7 @@ pub struct ProviderError {
     /// What went wrong and what to do, in words.
     pub message: String,
     /// What arrived before the failure (marked incomplete), if anything did.
-    pub partial: Option<Completion>,
+    pub partial: Option<Box<Completion>>,
 }
 
 impl std::fmt::Display for ProviderError {

@@ -127,7 +127,7 @@ impl OpenAi {
         redact(s, self.settings.api_key.as_deref())
     }
 
-    fn err(&self, kind: ErrorKind, message: String, partial: Option<Completion>) -> ProviderError {
+    fn err(&self, kind: ErrorKind, message: String, partial: Option<Box<Completion>>) -> ProviderError {
         ProviderError {
             kind,
             message: self.redact(&message),
@@ -367,7 +367,7 @@ impl OpenAi {
                     return Err(self.err(
                         ErrorKind::Cancelled,
                         "cancelled".into(),
-                        Some(folder.finish(true)),
+                        Some(Box::new(folder.finish(true))),
                     ));
                 }
                 Waited::TimedOut => {
@@ -377,7 +377,7 @@ impl OpenAi {
                             "{url} sent nothing for {}; the reply so far is kept",
                             secs(s.idle_timeout)
                         ),
-                        Some(folder.finish(true)),
+                        Some(Box::new(folder.finish(true))),
                     ));
                 }
             };
@@ -397,7 +397,7 @@ impl OpenAi {
                         return Err(self.err(
                             ErrorKind::Server,
                             format!("{} reported an error mid-reply: {msg}", s.base_url),
-                            Some(folder.finish(true)),
+                            Some(Box::new(folder.finish(true))),
                         ));
                     }
                 },
@@ -409,7 +409,7 @@ impl OpenAi {
                             s.base_url,
                             root_cause(&e)
                         ),
-                        Some(folder.finish(true)),
+                        Some(Box::new(folder.finish(true))),
                     ));
                 }
             }
