@@ -9,6 +9,7 @@ pub mod fmt;
 mod list;
 mod manage;
 pub mod out;
+pub mod run;
 mod search;
 mod show;
 pub mod transfer;
@@ -188,6 +189,8 @@ pub fn run(cli: Cli) -> CmdResult {
             search::run(&location(&cli)?, query, *json, *limit)
         }
         Some(Command::Completions { shell }) => completions(*shell),
+        Some(Command::Run(args)) => run::run(&location(&cli)?, args),
+        Some(Command::Compact { id }) => run::compact(&location(&cli)?, id),
         Some(Command::SandboxExec { .. }) => Ok(()),
         None if cli.list => {
             let opts = list::ListOptions {
@@ -248,6 +251,8 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Search { .. } => "search",
         Command::Completions { .. } => "completions",
         Command::Demo { .. } => "demo",
+        Command::Run(_) => "run",
+        Command::Compact { .. } => "compact",
         Command::SandboxExec { .. } => "__sandbox-exec",
     }
 }
