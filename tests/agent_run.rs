@@ -464,3 +464,36 @@ fn compact_command_replaces_the_transcript() {
     assert_eq!(s["message_count"], 3);
     assert_eq!(s["tokens"]["input"], 0);
 }
+
+#[test]
+fn a_silent_server_times_out_and_the_partial_reply_is_kept() {
+    let env = Env::new("");
+    std::fs::write(
+        env.home.join("config.toml"),
+        "[provider]\nidle_timeout_secs = 0.4\nmax_retries = 0\n",
+    )
+    .unwrap();
+    let srv = ScriptedServer::start(vec![
+        Stream::new()
+            .role()
+            .text_deltas("first words", 1)
+            .piece(neocode::runtime::scripted::Piece::Pause(
+                Duration::from_millis(1500),
+            ))
+            .text_deltas(" never seen", 1)
+            .reply(),
+    ])
+    .unwrap();
+    let t = Instant::now();
+    let o = env.run(&srv, &["run", "hello?"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        t.elapsed() < Duration::from_secs(4),
+        "the idle timeout fired"
+    );
+    assert!(stderr(&o).contains("(timeout)"), "{}", stderr(&o));
+    let s = env.show("last");
+    assert_eq!(s["status"], "failed");
+    assert_eq!(s["last_messages"][1]["text"], "first words");
+    assert_eq!(s["last_messages"][1]["is_error"], true);
+}

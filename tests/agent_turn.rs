@@ -754,3 +754,45 @@ fn nothing_configured_says_what_to_set() {
     assert!(e.message.contains("NEOCODE_BASE_URL"), "{}", e.message);
     assert_eq!(env.sessions().count().unwrap(), 0, "nothing was written");
 }
+
+#[test]
+fn images_from_assets_are_sent_as_data_urls() {
+    let env = Env::new("");
+    let srv = ScriptedServer::start(vec![Reply::text("a red pixel")]).unwrap();
+    let sessions = env.sessions();
+    let h = sessions.new_session(Default::default()).unwrap();
+    let png = b"\x89PNG\r\n\x1a\nfakepixel";
+    let asset = sessions.save_asset(&h.id, "image/png", png).unwrap();
+    sessions
+        .append(
+            &h.id,
+            &[NewMessage {
+                role: Some(Role::User),
+                parts: vec![
+                    Part::text("what is this?"),
+                    Part::Image {
+                        asset_id: asset.id.clone(),
+                        mime_type: Some("image/png".into()),
+                    },
+                ],
+                ..Default::default()
+            }],
+            &AppendMeta::default(),
+        )
+        .unwrap();
+    let agent = env.agent(&srv);
+    // No prompt: the stored user message has no answer yet, so the turn answers it.
+    let hd = agent
+        .start(Target::Resume(h.id.clone()), TurnRequest::default())
+        .unwrap();
+    assert_eq!(finish(&drive(&hd, |_| None)), FinishReason::Completed);
+    let req = srv.requests()[0].json();
+    let content = &req["messages"][1]["content"];
+    assert_eq!(content[0]["text"], "what is this?");
+    use base64::Engine;
+    let expect = format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(png)
+    );
+    assert_eq!(content[1]["image_url"]["url"], expect.as_str());
+}
