@@ -497,3 +497,33 @@ fn a_silent_server_times_out_and_the_partial_reply_is_kept() {
     assert_eq!(s["last_messages"][1]["text"], "first words");
     assert_eq!(s["last_messages"][1]["is_error"], true);
 }
+
+#[test]
+fn a_second_process_is_told_which_pid_runs_the_session() {
+    let env = Env::new("");
+    let srv = ScriptedServer::start(vec![
+        Reply::text("first"),
+        Stream::text("slow second")
+            .delays(Duration::from_millis(1500), Duration::ZERO)
+            .reply(),
+    ])
+    .unwrap();
+    assert!(env.run(&srv, &["run", "one"]).status.success());
+    let a = env
+        .cmd(Some(&srv), &["run", "--continue", "two"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the second request", || srv.request_count() == 2);
+    let o = env.run(&srv, &["run", "--continue", "three"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(&format!("is running in pid {}", a.id())),
+        "{}",
+        stderr(&o)
+    );
+    let out = a.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(srv.request_count(), 2, "the refused run sent nothing");
+}
