@@ -9,6 +9,7 @@ pub mod fmt;
 mod list;
 mod manage;
 pub mod out;
+pub mod run;
 mod search;
 mod show;
 pub mod transfer;
@@ -173,6 +174,8 @@ pub fn run(cli: Cli) -> CmdResult {
             search::run(&location(&cli)?, query, *json, *limit)
         }
         Some(Command::Completions { shell }) => completions(*shell),
+        Some(Command::Run(args)) => run::run(&location(&cli)?, args),
+        Some(Command::Compact { id }) => run::compact(&location(&cli)?, id),
         None if cli.list => {
             let opts = list::ListOptions {
                 json: cli.json,
@@ -244,6 +247,8 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Search { .. } => "search",
         Command::Completions { .. } => "completions",
         Command::Demo { .. } => "demo",
+        Command::Run(_) => "run",
+        Command::Compact { .. } => "compact",
     }
 }
 
