@@ -7,9 +7,7 @@ use ratatui::widgets::{Block, LineGauge, Paragraph, Sparkline, Wrap};
 
 use super::{Areas, abs_time, fit, fmt_tokens, rel_time};
 use crate::sanitize;
-use crate::session::StepStatus;
 use crate::tui::app::{App, Detail, Focus, Tab, short};
-use crate::tui::theme::Theme;
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Areas) {
     let t = &app.theme;
@@ -19,15 +17,14 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Areas) {
         Some(h) => format!("session {}", short(&h.id)),
         None => String::new(),
     };
-    let block = Block::bordered()
-        .border_style(if focused { t.accent() } else { t.border() })
-        .title(Span::styled(
-            format!(
-                " {} ",
-                fit(&title, a.detail.width.saturating_sub(4) as usize)
-            ),
-            t.bold(),
-        ));
+    let block = super::pane_block(t, focused).title(Span::styled(
+        format!(
+            "{}{} ",
+            super::focus_mark(focused),
+            fit(&title, a.detail.width.saturating_sub(6) as usize)
+        ),
+        t.bold(),
+    ));
     frame.render_widget(block, a.detail);
 
     if app.list.loaded
@@ -141,14 +138,6 @@ fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect, focused:
     frame.render_widget(Paragraph::new(lines), area);
 }
 
-fn status_icon(s: StepStatus, t: &Theme) -> Span<'static> {
-    match s {
-        StepStatus::Pending => Span::styled("□", t.dim()),
-        StepStatus::Running => Span::styled("◐", t.warn()),
-        StepStatus::Completed => Span::styled("✔", t.ok()),
-        StepStatus::Failed => Span::styled("✗", t.error()),
-    }
-}
 
 fn plan(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     let t = &app.theme;
@@ -194,15 +183,21 @@ fn plan(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
                 )));
                 for step in layer {
                     let st = d.progress.status(&step.id);
-                    lines.push(Line::from(vec![
-                        Span::raw("  "),
-                        status_icon(st, t),
-                        Span::raw(" "),
-                        Span::styled(sanitize::line(&step.id).into_owned(), t.accent()),
-                        Span::raw("  "),
-                        Span::raw(sanitize::line(&step.title).into_owned()),
-                        Span::styled(format!("  {}", st.as_str()), t.dim()),
-                    ]));
+                    let (icon, icon_style) = super::step_icon(st, t);
+                    // Long titles wrap under themselves rather than being cut.
+                    lines.extend(crate::tui::markdown::wrap(
+                        &[
+                            (icon.to_string(), icon_style),
+                            (" ".into(), t.text()),
+                            (sanitize::line(&step.id).into_owned(), t.accent()),
+                            ("  ".into(), t.text()),
+                            (sanitize::line(&step.title).into_owned(), t.text()),
+                            (format!("  {}", st.as_str()), t.dim()),
+                        ],
+                        width,
+                        "  ",
+                        "    ",
+                    ));
                     if !step.depends_on.is_empty() {
                         let deps: Vec<String> = step
                             .depends_on

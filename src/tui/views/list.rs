@@ -4,7 +4,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph};
+use ratatui::widgets::Paragraph;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::{fit, fmt_tokens};
@@ -35,9 +35,10 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
         (Some(total), n) if (n as u64) < total => format!(" Sessions {n} of {total} "),
         (_, n) => format!(" Sessions {n} "),
     };
-    let block = Block::bordered()
-        .border_style(if focused { t.accent() } else { t.border() })
-        .title(Span::styled(shown, t.bold()));
+    let block = super::pane_block(t, focused).title(Span::styled(
+        format!("{}{}", super::focus_mark(focused), shown.trim_start()),
+        t.bold(),
+    ));
     let mut inner = block.inner(area);
     frame.render_widget(block, area);
 

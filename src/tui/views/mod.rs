@@ -7,11 +7,14 @@ mod overlay;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::style::Style;
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
 use super::app::{App, Overlay, Screen};
 use super::keymap;
+use super::theme::Theme;
 use crate::sanitize;
+use crate::session::StepStatus;
 
 /// The smallest terminal the TUI draws into.
 pub const MIN_SIZE: (u16, u16) = (40, 10);
@@ -212,6 +215,33 @@ pub fn popup(frame: &mut Frame<'_>, app: &App, area: Rect, title: &str) -> Rect 
     let inner = block.inner(area);
     frame.render_widget(block, area);
     inner
+}
+
+/// A pane's border: focus shows as a thick border in its accent colour, so it stays visible
+/// without colour (`NO_COLOR`).
+pub fn pane_block(t: &Theme, focused: bool) -> Block<'static> {
+    if focused {
+        Block::bordered()
+            .border_type(BorderType::Thick)
+            .border_style(t.accent())
+    } else {
+        Block::bordered().border_style(t.border())
+    }
+}
+
+/// The start of a pane title: a marker on the focused pane.
+pub fn focus_mark(focused: bool) -> &'static str {
+    if focused { "▶ " } else { " " }
+}
+
+/// A plan step's icon, the same in the TUI and `neocode show`.
+pub fn step_icon(s: StepStatus, t: &Theme) -> (&'static str, Style) {
+    (s.symbol(), match s {
+        StepStatus::Pending => t.dim(),
+        StepStatus::Running => t.warn(),
+        StepStatus::Completed => t.ok(),
+        StepStatus::Failed => t.error(),
+    })
 }
 
 /// Token counts: `950`, `12.3k`, `4.1M`.
