@@ -747,3 +747,76 @@ fn opening_a_session_that_stopped_mid_turn_says_which_calls_were_interrupted() {
     let s = h.screen();
     assert!(s.contains("interrupted"), "Info tab: {s}");
 }
+
+#[test]
+fn the_key_bar_fits_80_columns_and_keeps_help_and_quit() {
+    let mut h = H::new(true, 80, 24);
+    let bar = |h: &H| h.screen().lines().last().unwrap_or("").to_string();
+    let list_bar = bar(&h);
+    assert!(list_bar.contains("? help"), "{list_bar}");
+    assert!(list_bar.contains("q quit"), "{list_bar}");
+    // Focus on the detail pane: the bar says what the keys do there.
+    h.key(KeyCode::Tab);
+    let detail_bar = bar(&h);
+    assert!(detail_bar.contains("Space expand"), "{detail_bar}");
+    assert!(detail_bar.contains("? help"), "{detail_bar}");
+    assert!(detail_bar.contains("q/Esc list"), "{detail_bar}");
+    h.key(KeyCode::Enter);
+    let conv_bar = bar(&h);
+    assert!(conv_bar.contains("F1 help"), "{conv_bar}");
+    assert!(conv_bar.contains("Esc back"), "{conv_bar}");
+}
+
+#[test]
+fn help_wraps_at_80_and_120_columns_and_stops_at_its_end() {
+    for w in [80u16, 120] {
+        let mut h = H::new(true, w, 24);
+        h.key(KeyCode::Char('?'));
+        for _ in 0..200 {
+            h.key(KeyCode::Down);
+        }
+        let end = h.screen();
+        assert!(
+            end.contains("The wheel scrolls what is under it"),
+            "the help scrolled past its end:\n{end}"
+        );
+        // Long help lines wrap at word boundaries inside the box.
+        assert!(end.contains("Type to narrow the list"), "{end}");
+        assert!(end.contains("│  keeps the filter, Esc clears it."), "{end}");
+        // One step up moves at once (the scroll never ran past the end).
+        h.key(KeyCode::Up);
+        assert_ne!(h.screen(), end);
+        // No blank screenful under the last line.
+        let rows: Vec<String> = end.lines().map(str::to_string).collect();
+        let last_text = rows
+            .iter()
+            .rposition(|l| l.contains("The wheel scrolls") || l.contains("a tab."))
+            .unwrap();
+        assert!(rows.len() - last_text <= 4, "{end}");
+    }
+}
+
+#[test]
+fn focus_is_visible_without_colour() {
+    let mut h = H::new(true, 120, 30);
+    let s = h.screen();
+    assert!(s.contains("┏▶ Sessions"), "{s}");
+    h.key(KeyCode::Tab);
+    let s = h.screen();
+    assert!(s.contains("┌ Sessions"), "{s}");
+    assert!(s.contains("┏▶ "), "{s}");
+}
+
+#[test]
+fn the_search_overlay_leaves_no_transcript_beside_it() {
+    let mut h = H::new(true, 120, 30);
+    h.key(KeyCode::Char('s'));
+    h.chars("redis");
+    let s = h.screen();
+    for line in s.lines().skip(1).take(26) {
+        let last = line.chars().last().unwrap_or(' ');
+        assert!(matches!(last, '│' | '┐' | '┘'), "{line}");
+        let first = line.chars().next().unwrap_or(' ');
+        assert!(matches!(first, '│' | '┌' | '└'), "{line}");
+    }
+}

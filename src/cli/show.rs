@@ -313,7 +313,11 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                     &format!(
                         "  … {} more line{}",
                         all.len() - MESSAGE_LINES,
-                        if all.len() - MESSAGE_LINES == 1 { "" } else { "s" }
+                        if all.len() - MESSAGE_LINES == 1 {
+                            ""
+                        } else {
+                            "s"
+                        }
                     ),
                 );
                 out.line(&more)?;

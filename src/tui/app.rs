@@ -632,9 +632,15 @@ impl App {
         match std::mem::take(&mut self.overlay) {
             Overlay::None => {}
             Overlay::Help(scroll) => {
+                let max = views::help_max_scroll(self, Rect::new(0, 0, self.size.0, self.size.1));
+                let page = self.size.1.saturating_sub(6).max(1);
                 self.overlay = match key.code {
-                    KeyCode::Char('j') | KeyCode::Down => Overlay::Help(scroll.saturating_add(1)),
+                    KeyCode::Char('j') | KeyCode::Down => Overlay::Help((scroll + 1).min(max)),
                     KeyCode::Char('k') | KeyCode::Up => Overlay::Help(scroll.saturating_sub(1)),
+                    KeyCode::PageDown | KeyCode::Char(' ') => {
+                        Overlay::Help(scroll.saturating_add(page).min(max))
+                    }
+                    KeyCode::PageUp => Overlay::Help(scroll.saturating_sub(page)),
                     _ => Overlay::None,
                 };
                 return Vec::new();

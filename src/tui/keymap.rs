@@ -80,7 +80,7 @@ pub const BINDINGS: &[Binding] = &[
         "PgDn",
         PageDown,
         "page down",
-        None
+        Some(("PgUp/Dn", "page"))
     ),
     b!(
         Browse,
@@ -196,11 +196,15 @@ pub const BINDINGS: &[Binding] = &[
         "Space",
         Expand,
         "expand/collapse a tool call's arguments and result",
-        None
+        Some(("Space", "expand"))
     ),
     b!(
         Browse,
-        [(KeyCode::Char('?'), N), (KeyCode::Char('?'), S)],
+        [
+            (KeyCode::Char('?'), N),
+            (KeyCode::Char('?'), S),
+            (KeyCode::F(1), N)
+        ],
         "?",
         Help,
         "help",
@@ -268,7 +272,15 @@ pub const BINDINGS: &[Binding] = &[
         "Ctrl-Space",
         Expand,
         "expand the selected message's tool details",
-        None
+        Some(("Ctrl-Space", "expand"))
+    ),
+    b!(
+        Conversation,
+        [(KeyCode::F(1), N)],
+        "F1",
+        Help,
+        "help (? types into the message here)",
+        Some(("F1", "help"))
     ),
     b!(
         Conversation,
@@ -319,4 +331,12 @@ pub fn bar(context: Context) -> impl Iterator<Item = (&'static str, &'static str
         .iter()
         .filter(move |b| b.context == context)
         .filter_map(|b| b.bar)
+}
+
+/// The bar entry of an action in a context (from the same table as the keys).
+pub fn bar_entry(context: Context, action: Action) -> Option<(&'static str, &'static str)> {
+    BINDINGS
+        .iter()
+        .find(|b| b.context == context && b.action == action)
+        .map(|b| b.bar.unwrap_or((b.label, b.help)))
 }

@@ -247,7 +247,11 @@ impl Renderer<'_> {
                     };
                     spans.push(Span::raw(" ".repeat(left)));
                     for (s, st) in cell {
-                        let st = if r == 0 { st.add_modifier(Modifier::BOLD) } else { *st };
+                        let st = if r == 0 {
+                            st.add_modifier(Modifier::BOLD)
+                        } else {
+                            *st
+                        };
                         spans.push(Span::styled(s.clone(), st));
                     }
                     // The last column needs no padding on the right.
@@ -267,12 +271,17 @@ impl Renderer<'_> {
             return;
         }
         // Too wide: each row becomes a small record, "heading: value".
-        let head: Vec<String> = t.rows.first().map(|h| h.iter().map(|c| text_of(c)).collect()).unwrap_or_default();
+        let head: Vec<String> = t
+            .rows
+            .first()
+            .map(|h| h.iter().map(|c| text_of(c)).collect())
+            .unwrap_or_default();
         for row in t.rows.iter().skip(1) {
             self.blank();
             for (i, cell) in row.iter().enumerate() {
                 let name = head.get(i).cloned().unwrap_or_default();
-                let mut pieces = vec![(format!("{name}: "), self.base.add_modifier(Modifier::BOLD))];
+                let mut pieces =
+                    vec![(format!("{name}: "), self.base.add_modifier(Modifier::BOLD))];
                 pieces.extend(cell.iter().cloned());
                 let first = base.clone();
                 let rest = format!("{base}  ");
@@ -494,7 +503,9 @@ mod tests {
         let narrow = text(&render(md, 8, &t));
         assert_eq!(
             narrow,
-            ["name: ", "  alpha", "n: 1", "", "name: b", "n: 22", "", "after"]
+            [
+                "name: ", "  alpha", "n: 1", "", "name: b", "n: 22", "", "after"
+            ]
         );
     }
 

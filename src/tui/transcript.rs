@@ -480,7 +480,10 @@ fn capped(
     let more = rows.len() - COLLAPSED_LINES;
     rows.truncate(COLLAPSED_LINES);
     rows.push(Line::from(Span::styled(
-        format!("{prefix}… {more} more line{}", if more == 1 { "" } else { "s" }),
+        format!(
+            "{prefix}… {more} more line{}",
+            if more == 1 { "" } else { "s" }
+        ),
         theme.dim(),
     )));
     rows
@@ -683,19 +686,28 @@ mod tests {
     #[test]
     fn a_big_write_collapses_to_a_few_lines_and_expands_with_real_newlines() {
         let t = Theme::new(false);
-        let content: String = (0..600).map(|i| format!("line {i} of the file\n")).collect();
+        let content: String = (0..600)
+            .map(|i| format!("line {i} of the file\n"))
+            .collect();
         assert!(content.len() > 12_000);
         let m = write_call(&content);
         let collapsed = text(&message_lines(&m, 80, false, &HashMap::new(), &t));
         assert!(collapsed.len() <= 9, "{collapsed:#?}");
-        assert!(collapsed[1].contains("write_file  src/big.rs …"), "{collapsed:#?}");
+        assert!(
+            collapsed[1].contains("write_file  src/big.rs …"),
+            "{collapsed:#?}"
+        );
         assert_eq!(collapsed[2], "    content:");
         assert_eq!(collapsed[3], "      line 0 of the file");
         assert!(collapsed[6].contains("… 597 more lines"), "{collapsed:#?}");
         let expanded = text(&message_lines(&m, 80, true, &HashMap::new(), &t));
         assert!(expanded.iter().any(|l| l == "      line 599 of the file"));
         assert!(expanded.iter().any(|l| l == "    path: src/big.rs"));
-        assert!(!expanded.iter().any(|l| l.contains("\\n") || l.contains("^J")));
+        assert!(
+            !expanded
+                .iter()
+                .any(|l| l.contains("\\n") || l.contains("^J"))
+        );
     }
 
     #[test]
@@ -742,7 +754,11 @@ mod tests {
         let lines = message_lines(&m, 60, false, &HashMap::new(), &t);
         assert_eq!(lines[1].to_string(), "  ∴ Think hard");
         let hard = lines[1].spans.iter().find(|s| s.content == "hard").unwrap();
-        assert!(hard.style.add_modifier.contains(Modifier::BOLD | Modifier::ITALIC));
+        assert!(
+            hard.style
+                .add_modifier
+                .contains(Modifier::BOLD | Modifier::ITALIC)
+        );
         assert_eq!(lines[2].to_string(), "  Answer");
     }
 

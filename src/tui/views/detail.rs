@@ -138,7 +138,6 @@ fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect, focused:
     frame.render_widget(Paragraph::new(lines), area);
 }
 
-
 fn plan(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     let t = &app.theme;
     let Some(plan) = d

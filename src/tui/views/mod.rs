@@ -4,10 +4,12 @@ mod detail;
 mod list;
 mod overlay;
 
+pub use overlay::help_max_scroll;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
 use ratatui::style::Style;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
 use super::app::{App, Overlay, Screen};
@@ -159,6 +161,105 @@ pub fn input_cursor_width(text: &str, cursor: usize) -> u16 {
     unicode_width::UnicodeWidthStr::width(sanitize::line(&before).as_ref()) as u16
 }
 
+/// What the bar offers where the keyboard is: the focused pane, its tab, the dialog. The last
+/// entries (help, back/quit) are kept whatever the width; the others go from the right.
+fn bar_entries(app: &App) -> Vec<(&'static str, &'static str)> {
+    use super::action::Action as A;
+    use super::app::{Focus, Tab};
+    let ctx = app.context();
+    let actions: &[A] = match (app.screen, app.focus, app.tab) {
+        (Screen::Conversation, _, _) => &[
+            A::Submit,
+            A::Down,
+            A::PageDown,
+            A::Expand,
+            A::Fork,
+            A::Help,
+            A::Back,
+        ],
+        (Screen::Browse, Focus::List, _) => &[
+            A::Down,
+            A::Open,
+            A::New,
+            A::Filter,
+            A::Search,
+            A::Fork,
+            A::Delete,
+            A::SwitchPane,
+            A::NextTab,
+            A::Help,
+            A::Back,
+        ],
+        (Screen::Browse, Focus::Detail, Tab::Transcript) => &[
+            A::Down,
+            A::Expand,
+            A::PageDown,
+            A::Fork,
+            A::Open,
+            A::SwitchPane,
+            A::NextTab,
+            A::Help,
+            A::Back,
+        ],
+        (Screen::Browse, Focus::Detail, Tab::Assets) => &[
+            A::Down,
+            A::Open,
+            A::SwitchPane,
+            A::NextTab,
+            A::Help,
+            A::Back,
+        ],
+        (Screen::Browse, Focus::Detail, Tab::Plan | Tab::Usage | Tab::Info) => {
+            &[A::Down, A::SwitchPane, A::NextTab, A::Help, A::Back]
+        }
+    };
+    let mut out: Vec<(&str, &str)> = actions
+        .iter()
+        .filter_map(|a| keymap::bar_entry(ctx, *a))
+        .collect();
+    // Back means something else where focus is not on the list.
+    if let Some(last) = out.last_mut() {
+        if app.screen == Screen::Browse && app.focus == Focus::Detail {
+            *last = ("q/Esc", "list");
+        }
+        if app.screen == Screen::Browse && app.focus == Focus::List {
+            *last = ("q", "quit");
+        }
+    }
+    if app.screen == Screen::Browse && app.focus == Focus::Detail && app.tab == Tab::Assets {
+        for e in out.iter_mut() {
+            if e.0 == "Enter" {
+                *e = ("Enter", "export");
+            }
+        }
+    }
+    out
+}
+
+/// Keeps the last `keep` entries and as many of the others, in order, as fit `width`.
+pub fn fit_bar(
+    entries: &[(&'static str, &'static str)],
+    keep: usize,
+    width: usize,
+) -> Vec<(&'static str, &'static str)> {
+    let w = |e: &(&str, &str)| {
+        unicode_width::UnicodeWidthStr::width(e.0) + unicode_width::UnicodeWidthStr::width(e.1) + 3
+    };
+    let split = entries.len().saturating_sub(keep);
+    let (opt, kept) = entries.split_at(split);
+    let mut used = 1 + kept.iter().map(w).sum::<usize>();
+    let mut out = Vec::new();
+    for e in opt {
+        if used + w(e) > width {
+            break;
+        }
+        used += w(e);
+        out.push(*e);
+    }
+    out.extend_from_slice(kept);
+    out
+}
+
 fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let t = &app.theme;
     let entries: Vec<(&str, &str)> = match &app.overlay {
@@ -180,10 +281,15 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
                     ("Esc", "clear"),
                 ]
             } else {
-                keymap::bar(app.context()).collect()
+                bar_entries(app)
             }
         }
     };
+    let keep = match &app.overlay {
+        Overlay::None => 2,
+        _ => 1,
+    };
+    let entries = fit_bar(&entries, keep, area.width as usize);
     let mut spans = vec![Span::raw(" ")];
     for (k, text) in entries {
         spans.push(Span::styled(k.to_string(), t.accent().patch(t.bold())));
@@ -236,12 +342,15 @@ pub fn focus_mark(focused: bool) -> &'static str {
 
 /// A plan step's icon, the same in the TUI and `neocode show`.
 pub fn step_icon(s: StepStatus, t: &Theme) -> (&'static str, Style) {
-    (s.symbol(), match s {
-        StepStatus::Pending => t.dim(),
-        StepStatus::Running => t.warn(),
-        StepStatus::Completed => t.ok(),
-        StepStatus::Failed => t.error(),
-    })
+    (
+        s.symbol(),
+        match s {
+            StepStatus::Pending => t.dim(),
+            StepStatus::Running => t.warn(),
+            StepStatus::Completed => t.ok(),
+            StepStatus::Failed => t.error(),
+        },
+    )
 }
 
 /// Token counts: `950`, `12.3k`, `4.1M`.
