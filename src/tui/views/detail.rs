@@ -290,6 +290,7 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     .into_iter()
     .filter_map(|(n, used, lim)| lim.map(|l| (n, used, l)))
     .collect();
+    let lines = super::wrap_lines(lines, area.width as usize, 16);
     let head_h = lines.len() as u16 + 1;
     let [head, chart_title, chart, gauge_area] = Layout::vertical([
         Constraint::Length(head_h),
@@ -509,7 +510,9 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             rel_time(app.now_ms, h.updated_at_ms)
         ),
     ));
-    frame.render_widget(Paragraph::new(lines).scroll((d.scroll, 0)), area);
+    // Long values (ids, paths) wrap under their value column instead of being cut.
+    let wrapped = super::wrap_lines(lines, area.width as usize, 12);
+    frame.render_widget(Paragraph::new(wrapped).scroll((d.scroll, 0)), area);
 }
 
 pub(super) fn conversation(frame: &mut Frame<'_>, app: &App, a: &Areas) {

@@ -61,7 +61,8 @@ pub fn areas(app: &App, size: Rect) -> Areas {
     a.bar = bar;
     match app.screen {
         Screen::Browse => {
-            let list_w = (main.width * 23 / 50)
+            // The list gets a little more than half: titles are what people scan.
+            let list_w = (main.width * 11 / 20)
                 .max(36)
                 .min(main.width.saturating_sub(20));
             let [list, detail] =
@@ -340,6 +341,23 @@ pub fn focus_mark(focused: bool) -> &'static str {
     if focused { "▶ " } else { " " }
 }
 
+/// Lines wrapped to `width`, continuation lines indented by `indent` columns (key/value
+/// panes whose values can be long: ids, paths).
+pub fn wrap_lines(lines: Vec<Line<'static>>, width: usize, indent: usize) -> Vec<Line<'static>> {
+    let pad = " ".repeat(indent);
+    lines
+        .into_iter()
+        .flat_map(|l| {
+            let pieces: Vec<(String, Style)> = l
+                .spans
+                .iter()
+                .map(|s| (s.content.to_string(), s.style))
+                .collect();
+            super::markdown::wrap(&pieces, width, "", &pad)
+        })
+        .collect()
+}
+
 /// A plan step's icon, the same in the TUI and `neocode show`.
 pub fn step_icon(s: StepStatus, t: &Theme) -> (&'static str, Style) {
     (
@@ -353,40 +371,19 @@ pub fn step_icon(s: StepStatus, t: &Theme) -> (&'static str, Style) {
     )
 }
 
-/// Token counts: `950`, `12.3k`, `4.1M`.
+/// Token counts, as `--list` prints them (`950`, `12.3k`, `4.1M`).
 pub fn fmt_tokens(n: u64) -> String {
-    if n < 1000 {
-        n.to_string()
-    } else if n < 1_000_000 {
-        format!("{:.1}k", n as f64 / 1000.0)
-    } else {
-        format!("{:.1}M", n as f64 / 1_000_000.0)
-    }
+    crate::format::compact(n)
 }
 
-/// A time relative to `now`: `just now`, `5m ago`, `3h ago`, `2d ago`, else the date.
+/// A time relative to `now`, as `--list` prints it (`3h ago`, `yesterday`, then the local date).
 pub fn rel_time(now_ms: i64, t_ms: i64) -> String {
-    let s = (now_ms - t_ms) / 1000;
-    if s < 60 {
-        "just now".into()
-    } else if s < 3600 {
-        format!("{}m ago", s / 60)
-    } else if s < 86_400 {
-        format!("{}h ago", s / 3600)
-    } else if s < 30 * 86_400 {
-        format!("{}d ago", s / 86_400)
-    } else {
-        chrono::DateTime::from_timestamp_millis(t_ms)
-            .map(|d| d.format("%Y-%m-%d").to_string())
-            .unwrap_or_default()
-    }
+    crate::format::relative_time(now_ms, t_ms, &chrono::Local)
 }
 
-/// A timestamp as `YYYY-MM-DD HH:MM:SS UTC`.
+/// A timestamp in the local time zone with its offset.
 pub fn abs_time(t_ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(t_ms)
-        .map(|d| d.format("%Y-%m-%d %H:%M:%S UTC").to_string())
-        .unwrap_or_default()
+    crate::format::timestamp(t_ms)
 }
 
 /// Truncates to `w` display columns with an ellipsis.
