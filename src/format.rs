@@ -72,6 +72,29 @@ where
         .unwrap_or_default()
 }
 
+/// What an I/O error means, in words and without the OS's `(os error 17)`.
+pub fn io_error(e: &std::io::Error) -> String {
+    use std::io::ErrorKind as K;
+    let words = match e.kind() {
+        K::NotFound => "no such file or folder",
+        K::PermissionDenied => "permission denied",
+        K::AlreadyExists => "a file with that name exists",
+        K::StorageFull => "the disk is full",
+        K::ReadOnlyFilesystem => "the file system is read-only",
+        K::IsADirectory => "that is a folder",
+        K::NotADirectory => "part of the path is not a folder",
+        K::InvalidFilename => "not a valid file name",
+        _ => {
+            let s = e.to_string();
+            return match s.rfind(" (os error ") {
+                Some(i) => s[..i].to_string(),
+                None => s,
+            };
+        }
+    };
+    words.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +129,15 @@ mod tests {
         assert_eq!(compact(999_500), "1M");
         assert_eq!(compact(1_250_000), "1.3M");
         assert_eq!(compact(4_000_000_000), "4G");
+    }
+
+    #[test]
+    fn io_errors_read_as_words() {
+        let exists = std::io::Error::from_raw_os_error(17);
+        assert_eq!(io_error(&exists), "a file with that name exists");
+        let other = std::io::Error::other("disk on fire");
+        assert_eq!(io_error(&other), "disk on fire");
+        assert!(!io_error(&std::io::Error::from_raw_os_error(5)).contains("os error"));
     }
 
     #[test]

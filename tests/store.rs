@@ -796,7 +796,10 @@ fn unknown_session_and_prefix_resolution() {
     assert_eq!(s.resolve("ABD456").unwrap(), "abd456");
     s.create_session(named("Up_Case", "three")).unwrap();
     assert_eq!(s.resolve("up_c").unwrap(), "Up_Case");
-    assert!(matches!(s.resolve("upxc"), Err(StoreError::NotFound { .. })));
+    assert!(matches!(
+        s.resolve("upxc"),
+        Err(StoreError::NotFound { .. })
+    ));
     std::thread::sleep(std::time::Duration::from_millis(3));
     s.append_messages("abc123", &[msg(Role::User, "x", 0, 0)], &meta())
         .unwrap();

@@ -313,13 +313,19 @@ fn run(rt: &Sessions, request: Request) -> anyhow::Result<Reply> {
 /// Writes a file, refusing to overwrite an existing one.
 fn write_new(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     use std::io::Write;
+    let shown = crate::sanitize::line(&path.to_string_lossy()).into_owned();
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => {
+                anyhow::anyhow!("file exists: {shown}; move or rename it, then export again")
+            }
+            _ => anyhow::anyhow!("cannot write {shown}: {}", crate::format::io_error(&e)),
+        })?;
     f.write_all(bytes)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        .map_err(|e| anyhow::anyhow!("cannot write {shown}: {}", crate::format::io_error(&e)))?;
     Ok(())
 }
 
