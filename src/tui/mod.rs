@@ -18,6 +18,7 @@ use crate::tui::worker::{Done, Job, Reply, Worker};
 
 pub mod action;
 pub mod app;
+pub mod composer;
 pub mod demo;
 pub mod input;
 pub mod keymap;
