@@ -820,3 +820,50 @@ fn the_search_overlay_leaves_no_transcript_beside_it() {
         assert!(matches!(first, '│' | '┌' | '└'), "{line}");
     }
 }
+
+/// The message numbers (`#n`) shown on screen, top to bottom.
+fn shown_seqs(s: &str) -> Vec<i64> {
+    s.lines()
+        .filter_map(|l| {
+            let i = l.find("  #")?;
+            l[i + 3..]
+                .split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
+#[test]
+fn paging_moves_one_page_both_ways_in_the_detail_pane_and_the_conversation() {
+    let mut h = H::new(true, 120, 35);
+    h.select_title("Walk me through");
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Char('G'));
+    let end = shown_seqs(&h.screen());
+    assert!(end.contains(&48), "{}", h.screen());
+    h.key(KeyCode::PageUp);
+    let up = shown_seqs(&h.screen());
+    assert!(
+        !up.contains(&1) && up.iter().max() < end.iter().max(),
+        "PgUp from the end jumped: {end:?} -> {up:?}\n{}",
+        h.screen()
+    );
+    // Paging down at the end never scrolls into blank space, and PgUp still moves one page.
+    for _ in 0..5 {
+        h.key(KeyCode::PageDown);
+    }
+    assert_eq!(shown_seqs(&h.screen()), end);
+    h.key(KeyCode::PageUp);
+    assert_eq!(shown_seqs(&h.screen()), up);
+
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.screen, Screen::Conversation);
+    let end = shown_seqs(&h.screen());
+    assert!(end.contains(&48), "{}", h.screen());
+    h.key(KeyCode::PageUp);
+    let up = shown_seqs(&h.screen());
+    assert!(!up.is_empty() && !up.contains(&1), "{up:?}\n{}", h.screen());
+    assert!(up.iter().max() < end.iter().max(), "{end:?} -> {up:?}");
+}
