@@ -332,6 +332,22 @@ fn conversation_view_appends_and_says_no_provider() {
     let before = h.rt.header(&id).unwrap().message_count;
     h.key(KeyCode::Enter);
     assert_eq!(h.app.screen, Screen::Conversation);
+    // Before anything is sent: no model, and where to read how to configure one.
+    assert!(
+        h.screen().contains("No model configured: F1 says how"),
+        "{}",
+        h.screen()
+    );
+    h.key(KeyCode::F(1));
+    let help = {
+        for _ in 0..100 {
+            h.key(KeyCode::Down);
+        }
+        h.screen()
+    };
+    assert!(help.contains("NEOCODE_BASE_URL"), "{help}");
+    h.key(KeyCode::Esc);
+    assert_eq!(h.app.screen, Screen::Conversation);
     h.chars("Yes please, add it to the README");
     insta::assert_snapshot!("conversation", h.screen());
     h.key(KeyCode::Enter);

@@ -515,6 +515,13 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     frame.render_widget(Paragraph::new(wrapped).scroll((d.scroll, 0)), area);
 }
 
+/// Until a model runtime answers, the conversation view says so and how to configure one.
+/// (The live conversation replaces this with the provider's status.)
+pub const NO_MODEL: &str = "No model is configured, so nothing will answer yet. Set NEOCODE_BASE_URL, NEOCODE_MODEL and NEOCODE_API_KEY, or write config.toml in neocode's home ($NEOCODE_HOME, else ~/.neocode).";
+
+/// The short form for the conversation view's border.
+const NO_MODEL_SHORT: &str = "No model configured: F1 says how to set one up";
+
 pub(super) fn conversation(frame: &mut Frame<'_>, app: &App, a: &Areas) {
     let t = &app.theme;
     let d = app.detail.as_ref();
@@ -531,6 +538,13 @@ pub(super) fn conversation(frame: &mut Frame<'_>, app: &App, a: &Areas) {
                 fit(&title, a.conversation.width.saturating_sub(4) as usize)
             ),
             t.bold(),
+        ))
+        .title_bottom(Span::styled(
+            fit(
+                &format!(" {NO_MODEL_SHORT} "),
+                a.conversation.width.saturating_sub(4) as usize,
+            ),
+            t.warn(),
         ));
     frame.render_widget(block, a.conversation);
     if let Some(d) = d {
@@ -547,7 +561,10 @@ pub(super) fn conversation(frame: &mut Frame<'_>, app: &App, a: &Areas) {
     let skip = cursor.saturating_sub(inner.width.saturating_sub(1));
     if text.is_empty() {
         frame.render_widget(
-            Paragraph::new(Span::styled("Type a message…", t.dim())),
+            Paragraph::new(Span::styled(
+                format!("Type a message… ({NO_MODEL_SHORT})"),
+                t.dim(),
+            )),
             inner,
         );
     } else {

@@ -103,6 +103,9 @@ pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     }
     lines.extend(wrap(&steps, width, "  ", "  "));
     lines.push(Line::default());
+    heading(&mut lines, "Model");
+    para(&mut lines, super::detail::NO_MODEL);
+    lines.push(Line::default());
     heading(&mut lines, "Filter (/)");
     para(
         &mut lines,
