@@ -1,95 +1,31 @@
-//! Pure views: functions of the app state that draw a frame.
+//! Pure views: functions of the app state that draw a frame. They read the state and the
+//! layout it settled on; they write nothing back.
 
 mod detail;
 mod list;
 mod overlay;
+mod popup;
+mod text;
 
 pub use overlay::help_max_scroll;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
+
+pub use text::{abs_time, fit, fmt_tokens, input_cursor_width, rel_time};
 
 use super::app::{App, Overlay, Screen};
 use super::keymap;
+use super::layout::Layout;
 use super::theme::Theme;
 use crate::sanitize;
 use crate::session::StepStatus;
 
 /// The smallest terminal the TUI draws into.
 pub const MIN_SIZE: (u16, u16) = (40, 10);
-
-/// Where everything goes for a terminal size (shared by drawing and mouse handling).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Areas {
-    /// Top line.
-    pub title: Rect,
-    /// Session list block (browse).
-    pub list: Rect,
-    /// Detail block (browse).
-    pub detail: Rect,
-    /// Detail tab row.
-    pub tabs: Rect,
-    /// Detail body.
-    pub body: Rect,
-    /// Transcript lines (browse: the detail body; conversation: inside its block).
-    pub transcript: Rect,
-    /// Conversation transcript block.
-    pub conversation: Rect,
-    /// Conversation input block.
-    pub input: Rect,
-    /// Status line.
-    pub status: Rect,
-    /// Key bar.
-    pub bar: Rect,
-}
-
-/// Computes the areas.
-pub fn areas(app: &App, size: Rect) -> Areas {
-    let mut a = Areas::default();
-    let [title, main, status, bar] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(1),
-        Constraint::Length(1),
-        Constraint::Length(1),
-    ])
-    .areas(size);
-    a.title = title;
-    a.status = status;
-    a.bar = bar;
-    match app.screen {
-        Screen::Browse => {
-            // The list gets a little more than half: titles are what people scan.
-            let list_w = (main.width * 11 / 20)
-                .max(36)
-                .min(main.width.saturating_sub(20));
-            let [list, detail] =
-                Layout::horizontal([Constraint::Length(list_w), Constraint::Min(1)]).areas(main);
-            a.list = list;
-            a.detail = detail;
-            let inner = Block::bordered().inner(detail);
-            let [tabs, body] =
-                Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(inner);
-            a.tabs = tabs;
-            a.body = Rect {
-                y: body.y + 1,
-                height: body.height.saturating_sub(1),
-                ..body
-            };
-            a.transcript = a.body;
-        }
-        Screen::Conversation => {
-            let [conv, input] =
-                Layout::vertical([Constraint::Min(1), Constraint::Length(3)]).areas(main);
-            a.conversation = conv;
-            a.input = input;
-            a.transcript = Block::bordered().inner(conv);
-        }
-    }
-    a
-}
 
 /// Draws the whole frame.
 pub fn draw(frame: &mut Frame<'_>, app: &App) {
@@ -102,14 +38,22 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         frame.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), size);
         return;
     }
-    let a = areas(app, size);
+    // The app settles its layout for its own idea of the terminal size; a frame of another
+    // size (a resize not yet handled) is laid out afresh, never drawn out of bounds.
+    let computed;
+    let a = if app.layout.size == size {
+        &app.layout
+    } else {
+        computed = Layout::compute(app.screen, app.list.filter.is_some(), size);
+        &computed
+    };
     title_bar(frame, app, a.title);
     match app.screen {
         Screen::Browse => {
-            list::draw(frame, app, a.list);
-            detail::draw(frame, app, &a);
+            list::draw(frame, app, a);
+            detail::draw(frame, app, a);
         }
-        Screen::Conversation => detail::conversation(frame, app, &a),
+        Screen::Conversation => detail::conversation(frame, app, a),
     }
     status_line(frame, app, a.status);
     key_bar(frame, app, a.bar);
@@ -154,12 +98,6 @@ fn status_line(frame: &mut Frame<'_>, app: &App, area: Rect) {
         None => Line::default(),
     };
     frame.render_widget(Paragraph::new(line), area);
-}
-
-/// Display width of the first `cursor` characters of `text` (sanitised as drawn).
-pub fn input_cursor_width(text: &str, cursor: usize) -> u16 {
-    let before: String = text.chars().take(cursor).collect();
-    unicode_width::UnicodeWidthStr::width(sanitize::line(&before).as_ref()) as u16
 }
 
 /// What the bar offers where the keyboard is: the focused pane, its tab, the dialog. The last
@@ -299,31 +237,6 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-/// A centred rectangle of at most `w` x `h`.
-pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
-    let w = w.min(area.width);
-    let h = h.min(area.height);
-    Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    }
-}
-
-/// Clears an area and draws a bordered block with a title there; returns the inner area.
-pub fn popup(frame: &mut Frame<'_>, app: &App, area: Rect, title: &str) -> Rect {
-    let t = &app.theme;
-    frame.render_widget(Clear, area);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(t.accent())
-        .title(Span::styled(format!(" {title} "), t.bold()));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    inner
-}
-
 /// A pane's border: focus shows as a thick border in its accent colour, so it stays visible
 /// without colour (`NO_COLOR`).
 pub fn pane_block(t: &Theme, focused: bool) -> Block<'static> {
@@ -369,39 +282,4 @@ pub fn step_icon(s: StepStatus, t: &Theme) -> (&'static str, Style) {
             StepStatus::Failed => t.error(),
         },
     )
-}
-
-/// Token counts, as `--list` prints them (`950`, `12.3k`, `4.1M`).
-pub fn fmt_tokens(n: u64) -> String {
-    crate::format::compact(n)
-}
-
-/// A time relative to `now`, as `--list` prints it (`3h ago`, `yesterday`, then the local date).
-pub fn rel_time(now_ms: i64, t_ms: i64) -> String {
-    crate::format::relative_time(now_ms, t_ms, &chrono::Local)
-}
-
-/// A timestamp in the local time zone with its offset.
-pub fn abs_time(t_ms: i64) -> String {
-    crate::format::timestamp(t_ms)
-}
-
-/// Truncates to `w` display columns with an ellipsis.
-pub fn fit(s: &str, w: usize) -> String {
-    use unicode_width::UnicodeWidthChar;
-    if unicode_width::UnicodeWidthStr::width(s) <= w {
-        return s.to_string();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in s.chars() {
-        let cw = c.width().unwrap_or(0);
-        if used + cw + 1 > w {
-            break;
-        }
-        out.push(c);
-        used += cw;
-    }
-    out.push('…');
-    out
 }
