@@ -394,8 +394,20 @@ fn fork_from_selected_message() {
 #[test]
 fn new_session_and_export() {
     let mut h = H::new(true, 120, 35);
+    // `n` then Esc leaves nothing behind: the session exists only once a message is sent.
     h.key(KeyCode::Char('n'));
+    assert_eq!(h.app.screen, Screen::Conversation);
+    assert!(h.screen().contains("New session"), "{}", h.screen());
+    h.key(KeyCode::Esc);
+    assert_eq!(h.app.screen, Screen::Browse);
+    assert_eq!(h.rt.count().unwrap(), 7);
+    h.key(KeyCode::Char('n'));
+    h.chars("Start here");
+    h.key(KeyCode::Enter);
     assert_eq!(h.rt.count().unwrap(), 8);
+    let newest = h.app.detail.as_ref().unwrap().id.clone();
+    let msgs = h.rt.messages(&newest, 1, 1).unwrap();
+    assert_eq!(msgs[0].text(), "Start here");
     assert_eq!(h.app.screen, Screen::Conversation);
     h.key(KeyCode::Esc);
     h.select_title("Add rate limiting");
@@ -887,4 +899,80 @@ fn paging_moves_one_page_both_ways_in_the_detail_pane_and_the_conversation() {
     let up = shown_seqs(&h.screen());
     assert!(!up.is_empty() && !up.contains(&1), "{up:?}\n{}", h.screen());
     assert!(up.iter().max() < end.iter().max(), "{end:?} -> {up:?}");
+}
+
+#[test]
+fn behind_terminal_too_small_only_resize_and_quit_act() {
+    let mut h = H::new(true, 120, 35);
+    let before = h.rt.count().unwrap();
+    let jobs = h.app.on_resize(20, 5);
+    h.run(jobs);
+    assert!(h.screen().contains("Terminal too small"), "{}", h.screen());
+    for c in ['d', 'y', 'n', 'f', 'R'] {
+        h.key(KeyCode::Char(c));
+    }
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.rt.count().unwrap(),
+        before,
+        "nothing was deleted, created or forked"
+    );
+    assert!(matches!(h.app.overlay, Overlay::None));
+    assert_eq!(h.app.screen, Screen::Browse);
+    let jobs = h.app.on_resize(120, 35);
+    h.run(jobs);
+    assert!(!h.screen().contains("Terminal too small"));
+    let jobs = h.app.on_resize(20, 5);
+    h.run(jobs);
+    h.key(KeyCode::Char('q'));
+    assert!(h.app.quit, "q still quits");
+}
+
+#[test]
+fn status_messages_expire_and_say_what_happened() {
+    let mut h = H::new(true, 120, 35);
+    h.key(KeyCode::Char('d'));
+    h.key(KeyCode::Char('n'));
+    assert!(h.screen().contains("Delete cancelled."));
+    assert!(!h.app.expire_status(NOW + 1_000), "still fresh");
+    assert!(h.app.expire_status(NOW + 10_000));
+    assert!(!h.screen().contains("Delete cancelled."));
+    // Exporting twice: the second write is refused in words, not an OS error number.
+    h.select_title("Add rate limiting");
+    h.key(KeyCode::Char('e'));
+    h.key(KeyCode::Char('e'));
+    let s = h.screen();
+    assert!(s.contains("file exists:"), "{s}");
+    assert!(!s.contains("os error"), "{s}");
+}
+
+#[test]
+fn the_composer_is_multi_line_with_history() {
+    let mut h = H::new(true, 120, 35);
+    h.select_title("Fix panic in config loader on empty file");
+    h.key(KeyCode::Enter);
+    h.chars("first line");
+    h.key_mod(KeyCode::Enter, KeyModifiers::ALT);
+    h.chars("second line");
+    let jobs = h.app.on_paste("pasted\nthird\x1b[2J");
+    h.run(jobs);
+    let s = h.screen();
+    assert!(s.contains("first line"), "{s}");
+    assert!(s.contains("second linepasted"), "{s}");
+    assert!(s.contains("third^[[2J"), "{s}");
+    h.key(KeyCode::Enter);
+    let id = h.app.detail.as_ref().unwrap().id.clone();
+    let hd = h.rt.header(&id).unwrap();
+    let last = h.rt.messages(&id, hd.last_seq, hd.last_seq).unwrap();
+    assert_eq!(last[0].text(), "first line\nsecond linepasted\nthird^[[2J");
+    // ↑ in the empty editor brings the sent message back.
+    h.key(KeyCode::Up);
+    assert_eq!(
+        h.app.composer.text(),
+        "first line\nsecond linepasted\nthird^[[2J"
+    );
+    // Sent messages keep their line breaks in the transcript.
+    let s = h.screen();
+    assert!(s.contains("│   first line"), "{s}");
+    assert!(s.contains("│   second linepasted"), "{s}");
 }

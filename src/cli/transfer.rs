@@ -332,6 +332,9 @@ fn wrap_long(s: &str) -> String {
 /// A tool call's arguments, readable: each field in turn, string values as text with their
 /// real line breaks, other values as pretty JSON; long lines wrapped.
 fn tool_args(md: &mut String, args: &str) {
+    // Parsing turns JSON escapes back into characters (`\u001b`), so every value is
+    // neutralised again after parsing.
+    let clean = |s: &str| sanitize::text_without_sgr(s);
     match serde_json::from_str::<serde_json::Value>(args) {
         Ok(serde_json::Value::Object(obj)) if !obj.is_empty() => {
             for (k, v) in &obj {
@@ -340,21 +343,25 @@ fn tool_args(md: &mut String, args: &str) {
                     serde_json::Value::String(s)
                         if !s.contains('\n') && s.chars().count() <= 80 =>
                     {
-                        let f = if s.contains('`') { "`` " } else { "`" };
-                        let close = if s.contains('`') { " ``" } else { "`" };
-                        md.push_str(&format!("- `{key}`: {f}{s}{close}\n"));
+                        let s = sanitize::line(&clean(s)).into_owned();
+                        let (open, close) = if s.contains('`') {
+                            ("`` ", " ``")
+                        } else {
+                            ("`", "`")
+                        };
+                        md.push_str(&format!("- `{key}`: {open}{s}{close}\n"));
                     }
                     serde_json::Value::String(s) => {
                         md.push_str(&format!("- `{key}`:\n\n"));
-                        fenced(md, "text", &wrap_long(s));
+                        fenced(md, "text", &wrap_long(&clean(s)));
                     }
                     v => {
-                        let pretty = serde_json::to_string_pretty(v).unwrap_or_default();
+                        let pretty = clean(&serde_json::to_string_pretty(v).unwrap_or_default());
                         if pretty.contains('\n') {
                             md.push_str(&format!("- `{key}`:\n\n"));
                             fenced(md, "json", &wrap_long(&pretty));
                         } else {
-                            md.push_str(&format!("- `{key}`: `{pretty}`\n"));
+                            md.push_str(&format!("- `{key}`: `{}`\n", pretty.replace('`', "'")));
                         }
                     }
                 }
@@ -362,10 +369,10 @@ fn tool_args(md: &mut String, args: &str) {
             md.push('\n');
         }
         Ok(v) => {
-            let pretty = serde_json::to_string_pretty(&v).unwrap_or_default();
+            let pretty = clean(&serde_json::to_string_pretty(&v).unwrap_or_default());
             fenced(md, "json", &wrap_long(&pretty));
         }
-        Err(_) => fenced(md, "text", &wrap_long(args)),
+        Err(_) => fenced(md, "text", &wrap_long(&clean(args))),
     }
 }
 

@@ -4,7 +4,7 @@
 //! earlier messages, ↓ on the last line goes forward again.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 /// What a key did to the composer.
@@ -17,6 +17,10 @@ pub enum Outcome {
     /// Nothing to do (Enter on an empty editor).
     Ignored,
 }
+
+/// What an empty editor shows.
+pub const PLACEHOLDER: &str =
+    "Type a message… Enter sends, Alt-Enter starts a new line, ↑ recalls what you sent";
 
 /// Most lines the editor grows to before it scrolls.
 pub const MAX_ROWS: u16 = 8;
@@ -108,6 +112,12 @@ impl Composer {
                 self.recall(1);
                 Outcome::Edited
             }
+            KeyCode::Char(c) if visible_form(c).is_some() => {
+                // A typed control or bidi character goes in as its visible form: the editor
+                // draws its text as it is.
+                self.area.insert_str(visible_form(c).unwrap_or_default());
+                Outcome::Edited
+            }
             _ => {
                 self.area.input(key);
                 Outcome::Edited
@@ -146,22 +156,19 @@ impl Composer {
         self.browsing = next;
     }
 
-    /// The editor as a widget, in `style`, with `placeholder` while empty.
-    pub fn widget(
-        &mut self,
-        style: Style,
-        placeholder: &str,
-        placeholder_style: Style,
-    ) -> &TextArea<'static> {
-        self.area.set_style(style);
-        self.area.set_placeholder_text(placeholder);
-        self.area.set_placeholder_style(placeholder_style);
-        &self.area
-    }
-
-    /// The editor for drawing as it is.
+    /// The editor, for drawing.
     pub fn area(&self) -> &TextArea<'static> {
         &self.area
+    }
+}
+
+/// What a typed character must be shown as, when it may not reach the terminal itself.
+fn visible_form(c: char) -> Option<String> {
+    let mut buf = [0; 4];
+    let raw = c.encode_utf8(&mut buf);
+    match crate::sanitize::line(raw) {
+        std::borrow::Cow::Borrowed(_) => None,
+        std::borrow::Cow::Owned(shown) => Some(shown),
     }
 }
 
@@ -170,6 +177,8 @@ fn fresh(text: &str) -> TextArea<'static> {
     let mut a = TextArea::new(lines);
     a.set_wrap_mode(WrapMode::WordOrGlyph);
     a.set_cursor_line_style(Style::default());
+    a.set_placeholder_text(PLACEHOLDER);
+    a.set_placeholder_style(Style::default().add_modifier(Modifier::DIM));
     a.move_cursor(CursorMove::Bottom);
     a.move_cursor(CursorMove::End);
     a
@@ -214,6 +223,13 @@ mod tests {
         let mut c = Composer::new();
         c.paste("fn main() {\r\n\tx\x1b[2J\n}");
         assert_eq!(c.text(), "fn main() {\n    x^[[2J\n}");
+    }
+
+    #[test]
+    fn typed_control_and_bidi_characters_go_in_visible() {
+        let mut c = Composer::new();
+        typed(&mut c, "a\u{202e}b\u{9b}");
+        assert_eq!(c.text(), "a<U+202E>b<U+009B>");
     }
 
     #[test]

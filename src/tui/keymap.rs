@@ -34,6 +34,7 @@ pub struct Binding {
 const N: KeyModifiers = KeyModifiers::NONE;
 const S: KeyModifiers = KeyModifiers::SHIFT;
 const C: KeyModifiers = KeyModifiers::CONTROL;
+const A: KeyModifiers = KeyModifiers::ALT;
 
 macro_rules! b {
     ($ctx:ident, [$($k:expr),+], $label:expr, $action:ident, $help:expr, $bar:expr) => {
@@ -231,24 +232,24 @@ pub const BINDINGS: &[Binding] = &[
         [(KeyCode::Enter, N)],
         "Enter",
         Submit,
-        "send the message",
+        "send the message (Alt-Enter, Shift-Enter or Ctrl-J: new line; a paste keeps its lines)",
         Some(("Enter", "send"))
     ),
     b!(
         Conversation,
-        [(KeyCode::Up, N)],
-        "↑",
+        [(KeyCode::Up, A)],
+        "Alt-↑",
         Up,
-        "select the previous message",
+        "select the previous message (↑ in the editor recalls what you sent)",
         None
     ),
     b!(
         Conversation,
-        [(KeyCode::Down, N)],
-        "↓",
+        [(KeyCode::Down, A)],
+        "Alt-↓",
         Down,
         "select the next message",
-        Some(("↑↓", "select"))
+        Some(("Alt-↑↓", "select"))
     ),
     b!(
         Conversation,

@@ -70,10 +70,12 @@ pub enum Request {
         /// New title.
         title: String,
     },
-    /// Start a new, empty session.
+    /// Start a new session, with its first message when there is one.
     NewSession {
         /// Its workdir.
         workdir: String,
+        /// The user's first message.
+        first: Option<String>,
     },
     /// Write `<short-id>.json` (the session file) into `dir`.
     Export {
@@ -275,11 +277,27 @@ fn run(rt: &Sessions, request: Request) -> anyhow::Result<Reply> {
             rt.rename(&id, &title)?;
             Reply::Renamed { id, title }
         }
-        Request::NewSession { workdir } => {
-            Reply::Created(Box::new(rt.new_session(NewSession {
+        Request::NewSession { workdir, first } => {
+            let h = rt.new_session(NewSession {
                 workdir,
                 ..NewSession::default()
-            })?))
+            })?;
+            match first {
+                None => Reply::Created(Box::new(h)),
+                Some(text) => {
+                    let appended = rt.append(
+                        &h.id,
+                        &[NewMessage::text(Role::User, text)],
+                        &AppendMeta::default(),
+                    );
+                    if let Err(e) = appended {
+                        // No empty session left behind by a message that was not saved.
+                        let _ = rt.delete(&h.id);
+                        return Err(e.into());
+                    }
+                    Reply::Created(Box::new(rt.header(&h.id)?))
+                }
+            }
         }
         Request::Export { id, dir } => {
             let doc = rt.export(&id)?;

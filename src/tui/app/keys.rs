@@ -24,6 +24,13 @@ impl App {
             self.quit = true;
             return Vec::new();
         }
+        if self.too_small() {
+            // Nothing can be seen: only quitting acts (a blind `d y` once deleted a session).
+            if key.code == KeyCode::Char('q') && key.modifiers.is_empty() {
+                self.quit = true;
+            }
+            return Vec::new();
+        }
         match std::mem::take(&mut self.overlay) {
             Overlay::None => {}
             Overlay::Help(scroll) => {
@@ -83,7 +90,7 @@ impl App {
             if let Some(a) = keymap::lookup(Context::Conversation, &key) {
                 return self.act(a);
             }
-            self.input.key(&key);
+            self.composer.key(key);
             return Vec::new();
         }
         if let Some(f) = self.list.filter.as_mut()
@@ -212,14 +219,14 @@ impl App {
         match &mut self.overlay {
             Overlay::Rename { input, .. } => input.paste(text),
             Overlay::Search(s) => s.input.paste(text),
-            Overlay::None if self.screen == Screen::Conversation => self.input.paste(text),
+            Overlay::None if self.screen == Screen::Conversation => self.composer.paste(text),
             _ => {}
         }
     }
 
     /// Hit-tests against the layout that was drawn.
     pub(super) fn mouse(&mut self, m: MouseEvent) -> Vec<Effect> {
-        if !matches!(self.overlay, Overlay::None) {
+        if !matches!(self.overlay, Overlay::None) || self.too_small() {
             return Vec::new();
         }
         let a = self.layout;

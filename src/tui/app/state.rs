@@ -202,6 +202,8 @@ pub struct Status {
     pub text: String,
     /// Shown as an error.
     pub error: bool,
+    /// When it was said (it expires, see [`super::App::expire_status`]).
+    pub at_ms: i64,
 }
 
 /// "Select this when it arrives": what the user (or another process's write) asked to have

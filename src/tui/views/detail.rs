@@ -5,7 +5,7 @@ use ratatui::layout::{Constraint, Layout as Split, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, LineGauge, Paragraph, Sparkline, Wrap};
 
-use super::text::{abs_time, fit, fmt_tokens, input_cursor_width, rel_time};
+use super::text::{abs_time, fit, fmt_tokens, rel_time};
 use crate::sanitize;
 use crate::tui::app::{App, Detail, Focus, Tab, short};
 use crate::tui::layout::Layout;
@@ -533,6 +533,7 @@ pub(super) fn conversation(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let title = match d.and_then(|d| d.header.as_ref()) {
         Some(h) if !h.title.trim().is_empty() => sanitize::line(&h.title).into_owned(),
         Some(h) => format!("session {}", short(&h.id)),
+        None if app.draft => "New session".into(),
         None => "Loading…".into(),
     };
     let block = Block::bordered()
@@ -554,28 +555,23 @@ pub(super) fn conversation(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     frame.render_widget(block, a.conversation);
     if let Some(d) = d {
         transcript(frame, app, d, a.transcript, true);
-    }
-    let input_block = Block::bordered()
-        .border_style(t.accent())
-        .title(Span::styled(" Message ", t.bold()));
-    let inner = input_block.inner(a.input);
-    frame.render_widget(input_block, a.input);
-    let text = sanitize::line(&app.input.text).into_owned();
-    let cursor = input_cursor_width(&app.input.text, app.input.cursor);
-    // Keep the cursor in view on long input.
-    let skip = cursor.saturating_sub(inner.width.saturating_sub(1));
-    if text.is_empty() {
+    } else if app.draft {
         frame.render_widget(
             Paragraph::new(Span::styled(
-                format!("Type a message… ({NO_MODEL_SHORT})"),
+                "Nothing is saved until you send the first message; Esc leaves without a trace.",
                 t.dim(),
-            )),
-            inner,
+            ))
+            .wrap(Wrap { trim: false }),
+            a.transcript,
         );
-    } else {
-        frame.render_widget(Paragraph::new(text).scroll((0, skip)), inner);
     }
-    if matches!(app.overlay, crate::tui::app::Overlay::None) {
-        frame.set_cursor_position((inner.x + cursor - skip, inner.y));
-    }
+    // The editor has the keyboard: its frame is the focused one.
+    let input_block = super::pane_block(t, true).title(Span::styled(
+        format!("{}Message ", super::focus_mark(true)),
+        t.bold(),
+    ));
+    let inner = input_block.inner(a.input);
+    frame.render_widget(input_block, a.input);
+    // The editor holds only neutralised text (typed characters, sanitised pastes).
+    frame.render_widget(app.composer.area(), inner);
 }

@@ -44,7 +44,12 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     let a = if app.layout.size == size {
         &app.layout
     } else {
-        computed = Layout::compute(app.screen, app.list.filter.is_some(), size);
+        computed = Layout::compute(
+            app.screen,
+            app.list.filter.is_some(),
+            app.composer.rows(),
+            size,
+        );
         &computed
     };
     title_bar(frame, app, a.title);
