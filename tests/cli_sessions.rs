@@ -566,3 +566,51 @@ fn tool_metadata_floats_survive_export_and_import_exactly() {
     let again = ok_stdout(ws.cmd_in(work_b.path()).args(["export", &id]));
     assert_eq!(again, text);
 }
+
+#[test]
+fn show_counts_lines_in_words_and_draws_steps_like_the_tui() {
+    use neocode::session::{Plan, StateUpdate, Step, StepStatus, StepUpdate};
+    let ws = Ws::new();
+    let rt = ws.rt();
+    let h = rt.new_session(NewSession::default()).unwrap();
+    let step = |id: &str, deps: &[&str]| Step {
+        id: id.into(),
+        title: format!("Step {id}"),
+        depends_on: deps.iter().map(|d| d.to_string()).collect(),
+    };
+    // Listed out of dependency order: `show` prints them layer by layer, as the TUI does.
+    let plan = Plan {
+        steps: vec![step("later", &["first"]), step("first", &[])],
+    };
+    rt.update_state(
+        &h.id,
+        &StateUpdate {
+            plan: Some(Some(plan)),
+            ..StateUpdate::default()
+        },
+    )
+    .unwrap();
+    rt.step_update(
+        &h.id,
+        "first",
+        &StepUpdate::Status {
+            status: StepStatus::Running,
+        },
+    )
+    .unwrap();
+    rt.append(
+        &h.id,
+        &[NewMessage::text(Role::User, "1\n2\n3\n4\n5\n6\n7")],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    let out = ok_stdout(ws.cmd().args(["show", &h.id[..8].to_uppercase()]));
+    assert!(out.contains("  … 1 more line\n"), "{out}");
+    let first = out
+        .find("◐ Step first  (running)")
+        .unwrap_or_else(|| panic!("{out}"));
+    let later = out
+        .find("□ Step later  (pending)")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(first < later, "{out}");
+}
