@@ -3,6 +3,7 @@
 //! Layers, one direction only: `cli` → `tui` → `runtime` → `session` (and `cli` → `runtime`).
 
 pub mod cli;
+pub mod format;
 pub mod runtime;
 pub mod sanitize;
 pub mod session;

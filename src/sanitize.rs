@@ -16,6 +16,23 @@ fn is_dangerous(c: char) -> bool {
         )
 }
 
+/// Characters terminals and our width tables disagree about. The half-width katakana sound
+/// marks U+FF9E/U+FF9F are grapheme extenders with a width of one: a terminal that clusters
+/// graphemes draws `ﾊﾟ` in one cell while a cell-by-cell one (and ratatui) takes two, and the
+/// difference leaves stray glyphs when the screen scrolls. Their spacing full-width forms are
+/// two columns everywhere.
+fn respelled(c: char) -> Option<char> {
+    match c {
+        '\u{FF9E}' => Some('\u{309B}'),
+        '\u{FF9F}' => Some('\u{309C}'),
+        _ => None,
+    }
+}
+
+fn needs_work(c: char) -> bool {
+    is_dangerous(c) || respelled(c).is_some()
+}
+
 /// A visible stand-in for a dangerous character: `^[` style for C0, `<U+XXXX>` otherwise.
 fn visible(c: char, out: &mut String) {
     let n = c as u32;
@@ -32,13 +49,15 @@ fn visible(c: char, out: &mut String) {
 /// One line of untrusted text: every control character (including newlines and tabs) and
 /// bidi override is shown as visible text.
 pub fn line(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(is_dangerous) {
+    if !s.chars().any(needs_work) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         if c == '\t' {
             out.push(' ');
+        } else if let Some(r) = respelled(c) {
+            out.push(r);
         } else if is_dangerous(c) {
             visible(c, &mut out);
         } else {
@@ -51,7 +70,7 @@ pub fn line(s: &str) -> Cow<'_, str> {
 /// Multi-line untrusted text: newlines are kept, tabs become four spaces, every other control
 /// character or bidi override is shown as visible text.
 pub fn text(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(|c| c != '\n' && is_dangerous(c)) {
+    if !s.chars().any(|c| c != '\n' && needs_work(c)) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
@@ -60,11 +79,130 @@ pub fn text(s: &str) -> Cow<'_, str> {
             '\n' => out.push('\n'),
             '\t' => out.push_str("    "),
             '\r' => {}
+            c if respelled(c).is_some() => out.push(respelled(c).unwrap_or(c)),
             c if is_dangerous(c) => visible(c, &mut out),
             c => out.push(c),
         }
     }
     Cow::Owned(out)
+}
+
+/// A colour named by an SGR sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SgrColor {
+    /// One of the 256 indexed colours (0-15 are the classic ones).
+    Indexed(u8),
+    /// A 24-bit colour.
+    Rgb(u8, u8, u8),
+}
+
+/// The text attributes SGR sequences (`ESC [ … m`) set; the only escape sequences whose meaning
+/// is kept (tool output is full of them), and only as attributes of the text that follows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sgr {
+    pub fg: Option<SgrColor>,
+    pub bg: Option<SgrColor>,
+    pub bold: bool,
+    pub dim: bool,
+    pub italic: bool,
+    pub underline: bool,
+    pub reverse: bool,
+}
+
+impl Sgr {
+    fn apply(&mut self, params: &str) {
+        let nums: Vec<u16> = params
+            .split([';', ':'])
+            .map(|p| p.parse().unwrap_or(0))
+            .collect();
+        let mut i = 0;
+        while i < nums.len() {
+            let n = nums[i];
+            match n {
+                0 => *self = Sgr::default(),
+                1 => self.bold = true,
+                2 => self.dim = true,
+                3 => self.italic = true,
+                4 => self.underline = true,
+                7 => self.reverse = true,
+                22 => (self.bold, self.dim) = (false, false),
+                23 => self.italic = false,
+                24 => self.underline = false,
+                27 => self.reverse = false,
+                30..=37 => self.fg = Some(SgrColor::Indexed((n - 30) as u8)),
+                39 => self.fg = None,
+                40..=47 => self.bg = Some(SgrColor::Indexed((n - 40) as u8)),
+                49 => self.bg = None,
+                90..=97 => self.fg = Some(SgrColor::Indexed((n - 90 + 8) as u8)),
+                100..=107 => self.bg = Some(SgrColor::Indexed((n - 100 + 8) as u8)),
+                38 | 48 => {
+                    let c = match nums.get(i + 1) {
+                        Some(5) => {
+                            let c = nums.get(i + 2).map(|v| SgrColor::Indexed(*v as u8));
+                            i += 2;
+                            c
+                        }
+                        Some(2) => {
+                            let g = |k: usize| nums.get(i + k).copied().unwrap_or(0) as u8;
+                            let c = Some(SgrColor::Rgb(g(2), g(3), g(4)));
+                            i += 4;
+                            c
+                        }
+                        _ => None,
+                    };
+                    if n == 38 {
+                        self.fg = c;
+                    } else {
+                        self.bg = c;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+}
+
+/// The length of an SGR sequence at the start of `s` (`ESC [` digits `;` `:` then `m`), if
+/// one is there, and its parameters.
+fn sgr_at(s: &str) -> Option<(usize, &str)> {
+    let rest = s.strip_prefix("\x1b[")?;
+    let end = rest.find(|c: char| !(c.is_ascii_digit() || c == ';' || c == ':'))?;
+    (rest.as_bytes()[end] == b'm' && end <= 64).then(|| (2 + end + 1, &rest[..end]))
+}
+
+/// Multi-line untrusted text split into runs by the SGR sequences in it: each run's text is
+/// neutralised like `text` (so every other escape sequence stays visible), the sequences
+/// themselves become the run's attributes.
+pub fn sgr_runs(s: &str) -> Vec<(Sgr, String)> {
+    let mut out = Vec::new();
+    let mut cur = Sgr::default();
+    let mut start = 0;
+    let mut i = 0;
+    while let Some(off) = s[i..].find('\x1b') {
+        let at = i + off;
+        match sgr_at(&s[at..]) {
+            Some((len, params)) => {
+                if at > start {
+                    out.push((cur, text(&s[start..at]).into_owned()));
+                }
+                cur.apply(params);
+                i = at + len;
+                start = i;
+            }
+            None => i = at + 1,
+        }
+    }
+    if start < s.len() {
+        out.push((cur, text(&s[start..]).into_owned()));
+    }
+    out
+}
+
+/// Multi-line untrusted text without its SGR colour sequences, otherwise neutralised like
+/// `text` (for plain-text destinations such as the markdown export).
+pub fn text_without_sgr(s: &str) -> String {
+    sgr_runs(s).into_iter().map(|(_, t)| t).collect()
 }
 
 #[cfg(test)]
@@ -77,6 +215,27 @@ mod tests {
         let l = line(hostile);
         assert!(!l.chars().any(is_dangerous), "{l}");
         assert_eq!(l, "a^[]0;pwned^Gb^[[2Jc<U+009B>31m<U+202E>evil");
+    }
+
+    #[test]
+    fn sgr_becomes_attributes_and_nothing_else_passes() {
+        let runs = sgr_runs("a\x1b[36mcyan\x1b[1;38;5;200mpink\x1b[0m\x1b[2Jz\x1b[31");
+        let texts: Vec<&str> = runs.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(texts, ["a", "cyan", "pink", "^[[2Jz^[[31"]);
+        assert_eq!(runs[1].0.fg, Some(SgrColor::Indexed(6)));
+        assert_eq!(runs[2].0.fg, Some(SgrColor::Indexed(200)));
+        assert!(runs[2].0.bold);
+        assert_eq!(runs[3].0, Sgr::default());
+        assert_eq!(
+            text_without_sgr("\x1b[32mok\x1b[0m \x1b]0;x\x07"),
+            "ok ^[]0;x^G"
+        );
+    }
+
+    #[test]
+    fn sound_marks_take_the_width_terminals_agree_on() {
+        assert_eq!(line("ﾊﾟﾝﾀﾞ"), "ﾊ\u{309C}ﾝﾀ\u{309B}");
+        assert_eq!(text("ﾟ\n"), "\u{309C}\n");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 mod cli_support;
 
+use assert_cmd::Command;
 use cli_support::*;
 use neocode::session::NewSession;
 
@@ -265,10 +266,28 @@ fn bad_usage_exits_2() {
     assert_eq!(code, 2, "{err}");
     let (code, _, err) = fail(ws.cmd().args(["--json"]));
     assert_eq!(code, 2, "--json needs --list");
+    assert!(err.starts_with("neocode: "), "{err}");
     assert!(
-        err.starts_with("neocode: ") && err.lines().count() == 1,
-        "{err}"
+        err.contains("--list"),
+        "the message names what is missing: {err}"
     );
+    // A missing argument is named, an unknown subcommand gets a suggestion.
+    let (code, _, err) = fail(ws.cmd().args(["show"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("<ID>"), "{err}");
+    assert!(err.contains("Usage: neocode show <ID>"), "{err}");
+    let (code, _, err) = fail(ws.cmd().args(["shwo", "last"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("'shwo'") && err.contains("'show'"), "{err}");
+    // --limit 0 is refused the same way everywhere.
+    for args in [
+        &["--list", "--limit", "0"][..],
+        &["search", "x", "--limit", "0"],
+    ] {
+        let (code, _, err) = fail(ws.cmd().args(args));
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("at least 1"), "{args:?}: {err}");
+    }
     let (code, _, err) = fail(ws.cmd().args(["--list", "show", "last"]));
     assert_eq!(code, 2, "{err}");
     let (code, _, _) = fail(ws.cmd().args(["--list", "--limit", "many"]));
@@ -376,8 +395,10 @@ fn the_tui_without_a_terminal_says_what_to_use_and_writes_nothing() {
             );
             assert!(err.contains("neocode --list"), "{err}");
         } else {
-            // Nothing to continue in an empty workspace: the id error comes first.
+            // Nothing to continue in an empty workspace: said plainly, before the terminal.
             assert_eq!(out.status.code(), Some(2), "{err}");
+            assert!(err.contains("there are no sessions in"), "{err}");
+            assert!(err.contains("run `neocode` to start one"), "{err}");
         }
         assert_eq!(err.lines().count(), 1, "{err}");
     }
@@ -385,4 +406,44 @@ fn the_tui_without_a_terminal_says_what_to_use_and_writes_nothing() {
         std::fs::read_dir(ws.home.path()).unwrap().next().is_none(),
         "the home was written to"
     );
+}
+
+#[test]
+fn demo_keep_says_where_and_how_to_reopen_and_workdir_is_refused() {
+    let ws = Ws::new();
+    let (code, _, err) = fail(ws.cmd().arg("demo"));
+    assert_eq!(
+        code, 2,
+        "--workdir (always passed by the harness) does not apply: {err}"
+    );
+    assert!(err.contains("--workdir does not apply"), "{err}");
+    let out = Command::cargo_bin("neocode")
+        .unwrap()
+        .env("NEOCODE_HOME", ws.home.path())
+        .args(["demo", "--keep"])
+        .write_stdin("")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // No terminal here, so the TUI itself fails; the kept folder is reported all the same.
+    assert_eq!(out.status.code(), Some(1));
+    let dir = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("The demo is kept in "))
+        .unwrap_or_else(|| panic!("{stdout}"))
+        .to_string();
+    assert!(
+        stdout.contains(&format!(
+            "NEOCODE_HOME={dir}/home neocode --workdir {dir}/workspace"
+        )),
+        "{stdout}"
+    );
+    let listed = Command::cargo_bin("neocode")
+        .unwrap()
+        .env("NEOCODE_HOME", format!("{dir}/home"))
+        .args(["--workdir", &format!("{dir}/workspace"), "--list"])
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("Walk me through"));
 }

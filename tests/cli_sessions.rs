@@ -189,8 +189,8 @@ fn markdown_export_is_a_readable_transcript() {
         "## Transcript",
         "### 1 · user",
         "Please fix the flaky login test",
-        "```tool-call read_file call_1\n{\"path\":\"src/login.rs\"}\n```",
-        "### 3 · tool · result of `call_1`",
+        "**Tool call** `read_file` (`call_1`)\n\n- `path`: `src/login.rs`\n",
+        "### 3 · tool · result of `read_file` (`call_1`)",
         "```\nfn login() { sleep(1) }\n```",
     ] {
         assert!(md.contains(want), "missing {want:?} in:\n{md}");
@@ -431,4 +431,186 @@ fn show_names_tool_calls_a_stopped_session_left_unanswered() {
     assert!(!out.contains("Interrupted"), "{out}");
     let v = ok_json(ws.cmd().args(["show", &id, "--json"]));
     assert_eq!(v["interrupted_tool_calls"], serde_json::json!([]));
+}
+
+/// A session with what real use produced: reasoning, HTML-like text, coloured tool output, a
+/// large multi-line write, an image, and tool metadata with a float.
+fn real_use_session(ws: &Ws) -> String {
+    use neocode::session::{Part, ToolCall};
+    let rt = ws.rt();
+    let h = rt
+        .new_session(NewSession {
+            title: "Real <use>".into(),
+            ..NewSession::default()
+        })
+        .unwrap();
+    let content: String = (0..120).map(|i| format!("line {i}\n")).collect();
+    let args = serde_json::json!({"path": "src/big.rs", "content": content, "mode": {"append": false, "tabs": 4}});
+    let image = rt.save_asset(&h.id, "image/png", b"\x89PNG fake").unwrap();
+    rt.append(
+        &h.id,
+        &[
+            NewMessage::text(
+                Role::User,
+                "Render <div onclick=x>this</div> and `<b>` in code",
+            ),
+            NewMessage {
+                role: Some(Role::Assistant),
+                parts: vec![
+                    Part::Reasoning {
+                        text: "Think **hard** about <script>".into(),
+                    },
+                    Part::text("Writing it."),
+                    Part::Image {
+                        asset_id: image.id.clone(),
+                        mime_type: Some("image/png".into()),
+                    },
+                ],
+                tool_calls: vec![ToolCall {
+                    id: "call_w".into(),
+                    name: "write_file".into(),
+                    arguments: args.to_string(),
+                }],
+                ..NewMessage::default()
+            },
+            NewMessage {
+                tool_metadata: Some(serde_json::json!({"duration_s": 18.446941166000034})),
+                ..NewMessage::tool_result(
+                    "call_w",
+                    "\x1b[32mwrote\x1b[0m 120 lines \x1b]0;t\x07",
+                    false,
+                )
+            },
+        ],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    h.id
+}
+
+#[test]
+fn markdown_export_reads_like_the_session() {
+    let ws = Ws::new();
+    let id = real_use_session(&ws);
+    let out = ws.work.path().join("t.md");
+    ok_stdout(
+        ws.cmd()
+            .args(["export", &id, "--format", "markdown", "-o"])
+            .arg(&out),
+    );
+    let md = std::fs::read_to_string(&out).unwrap();
+    for want in [
+        "# Real &lt;use>\n",
+        // HTML outside code is text; inside a code span it stays as written.
+        "Render &lt;div onclick=x>this&lt;/div> and `<b>` in code",
+        "> **Reasoning**",
+        "> _Think **hard** about &lt;script>_",
+        "**Tool call** `write_file` (`call_w`)",
+        "- `path`: `src/big.rs`",
+        "- `content`:\n\n```text\nline 0\nline 1\n",
+        "- `mode`:\n\n```json\n{\n  \"append\": false,",
+        "### 3 · tool · result of `write_file` (`call_w`)",
+        // Colour codes are gone; other escapes stay visible.
+        "wrote 120 lines ^[]0;t^G",
+    ] {
+        assert!(md.contains(want), "missing {want:?} in:\n{md}");
+    }
+    assert!(!md.contains("\\n"), "no escaped newlines:\n{md}");
+    assert!(!md.contains("[32m"), "{md}");
+    // The image is written next to the file and linked.
+    let link = md
+        .lines()
+        .find(|l| l.starts_with("![image"))
+        .unwrap_or_else(|| panic!("no image link in:\n{md}"));
+    let rel = link.split("](<").nth(1).unwrap().trim_end_matches(">)");
+    assert!(rel.starts_with("t.images/"), "{link}");
+    let bytes = std::fs::read(ws.work.path().join(rel)).unwrap();
+    assert_eq!(bytes, b"\x89PNG fake");
+
+    // Writing again is refused without --force, and --force replaces.
+    let (code, _, err) = fail(
+        ws.cmd()
+            .args(["export", &id, "--format", "markdown", "-o"])
+            .arg(&out),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("already exists") && err.contains("--force"),
+        "{err}"
+    );
+    ok_stdout(
+        ws.cmd()
+            .args(["export", &id, "--format", "markdown", "--force", "-o"])
+            .arg(&out),
+    );
+    let json = ws.work.path().join("t.json");
+    ok_stdout(ws.cmd().args(["export", &id, "-o"]).arg(&json));
+    let (code, _, err) = fail(ws.cmd().args(["export", &id, "-o"]).arg(&json));
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn tool_metadata_floats_survive_export_and_import_exactly() {
+    let ws = Ws::new();
+    let id = real_use_session(&ws);
+    let text = ok_stdout(ws.cmd().args(["export", &id]));
+    assert!(text.contains("18.446941166000034"), "{text}");
+    let file = ws.work.path().join("f.json");
+    std::fs::write(&file, &text).unwrap();
+    let (work_b, loc_b) = ws.sibling();
+    ok_stdout(ws.cmd_in(work_b.path()).arg("import").arg(&file));
+    let rt = neocode::runtime::Sessions::open(&loc_b).unwrap();
+    let msgs = rt.load(&id).unwrap().messages;
+    let meta = msgs[2].tool_metadata.as_ref().unwrap();
+    assert_eq!(meta["duration_s"].as_f64(), Some(18.446941166000034));
+    let again = ok_stdout(ws.cmd_in(work_b.path()).args(["export", &id]));
+    assert_eq!(again, text);
+}
+
+#[test]
+fn show_counts_lines_in_words_and_draws_steps_like_the_tui() {
+    use neocode::session::{Plan, StateUpdate, Step, StepStatus, StepUpdate};
+    let ws = Ws::new();
+    let rt = ws.rt();
+    let h = rt.new_session(NewSession::default()).unwrap();
+    let step = |id: &str, deps: &[&str]| Step {
+        id: id.into(),
+        title: format!("Step {id}"),
+        depends_on: deps.iter().map(|d| d.to_string()).collect(),
+    };
+    // Listed out of dependency order: `show` prints them layer by layer, as the TUI does.
+    let plan = Plan {
+        steps: vec![step("later", &["first"]), step("first", &[])],
+    };
+    rt.update_state(
+        &h.id,
+        &StateUpdate {
+            plan: Some(Some(plan)),
+            ..StateUpdate::default()
+        },
+    )
+    .unwrap();
+    rt.step_update(
+        &h.id,
+        "first",
+        &StepUpdate::Status {
+            status: StepStatus::Running,
+        },
+    )
+    .unwrap();
+    rt.append(
+        &h.id,
+        &[NewMessage::text(Role::User, "1\n2\n3\n4\n5\n6\n7")],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    let out = ok_stdout(ws.cmd().args(["show", &h.id[..8].to_uppercase()]));
+    assert!(out.contains("  … 1 more line\n"), "{out}");
+    let first = out
+        .find("◐ Step first  (running)")
+        .unwrap_or_else(|| panic!("{out}"));
+    let later = out
+        .find("□ Step later  (pending)")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(first < later, "{out}");
 }

@@ -807,6 +807,15 @@ fn unknown_session_and_prefix_resolution() {
     }
     assert!(matches!(s.resolve("zz"), Err(StoreError::NotFound { .. })));
     assert!(matches!(s.resolve("a%"), Err(StoreError::NotFound { .. })));
+    // Prefixes are case-insensitive, and `_` is not a wildcard.
+    assert_eq!(s.resolve("ABC").unwrap(), "abc123");
+    assert_eq!(s.resolve("ABD456").unwrap(), "abd456");
+    s.create_session(named("Up_Case", "three")).unwrap();
+    assert_eq!(s.resolve("up_c").unwrap(), "Up_Case");
+    assert!(matches!(
+        s.resolve("upxc"),
+        Err(StoreError::NotFound { .. })
+    ));
     clock.advance(3);
     s.append_messages("abc123", &[msg(Role::User, "x", 0, 0)], &meta())
         .unwrap();

@@ -79,3 +79,79 @@ fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
     assert_eq!(fork.fork_seq, Some(10));
     assert_eq!(fork.message_count, 10);
 }
+
+/// What real use found, in a real terminal: half-width sound marks never reach the terminal
+/// (they made stray glyphs), a blind key behind "terminal too small" does nothing, `n` then
+/// Esc leaves no session, and PgUp from the end of a transcript moves one page.
+#[test]
+fn real_use_fixes_in_a_real_terminal() {
+    use neocode::session::{AppendMeta, NewMessage, NewSession, Role};
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let loc = Location {
+        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
+        home: home.clone(),
+    };
+    let rt = Sessions::open(&loc).unwrap();
+    neocode::tui::demo::load_into(&rt, neocode::session::now_ms()).unwrap();
+    let kana = rt
+        .new_session(NewSession {
+            title: "ﾊﾟﾝﾀﾞ notes".into(),
+            ..NewSession::default()
+        })
+        .unwrap();
+    rt.append(
+        &kana.id,
+        &[NewMessage::text(Role::User, "ﾊﾟﾝﾀﾞ ﾊﾟﾝﾀﾞ ﾊﾟﾝﾀﾞ")],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    let count = || rt.list(&ListQuery::default()).unwrap().items.len();
+    assert_eq!(count(), 8);
+
+    let mut pty = Pty::spawn(&home, &ws, &[], &[], 35, 120);
+    let s = pty.wait_for("8 sessions");
+    // The newest session is first and its sound marks arrive as their spacing forms.
+    assert!(s.contains("ﾊ\u{309C}ﾝﾀ\u{309B}"), "{s}");
+    let raw = String::from_utf8_lossy(&pty.bytes()).into_owned();
+    assert!(!raw.contains('\u{FF9F}') && !raw.contains('\u{FF9E}'));
+
+    // Too small: `d y` does nothing.
+    pty.resize(5, 20);
+    pty.wait_for("Terminal too small");
+    pty.keys("d");
+    pty.keys("y");
+    pty.resize(35, 120);
+    pty.wait_for("8 sessions");
+    assert_eq!(count(), 8, "a blind delete behind 'terminal too small'");
+
+    // `n` then Esc: nothing is created.
+    pty.keys("n");
+    pty.wait_for("New session");
+    pty.keys("\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(count(), 8, "an empty session was left behind");
+
+    // PgUp from the end of a long transcript moves one page, not to #1.
+    pty.keys("/");
+    pty.keys("Walk me");
+    pty.wait_for("1 match");
+    pty.keys("\r");
+    pty.keys("\t");
+    pty.keys("G");
+    pty.wait_for("#48");
+    pty.keys("\x1b[5~");
+    std::thread::sleep(Duration::from_millis(300));
+    let s = pty.screen();
+    assert!(!s.contains("#1 ") && !s.contains("#48"), "{s}");
+    assert!(s.contains("#4"), "{s}");
+
+    pty.keys("q");
+    pty.keys("\x1b");
+    std::thread::sleep(Duration::from_millis(200));
+    pty.keys("q");
+    let code = pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
+    assert_eq!(code, 0);
+}

@@ -49,7 +49,7 @@ pub struct Cli {
     pub json: bool,
 
     /// With --list: at most N sessions (per workspace).
-    #[arg(long, value_name = "N", requires = "list")]
+    #[arg(long, value_name = "N", requires = "list", value_parser = at_least_one)]
     pub limit: Option<usize>,
 
     /// With --list: every workspace under the home, each with its root path.
@@ -59,6 +59,15 @@ pub struct Cli {
     /// The command; none opens the full-screen TUI.
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// A count that must be positive (`--limit 0` would print nothing).
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("'{s}' is not a whole number")),
+    }
 }
 
 /// Formats of `export`.
@@ -92,9 +101,12 @@ pub enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value = "json")]
         format: ExportFormat,
-        /// Write to this file instead of standard output.
+        /// Write to this file instead of standard output (markdown: images go next to it).
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
+        /// Replace the output file if it exists.
+        #[arg(long, requires = "output")]
+        force: bool,
     },
     /// Read a session file into this workspace and print the session's id.
     #[command(
@@ -144,7 +156,7 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         /// At most N matches.
-        #[arg(long, value_name = "N", default_value_t = 20)]
+        #[arg(long, value_name = "N", default_value_t = 20, value_parser = at_least_one)]
         limit: usize,
     },
     /// Print a shell completion script.
@@ -166,10 +178,11 @@ pub enum Command {
         /// Session: full id, unique prefix, or `last`.
         id: String,
     },
-    /// Open the TUI on a throwaway workspace filled with demo sessions.
+    /// Open the TUI on a throwaway workspace filled with demo sessions (its own folder under
+    /// the system temp folder; --workdir does not apply).
     #[command(after_help = "Examples:\n  neocode demo\n  neocode demo --keep")]
     Demo {
-        /// Keep the demo folder on disk afterwards.
+        /// Keep the demo folder on disk afterwards and print how to reopen it.
         #[arg(long)]
         keep: bool,
     },

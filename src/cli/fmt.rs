@@ -4,62 +4,11 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use chrono::{TimeZone, Utc};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::session::{PlanCounts, SNIPPET_CLOSE, SNIPPET_OPEN};
 
-const MINUTE: i64 = 60_000;
-const HOUR: i64 = 60 * MINUTE;
-const DAY: i64 = 24 * HOUR;
-
-/// "just now", "3m ago", "2h ago", "yesterday", "5d ago", then the date (`2024-03-05`) in `tz`.
-/// A time in the future (clock skew) reads "just now".
-pub fn relative_time<Tz: TimeZone>(now_ms: i64, then_ms: i64, tz: &Tz) -> String
-where
-    Tz::Offset: std::fmt::Display,
-{
-    let d = now_ms.saturating_sub(then_ms);
-    if d < MINUTE {
-        "just now".to_string()
-    } else if d < HOUR {
-        format!("{}m ago", d / MINUTE)
-    } else if d < DAY {
-        format!("{}h ago", d / HOUR)
-    } else if d < 2 * DAY {
-        "yesterday".to_string()
-    } else if d < 7 * DAY {
-        format!("{}d ago", d / DAY)
-    } else {
-        let utc = Utc
-            .timestamp_millis_opt(then_ms)
-            .single()
-            .unwrap_or_default();
-        utc.with_timezone(tz).format("%Y-%m-%d").to_string()
-    }
-}
-
-/// 999, 1.2k, 12.3k, 123k, 1.2M, 1.2G: at most four characters plus the unit.
-pub fn compact(n: u64) -> String {
-    fn scaled(n: u64, unit: u64, suffix: &str) -> String {
-        // Tenths, rounded half up, in integers to avoid float formatting surprises.
-        let tenths = (n * 10 + unit / 2) / unit;
-        if tenths >= 1000 || tenths.is_multiple_of(10) {
-            format!("{}{suffix}", tenths / 10)
-        } else {
-            format!("{}.{}{suffix}", tenths / 10, tenths % 10)
-        }
-    }
-    if n < 1_000 {
-        n.to_string()
-    } else if n < 999_500 {
-        scaled(n, 1_000, "k")
-    } else if n < 999_500_000 {
-        scaled(n, 1_000_000, "M")
-    } else {
-        scaled(n, 1_000_000_000, "G")
-    }
-}
+pub use crate::format::{compact, relative_time};
 
 /// Plan progress: `3/7`, `3/7 ✗1` with failures, `-` without a plan.
 pub fn plan_progress(p: &PlanCounts) -> String {
@@ -276,38 +225,6 @@ pub fn write_json_array<W: Write, T: serde::Serialize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const NOW: i64 = 1_700_000_000_000;
-
-    #[test]
-    fn relative_times() {
-        let r = |ago: i64| relative_time(NOW, NOW - ago, &Utc);
-        assert_eq!(r(5_000), "just now");
-        assert_eq!(r(-90_000), "just now");
-        assert_eq!(r(3 * MINUTE + 5), "3m ago");
-        assert_eq!(r(59 * MINUTE), "59m ago");
-        assert_eq!(r(2 * HOUR), "2h ago");
-        assert_eq!(r(30 * HOUR), "yesterday");
-        assert_eq!(r(5 * DAY), "5d ago");
-        // 2023-11-14T22:13:20Z minus 30 days.
-        assert_eq!(r(30 * DAY), "2023-10-15");
-        let plus9 = chrono::FixedOffset::east_opt(9 * 3600).unwrap();
-        assert_eq!(relative_time(NOW, NOW - 30 * DAY, &plus9), "2023-10-16");
-    }
-
-    #[test]
-    fn compact_numbers() {
-        assert_eq!(compact(0), "0");
-        assert_eq!(compact(999), "999");
-        assert_eq!(compact(1_000), "1k");
-        assert_eq!(compact(1_234), "1.2k");
-        assert_eq!(compact(12_345), "12.3k");
-        assert_eq!(compact(123_456), "123k");
-        assert_eq!(compact(999_499), "999k");
-        assert_eq!(compact(999_500), "1M");
-        assert_eq!(compact(1_250_000), "1.3M");
-        assert_eq!(compact(4_000_000_000), "4G");
-    }
 
     #[test]
     fn plan_cells() {

@@ -102,7 +102,7 @@ pub fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("neocode: {} (see neocode --help)", clap_message(&e));
+            eprintln!("neocode: {}", clap_message(&e));
             return ExitCode::from(2);
         }
     };
@@ -122,11 +122,17 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// clap's error as one line, without its `error: ` prefix and usage block.
+/// clap's whole error without its `error: ` prefix: the first line says what is wrong, the
+/// next ones name the argument, suggest a similar subcommand and show the usage.
 fn clap_message(e: &clap::Error) -> String {
     let text = e.render().to_string();
-    let first = text.lines().next().unwrap_or("invalid arguments");
-    first.strip_prefix("error: ").unwrap_or(first).to_string()
+    let text = text.trim_end();
+    let text = text.strip_prefix("error: ").unwrap_or(text);
+    if text.is_empty() {
+        "invalid arguments (see neocode --help)".to_string()
+    } else {
+        text.to_string()
+    }
 }
 
 fn location(cli: &Cli) -> Result<Location, Failure> {
@@ -154,18 +160,35 @@ pub fn run(cli: Cli) -> CmdResult {
     }
     match &cli.command {
         Some(Command::Demo { keep }) => {
+            if cli.workdir.is_some() {
+                return Err(Failure::usage(
+                    "demo makes its own throwaway workspace; --workdir does not apply to it",
+                ));
+            }
             let demo = tui::demo::prepare(*keep)?;
-            tui::run(TuiOptions {
+            let run = tui::run(TuiOptions {
                 location: demo.location.clone(),
                 resume: None,
                 sessions: None,
-            })?;
+            });
+            if *keep {
+                // Said even when the TUI could not start: the folder is there either way.
+                let mut out = out::Out::stdout();
+                for line in demo_kept(&demo) {
+                    out.line(&line)?;
+                }
+                out.finish()?;
+            }
+            run?;
             Ok(())
         }
         Some(Command::Show { id, json }) => show::run(&location(&cli)?, id, *json),
-        Some(Command::Export { id, format, output }) => {
-            transfer::export(&location(&cli)?, id, *format, output.as_deref())
-        }
+        Some(Command::Export {
+            id,
+            format,
+            output,
+            force,
+        }) => transfer::export(&location(&cli)?, id, *format, output.as_deref(), *force),
         Some(Command::Import { file, new_id }) => transfer::import(&location(&cli)?, file, *new_id),
         Some(Command::Fork { id, at }) => manage::fork(&location(&cli)?, id, *at),
         Some(Command::Rename { id, title }) => manage::rename(&location(&cli)?, id, title),
@@ -198,7 +221,10 @@ pub fn run(cli: Cli) -> CmdResult {
             };
             let (sessions, resume) = match key {
                 Some(key) => {
-                    let (rt, id) = open_for_id(&loc, key)?;
+                    let (rt, id) = open_for_id(&loc, key).map_err(|f| match key {
+                        "last" => no_sessions_yet(&loc, f),
+                        _ => f,
+                    })?;
                     (Some(rt), Some(id))
                 }
                 None => (None, None),
@@ -234,6 +260,36 @@ fn sandbox_exec(argv: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
         command: a.command,
     });
     ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// Where a kept demo is and the command that reopens it.
+fn demo_kept(demo: &tui::demo::Demo) -> Vec<String> {
+    let home = sanitize::line(&demo.location.home.to_string_lossy()).into_owned();
+    let ws = sanitize::line(&demo.location.root().to_string_lossy()).into_owned();
+    vec![
+        format!(
+            "The demo is kept in {}",
+            sanitize::line(&demo.dir.to_string_lossy())
+        ),
+        format!("Reopen it with: NEOCODE_HOME={home} neocode --workdir {ws}"),
+    ]
+}
+
+/// `--continue` where nothing resolves because the workspace has no session at all.
+fn no_sessions_yet(loc: &Location, f: Failure) -> Failure {
+    let empty = match Sessions::open_existing(loc) {
+        Ok(Some(rt)) => rt.resolve("last").is_err(),
+        Ok(None) => true,
+        Err(_) => false,
+    };
+    if empty {
+        Failure::usage(format!(
+            "there are no sessions in {} yet; run `neocode` to start one",
+            sanitize::line(&loc.root().to_string_lossy())
+        ))
+    } else {
+        f
+    }
 }
 
 fn cmd_name(cmd: &Command) -> &'static str {

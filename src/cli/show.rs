@@ -215,14 +215,22 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
         let heading = format!("Plan  {}", fmt::plan_progress(&summary.plan));
         let heading = out.paint("1", &heading);
         out.line(&heading)?;
-        for s in steps {
+        // The TUI's order: layer by layer (a step after everything it depends on).
+        let ordered: Vec<&crate::session::Step> = header
+            .plan
+            .as_ref()
+            .and_then(|p| p.layers().ok())
+            .map(|layers| layers.into_iter().flatten().collect())
+            .unwrap_or_else(|| steps.iter().collect());
+        for s in ordered {
             let st = progress.status(&s.id);
-            let (mark, sgr) = match st {
-                StepStatus::Completed => ("✔", "32"),
-                StepStatus::Failed => ("✗", "31"),
-                StepStatus::Running => ("▸", "33"),
-                StepStatus::Pending => ("□", "2"),
+            let sgr = match st {
+                StepStatus::Completed => "32",
+                StepStatus::Failed => "31",
+                StepStatus::Running => "33",
+                StepStatus::Pending => "2",
             };
+            let mark = st.symbol();
             let mut line = format!(
                 "  {} {}  ({})",
                 out.paint(sgr, mark),
@@ -302,7 +310,15 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
             if all.len() > MESSAGE_LINES {
                 let more = out.paint(
                     "2",
-                    &format!("  … {} more lines", all.len() - MESSAGE_LINES),
+                    &format!(
+                        "  … {} more line{}",
+                        all.len() - MESSAGE_LINES,
+                        if all.len() - MESSAGE_LINES == 1 {
+                            ""
+                        } else {
+                            "s"
+                        }
+                    ),
                 );
                 out.line(&more)?;
             }

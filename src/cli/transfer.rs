@@ -1,6 +1,7 @@
 //! `neocode export` and `neocode import`: the lossless session file, and a readable markdown
 //! transcript.
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
@@ -16,16 +17,38 @@ use crate::session::{Part, StepStatus};
 const MAX_IMPORT_BYTES: u64 = 1 << 30;
 
 /// `neocode export`.
-pub fn export(loc: &Location, key: &str, format: ExportFormat, output: Option<&Path>) -> CmdResult {
+pub fn export(
+    loc: &Location,
+    key: &str,
+    format: ExportFormat,
+    output: Option<&Path>,
+    force: bool,
+) -> CmdResult {
+    let to_file = output.filter(|p| *p != Path::new("-"));
+    if let Some(path) = to_file
+        && !force
+        && path.exists()
+    {
+        return Err(Failure::usage(format!(
+            "{} already exists; choose another name or add --force to replace it",
+            sanitize::line(&path.to_string_lossy())
+        )));
+    }
     let (rt, id) = open_for_id(loc, key)?;
     let doc = rt.export(&id)?;
     let mut text = match format {
         ExportFormat::Json => fmt::to_json(&doc),
-        ExportFormat::Markdown => markdown(&doc),
+        ExportFormat::Markdown => match to_file {
+            Some(path) => {
+                let links = write_images(&doc, path, force)?;
+                markdown_with(&doc, &links)
+            }
+            None => markdown(&doc),
+        },
     };
     text.push('\n');
-    match output {
-        Some(path) if path != Path::new("-") => write_file(path, text.as_bytes()),
+    match to_file {
+        Some(path) => write_file(path, text.as_bytes()),
         _ => {
             let mut out = Out::stdout();
             out.bytes(text.as_bytes())?;
@@ -48,7 +71,10 @@ fn write_file(path: &Path, bytes: &[u8]) -> CmdResult {
     let res = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
     if let Err(e) = res {
         let _ = std::fs::remove_file(&tmp);
-        return Err(Failure::runtime(format!("cannot write {shown}: {e}")));
+        return Err(Failure::runtime(format!(
+            "cannot write {shown}: {}",
+            crate::format::io_error(&e)
+        )));
     }
     Ok(())
 }
@@ -119,8 +145,21 @@ fn fenced(out: &mut String, info: &str, body: &str) {
 
 /// A readable markdown transcript of a session file. All session text is sanitised.
 pub fn markdown(doc: &SessionFile) -> String {
-    let l = |s: &str| sanitize::line(s).into_owned();
-    let t = |s: &str| sanitize::text(s).into_owned();
+    markdown_with(doc, &HashMap::new())
+}
+
+/// The markdown transcript, with images linked where `links` has a file for their asset.
+pub fn markdown_with(doc: &SessionFile, links: &HashMap<String, String>) -> String {
+    // Single-line fields go into headings and lists: neutralised, and `<` escaped so nothing
+    // reads as HTML.
+    let l = |s: &str| sanitize::line(&sanitize::text_without_sgr(s)).replace('<', "&lt;");
+    let t = |s: &str| sanitize::text_without_sgr(s);
+    let tools: HashMap<&str, &str> = doc
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_calls.iter())
+        .map(|c| (c.id.as_str(), c.name.as_str()))
+        .collect();
     let s = &doc.session;
     let mut md = String::new();
     let title = if s.title.trim().is_empty() {
@@ -195,7 +234,14 @@ pub fn markdown(doc: &SessionFile) -> String {
     for m in &doc.messages {
         let mut head = format!("### {} · {}", m.seq, m.role.as_str());
         if let Some(call) = &m.tool_call_id {
-            head.push_str(&format!(" · result of `{}`", l(call)));
+            match tools.get(call.as_str()) {
+                Some(name) => head.push_str(&format!(
+                    " · result of `{}` (`{}`)",
+                    l(name).replace('`', "'"),
+                    l(call).replace('`', "'")
+                )),
+                None => head.push_str(&format!(" · result of `{}`", l(call).replace('`', "'"))),
+            }
         }
         if m.is_error {
             head.push_str(" · error");
@@ -208,13 +254,14 @@ pub fn markdown(doc: &SessionFile) -> String {
                     if m.tool_call_id.is_some() {
                         fenced(&mut md, "", &body);
                     } else {
-                        md.push_str(body.trim_end());
+                        md.push_str(escape_html(&body).trim_end());
                         md.push_str("\n\n");
                     }
                 }
                 Part::Reasoning { text } => {
-                    for line in t(text).lines() {
-                        md.push_str(&format!("> {line}\n"));
+                    md.push_str("> **Reasoning**\n>\n");
+                    for line in escape_html(&t(text)).lines() {
+                        md.push_str(&format!("> _{}_\n", line.trim_end()).replace("> __\n", ">\n"));
                     }
                     md.push('\n');
                 }
@@ -222,6 +269,14 @@ pub fn markdown(doc: &SessionFile) -> String {
                     asset_id,
                     mime_type,
                 } => {
+                    if let Some(link) = links.get(asset_id) {
+                        md.push_str(&format!(
+                            "![image {}](<{}>)\n\n",
+                            l(asset_id).replace(['[', ']'], ""),
+                            link.replace(['<', '>'], "")
+                        ));
+                        continue;
+                    }
                     md.push_str(&format!(
                         "_[image `{}`{}]_\n\n",
                         l(asset_id),
@@ -234,9 +289,12 @@ pub fn markdown(doc: &SessionFile) -> String {
             }
         }
         for c in &m.tool_calls {
-            let args = t(&c.arguments);
-            let info = format!("tool-call {} {}", l(&c.name), l(&c.id)).replace('`', "'");
-            fenced(&mut md, &info, &args);
+            md.push_str(&format!(
+                "**Tool call** `{}` (`{}`)\n\n",
+                l(&c.name).replace('`', "'"),
+                l(&c.id).replace('`', "'")
+            ));
+            tool_args(&mut md, &t(&c.arguments));
         }
         if m.usage.input_tokens > 0 || m.usage.output_tokens > 0 {
             md.push_str(&format!(
@@ -249,6 +307,163 @@ pub fn markdown(doc: &SessionFile) -> String {
         md.pop();
     }
     md
+}
+
+/// Width long lines of tool arguments are wrapped at in the export.
+const ARG_WIDTH: usize = 100;
+
+/// Hard-wraps lines longer than `ARG_WIDTH` characters (a fenced block never wraps when read).
+fn wrap_long(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for line in s.split('\n') {
+        let chars: Vec<char> = line.chars().collect();
+        if chars.is_empty() {
+            out.push('\n');
+        }
+        for piece in chars.chunks(ARG_WIDTH) {
+            out.extend(piece);
+            out.push('\n');
+        }
+    }
+    out.pop();
+    out
+}
+
+/// A tool call's arguments, readable: each field in turn, string values as text with their
+/// real line breaks, other values as pretty JSON; long lines wrapped.
+fn tool_args(md: &mut String, args: &str) {
+    // Parsing turns JSON escapes back into characters (`\u001b`), so every value is
+    // neutralised again after parsing.
+    let clean = |s: &str| sanitize::text_without_sgr(s);
+    match serde_json::from_str::<serde_json::Value>(args) {
+        Ok(serde_json::Value::Object(obj)) if !obj.is_empty() => {
+            for (k, v) in &obj {
+                let key = sanitize::line(k).replace('`', "'");
+                match v {
+                    serde_json::Value::String(s)
+                        if !s.contains('\n') && s.chars().count() <= 80 =>
+                    {
+                        let s = sanitize::line(&clean(s)).into_owned();
+                        let (open, close) = if s.contains('`') {
+                            ("`` ", " ``")
+                        } else {
+                            ("`", "`")
+                        };
+                        md.push_str(&format!("- `{key}`: {open}{s}{close}\n"));
+                    }
+                    serde_json::Value::String(s) => {
+                        md.push_str(&format!("- `{key}`:\n\n"));
+                        fenced(md, "text", &wrap_long(&clean(s)));
+                    }
+                    v => {
+                        let pretty = clean(&serde_json::to_string_pretty(v).unwrap_or_default());
+                        if pretty.contains('\n') {
+                            md.push_str(&format!("- `{key}`:\n\n"));
+                            fenced(md, "json", &wrap_long(&pretty));
+                        } else {
+                            md.push_str(&format!("- `{key}`: `{}`\n", pretty.replace('`', "'")));
+                        }
+                    }
+                }
+            }
+            md.push('\n');
+        }
+        Ok(v) => {
+            let pretty = clean(&serde_json::to_string_pretty(&v).unwrap_or_default());
+            fenced(md, "json", &wrap_long(&pretty));
+        }
+        Err(_) => fenced(md, "text", &wrap_long(&clean(args))),
+    }
+}
+
+/// Markdown text with every HTML-like piece (a tag, a comment) shown as text: `<` becomes
+/// `&lt;` there, while code spans and fences, where it is already literal, are left alone.
+fn escape_html(text: &str) -> String {
+    use pulldown_cmark::{Event, Options, Parser};
+    let mut ranges = Vec::new();
+    for (ev, range) in Parser::new_ext(text, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH)
+        .into_offset_iter()
+    {
+        if matches!(ev, Event::Html(_) | Event::InlineHtml(_)) {
+            ranges.push(range);
+        }
+    }
+    if ranges.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut last = 0;
+    for r in ranges {
+        if r.start < last {
+            continue;
+        }
+        out.push_str(&text[last..r.start]);
+        out.push_str(&text[r.clone()].replace('&', "&amp;").replace('<', "&lt;"));
+        last = r.end;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// Writes the session's image assets next to the markdown file `path`, in `<stem>.images/`,
+/// and returns each asset's link relative to the markdown file.
+fn write_images(
+    doc: &SessionFile,
+    path: &Path,
+    force: bool,
+) -> Result<HashMap<String, String>, Failure> {
+    use base64::Engine;
+    let mut links = HashMap::new();
+    let images: Vec<_> = doc
+        .assets
+        .iter()
+        .filter(|a| a.mime_type.starts_with("image/"))
+        .collect();
+    if images.is_empty() {
+        return Ok(links);
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "export".into());
+    let dir_name = format!("{stem}.images");
+    let dir = path.with_file_name(&dir_name);
+    let shown = sanitize::line(&dir.to_string_lossy()).into_owned();
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        Failure::runtime(format!(
+            "cannot create {shown}: {}",
+            crate::format::io_error(&e)
+        ))
+    })?;
+    for a in images {
+        let ext = match a.mime_type.as_str() {
+            "image/png" => "png",
+            "image/jpeg" => "jpg",
+            "image/gif" => "gif",
+            "image/webp" => "webp",
+            "image/svg+xml" => "svg",
+            _ => "img",
+        };
+        // Asset ids are checked on import, but a file name must never leave the folder.
+        let safe: String =
+            a.id.chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                .collect();
+        let name = format!("{safe}.{ext}");
+        let file = dir.join(&name);
+        if file.exists() && !force {
+            return Err(Failure::usage(format!(
+                "{} already exists; choose another name or add --force to replace it",
+                sanitize::line(&file.to_string_lossy())
+            )));
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&a.data_base64)
+            .map_err(|e| Failure::runtime(format!("asset {}: {e}", sanitize::line(&a.id))))?;
+        write_file(&file, &bytes)?;
+        links.insert(a.id.clone(), format!("{dir_name}/{name}"));
+    }
+    Ok(links)
 }
 
 #[cfg(test)]

@@ -94,7 +94,7 @@ pub enum StoreError {
         last: i64,
     },
     /// A file-system operation failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {}", path.display(), crate::format::io_error(source))]
     Io {
         /// Path involved.
         path: PathBuf,

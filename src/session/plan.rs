@@ -60,6 +60,16 @@ impl StepStatus {
         }
     }
 
+    /// The one-character mark `show` and the TUI both draw.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "□",
+            StepStatus::Running => "◐",
+            StepStatus::Completed => "✔",
+            StepStatus::Failed => "✗",
+        }
+    }
+
     /// Parses the lower-case name.
     pub fn parse(s: &str) -> Option<StepStatus> {
         [

@@ -34,6 +34,7 @@ pub struct Binding {
 const N: KeyModifiers = KeyModifiers::NONE;
 const S: KeyModifiers = KeyModifiers::SHIFT;
 const C: KeyModifiers = KeyModifiers::CONTROL;
+const A: KeyModifiers = KeyModifiers::ALT;
 
 macro_rules! b {
     ($ctx:ident, [$($k:expr),+], $label:expr, $action:ident, $help:expr, $bar:expr) => {
@@ -80,7 +81,7 @@ pub const BINDINGS: &[Binding] = &[
         "PgDn",
         PageDown,
         "page down",
-        None
+        Some(("PgUp/Dn", "page"))
     ),
     b!(
         Browse,
@@ -196,11 +197,15 @@ pub const BINDINGS: &[Binding] = &[
         "Space",
         Expand,
         "expand/collapse a tool call's arguments and result",
-        None
+        Some(("Space", "expand"))
     ),
     b!(
         Browse,
-        [(KeyCode::Char('?'), N), (KeyCode::Char('?'), S)],
+        [
+            (KeyCode::Char('?'), N),
+            (KeyCode::Char('?'), S),
+            (KeyCode::F(1), N)
+        ],
         "?",
         Help,
         "help",
@@ -227,24 +232,24 @@ pub const BINDINGS: &[Binding] = &[
         [(KeyCode::Enter, N)],
         "Enter",
         Submit,
-        "send the message",
+        "send the message (Alt-Enter, Shift-Enter or Ctrl-J: new line; a paste keeps its lines)",
         Some(("Enter", "send"))
     ),
     b!(
         Conversation,
-        [(KeyCode::Up, N)],
-        "↑",
+        [(KeyCode::Up, A)],
+        "Alt-↑",
         Up,
-        "select the previous message",
+        "select the previous message (↑ in the editor recalls what you sent)",
         None
     ),
     b!(
         Conversation,
-        [(KeyCode::Down, N)],
-        "↓",
+        [(KeyCode::Down, A)],
+        "Alt-↓",
         Down,
         "select the next message",
-        Some(("↑↓", "select"))
+        Some(("Alt-↑↓", "select"))
     ),
     b!(
         Conversation,
@@ -268,7 +273,15 @@ pub const BINDINGS: &[Binding] = &[
         "Ctrl-Space",
         Expand,
         "expand the selected message's tool details",
-        None
+        Some(("Ctrl-Space", "expand"))
+    ),
+    b!(
+        Conversation,
+        [(KeyCode::F(1), N)],
+        "F1",
+        Help,
+        "help (? types into the message here)",
+        Some(("F1", "help"))
     ),
     b!(
         Conversation,
@@ -319,4 +332,12 @@ pub fn bar(context: Context) -> impl Iterator<Item = (&'static str, &'static str
         .iter()
         .filter(move |b| b.context == context)
         .filter_map(|b| b.bar)
+}
+
+/// The bar entry of an action in a context (from the same table as the keys).
+pub fn bar_entry(context: Context, action: Action) -> Option<(&'static str, &'static str)> {
+    BINDINGS
+        .iter()
+        .find(|b| b.context == context && b.action == action)
+        .map(|b| b.bar.unwrap_or((b.label, b.help)))
 }

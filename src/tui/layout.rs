@@ -43,8 +43,9 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The layout of `screen` in `size`; `filtering` reserves the list's filter line.
-    pub fn compute(screen: Screen, filtering: bool, size: Rect) -> Layout {
+    /// The layout of `screen` in `size`; `filtering` reserves the list's filter line,
+    /// `composer_rows` is how many lines the message being written has.
+    pub fn compute(screen: Screen, filtering: bool, composer_rows: u16, size: Rect) -> Layout {
         let mut a = Layout {
             size,
             ..Layout::default()
@@ -61,9 +62,9 @@ impl Layout {
         a.bar = bar;
         match screen {
             Screen::Browse => {
-                // The list takes 46% of the width, at least 36 columns, and leaves the detail
-                // pane at least 20.
-                let list_w = (main.width * 23 / 50)
+                // The list takes 55% of the width (titles are what people scan), at least 36
+                // columns, and leaves the detail pane at least 20.
+                let list_w = (main.width * 11 / 20)
                     .max(36)
                     .min(main.width.saturating_sub(20));
                 let [list, detail] =
@@ -91,8 +92,12 @@ impl Layout {
                 a.transcript = a.body;
             }
             Screen::Conversation => {
+                // The editor grows with its text, up to a limit and never past half the view.
+                let rows = composer_rows
+                    .clamp(1, crate::tui::composer::MAX_ROWS)
+                    .min((main.height / 2).saturating_sub(2).max(1));
                 let [conv, input] =
-                    Split::vertical([Constraint::Min(1), Constraint::Length(3)]).areas(main);
+                    Split::vertical([Constraint::Min(1), Constraint::Length(rows + 2)]).areas(main);
                 a.conversation = conv;
                 a.input = input;
                 a.transcript = Block::bordered().inner(conv);
@@ -145,7 +150,7 @@ mod tests {
 
     #[test]
     fn tabs_are_hit_where_they_are_drawn() {
-        let a = Layout::compute(Screen::Browse, false, Rect::new(0, 0, 120, 35));
+        let a = Layout::compute(Screen::Browse, false, 1, Rect::new(0, 0, 120, 35));
         let first = a.tab_rects[0];
         assert_eq!(first.x, a.tabs.x);
         assert_eq!(a.tab_at(first.x, a.tabs.y), Some(Tab::Transcript));
@@ -158,8 +163,8 @@ mod tests {
     #[test]
     fn a_filter_pushes_the_rows_down_one_line() {
         let size = Rect::new(0, 0, 120, 35);
-        let plain = Layout::compute(Screen::Browse, false, size);
-        let filtered = Layout::compute(Screen::Browse, true, size);
+        let plain = Layout::compute(Screen::Browse, false, 1, size);
+        let filtered = Layout::compute(Screen::Browse, true, 1, size);
         assert_eq!(filtered.list_rows.y, plain.list_rows.y + 1);
         assert!(plain.list_header.is_some(), "a 120-column list is wide");
     }
@@ -169,7 +174,7 @@ mod tests {
         for w in 0..12 {
             for h in 0..12 {
                 for screen in [Screen::Browse, Screen::Conversation] {
-                    Layout::compute(screen, true, Rect::new(0, 0, w, h));
+                    Layout::compute(screen, true, 1, Rect::new(0, 0, w, h));
                 }
             }
         }

@@ -108,8 +108,23 @@ pub fn plain(text: &str, width: usize, prefix: &str, style: Style) -> Vec<Line<'
 
 /// Renders markdown into lines for `width` columns.
 pub fn render(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    render_with(text, width, theme, theme.text(), false)
+}
+
+/// Renders markdown with `base` as the style of plain text; `keep_breaks` keeps every line
+/// break of the source (a person's message, where a newline is meant as one).
+pub fn render_with(
+    text: &str,
+    width: usize,
+    theme: &Theme,
+    base: Style,
+    keep_breaks: bool,
+) -> Vec<Line<'static>> {
     let mut r = Renderer {
         theme,
+        base,
+        keep_breaks,
+        table: None,
         width,
         out: Vec::new(),
         cur: Vec::new(),
@@ -132,8 +147,18 @@ pub fn render(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     r.out
 }
 
+/// A table being collected: its cells are laid out once all rows are known.
+struct Table {
+    aligns: Vec<pulldown_cmark::Alignment>,
+    rows: Vec<Vec<Vec<(String, Style)>>>,
+    row: Vec<Vec<(String, Style)>>,
+}
+
 struct Renderer<'t> {
     theme: &'t Theme,
+    base: Style,
+    keep_breaks: bool,
+    table: Option<Table>,
     width: usize,
     out: Vec<Line<'static>>,
     cur: Vec<(String, Style)>,
@@ -148,7 +173,7 @@ struct Renderer<'t> {
 
 impl Renderer<'_> {
     fn style(&self) -> Style {
-        let mut s = self.theme.text();
+        let mut s = self.base;
         if self.bold > 0 || self.heading {
             s = s.add_modifier(Modifier::BOLD);
         }
@@ -186,6 +211,82 @@ impl Renderer<'_> {
     fn blank(&mut self) {
         if self.out.last().is_some_and(|l| l.width() > 0) {
             self.out.push(Line::default());
+        }
+    }
+
+    /// Lays out a table: aligned columns when they fit the width, else one block per row
+    /// with each cell under its column's heading.
+    fn table(&mut self, t: Table) {
+        use pulldown_cmark::Alignment;
+        let text_of = |cell: &[(String, Style)]| -> String {
+            cell.iter().map(|(s, _)| s.as_str()).collect::<String>()
+        };
+        let cols = t.rows.iter().map(Vec::len).max().unwrap_or(0);
+        let mut widths = vec![0usize; cols];
+        for row in &t.rows {
+            for (i, cell) in row.iter().enumerate() {
+                widths[i] = widths[i].max(text_of(cell).width());
+            }
+        }
+        let base = self.indent();
+        let total = base.width() + widths.iter().sum::<usize>() + 3 * cols.saturating_sub(1);
+        let sep = self.theme.dim();
+        if total <= self.width {
+            for (r, row) in t.rows.iter().enumerate() {
+                let mut spans = vec![Span::raw(base.clone())];
+                for (i, w) in widths.iter().enumerate() {
+                    if i > 0 {
+                        spans.push(Span::styled(" │ ", sep));
+                    }
+                    let cell = row.get(i).map(Vec::as_slice).unwrap_or(&[]);
+                    let pad = w - text_of(cell).width();
+                    let (left, right) = match t.aligns.get(i) {
+                        Some(Alignment::Right) => (pad, 0),
+                        Some(Alignment::Center) => (pad / 2, pad - pad / 2),
+                        _ => (0, pad),
+                    };
+                    spans.push(Span::raw(" ".repeat(left)));
+                    for (s, st) in cell {
+                        let st = if r == 0 {
+                            st.add_modifier(Modifier::BOLD)
+                        } else {
+                            *st
+                        };
+                        spans.push(Span::styled(s.clone(), st));
+                    }
+                    // The last column needs no padding on the right.
+                    if i + 1 < cols {
+                        spans.push(Span::raw(" ".repeat(right)));
+                    }
+                }
+                self.out.push(Line::from(spans));
+                if r == 0 {
+                    let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
+                    self.out.push(Line::from(Span::styled(
+                        format!("{base}{}", rule.join("─┼─")),
+                        sep,
+                    )));
+                }
+            }
+            return;
+        }
+        // Too wide: each row becomes a small record, "heading: value".
+        let head: Vec<String> = t
+            .rows
+            .first()
+            .map(|h| h.iter().map(|c| text_of(c)).collect())
+            .unwrap_or_default();
+        for row in t.rows.iter().skip(1) {
+            self.blank();
+            for (i, cell) in row.iter().enumerate() {
+                let name = head.get(i).cloned().unwrap_or_default();
+                let mut pieces =
+                    vec![(format!("{name}: "), self.base.add_modifier(Modifier::BOLD))];
+                pieces.extend(cell.iter().cloned());
+                let first = base.clone();
+                let rest = format!("{base}  ");
+                self.out.extend(wrap(&pieces, self.width, &first, &rest));
+            }
         }
     }
 
@@ -231,10 +332,17 @@ impl Renderer<'_> {
                 }
                 Tag::Emphasis => self.italic += 1,
                 Tag::Strong => self.bold += 1,
+                Tag::Table(aligns) => {
+                    self.flush();
+                    self.table = Some(Table {
+                        aligns,
+                        rows: Vec::new(),
+                        row: Vec::new(),
+                    });
+                }
                 Tag::Link { .. }
                 | Tag::Image { .. }
                 | Tag::Strikethrough
-                | Tag::Table(_)
                 | Tag::TableHead
                 | Tag::TableRow
                 | Tag::TableCell
@@ -282,8 +390,25 @@ impl Renderer<'_> {
                 TagEnd::Item => self.flush(),
                 TagEnd::Emphasis => self.italic = self.italic.saturating_sub(1),
                 TagEnd::Strong => self.bold = self.bold.saturating_sub(1),
-                TagEnd::TableRow | TagEnd::TableHead => self.flush(),
-                TagEnd::TableCell => self.cur.push((" │ ".into(), self.theme.dim())),
+                TagEnd::TableRow | TagEnd::TableHead => {
+                    if let Some(t) = &mut self.table {
+                        let row = std::mem::take(&mut t.row);
+                        t.rows.push(row);
+                    }
+                }
+                TagEnd::TableCell => {
+                    let cell = std::mem::take(&mut self.cur);
+                    match &mut self.table {
+                        Some(t) => t.row.push(cell),
+                        None => self.cur = cell,
+                    }
+                }
+                TagEnd::Table => {
+                    if let Some(t) = self.table.take() {
+                        self.table(t);
+                    }
+                    self.blank();
+                }
                 _ => {}
             },
             Event::Text(t) => {
@@ -304,6 +429,7 @@ impl Renderer<'_> {
                 }
             }
             Event::Code(t) => self.cur.push((t.to_string(), self.theme.code())),
+            Event::SoftBreak if self.keep_breaks => self.flush(),
             Event::SoftBreak => self.cur.push((" ".into(), self.style())),
             Event::HardBreak => self.flush(),
             Event::Rule => {
@@ -344,7 +470,7 @@ mod tests {
         ));
         assert_eq!(
             out,
-            vec![
+            [
                 "Some bold words",
                 "that wrap here",
                 "",
@@ -356,5 +482,39 @@ mod tests {
                 "• two"
             ]
         );
+    }
+
+    #[test]
+    fn tables_line_up_or_fall_back_to_records() {
+        let t = Theme::new(false);
+        let md = "| name | n |\n|------|--:|\n| alpha | 1 |\n| b | 22 |\n\nafter";
+        let out = text(&render(md, 40, &t));
+        assert_eq!(
+            out,
+            [
+                "name  │  n",
+                "──────┼───",
+                "alpha │  1",
+                "b     │ 22",
+                "",
+                "after"
+            ]
+        );
+        let narrow = text(&render(md, 8, &t));
+        assert_eq!(
+            narrow,
+            [
+                "name: ", "  alpha", "n: 1", "", "name: b", "n: 22", "", "after"
+            ]
+        );
+    }
+
+    #[test]
+    fn kept_breaks_stay_lines() {
+        let t = Theme::new(false);
+        let out = text(&render_with("one\ntwo\n\nthree", 40, &t, t.text(), true));
+        assert_eq!(out, ["one", "two", "", "three"]);
+        let joined = text(&render("one\ntwo", 40, &t));
+        assert_eq!(joined, ["one two"]);
     }
 }

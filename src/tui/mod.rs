@@ -23,6 +23,7 @@ use crate::tui::worker::{Done, Reply, Worker};
 
 pub mod action;
 pub mod app;
+pub mod composer;
 pub mod demo;
 pub mod effect;
 pub mod input;
@@ -201,9 +202,16 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 .saturating_duration_since(Instant::now());
             let first = match rx.recv_timeout(wait) {
                 Ok(m) => m,
-                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    app.now_ms = crate::session::now_ms();
+                    dirty |= app.expire_status(app.now_ms);
+                    continue;
+                }
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
             };
+            // Statuses are stamped with the time they are said, and expire by it.
+            app.now_ms = crate::session::now_ms();
+            dirty |= app.expire_status(app.now_ms);
             let mut next = Some(first);
             while let Some(msg) = next {
                 // An unchanged poll answer changes nothing on screen: no redraw for it.

@@ -104,4 +104,39 @@ impl Theme {
             Style::new().add_modifier(Modifier::BOLD)
         }
     }
+    /// Reasoning (thinking) text: dim italic, so it never reads as the answer.
+    pub fn reasoning(&self) -> Style {
+        self.fg(Color::Gray)
+            .add_modifier(Modifier::DIM | Modifier::ITALIC)
+    }
+    /// The style tool output asked for with SGR sequences, on top of `base`; with `NO_COLOR`
+    /// only the attributes are kept.
+    pub fn sgr(&self, base: Style, s: &crate::sanitize::Sgr) -> Style {
+        use crate::sanitize::SgrColor;
+        let color = |c: SgrColor| match c {
+            SgrColor::Indexed(i) => Color::Indexed(i),
+            SgrColor::Rgb(r, g, b) => Color::Rgb(r, g, b),
+        };
+        let mut st = base;
+        if self.color {
+            if let Some(c) = s.fg {
+                st = st.fg(color(c));
+            }
+            if let Some(c) = s.bg {
+                st = st.bg(color(c));
+            }
+        }
+        for (on, m) in [
+            (s.bold, Modifier::BOLD),
+            (s.dim, Modifier::DIM),
+            (s.italic, Modifier::ITALIC),
+            (s.underline, Modifier::UNDERLINED),
+            (s.reverse, Modifier::REVERSED),
+        ] {
+            if on {
+                st = st.add_modifier(m);
+            }
+        }
+        st
+    }
 }

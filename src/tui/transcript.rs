@@ -210,8 +210,9 @@ impl Transcript {
     /// Pins the view (leaves follow-end) at what is currently shown at the top.
     fn unfollow(&mut self, width: usize, height: usize, theme: &Theme) {
         if self.follow_end {
-            self.follow_end = false;
+            // What is shown now, measured while still following the end.
             let vis = self.visible(width, height, theme);
+            self.follow_end = false;
             if let Some((seq, _)) = vis.first() {
                 let before = vis.iter().take_while(|(s, _)| s == seq).count();
                 let total = self.height(*seq, width, theme);
@@ -387,26 +388,140 @@ fn role_label(m: &Message, tools: &HashMap<String, String>, theme: &Theme) -> (S
     }
 }
 
-/// A one-line summary of a tool call's JSON arguments: the most telling field, else the
-/// compact JSON.
+/// Fields that best say what a tool call does, in order of preference.
+const TELLING: [&str; 7] = ["command", "cmd", "path", "file", "pattern", "query", "url"];
+
+/// A one-line summary of a tool call's JSON arguments: the first line of the most telling
+/// field, else the compact JSON (` …` marks that there is more).
 pub fn args_summary(arguments: &str) -> String {
+    summary(arguments).0
+}
+
+/// The summary, and the field it shows in full (single-line) so the rows can leave it out.
+fn summary(arguments: &str) -> (String, Option<&'static str>) {
+    let first_line = |s: &str| -> (String, bool) {
+        let mut it = s.trim_end().split('\n');
+        let first = sanitize::line(it.next().unwrap_or("")).into_owned();
+        (first, it.next().is_some())
+    };
     let v: serde_json::Value = match serde_json::from_str(arguments) {
         Ok(v) => v,
-        Err(_) => return sanitize::line(arguments).into_owned(),
+        Err(_) => {
+            let (mut s, more) = first_line(arguments);
+            if more {
+                s.push_str(" …");
+            }
+            return (s, None);
+        }
     };
-    let pick = ["command", "cmd", "path", "file", "pattern", "query", "url"];
     if let Some(obj) = v.as_object() {
-        for k in pick {
+        for k in TELLING {
             if let Some(s) = obj.get(k).and_then(|x| x.as_str()) {
-                let mut out = sanitize::line(s).into_owned();
-                if obj.len() > 1 {
+                let (mut out, more) = first_line(s);
+                if more || obj.len() > 1 {
                     out.push_str(" …");
                 }
-                return out;
+                return (out, (!more).then_some(k));
             }
         }
     }
-    sanitize::line(&v.to_string()).into_owned()
+    let compact: String = first_line(&v.to_string()).0.chars().take(120).collect();
+    (compact, None)
+}
+
+/// A tool call's arguments as text lines, one field after another; string values keep their
+/// line breaks (a file being written reads as the file). `skip` leaves out a field the
+/// summary already shows.
+fn args_rows(arguments: &str, skip: Option<&str>) -> Vec<String> {
+    let mut rows = Vec::new();
+    let block = |rows: &mut Vec<String>, head: String, body: &str| {
+        let body = body.trim_end_matches('\n');
+        if body.contains('\n') {
+            rows.push(head);
+            rows.extend(body.split('\n').map(|l| format!("  {l}")));
+        } else {
+            rows.push(format!("{head} {body}"));
+        }
+    };
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(serde_json::Value::Object(obj)) => {
+            for (k, v) in &obj {
+                if Some(k.as_str()) == skip {
+                    continue;
+                }
+                let body = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    v => serde_json::to_string_pretty(v).unwrap_or_default(),
+                };
+                block(&mut rows, format!("{k}:"), &body);
+            }
+        }
+        Ok(v) => rows.extend(
+            serde_json::to_string_pretty(&v)
+                .unwrap_or_default()
+                .split('\n')
+                .map(str::to_string),
+        ),
+        Err(_) => rows.extend(arguments.trim_end().split('\n').map(str::to_string)),
+    }
+    rows
+}
+
+/// At most `COLLAPSED_LINES` rows unless expanded, then how many more there are.
+fn capped(
+    mut rows: Vec<Line<'static>>,
+    expanded: bool,
+    prefix: &str,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    if expanded || rows.len() <= COLLAPSED_LINES + 1 {
+        return rows;
+    }
+    let more = rows.len() - COLLAPSED_LINES;
+    rows.truncate(COLLAPSED_LINES);
+    rows.push(Line::from(Span::styled(
+        format!(
+            "{prefix}… {more} more line{}",
+            if more == 1 { "" } else { "s" }
+        ),
+        theme.dim(),
+    )));
+    rows
+}
+
+/// Tool output laid out with its SGR colours as styles (every other escape neutralised).
+fn output_lines(
+    text: &str,
+    width: usize,
+    prefix: &str,
+    base: Style,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut lines: Vec<Vec<(String, Style)>> = vec![Vec::new()];
+    for (sgr, t) in sanitize::sgr_runs(text) {
+        let st = theme.sgr(base, &sgr);
+        for (i, piece) in t.split('\n').enumerate() {
+            if i > 0 {
+                lines.push(Vec::new());
+            }
+            if !piece.is_empty()
+                && let Some(l) = lines.last_mut()
+            {
+                l.push((piece.to_string(), st));
+            }
+        }
+    }
+    while lines.len() > 1
+        && lines
+            .last()
+            .is_some_and(|l| l.iter().all(|(t, _)| t.trim().is_empty()))
+    {
+        lines.pop();
+    }
+    lines
+        .iter()
+        .flat_map(|l| markdown::wrap(l, width, prefix, prefix))
+        .collect()
 }
 
 /// Lays out one message.
@@ -440,7 +555,7 @@ pub fn message_lines(
     for p in &m.parts {
         match p {
             Part::Text { text } => {
-                let clean = sanitize::text(text);
+                let clean = sanitize::text_without_sgr(text);
                 match m.role {
                     Role::Tool => {
                         let style = if m.is_error {
@@ -448,28 +563,14 @@ pub fn message_lines(
                         } else {
                             theme.text()
                         };
-                        let all: Vec<&str> = clean.trim_end().split('\n').collect();
-                        let n = if expanded {
-                            all.len()
-                        } else {
-                            all.len().min(COLLAPSED_LINES)
-                        };
-                        for l in &all[..n] {
-                            out.extend(markdown::plain(l, width, "  │ ", style));
-                        }
-                        if n < all.len() {
-                            out.push(Line::from(Span::styled(
-                                format!(
-                                    "  │ … {} more line{} (Space expands)",
-                                    all.len() - n,
-                                    if all.len() - n == 1 { "" } else { "s" }
-                                ),
-                                theme.dim(),
-                            )));
-                        }
+                        let rows = output_lines(text, width, "  │ ", style, theme);
+                        out.extend(capped(rows, expanded, "  │ ", theme));
                     }
                     Role::User | Role::Assistant | Role::System => {
-                        for l in markdown::render(&clean, body_w, theme) {
+                        let keep_breaks = m.role == Role::User;
+                        let rendered =
+                            markdown::render_with(&clean, body_w, theme, theme.text(), keep_breaks);
+                        for l in rendered {
                             let mut spans = vec![Span::raw("  ")];
                             spans.extend(l.spans);
                             out.push(Line::from(spans));
@@ -478,8 +579,19 @@ pub fn message_lines(
                 }
             }
             Part::Reasoning { text } => {
-                let clean = sanitize::text(text);
-                out.extend(markdown::plain(&clean, width, "  ∴ ", theme.dim()));
+                let clean = sanitize::text_without_sgr(text);
+                let rendered = markdown::render_with(
+                    &clean,
+                    width.saturating_sub(4),
+                    theme,
+                    theme.reasoning(),
+                    false,
+                );
+                for l in rendered {
+                    let mut spans = vec![Span::styled("  ∴ ", theme.reasoning())];
+                    spans.extend(l.spans);
+                    out.push(Line::from(spans));
+                }
             }
             Part::Image {
                 asset_id,
@@ -506,28 +618,23 @@ pub fn message_lines(
         }
     }
     for call in &m.tool_calls {
+        let (summary, shown) = summary(&call.arguments);
         out.extend(markdown::wrap(
             &[
                 (sanitize::line(&call.name).into_owned(), theme.tool()),
                 ("  ".into(), theme.text()),
-                (args_summary(&call.arguments), theme.code()),
+                (summary, theme.code()),
             ],
             width,
             "  ⚙ ",
             "    ",
         ));
-        if expanded {
-            let pretty = serde_json::from_str::<serde_json::Value>(&call.arguments)
-                .ok()
-                .and_then(|v| serde_json::to_string_pretty(&v).ok())
-                .unwrap_or_else(|| call.arguments.clone());
-            out.extend(markdown::plain(
-                &sanitize::text(&pretty),
-                width,
-                "    ",
-                theme.code(),
-            ));
-        }
+        let skip = if expanded { None } else { shown };
+        let rows: Vec<Line<'static>> = args_rows(&call.arguments, skip)
+            .iter()
+            .flat_map(|r| markdown::plain(&sanitize::text(r), width, "    ", theme.code()))
+            .collect();
+        out.extend(capped(rows, expanded, "    ", theme));
     }
     if expanded && let Some(meta) = &m.tool_metadata {
         out.push(Line::from(Span::styled(
@@ -537,4 +644,188 @@ pub fn message_lines(
     }
     out.push(Line::default());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{ToolCall, Usage};
+    use ratatui::style::{Color, Modifier};
+
+    fn msg(role: Role, parts: Vec<Part>, tool_calls: Vec<ToolCall>) -> Message {
+        Message {
+            seq: 3,
+            role,
+            parts,
+            tool_calls,
+            tool_call_id: None,
+            is_error: false,
+            tool_metadata: None,
+            created_at_ms: 0,
+            usage: Usage::default(),
+        }
+    }
+
+    fn text(lines: &[Line<'_>]) -> Vec<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    fn write_call(content: &str) -> Message {
+        let args = serde_json::json!({"path": "src/big.rs", "content": content}).to_string();
+        msg(
+            Role::Assistant,
+            Vec::new(),
+            vec![ToolCall {
+                id: "c1".into(),
+                name: "write_file".into(),
+                arguments: args,
+            }],
+        )
+    }
+
+    #[test]
+    fn a_big_write_collapses_to_a_few_lines_and_expands_with_real_newlines() {
+        let t = Theme::new(false);
+        let content: String = (0..600)
+            .map(|i| format!("line {i} of the file\n"))
+            .collect();
+        assert!(content.len() > 12_000);
+        let m = write_call(&content);
+        let collapsed = text(&message_lines(&m, 80, false, &HashMap::new(), &t));
+        assert!(collapsed.len() <= 9, "{collapsed:#?}");
+        assert!(
+            collapsed[1].contains("write_file  src/big.rs …"),
+            "{collapsed:#?}"
+        );
+        assert_eq!(collapsed[2], "    content:");
+        assert_eq!(collapsed[3], "      line 0 of the file");
+        assert!(collapsed[6].contains("… 597 more lines"), "{collapsed:#?}");
+        let expanded = text(&message_lines(&m, 80, true, &HashMap::new(), &t));
+        assert!(expanded.iter().any(|l| l == "      line 599 of the file"));
+        assert!(expanded.iter().any(|l| l == "    path: src/big.rs"));
+        assert!(
+            !expanded
+                .iter()
+                .any(|l| l.contains("\\n") || l.contains("^J"))
+        );
+    }
+
+    #[test]
+    fn a_multi_line_command_summary_shows_its_first_line() {
+        assert_eq!(args_summary(r#"{"command":"echo a\necho b"}"#), "echo a …");
+        assert_eq!(args_summary("not json\nsecond"), "not json …");
+    }
+
+    #[test]
+    fn tool_output_colours_become_styles() {
+        let t = Theme::new(true);
+        let mut m = msg(
+            Role::Tool,
+            vec![Part::Text {
+                text: "\x1b[36mcyan\x1b[0m plain \x1b[2Jafter".into(),
+            }],
+            Vec::new(),
+        );
+        m.tool_call_id = Some("c1".into());
+        let lines = message_lines(&m, 80, false, &HashMap::new(), &t);
+        assert_eq!(lines[1].to_string(), "  │ cyan plain ^[[2Jafter");
+        let cyan = lines[1].spans.iter().find(|s| s.content == "cyan").unwrap();
+        assert_eq!(cyan.style.fg, Some(Color::Indexed(6)));
+        // Without colour the attributes stay and the colour goes.
+        let plain = message_lines(&m, 80, false, &HashMap::new(), &Theme::new(false));
+        assert!(plain[1].spans.iter().all(|s| s.style.fg.is_none()));
+    }
+
+    #[test]
+    fn reasoning_is_markdown_and_marked() {
+        let t = Theme::new(false);
+        let m = msg(
+            Role::Assistant,
+            vec![
+                Part::Reasoning {
+                    text: "Think **hard**".into(),
+                },
+                Part::Text {
+                    text: "Answer".into(),
+                },
+            ],
+            Vec::new(),
+        );
+        let lines = message_lines(&m, 60, false, &HashMap::new(), &t);
+        assert_eq!(lines[1].to_string(), "  ∴ Think hard");
+        let hard = lines[1].spans.iter().find(|s| s.content == "hard").unwrap();
+        assert!(
+            hard.style
+                .add_modifier
+                .contains(Modifier::BOLD | Modifier::ITALIC)
+        );
+        assert_eq!(lines[2].to_string(), "  Answer");
+    }
+
+    #[test]
+    fn user_messages_keep_their_line_breaks() {
+        let t = Theme::new(false);
+        let m = msg(
+            Role::User,
+            vec![Part::Text {
+                text: "first\nsecond".into(),
+            }],
+            Vec::new(),
+        );
+        let lines = text(&message_lines(&m, 60, false, &HashMap::new(), &t));
+        assert_eq!(&lines[1..3], ["  first", "  second"]);
+    }
+}
+
+#[cfg(test)]
+mod paging {
+    use super::*;
+    use crate::session::Usage;
+
+    fn session(n: i64) -> Transcript {
+        let mut t = Transcript::new("s", n, true);
+        for c in 0..=chunk_of(n) {
+            let (a, b) = chunk_range(c);
+            t.requested(c, c as u64);
+            let msgs = (a..=b.min(n))
+                .map(|seq| Message {
+                    seq,
+                    role: Role::User,
+                    parts: vec![Part::Text {
+                        text: format!("message {seq}\nsecond line"),
+                    }],
+                    tool_calls: Vec::new(),
+                    tool_call_id: None,
+                    is_error: false,
+                    tool_metadata: None,
+                    created_at_ms: 0,
+                    usage: Usage::default(),
+                })
+                .collect();
+            assert!(t.loaded(c as u64, a, msgs));
+        }
+        t
+    }
+
+    fn first_shown(t: &Transcript, theme: &Theme) -> i64 {
+        t.visible(60, 20, theme)[0].0
+    }
+
+    #[test]
+    fn paging_moves_one_page_each_way() {
+        let th = Theme::new(false);
+        let mut t = session(300);
+        let at_end = first_shown(&t, &th);
+        assert!(at_end > 290, "{at_end}");
+        t.scroll(-18, 60, 20, &th);
+        let up = first_shown(&t, &th);
+        assert!((at_end - 6..at_end).contains(&up), "{at_end} -> {up}");
+        t.scroll(18, 60, 20, &th);
+        assert_eq!(first_shown(&t, &th), at_end);
+        // Paging down at the end stays at the end (the last line stays on screen).
+        t.scroll(18, 60, 20, &th);
+        let vis = t.visible(60, 20, &th);
+        assert_eq!(vis.len(), 20);
+        assert_eq!(vis.last().map(|(s, _)| *s), Some(300));
+    }
 }

@@ -50,10 +50,12 @@ pub enum Request {
     Delete { id: String },
     /// Rename a session.
     Rename { id: String, title: String },
-    /// Start a new, empty session.
+    /// Start a new session, with its first message when there is one.
     NewSession {
         /// Its workdir.
         workdir: String,
+        /// The user's first message.
+        first: Option<String>,
     },
     /// Write `<short-id>.json` (the session file) into `dir`.
     Export {
@@ -238,11 +240,27 @@ fn run(rt: &Sessions, request: Request) -> anyhow::Result<Reply> {
             rt.rename(&id, &title)?;
             Reply::Renamed { id, title }
         }
-        Request::NewSession { workdir } => {
-            Reply::Created(Box::new(rt.new_session(NewSession {
+        Request::NewSession { workdir, first } => {
+            let h = rt.new_session(NewSession {
                 workdir,
                 ..NewSession::default()
-            })?))
+            })?;
+            match first {
+                None => Reply::Created(Box::new(h)),
+                Some(text) => {
+                    let appended = rt.append(
+                        &h.id,
+                        &[NewMessage::text(Role::User, text)],
+                        &AppendMeta::default(),
+                    );
+                    if let Err(e) = appended {
+                        // No empty session left behind by a message that was not saved.
+                        let _ = rt.delete(&h.id);
+                        return Err(e.into());
+                    }
+                    Reply::Created(Box::new(rt.header(&h.id)?))
+                }
+            }
         }
         Request::Export { id, dir } => {
             let doc = rt.export(&id)?;
@@ -276,13 +294,19 @@ fn run(rt: &Sessions, request: Request) -> anyhow::Result<Reply> {
 /// Writes a file, refusing to overwrite an existing one.
 fn write_new(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     use std::io::Write;
+    let shown = crate::sanitize::line(&path.to_string_lossy()).into_owned();
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => {
+                anyhow::anyhow!("file exists: {shown}; move or rename it, then export again")
+            }
+            _ => anyhow::anyhow!("cannot write {shown}: {}", crate::format::io_error(&e)),
+        })?;
     f.write_all(bytes)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        .map_err(|e| anyhow::anyhow!("cannot write {shown}: {}", crate::format::io_error(&e)))?;
     Ok(())
 }
 

@@ -113,6 +113,22 @@ impl Pty {
         }
     }
 
+    /// Resizes the terminal (the program gets SIGWINCH); the screen is read at the new size.
+    pub fn resize(&mut self, rows: u16, cols: u16) {
+        if let Some(m) = &self.master {
+            m.resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        }
+        self.rows = NonZeroU16::new(rows).unwrap();
+        self.cols = NonZeroU16::new(cols).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
     /// Types `s`, then gives the program a moment to draw.
     pub fn keys(&mut self, s: &str) {
         self.writer.write_all(s.as_bytes()).unwrap();

@@ -285,10 +285,22 @@ impl Store {
                 "SELECT id, title, first_prompt FROM sessions WHERE id >= ?1 AND id < ?1 || x'ff'
                  ORDER BY updated_at_ms DESC, rowid DESC LIMIT 21",
             )?;
-            let rows: Vec<(String, String, String)> = st
+            let mut rows: Vec<(String, String, String)> = st
                 .query_map([key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
                 .collect::<rusqlite::Result<_>>()?;
-            if let Some(exact) = rows.iter().find(|r| r.0 == key) {
+            if rows.is_empty() && key.bytes().any(|b| b.is_ascii_alphabetic()) {
+                // Ids are case-insensitive for people (a prefix typed from a screenshot in
+                // capitals): LIKE folds ASCII case; `_` is a wildcard there, so escape it.
+                let mut st = c.prepare_cached(
+                    "SELECT id, title, first_prompt FROM sessions WHERE id LIKE ?1 ESCAPE '\\'
+                     ORDER BY updated_at_ms DESC, rowid DESC LIMIT 21",
+                )?;
+                let pattern = format!("{}%", key.replace('_', "\\_"));
+                rows = st
+                    .query_map([pattern], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect::<rusqlite::Result<_>>()?;
+            }
+            if let Some(exact) = rows.iter().find(|r| r.0.eq_ignore_ascii_case(key)) {
                 return Ok(exact.0.clone());
             }
             match rows.len() {

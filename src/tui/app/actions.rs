@@ -5,6 +5,9 @@ use super::state::{Filter, Focus, Overlay, PendingSelection, Screen, SearchState
 use crate::sanitize;
 use crate::tui::action::Action;
 use crate::tui::effect::Effect;
+use crossterm::event::KeyEvent;
+
+use crate::tui::composer::Outcome;
 use crate::tui::input::Input;
 use crate::tui::worker::Request;
 
@@ -144,9 +147,16 @@ impl App {
                 Vec::new()
             }
             Action::New => {
-                let workdir = self.workdir.clone();
-                self.say("Creating a new session…");
-                vec![self.ask(None, Request::NewSession { workdir })]
+                // Nothing is written until the first message is sent.
+                self.draft = true;
+                self.detail = None;
+                self.composer.set_text("");
+                self.screen = Screen::Conversation;
+                self.overlay = Overlay::None;
+                self.say(
+                    "A new session: it is saved when you send the first message. Esc goes back.",
+                );
+                Vec::new()
             }
             Action::Fork => {
                 let Some((id, _)) = self.selected_id() else {
@@ -194,6 +204,12 @@ impl App {
                 Vec::new()
             }
             Action::Back => {
+                if self.screen == Screen::Conversation && self.draft {
+                    self.draft = false;
+                    self.screen = Screen::Browse;
+                    self.status = None;
+                    return self.sync_detail();
+                }
                 if self.screen == Screen::Conversation {
                     self.screen = Screen::Browse;
                     self.status = None;
@@ -218,15 +234,30 @@ impl App {
                 Vec::new()
             }
             Action::Submit => {
-                let text = self.input.text.trim().to_string();
+                if !self.draft && self.detail.is_none() {
+                    return Vec::new();
+                }
+                let Outcome::Submit(text) = self.composer.key(KeyEvent::new(
+                    crossterm::event::KeyCode::Enter,
+                    crossterm::event::KeyModifiers::NONE,
+                )) else {
+                    return Vec::new();
+                };
+                self.say("Saving your message…");
+                if self.draft {
+                    self.draft = false;
+                    let workdir = self.workdir.clone();
+                    return vec![self.ask(
+                        None,
+                        Request::NewSession {
+                            workdir,
+                            first: Some(text),
+                        },
+                    )];
+                }
                 let Some(id) = self.detail.as_ref().map(|d| d.id.clone()) else {
                     return Vec::new();
                 };
-                if text.is_empty() {
-                    return Vec::new();
-                }
-                self.input = Input::default();
-                self.say("Saving your message…");
                 vec![self.ask(None, Request::Append { id, text })]
             }
         }

@@ -59,7 +59,7 @@ impl App {
             Reply::Forked(h) => self.on_forked(&h),
             Reply::Deleted(id) => self.on_deleted(&id),
             Reply::Renamed { id, title } => self.on_renamed(&id, &title),
-            Reply::Created(h) => self.on_created(&h.id),
+            Reply::Created(h) => self.on_created(&h.id, h.message_count),
             Reply::Wrote(path) => {
                 self.on_wrote(&path);
                 Vec::new()
@@ -293,12 +293,19 @@ impl App {
         effects
     }
 
-    fn on_created(&mut self, id: &str) -> Vec<Effect> {
+    fn on_created(&mut self, id: &str, messages: u64) -> Vec<Effect> {
         let effects = self.resume(id);
-        self.say(format!(
-            "New session {}. Type a message and press Enter.",
-            short(id)
-        ));
+        if messages > 0 {
+            self.say(format!(
+                "New session {}: your message is saved as #1. No model is configured, so no reply will come yet.",
+                short(id)
+            ));
+        } else {
+            self.say(format!(
+                "New session {}. Type a message and press Enter.",
+                short(id)
+            ));
+        }
         effects
     }
 

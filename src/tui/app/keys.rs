@@ -27,12 +27,28 @@ impl App {
             self.quit = true;
             return Vec::new();
         }
+        if self.too_small() {
+            // Nothing can be seen: only quitting acts (a blind `d y` once deleted a session).
+            if key.code == KeyCode::Char('q') && key.modifiers.is_empty() {
+                self.quit = true;
+            }
+            return Vec::new();
+        }
         match std::mem::take(&mut self.overlay) {
             Overlay::None => {}
             Overlay::Help(scroll) => {
+                let max = crate::tui::views::help_max_scroll(
+                    self,
+                    ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1),
+                );
+                let page = self.size.1.saturating_sub(6).max(1);
                 self.overlay = match key.code {
-                    KeyCode::Char('j') | KeyCode::Down => Overlay::Help(scroll.saturating_add(1)),
+                    KeyCode::Char('j') | KeyCode::Down => Overlay::Help((scroll + 1).min(max)),
                     KeyCode::Char('k') | KeyCode::Up => Overlay::Help(scroll.saturating_sub(1)),
+                    KeyCode::PageDown | KeyCode::Char(' ') => {
+                        Overlay::Help(scroll.saturating_add(page).min(max))
+                    }
+                    KeyCode::PageUp => Overlay::Help(scroll.saturating_sub(page)),
                     _ => Overlay::None,
                 };
                 return Vec::new();
@@ -77,7 +93,7 @@ impl App {
             if let Some(a) = keymap::lookup(Context::Conversation, &key) {
                 return self.act(a);
             }
-            self.input.key(&key);
+            self.composer.key(key);
             return Vec::new();
         }
         if let Some(f) = self.list.filter.as_mut()
@@ -206,14 +222,14 @@ impl App {
         match &mut self.overlay {
             Overlay::Rename { input, .. } => input.paste(text),
             Overlay::Search(s) => s.input.paste(text),
-            Overlay::None if self.screen == Screen::Conversation => self.input.paste(text),
+            Overlay::None if self.screen == Screen::Conversation => self.composer.paste(text),
             _ => {}
         }
     }
 
     /// Hit-tests against the layout that was drawn.
     pub(super) fn mouse(&mut self, m: MouseEvent) -> Vec<Effect> {
-        if !matches!(self.overlay, Overlay::None) {
+        if !matches!(self.overlay, Overlay::None) || self.too_small() {
             return Vec::new();
         }
         let a = self.layout;

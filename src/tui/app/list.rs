@@ -1,8 +1,6 @@
 //! The session list: loading pages, ordering rows (tree or fuzzy matches), moving the
 //! selection, and the detail pane following it.
 
-use std::collections::HashMap;
-
 use nucleo_matcher::Utf32Str;
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 
@@ -115,7 +113,8 @@ impl App {
                 }
                 hl.sort_unstable();
                 hl.dedup();
-                scored.push((score, Row { idx, depth: 0, hl }));
+                let depth = u8::from(s.parent_id.is_some());
+                scored.push((score, Row { idx, depth, hl }));
             }
             // Stable: equal scores keep activity order.
             scored.sort_by_key(|(s, _)| std::cmp::Reverse(*s));
@@ -188,46 +187,14 @@ impl App {
 
 /// Rows in tree order: each fork right under its parent when the parent is loaded.
 fn tree(rows: &[SessionSummary]) -> Vec<Row> {
-    let index: HashMap<&str, usize> = rows
-        .iter()
+    // Rows stay in activity order (the order `--list` and `--continue` use): a fork active now
+    // is at the top, not nested far down under an old parent. Lineage shows as a mark.
+    rows.iter()
         .enumerate()
-        .map(|(i, s)| (s.id.as_str(), i))
-        .collect();
-    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
-    let mut roots = Vec::new();
-    for (i, s) in rows.iter().enumerate() {
-        match s.parent_id.as_deref().and_then(|p| index.get(p)) {
-            Some(&p) if p != i => children.entry(p).or_default().push(i),
-            _ => roots.push(i),
-        }
-    }
-    let mut out = Vec::with_capacity(rows.len());
-    let mut seen = vec![false; rows.len()];
-    let mut stack: Vec<(usize, u8)> = roots.into_iter().rev().map(|i| (i, 0)).collect();
-    while let Some((i, depth)) = stack.pop() {
-        if std::mem::replace(&mut seen[i], true) {
-            continue;
-        }
-        out.push(Row {
+        .map(|(i, s)| Row {
             idx: i,
-            depth,
+            depth: u8::from(s.parent_id.is_some()),
             hl: Vec::new(),
-        });
-        if let Some(ch) = children.get(&i) {
-            for &c in ch.iter().rev() {
-                stack.push((c, depth.saturating_add(1)));
-            }
-        }
-    }
-    // A parent cycle (corrupt data) leaves rows unseen: show them flat rather than lose them.
-    for (i, s) in seen.iter().enumerate() {
-        if !s {
-            out.push(Row {
-                idx: i,
-                depth: 0,
-                hl: Vec::new(),
-            });
-        }
-    }
-    out
+        })
+        .collect()
 }

@@ -28,8 +28,8 @@ pub use state::{
 };
 
 use super::action::Action;
+use super::composer::Composer;
 use super::effect::{Effect, TurnEffect};
-use super::input::Input;
 use super::keymap::Context;
 use super::layout::{Layout, list_offset};
 use super::theme::Theme;
@@ -43,6 +43,10 @@ use state::Slot;
 pub const PAGE: usize = 200;
 /// Fetch the next page when the selection is this close to the end of what is loaded.
 const PREFETCH: usize = 50;
+/// How long a status message stays.
+pub const STATUS_MS: i64 = 6_000;
+/// How long an error stays (long enough to read a path in it).
+pub const STATUS_ERROR_MS: i64 = 15_000;
 
 /// How the app starts.
 #[derive(Debug, Clone)]
@@ -79,8 +83,11 @@ pub struct App {
     pub list: SessionList,
     /// Detail of the selected (or opened) session.
     pub detail: Option<Detail>,
-    /// The conversation input box.
-    pub input: Input,
+    /// The conversation view's message editor.
+    pub composer: Composer,
+    /// The conversation view shows a new session that does not exist yet: it is created
+    /// when its first message is sent, so opening one and leaving leaves nothing behind.
+    pub draft: bool,
     pub status: Option<Status>,
     /// The user asked to quit.
     pub quit: bool,
@@ -115,7 +122,8 @@ impl App {
             overlay: Overlay::None,
             list: SessionList::default(),
             detail: None,
-            input: Input::default(),
+            composer: Composer::new(),
+            draft: false,
             status: None,
             quit: false,
             pending: PendingSelection::None,
@@ -147,6 +155,26 @@ impl App {
         effects
     }
 
+    /// Whether the terminal is below the size the TUI draws into; only resizing and
+    /// quitting act then (nothing may happen that cannot be seen).
+    pub fn too_small(&self) -> bool {
+        let (w, h) = crate::tui::views::MIN_SIZE;
+        self.size.0 < w || self.size.1 < h
+    }
+
+    /// Clears a status message that has been shown long enough; true when one went (the
+    /// screen needs drawing).
+    pub fn expire_status(&mut self, now_ms: i64) -> bool {
+        let expired = self.status.as_ref().is_some_and(|s| {
+            let ttl = if s.error { STATUS_ERROR_MS } else { STATUS_MS };
+            now_ms.saturating_sub(s.at_ms) >= ttl
+        });
+        if expired {
+            self.status = None;
+        }
+        expired
+    }
+
     /// Handles a key press.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let effects = self.key(key);
@@ -163,6 +191,9 @@ impl App {
 
     /// Handles pasted text.
     pub fn on_paste(&mut self, text: &str) -> Vec<Effect> {
+        if self.too_small() {
+            return Vec::new();
+        }
         self.paste(text);
         self.settle();
         Vec::new()
@@ -231,6 +262,7 @@ impl App {
         Layout::compute(
             self.screen,
             self.list.filter.is_some(),
+            self.composer.rows(),
             Rect::new(0, 0, self.size.0, self.size.1),
         )
     }
@@ -273,6 +305,7 @@ impl App {
         self.status = Some(Status {
             text: text.into(),
             error: false,
+            at_ms: self.now_ms,
         });
     }
 
@@ -280,6 +313,7 @@ impl App {
         self.status = Some(Status {
             text: text.into(),
             error: true,
+            at_ms: self.now_ms,
         });
     }
 }

@@ -111,7 +111,7 @@ pub struct Filter {
 pub struct Row {
     /// Index into [`SessionList::rows`].
     pub idx: usize,
-    /// Tree depth (forks under their parent).
+    /// 1 for a fork (marked `↳` in the list), else 0.
     pub depth: u8,
     /// Matched character indices of the sanitised title.
     pub hl: Vec<u32>,
@@ -201,6 +201,8 @@ pub struct Status {
     pub text: String,
     /// Shown as an error.
     pub error: bool,
+    /// When it was said (it expires, see [`super::App::expire_status`]).
+    pub at_ms: i64,
 }
 
 /// "Select this when it arrives": what the user (or another process's write) asked to have

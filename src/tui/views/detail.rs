@@ -5,12 +5,10 @@ use ratatui::layout::{Constraint, Layout as Split, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, LineGauge, Paragraph, Sparkline, Wrap};
 
-use super::text::{abs_time, fit, fmt_tokens, input_cursor_width, rel_time};
+use super::text::{abs_time, fit, fmt_tokens, rel_time};
 use crate::sanitize;
-use crate::session::StepStatus;
 use crate::tui::app::{App, Detail, Focus, Tab, short};
 use crate::tui::layout::Layout;
-use crate::tui::theme::Theme;
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
@@ -20,15 +18,14 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         Some(h) => format!("session {}", short(&h.id)),
         None => String::new(),
     };
-    let block = Block::bordered()
-        .border_style(if focused { t.accent() } else { t.border() })
-        .title(Span::styled(
-            format!(
-                " {} ",
-                fit(&title, a.detail.width.saturating_sub(4) as usize)
-            ),
-            t.bold(),
-        ));
+    let block = super::pane_block(t, focused).title(Span::styled(
+        format!(
+            "{}{} ",
+            super::focus_mark(focused),
+            fit(&title, a.detail.width.saturating_sub(6) as usize)
+        ),
+        t.bold(),
+    ));
     frame.render_widget(block, a.detail);
 
     if app.list.loaded
@@ -146,15 +143,6 @@ fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect, focused:
     frame.render_widget(Paragraph::new(lines), area);
 }
 
-fn status_icon(s: StepStatus, t: &Theme) -> Span<'static> {
-    match s {
-        StepStatus::Pending => Span::styled("□", t.dim()),
-        StepStatus::Running => Span::styled("◐", t.warn()),
-        StepStatus::Completed => Span::styled("✔", t.ok()),
-        StepStatus::Failed => Span::styled("✗", t.error()),
-    }
-}
-
 fn plan(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     let t = &app.theme;
     let Some(plan) = d
@@ -199,15 +187,21 @@ fn plan(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
                 )));
                 for step in layer {
                     let st = d.progress.status(&step.id);
-                    lines.push(Line::from(vec![
-                        Span::raw("  "),
-                        status_icon(st, t),
-                        Span::raw(" "),
-                        Span::styled(sanitize::line(&step.id).into_owned(), t.accent()),
-                        Span::raw("  "),
-                        Span::raw(sanitize::line(&step.title).into_owned()),
-                        Span::styled(format!("  {}", st.as_str()), t.dim()),
-                    ]));
+                    let (icon, icon_style) = super::step_icon(st, t);
+                    // Long titles wrap under themselves rather than being cut.
+                    lines.extend(crate::tui::markdown::wrap(
+                        &[
+                            (icon.to_string(), icon_style),
+                            (" ".into(), t.text()),
+                            (sanitize::line(&step.id).into_owned(), t.accent()),
+                            ("  ".into(), t.text()),
+                            (sanitize::line(&step.title).into_owned(), t.text()),
+                            (format!("  {}", st.as_str()), t.dim()),
+                        ],
+                        width,
+                        "  ",
+                        "    ",
+                    ));
                     if !step.depends_on.is_empty() {
                         let deps: Vec<String> = step
                             .depends_on
@@ -301,6 +295,7 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     .into_iter()
     .filter_map(|(n, used, lim)| lim.map(|l| (n, used, l)))
     .collect();
+    let lines = super::wrap_lines(lines, area.width as usize, 16);
     let head_h = lines.len() as u16 + 1;
     let [head, chart_title, chart, gauge_area] = Split::vertical([
         Constraint::Length(head_h),
@@ -520,8 +515,17 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             rel_time(app.now_ms, h.updated_at_ms)
         ),
     ));
-    frame.render_widget(Paragraph::new(lines).scroll((d.scroll, 0)), area);
+    // Long values (ids, paths) wrap under their value column instead of being cut.
+    let wrapped = super::wrap_lines(lines, area.width as usize, 12);
+    frame.render_widget(Paragraph::new(wrapped).scroll((d.scroll, 0)), area);
 }
+
+/// Until a model runtime answers, the conversation view says so and how to configure one.
+/// (The live conversation replaces this with the provider's status.)
+pub const NO_MODEL: &str = "No model is configured, so nothing will answer yet. Set NEOCODE_BASE_URL, NEOCODE_MODEL and NEOCODE_API_KEY, or write config.toml in neocode's home ($NEOCODE_HOME, else ~/.neocode).";
+
+/// The short form for the conversation view's border.
+const NO_MODEL_SHORT: &str = "No model configured: F1 says how to set one up";
 
 pub(super) fn conversation(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
@@ -529,6 +533,7 @@ pub(super) fn conversation(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let title = match d.and_then(|d| d.header.as_ref()) {
         Some(h) if !h.title.trim().is_empty() => sanitize::line(&h.title).into_owned(),
         Some(h) => format!("session {}", short(&h.id)),
+        None if app.draft => "New session".into(),
         None => "Loading…".into(),
     };
     let block = Block::bordered()
@@ -539,29 +544,34 @@ pub(super) fn conversation(frame: &mut Frame<'_>, app: &App, a: &Layout) {
                 fit(&title, a.conversation.width.saturating_sub(4) as usize)
             ),
             t.bold(),
+        ))
+        .title_bottom(Span::styled(
+            fit(
+                &format!(" {NO_MODEL_SHORT} "),
+                a.conversation.width.saturating_sub(4) as usize,
+            ),
+            t.warn(),
         ));
     frame.render_widget(block, a.conversation);
     if let Some(d) = d {
         transcript(frame, app, d, a.transcript, true);
+    } else if app.draft {
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                "Nothing is saved until you send the first message; Esc leaves without a trace.",
+                t.dim(),
+            ))
+            .wrap(Wrap { trim: false }),
+            a.transcript,
+        );
     }
-    let input_block = Block::bordered()
-        .border_style(t.accent())
-        .title(Span::styled(" Message ", t.bold()));
+    // The editor has the keyboard: its frame is the focused one.
+    let input_block = super::pane_block(t, true).title(Span::styled(
+        format!("{}Message ", super::focus_mark(true)),
+        t.bold(),
+    ));
     let inner = input_block.inner(a.input);
     frame.render_widget(input_block, a.input);
-    let text = sanitize::line(&app.input.text).into_owned();
-    let cursor = input_cursor_width(&app.input.text, app.input.cursor);
-    // Keep the cursor in view on long input.
-    let skip = cursor.saturating_sub(inner.width.saturating_sub(1));
-    if text.is_empty() {
-        frame.render_widget(
-            Paragraph::new(Span::styled("Type a message…", t.dim())),
-            inner,
-        );
-    } else {
-        frame.render_widget(Paragraph::new(text).scroll((0, skip)), inner);
-    }
-    if matches!(app.overlay, crate::tui::app::Overlay::None) {
-        frame.set_cursor_position((inner.x + cursor - skip, inner.y));
-    }
+    // The editor holds only neutralised text (typed characters, sanitised pastes).
+    frame.render_widget(app.composer.area(), inner);
 }

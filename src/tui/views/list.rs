@@ -3,13 +3,13 @@
 use ratatui::Frame;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph};
+use ratatui::widgets::Paragraph;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::text::{fit, fmt_tokens, input_cursor_width};
 use crate::session::{SessionSummary, Status};
 use crate::tui::app::{App, Focus, Row};
-use crate::tui::layout::{LIST_WIDE, Layout};
+use crate::tui::layout::Layout;
 use crate::tui::theme::Theme;
 
 /// Status marker and its style.
@@ -24,18 +24,76 @@ pub fn marker(s: Status, t: &Theme) -> (&'static str, Style) {
     }
 }
 
+/// The columns beside the title, in the order they are given room as the list widens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Col {
+    Time,
+    Id,
+    Tokens,
+    Plan,
+    Msgs,
+}
+
+impl Col {
+    fn width(self) -> usize {
+        match self {
+            // "yesterday", "2025-05-20"
+            Col::Time => 10,
+            Col::Id => 8,
+            Col::Tokens => 6,
+            Col::Plan => 6,
+            Col::Msgs => 4,
+        }
+    }
+
+    fn head(self) -> &'static str {
+        match self {
+            Col::Time => "active",
+            Col::Id => "id",
+            Col::Tokens => "tokens",
+            Col::Plan => "plan",
+            Col::Msgs => "msgs",
+        }
+    }
+}
+
+/// Columns for a list `width` wide: the title keeps at least about half the row.
+fn columns(width: usize) -> Vec<Col> {
+    let min_title = (width * 2 / 5).max(16);
+    let mut used = 3;
+    let mut cols = Vec::new();
+    for c in [Col::Time, Col::Id, Col::Plan, Col::Tokens, Col::Msgs] {
+        if width.saturating_sub(used + c.width() + 1) < min_title {
+            break;
+        }
+        used += c.width() + 1;
+        cols.push(c);
+    }
+    // Shown left to right in reading order.
+    let order = [Col::Plan, Col::Msgs, Col::Tokens, Col::Time, Col::Id];
+    order.into_iter().filter(|c| cols.contains(c)).collect()
+}
+
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let area = a.list;
     let t = &app.theme;
     let l = &app.list;
     let focused = app.focus == Focus::List;
-    let shown = match (l.total, l.rows.len()) {
-        (Some(total), n) if (n as u64) < total => format!(" Sessions {n} of {total} "),
-        (_, n) => format!(" Sessions {n} "),
+    let pos = if l.visible.is_empty() {
+        0
+    } else {
+        l.selected + 1
     };
-    let block = Block::bordered()
-        .border_style(if focused { t.accent() } else { t.border() })
-        .title(Span::styled(shown, t.bold()));
+    let shown = match (l.total, l.visible.len(), l.filter.is_some()) {
+        (total, 0, _) => format!("Sessions {} ", total.unwrap_or(0)),
+        (Some(total), n, true) => format!("Sessions {pos}/{n} of {total} "),
+        (Some(total), _, false) => format!("Sessions {pos}/{total} "),
+        (None, n, _) => format!("Sessions {pos}/{n} "),
+    };
+    let block = super::pane_block(t, focused).title(Span::styled(
+        format!("{}{}", super::focus_mark(focused), shown),
+        t.bold(),
+    ));
     frame.render_widget(block, area);
 
     if let (Some(f), Some(line_area)) = (&l.filter, a.list_filter) {
@@ -69,16 +127,17 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         return;
     }
 
+    let width = a.list_rows.width as usize;
+    let cols = columns(width);
     if let Some(header) = a.list_header {
+        let right: String = cols
+            .iter()
+            .map(|c| format!(" {:>w$}", c.head(), w = c.width()))
+            .collect();
         let head = format!(
-            "{:<w$}{:>5}{:<2} {:>4} {:>6} {:>4}",
-            "   session",
-            "plan",
-            "",
-            "msgs",
-            "tokens",
-            "age",
-            w = (header.width as usize).saturating_sub(24)
+            "{:<w$}{right}",
+            "   title",
+            w = width.saturating_sub(right.width())
         );
         frame.render_widget(Paragraph::new(Span::styled(head, t.dim())), header);
     }
@@ -98,7 +157,8 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
                 r,
                 &l.rows[r.idx],
                 &l.titles[r.idx],
-                inner.width as usize,
+                width,
+                &cols,
                 i == l.selected,
             )
         })
@@ -112,41 +172,39 @@ fn row(
     s: &SessionSummary,
     title: &str,
     width: usize,
+    cols: &[Col],
     selected: bool,
 ) -> Line<'static> {
     let t = &app.theme;
     let (mark, mark_style) = marker(s.status, t);
-    let wide = width >= LIST_WIDE as usize;
-    let time = short_time(app.now_ms, s.updated_at_ms);
-    let (plan, fail) = if s.plan.total > 0 {
-        let f = if s.plan.failed > 0 {
-            format!("✗{}", s.plan.failed)
-        } else {
-            String::new()
+    let cell = |c: Col| -> (String, Style) {
+        let text = match c {
+            Col::Time => super::rel_time(app.now_ms, s.updated_at_ms),
+            Col::Id => crate::sanitize::line(crate::tui::app::short(&s.id)).into_owned(),
+            Col::Tokens => fmt_tokens(s.token_input_total + s.token_output_total),
+            Col::Msgs => s.message_count.to_string(),
+            Col::Plan if s.plan.total == 0 => String::new(),
+            Col::Plan if s.plan.failed > 0 => {
+                format!("{}/{}✗{}", s.plan.done, s.plan.total, s.plan.failed)
+            }
+            Col::Plan => format!("{}/{}", s.plan.done, s.plan.total),
         };
-        (format!("{}/{}", s.plan.done, s.plan.total), f)
-    } else {
-        (String::new(), String::new())
-    };
-    let right = if wide {
-        format!(
-            "{plan:>5}{fail:<2} {:>4} {:>6} {time:>4}",
-            s.message_count,
-            fmt_tokens(s.token_input_total + s.token_output_total)
+        let style = match c {
+            Col::Plan if s.plan.failed > 0 => t.error(),
+            Col::Plan => t.accent(),
+            _ => t.dim(),
+        };
+        (
+            format!(" {:>w$}", fit(&text, c.width()), w = c.width()),
+            style,
         )
-    } else {
-        format!("{time:>4}")
     };
-    let indent = if r.depth > 0 {
-        format!(
-            "{}└ ",
-            "  ".repeat(r.depth.saturating_sub(1).min(3) as usize)
-        )
-    } else {
-        String::new()
-    };
+    let right: Vec<(String, Style)> = cols.iter().map(|c| cell(*c)).collect();
+    let right_w: usize = right.iter().map(|(s, _)| s.width()).sum();
+    // A fork keeps its place in activity order; the mark says it came from another session.
+    let indent = if r.depth > 0 { "↳ " } else { "" };
     let left_fixed = 3 + indent.width();
-    let title_w = width.saturating_sub(left_fixed + right.width() + 1);
+    let title_w = width.saturating_sub(left_fixed + right_w);
     let shown = fit(title, title_w);
     let mut spans = vec![
         Span::raw(if selected { "▌" } else { " " }),
@@ -176,36 +234,14 @@ fn row(
             if run_hl { t.matched() } else { t.text() },
         ));
     }
-    let pad = title_w.saturating_sub(used) + 1;
-    spans.push(Span::raw(" ".repeat(pad)));
-    if wide {
-        // Split the right part so the failure mark is red.
-        let plan_part: String = right.chars().take(5).collect();
-        let fail_part: String = right.chars().skip(5).take(2).collect();
-        let rest: String = right.chars().skip(7).collect();
-        spans.push(Span::styled(plan_part, t.accent()));
-        spans.push(Span::styled(fail_part, t.error()));
-        spans.push(Span::styled(rest, t.dim()));
-    } else {
-        spans.push(Span::styled(right, t.dim()));
+    spans.push(Span::raw(" ".repeat(title_w.saturating_sub(used))));
+    for (text, style) in right {
+        spans.push(Span::styled(text, style));
     }
     let line = Line::from(spans);
     if selected {
         line.style(t.selected())
     } else {
         line
-    }
-}
-
-/// Compact age: `now`, `5m`, `3h`, `2d`, `7w`, `1y`.
-fn short_time(now_ms: i64, t_ms: i64) -> String {
-    let s = (now_ms - t_ms).max(0) / 1000;
-    match s {
-        0..60 => "now".into(),
-        60..3600 => format!("{}m", s / 60),
-        3600..86_400 => format!("{}h", s / 3600),
-        86_400..604_800 => format!("{}d", s / 86_400),
-        604_800..31_536_000 => format!("{}w", s / 604_800),
-        _ => format!("{}y", s / 31_536_000),
     }
 }

@@ -7,17 +7,22 @@ mod overlay;
 mod popup;
 mod text;
 
+pub use overlay::help_max_scroll;
+
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 
 pub use text::{abs_time, fit, fmt_tokens, input_cursor_width, rel_time};
 
 use super::app::{App, Overlay, Screen};
 use super::keymap;
 use super::layout::Layout;
+use super::theme::Theme;
 use crate::sanitize;
+use crate::session::StepStatus;
 
 /// The smallest terminal the TUI draws into.
 pub const MIN_SIZE: (u16, u16) = (40, 10);
@@ -39,7 +44,12 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     let a = if app.layout.size == size {
         &app.layout
     } else {
-        computed = Layout::compute(app.screen, app.list.filter.is_some(), size);
+        computed = Layout::compute(
+            app.screen,
+            app.list.filter.is_some(),
+            app.composer.rows(),
+            size,
+        );
         &computed
     };
     title_bar(frame, app, a.title);
@@ -95,6 +105,105 @@ fn status_line(frame: &mut Frame<'_>, app: &App, area: Rect) {
     frame.render_widget(Paragraph::new(line), area);
 }
 
+/// What the bar offers where the keyboard is: the focused pane, its tab, the dialog. The last
+/// entries (help, back/quit) are kept whatever the width; the others go from the right.
+fn bar_entries(app: &App) -> Vec<(&'static str, &'static str)> {
+    use super::action::Action as A;
+    use super::app::{Focus, Tab};
+    let ctx = app.context();
+    let actions: &[A] = match (app.screen, app.focus, app.tab) {
+        (Screen::Conversation, _, _) => &[
+            A::Submit,
+            A::Down,
+            A::PageDown,
+            A::Expand,
+            A::Fork,
+            A::Help,
+            A::Back,
+        ],
+        (Screen::Browse, Focus::List, _) => &[
+            A::Down,
+            A::Open,
+            A::New,
+            A::Filter,
+            A::Search,
+            A::Fork,
+            A::Delete,
+            A::SwitchPane,
+            A::NextTab,
+            A::Help,
+            A::Back,
+        ],
+        (Screen::Browse, Focus::Detail, Tab::Transcript) => &[
+            A::Down,
+            A::Expand,
+            A::PageDown,
+            A::Fork,
+            A::Open,
+            A::SwitchPane,
+            A::NextTab,
+            A::Help,
+            A::Back,
+        ],
+        (Screen::Browse, Focus::Detail, Tab::Assets) => &[
+            A::Down,
+            A::Open,
+            A::SwitchPane,
+            A::NextTab,
+            A::Help,
+            A::Back,
+        ],
+        (Screen::Browse, Focus::Detail, Tab::Plan | Tab::Usage | Tab::Info) => {
+            &[A::Down, A::SwitchPane, A::NextTab, A::Help, A::Back]
+        }
+    };
+    let mut out: Vec<(&str, &str)> = actions
+        .iter()
+        .filter_map(|a| keymap::bar_entry(ctx, *a))
+        .collect();
+    // Back means something else where focus is not on the list.
+    if let Some(last) = out.last_mut() {
+        if app.screen == Screen::Browse && app.focus == Focus::Detail {
+            *last = ("q/Esc", "list");
+        }
+        if app.screen == Screen::Browse && app.focus == Focus::List {
+            *last = ("q", "quit");
+        }
+    }
+    if app.screen == Screen::Browse && app.focus == Focus::Detail && app.tab == Tab::Assets {
+        for e in out.iter_mut() {
+            if e.0 == "Enter" {
+                *e = ("Enter", "export");
+            }
+        }
+    }
+    out
+}
+
+/// Keeps the last `keep` entries and as many of the others, in order, as fit `width`.
+pub fn fit_bar(
+    entries: &[(&'static str, &'static str)],
+    keep: usize,
+    width: usize,
+) -> Vec<(&'static str, &'static str)> {
+    let w = |e: &(&str, &str)| {
+        unicode_width::UnicodeWidthStr::width(e.0) + unicode_width::UnicodeWidthStr::width(e.1) + 3
+    };
+    let split = entries.len().saturating_sub(keep);
+    let (opt, kept) = entries.split_at(split);
+    let mut used = 1 + kept.iter().map(w).sum::<usize>();
+    let mut out = Vec::new();
+    for e in opt {
+        if used + w(e) > width {
+            break;
+        }
+        used += w(e);
+        out.push(*e);
+    }
+    out.extend_from_slice(kept);
+    out
+}
+
 fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let t = &app.theme;
     let entries: Vec<(&str, &str)> = match &app.overlay {
@@ -116,14 +225,66 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
                     ("Esc", "clear"),
                 ]
             } else {
-                keymap::bar(app.context()).collect()
+                bar_entries(app)
             }
         }
     };
+    let keep = match &app.overlay {
+        Overlay::None => 2,
+        _ => 1,
+    };
+    let entries = fit_bar(&entries, keep, area.width as usize);
     let mut spans = vec![Span::raw(" ")];
     for (k, text) in entries {
         spans.push(Span::styled(k.to_string(), t.accent().patch(t.bold())));
         spans.push(Span::styled(format!(" {text}  "), t.dim()));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// A pane's border: focus shows as a thick border in its accent colour, so it stays visible
+/// without colour (`NO_COLOR`).
+pub fn pane_block(t: &Theme, focused: bool) -> Block<'static> {
+    if focused {
+        Block::bordered()
+            .border_type(BorderType::Thick)
+            .border_style(t.accent())
+    } else {
+        Block::bordered().border_style(t.border())
+    }
+}
+
+/// The start of a pane title: a marker on the focused pane.
+pub fn focus_mark(focused: bool) -> &'static str {
+    if focused { "▶ " } else { " " }
+}
+
+/// Lines wrapped to `width`, continuation lines indented by `indent` columns (key/value
+/// panes whose values can be long: ids, paths).
+pub fn wrap_lines(lines: Vec<Line<'static>>, width: usize, indent: usize) -> Vec<Line<'static>> {
+    let pad = " ".repeat(indent);
+    lines
+        .into_iter()
+        .flat_map(|l| {
+            let pieces: Vec<(String, Style)> = l
+                .spans
+                .iter()
+                .map(|s| (s.content.to_string(), s.style))
+                .collect();
+            super::markdown::wrap(&pieces, width, "", &pad)
+        })
+        .collect()
+}
+
+/// A plan step's icon, the same in the TUI and `neocode show`.
+pub fn step_icon(s: StepStatus, t: &Theme) -> (&'static str, Style) {
+    (
+        s.symbol(),
+        match s {
+            StepStatus::Pending => t.dim(),
+            StepStatus::Running => t.warn(),
+            StepStatus::Completed => t.ok(),
+            StepStatus::Failed => t.error(),
+        },
+    )
 }

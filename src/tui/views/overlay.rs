@@ -8,7 +8,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 use super::popup::{centered, popup};
 use super::text::{fit, input_cursor_width};
 use crate::sanitize;
-use crate::session::{SNIPPET_CLOSE, SNIPPET_OPEN};
+use crate::session::{SNIPPET_CLOSE, SNIPPET_OPEN, Status, StepStatus};
 use crate::tui::app::{App, Overlay, SearchState, short};
 use crate::tui::keymap::{self, Context};
 
@@ -42,37 +42,106 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
     }
 }
 
-fn help(frame: &mut Frame<'_>, app: &App, size: Rect, scroll: u16) {
+/// The help text laid out for `width` columns: every line wraps, so nothing is cut mid-word.
+pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
+    use crate::tui::markdown::wrap;
     let t = &app.theme;
-    let area = centered(size, 76, size.height.saturating_sub(2));
-    let inner = popup(frame, app, area, "Help");
     let mut lines = Vec::new();
+    let heading = |lines: &mut Vec<Line<'static>>, s: &str| {
+        lines.push(Line::from(Span::styled(s.to_string(), t.bold())));
+    };
+    let para = |lines: &mut Vec<Line<'static>>, s: &str| {
+        lines.extend(wrap(&[(s.to_string(), t.text())], width, "  ", "  "));
+    };
     for (ctx, name) in [
         (Context::Browse, "Session list and detail"),
         (Context::Conversation, "Conversation view"),
     ] {
-        lines.push(Line::from(Span::styled(name, t.bold())));
+        heading(&mut lines, name);
         for b in keymap::BINDINGS.iter().filter(|b| b.context == ctx) {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {:<12}", b.label), t.accent()),
-                Span::raw(b.help),
-            ]));
+            lines.extend(wrap(
+                &[
+                    (format!("{:<12}", b.label), t.accent()),
+                    (b.help.to_string(), t.text()),
+                ],
+                width,
+                "  ",
+                "              ",
+            ));
         }
         lines.push(Line::default());
     }
-    lines.push(Line::from(Span::styled("Filter (/)", t.bold())));
-    lines.push(Line::from(
-        "  Type to narrow the list (fuzzy over titles and first prompts). Enter keeps",
-    ));
-    lines.push(Line::from("  the filter, Esc clears it."));
-    lines.push(Line::from(Span::styled("Search (s)", t.bold())));
-    lines.push(Line::from(
-        "  Full-text search of every message; Enter opens the match in the transcript.",
-    ));
-    lines.push(Line::from(Span::styled("Mouse", t.bold())));
-    lines.push(Line::from(
-        "  The wheel scrolls what is under it; a click selects a row or a tab.",
-    ));
+    heading(&mut lines, "Session status (list)");
+    let mut legend = Vec::new();
+    for s in [
+        Status::Created,
+        Status::Running,
+        Status::Paused,
+        Status::Completed,
+        Status::Failed,
+        Status::Cancelled,
+    ] {
+        let (m, st) = super::list::marker(s, t);
+        legend.push((m.to_string(), st));
+        legend.push((format!(" {}   ", s.as_str()), t.text()));
+    }
+    lines.extend(wrap(&legend, width, "  ", "  "));
+    lines.push(Line::from(Span::styled(
+        "  A row under another with └ is a fork of it.",
+        t.text(),
+    )));
+    heading(&mut lines, "Plan steps");
+    let mut steps = Vec::new();
+    for s in [
+        StepStatus::Pending,
+        StepStatus::Running,
+        StepStatus::Completed,
+        StepStatus::Failed,
+    ] {
+        let (m, st) = super::step_icon(s, t);
+        steps.push((m.to_string(), st));
+        steps.push((format!(" {}   ", s.as_str()), t.text()));
+    }
+    lines.extend(wrap(&steps, width, "  ", "  "));
+    lines.push(Line::default());
+    heading(&mut lines, "Model");
+    para(&mut lines, super::detail::NO_MODEL);
+    lines.push(Line::default());
+    heading(&mut lines, "Filter (/)");
+    para(
+        &mut lines,
+        "Type to narrow the list (fuzzy over titles and first prompts). Enter keeps the filter, Esc clears it.",
+    );
+    heading(&mut lines, "Search (s)");
+    para(
+        &mut lines,
+        "Full-text search of every message; Enter opens the match in the transcript.",
+    );
+    heading(&mut lines, "Mouse");
+    para(
+        &mut lines,
+        "The wheel scrolls what is under it; a click selects a row or a tab.",
+    );
+    lines
+}
+
+/// The help popup's area for a terminal size.
+pub fn help_area(size: Rect) -> Rect {
+    centered(size, 76, size.height.saturating_sub(2))
+}
+
+/// The furthest the help can scroll: its last line at the bottom, never blank space.
+pub fn help_max_scroll(app: &App, size: Rect) -> u16 {
+    let inner = ratatui::widgets::Block::bordered().inner(help_area(size));
+    let n = help_lines(app, inner.width as usize).len();
+    n.saturating_sub(inner.height as usize) as u16
+}
+
+fn help(frame: &mut Frame<'_>, app: &App, size: Rect, scroll: u16) {
+    let area = help_area(size);
+    let inner = popup(frame, app, area, "Help");
+    let lines = help_lines(app, inner.width as usize);
+    let scroll = scroll.min(help_max_scroll(app, size));
     frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
 }
 
@@ -105,11 +174,14 @@ pub fn snippet_spans(snippet: &str, app: &App) -> Vec<Span<'static>> {
 
 fn search(frame: &mut Frame<'_>, app: &App, size: Rect, s: &SearchState) {
     let t = &app.theme;
-    let area = centered(
-        size,
-        size.width.saturating_sub(8).max(30),
-        size.height.saturating_sub(4),
-    );
+    // The whole width between the title and the status line: a narrower box left a strip of
+    // the transcript beside it that read as part of the results.
+    let area = Rect {
+        x: size.x,
+        y: size.y + 1,
+        width: size.width,
+        height: size.height.saturating_sub(3),
+    };
     let inner = popup(frame, app, area, "Search all sessions");
     let prefix = "Search: ";
     frame.render_widget(
