@@ -1032,3 +1032,45 @@ fn the_composer_is_multi_line_with_history() {
     assert!(s.contains("│   first line"), "{s}");
     assert!(s.contains("│   second linepasted"), "{s}");
 }
+
+#[test]
+fn resuming_a_session_past_the_first_page_selects_it_so_going_back_stays_on_it() {
+    let mut old = String::new();
+    let mut h = H::with(120, 35, |rt| {
+        old = rt
+            .new_session(NewSession {
+                title: "the old one".into(),
+                ..NewSession::default()
+            })
+            .unwrap()
+            .id;
+        for i in 0..250 {
+            rt.new_session(NewSession {
+                title: format!("session {i:03}"),
+                ..NewSession::default()
+            })
+            .unwrap();
+        }
+    });
+    assert_eq!(
+        h.app.list.rows.len(),
+        200,
+        "the old session is not loaded yet"
+    );
+    let fx = h.app.resume(&old);
+    h.run(fx);
+    assert_eq!(h.app.screen, Screen::Conversation);
+    assert_eq!(h.app.detail.as_ref().unwrap().id, old);
+    assert_eq!(
+        h.app.list.current().map(|s| s.id.clone()),
+        Some(old.clone()),
+        "the list loaded on until it held the resumed session"
+    );
+    h.key(KeyCode::Esc);
+    assert_eq!(h.app.screen, Screen::Browse);
+    assert_eq!(
+        h.app.detail.as_ref().unwrap().id,
+        old,
+        "back on its own row"
+    );
+}

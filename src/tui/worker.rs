@@ -28,7 +28,8 @@ pub enum Request {
         /// Also count all sessions.
         count: bool,
     },
-    /// Header, merged plan progress and asset list of one session.
+    /// Header, merged plan progress, assets and interrupted tool calls of one session, read
+    /// in one transaction.
     Detail { id: String },
     /// Messages `from..=to` of a session.
     Messages { id: String, from: i64, to: i64 },

@@ -1,10 +1,10 @@
 //! The workspace session store: one SQLite database per workspace, behind intent-named methods.
 //!
 //! One `Store` type; its methods live by domain, one file each (as codex's `state` crate):
-//! this file opens the database and lends connections, [`sessions`] creates, lists and resolves
-//! headers, [`messages`] appends, loads and replaces transcripts, [`fork`] copies a session,
-//! [`assets`] keeps files beside the database, [`search`] queries the full-text index,
-//! [`steps`] records plan progress, and [`import`] writes whole sessions from a file.
+//! this file opens the database and lends connections, `sessions` creates, lists and resolves
+//! headers, `messages` appends, loads and replaces transcripts, `fork` copies a session,
+//! `assets` keeps files beside the database, `search` queries the full-text index,
+//! `steps` records plan progress, and `import` writes whole sessions from a file.
 
 mod assets;
 mod fork;

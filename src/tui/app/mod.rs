@@ -2,7 +2,7 @@
 //! `on_resize`, `on_done`, `on_turn`, `tick`, `update`) changes the state and returns the work
 //! to do as [`Effect`]s; none does IO.
 //!
-//! By concern: [`state`] holds the types, `list` loads and orders the session list, `detail`
+//! By concern: `state` holds the types, `list` loads and orders the session list, `detail`
 //! the open session and its transcript window, `keys` turns keys and the mouse into
 //! actions, `actions` applies them, `answers` takes the storage worker's answers (one method
 //! per answer kind) and `turn` the agent's events.
