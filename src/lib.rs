@@ -2,6 +2,7 @@
 //!
 //! Layers, one direction only: `cli` → `tui` → `runtime` → `session` (and `cli` → `runtime`).
 
+pub mod bridge;
 pub mod cli;
 pub mod runtime;
 pub mod sanitize;
