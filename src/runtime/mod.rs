@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod dangling;
 pub mod decide;
+pub mod scripted;
 pub mod sessions;
 pub mod tools;
 
