@@ -132,8 +132,10 @@ mod tests {
                 kind: ToolKind::Command,
                 summary: "ls".into()
             }),
-            [json!({"type": "tool_call", "request_id": "r1", "call_id": "c1", "name": "run_command",
-                    "arguments": "{\"command\":\"ls\"}", "kind": "command", "summary": "ls"})]
+            [
+                json!({"type": "tool_call", "request_id": "r1", "call_id": "c1", "name": "run_command",
+                    "arguments": "{\"command\":\"ls\"}", "kind": "command", "summary": "ls"})
+            ]
         );
         assert_eq!(
             lines(TurnEvent::ApprovalNeeded {

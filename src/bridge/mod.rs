@@ -7,6 +7,7 @@
 //! session a chat belongs to ([`handoff`]), runs the turn through a [`TurnRunner`] (the
 //! agent), and writes the turn's events. It never opens the database itself.
 
+mod agent;
 pub mod events;
 pub mod handoff;
 pub mod history;
@@ -20,8 +21,9 @@ use std::sync::mpsc::{self, Receiver, Sender};
 
 use crate::runtime::agent::{TurnCommand, TurnEvent};
 use crate::runtime::{Location, Sessions};
-use crate::session::{RuntimeLimits, Usage};
+use crate::session::{RuntimeLimits, Usage, WorkspacePaths};
 
+pub use agent::agent_runner;
 use protocol::{ApprovalDecision, ChatRequest, Event, PROTOCOL_NAME, PROTOCOL_VERSION, Request};
 
 /// Longest request line accepted (a whole conversation with pasted files fits easily).
@@ -53,6 +55,8 @@ pub trait TurnRunner: Send + Sync {
 
 /// How the bridge was started.
 pub struct BridgeOptions {
+    /// The neocode home (`$NEOCODE_HOME` or `~/.neocode`).
+    pub home: PathBuf,
     /// `--workdir`: the workspace of chats without `cwd` (else the current directory).
     pub workdir: Option<PathBuf>,
     /// Runs the turns.
@@ -64,15 +68,17 @@ enum Input {
     TooLong,
     Eof,
     ReadFailed(String),
-    Turn(TurnEvent),
-    TurnEnded,
+    /// An event of turn number `.0`.
+    Turn(u64, TurnEvent),
+    /// Turn number `.0`'s runner returned.
+    TurnEnded(u64),
 }
 
 struct Running {
+    turn: u64,
     request_id: Option<String>,
     commands: Sender<TurnCommand>,
     pending_approvals: HashSet<String>,
-    finished: bool,
 }
 
 /// Serves requests from `input` until it ends (and the running turn, if any, finished).
@@ -93,6 +99,8 @@ pub fn serve(
         eof: false,
         announced: None,
         write_failed: None,
+        turns: 0,
+        last_runner: None,
     };
     b.send(&Event::ProtocolAck {
         protocol: PROTOCOL_NAME,
@@ -106,6 +114,9 @@ pub fn serve(
         if (b.eof || b.write_failed.is_some()) && b.running.is_none() {
             break;
         }
+    }
+    if let Some(t) = b.last_runner.take() {
+        let _ = t.join();
     }
     match b.write_failed {
         Some(e) => Err(e),
@@ -150,6 +161,11 @@ struct Bridge<'a> {
     /// The session last named in a `session_init` by this process.
     announced: Option<String>,
     write_failed: Option<std::io::Error>,
+    /// Turns started, numbering them so a late message of an ended turn is recognised.
+    turns: u64,
+    /// The thread of the latest turn: joined before the bridge returns, so the process never
+    /// exits under a runner that is still writing.
+    last_runner: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Bridge<'_> {
@@ -192,14 +208,12 @@ impl Bridge<'_> {
                 self.end_of_input();
             }
             Input::Eof => self.end_of_input(),
-            Input::Turn(ev) => self.turn_event(ev),
-            Input::TurnEnded => {
-                if let Some(r) = self.running.take()
-                    && !r.finished
-                {
+            Input::Turn(turn, ev) => self.turn_event(turn, ev),
+            Input::TurnEnded(turn) => {
+                if self.running.as_ref().is_some_and(|r| r.turn == turn) {
                     // The runner returned without `Finished` (it panicked): say so rather
                     // than leave the caller waiting.
-                    let rid = r.request_id;
+                    let rid = self.running.take().and_then(|r| r.request_id);
                     self.send(&Event::error(
                         rid.clone(),
                         "internal",
@@ -285,8 +299,10 @@ impl Bridge<'_> {
         let _ = r.commands.send(cmd);
     }
 
-    fn turn_event(&mut self, ev: TurnEvent) {
-        let Some(r) = &mut self.running else { return };
+    fn turn_event(&mut self, turn: u64, ev: TurnEvent) {
+        let Some(r) = self.running.as_mut().filter(|r| r.turn == turn) else {
+            return;
+        };
         let rid = r.request_id.clone();
         match &ev {
             // The bridge sent its own session_init, which knows about recovery.
@@ -301,13 +317,17 @@ impl Bridge<'_> {
                     r.pending_approvals.insert(call.id.clone());
                 }
             }
-            TurnEvent::Finished { .. } => r.finished = true,
+            // Nothing follows `Finished`: the next chat may start now.
+            TurnEvent::Finished { .. } => {}
             TurnEvent::TextDelta(_)
             | TurnEvent::ReasoningDelta(_)
             | TurnEvent::AssistantStored { .. }
             | TurnEvent::ToolCall { .. }
             | TurnEvent::ToolResult { .. }
             | TurnEvent::Warning { .. } => {}
+        }
+        if matches!(ev, TurnEvent::Finished { .. }) {
+            self.running = None;
         }
         for line in events::turn_event(&ev, rid.as_deref()) {
             self.send(&line);
@@ -363,8 +383,12 @@ impl Bridge<'_> {
         };
         let workdir = match &dir {
             Some(d) => absolute(d).map_err(|e| ("invalid_cwd", e))?,
-            None => std::env::current_dir()
-                .map_err(|e| ("invalid_cwd", format!("cannot read the current directory: {e}")))?,
+            None => std::env::current_dir().map_err(|e| {
+                (
+                    "invalid_cwd",
+                    format!("cannot read the current directory: {e}"),
+                )
+            })?,
         };
         if !workdir.is_dir() {
             return Err((
@@ -375,19 +399,20 @@ impl Bridge<'_> {
                 ),
             ));
         }
-        let loc = Location::resolve(Some(&workdir))
-            .map_err(|e| ("invalid_cwd", crate::sanitize::line(&e).into_owned()))?;
+        let loc = Location {
+            home: self.opts.home.clone(),
+            paths: WorkspacePaths::resolve(&self.opts.home, &workdir)
+                .map_err(|e| ("invalid_cwd", crate::sanitize::line(&e).into_owned()))?,
+        };
         let store_err = |e: crate::session::StoreError| {
-            ("storage", crate::sanitize::line(&e.to_string()).into_owned())
+            (
+                "storage",
+                crate::sanitize::line(&e.to_string()).into_owned(),
+            )
         };
         let sessions = Sessions::open(&loc).map_err(store_err)?;
-        let chosen = handoff::choose(
-            &sessions,
-            req,
-            &history,
-            &workdir.display().to_string(),
-        )
-        .map_err(store_err)?;
+        let chosen = handoff::choose(&sessions, req, &history, &workdir.display().to_string())
+            .map_err(store_err)?;
         let spec = TurnSpec {
             sessions,
             session_id: chosen.session_id.clone(),
@@ -401,28 +426,30 @@ impl Bridge<'_> {
 
     fn start(&mut self, spec: TurnSpec, request_id: Option<String>) {
         let (cmd_tx, cmd_rx) = mpsc::channel();
+        self.turns += 1;
+        let turn = self.turns;
         self.running = Some(Running {
+            turn,
             request_id,
             commands: cmd_tx,
             pending_approvals: HashSet::new(),
-            finished: false,
         });
         let runner = self.opts.runner.clone();
         let tx = self.tx.clone();
-        std::thread::spawn(move || {
+        self.last_runner = Some(std::thread::spawn(move || {
             let events = tx.clone();
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 runner.run(
                     spec,
                     &mut |ev| {
-                        let _ = events.send(Input::Turn(ev));
+                        let _ = events.send(Input::Turn(turn, ev));
                     },
                     cmd_rx,
                 )
             }));
             drop(result);
-            let _ = tx.send(Input::TurnEnded);
-        });
+            let _ = tx.send(Input::TurnEnded(turn));
+        }));
     }
 }
 

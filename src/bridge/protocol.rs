@@ -290,9 +290,8 @@ impl Event {
     /// The line to write (without the newline).
     pub fn to_line(&self) -> String {
         // Serialising these types cannot fail: every map key is a string.
-        serde_json::to_string(self).unwrap_or_else(|e| {
-            format!(r#"{{"type":"error","code":"internal","message":"{e}"}}"#)
-        })
+        serde_json::to_string(self)
+            .unwrap_or_else(|e| format!(r#"{{"type":"error","code":"internal","message":"{e}"}}"#))
     }
 }
 
@@ -394,7 +393,10 @@ mod tests {
         assert_eq!(v["type"], "error");
         assert_eq!(v["request_id"], "r9");
         assert!(
-            v["message"].as_str().unwrap().contains("messages[0].tool_calls[0]"),
+            v["message"]
+                .as_str()
+                .unwrap()
+                .contains("messages[0].tool_calls[0]"),
             "{v}"
         );
     }

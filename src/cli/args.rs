@@ -155,6 +155,11 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Serve other front ends: JSON requests on stdin, events on stdout (docs/bridge.md).
+    #[command(
+        after_help = "Examples:\n  echo '{\"type\":\"chat\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}' | neocode bridge\n  cargo run --example bridge_client -- \"explain src/main.rs\""
+    )]
+    Bridge,
     /// Open the TUI on a throwaway workspace filled with demo sessions.
     #[command(after_help = "Examples:\n  neocode demo\n  neocode demo --keep")]
     Demo {
