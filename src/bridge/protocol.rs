@@ -421,6 +421,22 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_example_lines_parse() {
+        let doc = include_str!("../../docs/bridge.md");
+        let mut requests = 0;
+        for line in doc.lines() {
+            if let Some(req) = line.strip_prefix("→ ") {
+                parse_request(req.as_bytes()).unwrap_or_else(|e| panic!("{req}: {e:?}"));
+                requests += 1;
+            } else if let Some(ev) = line.strip_prefix("← ") {
+                let v: Value = serde_json::from_str(ev).unwrap();
+                assert!(v["type"].is_string(), "{ev}");
+            }
+        }
+        assert!(requests > 0);
+    }
+
+    #[test]
     fn every_event_has_a_type() {
         let events = [
             Event::ProtocolAck {
