@@ -314,7 +314,8 @@ impl TurnRecorder {
     }
 
     fn result(&mut self, ev: &Value) {
-        self.done.push(json!({"role": "tool", "tool_call_id": ev["call_id"],
+        self.done
+            .push(json!({"role": "tool", "tool_call_id": ev["call_id"],
                               "content": ev["text"]}));
     }
 

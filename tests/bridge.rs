@@ -1,0 +1,635 @@
+//! End-to-end tests of `neocode bridge`: the real binary, spawned once per turn as the seed's
+//! provider does, against a scripted OpenAI-compatible server on 127.0.0.1, driven by the
+//! reference client (`examples/bridge_client.rs`, included here as a module) or by raw lines.
+
+#[path = "../examples/bridge_client.rs"]
+mod client;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use client::{Client, Outcome};
+use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
+use neocode::runtime::{Location, Sessions};
+use neocode::session::{Role, Status, WorkspacePaths, conversation_key};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+const BIN: &str = env!("CARGO_BIN_EXE_neocode");
+
+/// A temp home, a workspace folder and a scripted model.
+struct Env {
+    home: TempDir,
+    work: TempDir,
+    server: ScriptedServer,
+}
+
+impl Env {
+    fn new(replies: Vec<Reply>) -> Env {
+        Env {
+            home: tempfile::tempdir().unwrap(),
+            work: tempfile::tempdir().unwrap(),
+            server: ScriptedServer::start(replies).unwrap(),
+        }
+    }
+
+    fn vars(&self) -> Vec<(String, String)> {
+        vec![
+            (
+                "NEOCODE_HOME".into(),
+                self.home.path().display().to_string(),
+            ),
+            ("NEOCODE_BASE_URL".into(), self.server.base_url()),
+            ("NEOCODE_MODEL".into(), "scripted-model".into()),
+            ("NEOCODE_API_KEY".into(), "sk-test-bridge".into()),
+            ("OPENAI_API_KEY".into(), String::new()),
+            ("NO_COLOR".into(), "1".into()),
+        ]
+    }
+
+    fn client(&self) -> Client {
+        Client {
+            bin: PathBuf::from(BIN),
+            cwd: self.work.path().to_path_buf(),
+            env: self.vars(),
+            approve: false,
+        }
+    }
+
+    fn sessions(&self) -> Sessions {
+        Sessions::open(&Location {
+            home: self.home.path().to_path_buf(),
+            paths: WorkspacePaths::resolve(self.home.path(), self.work.path()).unwrap(),
+        })
+        .unwrap()
+    }
+
+    fn texts(&self, id: &str) -> Vec<(Role, String)> {
+        self.sessions()
+            .load(id)
+            .unwrap()
+            .messages
+            .iter()
+            .map(|m| (m.role, m.text()))
+            .collect()
+    }
+
+    /// A bridge process to talk to line by line.
+    fn spawn(&self) -> Bridge {
+        let mut child = Command::new(BIN)
+            .arg("bridge")
+            .envs(self.vars())
+            .current_dir(self.work.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not a JSON line ({e}): {line:?}"));
+                if tx.send(v).is_err() {
+                    return;
+                }
+            }
+        });
+        Bridge {
+            stdin: child.stdin.take(),
+            child,
+            events: rx,
+        }
+    }
+
+    /// One process: these lines, then EOF; every event until the process ends.
+    fn raw(&self, lines: &[String]) -> Vec<Value> {
+        let mut b = self.spawn();
+        for l in lines {
+            b.send(l);
+        }
+        b.close()
+    }
+
+    /// `neocode --list --json` of the workspace.
+    fn list(&self) -> Vec<Value> {
+        let out = Command::new(BIN)
+            .args(["--list", "--json", "--workdir"])
+            .arg(self.work.path())
+            .envs(self.vars())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+struct Bridge {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    events: Receiver<Value>,
+}
+
+impl Bridge {
+    fn send(&mut self, line: &str) {
+        let w = self.stdin.as_mut().unwrap();
+        writeln!(w, "{line}").unwrap();
+        w.flush().unwrap();
+    }
+
+    fn next(&self) -> Value {
+        self.events
+            .recv_timeout(Duration::from_secs(30))
+            .expect("an event within 30 s")
+    }
+
+    fn until(&self, ty: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        loop {
+            let v = self.next();
+            let done = v["type"] == ty;
+            out.push(v);
+            if done {
+                return out;
+            }
+        }
+    }
+
+    fn close(mut self) -> Vec<Value> {
+        self.stdin.take();
+        let status = self.child.wait().unwrap();
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut e, &mut err);
+        }
+        assert!(status.success(), "bridge exited with {status}: {err}");
+        self.events.iter().collect()
+    }
+}
+
+fn types(events: &[Value]) -> Vec<&str> {
+    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
+}
+
+fn find<'a>(events: &'a [Value], ty: &str) -> &'a Value {
+    events
+        .iter()
+        .find(|e| e["type"] == ty)
+        .unwrap_or_else(|| panic!("no {ty} in {events:#?}"))
+}
+
+fn session_of(o: &Outcome) -> String {
+    o.event("session_init")
+        .unwrap_or_else(|| panic!("no session_init in {:#?}", o.events))["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn user(t: &str) -> Value {
+    json!({"role": "user", "content": t})
+}
+
+fn assistant(t: &str) -> Value {
+    json!({"role": "assistant", "content": t})
+}
+
+fn chat(v: Value) -> String {
+    let mut v = v;
+    v["type"] = json!("chat");
+    v.to_string()
+}
+
+/// The user texts the model was sent in request `i`.
+fn sent_user_texts(server: &ScriptedServer, i: usize) -> Vec<String> {
+    server.requests()[i].json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn three_turns_continue_one_session_across_three_processes() {
+    let env = Env::new(vec![
+        Reply::text("Hello! What shall we build?"),
+        Reply::text("A parser, then."),
+        Reply::text("Done."),
+    ]);
+    let c = env.client();
+    let t1 = c.turn("let's build something", false).unwrap();
+    assert_eq!(
+        t1.types(),
+        [
+            "protocol_ack",
+            "session_init",
+            "text_delta",
+            "message_stored",
+            "finish"
+        ],
+        "{:#?}",
+        t1.events
+    );
+    assert_eq!(t1.text, "Hello! What shall we build?");
+    assert!(t1.request.get("session_id").is_none());
+    assert!(t1.request.get("conversation_key").is_none());
+    let id = session_of(&t1);
+    assert_eq!(c.load_session_id().as_deref(), Some(id.as_str()));
+
+    let t2 = c.turn("a parser", false).unwrap();
+    assert_eq!(t2.request["session_id"], id.as_str());
+    assert_eq!(
+        t2.request["conversation_key"],
+        conversation_key("let's build something").as_str()
+    );
+    let t3 = c.turn("thanks", false).unwrap();
+    for t in [&t2, &t3] {
+        let init = t.event("session_init").unwrap();
+        assert_eq!(init["session_id"], id.as_str());
+        assert_eq!(init["recovered"], false);
+        assert!(t.event("warning").is_none(), "{:#?}", t.events);
+        assert_eq!(t.finish.as_deref(), Some("completed"));
+    }
+    assert_eq!(t3.text, "Done.");
+
+    // One session, each message once, in the store and in what the model saw.
+    assert_eq!(
+        env.texts(&id),
+        [
+            (Role::User, "let's build something".into()),
+            (Role::Assistant, "Hello! What shall we build?".into()),
+            (Role::User, "a parser".into()),
+            (Role::Assistant, "A parser, then.".into()),
+            (Role::User, "thanks".into()),
+            (Role::Assistant, "Done.".into()),
+        ]
+    );
+    assert_eq!(
+        sent_user_texts(&env.server, 2),
+        ["let's build something", "a parser", "thanks"]
+    );
+    let list = env.list();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["id"], id.as_str());
+    assert_eq!(list[0]["message_count"], 6);
+    assert_eq!(list[0]["status"], "completed");
+}
+
+#[test]
+fn a_lost_id_file_recovers_the_same_session_by_key() {
+    let env = Env::new(vec![
+        Reply::text("one"),
+        Reply::text("two"),
+        Reply::text("three"),
+    ]);
+    let c = env.client();
+    let id = session_of(&c.turn("remember the milk", false).unwrap());
+    c.turn("and eggs", false).unwrap();
+    std::fs::remove_file(c.id_file()).unwrap();
+
+    let t3 = c.turn("what did I say?", false).unwrap();
+    assert!(t3.request.get("session_id").is_none());
+    assert_eq!(
+        t3.types(),
+        [
+            "protocol_ack",
+            "session_init",
+            "text_delta",
+            "message_stored",
+            "finish"
+        ]
+    );
+    let init = t3.event("session_init").unwrap();
+    assert_eq!(init["session_id"], id.as_str());
+    assert_eq!(init["recovered"], true);
+    assert_eq!(init["recovery_reason"], "session_id_missing");
+    // The client wrote the recovered id down again.
+    assert_eq!(c.load_session_id().as_deref(), Some(id.as_str()));
+    assert_eq!(env.sessions().count().unwrap(), 1);
+    assert_eq!(env.texts(&id).len(), 6);
+}
+
+#[test]
+fn after_new_session_the_same_first_message_starts_fresh_and_recovery_picks_the_latest() {
+    let env = Env::new(
+        (0..6)
+            .map(|i| Reply::text(&format!("answer {i}")))
+            .collect(),
+    );
+    let c = env.client();
+    let first = session_of(&c.turn("hello", false).unwrap());
+    c.turn("more", false).unwrap();
+
+    // The editor's /new with the same first words.
+    let fresh = c.turn("hello", true).unwrap();
+    assert_eq!(fresh.request["new_session"], true);
+    let second = session_of(&fresh);
+    assert_ne!(second, first);
+    assert_eq!(fresh.event("session_init").unwrap()["recovered"], false);
+    c.turn("more again", false).unwrap();
+
+    std::fs::remove_file(c.id_file()).unwrap();
+    let t = c.turn("where were we?", false).unwrap();
+    let init = t.event("session_init").unwrap();
+    assert_eq!(init["session_id"], second.as_str());
+    assert_eq!(init["recovery_reason"], "session_id_missing");
+    assert_eq!(env.texts(&first).len(), 4);
+    assert_eq!(env.texts(&second).len(), 6);
+}
+
+#[test]
+fn every_branch_of_the_decision_chain_with_its_events() {
+    let env = Env::new((0..8).map(|i| Reply::text(&format!("reply {i}"))).collect());
+    let turn = [
+        "protocol_ack",
+        "session_init",
+        "text_delta",
+        "message_stored",
+        "finish",
+    ];
+    let warned = [
+        "protocol_ack",
+        "session_init",
+        "warning",
+        "text_delta",
+        "message_stored",
+        "finish",
+    ];
+    let key = conversation_key("known words");
+    let unknown = "0000dead-0000-4000-8000-000000000000";
+
+    // Plain new: no id, no key, no continuation.
+    let ev = env.raw(&[chat(
+        json!({"request_id": "n", "messages": [user("known words")]}),
+    )]);
+    assert_eq!(types(&ev), turn);
+    let known = find(&ev, "session_init")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        find(&ev, "session_init"),
+        &json!({"type": "session_init", "request_id": "n", "session_id": known,
+                "recovered": false, "recovery_reason": null})
+    );
+    let history = json!([user("known words"), assistant("reply 0"), user("go on")]);
+
+    // Known id: continue.
+    let ev = env.raw(&[chat(json!({"session_id": known, "messages": history}))]);
+    assert_eq!(types(&ev), turn);
+    assert_eq!(find(&ev, "session_init")["session_id"], known.as_str());
+    let history = json!([
+        user("known words"),
+        assistant("reply 0"),
+        user("go on"),
+        assistant("reply 1"),
+        user("again")
+    ]);
+
+    // new_session wins over a known id and key.
+    let ev = env.raw(&[chat(
+        json!({"new_session": true, "session_id": known, "conversation_key": key, "messages": history}),
+    )]);
+    assert_eq!(types(&ev), turn);
+    let forced = find(&ev, "session_init")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(forced, known);
+
+    // Unknown id, key found: switch back, recovered, session_not_found. (The forced-new
+    // session has the same key and is now the most recently active one.)
+    let ev = env.raw(
+        &[chat(json!({"session_id": unknown, "conversation_key": key,
+        "messages": [user("known words"), assistant("reply 2"), user("back")]}))],
+    );
+    assert_eq!(types(&ev), turn);
+    assert_eq!(
+        find(&ev, "session_init"),
+        &json!({"type": "session_init", "session_id": forced, "recovered": true,
+                "recovery_reason": "session_not_found"})
+    );
+
+    // Unknown id, key not found: new session and warning.
+    let ev = env.raw(&[chat(json!({"session_id": unknown,
+        "conversation_key": conversation_key("other"),
+        "messages": [user("other"), assistant("x"), user("y")]}))]);
+    assert_eq!(types(&ev), warned);
+    let w = find(&ev, "warning");
+    assert_eq!(w["code"], "session_not_found_starting_new");
+    let recent: Vec<&str> = w["recent_sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(recent, [forced.as_str(), known.as_str()]);
+    assert_eq!(find(&ev, "session_init")["recovered"], false);
+
+    // No id, key found: recovered, session_id_missing.
+    let ev = env.raw(&[chat(json!({"conversation_key": key,
+        "messages": [user("known words"), assistant("reply 2"), user("back"), assistant("reply 3"), user("hi")]}))]);
+    assert_eq!(types(&ev), turn);
+    assert_eq!(
+        find(&ev, "session_init")["recovery_reason"],
+        "session_id_missing"
+    );
+    assert_eq!(find(&ev, "session_init")["session_id"], forced.as_str());
+
+    // No id, no key match, but a continuation: new session, warning with recent sessions.
+    let ev = env.raw(&[chat(
+        json!({"messages": [user("lost"), assistant("x"), user("y")]}),
+    )]);
+    assert_eq!(types(&ev), warned);
+    let w = find(&ev, "warning");
+    assert_eq!(w["code"], "session_id_missing_starting_fresh");
+    assert_eq!(w["recent_sessions"].as_array().unwrap().len(), 4);
+    let before = env.sessions().count().unwrap();
+
+    // No id, no continuation, same first words as a stored session: a plain new session.
+    let ev = env.raw(&[chat(json!({"messages": [user("known words")]}))]);
+    assert_eq!(types(&ev), turn);
+    assert_eq!(env.sessions().count().unwrap(), before + 1);
+    assert_eq!(env.server.request_count(), 8);
+}
+
+#[test]
+fn a_diverging_history_forks_and_the_original_stays() {
+    let env = Env::new(vec![
+        Reply::text("Rome is lovely."),
+        Reply::text("Oslo is cold."),
+        Reply::text("Take the night train."),
+    ]);
+    let c = env.client();
+    let id = session_of(&c.turn("plan a trip", false).unwrap());
+    c.turn("to Rome", false).unwrap();
+    // The user edits the last answer in the editor, then asks on.
+    let mut h = c.load_history();
+    let last = h.len() - 1;
+    h[last]["content"] = json!("Oslo is cold.");
+    h[last - 1]["content"] = json!("to Oslo");
+    std::fs::write(c.history_file(), serde_json::to_vec(&h).unwrap()).unwrap();
+
+    let t = c.turn("by train?", false).unwrap();
+    assert_eq!(
+        t.types(),
+        [
+            "protocol_ack",
+            "session_init",
+            "warning",
+            "text_delta",
+            "message_stored",
+            "finish"
+        ]
+    );
+    let fork = session_of(&t);
+    assert_ne!(fork, id);
+    assert_eq!(c.load_session_id().as_deref(), Some(fork.as_str()));
+    let w = t.event("warning").unwrap();
+    assert_eq!(w["code"], "history_diverged");
+    assert_eq!(
+        env.texts(&id),
+        [
+            (Role::User, "plan a trip".into()),
+            (Role::Assistant, "Rome is lovely.".into()),
+            (Role::User, "to Rome".into()),
+            (Role::Assistant, "Oslo is cold.".into()),
+        ]
+    );
+    assert_eq!(
+        env.texts(&fork),
+        [
+            (Role::User, "plan a trip".into()),
+            (Role::Assistant, "Rome is lovely.".into()),
+            (Role::User, "to Oslo".into()),
+            (Role::Assistant, "Oslo is cold.".into()),
+            (Role::User, "by train?".into()),
+            (Role::Assistant, "Take the night train.".into()),
+        ]
+    );
+    let h = env.sessions().header(&fork).unwrap();
+    assert_eq!(h.parent_id.as_deref(), Some(id.as_str()));
+    // The model saw the caller's history, not the stored original.
+    assert_eq!(
+        sent_user_texts(&env.server, 2),
+        ["plan a trip", "to Oslo", "by train?"]
+    );
+}
+
+#[test]
+fn malformed_lines_get_errors_and_never_harm_the_session() {
+    let env = Env::new(vec![Reply::text("first"), Reply::text("second")]);
+    let c = env.client();
+    let id = session_of(&c.turn("keep this safe", false).unwrap());
+    let before = env.texts(&id);
+    let good = chat(json!({"request_id": "ok", "session_id": id,
+        "messages": [user("keep this safe"), assistant("first"), user("still fine?")]}));
+    let ev = env.raw(&[
+        "{\"type\":\"chat\",\"messages\":[".to_string(),
+        "42".to_string(),
+        "{\"type\":\"chat\",\"session_id\":\"x\"}".to_string(),
+        chat(json!({"session_id": id, "messages": [user("keep this safe"), assistant("first")]})),
+        "{\"type\":\"shutdown\"}".to_string(),
+        String::new(),
+        good,
+    ]);
+    let codes: Vec<&str> = ev
+        .iter()
+        .filter(|e| e["type"] == "error")
+        .map(|e| e["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            "invalid_json",
+            "invalid_request",
+            "invalid_request",
+            "invalid_request",
+            "unknown_type"
+        ]
+    );
+    assert_eq!(find(&ev, "finish")["request_id"], "ok");
+    let after = env.texts(&id);
+    assert_eq!(after[..2], before[..]);
+    assert_eq!(after.len(), 4);
+    assert_eq!(env.server.request_count(), 2);
+}
+
+#[test]
+fn cancel_mid_stream_keeps_what_arrived_and_the_session_continues() {
+    let slow = Stream::new()
+        .text_deltas("one two three four five six seven eight nine ten", 10)
+        .finish("stop")
+        .delays(Duration::ZERO, Duration::from_millis(300))
+        .reply();
+    let env = Env::new(vec![slow, Reply::text("ok, shorter")]);
+    let mut b = env.spawn();
+    b.send(&chat(
+        json!({"request_id": "long", "messages": [user("count to ten slowly")]}),
+    ));
+    let ev = b.until("text_delta");
+    let id = find(&ev, "session_init")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    b.send(r#"{"type":"cancel","request_id":"long"}"#);
+    let ev = b.until("finish");
+    assert_eq!(ev.last().unwrap()["reason"], "cancelled");
+    let rest = b.close();
+    assert!(rest.is_empty(), "{rest:#?}");
+    assert_eq!(
+        env.sessions().header(&id).unwrap().status,
+        Status::Cancelled
+    );
+
+    // The next process continues the same session.
+    let ev = env.raw(&[chat(json!({"session_id": id, "messages": [user("count to ten slowly"), user("shorter please")]}))]);
+    assert_eq!(find(&ev, "session_init")["session_id"], id.as_str());
+    assert_eq!(find(&ev, "finish")["reason"], "completed");
+}
+
+#[test]
+fn a_model_failure_is_an_error_then_finish_and_the_turn_can_be_retried() {
+    let env = Env::new(vec![
+        Reply::error(401, "invalid api key"),
+        Reply::text("fine now"),
+    ]);
+    let c = env.client();
+    let t = c.turn("hello", false).unwrap();
+    let types = t.types();
+    assert_eq!(
+        &types[types.len() - 2..],
+        ["error", "finish"],
+        "{:#?}",
+        t.events
+    );
+    assert_eq!(t.finish.as_deref(), Some("failed"));
+    let err = t.event("error").unwrap();
+    assert!(!err.to_string().contains("sk-test-bridge"), "{err}");
+    let id = session_of(&t);
+    let t = c.turn("hello again", false).unwrap();
+    assert_eq!(t.finish.as_deref(), Some("completed"));
+    assert_eq!(session_of(&t), id);
+}
+
+#[test]
+fn bridge_sessions_show_in_list_and_resume_names_them() {
+    let env = Env::new(vec![Reply::text("listed")]);
+    let c = env.client();
+    let id = session_of(&c.turn("show me in the list", false).unwrap());
+    let list = env.list();
+    assert_eq!(list[0]["id"], id.as_str());
+    assert_eq!(list[0]["title"], "show me in the list");
+    assert_eq!(list[0]["model"], "scripted-model");
+    assert_eq!(
+        list[0]["workdir"],
+        env.work.path().display().to_string().as_str()
+    );
+}
