@@ -34,18 +34,31 @@ impl TurnRunner for Double {
         emit(TurnEvent::Started {
             session_id: id.clone(),
         });
-        s.append(
-            &id,
-            &[NewMessage::text(Role::User, &spec.prompt)],
-            &AppendMeta::default(),
-        )
-        .unwrap();
+        let prompt = match &spec.prompt {
+            Some(p) => {
+                s.append(
+                    &id,
+                    &[NewMessage::text(Role::User, p)],
+                    &AppendMeta::default(),
+                )
+                .unwrap();
+                p.clone()
+            }
+            // A retry: the prompt is the stored, unanswered last message.
+            None => s.load(&id).unwrap().messages.last().unwrap().text(),
+        };
         let usage = Usage {
             input_tokens: 10,
             output_tokens: 2,
         };
         let finish = |reason| TurnEvent::Finished { reason, usage };
-        if spec.prompt.starts_with("ask") {
+        if prompt.starts_with("fail") && spec.prompt.is_some() {
+            return emit(finish(FinishReason::Failed {
+                code: "unreachable".into(),
+                message: "no model at 127.0.0.1:9".into(),
+            }));
+        }
+        if prompt.starts_with("ask") {
             let call = ToolCall {
                 id: "call_1".into(),
                 name: "run_command".into(),
@@ -94,7 +107,7 @@ impl TurnRunner for Double {
                 seq,
             });
         }
-        if spec.prompt.starts_with("slow") {
+        if prompt.starts_with("slow") {
             emit(TurnEvent::TextDelta("partial".into()));
             match commands.recv_timeout(Duration::from_secs(20)) {
                 Ok(TurnCommand::Cancel) => {
@@ -109,7 +122,7 @@ impl TurnRunner for Double {
                 other => panic!("expected cancel, got {other:?}"),
             }
         }
-        let reply = format!("echo: {}", spec.prompt);
+        let reply = format!("echo: {prompt}");
         emit(TurnEvent::TextDelta(reply.clone()));
         let seq = s
             .append(
@@ -851,4 +864,41 @@ fn the_cwd_of_a_request_picks_the_workspace() {
     })
     .unwrap();
     assert!(there.header(id).is_ok());
+}
+
+#[test]
+fn a_retry_after_a_failed_turn_answers_the_stored_prompt_without_a_fork() {
+    let ws = Ws::new();
+    let ev = ws.turn(json!({"type": "chat", "messages": [user("fail once")]}));
+    assert_eq!(
+        types(&ev),
+        ["protocol_ack", "session_init", "error", "finish"]
+    );
+    assert_eq!(find(&ev, "error")["code"], "unreachable");
+    assert_eq!(find(&ev, "finish")["reason"], "failed");
+    let id = find(&ev, "session_init")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The editor retries the same request.
+    let ev = ws.turn(json!({"type": "chat", "session_id": id, "messages": [user("fail once")]}));
+    assert_eq!(
+        types(&ev),
+        [
+            "protocol_ack",
+            "session_init",
+            "text_delta",
+            "message_stored",
+            "finish"
+        ]
+    );
+    assert_eq!(find(&ev, "session_init")["session_id"], id.as_str());
+    assert_eq!(
+        texts(&ws.sessions(), &id),
+        [
+            (Role::User, "fail once".to_string()),
+            (Role::Assistant, "echo: fail once".to_string())
+        ]
+    );
+    assert_eq!(ws.sessions().count().unwrap(), 1);
 }

@@ -17,6 +17,8 @@ pub struct Chosen {
     pub recovery_reason: Option<&'static str>,
     /// Warnings to send after `session_init`.
     pub warnings: Vec<Event>,
+    /// The new user message is already stored, unanswered: the turn answers it.
+    pub prompt_stored: bool,
 }
 
 /// Runs the decision chain for `req`, then appends what the session lacks of the caller's
@@ -131,5 +133,6 @@ pub fn choose(
         session_id,
         recovery_reason,
         warnings,
+        prompt_stored: plan.prompt_stored,
     })
 }

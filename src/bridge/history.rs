@@ -193,6 +193,10 @@ pub struct Reconciled {
     pub diverged_at: usize,
     /// Caller messages the session (or the fork) lacks, before the new user message.
     pub append: Vec<Incoming>,
+    /// The new user message is already the last stored message, unanswered (an earlier
+    /// turn failed before the reply, and the caller retries): the turn answers it instead
+    /// of storing it twice.
+    pub prompt_stored: bool,
 }
 
 /// Matches the caller's history against the stored transcript (system messages ignored on
@@ -210,9 +214,22 @@ pub fn reconcile(stored: &[Message], history: &History) -> Reconciled {
             fork_at: None,
             diverged_at: common,
             append: before_prompt[common..].to_vec(),
+            prompt_stored: false,
+        };
+    }
+    if common == before_prompt.len()
+        && stored.len() == common + 1
+        && same(stored[common], history.prompt())
+    {
+        return Reconciled {
+            fork_at: None,
+            diverged_at: common,
+            append: Vec::new(),
+            prompt_stored: true,
         };
     }
     Reconciled {
+        prompt_stored: false,
         fork_at: Some(if common == 0 {
             0
         } else {
@@ -376,6 +393,23 @@ mod tests {
         let r = reconcile(&store, &parse(&h).unwrap());
         assert_eq!(r.fork_at, Some(2));
         assert!(r.append.is_empty());
+    }
+
+    #[test]
+    fn a_retried_prompt_that_was_stored_unanswered_is_answered_not_stored_again() {
+        let mut h = turn1();
+        h.push(msg("user", json!("thanks")));
+        let store = stored(&h);
+        let r = reconcile(&store, &parse(&h).unwrap());
+        assert!(r.prompt_stored);
+        assert_eq!(r.fork_at, None);
+        assert!(r.append.is_empty());
+        // A different new message after the same stored one is a divergence, not a retry.
+        let last = h.len() - 1;
+        h[last] = msg("user", json!("no, thanks"));
+        let r = reconcile(&store, &parse(&h).unwrap());
+        assert!(!r.prompt_stored);
+        assert_eq!(r.fork_at, Some(4));
     }
 
     #[test]

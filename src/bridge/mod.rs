@@ -36,8 +36,9 @@ pub struct TurnSpec {
     pub sessions: Sessions,
     /// The session, already holding the caller's earlier history.
     pub session_id: String,
-    /// The new user message (not yet stored: the turn appends it).
-    pub prompt: String,
+    /// The new user message, which the turn appends; `None` when it is already stored and
+    /// unanswered (a retry), so the turn only answers it.
+    pub prompt: Option<String>,
     /// Model override.
     pub model: Option<String>,
     /// Ledger limit overrides.
@@ -416,7 +417,7 @@ impl Bridge<'_> {
         let spec = TurnSpec {
             sessions,
             session_id: chosen.session_id.clone(),
-            prompt: history.prompt().text.clone(),
+            prompt: (!chosen.prompt_stored).then(|| history.prompt().text.clone()),
             model: req.model.clone().filter(|m| !m.is_empty()),
             limits: req.limits.clone(),
             workdir: loc.root().to_path_buf(),
