@@ -4,6 +4,9 @@
 
 #[path = "../examples/bridge_client.rs"]
 mod client;
+#[path = "common/pty.rs"]
+#[allow(dead_code)]
+mod pty;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -632,4 +635,25 @@ fn bridge_sessions_show_in_list_and_resume_names_them() {
         list[0]["workdir"],
         env.work.path().display().to_string().as_str()
     );
+}
+
+#[test]
+fn a_running_tui_shows_a_bridge_session_live() {
+    let env = Env::new(vec![Reply::text("seen live")]);
+    let vars = env.vars();
+    let envs: Vec<(&str, &str)> = vars
+        .iter()
+        .filter(|(k, _)| k != "NEOCODE_HOME")
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let mut tui = pty::Pty::spawn(env.home.path(), env.work.path(), &[], &envs, 30, 110);
+    tui.wait_for("0 sessions");
+    let c = env.client();
+    let t = c.turn("Bridge turn shows up in the TUI", false).unwrap();
+    eprintln!("{:#?} count={}", t.events, env.sessions().count().unwrap());
+    tui.wait_for("1 session");
+    let screen = tui.wait_for("Bridge turn shows up in the TUI");
+    assert!(screen.contains("1 session"), "{screen}");
+    tui.keys("q");
+    assert_eq!(tui.wait_exit(Duration::from_secs(10), "quit"), 0);
 }

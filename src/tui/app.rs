@@ -339,7 +339,10 @@ impl App {
             want_select: None,
             matcher: Box::new(Matcher::new(Config::DEFAULT)),
         };
-        let mut jobs = app.reload_list();
+        // The change counter's baseline is taken before the first list is read (one worker,
+        // in order), so a write landing between the two still shows at the next poll.
+        let mut jobs = app.tick();
+        jobs.extend(app.reload_list());
         if let Some(id) = opts.resume {
             app.want_select = Some(id.clone());
             jobs.extend(app.open_detail(&id));
@@ -1155,9 +1158,14 @@ impl App {
         };
         match reply {
             Reply::Version(v) => {
+                if self.list.loading && self.data_version.is_some() {
+                    // Keep the old baseline: the next poll compares against it again, so a
+                    // write the loading list may have missed is not lost.
+                    return Vec::new();
+                }
                 let changed = self.data_version.is_some_and(|old| old != v);
                 self.data_version = Some(v);
-                if !changed || self.list.loading {
+                if !changed {
                     return Vec::new();
                 }
                 // Another process (or this one) wrote: reload what is shown, keeping the
