@@ -4,8 +4,10 @@
 //! loop, tools, ledger) lives beside it in this folder.
 
 pub mod agent;
+pub mod config;
 pub mod dangling;
 pub mod decide;
+pub mod provider;
 pub mod scripted;
 pub mod sessions;
 pub mod tools;

@@ -31,8 +31,19 @@ impl Store {
         messages: &[NewMessage],
         meta: &AppendMeta,
     ) -> Result<Vec<i64>> {
+        self.write(|tx| self.append_in(tx, session_id, messages, meta))
+    }
+
+    /// [`Store::append_messages`] inside a caller's transaction.
+    pub(super) fn append_in(
+        &self,
+        tx: &Transaction<'_>,
+        session_id: &str,
+        messages: &[NewMessage],
+        meta: &AppendMeta,
+    ) -> Result<Vec<i64>> {
         let now = now_ms();
-        self.write(|tx| {
+        {
             let (last_seq, first_prompt, key): (i64, String, Option<String>) = tx
                 .query_row(
                     "SELECT last_seq, first_prompt, conversation_key FROM sessions WHERE id = ?1",
@@ -89,7 +100,7 @@ impl Store {
                 ],
             )?;
             Ok(seqs)
-        })
+        }
     }
 
     /// Replaces the whole transcript (compaction) in one transaction: old messages go, the new

@@ -13,6 +13,7 @@ mod messages;
 mod search;
 mod sessions;
 mod steps;
+mod turn;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

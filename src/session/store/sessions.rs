@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 use sha2::{Digest, Sha256};
 
 use super::messages::DELETE_SESSION_FTS;
@@ -74,10 +74,24 @@ impl Store {
         if let Some(Some(plan)) = &update.plan {
             plan.validate()?;
         }
-        self.write(|tx| {
+        self.write(|tx| self.update_in(tx, session_id, update))
+    }
+
+    /// [`Store::update_state`] inside a caller's transaction (the plan is validated by the
+    /// caller).
+    pub(super) fn update_in(
+        &self,
+        tx: &Transaction<'_>,
+        session_id: &str,
+        update: &StateUpdate,
+    ) -> Result<()> {
+        {
             self.require(tx, session_id)?;
             let set = |col: &str, v: &dyn rusqlite::ToSql| -> Result<()> {
-                tx.execute(&format!("UPDATE sessions SET {col} = ?2 WHERE id = ?1"), params![session_id, v])?;
+                tx.execute(
+                    &format!("UPDATE sessions SET {col} = ?2 WHERE id = ?1"),
+                    params![session_id, v],
+                )?;
                 Ok(())
             };
             if let Some(t) = &update.title {
@@ -118,7 +132,9 @@ impl Store {
                 if let Some(plan) = plan {
                     let keep: HashSet<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
                     let stale: Vec<String> = {
-                        let mut st = tx.prepare("SELECT DISTINCT step_id FROM step_updates WHERE session_id = ?1")?;
+                        let mut st = tx.prepare(
+                            "SELECT DISTINCT step_id FROM step_updates WHERE session_id = ?1",
+                        )?;
                         st.query_map([session_id], |r| r.get::<_, String>(0))?
                             .collect::<rusqlite::Result<Vec<_>>>()?
                             .into_iter()
@@ -132,7 +148,10 @@ impl Store {
                         )?;
                     }
                 } else {
-                    tx.execute("DELETE FROM step_updates WHERE session_id = ?1", [session_id])?;
+                    tx.execute(
+                        "DELETE FROM step_updates WHERE session_id = ?1",
+                        [session_id],
+                    )?;
                 }
                 refresh_plan_counts(tx, session_id)?;
             }
@@ -143,7 +162,7 @@ impl Store {
                 )?;
             }
             Ok(())
-        })
+        }
     }
 
     /// Renames a session (not counted as activity).
