@@ -175,8 +175,12 @@ impl Bridge {
     }
 }
 
+/// The event types in order, a run of `text_delta`s counted once (the model streams text
+/// in as many pieces as it likes).
 fn types(events: &[Value]) -> Vec<&str> {
-    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
+    let mut out: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    out.dedup_by(|a, b| *a == "text_delta" && *b == "text_delta");
+    out
 }
 
 fn find<'a>(events: &'a [Value], ty: &str) -> &'a Value {
@@ -184,6 +188,15 @@ fn find<'a>(events: &'a [Value], ty: &str) -> &'a Value {
         .iter()
         .find(|e| e["type"] == ty)
         .unwrap_or_else(|| panic!("no {ty} in {events:#?}"))
+}
+
+/// The text of the `text_delta`s among `events`.
+fn deltas_text(events: &[Value]) -> String {
+    events
+        .iter()
+        .filter(|e| e["type"] == "text_delta")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect()
 }
 
 fn session_of(o: &Outcome) -> String {
@@ -229,7 +242,7 @@ fn three_turns_continue_one_session_across_three_processes() {
     let c = env.client();
     let t1 = c.turn("let's build something", false).unwrap();
     assert_eq!(
-        t1.types(),
+        types(&t1.events),
         [
             "protocol_ack",
             "session_init",
@@ -300,7 +313,7 @@ fn a_lost_id_file_recovers_the_same_session_by_key() {
     let t3 = c.turn("what did I say?", false).unwrap();
     assert!(t3.request.get("session_id").is_none());
     assert_eq!(
-        t3.types(),
+        types(&t3.events),
         [
             "protocol_ack",
             "session_init",
@@ -409,10 +422,17 @@ fn every_branch_of_the_decision_chain_with_its_events() {
 
     // Unknown id, key found: switch back, recovered, session_not_found. (The forced-new
     // session has the same key and is now the most recently active one.)
-    let ev = env.raw(
-        &[chat(json!({"session_id": unknown, "conversation_key": key,
-        "messages": [user("known words"), assistant("reply 2"), user("back")]}))],
-    );
+    // The forced session holds the history it came with and its answer.
+    let mut forced_hist: Vec<Value> = history.as_array().unwrap().clone();
+    forced_hist.push(assistant("reply 2"));
+    let with = |more: &[Value]| {
+        let mut h = forced_hist.clone();
+        h.extend_from_slice(more);
+        Value::Array(h)
+    };
+    let ev = env.raw(&[chat(
+        json!({"session_id": unknown, "conversation_key": key, "messages": with(&[user("back")])}),
+    )]);
     assert_eq!(types(&ev), turn);
     assert_eq!(
         find(&ev, "session_init"),
@@ -438,7 +458,7 @@ fn every_branch_of_the_decision_chain_with_its_events() {
 
     // No id, key found: recovered, session_id_missing.
     let ev = env.raw(&[chat(json!({"conversation_key": key,
-        "messages": [user("known words"), assistant("reply 2"), user("back"), assistant("reply 3"), user("hi")]}))]);
+        "messages": with(&[user("back"), assistant("reply 3"), user("hi")])}))]);
     assert_eq!(types(&ev), turn);
     assert_eq!(
         find(&ev, "session_init")["recovery_reason"],
@@ -453,7 +473,17 @@ fn every_branch_of_the_decision_chain_with_its_events() {
     assert_eq!(types(&ev), warned);
     let w = find(&ev, "warning");
     assert_eq!(w["code"], "session_id_missing_starting_fresh");
-    assert_eq!(w["recent_sessions"].as_array().unwrap().len(), 4);
+    let recent: Vec<&str> = w["recent_sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    // Most recently active first; the session just created is not one the caller meant.
+    assert_eq!(recent.len(), 3, "{recent:?}");
+    assert_eq!(recent[0], forced.as_str());
+    assert_eq!(recent[2], known.as_str());
+    assert!(!recent.contains(&find(&ev, "session_init")["session_id"].as_str().unwrap()));
     let before = env.sessions().count().unwrap();
 
     // No id, no continuation, same first words as a stored session: a plain new session.
@@ -482,7 +512,7 @@ fn a_diverging_history_forks_and_the_original_stays() {
 
     let t = c.turn("by train?", false).unwrap();
     assert_eq!(
-        t.types(),
+        types(&t.events),
         [
             "protocol_ack",
             "session_init",
@@ -577,8 +607,8 @@ fn cancel_mid_stream_keeps_what_arrived_and_the_session_continues() {
     b.send(&chat(
         json!({"request_id": "long", "messages": [user("count to ten slowly")]}),
     ));
-    let ev = b.until("text_delta");
-    let id = find(&ev, "session_init")["session_id"]
+    let ev_first = b.until("text_delta");
+    let id = find(&ev_first, "session_init")["session_id"]
         .as_str()
         .unwrap()
         .to_string();
@@ -592,34 +622,76 @@ fn cancel_mid_stream_keeps_what_arrived_and_the_session_continues() {
         Status::Cancelled
     );
 
-    // The next process continues the same session.
-    let ev = env.raw(&[chat(json!({"session_id": id, "messages": [user("count to ten slowly"), user("shorter please")]}))]);
+    // What arrived was kept: the stored partial answer is exactly the streamed text.
+    let partial = deltas_text(&ev_first) + &deltas_text(&ev);
+    let stored = env.texts(&id);
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    assert_eq!(stored[1], (Role::Assistant, partial.clone()));
+    assert!(partial.len() < "one two three four five six seven eight nine ten".len());
+
+    // The next process continues the same session from the caller's history.
+    let ev = env.raw(&[chat(
+        json!({"session_id": id, "messages": [user("count to ten slowly"),
+        assistant(&partial), user("shorter please")]}),
+    )]);
+    assert_eq!(
+        types(&ev),
+        [
+            "protocol_ack",
+            "session_init",
+            "text_delta",
+            "message_stored",
+            "finish"
+        ]
+    );
     assert_eq!(find(&ev, "session_init")["session_id"], id.as_str());
     assert_eq!(find(&ev, "finish")["reason"], "completed");
+    assert_eq!(env.texts(&id).len(), 4);
 }
 
 #[test]
-fn a_model_failure_is_an_error_then_finish_and_the_turn_can_be_retried() {
+fn a_model_failure_is_an_error_then_finish_and_a_retry_answers_the_same_prompt() {
     let env = Env::new(vec![
         Reply::error(401, "invalid api key"),
         Reply::text("fine now"),
     ]);
-    let c = env.client();
-    let t = c.turn("hello", false).unwrap();
-    let types = t.types();
+    let first = chat(json!({"request_id": "r1", "messages": [user("hello")]}));
+    let ev = env.raw(&[first]);
     assert_eq!(
-        &types[types.len() - 2..],
-        ["error", "finish"],
-        "{:#?}",
-        t.events
+        types(&ev),
+        ["protocol_ack", "session_init", "error", "finish"],
+        "{ev:#?}"
     );
-    assert_eq!(t.finish.as_deref(), Some("failed"));
-    let err = t.event("error").unwrap();
+    assert_eq!(find(&ev, "finish")["reason"], "failed");
+    let err = find(&ev, "error");
+    assert_eq!(err["request_id"], "r1");
     assert!(!err.to_string().contains("sk-test-bridge"), "{err}");
-    let id = session_of(&t);
-    let t = c.turn("hello again", false).unwrap();
-    assert_eq!(t.finish.as_deref(), Some("completed"));
-    assert_eq!(session_of(&t), id);
+    let id = find(&ev, "session_init")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The caller retries the same request with the id it was given: the stored, unanswered
+    // prompt is answered, not stored twice, and nothing forks.
+    let ev = env.raw(&[chat(json!({"session_id": id, "messages": [user("hello")]}))]);
+    assert_eq!(
+        types(&ev),
+        [
+            "protocol_ack",
+            "session_init",
+            "text_delta",
+            "message_stored",
+            "finish"
+        ]
+    );
+    assert_eq!(find(&ev, "session_init")["session_id"], id.as_str());
+    assert_eq!(
+        env.texts(&id),
+        [
+            (Role::User, "hello".into()),
+            (Role::Assistant, "fine now".into())
+        ]
+    );
+    assert_eq!(env.sessions().count().unwrap(), 1);
 }
 
 #[test]

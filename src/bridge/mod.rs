@@ -8,7 +8,6 @@
 //! agent), and writes the turn's events. It never opens the database itself.
 
 mod agent;
-pub mod events;
 pub mod handoff;
 pub mod history;
 pub mod protocol;
@@ -19,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
 
-use crate::runtime::agent::{TurnCommand, TurnEvent};
+use crate::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use crate::runtime::{Location, Sessions};
 use crate::session::{RuntimeLimits, Usage, WorkspacePaths};
 
@@ -49,6 +48,13 @@ pub struct TurnSpec {
 
 /// Runs turns for the bridge: the agent in the binary, a scripted double in unit tests.
 pub trait TurnRunner: Send + Sync {
+    /// Whether a turn with this model override can run at all (a provider is configured),
+    /// asked before anything is written; the error is an `error` event's code and message.
+    fn check(&self, model: Option<&str>) -> Result<(), (&'static str, String)> {
+        let _ = model;
+        Ok(())
+    }
+
     /// Runs one turn to its end on the calling thread. Events go to `emit`, in order, ending
     /// with `Finished`; commands (approvals, cancel) arrive on `commands`.
     fn run(&self, spec: TurnSpec, emit: &mut dyn FnMut(TurnEvent), commands: Receiver<TurnCommand>);
@@ -171,10 +177,13 @@ struct Bridge<'a> {
 
 impl Bridge<'_> {
     fn send(&mut self, ev: &Event) {
+        self.write_line(ev.to_line());
+    }
+
+    fn write_line(&mut self, mut line: String) {
         if self.write_failed.is_some() {
             return;
         }
-        let mut line = ev.to_line();
         line.push('\n');
         if let Err(e) = self
             .out
@@ -183,6 +192,10 @@ impl Bridge<'_> {
         {
             self.write_failed = Some(e);
         }
+    }
+
+    fn send_value(&mut self, v: &serde_json::Value) {
+        self.write_line(v.to_string());
     }
 
     fn handle(&mut self, input: Input) {
@@ -214,18 +227,16 @@ impl Bridge<'_> {
                 if self.running.as_ref().is_some_and(|r| r.turn == turn) {
                     // The runner returned without `Finished` (it panicked): say so rather
                     // than leave the caller waiting.
-                    let rid = self.running.take().and_then(|r| r.request_id);
-                    self.send(&Event::error(
-                        rid.clone(),
-                        "internal",
-                        "the turn ended unexpectedly",
-                    ));
-                    self.send(&Event::Finish {
-                        request_id: rid,
-                        reason: "failed",
-                        message: Some("the turn ended unexpectedly".into()),
-                        usage: Usage::default(),
-                    });
+                    self.turn_event(
+                        turn,
+                        TurnEvent::Finished {
+                            reason: FinishReason::Failed {
+                                code: "internal".into(),
+                                message: "the turn ended unexpectedly".into(),
+                            },
+                            usage: Usage::default(),
+                        },
+                    );
                 }
             }
         }
@@ -330,8 +341,13 @@ impl Bridge<'_> {
         if matches!(ev, TurnEvent::Finished { .. }) {
             self.running = None;
         }
-        for line in events::turn_event(&ev, rid.as_deref()) {
-            self.send(&line);
+        // The agent's own serialisation, shared with `neocode run --json`; the bridge only
+        // adds the chat's request_id.
+        for mut line in crate::runtime::agent::event_json(&ev) {
+            if let (Some(rid), Some(obj)) = (&rid, line.as_object_mut()) {
+                obj.insert("request_id".into(), rid.clone().into());
+            }
+            self.send_value(&line);
         }
     }
 
@@ -369,6 +385,8 @@ impl Bridge<'_> {
         &self,
         req: &ChatRequest,
     ) -> Result<(TurnSpec, handoff::Chosen), (&'static str, String)> {
+        let model = req.model.clone().filter(|m| !m.is_empty());
+        self.opts.runner.check(model.as_deref())?;
         if let Some(v) = req.protocol_version
             && v > PROTOCOL_VERSION
         {
@@ -418,7 +436,7 @@ impl Bridge<'_> {
             sessions,
             session_id: chosen.session_id.clone(),
             prompt: (!chosen.prompt_stored).then(|| history.prompt().text.clone()),
-            model: req.model.clone().filter(|m| !m.is_empty()),
+            model,
             limits: req.limits.clone(),
             workdir: loc.root().to_path_buf(),
         };

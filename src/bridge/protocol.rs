@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::session::{RuntimeLimits, Usage};
+use crate::session::RuntimeLimits;
 
 /// Version of the protocol this binary speaks. A request asking for a newer one is refused.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -142,7 +142,9 @@ pub struct RecentSession {
     pub title: String,
 }
 
-/// One event line. Turn events carry the chat's `request_id` when it had one.
+/// An event line the bridge itself sends. The turn's events (`text_delta`, `tool_call`,
+/// `finish`, ...) are the agent's own lines ([`crate::runtime::agent::event_json`], shared
+/// with `neocode run --json`) with the chat's `request_id` added.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
@@ -165,73 +167,6 @@ pub enum Event {
         /// `session_id_missing` or `session_not_found` when recovered, else null.
         recovery_reason: Option<&'static str>,
     },
-    /// Answer text as it streams.
-    TextDelta {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        request_id: Option<String>,
-        /// The new text.
-        text: String,
-    },
-    /// Reasoning text as it streams (models that send it).
-    ReasoningDelta {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        request_id: Option<String>,
-        /// The new text.
-        text: String,
-    },
-    /// One assistant message (one model call) is complete and stored; text deltas after it
-    /// belong to the next assistant message.
-    MessageStored {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        request_id: Option<String>,
-        /// Its seq in the session.
-        seq: i64,
-        /// Usage of that model call.
-        usage: Usage,
-    },
-    /// The model called a tool.
-    ToolCall {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        request_id: Option<String>,
-        /// Call id (answered by the `tool_result` with the same id).
-        call_id: String,
-        /// Tool name.
-        name: String,
-        /// Arguments as the model wrote them (a JSON string).
-        arguments: String,
-        /// `read`, `edit`, `command` or `plan`.
-        kind: &'static str,
-        /// One line: what it does.
-        summary: String,
-    },
-    /// A call waits for `{"type":"approval", ...}`.
-    ApprovalRequest {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        request_id: Option<String>,
-        /// The call waiting.
-        call_id: String,
-        /// Tool name.
-        name: String,
-        /// Arguments (a JSON string).
-        arguments: String,
-        /// One line: what it does.
-        summary: String,
-        /// Why it asks.
-        reason: String,
-    },
-    /// A call finished; its result is stored.
-    ToolResult {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        request_id: Option<String>,
-        /// The call answered.
-        call_id: String,
-        /// What the model reads.
-        text: String,
-        /// The call failed or was denied.
-        is_error: bool,
-        /// Seq of the stored result.
-        seq: i64,
-    },
     /// Something the caller should know that does not stop the turn.
     Warning {
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -243,18 +178,6 @@ pub enum Event {
         /// Sessions the caller may have meant (the `*_starting_*` warnings).
         #[serde(skip_serializing_if = "Option::is_none")]
         recent_sessions: Option<Vec<RecentSession>>,
-    },
-    /// The turn ended; nothing more for this request.
-    Finish {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        request_id: Option<String>,
-        /// `completed`, `cancelled`, `limit_reached` or `failed`.
-        reason: &'static str,
-        /// Which limit, or what failed.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        message: Option<String>,
-        /// Usage of all model calls of the turn.
-        usage: Usage,
     },
     /// A request could not be carried out (or a turn failed: then `finish` follows).
     Error {
@@ -450,12 +373,7 @@ mod tests {
                 recovery_reason: None,
             },
             Event::warning(Some("r".into()), "w", "m"),
-            Event::Finish {
-                request_id: None,
-                reason: "completed",
-                message: None,
-                usage: Usage::default(),
-            },
+            Event::error(None, "e", "m"),
         ];
         for e in events {
             let v: Value = serde_json::from_str(&e.to_line()).unwrap();

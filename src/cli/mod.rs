@@ -258,9 +258,9 @@ fn cmd_name(cmd: &Command) -> &'static str {
 fn bridge_cmd(cli: &Cli) -> CmdResult {
     let home = crate::session::home_dir().map_err(|e| Failure::usage(sanitize::line(&e)))?;
     let opts = crate::bridge::BridgeOptions {
-        home,
+        home: home.clone(),
         workdir: cli.workdir.clone(),
-        runner: crate::bridge::agent_runner(),
+        runner: crate::bridge::agent_runner(home),
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
