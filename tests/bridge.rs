@@ -729,3 +729,132 @@ fn a_running_tui_shows_a_bridge_session_live() {
     tui.keys("q");
     assert_eq!(tui.wait_exit(Duration::from_secs(10), "quit"), 0);
 }
+
+#[test]
+fn tool_calls_and_approvals_cross_the_bridge_and_the_client_history_keeps_matching() {
+    let env = Env::new(vec![
+        Reply::tool_calls(&[("call_r", "read_file", r#"{"path":"a.txt"}"#)]),
+        Reply::tool_calls(&[(
+            "call_w",
+            "write_file",
+            r#"{"path":"b.txt","content":"copied"}"#,
+        )]),
+        Reply::text("Copied a.txt to b.txt."),
+        Reply::tool_calls(&[("call_x", "write_file", r#"{"path":"c.txt","content":"no"}"#)]),
+        Reply::text("Understood, I left it."),
+        Reply::text("You are welcome."),
+    ]);
+    std::fs::write(env.work.path().join("a.txt"), "copied").unwrap();
+    let mut c = env.client();
+    c.approve = true;
+    let t = c.turn("copy a.txt to b.txt", false).unwrap();
+    assert_eq!(
+        types(&t.events),
+        [
+            "protocol_ack",
+            "session_init",
+            "message_stored",
+            "tool_call",
+            "tool_result",
+            "message_stored",
+            "tool_call",
+            "approval_request",
+            "tool_result",
+            "text_delta",
+            "message_stored",
+            "finish"
+        ],
+        "{:#?}",
+        t.events
+    );
+    let ask = t.event("approval_request").unwrap();
+    assert_eq!(ask["call_id"], "call_w");
+    assert_eq!(ask["name"], "write_file");
+    assert!(
+        ask["reason"].as_str().unwrap().contains("approval"),
+        "{ask}"
+    );
+    let read = t.event("tool_result").unwrap();
+    assert_eq!(read["call_id"], "call_r");
+    assert_eq!(read["is_error"], false);
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("b.txt")).unwrap(),
+        "copied"
+    );
+    let id = session_of(&t);
+
+    // Denied: nothing written, the model hears about it.
+    c.approve = false;
+    let t = c.turn("now write c.txt", false).unwrap();
+    assert_eq!(session_of(&t), id);
+    assert!(t.event("warning").is_none(), "{:#?}", t.events);
+    let denied = t
+        .events
+        .iter()
+        .find(|e| e["type"] == "tool_result")
+        .unwrap();
+    assert_eq!(denied["call_id"], "call_x");
+    assert_eq!(denied["is_error"], true);
+    assert!(!env.work.path().join("c.txt").exists());
+
+    // The client rebuilt every assistant and tool message from the events: the next turn
+    // matches the store exactly (no fork, nothing appended twice).
+    let t = c.turn("thanks", false).unwrap();
+    assert_eq!(session_of(&t), id);
+    assert!(t.event("warning").is_none(), "{:#?}", t.events);
+    let stored = env.sessions().load(&id).unwrap().messages;
+    let roles: Vec<Role> = stored.iter().map(|m| m.role).collect();
+    use Role::{Assistant as A, Tool as T, User as U};
+    assert_eq!(roles, [U, A, T, A, T, A, U, A, T, A, U, A]);
+    assert_eq!(env.sessions().count().unwrap(), 1);
+}
+
+#[test]
+fn without_a_model_provider_a_chat_gets_one_error_and_nothing_is_written() {
+    let env = Env::new(Vec::new());
+    let vars: Vec<(String, String)> = env
+        .vars()
+        .into_iter()
+        .filter(|(k, _)| k == "NEOCODE_HOME" || k == "NO_COLOR")
+        .chain([
+            ("NEOCODE_API_KEY".to_string(), String::new()),
+            ("OPENAI_API_KEY".to_string(), String::new()),
+        ])
+        .collect();
+    let out = Command::new(BIN)
+        .arg("bridge")
+        .env_remove("NEOCODE_BASE_URL")
+        .env_remove("NEOCODE_MODEL")
+        .envs(vars)
+        .current_dir(env.work.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut ch| {
+            let mut w = ch.stdin.take().unwrap();
+            writeln!(
+                w,
+                "{}",
+                chat(json!({"request_id": "r", "messages": [user("hi")]}))
+            )?;
+            drop(w);
+            ch.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success());
+    let ev: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(types(&ev), ["protocol_ack", "error"]);
+    assert_eq!(ev[1]["code"], "config");
+    assert_eq!(ev[1]["request_id"], "r");
+    assert!(
+        ev[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("NEOCODE_BASE_URL")
+    );
+    assert_eq!(env.sessions().count().unwrap(), 0);
+}
