@@ -858,3 +858,47 @@ fn without_a_model_provider_a_chat_gets_one_error_and_nothing_is_written() {
     );
     assert_eq!(env.sessions().count().unwrap(), 0);
 }
+
+#[test]
+fn after_compaction_the_full_history_still_continues_the_session() {
+    let env = Env::new(vec![
+        Stream::text("first answer").usage(900, 5).reply(),
+        Reply::text("Summary: the user asked twice."),
+        Reply::text("second answer"),
+        Reply::text("third answer"),
+    ]);
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[provider]\ncontext_window = 1000\ncompact_at = 0.5\n",
+    )
+    .unwrap();
+    let c = env.client();
+    let id = session_of(&c.turn("first question", false).unwrap());
+    let t = c.turn("second question", false).unwrap();
+    assert_eq!(session_of(&t), id);
+    let codes: Vec<&str> = t
+        .events
+        .iter()
+        .filter(|e| e["type"] == "warning")
+        .map(|e| e["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["compacting"], "{:#?}", t.events);
+    let stored = env.sessions().load(&id).unwrap().messages;
+    assert_eq!(stored[0].role, Role::System, "{stored:#?}");
+    assert!(stored.len() < 4, "{stored:#?}");
+
+    // The caller still sends the whole conversation; the store holds summary + tail.
+    let t = c.turn("third question", false).unwrap();
+    assert_eq!(session_of(&t), id);
+    assert!(t.event("warning").is_none(), "{:#?}", t.events);
+    assert_eq!(t.text, "third answer");
+    let texts = env.texts(&id);
+    assert_eq!(
+        texts[texts.len() - 2..],
+        [
+            (Role::User, "third question".into()),
+            (Role::Assistant, "third answer".into())
+        ]
+    );
+    assert_eq!(env.sessions().count().unwrap(), 1);
+}

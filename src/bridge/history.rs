@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 
+use crate::runtime::agent::context::is_compaction;
 use crate::session::{Message, NewMessage, Part, Role, ToolCall};
 
 use super::protocol::ChatMessage;
@@ -201,43 +202,112 @@ pub struct Reconciled {
 
 /// Matches the caller's history against the stored transcript (system messages ignored on
 /// both sides). The new user message is never in `append`: the turn appends it.
+///
+/// After a compaction the store holds a summary and the recent tail; the caller still sends
+/// the whole conversation. The tail is then aligned with the latest place in the caller's
+/// history where it fits, and what precedes that place counts as summarised.
 pub fn reconcile(stored: &[Message], history: &History) -> Reconciled {
-    let stored: Vec<&Message> = stored.iter().filter(|m| m.role != Role::System).collect();
-    let before_prompt = &history.messages[..history.messages.len() - 1];
-    let common = stored
+    let before = &history.messages[..history.messages.len() - 1];
+    let summary = stored.iter().rposition(is_compaction);
+    let tail: Vec<&Message> = stored[summary.map_or(0, |i| i + 1)..]
         .iter()
-        .zip(before_prompt)
-        .take_while(|(s, c)| same(s, c))
-        .count();
-    if common == stored.len() {
+        .filter(|m| m.role != Role::System)
+        .collect();
+    // Where the kept part of the store starts: after the summary, or at the beginning.
+    let base_seq = summary.map_or(0, |i| stored[i].seq);
+    let (start, m) = match summary {
+        None => (0, compare(&tail, before, history.prompt())),
+        Some(_) if tail.is_empty() => {
+            // Only the summary is left: it covers everything the caller sent before.
+            return Reconciled {
+                fork_at: None,
+                diverged_at: before.len(),
+                append: Vec::new(),
+                prompt_stored: false,
+            };
+        }
+        Some(_) => align(&tail, before, history.prompt()),
+    };
+    let common = m.common;
+    if m.complete {
         return Reconciled {
             fork_at: None,
-            diverged_at: common,
-            append: before_prompt[common..].to_vec(),
-            prompt_stored: false,
-        };
-    }
-    if common == before_prompt.len()
-        && stored.len() == common + 1
-        && same(stored[common], history.prompt())
-    {
-        return Reconciled {
-            fork_at: None,
-            diverged_at: common,
-            append: Vec::new(),
-            prompt_stored: true,
+            diverged_at: start + common,
+            append: if m.prompt_stored {
+                Vec::new()
+            } else {
+                before[start + common..].to_vec()
+            },
+            prompt_stored: m.prompt_stored,
         };
     }
     Reconciled {
-        prompt_stored: false,
         fork_at: Some(if common == 0 {
-            0
+            base_seq
         } else {
-            stored[common - 1].seq
+            tail[common - 1].seq
         }),
-        diverged_at: common,
-        append: before_prompt[common..].to_vec(),
+        diverged_at: start + common,
+        append: before[start + common..].to_vec(),
+        prompt_stored: false,
     }
+}
+
+/// How far stored messages match the caller's, from the first stored one on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Match {
+    /// Stored messages matched in order.
+    common: usize,
+    /// Every stored message matched (the caller may have more).
+    complete: bool,
+    /// All but the last stored message matched the caller's history entirely, and the last
+    /// is the new user message, unanswered.
+    prompt_stored: bool,
+}
+
+fn compare(stored: &[&Message], caller: &[Incoming], prompt: &Incoming) -> Match {
+    let common = stored
+        .iter()
+        .zip(caller)
+        .take_while(|(s, c)| same(s, c))
+        .count();
+    if common == stored.len() {
+        return Match {
+            common,
+            complete: true,
+            prompt_stored: false,
+        };
+    }
+    let retry =
+        common == caller.len() && stored.len() == common + 1 && same(stored[common], prompt);
+    Match {
+        common,
+        complete: retry,
+        prompt_stored: retry,
+    }
+}
+
+/// The latest start in `caller` where the whole compacted tail fits; else the start with the
+/// longest partial fit; else nothing fits (fork right after the summary).
+fn align(tail: &[&Message], caller: &[Incoming], prompt: &Incoming) -> (usize, Match) {
+    let mut best: Option<(usize, Match)> = None;
+    for start in (0..=caller.len()).rev() {
+        let m = compare(tail, &caller[start..], prompt);
+        if m.complete {
+            return (start, m);
+        }
+        if m.common > 0 && best.is_none_or(|(_, b)| m.common > b.common) {
+            best = Some((start, m));
+        }
+    }
+    best.unwrap_or((
+        caller.len(),
+        Match {
+            common: 0,
+            complete: false,
+            prompt_stored: false,
+        },
+    ))
 }
 
 /// A stored message and a caller message are the same message. Text is compared without
@@ -410,6 +480,83 @@ mod tests {
         let r = reconcile(&store, &parse(&h).unwrap());
         assert!(!r.prompt_stored);
         assert_eq!(r.fork_at, Some(4));
+    }
+
+    /// A store after compaction: the summary at seq 1, then `tail` from seq 2.
+    fn compacted(tail: &[ChatMessage]) -> Vec<Message> {
+        let mut v = vec![Message {
+            seq: 1,
+            role: Role::System,
+            parts: vec![Part::text("Summary of the earlier conversation")],
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            is_error: false,
+            tool_metadata: Some(json!({"compaction_summary": true, "replaced_messages": 4})),
+            created_at_ms: 0,
+            usage: Default::default(),
+        }];
+        for mut m in stored(tail) {
+            m.seq += 1;
+            v.push(m);
+        }
+        v
+    }
+
+    fn conversation() -> Vec<ChatMessage> {
+        vec![
+            msg("user", json!("u1")),
+            msg("assistant", json!("a1")),
+            msg("user", json!("u2")),
+            msg("assistant", json!("a2")),
+            msg("user", json!("u3")),
+            msg("assistant", json!("a3")),
+        ]
+    }
+
+    #[test]
+    fn after_compaction_the_tail_is_aligned_and_the_rest_counts_as_summarised() {
+        let store = compacted(&conversation()[4..]);
+        let mut h = conversation();
+        h.push(msg("user", json!("u4")));
+        let r = reconcile(&store, &parse(&h).unwrap());
+        assert_eq!(
+            (r.fork_at, r.append.len(), r.prompt_stored),
+            (None, 0, false)
+        );
+
+        // Messages after the tail the store lacks are appended.
+        let mut h = conversation();
+        h.push(msg("user", json!("u4")));
+        h.push(msg("assistant", json!("a4")));
+        h.push(msg("user", json!("u5")));
+        let r = reconcile(&store, &parse(&h).unwrap());
+        assert_eq!(r.fork_at, None);
+        assert_eq!(r.append.len(), 2);
+
+        // Only the summary left: everything before is covered.
+        let r = reconcile(&compacted(&[]), &parse(&h).unwrap());
+        assert_eq!((r.fork_at, r.append.len()), (None, 0));
+    }
+
+    #[test]
+    fn after_compaction_an_edit_in_the_tail_forks_inside_the_tail() {
+        let store = compacted(&conversation()[2..]);
+        let mut h = conversation();
+        h[5] = msg("assistant", json!("a3, edited"));
+        h.push(msg("user", json!("u4")));
+        let r = reconcile(&store, &parse(&h).unwrap());
+        // Tail u2 a2 u3 a3 sits at seqs 2..=5: the fork keeps the summary and u2 a2 u3.
+        assert_eq!(r.fork_at, Some(4));
+        assert_eq!(r.append.len(), 1);
+        assert_eq!(r.diverged_at, 5);
+        // A history that shares nothing with the tail keeps only the summary.
+        let h = vec![
+            msg("user", json!("other")),
+            msg("assistant", json!("x")),
+            msg("user", json!("y")),
+        ];
+        let r = reconcile(&store, &parse(&h).unwrap());
+        assert_eq!(r.fork_at, Some(1));
     }
 
     #[test]
