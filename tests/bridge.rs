@@ -902,3 +902,61 @@ fn after_compaction_the_full_history_still_continues_the_session() {
     );
     assert_eq!(env.sessions().count().unwrap(), 1);
 }
+
+fn slow_reply() -> Reply {
+    Stream::new()
+        .text_deltas("one two three four five six seven eight nine ten", 10)
+        .finish("stop")
+        .delays(Duration::ZERO, Duration::from_millis(300))
+        .reply()
+}
+
+#[test]
+fn a_caller_that_dies_mid_turn_cancels_the_turn_and_the_session_is_not_left_running() {
+    let env = Env::new(vec![slow_reply()]);
+    let mut b = env.spawn();
+    b.send(&chat(json!({"messages": [user("count slowly")]})));
+    let ev = b.until("text_delta");
+    let id = find(&ev, "session_init")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The caller goes away: its end of stdout closes (the reader thread is dropped with
+    // the receiver; closing the pipe is what a dead editor does).
+    let Bridge {
+        mut child,
+        stdin,
+        events,
+    } = b;
+    drop(events);
+    drop(child.stdout.take());
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    let h = env.sessions().header(&id).unwrap();
+    assert_eq!(h.status, Status::Cancelled);
+    assert_eq!(env.server.request_count(), 1);
+}
+
+#[test]
+fn a_session_running_in_another_process_is_refused_with_busy() {
+    let env = Env::new(vec![slow_reply()]);
+    let mut first = env.spawn();
+    first.send(&chat(json!({"messages": [user("count slowly")]})));
+    let ev = first.until("text_delta");
+    let id = find(&ev, "session_init")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let ev = env.raw(&[chat(json!({"request_id": "second", "session_id": id,
+        "messages": [user("count slowly"), assistant("one"), user("faster")]}))]);
+    assert_eq!(types(&ev), ["protocol_ack", "error"], "{ev:#?}");
+    let err = find(&ev, "error");
+    assert_eq!(err["code"], "busy");
+    assert_eq!(err["request_id"], "second");
+    // Nothing of the second caller's history went into the running session.
+    assert_eq!(env.texts(&id), [(Role::User, "count slowly".into())]);
+    first.send(r#"{"type":"cancel"}"#);
+    first.until("finish");
+    first.close();
+}

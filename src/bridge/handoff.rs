@@ -2,8 +2,9 @@
 //! [`Sessions::decide`]) and bringing it up to the caller's history: the events that tell
 //! the caller what happened (`session_init`, warnings) come from here.
 
+use crate::runtime::agent::{Lease, LeaseError};
 use crate::runtime::{Decision, SessionRequest, Sessions};
-use crate::session::{AppendMeta, NewSession, Result, conversation_key};
+use crate::session::{AppendMeta, NewSession, StoreError, conversation_key};
 
 use super::history::{self, History};
 use super::protocol::{ChatRequest, Event, RecentSession};
@@ -21,15 +22,26 @@ pub struct Chosen {
     pub prompt_stored: bool,
 }
 
+/// Why a chat could not get its session: an `error` event's code and message.
+pub type ChooseError = (&'static str, String);
+
+fn storage(e: StoreError) -> ChooseError {
+    (
+        "storage",
+        crate::sanitize::line(&e.to_string()).into_owned(),
+    )
+}
+
 /// Runs the decision chain for `req`, then appends what the session lacks of the caller's
 /// history, forking where the two disagree. Writes happen only after the request was
-/// checked (the caller's `History` is already valid).
+/// checked (the caller's `History` is already valid), and never into a session another
+/// process is running a turn in (`busy`, nothing written).
 pub fn choose(
     sessions: &Sessions,
     req: &ChatRequest,
     history: &History,
     workdir: &str,
-) -> Result<Chosen> {
+) -> Result<Chosen, ChooseError> {
     let rid = || req.request_id.clone();
     let given_key = req.conversation_key.clone().filter(|k| !k.is_empty());
     // The key is stored with every session the bridge creates; a request without one
@@ -37,22 +49,24 @@ pub fn choose(
     let key = given_key
         .clone()
         .or_else(|| history.first_user_text().map(conversation_key));
-    let decision = sessions.decide(
-        &SessionRequest {
-            new_session: req.new_session,
-            session_id: req.session_id.clone(),
-            // Recovery only ever looks at the caller's own key: the seed's CLI does not
-            // guess a continuation the caller did not claim.
-            conversation_key: given_key,
-            has_continuation: history.has_continuation(),
-        },
-        NewSession {
-            workdir: workdir.to_string(),
-            model: req.model.clone().unwrap_or_default(),
-            conversation_key: key.clone(),
-            ..NewSession::default()
-        },
-    )?;
+    let decision = sessions
+        .decide(
+            &SessionRequest {
+                new_session: req.new_session,
+                session_id: req.session_id.clone(),
+                // Recovery only ever looks at the caller's own key: the seed's CLI does not
+                // guess a continuation the caller did not claim.
+                conversation_key: given_key,
+                has_continuation: history.has_continuation(),
+            },
+            NewSession {
+                workdir: workdir.to_string(),
+                model: req.model.clone().unwrap_or_default(),
+                conversation_key: key.clone(),
+                ..NewSession::default()
+            },
+        )
+        .map_err(storage)?;
     let mut warnings = Vec::new();
     let (mut session_id, recovery_reason, fresh) = match decision {
         Decision::Continue(id) => (id, None, false),
@@ -87,14 +101,34 @@ pub fn choose(
         }
     };
 
+    // Held while the caller's history is written, so it never lands in the middle of a turn
+    // another process runs; released before the turn takes its own lease.
+    let _lease = if fresh {
+        None
+    } else {
+        Some(
+            Lease::acquire(sessions.data_dir(), &session_id).map_err(|e| match e {
+                LeaseError::Busy { pid } => (
+                    "busy",
+                    match pid {
+                        Some(p) => format!("session {session_id} is running in pid {p}"),
+                        None => format!("session {session_id} is running in another process"),
+                    },
+                ),
+                LeaseError::Io(m) => ("storage", m),
+            })?,
+        )
+    };
     let stored = if fresh {
         Vec::new()
     } else {
-        sessions.load(&session_id)?.messages
+        sessions.load(&session_id).map_err(storage)?.messages
     };
     let plan = history::reconcile(&stored, history);
     if let Some(at) = plan.fork_at {
-        let fork = sessions.fork_conversation(&session_id, at, key.as_deref())?;
+        let fork = sessions
+            .fork_conversation(&session_id, at, key.as_deref())
+            .map_err(storage)?;
         warnings.push(Event::warning(
             rid(),
             "history_diverged",
@@ -109,14 +143,16 @@ pub fn choose(
     }
     if !plan.append.is_empty() {
         let new: Vec<_> = plan.append.iter().map(|m| m.to_new()).collect();
-        sessions.append(
-            &session_id,
-            &new,
-            &AppendMeta {
-                workdir: Some(workdir.to_string()),
-                ..AppendMeta::default()
-            },
-        )?;
+        sessions
+            .append(
+                &session_id,
+                &new,
+                &AppendMeta {
+                    workdir: Some(workdir.to_string()),
+                    ..AppendMeta::default()
+                },
+            )
+            .map_err(storage)?;
     }
     if history.dropped_parts > 0 {
         warnings.push(Event::warning(

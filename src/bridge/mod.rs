@@ -430,8 +430,9 @@ impl Bridge<'_> {
             )
         };
         let sessions = Sessions::open(&loc).map_err(store_err)?;
-        let chosen = handoff::choose(&sessions, req, &history, &workdir.display().to_string())
-            .map_err(store_err)?;
+        // Recorded as the agent records it on every append: the workspace root.
+        let root = loc.root().display().to_string();
+        let chosen = handoff::choose(&sessions, req, &history, &root)?;
         let spec = TurnSpec {
             sessions,
             session_id: chosen.session_id.clone(),
