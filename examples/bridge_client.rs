@@ -176,6 +176,7 @@ impl Client {
                     let id = ev["session_id"].as_str().unwrap_or_default();
                     // The seed's onSessionInit: keep the id for the next process.
                     self.save_session_id(id)?;
+                    let id = line_safe(id);
                     match ev["recovery_reason"].as_str() {
                         Some(why) => eprintln!("neocode: session {id} (recovered: {why})"),
                         None => eprintln!("neocode: session {id}"),
@@ -183,14 +184,14 @@ impl Client {
                 }
                 "warning" => eprintln!(
                     "neocode warning [{}]: {}",
-                    ev["code"].as_str().unwrap_or(""),
-                    ev["message"].as_str().unwrap_or("")
+                    line_safe(ev["code"].as_str().unwrap_or("")),
+                    line_safe(ev["message"].as_str().unwrap_or(""))
                 ),
                 "error" => {
                     eprintln!(
                         "neocode error [{}]: {}",
-                        ev["code"].as_str().unwrap_or(""),
-                        ev["message"].as_str().unwrap_or("")
+                        line_safe(ev["code"].as_str().unwrap_or("")),
+                        line_safe(ev["message"].as_str().unwrap_or(""))
                     );
                     // An error before session_init means the chat never started: no
                     // finish will follow, so end the process.
@@ -200,7 +201,8 @@ impl Client {
                 }
                 "text_delta" => {
                     let t = ev["text"].as_str().unwrap_or_default();
-                    print!("{t}");
+                    // Model text is untrusted: escape sequences are shown, never obeyed.
+                    print!("{}", neocode::sanitize::text(t));
                     let _ = std::io::stdout().flush();
                     out.text.push_str(t);
                     turn.text(t);
@@ -324,6 +326,10 @@ impl TurnRecorder {
         // answer an editor discards.
         self.done
     }
+}
+
+fn line_safe(s: &str) -> String {
+    neocode::sanitize::line(s).into_owned()
 }
 
 fn uuid_like() -> String {

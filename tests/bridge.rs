@@ -960,3 +960,32 @@ fn a_session_running_in_another_process_is_refused_with_busy() {
     first.until("finish");
     first.close();
 }
+
+#[test]
+fn hostile_model_text_reaches_stdout_escaped_and_round_trips() {
+    let hostile = "evil\u{1b}]0;pwned\u{7} \u{1b}[2J\u{9b}31m \u{202e}desrever";
+    let env = Env::new(vec![Reply::text(hostile)]);
+    let mut child = Command::new(BIN)
+        .arg("bridge")
+        .envs(env.vars())
+        .current_dir(env.work.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut w = child.stdin.take().unwrap();
+    writeln!(w, "{}", chat(json!({"messages": [user("say something")]}))).unwrap();
+    drop(w);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for bad in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
+        assert!(!text.contains(bad), "raw {bad:?} in {text}");
+    }
+    let streamed: String = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "text_delta")
+        .map(|e| e["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(streamed, hostile);
+}

@@ -180,10 +180,12 @@ impl Bridge<'_> {
         self.write_line(ev.to_line());
     }
 
-    fn write_line(&mut self, mut line: String) {
+    fn write_line(&mut self, line: String) {
         if self.write_failed.is_some() {
             return;
         }
+        // Model and tool text is untrusted, and a person may run the bridge in a terminal.
+        let mut line = crate::sanitize::json(&line).into_owned();
         line.push('\n');
         if let Err(e) = self
             .out
