@@ -989,3 +989,33 @@ fn hostile_model_text_reaches_stdout_escaped_and_round_trips() {
         .collect();
     assert_eq!(streamed, hostile);
 }
+
+#[test]
+fn model_and_limit_overrides_reach_the_turn() {
+    let env = Env::new(vec![
+        Reply::tool_calls(&[("call_1", "read_file", r#"{"path":"a.txt"}"#)]),
+        Reply::text("never asked for"),
+    ]);
+    std::fs::write(env.work.path().join("a.txt"), "x").unwrap();
+    let ev = env.raw(&[chat(json!({"request_id": "lim", "model": "other-model",
+        "limits": {"max_turns": 1}, "messages": [user("read a.txt")]}))]);
+    assert_eq!(
+        types(&ev),
+        [
+            "protocol_ack",
+            "session_init",
+            "message_stored",
+            "tool_call",
+            "tool_result",
+            "finish"
+        ],
+        "{ev:#?}"
+    );
+    let fin = find(&ev, "finish");
+    assert_eq!(fin["reason"], "limit_reached");
+    assert!(fin["limit"].as_str().unwrap().contains("turn"), "{fin}");
+    assert_eq!(env.server.request_count(), 1);
+    assert_eq!(env.server.requests()[0].json()["model"], "other-model");
+    let id = find(&ev, "session_init")["session_id"].as_str().unwrap();
+    assert_eq!(env.sessions().header(id).unwrap().status, Status::Paused);
+}

@@ -42,8 +42,6 @@ pub struct TurnSpec {
     pub model: Option<String>,
     /// Ledger limit overrides.
     pub limits: Option<RuntimeLimits>,
-    /// The workspace root the tools work in.
-    pub workdir: PathBuf,
 }
 
 /// Runs turns for the bridge: the agent in the binary, a scripted double in unit tests.
@@ -387,8 +385,6 @@ impl Bridge<'_> {
         &self,
         req: &ChatRequest,
     ) -> Result<(TurnSpec, handoff::Chosen), (&'static str, String)> {
-        let model = req.model.clone().filter(|m| !m.is_empty());
-        self.opts.runner.check(model.as_deref())?;
         if let Some(v) = req.protocol_version
             && v > PROTOCOL_VERSION
         {
@@ -398,6 +394,8 @@ impl Bridge<'_> {
             ));
         }
         let history = history::parse(&req.messages).map_err(|e| ("invalid_request", e.0))?;
+        let model = req.model.clone().filter(|m| !m.is_empty());
+        self.opts.runner.check(model.as_deref())?;
         let dir: Option<PathBuf> = match req.cwd.as_deref().filter(|c| !c.is_empty()) {
             Some(c) => Some(PathBuf::from(c)),
             None => self.opts.workdir.clone(),
@@ -441,7 +439,6 @@ impl Bridge<'_> {
             prompt: (!chosen.prompt_stored).then(|| history.prompt().text.clone()),
             model,
             limits: req.limits.clone(),
-            workdir: loc.root().to_path_buf(),
         };
         Ok((spec, chosen))
     }
