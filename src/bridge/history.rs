@@ -600,3 +600,80 @@ mod tests {
         assert!(!h.has_continuation());
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::bridge::protocol::ChatMessage;
+    use proptest::prelude::*;
+
+    fn message(seq: i64, role: Role, text: &str) -> Message {
+        Message {
+            seq,
+            role,
+            parts: vec![Part::text(text)],
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            is_error: false,
+            tool_metadata: None,
+            created_at_ms: 0,
+            usage: Default::default(),
+        }
+    }
+
+    fn chat(role: Role, text: &str) -> ChatMessage {
+        ChatMessage {
+            role: role.as_str().into(),
+            content: serde_json::Value::String(text.into()),
+            ..ChatMessage::default()
+        }
+    }
+
+    fn turn() -> impl Strategy<Value = (Role, String)> {
+        (
+            prop_oneof![Just(Role::User), Just(Role::Assistant)],
+            // A small alphabet, so equal messages at different places are common.
+            prop_oneof![Just("a"), Just("b"), Just("c")].prop_map(str::to_string),
+        )
+    }
+
+    proptest! {
+        /// Whatever the store holds and whatever the caller sends, carrying out the plan
+        /// (fork, append, then the turn appends the prompt unless it is stored) leaves
+        /// exactly the caller's conversation in the session the turn runs in; and a caller
+        /// that only adds to the stored transcript never forks.
+        #[test]
+        fn carrying_out_the_plan_yields_the_callers_conversation(
+            stored in prop::collection::vec(turn(), 0..8),
+            keep in 0usize..9,
+            extra in prop::collection::vec(turn(), 0..4),
+            prompt in prop_oneof![Just("a"), Just("z")],
+        ) {
+            let store: Vec<Message> = stored
+                .iter()
+                .enumerate()
+                .map(|(i, (r, t))| message(i as i64 + 1, *r, t))
+                .collect();
+            let mut caller: Vec<(Role, String)> = stored[..keep.min(stored.len())].to_vec();
+            caller.extend(extra.iter().cloned());
+            caller.push((Role::User, prompt.to_string()));
+            let msgs: Vec<ChatMessage> = caller.iter().map(|(r, t)| chat(*r, t)).collect();
+            let h = parse(&msgs).unwrap();
+            let plan = reconcile(&store, &h);
+
+            let mut result: Vec<(Role, String)> = store
+                .iter()
+                .filter(|m| plan.fork_at.is_none_or(|at| m.seq <= at))
+                .map(|m| (m.role, m.text()))
+                .collect();
+            result.extend(plan.append.iter().map(|m| (m.role, m.text.clone())));
+            if !plan.prompt_stored {
+                result.push((Role::User, prompt.to_string()));
+            }
+            prop_assert_eq!(&result, &caller);
+            if keep >= stored.len() {
+                prop_assert_eq!(plan.fork_at, None);
+            }
+        }
+    }
+}
