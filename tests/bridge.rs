@@ -612,9 +612,14 @@ fn cancel_mid_stream_keeps_what_arrived_and_the_session_continues() {
         .as_str()
         .unwrap()
         .to_string();
+    // A malformed line during the turn is answered and harms nothing.
+    b.send("{oops");
     b.send(r#"{"type":"cancel","request_id":"long"}"#);
     let ev = b.until("finish");
     assert_eq!(ev.last().unwrap()["reason"], "cancelled");
+    let errors: Vec<&Value> = ev.iter().filter(|e| e["type"] == "error").collect();
+    assert_eq!(errors.len(), 1, "{ev:#?}");
+    assert_eq!(errors[0]["code"], "invalid_json");
     let rest = b.close();
     assert!(rest.is_empty(), "{rest:#?}");
     assert_eq!(
@@ -624,6 +629,7 @@ fn cancel_mid_stream_keeps_what_arrived_and_the_session_continues() {
 
     // What arrived was kept: the stored partial answer is exactly the streamed text.
     let partial = deltas_text(&ev_first) + &deltas_text(&ev);
+    assert!(!partial.is_empty());
     let stored = env.texts(&id);
     assert_eq!(stored.len(), 2, "{stored:?}");
     assert_eq!(stored[1], (Role::Assistant, partial.clone()));
