@@ -1,6 +1,7 @@
 //! neocode: a terminal coding agent whose sessions are first-class.
 //!
-//! Layers, one direction only: `cli` → `tui` → `runtime` → `session` (and `cli` → `runtime`).
+//! Layers, one direction only: `cli` → `tui` → `runtime` → `session`, `cli` → `bridge` →
+//! `runtime` (the bridge beside the TUI, neither knowing the other), and `cli` → `runtime`.
 
 pub mod bridge;
 pub mod cli;
