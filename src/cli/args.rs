@@ -168,6 +168,11 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Serve other front ends: JSON requests on stdin, events on stdout (docs/bridge.md).
+    #[command(
+        after_help = "Examples:\n  echo '{\"type\":\"chat\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}' | neocode bridge\n  cargo run --example bridge_client -- \"explain src/main.rs\""
+    )]
+    Bridge,
     /// Run one agent turn without the TUI: answer text on stdout, tool activity on stderr.
     #[command(after_help = super::run::RUN_EXAMPLES)]
     Run(super::run::RunArgs),

@@ -199,6 +199,7 @@ pub fn run(cli: Cli) -> CmdResult {
         Some(Command::Completions { shell }) => completions(*shell),
         Some(Command::Run(args)) => run::run(&location(&cli)?, args),
         Some(Command::Compact { id }) => run::compact(&location(&cli)?, id),
+        Some(Command::Bridge) => bridge_cmd(&cli),
         None if cli.list => {
             let opts = list::ListOptions {
                 json: cli.json,
@@ -305,6 +306,24 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Demo { .. } => "demo",
         Command::Run(_) => "run",
         Command::Compact { .. } => "compact",
+        Command::Bridge => "bridge",
+    }
+}
+
+/// `neocode bridge`: serves until stdin ends; only a closed stdout is a failure.
+fn bridge_cmd(cli: &Cli) -> CmdResult {
+    let home = crate::session::home_dir().map_err(|e| Failure::usage(sanitize::line(&e)))?;
+    let opts = crate::bridge::BridgeOptions {
+        home: home.clone(),
+        workdir: cli.workdir.clone(),
+        runner: crate::bridge::agent_runner(home),
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match crate::bridge::serve(opts, std::io::stdin(), &mut out) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::quiet()),
+        Err(e) => Err(Failure::runtime(format!("writing events: {e}"))),
     }
 }
 

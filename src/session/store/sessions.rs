@@ -335,6 +335,21 @@ impl Store {
         })
     }
 
+    /// Sets the conversation key of a session (a fork made to continue a caller's diverging
+    /// conversation carries the caller's key, so recovery by key finds the fork).
+    pub fn set_conversation_key(&self, session_id: &str, key: &str) -> Result<()> {
+        self.write(|tx| {
+            let n = tx.execute(
+                "UPDATE sessions SET conversation_key = ?2 WHERE id = ?1",
+                params![session_id, key],
+            )?;
+            if n == 0 {
+                return Err(self.not_found(session_id));
+            }
+            Ok(())
+        })
+    }
+
     /// The header of a session.
     pub fn load_header(&self, session_id: &str) -> Result<SessionHeader> {
         self.with_conn(|c| load_header(c, session_id)?.ok_or_else(|| self.not_found(session_id)))

@@ -92,9 +92,14 @@ impl App {
     /// The database's change counter. It moves only when another process wrote (this
     /// process's own writes are applied where they are made).
     fn on_version(&mut self, v: i64) -> Vec<Effect> {
+        if self.list.loading && self.data_version.is_some() {
+            // Keep the old baseline: the next poll compares against it again, so a write the
+            // loading list may have missed is not lost.
+            return Vec::new();
+        }
         let changed = self.data_version.is_some_and(|old| old != v);
         self.data_version = Some(v);
-        if !changed || self.list.loading {
+        if !changed {
             return Vec::new();
         }
         // Reload what is shown, keeping the selection; the open session refreshes once the

@@ -134,10 +134,13 @@ impl App {
             tokens: HashMap::new(),
             matcher: state::matcher(),
         };
-        let effects = match opts.resume {
+        // The change counter's baseline is taken before the first list is read (one worker,
+        // in order), so a write landing between the two still shows at the next poll.
+        let mut effects = app.tick();
+        effects.extend(match opts.resume {
             Some(id) => app.resume(&id),
             None => app.reload_list(),
-        };
+        });
         app.settle();
         (app, effects)
     }
