@@ -527,3 +527,22 @@ fn a_second_process_is_told_which_pid_runs_the_session() {
     assert!(out.status.success());
     assert_eq!(srv.request_count(), 2, "the refused run sent nothing");
 }
+
+#[test]
+fn an_unavailable_sandbox_is_announced_and_commands_ask() {
+    let env = Env::new("[sandbox]\nsimulate_unavailable = true\n");
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("s1", "run_command", r#"{"command":"touch made.txt"}"#)]),
+        Reply::text("ok"),
+    ])
+    .unwrap();
+    let o = env.run(&srv, &["run", "--approve", "never-ask", "make a file"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("warning: sandbox unavailable"), "{err}");
+    assert!(
+        err.contains("denied"),
+        "even never-ask asks without a sandbox: {err}"
+    );
+    assert!(!env.ws.join("made.txt").exists());
+}
