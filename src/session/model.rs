@@ -278,6 +278,13 @@ pub struct RuntimeUsage {
     /// Model turns taken.
     #[serde(default)]
     pub turns: u64,
+    /// Time spent running turns, in ms (the wall-clock budget counts from `started_at_ms`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub wall_ms: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The runtime ledger: restored on resume, never recreated (the seed's rule), so budgets

@@ -78,10 +78,18 @@ impl Turn {
 
     /// Runs the turn and reports how it ended (always ends with `Finished`).
     pub fn run(mut self, prompt: Option<String>) {
+        let started = std::time::Instant::now();
+        if let Some(w) = tools::sandbox::status(&self.settings.sandbox).warning() {
+            self.emit(TurnEvent::Warning {
+                code: "sandbox".into(),
+                message: w,
+            });
+        }
         let reason = match self.body(prompt) {
             Ok(()) => FinishReason::Completed,
             Err(r) => r,
         };
+        self.ledger.usage.wall_ms += started.elapsed().as_millis() as u64;
         self.finish(reason);
     }
 
@@ -271,9 +279,7 @@ impl Turn {
         };
         for call in &calls[answered..] {
             let out = ToolOutput::error(format!("Not run: {why}."));
-            if let Err(e) = self.store_result(call, out, false) {
-                return Err(e);
-            }
+            self.store_result(call, out, false)?;
         }
         flow
     }
