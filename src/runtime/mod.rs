@@ -4,6 +4,7 @@
 //! loop, tools, ledger) lives beside it in this folder.
 
 pub mod agent;
+pub mod import;
 pub mod dangling;
 pub mod decide;
 pub mod sessions;

@@ -13,6 +13,7 @@ use super::error::{Result, StoreError};
 use super::model::*;
 use super::plan::{Plan, PlanProgress, StepUpdate};
 use super::schema::{classify, open_connection};
+use super::store_import::write_import_columns;
 use super::workspace::WorkspacePaths;
 
 /// Deletes the search-index rows of session `?1`'s messages that no message of another
@@ -102,14 +103,16 @@ impl std::fmt::Debug for Store {
 
 const SUMMARY_COLS: &str = "id, title, first_prompt, created_at_ms, updated_at_ms, provider, model, \
      workdir, status, parent_id, fork_seq, message_count, token_input_total, token_output_total, \
-     plan_done, plan_failed, plan_total, asset_count";
+     plan_done, plan_failed, plan_total, asset_count, subagent_of, source_tool";
 
 const HEADER_COLS: &str = "id, title, created_at_ms, updated_at_ms, provider, model, workdir, \
      status, parent_id, fork_seq, conversation_key, task_state_json, todos_json, skills_json, \
-     plan_json, ledger_json, token_input_total, token_output_total, last_seq, message_count";
+     plan_json, ledger_json, token_input_total, token_output_total, last_seq, message_count, \
+     subagent_of, source_tool, source_version, source_id, source_stamp, source_meta_json";
 
 const MESSAGE_COLS: &str = "seq, role, parts_json, tool_calls_json, tool_call_id, is_error, \
-     tool_metadata_json, created_at_ms, input_tokens, output_tokens";
+     tool_metadata_json, created_at_ms, input_tokens, output_tokens, cached_input_tokens, \
+     cache_write_tokens, reasoning_tokens, injected, metadata_json";
 
 impl Store {
     /// Opens (creating folders and database as needed) the store of a workspace.
@@ -237,7 +240,7 @@ impl Store {
         self.inner.asset_limit
     }
 
-    fn with_conn<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+    pub(super) fn with_conn<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
         let taken = self
             .inner
             .pool
@@ -260,7 +263,7 @@ impl Store {
     }
 
     /// Runs `f` in a `BEGIN IMMEDIATE` transaction: all or nothing.
-    fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+    pub(super) fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
         self.with_conn(|c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let out = f(&tx)?;
@@ -739,9 +742,11 @@ impl Store {
                 // The copies point at the source's search-index rows: no re-indexing.
                 tx.execute(
                     "INSERT INTO messages (session_id, seq, role, parts_json, tool_calls_json, tool_call_id, is_error,
-                        tool_metadata_json, created_at_ms, input_tokens, output_tokens, fts_id)
+                        tool_metadata_json, created_at_ms, input_tokens, output_tokens, fts_id,
+                        cached_input_tokens, cache_write_tokens, reasoning_tokens, injected, metadata_json)
                      SELECT ?2, seq, role, parts_json, tool_calls_json, tool_call_id, is_error, tool_metadata_json,
-                        created_at_ms, input_tokens, output_tokens, fts_id
+                        created_at_ms, input_tokens, output_tokens, fts_id,
+                        cached_input_tokens, cache_write_tokens, reasoning_tokens, injected, metadata_json
                      FROM messages WHERE session_id = ?1 AND seq <= ?3 ORDER BY seq",
                     params![session_id, new_id, at],
                 )?;
@@ -771,8 +776,8 @@ impl Store {
         self.load_header(&new_id)
     }
 
-    /// Deletes a session: its rows (messages, steps, assets) and its asset folder. Forks of it
-    /// stay, without a parent.
+    /// Deletes a session: its rows (messages, steps, assets) and its asset folder. Forks and
+    /// sub-agents of it stay and keep its id as their parent (shown as not in the workspace).
     pub fn delete(&self, session_id: &str) -> Result<()> {
         validate_id("session", session_id)?;
         self.write(|tx| {
@@ -1064,10 +1069,6 @@ impl Store {
             if session_exists(tx, &h.id)? {
                 return Err(StoreError::AlreadyExists(h.id.clone()));
             }
-            let parent_exists = match &h.parent_id {
-                Some(p) => session_exists(tx, p)?,
-                None => false,
-            };
             tx.execute(
                 "INSERT INTO sessions (id, title, first_prompt, created_at_ms, updated_at_ms, provider, model, workdir,
                     status, parent_id, fork_seq, conversation_key, task_state_json, todos_json, skills_json,
@@ -1083,7 +1084,7 @@ impl Store {
                     h.model,
                     h.workdir,
                     h.status.as_str(),
-                    if parent_exists { h.parent_id.clone() } else { None },
+                    h.parent_id,
                     h.fork_seq,
                     h.conversation_key,
                     to_json_opt(h.task_state.as_ref()),
@@ -1107,9 +1108,11 @@ impl Store {
                     tool_metadata: m.tool_metadata.clone(),
                     usage: m.usage,
                     created_at_ms: Some(m.created_at_ms),
+                    extra: m.extra.clone(),
                 };
                 insert_message(tx, &h.id, m.seq, &nm, m.created_at_ms)?;
             }
+            write_import_columns(tx, h)?;
             for (step, update) in progress_as_updates(&s.plan_progress) {
                 write_step_update(tx, &h.id, &step, &update)?;
             }
@@ -1294,8 +1297,9 @@ fn insert_message(
     };
     let mut st = tx.prepare_cached(
         "INSERT INTO messages (session_id, seq, role, parts_json, tool_calls_json, tool_call_id, is_error,
-            tool_metadata_json, created_at_ms, input_tokens, output_tokens, fts_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            tool_metadata_json, created_at_ms, input_tokens, output_tokens, fts_id,
+            cached_input_tokens, cache_write_tokens, reasoning_tokens, injected, metadata_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
     )?;
     st.execute(params![
         session_id,
@@ -1309,7 +1313,12 @@ fn insert_message(
         m.created_at_ms.unwrap_or(now),
         m.usage.input_tokens as i64,
         m.usage.output_tokens as i64,
-        fts_id
+        fts_id,
+        m.extra.cached_input_tokens as i64,
+        m.extra.cache_write_tokens as i64,
+        m.extra.reasoning_tokens as i64,
+        m.extra.injected,
+        to_json_opt(m.extra.metadata.as_ref()),
     ])?;
     Ok(())
 }
@@ -1384,7 +1393,7 @@ fn like_escape(s: &str) -> String {
         .replace('_', "\\_")
 }
 
-fn to_json_opt<T: Serialize>(v: Option<&T>) -> Option<String> {
+pub(super) fn to_json_opt<T: Serialize>(v: Option<&T>) -> Option<String> {
     v.map(|v| serde_json::to_string(v).unwrap_or_else(|_| "null".into()))
 }
 
@@ -1439,6 +1448,8 @@ fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<Result<SessionSummary>> {
             total: r.get::<_, i64>(16)? as u64,
         },
         asset_count: r.get::<_, i64>(17)? as u64,
+        subagent_of: r.get(18)?,
+        source: r.get(19)?,
         id,
     }))
 }
@@ -1466,18 +1477,30 @@ fn load_header(c: &Connection, session_id: &str) -> Result<Option<SessionHeader>
                     token_output_total: r.get::<_, i64>(17)? as u64,
                     last_seq: r.get(18)?,
                     message_count: r.get::<_, i64>(19)? as u64,
+                    subagent_of: r.get(20)?,
                     ..SessionHeader::default()
                 };
                 let status: String = r.get(7)?;
                 let json: [Option<String>; 5] =
                     [r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?, r.get(15)?];
-                Ok((header, status, json))
+                let source: [Option<String>; 5] =
+                    [r.get(21)?, r.get(22)?, r.get(23)?, r.get(24)?, r.get(25)?];
+                Ok((header, status, json, source))
             },
         )
         .optional()?;
-    let Some((mut h, status, [task, todos, skills, plan, ledger])) = row else {
+    let Some((mut h, status, [task, todos, skills, plan, ledger], source)) = row else {
         return Ok(None);
     };
+    if let [Some(tool), version, id, stamp, meta] = source {
+        h.source = Some(SessionSource {
+            tool,
+            version: version.unwrap_or_default(),
+            id: id.unwrap_or_default(),
+            stamp,
+            metadata: opt_json(&h.id, "source_meta_json", meta)?,
+        });
+    }
     h.status = parse_status(&h.id, &status)?;
     h.task_state = opt_json(&h.id, "task_state_json", task)?;
     h.todos = opt_json(&h.id, "todos_json", todos)?;
@@ -1492,7 +1515,14 @@ fn load_messages(c: &Connection, session_id: &str, from: i64, to: i64) -> Result
         "SELECT {MESSAGE_COLS} FROM messages WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq"
     ))?;
     // (message with plain columns, role, parts, tool calls, tool metadata) as stored.
-    type Raw = (Message, String, String, Option<String>, Option<String>);
+    type Raw = (
+        Message,
+        String,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    );
     let rows: Vec<Raw> = st
         .query_map(params![session_id, from, to], |r| {
             let m = Message {
@@ -1508,12 +1538,19 @@ fn load_messages(c: &Connection, session_id: &str, from: i64, to: i64) -> Result
                     input_tokens: r.get::<_, i64>(8)? as u64,
                     output_tokens: r.get::<_, i64>(9)? as u64,
                 },
+                extra: MessageExtra {
+                    cached_input_tokens: r.get::<_, i64>(10)? as u64,
+                    cache_write_tokens: r.get::<_, i64>(11)? as u64,
+                    reasoning_tokens: r.get::<_, i64>(12)? as u64,
+                    injected: r.get(13)?,
+                    metadata: None,
+                },
             };
-            Ok((m, r.get(1)?, r.get(2)?, r.get(3)?, r.get(6)?))
+            Ok((m, r.get(1)?, r.get(2)?, r.get(3)?, r.get(6)?, r.get(14)?))
         })?
         .collect::<rusqlite::Result<_>>()?;
     rows.into_iter()
-        .map(|(mut m, role, parts, calls, meta)| {
+        .map(|(mut m, role, parts, calls, meta, extra_meta)| {
             m.role = Role::parse(&role).ok_or_else(|| StoreError::BadColumn {
                 session_id: session_id.to_string(),
                 column: "role",
@@ -1522,6 +1559,7 @@ fn load_messages(c: &Connection, session_id: &str, from: i64, to: i64) -> Result
             m.parts = from_json(session_id, "parts_json", &parts)?;
             m.tool_calls = opt_json(session_id, "tool_calls_json", calls)?.unwrap_or_default();
             m.tool_metadata = opt_json(session_id, "tool_metadata_json", meta)?;
+            m.extra.metadata = opt_json(session_id, "metadata_json", extra_meta)?;
             Ok(m)
         })
         .collect()
