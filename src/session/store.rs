@@ -528,7 +528,7 @@ impl Store {
         self.with_conn(|c| {
             let mut st = c.prepare_cached(&sql)?;
             let rows = st.query_map(rusqlite::params_from_iter(args.iter()), |r| {
-                Ok((summary_from_row(r)?, r.get::<_, i64>(18)?))
+                Ok((summary_from_row(r)?, r.get::<_, i64>("rowid")?))
             })?;
             let mut items = Vec::new();
             let mut last_rowid = 0;

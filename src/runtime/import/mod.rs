@@ -380,3 +380,112 @@ pub(crate) fn text_of(v: &Value) -> String {
         other => other.to_string(),
     }
 }
+
+/// Where a tool keeps its history: `$CLAUDE_CONFIG_DIR` or `~/.claude`, `$CODEX_HOME` or
+/// `~/.codex`.
+pub fn tool_home(tool: SourceTool) -> Option<PathBuf> {
+    let (var, dot) = match tool {
+        SourceTool::ClaudeCode => ("CLAUDE_CONFIG_DIR", ".claude"),
+        SourceTool::Codex => ("CODEX_HOME", ".codex"),
+    };
+    match std::env::var_os(var).filter(|v| !v.is_empty()) {
+        Some(v) => Some(PathBuf::from(v)),
+        None => std::env::var_os("HOME")
+            .filter(|v| !v.is_empty())
+            .map(|h| PathBuf::from(h).join(dot)),
+    }
+}
+
+/// Claude Code's folder name for a project directory: every character other than an ASCII
+/// letter or digit becomes `-`.
+pub fn claude_project_dir_name(dir: &Path) -> String {
+    dir.to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// The working directory a transcript recorded (Claude Code: a line's `cwd`; Codex:
+/// `session_meta.cwd`), from its first lines.
+pub fn peek_cwd(tool: SourceTool, path: &Path) -> Option<String> {
+    let mut lines = Lines::open(path).ok()?;
+    for _ in 0..200 {
+        let v = lines.next_object().ok()??;
+        let cwd = match tool {
+            SourceTool::ClaudeCode => v.get("cwd"),
+            SourceTool::Codex => v
+                .get("payload")
+                .filter(|_| v.get("type").and_then(Value::as_str) == Some("session_meta"))
+                .and_then(|p| p.get("cwd")),
+        };
+        if let Some(c) = cwd.and_then(Value::as_str).filter(|c| !c.is_empty()) {
+            return Some(c.to_string());
+        }
+    }
+    None
+}
+
+/// Whether `cwd` is `root` or inside it.
+pub fn within(root: &Path, cwd: &str) -> bool {
+    Path::new(cwd).starts_with(root)
+}
+
+/// Every transcript file the tool keeps under `home`; with `root`, only those of sessions that
+/// ran in that directory or below it. Parents come before their sub-agents.
+pub fn discover(tool: SourceTool, home: &Path, root: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    match tool {
+        SourceTool::ClaudeCode => {
+            let projects = home.join("projects");
+            let want = root.map(claude_project_dir_name);
+            let Ok(rd) = std::fs::read_dir(&projects) else { return out };
+            let mut dirs: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+            dirs.sort();
+            for dir in dirs {
+                let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let exact = match &want {
+                    Some(w) if name == *w => true,
+                    Some(w) if name.starts_with(&format!("{w}-")) => false,
+                    Some(_) => continue,
+                    None => true,
+                };
+                for f in jsonl_files(&dir) {
+                    let keep = match root {
+                        None => true,
+                        Some(r) => match peek_cwd(tool, &f) {
+                            Some(cwd) => within(r, &cwd),
+                            None => exact,
+                        },
+                    };
+                    if keep {
+                        out.push(f);
+                    }
+                }
+            }
+        }
+        SourceTool::Codex => {
+            for sub in ["sessions", "archived_sessions"] {
+                for f in jsonl_files(&home.join(sub)) {
+                    let keep = match root {
+                        None => true,
+                        Some(r) => peek_cwd(tool, &f).is_some_and(|c| within(r, &c)),
+                    };
+                    if keep {
+                        out.push(f);
+                    }
+                }
+            }
+        }
+    }
+    order_parents_first(&mut out);
+    out
+}
+
+/// Sorts sub-agent transcripts after the others (links survive any order; this only makes
+/// a partial import more useful).
+pub fn order_parents_first(files: &mut [PathBuf]) {
+    files.sort_by_key(|p| {
+        let sub = p.parent().and_then(|d| d.file_name()).is_some_and(|n| n == "subagents");
+        (sub, p.clone())
+    });
+}

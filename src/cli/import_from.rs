@@ -1,0 +1,197 @@
+//! `neocode import --from claude-code|codex [PATH...]`: other agents' history into neocode
+//! sessions, with a progress line on long imports and a summary at the end.
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use super::args::ImportSource;
+use super::out::Out;
+use super::{CmdResult, Failure};
+use crate::runtime::import::{self, Outcome, SourceTool};
+use crate::runtime::{Location, Sessions};
+use crate::sanitize;
+use crate::session::WorkspacePaths;
+
+#[derive(Default)]
+struct Tally {
+    imported: u64,
+    updated: u64,
+    unchanged: u64,
+    failed: Vec<(PathBuf, String)>,
+    refused: Vec<(String, String)>,
+    malformed: u64,
+    lossy: u64,
+    unknown: u64,
+    duplicates: u64,
+    torn: u64,
+}
+
+/// Runs the import.
+pub fn run(loc: &Location, from: ImportSource, paths: &[PathBuf], all_workspaces: bool) -> CmdResult {
+    let tool = match from {
+        ImportSource::ClaudeCode => SourceTool::ClaudeCode,
+        ImportSource::Codex => SourceTool::Codex,
+    };
+    let files = if paths.is_empty() {
+        let Some(home) = import::tool_home(tool) else {
+            return Err(Failure::usage("cannot find the home folder (HOME is not set)"));
+        };
+        let root = (!all_workspaces).then(|| loc.root());
+        let files = import::discover(tool, &home, root);
+        let scope = match root {
+            Some(r) => format!("for {}", r.display()),
+            None => "in all workspaces".to_string(),
+        };
+        eprintln!(
+            "{} {} transcript{} {scope} under {}",
+            files.len(),
+            tool.as_str(),
+            if files.len() == 1 { "" } else { "s" },
+            home.display()
+        );
+        files
+    } else {
+        let mut files = Vec::new();
+        for p in paths {
+            if p.is_dir() {
+                files.extend(import::jsonl_files(p));
+            } else if p.is_file() {
+                files.push(p.clone());
+            } else {
+                return Err(Failure::usage(format!(
+                    "{}: no such file or folder",
+                    sanitize::line(&p.display().to_string())
+                )));
+            }
+        }
+        import::order_parents_first(&mut files);
+        files
+    };
+
+    let mut workspaces: HashMap<PathBuf, Sessions> = HashMap::new();
+    let mut tally = Tally::default();
+    let progress = std::io::stderr().is_terminal() && files.len() > 20;
+    for (i, path) in files.iter().enumerate() {
+        if progress {
+            let mut e = std::io::stderr();
+            let _ = write!(e, "\rimporting {}/{}", i + 1, files.len());
+            let _ = e.flush();
+        }
+        let target = if all_workspaces {
+            match import::peek_cwd(tool, path) {
+                Some(cwd) => match WorkspacePaths::resolve(&loc.home, Path::new(&cwd)) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        tally.failed.push((path.clone(), format!("its directory is gone ({e})")));
+                        continue;
+                    }
+                },
+                None => {
+                    tally.failed.push((path.clone(), "records no working directory".into()));
+                    continue;
+                }
+            }
+        } else {
+            loc.paths.clone()
+        };
+        let rt = match workspaces.get(&target.root) {
+            Some(rt) => rt.clone(),
+            None => {
+                let l = Location {
+                    home: loc.home.clone(),
+                    paths: target.clone(),
+                };
+                let rt = Sessions::open(&l)?;
+                workspaces.insert(target.root.clone(), rt.clone());
+                rt
+            }
+        };
+        if let Err(reason) = import_file(&rt, tool, path, &mut tally) {
+            tally.failed.push((path.clone(), reason));
+        }
+    }
+    if progress {
+        eprintln!();
+    }
+    report(&tally)
+}
+
+/// Imports one file (and the child sessions inside it); an error is the reason it failed.
+fn import_file(rt: &Sessions, tool: SourceTool, path: &Path, tally: &mut Tally) -> Result<(), String> {
+    let stamp = import::stamp(path).map_err(|e| format!("cannot read: {e}"))?;
+    if let Some(id) = import::expected_id(tool, path)
+        && import::unchanged(rt, tool, &id, &stamp).map_err(|e| e.to_string())?.is_some()
+    {
+        tally.unchanged += 1;
+        return Ok(());
+    }
+    let conv = import::convert(tool, path).map_err(|e| format!("cannot read: {e}"))?;
+    tally.malformed += conv.stats.malformed;
+    tally.lossy += conv.stats.lossy;
+    tally.unknown += conv.stats.unknown;
+    tally.duplicates += conv.stats.duplicates;
+    tally.torn += u64::from(conv.stats.torn_tail);
+    for mut doc in conv.sessions {
+        if let Some(src) = doc.session.source.as_mut() {
+            src.stamp = Some(stamp.clone());
+            let mut meta = src.metadata.take().unwrap_or_else(|| serde_json::json!({}));
+            meta["path"] = serde_json::Value::String(path.to_string_lossy().into_owned());
+            src.metadata = Some(meta);
+        }
+        match import::apply(rt, doc) {
+            Ok(Outcome::Imported(_)) => tally.imported += 1,
+            Ok(Outcome::Updated(_)) => tally.updated += 1,
+            Ok(Outcome::Unchanged(_)) => tally.unchanged += 1,
+            Ok(Outcome::Refused(id, why)) => tally.refused.push((id, why)),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Ok(())
+}
+
+fn report(t: &Tally) -> CmdResult {
+    let mut out = Out::stdout();
+    let failed = t.failed.len() + t.refused.len();
+    out.line(&format!(
+        "imported {}, updated {}, skipped {} unchanged, failed {}",
+        t.imported, t.updated, t.unchanged, failed
+    ))?;
+    let mut notes = Vec::new();
+    if t.malformed > 0 {
+        notes.push(format!("{} malformed line(s) skipped", t.malformed));
+    }
+    if t.lossy > 0 {
+        notes.push(format!("{} line(s) with invalid UTF-8 read with replacements", t.lossy));
+    }
+    if t.unknown > 0 {
+        notes.push(format!("{} record(s) of unknown type skipped", t.unknown));
+    }
+    if t.duplicates > 0 {
+        notes.push(format!("{} re-appended record(s) dropped", t.duplicates));
+    }
+    if t.torn > 0 {
+        notes.push(format!("{} file(s) still being written, read to the last complete line", t.torn));
+    }
+    if !notes.is_empty() {
+        out.line(&notes.join("; "))?;
+    }
+    for (p, why) in &t.failed {
+        out.line(&format!(
+            "failed: {}: {}",
+            sanitize::line(&p.display().to_string()),
+            sanitize::line(why)
+        ))?;
+    }
+    for (id, why) in &t.refused {
+        out.line(&format!("failed: {}: {}", sanitize::line(id), sanitize::line(why)))?;
+    }
+    out.finish()?;
+    if failed > 0 {
+        return Err(Failure {
+            code: 1,
+            lines: vec![format!("{failed} session(s) could not be imported (listed above)")],
+        });
+    }
+    Ok(())
+}
