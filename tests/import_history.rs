@@ -16,7 +16,9 @@ use neocode::session::{Part, Role, StepStatus};
 use serde_json::{Value, json};
 
 fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/import")
+        .join(rel)
 }
 
 const CLAUDE_DIR: &str = "claude-code/-home-USER-projects-spotter-worktrees-spotter-dov";
@@ -119,22 +121,44 @@ fn claude_real_transcript_merges_streamed_lines_and_keeps_parallel_calls() {
     let doc = convert_one(SourceTool::ClaudeCode, &path);
     // Three streamed lines (text, thinking, two tool_use) of one response are one message,
     // whose usage counts once (each line repeats it).
-    let assistants: Vec<_> = doc.messages.iter().filter(|m| m.role == Role::Assistant).collect();
+    let assistants: Vec<_> = doc
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .collect();
     assert_eq!(assistants.len(), 1);
     let a = assistants[0];
     assert_eq!(
-        a.tool_calls.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
-        ["toolu_01UwLnYYWGBvukzh1QE6JpfM", "toolu_01EqSqHoE2fyTCuK5BJ3azkA"]
+        a.tool_calls
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect::<Vec<_>>(),
+        [
+            "toolu_01UwLnYYWGBvukzh1QE6JpfM",
+            "toolu_01EqSqHoE2fyTCuK5BJ3azkA"
+        ]
     );
     assert_eq!(a.tool_calls[0].name, "Bash");
     let args: Value = serde_json::from_str(&a.tool_calls[0].arguments).unwrap();
     assert_eq!(args["command"], "bd show spotter-dov");
-    assert!(a.parts.iter().any(|p| matches!(p, Part::Reasoning { text } if text.starts_with("Let me start"))));
+    assert!(
+        a.parts
+            .iter()
+            .any(|p| matches!(p, Part::Reasoning { text } if text.starts_with("Let me start")))
+    );
     assert_eq!(
-        (a.usage.input_tokens, a.usage.output_tokens, a.usage.cached_input_tokens, a.usage.cache_write_tokens),
+        (
+            a.usage.input_tokens,
+            a.usage.output_tokens,
+            a.usage.cached_input_tokens,
+            a.usage.cache_write_tokens
+        ),
         (3, 9, 11442, 15005)
     );
-    assert_eq!((doc.session.tokens.input, doc.session.tokens.output), (3, 9));
+    assert_eq!(
+        (doc.session.tokens.input, doc.session.tokens.output),
+        (3, 9)
+    );
     // Every call in the source appears once, with its result, after it.
     let (src_calls, src_results) = claude_call_ids(&source_lines(&path));
     let (calls, results) = calls_and_results(&doc);
@@ -154,16 +178,24 @@ fn claude_real_transcript_merges_streamed_lines_and_keeps_parallel_calls() {
     let s = &doc.session;
     assert_eq!(s.id, CLAUDE_MAIN);
     assert_eq!(s.model, "claude-opus-4-6");
-    assert_eq!(s.workdir, "/home/USER/projects/spotter-worktrees/spotter-dov");
+    assert_eq!(
+        s.workdir,
+        "/home/USER/projects/spotter-worktrees/spotter-dov"
+    );
     let src = s.source.as_ref().unwrap();
-    assert_eq!((src.tool.as_str(), src.version.as_str()), ("claude-code", "2.1.39"));
+    assert_eq!(
+        (src.tool.as_str(), src.version.as_str()),
+        ("claude-code", "2.1.39")
+    );
     assert_eq!(doc.messages[0].role, Role::User);
     assert!(!doc.messages[0].injected);
 }
 
 #[test]
 fn claude_subagents_link_to_their_parent_in_any_import_order() {
-    let sub = data(&format!("{CLAUDE_DIR}/{CLAUDE_MAIN}/subagents/agent-a2898e3.jsonl"));
+    let sub = data(&format!(
+        "{CLAUDE_DIR}/{CLAUDE_MAIN}/subagents/agent-a2898e3.jsonl"
+    ));
     let child_id = format!("{CLAUDE_MAIN}-agent-a2898e3");
     for parent_first in [true, false] {
         let ws = Ws::new();
@@ -178,7 +210,11 @@ fn claude_subagents_link_to_their_parent_in_any_import_order() {
         }
         let rt = ws.rt();
         let child = rt.header(&child_id).unwrap();
-        assert_eq!(child.subagent_of.as_deref(), Some(CLAUDE_MAIN), "parent_first={parent_first}");
+        assert_eq!(
+            child.subagent_of.as_deref(),
+            Some(CLAUDE_MAIN),
+            "parent_first={parent_first}"
+        );
         assert_eq!(child.parent_id, None, "a sub-agent is not a fork");
         assert_eq!(child.model, "claude-sonnet-4-5-20250929");
         let m = rt.load(&child_id).unwrap().messages;
@@ -197,7 +233,10 @@ fn codex_real_rollout_usage_matches_the_final_token_count() {
     };
     // The rollout's last token_count: 55014 input (39040 cached), 893 output (281 reasoning).
     // Repeated token_count events count once; cached input is kept apart from input.
-    assert_eq!(sum(|u| u.input_tokens) + sum(|u| u.cached_input_tokens), 55014);
+    assert_eq!(
+        sum(|u| u.input_tokens) + sum(|u| u.cached_input_tokens),
+        55014
+    );
     assert_eq!(sum(|u| u.cached_input_tokens), 39040);
     assert_eq!(sum(|u| u.output_tokens), 893);
     assert_eq!(sum(|u| u.reasoning_tokens), 281);
@@ -221,8 +260,19 @@ fn codex_real_rollout_usage_matches_the_final_token_count() {
         .count();
     assert_eq!(reasoning, 3);
     // Developer messages are harness text.
-    assert!(doc.messages.iter().filter(|m| m.role == Role::System).all(|m| m.injected));
-    assert_eq!(doc.messages.iter().filter(|m| m.role == Role::System).count(), 4);
+    assert!(
+        doc.messages
+            .iter()
+            .filter(|m| m.role == Role::System)
+            .all(|m| m.injected)
+    );
+    assert_eq!(
+        doc.messages
+            .iter()
+            .filter(|m| m.role == Role::System)
+            .count(),
+        4
+    );
     let s = &doc.session;
     assert_eq!(s.model, "gpt-5.3-codex");
     assert_eq!(s.workdir, "/redacted/path/da0ba47443");
@@ -230,7 +280,10 @@ fn codex_real_rollout_usage_matches_the_final_token_count() {
     assert_eq!(src.version, "0.104.0-alpha.1");
     let meta = src.metadata.as_ref().unwrap();
     assert_eq!(meta["turn_context"]["approval_policy"], "on-request");
-    assert_eq!(meta["turn_context"]["sandbox_policy"]["type"], "workspace-write");
+    assert_eq!(
+        meta["turn_context"]["sandbox_policy"]["type"],
+        "workspace-write"
+    );
     assert_eq!(meta["session_meta"]["originator"], "Codex Desktop");
 }
 
@@ -242,7 +295,10 @@ fn reimport_changes_nothing_and_growth_updates() {
     fs::copy(data(CODEX_FILE), &file).unwrap();
     let claude = data("claude-code");
     let out = import_cmd(&ws, "claude-code", &[&claude]);
-    assert!(out.starts_with("imported 2, updated 0, skipped 0 unchanged, failed 0"), "{out}");
+    assert!(
+        out.starts_with("imported 2, updated 0, skipped 0 unchanged, failed 0"),
+        "{out}"
+    );
     let out = import_cmd(&ws, "codex", &[&file]);
     assert!(out.starts_with("imported 1,"), "{out}");
     let rt = ws.rt();
@@ -251,9 +307,15 @@ fn reimport_changes_nothing_and_growth_updates() {
         .map(|id| rt.export(id).unwrap())
         .collect();
     let out = import_cmd(&ws, "claude-code", &[&claude]);
-    assert!(out.starts_with("imported 0, updated 0, skipped 2 unchanged, failed 0"), "{out}");
+    assert!(
+        out.starts_with("imported 0, updated 0, skipped 2 unchanged, failed 0"),
+        "{out}"
+    );
     let out = import_cmd(&ws, "codex", &[&file]);
-    assert!(out.starts_with("imported 0, updated 0, skipped 1 unchanged"), "{out}");
+    assert!(
+        out.starts_with("imported 0, updated 0, skipped 1 unchanged"),
+        "{out}"
+    );
     let after: Vec<SessionFile> = [CLAUDE_MAIN, "019c8a4d-8f45-7010-8b5d-7fad920aa6f9"]
         .iter()
         .map(|id| rt.export(id).unwrap())
@@ -280,7 +342,10 @@ fn reimport_changes_nothing_and_growth_updates() {
     // Continued in neocode: a later change of the source does not overwrite it.
     rt.append(
         "019c8a4d-8f45-7010-8b5d-7fad920aa6f9",
-        &[neocode::session::NewMessage::text(Role::User, "continued here")],
+        &[neocode::session::NewMessage::text(
+            Role::User,
+            "continued here",
+        )],
         &Default::default(),
     )
     .unwrap();
@@ -305,9 +370,7 @@ fn source_files_are_never_written() {
     import_cmd(&ws, "codex", &[&data("codex")]);
     assert_eq!(snapshot(&data("claude-code")), before_c);
     assert_eq!(snapshot(&data("codex")), before_x);
-    let names = |d: &Path| -> Vec<PathBuf> {
-        walk(d)
-    };
+    let names = |d: &Path| -> Vec<PathBuf> { walk(d) };
     assert_eq!(names(&data("claude-code")).len(), 2);
     assert_eq!(names(&data("codex")).len(), 1);
 }
@@ -381,9 +444,14 @@ fn hostile_claude_transcript_imports_what_is_sound() {
     let path = dir.path().join("hostile-1.jsonl");
     let big = format!("\x1b]0;pwned\x07{}", "0123456789abcdef".repeat(10 << 16));
     let asst = |uuid: &str, parent: &str, content: Value, out: u64| {
-        cl("assistant", uuid, Some(parent), json!({"message": {
+        cl(
+            "assistant",
+            uuid,
+            Some(parent),
+            json!({"message": {
             "id": "msg_A", "model": "claude-x", "role": "assistant", "content": content,
-            "usage": {"input_tokens": 10, "output_tokens": out, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 7}}}))
+            "usage": {"input_tokens": 10, "output_tokens": out, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 7}}}),
+        )
     };
     let lines = vec![
         line(&json!({"type": "summary", "summary": "Hostile \u{1b}[2J title", "leafUuid": "u9"})),
@@ -429,19 +497,44 @@ fn hostile_claude_transcript_imports_what_is_sound() {
     let (calls, results) = calls_and_results(doc);
     assert_eq!(calls, ["t1", "t2"]);
     assert_eq!(results, ["t1", "t2"]);
-    let r1 = doc.messages.iter().find(|m| m.tool_call_id.as_deref() == Some("t1")).unwrap();
+    let r1 = doc
+        .messages
+        .iter()
+        .find(|m| m.tool_call_id.as_deref() == Some("t1"))
+        .unwrap();
     assert!(r1.is_error);
     assert!(matches!(&r1.parts[0], Part::Text { text } if text.len() == big.len()));
-    let a = doc.messages.iter().find(|m| m.role == Role::Assistant).unwrap();
-    assert_eq!((a.usage.input_tokens, a.usage.output_tokens, a.usage.cached_input_tokens), (10, 5, 100));
+    let a = doc
+        .messages
+        .iter()
+        .find(|m| m.role == Role::Assistant)
+        .unwrap();
+    assert_eq!(
+        (
+            a.usage.input_tokens,
+            a.usage.output_tokens,
+            a.usage.cached_input_tokens
+        ),
+        (10, 5, 100)
+    );
     assert!(doc.messages[0].injected, "isMeta");
-    let compact = doc.messages.iter().find(|m| m.text_is("This session is being continued. Summary: ...")).unwrap();
+    let compact = doc
+        .messages
+        .iter()
+        .find(|m| m.text_is("This session is being continued. Summary: ..."))
+        .unwrap();
     assert!(compact.injected);
-    assert_eq!(compact.metadata.as_ref().unwrap()["kind"], "compaction_summary");
+    assert_eq!(
+        compact.metadata.as_ref().unwrap()["kind"],
+        "compaction_summary"
+    );
     assert!(doc.messages.iter().any(|m| m.text_is("caf\u{fffd} latte")));
     let plan = doc.session.plan.as_ref().unwrap();
     assert_eq!(plan.steps.len(), 2);
-    assert_eq!((plan.steps[0].status, plan.steps[1].status), (StepStatus::Completed, StepStatus::Running));
+    assert_eq!(
+        (plan.steps[0].status, plan.steps[1].status),
+        (StepStatus::Completed, StepStatus::Running)
+    );
     assert_eq!(doc.session.title, "Hostile \u{1b}[2J title");
     let side = &conv.sessions[1];
     assert_eq!(side.session.subagent_of.as_deref(), Some("hostile-1"));
@@ -452,17 +545,27 @@ fn hostile_claude_transcript_imports_what_is_sound() {
     let mut c = ws.cmd();
     c.args(["import", "--from", "claude-code"]).arg(&path);
     let out = ok_stdout(&mut c);
-    assert!(out.starts_with("imported 2, updated 0, skipped 0 unchanged, failed 0"), "{out}");
+    assert!(
+        out.starts_with("imported 2, updated 0, skipped 0 unchanged, failed 0"),
+        "{out}"
+    );
     assert!(out.contains("1 malformed line(s) skipped"), "{out}");
     assert!(out.contains("still being written"), "{out}");
     let rt = ws.rt();
     let assets = rt.assets("hostile-1").unwrap();
-    let mut bytes: Vec<Vec<u8>> = assets.iter().map(|a| rt.asset_bytes("hostile-1", &a.id).unwrap().1).collect();
+    let mut bytes: Vec<Vec<u8>> = assets
+        .iter()
+        .map(|a| rt.asset_bytes("hostile-1", &a.id).unwrap().1)
+        .collect();
     bytes.sort();
     let mut want = vec![PNG.to_vec(), b"second image".to_vec()];
     want.sort();
     assert_eq!(bytes, want);
-    for args in [vec!["show", "hostile-1"], vec!["--list"], vec!["export", "hostile-1", "--format", "markdown"]] {
+    for args in [
+        vec!["show", "hostile-1"],
+        vec!["--list"],
+        vec!["export", "hostile-1", "--format", "markdown"],
+    ] {
         let mut c = ws.cmd();
         c.args(&args);
         let out = c.output().unwrap();
@@ -477,43 +580,96 @@ trait TextIs {
 
 impl TextIs for neocode::session::file::FileMessage {
     fn text_is(&self, t: &str) -> bool {
-        self.parts.iter().any(|p| matches!(p, Part::Text { text } if text == t))
+        self.parts
+            .iter()
+            .any(|p| matches!(p, Part::Text { text } if text == t))
     }
 }
 
 #[test]
 fn hostile_codex_rollout_imports_what_is_sound() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("rollout-2026-01-01T00-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000.jsonl");
+    let path = dir
+        .path()
+        .join("rollout-2026-01-01T00-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000.jsonl");
     let ev = |ty: &str, payload: Value| json!({"timestamp": "2026-01-01T00:00:00.000Z", "type": ty, "payload": payload});
     let tc = |input: u64, cached: u64, out: u64, reasoning: u64, total: (u64, u64, u64, u64)| {
-        ev("event_msg", json!({"type": "token_count", "info": {
+        ev(
+            "event_msg",
+            json!({"type": "token_count", "info": {
             "total_token_usage": {"input_tokens": total.0, "cached_input_tokens": total.1, "output_tokens": total.2, "reasoning_output_tokens": total.3},
-            "last_token_usage": {"input_tokens": input, "cached_input_tokens": cached, "output_tokens": out, "reasoning_output_tokens": reasoning}}}))
+            "last_token_usage": {"input_tokens": input, "cached_input_tokens": cached, "output_tokens": out, "reasoning_output_tokens": reasoning}}}),
+        )
     };
     let lines = vec![
-        line(&ev("session_meta", json!({"id": "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000", "cwd": "/w", "cli_version": "0.50.0", "forked_from_id": "0199aaaa-0000-7ccc-8ddd-eeeeffff0000"}))),
-        line(&ev("turn_context", json!({"model": "gpt-x", "approval_policy": "never", "sandbox_policy": {"mode": "danger-full-access"}}))),
-        line(&ev("response_item", json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>cwd</environment_context>"}]}))),
-        line(&ev("response_item", json!({"type": "message", "role": "user", "content": [
+        line(&ev(
+            "session_meta",
+            json!({"id": "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000", "cwd": "/w", "cli_version": "0.50.0", "forked_from_id": "0199aaaa-0000-7ccc-8ddd-eeeeffff0000"}),
+        )),
+        line(&ev(
+            "turn_context",
+            json!({"model": "gpt-x", "approval_policy": "never", "sandbox_policy": {"mode": "danger-full-access"}}),
+        )),
+        line(&ev(
+            "response_item",
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>cwd</environment_context>"}]}),
+        )),
+        line(&ev(
+            "response_item",
+            json!({"type": "message", "role": "user", "content": [
             {"type": "input_text", "text": "fix \u{1b}]8;;http://x\u{7}this"},
-            {"type": "input_image", "image_url": format!("data:image/png;base64,{}", b64(PNG))}]}))),
-        line(&ev("event_msg", json!({"type": "user_message", "message": "fix this"}))),
-        line(&ev("response_item", json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": "**Planning**"}], "encrypted_content": "zzz"}))),
-        line(&ev("response_item", json!({"type": "function_call", "name": "update_plan", "arguments": "{\"plan\":[{\"step\":\"read\",\"status\":\"completed\"},{\"step\":\"patch\",\"status\":\"in_progress\"}]}", "call_id": "c1"}))),
+            {"type": "input_image", "image_url": format!("data:image/png;base64,{}", b64(PNG))}]}),
+        )),
+        line(&ev(
+            "event_msg",
+            json!({"type": "user_message", "message": "fix this"}),
+        )),
+        line(&ev(
+            "response_item",
+            json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": "**Planning**"}], "encrypted_content": "zzz"}),
+        )),
+        line(&ev(
+            "response_item",
+            json!({"type": "function_call", "name": "update_plan", "arguments": "{\"plan\":[{\"step\":\"read\",\"status\":\"completed\"},{\"step\":\"patch\",\"status\":\"in_progress\"}]}", "call_id": "c1"}),
+        )),
         line(&tc(100, 40, 10, 4, (100, 40, 10, 4))),
         line(&tc(100, 40, 10, 4, (100, 40, 10, 4))),
-        line(&ev("response_item", json!({"type": "function_call_output", "call_id": "c1", "output": "Plan updated"}))),
-        line(&ev("response_item", json!({"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch\n*** End Patch", "call_id": "c2", "status": "completed"}))),
-        line(&ev("response_item", json!({"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"false\"]}", "call_id": "c3"}))),
+        line(&ev(
+            "response_item",
+            json!({"type": "function_call_output", "call_id": "c1", "output": "Plan updated"}),
+        )),
+        line(&ev(
+            "response_item",
+            json!({"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch\n*** End Patch", "call_id": "c2", "status": "completed"}),
+        )),
+        line(&ev(
+            "response_item",
+            json!({"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"false\"]}", "call_id": "c3"}),
+        )),
         line(&tc(200, 150, 20, 0, (300, 190, 30, 4))),
-        line(&ev("response_item", json!({"type": "custom_tool_call_output", "call_id": "c2", "output": "{\"output\":\"Success. Updated the following files:\\nM a.rs\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.1}}"}))),
-        line(&ev("response_item", json!({"type": "function_call_output", "call_id": "c3", "output": "Process exited with code 1\nOutput:\nboom"}))),
-        line(&ev("response_item", json!({"type": "function_call_output", "call_id": "c3", "output": "duplicate"}))),
-        b"{\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"type\":\"mystery\",\"payload\":{}}\n".to_vec(),
+        line(&ev(
+            "response_item",
+            json!({"type": "custom_tool_call_output", "call_id": "c2", "output": "{\"output\":\"Success. Updated the following files:\\nM a.rs\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.1}}"}),
+        )),
+        line(&ev(
+            "response_item",
+            json!({"type": "function_call_output", "call_id": "c3", "output": "Process exited with code 1\nOutput:\nboom"}),
+        )),
+        line(&ev(
+            "response_item",
+            json!({"type": "function_call_output", "call_id": "c3", "output": "duplicate"}),
+        )),
+        b"{\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"type\":\"mystery\",\"payload\":{}}\n"
+            .to_vec(),
         b"{broken\n".to_vec(),
-        line(&ev("compacted", json!({"message": "Summary of the conversation so far"}))),
-        line(&ev("response_item", json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}], "phase": "final_answer"}))),
+        line(&ev(
+            "compacted",
+            json!({"message": "Summary of the conversation so far"}),
+        )),
+        line(&ev(
+            "response_item",
+            json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}], "phase": "final_answer"}),
+        )),
         line(&tc(50, 0, 5, 0, (350, 190, 35, 4))),
     ];
     write_lines(&path, &lines);
@@ -533,10 +689,20 @@ fn hostile_codex_rollout_imports_what_is_sound() {
     assert!(by_id["c2"].text_is("Success. Updated the following files:\nM a.rs\n"));
     assert_eq!(by_id["c2"].tool_metadata.as_ref().unwrap()["exit_code"], 0);
     assert!(by_id["c3"].is_error);
-    let call2 = doc.messages.iter().flat_map(|m| &m.tool_calls).find(|c| c.id == "c2").unwrap();
+    let call2 = doc
+        .messages
+        .iter()
+        .flat_map(|m| &m.tool_calls)
+        .find(|c| c.id == "c2")
+        .unwrap();
     assert_eq!(call2.arguments, "*** Begin Patch\n*** End Patch");
-    let sum = |f: fn(&neocode::session::file::FileUsage) -> u64| -> u64 { doc.messages.iter().map(|m| f(&m.usage)).sum() };
-    assert_eq!(sum(|u| u.input_tokens) + sum(|u| u.cached_input_tokens), 350);
+    let sum = |f: fn(&neocode::session::file::FileUsage) -> u64| -> u64 {
+        doc.messages.iter().map(|m| f(&m.usage)).sum()
+    };
+    assert_eq!(
+        sum(|u| u.input_tokens) + sum(|u| u.cached_input_tokens),
+        350
+    );
     assert_eq!(sum(|u| u.cached_input_tokens), 190);
     assert_eq!(sum(|u| u.output_tokens), 35);
     assert_eq!(sum(|u| u.reasoning_tokens), 4);
@@ -544,11 +710,21 @@ fn hostile_codex_rollout_imports_what_is_sound() {
     let plan = doc.session.plan.as_ref().unwrap();
     assert_eq!(plan.steps[1].title, "patch");
     assert_eq!(plan.steps[1].status, StepStatus::Running);
-    let compact = doc.messages.iter().find(|m| m.text_is("Summary of the conversation so far")).unwrap();
-    assert_eq!(compact.metadata.as_ref().unwrap()["kind"], "compaction_summary");
+    let compact = doc
+        .messages
+        .iter()
+        .find(|m| m.text_is("Summary of the conversation so far"))
+        .unwrap();
+    assert_eq!(
+        compact.metadata.as_ref().unwrap()["kind"],
+        "compaction_summary"
+    );
     let last = doc.messages.last().unwrap();
     assert_eq!(last.metadata.as_ref().unwrap()["phase"], "final_answer");
-    assert_eq!(doc.session.parent_id.as_deref(), Some("0199aaaa-0000-7ccc-8ddd-eeeeffff0000"));
+    assert_eq!(
+        doc.session.parent_id.as_deref(),
+        Some("0199aaaa-0000-7ccc-8ddd-eeeeffff0000")
+    );
 
     let ws = Ws::new();
     let mut c = ws.cmd();
@@ -559,7 +735,10 @@ fn hostile_codex_rollout_imports_what_is_sound() {
     let a = &rt.assets(id).unwrap()[0];
     assert_eq!(rt.asset_bytes(id, &a.id).unwrap().1, PNG);
     // The fork's parent is not in this workspace: its id stays, and show says so.
-    assert_eq!(rt.header(id).unwrap().parent_id.as_deref(), Some("0199aaaa-0000-7ccc-8ddd-eeeeffff0000"));
+    assert_eq!(
+        rt.header(id).unwrap().parent_id.as_deref(),
+        Some("0199aaaa-0000-7ccc-8ddd-eeeeffff0000")
+    );
     let mut c = ws.cmd();
     c.args(["show", id]);
     let out = ok_stdout(&mut c);
@@ -582,7 +761,10 @@ fn codex_session(dir: &Path, id: &str, cwd: &Path, text: &str) {
         json!({"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta", "payload": {"id": id, "cwd": cwd}}),
         json!({"timestamp": "2026-01-01T00:00:00.000Z", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}),
     ];
-    write_lines(&dir.join(format!("rollout-2026-01-01T00-00-00-{id}.jsonl")), &lines.iter().map(line).collect::<Vec<_>>());
+    write_lines(
+        &dir.join(format!("rollout-2026-01-01T00-00-00-{id}.jsonl")),
+        &lines.iter().map(line).collect::<Vec<_>>(),
+    );
 }
 
 #[test]
@@ -595,20 +777,60 @@ fn discovery_finds_this_workspaces_sessions_and_all_workspaces_files_each() {
     let root = ws.root().to_path_buf();
     let other = other_loc.root().to_path_buf();
     let enc = import::claude_project_dir_name(&root);
-    claude_session(&claude.join("projects").join(&enc), "c0000001-0000-0000-0000-000000000001", &root, "mine");
-    claude_session(&claude.join("projects").join(&enc), "c0000001-0000-0000-0000-000000000002", &root.join("sub"), "mine too");
-    claude_session(&claude.join("projects").join(import::claude_project_dir_name(&other)), "c0000001-0000-0000-0000-000000000003", &other, "theirs");
-    codex_session(&codex.join("sessions/2026/01/01"), "0199aaaa-bbbb-7ccc-8ddd-000000000001", &root, "mine");
-    codex_session(&codex.join("archived_sessions"), "0199aaaa-bbbb-7ccc-8ddd-000000000002", &root, "archived mine");
-    codex_session(&codex.join("sessions/2026/01/02"), "0199aaaa-bbbb-7ccc-8ddd-000000000003", &other, "theirs");
+    claude_session(
+        &claude.join("projects").join(&enc),
+        "c0000001-0000-0000-0000-000000000001",
+        &root,
+        "mine",
+    );
+    claude_session(
+        &claude.join("projects").join(&enc),
+        "c0000001-0000-0000-0000-000000000002",
+        &root.join("sub"),
+        "mine too",
+    );
+    claude_session(
+        &claude
+            .join("projects")
+            .join(import::claude_project_dir_name(&other)),
+        "c0000001-0000-0000-0000-000000000003",
+        &other,
+        "theirs",
+    );
+    codex_session(
+        &codex.join("sessions/2026/01/01"),
+        "0199aaaa-bbbb-7ccc-8ddd-000000000001",
+        &root,
+        "mine",
+    );
+    codex_session(
+        &codex.join("archived_sessions"),
+        "0199aaaa-bbbb-7ccc-8ddd-000000000002",
+        &root,
+        "archived mine",
+    );
+    codex_session(
+        &codex.join("sessions/2026/01/02"),
+        "0199aaaa-bbbb-7ccc-8ddd-000000000003",
+        &other,
+        "theirs",
+    );
 
     let run = |tool: &str, extra: &[&str]| {
         let mut c = ws.cmd();
-        c.env("CLAUDE_CONFIG_DIR", &claude).env("CODEX_HOME", &codex);
+        c.env("CLAUDE_CONFIG_DIR", &claude)
+            .env("CODEX_HOME", &codex);
         c.args(["import", "--from", tool]).args(extra);
         let out = c.output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
     };
     let (out, err) = run("claude-code", &[]);
     assert!(err.starts_with("2 claude-code transcripts for"), "{err}");
@@ -619,10 +841,20 @@ fn discovery_finds_this_workspaces_sessions_and_all_workspaces_files_each() {
     assert_eq!(ws.rt().count().unwrap(), 4);
 
     let (out, _) = run("codex", &["--all-workspaces"]);
-    assert!(out.starts_with("imported 1, updated 0, skipped 2 unchanged"), "{out}");
+    assert!(
+        out.starts_with("imported 1, updated 0, skipped 2 unchanged"),
+        "{out}"
+    );
     let theirs = neocode::runtime::Sessions::open(&other_loc).unwrap();
     assert_eq!(theirs.count().unwrap(), 1);
-    assert_eq!(theirs.load("0199aaaa-bbbb-7ccc-8ddd-000000000003").unwrap().messages[0].text(), "theirs");
+    assert_eq!(
+        theirs
+            .load("0199aaaa-bbbb-7ccc-8ddd-000000000003")
+            .unwrap()
+            .messages[0]
+            .text(),
+        "theirs"
+    );
     drop(other_dir);
 }
 
@@ -657,7 +889,12 @@ fn list_json_and_show_mark_imported_sessions() {
     assert_eq!(by_id[CLAUDE_MAIN]["source"], "claude-code");
     let child = format!("{CLAUDE_MAIN}-agent-a2898e3");
     assert_eq!(by_id[child.as_str()]["subagent_of"], CLAUDE_MAIN);
-    let native = rows.as_array().unwrap().iter().find(|r| r["title"] == "native").unwrap();
+    let native = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["title"] == "native")
+        .unwrap();
     assert!(native["source"].is_null());
     let mut c = ws.cmd();
     c.args(["show", CLAUDE_MAIN]);

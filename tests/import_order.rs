@@ -32,14 +32,30 @@ fn family(t: &TempDir) -> Vec<SessionFile> {
         })
         .unwrap();
     let msgs: Vec<NewMessage> = (0..4)
-        .map(|i| NewMessage::text(if i % 2 == 0 { Role::User } else { Role::Assistant }, format!("m{i}")))
+        .map(|i| {
+            NewMessage::text(
+                if i % 2 == 0 {
+                    Role::User
+                } else {
+                    Role::Assistant
+                },
+                format!("m{i}"),
+            )
+        })
         .collect();
     rt.append(&p.id, &msgs, &AppendMeta::default()).unwrap();
     let f = rt.fork(&p.id, Some(2)).unwrap();
-    rt.append(&f.id, &[NewMessage::text(Role::User, "in the fork")], &AppendMeta::default())
-        .unwrap();
+    rt.append(
+        &f.id,
+        &[NewMessage::text(Role::User, "in the fork")],
+        &AppendMeta::default(),
+    )
+    .unwrap();
     let g = rt.fork(&f.id, None).unwrap();
-    let mut docs: Vec<SessionFile> = [&p.id, &f.id, &g.id].iter().map(|id| rt.export(id).unwrap()).collect();
+    let mut docs: Vec<SessionFile> = [&p.id, &f.id, &g.id]
+        .iter()
+        .map(|id| rt.export(id).unwrap())
+        .collect();
     let mut sub = rt.export(&p.id).unwrap();
     sub.session.id = "subagent-of-parent".into();
     sub.session.subagent_of = Some(p.id.clone());
@@ -66,8 +82,14 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
 fn every_import_order_round_trips_parent_and_subagent_links() {
     let t = TempDir::new().unwrap();
     let docs = family(&t);
-    assert_eq!(docs[1].session.parent_id.as_deref(), Some(docs[0].session.id.as_str()));
-    assert_eq!(docs[2].session.parent_id.as_deref(), Some(docs[1].session.id.as_str()));
+    assert_eq!(
+        docs[1].session.parent_id.as_deref(),
+        Some(docs[0].session.id.as_str())
+    );
+    assert_eq!(
+        docs[2].session.parent_id.as_deref(),
+        Some(docs[1].session.id.as_str())
+    );
     let orders = permutations(docs.len());
     assert_eq!(orders.len(), 24);
     for (n, order) in orders.iter().enumerate() {
@@ -77,7 +99,10 @@ fn every_import_order_round_trips_parent_and_subagent_links() {
             // Already here: the link is kept even while its parent is missing.
             let h = rt.header(&docs[i].session.id).unwrap();
             assert_eq!(h.parent_id, docs[i].session.parent_id, "order {order:?}");
-            assert_eq!(h.subagent_of, docs[i].session.subagent_of, "order {order:?}");
+            assert_eq!(
+                h.subagent_of, docs[i].session.subagent_of,
+                "order {order:?}"
+            );
         }
         for d in &docs {
             assert_eq!(&rt.export(&d.session.id).unwrap(), d, "order {order:?}");
@@ -94,7 +119,10 @@ fn deleting_a_parent_keeps_the_childs_link() {
         rt.import(d, false).unwrap();
     }
     rt.delete(&docs[0].session.id).unwrap();
-    assert_eq!(rt.header(&docs[1].session.id).unwrap().parent_id, docs[1].session.parent_id);
+    assert_eq!(
+        rt.header(&docs[1].session.id).unwrap().parent_id,
+        docs[1].session.parent_id
+    );
     assert_eq!(rt.export(&docs[1].session.id).unwrap(), docs[1]);
     // And the file still imports elsewhere with its parent id as written.
     let other = sessions(&t, "other");
@@ -131,7 +159,9 @@ fn a_version_2_database_migrates_keeping_rows_order_and_links() {
     }
     let s = Store::open(paths.clone()).unwrap();
     let c = Connection::open(paths.db()).unwrap();
-    let uv: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    let uv: i64 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(uv, SCHEMA_VERSION);
     // Rowids (the list's tie-break order) are kept.
     let rows: Vec<(i64, String)> = c
@@ -149,7 +179,11 @@ fn a_version_2_database_migrates_keeping_rows_order_and_links() {
         .unwrap()
         .collect::<rusqlite::Result<_>>()
         .unwrap();
-    for want in ["sessions_by_activity", "sessions_by_key", "sessions_by_parent"] {
+    for want in [
+        "sessions_by_activity",
+        "sessions_by_key",
+        "sessions_by_parent",
+    ] {
         assert!(idx.iter().any(|i| i == want), "{want} missing: {idx:?}");
     }
     assert_eq!(s.load_session("p").unwrap().messages.len(), 2);
@@ -160,7 +194,11 @@ fn a_version_2_database_migrates_keeping_rows_order_and_links() {
     // Messages still cascade with their session; the fork keeps its parent id.
     s.delete("p").unwrap();
     let left: i64 = c
-        .query_row("SELECT count(*) FROM messages WHERE session_id = 'p'", [], |r| r.get(0))
+        .query_row(
+            "SELECT count(*) FROM messages WHERE session_id = 'p'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(left, 0);
     assert_eq!(s.load_header("f").unwrap().parent_id.as_deref(), Some("p"));

@@ -28,14 +28,21 @@ struct Tally {
 }
 
 /// Runs the import.
-pub fn run(loc: &Location, from: ImportSource, paths: &[PathBuf], all_workspaces: bool) -> CmdResult {
+pub fn run(
+    loc: &Location,
+    from: ImportSource,
+    paths: &[PathBuf],
+    all_workspaces: bool,
+) -> CmdResult {
     let tool = match from {
         ImportSource::ClaudeCode => SourceTool::ClaudeCode,
         ImportSource::Codex => SourceTool::Codex,
     };
     let files = if paths.is_empty() {
         let Some(home) = import::tool_home(tool) else {
-            return Err(Failure::usage("cannot find the home folder (HOME is not set)"));
+            return Err(Failure::usage(
+                "cannot find the home folder (HOME is not set)",
+            ));
         };
         let root = (!all_workspaces).then(|| loc.root());
         let files = import::discover(tool, &home, root);
@@ -83,12 +90,16 @@ pub fn run(loc: &Location, from: ImportSource, paths: &[PathBuf], all_workspaces
                 Some(cwd) => match WorkspacePaths::resolve(&loc.home, Path::new(&cwd)) {
                     Ok(p) => p,
                     Err(e) => {
-                        tally.failed.push((path.clone(), format!("its directory is gone ({e})")));
+                        tally
+                            .failed
+                            .push((path.clone(), format!("its directory is gone ({e})")));
                         continue;
                     }
                 },
                 None => {
-                    tally.failed.push((path.clone(), "records no working directory".into()));
+                    tally
+                        .failed
+                        .push((path.clone(), "records no working directory".into()));
                     continue;
                 }
             }
@@ -118,10 +129,17 @@ pub fn run(loc: &Location, from: ImportSource, paths: &[PathBuf], all_workspaces
 }
 
 /// Imports one file (and the child sessions inside it); an error is the reason it failed.
-fn import_file(rt: &Sessions, tool: SourceTool, path: &Path, tally: &mut Tally) -> Result<(), String> {
+fn import_file(
+    rt: &Sessions,
+    tool: SourceTool,
+    path: &Path,
+    tally: &mut Tally,
+) -> Result<(), String> {
     let stamp = import::stamp(path).map_err(|e| format!("cannot read: {e}"))?;
     if let Some(id) = import::expected_id(tool, path)
-        && import::unchanged(rt, tool, &id, &stamp).map_err(|e| e.to_string())?.is_some()
+        && import::unchanged(rt, tool, &id, &stamp)
+            .map_err(|e| e.to_string())?
+            .is_some()
     {
         tally.unchanged += 1;
         return Ok(());
@@ -162,7 +180,10 @@ fn report(t: &Tally) -> CmdResult {
         notes.push(format!("{} malformed line(s) skipped", t.malformed));
     }
     if t.lossy > 0 {
-        notes.push(format!("{} line(s) with invalid UTF-8 read with replacements", t.lossy));
+        notes.push(format!(
+            "{} line(s) with invalid UTF-8 read with replacements",
+            t.lossy
+        ));
     }
     if t.unknown > 0 {
         notes.push(format!("{} record(s) of unknown type skipped", t.unknown));
@@ -171,7 +192,10 @@ fn report(t: &Tally) -> CmdResult {
         notes.push(format!("{} re-appended record(s) dropped", t.duplicates));
     }
     if t.torn > 0 {
-        notes.push(format!("{} file(s) still being written, read to the last complete line", t.torn));
+        notes.push(format!(
+            "{} file(s) still being written, read to the last complete line",
+            t.torn
+        ));
     }
     if !notes.is_empty() {
         out.line(&notes.join("; "))?;
@@ -184,13 +208,19 @@ fn report(t: &Tally) -> CmdResult {
         ))?;
     }
     for (id, why) in &t.refused {
-        out.line(&format!("failed: {}: {}", sanitize::line(id), sanitize::line(why)))?;
+        out.line(&format!(
+            "failed: {}: {}",
+            sanitize::line(id),
+            sanitize::line(why)
+        ))?;
     }
     out.finish()?;
     if failed > 0 {
         return Err(Failure {
             code: 1,
-            lines: vec![format!("{failed} session(s) could not be imported (listed above)")],
+            lines: vec![format!(
+                "{failed} session(s) could not be imported (listed above)"
+            )],
         });
     }
     Ok(())

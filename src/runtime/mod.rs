@@ -4,9 +4,9 @@
 //! loop, tools, ledger) lives beside it in this folder.
 
 pub mod agent;
-pub mod import;
 pub mod dangling;
 pub mod decide;
+pub mod import;
 pub mod sessions;
 pub mod tools;
 

@@ -81,11 +81,13 @@ impl Store {
     /// Whether a session with this id exists.
     pub fn has_session(&self, session_id: &str) -> Result<bool> {
         self.with_conn(|c| {
-            Ok(c.query_row("SELECT 1 FROM sessions WHERE id = ?1", [session_id], |_| {
-                Ok(())
-            })
-            .optional()?
-            .is_some())
+            Ok(
+                c.query_row("SELECT 1 FROM sessions WHERE id = ?1", [session_id], |_| {
+                    Ok(())
+                })
+                .optional()?
+                .is_some(),
+            )
         })
     }
 }

@@ -1405,7 +1405,12 @@ fn tree(rows: &[SessionSummary]) -> Vec<Row> {
     let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
     let mut roots = Vec::new();
     for (i, s) in rows.iter().enumerate() {
-        match s.parent_id.as_deref().and_then(|p| index.get(p)) {
+        match s
+            .parent_id
+            .as_deref()
+            .or(s.subagent_of.as_deref())
+            .and_then(|p| index.get(p))
+        {
             Some(&p) if p != i => children.entry(p).or_default().push(i),
             _ => roots.push(i),
         }

@@ -59,8 +59,14 @@ impl Conv {
     }
 
     fn assistant(&mut self, line: &Value, ts: &str) {
-        let Some(msg) = line.get("message") else { return };
-        let mid = msg.get("id").and_then(Value::as_str).unwrap_or("").to_string();
+        let Some(msg) = line.get("message") else {
+            return;
+        };
+        let mid = msg
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         if let Some(m) = msg.get("model").and_then(Value::as_str)
             && m != "<synthetic>"
         {
@@ -150,7 +156,9 @@ impl Conv {
     }
 
     fn user(&mut self, line: &Value, ts: &str) {
-        let Some(msg) = line.get("message") else { return };
+        let Some(msg) = line.get("message") else {
+            return;
+        };
         let injected = line.get("isMeta").and_then(Value::as_bool) == Some(true);
         let compact = line.get("isCompactSummary").and_then(Value::as_bool) == Some(true);
         let mut meta = json!({"uuid": line.get("uuid")});
@@ -165,9 +173,9 @@ impl Conv {
             Some(Value::Array(blocks)) => {
                 for block in blocks {
                     match block.get("type").and_then(Value::as_str) {
-                        Some("text") => {
-                            m.parts.push(Part::text(block.get("text").map(text_of).unwrap_or_default()))
-                        }
+                        Some("text") => m.parts.push(Part::text(
+                            block.get("text").map(text_of).unwrap_or_default(),
+                        )),
                         Some("image") => {
                             if let Some(p) = self.image(block) {
                                 m.parts.push(p);
@@ -199,7 +207,9 @@ impl Conv {
                             }
                         }
                         _ => parts.push(Part::text(
-                            it.get("text").map(text_of).unwrap_or_else(|| it.to_string()),
+                            it.get("text")
+                                .map(text_of)
+                                .unwrap_or_else(|| it.to_string()),
                         )),
                     }
                 }
@@ -239,7 +249,8 @@ impl Conv {
         let mut m = message(Role::System, ts);
         m.parts.push(Part::text(text));
         m.injected = true;
-        m.metadata = Some(json!({"uuid": line.get("uuid"), "subtype": subtype, "level": line.get("level")}));
+        m.metadata =
+            Some(json!({"uuid": line.get("uuid"), "subtype": subtype, "level": line.get("level")}));
         self.b.push(m);
     }
 
@@ -247,7 +258,10 @@ impl Conv {
         let src = block.get("source")?;
         match src.get("type").and_then(Value::as_str) {
             Some("base64") => {
-                let mime = src.get("media_type").and_then(Value::as_str).unwrap_or("image/png");
+                let mime = src
+                    .get("media_type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("image/png");
                 let data = src.get("data").and_then(Value::as_str).unwrap_or("");
                 Some(self.b.base64_image(mime, data))
             }
@@ -260,13 +274,30 @@ impl Conv {
     }
 
     fn finish(self, id: String, source_id: String, parent: Option<String>) -> SessionFile {
-        let Conv { b, model, cwd, version, first_time, todos, title, .. } = self;
+        let Conv {
+            b,
+            model,
+            cwd,
+            version,
+            first_time,
+            todos,
+            title,
+            ..
+        } = self;
         let (input, output) = b.messages.iter().fold((0, 0), |(i, o), m| {
             (i + m.usage.input_tokens, o + m.usage.output_tokens)
         });
         let plan = todos.as_ref().and_then(plan_from_todos);
-        let created = if first_time.is_empty() { file::rfc3339(0) } else { first_time };
-        let updated = if b.last_time.is_empty() { created.clone() } else { b.last_time.clone() };
+        let created = if first_time.is_empty() {
+            file::rfc3339(0)
+        } else {
+            first_time
+        };
+        let updated = if b.last_time.is_empty() {
+            created.clone()
+        } else {
+            b.last_time.clone()
+        };
         SessionFile {
             format: file::FORMAT.into(),
             version: file::VERSION,
@@ -291,7 +322,11 @@ impl Conv {
                 fork_seq: None,
                 conversation_key: None,
                 plan,
-                tokens: FileTokens { input, output, ..FileTokens::default() },
+                tokens: FileTokens {
+                    input,
+                    output,
+                    ..FileTokens::default()
+                },
                 task_state: None,
                 todos,
                 skills: None,
@@ -357,9 +392,18 @@ pub fn convert(path: &Path) -> std::io::Result<Converted> {
     let mut summaries: Vec<String> = Vec::new();
     while let Some(line) = lines.next_object()? {
         let ty = line.get("type").and_then(Value::as_str).unwrap_or("");
-        if !matches!(ty, "user" | "assistant" | "system" | "summary" | "progress"
-            | "file-history-snapshot" | "queue-operation" | "custom-title" | "tag")
-        {
+        if !matches!(
+            ty,
+            "user"
+                | "assistant"
+                | "system"
+                | "summary"
+                | "progress"
+                | "file-history-snapshot"
+                | "queue-operation"
+                | "custom-title"
+                | "tag"
+        ) {
             lines.stats.unknown += 1;
             continue;
         }
@@ -384,13 +428,23 @@ pub fn convert(path: &Path) -> std::io::Result<Converted> {
             continue;
         }
         if session_id.is_none() {
-            session_id = line.get("sessionId").and_then(Value::as_str).map(str::to_string);
+            session_id = line
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .map(str::to_string);
         }
         let sidechain = line.get("isSidechain").and_then(Value::as_bool) == Some(true);
         if sidechain && sub_parent.is_none() {
-            let uuid = line.get("uuid").and_then(Value::as_str).unwrap_or("").to_string();
+            let uuid = line
+                .get("uuid")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
             let parent = line.get("parentUuid").and_then(Value::as_str).unwrap_or("");
-            let root = side_root.get(parent).cloned().unwrap_or_else(|| uuid.clone());
+            let root = side_root
+                .get(parent)
+                .cloned()
+                .unwrap_or_else(|| uuid.clone());
             side_root.insert(uuid, root.clone());
             match sides.iter_mut().find(|(r, _)| *r == root) {
                 Some((_, c)) => c.feed(&line),
@@ -407,7 +461,10 @@ pub fn convert(path: &Path) -> std::io::Result<Converted> {
     if let Some(t) = summaries.last() {
         main.title = t.clone();
     }
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let id = expected_id(path)
         .or_else(|| session_id.as_deref().map(safe_id))
         .unwrap_or_else(|| safe_id(&stem));

@@ -54,7 +54,10 @@ impl Conv {
             self.b.last_time = ts.clone();
         }
         // Old rollouts have no envelope: the first line is the meta, the rest bare items.
-        let (ty, payload) = match (line.get("type").and_then(Value::as_str), line.get("payload")) {
+        let (ty, payload) = match (
+            line.get("type").and_then(Value::as_str),
+            line.get("payload"),
+        ) {
             (Some(t), Some(p)) => (t.to_string(), p.clone()),
             (Some(_), None) => ("response_item".to_string(), line.clone()),
             (None, _) if line.get("id").is_some() && self.meta.is_null() => {
@@ -88,7 +91,9 @@ impl Conv {
             }
             "compacted" => {
                 let mut m = message(Role::User, &ts);
-                m.parts.push(Part::text(payload.get("message").map(text_of).unwrap_or_default()));
+                m.parts.push(Part::text(
+                    payload.get("message").map(text_of).unwrap_or_default(),
+                ));
                 m.injected = true;
                 m.metadata = Some(json!({"kind": "compaction_summary"}));
                 self.compactions += 1;
@@ -124,9 +129,8 @@ impl Conv {
                 if let Some(Value::Array(items)) = p.get("content") {
                     for it in items {
                         match it.get("type").and_then(Value::as_str) {
-                            Some("input_text") | Some("output_text") | Some("text") => {
-                                parts.push(Part::text(it.get("text").map(text_of).unwrap_or_default()))
-                            }
+                            Some("input_text") | Some("output_text") | Some("text") => parts
+                                .push(Part::text(it.get("text").map(text_of).unwrap_or_default())),
                             Some("input_image") => {
                                 let url = it.get("image_url").map(text_of).unwrap_or_default();
                                 match self.b.data_url_image(&url) {
@@ -153,11 +157,17 @@ impl Conv {
                 }
                 self.close();
                 let mut m = message(
-                    if role == "user" { Role::User } else { Role::System },
+                    if role == "user" {
+                        Role::User
+                    } else {
+                        Role::System
+                    },
                     ts,
                 );
                 m.injected = role != "user"
-                    || parts.iter().any(|p| matches!(p, Part::Text { text } if is_injected_user_text(text)));
+                    || parts
+                        .iter()
+                        .any(|p| matches!(p, Part::Text { text } if is_injected_user_text(text)));
                 meta.insert("role".into(), json!(role));
                 m.metadata = Some(Value::Object(meta));
                 m.parts = parts;
@@ -189,7 +199,9 @@ impl Conv {
                 };
                 let arguments = match kind {
                     "custom_tool_call" => p.get("input").map(text_of).unwrap_or_default(),
-                    "local_shell_call" => p.get("action").cloned().unwrap_or(Value::Null).to_string(),
+                    "local_shell_call" => {
+                        p.get("action").cloned().unwrap_or(Value::Null).to_string()
+                    }
                     _ => p.get("arguments").map(text_of).unwrap_or_default(),
                 };
                 if name == "update_plan"
@@ -202,11 +214,20 @@ impl Conv {
                 if kind != "function_call" {
                     merge_meta(
                         &mut self.b.messages[i].metadata,
-                        [(format!("call_kind:{id}"), json!(kind))].into_iter().collect(),
+                        [(format!("call_kind:{id}"), json!(kind))]
+                            .into_iter()
+                            .collect(),
                     );
                 }
                 if !id.is_empty() {
-                    self.b.add_call(i, ToolCall { id, name, arguments });
+                    self.b.add_call(
+                        i,
+                        ToolCall {
+                            id,
+                            name,
+                            arguments,
+                        },
+                    );
                 }
             }
             Some("function_call_output") | Some("custom_tool_call_output") => {
@@ -238,12 +259,17 @@ impl Conv {
     }
 
     fn token_count(&mut self, p: &Value) {
-        let Some(info) = p.get("info").filter(|i| !i.is_null()) else { return };
+        let Some(info) = p.get("info").filter(|i| !i.is_null()) else {
+            return;
+        };
         let total = info.get("total_token_usage").cloned();
         if total.is_some() && total == self.last_total {
             return;
         }
-        let last = info.get("last_token_usage").cloned().or_else(|| total.clone());
+        let last = info
+            .get("last_token_usage")
+            .cloned()
+            .or_else(|| total.clone());
         self.last_total = total;
         let Some(last) = last else { return };
         match self.open.or(self.last_assistant) {
@@ -255,7 +281,18 @@ impl Conv {
     }
 
     fn finish(self, path: &Path) -> SessionFile {
-        let Conv { b, meta, turn_context, turn_contexts, models, plan, first_time, compactions, last_total, .. } = self;
+        let Conv {
+            b,
+            meta,
+            turn_context,
+            turn_contexts,
+            models,
+            plan,
+            first_time,
+            compactions,
+            last_total,
+            ..
+        } = self;
         let raw_id = meta.get("id").map(text_of).unwrap_or_default();
         let id = if raw_id.is_empty() {
             expected_id(path).unwrap_or_else(|| safe_id("codex"))
@@ -265,11 +302,25 @@ impl Conv {
         let (input, output) = b.messages.iter().fold((0, 0), |(i, o), m| {
             (i + m.usage.input_tokens, o + m.usage.output_tokens)
         });
-        let created = if first_time.is_empty() { file::rfc3339(0) } else { first_time };
-        let updated = if b.last_time.is_empty() { created.clone() } else { b.last_time.clone() };
-        let fork = meta.get("forked_from_id").and_then(Value::as_str).map(safe_id);
+        let created = if first_time.is_empty() {
+            file::rfc3339(0)
+        } else {
+            first_time
+        };
+        let updated = if b.last_time.is_empty() {
+            created.clone()
+        } else {
+            b.last_time.clone()
+        };
+        let fork = meta
+            .get("forked_from_id")
+            .and_then(Value::as_str)
+            .map(safe_id);
         let plan_steps = plan.as_ref().and_then(plan_from_update);
-        let provider = meta.get("model_provider").map(text_of).unwrap_or_else(|| "openai".into());
+        let provider = meta
+            .get("model_provider")
+            .map(text_of)
+            .unwrap_or_else(|| "openai".into());
         SessionFile {
             format: file::FORMAT.into(),
             version: file::VERSION,
@@ -302,7 +353,11 @@ impl Conv {
                 fork_seq: None,
                 conversation_key: None,
                 plan: plan_steps,
-                tokens: FileTokens { input, output, ..FileTokens::default() },
+                tokens: FileTokens {
+                    input,
+                    output,
+                    ..FileTokens::default()
+                },
                 task_state: None,
                 todos: plan,
                 skills: None,
@@ -353,7 +408,10 @@ fn output(raw: &Value) -> (String, Option<Value>, bool) {
         && let Some(out) = v.get("output")
     {
         let meta = v.get("metadata").cloned();
-        let code = meta.as_ref().and_then(|m| m.get("exit_code")).and_then(Value::as_i64);
+        let code = meta
+            .as_ref()
+            .and_then(|m| m.get("exit_code"))
+            .and_then(Value::as_i64);
         return (text_of(out), meta, code.is_some_and(|c| c != 0));
     }
     let code = text.lines().take(4).find_map(|l| {
@@ -395,10 +453,13 @@ pub fn expected_id(path: &Path) -> Option<String> {
     }
     let tail = &stem[stem.len() - 36..];
     let ok = tail.len() == 36
-        && tail
-            .bytes()
-            .enumerate()
-            .all(|(i, b)| if [8, 13, 18, 23].contains(&i) { b == b'-' } else { b.is_ascii_hexdigit() });
+        && tail.bytes().enumerate().all(|(i, b)| {
+            if [8, 13, 18, 23].contains(&i) {
+                b == b'-'
+            } else {
+                b.is_ascii_hexdigit()
+            }
+        });
     ok.then(|| tail.to_string())
 }
 

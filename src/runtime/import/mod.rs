@@ -126,8 +126,14 @@ impl Lines {
 }
 
 fn trim_ascii(b: &[u8]) -> &[u8] {
-    let start = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
-    let end = b.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
     &b[start..end.max(start)]
 }
 
@@ -312,7 +318,10 @@ pub fn apply(rt: &Sessions, mut doc: SessionFile) -> Result<Outcome> {
         });
     };
     let last_seq = doc.messages.last().map_or(0, |m| m.seq);
-    let mut meta = src.metadata.clone().unwrap_or_else(|| Value::Object(Default::default()));
+    let mut meta = src
+        .metadata
+        .clone()
+        .unwrap_or_else(|| Value::Object(Default::default()));
     if let Value::Object(o) = &mut meta {
         o.insert("imported_last_seq".into(), last_seq.into());
     }
@@ -321,11 +330,15 @@ pub fn apply(rt: &Sessions, mut doc: SessionFile) -> Result<Outcome> {
     }
     let id = doc.session.id.clone();
     match store.find_imported(&src.tool, &src.id)? {
-        Some(rec) if rec.stamp.is_some() && rec.stamp == src.stamp => Ok(Outcome::Unchanged(rec.id)),
-        Some(rec) if rec.last_seq > rec.imported_last_seq.unwrap_or(i64::MAX) => Ok(Outcome::Refused(
-            rec.id,
-            "continued in neocode since it was imported; not replaced".into(),
-        )),
+        Some(rec) if rec.stamp.is_some() && rec.stamp == src.stamp => {
+            Ok(Outcome::Unchanged(rec.id))
+        }
+        Some(rec) if rec.last_seq > rec.imported_last_seq.unwrap_or(i64::MAX) => {
+            Ok(Outcome::Refused(
+                rec.id,
+                "continued in neocode since it was imported; not replaced".into(),
+            ))
+        }
         Some(rec) => {
             doc.session.id = rec.id.clone();
             rt.delete(&rec.id)?;
@@ -345,7 +358,12 @@ pub fn apply(rt: &Sessions, mut doc: SessionFile) -> Result<Outcome> {
 }
 
 /// Whether an existing imported session of `tool` with this id has this stamp (the fast skip).
-pub fn unchanged(rt: &Sessions, tool: SourceTool, source_id: &str, stamp: &str) -> Result<Option<String>> {
+pub fn unchanged(
+    rt: &Sessions,
+    tool: SourceTool,
+    source_id: &str,
+    stamp: &str,
+) -> Result<Option<String>> {
     Ok(rt
         .store()
         .find_imported(tool.as_str(), source_id)?
@@ -358,7 +376,9 @@ pub fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             match e.file_type() {
@@ -438,11 +458,20 @@ pub fn discover(tool: SourceTool, home: &Path, root: Option<&Path>) -> Vec<PathB
         SourceTool::ClaudeCode => {
             let projects = home.join("projects");
             let want = root.map(claude_project_dir_name);
-            let Ok(rd) = std::fs::read_dir(&projects) else { return out };
-            let mut dirs: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+            let Ok(rd) = std::fs::read_dir(&projects) else {
+                return out;
+            };
+            let mut dirs: Vec<PathBuf> = rd
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect();
             dirs.sort();
             for dir in dirs {
-                let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let name = dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 let exact = match &want {
                     Some(w) if name == *w => true,
                     Some(w) if name.starts_with(&format!("{w}-")) => false,
@@ -485,7 +514,10 @@ pub fn discover(tool: SourceTool, home: &Path, root: Option<&Path>) -> Vec<PathB
 /// a partial import more useful).
 pub fn order_parents_first(files: &mut [PathBuf]) {
     files.sort_by_key(|p| {
-        let sub = p.parent().and_then(|d| d.file_name()).is_some_and(|n| n == "subagents");
+        let sub = p
+            .parent()
+            .and_then(|d| d.file_name())
+            .is_some_and(|n| n == "subagents");
         (sub, p.clone())
     });
 }

@@ -162,7 +162,14 @@ fn row(
     } else {
         String::new()
     };
-    let left_fixed = 3 + indent.width();
+    // Imported sessions carry their source tool's initials.
+    let source = match s.source.as_deref() {
+        Some("claude-code") => "CC ",
+        Some("codex") => "CX ",
+        Some(_) => "⇣ ",
+        None => "",
+    };
+    let left_fixed = 3 + indent.width() + source.width();
     let title_w = width.saturating_sub(left_fixed + right.width() + 1);
     let shown = fit(title, title_w);
     let mut spans = vec![
@@ -170,6 +177,7 @@ fn row(
         Span::styled(mark, mark_style),
         Span::raw(" "),
         Span::styled(indent, t.dim()),
+        Span::styled(source, t.dim()),
     ];
     // Title with matched characters highlighted.
     let mut used = 0;
