@@ -17,7 +17,10 @@ use neocode::session::WorkspacePaths;
 use serde_json::json;
 
 fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn vm_hwm_kib() -> u64 {
@@ -61,7 +64,8 @@ fn claude(path: &Path, n: usize, kb: usize) {
         let mut lines = Vec::new();
         let mut u = base(&format!("u{turn}"), &parent);
         u["type"] = json!("user");
-        u["message"] = json!({"role": "user", "content": format!("turn {turn}: please look at the loader")});
+        u["message"] =
+            json!({"role": "user", "content": format!("turn {turn}: please look at the loader")});
         lines.push(u);
         for (k, block) in [
             json!({"type": "thinking", "thinking": "checking the loader first"}),
@@ -108,10 +112,22 @@ fn codex(path: &Path, n: usize, kb: usize) {
     let (mut tin, mut tout) = (0u64, 0u64);
     while bytes < kb * 1024 {
         let call = format!("call_{n}_{turn}");
-        put(json!({"timestamp": ts, "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": format!("turn {turn}")}]}}), &mut bytes);
-        put(json!({"timestamp": ts, "type": "event_msg", "payload": {"type": "user_message", "message": format!("turn {turn}")}}), &mut bytes);
-        put(json!({"timestamp": ts, "type": "response_item", "payload": {"type": "reasoning", "summary": [{"type": "summary_text", "text": "**Looking**"}]}}), &mut bytes);
-        put(json!({"timestamp": ts, "type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "arguments": "{\"cmd\":\"cargo test\"}", "call_id": call}}), &mut bytes);
+        put(
+            json!({"timestamp": ts, "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": format!("turn {turn}")}]}}),
+            &mut bytes,
+        );
+        put(
+            json!({"timestamp": ts, "type": "event_msg", "payload": {"type": "user_message", "message": format!("turn {turn}")}}),
+            &mut bytes,
+        );
+        put(
+            json!({"timestamp": ts, "type": "response_item", "payload": {"type": "reasoning", "summary": [{"type": "summary_text", "text": "**Looking**"}]}}),
+            &mut bytes,
+        );
+        put(
+            json!({"timestamp": ts, "type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "arguments": "{\"cmd\":\"cargo test\"}", "call_id": call}}),
+            &mut bytes,
+        );
         tin += 20000;
         tout += 300;
         let tc = json!({"timestamp": ts, "type": "event_msg", "payload": {"type": "token_count", "info": {
@@ -119,14 +135,20 @@ fn codex(path: &Path, n: usize, kb: usize) {
             "last_token_usage": {"input_tokens": 20000, "cached_input_tokens": 10000, "output_tokens": 300}}}});
         put(tc.clone(), &mut bytes);
         put(tc, &mut bytes);
-        put(json!({"timestamp": ts, "type": "response_item", "payload": {"type": "function_call_output", "call_id": call, "output": output(n * 7 + turn, 6000)}}), &mut bytes);
+        put(
+            json!({"timestamp": ts, "type": "response_item", "payload": {"type": "function_call_output", "call_id": call, "output": output(n * 7 + turn, 6000)}}),
+            &mut bytes,
+        );
         turn += 1;
     }
 }
 
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument that is not ours means "not me".
-    if std::env::args().skip(1).any(|a| !a.starts_with("--") && !"import".contains(a.as_str())) {
+    if std::env::args()
+        .skip(1)
+        .any(|a| !a.starts_with("--") && !"import".contains(a.as_str()))
+    {
         return;
     }
     let sessions = env_usize("NEOCODE_BENCH_SESSIONS", 1000);
@@ -145,12 +167,17 @@ fn main() {
             claude(&p, n, kb);
             files.push((SourceTool::ClaudeCode, p));
         } else {
-            let p = xdir.join(format!("rollout-2026-02-23T12-00-00-0199aaaa-bbbb-7ccc-8ddd-{n:012}.jsonl"));
+            let p = xdir.join(format!(
+                "rollout-2026-02-23T12-00-00-0199aaaa-bbbb-7ccc-8ddd-{n:012}.jsonl"
+            ));
             codex(&p, n, kb);
             files.push((SourceTool::Codex, p));
         }
     }
-    let total: u64 = files.iter().map(|(_, p)| fs::metadata(p).unwrap().len()).sum();
+    let total: u64 = files
+        .iter()
+        .map(|(_, p)| fs::metadata(p).unwrap().len())
+        .sum();
     println!(
         "generated {sessions} transcripts, {:.1} MB, in {:.1} s",
         total as f64 / 1e6,
@@ -167,19 +194,29 @@ fn main() {
     let rt = Sessions::open(&loc).unwrap();
     let hwm0 = vm_hwm_kib();
     let t = Instant::now();
-    for (i, (tool, p)) in files.iter().enumerate() {
-        let stamp = import::stamp(p).unwrap();
-        for mut doc in import::convert(*tool, p).unwrap().sessions {
-            doc.session.source.as_mut().unwrap().stamp = Some(stamp.clone());
-            import::apply(&rt, doc).unwrap();
-        }
-        if (i + 1) % (sessions / 4).max(1) == 0 {
-            println!(
-                "  {:>5} imported  {:>6.1} s  peak RSS {:>6.1} MiB",
-                i + 1,
-                t.elapsed().as_secs_f64(),
-                vm_hwm_kib() as f64 / 1024.0
-            );
+    let mut done = 0;
+    for tool in [SourceTool::ClaudeCode, SourceTool::Codex] {
+        let mine: Vec<_> = files
+            .iter()
+            .filter(|(t, _)| *t == tool)
+            .map(|(_, p)| p.clone())
+            .collect();
+        for (p, conv) in import::convert_in_background(tool, mine) {
+            let stamp = import::stamp(&p).unwrap();
+            for mut doc in conv.unwrap().sessions {
+                doc.session.source.as_mut().unwrap().stamp = Some(stamp.clone());
+                import::apply(&rt, doc).unwrap();
+            }
+            done += 1;
+            let i = done - 1;
+            if (i + 1) % (sessions / 4).max(1) == 0 {
+                println!(
+                    "  {:>5} imported  {:>6.1} s  peak RSS {:>6.1} MiB",
+                    i + 1,
+                    t.elapsed().as_secs_f64(),
+                    vm_hwm_kib() as f64 / 1024.0
+                );
+            }
         }
     }
     let secs = t.elapsed().as_secs_f64();
@@ -195,7 +232,10 @@ fn main() {
     for (tool, p) in &files {
         let stamp = import::stamp(p).unwrap();
         let id = import::expected_id(*tool, p).unwrap();
-        if import::unchanged(&rt, *tool, &id, &stamp).unwrap().is_some() {
+        if import::unchanged(&rt, *tool, &id, &stamp)
+            .unwrap()
+            .is_some()
+        {
             skipped += 1;
         }
     }

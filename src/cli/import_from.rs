@@ -78,13 +78,10 @@ pub fn run(
 
     let mut workspaces: HashMap<PathBuf, Sessions> = HashMap::new();
     let mut tally = Tally::default();
-    let progress = std::io::stderr().is_terminal() && files.len() > 20;
-    for (i, path) in files.iter().enumerate() {
-        if progress {
-            let mut e = std::io::stderr();
-            let _ = write!(e, "\rimporting {}/{}", i + 1, files.len());
-            let _ = e.flush();
-        }
+    // First the cheap part: where each file goes, and whether it is unchanged since its last
+    // import (size and mtime). Only the rest is read, on a second thread.
+    let mut todo: Vec<(PathBuf, String, Sessions)> = Vec::new();
+    for path in &files {
         let target = if all_workspaces {
             match import::peek_cwd(tool, path) {
                 Some(cwd) => match WorkspacePaths::resolve(&loc.home, Path::new(&cwd)) {
@@ -118,8 +115,40 @@ pub fn run(
                 rt
             }
         };
-        if let Err(reason) = import_file(&rt, tool, path, &mut tally) {
-            tally.failed.push((path.clone(), reason));
+        let stamp = match import::stamp(path) {
+            Ok(s) => s,
+            Err(e) => {
+                tally
+                    .failed
+                    .push((path.clone(), format!("cannot read: {e}")));
+                continue;
+            }
+        };
+        if let Some(id) = import::expected_id(tool, path)
+            && import::unchanged(&rt, tool, &id, &stamp)?.is_some()
+        {
+            tally.unchanged += 1;
+            continue;
+        }
+        todo.push((path.clone(), stamp, rt));
+    }
+    let total = todo.len();
+    let progress = std::io::stderr().is_terminal() && total > 20;
+    let paths: Vec<PathBuf> = todo.iter().map(|(p, _, _)| p.clone()).collect();
+    for (i, ((path, conv), (_, stamp, rt))) in import::convert_in_background(tool, paths)
+        .zip(todo)
+        .enumerate()
+    {
+        if progress {
+            let mut e = std::io::stderr();
+            let _ = write!(e, "\rimporting {}/{total}", i + 1);
+            let _ = e.flush();
+        }
+        let result = conv
+            .map_err(|e| format!("cannot read: {e}"))
+            .and_then(|c| write_converted(&rt, &path, &stamp, c, &mut tally));
+        if let Err(reason) = result {
+            tally.failed.push((path, reason));
         }
     }
     if progress {
@@ -128,23 +157,14 @@ pub fn run(
     report(&tally)
 }
 
-/// Imports one file (and the child sessions inside it); an error is the reason it failed.
-fn import_file(
+/// Writes the sessions of one converted file; an error is the reason it failed.
+fn write_converted(
     rt: &Sessions,
-    tool: SourceTool,
     path: &Path,
+    stamp: &str,
+    conv: import::Converted,
     tally: &mut Tally,
 ) -> Result<(), String> {
-    let stamp = import::stamp(path).map_err(|e| format!("cannot read: {e}"))?;
-    if let Some(id) = import::expected_id(tool, path)
-        && import::unchanged(rt, tool, &id, &stamp)
-            .map_err(|e| e.to_string())?
-            .is_some()
-    {
-        tally.unchanged += 1;
-        return Ok(());
-    }
-    let conv = import::convert(tool, path).map_err(|e| format!("cannot read: {e}"))?;
     tally.malformed += conv.stats.malformed;
     tally.lossy += conv.stats.lossy;
     tally.unknown += conv.stats.unknown;
@@ -152,7 +172,7 @@ fn import_file(
     tally.torn += u64::from(conv.stats.torn_tail);
     for mut doc in conv.sessions {
         if let Some(src) = doc.session.source.as_mut() {
-            src.stamp = Some(stamp.clone());
+            src.stamp = Some(stamp.to_string());
             let mut meta = src.metadata.take().unwrap_or_else(|| serde_json::json!({}));
             meta["path"] = serde_json::Value::String(path.to_string_lossy().into_owned());
             src.metadata = Some(meta);

@@ -521,3 +521,22 @@ pub fn order_parents_first(files: &mut [PathBuf]) {
         (sub, p.clone())
     });
 }
+
+/// Converts `files` on a second thread while the caller writes what was converted before, so
+/// reading and parsing overlap with SQLite. At most two converted files wait at a time, which
+/// keeps memory flat however many files there are; dropping the iterator stops the thread.
+pub fn convert_in_background(
+    tool: SourceTool,
+    files: Vec<PathBuf>,
+) -> impl Iterator<Item = (PathBuf, std::io::Result<Converted>)> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(2);
+    std::thread::spawn(move || {
+        for path in files {
+            let c = convert(tool, &path);
+            if tx.send((path, c)).is_err() {
+                break;
+            }
+        }
+    });
+    rx.into_iter()
+}
