@@ -47,7 +47,7 @@ pub fn run(
         let root = (!all_workspaces).then(|| loc.root());
         let files = import::discover(tool, &home, root);
         let scope = match root {
-            Some(r) => format!("for {}", r.display()),
+            Some(r) => format!("for {}", sanitize::line(&r.display().to_string())),
             None => "in all workspaces".to_string(),
         };
         eprintln!(
@@ -55,7 +55,7 @@ pub fn run(
             files.len(),
             tool.as_str(),
             if files.len() == 1 { "" } else { "s" },
-            home.display()
+            sanitize::line(&home.display().to_string())
         );
         files
     } else {
