@@ -44,7 +44,7 @@ fn output(seed: usize, n: usize) -> String {
     let mut i = seed;
     while s.len() < n {
         s.push_str(WORDS[i % WORDS.len()]);
-        s.push(if i % 9 == 0 { '\n' } else { ' ' });
+        s.push(if i.is_multiple_of(9) { '\n' } else { ' ' });
         i = i.wrapping_mul(31).wrapping_add(7);
     }
     s
@@ -194,7 +194,7 @@ fn main() {
     let rt = Sessions::open(&loc).unwrap();
     let hwm0 = vm_hwm_kib();
     let t = Instant::now();
-    let mut done = 0;
+    let mut done: usize = 0;
     for tool in [SourceTool::ClaudeCode, SourceTool::Codex] {
         let mine: Vec<_> = files
             .iter()
@@ -209,7 +209,7 @@ fn main() {
             }
             done += 1;
             let i = done - 1;
-            if (i + 1) % (sessions / 4).max(1) == 0 {
+            if (i + 1).is_multiple_of((sessions / 4).max(1)) {
                 println!(
                     "  {:>5} imported  {:>6.1} s  peak RSS {:>6.1} MiB",
                     i + 1,

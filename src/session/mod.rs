@@ -8,15 +8,14 @@ pub mod model;
 pub mod plan;
 mod schema;
 pub mod store;
-mod store_import;
 pub mod workspace;
 
 pub use error::{Result, StoreError};
 pub use model::*;
 pub use plan::{Plan, PlanError, PlanProgress, Step, StepFailure, StepStatus, StepUpdate};
 pub use schema::SCHEMA_VERSION;
+pub use store::imported::ImportedRecord;
 pub use store::{NewSession, Store, conversation_key, now_ms, validate_id};
-pub use store_import::ImportedRecord;
 pub use workspace::{WorkspacePaths, home_dir, workspace_hash, workspace_root};
 
 #[doc(hidden)]

@@ -1,12 +1,11 @@
-//! Store support for imported history: where a session came from, and finding it again so a
-//! re-import updates instead of duplicating. Kept apart from `store.rs` (one `impl Store`
-//! block per concern).
+//! Imported history: where a session came from, and finding it again so a re-import updates
+//! instead of duplicating.
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use super::error::Result;
-use super::model::SessionHeader;
-use super::store::{Store, to_json_opt};
+use super::{Store, to_json_opt};
+use crate::session::error::Result;
+use crate::session::model::SessionHeader;
 
 /// What the store knows of a session imported earlier.
 #[derive(Debug, Clone, PartialEq, Eq)]
