@@ -202,7 +202,7 @@ impl Store {
         self.inner.asset_limit
     }
 
-    pub(super) fn with_conn<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+    fn with_conn<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
         let taken = self
             .inner
             .pool
@@ -225,7 +225,7 @@ impl Store {
     }
 
     /// Runs `f` in a `BEGIN IMMEDIATE` transaction: all or nothing.
-    pub(super) fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+    fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
         self.with_conn(|c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let out = f(&tx)?;
