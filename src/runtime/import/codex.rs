@@ -448,18 +448,14 @@ fn plan_from_update(plan: &Value) -> Option<FilePlan> {
 /// The uuid at the end of `rollout-<time>-<uuid>.jsonl`.
 pub fn expected_id(path: &Path) -> Option<String> {
     let stem = path.file_stem()?.to_string_lossy().into_owned();
-    if stem.len() < 36 {
-        return None;
-    }
-    let tail = &stem[stem.len() - 36..];
-    let ok = tail.len() == 36
-        && tail.bytes().enumerate().all(|(i, b)| {
-            if [8, 13, 18, 23].contains(&i) {
-                b == b'-'
-            } else {
-                b.is_ascii_hexdigit()
-            }
-        });
+    let tail = stem.get(stem.len().checked_sub(36)?..)?;
+    let ok = tail.bytes().enumerate().all(|(i, b)| {
+        if [8, 13, 18, 23].contains(&i) {
+            b == b'-'
+        } else {
+            b.is_ascii_hexdigit()
+        }
+    });
     ok.then(|| tail.to_string())
 }
 
@@ -478,4 +474,22 @@ pub fn convert(path: &Path) -> std::io::Result<Converted> {
         sessions: vec![conv.finish(path)],
         stats: s,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_id_comes_from_the_file_name_when_it_ends_in_a_uuid() {
+        let id = |n: &str| expected_id(Path::new(n));
+        assert_eq!(
+            id("rollout-2026-01-01T00-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000.jsonl").as_deref(),
+            Some("0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000")
+        );
+        assert_eq!(id("rollout-short.jsonl"), None);
+        // A multi-byte character where the uuid would start must not split a character.
+        assert_eq!(id("rollout-ééééééééééééééééééééééééééééé.jsonl"), None);
+        assert_eq!(id("x-0199aaaa-bbbb-7ccc-8ddd-eeeeffff000é.jsonl"), None);
+    }
 }
