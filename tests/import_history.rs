@@ -901,3 +901,28 @@ fn list_json_and_show_mark_imported_sessions() {
     let out = ok_stdout(&mut c);
     assert!(out.contains("imported from claude-code 2.1.39"), "{out}");
 }
+
+#[test]
+fn a_transcript_without_messages_is_skipped_not_imported() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir
+        .path()
+        .join("e0000000-0000-0000-0000-000000000001.jsonl");
+    write_lines(
+        &path,
+        &[line(
+            &json!({"type": "summary", "summary": "nothing happened", "leafUuid": "x"}),
+        )],
+    );
+    let ws = Ws::new();
+    let out = import_cmd(&ws, "claude-code", &[&path]);
+    assert!(
+        out.starts_with("imported 0, updated 0, skipped 0 unchanged, failed 0"),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 transcript(s) without messages skipped"),
+        "{out}"
+    );
+    assert_eq!(ws.rt().count().unwrap(), 0);
+}

@@ -25,6 +25,7 @@ struct Tally {
     unknown: u64,
     duplicates: u64,
     torn: u64,
+    empty: u64,
 }
 
 /// Runs the import.
@@ -171,6 +172,11 @@ fn write_converted(
     tally.duplicates += conv.stats.duplicates;
     tally.torn += u64::from(conv.stats.torn_tail);
     for mut doc in conv.sessions {
+        if doc.messages.is_empty() {
+            // Only metadata (a summary line, a snapshot): nothing to list or resume.
+            tally.empty += 1;
+            continue;
+        }
         if let Some(src) = doc.session.source.as_mut() {
             src.stamp = Some(stamp.to_string());
             let mut meta = src.metadata.take().unwrap_or_else(|| serde_json::json!({}));
@@ -210,6 +216,12 @@ fn report(t: &Tally) -> CmdResult {
     }
     if t.duplicates > 0 {
         notes.push(format!("{} re-appended record(s) dropped", t.duplicates));
+    }
+    if t.empty > 0 {
+        notes.push(format!(
+            "{} transcript(s) without messages skipped",
+            t.empty
+        ));
     }
     if t.torn > 0 {
         notes.push(format!(
