@@ -285,6 +285,9 @@ fn codex_real_rollout_usage_matches_the_final_token_count() {
         "workspace-write"
     );
     assert_eq!(meta["session_meta"]["originator"], "Codex Desktop");
+    // Three turn contexts, the same policies each time: kept once.
+    assert_eq!(meta["turn_contexts"], 3);
+    assert_eq!(meta["turn_context_changes"].as_array().unwrap().len(), 1);
 }
 
 #[test]

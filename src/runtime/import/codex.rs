@@ -29,6 +29,8 @@ struct Conv {
     meta: Value,
     turn_context: Option<Value>,
     turn_contexts: u64,
+    /// Each distinct policy set seen (a turn context without its turn id), in order.
+    policies: Vec<Value>,
     models: Vec<String>,
     plan: Option<Value>,
     first_time: String,
@@ -81,6 +83,13 @@ impl Conv {
                     self.models.push(m.to_string());
                 }
                 self.turn_contexts += 1;
+                let mut policy = payload.clone();
+                if let Value::Object(o) = &mut policy {
+                    o.remove("turn_id");
+                }
+                if self.policies.last() != Some(&policy) {
+                    self.policies.push(policy);
+                }
                 self.turn_context = Some(payload);
             }
             "response_item" => self.item(&payload, &ts, stats),
@@ -286,6 +295,7 @@ impl Conv {
             meta,
             turn_context,
             turn_contexts,
+            policies,
             models,
             plan,
             first_time,
@@ -345,6 +355,7 @@ impl Conv {
                         "session_meta": meta,
                         "turn_context": turn_context,
                         "turn_contexts": turn_contexts,
+                        "turn_context_changes": policies,
                         "models": models,
                         "compactions": compactions,
                         "final_token_usage": last_total,
