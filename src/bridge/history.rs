@@ -393,6 +393,7 @@ mod tests {
                 tool_metadata: None,
                 created_at_ms: 0,
                 usage: Default::default(),
+                extra: Default::default(),
             })
             .collect()
     }
@@ -494,6 +495,7 @@ mod tests {
             tool_metadata: Some(json!({"compaction_summary": true, "replaced_messages": 4})),
             created_at_ms: 0,
             usage: Default::default(),
+            extra: Default::default(),
         }];
         for mut m in stored(tail) {
             m.seq += 1;
@@ -618,6 +620,7 @@ mod properties {
             tool_metadata: None,
             created_at_ms: 0,
             usage: Default::default(),
+            extra: Default::default(),
         }
     }
 

@@ -79,6 +79,15 @@ pub enum ExportFormat {
     Markdown,
 }
 
+/// Tools whose history `import --from` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportSource {
+    /// Claude Code transcripts (~/.claude/projects).
+    ClaudeCode,
+    /// Codex CLI rollouts (~/.codex/sessions).
+    Codex,
+}
+
 /// One-shot commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -108,16 +117,25 @@ pub enum Command {
         #[arg(long, requires = "output")]
         force: bool,
     },
-    /// Read a session file into this workspace and print the session's id.
+    /// Read a session file into this workspace and print the session's id; with --from,
+    /// import Claude Code or Codex history.
     #[command(
-        after_help = "Examples:\n  neocode import session.json\n  neocode import --new-id - < session.json"
+        after_help = "Examples:\n  neocode import session.json\n  neocode import --new-id - < session.json\n  neocode import --from claude-code            this workspace's Claude Code sessions\n  neocode import --from codex ~/old/rollouts   those files or folders\n  neocode import --from codex --all-workspaces every session, each into its own workspace\n\nSessions are found under $CLAUDE_CONFIG_DIR (default ~/.claude) and $CODEX_HOME\n(default ~/.codex), which are only read. Re-running updates sessions that grew and skips\nunchanged ones."
     )]
     Import {
-        /// Session file, or `-` for standard input.
-        file: PathBuf,
+        /// Session file, or `-` for standard input; with --from, transcript files or folders
+        /// (none: discover this workspace's sessions).
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
         /// Give the imported session a fresh id (to import a copy of an existing one).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "from")]
         new_id: bool,
+        /// Import another tool's history instead of a session file.
+        #[arg(long, value_enum, value_name = "TOOL")]
+        from: Option<ImportSource>,
+        /// With --from: file each session into the workspace of its own directory.
+        #[arg(long, requires = "from")]
+        all_workspaces: bool,
     },
     /// Copy a session (up to a message) into a new session and print the new id.
     #[command(after_help = "Examples:\n  neocode fork last\n  neocode fork 0192f3a1 --at 12")]

@@ -41,6 +41,9 @@ pub(crate) struct JsonRow<'a> {
     provider: &'a str,
     status: &'static str,
     parent_id: Option<&'a str>,
+    subagent_of: Option<&'a str>,
+    /// The tool an imported session came from; null for native sessions.
+    source: Option<&'a str>,
     plan: PlanCounts,
     asset_count: u64,
     workdir: &'a str,
@@ -64,6 +67,8 @@ impl<'a> JsonRow<'a> {
             provider: &s.provider,
             status: s.status.as_str(),
             parent_id: s.parent_id.as_deref(),
+            subagent_of: s.subagent_of.as_deref(),
+            source: s.source.as_deref(),
             plan: s.plan,
             asset_count: s.asset_count,
             workdir: &s.workdir,
@@ -185,10 +190,14 @@ fn table(out: &mut Out, items: &[SessionSummary]) -> CmdResult {
     rows.push(HEADER.iter().map(|h| Cow::Borrowed(*h)).collect());
     for s in items {
         let title = sanitize::line(s.display_title());
-        let title = if s.parent_id.is_some() {
+        let title = if s.parent_id.is_some() || s.subagent_of.is_some() {
             Cow::Owned(format!("↳ {title}"))
         } else {
             title
+        };
+        let title = match &s.source {
+            Some(src) => Cow::Owned(format!("[{}] {title}", sanitize::line(src))),
+            None => title,
         };
         let mut tokens = fmt::compact(s.token_input_total);
         tokens.push('/');

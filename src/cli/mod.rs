@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod fmt;
+mod import_from;
 mod list;
 mod manage;
 pub mod out;
@@ -189,7 +190,23 @@ pub fn run(cli: Cli) -> CmdResult {
             output,
             force,
         }) => transfer::export(&location(&cli)?, id, *format, output.as_deref(), *force),
-        Some(Command::Import { file, new_id }) => transfer::import(&location(&cli)?, file, *new_id),
+        Some(Command::Import {
+            paths,
+            new_id,
+            from,
+            all_workspaces,
+        }) => match from {
+            Some(tool) => import_from::run(&location(&cli)?, *tool, paths, *all_workspaces),
+            None => match paths.as_slice() {
+                [file] => transfer::import(&location(&cli)?, file, *new_id),
+                [] => Err(Failure::usage(
+                    "import needs a session file, or --from claude-code|codex (see neocode import --help)",
+                )),
+                _ => Err(Failure::usage(
+                    "import reads one session file at a time (several paths need --from)",
+                )),
+            },
+        },
         Some(Command::Fork { id, at }) => manage::fork(&location(&cli)?, id, *at),
         Some(Command::Rename { id, title }) => manage::rename(&location(&cli)?, id, title),
         Some(Command::Delete { id, yes }) => manage::delete(&location(&cli)?, id, *yes),

@@ -105,6 +105,15 @@ fn when(now: i64, ms: i64) -> String {
     }
 }
 
+/// A note when a linked session is not in this workspace (imported without it, or deleted).
+fn elsewhere(rt: &crate::runtime::Sessions, id: &str) -> &'static str {
+    if rt.summary(id).is_ok() {
+        ""
+    } else {
+        " (not in this workspace)"
+    }
+}
+
 /// `neocode show`.
 pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     let (rt, id) = open_for_id(loc, key)?;
@@ -195,7 +204,27 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
             .fork_seq
             .map(|s| format!(" at message {s}"))
             .unwrap_or_default();
-        lines.push(field(&out, "forked", format!("from {}{at}", l(parent))));
+        lines.push(field(
+            &out,
+            "forked",
+            format!("from {}{at}{}", l(parent), elsewhere(&rt, parent)),
+        ));
+    }
+    if let Some(parent) = &header.subagent_of {
+        lines.push(field(
+            &out,
+            "sub-agent",
+            format!("of {}{}", l(parent), elsewhere(&rt, parent)),
+        ));
+    }
+    if let Some(src) = &header.source {
+        lines.push(field(
+            &out,
+            "source",
+            format!("imported from {} {}", l(&src.tool), l(&src.version))
+                .trim_end()
+                .to_string(),
+        ));
     }
     lines.push(field(
         &out,

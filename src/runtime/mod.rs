@@ -7,6 +7,7 @@ pub mod agent;
 pub mod config;
 pub mod dangling;
 pub mod decide;
+pub mod import;
 pub mod provider;
 pub mod scripted;
 pub mod sessions;

@@ -197,6 +197,7 @@ mod tests {
             tool_metadata: None,
             created_at_ms: 0,
             usage: Default::default(),
+            extra: Default::default(),
         }
     }
 

@@ -46,11 +46,12 @@ pub fn conversation_key(first_user_text: &str) -> String {
 
 const SUMMARY_COLS: &str = "id, title, first_prompt, created_at_ms, updated_at_ms, provider, model, \
      workdir, status, parent_id, fork_seq, message_count, token_input_total, token_output_total, \
-     plan_done, plan_failed, plan_total, asset_count";
+     plan_done, plan_failed, plan_total, asset_count, subagent_of, source_tool";
 
 const HEADER_COLS: &str = "id, title, created_at_ms, updated_at_ms, provider, model, workdir, \
      status, parent_id, fork_seq, conversation_key, task_state_json, todos_json, skills_json, \
-     plan_json, ledger_json, token_input_total, token_output_total, last_seq, message_count";
+     plan_json, ledger_json, token_input_total, token_output_total, last_seq, message_count, \
+     subagent_of, source_tool, source_version, source_id, source_stamp, source_meta_json";
 
 impl Store {
     /// Creates a session header with no messages.
@@ -216,7 +217,7 @@ impl Store {
         self.with_conn(|c| {
             let mut st = c.prepare_cached(&sql)?;
             let rows = st.query_map(rusqlite::params_from_iter(args.iter()), |r| {
-                Ok((summary_from_row(r)?, r.get::<_, i64>(18)?))
+                Ok((summary_from_row(r)?, r.get::<_, i64>("rowid")?))
             })?;
             let mut items = Vec::new();
             let mut last_rowid = 0;
@@ -375,8 +376,8 @@ impl Store {
         })
     }
 
-    /// Deletes a session: its rows (messages, steps, assets) and its asset folder. Forks of it
-    /// stay, without a parent.
+    /// Deletes a session: its rows (messages, steps, assets) and its asset folder. Forks and
+    /// sub-agents of it stay and keep its id as their parent (shown as not in the workspace).
     pub fn delete(&self, session_id: &str) -> Result<()> {
         validate_id("session", session_id)?;
         self.write(|tx| {
@@ -437,6 +438,8 @@ fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<Result<SessionSummary>> {
             total: r.get::<_, i64>(16)? as u64,
         },
         asset_count: r.get::<_, i64>(17)? as u64,
+        subagent_of: r.get(18)?,
+        source: r.get(19)?,
         id,
     }))
 }
@@ -464,18 +467,30 @@ pub(super) fn load_header(c: &Connection, session_id: &str) -> Result<Option<Ses
                     token_output_total: r.get::<_, i64>(17)? as u64,
                     last_seq: r.get(18)?,
                     message_count: r.get::<_, i64>(19)? as u64,
+                    subagent_of: r.get(20)?,
                     ..SessionHeader::default()
                 };
                 let status: String = r.get(7)?;
                 let json: [Option<String>; 5] =
                     [r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?, r.get(15)?];
-                Ok((header, status, json))
+                let source: [Option<String>; 5] =
+                    [r.get(21)?, r.get(22)?, r.get(23)?, r.get(24)?, r.get(25)?];
+                Ok((header, status, json, source))
             },
         )
         .optional()?;
-    let Some((mut h, status, [task, todos, skills, plan, ledger])) = row else {
+    let Some((mut h, status, [task, todos, skills, plan, ledger], source)) = row else {
         return Ok(None);
     };
+    if let [Some(tool), version, id, stamp, meta] = source {
+        h.source = Some(SessionSource {
+            tool,
+            version: version.unwrap_or_default(),
+            id: id.unwrap_or_default(),
+            stamp,
+            metadata: opt_json(&h.id, "source_meta_json", meta)?,
+        });
+    }
     h.status = parse_status(&h.id, &status)?;
     h.task_state = opt_json(&h.id, "task_state_json", task)?;
     h.todos = opt_json(&h.id, "todos_json", todos)?;

@@ -113,7 +113,7 @@ impl App {
                 }
                 hl.sort_unstable();
                 hl.dedup();
-                let depth = u8::from(s.parent_id.is_some());
+                let depth = u8::from(s.parent_id.is_some() || s.subagent_of.is_some());
                 scored.push((score, Row { idx, depth, hl }));
             }
             // Stable: equal scores keep activity order.
@@ -193,7 +193,7 @@ fn tree(rows: &[SessionSummary]) -> Vec<Row> {
         .enumerate()
         .map(|(i, s)| Row {
             idx: i,
-            depth: u8::from(s.parent_id.is_some()),
+            depth: u8::from(s.parent_id.is_some() || s.subagent_of.is_some()),
             hl: Vec::new(),
         })
         .collect()

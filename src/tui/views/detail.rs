@@ -499,6 +499,15 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
         )),
         (None, _) => lines.push(kv("forked from", "—".into())),
     }
+    if let Some(p) = &h.subagent_of {
+        lines.push(kv("sub-agent of", p.clone()));
+    }
+    if let Some(src) = &h.source {
+        lines.push(kv(
+            "imported",
+            format!("from {} {} ({})", src.tool, src.version, src.id),
+        ));
+    }
     lines.push(kv(
         "created",
         format!(

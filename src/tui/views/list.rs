@@ -203,7 +203,14 @@ fn row(
     let right_w: usize = right.iter().map(|(s, _)| s.width()).sum();
     // A fork keeps its place in activity order; the mark says it came from another session.
     let indent = if r.depth > 0 { "↳ " } else { "" };
-    let left_fixed = 3 + indent.width();
+    // Imported sessions carry their source tool's initials.
+    let source = match s.source.as_deref() {
+        Some("claude-code") => "CC ",
+        Some("codex") => "CX ",
+        Some(_) => "⇣ ",
+        None => "",
+    };
+    let left_fixed = 3 + indent.width() + source.width();
     let title_w = width.saturating_sub(left_fixed + right_w);
     let shown = fit(title, title_w);
     let mut spans = vec![
@@ -211,6 +218,7 @@ fn row(
         Span::styled(mark, mark_style),
         Span::raw(" "),
         Span::styled(indent, t.dim()),
+        Span::styled(source, t.dim()),
     ];
     // Title with matched characters highlighted.
     let mut used = 0;
