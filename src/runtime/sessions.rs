@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use crate::session::file::{self, SessionFile};
 use crate::session::{
     AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PlanProgress,
-    Replacement, Result, SearchHit, Session, SessionHeader, SessionSummary, StateUpdate,
+    Replacement, Result, SearchHit, SearchResults, Session, SessionHeader, SessionSummary, StateUpdate,
     StepUpdate, Store,
 };
 
@@ -128,6 +128,11 @@ impl Sessions {
     /// Full-text search across the workspace.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
         self.store.search(query, limit)
+    }
+
+    /// Full-text search with the (bounded) number of matching messages.
+    pub fn search_counted(&self, query: &str, limit: usize) -> Result<SearchResults> {
+        self.store.search_counted(query, limit)
     }
 
     /// A session's assets.
