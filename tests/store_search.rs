@@ -39,7 +39,11 @@ fn marked(word: &str) -> String {
 }
 
 fn seqs(s: &Store, q: &str) -> Vec<i64> {
-    s.search(q, 50).unwrap().into_iter().map(|h| h.seq).collect()
+    s.search(q, 50)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.seq)
+        .collect()
 }
 
 #[test]
@@ -95,7 +99,11 @@ fn emoji_are_found_alone_and_next_to_words() {
     found.sort();
     assert_eq!(found, [1, 3]);
     assert_eq!(seqs(&s, "❌"), [2]);
-    assert_eq!(seqs(&s, "broken"), [2], "a word touching an emoji is still a word");
+    assert_eq!(
+        seqs(&s, "broken"),
+        [2],
+        "a word touching an emoji is still a word"
+    );
     let hit = &s.search("❌", 1).unwrap()[0];
     assert!(hit.snippet.contains(&marked("❌")), "{:?}", hit.snippet);
     assert_eq!(seqs(&s, "完成✅"), [3]);
@@ -137,7 +145,11 @@ fn more_matches_rank_first_and_ties_go_to_the_newest() {
     assert_eq!(seqs(&s, "walrus"), [1, 3, 2, 4]);
     let r = s.search_counted("walrus", 2).unwrap();
     assert_eq!(r.hits.len(), 2, "limit");
-    assert_eq!((r.matched, r.more), (4, false), "exact count below the bound");
+    assert_eq!(
+        (r.matched, r.more),
+        (4, false),
+        "exact count below the bound"
+    );
 }
 
 #[test]
@@ -200,12 +212,22 @@ fn a_version_2_index_is_rebuilt_so_old_cjk_text_is_found() {
     let s = Store::open(paths).unwrap();
     let hits = s.search("修正", 10).unwrap();
     assert_eq!(
-        hits.iter().map(|h| (h.session_id.as_str(), h.seq)).collect::<Vec<_>>(),
+        hits.iter()
+            .map(|h| (h.session_id.as_str(), h.seq))
+            .collect::<Vec<_>>(),
         [("old", 1)]
     );
-    assert!(hits[0].snippet.contains(&marked("修正")), "{:?}", hits[0].snippet);
+    assert!(
+        hits[0].snippet.contains(&marked("修正")),
+        "{:?}",
+        hits[0].snippet
+    );
     assert_eq!(seqs(&s, "✅"), [1]);
     assert_eq!(seqs(&s, "walrus"), [2], "Latin rows survive the rebuild");
     s.delete("old").unwrap();
-    assert_eq!(seqs(&s, "walrus"), Vec::<i64>::new(), "row ids kept: delete still finds them");
+    assert_eq!(
+        seqs(&s, "walrus"),
+        Vec::<i64>::new(),
+        "row ids kept: delete still finds them"
+    );
 }

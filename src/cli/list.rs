@@ -10,7 +10,7 @@ use super::{CmdResult, Failure};
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 use crate::session::file::rfc3339;
-use crate::session::{ListQuery, PlanCounts, SessionSummary, now_ms};
+use crate::session::{ListQuery, PlanCounts, SessionSummary, StoreError, now_ms};
 
 /// Options of `--list`.
 #[derive(Debug, Clone, Copy)]
@@ -79,24 +79,126 @@ fn query(limit: usize) -> ListQuery {
     }
 }
 
-/// `neocode --list` for one workspace.
+/// `neocode --list` for one workspace. Without `--limit` the rows are streamed from the
+/// store and never held together, so memory stays flat at any number of sessions; the table
+/// takes two passes (column widths, then rows) to print exactly what a collected list would.
 pub fn run(loc: &Location, opts: ListOptions) -> CmdResult {
-    let items = match Sessions::open_existing(loc)? {
-        Some(rt) => rt.list(&query(opts.limit))?.items,
-        None => Vec::new(),
-    };
+    let rt = Sessions::open_existing(loc)?;
     let mut out = Out::stdout();
-    if opts.json {
-        out.json_array(items.iter().map(|s| JsonRow::new(s, None)))?;
-    } else if items.is_empty() {
-        out.line(&format!(
-            "no sessions yet in {} — run `neocode` there to start one",
-            sanitize::line(&loc.root().to_string_lossy())
-        ))?;
-    } else {
-        table(&mut out, &items)?;
+    let listed = match &rt {
+        None => false,
+        Some(rt) if opts.limit == 0 => {
+            if opts.json {
+                json_streamed(&mut out, rt)?;
+                return out.finish();
+            }
+            table_streamed(&mut out, rt)?
+        }
+        Some(rt) => {
+            let items = rt.list(&query(opts.limit))?.items;
+            if opts.json {
+                out.json_array(items.iter().map(|s| JsonRow::new(s, None)))?;
+                return out.finish();
+            }
+            if !items.is_empty() {
+                table(&mut out, &items)?;
+            }
+            !items.is_empty()
+        }
+    };
+    if !listed {
+        if opts.json {
+            out.json_array(std::iter::empty::<JsonRow>())?;
+        } else {
+            out.line(&format!(
+                "no sessions yet in {} — run `neocode` there to start one",
+                sanitize::line(&loc.root().to_string_lossy())
+            ))?;
+        }
     }
     out.finish()
+}
+
+/// Runs `f` on every summary in list order; a failed write stops the scan and is returned
+/// as it is (a closed pipe stays a quiet success).
+fn each_row(rt: &Sessions, mut f: impl FnMut(&SessionSummary) -> Result<(), Failure>) -> CmdResult {
+    let mut failed = None;
+    let scanned = rt.for_each_summary(&query(0), |s| {
+        f(&s).map_err(|e| {
+            failed = Some(e);
+            StoreError::io("stdout", std::io::Error::other("write failed"))
+        })
+    });
+    match failed {
+        Some(f) => Err(f),
+        None => Ok(scanned?),
+    }
+}
+
+/// The JSON array of every session, one row at a time (the same bytes as
+/// [`Out::json_array`]).
+fn json_streamed(out: &mut Out, rt: &Sessions) -> CmdResult {
+    let mut buf = Vec::with_capacity(1024);
+    let mut first = true;
+    out.bytes(b"[")?;
+    each_row(rt, |s| {
+        buf.clear();
+        serde_json::to_writer(&mut buf, &JsonRow::new(s, None))
+            .map_err(|e| Failure::from(StoreError::io("stdout", std::io::Error::other(e))))?;
+        let text = String::from_utf8_lossy(&buf);
+        out.bytes(if first { b"\n" } else { b",\n" })?;
+        out.bytes(fmt::json_safe(&text).as_bytes())?;
+        first = false;
+        Ok(())
+    })?;
+    out.bytes(if first { b"]\n" } else { b"\n]\n" })
+}
+
+/// The table of every session, streamed: a first pass measures the columns, the second
+/// prints. False when there is no session.
+fn table_streamed(out: &mut Out, rt: &Sessions) -> Result<bool, Failure> {
+    let now = now_ms();
+    let id_len = streamed_short_id_len(rt)?;
+    let mut widths = [0; 7];
+    let mut any = false;
+    let measure = |cells: &[Cow<str>; 7], widths: &mut [usize; 7]| {
+        for (w, c) in widths.iter_mut().zip(cells) {
+            *w = (*w).max(fmt::width(c));
+        }
+    };
+    measure(&header(), &mut widths);
+    each_row(rt, |s| {
+        any = true;
+        measure(&cells(s, id_len, now), &mut widths);
+        Ok(())
+    })?;
+    if !any {
+        return Ok(false);
+    }
+    let mut w = RowWriter::new(out, &widths);
+    w.row(out, &header(), None)?;
+    each_row(rt, |s| w.row(out, &cells(s, id_len, now), Some(s)))?;
+    Ok(true)
+}
+
+/// [`fmt::short_id_len`] over every session, from ids streamed in byte order: the longest
+/// prefix shared by neighbours decides.
+fn streamed_short_id_len(rt: &Sessions) -> Result<usize, Failure> {
+    let mut len = 8;
+    let mut prev = String::new();
+    rt.for_each_id(|id| {
+        let common = prev
+            .bytes()
+            .zip(id.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        if !prev.is_empty() {
+            len = len.max(common + 1);
+        }
+        prev.clear();
+        prev.push_str(id);
+    })?;
+    Ok(len)
 }
 
 /// `neocode --list --all-workspaces`: every workspace under the home with its root path.
@@ -159,66 +261,86 @@ fn sgr(col: usize, s: &SessionSummary) -> Option<&'static str> {
     }
 }
 
-/// Prints the table of `items`: one line per session, cut to the terminal's width.
-fn table(out: &mut Out, items: &[SessionSummary]) -> CmdResult {
-    const HEADER: [&str; 7] = [
-        "ID",
-        "ACTIVE",
-        "MSGS",
-        "TOKENS IN/OUT",
-        "PLAN",
-        "MODEL",
-        "TITLE",
-    ];
-    const ALIGN: [Align; 7] = [
-        Align::Left,
-        Align::Left,
-        Align::Right,
-        Align::Right,
-        Align::Left,
-        Align::Left,
-        Align::Left,
-    ];
-    let now = now_ms();
-    let id_len = fmt::short_id_len(items.iter().map(|s| s.id.as_str()));
-    let mut rows: Vec<Vec<Cow<str>>> = Vec::with_capacity(items.len() + 1);
-    rows.push(HEADER.iter().map(|h| Cow::Borrowed(*h)).collect());
-    for s in items {
-        let title = sanitize::line(s.display_title());
-        let title = if s.parent_id.is_some() {
-            Cow::Owned(format!("↳ {title}"))
+const HEADER: [&str; 7] = [
+    "ID",
+    "ACTIVE",
+    "MSGS",
+    "TOKENS IN/OUT",
+    "PLAN",
+    "MODEL",
+    "TITLE",
+];
+const ALIGN: [Align; 7] = [
+    Align::Left,
+    Align::Left,
+    Align::Right,
+    Align::Right,
+    Align::Left,
+    Align::Left,
+    Align::Left,
+];
+
+fn header() -> [Cow<'static, str>; 7] {
+    HEADER.map(Cow::Borrowed)
+}
+
+/// The cells of one session's line.
+fn cells(s: &SessionSummary, id_len: usize, now: i64) -> [Cow<'_, str>; 7] {
+    let title = sanitize::line(s.display_title());
+    let title = if s.parent_id.is_some() {
+        Cow::Owned(format!("↳ {title}"))
+    } else {
+        title
+    };
+    let mut tokens = fmt::compact(s.token_input_total);
+    tokens.push('/');
+    tokens.push_str(&fmt::compact(s.token_output_total));
+    [
+        sanitize::line(fmt::short_id(&s.id, id_len)),
+        Cow::Owned(fmt::relative_time(now, s.updated_at_ms, &chrono::Local)),
+        Cow::Owned(s.message_count.to_string()),
+        Cow::Owned(tokens),
+        Cow::Owned(fmt::plan_progress(&s.plan)),
+        if s.model.is_empty() {
+            Cow::Borrowed("-")
         } else {
-            title
-        };
-        let mut tokens = fmt::compact(s.token_input_total);
-        tokens.push('/');
-        tokens.push_str(&fmt::compact(s.token_output_total));
-        rows.push(vec![
-            sanitize::line(fmt::short_id(&s.id, id_len)),
-            Cow::Owned(fmt::relative_time(now, s.updated_at_ms, &chrono::Local)),
-            Cow::Owned(s.message_count.to_string()),
-            Cow::Owned(tokens),
-            Cow::Owned(fmt::plan_progress(&s.plan)),
-            if s.model.is_empty() {
-                Cow::Borrowed("-")
-            } else {
-                sanitize::line(&s.model)
-            },
-            title,
-        ]);
+            sanitize::line(&s.model)
+        },
+        title,
+    ]
+}
+
+/// Prints table lines into one reused buffer: padded columns, the title cut to the width.
+struct RowWriter {
+    widths: [usize; 7],
+    room: Option<usize>,
+    line: String,
+}
+
+impl RowWriter {
+    fn new(out: &Out, widths: &[usize; 7]) -> RowWriter {
+        // Everything before the title: the columns and their two-space gaps.
+        let prefix: usize = widths[..6].iter().map(|w| w + 2).sum();
+        RowWriter {
+            widths: *widths,
+            room: out.width.map(|w| w.saturating_sub(prefix).max(1)),
+            line: String::with_capacity(256),
+        }
     }
-    let widths = fmt::column_widths(&rows);
-    // Everything before the title: the columns and their two-space gaps.
-    let prefix: usize = widths[..6].iter().map(|w| w + 2).sum();
-    let room = out.width.map(|w| w.saturating_sub(prefix).max(1));
-    let mut line = String::with_capacity(256);
-    for (i, cells) in rows.iter().enumerate() {
+
+    /// One line; `s` is `None` for the header.
+    fn row(
+        &mut self,
+        out: &mut Out,
+        cells: &[Cow<str>; 7],
+        s: Option<&SessionSummary>,
+    ) -> CmdResult {
+        let line = &mut self.line;
         line.clear();
         for (j, cell) in cells.iter().enumerate() {
-            let code = if i == 0 {
-                Some("1")
-            } else {
-                sgr(j, &items[i - 1])
+            let code = match s {
+                None => Some("1"),
+                Some(s) => sgr(j, s),
             };
             let code = code.filter(|_| out.color);
             if let Some(c) = code {
@@ -227,12 +349,12 @@ fn table(out: &mut Out, items: &[SessionSummary]) -> CmdResult {
                 line.push('m');
             }
             if j == 6 {
-                match room {
+                match self.room {
                     Some(r) if fmt::width(cell) > r => line.push_str(&fmt::cut(cell, r)),
                     _ => line.push_str(cell),
                 }
             } else {
-                fmt::push_padded(&mut line, cell, widths[j], ALIGN[j]);
+                fmt::push_padded(line, cell, self.widths[j], ALIGN[j]);
             }
             if code.is_some() {
                 line.push_str("\x1b[0m");
@@ -241,7 +363,26 @@ fn table(out: &mut Out, items: &[SessionSummary]) -> CmdResult {
                 line.push_str("  ");
             }
         }
-        out.line(line.trim_end())?;
+        out.line(line.trim_end())
+    }
+}
+
+/// Prints the table of `items`: one line per session, cut to the terminal's width.
+fn table(out: &mut Out, items: &[SessionSummary]) -> CmdResult {
+    let now = now_ms();
+    let id_len = fmt::short_id_len(items.iter().map(|s| s.id.as_str()));
+    let mut rows: Vec<[Cow<str>; 7]> = Vec::with_capacity(items.len() + 1);
+    rows.push(header());
+    rows.extend(items.iter().map(|s| cells(s, id_len, now)));
+    let mut widths = [0; 7];
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(fmt::width(c));
+        }
+    }
+    let mut w = RowWriter::new(out, &widths);
+    for (i, cells) in rows.iter().enumerate() {
+        w.row(out, cells, i.checked_sub(1).map(|i| &items[i]))?;
     }
     Ok(())
 }

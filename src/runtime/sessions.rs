@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use crate::session::file::{self, SessionFile};
 use crate::session::{
     AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PlanProgress,
-    Replacement, Result, SearchHit, SearchResults, Session, SessionHeader, SessionSummary, StateUpdate,
-    StepUpdate, Store,
+    Replacement, Result, SearchHit, SearchResults, Session, SessionHeader, SessionSummary,
+    StateUpdate, StepUpdate, Store,
 };
 
 use super::Location;
@@ -82,6 +82,20 @@ impl Sessions {
     /// One page of sessions, newest activity first (header table only).
     pub fn list(&self, q: &ListQuery) -> Result<ListPage> {
         self.store.list(q)
+    }
+
+    /// The rows of [`Sessions::list`], one at a time, never all in memory.
+    pub fn for_each_summary(
+        &self,
+        q: &ListQuery,
+        f: impl FnMut(SessionSummary) -> Result<()>,
+    ) -> Result<()> {
+        self.store.for_each_summary(q, f)
+    }
+
+    /// Every session id in byte order, one at a time.
+    pub fn for_each_id(&self, f: impl FnMut(&str)) -> Result<()> {
+        self.store.for_each_id(f)
     }
 
     /// Number of sessions.

@@ -238,7 +238,10 @@ mod tests {
 
     #[test]
     fn cjk_and_emoji_are_split_latin_words_are_not() {
-        assert_eq!(index_text("请修正状态"), "请\u{1f}修\u{1f}正\u{1f}状\u{1f}态");
+        assert_eq!(
+            index_text("请修正状态"),
+            "请\u{1f}修\u{1f}正\u{1f}状\u{1f}态"
+        );
         assert_eq!(index_text("done✅ ok"), "done\u{1f}✅ ok");
         assert_eq!(index_text("café naïve"), "café naïve");
         assert_eq!(index_text("20°C"), "20\u{1f}°\u{1f}C");

@@ -496,6 +496,58 @@ impl Store {
 
     /// Lists session summaries from the header table alone, newest activity first.
     pub fn list(&self, q: &ListQuery) -> Result<ListPage> {
+        let mut items = Vec::new();
+        let mut last_rowid = 0;
+        // One row past the page tells whether there is a next page.
+        let fetch = if q.limit > 0 { q.limit + 1 } else { 0 };
+        self.each_summary_row(q, fetch, |summary, rowid| {
+            items.push(summary);
+            if q.limit == 0 || items.len() <= q.limit {
+                last_rowid = rowid;
+            }
+            Ok(())
+        })?;
+        let mut next = None;
+        if q.limit > 0 && items.len() > q.limit {
+            items.truncate(q.limit);
+            next = items.last().map(|s: &SessionSummary| PageKey {
+                updated_at_ms: s.updated_at_ms,
+                rowid: last_rowid,
+            });
+        }
+        Ok(ListPage { items, next })
+    }
+
+    /// The rows [`Store::list`] would return, handed to `f` one at a time in list order and
+    /// never held together: memory stays flat however many sessions there are.
+    pub fn for_each_summary(
+        &self,
+        q: &ListQuery,
+        mut f: impl FnMut(SessionSummary) -> Result<()>,
+    ) -> Result<()> {
+        self.each_summary_row(q, q.limit, |s, _| f(s))
+    }
+
+    /// Every session id in byte order, one at a time (from the primary-key index alone).
+    pub fn for_each_id(&self, mut f: impl FnMut(&str)) -> Result<()> {
+        self.with_conn(|c| {
+            let mut st = c.prepare_cached("SELECT id FROM sessions ORDER BY id")?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                f(r.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?);
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs the list query (at most `limit` rows, 0 = all) and hands each summary with its
+    /// rowid to `f`.
+    fn each_summary_row(
+        &self,
+        q: &ListQuery,
+        limit: usize,
+        mut f: impl FnMut(SessionSummary, i64) -> Result<()>,
+    ) -> Result<()> {
         let mut sql = format!("SELECT {SUMMARY_COLS}, rowid FROM sessions WHERE 1=1");
         let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
         if let Some(text) = q.text.as_deref().filter(|t| !t.is_empty()) {
@@ -520,32 +572,17 @@ impl Store {
         }
         // Ties in activity time go to the later-created session (insertion order).
         sql.push_str(" ORDER BY updated_at_ms DESC, rowid DESC");
-        if q.limit > 0 {
-            sql.push_str(&format!(" LIMIT {}", q.limit + 1));
+        if limit > 0 {
+            sql.push_str(&format!(" LIMIT {limit}"));
         }
         self.with_conn(|c| {
             let mut st = c.prepare_cached(&sql)?;
-            let rows = st.query_map(rusqlite::params_from_iter(args.iter()), |r| {
-                Ok((summary_from_row(r)?, r.get::<_, i64>(18)?))
-            })?;
-            let mut items = Vec::new();
-            let mut last_rowid = 0;
-            for r in rows {
-                let (summary, rowid) = r?;
-                items.push(summary?);
-                if q.limit == 0 || items.len() <= q.limit {
-                    last_rowid = rowid;
-                }
+            let mut rows = st.query(rusqlite::params_from_iter(args.iter()))?;
+            while let Some(r) = rows.next()? {
+                let summary = summary_from_row(r)??;
+                f(summary, r.get::<_, i64>(18)?)?;
             }
-            let mut next = None;
-            if q.limit > 0 && items.len() > q.limit {
-                items.truncate(q.limit);
-                next = items.last().map(|s: &SessionSummary| PageKey {
-                    updated_at_ms: s.updated_at_ms,
-                    rowid: last_rowid,
-                });
-            }
-            Ok(ListPage { items, next })
+            Ok(())
         })
     }
 
