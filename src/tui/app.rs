@@ -7,8 +7,6 @@ use std::path::PathBuf;
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
-use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
-use nucleo_matcher::{Config, Matcher, Utf32Str};
 use ratatui::layout::{Position, Rect};
 
 use super::action::Action;
@@ -170,6 +168,17 @@ pub struct SessionList {
     pub select_when_loaded: Option<String>,
     /// The filter, when one is active.
     pub filter: Option<Filter>,
+    /// The filter's best matches, from the storage thread; `visible` indexes these instead
+    /// of `rows` while `showing_matches`.
+    pub matches: Vec<SessionSummary>,
+    /// Sanitised display titles, parallel to `matches`.
+    pub match_titles: Vec<String>,
+    /// Sessions matching the filter, all of them (at most [`FILTER_ROWS`] are in `matches`).
+    pub matched: usize,
+    /// `visible` shows the filter's matches.
+    pub showing_matches: bool,
+    /// A filter query is on its way: the matches shown answer an earlier text.
+    pub filtering: bool,
     /// Rows as shown (tree order, or filter matches).
     pub visible: Vec<Row>,
     /// Selected index into `visible`.
@@ -185,7 +194,38 @@ impl SessionList {
     pub fn current(&self) -> Option<&SessionSummary> {
         self.visible
             .get(self.selected)
-            .and_then(|r| self.rows.get(r.idx))
+            .and_then(|r| self.summary(r))
+    }
+
+    /// The session a visible row shows.
+    pub fn summary(&self, r: &Row) -> Option<&SessionSummary> {
+        if self.showing_matches {
+            self.matches.get(r.idx)
+        } else {
+            self.rows.get(r.idx)
+        }
+    }
+
+    /// The sanitised title of a visible row.
+    pub fn title(&self, r: &Row) -> &str {
+        let titles = if self.showing_matches {
+            &self.match_titles
+        } else {
+            &self.titles
+        };
+        titles.get(r.idx).map_or("", String::as_str)
+    }
+
+    /// Position of a session among the visible rows.
+    fn position(&self, id: &str) -> Option<usize> {
+        self.visible
+            .iter()
+            .position(|r| self.summary(r).is_some_and(|s| s.id == id))
+    }
+
+    /// The filter's text, trimmed ("" without a filter).
+    fn filter_text(&self) -> &str {
+        self.filter.as_ref().map_or("", |f| f.input.text.trim())
     }
 }
 
@@ -250,6 +290,7 @@ enum Slot {
     Detail,
     Usage,
     Search,
+    Filter,
 }
 
 /// How the app starts.
@@ -310,7 +351,6 @@ pub struct App {
     next_token: u64,
     pending: HashMap<Slot, u64>,
     want_select: Option<String>,
-    matcher: Box<Matcher>,
 }
 
 impl App {
@@ -337,7 +377,6 @@ impl App {
             next_token: 0,
             pending: HashMap::new(),
             want_select: None,
-            matcher: Box::new(Matcher::new(Config::DEFAULT)),
         };
         let mut jobs = app.reload_list();
         if let Some(id) = opts.resume {
@@ -430,16 +469,49 @@ impl App {
     }
 
     fn maybe_prefetch(&mut self) -> Vec<Job> {
-        let filtering = self
-            .list
-            .filter
-            .as_ref()
-            .is_some_and(|f| !f.input.text.is_empty());
-        if filtering || self.list.selected + PREFETCH >= self.list.visible.len() {
+        // Filter matches come whole from the storage thread: no paging for them.
+        if self.list.showing_matches || !self.list.filter_text().is_empty() {
+            return Vec::new();
+        }
+        if self.list.selected + PREFETCH >= self.list.visible.len() {
             self.next_page()
         } else {
             Vec::new()
         }
+    }
+
+    /// The filter text changed: ask the storage thread for its matches (the newest text
+    /// wins there and here), or go back to the whole list when it is empty.
+    fn filter_changed(&mut self) -> Vec<Job> {
+        let text = self.list.filter_text().to_string();
+        if text.is_empty() {
+            self.stop_matching();
+            self.rebuild();
+            return self.sync_detail();
+        }
+        self.list.filtering = true;
+        vec![self.job(Some(Slot::Filter), Request::Filter { text })]
+    }
+
+    /// Leaves the filter's matches for the whole list (the caller rebuilds).
+    fn stop_matching(&mut self) {
+        self.pending.remove(&Slot::Filter);
+        let l = &mut self.list;
+        l.filtering = false;
+        if l.showing_matches {
+            l.showing_matches = false;
+            l.visible.clear();
+        }
+        l.matches = Vec::new();
+        l.match_titles = Vec::new();
+        l.matched = 0;
+    }
+
+    /// Removes the filter and its matches.
+    fn clear_filter(&mut self) {
+        self.list.filter = None;
+        self.stop_matching();
+        self.rebuild();
     }
 
     /// Rebuilds the visible rows (tree order, or fuzzy matches), keeping the selected session.
@@ -449,48 +521,14 @@ impl App {
     }
 
     /// [`App::rebuild`] when the rows were replaced: `current` is the id selected before.
+    /// The filter's matches are not rebuilt here: they come from the storage thread.
     fn rebuild_keeping(&mut self, current: Option<String>) {
         let keep = self.want_select.clone().or(current);
-        let text = self
-            .list
-            .filter
-            .as_ref()
-            .map(|f| f.input.text.trim().to_string())
-            .unwrap_or_default();
-        self.list.visible = if text.is_empty() {
-            tree(&self.list.rows)
-        } else {
-            let pattern = Pattern::parse(&text, CaseMatching::Ignore, Normalization::Smart);
-            let mut buf = Vec::new();
-            let mut scored: Vec<(u32, Row)> = Vec::new();
-            for (idx, s) in self.list.rows.iter().enumerate() {
-                let mut hl = Vec::new();
-                let title = &self.list.titles[idx];
-                let t = pattern.indices(Utf32Str::new(title, &mut buf), &mut self.matcher, &mut hl);
-                let p = pattern.score(Utf32Str::new(&s.first_prompt, &mut buf), &mut self.matcher);
-                let score = match (t, p) {
-                    (Some(a), Some(b)) => a.max(b),
-                    (Some(a), None) => a,
-                    (None, Some(b)) => b,
-                    (None, None) => continue,
-                };
-                if t.is_none() {
-                    hl.clear();
-                }
-                hl.sort_unstable();
-                hl.dedup();
-                scored.push((score, Row { idx, depth: 0, hl }));
-            }
-            // Stable: equal scores keep activity order.
-            scored.sort_by_key(|(s, _)| std::cmp::Reverse(*s));
-            scored.into_iter().map(|(_, r)| r).collect()
-        };
+        if !self.list.showing_matches {
+            self.list.visible = tree(&self.list.rows);
+        }
         if let Some(id) = keep
-            && let Some(pos) = self
-                .list
-                .visible
-                .iter()
-                .position(|r| self.list.rows[r.idx].id == id)
+            && let Some(pos) = self.list.position(&id)
         {
             self.list.selected = pos;
             if self.want_select.as_deref() == Some(id.as_str()) {
@@ -694,8 +732,7 @@ impl App {
                     return Vec::new();
                 }
                 KeyCode::Esc => {
-                    self.list.filter = None;
-                    self.rebuild();
+                    self.clear_filter();
                     return self.sync_detail();
                 }
                 KeyCode::Up => return self.move_list(-1),
@@ -703,10 +740,7 @@ impl App {
                 _ => {
                     if f.input.key(&key) == Some(true) {
                         self.list.selected = 0;
-                        self.rebuild();
-                        let mut jobs = self.sync_detail();
-                        jobs.extend(self.maybe_prefetch());
-                        return jobs;
+                        return self.filter_changed();
                     }
                     return Vec::new();
                 }
@@ -767,22 +801,10 @@ impl App {
     fn jump(&mut self, id: &str, seq: i64) -> Vec<Job> {
         let mut jobs = Vec::new();
         // Search is global: a filter that hides the session goes, so the list can show it.
-        let visible = |app: &App| {
-            app.list
-                .visible
-                .iter()
-                .any(|r| app.list.rows[r.idx].id == id)
-        };
-        if self.list.filter.is_some() && !visible(self) {
-            self.list.filter = None;
-            self.rebuild();
+        if self.list.filter.is_some() && self.list.position(id).is_none() {
+            self.clear_filter();
         }
-        if let Some(pos) = self
-            .list
-            .visible
-            .iter()
-            .position(|r| self.list.rows[r.idx].id == id)
-        {
+        if let Some(pos) = self.list.position(id) {
             self.list.selected = pos;
         } else if self.list.next.is_some() {
             // Older than the loaded pages: load the rest, then select it (the list and the
@@ -1149,6 +1171,9 @@ impl App {
                 {
                     s.searching = false;
                 }
+                if current(Slot::Filter, &self.pending) {
+                    self.list.filtering = false;
+                }
                 self.fail(e);
                 return Vec::new();
             }
@@ -1196,12 +1221,7 @@ impl App {
                     self.list.selected = self.list.visible.len().saturating_sub(1);
                 }
                 if let Some(id) = self.list.select_when_loaded.take() {
-                    match self
-                        .list
-                        .visible
-                        .iter()
-                        .position(|r| self.list.rows[r.idx].id == id)
-                    {
+                    match self.list.position(&id) {
                         Some(pos) => self.list.selected = pos,
                         None if self.list.next.is_some() => self.list.select_when_loaded = Some(id),
                         None => {}
@@ -1217,8 +1237,46 @@ impl App {
                 if self.screen == Screen::Browse {
                     jobs.extend(self.sync_detail());
                 }
+                if !continued && !self.list.filter_text().is_empty() {
+                    // The sessions changed: match the filter again.
+                    jobs.extend(self.filter_changed());
+                }
                 jobs.extend(self.maybe_prefetch());
                 jobs
+            }
+            Reply::Filter { text, result } => {
+                let Some(result) = result else {
+                    return Vec::new();
+                };
+                if !current(Slot::Filter, &self.pending) || self.list.filter_text() != text {
+                    return Vec::new();
+                }
+                let current = self.list.current().map(|s| s.id.clone());
+                let l = &mut self.list;
+                l.filtering = false;
+                l.showing_matches = true;
+                l.matched = result.matched;
+                l.match_titles = result
+                    .rows
+                    .iter()
+                    .map(|s| sanitize::line(s.display_title()).into_owned())
+                    .collect();
+                l.matches = result.rows;
+                l.visible = result
+                    .hl
+                    .into_iter()
+                    .enumerate()
+                    .map(|(idx, hl)| Row { idx, depth: 0, hl })
+                    .collect();
+                // Typing starts from the best match; a reload keeps the selection.
+                let keep = current.filter(|_| l.selected > 0);
+                l.selected = 0;
+                self.rebuild_keeping(keep);
+                if self.screen == Screen::Browse {
+                    self.sync_detail()
+                } else {
+                    Vec::new()
+                }
             }
             Reply::Detail {
                 header,
@@ -1327,13 +1385,25 @@ impl App {
                 }
                 self.screen = Screen::Browse;
                 self.focus = Focus::List;
+                // `visible` indexes `rows` (or `matches`): take the selection before they shift.
+                let current = self.list.current().map(|s| s.id.clone());
                 if let Some(pos) = self.list.rows.iter().position(|s| s.id == id) {
-                    // `visible` indexes `rows`: take the selection before the rows shift.
-                    let current = self.list.current().map(|s| s.id.clone());
                     self.list.rows.remove(pos);
                     self.list.titles.remove(pos);
-                    self.rebuild_keeping(current);
                 }
+                if let Some(pos) = self.list.matches.iter().position(|s| s.id == id) {
+                    let l = &mut self.list;
+                    l.matches.remove(pos);
+                    l.match_titles.remove(pos);
+                    l.matched = l.matched.saturating_sub(1);
+                    l.visible.retain(|r| r.idx != pos);
+                    for r in &mut l.visible {
+                        if r.idx > pos {
+                            r.idx -= 1;
+                        }
+                    }
+                }
+                self.rebuild_keeping(current);
                 let mut jobs = self.sync_detail();
                 jobs.extend(self.reload_list());
                 jobs

@@ -19,6 +19,7 @@ use crate::tui::worker::{Done, Job, Reply, Worker};
 pub mod action;
 pub mod app;
 pub mod demo;
+pub mod filter;
 pub mod input;
 pub mod keymap;
 pub mod markdown;

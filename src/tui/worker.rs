@@ -4,6 +4,8 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 
@@ -12,6 +14,7 @@ use crate::session::{
     AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PlanProgress,
     Role, SearchHit, SessionHeader, ToolCall, Usage,
 };
+use crate::tui::filter::{FilterResult, FilterState};
 
 /// Storage work the TUI asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +46,12 @@ pub enum Request {
     Usage {
         /// Session id.
         id: String,
+    },
+    /// The list filter: the best fuzzy matches of every session's title and first prompt
+    /// (see [`crate::tui::filter`]).
+    Filter {
+        /// The filter text as typed.
+        text: String,
     },
     /// Full-text search across the workspace.
     Search {
@@ -109,6 +118,7 @@ impl Request {
             Request::Usage { .. } => Some(2),
             Request::Search { .. } => Some(3),
             Request::Poll => Some(4),
+            Request::Filter { .. } => Some(5),
             Request::List { .. }
             | Request::Messages { .. }
             | Request::Fork { .. }
@@ -165,6 +175,13 @@ pub enum Reply {
         /// (seq, usage) of each message with usage.
         turns: Vec<(i64, Usage)>,
     },
+    /// The list filter's matches.
+    Filter {
+        /// The filter text answered.
+        text: String,
+        /// Best matches and the count of all; `None` when a newer text stopped the matching.
+        result: Option<FilterResult>,
+    },
     /// Search hits.
     Search {
         /// The query answered.
@@ -214,13 +231,35 @@ pub struct Done {
     pub result: Result<Reply, String>,
 }
 
-/// Runs one request synchronously (the worker thread calls this; tests may too).
+/// Runs one request synchronously (tests and headless runs; nothing is kept between calls).
 pub fn handle(rt: &Sessions, request: Request) -> Result<Reply, String> {
-    run(rt, request).map_err(|e| e.to_string())
+    run(rt, &mut FilterState::default(), &|| false, request).map_err(|e| e.to_string())
 }
 
-fn run(rt: &Sessions, request: Request) -> anyhow::Result<Reply> {
+/// Runs one request. `filter` is the filter's state kept between requests; `stale` tells a
+/// running filter that a newer one is queued.
+fn run(
+    rt: &Sessions,
+    filter: &mut FilterState,
+    stale: &dyn Fn() -> bool,
+    request: Request,
+) -> anyhow::Result<Reply> {
+    if matches!(
+        request,
+        Request::Fork { .. }
+            | Request::Delete { .. }
+            | Request::Rename { .. }
+            | Request::NewSession { .. }
+            | Request::Append { .. }
+    ) {
+        // A write through this connection: `data_version` does not see it.
+        filter.invalidate();
+    }
     Ok(match request {
+        Request::Filter { text } => {
+            let result = filter.run(rt, &text, stale)?;
+            Reply::Filter { text, result }
+        }
         Request::Poll => Reply::Version(rt.data_version()?),
         Request::List { query, count } => {
             let continued = query.after.is_some();
@@ -339,6 +378,8 @@ fn extension(mime: &str) -> &'static str {
 /// The background worker. Dropping it closes the queue and joins the thread.
 pub struct Worker {
     tx: Option<Sender<Job>>,
+    /// Filter requests sent so far: a running filter stops when this moves on.
+    filters: Arc<AtomicU64>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -346,12 +387,15 @@ impl Worker {
     /// Starts the thread; every answer is handed to `deliver`.
     pub fn spawn(rt: Sessions, deliver: impl Fn(Done) + Send + 'static) -> Worker {
         let (tx, rx) = mpsc::channel::<Job>();
+        let filters = Arc::new(AtomicU64::new(0));
+        let sent = filters.clone();
         let thread = std::thread::Builder::new()
             .name("neocode-store".into())
-            .spawn(move || worker_loop(rt, rx, deliver))
+            .spawn(move || worker_loop(rt, rx, &sent, deliver))
             .expect("spawning the storage thread");
         Worker {
             tx: Some(tx),
+            filters,
             thread: Some(thread),
         }
     }
@@ -359,6 +403,9 @@ impl Worker {
     /// Queues a job.
     pub fn send(&self, job: Job) {
         if let Some(tx) = &self.tx {
+            if matches!(job.request, Request::Filter { .. }) {
+                self.filters.fetch_add(1, Ordering::SeqCst);
+            }
             let _ = tx.send(job);
         }
     }
@@ -373,8 +420,9 @@ impl Drop for Worker {
     }
 }
 
-fn worker_loop(rt: Sessions, rx: Receiver<Job>, deliver: impl Fn(Done)) {
+fn worker_loop(rt: Sessions, rx: Receiver<Job>, filters: &AtomicU64, deliver: impl Fn(Done)) {
     let mut queue: VecDeque<Job> = VecDeque::new();
+    let mut filter = FilterState::default();
     loop {
         if queue.is_empty() {
             match rx.recv() {
@@ -390,7 +438,9 @@ fn worker_loop(rt: Sessions, rx: Receiver<Job>, deliver: impl Fn(Done)) {
             queue.push_back(j);
         }
         if let Some(job) = queue.pop_front() {
-            let result = handle(&rt, job.request);
+            let at = filters.load(Ordering::SeqCst);
+            let stale = || filters.load(Ordering::SeqCst) != at;
+            let result = run(&rt, &mut filter, &stale, job.request).map_err(|e| e.to_string());
             deliver(Done {
                 token: job.token,
                 result,

@@ -43,11 +43,18 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
 
     if let Some(f) = &l.filter {
         let prefix = "/ ";
-        let count = format!(
-            "  {} match{}",
-            l.visible.len(),
-            if l.visible.len() == 1 { "" } else { "es" }
-        );
+        let n = if l.showing_matches {
+            l.matched
+        } else {
+            l.visible.len()
+        };
+        let mut count = format!("  {n} match{}", if n == 1 { "" } else { "es" });
+        if l.showing_matches && l.visible.len() < n {
+            count.push_str(&format!(", best {} shown", l.visible.len()));
+        }
+        if l.filtering {
+            count.push('…');
+        }
         let line = Line::from(vec![
             Span::styled(prefix, t.accent().patch(t.bold())),
             Span::raw(crate::sanitize::line(&f.input.text).into_owned()),
@@ -65,6 +72,8 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
     if l.visible.is_empty() {
         let msg = if !l.loaded {
             "Loading sessions…"
+        } else if l.filtering {
+            "Matching…"
         } else if l.filter.is_some() && !l.rows.is_empty() {
             "No session matches the filter."
         } else {
@@ -109,15 +118,15 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
         .enumerate()
         .skip(offset)
         .take(h)
-        .map(|(i, r)| {
-            row(
+        .filter_map(|(i, r)| {
+            Some(row(
                 app,
                 r,
-                &l.rows[r.idx],
-                &l.titles[r.idx],
+                l.summary(r)?,
+                l.title(r),
                 inner.width as usize,
                 i == l.selected,
-            )
+            ))
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
