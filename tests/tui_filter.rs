@@ -221,11 +221,11 @@ fn the_storage_thread_answers_the_last_text_of_a_burst() {
     let mut last = None;
     while let Ok(d) = rx.recv_timeout(Duration::from_secs(10)) {
         let token = d.token;
-        if let Ok(Reply::Filter { text, result }) = d.result {
-            if token == texts.len() as u64 {
-                last = Some((text, result));
-                break;
-            }
+        if let Ok(Reply::Filter { text, result }) = d.result
+            && token == texts.len() as u64
+        {
+            last = Some((text, result));
+            break;
         }
     }
     let (text, result) = last.expect("the last text is answered");
