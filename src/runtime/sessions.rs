@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use crate::session::file::{self, SessionFile};
 use crate::session::{
-    AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PlanProgress,
-    Replacement, Result, SearchHit, SearchResults, Session, SessionHeader, SessionSummary,
-    StateUpdate, StepUpdate, Store,
+    AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PageKey,
+    PlanProgress, Replacement, Result, SearchHit, SearchResults, Session, SessionHeader,
+    SessionSummary, StateUpdate, StepUpdate, Store,
 };
 
 use super::Location;
@@ -91,6 +91,11 @@ impl Sessions {
         f: impl FnMut(SessionSummary) -> Result<()>,
     ) -> Result<()> {
         self.store.for_each_summary(q, f)
+    }
+
+    /// A key starting a list page at a session, and the number of sessions above it.
+    pub fn locate(&self, id: &str) -> Result<Option<(PageKey, u64)>> {
+        self.store.locate(id)
     }
 
     /// Every session id in byte order, one at a time.

@@ -521,8 +521,14 @@ pub struct ListQuery {
     pub statuses: Vec<Status>,
     /// Rows per page (0 = all).
     pub limit: usize,
-    /// Continue after this key (from [`ListPage::next`]).
+    /// Continue after this key (from [`ListPage::next`], a key in [`ListPage::keys`], or
+    /// [`ListPage::above`] to read again from a page's first row).
     pub after: Option<PageKey>,
+    /// The rows just before this key instead (newer activity), still returned newest first:
+    /// scrolling a window of the list upwards.
+    pub before: Option<PageKey>,
+    /// The last rows of the list (the oldest), returned newest first.
+    pub from_end: bool,
 }
 
 /// Where a list page ended: activity time and insertion position of its last row. Opaque to
@@ -540,4 +546,11 @@ pub struct ListPage {
     pub items: Vec<SessionSummary>,
     /// Key for the next page, if there is one.
     pub next: Option<PageKey>,
+    /// Key of every row, parallel to `items` (a window over the list keeps them to move on
+    /// from either end).
+    pub keys: Vec<PageKey>,
+    /// Pages read upwards ([`ListQuery::before`], [`ListQuery::from_end`]): the key of the
+    /// row just above the page (`after` it re-reads from the page's first row); `None` when
+    /// the page starts the list.
+    pub above: Option<PageKey>,
 }

@@ -497,25 +497,68 @@ impl Store {
     /// Lists session summaries from the header table alone, newest activity first.
     pub fn list(&self, q: &ListQuery) -> Result<ListPage> {
         let mut items = Vec::new();
-        let mut last_rowid = 0;
-        // One row past the page tells whether there is a next page.
+        let mut keys = Vec::new();
+        // One row past the page tells whether there is more beyond it.
         let fetch = if q.limit > 0 { q.limit + 1 } else { 0 };
         self.each_summary_row(q, fetch, |summary, rowid| {
+            keys.push(PageKey {
+                updated_at_ms: summary.updated_at_ms,
+                rowid,
+            });
             items.push(summary);
-            if q.limit == 0 || items.len() <= q.limit {
-                last_rowid = rowid;
-            }
             Ok(())
         })?;
-        let mut next = None;
-        if q.limit > 0 && items.len() > q.limit {
+        let more = q.limit > 0 && items.len() > q.limit;
+        if more {
             items.truncate(q.limit);
-            next = items.last().map(|s: &SessionSummary| PageKey {
-                updated_at_ms: s.updated_at_ms,
-                rowid: last_rowid,
+        }
+        let beyond = if more { keys.pop() } else { None };
+        if q.before.is_some() || q.from_end {
+            // Read upwards (oldest first): turn the page the right way round.
+            items.reverse();
+            keys.reverse();
+            return Ok(ListPage {
+                items,
+                next: None,
+                keys,
+                above: beyond,
             });
         }
-        Ok(ListPage { items, next })
+        let next = if more { keys.last().cloned() } else { None };
+        Ok(ListPage {
+            items,
+            next,
+            keys,
+            above: None,
+        })
+    }
+
+    /// Where a session stands in the list: a key that starts a page at it (for
+    /// [`ListQuery::after`]) and the number of sessions above it. `None` if it does not exist.
+    pub fn locate(&self, session_id: &str) -> Result<Option<(PageKey, u64)>> {
+        self.with_conn(|c| {
+            let Some((at, rowid)) = c
+                .query_row(
+                    "SELECT updated_at_ms, rowid FROM sessions WHERE id = ?1",
+                    [session_id],
+                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+                )
+                .optional()?
+            else {
+                return Ok(None);
+            };
+            let above: i64 = c.query_row(
+                "SELECT count(*) FROM sessions
+                 WHERE updated_at_ms > ?1 OR (updated_at_ms = ?1 AND rowid > ?2)",
+                params![at, rowid],
+                |r| r.get(0),
+            )?;
+            let key = PageKey {
+                updated_at_ms: at,
+                rowid: rowid + 1,
+            };
+            Ok(Some((key, above as u64)))
+        })
     }
 
     /// The rows [`Store::list`] would return, handed to `f` one at a time in list order and
@@ -570,8 +613,19 @@ impl Store {
             args.push(Box::new(k.updated_at_ms));
             args.push(Box::new(k.rowid));
         }
-        // Ties in activity time go to the later-created session (insertion order).
-        sql.push_str(" ORDER BY updated_at_ms DESC, rowid DESC");
+        if let Some(k) = &q.before {
+            sql.push_str(" AND (updated_at_ms > ? OR (updated_at_ms = ? AND rowid > ?))");
+            args.push(Box::new(k.updated_at_ms));
+            args.push(Box::new(k.updated_at_ms));
+            args.push(Box::new(k.rowid));
+        }
+        // Ties in activity time go to the later-created session (insertion order). Pages
+        // read upwards walk the same index the other way.
+        if q.before.is_some() || q.from_end {
+            sql.push_str(" ORDER BY updated_at_ms ASC, rowid ASC");
+        } else {
+            sql.push_str(" ORDER BY updated_at_ms DESC, rowid DESC");
+        }
         if limit > 0 {
             sql.push_str(&format!(" LIMIT {limit}"));
         }

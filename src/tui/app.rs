@@ -17,13 +17,15 @@ use super::transcript::{Transcript, chunk_range};
 use super::views;
 use crate::sanitize;
 use crate::session::{
-    AssetMeta, ListQuery, PageKey, PlanProgress, SearchHit, SessionHeader, SessionSummary,
-    ToolCall, Usage,
+    AssetMeta, ListPage, ListQuery, PageKey, PlanProgress, SearchHit, SessionHeader,
+    SessionSummary, ToolCall, Usage,
 };
 use crate::tui::worker::{Done, Job, Reply, Request};
 
 /// Sessions per list page.
 pub const PAGE: usize = 200;
+/// The most rows the list holds at once: a window over the sessions.
+pub const WINDOW: usize = 5 * PAGE;
 /// Fetch the next page when the selection is this close to the end of what is loaded.
 const PREFETCH: usize = 50;
 
@@ -147,17 +149,44 @@ pub struct Row {
     pub hl: Vec<u32>,
 }
 
-/// The session list as loaded so far.
+/// Which list load is in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Load {
+    /// The same window again (something changed).
+    #[default]
+    Reload,
+    /// The first page (Home, or a session this app just wrote, which is now the newest).
+    Top,
+    /// The page below the window.
+    Down,
+    /// The page above the window.
+    Up,
+    /// The last page (End).
+    End,
+    /// A page starting at a session (a search jump).
+    At,
+}
+
+/// The session list: a window of at most [`WINDOW`] rows of it, moved a page at a time as
+/// the selection nears either edge, so memory stays flat at any number of sessions.
 #[derive(Debug, Default)]
 pub struct SessionList {
-    /// Loaded rows, newest activity first.
+    /// The window's rows, newest activity first.
     pub rows: Vec<SessionSummary>,
     /// Sanitised display titles, parallel to `rows`.
     pub titles: Vec<String>,
+    /// Keys of `rows`, to move the window from either edge.
+    keys: Vec<PageKey>,
+    /// Sessions above the window.
+    pub base: usize,
+    /// Key of the row just above the window (`None`: the window starts the list).
+    above: Option<PageKey>,
     /// Key of the next page, if any.
     pub next: Option<PageKey>,
     /// A page is being loaded.
     pub loading: bool,
+    /// What that page is for.
+    load: Load,
     /// The first answer has arrived.
     pub loaded: bool,
     /// All sessions in the workspace.
@@ -422,50 +451,145 @@ impl App {
 
     // ----- list ------------------------------------------------------------------------------
 
-    fn reload_list(&mut self) -> Vec<Job> {
+    fn list_job(&mut self, load: Load, query: ListQuery, count: bool) -> Vec<Job> {
         self.list.loading = true;
-        let limit = self.list.rows.len().max(PAGE);
-        vec![self.job(
-            Some(Slot::List),
-            Request::List {
-                query: ListQuery {
-                    limit,
-                    ..ListQuery::default()
-                },
-                count: true,
-            },
-        )]
+        self.list.load = load;
+        vec![self.job(Some(Slot::List), Request::List { query, count })]
+    }
+
+    /// Reads the window again (something changed), from its first row.
+    fn reload_list(&mut self) -> Vec<Job> {
+        let query = ListQuery {
+            limit: self.list.rows.len().clamp(PAGE, WINDOW),
+            after: self.list.above.clone(),
+            ..ListQuery::default()
+        };
+        self.list_job(Load::Reload, query, true)
+    }
+
+    /// The first page: Home, or after this app wrote a session (it is the newest now).
+    fn reload_top(&mut self) -> Vec<Job> {
+        let query = ListQuery {
+            limit: PAGE,
+            ..ListQuery::default()
+        };
+        self.list_job(Load::Top, query, true)
     }
 
     fn next_page(&mut self) -> Vec<Job> {
         if self.list.loading {
             return Vec::new();
         }
-        self.load_after(PAGE)
-    }
-
-    /// Every page not loaded yet, as one request (header rows only: ~1 ms per thousand).
-    fn rest_of_list(&mut self) -> Vec<Job> {
-        self.load_after(0)
-    }
-
-    /// Loads `limit` rows (0 = all) after the last loaded one.
-    fn load_after(&mut self, limit: usize) -> Vec<Job> {
         let Some(after) = self.list.next.clone() else {
             return Vec::new();
         };
+        let query = ListQuery {
+            limit: PAGE,
+            after: Some(after),
+            ..ListQuery::default()
+        };
+        self.list_job(Load::Down, query, false)
+    }
+
+    fn prev_page(&mut self) -> Vec<Job> {
+        if self.list.loading || self.list.above.is_none() {
+            return Vec::new();
+        }
+        let Some(before) = self.list.keys.first().cloned() else {
+            return Vec::new();
+        };
+        let query = ListQuery {
+            limit: PAGE,
+            before: Some(before),
+            ..ListQuery::default()
+        };
+        self.list_job(Load::Up, query, false)
+    }
+
+    /// The oldest page, read upwards from the end: End costs one page at any list size.
+    fn last_page(&mut self) -> Vec<Job> {
+        let query = ListQuery {
+            limit: PAGE,
+            from_end: true,
+            ..ListQuery::default()
+        };
+        self.list_job(Load::End, query, true)
+    }
+
+    /// A window starting at a session outside the loaded one.
+    fn window_at(&mut self, id: &str) -> Vec<Job> {
         self.list.loading = true;
+        self.list.load = Load::At;
         vec![self.job(
             Some(Slot::List),
-            Request::List {
-                query: ListQuery {
-                    limit,
-                    after: Some(after),
-                    ..ListQuery::default()
-                },
-                count: false,
+            Request::ListAt {
+                id: id.to_string(),
+                limit: PAGE,
             },
         )]
+    }
+
+    /// Puts a page into the window as `load` asked; keeps at most [`WINDOW`] rows.
+    fn place_page(&mut self, page: ListPage, base: Option<u64>) {
+        let l = &mut self.list;
+        let titles: Vec<String> = page
+            .items
+            .iter()
+            .map(|s| sanitize::line(s.display_title()).into_owned())
+            .collect();
+        let n = page.items.len();
+        match l.load {
+            Load::Reload | Load::Top | Load::End | Load::At => {
+                l.rows = page.items;
+                l.titles = titles;
+                l.keys = page.keys;
+                l.next = page.next;
+                match l.load {
+                    Load::Top => l.above = None,
+                    Load::End | Load::At => l.above = page.above,
+                    _ => {}
+                }
+                l.base = match l.load {
+                    _ if l.above.is_none() => 0,
+                    Load::End => l.total.map_or(0, |t| (t as usize).saturating_sub(n)),
+                    Load::At => base.unwrap_or(0) as usize,
+                    _ => l.base,
+                };
+            }
+            Load::Down => {
+                l.rows.extend(page.items);
+                l.titles.extend(titles);
+                l.keys.extend(page.keys);
+                l.next = page.next;
+                if l.rows.len() > WINDOW {
+                    let d = l.rows.len() - WINDOW;
+                    l.above = Some(l.keys[d - 1].clone());
+                    l.rows.drain(..d);
+                    l.titles.drain(..d);
+                    l.keys.drain(..d);
+                    l.base += d;
+                    l.offset.set(l.offset.get().saturating_sub(d));
+                }
+            }
+            Load::Up => {
+                l.rows.splice(0..0, page.items);
+                l.titles.splice(0..0, titles);
+                l.keys.splice(0..0, page.keys);
+                l.above = page.above;
+                l.base = if l.above.is_none() {
+                    0
+                } else {
+                    l.base.saturating_sub(n)
+                };
+                l.offset.set(l.offset.get() + n);
+                if l.rows.len() > WINDOW {
+                    l.rows.truncate(WINDOW);
+                    l.titles.truncate(WINDOW);
+                    l.keys.truncate(WINDOW);
+                    l.next = l.keys.last().cloned();
+                }
+            }
+        }
     }
 
     fn maybe_prefetch(&mut self) -> Vec<Job> {
@@ -475,6 +599,8 @@ impl App {
         }
         if self.list.selected + PREFETCH >= self.list.visible.len() {
             self.next_page()
+        } else if self.list.selected < PREFETCH {
+            self.prev_page()
         } else {
             Vec::new()
         }
@@ -806,11 +932,11 @@ impl App {
         }
         if let Some(pos) = self.list.position(id) {
             self.list.selected = pos;
-        } else if self.list.next.is_some() {
-            // Older than the loaded pages: load the rest, then select it (the list and the
-            // detail pane must never show two different sessions).
+        } else if self.list.next.is_some() || self.list.above.is_some() {
+            // Outside the loaded window: move the window to it, then select it (the list and
+            // the detail pane must never show two different sessions).
             self.list.select_when_loaded = Some(id.to_string());
-            jobs.extend(self.rest_of_list());
+            jobs.extend(self.window_at(id));
         }
         if self.detail.as_ref().is_none_or(|d| d.id != id) {
             jobs.extend(self.open_detail(id));
@@ -977,10 +1103,13 @@ impl App {
             }
             Action::Top | Action::Bottom => {
                 if !detail_focus && action == Action::Bottom && self.list.next.is_some() {
-                    // Load everything that is left in one go (header rows only, ~1 ms per
-                    // thousand), then land on the true last session.
+                    // Read the last page upwards, then land on the true last session.
                     self.list.jump_to_end = true;
-                    return self.rest_of_list();
+                    return self.last_page();
+                }
+                if !detail_focus && action == Action::Top && self.list.above.is_some() {
+                    self.list.jump_to_end = false;
+                    return self.reload_top();
                 }
                 if !detail_focus {
                     let target = if action == Action::Top {
@@ -1191,9 +1320,7 @@ impl App {
                 self.reload_list()
             }
             Reply::List {
-                page,
-                count,
-                continued,
+                page, count, base, ..
             } => {
                 if !current(Slot::List, &self.pending) {
                     return Vec::new();
@@ -1203,18 +1330,16 @@ impl App {
                 if let Some(c) = count {
                     self.list.total = Some(c);
                 }
-                let current = self.list.current().map(|s| s.id.clone());
-                if !continued {
-                    self.list.rows.clear();
-                    self.list.titles.clear();
-                }
-                for s in &page.items {
-                    self.list
-                        .titles
-                        .push(sanitize::line(s.display_title()).into_owned());
-                }
-                self.list.rows.extend(page.items);
-                self.list.next = page.next;
+                let load = self.list.load;
+                let current = match load {
+                    // Home lands on the first session.
+                    Load::Top if self.want_select.is_none() => {
+                        self.list.selected = 0;
+                        None
+                    }
+                    _ => self.list.current().map(|s| s.id.clone()),
+                };
+                self.place_page(page, base);
                 self.rebuild_keeping(current);
                 if self.list.jump_to_end && self.list.next.is_none() {
                     self.list.jump_to_end = false;
@@ -1237,7 +1362,7 @@ impl App {
                 if self.screen == Screen::Browse {
                     jobs.extend(self.sync_detail());
                 }
-                if !continued && !self.list.filter_text().is_empty() {
+                if !matches!(load, Load::Down | Load::Up) && !self.list.filter_text().is_empty() {
                     // The sessions changed: match the filter again.
                     jobs.extend(self.filter_changed());
                 }
@@ -1372,11 +1497,11 @@ impl App {
                         "Forked at message #{at}: you are now in {}.",
                         short(&h.id)
                     ));
-                    jobs.extend(self.reload_list());
+                    jobs.extend(self.reload_top());
                     return jobs;
                 }
                 self.focus = Focus::List;
-                self.reload_list()
+                self.reload_top()
             }
             Reply::Deleted(id) => {
                 self.say(format!("Deleted session {}.", short(&id)));
@@ -1390,6 +1515,7 @@ impl App {
                 if let Some(pos) = self.list.rows.iter().position(|s| s.id == id) {
                     self.list.rows.remove(pos);
                     self.list.titles.remove(pos);
+                    self.list.keys.remove(pos);
                 }
                 if let Some(pos) = self.list.matches.iter().position(|s| s.id == id) {
                     let l = &mut self.list;
@@ -1410,7 +1536,9 @@ impl App {
             }
             Reply::Renamed { id, title } => {
                 self.say(format!("Renamed to \"{}\".", sanitize::line(&title)));
-                let mut jobs = self.reload_list();
+                // Renaming is activity: the session is the newest now.
+                self.want_select = Some(id.clone());
+                let mut jobs = self.reload_top();
                 if self.detail.as_ref().is_some_and(|d| d.id == id) {
                     jobs.extend(self.refresh_detail());
                 }
@@ -1424,7 +1552,7 @@ impl App {
                     "New session {}. Type a message and press Enter.",
                     short(&h.id)
                 ));
-                jobs.extend(self.reload_list());
+                jobs.extend(self.reload_top());
                 jobs
             }
             Reply::Wrote(path) => {
@@ -1434,12 +1562,13 @@ impl App {
                 ));
                 Vec::new()
             }
-            Reply::Appended { seq, .. } => {
+            Reply::Appended { id, seq } => {
                 self.say(format!(
                     "Saved as message #{seq}. No model provider is connected yet, so no reply will come (the agent runtime is a separate issue)."
                 ));
                 let mut jobs = self.refresh_detail();
-                jobs.extend(self.reload_list());
+                self.want_select = Some(id);
+                jobs.extend(self.reload_top());
                 jobs
             }
         }

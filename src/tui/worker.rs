@@ -28,6 +28,14 @@ pub enum Request {
         /// Also count all sessions.
         count: bool,
     },
+    /// A page of the list starting at a session (a jump to one outside the loaded window),
+    /// with the total count.
+    ListAt {
+        /// The session.
+        id: String,
+        /// Rows.
+        limit: usize,
+    },
     /// Header, merged plan progress and asset list of one session.
     Detail {
         /// Session id.
@@ -120,6 +128,7 @@ impl Request {
             Request::Poll => Some(4),
             Request::Filter { .. } => Some(5),
             Request::List { .. }
+            | Request::ListAt { .. }
             | Request::Messages { .. }
             | Request::Fork { .. }
             | Request::Delete { .. }
@@ -145,6 +154,8 @@ pub enum Reply {
         count: Option<u64>,
         /// Whether this page continued an earlier one.
         continued: bool,
+        /// Sessions above the page's first row, when the request started at a session.
+        base: Option<u64>,
     },
     /// One session's detail.
     Detail {
@@ -269,6 +280,25 @@ fn run(
                 page,
                 count,
                 continued,
+                base: None,
+            }
+        }
+        Request::ListAt { id, limit } => {
+            let Some((key, base)) = rt.locate(&id)? else {
+                anyhow::bail!("session {} no longer exists", crate::tui::app::short(&id));
+            };
+            let mut page = rt.list(&ListQuery {
+                limit,
+                after: Some(key.clone()),
+                ..ListQuery::default()
+            })?;
+            // Re-reading this window starts at the session again.
+            page.above = (base > 0).then_some(key);
+            Reply::List {
+                page,
+                count: Some(rt.count()?),
+                continued: false,
+                base: Some(base),
             }
         }
         Request::Detail { id } => Reply::Detail {

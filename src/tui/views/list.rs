@@ -32,6 +32,9 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let l = &app.list;
     let focused = app.focus == Focus::List;
     let shown = match (l.total, l.rows.len()) {
+        (Some(total), n) if l.base > 0 && n > 0 => {
+            format!(" Sessions {}–{} of {total} ", l.base + 1, l.base + n)
+        }
         (Some(total), n) if (n as u64) < total => format!(" Sessions {n} of {total} "),
         (_, n) => format!(" Sessions {n} "),
     };
