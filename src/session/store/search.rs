@@ -1,0 +1,20 @@
+//! Full-text search over message text (the index, queries and ranking are in
+//! [`crate::session::search`]).
+
+use super::Store;
+use crate::session::error::Result;
+use crate::session::model::*;
+use crate::session::search::{self, SearchResults};
+
+impl Store {
+    /// Full-text search over message text, best matches first (see [`crate::session::search`]
+    /// for how matches are bounded and ranked).
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
+        Ok(self.search_counted(query, limit)?.hits)
+    }
+
+    /// [`Store::search`] with the number of matching messages (bounded).
+    pub fn search_counted(&self, query: &str, limit: usize) -> Result<SearchResults> {
+        self.with_conn(|c| search::search(c, query, limit))
+    }
+}
