@@ -17,9 +17,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use neocode::runtime::{Location, Sessions};
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall, Usage, WorkspacePaths};
 use neocode::tui::app::{App, AppOptions, run_inline};
+use neocode::tui::effect::Effect;
 use neocode::tui::theme::Theme;
 use neocode::tui::views;
-use neocode::tui::worker::Job;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -126,8 +126,8 @@ fn app(f: &Fixture, resume: Option<String>) -> App {
     app
 }
 
-fn run(rt: &Sessions, app: &mut App, jobs: Vec<Job>) {
-    run_inline(app, rt, jobs);
+fn run(rt: &Sessions, app: &mut App, effects: Vec<Effect>) {
+    run_inline(app, rt, effects);
 }
 
 fn benches(c: &mut Criterion) {

@@ -9,6 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use neocode::runtime::{Location, Sessions};
 use neocode::session::{NewSession, WorkspacePaths};
 use neocode::tui::app::{App, AppOptions, PAGE, run_inline};
+use neocode::tui::effect::Effect;
 use neocode::tui::filter::{FILTER_ROWS, FilterState};
 use neocode::tui::theme::Theme;
 use neocode::tui::views;
@@ -56,14 +57,26 @@ fn with_sessions(titles: &[String]) -> H {
 }
 
 impl H {
+    /// The storage jobs a key press asks for.
     fn press(&mut self, c: KeyCode) -> Vec<Job> {
-        self.app.on_key(KeyEvent::new(c, KeyModifiers::NONE))
+        self.app
+            .on_key(KeyEvent::new(c, KeyModifiers::NONE))
+            .into_iter()
+            .filter_map(|e| match e {
+                Effect::Storage(j) => Some(j),
+                Effect::Turn(_) => None,
+            })
+            .collect()
     }
 
     fn type_and_run(&mut self, s: &str) {
         for c in s.chars() {
             let jobs = self.press(KeyCode::Char(c));
-            run_inline(&mut self.app, &self.rt, jobs);
+            run_inline(
+                &mut self.app,
+                &self.rt,
+                jobs.into_iter().map(Effect::from).collect(),
+            );
         }
     }
 
@@ -124,7 +137,11 @@ fn the_filter_finds_an_unloaded_session_without_paging_the_list_in() {
     );
     // Back to the whole list.
     let jobs = h.press(KeyCode::Esc);
-    run_inline(&mut h.app, &h.rt, jobs);
+    run_inline(
+        &mut h.app,
+        &h.rt,
+        jobs.into_iter().map(Effect::from).collect(),
+    );
     assert_eq!(h.app.list.visible.len(), PAGE);
     assert_eq!(h.titles()[0], format!("Session number {}", 2 * PAGE - 1));
 }

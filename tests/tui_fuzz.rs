@@ -7,8 +7,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent,
 use neocode::runtime::{Location, Sessions};
 use neocode::session::{AppendMeta, ListQuery, NewMessage, NewSession, Role, WorkspacePaths};
 use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
+use neocode::tui::effect::Effect;
 use neocode::tui::theme::Theme;
-use neocode::tui::worker::Job;
 use neocode::tui::{demo, views};
 use proptest::prelude::*;
 use ratatui::Terminal;
@@ -122,8 +122,8 @@ impl Driver {
         d
     }
 
-    fn run(&mut self, jobs: Vec<Job>) {
-        run_inline(&mut self.app, &self.rt, jobs);
+    fn run(&mut self, effects: Vec<Effect>) {
+        run_inline(&mut self.app, &self.rt, effects);
     }
 
     fn apply(&mut self, ev: &Ev) {

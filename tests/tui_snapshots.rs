@@ -12,8 +12,9 @@ use neocode::session::{
     WorkspacePaths,
 };
 use neocode::tui::app::{App, AppOptions, Overlay, PAGE, Screen, Tab, WINDOW, run_inline};
+use neocode::tui::effect::Effect;
 use neocode::tui::theme::Theme;
-use neocode::tui::worker::{self, Done, Job};
+use neocode::tui::worker::{self, Done};
 use neocode::tui::{demo, views};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -75,8 +76,8 @@ impl H {
     }
 
     /// Runs jobs (and the jobs their answers cause) to completion, like the worker would.
-    fn run(&mut self, jobs: Vec<Job>) {
-        run_inline(&mut self.app, &self.rt, jobs);
+    fn run(&mut self, effects: Vec<Effect>) {
+        run_inline(&mut self.app, &self.rt, effects);
     }
 
     fn key(&mut self, code: KeyCode) {
@@ -551,11 +552,15 @@ fn stale_answers_are_dropped() {
         .app
         .on_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE));
     let want = h.app.list.current().unwrap().id.clone();
-    let answer = |h: &H, jobs: &[Job]| -> Vec<Done> {
-        jobs.iter()
-            .map(|j| Done {
-                token: j.token,
-                result: worker::handle(&h.rt, j.request.clone()),
+    let answer = |h: &H, effects: &[Effect]| -> Vec<Done> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Storage(j) => Some(Done {
+                    token: j.token,
+                    result: worker::handle(&h.rt, j.request.clone()),
+                }),
+                Effect::Turn(_) => None,
             })
             .collect()
     };

@@ -151,6 +151,7 @@ pub fn run(cli: Cli) -> CmdResult {
             tui::run(TuiOptions {
                 location: demo.location.clone(),
                 resume: None,
+                sessions: None,
             })?;
             Ok(())
         }
@@ -181,16 +182,22 @@ pub fn run(cli: Cli) -> CmdResult {
         }
         None => {
             let loc = location(&cli)?;
-            let resume = if let Some(key) = &cli.resume {
-                Some(resolve_existing(&loc, key)?)
-            } else if cli.r#continue {
-                Some(resolve_existing(&loc, "last")?)
-            } else {
-                None
+            // The store opened to resolve the id is the one the TUI uses: opened once.
+            let key = match &cli.resume {
+                Some(key) => Some(key.as_str()),
+                None => cli.r#continue.then_some("last"),
+            };
+            let (sessions, resume) = match key {
+                Some(key) => {
+                    let (rt, id) = open_for_id(&loc, key)?;
+                    (Some(rt), Some(id))
+                }
+                None => (None, None),
             };
             tui::run(TuiOptions {
                 location: loc,
                 resume,
+                sessions,
             })?;
             Ok(())
         }
@@ -242,9 +249,4 @@ fn not_found(loc: &Location, key: &str) -> Failure {
         scope: loc.root().display().to_string(),
     }
     .into()
-}
-
-/// Resolves an id in a workspace without creating its database.
-fn resolve_existing(loc: &Location, key: &str) -> Result<String, Failure> {
-    open_for_id(loc, key).map(|(_, id)| id)
 }

@@ -1,17 +1,18 @@
 //! The detail pane (tabs) and the conversation view.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Layout as Split, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, LineGauge, Paragraph, Sparkline, Wrap};
 
-use super::{Areas, abs_time, fit, fmt_tokens, rel_time};
+use super::text::{abs_time, fit, fmt_tokens, input_cursor_width, rel_time};
 use crate::sanitize;
 use crate::session::StepStatus;
 use crate::tui::app::{App, Detail, Focus, Tab, short};
+use crate::tui::layout::Layout;
 use crate::tui::theme::Theme;
 
-pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Areas) {
+pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
     let focused = app.focus == Focus::Detail;
     let title = match app.detail.as_ref().and_then(|d| d.header.as_ref()) {
@@ -39,9 +40,11 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Areas) {
         return;
     }
 
-    // Tabs.
-    let mut spans = Vec::new();
-    for tab in Tab::ALL {
+    // Tabs, each in the rectangle a click on it hits.
+    for (tab, area) in Tab::ALL.into_iter().zip(a.tab_rects) {
+        if area.is_empty() {
+            continue;
+        }
         let style = if tab == app.tab {
             t.accent()
                 .patch(t.bold())
@@ -49,10 +52,12 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Areas) {
         } else {
             t.dim()
         };
-        spans.push(Span::styled(format!(" {} ", tab.title()), style));
-        spans.push(Span::styled("│", t.border()));
+        let line = Line::from(vec![
+            Span::styled(format!(" {} ", tab.title()), style),
+            Span::styled("│", t.border()),
+        ]);
+        frame.render_widget(Paragraph::new(line), area);
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), a.tabs);
     frame.render_widget(
         Paragraph::new(Span::styled("─".repeat(a.tabs.width as usize), t.border())),
         Rect {
@@ -170,7 +175,7 @@ fn plan(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     } else {
         counts.done as f64 / counts.total as f64
     };
-    let [gauge, body] = Layout::vertical([Constraint::Length(2), Constraint::Min(0)]).areas(area);
+    let [gauge, body] = Split::vertical([Constraint::Length(2), Constraint::Min(0)]).areas(area);
     let mut label = format!("{}/{} done", counts.done, counts.total);
     if counts.failed > 0 {
         label.push_str(&format!(", {} failed", counts.failed));
@@ -297,7 +302,7 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     .filter_map(|(n, used, lim)| lim.map(|l| (n, used, l)))
     .collect();
     let head_h = lines.len() as u16 + 1;
-    let [head, chart_title, chart, gauge_area] = Layout::vertical([
+    let [head, chart_title, chart, gauge_area] = Split::vertical([
         Constraint::Length(head_h),
         Constraint::Length(1),
         Constraint::Length(
@@ -518,7 +523,7 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     frame.render_widget(Paragraph::new(lines).scroll((d.scroll, 0)), area);
 }
 
-pub(super) fn conversation(frame: &mut Frame<'_>, app: &App, a: &Areas) {
+pub(super) fn conversation(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
     let d = app.detail.as_ref();
     let title = match d.and_then(|d| d.header.as_ref()) {
@@ -545,7 +550,7 @@ pub(super) fn conversation(frame: &mut Frame<'_>, app: &App, a: &Areas) {
     let inner = input_block.inner(a.input);
     frame.render_widget(input_block, a.input);
     let text = sanitize::line(&app.input.text).into_owned();
-    let cursor = super::input_cursor_width(&app.input.text, app.input.cursor);
+    let cursor = input_cursor_width(&app.input.text, app.input.cursor);
     // Keep the cursor in view on long input.
     let skip = cursor.saturating_sub(inner.width.saturating_sub(1));
     if text.is_empty() {

@@ -1,15 +1,15 @@
 //! The session list.
 
 use ratatui::Frame;
-use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use super::{fit, fmt_tokens};
+use super::text::{fit, fmt_tokens, input_cursor_width};
 use crate::session::{SessionSummary, Status};
 use crate::tui::app::{App, Focus, Row};
+use crate::tui::layout::{LIST_WIDE, Layout};
 use crate::tui::theme::Theme;
 
 /// Status marker and its style.
@@ -24,10 +24,8 @@ pub fn marker(s: Status, t: &Theme) -> (&'static str, Style) {
     }
 }
 
-/// Narrower lists show only the title and the time.
-const WIDE: usize = 52;
-
-pub(super) fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
+pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
+    let area = a.list;
     let t = &app.theme;
     let l = &app.list;
     let focused = app.focus == Focus::List;
@@ -41,10 +39,9 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let block = Block::bordered()
         .border_style(if focused { t.accent() } else { t.border() })
         .title(Span::styled(shown, t.bold()));
-    let mut inner = block.inner(area);
     frame.render_widget(block, area);
 
-    if let Some(f) = &l.filter {
+    if let (Some(f), Some(line_area)) = (&l.filter, a.list_filter) {
         let prefix = "/ ";
         let n = if l.showing_matches {
             l.matched
@@ -63,13 +60,11 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
             Span::raw(crate::sanitize::line(&f.input.text).into_owned()),
             Span::styled(count, t.dim()),
         ]);
-        frame.render_widget(Paragraph::new(line), Rect { height: 1, ..inner });
+        frame.render_widget(Paragraph::new(line), line_area);
         if f.editing {
-            let x = inner.x + 2 + super::input_cursor_width(&f.input.text, f.input.cursor);
-            frame.set_cursor_position((x.min(inner.right().saturating_sub(1)), inner.y));
+            let x = line_area.x + 2 + input_cursor_width(&f.input.text, f.input.cursor);
+            frame.set_cursor_position((x.min(line_area.right().saturating_sub(1)), line_area.y));
         }
-        inner.y += 1;
-        inner.height = inner.height.saturating_sub(1);
     }
 
     if l.visible.is_empty() {
@@ -82,11 +77,11 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
         } else {
             "No sessions yet."
         };
-        frame.render_widget(Paragraph::new(Span::styled(msg, t.dim())), inner);
+        frame.render_widget(Paragraph::new(Span::styled(msg, t.dim())), a.list_body);
         return;
     }
 
-    if inner.width as usize >= WIDE && inner.height > 2 {
+    if let Some(header) = a.list_header {
         let head = format!(
             "{:<w$}{:>5}{:<2} {:>4} {:>6} {:>4}",
             "   session",
@@ -95,25 +90,13 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
             "msgs",
             "tokens",
             "age",
-            w = (inner.width as usize).saturating_sub(24)
+            w = (header.width as usize).saturating_sub(24)
         );
-        frame.render_widget(
-            Paragraph::new(Span::styled(head, t.dim())),
-            Rect { height: 1, ..inner },
-        );
-        inner.y += 1;
-        inner.height -= 1;
+        frame.render_widget(Paragraph::new(Span::styled(head, t.dim())), header);
     }
-    l.rows_y.set(inner.y);
+    let inner = a.list_rows;
     let h = inner.height as usize;
-    let mut offset = l.offset.get();
-    if l.selected < offset {
-        offset = l.selected;
-    } else if h > 0 && l.selected >= offset + h {
-        offset = l.selected + 1 - h;
-    }
-    offset = offset.min(l.visible.len().saturating_sub(h.max(1)));
-    l.offset.set(offset);
+    let offset = l.offset;
 
     let lines: Vec<Line<'static>> = l
         .visible
@@ -145,7 +128,7 @@ fn row(
 ) -> Line<'static> {
     let t = &app.theme;
     let (mark, mark_style) = marker(s.status, t);
-    let wide = width >= WIDE;
+    let wide = width >= LIST_WIDE as usize;
     let time = short_time(app.now_ms, s.updated_at_ms);
     let (plan, fail) = if s.plan.total > 0 {
         let f = if s.plan.failed > 0 {

@@ -1,89 +1,26 @@
-//! Pure views: functions of the app state that draw a frame.
+//! Pure views: functions of the app state that draw a frame. They read the state and the
+//! layout it settled on; they write nothing back.
 
 mod detail;
 mod list;
 mod overlay;
+mod popup;
+mod text;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
+
+pub use text::{abs_time, fit, fmt_tokens, input_cursor_width, rel_time};
 
 use super::app::{App, Overlay, Screen};
 use super::keymap;
+use super::layout::Layout;
 use crate::sanitize;
 
 /// The smallest terminal the TUI draws into.
 pub const MIN_SIZE: (u16, u16) = (40, 10);
-
-/// Where everything goes for a terminal size (shared by drawing and mouse handling).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Areas {
-    /// Top line.
-    pub title: Rect,
-    /// Session list block (browse).
-    pub list: Rect,
-    /// Detail block (browse).
-    pub detail: Rect,
-    /// Detail tab row.
-    pub tabs: Rect,
-    /// Detail body.
-    pub body: Rect,
-    /// Transcript lines (browse: the detail body; conversation: inside its block).
-    pub transcript: Rect,
-    /// Conversation transcript block.
-    pub conversation: Rect,
-    /// Conversation input block.
-    pub input: Rect,
-    /// Status line.
-    pub status: Rect,
-    /// Key bar.
-    pub bar: Rect,
-}
-
-/// Computes the areas.
-pub fn areas(app: &App, size: Rect) -> Areas {
-    let mut a = Areas::default();
-    let [title, main, status, bar] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(1),
-        Constraint::Length(1),
-        Constraint::Length(1),
-    ])
-    .areas(size);
-    a.title = title;
-    a.status = status;
-    a.bar = bar;
-    match app.screen {
-        Screen::Browse => {
-            let list_w = (main.width * 23 / 50)
-                .max(36)
-                .min(main.width.saturating_sub(20));
-            let [list, detail] =
-                Layout::horizontal([Constraint::Length(list_w), Constraint::Min(1)]).areas(main);
-            a.list = list;
-            a.detail = detail;
-            let inner = Block::bordered().inner(detail);
-            let [tabs, body] =
-                Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(inner);
-            a.tabs = tabs;
-            a.body = Rect {
-                y: body.y + 1,
-                height: body.height.saturating_sub(1),
-                ..body
-            };
-            a.transcript = a.body;
-        }
-        Screen::Conversation => {
-            let [conv, input] =
-                Layout::vertical([Constraint::Min(1), Constraint::Length(3)]).areas(main);
-            a.conversation = conv;
-            a.input = input;
-            a.transcript = Block::bordered().inner(conv);
-        }
-    }
-    a
-}
 
 /// Draws the whole frame.
 pub fn draw(frame: &mut Frame<'_>, app: &App) {
@@ -96,14 +33,22 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         frame.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), size);
         return;
     }
-    let a = areas(app, size);
+    // The app settles its layout for its own idea of the terminal size; a frame of another
+    // size (a resize not yet handled) is laid out afresh, never drawn out of bounds.
+    let computed;
+    let a = if app.layout.size == size {
+        &app.layout
+    } else {
+        computed = Layout::compute(app.screen, app.list.filter.is_some(), size);
+        &computed
+    };
     title_bar(frame, app, a.title);
     match app.screen {
         Screen::Browse => {
-            list::draw(frame, app, a.list);
-            detail::draw(frame, app, &a);
+            list::draw(frame, app, a);
+            detail::draw(frame, app, a);
         }
-        Screen::Conversation => detail::conversation(frame, app, &a),
+        Screen::Conversation => detail::conversation(frame, app, a),
     }
     status_line(frame, app, a.status);
     key_bar(frame, app, a.bar);
@@ -150,12 +95,6 @@ fn status_line(frame: &mut Frame<'_>, app: &App, area: Rect) {
     frame.render_widget(Paragraph::new(line), area);
 }
 
-/// Display width of the first `cursor` characters of `text` (sanitised as drawn).
-pub fn input_cursor_width(text: &str, cursor: usize) -> u16 {
-    let before: String = text.chars().take(cursor).collect();
-    unicode_width::UnicodeWidthStr::width(sanitize::line(&before).as_ref()) as u16
-}
-
 fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let t = &app.theme;
     let entries: Vec<(&str, &str)> = match &app.overlay {
@@ -187,85 +126,4 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
         spans.push(Span::styled(format!(" {text}  "), t.dim()));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-/// A centred rectangle of at most `w` x `h`.
-pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
-    let w = w.min(area.width);
-    let h = h.min(area.height);
-    Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    }
-}
-
-/// Clears an area and draws a bordered block with a title there; returns the inner area.
-pub fn popup(frame: &mut Frame<'_>, app: &App, area: Rect, title: &str) -> Rect {
-    let t = &app.theme;
-    frame.render_widget(Clear, area);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(t.accent())
-        .title(Span::styled(format!(" {title} "), t.bold()));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    inner
-}
-
-/// Token counts: `950`, `12.3k`, `4.1M`.
-pub fn fmt_tokens(n: u64) -> String {
-    if n < 1000 {
-        n.to_string()
-    } else if n < 1_000_000 {
-        format!("{:.1}k", n as f64 / 1000.0)
-    } else {
-        format!("{:.1}M", n as f64 / 1_000_000.0)
-    }
-}
-
-/// A time relative to `now`: `just now`, `5m ago`, `3h ago`, `2d ago`, else the date.
-pub fn rel_time(now_ms: i64, t_ms: i64) -> String {
-    let s = (now_ms - t_ms) / 1000;
-    if s < 60 {
-        "just now".into()
-    } else if s < 3600 {
-        format!("{}m ago", s / 60)
-    } else if s < 86_400 {
-        format!("{}h ago", s / 3600)
-    } else if s < 30 * 86_400 {
-        format!("{}d ago", s / 86_400)
-    } else {
-        chrono::DateTime::from_timestamp_millis(t_ms)
-            .map(|d| d.format("%Y-%m-%d").to_string())
-            .unwrap_or_default()
-    }
-}
-
-/// A timestamp as `YYYY-MM-DD HH:MM:SS UTC`.
-pub fn abs_time(t_ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(t_ms)
-        .map(|d| d.format("%Y-%m-%d %H:%M:%S UTC").to_string())
-        .unwrap_or_default()
-}
-
-/// Truncates to `w` display columns with an ellipsis.
-pub fn fit(s: &str, w: usize) -> String {
-    use unicode_width::UnicodeWidthChar;
-    if unicode_width::UnicodeWidthStr::width(s) <= w {
-        return s.to_string();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in s.chars() {
-        let cw = c.width().unwrap_or(0);
-        if used + cw + 1 > w {
-            break;
-        }
-        out.push(c);
-        used += cw;
-    }
-    out.push('…');
-    out
 }

@@ -5,7 +5,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::{centered, fit, popup};
+use super::popup::{centered, popup};
+use super::text::{fit, input_cursor_width};
 use crate::sanitize;
 use crate::session::{SNIPPET_CLOSE, SNIPPET_OPEN};
 use crate::tui::app::{App, Overlay, SearchState, short};
@@ -118,8 +119,7 @@ fn search(frame: &mut Frame<'_>, app: &App, size: Rect, s: &SearchState) {
         ])),
         Rect { height: 1, ..inner },
     );
-    let x =
-        inner.x + prefix.len() as u16 + super::input_cursor_width(&s.input.text, s.input.cursor);
+    let x = inner.x + prefix.len() as u16 + input_cursor_width(&s.input.text, s.input.cursor);
     frame.set_cursor_position((x.min(inner.right().saturating_sub(1)), inner.y));
     let status = if s.searching {
         "searching…".to_string()

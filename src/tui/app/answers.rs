@@ -1,0 +1,352 @@
+//! The storage worker's answers, one method per kind. Reads answer the latest request of
+//! their slot only: an answer whose token is no longer current is stale and dropped.
+
+use std::path::Path;
+
+use super::state::{Focus, Load, Overlay, PendingSelection, Screen, Slot};
+use super::{App, interrupted_note, short};
+use crate::sanitize;
+use crate::session::{
+    AssetMeta, ListPage, PlanProgress, SearchHit, SessionHeader, ToolCall, Usage,
+};
+use crate::tui::effect::Effect;
+use crate::tui::transcript::{Transcript, chunk_of};
+use crate::tui::worker::{Done, Reply};
+
+impl App {
+    pub(super) fn answer(&mut self, done: Done) -> Vec<Effect> {
+        let token = done.token;
+        let reply = match done.result {
+            Ok(r) => r,
+            Err(e) => {
+                self.failed(token, &e);
+                return Vec::new();
+            }
+        };
+        match reply {
+            Reply::Version(v) => self.on_version(v),
+            Reply::List {
+                page, count, base, ..
+            } => self.on_list(token, page, count, base),
+            Reply::Filter { text, result } => {
+                // `None`: a newer text stopped it; that one's answer follows.
+                match result {
+                    Some(r)
+                        if self.current(Slot::Filter, token) && self.list.filter_text() == text =>
+                    {
+                        self.show_matches(r)
+                    }
+                    _ => Vec::new(),
+                }
+            }
+            Reply::Detail {
+                header,
+                progress,
+                assets,
+                interrupted,
+            } => self.on_detail(token, *header, progress, assets, interrupted),
+            Reply::Messages {
+                id, from, messages, ..
+            } => {
+                let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut()) else {
+                    return Vec::new();
+                };
+                // Each chunk keeps the token it was asked with.
+                if t.id != id || !t.loaded(token, from, messages) {
+                    return Vec::new();
+                }
+                self.load_window()
+            }
+            Reply::Usage { id, turns } => {
+                self.on_usage(token, &id, turns);
+                Vec::new()
+            }
+            Reply::Search { query, hits } => {
+                self.on_search(token, query, hits);
+                Vec::new()
+            }
+            Reply::Forked(h) => self.on_forked(&h),
+            Reply::Deleted(id) => self.on_deleted(&id),
+            Reply::Renamed { id, title } => self.on_renamed(&id, &title),
+            Reply::Created(h) => self.on_created(&h.id),
+            Reply::Wrote(path) => {
+                self.on_wrote(&path);
+                Vec::new()
+            }
+            Reply::Appended { seq, .. } => self.on_appended(seq),
+        }
+    }
+
+    fn failed(&mut self, token: u64, e: &str) {
+        if self.current(Slot::List, token) {
+            self.list.loading = false;
+        }
+        if self.current(Slot::Filter, token) {
+            self.list.filtering = false;
+        }
+        if self.current(Slot::Search, token)
+            && let Overlay::Search(s) = &mut self.overlay
+        {
+            s.searching = false;
+        }
+        if self.current(Slot::Detail, token) {
+            // The message cannot be selected in a session that did not load.
+            match &mut self.pending {
+                PendingSelection::Message { .. } => self.pending = PendingSelection::None,
+                PendingSelection::Session { message, .. } => *message = None,
+                PendingSelection::None | PendingSelection::LastRow | PendingSelection::Reloaded => {
+                }
+            }
+        }
+        self.fail(sanitize::line(e).into_owned());
+    }
+
+    /// The database's change counter. It moves only when another process wrote (this
+    /// process's own writes are applied where they are made).
+    fn on_version(&mut self, v: i64) -> Vec<Effect> {
+        let changed = self.data_version.is_some_and(|old| old != v);
+        self.data_version = Some(v);
+        if !changed || self.list.loading {
+            return Vec::new();
+        }
+        // Reload what is shown, keeping the selection; the open session refreshes once the
+        // list says it still exists. A selection the user is waiting for keeps precedence.
+        if matches!(
+            self.pending,
+            PendingSelection::None | PendingSelection::Reloaded
+        ) {
+            self.pending = PendingSelection::Reloaded;
+        }
+        self.reload_list()
+    }
+
+    fn on_list(
+        &mut self,
+        token: u64,
+        page: ListPage,
+        count: Option<u64>,
+        base: Option<u64>,
+    ) -> Vec<Effect> {
+        if !self.current(Slot::List, token) {
+            return Vec::new();
+        }
+        self.list.loading = false;
+        self.list.loaded = true;
+        if let Some(c) = count {
+            self.list.total = Some(c);
+        }
+        let load = self.list.load;
+        let current = if load == Load::Home {
+            // Home lands on the first session.
+            self.list.selected = 0;
+            None
+        } else {
+            self.list.current().map(|s| s.id.clone())
+        };
+        self.place_page(page, base);
+        self.rebuild_keeping(current);
+        let mut effects = Vec::new();
+        match std::mem::take(&mut self.pending) {
+            PendingSelection::LastRow if self.list.next.is_none() => {
+                self.list.selected = self.list.visible.len().saturating_sub(1);
+            }
+            // Still not there (the rebuild settles it when it is).
+            PendingSelection::Session { id, message } => {
+                if load != Load::At && (self.list.next.is_some() || self.list.above.is_some()) {
+                    // Outside this window: move the window to it (once).
+                    self.pending = PendingSelection::Session {
+                        id: id.clone(),
+                        message,
+                    };
+                    effects.extend(self.window_at(&id));
+                } else if let Some(seq) = message {
+                    self.pending = PendingSelection::Message { id, seq };
+                }
+            }
+            PendingSelection::Reloaded => {
+                if let Some(d) = &self.detail
+                    && self.list.rows.iter().any(|s| s.id == d.id)
+                {
+                    effects.extend(self.refresh_detail());
+                }
+            }
+            other => self.pending = other,
+        }
+        if self.screen == Screen::Browse {
+            effects.extend(self.sync_detail());
+        }
+        if !matches!(load, Load::Down | Load::Up) && !self.list.filter_text().is_empty() {
+            // The sessions changed: match the filter again.
+            effects.extend(self.filter_changed());
+        }
+        effects.extend(self.maybe_prefetch());
+        effects
+    }
+
+    fn on_detail(
+        &mut self,
+        token: u64,
+        header: SessionHeader,
+        progress: PlanProgress,
+        assets: Vec<AssetMeta>,
+        interrupted: Vec<ToolCall>,
+    ) -> Vec<Effect> {
+        if !self.current(Slot::Detail, token) {
+            return Vec::new();
+        }
+        let conversation = self.screen == Screen::Conversation;
+        let Some(d) = self.detail.as_mut() else {
+            return Vec::new();
+        };
+        if d.id != header.id {
+            return Vec::new();
+        }
+        let last = header.last_seq;
+        let first_load = d.transcript.is_none();
+        match d.transcript.as_mut() {
+            Some(t) if t.last_seq != last => {
+                // Grown (or shrunk): the chunks from the old end on must be reloaded.
+                let from = chunk_of(t.last_seq.min(last).max(1));
+                t.chunks.retain(|c, _| *c < from);
+                t.last_seq = last;
+                t.clear_cache();
+            }
+            Some(_) => {}
+            None => d.transcript = Some(Transcript::new(&header.id, last, conversation)),
+        }
+        d.header = Some(header);
+        d.progress = progress;
+        d.asset_sel = d.asset_sel.min(assets.len().saturating_sub(1));
+        d.assets = assets;
+        let warn = first_load && conversation && !interrupted.is_empty();
+        let note = warn.then(|| interrupted_note(&interrupted));
+        d.interrupted = interrupted;
+        let id = d.id.clone();
+        if let Some(note) = note {
+            self.say(note);
+        }
+        let seq = match &mut self.pending {
+            PendingSelection::Session { id: want, message } if *want == id => message.take(),
+            PendingSelection::Message { id: want, seq } if *want == id => {
+                let seq = *seq;
+                self.pending = PendingSelection::None;
+                Some(seq)
+            }
+            _ => None,
+        };
+        match seq {
+            Some(seq) => self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)),
+            None => self.tab_data(),
+        }
+    }
+
+    fn on_usage(&mut self, token: u64, id: &str, turns: Vec<(i64, Usage)>) {
+        if self.current(Slot::Usage, token)
+            && let Some(d) = self.detail.as_mut()
+            && d.id == id
+        {
+            d.usage = Some(turns);
+        }
+    }
+
+    fn on_search(&mut self, token: u64, query: String, hits: Vec<SearchHit>) {
+        if self.current(Slot::Search, token)
+            && let Overlay::Search(s) = &mut self.overlay
+        {
+            s.searching = false;
+            s.answered = query;
+            s.hits = hits;
+            s.selected = 0;
+        }
+    }
+
+    fn on_forked(&mut self, h: &SessionHeader) -> Vec<Effect> {
+        let at = h.fork_seq.unwrap_or(0);
+        if self.screen == Screen::Conversation {
+            let effects = self.resume(&h.id);
+            self.say(format!(
+                "Forked at message #{at}: you are now in {}.",
+                short(&h.id)
+            ));
+            return effects;
+        }
+        self.say(format!(
+            "Forked at message #{at} into new session {}.",
+            short(&h.id)
+        ));
+        self.pending = PendingSelection::Session {
+            id: h.id.clone(),
+            message: None,
+        };
+        self.focus = Focus::List;
+        self.reload_top()
+    }
+
+    fn on_deleted(&mut self, id: &str) -> Vec<Effect> {
+        self.say(format!("Deleted session {}.", short(id)));
+        if self.detail.as_ref().is_some_and(|d| d.id == id) {
+            self.detail = None;
+        }
+        self.screen = Screen::Browse;
+        self.focus = Focus::List;
+        // `visible` indexes `rows` (or `matches`): take the selection before they shift.
+        let current = self.list.current().map(|s| s.id.clone());
+        if let Some(pos) = self.list.rows.iter().position(|s| s.id == id) {
+            self.list.rows.remove(pos);
+            self.list.titles.remove(pos);
+            self.list.keys.remove(pos);
+        }
+        if let Some(pos) = self.list.matches.iter().position(|s| s.id == id) {
+            let l = &mut self.list;
+            l.matches.remove(pos);
+            l.match_titles.remove(pos);
+            l.matched = l.matched.saturating_sub(1);
+            l.visible.retain(|r| r.idx != pos);
+            for r in &mut l.visible {
+                if r.idx > pos {
+                    r.idx -= 1;
+                }
+            }
+        }
+        self.rebuild_keeping(current);
+        let mut effects = self.sync_detail();
+        effects.extend(self.reload_list());
+        effects
+    }
+
+    fn on_renamed(&mut self, id: &str, title: &str) -> Vec<Effect> {
+        self.say(format!("Renamed to \"{}\".", sanitize::line(title)));
+        // Renaming is activity: the session is the newest now.
+        let mut effects = self.reload_top();
+        if self.detail.as_ref().is_some_and(|d| d.id == id) {
+            effects.extend(self.refresh_detail());
+        }
+        effects
+    }
+
+    fn on_created(&mut self, id: &str) -> Vec<Effect> {
+        let effects = self.resume(id);
+        self.say(format!(
+            "New session {}. Type a message and press Enter.",
+            short(id)
+        ));
+        effects
+    }
+
+    fn on_wrote(&mut self, path: &Path) {
+        self.say(format!(
+            "Wrote {}",
+            sanitize::line(&path.display().to_string())
+        ));
+    }
+
+    fn on_appended(&mut self, seq: i64) -> Vec<Effect> {
+        self.say(format!(
+            "Saved as message #{seq}. No model provider is connected yet, so no reply will come (the agent runtime is a separate issue)."
+        ));
+        let mut effects = self.refresh_detail();
+        // The session is the newest now.
+        effects.extend(self.reload_top());
+        effects
+    }
+}

@@ -1,0 +1,254 @@
+//! Keys, paste and the mouse: dialogs take their own keys, everything else goes through the
+//! keymap to an action.
+
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use ratatui::layout::Position;
+
+use super::App;
+use super::state::{Focus, Overlay, PendingSelection, Screen, SearchState, Slot, Tab};
+use crate::tui::effect::Effect;
+use crate::tui::keymap::{self, Context};
+use crate::tui::worker::Request;
+
+/// Lines one wheel notch scrolls.
+const WHEEL: i64 = 3;
+
+impl App {
+    pub(super) fn key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if key.kind == KeyEventKind::Release {
+            return Vec::new();
+        }
+        if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
+            self.quit = true;
+            return Vec::new();
+        }
+        match std::mem::take(&mut self.overlay) {
+            Overlay::None => {}
+            Overlay::Help(scroll) => {
+                self.overlay = match key.code {
+                    KeyCode::Char('j') | KeyCode::Down => Overlay::Help(scroll.saturating_add(1)),
+                    KeyCode::Char('k') | KeyCode::Up => Overlay::Help(scroll.saturating_sub(1)),
+                    _ => Overlay::None,
+                };
+                return Vec::new();
+            }
+            Overlay::ConfirmDelete { id, title } => {
+                return match key.code {
+                    KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
+                        self.say(format!("Deleting \"{title}\"…"));
+                        vec![self.ask(None, Request::Delete { id })]
+                    }
+                    _ => {
+                        self.say("Delete cancelled.");
+                        Vec::new()
+                    }
+                };
+            }
+            Overlay::Rename { id, mut input } => {
+                return match key.code {
+                    KeyCode::Enter => {
+                        let title = input.text.trim().to_string();
+                        vec![self.ask(None, Request::Rename { id, title })]
+                    }
+                    KeyCode::Esc => {
+                        self.say("Rename cancelled.");
+                        Vec::new()
+                    }
+                    _ => {
+                        input.key(&key);
+                        self.overlay = Overlay::Rename { id, input };
+                        Vec::new()
+                    }
+                };
+            }
+            Overlay::Search(mut s) => {
+                return self.search_key(&mut s, key).unwrap_or_else(|| {
+                    self.overlay = Overlay::Search(s);
+                    Vec::new()
+                });
+            }
+        }
+        if self.screen == Screen::Conversation {
+            if let Some(a) = keymap::lookup(Context::Conversation, &key) {
+                return self.act(a);
+            }
+            self.input.key(&key);
+            return Vec::new();
+        }
+        if let Some(f) = self.list.filter.as_mut()
+            && f.editing
+        {
+            match key.code {
+                KeyCode::Enter => {
+                    f.editing = false;
+                    if f.input.text.is_empty() {
+                        self.list.filter = None;
+                    }
+                    return Vec::new();
+                }
+                KeyCode::Esc => {
+                    self.clear_filter();
+                    return self.sync_detail();
+                }
+                KeyCode::Up => return self.move_list(-1),
+                KeyCode::Down => return self.move_list(1),
+                _ => {
+                    if f.input.key(&key) == Some(true) {
+                        self.list.selected = 0;
+                        return self.filter_changed();
+                    }
+                    return Vec::new();
+                }
+            }
+        }
+        match keymap::lookup(Context::Browse, &key) {
+            Some(a) => self.act(a),
+            None => Vec::new(),
+        }
+    }
+
+    /// Keys of the search dialog; `None` keeps the dialog open.
+    fn search_key(&mut self, s: &mut SearchState, key: KeyEvent) -> Option<Vec<Effect>> {
+        match key.code {
+            KeyCode::Esc => {
+                self.overlay = Overlay::None;
+                Some(Vec::new())
+            }
+            KeyCode::Up => {
+                s.selected = s.selected.saturating_sub(1);
+                None
+            }
+            KeyCode::Down => {
+                s.selected = (s.selected + 1).min(s.hits.len().saturating_sub(1));
+                None
+            }
+            KeyCode::Enter => {
+                let hit = s.hits.get(s.selected).cloned()?;
+                self.overlay = Overlay::None;
+                Some(self.jump(&hit.session_id, hit.seq))
+            }
+            _ => {
+                if s.input.key(&key) == Some(true) {
+                    let q = s.input.text.trim().to_string();
+                    if q.is_empty() {
+                        s.hits.clear();
+                        s.answered.clear();
+                        s.searching = false;
+                    } else {
+                        s.searching = true;
+                        let effect = self.ask(
+                            Some(Slot::Search),
+                            Request::Search {
+                                query: q,
+                                limit: 200,
+                            },
+                        );
+                        self.overlay = Overlay::Search(std::mem::take(s));
+                        return Some(vec![effect]);
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    /// Opens a session's transcript at a message (a search hit).
+    fn jump(&mut self, id: &str, seq: i64) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        // Search is global: a filter that hides the session goes, so the list can show it.
+        if self.list.filter.is_some() && self.list.position(id).is_none() {
+            self.clear_filter();
+        }
+        let row = self.list.position(id);
+        if let Some(pos) = row {
+            self.list.selected = pos;
+        }
+        if self.detail.as_ref().is_none_or(|d| d.id != id) {
+            effects.extend(self.open_detail(id));
+        }
+        self.screen = Screen::Browse;
+        self.tab = Tab::Transcript;
+        self.focus = Focus::Detail;
+        let has_transcript = self.detail.as_ref().is_some_and(|d| d.transcript.is_some());
+        let message = (!has_transcript).then_some(seq);
+        if row.is_none() && (self.list.next.is_some() || self.list.above.is_some()) {
+            // Outside the loaded window: move the window to it, then select it (the list and
+            // the detail pane must never show two different sessions).
+            self.pending = PendingSelection::Session {
+                id: id.to_string(),
+                message,
+            };
+            effects.extend(self.window_at(id));
+        } else if let Some(seq) = message {
+            self.pending = PendingSelection::Message {
+                id: id.to_string(),
+                seq,
+            };
+        }
+        if has_transcript {
+            effects.extend(self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)));
+        }
+        self.say(format!("Message #{seq}. Tab goes back to the list."));
+        effects
+    }
+
+    pub(super) fn paste(&mut self, text: &str) {
+        match &mut self.overlay {
+            Overlay::Rename { input, .. } => input.paste(text),
+            Overlay::Search(s) => s.input.paste(text),
+            Overlay::None if self.screen == Screen::Conversation => self.input.paste(text),
+            _ => {}
+        }
+    }
+
+    /// Hit-tests against the layout that was drawn.
+    pub(super) fn mouse(&mut self, m: MouseEvent) -> Vec<Effect> {
+        if !matches!(self.overlay, Overlay::None) {
+            return Vec::new();
+        }
+        let a = self.layout;
+        let at = Position::new(m.column, m.row);
+        let in_list = self.screen == Screen::Browse && a.list.contains(at);
+        match m.kind {
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
+                let d = if m.kind == MouseEventKind::ScrollDown {
+                    WHEEL
+                } else {
+                    -WHEEL
+                };
+                if in_list {
+                    self.move_list(d)
+                } else {
+                    self.with_transcript(|t, w, h, th| t.scroll(d, w, h, th))
+                }
+            }
+            MouseEventKind::Down(MouseButton::Left) => {
+                if in_list {
+                    self.focus = Focus::List;
+                    if m.row >= a.list_rows.y {
+                        let row = self.list.offset + (m.row - a.list_rows.y) as usize;
+                        if row < self.list.visible.len() {
+                            self.list.selected = row;
+                            let mut effects = self.sync_detail();
+                            effects.extend(self.maybe_prefetch());
+                            return effects;
+                        }
+                    }
+                    Vec::new()
+                } else if self.screen == Screen::Browse && a.detail.contains(at) {
+                    self.focus = Focus::Detail;
+                    if let Some(t) = a.tab_at(m.column, m.row) {
+                        self.tab = t;
+                        return self.tab_data();
+                    }
+                    Vec::new()
+                } else {
+                    Vec::new()
+                }
+            }
+            _ => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! The session list: a window of pages moved from either edge, rows in tree order or the
+//! filter's matches from the storage thread, moving the selection, and the detail pane
+//! following it.
+
+use std::collections::HashMap;
+
+use super::state::{Detail, Load, PendingSelection, Row, Screen, Slot};
+use super::{App, PAGE, PREFETCH, WINDOW};
+use crate::sanitize;
+use crate::session::{ListPage, ListQuery, SessionSummary};
+use crate::tui::effect::Effect;
+use crate::tui::filter::FilterResult;
+use crate::tui::worker::Request;
+
+impl App {
+    fn list_job(&mut self, load: Load, query: ListQuery, count: bool) -> Vec<Effect> {
+        self.list.loading = true;
+        self.list.load = load;
+        vec![self.ask(Some(Slot::List), Request::List { query, count })]
+    }
+
+    /// Reads the window again (something changed), from its first row, with the total.
+    pub(super) fn reload_list(&mut self) -> Vec<Effect> {
+        let query = ListQuery {
+            limit: self.list.rows.len().clamp(PAGE, WINDOW),
+            after: self.list.above.clone(),
+            ..ListQuery::default()
+        };
+        self.list_job(Load::Reload, query, true)
+    }
+
+    /// The first page: after this app wrote a session (it is the newest now) or resumed one.
+    pub(super) fn reload_top(&mut self) -> Vec<Effect> {
+        self.first_page(Load::Top)
+    }
+
+    /// The first page, landing on its first row.
+    pub(super) fn home(&mut self) -> Vec<Effect> {
+        self.first_page(Load::Home)
+    }
+
+    fn first_page(&mut self, load: Load) -> Vec<Effect> {
+        let query = ListQuery {
+            limit: PAGE,
+            ..ListQuery::default()
+        };
+        self.list_job(load, query, true)
+    }
+
+    fn next_page(&mut self) -> Vec<Effect> {
+        if self.list.loading {
+            return Vec::new();
+        }
+        let Some(after) = self.list.next.clone() else {
+            return Vec::new();
+        };
+        let query = ListQuery {
+            limit: PAGE,
+            after: Some(after),
+            ..ListQuery::default()
+        };
+        self.list_job(Load::Down, query, false)
+    }
+
+    fn prev_page(&mut self) -> Vec<Effect> {
+        if self.list.loading || self.list.above.is_none() {
+            return Vec::new();
+        }
+        let Some(before) = self.list.keys.first().cloned() else {
+            return Vec::new();
+        };
+        let query = ListQuery {
+            limit: PAGE,
+            before: Some(before),
+            ..ListQuery::default()
+        };
+        self.list_job(Load::Up, query, false)
+    }
+
+    /// The oldest page, read upwards from the end: End costs one page at any list size.
+    pub(super) fn last_page(&mut self) -> Vec<Effect> {
+        let query = ListQuery {
+            limit: PAGE,
+            from_end: true,
+            ..ListQuery::default()
+        };
+        self.list_job(Load::End, query, true)
+    }
+
+    /// A window starting at a session outside the loaded one.
+    pub(super) fn window_at(&mut self, id: &str) -> Vec<Effect> {
+        self.list.loading = true;
+        self.list.load = Load::At;
+        vec![self.ask(
+            Some(Slot::List),
+            Request::ListAt {
+                id: id.to_string(),
+                limit: PAGE,
+            },
+        )]
+    }
+
+    /// Puts an answered page into the window as its load asked; keeps at most [`WINDOW`]
+    /// rows, dropping from the far edge.
+    pub(super) fn place_page(&mut self, page: ListPage, base: Option<u64>) {
+        let l = &mut self.list;
+        let titles: Vec<String> = page
+            .items
+            .iter()
+            .map(|s| sanitize::line(s.display_title()).into_owned())
+            .collect();
+        let n = page.items.len();
+        match l.load {
+            Load::Reload | Load::Top | Load::Home | Load::End | Load::At => {
+                l.rows = page.items;
+                l.titles = titles;
+                l.keys = page.keys;
+                l.next = page.next;
+                match l.load {
+                    Load::Top | Load::Home => l.above = None,
+                    Load::End | Load::At => l.above = page.above,
+                    _ => {}
+                }
+                l.base = match l.load {
+                    _ if l.above.is_none() => 0,
+                    Load::End => l.total.map_or(0, |t| (t as usize).saturating_sub(n)),
+                    Load::At => base.unwrap_or(0) as usize,
+                    _ => l.base,
+                };
+            }
+            Load::Down => {
+                l.rows.extend(page.items);
+                l.titles.extend(titles);
+                l.keys.extend(page.keys);
+                l.next = page.next;
+                if l.rows.len() > WINDOW {
+                    let d = l.rows.len() - WINDOW;
+                    l.above = Some(l.keys[d - 1].clone());
+                    l.rows.drain(..d);
+                    l.titles.drain(..d);
+                    l.keys.drain(..d);
+                    l.base += d;
+                    l.offset = l.offset.saturating_sub(d);
+                }
+            }
+            Load::Up => {
+                l.rows.splice(0..0, page.items);
+                l.titles.splice(0..0, titles);
+                l.keys.splice(0..0, page.keys);
+                l.above = page.above;
+                l.base = if l.above.is_none() {
+                    0
+                } else {
+                    l.base.saturating_sub(n)
+                };
+                l.offset += n;
+                if l.rows.len() > WINDOW {
+                    l.rows.truncate(WINDOW);
+                    l.titles.truncate(WINDOW);
+                    l.keys.truncate(WINDOW);
+                    l.next = l.keys.last().cloned();
+                }
+            }
+        }
+    }
+
+    pub(super) fn maybe_prefetch(&mut self) -> Vec<Effect> {
+        // Filter matches come whole from the storage thread: no paging for them.
+        if self.list.showing_matches || !self.list.filter_text().is_empty() {
+            return Vec::new();
+        }
+        if self.list.selected + PREFETCH >= self.list.visible.len() {
+            self.next_page()
+        } else if self.list.selected < PREFETCH {
+            self.prev_page()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The filter text changed: ask the storage thread for its matches (the newest text
+    /// wins there and here), or go back to the whole list when it is empty.
+    pub(super) fn filter_changed(&mut self) -> Vec<Effect> {
+        let text = self.list.filter_text().to_string();
+        if text.is_empty() {
+            self.stop_matching();
+            self.rebuild();
+            return self.sync_detail();
+        }
+        self.list.filtering = true;
+        vec![self.ask(Some(Slot::Filter), Request::Filter { text })]
+    }
+
+    /// Leaves the filter's matches for the whole list (the caller rebuilds).
+    fn stop_matching(&mut self) {
+        self.tokens.remove(&Slot::Filter);
+        let l = &mut self.list;
+        l.filtering = false;
+        if l.showing_matches {
+            l.showing_matches = false;
+            l.visible.clear();
+        }
+        l.matches = Vec::new();
+        l.match_titles = Vec::new();
+        l.matched = 0;
+    }
+
+    /// Removes the filter and its matches.
+    pub(super) fn clear_filter(&mut self) {
+        self.list.filter = None;
+        self.stop_matching();
+        self.rebuild();
+    }
+
+    /// The filter's matches arrived.
+    pub(super) fn show_matches(&mut self, result: FilterResult) -> Vec<Effect> {
+        let current = self.list.current().map(|s| s.id.clone());
+        let l = &mut self.list;
+        l.filtering = false;
+        l.showing_matches = true;
+        l.matched = result.matched;
+        l.match_titles = result
+            .rows
+            .iter()
+            .map(|s| sanitize::line(s.display_title()).into_owned())
+            .collect();
+        l.matches = result.rows;
+        l.visible = result
+            .hl
+            .into_iter()
+            .enumerate()
+            .map(|(idx, hl)| Row { idx, depth: 0, hl })
+            .collect();
+        // Typing starts from the best match; a reload keeps the selection.
+        let keep = current.filter(|_| l.selected > 0);
+        l.selected = 0;
+        self.rebuild_keeping(keep);
+        if self.screen == Screen::Browse {
+            self.sync_detail()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Rebuilds the visible rows (tree order), keeping the selected session.
+    pub(super) fn rebuild(&mut self) {
+        let current = self.list.current().map(|s| s.id.clone());
+        self.rebuild_keeping(current);
+    }
+
+    /// [`App::rebuild`] when the rows were replaced: `current` is the id selected before. A
+    /// pending session selection wins over it, and is settled once its row is there. The
+    /// filter's matches are not rebuilt here: they come from the storage thread.
+    pub(super) fn rebuild_keeping(&mut self, current: Option<String>) {
+        let wanted = match &self.pending {
+            PendingSelection::Session { id, .. } => Some(id.clone()),
+            _ => None,
+        };
+        let keep = wanted.clone().or(current);
+        if !self.list.showing_matches {
+            self.list.visible = tree(&self.list.rows);
+        }
+        if let Some(id) = keep
+            && let Some(pos) = self.list.position(&id)
+        {
+            self.list.selected = pos;
+            if wanted.as_deref() == Some(id.as_str())
+                && let PendingSelection::Session { message, .. } = &self.pending
+            {
+                self.pending = match *message {
+                    Some(seq) => PendingSelection::Message { id, seq },
+                    None => PendingSelection::None,
+                };
+            }
+        }
+        self.list.selected = self
+            .list
+            .selected
+            .min(self.list.visible.len().saturating_sub(1));
+    }
+
+    pub(super) fn move_list(&mut self, delta: i64) -> Vec<Effect> {
+        let n = self.list.visible.len();
+        if n == 0 {
+            return Vec::new();
+        }
+        let sel = (self.list.selected as i64 + delta).clamp(0, n as i64 - 1) as usize;
+        self.list.selected = sel;
+        let mut effects = self.sync_detail();
+        effects.extend(self.maybe_prefetch());
+        effects
+    }
+
+    /// Makes the detail pane follow the list selection.
+    pub(super) fn sync_detail(&mut self) -> Vec<Effect> {
+        let Some(id) = self.list.current().map(|s| s.id.clone()) else {
+            self.detail = None;
+            return Vec::new();
+        };
+        if self.detail.as_ref().is_some_and(|d| d.id == id) {
+            return Vec::new();
+        }
+        self.open_detail(&id)
+    }
+
+    /// Shows another session in the detail pane; a message selection pending for the one it
+    /// replaces is dropped with it.
+    pub(super) fn open_detail(&mut self, id: &str) -> Vec<Effect> {
+        match &mut self.pending {
+            PendingSelection::Message { id: other, .. } if other != id => {
+                self.pending = PendingSelection::None;
+            }
+            PendingSelection::Session { id: other, message } if other != id => *message = None,
+            _ => {}
+        }
+        self.detail = Some(Detail::new(id));
+        vec![self.ask(Some(Slot::Detail), Request::Detail { id: id.to_string() })]
+    }
+
+    pub(super) fn refresh_detail(&mut self) -> Vec<Effect> {
+        match self.detail.as_ref().map(|d| d.id.clone()) {
+            Some(id) => vec![self.ask(Some(Slot::Detail), Request::Detail { id })],
+            None => Vec::new(),
+        }
+    }
+}
+
+/// Rows in tree order: each fork right under its parent when the parent is loaded.
+fn tree(rows: &[SessionSummary]) -> Vec<Row> {
+    let index: HashMap<&str, usize> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.id.as_str(), i))
+        .collect();
+    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut roots = Vec::new();
+    for (i, s) in rows.iter().enumerate() {
+        match s.parent_id.as_deref().and_then(|p| index.get(p)) {
+            Some(&p) if p != i => children.entry(p).or_default().push(i),
+            _ => roots.push(i),
+        }
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    let mut seen = vec![false; rows.len()];
+    let mut stack: Vec<(usize, u8)> = roots.into_iter().rev().map(|i| (i, 0)).collect();
+    while let Some((i, depth)) = stack.pop() {
+        if std::mem::replace(&mut seen[i], true) {
+            continue;
+        }
+        out.push(Row {
+            idx: i,
+            depth,
+            hl: Vec::new(),
+        });
+        if let Some(ch) = children.get(&i) {
+            for &c in ch.iter().rev() {
+                stack.push((c, depth.saturating_add(1)));
+            }
+        }
+    }
+    // A parent cycle (corrupt data) leaves rows unseen: show them flat rather than lose them.
+    for (i, s) in seen.iter().enumerate() {
+        if !s {
+            out.push(Row {
+                idx: i,
+                depth: 0,
+                hl: Vec::new(),
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,331 @@
+//! The app state and its transitions. Every entry point (`on_key`, `on_mouse`, `on_paste`,
+//! `on_resize`, `on_done`, `on_turn`, `tick`, `update`) changes the state and returns the work
+//! to do as [`Effect`]s; none does IO.
+//!
+//! By concern: [`state`] holds the types, `list` loads and orders the session list, `detail`
+//! the open session and its transcript window, `keys` turns keys and the mouse into
+//! actions, `actions` applies them, `answers` takes the storage worker's answers (one method
+//! per answer kind) and `turn` the agent's events.
+
+mod actions;
+mod answers;
+mod detail;
+mod keys;
+mod list;
+mod state;
+mod turn;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use crossterm::event::{KeyEvent, MouseEvent};
+use ratatui::layout::Rect;
+
+pub use state::{
+    Detail, Filter, Focus, Overlay, PendingSelection, Row, Screen, SearchState, SessionList,
+    Status, Tab,
+};
+
+use super::action::Action;
+use super::effect::{Effect, TurnEffect};
+use super::input::Input;
+use super::keymap::Context;
+use super::layout::{Layout, list_offset};
+use super::theme::Theme;
+use crate::runtime::agent::TurnEvent;
+use crate::sanitize;
+use crate::session::ToolCall;
+use crate::tui::worker::{Done, Job, Request};
+use state::Slot;
+
+/// Sessions per list page.
+pub const PAGE: usize = 200;
+/// The most rows the list holds at once: a window over the sessions.
+pub const WINDOW: usize = 5 * PAGE;
+/// Fetch the next page when the selection is this close to the end of what is loaded.
+const PREFETCH: usize = 50;
+
+/// How the app starts.
+#[derive(Debug, Clone)]
+pub struct AppOptions {
+    pub theme: Theme,
+    /// Where exports are written (the current directory).
+    pub export_dir: PathBuf,
+    /// Workdir recorded for new sessions.
+    pub workdir: String,
+    /// Workspace root, for the title bar.
+    pub root: String,
+    /// Terminal size.
+    pub size: (u16, u16),
+    /// The clock, ms since the epoch.
+    pub now_ms: i64,
+    /// Start in this session's conversation.
+    pub resume: Option<String>,
+}
+
+/// The whole TUI state.
+pub struct App {
+    pub theme: Theme,
+    /// The clock used for relative times (set by the loop; fixed in tests).
+    pub now_ms: i64,
+    /// Terminal size.
+    pub size: (u16, u16),
+    /// Where exports go.
+    pub export_dir: PathBuf,
+    /// Workdir for new sessions.
+    pub workdir: String,
+    /// Workspace root.
+    pub root: String,
+    pub screen: Screen,
+    pub focus: Focus,
+    pub tab: Tab,
+    pub overlay: Overlay,
+    pub list: SessionList,
+    /// Detail of the selected (or opened) session.
+    pub detail: Option<Detail>,
+    /// The conversation input box.
+    pub input: Input,
+    pub status: Option<Status>,
+    /// The user asked to quit.
+    pub quit: bool,
+    /// What to select when the answer holding it arrives.
+    pub pending: PendingSelection,
+    /// Where things were last drawn for the terminal size: views draw into it and mouse
+    /// clicks are hit-tested against it.
+    pub layout: Layout,
+    /// The database change counter last seen (see [`App::tick`]).
+    data_version: Option<i64>,
+    /// A turn is running: frames are paced for streaming.
+    turn_running: bool,
+    next_token: u64,
+    /// The token of the latest request per slot; answers with another token are stale.
+    tokens: HashMap<Slot, u64>,
+}
+
+impl App {
+    /// A new app and the first work to do.
+    pub fn new(opts: AppOptions) -> (App, Vec<Effect>) {
+        let mut app = App {
+            theme: opts.theme,
+            now_ms: opts.now_ms,
+            size: opts.size,
+            export_dir: opts.export_dir,
+            workdir: opts.workdir,
+            root: opts.root,
+            screen: Screen::Browse,
+            focus: Focus::List,
+            tab: Tab::Transcript,
+            overlay: Overlay::None,
+            list: SessionList::default(),
+            detail: None,
+            input: Input::default(),
+            status: None,
+            quit: false,
+            pending: PendingSelection::None,
+            layout: Layout::default(),
+            data_version: None,
+            turn_running: false,
+            next_token: 0,
+            tokens: HashMap::new(),
+        };
+        let effects = match opts.resume {
+            Some(id) => app.resume(&id),
+            None => app.reload_list(),
+        };
+        app.settle();
+        (app, effects)
+    }
+
+    /// Opens a session's conversation: `--resume`, a new session, a fork made from the
+    /// conversation. The list selects it once a page holding it arrives.
+    pub fn resume(&mut self, id: &str) -> Vec<Effect> {
+        self.pending = PendingSelection::Session {
+            id: id.to_string(),
+            message: None,
+        };
+        let mut effects = self.open_detail(id);
+        self.enter_conversation();
+        effects.extend(self.reload_top());
+        effects
+    }
+
+    /// Handles a key press.
+    pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let effects = self.key(key);
+        self.settle();
+        effects
+    }
+
+    /// Handles a mouse event: the wheel scrolls what is under it, a click selects.
+    pub fn on_mouse(&mut self, m: MouseEvent) -> Vec<Effect> {
+        let effects = self.mouse(m);
+        self.settle();
+        effects
+    }
+
+    /// Handles pasted text.
+    pub fn on_paste(&mut self, text: &str) -> Vec<Effect> {
+        self.paste(text);
+        self.settle();
+        Vec::new()
+    }
+
+    /// Handles the terminal being resized.
+    pub fn on_resize(&mut self, w: u16, h: u16) -> Vec<Effect> {
+        self.size = (w, h);
+        self.settle();
+        self.load_window()
+    }
+
+    /// Applies an action.
+    pub fn update(&mut self, action: Action) -> Vec<Effect> {
+        let effects = self.act(action);
+        self.settle();
+        effects
+    }
+
+    /// Takes a storage answer; stale ones are dropped.
+    pub fn on_done(&mut self, done: Done) -> Vec<Effect> {
+        let effects = self.answer(done);
+        self.settle();
+        effects
+    }
+
+    /// Takes an event of a running turn.
+    pub fn on_turn(&mut self, event: TurnEvent) -> Vec<Effect> {
+        let effects = self.turn_event(event);
+        self.settle();
+        effects
+    }
+
+    /// Called about once a second: asks whether another process changed the database, so
+    /// sessions an agent in another terminal writes show up live.
+    pub fn tick(&mut self) -> Vec<Effect> {
+        vec![self.ask(None, Request::Poll)]
+    }
+
+    /// A turn effect could not be carried out (no agent is connected); says why.
+    pub fn turn_refused(&mut self, effect: &TurnEffect, why: &str) {
+        let what = match effect {
+            TurnEffect::Start { .. } => "start a turn",
+            TurnEffect::Command(_) => "steer the turn",
+        };
+        self.fail(format!("Cannot {what}: {}", sanitize::line(why)));
+    }
+
+    /// Whether something on screen moves by itself (a streaming turn), so the loop draws
+    /// frames on a timer, at most ~30 a second.
+    pub fn animating(&self) -> bool {
+        self.turn_running
+    }
+
+    /// The key context of the current screen.
+    pub fn context(&self) -> Context {
+        match self.screen {
+            Screen::Browse => Context::Browse,
+            Screen::Conversation => Context::Conversation,
+        }
+    }
+
+    /// The layout of the current state: the same function the views and the mouse use, here
+    /// for transitions that run before the state settles (a screen change mid-update).
+    fn current_layout(&self) -> Layout {
+        Layout::compute(
+            self.screen,
+            self.list.filter.is_some(),
+            Rect::new(0, 0, self.size.0, self.size.1),
+        )
+    }
+
+    /// After every transition: the layout for what will be drawn, and the list's first drawn
+    /// row moved just enough to show the selection.
+    fn settle(&mut self) {
+        self.layout = self.current_layout();
+        if self.screen == Screen::Browse && !self.list.visible.is_empty() {
+            self.list.offset = list_offset(
+                self.list.selected,
+                self.list.offset,
+                self.layout.list_rows.height as usize,
+                self.list.visible.len(),
+            );
+        }
+    }
+
+    fn job(&mut self, slot: Option<Slot>, request: Request) -> Job {
+        self.next_token += 1;
+        if let Some(s) = slot {
+            self.tokens.insert(s, self.next_token);
+        }
+        Job {
+            token: self.next_token,
+            request,
+        }
+    }
+
+    fn ask(&mut self, slot: Option<Slot>, request: Request) -> Effect {
+        Effect::Storage(self.job(slot, request))
+    }
+
+    /// Whether `token` answers the latest request of `slot`.
+    fn current(&self, slot: Slot, token: u64) -> bool {
+        self.tokens.get(&slot) == Some(&token)
+    }
+
+    fn say(&mut self, text: impl Into<String>) {
+        self.status = Some(Status {
+            text: text.into(),
+            error: false,
+        });
+    }
+
+    fn fail(&mut self, text: impl Into<String>) {
+        self.status = Some(Status {
+            text: text.into(),
+            error: true,
+        });
+    }
+}
+
+/// What the user is told about tool calls a stopped session left without a result.
+pub fn interrupted_note(calls: &[ToolCall]) -> String {
+    let names: Vec<String> = calls
+        .iter()
+        .map(|c| sanitize::line(&c.name).into_owned())
+        .collect();
+    let n = calls.len();
+    let (plural, them) = if n == 1 { ("", "it") } else { ("s", "them") };
+    format!(
+        "Stopped mid-turn: {n} tool call{plural} never got a result ({}); resuming replays {them}.",
+        names.join(", ")
+    )
+}
+
+/// The first 8 characters of an id.
+pub fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+/// Carries out `effects` on this thread, as the loop would, feeding every storage answer back
+/// into `app` until no work is left. For headless use: tests, benchmarks, scripted runs. Turn
+/// effects need an agent, which a headless run has not: they are returned, in order.
+pub fn run_inline(
+    app: &mut App,
+    rt: &crate::runtime::Sessions,
+    effects: Vec<Effect>,
+) -> Vec<TurnEffect> {
+    let mut turns = Vec::new();
+    let mut queue: std::collections::VecDeque<Effect> = effects.into();
+    while let Some(e) = queue.pop_front() {
+        match e {
+            Effect::Storage(j) => {
+                let result = crate::tui::worker::handle(rt, j.request);
+                queue.extend(app.on_done(Done {
+                    token: j.token,
+                    result,
+                }));
+            }
+            Effect::Turn(t) => turns.push(t),
+        }
+    }
+    turns
+}

@@ -1,0 +1,301 @@
+//! The app's state types: screens, tabs, dialogs, the session list, the detail pane, and the
+//! one pending selection.
+
+use crate::session::{
+    AssetMeta, PageKey, PlanProgress, SearchHit, SessionHeader, SessionSummary, ToolCall, Usage,
+};
+use crate::tui::input::Input;
+use crate::tui::transcript::Transcript;
+
+/// Which screen is showing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    /// Session list + detail.
+    Browse,
+    /// One session's conversation: transcript, input box, status line.
+    Conversation,
+}
+
+/// Which pane of the browse screen has the keyboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    List,
+    Detail,
+}
+
+/// Detail tabs, in the order they are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tab {
+    Transcript,
+    /// The plan DAG.
+    Plan,
+    /// Token usage and budgets.
+    Usage,
+    Assets,
+    /// Ids, paths, model.
+    Info,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 5] = [
+        Tab::Transcript,
+        Tab::Plan,
+        Tab::Usage,
+        Tab::Assets,
+        Tab::Info,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Transcript => "Transcript",
+            Tab::Plan => "Plan",
+            Tab::Usage => "Usage",
+            Tab::Assets => "Assets",
+            Tab::Info => "Info",
+        }
+    }
+
+    pub(super) fn index(self) -> usize {
+        Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
+    }
+}
+
+/// The full-text search dialog.
+#[derive(Debug, Clone, Default)]
+pub struct SearchState {
+    /// The query being typed.
+    pub input: Input,
+    /// Hits of the last answered query.
+    pub hits: Vec<SearchHit>,
+    pub selected: usize,
+    /// A query is in flight.
+    pub searching: bool,
+    /// The query `hits` answer.
+    pub answered: String,
+}
+
+/// A dialog over the screen.
+#[derive(Debug, Clone, Default)]
+pub enum Overlay {
+    #[default]
+    None,
+    /// The help screen, scrolled.
+    Help(u16),
+    /// "Delete this session?"
+    ConfirmDelete {
+        id: String,
+        /// Its title (sanitised).
+        title: String,
+    },
+    /// Renaming inline.
+    Rename {
+        id: String,
+        /// The new title being typed.
+        input: Input,
+    },
+    Search(SearchState),
+}
+
+/// The list filter.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub input: Input,
+    /// Keys go to the filter input.
+    pub editing: bool,
+}
+
+/// One visible row of the list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Index into [`SessionList::rows`] (or [`SessionList::matches`] while they are shown).
+    pub idx: usize,
+    /// Tree depth (forks under their parent).
+    pub depth: u8,
+    /// Matched character indices of the sanitised title.
+    pub hl: Vec<u32>,
+}
+
+/// Which list load is in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) enum Load {
+    /// The same window again (something changed).
+    #[default]
+    Reload,
+    /// The first page (a session this app just wrote or resumed, or `--resume`).
+    Top,
+    /// The first page, landing on its first row (Home).
+    Home,
+    /// The page below the window.
+    Down,
+    /// The page above the window.
+    Up,
+    /// The last page (End).
+    End,
+    /// A page starting at a session outside the window (a search jump, a resume).
+    At,
+}
+
+/// The session list: a window of at most [`super::WINDOW`] rows of it, moved a page at a
+/// time as the selection nears either edge, so memory stays flat at any number of sessions.
+#[derive(Debug, Default)]
+pub struct SessionList {
+    /// The window's rows, newest activity first.
+    pub rows: Vec<SessionSummary>,
+    /// Sanitised display titles, parallel to `rows`.
+    pub titles: Vec<String>,
+    /// Keys of `rows`, to move the window from either edge.
+    pub(super) keys: Vec<PageKey>,
+    /// Sessions above the window.
+    pub base: usize,
+    /// Key of the row just above the window (`None`: the window starts the list).
+    pub(super) above: Option<PageKey>,
+    /// Key of the next page, if any.
+    pub next: Option<PageKey>,
+    /// A page is being loaded.
+    pub loading: bool,
+    /// What that page is for.
+    pub(super) load: Load,
+    /// The first answer has arrived.
+    pub loaded: bool,
+    /// All sessions in the workspace.
+    pub total: Option<u64>,
+    /// The filter, when one is active.
+    pub filter: Option<Filter>,
+    /// The filter's best matches, from the storage thread; `visible` indexes these instead
+    /// of `rows` while `showing_matches`.
+    pub matches: Vec<SessionSummary>,
+    /// Sanitised display titles, parallel to `matches`.
+    pub match_titles: Vec<String>,
+    /// Sessions matching the filter, all of them (at most
+    /// [`crate::tui::filter::FILTER_ROWS`] are in `matches`).
+    pub matched: usize,
+    /// `visible` shows the filter's matches.
+    pub showing_matches: bool,
+    /// A filter text is on its way: the matches shown answer an earlier one.
+    pub filtering: bool,
+    /// Rows as shown (tree order, or filter matches).
+    pub visible: Vec<Row>,
+    /// Selected index into `visible`.
+    pub selected: usize,
+    /// First row drawn: kept between frames so the list does not jump, moved only as far as
+    /// the selection needs (see [`crate::tui::layout::list_offset`]).
+    pub offset: usize,
+}
+
+impl SessionList {
+    /// The selected session.
+    pub fn current(&self) -> Option<&SessionSummary> {
+        self.visible
+            .get(self.selected)
+            .and_then(|r| self.summary(r))
+    }
+
+    /// The session a visible row shows.
+    pub fn summary(&self, r: &Row) -> Option<&SessionSummary> {
+        if self.showing_matches {
+            self.matches.get(r.idx)
+        } else {
+            self.rows.get(r.idx)
+        }
+    }
+
+    /// The sanitised title of a visible row.
+    pub fn title(&self, r: &Row) -> &str {
+        let titles = if self.showing_matches {
+            &self.match_titles
+        } else {
+            &self.titles
+        };
+        titles.get(r.idx).map_or("", String::as_str)
+    }
+
+    /// Position of a session among the visible rows.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.visible
+            .iter()
+            .position(|r| self.summary(r).is_some_and(|s| s.id == id))
+    }
+
+    /// The filter's text, trimmed ("" without a filter).
+    pub(super) fn filter_text(&self) -> &str {
+        self.filter.as_ref().map_or("", |f| f.input.text.trim())
+    }
+}
+
+/// What the detail pane shows.
+#[derive(Debug)]
+pub struct Detail {
+    pub id: String,
+    /// Header, once loaded.
+    pub header: Option<SessionHeader>,
+    pub progress: PlanProgress,
+    pub assets: Vec<AssetMeta>,
+    /// Selected asset.
+    pub asset_sel: usize,
+    /// Per-turn usage, once loaded.
+    pub usage: Option<Vec<(i64, Usage)>>,
+    /// Usage was asked for.
+    pub usage_requested: bool,
+    /// The transcript window (after the header arrived).
+    pub transcript: Option<Transcript>,
+    /// Scroll of the plan/usage/info tabs.
+    pub scroll: u16,
+    /// Tool calls left without a result when the session stopped (replayed on resume).
+    pub interrupted: Vec<ToolCall>,
+}
+
+impl Detail {
+    pub(super) fn new(id: &str) -> Detail {
+        Detail {
+            id: id.to_string(),
+            header: None,
+            progress: PlanProgress::default(),
+            assets: Vec::new(),
+            asset_sel: 0,
+            interrupted: Vec::new(),
+            usage: None,
+            usage_requested: false,
+            transcript: None,
+            scroll: 0,
+        }
+    }
+}
+
+/// A status-line message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    pub text: String,
+    /// Shown as an error.
+    pub error: bool,
+}
+
+/// "Select this when it arrives": what the user (or another process's write) asked to have
+/// selected once an answer that may hold it comes back. One intent at a time; a newer one
+/// replaces an older, and each is settled by the answer that can satisfy it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum PendingSelection {
+    #[default]
+    None,
+    /// Select this session in the list once a page holding it arrives (the rest of the list
+    /// is loaded if the first pages lack it), and with `message`, that message once the
+    /// session's transcript exists. Resume, new session, fork, search jump.
+    Session { id: String, message: Option<i64> },
+    /// Select this message of the open session once its transcript exists (a search jump
+    /// whose row is already selected).
+    Message { id: String, seq: i64 },
+    /// Select the last row once every page is loaded (`G` before the list was complete).
+    LastRow,
+    /// Another process wrote: the list reloads keeping the selection, then the open session
+    /// refreshes if the list still holds it (a deleted one is not asked for).
+    Reloaded,
+}
+
+/// Requests whose stale answers are dropped: only the latest token per slot counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Slot {
+    List,
+    Detail,
+    Usage,
+    Search,
+    Filter,
+}

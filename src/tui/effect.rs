@@ -1,0 +1,32 @@
+//! What the app asks the outside world to do. [`App`](crate::tui::app::App) never does IO: its
+//! transitions return effects as data, and the event loop (or a test) carries them out and
+//! feeds the answers back (atuin's `fsm/effects.rs` is the model).
+
+use crate::runtime::agent::TurnCommand;
+use crate::tui::worker::Job;
+
+/// One thing to do outside the app.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Storage work for the worker thread; its answer comes back as a
+    /// [`Done`](crate::tui::worker::Done).
+    Storage(Job),
+    /// Something for the agent; what happens comes back as
+    /// [`TurnEvent`](crate::runtime::agent::TurnEvent)s.
+    Turn(TurnEffect),
+}
+
+/// What the app asks of the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnEffect {
+    /// Start a turn in this session with the user's message.
+    Start { session_id: String, text: String },
+    /// Steer the running turn: approve or deny a waiting call, or cancel.
+    Command(TurnCommand),
+}
+
+impl From<Job> for Effect {
+    fn from(job: Job) -> Effect {
+        Effect::Storage(job)
+    }
+}

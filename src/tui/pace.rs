@@ -1,0 +1,133 @@
+//! When the event loop wakes up by itself: the next poll for other processes' writes, the
+//! next redraw of relative times, and while something animates (a streaming turn) the next
+//! frame, at most ~30 a second so a fast stream cannot starve input. Pure: times go in, times
+//! come out, so it is tested without sleeping.
+
+use std::time::{Duration, Instant};
+
+/// How often the loop asks whether another process wrote.
+pub const POLL: Duration = Duration::from_secs(1);
+/// How often an idle screen is redrawn so "5m ago" stays true.
+pub const CLOCK: Duration = Duration::from_secs(30);
+/// The shortest gap between two frames while animating (~30 fps).
+pub const FRAME: Duration = Duration::from_millis(33);
+
+/// The loop's timers.
+#[derive(Debug, Clone, Copy)]
+pub struct Pace {
+    next_poll: Instant,
+    next_clock: Instant,
+    last_frame: Option<Instant>,
+}
+
+impl Pace {
+    pub fn new(now: Instant) -> Pace {
+        Pace {
+            next_poll: now + POLL,
+            next_clock: now + CLOCK,
+            last_frame: None,
+        }
+    }
+
+    pub fn poll_due(&self, now: Instant) -> bool {
+        now >= self.next_poll
+    }
+
+    pub fn polled(&mut self, now: Instant) {
+        self.next_poll = now + POLL;
+    }
+
+    /// Relative times are due for a redraw.
+    pub fn clock_due(&self, now: Instant) -> bool {
+        now >= self.next_clock
+    }
+
+    /// Whether a frame may be drawn now: always when idle (draw as soon as something
+    /// changed), at most every [`FRAME`] while animating.
+    pub fn may_draw(&self, now: Instant, animating: bool) -> bool {
+        !animating || self.last_frame.is_none_or(|t| now >= t + FRAME)
+    }
+
+    pub fn drew(&mut self, now: Instant) {
+        self.last_frame = Some(now);
+        self.next_clock = now + CLOCK;
+    }
+
+    /// When to wake if no message arrives. `dirty`: a change waits to be drawn.
+    pub fn deadline(&self, dirty: bool, animating: bool) -> Instant {
+        let mut at = self.next_poll.min(self.next_clock);
+        if animating {
+            // The next frame: the spinner or stream moves even if no message arrives.
+            let frame = self.last_frame.map_or(at, |t| t + FRAME);
+            at = at.min(frame);
+        } else if dirty && let Some(t) = self.last_frame {
+            at = at.min(t);
+        }
+        at
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_wakes_for_the_poll_then_the_clock() {
+        let t0 = Instant::now();
+        let mut p = Pace::new(t0);
+        p.drew(t0);
+        assert_eq!(p.deadline(false, false), t0 + POLL);
+        assert!(!p.poll_due(t0 + POLL / 2));
+        assert!(p.poll_due(t0 + POLL));
+        p.polled(t0 + POLL);
+        assert_eq!(p.deadline(false, false), t0 + 2 * POLL);
+        assert!(!p.clock_due(t0 + CLOCK - POLL));
+        assert!(p.clock_due(t0 + CLOCK));
+    }
+
+    #[test]
+    fn a_drawn_frame_pushes_the_clock_redraw_back() {
+        let t0 = Instant::now();
+        let mut p = Pace::new(t0);
+        p.drew(t0 + CLOCK - POLL);
+        assert!(!p.clock_due(t0 + CLOCK));
+    }
+
+    #[test]
+    fn animating_caps_frames_at_about_thirty_a_second() {
+        let t0 = Instant::now();
+        let mut p = Pace::new(t0);
+        assert!(p.may_draw(t0, true), "the first frame at once");
+        p.drew(t0);
+        assert!(!p.may_draw(t0 + FRAME / 2, true));
+        assert!(p.may_draw(t0 + FRAME, true));
+        assert_eq!(
+            p.deadline(false, true),
+            t0 + FRAME,
+            "the next frame comes unasked"
+        );
+        assert!(
+            p.may_draw(t0 + Duration::from_millis(1), false),
+            "idle draws at once"
+        );
+        let frames = (0..1000)
+            .map(|ms| t0 + Duration::from_millis(ms))
+            .filter(|&now| {
+                let ok = p.may_draw(now, true);
+                if ok {
+                    p.drew(now);
+                }
+                ok
+            })
+            .count();
+        assert!((28..=31).contains(&frames), "{frames} frames in one second");
+    }
+
+    #[test]
+    fn a_pending_change_wakes_at_once_when_idle() {
+        let t0 = Instant::now();
+        let mut p = Pace::new(t0);
+        p.drew(t0);
+        assert_eq!(p.deadline(true, false), t0);
+    }
+}
