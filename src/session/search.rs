@@ -97,9 +97,9 @@ pub fn register_functions(c: &Connection) -> rusqlite::Result<()> {
 }
 
 /// Turns free text into a safe FTS5 query: every word quoted (a CJK word becomes a phrase of
-/// its characters), the last one a prefix. Control characters (NUL ends the query string
-/// inside FTS5's parser) become spaces.
-pub(crate) fn fts_query(q: &str) -> Option<String> {
+/// its characters), the last one a prefix when `prefix`. Control characters (NUL ends the
+/// query string inside FTS5's parser) become spaces.
+pub(crate) fn fts_query(q: &str, prefix: bool) -> Option<String> {
     let q: String = q
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
@@ -112,7 +112,9 @@ pub(crate) fn fts_query(q: &str) -> Option<String> {
         return None;
     }
     let mut s = words.join(" ");
-    s.push('*');
+    if prefix {
+        s.push('*');
+    }
     Some(s)
 }
 
@@ -129,11 +131,35 @@ pub(crate) fn one_line(s: &str) -> String {
     out
 }
 
-/// One candidate: its index row, how many matches it holds and its length.
+/// One candidate: its index row, how many matches it holds, its length and its snippet.
 struct Candidate {
     rowid: i64,
     hits: f64,
     len: f64,
+    snippet: String,
+}
+
+/// The newest `SEARCH_CANDIDATES + 1` matches of an FTS5 query, newest first. The snippet is
+/// made here, while FTS5 holds the match: asking for it later by rowid makes FTS5 run the
+/// whole query again for each hit.
+fn candidates(c: &Connection, fts: &str) -> Result<Vec<Candidate>> {
+    // `highlight` marks each match with U+E000; the marks are counted, not returned.
+    let mut st = c.prepare_cached(
+        "SELECT rowid, length(h) - length(replace(h, char(57344), '')), length(body), snip
+         FROM (SELECT rowid, body, highlight(message_fts, 0, char(57344), '') AS h,
+                      snippet(message_fts, 0, char(57344), char(57345), '…', 12) AS snip
+               FROM message_fts WHERE message_fts MATCH ?1
+               ORDER BY rowid DESC LIMIT ?2)",
+    )?;
+    let rows = st.query_map(params![fts, SEARCH_CANDIDATES as i64 + 1], |r| {
+        Ok(Candidate {
+            rowid: r.get(0)?,
+            hits: r.get::<_, i64>(1)?.max(1) as f64,
+            len: r.get::<_, i64>(2)?.max(1) as f64,
+            snippet: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// Searches the index. Ranking every match (FTS5's `ORDER BY rank`) costs time in proportion
@@ -145,38 +171,23 @@ struct Candidate {
 /// There is no IDF weight: every candidate holds every word of the query. Snippets are made
 /// for the shown hits only.
 pub(crate) fn search(c: &Connection, query: &str, limit: usize) -> Result<SearchResults> {
-    let Some(fts) = fts_query(query) else {
+    let Some(exact) = fts_query(query, false) else {
         return Ok(SearchResults::default());
     };
-    let mut candidates = Vec::new();
+    // The last word is also a prefix (search as you type), but FTS5 answers a prefix by
+    // merging the posting lists of every word that starts with it before it can return the
+    // newest: only when the words as typed match fewer than the candidates.
+    let mut candidates = candidates(c, &exact)?;
+    if candidates.len() <= SEARCH_CANDIDATES
+        && let Some(prefix) = fts_query(query, true)
     {
-        // `highlight` marks each match with U+E000; the marks are counted, not returned.
-        let mut st = c.prepare_cached(
-            "SELECT rowid, length(h) - length(replace(h, char(57344), '')), length(body)
-             FROM (SELECT rowid, body, highlight(message_fts, 0, char(57344), '') AS h
-                   FROM message_fts WHERE message_fts MATCH ?1
-                   ORDER BY rowid DESC LIMIT ?2)",
-        )?;
-        let rows = st.query_map(params![fts, SEARCH_CANDIDATES as i64 + 1], |r| {
-            Ok(Candidate {
-                rowid: r.get(0)?,
-                hits: r.get::<_, i64>(1)?.max(1) as f64,
-                len: r.get::<_, i64>(2)?.max(1) as f64,
-            })
-        })?;
-        for r in rows {
-            candidates.push(r?);
-        }
+        candidates = self::candidates(c, &prefix)?;
     }
     let more = candidates.len() > SEARCH_CANDIDATES;
     candidates.truncate(SEARCH_CANDIDATES);
     let matched = candidates.len();
     rank(&mut candidates);
     let mut hits = Vec::new();
-    let mut snippet_st = c.prepare_cached(
-        "SELECT snippet(message_fts, 0, char(57344), char(57345), '…', 12)
-         FROM message_fts WHERE message_fts MATCH ?1 AND rowid = ?2",
-    )?;
     // A fork's copies share the source's index row: one hit per message holding the text.
     let mut messages_st = c.prepare_cached(
         "SELECT m.session_id, s.title, s.first_prompt, m.seq, m.role
@@ -187,8 +198,7 @@ pub(crate) fn search(c: &Connection, query: &str, limit: usize) -> Result<Search
         if hits.len() >= limit {
             break;
         }
-        let snippet: String = snippet_st.query_row(params![fts, cand.rowid], |r| r.get(0))?;
-        let snippet = one_line(&snippet);
+        let snippet = one_line(&cand.snippet);
         let rows = messages_st.query_map([cand.rowid], |r| {
             let title: String = r.get(1)?;
             let prompt: String = r.get(2)?;
@@ -250,9 +260,10 @@ mod tests {
 
     #[test]
     fn queries_quote_words_and_drop_controls() {
-        assert_eq!(fts_query("修正").unwrap(), "\"修\u{1f}正\"*");
-        assert_eq!(fts_query("a \"b\"\0").unwrap(), "\"a\" \"\"\"b\"\"\"*");
-        assert_eq!(fts_query(" \t\n"), None);
+        assert_eq!(fts_query("修正", true).unwrap(), "\"修\u{1f}正\"*");
+        assert_eq!(fts_query("a \"b\"\0", true).unwrap(), "\"a\" \"\"\"b\"\"\"*");
+        assert_eq!(fts_query("two words", false).unwrap(), "\"two\" \"words\"");
+        assert_eq!(fts_query(" \t\n", true), None);
     }
 
     #[test]
