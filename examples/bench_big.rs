@@ -147,7 +147,14 @@ impl Tui {
     fn wait(&self, what: &str) -> Instant {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            if self.screen.lock().unwrap().screen().contents().contains(what) {
+            if self
+                .screen
+                .lock()
+                .unwrap()
+                .screen()
+                .contents()
+                .contains(what)
+            {
                 return Instant::now();
             }
             if Instant::now() > deadline {

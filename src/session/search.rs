@@ -261,7 +261,10 @@ mod tests {
     #[test]
     fn queries_quote_words_and_drop_controls() {
         assert_eq!(fts_query("修正", true).unwrap(), "\"修\u{1f}正\"*");
-        assert_eq!(fts_query("a \"b\"\0", true).unwrap(), "\"a\" \"\"\"b\"\"\"*");
+        assert_eq!(
+            fts_query("a \"b\"\0", true).unwrap(),
+            "\"a\" \"\"\"b\"\"\"*"
+        );
         assert_eq!(fts_query("two words", false).unwrap(), "\"two\" \"words\"");
         assert_eq!(fts_query(" \t\n", true), None);
     }

@@ -100,10 +100,14 @@ impl FilterState {
             entries.shrink_to_fit();
             self.corpus = Some((version, entries));
         }
+        let text = text.trim();
         let Some((_, entries)) = &self.corpus else {
             return Ok(Some(FilterResult::default()));
         };
-        let text = text.trim();
+        if text.is_empty() {
+            // Only reading the text ahead of the first key.
+            return Ok(Some(FilterResult::default()));
+        }
         let pattern = Pattern::parse(text, CaseMatching::Ignore, Normalization::Smart);
         let previous = match &self.last {
             Some((prev, positions)) if narrows(prev, text) => Some(positions),

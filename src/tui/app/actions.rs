@@ -139,7 +139,13 @@ impl App {
                 let f = self.list.filter.get_or_insert_with(Filter::default);
                 f.editing = true;
                 self.focus = Focus::List;
-                self.maybe_prefetch()
+                // The storage thread reads the text to match while the first key is typed.
+                vec![self.ask(
+                    None,
+                    Request::Filter {
+                        text: String::new(),
+                    },
+                )]
             }
             Action::Search => {
                 self.overlay = Overlay::Search(SearchState::default());
