@@ -121,14 +121,29 @@ pub fn run(loc: &Location, opts: ListOptions) -> CmdResult {
 
 /// Runs `f` on every summary in list order; a failed write stops the scan and is returned
 /// as it is (a closed pipe stays a quiet success).
-fn each_row(rt: &Sessions, mut f: impl FnMut(&SessionSummary) -> Result<(), Failure>) -> CmdResult {
+fn each_row(rt: &Sessions, f: impl FnMut(&SessionSummary) -> Result<(), Failure>) -> CmdResult {
+    scan(rt, true, f)
+}
+
+/// [`each_row`] in list order, or in storage order (a cheaper scan) for what does not
+/// depend on the order.
+fn scan(
+    rt: &Sessions,
+    ordered: bool,
+    mut f: impl FnMut(&SessionSummary) -> Result<(), Failure>,
+) -> CmdResult {
     let mut failed = None;
-    let scanned = rt.for_each_summary(&query(0), |s| {
+    let mut g = |s: SessionSummary| {
         f(&s).map_err(|e| {
             failed = Some(e);
             StoreError::io("stdout", std::io::Error::other("write failed"))
         })
-    });
+    };
+    let scanned = if ordered {
+        rt.for_each_summary(&query(0), &mut g)
+    } else {
+        rt.for_each_summary_unordered(&mut g)
+    };
     match failed {
         Some(f) => Err(f),
         None => Ok(scanned?),
@@ -167,9 +182,10 @@ fn table_streamed(out: &mut Out, rt: &Sessions) -> Result<bool, Failure> {
         }
     };
     measure(&header(), &mut widths);
-    each_row(rt, |s| {
+    // The title is not padded: its width does not matter.
+    scan(rt, false, |s| {
         any = true;
-        measure(&cells(s, id_len, now), &mut widths);
+        measure(&cells(s, id_len, now, false), &mut widths);
         Ok(())
     })?;
     if !any {
@@ -177,7 +193,7 @@ fn table_streamed(out: &mut Out, rt: &Sessions) -> Result<bool, Failure> {
     }
     let mut w = RowWriter::new(out, &widths);
     w.row(out, &header(), None)?;
-    each_row(rt, |s| w.row(out, &cells(s, id_len, now), Some(s)))?;
+    each_row(rt, |s| w.row(out, &cells(s, id_len, now, true), Some(s)))?;
     Ok(true)
 }
 
@@ -284,13 +300,14 @@ fn header() -> [Cow<'static, str>; 7] {
     HEADER.map(Cow::Borrowed)
 }
 
-/// The cells of one session's line.
-fn cells(s: &SessionSummary, id_len: usize, now: i64) -> [Cow<'_, str>; 7] {
-    let title = sanitize::line(s.display_title());
-    let title = if s.parent_id.is_some() {
-        Cow::Owned(format!("↳ {title}"))
+/// The cells of one session's line (the title left empty without `title`).
+fn cells(s: &SessionSummary, id_len: usize, now: i64, title: bool) -> [Cow<'_, str>; 7] {
+    let title = if !title {
+        Cow::Borrowed("")
+    } else if s.parent_id.is_some() {
+        Cow::Owned(format!("↳ {}", sanitize::line(s.display_title())))
     } else {
-        title
+        sanitize::line(s.display_title())
     };
     let mut tokens = fmt::compact(s.token_input_total);
     tokens.push('/');
@@ -373,7 +390,7 @@ fn table(out: &mut Out, items: &[SessionSummary]) -> CmdResult {
     let id_len = fmt::short_id_len(items.iter().map(|s| s.id.as_str()));
     let mut rows: Vec<[Cow<str>; 7]> = Vec::with_capacity(items.len() + 1);
     rows.push(header());
-    rows.extend(items.iter().map(|s| cells(s, id_len, now)));
+    rows.extend(items.iter().map(|s| cells(s, id_len, now, true)));
     let mut widths = [0; 7];
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r) {

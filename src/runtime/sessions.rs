@@ -98,6 +98,14 @@ impl Sessions {
         self.store.locate(id)
     }
 
+    /// Every summary in storage order, one at a time (for aggregates over the whole list).
+    pub fn for_each_summary_unordered(
+        &self,
+        f: impl FnMut(SessionSummary) -> Result<()>,
+    ) -> Result<()> {
+        self.store.for_each_summary_unordered(f)
+    }
+
     /// Every session id in byte order, one at a time.
     pub fn for_each_id(&self, f: impl FnMut(&str)) -> Result<()> {
         self.store.for_each_id(f)

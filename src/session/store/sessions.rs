@@ -234,6 +234,22 @@ impl Store {
         self.each_summary_row(q, q.limit, |s, _| f(s))
     }
 
+    /// Every summary in storage order, one at a time: a plain scan of the header table,
+    /// cheaper than walking the activity index, for whole-list aggregates (column widths).
+    pub fn for_each_summary_unordered(
+        &self,
+        mut f: impl FnMut(SessionSummary) -> Result<()>,
+    ) -> Result<()> {
+        self.with_conn(|c| {
+            let mut st = c.prepare_cached(&format!("SELECT {SUMMARY_COLS} FROM sessions"))?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                f(summary_from_row(r)??)?;
+            }
+            Ok(())
+        })
+    }
+
     /// Every session id in byte order, one at a time (from the primary-key index alone).
     pub fn for_each_id(&self, mut f: impl FnMut(&str)) -> Result<()> {
         self.with_conn(|c| {
