@@ -290,6 +290,8 @@ fn main() {
         std::thread::sleep(Duration::from_millis(300));
         t.send(b"/");
         t.wait("/ ");
+        // A person takes longer than this between `/` and the first key.
+        std::thread::sleep(Duration::from_millis(200));
         let typed = t.send(filter.as_bytes());
         filter_ms.push(ms(t.wait(&oldest_cut) - typed));
         std::thread::sleep(Duration::from_millis(300));
