@@ -135,8 +135,13 @@ fn the_filter_finds_an_unloaded_session_without_paging_the_list_in() {
         h.app.detail.as_ref().map(|d| d.id.clone()),
         h.app.list.current().map(|s| s.id.clone())
     );
-    // Back to the whole list.
+    // Back to the whole list; the storage thread lets go of the text it kept.
     let jobs = h.press(KeyCode::Esc);
+    assert!(
+        jobs.iter()
+            .any(|j| matches!(j.request, Request::FilterClosed)),
+        "{jobs:?}"
+    );
     run_inline(
         &mut h.app,
         &h.rt,

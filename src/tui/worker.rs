@@ -61,6 +61,8 @@ pub enum Request {
         /// The filter text as typed.
         text: String,
     },
+    /// The filter closed: the text kept for it is let go (memory at 100,000 sessions).
+    FilterClosed,
     /// Full-text search across the workspace.
     Search {
         /// The query as typed.
@@ -126,7 +128,7 @@ impl Request {
             Request::Usage { .. } => Some(2),
             Request::Search { .. } => Some(3),
             Request::Poll => Some(4),
-            Request::Filter { .. } => Some(5),
+            Request::Filter { .. } | Request::FilterClosed => Some(5),
             Request::List { .. }
             | Request::ListAt { .. }
             | Request::Messages { .. }
@@ -267,6 +269,13 @@ fn run(
         filter.invalidate();
     }
     Ok(match request {
+        Request::FilterClosed => {
+            filter.invalidate();
+            Reply::Filter {
+                text: String::new(),
+                result: None,
+            }
+        }
         Request::Filter { text } => {
             let result = filter.run(rt, &text, stale)?;
             Reply::Filter { text, result }
@@ -433,7 +442,7 @@ impl Worker {
     /// Queues a job.
     pub fn send(&self, job: Job) {
         if let Some(tx) = &self.tx {
-            if matches!(job.request, Request::Filter { .. }) {
+            if matches!(job.request, Request::Filter { .. } | Request::FilterClosed) {
                 self.filters.fetch_add(1, Ordering::SeqCst);
             }
             let _ = tx.send(job);

@@ -214,8 +214,9 @@ impl App {
                     return self.sync_detail();
                 }
                 if self.list.filter.is_some() {
-                    self.clear_filter();
-                    return self.sync_detail();
+                    let mut effects = self.clear_filter();
+                    effects.extend(self.sync_detail());
+                    return effects;
                 }
                 if self.focus == Focus::Detail {
                     self.focus = Focus::List;

@@ -89,8 +89,9 @@ impl App {
                     return Vec::new();
                 }
                 KeyCode::Esc => {
-                    self.clear_filter();
-                    return self.sync_detail();
+                    let mut effects = self.clear_filter();
+                    effects.extend(self.sync_detail());
+                    return effects;
                 }
                 KeyCode::Up => return self.move_list(-1),
                 KeyCode::Down => return self.move_list(1),
@@ -159,7 +160,7 @@ impl App {
         let mut effects = Vec::new();
         // Search is global: a filter that hides the session goes, so the list can show it.
         if self.list.filter.is_some() && self.list.position(id).is_none() {
-            self.clear_filter();
+            effects.extend(self.clear_filter());
         }
         let row = self.list.position(id);
         if let Some(pos) = row {

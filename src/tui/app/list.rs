@@ -205,11 +205,12 @@ impl App {
         l.matched = 0;
     }
 
-    /// Removes the filter and its matches.
-    pub(super) fn clear_filter(&mut self) {
+    /// Removes the filter and its matches; the storage thread lets go of the text it kept.
+    pub(super) fn clear_filter(&mut self) -> Vec<Effect> {
         self.list.filter = None;
         self.stop_matching();
         self.rebuild();
+        vec![self.ask(None, Request::FilterClosed)]
     }
 
     /// The filter's matches arrived.
