@@ -59,3 +59,32 @@ fn the_streamed_list_prints_exactly_what_the_collected_list_prints() {
     let v: serde_json::Value = serde_json::from_str(&streamed).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 6);
 }
+
+#[test]
+fn all_workspaces_streamed_prints_what_the_collected_lists_print() {
+    let ws = Ws::new();
+    let all = |extra: &[&str]| {
+        let mut c = ws.cmd();
+        c.args(["--list", "--all-workspaces"]).args(extra);
+        ok_stdout(&mut c)
+    };
+    assert_eq!(all(&[]), all(&["--limit", "1000"]), "no workspace yet");
+    ws.session("First workspace session", 2);
+    let (_other, loc) = ws.sibling();
+    let rt = neocode::runtime::Sessions::open(&loc).unwrap();
+    for t in ["Other one", "Other two"] {
+        rt.new_session(NewSession {
+            title: t.into(),
+            ..NewSession::default()
+        })
+        .unwrap();
+    }
+    let streamed = all(&[]);
+    assert_eq!(streamed, all(&["--limit", "1000"]));
+    assert!(streamed.contains("(2 sessions)") && streamed.contains("(1 session)"));
+    let json = all(&["--json"]);
+    assert_eq!(json, all(&["--json", "--limit", "1000"]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 3);
+    assert!(v[0]["workspace"].is_string());
+}

@@ -153,20 +153,25 @@ fn scan(
 /// The JSON array of every session, one row at a time (the same bytes as
 /// [`Out::json_array`]).
 fn json_streamed(out: &mut Out, rt: &Sessions) -> CmdResult {
-    let mut buf = Vec::with_capacity(1024);
     let mut first = true;
     out.bytes(b"[")?;
+    json_rows(out, rt, None, &mut first)?;
+    out.bytes(if first { b"]\n" } else { b"\n]\n" })
+}
+
+/// A workspace's rows of a JSON array, one object per line; `first` until one is written.
+fn json_rows(out: &mut Out, rt: &Sessions, workspace: Option<&str>, first: &mut bool) -> CmdResult {
+    let mut buf = Vec::with_capacity(1024);
     each_row(rt, |s| {
         buf.clear();
-        serde_json::to_writer(&mut buf, &JsonRow::new(s, None))
+        serde_json::to_writer(&mut buf, &JsonRow::new(s, workspace))
             .map_err(|e| Failure::from(StoreError::io("stdout", std::io::Error::other(e))))?;
         let text = String::from_utf8_lossy(&buf);
-        out.bytes(if first { b"\n" } else { b",\n" })?;
+        out.bytes(if *first { b"\n" } else { b",\n" })?;
         out.bytes(fmt::json_safe(&text).as_bytes())?;
-        first = false;
+        *first = false;
         Ok(())
-    })?;
-    out.bytes(if first { b"]\n" } else { b"\n]\n" })
+    })
 }
 
 /// The table of every session, streamed: a first pass measures the columns, the second
@@ -219,17 +224,53 @@ fn streamed_short_id_len(rt: &Sessions) -> Result<usize, Failure> {
 
 /// `neocode --list --all-workspaces`: every workspace under the home with its root path.
 pub fn run_all(home: &std::path::Path, opts: ListOptions) -> CmdResult {
-    let mut workspaces = Vec::new();
+    // Every workspace opens before anything is printed: one that cannot fails the command.
+    let mut opened = Vec::new();
     for (dir, rt) in Sessions::open_all(home) {
         let rt = rt.map_err(|e| {
             let mut f = Failure::from(e);
             f.lines[0] = format!("{}: {}", sanitize::line(&dir.to_string_lossy()), f.lines[0]);
             f
         })?;
-        let items = rt.list(&query(opts.limit))?.items;
-        workspaces.push((rt.root().to_string_lossy().into_owned(), items));
+        opened.push((rt.root().to_string_lossy().into_owned(), rt));
     }
     let mut out = Out::stdout();
+    if opts.limit == 0 {
+        // Every row: streamed from each workspace in turn, never all in memory.
+        if opts.json {
+            let mut first = true;
+            out.bytes(b"[")?;
+            for (root, rt) in &opened {
+                json_rows(&mut out, rt, Some(root), &mut first)?;
+            }
+            out.bytes(if first { b"]\n" } else { b"\n]\n" })?;
+            return out.finish();
+        }
+        let mut counts = Vec::with_capacity(opened.len());
+        for (_, rt) in &opened {
+            counts.push(rt.count()?);
+        }
+        if counts.iter().all(|&n| n == 0) {
+            return nothing_under(out, home);
+        }
+        let mut first = true;
+        for ((root, rt), n) in opened.iter().zip(counts) {
+            if n == 0 {
+                continue;
+            }
+            if !first {
+                out.line("")?;
+            }
+            first = false;
+            heading(&mut out, root, n as usize)?;
+            table_streamed(&mut out, rt)?;
+        }
+        return out.finish();
+    }
+    let mut workspaces = Vec::new();
+    for (root, rt) in &opened {
+        workspaces.push((root, rt.list(&query(opts.limit))?.items));
+    }
     if opts.json {
         out.json_array(
             workspaces.iter().flat_map(|(root, items)| {
@@ -239,11 +280,7 @@ pub fn run_all(home: &std::path::Path, opts: ListOptions) -> CmdResult {
         return out.finish();
     }
     if workspaces.iter().all(|(_, items)| items.is_empty()) {
-        out.line(&format!(
-            "no sessions yet under {} — run `neocode` in a project to start one",
-            sanitize::line(&home.to_string_lossy())
-        ))?;
-        return out.finish();
+        return nothing_under(out, home);
     }
     let mut first = true;
     for (root, items) in &workspaces {
@@ -254,17 +291,29 @@ pub fn run_all(home: &std::path::Path, opts: ListOptions) -> CmdResult {
             out.line("")?;
         }
         first = false;
-        let n = items.len();
-        let heading = format!(
-            "{}  ({n} session{})",
-            sanitize::line(root),
-            if n == 1 { "" } else { "s" }
-        );
-        let heading = out.paint("1", &heading);
-        out.line(&heading)?;
+        heading(&mut out, root, items.len())?;
         table(&mut out, items)?;
     }
     out.finish()
+}
+
+fn nothing_under(mut out: Out, home: &std::path::Path) -> CmdResult {
+    out.line(&format!(
+        "no sessions yet under {} — run `neocode` in a project to start one",
+        sanitize::line(&home.to_string_lossy())
+    ))?;
+    out.finish()
+}
+
+/// A workspace's heading in `--all-workspaces`: its root and how many sessions it holds.
+fn heading(out: &mut Out, root: &str, n: usize) -> CmdResult {
+    let heading = format!(
+        "{}  ({n} session{})",
+        sanitize::line(root),
+        if n == 1 { "" } else { "s" }
+    );
+    let heading = out.paint("1", &heading);
+    out.line(&heading)
 }
 
 /// Colour of a cell (header row = bold).
