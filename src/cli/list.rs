@@ -10,7 +10,7 @@ use super::{CmdResult, Failure};
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 use crate::session::file::rfc3339;
-use crate::session::{ListQuery, PlanCounts, SessionSummary, StoreError, now_ms};
+use crate::session::{ListNumbers, ListQuery, PlanCounts, SessionSummary, StoreError, now_ms};
 
 /// Options of `--list`.
 #[derive(Debug, Clone, Copy)]
@@ -121,29 +121,14 @@ pub fn run(loc: &Location, opts: ListOptions) -> CmdResult {
 
 /// Runs `f` on every summary in list order; a failed write stops the scan and is returned
 /// as it is (a closed pipe stays a quiet success).
-fn each_row(rt: &Sessions, f: impl FnMut(&SessionSummary) -> Result<(), Failure>) -> CmdResult {
-    scan(rt, true, f)
-}
-
-/// [`each_row`] in list order, or in storage order (a cheaper scan) for what does not
-/// depend on the order.
-fn scan(
-    rt: &Sessions,
-    ordered: bool,
-    mut f: impl FnMut(&SessionSummary) -> Result<(), Failure>,
-) -> CmdResult {
+fn each_row(rt: &Sessions, mut f: impl FnMut(&SessionSummary) -> Result<(), Failure>) -> CmdResult {
     let mut failed = None;
-    let mut g = |s: SessionSummary| {
+    let scanned = rt.for_each_summary(&query(0), |s| {
         f(&s).map_err(|e| {
             failed = Some(e);
             StoreError::io("stdout", std::io::Error::other("write failed"))
         })
-    };
-    let scanned = if ordered {
-        rt.for_each_summary(&query(0), &mut g)
-    } else {
-        rt.for_each_summary_unordered(&mut g)
-    };
+    });
     match failed {
         Some(f) => Err(f),
         None => Ok(scanned?),
@@ -178,36 +163,36 @@ fn json_rows(out: &mut Out, rt: &Sessions, workspace: Option<&str>, first: &mut 
 /// prints. False when there is no session.
 fn table_streamed(out: &mut Out, rt: &Sessions) -> Result<bool, Failure> {
     let now = now_ms();
-    let id_len = streamed_short_id_len(rt)?;
+    let (id_len, longest_id) = streamed_short_id_len(rt)?;
     let mut widths = [0; 7];
-    let mut any = false;
-    let measure = |cells: &[Cow<str>; 7], widths: &mut [usize; 7]| {
-        for (w, c) in widths.iter_mut().zip(cells) {
-            *w = (*w).max(fmt::width(c));
-        }
-    };
-    measure(&header(), &mut widths);
-    // The title is not padded: its width does not matter.
-    scan(rt, false, |s| {
-        any = true;
-        measure(&cells(s, id_len, now, false), &mut widths);
-        Ok(())
-    })?;
-    if !any {
+    for (w, h) in widths.iter_mut().zip(HEADER) {
+        *w = fmt::width(h);
+    }
+    if longest_id == 0 {
         return Ok(false);
     }
+    // Ids are ASCII: the widest shortened id is the longest id cut to `id_len`.
+    widths[0] = widths[0].max(longest_id.min(id_len));
+    // The other padded columns come from the figures alone (the title is not padded).
+    rt.for_each_list_numbers(|n| {
+        for (w, c) in widths[1..6].iter_mut().zip(figures(n, now)) {
+            *w = (*w).max(fmt::width(&c));
+        }
+    })?;
     let mut w = RowWriter::new(out, &widths);
     w.row(out, &header(), None)?;
     each_row(rt, |s| w.row(out, &cells(s, id_len, now, true), Some(s)))?;
     Ok(true)
 }
 
-/// [`fmt::short_id_len`] over every session, from ids streamed in byte order: the longest
-/// prefix shared by neighbours decides.
-fn streamed_short_id_len(rt: &Sessions) -> Result<usize, Failure> {
+/// [`fmt::short_id_len`] over every session, from ids streamed in byte order (the longest
+/// prefix shared by neighbours decides), and the length of the longest id (0: none).
+fn streamed_short_id_len(rt: &Sessions) -> Result<(usize, usize), Failure> {
     let mut len = 8;
+    let mut longest = 0;
     let mut prev = String::new();
     rt.for_each_id(|id| {
+        longest = longest.max(id.chars().count());
         let common = prev
             .bytes()
             .zip(id.bytes())
@@ -219,7 +204,7 @@ fn streamed_short_id_len(rt: &Sessions) -> Result<usize, Failure> {
         prev.clear();
         prev.push_str(id);
     })?;
-    Ok(len)
+    Ok((len, longest))
 }
 
 /// `neocode --list --all-workspaces`: every workspace under the home with its root path.
@@ -358,21 +343,48 @@ fn cells(s: &SessionSummary, id_len: usize, now: i64, title: bool) -> [Cow<'_, s
     } else {
         sanitize::line(s.display_title())
     };
-    let mut tokens = fmt::compact(s.token_input_total);
-    tokens.push('/');
-    tokens.push_str(&fmt::compact(s.token_output_total));
+    let [active, msgs, tokens, plan, _] = figures(
+        &ListNumbers {
+            updated_at_ms: s.updated_at_ms,
+            model: String::new(),
+            message_count: s.message_count,
+            token_input_total: s.token_input_total,
+            token_output_total: s.token_output_total,
+            plan: s.plan,
+        },
+        now,
+    );
+    let model = if s.model.is_empty() {
+        Cow::Borrowed("-")
+    } else {
+        sanitize::line(&s.model)
+    };
     [
         sanitize::line(fmt::short_id(&s.id, id_len)),
-        Cow::Owned(fmt::relative_time(now, s.updated_at_ms, &chrono::Local)),
-        Cow::Owned(s.message_count.to_string()),
+        active,
+        msgs,
+        tokens,
+        plan,
+        model,
+        title,
+    ]
+}
+
+/// The ACTIVE, MSGS, TOKENS, PLAN and MODEL cells of a row.
+fn figures(n: &ListNumbers, now: i64) -> [Cow<'static, str>; 5] {
+    let mut tokens = fmt::compact(n.token_input_total);
+    tokens.push('/');
+    tokens.push_str(&fmt::compact(n.token_output_total));
+    [
+        Cow::Owned(fmt::relative_time(now, n.updated_at_ms, &chrono::Local)),
+        Cow::Owned(n.message_count.to_string()),
         Cow::Owned(tokens),
-        Cow::Owned(fmt::plan_progress(&s.plan)),
-        if s.model.is_empty() {
+        Cow::Owned(fmt::plan_progress(&n.plan)),
+        if n.model.is_empty() {
             Cow::Borrowed("-")
         } else {
-            sanitize::line(&s.model)
+            Cow::Owned(sanitize::line(&n.model).into_owned())
         },
-        title,
     ]
 }
 

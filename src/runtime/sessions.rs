@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::session::file::{self, SessionFile};
 use crate::session::{
-    AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PageKey,
-    PlanProgress, Replacement, Result, SearchHit, SearchResults, Session, SessionHeader,
+    AppendMeta, AssetMeta, ListNumbers, ListPage, ListQuery, Message, NewMessage, NewSession,
+    PageKey, PlanProgress, Replacement, Result, SearchHit, SearchResults, Session, SessionHeader,
     SessionSummary, StateUpdate, StepUpdate, Store,
 };
 
@@ -98,12 +98,10 @@ impl Sessions {
         self.store.locate(id)
     }
 
-    /// Every summary in storage order, one at a time (for aggregates over the whole list).
-    pub fn for_each_summary_unordered(
-        &self,
-        f: impl FnMut(SessionSummary) -> Result<()>,
-    ) -> Result<()> {
-        self.store.for_each_summary_unordered(f)
+    /// The figures of every list row without its text, in storage order (for aggregates over
+    /// the whole list).
+    pub fn for_each_list_numbers(&self, f: impl FnMut(&ListNumbers)) -> Result<()> {
+        self.store.for_each_list_numbers(f)
     }
 
     /// Every session id in byte order, one at a time.

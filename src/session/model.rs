@@ -410,6 +410,24 @@ pub struct PlanCounts {
     pub total: u64,
 }
 
+/// The figures of a list row without its text ([`crate::session::Store::for_each_list_numbers`]):
+/// what whole-list aggregates such as column widths need.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ListNumbers {
+    /// Last activity, ms since the epoch.
+    pub updated_at_ms: i64,
+    /// Model.
+    pub model: String,
+    /// Messages stored.
+    pub message_count: u64,
+    /// Input token total.
+    pub token_input_total: u64,
+    /// Output token total.
+    pub token_output_total: u64,
+    /// Plan progress counts.
+    pub plan: PlanCounts,
+}
+
 /// A whole session: header, plan progress and messages.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Session {

@@ -234,19 +234,35 @@ impl Store {
         self.each_summary_row(q, q.limit, |s, _| f(s))
     }
 
-    /// Every summary in storage order, one at a time: a plain scan of the header table,
-    /// cheaper than walking the activity index, for whole-list aggregates (column widths).
-    pub fn for_each_summary_unordered(
-        &self,
-        mut f: impl FnMut(SessionSummary) -> Result<()>,
-    ) -> Result<()> {
+    /// The figures of every list row without its text, in storage order (a plain scan of
+    /// the header table, cheaper than the activity order): for whole-list aggregates such as
+    /// column widths.
+    pub fn for_each_list_numbers(&self, mut f: impl FnMut(&ListNumbers)) -> Result<()> {
         self.with_conn(|c| {
-            let mut st = c.prepare_cached(&format!("SELECT {SUMMARY_COLS} FROM sessions"))?;
-            let mut rows = st.query([])?;
-            while let Some(r) = rows.next()? {
-                f(summary_from_row(r)??)?;
-            }
-            Ok(())
+            scan_with_small_cache(c, |c| {
+                let mut st = c.prepare_cached(
+                    "SELECT updated_at_ms, model, message_count, token_input_total,
+                            token_output_total, plan_done, plan_failed, plan_total
+                     FROM sessions",
+                )?;
+                let mut rows = st.query([])?;
+                let mut n = ListNumbers::default();
+                while let Some(r) = rows.next()? {
+                    n.updated_at_ms = r.get(0)?;
+                    n.model.clear();
+                    n.model.push_str(r.get_ref(1)?.as_str().unwrap_or_default());
+                    n.message_count = r.get::<_, i64>(2)? as u64;
+                    n.token_input_total = r.get::<_, i64>(3)? as u64;
+                    n.token_output_total = r.get::<_, i64>(4)? as u64;
+                    n.plan = PlanCounts {
+                        done: r.get::<_, i64>(5)? as u64,
+                        failed: r.get::<_, i64>(6)? as u64,
+                        total: r.get::<_, i64>(7)? as u64,
+                    };
+                    f(&n);
+                }
+                Ok(())
+            })
         })
     }
 
@@ -309,13 +325,20 @@ impl Store {
             sql.push_str(&format!(" LIMIT {limit}"));
         }
         self.with_conn(|c| {
-            let mut st = c.prepare_cached(&sql)?;
-            let mut rows = st.query(rusqlite::params_from_iter(args.iter()))?;
-            while let Some(r) = rows.next()? {
-                let summary = summary_from_row(r)??;
-                f(summary, r.get::<_, i64>(18)?)?;
+            let mut run = |c: &Connection| -> Result<()> {
+                let mut st = c.prepare_cached(&sql)?;
+                let mut rows = st.query(rusqlite::params_from_iter(args.iter()))?;
+                while let Some(r) = rows.next()? {
+                    let summary = summary_from_row(r)??;
+                    f(summary, r.get::<_, i64>(18)?)?;
+                }
+                Ok(())
+            };
+            if limit == 0 {
+                scan_with_small_cache(c, run)
+            } else {
+                run(c)
             }
-            Ok(())
         })
     }
 
@@ -440,6 +463,16 @@ fn parse_status(session_id: &str, s: &str) -> Result<Status> {
         column: "status",
         detail: format!("unknown status '{s}'"),
     })
+}
+
+/// Runs a scan of the whole header table with a small page cache: every page is read once,
+/// and the connection's usual 16 MiB cache would only hold on to them (at 100,000 sessions
+/// that cache was most of `--list`'s memory).
+fn scan_with_small_cache<T>(c: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    c.pragma_update(None, "cache_size", -1024)?;
+    let out = f(c);
+    c.pragma_update(None, "cache_size", -16384)?;
+    out
 }
 
 fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<Result<SessionSummary>> {
