@@ -483,6 +483,24 @@ pub struct PlanCounts {
     pub total: u64,
 }
 
+/// The figures of a list row without its text ([`crate::session::Store::for_each_list_numbers`]):
+/// what whole-list aggregates such as column widths need.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ListNumbers {
+    /// Last activity, ms since the epoch.
+    pub updated_at_ms: i64,
+    /// Model.
+    pub model: String,
+    /// Messages stored.
+    pub message_count: u64,
+    /// Input token total.
+    pub token_input_total: u64,
+    /// Output token total.
+    pub token_output_total: u64,
+    /// Plan progress counts.
+    pub plan: PlanCounts,
+}
+
 /// A whole session: header, plan progress and messages.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Session {
@@ -594,8 +612,14 @@ pub struct ListQuery {
     pub statuses: Vec<Status>,
     /// Rows per page (0 = all).
     pub limit: usize,
-    /// Continue after this key (from [`ListPage::next`]).
+    /// Continue after this key (from [`ListPage::next`], a key in [`ListPage::keys`], or
+    /// [`ListPage::above`] to read again from a page's first row).
     pub after: Option<PageKey>,
+    /// The rows just before this key instead (newer activity), still returned newest first:
+    /// scrolling a window of the list upwards.
+    pub before: Option<PageKey>,
+    /// The last rows of the list (the oldest), returned newest first.
+    pub from_end: bool,
 }
 
 /// Where a list page ended: activity time and insertion position of its last row. Opaque to
@@ -613,4 +637,11 @@ pub struct ListPage {
     pub items: Vec<SessionSummary>,
     /// Key for the next page, if there is one.
     pub next: Option<PageKey>,
+    /// Key of every row, parallel to `items` (a window over the list keeps them to move on
+    /// from either end).
+    pub keys: Vec<PageKey>,
+    /// Pages read upwards ([`ListQuery::before`], [`ListQuery::from_end`]): the key of the
+    /// row just above the page (`after` it re-reads from the page's first row); `None` when
+    /// the page starts the list.
+    pub above: Option<PageKey>,
 }

@@ -9,7 +9,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 use super::error::{Result, StoreError};
 
 /// Newest schema version this binary reads and writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Forward migrations: entry `i` moves a database from version `i` to `i + 1`.
 pub const MIGRATIONS: &[&str] = &[
@@ -162,6 +162,19 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE messages ADD COLUMN injected INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE messages ADD COLUMN metadata_json TEXT;
     "#,
+    // 3 -> 4: CJK words and emoji become searchable. The index keeps symbols (`So`: emoji)
+    // as tokens, and indexed text carries a separator around each CJK character and symbol
+    // (`neocode_index_text`, registered on every connection; see src/session/search.rs), so
+    // the whole index is rebuilt from the text it stores. Row ids are kept: messages' fts_id
+    // stay valid.
+    r#"
+    CREATE VIRTUAL TABLE message_fts_rebuilt USING fts5(body,
+        tokenize = "unicode61 remove_diacritics 2 categories 'L* N* Co So'");
+    INSERT INTO message_fts_rebuilt (rowid, body)
+        SELECT rowid, neocode_index_text(body) FROM message_fts;
+    DROP TABLE message_fts;
+    ALTER TABLE message_fts_rebuilt RENAME TO message_fts;
+    "#,
 ];
 
 /// Maps SQLite's "not a database" and "corrupt" codes to [`StoreError::Corrupt`].
@@ -217,6 +230,7 @@ pub(crate) fn open_connection(path: &Path, create: bool, root: &Path) -> Result<
     // touches more pages than that, and spilling them mid-transaction dominated its cost.
     conn.pragma_update(None, "cache_size", -16384)
         .map_err(|e| classify(path, e))?;
+    super::search::register_functions(&conn).map_err(|e| classify(path, e))?;
     if version < SCHEMA_VERSION {
         migrate(&conn, path, root)?;
     }

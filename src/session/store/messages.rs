@@ -180,6 +180,7 @@ pub(super) fn insert_message(
     };
     let meta = to_json_opt(m.tool_metadata.as_ref());
     let body = search_body(m);
+    let body = crate::session::search::index_text(&body);
     let fts_id = if body.is_empty() {
         None
     } else {

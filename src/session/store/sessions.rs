@@ -187,6 +187,133 @@ impl Store {
 
     /// Lists session summaries from the header table alone, newest activity first.
     pub fn list(&self, q: &ListQuery) -> Result<ListPage> {
+        let mut items = Vec::new();
+        let mut keys = Vec::new();
+        // One row past the page tells whether there is more beyond it.
+        let fetch = if q.limit > 0 { q.limit + 1 } else { 0 };
+        self.each_summary_row(q, fetch, |summary, rowid| {
+            keys.push(PageKey {
+                updated_at_ms: summary.updated_at_ms,
+                rowid,
+            });
+            items.push(summary);
+            Ok(())
+        })?;
+        let more = q.limit > 0 && items.len() > q.limit;
+        if more {
+            items.truncate(q.limit);
+        }
+        let beyond = if more { keys.pop() } else { None };
+        if q.before.is_some() || q.from_end {
+            // Read upwards (oldest first): turn the page the right way round.
+            items.reverse();
+            keys.reverse();
+            return Ok(ListPage {
+                items,
+                next: None,
+                keys,
+                above: beyond,
+            });
+        }
+        let next = if more { keys.last().cloned() } else { None };
+        Ok(ListPage {
+            items,
+            next,
+            keys,
+            above: None,
+        })
+    }
+
+    /// Where a session stands in the list: a key that starts a page at it (for
+    /// [`ListQuery::after`]) and the number of sessions above it. `None` if it does not exist.
+    pub fn locate(&self, session_id: &str) -> Result<Option<(PageKey, u64)>> {
+        self.with_conn(|c| {
+            let Some((at, rowid)) = c
+                .query_row(
+                    "SELECT updated_at_ms, rowid FROM sessions WHERE id = ?1",
+                    [session_id],
+                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+                )
+                .optional()?
+            else {
+                return Ok(None);
+            };
+            let above: i64 = c.query_row(
+                "SELECT count(*) FROM sessions
+                 WHERE updated_at_ms > ?1 OR (updated_at_ms = ?1 AND rowid > ?2)",
+                params![at, rowid],
+                |r| r.get(0),
+            )?;
+            let key = PageKey {
+                updated_at_ms: at,
+                rowid: rowid + 1,
+            };
+            Ok(Some((key, above as u64)))
+        })
+    }
+
+    /// The rows [`Store::list`] would return, handed to `f` one at a time in list order and
+    /// never held together: memory stays flat however many sessions there are.
+    pub fn for_each_summary(
+        &self,
+        q: &ListQuery,
+        mut f: impl FnMut(SessionSummary) -> Result<()>,
+    ) -> Result<()> {
+        self.each_summary_row(q, q.limit, |s, _| f(s))
+    }
+
+    /// The figures of every list row without its text, in storage order (a plain scan of
+    /// the header table, cheaper than the activity order): for whole-list aggregates such as
+    /// column widths.
+    pub fn for_each_list_numbers(&self, mut f: impl FnMut(&ListNumbers)) -> Result<()> {
+        self.with_conn(|c| {
+            scan_with_small_cache(c, |c| {
+                let mut st = c.prepare_cached(
+                    "SELECT updated_at_ms, model, message_count, token_input_total,
+                            token_output_total, plan_done, plan_failed, plan_total
+                     FROM sessions",
+                )?;
+                let mut rows = st.query([])?;
+                let mut n = ListNumbers::default();
+                while let Some(r) = rows.next()? {
+                    n.updated_at_ms = r.get(0)?;
+                    n.model.clear();
+                    n.model.push_str(r.get_ref(1)?.as_str().unwrap_or_default());
+                    n.message_count = r.get::<_, i64>(2)? as u64;
+                    n.token_input_total = r.get::<_, i64>(3)? as u64;
+                    n.token_output_total = r.get::<_, i64>(4)? as u64;
+                    n.plan = PlanCounts {
+                        done: r.get::<_, i64>(5)? as u64,
+                        failed: r.get::<_, i64>(6)? as u64,
+                        total: r.get::<_, i64>(7)? as u64,
+                    };
+                    f(&n);
+                }
+                Ok(())
+            })
+        })
+    }
+
+    /// Every session id in byte order, one at a time (from the primary-key index alone).
+    pub fn for_each_id(&self, mut f: impl FnMut(&str)) -> Result<()> {
+        self.with_conn(|c| {
+            let mut st = c.prepare_cached("SELECT id FROM sessions ORDER BY id")?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                f(r.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?);
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs the list query (at most `limit` rows, 0 = all) and hands each summary with its
+    /// rowid to `f`.
+    fn each_summary_row(
+        &self,
+        q: &ListQuery,
+        limit: usize,
+        mut f: impl FnMut(SessionSummary, i64) -> Result<()>,
+    ) -> Result<()> {
         let mut sql = format!("SELECT {SUMMARY_COLS}, rowid FROM sessions WHERE 1=1");
         let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
         if let Some(text) = q.text.as_deref().filter(|t| !t.is_empty()) {
@@ -209,34 +336,37 @@ impl Store {
             args.push(Box::new(k.updated_at_ms));
             args.push(Box::new(k.rowid));
         }
-        // Ties in activity time go to the later-created session (insertion order).
-        sql.push_str(" ORDER BY updated_at_ms DESC, rowid DESC");
-        if q.limit > 0 {
-            sql.push_str(&format!(" LIMIT {}", q.limit + 1));
+        if let Some(k) = &q.before {
+            sql.push_str(" AND (updated_at_ms > ? OR (updated_at_ms = ? AND rowid > ?))");
+            args.push(Box::new(k.updated_at_ms));
+            args.push(Box::new(k.updated_at_ms));
+            args.push(Box::new(k.rowid));
+        }
+        // Ties in activity time go to the later-created session (insertion order). Pages
+        // read upwards walk the same index the other way.
+        if q.before.is_some() || q.from_end {
+            sql.push_str(" ORDER BY updated_at_ms ASC, rowid ASC");
+        } else {
+            sql.push_str(" ORDER BY updated_at_ms DESC, rowid DESC");
+        }
+        if limit > 0 {
+            sql.push_str(&format!(" LIMIT {limit}"));
         }
         self.with_conn(|c| {
-            let mut st = c.prepare_cached(&sql)?;
-            let rows = st.query_map(rusqlite::params_from_iter(args.iter()), |r| {
-                Ok((summary_from_row(r)?, r.get::<_, i64>("rowid")?))
-            })?;
-            let mut items = Vec::new();
-            let mut last_rowid = 0;
-            for r in rows {
-                let (summary, rowid) = r?;
-                items.push(summary?);
-                if q.limit == 0 || items.len() <= q.limit {
-                    last_rowid = rowid;
+            let mut run = |c: &Connection| -> Result<()> {
+                let mut st = c.prepare_cached(&sql)?;
+                let mut rows = st.query(rusqlite::params_from_iter(args.iter()))?;
+                while let Some(r) = rows.next()? {
+                    let summary = summary_from_row(r)??;
+                    f(summary, r.get::<_, i64>("rowid")?)?;
                 }
+                Ok(())
+            };
+            if limit == 0 {
+                scan_with_small_cache(c, run)
+            } else {
+                run(c)
             }
-            let mut next = None;
-            if q.limit > 0 && items.len() > q.limit {
-                items.truncate(q.limit);
-                next = items.last().map(|s: &SessionSummary| PageKey {
-                    updated_at_ms: s.updated_at_ms,
-                    rowid: last_rowid,
-                });
-            }
-            Ok(ListPage { items, next })
         })
     }
 
@@ -409,6 +539,16 @@ fn parse_status(session_id: &str, s: &str) -> Result<Status> {
         column: "status",
         detail: format!("unknown status '{s}'"),
     })
+}
+
+/// Runs a scan of the whole header table with a small page cache: every page is read once,
+/// and the connection's usual 16 MiB cache would only hold on to them (at 100,000 sessions
+/// that cache was most of `--list`'s memory).
+fn scan_with_small_cache<T>(c: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    c.pragma_update(None, "cache_size", -1024)?;
+    let out = f(c);
+    c.pragma_update(None, "cache_size", -16384)?;
+    out
 }
 
 fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<Result<SessionSummary>> {
