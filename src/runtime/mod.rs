@@ -4,8 +4,10 @@
 //! loop, tools, ledger) lives beside it in this folder.
 
 pub mod agent;
+pub mod context;
 pub mod dangling;
 pub mod decide;
+pub mod mcp;
 pub mod sessions;
 pub mod tools;
 
