@@ -1,5 +1,6 @@
 //! clap definitions of the command line.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -154,6 +155,32 @@ pub enum Command {
         /// Shell.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
+    },
+    /// Internal: the command sandbox's helper, which confines itself and then runs the
+    /// command (docs/SECURITY.md).
+    #[command(name = "__sandbox-exec", hide = true)]
+    SandboxExec {
+        /// Print what the kernel enforces and exit.
+        #[arg(long)]
+        probe: bool,
+        /// Workspace root (writable).
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+        /// Private temporary folder (writable).
+        #[arg(long, value_name = "DIR")]
+        tmp: Option<PathBuf>,
+        /// Write nowhere.
+        #[arg(long)]
+        read_only: bool,
+        /// Leave the network open.
+        #[arg(long)]
+        network: bool,
+        /// Refuse to run unless every rule is enforced.
+        #[arg(long)]
+        require_full: bool,
+        /// The program and its arguments, after `--`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        command: Vec<OsString>,
     },
     /// Open the TUI on a throwaway workspace filled with demo sessions.
     #[command(after_help = "Examples:\n  neocode demo\n  neocode demo --keep")]

@@ -17,6 +17,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use crate::runtime::tools::sandbox;
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 use crate::session::StoreError;
@@ -128,6 +129,27 @@ fn location(cli: &Cli) -> Result<Location, Failure> {
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> CmdResult {
+    // The sandbox helper runs before anything looks at the workspace or the home.
+    if let Some(Command::SandboxExec {
+        probe,
+        root,
+        tmp,
+        read_only,
+        network,
+        require_full,
+        command,
+    }) = cli.command
+    {
+        return sandbox_exec(sandbox::HelperArgs {
+            probe,
+            root,
+            tmp,
+            read_only,
+            network,
+            require_full,
+            command,
+        });
+    }
     if let Some(cmd) = &cli.command {
         let flag = if cli.list {
             Some("--list")
@@ -166,6 +188,7 @@ pub fn run(cli: Cli) -> CmdResult {
             search::run(&location(&cli)?, query, *json, *limit)
         }
         Some(Command::Completions { shell }) => completions(*shell),
+        Some(Command::SandboxExec { .. }) => Ok(()),
         None if cli.list => {
             let opts = list::ListOptions {
                 json: cli.json,
@@ -197,6 +220,23 @@ pub fn run(cli: Cli) -> CmdResult {
     }
 }
 
+/// `neocode __sandbox-exec`: confines itself, then execs the command (returns only when it
+/// did not).
+fn sandbox_exec(args: sandbox::HelperArgs) -> CmdResult {
+    let code = sandbox::helper_main(args);
+    match u8::try_from(code) {
+        Ok(0) => Ok(()),
+        Ok(c) => Err(Failure {
+            code: c,
+            lines: Vec::new(),
+        }),
+        Err(_) => Err(Failure {
+            code: 1,
+            lines: Vec::new(),
+        }),
+    }
+}
+
 fn cmd_name(cmd: &Command) -> &'static str {
     match cmd {
         Command::Show { .. } => "show",
@@ -208,6 +248,7 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Search { .. } => "search",
         Command::Completions { .. } => "completions",
         Command::Demo { .. } => "demo",
+        Command::SandboxExec { .. } => "__sandbox-exec",
     }
 }
 

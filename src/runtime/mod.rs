@@ -4,10 +4,13 @@
 //! loop, tools, ledger) lives beside it in this folder.
 
 pub mod agent;
+pub mod config;
 pub mod context;
 pub mod dangling;
 pub mod decide;
 pub mod mcp;
+pub mod provider;
+pub mod scripted;
 pub mod sessions;
 pub mod tools;
 

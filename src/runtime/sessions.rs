@@ -157,6 +157,18 @@ impl Sessions {
         self.locked(id, |s| s.append_messages(id, messages, meta))
     }
 
+    /// Appends messages and changes header state (status, ledger, title) in one transaction:
+    /// the agent's append points.
+    pub fn append_with_state(
+        &self,
+        id: &str,
+        messages: &[NewMessage],
+        meta: &AppendMeta,
+        update: &StateUpdate,
+    ) -> Result<Vec<i64>> {
+        self.locked(id, |s| s.append_with_state(id, messages, meta, update))
+    }
+
     /// Changes header state.
     pub fn update_state(&self, id: &str, update: &StateUpdate) -> Result<()> {
         self.locked(id, |s| s.update_state(id, update))

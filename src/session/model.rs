@@ -302,6 +302,10 @@ pub struct RuntimeLedger {
     /// Why it stopped, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub termination: Option<String>,
+    /// Tools the user allowed "always" for this session (seed 000 §3.4 extension state):
+    /// they run without asking, also after a restart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approved_tools: Vec<String>,
 }
 
 /// A session header: everything about a session except its messages.

@@ -4,9 +4,29 @@
 //! One event type, three consumers: the TUI, `neocode run` and `neocode bridge` only read
 //! [`TurnEvent`]s and send [`TurnCommand`]s; none of them knows how a turn works.
 
-use crate::session::{ToolCall, Usage};
+pub mod approval;
+pub mod compact;
+pub mod context;
+pub mod lease;
+pub mod ledger;
+mod turn;
 
-use super::tools::ToolKind;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::thread::JoinHandle;
+
+use serde_json::{Value, json};
+
+use crate::session::{AppendMeta, NewSession, RuntimeLimits, StoreError, ToolCall, Usage};
+
+use super::Sessions;
+use super::config::{ApprovalPolicy, ProviderStatus, Settings};
+use super::provider::{OpenAi, Provider, ProviderError};
+use super::tools::{CancelFlag, ToolKind};
+
+pub use compact::Compacted;
+pub use lease::{Lease, LeaseError};
+pub use turn::title_from;
 
 /// Something that happened in a running turn, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,4 +132,417 @@ pub enum TurnCommand {
     },
     /// Stop the turn: the stream stops, running commands are killed, what arrived is kept.
     Cancel,
+}
+
+/// Makes the provider a turn talks to (called on the turn's thread).
+pub type ProviderFactory = Arc<dyn Fn() -> Result<Box<dyn Provider>, ProviderError> + Send + Sync>;
+
+/// Which session a turn runs in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A new session.
+    New,
+    /// An existing session (full id, unique prefix, or `last`).
+    Resume(String),
+}
+
+/// What to start.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TurnRequest {
+    /// The user's message; `None` continues (answers interrupted calls, or a user message that
+    /// never got its reply).
+    pub prompt: Option<String>,
+    /// Limits the user set for this run (flags): an explicit action, so they replace the
+    /// stored ones. Unset ones stay.
+    pub limits: RuntimeLimits,
+    /// Approval policy for this run (default: from the settings).
+    pub approval: Option<ApprovalPolicy>,
+}
+
+#[allow(clippy::derivable_impls)]
+impl Default for Target {
+    fn default() -> Target {
+        Target::New
+    }
+}
+
+/// A turn that could not start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartError {
+    /// `config` (no provider), `busy` (another process runs the session), `not_found`,
+    /// `usage` (ambiguous id ...), `store`.
+    pub code: &'static str,
+    /// What to do, in words; never contains the key.
+    pub message: String,
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for StartError {}
+
+impl From<StoreError> for StartError {
+    fn from(e: StoreError) -> StartError {
+        StartError {
+            code: if e.is_usage() { "usage" } else { "store" },
+            message: e.to_string(),
+        }
+    }
+}
+
+/// A running turn: read [`TurnEvent`]s, send [`TurnCommand`]s. The last event is
+/// [`TurnEvent::Finished`].
+pub struct TurnHandle {
+    /// The session the turn runs in.
+    pub session_id: String,
+    /// Events, in order.
+    pub events: Receiver<TurnEvent>,
+    /// Commands (approve, deny, cancel).
+    pub commands: Sender<TurnCommand>,
+    cancel: CancelFlag,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl TurnHandle {
+    /// Cancels the turn (same as sending [`TurnCommand::Cancel`], usable from a signal path).
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+        let _ = self.commands.send(TurnCommand::Cancel);
+    }
+
+    /// A clone of the turn's cancel flag.
+    pub fn cancel_flag(&self) -> CancelFlag {
+        self.cancel.clone()
+    }
+
+    /// Waits for the turn's thread to end.
+    pub fn join(mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Starts turns on a workspace's sessions.
+#[derive(Clone)]
+pub struct Agent {
+    sessions: Sessions,
+    settings: Settings,
+    factory: ProviderFactory,
+}
+
+impl Agent {
+    /// An agent using the OpenAI-compatible provider from `settings`.
+    pub fn new(sessions: Sessions, settings: Settings) -> Agent {
+        let s = settings.clone();
+        let factory: ProviderFactory = Arc::new(move || {
+            let o = s.openai().map_err(|m| ProviderError {
+                kind: super::provider::ErrorKind::Protocol,
+                message: m,
+                partial: None,
+            })?;
+            Ok(Box::new(OpenAi::new(o)?) as Box<dyn Provider>)
+        });
+        Agent {
+            sessions,
+            settings,
+            factory,
+        }
+    }
+
+    /// An agent with another provider (tests, demos).
+    pub fn with_provider(
+        sessions: Sessions,
+        settings: Settings,
+        factory: ProviderFactory,
+    ) -> Agent {
+        Agent {
+            sessions,
+            settings,
+            factory,
+        }
+    }
+
+    /// Whether sending works, or exactly which setting is missing.
+    pub fn provider_status(&self) -> ProviderStatus {
+        self.settings.provider_status()
+    }
+
+    /// The sessions.
+    pub fn sessions(&self) -> &Sessions {
+        &self.sessions
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    fn meta(&self) -> AppendMeta {
+        let model = match self.settings.provider_status() {
+            ProviderStatus::Ready { model, .. } => Some(model),
+            ProviderStatus::Missing(_) => None,
+        };
+        AppendMeta {
+            provider: Some("openai".into()),
+            model,
+            workdir: Some(self.sessions.root().display().to_string()),
+        }
+    }
+
+    fn check_provider(&self) -> Result<(), StartError> {
+        match self.settings.provider_status() {
+            ProviderStatus::Ready { .. } => Ok(()),
+            ProviderStatus::Missing(m) => Err(StartError {
+                code: "config",
+                message: m,
+            }),
+        }
+    }
+
+    fn lease(&self, id: &str) -> Result<Lease, StartError> {
+        Lease::acquire(self.sessions.data_dir(), id).map_err(|e| match e {
+            LeaseError::Busy { pid } => StartError {
+                code: "busy",
+                message: match pid {
+                    Some(p) => format!("session {id} is running in pid {p}"),
+                    None => format!("session {id} is running in another process"),
+                },
+            },
+            LeaseError::Io(m) => StartError {
+                code: "store",
+                message: m,
+            },
+        })
+    }
+
+    /// Starts a turn. Fails before anything is written when no provider is configured, the
+    /// session is unknown, or another process runs it.
+    pub fn start(&self, target: Target, req: TurnRequest) -> Result<TurnHandle, StartError> {
+        self.check_provider()?;
+        let meta = self.meta();
+        let (id, lease) = match target {
+            Target::Resume(key) => {
+                let id = self.sessions.resolve(&key)?;
+                let lease = self.lease(&id)?;
+                (id, lease)
+            }
+            Target::New => {
+                let h = self.sessions.new_session(NewSession {
+                    provider: meta.provider.clone().unwrap_or_default(),
+                    model: meta.model.clone().unwrap_or_default(),
+                    workdir: meta.workdir.clone().unwrap_or_default(),
+                    ..NewSession::default()
+                })?;
+                let lease = self.lease(&h.id)?;
+                (h.id, lease)
+            }
+        };
+        let header = self.sessions.header(&id)?;
+        // Resume restores the ledger, never recreates it: a restart cannot bypass a budget.
+        let mut ledger = header
+            .ledger
+            .clone()
+            .unwrap_or_else(|| ledger::fresh(&self.settings.limits));
+        ledger::apply_user_limits(&mut ledger, &req.limits);
+        ledger.termination = None;
+
+        let (ev_tx, ev_rx) = channel();
+        let (front_tx, front_rx) = channel::<TurnCommand>();
+        let (inner_tx, inner_rx) = channel();
+        let cancel = CancelFlag::default();
+        // Cancel must act while the turn thread is blocked in a stream or a command, so a relay
+        // raises the flag at once and forwards everything else.
+        let c = cancel.clone();
+        std::thread::Builder::new()
+            .name("turn-commands".into())
+            .spawn(move || {
+                for cmd in front_rx {
+                    if cmd == TurnCommand::Cancel {
+                        c.cancel();
+                    }
+                    if inner_tx.send(cmd).is_err() {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| StartError {
+                code: "store",
+                message: format!("cannot start a thread: {e}"),
+            })?;
+        let _ = ev_tx.send(TurnEvent::Started {
+            session_id: id.clone(),
+        });
+        let sessions = self.sessions.clone();
+        let settings = self.settings.clone();
+        let factory = self.factory.clone();
+        let policy = req.approval.unwrap_or(settings.approval);
+        let sid = id.clone();
+        let cancel2 = cancel.clone();
+        let thread = std::thread::Builder::new()
+            .name("turn".into())
+            .spawn(move || {
+                let provider = match factory() {
+                    Ok(p) => p,
+                    Err(e) => {
+                        let _ = ev_tx.send(TurnEvent::Finished {
+                            reason: FinishReason::Failed {
+                                code: "config".into(),
+                                message: e.message,
+                            },
+                            usage: Usage::default(),
+                        });
+                        return;
+                    }
+                };
+                let t = turn::Turn {
+                    sessions,
+                    settings,
+                    session_id: sid,
+                    provider,
+                    events: ev_tx,
+                    commands: inner_rx,
+                    cancel: cancel2,
+                    ledger,
+                    policy,
+                    usage: Usage::default(),
+                    meta,
+                    lease: Some(lease),
+                };
+                t.run(req.prompt);
+            })
+            .map_err(|e| StartError {
+                code: "store",
+                message: format!("cannot start a thread: {e}"),
+            })?;
+        Ok(TurnHandle {
+            session_id: id,
+            events: ev_rx,
+            commands: front_tx,
+            cancel,
+            thread: Some(thread),
+        })
+    }
+
+    /// Compacts a session now (`neocode compact`, the TUI's `/compact`). Blocks; fails without
+    /// changing anything when the summary cannot be made or the session is running.
+    pub fn compact(&self, key: &str) -> Result<Compacted, StartError> {
+        self.check_provider()?;
+        let id = self.sessions.resolve(key)?;
+        let _lease = self.lease(&id)?;
+        let mut provider = (self.factory)().map_err(|e| StartError {
+            code: "config",
+            message: e.message,
+        })?;
+        let c = compact::compact_with(
+            &self.sessions,
+            &id,
+            provider.as_mut(),
+            &CancelFlag::default(),
+            &self.meta(),
+        )
+        .map_err(|m| StartError {
+            code: "provider",
+            message: m,
+        })?;
+        let header = self.sessions.header(&id)?;
+        let mut ledger = header
+            .ledger
+            .unwrap_or_else(|| ledger::fresh(&self.settings.limits));
+        ledger.usage.input_tokens += c.usage.input_tokens;
+        ledger.usage.output_tokens += c.usage.output_tokens;
+        self.sessions.update_state(
+            &id,
+            &crate::session::StateUpdate {
+                ledger: Some(Some(ledger)),
+                ..Default::default()
+            },
+        )?;
+        Ok(c)
+    }
+}
+
+impl FinishReason {
+    /// `completed`, `cancelled`, `limit_reached` or `failed`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            FinishReason::Completed => "completed",
+            FinishReason::Cancelled => "cancelled",
+            FinishReason::LimitReached(_) => "limit_reached",
+            FinishReason::Failed { .. } => "failed",
+        }
+    }
+}
+
+fn kind_str(k: ToolKind) -> &'static str {
+    match k {
+        ToolKind::Read => "read",
+        ToolKind::Edit => "edit",
+        ToolKind::Command => "command",
+        ToolKind::Plan => "plan",
+    }
+}
+
+fn usage_json(u: &Usage) -> Value {
+    json!({"input_tokens": u.input_tokens, "output_tokens": u.output_tokens})
+}
+
+/// An event as the JSON lines of `neocode run --json` and the bridge: one object with a `type`
+/// field. A failed finish is preceded by an `error` line.
+pub fn event_json(e: &TurnEvent) -> Vec<Value> {
+    match e {
+        TurnEvent::Started { session_id } => {
+            vec![json!({"type": "session_init", "session_id": session_id})]
+        }
+        TurnEvent::TextDelta(t) => vec![json!({"type": "text_delta", "text": t})],
+        TurnEvent::ReasoningDelta(t) => vec![json!({"type": "reasoning_delta", "text": t})],
+        TurnEvent::AssistantStored { seq, usage } => {
+            vec![json!({"type": "message_stored", "seq": seq, "usage": usage_json(usage)})]
+        }
+        TurnEvent::ToolCall {
+            call,
+            kind,
+            summary,
+        } => vec![
+            json!({"type": "tool_call", "call_id": call.id, "name": call.name,
+            "arguments": call.arguments, "kind": kind_str(*kind), "summary": summary}),
+        ],
+        TurnEvent::ApprovalNeeded {
+            call,
+            summary,
+            reason,
+        } => vec![
+            json!({"type": "approval_request", "call_id": call.id, "name": call.name,
+            "arguments": call.arguments, "summary": summary, "reason": reason}),
+        ],
+        TurnEvent::ToolResult {
+            call_id,
+            text,
+            is_error,
+            seq,
+        } => vec![
+            json!({"type": "tool_result", "call_id": call_id, "text": text,
+            "is_error": is_error, "seq": seq}),
+        ],
+        TurnEvent::Warning { code, message } => {
+            vec![json!({"type": "warning", "code": code, "message": message})]
+        }
+        TurnEvent::Finished { reason, usage } => {
+            let mut out = Vec::new();
+            let mut fin =
+                json!({"type": "finish", "reason": reason.as_str(), "usage": usage_json(usage)});
+            match reason {
+                FinishReason::Failed { code, message } => {
+                    out.push(json!({"type": "error", "code": code, "message": message}));
+                }
+                FinishReason::LimitReached(why) => fin["limit"] = Value::String(why.clone()),
+                FinishReason::Completed | FinishReason::Cancelled => {}
+            }
+            out.push(fin);
+            out
+        }
+    }
 }

@@ -6,6 +6,19 @@
 //!
 //! `update_plan` is listed here (the model must see its schema) but carried out by the agent
 //! turn, which owns the session store: [`run`] answers it with an error.
+//!
+//! One file per tool: it holds the tool's [`ToolSpec`] (name, description, schema, kind and
+//! run function); [`specs`] lists them. `run_command` confines its child with [`sandbox`].
+
+mod diff;
+mod edit_file;
+mod grep;
+mod list_dir;
+mod path;
+mod read_file;
+mod run_command;
+pub mod sandbox;
+mod write_file;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -39,6 +52,8 @@ pub struct ToolSpec {
     pub parameters: fn() -> Value,
     /// Approval class.
     pub kind: ToolKind,
+    /// Carries the call out (blocking); bad arguments are error results.
+    pub run: fn(&str, &ToolContext) -> ToolOutput,
 }
 
 /// How commands are confined (see `docs/SECURITY.md`).
@@ -145,14 +160,29 @@ fn plan_schema() -> Value {
     })
 }
 
+fn plan_not_here(_arguments: &str, _ctx: &ToolContext) -> ToolOutput {
+    ToolOutput::error("update_plan is carried out by the agent turn, not here")
+}
+
+const UPDATE_PLAN: ToolSpec = ToolSpec {
+    name: "update_plan",
+    description: "Set the plan for this task as a DAG of steps and report step progress. Send the whole plan each time.",
+    parameters: plan_schema,
+    kind: ToolKind::Plan,
+    run: plan_not_here,
+};
+
 /// The registry, in the order the model sees it.
 pub fn specs() -> &'static [ToolSpec] {
-    const SPECS: &[ToolSpec] = &[ToolSpec {
-        name: "update_plan",
-        description: "Set the plan for this task as a DAG of steps and report step progress. Send the whole plan each time.",
-        parameters: plan_schema,
-        kind: ToolKind::Plan,
-    }];
+    const SPECS: &[ToolSpec] = &[
+        read_file::SPEC,
+        list_dir::SPEC,
+        grep::SPEC,
+        write_file::SPEC,
+        edit_file::SPEC,
+        run_command::SPEC,
+        UPDATE_PLAN,
+    ];
     SPECS
 }
 
@@ -161,26 +191,81 @@ pub fn spec(name: &str) -> Option<&'static ToolSpec> {
     specs().iter().find(|s| s.name == name)
 }
 
-/// Runs one call (blocking). Unknown tools and bad arguments are error results.
-pub fn run(name: &str, _arguments: &str, _ctx: &ToolContext) -> ToolOutput {
-    match spec(name) {
-        None => ToolOutput::error(format!("unknown tool `{name}`")),
-        Some(s) if s.kind == ToolKind::Plan => {
-            ToolOutput::error("update_plan is carried out by the agent turn, not here")
-        }
-        Some(_) => ToolOutput::error(format!("tool `{name}` is not available")),
+/// Runs one call (blocking). Unknown tools and bad arguments are error results; a panic
+/// inside a tool becomes an error result too, so a tool bug never ends the turn.
+pub fn run(name: &str, arguments: &str, ctx: &ToolContext) -> ToolOutput {
+    let Some(s) = spec(name) else {
+        return ToolOutput::error(format!("unknown tool `{name}`"));
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (s.run)(arguments, ctx))) {
+        Ok(out) => out,
+        Err(_) => ToolOutput::error(format!(
+            "tool `{name}` failed internally (a bug in neocode)"
+        )),
     }
+}
+
+/// Parses a call's JSON arguments into the tool's argument struct; the error result names
+/// the field that is wrong.
+pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(
+    tool: &str,
+    arguments: &str,
+) -> Result<T, ToolOutput> {
+    let text = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        // `.` is the root and `?` a position serde_path_to_error could not name.
+        if path == "." || path.contains('?') {
+            ToolOutput::error(format!(
+                "{tool}: bad arguments (expected a JSON object): {inner}"
+            ))
+        } else {
+            ToolOutput::error(format!("{tool}: bad argument `{path}`: {inner}"))
+        }
+    })
 }
 
 /// One line saying what a call does (path, command, pattern), for cards and logs. Not yet
 /// sanitised: views sanitise everything they print.
 pub fn summary(name: &str, arguments: &str) -> String {
     let v: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
-    let pick = ["path", "command", "pattern"]
-        .iter()
-        .find_map(|k| v.get(*k).and_then(Value::as_str));
-    match pick {
-        Some(p) => format!("{name} {p}"),
-        None => name.to_string(),
+    let get = |k: &str| v.get(k).and_then(Value::as_str);
+    let one_line = |s: &str| {
+        let first = s.lines().next().unwrap_or("");
+        let mut out: String = first.chars().take(160).collect();
+        if out.len() < s.len() {
+            out.push_str(" …");
+        }
+        out
+    };
+    match name {
+        "run_command" => match get("command") {
+            Some(c) => format!("{name} {}", one_line(c)),
+            None => name.to_string(),
+        },
+        "grep" => {
+            let pattern = get("pattern").unwrap_or("");
+            match (get("path"), get("glob")) {
+                (Some(p), Some(g)) => format!("{name} {pattern} in {p} ({g})"),
+                (Some(p), None) => format!("{name} {pattern} in {p}"),
+                (None, Some(g)) => format!("{name} {pattern} ({g})"),
+                (None, None) => format!("{name} {pattern}"),
+            }
+        }
+        "list_dir" => format!("{name} {}", get("path").unwrap_or(".")),
+        "update_plan" => {
+            let n = v.get("steps").and_then(Value::as_array).map_or(0, Vec::len);
+            format!("{name} ({n} steps)")
+        }
+        _ => match get("path") {
+            Some(p) => format!("{name} {p}"),
+            None => name.to_string(),
+        },
     }
 }

@@ -1,0 +1,79 @@
+//! Which calls ask the user first. Reads and plan updates never ask; edits ask under `ask`;
+//! commands ask under `ask` and `auto-edit`, and always when the kernel cannot enforce the
+//! sandbox (unless the user said "always" for the tool in this session). Mode `off` is the
+//! user's explicit choice and follows the policy.
+
+use crate::runtime::config::ApprovalPolicy;
+use crate::runtime::tools::{SandboxSettings, ToolKind, sandbox};
+
+/// Why the call must ask, or `None` when it may run.
+pub fn needs_approval(
+    kind: ToolKind,
+    name: &str,
+    policy: ApprovalPolicy,
+    always: &[String],
+    sandbox: &SandboxSettings,
+) -> Option<String> {
+    if always.iter().any(|t| t == name) {
+        return None;
+    }
+    match kind {
+        ToolKind::Read | ToolKind::Plan => None,
+        ToolKind::Edit => match policy {
+            ApprovalPolicy::Ask => Some("policy `ask`: file changes need approval".into()),
+            ApprovalPolicy::AutoEdit | ApprovalPolicy::NeverAsk => None,
+        },
+        ToolKind::Command => {
+            if sandbox::must_ask(sandbox) {
+                return Some(format!(
+                    "{}: every command needs approval",
+                    sandbox::status(sandbox).describe()
+                ));
+            }
+            match policy {
+                ApprovalPolicy::Ask | ApprovalPolicy::AutoEdit => Some(format!(
+                    "policy `{}`: commands need approval",
+                    policy.as_str()
+                )),
+                ApprovalPolicy::NeverAsk => None,
+            }
+        }
+    }
+}
+
+/// The weakest `--approve` policy under which a call of `kind` runs without asking, for
+/// telling a non-interactive user which flag allows it.
+pub fn policy_allowing(kind: ToolKind) -> &'static str {
+    match kind {
+        ToolKind::Read | ToolKind::Plan => "ask",
+        ToolKind::Edit => "auto-edit",
+        ToolKind::Command => "never-ask",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_table() {
+        let sb = SandboxSettings {
+            mode: crate::runtime::tools::SandboxMode::Off,
+            ..SandboxSettings::default()
+        };
+        let ask = |k, p| needs_approval(k, "t", p, &[], &sb).is_some();
+        use ApprovalPolicy::*;
+        use ToolKind::*;
+        assert!(!ask(Read, Ask) && !ask(Plan, Ask));
+        assert!(ask(Edit, Ask) && !ask(Edit, AutoEdit) && !ask(Edit, NeverAsk));
+        assert!(ask(Command, Ask) && ask(Command, AutoEdit) && !ask(Command, NeverAsk));
+        let off = SandboxSettings {
+            simulate_unavailable: true,
+            ..SandboxSettings::default()
+        };
+        assert!(needs_approval(Command, "run_command", NeverAsk, &[], &off).is_some());
+        assert!(
+            needs_approval(Command, "run_command", Ask, &["run_command".into()], &off).is_none()
+        );
+    }
+}

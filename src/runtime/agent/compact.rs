@@ -1,0 +1,113 @@
+//! Compaction (seed 003 "ReplaceTranscript"): the provider summarises the conversation; the
+//! summary becomes the task state and the transcript becomes the summary plus the recent tail,
+//! in one transaction. Context token totals reset to 0; lifetime usage stays in the ledger. A
+//! failed summary changes nothing.
+
+use serde_json::json;
+
+use super::context::{self, COMPACTION_MARK};
+use crate::runtime::Sessions;
+use crate::runtime::provider::Provider;
+use crate::runtime::tools::CancelFlag;
+use crate::session::{AppendMeta, Message, NewMessage, Replacement, Role, Usage, now_ms};
+
+/// Messages kept verbatim after the summary, at most.
+const TAIL_MAX: usize = 8;
+
+/// What a compaction did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compacted {
+    /// Messages before.
+    pub before: usize,
+    /// Messages after (summary + tail).
+    pub after: usize,
+    /// Usage of the summary call (counted in the ledger by the caller).
+    pub usage: Usage,
+}
+
+const INSTRUCTION: &str = "Summarise the conversation so far so that the work can continue from the summary alone: the user's goal, decisions made, files read or changed (with paths), commands run and their outcome, the current state, and the next steps. Be concise and concrete.";
+
+/// Where the kept tail starts: the last user message when the tail stays short, else the
+/// latest message that is not a tool result (a tail never starts with an orphaned result).
+fn tail_start(msgs: &[Message]) -> usize {
+    let n = msgs.len();
+    let lo = n.saturating_sub(TAIL_MAX);
+    if let Some(i) = msgs.iter().rposition(|m| m.role == Role::User)
+        && i >= lo
+        && i > 0
+    {
+        return i;
+    }
+    (lo.max(1)..n)
+        .find(|&i| msgs[i].role != Role::Tool)
+        .unwrap_or(n)
+}
+
+fn to_new(m: &Message) -> NewMessage {
+    NewMessage {
+        role: Some(m.role),
+        parts: m.parts.clone(),
+        tool_calls: m.tool_calls.clone(),
+        tool_call_id: m.tool_call_id.clone(),
+        is_error: m.is_error,
+        tool_metadata: m.tool_metadata.clone(),
+        usage: m.usage,
+        created_at_ms: Some(m.created_at_ms),
+    }
+}
+
+/// Compacts `session_id` with `provider`. The caller holds the session's lease.
+pub fn compact_with(
+    sessions: &Sessions,
+    session_id: &str,
+    provider: &mut dyn Provider,
+    cancel: &CancelFlag,
+    meta: &AppendMeta,
+) -> Result<Compacted, String> {
+    let session = sessions.load(session_id).map_err(|e| e.to_string())?;
+    let before = session.messages.len();
+    if before < 2 {
+        return Err("nothing to compact yet".into());
+    }
+    let mut req = context::build(sessions, &session);
+    req.tools.clear();
+    req.messages
+        .push(json!({"role": "user", "content": INSTRUCTION}));
+    let c = provider
+        .stream(&req, cancel, &mut |_| {})
+        .map_err(|e| e.message)?;
+    let summary = c.text.trim().to_string();
+    if summary.is_empty() {
+        return Err("the model returned an empty summary".into());
+    }
+    let start = tail_start(&session.messages);
+    let replaced = start;
+    let mut messages = vec![NewMessage {
+        role: Some(Role::System),
+        parts: vec![crate::session::Part::text(format!(
+            "Summary of the earlier conversation ({replaced} messages):\n\n{summary}"
+        ))],
+        tool_metadata: Some(json!({COMPACTION_MARK: true, "replaced_messages": replaced})),
+        ..NewMessage::default()
+    }];
+    messages.extend(session.messages[start..].iter().map(to_new));
+    let after = messages.len();
+    let rep = Replacement {
+        messages,
+        task_state: Some(json!({
+            "summary": summary,
+            "compacted_at_ms": now_ms(),
+            "replaced_messages": replaced,
+        })),
+        token_totals: (0, 0),
+        meta: meta.clone(),
+    };
+    sessions
+        .compact(session_id, &rep)
+        .map_err(|e| e.to_string())?;
+    Ok(Compacted {
+        before,
+        after,
+        usage: c.usage,
+    })
+}

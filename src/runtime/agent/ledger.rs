@@ -1,0 +1,130 @@
+//! The runtime ledger (seed 000 §3.3): budgets and what was spent, stored with the session.
+//! Resume restores it, never recreates it, so restarting cannot bypass a budget; only an
+//! explicit user action (a flag) changes a limit.
+
+use crate::session::{RuntimeLedger, RuntimeLimits, Usage, now_ms};
+
+/// A new session's ledger: limits from the settings, the clock started now.
+pub fn fresh(limits: &RuntimeLimits) -> RuntimeLedger {
+    let now = now_ms();
+    RuntimeLedger {
+        limits: limits.clone(),
+        started_at_ms: Some(now),
+        deadline_at_ms: limits.max_wall_secs.map(|s| now + s as i64 * 1000),
+        ..RuntimeLedger::default()
+    }
+}
+
+/// Applies limits the user set explicitly for this run (flags); unset ones stay as stored.
+pub fn apply_user_limits(ledger: &mut RuntimeLedger, set: &RuntimeLimits) {
+    let l = &mut ledger.limits;
+    if set.max_turns.is_some() {
+        l.max_turns = set.max_turns;
+    }
+    if set.max_tool_calls.is_some() {
+        l.max_tool_calls = set.max_tool_calls;
+    }
+    if set.max_input_tokens.is_some() {
+        l.max_input_tokens = set.max_input_tokens;
+    }
+    if set.max_output_tokens.is_some() {
+        l.max_output_tokens = set.max_output_tokens;
+    }
+    if let Some(secs) = set.max_wall_secs {
+        l.max_wall_secs = Some(secs);
+        let start = *ledger.started_at_ms.get_or_insert_with(now_ms);
+        ledger.deadline_at_ms = Some(start + secs as i64 * 1000);
+    }
+}
+
+/// Records one model call.
+pub fn add_model_call(ledger: &mut RuntimeLedger, usage: Usage) {
+    ledger.usage.turns += 1;
+    ledger.usage.input_tokens += usage.input_tokens;
+    ledger.usage.output_tokens += usage.output_tokens;
+}
+
+/// The limit that forbids another model call, in words.
+pub fn model_call_blocked(ledger: &RuntimeLedger) -> Option<String> {
+    let (l, u) = (&ledger.limits, &ledger.usage);
+    if let Some(m) = l.max_turns
+        && u.turns >= m
+    {
+        return Some(format!("max_turns reached ({}/{m} model calls)", u.turns));
+    }
+    if let Some(m) = l.max_input_tokens
+        && u.input_tokens >= m
+    {
+        return Some(format!("max_input_tokens reached ({}/{m})", u.input_tokens));
+    }
+    if let Some(m) = l.max_output_tokens
+        && u.output_tokens >= m
+    {
+        return Some(format!(
+            "max_output_tokens reached ({}/{m})",
+            u.output_tokens
+        ));
+    }
+    wall_blocked(ledger)
+}
+
+/// The limit that forbids another tool call, in words.
+pub fn tool_call_blocked(ledger: &RuntimeLedger) -> Option<String> {
+    if let Some(m) = ledger.limits.max_tool_calls
+        && ledger.usage.tool_calls >= m
+    {
+        return Some(format!(
+            "max_tool_calls reached ({}/{m})",
+            ledger.usage.tool_calls
+        ));
+    }
+    wall_blocked(ledger)
+}
+
+fn wall_blocked(ledger: &RuntimeLedger) -> Option<String> {
+    match (ledger.deadline_at_ms, ledger.limits.max_wall_secs) {
+        (Some(d), Some(secs)) if now_ms() >= d => Some(format!(
+            "max_wall_secs reached ({secs} s since the session's runtime started)"
+        )),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_block_and_flags_raise_them() {
+        let mut l = fresh(&RuntimeLimits {
+            max_turns: Some(1),
+            ..RuntimeLimits::default()
+        });
+        assert!(model_call_blocked(&l).is_none());
+        add_model_call(
+            &mut l,
+            Usage {
+                input_tokens: 5,
+                output_tokens: 1,
+            },
+        );
+        assert!(model_call_blocked(&l).unwrap().starts_with("max_turns"));
+        apply_user_limits(
+            &mut l,
+            &RuntimeLimits {
+                max_turns: Some(3),
+                ..Default::default()
+            },
+        );
+        assert!(model_call_blocked(&l).is_none());
+        assert_eq!(l.usage.turns, 1, "usage is never reset");
+        apply_user_limits(
+            &mut l,
+            &RuntimeLimits {
+                max_wall_secs: Some(0),
+                ..Default::default()
+            },
+        );
+        assert!(model_call_blocked(&l).unwrap().starts_with("max_wall_secs"));
+    }
+}

@@ -1,0 +1,517 @@
+//! The turn loop, on its own thread: model call, tool calls (with approvals), model call ...
+//! until the model answers without calls, the user cancels, a budget stops it, or something
+//! fails. Persisted at seed 003's append points: the user message when submitted, the
+//! assistant message when its stream ends, each tool result as it completes, each together
+//! with the header state (status, ledger) in one transaction.
+
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::lease::Lease;
+use super::{FinishReason, TurnCommand, TurnEvent, approval, compact, context, ledger};
+use crate::runtime::Sessions;
+use crate::runtime::config::{ApprovalPolicy, Settings};
+use crate::runtime::provider::openai::redact;
+use crate::runtime::provider::{Completion, ErrorKind, Provider, StreamEvent};
+use crate::runtime::tools::{self, CancelFlag, ToolContext, ToolKind, ToolOutput};
+use crate::session::{
+    AppendMeta, NewMessage, Part, Plan, Role, RuntimeLedger, StateUpdate, Status, Step, StepStatus,
+    StepUpdate, ToolCall, Usage, now_ms,
+};
+
+/// Everything a turn thread owns.
+pub(super) struct Turn {
+    pub sessions: Sessions,
+    pub settings: Settings,
+    pub session_id: String,
+    pub provider: Box<dyn Provider>,
+    pub events: Sender<TurnEvent>,
+    pub commands: Receiver<TurnCommand>,
+    pub cancel: CancelFlag,
+    pub ledger: RuntimeLedger,
+    pub policy: ApprovalPolicy,
+    pub usage: Usage,
+    pub meta: AppendMeta,
+    /// Held until the end is recorded; released before `Finished` is sent, so a front end
+    /// may start the next turn as soon as it reads it.
+    pub lease: Option<Lease>,
+}
+
+/// How a step of the loop ended early.
+type Flow = Result<(), FinishReason>;
+
+fn store_failed(e: impl std::fmt::Display) -> FinishReason {
+    FinishReason::Failed {
+        code: "store".into(),
+        message: format!("cannot write the session: {e}"),
+    }
+}
+
+/// The title a first prompt gives a session: its first line, at most 60 characters.
+pub fn title_from(prompt: &str) -> String {
+    let first = prompt.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let t: String = first.trim().chars().take(60).collect();
+    if first.trim().chars().count() > 60 {
+        format!("{}…", t.trim_end())
+    } else {
+        t
+    }
+}
+
+enum Answer {
+    Run { always: bool },
+    Denied(Option<String>),
+    Cancelled,
+}
+
+impl Turn {
+    fn emit(&self, e: TurnEvent) {
+        // A front end that went away does not stop the turn: the session is still written.
+        let _ = self.events.send(e);
+    }
+
+    fn key(&self) -> Option<&str> {
+        self.settings.api_key()
+    }
+
+    /// Runs the turn and reports how it ended (always ends with `Finished`).
+    pub fn run(mut self, prompt: Option<String>) {
+        let reason = match self.body(prompt) {
+            Ok(()) => FinishReason::Completed,
+            Err(r) => r,
+        };
+        self.finish(reason);
+    }
+
+    fn state(&self, status: Option<Status>) -> StateUpdate {
+        StateUpdate {
+            status,
+            ledger: Some(Some(self.ledger.clone())),
+            touch: true,
+            ..StateUpdate::default()
+        }
+    }
+
+    fn append(&self, msg: NewMessage, mut update: StateUpdate) -> Result<i64, FinishReason> {
+        if update.ledger.is_none() {
+            update.ledger = Some(Some(self.ledger.clone()));
+        }
+        let seqs = self
+            .sessions
+            .append_with_state(&self.session_id, &[msg], &self.meta, &update)
+            .map_err(store_failed)?;
+        Ok(seqs.first().copied().unwrap_or(0))
+    }
+
+    fn set_status(&self, status: Status) -> Flow {
+        self.sessions
+            .update_state(&self.session_id, &self.state(Some(status)))
+            .map_err(store_failed)
+    }
+
+    fn body(&mut self, prompt: Option<String>) -> Flow {
+        let header = self
+            .sessions
+            .header(&self.session_id)
+            .map_err(store_failed)?;
+        self.set_status(Status::Running)?;
+        let dangling = self
+            .sessions
+            .interrupted_tool_calls(&self.session_id)
+            .map_err(store_failed)?;
+        if !dangling.is_empty() {
+            self.emit(TurnEvent::Warning {
+                code: "replaying_interrupted_calls".into(),
+                message: format!(
+                    "{} tool call(s) were interrupted before their results were stored; they are offered again (at least once: a replayed call may repeat its effects)",
+                    dangling.len()
+                ),
+            });
+            self.run_calls(&dangling, true)?;
+        }
+        if let Some(p) = prompt {
+            let title = header.title.trim().is_empty().then(|| title_from(&p));
+            let update = StateUpdate {
+                title,
+                ..self.state(Some(Status::Running))
+            };
+            self.append(NewMessage::text(Role::User, p), update)?;
+        }
+        loop {
+            if self.cancel.is_cancelled() {
+                return Err(FinishReason::Cancelled);
+            }
+            let session = self.sessions.load(&self.session_id).map_err(store_failed)?;
+            match session.messages.last() {
+                Some(m) if m.role == Role::User || m.role == Role::Tool => {}
+                // Nothing unanswered (e.g. continuing a finished session without a prompt).
+                _ => return Ok(()),
+            }
+            if let Some(why) = ledger::model_call_blocked(&self.ledger) {
+                return Err(FinishReason::LimitReached(why));
+            }
+            let last_prompt = session
+                .messages
+                .iter()
+                .rev()
+                .find(|m| m.role == Role::Assistant)
+                .map_or(0, |m| m.usage.input_tokens);
+            let threshold = (self.settings.context_window as f64 * self.settings.compact_at) as u64;
+            let session = if last_prompt >= threshold && session.messages.len() > 2 {
+                self.emit(TurnEvent::Warning {
+                    code: "compacting".into(),
+                    message: format!(
+                        "the last prompt used {last_prompt} of {} context tokens; compacting the transcript",
+                        self.settings.context_window
+                    ),
+                });
+                match compact::compact_with(
+                    &self.sessions,
+                    &self.session_id,
+                    self.provider.as_mut(),
+                    &self.cancel,
+                    &self.meta,
+                ) {
+                    Ok(c) => {
+                        // Lifetime usage stays in the ledger; only context totals reset.
+                        self.ledger.usage.input_tokens += c.usage.input_tokens;
+                        self.ledger.usage.output_tokens += c.usage.output_tokens;
+                        self.usage.input_tokens += c.usage.input_tokens;
+                        self.usage.output_tokens += c.usage.output_tokens;
+                        self.set_status(Status::Running)?;
+                    }
+                    Err(e) => self.emit(TurnEvent::Warning {
+                        code: "compaction_failed".into(),
+                        message: format!("compaction failed, nothing changed: {e}"),
+                    }),
+                }
+                self.sessions.load(&self.session_id).map_err(store_failed)?
+            } else {
+                session
+            };
+            let req = context::build(&self.sessions, &session);
+            let events = self.events.clone();
+            let mut on = |e: StreamEvent| {
+                let _ = events.send(match e {
+                    StreamEvent::Text(t) => TurnEvent::TextDelta(t),
+                    StreamEvent::Reasoning(r) => TurnEvent::ReasoningDelta(r),
+                });
+            };
+            let result = self.provider.stream(&req, &self.cancel, &mut on);
+            let completion = match result {
+                Ok(c) => c,
+                Err(e) => {
+                    if let Some(partial) = e.partial.as_ref() {
+                        self.store_partial(partial, e.kind)?;
+                    }
+                    return Err(match e.kind {
+                        ErrorKind::Cancelled => FinishReason::Cancelled,
+                        kind => FinishReason::Failed {
+                            code: kind.code().into(),
+                            message: redact(&e.message, self.key()),
+                        },
+                    });
+                }
+            };
+            ledger::add_model_call(&mut self.ledger, completion.usage);
+            self.usage.input_tokens += completion.usage.input_tokens;
+            self.usage.output_tokens += completion.usage.output_tokens;
+            let msg = assistant_message(&completion, None);
+            let seq = self.append(msg, self.state(None))?;
+            self.emit(TurnEvent::AssistantStored {
+                seq,
+                usage: completion.usage,
+            });
+            if completion.tool_calls.is_empty() {
+                return Ok(());
+            }
+            self.run_calls(&completion.tool_calls, false)?;
+        }
+    }
+
+    /// Stores what arrived of a reply that stopped early (tool calls of an unfinished reply
+    /// are dropped: their arguments may be cut).
+    fn store_partial(&mut self, c: &Completion, kind: ErrorKind) -> Flow {
+        ledger::add_model_call(&mut self.ledger, c.usage);
+        self.usage.input_tokens += c.usage.input_tokens;
+        self.usage.output_tokens += c.usage.output_tokens;
+        if c.text.is_empty() && c.reasoning.is_empty() {
+            return self
+                .sessions
+                .update_state(&self.session_id, &self.state(None))
+                .map_err(store_failed);
+        }
+        let meta = json!({
+            "incomplete": true,
+            "reason": kind.code(),
+            "dropped_tool_calls": c.tool_calls.len(),
+        });
+        let seq = self.append(assistant_message(c, Some(meta)), self.state(None))?;
+        self.emit(TurnEvent::AssistantStored {
+            seq,
+            usage: c.usage,
+        });
+        Ok(())
+    }
+
+    /// Runs calls in order; stops early on cancel or a budget. `replay`: calls interrupted by
+    /// a crash, offered again.
+    fn run_calls(&mut self, calls: &[ToolCall], replay: bool) -> Flow {
+        for call in calls {
+            if self.cancel.is_cancelled() {
+                return Err(FinishReason::Cancelled);
+            }
+            if let Some(why) = ledger::tool_call_blocked(&self.ledger) {
+                return Err(FinishReason::LimitReached(why));
+            }
+            let kind = tools::spec(&call.name).map_or(ToolKind::Read, |s| s.kind);
+            let summary = tools::summary(&call.name, &call.arguments);
+            self.emit(TurnEvent::ToolCall {
+                call: call.clone(),
+                kind,
+                summary: summary.clone(),
+            });
+            let mut reason = approval::needs_approval(
+                kind,
+                &call.name,
+                self.policy,
+                &self.ledger.approved_tools,
+                &self.settings.sandbox,
+            );
+            if replay
+                && matches!(kind, ToolKind::Edit | ToolKind::Command)
+                && self.policy != ApprovalPolicy::NeverAsk
+            {
+                reason = Some(format!(
+                    "replay of a call interrupted by a crash: it may already have run{}",
+                    reason.map(|r| format!("; {r}")).unwrap_or_default()
+                ));
+            }
+            if let Some(reason) = reason {
+                match self.ask(call, &summary, reason)? {
+                    Answer::Run { always } => {
+                        if always && !self.ledger.approved_tools.contains(&call.name) {
+                            self.ledger.approved_tools.push(call.name.clone());
+                        }
+                        self.set_status(Status::Running)?;
+                    }
+                    Answer::Denied(why) => {
+                        self.set_status(Status::Running)?;
+                        let text = match why.filter(|w| !w.trim().is_empty()) {
+                            Some(w) => format!("The user denied this call: {w}"),
+                            None => "The user denied this call.".to_string(),
+                        };
+                        self.store_result(call, ToolOutput::error(text), false)?;
+                        continue;
+                    }
+                    Answer::Cancelled => return Err(FinishReason::Cancelled),
+                }
+            }
+            let out = if kind == ToolKind::Plan {
+                self.update_plan(&call.arguments)
+            } else {
+                let ctx = ToolContext {
+                    root: self.sessions.root().to_path_buf(),
+                    cancel: self.cancel.clone(),
+                    sandbox: self.settings.sandbox.clone(),
+                    command_timeout: self.settings.command_timeout,
+                    output_cap: self.settings.output_cap,
+                };
+                tools::run(&call.name, &call.arguments, &ctx)
+            };
+            self.store_result(call, out, true)?;
+            if self.cancel.is_cancelled() {
+                return Err(FinishReason::Cancelled);
+            }
+        }
+        Ok(())
+    }
+
+    fn store_result(&mut self, call: &ToolCall, out: ToolOutput, ran: bool) -> Flow {
+        if ran {
+            self.ledger.usage.tool_calls += 1;
+        }
+        let text = redact(&out.text, self.key());
+        let mut msg = NewMessage::tool_result(call.id.clone(), text.clone(), out.is_error);
+        msg.tool_metadata = out.metadata;
+        let seq = self.append(msg, self.state(None))?;
+        self.emit(TurnEvent::ToolResult {
+            call_id: call.id.clone(),
+            text,
+            is_error: out.is_error,
+            seq,
+        });
+        Ok(())
+    }
+
+    fn ask(
+        &mut self,
+        call: &ToolCall,
+        summary: &str,
+        reason: String,
+    ) -> Result<Answer, FinishReason> {
+        self.set_status(Status::Paused)?;
+        self.emit(TurnEvent::ApprovalNeeded {
+            call: call.clone(),
+            summary: summary.to_string(),
+            reason,
+        });
+        loop {
+            if self.cancel.is_cancelled() {
+                return Ok(Answer::Cancelled);
+            }
+            match self.commands.recv_timeout(Duration::from_millis(50)) {
+                Ok(TurnCommand::Approve { call_id, always }) if call_id == call.id => {
+                    return Ok(Answer::Run { always });
+                }
+                Ok(TurnCommand::Deny { call_id, reason }) if call_id == call.id => {
+                    return Ok(Answer::Denied(reason));
+                }
+                Ok(TurnCommand::Cancel) => return Ok(Answer::Cancelled),
+                Ok(other) => self.emit(TurnEvent::Warning {
+                    code: "unexpected_command".into(),
+                    message: format!("ignored {other:?}: waiting for an answer about {}", call.id),
+                }),
+                Err(RecvTimeoutError::Timeout) => {}
+                // Nobody is left to answer.
+                Err(RecvTimeoutError::Disconnected) => return Ok(Answer::Cancelled),
+            }
+        }
+    }
+
+    /// `update_plan`: the whole plan, with step statuses, written through the store.
+    fn update_plan(&mut self, arguments: &str) -> ToolOutput {
+        #[derive(serde::Deserialize)]
+        struct Args {
+            steps: Vec<ArgStep>,
+        }
+        #[derive(serde::Deserialize)]
+        struct ArgStep {
+            id: String,
+            title: String,
+            #[serde(default)]
+            depends_on: Vec<String>,
+            #[serde(default)]
+            status: Option<String>,
+        }
+        let args: Args = match serde_json::from_str(arguments) {
+            Ok(a) => a,
+            Err(e) => return ToolOutput::error(format!("bad update_plan arguments: {e}")),
+        };
+        let plan = Plan {
+            steps: args
+                .steps
+                .iter()
+                .map(|s| Step {
+                    id: s.id.clone(),
+                    title: s.title.clone(),
+                    depends_on: s.depends_on.clone(),
+                })
+                .collect(),
+        };
+        if let Err(e) = plan.validate() {
+            return ToolOutput::error(format!("plan rejected: {e}"));
+        }
+        let upd = StateUpdate {
+            plan: Some(Some(plan.clone())),
+            ..StateUpdate::default()
+        };
+        if let Err(e) = self.sessions.update_state(&self.session_id, &upd) {
+            return ToolOutput::error(format!("cannot store the plan: {e}"));
+        }
+        let mut done = 0;
+        for s in &args.steps {
+            let Some(st) = s.status.as_deref() else {
+                continue;
+            };
+            let Some(status) = StepStatus::parse(st) else {
+                return ToolOutput::error(format!("step {}: unknown status `{st}`", s.id));
+            };
+            if status == StepStatus::Completed {
+                done += 1;
+            }
+            if let Err(e) =
+                self.sessions
+                    .step_update(&self.session_id, &s.id, &StepUpdate::Status { status })
+            {
+                return ToolOutput::error(format!("cannot store step {}: {e}", s.id));
+            }
+        }
+        ToolOutput {
+            text: format!(
+                "Plan updated: {} steps, {done} completed.",
+                plan.steps.len()
+            ),
+            is_error: false,
+            metadata: Some(json!({"steps": plan.steps.len(), "completed": done})),
+        }
+    }
+
+    fn finish(&mut self, reason: FinishReason) {
+        let (status, termination) = match &reason {
+            FinishReason::Completed => (Status::Completed, "completed".to_string()),
+            FinishReason::Cancelled => (Status::Cancelled, "cancelled by the user".to_string()),
+            FinishReason::LimitReached(why) => (Status::Paused, format!("limit reached: {why}")),
+            FinishReason::Failed { code, message } => {
+                (Status::Failed, format!("failed ({code}): {message}"))
+            }
+        };
+        if matches!(reason, FinishReason::Cancelled) {
+            self.ledger.cancelled_at_ms = Some(now_ms());
+        }
+        self.ledger.termination = Some(redact(&termination, self.key()));
+        let mut reason = reason;
+        if let Err(e) = self
+            .sessions
+            .update_state(&self.session_id, &self.state(Some(status)))
+            && !matches!(reason, FinishReason::Failed { .. })
+        {
+            reason = store_failed(e);
+        }
+        drop(self.lease.take());
+        self.emit(TurnEvent::Finished {
+            reason,
+            usage: self.usage,
+        });
+    }
+}
+
+/// The stored form of a completion: reasoning, then text; tool calls; usage.
+fn assistant_message(c: &Completion, incomplete: Option<Value>) -> NewMessage {
+    let mut parts = Vec::new();
+    if !c.reasoning.is_empty() {
+        parts.push(Part::Reasoning {
+            text: c.reasoning.clone(),
+        });
+    }
+    if !c.text.is_empty() {
+        parts.push(Part::text(c.text.clone()));
+    }
+    NewMessage {
+        role: Some(Role::Assistant),
+        parts,
+        tool_calls: if incomplete.is_some() {
+            Vec::new()
+        } else {
+            c.tool_calls.clone()
+        },
+        is_error: incomplete.is_some(),
+        tool_metadata: incomplete,
+        usage: c.usage,
+        ..NewMessage::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_come_from_the_first_line() {
+        assert_eq!(title_from("\n  Fix the build\nplease"), "Fix the build");
+        let long = "x".repeat(80);
+        assert_eq!(title_from(&long).chars().count(), 61);
+    }
+}

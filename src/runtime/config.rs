@@ -1,0 +1,484 @@
+//! Settings: `<home>/config.toml` (a commented default is written on first use), then the
+//! environment (`NEOCODE_BASE_URL`, `NEOCODE_MODEL`, `NEOCODE_API_KEY`, else `OPENAI_API_KEY`),
+//! then flags. The key is read from the environment only and lives in memory only: it is
+//! never written to the config, the database, exports, logs or error messages.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::provider::OpenAiSettings;
+use super::tools::{SandboxMode, SandboxSettings};
+use crate::session::RuntimeLimits;
+
+/// When tool calls ask the user first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApprovalPolicy {
+    /// Reads run; edits and commands ask.
+    #[default]
+    Ask,
+    /// Reads and edits run; commands ask.
+    AutoEdit,
+    /// Nothing asks (commands still ask when the sandbox is not enforced).
+    NeverAsk,
+}
+
+impl ApprovalPolicy {
+    /// Parses `ask`, `auto-edit`, `never-ask`.
+    pub fn parse(s: &str) -> Option<ApprovalPolicy> {
+        match s {
+            "ask" => Some(ApprovalPolicy::Ask),
+            "auto-edit" => Some(ApprovalPolicy::AutoEdit),
+            "never-ask" => Some(ApprovalPolicy::NeverAsk),
+            _ => None,
+        }
+    }
+
+    /// The name as written in config and flags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalPolicy::Ask => "ask",
+            ApprovalPolicy::AutoEdit => "auto-edit",
+            ApprovalPolicy::NeverAsk => "never-ask",
+        }
+    }
+}
+
+/// The default config file, written on first use. Everything is commented or a default, so
+/// the file documents itself.
+pub const DEFAULT_CONFIG: &str = r#"# neocode settings. The environment overrides this file, flags override both:
+#   NEOCODE_BASE_URL   OpenAI-compatible base URL ending in /v1
+#   NEOCODE_MODEL      model name
+#   NEOCODE_API_KEY    API key (else OPENAI_API_KEY). Keys are read from the environment only.
+#
+# OpenAI:            base_url = "https://api.openai.com/v1"   model = "gpt-4o-mini"
+# Ollama (local):    base_url = "http://localhost:11434/v1"   model = "qwen2.5-coder:7b"
+# llama.cpp server:  base_url = "http://localhost:8080/v1"    model = "local"
+
+[provider]
+# base_url = "https://api.openai.com/v1"
+# model = "gpt-4o-mini"
+# The model's context window in tokens; past compact_at of it the transcript is compacted.
+context_window = 128000
+compact_at = 0.8
+connect_timeout_secs = 10
+# Longest silence while waiting for the reply (local models can be slow to start).
+idle_timeout_secs = 300
+# 429 and 5xx answers are retried this often, with backoff (Retry-After honoured).
+max_retries = 3
+retry_backoff_ms = 500
+
+[limits]
+# Budgets per session (restored on resume; only an explicit flag raises them).
+# max_turns = 50
+# max_tool_calls = 200
+# max_input_tokens = 2000000
+# max_output_tokens = 200000
+# max_wall_secs = 3600
+
+[approval]
+# ask: edits and commands ask; auto-edit: edits run, commands ask; never-ask: nothing asks.
+policy = "ask"
+
+[sandbox]
+# workspace-write | read-only | off
+mode = "workspace-write"
+network = false
+# Environment variables passed to commands although their names look secret.
+env_allow = []
+# Behave as if the kernel had no Landlock (every command then asks).
+simulate_unavailable = false
+
+[tools]
+command_timeout_secs = 120
+output_cap_bytes = 30000
+"#;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    #[serde(default)]
+    provider: FileProvider,
+    #[serde(default)]
+    limits: RuntimeLimits,
+    #[serde(default)]
+    approval: FileApproval,
+    #[serde(default)]
+    sandbox: FileSandbox,
+    #[serde(default)]
+    tools: FileTools,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileProvider {
+    base_url: Option<String>,
+    model: Option<String>,
+    context_window: Option<u64>,
+    compact_at: Option<f64>,
+    connect_timeout_secs: Option<u64>,
+    idle_timeout_secs: Option<f64>,
+    max_retries: Option<u32>,
+    retry_backoff_ms: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileApproval {
+    policy: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSandbox {
+    mode: Option<String>,
+    network: Option<bool>,
+    env_allow: Option<Vec<String>>,
+    simulate_unavailable: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileTools {
+    command_timeout_secs: Option<u64>,
+    output_cap_bytes: Option<usize>,
+}
+
+/// Flags that override the file and the environment.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--base-url`.
+    pub base_url: Option<String>,
+    /// `--approve`.
+    pub approval: Option<ApprovalPolicy>,
+}
+
+/// Whether a model can be called, and if not, what to set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProviderStatus {
+    /// Ready to send.
+    Ready {
+        /// Base URL.
+        base_url: String,
+        /// Model.
+        model: String,
+    },
+    /// Something is missing; the text says exactly what to set.
+    Missing(String),
+}
+
+/// The effective settings.
+#[derive(Clone)]
+pub struct Settings {
+    /// The config file read.
+    pub path: PathBuf,
+    /// Base URL (ending in `/v1`), if set anywhere.
+    pub base_url: Option<String>,
+    /// Model, if set anywhere.
+    pub model: Option<String>,
+    api_key: Option<String>,
+    /// Which variable the key came from (for messages), if any.
+    pub key_source: Option<&'static str>,
+    /// Context window in tokens.
+    pub context_window: u64,
+    /// Share of the window past which the transcript is compacted.
+    pub compact_at: f64,
+    /// Connect timeout.
+    pub connect_timeout: Duration,
+    /// Idle timeout of the stream.
+    pub idle_timeout: Duration,
+    /// Retries of 429 / 5xx.
+    pub max_retries: u32,
+    /// First retry backoff.
+    pub retry_backoff: Duration,
+    /// Default budgets of new sessions.
+    pub limits: RuntimeLimits,
+    /// Approval policy.
+    pub approval: ApprovalPolicy,
+    /// Sandbox of commands.
+    pub sandbox: SandboxSettings,
+    /// Default command time limit.
+    pub command_timeout: Duration,
+    /// Bytes of tool output kept.
+    pub output_cap: usize,
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("path", &self.path)
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("approval", &self.approval)
+            .finish_non_exhaustive()
+    }
+}
+
+const OPENAI_URL: &str = "https://api.openai.com/v1";
+
+impl Settings {
+    /// Reads `<home>/config.toml` (writing the default first if there is none), the process
+    /// environment and `flags`. A config file that does not parse is an error naming it.
+    pub fn load(home: &Path, flags: &Overrides) -> Result<Settings, String> {
+        Settings::load_with(home, flags, &|k| std::env::var(k).ok())
+    }
+
+    /// [`Settings::load`] with an explicit environment (tests).
+    pub fn load_with(
+        home: &Path,
+        flags: &Overrides,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Settings, String> {
+        let path = home.join("config.toml");
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // Best effort: a read-only home must not stop browsing or sending.
+                let _ = std::fs::create_dir_all(home);
+                let _ = write_new(&path, DEFAULT_CONFIG);
+                DEFAULT_CONFIG.to_string()
+            }
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        let file: FileConfig = toml::from_str(&text).map_err(|e| {
+            let msg = e.message().to_string();
+            format!("bad settings in {}: {msg}", path.display())
+        })?;
+        let env = |k: &str| {
+            env(k)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        let (api_key, key_source) = match (env("NEOCODE_API_KEY"), env("OPENAI_API_KEY")) {
+            (Some(k), _) => (Some(k), Some("NEOCODE_API_KEY")),
+            (None, Some(k)) => (Some(k), Some("OPENAI_API_KEY")),
+            (None, None) => (None, None),
+        };
+        let p = file.provider;
+        let approval = match flags.approval {
+            Some(a) => a,
+            None => match p_str(file.approval.policy.as_deref()) {
+                None => ApprovalPolicy::Ask,
+                Some(s) => ApprovalPolicy::parse(s).ok_or_else(|| {
+                    format!(
+                        "bad settings in {}: approval policy `{s}` is not one of ask, auto-edit, never-ask",
+                        path.display()
+                    )
+                })?,
+            },
+        };
+        let mode = match p_str(file.sandbox.mode.as_deref()) {
+            None | Some("workspace-write") => SandboxMode::WorkspaceWrite,
+            Some("read-only") => SandboxMode::ReadOnly,
+            Some("off") => SandboxMode::Off,
+            Some(other) => {
+                return Err(format!(
+                    "bad settings in {}: sandbox mode `{other}` is not one of workspace-write, read-only, off",
+                    path.display()
+                ));
+            }
+        };
+        let compact_at = p.compact_at.unwrap_or(0.8);
+        if !(0.1..=1.0).contains(&compact_at) {
+            return Err(format!(
+                "bad settings in {}: compact_at must be between 0.1 and 1.0",
+                path.display()
+            ));
+        }
+        Ok(Settings {
+            base_url: flags
+                .base_url
+                .clone()
+                .or_else(|| env("NEOCODE_BASE_URL"))
+                .or(p.base_url)
+                .filter(|s| !s.trim().is_empty())
+                .map(|s| s.trim().trim_end_matches('/').to_string()),
+            model: flags
+                .model
+                .clone()
+                .or_else(|| env("NEOCODE_MODEL"))
+                .or(p.model)
+                .filter(|s| !s.trim().is_empty()),
+            path,
+            api_key,
+            key_source,
+            context_window: p.context_window.unwrap_or(128_000).max(1),
+            compact_at,
+            connect_timeout: Duration::from_secs(p.connect_timeout_secs.unwrap_or(10)),
+            idle_timeout: Duration::from_secs_f64(p.idle_timeout_secs.unwrap_or(300.0).max(0.05)),
+            max_retries: p.max_retries.unwrap_or(3),
+            retry_backoff: Duration::from_millis(p.retry_backoff_ms.unwrap_or(500)),
+            limits: file.limits,
+            approval,
+            sandbox: SandboxSettings {
+                mode,
+                network: file.sandbox.network.unwrap_or(false),
+                simulate_unavailable: file.sandbox.simulate_unavailable.unwrap_or(false),
+                env_allow: file.sandbox.env_allow.unwrap_or_default(),
+            },
+            command_timeout: Duration::from_secs(file.tools.command_timeout_secs.unwrap_or(120)),
+            output_cap: file.tools.output_cap_bytes.unwrap_or(30_000),
+        })
+    }
+
+    /// The base URL a request would go to: the configured one, else OpenAI's when a key is set.
+    fn effective_base_url(&self) -> Option<String> {
+        self.base_url
+            .clone()
+            .or_else(|| self.api_key.as_ref().map(|_| OPENAI_URL.to_string()))
+    }
+
+    /// Whether sending can work, else exactly which setting is missing.
+    pub fn provider_status(&self) -> ProviderStatus {
+        let file = self.path.display();
+        let Some(base_url) = self.effective_base_url() else {
+            return ProviderStatus::Missing(format!(
+                "no model provider configured: set NEOCODE_BASE_URL (e.g. http://localhost:11434/v1 for Ollama) or NEOCODE_API_KEY / OPENAI_API_KEY for OpenAI, and NEOCODE_MODEL (or base_url and model in {file})"
+            ));
+        };
+        if base_url.contains("api.openai.com") && self.api_key.is_none() {
+            return ProviderStatus::Missing(
+                "no API key for api.openai.com: set NEOCODE_API_KEY or OPENAI_API_KEY".into(),
+            );
+        }
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return ProviderStatus::Missing(format!(
+                "base URL `{base_url}` must start with http:// or https:// (NEOCODE_BASE_URL, --base-url or base_url in {file})"
+            ));
+        }
+        let Some(model) = self.model.clone() else {
+            return ProviderStatus::Missing(format!(
+                "no model configured: set NEOCODE_MODEL, pass --model, or set model in {file}"
+            ));
+        };
+        ProviderStatus::Ready { base_url, model }
+    }
+
+    /// Settings for the OpenAI provider, or what is missing.
+    pub fn openai(&self) -> Result<OpenAiSettings, String> {
+        match self.provider_status() {
+            ProviderStatus::Missing(m) => Err(m),
+            ProviderStatus::Ready { base_url, model } => {
+                let mut s = OpenAiSettings::new(&base_url, &model, self.api_key.clone());
+                s.connect_timeout = self.connect_timeout;
+                s.idle_timeout = self.idle_timeout;
+                s.max_retries = self.max_retries;
+                s.backoff = self.retry_backoff;
+                Ok(s)
+            }
+        }
+    }
+
+    /// The key, for redacting it from text (never for printing).
+    pub(crate) fn api_key(&self) -> Option<&str> {
+        self.api_key.as_deref()
+    }
+}
+
+fn p_str(s: Option<&str>) -> Option<&str> {
+    s.map(str::trim).filter(|s| !s.is_empty())
+}
+
+fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    // create_new: two processes starting together must not clobber each other's file.
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    f.write_all(text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let v: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| v.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+    }
+
+    #[test]
+    fn first_use_writes_a_commented_default_and_says_what_to_set() {
+        let home = tempfile::tempdir().unwrap();
+        let s = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[])).unwrap();
+        let text = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+        assert_eq!(text, DEFAULT_CONFIG);
+        match s.provider_status() {
+            ProviderStatus::Missing(m) => {
+                assert!(
+                    m.contains("NEOCODE_BASE_URL") && m.contains("NEOCODE_MODEL"),
+                    "{m}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(s.approval, ApprovalPolicy::Ask);
+        assert_eq!(s.sandbox.mode, SandboxMode::WorkspaceWrite);
+    }
+
+    #[test]
+    fn env_overrides_file_and_flags_override_env() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join("config.toml"),
+            "[provider]\nbase_url = \"http://file/v1\"\nmodel = \"file-model\"\n[limits]\nmax_turns = 7\n",
+        )
+        .unwrap();
+        let env = env_of(&[("NEOCODE_MODEL", "env-model"), ("OPENAI_API_KEY", "sk-x")]);
+        let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+        assert_eq!(
+            s.provider_status(),
+            ProviderStatus::Ready {
+                base_url: "http://file/v1".into(),
+                model: "env-model".into()
+            }
+        );
+        assert_eq!(s.limits.max_turns, Some(7));
+        assert_eq!(s.key_source, Some("OPENAI_API_KEY"));
+        let flags = Overrides {
+            model: Some("flag-model".into()),
+            base_url: Some("http://flag/v1/".into()),
+            approval: Some(ApprovalPolicy::NeverAsk),
+        };
+        let s = Settings::load_with(home.path(), &flags, &env).unwrap();
+        let o = s.openai().unwrap();
+        assert_eq!(o.base_url, "http://flag/v1");
+        assert_eq!(o.model, "flag-model");
+        assert_eq!(s.approval, ApprovalPolicy::NeverAsk);
+        assert!(!format!("{s:?}").contains("sk-x"));
+    }
+
+    #[test]
+    fn key_alone_means_openai_but_model_is_still_required() {
+        let home = tempfile::tempdir().unwrap();
+        let env = env_of(&[("NEOCODE_API_KEY", "k")]);
+        let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+        match s.provider_status() {
+            ProviderStatus::Missing(m) => assert!(m.starts_with("no model configured"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_file_is_one_clear_error() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join("config.toml"), "[provider]\nmodle = 1\n").unwrap();
+        let e = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[])).unwrap_err();
+        assert!(e.contains("config.toml") && e.contains("modle"), "{e}");
+        std::fs::write(
+            home.path().join("config.toml"),
+            "[approval]\npolicy = \"maybe\"\n",
+        )
+        .unwrap();
+        let e = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[])).unwrap_err();
+        assert!(e.contains("maybe"), "{e}");
+    }
+}

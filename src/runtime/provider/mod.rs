@@ -1,0 +1,100 @@
+//! Model providers: a trait with one streaming call; the wire format lives behind it. The only
+//! implementation speaks OpenAI Chat Completions over SSE, which OpenAI, Ollama, llama.cpp,
+//! vLLM and most gateways serve. tokio stays inside the provider: callers are plain threads.
+
+pub mod openai;
+pub mod sse;
+
+use serde_json::Value;
+
+pub use openai::{OpenAi, OpenAiSettings};
+pub use sse::{Completion, Folder, StreamEvent};
+
+use super::tools::CancelFlag;
+
+/// One model call: the conversation and the tools, in OpenAI's shape.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ChatRequest {
+    /// Messages (`{"role": ..., "content": ...}` objects).
+    pub messages: Vec<Value>,
+    /// Tool definitions (`{"type": "function", "function": {...}}`).
+    pub tools: Vec<Value>,
+}
+
+/// What kind of failure, so front ends can say what to do and the turn knows what to keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// 401 / 403: the key was rejected.
+    Auth,
+    /// 404: the model or the URL is wrong.
+    NotFound,
+    /// 429 after the retries.
+    RateLimited,
+    /// 5xx after the retries.
+    Server,
+    /// Another 4xx (bad request, context too long ...).
+    BadRequest,
+    /// Connection refused, DNS failure, TLS failure.
+    Unreachable,
+    /// No answer, or the stream went quiet, for longer than the timeout.
+    Timeout,
+    /// The connection broke mid-reply.
+    StreamCut,
+    /// The user cancelled.
+    Cancelled,
+    /// The server sent something that is not a Chat Completions stream.
+    Protocol,
+}
+
+impl ErrorKind {
+    /// Stable code for events and `--json` (`FinishReason::Failed::code`).
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::Auth => "auth",
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::Server => "server_error",
+            ErrorKind::BadRequest => "bad_request",
+            ErrorKind::Unreachable => "unreachable",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::StreamCut => "stream_cut",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Protocol => "protocol",
+        }
+    }
+}
+
+/// A failed model call. The message is for the user and never contains the key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderError {
+    /// What kind.
+    pub kind: ErrorKind,
+    /// What went wrong and what to do, in words.
+    pub message: String,
+    /// What arrived before the failure (marked incomplete), if anything did.
+    pub partial: Option<Box<Completion>>,
+}
+
+impl std::fmt::Display for ProviderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ProviderError {}
+
+/// A model provider.
+pub trait Provider: Send {
+    /// Provider name stored with the session (e.g. `openai`).
+    fn name(&self) -> &str;
+    /// Model name stored with the session.
+    fn model(&self) -> &str;
+    /// Streams one completion, calling `on_event` for text and reasoning as they arrive.
+    /// Blocks until the answer is complete, fails, or `cancel` is raised.
+    fn stream(
+        &mut self,
+        req: &ChatRequest,
+        cancel: &CancelFlag,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<Completion, ProviderError>;
+}

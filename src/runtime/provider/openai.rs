@@ -1,0 +1,451 @@
+//! OpenAI Chat Completions over SSE with reqwest (rustls + ring) and eventsource-stream.
+//! 429 and 5xx are retried with bounded backoff honouring `Retry-After`, but only before any
+//! of the reply arrived: a reply is never requested twice once it started streaming.
+
+use std::future::Future;
+use std::sync::Once;
+use std::time::Duration;
+
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+use super::sse::{Completion, Folder, StreamEvent};
+use super::{ChatRequest, ErrorKind, Provider, ProviderError};
+use crate::runtime::tools::CancelFlag;
+
+/// How to reach the model.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OpenAiSettings {
+    /// Base URL ending in `/v1` (the request goes to `<base_url>/chat/completions`).
+    pub base_url: String,
+    /// Model name.
+    pub model: String,
+    /// Bearer key; `None` sends no `Authorization` header (local servers).
+    pub api_key: Option<String>,
+    /// Time to establish the connection.
+    pub connect_timeout: Duration,
+    /// Longest wait for the response head and between two pieces of the stream.
+    pub idle_timeout: Duration,
+    /// Retries of 429 and 5xx before giving up.
+    pub max_retries: u32,
+    /// First backoff; doubles each retry.
+    pub backoff: Duration,
+    /// A `Retry-After` longer than this is not waited for: the call fails and says when to retry.
+    pub max_retry_wait: Duration,
+}
+
+// The key must never reach a log line through `{:?}`.
+impl std::fmt::Debug for OpenAiSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiSettings")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("idle_timeout", &self.idle_timeout)
+            .finish()
+    }
+}
+
+impl OpenAiSettings {
+    /// Settings with default timeouts and retries.
+    pub fn new(base_url: &str, model: &str, api_key: Option<String>) -> OpenAiSettings {
+        OpenAiSettings {
+            base_url: base_url.trim_end_matches('/').to_string(),
+            model: model.to_string(),
+            api_key: api_key.filter(|k| !k.is_empty()),
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(300),
+            max_retries: 3,
+            backoff: Duration::from_millis(500),
+            max_retry_wait: Duration::from_secs(60),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("{}/chat/completions", self.base_url)
+    }
+}
+
+/// The OpenAI-compatible provider. Owns a single-threaded tokio runtime used only inside
+/// [`Provider::stream`].
+pub struct OpenAi {
+    settings: OpenAiSettings,
+    client: reqwest::Client,
+    rt: tokio::runtime::Runtime,
+}
+
+static CRYPTO: Once = Once::new();
+
+impl OpenAi {
+    /// Builds the client.
+    pub fn new(settings: OpenAiSettings) -> Result<OpenAi, ProviderError> {
+        CRYPTO.call_once(|| {
+            // Another part of the process may have installed one already; either is fine.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        });
+        let fail = |e: String| ProviderError {
+            kind: ErrorKind::Protocol,
+            message: e,
+            partial: None,
+        };
+        let client = reqwest::Client::builder()
+            .connect_timeout(settings.connect_timeout)
+            .build()
+            .map_err(|e| fail(format!("cannot set up the HTTP client: {e}")))?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| fail(format!("cannot start the provider's runtime: {e}")))?;
+        Ok(OpenAi {
+            settings,
+            client,
+            rt,
+        })
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &OpenAiSettings {
+        &self.settings
+    }
+
+    fn body(&self, req: &ChatRequest) -> Value {
+        let mut body = json!({
+            "model": self.settings.model,
+            "messages": req.messages,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        });
+        if !req.tools.is_empty() {
+            body["tools"] = Value::Array(req.tools.clone());
+        }
+        body
+    }
+
+    /// Removes the key (and anything shaped like an OpenAI key) from text shown to the user.
+    fn redact(&self, s: &str) -> String {
+        redact(s, self.settings.api_key.as_deref())
+    }
+
+    fn err(&self, kind: ErrorKind, message: String, partial: Option<Box<Completion>>) -> ProviderError {
+        ProviderError {
+            kind,
+            message: self.redact(&message),
+            partial,
+        }
+    }
+}
+
+/// Replaces `key` and `sk-...` tokens in `s` with `***`.
+pub fn redact(s: &str, key: Option<&str>) -> String {
+    let mut out = match key {
+        Some(k) if k.len() >= 4 => s.replace(k, "***"),
+        _ => s.to_string(),
+    };
+    while let Some(i) = out.find("sk-") {
+        let end = out[i..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '*'))
+            .map_or(out.len(), |e| i + e);
+        if end - i <= 3 {
+            break;
+        }
+        out.replace_range(i..end, "***");
+    }
+    out
+}
+
+enum Waited<T> {
+    Done(T),
+    Cancelled,
+    TimedOut,
+}
+
+/// Awaits `fut` unless `cancel` is raised or `limit` passes first.
+async fn wait<F: Future>(fut: F, cancel: &CancelFlag, limit: Duration) -> Waited<F::Output> {
+    let deadline = tokio::time::Instant::now() + limit;
+    tokio::pin!(fut);
+    loop {
+        if cancel.is_cancelled() {
+            return Waited::Cancelled;
+        }
+        let tick = tokio::time::Instant::now() + Duration::from_millis(50);
+        tokio::select! {
+            out = &mut fut => return Waited::Done(out),
+            _ = tokio::time::sleep_until(tick.min(deadline)) => {
+                if tokio::time::Instant::now() >= deadline {
+                    return Waited::TimedOut;
+                }
+            }
+        }
+    }
+}
+
+/// The server's own error message from a JSON error body, else its first line.
+fn server_message(body: &str) -> String {
+    let from_json = serde_json::from_str::<Value>(body).ok().and_then(|v| {
+        v.get("error")
+            .and_then(|e| e.get("message").and_then(Value::as_str).or(e.as_str()))
+            .or(v.get("message").and_then(Value::as_str))
+            .map(str::to_string)
+    });
+    let m = from_json.unwrap_or_else(|| body.lines().next().unwrap_or("").to_string());
+    let m: String = m.chars().take(300).collect();
+    crate::sanitize::line(&m).into_owned()
+}
+
+fn secs(d: Duration) -> String {
+    if d.as_millis() < 1000 {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{} s", d.as_secs())
+    }
+}
+
+impl Provider for OpenAi {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn model(&self) -> &str {
+        &self.settings.model
+    }
+
+    fn stream(
+        &mut self,
+        req: &ChatRequest,
+        cancel: &CancelFlag,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<Completion, ProviderError> {
+        let body = self.body(req);
+        let this = &*self;
+        this.rt.block_on(this.stream_async(body, cancel, on_event))
+    }
+}
+
+impl OpenAi {
+    async fn stream_async(
+        &self,
+        body: Value,
+        cancel: &CancelFlag,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<Completion, ProviderError> {
+        let s = &self.settings;
+        let url = s.url();
+        let mut attempt = 0u32;
+        let resp = loop {
+            let mut rb = self.client.post(&url).json(&body);
+            if let Some(k) = &s.api_key {
+                rb = rb.bearer_auth(k);
+            }
+            let sent = match wait(rb.send(), cancel, s.idle_timeout).await {
+                Waited::Done(r) => r,
+                Waited::Cancelled => {
+                    return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
+                }
+                Waited::TimedOut => {
+                    return Err(self.err(
+                        ErrorKind::Timeout,
+                        format!("no answer from {url} within {}", secs(s.idle_timeout)),
+                        None,
+                    ));
+                }
+            };
+            let resp = match sent {
+                Ok(r) => r,
+                Err(e) if e.is_connect() => {
+                    let why = if e.is_timeout() {
+                        format!("no connection within {}", secs(s.connect_timeout))
+                    } else {
+                        root_cause(&e)
+                    };
+                    return Err(self.err(
+                        ErrorKind::Unreachable,
+                        format!("cannot reach {url}: {why}; check base_url (NEOCODE_BASE_URL) and that the server runs"),
+                        None,
+                    ));
+                }
+                Err(e) if e.is_timeout() => {
+                    return Err(self.err(
+                        ErrorKind::Timeout,
+                        format!("no answer from {url} within {}", secs(s.idle_timeout)),
+                        None,
+                    ));
+                }
+                Err(e) => {
+                    return Err(self.err(
+                        ErrorKind::Unreachable,
+                        format!("request to {url} failed: {}", root_cause(&e)),
+                        None,
+                    ));
+                }
+            };
+            let status = resp.status().as_u16();
+            if (200..300).contains(&status) {
+                break resp;
+            }
+            let retry_after = resp
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(Duration::from_secs);
+            let text = match wait(resp.text(), cancel, s.idle_timeout).await {
+                Waited::Done(Ok(t)) => t,
+                _ => String::new(),
+            };
+            let msg = server_message(&text);
+            let retryable = status == 429 || status >= 500;
+            if retryable && attempt < s.max_retries {
+                let backoff = s.backoff.saturating_mul(1 << attempt.min(10));
+                let pause = retry_after.unwrap_or(backoff);
+                if pause <= s.max_retry_wait {
+                    attempt += 1;
+                    if let Waited::Cancelled = wait(
+                        tokio::time::sleep(pause),
+                        cancel,
+                        pause + Duration::from_secs(1),
+                    )
+                    .await
+                    {
+                        return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
+                    }
+                    continue;
+                }
+            }
+            let tries = if attempt > 0 {
+                format!(" (after {} attempts)", attempt + 1)
+            } else {
+                String::new()
+            };
+            let (kind, message) = match status {
+                401 | 403 => (
+                    ErrorKind::Auth,
+                    format!(
+                        "the provider rejected the API key (HTTP {status}: {msg}); set NEOCODE_API_KEY or OPENAI_API_KEY to a valid key for {}",
+                        s.base_url
+                    ),
+                ),
+                404 => (
+                    ErrorKind::NotFound,
+                    format!(
+                        "model `{}` or URL wrong: {url} answered HTTP 404 ({msg}); check model (NEOCODE_MODEL, --model) and base_url (NEOCODE_BASE_URL, --base-url)",
+                        s.model
+                    ),
+                ),
+                429 => (
+                    ErrorKind::RateLimited,
+                    match retry_after {
+                        Some(d) => format!(
+                            "rate limited by {}{tries}: {msg}; retry after {}",
+                            s.base_url,
+                            secs(d)
+                        ),
+                        None => format!("rate limited by {}{tries}: {msg}", s.base_url),
+                    },
+                ),
+                500.. => (
+                    ErrorKind::Server,
+                    format!(
+                        "server error HTTP {status} from {}{tries}: {msg}",
+                        s.base_url
+                    ),
+                ),
+                _ => (
+                    ErrorKind::BadRequest,
+                    format!("{url} refused the request (HTTP {status}): {msg}"),
+                ),
+            };
+            return Err(self.err(kind, message, None));
+        };
+
+        let mut events = resp.bytes_stream().eventsource();
+        let mut folder = Folder::new();
+        loop {
+            let next = match wait(events.next(), cancel, s.idle_timeout).await {
+                Waited::Done(n) => n,
+                Waited::Cancelled => {
+                    return Err(self.err(
+                        ErrorKind::Cancelled,
+                        "cancelled".into(),
+                        Some(Box::new(folder.finish(true))),
+                    ));
+                }
+                Waited::TimedOut => {
+                    return Err(self.err(
+                        ErrorKind::Timeout,
+                        format!(
+                            "{url} sent nothing for {}; the reply so far is kept",
+                            secs(s.idle_timeout)
+                        ),
+                        Some(Box::new(folder.finish(true))),
+                    ));
+                }
+            };
+            match next {
+                None => break,
+                Some(Ok(ev)) => match folder.feed(&ev.data) {
+                    Ok(out) => {
+                        for e in out {
+                            on_event(e);
+                        }
+                        if folder.is_done() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        let msg = crate::sanitize::line(&e.0).into_owned();
+                        return Err(self.err(
+                            ErrorKind::Server,
+                            format!("{} reported an error mid-reply: {msg}", s.base_url),
+                            Some(Box::new(folder.finish(true))),
+                        ));
+                    }
+                },
+                Some(Err(e)) => {
+                    return Err(self.err(
+                        ErrorKind::StreamCut,
+                        format!(
+                            "the connection to {} was cut mid-reply ({}); what arrived is kept",
+                            s.base_url,
+                            root_cause(&e)
+                        ),
+                        Some(Box::new(folder.finish(true))),
+                    ));
+                }
+            }
+        }
+        Ok(folder.finish(false))
+    }
+}
+
+/// The innermost error's text: reqwest's outer text says only "error sending request".
+fn root_cause(e: &dyn std::error::Error) -> String {
+    let mut cur: &dyn std::error::Error = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    let s = cur.to_string();
+    if s.is_empty() { e.to_string() } else { s }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_removes_key_and_sk_tokens() {
+        let s = redact(
+            "Incorrect API key provided: sk-abc123XYZ. mykey-secret",
+            Some("mykey-secret"),
+        );
+        assert!(!s.contains("abc123"));
+        assert!(!s.contains("mykey-secret"));
+        assert!(s.contains("***"));
+    }
+
+    #[test]
+    fn debug_hides_key() {
+        let s = OpenAiSettings::new("http://x/v1", "m", Some("sk-secret".into()));
+        assert!(!format!("{s:?}").contains("secret"));
+    }
+}

@@ -1,0 +1,320 @@
+//! Folding Chat Completions stream chunks into one completion: a pure function over the `data:`
+//! payloads, so the nastiest streams can be tested without a network. Text and reasoning deltas
+//! pass straight through as events; tool-call fragments are accumulated per `index` (the id and
+//! name arrive once, the arguments in pieces, calls may interleave); usage arrives last, often
+//! in a chunk with empty `choices`.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::session::{ToolCall, Usage};
+
+/// What a stream says as it goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEvent {
+    /// Answer text.
+    Text(String),
+    /// Reasoning text.
+    Reasoning(String),
+}
+
+/// One model call's whole answer.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Completion {
+    /// Answer text.
+    pub text: String,
+    /// Reasoning text (models that send it).
+    pub reasoning: String,
+    /// Tool calls, in index order.
+    pub tool_calls: Vec<ToolCall>,
+    /// Usage reported by the server (zero when it sent none).
+    pub usage: Usage,
+    /// `finish_reason` of the choice, if one arrived.
+    pub finish_reason: Option<String>,
+    /// The stream stopped before its end (cut, timeout, cancel): what is here is what arrived.
+    pub incomplete: bool,
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Accumulates one stream's chunks.
+#[derive(Debug, Default)]
+pub struct Folder {
+    text: String,
+    reasoning: String,
+    calls: BTreeMap<u64, PartialCall>,
+    usage: Usage,
+    finish_reason: Option<String>,
+    done: bool,
+}
+
+/// A chunk the server sent that says something went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamError(pub String);
+
+impl Folder {
+    /// A fresh folder.
+    pub fn new() -> Folder {
+        Folder::default()
+    }
+
+    /// Whether `[DONE]` arrived.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Whether the choice has finished (`finish_reason` arrived).
+    pub fn has_finished(&self) -> bool {
+        self.finish_reason.is_some()
+    }
+
+    /// Feeds one event's `data` payload; returns what streams to the user. Payloads that are
+    /// not JSON are skipped (some servers send stray lines); an `error` object is an error.
+    pub fn feed(&mut self, data: &str) -> Result<Vec<StreamEvent>, StreamError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(Vec::new());
+        }
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(Vec::new());
+        }
+        let Ok(v) = serde_json::from_str::<Value>(data) else {
+            return Ok(Vec::new());
+        };
+        if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+            let msg = err
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| err.to_string());
+            return Err(StreamError(msg));
+        }
+        let mut out = Vec::new();
+        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            let n = |k: &str| u.get(k).and_then(Value::as_u64);
+            if let Some(i) = n("prompt_tokens").or_else(|| n("input_tokens")) {
+                self.usage.input_tokens = i;
+            }
+            if let Some(o) = n("completion_tokens").or_else(|| n("output_tokens")) {
+                self.usage.output_tokens = o;
+            }
+        }
+        let choices = v.get("choices").and_then(Value::as_array);
+        for choice in choices.into_iter().flatten() {
+            // Only the first choice is asked for; ignore others should a server send them.
+            if choice.get("index").and_then(Value::as_u64).unwrap_or(0) != 0 {
+                continue;
+            }
+            if let Some(f) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.finish_reason = Some(f.to_string());
+            }
+            let Some(delta) = choice.get("delta").or_else(|| choice.get("message")) else {
+                continue;
+            };
+            for key in ["reasoning_content", "reasoning"] {
+                if let Some(r) = delta.get(key).and_then(Value::as_str)
+                    && !r.is_empty()
+                {
+                    self.reasoning.push_str(r);
+                    out.push(StreamEvent::Reasoning(r.to_string()));
+                }
+            }
+            if let Some(t) = delta.get("content").and_then(Value::as_str)
+                && !t.is_empty()
+            {
+                self.text.push_str(t);
+                out.push(StreamEvent::Text(t.to_string()));
+            }
+            for (pos, tc) in delta
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let index = tc
+                    .get("index")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(pos as u64);
+                let call = self.calls.entry(index).or_default();
+                if let Some(id) = tc.get("id").and_then(Value::as_str)
+                    && !id.is_empty()
+                {
+                    call.id = id.to_string();
+                }
+                if let Some(f) = tc.get("function") {
+                    if let Some(n) = f.get("name").and_then(Value::as_str) {
+                        call.name.push_str(n);
+                    }
+                    if let Some(a) = f.get("arguments") {
+                        match a {
+                            Value::String(s) => call.arguments.push_str(s),
+                            // Some servers send the arguments as an object in one piece.
+                            Value::Null => {}
+                            other => call.arguments.push_str(&other.to_string()),
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The answer so far; `incomplete` marks a stream that stopped early. Calls without an id
+    /// get one (some local servers omit it) so results can be paired with them.
+    pub fn finish(self, incomplete: bool) -> Completion {
+        let tool_calls = self
+            .calls
+            .into_iter()
+            .filter(|(_, c)| !c.name.is_empty())
+            .map(|(i, c)| ToolCall {
+                id: if c.id.is_empty() {
+                    format!("call_{i}_{}", uuid::Uuid::new_v4().simple())
+                } else {
+                    c.id
+                },
+                name: c.name,
+                arguments: if c.arguments.trim().is_empty() {
+                    "{}".to_string()
+                } else {
+                    c.arguments
+                },
+            })
+            .collect();
+        Completion {
+            text: self.text,
+            reasoning: self.reasoning,
+            tool_calls,
+            usage: self.usage,
+            finish_reason: self.finish_reason,
+            incomplete,
+        }
+    }
+}
+
+/// Folds a whole SSE body (bytes as they came, in any split) into events and a completion,
+/// decoding with the same SSE parser the provider uses. For tests and the benchmark.
+pub fn fold_sse_bytes(pieces: Vec<Vec<u8>>) -> Result<(Vec<StreamEvent>, Completion), StreamError> {
+    use eventsource_stream::Eventsource;
+    use futures_util::StreamExt;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(|e| StreamError(e.to_string()))?;
+    rt.block_on(async move {
+        let s = futures_util::stream::iter(pieces.into_iter().map(Ok::<_, std::io::Error>));
+        let mut events = s.eventsource();
+        let mut folder = Folder::new();
+        let mut out = Vec::new();
+        while let Some(ev) = events.next().await {
+            let ev = ev.map_err(|e| StreamError(e.to_string()))?;
+            out.extend(folder.feed(&ev.data)?);
+            if folder.is_done() {
+                break;
+            }
+        }
+        Ok((out, folder.finish(false)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::scripted::{Piece, Stream};
+
+    fn fold_all(body: &[u8], split: usize) -> (Vec<StreamEvent>, Completion) {
+        let pieces = body.chunks(split.max(1)).map(<[u8]>::to_vec).collect();
+        fold_sse_bytes(pieces).unwrap()
+    }
+
+    fn text_of(ev: &[StreamEvent]) -> String {
+        ev.iter()
+            .filter_map(|e| match e {
+                StreamEvent::Text(t) => Some(t.as_str()),
+                StreamEvent::Reasoning(_) => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn text_stream_in_every_split_gives_the_same_answer() {
+        let s = Stream::text("héllo wörld, ünïcode ✓")
+            .keep_alives_between()
+            .crlf();
+        let body = s.body_bytes();
+        for split in [1, 2, 3, 7, 64, body.len()] {
+            let (ev, c) = fold_all(&body, split);
+            assert_eq!(text_of(&ev), "héllo wörld, ünïcode ✓", "split {split}");
+            assert_eq!(c.text, "héllo wörld, ünïcode ✓");
+            assert_eq!(
+                c.usage,
+                Usage {
+                    input_tokens: 10,
+                    output_tokens: 5
+                }
+            );
+            assert_eq!(c.finish_reason.as_deref(), Some("stop"));
+            assert!(c.tool_calls.is_empty());
+        }
+    }
+
+    #[test]
+    fn interleaved_fragmented_tool_calls_are_assembled_by_index() {
+        let a = r#"{"path":"src/main.rs","limit":20}"#;
+        let b = r#"{"pattern":"fn main","path":"."}"#;
+        let s = Stream::new()
+            .role()
+            .reasoning("think first", 4)
+            .interleaved_calls(&[("call_a", "read_file", a), ("call_b", "grep", b)], 5)
+            .finish("tool_calls")
+            .usage(7, 3)
+            .no_done();
+        let (ev, c) = fold_all(&s.body_bytes(), 5);
+        assert_eq!(c.tool_calls.len(), 2);
+        assert_eq!(c.tool_calls[0].id, "call_a");
+        assert_eq!(c.tool_calls[0].name, "read_file");
+        assert_eq!(c.tool_calls[0].arguments, a);
+        assert_eq!(c.tool_calls[1].arguments, b);
+        assert_eq!(c.reasoning, "think first");
+        assert!(ev.contains(&StreamEvent::Reasoning("thi".into())) || !ev.is_empty());
+        assert_eq!(c.usage.input_tokens, 7);
+    }
+
+    #[test]
+    fn error_chunk_is_an_error_and_junk_lines_are_skipped() {
+        let mut f = Folder::new();
+        assert!(f.feed("not json").unwrap().is_empty());
+        assert!(f.feed("").unwrap().is_empty());
+        let e = f.feed(r#"{"error":{"message":"overloaded"}}"#).unwrap_err();
+        assert_eq!(e.0, "overloaded");
+    }
+
+    #[test]
+    fn call_without_id_gets_one_and_empty_arguments_become_an_object() {
+        let mut f = Folder::new();
+        f.feed(r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"list_dir"}}]}}]}"#)
+            .unwrap();
+        let c = f.finish(true);
+        assert!(c.incomplete);
+        assert_eq!(c.tool_calls[0].name, "list_dir");
+        assert_eq!(c.tool_calls[0].arguments, "{}");
+        assert!(c.tool_calls[0].id.starts_with("call_0_"));
+    }
+
+    #[test]
+    fn raw_event_split_inside_the_data_prefix() {
+        let s = Stream::new()
+            .piece(Piece::Raw("da".into()))
+            .piece(Piece::Raw(
+                "ta: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n".into(),
+            ));
+        let (_, c) = fold_all(&s.body_bytes(), 1);
+        assert_eq!(c.text, "x");
+    }
+}

@@ -1,0 +1,88 @@
+//! `edit_file`: replaces one exact, unique piece of text in a file.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::path::confine;
+use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, diff, parse_args};
+
+pub(super) const SPEC: ToolSpec = ToolSpec {
+    name: "edit_file",
+    description: "Replace exactly one occurrence of old_string with new_string in a file. old_string must match the file exactly (whitespace included) and occur exactly once: add surrounding lines to make it unique. Read the file first.",
+    parameters: schema,
+    kind: ToolKind::Edit,
+    run,
+};
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path relative to the workspace root."},
+            "old_string": {"type": "string", "description": "Exact text to replace; must occur exactly once."},
+            "new_string": {"type": "string", "description": "Replacement text."}
+        },
+        "required": ["path", "old_string", "new_string"]
+    })
+}
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    old_string: String,
+    new_string: String,
+}
+
+fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
+    let args: Args = match parse_args("edit_file", arguments) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    if args.old_string.is_empty() {
+        return ToolOutput::error(
+            "edit_file: old_string is empty; use write_file to create a file",
+        );
+    }
+    let p = match confine(&ctx.root, &args.path) {
+        Ok(p) => p,
+        Err(e) => return ToolOutput::error(e),
+    };
+    let bytes = match std::fs::read(&p.abs) {
+        Ok(b) => b,
+        Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
+    };
+    let Ok(before) = String::from_utf8(bytes) else {
+        return ToolOutput::error(format!(
+            "{} is not valid UTF-8; edit_file only changes text files",
+            p.rel
+        ));
+    };
+    let count = before.matches(args.old_string.as_str()).count();
+    match count {
+        0 => {
+            return ToolOutput::error(format!(
+                "edit_file: old_string was not found in {} (0 matches); read the file and copy the text exactly",
+                p.rel
+            ));
+        }
+        1 => {}
+        n => {
+            return ToolOutput::error(format!(
+                "edit_file: old_string occurs {n} times in {}; it must occur exactly once, so include more surrounding lines",
+                p.rel
+            ));
+        }
+    }
+    let after = before.replacen(args.old_string.as_str(), &args.new_string, 1);
+    if let Err(e) = std::fs::write(&p.abs, after.as_bytes()) {
+        return ToolOutput::error(format!("cannot write {}: {e}", p.rel));
+    }
+    let meta = diff::metadata(&p.rel, Some(&before), &after);
+    let added = meta["added"].as_u64().unwrap_or(0);
+    let removed = meta["removed"].as_u64().unwrap_or(0);
+    ToolOutput {
+        text: format!("edited {} (+{added} -{removed} lines)", p.rel),
+        is_error: false,
+        metadata: Some(meta),
+    }
+}

@@ -1,0 +1,164 @@
+//! `grep`: a regex search over the workspace with ripgrep's own libraries (the `ignore`
+//! walker honours `.gitignore`; `grep-searcher` skips binary files).
+
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::sinks::Lossy;
+use grep_searcher::{BinaryDetection, SearcherBuilder};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::path::confine;
+use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
+
+pub(super) const SPEC: ToolSpec = ToolSpec {
+    name: "grep",
+    description: "Search file contents of the workspace with a regular expression (Rust regex syntax), skipping what .gitignore ignores and binary files. Prints `path:line:text`. Narrow with path (file or folder) and glob (e.g. `*.rs`).",
+    parameters: schema,
+    kind: ToolKind::Read,
+    run,
+};
+
+/// Matching lines shown before the rest is only counted.
+const MAX_MATCHES: usize = 200;
+/// Characters kept of one matching line.
+const MAX_LINE_CHARS: usize = 300;
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Regular expression."},
+            "path": {"type": "string", "description": "File or folder to search, relative to the workspace root. Default: the root."},
+            "glob": {"type": "string", "description": "Only files whose path matches this glob, e.g. `*.rs` or `src/**/*.toml`."},
+            "case_insensitive": {"type": "boolean", "description": "Ignore case. Default false."}
+        },
+        "required": ["pattern"]
+    })
+}
+
+#[derive(Deserialize)]
+struct Args {
+    pattern: String,
+    path: Option<String>,
+    glob: Option<String>,
+    #[serde(default)]
+    case_insensitive: bool,
+}
+
+fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
+    let args: Args = match parse_args("grep", arguments) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    let matcher = match RegexMatcherBuilder::new()
+        .case_insensitive(args.case_insensitive)
+        .build(&args.pattern)
+    {
+        Ok(m) => m,
+        Err(e) => {
+            return ToolOutput::error(format!("grep: bad regular expression: {e}"));
+        }
+    };
+    let p = match confine(&ctx.root, args.path.as_deref().unwrap_or(".")) {
+        Ok(p) => p,
+        Err(e) => return ToolOutput::error(e),
+    };
+    if let Err(e) = std::fs::metadata(&p.abs) {
+        return ToolOutput::error(format!("cannot search {}: {e}", p.rel));
+    }
+    let root = match ctx.root.canonicalize() {
+        Ok(r) => r,
+        Err(e) => return ToolOutput::error(format!("cannot resolve the workspace root: {e}")),
+    };
+    let mut walk = ignore::WalkBuilder::new(&p.abs);
+    walk.hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(|e| e.file_name() != ".git");
+    if let Some(glob) = &args.glob {
+        let mut ob = ignore::overrides::OverrideBuilder::new(&p.abs);
+        if let Err(e) = ob.add(glob) {
+            return ToolOutput::error(format!("grep: bad glob {glob}: {e}"));
+        }
+        match ob.build() {
+            Ok(o) => {
+                walk.overrides(o);
+            }
+            Err(e) => return ToolOutput::error(format!("grep: bad glob {glob}: {e}")),
+        }
+    }
+    let mut searcher = SearcherBuilder::new()
+        .binary_detection(BinaryDetection::quit(0))
+        .line_number(true)
+        .build();
+    let mut lines: Vec<String> = Vec::new();
+    let mut total = 0usize;
+    let mut files = 0usize;
+    for entry in walk.build() {
+        if ctx.cancel.is_cancelled() {
+            return ToolOutput::error("grep: cancelled");
+        }
+        let Ok(entry) = entry else { continue };
+        // A symlinked file may point outside the workspace: never follow it.
+        if entry.path_is_symlink() || !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        let rel = path
+            .strip_prefix(&root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .into_owned();
+        let before = total;
+        let result = searcher.search_path(
+            &matcher,
+            path,
+            Lossy(|n, text| {
+                total += 1;
+                if lines.len() < MAX_MATCHES {
+                    let text = text.trim_end_matches(['\n', '\r']);
+                    let shown: String = if text.chars().count() > MAX_LINE_CHARS {
+                        let cut: String = text.chars().take(MAX_LINE_CHARS).collect();
+                        format!("{cut} …")
+                    } else {
+                        text.to_string()
+                    };
+                    lines.push(format!("{rel}:{n}:{shown}"));
+                }
+                Ok(true)
+            }),
+        );
+        if result.is_ok() && total > before {
+            files += 1;
+        }
+    }
+    let mut text = if lines.is_empty() {
+        format!("no matches for {} in {}\n", args.pattern, p.rel)
+    } else {
+        let mut t = lines.join("\n");
+        t.push('\n');
+        t
+    };
+    if total > lines.len() {
+        text.push_str(&format!(
+            "… {} more matches (narrow the search with path or glob)\n",
+            total - lines.len()
+        ));
+    }
+    if text.len() > ctx.output_cap.max(1024) {
+        let mut cut = ctx.output_cap.max(1024);
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("\n… (output cut; narrow the search)\n");
+    }
+    ToolOutput {
+        text,
+        is_error: false,
+        metadata: Some(
+            json!({"path": p.rel, "matches": total, "files": files, "shown": lines.len()}),
+        ),
+    }
+}

@@ -1,0 +1,113 @@
+//! `list_dir`: what a folder holds, as an indented tree, honouring `.gitignore`.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::path::confine;
+use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
+
+pub(super) const SPEC: ToolSpec = ToolSpec {
+    name: "list_dir",
+    description: "List a folder of the workspace as an indented tree (folders end with `/`), skipping what .gitignore ignores. depth 1 lists only the folder itself (default 2).",
+    parameters: schema,
+    kind: ToolKind::Read,
+    run,
+};
+
+/// Entries shown before the rest is only counted.
+const MAX_ENTRIES: usize = 500;
+const DEFAULT_DEPTH: usize = 2;
+const MAX_DEPTH: usize = 10;
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Folder relative to the workspace root. Default: the root."},
+            "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "description": "Levels to descend. Default 2."}
+        }
+    })
+}
+
+#[derive(Deserialize)]
+struct Args {
+    path: Option<String>,
+    depth: Option<usize>,
+}
+
+fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
+    let args: Args = match parse_args("list_dir", arguments) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    let user = args.path.as_deref().unwrap_or(".");
+    let p = match confine(&ctx.root, user) {
+        Ok(p) => p,
+        Err(e) => return ToolOutput::error(e),
+    };
+    match std::fs::metadata(&p.abs) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return ToolOutput::error(format!("{} is a file, not a folder; use read_file", p.rel));
+        }
+        Err(e) => return ToolOutput::error(format!("cannot list {}: {e}", p.rel)),
+    }
+    let depth = args.depth.unwrap_or(DEFAULT_DEPTH).clamp(1, MAX_DEPTH);
+    let walker = ignore::WalkBuilder::new(&p.abs)
+        .max_depth(Some(depth))
+        .hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    let mut text = format!("{}/\n", p.rel);
+    let mut shown = 0usize;
+    let mut more = 0usize;
+    let mut errors = 0usize;
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(_) => {
+                errors += 1;
+                continue;
+            }
+        };
+        if entry.depth() == 0 {
+            continue;
+        }
+        if shown >= MAX_ENTRIES {
+            more += 1;
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy();
+        let ft = entry.file_type();
+        let suffix = if ft.is_some_and(|t| t.is_dir()) {
+            "/".to_string()
+        } else if ft.is_some_and(|t| t.is_symlink()) {
+            match std::fs::read_link(entry.path()) {
+                Ok(t) => format!(" -> {}", t.display()),
+                Err(_) => " -> ?".to_string(),
+            }
+        } else {
+            String::new()
+        };
+        let indent = "  ".repeat(entry.depth());
+        text.push_str(&format!("{indent}{name}{suffix}\n"));
+        shown += 1;
+    }
+    if shown == 0 {
+        text.push_str("  (empty)\n");
+    }
+    if more > 0 {
+        text.push_str(&format!("… {more} more\n"));
+    }
+    if errors > 0 {
+        text.push_str(&format!("({errors} entries could not be read)\n"));
+    }
+    ToolOutput {
+        text,
+        is_error: false,
+        metadata: Some(json!({"path": p.rel, "entries": shown, "more": more, "depth": depth})),
+    }
+}

@@ -1,0 +1,169 @@
+//! `read_file`: a text file with line numbers, a window of lines at a time.
+
+use std::io::{BufRead, BufReader, Read};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::path::confine;
+use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
+
+pub(super) const SPEC: ToolSpec = ToolSpec {
+    name: "read_file",
+    description: "Read a text file of the workspace. Lines come numbered (`   12\\tcode`). Use offset (1-based first line) and limit (number of lines) to page through long files.",
+    parameters: schema,
+    kind: ToolKind::Read,
+    run,
+};
+
+/// Lines returned when the model gives no limit.
+const DEFAULT_LIMIT: usize = 2000;
+/// Characters kept of one very long line (minified files).
+const MAX_LINE_CHARS: usize = 2000;
+/// Bytes looked at to decide that a file is binary.
+const SNIFF: usize = 8192;
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path relative to the workspace root."},
+            "offset": {"type": "integer", "minimum": 1, "description": "First line to read (1-based). Default 1."},
+            "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read. Default 2000."}
+        },
+        "required": ["path"]
+    })
+}
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
+    let args: Args = match parse_args("read_file", arguments) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    let p = match confine(&ctx.root, &args.path) {
+        Ok(p) => p,
+        Err(e) => return ToolOutput::error(e),
+    };
+    let meta = match std::fs::metadata(&p.abs) {
+        Ok(m) => m,
+        Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
+    };
+    if meta.is_dir() {
+        return ToolOutput::error(format!(
+            "{} is a directory; use list_dir to see what it holds",
+            p.rel
+        ));
+    }
+    let size = meta.len();
+    let file = match std::fs::File::open(&p.abs) {
+        Ok(f) => f,
+        Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
+    };
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let head = match reader.fill_buf() {
+        Ok(b) => &b[..b.len().min(SNIFF)],
+        Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
+    };
+    if head.contains(&0) {
+        return ToolOutput {
+            text: format!(
+                "{} is a binary file ({size} bytes); its content is not shown.",
+                p.rel
+            ),
+            is_error: false,
+            metadata: Some(json!({"path": p.rel, "binary": true, "size": size})),
+        };
+    }
+    let offset = args.offset.unwrap_or(1).max(1);
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
+    let cap = ctx.output_cap.max(1024);
+
+    let mut text = String::new();
+    let mut line_no = 0usize;
+    let mut shown = 0usize;
+    let mut lossy = false;
+    let mut long_lines = false;
+    let mut stopped_at: Option<usize> = None;
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match reader.by_ref().read_until(b'\n', &mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
+        }
+        line_no += 1;
+        if line_no < offset {
+            continue;
+        }
+        if shown == limit || text.len() >= cap {
+            stopped_at = Some(line_no);
+            break;
+        }
+        let raw = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let line = match std::str::from_utf8(raw) {
+            Ok(s) => std::borrow::Cow::Borrowed(s),
+            Err(_) => {
+                lossy = true;
+                String::from_utf8_lossy(raw)
+            }
+        };
+        let line = if line.chars().count() > MAX_LINE_CHARS {
+            long_lines = true;
+            let cut: String = line.chars().take(MAX_LINE_CHARS).collect();
+            std::borrow::Cow::Owned(format!("{cut} … (line cut)"))
+        } else {
+            line
+        };
+        text.push_str(&format!("{line_no:>6}\t{line}\n"));
+        shown += 1;
+    }
+    if shown == 0 && stopped_at.is_none() {
+        if line_no == 0 {
+            text.push_str(&format!("({} is empty)\n", p.rel));
+        } else {
+            return ToolOutput::error(format!(
+                "{} has {line_no} lines; offset {offset} is past the end",
+                p.rel
+            ));
+        }
+    }
+    let mut notes = Vec::new();
+    if let Some(next) = stopped_at {
+        notes.push(format!(
+            "showing lines {offset}-{}; more follow, continue with offset={next}",
+            next - 1
+        ));
+    }
+    if lossy {
+        notes.push("the file is not valid UTF-8; invalid bytes are shown as \u{FFFD}".to_string());
+    }
+    if long_lines {
+        notes.push(format!(
+            "lines longer than {MAX_LINE_CHARS} characters were cut"
+        ));
+    }
+    for n in &notes {
+        text.push_str(&format!("({n})\n"));
+    }
+    ToolOutput {
+        text,
+        is_error: false,
+        metadata: Some(json!({
+            "path": p.rel,
+            "size": size,
+            "first_line": offset,
+            "lines_shown": shown,
+            "more": stopped_at.is_some(),
+            "lossy_utf8": lossy,
+        })),
+    }
+}

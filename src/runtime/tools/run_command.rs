@@ -1,0 +1,475 @@
+//! `run_command`: `sh -c` in the workspace root, confined by the sandbox helper, with a time
+//! limit, an output cap (head and tail kept), cancellation, and a process group that dies
+//! with the command, with neocode, on timeout and on cancel.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::sandbox::{self, SandboxStatus};
+use super::{SandboxMode, ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
+
+pub(super) const SPEC: ToolSpec = ToolSpec {
+    name: "run_command",
+    description: "Run a shell command (`sh -c`) in the workspace root and return its exit code and output (stdout and stderr together; long output keeps its beginning and end). Commands run in a sandbox: they can write only inside the workspace and $TMPDIR, and have no network unless the user allowed it. Background processes are killed when the command ends.",
+    parameters: schema,
+    kind: ToolKind::Command,
+    run,
+};
+
+/// How often the loop looks at the clock and the cancel flag.
+const TICK_MS: i32 = 50;
+/// How long output is still read after the command's group was killed (a process that left
+/// the group may hold the pipe open).
+const DRAIN: Duration = Duration::from_secs(2);
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "Shell command line, run with sh -c in the workspace root."},
+            "timeout_secs": {"type": "integer", "minimum": 1, "description": "Time limit in seconds (capped by the session's limit)."}
+        },
+        "required": ["command"]
+    })
+}
+
+#[derive(Deserialize)]
+struct Args {
+    command: String,
+    timeout_secs: Option<u64>,
+}
+
+/// Keeps the first and the last `cap / 2` bytes of a stream and counts the rest.
+struct Capture {
+    half: usize,
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    total: usize,
+}
+
+impl Capture {
+    fn new(cap: usize) -> Capture {
+        let half = (cap / 2).max(256);
+        Capture {
+            half,
+            head: Vec::new(),
+            tail: Vec::new(),
+            total: 0,
+        }
+    }
+
+    fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len();
+        if self.head.len() < self.half {
+            let n = (self.half - self.head.len()).min(bytes.len());
+            self.head.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+        }
+        self.tail.extend_from_slice(bytes);
+        if self.tail.len() > 2 * self.half {
+            let cut = self.tail.len() - self.half;
+            self.tail.drain(..cut);
+        }
+    }
+
+    /// Kept bytes dropped in the middle.
+    fn cut(&self) -> usize {
+        self.total
+            .saturating_sub(self.head.len() + self.tail.len().min(self.half))
+    }
+
+    fn text(&self) -> String {
+        let tail = &self.tail[self.tail.len().saturating_sub(self.half)..];
+        let cut = self.cut();
+        let mut out = String::from_utf8_lossy(&self.head).into_owned();
+        if cut > 0 {
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&format!("… {cut} bytes cut …\n"));
+        }
+        out.push_str(&String::from_utf8_lossy(tail));
+        out
+    }
+}
+
+/// A private temporary folder, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> std::io::Result<TempDir> {
+        use std::os::unix::fs::DirBuilderExt;
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!(
+            "neocode-cmd-{}-{n}-{nanos:08x}",
+            std::process::id()
+        ));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        Ok(TempDir(dir))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
+    let args: Args = match parse_args("run_command", arguments) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    if args.command.trim().is_empty() {
+        return ToolOutput::error("run_command: the command is empty");
+    }
+    if args.command.contains('\0') {
+        return ToolOutput::error("run_command: the command contains a NUL byte");
+    }
+    let root = match ctx.root.canonicalize() {
+        Ok(r) => r,
+        Err(e) => return ToolOutput::error(format!("cannot resolve the workspace root: {e}")),
+    };
+    let limit = ctx.command_timeout.max(Duration::from_secs(1));
+    let timeout = match args.timeout_secs {
+        Some(s) => Duration::from_secs(s.max(1)).min(limit),
+        None => limit,
+    };
+    let status = sandbox::status(&ctx.sandbox);
+    let tmp = match TempDir::new() {
+        Ok(t) => t,
+        Err(e) => {
+            return ToolOutput::error(format!("cannot create a temporary folder: {e}"));
+        }
+    };
+    let mut cmd = match command_for(&status, ctx, &root, &tmp.0, &args.command) {
+        Ok(c) => c,
+        Err(e) => return ToolOutput::error(e),
+    };
+    let started = Instant::now();
+    let outcome = match execute(&mut cmd, timeout, ctx, ctx.output_cap) {
+        Ok(o) => o,
+        Err(e) => return ToolOutput::error(format!("cannot start the command: {e}")),
+    };
+    drop(cmd);
+    let elapsed = started.elapsed();
+    report(
+        &args.command,
+        &status,
+        ctx,
+        &root,
+        outcome,
+        elapsed,
+        timeout,
+    )
+}
+
+fn command_for(
+    status: &SandboxStatus,
+    ctx: &ToolContext,
+    root: &Path,
+    tmp: &Path,
+    command: &str,
+) -> Result<Command, String> {
+    let mut cmd = match status {
+        SandboxStatus::Enforced { .. } | SandboxStatus::Partial { .. } => {
+            let helper = sandbox::helper()?;
+            let mut c = Command::new(helper);
+            c.arg(sandbox::HELPER_SUBCOMMAND)
+                .arg("--root")
+                .arg(root)
+                .arg("--tmp")
+                .arg(tmp);
+            if ctx.sandbox.mode == SandboxMode::ReadOnly {
+                c.arg("--read-only");
+            }
+            if ctx.sandbox.network {
+                c.arg("--network");
+            }
+            if status.is_enforced() {
+                c.arg("--require-full");
+            }
+            c.arg("--").arg("/bin/sh").arg("-c").arg(command);
+            c
+        }
+        SandboxStatus::Unavailable { .. } | SandboxStatus::Off => {
+            let mut c = Command::new("/bin/sh");
+            c.arg("-c").arg(command);
+            c
+        }
+    };
+    let env: Vec<(OsString, OsString)> = sandbox::scrubbed_env(&ctx.sandbox.env_allow);
+    cmd.current_dir(root)
+        .env_clear()
+        .envs(env)
+        .env("TMPDIR", tmp)
+        .stdin(Stdio::null());
+    Ok(cmd)
+}
+
+struct Outcome {
+    status: Option<std::process::ExitStatus>,
+    timed_out: bool,
+    cancelled: bool,
+    output: Capture,
+}
+
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two descriptors we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both are fresh descriptors owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn kill_group(pgid: i32) {
+    // SAFETY: plain syscall; a group that is gone gives ESRCH, which is fine.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+}
+
+fn execute(
+    cmd: &mut Command,
+    timeout: Duration,
+    ctx: &ToolContext,
+    cap: usize,
+) -> std::io::Result<Outcome> {
+    let (read_end, write_end) = pipe()?;
+    cmd.stdout(Stdio::from(write_end.try_clone()?))
+        .stderr(Stdio::from(write_end));
+    // SAFETY: getpid before the fork; the closure only makes async-signal-safe syscalls and
+    // allocates nothing.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        cmd.pre_exec(move || {
+            // Own session and process group: the whole tree can be killed at once and has
+            // no controlling terminal (cannot write over the TUI through /dev/tty).
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // Die with neocode (the spawning thread waits for us until we end).
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+    let spawned = cmd.spawn();
+    // Our copies of the write end must close, or the pipe never reaches EOF.
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut child = spawned?;
+    let pgid = child.id() as i32;
+    let mut reader = std::fs::File::from(read_end);
+    // SAFETY: fcntl on a descriptor we own.
+    unsafe {
+        let fd = reader.as_raw_fd();
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+    let mut output = Capture::new(cap.max(1024));
+    let deadline = Instant::now() + timeout;
+    let mut timed_out = false;
+    let mut cancelled = false;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut exited: Option<std::process::ExitStatus> = None;
+    let mut drain_until: Option<Instant> = None;
+    loop {
+        let mut pfd = libc::pollfd {
+            fd: reader.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        unsafe {
+            libc::poll(&mut pfd, 1, TICK_MS);
+        }
+        let mut eof = false;
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => output.push(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        if exited.is_none() {
+            if let Some(st) = child.try_wait()? {
+                exited = Some(st);
+                // Background processes the command left behind die with it.
+                kill_group(pgid);
+                drain_until = Some(Instant::now() + DRAIN);
+            } else if ctx.cancel.is_cancelled() || Instant::now() >= deadline {
+                if ctx.cancel.is_cancelled() {
+                    cancelled = true;
+                } else {
+                    timed_out = true;
+                }
+                kill_group(pgid);
+                exited = Some(child.wait()?);
+                drain_until = Some(Instant::now() + DRAIN);
+            }
+        }
+        if eof || drain_until.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+    }
+    if exited.is_none() {
+        kill_group(pgid);
+        exited = Some(child.wait()?);
+    }
+    Ok(Outcome {
+        status: exited,
+        timed_out,
+        cancelled,
+        output,
+    })
+}
+
+/// Signs in the output that the sandbox refused something: a denied write or socket is
+/// EACCES/EPERM; tools that hide the errno (curl, resolvers) fail to connect or resolve.
+fn looks_blocked(text: &str, network_denied: bool) -> bool {
+    const DENIED: &[&str] = &[
+        "Permission denied",
+        "Operation not permitted",
+        "EACCES",
+        "EPERM",
+        "Errno 13",
+        "Errno 1]",
+    ];
+    const NETWORK: &[&str] = &[
+        "Couldn't connect",
+        "Could not connect",
+        "Failed to connect",
+        "Could not resolve",
+        "Temporary failure in name resolution",
+        "Name or service not known",
+        "Network is unreachable",
+    ];
+    DENIED.iter().any(|s| text.contains(s))
+        || (network_denied && NETWORK.iter().any(|s| text.contains(s)))
+}
+
+fn report(
+    command: &str,
+    status: &SandboxStatus,
+    ctx: &ToolContext,
+    root: &Path,
+    outcome: Outcome,
+    elapsed: Duration,
+    timeout: Duration,
+) -> ToolOutput {
+    let mut text = outcome.output.text();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let code = outcome.status.and_then(|s| s.code());
+    let signal = outcome.status.and_then(|s| s.signal());
+    let secs = elapsed.as_secs_f64();
+    if outcome.timed_out {
+        text.push_str(&format!(
+            "[timed out after {} s; the command and everything it started were killed]\n",
+            timeout.as_secs()
+        ));
+    } else if outcome.cancelled {
+        text.push_str(
+            "[cancelled by the user; the command and everything it started were killed]\n",
+        );
+    } else if code == Some(sandbox::REFUSED_EXIT) && text.contains("neocode sandbox:") {
+        text.push_str("[the sandbox could not confine the command, so it was not run]\n");
+    } else {
+        match (code, signal) {
+            (Some(c), _) => text.push_str(&format!("[exit code {c}, {secs:.1} s]\n")),
+            (None, Some(s)) => text.push_str(&format!("[killed by signal {s}, {secs:.1} s]\n")),
+            (None, None) => text.push_str(&format!("[ended, {secs:.1} s]\n")),
+        }
+    }
+    let confined = matches!(
+        status,
+        SandboxStatus::Enforced { .. } | SandboxStatus::Partial { .. }
+    );
+    let blocked = confined && looks_blocked(&text, !ctx.sandbox.network);
+    if blocked {
+        let writes = match ctx.sandbox.mode {
+            SandboxMode::ReadOnly => "commands may not write anywhere (read-only mode)".to_string(),
+            SandboxMode::WorkspaceWrite | SandboxMode::Off => format!(
+                "commands may write only inside the workspace {} and $TMPDIR",
+                root.display()
+            ),
+        };
+        let net = if ctx.sandbox.network {
+            String::new()
+        } else {
+            " and may not open network connections".to_string()
+        };
+        text.push_str(&format!(
+            "[sandbox: a \"permission denied\" above is probably the sandbox blocking it: {writes}{net}. If the task needs it, ask the user (they can allow the network with /approve network, or change the sandbox mode).]\n"
+        ));
+    }
+    if let Some(w) = status.warning() {
+        text.push_str(&format!("[{w}]\n"));
+    }
+    ToolOutput {
+        text,
+        is_error: false,
+        metadata: Some(json!({
+            "command": command,
+            "exit_code": code,
+            "signal": signal,
+            "duration_ms": elapsed.as_millis() as u64,
+            "timed_out": outcome.timed_out,
+            "cancelled": outcome.cancelled,
+            "output_bytes": outcome.output.total,
+            "cut_bytes": outcome.output.cut(),
+            "sandbox": status.code(),
+            "sandbox_blocked": blocked,
+        })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Capture;
+
+    #[test]
+    fn capture_keeps_head_and_tail() {
+        let mut c = Capture::new(1024);
+        for i in 0..1000 {
+            c.push(format!("line {i:04}\n").as_bytes());
+        }
+        let t = c.text();
+        assert!(t.starts_with("line 0000\n"), "{t}");
+        assert!(t.ends_with("line 0999\n"), "{t}");
+        assert!(t.contains("bytes cut"));
+        assert_eq!(c.total, 10_000);
+        assert_eq!(c.cut(), 10_000 - 1024);
+    }
+}

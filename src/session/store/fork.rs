@@ -1,0 +1,102 @@
+//! Forking: a new session holding a prefix of another, its assets copied.
+
+use rusqlite::params;
+
+use super::assets::{asset_relative_path, insert_asset_row};
+use super::steps::refresh_plan_counts;
+use super::{Store, now_ms, row_exists};
+use crate::session::error::{Result, StoreError};
+use crate::session::model::*;
+
+impl Store {
+    /// Forks a session at `at_seq` (default: its last message): a new session whose parent is
+    /// the source, with the messages up to that seq and their assets copied, in one transaction.
+    pub fn fork(&self, session_id: &str, at_seq: Option<i64>) -> Result<SessionHeader> {
+        let src = self.load_header(session_id)?;
+        let at = at_seq.unwrap_or(src.last_seq);
+        let exists_at = at == 0
+            || self.with_conn(|c| {
+                row_exists(
+                    c,
+                    "SELECT 1 FROM messages WHERE session_id = ?1 AND seq = ?2",
+                    params![session_id, at],
+                )
+            })?;
+        if at < 0 || !exists_at {
+            return Err(StoreError::NoSuchSeq {
+                session_id: session_id.to_string(),
+                seq: at,
+                last: src.last_seq,
+            });
+        }
+        let new_id = uuid::Uuid::new_v4().to_string();
+        // Asset files first (outside the transaction); removed again if the transaction fails.
+        let assets = self.assets_referenced(session_id, at)?;
+        let new_dir = self.inner.paths.assets().join(&new_id);
+        let copy = || -> Result<Vec<AssetMeta>> {
+            let mut out = Vec::new();
+            for a in &assets {
+                let src_path = self.checked_asset_path(a)?;
+                crate::session::workspace::create_private_dir(&new_dir)?;
+                let rel = asset_relative_path(&new_id, &a.id);
+                let dst = self.inner.paths.dir.join(&rel);
+                if std::fs::hard_link(&src_path, &dst).is_err() {
+                    std::fs::copy(&src_path, &dst).map_err(|e| StoreError::io(&dst, e))?;
+                }
+                out.push(AssetMeta {
+                    session_id: new_id.clone(),
+                    relative_path: rel,
+                    ..a.clone()
+                });
+            }
+            Ok(out)
+        };
+        let result = copy().and_then(|copied| {
+            let now = now_ms();
+            self.write(|tx| {
+                tx.execute(
+                    "INSERT INTO sessions (id, title, first_prompt, created_at_ms, updated_at_ms, provider, model,
+                        workdir, status, parent_id, fork_seq, conversation_key, task_state_json, todos_json,
+                        skills_json, plan_json, ledger_json, token_input_total, token_output_total, last_seq,
+                        message_count, asset_count)
+                     SELECT ?2, CASE WHEN title = '' THEN '' ELSE 'Fork of ' || title END, first_prompt, ?3, ?3,
+                        provider, model, workdir, 'paused', id, ?4, NULL, task_state_json, todos_json,
+                        skills_json, plan_json, ledger_json, 0, 0, ?4, 0, ?5
+                     FROM sessions WHERE id = ?1",
+                    params![session_id, new_id, now, at, copied.len() as i64],
+                )?;
+                // The copies point at the source's search-index rows: no re-indexing.
+                tx.execute(
+                    "INSERT INTO messages (session_id, seq, role, parts_json, tool_calls_json, tool_call_id, is_error,
+                        tool_metadata_json, created_at_ms, input_tokens, output_tokens, fts_id)
+                     SELECT ?2, seq, role, parts_json, tool_calls_json, tool_call_id, is_error, tool_metadata_json,
+                        created_at_ms, input_tokens, output_tokens, fts_id
+                     FROM messages WHERE session_id = ?1 AND seq <= ?3 ORDER BY seq",
+                    params![session_id, new_id, at],
+                )?;
+                tx.execute(
+                    "UPDATE sessions SET (message_count, token_input_total, token_output_total) =
+                        (SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0)
+                         FROM messages WHERE session_id = ?1)
+                     WHERE id = ?1",
+                    [&new_id],
+                )?;
+                tx.execute(
+                    "INSERT INTO step_updates (session_id, step_id, kind, payload_json, write_seq)
+                     SELECT ?2, step_id, kind, payload_json, write_seq FROM step_updates WHERE session_id = ?1",
+                    params![session_id, new_id],
+                )?;
+                refresh_plan_counts(tx, &new_id)?;
+                for a in &copied {
+                    insert_asset_row(tx, a)?;
+                }
+                Ok(())
+            })
+        });
+        if let Err(e) = result {
+            let _ = std::fs::remove_dir_all(&new_dir);
+            return Err(e);
+        }
+        self.load_header(&new_id)
+    }
+}

@@ -1,0 +1,282 @@
+//! Messages: append, load, and replace a whole transcript (compaction).
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use super::sessions::load_header;
+use super::steps::load_progress;
+use super::{Store, conversation_key, from_json, now_ms, opt_json, to_json_opt};
+use crate::session::error::{Result, StoreError};
+use crate::session::model::*;
+
+/// Deletes the search-index rows of session `?1`'s messages that no message of another
+/// session (a fork sharing them) still points at. Run before the messages go.
+pub(super) const DELETE_SESSION_FTS: &str = "DELETE FROM message_fts WHERE rowid IN (
+        SELECT m.fts_id FROM messages m
+        WHERE m.session_id = ?1 AND m.fts_id IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM messages o WHERE o.fts_id = m.fts_id AND o.session_id <> ?1))";
+
+/// Longest first-prompt excerpt kept in the header.
+const FIRST_PROMPT_CHARS: usize = 200;
+
+const MESSAGE_COLS: &str = "seq, role, parts_json, tool_calls_json, tool_call_id, is_error, \
+     tool_metadata_json, created_at_ms, input_tokens, output_tokens";
+
+impl Store {
+    /// Appends messages and updates the header (activity time, provider, model, workdir, token
+    /// deltas, counts) in one transaction. Cost does not depend on the session's length.
+    /// Returns the seqs assigned.
+    pub fn append_messages(
+        &self,
+        session_id: &str,
+        messages: &[NewMessage],
+        meta: &AppendMeta,
+    ) -> Result<Vec<i64>> {
+        self.write(|tx| self.append_in(tx, session_id, messages, meta))
+    }
+
+    /// [`Store::append_messages`] inside a caller's transaction.
+    pub(super) fn append_in(
+        &self,
+        tx: &Transaction<'_>,
+        session_id: &str,
+        messages: &[NewMessage],
+        meta: &AppendMeta,
+    ) -> Result<Vec<i64>> {
+        let now = now_ms();
+        {
+            let (last_seq, first_prompt, key): (i64, String, Option<String>) = tx
+                .query_row(
+                    "SELECT last_seq, first_prompt, conversation_key FROM sessions WHERE id = ?1",
+                    [session_id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()?
+                .ok_or_else(|| self.not_found(session_id))?;
+            let mut first_prompt = first_prompt;
+            let mut key = key;
+            let mut seqs = Vec::with_capacity(messages.len());
+            let (mut tin, mut tout) = (0u64, 0u64);
+            for (i, m) in messages.iter().enumerate() {
+                let seq = last_seq + 1 + i as i64;
+                insert_message(tx, session_id, seq, m, now)?;
+                if m.role() == Role::User && first_prompt.is_empty() {
+                    let text = user_text(&m.parts);
+                    if !text.trim().is_empty() {
+                        first_prompt = text.chars().take(FIRST_PROMPT_CHARS).collect();
+                        if key.is_none() {
+                            key = Some(conversation_key(&text));
+                        }
+                    }
+                }
+                tin += m.usage.input_tokens;
+                tout += m.usage.output_tokens;
+                seqs.push(seq);
+            }
+            tx.execute(
+                "UPDATE sessions SET
+                    updated_at_ms = max(updated_at_ms, ?2),
+                    provider = coalesce(nullif(?3, ''), provider),
+                    model = coalesce(nullif(?4, ''), model),
+                    workdir = coalesce(nullif(?5, ''), workdir),
+                    token_input_total = token_input_total + ?6,
+                    token_output_total = token_output_total + ?7,
+                    last_seq = ?8,
+                    message_count = message_count + ?9,
+                    first_prompt = ?10,
+                    conversation_key = ?11
+                 WHERE id = ?1",
+                params![
+                    session_id,
+                    now,
+                    meta.provider,
+                    meta.model,
+                    meta.workdir,
+                    tin as i64,
+                    tout as i64,
+                    last_seq + messages.len() as i64,
+                    messages.len() as i64,
+                    first_prompt,
+                    key
+                ],
+            )?;
+            Ok(seqs)
+        }
+    }
+
+    /// Replaces the whole transcript (compaction) in one transaction: old messages go, the new
+    /// ones are written with seqs from 1, task state, tokens, provider/model/workdir and counts
+    /// are updated. The title is kept.
+    pub fn replace_transcript(&self, session_id: &str, rep: &Replacement) -> Result<()> {
+        let now = now_ms();
+        self.write(|tx| {
+            self.require(tx, session_id)?;
+            tx.execute(DELETE_SESSION_FTS, [session_id])?;
+            tx.execute("DELETE FROM messages WHERE session_id = ?1", [session_id])?;
+            for (i, m) in rep.messages.iter().enumerate() {
+                insert_message(tx, session_id, i as i64 + 1, m, now)?;
+            }
+            tx.execute(
+                "UPDATE sessions SET
+                    updated_at_ms = max(updated_at_ms, ?2),
+                    task_state_json = ?3,
+                    token_input_total = ?4,
+                    token_output_total = ?5,
+                    provider = coalesce(nullif(?6, ''), provider),
+                    model = coalesce(nullif(?7, ''), model),
+                    workdir = coalesce(nullif(?8, ''), workdir),
+                    last_seq = ?9,
+                    message_count = ?9
+                 WHERE id = ?1",
+                params![
+                    session_id,
+                    now,
+                    to_json_opt(rep.task_state.as_ref()),
+                    rep.token_totals.0 as i64,
+                    rep.token_totals.1 as i64,
+                    rep.meta.provider,
+                    rep.meta.model,
+                    rep.meta.workdir,
+                    rep.messages.len() as i64
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Header, plan progress and every message, in one read transaction.
+    pub fn load_session(&self, session_id: &str) -> Result<Session> {
+        self.with_conn(|c| {
+            let tx = c.transaction()?;
+            let header = load_header(&tx, session_id)?.ok_or_else(|| self.not_found(session_id))?;
+            let plan_progress = load_progress(&tx, session_id)?;
+            let messages = load_messages(&tx, session_id, 1, i64::MAX)?;
+            Ok(Session {
+                header,
+                plan_progress,
+                messages,
+            })
+        })
+    }
+
+    /// Messages with `from <= seq <= to`, by seq. For long transcripts.
+    pub fn load_messages(&self, session_id: &str, from: i64, to: i64) -> Result<Vec<Message>> {
+        self.with_conn(|c| load_messages(c, session_id, from, to))
+    }
+}
+
+pub(super) fn insert_message(
+    tx: &Transaction<'_>,
+    session_id: &str,
+    seq: i64,
+    m: &NewMessage,
+    now: i64,
+) -> Result<()> {
+    let parts = serde_json::to_string(&m.parts).unwrap_or_else(|_| "[]".into());
+    let calls = if m.tool_calls.is_empty() {
+        None
+    } else {
+        Some(serde_json::to_string(&m.tool_calls).unwrap_or_else(|_| "[]".into()))
+    };
+    let meta = to_json_opt(m.tool_metadata.as_ref());
+    let body = search_body(m);
+    let fts_id = if body.is_empty() {
+        None
+    } else {
+        let mut fts = tx.prepare_cached("INSERT INTO message_fts (body) VALUES (?1)")?;
+        fts.execute([body])?;
+        Some(tx.last_insert_rowid())
+    };
+    let mut st = tx.prepare_cached(
+        "INSERT INTO messages (session_id, seq, role, parts_json, tool_calls_json, tool_call_id, is_error,
+            tool_metadata_json, created_at_ms, input_tokens, output_tokens, fts_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?;
+    st.execute(params![
+        session_id,
+        seq,
+        m.role().as_str(),
+        parts,
+        calls,
+        m.tool_call_id,
+        m.is_error,
+        meta,
+        m.created_at_ms.unwrap_or(now),
+        m.usage.input_tokens as i64,
+        m.usage.output_tokens as i64,
+        fts_id
+    ])?;
+    Ok(())
+}
+
+/// Text indexed for search: text parts, reasoning, and tool call names and arguments.
+fn search_body(m: &NewMessage) -> String {
+    let mut out = String::new();
+    for p in &m.parts {
+        match p {
+            Part::Text { text } | Part::Reasoning { text } => {
+                out.push_str(text);
+                out.push('\n');
+            }
+            Part::Image { .. } => {}
+        }
+    }
+    for c in &m.tool_calls {
+        out.push_str(&c.name);
+        out.push(' ');
+        out.push_str(&c.arguments);
+        out.push('\n');
+    }
+    out.truncate(out.trim_end().len());
+    out
+}
+
+fn user_text(parts: &[Part]) -> String {
+    parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text { text } => Some(text.as_str()),
+            Part::Image { .. } | Part::Reasoning { .. } => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn load_messages(c: &Connection, session_id: &str, from: i64, to: i64) -> Result<Vec<Message>> {
+    let mut st = c.prepare_cached(&format!(
+        "SELECT {MESSAGE_COLS} FROM messages WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq"
+    ))?;
+    // (message with plain columns, role, parts, tool calls, tool metadata) as stored.
+    type Raw = (Message, String, String, Option<String>, Option<String>);
+    let rows: Vec<Raw> = st
+        .query_map(params![session_id, from, to], |r| {
+            let m = Message {
+                seq: r.get(0)?,
+                role: Role::User,
+                parts: Vec::new(),
+                tool_calls: Vec::new(),
+                tool_call_id: r.get(4)?,
+                is_error: r.get(5)?,
+                tool_metadata: None,
+                created_at_ms: r.get(7)?,
+                usage: Usage {
+                    input_tokens: r.get::<_, i64>(8)? as u64,
+                    output_tokens: r.get::<_, i64>(9)? as u64,
+                },
+            };
+            Ok((m, r.get(1)?, r.get(2)?, r.get(3)?, r.get(6)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    rows.into_iter()
+        .map(|(mut m, role, parts, calls, meta)| {
+            m.role = Role::parse(&role).ok_or_else(|| StoreError::BadColumn {
+                session_id: session_id.to_string(),
+                column: "role",
+                detail: format!("unknown role '{role}' at seq {}", m.seq),
+            })?;
+            m.parts = from_json(session_id, "parts_json", &parts)?;
+            m.tool_calls = opt_json(session_id, "tool_calls_json", calls)?.unwrap_or_default();
+            m.tool_metadata = opt_json(session_id, "tool_metadata_json", meta)?;
+            Ok(m)
+        })
+        .collect()
+}

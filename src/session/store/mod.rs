@@ -1,0 +1,282 @@
+//! The workspace session store: one SQLite database per workspace, behind intent-named methods.
+//!
+//! One `Store` type; its methods live by domain, one file each (as codex's `state` crate):
+//! this file opens the database and lends connections, [`sessions`] creates, lists and resolves
+//! headers, [`messages`] appends, loads and replaces transcripts, [`fork`] copies a session,
+//! [`assets`] keeps files beside the database, [`search`] queries the full-text index,
+//! [`steps`] records plan progress, and [`import`] writes whole sessions from a file.
+
+mod assets;
+mod fork;
+mod import;
+mod messages;
+mod search;
+mod sessions;
+mod steps;
+mod turn;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::error::{Result, StoreError};
+use super::schema::{classify, open_connection};
+use super::workspace::WorkspacePaths;
+
+pub use assets::DEFAULT_ASSET_LIMIT;
+pub use sessions::{NewSession, conversation_key};
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Checks an id is 1..=128 characters of `[A-Za-z0-9_-]`.
+pub fn validate_id(what: &'static str, id: &str) -> Result<()> {
+    let ok = !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::InvalidId {
+            what,
+            id: id.chars().take(80).collect(),
+        })
+    }
+}
+
+struct Inner {
+    paths: WorkspacePaths,
+    db: PathBuf,
+    pool: Mutex<Vec<Connection>>,
+    /// A connection kept only to ask `PRAGMA data_version` (see [`Store::data_version`]).
+    watch: Mutex<Option<Connection>>,
+    asset_limit: u64,
+}
+
+/// A handle on one workspace's store. Cheap to clone; safe to share across threads (each call
+/// borrows a pooled connection, writes take SQLite's write lock with `BEGIN IMMEDIATE`).
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("db", &self.inner.db).finish()
+    }
+}
+
+impl Store {
+    /// Opens (creating folders and database as needed) the store of a workspace.
+    pub fn open(paths: WorkspacePaths) -> Result<Store> {
+        paths.create_dirs()?;
+        let db = paths.db();
+        let conn = open_connection(&db, true, &paths.root)?;
+        Ok(Store::from_parts(paths, db, conn))
+    }
+
+    /// Opens the store only if its database exists; never creates anything.
+    pub fn open_existing(paths: WorkspacePaths) -> Result<Option<Store>> {
+        let db = paths.db();
+        if !db.exists() {
+            return Ok(None);
+        }
+        let conn = open_connection(&db, false, &paths.root)?;
+        Ok(Some(Store::from_parts(paths, db, conn)))
+    }
+
+    /// Opens the existing store in a workspace data folder (`<home>/projects/<hash>`), taking
+    /// the workspace root from the database itself. For commands that span every workspace.
+    pub fn open_workspace_dir(dir: &Path) -> Result<Store> {
+        let probe = WorkspacePaths {
+            root: dir.to_path_buf(),
+            dir: dir.to_path_buf(),
+        };
+        let db = probe.db();
+        if !db.exists() {
+            return Err(StoreError::io(db, std::io::ErrorKind::NotFound.into()));
+        }
+        let conn = open_connection(&db, false, &probe.root)?;
+        let root: String = conn
+            .query_row("SELECT value FROM workspace WHERE key = 'root'", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| classify(&db, e))?
+            .unwrap_or_default();
+        let paths = WorkspacePaths {
+            root: if root.is_empty() {
+                probe.root
+            } else {
+                PathBuf::from(root)
+            },
+            dir: probe.dir,
+        };
+        Ok(Store::from_parts(paths, db, conn))
+    }
+
+    fn from_parts(paths: WorkspacePaths, db: PathBuf, conn: Connection) -> Store {
+        Store {
+            inner: Arc::new(Inner {
+                paths,
+                db,
+                pool: Mutex::new(vec![conn]),
+                watch: Mutex::new(None),
+                asset_limit: DEFAULT_ASSET_LIMIT,
+            }),
+        }
+    }
+
+    /// The workspace's paths.
+    pub fn paths(&self) -> &WorkspacePaths {
+        &self.inner.paths
+    }
+
+    /// The workspace root recorded inside the database.
+    pub fn recorded_root(&self) -> Result<String> {
+        self.with_conn(|c| {
+            Ok(
+                c.query_row("SELECT value FROM workspace WHERE key = 'root'", [], |r| {
+                    r.get(0)
+                })
+                .optional()?
+                .unwrap_or_default(),
+            )
+        })
+    }
+
+    /// The PRAGMAs of a connection this store opened: `journal_mode`, `synchronous`,
+    /// `foreign_keys`, `busy_timeout`, `user_version`, as (name, value) pairs. For tests.
+    #[doc(hidden)]
+    pub fn pragmas(&self) -> Result<Vec<(String, String)>> {
+        self.with_conn(|c| {
+            let mut out = Vec::new();
+            for name in [
+                "journal_mode",
+                "synchronous",
+                "foreign_keys",
+                "busy_timeout",
+                "user_version",
+            ] {
+                let v: rusqlite::types::Value = c.pragma_query_value(None, name, |r| r.get(0))?;
+                let v = match v {
+                    rusqlite::types::Value::Integer(i) => i.to_string(),
+                    rusqlite::types::Value::Text(t) => t,
+                    other => format!("{other:?}"),
+                };
+                out.push((name.to_string(), v));
+            }
+            Ok(out)
+        })
+    }
+
+    /// A number that changes whenever any other connection — this process's own writes
+    /// included, or another process — commits to the database. Cheap enough to poll every
+    /// second: a view compares it with the last one it saw and reloads only on a change.
+    pub fn data_version(&self) -> Result<i64> {
+        let mut watch = self.inner.watch.lock().unwrap_or_else(|p| p.into_inner());
+        if watch.is_none() {
+            *watch = Some(open_connection(
+                &self.inner.db,
+                false,
+                &self.inner.paths.root,
+            )?);
+        }
+        let conn = watch.as_ref().expect("watch connection just opened");
+        conn.pragma_query_value(None, "data_version", |r| r.get(0))
+            .map_err(|e| classify(&self.inner.db, e))
+    }
+
+    /// Largest asset accepted.
+    pub fn asset_limit(&self) -> u64 {
+        self.inner.asset_limit
+    }
+
+    fn with_conn<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+        let taken = self
+            .inner
+            .pool
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop();
+        let mut conn = match taken {
+            Some(c) => c,
+            None => open_connection(&self.inner.db, false, &self.inner.paths.root)?,
+        };
+        let out = f(&mut conn);
+        let mut pool = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner());
+        if pool.len() < 8 {
+            pool.push(conn);
+        }
+        out.map_err(|e| match e {
+            StoreError::Sqlite(s) => classify(&self.inner.db, s),
+            other => other,
+        })
+    }
+
+    /// Runs `f` in a `BEGIN IMMEDIATE` transaction: all or nothing.
+    fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        self.with_conn(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let out = f(&tx)?;
+            tx.commit()?;
+            Ok(out)
+        })
+    }
+
+    /// `NotFound` unless the session exists.
+    fn require(&self, c: &Connection, session_id: &str) -> Result<()> {
+        if session_exists(c, session_id)? {
+            Ok(())
+        } else {
+            Err(self.not_found(session_id))
+        }
+    }
+
+    fn not_found(&self, key: &str) -> StoreError {
+        StoreError::NotFound {
+            what: "session",
+            key: key.chars().take(80).collect(),
+            scope: self.inner.paths.root.display().to_string(),
+        }
+    }
+}
+
+/// Whether `sql` (a `SELECT 1 ...`) finds a row.
+fn row_exists(c: &Connection, sql: &str, args: impl rusqlite::Params) -> Result<bool> {
+    Ok(c.query_row(sql, args, |_| Ok(())).optional()?.is_some())
+}
+
+fn session_exists(c: &Connection, session_id: &str) -> Result<bool> {
+    row_exists(c, "SELECT 1 FROM sessions WHERE id = ?1", [session_id])
+}
+
+fn to_json_opt<T: Serialize>(v: Option<&T>) -> Option<String> {
+    v.map(|v| serde_json::to_string(v).unwrap_or_else(|_| "null".into()))
+}
+
+fn from_json<T: DeserializeOwned>(session_id: &str, column: &'static str, s: &str) -> Result<T> {
+    serde_json::from_str(s).map_err(|e| StoreError::BadColumn {
+        session_id: session_id.to_string(),
+        column,
+        detail: e.to_string(),
+    })
+}
+
+fn opt_json<T: DeserializeOwned>(
+    session_id: &str,
+    column: &'static str,
+    s: Option<String>,
+) -> Result<Option<T>> {
+    s.map(|s| from_json(session_id, column, &s)).transpose()
+}

@@ -1,0 +1,430 @@
+//! Sessions: create, update the header, list, resolve, delete.
+
+use std::collections::HashSet;
+
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use sha2::{Digest, Sha256};
+
+use super::messages::DELETE_SESSION_FTS;
+use super::steps::refresh_plan_counts;
+use super::{Store, now_ms, opt_json, session_exists, to_json_opt, validate_id};
+use crate::session::error::{Result, StoreError};
+use crate::session::model::*;
+
+/// What a new session starts with.
+#[derive(Debug, Clone, Default)]
+pub struct NewSession {
+    /// Id to use; a fresh UUID when `None`.
+    pub id: Option<String>,
+    /// Title.
+    pub title: String,
+    /// Provider.
+    pub provider: String,
+    /// Model.
+    pub model: String,
+    /// Workdir.
+    pub workdir: String,
+    /// Conversation key; set from the first user message when `None`.
+    pub conversation_key: Option<String>,
+}
+
+/// SHA-256 hex of a first user message: the conversation key of the lifecycle seed.
+pub fn conversation_key(first_user_text: &str) -> String {
+    Sha256::digest(first_user_text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+const SUMMARY_COLS: &str = "id, title, first_prompt, created_at_ms, updated_at_ms, provider, model, \
+     workdir, status, parent_id, fork_seq, message_count, token_input_total, token_output_total, \
+     plan_done, plan_failed, plan_total, asset_count";
+
+const HEADER_COLS: &str = "id, title, created_at_ms, updated_at_ms, provider, model, workdir, \
+     status, parent_id, fork_seq, conversation_key, task_state_json, todos_json, skills_json, \
+     plan_json, ledger_json, token_input_total, token_output_total, last_seq, message_count";
+
+impl Store {
+    /// Creates a session header with no messages.
+    pub fn create_session(&self, new: NewSession) -> Result<SessionHeader> {
+        let id = match new.id {
+            Some(id) => {
+                validate_id("session", &id)?;
+                id
+            }
+            None => uuid::Uuid::new_v4().to_string(),
+        };
+        let now = now_ms();
+        self.write(|tx| {
+            if session_exists(tx, &id)? {
+                return Err(StoreError::AlreadyExists(id.clone()));
+            }
+            tx.execute(
+                "INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, provider, model, workdir, conversation_key)
+                 VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7)",
+                params![id, new.title, now, new.provider, new.model, new.workdir, new.conversation_key],
+            )?;
+            Ok(())
+        })?;
+        self.load_header(&id)
+    }
+
+    /// Overwrites header fields only; writes no message.
+    pub fn update_state(&self, session_id: &str, update: &StateUpdate) -> Result<()> {
+        if let Some(Some(plan)) = &update.plan {
+            plan.validate()?;
+        }
+        self.write(|tx| self.update_in(tx, session_id, update))
+    }
+
+    /// [`Store::update_state`] inside a caller's transaction (the plan is validated by the
+    /// caller).
+    pub(super) fn update_in(
+        &self,
+        tx: &Transaction<'_>,
+        session_id: &str,
+        update: &StateUpdate,
+    ) -> Result<()> {
+        {
+            self.require(tx, session_id)?;
+            let set = |col: &str, v: &dyn rusqlite::ToSql| -> Result<()> {
+                tx.execute(
+                    &format!("UPDATE sessions SET {col} = ?2 WHERE id = ?1"),
+                    params![session_id, v],
+                )?;
+                Ok(())
+            };
+            if let Some(t) = &update.title {
+                set("title", t)?;
+            }
+            if let Some(w) = &update.workdir {
+                set("workdir", w)?;
+            }
+            if let Some(p) = &update.provider {
+                set("provider", p)?;
+            }
+            if let Some(m) = &update.model {
+                set("model", m)?;
+            }
+            if let Some(s) = update.status {
+                set("status", &s.as_str())?;
+            }
+            if let Some(v) = &update.task_state {
+                set("task_state_json", &to_json_opt(v.as_ref()))?;
+            }
+            if let Some(v) = &update.todos {
+                set("todos_json", &to_json_opt(v.as_ref()))?;
+            }
+            if let Some(v) = &update.skills {
+                set("skills_json", &to_json_opt(v.as_ref()))?;
+            }
+            if let Some(v) = &update.ledger {
+                set("ledger_json", &to_json_opt(v.as_ref()))?;
+            }
+            if let Some((i, o)) = update.token_totals {
+                tx.execute(
+                    "UPDATE sessions SET token_input_total = ?2, token_output_total = ?3 WHERE id = ?1",
+                    params![session_id, i as i64, o as i64],
+                )?;
+            }
+            if let Some(plan) = &update.plan {
+                set("plan_json", &to_json_opt(plan.as_ref()))?;
+                if let Some(plan) = plan {
+                    let keep: HashSet<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
+                    let stale: Vec<String> = {
+                        let mut st = tx.prepare(
+                            "SELECT DISTINCT step_id FROM step_updates WHERE session_id = ?1",
+                        )?;
+                        st.query_map([session_id], |r| r.get::<_, String>(0))?
+                            .collect::<rusqlite::Result<Vec<_>>>()?
+                            .into_iter()
+                            .filter(|s| !keep.contains(s.as_str()))
+                            .collect()
+                    };
+                    for s in stale {
+                        tx.execute(
+                            "DELETE FROM step_updates WHERE session_id = ?1 AND step_id = ?2",
+                            params![session_id, s],
+                        )?;
+                    }
+                } else {
+                    tx.execute(
+                        "DELETE FROM step_updates WHERE session_id = ?1",
+                        [session_id],
+                    )?;
+                }
+                refresh_plan_counts(tx, session_id)?;
+            }
+            if update.touch {
+                tx.execute(
+                    "UPDATE sessions SET updated_at_ms = max(updated_at_ms, ?2) WHERE id = ?1",
+                    params![session_id, now_ms()],
+                )?;
+            }
+            Ok(())
+        }
+    }
+
+    /// Renames a session (not counted as activity).
+    pub fn rename(&self, session_id: &str, title: &str) -> Result<()> {
+        self.update_state(
+            session_id,
+            &StateUpdate {
+                title: Some(title.to_string()),
+                ..StateUpdate::default()
+            },
+        )
+    }
+
+    /// Lists session summaries from the header table alone, newest activity first.
+    pub fn list(&self, q: &ListQuery) -> Result<ListPage> {
+        let mut sql = format!("SELECT {SUMMARY_COLS}, rowid FROM sessions WHERE 1=1");
+        let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
+        if let Some(text) = q.text.as_deref().filter(|t| !t.is_empty()) {
+            let pat = format!("%{}%", like_escape(text));
+            sql.push_str(" AND (title LIKE ? ESCAPE '\\' OR first_prompt LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')");
+            args.push(Box::new(pat.clone()));
+            args.push(Box::new(pat.clone()));
+            args.push(Box::new(format!("{}%", like_escape(text))));
+        }
+        if !q.statuses.is_empty() {
+            let marks = vec!["?"; q.statuses.len()].join(",");
+            sql.push_str(&format!(" AND status IN ({marks})"));
+            for s in &q.statuses {
+                args.push(Box::new(s.as_str()));
+            }
+        }
+        if let Some(k) = &q.after {
+            sql.push_str(" AND (updated_at_ms < ? OR (updated_at_ms = ? AND rowid < ?))");
+            args.push(Box::new(k.updated_at_ms));
+            args.push(Box::new(k.updated_at_ms));
+            args.push(Box::new(k.rowid));
+        }
+        // Ties in activity time go to the later-created session (insertion order).
+        sql.push_str(" ORDER BY updated_at_ms DESC, rowid DESC");
+        if q.limit > 0 {
+            sql.push_str(&format!(" LIMIT {}", q.limit + 1));
+        }
+        self.with_conn(|c| {
+            let mut st = c.prepare_cached(&sql)?;
+            let rows = st.query_map(rusqlite::params_from_iter(args.iter()), |r| {
+                Ok((summary_from_row(r)?, r.get::<_, i64>(18)?))
+            })?;
+            let mut items = Vec::new();
+            let mut last_rowid = 0;
+            for r in rows {
+                let (summary, rowid) = r?;
+                items.push(summary?);
+                if q.limit == 0 || items.len() <= q.limit {
+                    last_rowid = rowid;
+                }
+            }
+            let mut next = None;
+            if q.limit > 0 && items.len() > q.limit {
+                items.truncate(q.limit);
+                next = items.last().map(|s: &SessionSummary| PageKey {
+                    updated_at_ms: s.updated_at_ms,
+                    rowid: last_rowid,
+                });
+            }
+            Ok(ListPage { items, next })
+        })
+    }
+
+    /// Number of sessions in the workspace.
+    pub fn count(&self) -> Result<u64> {
+        self.with_conn(|c| {
+            Ok(c.query_row("SELECT count(*) FROM sessions", [], |r| r.get::<_, i64>(0))? as u64)
+        })
+    }
+
+    /// One summary row.
+    pub fn summary(&self, session_id: &str) -> Result<SessionSummary> {
+        self.with_conn(|c| {
+            c.query_row(
+                &format!("SELECT {SUMMARY_COLS} FROM sessions WHERE id = ?1"),
+                [session_id],
+                summary_from_row,
+            )
+            .optional()?
+            .ok_or_else(|| self.not_found(session_id))?
+        })
+    }
+
+    /// Resolves a full id, a unique prefix, or `last` to a full id.
+    pub fn resolve(&self, key: &str) -> Result<String> {
+        if key == "last" {
+            return self.with_conn(|c| {
+                c.query_row(
+                    "SELECT id FROM sessions ORDER BY updated_at_ms DESC, rowid DESC LIMIT 1",
+                    [],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .ok_or_else(|| self.not_found("last"))
+            });
+        }
+        if key.is_empty()
+            || !key
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(self.not_found(key));
+        }
+        self.with_conn(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT id, title, first_prompt FROM sessions WHERE id >= ?1 AND id < ?1 || x'ff'
+                 ORDER BY updated_at_ms DESC, rowid DESC LIMIT 21",
+            )?;
+            let rows: Vec<(String, String, String)> = st
+                .query_map([key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            if let Some(exact) = rows.iter().find(|r| r.0 == key) {
+                return Ok(exact.0.clone());
+            }
+            match rows.len() {
+                0 => Err(self.not_found(key)),
+                1 => Ok(rows[0].0.clone()),
+                n => Err(StoreError::Ambiguous {
+                    prefix: key.to_string(),
+                    more: n > 20,
+                    candidates: rows
+                        .into_iter()
+                        .take(20)
+                        .map(|(id, t, p)| (id, if t.is_empty() { p } else { t }))
+                        .collect(),
+                }),
+            }
+        })
+    }
+
+    /// The most recently active session with this conversation key.
+    pub fn find_by_conversation_key(&self, key: &str) -> Result<Option<SessionSummary>> {
+        self.with_conn(|c| {
+            c.query_row(
+                &format!(
+                    "SELECT {SUMMARY_COLS} FROM sessions WHERE conversation_key = ?1
+                     ORDER BY updated_at_ms DESC, rowid DESC LIMIT 1"
+                ),
+                [key],
+                summary_from_row,
+            )
+            .optional()?
+            .transpose()
+        })
+    }
+
+    /// The header of a session.
+    pub fn load_header(&self, session_id: &str) -> Result<SessionHeader> {
+        self.with_conn(|c| load_header(c, session_id)?.ok_or_else(|| self.not_found(session_id)))
+    }
+
+    /// Deletes a session: its rows (messages, steps, assets) and its asset folder. Forks of it
+    /// stay, without a parent.
+    pub fn delete(&self, session_id: &str) -> Result<()> {
+        validate_id("session", session_id)?;
+        self.write(|tx| {
+            tx.execute(DELETE_SESSION_FTS, [session_id])?;
+            let n = tx.execute("DELETE FROM sessions WHERE id = ?1", [session_id])?;
+            if n == 0 {
+                return Err(self.not_found(session_id));
+            }
+            Ok(())
+        })?;
+        let dir = self.inner.paths.assets().join(session_id);
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(StoreError::io(dir, e)),
+        }
+    }
+}
+
+fn like_escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
+}
+
+fn parse_status(session_id: &str, s: &str) -> Result<Status> {
+    Status::parse(s).ok_or_else(|| StoreError::BadColumn {
+        session_id: session_id.to_string(),
+        column: "status",
+        detail: format!("unknown status '{s}'"),
+    })
+}
+
+fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<Result<SessionSummary>> {
+    let id: String = r.get(0)?;
+    let status: String = r.get(8)?;
+    let status = match parse_status(&id, &status) {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(Ok(SessionSummary {
+        title: r.get(1)?,
+        first_prompt: r.get(2)?,
+        created_at_ms: r.get(3)?,
+        updated_at_ms: r.get(4)?,
+        provider: r.get(5)?,
+        model: r.get(6)?,
+        workdir: r.get(7)?,
+        status,
+        parent_id: r.get(9)?,
+        fork_seq: r.get(10)?,
+        message_count: r.get::<_, i64>(11)? as u64,
+        token_input_total: r.get::<_, i64>(12)? as u64,
+        token_output_total: r.get::<_, i64>(13)? as u64,
+        plan: PlanCounts {
+            done: r.get::<_, i64>(14)? as u64,
+            failed: r.get::<_, i64>(15)? as u64,
+            total: r.get::<_, i64>(16)? as u64,
+        },
+        asset_count: r.get::<_, i64>(17)? as u64,
+        id,
+    }))
+}
+
+pub(super) fn load_header(c: &Connection, session_id: &str) -> Result<Option<SessionHeader>> {
+    // Plain columns go straight into the header; status and JSON columns are parsed after
+    // the row is read, so a bad value names its column.
+    let row = c
+        .query_row(
+            &format!("SELECT {HEADER_COLS} FROM sessions WHERE id = ?1"),
+            [session_id],
+            |r| {
+                let header = SessionHeader {
+                    id: r.get(0)?,
+                    title: r.get(1)?,
+                    created_at_ms: r.get(2)?,
+                    updated_at_ms: r.get(3)?,
+                    provider: r.get(4)?,
+                    model: r.get(5)?,
+                    workdir: r.get(6)?,
+                    parent_id: r.get(8)?,
+                    fork_seq: r.get(9)?,
+                    conversation_key: r.get(10)?,
+                    token_input_total: r.get::<_, i64>(16)? as u64,
+                    token_output_total: r.get::<_, i64>(17)? as u64,
+                    last_seq: r.get(18)?,
+                    message_count: r.get::<_, i64>(19)? as u64,
+                    ..SessionHeader::default()
+                };
+                let status: String = r.get(7)?;
+                let json: [Option<String>; 5] =
+                    [r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?, r.get(15)?];
+                Ok((header, status, json))
+            },
+        )
+        .optional()?;
+    let Some((mut h, status, [task, todos, skills, plan, ledger])) = row else {
+        return Ok(None);
+    };
+    h.status = parse_status(&h.id, &status)?;
+    h.task_state = opt_json(&h.id, "task_state_json", task)?;
+    h.todos = opt_json(&h.id, "todos_json", todos)?;
+    h.skills = opt_json(&h.id, "skills_json", skills)?;
+    h.plan = opt_json(&h.id, "plan_json", plan)?;
+    h.ledger = opt_json(&h.id, "ledger_json", ledger)?;
+    Ok(Some(h))
+}

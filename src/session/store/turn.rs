@@ -1,0 +1,27 @@
+//! The agent's append points (seed 003): messages and the header state that goes with them
+//! (status, runtime ledger, title, token totals) commit together, so a crash never leaves a
+//! stored reply without the usage it consumed, or a budget without its last spend.
+
+use super::Store;
+use crate::session::error::Result;
+use crate::session::model::{AppendMeta, NewMessage, StateUpdate};
+
+impl Store {
+    /// Appends `messages` and applies `update` in one transaction. Returns the seqs assigned.
+    pub fn append_with_state(
+        &self,
+        session_id: &str,
+        messages: &[NewMessage],
+        meta: &AppendMeta,
+        update: &StateUpdate,
+    ) -> Result<Vec<i64>> {
+        if let Some(Some(plan)) = &update.plan {
+            plan.validate()?;
+        }
+        self.write(|tx| {
+            let seqs = self.append_in(tx, session_id, messages, meta)?;
+            self.update_in(tx, session_id, update)?;
+            Ok(seqs)
+        })
+    }
+}

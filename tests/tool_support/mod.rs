@@ -1,0 +1,114 @@
+//! Shared by tests/tools.rs and tests/sandbox.rs: a workspace with a sibling folder outside
+//! it, a tool context, and the real neocode binary as the sandbox helper.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+use std::time::Duration;
+
+use neocode::runtime::tools::{self, CancelFlag, SandboxSettings, ToolContext, ToolOutput};
+use serde_json::{Value, json};
+
+static INIT: Once = Once::new();
+
+/// Secrets the parent holds; commands must not see them.
+pub const SECRETS: &[(&str, &str)] = &[
+    ("NEOCODE_API_KEY", "sk-neocode-secret"),
+    ("OPENAI_API_KEY", "sk-openai-secret"),
+    ("FOO_TOKEN", "foo-token-secret"),
+];
+
+/// Once per test binary, before any test goes on: the helper is the built binary and the
+/// secrets are in the environment.
+pub fn init() {
+    INIT.call_once(|| {
+        tools::sandbox::set_helper(env!("CARGO_BIN_EXE_neocode"));
+        for (k, v) in SECRETS {
+            // SAFETY: every test calls init() first and waits on the Once, so nothing reads
+            // the environment while it is set.
+            unsafe { std::env::set_var(k, v) };
+        }
+        unsafe { std::env::set_var("NEOCODE_TEST_VISIBLE", "visible-value") };
+    });
+}
+
+/// `tmp/ws` (the workspace root) and `tmp/outside` (a folder beside it).
+pub struct Space {
+    pub tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub outside: PathBuf,
+}
+
+impl Space {
+    pub fn new() -> Space {
+        init();
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let base = tmp.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        Space { tmp, root, outside }
+    }
+
+    pub fn ctx(&self) -> ToolContext {
+        ToolContext {
+            root: self.root.clone(),
+            cancel: CancelFlag::default(),
+            sandbox: SandboxSettings::default(),
+            command_timeout: Duration::from_secs(60),
+            output_cap: 30_000,
+        }
+    }
+
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.root.join(rel)).unwrap()
+    }
+}
+
+/// Runs a tool with JSON arguments.
+pub fn call(ctx: &ToolContext, name: &str, args: Value) -> ToolOutput {
+    tools::run(name, &args.to_string(), ctx)
+}
+
+/// Runs a command.
+pub fn sh(ctx: &ToolContext, command: &str) -> ToolOutput {
+    call(ctx, "run_command", json!({ "command": command }))
+}
+
+/// Whether a process is still running (a zombie waiting for its reaper counts as dead).
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .unwrap_or("?");
+            state != "Z" && state != "X"
+        }
+        Err(_) => false,
+    }
+}
+
+/// Waits up to `secs` for `f` to be true.
+pub fn eventually(secs: u64, mut f: impl FnMut() -> bool) -> bool {
+    let end = std::time::Instant::now() + Duration::from_secs(secs);
+    while std::time::Instant::now() < end {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    f()
+}
+
+pub fn exists(p: &Path) -> bool {
+    p.symlink_metadata().is_ok()
+}

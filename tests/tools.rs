@@ -1,0 +1,539 @@
+//! The model's tools through `tools::run`, on real files and real commands.
+
+mod tool_support;
+
+use std::os::unix::fs::symlink;
+use std::time::{Duration, Instant};
+
+use neocode::runtime::tools::{self, ToolKind};
+use serde_json::json;
+use tool_support::{Space, alive, call, eventually, exists, sh};
+
+#[test]
+fn registry_lists_every_tool_with_a_schema() {
+    let names: Vec<&str> = tools::specs().iter().map(|s| s.name).collect();
+    assert_eq!(
+        names,
+        [
+            "read_file",
+            "list_dir",
+            "grep",
+            "write_file",
+            "edit_file",
+            "run_command",
+            "update_plan"
+        ]
+    );
+    for s in tools::specs() {
+        let schema = (s.parameters)();
+        assert_eq!(schema["type"], "object", "{}", s.name);
+    }
+    assert_eq!(tools::spec("grep").unwrap().kind, ToolKind::Read);
+    assert_eq!(tools::spec("edit_file").unwrap().kind, ToolKind::Edit);
+    assert_eq!(tools::spec("run_command").unwrap().kind, ToolKind::Command);
+}
+
+#[test]
+fn unknown_tools_bad_arguments_and_update_plan_are_error_results() {
+    let s = Space::new();
+    let ctx = s.ctx();
+    assert!(tools::run("rm_rf", "{}", &ctx).is_error);
+    let out = tools::run("read_file", "{not json", &ctx);
+    assert!(
+        out.is_error && out.text.contains("bad arguments"),
+        "{}",
+        out.text
+    );
+    let out = tools::run("read_file", r#"{"path": 5}"#, &ctx);
+    assert!(out.is_error && out.text.contains("`path`"), "{}", out.text);
+    let out = call(&ctx, "update_plan", json!({"steps": []}));
+    assert!(out.is_error && out.text.contains("agent"), "{}", out.text);
+}
+
+#[test]
+fn summaries_name_the_path_command_or_pattern() {
+    assert_eq!(
+        tools::summary("read_file", r#"{"path":"src/main.rs"}"#),
+        "read_file src/main.rs"
+    );
+    assert_eq!(
+        tools::summary("run_command", r#"{"command":"cargo test\necho more"}"#),
+        "run_command cargo test …"
+    );
+    assert_eq!(
+        tools::summary("grep", r#"{"pattern":"fn main","glob":"*.rs"}"#),
+        "grep fn main (*.rs)"
+    );
+    assert_eq!(tools::summary("list_dir", "{}"), "list_dir .");
+    assert_eq!(tools::summary("edit_file", "garbage"), "edit_file");
+}
+
+#[test]
+fn read_file_numbers_lines_and_pages_with_offset_and_limit() {
+    let s = Space::new();
+    let body: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+    s.write("a.txt", body);
+    let ctx = s.ctx();
+    let out = call(&ctx, "read_file", json!({"path": "a.txt"}));
+    assert!(!out.is_error, "{}", out.text);
+    assert!(
+        out.text.starts_with("     1\tline 1\n     2\tline 2\n"),
+        "{}",
+        out.text
+    );
+    assert!(out.text.contains("    10\tline 10\n"));
+
+    let out = call(
+        &ctx,
+        "read_file",
+        json!({"path": "a.txt", "offset": 4, "limit": 2}),
+    );
+    assert_eq!(
+        out.text,
+        "     4\tline 4\n     5\tline 5\n(showing lines 4-5; more follow, continue with offset=6)\n"
+    );
+    let out = call(&ctx, "read_file", json!({"path": "a.txt", "offset": 50}));
+    assert!(
+        out.is_error && out.text.contains("past the end"),
+        "{}",
+        out.text
+    );
+    let out = call(&ctx, "read_file", json!({"path": "missing.txt"}));
+    assert!(
+        out.is_error && out.text.contains("missing.txt"),
+        "{}",
+        out.text
+    );
+    s.write("d/x", "x");
+    let out = call(&ctx, "read_file", json!({"path": "d"}));
+    assert!(
+        out.is_error && out.text.contains("list_dir"),
+        "{}",
+        out.text
+    );
+}
+
+#[test]
+fn read_file_says_binary_instead_of_dumping_it() {
+    let s = Space::new();
+    let mut bytes = b"\x7fELF\x02\x01\x01\x00\x00\x00".to_vec();
+    bytes.extend(std::iter::repeat_n(0xAAu8, 5000));
+    s.write("prog.bin", &bytes);
+    let out = call(&s.ctx(), "read_file", json!({"path": "prog.bin"}));
+    assert!(!out.is_error);
+    assert_eq!(
+        out.text,
+        "prog.bin is a binary file (5010 bytes); its content is not shown."
+    );
+    assert_eq!(out.metadata.unwrap()["binary"], true);
+}
+
+#[test]
+fn read_file_shows_invalid_utf8_lossily_with_a_note() {
+    let s = Space::new();
+    s.write("latin1.txt", b"caf\xe9 au lait\nok\n");
+    let out = call(&s.ctx(), "read_file", json!({"path": "latin1.txt"}));
+    assert!(!out.is_error, "{}", out.text);
+    assert!(
+        out.text.contains("     1\tcaf\u{FFFD} au lait\n"),
+        "{}",
+        out.text
+    );
+    assert!(out.text.contains("not valid UTF-8"), "{}", out.text);
+    assert_eq!(out.metadata.unwrap()["lossy_utf8"], true);
+}
+
+#[test]
+fn read_file_caps_what_it_returns() {
+    let s = Space::new();
+    let body: String = (0..20_000).map(|i| format!("{i:>40}\n")).collect();
+    s.write("big.txt", body);
+    let mut ctx = s.ctx();
+    ctx.output_cap = 4096;
+    let out = call(&ctx, "read_file", json!({"path": "big.txt"}));
+    assert!(out.text.len() < 4096 + 200, "{}", out.text.len());
+    assert!(out.text.contains("more follow, continue with offset="));
+}
+
+#[test]
+fn list_dir_is_sorted_respects_gitignore_and_caps() {
+    let s = Space::new();
+    s.write(".gitignore", "target/\n*.log\n");
+    s.write("b.rs", "");
+    s.write("a.rs", "");
+    s.write("debug.log", "");
+    s.write("target/out.o", "");
+    s.write("src/lib.rs", "");
+    s.write(".git/HEAD", "ref");
+    let ctx = s.ctx();
+    let out = call(&ctx, "list_dir", json!({}));
+    assert_eq!(
+        out.text, "./\n  .gitignore\n  a.rs\n  b.rs\n  src/\n    lib.rs\n",
+        "{}",
+        out.text
+    );
+    let out = call(&ctx, "list_dir", json!({"path": "src", "depth": 1}));
+    assert_eq!(out.text, "src/\n  lib.rs\n");
+
+    for i in 0..620 {
+        s.write(&format!("many/f{i:04}"), "");
+    }
+    let out = call(&ctx, "list_dir", json!({"path": "many"}));
+    assert!(out.text.contains("  f0000\n"));
+    assert!(
+        out.text.ends_with("… 120 more\n"),
+        "{}",
+        &out.text[out.text.len() - 40..]
+    );
+}
+
+#[test]
+fn grep_finds_lines_respects_gitignore_and_reports_bad_regex() {
+    let s = Space::new();
+    s.write(".gitignore", "ignored/\n");
+    s.write("src/main.rs", "fn main() {\n    println!(\"Hello\");\n}\n");
+    s.write("src/lib.rs", "pub fn hello() {}\n");
+    s.write("ignored/copy.rs", "fn main() {}\n");
+    s.write("notes.md", "HELLO in caps\n");
+    s.write("blob.bin", b"fn main\x00\x01\x02");
+    let ctx = s.ctx();
+    let out = call(&ctx, "grep", json!({"pattern": "fn main"}));
+    assert_eq!(out.text, "src/main.rs:1:fn main() {\n", "{}", out.text);
+
+    let out = call(
+        &ctx,
+        "grep",
+        json!({"pattern": "hello", "case_insensitive": true}),
+    );
+    assert_eq!(
+        out.text,
+        "notes.md:1:HELLO in caps\nsrc/lib.rs:1:pub fn hello() {}\nsrc/main.rs:2:    println!(\"Hello\");\n"
+    );
+    let out = call(
+        &ctx,
+        "grep",
+        json!({"pattern": "hello", "case_insensitive": true, "glob": "*.rs", "path": "src"}),
+    );
+    assert_eq!(out.text.lines().count(), 2, "{}", out.text);
+
+    let out = call(&ctx, "grep", json!({"pattern": "fn (main"}));
+    assert!(
+        out.is_error && out.text.contains("bad regular expression"),
+        "{}",
+        out.text
+    );
+    let out = call(&ctx, "grep", json!({"pattern": "nothing-like-this"}));
+    assert!(
+        !out.is_error && out.text.starts_with("no matches"),
+        "{}",
+        out.text
+    );
+}
+
+#[test]
+fn grep_caps_matches() {
+    let s = Space::new();
+    let body: String = (0..500).map(|i| format!("needle {i}\n")).collect();
+    s.write("hay.txt", body);
+    let out = call(&s.ctx(), "grep", json!({"pattern": "needle"}));
+    assert_eq!(
+        out.text
+            .lines()
+            .filter(|l| l.starts_with("hay.txt:"))
+            .count(),
+        200
+    );
+    assert!(out.text.contains("… 300 more matches"), "{}", out.text);
+}
+
+#[test]
+fn write_file_creates_parents_and_returns_a_diff() {
+    let s = Space::new();
+    let ctx = s.ctx();
+    let out = call(
+        &ctx,
+        "write_file",
+        json!({"path": "deep/er/new.txt", "content": "one\ntwo\n"}),
+    );
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(s.read("deep/er/new.txt"), "one\ntwo\n");
+    let meta = out.metadata.unwrap();
+    assert_eq!(meta["path"], "deep/er/new.txt");
+    assert_eq!(meta["created"], true);
+    assert_eq!(meta["added"], 2);
+    let diff = meta["diff"].as_str().unwrap();
+    assert!(
+        diff.contains("--- /dev/null\n+++ b/deep/er/new.txt\n"),
+        "{diff}"
+    );
+    assert!(diff.contains("+one\n+two\n"), "{diff}");
+
+    let out = call(
+        &ctx,
+        "write_file",
+        json!({"path": "deep/er/new.txt", "content": "one\nthree\n"}),
+    );
+    let meta = out.metadata.unwrap();
+    assert_eq!(meta["created"], false);
+    let diff = meta["diff"].as_str().unwrap();
+    assert!(diff.contains("-two\n+three\n"), "{diff}");
+    let out = call(&ctx, "write_file", json!({"path": "deep", "content": "x"}));
+    assert!(out.is_error && out.text.contains("folder"), "{}", out.text);
+}
+
+#[test]
+fn edit_file_needs_exactly_one_match() {
+    let s = Space::new();
+    s.write("f.rs", "let a = 1;\nlet b = 1;\nlet c = 2;\n");
+    let ctx = s.ctx();
+    let out = call(
+        &ctx,
+        "edit_file",
+        json!({"path": "f.rs", "old_string": "= 1;", "new_string": "= 9;"}),
+    );
+    assert!(out.is_error, "{}", out.text);
+    assert!(out.text.contains("occurs 2 times"), "{}", out.text);
+    let out = call(
+        &ctx,
+        "edit_file",
+        json!({"path": "f.rs", "old_string": "let z", "new_string": "x"}),
+    );
+    assert!(
+        out.is_error && out.text.contains("0 matches"),
+        "{}",
+        out.text
+    );
+    assert_eq!(s.read("f.rs"), "let a = 1;\nlet b = 1;\nlet c = 2;\n");
+
+    let out = call(
+        &ctx,
+        "edit_file",
+        json!({"path": "f.rs", "old_string": "let b = 1;", "new_string": "let b = 7;"}),
+    );
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(s.read("f.rs"), "let a = 1;\nlet b = 7;\nlet c = 2;\n");
+    let diff = out.metadata.unwrap()["diff"].as_str().unwrap().to_string();
+    assert!(diff.contains("--- a/f.rs\n+++ b/f.rs\n"), "{diff}");
+    assert!(diff.contains("-let b = 1;\n+let b = 7;\n"), "{diff}");
+}
+
+/// Every way out of the workspace, for every file tool: the call is an error that says
+/// it was refused, and nothing outside changes.
+#[test]
+fn every_path_escape_is_refused() {
+    let s = Space::new();
+    let secret = s.outside.join("secret.txt");
+    std::fs::write(&secret, "outside secret\n").unwrap();
+    s.write("inside.txt", "inside\n");
+    symlink(&secret, s.root.join("link_file")).unwrap();
+    symlink(&s.outside, s.root.join("link_dir")).unwrap();
+    symlink(s.outside.join("not-yet.txt"), s.root.join("dangling")).unwrap();
+    std::fs::create_dir(s.root.join("sub")).unwrap();
+    symlink("../../outside", s.root.join("sub/up")).unwrap();
+    let ctx = s.ctx();
+    let secret_abs = secret.to_str().unwrap().to_string();
+    let escapes = [
+        "../outside/secret.txt".to_string(),
+        "sub/../../outside/secret.txt".to_string(),
+        secret_abs.clone(),
+        "/etc/passwd".to_string(),
+        "link_file".to_string(),
+        "link_dir/secret.txt".to_string(),
+        "sub/up/secret.txt".to_string(),
+        "dangling".to_string(),
+        "link_dir/new.txt".to_string(),
+    ];
+    for p in &escapes {
+        let calls = [
+            ("read_file", json!({"path": p})),
+            ("list_dir", json!({"path": p})),
+            ("grep", json!({"pattern": "secret", "path": p})),
+            ("write_file", json!({"path": p, "content": "pwned"})),
+            (
+                "edit_file",
+                json!({"path": p, "old_string": "outside", "new_string": "pwned"}),
+            ),
+        ];
+        for (tool, args) in calls {
+            let out = call(&ctx, tool, args);
+            assert!(out.is_error, "{tool} {p} was not refused: {}", out.text);
+            assert!(out.text.contains("refused"), "{tool} {p}: {}", out.text);
+            assert!(!out.text.contains("outside secret"), "{tool} {p} leaked");
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        "outside secret\n"
+    );
+    assert!(!exists(&s.outside.join("new.txt")));
+    assert!(!exists(&s.outside.join("not-yet.txt")));
+
+    // grep over the whole workspace does not follow the symlinks out either.
+    let out = call(&ctx, "grep", json!({"pattern": "outside secret"}));
+    assert!(out.text.starts_with("no matches"), "{}", out.text);
+    // An absolute path inside the workspace is fine.
+    let inside = s.root.join("inside.txt");
+    let out = call(&ctx, "read_file", json!({"path": inside.to_str().unwrap()}));
+    assert!(!out.is_error && out.text.contains("inside"), "{}", out.text);
+}
+
+#[test]
+fn run_command_reports_exit_code_and_output() {
+    let s = Space::new();
+    let ctx = s.ctx();
+    let out = sh(&ctx, "echo out; echo err >&2; exit 3");
+    assert!(!out.is_error, "a failing command is not a failed call");
+    assert!(
+        out.text.contains("out\n") && out.text.contains("err\n"),
+        "{}",
+        out.text
+    );
+    assert!(out.text.contains("[exit code 3"), "{}", out.text);
+    let meta = out.metadata.unwrap();
+    assert_eq!(meta["exit_code"], 3);
+    assert_eq!(meta["timed_out"], false);
+
+    let out = sh(&ctx, "pwd");
+    assert!(
+        out.text.starts_with(&format!("{}\n", s.root.display())),
+        "{}",
+        out.text
+    );
+    let out = call(&ctx, "run_command", json!({"command": "  "}));
+    assert!(out.is_error);
+}
+
+#[test]
+fn run_command_output_keeps_head_and_tail() {
+    let s = Space::new();
+    let mut ctx = s.ctx();
+    ctx.output_cap = 2000;
+    let out = sh(&ctx, "seq 1 100000");
+    assert!(out.text.starts_with("1\n2\n3\n"), "{}", &out.text[..50]);
+    assert!(out.text.contains("99999\n100000\n"), "{}", out.text);
+    assert!(out.text.contains(" bytes cut …\n"), "{}", out.text);
+    assert!(out.text.len() < 2300, "{}", out.text.len());
+    let meta = out.metadata.unwrap();
+    assert_eq!(meta["output_bytes"], 588_895);
+    assert_eq!(meta["cut_bytes"], 588_895 - 2000);
+}
+
+#[test]
+fn run_command_timeout_kills_the_whole_process_group() {
+    let s = Space::new();
+    let ctx = s.ctx();
+    let started = Instant::now();
+    let out = call(
+        &ctx,
+        "run_command",
+        json!({"command": "sleep 300 & echo $! > bg.pid; echo started; sleep 300", "timeout_secs": 1}),
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(out.text.contains("started"), "{}", out.text);
+    assert!(out.text.contains("timed out after 1 s"), "{}", out.text);
+    assert_eq!(out.metadata.unwrap()["timed_out"], true);
+    let pid: i32 = s.read("bg.pid").trim().parse().unwrap();
+    assert!(
+        eventually(5, || !alive(pid)),
+        "the backgrounded grandchild {pid} survived the timeout"
+    );
+}
+
+#[test]
+fn run_command_timeout_is_capped_by_the_session_limit() {
+    let s = Space::new();
+    let mut ctx = s.ctx();
+    ctx.command_timeout = Duration::from_secs(1);
+    let started = Instant::now();
+    let out = call(
+        &ctx,
+        "run_command",
+        json!({"command": "sleep 30", "timeout_secs": 3600}),
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(out.text.contains("timed out after 1 s"), "{}", out.text);
+}
+
+#[test]
+fn background_processes_die_when_the_command_ends() {
+    let s = Space::new();
+    let ctx = s.ctx();
+    let started = Instant::now();
+    let out = sh(&ctx, "sleep 300 & echo $! > bg.pid");
+    assert!(started.elapsed() < Duration::from_secs(10), "{}", out.text);
+    assert!(out.text.contains("[exit code 0"), "{}", out.text);
+    let pid: i32 = s.read("bg.pid").trim().parse().unwrap();
+    assert!(eventually(5, || !alive(pid)), "background {pid} survived");
+}
+
+#[test]
+fn cancel_kills_the_running_command() {
+    let s = Space::new();
+    let ctx = s.ctx();
+    let flag = ctx.cancel.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        flag.cancel();
+    });
+    let started = Instant::now();
+    let out = sh(&ctx, "sleep 120 & echo $! > bg.pid; sleep 120");
+    t.join().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(out.text.contains("cancelled by the user"), "{}", out.text);
+    assert_eq!(out.metadata.unwrap()["cancelled"], true);
+    let pid: i32 = s.read("bg.pid").trim().parse().unwrap();
+    assert!(
+        eventually(5, || !alive(pid)),
+        "background {pid} survived cancel"
+    );
+}
+
+#[test]
+fn the_command_dies_with_neocode() {
+    // A neocode stand-in: a child process that runs the tool and is then killed. The
+    // command (PR_SET_PDEATHSIG) must die with it.
+    let s = Space::new();
+    let exe = std::env::current_exe().unwrap();
+    let mut stand_in = std::process::Command::new(exe)
+        .args(["--exact", "pdeathsig_stand_in", "--nocapture", "--ignored"])
+        .env("NEOCODE_STAND_IN_ROOT", &s.root)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid_file = s.root.join("cmd.pid");
+    assert!(
+        eventually(20, || std::fs::read_to_string(&pid_file)
+            .is_ok_and(|t| t.ends_with('\n'))),
+        "the stand-in never started the command"
+    );
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(alive(pid));
+    stand_in.kill().unwrap();
+    stand_in.wait().unwrap();
+    assert!(
+        eventually(5, || !alive(pid)),
+        "command {pid} outlived neocode"
+    );
+}
+
+#[test]
+#[ignore = "run by the_command_dies_with_neocode in a child process"]
+fn pdeathsig_stand_in() {
+    let Some(root) = std::env::var_os("NEOCODE_STAND_IN_ROOT") else {
+        return;
+    };
+    tool_support::init();
+    let ctx = neocode::runtime::tools::ToolContext {
+        root: root.into(),
+        cancel: Default::default(),
+        sandbox: Default::default(),
+        command_timeout: Duration::from_secs(120),
+        output_cap: 1000,
+    };
+    sh(&ctx, "echo $$ > cmd.pid; exec sleep 120");
+}
