@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use serde_json::{Value, json};
 
 use crate::runtime::Sessions;
-use crate::runtime::tools::{ToolKind, ToolSpec};
+use crate::runtime::tools::{ToolContext, ToolKind, ToolOutput, ToolSpec};
 use crate::session::{StateUpdate, now_ms};
 
 /// Bytes of a skill body kept in the context.
@@ -279,13 +279,19 @@ fn skill_schema() -> Value {
     })
 }
 
+fn skill_not_here(_arguments: &str, _ctx: &ToolContext) -> ToolOutput {
+    ToolOutput::error("skill is carried out by the agent turn, not here")
+}
+
 /// The `skill` tool: loads a skill's instructions into the context. It changes only the
-/// session's own state, so it never asks.
+/// session's own state, so it never asks. Carried out by the agent turn (it writes the
+/// session header), like `update_plan`.
 pub const SKILL_TOOL: ToolSpec = ToolSpec {
     name: "skill",
     description: "Activate a skill by name: its instructions are loaded into your context and stay active for the rest of the session.",
     parameters: skill_schema,
     kind: ToolKind::Read,
+    run: skill_not_here,
 };
 
 /// Front matter fields neocode reads.

@@ -218,6 +218,7 @@ impl Slot {
 pub struct McpManager {
     rt: Option<tokio::runtime::Runtime>,
     slots: Vec<Arc<Slot>>,
+    reported: Mutex<Vec<(String, String)>>,
 }
 
 impl std::fmt::Debug for McpManager {
@@ -272,6 +273,7 @@ impl McpManager {
         Ok(McpManager {
             rt: Some(rt),
             slots,
+            reported: Mutex::default(),
         })
     }
 
@@ -288,6 +290,22 @@ impl McpManager {
     /// Every server's state and tools, without waiting for anything.
     pub fn statuses(&self) -> Vec<ServerStatus> {
         self.slots.iter().map(|s| s.status()).collect()
+    }
+
+    /// Servers in trouble (invalid, failed, crashed) not yet reported with the same reason:
+    /// each problem is told once, not on every turn.
+    pub fn unreported_problems(&self) -> Vec<(String, String)> {
+        let mut seen = self.reported.lock().unwrap_or_else(|p| p.into_inner());
+        problems(&self.statuses())
+            .into_iter()
+            .filter(|p| {
+                let new = !seen.contains(p);
+                if new {
+                    seen.push(p.clone());
+                }
+                new
+            })
+            .collect()
     }
 
     /// Starts every server that has not been started yet, all at once, and waits until each

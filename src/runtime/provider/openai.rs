@@ -127,7 +127,12 @@ impl OpenAi {
         redact(s, self.settings.api_key.as_deref())
     }
 
-    fn err(&self, kind: ErrorKind, message: String, partial: Option<Box<Completion>>) -> ProviderError {
+    fn err(
+        &self,
+        kind: ErrorKind,
+        message: String,
+        partial: Option<Box<Completion>>,
+    ) -> ProviderError {
         ProviderError {
             kind,
             message: self.redact(&message),
