@@ -182,11 +182,26 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<OsString>,
     },
+    /// MCP servers of `<home>/config.toml` (`[mcp_servers.NAME]`).
+    #[command(subcommand)]
+    Mcp(McpCommand),
     /// Open the TUI on a throwaway workspace filled with demo sessions.
     #[command(after_help = "Examples:\n  neocode demo\n  neocode demo --keep")]
     Demo {
         /// Keep the demo folder on disk afterwards.
         #[arg(long)]
         keep: bool,
+    },
+}
+
+/// `neocode mcp ...`.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Start every configured server, then print each one's state and tools.
+    #[command(after_help = "Examples:\n  neocode mcp list\n  neocode mcp list --json")]
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }

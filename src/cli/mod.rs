@@ -8,6 +8,7 @@ pub mod args;
 pub mod fmt;
 mod list;
 mod manage;
+mod mcp;
 pub mod out;
 mod search;
 mod show;
@@ -188,6 +189,7 @@ pub fn run(cli: Cli) -> CmdResult {
             search::run(&location(&cli)?, query, *json, *limit)
         }
         Some(Command::Completions { shell }) => completions(*shell),
+        Some(Command::Mcp(args::McpCommand::List { json })) => mcp::list(&location(&cli)?, *json),
         Some(Command::SandboxExec { .. }) => Ok(()),
         None if cli.list => {
             let opts = list::ListOptions {
@@ -248,6 +250,7 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Search { .. } => "search",
         Command::Completions { .. } => "completions",
         Command::Demo { .. } => "demo",
+        Command::Mcp(_) => "mcp",
         Command::SandboxExec { .. } => "__sandbox-exec",
     }
 }

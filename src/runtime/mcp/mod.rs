@@ -173,9 +173,19 @@ struct Live {
     client: Client,
     pid: Option<u32>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr_task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Live {
+    /// Why the server went away: `what`, then the last lines it wrote to stderr (read to
+    /// the end first, briefly, since they usually explain the exit).
+    async fn died(&mut self, what: &str) -> String {
+        if let Some(t) = self.stderr_task.take() {
+            let _ = tokio::time::timeout(Duration::from_millis(500), t).await;
+        }
+        format!("{what}{}", tail(&self.stderr))
+    }
+
     fn is_closed(&self) -> bool {
         self.client.is_closed() || self.client.peer().is_transport_closed()
     }
@@ -467,7 +477,7 @@ async fn start(slot: &Slot) -> Option<Live> {
     };
     let pid = proc.id();
     let lines: Arc<Mutex<VecDeque<String>>> = Arc::default();
-    if let Some(err) = stderr {
+    let stderr_task = stderr.map(|err| {
         let lines = lines.clone();
         tokio::spawn(async move {
             let mut rd = tokio::io::BufReader::new(err).lines();
@@ -478,8 +488,8 @@ async fn start(slot: &Slot) -> Option<Live> {
                 }
                 g.push_back(l);
             }
-        });
-    }
+        })
+    });
     let info = InitializeRequestParams::new(
         ClientCapabilities::default(),
         Implementation::new("neocode", env!("CARGO_PKG_VERSION")),
@@ -507,6 +517,7 @@ async fn start(slot: &Slot) -> Option<Live> {
                 client,
                 pid,
                 stderr: lines.clone(),
+                stderr_task: None,
             };
             live.stop();
             return fail(format!("listing its tools failed: {e}{}", tail(&lines)));
@@ -562,6 +573,7 @@ async fn start(slot: &Slot) -> Option<Live> {
         client,
         pid,
         stderr: lines,
+        stderr_task,
     })
 }
 
@@ -587,13 +599,11 @@ fn secs(d: Duration) -> String {
 /// dead is recorded as crashed before it is started again.
 async fn connect(slot: &Slot) -> Result<Peer<RoleClient>, String> {
     let mut live = slot.live.lock().await;
-    if let Some(l) = live.as_ref()
-        && l.is_closed()
+    if live.as_ref().is_some_and(Live::is_closed)
+        && let Some(mut l) = live.take()
     {
-        let why = format!("exited{}", tail(&l.stderr));
-        if let Some(l) = live.take() {
-            l.stop();
-        }
+        let why = l.died("exited").await;
+        l.stop();
         slot.set(|s| s.state = ServerState::Crashed(why));
     }
     if live.is_none() {
@@ -681,12 +691,25 @@ async fn call(
             ),
             meta(false),
         ),
+        Ok(Err(e))
+            if !matches!(
+                e,
+                ServiceError::TransportClosed | ServiceError::TransportSend(_)
+            ) && !peer.is_transport_closed() =>
+        {
+            McpOutput::error(
+                format!("the call to MCP server `{}` failed: {e}", tool.server),
+                meta(false),
+            )
+        }
         Ok(Err(e)) => {
             // The transport is gone: the server died during the call.
             let mut live = slot.live.lock().await;
             let why = match live.take() {
-                Some(l) => {
-                    let why = format!("exited during a call to `{}`{}", tool.tool, tail(&l.stderr));
+                Some(mut l) => {
+                    let why = l
+                        .died(&format!("exited during a call to `{}`", tool.tool))
+                        .await;
                     l.stop();
                     why
                 }
