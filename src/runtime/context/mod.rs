@@ -80,16 +80,17 @@ impl ProjectContext {
             .files
             .iter()
             .map(|f| {
-                let mut s = format!(
-                    "{} ({}, {})",
+                let cut = if f.truncated {
+                    format!(", cut to {}", bytes(f.text.len()))
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{} ({}, {}{cut})",
                     instructions::display_path(&f.path, root),
                     f.scope.as_str(),
                     bytes(f.size)
-                );
-                if f.truncated {
-                    s.push_str(&format!(", cut to {}", bytes(f.text.len())));
-                }
-                s
+                )
             })
             .collect();
         let skills = self
@@ -126,10 +127,39 @@ impl ProjectContext {
         ContextReport {
             instructions,
             skills,
+            active_skills: self.active.iter().map(|a| a.name.clone()).collect(),
             active_missing: missing,
             problems,
+            mcp_servers: Vec::new(),
         }
     }
+}
+
+/// What a stored session's next turn would take in beyond its transcript: its instruction
+/// files (including those of folders its tools worked in), skills, active skills, and the
+/// configured MCP servers (not started here). For `show` and the Info tab.
+pub fn session_report(
+    home: &Path,
+    sessions: &crate::runtime::Sessions,
+    id: &str,
+) -> crate::session::Result<ContextReport> {
+    let header = sessions.header(id)?;
+    let msgs = sessions.messages(id, 1, header.last_seq)?;
+    let root = sessions.root();
+    let ctx = ProjectContext::gather(home, root, &touched_paths(&msgs), header.skills.as_ref());
+    let mut report = ctx.report(root);
+    report.mcp_servers = match crate::runtime::mcp::config::load(home) {
+        Ok(servers) => servers
+            .iter()
+            .map(|s| match (&s.invalid, s.enabled) {
+                (Some(why), _) => format!("{} (invalid: {why})", s.name),
+                (None, false) => format!("{} (disabled)", s.name),
+                (None, true) => format!("{} ({})", s.name, s.command),
+            })
+            .collect(),
+        Err(e) => vec![format!("config unreadable: {e}")],
+    };
+    Ok(report)
 }
 
 /// What entered the context, as lines for the views.
@@ -139,6 +169,10 @@ pub struct ContextReport {
     pub instructions: Vec<String>,
     /// `name (source[, active])`.
     pub skills: Vec<String>,
+    /// Names of the skills the session activated, oldest first.
+    pub active_skills: Vec<String>,
+    /// `name (command)` of each configured MCP server, `(disabled)` or `(invalid: ...)`.
+    pub mcp_servers: Vec<String>,
     /// Skills the session activated that are no longer on disk.
     pub active_missing: Vec<String>,
     /// Files skipped: malformed `SKILL.md`, unreadable instructions.
