@@ -64,6 +64,8 @@ mod server {
                 .with_instructions("Test server: echo, add, picture, write_note.")
         }
 
+        // ListToolsResult is non-exhaustive: no struct literal outside rmcp.
+        #[allow(clippy::field_reassign_with_default)]
         async fn list_tools(
             &self,
             _request: Option<PaginatedRequestParams>,
