@@ -214,6 +214,8 @@ pub struct Detail {
     pub jump: Option<i64>,
     /// Tool calls left without a result when the session stopped (replayed on resume).
     pub interrupted: Vec<ToolCall>,
+    /// Instruction files, skills and MCP servers its turns take in (Info tab).
+    pub context: Option<Box<crate::runtime::context::ContextReport>>,
 }
 
 impl Detail {
@@ -225,6 +227,7 @@ impl Detail {
             assets: Vec::new(),
             asset_sel: 0,
             interrupted: Vec::new(),
+            context: None,
             usage: None,
             usage_requested: false,
             transcript: None,
@@ -1225,6 +1228,7 @@ impl App {
                 progress,
                 assets,
                 interrupted,
+                context,
             } => {
                 if !current(Slot::Detail, &self.pending) {
                     return Vec::new();
@@ -1264,6 +1268,7 @@ impl App {
                     return Vec::new();
                 };
                 d.interrupted = interrupted;
+                d.context = Some(context);
                 if let Some(seq) = d.jump.take() {
                     return self.with_transcript(|t, w, h, th| t.select(seq, w, h, th));
                 }

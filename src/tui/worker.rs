@@ -8,6 +8,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 
 use crate::runtime::Sessions;
+use crate::runtime::context::{ContextReport, header_report};
 use crate::session::{
     AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PlanProgress,
     Role, SearchHit, SessionHeader, ToolCall, Usage,
@@ -146,6 +147,8 @@ pub enum Reply {
         assets: Vec<AssetMeta>,
         /// Tool calls left without a result when the session stopped.
         interrupted: Vec<ToolCall>,
+        /// Instruction files, skills and MCP servers its turns take in.
+        context: Box<ContextReport>,
     },
     /// A window of messages.
     Messages {
@@ -232,12 +235,17 @@ fn run(rt: &Sessions, request: Request) -> anyhow::Result<Reply> {
                 continued,
             }
         }
-        Request::Detail { id } => Reply::Detail {
-            header: Box::new(rt.header(&id)?),
-            progress: rt.plan_progress(&id)?,
-            assets: rt.assets(&id)?,
-            interrupted: rt.interrupted_tool_calls(&id)?,
-        },
+        Request::Detail { id } => {
+            let header = rt.header(&id)?;
+            let context = header_report(rt.home(), rt.root(), header.skills.as_ref());
+            Reply::Detail {
+                header: Box::new(header),
+                progress: rt.plan_progress(&id)?,
+                assets: rt.assets(&id)?,
+                interrupted: rt.interrupted_tool_calls(&id)?,
+                context: Box::new(context),
+            }
+        }
         Request::Messages { id, from, to } => {
             let messages = rt.messages(&id, from, to)?;
             Reply::Messages {

@@ -137,7 +137,7 @@ impl ProjectContext {
 
 /// What a stored session's next turn would take in beyond its transcript: its instruction
 /// files (including those of folders its tools worked in), skills, active skills, and the
-/// configured MCP servers (not started here). For `show` and the Info tab.
+/// configured MCP servers (not started here). For `show`.
 pub fn session_report(
     home: &Path,
     sessions: &crate::runtime::Sessions,
@@ -145,8 +145,27 @@ pub fn session_report(
 ) -> crate::session::Result<ContextReport> {
     let header = sessions.header(id)?;
     let msgs = sessions.messages(id, 1, header.last_seq)?;
-    let root = sessions.root();
-    let ctx = ProjectContext::gather(home, root, &touched_paths(&msgs), header.skills.as_ref());
+    Ok(report_for(
+        home,
+        sessions.root(),
+        &touched_paths(&msgs),
+        header.skills.as_ref(),
+    ))
+}
+
+/// [`session_report`] without reading the transcript (instructions of nested folders are
+/// left out): cheap enough for a view that refreshes on every change.
+pub fn header_report(home: &Path, root: &Path, header_skills: Option<&Value>) -> ContextReport {
+    report_for(home, root, &[], header_skills)
+}
+
+fn report_for(
+    home: &Path,
+    root: &Path,
+    touched: &[PathBuf],
+    header_skills: Option<&Value>,
+) -> ContextReport {
+    let ctx = ProjectContext::gather(home, root, touched, header_skills);
     let mut report = ctx.report(root);
     report.mcp_servers = match crate::runtime::mcp::config::load(home) {
         Ok(servers) => servers
@@ -159,7 +178,7 @@ pub fn session_report(
             .collect(),
         Err(e) => vec![format!("config unreadable: {e}")],
     };
-    Ok(report)
+    report
 }
 
 /// What entered the context, as lines for the views.

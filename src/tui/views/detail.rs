@@ -515,6 +515,18 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             rel_time(app.now_ms, h.updated_at_ms)
         ),
     ));
+    if let Some(c) = &d.context {
+        for (k, v) in [
+            ("instructions", &c.instructions),
+            ("skills", &c.skills),
+            ("mcp servers", &c.mcp_servers),
+            ("skipped", &c.problems),
+        ] {
+            if !v.is_empty() {
+                lines.push(kv(k, v.join(", ")));
+            }
+        }
+    }
     frame.render_widget(Paragraph::new(lines).scroll((d.scroll, 0)), area);
 }
 
