@@ -125,7 +125,20 @@ impl Extensions {
         if name == skills::SKILL_TOOL.name {
             return Some(skills::SKILL_TOOL.kind);
         }
-        self.mcp.as_ref()?.tool(name).map(|t| t.kind)
+        self.mcp_tool(name).map(|t| t.kind)
+    }
+
+    /// The MCP tool `name`, starting the servers first if needed (a call replayed after a
+    /// restart comes before any model call has listed the tools).
+    fn mcp_tool(&self, name: &str) -> Option<crate::runtime::mcp::McpTool> {
+        let mcp = self.mcp.as_ref()?;
+        if !name.starts_with("mcp__") {
+            return None;
+        }
+        mcp.tool(name).or_else(|| {
+            mcp.tools();
+            mcp.tool(name)
+        })
     }
 
     /// Whether an MCP call asks first: only tools the server marks read-only run without
@@ -152,7 +165,7 @@ impl Extensions {
 
     /// Whether `name` is an MCP tool.
     pub fn is_mcp(&self, name: &str) -> bool {
-        self.mcp.as_ref().is_some_and(|m| m.tool(name).is_some())
+        self.mcp_tool(name).is_some()
     }
 
     /// Carries out a call of ours (`skill`, `mcp__...`); `None` for anything else.
@@ -167,9 +180,8 @@ impl Extensions {
         if name == skills::SKILL_TOOL.name {
             return Some((self.activate(arguments, sessions, session_id), Vec::new()));
         }
-        let mcp = self.mcp.as_ref()?;
-        mcp.tool(name)?;
-        let out = mcp.call(name, arguments, cancel);
+        self.mcp_tool(name)?;
+        let out = self.mcp.as_ref()?.call(name, arguments, cancel);
         Some((
             ToolOutput {
                 text: out.text,
