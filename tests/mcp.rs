@@ -321,6 +321,37 @@ fn a_server_killed_between_calls_is_restarted() {
     assert_eq!(m.statuses()[0].restarts, 1);
 }
 
+fn dropping_the_manager_ends_its_servers() {
+    let ws = tempfile::tempdir().unwrap();
+    let m = McpManager::new(vec![test_server("t")], ws.path()).unwrap();
+    m.tools();
+    let pid = text_of(&m, "mcp__t__pid", "{}").0;
+    drop(m);
+    let stat = format!("/proc/{pid}/stat");
+    let t0 = Instant::now();
+    loop {
+        // Gone, or a zombie waiting for nobody: either way it runs no more.
+        match std::fs::read_to_string(&stat) {
+            Err(_) => break,
+            Ok(s)
+                if s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z') =>
+            {
+                break;
+            }
+            Ok(_) => {}
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "server {pid} still runs"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn hung_call_times_out_and_the_server_stays_usable() {
     let ws = tempfile::tempdir().unwrap();
     let mut c = test_server("t");
@@ -748,6 +779,10 @@ fn main() {
         (
             "a_server_killed_between_calls_is_restarted",
             a_server_killed_between_calls_is_restarted,
+        ),
+        (
+            "dropping_the_manager_ends_its_servers",
+            dropping_the_manager_ends_its_servers,
         ),
         (
             "hung_call_times_out_and_the_server_stays_usable",

@@ -410,7 +410,12 @@ impl Drop for McpManager {
                 }
             }
         }
-        rt.shutdown_timeout(Duration::from_secs(1));
+        if tokio::runtime::Handle::try_current().is_ok() {
+            // Blocking on a shutdown inside another runtime would panic.
+            rt.shutdown_background();
+        } else {
+            rt.shutdown_timeout(Duration::from_secs(1));
+        }
     }
 }
 
