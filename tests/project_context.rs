@@ -381,3 +381,43 @@ fn a_malformed_skill_is_reported_once_and_skipped() {
     let skipped = strings(&show["context"]["problems"]);
     assert!(skipped[0].contains("broken/SKILL.md"), "{skipped:?}");
 }
+
+#[test]
+fn a_skill_activated_by_another_process_is_active_when_the_session_resumes() {
+    let env = Env::new();
+    deploy_skill(&env);
+    let srv = ScriptedServer::start(vec![Reply::text("one"), Reply::text("two")]).unwrap();
+    let (id, _) = turn(&env.agent(&srv), Target::New, "hi");
+    let neocode = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .args(args)
+            .env("NEOCODE_HOME", &env.home)
+            .current_dir(&env.ws)
+            .output()
+            .unwrap()
+    };
+    let out = neocode(&["skill", "activate", &id[..8], "deploy"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("skill deploy is active in session"));
+    let out = neocode(&["skill", "activate", &id, "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no skill named `nope`; available: deploy")
+    );
+    let out = neocode(&["skill", "list", "--session", "last"]);
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        listed.contains("deploy  workspace  active  Deploy the service to staging."),
+        "{listed}"
+    );
+
+    // This process resumes it with a fresh agent: the body is in the system prompt.
+    turn(&env.agent(&srv), Target::Resume(id), "deploy now");
+    let sys = system(&srv, 1);
+    assert!(sys.contains("- deploy (active)"), "{sys}");
+    assert!(sys.contains("Run `make deploy-staging`"), "{sys}");
+}

@@ -185,6 +185,9 @@ pub enum Command {
     /// MCP servers of `<home>/config.toml` (`[mcp_servers.NAME]`).
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Skills of `<workspace>/.neocode/skills/` and `<home>/skills/` (the TUI's `/skill`).
+    #[command(subcommand)]
+    Skill(SkillCommand),
     /// Open the TUI on a throwaway workspace filled with demo sessions.
     #[command(after_help = "Examples:\n  neocode demo\n  neocode demo --keep")]
     Demo {
@@ -203,5 +206,30 @@ pub enum McpCommand {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+    },
+}
+
+/// `neocode skill ...`.
+#[derive(Debug, Subcommand)]
+pub enum SkillCommand {
+    /// The skills found, with a session's active ones marked; skipped files are named.
+    #[command(
+        after_help = "Examples:\n  neocode skill list\n  neocode skill list --session last --json"
+    )]
+    List {
+        /// Mark the skills active in this session (id, prefix, or `last`).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Activate a skill in a session: its body joins the context of the session's next turns.
+    #[command(after_help = "Examples:\n  neocode skill activate last deploy")]
+    Activate {
+        /// Session: full id, unique prefix, or `last`.
+        id: String,
+        /// The skill's name.
+        name: String,
     },
 }

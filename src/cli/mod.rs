@@ -12,6 +12,7 @@ mod mcp;
 pub mod out;
 mod search;
 mod show;
+mod skill;
 pub mod transfer;
 
 use std::process::ExitCode;
@@ -190,6 +191,12 @@ pub fn run(cli: Cli) -> CmdResult {
         }
         Some(Command::Completions { shell }) => completions(*shell),
         Some(Command::Mcp(args::McpCommand::List { json })) => mcp::list(&location(&cli)?, *json),
+        Some(Command::Skill(args::SkillCommand::List { session, json })) => {
+            skill::list(&location(&cli)?, session.as_deref(), *json)
+        }
+        Some(Command::Skill(args::SkillCommand::Activate { id, name })) => {
+            skill::activate(&location(&cli)?, id, name)
+        }
         Some(Command::SandboxExec { .. }) => Ok(()),
         None if cli.list => {
             let opts = list::ListOptions {
@@ -251,6 +258,7 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Completions { .. } => "completions",
         Command::Demo { .. } => "demo",
         Command::Mcp(_) => "mcp",
+        Command::Skill(_) => "skill",
         Command::SandboxExec { .. } => "__sandbox-exec",
     }
 }
