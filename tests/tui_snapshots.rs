@@ -747,3 +747,42 @@ fn opening_a_session_that_stopped_mid_turn_says_which_calls_were_interrupted() {
     let s = h.screen();
     assert!(s.contains("interrupted"), "Info tab: {s}");
 }
+
+#[test]
+fn info_tab_lists_instructions_skills_and_mcp_servers() {
+    let mut h = H::with(140, 35, |rt| {
+        std::fs::write(rt.root().join("AGENTS.md"), "Use tabs.").unwrap();
+        let skill = rt.root().join(".neocode/skills/deploy");
+        std::fs::create_dir_all(&skill).unwrap();
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: deploy\ndescription: Deploy it\n---\nRun make deploy.",
+        )
+        .unwrap();
+        std::fs::write(
+            rt.home().join("config.toml"),
+            "[mcp_servers.docs]\ncommand = \"docs-server\"\n",
+        )
+        .unwrap();
+        let id = rt
+            .new_session(NewSession {
+                title: "with context".into(),
+                ..NewSession::default()
+            })
+            .unwrap()
+            .id;
+        rt.update_state(
+            &id,
+            &StateUpdate {
+                skills: Some(Some(serde_json::json!([{"name": "deploy"}]))),
+                ..StateUpdate::default()
+            },
+        )
+        .unwrap();
+    });
+    h.key(KeyCode::Char('['));
+    let s = h.screen();
+    assert!(s.contains("instr files AGENTS.md (project, 9 B)"), "{s}");
+    assert!(s.contains("skills      deploy (workspace, active)"), "{s}");
+    assert!(s.contains("mcp servers docs (docs-server)"), "{s}");
+}

@@ -517,7 +517,7 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     ));
     if let Some(c) = &d.context {
         for (k, v) in [
-            ("instructions", &c.instructions),
+            ("instr files", &c.instructions),
             ("skills", &c.skills),
             ("mcp servers", &c.mcp_servers),
             ("skipped", &c.problems),
