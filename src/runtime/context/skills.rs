@@ -401,7 +401,8 @@ fn parse_front_matter(lines: &[&str]) -> Result<Vec<(String, String)>, String> {
                 .unwrap_or(0);
             let body: Vec<&str> = cont
                 .iter()
-                .map(|l| if l.len() >= indent { &l[indent..] } else { "" })
+                // Indents of unequal whitespace characters: never cut inside one.
+                .map(|l| l.get(indent..).unwrap_or_else(|| l.trim_start()))
                 .collect();
             if style == b'|' {
                 body.join("\n")
@@ -633,6 +634,23 @@ mod tests {
             text.contains("steps") && text.contains("- run.sh"),
             "{text}"
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_parses_or_says_why(text in "(---\n)?([a-z \u{3000}\t'\"|>:#-]{0,12}\n){0,8}(---\n)?.{0,20}") {
+            match parse_skill_md(&text) {
+                Ok((fm, _)) => proptest::prop_assert!(!fm.name.is_empty() && !fm.description.is_empty()),
+                Err(e) => proptest::prop_assert!(!e.is_empty()),
+            }
+        }
+    }
+
+    #[test]
+    fn unequal_unicode_indents_do_not_split_characters() {
+        let (fm, _) =
+            parse_skill_md("---\nname: x\ndescription: |\n    a\n  \u{3000}b\n---\n").unwrap();
+        assert_eq!(fm.description, "a\nb");
     }
 
     #[test]
