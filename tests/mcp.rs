@@ -387,10 +387,12 @@ fn cancel_stops_a_call() {
 fn startup_failures_are_reported_and_do_not_block_others() {
     let ws = tempfile::tempdir().unwrap();
     let missing = ServerConfig::stdio("missing", "/nonexistent/neocode-mcp-server", &[]);
+    let mut nowhere = test_server("nowhere");
+    nowhere.cwd = Some("no/such/folder".into());
     let mut hang = test_server("hang");
     hang.env.insert("MCP_TEST_HANG_AT_START".into(), "1".into());
     hang.startup_timeout = Duration::from_millis(800);
-    let m = McpManager::new(vec![hang, missing, test_server("ok")], ws.path()).unwrap();
+    let m = McpManager::new(vec![hang, missing, nowhere, test_server("ok")], ws.path()).unwrap();
     let t0 = Instant::now();
     let tools = m.tools();
     assert!(
@@ -413,8 +415,13 @@ fn startup_failures_are_reported_and_do_not_block_others() {
         "{}",
         reason(1)
     );
+    assert!(
+        reason(2).contains("no/such/folder does not exist"),
+        "{}",
+        reason(2)
+    );
     let problems = m.unreported_problems();
-    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert_eq!(problems.len(), 3, "{problems:?}");
 }
 
 // ----- the command line ----------------------------------------------------------------------

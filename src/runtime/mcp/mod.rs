@@ -473,6 +473,12 @@ async fn start(slot: &Slot) -> Option<Live> {
         slot.set(|s| s.state = ServerState::Failed(why));
         None
     };
+    if !slot.cwd.is_dir() {
+        return fail(format!(
+            "its working folder {} does not exist (cwd)",
+            slot.cwd.display()
+        ));
+    }
     let (proc, stderr) = match TokioChildProcess::builder(cmd)
         .stderr(Stdio::piped())
         .spawn()
