@@ -650,6 +650,66 @@ fn agent_offers_mcp_tools_and_asks_for_mutating_ones() {
     );
 }
 
+fn always_and_never_ask_cover_mutating_mcp_tools() {
+    let env = Env::new(&table("t", ""));
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("c1", "mcp__t__write_note", r#"{"text":"one"}"#)]),
+        Reply::text("ok"),
+        Reply::tool_calls(&[("c2", "mcp__t__write_note", r#"{"text":"two"}"#)]),
+        Reply::text("ok"),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let h = agent
+        .start(
+            Target::New,
+            TurnRequest {
+                prompt: Some("note".into()),
+                ..TurnRequest::default()
+            },
+        )
+        .unwrap();
+    let id = h.session_id.clone();
+    loop {
+        let e = h.events.recv_timeout(Duration::from_secs(30)).unwrap();
+        if let TurnEvent::ApprovalNeeded { call, .. } = &e {
+            h.commands
+                .send(TurnCommand::Approve {
+                    call_id: call.id.clone(),
+                    always: true,
+                })
+                .unwrap();
+        }
+        if matches!(e, TurnEvent::Finished { .. }) {
+            break;
+        }
+    }
+    h.join();
+    // "always" is session state: the next turn does not ask (turn() panics if it does).
+    let (_, events) = turn(&agent, Target::Resume(id), "again", None);
+    finished_ok(&events);
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("note.txt")).unwrap(),
+        "two"
+    );
+
+    let env = Env::new(&format!(
+        "[approval]\npolicy = \"never-ask\"\n{}",
+        table("t", "")
+    ));
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("c1", "mcp__t__write_note", r#"{"text":"free"}"#)]),
+        Reply::text("ok"),
+    ])
+    .unwrap();
+    let (_, events) = turn(&env.agent(&srv), Target::New, "note", None);
+    finished_ok(&events);
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("note.txt")).unwrap(),
+        "free"
+    );
+}
+
 fn agent_stores_image_results_as_assets() {
     let env = Env::new(&table("t", ""));
     let srv = ScriptedServer::start(vec![
@@ -807,6 +867,10 @@ fn main() {
         (
             "agent_offers_mcp_tools_and_asks_for_mutating_ones",
             agent_offers_mcp_tools_and_asks_for_mutating_ones,
+        ),
+        (
+            "always_and_never_ask_cover_mutating_mcp_tools",
+            always_and_never_ask_cover_mutating_mcp_tools,
         ),
         (
             "agent_stores_image_results_as_assets",
