@@ -754,3 +754,99 @@ fn nothing_configured_says_what_to_set() {
     assert!(e.message.contains("NEOCODE_BASE_URL"), "{}", e.message);
     assert_eq!(env.sessions().count().unwrap(), 0, "nothing was written");
 }
+
+#[test]
+fn images_from_assets_are_sent_as_data_urls() {
+    let env = Env::new("");
+    let srv = ScriptedServer::start(vec![Reply::text("a red pixel")]).unwrap();
+    let sessions = env.sessions();
+    let h = sessions.new_session(Default::default()).unwrap();
+    let png = b"\x89PNG\r\n\x1a\nfakepixel";
+    let asset = sessions.save_asset(&h.id, "image/png", png).unwrap();
+    sessions
+        .append(
+            &h.id,
+            &[NewMessage {
+                role: Some(Role::User),
+                parts: vec![
+                    Part::text("what is this?"),
+                    Part::Image {
+                        asset_id: asset.id.clone(),
+                        mime_type: Some("image/png".into()),
+                    },
+                ],
+                ..Default::default()
+            }],
+            &AppendMeta::default(),
+        )
+        .unwrap();
+    let agent = env.agent(&srv);
+    // No prompt: the stored user message has no answer yet, so the turn answers it.
+    let hd = agent
+        .start(Target::Resume(h.id.clone()), TurnRequest::default())
+        .unwrap();
+    assert_eq!(finish(&drive(&hd, |_| None)), FinishReason::Completed);
+    let req = srv.requests()[0].json();
+    let content = &req["messages"][1]["content"];
+    assert_eq!(content[0]["text"], "what is this?");
+    use base64::Engine;
+    let expect = format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(png)
+    );
+    assert_eq!(content[1]["image_url"]["url"], expect.as_str());
+}
+
+#[test]
+fn calls_stopped_by_a_budget_or_cancel_are_answered_not_run() {
+    let env = Env::new("[limits]\nmax_tool_calls = 1\n");
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("b1", "list_dir", r#"{"path":"."}"#),
+            ("b2", "list_dir", r#"{"path":"."}"#),
+            ("b3", "write_file", r#"{"path":"x.txt","content":"x"}"#),
+        ]),
+        Reply::text("carrying on"),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, evs) = run(&agent, Target::New, "three calls");
+    assert!(matches!(finish(&evs), FinishReason::LimitReached(w) if w.contains("max_tool_calls")));
+    let sessions = env.sessions();
+    assert!(sessions.interrupted_tool_calls(&id).unwrap().is_empty());
+    let s = sessions.load(&id).unwrap();
+    let results: Vec<(String, bool, String)> = s
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| (m.tool_call_id.clone().unwrap(), m.is_error, m.text()))
+        .collect();
+    assert_eq!(results.len(), 3);
+    assert!(!results[0].1);
+    assert!(
+        results[1].2.starts_with("Not run: a budget was reached"),
+        "{results:?}"
+    );
+    assert!(results[2].1);
+    assert_eq!(s.header.ledger.unwrap().usage.tool_calls, 1);
+
+    // Raising the limit continues with the model, which sees all three answers.
+    let h = agent
+        .start(
+            Target::Resume(id.clone()),
+            TurnRequest {
+                limits: RuntimeLimits {
+                    max_tool_calls: Some(10),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(finish(&drive(&h, |_| None)), FinishReason::Completed);
+    let msgs = srv.requests()[1].json()["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(msgs.iter().filter(|m| m["role"] == "tool").count(), 3);
+}

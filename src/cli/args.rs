@@ -188,6 +188,16 @@ pub enum Command {
     /// Skills of `<workspace>/.neocode/skills/` and `<home>/skills/` (the TUI's `/skill`).
     #[command(subcommand)]
     Skill(SkillCommand),
+    /// Run one agent turn without the TUI: answer text on stdout, tool activity on stderr.
+    #[command(after_help = super::run::RUN_EXAMPLES)]
+    Run(super::run::RunArgs),
+    /// Summarise a session's transcript now: the summary becomes its task state and the
+    /// transcript becomes summary + recent messages (needs a configured provider).
+    #[command(after_help = "Example:\n  neocode compact last")]
+    Compact {
+        /// Session: full id, unique prefix, or `last`.
+        id: String,
+    },
     /// Open the TUI on a throwaway workspace filled with demo sessions.
     #[command(after_help = "Examples:\n  neocode demo\n  neocode demo --keep")]
     Demo {

@@ -10,6 +10,7 @@ mod list;
 mod manage;
 mod mcp;
 pub mod out;
+pub mod run;
 mod search;
 mod show;
 mod skill;
@@ -197,6 +198,8 @@ pub fn run(cli: Cli) -> CmdResult {
         Some(Command::Skill(args::SkillCommand::Activate { id, name })) => {
             skill::activate(&location(&cli)?, id, name)
         }
+        Some(Command::Run(args)) => run::run(&location(&cli)?, args),
+        Some(Command::Compact { id }) => run::compact(&location(&cli)?, id),
         Some(Command::SandboxExec { .. }) => Ok(()),
         None if cli.list => {
             let opts = list::ListOptions {
@@ -259,6 +262,8 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Demo { .. } => "demo",
         Command::Mcp(_) => "mcp",
         Command::Skill(_) => "skill",
+        Command::Run(_) => "run",
+        Command::Compact { .. } => "compact",
         Command::SandboxExec { .. } => "__sandbox-exec",
     }
 }

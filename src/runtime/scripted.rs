@@ -58,6 +58,8 @@ pub enum Piece {
     Comment(String),
     /// Raw bytes written as they are (for malformed streams).
     Raw(String),
+    /// Nothing for this long (a server that stalls mid-reply).
+    Pause(Duration),
 }
 
 /// A scripted streaming reply (status 200, `text/event-stream`).
@@ -334,6 +336,7 @@ impl Stream {
             Piece::Comment(c) => format!(": {c}{nl}{nl}"),
             Piece::Raw(r) if r.is_empty() => format!("data: [DONE]{nl}{nl}"),
             Piece::Raw(r) => r.clone(),
+            Piece::Pause(_) => String::new(),
         };
         s.into_bytes()
     }
@@ -582,6 +585,10 @@ fn serve_stream(mut conn: TcpStream, s: &Stream) -> std::io::Result<()> {
             return Ok(());
         }
         std::thread::sleep(s.delay_between);
+        if let Piece::Pause(d) = p {
+            std::thread::sleep(*d);
+            continue;
+        }
         send(&s.piece_bytes(p))?;
     }
     if s.cut_after.is_some_and(|n| n >= s.pieces.len()) {

@@ -268,6 +268,24 @@ impl Turn {
     /// Runs calls in order; stops early on cancel or a budget. `replay`: calls interrupted by
     /// a crash, offered again.
     fn run_calls(&mut self, calls: &[ToolCall], replay: bool) -> Flow {
+        let mut answered = 0;
+        let flow = self.run_calls_from(calls, replay, &mut answered);
+        // Calls the turn stopped before are answered "not run", so the transcript stays valid
+        // and the model knows; only a crash leaves calls without results (offered again on
+        // resume, where they may have run).
+        let why = match &flow {
+            Err(FinishReason::Cancelled) => "the user cancelled the turn".to_string(),
+            Err(FinishReason::LimitReached(l)) => format!("a budget was reached ({l})"),
+            Ok(()) | Err(FinishReason::Completed | FinishReason::Failed { .. }) => return flow,
+        };
+        for call in &calls[answered..] {
+            let out = ToolOutput::error(format!("Not run: {why}."));
+            self.store_result(call, out, false)?;
+        }
+        flow
+    }
+
+    fn run_calls_from(&mut self, calls: &[ToolCall], replay: bool, answered: &mut usize) -> Flow {
         for call in calls {
             if self.cancel.is_cancelled() {
                 return Err(FinishReason::Cancelled);
@@ -321,6 +339,7 @@ impl Turn {
                             None => "The user denied this call.".to_string(),
                         };
                         self.store_result(call, ToolOutput::error(text), false)?;
+                        *answered += 1;
                         continue;
                     }
                     Answer::Cancelled => return Err(FinishReason::Cancelled),
@@ -356,6 +375,7 @@ impl Turn {
                 tools::run(&call.name, &call.arguments, &ctx)
             };
             self.store_result(call, out, true)?;
+            *answered += 1;
             if self.cancel.is_cancelled() {
                 return Err(FinishReason::Cancelled);
             }

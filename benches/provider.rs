@@ -1,0 +1,172 @@
+//! Provider and turn benchmarks: SSE parse + fold throughput over a 10,000-chunk stream, the
+//! commit of an assistant message (what follows the stream's last byte), and whole turns
+//! against the scripted server on 127.0.0.1 streaming 10,000 chunks (HTTP + parse + events +
+//! persist).
+//!
+//! `cargo bench --bench provider` (add `-- <filter>` for one group).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use neocode::runtime::agent::{Agent, Target, TurnEvent, TurnRequest};
+use neocode::runtime::config::{Overrides, Settings};
+use neocode::runtime::provider::sse::fold_sse_bytes;
+use neocode::runtime::scripted::{ScriptedServer, Stream};
+use neocode::runtime::{Location, Sessions};
+use neocode::session::{AppendMeta, NewMessage, Role, StateUpdate, Usage, WorkspacePaths};
+
+const CHUNKS: usize = 10_000;
+
+/// 10,000 content deltas of a few words each (about 0.5 MB of SSE).
+fn big_stream() -> Stream {
+    let mut s = Stream::new().role();
+    for i in 0..CHUNKS {
+        s = s.text_deltas(&format!("word{i} and more "), 1);
+    }
+    s.finish("stop").usage(1000, CHUNKS as u64)
+}
+
+fn parse(c: &mut Criterion) {
+    let body = big_stream().body_bytes();
+    let mut g = c.benchmark_group("provider_parse");
+    g.throughput(Throughput::Elements(CHUNKS as u64));
+    // As a socket delivers it: 16 KiB reads that cut events anywhere.
+    g.bench_function("fold_10000_chunks_16k_reads", |b| {
+        b.iter(|| {
+            let pieces = body.chunks(16 * 1024).map(<[u8]>::to_vec).collect();
+            let (ev, c) = fold_sse_bytes(pieces).unwrap();
+            black_box((ev.len(), c.text.len()))
+        })
+    });
+    g.finish();
+}
+
+struct Ws {
+    _dir: tempfile::TempDir,
+    home: std::path::PathBuf,
+    sessions: Sessions,
+}
+
+fn workspace() -> Ws {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let paths = WorkspacePaths::resolve(&home, &ws).unwrap();
+    let sessions = Sessions::open(&Location {
+        home: home.clone(),
+        paths,
+    })
+    .unwrap();
+    Ws {
+        _dir: dir,
+        home,
+        sessions,
+    }
+}
+
+fn commit(c: &mut Criterion) {
+    let ws = workspace();
+    let h = ws.sessions.new_session(Default::default()).unwrap();
+    let mut g = c.benchmark_group("provider_commit");
+    // The write that follows the stream's last byte: the whole reply plus status and ledger,
+    // for a typical reply (2 KB) and for the 10,000-chunk reply of the turn benchmark (140 KB,
+    // where full-text indexing dominates).
+    for (name, text) in [
+        (
+            "assistant_message_2kb_with_ledger",
+            "word and more ".repeat(140),
+        ),
+        (
+            "assistant_message_140kb_with_ledger",
+            "word and more ".repeat(CHUNKS),
+        ),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let msg = NewMessage {
+                    role: Some(Role::Assistant),
+                    parts: vec![neocode::session::Part::text(text.clone())],
+                    usage: Usage {
+                        input_tokens: 1000,
+                        output_tokens: CHUNKS as u64,
+                    },
+                    ..NewMessage::default()
+                };
+                let upd = StateUpdate {
+                    ledger: Some(Some(Default::default())),
+                    touch: true,
+                    ..StateUpdate::default()
+                };
+                black_box(
+                    ws.sessions
+                        .append_with_state(&h.id, &[msg], &AppendMeta::default(), &upd)
+                        .unwrap(),
+                )
+            })
+        });
+    }
+    g.finish();
+}
+
+fn turn(c: &mut Criterion) {
+    let ws = workspace();
+    let srv = ScriptedServer::start(vec![]).unwrap();
+    let url = srv.base_url();
+    let env = move |k: &str| match k {
+        "NEOCODE_BASE_URL" => Some(url.clone()),
+        "NEOCODE_MODEL" => Some("bench".to_string()),
+        _ => None,
+    };
+    let settings = Settings::load_with(&ws.home, &Overrides::default(), &env).unwrap();
+    let agent = Agent::new(ws.sessions.clone(), settings);
+    let stream = big_stream();
+    let mut g = c.benchmark_group("provider_turn");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(20));
+    g.throughput(Throughput::Elements(CHUNKS as u64));
+    let mut last_to_commit = Vec::new();
+    g.bench_function("turn_10000_chunks_over_http", |b| {
+        b.iter(|| {
+            srv.push([stream.clone().reply()]);
+            let h = agent
+                .start(
+                    Target::New,
+                    TurnRequest {
+                        prompt: Some("go".into()),
+                        ..TurnRequest::default()
+                    },
+                )
+                .unwrap();
+            let mut last_delta = Instant::now();
+            loop {
+                match h.events.recv().unwrap() {
+                    TurnEvent::TextDelta(_) => last_delta = Instant::now(),
+                    TurnEvent::AssistantStored { .. } => {
+                        last_to_commit.push(last_delta.elapsed());
+                    }
+                    TurnEvent::Finished { .. } => break,
+                    _ => {}
+                }
+            }
+            h.join();
+        })
+    });
+    g.finish();
+    last_to_commit.sort();
+    if !last_to_commit.is_empty() {
+        let p = |q: f64| last_to_commit[((last_to_commit.len() - 1) as f64 * q) as usize];
+        println!(
+            "last delta received -> assistant message committed: p50 {:?}, p90 {:?}, max {:?} ({} turns)",
+            p(0.5),
+            p(0.9),
+            last_to_commit.last().unwrap(),
+            last_to_commit.len()
+        );
+    }
+}
+
+criterion_group!(benches, parse, commit, turn);
+criterion_main!(benches);

@@ -1,0 +1,365 @@
+//! `neocode run`: one agent turn without the TUI. Streamed text to stdout, tool activity as
+//! one-line summaries on stderr; `--json` prints the event lines the bridge uses. SIGINT
+//! cancels. Exit 0 done, 1 provider or tool failure, 2 bad usage, 3 a limit stopped the turn,
+//! 130 cancelled.
+//!
+//! `neocode compact`: summarise a session's transcript now.
+
+use std::io::{BufRead, IsTerminal, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::Failure;
+use super::out::Out;
+use crate::runtime::agent::{
+    Agent, FinishReason, StartError, Target, TurnCommand, TurnEvent, TurnRequest, approval,
+    event_json,
+};
+use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
+use crate::runtime::tools;
+use crate::runtime::{Location, Sessions};
+use crate::sanitize;
+use crate::session::RuntimeLimits;
+
+/// Arguments of `neocode run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// The prompt; `-` reads it from standard input. May be left out with --resume or
+    /// --continue to answer what is pending (interrupted tool calls).
+    pub prompt: Option<String>,
+    /// Continue this session (full id, unique prefix, or `last`).
+    #[arg(long, value_name = "ID", conflicts_with = "continue")]
+    pub resume: Option<String>,
+    /// Continue the most recently active session.
+    #[arg(long = "continue")]
+    pub r#continue: bool,
+    /// Print one JSON event per line on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Approval policy for this run: ask, auto-edit, never-ask.
+    #[arg(long, value_name = "POLICY", value_parser = parse_policy)]
+    pub approve: Option<ApprovalPolicy>,
+    /// Model for this run (overrides NEOCODE_MODEL and the config).
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// OpenAI-compatible base URL ending in /v1 (overrides NEOCODE_BASE_URL and the config).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Limit of model calls in the session (sets the stored limit).
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u64>,
+    /// Limit of tool calls in the session.
+    #[arg(long, value_name = "N")]
+    pub max_tool_calls: Option<u64>,
+    /// Limit of input tokens in the session.
+    #[arg(long, value_name = "N")]
+    pub max_input_tokens: Option<u64>,
+    /// Limit of output tokens in the session.
+    #[arg(long, value_name = "N")]
+    pub max_output_tokens: Option<u64>,
+    /// Wall-clock limit in seconds since the session's runtime started.
+    #[arg(long, value_name = "SECS")]
+    pub max_wall_secs: Option<u64>,
+}
+
+fn parse_policy(s: &str) -> Result<ApprovalPolicy, String> {
+    ApprovalPolicy::parse(s).ok_or_else(|| format!("`{s}` is not one of ask, auto-edit, never-ask"))
+}
+
+/// Help text of `neocode run`.
+pub const RUN_EXAMPLES: &str = "\
+Examples:
+  neocode run \"explain src/main.rs\"
+  git diff | neocode run -                      prompt from standard input
+  neocode run --continue \"now add a test\"
+  neocode run --resume 0192f3a1 --max-turns 40   raise a limit and go on
+  neocode run --json --approve auto-edit \"fix the typo in README.md\"
+
+Settings: NEOCODE_BASE_URL, NEOCODE_MODEL, NEOCODE_API_KEY (or OPENAI_API_KEY), <home>/config.toml.
+Exit codes: 0 done, 1 provider or tool failure, 2 bad usage, 3 a limit stopped the turn, 130 cancelled.";
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+fn install_sigint() {
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(
+            libc::SIGINT,
+            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+    }
+}
+
+fn restore_sigint() {
+    // SAFETY: resetting a signal's disposition to the default.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+    }
+}
+
+fn start_failure(e: StartError) -> Failure {
+    let msg = sanitize::line(&e.message).into_owned();
+    match e.code {
+        "config" | "usage" | "not_found" => Failure::usage(msg),
+        _ => Failure::runtime(msg),
+    }
+}
+
+fn read_prompt(p: Option<&str>) -> Result<Option<String>, Failure> {
+    match p {
+        None => Ok(None),
+        Some("-") => {
+            let mut s = String::new();
+            std::io::stdin().read_to_string(&mut s).map_err(|e| {
+                Failure::usage(format!("cannot read the prompt from standard input: {e}"))
+            })?;
+            if s.trim().is_empty() {
+                return Err(Failure::usage("the prompt on standard input is empty"));
+            }
+            Ok(Some(s))
+        }
+        Some(s) if s.trim().is_empty() => Err(Failure::usage("the prompt is empty")),
+        Some(s) => Ok(Some(s.to_string())),
+    }
+}
+
+/// Runs `neocode run`.
+pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
+    let overrides = Overrides {
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        approval: args.approve,
+    };
+    let settings = Settings::load(&loc.home, &overrides).map_err(Failure::usage)?;
+    if let ProviderStatus::Missing(m) = settings.provider_status() {
+        return Err(Failure::usage(m));
+    }
+    let prompt = read_prompt(args.prompt.as_deref())?;
+    let target = match (&args.resume, args.r#continue) {
+        (Some(id), _) => Target::Resume(id.clone()),
+        (None, true) => Target::Resume("last".into()),
+        (None, false) => Target::New,
+    };
+    if prompt.is_none() && target == Target::New {
+        return Err(Failure::usage(
+            "a prompt is needed (or --resume/--continue to answer what is pending); see neocode run --help",
+        ));
+    }
+    let sessions = Sessions::open(loc)?;
+    let agent = Agent::new(sessions, settings);
+    let req = TurnRequest {
+        prompt,
+        limits: RuntimeLimits {
+            max_turns: args.max_turns,
+            max_tool_calls: args.max_tool_calls,
+            max_input_tokens: args.max_input_tokens,
+            max_output_tokens: args.max_output_tokens,
+            max_wall_secs: args.max_wall_secs,
+        },
+        approval: args.approve,
+    };
+    install_sigint();
+    let handle = agent.start(target, req).map_err(start_failure)?;
+    let mut view = View {
+        json: args.json,
+        out_closed: false,
+        text_open: false,
+        interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+    };
+    let mut cancel_sent = false;
+    let finished = loop {
+        if INTERRUPTED.load(Ordering::SeqCst) && !cancel_sent {
+            cancel_sent = true;
+            handle.cancel();
+            // A second Ctrl-C ends neocode at once.
+            restore_sigint();
+        }
+        let ev = match handle.events.recv_timeout(Duration::from_millis(50)) {
+            Ok(ev) => ev,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => {
+                break FinishReason::Failed {
+                    code: "internal".into(),
+                    message: "the turn ended without saying why".into(),
+                };
+            }
+        };
+        if let Some(cmd) = view.show(&ev) {
+            let _ = handle.commands.send(cmd);
+        }
+        if let TurnEvent::Finished { reason, .. } = ev {
+            break reason;
+        }
+    };
+    let id = handle.session_id.clone();
+    handle.join();
+    restore_sigint();
+    view.end_text();
+    match finished {
+        FinishReason::Completed => Ok(()),
+        FinishReason::Cancelled => Err(Failure {
+            code: 130,
+            lines: vec![format!(
+                "cancelled; what arrived is kept. Continue with: neocode run --resume {id} \"...\""
+            )],
+        }),
+        FinishReason::LimitReached(why) => Err(Failure {
+            code: 3,
+            lines: vec![format!(
+                "{}; the session is paused. Raise the limit to go on, e.g. neocode run --resume {id} --max-turns N",
+                sanitize::line(&why)
+            )],
+        }),
+        FinishReason::Failed { code, message } => Err(Failure::runtime(format!(
+            "{} ({code}); session {id}",
+            sanitize::line(&message)
+        ))),
+    }
+}
+
+struct View {
+    json: bool,
+    out_closed: bool,
+    /// Answer text was printed without a final newline yet.
+    text_open: bool,
+    interactive: bool,
+}
+
+fn short(s: &str, n: usize) -> String {
+    let line = sanitize::line(s.lines().next().unwrap_or(""));
+    let mut t: String = line.chars().take(n).collect();
+    if line.chars().count() > n || s.lines().nth(1).is_some() {
+        t.push('…');
+    }
+    t
+}
+
+impl View {
+    fn write(&mut self, b: &[u8]) {
+        if self.out_closed {
+            return;
+        }
+        // Unbuffered on purpose: deltas are shown as they arrive. A closed pipe stops the
+        // printing, not the turn (the session is still written).
+        let mut o = std::io::stdout().lock();
+        if o.write_all(b).and_then(|_| o.flush()).is_err() {
+            self.out_closed = true;
+        }
+    }
+
+    fn end_text(&mut self) {
+        if self.text_open && !self.json {
+            self.write(b"\n");
+        }
+        self.text_open = false;
+    }
+
+    fn note(&mut self, s: &str) {
+        if self.json {
+            return;
+        }
+        self.end_text();
+        let mut e = std::io::stderr().lock();
+        let _ = writeln!(e, "{s}");
+    }
+
+    /// Prints an event; returns the answer to an approval request.
+    fn show(&mut self, ev: &TurnEvent) -> Option<TurnCommand> {
+        if self.json {
+            for v in event_json(ev) {
+                let mut line = v.to_string();
+                line.push('\n');
+                self.write(line.as_bytes());
+            }
+        }
+        match ev {
+            TurnEvent::TextDelta(t) if !self.json => {
+                self.write(sanitize::text(t).as_bytes());
+                self.text_open = !t.ends_with('\n');
+            }
+            TurnEvent::ToolCall { summary, .. } => self.note(&format!("→ {}", short(summary, 100))),
+            TurnEvent::ToolResult { text, is_error, .. } => {
+                let mark = if *is_error { "✗" } else { "✓" };
+                self.note(&format!("  {mark} {}", short(text, 100)));
+            }
+            TurnEvent::Warning { message, .. } => {
+                self.note(&format!("neocode: warning: {}", sanitize::line(message)))
+            }
+            TurnEvent::ApprovalNeeded {
+                call,
+                summary,
+                reason,
+            } => return Some(self.approval(call, summary, reason)),
+            _ => {}
+        }
+        None
+    }
+
+    fn approval(
+        &mut self,
+        call: &crate::session::ToolCall,
+        summary: &str,
+        reason: &str,
+    ) -> TurnCommand {
+        self.end_text();
+        let mut err = std::io::stderr().lock();
+        if !self.interactive {
+            let kind = tools::spec(&call.name).map_or(tools::ToolKind::Read, |s| s.kind);
+            let flag = approval::policy_allowing(kind);
+            let msg = format!(
+                "{} needs approval ({}) and there is no terminal to ask on; rerun with --approve {flag} to allow it",
+                short(summary, 80),
+                sanitize::line(reason)
+            );
+            let _ = writeln!(err, "neocode: denied: {msg}");
+            return TurnCommand::Deny {
+                call_id: call.id.clone(),
+                reason: Some(msg),
+            };
+        }
+        let _ = write!(
+            err,
+            "Allow {}? ({})\n  [y]es / [n]o / [a]lways for this session: ",
+            short(summary, 100),
+            sanitize::line(reason)
+        );
+        let _ = err.flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut answer);
+        match answer.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => TurnCommand::Approve {
+                call_id: call.id.clone(),
+                always: false,
+            },
+            "a" | "always" => TurnCommand::Approve {
+                call_id: call.id.clone(),
+                always: true,
+            },
+            _ => TurnCommand::Deny {
+                call_id: call.id.clone(),
+                reason: None,
+            },
+        }
+    }
+}
+
+/// Runs `neocode compact <ID>`.
+pub fn compact(loc: &Location, key: &str) -> Result<(), Failure> {
+    let settings = Settings::load(&loc.home, &Overrides::default()).map_err(Failure::usage)?;
+    let (sessions, id) = super::open_for_id(loc, key)?;
+    let agent = Agent::new(sessions, settings);
+    let c = agent.compact(&id).map_err(start_failure)?;
+    let mut out = Out::stdout();
+    out.line(&format!(
+        "compacted {id}: {} messages → {} (summary + recent tail)",
+        c.before, c.after
+    ))?;
+    out.finish()
+}

@@ -1,0 +1,529 @@
+//! `neocode run` and `neocode compact`: the real binary against the scripted server on
+//! 127.0.0.1; what was stored is checked with `neocode show` / `neocode export`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
+use serde_json::Value;
+
+const KEY: &str = "sk-run-test-KEY-77aa01";
+
+struct Env {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    ws: PathBuf,
+}
+
+impl Env {
+    fn new(config: &str) -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(
+            home.join("config.toml"),
+            format!("[provider]\nretry_backoff_ms = 10\nidle_timeout_secs = 5\n{config}"),
+        )
+        .unwrap();
+        Env {
+            _dir: dir,
+            home,
+            ws,
+        }
+    }
+
+    fn cmd(&self, srv: Option<&ScriptedServer>, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_neocode"));
+        c.args(args)
+            .current_dir(&self.ws)
+            .env("NEOCODE_HOME", &self.home)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("NEOCODE_BASE_URL")
+            .env_remove("NEOCODE_MODEL")
+            .env_remove("NEOCODE_API_KEY")
+            .stdin(Stdio::null());
+        if let Some(s) = srv {
+            c.env("NEOCODE_BASE_URL", s.base_url())
+                .env("NEOCODE_MODEL", "test-model")
+                .env("NEOCODE_API_KEY", KEY);
+        }
+        c
+    }
+
+    fn run(&self, srv: &ScriptedServer, args: &[&str]) -> Output {
+        self.cmd(Some(srv), args).output().unwrap()
+    }
+
+    fn show(&self, id: &str) -> Value {
+        let o = self.cmd(None, &["show", id, "--json"]).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    fn export(&self, id: &str) -> Value {
+        let o = self.cmd(None, &["export", id]).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+}
+
+fn find<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    match v {
+        Value::Object(m) => m.get(key).or_else(|| m.values().find_map(|x| find(x, key))),
+        Value::Array(a) => a.iter().find_map(|x| find(x, key)),
+        _ => None,
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn json_lines(o: &Output) -> Vec<Value> {
+    stdout(o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+fn session_of(lines: &[Value]) -> String {
+    lines[0]["session_id"].as_str().unwrap().to_string()
+}
+
+fn all_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(all_files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn assert_key_nowhere(home: &Path) {
+    for f in all_files(home) {
+        let hay = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
+        assert!(
+            !hay.contains("KEY-77aa01"),
+            "the API key leaked into {}",
+            f.display()
+        );
+    }
+}
+
+#[test]
+fn text_to_stdout_and_the_turn_is_stored() {
+    let env = Env::new("");
+    let srv = ScriptedServer::start(vec![
+        Stream::text("Hello \u{1b}[31mred\u{1b}[0m world.")
+            .keep_alives_between()
+            .crlf()
+            .reply(),
+    ])
+    .unwrap();
+    let o = env.run(&srv, &["run", "greet me"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("Hello "), "{out}");
+    assert!(
+        !out.contains('\u{1b}'),
+        "escape sequences from the model are neutralised"
+    );
+    assert!(out.ends_with("world.\n"));
+    let s = env.show("last");
+    assert_eq!(s["status"], "completed");
+    assert_eq!(s["title"], "greet me");
+    let msgs = s["last_messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(msgs[0]["text"], "greet me");
+    assert_eq!(msgs[1]["role"], "assistant");
+    assert_eq!(
+        srv.requests()[0].json()["messages"][1]["content"],
+        "greet me"
+    );
+    assert_key_nowhere(&env.home);
+}
+
+#[test]
+fn json_events_and_prompt_from_stdin() {
+    let env = Env::new("");
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("c1", "list_dir", r#"{"path":"."}"#)]),
+        Reply::text("Nothing here."),
+    ])
+    .unwrap();
+    std::fs::write(env.ws.join("a.txt"), "x").unwrap();
+    let mut child = env
+        .cmd(Some(&srv), &["run", "--json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"what is in this folder?\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines = json_lines(&o);
+    let types: Vec<&str> = lines.iter().map(|v| v["type"].as_str().unwrap()).collect();
+    assert_eq!(types[0], "session_init");
+    assert_eq!(*types.last().unwrap(), "finish");
+    for t in ["tool_call", "tool_result", "text_delta"] {
+        assert!(types.contains(&t), "{types:?}");
+    }
+    let call = lines.iter().find(|v| v["type"] == "tool_call").unwrap();
+    assert_eq!(call["name"], "list_dir");
+    assert_eq!(call["kind"], "read");
+    let result = lines.iter().find(|v| v["type"] == "tool_result").unwrap();
+    assert!(result["text"].as_str().unwrap().contains("a.txt"));
+    let fin = lines.last().unwrap();
+    assert_eq!(fin["reason"], "completed");
+    assert_eq!(fin["usage"]["input_tokens"], 30);
+    let id = session_of(&lines);
+    assert_eq!(env.show(&id)["title"], "what is in this folder?");
+}
+
+#[test]
+fn without_a_terminal_a_write_is_denied_and_the_flag_is_named() {
+    let env = Env::new("");
+    let args = r#"{"path":"new.txt","content":"hi\n"}"#;
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("w1", "write_file", args)]),
+        Reply::text("I could not write it."),
+        Reply::tool_calls(&[("w2", "write_file", args)]),
+        Reply::text("Written."),
+    ])
+    .unwrap();
+    let o = env.run(&srv, &["run", "create new.txt"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--approve auto-edit"), "{}", stderr(&o));
+    assert!(!env.ws.join("new.txt").exists());
+    let second = srv.requests()[1].json();
+    let tool = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert!(
+        tool["content"]
+            .as_str()
+            .unwrap()
+            .contains("--approve auto-edit")
+    );
+
+    let o = env.run(
+        &srv,
+        &["run", "--continue", "--approve", "auto-edit", "try again"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("new.txt")).unwrap(),
+        "hi\n"
+    );
+    assert!(stderr(&o).contains("write_file new.txt"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_limit_exits_3_and_holds_across_restarts_until_raised() {
+    let env = Env::new("");
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("l1", "list_dir", r#"{"path":"."}"#)]),
+        Reply::text("done after raise"),
+    ])
+    .unwrap();
+    let o = env.run(&srv, &["run", "--max-turns", "1", "look"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("max_turns"), "{}", stderr(&o));
+    assert_eq!(env.show("last")["status"], "paused");
+
+    let o = env.run(&srv, &["run", "--continue"]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "a restart does not reset the budget"
+    );
+    assert_eq!(srv.request_count(), 1);
+
+    let o = env.run(&srv, &["run", "--continue", "--max-turns", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "done after raise\n");
+    let ledger = find(&env.export("last"), "ledger").unwrap().clone();
+    assert_eq!(ledger["usage"]["turns"], 2);
+    assert_eq!(ledger["limits"]["max_turns"], 3);
+}
+
+#[test]
+fn provider_errors_exit_1_with_what_to_do() {
+    let env = Env::new("");
+    let srv = ScriptedServer::start(vec![
+        Reply::error(401, &format!("Incorrect API key provided: {KEY}")),
+        Reply::rate_limited(1),
+        Reply::text("after the rate limit"),
+        Reply::error(500, "a"),
+        Reply::error(500, "b"),
+        Reply::error(500, "c"),
+        Reply::error(500, "d"),
+    ])
+    .unwrap();
+    let o = env.run(&srv, &["run", "hi"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("rejected the API key") && err.contains("(auth)"),
+        "{err}"
+    );
+    assert!(!err.contains("77aa01"), "{err}");
+
+    let o = env.run(&srv, &["run", "hi again"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "after the rate limit\n");
+
+    let o = env.run(&srv, &["run", "--json", "third"]);
+    assert_eq!(o.status.code(), Some(1));
+    let lines = json_lines(&o);
+    let e = lines.iter().find(|v| v["type"] == "error").unwrap();
+    assert_eq!(e["code"], "server_error");
+    assert_eq!(lines.last().unwrap()["reason"], "failed");
+    assert_eq!(srv.request_count(), 7);
+    assert_key_nowhere(&env.home);
+}
+
+#[test]
+fn nothing_configured_and_bad_usage_exit_2() {
+    let env = Env::new("");
+    let o = env.cmd(None, &["run", "hi"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("NEOCODE_MODEL"), "{}", stderr(&o));
+    let srv = ScriptedServer::start(vec![]).unwrap();
+    let o = env.run(&srv, &["run"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = env.run(&srv, &["run", "--approve", "sometimes", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = env.run(&srv, &["run", "--resume", "nosuchid", "x"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(srv.request_count(), 0);
+}
+
+fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn kill(child: &Child, sig: i32) {
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, sig) };
+}
+
+#[test]
+fn sigint_cancels_keeps_the_text_and_the_session_continues() {
+    let env = Env::new("");
+    let srv = ScriptedServer::start(vec![
+        Stream::new()
+            .role()
+            .text_deltas("alpha beta gamma delta epsilon zeta eta theta", 8)
+            .delays(Duration::ZERO, Duration::from_millis(300))
+            .reply(),
+        Reply::text("resumed fine"),
+    ])
+    .unwrap();
+    let child = env
+        .cmd(Some(&srv), &["run", "--json", "slow please"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the request", || srv.request_count() == 1);
+    std::thread::sleep(Duration::from_millis(800));
+    kill(&child, libc::SIGINT);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let lines = json_lines(&o);
+    assert_eq!(lines.last().unwrap()["reason"], "cancelled");
+    let id = session_of(&lines);
+    let s = env.show(&id);
+    assert_eq!(s["status"], "cancelled");
+    let kept = s["last_messages"][1]["text"].as_str().unwrap();
+    assert!(!kept.is_empty() && "alpha beta gamma delta epsilon zeta eta theta".starts_with(kept));
+    let ledger = find(&env.export(&id), "ledger").unwrap().clone();
+    assert!(ledger["cancelled_at_ms"].is_number());
+
+    let o = env.run(&srv, &["run", "--resume", &id, "go on"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(env.show(&id)["status"], "completed");
+}
+
+/// The crash case of seed 000 §5: a writer SIGKILLed after the assistant's tool-call message
+/// was stored and before all its results were; continuing runs exactly the unanswered call,
+/// once, and never the answered one.
+#[test]
+fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call() {
+    let env = Env::new("[sandbox]\nmode = \"off\"\n");
+    std::fs::write(env.ws.join("notes.txt"), "notes\n").unwrap();
+    let cmd = r#"{"command":"echo run >> runs.txt; if [ ! -e started ]; then touch started; sleep 30; fi"}"#;
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("k1", "read_file", r#"{"path":"notes.txt"}"#),
+            ("k2", "run_command", cmd),
+        ]),
+        Reply::text("finished after the crash"),
+    ])
+    .unwrap();
+    let child = env
+        .cmd(Some(&srv), &["run", "--approve", "never-ask", "do both"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the command to start", || env.ws.join("started").exists());
+    kill(&child, libc::SIGKILL);
+    let _ = child.wait_with_output().unwrap();
+
+    let s = env.show("last");
+    let interrupted: Vec<&str> = s["interrupted_tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(interrupted, ["k2"]);
+
+    let o = env.run(
+        &srv,
+        &["run", "--continue", "--json", "--approve", "never-ask"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines = json_lines(&o);
+    assert!(
+        lines
+            .iter()
+            .any(|v| v["type"] == "warning" && v["code"] == "replaying_interrupted_calls")
+    );
+    let reran: Vec<&str> = lines
+        .iter()
+        .filter(|v| v["type"] == "tool_result")
+        .map(|v| v["call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(reran, ["k2"], "the answered read is not rerun");
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("runs.txt")).unwrap(),
+        "run\nrun\n",
+        "the interrupted command ran once more, exactly once"
+    );
+    let s = env.show("last");
+    assert_eq!(s["status"], "completed");
+    assert!(s["interrupted_tool_calls"].as_array().unwrap().is_empty());
+    assert_eq!(srv.request_count(), 2);
+}
+
+#[test]
+fn compact_command_replaces_the_transcript() {
+    let env = Env::new("");
+    let srv = ScriptedServer::start(vec![
+        Reply::text("one"),
+        Reply::text("two"),
+        Reply::text("The user said hi twice."),
+    ])
+    .unwrap();
+    assert!(env.run(&srv, &["run", "hi"]).status.success());
+    assert!(
+        env.run(&srv, &["run", "--continue", "hi again"])
+            .status
+            .success()
+    );
+    let o = env.run(&srv, &["compact", "last"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("4 messages → 3"), "{}", stdout(&o));
+    let ex = env.export("last");
+    assert_eq!(
+        find(&ex, "task_state").unwrap()["summary"],
+        "The user said hi twice."
+    );
+    let s = env.show("last");
+    assert_eq!(s["message_count"], 3);
+    assert_eq!(s["tokens"]["input"], 0);
+}
+
+#[test]
+fn a_silent_server_times_out_and_the_partial_reply_is_kept() {
+    let env = Env::new("");
+    std::fs::write(
+        env.home.join("config.toml"),
+        "[provider]\nidle_timeout_secs = 0.4\nmax_retries = 0\n",
+    )
+    .unwrap();
+    let srv = ScriptedServer::start(vec![
+        Stream::new()
+            .role()
+            .text_deltas("first words", 1)
+            .piece(neocode::runtime::scripted::Piece::Pause(
+                Duration::from_millis(1500),
+            ))
+            .text_deltas(" never seen", 1)
+            .reply(),
+    ])
+    .unwrap();
+    let t = Instant::now();
+    let o = env.run(&srv, &["run", "hello?"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        t.elapsed() < Duration::from_secs(4),
+        "the idle timeout fired"
+    );
+    assert!(stderr(&o).contains("(timeout)"), "{}", stderr(&o));
+    let s = env.show("last");
+    assert_eq!(s["status"], "failed");
+    assert_eq!(s["last_messages"][1]["text"], "first words");
+    assert_eq!(s["last_messages"][1]["is_error"], true);
+}
+
+#[test]
+fn a_second_process_is_told_which_pid_runs_the_session() {
+    let env = Env::new("");
+    let srv = ScriptedServer::start(vec![
+        Reply::text("first"),
+        Stream::text("slow second")
+            .delays(Duration::from_millis(1500), Duration::ZERO)
+            .reply(),
+    ])
+    .unwrap();
+    assert!(env.run(&srv, &["run", "one"]).status.success());
+    let a = env
+        .cmd(Some(&srv), &["run", "--continue", "two"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the second request", || srv.request_count() == 2);
+    let o = env.run(&srv, &["run", "--continue", "three"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(&format!("is running in pid {}", a.id())),
+        "{}",
+        stderr(&o)
+    );
+    let out = a.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(srv.request_count(), 2, "the refused run sent nothing");
+}
