@@ -710,6 +710,45 @@ fn always_and_never_ask_cover_mutating_mcp_tools() {
     );
 }
 
+fn neocode_run_calls_mcp_tools_and_asks_for_mutating_ones() {
+    let env = Env::new(&table("t", ""));
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("c1", "mcp__t__write_note", r#"{"text":"from run"}"#)]),
+        Reply::text("refused"),
+        Reply::tool_calls(&[("c2", "mcp__t__write_note", r#"{"text":"from run"}"#)]),
+        Reply::text("written"),
+    ])
+    .unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .arg("run")
+            .args(args)
+            .env("NEOCODE_HOME", &env.home)
+            .env("NEOCODE_BASE_URL", srv.base_url())
+            .env("NEOCODE_MODEL", "test-model")
+            .env("NEOCODE_API_KEY", "sk-test")
+            .current_dir(&env.ws)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    // No terminal to ask on: the call is denied, naming the flag that allows it.
+    let out = run(&["write a note"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("never-ask"), "{err}");
+    assert!(!env.ws.join("note.txt").exists());
+    let out = run(&["--continue", "--approve", "never-ask", "now write it"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("note.txt")).unwrap(),
+        "from run"
+    );
+}
+
 fn agent_stores_image_results_as_assets() {
     let env = Env::new(&table("t", ""));
     let srv = ScriptedServer::start(vec![
@@ -871,6 +910,10 @@ fn main() {
         (
             "always_and_never_ask_cover_mutating_mcp_tools",
             always_and_never_ask_cover_mutating_mcp_tools,
+        ),
+        (
+            "neocode_run_calls_mcp_tools_and_asks_for_mutating_ones",
+            neocode_run_calls_mcp_tools_and_asks_for_mutating_ones,
         ),
         (
             "agent_stores_image_results_as_assets",

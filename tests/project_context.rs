@@ -421,3 +421,44 @@ fn a_skill_activated_by_another_process_is_active_when_the_session_resumes() {
     assert!(sys.contains("- deploy (active)"), "{sys}");
     assert!(sys.contains("Run `make deploy-staging`"), "{sys}");
 }
+
+#[test]
+fn neocode_run_in_two_processes_keeps_the_active_skill() {
+    let env = Env::new();
+    deploy_skill(&env);
+    env.write("AGENTS.md", "ROOT RULE for run.");
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("c1", "skill", r#"{"name":"deploy"}"#)]),
+        Reply::text("activated"),
+        Reply::text("still active"),
+    ])
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .arg("run")
+            .args(args)
+            .env("NEOCODE_HOME", &env.home)
+            .env("NEOCODE_BASE_URL", srv.base_url())
+            .env("NEOCODE_MODEL", "test-model")
+            .env("NEOCODE_API_KEY", "sk-test")
+            .current_dir(&env.ws)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(run(&["use the deploy skill"]).contains("activated"));
+    assert!(run(&["--continue", "status?"]).contains("still active"));
+    let first = system(&srv, 0);
+    assert!(first.contains("ROOT RULE for run."), "{first}");
+    assert!(first.contains("- deploy: Deploy"), "{first}");
+    // The second process never saw the activation happen, only the stored session.
+    let later = system(&srv, 2);
+    assert!(later.contains("- deploy (active): Deploy"), "{later}");
+}
