@@ -191,6 +191,12 @@ pub enum Command {
         after_help = "Examples:\n  echo '{\"type\":\"chat\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}' | neocode bridge\n  cargo run --example bridge_client -- \"explain src/main.rs\""
     )]
     Bridge,
+    /// MCP servers of `<home>/config.toml` (`[mcp_servers.NAME]`).
+    #[command(subcommand)]
+    Mcp(McpCommand),
+    /// Skills of `<workspace>/.neocode/skills/` and `<home>/skills/` (the TUI's `/skill`).
+    #[command(subcommand)]
+    Skill(SkillCommand),
     /// Run one agent turn without the TUI: answer text on stdout, tool activity on stderr.
     #[command(after_help = super::run::RUN_EXAMPLES)]
     Run(super::run::RunArgs),
@@ -241,4 +247,41 @@ pub struct SandboxExec {
     /// The program and its arguments, after `--`.
     #[arg(last = true)]
     pub command: Vec<OsString>,
+}
+
+/// `neocode mcp ...`.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Start every configured server, then print each one's state and tools.
+    #[command(after_help = "Examples:\n  neocode mcp list\n  neocode mcp list --json")]
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `neocode skill ...`.
+#[derive(Debug, Subcommand)]
+pub enum SkillCommand {
+    /// The skills found, with a session's active ones marked; skipped files are named.
+    #[command(
+        after_help = "Examples:\n  neocode skill list\n  neocode skill list --session last --json"
+    )]
+    List {
+        /// Mark the skills active in this session (id, prefix, or `last`).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Activate a skill in a session: its body joins the context of the session's next turns.
+    #[command(after_help = "Examples:\n  neocode skill activate last deploy")]
+    Activate {
+        /// Session: full id, unique prefix, or `last`.
+        id: String,
+        /// The skill's name.
+        name: String,
+    },
 }

@@ -9,10 +9,12 @@ pub mod fmt;
 mod import_from;
 mod list;
 mod manage;
+mod mcp;
 pub mod out;
 pub mod run;
 mod search;
 mod show;
+mod skill;
 pub mod transfer;
 
 use std::process::ExitCode;
@@ -214,6 +216,13 @@ pub fn run(cli: Cli) -> CmdResult {
             search::run(&location(&cli)?, query, *json, *limit)
         }
         Some(Command::Completions { shell }) => completions(*shell),
+        Some(Command::Mcp(args::McpCommand::List { json })) => mcp::list(&location(&cli)?, *json),
+        Some(Command::Skill(args::SkillCommand::List { session, json })) => {
+            skill::list(&location(&cli)?, session.as_deref(), *json)
+        }
+        Some(Command::Skill(args::SkillCommand::Activate { id, name })) => {
+            skill::activate(&location(&cli)?, id, name)
+        }
         Some(Command::Run(args)) => run::run(&location(&cli)?, args),
         Some(Command::Compact { id }) => run::compact(&location(&cli)?, id),
         Some(Command::Bridge) => bridge_cmd(&cli),
@@ -321,6 +330,8 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Search { .. } => "search",
         Command::Completions { .. } => "completions",
         Command::Demo { .. } => "demo",
+        Command::Mcp(_) => "mcp",
+        Command::Skill(_) => "skill",
         Command::Run(_) => "run",
         Command::Compact { .. } => "compact",
         Command::Bridge => "bridge",

@@ -7,6 +7,7 @@ use super::fmt;
 use super::list::JsonRow;
 use super::out::Out;
 use super::{CmdResult, open_for_id};
+use crate::runtime::context::{ContextReport, session_report};
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 use crate::session::file::rfc3339;
@@ -52,6 +53,8 @@ struct JsonShow<'a> {
     assets: Vec<JsonAsset<'a>>,
     /// Tool calls left without a result when the session stopped.
     interrupted_tool_calls: Vec<JsonCall<'a>>,
+    /// Instruction files, skills and MCP servers the session's turns take in.
+    context: &'a ContextReport,
     last_messages: Vec<JsonMessage<'a>>,
 }
 
@@ -123,6 +126,7 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     let assets = rt.assets(&id)?;
     let msgs = last_messages(&rt, &id, header.last_seq, LAST_MESSAGES)?;
     let interrupted = rt.interrupted_tool_calls(&id)?;
+    let context = session_report(&loc.home, &rt, &id)?;
     let steps = header
         .plan
         .as_ref()
@@ -159,6 +163,7 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                     arguments: &c.arguments,
                 })
                 .collect(),
+            context: &context,
             last_messages: msgs
                 .iter()
                 .map(|m| JsonMessage {
@@ -291,6 +296,30 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                 l(&c.name),
                 fmt::cut(&l(&c.arguments), 80)
             ))?;
+        }
+    }
+
+    let ctx_rows: [(&str, &[String]); 5] = [
+        ("instructions", &context.instructions),
+        ("skills", &context.skills),
+        ("missing skills", &context.active_missing),
+        ("mcp servers", &context.mcp_servers),
+        ("skipped", &context.problems),
+    ];
+    if ctx_rows.iter().any(|(_, v)| !v.is_empty()) {
+        out.line("")?;
+        let heading = out.paint(
+            "1",
+            "Context  (what the next turn takes in beyond the transcript)",
+        );
+        out.line(&heading)?;
+        for (k, v) in ctx_rows {
+            if v.is_empty() {
+                continue;
+            }
+            let key = out.paint("2", &format!("{k:<14}"));
+            let vals: Vec<String> = v.iter().map(|s| l(s)).collect();
+            out.line(&format!("  {key}{}", vals.join(", ")))?;
         }
     }
 

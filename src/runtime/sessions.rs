@@ -64,6 +64,14 @@ impl Sessions {
         &self.store.paths().dir
     }
 
+    /// The neocode home (the workspace folder is `<home>/projects/<hash>`).
+    pub fn home(&self) -> &Path {
+        self.data_dir()
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new(""))
+    }
+
     /// Serialises writes to one session within this process (SQLite serialises across
     /// processes).
     fn lock(&self, session_id: &str) -> Arc<Mutex<()>> {

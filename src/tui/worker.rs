@@ -10,6 +10,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 
 use crate::runtime::Sessions;
+use crate::runtime::context::{ContextReport, header_report};
 use crate::session::{
     AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PlanProgress,
     Role, SearchHit, SessionHeader, ToolCall, Usage,
@@ -145,6 +146,8 @@ pub enum Reply {
         assets: Vec<AssetMeta>,
         /// Tool calls left without a result when the session stopped.
         interrupted: Vec<ToolCall>,
+        /// Instruction files, skills and MCP servers its turns take in.
+        context: Box<ContextReport>,
     },
     /// A window of messages.
     Messages {
@@ -275,11 +278,13 @@ fn run(
         }
         Request::Detail { id } => {
             let o = rt.open_session(&id)?;
+            let context = header_report(rt.home(), rt.root(), o.header.skills.as_ref());
             Reply::Detail {
                 header: Box::new(o.header),
                 progress: o.progress,
                 assets: o.assets,
                 interrupted: o.interrupted,
+                context: Box::new(context),
             }
         }
         Request::Messages { id, from, to } => {

@@ -44,7 +44,8 @@ impl App {
                 progress,
                 assets,
                 interrupted,
-            } => self.on_detail(token, *header, progress, assets, interrupted),
+                context,
+            } => self.on_detail(token, *header, progress, assets, interrupted, context),
             Reply::Messages {
                 id, from, messages, ..
             } => {
@@ -195,6 +196,7 @@ impl App {
         progress: PlanProgress,
         assets: Vec<AssetMeta>,
         interrupted: Vec<ToolCall>,
+        context: Box<crate::runtime::context::ContextReport>,
     ) -> Vec<Effect> {
         if !self.current(Slot::Detail, token) {
             return Vec::new();
@@ -226,6 +228,7 @@ impl App {
         let warn = first_load && conversation && !interrupted.is_empty();
         let note = warn.then(|| interrupted_note(&interrupted));
         d.interrupted = interrupted;
+        d.context = Some(context);
         let id = d.id.clone();
         if let Some(note) = note {
             self.say(note);

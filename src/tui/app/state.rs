@@ -241,6 +241,8 @@ pub struct Detail {
     pub scroll: u16,
     /// Tool calls left without a result when the session stopped (replayed on resume).
     pub interrupted: Vec<ToolCall>,
+    /// Instruction files, skills and MCP servers its turns take in (Info tab).
+    pub context: Option<Box<crate::runtime::context::ContextReport>>,
 }
 
 impl Detail {
@@ -252,6 +254,7 @@ impl Detail {
             assets: Vec::new(),
             asset_sel: 0,
             interrupted: Vec::new(),
+            context: None,
             usage: None,
             usage_requested: false,
             transcript: None,

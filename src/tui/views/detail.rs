@@ -524,6 +524,18 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             rel_time(app.now_ms, h.updated_at_ms)
         ),
     ));
+    if let Some(c) = &d.context {
+        for (k, v) in [
+            ("instr files", &c.instructions),
+            ("skills", &c.skills),
+            ("mcp servers", &c.mcp_servers),
+            ("skipped", &c.problems),
+        ] {
+            if !v.is_empty() {
+                lines.push(kv(k, v.join(", ")));
+            }
+        }
+    }
     // Long values (ids, paths) wrap under their value column instead of being cut.
     let wrapped = super::wrap_lines(lines, area.width as usize, 12);
     frame.render_widget(Paragraph::new(wrapped).scroll((d.scroll, 0)), area);
