@@ -65,6 +65,12 @@ impl App {
                 Vec::new()
             }
             Reply::Appended { seq, .. } => self.on_appended(seq),
+            Reply::Sent { .. } => self.on_sent(),
+            Reply::Files(files) => {
+                self.files = Some(files);
+                self.complete_path();
+                Vec::new()
+            }
         }
     }
 
@@ -297,7 +303,7 @@ impl App {
         let effects = self.resume(id);
         if messages > 0 {
             self.say(format!(
-                "New session {}: your message is saved as #1. No model is configured, so no reply will come yet.",
+                "New session {}: your message is saved as #1.",
                 short(id)
             ));
         } else {
@@ -317,9 +323,7 @@ impl App {
     }
 
     fn on_appended(&mut self, seq: i64) -> Vec<Effect> {
-        self.say(format!(
-            "Saved as message #{seq}. No model provider is connected yet, so no reply will come (the agent runtime is a separate issue)."
-        ));
+        self.say(format!("Saved as message #{seq}."));
         let mut effects = self.refresh_detail();
         effects.extend(self.reload_list());
         effects
