@@ -119,27 +119,41 @@ fn stream_approve_deny_cancel_quit_and_show() {
     let id = all[0].id.clone();
     assert_eq!(rt.header(&id).unwrap().status, Status::Cancelled);
 
-    let out = Command::new(env!("CARGO_BIN_EXE_neocode"))
-        .env("NEOCODE_HOME", &home)
-        .arg("--workdir")
-        .arg(&ws)
-        .args(["show", &id])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let shown = String::from_utf8_lossy(&out.stdout);
+    let show = |json: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_neocode"));
+        c.env("NEOCODE_HOME", &home).arg("--workdir").arg(&ws);
+        c.args(["show", &id]);
+        if json {
+            c.arg("--json");
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // `show`: the header and the last messages.
+    let text = show(false);
     for want in [
         "Say hello",
-        "Hello from the **scripted** model.",
-        "write_file",
-        "hello.txt",
-        "The user denied this call",
+        "status     cancelled",
+        "model      openai / scripted-model",
+        "created hello.txt",
+        "The user denied this call.",
         "Wrote hello.txt and skipped the command.",
         "Tell me a long story",
-        "word0 word1",
+        "word0 word1 word2",
     ] {
-        assert!(shown.contains(want), "show lacks {want:?}:\n{shown}");
+        assert!(text.contains(want), "show lacks {want:?}:\n{text}");
     }
+    assert!(show(true).contains("\"status\": \"cancelled\""));
+    // Every message, in order, through the runtime.
+    let msgs = rt.messages(&id, 1, 100).unwrap();
+    let all: Vec<String> = msgs.iter().map(|m| m.text()).collect();
+    assert_eq!(all[0], "Say hello");
+    assert_eq!(all[1], "Hello from the **scripted** model.");
+    assert_eq!(all[2], "Write hello.txt, then touch ran.txt");
+    assert_eq!(msgs[3].tool_calls.len(), 2, "{msgs:?}");
+    let last = all.last().unwrap();
+    assert!(last.starts_with("word0 word1"), "{last}");
     // The long reply was cut: its end never arrived.
-    assert!(!shown.contains("word399"), "{shown}");
+    assert!(!last.contains("word399"), "{last}");
 }
