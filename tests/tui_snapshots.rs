@@ -809,7 +809,7 @@ fn turn_events_pace_frames_and_refresh_what_a_turn_stored() {
     let fx = h.app.on_turn(TurnEvent::Started {
         session_id: id.clone(),
     });
-    assert!(fx.is_empty());
+    h.run(fx);
     assert!(h.app.animating(), "a running turn paces frames");
     // A stored result is this process's own write: the open session reloads it directly.
     let seq =
@@ -1015,11 +1015,21 @@ fn the_composer_is_multi_line_with_history() {
     assert!(s.contains("first line"), "{s}");
     assert!(s.contains("second linepasted"), "{s}");
     assert!(s.contains("third^[[2J"), "{s}");
-    h.key(KeyCode::Enter);
+    // With a model configured, Enter starts a turn with the text as written.
+    h.app.agent.provider = Ok("m".into());
     let id = h.app.detail.as_ref().unwrap().id.clone();
-    let hd = h.rt.header(&id).unwrap();
-    let last = h.rt.messages(&id, hd.last_seq, hd.last_seq).unwrap();
-    assert_eq!(last[0].text(), "first line\nsecond linepasted\nthird^[[2J");
+    let fx = h
+        .app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let turns = run_inline(&mut h.app, &h.rt, fx);
+    assert_eq!(
+        turns,
+        vec![neocode::tui::effect::TurnEffect::Start {
+            session_id: Some(id),
+            text: Some("first line\nsecond linepasted\nthird^[[2J".into()),
+            approval: neocode::runtime::config::ApprovalPolicy::Ask,
+        }]
+    );
     // ↑ in the empty editor brings the sent message back.
     h.key(KeyCode::Up);
     assert_eq!(

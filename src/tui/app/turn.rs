@@ -42,9 +42,12 @@ impl App {
             TurnEvent::Started { session_id } => {
                 self.turn_running = true;
                 let draft = self.draft;
-                let Some(l) = self.live.as_mut() else {
-                    return Vec::new();
-                };
+                // A turn this app did not start here (a test, a future steering front end)
+                // is shown all the same.
+                let l = self.live.get_or_insert_with(|| Live {
+                    started_ms: now,
+                    ..Live::default()
+                });
                 l.session_id = Some(session_id.clone());
                 if draft && self.screen == Screen::Conversation {
                     // The new session exists now: show it like any other.
