@@ -155,15 +155,26 @@ fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
     let mut h = H::new();
     assert_eq!(h.app.screen, Screen::Conversation);
     h.send("Explain the **config** loader");
-    for piece in ["The loader ", "reads `config.toml`", " and:\n\n- parses", " it\n"] {
+    for piece in [
+        "The loader ",
+        "reads `config.toml`",
+        " and:\n\n- parses",
+        " it\n",
+    ] {
         h.ev(TurnEvent::TextDelta(piece.into()));
     }
     h.app.now_ms = NOW + 2_300;
     let s = h.screen();
     assert!(s.contains("working · 2.3s"), "{s}");
-    assert!(s.contains("reads config.toml and:"), "markdown rendered:\n{s}");
+    assert!(
+        s.contains("reads config.toml and:"),
+        "markdown rendered:\n{s}"
+    );
     assert!(s.contains("• parses it"), "{s}");
-    assert!(s.contains("Explain the config loader"), "the prompt shows at once:\n{s}");
+    assert!(
+        s.contains("Explain the config loader"),
+        "the prompt shows at once:\n{s}"
+    );
     insta::assert_snapshot!("live_streaming", s);
     // Typing goes on, sending waits for the turn.
     h.chars("next");
@@ -177,7 +188,14 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
     let mut h = H::new();
     h.send("Fix it");
     // Done.
-    tool(&mut h, "r1", "read_file", r#"{"path":"src/config.rs"}"#, ToolKind::Read, "src/config.rs");
+    tool(
+        &mut h,
+        "r1",
+        "read_file",
+        r#"{"path":"src/config.rs"}"#,
+        ToolKind::Read,
+        "src/config.rs",
+    );
     h.ev(TurnEvent::ToolResult {
         call_id: "r1".into(),
         text: "fn load() {}\nfn parse() {}\n".into(),
@@ -185,7 +203,14 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
         seq: 100,
     });
     // Failed.
-    tool(&mut h, "g1", "grep", r#"{"pattern":"unwrap\\("}"#, ToolKind::Read, "unwrap\\(");
+    tool(
+        &mut h,
+        "g1",
+        "grep",
+        r#"{"pattern":"unwrap\\("}"#,
+        ToolKind::Read,
+        "unwrap\\(",
+    );
     h.ev(TurnEvent::ToolResult {
         call_id: "g1".into(),
         text: "invalid regex: unclosed group".into(),
@@ -207,7 +232,10 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
         reason: "edits ask under the `ask` policy".into(),
     });
     let s = h.screen();
-    assert!(s.contains("Allow? y yes   n no   r no+why   a always"), "{s}");
+    assert!(
+        s.contains("Allow? y yes   n no   r no+why   a always"),
+        "{s}"
+    );
     assert!(s.contains("- let v = s.parse().unwrap();"), "{s}");
     assert!(s.contains("+ let v = s.parse()?;"), "{s}");
     assert!(s.contains("✓ read_file  src/config.rs  · done"), "{s}");
@@ -233,7 +261,14 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
     });
 
     // A command denied with a reason typed for the model.
-    tool(&mut h, "c1", "run_command", r#"{"command":"rm -rf target"}"#, ToolKind::Command, "rm -rf target");
+    tool(
+        &mut h,
+        "c1",
+        "run_command",
+        r#"{"command":"rm -rf target"}"#,
+        ToolKind::Command,
+        "rm -rf target",
+    );
     h.ev(TurnEvent::ApprovalNeeded {
         call: call("c1", "run_command", "{}"),
         summary: "rm -rf target".into(),
@@ -257,7 +292,14 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
         seq: 103,
     });
     // Interrupted: running when the turn is cancelled.
-    tool(&mut h, "c2", "run_command", r#"{"command":"cargo test"}"#, ToolKind::Command, "cargo test");
+    tool(
+        &mut h,
+        "c2",
+        "run_command",
+        r#"{"command":"cargo test"}"#,
+        ToolKind::Command,
+        "cargo test",
+    );
     h.key(KeyCode::Esc);
     assert_eq!(
         h.turns.pop(),
@@ -269,8 +311,14 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
     });
     let s = h.screen();
     assert!(s.contains("⊘ run_command  rm -rf target  · denied"), "{s}");
-    assert!(s.contains("The user denied this call: too slow to rebuild"), "{s}");
-    assert!(s.contains("! run_command  cargo test  · interrupted"), "{s}");
+    assert!(
+        s.contains("The user denied this call: too slow to rebuild"),
+        "{s}"
+    );
+    assert!(
+        s.contains("! run_command  cargo test  · interrupted"),
+        "{s}"
+    );
     assert!(s.contains("✓ edit_file"), "{s}");
     assert!(s.contains("Cancelled; what arrived is kept"), "{s}");
     insta::assert_snapshot!("live_cards_all_states", s);
@@ -281,7 +329,14 @@ fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
     let mut h = H::new();
     h.send("Two writes");
     for id in ["w1", "w2"] {
-        tool(&mut h, id, "write_file", r#"{"path":"a.txt","content":"x"}"#, ToolKind::Edit, "a.txt");
+        tool(
+            &mut h,
+            id,
+            "write_file",
+            r#"{"path":"a.txt","content":"x"}"#,
+            ToolKind::Edit,
+            "a.txt",
+        );
         h.ev(TurnEvent::ApprovalNeeded {
             call: call(id, "write_file", "{}"),
             summary: "a.txt".into(),
@@ -312,7 +367,10 @@ fn ctrl_c_cancels_first_and_quits_second() {
     h.send("Long one");
     h.ev(TurnEvent::TextDelta("Once upon".into()));
     h.key_mod(KeyCode::Char('c'), KeyModifiers::CONTROL);
-    assert_eq!(h.turns.pop(), Some(TurnEffect::Command(TurnCommand::Cancel)));
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Command(TurnCommand::Cancel))
+    );
     assert!(!h.app.quit);
     assert!(h.screen().contains("cancelling…"));
     h.key_mod(KeyCode::Char('c'), KeyModifiers::CONTROL);
@@ -325,7 +383,11 @@ fn leaving_and_quitting_mid_turn_ask_first_and_the_list_marks_the_turn() {
     h.send("Background please");
     h.ev(TurnEvent::TextDelta("working on it".into()));
     h.key_mod(KeyCode::Char('b'), KeyModifiers::CONTROL);
-    assert!(h.screen().contains("The turn keeps running"), "{}", h.screen());
+    assert!(
+        h.screen().contains("The turn keeps running"),
+        "{}",
+        h.screen()
+    );
     h.key(KeyCode::Char('y'));
     assert_eq!(h.app.screen, Screen::Browse);
     // The list row shows the turn running (a spinner instead of the status mark).
@@ -354,7 +416,10 @@ fn a_failed_turn_says_why_in_the_status_line() {
         usage: Usage::default(),
     });
     let s = h.screen();
-    assert!(s.contains("✗ the provider refused the API key (401) (auth)"), "{s}");
+    assert!(
+        s.contains("✗ the provider refused the API key (401) (auth)"),
+        "{s}"
+    );
 }
 
 #[test]
@@ -388,7 +453,11 @@ fn slash_commands_complete_and_act() {
     assert!(h.screen().contains("budgets") || h.screen().contains("Budgets"));
     h.chars("/bogus");
     h.key(KeyCode::Enter);
-    assert!(h.screen().contains("Unknown command /bogus"), "{}", h.screen());
+    assert!(
+        h.screen().contains("Unknown command /bogus"),
+        "{}",
+        h.screen()
+    );
     h.chars("/help");
     h.key(KeyCode::Enter);
     assert!(matches!(h.app.overlay, Overlay::Help(_)));
@@ -403,7 +472,10 @@ fn no_provider_disables_sending_with_the_reason() {
     assert!(h.turns.is_empty());
     assert_eq!(h.app.composer.text(), "hello", "the text stays");
     let s = h.screen();
-    assert!(s.contains("Cannot send: no model provider configured"), "{s}");
+    assert!(
+        s.contains("Cannot send: no model provider configured"),
+        "{s}"
+    );
     assert!(s.contains("no model configured: F1 says how"), "{s}");
 }
 
@@ -414,7 +486,11 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
     let rt = Sessions::open(&loc).unwrap();
     let s = rt.new_session(NewSession::default()).unwrap();
     let mut a = NewMessage::text(Role::Assistant, "");
-    a.tool_calls = vec![call("d1", "write_file", r#"{"path":"x.txt","content":"1"}"#)];
+    a.tool_calls = vec![call(
+        "d1",
+        "write_file",
+        r#"{"path":"x.txt","content":"1"}"#,
+    )];
     rt.append(
         &s.id,
         &[NewMessage::text(Role::User, "write x"), a],
@@ -442,7 +518,10 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
     };
     h.run(jobs);
     let screen = h.screen();
-    assert!(screen.contains("! write_file  x.txt  · interrupted"), "{screen}");
+    assert!(
+        screen.contains("! write_file  x.txt  · interrupted"),
+        "{screen}"
+    );
     assert!(screen.contains("Ctrl-R rerun"), "{screen}");
     // Mark interrupted: a "not run" result is stored, nothing offers any more.
     h.key_mod(KeyCode::Char('d'), KeyModifiers::CONTROL);

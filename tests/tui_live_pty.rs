@@ -82,7 +82,10 @@ fn stream_approve_deny_cancel_quit_and_show() {
     let s = pty.wait_for("Allow?");
     assert!(s.contains("write_file"), "{s}");
     assert!(s.contains("hello.txt"), "{s}");
-    assert!(s.contains("+ hi there"), "the card shows the new content as a diff:\n{s}");
+    assert!(
+        s.contains("+ hi there"),
+        "the card shows the new content as a diff:\n{s}"
+    );
     pty.keys("y");
     wait_until("hello.txt written", || ws.join("hello.txt").exists());
     let s = pty.wait_for("touch ran.txt");

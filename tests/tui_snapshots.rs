@@ -350,7 +350,10 @@ fn conversation_view_without_a_provider_keeps_the_message_and_says_why() {
     assert_eq!(hd.message_count, before);
     assert_eq!(h.app.composer.text(), "Yes please, add it to the README");
     let s = h.screen();
-    assert!(s.contains("Cannot send: no model provider configured"), "{s}");
+    assert!(
+        s.contains("Cannot send: no model provider configured"),
+        "{s}"
+    );
     h.key(KeyCode::Esc);
     assert_eq!(h.app.screen, Screen::Browse);
 }

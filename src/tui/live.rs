@@ -335,8 +335,7 @@ pub fn live_lines(
         .filter(|_| stored_last <= live.base_seq);
     let stored_text = (stored_last < live.stored_seq && !live.stored_text.is_empty())
         .then_some(live.stored_text.as_str());
-    if live.finished && live.text.is_empty() && showing_cards.is_empty() && stored_text.is_none()
-    {
+    if live.finished && live.text.is_empty() && showing_cards.is_empty() && stored_text.is_none() {
         return out;
     }
     if let Some(p) = user_prompt {
@@ -368,13 +367,7 @@ pub fn live_lines(
     }
     if !live.reasoning.is_empty() {
         let clean = sanitize::text_without_sgr(&live.reasoning);
-        for l in markdown::render_with(
-            &clean,
-            width.saturating_sub(4),
-            t,
-            t.reasoning(),
-            false,
-        ) {
+        for l in markdown::render_with(&clean, width.saturating_sub(4), t, t.reasoning(), false) {
             let mut spans = vec![Span::styled("  ∴ ", t.reasoning())];
             spans.extend(l.spans);
             out.push(Line::from(spans));

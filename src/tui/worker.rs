@@ -338,18 +338,13 @@ fn run(rt: &Sessions, request: Request) -> anyhow::Result<Reply> {
                         path.display()
                     )
                 })?;
-                let meta = std::fs::metadata(&path).map_err(|e| {
-                    anyhow::anyhow!("cannot read {}: {e}", path.display())
-                })?;
+                let meta = std::fs::metadata(&path)
+                    .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
                 if meta.len() > MAX_IMAGE_BYTES {
-                    anyhow::bail!(
-                        "{} is larger than 20 MB",
-                        path.display()
-                    );
+                    anyhow::bail!("{} is larger than 20 MB", path.display());
                 }
-                let bytes = std::fs::read(&path).map_err(|e| {
-                    anyhow::anyhow!("cannot read {}: {e}", path.display())
-                })?;
+                let bytes = std::fs::read(&path)
+                    .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
                 let a = rt.save_asset(&id, mime, &bytes)?;
                 parts.push(Part::Image {
                     asset_id: a.id,

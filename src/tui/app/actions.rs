@@ -283,11 +283,9 @@ impl App {
                     return Vec::new();
                 }
                 let slash = self.composer.text().trim_start().starts_with('/');
-                if !slash {
-                    if let Some(why) = self.send_blocked() {
-                        self.fail(why);
-                        return Vec::new();
-                    }
+                if !slash && let Some(why) = self.send_blocked() {
+                    self.fail(why);
+                    return Vec::new();
                 }
                 let Outcome::Submit(text) = self.composer.key(KeyEvent::new(
                     crossterm::event::KeyCode::Enter,

@@ -25,7 +25,11 @@ impl App {
         }
         if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
             // The first Ctrl-C stops a running turn; the next one quits.
-            if self.live.as_ref().is_some_and(|l| !l.finished && !l.cancelling) {
+            if self
+                .live
+                .as_ref()
+                .is_some_and(|l| !l.finished && !l.cancelling)
+            {
                 self.overlay = Overlay::None;
                 return self.cancel_turn();
             }
@@ -109,7 +113,10 @@ impl App {
                 };
             }
             Overlay::Confirm(what) => {
-                if !matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter) {
+                if !matches!(
+                    key.code,
+                    KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter
+                ) {
                     self.say("Stayed.");
                     return Vec::new();
                 }

@@ -25,8 +25,8 @@ use ratatui::layout::Rect;
 
 pub use slash::{COMMANDS as SLASH_COMMANDS, matching as slash_matches};
 pub use state::{
-    Confirm, Detail, Filter, Focus, Overlay, PendingSelection, Row, Screen, SearchState, SessionList,
-    Status, Tab,
+    Confirm, Detail, Filter, Focus, Overlay, PendingSelection, Row, Screen, SearchState,
+    SessionList, Status, Tab,
 };
 
 use super::action::Action;
@@ -37,9 +37,9 @@ use super::layout::{Layout, list_offset};
 use super::theme::Theme;
 use crate::runtime::agent::TurnEvent;
 use crate::runtime::config::ApprovalPolicy;
-use crate::tui::live::{AgentInfo, Live};
 use crate::sanitize;
 use crate::session::ToolCall;
+use crate::tui::live::{AgentInfo, Live};
 use crate::tui::worker::{Done, Job, Request};
 use state::Slot;
 

@@ -22,7 +22,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "fork this session (at the selected message, else the end)",
     ),
     ("/rename", "TITLE", "rename this session"),
-    ("/model", "[NAME]", "show or switch the model of the next turns"),
+    (
+        "/model",
+        "[NAME]",
+        "show or switch the model of the next turns",
+    ),
     ("/limits", "", "budgets of this session: used and left"),
     (
         "/approve",
@@ -237,7 +241,10 @@ impl App {
                 match ApprovalPolicy::parse(arg) {
                     Some(p) => {
                         self.policy = Some(p);
-                        self.say(format!("Approval policy of the next turns: {}.", p.as_str()));
+                        self.say(format!(
+                            "Approval policy of the next turns: {}.",
+                            p.as_str()
+                        ));
                     }
                     None => self.fail(format!(
                         "/approve: `{}` is not one of ask, auto-edit, never-ask",
@@ -313,7 +320,11 @@ impl App {
             "Budgets: {} · {} · {} · {}",
             one("turns", l.usage.turns, l.limits.max_turns),
             one("tool calls", l.usage.tool_calls, l.limits.max_tool_calls),
-            one("input tokens", l.usage.input_tokens, l.limits.max_input_tokens),
+            one(
+                "input tokens",
+                l.usage.input_tokens,
+                l.limits.max_input_tokens
+            ),
             one(
                 "output tokens",
                 l.usage.output_tokens,

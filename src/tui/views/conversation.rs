@@ -177,11 +177,7 @@ fn body(frame: &mut Frame<'_>, app: &App, area: Rect) {
 }
 
 /// The calls a stopped session left without a result, as cards with the two choices.
-fn dangling_lines(
-    app: &App,
-    calls: &[crate::session::ToolCall],
-    w: usize,
-) -> Vec<Line<'static>> {
+fn dangling_lines(app: &App, calls: &[crate::session::ToolCall], w: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
     let mut out = vec![Line::from(Span::styled(
         "These tool calls never got a result (the session stopped mid-turn):",
@@ -222,7 +218,13 @@ fn completion(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     } else {
         app.path_matches
             .iter()
-            .map(|p| (format!("@{}", sanitize::line(p)), String::new(), String::new()))
+            .map(|p| {
+                (
+                    format!("@{}", sanitize::line(p)),
+                    String::new(),
+                    String::new(),
+                )
+            })
             .collect()
     };
     if m.is_empty() || a.transcript.height < 4 {

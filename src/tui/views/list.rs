@@ -186,7 +186,9 @@ fn row(
         Some(_) => (crate::tui::live::spinner(app.now_ms), t.accent()),
         None => marker(s.status, t),
     };
-    let live_tokens = running.map_or(0, |l| l.usage.input_tokens + l.usage.output_tokens + l.chunks);
+    let live_tokens = running.map_or(0, |l| {
+        l.usage.input_tokens + l.usage.output_tokens + l.chunks
+    });
     let cell = |c: Col| -> (String, Style) {
         let text = match c {
             Col::Time => super::rel_time(app.now_ms, s.updated_at_ms),

@@ -133,7 +133,10 @@ pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     }
     lines.extend(wrap(&steps, width, "  ", "  "));
     lines.push(Line::default());
-    heading(&mut lines, "Slash commands (type in the message, Tab completes)");
+    heading(
+        &mut lines,
+        "Slash commands (type in the message, Tab completes)",
+    );
     for (name, args, what) in crate::tui::app::SLASH_COMMANDS {
         lines.extend(wrap(
             &[
