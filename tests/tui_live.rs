@@ -528,3 +528,75 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
     assert!(h.rt.interrupted_tool_calls(&h.id).unwrap().is_empty());
     assert!(!h.screen().contains("Ctrl-R rerun"), "{}", h.screen());
 }
+
+#[test]
+fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_it() {
+    let mut h = H::new();
+    // A real PNG header is enough: the store keeps bytes, the model gets them base64.
+    let png = h._tmp.path().join("shot.png");
+    std::fs::write(&png, b"\x89PNG\r\n\x1a\n0000").unwrap();
+    h.chars(&format!("/attach {}", png.display()));
+    h.key(KeyCode::Enter);
+    assert!(h.screen().contains("1 image attached"), "{}", h.screen());
+    // A pasted path of an image attaches it too.
+    let effects = h.app.on_paste(&format!("'{}'", png.display()));
+    h.run(effects);
+    assert_eq!(h.app.attachments.len(), 2);
+    h.chars("What is in these?");
+    h.key(KeyCode::Enter);
+    // The message was stored with its images, then the turn starts to answer it.
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Start {
+            session_id: Some(h.id.clone()),
+            text: None,
+            approval: ApprovalPolicy::Ask,
+        })
+    );
+    let hd = h.rt.header(&h.id).unwrap();
+    let m = &h.rt.messages(&h.id, hd.last_seq, hd.last_seq).unwrap()[0];
+    assert_eq!(m.text(), "What is in these?");
+    let images: Vec<&neocode::session::Part> = m
+        .parts
+        .iter()
+        .filter(|p| matches!(p, neocode::session::Part::Image { .. }))
+        .collect();
+    assert_eq!(images.len(), 2, "{m:?}");
+    assert_eq!(h.rt.assets(&h.id).unwrap().len(), 2);
+    assert!(h.app.attachments.is_empty());
+    // The live cell shows the prompt until the transcript has it; the stored message shows
+    // its images.
+    let effects = h.app.on_turn(TurnEvent::Started {
+        session_id: h.id.clone(),
+    });
+    h.run(effects);
+    assert!(h.screen().contains("[image "), "{}", h.screen());
+    // Not an image: refused in words.
+    h.chars("/attach notes.txt");
+    h.key(KeyCode::Enter);
+    assert!(h.screen().contains("is not an image"), "{}", h.screen());
+}
+
+#[test]
+fn at_path_completes_workspace_files() {
+    let mut h = H::new();
+    let root = std::path::PathBuf::from(&h.root);
+    std::fs::create_dir_all(root.join("src/tui")).unwrap();
+    std::fs::write(root.join("src/tui/composer.rs"), "").unwrap();
+    std::fs::write(root.join("src/tui/compact.rs"), "").unwrap();
+    std::fs::write(root.join("README.md"), "").unwrap();
+    h.chars("look at @READ");
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.composer.text(), "look at @README.md ");
+    h.chars("and @src/tui/comp");
+    h.key(KeyCode::Tab);
+    let s = h.screen();
+    assert!(s.contains("@src/tui/composer.rs"), "{s}");
+    assert!(s.contains("@src/tui/compact.rs"), "{s}");
+    h.chars("o");
+    h.key(KeyCode::Tab);
+    assert_eq!(
+        h.app.composer.text(),
+        "look at @README.md and @src/tui/composer.rs "
+    );
+}

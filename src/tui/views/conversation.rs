@@ -279,7 +279,7 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     if !app.attachments.is_empty() {
         let n = app.attachments.len();
         title.push(Span::styled(
-            format!("· 📎 {n} image{} ", if n == 1 { "" } else { "s" }),
+            format!("· {n} image{} attached ", if n == 1 { "" } else { "s" }),
             t.accent(),
         ));
     }
