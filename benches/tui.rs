@@ -426,7 +426,11 @@ fn live_measurements() {
         wall,
         pct(&keys, 0.5),
         keys.last().unwrap().as_secs_f64() * 1000.0,
-        if streamed { "" } else { "; stream still running" }
+        if streamed {
+            ""
+        } else {
+            "; stream still running"
+        }
     );
     w.write_all(b"\x03").unwrap();
     w.write_all(b"\x03").unwrap();

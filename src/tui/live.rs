@@ -222,7 +222,7 @@ pub fn card_lines(
         "  ╭ ",
         "  │   ",
     ));
-    out.extend(diff_lines(&card.call, width, t));
+    out.extend(diff_lines(&card.call, width, "  │ ", 8, t));
     if let CardState::Waiting(reason) = &card.state {
         out.extend(markdown::wrap(
             &[(sanitize::line(reason).into_owned(), t.dim())],
@@ -268,9 +268,14 @@ pub fn card_lines(
 }
 
 /// The change an `edit_file` / `write_file` call makes, coloured: removed lines red, added
-/// green (a few of each; the transcript has all).
-pub fn diff_lines(call: &ToolCall, width: usize, t: &Theme) -> Vec<Line<'static>> {
-    const MAX: usize = 8;
+/// green, at most `max` of each (expanding the message shows all). Empty for other tools.
+pub fn diff_lines(
+    call: &ToolCall,
+    width: usize,
+    prefix: &str,
+    max: usize,
+    t: &Theme,
+) -> Vec<Line<'static>> {
     let v: serde_json::Value = match serde_json::from_str(&call.arguments) {
         Ok(v) => v,
         Err(_) => return Vec::new(),
@@ -289,19 +294,20 @@ pub fn diff_lines(call: &ToolCall, width: usize, t: &Theme) -> Vec<Line<'static>
         let Some(text) = text else { return };
         let clean = sanitize::text_without_sgr(text);
         let rows: Vec<&str> = clean.trim_end_matches('\n').split('\n').collect();
-        for r in rows.iter().take(MAX) {
+        let room = width.saturating_sub(prefix.chars().count());
+        for r in rows.iter().take(max) {
             let mut s = format!("{sign} {r}");
-            if s.chars().count() > width.saturating_sub(4) {
-                s = s.chars().take(width.saturating_sub(5)).collect::<String>() + "…";
+            if s.chars().count() > room {
+                s = s.chars().take(room.saturating_sub(1)).collect::<String>() + "…";
             }
             out.push(Line::from(vec![
-                Span::styled("  │ ", t.dim()),
+                Span::styled(prefix.to_string(), t.dim()),
                 Span::styled(s, style),
             ]));
         }
-        if rows.len() > MAX {
+        if rows.len() > max {
             out.push(Line::from(Span::styled(
-                format!("  │ {sign} … {} more", rows.len() - MAX),
+                format!("{prefix}{sign} … {} more lines", rows.len() - max),
                 t.dim(),
             )));
         }

@@ -629,6 +629,16 @@ pub fn message_lines(
             "  ⚙ ",
             "    ",
         ));
+        // Collapsed, an edit or a write shows its change as a coloured diff.
+        let diff = if expanded {
+            Vec::new()
+        } else {
+            super::live::diff_lines(call, width, "    ", COLLAPSED_LINES, theme)
+        };
+        if !diff.is_empty() {
+            out.extend(diff);
+            continue;
+        }
         let skip = if expanded { None } else { shown };
         let rows: Vec<Line<'static>> = args_rows(&call.arguments, skip)
             .iter()
@@ -697,9 +707,13 @@ mod tests {
             collapsed[1].contains("write_file  src/big.rs …"),
             "{collapsed:#?}"
         );
-        assert_eq!(collapsed[2], "    content:");
-        assert_eq!(collapsed[3], "      line 0 of the file");
-        assert!(collapsed[6].contains("… 597 more lines"), "{collapsed:#?}");
+        // Collapsed: the new content as a diff.
+        assert_eq!(collapsed[2], "    + line 0 of the file");
+        assert_eq!(collapsed[5], "    + line 3 of the file");
+        assert!(
+            collapsed[6].contains("+ … 596 more lines"),
+            "{collapsed:#?}"
+        );
         let expanded = text(&message_lines(&m, 80, true, &HashMap::new(), &t));
         assert!(expanded.iter().any(|l| l == "      line 599 of the file"));
         assert!(expanded.iter().any(|l| l == "    path: src/big.rs"));
