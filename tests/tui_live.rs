@@ -30,6 +30,10 @@ struct H {
 
 impl H {
     fn new() -> H {
+        H::with_messages(1)
+    }
+
+    fn with_messages(n: usize) -> H {
         let tmp = tempfile::tempdir().unwrap();
         let loc = Location::scratch(tmp.path());
         let rt = Sessions::open(&loc).unwrap();
@@ -39,12 +43,19 @@ impl H {
                 ..NewSession::default()
             })
             .unwrap();
-        rt.append(
-            &h.id,
-            &[NewMessage::text(Role::User, "Earlier question")],
-            &AppendMeta::default(),
-        )
-        .unwrap();
+        for i in 0..n {
+            let text = if i == 0 {
+                "Earlier question".to_string()
+            } else {
+                format!("Earlier message {i}")
+            };
+            rt.append(
+                &h.id,
+                &[NewMessage::text(Role::User, text)],
+                &AppendMeta::default(),
+            )
+            .unwrap();
+        }
         let root = loc.root().display().to_string();
         let (mut app, jobs) = App::new(AppOptions {
             theme: Theme::new(false),
@@ -599,4 +610,54 @@ fn at_path_completes_workspace_files() {
         h.app.composer.text(),
         "look at @README.md and @src/tui/composer.rs "
     );
+}
+
+#[test]
+fn scrolled_up_the_view_stays_put_and_says_new_output_arrived() {
+    let mut h = H::with_messages(40);
+    h.send("Go on");
+    h.ev(TurnEvent::TextDelta("first words".into()));
+    assert!(h.screen().contains("first words"));
+    h.key(KeyCode::PageUp);
+    h.ev(TurnEvent::TextDelta(" and more".into()));
+    let s = h.screen();
+    assert!(s.contains("↓ new output"), "{s}");
+    assert!(!s.contains("first words and more"), "{s}");
+    // Back at the end the view follows the tail again.
+    for _ in 0..5 {
+        h.key(KeyCode::PageDown);
+    }
+    let s = h.screen();
+    assert!(!s.contains("↓ new output"), "{s}");
+    assert!(s.contains("first words and more"), "{s}");
+}
+
+#[test]
+fn hostile_model_and_tool_text_is_drawn_inert() {
+    let mut h = H::new();
+    h.send("hi");
+    h.ev(TurnEvent::TextDelta(
+        "evil \x1b]0;pwned\x07 \x1b[2J text".into(),
+    ));
+    tool(
+        &mut h,
+        "x1",
+        "run_command",
+        r#"{"command":"echo"}"#,
+        ToolKind::Command,
+        "echo \x1b[31mred\x1b[0m",
+    );
+    h.ev(TurnEvent::ApprovalNeeded {
+        call: call("x1", "run_command", "{}"),
+        summary: "echo".into(),
+        reason: "because \x1b[5mblink".into(),
+    });
+    h.ev(TurnEvent::Warning {
+        code: "w".into(),
+        message: "warn \x1b]52;c;AAAA\x07".into(),
+    });
+    let s = h.screen();
+    assert!(!s.contains('\x1b'), "{s}");
+    assert!(!s.contains('\x07'), "{s}");
+    assert!(s.contains("evil"), "{s}");
 }
