@@ -160,3 +160,60 @@ fn stream_approve_deny_cancel_quit_and_show() {
     // The long reply was cut: its end never arrived.
     assert!(!last.contains("word399"), "{last}");
 }
+
+#[test]
+fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
+    use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall};
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let loc = Location {
+        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
+        home: home.clone(),
+    };
+    let rt = Sessions::open(&loc).unwrap();
+    // A session that stopped between "the model asked" and "the tool answered".
+    let s = rt
+        .new_session(NewSession {
+            title: "Crashed mid-turn".into(),
+            ..NewSession::default()
+        })
+        .unwrap();
+    let mut asked = NewMessage::text(Role::Assistant, "Writing it.");
+    asked.tool_calls = vec![ToolCall {
+        id: "d1".into(),
+        name: "write_file".into(),
+        arguments: r#"{"path":"replayed.txt","content":"again\n"}"#.into(),
+    }];
+    rt.append(
+        &s.id,
+        &[NewMessage::text(Role::User, "write replayed.txt"), asked],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    let srv = ScriptedServer::start(vec![Reply::text("Replayed and done.")]).unwrap();
+    let base = srv.base_url();
+    let env = [
+        ("NEOCODE_BASE_URL", base.as_str()),
+        ("NEOCODE_MODEL", "scripted-model"),
+    ];
+    let mut pty = Pty::spawn(&home, &ws, &["--resume", &s.id], &env, 40, 120);
+    // In the conversation at once, with the interrupted call and its choices.
+    let screen = pty.wait_for("interrupted");
+    assert!(screen.contains("write_file  replayed.txt"), "{screen}");
+    assert!(screen.contains("Ctrl-R rerun"), "{screen}");
+    assert!(screen.contains("scripted-model"), "{screen}");
+    pty.keys("\x12"); // Ctrl-R
+    let screen = pty.wait_for("Allow?");
+    assert!(screen.contains("may already have run"), "{screen}");
+    pty.keys("y");
+    pty.wait_for("Replayed and done.");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("replayed.txt")).unwrap(),
+        "again\n"
+    );
+    assert!(rt.interrupted_tool_calls(&s.id).unwrap().is_empty());
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+}

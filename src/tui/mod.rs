@@ -222,7 +222,7 @@ impl TurnLink {
 
 /// The agent for the TUI and what the status line says about it. A config that does not
 /// parse leaves the TUI usable for browsing and says why nothing can be sent.
-fn connect(rt: &Sessions, loc: &Location, tx: Sender<Msg>) -> (TurnLink, live::AgentInfo) {
+fn connect(rt: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentInfo) {
     let settings = match Settings::load(&loc.home, &Overrides::default()) {
         Ok(s) => s,
         Err(e) => {
@@ -230,7 +230,7 @@ fn connect(rt: &Sessions, loc: &Location, tx: Sender<Msg>) -> (TurnLink, live::A
                 provider: Err(e),
                 ..live::AgentInfo::default()
             };
-            return (TurnLink::new(tx), info);
+            return (None, info);
         }
     };
     let sandbox = crate::runtime::tools::sandbox::status(&settings.sandbox);
@@ -248,8 +248,7 @@ fn connect(rt: &Sessions, loc: &Location, tx: Sender<Msg>) -> (TurnLink, live::A
         },
         sandbox_on: sandbox.is_enforced(),
     };
-    let agent = Agent::new(rt.clone(), settings);
-    (TurnLink::with_agent(tx, agent), info)
+    (Some(Agent::new(rt.clone(), settings)), info)
 }
 
 /// Hands effects to the worker and the agent.
@@ -299,7 +298,16 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
             let _ = tx.send(Msg::Storage(d));
         })
     };
-    let (mut turns, info) = connect(&rt, &opts.location, tx.clone());
+    // Loading the settings probes the sandbox (it runs the helper once): off the path to the
+    // first frame.
+    let mut connecting = Some({
+        let rt = rt.clone();
+        let loc = opts.location.clone();
+        std::thread::Builder::new()
+            .name("neocode-connect".into())
+            .spawn(move || connect(&rt, &loc))?
+    });
+    let mut turns = TurnLink::new(tx.clone());
     let mut guard = terminal::Guard::enter()?;
     let size = guard.terminal.size()?;
     let cwd = std::env::current_dir().unwrap_or_else(|_| opts.location.root().to_path_buf());
@@ -312,7 +320,6 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
         now_ms: crate::session::now_ms(),
         resume: opts.resume,
     });
-    app.agent = info;
     carry(&mut app, effects, &worker, &mut turns);
 
     // Input on its own thread so the loop waits on one channel for input, storage answers
@@ -345,6 +352,15 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
         let mut dirty = true;
         let mut pace = Pace::new(Instant::now());
         loop {
+            // A resumed conversation shows the agent's status from its first frame; the list
+            // is drawn first and the status joins right after.
+            if connecting.is_some() && (app.screen == app::Screen::Conversation || !dirty) {
+                if let Some(Ok((agent, info))) = connecting.take().map(|h| h.join()) {
+                    turns.agent = agent;
+                    app.agent = info;
+                }
+                dirty = true;
+            }
             let now = Instant::now();
             if pace.poll_due(now) {
                 pace.polled(now);
