@@ -350,6 +350,8 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
 
     let result = (|| -> anyhow::Result<()> {
         let mut dirty = true;
+        // What waits to be drawn includes the user's input (drawn sooner while streaming).
+        let mut typed = false;
         let mut pace = Pace::new(Instant::now());
         loop {
             // A resumed conversation shows the agent's status from its first frame; the list
@@ -369,15 +371,16 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
             }
             dirty |= pace.clock_due(now);
             let animating = app.animating();
-            if (dirty || animating) && pace.may_draw(now, animating) {
+            if (dirty || animating) && pace.may_draw(now, animating, typed) {
                 app.now_ms = crate::session::now_ms();
                 guard.terminal.draw(|f| views::draw(f, &app))?;
                 dirty = false;
+                typed = false;
                 pace.drew(now);
                 test_panic_hook();
             }
             let wait = pace
-                .deadline(dirty, animating)
+                .deadline(dirty, animating, typed)
                 .saturating_duration_since(Instant::now());
             let first = match rx.recv_timeout(wait) {
                 Ok(m) => m,
@@ -396,6 +399,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 // An unchanged poll answer changes nothing on screen: no redraw for it.
                 let quiet_poll =
                     matches!(&msg, Msg::Storage(d) if matches!(d.result, Ok(Reply::Version(_))));
+                typed |= matches!(msg, Msg::Input(_));
                 let effects = match msg {
                     Msg::Input(Event::Key(k)) => app.on_key(k),
                     Msg::Input(Event::Mouse(m)) => app.on_mouse(m),
