@@ -661,3 +661,42 @@ fn hostile_model_and_tool_text_is_drawn_inert() {
     assert!(!s.contains('\x07'), "{s}");
     assert!(s.contains("evil"), "{s}");
 }
+
+#[test]
+fn a_session_running_elsewhere_is_marked_read_only_and_help_lists_the_turn_keys() {
+    let mut h = H::new();
+    let effects = h.app.tick();
+    h.run(effects);
+    // Another process runs this session (its status says so; the poll brings it in).
+    let other = Sessions::open(&Location::scratch(h._tmp.path())).unwrap();
+    other
+        .update_state(
+            &h.id,
+            &neocode::session::StateUpdate {
+                status: Some(neocode::session::Status::Running),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let effects = h.app.tick();
+    h.run(effects);
+    let s = h.screen();
+    assert!(s.contains("running in another process"), "{s}");
+    // Help: the turn, approval and resume keys and the slash commands, from the key table.
+    h.key(KeyCode::F(1));
+    let mut seen = String::new();
+    for _ in 0..30 {
+        seen.push_str(&h.screen());
+        h.key(KeyCode::PageDown);
+    }
+    for want in [
+        "While a turn runs",
+        "A tool call asks for approval",
+        "no, with a reason sent to the model",
+        "Ctrl-R",
+        "/compact",
+        "/approve [ask|auto-edit|never-ask]",
+    ] {
+        assert!(seen.contains(want), "help lacks {want:?}");
+    }
+}
