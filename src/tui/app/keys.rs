@@ -247,15 +247,21 @@ impl App {
         if let Some(pos) = row {
             self.list.selected = pos;
         }
-        if self.detail.as_ref().is_none_or(|d| d.id != id) {
+        // Older than the loaded pages: the detail opens with the row that holds it, so the
+        // list and the detail pane never show two different sessions meanwhile.
+        let wait_for_list = row.is_none() && self.list.next.is_some();
+        if !wait_for_list && self.detail.as_ref().is_none_or(|d| d.id != id) {
             effects.extend(self.open_detail(id));
         }
         self.screen = Screen::Browse;
         self.tab = Tab::Transcript;
         self.focus = Focus::Detail;
-        let has_transcript = self.detail.as_ref().is_some_and(|d| d.transcript.is_some());
+        let has_transcript = self
+            .detail
+            .as_ref()
+            .is_some_and(|d| d.id == id && d.transcript.is_some());
         let message = (!has_transcript).then_some(seq);
-        if row.is_none() && self.list.next.is_some() {
+        if wait_for_list {
             // Older than the loaded pages: load the rest, then select it (the list and the
             // detail pane must never show two different sessions).
             self.pending = PendingSelection::Session {
