@@ -537,7 +537,10 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
     // Mark interrupted: a "not run" result is stored, nothing offers any more.
     h.key_mod(KeyCode::Char('d'), KeyModifiers::CONTROL);
     assert!(h.rt.interrupted_tool_calls(&h.id).unwrap().is_empty());
-    assert!(!h.screen().contains("Ctrl-R rerun"), "{}", h.screen());
+    let s = h.screen();
+    assert!(!s.contains("Ctrl-R rerun"), "{s}");
+    // The stored "not run" result reads as interrupted in the transcript.
+    assert!(s.contains("! interrupted"), "{s}");
 }
 
 #[test]

@@ -537,7 +537,17 @@ pub fn message_lines(
     let (label, style) = role_label(m, tools, theme);
     let mut head = vec![Span::styled(label, style)];
     if m.is_error {
-        head.push(Span::styled("  ✗ error", theme.error()));
+        // The runtime's words for calls that never ran: the same states the live cards show.
+        let text = m.text();
+        let (mark, style) = if m.role == Role::Tool && text.starts_with("The user denied this call")
+        {
+            ("  ⊘ denied", theme.error())
+        } else if m.role == Role::Tool && text.starts_with("Not run:") {
+            ("  ! interrupted", theme.warn())
+        } else {
+            ("  ✗ error", theme.error())
+        };
+        head.push(Span::styled(mark, style));
     }
     head.push(Span::styled(format!("  #{}", m.seq), theme.dim()));
     if m.usage.input_tokens + m.usage.output_tokens > 0 {
