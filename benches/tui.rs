@@ -6,7 +6,12 @@
 //! - process start → first frame with rows, 10,000 sessions (pty, median of 5)
 //! - resident memory with 10,000 sessions listed and a 10,000-message transcript open
 //!
-//! `cargo bench --bench tui`. Set `TUI_BENCH_QUICK=1` to skip the process measurements.
+//! - the live conversation while a reply streams at ~1,000 chunks/s: key press → frame
+//!   (in-process, p50/p99), and the real binary's CPU use and keystroke → screen latency
+//!   against a scripted model server on 127.0.0.1
+//!
+//! `cargo bench --bench tui`. Set `TUI_BENCH_QUICK=1` to skip the process measurements,
+//! `TUI_BENCH_LIVE=1` to run only the live-conversation measurements.
 
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
@@ -190,6 +195,11 @@ type Spawned = (
 
 /// Spawns the binary in a 120x35 pty.
 fn spawn(f: &Fixture, args: &[&str]) -> Spawned {
+    spawn_with(f, args, &[])
+}
+
+/// [`spawn`] with extra environment variables.
+fn spawn_with(f: &Fixture, args: &[&str], envs: &[(&str, &str)]) -> Spawned {
     use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     let pair = native_pty_system()
         .openpty(PtySize {
@@ -207,6 +217,9 @@ fn spawn(f: &Fixture, args: &[&str]) -> Spawned {
     }
     cmd.env("NEOCODE_HOME", &f.home);
     cmd.env("TERM", "xterm-256color");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
     let start = Instant::now();
     let child = pair.slave.spawn_command(cmd).unwrap();
     drop(pair.slave);
@@ -293,7 +306,143 @@ fn process_measurements() {
     let _ = child.wait();
 }
 
+fn pct(sorted: &[Duration], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i].as_secs_f64() * 1000.0
+}
+
+/// CPU time (user + system) of a process so far, in seconds.
+fn cpu_secs(pid: u32) -> f64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = s.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0)
+        + f.get(12).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    ticks / hz
+}
+
+fn live_measurements() {
+    use neocode::runtime::agent::TurnEvent;
+    use neocode::runtime::scripted::{ScriptedServer, Stream};
+
+    // In-process: one ms of stream per chunk, a key and a frame every 16 chunks (what
+    // queues up between two frames at 1,000 chunks/s), the whole reply rendered each frame.
+    let f = fixture();
+    let id = long_session(&f.rt, 200, "Streaming here");
+    let mut a = app(&f, Some(id.clone()));
+    a.agent.provider = Ok("bench".into());
+    for c in "go".chars() {
+        let e = a.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        run(&f.rt, &mut a, e);
+    }
+    let e = a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    run(&f.rt, &mut a, e);
+    let e = a.on_turn(TurnEvent::Started {
+        session_id: id.clone(),
+    });
+    run(&f.rt, &mut a, e);
+    let mut term = Terminal::new(TestBackend::new(120, 35)).unwrap();
+    let mut lat = Vec::new();
+    for i in 0..8_000u32 {
+        let chunk = if i % 40 == 39 {
+            "\n\n".to_string()
+        } else if i % 200 == 100 {
+            "\n```rust\nfn f() {}\n```\n".to_string()
+        } else {
+            format!("word{i} ")
+        };
+        if i % 16 == 15 {
+            let t = Instant::now();
+            let e = a.on_turn(TurnEvent::TextDelta(chunk));
+            run(&f.rt, &mut a, e);
+            let e = a.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
+            run(&f.rt, &mut a, e);
+            term.draw(|fr| views::draw(fr, &a)).unwrap();
+            lat.push(t.elapsed());
+        } else {
+            let e = a.on_turn(TurnEvent::TextDelta(chunk));
+            run(&f.rt, &mut a, e);
+        }
+    }
+    lat.sort();
+    println!(
+        "key press -> frame while a reply streams (in-process, 8,000 chunks, reply up to ~60 KB): p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} frames)",
+        pct(&lat, 0.5),
+        pct(&lat, 0.99),
+        lat.last().unwrap().as_secs_f64() * 1000.0,
+        lat.len()
+    );
+
+    // The real binary against a scripted server sending a chunk every millisecond.
+    let text: String = (0..6_000).map(|i| format!("w{i} ")).collect();
+    let srv = ScriptedServer::start(vec![
+        Stream::new()
+            .role()
+            .text_deltas(&text, 6_000)
+            .finish("stop")
+            .usage(10, 6_000)
+            .delays(Duration::ZERO, Duration::from_millis(1))
+            .reply(),
+    ])
+    .unwrap();
+    let f = fixture();
+    let base = srv.base_url();
+    let (mut child, parser, mut w, _) = spawn_with(
+        &f,
+        &[],
+        &[("NEOCODE_BASE_URL", &base), ("NEOCODE_MODEL", "bench")],
+    );
+    wait(&parser, "0 sessions");
+    w.write_all(b"n").unwrap();
+    w.flush().unwrap();
+    wait(&parser, "New session");
+    w.write_all(b"go\r").unwrap();
+    w.flush().unwrap();
+    let started = wait(&parser, "w10 ");
+    let pid = child.process_id().unwrap();
+    let cpu0 = cpu_secs(pid);
+    // Keystrokes while it streams: each must reach the screen.
+    let mut typed = String::new();
+    let mut keys = Vec::new();
+    for c in "abcdefghijklmnopqrst".chars() {
+        typed.push(c);
+        let t = Instant::now();
+        w.write_all(&[c as u8]).unwrap();
+        w.flush().unwrap();
+        wait(&parser, &typed);
+        keys.push(t.elapsed());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let cpu1 = cpu_secs(pid);
+    let wall = started.elapsed().as_secs_f64();
+    let streamed = parser.lock().unwrap().screen().contents().contains("w5999");
+    keys.sort();
+    println!(
+        "real binary while a reply streams at ~1,000 chunks/s: CPU {:.0}% of one core over {:.1} s; keystroke -> on screen p50 {:.1} ms, max {:.1} ms (pty + vt100 included){}",
+        (cpu1 - cpu0) / wall * 100.0,
+        wall,
+        pct(&keys, 0.5),
+        keys.last().unwrap().as_secs_f64() * 1000.0,
+        if streamed {
+            ""
+        } else {
+            "; stream still running"
+        }
+    );
+    w.write_all(b"\x03").unwrap();
+    w.write_all(b"\x03").unwrap();
+    w.flush().unwrap();
+    let _ = child.wait();
+}
+
 fn main() {
+    if std::env::var_os("TUI_BENCH_LIVE").is_some() {
+        live_measurements();
+        return;
+    }
     let mut c = Criterion::default()
         .configure_from_args()
         .measurement_time(Duration::from_secs(3))
@@ -303,5 +452,6 @@ fn main() {
     c.final_summary();
     if std::env::var_os("TUI_BENCH_QUICK").is_none() {
         process_measurements();
+        live_measurements();
     }
 }

@@ -68,3 +68,34 @@ sleep 0.8
 shot search
 keys Escape
 keys q
+
+# The live conversation: a scripted model on 127.0.0.1 streams an answer, then asks to edit.
+cargo build --release --quiet --example scripted_model
+"$PWD/target/release/examples/scripted_model" > "$tmp/url" &
+model_pid=$!
+trap 'kill $model_pid 2>/dev/null || true; cleanup' EXIT
+for _ in $(seq 50); do [ -s "$tmp/url" ] && break; sleep 0.1; done
+ws=$tmp/ws; mkdir -p "$ws/src"
+cat > "$ws/src/config.rs" <<'RS'
+fn load(doc: &Doc) -> Result<Config, ConfigError> {
+    let url = doc["database"]["url"].as_str().unwrap();
+    Ok(Config { url })
+}
+RS
+tmux kill-session -t "$sess" 2>/dev/null || true
+tmux new-session -d -s "$sess" -x 120 -y 35 \
+  "cd $ws && TERM=xterm-256color NEOCODE_HOME=$tmp/home NEOCODE_BASE_URL=$(cat "$tmp/url") NEOCODE_MODEL=scripted $bin"
+sleep 1.5
+keys n
+tmux send-keys -t "$sess" -l 'Why does an empty config.toml panic?'
+keys Enter
+sleep 1.2
+shot live-streaming
+sleep 3
+tmux send-keys -t "$sess" -l 'Fix it'
+keys Enter
+sleep 1.5
+shot live-approval
+keys y
+sleep 1
+keys C-c

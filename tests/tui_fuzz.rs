@@ -4,7 +4,9 @@
 //! to requests the app has since replaced), and another process writes meanwhile. The app
 //! never panics, every frame draws, in the browse view the detail pane always shows the
 //! selected session, the list never holds a session twice, and the search dialog never shows
-//! the answer to a query that is no longer the one typed.
+//! the answer to a query that is no longer the one typed. A model is "configured", and the
+//! events of agent turns (streamed text, tool calls, approvals, results, ends) arrive at
+//! random, in any order and for any session, as a misbehaving or racing agent could send them.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use neocode::runtime::{Location, Sessions};
@@ -31,6 +33,8 @@ enum Ev {
     Hold,
     /// The held answers arrive, in an order picked by the seed; answering stops holding.
     Release(u64),
+    /// An event of an agent turn: which kind, and a number picking session, call and seq.
+    Turn(u8, usize),
 }
 
 fn key() -> impl Strategy<Value = Ev> {
@@ -86,6 +90,7 @@ fn event() -> impl Strategy<Value = Ev> {
         1 => (0u8..3, any::<usize>()).prop_map(|(k, n)| Ev::Elsewhere(k, n)),
         1 => Just(Ev::Hold),
         1 => any::<u64>().prop_map(Ev::Release),
+        3 => (0u8..7, any::<usize>()).prop_map(|(k, n)| Ev::Turn(k, n)),
     ]
 }
 
@@ -127,6 +132,8 @@ impl Driver {
             resume: None,
         });
         let other = Sessions::open(&loc).unwrap();
+        let mut app = app;
+        app.agent.provider = Ok("fuzz-model".into());
         let mut d = Driver {
             app,
             rt,
@@ -147,7 +154,8 @@ impl Driver {
         for e in effects {
             match e {
                 Effect::Storage(j) => self.held.push(j),
-                Effect::Turn(t) => panic!("no key starts a turn yet: {t:?}"),
+                // What the agent is asked to do; its events come as `Ev::Turn`.
+                Effect::Turn(_) => {}
             }
         }
     }
@@ -190,6 +198,72 @@ impl Driver {
             Ev::Release(seed) => {
                 self.release(*seed);
                 Vec::new()
+            }
+            Ev::Turn(kind, n) => {
+                use neocode::runtime::agent::{FinishReason, TurnEvent};
+                use neocode::session::{ToolCall, Usage};
+                let call = ToolCall {
+                    id: format!("c{}", n % 4),
+                    name: ["write_file", "run_command", "edit_file", "read_file"][n % 4].into(),
+                    arguments:
+                        r#"{"path":"a.txt","content":"x\ny","old_string":"a","new_string":"b"}"#
+                            .into(),
+                };
+                let ev = match kind {
+                    0 => {
+                        let all = self.rt.list(&ListQuery::default()).unwrap().items;
+                        match all.get(n % all.len().max(1)) {
+                            Some(s) => TurnEvent::Started {
+                                session_id: s.id.clone(),
+                            },
+                            None => return,
+                        }
+                    }
+                    1 => TurnEvent::TextDelta(
+                        [
+                            "word ",
+                            "**bold** ",
+                            "\n```rust\nfn x() {}\n```\n",
+                            "| a | b |\n",
+                        ][n % 4]
+                            .into(),
+                    ),
+                    2 => TurnEvent::ToolCall {
+                        call,
+                        kind: neocode::runtime::tools::ToolKind::Edit,
+                        summary: "write_file a.txt".into(),
+                    },
+                    3 => TurnEvent::ApprovalNeeded {
+                        call,
+                        summary: "write_file a.txt".into(),
+                        reason: "edits ask".into(),
+                    },
+                    4 => TurnEvent::ToolResult {
+                        call_id: call.id,
+                        text: "ok\nmore".into(),
+                        is_error: n % 3 == 0,
+                        seq: (n % 60) as i64,
+                    },
+                    5 => TurnEvent::AssistantStored {
+                        seq: (n % 60) as i64,
+                        usage: Usage {
+                            input_tokens: (n % 5000) as u64,
+                            output_tokens: 7,
+                        },
+                    },
+                    _ => TurnEvent::Finished {
+                        reason: match n % 3 {
+                            0 => FinishReason::Completed,
+                            1 => FinishReason::Cancelled,
+                            _ => FinishReason::Failed {
+                                code: "auth".into(),
+                                message: "no".into(),
+                            },
+                        },
+                        usage: Usage::default(),
+                    },
+                };
+                self.app.on_turn(ev)
             }
             Ev::Elsewhere(kind, n) => {
                 let all = self.other.list(&ListQuery::default()).unwrap().items;

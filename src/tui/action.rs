@@ -47,4 +47,20 @@ pub enum Action {
     Quit,
     /// Send the typed message (conversation view).
     Submit,
+    /// Run the tool call waiting for approval.
+    Approve,
+    /// Run it, and allow this tool for the rest of the session.
+    ApproveAlways,
+    /// Do not run it.
+    Deny,
+    /// Do not run it, and tell the model why (asks for the reason).
+    DenyWhy,
+    /// Cancel the running turn (what arrived is kept).
+    Cancel,
+    /// Leave the conversation while its turn keeps running (asks first).
+    Leave,
+    /// Run again the tool calls a stopped session left without a result.
+    Rerun,
+    /// Mark those calls interrupted instead (nothing runs).
+    MarkInterrupted,
 }

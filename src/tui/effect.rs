@@ -3,6 +3,7 @@
 //! feeds the answers back (atuin's `fsm/effects.rs` is the model).
 
 use crate::runtime::agent::TurnCommand;
+use crate::runtime::config::ApprovalPolicy;
 use crate::tui::worker::Job;
 
 /// One thing to do outside the app.
@@ -19,10 +20,20 @@ pub enum Effect {
 /// What the app asks of the agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TurnEffect {
-    /// Start a turn in this session with the user's message.
-    Start { session_id: String, text: String },
+    /// Start a turn: in this session (`None`: a new one), with the user's message (`None`:
+    /// continue what is pending, e.g. rerun interrupted calls), under this approval policy.
+    Start {
+        session_id: Option<String>,
+        text: Option<String>,
+        approval: ApprovalPolicy,
+    },
     /// Steer the running turn: approve or deny a waiting call, or cancel.
     Command(TurnCommand),
+    /// Summarise the session's transcript now (`/compact`); the outcome comes back as a
+    /// `Warning` event with code `compacted` or `compact_failed`.
+    Compact { session_id: String },
+    /// Use this model for the turns started from now on (`/model NAME`).
+    Model(String),
 }
 
 impl From<Job> for Effect {

@@ -12,6 +12,25 @@ pub enum Context {
     Browse,
     /// The conversation view (the input box has the keyboard; only non-text keys bind).
     Conversation,
+    /// A tool call waits for the user's answer (these keys come before the editor's).
+    Approval,
+    /// A turn is running in the open conversation.
+    Turn,
+    /// The open session stopped with tool calls that never got a result.
+    Dangling,
+}
+
+impl Context {
+    /// Heading of the context's keys in the help screen.
+    pub fn title(self) -> &'static str {
+        match self {
+            Context::Browse => "Session list and detail",
+            Context::Conversation => "Conversation view",
+            Context::Approval => "A tool call asks for approval",
+            Context::Turn => "While a turn runs",
+            Context::Dangling => "Resumed with interrupted tool calls",
+        }
+    }
 }
 
 /// One binding.
@@ -306,6 +325,70 @@ pub const BINDINGS: &[Binding] = &[
         Quit,
         "quit",
         Some(("Ctrl-C", "quit"))
+    ),
+    b!(
+        Approval,
+        [(KeyCode::Char('y'), N)],
+        "y",
+        Approve,
+        "yes: run the call",
+        Some(("y", "yes"))
+    ),
+    b!(
+        Approval,
+        [(KeyCode::Char('n'), N)],
+        "n",
+        Deny,
+        "no: do not run it (the model is told)",
+        Some(("n", "no"))
+    ),
+    b!(
+        Approval,
+        [(KeyCode::Char('r'), N)],
+        "r",
+        DenyWhy,
+        "no, with a reason sent to the model",
+        Some(("r", "no+why"))
+    ),
+    b!(
+        Approval,
+        [(KeyCode::Char('a'), N)],
+        "a",
+        ApproveAlways,
+        "always: run it and allow this tool for the rest of the session",
+        Some(("a", "always"))
+    ),
+    b!(
+        Turn,
+        [(KeyCode::Esc, N), (KeyCode::Char('c'), C)],
+        "Esc/Ctrl-C",
+        Cancel,
+        "cancel the turn (what arrived is kept; Ctrl-C again quits)",
+        Some(("Esc", "cancel"))
+    ),
+    b!(
+        Turn,
+        [(KeyCode::Char('b'), C)],
+        "Ctrl-B",
+        Leave,
+        "back to the list while the turn keeps running (asks first)",
+        Some(("Ctrl-B", "background"))
+    ),
+    b!(
+        Dangling,
+        [(KeyCode::Char('r'), C)],
+        "Ctrl-R",
+        Rerun,
+        "run the interrupted calls again (edits and commands ask first)",
+        Some(("Ctrl-R", "rerun"))
+    ),
+    b!(
+        Dangling,
+        [(KeyCode::Char('d'), C)],
+        "Ctrl-D",
+        MarkInterrupted,
+        "mark them interrupted: nothing runs, the model is told",
+        Some(("Ctrl-D", "mark interrupted"))
     ),
 ];
 

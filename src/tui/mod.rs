@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event};
 
-use crate::runtime::agent::TurnEvent;
+use crate::runtime::agent::{Agent, Target, TurnCommand, TurnEvent, TurnRequest};
+use crate::runtime::config::{Overrides, ProviderStatus, Settings};
 use crate::runtime::{Location, Sessions};
 use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::pace::Pace;
@@ -30,6 +31,7 @@ pub mod filter;
 pub mod input;
 pub mod keymap;
 pub mod layout;
+pub mod live;
 pub mod markdown;
 pub mod pace;
 pub mod terminal;
@@ -62,19 +64,34 @@ pub enum Msg {
     Turn(TurnEvent),
 }
 
-/// Where turn effects go. The live conversation connects the agent here: `dispatch` starts a
-/// turn (or steers the running one) and the agent sends its events through [`events`]
-/// (`Msg::Turn`). Until then no agent is attached to the TUI and every turn effect is refused
-/// with a reason the status line shows.
-///
-/// [`events`]: TurnLink::events
+/// Where turn effects go: `dispatch` starts a turn on the agent (its own threads, owned by the
+/// runtime) or steers the running one; a relay thread forwards the turn's events to the loop
+/// as [`Msg::Turn`]. Without a configured provider every turn effect is refused with what to
+/// set, which the status line shows.
 pub struct TurnLink {
     events: Sender<Msg>,
+    agent: Option<Agent>,
+    /// Commands of the running turn, and the relay that ends when the turn has ended.
+    running: Option<(Sender<TurnCommand>, std::thread::JoinHandle<()>)>,
 }
 
 impl TurnLink {
+    /// A link without an agent: every turn effect is refused.
     pub fn new(events: Sender<Msg>) -> TurnLink {
-        TurnLink { events }
+        TurnLink {
+            events,
+            agent: None,
+            running: None,
+        }
+    }
+
+    /// A link that starts turns on `agent`.
+    pub fn with_agent(events: Sender<Msg>, agent: Agent) -> TurnLink {
+        TurnLink {
+            events,
+            agent: Some(agent),
+            running: None,
+        }
     }
 
     /// The sender a turn's events go to.
@@ -82,14 +99,157 @@ impl TurnLink {
         self.events.clone()
     }
 
+    fn agent(&self) -> Result<&Agent, String> {
+        let a = self
+            .agent
+            .as_ref()
+            .ok_or_else(|| "no model provider is connected to the TUI".to_string())?;
+        match a.provider_status() {
+            ProviderStatus::Ready { .. } => Ok(a),
+            ProviderStatus::Missing(m) => Err(m),
+        }
+    }
+
+    /// Whether a turn's relay is still running.
+    pub fn busy(&mut self) -> bool {
+        if let Some((_, relay)) = &self.running
+            && relay.is_finished()
+        {
+            self.running = None;
+        }
+        self.running.is_some()
+    }
+
     /// Carries out one turn effect.
     pub fn dispatch(&mut self, effect: &TurnEffect) -> Result<(), String> {
         match effect {
-            TurnEffect::Start { .. } | TurnEffect::Command(_) => {
-                Err("no model provider is connected to the TUI yet".into())
+            TurnEffect::Start {
+                session_id,
+                text,
+                approval,
+            } => {
+                if self.busy() {
+                    return Err("a turn is already running".into());
+                }
+                let agent = self.agent()?;
+                let target = match session_id {
+                    Some(id) => Target::Resume(id.clone()),
+                    None => Target::New,
+                };
+                let req = TurnRequest {
+                    prompt: text.clone(),
+                    approval: Some(*approval),
+                    ..TurnRequest::default()
+                };
+                let handle = agent.start(target, req).map_err(|e| e.message)?;
+                let commands = handle.commands.clone();
+                let tx = self.events.clone();
+                let relay = std::thread::Builder::new()
+                    .name("neocode-turn-relay".into())
+                    .spawn(move || {
+                        for ev in handle.events.iter() {
+                            if tx.send(Msg::Turn(ev)).is_err() {
+                                // The loop is gone: stop the turn rather than run unseen.
+                                handle.cancel();
+                            }
+                        }
+                        handle.join();
+                    })
+                    .map_err(|e| format!("cannot start a thread: {e}"))?;
+                self.running = Some((commands, relay));
+                Ok(())
+            }
+            TurnEffect::Command(cmd) => match &self.running {
+                Some((tx, _)) => tx
+                    .send(cmd.clone())
+                    .map_err(|_| "the turn has already ended".to_string()),
+                None => Err("no turn is running".into()),
+            },
+            TurnEffect::Compact { session_id } => {
+                let agent = self.agent()?.clone();
+                let tx = self.events.clone();
+                let id = session_id.clone();
+                std::thread::Builder::new()
+                    .name("neocode-compact".into())
+                    .spawn(move || {
+                        let ev = match agent.compact(&id) {
+                            Ok(c) => TurnEvent::Warning {
+                                code: "compacted".into(),
+                                message: format!(
+                                    "Compacted: {} messages → {} (summary + recent tail).",
+                                    c.before, c.after
+                                ),
+                            },
+                            Err(e) => TurnEvent::Warning {
+                                code: "compact_failed".into(),
+                                message: format!("Cannot compact: {}", e.message),
+                            },
+                        };
+                        let _ = tx.send(Msg::Turn(ev));
+                    })
+                    .map_err(|e| format!("cannot start a thread: {e}"))?;
+                Ok(())
+            }
+            TurnEffect::Model(name) => {
+                let Some(a) = &self.agent else {
+                    return Err("no model provider is connected to the TUI".into());
+                };
+                let mut settings = a.settings().clone();
+                settings.model = Some(name.clone());
+                if let ProviderStatus::Missing(m) = settings.provider_status() {
+                    return Err(m);
+                }
+                self.agent = Some(Agent::new(a.sessions().clone(), settings));
+                Ok(())
             }
         }
     }
+
+    /// Quitting: cancels a running turn and waits a little for it to store what arrived and
+    /// release the session, so nothing is left marked running.
+    pub fn shutdown(&mut self) {
+        if let Some((tx, relay)) = self.running.take() {
+            let _ = tx.send(TurnCommand::Cancel);
+            let until = Instant::now() + Duration::from_secs(3);
+            while !relay.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if relay.is_finished() {
+                let _ = relay.join();
+            }
+        }
+    }
+}
+
+/// The agent for the TUI and what the status line says about it. A config that does not
+/// parse leaves the TUI usable for browsing and says why nothing can be sent.
+fn connect(rt: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentInfo) {
+    let settings = match Settings::load(&loc.home, &Overrides::default()) {
+        Ok(s) => s,
+        Err(e) => {
+            let info = live::AgentInfo {
+                provider: Err(e),
+                ..live::AgentInfo::default()
+            };
+            return (None, info);
+        }
+    };
+    let sandbox = crate::runtime::tools::sandbox::status(&settings.sandbox);
+    let info = live::AgentInfo {
+        provider: match settings.provider_status() {
+            ProviderStatus::Ready { model, .. } => Ok(model),
+            ProviderStatus::Missing(m) => Err(m),
+        },
+        window: settings.context_window,
+        policy: settings.approval,
+        sandbox: if sandbox.is_enforced() {
+            "on".into()
+        } else {
+            "off".into()
+        },
+        sandbox_on: sandbox.is_enforced(),
+    };
+    (Some(Agent::new(rt.clone(), settings)), info)
 }
 
 /// Hands effects to the worker and the agent.
@@ -134,10 +294,20 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
     let (tx, rx) = mpsc::channel::<Msg>();
     let worker = {
         let tx = tx.clone();
+        let rt = rt.clone();
         Worker::spawn(rt, move |d| {
             let _ = tx.send(Msg::Storage(d));
         })
     };
+    // Loading the settings probes the sandbox (it runs the helper once): off the path to the
+    // first frame.
+    let mut connecting = Some({
+        let rt = rt.clone();
+        let loc = opts.location.clone();
+        std::thread::Builder::new()
+            .name("neocode-connect".into())
+            .spawn(move || connect(&rt, &loc))?
+    });
     let mut turns = TurnLink::new(tx.clone());
     let mut guard = terminal::Guard::enter()?;
     let size = guard.terminal.size()?;
@@ -181,8 +351,19 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
 
     let result = (|| -> anyhow::Result<()> {
         let mut dirty = true;
+        // What waits to be drawn includes the user's input (drawn sooner while streaming).
+        let mut typed = false;
         let mut pace = Pace::new(Instant::now());
         loop {
+            // A resumed conversation shows the agent's status from its first frame; the list
+            // is drawn first and the status joins right after.
+            if connecting.is_some() && (app.screen == app::Screen::Conversation || !dirty) {
+                if let Some(Ok((agent, info))) = connecting.take().map(|h| h.join()) {
+                    turns.agent = agent;
+                    app.agent = info;
+                }
+                dirty = true;
+            }
             let now = Instant::now();
             if pace.poll_due(now) {
                 pace.polled(now);
@@ -191,15 +372,16 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
             }
             dirty |= pace.clock_due(now);
             let animating = app.animating();
-            if (dirty || animating) && pace.may_draw(now, animating) {
+            if (dirty || animating) && pace.may_draw(now, animating, typed) {
                 app.now_ms = crate::session::now_ms();
                 guard.terminal.draw(|f| views::draw(f, &app))?;
                 dirty = false;
+                typed = false;
                 pace.drew(now);
                 test_panic_hook();
             }
             let wait = pace
-                .deadline(dirty, animating)
+                .deadline(dirty, animating, typed)
                 .saturating_duration_since(Instant::now());
             let first = match rx.recv_timeout(wait) {
                 Ok(m) => m,
@@ -218,6 +400,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 // An unchanged poll answer changes nothing on screen: no redraw for it.
                 let quiet_poll =
                     matches!(&msg, Msg::Storage(d) if matches!(d.result, Ok(Reply::Version(_))));
+                typed |= matches!(msg, Msg::Input(_));
                 let effects = match msg {
                     Msg::Input(Event::Key(k)) => app.on_key(k),
                     Msg::Input(Event::Mouse(m)) => app.on_mouse(m),
@@ -237,6 +420,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
         }
     })();
     stop.store(true, Ordering::Relaxed);
+    turns.shutdown();
     let _ = input.join();
     drop(guard);
     drop(turns);

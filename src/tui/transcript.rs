@@ -537,7 +537,17 @@ pub fn message_lines(
     let (label, style) = role_label(m, tools, theme);
     let mut head = vec![Span::styled(label, style)];
     if m.is_error {
-        head.push(Span::styled("  ✗ error", theme.error()));
+        // The runtime's words for calls that never ran: the same states the live cards show.
+        let text = m.text();
+        let (mark, style) = if m.role == Role::Tool && text.starts_with("The user denied this call")
+        {
+            ("  ⊘ denied", theme.error())
+        } else if m.role == Role::Tool && text.starts_with("Not run:") {
+            ("  ! interrupted", theme.warn())
+        } else {
+            ("  ✗ error", theme.error())
+        };
+        head.push(Span::styled(mark, style));
     }
     head.push(Span::styled(format!("  #{}", m.seq), theme.dim()));
     if m.usage.input_tokens + m.usage.output_tokens > 0 {
@@ -629,6 +639,16 @@ pub fn message_lines(
             "  ⚙ ",
             "    ",
         ));
+        // Collapsed, an edit or a write shows its change as a coloured diff.
+        let diff = if expanded {
+            Vec::new()
+        } else {
+            super::live::diff_lines(call, width, "    ", COLLAPSED_LINES, theme)
+        };
+        if !diff.is_empty() {
+            out.extend(diff);
+            continue;
+        }
         let skip = if expanded { None } else { shown };
         let rows: Vec<Line<'static>> = args_rows(&call.arguments, skip)
             .iter()
@@ -698,9 +718,13 @@ mod tests {
             collapsed[1].contains("write_file  src/big.rs …"),
             "{collapsed:#?}"
         );
-        assert_eq!(collapsed[2], "    content:");
-        assert_eq!(collapsed[3], "      line 0 of the file");
-        assert!(collapsed[6].contains("… 597 more lines"), "{collapsed:#?}");
+        // Collapsed: the new content as a diff.
+        assert_eq!(collapsed[2], "    + line 0 of the file");
+        assert_eq!(collapsed[5], "    + line 3 of the file");
+        assert!(
+            collapsed[6].contains("+ … 596 more lines"),
+            "{collapsed:#?}"
+        );
         let expanded = text(&message_lines(&m, 80, true, &HashMap::new(), &t));
         assert!(expanded.iter().any(|l| l == "      line 599 of the file"));
         assert!(expanded.iter().any(|l| l == "    path: src/big.rs"));

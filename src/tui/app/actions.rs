@@ -1,7 +1,7 @@
 //! Actions (from the keymap or the mouse) applied to the state.
 
 use super::App;
-use super::state::{Filter, Focus, Overlay, PendingSelection, Screen, SearchState, Tab};
+use super::state::{Confirm, Filter, Focus, Overlay, PendingSelection, Screen, SearchState, Tab};
 use crate::sanitize;
 use crate::tui::action::Action;
 use crate::tui::effect::Effect;
@@ -211,7 +211,52 @@ impl App {
                 self.overlay = Overlay::Help(0);
                 Vec::new()
             }
+            Action::Approve => self.reply_to_call(true, false, None),
+            Action::ApproveAlways => self.reply_to_call(true, true, None),
+            Action::Deny => self.reply_to_call(false, false, None),
+            Action::DenyWhy => {
+                if let Some(id) = self.live_here().and_then(|l| l.asking.front().cloned()) {
+                    self.overlay = Overlay::DenyReason {
+                        call_id: id,
+                        input: Input::default(),
+                    };
+                }
+                Vec::new()
+            }
+            Action::Cancel => self.cancel_turn(),
+            Action::Leave => {
+                self.overlay = Overlay::Confirm(Confirm::Leave);
+                Vec::new()
+            }
+            Action::Rerun => {
+                if let Err(m) = &self.agent.provider {
+                    let m = sanitize::line(m).into_owned();
+                    self.fail(format!("Cannot rerun: {m}"));
+                    return Vec::new();
+                }
+                if let Some(d) = self.detail.as_mut() {
+                    d.interrupted.clear();
+                }
+                self.start_turn(None)
+            }
+            Action::MarkInterrupted => {
+                let Some(d) = self.detail.as_mut() else {
+                    return Vec::new();
+                };
+                let calls: Vec<String> = d.interrupted.drain(..).map(|c| c.id).collect();
+                let id = d.id.clone();
+                self.say("Marked interrupted: the model will be told they did not run.");
+                vec![self.ask(None, Request::MarkInterrupted { id, calls })]
+            }
             Action::Back => {
+                if self.screen == Screen::Browse
+                    && self.focus == Focus::List
+                    && self.list.filter.is_none()
+                    && self.turn_active()
+                {
+                    self.overlay = Overlay::Confirm(Confirm::Quit);
+                    return Vec::new();
+                }
                 if self.screen == Screen::Conversation && self.draft {
                     self.draft = false;
                     self.screen = Screen::Browse;
@@ -245,30 +290,54 @@ impl App {
                 if !self.draft && self.detail.is_none() {
                     return Vec::new();
                 }
+                let slash = self.composer.text().trim_start().starts_with('/');
+                if !slash && let Some(why) = self.send_blocked() {
+                    self.fail(why);
+                    return Vec::new();
+                }
                 let Outcome::Submit(text) = self.composer.key(KeyEvent::new(
                     crossterm::event::KeyCode::Enter,
                     crossterm::event::KeyModifiers::NONE,
                 )) else {
                     return Vec::new();
                 };
-                self.say("Saving your message…");
-                if self.draft {
-                    self.draft = false;
-                    let workdir = self.workdir.clone();
-                    return vec![self.ask(
-                        None,
-                        Request::NewSession {
-                            workdir,
-                            first: Some(text),
-                        },
-                    )];
+                if slash {
+                    return self.slash(text.trim());
                 }
-                let Some(id) = self.detail.as_ref().map(|d| d.id.clone()) else {
-                    return Vec::new();
-                };
-                vec![self.ask(None, Request::Append { id, text })]
+                self.send(text)
             }
         }
+    }
+
+    /// Why a message cannot be sent now, if it cannot (the editor keeps the text).
+    pub fn send_blocked(&self) -> Option<String> {
+        if let Err(m) = &self.agent.provider {
+            return Some(format!("Cannot send: {}", sanitize::line(m)));
+        }
+        if self.turn_active() {
+            return Some("A turn is running: wait for it, or Esc to cancel it.".into());
+        }
+        // A session marked running elsewhere is not refused here: the agent's lease knows
+        // whether that process still lives (a crash leaves the mark behind).
+        None
+    }
+
+    /// The open session is running, and not in this process.
+    pub fn running_elsewhere(&self) -> bool {
+        !self.turn_active()
+            && self
+                .detail
+                .as_ref()
+                .and_then(|d| d.header.as_ref())
+                .is_some_and(|h| h.status == crate::session::Status::Running)
+    }
+
+    /// Back to the list, the turn going on (the list marks it running).
+    pub(super) fn leave_conversation(&mut self) -> Vec<Effect> {
+        self.screen = Screen::Browse;
+        self.draft = false;
+        self.say("The turn keeps running; Enter on its row comes back to it.");
+        self.sync_detail()
     }
 
     fn list_page_height(&self) -> usize {

@@ -75,6 +75,12 @@ impl App {
                 Vec::new()
             }
             Reply::Appended { seq, .. } => self.on_appended(seq),
+            Reply::Sent { .. } => self.on_sent(),
+            Reply::Files(files) => {
+                self.files = Some(files);
+                self.complete_path();
+                Vec::new()
+            }
         }
     }
 
@@ -336,7 +342,7 @@ impl App {
         let effects = self.resume(id);
         if messages > 0 {
             self.say(format!(
-                "New session {}: your message is saved as #1. No model is configured, so no reply will come yet.",
+                "New session {}: your message is saved as #1.",
                 short(id)
             ));
         } else {
@@ -356,9 +362,7 @@ impl App {
     }
 
     fn on_appended(&mut self, seq: i64) -> Vec<Effect> {
-        self.say(format!(
-            "Saved as message #{seq}. No model provider is connected yet, so no reply will come (the agent runtime is a separate issue)."
-        ));
+        self.say(format!("Saved as message #{seq}."));
         let mut effects = self.refresh_detail();
         // The session is the newest now.
         effects.extend(self.reload_top());

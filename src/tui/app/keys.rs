@@ -7,7 +7,7 @@ use crossterm::event::{
 use ratatui::layout::Position;
 
 use super::App;
-use super::state::{Focus, Overlay, PendingSelection, Screen, SearchState, Slot, Tab};
+use super::state::{Confirm, Focus, Overlay, PendingSelection, Screen, SearchState, Slot, Tab};
 use crate::tui::effect::Effect;
 use crate::tui::keymap::{self, Context};
 use crate::tui::worker::Request;
@@ -24,6 +24,15 @@ impl App {
             return Vec::new();
         }
         if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
+            // The first Ctrl-C stops a running turn; the next one quits.
+            if self
+                .live
+                .as_ref()
+                .is_some_and(|l| !l.finished && !l.cancelling)
+            {
+                self.overlay = Overlay::None;
+                return self.cancel_turn();
+            }
             self.quit = true;
             return Vec::new();
         }
@@ -82,6 +91,43 @@ impl App {
                     }
                 };
             }
+            Overlay::DenyReason { call_id, mut input } => {
+                return match key.code {
+                    KeyCode::Enter => {
+                        let why = input.text.trim().to_string();
+                        if self.live_here().and_then(|l| l.asking.front()) == Some(&call_id) {
+                            self.reply_to_call(false, false, (!why.is_empty()).then_some(why))
+                        } else {
+                            Vec::new()
+                        }
+                    }
+                    KeyCode::Esc => {
+                        self.say("Still asking: y yes, n no, r no with a reason, a always.");
+                        Vec::new()
+                    }
+                    _ => {
+                        input.key(&key);
+                        self.overlay = Overlay::DenyReason { call_id, input };
+                        Vec::new()
+                    }
+                };
+            }
+            Overlay::Confirm(what) => {
+                if !matches!(
+                    key.code,
+                    KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter
+                ) {
+                    self.say("Stayed.");
+                    return Vec::new();
+                }
+                return match what {
+                    Confirm::Quit => {
+                        self.quit = true;
+                        Vec::new()
+                    }
+                    Confirm::Leave => self.leave_conversation(),
+                };
+            }
             Overlay::Search(mut s) => {
                 return self.search_key(&mut s, key).unwrap_or_else(|| {
                     self.overlay = Overlay::Search(s);
@@ -90,6 +136,18 @@ impl App {
             }
         }
         if self.screen == Screen::Conversation {
+            for ctx in self.turn_contexts() {
+                if let Some(a) = keymap::lookup(ctx, &key) {
+                    return self.act(a);
+                }
+            }
+            if key.code == KeyCode::Tab
+                && key.modifiers.is_empty()
+                && let Some(effects) = self.complete()
+            {
+                return effects;
+            }
+            self.path_matches.clear();
             if let Some(a) = keymap::lookup(Context::Conversation, &key) {
                 return self.act(a);
             }
@@ -185,15 +243,22 @@ impl App {
         if let Some(pos) = row {
             self.list.selected = pos;
         }
-        if self.detail.as_ref().is_none_or(|d| d.id != id) {
+        // Outside the loaded window: the detail opens with the row that holds it, so the list
+        // and the detail pane never show two different sessions meanwhile.
+        let wait_for_list =
+            row.is_none() && (self.list.next.is_some() || self.list.above.is_some());
+        if !wait_for_list && self.detail.as_ref().is_none_or(|d| d.id != id) {
             effects.extend(self.open_detail(id));
         }
         self.screen = Screen::Browse;
         self.tab = Tab::Transcript;
         self.focus = Focus::Detail;
-        let has_transcript = self.detail.as_ref().is_some_and(|d| d.transcript.is_some());
+        let has_transcript = self
+            .detail
+            .as_ref()
+            .is_some_and(|d| d.id == id && d.transcript.is_some());
         let message = (!has_transcript).then_some(seq);
-        if row.is_none() && (self.list.next.is_some() || self.list.above.is_some()) {
+        if wait_for_list {
             // Outside the loaded window: move the window to it, then select it (the list and
             // the detail pane must never show two different sessions).
             self.pending = PendingSelection::Session {
@@ -218,7 +283,20 @@ impl App {
         match &mut self.overlay {
             Overlay::Rename { input, .. } => input.paste(text),
             Overlay::Search(s) => s.input.paste(text),
-            Overlay::None if self.screen == Screen::Conversation => self.composer.paste(text),
+            Overlay::DenyReason { input, .. } => input.paste(text),
+            Overlay::None if self.screen == Screen::Conversation => {
+                // A pasted image path (a file dragged into the terminal) attaches the image.
+                let t = text.trim().trim_matches(['\'', '"']);
+                let path_like = t.starts_with('/') || t.starts_with("./") || t.starts_with("~/");
+                if path_like
+                    && !t.contains('\n')
+                    && crate::tui::worker::image_mime(std::path::Path::new(t)).is_some()
+                {
+                    self.attach(t);
+                } else {
+                    self.composer.paste(text)
+                }
+            }
             _ => {}
         }
     }

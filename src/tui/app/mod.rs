@@ -12,6 +12,7 @@ mod answers;
 mod detail;
 mod keys;
 mod list;
+mod slash;
 mod state;
 mod turn;
 
@@ -21,9 +22,10 @@ use std::path::PathBuf;
 use crossterm::event::{KeyEvent, MouseEvent};
 use ratatui::layout::Rect;
 
+pub use slash::{COMMANDS as SLASH_COMMANDS, matching as slash_matches};
 pub use state::{
-    Detail, Filter, Focus, Overlay, PendingSelection, Row, Screen, SearchState, SessionList,
-    Status, Tab,
+    Confirm, Detail, Filter, Focus, Overlay, PendingSelection, Row, Screen, SearchState,
+    SessionList, Status, Tab,
 };
 
 use super::action::Action;
@@ -33,8 +35,10 @@ use super::keymap::Context;
 use super::layout::{Layout, list_offset};
 use super::theme::Theme;
 use crate::runtime::agent::TurnEvent;
+use crate::runtime::config::ApprovalPolicy;
 use crate::sanitize;
 use crate::session::ToolCall;
+use crate::tui::live::{AgentInfo, Live};
 use crate::tui::worker::{Done, Job, Request};
 use state::Slot;
 
@@ -97,10 +101,26 @@ pub struct App {
     /// Where things were last drawn for the terminal size: views draw into it and mouse
     /// clicks are hit-tested against it.
     pub layout: Layout,
+    /// The agent as the status line shows it (set by the loop when it connects one).
+    pub agent: AgentInfo,
+    /// The running (or last) turn, as far as it has arrived.
+    pub live: Option<Live>,
+    /// Workspace files for `@path` completion, once listed.
+    pub files: Option<Vec<String>>,
+    /// Paths the last `@` completion left to choose from (shown above the editor).
+    pub path_matches: Vec<String>,
+    /// Images to send with the next message (`/attach`, a pasted image path).
+    pub attachments: Vec<PathBuf>,
+    /// A message with images being stored; its turn starts when it is.
+    pending_send: Option<String>,
+    /// Approval policy chosen with `/approve` (else the agent's).
+    pub policy: Option<ApprovalPolicy>,
     /// The database change counter last seen (see [`App::tick`]).
     data_version: Option<i64>,
     /// A turn is running: frames are paced for streaming.
     turn_running: bool,
+    /// The provider before a `/model` switch the agent has not accepted yet.
+    model_before: Option<Result<String, String>>,
     next_token: u64,
     /// The token of the latest request per slot; answers with another token are stale.
     tokens: HashMap<Slot, u64>,
@@ -129,7 +149,15 @@ impl App {
             pending: PendingSelection::None,
             layout: Layout::default(),
             data_version: None,
+            agent: AgentInfo::default(),
+            live: None,
+            attachments: Vec::new(),
+            files: None,
+            path_matches: Vec::new(),
+            pending_send: None,
+            policy: None,
             turn_running: false,
+            model_before: None,
             next_token: 0,
             tokens: HashMap::new(),
         };
@@ -235,13 +263,47 @@ impl App {
         vec![self.ask(None, Request::Poll)]
     }
 
-    /// A turn effect could not be carried out (no agent is connected); says why.
+    /// A turn effect could not be carried out (no provider, the session is busy); says why.
     pub fn turn_refused(&mut self, effect: &TurnEffect, why: &str) {
         let what = match effect {
-            TurnEffect::Start { .. } => "start a turn",
+            TurnEffect::Start { .. } => {
+                // Nothing runs: the live cell goes, the message stays in the history (↑).
+                self.live = None;
+                self.turn_running = false;
+                "start a turn"
+            }
             TurnEffect::Command(_) => "steer the turn",
+            TurnEffect::Compact { .. } => "compact",
+            TurnEffect::Model(_) => "switch the model",
         };
+        if let (TurnEffect::Model(_), Some(prev)) = (effect, self.model_before.take()) {
+            self.agent.provider = prev;
+        }
         self.fail(format!("Cannot {what}: {}", sanitize::line(why)));
+    }
+
+    /// The approval policy of the next turn.
+    pub fn approval(&self) -> ApprovalPolicy {
+        self.policy.unwrap_or(self.agent.policy)
+    }
+
+    /// A turn runs (here or in the background) and has not finished.
+    pub fn turn_active(&self) -> bool {
+        self.live.as_ref().is_some_and(|l| !l.finished)
+    }
+
+    /// The live turn, when it belongs to the session shown in the conversation view.
+    pub fn live_here(&self) -> Option<&Live> {
+        let l = self.live.as_ref()?;
+        if self.screen != Screen::Conversation {
+            return None;
+        }
+        match (&l.session_id, &self.detail) {
+            (Some(s), Some(d)) => (s == &d.id).then_some(l),
+            // A new session's turn before `Started` named it.
+            (None, _) => self.draft.then_some(l),
+            _ => None,
+        }
     }
 
     /// Whether something on screen moves by itself (a streaming turn), so the loop draws
@@ -256,6 +318,28 @@ impl App {
             Screen::Browse => Context::Browse,
             Screen::Conversation => Context::Conversation,
         }
+    }
+
+    /// The key contexts that come before the editor's, most specific first.
+    pub fn turn_contexts(&self) -> Vec<Context> {
+        let mut v = Vec::new();
+        if let Some(l) = self.live_here()
+            && !l.finished
+        {
+            if !l.asking.is_empty() {
+                v.push(Context::Approval);
+            }
+            v.push(Context::Turn);
+        } else if self.screen == Screen::Conversation
+            && !self.turn_active()
+            && self
+                .detail
+                .as_ref()
+                .is_some_and(|d| !d.interrupted.is_empty())
+        {
+            v.push(Context::Dangling);
+        }
+        v
     }
 
     /// The layout of the current state: the same function the views and the mouse use, here

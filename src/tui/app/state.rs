@@ -94,6 +94,22 @@ pub enum Overlay {
         input: Input,
     },
     Search(SearchState),
+    /// The reason for denying a tool call, being typed (sent to the model).
+    DenyReason {
+        call_id: String,
+        input: Input,
+    },
+    /// "Really?" before leaving a running turn behind.
+    Confirm(Confirm),
+}
+
+/// What a yes/no question is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirm {
+    /// Quit while a turn runs (it is cancelled, what arrived is kept).
+    Quit,
+    /// Leave the conversation while its turn keeps running.
+    Leave,
 }
 
 /// The list filter.

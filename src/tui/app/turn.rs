@@ -1,37 +1,338 @@
-//! Events of a running agent turn. This is where the live conversation view plugs in: it
-//! will show streamed text, tool calls and approval prompts. What is here is the part the
-//! event loop needs now: whether a turn runs (frames are paced while it does), and that what
-//! a turn stored is this process's own write, which the `data_version` poll does not report,
-//! so the open session is refreshed here.
+//! Events of a running agent turn become the live cell (streamed text, tool cards, the
+//! approval being asked) and the status line; what a turn stored is this process's own write,
+//! which the `data_version` poll does not report, so the open session is refreshed here.
+//! Starting, answering and cancelling turns: the effects the app asks of the agent.
 
-use super::App;
-use crate::runtime::agent::TurnEvent;
-use crate::tui::effect::Effect;
+use super::state::Screen;
+use super::{App, short};
+use crate::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
+use crate::sanitize;
+use crate::tui::effect::{Effect, TurnEffect};
+use crate::tui::live::{Card, CardState, Live, elapsed};
+use crate::tui::worker::Request;
+
+/// How a stored tool result reads when the call never ran (the runtime's words).
+fn result_state(text: &str, is_error: bool) -> CardState {
+    if text.starts_with("The user denied this call") {
+        CardState::Denied
+    } else if text.starts_with("Not run:") {
+        CardState::Interrupted
+    } else if is_error {
+        CardState::Failed
+    } else {
+        CardState::Done
+    }
+}
 
 impl App {
+    /// Whether the open session is the live turn's.
+    fn turn_is_open(&self) -> bool {
+        match (
+            self.live.as_ref().and_then(|l| l.session_id.as_ref()),
+            &self.detail,
+        ) {
+            (Some(s), Some(d)) => *s == d.id,
+            _ => false,
+        }
+    }
+
     pub(super) fn turn_event(&mut self, event: TurnEvent) -> Vec<Effect> {
+        let now = self.now_ms;
         match event {
-            TurnEvent::Started { .. } => {
+            TurnEvent::Started { session_id } => {
                 self.turn_running = true;
+                let draft = self.draft;
+                // A turn this app did not start here (a test, a future steering front end)
+                // is shown all the same.
+                let l = self.live.get_or_insert_with(|| Live {
+                    started_ms: now,
+                    ..Live::default()
+                });
+                l.session_id = Some(session_id.clone());
+                if draft && self.screen == Screen::Conversation {
+                    // The new session exists now: show it like any other.
+                    self.draft = false;
+                    let effects = self.resume(&session_id);
+                    self.say(format!("New session {}.", short(&session_id)));
+                    return effects;
+                }
+                if self.turn_is_open() {
+                    return self.refresh_detail();
+                }
                 Vec::new()
             }
-            // Stored messages grow the open transcript.
-            TurnEvent::AssistantStored { .. } | TurnEvent::ToolResult { .. } => {
-                self.refresh_detail()
+            TurnEvent::TextDelta(t) => {
+                if let Some(l) = self.live.as_mut() {
+                    l.text.push_str(&t);
+                    l.chunks += 1;
+                }
+                Vec::new()
             }
-            TurnEvent::Finished { .. } => {
+            TurnEvent::ReasoningDelta(t) => {
+                if let Some(l) = self.live.as_mut() {
+                    l.reasoning.push_str(&t);
+                    l.chunks += 1;
+                }
+                Vec::new()
+            }
+            TurnEvent::AssistantStored { seq, usage } => {
+                if let Some(l) = self.live.as_mut() {
+                    // The stored message replaces the streamed text once the transcript has
+                    // it; until the refresh lands the text stays (no flicker to empty).
+                    l.stored_text = std::mem::take(&mut l.text);
+                    l.stored_seq = seq;
+                    l.reasoning.clear();
+                    l.usage.input_tokens += usage.input_tokens;
+                    l.usage.output_tokens += usage.output_tokens;
+                    if usage.input_tokens > 0 {
+                        l.context = usage.input_tokens + usage.output_tokens;
+                    }
+                }
+                self.refresh_open_turn()
+            }
+            TurnEvent::ToolCall {
+                call,
+                kind,
+                summary,
+            } => {
+                if let Some(l) = self.live.as_mut() {
+                    l.cards.push(Card {
+                        call,
+                        kind,
+                        summary,
+                        state: CardState::Running,
+                        since_ms: now,
+                        ended_ms: None,
+                        result: None,
+                        result_seq: None,
+                    });
+                }
+                Vec::new()
+            }
+            TurnEvent::ApprovalNeeded { call, reason, .. } => {
+                if let Some(l) = self.live.as_mut() {
+                    if let Some(c) = l.card_mut(&call.id) {
+                        c.state = CardState::Waiting(reason);
+                        c.since_ms = now;
+                    }
+                    l.asking.push_back(call.id);
+                }
+                if self.live_here().is_none() {
+                    self.say("A tool call waits for your approval: open its session to answer.");
+                }
+                Vec::new()
+            }
+            TurnEvent::ToolResult {
+                call_id,
+                text,
+                is_error,
+                seq,
+            } => {
+                if let Some(l) = self.live.as_mut() {
+                    l.asking.retain(|a| *a != call_id);
+                    if let Some(c) = l.card_mut(&call_id) {
+                        c.state = result_state(&text, is_error);
+                        c.ended_ms = Some(now);
+                        c.result = Some(text);
+                        c.result_seq = Some(seq);
+                    }
+                }
+                self.refresh_open_turn()
+            }
+            TurnEvent::Warning { code, message } => {
+                let msg = sanitize::line(&message).into_owned();
+                match code.as_str() {
+                    "compacted" => {
+                        self.say(msg);
+                        let mut effects = self.refresh_detail();
+                        effects.extend(self.reload_list());
+                        return effects;
+                    }
+                    "compact_failed" => self.fail(msg),
+                    _ => self.say(msg),
+                }
+                Vec::new()
+            }
+            TurnEvent::Finished { reason, usage } => {
                 self.turn_running = false;
-                let mut effects = self.refresh_detail();
+                let Some(l) = self.live.as_mut() else {
+                    return Vec::new();
+                };
+                l.finished = true;
+                l.asking.clear();
+                for c in l.cards.iter_mut() {
+                    if matches!(c.state, CardState::Running | CardState::Waiting(_)) {
+                        c.state = CardState::Interrupted;
+                        c.ended_ms = Some(now);
+                    }
+                }
+                let took = elapsed(now - l.started_ms);
+                let tokens =
+                    crate::tui::views::fmt_tokens(usage.input_tokens + usage.output_tokens);
+                let (error, said) = match reason {
+                    FinishReason::Completed => {
+                        (None, Ok(format!("Done in {took} · {tokens} tokens.")))
+                    }
+                    FinishReason::Cancelled => (
+                        None,
+                        Ok("Cancelled; what arrived is kept. Type to go on.".to_string()),
+                    ),
+                    FinishReason::LimitReached(why) => {
+                        let why = sanitize::line(&why).into_owned();
+                        (
+                            Some(format!("limit reached: {why}")),
+                            Err(format!(
+                                "Stopped: {why}. The session is paused; /limits shows the budgets."
+                            )),
+                        )
+                    }
+                    FinishReason::Failed { code, message } => {
+                        let m = sanitize::line(&message).into_owned();
+                        let code = sanitize::line(&code).into_owned();
+                        (
+                            Some(format!("{m} ({code})")),
+                            Err(format!("The turn failed: {m} ({code}).")),
+                        )
+                    }
+                };
+                l.error = error;
+                match said {
+                    Ok(m) => self.say(m),
+                    Err(m) => self.fail(m),
+                }
+                let mut effects = self.refresh_open_turn();
                 // The session is the newest now.
                 effects.extend(self.reload_top());
                 effects
             }
-            // Shown by the live conversation view (not built yet).
-            TurnEvent::TextDelta(_)
-            | TurnEvent::ReasoningDelta(_)
-            | TurnEvent::ToolCall { .. }
-            | TurnEvent::ApprovalNeeded { .. }
-            | TurnEvent::Warning { .. } => Vec::new(),
+        }
+    }
+
+    fn refresh_open_turn(&mut self) -> Vec<Effect> {
+        if self.turn_is_open() {
+            self.refresh_detail()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Starts a turn in the open session (or the new one being written).
+    pub(super) fn start_turn(&mut self, text: Option<String>) -> Vec<Effect> {
+        let session_id = if self.draft {
+            None
+        } else {
+            match self.detail.as_ref() {
+                Some(d) => Some(d.id.clone()),
+                None => return Vec::new(),
+            }
+        };
+        let base_seq = self
+            .detail
+            .as_ref()
+            .and_then(|d| d.header.as_ref())
+            .map_or(0, |h| h.last_seq);
+        self.live = Some(Live {
+            session_id: session_id.clone(),
+            started_ms: self.now_ms,
+            prompt: text.clone(),
+            base_seq,
+            ..Live::default()
+        });
+        self.turn_running = true;
+        if let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
+            t.follow_end = true;
+            t.selected = None;
+        }
+        self.say("Sending… Esc cancels.");
+        vec![Effect::Turn(TurnEffect::Start {
+            session_id,
+            text,
+            approval: self.approval(),
+        })]
+    }
+
+    /// Sends a message: with images, they are stored first (as assets of the session) and
+    /// the turn answers the stored message.
+    pub(super) fn send(&mut self, text: String) -> Vec<Effect> {
+        if self.attachments.is_empty() {
+            return self.start_turn(Some(text));
+        }
+        let id = match (&self.detail, self.draft) {
+            (Some(d), false) => d.id.clone(),
+            _ => {
+                self.composer.set_text(&text);
+                self.fail("Images attach to a saved session: send a first message, then /attach.");
+                return Vec::new();
+            }
+        };
+        let images = std::mem::take(&mut self.attachments);
+        self.pending_send = Some(text.clone());
+        self.say("Storing the images…");
+        vec![self.ask(None, Request::SendWithImages { id, text, images })]
+    }
+
+    /// The message with images is stored: its turn starts.
+    pub(super) fn on_sent(&mut self) -> Vec<Effect> {
+        let Some(text) = self.pending_send.take() else {
+            return self.refresh_detail();
+        };
+        let effects = self.start_turn(None);
+        if let Some(l) = self.live.as_mut() {
+            l.prompt = Some(text);
+        }
+        effects
+    }
+
+    /// Answers the call asked about now.
+    pub(super) fn reply_to_call(
+        &mut self,
+        approve: bool,
+        always: bool,
+        reason: Option<String>,
+    ) -> Vec<Effect> {
+        let Some(id) = self.live_here().and_then(|l| l.asking.front().cloned()) else {
+            return Vec::new();
+        };
+        if let Some(l) = self.live.as_mut() {
+            l.asking.pop_front();
+            if let Some(c) = l.card_mut(&id) {
+                c.since_ms = self.now_ms;
+                c.state = if approve {
+                    CardState::Running
+                } else {
+                    CardState::Denied
+                };
+            }
+        }
+        let cmd = if approve {
+            self.say(if always {
+                "Allowed for the rest of this session."
+            } else {
+                "Allowed."
+            });
+            TurnCommand::Approve {
+                call_id: id,
+                always,
+            }
+        } else {
+            self.say("Denied; the model is told.");
+            TurnCommand::Deny {
+                call_id: id,
+                reason,
+            }
+        };
+        vec![Effect::Turn(TurnEffect::Command(cmd))]
+    }
+
+    /// Cancels the running turn.
+    pub(super) fn cancel_turn(&mut self) -> Vec<Effect> {
+        match self.live.as_mut() {
+            Some(l) if !l.finished && !l.cancelling => {
+                l.cancelling = true;
+                self.say("Cancelling… what arrived is kept. Ctrl-C again quits.");
+                vec![Effect::Turn(TurnEffect::Command(TurnCommand::Cancel))]
+            }
+            _ => Vec::new(),
         }
     }
 }

@@ -116,7 +116,7 @@ fn welcome(frame: &mut Frame<'_>, app: &App, area: Rect) {
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
 }
 
-fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect, focused: bool) {
+pub(super) fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect, focused: bool) {
     let th = &app.theme;
     let Some(tr) = &d.transcript else {
         frame.render_widget(Paragraph::new(Span::styled("Loading…", th.dim())), area);
@@ -541,58 +541,5 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     frame.render_widget(Paragraph::new(wrapped).scroll((d.scroll, 0)), area);
 }
 
-/// Until a model runtime answers, the conversation view says so and how to configure one.
-/// (The live conversation replaces this with the provider's status.)
-pub const NO_MODEL: &str = "No model is configured, so nothing will answer yet. Set NEOCODE_BASE_URL, NEOCODE_MODEL and NEOCODE_API_KEY, or write config.toml in neocode's home ($NEOCODE_HOME, else ~/.neocode).";
-
-/// The short form for the conversation view's border.
-const NO_MODEL_SHORT: &str = "No model configured: F1 says how to set one up";
-
-pub(super) fn conversation(frame: &mut Frame<'_>, app: &App, a: &Layout) {
-    let t = &app.theme;
-    let d = app.detail.as_ref();
-    let title = match d.and_then(|d| d.header.as_ref()) {
-        Some(h) if !h.title.trim().is_empty() => sanitize::line(&h.title).into_owned(),
-        Some(h) => format!("session {}", short(&h.id)),
-        None if app.draft => "New session".into(),
-        None => "Loading…".into(),
-    };
-    let block = Block::bordered()
-        .border_style(t.border())
-        .title(Span::styled(
-            format!(
-                " {} ",
-                fit(&title, a.conversation.width.saturating_sub(4) as usize)
-            ),
-            t.bold(),
-        ))
-        .title_bottom(Span::styled(
-            fit(
-                &format!(" {NO_MODEL_SHORT} "),
-                a.conversation.width.saturating_sub(4) as usize,
-            ),
-            t.warn(),
-        ));
-    frame.render_widget(block, a.conversation);
-    if let Some(d) = d {
-        transcript(frame, app, d, a.transcript, true);
-    } else if app.draft {
-        frame.render_widget(
-            Paragraph::new(Span::styled(
-                "Nothing is saved until you send the first message; Esc leaves without a trace.",
-                t.dim(),
-            ))
-            .wrap(Wrap { trim: false }),
-            a.transcript,
-        );
-    }
-    // The editor has the keyboard: its frame is the focused one.
-    let input_block = super::pane_block(t, true).title(Span::styled(
-        format!("{}Message ", super::focus_mark(true)),
-        t.bold(),
-    ));
-    let inner = input_block.inner(a.input);
-    frame.render_widget(input_block, a.input);
-    // The editor holds only neutralised text (typed characters, sanitised pastes).
-    frame.render_widget(app.composer.area(), inner);
-}
+/// What the help says about configuring a model.
+pub const NO_MODEL: &str = "With no model configured nothing can be sent. Set NEOCODE_BASE_URL, NEOCODE_MODEL and NEOCODE_API_KEY, or write config.toml in neocode's home ($NEOCODE_HOME, else ~/.neocode).";

@@ -188,12 +188,24 @@ fn row(
     selected: bool,
 ) -> Line<'static> {
     let t = &app.theme;
-    let (mark, mark_style) = marker(s.status, t);
+    // The session whose turn runs in this process: a spinner and a token count that moves
+    // (stored usage plus the chunks streaming now).
+    let running = app
+        .live
+        .as_ref()
+        .filter(|l| !l.finished && l.session_id.as_deref() == Some(s.id.as_str()));
+    let (mark, mark_style) = match running {
+        Some(_) => (crate::tui::live::spinner(app.now_ms), t.accent()),
+        None => marker(s.status, t),
+    };
+    let live_tokens = running.map_or(0, |l| {
+        l.usage.input_tokens + l.usage.output_tokens + l.chunks
+    });
     let cell = |c: Col| -> (String, Style) {
         let text = match c {
             Col::Time => super::rel_time(app.now_ms, s.updated_at_ms),
             Col::Id => crate::sanitize::line(crate::tui::app::short(&s.id)).into_owned(),
-            Col::Tokens => fmt_tokens(s.token_input_total + s.token_output_total),
+            Col::Tokens => fmt_tokens(s.token_input_total + s.token_output_total + live_tokens),
             Col::Msgs => s.message_count.to_string(),
             Col::Plan if s.plan.total == 0 => String::new(),
             Col::Plan if s.plan.failed > 0 => {

@@ -1,6 +1,7 @@
 //! Pure views: functions of the app state that draw a frame. They read the state and the
 //! layout it settled on; they write nothing back.
 
+mod conversation;
 mod detail;
 mod list;
 mod overlay;
@@ -58,7 +59,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
             list::draw(frame, app, a);
             detail::draw(frame, app, a);
         }
-        Screen::Conversation => detail::conversation(frame, app, a),
+        Screen::Conversation => conversation::draw(frame, app, a),
     }
     status_line(frame, app, a.status);
     key_bar(frame, app, a.bar);
@@ -84,8 +85,12 @@ fn title_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
 
 fn status_line(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let t = &app.theme;
-    if let Overlay::Rename { input, .. } = &app.overlay {
-        let prefix = "Rename to: ";
+    let editing = match &app.overlay {
+        Overlay::Rename { input, .. } => Some(("Rename to: ", input)),
+        Overlay::DenyReason { input, .. } => Some(("Deny because: ", input)),
+        _ => None,
+    };
+    if let Some((prefix, input)) = editing {
         let line = Line::from(vec![
             Span::styled(prefix, t.accent().patch(t.bold())),
             Span::raw(sanitize::line(&input.text).into_owned()),
@@ -157,10 +162,24 @@ fn bar_entries(app: &App) -> Vec<(&'static str, &'static str)> {
             &[A::Down, A::SwitchPane, A::NextTab, A::Help, A::Back]
         }
     };
-    let mut out: Vec<(&str, &str)> = actions
-        .iter()
-        .filter_map(|a| keymap::bar_entry(ctx, *a))
-        .collect();
+    let mut out: Vec<(&str, &str)> = Vec::new();
+    if app.screen == Screen::Conversation {
+        for c in app.turn_contexts() {
+            out.extend(keymap::bar(c));
+        }
+        if !out.is_empty() {
+            // The turn's keys first, then help; Esc cancels a running turn, so back is
+            // offered only when no turn runs.
+            let actions: &[A] = if app.live_here().is_some_and(|l| !l.finished) {
+                &[A::Help]
+            } else {
+                &[A::Help, A::Back]
+            };
+            out.extend(actions.iter().filter_map(|a| keymap::bar_entry(ctx, *a)));
+            return out;
+        }
+    }
+    out.extend(actions.iter().filter_map(|a| keymap::bar_entry(ctx, *a)));
     // Back means something else where focus is not on the list.
     if let Some(last) = out.last_mut() {
         if app.screen == Screen::Browse && app.focus == Focus::Detail {
@@ -215,6 +234,8 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
         ],
         Overlay::ConfirmDelete { .. } => vec![("y", "delete"), ("n/Esc", "keep")],
         Overlay::Rename { .. } => vec![("Enter", "save"), ("Esc", "cancel")],
+        Overlay::DenyReason { .. } => vec![("Enter", "deny with this reason"), ("Esc", "back")],
+        Overlay::Confirm(_) => vec![("y", "yes"), ("n/Esc", "no")],
         Overlay::Help(_) => vec![("↑↓", "scroll"), ("any key", "close")],
         Overlay::None => {
             if app.screen == Screen::Browse && app.list.filter.as_ref().is_some_and(|f| f.editing) {

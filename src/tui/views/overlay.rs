@@ -9,12 +9,38 @@ use super::popup::{centered, popup};
 use super::text::{fit, input_cursor_width};
 use crate::sanitize;
 use crate::session::{SNIPPET_CLOSE, SNIPPET_OPEN, Status, StepStatus};
-use crate::tui::app::{App, Overlay, SearchState, short};
+use crate::tui::app::{App, Confirm, Overlay, SearchState, short};
 use crate::tui::keymap::{self, Context};
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
     match &app.overlay {
-        Overlay::None | Overlay::Rename { .. } => {}
+        Overlay::None | Overlay::Rename { .. } | Overlay::DenyReason { .. } => {}
+        Overlay::Confirm(what) => {
+            let t = &app.theme;
+            let (title, text) = match what {
+                Confirm::Quit => (
+                    "Quit",
+                    "A turn is running. Quit anyway? It is cancelled; what arrived is kept.",
+                ),
+                Confirm::Leave => (
+                    "Leave",
+                    "Go back to the list? The turn keeps running; its row shows it, Enter comes back.",
+                ),
+            };
+            let area = centered(size, 56, 7);
+            let inner = popup(frame, app, area, title);
+            let lines = vec![
+                Line::from(text),
+                Line::default(),
+                Line::from(vec![
+                    Span::styled("y", t.accent().patch(t.bold())),
+                    Span::raw(" yes    "),
+                    Span::styled("n", t.accent()),
+                    Span::raw(" / Esc no"),
+                ]),
+            ];
+            frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+        }
         Overlay::Help(scroll) => help(frame, app, size, *scroll),
         Overlay::ConfirmDelete { title, id } => {
             let t = &app.theme;
@@ -53,11 +79,14 @@ pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let para = |lines: &mut Vec<Line<'static>>, s: &str| {
         lines.extend(wrap(&[(s.to_string(), t.text())], width, "  ", "  "));
     };
-    for (ctx, name) in [
-        (Context::Browse, "Session list and detail"),
-        (Context::Conversation, "Conversation view"),
+    for ctx in [
+        Context::Browse,
+        Context::Conversation,
+        Context::Turn,
+        Context::Approval,
+        Context::Dangling,
     ] {
-        heading(&mut lines, name);
+        heading(&mut lines, ctx.title());
         for b in keymap::BINDINGS.iter().filter(|b| b.context == ctx) {
             lines.extend(wrap(
                 &[
@@ -103,6 +132,22 @@ pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
         steps.push((format!(" {}   ", s.as_str()), t.text()));
     }
     lines.extend(wrap(&steps, width, "  ", "  "));
+    lines.push(Line::default());
+    heading(
+        &mut lines,
+        "Slash commands (type in the message, Tab completes)",
+    );
+    for (name, args, what) in crate::tui::app::SLASH_COMMANDS {
+        lines.extend(wrap(
+            &[
+                (format!("{name} {args}  "), t.accent()),
+                (what.to_string(), t.text()),
+            ],
+            width,
+            "  ",
+            "      ",
+        ));
+    }
     lines.push(Line::default());
     heading(&mut lines, "Model");
     para(&mut lines, super::detail::NO_MODEL);

@@ -1,0 +1,358 @@
+//! Slash commands typed in the conversation's editor, and Tab completion of them.
+
+use super::App;
+use super::state::Overlay;
+use crate::runtime::config::ApprovalPolicy;
+use crate::sanitize;
+use crate::tui::action::Action;
+use crate::tui::effect::{Effect, TurnEffect};
+use crate::tui::worker::Request;
+
+/// The commands: name, arguments, what it does (the completion popup and the help show them).
+pub const COMMANDS: &[(&str, &str, &str)] = &[
+    (
+        "/compact",
+        "",
+        "summarise the transcript now (older messages → a summary)",
+    ),
+    ("/new", "", "start a new session"),
+    (
+        "/fork",
+        "",
+        "fork this session (at the selected message, else the end)",
+    ),
+    ("/rename", "TITLE", "rename this session"),
+    (
+        "/model",
+        "[NAME]",
+        "show or switch the model of the next turns",
+    ),
+    ("/limits", "", "budgets of this session: used and left"),
+    (
+        "/approve",
+        "[ask|auto-edit|never-ask]",
+        "show or set the approval policy of the next turns",
+    ),
+    (
+        "/attach",
+        "PATH",
+        "attach an image (png, jpeg, gif, webp) to the next message",
+    ),
+    ("/help", "", "keys and commands"),
+];
+
+/// Commands whose name starts with what is typed (the word after `/`, before any space).
+pub fn matching(typed: &str) -> Vec<&'static (&'static str, &'static str, &'static str)> {
+    let t = typed.trim_start();
+    if !t.starts_with('/') || t.contains(char::is_whitespace) {
+        return Vec::new();
+    }
+    COMMANDS.iter().filter(|c| c.0.starts_with(t)).collect()
+}
+
+/// The path being typed after a trailing `@`, if the editor ends in one.
+pub fn at_word(text: &str) -> Option<&str> {
+    let last = text.rsplit(char::is_whitespace).next()?;
+    last.strip_prefix('@')
+}
+
+impl App {
+    /// Tab in the editor: completes a slash command or an `@path`; true when it did
+    /// something. The first `@` completion asks the worker for the workspace's files.
+    pub(super) fn complete(&mut self) -> Option<Vec<Effect>> {
+        if at_word(&self.composer.text()).is_some() {
+            if self.files.is_none() {
+                self.say("Listing the workspace's files…");
+                return Some(vec![self.ask(None, Request::Files)]);
+            }
+            self.complete_path();
+            return Some(Vec::new());
+        }
+        self.complete_slash().then(Vec::new)
+    }
+
+    /// Completes the `@word` at the end of the editor from the workspace's files: a single
+    /// match is taken whole, several extend to what they share and are listed.
+    pub(super) fn complete_path(&mut self) {
+        let text = self.composer.text();
+        let Some(word) = at_word(&text) else {
+            return;
+        };
+        let Some(files) = &self.files else { return };
+        let mut m: Vec<String> = files
+            .iter()
+            .filter(|f| f.starts_with(word))
+            .cloned()
+            .collect();
+        if m.is_empty() {
+            let w = word.to_lowercase();
+            m = files
+                .iter()
+                .filter(|f| f.to_lowercase().contains(&w))
+                .cloned()
+                .collect();
+        }
+        let head = &text[..text.len() - word.len()];
+        match m.as_slice() {
+            [] => {
+                self.path_matches.clear();
+                self.say(format!("No file matches @{}", sanitize::line(word)));
+            }
+            [one] => {
+                self.path_matches.clear();
+                let new = format!("{head}{one} ");
+                self.composer.set_text(&new);
+            }
+            many => {
+                let first = many[0].as_str();
+                let mut n = first.len();
+                for c in many.iter().skip(1) {
+                    n = n.min(
+                        first
+                            .char_indices()
+                            .zip(c.chars())
+                            .take_while(|((_, a), b)| a == b)
+                            .last()
+                            .map_or(0, |((i, a), _)| i + a.len_utf8()),
+                    );
+                }
+                if n > word.len() && first.starts_with(word) {
+                    let new = format!("{head}{}", &first[..n]);
+                    self.composer.set_text(&new);
+                }
+                self.path_matches = many.iter().take(8).cloned().collect();
+            }
+        }
+    }
+
+    fn complete_slash(&mut self) -> bool {
+        let text = self.composer.text();
+        let m = matching(&text);
+        match m.as_slice() {
+            [] => false,
+            [one] => {
+                let arg = if one.1.is_empty() { "" } else { " " };
+                self.composer.set_text(&format!("{}{arg}", one.0));
+                true
+            }
+            many => {
+                // The longest prefix all matches share.
+                let first = many[0].0;
+                let mut n = first.len();
+                for c in many.iter().skip(1) {
+                    n = n.min(
+                        first
+                            .chars()
+                            .zip(c.0.chars())
+                            .take_while(|(a, b)| a == b)
+                            .count(),
+                    );
+                }
+                if n > text.trim_start().len() {
+                    self.composer.set_text(&first[..n]);
+                }
+                true
+            }
+        }
+    }
+
+    /// Runs a slash command.
+    pub(super) fn slash(&mut self, line: &str) -> Vec<Effect> {
+        let (cmd, arg) = match line.split_once(char::is_whitespace) {
+            Some((c, a)) => (c, a.trim()),
+            None => (line, ""),
+        };
+        let open = self.detail.as_ref().map(|d| d.id.clone());
+        match cmd {
+            "/help" => {
+                self.overlay = Overlay::Help(0);
+                Vec::new()
+            }
+            "/new" => self.act(Action::New),
+            "/fork" => self.act(Action::Fork),
+            "/rename" => {
+                let Some(id) = open else {
+                    self.fail("/rename: send a first message, then the session can be renamed.");
+                    return Vec::new();
+                };
+                if arg.is_empty() {
+                    self.fail("/rename needs the new title: /rename TITLE");
+                    return Vec::new();
+                }
+                vec![self.ask(
+                    None,
+                    Request::Rename {
+                        id,
+                        title: arg.to_string(),
+                    },
+                )]
+            }
+            "/compact" => {
+                let Some(id) = open else {
+                    self.fail("/compact: this session has nothing to compact yet.");
+                    return Vec::new();
+                };
+                if self.turn_active() {
+                    self.fail("/compact: wait for the turn to end (or Esc to cancel it).");
+                    return Vec::new();
+                }
+                if let Err(m) = &self.agent.provider {
+                    let m = sanitize::line(m).into_owned();
+                    self.fail(format!("/compact needs a model: {m}"));
+                    return Vec::new();
+                }
+                self.say("Compacting… (the model writes a summary)");
+                vec![Effect::Turn(TurnEffect::Compact { session_id: id })]
+            }
+            "/model" => {
+                if arg.is_empty() {
+                    match &self.agent.provider {
+                        Ok(m) => {
+                            let m = sanitize::line(m).into_owned();
+                            self.say(format!("Model: {m}. /model NAME switches."));
+                        }
+                        Err(e) => {
+                            let e = sanitize::line(e).into_owned();
+                            self.fail(e);
+                        }
+                    }
+                    return Vec::new();
+                }
+                if self.turn_active() {
+                    self.fail("/model: wait for the turn to end first.");
+                    return Vec::new();
+                }
+                self.model_before = Some(self.agent.provider.clone());
+                self.agent.provider = Ok(arg.to_string());
+                self.say(format!(
+                    "The next turns use {}.",
+                    sanitize::line(arg).into_owned()
+                ));
+                vec![Effect::Turn(TurnEffect::Model(arg.to_string()))]
+            }
+            "/approve" => {
+                if arg.is_empty() {
+                    self.say(format!(
+                        "Approval policy: {} (ask: edits and commands ask; auto-edit: commands ask; never-ask). /approve POLICY sets it.",
+                        self.approval().as_str()
+                    ));
+                    return Vec::new();
+                }
+                match ApprovalPolicy::parse(arg) {
+                    Some(p) => {
+                        self.policy = Some(p);
+                        self.say(format!(
+                            "Approval policy of the next turns: {}.",
+                            p.as_str()
+                        ));
+                    }
+                    None => self.fail(format!(
+                        "/approve: `{}` is not one of ask, auto-edit, never-ask",
+                        sanitize::line(arg)
+                    )),
+                }
+                Vec::new()
+            }
+            "/attach" => {
+                if arg.is_empty() {
+                    self.fail("/attach needs a path: /attach screenshot.png");
+                    return Vec::new();
+                }
+                self.attach(arg);
+                Vec::new()
+            }
+            "/limits" => {
+                let text = self.limits_text();
+                self.say(text);
+                Vec::new()
+            }
+            _ => {
+                let known: Vec<&str> = COMMANDS.iter().map(|c| c.0).collect();
+                self.fail(format!(
+                    "Unknown command {}; try {}",
+                    sanitize::line(cmd),
+                    known.join(" ")
+                ));
+                Vec::new()
+            }
+        }
+    }
+
+    /// Adds an image to the next message (relative paths are from the current directory).
+    pub(super) fn attach(&mut self, path: &str) {
+        let p = std::path::Path::new(path);
+        let full = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.export_dir.join(p)
+        };
+        if crate::tui::worker::image_mime(&full).is_none() {
+            self.fail(format!(
+                "{} is not an image neocode can send (png, jpeg, gif, webp)",
+                sanitize::line(path)
+            ));
+            return;
+        }
+        self.attachments.push(full);
+        let n = self.attachments.len();
+        self.say(format!(
+            "Attached {} ({n} image{} with the next message).",
+            sanitize::line(path),
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+
+    /// The session's budgets in one line: used / limit of each.
+    pub fn limits_text(&self) -> String {
+        let Some(l) = self
+            .detail
+            .as_ref()
+            .and_then(|d| d.header.as_ref())
+            .and_then(|h| h.ledger.as_ref())
+        else {
+            return "No budgets yet: they are set when the first turn runs (config.toml [limits], neocode run --max-*).".into();
+        };
+        let one = |name: &str, used: u64, max: Option<u64>| match max {
+            Some(m) => format!("{name} {used}/{m}"),
+            None => format!("{name} {used}"),
+        };
+        format!(
+            "Budgets: {} · {} · {} · {}",
+            one("turns", l.usage.turns, l.limits.max_turns),
+            one("tool calls", l.usage.tool_calls, l.limits.max_tool_calls),
+            one(
+                "input tokens",
+                l.usage.input_tokens,
+                l.limits.max_input_tokens
+            ),
+            one(
+                "output tokens",
+                l.usage.output_tokens,
+                l.limits.max_output_tokens
+            ),
+        )
+    }
+
+    /// The tightest budget left, in words (the status line), when any is set.
+    pub fn budget_left(&self) -> Option<String> {
+        let l = self.detail.as_ref()?.header.as_ref()?.ledger.as_ref()?;
+        let mut best: Option<(f64, String)> = None;
+        for (name, used, max) in [
+            ("turns", l.usage.turns, l.limits.max_turns),
+            ("tool calls", l.usage.tool_calls, l.limits.max_tool_calls),
+            ("in tok", l.usage.input_tokens, l.limits.max_input_tokens),
+            ("out tok", l.usage.output_tokens, l.limits.max_output_tokens),
+        ] {
+            let Some(max) = max else { continue };
+            let left = max.saturating_sub(used);
+            let share = left as f64 / max.max(1) as f64;
+            if best.as_ref().is_none_or(|b| share < b.0) {
+                best = Some((
+                    share,
+                    format!("{} {name} left", crate::tui::views::fmt_tokens(left)),
+                ));
+            }
+        }
+        best.map(|b| b.1)
+    }
+}

@@ -1,0 +1,451 @@
+//! The live part of the conversation: what a running turn has sent so far (streamed text, tool
+//! cards with their states, the approval being asked) and what the status line says about the
+//! agent. Plain data built from [`TurnEvent`](crate::runtime::agent::TurnEvent)s by the app,
+//! laid out into lines here; nothing here does IO.
+
+use std::collections::VecDeque;
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use super::markdown;
+use super::theme::Theme;
+use crate::runtime::config::ApprovalPolicy;
+use crate::runtime::tools::ToolKind;
+use crate::sanitize;
+use crate::session::{ToolCall, Usage};
+
+/// Result lines a card shows.
+const CARD_RESULT_LINES: usize = 4;
+/// Spinner frames (one per ~80 ms).
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// What the status line knows about the agent (settled when the TUI starts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentInfo {
+    /// The model, or exactly what to configure.
+    pub provider: Result<String, String>,
+    /// Context window in tokens.
+    pub window: u64,
+    /// Approval policy of new turns.
+    pub policy: ApprovalPolicy,
+    /// Sandbox in words (`on`, `off`, ...).
+    pub sandbox: String,
+    /// Commands run inside a sandbox.
+    pub sandbox_on: bool,
+}
+
+impl Default for AgentInfo {
+    fn default() -> AgentInfo {
+        AgentInfo {
+            provider: Err("no model provider configured: set NEOCODE_BASE_URL and NEOCODE_MODEL (or NEOCODE_API_KEY for OpenAI)".into()),
+            window: 128_000,
+            policy: ApprovalPolicy::default(),
+            sandbox: "off".into(),
+            sandbox_on: false,
+        }
+    }
+}
+
+/// Where a tool call stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CardState {
+    /// Asked the user; the reason the policy gave.
+    Waiting(String),
+    /// Running since the card's start.
+    Running,
+    /// Finished well.
+    Done,
+    /// Finished with an error.
+    Failed,
+    /// The user said no.
+    Denied,
+    /// The turn stopped before it ran, or a crash left it without a result.
+    Interrupted,
+}
+
+impl CardState {
+    /// The word shown on the card.
+    pub fn word(&self) -> &'static str {
+        match self {
+            CardState::Waiting(_) => "waiting for approval",
+            CardState::Running => "running",
+            CardState::Done => "done",
+            CardState::Failed => "failed",
+            CardState::Denied => "denied",
+            CardState::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One tool call of the turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Card {
+    pub call: ToolCall,
+    pub kind: ToolKind,
+    /// One line from the runtime (path, command, pattern).
+    pub summary: String,
+    pub state: CardState,
+    /// When it started running (or was asked about), ms.
+    pub since_ms: i64,
+    /// When it ended, ms.
+    pub ended_ms: Option<i64>,
+    /// The result text, once there is one.
+    pub result: Option<String>,
+    /// The stored result's seq (the card leaves the live cell once the transcript has it).
+    pub result_seq: Option<i64>,
+}
+
+/// A running (or just finished) turn as the view shows it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Live {
+    /// The session, once `Started` said (a new session's id comes from there).
+    pub session_id: Option<String>,
+    /// When the turn started, ms.
+    pub started_ms: i64,
+    /// What the user sent (shown until the transcript has it).
+    pub prompt: Option<String>,
+    /// The session's last seq when the turn started.
+    pub base_seq: i64,
+    /// Answer text of the model call streaming now.
+    pub text: String,
+    /// Text of the last stored model call, shown until the transcript has `stored_seq`.
+    pub stored_text: String,
+    pub stored_seq: i64,
+    /// Reasoning text of the model call streaming now.
+    pub reasoning: String,
+    /// Tool calls of the turn.
+    pub cards: Vec<Card>,
+    /// Calls waiting for the user's answer, first asked first.
+    pub asking: VecDeque<String>,
+    /// Usage of the model calls stored so far.
+    pub usage: Usage,
+    /// Prompt tokens of the latest model call: how full the context is.
+    pub context: u64,
+    /// Text chunks received (the list's live counter moves with them).
+    pub chunks: u64,
+    /// Cancel was asked for.
+    pub cancelling: bool,
+    /// The turn ended (kept until the transcript holds what it sent).
+    pub finished: bool,
+    /// Why the turn stopped, when it failed (the status line says it in words).
+    pub error: Option<String>,
+}
+
+impl Live {
+    /// A card by call id.
+    pub fn card_mut(&mut self, id: &str) -> Option<&mut Card> {
+        self.cards.iter_mut().find(|c| c.call.id == id)
+    }
+
+    /// The call whose approval is asked now.
+    pub fn asking_now(&self) -> Option<&Card> {
+        let id = self.asking.front()?;
+        self.cards.iter().find(|c| &c.call.id == id)
+    }
+}
+
+/// The spinner frame for a time.
+pub fn spinner(now_ms: i64) -> &'static str {
+    SPINNER[(now_ms / 80).rem_euclid(SPINNER.len() as i64) as usize]
+}
+
+/// Seconds as `4.2s`, `1m05s`.
+pub fn elapsed(ms: i64) -> String {
+    let ms = ms.max(0);
+    if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        format!("{}m{:02}s", ms / 60_000, (ms / 1000) % 60)
+    }
+}
+
+fn state_style(s: &CardState, t: &Theme) -> Style {
+    match s {
+        CardState::Waiting(_) => t.warn(),
+        CardState::Running => t.accent(),
+        CardState::Done => t.ok(),
+        CardState::Failed | CardState::Denied => t.error(),
+        CardState::Interrupted => t.warn(),
+    }
+}
+
+fn state_mark(s: &CardState, now_ms: i64) -> &'static str {
+    match s {
+        CardState::Waiting(_) => "?",
+        CardState::Running => spinner(now_ms),
+        CardState::Done => "✓",
+        CardState::Failed => "✗",
+        CardState::Denied => "⊘",
+        CardState::Interrupted => "!",
+    }
+}
+
+/// The keys the approval prompt offers, from the key table: (keys, text).
+pub type Hints<'a> = &'a [(&'static str, &'static str)];
+
+/// A tool card: name, summary, state (with elapsed time), the diff of an edit, the result
+/// collapsed to a few lines, and when `prompt` is given, the approval question with its keys.
+pub fn card_lines(
+    card: &Card,
+    width: usize,
+    now_ms: i64,
+    prompt: Option<Hints<'_>>,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let width = width.max(16);
+    let t = theme;
+    let mut out = Vec::new();
+    let st = state_style(&card.state, t);
+    let took = card.ended_ms.unwrap_or(now_ms) - card.since_ms;
+    let when = match card.state {
+        CardState::Running => format!(" {}", elapsed(took)),
+        CardState::Done | CardState::Failed if card.ended_ms.is_some() => {
+            format!(" in {}", elapsed(took))
+        }
+        _ => String::new(),
+    };
+    // The runtime's summary starts with the tool's name, which the card shows already.
+    let summary = card
+        .summary
+        .strip_prefix(card.call.name.as_str())
+        .map_or(card.summary.as_str(), str::trim_start);
+    out.extend(markdown::wrap(
+        &[
+            (format!("{} ", state_mark(&card.state, now_ms)), st),
+            (sanitize::line(&card.call.name).into_owned(), t.tool()),
+            ("  ".into(), t.text()),
+            (sanitize::line(summary).into_owned(), t.code()),
+            (format!("  · {}{when}", card.state.word()), st),
+        ],
+        width,
+        "  ╭ ",
+        "  │   ",
+    ));
+    out.extend(diff_lines(&card.call, width, "  │ ", 8, t));
+    if let CardState::Waiting(reason) = &card.state {
+        out.extend(markdown::wrap(
+            &[(sanitize::line(reason).into_owned(), t.dim())],
+            width,
+            "  │ ",
+            "  │ ",
+        ));
+        if let Some(hints) = prompt {
+            let mut spans = vec![("Allow? ".to_string(), t.warn().patch(t.bold()))];
+            for (k, what) in hints {
+                spans.push((k.to_string(), t.accent().patch(t.bold())));
+                spans.push((format!(" {what}   "), t.text()));
+            }
+            out.extend(markdown::wrap(&spans, width, "  │ ", "  │ "));
+        } else {
+            out.push(Line::from(Span::styled(
+                "  │ waits for its turn to be asked",
+                t.dim(),
+            )));
+        }
+    }
+    if let Some(r) = &card.result {
+        let clean = sanitize::text_without_sgr(r);
+        let rows: Vec<&str> = clean.trim_end().split('\n').collect();
+        let style = if matches!(card.state, CardState::Failed | CardState::Denied) {
+            t.error()
+        } else {
+            t.dim()
+        };
+        for row in rows.iter().take(CARD_RESULT_LINES) {
+            out.extend(markdown::plain(row, width, "  │ ", style));
+        }
+        if rows.len() > CARD_RESULT_LINES {
+            let more = rows.len() - CARD_RESULT_LINES;
+            out.push(Line::from(Span::styled(
+                format!("  │ … {more} more line{}", if more == 1 { "" } else { "s" }),
+                t.dim(),
+            )));
+        }
+    }
+    out.push(Line::from(Span::styled("  ╰", st)));
+    out
+}
+
+/// The change an `edit_file` / `write_file` call makes, coloured: removed lines red, added
+/// green, at most `max` of each (expanding the message shows all). Empty for other tools.
+pub fn diff_lines(
+    call: &ToolCall,
+    width: usize,
+    prefix: &str,
+    max: usize,
+    t: &Theme,
+) -> Vec<Line<'static>> {
+    let v: serde_json::Value = match serde_json::from_str(&call.arguments) {
+        Ok(v) => v,
+        Err(_) => return Vec::new(),
+    };
+    let get = |k: &str| v.get(k).and_then(|x| x.as_str());
+    let (old, new) = match call.name.as_str() {
+        "edit_file" => (
+            get("old_string").or(get("old")),
+            get("new_string").or(get("new")),
+        ),
+        "write_file" => (None, get("content")),
+        _ => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    let push = |text: Option<&str>, sign: &str, style: Style, out: &mut Vec<Line<'static>>| {
+        let Some(text) = text else { return };
+        let clean = sanitize::text_without_sgr(text);
+        let rows: Vec<&str> = clean.trim_end_matches('\n').split('\n').collect();
+        let room = width.saturating_sub(prefix.chars().count());
+        for r in rows.iter().take(max) {
+            let mut s = format!("{sign} {r}");
+            if s.chars().count() > room {
+                s = s.chars().take(room.saturating_sub(1)).collect::<String>() + "…";
+            }
+            out.push(Line::from(vec![
+                Span::styled(prefix.to_string(), t.dim()),
+                Span::styled(s, style),
+            ]));
+        }
+        if rows.len() > max {
+            out.push(Line::from(Span::styled(
+                format!("{prefix}{sign} … {} more lines", rows.len() - max),
+                t.dim(),
+            )));
+        }
+    };
+    push(old, "-", t.error(), &mut out);
+    push(new, "+", t.ok(), &mut out);
+    out
+}
+
+/// The live cell: a header with the spinner and elapsed time, the streamed reasoning and text
+/// (markdown as in the transcript), then the cards not yet in the transcript.
+pub fn live_lines(
+    live: &Live,
+    stored_last: i64,
+    width: usize,
+    now_ms: i64,
+    prompt: Hints<'_>,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let t = theme;
+    let width = width.max(16);
+    let mut out = Vec::new();
+    let showing_cards: Vec<&Card> = live
+        .cards
+        .iter()
+        .filter(|c| c.result_seq.is_none_or(|s| s > stored_last))
+        .collect();
+    let user_prompt = live
+        .prompt
+        .as_ref()
+        .filter(|_| stored_last <= live.base_seq);
+    let stored_text = (stored_last < live.stored_seq && !live.stored_text.is_empty())
+        .then_some(live.stored_text.as_str());
+    if live.finished && live.text.is_empty() && showing_cards.is_empty() && stored_text.is_none() {
+        return out;
+    }
+    if let Some(p) = user_prompt {
+        out.push(Line::from(Span::styled("You", t.user())));
+        let clean = sanitize::text_without_sgr(p);
+        for l in markdown::render_with(&clean, width.saturating_sub(2), t, t.text(), true) {
+            let mut spans = vec![Span::raw("  ")];
+            spans.extend(l.spans);
+            out.push(Line::from(spans));
+        }
+        out.push(Line::default());
+    }
+    if !live.finished {
+        let what = if live.cancelling {
+            "cancelling…"
+        } else if live.asking.is_empty() {
+            "working"
+        } else {
+            "waiting for you"
+        };
+        out.push(Line::from(vec![
+            Span::styled(format!("{} ", spinner(now_ms)), t.accent()),
+            Span::styled("Assistant", t.assistant()),
+            Span::styled(
+                format!("  {what} · {}", elapsed(now_ms - live.started_ms)),
+                t.dim(),
+            ),
+        ]));
+    }
+    if !live.reasoning.is_empty() {
+        let clean = sanitize::text_without_sgr(&live.reasoning);
+        for l in markdown::render_with(&clean, width.saturating_sub(4), t, t.reasoning(), false) {
+            let mut spans = vec![Span::styled("  ∴ ", t.reasoning())];
+            spans.extend(l.spans);
+            out.push(Line::from(spans));
+        }
+    }
+    for text in [stored_text.unwrap_or(""), live.text.as_str()] {
+        if text.is_empty() {
+            continue;
+        }
+        let clean = sanitize::text_without_sgr(text);
+        for l in markdown::render_with(&clean, width.saturating_sub(2), t, t.text(), false) {
+            let mut spans = vec![Span::raw("  ")];
+            spans.extend(l.spans);
+            out.push(Line::from(spans));
+        }
+    }
+    let asking = live.asking.front();
+    for c in showing_cards {
+        let p = (asking == Some(&c.call.id)).then_some(prompt);
+        out.extend(card_lines(c, width, now_ms, p, t));
+    }
+    out
+}
+
+/// The agent line under the conversation: model, a context gauge, tokens, budget, policy,
+/// sandbox (or, with no provider, what to configure).
+pub fn status_spans(
+    info: &AgentInfo,
+    context: u64,
+    session_tokens: u64,
+    budget_left: Option<String>,
+    policy: ApprovalPolicy,
+    theme: &Theme,
+) -> Vec<(String, Style)> {
+    let t = theme;
+    let model = match &info.provider {
+        Ok(m) => m,
+        Err(_) => {
+            return vec![(
+                "No model configured: F1 says how to set one up".into(),
+                t.warn(),
+            )];
+        }
+    };
+    let window = info.window.max(1);
+    let pct = (context.saturating_mul(100) / window).min(100);
+    let filled = (pct as usize * 8).div_ceil(100).min(8);
+    let gauge = format!("{}{}", "█".repeat(filled), "░".repeat(8 - filled));
+    let gauge_style = if pct >= 80 { t.warn() } else { t.accent() };
+    let mut v = vec![
+        (format!("{} ", sanitize::line(model)), t.bold()),
+        (gauge, gauge_style),
+        (
+            format!(
+                " {}/{} ",
+                super::views::fmt_tokens(context),
+                super::views::fmt_tokens(window)
+            ),
+            t.dim(),
+        ),
+        (
+            format!("· {} tok ", super::views::fmt_tokens(session_tokens)),
+            t.dim(),
+        ),
+    ];
+    if let Some(b) = budget_left {
+        v.push((format!("· {b} "), t.dim()));
+    }
+    v.push((format!("· approve {} ", policy.as_str()), t.dim()));
+    v.push((
+        format!("· sandbox {}", info.sandbox),
+        if info.sandbox_on { t.dim() } else { t.warn() },
+    ));
+    v
+}

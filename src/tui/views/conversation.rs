@@ -1,0 +1,291 @@
+//! The conversation view: the stored transcript, the live cell of a running turn after it,
+//! interrupted calls with their choices, the editor, and the agent's status under the
+//! transcript (model, context gauge, tokens, budget, approval policy, sandbox).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+
+use super::text::fit;
+use crate::sanitize;
+use crate::session::Role;
+use crate::tui::app::{App, short};
+use crate::tui::keymap::{self, Context};
+use crate::tui::layout::Layout;
+use crate::tui::live::{self, Card, CardState};
+
+/// The approval prompt's keys, from the key table.
+fn approval_hints() -> Vec<(&'static str, &'static str)> {
+    keymap::bar(Context::Approval).collect()
+}
+
+/// Prompt tokens of the latest model call the open transcript holds (how full the context
+/// is); the live turn's newer figure wins.
+fn context_used(app: &App) -> u64 {
+    if let Some(l) = app.live_here()
+        && l.context > 0
+    {
+        return l.context;
+    }
+    app.detail
+        .as_ref()
+        .and_then(|d| d.transcript.as_ref())
+        .and_then(|t| {
+            t.msgs
+                .values()
+                .rev()
+                .find(|m| m.role == Role::Assistant && m.usage.input_tokens > 0)
+                .map(|m| m.usage.input_tokens + m.usage.output_tokens)
+        })
+        .unwrap_or(0)
+}
+
+fn session_tokens(app: &App) -> u64 {
+    app.detail
+        .as_ref()
+        .and_then(|d| d.header.as_ref())
+        .and_then(|h| h.ledger.as_ref())
+        .map_or(0, |l| l.usage.input_tokens + l.usage.output_tokens)
+}
+
+/// The agent line: the failure of the last turn in words, else model, gauge and the rest.
+fn agent_line(app: &App, width: usize) -> Line<'static> {
+    let t = &app.theme;
+    if let Some(e) = app.live_here().and_then(|l| l.error.as_ref()) {
+        return Line::from(Span::styled(
+            fit(&format!(" ✗ {} ", sanitize::line(e)), width),
+            t.error(),
+        ));
+    }
+    let spans = live::status_spans(
+        &app.agent,
+        context_used(app),
+        session_tokens(app),
+        app.budget_left(),
+        app.approval(),
+        t,
+    );
+    let mut out = vec![Span::raw(" ")];
+    let mut used = 2;
+    for (s, st) in spans {
+        let w = unicode_width::UnicodeWidthStr::width(s.as_str());
+        if used + w > width {
+            break;
+        }
+        used += w;
+        out.push(Span::styled(s, st));
+    }
+    out.push(Span::raw(" "));
+    Line::from(out)
+}
+
+pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
+    let t = &app.theme;
+    let d = app.detail.as_ref();
+    let title = match d.and_then(|d| d.header.as_ref()) {
+        Some(h) if !h.title.trim().is_empty() => sanitize::line(&h.title).into_owned(),
+        Some(h) => format!("session {}", short(&h.id)),
+        None if app.draft => "New session".into(),
+        None => "Loading…".into(),
+    };
+    let width = a.conversation.width.saturating_sub(4) as usize;
+    let block = Block::bordered()
+        .border_style(t.border())
+        .title(Span::styled(format!(" {} ", fit(&title, width)), t.bold()))
+        .title_bottom(agent_line(app, width));
+    frame.render_widget(block, a.conversation);
+    body(frame, app, a.transcript);
+    completion(frame, app, a);
+    composer(frame, app, a);
+}
+
+/// The transcript with the live cell (or the interrupted calls) after it.
+fn body(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let t = &app.theme;
+    let w = area.width.saturating_sub(1) as usize;
+    let h = area.height as usize;
+    let tr = app.detail.as_ref().and_then(|d| d.transcript.as_ref());
+    let stored_last = tr.map_or(0, |t| t.last_seq);
+    let following = tr.is_none_or(|t| t.follow_end);
+    let mut extra: Vec<Line<'static>> = Vec::new();
+    let live = app.live_here();
+    if let Some(l) = live {
+        let hints = approval_hints();
+        extra = live::live_lines(l, stored_last, w, app.now_ms, &hints, t);
+    } else if app.turn_contexts().contains(&Context::Dangling)
+        && let Some(d) = app.detail.as_ref()
+    {
+        extra = dangling_lines(app, &d.interrupted, w);
+    }
+    if tr.is_none() && app.draft && extra.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                "Nothing is saved until you send the first message; Esc leaves without a trace.",
+                t.dim(),
+            ))
+            .wrap(Wrap { trim: false }),
+            area,
+        );
+        return;
+    }
+    let mut lines: Vec<Line<'static>> = match tr {
+        Some(tr) => tr
+            .visible(w, h, t)
+            .into_iter()
+            .map(|(seq, line)| {
+                let sel = tr.selected == Some(seq);
+                let mut spans = vec![Span::styled(if sel { "▌" } else { " " }, t.accent())];
+                spans.extend(line.spans);
+                Line::from(spans)
+            })
+            .collect(),
+        None if !app.draft => vec![Line::from(Span::styled(" Loading…", t.dim()))],
+        None => Vec::new(),
+    };
+    if tr.is_some_and(|t| t.last_seq == 0) && extra.is_empty() {
+        lines.push(Line::from(Span::styled(" No messages yet.", t.dim())));
+    }
+    let mut marker = false;
+    if following {
+        lines.extend(extra.into_iter().map(|l| {
+            let mut spans = vec![Span::raw(" ")];
+            spans.extend(l.spans);
+            Line::from(spans)
+        }));
+        let skip = lines.len().saturating_sub(h);
+        lines.drain(..skip);
+    } else {
+        marker = live.is_some_and(|l| !l.finished || !extra.is_empty());
+    }
+    frame.render_widget(Paragraph::new(lines), area);
+    if marker && area.height > 0 {
+        let text = " ↓ new output (PgDn) ";
+        let mw = text.chars().count() as u16;
+        let r = Rect::new(
+            area.right().saturating_sub(mw + 1),
+            area.bottom() - 1,
+            mw.min(area.width),
+            1,
+        );
+        frame.render_widget(Clear, r);
+        frame.render_widget(
+            Paragraph::new(Span::styled(text, t.accent().patch(t.bold()))),
+            r,
+        );
+    }
+}
+
+/// The calls a stopped session left without a result, as cards with the two choices.
+fn dangling_lines(app: &App, calls: &[crate::session::ToolCall], w: usize) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let mut out = vec![Line::from(Span::styled(
+        "These tool calls never got a result (the session stopped mid-turn):",
+        t.warn(),
+    ))];
+    for c in calls {
+        let card = Card {
+            call: c.clone(),
+            kind: crate::runtime::tools::spec(&c.name)
+                .map_or(crate::runtime::tools::ToolKind::Read, |s| s.kind),
+            summary: crate::runtime::tools::summary(&c.name, &c.arguments),
+            state: CardState::Interrupted,
+            since_ms: app.now_ms,
+            ended_ms: None,
+            result: None,
+            result_seq: None,
+        };
+        out.extend(live::card_lines(&card, w, app.now_ms, None, t));
+    }
+    let mut spans = Vec::new();
+    for (k, what) in keymap::bar(Context::Dangling) {
+        spans.push(Span::styled(k, t.accent().patch(t.bold())));
+        spans.push(Span::styled(format!(" {what}   "), t.text()));
+    }
+    spans.push(Span::styled("or type a message", t.dim()));
+    out.push(Line::from(spans));
+    out
+}
+
+/// Slash commands matching what is typed, just above the editor.
+fn completion(frame: &mut Frame<'_>, app: &App, a: &Layout) {
+    let t = &app.theme;
+    let m: Vec<(String, String, String)> = if app.path_matches.is_empty() {
+        crate::tui::app::slash_matches(&app.composer.text())
+            .iter()
+            .map(|(n, a, w)| (n.to_string(), a.to_string(), w.to_string()))
+            .collect()
+    } else {
+        app.path_matches
+            .iter()
+            .map(|p| {
+                (
+                    format!("@{}", sanitize::line(p)),
+                    String::new(),
+                    String::new(),
+                )
+            })
+            .collect()
+    };
+    if m.is_empty() || a.transcript.height < 4 {
+        return;
+    }
+    let n = (m.len() as u16).min(a.transcript.height - 2);
+    let r = Rect::new(
+        a.transcript.x,
+        a.transcript.bottom().saturating_sub(n),
+        a.transcript.width,
+        n,
+    );
+    frame.render_widget(Clear, r);
+    let lines: Vec<Line<'static>> = m
+        .iter()
+        .take(n as usize)
+        .map(|(name, args, what)| {
+            Line::from(vec![
+                Span::styled(format!(" {name}"), t.accent().patch(t.bold())),
+                Span::styled(format!(" {args}"), t.code()),
+                Span::styled(format!("  {what}"), t.dim()),
+            ])
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines).style(t.title_bar()), r);
+}
+
+fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
+    let t = &app.theme;
+    let (hint, style) = if app.agent.provider.is_err() {
+        ("no model configured: F1 says how".to_string(), t.warn())
+    } else if let Some(l) = app.live_here().filter(|l| !l.finished) {
+        if l.asking.is_empty() {
+            ("a turn is running: Esc cancels".to_string(), t.dim())
+        } else {
+            ("answer the approval above first".to_string(), t.warn())
+        }
+    } else if app.turn_active() {
+        ("a turn runs in another session".to_string(), t.dim())
+    } else if app.running_elsewhere() {
+        (
+            "running in another process: shown live, read-only".to_string(),
+            t.warn(),
+        )
+    } else {
+        ("Tab completes /commands".to_string(), t.dim())
+    };
+    let mut title = vec![
+        Span::styled(format!("{}Message ", super::focus_mark(true)), t.bold()),
+        Span::styled(format!("· {hint} "), style),
+    ];
+    if !app.attachments.is_empty() {
+        let n = app.attachments.len();
+        title.push(Span::styled(
+            format!("· {n} image{} attached ", if n == 1 { "" } else { "s" }),
+            t.accent(),
+        ));
+    }
+    let input_block = super::pane_block(t, true).title(Line::from(title));
+    let inner = input_block.inner(a.input);
+    frame.render_widget(input_block, a.input);
+    // The editor holds only neutralised text (typed characters, sanitised pastes).
+    frame.render_widget(app.composer.area(), inner);
+}

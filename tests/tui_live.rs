@@ -1,0 +1,705 @@
+//! The live conversation on `TestBackend`: the real app fed the agent's events as a turn sends
+//! them, keys injected; snapshots of the streamed cell, tool cards in each state and the
+//! approval prompt, and the turn effects the keys produce (approve, deny with a reason,
+//! cancel, a second Ctrl-C quitting, slash commands).
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
+use neocode::runtime::config::ApprovalPolicy;
+use neocode::runtime::tools::ToolKind;
+use neocode::runtime::{Location, Sessions};
+use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall, Usage};
+use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
+use neocode::tui::effect::{Effect, TurnEffect};
+use neocode::tui::live::AgentInfo;
+use neocode::tui::theme::Theme;
+use neocode::tui::views;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+const NOW: i64 = 1_748_779_200_000;
+
+struct H {
+    app: App,
+    rt: Sessions,
+    id: String,
+    root: String,
+    turns: Vec<TurnEffect>,
+    _tmp: tempfile::TempDir,
+}
+
+impl H {
+    fn new() -> H {
+        H::with_messages(1)
+    }
+
+    fn with_messages(n: usize) -> H {
+        let tmp = tempfile::tempdir().unwrap();
+        let loc = Location::scratch(tmp.path());
+        let rt = Sessions::open(&loc).unwrap();
+        let h = rt
+            .new_session(NewSession {
+                title: "Live session".into(),
+                ..NewSession::default()
+            })
+            .unwrap();
+        for i in 0..n {
+            let text = if i == 0 {
+                "Earlier question".to_string()
+            } else {
+                format!("Earlier message {i}")
+            };
+            rt.append(
+                &h.id,
+                &[NewMessage::text(Role::User, text)],
+                &AppendMeta::default(),
+            )
+            .unwrap();
+        }
+        let root = loc.root().display().to_string();
+        let (mut app, jobs) = App::new(AppOptions {
+            theme: Theme::new(false),
+            export_dir: tmp.path().to_path_buf(),
+            workdir: root.clone(),
+            root: root.clone(),
+            size: (100, 34),
+            now_ms: NOW,
+            resume: Some(h.id.clone()),
+        });
+        app.agent = AgentInfo {
+            provider: Ok("scripted-model".into()),
+            window: 100_000,
+            policy: ApprovalPolicy::Ask,
+            sandbox: "on".into(),
+            sandbox_on: true,
+        };
+        let mut me = H {
+            app,
+            rt,
+            id: h.id,
+            root,
+            turns: Vec::new(),
+            _tmp: tmp,
+        };
+        me.run(jobs);
+        me
+    }
+
+    fn run(&mut self, effects: Vec<Effect>) {
+        let t = run_inline(&mut self.app, &self.rt, effects);
+        self.turns.extend(t);
+    }
+
+    fn key_mod(&mut self, code: KeyCode, m: KeyModifiers) {
+        let e = self.app.on_key(KeyEvent::new(code, m));
+        self.run(e);
+    }
+
+    fn key(&mut self, code: KeyCode) {
+        self.key_mod(code, KeyModifiers::NONE);
+    }
+
+    fn chars(&mut self, s: &str) {
+        for c in s.chars() {
+            self.key(KeyCode::Char(c));
+        }
+    }
+
+    fn ev(&mut self, e: TurnEvent) {
+        let effects = self.app.on_turn(e);
+        self.run(effects);
+    }
+
+    fn screen(&self) -> String {
+        let (w, h) = self.app.size;
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| views::draw(f, &self.app)).unwrap();
+        let b = t.backend().buffer().clone();
+        let mut out = String::new();
+        for y in 0..b.area.height {
+            let mut line = String::new();
+            for x in 0..b.area.width {
+                line.push_str(b[(x, y)].symbol());
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out.replace(&self.root, "[WORKSPACE]")
+    }
+
+    /// Sends a message and plays `Started`.
+    fn send(&mut self, text: &str) {
+        self.chars(text);
+        self.key(KeyCode::Enter);
+        let start = self.turns.pop().expect("a turn effect");
+        assert_eq!(
+            start,
+            TurnEffect::Start {
+                session_id: Some(self.id.clone()),
+                text: Some(text.to_string()),
+                approval: ApprovalPolicy::Ask,
+            }
+        );
+        let id = self.id.clone();
+        self.ev(TurnEvent::Started { session_id: id });
+    }
+}
+
+fn call(id: &str, name: &str, args: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: args.into(),
+    }
+}
+
+fn tool(h: &mut H, id: &str, name: &str, args: &str, kind: ToolKind, summary: &str) {
+    h.ev(TurnEvent::ToolCall {
+        call: call(id, name, args),
+        kind,
+        summary: summary.into(),
+    });
+}
+
+#[test]
+fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
+    let mut h = H::new();
+    assert_eq!(h.app.screen, Screen::Conversation);
+    h.send("Explain the **config** loader");
+    for piece in [
+        "The loader ",
+        "reads `config.toml`",
+        " and:\n\n- parses",
+        " it\n",
+    ] {
+        h.ev(TurnEvent::TextDelta(piece.into()));
+    }
+    h.app.now_ms = NOW + 2_300;
+    let s = h.screen();
+    assert!(s.contains("working · 2.3s"), "{s}");
+    assert!(
+        s.contains("reads config.toml and:"),
+        "markdown rendered:\n{s}"
+    );
+    assert!(s.contains("• parses it"), "{s}");
+    assert!(
+        s.contains("Explain the config loader"),
+        "the prompt shows at once:\n{s}"
+    );
+    insta::assert_snapshot!("live_streaming", s);
+    // Typing goes on, sending waits for the turn.
+    h.chars("next");
+    h.key(KeyCode::Enter);
+    assert!(h.turns.is_empty(), "{:?}", h.turns);
+    assert!(h.screen().contains("A turn is running"));
+}
+
+#[test]
+fn tool_cards_in_each_state_and_the_approval_prompt() {
+    let mut h = H::new();
+    h.send("Fix it");
+    // Done.
+    tool(
+        &mut h,
+        "r1",
+        "read_file",
+        r#"{"path":"src/config.rs"}"#,
+        ToolKind::Read,
+        "src/config.rs",
+    );
+    h.ev(TurnEvent::ToolResult {
+        call_id: "r1".into(),
+        text: "fn load() {}\nfn parse() {}\n".into(),
+        is_error: false,
+        seq: 100,
+    });
+    // Failed.
+    tool(
+        &mut h,
+        "g1",
+        "grep",
+        r#"{"pattern":"unwrap\\("}"#,
+        ToolKind::Read,
+        "unwrap\\(",
+    );
+    h.ev(TurnEvent::ToolResult {
+        call_id: "g1".into(),
+        text: "invalid regex: unclosed group".into(),
+        is_error: true,
+        seq: 101,
+    });
+    // Waiting for approval, with a diff.
+    tool(
+        &mut h,
+        "e1",
+        "edit_file",
+        r#"{"path":"src/config.rs","old_string":"let v = s.parse().unwrap();","new_string":"let v = s.parse()?;"}"#,
+        ToolKind::Edit,
+        "src/config.rs",
+    );
+    h.ev(TurnEvent::ApprovalNeeded {
+        call: call("e1", "edit_file", "{}"),
+        summary: "src/config.rs".into(),
+        reason: "edits ask under the `ask` policy".into(),
+    });
+    let s = h.screen();
+    assert!(
+        s.contains("Allow? y yes   n no   r no+why   a always"),
+        "{s}"
+    );
+    assert!(s.contains("- let v = s.parse().unwrap();"), "{s}");
+    assert!(s.contains("+ let v = s.parse()?;"), "{s}");
+    assert!(s.contains("✓ read_file  src/config.rs  · done"), "{s}");
+    assert!(s.contains("✗ grep"), "{s}");
+    insta::assert_snapshot!("live_approval_prompt", s);
+
+    // y approves exactly that call.
+    h.key(KeyCode::Char('y'));
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Command(TurnCommand::Approve {
+            call_id: "e1".into(),
+            always: false
+        }))
+    );
+    h.app.now_ms = NOW + 1_500;
+    assert!(h.screen().contains("· running 1.5s"), "{}", h.screen());
+    h.ev(TurnEvent::ToolResult {
+        call_id: "e1".into(),
+        text: "edited src/config.rs".into(),
+        is_error: false,
+        seq: 102,
+    });
+
+    // A command denied with a reason typed for the model.
+    tool(
+        &mut h,
+        "c1",
+        "run_command",
+        r#"{"command":"rm -rf target"}"#,
+        ToolKind::Command,
+        "rm -rf target",
+    );
+    h.ev(TurnEvent::ApprovalNeeded {
+        call: call("c1", "run_command", "{}"),
+        summary: "rm -rf target".into(),
+        reason: "commands ask".into(),
+    });
+    h.key(KeyCode::Char('r'));
+    assert!(matches!(h.app.overlay, Overlay::DenyReason { .. }));
+    h.chars("too slow to rebuild");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Command(TurnCommand::Deny {
+            call_id: "c1".into(),
+            reason: Some("too slow to rebuild".into())
+        }))
+    );
+    h.ev(TurnEvent::ToolResult {
+        call_id: "c1".into(),
+        text: "The user denied this call: too slow to rebuild".into(),
+        is_error: true,
+        seq: 103,
+    });
+    // Interrupted: running when the turn is cancelled.
+    tool(
+        &mut h,
+        "c2",
+        "run_command",
+        r#"{"command":"cargo test"}"#,
+        ToolKind::Command,
+        "cargo test",
+    );
+    h.key(KeyCode::Esc);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Command(TurnCommand::Cancel))
+    );
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Cancelled,
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains("⊘ run_command  rm -rf target  · denied"), "{s}");
+    assert!(
+        s.contains("The user denied this call: too slow to rebuild"),
+        "{s}"
+    );
+    assert!(
+        s.contains("! run_command  cargo test  · interrupted"),
+        "{s}"
+    );
+    assert!(s.contains("✓ edit_file"), "{s}");
+    assert!(s.contains("Cancelled; what arrived is kept"), "{s}");
+    insta::assert_snapshot!("live_cards_all_states", s);
+}
+
+#[test]
+fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
+    let mut h = H::new();
+    h.send("Two writes");
+    for id in ["w1", "w2"] {
+        tool(
+            &mut h,
+            id,
+            "write_file",
+            r#"{"path":"a.txt","content":"x"}"#,
+            ToolKind::Edit,
+            "a.txt",
+        );
+        h.ev(TurnEvent::ApprovalNeeded {
+            call: call(id, "write_file", "{}"),
+            summary: "a.txt".into(),
+            reason: "edits ask".into(),
+        });
+    }
+    assert!(h.screen().contains("waits for its turn to be asked"));
+    h.key(KeyCode::Char('a'));
+    h.key(KeyCode::Char('n'));
+    assert_eq!(
+        h.turns,
+        vec![
+            TurnEffect::Command(TurnCommand::Approve {
+                call_id: "w1".into(),
+                always: true
+            }),
+            TurnEffect::Command(TurnCommand::Deny {
+                call_id: "w2".into(),
+                reason: None
+            }),
+        ]
+    );
+}
+
+#[test]
+fn ctrl_c_cancels_first_and_quits_second() {
+    let mut h = H::new();
+    h.send("Long one");
+    h.ev(TurnEvent::TextDelta("Once upon".into()));
+    h.key_mod(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Command(TurnCommand::Cancel))
+    );
+    assert!(!h.app.quit);
+    assert!(h.screen().contains("cancelling…"));
+    h.key_mod(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert!(h.app.quit);
+}
+
+#[test]
+fn leaving_and_quitting_mid_turn_ask_first_and_the_list_marks_the_turn() {
+    let mut h = H::new();
+    h.send("Background please");
+    h.ev(TurnEvent::TextDelta("working on it".into()));
+    h.key_mod(KeyCode::Char('b'), KeyModifiers::CONTROL);
+    assert!(
+        h.screen().contains("The turn keeps running"),
+        "{}",
+        h.screen()
+    );
+    h.key(KeyCode::Char('y'));
+    assert_eq!(h.app.screen, Screen::Browse);
+    // The list row shows the turn running (a spinner instead of the status mark).
+    let s = h.screen();
+    assert!(s.contains("⠋ Live session"), "{s}");
+    // Quitting asks first.
+    h.key(KeyCode::Char('q'));
+    assert!(!h.app.quit);
+    assert!(h.screen().contains("A turn is running. Quit anyway?"));
+    h.key(KeyCode::Char('n'));
+    assert!(!h.app.quit);
+    // Back into the conversation: the live cell is still there.
+    h.key(KeyCode::Enter);
+    assert!(h.screen().contains("working on it"), "{}", h.screen());
+}
+
+#[test]
+fn a_failed_turn_says_why_in_the_status_line() {
+    let mut h = H::new();
+    h.send("Hi");
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Failed {
+            code: "auth".into(),
+            message: "the provider refused the API key (401)".into(),
+        },
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(
+        s.contains("✗ the provider refused the API key (401) (auth)"),
+        "{s}"
+    );
+}
+
+#[test]
+fn slash_commands_complete_and_act() {
+    let mut h = H::new();
+    h.chars("/ap");
+    assert!(h.screen().contains("/approve"), "{}", h.screen());
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.composer.text(), "/approve ");
+    h.chars("auto-edit");
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.approval(), ApprovalPolicy::AutoEdit);
+    assert!(h.screen().contains("approve auto-edit"), "{}", h.screen());
+    h.chars("/rename Renamed live");
+    h.key(KeyCode::Enter);
+    assert_eq!(h.rt.header(&h.id).unwrap().title, "Renamed live");
+    h.chars("/compact");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Compact {
+            session_id: h.id.clone()
+        })
+    );
+    h.chars("/model other-model");
+    h.key(KeyCode::Enter);
+    assert_eq!(h.turns.pop(), Some(TurnEffect::Model("other-model".into())));
+    assert!(h.screen().contains("other-model"));
+    h.chars("/limits");
+    h.key(KeyCode::Enter);
+    assert!(h.screen().contains("budgets") || h.screen().contains("Budgets"));
+    h.chars("/bogus");
+    h.key(KeyCode::Enter);
+    assert!(
+        h.screen().contains("Unknown command /bogus"),
+        "{}",
+        h.screen()
+    );
+    h.chars("/help");
+    h.key(KeyCode::Enter);
+    assert!(matches!(h.app.overlay, Overlay::Help(_)));
+}
+
+#[test]
+fn no_provider_disables_sending_with_the_reason() {
+    let mut h = H::new();
+    h.app.agent = AgentInfo::default();
+    h.chars("hello");
+    h.key(KeyCode::Enter);
+    assert!(h.turns.is_empty());
+    assert_eq!(h.app.composer.text(), "hello", "the text stays");
+    let s = h.screen();
+    assert!(
+        s.contains("Cannot send: no model provider configured"),
+        "{s}"
+    );
+    assert!(s.contains("no model configured: F1 says how"), "{s}");
+}
+
+#[test]
+fn interrupted_calls_offer_rerun_and_mark_interrupted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
+    let rt = Sessions::open(&loc).unwrap();
+    let s = rt.new_session(NewSession::default()).unwrap();
+    let mut a = NewMessage::text(Role::Assistant, "");
+    a.tool_calls = vec![call(
+        "d1",
+        "write_file",
+        r#"{"path":"x.txt","content":"1"}"#,
+    )];
+    rt.append(
+        &s.id,
+        &[NewMessage::text(Role::User, "write x"), a],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    let root = loc.root().display().to_string();
+    let (mut app, jobs) = App::new(AppOptions {
+        theme: Theme::new(false),
+        export_dir: tmp.path().to_path_buf(),
+        workdir: root.clone(),
+        root: root.clone(),
+        size: (100, 30),
+        now_ms: NOW,
+        resume: Some(s.id.clone()),
+    });
+    app.agent.provider = Ok("m".into());
+    let mut h = H {
+        app,
+        rt,
+        id: s.id.clone(),
+        root,
+        turns: Vec::new(),
+        _tmp: tmp,
+    };
+    h.run(jobs);
+    let screen = h.screen();
+    assert!(
+        screen.contains("! write_file  x.txt  · interrupted"),
+        "{screen}"
+    );
+    assert!(screen.contains("Ctrl-R rerun"), "{screen}");
+    // Mark interrupted: a "not run" result is stored, nothing offers any more.
+    h.key_mod(KeyCode::Char('d'), KeyModifiers::CONTROL);
+    assert!(h.rt.interrupted_tool_calls(&h.id).unwrap().is_empty());
+    let s = h.screen();
+    assert!(!s.contains("Ctrl-R rerun"), "{s}");
+    // The stored "not run" result reads as interrupted in the transcript.
+    assert!(s.contains("! interrupted"), "{s}");
+}
+
+#[test]
+fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_it() {
+    let mut h = H::new();
+    // A real PNG header is enough: the store keeps bytes, the model gets them base64.
+    let png = h._tmp.path().join("shot.png");
+    std::fs::write(&png, b"\x89PNG\r\n\x1a\n0000").unwrap();
+    h.chars(&format!("/attach {}", png.display()));
+    h.key(KeyCode::Enter);
+    assert!(h.screen().contains("1 image attached"), "{}", h.screen());
+    // A pasted path of an image attaches it too.
+    let effects = h.app.on_paste(&format!("'{}'", png.display()));
+    h.run(effects);
+    assert_eq!(h.app.attachments.len(), 2);
+    h.chars("What is in these?");
+    h.key(KeyCode::Enter);
+    // The message was stored with its images, then the turn starts to answer it.
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Start {
+            session_id: Some(h.id.clone()),
+            text: None,
+            approval: ApprovalPolicy::Ask,
+        })
+    );
+    let hd = h.rt.header(&h.id).unwrap();
+    let m = &h.rt.messages(&h.id, hd.last_seq, hd.last_seq).unwrap()[0];
+    assert_eq!(m.text(), "What is in these?");
+    let images: Vec<&neocode::session::Part> = m
+        .parts
+        .iter()
+        .filter(|p| matches!(p, neocode::session::Part::Image { .. }))
+        .collect();
+    assert_eq!(images.len(), 2, "{m:?}");
+    assert_eq!(h.rt.assets(&h.id).unwrap().len(), 2);
+    assert!(h.app.attachments.is_empty());
+    // The live cell shows the prompt until the transcript has it; the stored message shows
+    // its images.
+    let effects = h.app.on_turn(TurnEvent::Started {
+        session_id: h.id.clone(),
+    });
+    h.run(effects);
+    assert!(h.screen().contains("[image "), "{}", h.screen());
+    // Not an image: refused in words.
+    h.chars("/attach notes.txt");
+    h.key(KeyCode::Enter);
+    assert!(h.screen().contains("is not an image"), "{}", h.screen());
+}
+
+#[test]
+fn at_path_completes_workspace_files() {
+    let mut h = H::new();
+    let root = std::path::PathBuf::from(&h.root);
+    std::fs::create_dir_all(root.join("src/tui")).unwrap();
+    std::fs::write(root.join("src/tui/composer.rs"), "").unwrap();
+    std::fs::write(root.join("src/tui/compact.rs"), "").unwrap();
+    std::fs::write(root.join("README.md"), "").unwrap();
+    h.chars("look at @READ");
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.composer.text(), "look at @README.md ");
+    h.chars("and @src/tui/comp");
+    h.key(KeyCode::Tab);
+    let s = h.screen();
+    assert!(s.contains("@src/tui/composer.rs"), "{s}");
+    assert!(s.contains("@src/tui/compact.rs"), "{s}");
+    h.chars("o");
+    h.key(KeyCode::Tab);
+    assert_eq!(
+        h.app.composer.text(),
+        "look at @README.md and @src/tui/composer.rs "
+    );
+}
+
+#[test]
+fn scrolled_up_the_view_stays_put_and_says_new_output_arrived() {
+    let mut h = H::with_messages(40);
+    h.send("Go on");
+    h.ev(TurnEvent::TextDelta("first words".into()));
+    assert!(h.screen().contains("first words"));
+    h.key(KeyCode::PageUp);
+    h.ev(TurnEvent::TextDelta(" and more".into()));
+    let s = h.screen();
+    assert!(s.contains("↓ new output"), "{s}");
+    assert!(!s.contains("first words and more"), "{s}");
+    // Back at the end the view follows the tail again.
+    for _ in 0..5 {
+        h.key(KeyCode::PageDown);
+    }
+    let s = h.screen();
+    assert!(!s.contains("↓ new output"), "{s}");
+    assert!(s.contains("first words and more"), "{s}");
+}
+
+#[test]
+fn hostile_model_and_tool_text_is_drawn_inert() {
+    let mut h = H::new();
+    h.send("hi");
+    h.ev(TurnEvent::TextDelta(
+        "evil \x1b]0;pwned\x07 \x1b[2J text".into(),
+    ));
+    tool(
+        &mut h,
+        "x1",
+        "run_command",
+        r#"{"command":"echo"}"#,
+        ToolKind::Command,
+        "echo \x1b[31mred\x1b[0m",
+    );
+    h.ev(TurnEvent::ApprovalNeeded {
+        call: call("x1", "run_command", "{}"),
+        summary: "echo".into(),
+        reason: "because \x1b[5mblink".into(),
+    });
+    h.ev(TurnEvent::Warning {
+        code: "w".into(),
+        message: "warn \x1b]52;c;AAAA\x07".into(),
+    });
+    let s = h.screen();
+    assert!(!s.contains('\x1b'), "{s}");
+    assert!(!s.contains('\x07'), "{s}");
+    assert!(s.contains("evil"), "{s}");
+}
+
+#[test]
+fn a_session_running_elsewhere_is_marked_read_only_and_help_lists_the_turn_keys() {
+    let mut h = H::new();
+    let effects = h.app.tick();
+    h.run(effects);
+    // Another process runs this session (its status says so; the poll brings it in).
+    let other = Sessions::open(&Location::scratch(h._tmp.path())).unwrap();
+    other
+        .update_state(
+            &h.id,
+            &neocode::session::StateUpdate {
+                status: Some(neocode::session::Status::Running),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let effects = h.app.tick();
+    h.run(effects);
+    let s = h.screen();
+    assert!(s.contains("running in another process"), "{s}");
+    // Help: the turn, approval and resume keys and the slash commands, from the key table.
+    h.key(KeyCode::F(1));
+    let mut seen = String::new();
+    for _ in 0..30 {
+        seen.push_str(&h.screen());
+        h.key(KeyCode::PageDown);
+    }
+    for want in [
+        "While a turn runs",
+        "A tool call asks for approval",
+        "no, with a reason sent to the model",
+        "Ctrl-R",
+        "/compact",
+        "/approve [ask|auto-edit|never-ask]",
+    ] {
+        assert!(seen.contains(want), "help lacks {want:?}");
+    }
+}

@@ -1,0 +1,219 @@
+//! The live conversation end to end: the real binary in a pseudo-terminal against a scripted
+//! OpenAI-compatible server on 127.0.0.1. Type a message and see the streamed reply, approve
+//! a `write_file` (the file exists afterwards), deny a command (it never ran), cancel a long
+//! reply, quit, and find it all in `neocode show`.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::pty::Pty;
+use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
+use neocode::runtime::{Location, Sessions};
+use neocode::session::{ListQuery, Status, WorkspacePaths};
+
+fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(start.elapsed() < Duration::from_secs(30), "never: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn stream_approve_deny_cancel_quit_and_show() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let long: String = (0..400).map(|i| format!("word{i} ")).collect();
+    let srv = ScriptedServer::start(vec![
+        // 1: a streamed answer with markdown.
+        Stream::new()
+            .role()
+            .text_deltas("Hello from the **scripted** model.", 6)
+            .finish("stop")
+            .usage(12, 7)
+            .delays(Duration::ZERO, Duration::from_millis(20))
+            .reply(),
+        // 2: a write (approved) and a command (denied), then the answer.
+        Reply::tool_calls(&[
+            (
+                "c1",
+                "write_file",
+                r#"{"path":"hello.txt","content":"hi there\n"}"#,
+            ),
+            ("c2", "run_command", r#"{"command":"touch ran.txt"}"#),
+        ]),
+        Reply::text("Wrote hello.txt and skipped the command."),
+        // 3: a long, slow answer to cancel.
+        Stream::new()
+            .role()
+            .text_deltas(&long, 400)
+            .finish("stop")
+            .delays(Duration::ZERO, Duration::from_millis(40))
+            .reply(),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let env = [
+        ("NEOCODE_BASE_URL", base.as_str()),
+        ("NEOCODE_MODEL", "scripted-model"),
+        ("NEOCODE_API_KEY", ""),
+    ];
+    let mut pty = Pty::spawn(&home, &ws, &[], &env, 40, 120);
+    pty.wait_for("0 sessions");
+    // The status line names the model once in the conversation.
+    pty.keys("n");
+    let s = pty.wait_for("scripted-model");
+    assert!(s.contains("approve ask"), "{s}");
+
+    // 1: streamed reply.
+    pty.keys("Say hello");
+    pty.keys("\r");
+    let s = pty.wait_for("Hello from the scripted model.");
+    assert!(s.contains("Say hello"), "{s}");
+    pty.wait_for("Done in");
+
+    // 2: approve the write, deny the command.
+    pty.keys("Write hello.txt, then touch ran.txt");
+    pty.keys("\r");
+    let s = pty.wait_for("Allow?");
+    assert!(s.contains("write_file"), "{s}");
+    assert!(s.contains("hello.txt"), "{s}");
+    assert!(
+        s.contains("+ hi there"),
+        "the card shows the new content as a diff:\n{s}"
+    );
+    pty.keys("y");
+    wait_until("hello.txt written", || ws.join("hello.txt").exists());
+    let s = pty.wait_for("touch ran.txt");
+    assert!(s.contains("Allow?"), "{s}");
+    pty.keys("n");
+    pty.wait_for("Wrote hello.txt and skipped the command.");
+    pty.wait_for("Done in");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("hello.txt")).unwrap(),
+        "hi there\n"
+    );
+    assert!(!ws.join("ran.txt").exists(), "the denied command never ran");
+
+    // 3: cancel a long reply once it streams.
+    pty.keys("Tell me a long story");
+    pty.keys("\r");
+    pty.wait_for("word3 ");
+    pty.keys("\x1b");
+    pty.wait_for("Cancelled; what arrived is kept");
+
+    // Quit: no turn runs, Ctrl-C quits at once.
+    pty.keys("\x03");
+    let code = pty.wait_exit(Duration::from_secs(30), "neocode did not quit on Ctrl-C");
+    assert_eq!(code, 0);
+
+    // The store has all of it.
+    let loc = Location {
+        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
+        home: home.clone(),
+    };
+    let rt = Sessions::open(&loc).unwrap();
+    let all = rt.list(&ListQuery::default()).unwrap().items;
+    assert_eq!(all.len(), 1, "one session");
+    let id = all[0].id.clone();
+    assert_eq!(rt.header(&id).unwrap().status, Status::Cancelled);
+
+    let show = |json: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_neocode"));
+        c.env("NEOCODE_HOME", &home).arg("--workdir").arg(&ws);
+        c.args(["show", &id]);
+        if json {
+            c.arg("--json");
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // `show`: the header and the last messages.
+    let text = show(false);
+    for want in [
+        "Say hello",
+        "status     cancelled",
+        "model      openai / scripted-model",
+        "created hello.txt",
+        "The user denied this call.",
+        "Wrote hello.txt and skipped the command.",
+        "Tell me a long story",
+        "word0 word1 word2",
+    ] {
+        assert!(text.contains(want), "show lacks {want:?}:\n{text}");
+    }
+    assert!(show(true).contains("\"status\": \"cancelled\""));
+    // Every message, in order, through the runtime.
+    let msgs = rt.messages(&id, 1, 100).unwrap();
+    let all: Vec<String> = msgs.iter().map(|m| m.text()).collect();
+    assert_eq!(all[0], "Say hello");
+    assert_eq!(all[1], "Hello from the **scripted** model.");
+    assert_eq!(all[2], "Write hello.txt, then touch ran.txt");
+    assert_eq!(msgs[3].tool_calls.len(), 2, "{msgs:?}");
+    let last = all.last().unwrap();
+    assert!(last.starts_with("word0 word1"), "{last}");
+    // The long reply was cut: its end never arrived.
+    assert!(!last.contains("word399"), "{last}");
+}
+
+#[test]
+fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
+    use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall};
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let loc = Location {
+        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
+        home: home.clone(),
+    };
+    let rt = Sessions::open(&loc).unwrap();
+    // A session that stopped between "the model asked" and "the tool answered".
+    let s = rt
+        .new_session(NewSession {
+            title: "Crashed mid-turn".into(),
+            ..NewSession::default()
+        })
+        .unwrap();
+    let mut asked = NewMessage::text(Role::Assistant, "Writing it.");
+    asked.tool_calls = vec![ToolCall {
+        id: "d1".into(),
+        name: "write_file".into(),
+        arguments: r#"{"path":"replayed.txt","content":"again\n"}"#.into(),
+    }];
+    rt.append(
+        &s.id,
+        &[NewMessage::text(Role::User, "write replayed.txt"), asked],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    let srv = ScriptedServer::start(vec![Reply::text("Replayed and done.")]).unwrap();
+    let base = srv.base_url();
+    let env = [
+        ("NEOCODE_BASE_URL", base.as_str()),
+        ("NEOCODE_MODEL", "scripted-model"),
+    ];
+    let mut pty = Pty::spawn(&home, &ws, &["--resume", &s.id], &env, 40, 120);
+    // In the conversation at once, with the interrupted call and its choices.
+    let screen = pty.wait_for("interrupted");
+    assert!(screen.contains("write_file  replayed.txt"), "{screen}");
+    assert!(screen.contains("Ctrl-R rerun"), "{screen}");
+    assert!(screen.contains("scripted-model"), "{screen}");
+    pty.keys("\x12"); // Ctrl-R
+    let screen = pty.wait_for("Allow?");
+    assert!(screen.contains("may already have run"), "{screen}");
+    pty.keys("y");
+    pty.wait_for("Replayed and done.");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("replayed.txt")).unwrap(),
+        "again\n"
+    );
+    assert!(rt.interrupted_tool_calls(&s.id).unwrap().is_empty());
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+}
