@@ -14,7 +14,10 @@ pub use error::{Result, StoreError};
 pub use model::*;
 pub use plan::{Plan, PlanError, PlanProgress, Step, StepFailure, StepStatus, StepUpdate};
 pub use schema::SCHEMA_VERSION;
-pub use store::{Clock, NewSession, SessionOverview, Store, conversation_key, now_ms, validate_id};
+pub use store::{
+    Clock, NewSession, SessionOverview, StepConversation, Store, conversation_key, now_ms,
+    validate_id,
+};
 pub use workspace::{WorkspacePaths, home_dir, workspace_hash, workspace_root};
 
 #[doc(hidden)]

@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 use crate::runtime::Sessions;
 use crate::session::{
     AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PlanProgress,
-    Role, SearchHit, SessionHeader, ToolCall, Usage,
+    Role, SearchHit, SessionHeader, StepConversation, ToolCall, Usage,
 };
 
 /// Messages read per query when collecting per-turn usage.
@@ -122,6 +122,8 @@ pub enum Reply {
         assets: Vec<AssetMeta>,
         /// Tool calls left without a result when the session stopped.
         interrupted: Vec<ToolCall>,
+        /// The step conversations of a plan run (oldest attempt first).
+        steps: Vec<StepConversation>,
     },
     /// A window of messages.
     Messages {
@@ -196,11 +198,17 @@ fn run(rt: &Sessions, request: Request) -> anyhow::Result<Reply> {
         }
         Request::Detail { id } => {
             let o = rt.open_session(&id)?;
+            let steps = if o.header.plan.is_some() {
+                rt.step_conversations(&id)?
+            } else {
+                Vec::new()
+            };
             Reply::Detail {
                 header: Box::new(o.header),
                 progress: o.progress,
                 assets: o.assets,
                 interrupted: o.interrupted,
+                steps,
             }
         }
         Request::Messages { id, from, to } => {

@@ -7,7 +7,7 @@ use super::state::{Focus, Overlay, PendingSelection, Screen, Slot};
 use super::{App, interrupted_note, short};
 use crate::sanitize;
 use crate::session::{
-    AssetMeta, ListPage, PlanProgress, SearchHit, SessionHeader, ToolCall, Usage,
+    AssetMeta, ListPage, PlanProgress, SearchHit, SessionHeader, StepConversation, ToolCall, Usage,
 };
 use crate::tui::effect::Effect;
 use crate::tui::transcript::{Transcript, chunk_of};
@@ -35,7 +35,8 @@ impl App {
                 progress,
                 assets,
                 interrupted,
-            } => self.on_detail(token, *header, progress, assets, interrupted),
+                steps,
+            } => self.on_detail(token, *header, progress, assets, interrupted, steps),
             Reply::Messages {
                 id, from, messages, ..
             } => {
@@ -166,6 +167,7 @@ impl App {
         effects
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn on_detail(
         &mut self,
         token: u64,
@@ -173,6 +175,7 @@ impl App {
         progress: PlanProgress,
         assets: Vec<AssetMeta>,
         interrupted: Vec<ToolCall>,
+        steps: Vec<StepConversation>,
     ) -> Vec<Effect> {
         if !self.current(Slot::Detail, token) {
             return Vec::new();
@@ -184,6 +187,7 @@ impl App {
         if d.id != header.id {
             return Vec::new();
         }
+        d.steps = steps;
         let last = header.last_seq;
         let first_load = d.transcript.is_none();
         match d.transcript.as_mut() {

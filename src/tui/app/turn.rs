@@ -25,12 +25,16 @@ impl App {
                 effects.extend(self.reload_list());
                 effects
             }
+            // A plan step's state changed in the store: the Plan tab shows it.
+            TurnEvent::StepStarted { .. } | TurnEvent::StepFinished { .. } => self.refresh_detail(),
             // Shown by the live conversation view (not built yet).
             TurnEvent::TextDelta(_)
             | TurnEvent::ReasoningDelta(_)
             | TurnEvent::ToolCall { .. }
             | TurnEvent::ApprovalNeeded { .. }
-            | TurnEvent::Warning { .. } => Vec::new(),
+            | TurnEvent::Warning { .. }
+            | TurnEvent::PlanProposed { .. }
+            | TurnEvent::Step { .. } => Vec::new(),
         }
     }
 }
