@@ -782,7 +782,7 @@ fn generate_plan_demo() {
     let read = |id: &str, p: &str| {
         Reply::tool_calls(&[(id, "read_file", &json!({"path": p}).to_string())])
     };
-    let srv = ScriptedServer::start(vec![
+    let script = vec![
         read("c0", "src/report.rs"),
         Reply::tool_calls(&[("c1", "update_plan", &plan.to_string())]),
         Reply::text("Plan stored: 5 steps in 4 layers; the flag and the docs can go side by side."),
@@ -812,8 +812,20 @@ fn generate_plan_demo() {
         // review
         read("c6", "src/report.rs"),
         Reply::text("The change holds together: flag, printer, test and docs agree on `{\"files\":N,\"lines\":M}`. One follow-up: the test calls `render_json`, which `flag` did not add as a separate function; split the printer before merging."),
-    ])
-    .unwrap();
+    ];
+    // A model takes its time: each reply waits a little, so the steps' times are plausible.
+    let script = script
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| match r {
+            Reply::Stream(s) => Reply::Stream(s.delays(
+                Duration::from_millis(300 + 170 * (i as u64 % 5)),
+                Duration::from_millis(40),
+            )),
+            other => other,
+        })
+        .collect();
+    let srv = ScriptedServer::start(script).unwrap();
     let url = srv.base_url();
     let envf = move |k: &str| match k {
         "NEOCODE_BASE_URL" => Some(url.clone()),
@@ -837,9 +849,38 @@ fn generate_plan_demo() {
     let sessions = env.sessions();
     let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/demo");
     let ws = env.ws.display().to_string();
+    // Times move as a block between the other demo sessions (after the two oldest), so the demo's newest
+    // activity (and the list's order) stays as it was; the scratch workspace's path becomes a
+    // plausible one.
+    let ms = |v: &Value| {
+        chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap())
+            .unwrap()
+            .timestamp_millis()
+    };
+    let end =
+        ms(&serde_json::to_value(sessions.export(&id).unwrap()).unwrap()["session"]["updated_at"]);
+    let delta = chrono::DateTime::parse_from_rfc3339("2025-03-10T11:30:00Z")
+        .unwrap()
+        .timestamp_millis()
+        - end;
+    let shift = |v: &mut Value| {
+        let t = chrono::DateTime::from_timestamp_millis(ms(v) + delta).unwrap();
+        *v = Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+    };
     let write = |name: &str, sid: &str| {
-        let doc = sessions.export(sid).unwrap();
-        // The scratch workspace's path is replaced by a plausible one.
+        let mut doc = serde_json::to_value(sessions.export(sid).unwrap()).unwrap();
+        shift(&mut doc["session"]["created_at"]);
+        shift(&mut doc["session"]["updated_at"]);
+        for m in doc["messages"].as_array_mut().unwrap() {
+            shift(&mut m["created_at"]);
+        }
+        if let Some(l) = doc["session"].get_mut("ledger") {
+            for k in ["started_at_ms", "deadline_at_ms", "cancelled_at_ms"] {
+                if let Some(t) = l.get(k).and_then(Value::as_i64) {
+                    l[k] = json!(t + delta);
+                }
+            }
+        }
         let text = serde_json::to_string_pretty(&doc)
             .unwrap()
             .replace(&ws, "/home/dev/linecount");

@@ -395,12 +395,21 @@ impl Run {
 
     /// The drafting turn: the plan session's own conversation, run by the turn loop.
     fn draft(&mut self, goal: &str) -> Result<(), FinishReason> {
-        // A new goal replaces an earlier plan (and its progress) of this session.
+        // A new goal replaces an earlier plan (and its progress) of this session; an untitled
+        // session is named after the goal, not the drafting instructions.
+        let untitled = self
+            .sessions()
+            .header(&self.id)
+            .map_err(store_failed)?
+            .title
+            .trim()
+            .is_empty();
         self.sessions()
             .update_state(
                 &self.id,
                 &StateUpdate {
                     plan: Some(None),
+                    title: untitled.then(|| super::title_from(goal)),
                     ..StateUpdate::default()
                 },
             )
