@@ -365,10 +365,10 @@ impl Run {
     }
 
     fn body(&mut self) -> FinishReason {
-        if let Some(goal) = self.req.goal.clone() {
-            if let Err(r) = self.draft(&goal) {
-                return r;
-            }
+        if let Some(goal) = self.req.goal.clone()
+            && let Err(r) = self.draft(&goal)
+        {
+            return r;
         }
         let header = match self.sessions().header(&self.id) {
             Ok(h) => h,

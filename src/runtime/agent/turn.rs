@@ -276,9 +276,7 @@ impl Turn {
         };
         for call in &calls[answered..] {
             let out = ToolOutput::error(format!("Not run: {why}."));
-            if let Err(e) = self.store_result(call, out, false) {
-                return Err(e);
-            }
+            self.store_result(call, out, false)?;
         }
         flow
     }
