@@ -237,8 +237,11 @@ impl App {
     }
 
     fn on_search(&mut self, token: u64, query: String, hits: Vec<SearchHit>) {
+        // A dialog opened again after the query was sent has not asked for it (an empty query
+        // sends nothing, so the token alone does not tell).
         if self.current(Slot::Search, token)
             && let Overlay::Search(s) = &mut self.overlay
+            && s.input.text.trim() == query
         {
             s.searching = false;
             s.answered = query;
