@@ -151,7 +151,7 @@ fn step_of(r: &RecordedRequest) -> Option<String> {
         .find(|m| m["role"] == "user")?["content"]
         .as_str()?
         .to_string();
-    let rest = first_user.split("\nYour step: ").nth(1)?;
+    let rest = first_user.strip_prefix("Your step: ")?;
     Some(rest.split(' ').next()?.to_string())
 }
 
@@ -201,6 +201,12 @@ fn a_diamond_runs_layer_by_layer_and_each_step_sees_what_it_depends_on() {
     let sessions = env.sessions();
     let s = sessions.load(&id).unwrap();
     assert_eq!(s.header.status, Status::Completed);
+    // Lists and filters show the goal, not the drafting instructions.
+    assert_eq!(s.header.title, "make a pretty printer");
+    assert_eq!(
+        sessions.summary(&id).unwrap().first_prompt,
+        "make a pretty printer"
+    );
     for st in ["a", "b", "c", "d", "e"] {
         assert_eq!(s.plan_progress.status(st), StepStatus::Completed, "{st}");
         assert_eq!(
@@ -216,7 +222,14 @@ fn a_diamond_runs_layer_by_layer_and_each_step_sees_what_it_depends_on() {
         assert_eq!(c.session.parent_id.as_deref(), Some(id.as_str()));
         assert_eq!(c.session.fork_seq, None);
         let child = sessions.load(&c.session.id).unwrap();
-        assert_eq!(child.messages.len(), 2, "prompt and answer");
+        assert_eq!(child.messages.len(), 3, "context, prompt and answer");
+        assert_eq!(child.messages[0].role, Role::System);
+        assert!(child.messages[0].text().contains("Goal of the plan"));
+        assert!(
+            child.messages[1]
+                .text()
+                .starts_with(&format!("Your step: {}", c.step_id))
+        );
         assert_eq!(
             s.plan_progress.results[&c.step_id]["session_id"],
             c.session.id.as_str()

@@ -71,7 +71,7 @@ fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
 
     // The database saw the fork.
     let all = rt.list(&ListQuery::default()).unwrap().items;
-    assert_eq!(all.len(), 8);
+    assert_eq!(all.len(), 14);
     let fork = all
         .iter()
         .find(|s| s.parent_id.as_deref() == Some(billing.as_str()))

@@ -245,20 +245,18 @@ pub fn drop_steps(plan: &Plan, drop: &[String]) -> Plan {
     }
 }
 
-/// The drafting turn's prompt.
-fn draft_prompt(goal: &str) -> String {
-    format!(
-        "Plan this goal before any of it is done. Call update_plan once with the whole plan: \
-         steps with short ids, one-line titles and depends_on naming the steps each needs \
-         first (no cycles, no unknown ids, unique ids); steps that do not depend on each other \
-         may run in parallel. Each step will be carried out later by a separate agent that \
-         sees the goal, the plan and the results of the steps it depends on. Do not carry out \
-         the steps now; reply with one line when the plan is stored.\n\nGoal: {goal}"
-    )
-}
+/// The drafting turn's instructions, stored as a system message before the goal (so the
+/// session's first prompt, which lists and filters show, is the goal itself).
+const DRAFT_INSTRUCTIONS: &str = "The user's next message is a goal to plan before any of it \
+     is done. Call update_plan once with the whole plan: steps with short ids, one-line titles \
+     and depends_on naming the steps each needs first (no cycles, no unknown ids, unique ids); \
+     steps that do not depend on each other may run in parallel. Each step will be carried out \
+     later by a separate agent that sees the goal, the plan and the results of the steps it \
+     depends on. Do not carry out the steps now; reply with one line when the plan is stored.";
 
-/// A step's sub-turn prompt: the goal, the plan, the results it depends on.
-fn step_prompt(goal: &str, plan: &Plan, progress: &PlanProgress, step: &Step) -> String {
+/// A step's context, stored as the system message its conversation starts with: the goal, the
+/// plan, the results of the steps it depends on, and what its answer is for.
+fn step_context(goal: &str, plan: &Plan, progress: &PlanProgress, step: &Step) -> String {
     let mut p =
         format!("You carry out one step of a plan.\n\nGoal of the plan: {goal}\n\nThe plan:\n");
     for s in &plan.steps {
@@ -281,14 +279,18 @@ fn step_prompt(goal: &str, plan: &Plan, progress: &PlanProgress, step: &Step) ->
             p.push_str(&format!("\n### {d}\n{r}\n"));
         }
     }
-    p.push_str(&format!(
-        "\nYour step: {} — {}\n\nDo this step only, with the tools you need. Your final answer \
-         is the step's result, read by the steps that come after: state what you did and what \
-         they need to know. If the step cannot be done, answer with a first line starting \
+    p.push_str(
+        "\nDo the step the user names, and only that one, with the tools you need. Your final \
+         answer is the step's result, read by the steps that come after: state what you did and \
+         what they need to know. If the step cannot be done, answer with a first line starting \
          with `FAILED:` and the reason.",
-        step.id, step.title
-    ));
+    );
     p
+}
+
+/// A step's prompt (the conversation's first user message).
+fn step_prompt(step: &Step) -> String {
+    format!("Your step: {} — {}", step.id, step.title)
 }
 
 /// The text of a stored step result (`{"answer": ...}` or any other JSON).
@@ -414,6 +416,11 @@ impl Run {
                 },
             )
             .map_err(store_failed)?;
+        let mut instructions = NewMessage::text(Role::System, DRAFT_INSTRUCTIONS);
+        instructions.tool_metadata = Some(json!({"plan_instructions": "draft"}));
+        self.sessions()
+            .append(&self.id, &[instructions], &self.agent.meta())
+            .map_err(store_failed)?;
         let h = self
             .agent
             .spawn(
@@ -422,7 +429,7 @@ impl Run {
                 Spawn {
                     ledger: self.ledger.clone(),
                     policy: self.policy,
-                    prompt: Some(draft_prompt(goal)),
+                    prompt: Some(goal.to_string()),
                     prompt_meta: Some(json!({"plan_run": {"goal": goal}})),
                 },
             )
@@ -823,6 +830,16 @@ impl Run {
             session_id: child.id.clone(),
             retry,
         });
+        // The context opens the conversation; its metadata links it to the step.
+        let mut context = NewMessage::text(
+            Role::System,
+            step_context(&self.goal, plan, &progress, &step),
+        );
+        context.tool_metadata =
+            Some(json!({"plan_step": {"session_id": self.id, "step_id": step.id}}));
+        self.sessions()
+            .append(&child.id, &[context], &meta)
+            .map_err(store_failed)?;
         let mut base = self.ledger.clone();
         base.termination = None;
         let handle = self
@@ -833,10 +850,8 @@ impl Run {
                 Spawn {
                     ledger: base.clone(),
                     policy: self.policy,
-                    prompt: Some(step_prompt(&self.goal, plan, &progress, &step)),
-                    prompt_meta: Some(
-                        json!({"plan_step": {"session_id": self.id, "step_id": step.id}}),
-                    ),
+                    prompt: Some(step_prompt(&step)),
+                    prompt_meta: None,
                 },
             )
             .map_err(|e| FinishReason::Failed {
@@ -1116,7 +1131,7 @@ mod tests {
                 result: json!({"answer": "found 3 files"}),
             },
         );
-        let p = step_prompt("tidy the repo", &plan, &progress, &plan.steps[1]);
+        let p = step_context("tidy the repo", &plan, &progress, &plan.steps[1]);
         assert!(p.contains("Goal of the plan: tidy the repo"));
         assert!(p.contains("- a: A [completed]"));
         assert!(p.contains("- b: B (after a) [this step]"));
