@@ -904,3 +904,45 @@ fn generate_plan_demo() {
         write(&format!("08-plan-run-{}.json", c.step_id), &c.session.id);
     }
 }
+
+#[test]
+fn run_plan_json_reports_the_plan_and_every_step() {
+    let env = Env::new();
+    let two = json!({"steps": [{"id": "a", "title": "A"}, {"id": "b", "title": "B", "depends_on": ["a"]}]});
+    let srv = ScriptedServer::start(draft(&two)).unwrap();
+    srv.push([Reply::text("RESULT-a"), Reply::text("FAILED: no way")]);
+    let out = env
+        .cmd(&srv, &["run", "--plan", "--yes", "--json", "two steps"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |t: &str| lines.iter().filter(|v| v["type"] == t).collect::<Vec<_>>();
+    let proposed = of("plan_proposed");
+    assert_eq!(proposed.len(), 1);
+    assert_eq!(proposed[0]["layers"], json!([["a"], ["b"]]));
+    assert_eq!(proposed[0]["approved"], true);
+    assert_eq!(of("step_started").len(), 2);
+    let fin = of("step_finished");
+    assert_eq!(fin[0]["step_id"], "a");
+    assert_eq!(fin[0]["status"], "completed");
+    assert_eq!(fin[0]["result"], "RESULT-a");
+    assert_eq!(fin[1]["status"], "failed");
+    assert_eq!(fin[1]["error_type"], "step_failed");
+    // The step's own text arrives tagged with its step.
+    assert!(of("text_delta").iter().any(|v| v["step_id"] == "a"));
+    assert_eq!(of("finish").last().unwrap()["reason"], "failed");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--retry-failed"), "{stderr}");
+
+    // Plan-run flags without a plan run are refused with one line.
+    let out = env
+        .cmd(&srv, &["run", "--width", "2", "hello"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("apply to plan runs"));
+}

@@ -68,10 +68,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub plan: bool,
     /// Plan run: run the drafted plan without asking.
-    #[arg(long, requires = "plan")]
+    #[arg(long)]
     pub yes: bool,
     /// Plan run: steps of one layer that may run at once.
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "plan")]
+    #[arg(long, value_name = "N", default_value_t = 1)]
     pub width: usize,
     /// Plan run: run failed steps again on resume (skipped and interrupted ones always are).
     #[arg(long)]
@@ -183,10 +183,13 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
                 .is_ok_and(|s| plan_goal(&s).is_some()),
             _ => false,
         };
-    if args.retry_failed && !plan_run {
+    if !plan_run && (args.retry_failed || args.yes || args.width != 1) {
         return Err(Failure::usage(
-            "--retry-failed applies to plan runs (--plan, or --resume of a plan run)",
+            "--yes, --width and --retry-failed apply to plan runs (--plan, or --resume of a plan run)",
         ));
+    }
+    if args.width == 0 {
+        return Err(Failure::usage("--width must be at least 1"));
     }
     let agent = Agent::new(sessions, settings);
     install_sigint();
@@ -250,6 +253,12 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
     view.end_text();
     match finished {
         FinishReason::Completed => Ok(()),
+        FinishReason::Cancelled if plan_run => Err(Failure {
+            code: 130,
+            lines: vec![format!(
+                "cancelled; finished steps are kept. Resume the plan run with: neocode run --resume {id}"
+            )],
+        }),
         FinishReason::Cancelled => Err(Failure {
             code: 130,
             lines: vec![format!(
