@@ -3,6 +3,13 @@
 //!
 //! One event type, three consumers: the TUI, `neocode run` and `neocode bridge` only read
 //! [`TurnEvent`]s and send [`TurnCommand`]s; none of them knows how a turn works.
+//!
+//! Plan runs ([`Agent::start_plan`], `plan.rs`) come through the same handle: the drafting turn's
+//! events as they are, then [`TurnEvent::PlanProposed`] (answered with
+//! [`TurnCommand::ApprovePlan`], [`TurnCommand::EditPlan`] or [`TurnCommand::RejectPlan`]),
+//! then per step [`TurnEvent::StepStarted`], its sub-turn's events wrapped in
+//! [`TurnEvent::Step`] and [`TurnEvent::StepFinished`]; `Finished` ends the run. Each step's
+//! sub-turn is the same turn loop started by `Agent::spawn` in a child session.
 
 pub mod approval;
 pub mod compact;
