@@ -497,10 +497,11 @@ impl View {
 
 /// A plan as its layers, one step a line.
 fn plan_text(plan: &crate::session::Plan, layers: &[Vec<String>]) -> String {
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     let mut out = format!(
-        "Plan: {} steps in {} layers",
-        plan.steps.len(),
-        layers.len()
+        "Plan: {} in {}",
+        plural(plan.steps.len(), "step"),
+        plural(layers.len(), "layer")
     );
     for (i, layer) in layers.iter().enumerate() {
         for (j, id) in layer.iter().enumerate() {
