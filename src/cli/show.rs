@@ -190,12 +190,15 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     if !summary.workdir.is_empty() {
         lines.push(field(&out, "workdir", l(&summary.workdir)));
     }
-    if let Some(parent) = &summary.parent_id {
-        let at = summary
-            .fork_seq
-            .map(|s| format!(" at message {s}"))
-            .unwrap_or_default();
-        lines.push(field(&out, "forked", format!("from {}{at}", l(parent))));
+    match (&summary.parent_id, summary.fork_seq) {
+        (Some(parent), Some(at)) => lines.push(field(
+            &out,
+            "forked",
+            format!("from {} at message {at}", l(parent)),
+        )),
+        // No fork point: the conversation of a plan run's step.
+        (Some(parent), None) => lines.push(field(&out, "plan step", format!("of {}", l(parent)))),
+        (None, _) => {}
     }
     lines.push(field(
         &out,

@@ -563,13 +563,9 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
         ]));
     }
     match (&h.parent_id, h.fork_seq) {
-        (Some(p), seq) => lines.push(kv(
-            "forked from",
-            format!(
-                "{p} at message #{}",
-                seq.map(|s| s.to_string()).unwrap_or_else(|| "?".into())
-            ),
-        )),
+        (Some(p), Some(seq)) => lines.push(kv("forked from", format!("{p} at message #{seq}"))),
+        // A child without a fork point is a plan step's conversation.
+        (Some(p), None) => lines.push(kv("plan step of", p.clone())),
         (None, _) => lines.push(kv("forked from", "—".into())),
     }
     lines.push(kv(
