@@ -285,6 +285,7 @@ fn main() {
                     output_tokens: 1_937,
                     tool_calls: 3,
                     turns: 7,
+                    ..RuntimeUsage::default()
                 },
                 started_at_ms: Some(BASE + 90 * MIN),
                 termination: Some("waiting for the user to choose an option".into()),

@@ -1,7 +1,9 @@
 //! neocode: a terminal coding agent whose sessions are first-class.
 //!
-//! Layers, one direction only: `cli` → `tui` → `runtime` → `session` (and `cli` → `runtime`).
+//! Layers, one direction only: `cli` → `tui` → `runtime` → `session`, `cli` → `bridge` →
+//! `runtime` (the bridge beside the TUI, neither knowing the other), and `cli` → `runtime`.
 
+pub mod bridge;
 pub mod cli;
 pub mod format;
 pub mod runtime;

@@ -205,9 +205,38 @@ pub fn text_without_sgr(s: &str) -> String {
     sgr_runs(s).into_iter().map(|(_, t)| t).collect()
 }
 
+/// Serialised JSON made safe for a terminal, losslessly: the dangerous characters serde_json
+/// leaves raw (DEL, C1 controls, bidi overrides; it escapes C0 itself) become `\uXXXX`
+/// escapes, which any JSON reader turns back. They can only occur inside strings.
+pub fn json(s: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c != '\n' && is_dangerous(c);
+    if !s.chars().any(unsafe_char) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_stays_lossless_and_harmless() {
+        let v = serde_json::json!({"text": "a\u{1b}[2Jb\u{9b}31m\u{202e}c\u{7f}"});
+        let raw = serde_json::to_string(&v).unwrap();
+        let safe = json(&raw);
+        assert!(!safe.chars().any(is_dangerous), "{safe}");
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, v);
+    }
 
     #[test]
     fn escapes_become_visible() {

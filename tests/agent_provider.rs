@@ -225,3 +225,24 @@ fn cancel_stops_a_slow_stream_and_keeps_text() {
     let partial = e.partial.unwrap();
     assert!(!partial.text.is_empty() && partial.text.len() < 10);
 }
+
+#[test]
+fn a_non_streaming_answer_is_accepted_and_an_empty_one_is_an_error() {
+    let whole = serde_json::json!({
+        "id": "x", "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "whole answer"}}],
+        "usage": {"prompt_tokens": 4, "completion_tokens": 2}
+    });
+    let srv = ScriptedServer::start(vec![Reply::Json(whole), Stream::new().keep_alive().reply()])
+        .unwrap();
+    let mut p = provider(&srv);
+    let (evs, r) = call(&mut p);
+    let c = r.unwrap();
+    assert_eq!(c.text, "whole answer");
+    assert_eq!(evs, [StreamEvent::Text("whole answer".into())]);
+    assert_eq!(c.usage.output_tokens, 2);
+    let e = call(&mut p).1.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Protocol);
+    assert!(e.message.contains("ending in /v1"), "{}", e.message);
+}

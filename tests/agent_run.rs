@@ -527,3 +527,73 @@ fn a_second_process_is_told_which_pid_runs_the_session() {
     assert!(out.status.success());
     assert_eq!(srv.request_count(), 2, "the refused run sent nothing");
 }
+
+#[test]
+fn an_unavailable_sandbox_is_announced_and_commands_ask() {
+    let env = Env::new("[sandbox]\nsimulate_unavailable = true\n");
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("s1", "run_command", r#"{"command":"touch made.txt"}"#)]),
+        Reply::text("ok"),
+    ])
+    .unwrap();
+    let o = env.run(&srv, &["run", "--approve", "never-ask", "make a file"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("warning: sandbox unavailable"), "{err}");
+    assert!(
+        err.contains("denied"),
+        "even never-ask asks without a sandbox: {err}"
+    );
+    assert!(!env.ws.join("made.txt").exists());
+}
+
+#[test]
+fn sigint_during_a_command_kills_it_and_records_the_cancel() {
+    let env = Env::new("[sandbox]\nmode = \"off\"\n");
+    let srv = ScriptedServer::start(vec![Reply::tool_calls(&[
+        (
+            "s1",
+            "run_command",
+            r#"{"command":"touch started; sleep 5; touch finished"}"#,
+        ),
+        ("s2", "list_dir", r#"{"path":"."}"#),
+    ])])
+    .unwrap();
+    let child = env
+        .cmd(
+            Some(&srv),
+            &["run", "--json", "--approve", "never-ask", "wait"],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the command to start", || env.ws.join("started").exists());
+    let t = Instant::now();
+    kill(&child, libc::SIGINT);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(
+        t.elapsed() < Duration::from_secs(4),
+        "the command was killed, not awaited"
+    );
+    std::thread::sleep(Duration::from_millis(5500) - t.elapsed().min(Duration::from_millis(5500)));
+    assert!(
+        !env.ws.join("finished").exists(),
+        "the command's process group was killed"
+    );
+    let lines = json_lines(&o);
+    let id = session_of(&lines);
+    let s = env.show(&id);
+    assert_eq!(s["status"], "cancelled");
+    assert!(s["interrupted_tool_calls"].as_array().unwrap().is_empty());
+    let msgs = s["last_messages"].as_array().unwrap();
+    let last = msgs.last().unwrap();
+    assert!(
+        last["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Not run: the user cancelled"),
+        "{last}"
+    );
+}

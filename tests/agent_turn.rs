@@ -199,6 +199,7 @@ fn text_turn_streams_and_is_persisted_with_usage_title_and_ledger() {
     assert_eq!(ledger.usage.turns, 1);
     assert_eq!(ledger.usage.input_tokens, 42);
     assert_eq!(ledger.termination.as_deref(), Some("completed"));
+    assert!(ledger.usage.wall_ms > 0, "time spent is counted");
 
     let req = srv.requests()[0].json();
     let msgs = req["messages"].as_array().unwrap();

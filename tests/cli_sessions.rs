@@ -365,8 +365,12 @@ fn search_lists_matches_with_session_seq_and_snippet() {
     assert_eq!(seqs, [1, 3]);
     let out = ok_stdout(ws.cmd().args(["search", "Alpha"]));
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(lines.len(), 4, "{out}");
     assert!(lines[0].contains("SESSION") && lines[0].contains("SEQ"));
+    assert_eq!(
+        lines[3],
+        "2 shown of 2 matching messages, ranked by how often the words occur"
+    );
     assert!(
         lines[1].contains("user") && lines[1].contains("question"),
         "{out}"

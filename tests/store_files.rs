@@ -347,6 +347,7 @@ fn migrations_step_by_step_give_the_same_schema_as_a_fresh_open() {
 
     let stepwise = t.path().join("stepwise.db");
     let c = plain(&stepwise);
+    neocode::session::testing::register_functions(&c).unwrap();
     for (v, sql) in MIGRATIONS.iter().enumerate() {
         let tx = c.unchecked_transaction().unwrap();
         tx.execute_batch(sql).unwrap();

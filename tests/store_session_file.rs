@@ -168,7 +168,13 @@ fn export_parse_import_export_is_identical() {
     // The document has the shape of the contract.
     let v: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["format"], "neocode-session");
-    assert_eq!(v["version"], 1);
+    assert_eq!(v["version"], 2);
+    // A version 1 file (no v2 fields) still reads.
+    let mut v1 = v.clone();
+    v1["version"] = 1.into();
+    assert!(file::parse(&v1.to_string()).is_ok());
+    v1["version"] = 3.into();
+    assert!(file::parse(&v1.to_string()).is_err());
     assert_eq!(v["session"]["plan"]["steps"][1]["status"], "failed");
     assert_eq!(v["messages"][2]["tool_calls"][0]["name"], "shell");
     assert_eq!(v["assets"][0]["data_base64"], "AJ+Slv8=");

@@ -10,7 +10,7 @@ use neocode::runtime::{Location, Sessions};
 use neocode::session::{
     AppendMeta, ListQuery, NewMessage, NewSession, Part, Role, StateUpdate, ToolCall,
 };
-use neocode::tui::app::{App, AppOptions, Overlay, Screen, Tab, run_inline};
+use neocode::tui::app::{App, AppOptions, Overlay, PAGE, Screen, Tab, WINDOW, run_inline};
 use neocode::tui::effect::Effect;
 use neocode::tui::theme::Theme;
 use neocode::tui::worker::{self, Done};
@@ -481,10 +481,82 @@ fn pages_load_lazily_as_the_selection_moves() {
         400,
         "the next page came as the end neared"
     );
-    // One `G` loads everything left and lands on the true last (oldest) session.
+    // One `G` reads the last page only and lands on the true last (oldest) session.
     h.key(KeyCode::Char('G'));
-    assert_eq!(h.app.list.rows.len(), 450);
+    assert_eq!(h.app.list.rows.len(), 200);
+    assert_eq!(h.app.list.base, 250, "sessions above the window");
     assert_eq!(h.app.list.current().unwrap().title, "session 000");
+    assert!(h.screen().contains("Sessions 450/450"), "{}", h.screen());
+    // Moving up from there brings the page above into the window.
+    for _ in 0..160 {
+        h.key(KeyCode::Char('k'));
+    }
+    assert_eq!(h.app.list.current().unwrap().title, "session 160");
+    assert_eq!(h.app.list.base, 50);
+    // `g` goes back to the first session.
+    h.key(KeyCode::Char('g'));
+    assert_eq!(h.app.list.base, 0);
+    assert_eq!(h.app.list.current().unwrap().title, "session 449");
+}
+
+#[test]
+fn the_list_holds_a_window_of_rows_however_far_it_scrolls() {
+    let n = WINDOW + 3 * PAGE + 17;
+    let mut h = H::with(120, 35, |rt| {
+        for i in 0..n {
+            let s = rt
+                .new_session(NewSession {
+                    title: format!("session {i:04}"),
+                    ..NewSession::default()
+                })
+                .unwrap();
+            if i == n / 2 {
+                rt.append(
+                    &s.id,
+                    &[NewMessage::text(Role::User, "the narwhal question")],
+                    &AppendMeta::default(),
+                )
+                .unwrap();
+            }
+        }
+    });
+    let mut most = 0;
+    for i in 0..n - 1 {
+        h.key(KeyCode::Char('j'));
+        most = most.max(h.app.list.rows.len());
+        let want = format!("session {:04}", n - 2 - i);
+        assert_eq!(h.app.list.current().unwrap().title, want);
+    }
+    assert!(most <= WINDOW, "at most {WINDOW} rows held, saw {most}");
+    assert_eq!(h.app.list.base + h.app.list.rows.len(), n);
+    // And all the way back up, one row at a time, never skipping one.
+    for i in 1..n {
+        h.key(KeyCode::Char('k'));
+        assert_eq!(
+            h.app.list.current().unwrap().title,
+            format!("session {i:04}")
+        );
+        assert!(h.app.list.rows.len() <= WINDOW);
+    }
+    assert_eq!(h.app.list.base, 0);
+    // A search jump to a session outside the window moves the window to it.
+    h.key(KeyCode::Char('G'));
+    assert_eq!(h.app.list.current().unwrap().title, "session 0000");
+    let target = format!("session {:04}", n / 2);
+    assert!(h.app.list.rows.iter().all(|s| s.title != target));
+    h.key(KeyCode::Char('s'));
+    h.chars("narwhal");
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.list.current().unwrap().title, target);
+    let above = n - 1 - n / 2;
+    let l = &h.app.list;
+    let at = l.rows.iter().position(|s| s.title == target).unwrap();
+    assert_eq!(l.base + at, above, "its place in the whole list");
+    assert!(l.rows.len() <= WINDOW);
+    assert_eq!(
+        h.app.detail.as_ref().map(|d| d.id.clone()),
+        h.app.list.current().map(|s| s.id.clone())
+    );
 }
 
 #[test]
@@ -1114,4 +1186,43 @@ fn plan_run_tab_shows_each_step_and_enter_opens_its_conversation() {
         "{}",
         h.screen()
     );
+}
+
+#[test]
+fn info_tab_lists_instructions_skills_and_mcp_servers() {
+    let mut h = H::with(140, 35, |rt| {
+        std::fs::write(rt.root().join("AGENTS.md"), "Use tabs.").unwrap();
+        let skill = rt.root().join(".neocode/skills/deploy");
+        std::fs::create_dir_all(&skill).unwrap();
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: deploy\ndescription: Deploy it\n---\nRun make deploy.",
+        )
+        .unwrap();
+        std::fs::write(
+            rt.home().join("config.toml"),
+            "[mcp_servers.docs]\ncommand = \"docs-server\"\n",
+        )
+        .unwrap();
+        let id = rt
+            .new_session(NewSession {
+                title: "with context".into(),
+                ..NewSession::default()
+            })
+            .unwrap()
+            .id;
+        rt.update_state(
+            &id,
+            &StateUpdate {
+                skills: Some(Some(serde_json::json!([{"name": "deploy"}]))),
+                ..StateUpdate::default()
+            },
+        )
+        .unwrap();
+    });
+    h.key(KeyCode::Char('['));
+    let s = h.screen();
+    assert!(s.contains("instr files AGENTS.md (project, 9 B)"), "{s}");
+    assert!(s.contains("skills      deploy (workspace, active)"), "{s}");
+    assert!(s.contains("mcp servers docs (docs-server)"), "{s}");
 }

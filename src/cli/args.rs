@@ -79,6 +79,15 @@ pub enum ExportFormat {
     Markdown,
 }
 
+/// Tools whose history `import --from` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportSource {
+    /// Claude Code transcripts (~/.claude/projects).
+    ClaudeCode,
+    /// Codex CLI rollouts (~/.codex/sessions).
+    Codex,
+}
+
 /// One-shot commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -108,16 +117,25 @@ pub enum Command {
         #[arg(long, requires = "output")]
         force: bool,
     },
-    /// Read a session file into this workspace and print the session's id.
+    /// Read a session file into this workspace and print the session's id; with --from,
+    /// import Claude Code or Codex history.
     #[command(
-        after_help = "Examples:\n  neocode import session.json\n  neocode import --new-id - < session.json"
+        after_help = "Examples:\n  neocode import session.json\n  neocode import --new-id - < session.json\n  neocode import --from claude-code            this workspace's Claude Code sessions\n  neocode import --from codex ~/old/rollouts   those files or folders\n  neocode import --from codex --all-workspaces every session, each into its own workspace\n\nSessions are found under $CLAUDE_CONFIG_DIR (default ~/.claude) and $CODEX_HOME\n(default ~/.codex), which are only read. Re-running updates sessions that grew and skips\nunchanged ones."
     )]
     Import {
-        /// Session file, or `-` for standard input.
-        file: PathBuf,
+        /// Session file, or `-` for standard input; with --from, transcript files or folders
+        /// (none: discover this workspace's sessions).
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
         /// Give the imported session a fresh id (to import a copy of an existing one).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "from")]
         new_id: bool,
+        /// Import another tool's history instead of a session file.
+        #[arg(long, value_enum, value_name = "TOOL")]
+        from: Option<ImportSource>,
+        /// With --from: file each session into the workspace of its own directory.
+        #[arg(long, requires = "from")]
+        all_workspaces: bool,
     },
     /// Copy a session (up to a message) into a new session and print the new id.
     #[command(after_help = "Examples:\n  neocode fork last\n  neocode fork 0192f3a1 --at 12")]
@@ -168,6 +186,17 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Serve other front ends: JSON requests on stdin, events on stdout (docs/bridge.md).
+    #[command(
+        after_help = "Examples:\n  echo '{\"type\":\"chat\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}' | neocode bridge\n  cargo run --example bridge_client -- \"explain src/main.rs\""
+    )]
+    Bridge,
+    /// MCP servers of `<home>/config.toml` (`[mcp_servers.NAME]`).
+    #[command(subcommand)]
+    Mcp(McpCommand),
+    /// Skills of `<workspace>/.neocode/skills/` and `<home>/skills/` (the TUI's `/skill`).
+    #[command(subcommand)]
+    Skill(SkillCommand),
     /// Run one agent turn without the TUI: answer text on stdout, tool activity on stderr.
     #[command(after_help = super::run::RUN_EXAMPLES)]
     Run(super::run::RunArgs),
@@ -218,4 +247,41 @@ pub struct SandboxExec {
     /// The program and its arguments, after `--`.
     #[arg(last = true)]
     pub command: Vec<OsString>,
+}
+
+/// `neocode mcp ...`.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Start every configured server, then print each one's state and tools.
+    #[command(after_help = "Examples:\n  neocode mcp list\n  neocode mcp list --json")]
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `neocode skill ...`.
+#[derive(Debug, Subcommand)]
+pub enum SkillCommand {
+    /// The skills found, with a session's active ones marked; skipped files are named.
+    #[command(
+        after_help = "Examples:\n  neocode skill list\n  neocode skill list --session last --json"
+    )]
+    List {
+        /// Mark the skills active in this session (id, prefix, or `last`).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Activate a skill in a session: its body joins the context of the session's next turns.
+    #[command(after_help = "Examples:\n  neocode skill activate last deploy")]
+    Activate {
+        /// Session: full id, unique prefix, or `last`.
+        id: String,
+        /// The skill's name.
+        name: String,
+    },
 }

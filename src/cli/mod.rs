@@ -6,12 +6,15 @@
 
 pub mod args;
 pub mod fmt;
+mod import_from;
 mod list;
 mod manage;
+mod mcp;
 pub mod out;
 pub mod run;
 mod search;
 mod show;
+mod skill;
 pub mod transfer;
 
 use std::process::ExitCode;
@@ -189,7 +192,23 @@ pub fn run(cli: Cli) -> CmdResult {
             output,
             force,
         }) => transfer::export(&location(&cli)?, id, *format, output.as_deref(), *force),
-        Some(Command::Import { file, new_id }) => transfer::import(&location(&cli)?, file, *new_id),
+        Some(Command::Import {
+            paths,
+            new_id,
+            from,
+            all_workspaces,
+        }) => match from {
+            Some(tool) => import_from::run(&location(&cli)?, *tool, paths, *all_workspaces),
+            None => match paths.as_slice() {
+                [file] => transfer::import(&location(&cli)?, file, *new_id),
+                [] => Err(Failure::usage(
+                    "import needs a session file, or --from claude-code|codex (see neocode import --help)",
+                )),
+                _ => Err(Failure::usage(
+                    "import reads one session file at a time (several paths need --from)",
+                )),
+            },
+        },
         Some(Command::Fork { id, at }) => manage::fork(&location(&cli)?, id, *at),
         Some(Command::Rename { id, title }) => manage::rename(&location(&cli)?, id, title),
         Some(Command::Delete { id, yes }) => manage::delete(&location(&cli)?, id, *yes),
@@ -197,8 +216,16 @@ pub fn run(cli: Cli) -> CmdResult {
             search::run(&location(&cli)?, query, *json, *limit)
         }
         Some(Command::Completions { shell }) => completions(*shell),
+        Some(Command::Mcp(args::McpCommand::List { json })) => mcp::list(&location(&cli)?, *json),
+        Some(Command::Skill(args::SkillCommand::List { session, json })) => {
+            skill::list(&location(&cli)?, session.as_deref(), *json)
+        }
+        Some(Command::Skill(args::SkillCommand::Activate { id, name })) => {
+            skill::activate(&location(&cli)?, id, name)
+        }
         Some(Command::Run(args)) => run::run(&location(&cli)?, args),
         Some(Command::Compact { id }) => run::compact(&location(&cli)?, id),
+        Some(Command::Bridge) => bridge_cmd(&cli),
         None if cli.list => {
             let opts = list::ListOptions {
                 json: cli.json,
@@ -303,8 +330,28 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Search { .. } => "search",
         Command::Completions { .. } => "completions",
         Command::Demo { .. } => "demo",
+        Command::Mcp(_) => "mcp",
+        Command::Skill(_) => "skill",
         Command::Run(_) => "run",
         Command::Compact { .. } => "compact",
+        Command::Bridge => "bridge",
+    }
+}
+
+/// `neocode bridge`: serves until stdin ends; only a closed stdout is a failure.
+fn bridge_cmd(cli: &Cli) -> CmdResult {
+    let home = crate::session::home_dir().map_err(|e| Failure::usage(sanitize::line(&e)))?;
+    let opts = crate::bridge::BridgeOptions {
+        home: home.clone(),
+        workdir: cli.workdir.clone(),
+        runner: crate::bridge::agent_runner(home),
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match crate::bridge::serve(opts, std::io::stdin(), &mut out) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::quiet()),
+        Err(e) => Err(Failure::runtime(format!("writing events: {e}"))),
     }
 }
 

@@ -221,6 +221,7 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
         out_closed: false,
         text_open: false,
         interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+        kinds: Default::default(),
     };
     let mut cancel_sent = false;
     let finished = loop {
@@ -291,6 +292,8 @@ struct View {
     /// Answer text was printed without a final newline yet.
     text_open: bool,
     interactive: bool,
+    /// Approval class of each call seen (MCP tools are not in the built-in registry).
+    kinds: std::collections::HashMap<String, tools::ToolKind>,
 }
 
 fn short(s: &str, n: usize) -> String {
@@ -345,7 +348,14 @@ impl View {
                 self.write(sanitize::text(t).as_bytes());
                 self.text_open = !t.ends_with('\n');
             }
-            TurnEvent::ToolCall { summary, .. } => self.note(&format!("→ {}", short(summary, 100))),
+            TurnEvent::ToolCall {
+                call,
+                kind,
+                summary,
+            } => {
+                self.kinds.insert(call.id.clone(), *kind);
+                self.note(&format!("→ {}", short(summary, 100)))
+            }
             TurnEvent::ToolResult { text, is_error, .. } => {
                 let mark = if *is_error { "✗" } else { "✓" };
                 self.note(&format!("  {mark} {}", short(text, 100)));
@@ -456,7 +466,9 @@ impl View {
         self.end_text();
         let mut err = std::io::stderr().lock();
         if !self.interactive {
-            let kind = tools::spec(&call.name).map_or(tools::ToolKind::Read, |s| s.kind);
+            let kind = self.kinds.get(&call.id).copied().unwrap_or_else(|| {
+                tools::spec(&call.name).map_or(tools::ToolKind::Command, |s| s.kind)
+            });
             let flag = approval::policy_allowing(kind);
             let msg = format!(
                 "{} needs approval ({}) and there is no terminal to ask on; rerun with --approve {flag} to allow it",

@@ -7,6 +7,7 @@ use super::out::Out;
 use super::{CmdResult, Failure};
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
+use crate::session::{SEARCH_CANDIDATES, SearchResults};
 
 #[derive(Serialize)]
 struct JsonHit<'a> {
@@ -22,10 +23,11 @@ pub fn run(loc: &Location, query: &str, json: bool, limit: usize) -> CmdResult {
     if query.trim().is_empty() {
         return Err(Failure::usage("the search query is empty"));
     }
-    let hits = match Sessions::open_existing(loc)? {
-        Some(rt) => rt.search(query, limit)?,
-        None => Vec::new(),
+    let found = match Sessions::open_existing(loc)? {
+        Some(rt) => rt.search_counted(query, limit)?,
+        None => SearchResults::default(),
     };
+    let hits = &found.hits;
     let mut out = Out::stdout();
     if json {
         out.json_array(hits.iter().map(|h| JsonHit {
@@ -52,7 +54,7 @@ pub fn run(loc: &Location, query: &str, json: bool, limit: usize) -> CmdResult {
         "ROLE".to_string(),
         "MATCH".to_string(),
     ]];
-    for h in &hits {
+    for h in hits {
         rows.push(vec![
             sanitize::line(fmt::short_id(&h.session_id, id_len)).into_owned(),
             h.seq.to_string(),
@@ -96,7 +98,23 @@ pub fn run(loc: &Location, query: &str, json: bool, limit: usize) -> CmdResult {
         };
         out.line(line.trim_end())?;
     }
+    let summary = out.paint("2", &summary(&found));
+    out.line(&summary)?;
     out.finish()
+}
+
+/// The line under the hits: how many matched and how they are ordered.
+fn summary(found: &SearchResults) -> String {
+    let shown = found.hits.len();
+    if found.more {
+        format!(
+            "{shown} shown of {SEARCH_CANDIDATES}+ matching messages; the newest {SEARCH_CANDIDATES} are ranked by how often the words occur"
+        )
+    } else {
+        let n = found.matched;
+        let s = if n == 1 { "" } else { "s" };
+        format!("{shown} shown of {n} matching message{s}, ranked by how often the words occur")
+    }
 }
 
 /// Cuts a snippet that still holds its zero-width markers to `max` columns.
@@ -117,4 +135,38 @@ fn cut_marked(s: &str, max: usize) -> String {
         w += cw;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_says_how_many_matched_bounded() {
+        let hit = crate::session::SearchHit {
+            session_id: "s".into(),
+            session_title: "t".into(),
+            seq: 1,
+            role: crate::session::Role::User,
+            snippet: "x".into(),
+        };
+        let many = SearchResults {
+            hits: vec![hit.clone(); 20],
+            matched: SEARCH_CANDIDATES,
+            more: true,
+        };
+        assert_eq!(
+            summary(&many),
+            "20 shown of 1000+ matching messages; the newest 1000 are ranked by how often the words occur"
+        );
+        let one = SearchResults {
+            hits: vec![hit],
+            matched: 1,
+            more: false,
+        };
+        assert_eq!(
+            summary(&one),
+            "1 shown of 1 matching message, ranked by how often the words occur"
+        );
+    }
 }

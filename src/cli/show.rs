@@ -7,6 +7,7 @@ use super::fmt;
 use super::list::JsonRow;
 use super::out::Out;
 use super::{CmdResult, open_for_id};
+use crate::runtime::context::{ContextReport, session_report};
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 use crate::session::file::rfc3339;
@@ -52,6 +53,8 @@ struct JsonShow<'a> {
     assets: Vec<JsonAsset<'a>>,
     /// Tool calls left without a result when the session stopped.
     interrupted_tool_calls: Vec<JsonCall<'a>>,
+    /// Instruction files, skills and MCP servers the session's turns take in.
+    context: &'a ContextReport,
     last_messages: Vec<JsonMessage<'a>>,
 }
 
@@ -105,6 +108,15 @@ fn when(now: i64, ms: i64) -> String {
     }
 }
 
+/// A note when a linked session is not in this workspace (imported without it, or deleted).
+fn elsewhere(rt: &crate::runtime::Sessions, id: &str) -> &'static str {
+    if rt.summary(id).is_ok() {
+        ""
+    } else {
+        " (not in this workspace)"
+    }
+}
+
 /// `neocode show`.
 pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     let (rt, id) = open_for_id(loc, key)?;
@@ -114,6 +126,7 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     let assets = rt.assets(&id)?;
     let msgs = last_messages(&rt, &id, header.last_seq, LAST_MESSAGES)?;
     let interrupted = rt.interrupted_tool_calls(&id)?;
+    let context = session_report(&loc.home, &rt, &id)?;
     let steps = header
         .plan
         .as_ref()
@@ -150,6 +163,7 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                     arguments: &c.arguments,
                 })
                 .collect(),
+            context: &context,
             last_messages: msgs
                 .iter()
                 .map(|m| JsonMessage {
@@ -190,15 +204,32 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     if !summary.workdir.is_empty() {
         lines.push(field(&out, "workdir", l(&summary.workdir)));
     }
-    match (&summary.parent_id, summary.fork_seq) {
-        (Some(parent), Some(at)) => lines.push(field(
+    if let Some(parent) = &summary.parent_id {
+        let at = summary
+            .fork_seq
+            .map(|s| format!(" at message {s}"))
+            .unwrap_or_default();
+        lines.push(field(
             &out,
             "forked",
-            format!("from {} at message {at}", l(parent)),
-        )),
-        // No fork point: the conversation of a plan run's step.
-        (Some(parent), None) => lines.push(field(&out, "plan step", format!("of {}", l(parent)))),
-        (None, _) => {}
+            format!("from {}{at}{}", l(parent), elsewhere(&rt, parent)),
+        ));
+    }
+    if let Some(parent) = &header.subagent_of {
+        lines.push(field(
+            &out,
+            "sub-agent",
+            format!("of {}{}", l(parent), elsewhere(&rt, parent)),
+        ));
+    }
+    if let Some(src) = &header.source {
+        lines.push(field(
+            &out,
+            "source",
+            format!("imported from {} {}", l(&src.tool), l(&src.version))
+                .trim_end()
+                .to_string(),
+        ));
     }
     lines.push(field(
         &out,
@@ -265,6 +296,30 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                 l(&c.name),
                 fmt::cut(&l(&c.arguments), 80)
             ))?;
+        }
+    }
+
+    let ctx_rows: [(&str, &[String]); 5] = [
+        ("instructions", &context.instructions),
+        ("skills", &context.skills),
+        ("missing skills", &context.active_missing),
+        ("mcp servers", &context.mcp_servers),
+        ("skipped", &context.problems),
+    ];
+    if ctx_rows.iter().any(|(_, v)| !v.is_empty()) {
+        out.line("")?;
+        let heading = out.paint(
+            "1",
+            "Context  (what the next turn takes in beyond the transcript)",
+        );
+        out.line(&heading)?;
+        for (k, v) in ctx_rows {
+            if v.is_empty() {
+                continue;
+            }
+            let key = out.paint("2", &format!("{k:<14}"));
+            let vals: Vec<String> = v.iter().map(|s| l(s)).collect();
+            out.line(&format!("  {key}{}", vals.join(", ")))?;
         }
     }
 

@@ -93,6 +93,16 @@ simulate_unavailable = false
 [tools]
 command_timeout_secs = 120
 output_cap_bytes = 30000
+
+# MCP servers (stdio), in the shape Codex uses. Tools appear as mcp__NAME__TOOL; the server
+# gets only `env` plus PATH, HOME and a few locale variables.
+# [mcp_servers.everything]
+# command = "npx"
+# args = ["-y", "@modelcontextprotocol/server-everything"]
+# env = { EXAMPLE_TOKEN = "..." }
+# enabled_tools = ["echo", "add"]
+# startup_timeout_sec = 20
+# tool_timeout_sec = 60
 "#;
 
 #[derive(Debug, Default, Deserialize)]
@@ -108,6 +118,9 @@ struct FileConfig {
     sandbox: FileSandbox,
     #[serde(default)]
     tools: FileTools,
+    /// Read by `runtime::mcp::config` (its own error per server).
+    #[serde(default, rename = "mcp_servers")]
+    _mcp_servers: Option<toml::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -204,6 +217,8 @@ pub struct Settings {
     pub command_timeout: Duration,
     /// Bytes of tool output kept.
     pub output_cap: usize,
+    /// MCP servers (`[mcp_servers.NAME]`); a bad table is kept, marked invalid.
+    pub mcp_servers: Vec<crate::runtime::mcp::ServerConfig>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -248,6 +263,8 @@ impl Settings {
             let msg = e.message().to_string();
             format!("bad settings in {}: {msg}", path.display())
         })?;
+        let mcp_servers = crate::runtime::mcp::config::parse(&text)
+            .map_err(|e| format!("bad settings in {}: {e}", path.display()))?;
         let env = |k: &str| {
             env(k)
                 .map(|v| v.trim().to_string())
@@ -322,6 +339,7 @@ impl Settings {
             },
             command_timeout: Duration::from_secs(file.tools.command_timeout_secs.unwrap_or(120)),
             output_cap: file.tools.output_cap_bytes.unwrap_or(30_000),
+            mcp_servers,
         })
     }
 

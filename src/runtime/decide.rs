@@ -60,11 +60,13 @@ impl Sessions {
                             reason: "session_not_found",
                         });
                     }
+                    // Listed before the new session exists: it is not one the caller meant.
+                    let recent = self.recent(5)?;
                     let created = self.new_session(new)?;
                     return Ok(Decision::NewWithWarning {
                         session_id: created.id,
                         warning: "session_not_found_starting_new",
-                        recent: self.recent(5)?,
+                        recent,
                     });
                 }
                 Err(e) => return Err(e),
@@ -76,15 +78,32 @@ impl Sessions {
                 reason: "session_id_missing",
             });
         }
-        let created = self.new_session(new)?;
         if req.has_continuation {
+            let recent = self.recent(5)?;
+            let created = self.new_session(new)?;
             return Ok(Decision::NewWithWarning {
                 session_id: created.id,
                 warning: "session_id_missing_starting_fresh",
-                recent: self.recent(5)?,
+                recent,
             });
         }
-        Ok(Decision::New(created.id))
+        Ok(Decision::New(self.new_session(new)?.id))
+    }
+
+    /// Forks `id` after message `at_seq` for a caller whose history parted from the stored
+    /// one there; the fork carries the conversation key, so a later recovery by key lands in
+    /// the fork the caller continues rather than in the transcript it left.
+    pub fn fork_conversation(
+        &self,
+        id: &str,
+        at_seq: i64,
+        conversation_key: Option<&str>,
+    ) -> Result<crate::session::SessionHeader> {
+        let fork = self.fork(id, Some(at_seq))?;
+        if let Some(key) = conversation_key.filter(|k| !k.is_empty()) {
+            self.store().set_conversation_key(&fork.id, key)?;
+        }
+        Ok(fork)
     }
 
     fn recover(&self, req: &SessionRequest) -> Result<Option<String>> {

@@ -5,8 +5,11 @@
 
 pub mod agent;
 pub mod config;
+pub mod context;
 pub mod dangling;
 pub mod decide;
+pub mod import;
+pub mod mcp;
 pub mod provider;
 pub mod scripted;
 pub mod sessions;

@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use crate::session::file::{self, SessionFile};
 use crate::session::{
-    AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PlanProgress,
-    Replacement, Result, SearchHit, Session, SessionHeader, SessionSummary, StateUpdate,
-    StepConversation, StepUpdate, Store,
+    AppendMeta, AssetMeta, ListNumbers, ListPage, ListQuery, Message, NewMessage, NewSession,
+    PageKey, PlanProgress, Replacement, Result, SearchHit, SearchResults, Session, SessionHeader,
+    SessionSummary, StateUpdate, StepConversation, StepUpdate, Store,
 };
 
 use super::Location;
@@ -64,6 +64,14 @@ impl Sessions {
         &self.store.paths().dir
     }
 
+    /// The neocode home (the workspace folder is `<home>/projects/<hash>`).
+    pub fn home(&self) -> &Path {
+        self.data_dir()
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new(""))
+    }
+
     /// Serialises writes to one session within this process (SQLite serialises across
     /// processes).
     fn lock(&self, session_id: &str) -> Arc<Mutex<()>> {
@@ -82,6 +90,31 @@ impl Sessions {
     /// One page of sessions, newest activity first (header table only).
     pub fn list(&self, q: &ListQuery) -> Result<ListPage> {
         self.store.list(q)
+    }
+
+    /// The rows of [`Sessions::list`], one at a time, never all in memory.
+    pub fn for_each_summary(
+        &self,
+        q: &ListQuery,
+        f: impl FnMut(SessionSummary) -> Result<()>,
+    ) -> Result<()> {
+        self.store.for_each_summary(q, f)
+    }
+
+    /// A key starting a list page at a session, and the number of sessions above it.
+    pub fn locate(&self, id: &str) -> Result<Option<(PageKey, u64)>> {
+        self.store.locate(id)
+    }
+
+    /// The figures of every list row without its text, in storage order (for aggregates over
+    /// the whole list).
+    pub fn for_each_list_numbers(&self, f: impl FnMut(&ListNumbers)) -> Result<()> {
+        self.store.for_each_list_numbers(f)
+    }
+
+    /// Every session id in byte order, one at a time.
+    pub fn for_each_id(&self, f: impl FnMut(&str)) -> Result<()> {
+        self.store.for_each_id(f)
     }
 
     /// Number of sessions.
@@ -133,6 +166,11 @@ impl Sessions {
     /// Full-text search across the workspace.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
         self.store.search(query, limit)
+    }
+
+    /// Full-text search with the (bounded) number of matching messages.
+    pub fn search_counted(&self, query: &str, limit: usize) -> Result<SearchResults> {
+        self.store.search_counted(query, limit)
     }
 
     /// A session's assets.

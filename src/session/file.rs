@@ -1,5 +1,11 @@
 //! The session file: one session as a single JSON document (format `neocode-session`,
-//! version 1), lossless both ways, with validation naming the JSON path of the first problem.
+//! version 2; version 1 is still read), lossless both ways, with validation naming the JSON
+//! path of the first problem.
+//!
+//! Version 2 adds what imported history needs: cached-input, cache-write and reasoning token
+//! counts, an `injected` flag and a `metadata` object per message, and per session the
+//! sub-agent link (apart from the fork link) and the `source` it was imported from. A
+//! version 1 file is a version 2 file without them.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -14,8 +20,10 @@ use super::store::{Store, validate_id};
 
 /// The `format` field's value.
 pub const FORMAT: &str = "neocode-session";
-/// The version this binary writes and reads.
-pub const VERSION: u32 = 1;
+/// The version this binary writes.
+pub const VERSION: u32 = 2;
+/// The oldest version this binary reads.
+pub const MIN_VERSION: u32 = 1;
 
 /// The whole document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,9 +63,15 @@ pub struct FileSession {
     pub workdir: String,
     /// Status.
     pub status: Status,
-    /// Parent id for forks.
+    /// Parent id for forks, kept as written even when that session is not in the workspace.
     #[serde(default)]
     pub parent_id: Option<String>,
+    /// The session this one ran as a sub-agent of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent_of: Option<String>,
+    /// Where an imported session came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SessionSource>,
     /// Fork point in the parent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork_seq: Option<i64>,
@@ -96,6 +110,39 @@ pub struct FileTokens {
     /// Output total.
     #[serde(default)]
     pub output: u64,
+    /// Cached-input tokens of the messages (derived from them; informative).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input: u64,
+    /// Cache-write tokens of the messages (derived; informative).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write: u64,
+    /// Reasoning tokens of the messages (derived; informative).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Token usage of one message in a session file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FileUsage {
+    /// Prompt tokens (not counting cached ones).
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Completion tokens.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Prompt tokens read from cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    /// Prompt tokens written to cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+    /// The reasoning part of the completion tokens.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
 }
 
 /// A plan with step progress.
@@ -151,7 +198,43 @@ pub struct FileMessage {
     pub created_at: String,
     /// Usage.
     #[serde(default)]
-    pub usage: Usage,
+    pub usage: FileUsage,
+    /// Written by the harness, not the person.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub injected: bool,
+    /// Provenance metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
+}
+
+impl FileMessage {
+    /// The message's usage and extra fields in the store's shape.
+    pub fn split_usage(&self) -> (Usage, MessageExtra) {
+        (
+            Usage {
+                input_tokens: self.usage.input_tokens,
+                output_tokens: self.usage.output_tokens,
+            },
+            MessageExtra {
+                cached_input_tokens: self.usage.cached_input_tokens,
+                cache_write_tokens: self.usage.cache_write_tokens,
+                reasoning_tokens: self.usage.reasoning_tokens,
+                injected: self.injected,
+                metadata: self.metadata.clone(),
+            },
+        )
+    }
+}
+
+/// A file usage from the store's usage and extras.
+pub fn file_usage(u: &Usage, x: &MessageExtra) -> FileUsage {
+    FileUsage {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+        cached_input_tokens: x.cached_input_tokens,
+        cache_write_tokens: x.cache_write_tokens,
+        reasoning_tokens: x.reasoning_tokens,
+    }
 }
 
 /// One asset, inline.
@@ -233,11 +316,11 @@ pub fn validate(doc: &SessionFile) -> Result<(), FileError> {
             format!("expected \"{FORMAT}\", found {:?}", truncate(&doc.format)),
         ));
     }
-    if doc.version != VERSION {
+    if !(MIN_VERSION..=VERSION).contains(&doc.version) {
         return Err(ferr(
             "$.version",
             format!(
-                "version {} is not supported (this neocode reads version {VERSION})",
+                "version {} is not supported (this neocode reads versions {MIN_VERSION} to {VERSION})",
                 doc.version
             ),
         ));
@@ -248,6 +331,14 @@ pub fn validate(doc: &SessionFile) -> Result<(), FileError> {
     parse_time("$.session.updated_at", &s.updated_at)?;
     if let Some(p) = &s.parent_id {
         validate_id("session", p).map_err(|e| ferr("$.session.parent_id", e.to_string()))?;
+    }
+    if let Some(p) = &s.subagent_of {
+        validate_id("session", p).map_err(|e| ferr("$.session.subagent_of", e.to_string()))?;
+    }
+    if let Some(src) = &s.source
+        && src.tool.trim().is_empty()
+    {
+        return Err(ferr("$.session.source.tool", "empty source tool"));
     }
     if let Some(plan) = &s.plan {
         for (i, st) in plan.steps.iter().enumerate() {
@@ -405,12 +496,17 @@ pub fn export(store: &Store, session_id: &str) -> StoreResult<SessionFile> {
             workdir: h.workdir.clone(),
             status: h.status,
             parent_id: h.parent_id.clone(),
+            subagent_of: h.subagent_of.clone(),
+            source: h.source.clone(),
             fork_seq: h.fork_seq,
             conversation_key: h.conversation_key.clone(),
             plan,
             tokens: FileTokens {
                 input: h.token_input_total,
                 output: h.token_output_total,
+                cached_input: s.messages.iter().map(|m| m.extra.cached_input_tokens).sum(),
+                cache_write: s.messages.iter().map(|m| m.extra.cache_write_tokens).sum(),
+                reasoning: s.messages.iter().map(|m| m.extra.reasoning_tokens).sum(),
             },
             task_state: h.task_state.clone(),
             todos: h.todos.clone(),
@@ -430,7 +526,9 @@ pub fn export(store: &Store, session_id: &str) -> StoreResult<SessionFile> {
                 is_error: m.is_error,
                 tool_metadata: m.tool_metadata.clone(),
                 created_at: rfc3339(m.created_at_ms),
-                usage: m.usage,
+                usage: file_usage(&m.usage, &m.extra),
+                injected: m.extra.injected,
+                metadata: m.extra.metadata.clone(),
             })
             .collect(),
         assets,
@@ -468,22 +566,26 @@ pub fn import(store: &Store, doc: &SessionFile, new_id: bool) -> StoreResult<Ses
     let messages: Vec<Message> = doc
         .messages
         .iter()
-        .map(|m| Message {
-            seq: m.seq,
-            role: m.role,
-            parts: m.parts.clone(),
-            tool_calls: m.tool_calls.clone(),
-            tool_call_id: m.tool_call_id.clone(),
-            is_error: m.is_error,
-            tool_metadata: m.tool_metadata.clone(),
-            created_at_ms: ms(&m.created_at),
-            usage: m.usage,
+        .map(|m| {
+            let (usage, extra) = m.split_usage();
+            Message {
+                seq: m.seq,
+                role: m.role,
+                parts: m.parts.clone(),
+                tool_calls: m.tool_calls.clone(),
+                tool_call_id: m.tool_call_id.clone(),
+                is_error: m.is_error,
+                tool_metadata: m.tool_metadata.clone(),
+                created_at_ms: ms(&m.created_at),
+                usage,
+                extra,
+            }
         })
         .collect();
     let max_seq = messages.iter().map(|m| m.seq).max().unwrap_or(0);
     let first_prompt: String = messages
         .iter()
-        .find(|m| m.role == Role::User && !m.text().trim().is_empty())
+        .find(|m| m.role == Role::User && !m.extra.injected && !m.text().trim().is_empty())
         .map(|m| m.text().chars().take(200).collect())
         .unwrap_or_default();
     let session = Session {
@@ -498,6 +600,8 @@ pub fn import(store: &Store, doc: &SessionFile, new_id: bool) -> StoreResult<Ses
             status: f.status,
             parent_id: if new_id { None } else { f.parent_id.clone() },
             fork_seq: if new_id { None } else { f.fork_seq },
+            subagent_of: if new_id { None } else { f.subagent_of.clone() },
+            source: f.source.clone(),
             conversation_key: f.conversation_key.clone(),
             task_state: f.task_state.clone(),
             todos: f.todos.clone(),

@@ -7,6 +7,7 @@ pub mod file;
 pub mod model;
 pub mod plan;
 mod schema;
+pub mod search;
 pub mod store;
 pub mod workspace;
 
@@ -14,6 +15,8 @@ pub use error::{Result, StoreError};
 pub use model::*;
 pub use plan::{Plan, PlanError, PlanProgress, Step, StepFailure, StepStatus, StepUpdate};
 pub use schema::SCHEMA_VERSION;
+pub use search::{SEARCH_CANDIDATES, SearchResults};
+pub use store::imported::ImportedRecord;
 pub use store::{
     Clock, NewSession, SessionOverview, StepConversation, Store, conversation_key, now_ms,
     validate_id,
@@ -22,6 +25,8 @@ pub use workspace::{WorkspacePaths, home_dir, workspace_hash, workspace_root};
 
 #[doc(hidden)]
 pub mod testing {
-    //! For tests of the store itself: the migration list.
+    //! For tests of the store itself: the migration list and the SQL functions a migration
+    //! calls (registered on every connection the store opens).
     pub use super::schema::MIGRATIONS;
+    pub use super::search::register_functions;
 }

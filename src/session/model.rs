@@ -152,6 +152,60 @@ pub struct Usage {
     pub output_tokens: u64,
 }
 
+/// What a message carries beyond role, parts and calls: the finer token counts of the model
+/// call that produced it, whether the harness injected it, and provenance metadata (source
+/// ids, stop reason, phase) of an imported message.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MessageExtra {
+    /// Prompt tokens read from the provider's cache, counted apart from `input_tokens`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    /// Prompt tokens written to the provider's cache, counted apart from `input_tokens`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+    /// The part of `output_tokens` spent on reasoning.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
+    /// Written by the harness (reminders, hook output, environment context), not typed by
+    /// the person; shown as such and not taken for the first prompt.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub injected: bool,
+    /// Free-form provenance (source record ids, stop reason, phase), kept for a lossless
+    /// export.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl MessageExtra {
+    /// Nothing beyond the defaults.
+    pub fn is_empty(&self) -> bool {
+        *self == MessageExtra::default()
+    }
+}
+
+/// Where an imported session came from. Native sessions have none.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SessionSource {
+    /// The tool that wrote it: `claude-code` or `codex`.
+    pub tool: String,
+    /// That tool's version, as recorded in the transcript.
+    #[serde(default)]
+    pub version: String,
+    /// The session's id in that tool.
+    #[serde(default)]
+    pub id: String,
+    /// Size, mtime and hash of the file last read, so an unchanged file is skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamp: Option<String>,
+    /// Session-level records kept as they were (file path, policies, models used).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
+}
+
 /// A message to append; the store assigns `seq`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct NewMessage {
@@ -171,6 +225,8 @@ pub struct NewMessage {
     pub usage: Usage,
     /// Creation time in ms since the epoch; `None` means now.
     pub created_at_ms: Option<i64>,
+    /// Finer usage, injected flag and metadata.
+    pub extra: MessageExtra,
 }
 
 impl NewMessage {
@@ -225,6 +281,8 @@ pub struct Message {
     pub created_at_ms: i64,
     /// Usage of the model call that produced it.
     pub usage: Usage,
+    /// Finer usage, injected flag and metadata.
+    pub extra: MessageExtra,
 }
 
 impl Message {
@@ -278,6 +336,9 @@ pub struct RuntimeUsage {
     /// Model turns taken.
     #[serde(default)]
     pub turns: u64,
+    /// Time spent running turns, in ms (the wall-clock budget counts from `started_at_ms`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub wall_ms: u64,
 }
 
 /// The runtime ledger: restored on resume, never recreated (the seed's rule), so budgets
@@ -351,6 +412,10 @@ pub struct SessionHeader {
     pub last_seq: i64,
     /// Messages stored.
     pub message_count: u64,
+    /// The session this one runs as a sub-agent of (a link apart from forks).
+    pub subagent_of: Option<String>,
+    /// Where an imported session came from.
+    pub source: Option<SessionSource>,
 }
 
 /// One row of a session list: read from the header table alone.
@@ -388,6 +453,10 @@ pub struct SessionSummary {
     pub plan: PlanCounts,
     /// Assets stored.
     pub asset_count: u64,
+    /// The session this one runs as a sub-agent of.
+    pub subagent_of: Option<String>,
+    /// The tool an imported session came from (`claude-code`, `codex`); `None` for native.
+    pub source: Option<String>,
 }
 
 impl SessionSummary {
@@ -412,6 +481,24 @@ pub struct PlanCounts {
     pub failed: u64,
     /// All steps.
     pub total: u64,
+}
+
+/// The figures of a list row without its text ([`crate::session::Store::for_each_list_numbers`]):
+/// what whole-list aggregates such as column widths need.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ListNumbers {
+    /// Last activity, ms since the epoch.
+    pub updated_at_ms: i64,
+    /// Model.
+    pub model: String,
+    /// Messages stored.
+    pub message_count: u64,
+    /// Input token total.
+    pub token_input_total: u64,
+    /// Output token total.
+    pub token_output_total: u64,
+    /// Plan progress counts.
+    pub plan: PlanCounts,
 }
 
 /// A whole session: header, plan progress and messages.
@@ -525,8 +612,14 @@ pub struct ListQuery {
     pub statuses: Vec<Status>,
     /// Rows per page (0 = all).
     pub limit: usize,
-    /// Continue after this key (from [`ListPage::next`]).
+    /// Continue after this key (from [`ListPage::next`], a key in [`ListPage::keys`], or
+    /// [`ListPage::above`] to read again from a page's first row).
     pub after: Option<PageKey>,
+    /// The rows just before this key instead (newer activity), still returned newest first:
+    /// scrolling a window of the list upwards.
+    pub before: Option<PageKey>,
+    /// The last rows of the list (the oldest), returned newest first.
+    pub from_end: bool,
 }
 
 /// Where a list page ended: activity time and insertion position of its last row. Opaque to
@@ -544,4 +637,11 @@ pub struct ListPage {
     pub items: Vec<SessionSummary>,
     /// Key for the next page, if there is one.
     pub next: Option<PageKey>,
+    /// Key of every row, parallel to `items` (a window over the list keeps them to move on
+    /// from either end).
+    pub keys: Vec<PageKey>,
+    /// Pages read upwards ([`ListQuery::before`], [`ListQuery::from_end`]): the key of the
+    /// row just above the page (`after` it re-reads from the page's first row); `None` when
+    /// the page starts the list.
+    pub above: Option<PageKey>,
 }

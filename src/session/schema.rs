@@ -4,12 +4,12 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 
 use super::error::{Result, StoreError};
 
 /// Newest schema version this binary reads and writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Forward migrations: entry `i` moves a database from version `i` to `i + 1`.
 pub const MIGRATIONS: &[&str] = &[
@@ -93,6 +93,88 @@ pub const MIGRATIONS: &[&str] = &[
     UPDATE messages SET fts_id = id WHERE id IN (SELECT rowid FROM message_fts);
     CREATE INDEX messages_by_fts ON messages(fts_id);
     "#,
+    // 2 -> 3: imported history. The parent link loses its foreign key, so a fork or
+    // sub-agent imported before its parent keeps the parent id as written (and deleting a
+    // parent no longer rewrites its children); SQLite can only drop a constraint by rebuilding
+    // the table, which keeps every rowid (list paging orders by it) and recreates the indexes.
+    // `migrate` runs this with foreign keys off, so dropping the old table cascades nowhere.
+    // New columns: the sub-agent link (separate from the fork link), where an imported
+    // session came from (tool, version, its id there, a stamp of the file read, metadata),
+    // and per message: cached-input, cache-write and reasoning tokens, an injected flag and a
+    // metadata object.
+    r#"
+    CREATE TABLE sessions_v3 (
+        id                 TEXT PRIMARY KEY,
+        title              TEXT NOT NULL DEFAULT '',
+        first_prompt       TEXT NOT NULL DEFAULT '',
+        created_at_ms      INTEGER NOT NULL,
+        updated_at_ms      INTEGER NOT NULL,
+        provider           TEXT NOT NULL DEFAULT '',
+        model              TEXT NOT NULL DEFAULT '',
+        workdir            TEXT NOT NULL DEFAULT '',
+        status             TEXT NOT NULL DEFAULT 'created',
+        parent_id          TEXT,
+        fork_seq           INTEGER,
+        conversation_key   TEXT,
+        task_state_json    TEXT,
+        todos_json         TEXT,
+        skills_json        TEXT,
+        plan_json          TEXT,
+        ledger_json        TEXT,
+        token_input_total  INTEGER NOT NULL DEFAULT 0,
+        token_output_total INTEGER NOT NULL DEFAULT 0,
+        last_seq           INTEGER NOT NULL DEFAULT 0,
+        message_count      INTEGER NOT NULL DEFAULT 0,
+        asset_count        INTEGER NOT NULL DEFAULT 0,
+        plan_total         INTEGER NOT NULL DEFAULT 0,
+        plan_done          INTEGER NOT NULL DEFAULT 0,
+        plan_failed        INTEGER NOT NULL DEFAULT 0,
+        subagent_of        TEXT,
+        source_tool        TEXT,
+        source_version     TEXT,
+        source_id          TEXT,
+        source_stamp       TEXT,
+        source_meta_json   TEXT
+    );
+    INSERT INTO sessions_v3 (rowid, id, title, first_prompt, created_at_ms, updated_at_ms,
+        provider, model, workdir, status, parent_id, fork_seq, conversation_key,
+        task_state_json, todos_json, skills_json, plan_json, ledger_json, token_input_total,
+        token_output_total, last_seq, message_count, asset_count, plan_total, plan_done,
+        plan_failed)
+    SELECT rowid, id, title, first_prompt, created_at_ms, updated_at_ms, provider, model,
+        workdir, status, parent_id, fork_seq, conversation_key, task_state_json, todos_json,
+        skills_json, plan_json, ledger_json, token_input_total, token_output_total, last_seq,
+        message_count, asset_count, plan_total, plan_done, plan_failed
+    FROM sessions;
+    DROP TABLE sessions;
+    ALTER TABLE sessions_v3 RENAME TO sessions;
+    CREATE INDEX sessions_by_activity ON sessions(updated_at_ms);
+    CREATE INDEX sessions_by_key ON sessions(conversation_key, updated_at_ms DESC)
+        WHERE conversation_key IS NOT NULL;
+    CREATE INDEX sessions_by_parent ON sessions(parent_id) WHERE parent_id IS NOT NULL;
+    CREATE INDEX sessions_by_subagent_parent ON sessions(subagent_of)
+        WHERE subagent_of IS NOT NULL;
+    CREATE INDEX sessions_by_source ON sessions(source_tool, source_id)
+        WHERE source_id IS NOT NULL;
+    ALTER TABLE messages ADD COLUMN cached_input_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE messages ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE messages ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE messages ADD COLUMN injected INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE messages ADD COLUMN metadata_json TEXT;
+    "#,
+    // 3 -> 4: CJK words and emoji become searchable. The index keeps symbols (`So`: emoji)
+    // as tokens, and indexed text carries a separator around each CJK character and symbol
+    // (`neocode_index_text`, registered on every connection; see src/session/search.rs), so
+    // the whole index is rebuilt from the text it stores. Row ids are kept: messages' fts_id
+    // stay valid.
+    r#"
+    CREATE VIRTUAL TABLE message_fts_rebuilt USING fts5(body,
+        tokenize = "unicode61 remove_diacritics 2 categories 'L* N* Co So'");
+    INSERT INTO message_fts_rebuilt (rowid, body)
+        SELECT rowid, neocode_index_text(body) FROM message_fts;
+    DROP TABLE message_fts;
+    ALTER TABLE message_fts_rebuilt RENAME TO message_fts;
+    "#,
 ];
 
 /// Maps SQLite's "not a database" and "corrupt" codes to [`StoreError::Corrupt`].
@@ -148,6 +230,7 @@ pub(crate) fn open_connection(path: &Path, create: bool, root: &Path) -> Result<
     // touches more pages than that, and spilling them mid-transaction dominated its cost.
     conn.pragma_update(None, "cache_size", -16384)
         .map_err(|e| classify(path, e))?;
+    super::search::register_functions(&conn).map_err(|e| classify(path, e))?;
     if version < SCHEMA_VERSION {
         migrate(&conn, path, root)?;
     }
@@ -183,6 +266,19 @@ fn set_wal(conn: &Connection, path: &Path) -> Result<()> {
 
 /// Applies every missing migration in one immediate transaction.
 fn migrate(conn: &Connection, path: &Path, root: &Path) -> Result<()> {
+    // A migration that rebuilds a table must not fire the foreign-key actions of the other
+    // tables when it drops the old one (messages cascade from sessions). The pragma is a
+    // no-op inside a transaction, so it is switched around it; `foreign_key_check` below
+    // proves the rebuilt schema still holds before anything commits.
+    conn.pragma_update(None, "foreign_keys", "OFF")
+        .map_err(|e| classify(path, e))?;
+    let result = migrate_locked(conn, path, root);
+    conn.pragma_update(None, "foreign_keys", "ON")
+        .map_err(|e| classify(path, e))?;
+    result
+}
+
+fn migrate_locked(conn: &Connection, path: &Path, root: &Path) -> Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")
         .map_err(|e| classify(path, e))?;
     let result = (|| -> Result<()> {
@@ -198,6 +294,15 @@ fn migrate(conn: &Connection, path: &Path, root: &Path) -> Result<()> {
         for (v, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             conn.execute_batch(sql).map_err(|e| classify(path, e))?;
             conn.pragma_update(None, "user_version", v as i64 + 1)?;
+        }
+        let broken: Option<String> = conn
+            .query_row("PRAGMA foreign_key_check", [], |r| r.get(0))
+            .optional()?;
+        if let Some(table) = broken {
+            return Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                detail: format!("migration left a dangling reference in {table}"),
+            });
         }
         conn.execute(
             "INSERT INTO workspace(key, value) VALUES ('root', ?1)

@@ -26,6 +26,7 @@ pub mod app;
 pub mod composer;
 pub mod demo;
 pub mod effect;
+pub mod filter;
 pub mod input;
 pub mod keymap;
 pub mod layout;

@@ -663,6 +663,7 @@ mod tests {
             tool_metadata: None,
             created_at_ms: 0,
             usage: Usage::default(),
+            extra: Default::default(),
         }
     }
 
@@ -800,6 +801,7 @@ mod paging {
                     tool_metadata: None,
                     created_at_ms: 0,
                     usage: Usage::default(),
+                    extra: Default::default(),
                 })
                 .collect();
             assert!(t.loaded(c as u64, a, msgs));

@@ -4,14 +4,18 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 
 use crate::runtime::Sessions;
+use crate::runtime::context::{ContextReport, header_report};
 use crate::session::{
     AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PlanProgress,
     Role, SearchHit, SessionHeader, StepConversation, ToolCall, Usage,
 };
+use crate::tui::filter::{FilterResult, FilterState};
 
 /// Messages read per query when collecting per-turn usage.
 const USAGE_BATCH: i64 = 2048;
@@ -28,6 +32,14 @@ pub enum Request {
         /// Also count all sessions.
         count: bool,
     },
+    /// A page of the list starting at a session (a jump to one outside the loaded window),
+    /// with the total count.
+    ListAt {
+        /// The session.
+        id: String,
+        /// Rows.
+        limit: usize,
+    },
     /// Header, merged plan progress, assets and interrupted tool calls of one session, read
     /// in one transaction.
     Detail { id: String },
@@ -35,6 +47,14 @@ pub enum Request {
     Messages { id: String, from: i64, to: i64 },
     /// Per-turn usage of a session (the usage of every message that carries some).
     Usage { id: String },
+    /// The list filter: the best fuzzy matches of every session's title and first prompt
+    /// (see [`crate::tui::filter`]).
+    Filter {
+        /// The filter text as typed.
+        text: String,
+    },
+    /// The filter closed: the text kept for it is let go (memory at 100,000 sessions).
+    FilterClosed,
     /// Full-text search across the workspace.
     Search {
         /// The query as typed.
@@ -88,7 +108,9 @@ impl Request {
             Request::Usage { .. } => Some(2),
             Request::Search { .. } => Some(3),
             Request::Poll => Some(4),
+            Request::Filter { .. } | Request::FilterClosed => Some(5),
             Request::List { .. }
+            | Request::ListAt { .. }
             | Request::Messages { .. }
             | Request::Fork { .. }
             | Request::Delete { .. }
@@ -113,6 +135,8 @@ pub enum Reply {
         count: Option<u64>,
         /// Whether this page continued an earlier one.
         continued: bool,
+        /// Sessions above the page's first row, when the request started at a session.
+        base: Option<u64>,
     },
     /// One session's detail.
     Detail {
@@ -124,6 +148,8 @@ pub enum Reply {
         interrupted: Vec<ToolCall>,
         /// The step conversations of a plan run (oldest attempt first).
         steps: Vec<StepConversation>,
+        /// Instruction files, skills and MCP servers its turns take in.
+        context: Box<ContextReport>,
     },
     /// A window of messages.
     Messages {
@@ -141,6 +167,14 @@ pub enum Reply {
         /// (seq, usage) of each message with usage.
         turns: Vec<(i64, Usage)>,
     },
+    /// The list filter's matches.
+    Filter {
+        /// The filter text answered.
+        text: String,
+        /// Best matches and the count of all; `None` when a newer text stopped the matching.
+        result: Option<FilterResult>,
+    },
+    /// Search hits.
     Search {
         /// The query answered.
         query: String,
@@ -178,13 +212,42 @@ pub struct Done {
     pub result: Result<Reply, String>,
 }
 
-/// Runs one request synchronously (the worker thread calls this; tests may too).
+/// Runs one request synchronously (tests and headless runs; nothing is kept between calls).
 pub fn handle(rt: &Sessions, request: Request) -> Result<Reply, String> {
-    run(rt, request).map_err(|e| e.to_string())
+    run(rt, &mut FilterState::default(), &|| false, request).map_err(|e| e.to_string())
 }
 
-fn run(rt: &Sessions, request: Request) -> anyhow::Result<Reply> {
+/// Runs one request. `filter` is the filter's state kept between requests; `stale` tells a
+/// running filter that a newer one is queued.
+fn run(
+    rt: &Sessions,
+    filter: &mut FilterState,
+    stale: &dyn Fn() -> bool,
+    request: Request,
+) -> anyhow::Result<Reply> {
+    if matches!(
+        request,
+        Request::Fork { .. }
+            | Request::Delete { .. }
+            | Request::Rename { .. }
+            | Request::NewSession { .. }
+            | Request::Append { .. }
+    ) {
+        // A write through this connection: `data_version` does not see it.
+        filter.invalidate();
+    }
     Ok(match request {
+        Request::FilterClosed => {
+            filter.invalidate();
+            Reply::Filter {
+                text: String::new(),
+                result: None,
+            }
+        }
+        Request::Filter { text } => {
+            let result = filter.run(rt, &text, stale)?;
+            Reply::Filter { text, result }
+        }
         Request::Poll => Reply::Version(rt.data_version()?),
         Request::List { query, count } => {
             let continued = query.after.is_some();
@@ -194,6 +257,25 @@ fn run(rt: &Sessions, request: Request) -> anyhow::Result<Reply> {
                 page,
                 count,
                 continued,
+                base: None,
+            }
+        }
+        Request::ListAt { id, limit } => {
+            let Some((key, base)) = rt.locate(&id)? else {
+                anyhow::bail!("session {} no longer exists", crate::tui::app::short(&id));
+            };
+            let mut page = rt.list(&ListQuery {
+                limit,
+                after: Some(key.clone()),
+                ..ListQuery::default()
+            })?;
+            // Re-reading this window starts at the session again.
+            page.above = (base > 0).then_some(key);
+            Reply::List {
+                page,
+                count: Some(rt.count()?),
+                continued: false,
+                base: Some(base),
             }
         }
         Request::Detail { id } => {
@@ -203,12 +285,14 @@ fn run(rt: &Sessions, request: Request) -> anyhow::Result<Reply> {
             } else {
                 Vec::new()
             };
+            let context = header_report(rt.home(), rt.root(), o.header.skills.as_ref());
             Reply::Detail {
                 header: Box::new(o.header),
                 progress: o.progress,
                 assets: o.assets,
                 interrupted: o.interrupted,
                 steps,
+                context: Box::new(context),
             }
         }
         Request::Messages { id, from, to } => {
@@ -335,6 +419,8 @@ fn extension(mime: &str) -> &'static str {
 /// The background worker. Dropping it closes the queue and joins the thread.
 pub struct Worker {
     tx: Option<Sender<Job>>,
+    /// Filter requests sent so far: a running filter stops when this moves on.
+    filters: Arc<AtomicU64>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -342,12 +428,15 @@ impl Worker {
     /// Starts the thread; every answer is handed to `deliver`.
     pub fn spawn(rt: Sessions, deliver: impl Fn(Done) + Send + 'static) -> Worker {
         let (tx, rx) = mpsc::channel::<Job>();
+        let filters = Arc::new(AtomicU64::new(0));
+        let sent = filters.clone();
         let thread = std::thread::Builder::new()
             .name("neocode-store".into())
-            .spawn(move || worker_loop(rt, rx, deliver))
+            .spawn(move || worker_loop(rt, rx, &sent, deliver))
             .expect("spawning the storage thread");
         Worker {
             tx: Some(tx),
+            filters,
             thread: Some(thread),
         }
     }
@@ -355,6 +444,9 @@ impl Worker {
     /// Queues a job.
     pub fn send(&self, job: Job) {
         if let Some(tx) = &self.tx {
+            if matches!(job.request, Request::Filter { .. } | Request::FilterClosed) {
+                self.filters.fetch_add(1, Ordering::SeqCst);
+            }
             let _ = tx.send(job);
         }
     }
@@ -369,8 +461,9 @@ impl Drop for Worker {
     }
 }
 
-fn worker_loop(rt: Sessions, rx: Receiver<Job>, deliver: impl Fn(Done)) {
+fn worker_loop(rt: Sessions, rx: Receiver<Job>, filters: &AtomicU64, deliver: impl Fn(Done)) {
     let mut queue: VecDeque<Job> = VecDeque::new();
+    let mut filter = FilterState::default();
     loop {
         if queue.is_empty() {
             match rx.recv() {
@@ -382,7 +475,9 @@ fn worker_loop(rt: Sessions, rx: Receiver<Job>, deliver: impl Fn(Done)) {
             enqueue(&mut queue, j);
         }
         if let Some(job) = queue.pop_front() {
-            let result = handle(&rt, job.request);
+            let at = filters.load(Ordering::SeqCst);
+            let stale = || filters.load(Ordering::SeqCst) != at;
+            let result = run(&rt, &mut filter, &stale, job.request).map_err(|e| e.to_string());
             deliver(Done {
                 token: job.token,
                 result,

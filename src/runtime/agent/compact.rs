@@ -53,6 +53,7 @@ fn to_new(m: &Message) -> NewMessage {
         tool_metadata: m.tool_metadata.clone(),
         usage: m.usage,
         created_at_ms: Some(m.created_at_ms),
+        extra: m.extra.clone(),
     }
 }
 

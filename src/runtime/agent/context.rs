@@ -51,8 +51,23 @@ pub fn tool_definitions() -> Vec<Value> {
 
 /// Builds the request for the next model call of `session`.
 pub fn build(sessions: &Sessions, session: &Session) -> ChatRequest {
+    build_with(sessions, session, "", Vec::new())
+}
+
+/// [`build`] with the project context (instructions, skills) after the base prompt and tools
+/// beyond the built-ins (`skill`, MCP tools).
+pub fn build_with(
+    sessions: &Sessions,
+    session: &Session,
+    project: &str,
+    extra_tools: Vec<Value>,
+) -> ChatRequest {
     let h = &session.header;
     let mut system = system_prompt(&sessions.root().display().to_string());
+    if !project.trim().is_empty() {
+        system.push_str("\n\n");
+        system.push_str(project.trim_end());
+    }
     if let Some(ts) = &h.task_state {
         let text = ts
             .get("summary")
@@ -73,10 +88,9 @@ pub fn build(sessions: &Sessions, session: &Session) -> ChatRequest {
     }
     let mut messages = vec![json!({"role": "system", "content": system})];
     messages.extend(wire_messages(sessions, &h.id, &session.messages));
-    ChatRequest {
-        messages,
-        tools: tool_definitions(),
-    }
+    let mut tools = tool_definitions();
+    tools.extend(extra_tools);
+    ChatRequest { messages, tools }
 }
 
 /// Stored messages in OpenAI's shape. Every call of an assistant message gets a result before
@@ -197,6 +211,7 @@ mod tests {
             tool_metadata: None,
             created_at_ms: 0,
             usage: Default::default(),
+            extra: Default::default(),
         }
     }
 

@@ -17,6 +17,7 @@ pub mod context;
 pub mod lease;
 pub mod ledger;
 pub mod plan;
+pub mod project;
 mod turn;
 
 use std::sync::Arc;
@@ -304,6 +305,7 @@ pub struct Agent {
     sessions: Sessions,
     settings: Settings,
     factory: ProviderFactory,
+    ext: Arc<project::Extensions>,
 }
 
 impl Agent {
@@ -318,11 +320,7 @@ impl Agent {
             })?;
             Ok(Box::new(OpenAi::new(o)?) as Box<dyn Provider>)
         });
-        Agent {
-            sessions,
-            settings,
-            factory,
-        }
+        Agent::with_provider(sessions, settings, factory)
     }
 
     /// An agent with another provider (tests, demos).
@@ -331,11 +329,45 @@ impl Agent {
         settings: Settings,
         factory: ProviderFactory,
     ) -> Agent {
+        let ext = project::Extensions::new(&settings, sessions.root());
         Agent {
             sessions,
             settings,
             factory,
+            ext,
         }
+    }
+
+    /// Instruction files, skills and MCP servers of this agent.
+    pub fn extensions(&self) -> &project::Extensions {
+        &self.ext
+    }
+
+    /// Activates a skill in a session for the user (`/skill NAME`): recorded in the header,
+    /// its body joins the system prompt from the next model call on. Returns whether it was
+    /// newly activated.
+    pub fn activate_skill(&self, key: &str, name: &str) -> Result<bool, StartError> {
+        let id = self.sessions.resolve(key)?;
+        let skills = self.ext.skills();
+        let Some(skill) = skills.get(name) else {
+            let known: Vec<&str> = skills.skills.iter().map(|s| s.name.as_str()).collect();
+            return Err(StartError {
+                code: "usage",
+                message: format!(
+                    "no skill named `{name}`; available: {}",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            });
+        };
+        Ok(crate::runtime::context::skills::activate(
+            &self.sessions,
+            &id,
+            skill,
+        )?)
     }
 
     /// Whether sending works, or exactly which setting is missing.
@@ -480,6 +512,7 @@ impl Agent {
         let sessions = self.sessions.clone();
         let settings = self.settings.clone();
         let factory = self.factory.clone();
+        let ext = self.ext.clone();
         let sid = id.clone();
         let cancel2 = cancel.clone();
         let thread = std::thread::Builder::new()
@@ -513,6 +546,7 @@ impl Agent {
                     meta,
                     lease,
                     prompt_meta,
+                    ext,
                 };
                 t.run(prompt);
             })

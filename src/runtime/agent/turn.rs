@@ -37,9 +37,10 @@ pub(super) struct Turn {
     /// Held until the end is recorded; released before `Finished` is sent, so a front end
     /// may start the next turn as soon as it reads it.
     pub lease: Option<Lease>,
-    /// Metadata stored with the prompt's user message (a plan step's conversation names its
-    /// step there).
+    /// Metadata stored with the prompt's user message.
     pub prompt_meta: Option<Value>,
+    /// Project context, `skill` and MCP tools.
+    pub ext: std::sync::Arc<super::project::Extensions>,
 }
 
 /// How a step of the loop ended early.
@@ -81,10 +82,18 @@ impl Turn {
 
     /// Runs the turn and reports how it ended (always ends with `Finished`).
     pub fn run(mut self, prompt: Option<String>) {
+        let started = std::time::Instant::now();
+        if let Some(w) = tools::sandbox::status(&self.settings.sandbox).warning() {
+            self.emit(TurnEvent::Warning {
+                code: "sandbox".into(),
+                message: w,
+            });
+        }
         let reason = match self.body(prompt) {
             Ok(()) => FinishReason::Completed,
             Err(r) => r,
         };
+        self.ledger.usage.wall_ms += started.elapsed().as_millis() as u64;
         self.finish(reason);
     }
 
@@ -196,7 +205,14 @@ impl Turn {
             } else {
                 session
             };
-            let req = context::build(&self.sessions, &session);
+            let mut warnings = Vec::new();
+            let extra = self.ext.prepare(&session, &mut |code, message| {
+                warnings.push((code.to_string(), message))
+            });
+            for (code, message) in warnings {
+                self.emit(TurnEvent::Warning { code, message });
+            }
+            let req = context::build_with(&self.sessions, &session, &extra.system, extra.tools);
             let events = self.events.clone();
             let mut on = |e: StreamEvent| {
                 let _ = events.send(match e {
@@ -289,20 +305,28 @@ impl Turn {
             if let Some(why) = ledger::tool_call_blocked(&self.ledger) {
                 return Err(FinishReason::LimitReached(why));
             }
-            let kind = tools::spec(&call.name).map_or(ToolKind::Read, |s| s.kind);
+            let kind = tools::spec(&call.name)
+                .map(|s| s.kind)
+                .or_else(|| self.ext.kind(&call.name))
+                .unwrap_or(ToolKind::Read);
             let summary = tools::summary(&call.name, &call.arguments);
             self.emit(TurnEvent::ToolCall {
                 call: call.clone(),
                 kind,
                 summary: summary.clone(),
             });
-            let mut reason = approval::needs_approval(
-                kind,
-                &call.name,
-                self.policy,
-                &self.ledger.approved_tools,
-                &self.settings.sandbox,
-            );
+            let mut reason = if self.ext.is_mcp(&call.name) {
+                self.ext
+                    .mcp_approval(kind, &call.name, self.policy, &self.ledger.approved_tools)
+            } else {
+                approval::needs_approval(
+                    kind,
+                    &call.name,
+                    self.policy,
+                    &self.ledger.approved_tools,
+                    &self.settings.sandbox,
+                )
+            };
             if replay
                 && matches!(kind, ToolKind::Edit | ToolKind::Command)
                 && self.policy != ApprovalPolicy::NeverAsk
@@ -333,7 +357,24 @@ impl Turn {
                     Answer::Cancelled => return Err(FinishReason::Cancelled),
                 }
             }
-            let out = if kind == ToolKind::Plan {
+            let ours = if kind == ToolKind::Plan {
+                None
+            } else {
+                self.ext.run(
+                    &call.name,
+                    &call.arguments,
+                    &self.sessions,
+                    &self.session_id,
+                    &self.cancel,
+                )
+            };
+            let out = if let Some((out, images)) = ours {
+                self.store_result_with_images(call, out, images)?;
+                if self.cancel.is_cancelled() {
+                    return Err(FinishReason::Cancelled);
+                }
+                continue;
+            } else if kind == ToolKind::Plan {
                 self.update_plan(&call.arguments)
             } else {
                 let ctx = ToolContext {
@@ -355,11 +396,48 @@ impl Turn {
     }
 
     fn store_result(&mut self, call: &ToolCall, out: ToolOutput, ran: bool) -> Flow {
+        self.store_result_parts(call, out, ran, Vec::new())
+    }
+
+    /// A result with images (MCP tools): each image becomes an asset of the session, shown in
+    /// the views; the model reads the result's text, which names them.
+    fn store_result_with_images(
+        &mut self,
+        call: &ToolCall,
+        mut out: ToolOutput,
+        images: Vec<crate::runtime::mcp::McpImage>,
+    ) -> Flow {
+        let mut parts = Vec::new();
+        for img in images {
+            match self
+                .sessions
+                .save_asset(&self.session_id, &img.mime_type, &img.data)
+            {
+                Ok(a) => parts.push(Part::Image {
+                    asset_id: a.id,
+                    mime_type: Some(img.mime_type),
+                }),
+                Err(e) => out
+                    .text
+                    .push_str(&format!("\n[an image could not be stored: {e}]")),
+            }
+        }
+        self.store_result_parts(call, out, true, parts)
+    }
+
+    fn store_result_parts(
+        &mut self,
+        call: &ToolCall,
+        out: ToolOutput,
+        ran: bool,
+        images: Vec<Part>,
+    ) -> Flow {
         if ran {
             self.ledger.usage.tool_calls += 1;
         }
         let text = redact(&out.text, self.key());
         let mut msg = NewMessage::tool_result(call.id.clone(), text.clone(), out.is_error);
+        msg.parts.extend(images);
         msg.tool_metadata = out.metadata;
         let seq = self.append(msg, self.state(None))?;
         self.emit(TurnEvent::ToolResult {

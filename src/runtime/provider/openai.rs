@@ -363,8 +363,39 @@ impl OpenAi {
             return Err(self.err(kind, message, None));
         };
 
-        let mut events = resp.bytes_stream().eventsource();
+        let json_body = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
         let mut folder = Folder::new();
+        if json_body {
+            // A server that ignores `stream: true` answers with one whole completion.
+            let text = match wait(resp.text(), cancel, s.idle_timeout).await {
+                Waited::Done(Ok(t)) => t,
+                Waited::Cancelled => {
+                    return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
+                }
+                Waited::Done(Err(_)) | Waited::TimedOut => {
+                    return Err(self.err(
+                        ErrorKind::StreamCut,
+                        format!("the answer from {url} broke off"),
+                        None,
+                    ));
+                }
+            };
+            for e in folder.feed(&text).map_err(|e| {
+                self.err(
+                    ErrorKind::Server,
+                    format!("{} reported: {}", s.base_url, e.0),
+                    None,
+                )
+            })? {
+                on_event(e);
+            }
+            return self.finished(folder, &url);
+        }
+        let mut events = resp.bytes_stream().eventsource();
         loop {
             let next = match wait(events.next(), cancel, s.idle_timeout).await {
                 Waited::Done(n) => n,
@@ -418,6 +449,20 @@ impl OpenAi {
                     ));
                 }
             }
+        }
+        self.finished(folder, &url)
+    }
+
+    /// The completion, unless the server answered 200 with nothing a model says.
+    fn finished(&self, folder: Folder, url: &str) -> Result<Completion, ProviderError> {
+        if !folder.has_content() {
+            return Err(self.err(
+                ErrorKind::Protocol,
+                format!(
+                    "{url} answered but sent no completion; is base_url an OpenAI-compatible endpoint ending in /v1?"
+                ),
+                None,
+            ));
         }
         Ok(folder.finish(false))
     }

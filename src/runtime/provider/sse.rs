@@ -69,6 +69,15 @@ impl Folder {
         self.done
     }
 
+    /// Whether anything of a completion arrived (text, reasoning, calls, a finish or usage).
+    pub fn has_content(&self) -> bool {
+        !self.text.is_empty()
+            || !self.reasoning.is_empty()
+            || !self.calls.is_empty()
+            || self.finish_reason.is_some()
+            || self.usage != Usage::default()
+    }
+
     /// Whether the choice has finished (`finish_reason` arrived).
     pub fn has_finished(&self) -> bool {
         self.finish_reason.is_some()

@@ -68,9 +68,11 @@ impl Store {
                 // The copies point at the source's search-index rows: no re-indexing.
                 tx.execute(
                     "INSERT INTO messages (session_id, seq, role, parts_json, tool_calls_json, tool_call_id, is_error,
-                        tool_metadata_json, created_at_ms, input_tokens, output_tokens, fts_id)
+                        tool_metadata_json, created_at_ms, input_tokens, output_tokens, fts_id,
+                        cached_input_tokens, cache_write_tokens, reasoning_tokens, injected, metadata_json)
                      SELECT ?2, seq, role, parts_json, tool_calls_json, tool_call_id, is_error, tool_metadata_json,
-                        created_at_ms, input_tokens, output_tokens, fts_id
+                        created_at_ms, input_tokens, output_tokens, fts_id,
+                        cached_input_tokens, cache_write_tokens, reasoning_tokens, injected, metadata_json
                      FROM messages WHERE session_id = ?1 AND seq <= ?3 ORDER BY seq",
                     params![session_id, new_id, at],
                 )?;

@@ -2,6 +2,7 @@
 
 use rusqlite::params;
 
+use super::imported::write_import_columns;
 use super::messages::insert_message;
 use super::steps::{progress_as_updates, refresh_plan_counts, write_step_update};
 use super::{Store, session_exists, to_json_opt, validate_id};
@@ -22,10 +23,6 @@ impl Store {
             if session_exists(tx, &h.id)? {
                 return Err(StoreError::AlreadyExists(h.id.clone()));
             }
-            let parent_exists = match &h.parent_id {
-                Some(p) => session_exists(tx, p)?,
-                None => false,
-            };
             tx.execute(
                 "INSERT INTO sessions (id, title, first_prompt, created_at_ms, updated_at_ms, provider, model, workdir,
                     status, parent_id, fork_seq, conversation_key, task_state_json, todos_json, skills_json,
@@ -41,7 +38,7 @@ impl Store {
                     h.model,
                     h.workdir,
                     h.status.as_str(),
-                    if parent_exists { h.parent_id.clone() } else { None },
+                    h.parent_id,
                     h.fork_seq,
                     h.conversation_key,
                     to_json_opt(h.task_state.as_ref()),
@@ -65,9 +62,11 @@ impl Store {
                     tool_metadata: m.tool_metadata.clone(),
                     usage: m.usage,
                     created_at_ms: Some(m.created_at_ms),
+                    extra: m.extra.clone(),
                 };
                 insert_message(tx, &h.id, m.seq, &nm, m.created_at_ms)?;
             }
+            write_import_columns(tx, h)?;
             for (step, update) in progress_as_updates(&s.plan_progress) {
                 write_step_update(tx, &h.id, &step, &update)?;
             }

@@ -19,7 +19,8 @@ pub(super) const DELETE_SESSION_FTS: &str = "DELETE FROM message_fts WHERE rowid
 const FIRST_PROMPT_CHARS: usize = 200;
 
 const MESSAGE_COLS: &str = "seq, role, parts_json, tool_calls_json, tool_call_id, is_error, \
-     tool_metadata_json, created_at_ms, input_tokens, output_tokens";
+     tool_metadata_json, created_at_ms, input_tokens, output_tokens, cached_input_tokens, \
+     cache_write_tokens, reasoning_tokens, injected, metadata_json";
 
 impl Store {
     /// Appends messages and updates the header (activity time, provider, model, workdir, token
@@ -179,6 +180,7 @@ pub(super) fn insert_message(
     };
     let meta = to_json_opt(m.tool_metadata.as_ref());
     let body = search_body(m);
+    let body = crate::session::search::index_text(&body);
     let fts_id = if body.is_empty() {
         None
     } else {
@@ -188,8 +190,9 @@ pub(super) fn insert_message(
     };
     let mut st = tx.prepare_cached(
         "INSERT INTO messages (session_id, seq, role, parts_json, tool_calls_json, tool_call_id, is_error,
-            tool_metadata_json, created_at_ms, input_tokens, output_tokens, fts_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            tool_metadata_json, created_at_ms, input_tokens, output_tokens, fts_id,
+            cached_input_tokens, cache_write_tokens, reasoning_tokens, injected, metadata_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
     )?;
     st.execute(params![
         session_id,
@@ -203,7 +206,12 @@ pub(super) fn insert_message(
         m.created_at_ms.unwrap_or(now),
         m.usage.input_tokens as i64,
         m.usage.output_tokens as i64,
-        fts_id
+        fts_id,
+        m.extra.cached_input_tokens as i64,
+        m.extra.cache_write_tokens as i64,
+        m.extra.reasoning_tokens as i64,
+        m.extra.injected,
+        to_json_opt(m.extra.metadata.as_ref()),
     ])?;
     Ok(())
 }
@@ -251,7 +259,14 @@ pub(super) fn load_messages(
         "SELECT {MESSAGE_COLS} FROM messages WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq"
     ))?;
     // (message with plain columns, role, parts, tool calls, tool metadata) as stored.
-    type Raw = (Message, String, String, Option<String>, Option<String>);
+    type Raw = (
+        Message,
+        String,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    );
     let rows: Vec<Raw> = st
         .query_map(params![session_id, from, to], |r| {
             let m = Message {
@@ -267,12 +282,19 @@ pub(super) fn load_messages(
                     input_tokens: r.get::<_, i64>(8)? as u64,
                     output_tokens: r.get::<_, i64>(9)? as u64,
                 },
+                extra: MessageExtra {
+                    cached_input_tokens: r.get::<_, i64>(10)? as u64,
+                    cache_write_tokens: r.get::<_, i64>(11)? as u64,
+                    reasoning_tokens: r.get::<_, i64>(12)? as u64,
+                    injected: r.get(13)?,
+                    metadata: None,
+                },
             };
-            Ok((m, r.get(1)?, r.get(2)?, r.get(3)?, r.get(6)?))
+            Ok((m, r.get(1)?, r.get(2)?, r.get(3)?, r.get(6)?, r.get(14)?))
         })?
         .collect::<rusqlite::Result<_>>()?;
     rows.into_iter()
-        .map(|(mut m, role, parts, calls, meta)| {
+        .map(|(mut m, role, parts, calls, meta, extra_meta)| {
             m.role = Role::parse(&role).ok_or_else(|| StoreError::BadColumn {
                 session_id: session_id.to_string(),
                 column: "role",
@@ -281,6 +303,7 @@ pub(super) fn load_messages(
             m.parts = from_json(session_id, "parts_json", &parts)?;
             m.tool_calls = opt_json(session_id, "tool_calls_json", calls)?.unwrap_or_default();
             m.tool_metadata = opt_json(session_id, "tool_metadata_json", meta)?;
+            m.extra.metadata = opt_json(session_id, "metadata_json", extra_meta)?;
             Ok(m)
         })
         .collect()

@@ -9,6 +9,7 @@
 mod assets;
 mod fork;
 mod import;
+pub mod imported;
 mod messages;
 mod search;
 mod sessions;

@@ -49,11 +49,12 @@ pub fn conversation_key(first_user_text: &str) -> String {
 
 pub(super) const SUMMARY_COLS: &str = "id, title, first_prompt, created_at_ms, updated_at_ms, provider, model, \
      workdir, status, parent_id, fork_seq, message_count, token_input_total, token_output_total, \
-     plan_done, plan_failed, plan_total, asset_count";
+     plan_done, plan_failed, plan_total, asset_count, subagent_of, source_tool";
 
 const HEADER_COLS: &str = "id, title, created_at_ms, updated_at_ms, provider, model, workdir, \
      status, parent_id, fork_seq, conversation_key, task_state_json, todos_json, skills_json, \
-     plan_json, ledger_json, token_input_total, token_output_total, last_seq, message_count";
+     plan_json, ledger_json, token_input_total, token_output_total, last_seq, message_count, \
+     subagent_of, source_tool, source_version, source_id, source_stamp, source_meta_json";
 
 impl Store {
     /// Creates a session header with no messages.
@@ -192,6 +193,133 @@ impl Store {
 
     /// Lists session summaries from the header table alone, newest activity first.
     pub fn list(&self, q: &ListQuery) -> Result<ListPage> {
+        let mut items = Vec::new();
+        let mut keys = Vec::new();
+        // One row past the page tells whether there is more beyond it.
+        let fetch = if q.limit > 0 { q.limit + 1 } else { 0 };
+        self.each_summary_row(q, fetch, |summary, rowid| {
+            keys.push(PageKey {
+                updated_at_ms: summary.updated_at_ms,
+                rowid,
+            });
+            items.push(summary);
+            Ok(())
+        })?;
+        let more = q.limit > 0 && items.len() > q.limit;
+        if more {
+            items.truncate(q.limit);
+        }
+        let beyond = if more { keys.pop() } else { None };
+        if q.before.is_some() || q.from_end {
+            // Read upwards (oldest first): turn the page the right way round.
+            items.reverse();
+            keys.reverse();
+            return Ok(ListPage {
+                items,
+                next: None,
+                keys,
+                above: beyond,
+            });
+        }
+        let next = if more { keys.last().cloned() } else { None };
+        Ok(ListPage {
+            items,
+            next,
+            keys,
+            above: None,
+        })
+    }
+
+    /// Where a session stands in the list: a key that starts a page at it (for
+    /// [`ListQuery::after`]) and the number of sessions above it. `None` if it does not exist.
+    pub fn locate(&self, session_id: &str) -> Result<Option<(PageKey, u64)>> {
+        self.with_conn(|c| {
+            let Some((at, rowid)) = c
+                .query_row(
+                    "SELECT updated_at_ms, rowid FROM sessions WHERE id = ?1",
+                    [session_id],
+                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+                )
+                .optional()?
+            else {
+                return Ok(None);
+            };
+            let above: i64 = c.query_row(
+                "SELECT count(*) FROM sessions
+                 WHERE updated_at_ms > ?1 OR (updated_at_ms = ?1 AND rowid > ?2)",
+                params![at, rowid],
+                |r| r.get(0),
+            )?;
+            let key = PageKey {
+                updated_at_ms: at,
+                rowid: rowid + 1,
+            };
+            Ok(Some((key, above as u64)))
+        })
+    }
+
+    /// The rows [`Store::list`] would return, handed to `f` one at a time in list order and
+    /// never held together: memory stays flat however many sessions there are.
+    pub fn for_each_summary(
+        &self,
+        q: &ListQuery,
+        mut f: impl FnMut(SessionSummary) -> Result<()>,
+    ) -> Result<()> {
+        self.each_summary_row(q, q.limit, |s, _| f(s))
+    }
+
+    /// The figures of every list row without its text, in storage order (a plain scan of
+    /// the header table, cheaper than the activity order): for whole-list aggregates such as
+    /// column widths.
+    pub fn for_each_list_numbers(&self, mut f: impl FnMut(&ListNumbers)) -> Result<()> {
+        self.with_conn(|c| {
+            scan_with_small_cache(c, |c| {
+                let mut st = c.prepare_cached(
+                    "SELECT updated_at_ms, model, message_count, token_input_total,
+                            token_output_total, plan_done, plan_failed, plan_total
+                     FROM sessions",
+                )?;
+                let mut rows = st.query([])?;
+                let mut n = ListNumbers::default();
+                while let Some(r) = rows.next()? {
+                    n.updated_at_ms = r.get(0)?;
+                    n.model.clear();
+                    n.model.push_str(r.get_ref(1)?.as_str().unwrap_or_default());
+                    n.message_count = r.get::<_, i64>(2)? as u64;
+                    n.token_input_total = r.get::<_, i64>(3)? as u64;
+                    n.token_output_total = r.get::<_, i64>(4)? as u64;
+                    n.plan = PlanCounts {
+                        done: r.get::<_, i64>(5)? as u64,
+                        failed: r.get::<_, i64>(6)? as u64,
+                        total: r.get::<_, i64>(7)? as u64,
+                    };
+                    f(&n);
+                }
+                Ok(())
+            })
+        })
+    }
+
+    /// Every session id in byte order, one at a time (from the primary-key index alone).
+    pub fn for_each_id(&self, mut f: impl FnMut(&str)) -> Result<()> {
+        self.with_conn(|c| {
+            let mut st = c.prepare_cached("SELECT id FROM sessions ORDER BY id")?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                f(r.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?);
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs the list query (at most `limit` rows, 0 = all) and hands each summary with its
+    /// rowid to `f`.
+    fn each_summary_row(
+        &self,
+        q: &ListQuery,
+        limit: usize,
+        mut f: impl FnMut(SessionSummary, i64) -> Result<()>,
+    ) -> Result<()> {
         let mut sql = format!("SELECT {SUMMARY_COLS}, rowid FROM sessions WHERE 1=1");
         let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
         if let Some(text) = q.text.as_deref().filter(|t| !t.is_empty()) {
@@ -214,34 +342,37 @@ impl Store {
             args.push(Box::new(k.updated_at_ms));
             args.push(Box::new(k.rowid));
         }
-        // Ties in activity time go to the later-created session (insertion order).
-        sql.push_str(" ORDER BY updated_at_ms DESC, rowid DESC");
-        if q.limit > 0 {
-            sql.push_str(&format!(" LIMIT {}", q.limit + 1));
+        if let Some(k) = &q.before {
+            sql.push_str(" AND (updated_at_ms > ? OR (updated_at_ms = ? AND rowid > ?))");
+            args.push(Box::new(k.updated_at_ms));
+            args.push(Box::new(k.updated_at_ms));
+            args.push(Box::new(k.rowid));
+        }
+        // Ties in activity time go to the later-created session (insertion order). Pages
+        // read upwards walk the same index the other way.
+        if q.before.is_some() || q.from_end {
+            sql.push_str(" ORDER BY updated_at_ms ASC, rowid ASC");
+        } else {
+            sql.push_str(" ORDER BY updated_at_ms DESC, rowid DESC");
+        }
+        if limit > 0 {
+            sql.push_str(&format!(" LIMIT {limit}"));
         }
         self.with_conn(|c| {
-            let mut st = c.prepare_cached(&sql)?;
-            let rows = st.query_map(rusqlite::params_from_iter(args.iter()), |r| {
-                Ok((summary_from_row(r)?, r.get::<_, i64>(18)?))
-            })?;
-            let mut items = Vec::new();
-            let mut last_rowid = 0;
-            for r in rows {
-                let (summary, rowid) = r?;
-                items.push(summary?);
-                if q.limit == 0 || items.len() <= q.limit {
-                    last_rowid = rowid;
+            let mut run = |c: &Connection| -> Result<()> {
+                let mut st = c.prepare_cached(&sql)?;
+                let mut rows = st.query(rusqlite::params_from_iter(args.iter()))?;
+                while let Some(r) = rows.next()? {
+                    let summary = summary_from_row(r)??;
+                    f(summary, r.get::<_, i64>("rowid")?)?;
                 }
+                Ok(())
+            };
+            if limit == 0 {
+                scan_with_small_cache(c, run)
+            } else {
+                run(c)
             }
-            let mut next = None;
-            if q.limit > 0 && items.len() > q.limit {
-                items.truncate(q.limit);
-                next = items.last().map(|s: &SessionSummary| PageKey {
-                    updated_at_ms: s.updated_at_ms,
-                    rowid: last_rowid,
-                });
-            }
-            Ok(ListPage { items, next })
         })
     }
 
@@ -341,6 +472,21 @@ impl Store {
         })
     }
 
+    /// Sets the conversation key of a session (a fork made to continue a caller's diverging
+    /// conversation carries the caller's key, so recovery by key finds the fork).
+    pub fn set_conversation_key(&self, session_id: &str, key: &str) -> Result<()> {
+        self.write(|tx| {
+            let n = tx.execute(
+                "UPDATE sessions SET conversation_key = ?2 WHERE id = ?1",
+                params![session_id, key],
+            )?;
+            if n == 0 {
+                return Err(self.not_found(session_id));
+            }
+            Ok(())
+        })
+    }
+
     /// The header of a session.
     pub fn load_header(&self, session_id: &str) -> Result<SessionHeader> {
         self.with_conn(|c| load_header(c, session_id)?.ok_or_else(|| self.not_found(session_id)))
@@ -366,8 +512,8 @@ impl Store {
         })
     }
 
-    /// Deletes a session: its rows (messages, steps, assets) and its asset folder. Forks of it
-    /// stay, without a parent.
+    /// Deletes a session: its rows (messages, steps, assets) and its asset folder. Forks and
+    /// sub-agents of it stay and keep its id as their parent (shown as not in the workspace).
     pub fn delete(&self, session_id: &str) -> Result<()> {
         validate_id("session", session_id)?;
         self.write(|tx| {
@@ -401,6 +547,16 @@ fn parse_status(session_id: &str, s: &str) -> Result<Status> {
     })
 }
 
+/// Runs a scan of the whole header table with a small page cache: every page is read once,
+/// and the connection's usual 16 MiB cache would only hold on to them (at 100,000 sessions
+/// that cache was most of `--list`'s memory).
+fn scan_with_small_cache<T>(c: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    c.pragma_update(None, "cache_size", -1024)?;
+    let out = f(c);
+    c.pragma_update(None, "cache_size", -16384)?;
+    out
+}
+
 pub(super) fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<Result<SessionSummary>> {
     let id: String = r.get(0)?;
     let status: String = r.get(8)?;
@@ -428,6 +584,8 @@ pub(super) fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<Result<SessionSu
             total: r.get::<_, i64>(16)? as u64,
         },
         asset_count: r.get::<_, i64>(17)? as u64,
+        subagent_of: r.get(18)?,
+        source: r.get(19)?,
         id,
     }))
 }
@@ -455,18 +613,30 @@ pub(super) fn load_header(c: &Connection, session_id: &str) -> Result<Option<Ses
                     token_output_total: r.get::<_, i64>(17)? as u64,
                     last_seq: r.get(18)?,
                     message_count: r.get::<_, i64>(19)? as u64,
+                    subagent_of: r.get(20)?,
                     ..SessionHeader::default()
                 };
                 let status: String = r.get(7)?;
                 let json: [Option<String>; 5] =
                     [r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?, r.get(15)?];
-                Ok((header, status, json))
+                let source: [Option<String>; 5] =
+                    [r.get(21)?, r.get(22)?, r.get(23)?, r.get(24)?, r.get(25)?];
+                Ok((header, status, json, source))
             },
         )
         .optional()?;
-    let Some((mut h, status, [task, todos, skills, plan, ledger])) = row else {
+    let Some((mut h, status, [task, todos, skills, plan, ledger], source)) = row else {
         return Ok(None);
     };
+    if let [Some(tool), version, id, stamp, meta] = source {
+        h.source = Some(SessionSource {
+            tool,
+            version: version.unwrap_or_default(),
+            id: id.unwrap_or_default(),
+            stamp,
+            metadata: opt_json(&h.id, "source_meta_json", meta)?,
+        });
+    }
     h.status = parse_status(&h.id, &status)?;
     h.task_state = opt_json(&h.id, "task_state_json", task)?;
     h.todos = opt_json(&h.id, "todos_json", todos)?;

@@ -30,7 +30,8 @@ impl Store {
                  ORDER BY created_at_ms, rowid"
             ))?;
             let rows = st.query_map([session_id], |r| {
-                let step: Option<String> = r.get(18)?;
+                // The step id follows the summary columns.
+                let step: Option<String> = r.get(SUMMARY_COLS.split(',').count())?;
                 Ok(summary_from_row(r)?.map(|s| (step, s)))
             })?;
             let mut out = Vec::new();

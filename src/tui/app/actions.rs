@@ -92,10 +92,12 @@ impl App {
             }
             Action::Top | Action::Bottom => {
                 if !detail_focus && action == Action::Bottom && self.list.next.is_some() {
-                    // Load everything that is left in one go (header rows only, ~1 ms per
-                    // thousand), then land on the true last session.
+                    // Read the last page upwards, then land on the true last session.
                     self.pending = PendingSelection::LastRow;
-                    return self.rest_of_list();
+                    return self.last_page();
+                }
+                if !detail_focus && action == Action::Top && self.list.above.is_some() {
+                    return self.home();
                 }
                 if !detail_focus {
                     // Far enough to clamp at either end, and halved so adding it to the
@@ -151,7 +153,13 @@ impl App {
                 let f = self.list.filter.get_or_insert_with(Filter::default);
                 f.editing = true;
                 self.focus = Focus::List;
-                self.maybe_prefetch()
+                // The storage thread reads the text to match while the first key is typed.
+                vec![self.ask(
+                    None,
+                    Request::Filter {
+                        text: String::new(),
+                    },
+                )]
             }
             Action::Search => {
                 self.overlay = Overlay::Search(SearchState::default());
@@ -233,9 +241,9 @@ impl App {
                     return self.sync_detail();
                 }
                 if self.list.filter.is_some() {
-                    self.list.filter = None;
-                    self.rebuild();
-                    return self.sync_detail();
+                    let mut effects = self.clear_filter();
+                    effects.extend(self.sync_detail());
+                    return effects;
                 }
                 if self.focus == Focus::Detail {
                     self.focus = Focus::List;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::state::{Focus, Overlay, PendingSelection, Screen, Slot};
+use super::state::{Focus, Load, Overlay, PendingSelection, Screen, Slot};
 use super::{App, interrupted_note, short};
 use crate::sanitize;
 use crate::session::{
@@ -26,17 +26,35 @@ impl App {
         match reply {
             Reply::Version(v) => self.on_version(v),
             Reply::List {
-                page,
-                count,
-                continued,
-            } => self.on_list(token, page, count, continued),
+                page, count, base, ..
+            } => self.on_list(token, page, count, base),
+            Reply::Filter { text, result } => {
+                // `None`: a newer text stopped it; that one's answer follows.
+                match result {
+                    Some(r)
+                        if self.current(Slot::Filter, token) && self.list.filter_text() == text =>
+                    {
+                        self.show_matches(r)
+                    }
+                    _ => Vec::new(),
+                }
+            }
             Reply::Detail {
                 header,
                 progress,
                 assets,
                 interrupted,
                 steps,
-            } => self.on_detail(token, *header, progress, assets, interrupted, steps),
+                context,
+            } => self.on_detail(
+                token,
+                *header,
+                progress,
+                assets,
+                interrupted,
+                steps,
+                context,
+            ),
             Reply::Messages {
                 id, from, messages, ..
             } => {
@@ -73,6 +91,9 @@ impl App {
         if self.current(Slot::List, token) {
             self.list.loading = false;
         }
+        if self.current(Slot::Filter, token) {
+            self.list.filtering = false;
+        }
         if self.current(Slot::Search, token)
             && let Overlay::Search(s) = &mut self.overlay
         {
@@ -93,9 +114,14 @@ impl App {
     /// The database's change counter. It moves only when another process wrote (this
     /// process's own writes are applied where they are made).
     fn on_version(&mut self, v: i64) -> Vec<Effect> {
+        if self.list.loading && self.data_version.is_some() {
+            // Keep the old baseline: the next poll compares against it again, so a write the
+            // loading list may have missed is not lost.
+            return Vec::new();
+        }
         let changed = self.data_version.is_some_and(|old| old != v);
         self.data_version = Some(v);
-        if !changed || self.list.loading {
+        if !changed {
             return Vec::new();
         }
         // Reload what is shown, keeping the selection; the open session refreshes once the
@@ -114,7 +140,7 @@ impl App {
         token: u64,
         page: ListPage,
         count: Option<u64>,
-        continued: bool,
+        base: Option<u64>,
     ) -> Vec<Effect> {
         if !self.current(Slot::List, token) {
             return Vec::new();
@@ -124,18 +150,15 @@ impl App {
         if let Some(c) = count {
             self.list.total = Some(c);
         }
-        let current = self.list.current().map(|s| s.id.clone());
-        if !continued {
-            self.list.rows.clear();
-            self.list.titles.clear();
-        }
-        for s in &page.items {
-            self.list
-                .titles
-                .push(sanitize::line(s.display_title()).into_owned());
-        }
-        self.list.rows.extend(page.items);
-        self.list.next = page.next;
+        let load = self.list.load;
+        let current = if load == Load::Home {
+            // Home lands on the first session.
+            self.list.selected = 0;
+            None
+        } else {
+            self.list.current().map(|s| s.id.clone())
+        };
+        self.place_page(page, base);
         self.rebuild_keeping(current);
         let mut effects = Vec::new();
         match std::mem::take(&mut self.pending) {
@@ -144,9 +167,13 @@ impl App {
             }
             // Still not there (the rebuild settles it when it is).
             PendingSelection::Session { id, message } => {
-                if self.list.next.is_some() {
-                    self.pending = PendingSelection::Session { id, message };
-                    effects.extend(self.rest_of_list());
+                if load != Load::At && (self.list.next.is_some() || self.list.above.is_some()) {
+                    // Outside this window: move the window to it (once).
+                    self.pending = PendingSelection::Session {
+                        id: id.clone(),
+                        message,
+                    };
+                    effects.extend(self.window_at(&id));
                 } else if let Some(seq) = message {
                     self.pending = PendingSelection::Message { id, seq };
                 }
@@ -163,6 +190,10 @@ impl App {
         if self.screen == Screen::Browse {
             effects.extend(self.sync_detail());
         }
+        if !matches!(load, Load::Down | Load::Up) && !self.list.filter_text().is_empty() {
+            // The sessions changed: match the filter again.
+            effects.extend(self.filter_changed());
+        }
         effects.extend(self.maybe_prefetch());
         effects
     }
@@ -176,6 +207,7 @@ impl App {
         assets: Vec<AssetMeta>,
         interrupted: Vec<ToolCall>,
         steps: Vec<StepConversation>,
+        context: Box<crate::runtime::context::ContextReport>,
     ) -> Vec<Effect> {
         if !self.current(Slot::Detail, token) {
             return Vec::new();
@@ -208,6 +240,7 @@ impl App {
         let warn = first_load && conversation && !interrupted.is_empty();
         let note = warn.then(|| interrupted_note(&interrupted));
         d.interrupted = interrupted;
+        d.context = Some(context);
         let id = d.id.clone();
         if let Some(note) = note {
             self.say(note);
@@ -269,7 +302,7 @@ impl App {
             message: None,
         };
         self.focus = Focus::List;
-        self.reload_list()
+        self.reload_top()
     }
 
     fn on_deleted(&mut self, id: &str) -> Vec<Effect> {
@@ -279,13 +312,26 @@ impl App {
         }
         self.screen = Screen::Browse;
         self.focus = Focus::List;
+        // `visible` indexes `rows` (or `matches`): take the selection before they shift.
+        let current = self.list.current().map(|s| s.id.clone());
         if let Some(pos) = self.list.rows.iter().position(|s| s.id == id) {
-            // `visible` indexes `rows`: take the selection before the rows shift.
-            let current = self.list.current().map(|s| s.id.clone());
             self.list.rows.remove(pos);
             self.list.titles.remove(pos);
-            self.rebuild_keeping(current);
+            self.list.keys.remove(pos);
         }
+        if let Some(pos) = self.list.matches.iter().position(|s| s.id == id) {
+            let l = &mut self.list;
+            l.matches.remove(pos);
+            l.match_titles.remove(pos);
+            l.matched = l.matched.saturating_sub(1);
+            l.visible.retain(|r| r.idx != pos);
+            for r in &mut l.visible {
+                if r.idx > pos {
+                    r.idx -= 1;
+                }
+            }
+        }
+        self.rebuild_keeping(current);
         let mut effects = self.sync_detail();
         effects.extend(self.reload_list());
         effects
@@ -293,7 +339,8 @@ impl App {
 
     fn on_renamed(&mut self, id: &str, title: &str) -> Vec<Effect> {
         self.say(format!("Renamed to \"{}\".", sanitize::line(title)));
-        let mut effects = self.reload_list();
+        // Renaming is activity: the session is the newest now.
+        let mut effects = self.reload_top();
         if self.detail.as_ref().is_some_and(|d| d.id == id) {
             effects.extend(self.refresh_detail());
         }
@@ -328,7 +375,8 @@ impl App {
             "Saved as message #{seq}. No model provider is connected yet, so no reply will come (the agent runtime is a separate issue)."
         ));
         let mut effects = self.refresh_detail();
-        effects.extend(self.reload_list());
+        // The session is the newest now.
+        effects.extend(self.reload_top());
         effects
     }
 }

@@ -108,19 +108,16 @@ impl App {
                     return Vec::new();
                 }
                 KeyCode::Esc => {
-                    self.list.filter = None;
-                    self.rebuild();
-                    return self.sync_detail();
+                    let mut effects = self.clear_filter();
+                    effects.extend(self.sync_detail());
+                    return effects;
                 }
                 KeyCode::Up => return self.move_list(-1),
                 KeyCode::Down => return self.move_list(1),
                 _ => {
                     if f.input.key(&key) == Some(true) {
                         self.list.selected = 0;
-                        self.rebuild();
-                        let mut effects = self.sync_detail();
-                        effects.extend(self.maybe_prefetch());
-                        return effects;
+                        return self.filter_changed();
                     }
                     return Vec::new();
                 }
@@ -182,8 +179,7 @@ impl App {
         let mut effects = Vec::new();
         // Search is global: a filter that hides the session goes, so the list can show it.
         if self.list.filter.is_some() && self.list.position(id).is_none() {
-            self.list.filter = None;
-            self.rebuild();
+            effects.extend(self.clear_filter());
         }
         let row = self.list.position(id);
         if let Some(pos) = row {
@@ -197,14 +193,14 @@ impl App {
         self.focus = Focus::Detail;
         let has_transcript = self.detail.as_ref().is_some_and(|d| d.transcript.is_some());
         let message = (!has_transcript).then_some(seq);
-        if row.is_none() && self.list.next.is_some() {
-            // Older than the loaded pages: load the rest, then select it (the list and the
-            // detail pane must never show two different sessions).
+        if row.is_none() && (self.list.next.is_some() || self.list.above.is_some()) {
+            // Outside the loaded window: move the window to it, then select it (the list and
+            // the detail pane must never show two different sessions).
             self.pending = PendingSelection::Session {
                 id: id.to_string(),
                 message,
             };
-            effects.extend(self.rest_of_list());
+            effects.extend(self.window_at(id));
         } else if let Some(seq) = message {
             self.pending = PendingSelection::Message {
                 id: id.to_string(),

@@ -1,125 +1,264 @@
-//! The session list: loading pages, ordering rows (tree or fuzzy matches), moving the
-//! selection, and the detail pane following it.
+//! The session list: a window of pages moved from either edge, rows in tree order or the
+//! filter's matches from the storage thread, moving the selection, and the detail pane
+//! following it.
 
-use nucleo_matcher::Utf32Str;
-use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
-
-use super::state::{Detail, PendingSelection, Row, Slot};
-use super::{App, PAGE, PREFETCH};
-use crate::session::{ListQuery, SessionSummary};
+use super::state::{Detail, Load, PendingSelection, Row, Screen, Slot};
+use super::{App, PAGE, PREFETCH, WINDOW};
+use crate::sanitize;
+use crate::session::{ListPage, ListQuery, SessionSummary};
 use crate::tui::effect::Effect;
+use crate::tui::filter::FilterResult;
 use crate::tui::worker::Request;
 
 impl App {
-    /// Reloads what is loaded (at least a page) from the top, with the total count.
-    pub(super) fn reload_list(&mut self) -> Vec<Effect> {
+    fn list_job(&mut self, load: Load, query: ListQuery, count: bool) -> Vec<Effect> {
         self.list.loading = true;
-        let limit = self.list.rows.len().max(PAGE);
-        vec![self.ask(
-            Some(Slot::List),
-            Request::List {
-                query: ListQuery {
-                    limit,
-                    ..ListQuery::default()
-                },
-                count: true,
-            },
-        )]
+        self.list.load = load;
+        vec![self.ask(Some(Slot::List), Request::List { query, count })]
+    }
+
+    /// Reads the window again (something changed), from its first row, with the total.
+    pub(super) fn reload_list(&mut self) -> Vec<Effect> {
+        let query = ListQuery {
+            limit: self.list.rows.len().clamp(PAGE, WINDOW),
+            after: self.list.above.clone(),
+            ..ListQuery::default()
+        };
+        self.list_job(Load::Reload, query, true)
+    }
+
+    /// The first page: after this app wrote a session (it is the newest now) or resumed one.
+    pub(super) fn reload_top(&mut self) -> Vec<Effect> {
+        self.first_page(Load::Top)
+    }
+
+    /// The first page, landing on its first row.
+    pub(super) fn home(&mut self) -> Vec<Effect> {
+        self.first_page(Load::Home)
+    }
+
+    fn first_page(&mut self, load: Load) -> Vec<Effect> {
+        let query = ListQuery {
+            limit: PAGE,
+            ..ListQuery::default()
+        };
+        self.list_job(load, query, true)
     }
 
     fn next_page(&mut self) -> Vec<Effect> {
         if self.list.loading {
             return Vec::new();
         }
-        self.load_after(PAGE)
-    }
-
-    /// Every page not loaded yet, as one request (header rows only: ~1 ms per thousand).
-    pub(super) fn rest_of_list(&mut self) -> Vec<Effect> {
-        self.load_after(0)
-    }
-
-    /// Loads `limit` rows (0 = all) after the last loaded one.
-    fn load_after(&mut self, limit: usize) -> Vec<Effect> {
         let Some(after) = self.list.next.clone() else {
             return Vec::new();
         };
+        let query = ListQuery {
+            limit: PAGE,
+            after: Some(after),
+            ..ListQuery::default()
+        };
+        self.list_job(Load::Down, query, false)
+    }
+
+    fn prev_page(&mut self) -> Vec<Effect> {
+        if self.list.loading || self.list.above.is_none() {
+            return Vec::new();
+        }
+        let Some(before) = self.list.keys.first().cloned() else {
+            return Vec::new();
+        };
+        let query = ListQuery {
+            limit: PAGE,
+            before: Some(before),
+            ..ListQuery::default()
+        };
+        self.list_job(Load::Up, query, false)
+    }
+
+    /// The oldest page, read upwards from the end: End costs one page at any list size.
+    pub(super) fn last_page(&mut self) -> Vec<Effect> {
+        let query = ListQuery {
+            limit: PAGE,
+            from_end: true,
+            ..ListQuery::default()
+        };
+        self.list_job(Load::End, query, true)
+    }
+
+    /// A window starting at a session outside the loaded one.
+    pub(super) fn window_at(&mut self, id: &str) -> Vec<Effect> {
         self.list.loading = true;
+        self.list.load = Load::At;
         vec![self.ask(
             Some(Slot::List),
-            Request::List {
-                query: ListQuery {
-                    limit,
-                    after: Some(after),
-                    ..ListQuery::default()
-                },
-                count: false,
+            Request::ListAt {
+                id: id.to_string(),
+                limit: PAGE,
             },
         )]
     }
 
+    /// Puts an answered page into the window as its load asked; keeps at most [`WINDOW`]
+    /// rows, dropping from the far edge.
+    pub(super) fn place_page(&mut self, page: ListPage, base: Option<u64>) {
+        let l = &mut self.list;
+        let titles: Vec<String> = page
+            .items
+            .iter()
+            .map(|s| sanitize::line(s.display_title()).into_owned())
+            .collect();
+        let n = page.items.len();
+        match l.load {
+            Load::Reload | Load::Top | Load::Home | Load::End | Load::At => {
+                l.rows = page.items;
+                l.titles = titles;
+                l.keys = page.keys;
+                l.next = page.next;
+                match l.load {
+                    Load::Top | Load::Home => l.above = None,
+                    Load::End | Load::At => l.above = page.above,
+                    _ => {}
+                }
+                l.base = match l.load {
+                    _ if l.above.is_none() => 0,
+                    Load::End => l.total.map_or(0, |t| (t as usize).saturating_sub(n)),
+                    Load::At => base.unwrap_or(0) as usize,
+                    _ => l.base,
+                };
+            }
+            Load::Down => {
+                l.rows.extend(page.items);
+                l.titles.extend(titles);
+                l.keys.extend(page.keys);
+                l.next = page.next;
+                if l.rows.len() > WINDOW {
+                    let d = l.rows.len() - WINDOW;
+                    l.above = Some(l.keys[d - 1].clone());
+                    l.rows.drain(..d);
+                    l.titles.drain(..d);
+                    l.keys.drain(..d);
+                    l.base += d;
+                    l.offset = l.offset.saturating_sub(d);
+                }
+            }
+            Load::Up => {
+                l.rows.splice(0..0, page.items);
+                l.titles.splice(0..0, titles);
+                l.keys.splice(0..0, page.keys);
+                l.above = page.above;
+                l.base = if l.above.is_none() {
+                    0
+                } else {
+                    l.base.saturating_sub(n)
+                };
+                l.offset += n;
+                if l.rows.len() > WINDOW {
+                    l.rows.truncate(WINDOW);
+                    l.titles.truncate(WINDOW);
+                    l.keys.truncate(WINDOW);
+                    l.next = l.keys.last().cloned();
+                }
+            }
+        }
+    }
+
     pub(super) fn maybe_prefetch(&mut self) -> Vec<Effect> {
-        let filtering = self
-            .list
-            .filter
-            .as_ref()
-            .is_some_and(|f| !f.input.text.is_empty());
-        if filtering || self.list.selected + PREFETCH >= self.list.visible.len() {
+        // Filter matches come whole from the storage thread: no paging for them.
+        if self.list.showing_matches || !self.list.filter_text().is_empty() {
+            return Vec::new();
+        }
+        if self.list.selected + PREFETCH >= self.list.visible.len() {
             self.next_page()
+        } else if self.list.selected < PREFETCH {
+            self.prev_page()
         } else {
             Vec::new()
         }
     }
 
-    /// Rebuilds the visible rows (tree order, or fuzzy matches), keeping the selected session.
+    /// The filter text changed: ask the storage thread for its matches (the newest text
+    /// wins there and here), or go back to the whole list when it is empty.
+    pub(super) fn filter_changed(&mut self) -> Vec<Effect> {
+        let text = self.list.filter_text().to_string();
+        if text.is_empty() {
+            self.stop_matching();
+            self.rebuild();
+            return self.sync_detail();
+        }
+        self.list.filtering = true;
+        vec![self.ask(Some(Slot::Filter), Request::Filter { text })]
+    }
+
+    /// Leaves the filter's matches for the whole list (the caller rebuilds).
+    fn stop_matching(&mut self) {
+        self.tokens.remove(&Slot::Filter);
+        let l = &mut self.list;
+        l.filtering = false;
+        if l.showing_matches {
+            l.showing_matches = false;
+            l.visible.clear();
+        }
+        l.matches = Vec::new();
+        l.match_titles = Vec::new();
+        l.matched = 0;
+    }
+
+    /// Removes the filter and its matches; the storage thread lets go of the text it kept.
+    pub(super) fn clear_filter(&mut self) -> Vec<Effect> {
+        self.list.filter = None;
+        self.stop_matching();
+        self.rebuild();
+        vec![self.ask(None, Request::FilterClosed)]
+    }
+
+    /// The filter's matches arrived.
+    pub(super) fn show_matches(&mut self, result: FilterResult) -> Vec<Effect> {
+        let current = self.list.current().map(|s| s.id.clone());
+        let l = &mut self.list;
+        l.filtering = false;
+        l.showing_matches = true;
+        l.matched = result.matched;
+        l.match_titles = result
+            .rows
+            .iter()
+            .map(|s| sanitize::line(s.display_title()).into_owned())
+            .collect();
+        l.matches = result.rows;
+        l.visible = result
+            .hl
+            .into_iter()
+            .enumerate()
+            .map(|(idx, hl)| Row { idx, depth: 0, hl })
+            .collect();
+        // Typing starts from the best match; a reload keeps the selection.
+        let keep = current.filter(|_| l.selected > 0);
+        l.selected = 0;
+        self.rebuild_keeping(keep);
+        if self.screen == Screen::Browse {
+            self.sync_detail()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Rebuilds the visible rows (tree order), keeping the selected session.
     pub(super) fn rebuild(&mut self) {
         let current = self.list.current().map(|s| s.id.clone());
         self.rebuild_keeping(current);
     }
 
     /// [`App::rebuild`] when the rows were replaced: `current` is the id selected before. A
-    /// pending session selection wins over it, and is settled once its row is there.
+    /// pending session selection wins over it, and is settled once its row is there. The
+    /// filter's matches are not rebuilt here: they come from the storage thread.
     pub(super) fn rebuild_keeping(&mut self, current: Option<String>) {
         let wanted = match &self.pending {
             PendingSelection::Session { id, .. } => Some(id.clone()),
             _ => None,
         };
         let keep = wanted.clone().or(current);
-        let text = self
-            .list
-            .filter
-            .as_ref()
-            .map(|f| f.input.text.trim().to_string())
-            .unwrap_or_default();
-        self.list.visible = if text.is_empty() {
-            tree(&self.list.rows)
-        } else {
-            let pattern = Pattern::parse(&text, CaseMatching::Ignore, Normalization::Smart);
-            let mut buf = Vec::new();
-            let mut scored: Vec<(u32, Row)> = Vec::new();
-            for (idx, s) in self.list.rows.iter().enumerate() {
-                let mut hl = Vec::new();
-                let title = &self.list.titles[idx];
-                let t = pattern.indices(Utf32Str::new(title, &mut buf), &mut self.matcher, &mut hl);
-                let p = pattern.score(Utf32Str::new(&s.first_prompt, &mut buf), &mut self.matcher);
-                let score = match (t, p) {
-                    (Some(a), Some(b)) => a.max(b),
-                    (Some(a), None) => a,
-                    (None, Some(b)) => b,
-                    (None, None) => continue,
-                };
-                if t.is_none() {
-                    hl.clear();
-                }
-                hl.sort_unstable();
-                hl.dedup();
-                let depth = u8::from(s.parent_id.is_some());
-                scored.push((score, Row { idx, depth, hl }));
-            }
-            // Stable: equal scores keep activity order.
-            scored.sort_by_key(|(s, _)| std::cmp::Reverse(*s));
-            scored.into_iter().map(|(_, r)| r).collect()
-        };
+        if !self.list.showing_matches {
+            self.list.visible = tree(&self.list.rows);
+        }
         if let Some(id) = keep
             && let Some(pos) = self.list.position(&id)
         {
@@ -193,7 +332,7 @@ fn tree(rows: &[SessionSummary]) -> Vec<Row> {
         .enumerate()
         .map(|(i, s)| Row {
             idx: i,
-            depth: u8::from(s.parent_id.is_some()),
+            depth: u8::from(s.parent_id.is_some() || s.subagent_of.is_some()),
             hl: Vec::new(),
         })
         .collect()

@@ -19,7 +19,6 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crossterm::event::{KeyEvent, MouseEvent};
-use nucleo_matcher::Matcher;
 use ratatui::layout::Rect;
 
 pub use state::{
@@ -41,6 +40,8 @@ use state::Slot;
 
 /// Sessions per list page.
 pub const PAGE: usize = 200;
+/// The most rows the list holds at once: a window over the sessions.
+pub const WINDOW: usize = 5 * PAGE;
 /// Fetch the next page when the selection is this close to the end of what is loaded.
 const PREFETCH: usize = 50;
 /// How long a status message stays.
@@ -103,7 +104,6 @@ pub struct App {
     next_token: u64,
     /// The token of the latest request per slot; answers with another token are stale.
     tokens: HashMap<Slot, u64>,
-    matcher: Box<Matcher>,
 }
 
 impl App {
@@ -132,12 +132,14 @@ impl App {
             turn_running: false,
             next_token: 0,
             tokens: HashMap::new(),
-            matcher: state::matcher(),
         };
-        let effects = match opts.resume {
+        // The change counter's baseline is taken before the first list is read (one worker,
+        // in order), so a write landing between the two still shows at the next poll.
+        let mut effects = app.tick();
+        effects.extend(match opts.resume {
             Some(id) => app.resume(&id),
             None => app.reload_list(),
-        };
+        });
         app.settle();
         (app, effects)
     }
@@ -151,7 +153,7 @@ impl App {
         };
         let mut effects = self.open_detail(id);
         self.enter_conversation();
-        effects.extend(self.reload_list());
+        effects.extend(self.reload_top());
         effects
     }
 

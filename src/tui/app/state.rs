@@ -1,8 +1,6 @@
 //! The app's state types: screens, tabs, dialogs, the session list, the detail pane, and the
 //! one pending selection.
 
-use nucleo_matcher::{Config, Matcher};
-
 use crate::session::{
     AssetMeta, PageKey, PlanProgress, SearchHit, SessionHeader, SessionSummary, StepConversation,
     ToolCall, Usage,
@@ -110,7 +108,7 @@ pub struct Filter {
 /// One visible row of the list.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
-    /// Index into [`SessionList::rows`].
+    /// Index into [`SessionList::rows`] (or [`SessionList::matches`] while they are shown).
     pub idx: usize,
     /// 1 for a fork (marked `↳` in the list), else 0.
     pub depth: u8,
@@ -118,23 +116,64 @@ pub struct Row {
     pub hl: Vec<u32>,
 }
 
-/// The session list as loaded so far.
+/// Which list load is in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) enum Load {
+    /// The same window again (something changed).
+    #[default]
+    Reload,
+    /// The first page (a session this app just wrote or resumed, or `--resume`).
+    Top,
+    /// The first page, landing on its first row (Home).
+    Home,
+    /// The page below the window.
+    Down,
+    /// The page above the window.
+    Up,
+    /// The last page (End).
+    End,
+    /// A page starting at a session outside the window (a search jump, a resume).
+    At,
+}
+
+/// The session list: a window of at most [`super::WINDOW`] rows of it, moved a page at a
+/// time as the selection nears either edge, so memory stays flat at any number of sessions.
 #[derive(Debug, Default)]
 pub struct SessionList {
-    /// Loaded rows, newest activity first.
+    /// The window's rows, newest activity first.
     pub rows: Vec<SessionSummary>,
     /// Sanitised display titles, parallel to `rows`.
     pub titles: Vec<String>,
+    /// Keys of `rows`, to move the window from either edge.
+    pub(super) keys: Vec<PageKey>,
+    /// Sessions above the window.
+    pub base: usize,
+    /// Key of the row just above the window (`None`: the window starts the list).
+    pub(super) above: Option<PageKey>,
     /// Key of the next page, if any.
     pub next: Option<PageKey>,
     /// A page is being loaded.
     pub loading: bool,
+    /// What that page is for.
+    pub(super) load: Load,
     /// The first answer has arrived.
     pub loaded: bool,
     /// All sessions in the workspace.
     pub total: Option<u64>,
     /// The filter, when one is active.
     pub filter: Option<Filter>,
+    /// The filter's best matches, from the storage thread; `visible` indexes these instead
+    /// of `rows` while `showing_matches`.
+    pub matches: Vec<SessionSummary>,
+    /// Sanitised display titles, parallel to `matches`.
+    pub match_titles: Vec<String>,
+    /// Sessions matching the filter, all of them (at most
+    /// [`crate::tui::filter::FILTER_ROWS`] are in `matches`).
+    pub matched: usize,
+    /// `visible` shows the filter's matches.
+    pub showing_matches: bool,
+    /// A filter text is on its way: the matches shown answer an earlier one.
+    pub filtering: bool,
     /// Rows as shown (tree order, or filter matches).
     pub visible: Vec<Row>,
     /// Selected index into `visible`.
@@ -149,12 +188,38 @@ impl SessionList {
     pub fn current(&self) -> Option<&SessionSummary> {
         self.visible
             .get(self.selected)
-            .and_then(|r| self.rows.get(r.idx))
+            .and_then(|r| self.summary(r))
+    }
+
+    /// The session a visible row shows.
+    pub fn summary(&self, r: &Row) -> Option<&SessionSummary> {
+        if self.showing_matches {
+            self.matches.get(r.idx)
+        } else {
+            self.rows.get(r.idx)
+        }
+    }
+
+    /// The sanitised title of a visible row.
+    pub fn title(&self, r: &Row) -> &str {
+        let titles = if self.showing_matches {
+            &self.match_titles
+        } else {
+            &self.titles
+        };
+        titles.get(r.idx).map_or("", String::as_str)
     }
 
     /// Position of a session among the visible rows.
     pub fn position(&self, id: &str) -> Option<usize> {
-        self.visible.iter().position(|r| self.rows[r.idx].id == id)
+        self.visible
+            .iter()
+            .position(|r| self.summary(r).is_some_and(|s| s.id == id))
+    }
+
+    /// The filter's text, trimmed ("" without a filter).
+    pub(super) fn filter_text(&self) -> &str {
+        self.filter.as_ref().map_or("", |f| f.input.text.trim())
     }
 }
 
@@ -181,6 +246,8 @@ pub struct Detail {
     pub steps: Vec<StepConversation>,
     /// Selected step of the Plan tab (index into [`Detail::plan_order`]).
     pub plan_sel: usize,
+    /// Instruction files, skills and MCP servers its turns take in (Info tab).
+    pub context: Option<Box<crate::runtime::context::ContextReport>>,
 }
 
 impl Detail {
@@ -192,6 +259,7 @@ impl Detail {
             assets: Vec::new(),
             asset_sel: 0,
             interrupted: Vec::new(),
+            context: None,
             usage: None,
             usage_requested: false,
             transcript: None,
@@ -261,9 +329,5 @@ pub(super) enum Slot {
     Detail,
     Usage,
     Search,
-}
-
-/// Boxed: the fuzzy matcher's scratch space is large.
-pub(super) fn matcher() -> Box<Matcher> {
-    Box::new(Matcher::new(Config::DEFAULT))
+    Filter,
 }

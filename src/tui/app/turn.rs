@@ -22,7 +22,8 @@ impl App {
             TurnEvent::Finished { .. } => {
                 self.turn_running = false;
                 let mut effects = self.refresh_detail();
-                effects.extend(self.reload_list());
+                // The session is the newest now.
+                effects.extend(self.reload_top());
                 effects
             }
             // A plan step's state changed in the store: the Plan tab shows it.

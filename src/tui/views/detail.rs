@@ -563,10 +563,23 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
         ]));
     }
     match (&h.parent_id, h.fork_seq) {
-        (Some(p), Some(seq)) => lines.push(kv("forked from", format!("{p} at message #{seq}"))),
-        // A child without a fork point is a plan step's conversation.
-        (Some(p), None) => lines.push(kv("plan step of", p.clone())),
+        (Some(p), seq) => lines.push(kv(
+            "forked from",
+            format!(
+                "{p} at message #{}",
+                seq.map(|s| s.to_string()).unwrap_or_else(|| "?".into())
+            ),
+        )),
         (None, _) => lines.push(kv("forked from", "—".into())),
+    }
+    if let Some(p) = &h.subagent_of {
+        lines.push(kv("sub-agent of", p.clone()));
+    }
+    if let Some(src) = &h.source {
+        lines.push(kv(
+            "imported",
+            format!("from {} {} ({})", src.tool, src.version, src.id),
+        ));
     }
     lines.push(kv(
         "created",
@@ -584,6 +597,18 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             rel_time(app.now_ms, h.updated_at_ms)
         ),
     ));
+    if let Some(c) = &d.context {
+        for (k, v) in [
+            ("instr files", &c.instructions),
+            ("skills", &c.skills),
+            ("mcp servers", &c.mcp_servers),
+            ("skipped", &c.problems),
+        ] {
+            if !v.is_empty() {
+                lines.push(kv(k, v.join(", ")));
+            }
+        }
+    }
     // Long values (ids, paths) wrap under their value column instead of being cut.
     let wrapped = super::wrap_lines(lines, area.width as usize, 12);
     frame.render_widget(Paragraph::new(wrapped).scroll((d.scroll, 0)), area);

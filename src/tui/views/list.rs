@@ -81,8 +81,11 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let focused = app.focus == Focus::List;
     let pos = if l.visible.is_empty() {
         0
-    } else {
+    } else if l.filter.is_some() {
         l.selected + 1
+    } else {
+        // The list holds a window of rows: the position counts from the newest session.
+        l.base + l.selected + 1
     };
     let shown = match (l.total, l.visible.len(), l.filter.is_some()) {
         (total, 0, _) => format!("Sessions {} ", total.unwrap_or(0)),
@@ -98,11 +101,18 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
 
     if let (Some(f), Some(line_area)) = (&l.filter, a.list_filter) {
         let prefix = "/ ";
-        let count = format!(
-            "  {} match{}",
-            l.visible.len(),
-            if l.visible.len() == 1 { "" } else { "es" }
-        );
+        let n = if l.showing_matches {
+            l.matched
+        } else {
+            l.visible.len()
+        };
+        let mut count = format!("  {n} match{}", if n == 1 { "" } else { "es" });
+        if l.showing_matches && l.visible.len() < n {
+            count.push_str(&format!(", best {} shown", l.visible.len()));
+        }
+        if l.filtering {
+            count.push('…');
+        }
         let line = Line::from(vec![
             Span::styled(prefix, t.accent().patch(t.bold())),
             Span::raw(crate::sanitize::line(&f.input.text).into_owned()),
@@ -118,6 +128,8 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     if l.visible.is_empty() {
         let msg = if !l.loaded {
             "Loading sessions…"
+        } else if l.filtering {
+            "Matching…"
         } else if l.filter.is_some() && !l.rows.is_empty() {
             "No session matches the filter."
         } else {
@@ -151,16 +163,16 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         .enumerate()
         .skip(offset)
         .take(h)
-        .map(|(i, r)| {
-            row(
+        .filter_map(|(i, r)| {
+            Some(row(
                 app,
                 r,
-                &l.rows[r.idx],
-                &l.titles[r.idx],
+                l.summary(r)?,
+                l.title(r),
                 width,
                 &cols,
                 i == l.selected,
-            )
+            ))
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
@@ -203,7 +215,14 @@ fn row(
     let right_w: usize = right.iter().map(|(s, _)| s.width()).sum();
     // A fork keeps its place in activity order; the mark says it came from another session.
     let indent = if r.depth > 0 { "↳ " } else { "" };
-    let left_fixed = 3 + indent.width();
+    // Imported sessions carry their source tool's initials.
+    let source = match s.source.as_deref() {
+        Some("claude-code") => "CC ",
+        Some("codex") => "CX ",
+        Some(_) => "⇣ ",
+        None => "",
+    };
+    let left_fixed = 3 + indent.width() + source.width();
     let title_w = width.saturating_sub(left_fixed + right_w);
     let shown = fit(title, title_w);
     let mut spans = vec![
@@ -211,6 +230,7 @@ fn row(
         Span::styled(mark, mark_style),
         Span::raw(" "),
         Span::styled(indent, t.dim()),
+        Span::styled(source, t.dim()),
     ];
     // Title with matched characters highlighted.
     let mut used = 0;

@@ -1,0 +1,323 @@
+//! Measures a big workspace (see `scripts/big-workspace.sh`) the way a user meets it, with the
+//! real binary: `search` (warm and cold), `--list` (time and peak memory), and the TUI in a
+//! pseudo-terminal (start → rows, `/` filter until the oldest session shows, `End`, memory).
+//!
+//! `bench_big --home H --workdir W [--bin target/release/neocode] [--runs 5]
+//!  [--words please,inspect,flaky] [--filter '#0$']`
+//!
+//! Prints one line per measure (medians); `scripts/bench-big.sh` runs it on workspace A, or
+//! on B with `SESSIONS=100000 MESSAGES=10000000`.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn arg(name: &str, default: Option<&str>) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+        .or_else(|| default.map(str::to_string))
+        .unwrap_or_else(|| {
+            eprintln!("bench_big: {name} is required");
+            std::process::exit(2)
+        })
+}
+
+struct Ctx {
+    bin: PathBuf,
+    home: PathBuf,
+    work: PathBuf,
+    db: PathBuf,
+    runs: usize,
+}
+
+impl Ctx {
+    fn cmd(&self) -> Command {
+        let mut c = Command::new(&self.bin);
+        c.env("NEOCODE_HOME", &self.home)
+            .arg("--workdir")
+            .arg(&self.work);
+        c
+    }
+
+    /// Wall time (ms) and peak resident memory (KiB) of one run, output discarded.
+    fn timed(&self, args: &[&str]) -> (f64, u64) {
+        let mut c = Command::new("/usr/bin/time");
+        c.arg("-f")
+            .arg("%M")
+            .arg(&self.bin)
+            .env("NEOCODE_HOME", &self.home)
+            .arg("--workdir")
+            .arg(&self.work)
+            .args(args)
+            .stdout(std::process::Stdio::null());
+        let start = Instant::now();
+        let out = c.output().expect("run neocode");
+        let ms = start.elapsed().as_secs_f64() * 1000.0;
+        let err = String::from_utf8_lossy(&out.stderr);
+        let kib = err
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse().ok())
+            .unwrap_or(0);
+        (ms, kib)
+    }
+
+    fn median(&self, args: &[&str]) -> (f64, u64) {
+        self.timed(args); // warm
+        let mut t: Vec<(f64, u64)> = (0..self.runs).map(|_| self.timed(args)).collect();
+        t.sort_by(|a, b| a.0.total_cmp(&b.0));
+        t[t.len() / 2]
+    }
+
+    /// Drops the database's pages from the page cache (this file only).
+    fn evict(&self) {
+        for f in [self.db.clone(), self.db.with_extension("db-wal")] {
+            if !f.exists() {
+                continue;
+            }
+            let _ = Command::new("dd")
+                .arg(format!("if={}", f.display()))
+                .args(["iflag=nocache", "count=0", "status=none"])
+                .status();
+        }
+    }
+}
+
+type Screen = Arc<Mutex<vt100::Parser>>;
+
+struct Tui {
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    screen: Screen,
+    w: Box<dyn Write + Send>,
+    start: Instant,
+}
+
+const ROWS: u16 = 40;
+const COLS: u16 = 200;
+
+fn spawn(ctx: &Ctx) -> Tui {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: ROWS,
+            cols: COLS,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("pty");
+    let mut cmd = CommandBuilder::new(&ctx.bin);
+    cmd.arg("--workdir");
+    cmd.arg(&ctx.work);
+    cmd.env("NEOCODE_HOME", &ctx.home);
+    cmd.env("TERM", "xterm-256color");
+    let start = Instant::now();
+    let child = pair.slave.spawn_command(cmd).expect("spawn");
+    drop(pair.slave);
+    let screen = Arc::new(Mutex::new(vt100::Parser::new(
+        std::num::NonZeroU16::new(ROWS).unwrap(),
+        std::num::NonZeroU16::new(COLS).unwrap(),
+        0,
+    )));
+    let mut reader = pair.master.try_clone_reader().expect("reader");
+    let p = screen.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 65536];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            p.lock().unwrap().process(&buf[..n]);
+        }
+    });
+    let w = pair.master.take_writer().expect("writer");
+    std::mem::forget(pair.master);
+    Tui {
+        child,
+        screen,
+        w,
+        start,
+    }
+}
+
+impl Tui {
+    fn wait(&self, what: &str) -> Instant {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if self
+                .screen
+                .lock()
+                .unwrap()
+                .screen()
+                .contents()
+                .contains(what)
+            {
+                return Instant::now();
+            }
+            if Instant::now() > deadline {
+                let screen = self.screen.lock().unwrap().screen().contents();
+                panic!("never saw {what:?} on:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_micros(300));
+        }
+    }
+
+    fn send(&mut self, b: &[u8]) -> Instant {
+        self.w.write_all(b).unwrap();
+        self.w.flush().unwrap();
+        Instant::now()
+    }
+
+    /// Resident and peak resident memory, MiB.
+    fn memory(&self) -> (f64, f64) {
+        let pid = self.child.process_id().unwrap_or(0);
+        let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let get = |k: &str| {
+            s.lines()
+                .find(|l| l.starts_with(k))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse::<f64>().ok())
+                .unwrap_or(0.0)
+                / 1024.0
+        };
+        (get("VmRSS:"), get("VmHWM:"))
+    }
+
+    fn quit(mut self) {
+        self.send(b"\x03");
+        let _ = self.child.wait();
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn med(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let home = PathBuf::from(arg("--home", None));
+    let work = PathBuf::from(arg("--workdir", None));
+    let bin = PathBuf::from(arg("--bin", Some("target/release/neocode")));
+    let runs: usize = arg("--runs", Some("5")).parse().expect("--runs");
+    let words = arg("--words", Some("please,inspect,flaky,step_4217"));
+    let filter = arg("--filter", Some("#0$"));
+    let db = std::fs::read_dir(home.join("projects"))
+        .expect("home/projects")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("session.db"))
+        .find(|p| p.exists())
+        .expect("a session.db under home/projects");
+    let ctx = Ctx {
+        bin,
+        home,
+        work,
+        db,
+        runs,
+    };
+    // The first open may migrate the database: do it before timing anything.
+    let t = Instant::now();
+    let out = ctx
+        .cmd()
+        .args(["--list", "--json", "--limit", "1"])
+        .output()
+        .expect("run");
+    println!("first open (migration, if any): {:.0} ms", ms(t.elapsed()));
+    let newest: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let newest = newest[0]["title"].as_str().unwrap_or("").to_string();
+
+    for w in words.split(',') {
+        let (warm, _) = ctx.median(&["search", w, "--limit", "20"]);
+        let mut cold = Vec::new();
+        for _ in 0..ctx.runs.min(3) {
+            ctx.evict();
+            cold.push(ctx.timed(&["search", w, "--limit", "20"]).0);
+        }
+        let n = String::from_utf8_lossy(
+            &ctx.cmd()
+                .args(["search", w, "--limit", "20"])
+                .output()
+                .expect("run")
+                .stdout,
+        )
+        .lines()
+        .last()
+        .unwrap_or("")
+        .to_string();
+        println!(
+            "search {w:?}: warm {warm:.1} ms, cold {:.1} ms  [{n}]",
+            med(cold)
+        );
+    }
+    for args in [
+        &["--list"][..],
+        &["--list", "--json"][..],
+        &["--list", "--limit", "20"][..],
+    ] {
+        let (t, kib) = ctx.median(args);
+        println!(
+            "{}: {t:.1} ms, peak {:.1} MiB",
+            args.join(" "),
+            kib as f64 / 1024.0
+        );
+    }
+
+    // The TUI: start → rows, `/` filter until the oldest session shows, End.
+    let oldest = {
+        let out = ctx.cmd().args(["--list", "--json"]).output().expect("run");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let rows = v.as_array().expect("array");
+        rows[rows.len() - 1]["title"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    let newest_cut: String = newest.chars().take(40).collect();
+    let oldest_cut: String = oldest.chars().take(60).collect();
+    let (mut start, mut filter_ms, mut end_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let mut mem_end = (0.0, 0.0);
+    let mut mem_filter = (0.0, 0.0);
+    for _ in 0..ctx.runs {
+        let mut t = spawn(&ctx);
+        let shown = t.wait(&newest_cut);
+        start.push(ms(shown - t.start));
+        std::thread::sleep(Duration::from_millis(300));
+        t.send(b"/");
+        t.wait("/ ");
+        // A person takes longer than this between `/` and the first key.
+        std::thread::sleep(Duration::from_millis(200));
+        let typed = t.send(filter.as_bytes());
+        filter_ms.push(ms(t.wait(&oldest_cut) - typed));
+        std::thread::sleep(Duration::from_millis(300));
+        mem_filter = t.memory();
+        t.quit();
+
+        let mut t = spawn(&ctx);
+        t.wait(&newest_cut);
+        std::thread::sleep(Duration::from_millis(300));
+        let pressed = t.send(b"G");
+        end_ms.push(ms(t.wait(&oldest_cut) - pressed));
+        std::thread::sleep(Duration::from_millis(300));
+        mem_end = t.memory();
+        t.quit();
+    }
+    println!("TUI start -> rows visible: {:.1} ms", med(start));
+    println!(
+        "TUI `/{filter}` until the oldest session shows: {:.1} ms; RSS {:.1} MiB (peak {:.1})",
+        med(filter_ms),
+        mem_filter.0,
+        mem_filter.1
+    );
+    println!(
+        "TUI End until the oldest session shows: {:.1} ms; RSS {:.1} MiB (peak {:.1})",
+        med(end_ms),
+        mem_end.0,
+        mem_end.1
+    );
+}

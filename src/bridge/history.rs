@@ -1,0 +1,682 @@
+//! Reconciling the caller's history with the stored transcript. A caller such as an editor
+//! plugin sends the whole conversation every turn; the store already holds most of it. The
+//! stored prefix is matched message by message, new messages are appended, and a caller
+//! whose history differs from the store (edited or truncated on its side) continues in a fork
+//! taken where the two part: the stored session is never overwritten.
+
+use serde_json::Value;
+
+use crate::runtime::agent::context::is_compaction;
+use crate::session::{Message, NewMessage, Part, Role, ToolCall};
+
+use super::protocol::ChatMessage;
+
+/// A caller message in the store's terms; `system` and `developer` messages are not part of
+/// a transcript (neocode has its own instructions) and are dropped before this.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Incoming {
+    /// Author.
+    pub role: Role,
+    /// Text parts joined by newlines (as the store joins them for the conversation key).
+    pub text: String,
+    /// Calls of an assistant message.
+    pub tool_calls: Vec<ToolCall>,
+    /// The call a tool message answers.
+    pub tool_call_id: Option<String>,
+}
+
+impl Incoming {
+    /// The message to append.
+    pub fn to_new(&self) -> NewMessage {
+        NewMessage {
+            role: Some(self.role),
+            parts: if self.text.is_empty() {
+                Vec::new()
+            } else {
+                vec![Part::text(self.text.clone())]
+            },
+            tool_calls: self.tool_calls.clone(),
+            tool_call_id: self.tool_call_id.clone(),
+            ..NewMessage::default()
+        }
+    }
+}
+
+/// Why a history was refused (nothing is written).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryError(pub String);
+
+/// The caller's history, checked and converted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct History {
+    /// The conversation without system messages; the last one is the new user message.
+    pub messages: Vec<Incoming>,
+    /// Non-text content parts (images, files) were dropped.
+    pub dropped_parts: usize,
+}
+
+impl History {
+    /// The text of the first user message: what the conversation key is computed from.
+    pub fn first_user_text(&self) -> Option<&str> {
+        self.messages
+            .iter()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.text.as_str())
+    }
+
+    /// The history has assistant or tool messages (the seed's sign of a continuation).
+    pub fn has_continuation(&self) -> bool {
+        self.messages
+            .iter()
+            .any(|m| matches!(m.role, Role::Assistant | Role::Tool))
+    }
+
+    /// The new user message (the last one).
+    pub fn prompt(&self) -> &Incoming {
+        // `parse` guarantees a last user message.
+        &self.messages[self.messages.len() - 1]
+    }
+}
+
+/// Checks and converts the caller's messages: known roles, a non-empty last user message,
+/// tool results only for calls made earlier in the history.
+pub fn parse(messages: &[ChatMessage]) -> Result<History, HistoryError> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut dropped_parts = 0;
+    let mut calls = std::collections::HashSet::new();
+    for (i, m) in messages.iter().enumerate() {
+        let role = match m.role.as_str() {
+            "system" | "developer" => continue,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "tool" => Role::Tool,
+            other => {
+                return Err(HistoryError(format!(
+                    "messages[{i}]: unknown role {:?} (system, developer, user, assistant, tool)",
+                    crate::sanitize::line(other)
+                )));
+            }
+        };
+        let (text, dropped) =
+            content_text(&m.content).map_err(|e| HistoryError(format!("messages[{i}]: {e}")))?;
+        dropped_parts += dropped;
+        if role != Role::Assistant && !m.tool_calls.is_empty() {
+            return Err(HistoryError(format!(
+                "messages[{i}]: only assistant messages have tool_calls"
+            )));
+        }
+        let tool_call_id = match role {
+            Role::Tool => {
+                let id = m.tool_call_id.clone().unwrap_or_default();
+                if !calls.contains(&id) {
+                    return Err(HistoryError(format!(
+                        "messages[{i}]: tool result for {:?}, which no earlier assistant message called",
+                        crate::sanitize::line(&id)
+                    )));
+                }
+                Some(id)
+            }
+            _ => None,
+        };
+        let tool_calls: Vec<ToolCall> = m
+            .tool_calls
+            .iter()
+            .map(|c| ToolCall {
+                id: c.id.clone(),
+                name: c.function.name.clone(),
+                arguments: c.function.arguments.clone(),
+            })
+            .collect();
+        for c in &tool_calls {
+            if c.id.is_empty() || c.name.is_empty() {
+                return Err(HistoryError(format!(
+                    "messages[{i}]: a tool call needs an id and a function name"
+                )));
+            }
+            calls.insert(c.id.clone());
+        }
+        out.push(Incoming {
+            role,
+            text,
+            tool_calls,
+            tool_call_id,
+        });
+    }
+    match out.last() {
+        Some(m) if m.role == Role::User && !m.text.trim().is_empty() => {}
+        Some(_) => {
+            return Err(HistoryError(
+                "the last message must be the new user message, with text".into(),
+            ));
+        }
+        None => return Err(HistoryError("no user message in `messages`".into())),
+    }
+    Ok(History {
+        messages: out,
+        dropped_parts,
+    })
+}
+
+/// The text of OpenAI `content`: a string, null, or an array of parts of which `text` parts
+/// count (joined by newlines); the count of other parts is returned beside it.
+fn content_text(content: &Value) -> Result<(String, usize), String> {
+    match content {
+        Value::Null => Ok((String::new(), 0)),
+        Value::String(s) => Ok((s.clone(), 0)),
+        Value::Array(parts) => {
+            let mut texts = Vec::new();
+            let mut dropped = 0;
+            for p in parts {
+                match p.get("type").and_then(Value::as_str) {
+                    Some("text") => match p.get("text").and_then(Value::as_str) {
+                        Some(t) => texts.push(t),
+                        None => return Err("a text part without a string `text`".into()),
+                    },
+                    Some(_) => dropped += 1,
+                    None => return Err("a content part without a `type`".into()),
+                }
+            }
+            Ok((texts.join("\n"), dropped))
+        }
+        _ => Err("`content` must be a string, an array of parts, or null".into()),
+    }
+}
+
+/// What to do with a chosen session so that it holds the caller's history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reconciled {
+    /// `None`: the stored transcript is a prefix of the caller's history. `Some(seq)`: the
+    /// two part after stored message `seq` (0: before the first one); continue in a fork
+    /// taken there.
+    pub fork_at: Option<i64>,
+    /// Index (in the caller's history without system messages) of the first message that
+    /// differs, for the warning.
+    pub diverged_at: usize,
+    /// Caller messages the session (or the fork) lacks, before the new user message.
+    pub append: Vec<Incoming>,
+    /// The new user message is already the last stored message, unanswered (an earlier
+    /// turn failed before the reply, and the caller retries): the turn answers it instead
+    /// of storing it twice.
+    pub prompt_stored: bool,
+}
+
+/// Matches the caller's history against the stored transcript (system messages ignored on
+/// both sides). The new user message is never in `append`: the turn appends it.
+///
+/// After a compaction the store holds a summary and the recent tail; the caller still sends
+/// the whole conversation. The tail is then aligned with the latest place in the caller's
+/// history where it fits, and what precedes that place counts as summarised.
+pub fn reconcile(stored: &[Message], history: &History) -> Reconciled {
+    let before = &history.messages[..history.messages.len() - 1];
+    let summary = stored.iter().rposition(is_compaction);
+    let tail: Vec<&Message> = stored[summary.map_or(0, |i| i + 1)..]
+        .iter()
+        .filter(|m| m.role != Role::System)
+        .collect();
+    // Where the kept part of the store starts: after the summary, or at the beginning.
+    let base_seq = summary.map_or(0, |i| stored[i].seq);
+    let (start, m) = match summary {
+        None => (0, compare(&tail, before, history.prompt())),
+        Some(_) if tail.is_empty() => {
+            // Only the summary is left: it covers everything the caller sent before.
+            return Reconciled {
+                fork_at: None,
+                diverged_at: before.len(),
+                append: Vec::new(),
+                prompt_stored: false,
+            };
+        }
+        Some(_) => align(&tail, before, history.prompt()),
+    };
+    let common = m.common;
+    if m.complete {
+        return Reconciled {
+            fork_at: None,
+            diverged_at: start + common,
+            append: if m.prompt_stored {
+                Vec::new()
+            } else {
+                before[start + common..].to_vec()
+            },
+            prompt_stored: m.prompt_stored,
+        };
+    }
+    Reconciled {
+        fork_at: Some(if common == 0 {
+            base_seq
+        } else {
+            tail[common - 1].seq
+        }),
+        diverged_at: start + common,
+        append: before[start + common..].to_vec(),
+        prompt_stored: false,
+    }
+}
+
+/// How far stored messages match the caller's, from the first stored one on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Match {
+    /// Stored messages matched in order.
+    common: usize,
+    /// Every stored message matched (the caller may have more).
+    complete: bool,
+    /// All but the last stored message matched the caller's history entirely, and the last
+    /// is the new user message, unanswered.
+    prompt_stored: bool,
+}
+
+fn compare(stored: &[&Message], caller: &[Incoming], prompt: &Incoming) -> Match {
+    let common = stored
+        .iter()
+        .zip(caller)
+        .take_while(|(s, c)| same(s, c))
+        .count();
+    if common == stored.len() {
+        return Match {
+            common,
+            complete: true,
+            prompt_stored: false,
+        };
+    }
+    let retry =
+        common == caller.len() && stored.len() == common + 1 && same(stored[common], prompt);
+    Match {
+        common,
+        complete: retry,
+        prompt_stored: retry,
+    }
+}
+
+/// The latest start in `caller` where the whole compacted tail fits; else the start with the
+/// longest partial fit; else nothing fits (fork right after the summary).
+fn align(tail: &[&Message], caller: &[Incoming], prompt: &Incoming) -> (usize, Match) {
+    let mut best: Option<(usize, Match)> = None;
+    for start in (0..=caller.len()).rev() {
+        let m = compare(tail, &caller[start..], prompt);
+        if m.complete {
+            return (start, m);
+        }
+        if m.common > 0 && best.is_none_or(|(_, b)| m.common > b.common) {
+            best = Some((start, m));
+        }
+    }
+    best.unwrap_or((
+        caller.len(),
+        Match {
+            common: 0,
+            complete: false,
+            prompt_stored: false,
+        },
+    ))
+}
+
+/// A stored message and a caller message are the same message. Text is compared without
+/// surrounding whitespace (callers trim); reasoning and images are not compared.
+fn same(s: &Message, c: &Incoming) -> bool {
+    if s.role != c.role || s.text().trim() != c.text.trim() {
+        return false;
+    }
+    match s.role {
+        Role::Assistant => {
+            s.tool_calls.len() == c.tool_calls.len()
+                && s.tool_calls
+                    .iter()
+                    .zip(&c.tool_calls)
+                    .all(|(a, b)| a.id == b.id && a.name == b.name && same_args(a, b))
+        }
+        Role::Tool => s.tool_call_id == c.tool_call_id,
+        Role::User | Role::System => true,
+    }
+}
+
+/// Arguments compare as JSON values when both parse (callers re-serialise them), else as text.
+fn same_args(a: &ToolCall, b: &ToolCall) -> bool {
+    match (
+        serde_json::from_str::<Value>(&a.arguments),
+        serde_json::from_str::<Value>(&b.arguments),
+    ) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a.arguments == b.arguments,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bridge::protocol::{ChatFunction, ChatToolCall};
+    use serde_json::json;
+
+    fn msg(role: &str, content: Value) -> ChatMessage {
+        ChatMessage {
+            role: role.into(),
+            content,
+            ..ChatMessage::default()
+        }
+    }
+
+    fn call(id: &str) -> ChatMessage {
+        ChatMessage {
+            role: "assistant".into(),
+            content: Value::Null,
+            tool_calls: vec![ChatToolCall {
+                id: id.into(),
+                kind: "function".into(),
+                function: ChatFunction {
+                    name: "read_file".into(),
+                    arguments: r#"{"path": "a.rs"}"#.into(),
+                },
+            }],
+            tool_call_id: None,
+        }
+    }
+
+    fn result(id: &str, text: &str) -> ChatMessage {
+        ChatMessage {
+            role: "tool".into(),
+            content: json!(text),
+            tool_call_id: Some(id.into()),
+            ..ChatMessage::default()
+        }
+    }
+
+    fn stored(h: &[ChatMessage]) -> Vec<Message> {
+        parse_prefix(h)
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| Message {
+                seq: i as i64 + 1,
+                role: m.role,
+                parts: m.to_new().parts,
+                tool_calls: m.tool_calls,
+                tool_call_id: m.tool_call_id,
+                is_error: false,
+                tool_metadata: None,
+                created_at_ms: 0,
+                usage: Default::default(),
+                extra: Default::default(),
+            })
+            .collect()
+    }
+
+    /// Converts a history that need not end with a user message (for building stores).
+    fn parse_prefix(h: &[ChatMessage]) -> Vec<Incoming> {
+        let mut with_prompt = h.to_vec();
+        with_prompt.push(msg("user", json!("next")));
+        let mut v = parse(&with_prompt).unwrap().messages;
+        v.pop();
+        v
+    }
+
+    fn turn1() -> Vec<ChatMessage> {
+        vec![
+            msg("system", json!("you are an editor plugin")),
+            msg("user", json!("read a.rs")),
+            call("c1"),
+            result("c1", "fn main() {}"),
+            msg("assistant", json!("It is empty.")),
+        ]
+    }
+
+    #[test]
+    fn a_stored_prefix_is_matched_and_only_new_messages_are_appended() {
+        let store = stored(&turn1());
+        let mut h = turn1();
+        h.push(msg("user", json!([{"type": "text", "text": "thanks"}])));
+        let r = reconcile(&store, &parse(&h).unwrap());
+        assert_eq!(r.fork_at, None);
+        assert!(r.append.is_empty());
+        // The caller re-serialised the arguments and trimmed the text: still the same.
+        h[2].tool_calls[0].function.arguments = r#"{"path":"a.rs"}"#.into();
+        h[4].content = json!("It is empty.\n");
+        assert_eq!(reconcile(&store, &parse(&h).unwrap()).fork_at, None);
+    }
+
+    #[test]
+    fn messages_the_store_lacks_are_appended_in_order() {
+        let store = stored(&turn1()[..2]);
+        let mut h = turn1();
+        h.push(msg("user", json!("thanks")));
+        let r = reconcile(&store, &parse(&h).unwrap());
+        assert_eq!(r.fork_at, None);
+        let roles: Vec<Role> = r.append.iter().map(|m| m.role).collect();
+        assert_eq!(roles, [Role::Assistant, Role::Tool, Role::Assistant]);
+    }
+
+    #[test]
+    fn an_edited_message_forks_where_the_histories_part() {
+        let store = stored(&turn1());
+        let mut h = turn1();
+        h[4].content = json!("It has a main function.");
+        h.push(msg("user", json!("thanks")));
+        let r = reconcile(&store, &parse(&h).unwrap());
+        assert_eq!(r.fork_at, Some(3));
+        assert_eq!(r.diverged_at, 3);
+        assert_eq!(r.append.len(), 1);
+        assert_eq!(r.append[0].text, "It has a main function.");
+    }
+
+    #[test]
+    fn a_truncated_history_forks_before_the_missing_tail() {
+        let store = stored(&turn1());
+        // The caller dropped the last two messages (an undo on its side) and asks again.
+        let mut h = turn1()[..3].to_vec();
+        h.push(msg("user", json!("try again")));
+        let r = reconcile(&store, &parse(&h).unwrap());
+        assert_eq!(r.fork_at, Some(2));
+        assert!(r.append.is_empty());
+    }
+
+    #[test]
+    fn a_retried_prompt_that_was_stored_unanswered_is_answered_not_stored_again() {
+        let mut h = turn1();
+        h.push(msg("user", json!("thanks")));
+        let store = stored(&h);
+        let r = reconcile(&store, &parse(&h).unwrap());
+        assert!(r.prompt_stored);
+        assert_eq!(r.fork_at, None);
+        assert!(r.append.is_empty());
+        // A different new message after the same stored one is a divergence, not a retry.
+        let last = h.len() - 1;
+        h[last] = msg("user", json!("no, thanks"));
+        let r = reconcile(&store, &parse(&h).unwrap());
+        assert!(!r.prompt_stored);
+        assert_eq!(r.fork_at, Some(4));
+    }
+
+    /// A store after compaction: the summary at seq 1, then `tail` from seq 2.
+    fn compacted(tail: &[ChatMessage]) -> Vec<Message> {
+        let mut v = vec![Message {
+            seq: 1,
+            role: Role::System,
+            parts: vec![Part::text("Summary of the earlier conversation")],
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            is_error: false,
+            tool_metadata: Some(json!({"compaction_summary": true, "replaced_messages": 4})),
+            created_at_ms: 0,
+            usage: Default::default(),
+            extra: Default::default(),
+        }];
+        for mut m in stored(tail) {
+            m.seq += 1;
+            v.push(m);
+        }
+        v
+    }
+
+    fn conversation() -> Vec<ChatMessage> {
+        vec![
+            msg("user", json!("u1")),
+            msg("assistant", json!("a1")),
+            msg("user", json!("u2")),
+            msg("assistant", json!("a2")),
+            msg("user", json!("u3")),
+            msg("assistant", json!("a3")),
+        ]
+    }
+
+    #[test]
+    fn after_compaction_the_tail_is_aligned_and_the_rest_counts_as_summarised() {
+        let store = compacted(&conversation()[4..]);
+        let mut h = conversation();
+        h.push(msg("user", json!("u4")));
+        let r = reconcile(&store, &parse(&h).unwrap());
+        assert_eq!(
+            (r.fork_at, r.append.len(), r.prompt_stored),
+            (None, 0, false)
+        );
+
+        // Messages after the tail the store lacks are appended.
+        let mut h = conversation();
+        h.push(msg("user", json!("u4")));
+        h.push(msg("assistant", json!("a4")));
+        h.push(msg("user", json!("u5")));
+        let r = reconcile(&store, &parse(&h).unwrap());
+        assert_eq!(r.fork_at, None);
+        assert_eq!(r.append.len(), 2);
+
+        // Only the summary left: everything before is covered.
+        let r = reconcile(&compacted(&[]), &parse(&h).unwrap());
+        assert_eq!((r.fork_at, r.append.len()), (None, 0));
+    }
+
+    #[test]
+    fn after_compaction_an_edit_in_the_tail_forks_inside_the_tail() {
+        let store = compacted(&conversation()[2..]);
+        let mut h = conversation();
+        h[5] = msg("assistant", json!("a3, edited"));
+        h.push(msg("user", json!("u4")));
+        let r = reconcile(&store, &parse(&h).unwrap());
+        // Tail u2 a2 u3 a3 sits at seqs 2..=5: the fork keeps the summary and u2 a2 u3.
+        assert_eq!(r.fork_at, Some(4));
+        assert_eq!(r.append.len(), 1);
+        assert_eq!(r.diverged_at, 5);
+        // A history that shares nothing with the tail keeps only the summary.
+        let h = vec![
+            msg("user", json!("other")),
+            msg("assistant", json!("x")),
+            msg("user", json!("y")),
+        ];
+        let r = reconcile(&store, &parse(&h).unwrap());
+        assert_eq!(r.fork_at, Some(1));
+    }
+
+    #[test]
+    fn a_different_first_message_forks_at_zero() {
+        let store = stored(&turn1());
+        let h = vec![msg("user", json!("something else"))];
+        let r = reconcile(&store, &parse(&h).unwrap());
+        assert_eq!(r.fork_at, Some(0));
+    }
+
+    #[test]
+    fn an_empty_store_takes_the_whole_history() {
+        let mut h = turn1();
+        h.push(msg("user", json!("more")));
+        let r = reconcile(&[], &parse(&h).unwrap());
+        assert_eq!(r.fork_at, None);
+        assert_eq!(r.append.len(), 4);
+    }
+
+    #[test]
+    fn bad_histories_are_refused() {
+        let no_user = parse(&[msg("assistant", json!("hi"))]).unwrap_err();
+        assert!(no_user.0.contains("last message"), "{no_user:?}");
+        assert!(parse(&[]).is_err());
+        assert!(parse(&[msg("user", json!("   "))]).is_err());
+        let orphan = parse(&[result("c9", "x"), msg("user", json!("q"))]).unwrap_err();
+        assert!(orphan.0.contains("messages[0]"), "{orphan:?}");
+        assert!(parse(&[msg("wizard", json!("x")), msg("user", json!("q"))]).is_err());
+        assert!(parse(&[msg("user", json!(42))]).is_err());
+    }
+
+    #[test]
+    fn text_parts_join_and_other_parts_are_counted() {
+        let h = parse(&[msg(
+            "user",
+            json!([{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "x"}}, {"type": "text", "text": "b"}]),
+        )])
+        .unwrap();
+        assert_eq!(h.first_user_text(), Some("a\nb"));
+        assert_eq!(h.dropped_parts, 1);
+        assert!(!h.has_continuation());
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::bridge::protocol::ChatMessage;
+    use proptest::prelude::*;
+
+    fn message(seq: i64, role: Role, text: &str) -> Message {
+        Message {
+            seq,
+            role,
+            parts: vec![Part::text(text)],
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            is_error: false,
+            tool_metadata: None,
+            created_at_ms: 0,
+            usage: Default::default(),
+            extra: Default::default(),
+        }
+    }
+
+    fn chat(role: Role, text: &str) -> ChatMessage {
+        ChatMessage {
+            role: role.as_str().into(),
+            content: serde_json::Value::String(text.into()),
+            ..ChatMessage::default()
+        }
+    }
+
+    fn turn() -> impl Strategy<Value = (Role, String)> {
+        (
+            prop_oneof![Just(Role::User), Just(Role::Assistant)],
+            // A small alphabet, so equal messages at different places are common.
+            prop_oneof![Just("a"), Just("b"), Just("c")].prop_map(str::to_string),
+        )
+    }
+
+    proptest! {
+        /// Whatever the store holds and whatever the caller sends, carrying out the plan
+        /// (fork, append, then the turn appends the prompt unless it is stored) leaves
+        /// exactly the caller's conversation in the session the turn runs in; and a caller
+        /// that only adds to the stored transcript never forks.
+        #[test]
+        fn carrying_out_the_plan_yields_the_callers_conversation(
+            stored in prop::collection::vec(turn(), 0..8),
+            keep in 0usize..9,
+            extra in prop::collection::vec(turn(), 0..4),
+            prompt in prop_oneof![Just("a"), Just("z")],
+        ) {
+            let store: Vec<Message> = stored
+                .iter()
+                .enumerate()
+                .map(|(i, (r, t))| message(i as i64 + 1, *r, t))
+                .collect();
+            let mut caller: Vec<(Role, String)> = stored[..keep.min(stored.len())].to_vec();
+            caller.extend(extra.iter().cloned());
+            caller.push((Role::User, prompt.to_string()));
+            let msgs: Vec<ChatMessage> = caller.iter().map(|(r, t)| chat(*r, t)).collect();
+            let h = parse(&msgs).unwrap();
+            let plan = reconcile(&store, &h);
+
+            let mut result: Vec<(Role, String)> = store
+                .iter()
+                .filter(|m| plan.fork_at.is_none_or(|at| m.seq <= at))
+                .map(|m| (m.role, m.text()))
+                .collect();
+            result.extend(plan.append.iter().map(|m| (m.role, m.text.clone())));
+            if !plan.prompt_stored {
+                result.push((Role::User, prompt.to_string()));
+            }
+            prop_assert_eq!(&result, &caller);
+            if keep >= stored.len() {
+                prop_assert_eq!(plan.fork_at, None);
+            }
+        }
+    }
+}

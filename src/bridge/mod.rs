@@ -1,0 +1,489 @@
+//! `neocode bridge`: other front ends (editor plugins, OpenCode-style providers, scripts)
+//! drive neocode sessions over JSON lines on stdin/stdout, one turn per process if they wish
+//! (seed 000 §1-2). Only the session id crosses between processes; everything else lives in
+//! the workspace's store. The protocol is `docs/bridge.md`.
+//!
+//! The bridge is a front end beside the TUI: it reads requests, asks the runtime which
+//! session a chat belongs to ([`handoff`]), runs the turn through a [`TurnRunner`] (the
+//! agent), and writes the turn's events. It never opens the database itself.
+
+mod agent;
+pub mod handoff;
+pub mod history;
+pub mod protocol;
+
+use std::collections::HashSet;
+use std::io::{BufRead, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, Sender};
+
+use crate::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
+use crate::runtime::{Location, Sessions};
+use crate::session::{RuntimeLimits, Usage, WorkspacePaths};
+
+pub use agent::agent_runner;
+use protocol::{ApprovalDecision, ChatRequest, Event, PROTOCOL_NAME, PROTOCOL_VERSION, Request};
+
+/// Longest request line accepted (a whole conversation with pasted files fits easily).
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// One turn to run, as the bridge hands it to the agent.
+#[derive(Debug, Clone)]
+pub struct TurnSpec {
+    /// The workspace's sessions.
+    pub sessions: Sessions,
+    /// The session, already holding the caller's earlier history.
+    pub session_id: String,
+    /// The new user message, which the turn appends; `None` when it is already stored and
+    /// unanswered (a retry), so the turn only answers it.
+    pub prompt: Option<String>,
+    /// Model override.
+    pub model: Option<String>,
+    /// Ledger limit overrides.
+    pub limits: Option<RuntimeLimits>,
+}
+
+/// Runs turns for the bridge: the agent in the binary, a scripted double in unit tests.
+pub trait TurnRunner: Send + Sync {
+    /// Whether a turn with this model override can run at all (a provider is configured),
+    /// asked before anything is written; the error is an `error` event's code and message.
+    fn check(&self, model: Option<&str>) -> Result<(), (&'static str, String)> {
+        let _ = model;
+        Ok(())
+    }
+
+    /// Runs one turn to its end on the calling thread. Events go to `emit`, in order, ending
+    /// with `Finished`; commands (approvals, cancel) arrive on `commands`.
+    fn run(&self, spec: TurnSpec, emit: &mut dyn FnMut(TurnEvent), commands: Receiver<TurnCommand>);
+}
+
+/// How the bridge was started.
+pub struct BridgeOptions {
+    /// The neocode home (`$NEOCODE_HOME` or `~/.neocode`).
+    pub home: PathBuf,
+    /// `--workdir`: the workspace of chats without `cwd` (else the current directory).
+    pub workdir: Option<PathBuf>,
+    /// Runs the turns.
+    pub runner: Arc<dyn TurnRunner>,
+}
+
+enum Input {
+    Line(Vec<u8>),
+    TooLong,
+    Eof,
+    ReadFailed(String),
+    /// An event of turn number `.0`.
+    Turn(u64, TurnEvent),
+    /// Turn number `.0`'s runner returned.
+    TurnEnded(u64),
+}
+
+struct Running {
+    turn: u64,
+    request_id: Option<String>,
+    commands: Sender<TurnCommand>,
+    pending_approvals: HashSet<String>,
+}
+
+/// Serves requests from `input` until it ends (and the running turn, if any, finished).
+/// Returns `Err` only when `output` could not be written.
+pub fn serve(
+    opts: BridgeOptions,
+    input: impl Read + Send + 'static,
+    output: &mut dyn Write,
+) -> std::io::Result<()> {
+    let (tx, rx) = mpsc::channel();
+    let reader_tx = tx.clone();
+    std::thread::spawn(move || read_lines(std::io::BufReader::new(input), reader_tx));
+    let mut b = Bridge {
+        opts,
+        tx,
+        out: output,
+        running: None,
+        eof: false,
+        announced: None,
+        write_failed: None,
+        turns: 0,
+        last_runner: None,
+    };
+    b.send(&Event::ProtocolAck {
+        protocol: PROTOCOL_NAME,
+        version: PROTOCOL_VERSION,
+    });
+    while let Ok(input) = rx.recv() {
+        b.handle(input);
+        if b.write_failed.is_some() {
+            b.cancel_running();
+        }
+        if (b.eof || b.write_failed.is_some()) && b.running.is_none() {
+            break;
+        }
+    }
+    if let Some(t) = b.last_runner.take() {
+        let _ = t.join();
+    }
+    match b.write_failed {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn read_lines(mut r: impl BufRead, tx: Sender<Input>) {
+    loop {
+        let mut buf = Vec::new();
+        let got = (&mut r)
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut buf);
+        let msg = match got {
+            Ok(0) => Input::Eof,
+            Ok(_) if buf.len() > MAX_LINE_BYTES && buf.last() != Some(&b'\n') => {
+                // Skip the rest of the oversized line so the next line parses on its own.
+                let mut sink = Vec::new();
+                if r.read_until(b'\n', &mut sink).is_err() {
+                    let _ = tx.send(Input::TooLong);
+                    let _ = tx.send(Input::Eof);
+                    return;
+                }
+                Input::TooLong
+            }
+            Ok(_) => Input::Line(buf),
+            Err(e) => Input::ReadFailed(e.to_string()),
+        };
+        let end = matches!(msg, Input::Eof | Input::ReadFailed(_));
+        if tx.send(msg).is_err() || end {
+            return;
+        }
+    }
+}
+
+struct Bridge<'a> {
+    opts: BridgeOptions,
+    tx: Sender<Input>,
+    out: &'a mut dyn Write,
+    running: Option<Running>,
+    eof: bool,
+    /// The session last named in a `session_init` by this process.
+    announced: Option<String>,
+    write_failed: Option<std::io::Error>,
+    /// Turns started, numbering them so a late message of an ended turn is recognised.
+    turns: u64,
+    /// The thread of the latest turn: joined before the bridge returns, so the process never
+    /// exits under a runner that is still writing.
+    last_runner: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Bridge<'_> {
+    fn send(&mut self, ev: &Event) {
+        self.write_line(ev.to_line());
+    }
+
+    fn write_line(&mut self, line: String) {
+        if self.write_failed.is_some() {
+            return;
+        }
+        // Model and tool text is untrusted, and a person may run the bridge in a terminal.
+        let mut line = crate::sanitize::json(&line).into_owned();
+        line.push('\n');
+        if let Err(e) = self
+            .out
+            .write_all(line.as_bytes())
+            .and_then(|()| self.out.flush())
+        {
+            self.write_failed = Some(e);
+        }
+    }
+
+    fn send_value(&mut self, v: &serde_json::Value) {
+        self.write_line(v.to_string());
+    }
+
+    fn handle(&mut self, input: Input) {
+        match input {
+            Input::Line(line) => {
+                let trimmed = line.trim_ascii();
+                if trimmed.is_empty() {
+                    return;
+                }
+                match protocol::parse_request(trimmed) {
+                    Err(ev) => self.send(&ev),
+                    Ok(Request::Chat(req)) => self.chat(*req),
+                    Ok(Request::Cancel(c)) => self.cancel(c.request_id),
+                    Ok(Request::Approval(a)) => self.approval(a),
+                }
+            }
+            Input::TooLong => self.send(&Event::error(
+                None,
+                "line_too_long",
+                format!("a request line is limited to {MAX_LINE_BYTES} bytes; it was skipped"),
+            )),
+            Input::ReadFailed(e) => {
+                self.send(&Event::error(None, "read_failed", format!("stdin: {e}")));
+                self.end_of_input();
+            }
+            Input::Eof => self.end_of_input(),
+            Input::Turn(turn, ev) => self.turn_event(turn, ev),
+            Input::TurnEnded(turn) => {
+                if self.running.as_ref().is_some_and(|r| r.turn == turn) {
+                    // The runner returned without `Finished` (it panicked): say so rather
+                    // than leave the caller waiting.
+                    self.turn_event(
+                        turn,
+                        TurnEvent::Finished {
+                            reason: FinishReason::Failed {
+                                code: "internal".into(),
+                                message: "the turn ended unexpectedly".into(),
+                            },
+                            usage: Usage::default(),
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// No one can answer approvals any more: waiting ones are denied, later ones too.
+    fn end_of_input(&mut self) {
+        self.eof = true;
+        if let Some(r) = &mut self.running {
+            for call_id in r.pending_approvals.drain() {
+                let _ = r.commands.send(TurnCommand::Deny {
+                    call_id,
+                    reason: Some(NO_ONE_TO_ASK.into()),
+                });
+            }
+        }
+    }
+
+    fn cancel_running(&mut self) {
+        if let Some(r) = &self.running {
+            let _ = r.commands.send(TurnCommand::Cancel);
+        }
+    }
+
+    fn cancel(&mut self, request_id: Option<String>) {
+        match &self.running {
+            Some(r) if request_id.is_none() || request_id == r.request_id => {
+                let _ = r.commands.send(TurnCommand::Cancel);
+            }
+            Some(_) => self.send(&Event::error(
+                request_id,
+                "unknown_request",
+                "no running turn has this request_id",
+            )),
+            None => self.send(&Event::error(
+                request_id,
+                "no_running_turn",
+                "there is no running turn to cancel",
+            )),
+        }
+    }
+
+    fn approval(&mut self, a: protocol::ApprovalAnswer) {
+        let Some(r) = &mut self.running else {
+            return self.send(&Event::error(
+                None,
+                "no_running_turn",
+                "there is no running turn waiting for an approval",
+            ));
+        };
+        if !r.pending_approvals.remove(&a.call_id) {
+            let rid = r.request_id.clone();
+            return self.send(&Event::error(
+                rid,
+                "unknown_call",
+                format!(
+                    "no approval is waiting for call {:?}",
+                    crate::sanitize::line(&a.call_id)
+                ),
+            ));
+        }
+        let cmd = match a.decision {
+            ApprovalDecision::Approve | ApprovalDecision::Always => TurnCommand::Approve {
+                call_id: a.call_id,
+                always: a.decision == ApprovalDecision::Always,
+            },
+            ApprovalDecision::Deny => TurnCommand::Deny {
+                call_id: a.call_id,
+                reason: a.reason,
+            },
+        };
+        let _ = r.commands.send(cmd);
+    }
+
+    fn turn_event(&mut self, turn: u64, ev: TurnEvent) {
+        let Some(r) = self.running.as_mut().filter(|r| r.turn == turn) else {
+            return;
+        };
+        let rid = r.request_id.clone();
+        match &ev {
+            // The bridge sent its own session_init, which knows about recovery.
+            TurnEvent::Started { .. } => return,
+            TurnEvent::ApprovalNeeded { call, .. } => {
+                if self.eof {
+                    let _ = r.commands.send(TurnCommand::Deny {
+                        call_id: call.id.clone(),
+                        reason: Some(NO_ONE_TO_ASK.into()),
+                    });
+                } else {
+                    r.pending_approvals.insert(call.id.clone());
+                }
+            }
+            // Nothing follows `Finished`: the next chat may start now.
+            TurnEvent::Finished { .. } => {}
+            TurnEvent::TextDelta(_)
+            | TurnEvent::ReasoningDelta(_)
+            | TurnEvent::AssistantStored { .. }
+            | TurnEvent::ToolCall { .. }
+            | TurnEvent::ToolResult { .. }
+            | TurnEvent::Warning { .. } => {}
+            // The bridge starts no plan runs.
+            TurnEvent::PlanProposed { .. }
+            | TurnEvent::StepStarted { .. }
+            | TurnEvent::Step { .. }
+            | TurnEvent::StepFinished { .. } => {}
+        }
+        if matches!(ev, TurnEvent::Finished { .. }) {
+            self.running = None;
+        }
+        // The agent's own serialisation, shared with `neocode run --json`; the bridge only
+        // adds the chat's request_id.
+        for mut line in crate::runtime::agent::event_json(&ev) {
+            if let (Some(rid), Some(obj)) = (&rid, line.as_object_mut()) {
+                obj.insert("request_id".into(), rid.clone().into());
+            }
+            self.send_value(&line);
+        }
+    }
+
+    fn chat(&mut self, req: ChatRequest) {
+        let rid = req.request_id.clone();
+        if let Some(r) = &self.running {
+            let busy = format!(
+                "a turn is running (request {}); send one chat at a time",
+                r.request_id.as_deref().unwrap_or("without id")
+            );
+            return self.send(&Event::error(rid, "busy", busy));
+        }
+        match self.prepare(&req) {
+            Ok((spec, chosen)) => {
+                if self.announced.as_deref() != Some(chosen.session_id.as_str()) {
+                    self.send(&Event::SessionInit {
+                        request_id: rid.clone(),
+                        session_id: chosen.session_id.clone(),
+                        recovered: chosen.recovery_reason.is_some(),
+                        recovery_reason: chosen.recovery_reason,
+                    });
+                    self.announced = Some(chosen.session_id.clone());
+                }
+                for w in &chosen.warnings {
+                    self.send(w);
+                }
+                self.start(spec, rid);
+            }
+            Err((code, message)) => self.send(&Event::error(rid, code, message)),
+        }
+    }
+
+    /// Checks the request, chooses the session and brings it up to the caller's history.
+    fn prepare(
+        &self,
+        req: &ChatRequest,
+    ) -> Result<(TurnSpec, handoff::Chosen), (&'static str, String)> {
+        if let Some(v) = req.protocol_version
+            && v > PROTOCOL_VERSION
+        {
+            return Err((
+                "unsupported_version",
+                format!("this neocode speaks bridge protocol {PROTOCOL_VERSION}, not {v}"),
+            ));
+        }
+        let history = history::parse(&req.messages).map_err(|e| ("invalid_request", e.0))?;
+        let model = req.model.clone().filter(|m| !m.is_empty());
+        self.opts.runner.check(model.as_deref())?;
+        let dir: Option<PathBuf> = match req.cwd.as_deref().filter(|c| !c.is_empty()) {
+            Some(c) => Some(PathBuf::from(c)),
+            None => self.opts.workdir.clone(),
+        };
+        let workdir = match &dir {
+            Some(d) => absolute(d).map_err(|e| ("invalid_cwd", e))?,
+            None => std::env::current_dir().map_err(|e| {
+                (
+                    "invalid_cwd",
+                    format!("cannot read the current directory: {e}"),
+                )
+            })?,
+        };
+        if !workdir.is_dir() {
+            return Err((
+                "invalid_cwd",
+                format!(
+                    "cwd {} is not a directory",
+                    crate::sanitize::line(&workdir.display().to_string())
+                ),
+            ));
+        }
+        let loc = Location {
+            home: self.opts.home.clone(),
+            paths: WorkspacePaths::resolve(&self.opts.home, &workdir)
+                .map_err(|e| ("invalid_cwd", crate::sanitize::line(&e).into_owned()))?,
+        };
+        let store_err = |e: crate::session::StoreError| {
+            (
+                "storage",
+                crate::sanitize::line(&e.to_string()).into_owned(),
+            )
+        };
+        let sessions = Sessions::open(&loc).map_err(store_err)?;
+        // Recorded as the agent records it on every append: the workspace root.
+        let root = loc.root().display().to_string();
+        let chosen = handoff::choose(&sessions, req, &history, &root)?;
+        let spec = TurnSpec {
+            sessions,
+            session_id: chosen.session_id.clone(),
+            prompt: (!chosen.prompt_stored).then(|| history.prompt().text.clone()),
+            model,
+            limits: req.limits.clone(),
+        };
+        Ok((spec, chosen))
+    }
+
+    fn start(&mut self, spec: TurnSpec, request_id: Option<String>) {
+        let (cmd_tx, cmd_rx) = mpsc::channel();
+        self.turns += 1;
+        let turn = self.turns;
+        self.running = Some(Running {
+            turn,
+            request_id,
+            commands: cmd_tx,
+            pending_approvals: HashSet::new(),
+        });
+        let runner = self.opts.runner.clone();
+        let tx = self.tx.clone();
+        self.last_runner = Some(std::thread::spawn(move || {
+            let events = tx.clone();
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                runner.run(
+                    spec,
+                    &mut |ev| {
+                        let _ = events.send(Input::Turn(turn, ev));
+                    },
+                    cmd_rx,
+                )
+            }));
+            drop(result);
+            let _ = tx.send(Input::TurnEnded(turn));
+        }));
+    }
+}
+
+const NO_ONE_TO_ASK: &str = "denied: the bridge's input is closed, so no one can approve it";
+
+fn absolute(p: &Path) -> Result<PathBuf, String> {
+    std::path::absolute(p).map_err(|e| {
+        format!(
+            "cwd {}: {e}",
+            crate::sanitize::line(&p.display().to_string())
+        )
+    })
+}

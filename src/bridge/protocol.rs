@@ -1,0 +1,395 @@
+//! The bridge's wire format, version [`PROTOCOL_VERSION`]: one JSON object per line in each
+//! direction, each with a `type` field. `docs/bridge.md` is the contract; these types are its
+//! only implementation, so the two cannot drift apart silently (the tests parse the examples
+//! of the document).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::session::RuntimeLimits;
+
+/// Version of the protocol this binary speaks. A request asking for a newer one is refused.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Name sent in `protocol_ack`, so a caller can tell it is talking to the right program.
+pub const PROTOCOL_NAME: &str = "neocode-bridge";
+
+/// One request line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// Run one turn.
+    Chat(Box<ChatRequest>),
+    /// Stop the running turn.
+    Cancel(CancelRequest),
+    /// Answer an `approval_request`.
+    Approval(ApprovalAnswer),
+}
+
+/// A `cancel` request.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CancelRequest {
+    /// The chat to stop; any running one when absent.
+    #[serde(default)]
+    pub request_id: Option<String>,
+}
+
+/// A `chat` request: the caller's whole history (OpenAI shape) and what it knows about the
+/// session.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+pub struct ChatRequest {
+    /// Echoed on every event of this turn.
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// Protocol version the caller speaks (default: this one).
+    #[serde(default)]
+    pub protocol_version: Option<u32>,
+    /// The conversation so far, ending with the new user message.
+    pub messages: Vec<ChatMessage>,
+    /// The session the caller holds (from `session_init`), if any.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Start a new session whatever else the request says (`/new`).
+    #[serde(default)]
+    pub new_session: bool,
+    /// Hex SHA-256 of the first user message's text; lets a caller that lost its id find
+    /// the session again.
+    #[serde(default)]
+    pub conversation_key: Option<String>,
+    /// The workspace directory (default: `--workdir` or the bridge's current directory).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Model override for this turn.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Ledger limit overrides for this session.
+    #[serde(default)]
+    pub limits: Option<RuntimeLimits>,
+}
+
+/// One message in OpenAI chat shape.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+pub struct ChatMessage {
+    /// `system`, `developer`, `user`, `assistant` or `tool`.
+    pub role: String,
+    /// A string, an array of content parts, or null.
+    #[serde(default)]
+    pub content: Value,
+    /// Calls an assistant message made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ChatToolCall>,
+    /// The call a tool message answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+/// An OpenAI tool call: `{"id", "type": "function", "function": {"name", "arguments"}}`.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+pub struct ChatToolCall {
+    /// Call id.
+    pub id: String,
+    /// Always `function`.
+    #[serde(default = "function_type", rename = "type")]
+    pub kind: String,
+    /// Name and arguments.
+    pub function: ChatFunction,
+}
+
+fn function_type() -> String {
+    "function".to_string()
+}
+
+/// Name and JSON-string arguments of a call.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+pub struct ChatFunction {
+    /// Tool name.
+    pub name: String,
+    /// Arguments as a JSON string.
+    #[serde(default)]
+    pub arguments: String,
+}
+
+/// The caller's answer to an `approval_request`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ApprovalAnswer {
+    /// The call asked about.
+    pub call_id: String,
+    /// `approve`, `always` (approve, and allow this tool for the rest of the session) or
+    /// `deny`.
+    pub decision: ApprovalDecision,
+    /// Passed to the model on `deny`.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// What the caller decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// Run it once.
+    Approve,
+    /// Run it and allow the tool from now on in this session.
+    Always,
+    /// Do not run it.
+    Deny,
+}
+
+/// A session the caller may have meant, listed by the `*_starting_*` warnings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecentSession {
+    /// Full id.
+    pub id: String,
+    /// Title (or first prompt).
+    pub title: String,
+}
+
+/// An event line the bridge itself sends. The turn's events (`text_delta`, `tool_call`,
+/// `finish`, ...) are the agent's own lines ([`crate::runtime::agent::event_json`], shared
+/// with `neocode run --json`) with the chat's `request_id` added.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// First line of every bridge process.
+    ProtocolAck {
+        /// [`PROTOCOL_NAME`].
+        protocol: &'static str,
+        /// [`PROTOCOL_VERSION`].
+        version: u32,
+    },
+    /// Which session the chat runs in; sent for the first chat of a process and whenever
+    /// a later chat lands in a different session.
+    SessionInit {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
+        /// The session: write it down and send it back next time.
+        session_id: String,
+        /// The id was missing or unknown and the conversation key found this session.
+        recovered: bool,
+        /// `session_id_missing` or `session_not_found` when recovered, else null.
+        recovery_reason: Option<&'static str>,
+    },
+    /// Something the caller should know that does not stop the turn.
+    Warning {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
+        /// Stable code.
+        code: String,
+        /// In words.
+        message: String,
+        /// Sessions the caller may have meant (the `*_starting_*` warnings).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        recent_sessions: Option<Vec<RecentSession>>,
+    },
+    /// A request could not be carried out (or a turn failed: then `finish` follows).
+    Error {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
+        /// Stable code.
+        code: String,
+        /// In words.
+        message: String,
+    },
+}
+
+impl Event {
+    /// An `error` event.
+    pub fn error(request_id: Option<String>, code: &str, message: impl Into<String>) -> Event {
+        Event::Error {
+            request_id,
+            code: code.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// A `warning` event without a session list.
+    pub fn warning(request_id: Option<String>, code: &str, message: impl Into<String>) -> Event {
+        Event::Warning {
+            request_id,
+            code: code.to_string(),
+            message: message.into(),
+            recent_sessions: None,
+        }
+    }
+
+    /// The line to write (without the newline).
+    pub fn to_line(&self) -> String {
+        // Serialising these types cannot fail: every map key is a string.
+        serde_json::to_string(self)
+            .unwrap_or_else(|e| format!(r#"{{"type":"error","code":"internal","message":"{e}"}}"#))
+    }
+}
+
+/// Parses one request line. The error is the `error` event to send back: malformed input
+/// never reaches a session.
+pub fn parse_request(line: &[u8]) -> Result<Request, Event> {
+    let text = std::str::from_utf8(line)
+        .map_err(|e| Event::error(None, "invalid_utf8", format!("the line is not UTF-8: {e}")))?;
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| Event::error(None, "invalid_json", format!("the line is not JSON: {e}")))?;
+    let request_id = value
+        .get("request_id")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let Some(obj) = value.as_object() else {
+        return Err(Event::error(
+            None,
+            "invalid_request",
+            "a request is a JSON object with a `type` field",
+        ));
+    };
+    let kind = match obj.get("type").and_then(Value::as_str) {
+        Some(k) => k.to_string(),
+        None => {
+            return Err(Event::error(
+                request_id,
+                "invalid_request",
+                "the request has no `type` field (chat, cancel or approval)",
+            ));
+        }
+    };
+    // Each type is read on its own (not as a tagged enum) so an error names its JSON path.
+    let bad = |e: serde_path_to_error::Error<serde_json::Error>| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let message = if path == "." {
+            format!("invalid {kind} request: {inner}")
+        } else {
+            format!("invalid {kind} request at {path}: {inner}")
+        };
+        Event::error(request_id.clone(), "invalid_request", message)
+    };
+    match kind.as_str() {
+        "chat" => serde_path_to_error::deserialize(value)
+            .map(|c| Request::Chat(Box::new(c)))
+            .map_err(bad),
+        "cancel" => serde_path_to_error::deserialize(value)
+            .map(Request::Cancel)
+            .map_err(bad),
+        "approval" => serde_path_to_error::deserialize(value)
+            .map(Request::Approval)
+            .map_err(bad),
+        other => Err(Event::error(
+            request_id.clone(),
+            "unknown_type",
+            format!(
+                "unknown request type {:?} (chat, cancel or approval)",
+                crate::sanitize::line(other)
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err_code(line: &str) -> String {
+        match parse_request(line.as_bytes()) {
+            Err(Event::Error { code, .. }) => code,
+            other => panic!("expected an error for {line:?}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn malformed_lines_become_error_events() {
+        assert_eq!(err_code("{not json"), "invalid_json");
+        assert_eq!(err_code("[1,2]"), "invalid_request");
+        assert_eq!(err_code(r#"{"messages":[]}"#), "invalid_request");
+        assert_eq!(err_code(r#"{"type":"dance"}"#), "unknown_type");
+        assert_eq!(err_code(r#"{"type":"chat"}"#), "invalid_request");
+        assert_eq!(
+            err_code(r#"{"type":"approval","call_id":"c","decision":"maybe"}"#),
+            "invalid_request"
+        );
+        match parse_request(b"\xff\xfe") {
+            Err(Event::Error { code, .. }) => assert_eq!(code, "invalid_utf8"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn error_names_the_path_and_keeps_the_request_id() {
+        let e = parse_request(
+            br#"{"type":"chat","request_id":"r9","messages":[{"role":"user","content":"x","tool_calls":[{"id":1}]}]}"#,
+        )
+        .unwrap_err();
+        let v: Value = serde_json::from_str(&e.to_line()).unwrap();
+        assert_eq!(v["type"], "error");
+        assert_eq!(v["request_id"], "r9");
+        assert!(
+            v["message"]
+                .as_str()
+                .unwrap()
+                .contains("messages[0].tool_calls[0]"),
+            "{v}"
+        );
+    }
+
+    #[test]
+    fn chat_parses_openai_messages() {
+        let r = parse_request(
+            br#"{"type":"chat","request_id":"r1","session_id":"abc","conversation_key":"k",
+                "cwd":"/tmp","model":"m","limits":{"max_turns":3},
+                "messages":[{"role":"system","content":"be nice"},
+                            {"role":"user","content":[{"type":"text","text":"hi"}]},
+                            {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}]},
+                            {"role":"tool","tool_call_id":"c1","content":"data"}]}"#,
+        )
+        .unwrap();
+        let Request::Chat(c) = r else { panic!() };
+        assert_eq!(c.request_id.as_deref(), Some("r1"));
+        assert_eq!(c.messages.len(), 4);
+        assert_eq!(c.messages[2].tool_calls[0].function.name, "read_file");
+        assert_eq!(c.limits.unwrap().max_turns, Some(3));
+        assert!(!c.new_session);
+    }
+
+    #[test]
+    fn the_documented_example_lines_parse() {
+        let doc = include_str!("../../docs/bridge.md");
+        let mut requests = 0;
+        for line in doc.lines() {
+            if let Some(req) = line.strip_prefix("→ ") {
+                parse_request(req.as_bytes()).unwrap_or_else(|e| panic!("{req}: {e:?}"));
+                requests += 1;
+            } else if let Some(ev) = line.strip_prefix("← ") {
+                let v: Value = serde_json::from_str(ev).unwrap();
+                assert!(v["type"].is_string(), "{ev}");
+            }
+        }
+        assert!(requests > 0);
+    }
+
+    #[test]
+    fn every_event_has_a_type() {
+        let events = [
+            Event::ProtocolAck {
+                protocol: PROTOCOL_NAME,
+                version: PROTOCOL_VERSION,
+            },
+            Event::SessionInit {
+                request_id: None,
+                session_id: "s".into(),
+                recovered: false,
+                recovery_reason: None,
+            },
+            Event::warning(Some("r".into()), "w", "m"),
+            Event::error(None, "e", "m"),
+        ];
+        for e in events {
+            let v: Value = serde_json::from_str(&e.to_line()).unwrap();
+            assert!(v["type"].is_string(), "{v}");
+        }
+        let v: Value = serde_json::from_str(
+            &Event::SessionInit {
+                request_id: None,
+                session_id: "s".into(),
+                recovered: false,
+                recovery_reason: None,
+            }
+            .to_line(),
+        )
+        .unwrap();
+        // The seed's shape: recovery_reason is always present, null when not recovered.
+        assert!(v["recovery_reason"].is_null() && v.get("recovery_reason").is_some());
+    }
+}

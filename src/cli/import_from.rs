@@ -1,0 +1,259 @@
+//! `neocode import --from claude-code|codex [PATH...]`: other agents' history into neocode
+//! sessions, with a progress line on long imports and a summary at the end.
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use super::args::ImportSource;
+use super::out::Out;
+use super::{CmdResult, Failure};
+use crate::runtime::import::{self, Outcome, SourceTool};
+use crate::runtime::{Location, Sessions};
+use crate::sanitize;
+use crate::session::WorkspacePaths;
+
+#[derive(Default)]
+struct Tally {
+    imported: u64,
+    updated: u64,
+    unchanged: u64,
+    failed: Vec<(PathBuf, String)>,
+    refused: Vec<(String, String)>,
+    malformed: u64,
+    lossy: u64,
+    unknown: u64,
+    duplicates: u64,
+    torn: u64,
+    empty: u64,
+}
+
+/// Runs the import.
+pub fn run(
+    loc: &Location,
+    from: ImportSource,
+    paths: &[PathBuf],
+    all_workspaces: bool,
+) -> CmdResult {
+    let tool = match from {
+        ImportSource::ClaudeCode => SourceTool::ClaudeCode,
+        ImportSource::Codex => SourceTool::Codex,
+    };
+    let files = if paths.is_empty() {
+        let Some(home) = import::tool_home(tool) else {
+            return Err(Failure::usage(
+                "cannot find the home folder (HOME is not set)",
+            ));
+        };
+        let root = (!all_workspaces).then(|| loc.root());
+        let files = import::discover(tool, &home, root);
+        let scope = match root {
+            Some(r) => format!("for {}", sanitize::line(&r.display().to_string())),
+            None => "in all workspaces".to_string(),
+        };
+        eprintln!(
+            "{} {} transcript{} {scope} under {}",
+            files.len(),
+            tool.as_str(),
+            if files.len() == 1 { "" } else { "s" },
+            sanitize::line(&home.display().to_string())
+        );
+        files
+    } else {
+        let mut files = Vec::new();
+        for p in paths {
+            if p.is_dir() {
+                files.extend(import::jsonl_files(p));
+            } else if p.is_file() {
+                files.push(p.clone());
+            } else {
+                return Err(Failure::usage(format!(
+                    "{}: no such file or folder",
+                    sanitize::line(&p.display().to_string())
+                )));
+            }
+        }
+        import::order_parents_first(&mut files);
+        files
+    };
+
+    let mut workspaces: HashMap<PathBuf, Sessions> = HashMap::new();
+    let mut tally = Tally::default();
+    // First the cheap part: where each file goes, and whether it is unchanged since its last
+    // import (size and mtime). Only the rest is read, on a second thread.
+    let mut todo: Vec<(PathBuf, String, Sessions)> = Vec::new();
+    for path in &files {
+        let target = if all_workspaces {
+            match import::peek_cwd(tool, path) {
+                Some(cwd) => match WorkspacePaths::resolve(&loc.home, Path::new(&cwd)) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        tally
+                            .failed
+                            .push((path.clone(), format!("its directory is gone ({e})")));
+                        continue;
+                    }
+                },
+                None => {
+                    tally
+                        .failed
+                        .push((path.clone(), "records no working directory".into()));
+                    continue;
+                }
+            }
+        } else {
+            loc.paths.clone()
+        };
+        let rt = match workspaces.get(&target.root) {
+            Some(rt) => rt.clone(),
+            None => {
+                let l = Location {
+                    home: loc.home.clone(),
+                    paths: target.clone(),
+                };
+                let rt = Sessions::open(&l)?;
+                workspaces.insert(target.root.clone(), rt.clone());
+                rt
+            }
+        };
+        let stamp = match import::stamp(path) {
+            Ok(s) => s,
+            Err(e) => {
+                tally
+                    .failed
+                    .push((path.clone(), format!("cannot read: {e}")));
+                continue;
+            }
+        };
+        if let Some(id) = import::expected_id(tool, path)
+            && import::unchanged(&rt, tool, &id, &stamp)?.is_some()
+        {
+            tally.unchanged += 1;
+            continue;
+        }
+        todo.push((path.clone(), stamp, rt));
+    }
+    let total = todo.len();
+    let progress = std::io::stderr().is_terminal() && total > 20;
+    let paths: Vec<PathBuf> = todo.iter().map(|(p, _, _)| p.clone()).collect();
+    for (i, ((path, conv), (_, stamp, rt))) in import::convert_in_background(tool, paths)
+        .zip(todo)
+        .enumerate()
+    {
+        if progress {
+            let mut e = std::io::stderr();
+            let _ = write!(e, "\rimporting {}/{total}", i + 1);
+            let _ = e.flush();
+        }
+        let result = conv
+            .map_err(|e| format!("cannot read: {e}"))
+            .and_then(|c| write_converted(&rt, &path, &stamp, c, &mut tally));
+        if let Err(reason) = result {
+            tally.failed.push((path, reason));
+        }
+    }
+    if progress {
+        eprintln!();
+    }
+    report(&tally)
+}
+
+/// Writes the sessions of one converted file; an error is the reason it failed.
+fn write_converted(
+    rt: &Sessions,
+    path: &Path,
+    stamp: &str,
+    conv: import::Converted,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    tally.malformed += conv.stats.malformed;
+    tally.lossy += conv.stats.lossy;
+    tally.unknown += conv.stats.unknown;
+    tally.duplicates += conv.stats.duplicates;
+    tally.torn += u64::from(conv.stats.torn_tail);
+    for mut doc in conv.sessions {
+        if doc.messages.is_empty() {
+            // Only metadata (a summary line, a snapshot): nothing to list or resume.
+            tally.empty += 1;
+            continue;
+        }
+        if let Some(src) = doc.session.source.as_mut() {
+            src.stamp = Some(stamp.to_string());
+            let mut meta = src.metadata.take().unwrap_or_else(|| serde_json::json!({}));
+            meta["path"] = serde_json::Value::String(path.to_string_lossy().into_owned());
+            src.metadata = Some(meta);
+        }
+        match import::apply(rt, doc) {
+            Ok(Outcome::Imported(_)) => tally.imported += 1,
+            Ok(Outcome::Updated(_)) => tally.updated += 1,
+            Ok(Outcome::Unchanged(_)) => tally.unchanged += 1,
+            Ok(Outcome::Refused(id, why)) => tally.refused.push((id, why)),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Ok(())
+}
+
+fn report(t: &Tally) -> CmdResult {
+    let mut out = Out::stdout();
+    let failed = t.failed.len() + t.refused.len();
+    out.line(&format!(
+        "imported {}, updated {}, skipped {} unchanged, failed {}",
+        t.imported, t.updated, t.unchanged, failed
+    ))?;
+    let mut notes = Vec::new();
+    if t.malformed > 0 {
+        notes.push(format!("{} malformed line(s) skipped", t.malformed));
+    }
+    if t.lossy > 0 {
+        notes.push(format!(
+            "{} line(s) with invalid UTF-8 read with replacements",
+            t.lossy
+        ));
+    }
+    if t.unknown > 0 {
+        notes.push(format!("{} record(s) of unknown type skipped", t.unknown));
+    }
+    if t.duplicates > 0 {
+        notes.push(format!("{} re-appended record(s) dropped", t.duplicates));
+    }
+    if t.empty > 0 {
+        notes.push(format!(
+            "{} transcript(s) without messages skipped",
+            t.empty
+        ));
+    }
+    if t.torn > 0 {
+        notes.push(format!(
+            "{} file(s) still being written, read to the last complete line",
+            t.torn
+        ));
+    }
+    if !notes.is_empty() {
+        out.line(&notes.join("; "))?;
+    }
+    for (p, why) in &t.failed {
+        out.line(&format!(
+            "failed: {}: {}",
+            sanitize::line(&p.display().to_string()),
+            sanitize::line(why)
+        ))?;
+    }
+    for (id, why) in &t.refused {
+        out.line(&format!(
+            "failed: {}: {}",
+            sanitize::line(id),
+            sanitize::line(why)
+        ))?;
+    }
+    out.finish()?;
+    if failed > 0 {
+        return Err(Failure {
+            code: 1,
+            lines: vec![format!(
+                "{failed} session(s) could not be imported (listed above)"
+            )],
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! `neocode skill list` and `neocode skill activate`: the skills a workspace can use, and the
+//! `/skill NAME` of the TUI for scripts.
+
+use serde::Serialize;
+
+use super::out::Out;
+use super::{CmdResult, Failure, open_for_id};
+use crate::runtime::Location;
+use crate::runtime::context::{Skills, skills};
+use crate::sanitize;
+
+#[derive(Serialize)]
+struct JsonSkill<'a> {
+    name: &'a str,
+    description: &'a str,
+    source: &'static str,
+    dir: String,
+    active: bool,
+}
+
+#[derive(Serialize)]
+struct JsonList<'a> {
+    skills: Vec<JsonSkill<'a>>,
+    /// Active in the session but no longer on disk.
+    missing: Vec<String>,
+    skipped: Vec<String>,
+}
+
+/// Prints the skills, with `session`'s active ones marked.
+pub fn list(loc: &Location, session: Option<&str>, json: bool) -> CmdResult {
+    let found = Skills::discover(&loc.home, loc.root());
+    let active = match session {
+        Some(key) => {
+            let (rt, id) = open_for_id(loc, key)?;
+            skills::active_skills(rt.header(&id)?.skills.as_ref())
+        }
+        None => Vec::new(),
+    };
+    let is_active = |name: &str| active.iter().any(|a| a.name == name);
+    let missing: Vec<String> = active
+        .iter()
+        .filter(|a| found.get(&a.name).is_none())
+        .map(|a| a.name.clone())
+        .collect();
+    let skipped: Vec<String> = found
+        .problems
+        .iter()
+        .map(|p| format!("{}: {}", p.path.display(), p.reason))
+        .collect();
+    let mut out = Out::stdout();
+    if json {
+        let doc = JsonList {
+            skills: found
+                .skills
+                .iter()
+                .map(|s| JsonSkill {
+                    name: &s.name,
+                    description: &s.description,
+                    source: s.source.as_str(),
+                    dir: s.dir.display().to_string(),
+                    active: is_active(&s.name),
+                })
+                .collect(),
+            missing,
+            skipped,
+        };
+        out.line(&super::fmt::to_json(&doc))?;
+        return out.finish();
+    }
+    if found.skills.is_empty() {
+        out.line(&format!(
+            "no skills (folders with a SKILL.md in {} or {})",
+            sanitize::line(&loc.root().join(".neocode/skills").display().to_string()),
+            sanitize::line(&loc.home.join("skills").display().to_string())
+        ))?;
+    }
+    for s in &found.skills {
+        let mark = if is_active(&s.name) { "active" } else { "" };
+        let desc = s
+            .description
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        out.line(&format!(
+            "{}  {:<9}  {mark:<6}  {}",
+            sanitize::line(&s.name),
+            s.source.as_str(),
+            sanitize::line(&desc)
+        ))?;
+    }
+    for m in &missing {
+        out.line(&format!(
+            "{}  missing: active in the session, no longer on disk",
+            sanitize::line(m)
+        ))?;
+    }
+    for p in &skipped {
+        out.line(&format!("skipped: {}", sanitize::line(p)))?;
+    }
+    out.finish()
+}
+
+/// Activates `name` in session `key`.
+pub fn activate(loc: &Location, key: &str, name: &str) -> CmdResult {
+    let (rt, id) = open_for_id(loc, key)?;
+    let found = Skills::discover(&loc.home, loc.root());
+    let Some(skill) = found.get(name) else {
+        let known: Vec<&str> = found.skills.iter().map(|s| s.name.as_str()).collect();
+        return Err(Failure::usage(format!(
+            "no skill named `{}`; available: {}",
+            sanitize::line(name),
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            }
+        )));
+    };
+    let newly = skills::activate(&rt, &id, skill)?;
+    let mut out = Out::stdout();
+    out.line(&if newly {
+        format!("skill {} is active in session {id}", skill.name)
+    } else {
+        format!("skill {} was already active in session {id}", skill.name)
+    })?;
+    out.finish()
+}

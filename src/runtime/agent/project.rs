@@ -1,0 +1,235 @@
+//! What a turn adds beyond the built-in tools: the project context (instruction files, the
+//! skill catalogue, active skills) in the system prompt, the `skill` tool, and the tools of
+//! the configured MCP servers. Every turn rebuilds the context from disk, so an edited
+//! `AGENTS.md` or a new skill counts from the next model call on.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::runtime::Sessions;
+use crate::runtime::config::{ApprovalPolicy, Settings};
+use crate::runtime::context::{self, ProjectContext, Skills, skills};
+use crate::runtime::mcp::{McpImage, McpManager};
+use crate::runtime::tools::{CancelFlag, ToolKind, ToolOutput};
+use crate::session::Session;
+
+/// The per-process extensions of an [`super::Agent`]: where personal instructions and skills
+/// live, and the MCP servers (started on first use, shared by all turns of the process).
+pub struct Extensions {
+    home: PathBuf,
+    root: PathBuf,
+    mcp: Option<McpManager>,
+}
+
+impl std::fmt::Debug for Extensions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Extensions")
+            .field("home", &self.home)
+            .field("mcp", &self.mcp)
+            .finish()
+    }
+}
+
+/// The additions to one model call.
+pub struct Prepared {
+    /// Appended to the system prompt (may be empty).
+    pub system: String,
+    /// Tool definitions beyond the built-in ones, in OpenAI's shape.
+    pub tools: Vec<Value>,
+}
+
+impl Extensions {
+    /// Extensions for a workspace: home from the settings' file, MCP servers from its
+    /// `[mcp_servers]` tables (none started yet).
+    pub fn new(settings: &Settings, root: &Path) -> Arc<Extensions> {
+        let home = settings
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let mcp = if settings.mcp_servers.is_empty() {
+            None
+        } else {
+            McpManager::new(settings.mcp_servers.clone(), root).ok()
+        };
+        Arc::new(Extensions {
+            home,
+            root: root.to_path_buf(),
+            mcp,
+        })
+    }
+
+    /// The MCP servers, if any are configured.
+    pub fn mcp(&self) -> Option<&McpManager> {
+        self.mcp.as_ref()
+    }
+
+    /// The project context of `session` as it stands on disk now.
+    pub fn context(&self, session: &Session) -> ProjectContext {
+        ProjectContext::gather(
+            &self.home,
+            &self.root,
+            &context::touched_paths(&session.messages),
+            session.header.skills.as_ref(),
+        )
+    }
+
+    /// The skills on disk.
+    pub fn skills(&self) -> Skills {
+        Skills::discover(&self.home, &self.root)
+    }
+
+    /// What the next model call of `session` gets beyond the built-ins. Starts MCP servers
+    /// on first use. Problems (a malformed `SKILL.md`, a server that failed) go to `warn`
+    /// once each.
+    pub fn prepare(&self, session: &Session, warn: &mut dyn FnMut(&str, String)) -> Prepared {
+        let ctx = self.context(session);
+        for p in ctx.skills.unreported_problems() {
+            warn(
+                "skill_skipped",
+                format!("skipped {}: {}", p.path.display(), p.reason),
+            );
+        }
+        for (path, e) in &ctx.instructions.unreadable {
+            warn(
+                "instructions_unreadable",
+                format!("cannot read {}: {e}", path.display()),
+            );
+        }
+        let mut tools = Vec::new();
+        if !ctx.skills.skills.is_empty() {
+            tools.push(definition(
+                skills::SKILL_TOOL.name,
+                skills::SKILL_TOOL.description,
+                (skills::SKILL_TOOL.parameters)(),
+            ));
+        }
+        if let Some(mcp) = &self.mcp {
+            for t in mcp.tools() {
+                tools.push(definition(&t.name, &t.description, t.parameters.clone()));
+            }
+            for (name, why) in mcp.unreported_problems() {
+                warn("mcp_server_failed", format!("MCP server `{name}`: {why}"));
+            }
+        }
+        Prepared {
+            system: ctx.prompt_section(&self.root, &session.messages),
+            tools,
+        }
+    }
+
+    /// The approval class of a tool that is not built in, if it is one of ours.
+    pub fn kind(&self, name: &str) -> Option<ToolKind> {
+        if name == skills::SKILL_TOOL.name {
+            return Some(skills::SKILL_TOOL.kind);
+        }
+        self.mcp_tool(name).map(|t| t.kind)
+    }
+
+    /// The MCP tool `name`, starting the servers first if needed (a call replayed after a
+    /// restart comes before any model call has listed the tools).
+    fn mcp_tool(&self, name: &str) -> Option<crate::runtime::mcp::McpTool> {
+        let mcp = self.mcp.as_ref()?;
+        if !name.starts_with("mcp__") {
+            return None;
+        }
+        mcp.tool(name).or_else(|| {
+            mcp.tools();
+            mcp.tool(name)
+        })
+    }
+
+    /// Whether an MCP call asks first: only tools the server marks read-only run without
+    /// asking, under every policy but `never-ask` (the sandbox does not reach them, so its
+    /// state does not matter here).
+    pub fn mcp_approval(
+        &self,
+        kind: ToolKind,
+        name: &str,
+        policy: ApprovalPolicy,
+        always: &[String],
+    ) -> Option<String> {
+        if kind == ToolKind::Read || always.iter().any(|t| t == name) {
+            return None;
+        }
+        match policy {
+            ApprovalPolicy::Ask | ApprovalPolicy::AutoEdit => Some(format!(
+                "policy `{}`: MCP tools not marked read-only need approval",
+                policy.as_str()
+            )),
+            ApprovalPolicy::NeverAsk => None,
+        }
+    }
+
+    /// Whether `name` is an MCP tool.
+    pub fn is_mcp(&self, name: &str) -> bool {
+        self.mcp_tool(name).is_some()
+    }
+
+    /// Carries out a call of ours (`skill`, `mcp__...`); `None` for anything else.
+    pub fn run(
+        &self,
+        name: &str,
+        arguments: &str,
+        sessions: &Sessions,
+        session_id: &str,
+        cancel: &CancelFlag,
+    ) -> Option<(ToolOutput, Vec<McpImage>)> {
+        if name == skills::SKILL_TOOL.name {
+            return Some((self.activate(arguments, sessions, session_id), Vec::new()));
+        }
+        self.mcp_tool(name)?;
+        let out = self.mcp.as_ref()?.call(name, arguments, cancel);
+        Some((
+            ToolOutput {
+                text: out.text,
+                is_error: out.is_error,
+                metadata: Some(out.metadata),
+            },
+            out.images,
+        ))
+    }
+
+    fn activate(&self, arguments: &str, sessions: &Sessions, session_id: &str) -> ToolOutput {
+        let name = serde_json::from_str::<Value>(arguments)
+            .ok()
+            .and_then(|v| v.get("name").and_then(Value::as_str).map(str::to_string));
+        let Some(name) = name else {
+            return ToolOutput::error("skill needs {\"name\": \"<skill name>\"}");
+        };
+        let all = self.skills();
+        let Some(skill) = all.get(&name) else {
+            let known: Vec<&str> = all.skills.iter().map(|s| s.name.as_str()).collect();
+            return ToolOutput::error(format!(
+                "no skill named `{name}`; available: {}",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ));
+        };
+        match skills::activate(sessions, session_id, skill) {
+            Ok(newly) => ToolOutput {
+                text: skills::activation_text(skill),
+                is_error: false,
+                metadata: Some(json!({
+                    "skill": skill.name,
+                    "source": skill.source.as_str(),
+                    "dir": skill.dir.display().to_string(),
+                    "newly_activated": newly,
+                })),
+            },
+            Err(e) => ToolOutput::error(format!("cannot record the skill's activation: {e}")),
+        }
+    }
+}
+
+fn definition(name: &str, description: &str, parameters: Value) -> Value {
+    json!({
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters}
+    })
+}

@@ -1,0 +1,666 @@
+//! Skills in the open Agent Skills layout: a folder holding `SKILL.md` (YAML front matter with
+//! `name` and `description`, then the body) and any files beside it. Found in
+//! `<workspace>/.neocode/skills/` and `<home>/skills/`; a workspace skill shadows a personal
+//! one of the same name. The model sees each skill's name and description; activating one
+//! (the `skill` tool, or `/skill NAME`) loads its body into the context and records the
+//! activation in the session header, so resume and fork keep it.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use crate::runtime::Sessions;
+use crate::runtime::tools::{ToolContext, ToolKind, ToolOutput, ToolSpec};
+use crate::session::{StateUpdate, now_ms};
+
+/// Bytes of a skill body kept in the context.
+pub const BODY_CAP: usize = 32 * 1024;
+/// Files beside `SKILL.md` listed to the model.
+const FILES_LISTED: usize = 50;
+const NAME_MAX: usize = 64;
+const DESCRIPTION_MAX: usize = 1024;
+
+/// Where a skill was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkillSource {
+    /// `<workspace>/.neocode/skills/`.
+    Workspace,
+    /// `<home>/skills/`.
+    Personal,
+}
+
+impl SkillSource {
+    /// Lower-case name for views and the header record.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkillSource::Workspace => "workspace",
+            SkillSource::Personal => "personal",
+        }
+    }
+}
+
+/// One usable skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    /// From the front matter.
+    pub name: String,
+    /// From the front matter: what the model reads to decide when to use it.
+    pub description: String,
+    /// The skill's folder.
+    pub dir: PathBuf,
+    /// Workspace or personal.
+    pub source: SkillSource,
+    /// The Markdown after the front matter.
+    pub body: String,
+    /// Files beside `SKILL.md`, relative to the folder (at most [`FILES_LISTED`]).
+    pub files: Vec<String>,
+}
+
+/// A `SKILL.md` that could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SkillProblem {
+    /// The file.
+    pub path: PathBuf,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// The skills a workspace can use.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Skills {
+    /// Usable skills, workspace ones first, each group sorted by name.
+    pub skills: Vec<Skill>,
+    /// Files skipped as malformed.
+    pub problems: Vec<SkillProblem>,
+}
+
+impl Skills {
+    /// Reads `<root>/.neocode/skills/*/SKILL.md` and `<home>/skills/*/SKILL.md`.
+    pub fn discover(home: &Path, root: &Path) -> Skills {
+        let mut out = Skills::default();
+        let mut seen = HashSet::new();
+        for (dir, source) in [
+            (root.join(".neocode").join("skills"), SkillSource::Workspace),
+            (home.join("skills"), SkillSource::Personal),
+        ] {
+            let Ok(rd) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            let mut folders: Vec<PathBuf> = rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.join("SKILL.md").is_file())
+                .collect();
+            folders.sort();
+            for folder in folders {
+                let path = folder.join("SKILL.md");
+                match load_skill(&folder, source) {
+                    Ok(skill) => {
+                        if seen.insert(skill.name.clone()) {
+                            out.skills.push(skill);
+                        }
+                    }
+                    Err(reason) => out.problems.push(SkillProblem { path, reason }),
+                }
+            }
+        }
+        out
+    }
+
+    /// The skill called `name`.
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        self.skills.iter().find(|s| s.name == name)
+    }
+
+    /// Problems not yet reported by this process: a malformed file is reported once, not on
+    /// every turn that rediscovers it.
+    pub fn unreported_problems(&self) -> Vec<SkillProblem> {
+        static REPORTED: Mutex<Option<HashSet<SkillProblem>>> = Mutex::new(None);
+        let mut g = REPORTED.lock().unwrap_or_else(|p| p.into_inner());
+        let set = g.get_or_insert_with(HashSet::new);
+        self.problems
+            .iter()
+            .filter(|p| set.insert((*p).clone()))
+            .cloned()
+            .collect()
+    }
+
+    /// The system prompt's catalogue: each skill's name and description, active ones marked.
+    /// Empty when there are no skills.
+    pub fn catalogue_section(&self, active: &[Activation]) -> String {
+        if self.skills.is_empty() {
+            return String::new();
+        }
+        let mut s = String::from(
+            "# Skills\n\nSkills are instructions for particular tasks. When a task matches a \
+             skill's description, call the `skill` tool with its name before you start; its \
+             instructions then join your context.\n\n",
+        );
+        for sk in &self.skills {
+            let mark = if active.iter().any(|a| a.name == sk.name) {
+                " (active)"
+            } else {
+                ""
+            };
+            s.push_str(&format!(
+                "- {}{mark}: {}\n",
+                sk.name,
+                one_line(&sk.description)
+            ));
+        }
+        s
+    }
+}
+
+/// The text that loads a skill into the context: its body (capped) and where its files are.
+pub fn activation_text(skill: &Skill) -> String {
+    let mut s = format!("# Skill: {}\n\n", skill.name);
+    let cut = floor_char_boundary(&skill.body, BODY_CAP);
+    s.push_str(skill.body[..cut].trim());
+    s.push('\n');
+    if cut < skill.body.len() {
+        s.push_str(&format!(
+            "\n[The skill body was cut at {cut} of {} bytes (size cap); read {} for the rest.]\n",
+            skill.body.len(),
+            skill.dir.join("SKILL.md").display()
+        ));
+    }
+    if !skill.files.is_empty() {
+        s.push_str(&format!(
+            "\nFiles of this skill, in {}:\n",
+            skill.dir.display()
+        ));
+        for f in &skill.files {
+            s.push_str(&format!("- {f}\n"));
+        }
+    }
+    s
+}
+
+/// One activation as stored in the session header (`skills` field, a JSON array).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Activation {
+    /// The skill's name.
+    pub name: String,
+    /// `workspace` or `personal` at the time of activation.
+    pub source: String,
+    /// Its folder at the time of activation.
+    pub dir: String,
+    /// When, ms since the epoch.
+    pub activated_at_ms: i64,
+}
+
+impl Activation {
+    fn to_json(&self) -> Value {
+        json!({
+            "name": self.name,
+            "source": self.source,
+            "dir": self.dir,
+            "activated_at_ms": self.activated_at_ms,
+        })
+    }
+}
+
+/// The activations recorded in a header's `skills` value, oldest first. Entries that are not
+/// objects with a `name` are ignored (a session file may carry another agent's shape).
+pub fn active_skills(skills: Option<&Value>) -> Vec<Activation> {
+    let Some(Value::Array(items)) = skills else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|v| {
+            Some(Activation {
+                name: v.get("name")?.as_str()?.to_string(),
+                source: v
+                    .get("source")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                dir: v
+                    .get("dir")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                activated_at_ms: v
+                    .get("activated_at_ms")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0),
+            })
+        })
+        .collect()
+}
+
+/// Records `skill` as active in the session header. Returns `false` when it already was
+/// (nothing is written then).
+pub fn activate(
+    sessions: &Sessions,
+    session_id: &str,
+    skill: &Skill,
+) -> crate::session::Result<bool> {
+    let header = sessions.header(session_id)?;
+    let mut items = match header.skills {
+        Some(Value::Array(items)) => items,
+        _ => Vec::new(),
+    };
+    if active_skills(Some(&Value::Array(items.clone())))
+        .iter()
+        .any(|a| a.name == skill.name)
+    {
+        return Ok(false);
+    }
+    items.push(
+        Activation {
+            name: skill.name.clone(),
+            source: skill.source.as_str().to_string(),
+            dir: skill.dir.display().to_string(),
+            activated_at_ms: now_ms(),
+        }
+        .to_json(),
+    );
+    sessions.update_state(
+        session_id,
+        &StateUpdate {
+            skills: Some(Some(Value::Array(items))),
+            ..StateUpdate::default()
+        },
+    )?;
+    Ok(true)
+}
+
+fn skill_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "The skill's name, as listed under Skills in the system prompt."}
+        },
+        "required": ["name"]
+    })
+}
+
+fn skill_not_here(_arguments: &str, _ctx: &ToolContext) -> ToolOutput {
+    ToolOutput::error("skill is carried out by the agent turn, not here")
+}
+
+/// The `skill` tool: loads a skill's instructions into the context. It changes only the
+/// session's own state, so it never asks. Carried out by the agent turn (it writes the
+/// session header), like `update_plan`.
+pub const SKILL_TOOL: ToolSpec = ToolSpec {
+    name: "skill",
+    description: "Activate a skill by name: its instructions are loaded into your context and stay active for the rest of the session.",
+    parameters: skill_schema,
+    kind: ToolKind::Read,
+    run: skill_not_here,
+};
+
+/// Front matter fields neocode reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrontMatter {
+    /// `name`.
+    pub name: String,
+    /// `description`.
+    pub description: String,
+}
+
+/// Splits a `SKILL.md` into its front matter and body, and checks `name` and `description`.
+pub fn parse_skill_md(text: &str) -> Result<(FrontMatter, String), String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.split_inclusive('\n');
+    match lines.next() {
+        Some(first) if first.trim_end() == "---" => {}
+        _ => return Err("no YAML front matter (the file must start with a `---` line)".into()),
+    }
+    let mut fm: Vec<&str> = Vec::new();
+    let mut closed = false;
+    let mut consumed = text.split_inclusive('\n').next().map_or(0, str::len);
+    for line in lines.by_ref() {
+        consumed += line.len();
+        if line.trim_end() == "---" {
+            closed = true;
+            break;
+        }
+        fm.push(line.trim_end_matches(['\n', '\r']));
+    }
+    if !closed {
+        return Err("the front matter has no closing `---` line".into());
+    }
+    let fields = parse_front_matter(&fm)?;
+    let get = |k: &str| {
+        fields
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let name = get("name")
+        .filter(|n| !n.is_empty())
+        .ok_or("front matter has no `name`")?;
+    let description = get("description")
+        .filter(|d| !d.is_empty())
+        .ok_or("front matter has no `description`")?;
+    if name.len() > NAME_MAX
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        || name.starts_with('-')
+        || name.ends_with('-')
+    {
+        return Err(format!(
+            "`name` must be 1-{NAME_MAX} lower-case letters, digits and inner hyphens, not {name:?}"
+        ));
+    }
+    if description.len() > DESCRIPTION_MAX {
+        return Err(format!(
+            "`description` is {} bytes; at most {DESCRIPTION_MAX}",
+            description.len()
+        ));
+    }
+    Ok((
+        FrontMatter { name, description },
+        text[consumed..].to_string(),
+    ))
+}
+
+/// A small reader for the top-level scalar keys of YAML front matter: plain, quoted, folded
+/// (`>`) and literal (`|`) values, with continuation lines. Nested values of other keys
+/// (`metadata:` maps, lists) are skipped; a line that is none of these is an error.
+fn parse_front_matter(lines: &[&str]) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        i += 1;
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if line.starts_with([' ', '\t']) {
+            // Belongs to a key we skip (nested map or list).
+            continue;
+        }
+        let Some((key, rest)) = line.split_once(':') else {
+            return Err(format!("front matter line {i} is not `key: value`: {t:?}"));
+        };
+        let key = key.trim().to_string();
+        let rest = rest.trim();
+        // Continuation lines: indented, or blank inside a block.
+        let mut cont: Vec<&str> = Vec::new();
+        while i < lines.len() && (lines[i].starts_with([' ', '\t']) || lines[i].trim().is_empty()) {
+            cont.push(lines[i]);
+            i += 1;
+        }
+        while cont.last().is_some_and(|l| l.trim().is_empty()) {
+            cont.pop();
+        }
+        let value = if let Some(style) = rest.strip_prefix(['|', '>']).map(|_| rest.as_bytes()[0]) {
+            let indent = cont
+                .iter()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| l.len() - l.trim_start().len())
+                .min()
+                .unwrap_or(0);
+            let body: Vec<&str> = cont
+                .iter()
+                // Indents of unequal whitespace characters: never cut inside one.
+                .map(|l| l.get(indent..).unwrap_or_else(|| l.trim_start()))
+                .collect();
+            if style == b'|' {
+                body.join("\n")
+            } else {
+                fold(&body)
+            }
+        } else if rest.starts_with('"') || rest.starts_with('\'') {
+            let joined = std::iter::once(rest)
+                .chain(cont.iter().map(|l| l.trim()))
+                .collect::<Vec<_>>()
+                .join(" ");
+            unquote(&joined).ok_or_else(|| format!("`{key}` has an unterminated quoted value"))?
+        } else {
+            let mut parts = vec![strip_comment(rest)];
+            parts.extend(cont.iter().map(|l| l.trim()));
+            parts.retain(|p| !p.is_empty());
+            parts.join(" ")
+        };
+        out.push((key, value));
+    }
+    Ok(out)
+}
+
+/// YAML folding: lines join with a space, an empty line is a newline.
+fn fold(lines: &[&str]) -> String {
+    let mut s = String::new();
+    for l in lines {
+        if l.trim().is_empty() {
+            s.push('\n');
+        } else {
+            if !s.is_empty() && !s.ends_with('\n') {
+                s.push(' ');
+            }
+            s.push_str(l.trim_end());
+        }
+    }
+    s
+}
+
+fn unquote(s: &str) -> Option<String> {
+    let q = s.chars().next()?;
+    let inner = s.strip_prefix(q)?;
+    let end = inner.rfind(q)?;
+    let inner = &inner[..end];
+    Some(if q == '\'' {
+        inner.replace("''", "'")
+    } else {
+        inner
+            .replace("\\\"", "\"")
+            .replace("\\n", "\n")
+            .replace("\\\\", "\\")
+    })
+}
+
+fn strip_comment(s: &str) -> &str {
+    match s.find(" #") {
+        Some(i) => s[..i].trim_end(),
+        None => s,
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn load_skill(folder: &Path, source: SkillSource) -> Result<Skill, String> {
+    let path = folder.join("SKILL.md");
+    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read: {e}"))?;
+    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
+    let (fm, body) = parse_skill_md(&text)?;
+    Ok(Skill {
+        name: fm.name,
+        description: fm.description,
+        dir: folder.to_path_buf(),
+        source,
+        body,
+        files: files_beside(folder),
+    })
+}
+
+fn files_beside(folder: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let walker = ignore::WalkBuilder::new(folder)
+        .max_depth(Some(4))
+        .hidden(true)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build();
+    for entry in walker.flatten() {
+        if out.len() >= FILES_LISTED {
+            break;
+        }
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(folder) else {
+            continue;
+        };
+        if rel == Path::new("SKILL.md") {
+            continue;
+        }
+        out.push(rel.display().to_string());
+    }
+    out
+}
+
+fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if max >= s.len() {
+        return s.len();
+    }
+    let mut i = max;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_plain_quoted_folded_and_literal_values() {
+        let (fm, body) = parse_skill_md(
+            "---\nname: pdf-tools\ndescription: Fill PDF forms # a comment\n  and merge files.\nlicense: MIT\nmetadata:\n  author: x\n---\n# Body\n",
+        )
+        .unwrap();
+        assert_eq!(fm.name, "pdf-tools");
+        assert_eq!(fm.description, "Fill PDF forms and merge files.");
+        assert_eq!(body, "# Body\n");
+
+        let (fm, _) =
+            parse_skill_md("---\nname: 'a-b'\ndescription: \"say \\\"hi\\\"\"\n---\n").unwrap();
+        assert_eq!(
+            (fm.name.as_str(), fm.description.as_str()),
+            ("a-b", "say \"hi\"")
+        );
+
+        let (fm, _) =
+            parse_skill_md("---\nname: x\ndescription: >-\n  one\n  two\n\n  three\n---\nbody")
+                .unwrap();
+        assert_eq!(fm.description, "one two\nthree");
+
+        let (fm, _) =
+            parse_skill_md("---\r\nname: x\r\ndescription: |\r\n  one\r\n  two\r\n---\r\n")
+                .unwrap();
+        assert_eq!(fm.description, "one\ntwo");
+    }
+
+    #[test]
+    fn malformed_files_say_why() {
+        let cases = [
+            ("# no front matter", "no YAML front matter"),
+            ("---\nname: x\ndescription: y\n", "no closing"),
+            ("---\ndescription: y\n---\n", "no `name`"),
+            ("---\nname: x\n---\n", "no `description`"),
+            ("---\nname: Bad Name\ndescription: y\n---\n", "lower-case"),
+            ("---\nname: x\ndescription: 'open\n---\n", "unterminated"),
+            ("---\nname: x\njust words\n---\n", "not `key: value`"),
+        ];
+        for (text, want) in cases {
+            let err = parse_skill_md(text).unwrap_err();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+    }
+
+    fn write_skill(dir: &Path, folder: &str, text: &str) {
+        std::fs::create_dir_all(dir.join(folder)).unwrap();
+        std::fs::write(dir.join(folder).join("SKILL.md"), text).unwrap();
+    }
+
+    #[test]
+    fn discovery_prefers_workspace_and_reports_malformed_once() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("home");
+        let root = t.path().join("ws");
+        let ws = root.join(".neocode/skills");
+        write_skill(
+            &ws,
+            "deploy",
+            "---\nname: deploy\ndescription: project deploy\n---\nsteps",
+        );
+        std::fs::write(ws.join("deploy/run.sh"), "echo").unwrap();
+        write_skill(&ws, "broken", "no front matter here");
+        write_skill(
+            &home.join("skills"),
+            "deploy",
+            "---\nname: deploy\ndescription: personal deploy\n---\n",
+        );
+        write_skill(
+            &home.join("skills"),
+            "review",
+            "---\nname: review\ndescription: Review code\n---\nLook closely.",
+        );
+        let s = Skills::discover(&home, &root);
+        let names: Vec<_> = s
+            .skills
+            .iter()
+            .map(|k| (k.name.as_str(), k.source))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("deploy", SkillSource::Workspace),
+                ("review", SkillSource::Personal)
+            ]
+        );
+        assert_eq!(s.get("deploy").unwrap().description, "project deploy");
+        assert_eq!(s.get("deploy").unwrap().files, vec!["run.sh".to_string()]);
+        assert_eq!(s.problems.len(), 1);
+        assert!(s.problems[0].path.ends_with("broken/SKILL.md"));
+        assert_eq!(s.unreported_problems().len(), 1);
+        assert!(
+            Skills::discover(&home, &root)
+                .unreported_problems()
+                .is_empty()
+        );
+
+        let active = vec![Activation {
+            name: "review".into(),
+            source: "personal".into(),
+            dir: String::new(),
+            activated_at_ms: 0,
+        }];
+        let cat = s.catalogue_section(&active);
+        assert!(cat.contains("- deploy: project deploy\n"), "{cat}");
+        assert!(cat.contains("- review (active): Review code\n"), "{cat}");
+        let text = activation_text(s.get("deploy").unwrap());
+        assert!(
+            text.contains("steps") && text.contains("- run.sh"),
+            "{text}"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_parses_or_says_why(text in "(---\n)?([a-z \u{3000}\t'\"|>:#-]{0,12}\n){0,8}(---\n)?.{0,20}") {
+            match parse_skill_md(&text) {
+                Ok((fm, _)) => proptest::prop_assert!(!fm.name.is_empty() && !fm.description.is_empty()),
+                Err(e) => proptest::prop_assert!(!e.is_empty()),
+            }
+        }
+    }
+
+    #[test]
+    fn unequal_unicode_indents_do_not_split_characters() {
+        let (fm, _) =
+            parse_skill_md("---\nname: x\ndescription: |\n    a\n  \u{3000}b\n---\n").unwrap();
+        assert_eq!(fm.description, "a\nb");
+    }
+
+    #[test]
+    fn header_records_round_trip_and_tolerate_other_shapes() {
+        let v = json!([{"name": "a", "source": "workspace", "dir": "/x", "activated_at_ms": 5}, "junk", {"no": 1}]);
+        let a = active_skills(Some(&v));
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].name, "a");
+        assert_eq!(a[0].to_json(), v[0]);
+        assert!(active_skills(Some(&json!({"a": 1}))).is_empty());
+        assert!(active_skills(None).is_empty());
+    }
+}

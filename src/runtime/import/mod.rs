@@ -1,0 +1,542 @@
+//! Importing other agents' history: Claude Code transcripts and Codex CLI rollouts become
+//! neocode session files (`session::file`), written through the store like any imported
+//! session. The source files are only ever opened for reading.
+//!
+//! Idempotency: a converted session keeps the source's session id (sub-agents get an id
+//! derived from their parent's), and records the source tool, id and a stamp (size and mtime)
+//! of the file read. A re-import skips a file whose stamp is unchanged without reading it,
+//! replaces a session whose file changed, and never touches a session that was continued in
+//! neocode since it was imported.
+
+pub mod claude;
+pub mod codex;
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::session::file::{self, FileAsset, FileMessage, FileUsage, SessionFile};
+use crate::session::{Part, Result, Role, StoreError, ToolCall};
+
+use super::Sessions;
+
+/// The tools whose history can be imported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceTool {
+    /// Claude Code (`~/.claude/projects`).
+    ClaudeCode,
+    /// OpenAI Codex CLI (`~/.codex/sessions`).
+    Codex,
+}
+
+impl SourceTool {
+    /// The name stored with imported sessions.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceTool::ClaudeCode => "claude-code",
+            SourceTool::Codex => "codex",
+        }
+    }
+}
+
+/// What reading one transcript file met besides records it understood.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReadStats {
+    /// Complete lines read.
+    pub lines: u64,
+    /// Lines that were not JSON objects (skipped).
+    pub malformed: u64,
+    /// Lines that were not valid UTF-8 and were read with replacement characters.
+    pub lossy: u64,
+    /// Records of a type this importer does not know (skipped).
+    pub unknown: u64,
+    /// Records already seen (re-appended on resume) and dropped.
+    pub duplicates: u64,
+    /// An incomplete last line (a file still being written) was left unread.
+    pub torn_tail: bool,
+}
+
+/// One transcript file converted: its session first, then child sessions found inside it.
+#[derive(Debug, Clone)]
+pub struct Converted {
+    /// Session files, parents before children.
+    pub sessions: Vec<SessionFile>,
+    /// What reading met.
+    pub stats: ReadStats,
+}
+
+/// Reads a JSONL file record by record up to its last complete line.
+pub(crate) struct Lines {
+    reader: BufReader<File>,
+    buf: Vec<u8>,
+    pub stats: ReadStats,
+}
+
+impl Lines {
+    pub(crate) fn open(path: &Path) -> std::io::Result<Lines> {
+        Ok(Lines {
+            reader: BufReader::with_capacity(1 << 16, File::open(path)?),
+            buf: Vec::new(),
+            stats: ReadStats::default(),
+        })
+    }
+
+    /// The next JSON object, skipping (and counting) lines that are not one.
+    pub(crate) fn next_object(&mut self) -> std::io::Result<Option<Value>> {
+        loop {
+            self.buf.clear();
+            let n = self.reader.read_until(b'\n', &mut self.buf)?;
+            if n == 0 {
+                return Ok(None);
+            }
+            let complete = self.buf.last() == Some(&b'\n');
+            let line = trim_ascii(&self.buf);
+            if line.is_empty() {
+                continue;
+            }
+            let parsed = match serde_json::from_slice::<Value>(line) {
+                Ok(v) => Some(v),
+                Err(_) if std::str::from_utf8(line).is_err() => {
+                    let text = String::from_utf8_lossy(line);
+                    let v = serde_json::from_str::<Value>(&text).ok();
+                    if v.is_some() {
+                        self.stats.lossy += 1;
+                    }
+                    v
+                }
+                Err(_) => None,
+            };
+            if !complete && parsed.is_none() {
+                // A writer is mid-line: read up to the last complete line only.
+                self.stats.torn_tail = true;
+                return Ok(None);
+            }
+            self.stats.lines += 1;
+            match parsed {
+                Some(v) if v.is_object() => return Ok(Some(v)),
+                _ => self.stats.malformed += 1,
+            }
+        }
+    }
+}
+
+fn trim_ascii(b: &[u8]) -> &[u8] {
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
+    &b[start..end.max(start)]
+}
+
+/// Messages and assets of one session being built, with the bookkeeping that keeps every
+/// tool call id once and every result after its call.
+#[derive(Debug, Default)]
+pub(crate) struct Builder {
+    pub messages: Vec<FileMessage>,
+    pub assets: Vec<FileAsset>,
+    asset_ids: HashSet<String>,
+    pub calls: HashSet<String>,
+    pub answered: HashSet<String>,
+    pub last_time: String,
+}
+
+impl Builder {
+    /// Appends a message, giving it the next seq; returns its index.
+    pub fn push(&mut self, mut m: FileMessage) -> usize {
+        m.seq = self.messages.len() as i64 + 1;
+        if m.created_at.is_empty() {
+            m.created_at = self.last_time.clone();
+        }
+        if m.created_at.is_empty() {
+            m.created_at = file::rfc3339(0);
+        }
+        self.messages.push(m);
+        self.messages.len() - 1
+    }
+
+    /// Adds a tool call to message `idx` unless a call with that id was already made.
+    pub fn add_call(&mut self, idx: usize, call: ToolCall) -> bool {
+        if !self.calls.insert(call.id.clone()) {
+            return false;
+        }
+        self.messages[idx].tool_calls.push(call);
+        true
+    }
+
+    /// Stores image bytes as an asset (content-addressed, so one image is stored once) and
+    /// returns the part that shows it.
+    pub fn image(&mut self, mime: &str, data: &[u8]) -> Part {
+        let hash = Sha256::digest(data);
+        let id = format!("img-{}", hex(&hash[..12]));
+        if self.asset_ids.insert(id.clone()) {
+            self.assets.push(FileAsset {
+                id: id.clone(),
+                mime_type: mime.to_string(),
+                created_at: if self.last_time.is_empty() {
+                    file::rfc3339(0)
+                } else {
+                    self.last_time.clone()
+                },
+                data_base64: base64::engine::general_purpose::STANDARD.encode(data),
+            });
+        }
+        Part::Image {
+            asset_id: id,
+            mime_type: Some(mime.to_string()),
+        }
+    }
+
+    /// A base64 image as a part; undecodable data becomes a note instead.
+    pub fn base64_image(&mut self, mime: &str, b64: &str) -> Part {
+        let cleaned: String = b64.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+        match base64::engine::general_purpose::STANDARD.decode(cleaned.as_bytes()) {
+            Ok(bytes) => self.image(mime, &bytes),
+            Err(_) => Part::text("[image: undecodable base64 data]"),
+        }
+    }
+
+    /// A `data:<mime>;base64,<data>` URL as an image part, if it is one.
+    pub fn data_url_image(&mut self, url: &str) -> Option<Part> {
+        let rest = url.strip_prefix("data:")?;
+        let (head, data) = rest.split_once(',')?;
+        let mime = head.strip_suffix(";base64")?;
+        Some(self.base64_image(if mime.is_empty() { "image/png" } else { mime }, data))
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A message with defaults, to fill in.
+pub(crate) fn message(role: Role, created_at: &str) -> FileMessage {
+    FileMessage {
+        seq: 0,
+        role,
+        parts: Vec::new(),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        is_error: false,
+        tool_metadata: None,
+        created_at: created_at.to_string(),
+        usage: FileUsage::default(),
+        injected: false,
+        metadata: None,
+    }
+}
+
+/// An RFC 3339 time as the file wants it (normalised), or `None`.
+pub(crate) fn time(v: Option<&Value>) -> Option<String> {
+    let s = v?.as_str()?;
+    chrono::DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|d| file::rfc3339(d.timestamp_millis()))
+}
+
+/// A session or derived id made safe for neocode (`[A-Za-z0-9_-]`, at most 128 bytes).
+pub(crate) fn safe_id(raw: &str) -> String {
+    let mut s: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.len() > 128 {
+        let hash = Sha256::digest(raw.as_bytes());
+        s.truncate(100);
+        s.push('-');
+        s.push_str(&hex(&hash[..8]));
+    }
+    if s.is_empty() {
+        s.push_str("imported");
+    }
+    s
+}
+
+/// Size and modification time of a file: a change in either means it must be read again.
+pub fn stamp(path: &Path) -> std::io::Result<String> {
+    let m = std::fs::metadata(path)?;
+    let mtime = m
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    Ok(format!("{}:{mtime}", m.len()))
+}
+
+/// Converts one transcript file of `tool`.
+pub fn convert(tool: SourceTool, path: &Path) -> std::io::Result<Converted> {
+    match tool {
+        SourceTool::ClaudeCode => claude::convert(path),
+        SourceTool::Codex => codex::convert(path),
+    }
+}
+
+/// The id the session of `path` gets, known from the path alone (so an unchanged file can be
+/// skipped without reading it), or `None` when only the content tells.
+pub fn expected_id(tool: SourceTool, path: &Path) -> Option<String> {
+    match tool {
+        SourceTool::ClaudeCode => claude::expected_id(path),
+        SourceTool::Codex => codex::expected_id(path),
+    }
+}
+
+/// What happened to one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// New in the workspace.
+    Imported(String),
+    /// Replaced by a newer read of its file.
+    Updated(String),
+    /// Present and unchanged.
+    Unchanged(String),
+    /// Not written, with the reason.
+    Refused(String, String),
+}
+
+/// Writes one converted session: new, updated, unchanged, or refused with a reason.
+pub fn apply(rt: &Sessions, mut doc: SessionFile) -> Result<Outcome> {
+    let store = rt.store();
+    let Some(src) = doc.session.source.clone() else {
+        return Err(StoreError::Corrupt {
+            path: "<import>".into(),
+            detail: "converted session has no source".into(),
+        });
+    };
+    let last_seq = doc.messages.last().map_or(0, |m| m.seq);
+    let mut meta = src
+        .metadata
+        .clone()
+        .unwrap_or_else(|| Value::Object(Default::default()));
+    if let Value::Object(o) = &mut meta {
+        o.insert("imported_last_seq".into(), last_seq.into());
+    }
+    if let Some(s) = doc.session.source.as_mut() {
+        s.metadata = Some(meta);
+    }
+    let id = doc.session.id.clone();
+    match store.find_imported(&src.tool, &src.id)? {
+        Some(rec) if rec.stamp.is_some() && rec.stamp == src.stamp => {
+            Ok(Outcome::Unchanged(rec.id))
+        }
+        Some(rec) if rec.last_seq > rec.imported_last_seq.unwrap_or(i64::MAX) => {
+            Ok(Outcome::Refused(
+                rec.id,
+                "continued in neocode since it was imported; not replaced".into(),
+            ))
+        }
+        Some(rec) => {
+            doc.session.id = rec.id.clone();
+            rt.delete(&rec.id)?;
+            rt.import(&doc, false)?;
+            Ok(Outcome::Updated(rec.id))
+        }
+        None if store.has_session(&id)? => Ok(Outcome::Refused(
+            id,
+            "a session with this id already exists in the workspace and was not imported from here"
+                .into(),
+        )),
+        None => {
+            rt.import(&doc, false)?;
+            Ok(Outcome::Imported(id))
+        }
+    }
+}
+
+/// Whether an existing imported session of `tool` with this id has this stamp (the fast skip).
+pub fn unchanged(
+    rt: &Sessions,
+    tool: SourceTool,
+    source_id: &str,
+    stamp: &str,
+) -> Result<Option<String>> {
+    Ok(rt
+        .store()
+        .find_imported(tool.as_str(), source_id)?
+        .filter(|r| r.stamp.as_deref() == Some(stamp))
+        .map(|r| r.id))
+}
+
+/// The transcript files under `dir` (recursively), sorted.
+pub fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(p),
+                Ok(t) if t.is_file() && p.extension().is_some_and(|x| x == "jsonl") => out.push(p),
+                _ => {}
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Text of a JSON value that should be a string; other values as compact JSON.
+pub(crate) fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Where a tool keeps its history: `$CLAUDE_CONFIG_DIR` or `~/.claude`, `$CODEX_HOME` or
+/// `~/.codex`.
+pub fn tool_home(tool: SourceTool) -> Option<PathBuf> {
+    let (var, dot) = match tool {
+        SourceTool::ClaudeCode => ("CLAUDE_CONFIG_DIR", ".claude"),
+        SourceTool::Codex => ("CODEX_HOME", ".codex"),
+    };
+    match std::env::var_os(var).filter(|v| !v.is_empty()) {
+        Some(v) => Some(PathBuf::from(v)),
+        None => std::env::var_os("HOME")
+            .filter(|v| !v.is_empty())
+            .map(|h| PathBuf::from(h).join(dot)),
+    }
+}
+
+/// Claude Code's folder name for a project directory: every character other than an ASCII
+/// letter or digit becomes `-`.
+pub fn claude_project_dir_name(dir: &Path) -> String {
+    dir.to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// The working directory a transcript recorded (Claude Code: a line's `cwd`; Codex:
+/// `session_meta.cwd`), from its first lines.
+pub fn peek_cwd(tool: SourceTool, path: &Path) -> Option<String> {
+    let mut lines = Lines::open(path).ok()?;
+    for _ in 0..200 {
+        let v = lines.next_object().ok()??;
+        let cwd = match tool {
+            SourceTool::ClaudeCode => v.get("cwd"),
+            SourceTool::Codex => v
+                .get("payload")
+                .filter(|_| v.get("type").and_then(Value::as_str) == Some("session_meta"))
+                .and_then(|p| p.get("cwd")),
+        };
+        if let Some(c) = cwd.and_then(Value::as_str).filter(|c| !c.is_empty()) {
+            return Some(c.to_string());
+        }
+    }
+    None
+}
+
+/// Whether `cwd` is `root` or inside it.
+pub fn within(root: &Path, cwd: &str) -> bool {
+    Path::new(cwd).starts_with(root)
+}
+
+/// Every transcript file the tool keeps under `home`; with `root`, only those of sessions that
+/// ran in that directory or below it. Parents come before their sub-agents.
+pub fn discover(tool: SourceTool, home: &Path, root: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    match tool {
+        SourceTool::ClaudeCode => {
+            let projects = home.join("projects");
+            let want = root.map(claude_project_dir_name);
+            let Ok(rd) = std::fs::read_dir(&projects) else {
+                return out;
+            };
+            let mut dirs: Vec<PathBuf> = rd
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect();
+            dirs.sort();
+            for dir in dirs {
+                let name = dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let exact = match &want {
+                    Some(w) if name == *w => true,
+                    Some(w) if name.starts_with(&format!("{w}-")) => false,
+                    Some(_) => continue,
+                    None => true,
+                };
+                for f in jsonl_files(&dir) {
+                    let keep = match root {
+                        None => true,
+                        Some(r) => match peek_cwd(tool, &f) {
+                            Some(cwd) => within(r, &cwd),
+                            None => exact,
+                        },
+                    };
+                    if keep {
+                        out.push(f);
+                    }
+                }
+            }
+        }
+        SourceTool::Codex => {
+            for sub in ["sessions", "archived_sessions"] {
+                for f in jsonl_files(&home.join(sub)) {
+                    let keep = match root {
+                        None => true,
+                        Some(r) => peek_cwd(tool, &f).is_some_and(|c| within(r, &c)),
+                    };
+                    if keep {
+                        out.push(f);
+                    }
+                }
+            }
+        }
+    }
+    order_parents_first(&mut out);
+    out
+}
+
+/// Sorts sub-agent transcripts after the others (links survive any order; this only makes
+/// a partial import more useful).
+pub fn order_parents_first(files: &mut [PathBuf]) {
+    files.sort_by_key(|p| {
+        let sub = p
+            .parent()
+            .and_then(|d| d.file_name())
+            .is_some_and(|n| n == "subagents");
+        (sub, p.clone())
+    });
+}
+
+/// Converts `files` on a second thread while the caller writes what was converted before, so
+/// reading and parsing overlap with SQLite. At most two converted files wait at a time, which
+/// keeps memory flat however many files there are; dropping the iterator stops the thread.
+pub fn convert_in_background(
+    tool: SourceTool,
+    files: Vec<PathBuf>,
+) -> impl Iterator<Item = (PathBuf, std::io::Result<Converted>)> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(2);
+    std::thread::spawn(move || {
+        for path in files {
+            let c = convert(tool, &path);
+            if tx.send((path, c)).is_err() {
+                break;
+            }
+        }
+    });
+    rx.into_iter()
+}

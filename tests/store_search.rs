@@ -1,0 +1,233 @@
+//! Full-text search as a user checks it: CJK words inside a sentence and emoji are found with
+//! a highlighted snippet, Latin search behaves as before, ranking is sane, the count of matches
+//! is exact up to the bound and says "more" beyond it, and a database indexed by the previous
+//! schema is rebuilt so its old CJK text becomes findable.
+
+use neocode::session::testing::{MIGRATIONS, register_functions};
+use neocode::session::{
+    AppendMeta, NewMessage, NewSession, Role, SEARCH_CANDIDATES, SNIPPET_CLOSE, SNIPPET_OPEN,
+    Store, WorkspacePaths,
+};
+use rusqlite::Connection;
+use tempfile::TempDir;
+
+fn workspace(t: &TempDir) -> WorkspacePaths {
+    let ws = t.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    WorkspacePaths::resolve(&t.path().join("home"), &ws).unwrap()
+}
+
+fn store_with(t: &TempDir, texts: &[&str]) -> Store {
+    let s = Store::open(workspace(t)).unwrap();
+    s.create_session(NewSession {
+        id: Some("s".into()),
+        title: "search".into(),
+        ..NewSession::default()
+    })
+    .unwrap();
+    let msgs: Vec<NewMessage> = texts
+        .iter()
+        .map(|t| NewMessage::text(Role::User, *t))
+        .collect();
+    s.append_messages("s", &msgs, &AppendMeta::default())
+        .unwrap();
+    s
+}
+
+fn marked(word: &str) -> String {
+    format!("{SNIPPET_OPEN}{word}{SNIPPET_CLOSE}")
+}
+
+fn seqs(s: &Store, q: &str) -> Vec<i64> {
+    s.search(q, 50)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.seq)
+        .collect()
+}
+
+#[test]
+fn a_two_character_cjk_word_inside_a_sentence_is_found_with_its_snippet() {
+    let t = TempDir::new().unwrap();
+    let s = store_with(
+        &t,
+        &[
+            "请修正状态栏的显示错误，然后运行测试",
+            "ログの状態を確認してください",
+            "상태가 이상합니다",
+            "unrelated English text",
+        ],
+    );
+    let hits = s.search("修正", 10).unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].seq, 1);
+    assert!(
+        hits[0].snippet.contains(&marked("修正")),
+        "{:?}",
+        hits[0].snippet
+    );
+    assert!(
+        !hits[0].snippet.contains('\u{1f}'),
+        "no index separators shown"
+    );
+    assert!(hits[0].snippet.contains("请"), "context around the word");
+    assert_eq!(seqs(&s, "状态"), [1]);
+    assert_eq!(seqs(&s, "状態"), [2], "Japanese");
+    assert_eq!(seqs(&s, "상태"), [3], "Korean");
+    assert_eq!(seqs(&s, "运行测试"), [1], "a longer word");
+    assert_eq!(
+        seqs(&s, "修状"),
+        Vec::<i64>::new(),
+        "characters apart are no match"
+    );
+    assert_eq!(seqs(&s, "请修正状态栏的显示错误"), [1], "the whole phrase");
+}
+
+#[test]
+fn emoji_are_found_alone_and_next_to_words() {
+    let t = TempDir::new().unwrap();
+    let s = store_with(
+        &t,
+        &[
+            "All tests pass ✅ ready to merge",
+            "build broken❌ again",
+            "部署完成✅",
+            "no symbols here",
+        ],
+    );
+    let mut found = seqs(&s, "✅");
+    found.sort();
+    assert_eq!(found, [1, 3]);
+    assert_eq!(seqs(&s, "❌"), [2]);
+    assert_eq!(
+        seqs(&s, "broken"),
+        [2],
+        "a word touching an emoji is still a word"
+    );
+    let hit = &s.search("❌", 1).unwrap()[0];
+    assert!(hit.snippet.contains(&marked("❌")), "{:?}", hit.snippet);
+    assert_eq!(seqs(&s, "完成✅"), [3]);
+}
+
+#[test]
+fn latin_search_keeps_its_behaviour() {
+    let t = TempDir::new().unwrap();
+    let s = store_with(
+        &t,
+        &[
+            "the café serves naïve coffee",
+            "it is 20°C outside",
+            "© 2024 the authors",
+            "refactoring the parser module",
+        ],
+    );
+    assert_eq!(seqs(&s, "cafe"), [1], "diacritics folded");
+    assert_eq!(seqs(&s, "NAIVE"), [1], "case folded");
+    assert_eq!(seqs(&s, "20 outside"), [2], "a number next to a symbol");
+    assert_eq!(seqs(&s, "2024"), [3]);
+    assert_eq!(seqs(&s, "refact"), [4], "the last word is a prefix");
+    assert_eq!(seqs(&s, "parser refactoring"), [4], "words in any order");
+    assert_eq!(seqs(&s, "parser coffee"), Vec::<i64>::new(), "every word");
+}
+
+#[test]
+fn more_matches_rank_first_and_ties_go_to_the_newest() {
+    let t = TempDir::new().unwrap();
+    let s = store_with(
+        &t,
+        &[
+            "walrus walrus walrus",
+            "a walrus sat",
+            "a walrus ran",
+            "one walrus in a much longer message about parsing tokens and grammars and lexers",
+        ],
+    );
+    assert_eq!(seqs(&s, "walrus"), [1, 3, 2, 4]);
+    let r = s.search_counted("walrus", 2).unwrap();
+    assert_eq!(r.hits.len(), 2, "limit");
+    assert_eq!(
+        (r.matched, r.more),
+        (4, false),
+        "exact count below the bound"
+    );
+}
+
+#[test]
+fn the_count_is_bounded_and_only_the_newest_matches_are_ranked() {
+    let t = TempDir::new().unwrap();
+    let n = SEARCH_CANDIDATES + 50;
+    let mut texts: Vec<String> = vec!["common common common common common common".into()];
+    texts.extend((1..n).map(|i| format!("common message number {i:05}")));
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let s = store_with(&t, &refs);
+    let r = s.search_counted("common", 20).unwrap();
+    assert_eq!((r.matched, r.more), (SEARCH_CANDIDATES, true));
+    assert_eq!(r.hits.len(), 20);
+    let oldest_ranked = (n - SEARCH_CANDIDATES) as i64 + 1;
+    assert!(
+        r.hits.iter().all(|h| h.seq >= oldest_ranked),
+        "only the newest {SEARCH_CANDIDATES} are candidates: {:?}",
+        r.hits.iter().map(|h| h.seq).collect::<Vec<_>>()
+    );
+    assert_eq!(r.hits[0].seq, n as i64, "equal scores: newest first");
+    // A rarer word in the same messages is counted exactly.
+    let r = s.search_counted("number 0007", 100).unwrap();
+    assert_eq!((r.matched, r.more, r.hits.len()), (10, false, 10));
+}
+
+#[test]
+fn a_version_2_index_is_rebuilt_so_old_cjk_text_is_found() {
+    let t = TempDir::new().unwrap();
+    let paths = workspace(&t);
+    paths.create_dirs().unwrap();
+    {
+        // What schema version 2 wrote: CJK runs stored as they were typed.
+        let c = Connection::open(paths.db()).unwrap();
+        register_functions(&c).unwrap();
+        c.execute_batch(MIGRATIONS[0]).unwrap();
+        c.execute_batch(MIGRATIONS[1]).unwrap();
+        c.pragma_update(None, "user_version", 2).unwrap();
+        c.execute_batch(
+            r#"
+            INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, last_seq, message_count)
+                VALUES ('old', 'v2', 1, 2, 2, 2);
+            INSERT INTO message_fts (rowid, body) VALUES (7, '请修正状态栏 ✅'), (9, 'plain walrus');
+            INSERT INTO messages (id, session_id, seq, role, parts_json, created_at_ms, fts_id)
+                VALUES (1, 'old', 1, 'user', '[{"kind":"text","text":"请修正状态栏 ✅"}]', 1, 7),
+                       (2, 'old', 2, 'user', '[{"kind":"text","text":"plain walrus"}]', 1, 9);
+            "#,
+        )
+        .unwrap();
+        assert!(
+            c.query_row(
+                "SELECT count(*) FROM message_fts WHERE message_fts MATCH '\"修正\"'",
+                [],
+                |r| r.get::<_, i64>(0)
+            )
+            .unwrap()
+                == 0,
+            "the old index cannot find the word"
+        );
+    }
+    let s = Store::open(paths).unwrap();
+    let hits = s.search("修正", 10).unwrap();
+    assert_eq!(
+        hits.iter()
+            .map(|h| (h.session_id.as_str(), h.seq))
+            .collect::<Vec<_>>(),
+        [("old", 1)]
+    );
+    assert!(
+        hits[0].snippet.contains(&marked("修正")),
+        "{:?}",
+        hits[0].snippet
+    );
+    assert_eq!(seqs(&s, "✅"), [1]);
+    assert_eq!(seqs(&s, "walrus"), [2], "Latin rows survive the rebuild");
+    s.delete("old").unwrap();
+    assert_eq!(
+        seqs(&s, "walrus"),
+        Vec::<i64>::new(),
+        "row ids kept: delete still finds them"
+    );
+}
