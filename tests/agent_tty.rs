@@ -98,3 +98,36 @@ fn yes_no_and_always_on_a_terminal_and_always_survives_a_restart() {
         "2"
     );
 }
+
+#[test]
+fn run_plan_asks_on_a_terminal_and_a_dropped_step_never_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = Env {
+        home: dir.path().join("home"),
+        ws: dir.path().join("ws"),
+        _dir: dir,
+    };
+    std::fs::create_dir_all(&env.ws).unwrap();
+    let plan = r#"{"steps":[{"id":"a","title":"First"},{"id":"b","title":"Second","depends_on":["a"]},{"id":"c","title":"Third","depends_on":["b"]}]}"#;
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("p1", "update_plan", plan)]),
+        Reply::text("Plan stored."),
+        Reply::text("did a"),
+        Reply::text("did c"),
+    ])
+    .unwrap();
+    // Drop b, then run what is left.
+    let (code, out) = on_tty(&env, &srv, &["--plan", "three steps"], "d b\ny\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Plan: 3 steps in 3 layers"), "{out}");
+    // c no longer waits for the dropped b.
+    assert!(out.contains("Plan: 2 steps in 1 layer\r\n"), "{out}");
+    assert!(
+        out.contains("Run this plan? [y]es / [n]o / [d]rop"),
+        "{out}"
+    );
+    assert!(out.contains("✔ step a done"), "{out}");
+    assert!(out.contains("✔ step c done"), "{out}");
+    assert!(!out.contains("step b:"), "{out}");
+    assert_eq!(srv.request_count(), 4);
+}

@@ -92,6 +92,11 @@ impl TurnRunner for Double {
                 }
                 Ok(TurnCommand::Deny { reason, .. }) => (format!("denied: {reason:?}"), true),
                 Ok(TurnCommand::Cancel) | Err(_) => return emit(finish(FinishReason::Cancelled)),
+                Ok(
+                    TurnCommand::ApprovePlan
+                    | TurnCommand::EditPlan { .. }
+                    | TurnCommand::RejectPlan,
+                ) => unreachable!("the bridge starts no plan runs"),
             };
             let seq = s
                 .append(

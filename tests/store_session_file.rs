@@ -25,6 +25,7 @@ fn rich(s: &Store) -> String {
             model: "claude-x".into(),
             workdir: "/src/app".into(),
             conversation_key: None,
+            parent_id: None,
         })
         .unwrap();
     s.save_asset(&h.id, Some("shot"), "image/png", &[0, 159, 146, 150, 255])

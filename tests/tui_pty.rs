@@ -34,7 +34,7 @@ fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
     let mut pty = Pty::spawn(&home, &ws, &[], &[], 35, 120);
 
     // The list.
-    let s = pty.wait_for("7 sessions");
+    let s = pty.wait_for("13 sessions");
     assert!(s.contains("Draft release notes for v0.4"), "{s}");
     assert!(s.contains("Transcript"), "{s}");
 
@@ -60,7 +60,7 @@ fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
     // Fork at the end.
     pty.keys("f");
     pty.wait_for("Forked at message #10");
-    pty.wait_for("8 sessions");
+    pty.wait_for("14 sessions");
 
     // Quit (Esc clears the filter first, q quits).
     pty.keys("\x1b");
@@ -71,7 +71,7 @@ fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
 
     // The database saw the fork.
     let all = rt.list(&ListQuery::default()).unwrap().items;
-    assert_eq!(all.len(), 8);
+    assert_eq!(all.len(), 14);
     let fork = all
         .iter()
         .find(|s| s.parent_id.as_deref() == Some(billing.as_str()))
@@ -109,10 +109,10 @@ fn real_use_fixes_in_a_real_terminal() {
     )
     .unwrap();
     let count = || rt.list(&ListQuery::default()).unwrap().items.len();
-    assert_eq!(count(), 8);
+    assert_eq!(count(), 14);
 
     let mut pty = Pty::spawn(&home, &ws, &[], &[], 35, 120);
-    let s = pty.wait_for("8 sessions");
+    let s = pty.wait_for("14 sessions");
     // The newest session is first and its sound marks arrive as their spacing forms.
     assert!(s.contains("ﾊ\u{309C}ﾝﾀ\u{309B}"), "{s}");
     let raw = String::from_utf8_lossy(&pty.bytes()).into_owned();
@@ -124,15 +124,15 @@ fn real_use_fixes_in_a_real_terminal() {
     pty.keys("d");
     pty.keys("y");
     pty.resize(35, 120);
-    pty.wait_for("8 sessions");
-    assert_eq!(count(), 8, "a blind delete behind 'terminal too small'");
+    pty.wait_for("14 sessions");
+    assert_eq!(count(), 14, "a blind delete behind 'terminal too small'");
 
     // `n` then Esc: nothing is created.
     pty.keys("n");
     pty.wait_for("New session");
     pty.keys("\x1b");
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(count(), 8, "an empty session was left behind");
+    assert_eq!(count(), 14, "an empty session was left behind");
 
     // PgUp from the end of a long transcript moves one page, not to #1.
     pty.keys("/");

@@ -143,7 +143,7 @@ fn populated_list_with_transcript() {
     let h = H::new(true, 120, 35);
     let s = h.screen();
     assert!(s.contains("Draft release notes for v0.4"));
-    assert!(s.contains("7 sessions"));
+    assert!(s.contains("13 sessions"));
     insta::assert_snapshot!("list", s);
 }
 
@@ -247,7 +247,7 @@ fn filter_as_you_type() {
     insta::assert_snapshot!("filtered", s);
     // Esc clears the filter; all rows come back.
     h.key(KeyCode::Esc);
-    assert_eq!(h.app.list.visible.len(), 7);
+    assert_eq!(h.app.list.visible.len(), 13);
 }
 
 #[test]
@@ -289,7 +289,7 @@ fn delete_asks_first_then_deletes() {
     h.key(KeyCode::Char('d'));
     h.key(KeyCode::Char('y'));
     assert!(h.rt.header(&id).is_err(), "y deletes it");
-    assert_eq!(h.app.list.visible.len(), 6);
+    assert_eq!(h.app.list.visible.len(), 12);
 }
 
 #[test]
@@ -395,13 +395,13 @@ fn new_session_and_export() {
     assert!(h.screen().contains("New session"), "{}", h.screen());
     h.key(KeyCode::Esc);
     assert_eq!(h.app.screen, Screen::Browse);
-    assert_eq!(h.rt.count().unwrap(), 7);
+    assert_eq!(h.rt.count().unwrap(), 13);
     // Without a provider nothing can be sent, so nothing is created either (tests/tui_live.rs
     // and tests/tui_live_pty.rs send with one).
     h.key(KeyCode::Char('n'));
     h.chars("Start here");
     h.key(KeyCode::Enter);
-    assert_eq!(h.rt.count().unwrap(), 7);
+    assert_eq!(h.rt.count().unwrap(), 13);
     assert_eq!(h.app.composer.text(), "Start here");
     assert_eq!(h.app.screen, Screen::Conversation);
     h.key(KeyCode::Esc);
@@ -746,7 +746,7 @@ fn writes_from_another_process_show_up_live() {
         })
         .unwrap();
     tick(&mut h);
-    assert_eq!(h.app.list.rows.len(), 8, "the new session is listed");
+    assert_eq!(h.app.list.rows.len(), 14, "the new session is listed");
     assert!(h.screen().contains("Started in another"), "{}", h.screen());
     let d = h.app.detail.as_ref().unwrap();
     assert_eq!(d.id, selected, "the selection stays where it was");
@@ -786,7 +786,7 @@ fn deleting_a_fork_parent_keeps_a_valid_selection() {
     let now = h.app.list.current().expect("a selection").id.clone();
     assert_ne!(now, parent);
     assert_eq!(h.app.detail.as_ref().unwrap().id, now);
-    assert_eq!(h.app.list.visible.len(), 6);
+    assert_eq!(h.app.list.visible.len(), 12);
 }
 
 #[test]
@@ -1156,6 +1156,47 @@ fn resuming_a_session_past_the_first_page_selects_it_so_going_back_stays_on_it()
         h.app.detail.as_ref().unwrap().id,
         old,
         "back on its own row"
+    );
+}
+
+#[test]
+fn plan_run_tab_shows_each_step_and_enter_opens_its_conversation() {
+    let mut h = H::new(true, 120, 40);
+    h.select_title("Add a --json flag");
+    h.key(KeyCode::Char(']'));
+    assert_eq!(h.app.tab, Tab::Plan);
+    h.key(KeyCode::Tab);
+    let s = h.screen();
+    assert!(s.contains("5/5 done"), "{s}");
+    // Layers in dependency order (read in the detail pane, right of the list).
+    let pane: String = s
+        .lines()
+        .filter_map(|l| l.split_once('│').map(|(_, r)| r.to_string()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let pos = |needle: &str| {
+        pane.find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {pane}"))
+    };
+    assert!(pos("✔ survey") < pos("Layer 2") && pos("Layer 2") < pos("✔ flag"));
+    assert!(pos("✔ flag") < pos("✔ docs") && pos("✔ docs") < pos("Layer 3"));
+    assert!(pos("Layer 3") < pos("✔ test") && pos("Layer 4") < pos("✔ review"));
+    assert!(s.contains("› ✔ survey"), "the first step is selected: {s}");
+    assert!(s.contains("in / "), "{s}");
+    assert!(s.contains("→ `print_report` in src/report.rs"), "{s}");
+    insta::assert_snapshot!("plan_run", s);
+    // Down to `flag`, Enter: its conversation opens.
+    h.key(KeyCode::Down);
+    assert!(h.screen().contains("› ✔ flag"), "{}", h.screen());
+    h.key(KeyCode::Enter);
+    let d = h.app.detail.as_ref().unwrap();
+    let header = d.header.as_ref().expect("the step conversation is loaded");
+    assert!(header.title.starts_with("step flag:"), "{}", header.title);
+    assert!(header.parent_id.is_some());
+    assert!(
+        h.screen().contains("edited src/report.rs"),
+        "{}",
+        h.screen()
     );
 }
 

@@ -337,6 +337,11 @@ impl Bridge<'_> {
             | TurnEvent::ToolCall { .. }
             | TurnEvent::ToolResult { .. }
             | TurnEvent::Warning { .. } => {}
+            // The bridge starts no plan runs.
+            TurnEvent::PlanProposed { .. }
+            | TurnEvent::StepStarted { .. }
+            | TurnEvent::Step { .. }
+            | TurnEvent::StepFinished { .. } => {}
         }
         if matches!(ev, TurnEvent::Finished { .. }) {
             self.running = None;

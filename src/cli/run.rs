@@ -15,8 +15,8 @@ use clap::Args;
 use super::Failure;
 use super::out::Out;
 use crate::runtime::agent::{
-    Agent, FinishReason, StartError, Target, TurnCommand, TurnEvent, TurnRequest, approval,
-    event_json,
+    Agent, FinishReason, PlanRequest, StartError, Target, TurnCommand, TurnEvent, TurnRequest,
+    approval, event_json, plan_goal,
 };
 use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::tools;
@@ -63,6 +63,19 @@ pub struct RunArgs {
     /// Wall-clock limit in seconds since the session's runtime started.
     #[arg(long, value_name = "SECS")]
     pub max_wall_secs: Option<u64>,
+    /// Plan run: the model drafts a plan for the prompt (the goal), you approve it, its steps
+    /// run layer by layer. With --resume, a plan run goes on where it stopped.
+    #[arg(long)]
+    pub plan: bool,
+    /// Plan run: run the drafted plan without asking.
+    #[arg(long)]
+    pub yes: bool,
+    /// Plan run: steps of one layer that may run at once.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub width: usize,
+    /// Plan run: run failed steps again on resume (skipped and interrupted ones always are).
+    #[arg(long)]
+    pub retry_failed: bool,
 }
 
 fn parse_policy(s: &str) -> Result<ApprovalPolicy, String> {
@@ -153,20 +166,56 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
         ));
     }
     let sessions = Sessions::open(loc)?;
-    let agent = Agent::new(sessions, settings);
-    let req = TurnRequest {
-        prompt,
-        limits: RuntimeLimits {
-            max_turns: args.max_turns,
-            max_tool_calls: args.max_tool_calls,
-            max_input_tokens: args.max_input_tokens,
-            max_output_tokens: args.max_output_tokens,
-            max_wall_secs: args.max_wall_secs,
-        },
-        approval: args.approve,
+    let limits = RuntimeLimits {
+        max_turns: args.max_turns,
+        max_tool_calls: args.max_tool_calls,
+        max_input_tokens: args.max_input_tokens,
+        max_output_tokens: args.max_output_tokens,
+        max_wall_secs: args.max_wall_secs,
     };
+    // Resuming a plan run without a new prompt goes on with the plan (seed 000 §5: the
+    // session's plan decides which executor resumes it).
+    let plan_run = args.plan
+        || match (&target, &prompt) {
+            (Target::Resume(key), None) => sessions
+                .resolve(key)
+                .and_then(|id| sessions.load(&id))
+                .is_ok_and(|s| plan_goal(&s).is_some()),
+            _ => false,
+        };
+    if !plan_run && (args.retry_failed || args.yes || args.width != 1) {
+        return Err(Failure::usage(
+            "--yes, --width and --retry-failed apply to plan runs (--plan, or --resume of a plan run)",
+        ));
+    }
+    if args.width == 0 {
+        return Err(Failure::usage("--width must be at least 1"));
+    }
+    let agent = Agent::new(sessions, settings);
     install_sigint();
-    let handle = agent.start(target, req).map_err(start_failure)?;
+    let handle = if plan_run {
+        agent.start_plan(
+            target,
+            PlanRequest {
+                goal: prompt,
+                width: args.width,
+                retry_failed: args.retry_failed,
+                approved: args.yes,
+                limits,
+                approval: args.approve,
+            },
+        )
+    } else {
+        agent.start(
+            target,
+            TurnRequest {
+                prompt,
+                limits,
+                approval: args.approve,
+            },
+        )
+    }
+    .map_err(start_failure)?;
     let mut view = View {
         json: args.json,
         out_closed: false,
@@ -205,6 +254,12 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
     view.end_text();
     match finished {
         FinishReason::Completed => Ok(()),
+        FinishReason::Cancelled if plan_run => Err(Failure {
+            code: 130,
+            lines: vec![format!(
+                "cancelled; finished steps are kept. Resume the plan run with: neocode run --resume {id}"
+            )],
+        }),
         FinishReason::Cancelled => Err(Failure {
             code: 130,
             lines: vec![format!(
@@ -218,6 +273,12 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
                 sanitize::line(&why)
             )],
         }),
+        FinishReason::Failed { code, message } if code == "plan_failed" => {
+            Err(Failure::runtime(format!(
+                "plan run failed: {}; session {id}. Retry the failed steps with: neocode run --resume {id} --retry-failed",
+                sanitize::line(&message)
+            )))
+        }
         FinishReason::Failed { code, message } => Err(Failure::runtime(format!(
             "{} ({code}); session {id}",
             sanitize::line(&message)
@@ -307,9 +368,93 @@ impl View {
                 summary,
                 reason,
             } => return Some(self.approval(call, summary, reason)),
+            TurnEvent::PlanProposed {
+                plan,
+                layers,
+                approved,
+            } => {
+                if !self.json {
+                    self.note(&plan_text(plan, layers));
+                }
+                if !approved {
+                    return Some(self.plan_answer());
+                }
+            }
+            TurnEvent::StepStarted {
+                step_id,
+                title,
+                session_id,
+                retry,
+            } => {
+                if let Some(r) = retry {
+                    self.note(&format!("neocode: {}", sanitize::line(r)));
+                }
+                self.note(&format!(
+                    "▶ step {}: {} (conversation {})",
+                    sanitize::line(step_id),
+                    short(title, 80),
+                    &session_id[..session_id.len().min(8)]
+                ));
+            }
+            TurnEvent::Step { event, .. } => {
+                // The step's own lines; the json form was written above with its step id.
+                let json = std::mem::replace(&mut self.json, false);
+                let answer = if json { None } else { self.show(event) };
+                self.json = json;
+                return answer;
+            }
+            TurnEvent::StepFinished {
+                step_id,
+                outcome,
+                elapsed_ms,
+                ..
+            } => {
+                let id = sanitize::line(step_id);
+                let secs = *elapsed_ms as f64 / 1000.0;
+                self.note(&match outcome {
+                    Ok(answer) => format!("✔ step {id} done in {secs:.1} s: {}", short(answer, 80)),
+                    Err(f) if f.error_type == "skipped" => {
+                        format!("⊘ step {id} {}", short(&f.message, 100))
+                    }
+                    Err(f) => format!(
+                        "✗ step {id} failed ({}): {}",
+                        sanitize::line(&f.error_type),
+                        short(&f.message, 100)
+                    ),
+                });
+            }
             _ => {}
         }
         None
+    }
+
+    /// Asks whether to run the proposed plan.
+    fn plan_answer(&mut self) -> TurnCommand {
+        self.end_text();
+        let mut err = std::io::stderr().lock();
+        if !self.interactive {
+            let _ = writeln!(
+                err,
+                "neocode: the plan needs your approval and there is no terminal to ask on; rerun with --yes to run it"
+            );
+            return TurnCommand::RejectPlan;
+        }
+        let _ = write!(err, "Run this plan? [y]es / [n]o / [d]rop <step ids>: ");
+        let _ = err.flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut answer);
+        let mut words = answer.split_whitespace();
+        match words.next().map(str::to_ascii_lowercase).as_deref() {
+            Some("y" | "yes") => TurnCommand::ApprovePlan,
+            Some("d" | "drop") => TurnCommand::EditPlan {
+                drop: words
+                    .flat_map(|w| w.split(','))
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+            },
+            _ => TurnCommand::RejectPlan,
+        }
     }
 
     fn approval(
@@ -360,6 +505,39 @@ impl View {
             },
         }
     }
+}
+
+/// A plan as its layers, one step a line.
+fn plan_text(plan: &crate::session::Plan, layers: &[Vec<String>]) -> String {
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    let mut out = format!(
+        "Plan: {} in {}",
+        plural(plan.steps.len(), "step"),
+        plural(layers.len(), "layer")
+    );
+    for (i, layer) in layers.iter().enumerate() {
+        for (j, id) in layer.iter().enumerate() {
+            let Some(s) = plan.steps.iter().find(|s| &s.id == id) else {
+                continue;
+            };
+            let n = if j == 0 {
+                format!("{:>3}.", i + 1)
+            } else {
+                "    ".to_string()
+            };
+            let after = if s.depends_on.is_empty() {
+                String::new()
+            } else {
+                format!("  (after {})", sanitize::line(&s.depends_on.join(", ")))
+            };
+            out.push_str(&format!(
+                "\n{n} {}  {}{after}",
+                sanitize::line(&s.id),
+                short(&s.title, 80)
+            ));
+        }
+    }
+    out
 }
 
 /// Runs `neocode compact <ID>`.

@@ -10,7 +10,7 @@ use crate::session::file::{self, SessionFile};
 use crate::session::{
     AppendMeta, AssetMeta, ListNumbers, ListPage, ListQuery, Message, NewMessage, NewSession,
     PageKey, PlanProgress, Replacement, Result, SearchHit, SearchResults, Session, SessionHeader,
-    SessionSummary, StateUpdate, StepUpdate, Store,
+    SessionSummary, StateUpdate, StepConversation, StepUpdate, Store,
 };
 
 use super::Location;
@@ -146,6 +146,11 @@ impl Sessions {
     /// A session's merged plan progress.
     pub fn plan_progress(&self, id: &str) -> Result<PlanProgress> {
         self.store.load_plan_progress(id)
+    }
+
+    /// The step conversations of a plan run (child sessions, oldest attempt first).
+    pub fn step_conversations(&self, id: &str) -> Result<Vec<StepConversation>> {
+        self.store.step_conversations(id)
     }
 
     /// A whole session.

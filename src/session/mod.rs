@@ -17,7 +17,10 @@ pub use plan::{Plan, PlanError, PlanProgress, Step, StepFailure, StepStatus, Ste
 pub use schema::SCHEMA_VERSION;
 pub use search::{SEARCH_CANDIDATES, SearchResults};
 pub use store::imported::ImportedRecord;
-pub use store::{Clock, NewSession, SessionOverview, Store, conversation_key, now_ms, validate_id};
+pub use store::{
+    Clock, NewSession, SessionOverview, StepConversation, Store, conversation_key, now_ms,
+    validate_id,
+};
 pub use workspace::{WorkspacePaths, home_dir, workspace_hash, workspace_root};
 
 #[doc(hidden)]

@@ -37,6 +37,32 @@ pub const FILES: &[(&str, &str)] = &[
         "07-cancelled.json",
         include_str!("../../assets/demo/07-cancelled.json"),
     ),
+    // A real plan run (tests/plan_run.rs `generate_plan_demo`): the plan session, then its
+    // step conversations, imported after it as its children.
+    (
+        "08-plan-run.json",
+        include_str!("../../assets/demo/08-plan-run.json"),
+    ),
+    (
+        "08-plan-run-survey.json",
+        include_str!("../../assets/demo/08-plan-run-survey.json"),
+    ),
+    (
+        "08-plan-run-flag.json",
+        include_str!("../../assets/demo/08-plan-run-flag.json"),
+    ),
+    (
+        "08-plan-run-docs.json",
+        include_str!("../../assets/demo/08-plan-run-docs.json"),
+    ),
+    (
+        "08-plan-run-test.json",
+        include_str!("../../assets/demo/08-plan-run-test.json"),
+    ),
+    (
+        "08-plan-run-review.json",
+        include_str!("../../assets/demo/08-plan-run-review.json"),
+    ),
 ];
 
 /// A prepared demo: where its data lives. The folder is removed when this is dropped unless

@@ -13,7 +13,7 @@ use crate::runtime::Sessions;
 use crate::runtime::context::{ContextReport, header_report};
 use crate::session::{
     AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, Part,
-    PlanProgress, Role, SearchHit, SessionHeader, ToolCall, Usage,
+    PlanProgress, Role, SearchHit, SessionHeader, StepConversation, ToolCall, Usage,
 };
 use crate::tui::filter::{FilterResult, FilterState};
 
@@ -166,6 +166,8 @@ pub enum Reply {
         assets: Vec<AssetMeta>,
         /// Tool calls left without a result when the session stopped.
         interrupted: Vec<ToolCall>,
+        /// The step conversations of a plan run (oldest attempt first).
+        steps: Vec<StepConversation>,
         /// Instruction files, skills and MCP servers its turns take in.
         context: Box<ContextReport>,
     },
@@ -302,12 +304,18 @@ fn run(
         }
         Request::Detail { id } => {
             let o = rt.open_session(&id)?;
+            let steps = if o.header.plan.is_some() {
+                rt.step_conversations(&id)?
+            } else {
+                Vec::new()
+            };
             let context = header_report(rt.home(), rt.root(), o.header.skills.as_ref());
             Reply::Detail {
                 header: Box::new(o.header),
                 progress: o.progress,
                 assets: o.assets,
                 interrupted: o.interrupted,
+                steps,
                 context: Box::new(context),
             }
         }

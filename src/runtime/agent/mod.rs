@@ -3,12 +3,20 @@
 //!
 //! One event type, three consumers: the TUI, `neocode run` and `neocode bridge` only read
 //! [`TurnEvent`]s and send [`TurnCommand`]s; none of them knows how a turn works.
+//!
+//! Plan runs ([`Agent::start_plan`], `plan.rs`) come through the same handle: the drafting turn's
+//! events as they are, then [`TurnEvent::PlanProposed`] (answered with
+//! [`TurnCommand::ApprovePlan`], [`TurnCommand::EditPlan`] or [`TurnCommand::RejectPlan`]),
+//! then per step [`TurnEvent::StepStarted`], its sub-turn's events wrapped in
+//! [`TurnEvent::Step`] and [`TurnEvent::StepFinished`]; `Finished` ends the run. Each step's
+//! sub-turn is the same turn loop started by `Agent::spawn` in a child session.
 
 pub mod approval;
 pub mod compact;
 pub mod context;
 pub mod lease;
 pub mod ledger;
+pub mod plan;
 pub mod project;
 mod turn;
 
@@ -18,7 +26,9 @@ use std::thread::JoinHandle;
 
 use serde_json::{Value, json};
 
-use crate::session::{AppendMeta, NewSession, RuntimeLimits, StoreError, ToolCall, Usage};
+use crate::session::{
+    AppendMeta, NewSession, Plan, RuntimeLimits, StepFailure, StoreError, ToolCall, Usage,
+};
 
 use super::Sessions;
 use super::config::{ApprovalPolicy, ProviderStatus, Settings};
@@ -27,6 +37,7 @@ use super::tools::{CancelFlag, ToolKind};
 
 pub use compact::Compacted;
 pub use lease::{Lease, LeaseError};
+pub use plan::{PlanRequest, plan_goal};
 pub use turn::title_from;
 
 /// Something that happened in a running turn, in order.
@@ -85,6 +96,49 @@ pub enum TurnEvent {
         /// What happened, in words.
         message: String,
     },
+    /// A plan run: the model drafted this plan (or the user's edit changed it); it runs when
+    /// the front end answers [`TurnCommand::ApprovePlan`], is changed by
+    /// [`TurnCommand::EditPlan`] (proposed again) and dropped by [`TurnCommand::RejectPlan`].
+    /// Sent already approved (no answer awaited) when `approved` is true.
+    PlanProposed {
+        /// The steps.
+        plan: Plan,
+        /// Step ids by layer: a layer runs after every earlier one.
+        layers: Vec<Vec<String>>,
+        /// The run goes on without asking (`--yes`, or a resumed run that already started).
+        approved: bool,
+    },
+    /// A plan step's sub-turn started in its own child session.
+    StepStarted {
+        /// The step.
+        step_id: String,
+        /// Its title.
+        title: String,
+        /// The child session holding the step's conversation.
+        session_id: String,
+        /// Why it runs again, when it does (interrupted by a crash, retry of a failure).
+        retry: Option<String>,
+    },
+    /// An event of a step's sub-turn (text, tool calls, approvals, warnings). Approvals are
+    /// answered with the usual commands; the plan run routes them by call id.
+    Step {
+        /// The step.
+        step_id: String,
+        /// What happened in it.
+        event: Box<TurnEvent>,
+    },
+    /// A plan step ended: its result or error is stored (a step whose dependency did not
+    /// complete ends at once with error type `skipped`).
+    StepFinished {
+        /// The step.
+        step_id: String,
+        /// The final answer, or why it failed.
+        outcome: Result<String, StepFailure>,
+        /// Usage of the step's model calls.
+        usage: Usage,
+        /// Wall time of the step.
+        elapsed_ms: u64,
+    },
     /// The turn ended; nothing follows.
     Finished {
         /// Why.
@@ -133,6 +187,16 @@ pub enum TurnCommand {
     },
     /// Stop the turn: the stream stops, running commands are killed, what arrived is kept.
     Cancel,
+    /// Run the proposed plan.
+    ApprovePlan,
+    /// Drop these steps from the proposed plan (dependants no longer wait for them); the plan
+    /// is proposed again.
+    EditPlan {
+        /// Step ids to drop.
+        drop: Vec<String>,
+    },
+    /// Do not run the proposed plan; the run ends cancelled.
+    RejectPlan,
 }
 
 /// Makes the provider a turn talks to (called on the turn's thread).
@@ -227,6 +291,14 @@ impl TurnHandle {
     }
 }
 
+/// What [`Agent::spawn`] runs: the turn's own ledger, policy and first message.
+pub(crate) struct Spawn {
+    pub ledger: crate::session::RuntimeLedger,
+    pub policy: ApprovalPolicy,
+    pub prompt: Option<String>,
+    pub prompt_meta: Option<Value>,
+}
+
 /// Starts turns on a workspace's sessions.
 #[derive(Clone)]
 pub struct Agent {
@@ -313,7 +385,7 @@ impl Agent {
         &self.settings
     }
 
-    fn meta(&self) -> AppendMeta {
+    pub(crate) fn meta(&self) -> AppendMeta {
         let model = match self.settings.provider_status() {
             ProviderStatus::Ready { model, .. } => Some(model),
             ProviderStatus::Missing(_) => None,
@@ -325,7 +397,7 @@ impl Agent {
         }
     }
 
-    fn check_provider(&self) -> Result<(), StartError> {
+    pub(crate) fn check_provider(&self) -> Result<(), StartError> {
         match self.settings.provider_status() {
             ProviderStatus::Ready { .. } => Ok(()),
             ProviderStatus::Missing(m) => Err(StartError {
@@ -335,7 +407,7 @@ impl Agent {
         }
     }
 
-    fn lease(&self, id: &str) -> Result<Lease, StartError> {
+    pub(crate) fn lease(&self, id: &str) -> Result<Lease, StartError> {
         Lease::acquire(self.sessions.data_dir(), id).map_err(|e| match e {
             LeaseError::Busy { pid } => StartError {
                 code: "busy",
@@ -381,7 +453,36 @@ impl Agent {
             .unwrap_or_else(|| ledger::fresh(&self.settings.limits));
         ledger::apply_user_limits(&mut ledger, &req.limits);
         ledger.termination = None;
+        let policy = req.approval.unwrap_or(self.settings.approval);
+        self.spawn(
+            id,
+            Some(lease),
+            Spawn {
+                ledger,
+                policy,
+                prompt: req.prompt,
+                prompt_meta: None,
+            },
+        )
+    }
 
+    /// Runs the turn loop on its own thread in session `id` (the hook plan runs use for a
+    /// drafting turn and for each step's sub-turn: same loop, their own session, ledger and
+    /// first message). `lease` is released when the turn ends; `None` when the caller holds
+    /// the session's lease itself.
+    pub(crate) fn spawn(
+        &self,
+        id: String,
+        lease: Option<Lease>,
+        s: Spawn,
+    ) -> Result<TurnHandle, StartError> {
+        let meta = self.meta();
+        let Spawn {
+            ledger,
+            policy,
+            prompt,
+            prompt_meta,
+        } = s;
         let (ev_tx, ev_rx) = channel();
         let (front_tx, front_rx) = channel::<TurnCommand>();
         let (inner_tx, inner_rx) = channel();
@@ -412,7 +513,6 @@ impl Agent {
         let settings = self.settings.clone();
         let factory = self.factory.clone();
         let ext = self.ext.clone();
-        let policy = req.approval.unwrap_or(settings.approval);
         let sid = id.clone();
         let cancel2 = cancel.clone();
         let thread = std::thread::Builder::new()
@@ -421,6 +521,7 @@ impl Agent {
                 let provider = match factory() {
                     Ok(p) => p,
                     Err(e) => {
+                        drop(lease);
                         let _ = ev_tx.send(TurnEvent::Finished {
                             reason: FinishReason::Failed {
                                 code: "config".into(),
@@ -443,10 +544,11 @@ impl Agent {
                     policy,
                     usage: Usage::default(),
                     meta,
-                    lease: Some(lease),
+                    lease,
+                    prompt_meta,
                     ext,
                 };
-                t.run(req.prompt);
+                t.run(prompt);
             })
             .map_err(|e| StartError {
                 code: "store",
@@ -563,6 +665,55 @@ pub fn event_json(e: &TurnEvent) -> Vec<Value> {
         ],
         TurnEvent::Warning { code, message } => {
             vec![json!({"type": "warning", "code": code, "message": message})]
+        }
+        TurnEvent::PlanProposed {
+            plan,
+            layers,
+            approved,
+        } => vec![
+            json!({"type": "plan_proposed", "steps": plan.steps, "layers": layers,
+            "approved": approved}),
+        ],
+        TurnEvent::StepStarted {
+            step_id,
+            title,
+            session_id,
+            retry,
+        } => vec![
+            json!({"type": "step_started", "step_id": step_id, "title": title,
+            "session_id": session_id, "retry": retry}),
+        ],
+        TurnEvent::Step { step_id, event } => event_json(event)
+            .into_iter()
+            .map(|mut v| {
+                v["step_id"] = Value::String(step_id.clone());
+                v
+            })
+            .collect(),
+        TurnEvent::StepFinished {
+            step_id,
+            outcome,
+            usage,
+            elapsed_ms,
+        } => {
+            let mut v = json!({"type": "step_finished", "step_id": step_id,
+                "usage": usage_json(usage), "elapsed_ms": elapsed_ms});
+            match outcome {
+                Ok(answer) => {
+                    v["status"] = "completed".into();
+                    v["result"] = answer.clone().into();
+                }
+                Err(f) => {
+                    v["status"] = if f.error_type == plan::SKIPPED {
+                        "skipped".into()
+                    } else {
+                        "failed".into()
+                    };
+                    v["error_type"] = f.error_type.clone().into();
+                    v["message"] = f.message.clone().into();
+                }
+            }
+            vec![v]
         }
         TurnEvent::Finished { reason, usage } => {
             let mut out = Vec::new();

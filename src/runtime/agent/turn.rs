@@ -37,6 +37,8 @@ pub(super) struct Turn {
     /// Held until the end is recorded; released before `Finished` is sent, so a front end
     /// may start the next turn as soon as it reads it.
     pub lease: Option<Lease>,
+    /// Metadata stored with the prompt's user message.
+    pub prompt_meta: Option<Value>,
     /// Project context, `skill` and MCP tools.
     pub ext: std::sync::Arc<super::project::Extensions>,
 }
@@ -147,7 +149,9 @@ impl Turn {
                 title,
                 ..self.state(Some(Status::Running))
             };
-            self.append(NewMessage::text(Role::User, p), update)?;
+            let mut msg = NewMessage::text(Role::User, p);
+            msg.tool_metadata = self.prompt_meta.take();
+            self.append(msg, update)?;
         }
         loop {
             if self.cancel.is_cancelled() {

@@ -29,6 +29,7 @@ use super::workspace::WorkspacePaths;
 
 pub use assets::DEFAULT_ASSET_LIMIT;
 pub use sessions::{NewSession, SessionOverview, conversation_key};
+pub use steps::StepConversation;
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {

@@ -24,6 +24,9 @@ pub struct NewSession {
     pub workdir: String,
     /// Conversation key; set from the first user message when `None`.
     pub conversation_key: Option<String>,
+    /// The session this one belongs to without being a fork of it (a plan step's
+    /// conversation links to its plan run this way; `fork_seq` stays empty).
+    pub parent_id: Option<String>,
 }
 
 /// One session as opening it shows it: see [`Store::load_overview`].
@@ -44,7 +47,7 @@ pub fn conversation_key(first_user_text: &str) -> String {
         .collect()
 }
 
-const SUMMARY_COLS: &str = "id, title, first_prompt, created_at_ms, updated_at_ms, provider, model, \
+pub(super) const SUMMARY_COLS: &str = "id, title, first_prompt, created_at_ms, updated_at_ms, provider, model, \
      workdir, status, parent_id, fork_seq, message_count, token_input_total, token_output_total, \
      plan_done, plan_failed, plan_total, asset_count, subagent_of, source_tool";
 
@@ -68,10 +71,13 @@ impl Store {
             if session_exists(tx, &id)? {
                 return Err(StoreError::AlreadyExists(id.clone()));
             }
+            if let Some(p) = &new.parent_id {
+                self.require(tx, p)?;
+            }
             tx.execute(
-                "INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, provider, model, workdir, conversation_key)
-                 VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7)",
-                params![id, new.title, now, new.provider, new.model, new.workdir, new.conversation_key],
+                "INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, provider, model, workdir, conversation_key, parent_id)
+                 VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![id, new.title, now, new.provider, new.model, new.workdir, new.conversation_key, new.parent_id],
             )?;
             Ok(())
         })?;
@@ -551,7 +557,7 @@ fn scan_with_small_cache<T>(c: &Connection, f: impl FnOnce(&Connection) -> Resul
     out
 }
 
-fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<Result<SessionSummary>> {
+pub(super) fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<Result<SessionSummary>> {
     let id: String = r.get(0)?;
     let status: String = r.get(8)?;
     let status = match parse_status(&id, &status) {

@@ -2,12 +2,48 @@
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
+use super::sessions::{SUMMARY_COLS, summary_from_row};
 use super::{Store, from_json};
 use crate::session::error::{Result, StoreError};
 use crate::session::model::*;
 use crate::session::plan::{Plan, PlanProgress, StepUpdate};
 
+/// The conversation of one attempt at a plan step: a child session of the plan run whose
+/// first message names the step (`{"plan_step": {"step_id": ...}}` in its metadata).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepConversation {
+    /// The step it ran.
+    pub step_id: String,
+    /// The child session.
+    pub session: SessionSummary,
+}
+
 impl Store {
+    /// Every step conversation of a plan run, oldest attempt first.
+    pub fn step_conversations(&self, session_id: &str) -> Result<Vec<StepConversation>> {
+        self.with_conn(|c| {
+            let mut st = c.prepare_cached(&format!(
+                "SELECT {SUMMARY_COLS},
+                    (SELECT json_extract(m.tool_metadata_json, '$.plan_step.step_id')
+                       FROM messages m WHERE m.session_id = sessions.id AND m.seq = 1)
+                 FROM sessions WHERE parent_id = ?1 AND fork_seq IS NULL
+                 ORDER BY created_at_ms, rowid"
+            ))?;
+            let rows = st.query_map([session_id], |r| {
+                // The step id follows the summary columns.
+                let step: Option<String> = r.get(SUMMARY_COLS.split(',').count())?;
+                Ok(summary_from_row(r)?.map(|s| (step, s)))
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                if let (Some(step_id), session) = row?? {
+                    out.push(StepConversation { step_id, session });
+                }
+            }
+            Ok(out)
+        })
+    }
+
     /// Merged step progress of a session's plan.
     pub fn load_plan_progress(&self, session_id: &str) -> Result<PlanProgress> {
         self.with_conn(|c| load_progress(c, session_id))

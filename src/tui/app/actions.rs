@@ -1,7 +1,7 @@
 //! Actions (from the keymap or the mouse) applied to the state.
 
-use super::App;
 use super::state::{Confirm, Filter, Focus, Overlay, PendingSelection, Screen, SearchState, Tab};
+use super::{App, short};
 use crate::sanitize;
 use crate::tui::action::Action;
 use crate::tui::effect::Effect;
@@ -65,7 +65,15 @@ impl App {
                         }
                         Vec::new()
                     }
-                    Tab::Plan | Tab::Usage | Tab::Info => {
+                    Tab::Plan => {
+                        if let Some(det) = self.detail.as_mut() {
+                            let n = det.plan_order().len() as i64;
+                            det.plan_sel =
+                                (det.plan_sel as i64 + d).clamp(0, (n - 1).max(0)) as usize;
+                        }
+                        Vec::new()
+                    }
+                    Tab::Usage | Tab::Info => {
                         if let Some(det) = self.detail.as_mut() {
                             det.scroll = det.scroll.saturating_add_signed(d as i16);
                         }
@@ -112,6 +120,9 @@ impl App {
             Action::Open => {
                 if self.focus == Focus::Detail && self.tab == Tab::Assets {
                     return self.export_asset();
+                }
+                if self.focus == Focus::Detail && self.tab == Tab::Plan {
+                    return self.open_step();
                 }
                 let mut effects = Vec::new();
                 if self.focus == Focus::List {
@@ -342,6 +353,37 @@ impl App {
 
     fn list_page_height(&self) -> usize {
         self.current_layout().list.height.saturating_sub(2) as usize
+    }
+
+    /// Enter on a plan step: opens the conversation of its newest attempt.
+    fn open_step(&mut self) -> Vec<Effect> {
+        let Some(d) = self.detail.as_ref() else {
+            return Vec::new();
+        };
+        let Some(step) = d.plan_order().get(d.plan_sel).cloned() else {
+            return Vec::new();
+        };
+        match d
+            .step_conversation(&step)
+            .map(|(c, _)| c.session.id.clone())
+        {
+            Some(id) => {
+                let effects = self.resume(&id);
+                self.say(format!(
+                    "Step {}: its conversation (session {}).",
+                    sanitize::line(&step),
+                    short(&id)
+                ));
+                effects
+            }
+            None => {
+                self.say(format!(
+                    "Step {} has no conversation: it has not run in a plan run.",
+                    sanitize::line(&step)
+                ));
+                Vec::new()
+            }
+        }
     }
 
     fn export_asset(&mut self) -> Vec<Effect> {

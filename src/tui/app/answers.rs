@@ -7,7 +7,7 @@ use super::state::{Focus, Load, Overlay, PendingSelection, Screen, Slot};
 use super::{App, interrupted_note, short};
 use crate::sanitize;
 use crate::session::{
-    AssetMeta, ListPage, PlanProgress, SearchHit, SessionHeader, ToolCall, Usage,
+    AssetMeta, ListPage, PlanProgress, SearchHit, SessionHeader, StepConversation, ToolCall, Usage,
 };
 use crate::tui::effect::Effect;
 use crate::tui::transcript::{Transcript, chunk_of};
@@ -44,8 +44,17 @@ impl App {
                 progress,
                 assets,
                 interrupted,
+                steps,
                 context,
-            } => self.on_detail(token, *header, progress, assets, interrupted, context),
+            } => self.on_detail(
+                token,
+                *header,
+                progress,
+                assets,
+                interrupted,
+                steps,
+                context,
+            ),
             Reply::Messages {
                 id, from, messages, ..
             } => {
@@ -195,6 +204,7 @@ impl App {
         effects
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn on_detail(
         &mut self,
         token: u64,
@@ -202,6 +212,7 @@ impl App {
         progress: PlanProgress,
         assets: Vec<AssetMeta>,
         interrupted: Vec<ToolCall>,
+        steps: Vec<StepConversation>,
         context: Box<crate::runtime::context::ContextReport>,
     ) -> Vec<Effect> {
         if !self.current(Slot::Detail, token) {
@@ -214,6 +225,7 @@ impl App {
         if d.id != header.id {
             return Vec::new();
         }
+        d.steps = steps;
         let last = header.last_seq;
         let first_load = d.transcript.is_none();
         match d.transcript.as_mut() {
@@ -264,8 +276,11 @@ impl App {
     }
 
     fn on_search(&mut self, token: u64, query: String, hits: Vec<SearchHit>) {
+        // A dialog opened again after the query was sent has not asked for it (an empty query
+        // sends nothing, so the token alone does not tell).
         if self.current(Slot::Search, token)
             && let Overlay::Search(s) = &mut self.overlay
+            && s.input.text.trim() == query
         {
             s.searching = false;
             s.answered = query;

@@ -175,7 +175,12 @@ impl App {
                 _ => {
                     if f.input.key(&key) == Some(true) {
                         self.list.selected = 0;
-                        return self.filter_changed();
+                        // The detail follows the selection at once, not only when the
+                        // matches arrive (found by tui_fuzz: an answer held back left the
+                        // list and the detail apart).
+                        let mut effects = self.filter_changed();
+                        effects.extend(self.sync_detail());
+                        return effects;
                     }
                     return Vec::new();
                 }

@@ -2,7 +2,8 @@
 //! one pending selection.
 
 use crate::session::{
-    AssetMeta, PageKey, PlanProgress, SearchHit, SessionHeader, SessionSummary, ToolCall, Usage,
+    AssetMeta, PageKey, PlanProgress, SearchHit, SessionHeader, SessionSummary, StepConversation,
+    ToolCall, Usage,
 };
 use crate::tui::input::Input;
 use crate::tui::transcript::Transcript;
@@ -257,6 +258,10 @@ pub struct Detail {
     pub scroll: u16,
     /// Tool calls left without a result when the session stopped (replayed on resume).
     pub interrupted: Vec<ToolCall>,
+    /// A plan run's step conversations, oldest attempt first.
+    pub steps: Vec<StepConversation>,
+    /// Selected step of the Plan tab (index into [`Detail::plan_order`]).
+    pub plan_sel: usize,
     /// Instruction files, skills and MCP servers its turns take in (Info tab).
     pub context: Option<Box<crate::runtime::context::ContextReport>>,
 }
@@ -275,7 +280,30 @@ impl Detail {
             usage_requested: false,
             transcript: None,
             scroll: 0,
+            steps: Vec::new(),
+            plan_sel: 0,
         }
+    }
+
+    /// Step ids of the plan in the order the Plan tab lists them (layer by layer).
+    pub fn plan_order(&self) -> Vec<String> {
+        let Some(plan) = self.header.as_ref().and_then(|h| h.plan.as_ref()) else {
+            return Vec::new();
+        };
+        match plan.layers() {
+            Ok(layers) => layers
+                .iter()
+                .flat_map(|l| l.iter().map(|s| s.id.clone()))
+                .collect(),
+            Err(_) => plan.steps.iter().map(|s| s.id.clone()).collect(),
+        }
+    }
+
+    /// The newest conversation of a step, with how many attempts it had.
+    pub fn step_conversation(&self, step_id: &str) -> Option<(&StepConversation, usize)> {
+        let mut it = self.steps.iter().filter(|c| c.step_id == step_id);
+        let n = it.clone().count();
+        it.next_back().map(|c| (c, n))
     }
 }
 

@@ -139,6 +139,10 @@ impl App {
                 }
                 self.refresh_open_turn()
             }
+            // A plan step's state changed in the store: the Plan tab shows it.
+            TurnEvent::StepStarted { .. } | TurnEvent::StepFinished { .. } => self.refresh_detail(),
+            // Plan runs start from `neocode run --plan`; the Plan tab shows their live state.
+            TurnEvent::PlanProposed { .. } | TurnEvent::Step { .. } => Vec::new(),
             TurnEvent::Warning { code, message } => {
                 let msg = sanitize::line(&message).into_owned();
                 match code.as_str() {

@@ -177,7 +177,11 @@ fn plan(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
         Rect { height: 1, ..gauge },
     );
     let width = body.width as usize;
+    let focused = app.focus == crate::tui::app::Focus::Detail;
     let mut lines: Vec<Line<'static>> = Vec::new();
+    // The line the selected step starts on, so the view can keep it on screen.
+    let mut selected_line = 0usize;
+    let mut index = 0usize;
     match plan.layers() {
         Ok(layers) => {
             for (i, layer) in layers.iter().enumerate() {
@@ -186,52 +190,12 @@ fn plan(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
                     t.dim().patch(t.bold()),
                 )));
                 for step in layer {
-                    let st = d.progress.status(&step.id);
-                    let (icon, icon_style) = super::step_icon(st, t);
-                    // Long titles wrap under themselves rather than being cut.
-                    lines.extend(crate::tui::markdown::wrap(
-                        &[
-                            (icon.to_string(), icon_style),
-                            (" ".into(), t.text()),
-                            (sanitize::line(&step.id).into_owned(), t.accent()),
-                            ("  ".into(), t.text()),
-                            (sanitize::line(&step.title).into_owned(), t.text()),
-                            (format!("  {}", st.as_str()), t.dim()),
-                        ],
-                        width,
-                        "  ",
-                        "    ",
-                    ));
-                    if !step.depends_on.is_empty() {
-                        let deps: Vec<String> = step
-                            .depends_on
-                            .iter()
-                            .map(|s| sanitize::line(s).into_owned())
-                            .collect();
-                        lines.push(Line::from(Span::styled(
-                            format!("      after {}", deps.join(", ")),
-                            t.dim(),
-                        )));
+                    let selected = index == d.plan_sel;
+                    index += 1;
+                    if selected {
+                        selected_line = lines.len();
                     }
-                    if let Some(r) = d.progress.results.get(&step.id) {
-                        let text = match r {
-                            serde_json::Value::String(s) => s.clone(),
-                            v => v.to_string(),
-                        };
-                        let text = sanitize::line(&text).into_owned();
-                        lines.push(Line::from(vec![
-                            Span::styled("      → ", t.ok()),
-                            Span::raw(fit(&text, width.saturating_sub(8))),
-                        ]));
-                    }
-                    if let Some(f) = d.progress.failures.get(&step.id) {
-                        let text = format!("{}: {}", f.error_type, f.message);
-                        let text = sanitize::line(&text).into_owned();
-                        lines.push(Line::from(vec![
-                            Span::styled("      ✗ ", t.error()),
-                            Span::styled(fit(&text, width.saturating_sub(8)), t.error()),
-                        ]));
-                    }
+                    lines.extend(step_lines(app, d, step, width, selected && focused));
                 }
             }
         }
@@ -243,7 +207,116 @@ fn plan(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             t.error(),
         ))),
     }
-    frame.render_widget(Paragraph::new(lines).scroll((d.scroll, 0)), body);
+    if !d.steps.is_empty() {
+        lines.push(Line::default());
+        lines.push(Line::from(Span::styled(
+            "↑↓ select a step · Enter opens its conversation",
+            t.dim(),
+        )));
+    }
+    // Keep the selected step visible: scroll just enough, at least what the user scrolled.
+    let h = body.height as usize;
+    let scroll = if selected_line + 4 > h {
+        (selected_line + 4 - h) as u16
+    } else {
+        0
+    };
+    frame.render_widget(
+        Paragraph::new(lines).scroll((scroll.max(d.scroll), 0)),
+        body,
+    );
+}
+
+/// One step of the Plan tab: mark, id, title, status; then timing and tokens of its latest
+/// conversation, what it depends on, the result's first line or the error.
+fn step_lines(
+    app: &App,
+    d: &Detail,
+    step: &crate::session::Step,
+    width: usize,
+    selected: bool,
+) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let st = d.progress.status(&step.id);
+    let failure = d.progress.failures.get(&step.id);
+    let skipped = failure.is_some_and(|f| f.error_type == "skipped");
+    let (icon, icon_style) = if skipped {
+        ("⊘", t.dim())
+    } else {
+        super::step_icon(st, t)
+    };
+    let word = if skipped { "skipped" } else { st.as_str() };
+    let id_style = if selected {
+        t.accent()
+            .patch(t.bold())
+            .add_modifier(ratatui::style::Modifier::REVERSED)
+    } else {
+        t.accent()
+    };
+    let mut lines = crate::tui::markdown::wrap(
+        &[
+            (if selected { "› " } else { "  " }.to_string(), t.accent()),
+            (icon.to_string(), icon_style),
+            (" ".into(), t.text()),
+            (sanitize::line(&step.id).into_owned(), id_style),
+            ("  ".into(), t.text()),
+            (sanitize::line(&step.title).into_owned(), t.text()),
+            (format!("  {word}"), t.dim()),
+        ],
+        width,
+        "",
+        "    ",
+    );
+    if let Some((c, attempts)) = d.step_conversation(&step.id) {
+        let s = &c.session;
+        // A running step's clock runs to now; a finished one's stops at its last write.
+        let end = if st == crate::session::StepStatus::Running {
+            app.now_ms.max(s.updated_at_ms)
+        } else {
+            s.updated_at_ms
+        };
+        let secs = (end - s.created_at_ms).max(0) as f64 / 1000.0;
+        let mut info = format!(
+            "      {secs:.1} s · {} in / {} out tokens · {} messages",
+            fmt_tokens(s.token_input_total),
+            fmt_tokens(s.token_output_total),
+            s.message_count
+        );
+        if attempts > 1 {
+            info.push_str(&format!(" · attempt {attempts}"));
+        }
+        lines.push(Line::from(Span::styled(info, t.dim())));
+    }
+    if !step.depends_on.is_empty() {
+        let deps: Vec<String> = step
+            .depends_on
+            .iter()
+            .map(|s| sanitize::line(s).into_owned())
+            .collect();
+        lines.push(Line::from(Span::styled(
+            format!("      after {}", deps.join(", ")),
+            t.dim(),
+        )));
+    }
+    if let Some(r) = d.progress.results.get(&step.id) {
+        let text = crate::runtime::agent::plan::result_text(r);
+        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let text = sanitize::line(first).into_owned();
+        lines.push(Line::from(vec![
+            Span::styled("      → ", t.ok()),
+            Span::raw(fit(&text, width.saturating_sub(8))),
+        ]));
+    }
+    if let Some(f) = failure {
+        let text = format!("{}: {}", f.error_type, f.message);
+        let text = sanitize::line(&text).into_owned();
+        let style = if skipped { t.dim() } else { t.error() };
+        lines.push(Line::from(vec![
+            Span::styled(if skipped { "      ⊘ " } else { "      ✗ " }, style),
+            Span::styled(fit(&text, width.saturating_sub(8)), style),
+        ]));
+    }
+    lines
 }
 
 fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
