@@ -1,7 +1,7 @@
 //! Actions (from the keymap or the mouse) applied to the state.
 
 use super::App;
-use super::state::{Filter, Focus, Overlay, PendingSelection, Screen, SearchState, Tab};
+use super::state::{Filter, Focus, Overlay, PendingSelection, Screen, SearchState, Slot, Tab};
 use crate::sanitize;
 use crate::tui::action::Action;
 use crate::tui::effect::Effect;
@@ -151,6 +151,8 @@ impl App {
                 )]
             }
             Action::Search => {
+                // A fresh dialog: an answer to an earlier one's query is not for it.
+                self.tokens.remove(&Slot::Search);
                 self.overlay = Overlay::Search(SearchState::default());
                 Vec::new()
             }
