@@ -597,3 +597,26 @@ fn sigint_during_a_command_kills_it_and_records_the_cancel() {
         "{last}"
     );
 }
+
+#[test]
+fn json_events_escape_c1_and_bidi_losslessly() {
+    let env = Env::new("");
+    let hostile = "a\u{9b}31mb\u{202e}c\u{7f}d";
+    let srv = ScriptedServer::start(vec![Reply::text(hostile)]).unwrap();
+    let o = env.run(&srv, &["run", "--json", "say it"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let raw = stdout(&o);
+    assert!(
+        !raw.chars()
+            .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+        "{raw:?}"
+    );
+    assert!(raw.contains("\\u009b") && raw.contains("\\u202e"), "{raw}");
+    // Escaped, not dropped: a JSON reader gets the model's text back exactly.
+    let text: String = json_lines(&o)
+        .iter()
+        .filter(|v| v["type"] == "text_delta")
+        .map(|v| v["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(text, hostile);
+}

@@ -264,13 +264,8 @@ impl App {
         }
     }
 
-    /// Rebuilds the visible rows (tree order), keeping the selected session.
-    pub(super) fn rebuild(&mut self) {
-        let current = self.list.current().map(|s| s.id.clone());
-        self.rebuild_keeping(current);
-    }
-
-    /// [`App::rebuild`] when the rows were replaced: `current` is the id selected before. A
+    /// Rebuilds the visible rows (tree order) after the rows or matches changed: `current` is
+    /// the id selected before (taken before they changed, as `visible` indexes them). A
     /// pending session selection wins over it, and is settled once its row is there. The
     /// filter's matches are not rebuilt here: they come from the storage thread.
     pub(super) fn rebuild_keeping(&mut self, current: Option<String>) {
