@@ -250,7 +250,28 @@ fn a_limit_exits_3_and_holds_across_restarts_until_raised() {
     let o = env.run(&srv, &["run", "--max-turns", "1", "look"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("max_turns"), "{}", stderr(&o));
-    assert_eq!(env.show("last")["status"], "paused");
+    let shown = env.show("last");
+    assert_eq!(shown["status"], "paused");
+    // `show` says what was used against which limit, and why it stopped.
+    let rt = &shown["runtime"];
+    assert_eq!(rt["usage"]["turns"], 1, "{shown}");
+    assert_eq!(rt["limits"]["max_turns"], 1, "{shown}");
+    assert!(
+        rt["termination"].as_str().unwrap().contains("max_turns"),
+        "{shown}"
+    );
+    let o = env.cmd(None, &["show", "last"]).output().unwrap();
+    let text = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let runtime = &text[text.find("Runtime").expect(&text)..];
+    assert!(
+        runtime.contains("turns") && runtime.contains("1 / 1"),
+        "{text}"
+    );
+    assert!(
+        runtime.contains("stopped") && runtime.contains("max_turns"),
+        "{text}"
+    );
 
     let o = env.run(&srv, &["run", "--continue"]);
     assert_eq!(
@@ -368,6 +389,12 @@ fn sigint_cancels_keeps_the_text_and_the_session_continues() {
     assert!(!kept.is_empty() && "alpha beta gamma delta epsilon zeta eta theta".starts_with(kept));
     let ledger = find(&env.export(&id), "ledger").unwrap().clone();
     assert!(ledger["cancelled_at_ms"].is_number());
+    assert!(
+        s["runtime"]["cancelled_at"].as_str().unwrap().contains('T'),
+        "{s}"
+    );
+    let o = env.cmd(None, &["show", &id]).output().unwrap();
+    assert!(stdout(&o).contains("cancelled"), "{}", stdout(&o));
 
     let o = env.run(&srv, &["run", "--resume", &id, "go on"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -596,4 +623,27 @@ fn sigint_during_a_command_kills_it_and_records_the_cancel() {
             .starts_with("Not run: the user cancelled"),
         "{last}"
     );
+}
+
+#[test]
+fn json_events_escape_c1_and_bidi_losslessly() {
+    let env = Env::new("");
+    let hostile = "a\u{9b}31mb\u{202e}c\u{7f}d";
+    let srv = ScriptedServer::start(vec![Reply::text(hostile)]).unwrap();
+    let o = env.run(&srv, &["run", "--json", "say it"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let raw = stdout(&o);
+    assert!(
+        !raw.chars()
+            .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+        "{raw:?}"
+    );
+    assert!(raw.contains("\\u009b") && raw.contains("\\u202e"), "{raw}");
+    // Escaped, not dropped: a JSON reader gets the model's text back exactly.
+    let text: String = json_lines(&o)
+        .iter()
+        .filter(|v| v["type"] == "text_delta")
+        .map(|v| v["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(text, hostile);
 }

@@ -574,6 +574,17 @@ fn hostile_claude_transcript_imports_what_is_sound() {
         let out = c.output().unwrap();
         assert!(out.status.success(), "{args:?}");
         assert_harmless(&out.stdout);
+        if args[0] == "export" {
+            // The harness's messages read as such, and only they.
+            let md = String::from_utf8_lossy(&out.stdout);
+            let marked: Vec<&str> = md
+                .lines()
+                .filter(|l| l.starts_with("### ") && l.ends_with(" (injected)"))
+                .collect();
+            let injected = doc.messages.iter().filter(|m| m.injected).count();
+            assert_eq!(marked.len(), injected, "{md}");
+            assert!(marked[0].starts_with("### 1 · user"), "{marked:?}");
+        }
     }
 }
 

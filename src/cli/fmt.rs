@@ -1,7 +1,6 @@
 //! Pure formatting helpers of the one-shot commands: relative times, compact numbers, short
 //! ids, plan progress, width-aware cutting, table layout and JSON output that is safe to print.
 
-use std::borrow::Cow;
 use std::io::{self, Write};
 
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
@@ -158,47 +157,10 @@ pub fn mark_snippet(snippet: &str, open: &str, close: &str) -> String {
     out
 }
 
-/// Characters JSON output escapes although serde_json would print them raw: DEL, C1 controls
-/// and bidi/invisible format characters. serde_json already escapes C0 inside strings, so a
-/// raw newline is layout and stays.
-fn json_unsafe(c: char) -> bool {
-    (c.is_control() && c as u32 >= 0x7f)
-        || matches!(
-            c,
-            '\u{200E}'
-                | '\u{200F}'
-                | '\u{202A}'..='\u{202E}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{061C}'
-                | '\u{FEFF}'
-                | '\u{FFF9}'..='\u{FFFB}'
-                | SNIPPET_OPEN
-                | SNIPPET_CLOSE
-        )
-}
-
-/// Serialised JSON made safe for a terminal, losslessly: every unsafe character (they can
-/// only occur inside strings) becomes a `\uXXXX` escape, which any JSON reader turns back.
-pub fn json_safe(s: &str) -> Cow<'_, str> {
-    // Fast path: every unsafe character but DEL is outside ASCII.
-    if (s.is_ascii() && !s.as_bytes().contains(&0x7f)) || !s.chars().any(json_unsafe) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
-        if json_unsafe(c) {
-            out.push_str(&format!("\\u{:04x}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
-}
-
 /// Pretty JSON of `v`, safe to print.
 pub fn to_json<T: serde::Serialize + ?Sized>(v: &T) -> String {
     let s = serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".to_string());
-    json_safe(&s).into_owned()
+    crate::sanitize::json(&s).into_owned()
 }
 
 /// Writes `rows` as a JSON array, one compact object per line, then a newline — streamed
@@ -216,7 +178,7 @@ pub fn write_json_array<W: Write, T: serde::Serialize>(
         serde_json::to_writer(&mut buf, &row).map_err(io::Error::other)?;
         let text = std::str::from_utf8(&buf).map_err(io::Error::other)?;
         w.write_all(if first { b"\n" } else { b",\n" })?;
-        w.write_all(json_safe(text).as_bytes())?;
+        w.write_all(crate::sanitize::json(text).as_bytes())?;
         first = false;
     }
     w.write_all(if first { b"]\n" } else { b"\n]\n" })
@@ -277,7 +239,7 @@ mod tests {
         let j = to_json(&serde_json::json!({"t": "x\u{9b}y\u{202e}z\u{1b}"}));
         assert!(
             !j.chars()
-                .any(|c| json_unsafe(c) || (c.is_control() && c != '\n')),
+                .any(|c| (c.is_control() && c != '\n') || matches!(c, '\u{202e}' | '\u{9b}')),
             "{j}"
         );
         let back: serde_json::Value = serde_json::from_str(&j).unwrap();

@@ -158,7 +158,7 @@ fn json_rows(out: &mut Out, rt: &Sessions, workspace: Option<&str>, first: &mut 
             .map_err(|e| Failure::from(StoreError::io("stdout", std::io::Error::other(e))))?;
         let text = String::from_utf8_lossy(&buf);
         out.bytes(if *first { b"\n" } else { b",\n" })?;
-        out.bytes(fmt::json_safe(&text).as_bytes())?;
+        out.bytes(crate::sanitize::json(&text).as_bytes())?;
         *first = false;
         Ok(())
     })

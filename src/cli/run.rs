@@ -338,7 +338,8 @@ impl View {
     fn show(&mut self, ev: &TurnEvent) -> Option<TurnCommand> {
         if self.json {
             for v in event_json(ev) {
-                let mut line = v.to_string();
+                // Model and tool text: C1 and bidi characters escaped, losslessly.
+                let mut line = sanitize::json(&v.to_string()).into_owned();
                 line.push('\n');
                 self.write(line.as_bytes());
             }

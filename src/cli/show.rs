@@ -11,7 +11,9 @@ use crate::runtime::context::{ContextReport, session_report};
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 use crate::session::file::rfc3339;
-use crate::session::{Message, Part, StepStatus, now_ms};
+use crate::session::{
+    Message, Part, RuntimeLedger, RuntimeLimits, RuntimeUsage, StepStatus, now_ms,
+};
 
 /// Messages shown at the end of `show`.
 const LAST_MESSAGES: usize = 5;
@@ -44,6 +46,53 @@ struct JsonMessage<'a> {
     created_at: String,
 }
 
+/// The runtime ledger: what the session's runs consumed against its limits, and why the last
+/// one stopped.
+#[derive(Serialize)]
+struct JsonRuntime<'a> {
+    usage: &'a RuntimeUsage,
+    limits: &'a RuntimeLimits,
+    started_at: Option<String>,
+    deadline_at: Option<String>,
+    /// Why it stopped (a limit, an error, a cancel), when it did.
+    termination: Option<&'a str>,
+    cancelled_at: Option<String>,
+}
+
+impl<'a> JsonRuntime<'a> {
+    fn new(l: &'a RuntimeLedger) -> JsonRuntime<'a> {
+        JsonRuntime {
+            usage: &l.usage,
+            limits: &l.limits,
+            started_at: l.started_at_ms.map(rfc3339),
+            deadline_at: l.deadline_at_ms.map(rfc3339),
+            termination: l.termination.as_deref(),
+            cancelled_at: l.cancelled_at_ms.map(rfc3339),
+        }
+    }
+}
+
+/// `used / limit` rows of the ledger that have a limit or a use.
+fn ledger_rows(l: &RuntimeLedger) -> Vec<(&'static str, String)> {
+    let u = &l.usage;
+    let m = &l.limits;
+    let mut rows = Vec::new();
+    for (k, used, limit) in [
+        ("turns", u.turns, m.max_turns),
+        ("tool calls", u.tool_calls, m.max_tool_calls),
+        ("input tok", u.input_tokens, m.max_input_tokens),
+        ("output tok", u.output_tokens, m.max_output_tokens),
+        ("wall secs", u.wall_ms / 1000, m.max_wall_secs),
+    ] {
+        match limit {
+            Some(lim) => rows.push((k, format!("{used} / {lim}"))),
+            None if used > 0 => rows.push((k, format!("{used} (no limit)"))),
+            None => {}
+        }
+    }
+    rows
+}
+
 #[derive(Serialize)]
 struct JsonShow<'a> {
     #[serde(flatten)]
@@ -55,6 +104,8 @@ struct JsonShow<'a> {
     interrupted_tool_calls: Vec<JsonCall<'a>>,
     /// Instruction files, skills and MCP servers the session's turns take in.
     context: &'a ContextReport,
+    /// `null` when the session never ran (an imported or TUI-only one).
+    runtime: Option<JsonRuntime<'a>>,
     last_messages: Vec<JsonMessage<'a>>,
 }
 
@@ -164,6 +215,7 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                 })
                 .collect(),
             context: &context,
+            runtime: header.ledger.as_ref().map(JsonRuntime::new),
             last_messages: msgs
                 .iter()
                 .map(|m| JsonMessage {
@@ -275,6 +327,23 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                 line.push_str(&format!(" — {}: {}", l(&f.error_type), l(&f.message)));
             }
             out.line(&line)?;
+        }
+    }
+
+    if let Some(ledger) = &header.ledger {
+        out.line("")?;
+        let heading = out.paint("1", "Runtime  (used / limit across every run)");
+        out.line(&heading)?;
+        let mut rows = ledger_rows(ledger);
+        if let Some(t) = &ledger.termination {
+            rows.push(("stopped", l(t)));
+        }
+        if let Some(at) = ledger.cancelled_at_ms {
+            rows.push(("cancelled", when(now, at)));
+        }
+        for (k, v) in rows {
+            let key = out.paint("2", &format!("{k:<11}"));
+            out.line(&format!("  {key}{v}"))?;
         }
     }
 

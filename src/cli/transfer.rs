@@ -246,6 +246,10 @@ pub fn markdown_with(doc: &SessionFile, links: &HashMap<String, String>) -> Stri
         if m.is_error {
             head.push_str(" · error");
         }
+        if m.injected {
+            // Written by the harness it was imported from (context, reminders), not typed.
+            head.push_str(" (injected)");
+        }
         md.push_str(&format!("{head}\n\n_{}_\n\n", l(&m.created_at)));
         for p in &m.parts {
             match p {

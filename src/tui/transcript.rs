@@ -549,6 +549,10 @@ pub fn message_lines(
         };
         head.push(Span::styled(mark, style));
     }
+    if m.extra.injected {
+        // Written by the harness a session was imported from, not by the person.
+        head.push(Span::styled("  injected", theme.dim()));
+    }
     head.push(Span::styled(format!("  #{}", m.seq), theme.dim()));
     if m.usage.input_tokens + m.usage.output_tokens > 0 {
         head.push(Span::styled(
@@ -702,6 +706,26 @@ mod tests {
                 arguments: args,
             }],
         )
+    }
+
+    #[test]
+    fn injected_messages_carry_a_dim_mark() {
+        let t = Theme::new(false);
+        let tools = HashMap::new();
+        let text = vec![Part::Text {
+            text: "<system-reminder>ctx</system-reminder>".into(),
+        }];
+        let mut m = msg(Role::User, text, Vec::new());
+        let head = message_lines(&m, 60, false, &tools, &t).remove(0);
+        assert!(!head.to_string().contains("injected"), "{head}");
+        m.extra.injected = true;
+        let head = message_lines(&m, 60, false, &tools, &t).remove(0);
+        let mark = head
+            .spans
+            .iter()
+            .find(|s| s.content.trim() == "injected")
+            .unwrap_or_else(|| panic!("no mark in {head}"));
+        assert_eq!(mark.style, t.dim());
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Actions (from the keymap or the mouse) applied to the state.
 
-use super::state::{Confirm, Filter, Focus, Overlay, PendingSelection, Screen, SearchState, Tab};
+use super::state::{
+    Confirm, Filter, Focus, Overlay, PendingSelection, Screen, SearchState, Slot, Tab,
+};
 use super::{App, short};
 use crate::sanitize;
 use crate::tui::action::Action;
@@ -162,6 +164,8 @@ impl App {
                 )]
             }
             Action::Search => {
+                // A fresh dialog: an answer to an earlier one's query is not for it.
+                self.tokens.remove(&Slot::Search);
                 self.overlay = Overlay::Search(SearchState::default());
                 Vec::new()
             }

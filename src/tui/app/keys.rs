@@ -174,13 +174,11 @@ impl App {
                 KeyCode::Down => return self.move_list(1),
                 _ => {
                     if f.input.key(&key) == Some(true) {
-                        self.list.selected = 0;
-                        // The detail follows the selection at once, not only when the
-                        // matches arrive (found by tui_fuzz: an answer held back left the
-                        // list and the detail apart).
-                        let mut effects = self.filter_changed();
-                        effects.extend(self.sync_detail());
-                        return effects;
+                        // The selection moves to the best match when the matches arrive,
+                        // not now: the rows shown until then are the old ones, and the
+                        // detail pane must keep showing the selected one.
+                        self.list.typed = true;
+                        return self.filter_changed();
                     }
                     return Vec::new();
                 }
@@ -197,6 +195,7 @@ impl App {
         match key.code {
             KeyCode::Esc => {
                 self.overlay = Overlay::None;
+                self.tokens.remove(&Slot::Search);
                 Some(Vec::new())
             }
             KeyCode::Up => {
@@ -216,6 +215,8 @@ impl App {
                 if s.input.key(&key) == Some(true) {
                     let q = s.input.text.trim().to_string();
                     if q.is_empty() {
+                        // A query still in flight answers text that is gone.
+                        self.tokens.remove(&Slot::Search);
                         s.hits.clear();
                         s.answered.clear();
                         s.searching = false;

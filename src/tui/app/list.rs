@@ -100,8 +100,27 @@ impl App {
 
     /// Puts an answered page into the window as its load asked; keeps at most [`WINDOW`]
     /// rows, dropping from the far edge.
-    pub(super) fn place_page(&mut self, page: ListPage, base: Option<u64>) {
+    pub(super) fn place_page(&mut self, mut page: ListPage, base: Option<u64>) {
         let l = &mut self.list;
+        let read = page.items.len();
+        if matches!(l.load, Load::Down | Load::Up) {
+            // Another process's write the window has not reloaded for yet can move a session
+            // it holds into the page beside it (activity moves it to the top): the window's
+            // copy stays until that reload, which the next poll asks for.
+            let held: std::collections::HashSet<&str> =
+                l.rows.iter().map(|s| s.id.as_str()).collect();
+            let mut keys = std::mem::take(&mut page.keys).into_iter();
+            let mut kept_keys = Vec::with_capacity(page.items.len());
+            page.items.retain(|s| {
+                let key = keys.next();
+                let new = !held.contains(s.id.as_str());
+                if new {
+                    kept_keys.extend(key);
+                }
+                new
+            });
+            page.keys = kept_keys;
+        }
         let titles: Vec<String> = page
             .items
             .iter()
@@ -149,7 +168,7 @@ impl App {
                 l.base = if l.above.is_none() {
                     0
                 } else {
-                    l.base.saturating_sub(n)
+                    l.base.saturating_sub(read)
                 };
                 l.offset += n;
                 if l.rows.len() > WINDOW {
@@ -181,8 +200,9 @@ impl App {
     pub(super) fn filter_changed(&mut self) -> Vec<Effect> {
         let text = self.list.filter_text().to_string();
         if text.is_empty() {
+            let current = self.list.current().map(|s| s.id.clone());
             self.stop_matching();
-            self.rebuild();
+            self.rebuild_keeping(current);
             return self.sync_detail();
         }
         self.list.filtering = true;
@@ -194,6 +214,7 @@ impl App {
         self.tokens.remove(&Slot::Filter);
         let l = &mut self.list;
         l.filtering = false;
+        l.typed = false;
         if l.showing_matches {
             l.showing_matches = false;
             l.visible.clear();
@@ -205,9 +226,11 @@ impl App {
 
     /// Removes the filter and its matches; the storage thread lets go of the text it kept.
     pub(super) fn clear_filter(&mut self) -> Vec<Effect> {
+        // Taken before the matches go: `visible` indexes them until the rebuild.
+        let current = self.list.current().map(|s| s.id.clone());
         self.list.filter = None;
         self.stop_matching();
-        self.rebuild();
+        self.rebuild_keeping(current);
         vec![self.ask(None, Request::FilterClosed)]
     }
 
@@ -230,8 +253,8 @@ impl App {
             .enumerate()
             .map(|(idx, hl)| Row { idx, depth: 0, hl })
             .collect();
-        // Typing starts from the best match; a reload keeps the selection.
-        let keep = current.filter(|_| l.selected > 0);
+        // Typing starts from the best match; a re-match keeps the selection.
+        let keep = current.filter(|_| !std::mem::take(&mut l.typed));
         l.selected = 0;
         self.rebuild_keeping(keep);
         if self.screen == Screen::Browse {
@@ -241,13 +264,8 @@ impl App {
         }
     }
 
-    /// Rebuilds the visible rows (tree order), keeping the selected session.
-    pub(super) fn rebuild(&mut self) {
-        let current = self.list.current().map(|s| s.id.clone());
-        self.rebuild_keeping(current);
-    }
-
-    /// [`App::rebuild`] when the rows were replaced: `current` is the id selected before. A
+    /// Rebuilds the visible rows (tree order) after the rows or matches changed: `current` is
+    /// the id selected before (taken before they changed, as `visible` indexes them). A
     /// pending session selection wins over it, and is settled once its row is there. The
     /// filter's matches are not rebuilt here: they come from the storage thread.
     pub(super) fn rebuild_keeping(&mut self, current: Option<String>) {

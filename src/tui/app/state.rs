@@ -190,6 +190,10 @@ pub struct SessionList {
     pub showing_matches: bool,
     /// A filter text is on its way: the matches shown answer an earlier one.
     pub filtering: bool,
+    /// The filter text was typed since matches were last shown: their answer selects the
+    /// best match. Until it arrives the selection (and the detail pane) stay where they were;
+    /// a re-match of the same text (the sessions changed) keeps the selection.
+    pub(super) typed: bool,
     /// Rows as shown (tree order, or filter matches).
     pub visible: Vec<Row>,
     /// Selected index into `visible`.
