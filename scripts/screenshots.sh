@@ -13,7 +13,8 @@ chrome=$(command -v chromium || command -v chromium-browser || command -v google
 [ -n "$chrome" ] || { echo "screenshots.sh: chromium is not installed" >&2; exit 1; }
 
 cargo build --release --quiet
-bin=$PWD/target/release/neocode
+target_dir=${CARGO_TARGET_DIR:-$PWD/target}
+bin=$target_dir/release/neocode
 sess=neocode-shots-$$
 tmp=$(mktemp -d)
 cleanup() { tmux kill-session -t "$sess" 2>/dev/null || true; rm -rf "$tmp"; }
@@ -43,8 +44,9 @@ shot() {
   echo "wrote $out/$name.png"
 }
 
-# The list, on the bug-fix session (its fork shows under it).
-keys j j j j j
+# The list in activity order, on the oldest session: the bug fix (its fork, marked ↳, is
+# higher up: it was active later).
+keys G
 shot list
 
 # Its transcript, focused, scrolled to the failing tool call and expanded.
@@ -71,7 +73,7 @@ keys q
 
 # The live conversation: a scripted model on 127.0.0.1 streams an answer, then asks to edit.
 cargo build --release --quiet --example scripted_model
-"$PWD/target/release/examples/scripted_model" > "$tmp/url" &
+"$target_dir/release/examples/scripted_model" > "$tmp/url" &
 model_pid=$!
 trap 'kill $model_pid 2>/dev/null || true; cleanup' EXIT
 for _ in $(seq 50); do [ -s "$tmp/url" ] && break; sleep 0.1; done

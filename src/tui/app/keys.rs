@@ -249,37 +249,39 @@ impl App {
         if let Some(pos) = row {
             self.list.selected = pos;
         }
-        // Outside the loaded window: the detail opens with the row that holds it, so the list
-        // and the detail pane never show two different sessions meanwhile.
-        let wait_for_list =
-            row.is_none() && (self.list.next.is_some() || self.list.above.is_some());
-        if !wait_for_list && self.detail.as_ref().is_none_or(|d| d.id != id) {
-            effects.extend(self.open_detail(id));
-        }
         self.screen = Screen::Browse;
         self.tab = Tab::Transcript;
         self.focus = Focus::Detail;
-        let has_transcript = self
-            .detail
-            .as_ref()
-            .is_some_and(|d| d.id == id && d.transcript.is_some());
-        let message = (!has_transcript).then_some(seq);
-        if wait_for_list {
-            // Outside the loaded window: move the window to it, then select it (the list and
-            // the detail pane must never show two different sessions).
+        if row.is_none() && (self.list.next.is_some() || self.list.above.is_some()) {
+            // Outside the loaded window: move the window to it, then select it; the detail
+            // pane follows the selection when it lands (the list and the detail pane must
+            // never show two different sessions, also while the window is on its way).
+            effects.extend(self.sync_detail());
+            let has_transcript = self
+                .detail
+                .as_ref()
+                .is_some_and(|d| d.id == id && d.transcript.is_some());
             self.pending = PendingSelection::Session {
                 id: id.to_string(),
-                message,
+                message: (!has_transcript).then_some(seq),
             };
             effects.extend(self.window_at(id));
-        } else if let Some(seq) = message {
-            self.pending = PendingSelection::Message {
-                id: id.to_string(),
-                seq,
-            };
-        }
-        if has_transcript {
-            effects.extend(self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)));
+            if has_transcript {
+                effects.extend(self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)));
+            }
+        } else {
+            if self.detail.as_ref().is_none_or(|d| d.id != id) {
+                effects.extend(self.open_detail(id));
+            }
+            let has_transcript = self.detail.as_ref().is_some_and(|d| d.transcript.is_some());
+            if has_transcript {
+                effects.extend(self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)));
+            } else {
+                self.pending = PendingSelection::Message {
+                    id: id.to_string(),
+                    seq,
+                };
+            }
         }
         self.say(format!("Message #{seq}. Tab goes back to the list."));
         effects
