@@ -851,3 +851,63 @@ fn calls_stopped_by_a_budget_or_cancel_are_answered_not_run() {
         .clone();
     assert_eq!(msgs.iter().filter(|m| m["role"] == "tool").count(), 3);
 }
+
+#[test]
+fn approve_network_opens_the_sandboxed_network_for_that_session_across_a_restart() {
+    use neocode::runtime::tools::{SandboxSettings, sandbox};
+    let status = sandbox::status(&SandboxSettings::default());
+    if !status.is_enforced() {
+        eprintln!(
+            "NOTE: {}: the network grant is not testable here",
+            status.describe()
+        );
+        return;
+    }
+    let env = Env::new("[approval]\npolicy = \"never-ask\"\n");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let args = serde_json::json!({
+        "command": format!("bash -c 'echo hello > /dev/tcp/127.0.0.1/{port}'")
+    })
+    .to_string();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("n1", "run_command", &args)]),
+        Reply::text("blocked"),
+        Reply::tool_calls(&[("n2", "run_command", &args)]),
+        Reply::text("connected"),
+    ])
+    .unwrap();
+    let result_of = |evs: &[TurnEvent]| {
+        evs.iter()
+            .find_map(|e| match e {
+                TurnEvent::ToolResult { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let agent = env.agent(&srv);
+    let (id, evs) = run(&agent, Target::New, "reach the service");
+    let denied = result_of(&evs);
+    assert!(denied.contains("Permission denied"), "{denied}");
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_err(), "connected without the grant");
+
+    // The user allows the network for this session; it is stored with the session.
+    assert_eq!(agent.allow_network(&id[..8]).unwrap(), id);
+    assert_eq!(agent.allow_network(&id).unwrap(), id, "idempotent");
+    let ledger = env.sessions().header(&id).unwrap().ledger.unwrap();
+    let grants: Vec<_> = ledger
+        .approved_tools
+        .iter()
+        .filter(|t| t.as_str() == "sandbox:network")
+        .collect();
+    assert_eq!(grants.len(), 1);
+
+    // A new agent, as after a restart: the same command connects.
+    let agent = env.agent(&srv);
+    let (_, evs) = run(&agent, Target::Resume(id.clone()), "try again");
+    let ok = result_of(&evs);
+    assert!(!ok.contains("Permission denied"), "{ok}");
+    listener.set_nonblocking(false).unwrap();
+    let (_conn, _) = listener.accept().unwrap();
+}

@@ -462,6 +462,43 @@ fn slash_commands_complete_and_act() {
     h.chars("/limits");
     h.key(KeyCode::Enter);
     assert!(h.screen().contains("budgets") || h.screen().contains("Budgets"));
+    h.chars("/approve network");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::AllowNetwork {
+            session_id: h.id.clone()
+        })
+    );
+    assert_eq!(
+        h.app.approval(),
+        ApprovalPolicy::AutoEdit,
+        "policy unchanged"
+    );
+    // What the agent answers is said on the status line.
+    h.ev(TurnEvent::Warning {
+        code: "network_allowed".into(),
+        message: "Network allowed for this session's commands".into(),
+    });
+    assert!(h.screen().contains("Network allowed"), "{}", h.screen());
+    h.chars("/skill");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Skill {
+            session_id: Some(h.id.clone()),
+            name: None
+        })
+    );
+    h.chars("/skill deploy");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Skill {
+            session_id: Some(h.id.clone()),
+            name: Some("deploy".into())
+        })
+    );
     h.chars("/bogus");
     h.key(KeyCode::Enter);
     assert!(

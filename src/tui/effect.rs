@@ -34,6 +34,15 @@ pub enum TurnEffect {
     Compact { session_id: String },
     /// Use this model for the turns started from now on (`/model NAME`).
     Model(String),
+    /// Open the network to this session's commands from its next turn (`/approve network`);
+    /// the outcome comes back as a `Warning` event with code `network_allowed`.
+    AllowNetwork { session_id: String },
+    /// List the skills (`name: None`, `/skill`) or activate one in the session (`/skill
+    /// NAME`); the outcome comes back as a `Warning` event with code `skills`.
+    Skill {
+        session_id: Option<String>,
+        name: Option<String>,
+    },
 }
 
 impl From<Job> for Effect {

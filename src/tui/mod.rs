@@ -190,6 +190,51 @@ impl TurnLink {
                     .map_err(|e| format!("cannot start a thread: {e}"))?;
                 Ok(())
             }
+            TurnEffect::AllowNetwork { session_id } => {
+                let agent = self.agent()?;
+                agent.allow_network(session_id).map_err(|e| e.message)?;
+                let _ = self.events.send(Msg::Turn(TurnEvent::Warning {
+                    code: "network_allowed".into(),
+                    message: "Network allowed for this session's commands, from its next turn \
+                              (stored with the session)."
+                        .into(),
+                }));
+                Ok(())
+            }
+            TurnEffect::Skill { session_id, name } => {
+                let agent = self.agent()?;
+                let message = match (name, session_id) {
+                    (Some(name), Some(id)) => {
+                        let fresh = agent.activate_skill(id, name).map_err(|e| e.message)?;
+                        if fresh {
+                            format!(
+                                "Skill {name} is active in this session: its body joins the next turns."
+                            )
+                        } else {
+                            format!("Skill {name} was already active in this session.")
+                        }
+                    }
+                    (Some(_), None) => return Err("no session is open".into()),
+                    (None, _) => {
+                        let skills = agent.extensions().skills();
+                        if skills.skills.is_empty() {
+                            "No skills: add a folder with a SKILL.md under .neocode/skills/ or <home>/skills/.".to_string()
+                        } else {
+                            let names: Vec<String> = skills
+                                .skills
+                                .iter()
+                                .map(|s| format!("{} ({})", s.name, s.description))
+                                .collect();
+                            format!("Skills: {}. /skill NAME activates one.", names.join("; "))
+                        }
+                    }
+                };
+                let _ = self.events.send(Msg::Turn(TurnEvent::Warning {
+                    code: "skills".into(),
+                    message,
+                }));
+                Ok(())
+            }
             TurnEffect::Model(name) => {
                 let Some(a) = &self.agent else {
                     return Err("no model provider is connected to the TUI".into());

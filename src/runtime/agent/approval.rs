@@ -6,6 +6,19 @@
 use crate::runtime::config::ApprovalPolicy;
 use crate::runtime::tools::{SandboxSettings, ToolKind, sandbox};
 
+/// The grant, kept among a session's "always" answers (`RuntimeLedger::approved_tools`), that
+/// opens the network to its commands (`/approve network`). A colon never occurs in a tool
+/// name, so it cannot be mistaken for one.
+pub const NETWORK_GRANT: &str = "sandbox:network";
+
+/// The sandbox a session's commands run under: the configured one, with the network open when
+/// the config allows it or the user allowed it for this session.
+pub fn session_sandbox(configured: &SandboxSettings, always: &[String]) -> SandboxSettings {
+    let mut sb = configured.clone();
+    sb.network |= always.iter().any(|t| t == NETWORK_GRANT);
+    sb
+}
+
 /// Why the call must ask, or `None` when it may run.
 pub fn needs_approval(
     kind: ToolKind,
@@ -54,6 +67,19 @@ pub fn policy_allowing(kind: ToolKind) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_network_grant_opens_the_network_of_that_session_only() {
+        let configured = SandboxSettings::default();
+        assert!(!session_sandbox(&configured, &[]).network);
+        assert!(!session_sandbox(&configured, &["run_command".into()]).network);
+        assert!(session_sandbox(&configured, &[NETWORK_GRANT.into()]).network);
+        let open = SandboxSettings {
+            network: true,
+            ..SandboxSettings::default()
+        };
+        assert!(session_sandbox(&open, &[]).network, "config still wins");
+    }
 
     #[test]
     fn policy_table() {

@@ -370,6 +370,35 @@ impl Agent {
         )?)
     }
 
+    /// Opens the network to the commands of session `key` from its next turn on
+    /// (`/approve network`): stored with the session like an "always" answer, so it survives a
+    /// restart; only the user raises it. Refused while a turn runs (the turn owns the ledger).
+    pub fn allow_network(&self, key: &str) -> Result<String, StartError> {
+        let id = self.sessions.resolve(key)?;
+        let _lease = self.lease(&id)?;
+        let header = self.sessions.header(&id)?;
+        let mut ledger = header
+            .ledger
+            .unwrap_or_else(|| ledger::fresh(&self.settings.limits));
+        if !ledger
+            .approved_tools
+            .iter()
+            .any(|t| t == approval::NETWORK_GRANT)
+        {
+            ledger
+                .approved_tools
+                .push(approval::NETWORK_GRANT.to_string());
+            self.sessions.update_state(
+                &id,
+                &crate::session::StateUpdate {
+                    ledger: Some(Some(ledger)),
+                    ..Default::default()
+                },
+            )?;
+        }
+        Ok(id)
+    }
+
     /// Whether sending works, or exactly which setting is missing.
     pub fn provider_status(&self) -> ProviderStatus {
         self.settings.provider_status()

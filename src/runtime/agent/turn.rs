@@ -380,7 +380,10 @@ impl Turn {
                 let ctx = ToolContext {
                     root: self.sessions.root().to_path_buf(),
                     cancel: self.cancel.clone(),
-                    sandbox: self.settings.sandbox.clone(),
+                    sandbox: super::approval::session_sandbox(
+                        &self.settings.sandbox,
+                        &self.ledger.approved_tools,
+                    ),
                     command_timeout: self.settings.command_timeout,
                     output_cap: self.settings.output_cap,
                 };

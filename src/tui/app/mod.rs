@@ -275,6 +275,9 @@ impl App {
             TurnEffect::Command(_) => "steer the turn",
             TurnEffect::Compact { .. } => "compact",
             TurnEffect::Model(_) => "switch the model",
+            TurnEffect::AllowNetwork { .. } => "allow the network",
+            TurnEffect::Skill { name: None, .. } => "list the skills",
+            TurnEffect::Skill { name: Some(_), .. } => "activate the skill",
         };
         if let (TurnEffect::Model(_), Some(prev)) = (effect, self.model_before.take()) {
             self.agent.provider = prev;

@@ -30,8 +30,13 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/limits", "", "budgets of this session: used and left"),
     (
         "/approve",
-        "[ask|auto-edit|never-ask]",
-        "show or set the approval policy of the next turns",
+        "[ask|auto-edit|never-ask|network]",
+        "show or set the approval policy; `network` opens the network to this session's commands",
+    ),
+    (
+        "/skill",
+        "[NAME]",
+        "list the skills, or activate one in this session",
     ),
     (
         "/attach",
@@ -229,6 +234,31 @@ impl App {
                     sanitize::line(arg).into_owned()
                 ));
                 vec![Effect::Turn(TurnEffect::Model(arg.to_string()))]
+            }
+            "/approve" if arg == "network" => {
+                let Some(id) = open else {
+                    self.fail("/approve network: send a first message, then allow the network.");
+                    return Vec::new();
+                };
+                if self.turn_active() {
+                    self.fail("/approve network: wait for the turn to end (or Esc to cancel it).");
+                    return Vec::new();
+                }
+                vec![Effect::Turn(TurnEffect::AllowNetwork { session_id: id })]
+            }
+            "/skill" => {
+                if !arg.is_empty() && open.is_none() {
+                    self.fail("/skill NAME: send a first message, then activate a skill.");
+                    return Vec::new();
+                }
+                if !arg.is_empty() && self.turn_active() {
+                    self.fail("/skill: wait for the turn to end (or Esc to cancel it).");
+                    return Vec::new();
+                }
+                vec![Effect::Turn(TurnEffect::Skill {
+                    session_id: open,
+                    name: (!arg.is_empty()).then(|| arg.to_string()),
+                })]
             }
             "/approve" => {
                 if arg.is_empty() {
