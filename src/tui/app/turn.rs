@@ -187,10 +187,6 @@ impl App {
                     format!(" (again: {})", sanitize::line(&r))
                 });
                 if let Some(l) = self.live.as_mut() {
-                    // The step's own text and calls replace the previous step's.
-                    l.text.clear();
-                    l.reasoning.clear();
-                    l.stored_text.clear();
                     l.steps.push(format!("▸ {id} · {title}{again}"));
                 }
                 self.say(format!("Step {id}: {title}{again}"));
@@ -213,13 +209,38 @@ impl App {
                     ),
                 };
                 if let Some(l) = self.live.as_mut() {
+                    // The step's text and calls are in its own session now (the Plan tab
+                    // opens it); the progress line stays.
+                    l.text.clear();
+                    l.reasoning.clear();
+                    l.stored_text.clear();
+                    l.stored_seq = 0;
+                    l.cards.retain(|c| l.asking.contains(&c.call.id));
                     l.steps.push(line.clone());
                 }
                 self.say(line);
                 self.refresh_detail()
             }
             // A step's sub-turn: its text, calls and approvals show like a turn's own.
-            TurnEvent::Step { event, .. } => self.turn_event(*event),
+            TurnEvent::Step { event, .. } => {
+                let result_of = match event.as_ref() {
+                    TurnEvent::ToolResult { call_id, .. } => Some(call_id.clone()),
+                    _ => None,
+                };
+                let stored = matches!(event.as_ref(), TurnEvent::AssistantStored { .. });
+                let effects = self.turn_event(*event);
+                // The step's messages are stored in its own session, never in the open
+                // transcript: they stay in the live cell until the step ends.
+                if let Some(l) = self.live.as_mut() {
+                    if stored {
+                        l.stored_seq = i64::MAX;
+                    }
+                    if let Some(c) = result_of.and_then(|id| l.card_mut(&id)) {
+                        c.result_seq = None;
+                    }
+                }
+                effects
+            }
             TurnEvent::Warning { code, message } => {
                 let msg = sanitize::line(&message).into_owned();
                 match code.as_str() {
