@@ -36,6 +36,7 @@ struct H {
     asked: Vec<TurnEffect>,
     /// Every turn event the app was fed, in order.
     seen: Vec<TurnEvent>,
+    ws: PathBuf,
     _srv: ScriptedServer,
     _dir: tempfile::TempDir,
 }
@@ -84,7 +85,7 @@ impl H {
         let root = loc.root().display().to_string();
         let (mut app, jobs) = App::new(AppOptions {
             theme: Theme::new(false),
-            export_dir: PathBuf::from(&ws),
+            export_dir: ws.clone(),
             workdir: root.clone(),
             root: root.clone(),
             size: (100, 34),
@@ -107,6 +108,7 @@ impl H {
             rx,
             asked: Vec::new(),
             seen: Vec::new(),
+            ws,
             _srv: srv,
             _dir: dir,
         };
@@ -318,4 +320,56 @@ fn d_drops_steps_and_the_plan_is_proposed_again_n_rejects_it() {
             .all(|s| *s == StepStatus::Pending),
         "{progress:?}"
     );
+}
+
+#[test]
+fn a_steps_tool_call_asks_in_the_live_cell_and_y_approves_it_on_the_plan_run() {
+    let plan = json!({"steps": [{"id": "a", "title": "Write the note"}]});
+    let mut h = H::new(vec![
+        Reply::tool_calls(&[("p1", "update_plan", &plan.to_string())]),
+        Reply::text("Plan stored."),
+        Reply::tool_calls(&[(
+            "w1",
+            "write_file",
+            r#"{"path":"note.txt","content":"from step a\n"}"#,
+        )]),
+        Reply::text("RESULT-a: wrote note.txt"),
+    ]);
+    h.chars("/plan write a note");
+    h.key(KeyCode::Enter);
+    h.pump("plan proposal", proposed);
+    h.key(KeyCode::Char('y'));
+    h.pump("the step's approval question", |_, e| {
+        matches!(e, TurnEvent::Step { event, .. }
+            if matches!(**event, TurnEvent::ApprovalNeeded { .. }))
+    });
+    let s = h.screen();
+    assert!(s.contains("write_file"), "{s}");
+    assert!(s.contains("Allow? y yes"), "{s}");
+    assert!(
+        !h.ws.join("note.txt").exists(),
+        "nothing is written before the answer"
+    );
+    h.key(KeyCode::Char('y'));
+    assert_eq!(
+        h.asked.last(),
+        Some(&TurnEffect::Command(TurnCommand::Approve {
+            call_id: "w1".into(),
+            always: false,
+        }))
+    );
+    h.pump("the end of the run", finished);
+    assert!(matches!(
+        h.seen.last(),
+        Some(TurnEvent::Finished {
+            reason: FinishReason::Completed,
+            ..
+        })
+    ));
+    assert_eq!(
+        std::fs::read_to_string(h.ws.join("note.txt")).unwrap(),
+        "from step a\n"
+    );
+    let progress = h.rt.plan_progress(&h.id).unwrap();
+    assert_eq!(progress.statuses.get("a"), Some(&StepStatus::Completed));
 }

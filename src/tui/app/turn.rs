@@ -257,6 +257,10 @@ impl App {
             }
             TurnEvent::Finished { reason, usage } => {
                 self.turn_running = false;
+                // A plan nobody answered (the run was cancelled) is no longer asked about.
+                if matches!(self.overlay, Overlay::Plan(_)) {
+                    self.overlay = Overlay::None;
+                }
                 let Some(l) = self.live.as_mut() else {
                     return Vec::new();
                 };
