@@ -373,3 +373,47 @@ fn a_steps_tool_call_asks_in_the_live_cell_and_y_approves_it_on_the_plan_run() {
     let progress = h.rt.plan_progress(&h.id).unwrap();
     assert_eq!(progress.statuses.get("a"), Some(&StepStatus::Completed));
 }
+
+#[test]
+fn plan_in_a_new_session_being_written_starts_it_there() {
+    let mut h = H::new(replies_for_plan());
+    h.chars("/new");
+    h.key(KeyCode::Enter);
+    h.chars("/plan make a pretty printer");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.asked.last(),
+        Some(&TurnEffect::Plan {
+            session_id: None,
+            goal: Some("make a pretty printer".into()),
+            approval: ApprovalPolicy::Ask,
+        })
+    );
+    h.pump("plan proposal", proposed);
+    let new_id = h.app.detail.as_ref().map(|d| d.id.clone()).unwrap();
+    assert_ne!(new_id, h.id);
+    assert!(h.screen().contains("Plan · 3 steps"));
+    h.key(KeyCode::Char('y'));
+    h.pump("the end of the run", finished);
+    let progress = h.rt.plan_progress(&new_id).unwrap();
+    assert_eq!(
+        progress
+            .statuses
+            .values()
+            .filter(|s| **s == StepStatus::Completed)
+            .count(),
+        3,
+        "{progress:?}"
+    );
+    assert!(h.rt.plan_progress(&h.id).unwrap().statuses.is_empty());
+}
+
+#[test]
+fn plan_without_a_goal_and_no_plan_to_resume_says_what_it_needs() {
+    let mut h = H::new(Vec::new());
+    h.chars("/plan");
+    h.key(KeyCode::Enter);
+    assert!(h.asked.is_empty(), "{:?}", h.asked);
+    let s = h.screen();
+    assert!(s.contains("/plan needs a goal"), "{s}");
+}
