@@ -417,3 +417,66 @@ fn plan_without_a_goal_and_no_plan_to_resume_says_what_it_needs() {
     let s = h.screen();
     assert!(s.contains("/plan needs a goal"), "{s}");
 }
+
+#[test]
+fn plan_alone_resumes_a_cancelled_plan_run_without_asking_again() {
+    let plan = json!({"steps": [
+        {"id": "a", "title": "Write the note"},
+        {"id": "b", "title": "Check the note", "depends_on": ["a"]},
+    ]});
+    let mut h = H::new(vec![
+        Reply::tool_calls(&[("p1", "update_plan", &plan.to_string())]),
+        Reply::text("Plan stored."),
+        Reply::tool_calls(&[("w1", "write_file", r#"{"path":"note.txt","content":"x"}"#)]),
+        Reply::text("RESULT-a: done"),
+        Reply::text("RESULT-b: checked"),
+    ]);
+    h.chars("/plan write a note");
+    h.key(KeyCode::Enter);
+    h.pump("plan proposal", proposed);
+    h.key(KeyCode::Char('y'));
+    h.pump("the step's approval question", |_, e| {
+        matches!(e, TurnEvent::Step { event, .. }
+            if matches!(**event, TurnEvent::ApprovalNeeded { .. }))
+    });
+    h.key(KeyCode::Esc);
+    assert_eq!(
+        h.asked.last(),
+        Some(&TurnEffect::Command(TurnCommand::Cancel))
+    );
+    h.pump("the end of the cancelled run", finished);
+    let p = h.rt.plan_progress(&h.id).unwrap();
+    assert_eq!(p.status("a"), StepStatus::Failed, "{p:?}");
+    assert_eq!(p.failures["a"].error_type, "cancelled");
+    // The cancelled run lets go of the session once its relay ends (a person types slower).
+    let until = Instant::now() + Duration::from_secs(10);
+    while h.link.busy() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+
+    h.chars("/plan");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.asked.last(),
+        Some(&TurnEffect::Plan {
+            session_id: Some(h.id.clone()),
+            goal: None,
+            approval: ApprovalPolicy::Ask,
+        })
+    );
+    h.pump("the end of the resumed run", finished);
+    assert!(
+        matches!(h.app.overlay, Overlay::None),
+        "a started run is not asked about again"
+    );
+    assert!(matches!(
+        h.seen.last(),
+        Some(TurnEvent::Finished {
+            reason: FinishReason::Completed,
+            ..
+        })
+    ));
+    let p = h.rt.plan_progress(&h.id).unwrap();
+    assert_eq!(p.status("a"), StepStatus::Completed, "{p:?}");
+    assert_eq!(p.status("b"), StepStatus::Completed, "{p:?}");
+}
