@@ -63,4 +63,10 @@ pub enum Action {
     Rerun,
     /// Mark those calls interrupted instead (nothing runs).
     MarkInterrupted,
+    /// Run the proposed plan.
+    PlanRun,
+    /// Reject the proposed plan (nothing runs).
+    PlanReject,
+    /// Drop steps from the proposed plan (asks for their ids).
+    PlanDrop,
 }

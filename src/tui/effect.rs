@@ -27,7 +27,14 @@ pub enum TurnEffect {
         text: Option<String>,
         approval: ApprovalPolicy,
     },
-    /// Steer the running turn: approve or deny a waiting call, or cancel.
+    /// Start a plan run (`/plan GOAL`): in this session (`None`: a new one), the model drafts
+    /// a plan for the goal (`None`: resume the session's unfinished plan run) and proposes it.
+    Plan {
+        session_id: Option<String>,
+        goal: Option<String>,
+        approval: ApprovalPolicy,
+    },
+    /// Steer the running turn: approve or deny a waiting call, answer a proposed plan, or cancel.
     Command(TurnCommand),
     /// Summarise the session's transcript now (`/compact`); the outcome comes back as a
     /// `Warning` event with code `compacted` or `compact_failed`.

@@ -18,6 +18,8 @@ pub enum Context {
     Turn,
     /// The open session stopped with tool calls that never got a result.
     Dangling,
+    /// A plan run proposes its plan (`/plan`) and waits for the user's answer.
+    Plan,
 }
 
 impl Context {
@@ -29,6 +31,7 @@ impl Context {
             Context::Approval => "A tool call asks for approval",
             Context::Turn => "While a turn runs",
             Context::Dangling => "Resumed with interrupted tool calls",
+            Context::Plan => "A plan (/plan) waits for your answer",
         }
     }
 }
@@ -389,6 +392,30 @@ pub const BINDINGS: &[Binding] = &[
         MarkInterrupted,
         "mark them interrupted: nothing runs, the model is told",
         Some(("Ctrl-D", "mark interrupted"))
+    ),
+    b!(
+        Plan,
+        [(KeyCode::Char('y'), N)],
+        "y",
+        PlanRun,
+        "run the plan, step by step",
+        Some(("y", "run it"))
+    ),
+    b!(
+        Plan,
+        [(KeyCode::Char('n'), N)],
+        "n",
+        PlanReject,
+        "reject the plan: nothing runs",
+        Some(("n", "reject"))
+    ),
+    b!(
+        Plan,
+        [(KeyCode::Char('d'), N)],
+        "d",
+        PlanDrop,
+        "drop steps: type their ids, Enter (the plan is proposed again)",
+        Some(("d", "drop steps"))
     ),
 ];
 

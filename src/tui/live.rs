@@ -130,6 +130,8 @@ pub struct Live {
     pub finished: bool,
     /// Why the turn stopped, when it failed (the status line says it in words).
     pub error: Option<String>,
+    /// A plan run's progress, a line per step started or finished (sanitised).
+    pub steps: Vec<String>,
 }
 
 impl Live {
@@ -370,6 +372,9 @@ pub fn live_lines(
                 t.dim(),
             ),
         ]));
+    }
+    for s in &live.steps {
+        out.push(Line::from(Span::styled(format!("  {s}"), t.dim())));
     }
     if !live.reasoning.is_empty() {
         let clean = sanitize::text_without_sgr(&live.reasoning);

@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event};
 
-use crate::runtime::agent::{Agent, Target, TurnCommand, TurnEvent, TurnRequest};
+use crate::runtime::agent::{
+    Agent, PlanRequest, Target, TurnCommand, TurnEvent, TurnHandle, TurnRequest,
+};
 use crate::runtime::config::{Overrides, ProviderStatus, Settings};
 use crate::runtime::{Location, Sessions};
 use crate::tui::effect::{Effect, TurnEffect};
@@ -142,22 +144,30 @@ impl TurnLink {
                     ..TurnRequest::default()
                 };
                 let handle = agent.start(target, req).map_err(|e| e.message)?;
-                let commands = handle.commands.clone();
-                let tx = self.events.clone();
-                let relay = std::thread::Builder::new()
-                    .name("neocode-turn-relay".into())
-                    .spawn(move || {
-                        for ev in handle.events.iter() {
-                            if tx.send(Msg::Turn(ev)).is_err() {
-                                // The loop is gone: stop the turn rather than run unseen.
-                                handle.cancel();
-                            }
-                        }
-                        handle.join();
-                    })
-                    .map_err(|e| format!("cannot start a thread: {e}"))?;
-                self.running = Some((commands, relay));
-                Ok(())
+                self.relay(handle)
+            }
+            TurnEffect::Plan {
+                session_id,
+                goal,
+                approval,
+            } => {
+                if self.busy() {
+                    return Err("a turn is already running".into());
+                }
+                let agent = self.agent()?;
+                let target = match session_id {
+                    Some(id) => Target::Resume(id.clone()),
+                    None => Target::New,
+                };
+                // One step at a time: the live cell follows one sub-turn.
+                let req = PlanRequest {
+                    goal: goal.clone(),
+                    width: 1,
+                    approval: Some(*approval),
+                    ..PlanRequest::default()
+                };
+                let handle = agent.start_plan(target, req).map_err(|e| e.message)?;
+                self.relay(handle)
             }
             TurnEffect::Command(cmd) => match &self.running {
                 Some((tx, _)) => tx
@@ -248,6 +258,26 @@ impl TurnLink {
                 Ok(())
             }
         }
+    }
+
+    /// Relays a started turn's events to the loop from a thread of its own.
+    fn relay(&mut self, handle: TurnHandle) -> Result<(), String> {
+        let commands = handle.commands.clone();
+        let tx = self.events.clone();
+        let relay = std::thread::Builder::new()
+            .name("neocode-turn-relay".into())
+            .spawn(move || {
+                for ev in handle.events.iter() {
+                    if tx.send(Msg::Turn(ev)).is_err() {
+                        // The loop is gone: stop the turn rather than run unseen.
+                        handle.cancel();
+                    }
+                }
+                handle.join();
+            })
+            .map_err(|e| format!("cannot start a thread: {e}"))?;
+        self.running = Some((commands, relay));
+        Ok(())
     }
 
     /// Quitting: cancels a running turn and waits a little for it to store what arrived and

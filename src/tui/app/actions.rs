@@ -4,6 +4,7 @@ use super::state::{
     Confirm, Filter, Focus, Overlay, PendingSelection, Screen, SearchState, Slot, Tab,
 };
 use super::{App, short};
+use crate::runtime::agent::TurnCommand;
 use crate::sanitize;
 use crate::tui::action::Action;
 use crate::tui::effect::Effect;
@@ -239,6 +240,14 @@ impl App {
                 Vec::new()
             }
             Action::Cancel => self.cancel_turn(),
+            Action::PlanRun => self.answer_plan(TurnCommand::ApprovePlan),
+            Action::PlanReject => self.answer_plan(TurnCommand::RejectPlan),
+            Action::PlanDrop => {
+                if let Overlay::Plan(p) = &mut self.overlay {
+                    p.dropping = Some(Input::default());
+                }
+                Vec::new()
+            }
             Action::Leave => {
                 self.overlay = Overlay::Confirm(Confirm::Leave);
                 Vec::new()

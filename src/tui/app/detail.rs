@@ -74,7 +74,10 @@ impl App {
 
     pub(super) fn enter_conversation(&mut self) {
         self.screen = Screen::Conversation;
-        self.overlay = Overlay::None;
+        // A proposed plan waits for its answer whatever is opened.
+        if !matches!(self.overlay, Overlay::Plan(_)) {
+            self.overlay = Overlay::None;
+        }
         if let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
             t.follow_end = true;
             t.selected = None;

@@ -8,6 +8,7 @@ use ratatui::layout::Position;
 
 use super::App;
 use super::state::{Confirm, Focus, Overlay, PendingSelection, Screen, SearchState, Slot, Tab};
+use crate::runtime::agent::TurnCommand;
 use crate::tui::effect::Effect;
 use crate::tui::keymap::{self, Context};
 use crate::tui::worker::Request;
@@ -126,6 +127,39 @@ impl App {
                         Vec::new()
                     }
                     Confirm::Leave => self.leave_conversation(),
+                };
+            }
+            Overlay::Plan(mut p) => {
+                if let Some(mut input) = p.dropping.take() {
+                    match key.code {
+                        KeyCode::Enter => {
+                            let drop: Vec<String> = input
+                                .text
+                                .split(|c: char| c.is_whitespace() || c == ',')
+                                .filter(|w| !w.is_empty())
+                                .map(str::to_string)
+                                .collect();
+                            if !drop.is_empty() {
+                                return self.answer_plan(TurnCommand::EditPlan { drop });
+                            }
+                        }
+                        KeyCode::Esc => {}
+                        _ => {
+                            input.key(&key);
+                            p.dropping = Some(input);
+                        }
+                    }
+                    self.overlay = Overlay::Plan(p);
+                    return Vec::new();
+                }
+                // The run waits for an answer: the dialog stays until it gets one.
+                self.overlay = Overlay::Plan(p);
+                return match keymap::lookup(Context::Plan, &key) {
+                    Some(a) => self.act(a),
+                    None => {
+                        self.say("The plan waits: y runs it, n rejects it, d drops steps; Ctrl-C cancels.");
+                        Vec::new()
+                    }
                 };
             }
             Overlay::Search(mut s) => {

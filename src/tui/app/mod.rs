@@ -24,7 +24,7 @@ use ratatui::layout::Rect;
 
 pub use slash::{COMMANDS as SLASH_COMMANDS, matching as slash_matches};
 pub use state::{
-    Confirm, Detail, Filter, Focus, Overlay, PendingSelection, Row, Screen, SearchState,
+    Confirm, Detail, Filter, Focus, Overlay, PendingSelection, PlanAsk, Row, Screen, SearchState,
     SessionList, Status, Tab,
 };
 
@@ -271,6 +271,11 @@ impl App {
                 self.live = None;
                 self.turn_running = false;
                 "start a turn"
+            }
+            TurnEffect::Plan { .. } => {
+                self.live = None;
+                self.turn_running = false;
+                "start the plan run"
             }
             TurnEffect::Command(_) => "steer the turn",
             TurnEffect::Compact { .. } => "compact",

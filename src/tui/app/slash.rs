@@ -4,6 +4,7 @@ use super::App;
 use super::state::Overlay;
 use crate::runtime::config::ApprovalPolicy;
 use crate::sanitize;
+use crate::session::StepStatus;
 use crate::tui::action::Action;
 use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::worker::Request;
@@ -16,6 +17,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "summarise the transcript now (older messages → a summary)",
     ),
     ("/new", "", "start a new session"),
+    (
+        "/plan",
+        "[GOAL]",
+        "draft a plan for GOAL, approve it, run it step by step (no goal: resume the plan)",
+    ),
     (
         "/fork",
         "",
@@ -289,6 +295,37 @@ impl App {
                     return Vec::new();
                 }
                 self.attach(arg);
+                Vec::new()
+            }
+            "/plan" => {
+                if self.turn_active() {
+                    self.fail("/plan: wait for the turn to end first.");
+                    return Vec::new();
+                }
+                if let Err(m) = &self.agent.provider {
+                    let m = sanitize::line(m).into_owned();
+                    self.fail(format!("/plan needs a model: {m}"));
+                    return Vec::new();
+                }
+                if !arg.is_empty() {
+                    return self.start_plan(Some(arg.to_string()));
+                }
+                // No goal: the open session's plan run goes on where it stopped.
+                let unfinished = self.detail.as_ref().is_some_and(|d| {
+                    d.header
+                        .as_ref()
+                        .and_then(|h| h.plan.as_ref())
+                        .is_some_and(|p| {
+                            p.steps.iter().any(|s| {
+                                d.progress.statuses.get(&s.id) != Some(&StepStatus::Completed)
+                            })
+                        })
+                });
+                if unfinished && !self.draft {
+                    self.say("Resuming the plan run…");
+                    return self.start_plan(None);
+                }
+                self.fail("/plan needs a goal: /plan add a --json flag to the CLI");
                 Vec::new()
             }
             "/limits" => {

@@ -102,6 +102,19 @@ pub enum Overlay {
     },
     /// "Really?" before leaving a running turn behind.
     Confirm(Confirm),
+    /// A plan run's proposed plan, waiting for run / reject / drop steps.
+    Plan(PlanAsk),
+}
+
+/// The plan a `/plan` run proposes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanAsk {
+    /// Step ids by layer: a layer runs after every earlier one.
+    pub layers: Vec<Vec<String>>,
+    /// (id, title) of each step, in the plan's order.
+    pub steps: Vec<(String, String)>,
+    /// The ids of the steps to drop, being typed (after `d`).
+    pub dropping: Option<Input>,
 }
 
 /// What a yes/no question is about.

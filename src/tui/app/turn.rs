@@ -3,7 +3,7 @@
 //! which the `data_version` poll does not report, so the open session is refreshed here.
 //! Starting, answering and cancelling turns: the effects the app asks of the agent.
 
-use super::state::Screen;
+use super::state::{Overlay, PlanAsk, Screen};
 use super::{App, short};
 use crate::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use crate::sanitize;
@@ -139,10 +139,108 @@ impl App {
                 }
                 self.refresh_open_turn()
             }
-            // A plan step's state changed in the store: the Plan tab shows it.
-            TurnEvent::StepStarted { .. } | TurnEvent::StepFinished { .. } => self.refresh_detail(),
-            // Plan runs start from `neocode run --plan`; the Plan tab shows their live state.
-            TurnEvent::PlanProposed { .. } | TurnEvent::Step { .. } => Vec::new(),
+            TurnEvent::PlanProposed {
+                plan,
+                layers,
+                approved,
+            } => {
+                let n = plan.steps.len();
+                if approved {
+                    self.say(format!("Running the plan ({n} steps)…"));
+                } else {
+                    let steps = plan
+                        .steps
+                        .iter()
+                        .map(|s| {
+                            (
+                                sanitize::line(&s.id).into_owned(),
+                                sanitize::line(&s.title).into_owned(),
+                            )
+                        })
+                        .collect();
+                    let layers = layers
+                        .iter()
+                        .map(|l| l.iter().map(|id| sanitize::line(id).into_owned()).collect())
+                        .collect();
+                    self.overlay = Overlay::Plan(PlanAsk {
+                        layers,
+                        steps,
+                        dropping: None,
+                    });
+                    self.say(format!(
+                        "The model proposes a plan of {n} steps: y runs it, n rejects it, d drops steps."
+                    ));
+                }
+                Vec::new()
+            }
+            // A plan step's state changed in the store: the Plan tab shows it, the live cell
+            // says where the run is.
+            TurnEvent::StepStarted {
+                step_id,
+                title,
+                retry,
+                ..
+            } => {
+                let id = sanitize::line(&step_id).into_owned();
+                let title = sanitize::line(&title).into_owned();
+                let again = retry.map_or(String::new(), |r| {
+                    format!(" (again: {})", sanitize::line(&r))
+                });
+                if let Some(l) = self.live.as_mut() {
+                    l.steps.push(format!("▸ {id} · {title}{again}"));
+                }
+                self.say(format!("Step {id}: {title}{again}"));
+                self.refresh_detail()
+            }
+            TurnEvent::StepFinished {
+                step_id,
+                outcome,
+                elapsed_ms,
+                ..
+            } => {
+                let id = sanitize::line(&step_id).into_owned();
+                let took = elapsed(elapsed_ms as i64);
+                let line = match &outcome {
+                    Ok(_) => format!("✓ {id} done in {took}"),
+                    Err(f) => format!(
+                        "✗ {id} {}: {}",
+                        sanitize::line(&f.error_type),
+                        sanitize::line(&f.message)
+                    ),
+                };
+                if let Some(l) = self.live.as_mut() {
+                    // The step's text and calls are in its own session now (the Plan tab
+                    // opens it); the progress line stays.
+                    l.text.clear();
+                    l.reasoning.clear();
+                    l.stored_text.clear();
+                    l.stored_seq = 0;
+                    l.cards.retain(|c| l.asking.contains(&c.call.id));
+                    l.steps.push(line.clone());
+                }
+                self.say(line);
+                self.refresh_detail()
+            }
+            // A step's sub-turn: its text, calls and approvals show like a turn's own.
+            TurnEvent::Step { event, .. } => {
+                let result_of = match event.as_ref() {
+                    TurnEvent::ToolResult { call_id, .. } => Some(call_id.clone()),
+                    _ => None,
+                };
+                let stored = matches!(event.as_ref(), TurnEvent::AssistantStored { .. });
+                let effects = self.turn_event(*event);
+                // The step's messages are stored in its own session, never in the open
+                // transcript: they stay in the live cell until the step ends.
+                if let Some(l) = self.live.as_mut() {
+                    if stored {
+                        l.stored_seq = i64::MAX;
+                    }
+                    if let Some(c) = result_of.and_then(|id| l.card_mut(&id)) {
+                        c.result_seq = None;
+                    }
+                }
+                effects
+            }
             TurnEvent::Warning { code, message } => {
                 let msg = sanitize::line(&message).into_owned();
                 match code.as_str() {
@@ -159,6 +257,10 @@ impl App {
             }
             TurnEvent::Finished { reason, usage } => {
                 self.turn_running = false;
+                // A plan nobody answered (the run was cancelled) is no longer asked about.
+                if matches!(self.overlay, Overlay::Plan(_)) {
+                    self.overlay = Overlay::None;
+                }
                 let Some(l) = self.live.as_mut() else {
                     return Vec::new();
                 };
@@ -222,12 +324,56 @@ impl App {
 
     /// Starts a turn in the open session (or the new one being written).
     pub(super) fn start_turn(&mut self, text: Option<String>) -> Vec<Effect> {
+        let Some(session_id) = self.begin_live(text.clone()) else {
+            return Vec::new();
+        };
+        self.say("Sending… Esc cancels.");
+        vec![Effect::Turn(TurnEffect::Start {
+            session_id,
+            text,
+            approval: self.approval(),
+        })]
+    }
+
+    /// Starts a plan run for `goal` in the open session (or the new one being written); with
+    /// no goal, the open session's unfinished plan run goes on.
+    pub(super) fn start_plan(&mut self, goal: Option<String>) -> Vec<Effect> {
+        let Some(session_id) = self.begin_live(goal.clone()) else {
+            return Vec::new();
+        };
+        self.say("Drafting a plan… Esc cancels.");
+        vec![Effect::Turn(TurnEffect::Plan {
+            session_id,
+            goal,
+            approval: self.approval(),
+        })]
+    }
+
+    /// Answers the proposed plan.
+    pub(super) fn answer_plan(&mut self, cmd: TurnCommand) -> Vec<Effect> {
+        self.overlay = Overlay::None;
+        self.say(match &cmd {
+            TurnCommand::ApprovePlan => "Running the plan…".to_string(),
+            TurnCommand::RejectPlan => "Plan rejected; nothing runs.".to_string(),
+            TurnCommand::EditPlan { drop } => format!(
+                "Dropping {}; the plan is proposed again.",
+                sanitize::line(&drop.join(", "))
+            ),
+            _ => String::new(),
+        });
+        vec![Effect::Turn(TurnEffect::Command(cmd))]
+    }
+
+    /// The live cell of a turn about to start in the open session (or the new one being
+    /// written); `None` when there is no session to start it in, else the session (`None`:
+    /// a new one).
+    fn begin_live(&mut self, text: Option<String>) -> Option<Option<String>> {
         let session_id = if self.draft {
             None
         } else {
             match self.detail.as_ref() {
                 Some(d) => Some(d.id.clone()),
-                None => return Vec::new(),
+                None => return None,
             }
         };
         let base_seq = self
@@ -238,7 +384,7 @@ impl App {
         self.live = Some(Live {
             session_id: session_id.clone(),
             started_ms: self.now_ms,
-            prompt: text.clone(),
+            prompt: text,
             base_seq,
             ..Live::default()
         });
@@ -247,12 +393,7 @@ impl App {
             t.follow_end = true;
             t.selected = None;
         }
-        self.say("Sending… Esc cancels.");
-        vec![Effect::Turn(TurnEffect::Start {
-            session_id,
-            text,
-            approval: self.approval(),
-        })]
+        Some(session_id)
     }
 
     /// Sends a message: with images, they are stored first (as assets of the session) and

@@ -88,6 +88,7 @@ fn status_line(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let editing = match &app.overlay {
         Overlay::Rename { input, .. } => Some(("Rename to: ", input)),
         Overlay::DenyReason { input, .. } => Some(("Deny because: ", input)),
+        Overlay::Plan(p) => p.dropping.as_ref().map(|i| ("Drop steps (ids): ", i)),
         _ => None,
     };
     if let Some((prefix, input)) = editing {
@@ -236,6 +237,10 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Overlay::Rename { .. } => vec![("Enter", "save"), ("Esc", "cancel")],
         Overlay::DenyReason { .. } => vec![("Enter", "deny with this reason"), ("Esc", "back")],
         Overlay::Confirm(_) => vec![("y", "yes"), ("n/Esc", "no")],
+        Overlay::Plan(p) if p.dropping.is_some() => {
+            vec![("Enter", "drop these"), ("Esc", "back")]
+        }
+        Overlay::Plan(_) => keymap::bar(keymap::Context::Plan).collect(),
         Overlay::Help(_) => vec![("↑↓", "scroll"), ("any key", "close")],
         Overlay::None => {
             if app.screen == Screen::Browse && app.list.filter.as_ref().is_some_and(|f| f.editing) {

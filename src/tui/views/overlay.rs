@@ -9,7 +9,7 @@ use super::popup::{centered, popup};
 use super::text::{fit, input_cursor_width};
 use crate::sanitize;
 use crate::session::{SNIPPET_CLOSE, SNIPPET_OPEN, Status, StepStatus};
-use crate::tui::app::{App, Confirm, Overlay, SearchState, short};
+use crate::tui::app::{App, Confirm, Overlay, PlanAsk, SearchState, short};
 use crate::tui::keymap::{self, Context};
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
@@ -65,7 +65,44 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
             frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
         }
         Overlay::Search(s) => search(frame, app, size, s),
+        Overlay::Plan(p) => plan(frame, app, size, p),
     }
+}
+
+/// The proposed plan: its steps layer by layer (a layer runs after every earlier one), and
+/// the keys that answer it.
+fn plan(frame: &mut Frame<'_>, app: &App, size: Rect, p: &PlanAsk) {
+    let t = &app.theme;
+    let mut lines = Vec::new();
+    for (i, layer) in p.layers.iter().enumerate() {
+        lines.push(Line::from(Span::styled(
+            format!("Layer {}", i + 1),
+            t.bold(),
+        )));
+        for id in layer {
+            let title = p
+                .steps
+                .iter()
+                .find(|(s, _)| s == id)
+                .map_or("", |(_, title)| title.as_str());
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {id}"), t.accent()),
+                Span::raw(format!("  {title}")),
+            ]));
+        }
+    }
+    lines.push(Line::default());
+    let mut keys = Vec::new();
+    for (k, what) in keymap::bar(Context::Plan) {
+        keys.push(Span::styled(k, t.accent().patch(t.bold())));
+        keys.push(Span::raw(format!(" {what}   ")));
+    }
+    lines.push(Line::from(keys));
+    let h = (lines.len() as u16).saturating_add(2);
+    let area = centered(size, 72, h);
+    let title = format!("Plan · {} steps", p.steps.len());
+    let inner = popup(frame, app, area, &title);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
 }
 
 /// The help text laid out for `width` columns: every line wraps, so nothing is cut mid-word.
@@ -85,6 +122,7 @@ pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
         Context::Turn,
         Context::Approval,
         Context::Dangling,
+        Context::Plan,
     ] {
         heading(&mut lines, ctx.title());
         for b in keymap::BINDINGS.iter().filter(|b| b.context == ctx) {
