@@ -72,6 +72,7 @@ impl H {
             policy: ApprovalPolicy::Ask,
             sandbox: "on".into(),
             sandbox_on: true,
+            mcp_failed: Vec::new(),
         };
         let mut me = H {
             app,
@@ -434,6 +435,25 @@ fn a_failed_turn_says_why_in_the_status_line() {
 }
 
 #[test]
+fn a_failed_mcp_server_stays_on_the_status_line() {
+    let mut h = H::new();
+    h.send("Hi");
+    h.ev(TurnEvent::Warning {
+        code: "mcp_server_failed".into(),
+        message: "MCP server `docs`: cannot start `docs-server`: not found".into(),
+    });
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Completed,
+        usage: Usage::default(),
+    });
+    // Long after the status message expired, the agent line still names the server.
+    h.app.expire_status(NOW + 3_600_000);
+    let s = h.screen();
+    assert!(s.contains("mcp failed: docs"), "{s}");
+    assert!(!s.contains("not found"), "the message itself expired:\n{s}");
+}
+
+#[test]
 fn slash_commands_complete_and_act() {
     let mut h = H::new();
     h.chars("/ap");
@@ -735,7 +755,8 @@ fn a_session_running_elsewhere_is_marked_read_only_and_help_lists_the_turn_keys(
         "no, with a reason sent to the model",
         "Ctrl-R",
         "/compact",
-        "/approve [ask|auto-edit|never-ask]",
+        "/approve [ask|auto-edit|never-ask|network]",
+        "/skill [NAME]",
     ] {
         assert!(seen.contains(want), "help lacks {want:?}");
     }

@@ -98,6 +98,7 @@ impl H {
             policy: ApprovalPolicy::Ask,
             sandbox: "on".into(),
             sandbox_on: true,
+            mcp_failed: Vec::new(),
         };
         let mut h = H {
             app,

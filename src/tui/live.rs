@@ -33,6 +33,9 @@ pub struct AgentInfo {
     pub sandbox: String,
     /// Commands run inside a sandbox.
     pub sandbox_on: bool,
+    /// MCP servers that failed to start or died (shown until the TUI restarts, since a failed
+    /// server is not started again before that).
+    pub mcp_failed: Vec<String>,
 }
 
 impl Default for AgentInfo {
@@ -43,6 +46,7 @@ impl Default for AgentInfo {
             policy: ApprovalPolicy::default(),
             sandbox: "off".into(),
             sandbox_on: false,
+            mcp_failed: Vec::new(),
         }
     }
 }
@@ -452,5 +456,9 @@ pub fn status_spans(
         format!("· sandbox {}", info.sandbox),
         if info.sandbox_on { t.dim() } else { t.warn() },
     ));
+    if !info.mcp_failed.is_empty() {
+        let names: Vec<_> = info.mcp_failed.iter().map(|n| sanitize::line(n)).collect();
+        v.push((format!(" · mcp failed: {}", names.join(", ")), t.error()));
+    }
     v
 }

@@ -323,6 +323,7 @@ fn connect(rt: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentInfo) {
             "off".into()
         },
         sandbox_on: sandbox.is_enforced(),
+        mcp_failed: Vec::new(),
     };
     (Some(Agent::new(rt.clone(), settings)), info)
 }

@@ -251,6 +251,14 @@ impl App {
                         return effects;
                     }
                     "compact_failed" => self.fail(msg),
+                    "mcp_server_failed" => {
+                        // "MCP server `name`: why": the status line keeps the name.
+                        let name = msg.split('`').nth(1).unwrap_or(&msg).to_string();
+                        if !self.agent.mcp_failed.contains(&name) {
+                            self.agent.mcp_failed.push(name);
+                        }
+                        self.fail(msg);
+                    }
                     _ => self.say(msg),
                 }
                 Vec::new()
