@@ -1,6 +1,10 @@
 //! Agent turns end to end in the library: the real OpenAI provider against the scripted server
 //! on 127.0.0.1, real tools, the real store. Every turn is checked in the store afterwards.
 
+mod agent_support;
+
+use agent_support::Env;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -9,60 +13,9 @@ use neocode::runtime::agent::{
 };
 use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
-use neocode::runtime::{Location, Sessions};
-use neocode::session::{
-    AppendMeta, NewMessage, Part, Role, RuntimeLimits, Status, ToolCall, WorkspacePaths,
-};
+use neocode::session::{AppendMeta, NewMessage, Part, Role, RuntimeLimits, Status, ToolCall};
 
 const KEY: &str = "sk-agent-test-KEY-5f3a9c";
-
-struct Env {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    ws: PathBuf,
-}
-
-impl Env {
-    fn new(config: &str) -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().join("home");
-        let ws = dir.path().join("ws");
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(&ws).unwrap();
-        std::fs::write(
-            home.join("config.toml"),
-            format!("[provider]\nretry_backoff_ms = 10\nidle_timeout_secs = 5\n{config}"),
-        )
-        .unwrap();
-        Env {
-            _dir: dir,
-            home,
-            ws,
-        }
-    }
-
-    fn sessions(&self) -> Sessions {
-        let paths = WorkspacePaths::resolve(&self.home, &self.ws).unwrap();
-        Sessions::open(&Location {
-            home: self.home.clone(),
-            paths,
-        })
-        .unwrap()
-    }
-
-    /// A fresh agent, as a new process would build it.
-    fn agent(&self, srv: &ScriptedServer) -> Agent {
-        let url = srv.base_url();
-        let env = move |k: &str| match k {
-            "NEOCODE_BASE_URL" => Some(url.clone()),
-            "NEOCODE_MODEL" => Some("test-model".to_string()),
-            "NEOCODE_API_KEY" => Some(KEY.to_string()),
-            _ => None,
-        };
-        let settings = Settings::load_with(&self.home, &Overrides::default(), &env).unwrap();
-        Agent::new(self.sessions(), settings)
-    }
-}
 
 /// Reads events until `Finished`, answering with `answer`.
 fn drive(
@@ -149,7 +102,7 @@ fn assert_key_nowhere(home: &Path) {
 
 #[test]
 fn text_turn_streams_and_is_persisted_with_usage_title_and_ledger() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Stream::new()
             .role()
@@ -226,7 +179,7 @@ fn text_turn_streams_and_is_persisted_with_usage_title_and_ledger() {
 
 #[test]
 fn approved_edit_runs_denied_edit_does_not_and_the_model_sees_both() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Stream::new()
             .role()
@@ -324,7 +277,7 @@ fn approved_edit_runs_denied_edit_does_not_and_the_model_sees_both() {
 
 #[test]
 fn always_survives_a_restart() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("a1", "write_file", r#"{"path":"a.txt","content":"1"}"#)]),
         Reply::text("done"),
@@ -362,7 +315,7 @@ fn always_survives_a_restart() {
 
 #[test]
 fn update_plan_writes_the_plan_and_step_statuses() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let plan = r#"{"steps":[{"id":"a","title":"read","status":"completed"},{"id":"b","title":"fix","depends_on":["a"],"status":"running"}]}"#;
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("p1", "update_plan", plan)]),
@@ -392,7 +345,7 @@ fn update_plan_writes_the_plan_and_step_statuses() {
 
 #[test]
 fn budget_is_enforced_across_a_restart_and_only_a_flag_raises_it() {
-    let env = Env::new("[limits]\nmax_turns = 1\n");
+    let env = Env::new(KEY, "[limits]\nmax_turns = 1\n");
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)]),
         Reply::text("after raise"),
@@ -442,7 +395,7 @@ fn budget_is_enforced_across_a_restart_and_only_a_flag_raises_it() {
 
 #[test]
 fn cancel_keeps_what_arrived_and_the_session_continues() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Stream::new()
             .role()
@@ -496,7 +449,7 @@ fn cancel_keeps_what_arrived_and_the_session_continues() {
 
 #[test]
 fn a_running_session_cannot_be_started_twice() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Stream::text("slow reply")
             .delays(Duration::from_millis(800), Duration::ZERO)
@@ -538,7 +491,7 @@ fn a_running_session_cannot_be_started_twice() {
 
 #[test]
 fn dangling_calls_rerun_exactly_the_unanswered_ones() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     std::fs::write(env.ws.join("notes.txt"), "hello notes\n").unwrap();
     let srv = ScriptedServer::start(vec![Reply::text("all answered")]).unwrap();
     let sessions = env.sessions();
@@ -616,7 +569,7 @@ fn dangling_calls_rerun_exactly_the_unanswered_ones() {
 
 #[test]
 fn compaction_replaces_the_transcript_and_a_failed_summary_changes_nothing() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::text("first answer"),
         Reply::text("second answer"),
@@ -671,7 +624,7 @@ fn compaction_replaces_the_transcript_and_a_failed_summary_changes_nothing() {
 
 #[test]
 fn automatic_compaction_past_the_share_of_the_window() {
-    let env = Env::new("context_window = 1000\ncompact_at = 0.5\n");
+    let env = Env::new(KEY, "context_window = 1000\ncompact_at = 0.5\n");
     let srv = ScriptedServer::start(vec![
         Stream::text("big answer").usage(900, 10).reply(),
         Stream::text("short summary").usage(50, 5).reply(),
@@ -704,7 +657,7 @@ fn automatic_compaction_past_the_share_of_the_window() {
 
 #[test]
 fn provider_failures_fail_the_turn_with_an_actionable_message() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::error(401, &format!("Incorrect API key provided: {KEY}")),
         Stream::new()
@@ -739,7 +692,7 @@ fn provider_failures_fail_the_turn_with_an_actionable_message() {
 
 #[test]
 fn nothing_configured_says_what_to_set() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let settings = Settings::load_with(&env.home, &Overrides::default(), &|_| None).unwrap();
     let agent = Agent::new(env.sessions(), settings);
     let Err(e) = agent.start(
@@ -758,7 +711,7 @@ fn nothing_configured_says_what_to_set() {
 
 #[test]
 fn images_from_assets_are_sent_as_data_urls() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![Reply::text("a red pixel")]).unwrap();
     let sessions = env.sessions();
     let h = sessions.new_session(Default::default()).unwrap();
@@ -800,7 +753,7 @@ fn images_from_assets_are_sent_as_data_urls() {
 
 #[test]
 fn calls_stopped_by_a_budget_or_cancel_are_answered_not_run() {
-    let env = Env::new("[limits]\nmax_tool_calls = 1\n");
+    let env = Env::new(KEY, "[limits]\nmax_tool_calls = 1\n");
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[
             ("b1", "list_dir", r#"{"path":"."}"#),
@@ -863,7 +816,7 @@ fn approve_network_opens_the_sandboxed_network_for_that_session_across_a_restart
         );
         return;
     }
-    let env = Env::new("[approval]\npolicy = \"never-ask\"\n");
+    let env = Env::new(KEY, "[approval]\npolicy = \"never-ask\"\n");
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let args = serde_json::json!({

@@ -10,17 +10,18 @@
 //! of the real agent against the scripted model server: tools offered, approval yes/no, image
 //! results stored as assets, a failed server reported.
 
-use std::path::PathBuf;
+mod agent_support;
+
+use agent_support::Env;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use neocode::runtime::agent::{Agent, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest};
-use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::mcp::{McpManager, ServerConfig, ServerState};
 use neocode::runtime::scripted::{Reply, ScriptedServer};
 use neocode::runtime::tools::{CancelFlag, ToolKind};
-use neocode::runtime::{Location, Sessions};
-use neocode::session::{Part, Role, WorkspacePaths};
+use neocode::session::{Part, Role};
 
 const SERVER_ENV: &str = "NEOCODE_TEST_MCP_SERVER";
 /// Set in this process before anything else runs: a server must never see it.
@@ -484,53 +485,6 @@ fn mcp_list_prints_servers_state_and_tools() {
 
 // ----- agent turns -----------------------------------------------------------------------------
 
-struct Env {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    ws: PathBuf,
-}
-
-impl Env {
-    fn new(config: &str) -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().join("home");
-        let ws = dir.path().join("ws");
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(&ws).unwrap();
-        std::fs::write(
-            home.join("config.toml"),
-            format!("[provider]\nretry_backoff_ms = 10\nidle_timeout_secs = 5\n{config}"),
-        )
-        .unwrap();
-        Env {
-            _dir: dir,
-            home,
-            ws,
-        }
-    }
-
-    fn sessions(&self) -> Sessions {
-        let paths = WorkspacePaths::resolve(&self.home, &self.ws).unwrap();
-        Sessions::open(&Location {
-            home: self.home.clone(),
-            paths,
-        })
-        .unwrap()
-    }
-
-    fn agent(&self, srv: &ScriptedServer) -> Agent {
-        let url = srv.base_url();
-        let env = move |k: &str| match k {
-            "NEOCODE_BASE_URL" => Some(url.clone()),
-            "NEOCODE_MODEL" => Some("test-model".to_string()),
-            "NEOCODE_API_KEY" => Some("sk-test".to_string()),
-            _ => None,
-        };
-        let settings = Settings::load_with(&self.home, &Overrides::default(), &env).unwrap();
-        Agent::new(self.sessions(), settings)
-    }
-}
-
 /// Runs one turn to its end, answering approvals with `approve`.
 fn turn(
     agent: &Agent,
@@ -598,7 +552,7 @@ fn tool_names(req: &serde_json::Value) -> Vec<String> {
 }
 
 fn agent_offers_mcp_tools_and_asks_for_mutating_ones() {
-    let env = Env::new(&table("t", ""));
+    let env = Env::new("sk-test", &table("t", ""));
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("c1", "mcp__t__echo", r#"{"text":"ro"}"#)]),
         Reply::tool_calls(&[("c2", "mcp__t__write_note", r#"{"text":"denied"}"#)]),
@@ -651,7 +605,7 @@ fn agent_offers_mcp_tools_and_asks_for_mutating_ones() {
 }
 
 fn always_and_never_ask_cover_mutating_mcp_tools() {
-    let env = Env::new(&table("t", ""));
+    let env = Env::new("sk-test", &table("t", ""));
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("c1", "mcp__t__write_note", r#"{"text":"one"}"#)]),
         Reply::text("ok"),
@@ -693,10 +647,10 @@ fn always_and_never_ask_cover_mutating_mcp_tools() {
         "two"
     );
 
-    let env = Env::new(&format!(
-        "[approval]\npolicy = \"never-ask\"\n{}",
-        table("t", "")
-    ));
+    let env = Env::new(
+        "sk-test",
+        &format!("[approval]\npolicy = \"never-ask\"\n{}", table("t", "")),
+    );
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("c1", "mcp__t__write_note", r#"{"text":"free"}"#)]),
         Reply::text("ok"),
@@ -711,7 +665,7 @@ fn always_and_never_ask_cover_mutating_mcp_tools() {
 }
 
 fn neocode_run_calls_mcp_tools_and_asks_for_mutating_ones() {
-    let env = Env::new(&table("t", ""));
+    let env = Env::new("sk-test", &table("t", ""));
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("c1", "mcp__t__write_note", r#"{"text":"from run"}"#)]),
         Reply::text("refused"),
@@ -750,7 +704,7 @@ fn neocode_run_calls_mcp_tools_and_asks_for_mutating_ones() {
 }
 
 fn agent_stores_image_results_as_assets() {
-    let env = Env::new(&table("t", ""));
+    let env = Env::new("sk-test", &table("t", ""));
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("c1", "mcp__t__picture", "{}")]),
         Reply::text("a pixel"),
@@ -790,7 +744,10 @@ fn agent_stores_image_results_as_assets() {
 }
 
 fn agent_reports_a_failed_server_once_and_goes_on() {
-    let env = Env::new("[mcp_servers.gone]\ncommand = \"/nonexistent/mcp\"\n");
+    let env = Env::new(
+        "sk-test",
+        "[mcp_servers.gone]\ncommand = \"/nonexistent/mcp\"\n",
+    );
     let srv = ScriptedServer::start(vec![Reply::text("hi"), Reply::text("again")]).unwrap();
     let agent = env.agent(&srv);
     let (id, events) = turn(&agent, Target::New, "hello", None);

@@ -2,6 +2,10 @@
 //! store, the real binary for the crash case. What ran is read from the recorded requests (the
 //! step a request was for is named in its prompt) and from the store.
 
+mod agent_support;
+
+use agent_support::Env;
+
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -11,60 +15,12 @@ use neocode::runtime::agent::{
 };
 use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::scripted::{RecordedRequest, Reply, ScriptedServer, Stream};
-use neocode::runtime::{Location, Sessions};
-use neocode::session::{
-    Role, RuntimeLimits, Status, StepFailure, StepStatus, StepUpdate, WorkspacePaths,
-};
+use neocode::session::{Role, RuntimeLimits, Status, StepFailure, StepStatus, StepUpdate};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-plan-test-KEY-31c7e0";
 
-struct Env {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    ws: PathBuf,
-}
-
 impl Env {
-    fn new() -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().join("home");
-        let ws = dir.path().join("ws");
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(&ws).unwrap();
-        std::fs::write(
-            home.join("config.toml"),
-            "[provider]\nretry_backoff_ms = 10\nidle_timeout_secs = 5\n",
-        )
-        .unwrap();
-        Env {
-            _dir: dir,
-            home,
-            ws,
-        }
-    }
-
-    fn sessions(&self) -> Sessions {
-        let paths = WorkspacePaths::resolve(&self.home, &self.ws).unwrap();
-        Sessions::open(&Location {
-            home: self.home.clone(),
-            paths,
-        })
-        .unwrap()
-    }
-
-    fn agent(&self, srv: &ScriptedServer) -> Agent {
-        let url = srv.base_url();
-        let env = move |k: &str| match k {
-            "NEOCODE_BASE_URL" => Some(url.clone()),
-            "NEOCODE_MODEL" => Some("test-model".to_string()),
-            "NEOCODE_API_KEY" => Some(KEY.to_string()),
-            _ => None,
-        };
-        let settings = Settings::load_with(&self.home, &Overrides::default(), &env).unwrap();
-        Agent::new(self.sessions(), settings)
-    }
-
     fn cmd(&self, srv: &ScriptedServer, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_neocode"));
         c.args(args)
@@ -170,7 +126,7 @@ fn started(evs: &[TurnEvent]) -> Vec<String> {
 
 #[test]
 fn a_diamond_runs_layer_by_layer_and_each_step_sees_what_it_depends_on() {
-    let env = Env::new();
+    let env = Env::new(KEY, "");
     let mut script = draft(&diamond());
     for s in ["a", "b", "c", "d", "e"] {
         script.push(Reply::text(&format!("RESULT-{s}: done")));
@@ -249,7 +205,7 @@ fn a_diamond_runs_layer_by_layer_and_each_step_sees_what_it_depends_on() {
 
 #[test]
 fn a_failing_step_skips_its_dependants_and_a_retry_on_request_clears_the_failure() {
-    let env = Env::new();
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(draft(&diamond())).unwrap();
     srv.push([
         Reply::text("RESULT-a"),
@@ -319,7 +275,7 @@ fn a_failing_step_skips_its_dependants_and_a_retry_on_request_clears_the_failure
 
 #[test]
 fn an_invalid_plan_is_bounced_back_to_the_model_with_the_reason() {
-    let env = Env::new();
+    let env = Env::new(KEY, "");
     let cycle = json!({"steps": [
         {"id": "a", "title": "A", "depends_on": ["b"]},
         {"id": "b", "title": "B", "depends_on": ["a"]},
@@ -382,7 +338,7 @@ fn an_invalid_plan_is_bounced_back_to_the_model_with_the_reason() {
 
 #[test]
 fn the_user_drops_a_step_or_rejects_the_plan_before_anything_runs() {
-    let env = Env::new();
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(draft(&diamond())).unwrap();
     srv.push([
         Reply::text("RESULT-a"),
@@ -458,7 +414,7 @@ fn the_user_drops_a_step_or_rejects_the_plan_before_anything_runs() {
 
 #[test]
 fn steps_of_a_layer_run_together_up_to_the_width() {
-    let env = Env::new();
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(draft(&diamond())).unwrap();
     srv.push([Reply::text("RESULT-first")]);
     // b, c and d each take a while: with width 3 they overlap.
@@ -509,7 +465,7 @@ fn steps_of_a_layer_run_together_up_to_the_width() {
 
 #[test]
 fn a_budget_stops_the_run_inside_a_step_and_a_raised_limit_resumes_it() {
-    let env = Env::new();
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(draft(&diamond())).unwrap();
     srv.push([Reply::text("RESULT-a")]);
     // b reads a file and would need a second model call: the budget of 4 stops it there.
@@ -565,7 +521,7 @@ fn a_budget_stops_the_run_inside_a_step_and_a_raised_limit_resumes_it() {
 
 #[test]
 fn step_updates_racing_from_many_writers_keep_the_merge_rules() {
-    let env = Env::new();
+    let env = Env::new(KEY, "");
     let sessions = env.sessions();
     let h = sessions
         .new_session(neocode::session::NewSession::default())
@@ -674,7 +630,7 @@ fn step_updates_racing_from_many_writers_keep_the_merge_rules() {
 /// resumed: only the unfinished steps reach the model (counted at the server).
 #[test]
 fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
-    let env = Env::new();
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(draft(&diamond())).unwrap();
     srv.push([
         Reply::text("RESULT-a"),
@@ -754,7 +710,7 @@ fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
 
 #[test]
 fn run_plan_without_a_terminal_asks_for_yes_and_runs_nothing() {
-    let env = Env::new();
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(draft(&diamond())).unwrap();
     let out = env
         .cmd(&srv, &["run", "--plan", "a goal"])
@@ -773,7 +729,7 @@ fn run_plan_without_a_terminal_asks_for_yes_and_runs_nothing() {
 #[test]
 #[ignore = "generator: rewrites assets/demo/08-plan-run*.json"]
 fn generate_plan_demo() {
-    let env = Env::new();
+    let env = Env::new(KEY, "");
     std::fs::create_dir_all(env.ws.join("src")).unwrap();
     std::fs::write(
         env.ws.join("src/report.rs"),
@@ -907,7 +863,7 @@ fn generate_plan_demo() {
 
 #[test]
 fn run_plan_json_reports_the_plan_and_every_step() {
-    let env = Env::new();
+    let env = Env::new(KEY, "");
     let two = json!({"steps": [{"id": "a", "title": "A"}, {"id": "b", "title": "B", "depends_on": ["a"]}]});
     let srv = ScriptedServer::start(draft(&two)).unwrap();
     srv.push([Reply::text("RESULT-a"), Reply::text("FAILED: no way")]);

@@ -2,69 +2,21 @@
 //! server on 127.0.0.1, the real store, and `neocode show` in a separate process. What the
 //! model server receives is the proof that instructions and skills reached the model.
 
-use std::path::PathBuf;
+mod agent_support;
+
+use agent_support::Env;
+
 use std::time::Duration;
 
 use neocode::runtime::agent::{Agent, FinishReason, Target, TurnEvent, TurnRequest};
-use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::scripted::{Reply, ScriptedServer};
-use neocode::runtime::{Location, Sessions};
-use neocode::session::WorkspacePaths;
 use serde_json::Value;
 
-struct Env {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    ws: PathBuf,
-}
-
 impl Env {
-    fn new() -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().join("home");
-        let ws = dir.path().join("ws");
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(&ws).unwrap();
-        std::fs::write(
-            home.join("config.toml"),
-            "[provider]\nretry_backoff_ms = 10\nidle_timeout_secs = 5\n",
-        )
-        .unwrap();
-        // The workspace root is the canonical path (symlinks resolved).
-        let ws = ws.canonicalize().unwrap();
-        Env {
-            _dir: dir,
-            home,
-            ws,
-        }
-    }
-
     fn write(&self, rel: &str, text: &str) {
         let p = self.ws.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
-    }
-
-    fn sessions(&self) -> Sessions {
-        let paths = WorkspacePaths::resolve(&self.home, &self.ws).unwrap();
-        Sessions::open(&Location {
-            home: self.home.clone(),
-            paths,
-        })
-        .unwrap()
-    }
-
-    /// A fresh agent over a fresh store handle, as a new process builds it.
-    fn agent(&self, srv: &ScriptedServer) -> Agent {
-        let url = srv.base_url();
-        let env = move |k: &str| match k {
-            "NEOCODE_BASE_URL" => Some(url.clone()),
-            "NEOCODE_MODEL" => Some("test-model".to_string()),
-            "NEOCODE_API_KEY" => Some("sk-test".to_string()),
-            _ => None,
-        };
-        let settings = Settings::load_with(&self.home, &Overrides::default(), &env).unwrap();
-        Agent::new(self.sessions(), settings)
     }
 
     fn show_json(&self, id: &str) -> Value {
@@ -145,7 +97,7 @@ fn strings(v: &Value) -> Vec<String> {
 
 #[test]
 fn instruction_files_reach_the_model_and_show_names_them() {
-    let env = Env::new();
+    let env = Env::new("sk-test", "");
     std::fs::write(env.home.join("AGENTS.md"), "PERSONAL: answer in English.").unwrap();
     env.write("AGENTS.md", "ROOT: run cargo fmt before committing.");
     env.write("CLAUDE.md", "IGNORED: AGENTS.md wins in this folder.");
@@ -197,7 +149,7 @@ fn instruction_files_reach_the_model_and_show_names_them() {
 
 #[test]
 fn oversized_instructions_are_cut_with_a_note() {
-    let env = Env::new();
+    let env = Env::new("sk-test", "");
     let big = format!("BEGIN {} END", "x".repeat(40 * 1024));
     env.write("AGENTS.md", &big);
     let srv = ScriptedServer::start(vec![Reply::text("ok")]).unwrap();
@@ -227,7 +179,7 @@ fn deploy_skill(env: &Env) {
 
 #[test]
 fn a_skill_activated_by_the_model_survives_resume_and_fork() {
-    let env = Env::new();
+    let env = Env::new("sk-test", "");
     deploy_skill(&env);
     std::fs::create_dir_all(env.home.join("skills/review")).unwrap();
     std::fs::write(
@@ -313,7 +265,7 @@ fn a_skill_activated_by_the_model_survives_resume_and_fork() {
 
 #[test]
 fn the_user_activates_a_skill_and_unknown_ones_are_refused() {
-    let env = Env::new();
+    let env = Env::new("sk-test", "");
     deploy_skill(&env);
     let srv = ScriptedServer::start(vec![Reply::text("one"), Reply::text("two")]).unwrap();
     let agent = env.agent(&srv);
@@ -335,7 +287,7 @@ fn the_user_activates_a_skill_and_unknown_ones_are_refused() {
 
 #[test]
 fn a_malformed_skill_is_reported_once_and_skipped() {
-    let env = Env::new();
+    let env = Env::new("sk-test", "");
     deploy_skill(&env);
     env.write(
         ".neocode/skills/broken/SKILL.md",
@@ -384,7 +336,7 @@ fn a_malformed_skill_is_reported_once_and_skipped() {
 
 #[test]
 fn a_skill_activated_by_another_process_is_active_when_the_session_resumes() {
-    let env = Env::new();
+    let env = Env::new("sk-test", "");
     deploy_skill(&env);
     let srv = ScriptedServer::start(vec![Reply::text("one"), Reply::text("two")]).unwrap();
     let (id, _) = turn(&env.agent(&srv), Target::New, "hi");
@@ -424,7 +376,7 @@ fn a_skill_activated_by_another_process_is_active_when_the_session_resumes() {
 
 #[test]
 fn neocode_run_in_two_processes_keeps_the_active_skill() {
-    let env = Env::new();
+    let env = Env::new("sk-test", "");
     deploy_skill(&env);
     env.write("AGENTS.md", "ROOT RULE for run.");
     let srv = ScriptedServer::start(vec![
