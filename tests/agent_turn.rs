@@ -3,48 +3,19 @@
 
 mod agent_support;
 
-use agent_support::Env;
+use agent_support::{Env, drive, finish};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use neocode::runtime::agent::{
-    Agent, FinishReason, StartError, Target, TurnCommand, TurnEvent, TurnHandle, TurnRequest,
+    Agent, FinishReason, StartError, Target, TurnCommand, TurnEvent, TurnRequest,
 };
 use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
 use neocode::session::{AppendMeta, NewMessage, Part, Role, RuntimeLimits, Status, ToolCall};
 
 const KEY: &str = "sk-agent-test-KEY-5f3a9c";
-
-/// Reads events until `Finished`, answering with `answer`.
-fn drive(
-    h: &TurnHandle,
-    mut answer: impl FnMut(&TurnEvent) -> Option<TurnCommand>,
-) -> Vec<TurnEvent> {
-    let mut out = Vec::new();
-    loop {
-        let e = h
-            .events
-            .recv_timeout(Duration::from_secs(20))
-            .expect("turn produced no event for 20 s");
-        if let Some(c) = answer(&e) {
-            h.commands.send(c).unwrap();
-        }
-        let done = matches!(e, TurnEvent::Finished { .. });
-        out.push(e);
-        if done {
-            return out;
-        }
-    }
-}
-
-fn finish(evs: &[TurnEvent]) -> FinishReason {
-    match evs.last() {
-        Some(TurnEvent::Finished { reason, .. }) => reason.clone(),
-        other => panic!("last event {other:?}"),
-    }
-}
 
 fn run(agent: &Agent, target: Target, prompt: &str) -> (String, Vec<TurnEvent>) {
     let h = agent

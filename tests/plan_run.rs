@@ -4,15 +4,13 @@
 
 mod agent_support;
 
-use agent_support::Env;
+use agent_support::{Env, drive, finish};
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use neocode::runtime::agent::{
-    Agent, FinishReason, PlanRequest, Target, TurnCommand, TurnEvent, TurnHandle,
-};
+use neocode::runtime::agent::{Agent, FinishReason, PlanRequest, Target, TurnCommand, TurnEvent};
 use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::scripted::{RecordedRequest, Reply, ScriptedServer, Stream};
 use neocode::session::{Role, RuntimeLimits, Status, StepFailure, StepStatus, StepUpdate};
@@ -52,34 +50,6 @@ fn draft(plan: &Value) -> Vec<Reply> {
         Reply::tool_calls(&[("p1", "update_plan", &plan.to_string())]),
         Reply::text("Plan stored."),
     ]
-}
-
-fn drive(
-    h: &TurnHandle,
-    mut answer: impl FnMut(&TurnEvent) -> Option<TurnCommand>,
-) -> Vec<TurnEvent> {
-    let mut out = Vec::new();
-    loop {
-        let e = h
-            .events
-            .recv_timeout(Duration::from_secs(30))
-            .expect("the plan run produced no event for 30 s");
-        if let Some(c) = answer(&e) {
-            h.commands.send(c).unwrap();
-        }
-        let done = matches!(e, TurnEvent::Finished { .. });
-        out.push(e);
-        if done {
-            return out;
-        }
-    }
-}
-
-fn finish(evs: &[TurnEvent]) -> FinishReason {
-    match evs.last() {
-        Some(TurnEvent::Finished { reason, .. }) => reason.clone(),
-        other => panic!("last event {other:?}"),
-    }
 }
 
 fn plan_run(agent: &Agent, target: Target, req: PlanRequest) -> (String, Vec<TurnEvent>) {

@@ -4,8 +4,9 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::time::Duration;
 
-use neocode::runtime::agent::Agent;
+use neocode::runtime::agent::{Agent, FinishReason, TurnCommand, TurnEvent, TurnHandle};
 use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::scripted::ScriptedServer;
 use neocode::runtime::{Location, Sessions};
@@ -63,5 +64,35 @@ impl Env {
         };
         let settings = Settings::load_with(&self.home, &Overrides::default(), &env).unwrap();
         Agent::new(self.sessions(), settings)
+    }
+}
+
+/// Reads a turn's (or a plan run's) events until `Finished`, answering each with `answer`.
+pub fn drive(
+    h: &TurnHandle,
+    mut answer: impl FnMut(&TurnEvent) -> Option<TurnCommand>,
+) -> Vec<TurnEvent> {
+    let mut out = Vec::new();
+    loop {
+        let e = h
+            .events
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the turn produced no event for 30 s");
+        if let Some(c) = answer(&e) {
+            h.commands.send(c).unwrap();
+        }
+        let done = matches!(e, TurnEvent::Finished { .. });
+        out.push(e);
+        if done {
+            return out;
+        }
+    }
+}
+
+/// Why the turn whose events these are ended.
+pub fn finish(evs: &[TurnEvent]) -> FinishReason {
+    match evs.last() {
+        Some(TurnEvent::Finished { reason, .. }) => reason.clone(),
+        other => panic!("last event {other:?}"),
     }
 }
