@@ -167,6 +167,35 @@ pub enum FinishReason {
     },
 }
 
+/// The commands a front end sends to a running turn or plan run: a relay thread raises the
+/// cancel flag at once (the turn thread may be blocked in a stream or a command) and forwards
+/// every command. Returns the front end's sender, the turn's receiver and the flag.
+pub(crate) fn command_relay(
+    name: &str,
+) -> Result<(Sender<TurnCommand>, Receiver<TurnCommand>, CancelFlag), StartError> {
+    let (front_tx, front_rx) = channel::<TurnCommand>();
+    let (inner_tx, inner_rx) = channel();
+    let cancel = CancelFlag::default();
+    let c = cancel.clone();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            for cmd in front_rx {
+                if cmd == TurnCommand::Cancel {
+                    c.cancel();
+                }
+                if inner_tx.send(cmd).is_err() {
+                    break;
+                }
+            }
+        })
+        .map_err(|e| StartError {
+            code: "store",
+            message: format!("cannot start a thread: {e}"),
+        })?;
+    Ok((front_tx, inner_rx, cancel))
+}
+
 /// What a front end tells a running turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TurnCommand {
@@ -513,28 +542,7 @@ impl Agent {
             prompt_meta,
         } = s;
         let (ev_tx, ev_rx) = channel();
-        let (front_tx, front_rx) = channel::<TurnCommand>();
-        let (inner_tx, inner_rx) = channel();
-        let cancel = CancelFlag::default();
-        // Cancel must act while the turn thread is blocked in a stream or a command, so a relay
-        // raises the flag at once and forwards everything else.
-        let c = cancel.clone();
-        std::thread::Builder::new()
-            .name("turn-commands".into())
-            .spawn(move || {
-                for cmd in front_rx {
-                    if cmd == TurnCommand::Cancel {
-                        c.cancel();
-                    }
-                    if inner_tx.send(cmd).is_err() {
-                        break;
-                    }
-                }
-            })
-            .map_err(|e| StartError {
-                code: "store",
-                message: format!("cannot start a thread: {e}"),
-            })?;
+        let (front_tx, inner_rx, cancel) = command_relay("turn-commands")?;
         let _ = ev_tx.send(TurnEvent::Started {
             session_id: id.clone(),
         });

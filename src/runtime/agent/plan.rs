@@ -141,23 +141,7 @@ impl Agent {
         led.termination = None;
 
         let (ev_tx, ev_rx) = channel();
-        let (front_tx, front_rx) = channel::<TurnCommand>();
-        let (inner_tx, inner_rx) = channel();
-        let cancel = CancelFlag::default();
-        let c = cancel.clone();
-        std::thread::Builder::new()
-            .name("plan-commands".into())
-            .spawn(move || {
-                for cmd in front_rx {
-                    if cmd == TurnCommand::Cancel {
-                        c.cancel();
-                    }
-                    if inner_tx.send(cmd).is_err() {
-                        break;
-                    }
-                }
-            })
-            .map_err(thread_error)?;
+        let (front_tx, inner_rx, cancel) = super::command_relay("plan-commands")?;
         let _ = ev_tx.send(TurnEvent::Started {
             session_id: id.clone(),
         });
