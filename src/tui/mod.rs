@@ -176,74 +176,38 @@ impl TurnLink {
                 None => Err("no turn is running".into()),
             },
             TurnEffect::Compact { session_id } => {
-                let agent = self.agent()?.clone();
-                let tx = self.events.clone();
                 let id = session_id.clone();
-                std::thread::Builder::new()
-                    .name("neocode-compact".into())
-                    .spawn(move || {
-                        let ev = match agent.compact(&id) {
-                            Ok(c) => TurnEvent::Warning {
-                                code: "compacted".into(),
-                                message: format!(
-                                    "Compacted: {} messages → {} (summary + recent tail).",
-                                    c.before, c.after
-                                ),
-                            },
-                            Err(e) => TurnEvent::Warning {
-                                code: "compact_failed".into(),
-                                message: format!("Cannot compact: {}", e.message),
-                            },
-                        };
-                        let _ = tx.send(Msg::Turn(ev));
-                    })
-                    .map_err(|e| format!("cannot start a thread: {e}"))?;
-                Ok(())
+                self.off_loop("neocode-compact", move |agent| match agent.compact(&id) {
+                    Ok(c) => Ok((
+                        "compacted",
+                        format!(
+                            "Compacted: {} messages → {} (summary + recent tail).",
+                            c.before, c.after
+                        ),
+                    )),
+                    Err(e) => Err(("compact_failed", format!("Cannot compact: {}", e.message))),
+                })
             }
             TurnEffect::AllowNetwork { session_id } => {
-                let agent = self.agent()?;
-                agent.allow_network(session_id).map_err(|e| e.message)?;
-                let _ = self.events.send(Msg::Turn(TurnEvent::Warning {
-                    code: "network_allowed".into(),
-                    message: "Network allowed for this session's commands, from its next turn \
-                              (stored with the session)."
-                        .into(),
-                }));
-                Ok(())
+                let id = session_id.clone();
+                self.off_loop("neocode-network", move |agent| {
+                    match agent.allow_network(&id) {
+                        Ok(_) => Ok((
+                            "network_allowed",
+                            "Network allowed for this session's commands, from its next turn \
+                         (stored with the session)."
+                                .to_string(),
+                        )),
+                        Err(e) => Err((
+                            "network_failed",
+                            format!("Cannot allow the network: {}", e.message),
+                        )),
+                    }
+                })
             }
             TurnEffect::Skill { session_id, name } => {
-                let agent = self.agent()?;
-                let message = match (name, session_id) {
-                    (Some(name), Some(id)) => {
-                        let fresh = agent.activate_skill(id, name).map_err(|e| e.message)?;
-                        if fresh {
-                            format!(
-                                "Skill {name} is active in this session: its body joins the next turns."
-                            )
-                        } else {
-                            format!("Skill {name} was already active in this session.")
-                        }
-                    }
-                    (Some(_), None) => return Err("no session is open".into()),
-                    (None, _) => {
-                        let skills = agent.extensions().skills();
-                        if skills.skills.is_empty() {
-                            "No skills: add a folder with a SKILL.md under .neocode/skills/ or <home>/skills/.".to_string()
-                        } else {
-                            let names: Vec<String> = skills
-                                .skills
-                                .iter()
-                                .map(|s| format!("{} ({})", s.name, s.description))
-                                .collect();
-                            format!("Skills: {}. /skill NAME activates one.", names.join("; "))
-                        }
-                    }
-                };
-                let _ = self.events.send(Msg::Turn(TurnEvent::Warning {
-                    code: "skills".into(),
-                    message,
-                }));
-                Ok(())
+                let (id, name) = (session_id.clone(), name.clone());
+                self.off_loop("neocode-skill", move |agent| skill_answer(&agent, id, name))
             }
             TurnEffect::Model(name) => {
                 let Some(a) = &self.agent else {
@@ -277,6 +241,31 @@ impl TurnLink {
             })
             .map_err(|e| format!("cannot start a thread: {e}"))?;
         self.running = Some((commands, relay));
+        Ok(())
+    }
+
+    /// Runs `work` with the agent on its own thread, so the render loop never waits on the
+    /// store or the provider; its outcome comes back as a `Warning` event (a failure's code
+    /// ends in `_failed`).
+    fn off_loop(
+        &self,
+        name: &str,
+        work: impl FnOnce(Agent) -> Result<(&'static str, String), (&'static str, String)>
+        + Send
+        + 'static,
+    ) -> Result<(), String> {
+        let agent = self.agent()?.clone();
+        let tx = self.events.clone();
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let (code, message) = work(agent).unwrap_or_else(|e| e);
+                let _ = tx.send(Msg::Turn(TurnEvent::Warning {
+                    code: code.into(),
+                    message,
+                }));
+            })
+            .map_err(|e| format!("cannot start a thread: {e}"))?;
         Ok(())
     }
 
@@ -502,4 +491,47 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
     drop(turns);
     drop(worker);
     result
+}
+
+/// `/skill` (list) or `/skill NAME` (activate in the open session).
+fn skill_answer(
+    agent: &Agent,
+    session_id: Option<String>,
+    name: Option<String>,
+) -> Result<(&'static str, String), (&'static str, String)> {
+    let failed = |m: String| ("skills_failed", m);
+    match (name, session_id) {
+        (Some(name), Some(id)) => match agent.activate_skill(&id, &name) {
+            Ok(true) => Ok((
+                "skills",
+                format!("Skill {name} is active in this session: its body joins the next turns."),
+            )),
+            Ok(false) => Ok((
+                "skills",
+                format!("Skill {name} was already active in this session."),
+            )),
+            Err(e) => Err(failed(format!("Cannot activate {name}: {}", e.message))),
+        },
+        (Some(_), None) => Err(failed("/skill NAME: no session is open".into())),
+        (None, _) => {
+            let skills = agent.extensions().skills();
+            if skills.skills.is_empty() {
+                return Ok((
+                    "skills",
+                    "No skills: add a folder with a SKILL.md under .neocode/skills/ or \
+                     <home>/skills/."
+                        .into(),
+                ));
+            }
+            let names: Vec<String> = skills
+                .skills
+                .iter()
+                .map(|s| format!("{} ({})", s.name, s.description))
+                .collect();
+            Ok((
+                "skills",
+                format!("Skills: {}. /skill NAME activates one.", names.join("; ")),
+            ))
+        }
+    }
 }

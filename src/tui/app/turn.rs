@@ -250,7 +250,9 @@ impl App {
                         effects.extend(self.reload_list());
                         return effects;
                     }
-                    "compact_failed" => self.fail(msg),
+                    code if code.ends_with("_failed") && code != "mcp_server_failed" => {
+                        self.fail(msg)
+                    }
                     "mcp_server_failed" => {
                         // "MCP server `name`: why": the status line keeps the name.
                         let name = msg.split('`').nth(1).unwrap_or(&msg).to_string();
