@@ -204,7 +204,9 @@ fn med(mut v: Vec<f64>) -> f64 {
 fn main() {
     let home = PathBuf::from(arg("--home", None));
     let work = PathBuf::from(arg("--workdir", None));
+    // Absolute: the pseudo-terminal's spawn looks a relative program up in PATH.
     let bin = PathBuf::from(arg("--bin", Some("target/release/neocode")));
+    let bin = std::fs::canonicalize(&bin).unwrap_or(bin);
     let runs: usize = arg("--runs", Some("5")).parse().expect("--runs");
     let words = arg("--words", Some("please,inspect,flaky,step_4217"));
     let filter = arg("--filter", Some("#0$"));
