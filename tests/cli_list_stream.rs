@@ -1,11 +1,89 @@
-//! `neocode --list` without `--limit` streams its rows from the store (two passes for the
-//! table, one for JSON) instead of collecting them: its output must be byte for byte what the
-//! collected list (`--limit` larger than the workspace) prints.
+//! `neocode --list` without `--limit` streams its rows from the store in one pass (the table's
+//! column widths come from indexes before the first row) instead of collecting them: its
+//! output must be byte for byte what the collected list (`--limit` larger than the workspace)
+//! prints, and its columns must hold whatever the last row brings.
 
 mod cli_support;
 
+use std::sync::Arc;
+
 use cli_support::*;
-use neocode::session::{NewSession, StateUpdate};
+use neocode::session::{
+    AppendMeta, NewMessage, NewSession, Plan, Role, StateUpdate, Step, Store, now_ms,
+};
+
+/// The column (in characters) where `title` starts on the line that holds it.
+fn title_column(table: &str, title: &str) -> usize {
+    let line = table
+        .lines()
+        .find(|l| l.contains(title))
+        .unwrap_or_else(|| panic!("no line with {title:?} in:\n{table}"));
+    line[..line.find(title).unwrap()].chars().count()
+}
+
+#[test]
+fn columns_fit_the_widest_cells_even_when_only_the_oldest_row_has_them() {
+    let ws = Ws::new();
+    // The oldest session, ten days back, holds every widest cell: a date for ACTIVE, four
+    // digits of messages, a twelve-step plan and a long model name. A streamed table lays
+    // out its columns before reading it, last.
+    let then = now_ms() - 10 * 24 * 3600 * 1000;
+    let store = Store::open(ws.loc.paths.clone())
+        .unwrap()
+        .with_clock(Arc::new(move || then));
+    let old = store
+        .create_session(NewSession {
+            title: "the oldest one".into(),
+            model: "an-unusually-long-model-name-2025".into(),
+            ..NewSession::default()
+        })
+        .unwrap();
+    let batch: Vec<NewMessage> = (0..1200)
+        .map(|i| NewMessage::text(Role::User, format!("message {i}")))
+        .collect();
+    store
+        .append_messages(&old.id, &batch, &AppendMeta::default())
+        .unwrap();
+    let steps = (0..12)
+        .map(|i| Step {
+            id: format!("s{i}"),
+            title: format!("step {i}"),
+            depends_on: Vec::new(),
+        })
+        .collect();
+    store
+        .update_state(
+            &old.id,
+            &StateUpdate {
+                plan: Some(Some(Plan { steps })),
+                ..StateUpdate::default()
+            },
+        )
+        .unwrap();
+    drop(store);
+    ws.session("a newer one", 2);
+    ws.rich_session("the newest one");
+
+    let streamed = ok_stdout(ws.cmd().arg("--list"));
+    assert_eq!(
+        streamed,
+        ok_stdout(ws.cmd().args(["--list", "--limit", "10"]))
+    );
+    let lines: Vec<&str> = streamed.lines().collect();
+    assert!(lines[0].starts_with("ID"), "{streamed}");
+    assert!(
+        lines[3].contains("an-unusually-long-model-name-2025") && lines[3].contains(" 1200 "),
+        "the oldest row is last, in full:\n{streamed}"
+    );
+    let heading = title_column(&streamed, "TITLE");
+    for title in ["the newest one", "a newer one", "the oldest one"] {
+        assert_eq!(
+            title_column(&streamed, title),
+            heading,
+            "{title:?} out of its column:\n{streamed}"
+        );
+    }
+}
 
 #[test]
 fn the_streamed_list_prints_exactly_what_the_collected_list_prints() {

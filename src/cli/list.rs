@@ -1,6 +1,6 @@
 //! `neocode --list`: the workspace's sessions, newest activity first.
 
-use std::borrow::Cow;
+use std::fmt::Write as _;
 
 use serde::Serialize;
 
@@ -10,7 +10,9 @@ use super::{CmdResult, Failure};
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 use crate::session::file::rfc3339;
-use crate::session::{ListNumbers, ListQuery, PlanCounts, SessionSummary, StoreError, now_ms};
+use crate::session::{
+    ListBounds, ListLine, ListQuery, PlanCounts, SessionSummary, StoreError, now_ms,
+};
 
 /// Options of `--list`.
 #[derive(Debug, Clone, Copy)]
@@ -52,10 +54,10 @@ pub(crate) struct JsonRow<'a> {
 }
 
 impl<'a> JsonRow<'a> {
-    pub(crate) fn new(s: &'a SessionSummary, workspace: Option<&'a str>) -> JsonRow<'a> {
+    pub(crate) fn new(s: &ListLine<'a>, workspace: Option<&'a str>) -> JsonRow<'a> {
         JsonRow {
-            id: &s.id,
-            title: &s.title,
+            id: s.id,
+            title: s.title,
             created_at: rfc3339(s.created_at_ms),
             updated_at: rfc3339(s.updated_at_ms),
             message_count: s.message_count,
@@ -63,15 +65,15 @@ impl<'a> JsonRow<'a> {
                 input: s.token_input_total,
                 output: s.token_output_total,
             },
-            model: &s.model,
-            provider: &s.provider,
+            model: s.model,
+            provider: s.provider,
             status: s.status.as_str(),
-            parent_id: s.parent_id.as_deref(),
-            subagent_of: s.subagent_of.as_deref(),
-            source: s.source.as_deref(),
+            parent_id: s.parent_id,
+            subagent_of: s.subagent_of,
+            source: s.source,
             plan: s.plan,
             asset_count: s.asset_count,
-            workdir: &s.workdir,
+            workdir: s.workdir,
             workspace,
         }
     }
@@ -102,7 +104,7 @@ pub fn run(loc: &Location, opts: ListOptions) -> CmdResult {
         Some(rt) => {
             let items = rt.list(&query(opts.limit))?.items;
             if opts.json {
-                out.json_array(items.iter().map(|s| JsonRow::new(s, None)))?;
+                out.json_array(items.iter().map(|s| JsonRow::new(&s.list_line(), None)))?;
                 return out.finish();
             }
             if !items.is_empty() {
@@ -124,22 +126,6 @@ pub fn run(loc: &Location, opts: ListOptions) -> CmdResult {
     out.finish()
 }
 
-/// Runs `f` on every summary in list order; a failed write stops the scan and is returned
-/// as it is (a closed pipe stays a quiet success).
-fn each_row(rt: &Sessions, mut f: impl FnMut(&SessionSummary) -> Result<(), Failure>) -> CmdResult {
-    let mut failed = None;
-    let scanned = rt.for_each_summary(&query(0), |s| {
-        f(&s).map_err(|e| {
-            failed = Some(e);
-            StoreError::io("stdout", std::io::Error::other("write failed"))
-        })
-    });
-    match failed {
-        Some(f) => Err(f),
-        None => Ok(scanned?),
-    }
-}
-
 /// The JSON array of every session, one row at a time (the same bytes as
 /// [`Out::json_array`]).
 fn json_streamed(out: &mut Out, rt: &Sessions) -> CmdResult {
@@ -152,42 +138,62 @@ fn json_streamed(out: &mut Out, rt: &Sessions) -> CmdResult {
 /// A workspace's rows of a JSON array, one object per line; `first` until one is written.
 fn json_rows(out: &mut Out, rt: &Sessions, workspace: Option<&str>, first: &mut bool) -> CmdResult {
     let mut buf = Vec::with_capacity(1024);
-    each_row(rt, |s| {
-        buf.clear();
-        serde_json::to_writer(&mut buf, &JsonRow::new(s, workspace))
-            .map_err(|e| Failure::from(StoreError::io("stdout", std::io::Error::other(e))))?;
-        let text = String::from_utf8_lossy(&buf);
-        out.bytes(if *first { b"\n" } else { b",\n" })?;
-        out.bytes(crate::sanitize::json(&text).as_bytes())?;
-        *first = false;
-        Ok(())
-    })
+    let mut failed = None;
+    let scanned = rt.for_each_list_line(|s| {
+        write_json_row(out, &mut buf, s, workspace, first).map_err(|e| {
+            failed = Some(e);
+            StoreError::io("stdout", std::io::Error::other("write failed"))
+        })
+    });
+    match failed {
+        Some(f) => Err(f),
+        None => Ok(scanned?),
+    }
 }
 
-/// The table of every session, streamed: a first pass measures the columns, the second
-/// prints. False when there is no session.
+/// One row of a streamed JSON array, preceded by its separator.
+fn write_json_row(
+    out: &mut Out,
+    buf: &mut Vec<u8>,
+    s: &ListLine<'_>,
+    workspace: Option<&str>,
+    first: &mut bool,
+) -> CmdResult {
+    let fail = |e: std::io::Error| Failure::from(StoreError::io("stdout", e));
+    buf.clear();
+    serde_json::to_writer(&mut *buf, &JsonRow::new(s, workspace))
+        .map_err(|e| fail(std::io::Error::other(e)))?;
+    // serde_json writes UTF-8.
+    let text = std::str::from_utf8(buf).map_err(|e| fail(std::io::Error::other(e)))?;
+    out.bytes(if *first { b"\n" } else { b",\n" })?;
+    out.bytes(crate::sanitize::json(text).as_bytes())?;
+    *first = false;
+    Ok(())
+}
+
+/// The table of every session, streamed in one pass: the column widths come first from the
+/// ids (an index-only scan) and [`ListBounds`] (index probes), so no row is read twice and
+/// none is held. False when there is no session.
 fn table_streamed(out: &mut Out, rt: &Sessions) -> Result<bool, Failure> {
     let now = now_ms();
     let (id_len, longest_id) = streamed_short_id_len(rt)?;
-    let mut widths = [0; 7];
-    for (w, h) in widths.iter_mut().zip(HEADER) {
-        *w = fmt::width(h);
-    }
     if longest_id == 0 {
         return Ok(false);
     }
-    // Ids are ASCII: the widest shortened id is the longest id cut to `id_len`.
-    widths[0] = widths[0].max(longest_id.min(id_len));
-    // The other padded columns come from the figures alone (the title is not padded).
-    rt.for_each_list_numbers(|n| {
-        for (w, c) in widths[1..6].iter_mut().zip(figures(n, now)) {
-            *w = (*w).max(fmt::width(&c));
-        }
-    })?;
-    let mut w = RowWriter::new(out, &widths);
-    w.row(out, &header(), None)?;
-    each_row(rt, |s| w.row(out, &cells(s, id_len, now, true), Some(s)))?;
-    Ok(true)
+    let widths = widths(&rt.list_bounds()?, longest_id.min(id_len), now);
+    let mut w = RowWriter::new(out, widths, id_len, now);
+    w.header(out)?;
+    let mut failed = None;
+    let scanned = rt.for_each_list_line(|l| {
+        w.row(out, l).map_err(|e| {
+            failed = Some(e);
+            StoreError::io("stdout", std::io::Error::other("write failed"))
+        })
+    });
+    match failed {
+        Some(f) => Err(f),
+        None => Ok(scanned.map(|()| true)?),
+    }
 }
 
 /// [`fmt::short_id_len`] over every session, from ids streamed in byte order (the longest
@@ -262,11 +268,11 @@ pub fn run_all(home: &std::path::Path, opts: ListOptions) -> CmdResult {
         workspaces.push((root, rt.list(&query(opts.limit))?.items));
     }
     if opts.json {
-        out.json_array(
-            workspaces.iter().flat_map(|(root, items)| {
-                items.iter().map(|s| JsonRow::new(s, Some(root.as_str())))
-            }),
-        )?;
+        out.json_array(workspaces.iter().flat_map(|(root, items)| {
+            items
+                .iter()
+                .map(|s| JsonRow::new(&s.list_line(), Some(root.as_str())))
+        }))?;
         return out.finish();
     }
     if workspaces.iter().all(|(_, items)| items.is_empty()) {
@@ -306,16 +312,6 @@ fn heading(out: &mut Out, root: &str, n: usize) -> CmdResult {
     out.line(&heading)
 }
 
-/// Colour of a cell (header row = bold).
-fn sgr(col: usize, s: &SessionSummary) -> Option<&'static str> {
-    match col {
-        0 => Some("33"),
-        1 | 5 => Some("2"),
-        4 if s.plan.failed > 0 => Some("31"),
-        _ => None,
-    }
-}
-
 const HEADER: [&str; 7] = [
     "ID",
     "ACTIVE",
@@ -325,154 +321,185 @@ const HEADER: [&str; 7] = [
     "MODEL",
     "TITLE",
 ];
-const ALIGN: [Align; 7] = [
-    Align::Left,
-    Align::Left,
-    Align::Right,
-    Align::Right,
-    Align::Left,
-    Align::Left,
-    Align::Left,
-];
 
-fn header() -> [Cow<'static, str>; 7] {
-    HEADER.map(Cow::Borrowed)
-}
-
-/// The cells of one session's line (the title left empty without `title`).
-fn cells(s: &SessionSummary, id_len: usize, now: i64, title: bool) -> [Cow<'_, str>; 7] {
-    let title = if !title {
-        Cow::Borrowed("")
-    } else {
-        let title = sanitize::line(s.display_title());
-        let title = if s.parent_id.is_some() || s.subagent_of.is_some() {
-            Cow::Owned(format!("↳ {title}"))
+/// The padded columns' widths (the title is not padded): at least the heading, and wide
+/// enough for any row within `b`. The same rule serves a streamed list (bounds from the
+/// store's indexes) and a collected one (bounds of its rows), so both print the same bytes.
+fn widths(b: &ListBounds, id_width: usize, now: i64) -> [usize; 6] {
+    let mut w = [0; 6];
+    for (w, h) in w.iter_mut().zip(HEADER) {
+        *w = fmt::width(h);
+    }
+    w[0] = w[0].max(id_width);
+    // "yesterday" is the widest relative time; past a week the date shows.
+    if let Some(oldest) = b.oldest_updated_at_ms {
+        w[1] = w[1]
+            .max("yesterday".len())
+            .max(fmt::width(&fmt::relative_time(now, oldest, &chrono::Local)));
+    }
+    w[2] = w[2].max(b.max_message_count.to_string().len());
+    // Token cells are at most "999.9k/999.9k" wide below a trillion: the heading's width.
+    if b.max_plan_total > 0 {
+        w[4] = w[4].max(fmt::width(&fmt::plan_progress(&PlanCounts {
+            done: b.max_plan_total,
+            failed: b.max_plan_failed,
+            total: b.max_plan_total,
+        })));
+    }
+    for m in &b.models {
+        w[5] = w[5].max(if m.is_empty() {
+            1
         } else {
-            title
-        };
-        match &s.source {
-            Some(src) => Cow::Owned(format!("[{}] {title}", sanitize::line(src))),
-            None => title,
-        }
-    };
-    let [active, msgs, tokens, plan, _] = figures(
-        &ListNumbers {
-            updated_at_ms: s.updated_at_ms,
-            model: String::new(),
-            message_count: s.message_count,
-            token_input_total: s.token_input_total,
-            token_output_total: s.token_output_total,
-            plan: s.plan,
-        },
-        now,
-    );
-    let model = if s.model.is_empty() {
-        Cow::Borrowed("-")
-    } else {
-        sanitize::line(&s.model)
-    };
-    [
-        sanitize::line(fmt::short_id(&s.id, id_len)),
-        active,
-        msgs,
-        tokens,
-        plan,
-        model,
-        title,
-    ]
-}
-
-/// The ACTIVE, MSGS, TOKENS, PLAN and MODEL cells of a row.
-fn figures(n: &ListNumbers, now: i64) -> [Cow<'static, str>; 5] {
-    let mut tokens = fmt::compact(n.token_input_total);
-    tokens.push('/');
-    tokens.push_str(&fmt::compact(n.token_output_total));
-    [
-        Cow::Owned(fmt::relative_time(now, n.updated_at_ms, &chrono::Local)),
-        Cow::Owned(n.message_count.to_string()),
-        Cow::Owned(tokens),
-        Cow::Owned(fmt::plan_progress(&n.plan)),
-        if n.model.is_empty() {
-            Cow::Borrowed("-")
-        } else {
-            Cow::Owned(sanitize::line(&n.model).into_owned())
-        },
-    ]
+            fmt::width(&sanitize::line(m))
+        });
+    }
+    w
 }
 
 /// Prints table lines into one reused buffer: padded columns, the title cut to the width.
 struct RowWriter {
-    widths: [usize; 7],
+    widths: [usize; 6],
+    id_len: usize,
+    now: i64,
     room: Option<usize>,
     line: String,
+    cell: String,
+    /// The last ACTIVE cell and what decides it (neighbouring rows mostly share it).
+    active: Option<((bool, i64), String)>,
 }
 
 impl RowWriter {
-    fn new(out: &Out, widths: &[usize; 7]) -> RowWriter {
+    fn new(out: &Out, widths: [usize; 6], id_len: usize, now: i64) -> RowWriter {
         // Everything before the title: the columns and their two-space gaps.
-        let prefix: usize = widths[..6].iter().map(|w| w + 2).sum();
+        let prefix: usize = widths.iter().map(|w| w + 2).sum();
         RowWriter {
-            widths: *widths,
+            widths,
+            id_len,
+            now,
             room: out.width.map(|w| w.saturating_sub(prefix).max(1)),
             line: String::with_capacity(256),
+            cell: String::with_capacity(64),
+            active: None,
         }
     }
 
-    /// One line; `s` is `None` for the header.
-    fn row(
-        &mut self,
-        out: &mut Out,
-        cells: &[Cow<str>; 7],
-        s: Option<&SessionSummary>,
-    ) -> CmdResult {
-        let line = &mut self.line;
-        line.clear();
-        for (j, cell) in cells.iter().enumerate() {
-            let code = match s {
-                None => Some("1"),
-                Some(s) => sgr(j, s),
-            };
-            let code = code.filter(|_| out.color);
-            if let Some(c) = code {
-                line.push_str("\x1b[");
-                line.push_str(c);
-                line.push('m');
-            }
-            if j == 6 {
-                match self.room {
-                    Some(r) if fmt::width(cell) > r => line.push_str(&fmt::cut(cell, r)),
-                    _ => line.push_str(cell),
-                }
-            } else {
-                fmt::push_padded(line, cell, self.widths[j], ALIGN[j]);
-            }
-            if code.is_some() {
-                line.push_str("\x1b[0m");
-            }
-            if j != 6 {
-                line.push_str("  ");
+    fn header(&mut self, out: &mut Out) -> CmdResult {
+        self.line.clear();
+        for (j, h) in HEADER.iter().enumerate() {
+            self.cell.clear();
+            self.cell.push_str(h);
+            self.push_cell(j, out.color.then_some("1"));
+        }
+        out.line(self.line.trim_end())
+    }
+
+    /// One session's line.
+    fn row(&mut self, out: &mut Out, l: &ListLine<'_>) -> CmdResult {
+        let paint = |code: &'static str| out.color.then_some(code);
+        self.line.clear();
+        self.cell.clear();
+        self.cell
+            .push_str(&sanitize::line(fmt::short_id(l.id, self.id_len)));
+        self.push_cell(0, paint("33"));
+        self.cell.clear();
+        // Within a week the cell follows from the whole minutes elapsed; past it, it is the
+        // local date, which changes only at a whole minute (zone offsets are whole minutes).
+        const MINUTE: i64 = 60_000;
+        let elapsed = self.now.saturating_sub(l.updated_at_ms);
+        let key = if elapsed < 7 * 24 * 60 * MINUTE {
+            (true, elapsed.div_euclid(MINUTE))
+        } else {
+            (false, l.updated_at_ms.div_euclid(MINUTE))
+        };
+        match &self.active {
+            Some((k, cell)) if *k == key => self.cell.push_str(cell),
+            _ => {
+                let cell = fmt::relative_time(self.now, l.updated_at_ms, &chrono::Local);
+                self.cell.push_str(&cell);
+                self.active = Some((key, cell));
             }
         }
-        out.line(line.trim_end())
+        self.push_cell(1, paint("2"));
+        self.cell.clear();
+        let _ = write!(self.cell, "{}", l.message_count);
+        self.push_cell(2, None);
+        self.cell.clear();
+        self.cell.push_str(&fmt::compact(l.token_input_total));
+        self.cell.push('/');
+        self.cell.push_str(&fmt::compact(l.token_output_total));
+        self.push_cell(3, None);
+        self.cell.clear();
+        self.cell.push_str(&fmt::plan_progress(&l.plan));
+        self.push_cell(4, if l.plan.failed > 0 { paint("31") } else { None });
+        self.cell.clear();
+        if l.model.is_empty() {
+            self.cell.push('-');
+        } else {
+            self.cell.push_str(&sanitize::line(l.model));
+        }
+        self.push_cell(5, paint("2"));
+        self.cell.clear();
+        if let Some(src) = l.source {
+            self.cell.push('[');
+            self.cell.push_str(&sanitize::line(src));
+            self.cell.push_str("] ");
+        }
+        if l.child() {
+            self.cell.push_str("↳ ");
+        }
+        self.cell.push_str(&sanitize::line(l.display_title()));
+        self.push_cell(6, None);
+        out.line(self.line.trim_end())
+    }
+
+    /// Appends `self.cell` as column `j`: padded, or cut to the room left for the title.
+    fn push_cell(&mut self, j: usize, code: Option<&str>) {
+        let line = &mut self.line;
+        if let Some(c) = code {
+            line.push_str("\x1b[");
+            line.push_str(c);
+            line.push('m');
+        }
+        if j == 6 {
+            match self.room {
+                Some(r) if fmt::width(&self.cell) > r => line.push_str(&fmt::cut(&self.cell, r)),
+                _ => line.push_str(&self.cell),
+            }
+        } else {
+            fmt::push_padded(line, &self.cell, self.widths[j], ALIGN[j]);
+        }
+        if code.is_some() {
+            line.push_str("\x1b[0m");
+        }
+        if j != 6 {
+            line.push_str("  ");
+        }
     }
 }
+
+const ALIGN: [Align; 6] = [
+    Align::Left,
+    Align::Left,
+    Align::Right,
+    Align::Right,
+    Align::Left,
+    Align::Left,
+];
 
 /// Prints the table of `items`: one line per session, cut to the terminal's width.
 fn table(out: &mut Out, items: &[SessionSummary]) -> CmdResult {
     let now = now_ms();
     let id_len = fmt::short_id_len(items.iter().map(|s| s.id.as_str()));
-    let mut rows: Vec<[Cow<str>; 7]> = Vec::with_capacity(items.len() + 1);
-    rows.push(header());
-    rows.extend(items.iter().map(|s| cells(s, id_len, now, true)));
-    let mut widths = [0; 7];
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(fmt::width(c));
-        }
-    }
-    let mut w = RowWriter::new(out, &widths);
-    for (i, cells) in rows.iter().enumerate() {
-        w.row(out, cells, i.checked_sub(1).map(|i| &items[i]))?;
+    let longest_id = items
+        .iter()
+        .map(|s| s.id.chars().count())
+        .max()
+        .unwrap_or(0);
+    let widths = widths(&ListBounds::of(items), longest_id.min(id_len), now);
+    let mut w = RowWriter::new(out, widths, id_len, now);
+    w.header(out)?;
+    for s in items {
+        w.row(out, &s.list_line())?;
     }
     Ok(())
 }

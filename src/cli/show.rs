@@ -186,7 +186,7 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     let mut out = Out::stdout();
     if json {
         let doc = JsonShow {
-            row: JsonRow::new(&summary, None),
+            row: JsonRow::new(&summary.list_line(), None),
             fork_seq: summary.fork_seq,
             steps: steps
                 .iter()

@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use crate::session::file::{self, SessionFile};
 use crate::session::{
-    AppendMeta, AssetMeta, ListNumbers, ListPage, ListQuery, Message, NewMessage, NewSession,
-    PageKey, PlanProgress, Replacement, Result, SearchHit, SearchResults, Session, SessionHeader,
-    SessionSummary, StateUpdate, StepConversation, StepUpdate, Store,
+    AppendMeta, AssetMeta, ListBounds, ListLine, ListPage, ListQuery, Message, NewMessage,
+    NewSession, PageKey, PlanProgress, Replacement, Result, SearchHit, SearchResults, Session,
+    SessionHeader, SessionSummary, StateUpdate, StepConversation, StepUpdate, Store,
 };
 
 use super::Location;
@@ -106,10 +106,14 @@ impl Sessions {
         self.store.locate(id)
     }
 
-    /// The figures of every list row without its text, in storage order (for aggregates over
-    /// the whole list).
-    pub fn for_each_list_numbers(&self, f: impl FnMut(&ListNumbers)) -> Result<()> {
-        self.store.for_each_list_numbers(f)
+    /// Every session as `--list` prints it, newest activity first, borrowed row by row.
+    pub fn for_each_list_line(&self, f: impl FnMut(&ListLine<'_>) -> Result<()>) -> Result<()> {
+        self.store.for_each_list_line(f)
+    }
+
+    /// What the whole list's column widths depend on, read from indexes alone.
+    pub fn list_bounds(&self) -> Result<ListBounds> {
+        self.store.list_bounds()
     }
 
     /// Every session id in byte order, one at a time.

@@ -462,12 +462,29 @@ pub struct SessionSummary {
 impl SessionSummary {
     /// The title, or the first prompt when untitled, or a placeholder.
     pub fn display_title(&self) -> &str {
-        if !self.title.trim().is_empty() {
-            &self.title
-        } else if !self.first_prompt.trim().is_empty() {
-            &self.first_prompt
-        } else {
-            "(untitled)"
+        display_title(&self.title, &self.first_prompt)
+    }
+
+    /// This summary as a list row.
+    pub fn list_line(&self) -> ListLine<'_> {
+        ListLine {
+            id: &self.id,
+            title: &self.title,
+            first_prompt: &self.first_prompt,
+            created_at_ms: self.created_at_ms,
+            updated_at_ms: self.updated_at_ms,
+            provider: &self.provider,
+            model: &self.model,
+            workdir: &self.workdir,
+            status: self.status,
+            parent_id: self.parent_id.as_deref(),
+            subagent_of: self.subagent_of.as_deref(),
+            asset_count: self.asset_count,
+            message_count: self.message_count,
+            token_input_total: self.token_input_total,
+            token_output_total: self.token_output_total,
+            plan: self.plan,
+            source: self.source.as_deref(),
         }
     }
 }
@@ -483,14 +500,35 @@ pub struct PlanCounts {
     pub total: u64,
 }
 
-/// The figures of a list row without its text ([`crate::session::Store::for_each_list_numbers`]):
-/// what whole-list aggregates such as column widths need.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ListNumbers {
+/// One row of the session list, borrowed from the database row
+/// ([`crate::session::Store::for_each_list_line`]): a [`SessionSummary`] without a copy of
+/// any text, for printing a whole list.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ListLine<'a> {
+    /// Session id.
+    pub id: &'a str,
+    /// Title (may be empty).
+    pub title: &'a str,
+    /// Start of the first user prompt (may be empty).
+    pub first_prompt: &'a str,
+    /// Creation time, ms since the epoch.
+    pub created_at_ms: i64,
     /// Last activity, ms since the epoch.
     pub updated_at_ms: i64,
+    /// Provider.
+    pub provider: &'a str,
     /// Model.
-    pub model: String,
+    pub model: &'a str,
+    /// Working directory.
+    pub workdir: &'a str,
+    /// Lifecycle status.
+    pub status: Status,
+    /// The session this one was forked from.
+    pub parent_id: Option<&'a str>,
+    /// The session whose sub-agent this one is.
+    pub subagent_of: Option<&'a str>,
+    /// Assets stored.
+    pub asset_count: u64,
     /// Messages stored.
     pub message_count: u64,
     /// Input token total.
@@ -499,6 +537,68 @@ pub struct ListNumbers {
     pub token_output_total: u64,
     /// Plan progress counts.
     pub plan: PlanCounts,
+    /// The tool an imported session came from.
+    pub source: Option<&'a str>,
+}
+
+impl ListLine<'_> {
+    /// The title, or the first prompt when untitled, or a placeholder.
+    pub fn display_title(&self) -> &str {
+        display_title(self.title, self.first_prompt)
+    }
+
+    /// A fork or a sub-agent's session.
+    pub fn child(&self) -> bool {
+        self.parent_id.is_some() || self.subagent_of.is_some()
+    }
+}
+
+/// What the widths of a whole list's columns depend on. The store reads it from indexes
+/// without touching a row ([`crate::session::Store::list_bounds`]), so a streamed table can
+/// be laid out before its first line.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ListBounds {
+    /// The oldest last activity (None: no session).
+    pub oldest_updated_at_ms: Option<i64>,
+    /// The most messages in one session.
+    pub max_message_count: u64,
+    /// The most plan steps in one session.
+    pub max_plan_total: u64,
+    /// The most failed plan steps in one session.
+    pub max_plan_failed: u64,
+    /// Every distinct model name.
+    pub models: Vec<String>,
+}
+
+impl ListBounds {
+    /// The bounds of the given rows (for a list already in memory).
+    pub fn of<'a>(rows: impl IntoIterator<Item = &'a SessionSummary>) -> ListBounds {
+        let mut b = ListBounds::default();
+        for s in rows {
+            b.oldest_updated_at_ms = Some(
+                b.oldest_updated_at_ms
+                    .map_or(s.updated_at_ms, |o| o.min(s.updated_at_ms)),
+            );
+            b.max_message_count = b.max_message_count.max(s.message_count);
+            b.max_plan_total = b.max_plan_total.max(s.plan.total);
+            b.max_plan_failed = b.max_plan_failed.max(s.plan.failed);
+            if !b.models.contains(&s.model) {
+                b.models.push(s.model.clone());
+            }
+        }
+        b
+    }
+}
+
+/// The title, or the first prompt when the title is blank, or a placeholder.
+pub fn display_title<'a>(title: &'a str, first_prompt: &'a str) -> &'a str {
+    if !title.trim().is_empty() {
+        title
+    } else if !first_prompt.trim().is_empty() {
+        first_prompt
+    } else {
+        "(untitled)"
+    }
 }
 
 /// A whole session: header, plan progress and messages.

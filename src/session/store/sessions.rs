@@ -268,34 +268,80 @@ impl Store {
         self.each_summary_row(q, q.limit, |s, _| f(s))
     }
 
-    /// The figures of every list row without its text, in storage order (a plain scan of
-    /// the header table, cheaper than the activity order): for whole-list aggregates such as
-    /// column widths.
-    pub fn for_each_list_numbers(&self, mut f: impl FnMut(&ListNumbers)) -> Result<()> {
+    /// Every session as `--list` prints it, newest activity first, each row borrowed from
+    /// the database (no text is copied) and handed to `f`; an error from `f` stops the scan.
+    pub fn for_each_list_line(&self, mut f: impl FnMut(&ListLine<'_>) -> Result<()>) -> Result<()> {
         self.with_conn(|c| {
             scan_with_small_cache(c, |c| {
-                let mut st = c.prepare_cached(
-                    "SELECT updated_at_ms, model, message_count, token_input_total,
-                            token_output_total, plan_done, plan_failed, plan_total
-                     FROM sessions",
-                )?;
+                let mut st = c.prepare_cached(&format!(
+                    "SELECT {SUMMARY_COLS} FROM sessions ORDER BY updated_at_ms DESC, rowid DESC"
+                ))?;
                 let mut rows = st.query([])?;
-                let mut n = ListNumbers::default();
                 while let Some(r) = rows.next()? {
-                    n.updated_at_ms = r.get(0)?;
-                    n.model.clear();
-                    n.model.push_str(r.get_ref(1)?.as_str().unwrap_or_default());
-                    n.message_count = r.get::<_, i64>(2)? as u64;
-                    n.token_input_total = r.get::<_, i64>(3)? as u64;
-                    n.token_output_total = r.get::<_, i64>(4)? as u64;
-                    n.plan = PlanCounts {
-                        done: r.get::<_, i64>(5)? as u64,
-                        failed: r.get::<_, i64>(6)? as u64,
-                        total: r.get::<_, i64>(7)? as u64,
+                    let text = |i: usize| -> rusqlite::Result<Option<&str>> {
+                        Ok(r.get_ref(i)?.as_str_or_null()?)
                     };
-                    f(&n);
+                    let int = |i: usize| -> rusqlite::Result<u64> {
+                        Ok(r.get_ref(i)?.as_i64_or_null()?.unwrap_or(0).max(0) as u64)
+                    };
+                    let id = text(0)?.unwrap_or_default();
+                    f(&ListLine {
+                        id,
+                        title: text(1)?.unwrap_or_default(),
+                        first_prompt: text(2)?.unwrap_or_default(),
+                        created_at_ms: r.get(3)?,
+                        updated_at_ms: r.get(4)?,
+                        provider: text(5)?.unwrap_or_default(),
+                        model: text(6)?.unwrap_or_default(),
+                        workdir: text(7)?.unwrap_or_default(),
+                        status: parse_status(id, text(8)?.unwrap_or_default())?,
+                        parent_id: text(9)?,
+                        subagent_of: text(18)?,
+                        message_count: int(11)?,
+                        token_input_total: int(12)?,
+                        token_output_total: int(13)?,
+                        plan: PlanCounts {
+                            done: int(14)?,
+                            failed: int(15)?,
+                            total: int(16)?,
+                        },
+                        asset_count: int(17)?,
+                        source: text(19)?,
+                    })?;
                 }
                 Ok(())
+            })
+        })
+    }
+
+    /// What the list's column widths depend on, from indexes alone (a handful of index
+    /// probes and one probe per distinct model; no row is read).
+    pub fn list_bounds(&self) -> Result<ListBounds> {
+        self.with_conn(|c| {
+            let oldest: Option<i64> =
+                c.query_row("SELECT min(updated_at_ms) FROM sessions", [], |r| r.get(0))?;
+            let max_messages: Option<i64> =
+                c.query_row("SELECT max(message_count) FROM sessions", [], |r| r.get(0))?;
+            let (plan_total, plan_failed): (Option<i64>, Option<i64>) = c.query_row(
+                "SELECT max(plan_total), max(plan_failed) FROM sessions WHERE plan_total > 0",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            // Distinct models by skipping along the model index: one probe per model.
+            let mut models: Vec<String> = Vec::new();
+            let mut next: Option<String> =
+                c.query_row("SELECT min(model) FROM sessions", [], |r| r.get(0))?;
+            let mut st = c.prepare_cached("SELECT min(model) FROM sessions WHERE model > ?1")?;
+            while let Some(m) = next {
+                next = st.query_row([&m], |r| r.get(0))?;
+                models.push(m);
+            }
+            Ok(ListBounds {
+                oldest_updated_at_ms: oldest,
+                max_message_count: max_messages.unwrap_or(0).max(0) as u64,
+                max_plan_total: plan_total.unwrap_or(0).max(0) as u64,
+                max_plan_failed: plan_failed.unwrap_or(0).max(0) as u64,
+                models,
             })
         })
     }
@@ -358,13 +404,16 @@ impl Store {
         if limit > 0 {
             sql.push_str(&format!(" LIMIT {limit}"));
         }
+        let rowid_col = SUMMARY_COLS.split(',').count();
         self.with_conn(|c| {
             let mut run = |c: &Connection| -> Result<()> {
                 let mut st = c.prepare_cached(&sql)?;
                 let mut rows = st.query(rusqlite::params_from_iter(args.iter()))?;
                 while let Some(r) = rows.next()? {
                     let summary = summary_from_row(r)??;
-                    f(summary, r.get::<_, i64>("rowid")?)?;
+                    // The column after the summary's (by position: a name lookup per row
+                    // costs more than the rest of the row).
+                    f(summary, r.get::<_, i64>(rowid_col)?)?;
                 }
                 Ok(())
             };
