@@ -3,7 +3,7 @@
 //! pseudo-terminal (start → rows, `/` filter until the oldest session shows, `End`, memory).
 //!
 //! `bench_big --home H --workdir W [--bin target/release/neocode] [--runs 5]
-//!  [--words please,inspect,flaky] [--filter '#0$']`
+//!  [--words please,inspect,flaky] [--filter '#0$'] [--fuzzy migaudt]`
 //!
 //! Prints one line per measure (medians); `scripts/bench-big.sh` runs it on workspace A, or
 //! on B with `SESSIONS=100000 MESSAGES=10000000`.
@@ -165,6 +165,25 @@ impl Tui {
         }
     }
 
+    /// Waits until the filter line shows `typed` with its answer (a count, not "…").
+    fn wait_filtered(&self, typed: &str) -> Instant {
+        let want = format!("/ {typed}  ");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let screen = self.screen.lock().unwrap().screen().contents();
+            if let Some(line) = screen.lines().find(|l| l.contains(&want)) {
+                let line = line.trim_end().trim_end_matches(['┃', '│', '║']).trim_end();
+                if line.contains(" match") && !line.ends_with('…') {
+                    return Instant::now();
+                }
+            }
+            if Instant::now() > deadline {
+                panic!("never saw the answer to {typed:?} on:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_micros(300));
+        }
+    }
+
     fn send(&mut self, b: &[u8]) -> Instant {
         self.w.write_all(b).unwrap();
         self.w.flush().unwrap();
@@ -210,6 +229,7 @@ fn main() {
     let runs: usize = arg("--runs", Some("5")).parse().expect("--runs");
     let words = arg("--words", Some("please,inspect,flaky,step_4217"));
     let filter = arg("--filter", Some("#0$"));
+    let fuzzy = arg("--fuzzy", Some("migaudt"));
     let db = std::fs::read_dir(home.join("projects"))
         .expect("home/projects")
         .filter_map(|e| e.ok())
@@ -309,7 +329,40 @@ fn main() {
         mem_end = t.memory();
         t.quit();
     }
+    // Typing a fuzzy text one key at a time, as a person does: each key's answer on screen.
+    let (mut first_key, mut keys) = (Vec::new(), Vec::new());
+    let mut mem_fuzzy = (0.0, 0.0);
+    for _ in 0..ctx.runs {
+        let mut t = spawn(&ctx);
+        t.wait(&newest_cut);
+        std::thread::sleep(Duration::from_millis(300));
+        t.send(b"/");
+        t.wait("/ ");
+        std::thread::sleep(Duration::from_millis(300));
+        for (i, c) in fuzzy.char_indices() {
+            let typed = &fuzzy[..i + c.len_utf8()];
+            let sent = t.send(c.to_string().as_bytes());
+            let ms = ms(t.wait_filtered(typed) - sent);
+            if i == 0 {
+                first_key.push(ms);
+            } else {
+                keys.push(ms);
+            }
+            std::thread::sleep(Duration::from_millis(120));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        mem_fuzzy = t.memory();
+        t.quit();
+    }
+    let worst = keys.iter().copied().fold(0.0, f64::max);
     println!("TUI start -> rows visible: {:.1} ms", med(start));
+    println!(
+        "TUI `/` then {fuzzy:?} key by key: first key {:.1} ms, later keys median {:.1} ms (max {worst:.1}); RSS {:.1} MiB (peak {:.1})",
+        med(first_key),
+        med(keys),
+        mem_fuzzy.0,
+        mem_fuzzy.1
+    );
     println!(
         "TUI `/{filter}` until the oldest session shows: {:.1} ms; RSS {:.1} MiB (peak {:.1})",
         med(filter_ms),

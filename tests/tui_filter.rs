@@ -225,6 +225,44 @@ fn a_filter_stops_when_a_newer_text_is_queued() {
 }
 
 #[test]
+fn matching_split_over_threads_answers_what_one_thread_answers() {
+    // Titles with repeats, so equal scores have to keep activity order across the chunks.
+    let titles: Vec<String> = (0..700)
+        .map(|i| {
+            format!(
+                "{} task {}",
+                ["fix the parser", "add paging", "port to clap"][i % 3],
+                i % 50
+            )
+        })
+        .collect();
+    let h = with_sessions(&titles);
+    let mut one = FilterState::new(1, usize::MAX);
+    let mut three = FilterState::new(3, 0);
+    for q in [
+        "", "pa", "par", "parser 4", "clap", "task 1", "zzz", "!paging",
+    ] {
+        let a = one.run(&h.rt, q, &|| false).unwrap().unwrap();
+        let b = three.run(&h.rt, q, &|| false).unwrap().unwrap();
+        assert_eq!(a.matched, b.matched, "{q:?}");
+        let ids = |r: &neocode::tui::filter::FilterResult| {
+            r.rows.iter().map(|s| s.id.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(ids(&a), ids(&b), "{q:?}");
+        assert_eq!(a.hl, b.hl, "{q:?}");
+        if q == "par" {
+            assert!(
+                a.matched > 200 && a.rows.len() == a.matched,
+                "{}",
+                a.matched
+            );
+        }
+    }
+    // A stale answer from any thread stops the whole match.
+    assert_eq!(three.run(&h.rt, "task", &|| true).unwrap(), None);
+}
+
+#[test]
 fn the_storage_thread_answers_the_last_text_of_a_burst() {
     let h = with_sessions(&numbered(300));
     let (tx, rx) = mpsc::channel();

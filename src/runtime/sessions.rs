@@ -111,6 +111,11 @@ impl Sessions {
         self.store.for_each_list_line(f)
     }
 
+    /// Every session's id, title and first prompt, newest activity first.
+    pub fn for_each_list_text(&self, f: impl FnMut(&str, &str, &str) -> Result<()>) -> Result<()> {
+        self.store.for_each_list_text(f)
+    }
+
     /// What the whole list's column widths depend on, read from indexes alone.
     pub fn list_bounds(&self) -> Result<ListBounds> {
         self.store.list_bounds()

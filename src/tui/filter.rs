@@ -8,11 +8,11 @@
 //! returns the best [`FILTER_ROWS`] matches with the count of all of them.
 
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
-use nucleo_matcher::{Config, Matcher, Utf32Str, Utf32String};
+use nucleo_matcher::{Config, Matcher, Utf32Str};
 
 use crate::runtime::Sessions;
 use crate::sanitize;
-use crate::session::{ListQuery, SessionSummary, StoreError};
+use crate::session::{SessionSummary, StoreError, display_title};
 
 /// The most matches a filter returns (best first); the count covers all of them.
 pub const FILTER_ROWS: usize = 500;
@@ -28,29 +28,65 @@ pub struct FilterResult {
     pub matched: usize,
 }
 
-/// One session's text to match.
-struct Entry {
-    id: Box<str>,
-    title: Utf32String,
-    prompt: Utf32String,
+/// Every session's text to match, packed: one string holding each session's id, sanitised
+/// title and first prompt back to back, and where each of them ends. At 100,000 sessions this
+/// is a few large allocations (about 17 MB) instead of 300,000 small ones, and it goes back
+/// to the system as a whole when the filter closes.
+#[derive(Default)]
+struct Corpus {
+    text: String,
+    ends: Vec<[u32; 3]>,
+}
+
+impl Corpus {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Id, title and prompt of entry `i`.
+    fn get(&self, i: usize) -> (&str, &str, &str) {
+        let start = if i == 0 { 0 } else { self.ends[i - 1][2] } as usize;
+        let [id, title, prompt] = self.ends[i].map(|e| e as usize);
+        (
+            &self.text[start..id],
+            &self.text[id..title],
+            &self.text[title..prompt],
+        )
+    }
+
+    /// Appends an entry; false once the packed text would pass 4 GiB (never in practice).
+    fn push(&mut self, id: &str, title: &str, prompt: &str) -> bool {
+        let mut ends = [0u32; 3];
+        for (end, s) in ends.iter_mut().zip([id, title, prompt]) {
+            self.text.push_str(s);
+            match u32::try_from(self.text.len()) {
+                Ok(e) => *end = e,
+                Err(_) => return false,
+            }
+        }
+        self.ends.push(ends);
+        true
+    }
 }
 
 /// What the storage thread keeps between keystrokes.
 pub struct FilterState {
     /// Every session's text, newest activity first, and the data version it was read at.
-    corpus: Option<(i64, Vec<Entry>)>,
+    corpus: Option<(i64, Corpus)>,
     /// The previous query and the corpus positions it matched.
     last: Option<(String, Vec<u32>)>,
-    matcher: Matcher,
+    /// One matcher per thread that matches.
+    matchers: Vec<Matcher>,
+    /// From this many sessions to match on, the matching is split over the threads.
+    parallel_from: usize,
 }
 
 impl Default for FilterState {
+    /// One thread per core (up to four), from 20,000 sessions (below that, spawning costs
+    /// more than it saves).
     fn default() -> FilterState {
-        FilterState {
-            corpus: None,
-            last: None,
-            matcher: Matcher::new(Config::DEFAULT),
-        }
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
+        FilterState::new(threads, 20_000)
     }
 }
 
@@ -69,7 +105,44 @@ fn narrows(prev: &str, next: &str) -> bool {
     !prev.trim().is_empty() && next.starts_with(prev) && !special(prev) && !special(next)
 }
 
+/// Scores the corpus entries at `positions` (best of title and prompt); `None` when `stale`
+/// answered true on the way.
+fn score_all(
+    corpus: &Corpus,
+    pattern: &Pattern,
+    positions: &[u32],
+    matcher: &mut Matcher,
+    stale: &(dyn Fn() -> bool + Sync),
+) -> Option<Vec<(u32, u32)>> {
+    let mut scored = Vec::new();
+    let mut buf = Vec::new();
+    for (n, &pos) in positions.iter().enumerate() {
+        if n % 4096 == 0 && stale() {
+            return None;
+        }
+        let (_, title, prompt) = corpus.get(pos as usize);
+        let t = pattern.score(Utf32Str::new(title, &mut buf), matcher);
+        let p = pattern.score(Utf32Str::new(prompt, &mut buf), matcher);
+        if let Some(score) = t.max(p) {
+            scored.push((score, pos));
+        }
+    }
+    Some(scored)
+}
+
 impl FilterState {
+    /// A filter matching on `threads` threads once there are `parallel_from` sessions to match.
+    pub fn new(threads: usize, parallel_from: usize) -> FilterState {
+        FilterState {
+            corpus: None,
+            last: None,
+            matchers: (0..threads.max(1))
+                .map(|_| Matcher::new(Config::DEFAULT))
+                .collect(),
+            parallel_from,
+        }
+    }
+
     /// Forgets the text kept (a write through this connection, which `data_version` does not
     /// count).
     pub fn invalidate(&mut self) {
@@ -83,25 +156,30 @@ impl FilterState {
         &mut self,
         rt: &Sessions,
         text: &str,
-        stale: &dyn Fn() -> bool,
+        stale: &(dyn Fn() -> bool + Sync),
     ) -> crate::session::Result<Option<FilterResult>> {
         let version = rt.data_version()?;
         if self.corpus.as_ref().is_none_or(|(v, _)| *v != version) {
             self.last = None;
-            let mut entries = Vec::new();
-            rt.for_each_summary(&ListQuery::default(), |s| {
-                entries.push(Entry {
-                    title: Utf32String::from(sanitize::line(s.display_title()).as_ref()),
-                    prompt: Utf32String::from(s.first_prompt.as_str()),
-                    id: s.id.into_boxed_str(),
-                });
+            self.corpus = None;
+            let mut corpus = Corpus::default();
+            rt.for_each_list_text(|id, title, prompt| {
+                let title = sanitize::line(display_title(title, prompt));
+                let prompt = sanitize::line(prompt);
+                if !corpus.push(id, &title, &prompt) {
+                    return Err(StoreError::io(
+                        "filter",
+                        std::io::Error::other("too much text to filter"),
+                    ));
+                }
                 Ok(())
             })?;
-            entries.shrink_to_fit();
-            self.corpus = Some((version, entries));
+            corpus.text.shrink_to_fit();
+            corpus.ends.shrink_to_fit();
+            self.corpus = Some((version, corpus));
         }
         let text = text.trim();
-        let Some((_, entries)) = &self.corpus else {
+        let Some((_, corpus)) = &self.corpus else {
             return Ok(Some(FilterResult::default()));
         };
         if text.is_empty() {
@@ -109,50 +187,71 @@ impl FilterState {
             return Ok(Some(FilterResult::default()));
         }
         let pattern = Pattern::parse(text, CaseMatching::Ignore, Normalization::Smart);
-        let previous = match &self.last {
-            Some((prev, positions)) if narrows(prev, text) => Some(positions),
-            _ => None,
-        };
-        let all = entries.len() as u32;
-        let positions: Box<dyn Iterator<Item = u32>> = match previous {
-            Some(p) => Box::new(p.iter().copied()),
-            None => Box::new(0..all),
-        };
-        let mut scored: Vec<(u32, u32)> = Vec::new();
-        for (n, pos) in positions.enumerate() {
-            if n % 4096 == 0 && stale() {
-                return Ok(None);
+        let all: Vec<u32>;
+        let positions: &[u32] = match &self.last {
+            Some((prev, positions)) if narrows(prev, text) => positions,
+            _ => {
+                all = (0..corpus.len() as u32).collect();
+                &all
             }
-            let e = &entries[pos as usize];
-            let t = pattern.score(e.title.slice(..), &mut self.matcher);
-            let p = pattern.score(e.prompt.slice(..), &mut self.matcher);
-            if let Some(score) = t.max(p) {
-                scored.push((score, pos));
+        };
+        // Matched in contiguous chunks, one per thread, so the chunks' answers joined in
+        // order stay in activity order.
+        let threads = if positions.len() < self.parallel_from {
+            1
+        } else {
+            self.matchers.len()
+        };
+        let chunk = positions.len().div_ceil(threads).max(1);
+        let answers: Vec<Option<Vec<(u32, u32)>>> = std::thread::scope(|scope| {
+            let pattern = &pattern;
+            let mut handles = Vec::new();
+            let mut matchers = self.matchers.iter_mut();
+            let mut chunks = positions.chunks(chunk);
+            let first = chunks.next().unwrap_or(&[]);
+            let first_matcher = matchers.next().expect("one matcher at least");
+            for (part, m) in chunks.zip(matchers) {
+                handles.push(scope.spawn(move || score_all(corpus, pattern, part, m, stale)));
+            }
+            let mut out = vec![score_all(corpus, pattern, first, first_matcher, stale)];
+            out.extend(handles.into_iter().map(|h| h.join().unwrap_or(None)));
+            out
+        });
+        let mut scored: Vec<(u32, u32)> = Vec::new();
+        for a in answers {
+            match a {
+                Some(a) => scored.extend(a),
+                None => return Ok(None),
             }
         }
         let matched = scored.len();
-        let mut kept: Vec<u32> = scored.iter().map(|&(_, p)| p).collect();
-        kept.sort_unstable();
-        self.last = Some((text.to_string(), kept));
-        // Stable: equal scores keep activity order.
-        scored.sort_by_key(|&(s, _)| std::cmp::Reverse(s));
+        self.last = Some((text.to_string(), scored.iter().map(|&(_, p)| p).collect()));
+        // The best first; equal scores in activity order (position). Only the shown ones
+        // are sorted.
+        let key = |&(s, p): &(u32, u32)| (std::cmp::Reverse(s), p);
+        if scored.len() > FILTER_ROWS {
+            scored.select_nth_unstable_by_key(FILTER_ROWS, key);
+            scored.truncate(FILTER_ROWS);
+        }
+        scored.sort_unstable_by_key(key);
         let mut out = FilterResult {
             matched,
             ..FilterResult::default()
         };
-        for &(_, pos) in scored.iter().take(FILTER_ROWS) {
-            let e = &entries[pos as usize];
-            let s = match rt.summary(&e.id) {
+        let matcher = &mut self.matchers[0];
+        let mut buf = Vec::new();
+        for &(_, pos) in &scored {
+            let (id, _, _) = corpus.get(pos as usize);
+            let s = match rt.summary(id) {
                 Ok(s) => s,
                 // Deleted since the text was read: a later poll reloads.
                 Err(StoreError::NotFound { .. }) => continue,
                 Err(e) => return Err(e),
             };
             let mut hl = Vec::new();
-            let mut buf = Vec::new();
             let title = sanitize::line(s.display_title());
             if pattern
-                .indices(Utf32Str::new(&title, &mut buf), &mut self.matcher, &mut hl)
+                .indices(Utf32Str::new(&title, &mut buf), matcher, &mut hl)
                 .is_none()
             {
                 hl.clear();

@@ -246,7 +246,7 @@ pub fn handle(rt: &Sessions, request: Request) -> Result<Reply, String> {
 fn run(
     rt: &Sessions,
     filter: &mut FilterState,
-    stale: &dyn Fn() -> bool,
+    stale: &(dyn Fn() -> bool + Sync),
     request: Request,
 ) -> anyhow::Result<Reply> {
     if matches!(

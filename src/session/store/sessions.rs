@@ -314,6 +314,30 @@ impl Store {
         })
     }
 
+    /// Every session's id, title and first prompt, newest activity first, borrowed row by
+    /// row (what a filter over the whole list matches against).
+    pub fn for_each_list_text(
+        &self,
+        mut f: impl FnMut(&str, &str, &str) -> Result<()>,
+    ) -> Result<()> {
+        self.with_conn(|c| {
+            scan_with_small_cache(c, |c| {
+                let mut st = c.prepare_cached(
+                    "SELECT id, title, first_prompt FROM sessions
+                     ORDER BY updated_at_ms DESC, rowid DESC",
+                )?;
+                let mut rows = st.query([])?;
+                while let Some(r) = rows.next()? {
+                    let text = |i: usize| -> rusqlite::Result<&str> {
+                        Ok(r.get_ref(i)?.as_str_or_null()?.unwrap_or_default())
+                    };
+                    f(text(0)?, text(1)?, text(2)?)?;
+                }
+                Ok(())
+            })
+        })
+    }
+
     /// What the list's column widths depend on, from indexes alone (a handful of index
     /// probes and one probe per distinct model; no row is read).
     pub fn list_bounds(&self) -> Result<ListBounds> {
