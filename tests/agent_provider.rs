@@ -355,7 +355,11 @@ fn retry_after_as_a_far_date_is_not_waited_for() {
     let e = call(&mut p).1.unwrap_err();
     assert_eq!(e.kind, ErrorKind::RateLimited);
     assert!(e.message.contains("retry after 71"), "{}", e.message);
-    assert_eq!(arrived.lock().unwrap().len(), 1, "no retry against the date");
+    assert_eq!(
+        arrived.lock().unwrap().len(),
+        1,
+        "no retry against the date"
+    );
 }
 
 #[test]
