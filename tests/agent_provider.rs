@@ -246,3 +246,135 @@ fn a_non_streaming_answer_is_accepted_and_an_empty_one_is_an_error() {
     assert_eq!(e.kind, ErrorKind::Protocol);
     assert!(e.message.contains("ending in /v1"), "{}", e.message);
 }
+
+/// A one-shot HTTP server on 127.0.0.1 answering the requests in order with
+/// `(status, Retry-After, body)`; it returns the base URL and when each request arrived. The
+/// scripted server only speaks `Retry-After` in seconds.
+fn dated_server(
+    replies: Vec<(u16, Option<String>, String)>,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Instant>>>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    let arrived = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = arrived.clone();
+    std::thread::spawn(move || {
+        for (status, retry_after, body) in replies {
+            let Ok((conn, _)) = listener.accept() else {
+                return;
+            };
+            let mut r = BufReader::new(conn.try_clone().unwrap());
+            let mut len = 0;
+            loop {
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                let lower = line.to_ascii_lowercase();
+                if let Some(v) = lower.strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut buf = vec![0; len];
+            let _ = r.read_exact(&mut buf);
+            seen.lock().unwrap().push(Instant::now());
+            let retry = retry_after
+                .map(|v| format!("Retry-After: {v}\r\n"))
+                .unwrap_or_default();
+            let mut conn = conn;
+            let _ = write!(
+                conn,
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{retry}Connection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = conn.flush();
+        }
+    });
+    (base, arrived)
+}
+
+fn limited(retry_after: &str) -> (u16, Option<String>, String) {
+    let body = r#"{"error":{"message":"Rate limit reached"}}"#;
+    (429, Some(retry_after.to_string()), body.to_string())
+}
+
+fn answered(text: &str) -> (u16, Option<String>, String) {
+    let body = serde_json::json!({
+        "id": "x", "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1}
+    });
+    (200, None, body.to_string())
+}
+
+fn http_date(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
+}
+
+fn dated_provider(base: &str, backoff: Duration) -> OpenAi {
+    let mut s = OpenAiSettings::new(base, "m", None);
+    s.backoff = backoff;
+    s.idle_timeout = Duration::from_secs(10);
+    OpenAi::new(s).unwrap()
+}
+
+#[test]
+fn retry_after_as_an_http_date_is_waited_for() {
+    // Three seconds ahead, cut to whole seconds by the format: a wait of more than two.
+    let at = chrono::Utc::now() + chrono::Duration::seconds(3);
+    let (base, arrived) = dated_server(vec![limited(&http_date(at)), answered("ok at last")]);
+    let mut p = dated_provider(&base, Duration::from_millis(20));
+    let c = call(&mut p).1.unwrap();
+    assert_eq!(c.text, "ok at last");
+    let arrived = arrived.lock().unwrap();
+    assert_eq!(arrived.len(), 2);
+    let gap = arrived[1] - arrived[0];
+    assert!(
+        gap >= Duration::from_millis(1500),
+        "retried after {gap:?}, before the date"
+    );
+}
+
+#[test]
+fn retry_after_as_a_past_date_retries_at_once() {
+    // The backoff alone is longer than any wait allowed: only "at once" gets a second try.
+    let past = chrono::Utc::now() - chrono::Duration::hours(1);
+    let (base, arrived) = dated_server(vec![limited(&http_date(past)), answered("ok")]);
+    let mut p = dated_provider(&base, Duration::from_secs(120));
+    let c = call(&mut p).1.unwrap();
+    assert_eq!(c.text, "ok");
+    assert_eq!(arrived.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn retry_after_as_a_far_date_is_not_waited_for() {
+    let later = chrono::Utc::now() + chrono::Duration::hours(2);
+    let (base, arrived) = dated_server(vec![limited(&http_date(later)), answered("never")]);
+    let mut p = dated_provider(&base, Duration::from_millis(20));
+    let e = call(&mut p).1.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::RateLimited);
+    assert!(e.message.contains("retry after 71"), "{}", e.message);
+    assert_eq!(
+        arrived.lock().unwrap().len(),
+        1,
+        "no retry against the date"
+    );
+}
+
+#[test]
+fn a_malformed_retry_after_falls_back_to_the_backoff() {
+    let (base, arrived) = dated_server(vec![
+        limited("Wed, 32 Oct 2015 07:28:00 GMT"),
+        limited("tomorrow-ish"),
+        answered("ok"),
+    ]);
+    let mut p = dated_provider(&base, Duration::from_millis(300));
+    let c = call(&mut p).1.unwrap();
+    assert_eq!(c.text, "ok");
+    let arrived = arrived.lock().unwrap();
+    assert_eq!(arrived.len(), 3);
+    // Backoff 300 ms, then doubled.
+    assert!(arrived[1] - arrived[0] >= Duration::from_millis(250));
+    assert!(arrived[2] - arrived[1] >= Duration::from_millis(500));
+}

@@ -589,6 +589,107 @@ fn pdeathsig_stand_in() {
     sh(&ctx, "echo $$ > cmd.pid; exec sleep 120");
 }
 
+/// The command folders (`neocode-cmd-*`) in `tmp`.
+fn command_folders(tmp: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("neocode-cmd-"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// A neocode stand-in running `command` as `run_command` with its own `TMPDIR`.
+fn command_stand_in(
+    root: &std::path::Path,
+    tmp: &std::path::Path,
+    command: &str,
+) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "run_command_stand_in",
+            "--nocapture",
+            "--ignored",
+        ])
+        .env("NEOCODE_STAND_IN_ROOT", root)
+        .env("NEOCODE_STAND_IN_COMMAND", command)
+        .env("TMPDIR", tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn folders_of_killed_commands_are_swept_by_the_next_neocode() {
+    let s = Space::new();
+    let tmp = tempfile::tempdir().unwrap();
+    // A neocode killed mid-command leaves its command folder behind.
+    let mut killed = command_stand_in(&s.root, tmp.path(), "echo $$ > cmd.pid; exec sleep 120");
+    let pid_file = s.root.join("cmd.pid");
+    assert!(
+        eventually(20, || std::fs::read_to_string(&pid_file)
+            .is_ok_and(|t| t.ends_with('\n'))),
+        "the stand-in never started the command"
+    );
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let leaked = command_folders(tmp.path());
+    assert_eq!(leaked.len(), 1, "{leaked:?}");
+    assert!(
+        leaked[0].starts_with(&format!("neocode-cmd-{}-", killed.id())),
+        "{leaked:?}"
+    );
+    // One of a process that ended normally but whose folder stayed, one of a live process.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    child.wait().unwrap();
+    let dead = tmp
+        .path()
+        .join(format!("neocode-cmd-{}-0-00000000", child.id()));
+    let live = tmp
+        .path()
+        .join(format!("neocode-cmd-{}-0-00000000", std::process::id()));
+    for d in [&dead, &live] {
+        std::fs::create_dir(d).unwrap();
+        std::fs::write(d.join("work.txt"), "in use").unwrap();
+    }
+
+    let mut next = command_stand_in(&s.root, tmp.path(), "echo ran > next.txt");
+    assert!(next.wait().unwrap().success());
+    assert_eq!(s.read("next.txt"), "ran\n");
+    assert!(
+        !tmp.path().join(&leaked[0]).exists(),
+        "the killed command's folder leaked"
+    );
+    assert!(!dead.exists(), "the dead process's folder leaked");
+    assert_eq!(
+        std::fs::read_to_string(live.join("work.txt")).unwrap(),
+        "in use"
+    );
+    // The next command's own folder went with its command.
+    assert_eq!(
+        command_folders(tmp.path()),
+        [live.file_name().unwrap().to_string_lossy()]
+    );
+}
+
+#[test]
+#[ignore = "run by folders_of_killed_commands_are_swept_by_the_next_neocode in a child process"]
+fn run_command_stand_in() {
+    let (Some(root), Some(command)) = (
+        std::env::var_os("NEOCODE_STAND_IN_ROOT"),
+        std::env::var("NEOCODE_STAND_IN_COMMAND").ok(),
+    ) else {
+        return;
+    };
+    tool_support::init();
+    let ctx = neocode::runtime::tools::ToolContext::new(root);
+    let out = sh(&ctx, &command);
+    assert!(!out.is_error, "{}", out.text);
+}
+
 mod escape_property {
     use super::*;
     use proptest::prelude::*;

@@ -203,7 +203,8 @@ fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
     let screen = pty.wait_for("interrupted");
     assert!(screen.contains("write_file  replayed.txt"), "{screen}");
     assert!(screen.contains("Ctrl-R rerun"), "{screen}");
-    assert!(screen.contains("scripted-model"), "{screen}");
+    // The status line names the model as soon as the settings are loaded (off the loop).
+    pty.wait_for("scripted-model");
     pty.keys("\x12"); // Ctrl-R
     let screen = pty.wait_for("Allow?");
     assert!(screen.contains("may already have run"), "{screen}");
@@ -214,6 +215,56 @@ fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
         "again\n"
     );
     assert!(rt.interrupted_tool_calls(&s.id).unwrap().is_empty());
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+}
+
+#[test]
+fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    // The settings file is a FIFO: loading the settings blocks until the test writes it.
+    let config = home.join("config.toml");
+    let c = std::ffi::CString::new(config.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let srv =
+        ScriptedServer::start(vec![Reply::text("Answered after the settings came.")]).unwrap();
+    let base = srv.base_url();
+    let env = [
+        ("NEOCODE_BASE_URL", base.as_str()),
+        ("NEOCODE_MODEL", "scripted-model"),
+        ("NEOCODE_API_KEY", ""),
+    ];
+    let mut pty = Pty::spawn(&home, &ws, &[], &env, 40, 120);
+    pty.wait_for("0 sessions");
+    pty.keys("n");
+    pty.keys("typed before the settings");
+    // The keys were handled while the settings thread is still blocked on the FIFO.
+    let screen = pty.wait_for("typed before the settings");
+    assert!(!screen.contains("scripted-model"), "{screen}");
+    // Enter needs the agent: it waits for the settings instead of refusing.
+    pty.keys("\r");
+    assert_eq!(srv.request_count(), 0);
+    // From now on every reader of the settings gets them (the store reads them too, for a
+    // session's context report).
+    std::thread::spawn(move || {
+        while let Ok(mut fifo) = std::fs::OpenOptions::new().write(true).open(&config) {
+            let _ = fifo.write_all(b"# written by the test\n");
+            drop(fifo);
+            // With no writer open, the reader sees the end of the file.
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    pty.wait_for("Answered after the settings came.");
+    pty.wait_for("Done in");
+    let screen = pty.wait_for("scripted-model");
+    assert!(!screen.contains("Cannot send"), "{screen}");
+    assert_eq!(srv.request_count(), 1);
     pty.keys("\x03");
     assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
 }

@@ -64,6 +64,8 @@ pub enum Msg {
     Storage(Done),
     /// An event of a running turn (from the agent).
     Turn(TurnEvent),
+    /// The settings thread is done: its result is ready to be joined.
+    Connected,
 }
 
 /// Where turn effects go: `dispatch` starts a turn on the agent (its own threads, owned by the
@@ -317,6 +319,41 @@ fn connect(rt: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentInfo) {
     (Some(Agent::new(rt.clone(), settings)), info)
 }
 
+/// The agent and its status line being made off the loop (see [`connect`]).
+type Connecting = Option<std::thread::JoinHandle<(Option<Agent>, live::AgentInfo)>>;
+
+/// Takes the settings thread's result once it is there. `wait` joins it even if it has not
+/// finished: for an action that needs the agent, which would otherwise be refused as if no
+/// model were configured. Whether anything changed on screen.
+fn connected(
+    connecting: &mut Connecting,
+    wait: bool,
+    app: &mut app::App,
+    turns: &mut TurnLink,
+) -> bool {
+    if !connecting.as_ref().is_some_and(|h| wait || h.is_finished()) {
+        return false;
+    }
+    if let Some(Ok((agent, info))) = connecting.take().map(|h| h.join()) {
+        turns.agent = agent;
+        app.agent = info;
+    }
+    true
+}
+
+/// Keys that may act on the agent (Enter sends a message, runs a slash command or opens a
+/// conversation; Ctrl-R reruns interrupted calls): handled only once the settings are known.
+/// Typing, moving and quitting never wait for them.
+fn needs_agent(key: &event::KeyEvent) -> bool {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    key.code == KeyCode::Enter
+        || (key.code == KeyCode::Char('r') && key.modifiers.contains(KeyModifiers::CONTROL))
+}
+
+/// How long a conversation's first frame may wait for the settings, so the status line does
+/// not say "no model configured" for the moment they take to load.
+const STATUS_GRACE: Duration = Duration::from_millis(500);
+
 /// Hands effects to the worker and the agent.
 fn carry(app: &mut app::App, effects: Vec<Effect>, worker: &Worker, turns: &mut TurnLink) {
     for e in effects {
@@ -364,14 +401,19 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
             let _ = tx.send(Msg::Storage(d));
         })
     };
-    // Loading the settings probes the sandbox (it runs the helper once): off the path to the
-    // first frame.
-    let mut connecting = Some({
+    // Loading the settings probes the sandbox (it runs the helper once): off the loop, which
+    // takes the result when the thread says it is done (or sees it finished).
+    let mut connecting: Connecting = Some({
         let rt = rt.clone();
         let loc = opts.location.clone();
+        let tx = tx.clone();
         std::thread::Builder::new()
             .name("neocode-connect".into())
-            .spawn(move || connect(&rt, &loc))?
+            .spawn(move || {
+                let out = connect(&rt, &loc);
+                let _ = tx.send(Msg::Connected);
+                out
+            })?
     });
     let mut turns = TurnLink::new(tx.clone());
     let mut guard = terminal::Guard::enter()?;
@@ -419,16 +461,22 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
         // What waits to be drawn includes the user's input (drawn sooner while streaming).
         let mut typed = false;
         let mut pace = Pace::new(Instant::now());
+        let mut grace = Some(Instant::now() + STATUS_GRACE);
         loop {
-            // A resumed conversation shows the agent's status from its first frame; the list
-            // is drawn first and the status joins right after.
-            if connecting.is_some() && (app.screen == app::Screen::Conversation || !dirty) {
-                if let Some(Ok((agent, info))) = connecting.take().map(|h| h.join()) {
-                    turns.agent = agent;
-                    app.agent = info;
+            // A conversation (resumed, or opened at once) shows the agent's status from its
+            // first frame when the settings come within the grace; else as soon as they come.
+            if let Some(until) = grace
+                && connecting.is_some()
+                && app.screen == app::Screen::Conversation
+            {
+                while connecting.as_ref().is_some_and(|h| !h.is_finished())
+                    && Instant::now() < until
+                {
+                    std::thread::sleep(Duration::from_millis(5));
                 }
-                dirty = true;
+                grace = None;
             }
+            dirty |= connected(&mut connecting, false, &mut app, &mut turns);
             let now = Instant::now();
             if pace.poll_due(now) {
                 pace.polled(now);
@@ -466,6 +514,11 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 let quiet_poll =
                     matches!(&msg, Msg::Storage(d) if matches!(d.result, Ok(Reply::Version(_))));
                 typed |= matches!(msg, Msg::Input(_));
+                if let Msg::Input(Event::Key(k)) = &msg
+                    && needs_agent(k)
+                {
+                    dirty |= connected(&mut connecting, true, &mut app, &mut turns);
+                }
                 let effects = match msg {
                     Msg::Input(Event::Key(k)) => app.on_key(k),
                     Msg::Input(Event::Mouse(m)) => app.on_mouse(m),
@@ -474,6 +527,11 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                     Msg::Input(_) => Vec::new(),
                     Msg::Storage(d) => app.on_done(d),
                     Msg::Turn(ev) => app.on_turn(ev),
+                    // Sent as the thread's last act: the join waits only for it to exit.
+                    Msg::Connected => {
+                        dirty |= connected(&mut connecting, true, &mut app, &mut turns);
+                        Vec::new()
+                    }
                 };
                 dirty |= !(quiet_poll && effects.is_empty());
                 carry(&mut app, effects, &worker, &mut turns);

@@ -8,6 +8,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -104,6 +105,9 @@ impl Capture {
     }
 }
 
+/// Names of the command folders: `neocode-cmd-<pid>-<n>-<nanos>`.
+const TEMP_PREFIX: &str = "neocode-cmd-";
+
 /// A private temporary folder, removed when dropped.
 struct TempDir(PathBuf);
 
@@ -111,12 +115,17 @@ impl TempDir {
     fn new() -> std::io::Result<TempDir> {
         use std::os::unix::fs::DirBuilderExt;
         static COUNTER: AtomicU64 = AtomicU64::new(0);
+        static SWEPT: Once = Once::new();
+        let base = std::env::temp_dir();
+        // A neocode killed mid-command (SIGKILL, OOM) never ran the drop: its folder stays
+        // until someone notices the owner is gone. Once per process keeps it cheap.
+        SWEPT.call_once(|| sweep_stale(&base));
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "neocode-cmd-{}-{n}-{nanos:08x}",
+        let dir = base.join(format!(
+            "{TEMP_PREFIX}{}-{n}-{nanos:08x}",
             std::process::id()
         ));
         std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
@@ -127,6 +136,61 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The pid in the name of a command folder, if `name` is exactly one.
+fn owner_pid(name: &str) -> Option<i32> {
+    let mut parts = name.strip_prefix(TEMP_PREFIX)?.split('-');
+    let (pid, n, nanos) = (parts.next()?, parts.next()?, parts.next()?);
+    let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    if parts.next().is_some()
+        || !digits(pid)
+        || !digits(n)
+        || nanos.is_empty()
+        || !nanos.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return None;
+    }
+    pid.parse().ok().filter(|&p| p > 0)
+}
+
+/// Whether `pid` may still be running. Only ESRCH says it is gone: a process of another user
+/// (EPERM) or a zombie not yet reaped counts as alive.
+fn may_be_alive(pid: i32) -> bool {
+    if u32::try_from(pid).is_ok_and(|p| p == std::process::id()) {
+        return true;
+    }
+    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
+    if unsafe { libc::kill(pid, 0) } == 0 {
+        return true;
+    }
+    std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// Removes, best effort, the command folders in `base` that belong to this user and whose
+/// neocode is no longer alive. A folder of a live process is never touched, nor anything that
+/// is not a real folder of ours with exactly our name pattern.
+fn sweep_stale(base: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    // SAFETY: plain syscall without arguments.
+    let me = unsafe { libc::geteuid() };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(owner_pid) else {
+            continue;
+        };
+        // `DirEntry::metadata` does not follow a symlink: a link named like ours is skipped.
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        if !meta.is_dir() || meta.uid() != me || may_be_alive(pid) {
+            continue;
+        }
+        let _ = std::fs::remove_dir_all(entry.path());
     }
 }
 
@@ -461,7 +525,61 @@ fn report(
 
 #[cfg(test)]
 mod tests {
-    use super::Capture;
+    use super::{Capture, owner_pid, sweep_stale};
+
+    #[test]
+    fn only_exact_command_folder_names_have_an_owner() {
+        assert_eq!(owner_pid("neocode-cmd-1234-0-0badf00d"), Some(1234));
+        assert_eq!(owner_pid("neocode-cmd-77-12-1a2b3c4d"), Some(77));
+        for name in [
+            "neocode-cmd-",
+            "neocode-cmd-1234",
+            "neocode-cmd-1234-0",
+            "neocode-cmd-1234-0-",
+            "neocode-cmd-0-0-00000000",
+            "neocode-cmd--1-0-00000000",
+            "neocode-cmd-12x-0-00000000",
+            "neocode-cmd-1234-0-0badf00d-extra",
+            "neocode-cmd-1234-0-nothex",
+            "neocode-cmd-99999999999-0-00000000",
+            "other-1234-0-00000000",
+        ] {
+            assert_eq!(owner_pid(name), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn sweep_removes_folders_of_dead_owners_only() {
+        let base = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let mkdir = |name: String| {
+            let p = base.path().join(name);
+            std::fs::create_dir(&p).unwrap();
+            std::fs::write(p.join("left.txt"), "x").unwrap();
+            p
+        };
+        let gone = mkdir(format!("neocode-cmd-{dead}-0-00000000"));
+        let mine = mkdir(format!("neocode-cmd-{}-0-00000000", std::process::id()));
+        // pid 1 is alive and, for a test user, not ours to signal (EPERM): kept.
+        let init = mkdir("neocode-cmd-1-0-00000000".into());
+        let other = mkdir(format!("neocode-cmd-{dead}-notes"));
+        let file = base.path().join(format!("neocode-cmd-{dead}-1-00000000"));
+        std::fs::write(&file, "a file, not a folder").unwrap();
+        let link = base.path().join(format!("neocode-cmd-{dead}-2-00000000"));
+        std::os::unix::fs::symlink(&mine, &link).unwrap();
+        sweep_stale(base.path());
+        assert!(!gone.exists(), "the dead owner's folder stays");
+        for kept in [&mine, &init, &other, &file, &link] {
+            assert!(
+                kept.symlink_metadata().is_ok(),
+                "{} was removed",
+                kept.display()
+            );
+        }
+        assert!(mine.join("left.txt").exists());
+    }
 
     #[test]
     fn capture_keeps_head_and_tail() {
