@@ -32,6 +32,8 @@ struct Ctx {
     work: PathBuf,
     db: PathBuf,
     runs: usize,
+    /// The marker of the newest session's last message (`#<count>`).
+    long_last: String,
 }
 
 impl Ctx {
@@ -94,6 +96,8 @@ struct Tui {
     screen: Screen,
     w: Box<dyn Write + Send>,
     start: Instant,
+    /// Everything the program wrote, with when each read of it ended.
+    raw: Arc<Mutex<(Vec<u8>, Vec<(Instant, usize)>)>>,
 }
 
 const ROWS: u16 = 40;
@@ -114,8 +118,10 @@ fn spawn(ctx: &Ctx) -> Tui {
     cmd.arg(&ctx.work);
     cmd.env("NEOCODE_HOME", &ctx.home);
     cmd.env("TERM", "xterm-256color");
-    let start = Instant::now();
     let child = pair.slave.spawn_command(cmd).expect("spawn");
+    // From the exec (spawning returns once it succeeded): portable-pty's own preparation in
+    // the forked child (it closes every descriptor up to the limit) is not the program's.
+    let start = Instant::now();
     drop(pair.slave);
     let screen = Arc::new(Mutex::new(vt100::Parser::new(
         std::num::NonZeroU16::new(ROWS).unwrap(),
@@ -124,11 +130,19 @@ fn spawn(ctx: &Ctx) -> Tui {
     )));
     let mut reader = pair.master.try_clone_reader().expect("reader");
     let p = screen.clone();
+    let raw = Arc::new(Mutex::new((Vec::new(), Vec::new())));
+    let r = raw.clone();
     std::thread::spawn(move || {
         let mut buf = [0u8; 65536];
         while let Ok(n) = reader.read(&mut buf) {
             if n == 0 {
                 break;
+            }
+            {
+                let mut r = r.lock().unwrap();
+                r.0.extend_from_slice(&buf[..n]);
+                let len = r.0.len();
+                r.1.push((Instant::now(), len));
             }
             p.lock().unwrap().process(&buf[..n]);
         }
@@ -140,6 +154,7 @@ fn spawn(ctx: &Ctx) -> Tui {
         screen,
         w,
         start,
+        raw,
     }
 }
 
@@ -184,6 +199,14 @@ impl Tui {
         }
     }
 
+    /// When the program's output first held `what` as plain text (no escape sequence inside
+    /// it): when the bytes were written, without the terminal emulator's parsing.
+    fn written(&self, what: &str) -> Option<Instant> {
+        let r = self.raw.lock().unwrap();
+        let at = r.0.windows(what.len()).position(|w| w == what.as_bytes())? + what.len();
+        r.1.iter().find(|(_, len)| *len >= at).map(|(t, _)| *t)
+    }
+
     fn send(&mut self, b: &[u8]) -> Instant {
         self.w.write_all(b).unwrap();
         self.w.flush().unwrap();
@@ -206,7 +229,18 @@ impl Tui {
     }
 
     fn quit(mut self) {
+        // Back to the list first (Esc), then Ctrl-C; killed if it is still there after 2 s.
+        self.send(b"\x1b");
+        std::thread::sleep(Duration::from_millis(100));
         self.send(b"\x03");
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
@@ -236,12 +270,13 @@ fn main() {
         .map(|e| e.path().join("session.db"))
         .find(|p| p.exists())
         .expect("a session.db under home/projects");
-    let ctx = Ctx {
+    let mut ctx = Ctx {
         bin,
         home,
         work,
         db,
         runs,
+        long_last: String::new(),
     };
     // The first open may migrate the database: do it before timing anything.
     let t = Instant::now();
@@ -252,6 +287,7 @@ fn main() {
         .expect("run");
     println!("first open (migration, if any): {:.0} ms", ms(t.elapsed()));
     let newest: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    ctx.long_last = format!("#{}", newest[0]["message_count"].as_u64().unwrap_or(0));
     let newest = newest[0]["title"].as_str().unwrap_or("").to_string();
 
     for w in words.split(',') {
@@ -303,12 +339,16 @@ fn main() {
     let newest_cut: String = newest.chars().take(40).collect();
     let oldest_cut: String = oldest.chars().take(60).collect();
     let (mut start, mut filter_ms, mut end_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let mut start_written = Vec::new();
     let mut mem_end = (0.0, 0.0);
     let mut mem_filter = (0.0, 0.0);
     for _ in 0..ctx.runs {
         let mut t = spawn(&ctx);
         let shown = t.wait(&newest_cut);
         start.push(ms(shown - t.start));
+        if let Some(w) = t.written(&newest_cut) {
+            start_written.push(ms(w - t.start));
+        }
         std::thread::sleep(Duration::from_millis(300));
         t.send(b"/");
         t.wait("/ ");
@@ -354,8 +394,36 @@ fn main() {
         mem_fuzzy = t.memory();
         t.quit();
     }
+    // The newest session holds the most messages (`populate --long`): open it, read the last
+    // message, page up through 60 screens of it, then see what that cost in memory.
+    let mut open_ms = Vec::new();
+    let mut mem_long = (0.0, 0.0);
+    for _ in 0..ctx.runs {
+        let mut t = spawn(&ctx);
+        t.wait(&newest_cut);
+        std::thread::sleep(Duration::from_millis(300));
+        let pressed = t.send(b"\r");
+        // The conversation's key bar, then its last message (the list's preview shows it too).
+        t.wait("Esc back");
+        open_ms.push(ms(t.wait(ctx.long_last.as_str()) - pressed));
+        for _ in 0..60 {
+            t.send(b"\x1b[5~");
+            std::thread::sleep(Duration::from_millis(15));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        mem_long = t.memory();
+        t.quit();
+    }
     let worst = keys.iter().copied().fold(0.0, f64::max);
-    println!("TUI start -> rows visible: {:.1} ms", med(start));
+    println!(
+        "TUI start -> rows visible: {:.1} ms (written by the program: {:.1} ms)",
+        med(start),
+        if start_written.is_empty() {
+            f64::NAN
+        } else {
+            med(start_written)
+        }
+    );
     println!(
         "TUI `/` then {fuzzy:?} key by key: first key {:.1} ms, later keys median {:.1} ms (max {worst:.1}); RSS {:.1} MiB (peak {:.1})",
         med(first_key),
@@ -368,6 +436,13 @@ fn main() {
         med(filter_ms),
         mem_filter.0,
         mem_filter.1
+    );
+    println!(
+        "TUI Enter on the newest session until its conversation shows its last message ({}): {:.1} ms; RSS after 60 pages up {:.1} MiB (peak {:.1})",
+        ctx.long_last,
+        med(open_ms),
+        mem_long.0,
+        mem_long.1
     );
     println!(
         "TUI End until the oldest session shows: {:.1} ms; RSS {:.1} MiB (peak {:.1})",
