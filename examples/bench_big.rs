@@ -90,6 +90,8 @@ impl Ctx {
 }
 
 type Screen = Arc<Mutex<vt100::Parser>>;
+/// The bytes a program wrote, and when each read of them ended (with the length so far).
+type Raw = Arc<Mutex<(Vec<u8>, Vec<(Instant, usize)>)>>;
 
 struct Tui {
     child: Box<dyn portable_pty::Child + Send + Sync>,
@@ -97,7 +99,7 @@ struct Tui {
     w: Box<dyn Write + Send>,
     start: Instant,
     /// Everything the program wrote, with when each read of it ended.
-    raw: Arc<Mutex<(Vec<u8>, Vec<(Instant, usize)>)>>,
+    raw: Raw,
 }
 
 const ROWS: u16 = 40;
@@ -130,7 +132,7 @@ fn spawn(ctx: &Ctx) -> Tui {
     )));
     let mut reader = pair.master.try_clone_reader().expect("reader");
     let p = screen.clone();
-    let raw = Arc::new(Mutex::new((Vec::new(), Vec::new())));
+    let raw: Raw = Arc::new(Mutex::new((Vec::new(), Vec::new())));
     let r = raw.clone();
     std::thread::spawn(move || {
         let mut buf = [0u8; 65536];
