@@ -139,7 +139,7 @@ fn json_streamed(out: &mut Out, rt: &Sessions) -> CmdResult {
 fn json_rows(out: &mut Out, rt: &Sessions, workspace: Option<&str>, first: &mut bool) -> CmdResult {
     let mut buf = Vec::with_capacity(1024);
     let mut failed = None;
-    let scanned = rt.for_each_list_line(|s| {
+    let scanned = rt.for_each_list_line(true, |s| {
         write_json_row(out, &mut buf, s, workspace, first).map_err(|e| {
             failed = Some(e);
             StoreError::io("stdout", std::io::Error::other("write failed"))
@@ -184,7 +184,7 @@ fn table_streamed(out: &mut Out, rt: &Sessions) -> Result<bool, Failure> {
     let mut w = RowWriter::new(out, widths, id_len, now);
     w.header(out)?;
     let mut failed = None;
-    let scanned = rt.for_each_list_line(|l| {
+    let scanned = rt.for_each_list_line(false, |l| {
         w.row(out, l).map_err(|e| {
             failed = Some(e);
             StoreError::io("stdout", std::io::Error::other("write failed"))

@@ -106,9 +106,14 @@ impl Sessions {
         self.store.locate(id)
     }
 
-    /// Every session as `--list` prints it, newest activity first, borrowed row by row.
-    pub fn for_each_list_line(&self, f: impl FnMut(&ListLine<'_>) -> Result<()>) -> Result<()> {
-        self.store.for_each_list_line(f)
+    /// Every session as `--list` prints it, newest activity first, borrowed row by row
+    /// (without `details`, only what the table shows).
+    pub fn for_each_list_line(
+        &self,
+        details: bool,
+        f: impl FnMut(&ListLine<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.store.for_each_list_line(details, f)
     }
 
     /// Every session's id, title and first prompt, newest activity first.

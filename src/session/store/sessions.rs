@@ -270,11 +270,22 @@ impl Store {
 
     /// Every session as `--list` prints it, newest activity first, each row borrowed from
     /// the database (no text is copied) and handed to `f`; an error from `f` stops the scan.
-    pub fn for_each_list_line(&self, mut f: impl FnMut(&ListLine<'_>) -> Result<()>) -> Result<()> {
+    /// Without `details` the fields the table does not show (creation time, provider,
+    /// workdir, status, assets) are left empty, which saves reading them.
+    pub fn for_each_list_line(
+        &self,
+        details: bool,
+        mut f: impl FnMut(&ListLine<'_>) -> Result<()>,
+    ) -> Result<()> {
+        // The same column positions either way; placeholders where the table needs nothing.
+        const TABLE_COLS: &str = "id, title, first_prompt, 0, updated_at_ms, '', model, '', \
+             'created', parent_id, NULL, message_count, token_input_total, token_output_total, \
+             plan_done, plan_failed, plan_total, 0, subagent_of, source_tool";
+        let cols = if details { SUMMARY_COLS } else { TABLE_COLS };
         self.with_conn(|c| {
             scan_with_small_cache(c, |c| {
                 let mut st = c.prepare_cached(&format!(
-                    "SELECT {SUMMARY_COLS} FROM sessions ORDER BY updated_at_ms DESC, rowid DESC"
+                    "SELECT {cols} FROM sessions ORDER BY updated_at_ms DESC, rowid DESC"
                 ))?;
                 let mut rows = st.query([])?;
                 while let Some(r) = rows.next()? {
