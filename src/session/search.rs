@@ -11,6 +11,7 @@
 //! characters that were separators already), so its tokens and ranking stay as they were.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use rusqlite::{Connection, params};
 
@@ -33,7 +34,38 @@ pub struct SearchResults {
     pub matched: usize,
     /// More than [`SEARCH_CANDIDATES`] messages match: only the newest were ranked.
     pub more: bool,
+    /// How the last word was searched as a prefix.
+    pub prefix: PrefixSearch,
 }
+
+/// How the last word was completed (search as you type).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum PrefixSearch {
+    /// Every word starting with it was searched, or completing it could add nothing: the words
+    /// as typed already matched more than [`SEARCH_CANDIDATES`] messages, or the last word
+    /// ends in a CJK character or symbol (a word of its own).
+    #[default]
+    Complete,
+    /// Too much of the index holds words starting with `prefix` to search them all in time:
+    /// only `prefix` itself and `words`, the ones that start with it in the newest messages
+    /// (most frequent first), were searched.
+    RecentWords { prefix: String, words: Vec<String> },
+    /// A single character that starts too much of the index: searched as a whole word only.
+    NotExpanded { prefix: String },
+}
+
+/// Leaf pages of the index (4 KB each by default) a prefix may cover and still be searched in
+/// full: FTS5 answers a prefix by merging the posting lists of every word that starts with
+/// it, all of them, before it returns the first row. Measured on a 10M-message workspace, a
+/// merge costs ~50 µs a page warm and ~100 µs cold, so this keeps it near 25 / 50 ms.
+pub const PREFIX_BUDGET_PAGES: u64 = 500;
+
+/// The newest messages read, at most, for the words a costly prefix completes to…
+const RECENT_MESSAGES: i64 = 2000;
+/// …and at most this much of their text.
+const RECENT_BYTES: usize = 256 * 1024;
+/// Completions searched for a costly prefix: each is one more posting list to open.
+const COMPLETIONS: usize = 8;
 
 /// CJK scripts written without spaces between words: Han, kana, Hangul, CJK punctuation and
 /// full-width forms.
@@ -96,26 +128,171 @@ pub fn register_functions(c: &Connection) -> rusqlite::Result<()> {
     )
 }
 
-/// Turns free text into a safe FTS5 query: every word quoted (a CJK word becomes a phrase of
-/// its characters), the last one a prefix when `prefix`. Control characters (NUL ends the
-/// query string inside FTS5's parser) become spaces.
-pub(crate) fn fts_query(q: &str, prefix: bool) -> Option<String> {
+/// The words of free text as they are indexed ([`index_text`]). Control characters (NUL ends
+/// the query string inside FTS5's parser) become spaces.
+fn query_words(q: &str) -> Vec<String> {
     let q: String = q
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    let words: Vec<String> = q
-        .split_whitespace()
-        .map(|w| format!("\"{}\"", index_text(w).replace('"', "\"\"")))
-        .collect();
+    q.split_whitespace()
+        .map(|w| index_text(w).into_owned())
+        .collect()
+}
+
+/// A word as an FTS5 string (a phrase when it holds several tokens).
+fn quoted(w: &str) -> String {
+    format!("\"{}\"", w.replace('"', "\"\""))
+}
+
+/// Turns free text into a safe FTS5 query: every word quoted (a CJK word becomes a phrase of
+/// its characters), the last one a prefix when `prefix`.
+pub(crate) fn fts_query(q: &str, prefix: bool) -> Option<String> {
+    let words = query_words(q);
     if words.is_empty() {
         return None;
     }
-    let mut s = words.join(" ");
+    let mut s = words.iter().map(|w| quoted(w)).collect::<Vec<_>>().join(" ");
     if prefix {
         s.push('*');
     }
     Some(s)
+}
+
+/// Lower case without the diacritics `remove_diacritics` folds in Latin-1 letters, for
+/// matching words against a typed prefix. Only for comparing: FTS5 folds the words it is
+/// given itself, so a letter folded differently here still searches correctly.
+fn fold_char(c: char) -> impl Iterator<Item = char> {
+    c.to_lowercase().map(|c| match c {
+        'à'..='å' => 'a',
+        'ç' => 'c',
+        'è'..='ë' => 'e',
+        'ì'..='ï' => 'i',
+        'ñ' => 'n',
+        'ò'..='ö' => 'o',
+        'ù'..='ü' => 'u',
+        'ý' | 'ÿ' => 'y',
+        c => c,
+    })
+}
+
+fn fold(s: &str) -> String {
+    s.chars().flat_map(fold_char).collect()
+}
+
+/// A character of a word that can be completed: a letter or digit that is not CJK (those are
+/// tokens of one character each in the index).
+fn word_char(c: char) -> bool {
+    c.is_alphanumeric() && !splits(c)
+}
+
+/// The last word's final token, the one a prefix query completes: where it starts in the
+/// indexed last word, and its folded text. None when there is none, or when the word ends in
+/// a CJK character or a symbol: those are tokens of one character, so completing adds nothing.
+fn last_token(last_word: &str) -> Option<(usize, String)> {
+    let (at, last) = last_word
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| word_char(c) || splits(c))?;
+    if !word_char(last) {
+        return None;
+    }
+    let end = at + last.len_utf8();
+    let start = last_word[..end]
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| word_char(c))
+        .last()
+        .map(|(i, _)| i)?;
+    Some((start, fold(&last_word[start..end])))
+}
+
+/// How many leaf pages of the index the words starting with `prefix` span, summed over its
+/// segments: about what FTS5 reads and merges to answer the prefix. Read from FTS5's own
+/// b-tree of page separators (`message_fts_idx`: per segment, a prefix of the first word
+/// starting on each leaf page, after a '0' byte that marks the main index; the page number
+/// shifted left by one), so it costs a few lookups per segment. Only the ASCII start of the
+/// prefix is used (the index holds folded text): the range of a shorter prefix holds the
+/// longer one's, so the estimate never falls short.
+fn prefix_pages(c: &Connection, prefix: &str) -> rusqlite::Result<u64> {
+    let ascii: String = prefix.chars().take_while(char::is_ascii).collect();
+    let mut lo = vec![b'0'];
+    lo.extend(ascii.bytes());
+    // The first key past every word with the prefix (ASCII: the last byte never overflows).
+    let mut hi = lo.clone();
+    if let Some(b) = hi.last_mut() {
+        *b += 1;
+    }
+    // Segments are found by skipping from one segment id to the next; a leaf page's rowid in
+    // `message_fts_data` is segid << 37 | page (height 0), which gives each segment's last
+    // page when no separator lies past the range.
+    let mut st = c.prepare_cached(
+        "WITH RECURSIVE seg(id) AS (
+             SELECT min(segid) FROM message_fts_idx
+             UNION ALL
+             SELECT (SELECT min(segid) FROM message_fts_idx WHERE segid > seg.id)
+             FROM seg WHERE seg.id IS NOT NULL)
+         SELECT sum(
+             coalesce((SELECT pgno >> 1 FROM message_fts_idx
+                       WHERE segid = seg.id AND term >= ?2 ORDER BY term LIMIT 1),
+                      (SELECT max(id) FROM message_fts_data
+                       WHERE id BETWEEN seg.id << 37 AND (seg.id << 37) + 2147483647)
+                          - (seg.id << 37))
+             - coalesce((SELECT pgno >> 1 FROM message_fts_idx
+                         WHERE segid = seg.id AND term <= ?1 ORDER BY term DESC LIMIT 1), 1)
+             + 1)
+         FROM seg WHERE seg.id IS NOT NULL",
+    )?;
+    let pages: Option<i64> = st.query_row(params![lo, hi], |r| r.get(0))?;
+    Ok(pages.unwrap_or(0).max(0) as u64)
+}
+
+/// The words starting with `prefix` (folded) in the newest messages, the ones in most
+/// messages first (then the newest): what a prefix too costly to search in full completes
+/// to. Tokenised like the index (letters and digits; CJK is already split by [`SPLIT`]).
+fn recent_words(c: &Connection, prefix: &str) -> Result<Vec<String>> {
+    let mut st =
+        c.prepare_cached("SELECT c0 FROM message_fts_content ORDER BY id DESC LIMIT ?1")?;
+    let mut rows = st.query([RECENT_MESSAGES])?;
+    // word -> (messages holding it, first seen, last message counted)
+    let mut seen: HashMap<String, (usize, usize, usize)> = HashMap::new();
+    let first = prefix.chars().next();
+    let mut bytes = 0;
+    let mut row = 0;
+    while let Some(r) = rows.next()? {
+        row += 1;
+        let text = r.get_ref(0)?.as_str().unwrap_or_default();
+        bytes += text.len();
+        for w in text.split(|c: char| !word_char(c)) {
+            // Cheap test before folding: most words do not start with the prefix's letter.
+            let Some(c0) = w.chars().next() else {
+                continue;
+            };
+            if w.len() > 64 || fold_char(c0).next() != first {
+                continue;
+            }
+            let f = fold(w);
+            if !f.starts_with(prefix) {
+                continue;
+            }
+            let n = seen.len();
+            let e = seen.entry(f).or_insert((0, n, 0));
+            if e.2 != row {
+                e.0 += 1;
+                e.2 = row;
+            }
+        }
+        if bytes >= RECENT_BYTES {
+            break;
+        }
+    }
+    let mut words: Vec<(String, (usize, usize, usize))> = seen.into_iter().collect();
+    words.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.1.1.cmp(&b.1.1)));
+    Ok(words
+        .into_iter()
+        .take(COMPLETIONS)
+        .map(|(w, _)| w)
+        .collect())
 }
 
 /// A snippet is a one-line excerpt: runs of whitespace (newlines, tabs) become one space, and
@@ -171,17 +348,63 @@ fn candidates(c: &Connection, fts: &str) -> Result<Vec<Candidate>> {
 /// There is no IDF weight: every candidate holds every word of the query. Snippets are made
 /// for the shown hits only.
 pub(crate) fn search(c: &Connection, query: &str, limit: usize) -> Result<SearchResults> {
+    search_within(c, query, limit, PREFIX_BUDGET_PAGES)
+}
+
+/// [`search`] with the number of index pages a prefix may cover and still be searched in full.
+pub(crate) fn search_within(
+    c: &Connection,
+    query: &str,
+    limit: usize,
+    budget_pages: u64,
+) -> Result<SearchResults> {
     let Some(exact) = fts_query(query, false) else {
         return Ok(SearchResults::default());
     };
     // The last word is also a prefix (search as you type), but FTS5 answers a prefix by
     // merging the posting lists of every word that starts with it before it can return the
-    // newest: only when the words as typed match fewer than the candidates.
+    // newest, at a cost that grows with the history: only when the words as typed match fewer
+    // than the candidates, and in full only when the index says the merge is small.
     let mut candidates = candidates(c, &exact)?;
+    let mut prefix = PrefixSearch::Complete;
+    let words = query_words(query);
+    let last = words.last().and_then(|w| last_token(w));
     if candidates.len() <= SEARCH_CANDIDATES
-        && let Some(prefix) = fts_query(query, true)
+        && let Some((start, token)) = last
     {
-        candidates = self::candidates(c, &prefix)?;
+        // An estimate that cannot be made (an FTS5 that keeps its index differently) counts
+        // as too costly: a bounded search is still a search.
+        let pages = prefix_pages(c, &token).unwrap_or(u64::MAX);
+        if pages <= budget_pages {
+            if let Some(q) = fts_query(query, true) {
+                candidates = self::candidates(c, &q)?;
+            }
+        } else if token.chars().count() < 2 {
+            prefix = PrefixSearch::NotExpanded { prefix: token };
+        } else {
+            // The words it completes to in recent messages, OR-ed: FTS5 merges an OR lazily,
+            // newest first, so the query stops at the candidates. The word as typed stays in.
+            let found = recent_words(c, &token)?;
+            let last_word = &words[words.len() - 1];
+            let mut alternatives = vec![quoted(last_word)];
+            for w in &found {
+                if *w != token {
+                    alternatives.push(quoted(&format!("{}{w}", &last_word[..start])));
+                }
+            }
+            if alternatives.len() > 1 {
+                let mut q: Vec<String> = words[..words.len() - 1]
+                    .iter()
+                    .map(|w| quoted(w))
+                    .collect();
+                q.push(format!("({})", alternatives.join(" OR ")));
+                candidates = self::candidates(c, &q.join(" AND "))?;
+            }
+            prefix = PrefixSearch::RecentWords {
+                prefix: token,
+                words: found,
+            };
+        }
     }
     let more = candidates.len() > SEARCH_CANDIDATES;
     candidates.truncate(SEARCH_CANDIDATES);
@@ -221,6 +444,7 @@ pub(crate) fn search(c: &Connection, query: &str, limit: usize) -> Result<Search
         hits,
         matched,
         more,
+        prefix,
     })
 }
 

@@ -17,4 +17,17 @@ impl Store {
     pub fn search_counted(&self, query: &str, limit: usize) -> Result<SearchResults> {
         self.with_conn(|c| search::search(c, query, limit))
     }
+
+    /// [`Store::search_counted`] with the number of index pages a prefix may cover and still
+    /// be searched in full ([`search::PREFIX_BUDGET_PAGES`] otherwise): lets tests reach the
+    /// completion of a costly prefix without a history of millions of messages.
+    #[doc(hidden)]
+    pub fn search_counted_within(
+        &self,
+        query: &str,
+        limit: usize,
+        budget_pages: u64,
+    ) -> Result<SearchResults> {
+        self.with_conn(|c| search::search_within(c, query, limit, budget_pages))
+    }
 }
