@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::error::Result;
 use super::model::{Role, SearchHit};
@@ -207,13 +207,13 @@ fn last_token(last_word: &str) -> Option<(usize, String)> {
     Some((start, fold(&last_word[start..end])))
 }
 
-/// How many leaf pages of the index the words starting with `prefix` span, summed over its
-/// segments: about what FTS5 reads and merges to answer the prefix. Read from FTS5's own
-/// b-tree of page separators (`message_fts_idx`: per segment, a prefix of the first word
-/// starting on each leaf page, after a '0' byte that marks the main index; the page number
-/// shifted left by one), so it costs a few lookups per segment. Only the ASCII start of the
-/// prefix is used (the index holds folded text): the range of a shorter prefix holds the
-/// longer one's, so the estimate never falls short.
+/// About how many leaf pages of posting lists FTS5 merges to answer `prefix`: the pages the
+/// words starting with it span, summed over the index's segments. Read from FTS5's own b-tree
+/// of page separators (`message_fts_idx`: per segment, a prefix of the first word that starts
+/// on a leaf page, after a '0' byte that marks the main index, and the page number shifted
+/// left by one), so it costs a few lookups per segment. Only the ASCII start of the prefix is
+/// used (the index holds folded text): a shorter prefix's range holds the longer one's, so
+/// the estimate does not fall short.
 fn prefix_pages(c: &Connection, prefix: &str) -> rusqlite::Result<u64> {
     let ascii: String = prefix.chars().take_while(char::is_ascii).collect();
     let mut lo = vec![b'0'];
@@ -223,28 +223,122 @@ fn prefix_pages(c: &Connection, prefix: &str) -> rusqlite::Result<u64> {
     if let Some(b) = hi.last_mut() {
         *b += 1;
     }
-    // Segments are found by skipping from one segment id to the next; a leaf page's rowid in
-    // `message_fts_data` is segid << 37 | page (height 0), which gives each segment's last
-    // page when no separator lies past the range.
+    // Per segment (found by skipping from one segment id to the next): the page of the last
+    // separator at or before the range, the first page inside it, and the first page past it
+    // (or one past the segment's last page: a leaf's rowid in `message_fts_data` is
+    // segid << 37 | page).
     let mut st = c.prepare_cached(
         "WITH RECURSIVE seg(id) AS (
              SELECT min(segid) FROM message_fts_idx
              UNION ALL
              SELECT (SELECT min(segid) FROM message_fts_idx WHERE segid > seg.id)
+             FROM seg WHERE seg.id IS NOT NULL),
+         bounds AS (
+             SELECT id,
+                 coalesce((SELECT pgno >> 1 FROM message_fts_idx
+                           WHERE segid = seg.id AND term <= ?1 ORDER BY term DESC LIMIT 1), 1)
+                     AS before,
+                 coalesce((SELECT pgno >> 1 FROM message_fts_idx
+                           WHERE segid = seg.id AND term >= ?2 ORDER BY term LIMIT 1),
+                          (SELECT max(id) FROM message_fts_data
+                           WHERE id BETWEEN seg.id << 37 AND (seg.id << 37) + 2147483647)
+                              - (seg.id << 37) + 1) AS past
              FROM seg WHERE seg.id IS NOT NULL)
-         SELECT sum(
+         SELECT id, before, past,
              coalesce((SELECT pgno >> 1 FROM message_fts_idx
-                       WHERE segid = seg.id AND term >= ?2 ORDER BY term LIMIT 1),
-                      (SELECT max(id) FROM message_fts_data
-                       WHERE id BETWEEN seg.id << 37 AND (seg.id << 37) + 2147483647)
-                          - (seg.id << 37))
-             - coalesce((SELECT pgno >> 1 FROM message_fts_idx
-                         WHERE segid = seg.id AND term <= ?1 ORDER BY term DESC LIMIT 1), 1)
-             + 1)
-         FROM seg WHERE seg.id IS NOT NULL",
+                       WHERE segid = id AND term > ?1 AND term < ?2 ORDER BY term LIMIT 1), past)
+         FROM bounds",
     )?;
-    let pages: Option<i64> = st.query_row(params![lo, hi], |r| r.get(0))?;
-    Ok(pages.unwrap_or(0).max(0) as u64)
+    let segments = st
+        .query_map(params![lo, hi], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut pages = 0u64;
+    let mut first_leaf = c.prepare_cached(
+        "SELECT id, block FROM message_fts_data WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 1",
+    )?;
+    for (segid, before, past, inside) in segments {
+        // Pages up to the first separator inside the range hold no word's start but the
+        // first: they are the posting list of the last word that starts on page `before`. A
+        // long one (a common word just before the prefix) is only walked past, not merged,
+        // unless that word has the prefix; the page itself is read to tell. A merge in
+        // progress may have dropped the segment's first pages: the walk starts at the first
+        // page left.
+        let mut lead = (inside - before).max(0);
+        if lead > 1 {
+            let base = segid << 37;
+            let leaf = first_leaf
+                .query_row([base + before, base + inside], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+                })
+                .optional()?;
+            lead = match leaf {
+                None => 0,
+                Some((id, _)) if inside - (id - base) <= 1 => inside - (id - base),
+                Some((_, page)) if last_term(&page).is_some_and(|t| t < lo) => 1,
+                Some((id, _)) => inside - (id - base),
+            };
+        }
+        pages += (lead + (past - inside).max(0)) as u64;
+    }
+    Ok(pages)
+}
+
+/// The last word that starts on an FTS5 leaf page (after its index's byte, like a separator): a
+/// page is a 4-byte header (offset of the first rowid, size of the data part), the data, then
+/// the offsets of the words that start on it (varints, each from the previous). The first
+/// word on a page is whole (length, bytes), each later one shares a prefix with the previous
+/// (shared length, new length, new bytes). None when the page does not parse as that.
+fn last_term(page: &[u8]) -> Option<Vec<u8>> {
+    let size = usize::from(u16::from_be_bytes([*page.get(2)?, *page.get(3)?]));
+    let data = page.get(..size)?;
+    let mut index = page.get(size..)?;
+    let mut at = 0usize;
+    let mut term: Vec<u8> = Vec::new();
+    let mut first = true;
+    while !index.is_empty() {
+        let (delta, n) = varint(index)?;
+        index = &index[n..];
+        at = at.checked_add(usize::try_from(delta).ok()?)?;
+        let mut p = data.get(at..)?;
+        let keep = if first {
+            0
+        } else {
+            let (k, n) = varint(p)?;
+            p = &p[n..];
+            usize::try_from(k).ok()?
+        };
+        let (new, n) = varint(p)?;
+        let bytes = p.get(n..n + usize::try_from(new).ok()?)?;
+        term.truncate(keep);
+        if term.len() != keep {
+            return None;
+        }
+        term.extend_from_slice(bytes);
+        first = false;
+    }
+    if first { None } else { Some(term) }
+}
+
+/// SQLite's varint (big-endian groups of 7 bits, a ninth byte of 8), and its length.
+fn varint(b: &[u8]) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    for (i, &byte) in b.iter().enumerate().take(9) {
+        if i == 8 {
+            return Some(((v << 8) | u64::from(byte), 9));
+        }
+        v = (v << 7) | u64::from(byte & 0x7f);
+        if byte & 0x80 == 0 {
+            return Some((v, i + 1));
+        }
+    }
+    None
 }
 
 /// The words starting with `prefix` (folded) in the newest messages, the ones in most
