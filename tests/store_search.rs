@@ -3,7 +3,7 @@
 //! is exact up to the bound and says "more" beyond it, and a database indexed by the previous
 //! schema is rebuilt so its old CJK text becomes findable.
 
-use neocode::session::search::PrefixSearch;
+use neocode::session::search::{PrefixLimits, PrefixSearch};
 use neocode::session::testing::{MIGRATIONS, register_functions};
 use neocode::session::{
     AppendMeta, NewMessage, NewSession, Role, SEARCH_CANDIDATES, SNIPPET_CLOSE, SNIPPET_OPEN,
@@ -260,10 +260,16 @@ fn prefix_history(t: &TempDir) -> Store {
     s
 }
 
-/// Index pages a prefix may cover in these tests before it is completed from recent words
-/// (the store's default is sized for millions of messages). "ple" covers some 70 here;
-/// "pleth" a few, though the pages of "please" lie right before it.
-const TIGHT: u64 = 20;
+/// Limits on completing the last word for this small history (the store's own are sized for
+/// millions of messages). FTS5's prefix query costs some 70 pages for "ple" here, and under 20
+/// for "pleth", though the pages of "please" lie right before it; "ple" starts four words.
+const TIGHT: PrefixLimits = PrefixLimits {
+    pages: 40,
+    words: 2,
+};
+
+/// No prefix is cheap enough and no word may be listed: every completion is from recent words.
+const NONE: PrefixLimits = PrefixLimits { pages: 0, words: 0 };
 
 fn words(list: &[&str]) -> Vec<String> {
     list.iter().map(|w| w.to_string()).collect()
@@ -317,12 +323,42 @@ fn a_costly_prefix_finds_the_recent_messages_of_the_words_it_completes_to_and_sa
 fn a_rare_prefix_is_expanded_in_full_even_behind_a_common_word() {
     let t = TempDir::new().unwrap();
     let s = prefix_history(&t);
-    // "plethora" sorts right after the pages of "please", which the prefix only walks past.
-    let r = s.search_counted_within("pleth", 10, TIGHT).unwrap();
+    // "plethora" sorts right after the pages of "please", which FTS5 only reads past: its
+    // prefix query is cheap enough even when no word may be listed instead.
+    let prefix_query_only = PrefixLimits { words: 0, ..TIGHT };
+    for limits in [prefix_query_only, TIGHT] {
+        let r = s.search_counted_within("pleth", 10, limits).unwrap();
+        assert_eq!(r.prefix, PrefixSearch::Complete);
+        assert_eq!(seqs_of(&r), [1]);
+        let r = s.search_counted_within("flags pleth", 10, limits).unwrap();
+        assert_eq!(seqs_of(&r), [1]);
+    }
+}
+
+#[test]
+fn a_costly_prefix_that_starts_few_words_is_searched_as_all_of_them() {
+    let t = TempDir::new().unwrap();
+    let s = prefix_history(&t);
+    let few_words = PrefixLimits { words: 5, ..TIGHT };
+    let r = s.search_counted_within("ple", 20, few_words).unwrap();
     assert_eq!(r.prefix, PrefixSearch::Complete);
-    assert_eq!(r.hits.iter().map(|h| h.seq).collect::<Vec<_>>(), [1]);
-    let r = s.search_counted_within("flags pleth", 10, TIGHT).unwrap();
-    assert_eq!(r.hits.iter().map(|h| h.seq).collect::<Vec<_>>(), [1]);
+    assert_eq!((r.matched, r.more), (SEARCH_CANDIDATES, true));
+    // Every word is searched, the old one too.
+    let r = s.search_counted_within("flags ple", 20, few_words).unwrap();
+    assert_eq!(
+        (r.prefix.clone(), seqs_of(&r)),
+        (PrefixSearch::Complete, vec![1])
+    );
+    let r = s
+        .search_counted_within("result ple", 500, few_words)
+        .unwrap();
+    assert_eq!((r.matched, r.more), (400, false));
+    // One letter too: "p" starts five words here.
+    let r = s.search_counted_within("set p", 20, few_words).unwrap();
+    assert_eq!(
+        (r.prefix.clone(), seqs_of(&r)),
+        (PrefixSearch::Complete, vec![4002])
+    );
 }
 
 #[test]
@@ -344,7 +380,7 @@ fn completion_folds_case_and_accents_and_leaves_cjk_alone() {
         &t,
         &["le Café est ouvert", "请修正状态栏", "module_parser broke"],
     );
-    let r = s.search_counted_within("CAF", 10, 0).unwrap();
+    let r = s.search_counted_within("CAF", 10, NONE).unwrap();
     assert_eq!(
         r.prefix,
         PrefixSearch::RecentWords {
@@ -354,10 +390,13 @@ fn completion_folds_case_and_accents_and_leaves_cjk_alone() {
     );
     assert_eq!(seqs_of(&r), [1]);
     // A CJK character is a word of its own: nothing to complete, found as typed.
-    let r = s.search_counted_within("修正状", 10, 0).unwrap();
-    assert_eq!((r.prefix, seqs_of_hits(&r.hits)), (PrefixSearch::Complete, vec![2]));
+    let r = s.search_counted_within("修正状", 10, NONE).unwrap();
+    assert_eq!(
+        (r.prefix, seqs_of_hits(&r.hits)),
+        (PrefixSearch::Complete, vec![2])
+    );
     // The last part of a word joined by punctuation is the one completed.
-    let r = s.search_counted_within("module_par", 10, 0).unwrap();
+    let r = s.search_counted_within("module_par", 10, NONE).unwrap();
     assert_eq!(
         r.prefix,
         PrefixSearch::RecentWords {

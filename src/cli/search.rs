@@ -42,9 +42,10 @@ pub fn run(loc: &Location, query: &str, json: bool, limit: usize) -> CmdResult {
     }
     if hits.is_empty() {
         out.line(&format!(
-            "no messages match '{}' in {}",
+            "no messages match '{}' in {}{}",
             sanitize::line(query),
-            sanitize::line(&loc.root().to_string_lossy())
+            sanitize::line(&loc.root().to_string_lossy()),
+            completion(&found.prefix).map_or(String::new(), |c| format!("; {c}"))
         ))?;
         return out.finish();
     }
@@ -117,24 +118,32 @@ fn summary(found: &SearchResults) -> String {
         let s = if n == 1 { "" } else { "s" };
         format!("{shown} shown of {n} matching message{s}, ranked by how often the words occur")
     };
-    match &found.prefix {
-        PrefixSearch::Complete => counted,
+    match completion(&found.prefix) {
+        Some(c) => format!("{counted}; {c}"),
+        None => counted,
+    }
+}
+
+/// How the last word was completed, when it was not in full.
+fn completion(prefix: &PrefixSearch) -> Option<String> {
+    Some(match prefix {
+        PrefixSearch::Complete => return None,
         PrefixSearch::RecentWords { prefix, words } if words.iter().any(|w| w != prefix) => {
             format!(
-                "{counted}; '{}' completed only to words in recent messages: {}",
+                "'{}' completed only to words in recent messages: {}",
                 sanitize::line(prefix),
                 sanitize::line(&words.join(", "))
             )
         }
         PrefixSearch::RecentWords { prefix, .. } => format!(
-            "{counted}; '{}' searched as typed: too many words start with it and no other in recent messages",
+            "'{}' searched as typed: too many words start with it and no other in recent messages",
             sanitize::line(prefix)
         ),
         PrefixSearch::NotExpanded { prefix } => format!(
-            "{counted}; '{}' searched as a whole word only: one letter starts too many words",
+            "'{}' searched as a whole word only: one letter starts too many words",
             sanitize::line(prefix)
         ),
-    }
+    })
 }
 
 /// Cuts a snippet that still holds its zero-width markers to `max` columns.

@@ -54,17 +54,31 @@ pub enum PrefixSearch {
     NotExpanded { prefix: String },
 }
 
-/// Leaf pages of the index (4 KB each by default) a prefix may cover and still be searched in
-/// full: FTS5 answers a prefix by merging the posting lists of every word that starts with
-/// it, all of them, before it returns the first row. Measured on a 10M-message workspace, a
-/// merge costs ~50 µs a page warm and ~100 µs cold, so this keeps it near 25 / 50 ms.
-pub const PREFIX_BUDGET_PAGES: u64 = 500;
+/// How far the last word is completed before a cheaper completion is used.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PrefixLimits {
+    /// Leaf pages of the index (4 KB each by default) FTS5's own prefix query may cost (see
+    /// `PrefixRange::cost`): FTS5 answers a prefix by merging the posting lists of every word
+    /// that starts with it, all of them, before it returns the first row.
+    pub pages: u64,
+    /// Words a costlier prefix may complete to and still be searched as all of them, OR-ed
+    /// (which FTS5 merges lazily, newest first): each is one more posting list to open.
+    pub words: usize,
+}
 
+/// Measured on a 10M-message workspace, a merged page costs ~60 µs warm and ~150 µs cold.
+pub const PREFIX_LIMITS: PrefixLimits = PrefixLimits {
+    pages: 500,
+    words: 16,
+};
+
+/// Leaf pages read, at most, for the words of a range (pages where its words start).
+const WORD_PAGES: usize = 32;
 /// The newest messages read, at most, for the words a costly prefix completes to…
 const RECENT_MESSAGES: i64 = 2000;
 /// …and at most this much of their text.
 const RECENT_BYTES: usize = 256 * 1024;
-/// Completions searched for a costly prefix: each is one more posting list to open.
+/// Completions from recent messages searched for a costly prefix.
 const COMPLETIONS: usize = 8;
 
 /// CJK scripts written without spaces between words: Han, kana, Hangul, CJK punctuation and
@@ -152,7 +166,11 @@ pub(crate) fn fts_query(q: &str, prefix: bool) -> Option<String> {
     if words.is_empty() {
         return None;
     }
-    let mut s = words.iter().map(|w| quoted(w)).collect::<Vec<_>>().join(" ");
+    let mut s = words
+        .iter()
+        .map(|w| quoted(w))
+        .collect::<Vec<_>>()
+        .join(" ");
     if prefix {
         s.push('*');
     }
@@ -207,15 +225,9 @@ fn last_token(last_word: &str) -> Option<(usize, String)> {
     Some((start, fold(&last_word[start..end])))
 }
 
-/// About how many leaf pages of posting lists FTS5 merges to answer `prefix`: the pages the
-/// words starting with it span, summed over the index's segments. Read from FTS5's own b-tree
-/// of page separators (`message_fts_idx`: per segment, a prefix of the first word that starts
-/// on a leaf page, after a '0' byte that marks the main index, and the page number shifted
-/// left by one), so it costs a few lookups per segment. Only the ASCII start of the prefix is
-/// used (the index holds folded text): a shorter prefix's range holds the longer one's, so
-/// the estimate does not fall short.
-fn prefix_pages(c: &Connection, prefix: &str) -> rusqlite::Result<u64> {
-    let ascii: String = prefix.chars().take_while(char::is_ascii).collect();
+/// The keys of the main index that start with an ASCII prefix: `[lo, hi)`, after the '0' byte
+/// FTS5 puts before each word of the main index.
+fn key_range(ascii: &str) -> (Vec<u8>, Vec<u8>) {
     let mut lo = vec![b'0'];
     lo.extend(ascii.bytes());
     // The first key past every word with the prefix (ASCII: the last byte never overflows).
@@ -223,10 +235,36 @@ fn prefix_pages(c: &Connection, prefix: &str) -> rusqlite::Result<u64> {
     if let Some(b) = hi.last_mut() {
         *b += 1;
     }
+    (lo, hi)
+}
+
+/// Where the words of a key range lie in the index, from FTS5's own b-tree of page separators
+/// (`message_fts_idx`: per segment, a prefix of the first word that starts on a leaf page,
+/// after the index's byte, and the page number shifted left by one) and its leaf pages
+/// (`message_fts_data`, rowid segid << 37 | page), so it costs a few lookups per segment.
+#[derive(Debug, Default, PartialEq)]
+struct PrefixRange {
+    /// Leaf pages of posting lists of words in the range: what FTS5 merges to answer it.
+    merged: u64,
+    /// Leaf pages of a word just before the range, which FTS5 reads past to reach it.
+    walked: u64,
+    /// The leaf pages (rowids) on which the words of the range start.
+    starts: Vec<i64>,
+}
+
+impl PrefixRange {
+    /// About what FTS5's prefix query costs, in merged pages: a page read past costs about a
+    /// quarter of a page merged (measured cold on a 10M-message workspace).
+    fn cost(&self) -> u64 {
+        self.merged + self.walked / 4
+    }
+}
+
+/// None when a page does not read as FTS5's leaf format (a format this code does not know).
+fn prefix_range(c: &Connection, lo: &[u8], hi: &[u8]) -> rusqlite::Result<Option<PrefixRange>> {
     // Per segment (found by skipping from one segment id to the next): the page of the last
     // separator at or before the range, the first page inside it, and the first page past it
-    // (or one past the segment's last page: a leaf's rowid in `message_fts_data` is
-    // segid << 37 | page).
+    // (or one past the segment's last page).
     let mut st = c.prepare_cached(
         "WITH RECURSIVE seg(id) AS (
              SELECT min(segid) FROM message_fts_idx
@@ -259,71 +297,129 @@ fn prefix_pages(c: &Connection, prefix: &str) -> rusqlite::Result<u64> {
             ))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut pages = 0u64;
     let mut first_leaf = c.prepare_cached(
         "SELECT id, block FROM message_fts_data WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 1",
     )?;
+    let mut range = PrefixRange::default();
     for (segid, before, past, inside) in segments {
-        // Pages up to the first separator inside the range hold no word's start but the
-        // first: they are the posting list of the last word that starts on page `before`. A
-        // long one (a common word just before the prefix) is only walked past, not merged,
-        // unless that word has the prefix; the page itself is read to tell. A merge in
-        // progress may have dropped the segment's first pages: the walk starts at the first
-        // page left.
-        let mut lead = (inside - before).max(0);
-        if lead > 1 {
-            let base = segid << 37;
-            let leaf = first_leaf
-                .query_row([base + before, base + inside], |r| {
-                    Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
-                })
-                .optional()?;
-            lead = match leaf {
-                None => 0,
-                Some((id, _)) if inside - (id - base) <= 1 => inside - (id - base),
-                Some((_, page)) if last_term(&page).is_some_and(|t| t < lo) => 1,
-                Some((id, _)) => inside - (id - base),
-            };
+        let base = segid << 37;
+        // Pages from `before` up to the first separator inside the range hold no word's
+        // start but on the first: past it, they are the posting list of the last word that
+        // starts there. The page itself tells whether that word is in the range (merged) or
+        // before it (only read past). A merge in progress may have dropped the segment's
+        // first pages: the reading starts at the first page left.
+        let leaf = first_leaf
+            .query_row([base + before, base + inside.max(before + 1)], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+            })
+            .optional()?;
+        if let Some((id, page)) = leaf {
+            let lead = (inside - (id - base)).max(0) as u64;
+            match page_terms(&page) {
+                Some(terms) if terms.last().is_some_and(|t| t.as_slice() < lo) => {
+                    range.walked += lead;
+                }
+                Some(terms) => {
+                    range.merged += lead;
+                    if terms
+                        .iter()
+                        .any(|t| t.as_slice() >= lo && t.as_slice() < hi)
+                    {
+                        range.starts.push(id);
+                    }
+                }
+                None => return Ok(None),
+            }
         }
-        pages += (lead + (past - inside).max(0)) as u64;
+        range.merged += (past - inside).max(0) as u64;
     }
-    Ok(pages)
+    Ok(Some(range))
 }
 
-/// The last word that starts on an FTS5 leaf page (after its index's byte, like a separator): a
-/// page is a 4-byte header (offset of the first rowid, size of the data part), the data, then
-/// the offsets of the words that start on it (varints, each from the previous). The first
-/// word on a page is whole (length, bytes), each later one shares a prefix with the previous
-/// (shared length, new length, new bytes). None when the page does not parse as that.
-fn last_term(page: &[u8]) -> Option<Vec<u8>> {
+/// Every word in `[lo, hi)`, from the pages where words of the range start (the separators
+/// inside the range, and the pages [`prefix_range`] found a word of it on), when they are at
+/// most `max_pages` pages and hold at most `max_words` words. Without the index's byte.
+fn range_words(
+    c: &Connection,
+    range: &PrefixRange,
+    lo: &[u8],
+    hi: &[u8],
+    max_pages: usize,
+    max_words: usize,
+) -> rusqlite::Result<Option<Vec<String>>> {
+    let mut pages = range.starts.clone();
+    let mut st = c.prepare_cached(
+        "SELECT (segid << 37) + (pgno >> 1) FROM message_fts_idx
+         WHERE term > ?1 AND term < ?2 LIMIT ?3",
+    )?;
+    for id in st.query_map(params![lo, hi, max_pages as i64 + 1], |r| r.get(0))? {
+        pages.push(id?);
+    }
+    if pages.len() > max_pages {
+        return Ok(None);
+    }
+    let mut leaf = c.prepare_cached("SELECT block FROM message_fts_data WHERE id = ?1")?;
+    let mut words = std::collections::BTreeSet::new();
+    for id in pages {
+        let Some(page) = leaf
+            .query_row([id], |r| r.get::<_, Vec<u8>>(0))
+            .optional()?
+        else {
+            return Ok(None);
+        };
+        let Some(terms) = page_terms(&page) else {
+            return Ok(None);
+        };
+        for t in terms {
+            if t.as_slice() >= lo && t.as_slice() < hi {
+                let Ok(w) = String::from_utf8(t[1..].to_vec()) else {
+                    return Ok(None);
+                };
+                words.insert(w);
+                if words.len() > max_words {
+                    return Ok(None);
+                }
+            }
+        }
+    }
+    Ok(Some(words.into_iter().collect()))
+}
+
+/// The words that start on an FTS5 leaf page, in order (each after its index's byte): a page
+/// is a 4-byte header (offset of the first rowid, size of the data part), the data, then the
+/// offsets of the words that start on it (varints, each from the previous). The first word on
+/// a page is whole (length, bytes), each later one shares a prefix with the previous (shared
+/// length, new length, new bytes). None when the page does not parse as that.
+fn page_terms(page: &[u8]) -> Option<Vec<Vec<u8>>> {
     let size = usize::from(u16::from_be_bytes([*page.get(2)?, *page.get(3)?]));
     let data = page.get(..size)?;
     let mut index = page.get(size..)?;
     let mut at = 0usize;
-    let mut term: Vec<u8> = Vec::new();
-    let mut first = true;
+    let mut terms: Vec<Vec<u8>> = Vec::new();
     while !index.is_empty() {
         let (delta, n) = varint(index)?;
         index = &index[n..];
         at = at.checked_add(usize::try_from(delta).ok()?)?;
         let mut p = data.get(at..)?;
-        let keep = if first {
-            0
-        } else {
-            let (k, n) = varint(p)?;
-            p = &p[n..];
-            usize::try_from(k).ok()?
+        let keep = match terms.last() {
+            None => 0,
+            Some(_) => {
+                let (k, n) = varint(p)?;
+                p = &p[n..];
+                usize::try_from(k).ok()?
+            }
         };
         let (new, n) = varint(p)?;
-        let bytes = p.get(n..n + usize::try_from(new).ok()?)?;
-        term.truncate(keep);
-        if term.len() != keep {
-            return None;
-        }
+        let bytes = p.get(n..n.checked_add(usize::try_from(new).ok()?)?)?;
+        let mut term = terms
+            .last()
+            .map_or(&[][..], Vec::as_slice)
+            .get(..keep)?
+            .to_vec();
         term.extend_from_slice(bytes);
-        first = false;
+        terms.push(term);
     }
-    if first { None } else { Some(term) }
+    Some(terms)
 }
 
 /// SQLite's varint (big-endian groups of 7 bits, a ninth byte of 8), and its length.
@@ -402,6 +498,78 @@ pub(crate) fn one_line(s: &str) -> String {
     out
 }
 
+/// The query that completes the last word (`None`: the words as typed, already searched),
+/// and how it was completed. FTS5 answers a prefix by merging the posting lists of every word
+/// that starts with it before it can return the newest, at a cost that grows with the
+/// history; so its prefix query runs only when the index says it is cheap. Otherwise, when
+/// the index lists few words with the prefix, they are searched OR-ed, which FTS5 merges
+/// lazily; otherwise the words that start with it in recent messages are. One letter is then
+/// not completed at all.
+fn complete(
+    c: &Connection,
+    words: &[String],
+    start: usize,
+    token: String,
+    limits: PrefixLimits,
+) -> Result<(Option<String>, PrefixSearch)> {
+    let last = &words[words.len() - 1];
+    // Only the ASCII start of the word is looked up (the index holds folded text): a shorter
+    // prefix's range holds the longer one's, so the cost is not underestimated.
+    let ascii: String = token.chars().take_while(char::is_ascii).collect();
+    let (lo, hi) = key_range(&ascii);
+    // A range that cannot be read (an FTS5 that keeps its index differently) is costly.
+    let range = prefix_range(c, &lo, &hi).ok().flatten();
+    if let Some(range) = &range
+        && range.cost() <= limits.pages
+    {
+        let prefix_query = words
+            .iter()
+            .map(|w| quoted(w))
+            .collect::<Vec<_>>()
+            .join(" ")
+            + "*";
+        return Ok((Some(prefix_query), PrefixSearch::Complete));
+    }
+    let mut alternatives = vec![quoted(last)];
+    let either = |alternatives: &[String]| {
+        let mut q: Vec<String> = words[..words.len() - 1].iter().map(|w| quoted(w)).collect();
+        q.push(format!("({})", alternatives.join(" OR ")));
+        q.join(" AND ")
+    };
+    if let Some(range) = &range
+        && ascii.len() == token.len()
+        && let Some(all) = range_words(c, range, &lo, &hi, WORD_PAGES, limits.words)
+            .ok()
+            .flatten()
+    {
+        alternatives.extend(
+            all.iter()
+                .filter(|w| **w != token)
+                .map(|w| quoted(&format!("{}{w}", &last[..start]))),
+        );
+        let query = (alternatives.len() > 1).then(|| either(&alternatives));
+        return Ok((query, PrefixSearch::Complete));
+    }
+    if token.chars().count() < 2 {
+        return Ok((None, PrefixSearch::NotExpanded { prefix: token }));
+    }
+    let found = recent_words(c, &token)?;
+    alternatives.extend(
+        found
+            .iter()
+            .filter(|w| **w != token)
+            .map(|w| quoted(&format!("{}{w}", &last[..start]))),
+    );
+    let query = (alternatives.len() > 1).then(|| either(&alternatives));
+    Ok((
+        query,
+        PrefixSearch::RecentWords {
+            prefix: token,
+            words: found,
+        },
+    ))
+}
+
 /// One candidate: its index row, how many matches it holds, its length and its snippet.
 struct Candidate {
     rowid: i64,
@@ -442,63 +610,33 @@ fn candidates(c: &Connection, fts: &str) -> Result<Vec<Candidate>> {
 /// There is no IDF weight: every candidate holds every word of the query. Snippets are made
 /// for the shown hits only.
 pub(crate) fn search(c: &Connection, query: &str, limit: usize) -> Result<SearchResults> {
-    search_within(c, query, limit, PREFIX_BUDGET_PAGES)
+    search_within(c, query, limit, PREFIX_LIMITS)
 }
 
-/// [`search`] with the number of index pages a prefix may cover and still be searched in full.
+/// [`search`] with other limits on completing the last word.
 pub(crate) fn search_within(
     c: &Connection,
     query: &str,
     limit: usize,
-    budget_pages: u64,
+    limits: PrefixLimits,
 ) -> Result<SearchResults> {
     let Some(exact) = fts_query(query, false) else {
         return Ok(SearchResults::default());
     };
-    // The last word is also a prefix (search as you type), but FTS5 answers a prefix by
-    // merging the posting lists of every word that starts with it before it can return the
-    // newest, at a cost that grows with the history: only when the words as typed match fewer
-    // than the candidates, and in full only when the index says the merge is small.
     let mut candidates = candidates(c, &exact)?;
     let mut prefix = PrefixSearch::Complete;
     let words = query_words(query);
-    let last = words.last().and_then(|w| last_token(w));
+    // The last word is also a prefix (search as you type), only when the words as typed
+    // match fewer than the candidates.
     if candidates.len() <= SEARCH_CANDIDATES
-        && let Some((start, token)) = last
+        && let Some(last) = words.last()
+        && let Some((start, token)) = last_token(last)
     {
-        // An estimate that cannot be made (an FTS5 that keeps its index differently) counts
-        // as too costly: a bounded search is still a search.
-        let pages = prefix_pages(c, &token).unwrap_or(u64::MAX);
-        if pages <= budget_pages {
-            if let Some(q) = fts_query(query, true) {
-                candidates = self::candidates(c, &q)?;
-            }
-        } else if token.chars().count() < 2 {
-            prefix = PrefixSearch::NotExpanded { prefix: token };
-        } else {
-            // The words it completes to in recent messages, OR-ed: FTS5 merges an OR lazily,
-            // newest first, so the query stops at the candidates. The word as typed stays in.
-            let found = recent_words(c, &token)?;
-            let last_word = &words[words.len() - 1];
-            let mut alternatives = vec![quoted(last_word)];
-            for w in &found {
-                if *w != token {
-                    alternatives.push(quoted(&format!("{}{w}", &last_word[..start])));
-                }
-            }
-            if alternatives.len() > 1 {
-                let mut q: Vec<String> = words[..words.len() - 1]
-                    .iter()
-                    .map(|w| quoted(w))
-                    .collect();
-                q.push(format!("({})", alternatives.join(" OR ")));
-                candidates = self::candidates(c, &q.join(" AND "))?;
-            }
-            prefix = PrefixSearch::RecentWords {
-                prefix: token,
-                words: found,
-            };
+        let (query, how) = complete(c, &words, start, token, limits)?;
+        if let Some(q) = query {
+            candidates = self::candidates(c, &q)?;
         }
+        prefix = how;
     }
     let more = candidates.len() > SEARCH_CANDIDATES;
     candidates.truncate(SEARCH_CANDIDATES);

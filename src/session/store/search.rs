@@ -18,16 +18,16 @@ impl Store {
         self.with_conn(|c| search::search(c, query, limit))
     }
 
-    /// [`Store::search_counted`] with the number of index pages a prefix may cover and still
-    /// be searched in full ([`search::PREFIX_BUDGET_PAGES`] otherwise): lets tests reach the
-    /// completion of a costly prefix without a history of millions of messages.
+    /// [`Store::search_counted`] with other limits on completing the last word than
+    /// [`search::PREFIX_LIMITS`]: lets tests reach the completion of a costly prefix without a
+    /// history of millions of messages.
     #[doc(hidden)]
     pub fn search_counted_within(
         &self,
         query: &str,
         limit: usize,
-        budget_pages: u64,
+        limits: search::PrefixLimits,
     ) -> Result<SearchResults> {
-        self.with_conn(|c| search::search_within(c, query, limit, budget_pages))
+        self.with_conn(|c| search::search_within(c, query, limit, limits))
     }
 }
