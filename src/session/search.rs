@@ -73,7 +73,7 @@ pub const PREFIX_LIMITS: PrefixLimits = PrefixLimits {
 };
 
 /// Leaf pages read, at most, for the words of a range (pages where its words start).
-const WORD_PAGES: usize = 32;
+const WORD_PAGES: usize = 64;
 /// The newest messages read, at most, for the words a costly prefix completes to…
 const RECENT_MESSAGES: i64 = 2000;
 /// …and at most this much of their text.
@@ -503,8 +503,9 @@ pub(crate) fn one_line(s: &str) -> String {
 /// that starts with it before it can return the newest, at a cost that grows with the
 /// history; so its prefix query runs only when the index says it is cheap. Otherwise, when
 /// the index lists few words with the prefix, they are searched OR-ed, which FTS5 merges
-/// lazily; otherwise the words that start with it in recent messages are. One letter is then
-/// not completed at all.
+/// lazily and stops at the candidates; otherwise, within the budget, the prefix query;
+/// otherwise the words that start with it in recent messages, OR-ed. One letter is then not
+/// completed at all.
 fn complete(
     c: &Connection,
     words: &[String],
@@ -519,16 +520,14 @@ fn complete(
     let (lo, hi) = key_range(&ascii);
     // A range that cannot be read (an FTS5 that keeps its index differently) is costly.
     let range = prefix_range(c, &lo, &hi).ok().flatten();
-    if let Some(range) = &range
-        && range.cost() <= limits.pages
-    {
-        let prefix_query = words
-            .iter()
-            .map(|w| quoted(w))
-            .collect::<Vec<_>>()
-            .join(" ")
-            + "*";
-        return Ok((Some(prefix_query), PrefixSearch::Complete));
+    let cost = range.as_ref().map_or(u64::MAX, PrefixRange::cost);
+    let prefix_query = || {
+        let all = words.iter().map(|w| quoted(w)).collect::<Vec<_>>();
+        Ok((Some(all.join(" ") + "*"), PrefixSearch::Complete))
+    };
+    // No dearer than listing its words would be: FTS5's own prefix query.
+    if cost <= limits.pages.min(WORD_PAGES as u64) {
+        return prefix_query();
     }
     let mut alternatives = vec![quoted(last)];
     let either = |alternatives: &[String]| {
@@ -536,6 +535,7 @@ fn complete(
         q.push(format!("({})", alternatives.join(" OR ")));
         q.join(" AND ")
     };
+    // Few words, listed from the pages where they start: all of them, OR-ed.
     if let Some(range) = &range
         && ascii.len() == token.len()
         && let Some(all) = range_words(c, range, &lo, &hi, WORD_PAGES, limits.words)
@@ -549,6 +549,9 @@ fn complete(
         );
         let query = (alternatives.len() > 1).then(|| either(&alternatives));
         return Ok((query, PrefixSearch::Complete));
+    }
+    if cost <= limits.pages {
+        return prefix_query();
     }
     if token.chars().count() < 2 {
         return Ok((None, PrefixSearch::NotExpanded { prefix: token }));
