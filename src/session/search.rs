@@ -358,15 +358,27 @@ fn range_words(
     if pages.len() > max_pages {
         return Ok(None);
     }
-    let mut leaf = c.prepare_cached("SELECT block FROM message_fts_data WHERE id = ?1")?;
+    // A merge in progress drops the pages of its input segments it has copied but leaves
+    // their separators: a separator's page, or else the first one left after it (which the
+    // merge rewrote to start with the word it stopped at), is read.
+    let mut leaf = c.prepare_cached(
+        "SELECT id, block FROM message_fts_data WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 1",
+    )?;
+    let mut read = std::collections::HashSet::new();
     let mut words = std::collections::BTreeSet::new();
     for id in pages {
-        let Some(page) = leaf
-            .query_row([id], |r| r.get::<_, Vec<u8>>(0))
+        let segment_end = ((id >> 37) << 37) + (1 << 31);
+        let Some((id, page)) = leaf
+            .query_row([id, segment_end], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+            })
             .optional()?
         else {
-            return Ok(None);
+            continue;
         };
+        if !read.insert(id) {
+            continue;
+        }
         let Some(terms) = page_terms(&page) else {
             return Ok(None);
         };
