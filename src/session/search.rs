@@ -741,6 +741,42 @@ mod tests {
     }
 
     #[test]
+    fn the_last_token_is_what_a_prefix_completes() {
+        assert_eq!(last_token("Refac"), Some((0, "refac".into())));
+        assert_eq!(last_token("module_par"), Some((7, "par".into())));
+        assert_eq!(last_token("foo."), Some((0, "foo".into())));
+        assert_eq!(last_token("ÉTÉ"), Some((0, "ete".into())));
+        assert_eq!(last_token("用\u{1f}Rust"), Some((4, "rust".into())));
+        // A CJK character or an emoji is a word of its own: nothing to complete.
+        assert_eq!(last_token("修\u{1f}正"), None);
+        assert_eq!(last_token("done\u{1f}✅"), None);
+        assert_eq!(last_token("..."), None);
+    }
+
+    #[test]
+    fn leaf_pages_list_their_words() {
+        // Header (no rowid, data size 19), "0please" whole, its posting list (3 bytes), then
+        // "0plex" sharing 4 bytes; the index: offsets 4, then +11.
+        let mut page = vec![0, 0, 0, 19];
+        page.extend([7]);
+        page.extend(b"0please");
+        page.extend([1, 2, 3]);
+        page.extend([4, 1]);
+        page.extend(b"x");
+        page.extend([2]);
+        assert_eq!(page.len(), 19);
+        page.extend([4, 11]);
+        assert_eq!(
+            page_terms(&page),
+            Some(vec![b"0please".to_vec(), b"0plex".to_vec()])
+        );
+        page[20] = 100;
+        assert_eq!(page_terms(&page), None, "a word past the data");
+        assert_eq!(varint(&[0x81, 0x00]), Some((128, 2)));
+        assert_eq!(key_range("ple"), (b"0ple".to_vec(), b"0plf".to_vec()));
+    }
+
+    #[test]
     fn snippets_lose_the_separators() {
         assert_eq!(
             one_line("请\u{1f}\u{e000}修\u{1f}正\u{e001}\n状"),
