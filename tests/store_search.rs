@@ -3,10 +3,11 @@
 //! is exact up to the bound and says "more" beyond it, and a database indexed by the previous
 //! schema is rebuilt so its old CJK text becomes findable.
 
+use neocode::session::search::{PrefixLimits, PrefixSearch};
 use neocode::session::testing::{MIGRATIONS, register_functions};
 use neocode::session::{
     AppendMeta, NewMessage, NewSession, Role, SEARCH_CANDIDATES, SNIPPET_CLOSE, SNIPPET_OPEN,
-    Store, WorkspacePaths,
+    SearchResults, Store, WorkspacePaths,
 };
 use rusqlite::Connection;
 use tempfile::TempDir;
@@ -230,4 +231,186 @@ fn a_version_2_index_is_rebuilt_so_old_cjk_text_is_found() {
         Vec::<i64>::new(),
         "row ids kept: delete still finds them"
     );
+}
+
+/// A history where the words starting with "ple" fill many index pages: an old "plethora",
+/// then 4,000 messages saying "please" sixty times (every tenth also "plexus"), written a
+/// thousand at a time so the index holds merged segments as a long history does, then a
+/// message with the word "p" and one with "plexiglass", newest.
+fn prefix_history(t: &TempDir) -> Store {
+    let s = store_with(t, &["a plethora of flags"]);
+    for batch in 0..4 {
+        let msgs: Vec<NewMessage> = (batch * 1000..(batch + 1) * 1000)
+            .map(|i| {
+                let extra = if i % 10 == 0 {
+                    "plexus with the result"
+                } else {
+                    ""
+                };
+                let text = format!("{} item {i} {extra}", "please ".repeat(60));
+                NewMessage::text(Role::User, text)
+            })
+            .collect();
+        s.append_messages("s", &msgs, &AppendMeta::default())
+            .unwrap();
+    }
+    let last = ["option p is set", "plexiglass left"].map(|t| NewMessage::text(Role::User, t));
+    s.append_messages("s", &last, &AppendMeta::default())
+        .unwrap();
+    s
+}
+
+/// Limits on completing the last word for this small history (the store's own are sized for
+/// millions of messages). FTS5's prefix query costs some 70 pages for "ple" here, and under 20
+/// for "pleth", though the pages of "please" lie right before it; "ple" starts four words.
+const TIGHT: PrefixLimits = PrefixLimits {
+    pages: 40,
+    words: 2,
+};
+
+/// No prefix is cheap enough and no word may be listed: every completion is from recent words.
+const NONE: PrefixLimits = PrefixLimits { pages: 0, words: 0 };
+
+fn words(list: &[&str]) -> Vec<String> {
+    list.iter().map(|w| w.to_string()).collect()
+}
+
+#[test]
+fn a_costly_prefix_finds_the_recent_messages_of_the_words_it_completes_to_and_says_so() {
+    let t = TempDir::new().unwrap();
+    let s = prefix_history(&t);
+    let last = 4003;
+
+    let r = s.search_counted_within("ple", 20, TIGHT).unwrap();
+    assert_eq!(
+        r.prefix,
+        PrefixSearch::RecentWords {
+            prefix: "ple".into(),
+            words: words(&["please", "plexus", "plexiglass"]),
+        },
+        "the words in most recent messages first"
+    );
+    assert_eq!((r.matched, r.more), (SEARCH_CANDIDATES, true));
+    assert_eq!(r.hits.len(), 20);
+    for h in &r.hits {
+        assert!(
+            ["please", "plexus", "plexiglass"]
+                .iter()
+                .any(|w| h.snippet.contains(&marked(w))),
+            "{:?}",
+            h.snippet
+        );
+        assert!(h.seq > last - SEARCH_CANDIDATES as i64, "recent: {}", h.seq);
+    }
+    assert!(
+        r.hits.iter().all(|h| h.seq != 1),
+        "an old word not in recent messages is not completed to"
+    );
+
+    // The other words must match as well; the completed word is any of the recent ones.
+    let r = s.search_counted_within("result ple", 500, TIGHT).unwrap();
+    assert_eq!((r.matched, r.more), (400, false));
+    assert!(r.hits.iter().all(|h| h.snippet.contains(&marked("plexus"))));
+
+    // The default budget is sized for millions of messages: here the prefix is expanded
+    // in full and the old word is found.
+    let r = s.search_counted("pleth", 10).unwrap();
+    assert_eq!(r.prefix, PrefixSearch::Complete);
+    assert_eq!(r.hits.iter().map(|h| h.seq).collect::<Vec<_>>(), [1]);
+}
+
+#[test]
+fn a_rare_prefix_is_expanded_in_full_even_behind_a_common_word() {
+    let t = TempDir::new().unwrap();
+    let s = prefix_history(&t);
+    // "plethora" sorts right after the pages of "please", which FTS5 only reads past: its
+    // prefix query is cheap enough even when no word may be listed instead.
+    let prefix_query_only = PrefixLimits { words: 0, ..TIGHT };
+    for limits in [prefix_query_only, TIGHT] {
+        let r = s.search_counted_within("pleth", 10, limits).unwrap();
+        assert_eq!(r.prefix, PrefixSearch::Complete);
+        assert_eq!(seqs_of(&r), [1]);
+        let r = s.search_counted_within("flags pleth", 10, limits).unwrap();
+        assert_eq!(seqs_of(&r), [1]);
+    }
+}
+
+#[test]
+fn a_costly_prefix_that_starts_few_words_is_searched_as_all_of_them() {
+    let t = TempDir::new().unwrap();
+    let s = prefix_history(&t);
+    let few_words = PrefixLimits { words: 5, ..TIGHT };
+    let r = s.search_counted_within("ple", 20, few_words).unwrap();
+    assert_eq!(r.prefix, PrefixSearch::Complete);
+    assert_eq!((r.matched, r.more), (SEARCH_CANDIDATES, true));
+    // Every word is searched, the old one too.
+    let r = s.search_counted_within("flags ple", 20, few_words).unwrap();
+    assert_eq!(
+        (r.prefix.clone(), seqs_of(&r)),
+        (PrefixSearch::Complete, vec![1])
+    );
+    let r = s
+        .search_counted_within("result ple", 500, few_words)
+        .unwrap();
+    assert_eq!((r.matched, r.more), (400, false));
+    // One letter too: "p" starts five words here.
+    let r = s.search_counted_within("set p", 20, few_words).unwrap();
+    assert_eq!(
+        (r.prefix.clone(), seqs_of(&r)),
+        (PrefixSearch::Complete, vec![4002])
+    );
+}
+
+#[test]
+fn one_costly_letter_is_searched_as_a_whole_word() {
+    let t = TempDir::new().unwrap();
+    let s = prefix_history(&t);
+    let r = s.search_counted_within("p", 10, TIGHT).unwrap();
+    assert_eq!(r.prefix, PrefixSearch::NotExpanded { prefix: "p".into() });
+    assert_eq!(r.hits.iter().map(|h| h.seq).collect::<Vec<_>>(), [4002]);
+    // Cheap enough, one letter is still a prefix.
+    let r = s.search_counted("p", 10).unwrap();
+    assert_eq!((r.prefix, r.more), (PrefixSearch::Complete, true));
+}
+
+#[test]
+fn completion_folds_case_and_accents_and_leaves_cjk_alone() {
+    let t = TempDir::new().unwrap();
+    let s = store_with(
+        &t,
+        &["le Café est ouvert", "请修正状态栏", "module_parser broke"],
+    );
+    let r = s.search_counted_within("CAF", 10, NONE).unwrap();
+    assert_eq!(
+        r.prefix,
+        PrefixSearch::RecentWords {
+            prefix: "caf".into(),
+            words: words(&["cafe"]),
+        }
+    );
+    assert_eq!(seqs_of(&r), [1]);
+    // A CJK character is a word of its own: nothing to complete, found as typed.
+    let r = s.search_counted_within("修正状", 10, NONE).unwrap();
+    assert_eq!(
+        (r.prefix, seqs_of_hits(&r.hits)),
+        (PrefixSearch::Complete, vec![2])
+    );
+    // The last part of a word joined by punctuation is the one completed.
+    let r = s.search_counted_within("module_par", 10, NONE).unwrap();
+    assert_eq!(
+        r.prefix,
+        PrefixSearch::RecentWords {
+            prefix: "par".into(),
+            words: words(&["parser"]),
+        }
+    );
+    assert_eq!(seqs_of(&r), [3]);
+}
+
+fn seqs_of_hits(hits: &[neocode::session::SearchHit]) -> Vec<i64> {
+    hits.iter().map(|h| h.seq).collect()
+}
+
+fn seqs_of(r: &SearchResults) -> Vec<i64> {
+    seqs_of_hits(&r.hits)
 }

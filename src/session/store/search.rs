@@ -17,4 +17,17 @@ impl Store {
     pub fn search_counted(&self, query: &str, limit: usize) -> Result<SearchResults> {
         self.with_conn(|c| search::search(c, query, limit))
     }
+
+    /// [`Store::search_counted`] with other limits on completing the last word than
+    /// [`search::PREFIX_LIMITS`]: lets tests reach the completion of a costly prefix without a
+    /// history of millions of messages.
+    #[doc(hidden)]
+    pub fn search_counted_within(
+        &self,
+        query: &str,
+        limit: usize,
+        limits: search::PrefixLimits,
+    ) -> Result<SearchResults> {
+        self.with_conn(|c| search::search_within(c, query, limit, limits))
+    }
 }
