@@ -1,8 +1,11 @@
-//! How numbers and times read, everywhere: `--list`, `show` and the TUI format tokens and
-//! times with these functions, so the same session reads the same in both (same rounding,
-//! same "yesterday", same time zone).
+//! How numbers, times and search results read, everywhere: `--list`, `show`, `search` and the
+//! TUI format them with these functions, so the same session reads the same in both (same
+//! rounding, same "yesterday", same time zone, same words about a search).
 
 use chrono::{TimeZone, Utc};
+
+use crate::session::search::PrefixSearch;
+use crate::session::{SEARCH_CANDIDATES, SearchResults};
 
 const MINUTE: i64 = 60_000;
 const HOUR: i64 = 60 * MINUTE;
@@ -95,6 +98,47 @@ pub fn io_error(e: &std::io::Error) -> String {
     words.to_string()
 }
 
+/// The line under the hits: how many matched, how they are ordered, and how the last word was
+/// completed when it was not completed in full.
+pub fn search_summary(found: &SearchResults) -> String {
+    let shown = found.hits.len();
+    let counted = if found.more {
+        format!(
+            "{shown} shown of {SEARCH_CANDIDATES}+ matching messages; the newest {SEARCH_CANDIDATES} are ranked by how often the words occur"
+        )
+    } else {
+        let n = found.matched;
+        let s = if n == 1 { "" } else { "s" };
+        format!("{shown} shown of {n} matching message{s}, ranked by how often the words occur")
+    };
+    match search_completion(&found.prefix) {
+        Some(c) => format!("{counted}; {c}"),
+        None => counted,
+    }
+}
+
+/// How the last word was completed, when it was not in full.
+pub fn search_completion(prefix: &PrefixSearch) -> Option<String> {
+    Some(match prefix {
+        PrefixSearch::Complete => return None,
+        PrefixSearch::RecentWords { prefix, words } if words.iter().any(|w| w != prefix) => {
+            format!(
+                "'{}' completed only to words in recent messages: {}",
+                crate::sanitize::line(prefix),
+                crate::sanitize::line(&words.join(", "))
+            )
+        }
+        PrefixSearch::RecentWords { prefix, .. } => format!(
+            "'{}' searched as typed: too many words start with it and no other in recent messages",
+            crate::sanitize::line(prefix)
+        ),
+        PrefixSearch::NotExpanded { prefix } => format!(
+            "'{}' searched as a whole word only: one letter starts too many words",
+            crate::sanitize::line(prefix)
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +189,64 @@ mod tests {
         assert_eq!(timestamp_in(NOW, &Utc), "2023-11-14 22:13 +00:00");
         let plus9 = chrono::FixedOffset::east_opt(9 * 3600).unwrap();
         assert_eq!(timestamp_in(NOW, &plus9), "2023-11-15 07:13 +09:00");
+    }
+
+    #[test]
+    fn the_summary_says_how_many_matched_bounded() {
+        let hit = crate::session::SearchHit {
+            session_id: "s".into(),
+            session_title: "t".into(),
+            seq: 1,
+            role: crate::session::Role::User,
+            snippet: "x".into(),
+        };
+        let many = SearchResults {
+            hits: vec![hit.clone(); 20],
+            matched: SEARCH_CANDIDATES,
+            more: true,
+            prefix: PrefixSearch::Complete,
+        };
+        assert_eq!(
+            search_summary(&many),
+            "20 shown of 1000+ matching messages; the newest 1000 are ranked by how often the words occur"
+        );
+        let one = SearchResults {
+            hits: vec![hit.clone()],
+            matched: 1,
+            more: false,
+            prefix: PrefixSearch::Complete,
+        };
+        assert_eq!(
+            search_summary(&one),
+            "1 shown of 1 matching message, ranked by how often the words occur"
+        );
+    }
+
+    #[test]
+    fn the_summary_says_when_the_last_word_was_not_completed_in_full() {
+        let found = |prefix| SearchResults {
+            hits: Vec::new(),
+            matched: 3,
+            more: false,
+            prefix,
+        };
+        assert_eq!(
+            search_summary(&found(PrefixSearch::RecentWords {
+                prefix: "ple".into(),
+                words: vec!["please".into(), "plenty".into()],
+            })),
+            "0 shown of 3 matching messages, ranked by how often the words occur; 'ple' completed only to words in recent messages: please, plenty"
+        );
+        assert_eq!(
+            search_summary(&found(PrefixSearch::RecentWords {
+                prefix: "qz".into(),
+                words: vec!["qz".into()],
+            })),
+            "0 shown of 3 matching messages, ranked by how often the words occur; 'qz' searched as typed: too many words start with it and no other in recent messages"
+        );
+        assert_eq!(
+            search_summary(&found(PrefixSearch::NotExpanded { prefix: "p".into() })),
+            "0 shown of 3 matching messages, ranked by how often the words occur; 'p' searched as a whole word only: one letter starts too many words"
+        );
     }
 }

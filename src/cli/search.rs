@@ -5,10 +5,10 @@ use serde::Serialize;
 use super::fmt::{self, Align};
 use super::out::Out;
 use super::{CmdResult, Failure};
+use crate::format::{search_completion, search_summary};
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
-use crate::session::search::PrefixSearch;
-use crate::session::{SEARCH_CANDIDATES, SearchResults};
+use crate::session::SearchResults;
 
 #[derive(Serialize)]
 struct JsonHit<'a> {
@@ -45,7 +45,7 @@ pub fn run(loc: &Location, query: &str, json: bool, limit: usize) -> CmdResult {
             "no messages match '{}' in {}{}",
             sanitize::line(query),
             sanitize::line(&loc.root().to_string_lossy()),
-            completion(&found.prefix).map_or(String::new(), |c| format!("; {c}"))
+            search_completion(&found.prefix).map_or(String::new(), |c| format!("; {c}"))
         ))?;
         return out.finish();
     }
@@ -100,50 +100,9 @@ pub fn run(loc: &Location, query: &str, json: bool, limit: usize) -> CmdResult {
         };
         out.line(line.trim_end())?;
     }
-    let summary = out.paint("2", &summary(&found));
+    let summary = out.paint("2", &search_summary(&found));
     out.line(&summary)?;
     out.finish()
-}
-
-/// The line under the hits: how many matched, how they are ordered, and how the last word was
-/// completed when it was not completed in full.
-fn summary(found: &SearchResults) -> String {
-    let shown = found.hits.len();
-    let counted = if found.more {
-        format!(
-            "{shown} shown of {SEARCH_CANDIDATES}+ matching messages; the newest {SEARCH_CANDIDATES} are ranked by how often the words occur"
-        )
-    } else {
-        let n = found.matched;
-        let s = if n == 1 { "" } else { "s" };
-        format!("{shown} shown of {n} matching message{s}, ranked by how often the words occur")
-    };
-    match completion(&found.prefix) {
-        Some(c) => format!("{counted}; {c}"),
-        None => counted,
-    }
-}
-
-/// How the last word was completed, when it was not in full.
-fn completion(prefix: &PrefixSearch) -> Option<String> {
-    Some(match prefix {
-        PrefixSearch::Complete => return None,
-        PrefixSearch::RecentWords { prefix, words } if words.iter().any(|w| w != prefix) => {
-            format!(
-                "'{}' completed only to words in recent messages: {}",
-                sanitize::line(prefix),
-                sanitize::line(&words.join(", "))
-            )
-        }
-        PrefixSearch::RecentWords { prefix, .. } => format!(
-            "'{}' searched as typed: too many words start with it and no other in recent messages",
-            sanitize::line(prefix)
-        ),
-        PrefixSearch::NotExpanded { prefix } => format!(
-            "'{}' searched as a whole word only: one letter starts too many words",
-            sanitize::line(prefix)
-        ),
-    })
 }
 
 /// Cuts a snippet that still holds its zero-width markers to `max` columns.
@@ -164,68 +123,4 @@ fn cut_marked(s: &str, max: usize) -> String {
         w += cw;
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_summary_says_how_many_matched_bounded() {
-        let hit = crate::session::SearchHit {
-            session_id: "s".into(),
-            session_title: "t".into(),
-            seq: 1,
-            role: crate::session::Role::User,
-            snippet: "x".into(),
-        };
-        let many = SearchResults {
-            hits: vec![hit.clone(); 20],
-            matched: SEARCH_CANDIDATES,
-            more: true,
-            prefix: PrefixSearch::Complete,
-        };
-        assert_eq!(
-            summary(&many),
-            "20 shown of 1000+ matching messages; the newest 1000 are ranked by how often the words occur"
-        );
-        let one = SearchResults {
-            hits: vec![hit.clone()],
-            matched: 1,
-            more: false,
-            prefix: PrefixSearch::Complete,
-        };
-        assert_eq!(
-            summary(&one),
-            "1 shown of 1 matching message, ranked by how often the words occur"
-        );
-    }
-
-    #[test]
-    fn the_summary_says_when_the_last_word_was_not_completed_in_full() {
-        let found = |prefix| SearchResults {
-            hits: Vec::new(),
-            matched: 3,
-            more: false,
-            prefix,
-        };
-        assert_eq!(
-            summary(&found(PrefixSearch::RecentWords {
-                prefix: "ple".into(),
-                words: vec!["please".into(), "plenty".into()],
-            })),
-            "0 shown of 3 matching messages, ranked by how often the words occur; 'ple' completed only to words in recent messages: please, plenty"
-        );
-        assert_eq!(
-            summary(&found(PrefixSearch::RecentWords {
-                prefix: "qz".into(),
-                words: vec!["qz".into()],
-            })),
-            "0 shown of 3 matching messages, ranked by how often the words occur; 'qz' searched as typed: too many words start with it and no other in recent messages"
-        );
-        assert_eq!(
-            summary(&found(PrefixSearch::NotExpanded { prefix: "p".into() })),
-            "0 shown of 3 matching messages, ranked by how often the words occur; 'p' searched as a whole word only: one letter starts too many words"
-        );
-    }
 }

@@ -13,7 +13,7 @@ use crate::runtime::Sessions;
 use crate::runtime::context::{ContextReport, header_report};
 use crate::session::{
     AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, Part,
-    PlanProgress, Role, SearchHit, SessionHeader, StepConversation, ToolCall, Usage,
+    PlanProgress, Role, SearchResults, SessionHeader, StepConversation, ToolCall, Usage,
 };
 use crate::tui::filter::{FilterResult, FilterState};
 
@@ -198,8 +198,8 @@ pub enum Reply {
     Search {
         /// The query answered.
         query: String,
-        /// Hits, best first.
-        hits: Vec<SearchHit>,
+        /// Hits, best first, how many matched and how the last word was completed.
+        found: Box<SearchResults>,
     },
     /// A fork was created.
     Forked(Box<SessionHeader>),
@@ -345,8 +345,11 @@ fn run(
             Reply::Usage { id, turns }
         }
         Request::Search { query, limit } => {
-            let hits = rt.search(&query, limit)?;
-            Reply::Search { query, hits }
+            let found = rt.search_counted(&query, limit)?;
+            Reply::Search {
+                query,
+                found: Box::new(found),
+            }
         }
         Request::Fork { id, at } => Reply::Forked(Box::new(rt.fork(&id, at)?)),
         Request::Delete { id } => {

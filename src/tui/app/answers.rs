@@ -7,7 +7,8 @@ use super::state::{Focus, Load, Overlay, PendingSelection, Screen, Slot};
 use super::{App, interrupted_note, short};
 use crate::sanitize;
 use crate::session::{
-    AssetMeta, ListPage, PlanProgress, SearchHit, SessionHeader, StepConversation, ToolCall, Usage,
+    AssetMeta, ListPage, PlanProgress, SearchResults, SessionHeader, StepConversation, ToolCall,
+    Usage,
 };
 use crate::tui::effect::Effect;
 use crate::tui::transcript::{Transcript, chunk_of};
@@ -71,8 +72,8 @@ impl App {
                 self.on_usage(token, &id, turns);
                 Vec::new()
             }
-            Reply::Search { query, hits } => {
-                self.on_search(token, query, hits);
+            Reply::Search { query, found } => {
+                self.on_search(token, query, *found);
                 Vec::new()
             }
             Reply::Forked(h) => self.on_forked(&h),
@@ -275,7 +276,7 @@ impl App {
         }
     }
 
-    fn on_search(&mut self, token: u64, query: String, hits: Vec<SearchHit>) {
+    fn on_search(&mut self, token: u64, query: String, found: SearchResults) {
         // A dialog opened again after the query was sent has not asked for it (an empty query
         // sends nothing, so the token alone does not tell).
         if self.current(Slot::Search, token)
@@ -284,7 +285,12 @@ impl App {
         {
             s.searching = false;
             s.answered = query;
-            s.hits = hits;
+            s.summary = if found.hits.is_empty() {
+                crate::format::search_completion(&found.prefix).unwrap_or_default()
+            } else {
+                crate::format::search_summary(&found)
+            };
+            s.hits = found.hits;
             s.selected = 0;
         }
     }

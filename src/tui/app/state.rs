@@ -73,6 +73,9 @@ pub struct SearchState {
     pub searching: bool,
     /// The query `hits` answer.
     pub answered: String,
+    /// How many matched, how they are ranked and how the last word was completed (empty
+    /// before an answer; without hits, only how the last word was completed, if it matters).
+    pub summary: String,
 }
 
 /// A dialog over the screen.

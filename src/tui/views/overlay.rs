@@ -281,13 +281,14 @@ fn search(frame: &mut Frame<'_>, app: &App, size: Rect, s: &SearchState) {
     } else if s.answered.is_empty() {
         "Type words to search every message of every session.".to_string()
     } else if s.hits.is_empty() {
-        format!("No message matches \"{}\".", sanitize::line(&s.answered))
+        let mut none = format!("No message matches \"{}\".", sanitize::line(&s.answered));
+        if !s.summary.is_empty() {
+            none.push(' ');
+            none.push_str(&s.summary);
+        }
+        none
     } else {
-        format!(
-            "{} match{}",
-            s.hits.len(),
-            if s.hits.len() == 1 { "" } else { "es" }
-        )
+        s.summary.clone()
     };
     frame.render_widget(
         Paragraph::new(Span::styled(status, t.dim())),
