@@ -39,23 +39,30 @@ where
 
 /// 999, 1.2k, 12.3k, 123k, 1.2M, 1.2G: at most four characters plus the unit.
 pub fn compact(n: u64) -> String {
-    fn scaled(n: u64, unit: u64, suffix: &str) -> String {
-        // Tenths, rounded half up, in integers to avoid float formatting surprises.
-        let tenths = (n * 10 + unit / 2) / unit;
-        if tenths >= 1000 || tenths.is_multiple_of(10) {
-            format!("{}{suffix}", tenths / 10)
-        } else {
-            format!("{}.{}{suffix}", tenths / 10, tenths % 10)
-        }
-    }
-    if n < 1_000 {
-        n.to_string()
+    let mut s = String::with_capacity(6);
+    push_compact(&mut s, n);
+    s
+}
+
+/// [`compact`] appended to `out` (no allocation: `--list` writes two per row).
+pub fn push_compact(out: &mut String, n: u64) {
+    use std::fmt::Write as _;
+    let (unit, suffix) = if n < 1_000 {
+        let _ = write!(out, "{n}");
+        return;
     } else if n < 999_500 {
-        scaled(n, 1_000, "k")
+        (1_000, 'k')
     } else if n < 999_500_000 {
-        scaled(n, 1_000_000, "M")
+        (1_000_000, 'M')
     } else {
-        scaled(n, 1_000_000_000, "G")
+        (1_000_000_000, 'G')
+    };
+    // Tenths, rounded half up, in integers to avoid float formatting surprises.
+    let tenths = (n as u128 * 10 + unit as u128 / 2) / unit as u128;
+    if tenths >= 1000 || tenths.is_multiple_of(10) {
+        let _ = write!(out, "{}{suffix}", tenths / 10);
+    } else {
+        let _ = write!(out, "{}.{}{suffix}", tenths / 10, tenths % 10);
     }
 }
 
@@ -173,6 +180,8 @@ mod tests {
         assert_eq!(compact(999_500), "1M");
         assert_eq!(compact(1_250_000), "1.3M");
         assert_eq!(compact(4_000_000_000), "4G");
+        // No overflow at the very top.
+        assert_eq!(compact(u64::MAX), "18446744073G");
     }
 
     #[test]

@@ -166,3 +166,44 @@ fn all_workspaces_streamed_prints_what_the_collected_lists_print() {
     assert_eq!(v.as_array().unwrap().len(), 3);
     assert!(v[0]["workspace"].is_string());
 }
+
+#[test]
+fn sessions_active_in_the_same_millisecond_list_in_the_same_order_everywhere() {
+    let ws = Ws::new();
+    let then = now_ms() - 60_000;
+    let store = Store::open(ws.loc.paths.clone())
+        .unwrap()
+        .with_clock(Arc::new(move || then));
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        let h = store
+            .create_session(NewSession {
+                title: format!("tied {i}"),
+                ..NewSession::default()
+            })
+            .unwrap();
+        ids.push(h.id);
+    }
+    // A fork made in the same millisecond is inserted last: it is the newest of the tie.
+    let fork = store.fork(&ids[0], None).unwrap();
+    drop(store);
+    let streamed = ok_stdout(ws.cmd().args(["--list", "--json"]));
+    assert_eq!(
+        streamed,
+        ok_stdout(ws.cmd().args(["--list", "--json", "--limit", "100"]))
+    );
+    let v: serde_json::Value = serde_json::from_str(&streamed).unwrap();
+    let order: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    let mut expected: Vec<&str> = ids.iter().map(String::as_str).rev().collect();
+    expected.insert(0, &fork.id);
+    assert_eq!(order, expected, "ties go to the later-created session");
+    assert_eq!(
+        ok_stdout(ws.cmd().arg("--list")),
+        ok_stdout(ws.cmd().args(["--list", "--limit", "100"]))
+    );
+}

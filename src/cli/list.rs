@@ -424,9 +424,9 @@ impl RowWriter {
         let _ = write!(self.cell, "{}", l.message_count);
         self.push_cell(2, None);
         self.cell.clear();
-        self.cell.push_str(&fmt::compact(l.token_input_total));
+        crate::format::push_compact(&mut self.cell, l.token_input_total);
         self.cell.push('/');
-        self.cell.push_str(&fmt::compact(l.token_output_total));
+        crate::format::push_compact(&mut self.cell, l.token_output_total);
         self.push_cell(3, None);
         self.cell.clear();
         self.cell.push_str(&fmt::plan_progress(&l.plan));

@@ -277,46 +277,87 @@ impl Store {
         details: bool,
         mut f: impl FnMut(&ListLine<'_>) -> Result<()>,
     ) -> Result<()> {
-        // The same column positions either way; placeholders where the table needs nothing.
-        const TABLE_COLS: &str = "id, title, first_prompt, 0, updated_at_ms, '', model, '', \
-             'created', parent_id, NULL, message_count, token_input_total, token_output_total, \
-             plan_done, plan_failed, plan_total, 0, subagent_of, source_tool";
-        let cols = if details { SUMMARY_COLS } else { TABLE_COLS };
+        // The table's query reads only what it shows; `pos` maps each of SUMMARY_COLS to its
+        // place in the query (None: not read, left empty).
+        const TABLE_COLS: &str = "id, title, first_prompt, updated_at_ms, model, parent_id, \
+             subagent_of, message_count, token_input_total, token_output_total, plan_done, \
+             plan_failed, plan_total, source_tool";
+        const TABLE_POS: [Option<usize>; 20] = [
+            Some(0),
+            Some(1),
+            Some(2),
+            None,
+            Some(3),
+            None,
+            Some(4),
+            None,
+            None,
+            Some(5),
+            None,
+            Some(7),
+            Some(8),
+            Some(9),
+            Some(10),
+            Some(11),
+            Some(12),
+            None,
+            Some(6),
+            Some(13),
+        ];
+        let (cols, pos) = if details {
+            (SUMMARY_COLS, std::array::from_fn(Some))
+        } else {
+            (TABLE_COLS, TABLE_POS)
+        };
         self.with_conn(|c| {
             scan_with_small_cache(c, |c| {
+                // `insert_order` is the rowid: the same order as every other list query, read
+                // from the index that holds every column (`sessions_listed`, schema 5).
                 let mut st = c.prepare_cached(&format!(
-                    "SELECT {cols} FROM sessions ORDER BY updated_at_ms DESC, rowid DESC"
+                    "SELECT {cols} FROM sessions INDEXED BY sessions_listed
+                     ORDER BY updated_at_ms DESC, insert_order DESC"
                 ))?;
                 let mut rows = st.query([])?;
                 while let Some(r) = rows.next()? {
                     let text = |i: usize| -> rusqlite::Result<Option<&str>> {
-                        Ok(r.get_ref(i)?.as_str_or_null()?)
+                        match pos[i] {
+                            Some(p) => Ok(r.get_ref(p)?.as_str_or_null()?),
+                            None => Ok(None),
+                        }
                     };
-                    let int = |i: usize| -> rusqlite::Result<u64> {
-                        Ok(r.get_ref(i)?.as_i64_or_null()?.unwrap_or(0).max(0) as u64)
+                    let int = |i: usize| -> rusqlite::Result<i64> {
+                        match pos[i] {
+                            Some(p) => Ok(r.get_ref(p)?.as_i64_or_null()?.unwrap_or(0)),
+                            None => Ok(0),
+                        }
                     };
+                    let count = |i: usize| int(i).map(|n| n.max(0) as u64);
                     let id = text(0)?.unwrap_or_default();
+                    let status = match text(8)? {
+                        Some(s) => parse_status(id, s)?,
+                        None => Status::Created,
+                    };
                     f(&ListLine {
                         id,
                         title: text(1)?.unwrap_or_default(),
                         first_prompt: text(2)?.unwrap_or_default(),
-                        created_at_ms: r.get(3)?,
-                        updated_at_ms: r.get(4)?,
+                        created_at_ms: int(3)?,
+                        updated_at_ms: int(4)?,
                         provider: text(5)?.unwrap_or_default(),
                         model: text(6)?.unwrap_or_default(),
                         workdir: text(7)?.unwrap_or_default(),
-                        status: parse_status(id, text(8)?.unwrap_or_default())?,
+                        status,
                         parent_id: text(9)?,
                         subagent_of: text(18)?,
-                        message_count: int(11)?,
-                        token_input_total: int(12)?,
-                        token_output_total: int(13)?,
+                        message_count: count(11)?,
+                        token_input_total: count(12)?,
+                        token_output_total: count(13)?,
                         plan: PlanCounts {
-                            done: int(14)?,
-                            failed: int(15)?,
-                            total: int(16)?,
+                            done: count(14)?,
+                            failed: count(15)?,
+                            total: count(16)?,
                         },
-                        asset_count: int(17)?,
+                        asset_count: count(17)?,
                         source: text(19)?,
                     })?;
                 }
@@ -334,8 +375,8 @@ impl Store {
         self.with_conn(|c| {
             scan_with_small_cache(c, |c| {
                 let mut st = c.prepare_cached(
-                    "SELECT id, title, first_prompt FROM sessions
-                     ORDER BY updated_at_ms DESC, rowid DESC",
+                    "SELECT id, title, first_prompt FROM sessions INDEXED BY sessions_listed
+                     ORDER BY updated_at_ms DESC, insert_order DESC",
                 )?;
                 let mut rows = st.query([])?;
                 while let Some(r) = rows.next()? {
