@@ -329,14 +329,15 @@ fn main() {
     }
 
     // The TUI: start → rows, `/` filter until the oldest session shows, End.
-    let oldest = {
+    let (oldest, total) = {
         let out = ctx.cmd().args(["--list", "--json"]).output().expect("run");
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
         let rows = v.as_array().expect("array");
-        rows[rows.len() - 1]["title"]
+        let oldest = rows[rows.len() - 1]["title"]
             .as_str()
             .unwrap_or("")
-            .to_string()
+            .to_string();
+        (oldest, rows.len())
     };
     let newest_cut: String = newest.chars().take(40).collect();
     let oldest_cut: String = oldest.chars().take(60).collect();
@@ -416,6 +417,24 @@ fn main() {
         mem_long = t.memory();
         t.quit();
     }
+    // Scrolling the whole list a page at a time, once: memory after it (the list keeps a
+    // window of rows, so this stays what a few pages cost).
+    let mem_scroll = {
+        let mut t = spawn(&ctx);
+        t.wait(&newest_cut);
+        let pages = total / (ROWS as usize - 8) + 50;
+        for i in 0..pages {
+            t.send(b"\x1b[6~");
+            if i % 20 == 0 {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        t.wait(&oldest_cut);
+        std::thread::sleep(Duration::from_millis(500));
+        let m = t.memory();
+        t.quit();
+        m
+    };
     let worst = keys.iter().copied().fold(0.0, f64::max);
     println!(
         "TUI start -> rows visible: {:.1} ms (written by the program: {:.1} ms)",
@@ -445,6 +464,10 @@ fn main() {
         med(open_ms),
         mem_long.0,
         mem_long.1
+    );
+    println!(
+        "TUI PgDn through the whole list to the oldest session: RSS {:.1} MiB (peak {:.1})",
+        mem_scroll.0, mem_scroll.1
     );
     println!(
         "TUI End until the oldest session shows: {:.1} ms; RSS {:.1} MiB (peak {:.1})",

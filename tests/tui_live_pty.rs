@@ -21,6 +21,15 @@ fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     }
 }
 
+/// The environment pointing the TUI at the scripted model server at `base`.
+fn model_env(base: &str) -> [(&'static str, &str); 3] {
+    [
+        ("NEOCODE_BASE_URL", base),
+        ("NEOCODE_MODEL", "scripted-model"),
+        ("NEOCODE_API_KEY", ""),
+    ]
+}
+
 #[test]
 fn stream_approve_deny_cancel_quit_and_show() {
     let tmp = tempfile::tempdir().unwrap();
@@ -57,12 +66,7 @@ fn stream_approve_deny_cancel_quit_and_show() {
     ])
     .unwrap();
     let base = srv.base_url();
-    let env = [
-        ("NEOCODE_BASE_URL", base.as_str()),
-        ("NEOCODE_MODEL", "scripted-model"),
-        ("NEOCODE_API_KEY", ""),
-    ];
-    let mut pty = Pty::spawn(&home, &ws, &[], &env, 40, 120);
+    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
     pty.wait_for("0 sessions");
     // The status line names the model once in the conversation.
     pty.keys("n");
@@ -235,12 +239,7 @@ fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
     let srv =
         ScriptedServer::start(vec![Reply::text("Answered after the settings came.")]).unwrap();
     let base = srv.base_url();
-    let env = [
-        ("NEOCODE_BASE_URL", base.as_str()),
-        ("NEOCODE_MODEL", "scripted-model"),
-        ("NEOCODE_API_KEY", ""),
-    ];
-    let mut pty = Pty::spawn(&home, &ws, &[], &env, 40, 120);
+    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
     pty.wait_for("0 sessions");
     pty.keys("n");
     pty.keys("typed before the settings");
