@@ -329,15 +329,14 @@ fn main() {
     }
 
     // The TUI: start → rows, `/` filter until the oldest session shows, End.
-    let (oldest, total) = {
+    let oldest = {
         let out = ctx.cmd().args(["--list", "--json"]).output().expect("run");
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
         let rows = v.as_array().expect("array");
-        let oldest = rows[rows.len() - 1]["title"]
+        rows[rows.len() - 1]["title"]
             .as_str()
             .unwrap_or("")
-            .to_string();
-        (oldest, rows.len())
+            .to_string()
     };
     let newest_cut: String = newest.chars().take(40).collect();
     let oldest_cut: String = oldest.chars().take(60).collect();
@@ -422,14 +421,15 @@ fn main() {
     let mem_scroll = {
         let mut t = spawn(&ctx);
         t.wait(&newest_cut);
-        let pages = total / (ROWS as usize - 8) + 50;
-        for i in 0..pages {
-            t.send(b"\x1b[6~");
-            if i % 20 == 0 {
-                std::thread::sleep(Duration::from_millis(20));
+        // Keys pressed while a page loads do not queue up: press on until the end shows.
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !t.screen.lock().unwrap().screen().contents().contains(&oldest_cut) {
+            assert!(Instant::now() < deadline, "never reached the end");
+            for _ in 0..10 {
+                t.send(b"\x1b[6~");
             }
+            std::thread::sleep(Duration::from_millis(10));
         }
-        t.wait(&oldest_cut);
         std::thread::sleep(Duration::from_millis(500));
         let m = t.memory();
         t.quit();
