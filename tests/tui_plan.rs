@@ -216,6 +216,8 @@ fn plan_goal_proposes_the_plan_in_a_dialog_and_y_runs_every_step() {
             session_id: Some(h.id.clone()),
             goal: Some("make a pretty printer".into()),
             approval: ApprovalPolicy::Ask,
+            width: 1,
+            retry_failed: false,
         })
     );
     h.pump("plan proposal", proposed);
@@ -388,6 +390,8 @@ fn plan_in_a_new_session_being_written_starts_it_there() {
             session_id: None,
             goal: Some("make a pretty printer".into()),
             approval: ApprovalPolicy::Ask,
+            width: 1,
+            retry_failed: false,
         })
     );
     h.pump("plan proposal", proposed);
@@ -463,6 +467,8 @@ fn plan_alone_resumes_a_cancelled_plan_run_without_asking_again() {
             session_id: Some(h.id.clone()),
             goal: None,
             approval: ApprovalPolicy::Ask,
+            width: 1,
+            retry_failed: false,
         })
     );
     h.pump("the end of the resumed run", finished);

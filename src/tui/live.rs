@@ -98,6 +98,8 @@ pub struct Card {
     pub result: Option<String>,
     /// The stored result's seq (the card leaves the live cell once the transcript has it).
     pub result_seq: Option<i64>,
+    /// The plan step whose sub-turn made the call (steps may run side by side).
+    pub step: Option<String>,
 }
 
 /// A running (or just finished) turn as the view shows it.
@@ -136,12 +138,20 @@ pub struct Live {
     pub error: Option<String>,
     /// A plan run's progress, a line per step started or finished (sanitised).
     pub steps: Vec<String>,
+    /// The plan step whose streamed text the cell shows: with steps running side by side,
+    /// one is followed at a time (the others' text is in their own sessions).
+    pub following: Option<String>,
+    /// The plan step whose event is being applied (steps' call ids may repeat).
+    pub current_step: Option<String>,
 }
 
 impl Live {
-    /// A card by call id.
+    /// A card by call id (of the step whose event is being applied, if any).
     pub fn card_mut(&mut self, id: &str) -> Option<&mut Card> {
-        self.cards.iter_mut().find(|c| c.call.id == id)
+        let step = self.current_step.clone();
+        self.cards
+            .iter_mut()
+            .find(|c| c.call.id == id && (step.is_none() || c.step == step))
     }
 
     /// The call whose approval is asked now.

@@ -4,6 +4,7 @@
 //! Starting, answering and cancelling turns: the effects the app asks of the agent.
 
 use super::state::{Overlay, PlanAsk, Screen};
+use super::slash::PlanOpts;
 use super::{App, short};
 use crate::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use crate::sanitize;
@@ -105,6 +106,7 @@ impl App {
                         ended_ms: None,
                         result: None,
                         result_seq: None,
+                        step: l.current_step.clone(),
                     });
                 }
                 Vec::new()
@@ -210,24 +212,52 @@ impl App {
                 };
                 if let Some(l) = self.live.as_mut() {
                     // The step's text and calls are in its own session now (the Plan tab
-                    // opens it); the progress line stays.
-                    l.text.clear();
-                    l.reasoning.clear();
-                    l.stored_text.clear();
-                    l.stored_seq = 0;
-                    l.cards.retain(|c| l.asking.contains(&c.call.id));
+                    // opens it); the progress line stays, and so do the calls of steps
+                    // still running beside it.
+                    if l.following.as_ref().is_none_or(|f| *f == step_id) {
+                        l.following = None;
+                        l.text.clear();
+                        l.reasoning.clear();
+                        l.stored_text.clear();
+                        l.stored_seq = 0;
+                    }
+                    l.cards.retain(|c| {
+                        l.asking.contains(&c.call.id)
+                            || c.step.as_ref().is_some_and(|s| *s != step_id)
+                    });
                     l.steps.push(line.clone());
                 }
                 self.say(line);
                 self.refresh_detail()
             }
             // A step's sub-turn: its text, calls and approvals show like a turn's own.
-            TurnEvent::Step { event, .. } => {
+            TurnEvent::Step { step_id, event } => {
+                let streamed = matches!(
+                    event.as_ref(),
+                    TurnEvent::TextDelta(_)
+                        | TurnEvent::ReasoningDelta(_)
+                        | TurnEvent::AssistantStored { .. }
+                );
+                if let Some(l) = self.live.as_mut()
+                    && streamed
+                    && *l.following.get_or_insert_with(|| step_id.clone()) != step_id
+                {
+                    // Another step streams beside the followed one: its text is stored in
+                    // its own session; only what it spent shows here.
+                    if let TurnEvent::AssistantStored { usage, .. } = event.as_ref() {
+                        l.usage.input_tokens += usage.input_tokens;
+                        l.usage.output_tokens += usage.output_tokens;
+                    }
+                    return Vec::new();
+                }
                 let result_of = match event.as_ref() {
                     TurnEvent::ToolResult { call_id, .. } => Some(call_id.clone()),
                     _ => None,
                 };
                 let stored = matches!(event.as_ref(), TurnEvent::AssistantStored { .. });
+                if let Some(l) = self.live.as_mut() {
+                    l.current_step = Some(step_id.clone());
+                }
                 let effects = self.turn_event(*event);
                 // The step's messages are stored in its own session, never in the open
                 // transcript: they stay in the live cell until the step ends.
@@ -238,6 +268,7 @@ impl App {
                     if let Some(c) = result_of.and_then(|id| l.card_mut(&id)) {
                         c.result_seq = None;
                     }
+                    l.current_step = None;
                 }
                 effects
             }
@@ -347,15 +378,20 @@ impl App {
 
     /// Starts a plan run for `goal` in the open session (or the new one being written); with
     /// no goal, the open session's unfinished plan run goes on.
-    pub(super) fn start_plan(&mut self, goal: Option<String>) -> Vec<Effect> {
+    pub(super) fn start_plan(&mut self, goal: Option<String>, opts: PlanOpts) -> Vec<Effect> {
+        let resuming = goal.is_none();
         let Some(session_id) = self.begin_live(goal.clone()) else {
             return Vec::new();
         };
-        self.say("Drafting a plan… Esc cancels.");
+        if !resuming {
+            self.say("Drafting a plan… Esc cancels.");
+        }
         vec![Effect::Turn(TurnEffect::Plan {
             session_id,
             goal,
             approval: self.approval(),
+            width: opts.width,
+            retry_failed: opts.retry_failed,
         })]
     }
 
