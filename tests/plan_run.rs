@@ -512,9 +512,11 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
     // Each step would read the directory, then answer: two model calls a step. The slow
     // replies keep all three steps in flight together.
     for _ in 0..3 {
-        srv.push([Stream::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)])
-            .delays(Duration::from_millis(300), Duration::ZERO)
-            .reply()]);
+        srv.push(
+            [Stream::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)])
+                .delays(Duration::from_millis(300), Duration::ZERO)
+                .reply()],
+        );
     }
     // Two drafting calls, then room for two more: the third step's first call, and every
     // step's second call, must not be made.
@@ -522,7 +524,14 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
         .cmd(
             &srv,
             &[
-                "run", "--plan", "--yes", "--width", "3", "--max-turns", "4", "three looks",
+                "run",
+                "--plan",
+                "--yes",
+                "--width",
+                "3",
+                "--max-turns",
+                "4",
+                "three looks",
             ],
         )
         .output()
@@ -569,7 +578,11 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert_eq!(srv2.request_count(), 3, "each stopped step runs again, once");
+    assert_eq!(
+        srv2.request_count(),
+        3,
+        "each stopped step runs again, once"
+    );
     let mut again = steps_requested(&srv2);
     again.sort();
     assert_eq!(again, ["x", "y", "z"]);
@@ -587,9 +600,11 @@ fn parallel_steps_share_the_tool_call_budget() {
     let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(draft(&three_at_once())).unwrap();
     for _ in 0..3 {
-        srv.push([Stream::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)])
-            .delays(Duration::from_millis(300), Duration::ZERO)
-            .reply()]);
+        srv.push(
+            [Stream::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)])
+                .delays(Duration::from_millis(300), Duration::ZERO)
+                .reply()],
+        );
     }
     srv.push([Reply::text("RESULT-read"), Reply::text("spare")]);
     let agent = env.agent(&srv);
@@ -611,7 +626,16 @@ fn parallel_steps_share_the_tool_call_budget() {
         other => panic!("{other:?}"),
     }
     let sessions = env.sessions();
-    assert_eq!(sessions.header(&id).unwrap().ledger.unwrap().usage.tool_calls, 2);
+    assert_eq!(
+        sessions
+            .header(&id)
+            .unwrap()
+            .ledger
+            .unwrap()
+            .usage
+            .tool_calls,
+        2
+    );
     // Exactly one list_dir ran; the others were answered "not run" in their step.
     let mut ran = 0;
     let mut not_run = 0;
@@ -631,7 +655,11 @@ fn parallel_steps_share_the_tool_call_budget() {
     let p = sessions.plan_progress(&id).unwrap();
     let stopped = ["x", "y", "z"]
         .iter()
-        .filter(|s| p.failures.get(**s).is_some_and(|f| f.error_type == "limit_reached"))
+        .filter(|s| {
+            p.failures
+                .get(**s)
+                .is_some_and(|f| f.error_type == "limit_reached")
+        })
         .count();
     assert!(stopped >= 2, "{p:?}");
 }

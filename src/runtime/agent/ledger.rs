@@ -195,4 +195,31 @@ mod tests {
         );
         assert!(model_call_blocked(&l).unwrap().starts_with("max_wall_secs"));
     }
+
+    #[test]
+    fn turns_racing_for_a_shared_budget_never_pass_it() {
+        let b = SharedBudget::new(&fresh(&RuntimeLimits {
+            max_turns: Some(5),
+            max_tool_calls: Some(7),
+            ..RuntimeLimits::default()
+        }));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let b = b.clone();
+                std::thread::spawn(move || {
+                    let calls = (0..10).filter(|_| b.reserve_model_call().is_ok()).count();
+                    let tools = (0..10).filter(|_| b.reserve_tool_call().is_ok()).count();
+                    (calls, tools)
+                })
+            })
+            .collect();
+        let (calls, tools) = threads
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .fold((0, 0), |a, x| (a.0 + x.0, a.1 + x.1));
+        assert_eq!((calls, tools), (5, 7));
+        assert_eq!(b.usage().turns, 5);
+        assert!(b.blocked().unwrap().starts_with("max_turns"));
+        assert!(b.tool_blocked().unwrap().starts_with("max_tool_calls"));
+    }
 }

@@ -3,8 +3,8 @@
 //! which the `data_version` poll does not report, so the open session is refreshed here.
 //! Starting, answering and cancelling turns: the effects the app asks of the agent.
 
-use super::state::{Overlay, PlanAsk, Screen};
 use super::slash::PlanOpts;
+use super::state::{Overlay, PlanAsk, Screen};
 use super::{App, short};
 use crate::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use crate::sanitize;
