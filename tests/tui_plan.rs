@@ -653,3 +653,73 @@ fn plan_options_with_bad_values_say_why_in_one_line_and_start_nothing() {
         .unwrap();
     assert!(plan.1.contains("--width N") && plan.1.contains("--retry-failed"));
 }
+
+#[test]
+fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers() {
+    let plan = json!({"steps": [
+        {"id": "a", "title": "Write one"},
+        {"id": "b", "title": "Write two"},
+    ]});
+    // Both steps' models name their call w1. The first reply is slow, so the step that gets
+    // it asks second: the questions come in the other order than the steps started.
+    let mut h = H::new(vec![
+        Reply::tool_calls(&[("p1", "update_plan", &plan.to_string())]),
+        Reply::text("Plan stored."),
+        neocode::runtime::scripted::Stream::tool_calls(&[(
+            "w1",
+            "write_file",
+            r#"{"path":"one.txt","content":"1\n"}"#,
+        )])
+        .delays(Duration::from_millis(500), Duration::ZERO)
+        .reply(),
+        Reply::tool_calls(&[("w1", "write_file", r#"{"path":"two.txt","content":"2\n"}"#)]),
+        Reply::text("RESULT: done"),
+        Reply::text("RESULT: done"),
+    ]);
+    h.chars("/plan --width 2 write two files");
+    h.key(KeyCode::Enter);
+    h.pump("plan proposal", proposed);
+    h.key(KeyCode::Char('y'));
+    let asks = |app: &App, _: &TurnEvent| app.live.as_ref().is_some_and(|l| l.asking.len() == 2);
+    h.pump("both steps' questions", asks);
+    let first = h
+        .app
+        .live
+        .as_ref()
+        .unwrap()
+        .asking_now()
+        .unwrap()
+        .summary
+        .clone();
+    let (denied, allowed) = if first.contains("one.txt") {
+        ("one.txt", "two.txt")
+    } else {
+        assert!(first.contains("two.txt"), "{first}");
+        ("two.txt", "one.txt")
+    };
+    let s = h.screen();
+    assert_eq!(
+        s.matches("Allow? y yes").count(),
+        1,
+        "one question at a time:\n{s}"
+    );
+    // No to the question shown first, yes to the other.
+    h.key(KeyCode::Char('n'));
+    let second = h
+        .app
+        .live
+        .as_ref()
+        .unwrap()
+        .asking_now()
+        .unwrap()
+        .summary
+        .clone();
+    assert!(second.contains(allowed), "{second}");
+    h.key(KeyCode::Char('y'));
+    h.pump("the end of the run", finished);
+    assert!(
+        !h.ws.join(denied).exists(),
+        "{denied} was denied but written"
+    );
+    assert!(h.ws.join(allowed).exists(), "{allowed} was allowed");
+}

@@ -123,7 +123,7 @@ pub struct Live {
     /// Tool calls of the turn.
     pub cards: Vec<Card>,
     /// Calls waiting for the user's answer, first asked first.
-    pub asking: VecDeque<String>,
+    pub asking: VecDeque<Asked>,
     /// Usage of the model calls stored so far.
     pub usage: Usage,
     /// Prompt tokens of the latest model call: how full the context is.
@@ -156,8 +156,23 @@ impl Live {
 
     /// The call whose approval is asked now.
     pub fn asking_now(&self) -> Option<&Card> {
-        let id = self.asking.front()?;
-        self.cards.iter().find(|c| &c.call.id == id)
+        let a = self.asking.front()?;
+        self.cards.iter().find(|c| a.is(c))
+    }
+}
+
+/// A call waiting for the user's answer: its id, and the plan step that made it (steps running
+/// side by side may use the same call ids).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Asked {
+    pub call_id: String,
+    pub step: Option<String>,
+}
+
+impl Asked {
+    /// Whether `card` is this call's.
+    pub fn is(&self, card: &Card) -> bool {
+        card.call.id == self.call_id && card.step == self.step
     }
 }
 
@@ -411,7 +426,7 @@ pub fn live_lines(
     }
     let asking = live.asking.front();
     for c in showing_cards {
-        let p = (asking == Some(&c.call.id)).then_some(prompt);
+        let p = asking.is_some_and(|a| a.is(c)).then_some(prompt);
         out.extend(card_lines(c, width, now_ms, p, t));
     }
     out

@@ -160,6 +160,7 @@ impl Agent {
             cancel: cancel.clone(),
             ledger: led,
             budget: None,
+            asked: 0,
             usage: Usage::default(),
             lease: Some(lease),
         };
@@ -298,8 +299,9 @@ struct Active {
     step: Step,
     handle: TurnHandle,
     started: Instant,
-    /// Call ids waiting for an approval in this step.
-    waiting: Vec<String>,
+    /// Calls waiting for an approval in this step: id, and when it was asked (the run's
+    /// count of questions relayed).
+    waiting: Vec<(String, u64)>,
 }
 
 struct Run {
@@ -314,6 +316,8 @@ struct Run {
     ledger: RuntimeLedger,
     /// What the steps reserve before each model call and tool call (set while they run).
     budget: Option<ledger::SharedBudget>,
+    /// Approval questions relayed so far (orders the answers when call ids repeat).
+    asked: u64,
     usage: Usage,
     lease: Option<Lease>,
 }
@@ -717,7 +721,8 @@ impl Run {
                     Ok(e) => {
                         idle = false;
                         if let TurnEvent::ApprovalNeeded { call, .. } = &e {
-                            active[i].waiting.push(call.id.clone());
+                            self.asked += 1;
+                            active[i].waiting.push((call.id.clone(), self.asked));
                         }
                         self.emit(TurnEvent::Step {
                             step_id: active[i].step.id.clone(),
@@ -775,9 +780,22 @@ impl Run {
                     continue;
                 }
             };
-            match active.iter_mut().find(|a| a.waiting.contains(&call_id)) {
+            // Steps side by side may use the same call ids: the answer goes to the question
+            // asked first, which is the one front ends show first.
+            let asked_at = |a: &Active| {
+                a.waiting
+                    .iter()
+                    .find(|(c, _)| *c == call_id)
+                    .map(|(_, n)| *n)
+            };
+            match active
+                .iter_mut()
+                .filter(|a| asked_at(a).is_some())
+                .min_by_key(|a| asked_at(a))
+            {
                 Some(a) => {
-                    a.waiting.retain(|c| c != &call_id);
+                    let n = asked_at(a);
+                    a.waiting.retain(|(c, k)| !(c == &call_id && Some(*k) == n));
                     let _ = a.handle.commands.send(cmd);
                 }
                 None => self.emit(TurnEvent::Warning {

@@ -9,7 +9,7 @@ use super::{App, short};
 use crate::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use crate::sanitize;
 use crate::tui::effect::{Effect, TurnEffect};
-use crate::tui::live::{Card, CardState, Live, elapsed};
+use crate::tui::live::{Asked, Card, CardState, Live, elapsed};
 use crate::tui::worker::Request;
 
 /// How a stored tool result reads when the call never ran (the runtime's words).
@@ -117,7 +117,10 @@ impl App {
                         c.state = CardState::Waiting(reason);
                         c.since_ms = now;
                     }
-                    l.asking.push_back(call.id);
+                    l.asking.push_back(Asked {
+                        call_id: call.id,
+                        step: l.current_step.clone(),
+                    });
                 }
                 if self.live_here().is_none() {
                     self.say("A tool call waits for your approval: open its session to answer.");
@@ -131,7 +134,8 @@ impl App {
                 seq,
             } => {
                 if let Some(l) = self.live.as_mut() {
-                    l.asking.retain(|a| *a != call_id);
+                    let step = l.current_step.clone();
+                    l.asking.retain(|a| a.call_id != call_id || a.step != step);
                     if let Some(c) = l.card_mut(&call_id) {
                         c.state = result_state(&text, is_error);
                         c.ended_ms = Some(now);
@@ -222,7 +226,7 @@ impl App {
                         l.stored_seq = 0;
                     }
                     l.cards.retain(|c| {
-                        l.asking.contains(&c.call.id)
+                        l.asking.iter().any(|a| a.is(c))
                             || c.step.as_ref().is_some_and(|s| *s != step_id)
                     });
                     l.steps.push(line.clone());
@@ -481,12 +485,13 @@ impl App {
         always: bool,
         reason: Option<String>,
     ) -> Vec<Effect> {
-        let Some(id) = self.live_here().and_then(|l| l.asking.front().cloned()) else {
+        let Some(asked) = self.live_here().and_then(|l| l.asking.front().cloned()) else {
             return Vec::new();
         };
+        let id = asked.call_id.clone();
         if let Some(l) = self.live.as_mut() {
             l.asking.pop_front();
-            if let Some(c) = l.card_mut(&id) {
+            if let Some(c) = l.cards.iter_mut().find(|c| asked.is(c)) {
                 c.since_ms = self.now_ms;
                 c.state = if approve {
                     CardState::Running
