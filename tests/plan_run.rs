@@ -489,6 +489,181 @@ fn a_budget_stops_the_run_inside_a_step_and_a_raised_limit_resumes_it() {
     assert_eq!(sessions.header(&id).unwrap().ledger.unwrap().usage.turns, 8);
 }
 
+/// Three steps that do not depend on each other: one layer, all in flight with width 3.
+fn three_at_once() -> Value {
+    json!({"steps": [
+        {"id": "x", "title": "Look at x"},
+        {"id": "y", "title": "Look at y"},
+        {"id": "z", "title": "Look at z"},
+    ]})
+}
+
+/// The plan session of the newest run (the newest session may be one of its steps).
+fn newest_plan_run(env: &Env) -> String {
+    let sessions = env.sessions();
+    let id = sessions.resolve("last").unwrap();
+    sessions.header(&id).unwrap().parent_id.unwrap_or(id)
+}
+
+#[test]
+fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(draft(&three_at_once())).unwrap();
+    // Each step would read the directory, then answer: two model calls a step. The slow
+    // replies keep all three steps in flight together.
+    for _ in 0..3 {
+        srv.push(
+            [Stream::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)])
+                .delays(Duration::from_millis(300), Duration::ZERO)
+                .reply()],
+        );
+    }
+    // Two drafting calls, then room for two more: the third step's first call, and every
+    // step's second call, must not be made.
+    let out = env
+        .cmd(
+            &srv,
+            &[
+                "run",
+                "--plan",
+                "--yes",
+                "--width",
+                "3",
+                "--max-turns",
+                "4",
+                "three looks",
+            ],
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "paused by the budget: {stderr}");
+    assert!(stderr.contains("max_turns"), "{stderr}");
+    assert_eq!(
+        srv.request_count(),
+        4,
+        "the server saw more model calls than the budget allows"
+    );
+    let id = newest_plan_run(&env);
+    let sessions = env.sessions();
+    let h = sessions.header(&id).unwrap();
+    assert_eq!(h.status, Status::Paused);
+    assert_eq!(h.ledger.as_ref().unwrap().usage.turns, 4);
+    let p = sessions.plan_progress(&id).unwrap();
+    for s in ["x", "y", "z"] {
+        assert_eq!(p.status(s), StepStatus::Failed, "{s}");
+        assert_eq!(p.failures[s].error_type, "limit_reached", "{s}");
+    }
+    // Every step's conversation ended cleanly: none is left running, each is paused.
+    let convs = sessions.step_conversations(&id).unwrap();
+    assert_eq!(convs.len(), 3);
+    for c in &convs {
+        let st = sessions.header(&c.session.id).unwrap().status;
+        assert_eq!(st, Status::Paused, "step {}", c.step_id);
+    }
+
+    // A larger budget: the three stopped steps run again (answers straight away) and finish.
+    let srv2 = ScriptedServer::start(vec![
+        Reply::text("RESULT-1"),
+        Reply::text("RESULT-2"),
+        Reply::text("RESULT-3"),
+    ])
+    .unwrap();
+    let out = env
+        .cmd(
+            &srv2,
+            &["run", "--resume", &id, "--width", "3", "--max-turns", "20"],
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        srv2.request_count(),
+        3,
+        "each stopped step runs again, once"
+    );
+    let mut again = steps_requested(&srv2);
+    again.sort();
+    assert_eq!(again, ["x", "y", "z"]);
+    let p = sessions.plan_progress(&id).unwrap();
+    for s in ["x", "y", "z"] {
+        assert_eq!(p.status(s), StepStatus::Completed, "{s}");
+    }
+    let h = sessions.header(&id).unwrap();
+    assert_eq!(h.status, Status::Completed);
+    assert_eq!(h.ledger.unwrap().usage.turns, 7);
+}
+
+#[test]
+fn parallel_steps_share_the_tool_call_budget() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(draft(&three_at_once())).unwrap();
+    for _ in 0..3 {
+        srv.push(
+            [Stream::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)])
+                .delays(Duration::from_millis(300), Duration::ZERO)
+                .reply()],
+        );
+    }
+    srv.push([Reply::text("RESULT-read"), Reply::text("spare")]);
+    let agent = env.agent(&srv);
+    // update_plan while drafting is one call: one is left for the three steps.
+    let (id, evs) = plan_run(
+        &agent,
+        Target::New,
+        PlanRequest {
+            width: 3,
+            limits: RuntimeLimits {
+                max_tool_calls: Some(2),
+                ..RuntimeLimits::default()
+            },
+            ..goal("three reads")
+        },
+    );
+    match finish(&evs) {
+        FinishReason::LimitReached(why) => assert!(why.starts_with("max_tool_calls"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    let sessions = env.sessions();
+    assert_eq!(
+        sessions
+            .header(&id)
+            .unwrap()
+            .ledger
+            .unwrap()
+            .usage
+            .tool_calls,
+        2
+    );
+    // Exactly one list_dir ran; the others were answered "not run" in their step.
+    let mut ran = 0;
+    let mut not_run = 0;
+    for c in sessions.step_conversations(&id).unwrap() {
+        for m in sessions.load(&c.session.id).unwrap().messages {
+            if m.role == Role::Tool {
+                if m.text().starts_with("Not run: a budget was reached") {
+                    not_run += 1;
+                } else {
+                    ran += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(ran, 1);
+    assert!(not_run >= 2, "{not_run}");
+    let p = sessions.plan_progress(&id).unwrap();
+    let stopped = ["x", "y", "z"]
+        .iter()
+        .filter(|s| {
+            p.failures
+                .get(**s)
+                .is_some_and(|f| f.error_type == "limit_reached")
+        })
+        .count();
+    assert!(stopped >= 2, "{p:?}");
+}
+
 #[test]
 fn step_updates_racing_from_many_writers_keep_the_merge_rules() {
     let env = Env::new(KEY, "");

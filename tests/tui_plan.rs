@@ -216,6 +216,8 @@ fn plan_goal_proposes_the_plan_in_a_dialog_and_y_runs_every_step() {
             session_id: Some(h.id.clone()),
             goal: Some("make a pretty printer".into()),
             approval: ApprovalPolicy::Ask,
+            width: 1,
+            retry_failed: false,
         })
     );
     h.pump("plan proposal", proposed);
@@ -388,6 +390,8 @@ fn plan_in_a_new_session_being_written_starts_it_there() {
             session_id: None,
             goal: Some("make a pretty printer".into()),
             approval: ApprovalPolicy::Ask,
+            width: 1,
+            retry_failed: false,
         })
     );
     h.pump("plan proposal", proposed);
@@ -463,6 +467,8 @@ fn plan_alone_resumes_a_cancelled_plan_run_without_asking_again() {
             session_id: Some(h.id.clone()),
             goal: None,
             approval: ApprovalPolicy::Ask,
+            width: 1,
+            retry_failed: false,
         })
     );
     h.pump("the end of the resumed run", finished);
@@ -480,4 +486,240 @@ fn plan_alone_resumes_a_cancelled_plan_run_without_asking_again() {
     let p = h.rt.plan_progress(&h.id).unwrap();
     assert_eq!(p.status("a"), StepStatus::Completed, "{p:?}");
     assert_eq!(p.status("b"), StepStatus::Completed, "{p:?}");
+}
+
+/// The step a recorded request was made for (`None` for the drafting conversation).
+fn step_of(r: &neocode::runtime::scripted::RecordedRequest) -> Option<String> {
+    let body = r.json();
+    let first_user = body["messages"]
+        .as_array()?
+        .iter()
+        .find(|m| m["role"] == "user")?["content"]
+        .as_str()?
+        .to_string();
+    let rest = first_user.strip_prefix("Your step: ")?;
+    Some(rest.split(' ').next()?.to_string())
+}
+
+fn steps_requested(srv: &ScriptedServer) -> Vec<String> {
+    srv.requests().iter().filter_map(step_of).collect()
+}
+
+#[test]
+fn plan_width_two_runs_two_independent_steps_at_once() {
+    let plan = json!({"steps": [
+        {"id": "a", "title": "Write the printer"},
+        {"id": "b", "title": "Write the docs"},
+    ]});
+    // Each step's answer takes a while: with width 2 both are asked before either answers.
+    let slow = |t: &str| {
+        neocode::runtime::scripted::Stream::text(t)
+            .delays(Duration::from_millis(800), Duration::ZERO)
+            .reply()
+    };
+    let mut h = H::new(vec![
+        Reply::tool_calls(&[("p1", "update_plan", &plan.to_string())]),
+        Reply::text("Plan stored."),
+        slow("RESULT-one"),
+        slow("RESULT-two"),
+    ]);
+    h.chars("/plan --width 2 print and document");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.asked.first(),
+        Some(&TurnEffect::Plan {
+            session_id: Some(h.id.clone()),
+            goal: Some("print and document".into()),
+            approval: ApprovalPolicy::Ask,
+            width: 2,
+            retry_failed: false,
+        })
+    );
+    h.pump("plan proposal", proposed);
+    h.key(KeyCode::Char('y'));
+    h.pump("the first step's end", |_, e| {
+        matches!(e, TurnEvent::StepFinished { .. })
+    });
+    // Two drafting requests, then both steps' requests, before any step answered.
+    let mut both = steps_requested(&h._srv);
+    both.sort();
+    assert_eq!(both, ["a", "b"], "{:#?}", h.seen);
+    let s = h.screen();
+    assert!(s.contains("▸ a · Write the printer"), "{s}");
+    assert!(s.contains("▸ b · Write the docs"), "{s}");
+    h.pump("the end of the run", finished);
+    assert!(matches!(
+        h.seen.last(),
+        Some(TurnEvent::Finished {
+            reason: FinishReason::Completed,
+            ..
+        })
+    ));
+    let p = h.rt.plan_progress(&h.id).unwrap();
+    assert_eq!(p.status("a"), StepStatus::Completed, "{p:?}");
+    assert_eq!(p.status("b"), StepStatus::Completed, "{p:?}");
+    assert_eq!(h._srv.request_count(), 4);
+}
+
+#[test]
+fn plan_retry_failed_reruns_only_the_failed_step() {
+    let mut script = replies_for_plan();
+    // a, then b fails while c completes.
+    script[3] = Reply::text("FAILED: no printer in sight");
+    let mut h = H::new(script);
+    h.chars("/plan make a pretty printer");
+    h.key(KeyCode::Enter);
+    h.pump("plan proposal", proposed);
+    h.key(KeyCode::Char('y'));
+    h.pump("the end of the first run", finished);
+    assert!(
+        matches!(h.seen.last(), Some(TurnEvent::Finished { reason: FinishReason::Failed { code, .. }, .. }) if code == "plan_failed"),
+        "{:#?}",
+        h.seen
+    );
+    let p = h.rt.plan_progress(&h.id).unwrap();
+    assert_eq!(p.status("b"), StepStatus::Failed, "{p:?}");
+    assert_eq!(p.status("c"), StepStatus::Completed, "{p:?}");
+    let until = Instant::now() + Duration::from_secs(10);
+    while h.link.busy() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let before = h._srv.request_count();
+
+    h._srv.push([Reply::text("RESULT-b: printed after all")]);
+    h.chars("/plan --retry-failed");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.asked.last(),
+        Some(&TurnEffect::Plan {
+            session_id: Some(h.id.clone()),
+            goal: None,
+            approval: ApprovalPolicy::Ask,
+            width: 1,
+            retry_failed: true,
+        })
+    );
+    h.pump("the end of the retry", finished);
+    assert!(matches!(
+        h.seen.last(),
+        Some(TurnEvent::Finished {
+            reason: FinishReason::Completed,
+            ..
+        })
+    ));
+    // Only b reached the model again.
+    assert_eq!(h._srv.request_count(), before + 1);
+    assert_eq!(
+        steps_requested(&h._srv).last().map(String::as_str),
+        Some("b")
+    );
+    let p = h.rt.plan_progress(&h.id).unwrap();
+    for s in ["a", "b", "c"] {
+        assert_eq!(p.status(s), StepStatus::Completed, "{s}: {p:?}");
+    }
+    assert_eq!(p.results["b"]["answer"], "RESULT-b: printed after all");
+}
+
+#[test]
+fn plan_options_with_bad_values_say_why_in_one_line_and_start_nothing() {
+    let mut h = H::new(Vec::new());
+    for (typed, says) in [
+        (
+            "/plan --width 0 a goal",
+            "--width must be a whole number of steps at once, at least 1 (not `0`)",
+        ),
+        (
+            "/plan --width x a goal",
+            "--width must be a whole number of steps at once, at least 1 (not `x`)",
+        ),
+        ("/plan --width", "/plan: --width needs a number"),
+        ("/plan --fast a goal", "unknown option `--fast`"),
+        ("/plan --retry-failed a goal", "leave out the goal"),
+        ("/plan --retry-failed", "no unfinished plan run"),
+    ] {
+        h.chars(typed);
+        h.key(KeyCode::Enter);
+        let s = h.screen();
+        assert!(s.contains(says), "{typed}: {s}");
+    }
+    assert!(h.asked.is_empty(), "{:?}", h.asked);
+    // Tab completes an option; the command list names them.
+    h.chars("/plan --w");
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.composer.text(), "/plan --width ");
+    let plan = neocode::tui::app::SLASH_COMMANDS
+        .iter()
+        .find(|c| c.0 == "/plan")
+        .unwrap();
+    assert!(plan.1.contains("--width N") && plan.1.contains("--retry-failed"));
+}
+
+#[test]
+fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers() {
+    let plan = json!({"steps": [
+        {"id": "a", "title": "Write one"},
+        {"id": "b", "title": "Write two"},
+    ]});
+    // Both steps' models name their call w1. The first reply is slow, so the step that gets
+    // it asks second: the questions come in the other order than the steps started.
+    let mut h = H::new(vec![
+        Reply::tool_calls(&[("p1", "update_plan", &plan.to_string())]),
+        Reply::text("Plan stored."),
+        neocode::runtime::scripted::Stream::tool_calls(&[(
+            "w1",
+            "write_file",
+            r#"{"path":"one.txt","content":"1\n"}"#,
+        )])
+        .delays(Duration::from_millis(500), Duration::ZERO)
+        .reply(),
+        Reply::tool_calls(&[("w1", "write_file", r#"{"path":"two.txt","content":"2\n"}"#)]),
+        Reply::text("RESULT: done"),
+        Reply::text("RESULT: done"),
+    ]);
+    h.chars("/plan --width 2 write two files");
+    h.key(KeyCode::Enter);
+    h.pump("plan proposal", proposed);
+    h.key(KeyCode::Char('y'));
+    let asks = |app: &App, _: &TurnEvent| app.live.as_ref().is_some_and(|l| l.asking.len() == 2);
+    h.pump("both steps' questions", asks);
+    let first = h
+        .app
+        .live
+        .as_ref()
+        .unwrap()
+        .asking_now()
+        .unwrap()
+        .summary
+        .clone();
+    let (denied, allowed) = if first.contains("one.txt") {
+        ("one.txt", "two.txt")
+    } else {
+        assert!(first.contains("two.txt"), "{first}");
+        ("two.txt", "one.txt")
+    };
+    let s = h.screen();
+    assert_eq!(
+        s.matches("Allow? y yes").count(),
+        1,
+        "one question at a time:\n{s}"
+    );
+    // No to the question shown first, yes to the other.
+    h.key(KeyCode::Char('n'));
+    let second = h
+        .app
+        .live
+        .as_ref()
+        .unwrap()
+        .asking_now()
+        .unwrap()
+        .summary
+        .clone();
+    assert!(second.contains(allowed), "{second}");
+    h.key(KeyCode::Char('y'));
+    h.pump("the end of the run", finished);
+    assert!(
+        !h.ws.join(denied).exists(),
+        "{denied} was denied but written"
+    );
+    assert!(h.ws.join(allowed).exists(), "{allowed} was allowed");
 }

@@ -29,10 +29,14 @@ pub enum TurnEffect {
     },
     /// Start a plan run (`/plan GOAL`): in this session (`None`: a new one), the model drafts
     /// a plan for the goal (`None`: resume the session's unfinished plan run) and proposes it.
+    /// `width` steps of a layer may run at once (`--width N`); `retry_failed` runs failed
+    /// steps again on resume (`--retry-failed`), as `neocode run --plan` does.
     Plan {
         session_id: Option<String>,
         goal: Option<String>,
         approval: ApprovalPolicy,
+        width: usize,
+        retry_failed: bool,
     },
     /// Steer the running turn: approve or deny a waiting call, answer a proposed plan, or cancel.
     Command(TurnCommand),

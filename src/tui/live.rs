@@ -98,6 +98,8 @@ pub struct Card {
     pub result: Option<String>,
     /// The stored result's seq (the card leaves the live cell once the transcript has it).
     pub result_seq: Option<i64>,
+    /// The plan step whose sub-turn made the call (steps may run side by side).
+    pub step: Option<String>,
 }
 
 /// A running (or just finished) turn as the view shows it.
@@ -121,7 +123,7 @@ pub struct Live {
     /// Tool calls of the turn.
     pub cards: Vec<Card>,
     /// Calls waiting for the user's answer, first asked first.
-    pub asking: VecDeque<String>,
+    pub asking: VecDeque<Asked>,
     /// Usage of the model calls stored so far.
     pub usage: Usage,
     /// Prompt tokens of the latest model call: how full the context is.
@@ -136,18 +138,41 @@ pub struct Live {
     pub error: Option<String>,
     /// A plan run's progress, a line per step started or finished (sanitised).
     pub steps: Vec<String>,
+    /// The plan step whose streamed text the cell shows: with steps running side by side,
+    /// one is followed at a time (the others' text is in their own sessions).
+    pub following: Option<String>,
+    /// The plan step whose event is being applied (steps' call ids may repeat).
+    pub current_step: Option<String>,
 }
 
 impl Live {
-    /// A card by call id.
+    /// A card by call id (of the step whose event is being applied, if any).
     pub fn card_mut(&mut self, id: &str) -> Option<&mut Card> {
-        self.cards.iter_mut().find(|c| c.call.id == id)
+        let step = self.current_step.clone();
+        self.cards
+            .iter_mut()
+            .find(|c| c.call.id == id && (step.is_none() || c.step == step))
     }
 
     /// The call whose approval is asked now.
     pub fn asking_now(&self) -> Option<&Card> {
-        let id = self.asking.front()?;
-        self.cards.iter().find(|c| &c.call.id == id)
+        let a = self.asking.front()?;
+        self.cards.iter().find(|c| a.is(c))
+    }
+}
+
+/// A call waiting for the user's answer: its id, and the plan step that made it (steps running
+/// side by side may use the same call ids).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Asked {
+    pub call_id: String,
+    pub step: Option<String>,
+}
+
+impl Asked {
+    /// Whether `card` is this call's.
+    pub fn is(&self, card: &Card) -> bool {
+        card.call.id == self.call_id && card.step == self.step
     }
 }
 
@@ -401,7 +426,7 @@ pub fn live_lines(
     }
     let asking = live.asking.front();
     for c in showing_cards {
-        let p = (asking == Some(&c.call.id)).then_some(prompt);
+        let p = asking.is_some_and(|a| a.is(c)).then_some(prompt);
         out.extend(card_lines(c, width, now_ms, p, t));
     }
     out

@@ -152,6 +152,8 @@ impl TurnLink {
                 session_id,
                 goal,
                 approval,
+                width,
+                retry_failed,
             } => {
                 if self.busy() {
                     return Err("a turn is already running".into());
@@ -161,10 +163,10 @@ impl TurnLink {
                     Some(id) => Target::Resume(id.clone()),
                     None => Target::New,
                 };
-                // One step at a time: the live cell follows one sub-turn.
                 let req = PlanRequest {
                     goal: goal.clone(),
-                    width: 1,
+                    width: (*width).max(1),
+                    retry_failed: *retry_failed,
                     approval: Some(*approval),
                     ..PlanRequest::default()
                 };

@@ -2,7 +2,75 @@
 //! Resume restores it, never recreates it, so restarting cannot bypass a budget; only an
 //! explicit user action (a flag) changes a limit.
 
+use std::sync::{Arc, Mutex, MutexGuard};
+
 use crate::session::{RuntimeLedger, RuntimeLimits, Usage, now_ms};
+
+/// One ledger shared by turns running at once (the steps of a plan run with a width above 1).
+/// Each turn reserves a model call or a tool call here before making it, under one lock, so
+/// the limit counts what every in-flight turn already started, not what each saw when it
+/// began. What cannot be reserved: the tokens of a response, known only once it has streamed,
+/// so a token limit can still be passed by at most one response per turn in flight.
+#[derive(Clone, Debug)]
+pub struct SharedBudget(Arc<Mutex<RuntimeLedger>>);
+
+impl SharedBudget {
+    /// A budget starting from `ledger` (its limits, deadline and what was spent).
+    pub fn new(ledger: &RuntimeLedger) -> SharedBudget {
+        SharedBudget(Arc::new(Mutex::new(ledger.clone())))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, RuntimeLedger> {
+        // A turn that panicked holding the lock left counts, not a broken invariant.
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts a model call about to be made, or says which limit forbids it.
+    pub fn reserve_model_call(&self) -> Result<(), String> {
+        let mut l = self.lock();
+        match model_call_blocked(&l) {
+            Some(why) => Err(why),
+            None => {
+                l.usage.turns += 1;
+                Ok(())
+            }
+        }
+    }
+
+    /// Adds tokens spent (a response once it has streamed, a compaction).
+    pub fn add_tokens(&self, usage: Usage) {
+        let mut l = self.lock();
+        l.usage.input_tokens += usage.input_tokens;
+        l.usage.output_tokens += usage.output_tokens;
+    }
+
+    /// Counts a tool call about to run, or says which limit forbids it.
+    pub fn reserve_tool_call(&self) -> Result<(), String> {
+        let mut l = self.lock();
+        match tool_call_blocked(&l) {
+            Some(why) => Err(why),
+            None => {
+                l.usage.tool_calls += 1;
+                Ok(())
+            }
+        }
+    }
+
+    /// The limit that forbids another tool call, if one is reached.
+    pub fn tool_blocked(&self) -> Option<String> {
+        tool_call_blocked(&self.lock())
+    }
+
+    /// The limit that forbids starting anything more, if one is reached.
+    pub fn blocked(&self) -> Option<String> {
+        model_call_blocked(&self.lock())
+    }
+
+    /// What was spent so far, reservations included.
+    pub fn usage(&self) -> crate::session::RuntimeUsage {
+        self.lock().usage.clone()
+    }
+}
 
 /// A new session's ledger: limits from the settings, the clock started now.
 pub fn fresh(limits: &RuntimeLimits) -> RuntimeLedger {
@@ -126,5 +194,32 @@ mod tests {
             },
         );
         assert!(model_call_blocked(&l).unwrap().starts_with("max_wall_secs"));
+    }
+
+    #[test]
+    fn turns_racing_for_a_shared_budget_never_pass_it() {
+        let b = SharedBudget::new(&fresh(&RuntimeLimits {
+            max_turns: Some(5),
+            max_tool_calls: Some(7),
+            ..RuntimeLimits::default()
+        }));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let b = b.clone();
+                std::thread::spawn(move || {
+                    let calls = (0..10).filter(|_| b.reserve_model_call().is_ok()).count();
+                    let tools = (0..10).filter(|_| b.reserve_tool_call().is_ok()).count();
+                    (calls, tools)
+                })
+            })
+            .collect();
+        let (calls, tools) = threads
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .fold((0, 0), |a, x| (a.0 + x.0, a.1 + x.1));
+        assert_eq!((calls, tools), (5, 7));
+        assert_eq!(b.usage().turns, 5);
+        assert!(b.blocked().unwrap().starts_with("max_turns"));
+        assert!(b.tool_blocked().unwrap().starts_with("max_tool_calls"));
     }
 }

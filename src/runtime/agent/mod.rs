@@ -323,6 +323,8 @@ impl TurnHandle {
 /// What [`Agent::spawn`] runs: the turn's own ledger, policy and first message.
 pub(crate) struct Spawn {
     pub ledger: crate::session::RuntimeLedger,
+    /// A budget shared with other turns running at once (plan steps), if any.
+    pub budget: Option<ledger::SharedBudget>,
     pub policy: ApprovalPolicy,
     pub prompt: Option<String>,
     pub prompt_meta: Option<Value>,
@@ -517,6 +519,7 @@ impl Agent {
             Some(lease),
             Spawn {
                 ledger,
+                budget: None,
                 policy,
                 prompt: req.prompt,
                 prompt_meta: None,
@@ -537,6 +540,7 @@ impl Agent {
         let meta = self.meta();
         let Spawn {
             ledger,
+            budget,
             policy,
             prompt,
             prompt_meta,
@@ -578,6 +582,7 @@ impl Agent {
                     commands: inner_rx,
                     cancel: cancel2,
                     ledger,
+                    budget,
                     policy,
                     usage: Usage::default(),
                     meta,

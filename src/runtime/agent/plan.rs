@@ -21,11 +21,15 @@
 //! budget or cancelled run again; other failures only with `retry_failed` (a later result
 //! clears the failure, rule 2).
 //!
-//! Budgets: every step's sub-turn starts from the run's ledger (limits and what was spent), so
-//! a limit stops a step inside it; what the step spent is added back to the run's ledger when
-//! it ends, and no step starts once a limit is reached. With a width above 1, steps running
-//! together each see the spending as of their start, so the run can overshoot a limit by what
-//! the other in-flight steps spend.
+//! Budgets: the steps share one budget ([`ledger::SharedBudget`], the run's ledger) and each
+//! sub-turn reserves a model call or a tool call there before making it, so steps running side
+//! by side (width above 1) count what the others already started: once a limit is reached no
+//! step makes another request or call, each in-flight step ends `limit_reached` at its next
+//! one (a step already streaming its answer may complete), no step starts, and the run is
+//! `paused`. What can still pass a limit: tokens (a response's are known only once it has
+//! streamed, so by at most one response per in-flight step) and wall time (a model call or a
+//! tool command already under way is not interrupted). The run's ledger is the shared one: a
+//! model request counts when it is made, even if it then fails.
 
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::time::{Duration, Instant};
@@ -155,6 +159,8 @@ impl Agent {
             commands: inner_rx,
             cancel: cancel.clone(),
             ledger: led,
+            budget: None,
+            asked: 0,
             usage: Usage::default(),
             lease: Some(lease),
         };
@@ -293,10 +299,9 @@ struct Active {
     step: Step,
     handle: TurnHandle,
     started: Instant,
-    /// The run's ledger as the step started with it.
-    base: RuntimeLedger,
-    /// Call ids waiting for an approval in this step.
-    waiting: Vec<String>,
+    /// Calls waiting for an approval in this step: id, and when it was asked (the run's
+    /// count of questions relayed).
+    waiting: Vec<(String, u64)>,
 }
 
 struct Run {
@@ -309,6 +314,10 @@ struct Run {
     commands: Receiver<TurnCommand>,
     cancel: CancelFlag,
     ledger: RuntimeLedger,
+    /// What the steps reserve before each model call and tool call (set while they run).
+    budget: Option<ledger::SharedBudget>,
+    /// Approval questions relayed so far (orders the answers when call ids repeat).
+    asked: u64,
     usage: Usage,
     lease: Option<Lease>,
 }
@@ -412,6 +421,7 @@ impl Run {
                 None,
                 Spawn {
                     ledger: self.ledger.clone(),
+                    budget: None,
                     policy: self.policy,
                     prompt: Some(goal.to_string()),
                     prompt_meta: Some(json!({"plan_run": {"goal": goal}})),
@@ -585,6 +595,7 @@ impl Run {
             code: "bad_plan".into(),
             message: e.to_string(),
         })?;
+        self.budget = Some(ledger::SharedBudget::new(&self.ledger));
         for layer in layers {
             let progress = self.progress()?;
             let mut queue: Vec<(Step, Option<String>)> = Vec::new();
@@ -679,7 +690,7 @@ impl Run {
                 let Some((step, retry)) = queue.pop() else {
                     break;
                 };
-                if let Some(why) = ledger::model_call_blocked(&self.ledger) {
+                if let Some(why) = self.blocked() {
                     stop = Some(FinishReason::LimitReached(why));
                     break;
                 }
@@ -710,7 +721,8 @@ impl Run {
                     Ok(e) => {
                         idle = false;
                         if let TurnEvent::ApprovalNeeded { call, .. } = &e {
-                            active[i].waiting.push(call.id.clone());
+                            self.asked += 1;
+                            active[i].waiting.push((call.id.clone(), self.asked));
                         }
                         self.emit(TurnEvent::Step {
                             step_id: active[i].step.id.clone(),
@@ -737,6 +749,14 @@ impl Run {
         }
     }
 
+    /// The limit that forbids starting a step, if one is reached.
+    fn blocked(&self) -> Option<String> {
+        match &self.budget {
+            Some(b) => b.blocked(),
+            None => ledger::model_call_blocked(&self.ledger),
+        }
+    }
+
     /// Sends approvals to the step that asked; cancel reaches every step through the flag.
     fn route_commands(&mut self, active: &mut [Active]) {
         while let Ok(cmd) = self.commands.try_recv() {
@@ -760,9 +780,22 @@ impl Run {
                     continue;
                 }
             };
-            match active.iter_mut().find(|a| a.waiting.contains(&call_id)) {
+            // Steps side by side may use the same call ids: the answer goes to the question
+            // asked first, which is the one front ends show first.
+            let asked_at = |a: &Active| {
+                a.waiting
+                    .iter()
+                    .find(|(c, _)| *c == call_id)
+                    .map(|(_, n)| *n)
+            };
+            match active
+                .iter_mut()
+                .filter(|a| asked_at(a).is_some())
+                .min_by_key(|a| asked_at(a))
+            {
                 Some(a) => {
-                    a.waiting.retain(|c| c != &call_id);
+                    let n = asked_at(a);
+                    a.waiting.retain(|(c, k)| !(c == &call_id && Some(*k) == n));
                     let _ = a.handle.commands.send(cmd);
                 }
                 None => self.emit(TurnEvent::Warning {
@@ -824,8 +857,13 @@ impl Run {
         self.sessions()
             .append(&child.id, &[context], &meta)
             .map_err(store_failed)?;
+        // The step's own ledger starts from what the run spent so far (the shared budget
+        // is what stops it; this is what its session records).
         let mut base = self.ledger.clone();
         base.termination = None;
+        if let Some(b) = &self.budget {
+            base.usage = b.usage();
+        }
         let handle = self
             .agent
             .spawn(
@@ -833,6 +871,7 @@ impl Run {
                 Some(lease),
                 Spawn {
                     ledger: base.clone(),
+                    budget: self.budget.clone(),
                     policy: self.policy,
                     prompt: Some(step_prompt(&step)),
                     prompt_meta: None,
@@ -846,7 +885,6 @@ impl Run {
             step,
             handle,
             started: Instant::now(),
-            base,
             waiting: Vec::new(),
         })
     }
@@ -862,14 +900,17 @@ impl Run {
         a.handle.join();
         add(&mut self.usage, usage);
         let child = self.sessions().load(&child_id).map_err(store_failed)?;
-        // What the step spent goes into the run's ledger; "always" approvals carry over.
-        if let Some(l) = &child.header.ledger {
-            let (u, b) = (&l.usage, &a.base.usage);
+        // The shared budget holds what every step spent (and what the steps still running
+        // reserved); "always" approvals carry over from the step.
+        if let Some(b) = &self.budget {
+            let u = b.usage();
             let r = &mut self.ledger.usage;
-            r.input_tokens += u.input_tokens.saturating_sub(b.input_tokens);
-            r.output_tokens += u.output_tokens.saturating_sub(b.output_tokens);
-            r.tool_calls += u.tool_calls.saturating_sub(b.tool_calls);
-            r.turns += u.turns.saturating_sub(b.turns);
+            r.input_tokens = u.input_tokens;
+            r.output_tokens = u.output_tokens;
+            r.tool_calls = u.tool_calls;
+            r.turns = u.turns;
+        }
+        if let Some(l) = &child.header.ledger {
             for t in &l.approved_tools {
                 if !self.ledger.approved_tools.contains(t) {
                     self.ledger.approved_tools.push(t.clone());

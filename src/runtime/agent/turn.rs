@@ -31,6 +31,9 @@ pub(super) struct Turn {
     pub commands: Receiver<TurnCommand>,
     pub cancel: CancelFlag,
     pub ledger: RuntimeLedger,
+    /// The plan run's budget when turns run side by side: reserved before each model call and
+    /// tool call, on top of this turn's own ledger.
+    pub budget: Option<ledger::SharedBudget>,
     pub policy: ApprovalPolicy,
     pub usage: Usage,
     pub meta: AppendMeta,
@@ -192,6 +195,9 @@ impl Turn {
                         // Lifetime usage stays in the ledger; only context totals reset.
                         self.ledger.usage.input_tokens += c.usage.input_tokens;
                         self.ledger.usage.output_tokens += c.usage.output_tokens;
+                        if let Some(b) = &self.budget {
+                            b.add_tokens(c.usage);
+                        }
                         self.usage.input_tokens += c.usage.input_tokens;
                         self.usage.output_tokens += c.usage.output_tokens;
                         self.set_status(Status::Running)?;
@@ -213,6 +219,12 @@ impl Turn {
                 self.emit(TurnEvent::Warning { code, message });
             }
             let req = context::build_with(&self.sessions, &session, &extra.system, extra.tools);
+            // Reserved as late as possible: the request is made right after.
+            if let Some(b) = &self.budget
+                && let Err(why) = b.reserve_model_call()
+            {
+                return Err(FinishReason::LimitReached(why));
+            }
             let events = self.events.clone();
             let mut on = |e: StreamEvent| {
                 let _ = events.send(match e {
@@ -237,6 +249,9 @@ impl Turn {
                 }
             };
             ledger::add_model_call(&mut self.ledger, completion.usage);
+            if let Some(b) = &self.budget {
+                b.add_tokens(completion.usage);
+            }
             self.usage.input_tokens += completion.usage.input_tokens;
             self.usage.output_tokens += completion.usage.output_tokens;
             let msg = assistant_message(&completion, None);
@@ -256,6 +271,9 @@ impl Turn {
     /// are dropped: their arguments may be cut).
     fn store_partial(&mut self, c: &Completion, kind: ErrorKind) -> Flow {
         ledger::add_model_call(&mut self.ledger, c.usage);
+        if let Some(b) = &self.budget {
+            b.add_tokens(c.usage);
+        }
         self.usage.input_tokens += c.usage.input_tokens;
         self.usage.output_tokens += c.usage.output_tokens;
         if c.text.is_empty() && c.reasoning.is_empty() {
@@ -302,7 +320,9 @@ impl Turn {
             if self.cancel.is_cancelled() {
                 return Err(FinishReason::Cancelled);
             }
-            if let Some(why) = ledger::tool_call_blocked(&self.ledger) {
+            if let Some(why) = ledger::tool_call_blocked(&self.ledger)
+                .or_else(|| self.budget.as_ref().and_then(|b| b.tool_blocked()))
+            {
                 return Err(FinishReason::LimitReached(why));
             }
             let kind = tools::spec(&call.name)
@@ -356,6 +376,13 @@ impl Turn {
                     }
                     Answer::Cancelled => return Err(FinishReason::Cancelled),
                 }
+            }
+            // Reserved once approved (a denied call does not count); another turn may have
+            // taken the last call while the user was asked.
+            if let Some(b) = &self.budget
+                && let Err(why) = b.reserve_tool_call()
+            {
+                return Err(FinishReason::LimitReached(why));
             }
             let ours = if kind == ToolKind::Plan {
                 None

@@ -231,7 +231,10 @@ impl App {
             Action::ApproveAlways => self.reply_to_call(true, true, None),
             Action::Deny => self.reply_to_call(false, false, None),
             Action::DenyWhy => {
-                if let Some(id) = self.live_here().and_then(|l| l.asking.front().cloned()) {
+                if let Some(id) = self
+                    .live_here()
+                    .and_then(|l| l.asking.front().map(|a| a.call_id.clone()))
+                {
                     self.overlay = Overlay::DenyReason {
                         call_id: id,
                         input: Input::default(),

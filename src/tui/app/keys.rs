@@ -96,7 +96,11 @@ impl App {
                 return match key.code {
                     KeyCode::Enter => {
                         let why = input.text.trim().to_string();
-                        if self.live_here().and_then(|l| l.asking.front()) == Some(&call_id) {
+                        if self
+                            .live_here()
+                            .and_then(|l| l.asking.front())
+                            .is_some_and(|a| a.call_id == call_id)
+                        {
                             self.reply_to_call(false, false, (!why.is_empty()).then_some(why))
                         } else {
                             Vec::new()

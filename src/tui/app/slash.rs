@@ -19,8 +19,8 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/new", "", "start a new session"),
     (
         "/plan",
-        "[GOAL]",
-        "draft a plan for GOAL, approve it, run it step by step (no goal: resume the plan)",
+        "[--width N] [--retry-failed] [GOAL]",
+        "draft a plan for GOAL, approve it, run it step by step (no goal: resume the plan); --width N runs up to N independent steps at once, --retry-failed reruns failed steps on resume",
     ),
     (
         "/fork",
@@ -52,6 +52,81 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/help", "", "keys and commands"),
 ];
 
+/// The options of `/plan`, named as `neocode run --plan`'s flags.
+pub const PLAN_OPTIONS: &[&str] = &["--width", "--retry-failed"];
+
+/// Options of `/plan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanOpts {
+    /// Steps of one layer that may run at once.
+    pub width: usize,
+    /// Run failed steps again (resume only).
+    pub retry_failed: bool,
+}
+
+impl Default for PlanOpts {
+    fn default() -> PlanOpts {
+        PlanOpts {
+            width: 1,
+            retry_failed: false,
+        }
+    }
+}
+
+/// Splits `/plan`'s argument into its leading options and the goal (the rest, as typed; `--`
+/// ends the options, for a goal that starts with one). Errors are one line for the user.
+pub fn parse_plan_args(arg: &str) -> Result<(PlanOpts, &str), String> {
+    let mut opts = PlanOpts::default();
+    let mut rest = arg.trim_start();
+    let next_word = |s: &str| -> (usize, usize) {
+        let end = s.find(char::is_whitespace).unwrap_or(s.len());
+        (end, end + s[end..].len() - s[end..].trim_start().len())
+    };
+    while rest.starts_with("--") {
+        let (end, after) = next_word(rest);
+        let word = &rest[..end];
+        rest = &rest[after..];
+        let (name, inline) = match word.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (word, None),
+        };
+        match name {
+            "--" => break,
+            "--retry-failed" if inline.is_none() => opts.retry_failed = true,
+            "--width" => {
+                let value = match inline {
+                    Some(v) => v,
+                    None => {
+                        let (end, after) = next_word(rest);
+                        let v = &rest[..end];
+                        rest = &rest[after..];
+                        v
+                    }
+                };
+                if value.is_empty() {
+                    return Err("/plan: --width needs a number: /plan --width 3 GOAL".into());
+                }
+                match value.parse::<usize>() {
+                    Ok(n) if n >= 1 => opts.width = n,
+                    _ => {
+                        return Err(format!(
+                            "/plan: --width must be a whole number of steps at once, at least 1 (not `{}`)",
+                            sanitize::line(value)
+                        ));
+                    }
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "/plan: unknown option `{}`; /plan takes --width N and --retry-failed",
+                    sanitize::line(word)
+                ));
+            }
+        }
+    }
+    Ok((opts, rest.trim_end()))
+}
+
 /// Commands whose name starts with what is typed (the word after `/`, before any space).
 pub fn matching(typed: &str) -> Vec<&'static (&'static str, &'static str, &'static str)> {
     let t = typed.trim_start();
@@ -79,7 +154,38 @@ impl App {
             self.complete_path();
             return Some(Vec::new());
         }
+        if self.complete_plan_option() {
+            return Some(Vec::new());
+        }
         self.complete_slash().then(Vec::new)
+    }
+
+    /// Completes a `/plan` option being typed at the end of the editor (`/plan --w` → `/plan
+    /// --width `).
+    fn complete_plan_option(&mut self) -> bool {
+        let text = self.composer.text();
+        let t = text.trim_start();
+        if !t.starts_with("/plan ") || text.ends_with(char::is_whitespace) {
+            return false;
+        }
+        let last = t.rsplit(char::is_whitespace).next().unwrap_or("");
+        if !last.starts_with('-') {
+            return false;
+        }
+        let m: Vec<&str> = PLAN_OPTIONS
+            .iter()
+            .copied()
+            .filter(|o| o.starts_with(last))
+            .collect();
+        match m.as_slice() {
+            [one] => {
+                let head = &text[..text.len() - last.len()];
+                self.composer.set_text(&format!("{head}{one} "));
+            }
+            [] => self.fail("/plan takes --width N and --retry-failed"),
+            many => self.say(format!("/plan options: {}", many.join(" "))),
+        }
+        true
     }
 
     /// Completes the `@word` at the end of the editor from the workspace's files: a single
@@ -307,8 +413,21 @@ impl App {
                     self.fail(format!("/plan needs a model: {m}"));
                     return Vec::new();
                 }
-                if !arg.is_empty() {
-                    return self.start_plan(Some(arg.to_string()));
+                let (opts, goal) = match parse_plan_args(arg) {
+                    Ok(p) => p,
+                    Err(m) => {
+                        self.fail(m);
+                        return Vec::new();
+                    }
+                };
+                if !goal.is_empty() {
+                    if opts.retry_failed {
+                        self.fail(
+                            "/plan --retry-failed resumes the open session's plan run: leave out the goal",
+                        );
+                        return Vec::new();
+                    }
+                    return self.start_plan(Some(goal.to_string()), opts);
                 }
                 // No goal: the open session's plan run goes on where it stopped.
                 let unfinished = self.detail.as_ref().is_some_and(|d| {
@@ -322,8 +441,16 @@ impl App {
                         })
                 });
                 if unfinished && !self.draft {
-                    self.say("Resuming the plan run…");
-                    return self.start_plan(None);
+                    self.say(if opts.retry_failed {
+                        "Resuming the plan run, failed steps again… Esc cancels."
+                    } else {
+                        "Resuming the plan run… Esc cancels."
+                    });
+                    return self.start_plan(None, opts);
+                }
+                if opts.retry_failed {
+                    self.fail("/plan --retry-failed: this session has no unfinished plan run");
+                    return Vec::new();
                 }
                 self.fail("/plan needs a goal: /plan add a --json flag to the CLI");
                 Vec::new()
@@ -421,5 +548,46 @@ impl App {
             }
         }
         best.map(|b| b.1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_options_come_before_the_goal() {
+        let p = parse_plan_args;
+        assert_eq!(p("fix it"), Ok((PlanOpts::default(), "fix it")));
+        let w3 = PlanOpts {
+            width: 3,
+            retry_failed: false,
+        };
+        assert_eq!(p("--width 3 fix it"), Ok((w3, "fix it")));
+        assert_eq!(p("--width=3  fix it "), Ok((w3, "fix it")));
+        let retry = PlanOpts {
+            width: 1,
+            retry_failed: true,
+        };
+        assert_eq!(p("--retry-failed"), Ok((retry, "")));
+        // `--` ends the options; an option after the goal's first word is the goal's.
+        assert_eq!(
+            p("-- --width is a word"),
+            Ok((PlanOpts::default(), "--width is a word"))
+        );
+        assert_eq!(
+            p("add --width 2"),
+            Ok((PlanOpts::default(), "add --width 2"))
+        );
+        assert!(p("--width 0 x").unwrap_err().contains("at least 1"));
+        assert!(p("--width -1 x").unwrap_err().contains("not `-1`"));
+        assert!(p("--width").unwrap_err().contains("needs a number"));
+        assert!(
+            p("--retry-failed=yes")
+                .unwrap_err()
+                .contains("unknown option")
+        );
+        // Hostile text in an error is neutralised.
+        assert!(!p("--\u{1b}[2J x").unwrap_err().contains('\u{1b}'));
     }
 }

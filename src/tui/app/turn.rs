@@ -3,12 +3,13 @@
 //! which the `data_version` poll does not report, so the open session is refreshed here.
 //! Starting, answering and cancelling turns: the effects the app asks of the agent.
 
+use super::slash::PlanOpts;
 use super::state::{Overlay, PlanAsk, Screen};
 use super::{App, short};
 use crate::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use crate::sanitize;
 use crate::tui::effect::{Effect, TurnEffect};
-use crate::tui::live::{Card, CardState, Live, elapsed};
+use crate::tui::live::{Asked, Card, CardState, Live, elapsed};
 use crate::tui::worker::Request;
 
 /// How a stored tool result reads when the call never ran (the runtime's words).
@@ -105,6 +106,7 @@ impl App {
                         ended_ms: None,
                         result: None,
                         result_seq: None,
+                        step: l.current_step.clone(),
                     });
                 }
                 Vec::new()
@@ -115,7 +117,10 @@ impl App {
                         c.state = CardState::Waiting(reason);
                         c.since_ms = now;
                     }
-                    l.asking.push_back(call.id);
+                    l.asking.push_back(Asked {
+                        call_id: call.id,
+                        step: l.current_step.clone(),
+                    });
                 }
                 if self.live_here().is_none() {
                     self.say("A tool call waits for your approval: open its session to answer.");
@@ -129,7 +134,8 @@ impl App {
                 seq,
             } => {
                 if let Some(l) = self.live.as_mut() {
-                    l.asking.retain(|a| *a != call_id);
+                    let step = l.current_step.clone();
+                    l.asking.retain(|a| a.call_id != call_id || a.step != step);
                     if let Some(c) = l.card_mut(&call_id) {
                         c.state = result_state(&text, is_error);
                         c.ended_ms = Some(now);
@@ -210,24 +216,52 @@ impl App {
                 };
                 if let Some(l) = self.live.as_mut() {
                     // The step's text and calls are in its own session now (the Plan tab
-                    // opens it); the progress line stays.
-                    l.text.clear();
-                    l.reasoning.clear();
-                    l.stored_text.clear();
-                    l.stored_seq = 0;
-                    l.cards.retain(|c| l.asking.contains(&c.call.id));
+                    // opens it); the progress line stays, and so do the calls of steps
+                    // still running beside it.
+                    if l.following.as_ref().is_none_or(|f| *f == step_id) {
+                        l.following = None;
+                        l.text.clear();
+                        l.reasoning.clear();
+                        l.stored_text.clear();
+                        l.stored_seq = 0;
+                    }
+                    l.cards.retain(|c| {
+                        l.asking.iter().any(|a| a.is(c))
+                            || c.step.as_ref().is_some_and(|s| *s != step_id)
+                    });
                     l.steps.push(line.clone());
                 }
                 self.say(line);
                 self.refresh_detail()
             }
             // A step's sub-turn: its text, calls and approvals show like a turn's own.
-            TurnEvent::Step { event, .. } => {
+            TurnEvent::Step { step_id, event } => {
+                let streamed = matches!(
+                    event.as_ref(),
+                    TurnEvent::TextDelta(_)
+                        | TurnEvent::ReasoningDelta(_)
+                        | TurnEvent::AssistantStored { .. }
+                );
+                if let Some(l) = self.live.as_mut()
+                    && streamed
+                    && *l.following.get_or_insert_with(|| step_id.clone()) != step_id
+                {
+                    // Another step streams beside the followed one: its text is stored in
+                    // its own session; only what it spent shows here.
+                    if let TurnEvent::AssistantStored { usage, .. } = event.as_ref() {
+                        l.usage.input_tokens += usage.input_tokens;
+                        l.usage.output_tokens += usage.output_tokens;
+                    }
+                    return Vec::new();
+                }
                 let result_of = match event.as_ref() {
                     TurnEvent::ToolResult { call_id, .. } => Some(call_id.clone()),
                     _ => None,
                 };
                 let stored = matches!(event.as_ref(), TurnEvent::AssistantStored { .. });
+                if let Some(l) = self.live.as_mut() {
+                    l.current_step = Some(step_id.clone());
+                }
                 let effects = self.turn_event(*event);
                 // The step's messages are stored in its own session, never in the open
                 // transcript: they stay in the live cell until the step ends.
@@ -238,6 +272,7 @@ impl App {
                     if let Some(c) = result_of.and_then(|id| l.card_mut(&id)) {
                         c.result_seq = None;
                     }
+                    l.current_step = None;
                 }
                 effects
             }
@@ -347,15 +382,20 @@ impl App {
 
     /// Starts a plan run for `goal` in the open session (or the new one being written); with
     /// no goal, the open session's unfinished plan run goes on.
-    pub(super) fn start_plan(&mut self, goal: Option<String>) -> Vec<Effect> {
+    pub(super) fn start_plan(&mut self, goal: Option<String>, opts: PlanOpts) -> Vec<Effect> {
+        let resuming = goal.is_none();
         let Some(session_id) = self.begin_live(goal.clone()) else {
             return Vec::new();
         };
-        self.say("Drafting a plan… Esc cancels.");
+        if !resuming {
+            self.say("Drafting a plan… Esc cancels.");
+        }
         vec![Effect::Turn(TurnEffect::Plan {
             session_id,
             goal,
             approval: self.approval(),
+            width: opts.width,
+            retry_failed: opts.retry_failed,
         })]
     }
 
@@ -445,12 +485,13 @@ impl App {
         always: bool,
         reason: Option<String>,
     ) -> Vec<Effect> {
-        let Some(id) = self.live_here().and_then(|l| l.asking.front().cloned()) else {
+        let Some(asked) = self.live_here().and_then(|l| l.asking.front().cloned()) else {
             return Vec::new();
         };
+        let id = asked.call_id.clone();
         if let Some(l) = self.live.as_mut() {
             l.asking.pop_front();
-            if let Some(c) = l.card_mut(&id) {
+            if let Some(c) = l.cards.iter_mut().find(|c| asked.is(c)) {
                 c.since_ms = self.now_ms;
                 c.state = if approve {
                     CardState::Running

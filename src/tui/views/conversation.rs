@@ -194,6 +194,7 @@ fn dangling_lines(app: &App, calls: &[crate::session::ToolCall], w: usize) -> Ve
             ended_ms: None,
             result: None,
             result_seq: None,
+            step: None,
         };
         out.extend(live::card_lines(&card, w, app.now_ms, None, t));
     }
