@@ -141,10 +141,31 @@ impl Store {
     }
 
     /// Indexes for search the messages whose indexing was deferred past their commit (see
-    /// [`DEFER_INDEX_BYTES`]), in follow-up transactions; returns how many were indexed. This
-    /// runs by itself on a background thread right after such a commit, when the store opens
-    /// and before every search; call it to have it done now (benchmarks, tests).
+    /// [`DEFER_INDEX_BYTES`]), in follow-up transactions, then moves the WAL into the
+    /// database; returns how many were indexed. The background thread does this right after
+    /// such a commit (and after an open that finds some pending); call it to have it done now.
+    ///
+    /// The checkpoint is passive, on a reading connection, so writers are not held up. Each
+    /// long message adds about a hundred pages to the WAL; without it the auto-checkpoint
+    /// (every 1,000 pages, two fsyncs) lands on some later commit, often the next long
+    /// reply's.
     pub fn catch_up_search_index(&self) -> Result<usize> {
+        let n = self.index_pending_now()?;
+        if n > 0 {
+            self.with_conn(|c| {
+                c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+                Ok(())
+            })?;
+        }
+        Ok(n)
+    }
+
+    /// Indexes the pending messages, if any; returns how many. Searches run this first.
+    pub(super) fn index_pending_now(&self) -> Result<usize> {
+        // Usually nothing is pending: a read, not the write lock, tells.
+        if !self.search_index_pending()? {
+            return Ok(0);
+        }
         let mut total = 0;
         loop {
             let n = self.write(index_pending_in)?;
@@ -156,7 +177,7 @@ impl Store {
     }
 
     /// Whether some message waits to be indexed. One probe of the `fts_id` index.
-    pub(super) fn search_index_pending(&self) -> Result<bool> {
+    fn search_index_pending(&self) -> Result<bool> {
         self.with_conn(|c| index_pending(c))
     }
 

@@ -199,20 +199,10 @@ impl Store {
     }
 
     /// One wake-up of the indexing thread. Errors leave the messages pending for the next
-    /// search or open. Then a passive checkpoint (on a reading connection, so writers are
-    /// not held up) moves the WAL into the database, so the next long reply's commit does
-    /// not cross the auto-checkpoint threshold and pay for one.
+    /// search or open.
     fn index_in_background(&self) {
-        if self.inner.indexer_paused.load(Ordering::Relaxed) {
-            return;
-        }
-        if let Ok(n) = self.catch_up_search_index()
-            && n > 0
-        {
-            let _ = self.with_conn(|c| {
-                c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
-                Ok(())
-            });
+        if !self.inner.indexer_paused.load(Ordering::Relaxed) {
+            let _ = self.catch_up_search_index();
         }
     }
 

@@ -17,9 +17,7 @@ impl Store {
     pub fn search_counted(&self, query: &str, limit: usize) -> Result<SearchResults> {
         // Long messages committed but not yet indexed are indexed first, so a search finds
         // every committed message. Should that fail (a read-only file), the search goes on.
-        if self.search_index_pending().unwrap_or(false) {
-            let _ = self.catch_up_search_index();
-        }
+        let _ = self.index_pending_now();
         self.with_conn(|c| search::search(c, query, limit))
     }
 }
