@@ -70,7 +70,11 @@ fn workspace() -> Ws {
     }
 }
 
+/// Exact percentiles of single calls; empty when the group was filtered out.
 fn percentiles(mut v: Vec<Duration>) -> String {
+    if v.is_empty() {
+        return "not run".into();
+    }
     v.sort();
     let p = |q: f64| v[((v.len() - 1) as f64 * q) as usize];
     format!(
