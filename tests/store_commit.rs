@@ -384,3 +384,100 @@ fn after_a_kill_the_next_open_indexes_the_reply_without_a_search() {
     assert_eq!(indexed(&db, "kookaburra"), 1);
     assert_eq!(hits(&s, "kookaburra"), vec![("s".into(), 1)]);
 }
+
+/// Set in the child of the random-kill test: the folder to write in.
+const LOOP_ENV: &str = "NEOCODE_STORE_COMMIT_LOOP";
+
+/// Runs only as the random-kill test's child: commits long replies, each with its own word
+/// (`kiwi<seq>x`: no other reply's word starts with it), with the background indexing on,
+/// reporting each commit, until killed.
+#[test]
+fn child_commits_long_replies_until_killed() {
+    let Some(dir) = std::env::var_os(LOOP_ENV) else {
+        return;
+    };
+    let s = Store::open(workspace(std::path::Path::new(&dir))).unwrap();
+    if s.load_header("s").is_err() {
+        s.create_session(NewSession {
+            id: Some("s".into()),
+            ..NewSession::default()
+        })
+        .unwrap();
+    }
+    let mut out = std::io::stdout();
+    loop {
+        let seq = s.load_header("s").unwrap().last_seq + 1;
+        let got = s
+            .append_with_state(
+                "s",
+                &[assistant(long_reply(&format!("kiwi{seq}x")))],
+                &AppendMeta::default(),
+                &finished(),
+            )
+            .unwrap();
+        assert_eq!(got, vec![seq]);
+        writeln!(out, "committed {seq}").unwrap();
+        out.flush().unwrap();
+    }
+}
+
+#[test]
+fn sigkill_at_random_moments_leaves_every_committed_reply_findable() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let t = TempDir::new().unwrap();
+    let mut acked = 0i64;
+    let mut kills_before_indexing = 0;
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as u64;
+    for round in 0..8 {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "child_commits_long_replies_until_killed",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(LOOP_ENV, t.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            BufReader::new(out)
+                .lines()
+                .map_while(|l| l.ok())
+                .filter_map(|l| l.strip_prefix("committed ")?.parse::<i64>().ok())
+                .max()
+        });
+        std::thread::sleep(Duration::from_millis(20 + (seed >> 33) % 200));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        if let Some(seq) = reader.join().unwrap() {
+            acked = acked.max(seq);
+        }
+        if pending(&workspace(t.path()).db()) > 0 {
+            kills_before_indexing += 1;
+        }
+        // Every reply the child reported as committed is found, by its own word, once.
+        let s = Store::open(workspace(t.path())).unwrap();
+        assert!(
+            s.load_header("s").unwrap().last_seq >= acked,
+            "round {round}"
+        );
+        for seq in 1..=acked {
+            assert_eq!(
+                hits(&s, &format!("kiwi{seq}x")),
+                vec![("s".into(), seq)],
+                "round {round}: reply {seq}"
+            );
+        }
+        assert_eq!(orphans(&s.paths().db()), 0, "round {round}");
+    }
+    assert!(acked > 0, "the child never committed a reply");
+    eprintln!("{acked} replies committed; {kills_before_indexing} of 8 kills left one unindexed");
+}
