@@ -352,12 +352,13 @@ fn index_pending_in(tx: &Transaction<'_>) -> Result<usize> {
     let mut fill = tx.prepare_cached("UPDATE message_fts SET body = ?2 WHERE rowid = ?1")?;
     let mut drop_row = tx.prepare_cached("DELETE FROM message_fts WHERE rowid = ?1")?;
     let mut flip = tx.prepare_cached("UPDATE messages SET fts_id = ?2 WHERE fts_id = ?1")?;
-    for (reserved, session_id, parts, calls) in &pending {
+    let n = pending.len();
+    for (reserved, session_id, parts, calls) in pending {
         let rowid = -reserved;
         // A message whose JSON no longer decodes is reported by whoever loads it; its index
         // row stays empty rather than blocking every later catch-up.
-        let parts: Vec<Part> = from_json(session_id, "parts_json", parts).unwrap_or_default();
-        let calls: Vec<ToolCall> = opt_json(session_id, "tool_calls_json", calls.clone())
+        let parts: Vec<Part> = from_json(&session_id, "parts_json", &parts).unwrap_or_default();
+        let calls: Vec<ToolCall> = opt_json(&session_id, "tool_calls_json", calls)
             .ok()
             .flatten()
             .unwrap_or_default();
@@ -371,7 +372,7 @@ fn index_pending_in(tx: &Transaction<'_>) -> Result<usize> {
             flip.execute(params![reserved, rowid])?;
         }
     }
-    Ok(pending.len())
+    Ok(n)
 }
 
 /// Length of [`search_body`] before trimming, without building it.
