@@ -1,5 +1,6 @@
 //! Provider and turn benchmarks: SSE parse + fold throughput over a 10,000-chunk stream, the
-//! commit of an assistant message (what follows the stream's last byte), and whole turns
+//! commit of an assistant message (what follows the stream's last byte; single-call
+//! percentiles are printed too) and the index follow-up of a long one, and whole turns
 //! against the scripted server on 127.0.0.1 streaming 10,000 chunks (HTTP + parse + events +
 //! persist).
 //!
@@ -14,7 +15,7 @@ use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::provider::sse::fold_sse_bytes;
 use neocode::runtime::scripted::{ScriptedServer, Stream};
 use neocode::runtime::{Location, Sessions};
-use neocode::session::{AppendMeta, NewMessage, Role, StateUpdate, Usage, WorkspacePaths};
+use neocode::session::{AppendMeta, NewMessage, Role, StateUpdate, Store, Usage, WorkspacePaths};
 
 const CHUNKS: usize = 10_000;
 
@@ -45,6 +46,7 @@ fn parse(c: &mut Criterion) {
 struct Ws {
     _dir: tempfile::TempDir,
     home: std::path::PathBuf,
+    paths: WorkspacePaths,
     sessions: Sessions,
 }
 
@@ -57,23 +59,64 @@ fn workspace() -> Ws {
     let paths = WorkspacePaths::resolve(&home, &ws).unwrap();
     let sessions = Sessions::open(&Location {
         home: home.clone(),
-        paths,
+        paths: paths.clone(),
     })
     .unwrap();
     Ws {
         _dir: dir,
         home,
+        paths,
         sessions,
+    }
+}
+
+/// Exact percentiles of single calls; empty when the group was filtered out.
+fn percentiles(mut v: Vec<Duration>) -> String {
+    if v.is_empty() {
+        return "not run".into();
+    }
+    v.sort();
+    let p = |q: f64| v[((v.len() - 1) as f64 * q) as usize];
+    format!(
+        "p50 {:.0?} p90 {:.0?} p99 {:.0?} max {:.0?} ({} calls)",
+        p(0.5),
+        p(0.9),
+        p(0.99),
+        v[v.len() - 1],
+        v.len()
+    )
+}
+
+fn reply(text: &str) -> NewMessage {
+    NewMessage {
+        role: Some(Role::Assistant),
+        parts: vec![neocode::session::Part::text(text)],
+        usage: Usage {
+            input_tokens: 1000,
+            output_tokens: CHUNKS as u64,
+        },
+        ..NewMessage::default()
     }
 }
 
 fn commit(c: &mut Criterion) {
     let ws = workspace();
+    // The store under `Sessions` (which only adds a per-session lock), so the bench can do the
+    // background thread's work itself, untimed, between commits.
+    let store = Store::open(ws.paths.clone()).unwrap();
+    store.pause_background_index(true);
     let h = ws.sessions.new_session(Default::default()).unwrap();
+    let ledger = StateUpdate {
+        ledger: Some(Some(Default::default())),
+        touch: true,
+        ..StateUpdate::default()
+    };
     let mut g = c.benchmark_group("provider_commit");
     // The write that follows the stream's last byte: the whole reply plus status and ledger,
-    // for a typical reply (2 KB) and for the 10,000-chunk reply of the turn benchmark (140 KB,
-    // where full-text indexing dominates).
+    // for a typical reply (2 KB, indexed in the commit) and for the 10,000-chunk reply of the
+    // turn benchmark (140 KB, whose indexing follows in a second transaction). Each commit
+    // starts as a turn's does: the previous reply's follow-up (index + checkpoint, on the
+    // background thread in the product) is over, done here untimed.
     for (name, text) in [
         (
             "assistant_message_2kb_with_ledger",
@@ -84,30 +127,48 @@ fn commit(c: &mut Criterion) {
             "word and more ".repeat(CHUNKS),
         ),
     ] {
+        let mut calls = Vec::new();
         g.bench_function(name, |b| {
-            b.iter(|| {
-                let msg = NewMessage {
-                    role: Some(Role::Assistant),
-                    parts: vec![neocode::session::Part::text(text.clone())],
-                    usage: Usage {
-                        input_tokens: 1000,
-                        output_tokens: CHUNKS as u64,
-                    },
-                    ..NewMessage::default()
-                };
-                let upd = StateUpdate {
-                    ledger: Some(Some(Default::default())),
-                    touch: true,
-                    ..StateUpdate::default()
-                };
-                black_box(
-                    ws.sessions
-                        .append_with_state(&h.id, &[msg], &AppendMeta::default(), &upd)
-                        .unwrap(),
-                )
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let msg = reply(&text);
+                    let t = Instant::now();
+                    black_box(
+                        store
+                            .append_with_state(&h.id, &[msg], &AppendMeta::default(), &ledger)
+                            .unwrap(),
+                    );
+                    let took = t.elapsed();
+                    total += took;
+                    calls.push(took);
+                    store.catch_up_search_index().unwrap();
+                }
+                total
             })
         });
+        println!("{name} single calls: {}", percentiles(calls));
     }
+    // What left the commit: the follow-up that indexes the 140 KB reply and checkpoints.
+    let mut calls = Vec::new();
+    g.bench_function("index_follow_up_140kb", |b| {
+        let text = "word and more ".repeat(CHUNKS);
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                store
+                    .append_with_state(&h.id, &[reply(&text)], &AppendMeta::default(), &ledger)
+                    .unwrap();
+                let t = Instant::now();
+                assert_eq!(store.catch_up_search_index().unwrap(), 1);
+                let took = t.elapsed();
+                total += took;
+                calls.push(took);
+            }
+            total
+        })
+    });
+    println!("index_follow_up_140kb single calls: {}", percentiles(calls));
     g.finish();
 }
 

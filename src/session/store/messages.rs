@@ -9,11 +9,32 @@ use crate::session::error::{Result, StoreError};
 use crate::session::model::*;
 
 /// Deletes the search-index rows of session `?1`'s messages that no message of another
-/// session (a fork sharing them) still points at. Run before the messages go.
+/// session (a fork sharing them) still points at, reserved rows of pending messages included
+/// (see [`DEFER_INDEX_BYTES`]). Run before the messages go.
 pub(super) const DELETE_SESSION_FTS: &str = "DELETE FROM message_fts WHERE rowid IN (
-        SELECT m.fts_id FROM messages m
+        SELECT abs(m.fts_id) FROM messages m
         WHERE m.session_id = ?1 AND m.fts_id IS NOT NULL
           AND NOT EXISTS (SELECT 1 FROM messages o WHERE o.fts_id = m.fts_id AND o.session_id <> ?1))";
+
+/// A message whose searchable text is at least this long is indexed after its commit, not in
+/// it. Indexing is most of the cost of committing a long reply (tokenising 140 KB, then
+/// flushing the postings and FTS5's periodic segment merge at COMMIT: 4–8 ms on average, the
+/// merges and the WAL checkpoint they push out landing on random commits), while the rest of
+/// the commit takes a fraction of a millisecond; short messages cost little to index and stay
+/// indexed in their own transaction.
+///
+/// The commit reserves the message's index row (an empty body, so ranking by row id, newest
+/// first, is as if it had been indexed then) and stores `fts_id = -rowid`: "index pending". A
+/// follow-up transaction fills the row in and flips the sign ([`Store::catch_up_search_index`]):
+/// on a background thread right after the commit, on the next open, and before every search,
+/// so a message is found by any search once its commit has returned, crash or not. An index
+/// row never matches a query while it is empty, and older binaries, which only join positive
+/// ids, see nothing of it.
+pub(super) const DEFER_INDEX_BYTES: usize = 16 * 1024;
+
+/// Pending messages indexed per follow-up transaction, so a large backlog (a crash mid-way
+/// through a burst of long tool results) does not hold the write lock for long.
+const CATCH_UP_BATCH: i64 = 32;
 
 /// Longest first-prompt excerpt kept in the header.
 const FIRST_PROMPT_CHARS: usize = 200;
@@ -32,17 +53,19 @@ impl Store {
         messages: &[NewMessage],
         meta: &AppendMeta,
     ) -> Result<Vec<i64>> {
-        self.write(|tx| self.append_in(tx, session_id, messages, meta))
+        let appended = self.write(|tx| self.append_in(tx, session_id, messages, meta))?;
+        Ok(self.after_append(appended))
     }
 
-    /// [`Store::append_messages`] inside a caller's transaction.
+    /// [`Store::append_messages`] inside a caller's transaction, which must call
+    /// [`Store::after_append`] once it has committed.
     pub(super) fn append_in(
         &self,
         tx: &Transaction<'_>,
         session_id: &str,
         messages: &[NewMessage],
         meta: &AppendMeta,
-    ) -> Result<Vec<i64>> {
+    ) -> Result<Appended> {
         let now = self.now();
         {
             let (last_seq, first_prompt, key): (i64, String, Option<String>) = tx
@@ -56,10 +79,11 @@ impl Store {
             let mut first_prompt = first_prompt;
             let mut key = key;
             let mut seqs = Vec::with_capacity(messages.len());
+            let mut index_pending = false;
             let (mut tin, mut tout) = (0u64, 0u64);
             for (i, m) in messages.iter().enumerate() {
                 let seq = last_seq + 1 + i as i64;
-                insert_message(tx, session_id, seq, m, now)?;
+                index_pending |= insert_indexed(tx, session_id, seq, m, now, Index::DeferLong)?;
                 if m.role() == Role::User && first_prompt.is_empty() {
                     let text = user_text(&m.parts);
                     if !text.trim().is_empty() {
@@ -100,8 +124,61 @@ impl Store {
                     key
                 ],
             )?;
-            Ok(seqs)
+            Ok(Appended {
+                seqs,
+                index_pending,
+            })
         }
+    }
+
+    /// After an append's transaction committed: hands deferred indexing to the background
+    /// thread and returns the seqs.
+    pub(super) fn after_append(&self, appended: Appended) -> Vec<i64> {
+        if appended.index_pending {
+            self.index_soon();
+        }
+        appended.seqs
+    }
+
+    /// Indexes for search the messages whose indexing was deferred past their commit (see
+    /// [`DEFER_INDEX_BYTES`]), in follow-up transactions, then moves the WAL into the
+    /// database; returns how many were indexed. The background thread does this right after
+    /// such a commit (and after an open that finds some pending); call it to have it done now.
+    ///
+    /// The checkpoint is passive, on a reading connection, so writers are not held up. Each
+    /// long message adds about a hundred pages to the WAL; without it the auto-checkpoint
+    /// (every 1,000 pages, two fsyncs) lands on some later commit, often the next long
+    /// reply's.
+    pub fn catch_up_search_index(&self) -> Result<usize> {
+        let n = self.index_pending_now()?;
+        if n > 0 {
+            self.with_conn(|c| {
+                c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+                Ok(())
+            })?;
+        }
+        Ok(n)
+    }
+
+    /// Indexes the pending messages, if any; returns how many. Searches run this first.
+    pub(super) fn index_pending_now(&self) -> Result<usize> {
+        // Usually nothing is pending: a read, not the write lock, tells.
+        if !self.search_index_pending()? {
+            return Ok(0);
+        }
+        let mut total = 0;
+        loop {
+            let n = self.write(index_pending_in)?;
+            total += n;
+            if n < CATCH_UP_BATCH as usize {
+                return Ok(total);
+            }
+        }
+    }
+
+    /// Whether some message waits to be indexed. One probe of the `fts_id` index.
+    fn search_index_pending(&self) -> Result<bool> {
+        self.with_conn(|c| index_pending(c))
     }
 
     /// Replaces the whole transcript (compaction) in one transaction: old messages go, the new
@@ -165,6 +242,22 @@ impl Store {
     }
 }
 
+/// What an append carries out: the seqs given, and whether indexing was left for later.
+pub(super) struct Appended {
+    pub(super) seqs: Vec<i64>,
+    index_pending: bool,
+}
+
+/// When a message's text goes into the search index.
+#[derive(Clone, Copy, PartialEq)]
+enum Index {
+    /// In the inserting transaction.
+    Now,
+    /// In a follow-up transaction when the text is long ([`DEFER_INDEX_BYTES`]).
+    DeferLong,
+}
+
+/// Inserts one message and indexes its text.
 pub(super) fn insert_message(
     tx: &Transaction<'_>,
     session_id: &str,
@@ -172,6 +265,19 @@ pub(super) fn insert_message(
     m: &NewMessage,
     now: i64,
 ) -> Result<()> {
+    insert_indexed(tx, session_id, seq, m, now, Index::Now).map(|_| ())
+}
+
+/// Inserts one message and indexes its text (or reserves its index row). Returns whether
+/// indexing was deferred.
+fn insert_indexed(
+    tx: &Transaction<'_>,
+    session_id: &str,
+    seq: i64,
+    m: &NewMessage,
+    now: i64,
+    index: Index,
+) -> Result<bool> {
     let parts = serde_json::to_string(&m.parts).unwrap_or_else(|_| "[]".into());
     let calls = if m.tool_calls.is_empty() {
         None
@@ -179,14 +285,22 @@ pub(super) fn insert_message(
         Some(serde_json::to_string(&m.tool_calls).unwrap_or_else(|_| "[]".into()))
     };
     let meta = to_json_opt(m.tool_metadata.as_ref());
-    let body = search_body(m);
-    let body = crate::session::search::index_text(&body);
-    let fts_id = if body.is_empty() {
-        None
+    let defer =
+        index == Index::DeferLong && search_len(&m.parts, &m.tool_calls) >= DEFER_INDEX_BYTES;
+    let fts_id = if defer {
+        let mut fts = tx.prepare_cached("INSERT INTO message_fts (body) VALUES ('')")?;
+        fts.execute([])?;
+        Some(-tx.last_insert_rowid())
     } else {
-        let mut fts = tx.prepare_cached("INSERT INTO message_fts (body) VALUES (?1)")?;
-        fts.execute([body])?;
-        Some(tx.last_insert_rowid())
+        let body = search_body(&m.parts, &m.tool_calls);
+        let body = crate::session::search::index_text(&body);
+        if body.is_empty() {
+            None
+        } else {
+            let mut fts = tx.prepare_cached("INSERT INTO message_fts (body) VALUES (?1)")?;
+            fts.execute([body])?;
+            Some(tx.last_insert_rowid())
+        }
     };
     let mut st = tx.prepare_cached(
         "INSERT INTO messages (session_id, seq, role, parts_json, tool_calls_json, tool_call_id, is_error,
@@ -213,13 +327,74 @@ pub(super) fn insert_message(
         m.extra.injected,
         to_json_opt(m.extra.metadata.as_ref()),
     ])?;
-    Ok(())
+    Ok(defer)
+}
+
+/// Whether some message's index row is reserved but not yet filled in.
+pub(super) fn index_pending(c: &Connection) -> Result<bool> {
+    super::row_exists(c, "SELECT 1 FROM messages WHERE fts_id < 0 LIMIT 1", [])
+}
+
+/// Fills in up to [`CATCH_UP_BATCH`] reserved index rows, oldest first, from the stored
+/// messages' text; returns how many. A fork's copies share the reservation and flip with it.
+fn index_pending_in(tx: &Transaction<'_>) -> Result<usize> {
+    let pending: Vec<(i64, String, String, Option<String>)> = {
+        let mut st = tx.prepare_cached(
+            "SELECT fts_id, session_id, parts_json, tool_calls_json FROM messages
+             WHERE id IN (SELECT min(id) FROM messages WHERE fts_id < 0
+                          GROUP BY fts_id ORDER BY fts_id DESC LIMIT ?1)",
+        )?;
+        st.query_map([CATCH_UP_BATCH], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?
+    };
+    let mut fill = tx.prepare_cached("UPDATE message_fts SET body = ?2 WHERE rowid = ?1")?;
+    let mut drop_row = tx.prepare_cached("DELETE FROM message_fts WHERE rowid = ?1")?;
+    let mut flip = tx.prepare_cached("UPDATE messages SET fts_id = ?2 WHERE fts_id = ?1")?;
+    let n = pending.len();
+    for (reserved, session_id, parts, calls) in pending {
+        let rowid = -reserved;
+        // A message whose JSON no longer decodes is reported by whoever loads it; its index
+        // row stays empty rather than blocking every later catch-up.
+        let parts: Vec<Part> = from_json(&session_id, "parts_json", &parts).unwrap_or_default();
+        let calls: Vec<ToolCall> = opt_json(&session_id, "tool_calls_json", calls)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let body = search_body(&parts, &calls);
+        let body = crate::session::search::index_text(&body);
+        if body.is_empty() {
+            drop_row.execute([rowid])?;
+            flip.execute(params![reserved, None::<i64>])?;
+        } else {
+            fill.execute(params![rowid, body])?;
+            flip.execute(params![reserved, rowid])?;
+        }
+    }
+    Ok(n)
+}
+
+/// Length of [`search_body`] before trimming, without building it.
+fn search_len(parts: &[Part], calls: &[ToolCall]) -> usize {
+    let parts: usize = parts
+        .iter()
+        .map(|p| match p {
+            Part::Text { text } | Part::Reasoning { text } => text.len() + 1,
+            Part::Image { .. } => 0,
+        })
+        .sum();
+    let calls: usize = calls
+        .iter()
+        .map(|c| c.name.len() + c.arguments.len() + 2)
+        .sum();
+    parts + calls
 }
 
 /// Text indexed for search: text parts, reasoning, and tool call names and arguments.
-fn search_body(m: &NewMessage) -> String {
+fn search_body(parts: &[Part], calls: &[ToolCall]) -> String {
     let mut out = String::new();
-    for p in &m.parts {
+    for p in parts {
         match p {
             Part::Text { text } | Part::Reasoning { text } => {
                 out.push_str(text);
@@ -228,7 +403,7 @@ fn search_body(m: &NewMessage) -> String {
             Part::Image { .. } => {}
         }
     }
-    for c in &m.tool_calls {
+    for c in calls {
         out.push_str(&c.name);
         out.push(' ');
         out.push_str(&c.arguments);

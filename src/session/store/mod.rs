@@ -17,7 +17,8 @@ mod steps;
 mod turn;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 use serde::Serialize;
@@ -70,6 +71,11 @@ struct Inner {
     /// process's own writes are not reported as news (see [`Store::data_version`]).
     writer: Mutex<Option<Connection>>,
     asset_limit: u64,
+    /// Wakes the thread that indexes long messages after their commit (started on first
+    /// use; it ends when the last handle goes).
+    indexer: Mutex<Option<mpsc::Sender<()>>>,
+    /// Tests stop that thread to leave a message's indexing pending, as a crash would.
+    indexer_paused: AtomicBool,
 }
 
 /// A handle on one workspace's store. Cheap to clone; safe to share across threads (reads
@@ -137,15 +143,77 @@ impl Store {
     }
 
     fn from_parts(paths: WorkspacePaths, db: PathBuf, conn: Connection) -> Store {
-        Store {
+        // A process that ended between a long message's commit and its indexing left it
+        // pending: caught up in the background now (and by any search before that).
+        let pending = messages::index_pending(&conn).unwrap_or(false);
+        let store = Store {
             inner: Arc::new(Inner {
                 paths,
                 db,
                 pool: Mutex::new(vec![conn]),
                 writer: Mutex::new(None),
                 asset_limit: DEFAULT_ASSET_LIMIT,
+                indexer: Mutex::new(None),
+                indexer_paused: AtomicBool::new(false),
             }),
             clock: Arc::new(now_ms),
+        };
+        if pending {
+            store.index_soon();
+        }
+        store
+    }
+
+    /// Has the background thread index the messages whose indexing was deferred past their
+    /// commit, starting it if needed. If it cannot start, the next search or open does it.
+    fn index_soon(&self) {
+        if self.inner.indexer_paused.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut slot = self.inner.indexer.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(wake) = slot.as_ref()
+            && wake.send(()).is_ok()
+        {
+            return;
+        }
+        let (wake, woken) = mpsc::channel::<()>();
+        // Only a weak handle between wake-ups, so the thread never keeps a store open.
+        let inner = Arc::downgrade(&self.inner);
+        let clock = self.clock.clone();
+        let spawned = std::thread::Builder::new()
+            .name("neocode-index".into())
+            .spawn(move || {
+                while woken.recv().is_ok() {
+                    while woken.try_recv().is_ok() {}
+                    let Some(inner) = inner.upgrade() else { return };
+                    let store = Store {
+                        inner,
+                        clock: clock.clone(),
+                    };
+                    store.index_in_background();
+                }
+            });
+        if spawned.is_ok() && wake.send(()).is_ok() {
+            *slot = Some(wake);
+        }
+    }
+
+    /// One wake-up of the indexing thread. Errors leave the messages pending for the next
+    /// search or open.
+    fn index_in_background(&self) {
+        if !self.inner.indexer_paused.load(Ordering::Relaxed) {
+            let _ = self.catch_up_search_index();
+        }
+    }
+
+    /// Stops (or restarts) indexing long messages in the background, so a test can leave
+    /// one pending as a crash between its commit and its indexing would. Searches still
+    /// catch up first.
+    #[doc(hidden)]
+    pub fn pause_background_index(&self, paused: bool) {
+        self.inner.indexer_paused.store(paused, Ordering::Relaxed);
+        if !paused {
+            self.index_soon();
         }
     }
 

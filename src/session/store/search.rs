@@ -15,6 +15,9 @@ impl Store {
 
     /// [`Store::search`] with the number of matching messages (bounded).
     pub fn search_counted(&self, query: &str, limit: usize) -> Result<SearchResults> {
+        // Long messages committed but not yet indexed are indexed first, so a search finds
+        // every committed message. Should that fail (a read-only file), the search goes on.
+        let _ = self.index_pending_now();
         self.with_conn(|c| search::search(c, query, limit))
     }
 

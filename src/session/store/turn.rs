@@ -8,6 +8,8 @@ use crate::session::model::{AppendMeta, NewMessage, StateUpdate};
 
 impl Store {
     /// Appends `messages` and applies `update` in one transaction. Returns the seqs assigned.
+    /// A long message's search indexing follows in a second transaction (see
+    /// `messages::DEFER_INDEX_BYTES`); every search catches it up first.
     pub fn append_with_state(
         &self,
         session_id: &str,
@@ -18,10 +20,11 @@ impl Store {
         if let Some(Some(plan)) = &update.plan {
             plan.validate()?;
         }
-        self.write(|tx| {
-            let seqs = self.append_in(tx, session_id, messages, meta)?;
+        let appended = self.write(|tx| {
+            let appended = self.append_in(tx, session_id, messages, meta)?;
             self.update_in(tx, session_id, update)?;
-            Ok(seqs)
-        })
+            Ok(appended)
+        })?;
+        Ok(self.after_append(appended))
     }
 }
