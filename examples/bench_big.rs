@@ -423,7 +423,14 @@ fn main() {
         t.wait(&newest_cut);
         // Keys pressed while a page loads do not queue up: press on until the end shows.
         let deadline = Instant::now() + Duration::from_secs(120);
-        while !t.screen.lock().unwrap().screen().contents().contains(&oldest_cut) {
+        while !t
+            .screen
+            .lock()
+            .unwrap()
+            .screen()
+            .contents()
+            .contains(&oldest_cut)
+        {
             assert!(Instant::now() < deadline, "never reached the end");
             for _ in 0..10 {
                 t.send(b"\x1b[6~");

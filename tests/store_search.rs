@@ -414,3 +414,44 @@ fn seqs_of_hits(hits: &[neocode::session::SearchHit]) -> Vec<i64> {
 fn seqs_of(r: &SearchResults) -> Vec<i64> {
     seqs_of_hits(&r.hits)
 }
+
+#[test]
+fn a_long_output_full_of_the_word_is_found_ranked_and_shown_around_its_first_match() {
+    // A 200 KB log holding "Timeout" 8,000 times: FTS5's own snippet scores a window at
+    // every match (seconds for a few such messages), so long messages are cut in Rust.
+    let mut log = String::from("starting the suite\n");
+    for i in 0..8_000 {
+        log.push_str(&format!("test case {i} failed: Timeout after 30s\n"));
+    }
+    let t = tempfile::tempdir().unwrap();
+    let s = store_with(
+        &t,
+        &[
+            "a short note about a timeout",
+            &log,
+            "nothing relevant here",
+            "another timeout, and one more timeout",
+        ],
+    );
+    let found = s.search_counted("timeout", 10).unwrap();
+    assert_eq!(found.matched, 3);
+    let by_seq = |seq: i64| found.hits.iter().find(|h| h.seq == seq).unwrap();
+    // Found, with the matched word marked in a short excerpt around its first match.
+    let long = by_seq(2);
+    assert!(
+        long.snippet.contains(&marked("Timeout")),
+        "{:?}",
+        long.snippet
+    );
+    assert!(long.snippet.starts_with('…') && long.snippet.ends_with('…'));
+    assert!(long.snippet.chars().count() < 200, "{:?}", long.snippet);
+    // Short messages keep FTS5's snippets, and the two-match note outranks the one-match one.
+    assert!(by_seq(4).snippet.contains(&marked("timeout")));
+    let order: Vec<i64> = found.hits.iter().map(|h| h.seq).collect();
+    let pos = |seq| order.iter().position(|&s| s == seq).unwrap();
+    assert!(pos(4) < pos(1), "{order:?}");
+    // A match far into the log is found and shown where it is.
+    assert_eq!(seqs(&s, "case 7999"), vec![2]);
+    let far = &s.search("7999", 10).unwrap()[0];
+    assert!(far.snippet.contains(&marked("7999")), "{:?}", far.snippet);
+}

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::error::Result;
-use super::model::{Role, SearchHit};
+use super::model::{Role, SNIPPET_CLOSE, SNIPPET_OPEN, SearchHit};
 
 /// Separator inserted into indexed text (ASCII unit separator: one byte, a separator to the
 /// tokenizer, never shown).
@@ -593,27 +593,124 @@ struct Candidate {
     snippet: String,
 }
 
+/// Messages longer than this (in characters) are not highlighted by FTS5: its snippet scores
+/// a window at every match, and a 140 KB tool output holding a word 10,000 times took a
+/// third of a second per message. Their matches are counted and their snippet is cut in
+/// Rust, from this much of their text around the query's first place ([`long_candidate`]).
+const HIGHLIGHT_MAX: i64 = 16 * 1024;
+
 /// The newest `SEARCH_CANDIDATES + 1` matches of an FTS5 query, newest first. The snippet is
 /// made here, while FTS5 holds the match: asking for it later by rowid makes FTS5 run the
-/// whole query again for each hit.
-fn candidates(c: &Connection, fts: &str) -> Result<Vec<Candidate>> {
-    // `highlight` marks each match with U+E000; the marks are counted, not returned.
+/// whole query again for each hit. `needles` are the query's words, lower case, for the
+/// messages too long to highlight.
+fn candidates(c: &Connection, fts: &str, needles: &[String]) -> Result<Vec<Candidate>> {
+    // A long message is read from a little before the first place of the query's longest
+    // word (likely its rarest; SQLite's `lower` folds ASCII only, so a word it cannot find
+    // reads the start).
+    let anchor = needles
+        .iter()
+        .max_by_key(|n| n.len())
+        .map_or("", String::as_str);
+    // `highlight` marks each match with U+E000; the marks are counted, not returned. The
+    // CASEs keep FTS5's highlight and snippet off the long messages (they are evaluated
+    // only when chosen).
     let mut st = c.prepare_cached(
-        "SELECT rowid, length(h) - length(replace(h, char(57344), '')), length(body), snip
-         FROM (SELECT rowid, body, highlight(message_fts, 0, char(57344), '') AS h,
-                      snippet(message_fts, 0, char(57344), char(57345), '…', 12) AS snip
+        "SELECT rowid, len, length(h) - length(replace(h, char(57344), '')), snip, head
+         FROM (SELECT rowid, length(body) AS len,
+                      CASE WHEN length(body) <= ?3
+                           THEN highlight(message_fts, 0, char(57344), '') END AS h,
+                      CASE WHEN length(body) <= ?3
+                           THEN snippet(message_fts, 0, char(57344), char(57345), '…', 12)
+                      END AS snip,
+                      CASE WHEN length(body) > ?3
+                           THEN substr(body, max(1, instr(lower(body), ?4) - 300), ?3)
+                      END AS head
                FROM message_fts WHERE message_fts MATCH ?1
                ORDER BY rowid DESC LIMIT ?2)",
     )?;
-    let rows = st.query_map(params![fts, SEARCH_CANDIDATES as i64 + 1], |r| {
-        Ok(Candidate {
-            rowid: r.get(0)?,
-            hits: r.get::<_, i64>(1)?.max(1) as f64,
-            len: r.get::<_, i64>(2)?.max(1) as f64,
-            snippet: r.get(3)?,
-        })
-    })?;
+    let rows = st.query_map(
+        params![fts, SEARCH_CANDIDATES as i64 + 1, HIGHLIGHT_MAX, anchor],
+        |r| {
+            let rowid = r.get(0)?;
+            let len = r.get::<_, i64>(1)?.max(1) as f64;
+            Ok(match r.get::<_, Option<String>>(4)? {
+                Some(head) => long_candidate(rowid, len, &head, needles),
+                None => Candidate {
+                    rowid,
+                    hits: r.get::<_, Option<i64>>(2)?.unwrap_or(1).max(1) as f64,
+                    len,
+                    snippet: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                },
+            })
+        },
+    )?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+/// A long message's candidate from a window of its text: matches of the query's words
+/// counted there (case-insensitive; at least one, FTS5 found it), and a snippet of about
+/// twelve words around the first, marked like FTS5's (or the window's start when no word is
+/// in it).
+fn long_candidate(rowid: i64, len: f64, head: &str, needles: &[String]) -> Candidate {
+    let lower = head.to_lowercase();
+    // Lower-casing can change byte lengths: only positions in `lower` are used, and the
+    // snippet is cut from `lower`'s own text when it differs in length from `head`.
+    let text = if lower.len() == head.len() {
+        head
+    } else {
+        &lower
+    };
+    let mut hits = 0usize;
+    let mut first: Option<(usize, usize)> = None;
+    for n in needles.iter().filter(|n| !n.is_empty()) {
+        for (at, _) in lower.match_indices(n.as_str()) {
+            hits += 1;
+            if first.is_none_or(|(f, _)| at < f) {
+                first = Some((at, n.len()));
+            }
+        }
+    }
+    let snippet = match first {
+        Some((at, n)) => {
+            let before = text[..at]
+                .char_indices()
+                .rev()
+                .filter(|(_, c)| c.is_whitespace())
+                .nth(5)
+                .map_or(0, |(i, _)| i + 1);
+            let after = text[at + n..]
+                .char_indices()
+                .filter(|(_, c)| c.is_whitespace())
+                .nth(6)
+                .map_or(text.len(), |(i, _)| at + n + i);
+            format!(
+                "{}{}{SNIPPET_OPEN}{}{SNIPPET_CLOSE}{}{}",
+                if before > 0 { "…" } else { "" },
+                &text[before..at],
+                &text[at..at + n],
+                &text[at + n..after],
+                if after < text.len() || (len as usize) > text.len() {
+                    "…"
+                } else {
+                    ""
+                },
+            )
+        }
+        None => {
+            let end = text
+                .char_indices()
+                .filter(|(_, c)| c.is_whitespace())
+                .nth(12)
+                .map_or(text.len(), |(i, _)| i);
+            format!("{}…", &text[..end])
+        }
+    };
+    Candidate {
+        rowid,
+        hits: hits.max(1) as f64,
+        len,
+        snippet,
+    }
 }
 
 /// Searches the index. Ranking every match (FTS5's `ORDER BY rank`) costs time in proportion
@@ -638,9 +735,18 @@ pub(crate) fn search_within(
     let Some(exact) = fts_query(query, false) else {
         return Ok(SearchResults::default());
     };
-    let mut candidates = candidates(c, &exact)?;
-    let mut prefix = PrefixSearch::Complete;
     let words = query_words(query);
+    let needles: Vec<String> = words
+        .iter()
+        .map(|w| {
+            w.chars()
+                .filter(|&c| c != SPLIT)
+                .collect::<String>()
+                .to_lowercase()
+        })
+        .collect();
+    let mut candidates = candidates(c, &exact, &needles)?;
+    let mut prefix = PrefixSearch::Complete;
     // The last word is also a prefix (search as you type), only when the words as typed
     // match fewer than the candidates.
     if candidates.len() <= SEARCH_CANDIDATES
@@ -649,7 +755,7 @@ pub(crate) fn search_within(
     {
         let (query, how) = complete(c, &words, start, token, limits)?;
         if let Some(q) = query {
-            candidates = self::candidates(c, &q)?;
+            candidates = self::candidates(c, &q, &needles)?;
         }
         prefix = how;
     }
