@@ -1,10 +1,11 @@
 //! Importing history at scale: generates 1,000 transcripts (half Claude Code, half Codex) of
-//! about 1 MB each, then imports them the way `neocode import --from` does (convert, then
-//! write through the store), reporting time, throughput and peak resident memory along the way
-//! (flat memory: each session is dropped before the next is read). A second run shows the
-//! fast skip of unchanged files.
+//! about 1 MB each, then imports them the way `neocode import --from` does (convert on one
+//! thread; write on the other, several files per transaction), reporting time, throughput and
+//! peak resident memory along the way (flat memory: each session is dropped before the next
+//! is read). A second run shows the fast skip of unchanged files.
 //!
-//! `cargo bench --bench import` (sizes: NEOCODE_BENCH_SESSIONS, NEOCODE_BENCH_SESSION_KB).
+//! `cargo bench --bench import` (sizes: NEOCODE_BENCH_SESSIONS, NEOCODE_BENCH_SESSION_KB;
+//! NEOCODE_BENCH_BATCH_KB=0 for one transaction per file).
 
 use std::fs;
 use std::io::{BufWriter, Write};
@@ -195,29 +196,35 @@ fn main() {
     let hwm0 = vm_hwm_kib();
     let t = Instant::now();
     let mut done: usize = 0;
+    // NEOCODE_BENCH_BATCH_KB=0 writes every file in its own transaction (as before batching).
+    let batch = std::env::var("NEOCODE_BENCH_BATCH_KB")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(import::BATCH_BYTES, |kb| kb * 1024);
     for tool in [SourceTool::ClaudeCode, SourceTool::Codex] {
         let mine: Vec<_> = files
             .iter()
             .filter(|(t, _)| *t == tool)
-            .map(|(_, p)| p.clone())
+            .map(|(_, p)| import::Todo {
+                stamp: import::stamp(p).unwrap(),
+                path: p.clone(),
+            })
             .collect();
-        for (p, conv) in import::convert_in_background(tool, mine) {
-            let stamp = import::stamp(&p).unwrap();
-            for mut doc in conv.unwrap().sessions {
-                doc.session.source.as_mut().unwrap().stamp = Some(stamp.clone());
-                import::apply(&rt, doc).unwrap();
+        import::import_files(&rt, tool, mine, batch, |p| {
+            if let import::Progress::Done(d) = p {
+                assert!(d.result.is_ok(), "{:?}", d.result);
+                done += 1;
+                if done.is_multiple_of((sessions / 4).max(1)) {
+                    println!(
+                        "  {:>5} imported  {:>6.1} s  peak RSS {:>6.1} MiB",
+                        done,
+                        t.elapsed().as_secs_f64(),
+                        vm_hwm_kib() as f64 / 1024.0
+                    );
+                }
             }
-            done += 1;
-            let i = done - 1;
-            if (i + 1).is_multiple_of((sessions / 4).max(1)) {
-                println!(
-                    "  {:>5} imported  {:>6.1} s  peak RSS {:>6.1} MiB",
-                    i + 1,
-                    t.elapsed().as_secs_f64(),
-                    vm_hwm_kib() as f64 / 1024.0
-                );
-            }
-        }
+        })
+        .unwrap();
     }
     let secs = t.elapsed().as_secs_f64();
     println!(
