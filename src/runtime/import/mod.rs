@@ -450,7 +450,13 @@ pub fn import_files(
             if batch == 0 {
                 opened = std::time::Instant::now();
             }
-            bulk.begin_file()?;
+            if let Err(e) = bulk.begin_file() {
+                // No transaction was open (the write lock stayed taken by another process
+                // past the busy timeout, say): nothing pending is lost; this file failed.
+                done.result = Err(e.to_string());
+                on(Progress::Done(done));
+                continue;
+            }
             let mut outcomes = Vec::new();
             let mut failed = None;
             for mut doc in conv.sessions {

@@ -56,8 +56,18 @@ impl Store {
             let old_ckpt: i64 =
                 conn.pragma_query_value(None, "wal_autocheckpoint", |r| r.get(0))?;
             let old_cache: i64 = conn.pragma_query_value(None, "cache_size", |r| r.get(0))?;
-            conn.pragma_update(None, "wal_autocheckpoint", BULK_AUTOCHECKPOINT_PAGES)?;
-            conn.pragma_update(None, "cache_size", -BULK_CACHE_KIB)?;
+            let envn = |k: &str, d: i64| {
+                std::env::var(k)
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(d)
+            };
+            conn.pragma_update(
+                None,
+                "wal_autocheckpoint",
+                envn("XP_CKPT", BULK_AUTOCHECKPOINT_PAGES),
+            )?;
+            conn.pragma_update(None, "cache_size", -envn("XP_CACHE", BULK_CACHE_KIB))?;
             let out = {
                 let mut bulk = BulkImport {
                     store: self,
@@ -65,6 +75,7 @@ impl Store {
                     tx: None,
                     pending: Vec::new(),
                     written: Vec::new(),
+                    pending_prune: Vec::new(),
                     prune: Vec::new(),
                     in_file: false,
                 };
@@ -107,6 +118,8 @@ pub(crate) struct BulkImport<'c> {
     pending: Vec<PathBuf>,
     /// Asset files the open transaction created, removed if it is rolled back.
     written: Vec<PathBuf>,
+    /// Sessions the open file updated, and the asset files they keep.
+    pending_prune: Vec<(String, HashSet<PathBuf>)>,
     /// Updated sessions and the asset files they keep: the others go after the commit.
     prune: Vec<(String, HashSet<PathBuf>)>,
     in_file: bool,
@@ -136,12 +149,18 @@ impl BulkImport<'_> {
         if keep {
             self.conn.execute_batch("RELEASE import_file")?;
             self.written.append(&mut self.pending);
+            for (id, kept) in self.pending_prune.drain(..) {
+                // The last write of a session decides which of its files stay.
+                self.prune.retain(|(p, _)| *p != id);
+                self.prune.push((id, kept));
+            }
         } else {
             self.conn
                 .execute_batch("ROLLBACK TO import_file; RELEASE import_file")?;
             for p in self.pending.drain(..) {
                 let _ = std::fs::remove_file(p);
             }
+            self.pending_prune.clear();
         }
         Ok(())
     }
@@ -177,6 +196,7 @@ impl BulkImport<'_> {
             let _ = tx.rollback();
         }
         self.written.append(&mut self.pending);
+        self.pending_prune.clear();
         self.drop_written();
     }
 
@@ -263,7 +283,7 @@ impl BulkImport<'_> {
         }
         Ok(match updated {
             Some(id) => {
-                self.prune.push((id.clone(), kept));
+                self.pending_prune.push((id.clone(), kept));
                 BulkOutcome::Updated(id)
             }
             None => BulkOutcome::Imported(id),
