@@ -24,6 +24,33 @@ fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// CPU seconds (user + system, all threads) this process has used so far.
+fn cpu_secs() -> f64 {
+    let stat = fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which ends with the last ')'): utime is the 12th, stime
+    // the 13th, in clock ticks (100 a second on Linux).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    f.get(11)
+        .zip(f.get(12))
+        .map_or(0.0, |(u, s)| (u + s) as f64 / 100.0)
+}
+
+/// Bytes this process has handed to `write` so far (database, WAL and asset files alike).
+fn written_bytes() -> u64 {
+    fs::read_to_string("/proc/self/io")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("wchar:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 fn vm_hwm_kib() -> u64 {
     fs::read_to_string("/proc/self/status")
         .ok()
@@ -194,6 +221,7 @@ fn main() {
     };
     let rt = Sessions::open(&loc).unwrap();
     let hwm0 = vm_hwm_kib();
+    let (cpu0, w0) = (cpu_secs(), written_bytes());
     let t = Instant::now();
     let mut done: usize = 0;
     // NEOCODE_BENCH_BATCH_KB=0 writes every file in its own transaction (as before batching).
@@ -227,6 +255,13 @@ fn main() {
         .unwrap();
     }
     let secs = t.elapsed().as_secs_f64();
+    // CPU time and bytes written barely move with the load of other processes on the
+    // machine, which the elapsed time does.
+    println!(
+        "import: CPU {:.1} s (both threads), {:.2} GB written",
+        cpu_secs() - cpu0,
+        (written_bytes() - w0) as f64 / 1e9
+    );
     println!(
         "import: {sessions} sessions, {:.1} MB in {secs:.1} s ({:.1} MB/s); peak RSS {:.1} MiB (before import {:.1} MiB)",
         total as f64 / 1e6,

@@ -342,8 +342,8 @@ fn put(store: &Store, bulk: &mut BulkImport<'_>, mut doc: SessionFile) -> Result
         o.insert("imported_last_seq".into(), last_seq.into());
     }
     let (tool, source_id) = (src.tool.clone(), src.id.clone());
-    let prepared = file::prepare(store, &doc, false)?;
-    Ok(match bulk.put(&prepared, &tool, &source_id)? {
+    let prepared = file::prepare(store, doc, false)?;
+    Ok(match bulk.put(prepared, &tool, &source_id)? {
         BulkOutcome::Imported(id) => Outcome::Imported(id),
         BulkOutcome::Updated(id) => Outcome::Updated(id),
         BulkOutcome::Unchanged(id) => Outcome::Unchanged(id),
@@ -351,10 +351,13 @@ fn put(store: &Store, bulk: &mut BulkImport<'_>, mut doc: SessionFile) -> Result
     })
 }
 
-/// Source bytes written per transaction by [`import_files`]: large enough that the search
-/// index and the WAL see few commits, small enough that a crash loses little work and that
-/// another neocode process waiting to write is not held up for long.
-pub const BATCH_BYTES: u64 = 8 << 20;
+/// Source bytes written per transaction by [`import_files`]: enough that small transcripts
+/// share a commit (its header, index and WAL work); small enough that the transaction's dirty
+/// pages (about twice the source: message rows and the search index) fit the writing
+/// connection's 16 MiB page cache instead of spilling to the WAL mid-transaction, that a
+/// crash loses little work, and that another neocode process waiting to write is not held up
+/// long.
+pub const BATCH_BYTES: u64 = 4 << 20;
 /// A transaction is also committed once it has been open this long, whatever its size.
 const BATCH_TIME: std::time::Duration = std::time::Duration::from_millis(1000);
 
