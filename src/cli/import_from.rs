@@ -80,8 +80,10 @@ pub fn run(
     let mut workspaces: HashMap<PathBuf, Sessions> = HashMap::new();
     let mut tally = Tally::default();
     // First the cheap part: where each file goes, and whether it is unchanged since its last
-    // import (size and mtime). Only the rest is read, on a second thread.
-    let mut todo: Vec<(PathBuf, String, Sessions)> = Vec::new();
+    // import (size and mtime). Only the rest is read, on a second thread, and written one
+    // workspace after the other (each in transactions of several files).
+    let mut todo: Vec<(Sessions, Vec<import::Todo>)> = Vec::new();
+    let mut slot: HashMap<PathBuf, usize> = HashMap::new();
     for path in &files {
         let target = if all_workspaces {
             match import::peek_cwd(tool, path) {
@@ -131,25 +133,36 @@ pub fn run(
             tally.unchanged += 1;
             continue;
         }
-        todo.push((path.clone(), stamp, rt));
+        let n = *slot.entry(target.root.clone()).or_insert_with(|| {
+            todo.push((rt, Vec::new()));
+            todo.len() - 1
+        });
+        todo[n].1.push(import::Todo {
+            path: path.clone(),
+            stamp,
+        });
     }
-    let total = todo.len();
+    let total: usize = todo.iter().map(|(_, t)| t.len()).sum();
     let progress = std::io::stderr().is_terminal() && total > 20;
-    let paths: Vec<PathBuf> = todo.iter().map(|(p, _, _)| p.clone()).collect();
-    for (i, ((path, conv), (_, stamp, rt))) in import::convert_in_background(tool, paths)
-        .zip(todo)
-        .enumerate()
-    {
-        if progress {
-            let mut e = std::io::stderr();
-            let _ = write!(e, "\rimporting {}/{total}", i + 1);
-            let _ = e.flush();
-        }
-        let result = conv
-            .map_err(|e| format!("cannot read: {e}"))
-            .and_then(|c| write_converted(&rt, &path, &stamp, c, &mut tally));
-        if let Err(reason) = result {
-            tally.failed.push((path, reason));
+    let mut before = 0;
+    for (rt, files) in todo {
+        let n = files.len();
+        let r = import::import_files(&rt, tool, files, import::BATCH_BYTES, |p| match p {
+            import::Progress::Reading(i) => {
+                if progress {
+                    let mut e = std::io::stderr();
+                    let _ = write!(e, "\rimporting {}/{total}", before + i);
+                    let _ = e.flush();
+                }
+            }
+            import::Progress::Done(done) => count(done, &mut tally),
+        });
+        before += n;
+        if let Err(e) = r {
+            if progress {
+                eprintln!();
+            }
+            return Err(e.into());
         }
     }
     if progress {
@@ -158,40 +171,27 @@ pub fn run(
     report(&tally)
 }
 
-/// Writes the sessions of one converted file; an error is the reason it failed.
-fn write_converted(
-    rt: &Sessions,
-    path: &Path,
-    stamp: &str,
-    conv: import::Converted,
-    tally: &mut Tally,
-) -> Result<(), String> {
-    tally.malformed += conv.stats.malformed;
-    tally.lossy += conv.stats.lossy;
-    tally.unknown += conv.stats.unknown;
-    tally.duplicates += conv.stats.duplicates;
-    tally.torn += u64::from(conv.stats.torn_tail);
-    for mut doc in conv.sessions {
-        if doc.messages.is_empty() {
-            // Only metadata (a summary line, a snapshot): nothing to list or resume.
-            tally.empty += 1;
-            continue;
+/// Counts what became of one file.
+fn count(done: import::FileDone, tally: &mut Tally) {
+    tally.malformed += done.stats.malformed;
+    tally.lossy += done.stats.lossy;
+    tally.unknown += done.stats.unknown;
+    tally.duplicates += done.stats.duplicates;
+    tally.torn += u64::from(done.stats.torn_tail);
+    tally.empty += done.empty;
+    match done.result {
+        Ok(outcomes) => {
+            for o in outcomes {
+                match o {
+                    Outcome::Imported(_) => tally.imported += 1,
+                    Outcome::Updated(_) => tally.updated += 1,
+                    Outcome::Unchanged(_) => tally.unchanged += 1,
+                    Outcome::Refused(id, why) => tally.refused.push((id, why)),
+                }
+            }
         }
-        if let Some(src) = doc.session.source.as_mut() {
-            src.stamp = Some(stamp.to_string());
-            let mut meta = src.metadata.take().unwrap_or_else(|| serde_json::json!({}));
-            meta["path"] = serde_json::Value::String(path.to_string_lossy().into_owned());
-            src.metadata = Some(meta);
-        }
-        match import::apply(rt, doc) {
-            Ok(Outcome::Imported(_)) => tally.imported += 1,
-            Ok(Outcome::Updated(_)) => tally.updated += 1,
-            Ok(Outcome::Unchanged(_)) => tally.unchanged += 1,
-            Ok(Outcome::Refused(id, why)) => tally.refused.push((id, why)),
-            Err(e) => return Err(e.to_string()),
-        }
+        Err(reason) => tally.failed.push((done.path, reason)),
     }
-    Ok(())
 }
 
 fn report(t: &Tally) -> CmdResult {

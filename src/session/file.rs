@@ -7,7 +7,7 @@
 //! sub-agent link (apart from the fork link) and the `source` it was imported from. A
 //! version 1 file is a version 2 file without them.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
@@ -538,11 +538,40 @@ pub fn export(store: &Store, session_id: &str) -> StoreResult<SessionFile> {
 /// Writes a validated document into the store. With `new_id`, the session gets a fresh id
 /// (and no parent link); otherwise an existing id is refused. Nothing is written on error.
 pub fn import(store: &Store, doc: &SessionFile, new_id: bool) -> StoreResult<SessionHeader> {
-    validate(doc).map_err(|e| StoreError::Corrupt {
+    let p = prepare(store, doc.clone(), new_id)?;
+    let id = p.session.header.id.clone();
+    store.insert_full(p.session, &p.summary)?;
+    for (meta, data) in &p.assets {
+        if let Err(e) = store.attach_imported_asset(meta, data) {
+            // Keep "nothing written on error": take the half-imported session out again.
+            let _ = store.delete(&id);
+            return Err(e);
+        }
+    }
+    store.load_header(&id)
+}
+
+/// A document checked and turned into what the store writes: the session, its summary
+/// columns, and its assets decoded (with their metadata). Nothing is written.
+pub(crate) struct Prepared {
+    pub session: Session,
+    pub summary: SessionSummary,
+    pub assets: Vec<(AssetMeta, Vec<u8>)>,
+}
+
+/// Validates `doc` and decodes everything the store needs, so that a write cannot fail on
+/// the document's content halfway.
+pub(crate) fn prepare(store: &Store, doc: SessionFile, new_id: bool) -> StoreResult<Prepared> {
+    validate(&doc).map_err(|e| StoreError::Corrupt {
         path: "<session file>".into(),
         detail: e.to_string(),
     })?;
-    let f = &doc.session;
+    let SessionFile {
+        session: f,
+        messages: file_messages,
+        assets: file_assets,
+        ..
+    } = doc;
     let id = if new_id {
         uuid::Uuid::new_v4().to_string()
     } else {
@@ -563,20 +592,20 @@ pub fn import(store: &Store, doc: &SessionFile, new_id: bool) -> StoreResult<Ses
             }
         }
     }
-    let messages: Vec<Message> = doc
-        .messages
-        .iter()
+    // The parts are moved, not copied: they are most of an imported transcript's bytes.
+    let messages: Vec<Message> = file_messages
+        .into_iter()
         .map(|m| {
             let (usage, extra) = m.split_usage();
             Message {
                 seq: m.seq,
                 role: m.role,
-                parts: m.parts.clone(),
-                tool_calls: m.tool_calls.clone(),
-                tool_call_id: m.tool_call_id.clone(),
-                is_error: m.is_error,
-                tool_metadata: m.tool_metadata.clone(),
                 created_at_ms: ms(&m.created_at),
+                parts: m.parts,
+                tool_calls: m.tool_calls,
+                tool_call_id: m.tool_call_id,
+                is_error: m.is_error,
+                tool_metadata: m.tool_metadata,
                 usage,
                 extra,
             }
@@ -617,8 +646,8 @@ pub fn import(store: &Store, doc: &SessionFile, new_id: bool) -> StoreResult<Ses
         messages,
     };
     // Decode every asset before writing anything, and check sizes.
-    let mut decoded: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
-    for (i, a) in doc.assets.iter().enumerate() {
+    let mut assets = Vec::with_capacity(file_assets.len());
+    for (i, a) in file_assets.iter().enumerate() {
         let data = base64::engine::general_purpose::STANDARD
             .decode(&a.data_base64)
             .map_err(|e| StoreError::Corrupt {
@@ -632,16 +661,6 @@ pub fn import(store: &Store, doc: &SessionFile, new_id: bool) -> StoreResult<Ses
                 limit: store.asset_limit(),
             });
         }
-        decoded.insert(i, data);
-    }
-    store.insert_full(
-        &session,
-        &SessionSummary {
-            first_prompt,
-            ..SessionSummary::default()
-        },
-    )?;
-    for (i, a) in doc.assets.iter().enumerate() {
         let meta = AssetMeta {
             id: a.id.clone(),
             session_id: id.clone(),
@@ -650,11 +669,14 @@ pub fn import(store: &Store, doc: &SessionFile, new_id: bool) -> StoreResult<Ses
             relative_path: String::new(),
             created_at_ms: ms(&a.created_at),
         };
-        if let Err(e) = store.attach_imported_asset(&meta, &decoded[&i]) {
-            // Keep "nothing written on error": take the half-imported session out again.
-            let _ = store.delete(&id);
-            return Err(e);
-        }
+        assets.push((meta, data));
     }
-    store.load_header(&id)
+    Ok(Prepared {
+        session,
+        summary: SessionSummary {
+            first_prompt,
+            ..SessionSummary::default()
+        },
+        assets,
+    })
 }

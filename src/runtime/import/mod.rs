@@ -21,7 +21,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::session::file::{self, FileAsset, FileMessage, FileUsage, SessionFile};
-use crate::session::{Part, Result, Role, StoreError, ToolCall};
+use crate::session::store::{BulkImport, BulkOutcome};
+use crate::session::{Part, Result, Role, Store, StoreError, ToolCall};
 
 use super::Sessions;
 
@@ -308,53 +309,205 @@ pub enum Outcome {
     Refused(String, String),
 }
 
-/// Writes one converted session: new, updated, unchanged, or refused with a reason.
-pub fn apply(rt: &Sessions, mut doc: SessionFile) -> Result<Outcome> {
+/// Writes one converted session in a transaction of its own: new, updated, unchanged, or
+/// refused with a reason. [`import_files`] is the fast path for many.
+pub fn apply(rt: &Sessions, doc: SessionFile) -> Result<Outcome> {
     let store = rt.store();
-    let Some(src) = doc.session.source.clone() else {
+    store.bulk_import(|bulk| {
+        bulk.begin_file()?;
+        match put(store, bulk, doc) {
+            Ok(o) => Ok(o),
+            Err(e) => {
+                bulk.end_file(false)?;
+                Err(e)
+            }
+        }
+    })
+}
+
+/// Writes one session into the open file of a bulk import.
+fn put(store: &Store, bulk: &mut BulkImport<'_>, mut doc: SessionFile) -> Result<Outcome> {
+    let Some(src) = doc.session.source.as_mut() else {
         return Err(StoreError::Corrupt {
             path: "<import>".into(),
             detail: "converted session has no source".into(),
         });
     };
+    // How much of the session the import wrote: more later means it was continued here.
     let last_seq = doc.messages.last().map_or(0, |m| m.seq);
-    let mut meta = src
+    let meta = src
         .metadata
-        .clone()
-        .unwrap_or_else(|| Value::Object(Default::default()));
-    if let Value::Object(o) = &mut meta {
+        .get_or_insert_with(|| Value::Object(Default::default()));
+    if let Value::Object(o) = meta {
         o.insert("imported_last_seq".into(), last_seq.into());
     }
-    if let Some(s) = doc.session.source.as_mut() {
-        s.metadata = Some(meta);
+    let (tool, source_id) = (src.tool.clone(), src.id.clone());
+    let prepared = file::prepare(store, doc, false)?;
+    Ok(match bulk.put(prepared, &tool, &source_id)? {
+        BulkOutcome::Imported(id) => Outcome::Imported(id),
+        BulkOutcome::Updated(id) => Outcome::Updated(id),
+        BulkOutcome::Unchanged(id) => Outcome::Unchanged(id),
+        BulkOutcome::Refused(id, why) => Outcome::Refused(id, why),
+    })
+}
+
+/// Source bytes written per transaction by [`import_files`]: enough that small transcripts
+/// share a commit (its header, index and WAL work); small enough that the transaction's dirty
+/// pages (about twice the source: message rows and the search index) fit the writing
+/// connection's 16 MiB page cache instead of spilling to the WAL mid-transaction, that a
+/// crash loses little work, and that another neocode process waiting to write is not held up
+/// long.
+pub const BATCH_BYTES: u64 = 4 << 20;
+/// A transaction is also committed once it has been open this long, whatever its size.
+const BATCH_TIME: std::time::Duration = std::time::Duration::from_millis(1000);
+
+/// One transcript file to import, with the stamp (size and mtime) taken when it was listed.
+#[derive(Debug, Clone)]
+pub struct Todo {
+    pub path: PathBuf,
+    pub stamp: String,
+}
+
+/// What became of one file, told once it is durable (or failed).
+#[derive(Debug)]
+pub struct FileDone {
+    pub path: PathBuf,
+    /// What reading met (zero when the file could not be read).
+    pub stats: ReadStats,
+    /// Sessions that held no message (skipped).
+    pub empty: u64,
+    /// The sessions written, or why the file was not (then none of it was written).
+    pub result: std::result::Result<Vec<Outcome>, String>,
+}
+
+/// What [`import_files`] reports as it goes.
+#[derive(Debug)]
+pub enum Progress {
+    /// The n-th file (from 1) is being read and written.
+    Reading(usize),
+    /// A file is committed, or failed.
+    Done(FileDone),
+}
+
+/// Commits a bulk import's open transaction and reports the files it held: saved, or failed
+/// with the reason the commit gave.
+fn commit_batch(
+    bulk: &mut BulkImport<'_>,
+    pending: &mut Vec<FileDone>,
+    on: &mut dyn FnMut(Progress),
+) {
+    let r = bulk.commit();
+    for mut done in pending.drain(..) {
+        if let Err(e) = &r {
+            done.result = Err(format!("not saved: {e}"));
+        }
+        on(Progress::Done(done));
     }
-    let id = doc.session.id.clone();
-    match store.find_imported(&src.tool, &src.id)? {
-        Some(rec) if rec.stamp.is_some() && rec.stamp == src.stamp => {
-            Ok(Outcome::Unchanged(rec.id))
+}
+
+/// Imports transcript files of `tool` into one workspace: converted on a second thread,
+/// written several files per transaction (about `batch_bytes` of source per commit). Every
+/// file is written whole or not at all, and [`Progress::Done`] comes only after the commit
+/// that made it durable, so a crash or Ctrl-C leaves whole sessions and a re-run skips
+/// exactly the files that were reported.
+pub fn import_files(
+    rt: &Sessions,
+    tool: SourceTool,
+    files: Vec<Todo>,
+    batch_bytes: u64,
+    mut on: impl FnMut(Progress),
+) -> Result<()> {
+    let store = rt.store();
+    let paths: Vec<PathBuf> = files.iter().map(|t| t.path.clone()).collect();
+    let mut pending: Vec<FileDone> = Vec::new();
+    let mut batch = 0u64;
+    let mut opened = std::time::Instant::now();
+    store.bulk_import(|bulk| {
+        let converted = convert_in_background(tool, paths);
+        for (i, ((path, conv), todo)) in converted.zip(files).enumerate() {
+            on(Progress::Reading(i + 1));
+            let conv = match conv {
+                Ok(c) => c,
+                Err(e) => {
+                    on(Progress::Done(FileDone {
+                        path,
+                        stats: ReadStats::default(),
+                        empty: 0,
+                        result: Err(format!("cannot read: {e}")),
+                    }));
+                    continue;
+                }
+            };
+            let size = todo
+                .stamp
+                .split(':')
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0);
+            let mut done = FileDone {
+                path,
+                stats: conv.stats,
+                empty: 0,
+                result: Ok(Vec::new()),
+            };
+            if batch == 0 {
+                opened = std::time::Instant::now();
+            }
+            if let Err(e) = bulk.begin_file() {
+                // No transaction was open (the write lock stayed taken by another process
+                // past the busy timeout, say): nothing pending is lost; this file failed.
+                done.result = Err(e.to_string());
+                on(Progress::Done(done));
+                continue;
+            }
+            let mut outcomes = Vec::new();
+            let mut failed = None;
+            for mut doc in conv.sessions {
+                if doc.messages.is_empty() {
+                    // Only metadata (a summary line, a snapshot): nothing to list or resume.
+                    done.empty += 1;
+                    continue;
+                }
+                if let Some(src) = doc.session.source.as_mut() {
+                    src.stamp = Some(todo.stamp.clone());
+                    let meta = src
+                        .metadata
+                        .get_or_insert_with(|| Value::Object(Default::default()));
+                    if let Value::Object(o) = meta {
+                        o.insert(
+                            "path".into(),
+                            Value::String(done.path.to_string_lossy().into_owned()),
+                        );
+                    }
+                }
+                match put(store, bulk, doc) {
+                    Ok(o) => outcomes.push(o),
+                    Err(e) => {
+                        failed = Some(e.to_string());
+                        break;
+                    }
+                }
+            }
+            match failed {
+                None => {
+                    bulk.end_file(true)?;
+                    done.result = Ok(outcomes);
+                }
+                Some(why) => {
+                    bulk.end_file(false)?;
+                    done.result = Err(why);
+                }
+            }
+            pending.push(done);
+            batch += size.max(1);
+            if batch >= batch_bytes || opened.elapsed() >= BATCH_TIME {
+                commit_batch(bulk, &mut pending, &mut on);
+                batch = 0;
+            }
         }
-        Some(rec) if rec.last_seq > rec.imported_last_seq.unwrap_or(i64::MAX) => {
-            Ok(Outcome::Refused(
-                rec.id,
-                "continued in neocode since it was imported; not replaced".into(),
-            ))
-        }
-        Some(rec) => {
-            doc.session.id = rec.id.clone();
-            rt.delete(&rec.id)?;
-            rt.import(&doc, false)?;
-            Ok(Outcome::Updated(rec.id))
-        }
-        None if store.has_session(&id)? => Ok(Outcome::Refused(
-            id,
-            "a session with this id already exists in the workspace and was not imported from here"
-                .into(),
-        )),
-        None => {
-            rt.import(&doc, false)?;
-            Ok(Outcome::Imported(id))
-        }
-    }
+        commit_batch(bulk, &mut pending, &mut on);
+        Ok(())
+    })
 }
 
 /// Whether an existing imported session of `tool` with this id has this stamp (the fast skip).

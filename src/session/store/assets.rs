@@ -33,8 +33,6 @@ impl Store {
         data: &[u8],
         created_at_ms: i64,
     ) -> Result<AssetMeta> {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
         validate_id("session", session_id)?;
         let asset_id = match asset_id {
             Some(a) => a.to_string(),
@@ -56,27 +54,7 @@ impl Store {
                 "{session_id}/{asset_id}"
             )));
         }
-        let dir = self.inner.paths.assets().join(session_id);
-        crate::session::workspace::create_private_dir(&dir)?;
-        let rel = asset_relative_path(session_id, &asset_id);
-        let dst = self.inner.paths.dir.join(&rel);
-        let tmp = dir.join(format!(".{asset_id}.{}.tmp", std::process::id()));
-        let write_file = || -> std::io::Result<()> {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            f.write_all(data)?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &dst)?;
-            std::fs::File::open(&dir)?.sync_all()
-        };
-        if let Err(e) = write_file() {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(StoreError::io(&dst, e));
-        }
+        let (rel, dst) = self.write_asset_file(session_id, &asset_id, data)?;
         let meta = AssetMeta {
             id: asset_id,
             session_id: session_id.to_string(),
@@ -106,6 +84,40 @@ impl Store {
             return Err(e);
         }
         Ok(meta)
+    }
+
+    /// Writes an asset's file durably (temp file, fsync, rename, fsync of the folder) and
+    /// returns its relative and full path; the metadata row is the caller's.
+    pub(super) fn write_asset_file(
+        &self,
+        session_id: &str,
+        asset_id: &str,
+        data: &[u8],
+    ) -> Result<(String, PathBuf)> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = self.inner.paths.assets().join(session_id);
+        crate::session::workspace::create_private_dir(&dir)?;
+        let rel = asset_relative_path(session_id, asset_id);
+        let dst = self.inner.paths.dir.join(&rel);
+        let tmp = dir.join(format!(".{asset_id}.{}.tmp", std::process::id()));
+        let write_file = || -> std::io::Result<()> {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            f.write_all(data)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &dst)?;
+            std::fs::File::open(&dir)?.sync_all()
+        };
+        if let Err(e) = write_file() {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(StoreError::io(&dst, e));
+        }
+        Ok((rel, dst))
     }
 
     /// Metadata of one asset.

@@ -46,35 +46,7 @@ pub(super) fn write_import_columns(tx: &Transaction<'_>, h: &SessionHeader) -> R
 impl Store {
     /// The session imported from `tool`'s session `source_id`, if any.
     pub fn find_imported(&self, tool: &str, source_id: &str) -> Result<Option<ImportedRecord>> {
-        self.with_conn(|c| {
-            let row = c
-                .query_row(
-                    "SELECT id, source_stamp, last_seq, source_meta_json FROM sessions
-                     WHERE source_tool = ?1 AND source_id = ?2
-                     ORDER BY rowid LIMIT 1",
-                    params![tool, source_id],
-                    |r| {
-                        Ok((
-                            r.get::<_, String>(0)?,
-                            r.get::<_, Option<String>>(1)?,
-                            r.get::<_, i64>(2)?,
-                            r.get::<_, Option<String>>(3)?,
-                        ))
-                    },
-                )
-                .optional()?;
-            Ok(row.map(|(id, stamp, last_seq, meta)| {
-                let imported_last_seq = meta
-                    .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
-                    .and_then(|v| v.get("imported_last_seq").and_then(|n| n.as_i64()));
-                ImportedRecord {
-                    id,
-                    stamp,
-                    last_seq,
-                    imported_last_seq,
-                }
-            }))
-        })
+        self.with_conn(|c| find_imported_in(c, tool, source_id))
     }
 
     /// Whether a session with this id exists.
@@ -89,4 +61,40 @@ impl Store {
             )
         })
     }
+}
+
+/// [`Store::find_imported`] on a given connection (inside a bulk import's transaction, which
+/// sees its own uncommitted writes).
+pub(super) fn find_imported_in(
+    c: &rusqlite::Connection,
+    tool: &str,
+    source_id: &str,
+) -> Result<Option<ImportedRecord>> {
+    let row = c
+        .query_row(
+            "SELECT id, source_stamp, last_seq, source_meta_json FROM sessions
+             WHERE source_tool = ?1 AND source_id = ?2
+             ORDER BY rowid LIMIT 1",
+            params![tool, source_id],
+            |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                ))
+            },
+        )
+        .optional()?;
+    Ok(row.map(|(id, stamp, last_seq, meta)| {
+        let imported_last_seq = meta
+            .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
+            .and_then(|v| v.get("imported_last_seq").and_then(|n| n.as_i64()));
+        ImportedRecord {
+            id,
+            stamp,
+            last_seq,
+            imported_last_seq,
+        }
+    }))
 }

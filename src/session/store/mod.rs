@@ -29,6 +29,7 @@ use super::schema::{classify, open_connection};
 use super::workspace::WorkspacePaths;
 
 pub use assets::DEFAULT_ASSET_LIMIT;
+pub(crate) use import::{BulkImport, BulkOutcome};
 pub use sessions::{NewSession, SessionOverview, conversation_key};
 pub use steps::StepConversation;
 
