@@ -205,6 +205,22 @@ fn finished(_: &App, e: &TurnEvent) -> bool {
     matches!(e, TurnEvent::Finished { .. })
 }
 
+/// The plan run the TUI should ask for (approvals asked, as in these tests).
+fn plan_run(
+    session: Option<&str>,
+    goal: Option<&str>,
+    width: usize,
+    retry_failed: bool,
+) -> TurnEffect {
+    TurnEffect::Plan {
+        session_id: session.map(str::to_string),
+        goal: goal.map(str::to_string),
+        approval: ApprovalPolicy::Ask,
+        width,
+        retry_failed,
+    }
+}
+
 #[test]
 fn plan_goal_proposes_the_plan_in_a_dialog_and_y_runs_every_step() {
     let mut h = H::new(replies_for_plan());
@@ -212,13 +228,12 @@ fn plan_goal_proposes_the_plan_in_a_dialog_and_y_runs_every_step() {
     h.key(KeyCode::Enter);
     assert_eq!(
         h.asked.first(),
-        Some(&TurnEffect::Plan {
-            session_id: Some(h.id.clone()),
-            goal: Some("make a pretty printer".into()),
-            approval: ApprovalPolicy::Ask,
-            width: 1,
-            retry_failed: false,
-        })
+        Some(&plan_run(
+            Some(&h.id),
+            Some("make a pretty printer"),
+            1,
+            false
+        ))
     );
     h.pump("plan proposal", proposed);
     assert!(matches!(h.app.overlay, Overlay::Plan(_)));
@@ -386,13 +401,7 @@ fn plan_in_a_new_session_being_written_starts_it_there() {
     h.key(KeyCode::Enter);
     assert_eq!(
         h.asked.last(),
-        Some(&TurnEffect::Plan {
-            session_id: None,
-            goal: Some("make a pretty printer".into()),
-            approval: ApprovalPolicy::Ask,
-            width: 1,
-            retry_failed: false,
-        })
+        Some(&plan_run(None, Some("make a pretty printer"), 1, false))
     );
     h.pump("plan proposal", proposed);
     let new_id = h.app.detail.as_ref().map(|d| d.id.clone()).unwrap();
@@ -461,16 +470,7 @@ fn plan_alone_resumes_a_cancelled_plan_run_without_asking_again() {
 
     h.chars("/plan");
     h.key(KeyCode::Enter);
-    assert_eq!(
-        h.asked.last(),
-        Some(&TurnEffect::Plan {
-            session_id: Some(h.id.clone()),
-            goal: None,
-            approval: ApprovalPolicy::Ask,
-            width: 1,
-            retry_failed: false,
-        })
-    );
+    assert_eq!(h.asked.last(), Some(&plan_run(Some(&h.id), None, 1, false)));
     h.pump("the end of the resumed run", finished);
     assert!(
         matches!(h.app.overlay, Overlay::None),
@@ -527,13 +527,7 @@ fn plan_width_two_runs_two_independent_steps_at_once() {
     h.key(KeyCode::Enter);
     assert_eq!(
         h.asked.first(),
-        Some(&TurnEffect::Plan {
-            session_id: Some(h.id.clone()),
-            goal: Some("print and document".into()),
-            approval: ApprovalPolicy::Ask,
-            width: 2,
-            retry_failed: false,
-        })
+        Some(&plan_run(Some(&h.id), Some("print and document"), 2, false))
     );
     h.pump("plan proposal", proposed);
     h.key(KeyCode::Char('y'));
@@ -589,16 +583,7 @@ fn plan_retry_failed_reruns_only_the_failed_step() {
     h._srv.push([Reply::text("RESULT-b: printed after all")]);
     h.chars("/plan --retry-failed");
     h.key(KeyCode::Enter);
-    assert_eq!(
-        h.asked.last(),
-        Some(&TurnEffect::Plan {
-            session_id: Some(h.id.clone()),
-            goal: None,
-            approval: ApprovalPolicy::Ask,
-            width: 1,
-            retry_failed: true,
-        })
-    );
+    assert_eq!(h.asked.last(), Some(&plan_run(Some(&h.id), None, 1, true)));
     h.pump("the end of the retry", finished);
     assert!(matches!(
         h.seen.last(),
