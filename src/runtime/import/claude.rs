@@ -13,10 +13,10 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::session::file::{FilePlan, FileSession, FileStep, FileTokens, SessionFile};
-use crate::session::{Part, Role, SessionSource, Status, StepStatus, ToolCall};
+use crate::session::file::{FileSession, FileTokens, SessionFile};
+use crate::session::{Part, Role, SessionSource, Status, ToolCall};
 
-use super::{Builder, Converted, Lines, message, safe_id, text_of, time};
+use super::{Builder, Converted, Lines, checklist_plan, message, safe_id, text_of, time};
 use crate::session::file;
 
 /// One session being built (the main one or a sidechain).
@@ -287,7 +287,9 @@ impl Conv {
         let (input, output) = b.messages.iter().fold((0, 0), |(i, o), m| {
             (i + m.usage.input_tokens, o + m.usage.output_tokens)
         });
-        let plan = todos.as_ref().and_then(plan_from_todos);
+        let plan = todos
+            .as_ref()
+            .and_then(|t| checklist_plan(t, "todo", "content"));
         let created = if first_time.is_empty() {
             file::rfc3339(0)
         } else {
@@ -337,28 +339,6 @@ impl Conv {
             assets: b.assets,
         }
     }
-}
-
-/// TodoWrite's list as a plan: one step per todo, in order, with its status.
-fn plan_from_todos(todos: &Value) -> Option<FilePlan> {
-    let items = todos.as_array()?;
-    let steps = items
-        .iter()
-        .enumerate()
-        .map(|(i, t)| FileStep {
-            id: format!("todo-{}", i + 1),
-            title: t.get("content").map(text_of).unwrap_or_default(),
-            depends_on: Vec::new(),
-            status: match t.get("status").and_then(Value::as_str) {
-                Some("completed") => StepStatus::Completed,
-                Some("in_progress") => StepStatus::Running,
-                _ => StepStatus::Pending,
-            },
-            result: None,
-            error: None,
-        })
-        .collect::<Vec<_>>();
-    (!steps.is_empty()).then_some(FilePlan { steps })
 }
 
 /// `<parent>/subagents/agent-x.jsonl` -> `Some("<parent>")`.

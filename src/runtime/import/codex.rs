@@ -12,10 +12,10 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::session::file::{self, FilePlan, FileSession, FileStep, FileTokens, SessionFile};
-use crate::session::{Part, Role, SessionSource, Status, StepStatus, ToolCall};
+use crate::session::file::{self, FileSession, FileTokens, SessionFile};
+use crate::session::{Part, Role, SessionSource, Status, ToolCall};
 
-use super::{Builder, Converted, Lines, message, safe_id, text_of, time};
+use super::{Builder, Converted, Lines, checklist_plan, message, safe_id, text_of, time};
 
 #[derive(Default)]
 struct Conv {
@@ -326,7 +326,9 @@ impl Conv {
             .get("forked_from_id")
             .and_then(Value::as_str)
             .map(safe_id);
-        let plan_steps = plan.as_ref().and_then(plan_from_update);
+        let plan_steps = plan
+            .as_ref()
+            .and_then(|p| checklist_plan(p, "step", "step"));
         let provider = meta
             .get("model_provider")
             .map(text_of)
@@ -433,27 +435,6 @@ fn output(raw: &Value) -> (String, Option<Value>, bool) {
     });
     let meta = code.map(|c| json!({"exit_code": c}));
     (text, meta, code.is_some_and(|c| c != 0))
-}
-
-fn plan_from_update(plan: &Value) -> Option<FilePlan> {
-    let steps = plan
-        .as_array()?
-        .iter()
-        .enumerate()
-        .map(|(i, s)| FileStep {
-            id: format!("step-{}", i + 1),
-            title: s.get("step").map(text_of).unwrap_or_default(),
-            depends_on: Vec::new(),
-            status: match s.get("status").and_then(Value::as_str) {
-                Some("completed") => StepStatus::Completed,
-                Some("in_progress") => StepStatus::Running,
-                _ => StepStatus::Pending,
-            },
-            result: None,
-            error: None,
-        })
-        .collect::<Vec<_>>();
-    (!steps.is_empty()).then_some(FilePlan { steps })
 }
 
 /// The uuid at the end of `rollout-<time>-<uuid>.jsonl`.

@@ -20,9 +20,11 @@ use base64::Engine;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::session::file::{self, FileAsset, FileMessage, FileUsage, SessionFile};
+use crate::session::file::{
+    self, FileAsset, FileMessage, FilePlan, FileStep, FileUsage, SessionFile,
+};
 use crate::session::store::{BulkImport, BulkOutcome};
-use crate::session::{Part, Result, Role, Store, StoreError, ToolCall};
+use crate::session::{Part, Result, Role, StepStatus, Store, StoreError, ToolCall};
 
 use super::Sessions;
 
@@ -543,6 +545,30 @@ pub fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// A tool's checklist (Claude Code's TodoWrite todos, Codex's update_plan steps) as a plan:
+/// one step per item, in order, titled by the item's `title_key`, with its status; steps are
+/// named `<prefix>-1`, `<prefix>-2`, …
+pub(crate) fn checklist_plan(items: &Value, prefix: &str, title_key: &str) -> Option<FilePlan> {
+    let steps = items
+        .as_array()?
+        .iter()
+        .enumerate()
+        .map(|(i, t)| FileStep {
+            id: format!("{prefix}-{}", i + 1),
+            title: t.get(title_key).map(text_of).unwrap_or_default(),
+            depends_on: Vec::new(),
+            status: match t.get("status").and_then(Value::as_str) {
+                Some("completed") => StepStatus::Completed,
+                Some("in_progress") => StepStatus::Running,
+                _ => StepStatus::Pending,
+            },
+            result: None,
+            error: None,
+        })
+        .collect::<Vec<_>>();
+    (!steps.is_empty()).then_some(FilePlan { steps })
 }
 
 /// Text of a JSON value that should be a string; other values as compact JSON.
