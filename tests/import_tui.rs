@@ -6,7 +6,6 @@ use std::path::Path;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use neocode::runtime::import::{self, SourceTool};
 use neocode::runtime::{Location, Sessions};
-use neocode::session::WorkspacePaths;
 use neocode::tui::app::{App, AppOptions, run_inline};
 use neocode::tui::theme::Theme;
 use neocode::tui::views;
@@ -31,13 +30,7 @@ fn screen(app: &App) -> String {
 #[test]
 fn imported_sessions_are_marked_and_sub_agents_carry_the_lineage_mark() {
     let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    let loc = Location {
-        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
-        home,
-    };
+    let loc = Location::scratch(tmp.path());
     let rt = Sessions::open(&loc).unwrap();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import/claude-code");
     // The sub-agent first: its link holds before the parent arrives.

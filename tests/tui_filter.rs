@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use neocode::runtime::{Location, Sessions};
-use neocode::session::{NewSession, WorkspacePaths};
+use neocode::session::NewSession;
 use neocode::tui::app::{App, AppOptions, PAGE, run_inline};
 use neocode::tui::effect::Effect;
 use neocode::tui::filter::{FILTER_ROWS, FilterState};
@@ -27,13 +27,7 @@ struct H {
 /// page arrived.
 fn with_sessions(titles: &[String]) -> H {
     let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    let loc = Location {
-        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
-        home,
-    };
+    let loc = Location::scratch(tmp.path());
     let rt = Sessions::open(&loc).unwrap();
     for t in titles {
         rt.new_session(NewSession {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use common::pty::Pty;
 use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
 use neocode::runtime::{Location, Sessions};
-use neocode::session::{ListQuery, Status, WorkspacePaths};
+use neocode::session::{ListQuery, Status};
 
 fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -33,9 +33,8 @@ fn model_env(base: &str) -> [(&'static str, &str); 3] {
 #[test]
 fn stream_approve_deny_cancel_quit_and_show() {
     let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
     let long: String = (0..400).map(|i| format!("word{i} ")).collect();
     let srv = ScriptedServer::start(vec![
         // 1: a streamed answer with markdown.
@@ -116,10 +115,6 @@ fn stream_approve_deny_cancel_quit_and_show() {
     assert_eq!(code, 0);
 
     // The store has all of it.
-    let loc = Location {
-        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
-        home: home.clone(),
-    };
     let rt = Sessions::open(&loc).unwrap();
     let all = rt.list(&ListQuery::default()).unwrap().items;
     assert_eq!(all.len(), 1, "one session");
@@ -169,13 +164,8 @@ fn stream_approve_deny_cancel_quit_and_show() {
 fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
     use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall};
     let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    let loc = Location {
-        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
-        home: home.clone(),
-    };
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
     let rt = Sessions::open(&loc).unwrap();
     // A session that stopped between "the model asked" and "the tool answered".
     let s = rt

@@ -12,7 +12,7 @@ use neocode::runtime::agent::{Agent, FinishReason, TurnCommand, TurnEvent};
 use neocode::runtime::config::{ApprovalPolicy, Overrides, Settings};
 use neocode::runtime::scripted::{Reply, ScriptedServer};
 use neocode::runtime::{Location, Sessions};
-use neocode::session::{AppendMeta, NewMessage, NewSession, Role, StepStatus, WorkspacePaths};
+use neocode::session::{AppendMeta, NewMessage, NewSession, Role, StepStatus};
 use neocode::tui::app::{App, AppOptions, Overlay, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
 use neocode::tui::live::AgentInfo;
@@ -44,19 +44,14 @@ struct H {
 impl H {
     fn new(script: Vec<Reply>) -> H {
         let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().join("home");
-        let ws = dir.path().join("ws");
+        let loc = Location::scratch(dir.path());
+        let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
         std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(&ws).unwrap();
         std::fs::write(
             home.join("config.toml"),
             "[provider]\nretry_backoff_ms = 10\nidle_timeout_secs = 5\n",
         )
         .unwrap();
-        let loc = Location {
-            home: home.clone(),
-            paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
-        };
         let rt = Sessions::open(&loc).unwrap();
         let s = rt
             .new_session(NewSession {

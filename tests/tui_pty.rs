@@ -8,18 +8,13 @@ use std::time::Duration;
 
 use common::pty::Pty;
 use neocode::runtime::{Location, Sessions};
-use neocode::session::{ListQuery, WorkspacePaths};
+use neocode::session::ListQuery;
 
 #[test]
 fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
     let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    let loc = Location {
-        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
-        home: home.clone(),
-    };
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
     let rt = Sessions::open(&loc).unwrap();
     neocode::tui::demo::load_into(&rt, neocode::session::now_ms()).unwrap();
     let billing = rt
@@ -87,13 +82,8 @@ fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
 fn real_use_fixes_in_a_real_terminal() {
     use neocode::session::{AppendMeta, NewMessage, NewSession, Role};
     let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    let loc = Location {
-        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
-        home: home.clone(),
-    };
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
     let rt = Sessions::open(&loc).unwrap();
     neocode::tui::demo::load_into(&rt, neocode::session::now_ms()).unwrap();
     let kana = rt
