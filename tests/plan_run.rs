@@ -85,6 +85,16 @@ fn steps_requested(srv: &ScriptedServer) -> Vec<String> {
     srv.requests().iter().filter_map(step_of).collect()
 }
 
+/// How many conversations (attempts) a plan run kept for one step.
+fn attempts(sessions: &neocode::runtime::Sessions, plan_session: &str, step: &str) -> usize {
+    sessions
+        .step_conversations(plan_session)
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.step_id == step)
+        .count()
+}
+
 fn started(evs: &[TurnEvent]) -> Vec<String> {
     evs.iter()
         .filter_map(|e| match e {
@@ -234,13 +244,7 @@ fn a_failing_step_skips_its_dependants_and_a_retry_on_request_clears_the_failure
     assert!(p.failures.is_empty(), "{:?}", p.failures);
     assert_eq!(p.results["b"]["answer"], "RESULT-b");
     // Both attempts at b are kept as conversations.
-    let b: Vec<_> = sessions
-        .step_conversations(&id)
-        .unwrap()
-        .into_iter()
-        .filter(|c| c.step_id == "b")
-        .collect();
-    assert_eq!(b.len(), 2);
+    assert_eq!(attempts(&sessions, &id, "b"), 2);
 }
 
 #[test]
@@ -844,13 +848,7 @@ fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
     }
     assert_eq!(sessions.header(&id).unwrap().status, Status::Completed);
     // The killed attempt at c is kept beside the one that finished.
-    let c: Vec<_> = sessions
-        .step_conversations(&id)
-        .unwrap()
-        .into_iter()
-        .filter(|c| c.step_id == "c")
-        .collect();
-    assert_eq!(c.len(), 2);
+    assert_eq!(attempts(&sessions, &id, "c"), 2);
 }
 
 #[test]
