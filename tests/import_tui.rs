@@ -9,23 +9,6 @@ use neocode::runtime::{Location, Sessions};
 use neocode::tui::app::{App, AppOptions, run_inline};
 use neocode::tui::theme::Theme;
 use neocode::tui::views;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-
-fn screen(app: &App) -> String {
-    let (w, h) = app.size;
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| views::draw(f, app)).unwrap();
-    let b = t.backend().buffer().clone();
-    let mut out = String::new();
-    for y in 0..b.area.height {
-        for x in 0..b.area.width {
-            out.push_str(b[(x, y)].symbol());
-        }
-        out.push('\n');
-    }
-    out
-}
 
 #[test]
 fn imported_sessions_are_marked_and_sub_agents_carry_the_lineage_mark() {
@@ -55,7 +38,7 @@ fn imported_sessions_are_marked_and_sub_agents_carry_the_lineage_mark() {
         resume: None,
     });
     run_inline(&mut app, &rt, jobs);
-    let s = screen(&app);
+    let s = views::draw_to_text(&app);
     let parent = s
         .lines()
         .position(|l| l.contains("CC Work on bead"))
@@ -81,6 +64,6 @@ fn imported_sessions_are_marked_and_sub_agents_carry_the_lineage_mark() {
     }
     let jobs = app.on_key(KeyEvent::new(KeyCode::Char('['), KeyModifiers::NONE));
     run_inline(&mut app, &rt, jobs);
-    let s = screen(&app);
+    let s = views::draw_to_text(&app);
     assert!(s.contains("from claude-code 2.1.39"), "{s}");
 }

@@ -14,8 +14,6 @@ use neocode::tui::filter::{FILTER_ROWS, FilterState};
 use neocode::tui::theme::Theme;
 use neocode::tui::views;
 use neocode::tui::worker::{self, Done, Job, Reply, Request, Worker};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 struct H {
     app: App,
@@ -91,17 +89,7 @@ impl H {
     }
 
     fn screen(&self) -> String {
-        let mut t = Terminal::new(TestBackend::new(120, 30)).unwrap();
-        t.draw(|f| views::draw(f, &self.app)).unwrap();
-        let b = t.backend().buffer().clone();
-        (0..b.area.height)
-            .map(|y| {
-                (0..b.area.width)
-                    .map(|x| b[(x, y)].symbol())
-                    .collect::<String>()
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        views::draw_to_text(&self.app)
     }
 }
 

@@ -14,8 +14,6 @@ use neocode::tui::effect::{Effect, TurnEffect};
 use neocode::tui::live::AgentInfo;
 use neocode::tui::theme::Theme;
 use neocode::tui::views;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 const NOW: i64 = 1_748_779_200_000;
 
@@ -112,20 +110,7 @@ impl H {
     }
 
     fn screen(&self) -> String {
-        let (w, h) = self.app.size;
-        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-        t.draw(|f| views::draw(f, &self.app)).unwrap();
-        let b = t.backend().buffer().clone();
-        let mut out = String::new();
-        for y in 0..b.area.height {
-            let mut line = String::new();
-            for x in 0..b.area.width {
-                line.push_str(b[(x, y)].symbol());
-            }
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
-        out.replace(&self.root, "[WORKSPACE]")
+        views::draw_to_text(&self.app).replace(&self.root, "[WORKSPACE]")
     }
 
     /// Sends a message and plays `Started`.

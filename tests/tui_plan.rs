@@ -19,8 +19,6 @@ use neocode::tui::live::AgentInfo;
 use neocode::tui::theme::Theme;
 use neocode::tui::views;
 use neocode::tui::{Msg, TurnLink};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use serde_json::json;
 
 const NOW: i64 = 1_748_779_200_000;
@@ -153,20 +151,7 @@ impl H {
     }
 
     fn screen(&self) -> String {
-        let (w, h) = self.app.size;
-        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-        t.draw(|f| views::draw(f, &self.app)).unwrap();
-        let b = t.backend().buffer().clone();
-        let mut out = String::new();
-        for y in 0..b.area.height {
-            let mut line = String::new();
-            for x in 0..b.area.width {
-                line.push_str(b[(x, y)].symbol());
-            }
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
-        out.replace(&self.root, "[WORKSPACE]")
+        views::draw_to_text(&self.app).replace(&self.root, "[WORKSPACE]")
     }
 }
 

@@ -96,17 +96,7 @@ impl H {
     }
 
     fn screen(&self) -> String {
-        let b = self.buffer();
-        let mut out = String::new();
-        for y in 0..b.area.height {
-            let mut line = String::new();
-            for x in 0..b.area.width {
-                line.push_str(b[(x, y)].symbol());
-            }
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
-        out.replace(&self.root, "[WORKSPACE]")
+        views::draw_to_text(&self.app).replace(&self.root, "[WORKSPACE]")
     }
 
     fn app_location(&self) -> Location {

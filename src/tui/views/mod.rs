@@ -28,6 +28,28 @@ use crate::session::StepStatus;
 /// The smallest terminal the TUI draws into.
 pub const MIN_SIZE: (u16, u16) = (40, 10);
 
+/// The frame `app` draws at its size, as text: one line per row, trailing blanks trimmed
+/// (what tests and benchmarks read as the screen).
+#[doc(hidden)]
+pub fn draw_to_text(app: &App) -> String {
+    let (w, h) = app.size;
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h))
+        .expect("a test backend never fails");
+    t.draw(|f| draw(f, app))
+        .expect("a test backend never fails");
+    let b = t.backend().buffer();
+    let mut out = String::new();
+    for y in 0..b.area.height {
+        let mut line = String::new();
+        for x in 0..b.area.width {
+            line.push_str(b[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
 /// Draws the whole frame.
 pub fn draw(frame: &mut Frame<'_>, app: &App) {
     let size = frame.area();
