@@ -12,7 +12,7 @@
 
 mod agent_support;
 
-use agent_support::Env;
+use agent_support::{Env, drive};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -501,32 +501,22 @@ fn turn(
             },
         )
         .unwrap();
-    let mut events = Vec::new();
-    loop {
-        let e = h
-            .events
-            .recv_timeout(Duration::from_secs(30))
-            .expect("turn produced no event for 30 s");
-        if let TurnEvent::ApprovalNeeded { call, .. } = &e {
-            let cmd = match approve {
-                Some(true) => TurnCommand::Approve {
-                    call_id: call.id.clone(),
-                    always: false,
-                },
-                Some(false) => TurnCommand::Deny {
-                    call_id: call.id.clone(),
-                    reason: Some("not now".into()),
-                },
-                None => panic!("unexpected approval request for {}", call.name),
-            };
-            h.commands.send(cmd).unwrap();
-        }
-        let done = matches!(e, TurnEvent::Finished { .. });
-        events.push(e);
-        if done {
-            break;
-        }
-    }
+    let events = drive(&h, |e| {
+        let TurnEvent::ApprovalNeeded { call, .. } = e else {
+            return None;
+        };
+        Some(match approve {
+            Some(true) => TurnCommand::Approve {
+                call_id: call.id.clone(),
+                always: false,
+            },
+            Some(false) => TurnCommand::Deny {
+                call_id: call.id.clone(),
+                reason: Some("not now".into()),
+            },
+            None => panic!("unexpected approval request for {}", call.name),
+        })
+    });
     let id = h.session_id.clone();
     h.join();
     (id, events)

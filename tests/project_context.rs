@@ -4,9 +4,7 @@
 
 mod agent_support;
 
-use agent_support::Env;
-
-use std::time::Duration;
+use agent_support::{Env, drive, finish};
 
 use neocode::runtime::agent::{Agent, FinishReason, Target, TurnEvent, TurnRequest};
 use neocode::runtime::scripted::{Reply, ScriptedServer};
@@ -55,27 +53,10 @@ fn turn(agent: &Agent, target: Target, prompt: &str) -> (String, Vec<TurnEvent>)
             },
         )
         .unwrap();
-    let mut events = Vec::new();
-    loop {
-        let e = h
-            .events
-            .recv_timeout(Duration::from_secs(20))
-            .expect("no event for 20 s");
-        let done = matches!(e, TurnEvent::Finished { .. });
-        events.push(e);
-        if done {
-            break;
-        }
-    }
+    let events = drive(&h, |_| None);
     let id = h.session_id.clone();
     h.join();
-    match events.last() {
-        Some(TurnEvent::Finished {
-            reason: FinishReason::Completed,
-            ..
-        }) => {}
-        other => panic!("turn did not complete: {other:?}\n{events:?}"),
-    }
+    assert_eq!(finish(&events), FinishReason::Completed, "{events:?}");
     (id, events)
 }
 
