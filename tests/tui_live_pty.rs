@@ -257,3 +257,27 @@ fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
     pty.keys("\x03");
     assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
 }
+
+#[test]
+fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    std::fs::create_dir_all(&home).unwrap();
+    // The settings never come: the file is a FIFO nobody writes.
+    let c = std::ffi::CString::new(home.join("config.toml").to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let srv = ScriptedServer::start(vec![Reply::text("never asked")]).unwrap();
+    let base = srv.base_url();
+    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
+    pty.wait_for("0 sessions");
+    pty.keys("n");
+    pty.keys("a message");
+    pty.wait_for("a message");
+    // Enter waits for the settings; the loop does not: Ctrl-C still quits.
+    pty.keys("\r");
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(10), "no quit"), 0);
+    assert_eq!(srv.request_count(), 0);
+}

@@ -324,9 +324,9 @@ fn connect(rt: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentInfo) {
 /// The agent and its status line being made off the loop (see [`connect`]).
 type Connecting = Option<std::thread::JoinHandle<(Option<Agent>, live::AgentInfo)>>;
 
-/// Takes the settings thread's result once it is there. `wait` joins it even if it has not
-/// finished: for an action that needs the agent, which would otherwise be refused as if no
-/// model were configured. Whether anything changed on screen.
+/// Takes the settings thread's result once it is there (`wait`: after it said so on the
+/// channel, so the join only waits for the thread to exit). Whether anything changed on
+/// screen.
 fn connected(
     connecting: &mut Connecting,
     wait: bool,
@@ -343,9 +343,15 @@ fn connected(
     true
 }
 
+/// Ctrl-C: quits, or cancels a running turn.
+fn is_ctrl_c(key: &event::KeyEvent) -> bool {
+    use crossterm::event::{KeyCode, KeyModifiers};
+    key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL)
+}
+
 /// Keys that may act on the agent (Enter sends a message, runs a slash command or opens a
-/// conversation; Ctrl-R reruns interrupted calls): handled only once the settings are known.
-/// Typing, moving and quitting never wait for them.
+/// conversation; Ctrl-R reruns interrupted calls): held until the settings are known, or they
+/// would be refused as if no model were configured. Typing, moving and quitting never wait.
 fn needs_agent(key: &event::KeyEvent) -> bool {
     use crossterm::event::{KeyCode, KeyModifiers};
     key.code == KeyCode::Enter
@@ -464,6 +470,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
         let mut typed = false;
         let mut pace = Pace::new(Instant::now());
         let mut grace = Some(Instant::now() + STATUS_GRACE);
+        let mut held: std::collections::VecDeque<Msg> = std::collections::VecDeque::new();
         loop {
             // A conversation (resumed, or opened at once) shows the agent's status from its
             // first frame when the settings come within the grace; else as soon as they come.
@@ -516,10 +523,17 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 let quiet_poll =
                     matches!(&msg, Msg::Storage(d) if matches!(d.result, Ok(Reply::Version(_))));
                 typed |= matches!(msg, Msg::Input(_));
+                // A key that needs the agent waits for the settings, and so does every input
+                // after it (kept in order); the loop goes on drawing and answering meanwhile.
+                // Ctrl-C is never held: quitting must not depend on the settings.
                 if let Msg::Input(Event::Key(k)) = &msg
-                    && needs_agent(k)
+                    && connecting.is_some()
+                    && !is_ctrl_c(k)
+                    && (!held.is_empty() || needs_agent(k))
                 {
-                    dirty |= connected(&mut connecting, true, &mut app, &mut turns);
+                    held.push_back(msg);
+                    next = rx.try_recv().ok();
+                    continue;
                 }
                 let effects = match msg {
                     Msg::Input(Event::Key(k)) => app.on_key(k),
@@ -540,7 +554,13 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 if app.quit {
                     return Ok(());
                 }
-                next = rx.try_recv().ok();
+                // Held input goes first once the settings are known.
+                next = if connecting.is_none() {
+                    held.pop_front()
+                } else {
+                    None
+                }
+                .or_else(|| rx.try_recv().ok());
             }
         }
     })();
