@@ -454,4 +454,14 @@ fn a_long_output_full_of_the_word_is_found_ranked_and_shown_around_its_first_mat
     assert_eq!(seqs(&s, "case 7999"), vec![2]);
     let far = &s.search("7999", 10).unwrap()[0];
     assert!(far.snippet.contains(&marked("7999")), "{:?}", far.snippet);
+
+    // Text whose lower case moves bytes (İ grows, ẞ shrinks) is cut where it is, not mid-letter.
+    let mut odd = String::new();
+    for i in 0..3_000 {
+        odd.push_str(&format!("İẞ ẞİ Straße {i} İstanbul ẞ\n"));
+    }
+    let t = tempfile::tempdir().unwrap();
+    let s = store_with(&t, &[&odd]);
+    let hit = &s.search("straße", 5).unwrap()[0];
+    assert!(hit.snippet.contains(&marked("straße")), "{:?}", hit.snippet);
 }

@@ -653,13 +653,9 @@ fn candidates(c: &Connection, fts: &str, needles: &[String]) -> Result<Vec<Candi
 /// in it).
 fn long_candidate(rowid: i64, len: f64, head: &str, needles: &[String]) -> Candidate {
     let lower = head.to_lowercase();
-    // Lower-casing can change byte lengths: only positions in `lower` are used, and the
-    // snippet is cut from `lower`'s own text when it differs in length from `head`.
-    let text = if lower.len() == head.len() {
-        head
-    } else {
-        &lower
-    };
+    // Positions come from `lower`. Lower-casing ASCII keeps every byte where it was; other
+    // text can move (`İ` grows, `ẞ` shrinks), so its snippet is cut from `lower` itself.
+    let text = if head.is_ascii() { head } else { &lower };
     let mut hits = 0usize;
     let mut first: Option<(usize, usize)> = None;
     for n in needles.iter().filter(|n| !n.is_empty()) {
