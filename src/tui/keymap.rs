@@ -419,6 +419,12 @@ pub const BINDINGS: &[Binding] = &[
     ),
 ];
 
+/// Ctrl-C, in every context: stops a running turn, else quits (handled before the table,
+/// and never held back by the event loop).
+pub fn is_ctrl_c(key: &KeyEvent) -> bool {
+    key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL)
+}
+
 /// The action bound to `key` in `context`.
 pub fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
     let mods = key.modifiers & (KeyModifiers::SHIFT | KeyModifiers::CONTROL | KeyModifiers::ALT);

@@ -343,12 +343,6 @@ fn connected(
     true
 }
 
-/// Ctrl-C: quits, or cancels a running turn.
-fn is_ctrl_c(key: &event::KeyEvent) -> bool {
-    use crossterm::event::{KeyCode, KeyModifiers};
-    key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL)
-}
-
 /// Keys that may act on the agent (Enter sends a message, runs a slash command or opens a
 /// conversation; Ctrl-R reruns interrupted calls): held until the settings are known, or they
 /// would be refused as if no model were configured. Typing, moving and quitting never wait.
@@ -528,7 +522,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 // Ctrl-C is never held: quitting must not depend on the settings.
                 if let Msg::Input(Event::Key(k)) = &msg
                     && connecting.is_some()
-                    && !is_ctrl_c(k)
+                    && !keymap::is_ctrl_c(k)
                     && (!held.is_empty() || needs_agent(k))
                 {
                     held.push_back(msg);

@@ -1,9 +1,7 @@
 //! Keys, paste and the mouse: dialogs take their own keys, everything else goes through the
 //! keymap to an action.
 
-use crossterm::event::{
-    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
-};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 
 use super::App;
@@ -24,7 +22,7 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
-        if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
+        if crate::tui::keymap::is_ctrl_c(&key) {
             // The first Ctrl-C stops a running turn; the next one quits.
             if self
                 .live
