@@ -647,3 +647,162 @@ fn json_events_escape_c1_and_bidi_losslessly() {
         .collect();
     assert_eq!(text, hostile);
 }
+
+#[test]
+fn a_clean_close_mid_reply_is_a_cut_stored_incomplete_and_continuing_asks_again() {
+    let env = Env::new("");
+    // The body ends properly (chunked terminator) but with no finish_reason and no [DONE]:
+    // what proxies and load balancers do on a timeout.
+    let half = || {
+        Stream::new()
+            .role()
+            .text_deltas("The answer is half a sen", 3)
+            .no_done()
+            .reply()
+    };
+    let srv = ScriptedServer::start(vec![half(), half(), Reply::text("The whole answer.")]).unwrap();
+    let o = env.run(&srv, &["run", "question"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "The answer is half a sen\n");
+    let err = stderr(&o);
+    assert!(
+        err.contains("the reply was cut off after 24 characters")
+            && err.contains("continuing will ask again")
+            && err.contains("(stream_cut)"),
+        "{err}"
+    );
+    let s = env.show("last");
+    assert_eq!(s["status"], "failed");
+    assert_eq!(s["last_messages"][1]["text"], "The answer is half a sen");
+    assert_eq!(s["last_messages"][1]["is_error"], true);
+    let doc = env.export("last");
+    let stored = &doc["messages"][1];
+    assert_eq!(
+        find(stored, "incomplete"),
+        Some(&Value::Bool(true)),
+        "{stored}"
+    );
+    assert_eq!(find(stored, "reason"), Some(&Value::from("stream_cut")));
+
+    let o = env.run(&srv, &["run", "--json", "--continue"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let lines = json_lines(&o);
+    let e = lines.iter().find(|v| v["type"] == "error").unwrap();
+    assert_eq!(e["code"], "stream_cut");
+    assert!(e["message"].as_str().unwrap().contains("cut off after 24"));
+    assert_eq!(lines.last().unwrap()["type"], "finish");
+    assert_eq!(lines.last().unwrap()["reason"], "failed");
+
+    // Continuing asks again: the model sees the question, not half an answer.
+    let o = env.run(&srv, &["run", "--continue"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "The whole answer.\n");
+    let sent = srv.requests()[2].json();
+    let msgs = sent["messages"].as_array().unwrap();
+    assert_eq!(msgs.last().unwrap()["role"], "user", "{sent}");
+    assert_eq!(msgs.last().unwrap()["content"], "question");
+    assert_eq!(env.show("last")["status"], "completed");
+}
+
+#[test]
+fn retries_are_shown_on_stderr_and_as_json_warnings() {
+    let env = Env::new("");
+    let srv = ScriptedServer::start(vec![
+        Reply::rate_limited(1),
+        Reply::error(500, "boom"),
+        Reply::text("finally"),
+        Reply::rate_limited(1),
+        Reply::text("again"),
+    ])
+    .unwrap();
+    let o = env.run(&srv, &["run", "hi"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "finally\n");
+    let err = stderr(&o);
+    assert!(
+        err.contains("rate limited (429), retry 1/3 in 1 s"),
+        "{err}"
+    );
+    // The second retry doubles the configured 10 ms backoff.
+    assert!(err.contains("server error (500), retry 2/3 in 20 ms"), "{err}");
+
+    let o = env.run(&srv, &["run", "--json", "--continue", "more"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines = json_lines(&o);
+    let w = lines
+        .iter()
+        .find(|v| v["type"] == "warning" && v["code"] == "retrying")
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert_eq!(w["message"], "rate limited (429), retry 1/3 in 1 s");
+    assert_eq!(lines.last().unwrap()["reason"], "completed");
+}
+
+#[test]
+fn everything_under_the_home_is_private_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let srv = ScriptedServer::start(vec![Reply::text("hello")]).unwrap();
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("umask 022; exec \"$0\" run hi")
+        .arg(env!("CARGO_BIN_EXE_neocode"))
+        .current_dir(&ws)
+        .env("NEOCODE_HOME", &home)
+        .env("NEOCODE_BASE_URL", srv.base_url())
+        .env("NEOCODE_MODEL", "test-model")
+        .env("NEOCODE_API_KEY", KEY)
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let mut seen = 0;
+    let mut walk = vec![home.clone()];
+    while let Some(d) = walk.pop() {
+        assert_eq!(mode(&d), 0o700, "{}", d.display());
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            seen += 1;
+            if p.is_dir() {
+                walk.push(p);
+            } else {
+                assert_eq!(mode(&p), 0o600, "{}", p.display());
+            }
+        }
+    }
+    assert!(home.join("config.toml").is_file());
+    let leases: Vec<PathBuf> = std::fs::read_dir(home.join("projects"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("leases"))
+        .collect();
+    assert!(leases.iter().any(|l| l.is_dir()), "a lease folder was made");
+    assert!(seen >= 6, "config, projects, the workspace folder, db, leases ...");
+}
+
+#[test]
+fn continuing_a_finished_plan_run_says_nothing_was_run() {
+    let env = Env::new("");
+    let plan = r#"{"steps":[{"id":"a","title":"say hi"}]}"#;
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("p1", "update_plan", plan)]),
+        Reply::text("Drafted."),
+        Reply::text("hi"),
+    ])
+    .unwrap();
+    let o = env.run(&srv, &["run", "--plan", "--yes", "greet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = srv.request_count();
+    let o = env.run(&srv, &["run", "--continue"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("already finished") && err.contains("nothing was run"),
+        "{err}"
+    );
+    assert_eq!(srv.request_count(), before, "no model call");
+}

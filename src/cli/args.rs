@@ -111,6 +111,8 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "json")]
         format: ExportFormat,
         /// Write to this file instead of standard output (markdown: images go next to it).
+        /// The file is created with your umask (0644 under the usual 022), unlike neocode's
+        /// own data, which is private (0600): it is yours to share.
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
         /// Replace the output file if it exists.

@@ -183,6 +183,20 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
                 .is_ok_and(|s| plan_goal(&s).is_some()),
             _ => false,
         };
+    if plan_run
+        && prompt.is_none()
+        && let Target::Resume(key) = &target
+        && let Some((id, n)) = finished_plan(&sessions, key)
+    {
+        // Nothing is left to run: say so instead of printing the plan as if it ran.
+        let short = &id[..id.len().min(8)];
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(
+            err,
+            "neocode: the plan run of session {short} already finished ({n} of {n} steps completed); nothing was run. Give a new goal to plan again: neocode run --resume {short} --plan \"...\""
+        );
+        return Ok(());
+    }
     if !plan_run && (args.retry_failed || args.yes || args.width != 1) {
         return Err(Failure::usage(
             "--yes, --width and --retry-failed apply to plan runs (--plan, or --resume of a plan run)",
@@ -284,6 +298,17 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
             sanitize::line(&message)
         ))),
     }
+}
+
+/// The session `key` names and its plan's step count, when every step of its plan completed.
+fn finished_plan(sessions: &Sessions, key: &str) -> Option<(String, usize)> {
+    let id = sessions.resolve(key).ok()?;
+    let s = sessions.load(&id).ok()?;
+    let plan = s.header.plan.as_ref().filter(|p| !p.steps.is_empty())?;
+    plan.steps
+        .iter()
+        .all(|st| s.plan_progress.status(&st.id) == crate::session::StepStatus::Completed)
+        .then(|| (id, plan.steps.len()))
 }
 
 struct View {

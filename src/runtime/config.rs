@@ -253,7 +253,7 @@ impl Settings {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // Best effort: a read-only home must not stop browsing or sending.
-                let _ = std::fs::create_dir_all(home);
+                let _ = crate::session::private_dir(home);
                 let _ = write_new(&path, DEFAULT_CONFIG);
                 DEFAULT_CONFIG.to_string()
             }
@@ -404,10 +404,7 @@ fn p_str(s: Option<&str>) -> Option<&str> {
 fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     // create_new: two processes starting together must not clobber each other's file.
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
+    let mut f = crate::session::private_file(path, true)?;
     f.write_all(text.as_bytes())
 }
 

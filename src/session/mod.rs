@@ -21,7 +21,9 @@ pub use store::{
     Clock, NewSession, SessionOverview, StepConversation, Store, conversation_key, now_ms,
     validate_id,
 };
-pub use workspace::{WorkspacePaths, home_dir, workspace_hash, workspace_root};
+pub use workspace::{
+    WorkspacePaths, home_dir, private_dir, private_file, workspace_hash, workspace_root,
+};
 
 #[doc(hidden)]
 pub mod testing {

@@ -222,6 +222,11 @@ pub(crate) fn open_connection(path: &Path, create: bool, root: &Path) -> Result<
             .truncate(false)
             .mode(0o600)
             .open(path)
+            .and_then(|f| {
+                use std::os::unix::fs::PermissionsExt;
+                // Whatever the umask.
+                f.set_permissions(std::fs::Permissions::from_mode(0o600))
+            })
             .map_err(|e| StoreError::io(path, e))?;
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE

@@ -102,17 +102,48 @@ impl WorkspacePaths {
 /// Creates `dir` (and missing parents) with mode 0700; an existing folder keeps its mode
 /// unless it is the neocode-owned leaf, which is tightened.
 pub(crate) fn create_private_dir(dir: &Path) -> Result<()> {
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| StoreError::io(dir, e))?;
-    let meta = fs::metadata(dir).map_err(|e| StoreError::io(dir, e))?;
-    if meta.permissions().mode() & 0o077 != 0 {
+    private_dir(dir).map_err(|e| StoreError::io(dir, e))
+}
+
+/// [`create_private_dir`] with a plain I/O error: every folder it creates is 0700 whatever
+/// the umask (the mode is set explicitly, not left to `mkdir`), and `dir` itself is tightened
+/// to 0700 when it is more open. Existing parents are left as they are.
+pub fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut missing = Vec::new();
+    let mut cur = Some(dir);
+    while let Some(d) = cur {
+        if d.as_os_str().is_empty() || fs::symlink_metadata(d).is_ok() {
+            break;
+        }
+        missing.push(d.to_path_buf());
+        cur = d.parent();
+    }
+    fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    for d in missing.iter().rev() {
+        fs::set_permissions(d, fs::Permissions::from_mode(0o700))?;
+    }
+    let meta = fs::metadata(dir)?;
+    if meta.permissions().mode() & 0o777 != 0o700 {
         // Ignore failure: a folder we can use but not chmod (not ours) is still usable.
         let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
     }
     Ok(())
+}
+
+/// Opens `path` for writing, creating it with mode 0600 whatever the umask; `create_new`
+/// refuses an existing file. A file that exists already is made 0600 too (it is neocode's).
+pub fn private_file(path: &Path, create_new: bool) -> std::io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut o = fs::OpenOptions::new();
+    o.read(true).write(true).mode(0o600);
+    if create_new {
+        o.create_new(true);
+    } else {
+        o.create(true).truncate(false);
+    }
+    let f = o.open(path)?;
+    f.set_permissions(fs::Permissions::from_mode(0o600))?;
+    Ok(f)
 }
 
 /// Every workspace folder under `home` (those holding a `session.db`).

@@ -108,7 +108,13 @@ pub fn wire_messages(sessions: &Sessions, session_id: &str, msgs: &[Message]) ->
             }
         }
     };
-    for m in msgs {
+    // Replies at the end that were cut off: the model is asked again, not shown half an
+    // answer (each attempt that was cut is stored).
+    let cut_tail = msgs
+        .iter()
+        .rposition(|m| !is_incomplete(m))
+        .map_or(0, |i| i + 1);
+    for m in &msgs[..cut_tail] {
         if m.role != Role::Tool {
             close(&mut pending, &answered, &mut out);
             answered.clear();
@@ -156,6 +162,17 @@ pub fn wire_messages(sessions: &Sessions, session_id: &str, msgs: &[Message]) ->
     }
     close(&mut pending, &answered, &mut out);
     out
+}
+
+/// Whether `m` is a reply stored from a stream that stopped before its end (cut, timeout,
+/// cancel): `tool_metadata.incomplete`.
+pub fn is_incomplete(m: &Message) -> bool {
+    m.role == Role::Assistant
+        && m.tool_metadata
+            .as_ref()
+            .and_then(|v| v.get("incomplete"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
 }
 
 /// Whether `m` is the summary a compaction wrote.

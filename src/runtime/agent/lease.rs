@@ -3,7 +3,7 @@
 //! when its process dies, however it dies, so a dead owner's lease is simply taken over and no
 //! heartbeat can go stale.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -31,15 +31,10 @@ impl Lease {
     /// Takes the lease of `session_id` under `data_dir`, without waiting.
     pub fn acquire(data_dir: &Path, session_id: &str) -> Result<Lease, LeaseError> {
         let dir = data_dir.join("leases");
-        std::fs::create_dir_all(&dir)
+        crate::session::private_dir(&dir)
             .map_err(|e| LeaseError::Io(format!("cannot create {}: {e}", dir.display())))?;
         let path = dir.join(format!("{session_id}.lock"));
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
+        let mut file = crate::session::private_file(&path, false)
             .map_err(|e| LeaseError::Io(format!("cannot open {}: {e}", path.display())))?;
         // SAFETY: flock on a file descriptor we own; no memory is involved.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };

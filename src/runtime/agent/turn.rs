@@ -163,6 +163,8 @@ impl Turn {
             let session = self.sessions.load(&self.session_id).map_err(store_failed)?;
             match session.messages.last() {
                 Some(m) if m.role == Role::User || m.role == Role::Tool => {}
+                // A reply that was cut off is asked for again.
+                Some(m) if context::is_incomplete(m) => {}
                 // Nothing unanswered (e.g. continuing a finished session without a prompt).
                 _ => return Ok(()),
             }
@@ -230,6 +232,15 @@ impl Turn {
                 let _ = events.send(match e {
                     StreamEvent::Text(t) => TurnEvent::TextDelta(t),
                     StreamEvent::Reasoning(r) => TurnEvent::ReasoningDelta(r),
+                    StreamEvent::Retrying {
+                        status,
+                        attempt,
+                        of,
+                        wait,
+                    } => TurnEvent::Warning {
+                        code: "retrying".into(),
+                        message: StreamEvent::retry_text(status, attempt, of, wait),
+                    },
                 });
             };
             let result = self.provider.stream(&req, &self.cancel, &mut on);

@@ -305,6 +305,12 @@ impl OpenAi {
                 let pause = retry_after.unwrap_or(backoff);
                 if pause <= s.max_retry_wait {
                     attempt += 1;
+                    on_event(StreamEvent::Retrying {
+                        status,
+                        attempt,
+                        of: s.max_retries,
+                        wait: pause,
+                    });
                     if let Waited::Cancelled = wait(
                         tokio::time::sleep(pause),
                         cancel,
@@ -418,6 +424,19 @@ impl OpenAi {
                 }
             };
             match next {
+                // A clean close before `[DONE]` or a `finish_reason` (what proxies and load
+                // balancers do on a timeout) is a cut, not an answer.
+                None if !folder.is_done() && !folder.has_finished() && folder.has_content() => {
+                    let n = folder.text_chars();
+                    return Err(self.err(
+                        ErrorKind::StreamCut,
+                        format!(
+                            "the reply was cut off after {n} characters: {} closed the connection before the reply finished; what arrived is kept, and continuing will ask again",
+                            s.base_url
+                        ),
+                        Some(Box::new(folder.finish(true))),
+                    ));
+                }
                 None => break,
                 Some(Ok(ev)) => match folder.feed(&ev.data) {
                     Ok(out) => {
@@ -441,7 +460,8 @@ impl OpenAi {
                     return Err(self.err(
                         ErrorKind::StreamCut,
                         format!(
-                            "the connection to {} was cut mid-reply ({}); what arrived is kept",
+                            "the reply was cut off after {} characters: the connection to {} broke ({}); what arrived is kept, and continuing will ask again",
+                            folder.text_chars(),
                             s.base_url,
                             root_cause(&e)
                         ),

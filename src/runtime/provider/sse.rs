@@ -17,6 +17,35 @@ pub enum StreamEvent {
     Text(String),
     /// Reasoning text.
     Reasoning(String),
+    /// The server answered 429 or 5xx before any of the reply; the request is sent again
+    /// after `wait` (retry `attempt` of `of`).
+    Retrying {
+        /// The HTTP status.
+        status: u16,
+        /// This retry, from 1.
+        attempt: u32,
+        /// Retries allowed.
+        of: u32,
+        /// The pause before it.
+        wait: std::time::Duration,
+    },
+}
+
+impl StreamEvent {
+    /// A retry in words: `rate limited (429), retry 2/3 in 4 s`.
+    pub fn retry_text(status: u16, attempt: u32, of: u32, wait: std::time::Duration) -> String {
+        let what = if status == 429 {
+            "rate limited"
+        } else {
+            "server error"
+        };
+        let wait = if wait.as_millis() < 1000 {
+            format!("{} ms", wait.as_millis())
+        } else {
+            format!("{} s", wait.as_secs_f64().round() as u64)
+        };
+        format!("{what} ({status}), retry {attempt}/{of} in {wait}")
+    }
 }
 
 /// One model call's whole answer.
@@ -76,6 +105,11 @@ impl Folder {
             || !self.calls.is_empty()
             || self.finish_reason.is_some()
             || self.usage != Usage::default()
+    }
+
+    /// Characters of answer text so far.
+    pub fn text_chars(&self) -> usize {
+        self.text.chars().count()
     }
 
     /// Whether the choice has finished (`finish_reason` arrived).

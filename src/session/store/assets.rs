@@ -108,6 +108,10 @@ impl Store {
                 .truncate(true)
                 .mode(0o600)
                 .open(&tmp)?;
+            {
+                use std::os::unix::fs::PermissionsExt;
+                f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+            }
             f.write_all(data)?;
             f.sync_all()?;
             std::fs::rename(&tmp, &dst)?;
