@@ -1025,3 +1025,76 @@ fn model_and_limit_overrides_reach_the_turn() {
     let id = find(&ev, "session_init")["session_id"].as_str().unwrap();
     assert_eq!(env.sessions().header(id).unwrap().status, Status::Paused);
 }
+
+#[test]
+fn a_reply_cut_by_a_clean_close_fails_the_turn_and_the_retry_asks_again() {
+    let cut = Stream::new()
+        .role()
+        .text_deltas("Half of a sen", 2)
+        .no_done()
+        .reply();
+    let env = Env::new(vec![cut, Reply::text("The whole sentence.")]);
+    let ev = env.raw(&[chat(
+        json!({"request_id": "r1", "messages": [user("say it")]}),
+    )]);
+    assert_eq!(
+        types(&ev),
+        [
+            "protocol_ack",
+            "session_init",
+            "text_delta",
+            "message_stored",
+            "error",
+            "finish"
+        ],
+        "{ev:#?}"
+    );
+    let err = find(&ev, "error");
+    assert_eq!(err["code"], "stream_cut");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("cut off after 13 characters"),
+        "{err}"
+    );
+    assert_eq!(find(&ev, "finish")["reason"], "failed");
+    let id = find(&ev, "session_init")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let s = env.sessions().load(&id).unwrap();
+    assert_eq!(s.header.status, Status::Failed);
+    let m = &s.messages[1];
+    assert_eq!(m.text(), "Half of a sen");
+    assert_eq!(
+        m.tool_metadata.as_ref().unwrap()["incomplete"],
+        true,
+        "stored marked incomplete"
+    );
+
+    // The caller retries the same request: the same session asks again.
+    let ev = env.raw(&[chat(json!({"session_id": id, "messages": [user("say it")]}))]);
+    assert_eq!(find(&ev, "session_init")["session_id"], id.as_str());
+    assert_eq!(find(&ev, "finish")["reason"], "completed", "{ev:#?}");
+    assert_eq!(deltas_text(&ev), "The whole sentence.");
+    let sent = env.server.requests()[1].json();
+    let last = sent["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last, json!({"role": "user", "content": "say it"}));
+    assert_eq!(env.sessions().count().unwrap(), 1, "no fork");
+}
+
+#[test]
+fn retries_reach_the_caller_as_retrying_warnings() {
+    let env = Env::new(vec![Reply::rate_limited(1), Reply::text("after a wait")]);
+    let ev = env.raw(&[chat(
+        json!({"request_id": "r1", "messages": [user("hi")]}),
+    )]);
+    let w = ev
+        .iter()
+        .find(|e| e["type"] == "warning" && e["code"] == "retrying")
+        .unwrap_or_else(|| panic!("{ev:#?}"));
+    assert_eq!(w["message"], "rate limited (429), retry 1/3 in 1 s");
+    assert_eq!(w["request_id"], "r1");
+    assert_eq!(find(&ev, "finish")["reason"], "completed");
+}

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::runtime::agent::context::is_compaction;
+use crate::runtime::agent::context::{is_compaction, is_incomplete};
 use crate::session::{Message, NewMessage, Part, Role, ToolCall};
 
 use super::protocol::ChatMessage;
@@ -207,6 +207,23 @@ pub struct Reconciled {
 /// the whole conversation. The tail is then aligned with the latest place in the caller's
 /// history where it fits, and what precedes that place counts as summarised.
 pub fn reconcile(stored: &[Message], history: &History) -> Reconciled {
+    let full = reconcile_all(stored, history);
+    // Replies at the end that were cut off (stored incomplete) and that the caller does not
+    // have: a caller retrying after the cut asks again, in the same session.
+    let kept = stored
+        .iter()
+        .rposition(|m| !is_incomplete(m))
+        .map_or(0, |i| i + 1);
+    if full.fork_at.is_some() && kept < stored.len() {
+        let again = reconcile_all(&stored[..kept], history);
+        if again.fork_at.is_none() {
+            return again;
+        }
+    }
+    full
+}
+
+fn reconcile_all(stored: &[Message], history: &History) -> Reconciled {
     let before = &history.messages[..history.messages.len() - 1];
     let summary = stored.iter().rposition(is_compaction);
     let tail: Vec<&Message> = stored[summary.map_or(0, |i| i + 1)..]
