@@ -378,3 +378,61 @@ fn a_malformed_retry_after_falls_back_to_the_backoff() {
     assert!(arrived[1] - arrived[0] >= Duration::from_millis(250));
     assert!(arrived[2] - arrived[1] >= Duration::from_millis(500));
 }
+
+#[test]
+fn a_clean_close_without_a_finish_is_a_cut_not_an_answer() {
+    let srv = ScriptedServer::start(vec![
+        Stream::new()
+            .role()
+            .text_deltas("half an ans", 3)
+            .no_done()
+            .reply(),
+        // A finish_reason without [DONE] is a whole answer (many servers end so).
+        Stream::text("whole").no_done().reply(),
+    ])
+    .unwrap();
+    let mut p = provider(&srv);
+    let e = call(&mut p).1.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::StreamCut, "{}", e.message);
+    assert!(
+        e.message.contains("cut off after 11 characters"),
+        "{}",
+        e.message
+    );
+    let partial = e.partial.unwrap();
+    assert!(partial.incomplete);
+    assert_eq!(partial.text, "half an ans");
+    assert_eq!(call(&mut p).1.unwrap().text, "whole");
+}
+
+#[test]
+fn each_retry_is_reported_as_it_is_made() {
+    let srv = ScriptedServer::start(vec![
+        Reply::rate_limited(1),
+        Reply::error(500, "boom"),
+        Reply::text("ok"),
+    ])
+    .unwrap();
+    let mut p = provider(&srv);
+    let (evs, r) = call(&mut p);
+    assert_eq!(r.unwrap().text, "ok");
+    let retries: Vec<String> = evs
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::Retrying {
+                status,
+                attempt,
+                of,
+                wait,
+            } => Some(StreamEvent::retry_text(*status, *attempt, *of, *wait)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        retries,
+        [
+            "rate limited (429), retry 1/3 in 1 s",
+            "server error (500), retry 2/3 in 40 ms"
+        ]
+    );
+}
