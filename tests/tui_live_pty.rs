@@ -281,3 +281,29 @@ fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
     assert_eq!(pty.wait_exit(Duration::from_secs(10), "no quit"), 0);
     assert_eq!(srv.request_count(), 0);
 }
+
+#[test]
+fn a_retry_shows_in_the_status_line_while_it_waits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    let srv = ScriptedServer::start(vec![
+        Reply::rate_limited(2),
+        Reply::text("Answered after the wait."),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 24, 100);
+    pty.wait_for("0 sessions");
+    pty.keys("n");
+    pty.wait_for("scripted-model");
+    pty.keys("hi");
+    pty.keys("\r");
+    let s = pty.wait_for("rate limited (429), retry 1/3 in 2 s");
+    assert!(!s.contains("Answered after the wait."), "{s}");
+    pty.wait_for("Answered after the wait.");
+    assert_eq!(srv.request_count(), 2);
+    pty.wait_for("Done in");
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+}
