@@ -746,3 +746,20 @@ fn a_session_running_elsewhere_is_marked_read_only_and_help_lists_the_turn_keys(
         assert!(seen.contains(want), "help lacks {want:?}");
     }
 }
+
+#[test]
+fn a_long_failure_is_wrapped_whole_not_cut() {
+    let mut h = H::new();
+    h.app.on_resize(120, 35);
+    h.send("Hi");
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Failed {
+            code: "server_error".into(),
+            message: "server error HTTP 500 from http://127.0.0.1:45678/v1 (after 4 attempts): the upstream model server is overloaded right now, please retry in a minute".into(),
+        },
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains("please retry in a minute (server_error)"), "{s}");
+    assert!(!s.contains("(server_err…"), "{s}");
+}

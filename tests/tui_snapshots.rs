@@ -125,6 +125,8 @@ fn empty_workspace_says_how_to_start() {
     let s = h.screen();
     assert!(s.contains("Press n to start a new session"), "{s}");
     assert!(s.contains("neocode demo"), "{s}");
+    // The detail box says what it holds.
+    assert!(s.contains("┌ Getting started ─"), "{s}");
     insta::assert_snapshot!("empty", s);
 }
 
@@ -904,7 +906,12 @@ fn turn_events_pace_frames_and_refresh_what_a_turn_stored() {
 #[test]
 fn the_key_bar_fits_80_columns_and_keeps_help_and_quit() {
     let mut h = H::new(true, 80, 24);
-    let bar = |h: &H| h.screen().lines().last().unwrap_or("").to_string();
+    // Under 104 columns the browse bar takes two rows (nothing of it is dropped).
+    let bar = |h: &H| {
+        let s = h.screen();
+        let rows: Vec<&str> = s.lines().collect();
+        rows[rows.len().saturating_sub(2)..].join("\n")
+    };
     let list_bar = bar(&h);
     assert!(list_bar.contains("? help"), "{list_bar}");
     assert!(list_bar.contains("q quit"), "{list_bar}");
@@ -1227,4 +1234,70 @@ fn info_tab_lists_instructions_skills_and_mcp_servers() {
     assert!(s.contains("instr files AGENTS.md (project, 9 B)"), "{s}");
     assert!(s.contains("skills      deploy (workspace, active)"), "{s}");
     assert!(s.contains("mcp servers docs (docs-server)"), "{s}");
+}
+
+#[test]
+fn at_80x24_every_tab_its_key_and_the_column_heads_are_on_screen() {
+    let mut h = H::new(true, 80, 24);
+    let s = h.screen();
+    for tab in ["Transcript", "Plan", "Usage", "Assets", "Info"] {
+        assert!(s.contains(tab), "tab {tab} is not drawn:\n{s}");
+    }
+    // The column heads of the narrow list.
+    assert!(s.contains("title") && s.contains("active"), "{s}");
+    let rows: Vec<&str> = s.lines().collect();
+    let bar = rows[rows.len() - 2..].join("\n");
+    for key in ["Tab pane", "[ ] tabs", "d delete", "? help", "q quit", "/ filter"] {
+        assert!(bar.contains(key), "{key:?} missing from the key bar:\n{bar}");
+    }
+    insta::assert_snapshot!("list_80x24", s);
+    // Every tab can be reached with its key, and a click on its title.
+    h.key(KeyCode::Tab);
+    for tab in [Tab::Plan, Tab::Usage, Tab::Assets, Tab::Info] {
+        h.key(KeyCode::Char(']'));
+        assert_eq!(h.app.tab, tab);
+    }
+    let info = h.screen();
+    assert!(info.contains("[ ] tabs"), "{info}");
+    assert!(info.contains("model       gpt-4.1-mini"), "{info}");
+    let r = h.app.layout.tab_rects[4];
+    assert!(r.width > 0, "the Info tab has a place to click");
+    assert_eq!(h.app.layout.tab_at(r.x, r.y), Some(Tab::Info));
+}
+
+#[test]
+fn help_describes_forks_as_the_list_marks_them_and_a_filter_keeps_the_mark() {
+    let mut h = H::new(true, 120, 35);
+    h.key(KeyCode::Char('?'));
+    let mut help = String::new();
+    for _ in 0..60 {
+        help.push_str(&h.screen());
+        h.key(KeyCode::Down);
+    }
+    assert!(!help.contains("with └ is a fork"), "{help}");
+    assert!(help.contains("↳ marks a fork"), "{help}");
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Char('/'));
+    h.chars("panic");
+    let s = h.screen();
+    assert!(s.contains("✔ ↳ Fix panic in config"), "the fork keeps its mark:\n{s}");
+    assert!(s.contains("✔ Fix panic in config"), "{s}");
+}
+
+#[test]
+fn f1_without_a_model_opens_help_at_the_model_settings() {
+    let mut h = H::new(true, 80, 24);
+    h.key(KeyCode::Char('n'));
+    assert_eq!(h.app.screen, Screen::Conversation);
+    let s = h.screen();
+    assert!(s.contains("F1 says how"), "{s}");
+    // The composer's title is whole.
+    let title = s.lines().find(|l| l.contains("Message")).unwrap();
+    assert!(title.contains("F1 says how"), "{title}");
+    h.key(KeyCode::F(1));
+    let help = h.screen();
+    for v in ["NEOCODE_BASE_URL", "NEOCODE_MODEL", "NEOCODE_API_KEY"] {
+        assert!(help.contains(v), "{v} not on the first help screen:\n{help}");
+    }
+    insta::assert_snapshot!("help_no_model_80x24", help);
 }

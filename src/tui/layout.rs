@@ -6,8 +6,44 @@ use ratatui::widgets::Block;
 
 use crate::tui::app::{Screen, Tab};
 
-/// Lists at least this wide show the plan, message, token and age columns.
-pub const LIST_WIDE: u16 = 52;
+/// Lists at least this wide have a column beside the title (the age first), and so a row of
+/// column heads.
+pub const LIST_WIDE: u16 = 30;
+
+/// A browse screen narrower than this gets a key bar of two rows: the list's keys need about
+/// 103 columns, and none of them may go missing (Tab, `[ ]`, `d` ...).
+pub const BAR_ONE_ROW: u16 = 104;
+
+/// How the detail tabs are labelled: the first form that fits the tab row.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TabForm {
+    /// ` Transcript │ Plan │ ...`
+    #[default]
+    Padded,
+    /// `Transcript│Plan│...` (80 columns).
+    Tight,
+    /// `Tr│Pl│Us│As│In` (narrower still).
+    Short,
+}
+
+impl TabForm {
+    /// The label of `tab` in this form, without the separator after it.
+    pub fn label(self, tab: Tab) -> String {
+        match self {
+            TabForm::Padded => format!(" {} ", tab.title()),
+            TabForm::Tight => tab.title().to_string(),
+            TabForm::Short => tab.title().chars().take(2).collect(),
+        }
+    }
+
+    /// The columns all tabs take, each with its separator.
+    fn width(self) -> u16 {
+        Tab::ALL
+            .iter()
+            .map(|t| self.label(*t).chars().count() as u16 + 1)
+            .sum()
+    }
+}
 
 /// The rectangles of one frame.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -31,6 +67,8 @@ pub struct Layout {
     pub tabs: Rect,
     /// Each tab's title, in [`Tab::ALL`] order, clipped to the tab row.
     pub tab_rects: [Rect; Tab::ALL.len()],
+    /// How the tab titles are written to fit.
+    pub tab_form: TabForm,
     pub body: Rect,
     /// Transcript lines (browse: the detail body; conversation: inside its block).
     pub transcript: Rect,
@@ -50,11 +88,17 @@ impl Layout {
             size,
             ..Layout::default()
         };
+        let bar_rows = if screen == Screen::Browse && size.width < BAR_ONE_ROW && size.height >= 16
+        {
+            2
+        } else {
+            1
+        };
         let [title, main, status, bar] = Split::vertical([
             Constraint::Length(1),
             Constraint::Min(1),
             Constraint::Length(1),
-            Constraint::Length(1),
+            Constraint::Length(bar_rows),
         ])
         .areas(size);
         a.title = title;
@@ -76,10 +120,14 @@ impl Layout {
                 let [tabs, body] =
                     Split::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(inner);
                 a.tabs = tabs;
+                a.tab_form = [TabForm::Padded, TabForm::Tight, TabForm::Short]
+                    .into_iter()
+                    .find(|f| f.width() <= tabs.width)
+                    .unwrap_or(TabForm::Short);
                 let mut x = tabs.x;
                 for (i, t) in Tab::ALL.iter().enumerate() {
-                    // " Title " and the "│" after it.
-                    let w = t.title().len() as u16 + 3;
+                    // The title and the "│" after it.
+                    let w = a.tab_form.label(*t).chars().count() as u16 + 1;
                     a.tab_rects[i] = Rect::new(x, tabs.y, w, 1).intersection(tabs);
                     x = x.saturating_add(w);
                 }

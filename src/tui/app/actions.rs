@@ -224,7 +224,16 @@ impl App {
                 Vec::new()
             }
             Action::Help => {
-                self.overlay = Overlay::Help(0);
+                // With no model configured the help opens at how to set one up.
+                let at = if self.agent.provider.is_err() && self.screen == Screen::Conversation {
+                    crate::tui::views::help_model_scroll(
+                        self,
+                        ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1),
+                    )
+                } else {
+                    0
+                };
+                self.overlay = Overlay::Help(at);
                 Vec::new()
             }
             Action::Approve => self.reply_to_call(true, false, None),

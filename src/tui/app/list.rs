@@ -247,11 +247,17 @@ impl App {
             .map(|s| sanitize::line(s.display_title()).into_owned())
             .collect();
         l.matches = result.rows;
+        let matches = &l.matches;
         l.visible = result
             .hl
             .into_iter()
             .enumerate()
-            .map(|(idx, hl)| Row { idx, depth: 0, hl })
+            .map(|(idx, hl)| Row {
+                idx,
+                // A fork keeps its mark among the matches.
+                depth: matches.get(idx).map_or(0, lineage),
+                hl,
+            })
             .collect();
         // Typing starts from the best match; a re-match keeps the selection.
         let keep = current.filter(|_| !std::mem::take(&mut l.typed));
@@ -350,8 +356,13 @@ fn tree(rows: &[SessionSummary]) -> Vec<Row> {
         .enumerate()
         .map(|(i, s)| Row {
             idx: i,
-            depth: u8::from(s.parent_id.is_some() || s.subagent_of.is_some()),
+            depth: lineage(s),
             hl: Vec::new(),
         })
         .collect()
+}
+
+/// 1 for a session that came from another (a fork, a plan step's session), else 0.
+fn lineage(s: &SessionSummary) -> u8 {
+    u8::from(s.parent_id.is_some() || s.subagent_of.is_some())
 }

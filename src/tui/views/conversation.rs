@@ -53,10 +53,14 @@ fn session_tokens(app: &App) -> u64 {
 fn agent_line(app: &App, width: usize) -> Line<'static> {
     let t = &app.theme;
     if let Some(e) = app.live_here().and_then(|l| l.error.as_ref()) {
-        return Line::from(Span::styled(
-            fit(&format!(" ✗ {} ", sanitize::line(e)), width),
-            t.error(),
-        ));
+        let full = format!(" ✗ {} ", sanitize::line(e));
+        // Too long for the border: the whole of it is wrapped at the end of the transcript.
+        let shown = if unicode_width::UnicodeWidthStr::width(full.as_str()) <= width {
+            full
+        } else {
+            " ✗ the turn failed: why is written above ".to_string()
+        };
+        return Line::from(Span::styled(fit(&shown, width), t.error()));
     }
     let spans = live::status_spans(
         &app.agent,
@@ -113,6 +117,18 @@ fn body(frame: &mut Frame<'_>, app: &App, area: Rect) {
     if let Some(l) = live {
         let hints = approval_hints();
         extra = live::live_lines(l, stored_last, w, app.now_ms, &hints, t);
+        if let Some(e) = l.error.as_ref() {
+            let full = format!(" ✗ {} ", sanitize::line(e));
+            let border = area.width.saturating_sub(2) as usize;
+            if unicode_width::UnicodeWidthStr::width(full.as_str()) > border {
+                extra.extend(crate::tui::markdown::wrap(
+                    &[(format!("✗ {}", sanitize::line(e)), t.error())],
+                    w.saturating_sub(1),
+                    "",
+                    "  ",
+                ));
+            }
+        }
     } else if app.turn_contexts().contains(&Context::Dangling)
         && let Some(d) = app.detail.as_ref()
     {

@@ -13,9 +13,14 @@ use crate::tui::layout::Layout;
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
     let focused = app.focus == Focus::Detail;
+    let welcoming = app.list.loaded
+        && app.list.rows.is_empty()
+        && app.list.filter.is_none()
+        && app.detail.is_none();
     let title = match app.detail.as_ref().and_then(|d| d.header.as_ref()) {
         Some(h) if !h.title.trim().is_empty() => sanitize::line(&h.title).into_owned(),
         Some(h) => format!("session {}", short(&h.id)),
+        None if welcoming => "Getting started".to_string(),
         None => String::new(),
     };
     let block = super::pane_block(t, focused).title(Span::styled(
@@ -28,11 +33,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     ));
     frame.render_widget(block, a.detail);
 
-    if app.list.loaded
-        && app.list.rows.is_empty()
-        && app.list.filter.is_none()
-        && app.detail.is_none()
-    {
+    if welcoming {
         welcome(frame, app, Block::bordered().inner(a.detail));
         return;
     }
@@ -49,9 +50,11 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         } else {
             t.dim()
         };
+        let last = tab == Tab::Info && a.tab_form != crate::tui::layout::TabForm::Padded;
         let line = Line::from(vec![
-            Span::styled(format!(" {} ", tab.title()), style),
-            Span::styled("│", t.border()),
+            Span::styled(a.tab_form.label(tab), style),
+            // Tight tabs end at the border: no separator beside it.
+            Span::styled(if last { "" } else { "│" }, t.border()),
         ]);
         frame.render_widget(Paragraph::new(line), area);
     }

@@ -8,7 +8,7 @@ mod overlay;
 mod popup;
 mod text;
 
-pub use overlay::help_max_scroll;
+pub use overlay::{help_max_scroll, help_model_scroll};
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -281,13 +281,63 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Overlay::None => 2,
         _ => 1,
     };
-    let entries = fit_bar(&entries, keep, area.width as usize);
-    let mut spans = vec![Span::raw(" ")];
-    for (k, text) in entries {
-        spans.push(Span::styled(k.to_string(), t.accent().patch(t.bold())));
-        spans.push(Span::styled(format!(" {text}  "), t.dim()));
+    let rows = fit_bar_rows(&entries, keep, area.width as usize, area.height.max(1) as usize);
+    let lines: Vec<Line<'static>> = rows
+        .into_iter()
+        .map(|row| {
+            let mut spans = vec![Span::raw(" ")];
+            for (k, text) in row {
+                spans.push(Span::styled(k.to_string(), t.accent().patch(t.bold())));
+                spans.push(Span::styled(format!(" {text}  "), t.dim()));
+            }
+            Line::from(spans)
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// The bar over `rows` rows of `width`: every entry in order when they all fit; else the last
+/// `keep` entries end the last row and as many of the others as fit come before them.
+pub fn fit_bar_rows(
+    entries: &[(&'static str, &'static str)],
+    keep: usize,
+    width: usize,
+    rows: usize,
+) -> Vec<Vec<(&'static str, &'static str)>> {
+    if rows <= 1 {
+        return vec![fit_bar(entries, keep, width)];
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    let w = |e: &(&str, &str)| {
+        unicode_width::UnicodeWidthStr::width(e.0) + unicode_width::UnicodeWidthStr::width(e.1) + 3
+    };
+    let split = entries.len().saturating_sub(keep);
+    let (opt, kept) = entries.split_at(split);
+    let kept_w: usize = kept.iter().map(w).sum();
+    let mut out: Vec<Vec<(&str, &str)>> = vec![Vec::new()];
+    let mut used = 1;
+    for e in opt {
+        let last = out.len() == rows;
+        let room = if last { width.saturating_sub(kept_w) } else { width };
+        if used + w(e) > room {
+            if last {
+                break;
+            }
+            out.push(Vec::new());
+            used = 1;
+        }
+        used += w(e);
+        if let Some(row) = out.last_mut() {
+            row.push(*e);
+        }
+    }
+    // The kept entries close the row the others ended on when they fit there.
+    if used + kept_w > width && out.len() < rows {
+        out.push(Vec::new());
+    }
+    if let Some(row) = out.last_mut() {
+        row.extend_from_slice(kept);
+    }
+    out
 }
 
 /// A pane's border: focus shows as a thick border in its accent colour, so it stays visible

@@ -153,10 +153,10 @@ pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
         legend.push((format!(" {}   ", s.as_str()), t.text()));
     }
     lines.extend(wrap(&legend, width, "  ", "  "));
-    lines.push(Line::from(Span::styled(
-        "  A row under another with └ is a fork of it.",
-        t.text(),
-    )));
+    para(
+        &mut lines,
+        "↳ marks a fork (or a plan step's session): it came from another session. Rows are in order of activity, so a fork active now sits above its parent.",
+    );
     heading(&mut lines, "Plan steps");
     let mut steps = Vec::new();
     for s in [
@@ -206,6 +206,16 @@ pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
         "The wheel scrolls what is under it; a click selects a row or a tab.",
     );
     lines
+}
+
+/// The scroll that puts the help's Model section at the top (F1 with no model configured).
+pub fn help_model_scroll(app: &App, size: Rect) -> u16 {
+    let inner = ratatui::widgets::Block::bordered().inner(help_area(size));
+    let at = help_lines(app, inner.width as usize)
+        .iter()
+        .position(|l| l.to_string() == "Model")
+        .unwrap_or(0);
+    (at as u16).min(help_max_scroll(app, size))
 }
 
 /// The help popup's area for a terminal size.
