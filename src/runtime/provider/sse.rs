@@ -280,7 +280,7 @@ mod tests {
         ev.iter()
             .filter_map(|e| match e {
                 StreamEvent::Text(t) => Some(t.as_str()),
-                StreamEvent::Reasoning(_) => None,
+                StreamEvent::Reasoning(_) | StreamEvent::Retrying { .. } => None,
             })
             .collect()
     }
