@@ -1301,3 +1301,46 @@ fn f1_without_a_model_opens_help_at_the_model_settings() {
     }
     insta::assert_snapshot!("help_no_model_80x24", help);
 }
+
+#[test]
+fn limits_without_budgets_say_used_and_no_limit() {
+    let mut h = H::new(true, 120, 35);
+    let id = h.app.list.current().unwrap().id.clone();
+    let mut l = neocode::session::RuntimeLedger::default();
+    l.usage.turns = 7;
+    l.usage.tool_calls = 3;
+    l.usage.input_tokens = 9600;
+    l.usage.output_tokens = 450;
+    let other = Sessions::open(&h.app_location()).unwrap();
+    let set = |h: &mut H, l: &neocode::session::RuntimeLedger| {
+        let jobs = h.app.tick();
+        h.run(jobs);
+        other
+            .update_state(
+                &id,
+                &StateUpdate {
+                    ledger: Some(Some(l.clone())),
+                    ..StateUpdate::default()
+                },
+            )
+            .unwrap();
+        let jobs = h.app.tick();
+        h.run(jobs);
+        h.key(KeyCode::Enter);
+        assert_eq!(h.app.screen, Screen::Conversation);
+        h.chars("/limits");
+        h.key(KeyCode::Enter);
+        let s = h.screen();
+        h.key(KeyCode::Esc);
+        s
+    };
+    let s = set(&mut h, &l);
+    assert!(
+        s.contains("No budgets set (config.toml [limits], neocode run --max-*); used: turns 7 · tool calls 3"),
+        "{s}"
+    );
+    // With one limit set, the others say they have none.
+    l.limits.max_turns = Some(40);
+    let s = set(&mut h, &l);
+    assert!(s.contains("Budgets: turns 7/40 · tool calls used 3 (no limit)"), "{s}");
+}

@@ -506,9 +506,22 @@ impl App {
         else {
             return "No budgets yet: they are set when the first turn runs (config.toml [limits], neocode run --max-*).".into();
         };
+        let limits = [
+            l.limits.max_turns,
+            l.limits.max_tool_calls,
+            l.limits.max_input_tokens,
+            l.limits.max_output_tokens,
+        ];
+        if limits.iter().all(Option::is_none) {
+            // Usage alone must not read as a budget.
+            return format!(
+                "No budgets set (config.toml [limits], neocode run --max-*); used: turns {} · tool calls {} · input tokens {} · output tokens {}",
+                l.usage.turns, l.usage.tool_calls, l.usage.input_tokens, l.usage.output_tokens
+            );
+        }
         let one = |name: &str, used: u64, max: Option<u64>| match max {
             Some(m) => format!("{name} {used}/{m}"),
-            None => format!("{name} {used}"),
+            None => format!("{name} used {used} (no limit)"),
         };
         format!(
             "Budgets: {} · {} · {} · {}",
