@@ -375,6 +375,10 @@ fn role_label(m: &Message, tools: &HashMap<String, String>, theme: &Theme) -> (S
     match m.role {
         Role::User => ("You".into(), theme.user()),
         Role::Assistant => ("Assistant".into(), theme.assistant()),
+        Role::System if is_plan_instructions(m) => (
+            "Plan-drafting instructions (neocode to the model)".into(),
+            theme.dim(),
+        ),
         Role::System => ("System".into(), theme.system()),
         Role::Tool => {
             let name = m
@@ -386,6 +390,15 @@ fn role_label(m: &Message, tools: &HashMap<String, String>, theme: &Theme) -> (S
             (format!("Tool · {name}"), theme.tool())
         }
     }
+}
+
+/// The instructions a plan run stores before its goal: the harness speaking, not a message
+/// of the conversation.
+fn is_plan_instructions(m: &Message) -> bool {
+    m.role == Role::System
+        && m.tool_metadata
+            .as_ref()
+            .is_some_and(|v| v.get("plan_instructions").is_some())
 }
 
 /// Fields that best say what a tool call does, in order of preference.
@@ -467,26 +480,48 @@ fn args_rows(arguments: &str, skip: Option<&str>) -> Vec<String> {
     rows
 }
 
-/// At most `COLLAPSED_LINES` rows unless expanded, then how many more there are.
+/// At most `COLLAPSED_LINES` rows unless expanded, then how many more lines there are.
+/// `lines` holds each line of the text as the rows it wraps into: what is left is counted in
+/// lines, not rows (a long line wraps into several).
 fn capped(
-    mut rows: Vec<Line<'static>>,
+    lines: Vec<Vec<Line<'static>>>,
     expanded: bool,
     prefix: &str,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
-    if expanded || rows.len() <= COLLAPSED_LINES + 1 {
-        return rows;
+    let rows: usize = lines.iter().map(Vec::len).sum();
+    if expanded || rows <= COLLAPSED_LINES + 1 {
+        return lines.into_iter().flatten().collect();
     }
-    let more = rows.len() - COLLAPSED_LINES;
-    rows.truncate(COLLAPSED_LINES);
-    rows.push(Line::from(Span::styled(
-        format!(
-            "{prefix}… {more} more line{}",
-            if more == 1 { "" } else { "s" }
-        ),
+    let total = lines.len();
+    let mut out: Vec<Line<'static>> = Vec::new();
+    let mut whole = 0;
+    let mut cut = false;
+    for l in lines {
+        let room = COLLAPSED_LINES - out.len();
+        if l.len() <= room {
+            out.extend(l);
+            whole += 1;
+        } else {
+            // A first line too long for the room shows its beginning.
+            if out.is_empty() {
+                out.extend(l.into_iter().take(room));
+                cut = true;
+            }
+            break;
+        }
+    }
+    let more = total - whole;
+    let note = if cut && more == 1 {
+        "… the line goes on".to_string()
+    } else {
+        format!("… {more} more line{}", if more == 1 { "" } else { "s" })
+    };
+    out.push(Line::from(Span::styled(
+        format!("{prefix}{note}"),
         theme.dim(),
     )));
-    rows
+    out
 }
 
 /// Tool output laid out with its SGR colours as styles (every other escape neutralised).
@@ -496,7 +531,7 @@ fn output_lines(
     prefix: &str,
     base: Style,
     theme: &Theme,
-) -> Vec<Line<'static>> {
+) -> Vec<Vec<Line<'static>>> {
     let mut lines: Vec<Vec<(String, Style)>> = vec![Vec::new()];
     for (sgr, t) in sanitize::sgr_runs(text) {
         let st = theme.sgr(base, &sgr);
@@ -520,7 +555,7 @@ fn output_lines(
     }
     lines
         .iter()
-        .flat_map(|l| markdown::wrap(l, width, prefix, prefix))
+        .map(|l| markdown::wrap(l, width, prefix, prefix))
         .collect()
 }
 
@@ -565,6 +600,14 @@ pub fn message_lines(
         ));
     }
     out.push(Line::from(head));
+    if is_plan_instructions(m) && !expanded {
+        out.push(Line::from(Span::styled(
+            "  (what a plan run asks the model to do; expand to read)",
+            theme.dim(),
+        )));
+        out.push(Line::default());
+        return out;
+    }
     let body_w = width.saturating_sub(2);
     for p in &m.parts {
         match p {
@@ -654,9 +697,9 @@ pub fn message_lines(
             continue;
         }
         let skip = if expanded { None } else { shown };
-        let rows: Vec<Line<'static>> = args_rows(&call.arguments, skip)
+        let rows: Vec<Vec<Line<'static>>> = args_rows(&call.arguments, skip)
             .iter()
-            .flat_map(|r| markdown::plain(&sanitize::text(r), width, "    ", theme.code()))
+            .map(|r| markdown::plain(&sanitize::text(r), width, "    ", theme.code()))
             .collect();
         out.extend(capped(rows, expanded, "    ", theme));
     }
@@ -693,6 +736,43 @@ mod tests {
 
     fn text(lines: &[Line<'_>]) -> Vec<String> {
         lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn the_plan_drafting_instructions_are_labelled_and_folded() {
+        let t = Theme::new(false);
+        let mut m = msg(
+            Role::System,
+            vec![Part::text("You are drafting a plan. Call update_plan ...")],
+            vec![],
+        );
+        m.tool_metadata = Some(serde_json::json!({"plan_instructions": "draft"}));
+        let shown = text(&message_lines(&m, 80, false, &HashMap::new(), &t));
+        assert!(
+            shown[0].starts_with("Plan-drafting instructions (neocode to the model)  #3"),
+            "{shown:#?}"
+        );
+        assert!(!shown[0].starts_with("System"), "{shown:#?}");
+        assert!(!shown.iter().any(|l| l.contains("update_plan")), "{shown:#?}");
+        let open = text(&message_lines(&m, 80, true, &HashMap::new(), &t));
+        assert!(open.iter().any(|l| l.contains("update_plan")), "{open:#?}");
+    }
+
+    #[test]
+    fn more_lines_counts_lines_not_the_rows_they_wrap_into() {
+        let t = Theme::new(false);
+        let long = |i: usize| format!("line {i} {}", "word ".repeat(8));
+        let out: String = (0..6).map(|i| long(i) + "\n").collect();
+        let mut m = msg(Role::Tool, vec![Part::text(out)], vec![]);
+        m.tool_call_id = Some("c1".into());
+        let shown = text(&message_lines(&m, 40, false, &HashMap::new(), &t));
+        // Each line wraps into two rows: two whole lines fit, four are left.
+        assert!(
+            shown.iter().any(|l| l.contains("… 4 more lines")),
+            "{shown:#?}"
+        );
+        let expanded = text(&message_lines(&m, 40, true, &HashMap::new(), &t));
+        assert!(expanded.iter().any(|l| l.contains("line 5")), "{expanded:#?}");
     }
 
     fn write_call(content: &str) -> Message {
