@@ -806,3 +806,46 @@ fn continuing_a_finished_plan_run_says_nothing_was_run() {
     );
     assert_eq!(srv.request_count(), before, "no model call");
 }
+
+#[test]
+fn after_compact_the_summary_is_not_later_than_the_tail_and_its_headings_nest() {
+    let env = Env::new("");
+    let srv = ScriptedServer::start(vec![
+        Reply::text("one"),
+        Reply::text("two"),
+        Reply::text("## Summary\n\nThe user said hi twice.\n\n```\n## not a heading\n```"),
+    ])
+    .unwrap();
+    assert!(env.run(&srv, &["run", "hi"]).status.success());
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(
+        env.run(&srv, &["run", "--continue", "hi again"])
+            .status
+            .success()
+    );
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(env.run(&srv, &["compact", "last"]).status.success());
+    let ex = env.export("last");
+    let times: Vec<chrono::DateTime<chrono::FixedOffset>> = ex["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| chrono::DateTime::parse_from_rfc3339(m["created_at"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(times.len(), 3);
+    assert!(
+        times.windows(2).all(|w| w[0] <= w[1]),
+        "the export reads in time order: {times:?}"
+    );
+    let o = env
+        .cmd(None, &["export", "last", "--format", "markdown"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = stdout(&o);
+    let level2: Vec<&str> = md.lines().filter(|l| l.starts_with("## ")).collect();
+    // The export's own heading, and the line inside the code block (not a heading).
+    assert_eq!(level2, ["## Transcript", "## not a heading"], "{md}");
+    assert!(md.contains("\n##### Summary\n"), "{md}");
+    assert!(md.contains("\n## not a heading\n"), "code is left alone:\n{md}");
+}

@@ -258,7 +258,9 @@ pub fn markdown_with(doc: &SessionFile, links: &HashMap<String, String>) -> Stri
                     if m.tool_call_id.is_some() {
                         fenced(&mut md, "", &body);
                     } else {
-                        md.push_str(escape_html(&body).trim_end());
+                        // Headings in a message sit under its `###` heading, never beside
+                        // the export's own (`## Transcript`).
+                        md.push_str(demote_headings(&escape_html(&body)).trim_end());
                         md.push_str("\n\n");
                     }
                 }
@@ -311,6 +313,41 @@ pub fn markdown_with(doc: &SessionFile, links: &HashMap<String, String>) -> Stri
         md.pop();
     }
     md
+}
+
+/// ATX headings (`# x` ... `###### x`) outside code fences moved three levels down (at most
+/// `######`), so a message's headings nest under the message's own `###` heading.
+fn demote_headings(body: &str) -> String {
+    let mut out = String::with_capacity(body.len() + 16);
+    let mut fence: Option<&str> = None;
+    for line in body.split_inclusive('\n') {
+        let t = line.trim_start();
+        let indent = line.len() - t.len();
+        if indent < 4 {
+            if let Some(f) = fence {
+                if t.starts_with(f) {
+                    fence = None;
+                }
+            } else if t.starts_with("```") {
+                fence = Some("```");
+            } else if t.starts_with("~~~") {
+                fence = Some("~~~");
+            } else {
+                let level = t.bytes().take_while(|b| *b == b'#').count();
+                let rest = &t[level..];
+                if (1..=6).contains(&level)
+                    && (rest.is_empty() || rest.starts_with([' ', '\t', '\n', '\r']))
+                {
+                    out.push_str(&line[..indent]);
+                    out.push_str(&"#".repeat((level + 3).min(6)));
+                    out.push_str(rest);
+                    continue;
+                }
+            }
+        }
+        out.push_str(line);
+    }
+    out
 }
 
 /// Width long lines of tool arguments are wrapped at in the export.

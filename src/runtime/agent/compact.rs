@@ -43,6 +43,16 @@ fn tail_start(msgs: &[Message]) -> usize {
         .unwrap_or(n)
 }
 
+/// The time of the last replaced message, or of the first kept one if that is earlier.
+fn summary_time(msgs: &[Message], start: usize) -> i64 {
+    let replaced = start
+        .checked_sub(1)
+        .and_then(|i| msgs.get(i))
+        .map_or_else(now_ms, |m| m.created_at_ms);
+    msgs.get(start)
+        .map_or(replaced, |m| m.created_at_ms.min(replaced))
+}
+
 fn to_new(m: &Message) -> NewMessage {
     NewMessage {
         role: Some(m.role),
@@ -89,6 +99,9 @@ pub fn compact_with(
             "Summary of the earlier conversation ({replaced} messages):\n\n{summary}"
         ))],
         tool_metadata: Some(json!({COMPACTION_MARK: true, "replaced_messages": replaced})),
+        // It stands where the replaced messages stood: its time is theirs (the last of them),
+        // never later than the tail kept after it. When it was written is in the task state.
+        created_at_ms: Some(summary_time(&session.messages, start)),
         ..NewMessage::default()
     }];
     messages.extend(session.messages[start..].iter().map(to_new));
