@@ -770,3 +770,42 @@ mod escape_property {
         }
     }
 }
+
+#[test]
+fn edit_file_returns_the_unified_diff_to_the_model_capped() {
+    let s = Space::new();
+    s.write("stats.py", "def mean(xs):\n    return sum(xs) / len(xs)\n");
+    let ctx = s.ctx();
+    let out = call(
+        &ctx,
+        "edit_file",
+        json!({"path": "stats.py", "old_string": "sum(xs) / len(xs)", "new_string": "sum(xs) / max(len(xs), 1)"}),
+    );
+    assert!(!out.is_error, "{}", out.text);
+    assert!(
+        out.text.starts_with("edited stats.py (+1 -1 lines):\n"),
+        "{}",
+        out.text
+    );
+    assert!(
+        out.text.contains("--- a/stats.py\n+++ b/stats.py\n"),
+        "{}",
+        out.text
+    );
+    assert!(
+        out.text.contains("-    return sum(xs) / len(xs)\n+    return sum(xs) / max(len(xs), 1)\n"),
+        "{}",
+        out.text
+    );
+    // A huge edit: the diff is cut and says so.
+    let big: String = (0..500).map(|i| format!("line {i}\n")).collect();
+    s.write("big.txt", "START\n");
+    let out = call(
+        &ctx,
+        "edit_file",
+        json!({"path": "big.txt", "old_string": "START\n", "new_string": big}),
+    );
+    assert!(!out.is_error, "{}", out.text);
+    assert!(out.text.lines().count() < 100, "{}", out.text);
+    assert!(out.text.contains("more diff lines"), "{}", out.text);
+}

@@ -85,9 +85,42 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     let meta = diff::metadata(&p.rel, Some(&before), &after);
     let added = meta["added"].as_u64().unwrap_or(0);
     let removed = meta["removed"].as_u64().unwrap_or(0);
+    let diff_text = meta["diff"].as_str().unwrap_or("");
     ToolOutput {
-        text: format!("edited {} (+{added} -{removed} lines)", p.rel),
+        text: format!(
+            "edited {} (+{added} -{removed} lines):\n{}",
+            p.rel,
+            capped_diff(diff_text)
+        ),
         is_error: false,
         metadata: Some(meta),
     }
 }
+
+/// The diff the model reads: at most [`DIFF_LINES`] lines and [`DIFF_BYTES`] bytes, then how
+/// much was left out.
+fn capped_diff(diff: &str) -> String {
+    let lines: Vec<&str> = diff.lines().collect();
+    let mut out = String::new();
+    let mut shown = 0;
+    for l in &lines {
+        if shown == DIFF_LINES || out.len() + l.len() + 1 > DIFF_BYTES {
+            break;
+        }
+        out.push_str(l);
+        out.push('\n');
+        shown += 1;
+    }
+    if shown < lines.len() {
+        out.push_str(&format!(
+            "… {} more diff lines (read the file to see the rest)\n",
+            lines.len() - shown
+        ));
+    }
+    out
+}
+
+/// Lines of the diff returned to the model.
+const DIFF_LINES: usize = 80;
+/// Bytes of the diff returned to the model.
+const DIFF_BYTES: usize = 8 * 1024;
