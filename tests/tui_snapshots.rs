@@ -1300,6 +1300,12 @@ fn f1_without_a_model_opens_help_at_the_model_settings() {
         assert!(help.contains(v), "{v} not on the first help screen:\n{help}");
     }
     insta::assert_snapshot!("help_no_model_80x24", help);
+    // Narrow: the title is shorter, never cut.
+    h.key(KeyCode::Esc);
+    h.app.on_resize(44, 20);
+    let s = h.screen();
+    let title = s.lines().find(|l| l.contains("Message")).unwrap();
+    assert!(title.contains("no model: F1 ━"), "{s}");
 }
 
 #[test]

@@ -271,8 +271,16 @@ fn completion(frame: &mut Frame<'_>, app: &App, a: &Layout) {
 
 fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
+    let room = a.input.width.saturating_sub(2) as usize;
     let (hint, style) = if app.agent.provider.is_err() {
-        ("no model configured: F1 says how".to_string(), t.warn())
+        // "▶ Message · " and the hint must fit whole in the border.
+        let long = "no model configured: F1 says how";
+        let hint = if 12 + long.chars().count() + 1 <= room {
+            long
+        } else {
+            "no model: F1"
+        };
+        (hint.to_string(), t.warn())
     } else if let Some(l) = app.live_here().filter(|l| !l.finished) {
         if l.asking.is_empty() {
             ("a turn is running: Esc cancels".to_string(), t.dim())
