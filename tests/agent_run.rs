@@ -660,7 +660,8 @@ fn a_clean_close_mid_reply_is_a_cut_stored_incomplete_and_continuing_asks_again(
             .no_done()
             .reply()
     };
-    let srv = ScriptedServer::start(vec![half(), half(), Reply::text("The whole answer.")]).unwrap();
+    let srv =
+        ScriptedServer::start(vec![half(), half(), Reply::text("The whole answer.")]).unwrap();
     let o = env.run(&srv, &["run", "question"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(stdout(&o), "The answer is half a sen\n");
@@ -724,7 +725,10 @@ fn retries_are_shown_on_stderr_and_as_json_warnings() {
         "{err}"
     );
     // The second retry doubles the configured 10 ms backoff.
-    assert!(err.contains("server error (500), retry 2/3 in 20 ms"), "{err}");
+    assert!(
+        err.contains("server error (500), retry 2/3 in 20 ms"),
+        "{err}"
+    );
 
     let o = env.run(&srv, &["run", "--json", "--continue", "more"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -781,7 +785,10 @@ fn everything_under_the_home_is_private_whatever_the_umask() {
         .map(|e| e.path().join("leases"))
         .collect();
     assert!(leases.iter().any(|l| l.is_dir()), "a lease folder was made");
-    assert!(seen >= 6, "config, projects, the workspace folder, db, leases ...");
+    assert!(
+        seen >= 6,
+        "config, projects, the workspace folder, db, leases ..."
+    );
 }
 
 #[test]
@@ -847,5 +854,8 @@ fn after_compact_the_summary_is_not_later_than_the_tail_and_its_headings_nest() 
     // The export's own heading, and the line inside the code block (not a heading).
     assert_eq!(level2, ["## Transcript", "## not a heading"], "{md}");
     assert!(md.contains("\n##### Summary\n"), "{md}");
-    assert!(md.contains("\n## not a heading\n"), "code is left alone:\n{md}");
+    assert!(
+        md.contains("\n## not a heading\n"),
+        "code is left alone:\n{md}"
+    );
 }

@@ -1074,7 +1074,9 @@ fn a_reply_cut_by_a_clean_close_fails_the_turn_and_the_retry_asks_again() {
     );
 
     // The caller retries the same request: the same session asks again.
-    let ev = env.raw(&[chat(json!({"session_id": id, "messages": [user("say it")]}))]);
+    let ev = env.raw(&[chat(
+        json!({"session_id": id, "messages": [user("say it")]}),
+    )]);
     assert_eq!(find(&ev, "session_init")["session_id"], id.as_str());
     assert_eq!(find(&ev, "finish")["reason"], "completed", "{ev:#?}");
     assert_eq!(deltas_text(&ev), "The whole sentence.");
@@ -1087,9 +1089,7 @@ fn a_reply_cut_by_a_clean_close_fails_the_turn_and_the_retry_asks_again() {
 #[test]
 fn retries_reach_the_caller_as_retrying_warnings() {
     let env = Env::new(vec![Reply::rate_limited(1), Reply::text("after a wait")]);
-    let ev = env.raw(&[chat(
-        json!({"request_id": "r1", "messages": [user("hi")]}),
-    )]);
+    let ev = env.raw(&[chat(json!({"request_id": "r1", "messages": [user("hi")]}))]);
     let w = ev
         .iter()
         .find(|e| e["type"] == "warning" && e["code"] == "retrying")

@@ -793,7 +793,8 @@ fn edit_file_returns_the_unified_diff_to_the_model_capped() {
         out.text
     );
     assert!(
-        out.text.contains("-    return sum(xs) / len(xs)\n+    return sum(xs) / max(len(xs), 1)\n"),
+        out.text
+            .contains("-    return sum(xs) / len(xs)\n+    return sum(xs) / max(len(xs), 1)\n"),
         "{}",
         out.text
     );

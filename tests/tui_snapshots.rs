@@ -1247,8 +1247,13 @@ fn at_80x24_every_tab_its_key_and_the_column_heads_are_on_screen() {
     assert!(s.contains("title") && s.contains("active"), "{s}");
     let rows: Vec<&str> = s.lines().collect();
     let bar = rows[rows.len() - 2..].join("\n");
-    for key in ["Tab pane", "[ ] tabs", "d delete", "? help", "q quit", "/ filter"] {
-        assert!(bar.contains(key), "{key:?} missing from the key bar:\n{bar}");
+    for key in [
+        "Tab pane", "[ ] tabs", "d delete", "? help", "q quit", "/ filter",
+    ] {
+        assert!(
+            bar.contains(key),
+            "{key:?} missing from the key bar:\n{bar}"
+        );
     }
     insta::assert_snapshot!("list_80x24", s);
     // Every tab can be reached with its key, and a click on its title.
@@ -1280,7 +1285,10 @@ fn help_describes_forks_as_the_list_marks_them_and_a_filter_keeps_the_mark() {
     h.key(KeyCode::Char('/'));
     h.chars("panic");
     let s = h.screen();
-    assert!(s.contains("✔ ↳ Fix panic in config"), "the fork keeps its mark:\n{s}");
+    assert!(
+        s.contains("✔ ↳ Fix panic in config"),
+        "the fork keeps its mark:\n{s}"
+    );
     assert!(s.contains("✔ Fix panic in config"), "{s}");
 }
 
@@ -1297,7 +1305,10 @@ fn f1_without_a_model_opens_help_at_the_model_settings() {
     h.key(KeyCode::F(1));
     let help = h.screen();
     for v in ["NEOCODE_BASE_URL", "NEOCODE_MODEL", "NEOCODE_API_KEY"] {
-        assert!(help.contains(v), "{v} not on the first help screen:\n{help}");
+        assert!(
+            help.contains(v),
+            "{v} not on the first help screen:\n{help}"
+        );
     }
     insta::assert_snapshot!("help_no_model_80x24", help);
     // Narrow: the title is shorter, never cut.
@@ -1348,5 +1359,8 @@ fn limits_without_budgets_say_used_and_no_limit() {
     // With one limit set, the others say they have none.
     l.limits.max_turns = Some(40);
     let s = set(&mut h, &l);
-    assert!(s.contains("Budgets: turns 7/40 · tool calls used 3 (no limit)"), "{s}");
+    assert!(
+        s.contains("Budgets: turns 7/40 · tool calls used 3 (no limit)"),
+        "{s}"
+    );
 }

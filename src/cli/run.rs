@@ -308,7 +308,7 @@ fn finished_plan(sessions: &Sessions, key: &str) -> Option<(String, usize)> {
     plan.steps
         .iter()
         .all(|st| s.plan_progress.status(&st.id) == crate::session::StepStatus::Completed)
-        .then(|| (id, plan.steps.len()))
+        .then_some((id, plan.steps.len()))
 }
 
 struct View {

@@ -118,7 +118,10 @@ pub fn private_dir(dir: &Path) -> std::io::Result<()> {
         missing.push(d.to_path_buf());
         cur = d.parent();
     }
-    fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
     for d in missing.iter().rev() {
         fs::set_permissions(d, fs::Permissions::from_mode(0o700))?;
     }

@@ -753,7 +753,10 @@ mod tests {
             "{shown:#?}"
         );
         assert!(!shown[0].starts_with("System"), "{shown:#?}");
-        assert!(!shown.iter().any(|l| l.contains("update_plan")), "{shown:#?}");
+        assert!(
+            !shown.iter().any(|l| l.contains("update_plan")),
+            "{shown:#?}"
+        );
         let open = text(&message_lines(&m, 80, true, &HashMap::new(), &t));
         assert!(open.iter().any(|l| l.contains("update_plan")), "{open:#?}");
     }
@@ -772,7 +775,10 @@ mod tests {
             "{shown:#?}"
         );
         let expanded = text(&message_lines(&m, 40, true, &HashMap::new(), &t));
-        assert!(expanded.iter().any(|l| l.contains("line 5")), "{expanded:#?}");
+        assert!(
+            expanded.iter().any(|l| l.contains("line 5")),
+            "{expanded:#?}"
+        );
     }
 
     fn write_call(content: &str) -> Message {

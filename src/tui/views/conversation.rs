@@ -275,7 +275,7 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let (hint, style) = if app.agent.provider.is_err() {
         // "▶ Message · " and the hint must fit whole in the border.
         let long = "no model configured: F1 says how";
-        let hint = if 12 + long.chars().count() + 1 <= room {
+        let hint = if 12 + long.chars().count() < room {
             long
         } else {
             "no model: F1"

@@ -281,7 +281,12 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Overlay::None => 2,
         _ => 1,
     };
-    let rows = fit_bar_rows(&entries, keep, area.width as usize, area.height.max(1) as usize);
+    let rows = fit_bar_rows(
+        &entries,
+        keep,
+        area.width as usize,
+        area.height.max(1) as usize,
+    );
     let lines: Vec<Line<'static>> = rows
         .into_iter()
         .map(|row| {
@@ -317,7 +322,11 @@ pub fn fit_bar_rows(
     let mut used = 1;
     for e in opt {
         let last = out.len() == rows;
-        let room = if last { width.saturating_sub(kept_w) } else { width };
+        let room = if last {
+            width.saturating_sub(kept_w)
+        } else {
+            width
+        };
         if used + w(e) > room {
             if last {
                 break;
