@@ -449,3 +449,87 @@ fn demo_keep_says_where_and_how_to_reopen_and_workdir_is_refused() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(String::from_utf8_lossy(&listed.stdout).contains("Walk me through"));
 }
+
+/// Overwrites the root page of index `index` in `db` (after a checkpoint, so the page is in
+/// the main file) with garbage: SQLite then answers SQLITE_CORRUPT on what touches it.
+fn damage_index(db: &std::path::Path, index: &str) {
+    use std::io::{Seek, SeekFrom, Write};
+    let (page, size) = {
+        let c = rusqlite::Connection::open(db).unwrap();
+        c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .unwrap();
+        let page: i64 = c
+            .query_row(
+                "SELECT rootpage FROM sqlite_master WHERE name = ?1",
+                [index],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let size: i64 = c
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .unwrap();
+        (page, size)
+    };
+    let mut f = std::fs::OpenOptions::new().write(true).open(db).unwrap();
+    f.seek(SeekFrom::Start(((page - 1) * size) as u64)).unwrap();
+    f.write_all(&vec![0xA5u8; size as usize]).unwrap();
+    f.sync_all().unwrap();
+}
+
+/// issue 22: a damaged index page is noticed on the first statement that meets it; from
+/// then on nothing more is written (in this process or the next), `neocode doctor` says so
+/// with exit 1, and `doctor --recover` puts back a sound database with every session, the
+/// damaged file kept beside it.
+#[test]
+fn a_damaged_database_stops_writes_and_doctor_recovers_it() {
+    let ws = Ws::new();
+    let ids: Vec<String> = (0..30)
+        .map(|i| ws.session(&format!("session {i}"), 2))
+        .collect();
+    let db = ws.db();
+    damage_index(&db, "sessions_by_activity");
+
+    // A write that meets the damaged page fails with the message, and is not retried.
+    let (code, _, err) = fail(ws.cmd().args(["fork", &ids[3]]));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("damaged") && err.contains("neocode doctor"), "{err}");
+    // A later write, in another process, that would not even meet the page, is refused too.
+    let (code, _, err) = fail(ws.cmd().args(["rename", &ids[4], "renamed"]));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("damaged") && err.contains("neocode doctor"), "{err}");
+
+    let out = ws.cmd().arg("doctor").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("DAMAGED"), "{stdout}");
+    assert!(stdout.contains("neocode doctor --recover"), "{stdout}");
+    assert!(stdout.contains("Provider") && stdout.contains("api key"), "{stdout}");
+    assert!(stdout.contains("Sandbox") && stdout.contains("sandbox"), "{stdout}");
+
+    let out = ws.cmd().args(["doctor", "--recover"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("RECOVERED") && stdout.contains("30 sessions"), "{stdout}");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let check: String = c
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    drop(c);
+    let kept: Vec<String> = std::fs::read_dir(db.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("session.db.damaged-"))
+        .collect();
+    assert!(!kept.is_empty(), "the damaged file is kept beside");
+    let listed = ok_json(ws.cmd().args(["--list", "--json"]));
+    assert_eq!(listed.as_array().unwrap().len(), 30, "{listed}");
+    // Writing works again, and the doctor is content.
+    ok_stdout(ws.cmd().args(["rename", &ids[4], "renamed"]));
+    let out = ws.cmd().arg("doctor").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}

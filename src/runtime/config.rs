@@ -372,7 +372,8 @@ impl Settings {
     }
 
     /// The base URL a request would go to: the configured one, else OpenAI's when a key is set.
-    fn effective_base_url(&self) -> Option<String> {
+    /// The base URL requests go to (the OpenAI default when only a key is set), if any.
+    pub fn effective_base_url(&self) -> Option<String> {
         self.base_url
             .clone()
             .or_else(|| self.api_key.as_ref().map(|_| OPENAI_URL.to_string()))
@@ -417,6 +418,11 @@ impl Settings {
                 Ok(s)
             }
         }
+    }
+
+    /// Whether an API key is set (the key itself is never shown).
+    pub fn has_api_key(&self) -> bool {
+        self.api_key.is_some()
     }
 
     /// The key, for redacting it from text (never for printing).

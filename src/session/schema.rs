@@ -199,12 +199,12 @@ pub const MIGRATIONS: &[&str] = &[
     "#,
 ];
 
-/// Maps SQLite's "not a database" and "corrupt" codes to [`StoreError::Corrupt`].
+/// Maps SQLite's "not a database" and "corrupt" codes to [`StoreError::Damaged`].
 pub(crate) fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
     if let rusqlite::Error::SqliteFailure(f, msg) = &e
         && matches!(f.code, ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
     {
-        return StoreError::Corrupt {
+        return StoreError::Damaged {
             path: path.to_path_buf(),
             detail: msg.clone().unwrap_or_else(|| f.to_string()),
         };
