@@ -727,3 +727,49 @@ fn json_events_escape_c1_and_bidi_losslessly() {
         .collect();
     assert_eq!(text, hostile);
 }
+
+/// issue 22: a session whose process was killed mid-turn is `interrupted` (not `running`) in
+/// `--list --json` and `show`, while a live one stays `running`; resuming it clears that.
+#[test]
+fn a_killed_run_is_listed_as_interrupted() {
+    let env = Env::new("");
+    let srv = ScriptedServer::start(vec![
+        Stream::new()
+            .role()
+            .text_deltas("one two three four five six seven eight nine ten", 10)
+            .delays(Duration::ZERO, Duration::from_millis(500))
+            .reply(),
+        Reply::text("resumed"),
+    ])
+    .unwrap();
+    let child = env
+        .cmd(Some(&srv), &["run", "slow please"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the request", || srv.request_count() == 1);
+    std::thread::sleep(Duration::from_millis(300));
+    let status = |env: &Env| {
+        let o = env.cmd(None, &["--list", "--json"]).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v[0]["status"].as_str().unwrap().to_string()
+    };
+    assert_eq!(status(&env), "running", "a live run is running");
+    kill(&child, libc::SIGKILL);
+    let _ = child.wait_with_output().unwrap();
+
+    assert_eq!(status(&env), "interrupted");
+    assert_eq!(env.show("last")["status"], "interrupted");
+    let o = env.cmd(None, &["show", "last"]).output().unwrap();
+    let text = stdout(&o);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("status") && l.contains("interrupted")),
+        "{text}"
+    );
+    let o = env.run(&srv, &["run", "--continue", "go on"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(status(&env), "completed");
+}
