@@ -594,3 +594,85 @@ fn doctor_salvages_row_by_row_when_a_table_page_is_damaged() {
     let found = ok_stdout(ws.cmd().args(["search", "question"]));
     assert!(!found.trim().is_empty());
 }
+
+/// Runs `neocode ARGS` for `ws` with its home mounted read-only (a private mount namespace:
+/// even root cannot write there). `None` when mount namespaces are not available here.
+fn run_with_read_only_home(ws: &Ws, args: &[&str]) -> Option<std::process::Output> {
+    let home = ws.home.path().to_str().unwrap().to_string();
+    let bin = assert_cmd::cargo::cargo_bin("neocode");
+    let script = format!(
+        "mount --bind -o ro \"$H\" \"$H\" || exit 97; exec \"{}\" \"$@\"",
+        bin.display()
+    );
+    let mut c = std::process::Command::new("unshare");
+    c.args(["-m", "sh", "-c", &script, "sh"])
+        .args(args)
+        .current_dir(ws.work.path())
+        .env("H", &home)
+        .env("NEOCODE_HOME", &home)
+        .env_remove("NEOCODE_BASE_URL")
+        .env_remove("NEOCODE_MODEL")
+        .env_remove("NEOCODE_API_KEY")
+        .env_remove("OPENAI_API_KEY");
+    let out = c.output().ok()?;
+    if out.status.code() == Some(97) {
+        return None;
+    }
+    Some(out)
+}
+
+/// issue 22: a read-only home (a read-only mount, a home owned by someone else) still lists,
+/// shows and searches; nothing is written there (not even the default config).
+#[test]
+fn a_read_only_home_still_lists_and_shows() {
+    let ws = Ws::new();
+    let id = ws.session("read me without writing", 2);
+    let before = file_tree(ws.home.path());
+    let Some(out) = run_with_read_only_home(&ws, &["--list", "--json"]) else {
+        eprintln!("skipped: no mount namespace here (unshare -m / mount --bind failed)");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["id"], id.as_str(), "{v}");
+    for args in [
+        vec!["--list"],
+        vec!["show", "last"],
+        vec!["show", "last", "--json"],
+        vec!["search", "read"],
+        vec!["doctor"],
+    ] {
+        let out = run_with_read_only_home(&ws, &args).unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}{text}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("read me") || args[0] == "doctor", "{args:?}: {text}");
+    }
+    assert_eq!(file_tree(ws.home.path()), before, "nothing was written");
+}
+
+/// Every file under `dir` with its size, sorted.
+fn file_tree(dir: &std::path::Path) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let len = e.metadata().map(|m| m.len()).unwrap_or(0);
+                out.push((p.to_string_lossy().into_owned(), len));
+            }
+        }
+    }
+    out.sort();
+    out
+}

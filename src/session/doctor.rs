@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 
 use super::error::{Result, StoreError};
 
@@ -42,10 +42,7 @@ fn sqlite_err(db: &Path, e: rusqlite::Error) -> StoreError {
 }
 
 fn open_read_only(db: &Path) -> Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_URI;
-    let c = Connection::open_with_flags(db, flags).map_err(|e| sqlite_err(db, e))?;
+    let c = super::schema::open_read_only(db)?;
     c.busy_timeout(std::time::Duration::from_millis(5000))
         .map_err(|e| sqlite_err(db, e))?;
     Ok(c)
