@@ -313,11 +313,18 @@ fn a_tool_loop_stops_at_the_default_cap_per_prompt() {
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(err.contains("max_tool_calls_per_prompt"), "{err}");
-    assert!(err.contains("--max-tool-calls") && !err.contains("--max-turns"), "{err}");
+    assert!(
+        err.contains("--max-tool-calls") && !err.contains("--max-turns"),
+        "{err}"
+    );
     let shown = env.show("last");
     assert_eq!(shown["status"], "paused");
     assert_eq!(shown["runtime"]["usage"]["tool_calls"], 200, "{shown}");
-    assert_eq!(srv.request_count(), 67, "66 full replies and the one that hit the cap");
+    assert_eq!(
+        srv.request_count(),
+        67,
+        "66 full replies and the one that hit the cap"
+    );
     eprintln!("200 tool calls stopped after {:?}", t.elapsed());
 }
 
@@ -359,7 +366,10 @@ fn prompt_caps_are_configurable_and_a_flag_lifts_them() {
     let o = env.run(&srv2, &["run", "--continue", "more"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("max_tool_calls_per_prompt reached (4/4"), "{err}");
+    assert!(
+        err.contains("max_tool_calls_per_prompt reached (4/4"),
+        "{err}"
+    );
     assert!(err.contains("--max-tool-calls N"), "{err}");
 
     // An explicit flag replaces the cap for its run: the unanswered call and the rest run.

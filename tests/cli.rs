@@ -465,9 +465,7 @@ fn damage_index(db: &std::path::Path, index: &str) {
                 |r| r.get(0),
             )
             .unwrap();
-        let size: i64 = c
-            .query_row("PRAGMA page_size", [], |r| r.get(0))
-            .unwrap();
+        let size: i64 = c.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
         (page, size)
     };
     let mut f = std::fs::OpenOptions::new().write(true).open(db).unwrap();
@@ -492,19 +490,31 @@ fn a_damaged_database_stops_writes_and_doctor_recovers_it() {
     // A write that meets the damaged page fails with the message, and is not retried.
     let (code, _, err) = fail(ws.cmd().args(["fork", &ids[3]]));
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("damaged") && err.contains("neocode doctor"), "{err}");
+    assert!(
+        err.contains("damaged") && err.contains("neocode doctor"),
+        "{err}"
+    );
     // A later write, in another process, that would not even meet the page, is refused too.
     let (code, _, err) = fail(ws.cmd().args(["rename", &ids[4], "renamed"]));
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("damaged") && err.contains("neocode doctor"), "{err}");
+    assert!(
+        err.contains("damaged") && err.contains("neocode doctor"),
+        "{err}"
+    );
 
     let out = ws.cmd().arg("doctor").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("DAMAGED"), "{stdout}");
     assert!(stdout.contains("neocode doctor --recover"), "{stdout}");
-    assert!(stdout.contains("Provider") && stdout.contains("api key"), "{stdout}");
-    assert!(stdout.contains("Sandbox") && stdout.contains("sandbox"), "{stdout}");
+    assert!(
+        stdout.contains("Provider") && stdout.contains("api key"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Sandbox") && stdout.contains("sandbox"),
+        "{stdout}"
+    );
 
     let out = ws.cmd().args(["doctor", "--recover"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -513,7 +523,10 @@ fn a_damaged_database_stops_writes_and_doctor_recovers_it() {
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("RECOVERED") && stdout.contains("30 sessions"), "{stdout}");
+    assert!(
+        stdout.contains("RECOVERED") && stdout.contains("30 sessions"),
+        "{stdout}"
+    );
     let c = rusqlite::Connection::open(&db).unwrap();
     let check: String = c
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
@@ -531,7 +544,11 @@ fn a_damaged_database_stops_writes_and_doctor_recovers_it() {
     // Writing works again, and the doctor is content.
     ok_stdout(ws.cmd().args(["rename", &ids[4], "renamed"]));
     let out = ws.cmd().arg("doctor").output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 /// A damaged table page (not only an index): VACUUM INTO cannot read it, so `doctor
@@ -577,7 +594,10 @@ fn doctor_salvages_row_by_row_when_a_table_page_is_damaged() {
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("salvaged row by row") && stdout.contains("20 sessions"), "{stdout}");
+    assert!(
+        stdout.contains("salvaged row by row") && stdout.contains("20 sessions"),
+        "{stdout}"
+    );
     let c = rusqlite::Connection::open(&db).unwrap();
     let check: String = c
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
@@ -586,7 +606,10 @@ fn doctor_salvages_row_by_row_when_a_table_page_is_damaged() {
     let after: i64 = c
         .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
         .unwrap();
-    assert!(after < before && after > before / 2, "{after} of {before} messages kept");
+    assert!(
+        after < before && after > before / 2,
+        "{after} of {before} messages kept"
+    );
     drop(c);
     let listed = ok_json(ws.cmd().args(["--list", "--json"]));
     assert_eq!(listed.as_array().unwrap().len(), 20, "{listed}");
@@ -653,7 +676,10 @@ fn a_read_only_home_still_lists_and_shows() {
             "{args:?}: {}{text}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(text.contains("read me") || args[0] == "doctor", "{args:?}: {text}");
+        assert!(
+            text.contains("read me") || args[0] == "doctor",
+            "{args:?}: {text}"
+        );
     }
     assert_eq!(file_tree(ws.home.path()), before, "nothing was written");
 }

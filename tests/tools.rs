@@ -879,7 +879,10 @@ fn a_folder_swapped_for_an_outside_link_never_lets_a_file_tool_out() {
 #[test]
 fn the_file_tools_never_write_inside_neocodes_home() {
     let s = Space::new();
-    s.write(".neocode/config.toml", "[sandbox]\nmode = \"workspace-write\"\n");
+    s.write(
+        ".neocode/config.toml",
+        "[sandbox]\nmode = \"workspace-write\"\n",
+    );
     s.write(".neocode/projects/x/session.db", "db");
     symlink(".neocode", s.root.join("h")).unwrap();
     let mut ctx = s.ctx();
@@ -927,6 +930,10 @@ fn the_file_tools_never_write_inside_neocodes_home() {
     assert_eq!(s.read(".neocode/projects/x/session.db"), "db");
     assert!(!exists(&s.root.join(".neocode/projects/new")));
     // Elsewhere in the workspace writing works as before.
-    let out = call(&ctx, "write_file", json!({"path": "notes.txt", "content": "ok"}));
+    let out = call(
+        &ctx,
+        "write_file",
+        json!({"path": "notes.txt", "content": "ok"}),
+    );
     assert!(!out.is_error, "{}", out.text);
 }

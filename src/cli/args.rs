@@ -202,7 +202,9 @@ pub enum Command {
     Run(super::run::RunArgs),
     /// Check the session databases (SQLite integrity check) and show the provider settings
     /// and what confines commands; exit 1 when a database is damaged.
-    #[command(after_help = "Examples:\n  neocode doctor\n  neocode doctor --recover   write a recovered copy of a damaged database (the damaged file is kept beside it)")]
+    #[command(
+        after_help = "Examples:\n  neocode doctor\n  neocode doctor --recover   write a recovered copy of a damaged database (the damaged file is kept beside it)"
+    )]
     Doctor {
         /// Recover each damaged database: a copy through VACUUM INTO (or a row-by-row
         /// salvage) replaces it; the damaged file is kept as session.db.damaged-<time>.

@@ -5,8 +5,8 @@
 //! or ambiguous id).
 
 pub mod args;
-pub mod fmt;
 mod doctor;
+pub mod fmt;
 mod import_from;
 mod list;
 mod manage;

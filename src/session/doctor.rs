@@ -217,7 +217,9 @@ fn salvage_table(c: &Connection, t: &str) -> u64 {
         .collect::<Vec<_>>()
         .join(", ");
     // Tables without rowid are copied in one statement, or not at all.
-    if c.prepare(&format!("SELECT rowid FROM old.{q} LIMIT 0")).is_err() {
+    if c.prepare(&format!("SELECT rowid FROM old.{q} LIMIT 0"))
+        .is_err()
+    {
         let sql = format!("INSERT OR IGNORE INTO main.{q}({list}) SELECT {list} FROM old.{q}");
         return u64::from(c.execute(&sql, []).is_err());
     }

@@ -116,7 +116,11 @@ impl PromptCaps {
     }
 
     /// The cap that forbids another model call, `start` being the usage when the prompt began.
-    pub fn model_call_blocked(&self, ledger: &RuntimeLedger, start: &crate::session::RuntimeUsage) -> Option<String> {
+    pub fn model_call_blocked(
+        &self,
+        ledger: &RuntimeLedger,
+        start: &crate::session::RuntimeUsage,
+    ) -> Option<String> {
         let used = ledger.usage.turns.saturating_sub(start.turns);
         match self.turns {
             Some(m) if used >= m => Some(format!(
@@ -128,7 +132,11 @@ impl PromptCaps {
     }
 
     /// The cap that forbids another tool call.
-    pub fn tool_call_blocked(&self, ledger: &RuntimeLedger, start: &crate::session::RuntimeUsage) -> Option<String> {
+    pub fn tool_call_blocked(
+        &self,
+        ledger: &RuntimeLedger,
+        start: &crate::session::RuntimeUsage,
+    ) -> Option<String> {
         let used = ledger.usage.tool_calls.saturating_sub(start.tool_calls);
         match self.tool_calls {
             Some(m) if used >= m => Some(format!(

@@ -421,7 +421,11 @@ impl Turn {
                     ),
                     command_timeout: self.settings.command_timeout,
                     output_cap: self.settings.output_cap,
-                    home: self.settings.path.parent().map(std::path::Path::to_path_buf),
+                    home: self
+                        .settings
+                        .path
+                        .parent()
+                        .map(std::path::Path::to_path_buf),
                 };
                 tools::run(&call.name, &call.arguments, &ctx)
             };

@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 use std::io::Read;
 use std::os::fd::AsRawFd;
 
-use super::path::{anchor, confine, fstat, in_home, open_error, open_in, refuse_home, split, write_atomic};
+use super::path::{
+    anchor, confine, fstat, in_home, open_error, open_in, refuse_home, split, write_atomic,
+};
 use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, diff, parse_args};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {

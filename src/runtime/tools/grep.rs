@@ -76,8 +76,8 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         }
         Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
     };
-    let start_is_dir = fstat(start.as_raw_fd())
-        .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR);
+    let start_is_dir =
+        fstat(start.as_raw_fd()).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR);
     let walk_from = walk_root(&start, &p.abs);
     let prefix = if p.rel == "." {
         String::new()

@@ -412,7 +412,10 @@ pub(crate) fn write_atomic(
         };
         if fd >= 0 {
             // SAFETY: fresh descriptor, handed to the File.
-            break (tmp, std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) }));
+            break (
+                tmp,
+                std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) }),
+            );
         }
         attempt += 1;
         if errno() != libc::EEXIST || attempt > 16 {
@@ -439,7 +442,14 @@ pub(crate) fn write_atomic(
         return Err(e);
     }
     // SAFETY: both names are single components of the one folder descriptor.
-    let rc = unsafe { libc::renameat(dir.as_raw_fd(), tmp.as_ptr(), dir.as_raw_fd(), target.as_ptr()) };
+    let rc = unsafe {
+        libc::renameat(
+            dir.as_raw_fd(),
+            tmp.as_ptr(),
+            dir.as_raw_fd(),
+            target.as_ptr(),
+        )
+    };
     if rc != 0 {
         let e = io::Error::last_os_error();
         unlink();
@@ -499,7 +509,9 @@ pub(crate) fn open_error(rel: &str, e: &io::Error) -> String {
         Some(libc::EXDEV) | Some(libc::ELOOP) => format!(
             "refused: {rel} leads outside the workspace (a link appeared on the way); tools only work inside it"
         ),
-        Some(libc::ENOTDIR) => format!("cannot open {rel}: a part of the path is not a folder (or became a link)"),
+        Some(libc::ENOTDIR) => {
+            format!("cannot open {rel}: a part of the path is not a folder (or became a link)")
+        }
         _ => format!("cannot open {rel}: {e}"),
     }
 }

@@ -59,10 +59,7 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(b) => b,
         Err(e) => return ToolOutput::error(e),
     };
-    let file = match b.open_rel(
-        &p.rel,
-        libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK,
-    ) {
+    let file = match b.open_rel(&p.rel, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK) {
         Ok(fd) => std::fs::File::from(fd),
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
             return ToolOutput::error(format!("cannot read {}: {e}", p.rel));

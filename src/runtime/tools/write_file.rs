@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 use std::io::Read;
 use std::os::fd::AsRawFd;
 
-use super::path::{anchor, confine, fstat, in_home, open_error, open_in, refuse_home, split, write_atomic};
+use super::path::{
+    anchor, confine, fstat, in_home, open_error, open_in, refuse_home, split, write_atomic,
+};
 use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, diff, parse_args};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
@@ -59,7 +61,9 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     // after goes through its descriptor.
     let dir = match b.dir(&dir_rel, true) {
         Ok(d) => d,
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) || e.raw_os_error() == Some(libc::EEXIST) => {
+        Err(e)
+            if e.raw_os_error() == Some(libc::ENOENT) || e.raw_os_error() == Some(libc::EEXIST) =>
+        {
             return ToolOutput::error(format!("cannot create the folders of {}: {e}", p.rel));
         }
         Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
