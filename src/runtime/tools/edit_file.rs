@@ -7,7 +7,8 @@ use std::io::Read;
 use std::os::fd::AsRawFd;
 
 use super::path::{
-    anchor, confine, fstat, in_home, open_error, open_in, refuse_home, split, write_atomic,
+    anchor, check_writable, confine, fstat, in_home, open_error, open_in, refuse_home, split,
+    write_atomic,
 };
 use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, diff, parse_args};
 
@@ -110,6 +111,9 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         }
     }
     let after = before.replacen(args.old_string.as_str(), &args.new_string, 1);
+    if let Err(e) = check_writable(&dir, &name) {
+        return ToolOutput::error(format!("cannot write {}: {e}", p.rel));
+    }
     if let Err(e) = write_atomic(&dir, &name, after.as_bytes(), Some(mode)) {
         return ToolOutput::error(format!("cannot write {}: {e}", p.rel));
     }

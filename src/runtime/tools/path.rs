@@ -458,6 +458,27 @@ pub(crate) fn write_atomic(
     Ok(())
 }
 
+/// Whether the existing file `name` of `dir` may be written by us (the rename in
+/// [`write_atomic`] would replace even a read-only file): an open for writing, without
+/// truncating, closed at once.
+pub(crate) fn check_writable(dir: &OwnedFd, name: &str) -> io::Result<()> {
+    let c = cstr(name.as_bytes())?;
+    // SAFETY: `dir` is an open folder descriptor, `c` one component; nothing is written.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fresh descriptor, closed on drop.
+    drop(unsafe { OwnedFd::from_raw_fd(fd) });
+    Ok(())
+}
+
 /// Opens the file `name` of the folder `dir` for reading without following a symlink and
 /// without blocking on a FIFO.
 pub(crate) fn open_in(dir: &OwnedFd, name: &str) -> io::Result<std::fs::File> {

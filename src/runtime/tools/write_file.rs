@@ -8,7 +8,8 @@ use std::io::Read;
 use std::os::fd::AsRawFd;
 
 use super::path::{
-    anchor, confine, fstat, in_home, open_error, open_in, refuse_home, split, write_atomic,
+    anchor, check_writable, confine, fstat, in_home, open_error, open_in, refuse_home, split,
+    write_atomic,
 };
 use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, diff, parse_args};
 
@@ -99,6 +100,11 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => (None, None),
         Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
     };
+    if mode.is_some()
+        && let Err(e) = check_writable(&dir, &name)
+    {
+        return ToolOutput::error(format!("cannot write {}: {e}", p.rel));
+    }
     if let Err(e) = write_atomic(&dir, &name, args.content.as_bytes(), mode) {
         return ToolOutput::error(format!("cannot write {}: {e}", p.rel));
     }
