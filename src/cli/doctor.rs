@@ -54,6 +54,17 @@ pub fn run(loc: &Location, recover: bool) -> CmdResult {
             out.push_str("           damaged file beside it (session.db.damaged-<time>); nothing is deleted.\n");
             continue;
         }
+        if let Some(id) = running_turn(db) {
+            failed += 1;
+            line(
+                &mut out,
+                format!(
+                    "  NOT RECOVERED {}: session {id} is running a turn in another neocode; stop it first",
+                    db.display()
+                ),
+            );
+            continue;
+        }
         match doctor::recover(db) {
             Ok(r) => {
                 let how = if r.method == "vacuum" {
@@ -130,6 +141,18 @@ pub fn run(loc: &Location, recover: bool) -> CmdResult {
         )));
     }
     Ok(())
+}
+
+/// A session of the database `db`'s workspace whose turn a live process runs (its lease is
+/// held), if any: recovering under it would leave it writing to the damaged file.
+fn running_turn(db: &std::path::Path) -> Option<String> {
+    let dir = db.parent()?;
+    let leases = std::fs::read_dir(dir.join("leases")).ok()?;
+    leases.flatten().find_map(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let id = name.strip_suffix(".lock")?;
+        crate::runtime::agent::lease::is_held(dir, id).then(|| id.to_string())
+    })
 }
 
 /// The sandbox's walls, one call (a richer report replaces it here).
