@@ -485,7 +485,9 @@ fn a_damaged_database_stops_writes_and_doctor_recovers_it() {
         .map(|i| ws.session(&format!("session {i}"), 2))
         .collect();
     let db = ws.db();
-    damage_index(&db, "sessions_by_activity");
+    // A process that has the store open already (a TUI) is stopped too, once another finds it.
+    let live = ws.rt();
+    damage_index(&db, "sessions_by_parent");
 
     // A write that meets the damaged page fails with the message, and is not retried.
     let (code, _, err) = fail(ws.cmd().args(["fork", &ids[3]]));
@@ -494,13 +496,18 @@ fn a_damaged_database_stops_writes_and_doctor_recovers_it() {
         err.contains("damaged") && err.contains("neocode doctor"),
         "{err}"
     );
-    // A later write, in another process, that would not even meet the page, is refused too.
+    // A later write, in another process, that does not even meet the page, is refused too.
     let (code, _, err) = fail(ws.cmd().args(["rename", &ids[4], "renamed"]));
     assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("damaged") && err.contains("neocode doctor"),
         "{err}"
     );
+    // (Without the marker this rename succeeds: it never touches the damaged index, which
+    // only forks are in.)
+    let e = live.rename(&ids[5], "renamed too").unwrap_err();
+    assert!(e.to_string().contains("neocode doctor"), "{e}");
+    drop(live);
 
     let out = ws.cmd().arg("doctor").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

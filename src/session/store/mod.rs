@@ -340,6 +340,15 @@ impl Store {
 
     /// Refuses to write once the database was found damaged.
     pub(crate) fn refuse_if_damaged(&self) -> Result<()> {
+        // Another process may have found the damage since this one opened the store: its
+        // marker stops this process's writes too (one stat per write).
+        if self.damaged().is_none()
+            && let Ok(detail) =
+                std::fs::read_to_string(super::doctor::damaged_marker(&self.inner.db))
+        {
+            let mut d = self.inner.damaged.lock().unwrap_or_else(|p| p.into_inner());
+            d.get_or_insert(detail);
+        }
         match self.damaged() {
             Some(detail) => Err(StoreError::Damaged {
                 path: self.inner.db.clone(),
