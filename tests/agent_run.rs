@@ -289,6 +289,96 @@ fn a_limit_exits_3_and_holds_across_restarts_until_raised() {
     assert_eq!(ledger["limits"]["max_turns"], 3);
 }
 
+/// A model looping on tools stops by itself: by default one prompt may make 200 tool calls
+/// (and 100 model calls); then the session pauses with exit 3 and the hint names the flag of
+/// the limit that was hit.
+#[test]
+fn a_tool_loop_stops_at_the_default_cap_per_prompt() {
+    let env = Env::new("");
+    let call = r#"{"path":"."}"#;
+    let mut replies: Vec<Reply> = (0..80)
+        .map(|i| {
+            let ids = [format!("a{i}"), format!("b{i}"), format!("c{i}")];
+            Reply::tool_calls(&[
+                (ids[0].as_str(), "list_dir", call),
+                (ids[1].as_str(), "list_dir", call),
+                (ids[2].as_str(), "list_dir", call),
+            ])
+        })
+        .collect();
+    replies.push(Reply::text("finally done"));
+    let srv = ScriptedServer::start(replies).unwrap();
+    let t = Instant::now();
+    let o = env.run(&srv, &["run", "loop forever"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("max_tool_calls_per_prompt"), "{err}");
+    assert!(
+        err.contains("--max-tool-calls") && !err.contains("--max-turns"),
+        "{err}"
+    );
+    let shown = env.show("last");
+    assert_eq!(shown["status"], "paused");
+    assert_eq!(shown["runtime"]["usage"]["tool_calls"], 200, "{shown}");
+    assert_eq!(
+        srv.request_count(),
+        67,
+        "66 full replies and the one that hit the cap"
+    );
+    eprintln!("200 tool calls stopped after {:?}", t.elapsed());
+}
+
+/// The caps per prompt come from config.toml (`max_tool_calls_per_prompt`,
+/// `max_turns_per_prompt`); an explicit flag replaces them for its run.
+#[test]
+fn prompt_caps_are_configurable_and_a_flag_lifts_them() {
+    let env = Env::new("[limits]\nmax_tool_calls_per_prompt = 4\nmax_turns_per_prompt = 3\n");
+    let one = |id: &str| Reply::tool_calls(&[(id, "list_dir", r#"{"path":"."}"#)]);
+    let srv = ScriptedServer::start(vec![
+        one("t1"),
+        one("t2"),
+        one("t3"),
+        one("t4"),
+        one("t5"),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    let o = env.run(&srv, &["run", "loop"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("max_turns_per_prompt reached (3/3"), "{err}");
+    assert!(err.contains("--max-turns N"), "{err}");
+    assert_eq!(env.show("last")["status"], "paused");
+    assert_eq!(srv.request_count(), 3);
+
+    // The next prompt has its own allowance; the tool-call cap is hit first this time.
+    let srv2 = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("u1", "list_dir", r#"{"path":"."}"#),
+            ("u2", "list_dir", r#"{"path":"."}"#),
+            ("u3", "list_dir", r#"{"path":"."}"#),
+            ("u4", "list_dir", r#"{"path":"."}"#),
+            ("u5", "list_dir", r#"{"path":"."}"#),
+        ]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    let o = env.run(&srv2, &["run", "--continue", "more"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("max_tool_calls_per_prompt reached (4/4"),
+        "{err}"
+    );
+    assert!(err.contains("--max-tool-calls N"), "{err}");
+
+    // An explicit flag replaces the cap for its run: the unanswered call and the rest run.
+    let o = env.run(&srv2, &["run", "--continue", "--max-tool-calls", "50"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "done\n");
+    assert_eq!(env.show("last")["status"], "completed");
+}
+
 #[test]
 fn provider_errors_exit_1_with_what_to_do() {
     let env = Env::new("");
@@ -858,4 +948,48 @@ fn after_compact_the_summary_is_not_later_than_the_tail_and_its_headings_nest() 
         md.contains("\n## not a heading\n"),
         "code is left alone:\n{md}"
     );
+/// issue 22: a session whose process was killed mid-turn is `interrupted` (not `running`) in
+/// `--list --json` and `show`, while a live one stays `running`; resuming it clears that.
+#[test]
+fn a_killed_run_is_listed_as_interrupted() {
+    let env = Env::new("");
+    let srv = ScriptedServer::start(vec![
+        Stream::new()
+            .role()
+            .text_deltas("one two three four five six seven eight nine ten", 10)
+            .delays(Duration::ZERO, Duration::from_millis(500))
+            .reply(),
+        Reply::text("resumed"),
+    ])
+    .unwrap();
+    let child = env
+        .cmd(Some(&srv), &["run", "slow please"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the request", || srv.request_count() == 1);
+    std::thread::sleep(Duration::from_millis(300));
+    let status = |env: &Env| {
+        let o = env.cmd(None, &["--list", "--json"]).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v[0]["status"].as_str().unwrap().to_string()
+    };
+    assert_eq!(status(&env), "running", "a live run is running");
+    kill(&child, libc::SIGKILL);
+    let _ = child.wait_with_output().unwrap();
+
+    assert_eq!(status(&env), "interrupted");
+    assert_eq!(env.show("last")["status"], "interrupted");
+    let o = env.cmd(None, &["show", "last"]).output().unwrap();
+    let text = stdout(&o);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("status") && l.contains("interrupted")),
+        "{text}"
+    );
+    let o = env.run(&srv, &["run", "--continue", "go on"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(status(&env), "completed");
 }

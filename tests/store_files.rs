@@ -266,10 +266,11 @@ fn a_garbage_file_is_reported_corrupt_and_left_byte_identical() {
         Store::open_existing(paths.clone()).map(|_| ()),
     ] {
         match r {
-            Err(e @ StoreError::Corrupt { .. }) => {
+            Err(e @ StoreError::Damaged { .. }) => {
                 assert!(e.to_string().contains("session.db"), "{e}");
+                assert!(e.to_string().contains("neocode doctor"), "{e}");
             }
-            other => panic!("expected Corrupt, got {other:?}"),
+            other => panic!("expected Damaged, got {other:?}"),
         }
     }
     assert_eq!(fs::read(paths.db()).unwrap(), garbage);

@@ -809,4 +809,169 @@ fn edit_file_returns_the_unified_diff_to_the_model_capped() {
     assert!(!out.is_error, "{}", out.text);
     assert!(out.text.lines().count() < 100, "{}", out.text);
     assert!(out.text.contains("more diff lines"), "{}", out.text);
+/// Swaps `a` and `b` (two names in one folder) with `renameat2(RENAME_EXCHANGE)` until told
+/// to stop (or 60 s pass); returns how many swaps succeeded.
+fn exchange_loop(
+    a: std::path::PathBuf,
+    b: std::path::PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    std::thread::spawn(move || {
+        let ca = std::ffi::CString::new(a.as_os_str().as_bytes()).unwrap();
+        let cb = std::ffi::CString::new(b.as_os_str().as_bytes()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut swaps = 0u64;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < deadline {
+            // SAFETY: two NUL-terminated paths.
+            let rc = unsafe {
+                libc::renameat2(
+                    libc::AT_FDCWD,
+                    ca.as_ptr(),
+                    libc::AT_FDCWD,
+                    cb.as_ptr(),
+                    libc::RENAME_EXCHANGE,
+                )
+            };
+            if rc == 0 {
+                swaps += 1;
+            }
+        }
+        swaps
+    })
+}
+
+/// What a folder holds: (name, content) sorted.
+fn contents(dir: &std::path::Path) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let content = std::fs::read_to_string(e.path()).unwrap_or_default();
+            (e.file_name().to_string_lossy().into_owned(), content)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The race of issue 22: while something swaps a workspace folder with a symlink to an
+/// outside folder in a loop, 2,000 write_file/edit_file calls into that folder (half of them
+/// with the component walk used where openat2 is missing) never create or change anything
+/// outside. Reads (read_file, grep) never return the outside content either.
+#[test]
+fn a_folder_swapped_for_an_outside_link_never_lets_a_file_tool_out() {
+    for fallback in [false, true] {
+        let s = Space::new();
+        s.write("dir/f.txt", "MARK inside\n");
+        std::fs::write(s.outside.join("f.txt"), "MARK outside secret\n").unwrap();
+        symlink(&s.outside, s.root.join("swap")).unwrap();
+        let before = contents(&s.outside);
+        let ctx = s.ctx();
+        tools::force_walk_fallback(fallback);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let racer = exchange_loop(s.root.join("dir"), s.root.join("swap"), stop.clone());
+        let started = Instant::now();
+        let mut ok = 0;
+        let mut leaked = Vec::new();
+        for i in 0..1000 {
+            if started.elapsed() > Duration::from_secs(50) {
+                break;
+            }
+            let w = call(
+                &ctx,
+                "write_file",
+                json!({"path": format!("dir/n{}.txt", i % 50), "content": format!("MARK {i}\n")}),
+            );
+            let e = call(
+                &ctx,
+                "edit_file",
+                json!({"path": "dir/f.txt", "old_string": "MARK", "new_string": "MARK!"}),
+            );
+            let r = call(&ctx, "read_file", json!({"path": "dir/f.txt"}));
+            ok += usize::from(!w.is_error) + usize::from(!e.is_error);
+            if r.text.contains("outside secret") {
+                leaked.push(r.text);
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let swaps = racer.join().unwrap();
+        tools::force_walk_fallback(false);
+        eprintln!(
+            "fallback {fallback}: {swaps} swaps, {ok} writes ok in {:?}",
+            started.elapsed()
+        );
+        assert!(swaps > 100, "the racer barely ran ({swaps} swaps)");
+        assert!(ok > 0, "no call got through at all (fallback {fallback})");
+        assert!(leaked.is_empty(), "read_file read outside: {:?}", leaked[0]);
+        assert_eq!(
+            contents(&s.outside),
+            before,
+            "something outside changed (fallback {fallback}, {swaps} swaps, {ok} calls ok)"
+        );
+    }
+}
+
+/// neocode's home inside the workspace (a workspace of `~`): the file tools refuse to write
+/// there, by any path, and say why.
+#[test]
+fn the_file_tools_never_write_inside_neocodes_home() {
+    let s = Space::new();
+    s.write(
+        ".neocode/config.toml",
+        "[sandbox]\nmode = \"workspace-write\"\n",
+    );
+    s.write(".neocode/projects/x/session.db", "db");
+    symlink(".neocode", s.root.join("h")).unwrap();
+    let mut ctx = s.ctx();
+    ctx.home = Some(s.root.join(".neocode"));
+    let writes = [
+        (
+            "write_file",
+            json!({"path": ".neocode/config.toml", "content": "[sandbox]\nmode = \"off\"\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "h/config.toml", "content": "[sandbox]\nmode = \"off\"\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": ".neocode/projects/new/x.txt", "content": "x"}),
+        ),
+        ("write_file", json!({"path": ".neocode", "content": "x"})),
+        (
+            "edit_file",
+            json!({"path": ".neocode/config.toml", "old_string": "workspace-write", "new_string": "off"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "./h/../.neocode/config.toml", "old_string": "workspace-write", "new_string": "off"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": ".neocode/projects/x/session.db", "old_string": "db", "new_string": "pwned"}),
+        ),
+    ];
+    for (tool, args) in writes {
+        let out = call(&ctx, tool, args.clone());
+        assert!(out.is_error, "{tool} {args} was not refused: {}", out.text);
+        assert!(
+            out.text.contains("neocode's home") || out.text.contains("folder"),
+            "{tool} {args}: {}",
+            out.text
+        );
+    }
+    assert_eq!(
+        s.read(".neocode/config.toml"),
+        "[sandbox]\nmode = \"workspace-write\"\n"
+    );
+    assert_eq!(s.read(".neocode/projects/x/session.db"), "db");
+    assert!(!exists(&s.root.join(".neocode/projects/new")));
+    // Elsewhere in the workspace writing works as before.
+    let out = call(
+        &ctx,
+        "write_file",
+        json!({"path": "notes.txt", "content": "ok"}),
+    );
+    assert!(!out.is_error, "{}", out.text);
 }

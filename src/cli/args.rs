@@ -202,6 +202,17 @@ pub enum Command {
     /// Run one agent turn without the TUI: answer text on stdout, tool activity on stderr.
     #[command(after_help = super::run::RUN_EXAMPLES)]
     Run(super::run::RunArgs),
+    /// Check the session databases (SQLite integrity check) and show the provider settings
+    /// and what confines commands; exit 1 when a database is damaged.
+    #[command(
+        after_help = "Examples:\n  neocode doctor\n  neocode doctor --recover   write a recovered copy of a damaged database (the damaged file is kept beside it)"
+    )]
+    Doctor {
+        /// Recover each damaged database: a copy through VACUUM INTO (or a row-by-row
+        /// salvage) replaces it; the damaged file is kept as session.db.damaged-<time>.
+        #[arg(long)]
+        recover: bool,
+    },
     /// Summarise a session's transcript now: the summary becomes its task state and the
     /// transcript becomes summary + recent messages (needs a configured provider).
     #[command(after_help = "Example:\n  neocode compact last")]

@@ -54,6 +54,13 @@ pub(crate) struct JsonRow<'a> {
 }
 
 impl<'a> JsonRow<'a> {
+    /// This row with the status the user should see (`interrupted` for a running session
+    /// whose process died).
+    pub(crate) fn shown(mut self, rt: &Sessions, status: crate::session::Status) -> JsonRow<'a> {
+        self.status = rt.shown_status(self.id, status);
+        self
+    }
+
     pub(crate) fn new(s: &ListLine<'a>, workspace: Option<&'a str>) -> JsonRow<'a> {
         JsonRow {
             id: s.id,
@@ -187,7 +194,11 @@ pub fn run(loc: &Location, opts: ListOptions) -> CmdResult {
         Some(rt) => {
             let items = rt.list(&query(opts.limit))?.items;
             if opts.json {
-                out.json_array(items.iter().map(|s| JsonRow::new(&s.list_line(), None)))?;
+                out.json_array(
+                    items
+                        .iter()
+                        .map(|s| JsonRow::new(&s.list_line(), None).shown(rt, s.status)),
+                )?;
                 return out.finish();
             }
             if !items.is_empty() {
@@ -223,7 +234,7 @@ fn json_rows(out: &mut Out, rt: &Sessions, workspace: Option<&str>, first: &mut 
     let mut buf = String::with_capacity(1024);
     let mut failed = None;
     let scanned = rt.for_each_list_line(true, |s| {
-        write_json_row(out, &mut buf, s, workspace, first).map_err(|e| {
+        write_json_row(out, &mut buf, rt, s, workspace, first).map_err(|e| {
             failed = Some(e);
             StoreError::io("stdout", std::io::Error::other("write failed"))
         })
@@ -238,12 +249,14 @@ fn json_rows(out: &mut Out, rt: &Sessions, workspace: Option<&str>, first: &mut 
 fn write_json_row(
     out: &mut Out,
     buf: &mut String,
+    rt: &Sessions,
     s: &ListLine<'_>,
     workspace: Option<&str>,
     first: &mut bool,
 ) -> CmdResult {
     buf.clear();
     JsonRow::new(s, workspace)
+        .shown(rt, s.status)
         .write_compact(buf)
         .map_err(|e| Failure::from(StoreError::io("stdout", std::io::Error::other(e))))?;
     out.bytes(if *first { b"\n" } else { b",\n" })?;
@@ -346,21 +359,21 @@ pub fn run_all(home: &std::path::Path, opts: ListOptions) -> CmdResult {
     }
     let mut workspaces = Vec::new();
     for (root, rt) in &opened {
-        workspaces.push((root, rt.list(&query(opts.limit))?.items));
+        workspaces.push((root, rt, rt.list(&query(opts.limit))?.items));
     }
     if opts.json {
-        out.json_array(workspaces.iter().flat_map(|(root, items)| {
+        out.json_array(workspaces.iter().flat_map(|(root, rt, items)| {
             items
                 .iter()
-                .map(|s| JsonRow::new(&s.list_line(), Some(root.as_str())))
+                .map(|s| JsonRow::new(&s.list_line(), Some(root.as_str())).shown(rt, s.status))
         }))?;
         return out.finish();
     }
-    if workspaces.iter().all(|(_, items)| items.is_empty()) {
+    if workspaces.iter().all(|(_, _, items)| items.is_empty()) {
         return nothing_under(out, home);
     }
     let mut first = true;
-    for (root, items) in &workspaces {
+    for (root, _, items) in &workspaces {
         if items.is_empty() {
             continue;
         }

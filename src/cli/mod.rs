@@ -5,6 +5,7 @@
 //! or ambiguous id).
 
 pub mod args;
+mod doctor;
 pub mod fmt;
 mod import_from;
 mod list;
@@ -225,6 +226,7 @@ pub fn run(cli: Cli) -> CmdResult {
         }
         Some(Command::Run(args)) => run::run(&location(&cli)?, args),
         Some(Command::Compact { id }) => run::compact(&location(&cli)?, id),
+        Some(Command::Doctor { recover }) => doctor::run(&location(&cli)?, *recover),
         Some(Command::Bridge) => bridge_cmd(&cli),
         None if cli.list => {
             let opts = list::ListOptions {
@@ -334,6 +336,7 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Skill(_) => "skill",
         Command::Run(_) => "run",
         Command::Compact { .. } => "compact",
+        Command::Doctor { .. } => "doctor",
         Command::Bridge => "bridge",
     }
 }

@@ -283,8 +283,9 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
         FinishReason::LimitReached(why) => Err(Failure {
             code: 3,
             lines: vec![format!(
-                "{}; the session is paused. Raise the limit to go on, e.g. neocode run --resume {id} --max-turns N",
-                sanitize::line(&why)
+                "{}; the session is paused. Raise the limit to go on, e.g. neocode run --resume {id} {} N",
+                sanitize::line(&why),
+                crate::runtime::agent::ledger::flag_for(&why)
             )],
         }),
         FinishReason::Failed { code, message } if code == "plan_failed" => {

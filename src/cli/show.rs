@@ -186,7 +186,7 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     let mut out = Out::stdout();
     if json {
         let doc = JsonShow {
-            row: JsonRow::new(&summary.list_line(), None),
+            row: JsonRow::new(&summary.list_line(), None).shown(&rt, summary.status),
             fork_seq: summary.fork_seq,
             steps: steps
                 .iter()
@@ -240,7 +240,11 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
         |out: &Out, k: &str, v: String| format!("{}  {v}", out.paint("2", &format!("{k:<9}")));
     let mut lines = vec![
         field(&out, "id", l(&summary.id)),
-        field(&out, "status", summary.status.as_str().to_string()),
+        field(
+            &out,
+            "status",
+            rt.shown_status(&summary.id, summary.status).to_string(),
+        ),
         field(&out, "created", when(now, summary.created_at_ms)),
         field(&out, "active", when(now, summary.updated_at_ms)),
         field(

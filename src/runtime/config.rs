@@ -70,6 +70,11 @@ max_retries = 3
 retry_backoff_ms = 500
 
 [limits]
+# What one prompt (a `neocode run`, a message in the TUI, a resume) may spend before the
+# session pauses (exit 3); 0 = no cap. A --max-tool-calls / --max-turns flag replaces the
+# cap of its kind for that run.
+max_tool_calls_per_prompt = 200
+max_turns_per_prompt = 100
 # Budgets per session (restored on resume; only an explicit flag raises them).
 # max_turns = 50
 # max_tool_calls = 200
@@ -105,13 +110,22 @@ output_cap_bytes = 30000
 # tool_timeout_sec = 60
 "#;
 
+/// `[limits]`: the session budgets and the caps of one prompt.
+#[derive(Debug, Default, Deserialize)]
+struct FileLimits {
+    #[serde(flatten)]
+    session: RuntimeLimits,
+    max_tool_calls_per_prompt: Option<u64>,
+    max_turns_per_prompt: Option<u64>,
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileConfig {
     #[serde(default)]
     provider: FileProvider,
     #[serde(default)]
-    limits: RuntimeLimits,
+    limits: FileLimits,
     #[serde(default)]
     approval: FileApproval,
     #[serde(default)]
@@ -209,6 +223,8 @@ pub struct Settings {
     pub retry_backoff: Duration,
     /// Default budgets of new sessions.
     pub limits: RuntimeLimits,
+    /// What one prompt may spend (`max_tool_calls_per_prompt`, `max_turns_per_prompt`).
+    pub prompt_caps: crate::runtime::agent::ledger::PromptCaps,
     /// Approval policy.
     pub approval: ApprovalPolicy,
     /// Sandbox of commands.
@@ -329,7 +345,19 @@ impl Settings {
             idle_timeout: Duration::from_secs_f64(p.idle_timeout_secs.unwrap_or(300.0).max(0.05)),
             max_retries: p.max_retries.unwrap_or(3),
             retry_backoff: Duration::from_millis(p.retry_backoff_ms.unwrap_or(500)),
-            limits: file.limits,
+            prompt_caps: crate::runtime::agent::ledger::PromptCaps {
+                tool_calls: match file.limits.max_tool_calls_per_prompt {
+                    Some(0) => None,
+                    Some(n) => Some(n),
+                    None => Some(crate::runtime::agent::ledger::DEFAULT_TOOL_CALLS_PER_PROMPT),
+                },
+                turns: match file.limits.max_turns_per_prompt {
+                    Some(0) => None,
+                    Some(n) => Some(n),
+                    None => Some(crate::runtime::agent::ledger::DEFAULT_TURNS_PER_PROMPT),
+                },
+            },
+            limits: file.limits.session,
             approval,
             sandbox: SandboxSettings {
                 mode,
@@ -344,7 +372,8 @@ impl Settings {
     }
 
     /// The base URL a request would go to: the configured one, else OpenAI's when a key is set.
-    fn effective_base_url(&self) -> Option<String> {
+    /// The base URL requests go to (the OpenAI default when only a key is set), if any.
+    pub fn effective_base_url(&self) -> Option<String> {
         self.base_url
             .clone()
             .or_else(|| self.api_key.as_ref().map(|_| OPENAI_URL.to_string()))
@@ -389,6 +418,11 @@ impl Settings {
                 Ok(s)
             }
         }
+    }
+
+    /// Whether an API key is set (the key itself is never shown).
+    pub fn has_api_key(&self) -> bool {
+        self.api_key.is_some()
     }
 
     /// The key, for redacting it from text (never for printing).

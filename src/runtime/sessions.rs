@@ -15,6 +15,10 @@ use crate::session::{
 
 use super::Location;
 
+/// The status shown for a `running` session whose process died (see
+/// [`Sessions::shown_status`]); never stored.
+pub const INTERRUPTED: &str = "interrupted";
+
 /// The sessions of one workspace's store.
 #[derive(Clone, Debug)]
 pub struct Sessions {
@@ -62,6 +66,19 @@ impl Sessions {
     /// The workspace's data folder under the home.
     pub fn data_dir(&self) -> &Path {
         &self.store.paths().dir
+    }
+
+    /// The status to show for session `id` stored as `status`: a `running` session whose
+    /// turn holder is gone (its process was killed) is `interrupted` until it is resumed.
+    /// Only running rows pay for the check (one try-lock of the lease file).
+    pub fn shown_status(&self, id: &str, status: crate::session::Status) -> &'static str {
+        if status == crate::session::Status::Running
+            && !super::agent::lease::is_held(self.data_dir(), id)
+        {
+            INTERRUPTED
+        } else {
+            status.as_str()
+        }
     }
 
     /// The neocode home (the workspace folder is `<home>/projects/<hash>`).

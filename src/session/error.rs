@@ -49,6 +49,15 @@ pub enum StoreError {
         /// What is wrong.
         detail: String,
     },
+    /// SQLite reports the database file damaged (`SQLITE_CORRUPT`, `SQLITE_NOTADB`). From
+    /// then on this process writes nothing more to it; `neocode doctor` checks and recovers.
+    #[error("{} is corrupt — the database is damaged: run `neocode doctor` ({detail}); nothing more is written to it", path.display())]
+    Damaged {
+        /// Database file.
+        path: PathBuf,
+        /// What SQLite said.
+        detail: String,
+    },
     /// A stored JSON column does not parse.
     #[error("session {session_id}: stored column '{column}' is not valid: {detail}")]
     BadColumn {

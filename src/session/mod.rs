@@ -2,6 +2,7 @@
 //! the session file format. It is the only code in neocode that knows SQL, table names or the
 //! file layout.
 
+pub mod doctor;
 pub mod error;
 pub mod file;
 pub mod model;

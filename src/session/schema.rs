@@ -199,12 +199,12 @@ pub const MIGRATIONS: &[&str] = &[
     "#,
 ];
 
-/// Maps SQLite's "not a database" and "corrupt" codes to [`StoreError::Corrupt`].
+/// Maps SQLite's "not a database" and "corrupt" codes to [`StoreError::Damaged`].
 pub(crate) fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
     if let rusqlite::Error::SqliteFailure(f, msg) = &e
         && matches!(f.code, ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
     {
-        return StoreError::Corrupt {
+        return StoreError::Damaged {
             path: path.to_path_buf(),
             detail: msg.clone().unwrap_or_else(|| f.to_string()),
         };
@@ -229,10 +229,17 @@ pub(crate) fn open_connection(path: &Path, create: bool, root: &Path) -> Result<
             })
             .map_err(|e| StoreError::io(path, e))?;
     }
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_URI;
-    let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))?;
+    // A home without write access (a read-only mount, someone else's folder) is still
+    // read: the file is opened read-only and nothing below writes to it.
+    let writable = create || can_write(path);
+    let conn = if writable {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))?
+    } else {
+        open_read_only(path)?
+    };
     conn.busy_timeout(std::time::Duration::from_millis(5000))
         .map_err(|e| classify(path, e))?;
     // Read the version before anything that could write to the file.
@@ -245,6 +252,20 @@ pub(crate) fn open_connection(path: &Path, create: bool, root: &Path) -> Result<
             found: version,
             supported: SCHEMA_VERSION,
         });
+    }
+    if !writable {
+        if version < SCHEMA_VERSION {
+            return Err(StoreError::io(
+                path,
+                std::io::Error::other(format!(
+                    "the database (schema {version}) needs an upgrade to {SCHEMA_VERSION}, but neither it nor its folder is writable"
+                )),
+            ));
+        }
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| classify(path, e))?;
+        super::search::register_functions(&conn).map_err(|e| classify(path, e))?;
+        return Ok(conn);
     }
     set_wal(&conn, path)?;
     conn.pragma_update(None, "synchronous", "NORMAL")
@@ -262,6 +283,54 @@ pub(crate) fn open_connection(path: &Path, create: bool, root: &Path) -> Result<
         migrate(&conn, path, root)?;
     }
     Ok(conn)
+}
+
+/// Whether this process may write the database file and create files beside it (`-wal`,
+/// `-shm`).
+fn can_write(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let ok = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            // SAFETY: a NUL-terminated path; access only reads it.
+            .is_ok_and(|c| unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0)
+    };
+    ok(path) && path.parent().is_none_or(ok)
+}
+
+/// A read-only connection. A WAL database whose folder is not writable cannot get its
+/// `-shm` file, so SQLite refuses the plain open: then it is opened `immutable` (SQLite then
+/// takes no locks; on a read-only mount nobody can write it meanwhile, and a folder that is
+/// only someone else's to write is read as it is at that moment).
+pub(crate) fn open_read_only(path: &Path) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let plain = Connection::open_with_flags(path, flags).and_then(|c| {
+        c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?;
+        Ok(c)
+    });
+    match plain {
+        Ok(c) => Ok(c),
+        Err(rusqlite::Error::SqliteFailure(f, _))
+            if matches!(
+                f.code,
+                ErrorCode::CannotOpen | ErrorCode::ReadOnly | ErrorCode::DatabaseBusy
+            ) =>
+        {
+            let mut uri = String::from("file:");
+            for ch in path.to_string_lossy().chars() {
+                match ch {
+                    '%' => uri.push_str("%25"),
+                    '?' => uri.push_str("%3f"),
+                    '#' => uri.push_str("%23"),
+                    c => uri.push(c),
+                }
+            }
+            uri.push_str("?immutable=1");
+            Connection::open_with_flags(&uri, flags).map_err(|e| classify(path, e))
+        }
+        Err(e) => Err(classify(path, e)),
+    }
 }
 
 /// Switches the file to WAL. Switching a rollback-journal file needs an exclusive lock and

@@ -58,6 +58,27 @@ impl Lease {
     }
 }
 
+/// Whether a live process holds the lease of `session_id` under `data_dir`: one try-lock of
+/// the lease file (a shared lock, released at once), never creating anything, so it works in
+/// a read-only home. A missing file means nobody holds it; an error that says nothing is
+/// taken as "held" (the stored status is then shown as it is).
+pub fn is_held(data_dir: &Path, session_id: &str) -> bool {
+    let path = data_dir.join("leases").join(format!("{session_id}.lock"));
+    let file = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return false,
+        Err(_) => return true,
+    };
+    // SAFETY: flock on a descriptor we own.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+    if rc == 0 {
+        // SAFETY: as above.
+        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) };
+        return false;
+    }
+    true
+}
+
 impl Drop for Lease {
     fn drop(&mut self) {
         let _ = self.file.set_len(0);

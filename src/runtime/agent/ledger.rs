@@ -72,6 +72,97 @@ impl SharedBudget {
     }
 }
 
+/// Tool calls one prompt (or one resume) may make when nothing else is configured.
+pub const DEFAULT_TOOL_CALLS_PER_PROMPT: u64 = 200;
+/// Model calls one prompt (or one resume) may make when nothing else is configured.
+pub const DEFAULT_TURNS_PER_PROMPT: u64 = 100;
+
+/// Caps on what one prompt (one `neocode run`, one message in the TUI, one resume) may
+/// spend, on top of the session's budgets: a model looping on tools stops by itself, paused.
+/// Counted from what the session had spent when the prompt started; `None` is no cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PromptCaps {
+    /// Tool calls per prompt (`max_tool_calls_per_prompt`).
+    pub tool_calls: Option<u64>,
+    /// Model calls per prompt (`max_turns_per_prompt`).
+    pub turns: Option<u64>,
+}
+
+impl Default for PromptCaps {
+    fn default() -> PromptCaps {
+        PromptCaps {
+            tool_calls: Some(DEFAULT_TOOL_CALLS_PER_PROMPT),
+            turns: Some(DEFAULT_TURNS_PER_PROMPT),
+        }
+    }
+}
+
+impl PromptCaps {
+    /// These caps for a run whose user set session limits explicitly (`set`, the flags): a
+    /// limit the user gave replaces the cap of the same kind for this run.
+    pub fn for_run(self, set: &RuntimeLimits) -> PromptCaps {
+        PromptCaps {
+            tool_calls: if set.max_tool_calls.is_some() {
+                None
+            } else {
+                self.tool_calls
+            },
+            turns: if set.max_turns.is_some() {
+                None
+            } else {
+                self.turns
+            },
+        }
+    }
+
+    /// The cap that forbids another model call, `start` being the usage when the prompt began.
+    pub fn model_call_blocked(
+        &self,
+        ledger: &RuntimeLedger,
+        start: &crate::session::RuntimeUsage,
+    ) -> Option<String> {
+        let used = ledger.usage.turns.saturating_sub(start.turns);
+        match self.turns {
+            Some(m) if used >= m => Some(format!(
+                "max_turns_per_prompt reached ({used}/{m} model calls for this prompt; {} in the session)",
+                ledger.usage.turns
+            )),
+            _ => None,
+        }
+    }
+
+    /// The cap that forbids another tool call.
+    pub fn tool_call_blocked(
+        &self,
+        ledger: &RuntimeLedger,
+        start: &crate::session::RuntimeUsage,
+    ) -> Option<String> {
+        let used = ledger.usage.tool_calls.saturating_sub(start.tool_calls);
+        match self.tool_calls {
+            Some(m) if used >= m => Some(format!(
+                "max_tool_calls_per_prompt reached ({used}/{m} tool calls for this prompt; {} in the session)",
+                ledger.usage.tool_calls
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The flag that raises the limit `why` names (a message of this module), for hints.
+pub fn flag_for(why: &str) -> &'static str {
+    if why.starts_with("max_tool_calls") {
+        "--max-tool-calls"
+    } else if why.starts_with("max_input_tokens") {
+        "--max-input-tokens"
+    } else if why.starts_with("max_output_tokens") {
+        "--max-output-tokens"
+    } else if why.starts_with("max_wall_secs") {
+        "--max-wall-secs"
+    } else {
+        "--max-turns"
+    }
+}
+
 /// A new session's ledger: limits from the settings, the clock started now.
 pub fn fresh(limits: &RuntimeLimits) -> RuntimeLedger {
     let now = now_ms();

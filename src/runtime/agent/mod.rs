@@ -328,6 +328,8 @@ pub(crate) struct Spawn {
     pub policy: ApprovalPolicy,
     pub prompt: Option<String>,
     pub prompt_meta: Option<Value>,
+    /// What this prompt may spend on its own ([`ledger::PromptCaps`]).
+    pub caps: ledger::PromptCaps,
 }
 
 /// Starts turns on a workspace's sessions.
@@ -523,6 +525,7 @@ impl Agent {
                 policy,
                 prompt: req.prompt,
                 prompt_meta: None,
+                caps: self.settings.prompt_caps.for_run(&req.limits),
             },
         )
     }
@@ -544,6 +547,7 @@ impl Agent {
             policy,
             prompt,
             prompt_meta,
+            caps,
         } = s;
         let (ev_tx, ev_rx) = channel();
         let (front_tx, inner_rx, cancel) = command_relay("turn-commands")?;
@@ -589,6 +593,8 @@ impl Agent {
                     lease,
                     prompt_meta,
                     ext,
+                    caps,
+                    caps_start: Default::default(),
                 };
                 t.run(prompt);
             })

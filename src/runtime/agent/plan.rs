@@ -425,6 +425,7 @@ impl Run {
                     policy: self.policy,
                     prompt: Some(goal.to_string()),
                     prompt_meta: Some(json!({"plan_run": {"goal": goal}})),
+                    caps: self.agent.settings().prompt_caps,
                 },
             )
             .map_err(|e| FinishReason::Failed {
@@ -875,6 +876,7 @@ impl Run {
                     policy: self.policy,
                     prompt: Some(step_prompt(&step)),
                     prompt_meta: None,
+                    caps: self.agent.settings().prompt_caps,
                 },
             )
             .map_err(|e| FinishReason::Failed {

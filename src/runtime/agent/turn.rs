@@ -44,6 +44,10 @@ pub(super) struct Turn {
     pub prompt_meta: Option<Value>,
     /// Project context, `skill` and MCP tools.
     pub ext: std::sync::Arc<super::project::Extensions>,
+    /// What this prompt may spend on its own, counted from `caps_start`.
+    pub caps: ledger::PromptCaps,
+    /// The ledger's usage when this prompt started.
+    pub caps_start: crate::session::RuntimeUsage,
 }
 
 /// How a step of the loop ended early.
@@ -131,6 +135,7 @@ impl Turn {
             .sessions
             .header(&self.session_id)
             .map_err(store_failed)?;
+        self.caps_start = self.ledger.usage.clone();
         self.set_status(Status::Running)?;
         let dangling = self
             .sessions
@@ -168,7 +173,9 @@ impl Turn {
                 // Nothing unanswered (e.g. continuing a finished session without a prompt).
                 _ => return Ok(()),
             }
-            if let Some(why) = ledger::model_call_blocked(&self.ledger) {
+            if let Some(why) = ledger::model_call_blocked(&self.ledger)
+                .or_else(|| self.caps.model_call_blocked(&self.ledger, &self.caps_start))
+            {
                 return Err(FinishReason::LimitReached(why));
             }
             let last_prompt = session
@@ -332,6 +339,7 @@ impl Turn {
                 return Err(FinishReason::Cancelled);
             }
             if let Some(why) = ledger::tool_call_blocked(&self.ledger)
+                .or_else(|| self.caps.tool_call_blocked(&self.ledger, &self.caps_start))
                 .or_else(|| self.budget.as_ref().and_then(|b| b.tool_blocked()))
             {
                 return Err(FinishReason::LimitReached(why));
@@ -424,6 +432,11 @@ impl Turn {
                     ),
                     command_timeout: self.settings.command_timeout,
                     output_cap: self.settings.output_cap,
+                    home: self
+                        .settings
+                        .path
+                        .parent()
+                        .map(std::path::Path::to_path_buf),
                 };
                 tools::run(&call.name, &call.arguments, &ctx)
             };

@@ -3,7 +3,13 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::path::confine;
+use std::io::Read;
+use std::os::fd::AsRawFd;
+
+use super::path::{
+    anchor, check_writable, confine, fstat, in_home, open_error, open_in, refuse_home, split,
+    write_atomic,
+};
 use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, diff, parse_args};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
@@ -47,15 +53,41 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(p) => p,
         Err(e) => return ToolOutput::error(e),
     };
-    match std::fs::metadata(&p.abs) {
-        Ok(m) if m.is_file() => {}
+    if let Err(e) = in_home(&p.abs, ctx.home.as_deref()) {
+        return ToolOutput::error(e);
+    }
+    let b = match anchor(&ctx.root) {
+        Ok(b) => b,
+        Err(e) => return ToolOutput::error(e),
+    };
+    let (dir_rel, name) = split(&p.rel);
+    if p.rel == "." {
+        return ToolOutput::error(format!("{} is not a regular file", p.rel));
+    }
+    let dir = match b.dir(&dir_rel, false) {
+        Ok(d) => d,
+        Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
+    };
+    if let Err(e) = refuse_home(&b, &dir, ctx.home.as_deref()) {
+        return ToolOutput::error(e);
+    }
+    let mut file = match open_in(&dir, &name) {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+            return ToolOutput::error(format!("cannot read {}: {e}", p.rel));
+        }
+        Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
+    };
+    let mode = match fstat(file.as_raw_fd()) {
+        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFREG => st.st_mode & 0o7777,
         Ok(_) => return ToolOutput::error(format!("{} is not a regular file", p.rel)),
         Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
-    }
-    let bytes = match std::fs::read(&p.abs) {
-        Ok(b) => b,
-        Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
     };
+    let mut bytes = Vec::new();
+    if let Err(e) = file.read_to_end(&mut bytes) {
+        return ToolOutput::error(format!("cannot read {}: {e}", p.rel));
+    }
+    drop(file);
     let Ok(before) = String::from_utf8(bytes) else {
         return ToolOutput::error(format!(
             "{} is not valid UTF-8; edit_file only changes text files",
@@ -79,7 +111,10 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         }
     }
     let after = before.replacen(args.old_string.as_str(), &args.new_string, 1);
-    if let Err(e) = std::fs::write(&p.abs, after.as_bytes()) {
+    if let Err(e) = check_writable(&dir, &name) {
+        return ToolOutput::error(format!("cannot write {}: {e}", p.rel));
+    }
+    if let Err(e) = write_atomic(&dir, &name, after.as_bytes(), Some(mode)) {
         return ToolOutput::error(format!("cannot write {}: {e}", p.rel));
     }
     let meta = diff::metadata(&p.rel, Some(&before), &after);

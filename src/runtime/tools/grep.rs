@@ -7,7 +7,9 @@ use grep_searcher::{BinaryDetection, SearcherBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::path::confine;
+use std::os::fd::AsRawFd;
+
+use super::path::{anchor, confine, fstat, open_error, walk_root};
 use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
@@ -63,21 +65,33 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(p) => p,
         Err(e) => return ToolOutput::error(e),
     };
-    if let Err(e) = std::fs::metadata(&p.abs) {
-        return ToolOutput::error(format!("cannot search {}: {e}", p.rel));
-    }
-    let root = match ctx.root.canonicalize() {
-        Ok(r) => r,
-        Err(e) => return ToolOutput::error(format!("cannot resolve the workspace root: {e}")),
+    let b = match anchor(&ctx.root) {
+        Ok(b) => b,
+        Err(e) => return ToolOutput::error(e),
     };
-    let mut walk = ignore::WalkBuilder::new(&p.abs);
+    let start = match b.open_rel(&p.rel, libc::O_PATH | libc::O_NOFOLLOW) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+            return ToolOutput::error(format!("cannot search {}: {e}", p.rel));
+        }
+        Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
+    };
+    let start_is_dir =
+        fstat(start.as_raw_fd()).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR);
+    let walk_from = walk_root(&start, &p.abs);
+    let prefix = if p.rel == "." {
+        String::new()
+    } else {
+        format!("{}/", p.rel)
+    };
+    let mut walk = ignore::WalkBuilder::new(&walk_from);
     walk.hidden(false)
         .require_git(false)
         .follow_links(false)
         .sort_by_file_name(|a, b| a.cmp(b))
         .filter_entry(|e| e.file_name() != ".git");
     if let Some(glob) = &args.glob {
-        let mut ob = ignore::overrides::OverrideBuilder::new(&p.abs);
+        let mut ob = ignore::overrides::OverrideBuilder::new(&walk_from);
         if let Err(e) = ob.add(glob) {
             return ToolOutput::error(format!("grep: bad glob {glob}: {e}"));
         }
@@ -95,25 +109,37 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     let mut lines: Vec<String> = Vec::new();
     let mut total = 0usize;
     let mut files = 0usize;
-    for entry in walk.build() {
+    // The files to search, relative to the root: the one file asked for, or what the walk
+    // finds (it never follows a symlink).
+    let found: Box<dyn Iterator<Item = String>> = if start_is_dir {
+        Box::new(walk.build().filter_map(|entry| {
+            let entry = entry.ok()?;
+            if entry.path_is_symlink() || !entry.file_type().is_some_and(|t| t.is_file()) {
+                return None;
+            }
+            let below = entry.path().strip_prefix(&walk_from).ok()?;
+            Some(format!("{prefix}{}", below.to_string_lossy()))
+        }))
+    } else {
+        Box::new(std::iter::once(p.rel.clone()))
+    };
+    for rel in found {
         if ctx.cancel.is_cancelled() {
             return ToolOutput::error("grep: cancelled");
         }
-        let Ok(entry) = entry else { continue };
-        // A symlinked file may point outside the workspace: never follow it.
-        if entry.path_is_symlink() || !entry.file_type().is_some_and(|t| t.is_file()) {
+        // Read through a descriptor opened beneath the root: a folder swapped for a link
+        // since the walk saw it is refused, never followed out.
+        let Ok(fd) = b.open_rel(&rel, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK) else {
+            continue;
+        };
+        let file = std::fs::File::from(fd);
+        if !fstat(file.as_raw_fd()).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG) {
             continue;
         }
-        let path = entry.path();
-        let rel = path
-            .strip_prefix(&root)
-            .unwrap_or(path)
-            .to_string_lossy()
-            .into_owned();
         let before = total;
-        let result = searcher.search_path(
+        let result = searcher.search_file(
             &matcher,
-            path,
+            &file,
             Lossy(|n, text| {
                 total += 1;
                 if lines.len() < MAX_MATCHES {

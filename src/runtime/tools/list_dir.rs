@@ -3,7 +3,9 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::path::confine;
+use std::os::fd::AsRawFd;
+
+use super::path::{anchor, confine, fstat, open_error, walk_root};
 use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
@@ -45,15 +47,27 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(p) => p,
         Err(e) => return ToolOutput::error(e),
     };
-    match std::fs::metadata(&p.abs) {
-        Ok(m) if m.is_dir() => {}
+    let b = match anchor(&ctx.root) {
+        Ok(b) => b,
+        Err(e) => return ToolOutput::error(e),
+    };
+    let start = match b.open_rel(&p.rel, libc::O_PATH | libc::O_NOFOLLOW) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+            return ToolOutput::error(format!("cannot list {}: {e}", p.rel));
+        }
+        Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
+    };
+    match fstat(start.as_raw_fd()) {
+        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => {}
         Ok(_) => {
             return ToolOutput::error(format!("{} is a file, not a folder; use read_file", p.rel));
         }
         Err(e) => return ToolOutput::error(format!("cannot list {}: {e}", p.rel)),
     }
     let depth = args.depth.unwrap_or(DEFAULT_DEPTH).clamp(1, MAX_DEPTH);
-    let walker = ignore::WalkBuilder::new(&p.abs)
+    // Walked from the folder opened beneath the root, so a swap of its path cannot move it.
+    let walker = ignore::WalkBuilder::new(walk_root(&start, &p.abs))
         .max_depth(Some(depth))
         .hidden(false)
         .require_git(false)

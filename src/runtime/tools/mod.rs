@@ -15,6 +15,8 @@ mod edit_file;
 mod grep;
 mod list_dir;
 mod path;
+#[doc(hidden)]
+pub use path::force_walk_fallback;
 mod read_file;
 mod run_command;
 pub mod sandbox;
@@ -113,11 +115,15 @@ pub struct ToolContext {
     pub command_timeout: Duration,
     /// Bytes of tool output kept (head and tail) before it is cut.
     pub output_cap: usize,
+    /// neocode's home: the file tools never write inside it, even when it lies inside the
+    /// workspace (`None`: no home to protect).
+    pub home: Option<PathBuf>,
 }
 
 impl ToolContext {
     /// A context for `root` with the default sandbox, a fresh cancel flag,
-    /// [`DEFAULT_COMMAND_TIMEOUT`] and [`DEFAULT_OUTPUT_CAP`].
+    /// [`DEFAULT_COMMAND_TIMEOUT`], [`DEFAULT_OUTPUT_CAP`] and the home of the environment
+    /// (`$NEOCODE_HOME`, else `~/.neocode`).
     pub fn new(root: impl Into<PathBuf>) -> ToolContext {
         ToolContext {
             root: root.into(),
@@ -125,6 +131,7 @@ impl ToolContext {
             sandbox: SandboxSettings::default(),
             command_timeout: DEFAULT_COMMAND_TIMEOUT,
             output_cap: DEFAULT_OUTPUT_CAP,
+            home: crate::session::home_dir().ok(),
         }
     }
 }

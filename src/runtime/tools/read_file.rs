@@ -5,7 +5,9 @@ use std::io::{BufRead, BufReader, Read};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::path::confine;
+use std::os::fd::AsRawFd;
+
+use super::path::{anchor, confine, fstat, open_error};
 use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
@@ -53,25 +55,32 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(p) => p,
         Err(e) => return ToolOutput::error(e),
     };
-    let meta = match std::fs::metadata(&p.abs) {
-        Ok(m) => m,
+    let b = match anchor(&ctx.root) {
+        Ok(b) => b,
+        Err(e) => return ToolOutput::error(e),
+    };
+    let file = match b.open_rel(&p.rel, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK) {
+        Ok(fd) => std::fs::File::from(fd),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+            return ToolOutput::error(format!("cannot read {}: {e}", p.rel));
+        }
+        Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
+    };
+    let st = match fstat(file.as_raw_fd()) {
+        Ok(st) => st,
         Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
     };
-    if meta.is_dir() {
+    if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
         return ToolOutput::error(format!(
             "{} is a directory; use list_dir to see what it holds",
             p.rel
         ));
     }
-    if !meta.is_file() {
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
         // A FIFO or device would block or never end.
         return ToolOutput::error(format!("{} is not a regular file", p.rel));
     }
-    let size = meta.len();
-    let file = match std::fs::File::open(&p.abs) {
-        Ok(f) => f,
-        Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
-    };
+    let size = st.st_size as u64;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = match reader.fill_buf() {
         Ok(b) => &b[..b.len().min(SNIFF)],

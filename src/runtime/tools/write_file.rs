@@ -4,7 +4,13 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::path::confine;
+use std::io::Read;
+use std::os::fd::AsRawFd;
+
+use super::path::{
+    anchor, check_writable, confine, fstat, in_home, open_error, open_in, refuse_home, split,
+    write_atomic,
+};
 use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, diff, parse_args};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
@@ -44,25 +50,62 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     if p.rel == "." {
         return ToolOutput::error("write_file needs a file path, not the workspace root");
     }
-    let before = match std::fs::metadata(&p.abs) {
-        Ok(m) if m.is_dir() => {
-            return ToolOutput::error(format!("{} is a folder; cannot write it as a file", p.rel));
-        }
-        Ok(m) if !m.is_file() => {
-            return ToolOutput::error(format!("{} is not a regular file", p.rel));
-        }
-        Ok(_) => match std::fs::read(&p.abs) {
-            Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
-            Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
-        },
-        Err(_) => None,
-    };
-    if let Some(parent) = p.abs.parent()
-        && let Err(e) = std::fs::create_dir_all(parent)
-    {
-        return ToolOutput::error(format!("cannot create the folders of {}: {e}", p.rel));
+    if let Err(e) = in_home(&p.abs, ctx.home.as_deref()) {
+        return ToolOutput::error(e);
     }
-    if let Err(e) = std::fs::write(&p.abs, args.content.as_bytes()) {
+    let b = match anchor(&ctx.root) {
+        Ok(b) => b,
+        Err(e) => return ToolOutput::error(e),
+    };
+    let (dir_rel, name) = split(&p.rel);
+    // The folder is opened beneath the root (created there when missing) and everything
+    // after goes through its descriptor.
+    let dir = match b.dir(&dir_rel, true) {
+        Ok(d) => d,
+        Err(e)
+            if e.raw_os_error() == Some(libc::ENOENT) || e.raw_os_error() == Some(libc::EEXIST) =>
+        {
+            return ToolOutput::error(format!("cannot create the folders of {}: {e}", p.rel));
+        }
+        Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
+    };
+    if let Err(e) = refuse_home(&b, &dir, ctx.home.as_deref()) {
+        return ToolOutput::error(e);
+    }
+    let (before, mode) = match open_in(&dir, &name) {
+        Ok(mut f) => {
+            let st = match fstat(f.as_raw_fd()) {
+                Ok(st) => st,
+                Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
+            };
+            match st.st_mode & libc::S_IFMT {
+                libc::S_IFDIR => {
+                    return ToolOutput::error(format!(
+                        "{} is a folder; cannot write it as a file",
+                        p.rel
+                    ));
+                }
+                libc::S_IFREG => {}
+                _ => return ToolOutput::error(format!("{} is not a regular file", p.rel)),
+            }
+            let mut bytes = Vec::new();
+            if let Err(e) = f.read_to_end(&mut bytes) {
+                return ToolOutput::error(format!("cannot read {}: {e}", p.rel));
+            }
+            (
+                Some(String::from_utf8_lossy(&bytes).into_owned()),
+                Some(st.st_mode & 0o7777),
+            )
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => (None, None),
+        Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
+    };
+    if mode.is_some()
+        && let Err(e) = check_writable(&dir, &name)
+    {
+        return ToolOutput::error(format!("cannot write {}: {e}", p.rel));
+    }
+    if let Err(e) = write_atomic(&dir, &name, args.content.as_bytes(), mode) {
         return ToolOutput::error(format!("cannot write {}: {e}", p.rel));
     }
     let lines = args.content.lines().count();

@@ -49,6 +49,7 @@ impl Store {
         &self,
         f: impl FnOnce(&mut BulkImport<'_>) -> Result<T>,
     ) -> Result<T> {
+        self.refuse_if_damaged()?;
         self.with_writer(|conn| {
             let old_ckpt: i64 =
                 conn.pragma_query_value(None, "wal_autocheckpoint", |r| r.get(0))?;

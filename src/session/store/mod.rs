@@ -77,6 +77,9 @@ struct Inner {
     indexer: Mutex<Option<mpsc::Sender<()>>>,
     /// Tests stop that thread to leave a message's indexing pending, as a crash would.
     indexer_paused: AtomicBool,
+    /// What SQLite said the first time a statement found the file damaged: from then on
+    /// every write is refused (never retried), reads go on as far as they can.
+    damaged: Mutex<Option<String>>,
 }
 
 /// A handle on one workspace's store. Cheap to clone; safe to share across threads (reads
@@ -147,6 +150,7 @@ impl Store {
         // A process that ended between a long message's commit and its indexing left it
         // pending: caught up in the background now (and by any search before that).
         let pending = messages::index_pending(&conn).unwrap_or(false);
+        let damaged = std::fs::read_to_string(super::doctor::damaged_marker(&db)).ok();
         let store = Store {
             inner: Arc::new(Inner {
                 paths,
@@ -156,6 +160,7 @@ impl Store {
                 asset_limit: DEFAULT_ASSET_LIMIT,
                 indexer: Mutex::new(None),
                 indexer_paused: AtomicBool::new(false),
+                damaged: Mutex::new(damaged),
             }),
             clock: Arc::new(now_ms),
         };
@@ -303,14 +308,59 @@ impl Store {
         if pool.len() < 8 {
             pool.push(conn);
         }
-        out.map_err(|e| match e {
+        out.map_err(|e| self.noted(e))
+    }
+
+    /// Maps a SQLite error and remembers a damaged file (see [`Store::damaged`]).
+    fn noted(&self, e: StoreError) -> StoreError {
+        let e = match e {
             StoreError::Sqlite(s) => classify(&self.inner.db, s),
             other => other,
-        })
+        };
+        if let StoreError::Damaged { detail, .. } = &e {
+            let mut d = self.inner.damaged.lock().unwrap_or_else(|p| p.into_inner());
+            if d.is_none() {
+                *d = Some(detail.clone());
+                // Best effort: other processes (and the next run) stop writing too.
+                let _ = std::fs::write(super::doctor::damaged_marker(&self.inner.db), detail);
+            }
+        }
+        e
+    }
+
+    /// What SQLite said when a statement of this store found the database damaged, if one
+    /// did; every write fails from then on.
+    pub fn damaged(&self) -> Option<String> {
+        self.inner
+            .damaged
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Refuses to write once the database was found damaged.
+    pub(crate) fn refuse_if_damaged(&self) -> Result<()> {
+        // Another process may have found the damage since this one opened the store: its
+        // marker stops this process's writes too (one stat per write).
+        if self.damaged().is_none()
+            && let Ok(detail) =
+                std::fs::read_to_string(super::doctor::damaged_marker(&self.inner.db))
+        {
+            let mut d = self.inner.damaged.lock().unwrap_or_else(|p| p.into_inner());
+            d.get_or_insert(detail);
+        }
+        match self.damaged() {
+            Some(detail) => Err(StoreError::Damaged {
+                path: self.inner.db.clone(),
+                detail,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Runs `f` in a `BEGIN IMMEDIATE` transaction on the writing connection: all or nothing.
     fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        self.refuse_if_damaged()?;
         self.with_writer(|c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let out = f(&tx)?;
@@ -329,10 +379,7 @@ impl Store {
                 &self.inner.paths.root,
             )?),
         };
-        f(conn).map_err(|e| match e {
-            StoreError::Sqlite(s) => classify(&self.inner.db, s),
-            other => other,
-        })
+        f(conn).map_err(|e| self.noted(e))
     }
 
     /// `NotFound` unless the session exists.
