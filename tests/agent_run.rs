@@ -948,6 +948,8 @@ fn after_compact_the_summary_is_not_later_than_the_tail_and_its_headings_nest() 
         md.contains("\n## not a heading\n"),
         "code is left alone:\n{md}"
     );
+}
+
 /// issue 22: a session whose process was killed mid-turn is `interrupted` (not `running`) in
 /// `--list --json` and `show`, while a live one stays `running`; resuming it clears that.
 #[test]

@@ -809,6 +809,8 @@ fn edit_file_returns_the_unified_diff_to_the_model_capped() {
     assert!(!out.is_error, "{}", out.text);
     assert!(out.text.lines().count() < 100, "{}", out.text);
     assert!(out.text.contains("more diff lines"), "{}", out.text);
+}
+
 /// Swaps `a` and `b` (two names in one folder) with `renameat2(RENAME_EXCHANGE)` until told
 /// to stop (or 60 s pass); returns how many swaps succeeded.
 fn exchange_loop(
