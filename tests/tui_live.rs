@@ -104,6 +104,16 @@ impl H {
         }
     }
 
+    /// A deliberate one-key answer to a waiting card: a pause before the key, none after.
+    fn answer(&mut self, c: char) {
+        let t = self.app.now_ms + neocode::tui::app::ANSWER_BEFORE_MS;
+        let e = self.app.on_clock(t);
+        self.run(e);
+        self.key(KeyCode::Char(c));
+        let e = self.app.on_clock(t + neocode::tui::app::ANSWER_AFTER_MS);
+        self.run(e);
+    }
+
     fn ev(&mut self, e: TurnEvent) {
         let effects = self.app.on_turn(e);
         self.run(effects);
@@ -240,7 +250,7 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
     insta::assert_snapshot!("live_approval_prompt", s);
 
     // y approves exactly that call.
-    h.key(KeyCode::Char('y'));
+    h.answer('y');
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::Command(TurnCommand::Approve {
@@ -248,7 +258,7 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
             always: false
         }))
     );
-    h.app.now_ms = NOW + 1_500;
+    h.app.now_ms += 1_500;
     assert!(h.screen().contains("· running 1.5s"), "{}", h.screen());
     h.ev(TurnEvent::ToolResult {
         call_id: "e1".into(),
@@ -271,7 +281,7 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
         summary: "rm -rf target".into(),
         reason: "commands ask".into(),
     });
-    h.key(KeyCode::Char('r'));
+    h.answer('r');
     assert!(matches!(h.app.overlay, Overlay::DenyReason { .. }));
     h.chars("too slow to rebuild");
     h.key(KeyCode::Enter);
@@ -341,8 +351,8 @@ fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
         });
     }
     assert!(h.screen().contains("waits for its turn to be asked"));
-    h.key(KeyCode::Char('a'));
-    h.key(KeyCode::Char('n'));
+    h.answer('a');
+    h.answer('n');
     assert_eq!(
         h.turns,
         vec![
@@ -745,4 +755,149 @@ fn a_session_running_elsewhere_is_marked_read_only_and_help_lists_the_turn_keys(
     ] {
         assert!(seen.contains(want), "help lacks {want:?}");
     }
+}
+
+/// A turn whose edit waits for approval.
+fn waiting_edit(h: &mut H) {
+    h.send("Edit it");
+    tool(
+        h,
+        "e1",
+        "edit_file",
+        r#"{"path":"a.txt","old_string":"a","new_string":"b"}"#,
+        ToolKind::Edit,
+        "a.txt",
+    );
+    h.ev(TurnEvent::ApprovalNeeded {
+        call: call("e1", "edit_file", "{}"),
+        summary: "a.txt".into(),
+        reason: "edits ask".into(),
+    });
+}
+
+fn approvals(h: &H) -> usize {
+    h.turns
+        .iter()
+        .filter(|t| matches!(t, TurnEffect::Command(_)))
+        .count()
+}
+
+fn clock(h: &mut H, ms: i64) {
+    let t = h.app.now_ms + ms;
+    let e = h.app.on_clock(t);
+    h.run(e);
+}
+
+#[test]
+fn typing_never_answers_a_waiting_approval() {
+    let mut h = H::new();
+    waiting_edit(&mut h);
+    // The card has the keys: the editor says so.
+    let s = h.screen();
+    assert!(s.contains("▶ Allow?"), "{s}");
+    assert!(s.contains("not taking keys: the approval above has them"), "{s}");
+    // "hey there" typed quickly (all in one frame, as a burst arrives): nothing answers it,
+    // nothing lands in the editor, however long it then waits.
+    clock(&mut h, 2_000);
+    h.chars("hey there");
+    clock(&mut h, 2_000);
+    assert_eq!(approvals(&h), 0, "{:?}", h.turns);
+    assert_eq!(h.app.composer.text(), "");
+    assert_eq!(h.app.live.as_ref().unwrap().asking.len(), 1);
+    assert!(h.screen().contains("Typing is not taken"), "{}", h.screen());
+    // Typing a word that starts with an answer key after a pause: the next letter follows
+    // at once, so it is a word, not an answer.
+    clock(&mut h, 2_000);
+    h.key(KeyCode::Char('a'));
+    clock(&mut h, 100);
+    h.key(KeyCode::Char('n'));
+    clock(&mut h, 2_000);
+    assert_eq!(approvals(&h), 0, "{:?}", h.turns);
+    // A key the moment the card appears was meant for the editor.
+    let fresh = h.app.live.as_ref().unwrap().asking.len();
+    assert_eq!(fresh, 1);
+    // A paste is typing too: it goes nowhere and answers nothing.
+    clock(&mut h, 2_000);
+    let e = h.app.on_paste("y");
+    h.run(e);
+    clock(&mut h, 2_000);
+    assert_eq!(approvals(&h), 0, "{:?}", h.turns);
+    assert_eq!(h.app.composer.text(), "");
+    // Enter does not send what the editor holds while the card waits.
+    h.key(KeyCode::Enter);
+    assert!(h.turns.is_empty(), "{:?}", h.turns);
+    // A deliberate y approves, a moment later.
+    clock(&mut h, 2_000);
+    h.key(KeyCode::Char('y'));
+    assert_eq!(approvals(&h), 0, "not before the quiet after it");
+    clock(&mut h, neocode::tui::app::ANSWER_AFTER_MS);
+    assert_eq!(
+        h.turns,
+        vec![TurnEffect::Command(TurnCommand::Approve {
+            call_id: "e1".into(),
+            always: false
+        })]
+    );
+}
+
+#[test]
+fn a_key_as_the_card_appears_and_typing_into_it_do_not_answer() {
+    let mut h = H::new();
+    h.send("Edit it");
+    // The user types the next message while the turn runs; the card appears mid-word.
+    h.chars("he");
+    tool(
+        &mut h,
+        "e1",
+        "edit_file",
+        r#"{"path":"a.txt","old_string":"a","new_string":"b"}"#,
+        ToolKind::Edit,
+        "a.txt",
+    );
+    h.ev(TurnEvent::ApprovalNeeded {
+        call: call("e1", "edit_file", "{}"),
+        summary: "a.txt".into(),
+        reason: "edits ask".into(),
+    });
+    clock(&mut h, 100);
+    h.key(KeyCode::Char('y'));
+    clock(&mut h, 2_000);
+    assert_eq!(approvals(&h), 0, "{:?}", h.turns);
+    // What was typed before the card stays in the editor, untouched.
+    assert_eq!(h.app.composer.text(), "he");
+    // Esc still cancels the turn while the card waits.
+    h.key(KeyCode::Esc);
+    assert_eq!(h.turns, vec![TurnEffect::Command(TurnCommand::Cancel)]);
+}
+
+#[test]
+fn typing_never_answers_a_proposed_plan() {
+    use neocode::session::{Plan, Step};
+    let mut h = H::new();
+    h.chars("/plan do it");
+    h.key(KeyCode::Enter);
+    h.turns.clear();
+    let id = h.id.clone();
+    h.ev(TurnEvent::Started { session_id: id });
+    let step = |id: &str| Step {
+        id: id.into(),
+        title: format!("Step {id}"),
+        depends_on: Vec::new(),
+    };
+    h.ev(TurnEvent::PlanProposed {
+        plan: Plan {
+            steps: vec![step("a"), step("b")],
+        },
+        layers: vec![vec!["a".into(), "b".into()]],
+        approved: false,
+    });
+    assert!(matches!(h.app.overlay, Overlay::Plan(_)));
+    // "yes do it" typed fast: neither y, n nor d answers.
+    clock(&mut h, 2_000);
+    h.chars("yes do it");
+    clock(&mut h, 2_000);
+    assert!(h.turns.is_empty(), "{:?}", h.turns);
+    assert!(matches!(h.app.overlay, Overlay::Plan(ref p) if p.dropping.is_none()));
+    h.answer('y');
+    assert_eq!(h.turns, vec![TurnEffect::Command(TurnCommand::ApprovePlan)]);
 }

@@ -30,6 +30,12 @@ fn model_env(base: &str) -> [(&'static str, &str); 3] {
     ]
 }
 
+/// A card's one-key answer as a person gives it: after a look at the card, alone.
+fn deliberately(pty: &mut Pty, key: &str) {
+    std::thread::sleep(Duration::from_millis(800));
+    pty.keys(key);
+}
+
 #[test]
 fn stream_approve_deny_cancel_quit_and_show() {
     let tmp = tempfile::tempdir().unwrap();
@@ -89,11 +95,11 @@ fn stream_approve_deny_cancel_quit_and_show() {
         s.contains("+ hi there"),
         "the card shows the new content as a diff:\n{s}"
     );
-    pty.keys("y");
+    deliberately(&mut pty, "y");
     wait_until("hello.txt written", || ws.join("hello.txt").exists());
     let s = pty.wait_for("touch ran.txt");
     assert!(s.contains("Allow?"), "{s}");
-    pty.keys("n");
+    deliberately(&mut pty, "n");
     pty.wait_for("Wrote hello.txt and skipped the command.");
     pty.wait_for("Done in");
     assert_eq!(
@@ -202,7 +208,7 @@ fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
     pty.keys("\x12"); // Ctrl-R
     let screen = pty.wait_for("Allow?");
     assert!(screen.contains("may already have run"), "{screen}");
-    pty.keys("y");
+    deliberately(&mut pty, "y");
     pty.wait_for("Replayed and done.");
     assert_eq!(
         std::fs::read_to_string(ws.join("replayed.txt")).unwrap(),
@@ -280,4 +286,55 @@ fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
     pty.keys("\x03");
     assert_eq!(pty.wait_exit(Duration::from_secs(10), "no quit"), 0);
     assert_eq!(srv.request_count(), 0);
+}
+
+#[test]
+fn typing_while_an_approval_waits_never_answers_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("stats.py"), "total = 1\n").unwrap();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "e1",
+            "edit_file",
+            r#"{"path":"stats.py","old_string":"total = 1","new_string":"total = 2"}"#,
+        )]),
+        Reply::text("Edited stats.py."),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
+    pty.wait_for("0 sessions");
+    pty.keys("n");
+    pty.wait_for("scripted-model");
+    pty.keys("Bump the total");
+    pty.keys("\r");
+    let s = pty.wait_for("Allow?");
+    assert!(s.contains("edit_file"), "{s}");
+    // The next message typed quickly while the card waits: its y, n and a answer nothing.
+    std::thread::sleep(Duration::from_millis(800));
+    pty.keys("hey there, and now");
+    let s = pty.wait_for("Typing is not taken");
+    assert!(s.contains("not taking keys"), "{s}");
+    std::thread::sleep(Duration::from_millis(1500));
+    let s = pty.screen();
+    assert!(s.contains("Allow?"), "the card still waits:\n{s}");
+    assert!(!s.contains("hey there"), "typing went nowhere:\n{s}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("stats.py")).unwrap(),
+        "total = 1\n",
+        "typing approved the edit"
+    );
+    assert_eq!(srv.request_count(), 1);
+    // A deliberate y approves it.
+    deliberately(&mut pty, "y");
+    pty.wait_for("Edited stats.py.");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("stats.py")).unwrap(),
+        "total = 2\n"
+    );
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
 }

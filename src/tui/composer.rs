@@ -100,6 +100,12 @@ impl Composer {
                 self.draft.clear();
                 Outcome::Submit(text)
             }
+            // Readline: Ctrl-U deletes to the start of the line (the editor's own binding
+            // would undo instead).
+            KeyCode::Char('u') if mods == KeyModifiers::CONTROL => {
+                self.area.delete_line_by_head();
+                Outcome::Edited
+            }
             KeyCode::Up if mods.is_empty() && self.area.cursor().0 == 0 => {
                 self.recall(-1);
                 Outcome::Edited
@@ -230,6 +236,20 @@ mod tests {
         let mut c = Composer::new();
         typed(&mut c, "a\u{202e}b\u{9b}");
         assert_eq!(c.text(), "a<U+202E>b<U+009B>");
+    }
+
+    #[test]
+    fn ctrl_u_deletes_to_the_start_of_the_line() {
+        let mut c = Composer::new();
+        typed(&mut c, "first line");
+        c.key(k(KeyCode::Enter, KeyModifiers::ALT));
+        typed(&mut c, "second half");
+        for _ in 0..5 {
+            c.key(k(KeyCode::Left, KeyModifiers::NONE));
+        }
+        c.key(k(KeyCode::Char('u'), KeyModifiers::CONTROL));
+        assert_eq!(c.text(), "first line
+ half");
     }
 
     #[test]

@@ -262,7 +262,8 @@ pub fn card_lines(
             "  │ ",
         ));
         if let Some(hints) = prompt {
-            let mut spans = vec![("Allow? ".to_string(), t.warn().patch(t.bold()))];
+            // The card has the keyboard while it asks (the editor takes no keys).
+            let mut spans = vec![("▶ Allow? ".to_string(), t.warn().patch(t.bold()))];
             for (k, what) in hints {
                 spans.push((k.to_string(), t.accent().patch(t.bold())));
                 spans.push((format!(" {what}   "), t.text()));

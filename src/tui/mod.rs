@@ -496,14 +496,23 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 pace.drew(now);
                 test_panic_hook();
             }
-            let wait = pace
+            let mut wait = pace
                 .deadline(dirty, animating, typed)
                 .saturating_duration_since(Instant::now());
+            if app.answer_pending() {
+                // A card's answer takes effect after a quiet moment (see `app::cards`).
+                wait = wait.min(Duration::from_millis(50));
+            }
             let first = match rx.recv_timeout(wait) {
                 Ok(m) => m,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     app.now_ms = crate::session::now_ms();
                     dirty |= app.expire_status(app.now_ms);
+                    if app.answer_pending() {
+                        let effects = app.on_clock(app.now_ms);
+                        dirty = true;
+                        carry(&mut app, effects, &worker, &mut turns);
+                    }
                     continue;
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
@@ -555,6 +564,11 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                     None
                 }
                 .or_else(|| rx.try_recv().ok());
+            }
+            if app.answer_pending() {
+                let effects = app.on_clock(crate::session::now_ms());
+                dirty = true;
+                carry(&mut app, effects, &worker, &mut turns);
             }
         }
     })();

@@ -74,6 +74,8 @@ impl App {
 
     pub(super) fn enter_conversation(&mut self) {
         self.screen = Screen::Conversation;
+        // A card waiting in it is seen only now.
+        self.card_shown();
         // A proposed plan waits for its answer whatever is opened.
         if !matches!(self.overlay, Overlay::Plan(_)) {
             self.overlay = Overlay::None;

@@ -9,6 +9,7 @@
 
 mod actions;
 mod answers;
+mod cards;
 mod detail;
 mod keys;
 mod list;
@@ -22,6 +23,7 @@ use std::path::PathBuf;
 use crossterm::event::{KeyEvent, MouseEvent};
 use ratatui::layout::Rect;
 
+pub use cards::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS};
 pub use slash::{COMMANDS as SLASH_COMMANDS, matching as slash_matches};
 pub use state::{
     Confirm, Detail, Filter, Focus, Overlay, PendingSelection, PlanAsk, Row, Screen, SearchState,
@@ -121,6 +123,12 @@ pub struct App {
     turn_running: bool,
     /// The provider before a `/model` switch the agent has not accepted yet.
     model_before: Option<Result<String, String>>,
+    /// A card's one-letter answer waiting for the quiet after it (see `cards`).
+    held: Option<cards::Held>,
+    /// When the last printable key or paste came in the conversation, ms.
+    last_typed_ms: Option<i64>,
+    /// When the card waiting for an answer appeared, ms.
+    card_since_ms: i64,
     next_token: u64,
     /// The token of the latest request per slot; answers with another token are stale.
     tokens: HashMap<Slot, u64>,
@@ -158,6 +166,9 @@ impl App {
             policy: None,
             turn_running: false,
             model_before: None,
+            held: None,
+            last_typed_ms: None,
+            card_since_ms: opts.now_ms,
             next_token: 0,
             tokens: HashMap::new(),
         };

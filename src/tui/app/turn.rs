@@ -112,6 +112,9 @@ impl App {
                 Vec::new()
             }
             TurnEvent::ApprovalNeeded { call, reason, .. } => {
+                if self.live.as_ref().is_some_and(|l| l.asking.is_empty()) {
+                    self.card_shown();
+                }
                 if let Some(l) = self.live.as_mut() {
                     if let Some(c) = l.card_mut(&call.id) {
                         c.state = CardState::Waiting(reason);
@@ -173,6 +176,7 @@ impl App {
                         steps,
                         dropping: None,
                     });
+                    self.card_shown();
                     self.say(format!(
                         "The model proposes a plan of {n} steps: y runs it, n rejects it, d drops steps."
                     ));
@@ -489,6 +493,8 @@ impl App {
             return Vec::new();
         };
         let id = asked.call_id.clone();
+        // The next card (if one is queued) waits a moment before it takes an answer.
+        self.card_shown();
         if let Some(l) = self.live.as_mut() {
             l.asking.pop_front();
             if let Some(c) = l.cards.iter_mut().find(|c| asked.is(c)) {

@@ -203,7 +203,6 @@ fn dangling_lines(app: &App, calls: &[crate::session::ToolCall], w: usize) -> Ve
         spans.push(Span::styled(k, t.accent().patch(t.bold())));
         spans.push(Span::styled(format!(" {what}   "), t.text()));
     }
-    spans.push(Span::styled("or type a message", t.dim()));
     out.push(Line::from(spans));
     out
 }
@@ -255,7 +254,18 @@ fn completion(frame: &mut Frame<'_>, app: &App, a: &Layout) {
 
 fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
-    let (hint, style) = if app.agent.provider.is_err() {
+    let card = app.card_focus();
+    let (hint, style) = if let Some(ctx) = card {
+        let what = match ctx {
+            Context::Plan => "the plan dialog has",
+            Context::Dangling => "the interrupted calls above have",
+            _ => "the approval above has",
+        };
+        (
+            format!("not taking keys: {what} them"),
+            t.warn(),
+        )
+    } else if app.agent.provider.is_err() {
         ("no model configured: F1 says how".to_string(), t.warn())
     } else if let Some(l) = app.live_here().filter(|l| !l.finished) {
         if l.asking.is_empty() {
@@ -273,8 +283,9 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     } else {
         ("Tab completes /commands".to_string(), t.dim())
     };
+    let focused = card.is_none();
     let mut title = vec![
-        Span::styled(format!("{}Message ", super::focus_mark(true)), t.bold()),
+        Span::styled(format!("{}Message ", super::focus_mark(focused)), t.bold()),
         Span::styled(format!("· {hint} "), style),
     ];
     if !app.attachments.is_empty() {
@@ -284,9 +295,19 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
             t.accent(),
         ));
     }
-    let input_block = super::pane_block(t, true).title(Line::from(title));
+    let input_block = super::pane_block(t, focused).title(Line::from(title));
     let inner = input_block.inner(a.input);
     frame.render_widget(input_block, a.input);
+    if card.is_some() && app.composer.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                 " Typing is paused: pause, then press one of the keys it offers.",
+                t.dim(),
+            )),
+            inner,
+        );
+        return;
+    }
     // The editor holds only neutralised text (typed characters, sanitised pastes).
     frame.render_widget(app.composer.area(), inner);
 }
