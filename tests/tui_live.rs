@@ -901,3 +901,34 @@ fn typing_never_answers_a_proposed_plan() {
     h.answer('y');
     assert_eq!(h.turns, vec![TurnEffect::Command(TurnCommand::ApprovePlan)]);
 }
+
+#[test]
+fn ctrl_u_deletes_to_the_line_start_and_drafts_survive_esc() {
+    let mut h = H::new();
+    // Ctrl-U is readline's: the line up to the cursor goes (not one undo step).
+    h.chars("hello world");
+    h.key_mod(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    assert_eq!(h.app.composer.text(), "");
+    // An existing session's unsent text is there again when it is opened again.
+    h.chars("for the live session");
+    h.key(KeyCode::Esc);
+    assert_eq!(h.app.screen, Screen::Browse);
+    // A new session's draft: kept on Esc (nothing is saved), back on `n`.
+    h.key(KeyCode::Char('n'));
+    assert_eq!(h.app.composer.text(), "", "a new session starts empty");
+    h.chars("half a thought");
+    h.key(KeyCode::Esc);
+    assert_eq!(h.app.screen, Screen::Browse);
+    assert!(
+        h.screen().contains("Your unsent message is kept"),
+        "{}",
+        h.screen()
+    );
+    assert_eq!(h.rt.count().unwrap(), 1, "nothing was saved");
+    h.key(KeyCode::Char('n'));
+    assert_eq!(h.app.composer.text(), "half a thought");
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.screen, Screen::Conversation);
+    assert_eq!(h.app.composer.text(), "for the live session");
+}

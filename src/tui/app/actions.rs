@@ -172,14 +172,21 @@ impl App {
             }
             Action::New => {
                 // Nothing is written until the first message is sent.
+                if self.screen == Screen::Conversation {
+                    self.stash_draft();
+                }
                 self.draft = true;
                 self.detail = None;
-                self.composer.set_text("");
+                self.restore_draft();
                 self.screen = Screen::Conversation;
                 self.overlay = Overlay::None;
-                self.say(
-                    "A new session: it is saved when you send the first message. Esc goes back.",
-                );
+                if self.composer.is_empty() {
+                    self.say(
+                        "A new session: it is saved when you send the first message. Esc goes back.",
+                    );
+                } else {
+                    self.say("Your unsent new-session message is back. Enter sends it.");
+                }
                 Vec::new()
             }
             Action::Fork => {
@@ -285,12 +292,19 @@ impl App {
                     return Vec::new();
                 }
                 if self.screen == Screen::Conversation && self.draft {
+                    let kept = !self.composer.text().trim().is_empty();
+                    self.stash_draft();
                     self.draft = false;
                     self.screen = Screen::Browse;
                     self.status = None;
+                    if kept {
+                        // Nothing is saved, and nothing typed is lost either.
+                        self.say("Your unsent message is kept: n opens it again.");
+                    }
                     return self.sync_detail();
                 }
                 if self.screen == Screen::Conversation {
+                    self.stash_draft();
                     self.screen = Screen::Browse;
                     self.status = None;
                     if let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
@@ -361,6 +375,7 @@ impl App {
 
     /// Back to the list, the turn going on (the list marks it running).
     pub(super) fn leave_conversation(&mut self) -> Vec<Effect> {
+        self.stash_draft();
         self.screen = Screen::Browse;
         self.draft = false;
         self.say("The turn keeps running; Enter on its row comes back to it.");

@@ -73,6 +73,9 @@ impl App {
     }
 
     pub(super) fn enter_conversation(&mut self) {
+        if self.screen != Screen::Conversation {
+            self.restore_draft();
+        }
         self.screen = Screen::Conversation;
         // A card waiting in it is seen only now.
         self.card_shown();

@@ -129,6 +129,9 @@ pub struct App {
     last_typed_ms: Option<i64>,
     /// When the card waiting for an answer appeared, ms.
     card_since_ms: i64,
+    /// Unsent text of conversations left, by session id ("" for the new session being
+    /// written): it is there again when the conversation is opened again.
+    drafts: HashMap<String, String>,
     next_token: u64,
     /// The token of the latest request per slot; answers with another token are stale.
     tokens: HashMap<Slot, u64>,
@@ -169,6 +172,7 @@ impl App {
             held: None,
             last_typed_ms: None,
             card_since_ms: opts.now_ms,
+            drafts: HashMap::new(),
             next_token: 0,
             tokens: HashMap::new(),
         };
@@ -404,6 +408,33 @@ impl App {
     /// Whether `token` answers the latest request of `slot`.
     fn current(&self, slot: Slot, token: u64) -> bool {
         self.tokens.get(&slot) == Some(&token)
+    }
+
+    /// Which conversation the editor's text belongs to.
+    fn draft_key(&self) -> String {
+        match (&self.detail, self.draft) {
+            (Some(d), false) => d.id.clone(),
+            _ => String::new(),
+        }
+    }
+
+    /// Leaving a conversation: its unsent text is kept for when it is opened again.
+    fn stash_draft(&mut self) {
+        let key = self.draft_key();
+        let text = self.composer.text();
+        if text.trim().is_empty() {
+            self.drafts.remove(&key);
+        } else {
+            self.drafts.insert(key, text);
+        }
+        self.composer.set_text("");
+    }
+
+    /// Entering a conversation: the text left unsent in it comes back.
+    fn restore_draft(&mut self) {
+        let key = self.draft_key();
+        let text = self.drafts.remove(&key).unwrap_or_default();
+        self.composer.set_text(&text);
     }
 
     fn say(&mut self, text: impl Into<String>) {

@@ -121,7 +121,7 @@ fn body(frame: &mut Frame<'_>, app: &App, area: Rect) {
     if tr.is_none() && app.draft && extra.is_empty() {
         frame.render_widget(
             Paragraph::new(Span::styled(
-                "Nothing is saved until you send the first message; Esc leaves without a trace.",
+                "Nothing is saved until you send the first message; Esc goes back (what you typed is kept).",
                 t.dim(),
             ))
             .wrap(Wrap { trim: false }),
