@@ -932,3 +932,23 @@ fn ctrl_u_deletes_to_the_line_start_and_drafts_survive_esc() {
     assert_eq!(h.app.screen, Screen::Conversation);
     assert_eq!(h.app.composer.text(), "for the live session");
 }
+
+#[test]
+fn a_cancelled_reply_is_headed_cancelled_not_error() {
+    let mut h = H::new();
+    h.send("Tell me a story");
+    h.ev(TurnEvent::TextDelta("Once upon".into()));
+    h.key(KeyCode::Esc);
+    // What the runtime stores for a reply cancelled mid-stream.
+    let mut m = NewMessage::text(Role::Assistant, "Once upon");
+    m.is_error = true;
+    m.tool_metadata = Some(serde_json::json!({"incomplete": true, "reason": "cancelled"}));
+    h.rt.append(&h.id, &[m], &AppendMeta::default()).unwrap();
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Cancelled,
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains("⊘ cancelled"), "{s}");
+    assert!(!s.contains("✗ error"), "{s}");
+}

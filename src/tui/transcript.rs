@@ -524,6 +524,15 @@ fn output_lines(
         .collect()
 }
 
+/// A reply the user cancelled while it streamed (stored as far as it arrived).
+fn cancelled_reply(m: &Message) -> bool {
+    m.tool_metadata
+        .as_ref()
+        .and_then(|v| v.get("reason"))
+        .and_then(|r| r.as_str())
+        == Some("cancelled")
+}
+
 /// Lays out one message.
 pub fn message_lines(
     m: &Message,
@@ -544,6 +553,9 @@ pub fn message_lines(
             ("  ⊘ denied", theme.error())
         } else if m.role == Role::Tool && text.starts_with("Not run:") {
             ("  ! interrupted", theme.warn())
+        } else if m.role == Role::Assistant && cancelled_reply(m) {
+            // The user stopped it: the list's mark for a cancelled session.
+            ("  ⊘ cancelled", theme.dim())
         } else {
             ("  ✗ error", theme.error())
         };

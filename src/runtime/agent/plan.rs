@@ -947,6 +947,19 @@ impl Run {
             },
             Err(f) => StepUpdate::Error { error: f.clone() },
         };
+        if outcome.is_err() && child.header.status == Status::Completed {
+            // The sub-turn ended well but the step failed (its answer says so): the step's
+            // session is marked failed like the step, not completed.
+            self.sessions()
+                .update_state(
+                    &child_id,
+                    &crate::session::StateUpdate {
+                        status: Some(Status::Failed),
+                        ..Default::default()
+                    },
+                )
+                .map_err(store_failed)?;
+        }
         self.record(&a.step.id, &update)?;
         self.emit(TurnEvent::StepFinished {
             step_id: a.step.id.clone(),
