@@ -952,3 +952,55 @@ fn a_cancelled_reply_is_headed_cancelled_not_error() {
     assert!(s.contains("⊘ cancelled"), "{s}");
     assert!(!s.contains("✗ error"), "{s}");
 }
+
+#[test]
+fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
+    let mut h = H::new();
+    h.send("Run the tests");
+    tool(
+        &mut h,
+        "c1",
+        "run_command",
+        r#"{"command":"sleep 30"}"#,
+        ToolKind::Command,
+        "sleep 30",
+    );
+    h.app.now_ms += 5_400;
+    h.key(KeyCode::Esc);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Command(TurnCommand::Cancel))
+    );
+    // The killed command's result, as the runtime stores it (not an error), then the end.
+    h.ev(TurnEvent::ToolResult {
+        call_id: "c1".into(),
+        text: "[cancelled by the user; the command and everything it started were killed]\n"
+            .into(),
+        is_error: false,
+        seq: 50,
+    });
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Cancelled,
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains("⊘ run_command  sleep 30  · cancelled"), "{s}");
+    assert!(!s.contains("· done"), "{s}");
+    // /compact: the cancelled turn is not drawn again below the summary.
+    h.chars("/compact");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Compact {
+            session_id: h.id.clone()
+        })
+    );
+    h.ev(TurnEvent::Warning {
+        code: "compacted".into(),
+        message: "Compacted: 4 messages → 2 (summary + recent tail).".into(),
+    });
+    let s = h.screen();
+    assert!(!s.contains("sleep 30"), "{s}");
+    assert!(!s.contains("Run the tests"), "{s}");
+    assert!(h.app.live.is_none());
+}

@@ -66,6 +66,8 @@ pub enum CardState {
     Denied,
     /// The turn stopped before it ran, or a crash left it without a result.
     Interrupted,
+    /// The user cancelled the turn while it ran (it was killed).
+    Cancelled,
 }
 
 impl CardState {
@@ -78,6 +80,7 @@ impl CardState {
             CardState::Failed => "failed",
             CardState::Denied => "denied",
             CardState::Interrupted => "interrupted",
+            CardState::Cancelled => "cancelled",
         }
     }
 }
@@ -198,6 +201,7 @@ fn state_style(s: &CardState, t: &Theme) -> Style {
         CardState::Done => t.ok(),
         CardState::Failed | CardState::Denied => t.error(),
         CardState::Interrupted => t.warn(),
+        CardState::Cancelled => t.dim(),
     }
 }
 
@@ -209,6 +213,7 @@ fn state_mark(s: &CardState, now_ms: i64) -> &'static str {
         CardState::Failed => "✗",
         CardState::Denied => "⊘",
         CardState::Interrupted => "!",
+        CardState::Cancelled => "⊘",
     }
 }
 

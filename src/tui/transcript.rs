@@ -545,6 +545,9 @@ pub fn message_lines(
     let mut out = Vec::new();
     let (label, style) = role_label(m, tools, theme);
     let mut head = vec![Span::styled(label, style)];
+    if m.role == Role::Tool && !m.is_error && m.text().contains(crate::tui::app::CANCELLED_MARK) {
+        head.push(Span::styled("  ⊘ cancelled", theme.dim()));
+    }
     if m.is_error {
         // The runtime's words for calls that never ran: the same states the live cards show.
         let text = m.text();

@@ -318,6 +318,10 @@ impl App {
                     self.fail(format!("/compact needs a model: {m}"));
                     return Vec::new();
                 }
+                // Compaction starts from a clean live cell.
+                if self.live.as_ref().is_some_and(|l| l.finished) {
+                    self.live = None;
+                }
                 self.say("Compacting… (the model writes a summary)");
                 vec![Effect::Turn(TurnEffect::Compact { session_id: id })]
             }

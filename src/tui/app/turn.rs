@@ -12,12 +12,18 @@ use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::live::{Asked, Card, CardState, Live, elapsed};
 use crate::tui::worker::Request;
 
+/// What the runtime appends to the output of a command the user's cancel killed.
+pub const CANCELLED_MARK: &str = "[cancelled by the user;";
+
 /// How a stored tool result reads when the call never ran (the runtime's words).
 fn result_state(text: &str, is_error: bool) -> CardState {
     if text.starts_with("The user denied this call") {
         CardState::Denied
     } else if text.starts_with("Not run:") {
         CardState::Interrupted
+    } else if text.contains(CANCELLED_MARK) {
+        // Killed by the cancel: never "done".
+        CardState::Cancelled
     } else if is_error {
         CardState::Failed
     } else {
@@ -284,6 +290,11 @@ impl App {
                 let msg = sanitize::line(&message).into_owned();
                 match code.as_str() {
                     "compacted" => {
+                        // The transcript starts again at #1: a finished turn's cell (its
+                        // prompt, text and cards) must not be drawn again after the summary.
+                        if self.live.as_ref().is_some_and(|l| l.finished) {
+                            self.live = None;
+                        }
                         self.say(msg);
                         let mut effects = self.refresh_detail();
                         effects.extend(self.reload_list());
