@@ -472,8 +472,15 @@ fn slash_commands_complete_and_act() {
     );
     h.chars("/model other-model");
     h.key(KeyCode::Enter);
-    assert_eq!(h.turns.pop(), Some(TurnEffect::Model("other-model".into())));
-    assert!(h.screen().contains("other-model"));
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Model {
+            session_id: Some(h.id.clone()),
+            name: "other-model".into()
+        })
+    );
+    // The status line names the model the next request uses at once.
+    assert!(h.screen().contains("other-model ░"), "{}", h.screen());
     h.chars("/limits");
     h.key(KeyCode::Enter);
     assert!(h.screen().contains("budgets") || h.screen().contains("Budgets"));

@@ -338,3 +338,71 @@ fn typing_while_an_approval_waits_never_answers_it() {
     pty.keys("\x03");
     assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
 }
+
+#[test]
+fn a_switched_model_is_kept_by_the_session_across_a_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    let srv = ScriptedServer::start(vec![
+        Reply::text("First answer."),
+        Reply::text("Second answer."),
+        Reply::text("Third answer."),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
+    pty.wait_for("0 sessions");
+    pty.keys("n");
+    pty.wait_for("scripted-model");
+    pty.keys("Hello");
+    pty.keys("\r");
+    pty.wait_for("First answer.");
+    pty.wait_for("Done in");
+    pty.keys("/model fake-big");
+    pty.keys("\r");
+    pty.wait_for("uses fake-big from its next turn");
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    let rt = Sessions::open(&loc).unwrap();
+    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    let neocode = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .env("NEOCODE_HOME", &home)
+            .env("NEOCODE_BASE_URL", &base)
+            .env("NEOCODE_MODEL", "scripted-model")
+            .env("NEOCODE_API_KEY", "")
+            .arg("--workdir")
+            .arg(&ws)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(neocode(&["--list"]).contains("fake-big"));
+
+    // Resumed: the status line names the session's model, and the next request asks for it.
+    let mut pty = Pty::spawn(&home, &ws, &["--resume", &id], &model_env(&base), 40, 120);
+    let s = pty.wait_for("fake-big");
+    assert!(!s.contains("scripted-model ░"), "{s}");
+    pty.keys("Again");
+    pty.keys("\r");
+    pty.wait_for("Second answer.");
+    pty.wait_for("Done in");
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    let models: Vec<String> = srv
+        .requests()
+        .iter()
+        .map(|r| r.json()["model"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(models, ["scripted-model", "fake-big"]);
+    assert!(neocode(&["--list"]).contains("fake-big"));
+
+    // `run --model` overrides it for that run only.
+    neocode(&["run", "--resume", &id, "--model", "one-off", "once more"]);
+    assert_eq!(srv.requests()[2].json()["model"], "one-off");
+    let list = neocode(&["--list"]);
+    assert!(list.contains("fake-big") && !list.contains("one-off"), "{list}");
+}

@@ -42,7 +42,8 @@ pub struct RunArgs {
     /// Approval policy for this run: ask, auto-edit, never-ask.
     #[arg(long, value_name = "POLICY", value_parser = parse_policy)]
     pub approve: Option<ApprovalPolicy>,
-    /// Model for this run (overrides NEOCODE_MODEL and the config).
+    /// Model for this run only (overrides the session's own model, NEOCODE_MODEL and the
+    /// config; a session switched with /model keeps its model otherwise).
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
     /// OpenAI-compatible base URL ending in /v1 (overrides NEOCODE_BASE_URL and the config).

@@ -213,7 +213,31 @@ impl TurnLink {
                 let (id, name) = (session_id.clone(), name.clone());
                 self.off_loop("neocode-skill", move |agent| skill_answer(&agent, id, name))
             }
-            TurnEffect::Model(name) => {
+            TurnEffect::Model {
+                session_id: Some(id),
+                name,
+            } => {
+                let (id, name) = (id.clone(), name.clone());
+                self.off_loop("neocode-model", move |agent| {
+                    match agent.set_model(&id, &name) {
+                        Ok(_) => Ok((
+                            "model_set",
+                            format!(
+                                "This session uses {name} from its next turn (kept with it; \
+                                 run --model overrides it for one run)."
+                            ),
+                        )),
+                        Err(e) => Err((
+                            "model_failed",
+                            format!("Cannot switch the model: {}", e.message),
+                        )),
+                    }
+                })
+            }
+            TurnEffect::Model {
+                session_id: None,
+                name,
+            } => {
                 let Some(a) = &self.agent else {
                     return Err("no model provider is connected to the TUI".into());
                 };

@@ -100,6 +100,9 @@ impl Agent {
         let (id, lease) = match target {
             Target::Resume(key) => {
                 let id = self.sessions.resolve(&key)?;
+                if let Some(a) = self.for_session(&id)? {
+                    return a.start_plan(Target::Resume(id), req);
+                }
                 let lease = self.lease(&id)?;
                 (id, lease)
             }
@@ -109,7 +112,7 @@ impl Agent {
                 }
                 let h = self.sessions.new_session(NewSession {
                     provider: meta.provider.clone().unwrap_or_default(),
-                    model: meta.model.clone().unwrap_or_default(),
+                    model: self.model_name().unwrap_or_default(),
                     workdir: meta.workdir.clone().unwrap_or_default(),
                     ..NewSession::default()
                 })?;
@@ -822,7 +825,7 @@ impl Run {
                     step.id, step.title
                 )),
                 provider: meta.provider.clone().unwrap_or_default(),
-                model: meta.model.clone().unwrap_or_default(),
+                model: self.agent.model_name().unwrap_or_default(),
                 workdir: meta.workdir.clone().unwrap_or_default(),
                 parent_id: Some(self.id.clone()),
                 ..NewSession::default()

@@ -227,6 +227,16 @@ impl App {
             return Vec::new();
         }
         d.steps = steps;
+        if self
+            .model_switch
+            .as_ref()
+            .is_some_and(|(id, m)| *id == header.id && header.model == *m)
+        {
+            self.model_switch = None;
+        }
+        let Some(d) = self.detail.as_mut() else {
+            return Vec::new();
+        };
         let last = header.last_seq;
         let first_load = d.transcript.is_none();
         match d.transcript.as_mut() {

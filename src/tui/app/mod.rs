@@ -124,6 +124,9 @@ pub struct App {
     turn_running: bool,
     /// The provider before a `/model` switch the agent has not accepted yet.
     model_before: Option<Result<String, String>>,
+    /// A `/model NAME` of a session on its way to the store: (session, model), shown until
+    /// the session's header names it.
+    model_switch: Option<(String, String)>,
     /// A card's one-letter answer waiting for the quiet after it (see `cards`).
     held: Option<cards::Held>,
     /// When the last printable key or paste came in the conversation, ms.
@@ -170,6 +173,7 @@ impl App {
             policy: None,
             turn_running: false,
             model_before: None,
+            model_switch: None,
             held: None,
             last_typed_ms: None,
             card_since_ms: opts.now_ms,
@@ -295,15 +299,36 @@ impl App {
             }
             TurnEffect::Command(_) => "steer the turn",
             TurnEffect::Compact { .. } => "compact",
-            TurnEffect::Model(_) => "switch the model",
+            TurnEffect::Model { .. } => "switch the model",
             TurnEffect::AllowNetwork { .. } => "allow the network",
             TurnEffect::Skill { name: None, .. } => "list the skills",
             TurnEffect::Skill { name: Some(_), .. } => "activate the skill",
         };
-        if let (TurnEffect::Model(_), Some(prev)) = (effect, self.model_before.take()) {
+        if let (TurnEffect::Model { .. }, Some(prev)) = (effect, self.model_before.take()) {
             self.agent.provider = prev;
         }
+        if matches!(effect, TurnEffect::Model { .. }) {
+            self.model_switch = None;
+        }
         self.fail(format!("Cannot {what}: {}", sanitize::line(why)));
+    }
+
+    /// The model the next request of the open conversation uses: the session's own (kept
+    /// in its header, `/model`), else the configured one.
+    pub fn next_model(&self) -> Result<String, String> {
+        let d = self.detail.as_ref().filter(|_| !self.draft);
+        let switched = match (d, &self.model_switch) {
+            (Some(d), Some((id, name))) if *id == d.id => Some(name.as_str()),
+            _ => None,
+        };
+        let own = switched.or_else(|| {
+            d.and_then(|d| d.header.as_ref())
+                .and_then(|h| crate::runtime::agent::session_model(h))
+        });
+        match (&self.agent.provider, own) {
+            (Ok(_), Some(m)) => Ok(m.to_string()),
+            (p, _) => p.clone(),
+        }
     }
 
     /// The approval policy of the next turn.

@@ -289,6 +289,16 @@ impl App {
             TurnEvent::Warning { code, message } => {
                 let msg = sanitize::line(&message).into_owned();
                 match code.as_str() {
+                    "model_set" => {
+                        self.say(msg);
+                        let mut effects = self.refresh_detail();
+                        effects.extend(self.reload_list());
+                        return effects;
+                    }
+                    "model_failed" => {
+                        self.model_switch = None;
+                        self.fail(msg);
+                    }
                     "compacted" => {
                         // The transcript starts again at #1: a finished turn's cell (its
                         // prompt, text and cards) must not be drawn again after the summary.

@@ -58,8 +58,13 @@ fn agent_line(app: &App, width: usize) -> Line<'static> {
             t.error(),
         ));
     }
+    // The model the next request uses: the session's own, else the configured one.
+    let info = live::AgentInfo {
+        provider: app.next_model(),
+        ..app.agent.clone()
+    };
     let spans = live::status_spans(
-        &app.agent,
+        &info,
         context_used(app),
         session_tokens(app),
         app.budget_left(),
