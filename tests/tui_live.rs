@@ -1011,3 +1011,63 @@ fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
     assert!(!s.contains("Run the tests"), "{s}");
     assert!(h.app.live.is_none());
 }
+
+#[test]
+fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
+    let mut h = H::with_messages(3);
+    // Opened with --resume: ↑ recalls the session's own messages from the store.
+    h.key(KeyCode::Up);
+    assert_eq!(h.app.composer.text(), "Earlier message 2");
+    h.key(KeyCode::Down);
+    assert_eq!(h.app.composer.text(), "");
+    let user = |rt: &Sessions, id: &str, text: &str| {
+        rt.append(
+            id,
+            &[NewMessage::text(Role::User, text)],
+            &AppendMeta::default(),
+        )
+        .unwrap();
+    };
+    // Another session of the workspace, newer than this one's messages.
+    let other = h
+        .rt
+        .new_session(NewSession {
+            title: "Other".into(),
+            ..NewSession::default()
+        })
+        .unwrap();
+    user(&h.rt, &other.id, "from the other session");
+    user(&h.rt, &other.id, "newest in the other session");
+    // A plan step's prompt (a child session that is not a fork) is not something typed.
+    let step = h
+        .rt
+        .new_session(NewSession {
+            title: "step a".into(),
+            parent_id: Some(other.id.clone()),
+            ..NewSession::default()
+        })
+        .unwrap();
+    user(&h.rt, &step.id, "Do step a of the plan");
+    // As after a restart: the conversation is opened again, the editor's memory is empty.
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.screen, Screen::Conversation);
+    let mut seen = Vec::new();
+    for _ in 0..6 {
+        h.key(KeyCode::Up);
+        seen.push(h.app.composer.text());
+    }
+    assert_eq!(
+        seen,
+        [
+            "Earlier message 2",
+            "Earlier message 1",
+            "Earlier question",
+            "newest in the other session",
+            "from the other session",
+            "from the other session",
+        ]
+    );
+    h.key(KeyCode::Down);
+    assert_eq!(h.app.composer.text(), "newest in the other session");
+}

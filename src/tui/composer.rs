@@ -138,6 +138,21 @@ impl Composer {
         self.area.insert_str(clean.as_ref());
     }
 
+    /// The history read from the store, newest first (this session's messages, then the
+    /// workspace's); messages sent here that it lacks stay the newest. Leaves history
+    /// browsing.
+    pub fn set_history(&mut self, newest_first: Vec<String>) {
+        let mut h: Vec<String> = newest_first.into_iter().rev().collect();
+        // Sent since it was read (not stored yet when it was): still the newest.
+        for sent in std::mem::take(&mut self.history) {
+            if !h.contains(&sent) {
+                h.push(sent);
+            }
+        }
+        self.history = h;
+        self.browsing = None;
+    }
+
     /// Moves through the history: -1 older, +1 newer (past the newest: the draft again).
     fn recall(&mut self, dir: i64) {
         if self.history.is_empty() {

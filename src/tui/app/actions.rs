@@ -134,6 +134,7 @@ impl App {
                 if self.detail.is_some() {
                     self.enter_conversation();
                     effects.extend(self.load_window());
+                    effects.push(self.load_history());
                 }
                 effects
             }
@@ -187,7 +188,7 @@ impl App {
                 } else {
                     self.say("Your unsent new-session message is back. Enter sends it.");
                 }
-                Vec::new()
+                vec![self.load_history()]
             }
             Action::Fork => {
                 let Some((id, _)) = self.selected_id() else {

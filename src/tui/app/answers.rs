@@ -68,6 +68,12 @@ impl App {
                 }
                 self.load_window()
             }
+            Reply::History(texts) => {
+                if self.current(Slot::History, token) {
+                    self.composer.set_history(texts);
+                }
+                Vec::new()
+            }
             Reply::Usage { id, turns } => {
                 self.on_usage(token, &id, turns);
                 Vec::new()

@@ -200,7 +200,11 @@ impl App {
             message: None,
         };
         let mut effects = self.open_detail(id);
+        let entering = self.screen != Screen::Conversation;
         self.enter_conversation();
+        if entering {
+            effects.push(self.load_history());
+        }
         effects.extend(self.reload_top());
         effects
     }
