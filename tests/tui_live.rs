@@ -1071,3 +1071,21 @@ fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
     h.key(KeyCode::Down);
     assert_eq!(h.app.composer.text(), "newest in the other session");
 }
+
+#[test]
+fn a_background_turn_shows_live_in_the_detail_pane() {
+    let mut h = H::new();
+    h.send("Background please");
+    h.ev(TurnEvent::TextDelta("working on it".into()));
+    h.key_mod(KeyCode::Char('b'), KeyModifiers::CONTROL);
+    h.key(KeyCode::Char('y'));
+    assert_eq!(h.app.screen, Screen::Browse);
+    // The detail pane shows the sent message and the text streamed so far…
+    let s = h.screen();
+    assert!(s.contains("Background please"), "{s}");
+    assert!(s.contains("working on it"), "{s}");
+    // …and goes on streaming without Enter.
+    h.ev(TurnEvent::TextDelta(", nearly there".into()));
+    let s = h.screen();
+    assert!(s.contains("working on it, nearly there"), "{s}");
+}

@@ -225,6 +225,11 @@ impl App {
         if !self.current(Slot::Detail, token) {
             return Vec::new();
         }
+        // A session whose turn runs in the background opens at its end, where it streams.
+        let running_here = self
+            .live
+            .as_ref()
+            .is_some_and(|l| !l.finished && l.session_id.as_deref() == Some(header.id.as_str()));
         let conversation = self.screen == Screen::Conversation;
         let Some(d) = self.detail.as_mut() else {
             return Vec::new();
@@ -254,7 +259,13 @@ impl App {
                 t.clear_cache();
             }
             Some(_) => {}
-            None => d.transcript = Some(Transcript::new(&header.id, last, conversation)),
+            None => {
+                d.transcript = Some(Transcript::new(
+                    &header.id,
+                    last,
+                    conversation || running_here,
+                ))
+            }
         }
         d.header = Some(header);
         d.progress = progress;

@@ -122,16 +122,31 @@ pub(super) fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rec
         frame.render_widget(Paragraph::new(Span::styled("Loading…", th.dim())), area);
         return;
     };
-    if tr.last_seq == 0 {
+    let w = area.width.saturating_sub(1) as usize;
+    let h = area.height as usize;
+    // A turn running in this session in the background (Ctrl-B): what it sent and what
+    // streams so far show live after the stored messages, as in the conversation.
+    let extra: Vec<Line<'static>> = match app
+        .live
+        .as_ref()
+        .filter(|l| l.session_id.as_deref() == Some(d.id.as_str()))
+    {
+        Some(l) if tr.follow_end || tr.last_seq == 0 => {
+            let hints: Vec<(&'static str, &'static str)> =
+                crate::tui::keymap::bar(crate::tui::keymap::Context::Approval).collect();
+            crate::tui::live::live_lines(l, tr.last_seq, w, app.now_ms, &hints, th)
+        }
+        _ => Vec::new(),
+    };
+    if tr.last_seq == 0 && extra.is_empty() {
         frame.render_widget(
             Paragraph::new(Span::styled("No messages yet.", th.dim())),
             area,
         );
         return;
     }
-    let w = area.width.saturating_sub(1) as usize;
-    let lines: Vec<Line<'static>> = tr
-        .visible(w, area.height as usize, th)
+    let mut lines: Vec<Line<'static>> = tr
+        .visible(w, h, th)
         .into_iter()
         .map(|(seq, line)| {
             let sel = focused && tr.selected == Some(seq);
@@ -140,6 +155,15 @@ pub(super) fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rec
             Line::from(spans)
         })
         .collect();
+    if !extra.is_empty() {
+        lines.extend(extra.into_iter().map(|l| {
+            let mut spans = vec![Span::raw(" ")];
+            spans.extend(l.spans);
+            Line::from(spans)
+        }));
+        let skip = lines.len().saturating_sub(h);
+        lines.drain(..skip);
+    }
     frame.render_widget(Paragraph::new(lines), area);
 }
 
