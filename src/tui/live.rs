@@ -438,11 +438,12 @@ pub fn live_lines(
     out
 }
 
-/// The agent line under the conversation: model, a context gauge, tokens, budget, policy,
-/// sandbox (or, with no provider, what to configure).
+/// The agent line under the conversation: model, a context gauge (context now: what the next
+/// request carries, `~` when estimated), lifetime tokens used, budget, policy, sandbox (or,
+/// with no provider, what to configure).
 pub fn status_spans(
     info: &AgentInfo,
-    context: u64,
+    (context, estimated): (u64, bool),
     session_tokens: u64,
     budget_left: Option<String>,
     policy: ApprovalPolicy,
@@ -468,7 +469,8 @@ pub fn status_spans(
         (gauge, gauge_style),
         (
             format!(
-                " {}/{} ",
+                " {}{}/{} ",
+                if estimated { "~" } else { "" },
                 super::views::fmt_tokens(context),
                 super::views::fmt_tokens(window)
             ),

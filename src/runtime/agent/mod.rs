@@ -427,9 +427,7 @@ impl Agent {
         let id = self.sessions.resolve(key)?;
         let _lease = self.lease(&id)?;
         let header = self.sessions.header(&id)?;
-        let ledger = header
-            .ledger
-            .unwrap_or_else(|| ledger::fresh(&self.settings.limits));
+        let ledger = ledger::of(&header, &self.settings.limits);
         self.sessions.update_state(
             &id,
             &crate::session::StateUpdate {
@@ -496,9 +494,7 @@ impl Agent {
         let id = self.sessions.resolve(key)?;
         let _lease = self.lease(&id)?;
         let header = self.sessions.header(&id)?;
-        let mut ledger = header
-            .ledger
-            .unwrap_or_else(|| ledger::fresh(&self.settings.limits));
+        let mut ledger = ledger::of(&header, &self.settings.limits);
         if !ledger
             .approved_tools
             .iter()
@@ -609,10 +605,7 @@ impl Agent {
         };
         let header = self.sessions.header(&id)?;
         // Resume restores the ledger, never recreates it: a restart cannot bypass a budget.
-        let mut ledger = header
-            .ledger
-            .clone()
-            .unwrap_or_else(|| ledger::fresh(&self.settings.limits));
+        let mut ledger = ledger::of(&header, &self.settings.limits);
         ledger::apply_user_limits(&mut ledger, &req.limits);
         ledger.termination = None;
         let policy = req.approval.unwrap_or(self.settings.approval);
@@ -732,9 +725,7 @@ impl Agent {
             message: m,
         })?;
         let header = self.sessions.header(&id)?;
-        let mut ledger = header
-            .ledger
-            .unwrap_or_else(|| ledger::fresh(&self.settings.limits));
+        let mut ledger = ledger::of(&header, &self.settings.limits);
         ledger.usage.input_tokens += c.usage.input_tokens;
         ledger.usage.output_tokens += c.usage.output_tokens;
         self.sessions.update_state(

@@ -139,11 +139,7 @@ impl Agent {
                 }
             }
         };
-        let mut led = session
-            .header
-            .ledger
-            .clone()
-            .unwrap_or_else(|| ledger::fresh(&self.settings.limits));
+        let mut led = ledger::of(&session.header, &self.settings.limits);
         ledger::apply_user_limits(&mut led, &req.limits);
         led.termination = None;
 

@@ -9,7 +9,6 @@ use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
 use super::text::fit;
 use crate::sanitize;
-use crate::session::Role;
 use crate::tui::app::{App, short};
 use crate::tui::keymap::{self, Context};
 use crate::tui::layout::Layout;
@@ -22,31 +21,33 @@ fn approval_hints() -> Vec<(&'static str, &'static str)> {
 
 /// Prompt tokens of the latest model call the open transcript holds (how full the context
 /// is); the live turn's newer figure wins.
-fn context_used(app: &App) -> u64 {
+/// The context now: what the next request carries (and whether it is an estimate, right
+/// after a compaction), by the one definition `show` uses too.
+fn context_used(app: &App) -> (u64, bool) {
     if let Some(l) = app.live_here()
         && l.context > 0
     {
-        return l.context;
+        return (l.context, false);
     }
-    app.detail
-        .as_ref()
-        .and_then(|d| d.transcript.as_ref())
-        .and_then(|t| {
-            t.msgs
-                .values()
-                .rev()
-                .find(|m| m.role == Role::Assistant && m.usage.input_tokens > 0)
-                .map(|m| m.usage.input_tokens + m.usage.output_tokens)
-        })
-        .unwrap_or(0)
+    let Some(d) = app.detail.as_ref() else {
+        return (0, false);
+    };
+    match (d.header.as_ref(), d.transcript.as_ref()) {
+        (Some(h), Some(t)) => {
+            crate::runtime::agent::compact::context_now(h, t.msgs.values().rev())
+                .unwrap_or((0, false))
+        }
+        _ => (0, false),
+    }
 }
 
+/// Lifetime usage: every token the session's model calls spent (its totals, which the store
+/// keeps equal to the ledger's).
 fn session_tokens(app: &App) -> u64 {
     app.detail
         .as_ref()
         .and_then(|d| d.header.as_ref())
-        .and_then(|h| h.ledger.as_ref())
-        .map_or(0, |l| l.usage.input_tokens + l.usage.output_tokens)
+        .map_or(0, |h| h.token_input_total + h.token_output_total)
 }
 
 /// The agent line: the failure of the last turn in words, else model, gauge and the rest.
