@@ -856,12 +856,16 @@ impl Run {
         self.sessions()
             .append(&child.id, &[context], &meta)
             .map_err(store_failed)?;
-        // The step's own ledger starts from what the run spent so far (the shared budget
-        // is what stops it; this is what its session records).
+        // The step's session records what the step spends (its lifetime usage starts at 0):
+        // the run's limits stop it through the shared budget, which every model and tool
+        // call reserves in; the run's ledger counts every step.
         let mut base = self.ledger.clone();
         base.termination = None;
-        if let Some(b) = &self.budget {
-            base.usage = b.usage();
+        if self.budget.is_some() {
+            base.usage = crate::session::RuntimeUsage {
+                wall_ms: base.usage.wall_ms,
+                ..Default::default()
+            };
         }
         let handle = self
             .agent
