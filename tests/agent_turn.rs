@@ -878,12 +878,18 @@ fn one_definition_of_tokens_through_compaction_fork_and_show() {
     assert_eq!(lifetime(&id), (3000, 300));
     let s = show(&env, &id);
     assert!(s.contains("3000 in / 300 out (lifetime)"), "{s}");
-    assert!(s.contains("2200 tokens (what the next request carries)"), "{s}");
+    assert!(
+        s.contains("2200 tokens (what the next request carries)"),
+        "{s}"
+    );
 
     // Compaction spends a call and keeps the lifetime; the context shrinks to an estimate.
     agent.compact(&id).unwrap();
     assert_eq!(lifetime(&id), (5500, 350));
-    let list = rt.list(&neocode::session::ListQuery::default()).unwrap().items;
+    let list = rt
+        .list(&neocode::session::ListQuery::default())
+        .unwrap()
+        .items;
     assert_eq!(list[0].token_input_total, 5500, "the list does not show 0");
     let s = show(&env, &id);
     assert!(s.contains("5500 in / 350 out (lifetime)"), "{s}");
@@ -900,5 +906,8 @@ fn one_definition_of_tokens_through_compaction_fork_and_show() {
     let s = show(&env, &fork.id);
     assert!(s.contains("0 in / 0 out (lifetime)"), "{s}");
     // Its context is the parent's transcript it carries.
-    assert!(s.contains("440 tokens (what the next request carries)"), "{s}");
+    assert!(
+        s.contains("440 tokens (what the next request carries)"),
+        "{s}"
+    );
 }

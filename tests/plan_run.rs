@@ -240,7 +240,11 @@ fn a_failing_step_skips_its_dependants_and_a_retry_on_request_clears_the_failure
     // A step's session records what the step spent (one model call), not the run so far;
     // the run's own ledger counts every call (the drafting and the four steps').
     for step in ["a", "b", "c", "d"] {
-        let l = sessions.header(&step_session(step)).unwrap().ledger.unwrap();
+        let l = sessions
+            .header(&step_session(step))
+            .unwrap()
+            .ledger
+            .unwrap();
         assert_eq!(l.usage.turns, 1, "step {step}");
     }
     assert!(sessions.header(&id).unwrap().ledger.unwrap().usage.turns > 4);

@@ -802,7 +802,10 @@ fn typing_never_answers_a_waiting_approval() {
     // The card has the keys: the editor says so.
     let s = h.screen();
     assert!(s.contains("▶ Allow?"), "{s}");
-    assert!(s.contains("not taking keys: the approval above has them"), "{s}");
+    assert!(
+        s.contains("not taking keys: the approval above has them"),
+        "{s}"
+    );
     // "hey there" typed quickly (all in one frame, as a burst arrives): nothing answers it,
     // nothing lands in the editor, however long it then waits.
     clock(&mut h, 2_000);
@@ -981,8 +984,7 @@ fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
     // The killed command's result, as the runtime stores it (not an error), then the end.
     h.ev(TurnEvent::ToolResult {
         call_id: "c1".into(),
-        text: "[cancelled by the user; the command and everything it started were killed]\n"
-            .into(),
+        text: "[cancelled by the user; the command and everything it started were killed]\n".into(),
         is_error: false,
         seq: 50,
     });
@@ -1029,9 +1031,8 @@ fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
         .unwrap();
     };
     // Another session of the workspace, newer than this one's messages.
-    let other = h
-        .rt
-        .new_session(NewSession {
+    let other =
+        h.rt.new_session(NewSession {
             title: "Other".into(),
             ..NewSession::default()
         })
@@ -1039,9 +1040,8 @@ fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
     user(&h.rt, &other.id, "from the other session");
     user(&h.rt, &other.id, "newest in the other session");
     // A plan step's prompt (a child session that is not a fork) is not something typed.
-    let step = h
-        .rt
-        .new_session(NewSession {
+    let step =
+        h.rt.new_session(NewSession {
             title: "step a".into(),
             parent_id: Some(other.id.clone()),
             ..NewSession::default()

@@ -404,5 +404,8 @@ fn a_switched_model_is_kept_by_the_session_across_a_restart() {
     neocode(&["run", "--resume", &id, "--model", "one-off", "once more"]);
     assert_eq!(srv.requests()[2].json()["model"], "one-off");
     let list = neocode(&["--list"]);
-    assert!(list.contains("fake-big") && !list.contains("one-off"), "{list}");
+    assert!(
+        list.contains("fake-big") && !list.contains("one-off"),
+        "{list}"
+    );
 }

@@ -230,7 +230,8 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                 .collect(),
             context: &context,
             runtime: header.ledger.as_ref().map(JsonRuntime::new),
-            context_now: context_now.map(|(tokens, estimated)| JsonContextNow { tokens, estimated }),
+            context_now: context_now
+                .map(|(tokens, estimated)| JsonContextNow { tokens, estimated }),
             last_messages: msgs
                 .iter()
                 .map(|m| JsonMessage {

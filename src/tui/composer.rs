@@ -263,8 +263,11 @@ mod tests {
             c.key(k(KeyCode::Left, KeyModifiers::NONE));
         }
         c.key(k(KeyCode::Char('u'), KeyModifiers::CONTROL));
-        assert_eq!(c.text(), "first line
- half");
+        assert_eq!(
+            c.text(),
+            "first line
+ half"
+        );
     }
 
     #[test]

@@ -335,9 +335,7 @@ fn run(
                 messages,
             }
         }
-        Request::History { id } => {
-            Reply::History(rt.recent_user_texts(id.as_deref(), HISTORY)?)
-        }
+        Request::History { id } => Reply::History(rt.recent_user_texts(id.as_deref(), HISTORY)?),
         Request::Usage { id } => {
             let last = rt.header(&id)?.last_seq;
             let mut turns = Vec::new();

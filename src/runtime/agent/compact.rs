@@ -147,7 +147,10 @@ pub fn compact_with(
             "context_tokens_estimate": chars.div_ceil(4),
         })),
         // Lifetime usage is kept, this summary's call included.
-        token_totals: (lifetime.0 + c.usage.input_tokens, lifetime.1 + c.usage.output_tokens),
+        token_totals: (
+            lifetime.0 + c.usage.input_tokens,
+            lifetime.1 + c.usage.output_tokens,
+        ),
         meta: meta.clone(),
     };
     sessions

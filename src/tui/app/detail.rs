@@ -74,7 +74,11 @@ impl App {
 
     /// Reads the editor's ↑ history for the conversation shown (its own messages first).
     pub(super) fn load_history(&mut self) -> Effect {
-        let id = self.detail.as_ref().filter(|_| !self.draft).map(|d| d.id.clone());
+        let id = self
+            .detail
+            .as_ref()
+            .filter(|_| !self.draft)
+            .map(|d| d.id.clone());
         self.ask(Some(Slot::History), Request::History { id })
     }
 

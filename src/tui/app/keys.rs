@@ -171,9 +171,9 @@ impl App {
                 return self.card_key(ctx, key);
             }
             if matches!(key.code, KeyCode::Char(_))
-                && !key
-                    .modifiers
-                    .intersects(crossterm::event::KeyModifiers::CONTROL | crossterm::event::KeyModifiers::ALT)
+                && !key.modifiers.intersects(
+                    crossterm::event::KeyModifiers::CONTROL | crossterm::event::KeyModifiers::ALT,
+                )
             {
                 self.typed_now();
             }

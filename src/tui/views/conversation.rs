@@ -33,10 +33,8 @@ fn context_used(app: &App) -> (u64, bool) {
         return (0, false);
     };
     match (d.header.as_ref(), d.transcript.as_ref()) {
-        (Some(h), Some(t)) => {
-            crate::runtime::agent::compact::context_now(h, t.msgs.values().rev())
-                .unwrap_or((0, false))
-        }
+        (Some(h), Some(t)) => crate::runtime::agent::compact::context_now(h, t.msgs.values().rev())
+            .unwrap_or((0, false)),
         _ => (0, false),
     }
 }
@@ -267,10 +265,7 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
             Context::Dangling => "the interrupted calls above have",
             _ => "the approval above has",
         };
-        (
-            format!("not taking keys: {what} them"),
-            t.warn(),
-        )
+        (format!("not taking keys: {what} them"), t.warn())
     } else if app.agent.provider.is_err() {
         ("no model configured: F1 says how".to_string(), t.warn())
     } else if let Some(l) = app.live_here().filter(|l| !l.finished) {
@@ -307,7 +302,7 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     if card.is_some() && app.composer.is_empty() {
         frame.render_widget(
             Paragraph::new(Span::styled(
-                 " Typing is paused: pause, then press one of the keys it offers.",
+                " Typing is paused: pause, then press one of the keys it offers.",
                 t.dim(),
             )),
             inner,

@@ -362,7 +362,10 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
         fmt_tokens(h.token_output_total)
     );
     if let Some(n) = calls {
-        spent.push_str(&format!(" · {n} model call{}", if n == 1 { "" } else { "s" }));
+        spent.push_str(&format!(
+            " · {n} model call{}",
+            if n == 1 { "" } else { "s" }
+        ));
     }
     if h.ledger.is_some() {
         spent.push_str(&format!(" · {} tool calls", ledger.usage.tool_calls));
@@ -462,9 +465,7 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             frame.render_widget(
                 Paragraph::new(Line::from(vec![
                     Span::styled(
-                        format!(
-                            "Per-turn tokens (last {n} of {k} replies{more})",
-                        ),
+                        format!("Per-turn tokens (last {n} of {k} replies{more})",),
                         t.dim(),
                     ),
                     Span::styled(format!("  peak {}", fmt_tokens(max)), t.dim()),
