@@ -593,6 +593,16 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
         "{screen}"
     );
     assert!(screen.contains("Ctrl-R rerun"), "{screen}");
+    // The card has the keys: typing goes nowhere, Enter sends nothing (which would replay
+    // the calls).
+    assert!(
+        screen.contains("not taking keys: the interrupted calls above have them"),
+        "{screen}"
+    );
+    h.chars("hey");
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.composer.text(), "");
+    assert!(h.turns.is_empty(), "{:?}", h.turns);
     // Mark interrupted: a "not run" result is stored, nothing offers any more.
     h.key_mod(KeyCode::Char('d'), KeyModifiers::CONTROL);
     assert!(h.rt.interrupted_tool_calls(&h.id).unwrap().is_empty());
