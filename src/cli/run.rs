@@ -359,7 +359,14 @@ impl View {
                 self.note(&format!("→ {}", short(summary, 100)))
             }
             TurnEvent::ToolResult { text, is_error, .. } => {
-                let mark = if *is_error { "✗" } else { "✓" };
+                let mark = if *is_error {
+                    "✗"
+                } else if text.contains(crate::tui::app::CANCELLED_MARK) {
+                    // Killed by the cancel: never "✓".
+                    "⊘"
+                } else {
+                    "✓"
+                };
                 self.note(&format!("  {mark} {}", short(text, 100)));
             }
             TurnEvent::Warning { message, .. } => {
