@@ -149,6 +149,7 @@ fn stream_approve_deny_cancel_quit_and_show() {
         "Wrote hello.txt and skipped the command.",
         "Tell me a long story",
         "word0 word1 word2",
+        "assistant (cancelled)",
     ] {
         assert!(text.contains(want), "show lacks {want:?}:\n{text}");
     }

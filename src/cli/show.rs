@@ -446,7 +446,14 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                 head.push_str(&format!(" → {}", names.join(", ")));
             }
             if m.is_error {
-                head.push_str(" (error)");
+                // A reply the user cancelled is not an error (the list's ⊘ cancelled).
+                let cancelled = m
+                    .tool_metadata
+                    .as_ref()
+                    .and_then(|v| v.get("reason"))
+                    .and_then(|r| r.as_str())
+                    == Some("cancelled");
+                head.push_str(if cancelled { " (cancelled)" } else { " (error)" });
             }
             let head = out.paint("36", &head);
             out.line(&head)?;
