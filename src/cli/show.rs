@@ -453,7 +453,11 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                     .and_then(|v| v.get("reason"))
                     .and_then(|r| r.as_str())
                     == Some("cancelled");
-                head.push_str(if cancelled { " (cancelled)" } else { " (error)" });
+                head.push_str(if cancelled {
+                    " (cancelled)"
+                } else {
+                    " (error)"
+                });
             }
             let head = out.paint("36", &head);
             out.line(&head)?;
