@@ -243,8 +243,9 @@ impl Store {
 
     /// What the person typed recently, newest first (the editor's ↑ history): session
     /// `first`'s own user messages, then the workspace's (plan steps' prompts and injected
-    /// text left out), each text once, at most `limit`. Cheap at any size: the own ones read
-    /// by the (session, seq) key, the workspace's from the newest [`HISTORY_SCAN`] messages.
+    /// text left out), each text once, at most `limit`. Cheap at any size: each part looks
+    /// through at most the newest [`HISTORY_SCAN`] messages (the session's by its (session,
+    /// seq) key, the workspace's by rowid).
     pub fn recent_user_texts(&self, first: Option<&str>, limit: usize) -> Result<Vec<String>> {
         self.with_conn(|c| {
             let tx = c.transaction()?;
@@ -252,9 +253,12 @@ impl Store {
             if let Some(id) = first {
                 let mut st = tx.prepare_cached(
                     "SELECT parts_json FROM messages WHERE session_id = ?1 AND role = 'user' \
-                     AND injected = 0 ORDER BY seq DESC LIMIT ?2",
+                     AND injected = 0 AND seq > (SELECT coalesce(max(seq), 0) FROM messages \
+                     WHERE session_id = ?1) - ?3 ORDER BY seq DESC LIMIT ?2",
                 )?;
-                let rows = st.query_map(params![id, limit as i64], |r| r.get::<_, String>(0))?;
+                let rows = st.query_map(params![id, limit as i64, HISTORY_SCAN], |r| {
+                    r.get::<_, String>(0)
+                })?;
                 for r in rows {
                     raw.push(r?);
                 }
