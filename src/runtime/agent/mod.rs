@@ -406,14 +406,6 @@ impl Agent {
         })
     }
 
-    /// The model the next request of session `id` uses (what the status line names).
-    pub fn model_for(&self, id: &str) -> Option<String> {
-        match self.for_session(id) {
-            Ok(Some(a)) => a.settings.model.clone(),
-            _ => self.settings.model.clone(),
-        }
-    }
-
     /// Switches session `key` to `model` from its next request on (`/model NAME`): stored in
     /// its header, so it survives a restart; `run --model` overrides it for one run.
     pub fn set_model(&self, key: &str, model: &str) -> Result<String, StartError> {
