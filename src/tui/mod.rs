@@ -246,7 +246,8 @@ impl TurnLink {
                 if let ProviderStatus::Missing(m) = settings.provider_status() {
                     return Err(m);
                 }
-                self.agent = Some(Agent::new(a.sessions().clone(), settings));
+                // Same extensions: MCP servers are not started again.
+                self.agent = Some(a.with_model(name));
                 Ok(())
             }
         }
