@@ -97,8 +97,9 @@ fn stream_approve_deny_cancel_quit_and_show() {
     );
     deliberately(&mut pty, "y");
     wait_until("hello.txt written", || ws.join("hello.txt").exists());
-    let s = pty.wait_for("touch ran.txt");
-    assert!(s.contains("Allow?"), "{s}");
+    // The command's card was on screen all along (waiting its turn); now it asks.
+    let s = pty.wait_for("▶ Allow?");
+    assert!(s.contains("touch ran.txt"), "{s}");
     deliberately(&mut pty, "n");
     pty.wait_for("Wrote hello.txt and skipped the command.");
     pty.wait_for("Done in");
