@@ -581,12 +581,13 @@ fn compaction_replaces_the_transcript_and_a_failed_summary_changes_nothing() {
         s.header.task_state.unwrap()["summary"],
         "SUMMARY: the user asked twice."
     );
-    assert_eq!(
-        (s.header.token_input_total, s.header.token_output_total),
-        (0, 0)
-    );
     let l = s.header.ledger.unwrap();
     assert_eq!(l.usage.input_tokens, 10 + 10 + 100, "lifetime usage stays");
+    // The header's totals are the lifetime usage too (compaction does not zero them).
+    assert_eq!(
+        (s.header.token_input_total, s.header.token_output_total),
+        (l.usage.input_tokens, l.usage.output_tokens)
+    );
     // The summary request carried the whole conversation and no tools.
     let req = srv.requests().last().unwrap().json();
     assert!(req.get("tools").is_none());
@@ -834,4 +835,79 @@ fn approve_network_opens_the_sandboxed_network_for_that_session_across_a_restart
     assert!(!ok.contains("Permission denied"), "{ok}");
     listener.set_nonblocking(false).unwrap();
     let (_conn, _) = listener.accept().unwrap();
+}
+
+/// `neocode show` of a session, as text.
+fn show(env: &Env, id: &str) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+        .env("NEOCODE_HOME", &env.home)
+        .arg("--workdir")
+        .arg(&env.ws)
+        .args(["show", id])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn one_definition_of_tokens_through_compaction_fork_and_show() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![
+        Stream::text("first answer").usage(1000, 100).reply(),
+        Stream::text("second answer").usage(2000, 200).reply(),
+        Stream::text("the summary").usage(2500, 50).reply(),
+        Stream::text("after compaction").usage(400, 40).reply(),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, _) = run(&agent, Target::New, "one");
+    run(&agent, Target::Resume(id.clone()), "two");
+    let rt = env.sessions();
+    let lifetime = |id: &str| {
+        let h = rt.header(id).unwrap();
+        let l = h.ledger.clone().unwrap_or_default();
+        // The header's totals (the list's column) are the ledger's: one figure.
+        assert_eq!(
+            (h.token_input_total, h.token_output_total),
+            (l.usage.input_tokens, l.usage.output_tokens),
+            "{id}"
+        );
+        (h.token_input_total, h.token_output_total)
+    };
+    assert_eq!(lifetime(&id), (3000, 300));
+    let s = show(&env, &id);
+    assert!(s.contains("3000 in / 300 out (lifetime)"), "{s}");
+    assert!(
+        s.contains("2200 tokens (what the next request carries)"),
+        "{s}"
+    );
+
+    // Compaction spends a call and keeps the lifetime; the context shrinks to an estimate.
+    agent.compact(&id).unwrap();
+    assert_eq!(lifetime(&id), (5500, 350));
+    let list = rt
+        .list(&neocode::session::ListQuery::default())
+        .unwrap()
+        .items;
+    assert_eq!(list[0].token_input_total, 5500, "the list does not show 0");
+    let s = show(&env, &id);
+    assert!(s.contains("5500 in / 350 out (lifetime)"), "{s}");
+    assert!(s.contains("context    ~"), "{s}");
+    run(&agent, Target::Resume(id.clone()), "three");
+    assert_eq!(lifetime(&id), (5900, 390));
+    assert!(show(&env, &id).contains("440 tokens (what the next request carries)"));
+
+    // A fork starts its own lifetime at 0; the parent keeps its own.
+    let fork = rt.fork(&id, None).unwrap();
+    assert_eq!(lifetime(&fork.id), (0, 0));
+    assert_eq!(rt.header(&fork.id).unwrap().ledger.unwrap().usage.turns, 0);
+    assert_eq!(lifetime(&id), (5900, 390));
+    let s = show(&env, &fork.id);
+    assert!(s.contains("0 in / 0 out (lifetime)"), "{s}");
+    // Its context is the parent's transcript it carries.
+    assert!(
+        s.contains("440 tokens (what the next request carries)"),
+        "{s}"
+    );
 }

@@ -216,6 +216,38 @@ fn a_failing_step_skips_its_dependants_and_a_retry_on_request_clears_the_failure
     assert_eq!(p.failures["e"].error_type, "skipped");
     assert_eq!(p.failures["e"].message, "skipped: step b failed");
     assert_eq!(sessions.header(&id).unwrap().status, Status::Failed);
+    // Each step's session carries its step's outcome (the list shows ✗ for b, ✔ for a).
+    let step_session = |step: &str| {
+        evs.iter()
+            .find_map(|e| match e {
+                TurnEvent::StepStarted {
+                    step_id,
+                    session_id,
+                    ..
+                } if step_id == step => Some(session_id.clone()),
+                _ => None,
+            })
+            .unwrap()
+    };
+    assert_eq!(
+        sessions.header(&step_session("b")).unwrap().status,
+        Status::Failed
+    );
+    assert_eq!(
+        sessions.header(&step_session("a")).unwrap().status,
+        Status::Completed
+    );
+    // A step's session records what the step spent (one model call), not the run so far;
+    // the run's own ledger counts every call (the drafting and the four steps').
+    for step in ["a", "b", "c", "d"] {
+        let l = sessions
+            .header(&step_session(step))
+            .unwrap()
+            .ledger
+            .unwrap();
+        assert_eq!(l.usage.turns, 1, "step {step}");
+    }
+    assert!(sessions.header(&id).unwrap().ledger.unwrap().usage.turns > 4);
     let skipped: Vec<&TurnEvent> = evs
         .iter()
         .filter(|e| matches!(e, TurnEvent::StepFinished { outcome: Err(f), .. } if f.error_type == "skipped"))

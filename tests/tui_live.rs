@@ -104,6 +104,16 @@ impl H {
         }
     }
 
+    /// A deliberate one-key answer to a waiting card: a pause before the key, none after.
+    fn answer(&mut self, c: char) {
+        let t = self.app.now_ms + neocode::tui::app::ANSWER_BEFORE_MS;
+        let e = self.app.on_clock(t);
+        self.run(e);
+        self.key(KeyCode::Char(c));
+        let e = self.app.on_clock(t + neocode::tui::app::ANSWER_AFTER_MS);
+        self.run(e);
+    }
+
     fn ev(&mut self, e: TurnEvent) {
         let effects = self.app.on_turn(e);
         self.run(effects);
@@ -240,7 +250,7 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
     insta::assert_snapshot!("live_approval_prompt", s);
 
     // y approves exactly that call.
-    h.key(KeyCode::Char('y'));
+    h.answer('y');
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::Command(TurnCommand::Approve {
@@ -248,7 +258,7 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
             always: false
         }))
     );
-    h.app.now_ms = NOW + 1_500;
+    h.app.now_ms += 1_500;
     assert!(h.screen().contains("· running 1.5s"), "{}", h.screen());
     h.ev(TurnEvent::ToolResult {
         call_id: "e1".into(),
@@ -271,7 +281,7 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
         summary: "rm -rf target".into(),
         reason: "commands ask".into(),
     });
-    h.key(KeyCode::Char('r'));
+    h.answer('r');
     assert!(matches!(h.app.overlay, Overlay::DenyReason { .. }));
     h.chars("too slow to rebuild");
     h.key(KeyCode::Enter);
@@ -341,8 +351,8 @@ fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
         });
     }
     assert!(h.screen().contains("waits for its turn to be asked"));
-    h.key(KeyCode::Char('a'));
-    h.key(KeyCode::Char('n'));
+    h.answer('a');
+    h.answer('n');
     assert_eq!(
         h.turns,
         vec![
@@ -462,8 +472,15 @@ fn slash_commands_complete_and_act() {
     );
     h.chars("/model other-model");
     h.key(KeyCode::Enter);
-    assert_eq!(h.turns.pop(), Some(TurnEffect::Model("other-model".into())));
-    assert!(h.screen().contains("other-model"));
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Model {
+            session_id: Some(h.id.clone()),
+            name: "other-model".into()
+        })
+    );
+    // The status line names the model the next request uses at once.
+    assert!(h.screen().contains("other-model ░"), "{}", h.screen());
     h.chars("/limits");
     h.key(KeyCode::Enter);
     assert!(h.screen().contains("budgets") || h.screen().contains("Budgets"));
@@ -576,6 +593,16 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
         "{screen}"
     );
     assert!(screen.contains("Ctrl-R rerun"), "{screen}");
+    // The card has the keys: typing goes nowhere, Enter sends nothing (which would replay
+    // the calls).
+    assert!(
+        screen.contains("not taking keys: the interrupted calls above have them"),
+        "{screen}"
+    );
+    h.chars("hey");
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.composer.text(), "");
+    assert!(h.turns.is_empty(), "{:?}", h.turns);
     // Mark interrupted: a "not run" result is stored, nothing offers any more.
     h.key_mod(KeyCode::Char('d'), KeyModifiers::CONTROL);
     assert!(h.rt.interrupted_tool_calls(&h.id).unwrap().is_empty());
@@ -745,6 +772,332 @@ fn a_session_running_elsewhere_is_marked_read_only_and_help_lists_the_turn_keys(
     ] {
         assert!(seen.contains(want), "help lacks {want:?}");
     }
+}
+
+/// A turn whose edit waits for approval.
+fn waiting_edit(h: &mut H) {
+    h.send("Edit it");
+    tool(
+        h,
+        "e1",
+        "edit_file",
+        r#"{"path":"a.txt","old_string":"a","new_string":"b"}"#,
+        ToolKind::Edit,
+        "a.txt",
+    );
+    h.ev(TurnEvent::ApprovalNeeded {
+        call: call("e1", "edit_file", "{}"),
+        summary: "a.txt".into(),
+        reason: "edits ask".into(),
+    });
+}
+
+fn approvals(h: &H) -> usize {
+    h.turns
+        .iter()
+        .filter(|t| matches!(t, TurnEffect::Command(_)))
+        .count()
+}
+
+fn clock(h: &mut H, ms: i64) {
+    let t = h.app.now_ms + ms;
+    let e = h.app.on_clock(t);
+    h.run(e);
+}
+
+#[test]
+fn typing_never_answers_a_waiting_approval() {
+    let mut h = H::new();
+    waiting_edit(&mut h);
+    // The card has the keys: the editor says so.
+    let s = h.screen();
+    assert!(s.contains("▶ Allow?"), "{s}");
+    assert!(
+        s.contains("not taking keys: the approval above has them"),
+        "{s}"
+    );
+    // "hey there" typed quickly (all in one frame, as a burst arrives): nothing answers it,
+    // nothing lands in the editor, however long it then waits.
+    clock(&mut h, 2_000);
+    h.chars("hey there");
+    clock(&mut h, 2_000);
+    assert_eq!(approvals(&h), 0, "{:?}", h.turns);
+    assert_eq!(h.app.composer.text(), "");
+    assert_eq!(h.app.live.as_ref().unwrap().asking.len(), 1);
+    assert!(h.screen().contains("Typing is not taken"), "{}", h.screen());
+    // Typing a word that starts with an answer key after a pause: the next letter follows
+    // at once, so it is a word, not an answer.
+    clock(&mut h, 2_000);
+    h.key(KeyCode::Char('a'));
+    clock(&mut h, 100);
+    h.key(KeyCode::Char('n'));
+    clock(&mut h, 2_000);
+    assert_eq!(approvals(&h), 0, "{:?}", h.turns);
+    // A key the moment the card appears was meant for the editor.
+    let fresh = h.app.live.as_ref().unwrap().asking.len();
+    assert_eq!(fresh, 1);
+    // A paste is typing too: it goes nowhere and answers nothing.
+    clock(&mut h, 2_000);
+    let e = h.app.on_paste("y");
+    h.run(e);
+    clock(&mut h, 2_000);
+    assert_eq!(approvals(&h), 0, "{:?}", h.turns);
+    assert_eq!(h.app.composer.text(), "");
+    // Enter does not send what the editor holds while the card waits.
+    h.key(KeyCode::Enter);
+    assert!(h.turns.is_empty(), "{:?}", h.turns);
+    // A deliberate y approves, a moment later.
+    clock(&mut h, 2_000);
+    h.key(KeyCode::Char('y'));
+    assert_eq!(approvals(&h), 0, "not before the quiet after it");
+    clock(&mut h, neocode::tui::app::ANSWER_AFTER_MS);
+    assert_eq!(
+        h.turns,
+        vec![TurnEffect::Command(TurnCommand::Approve {
+            call_id: "e1".into(),
+            always: false
+        })]
+    );
+}
+
+#[test]
+fn a_key_as_the_card_appears_and_typing_into_it_do_not_answer() {
+    let mut h = H::new();
+    h.send("Edit it");
+    // The user types the next message while the turn runs; the card appears mid-word.
+    h.chars("he");
+    tool(
+        &mut h,
+        "e1",
+        "edit_file",
+        r#"{"path":"a.txt","old_string":"a","new_string":"b"}"#,
+        ToolKind::Edit,
+        "a.txt",
+    );
+    h.ev(TurnEvent::ApprovalNeeded {
+        call: call("e1", "edit_file", "{}"),
+        summary: "a.txt".into(),
+        reason: "edits ask".into(),
+    });
+    clock(&mut h, 100);
+    h.key(KeyCode::Char('y'));
+    clock(&mut h, 2_000);
+    assert_eq!(approvals(&h), 0, "{:?}", h.turns);
+    // What was typed before the card stays in the editor, untouched.
+    assert_eq!(h.app.composer.text(), "he");
+    // Esc still cancels the turn while the card waits.
+    h.key(KeyCode::Esc);
+    assert_eq!(h.turns, vec![TurnEffect::Command(TurnCommand::Cancel)]);
+}
+
+#[test]
+fn typing_never_answers_a_proposed_plan() {
+    use neocode::session::{Plan, Step};
+    let mut h = H::new();
+    h.chars("/plan do it");
+    h.key(KeyCode::Enter);
+    h.turns.clear();
+    let id = h.id.clone();
+    h.ev(TurnEvent::Started { session_id: id });
+    let step = |id: &str| Step {
+        id: id.into(),
+        title: format!("Step {id}"),
+        depends_on: Vec::new(),
+    };
+    h.ev(TurnEvent::PlanProposed {
+        plan: Plan {
+            steps: vec![step("a"), step("b")],
+        },
+        layers: vec![vec!["a".into(), "b".into()]],
+        approved: false,
+    });
+    assert!(matches!(h.app.overlay, Overlay::Plan(_)));
+    // "yes do it" typed fast: neither y, n nor d answers.
+    clock(&mut h, 2_000);
+    h.chars("yes do it");
+    clock(&mut h, 2_000);
+    assert!(h.turns.is_empty(), "{:?}", h.turns);
+    assert!(matches!(h.app.overlay, Overlay::Plan(ref p) if p.dropping.is_none()));
+    h.answer('y');
+    assert_eq!(h.turns, vec![TurnEffect::Command(TurnCommand::ApprovePlan)]);
+}
+
+#[test]
+fn ctrl_u_deletes_to_the_line_start_and_drafts_survive_esc() {
+    let mut h = H::new();
+    // Ctrl-U is readline's: the line up to the cursor goes (not one undo step).
+    h.chars("hello world");
+    h.key_mod(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    assert_eq!(h.app.composer.text(), "");
+    // An existing session's unsent text is there again when it is opened again.
+    h.chars("for the live session");
+    h.key(KeyCode::Esc);
+    assert_eq!(h.app.screen, Screen::Browse);
+    // A new session's draft: kept on Esc (nothing is saved), back on `n`.
+    h.key(KeyCode::Char('n'));
+    assert_eq!(h.app.composer.text(), "", "a new session starts empty");
+    h.chars("half a thought");
+    h.key(KeyCode::Esc);
+    assert_eq!(h.app.screen, Screen::Browse);
+    assert!(
+        h.screen().contains("Your unsent message is kept"),
+        "{}",
+        h.screen()
+    );
+    assert_eq!(h.rt.count().unwrap(), 1, "nothing was saved");
+    h.key(KeyCode::Char('n'));
+    assert_eq!(h.app.composer.text(), "half a thought");
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.screen, Screen::Conversation);
+    assert_eq!(h.app.composer.text(), "for the live session");
+}
+
+#[test]
+fn a_cancelled_reply_is_headed_cancelled_not_error() {
+    let mut h = H::new();
+    h.send("Tell me a story");
+    h.ev(TurnEvent::TextDelta("Once upon".into()));
+    h.key(KeyCode::Esc);
+    // What the runtime stores for a reply cancelled mid-stream.
+    let mut m = NewMessage::text(Role::Assistant, "Once upon");
+    m.is_error = true;
+    m.tool_metadata = Some(serde_json::json!({"incomplete": true, "reason": "cancelled"}));
+    h.rt.append(&h.id, &[m], &AppendMeta::default()).unwrap();
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Cancelled,
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains("⊘ cancelled"), "{s}");
+    assert!(!s.contains("✗ error"), "{s}");
+}
+
+#[test]
+fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
+    let mut h = H::new();
+    h.send("Run the tests");
+    tool(
+        &mut h,
+        "c1",
+        "run_command",
+        r#"{"command":"sleep 30"}"#,
+        ToolKind::Command,
+        "sleep 30",
+    );
+    h.app.now_ms += 5_400;
+    h.key(KeyCode::Esc);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Command(TurnCommand::Cancel))
+    );
+    // The killed command's result, as the runtime stores it (not an error), then the end.
+    h.ev(TurnEvent::ToolResult {
+        call_id: "c1".into(),
+        text: "[cancelled by the user; the command and everything it started were killed]\n".into(),
+        is_error: false,
+        seq: 50,
+    });
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Cancelled,
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains("⊘ run_command  sleep 30  · cancelled"), "{s}");
+    assert!(!s.contains("· done"), "{s}");
+    // /compact: the cancelled turn is not drawn again below the summary.
+    h.chars("/compact");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Compact {
+            session_id: h.id.clone()
+        })
+    );
+    h.ev(TurnEvent::Warning {
+        code: "compacted".into(),
+        message: "Compacted: 4 messages → 2 (summary + recent tail).".into(),
+    });
+    let s = h.screen();
+    assert!(!s.contains("sleep 30"), "{s}");
+    assert!(!s.contains("Run the tests"), "{s}");
+    assert!(h.app.live.is_none());
+}
+
+#[test]
+fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
+    let mut h = H::with_messages(3);
+    // Opened with --resume: ↑ recalls the session's own messages from the store.
+    h.key(KeyCode::Up);
+    assert_eq!(h.app.composer.text(), "Earlier message 2");
+    h.key(KeyCode::Down);
+    assert_eq!(h.app.composer.text(), "");
+    let user = |rt: &Sessions, id: &str, text: &str| {
+        rt.append(
+            id,
+            &[NewMessage::text(Role::User, text)],
+            &AppendMeta::default(),
+        )
+        .unwrap();
+    };
+    // Another session of the workspace, newer than this one's messages.
+    let other =
+        h.rt.new_session(NewSession {
+            title: "Other".into(),
+            ..NewSession::default()
+        })
+        .unwrap();
+    user(&h.rt, &other.id, "from the other session");
+    user(&h.rt, &other.id, "newest in the other session");
+    // A plan step's prompt (a child session that is not a fork) is not something typed.
+    let step =
+        h.rt.new_session(NewSession {
+            title: "step a".into(),
+            parent_id: Some(other.id.clone()),
+            ..NewSession::default()
+        })
+        .unwrap();
+    user(&h.rt, &step.id, "Do step a of the plan");
+    // As after a restart: the conversation is opened again, the editor's memory is empty.
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.screen, Screen::Conversation);
+    let mut seen = Vec::new();
+    for _ in 0..6 {
+        h.key(KeyCode::Up);
+        seen.push(h.app.composer.text());
+    }
+    assert_eq!(
+        seen,
+        [
+            "Earlier message 2",
+            "Earlier message 1",
+            "Earlier question",
+            "newest in the other session",
+            "from the other session",
+            "from the other session",
+        ]
+    );
+    h.key(KeyCode::Down);
+    assert_eq!(h.app.composer.text(), "newest in the other session");
+}
+
+#[test]
+fn a_background_turn_shows_live_in_the_detail_pane() {
+    let mut h = H::new();
+    h.send("Background please");
+    h.ev(TurnEvent::TextDelta("working on it".into()));
+    h.key_mod(KeyCode::Char('b'), KeyModifiers::CONTROL);
+    h.key(KeyCode::Char('y'));
+    assert_eq!(h.app.screen, Screen::Browse);
+    // The detail pane shows the sent message and the text streamed so far…
+    let s = h.screen();
+    assert!(s.contains("Background please"), "{s}");
+    assert!(s.contains("working on it"), "{s}");
+    // …and goes on streaming without Enter.
+    h.ev(TurnEvent::TextDelta(", nearly there".into()));
+    let s = h.screen();
+    assert!(s.contains("working on it, nearly there"), "{s}");
 }
 
 #[test]

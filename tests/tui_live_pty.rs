@@ -30,6 +30,12 @@ fn model_env(base: &str) -> [(&'static str, &str); 3] {
     ]
 }
 
+/// A card's one-key answer as a person gives it: after a look at the card, alone.
+fn deliberately(pty: &mut Pty, key: &str) {
+    std::thread::sleep(Duration::from_millis(800));
+    pty.keys(key);
+}
+
 #[test]
 fn stream_approve_deny_cancel_quit_and_show() {
     let tmp = tempfile::tempdir().unwrap();
@@ -89,11 +95,12 @@ fn stream_approve_deny_cancel_quit_and_show() {
         s.contains("+ hi there"),
         "the card shows the new content as a diff:\n{s}"
     );
-    pty.keys("y");
+    deliberately(&mut pty, "y");
     wait_until("hello.txt written", || ws.join("hello.txt").exists());
-    let s = pty.wait_for("touch ran.txt");
-    assert!(s.contains("Allow?"), "{s}");
-    pty.keys("n");
+    // The command's card was on screen all along (waiting its turn); now it asks.
+    let s = pty.wait_for("▶ Allow?");
+    assert!(s.contains("touch ran.txt"), "{s}");
+    deliberately(&mut pty, "n");
     pty.wait_for("Wrote hello.txt and skipped the command.");
     pty.wait_for("Done in");
     assert_eq!(
@@ -143,6 +150,7 @@ fn stream_approve_deny_cancel_quit_and_show() {
         "Wrote hello.txt and skipped the command.",
         "Tell me a long story",
         "word0 word1 word2",
+        "assistant (cancelled)",
     ] {
         assert!(text.contains(want), "show lacks {want:?}:\n{text}");
     }
@@ -202,7 +210,7 @@ fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
     pty.keys("\x12"); // Ctrl-R
     let screen = pty.wait_for("Allow?");
     assert!(screen.contains("may already have run"), "{screen}");
-    pty.keys("y");
+    deliberately(&mut pty, "y");
     pty.wait_for("Replayed and done.");
     assert_eq!(
         std::fs::read_to_string(ws.join("replayed.txt")).unwrap(),
@@ -280,6 +288,128 @@ fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
     pty.keys("\x03");
     assert_eq!(pty.wait_exit(Duration::from_secs(10), "no quit"), 0);
     assert_eq!(srv.request_count(), 0);
+}
+
+#[test]
+fn typing_while_an_approval_waits_never_answers_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("stats.py"), "total = 1\n").unwrap();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "e1",
+            "edit_file",
+            r#"{"path":"stats.py","old_string":"total = 1","new_string":"total = 2"}"#,
+        )]),
+        Reply::text("Edited stats.py."),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
+    pty.wait_for("0 sessions");
+    pty.keys("n");
+    pty.wait_for("scripted-model");
+    pty.keys("Bump the total");
+    pty.keys("\r");
+    let s = pty.wait_for("Allow?");
+    assert!(s.contains("edit_file"), "{s}");
+    // The next message typed quickly while the card waits: its y, n and a answer nothing.
+    std::thread::sleep(Duration::from_millis(800));
+    pty.keys("hey there, and now");
+    let s = pty.wait_for("Typing is not taken");
+    assert!(s.contains("not taking keys"), "{s}");
+    std::thread::sleep(Duration::from_millis(1500));
+    let s = pty.screen();
+    assert!(s.contains("Allow?"), "the card still waits:\n{s}");
+    assert!(!s.contains("hey there"), "typing went nowhere:\n{s}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("stats.py")).unwrap(),
+        "total = 1\n",
+        "typing approved the edit"
+    );
+    assert_eq!(srv.request_count(), 1);
+    // A deliberate y approves it.
+    deliberately(&mut pty, "y");
+    pty.wait_for("Edited stats.py.");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("stats.py")).unwrap(),
+        "total = 2\n"
+    );
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+}
+
+#[test]
+fn a_switched_model_is_kept_by_the_session_across_a_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    let srv = ScriptedServer::start(vec![
+        Reply::text("First answer."),
+        Reply::text("Second answer."),
+        Reply::text("Third answer."),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
+    pty.wait_for("0 sessions");
+    pty.keys("n");
+    pty.wait_for("scripted-model");
+    pty.keys("Hello");
+    pty.keys("\r");
+    pty.wait_for("First answer.");
+    pty.wait_for("Done in");
+    pty.keys("/model fake-big");
+    pty.keys("\r");
+    pty.wait_for("uses fake-big from its next turn");
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    let rt = Sessions::open(&loc).unwrap();
+    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    let neocode = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .env("NEOCODE_HOME", &home)
+            .env("NEOCODE_BASE_URL", &base)
+            .env("NEOCODE_MODEL", "scripted-model")
+            .env("NEOCODE_API_KEY", "")
+            .arg("--workdir")
+            .arg(&ws)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(neocode(&["--list"]).contains("fake-big"));
+
+    // Resumed: the status line names the session's model, and the next request asks for it.
+    let mut pty = Pty::spawn(&home, &ws, &["--resume", &id], &model_env(&base), 40, 120);
+    let s = pty.wait_for("fake-big");
+    assert!(!s.contains("scripted-model ░"), "{s}");
+    pty.keys("Again");
+    pty.keys("\r");
+    pty.wait_for("Second answer.");
+    pty.wait_for("Done in");
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    let models: Vec<String> = srv
+        .requests()
+        .iter()
+        .map(|r| r.json()["model"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(models, ["scripted-model", "fake-big"]);
+    assert!(neocode(&["--list"]).contains("fake-big"));
+
+    // `run --model` overrides it for that run only.
+    neocode(&["run", "--resume", &id, "--model", "one-off", "once more"]);
+    assert_eq!(srv.requests()[2].json()["model"], "one-off");
+    let list = neocode(&["--list"]);
+    assert!(
+        list.contains("fake-big") && !list.contains("one-off"),
+        "{list}"
+    );
 }
 
 #[test]

@@ -131,6 +131,16 @@ impl H {
         }
     }
 
+    /// A deliberate one-key answer to a waiting card: a pause before the key, none after.
+    fn answer(&mut self, c: char) {
+        let t = self.app.now_ms + neocode::tui::app::ANSWER_BEFORE_MS;
+        let e = self.app.on_clock(t);
+        self.run(e);
+        self.key(KeyCode::Char(c));
+        let e = self.app.on_clock(t + neocode::tui::app::ANSWER_AFTER_MS);
+        self.run(e);
+    }
+
     /// Feeds the agent's events to the app until `done` holds after one of them.
     fn pump(&mut self, what: &str, done: impl Fn(&App, &TurnEvent) -> bool) {
         let until = Instant::now() + Duration::from_secs(30);
@@ -234,7 +244,7 @@ fn plan_goal_proposes_the_plan_in_a_dialog_and_y_runs_every_step() {
     h.key(KeyCode::Char('x'));
     assert!(matches!(h.app.overlay, Overlay::Plan(_)));
 
-    h.key(KeyCode::Char('y'));
+    h.answer('y');
     assert_eq!(
         h.asked.last(),
         Some(&TurnEffect::Command(TurnCommand::ApprovePlan))
@@ -283,7 +293,7 @@ fn d_drops_steps_and_the_plan_is_proposed_again_n_rejects_it() {
     h.chars("/plan make a pretty printer");
     h.key(KeyCode::Enter);
     h.pump("plan proposal", proposed);
-    h.key(KeyCode::Char('d'));
+    h.answer('d');
     assert!(h.screen().contains("Drop steps (ids):"));
     h.chars("c");
     h.key(KeyCode::Enter);
@@ -297,7 +307,7 @@ fn d_drops_steps_and_the_plan_is_proposed_again_n_rejects_it() {
     let s = h.screen();
     assert!(s.contains("Plan · 2 steps"), "{s}");
     assert!(!s.contains("Write the docs"), "{s}");
-    h.key(KeyCode::Char('n'));
+    h.answer('n');
     assert_eq!(
         h.asked.last(),
         Some(&TurnEffect::Command(TurnCommand::RejectPlan))
@@ -336,7 +346,7 @@ fn a_steps_tool_call_asks_in_the_live_cell_and_y_approves_it_on_the_plan_run() {
     h.chars("/plan write a note");
     h.key(KeyCode::Enter);
     h.pump("plan proposal", proposed);
-    h.key(KeyCode::Char('y'));
+    h.answer('y');
     h.pump("the step's approval question", |_, e| {
         matches!(e, TurnEvent::Step { event, .. }
             if matches!(**event, TurnEvent::ApprovalNeeded { .. }))
@@ -348,7 +358,7 @@ fn a_steps_tool_call_asks_in_the_live_cell_and_y_approves_it_on_the_plan_run() {
         !h.ws.join("note.txt").exists(),
         "nothing is written before the answer"
     );
-    h.key(KeyCode::Char('y'));
+    h.answer('y');
     assert_eq!(
         h.asked.last(),
         Some(&TurnEffect::Command(TurnCommand::Approve {
@@ -387,7 +397,7 @@ fn plan_in_a_new_session_being_written_starts_it_there() {
     let new_id = h.app.detail.as_ref().map(|d| d.id.clone()).unwrap();
     assert_ne!(new_id, h.id);
     assert!(h.screen().contains("Plan · 3 steps"));
-    h.key(KeyCode::Char('y'));
+    h.answer('y');
     h.pump("the end of the run", finished);
     let progress = h.rt.plan_progress(&new_id).unwrap();
     assert_eq!(
@@ -428,7 +438,7 @@ fn plan_alone_resumes_a_cancelled_plan_run_without_asking_again() {
     h.chars("/plan write a note");
     h.key(KeyCode::Enter);
     h.pump("plan proposal", proposed);
-    h.key(KeyCode::Char('y'));
+    h.answer('y');
     h.pump("the step's approval question", |_, e| {
         matches!(e, TurnEvent::Step { event, .. }
             if matches!(**event, TurnEvent::ApprovalNeeded { .. }))
@@ -510,7 +520,7 @@ fn plan_width_two_runs_two_independent_steps_at_once() {
         Some(&plan_run(Some(&h.id), Some("print and document"), 2, false))
     );
     h.pump("plan proposal", proposed);
-    h.key(KeyCode::Char('y'));
+    h.answer('y');
     h.pump("the first step's end", |_, e| {
         matches!(e, TurnEvent::StepFinished { .. })
     });
@@ -544,7 +554,7 @@ fn plan_retry_failed_reruns_only_the_failed_step() {
     h.chars("/plan make a pretty printer");
     h.key(KeyCode::Enter);
     h.pump("plan proposal", proposed);
-    h.key(KeyCode::Char('y'));
+    h.answer('y');
     h.pump("the end of the first run", finished);
     assert!(
         matches!(h.seen.last(), Some(TurnEvent::Finished { reason: FinishReason::Failed { code, .. }, .. }) if code == "plan_failed"),
@@ -644,7 +654,7 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
     h.chars("/plan --width 2 write two files");
     h.key(KeyCode::Enter);
     h.pump("plan proposal", proposed);
-    h.key(KeyCode::Char('y'));
+    h.answer('y');
     let asks = |app: &App, _: &TurnEvent| app.live.as_ref().is_some_and(|l| l.asking.len() == 2);
     h.pump("both steps' questions", asks);
     let first = h
@@ -669,7 +679,7 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
         "one question at a time:\n{s}"
     );
     // No to the question shown first, yes to the other.
-    h.key(KeyCode::Char('n'));
+    h.answer('n');
     let second = h
         .app
         .live
@@ -680,7 +690,7 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
         .summary
         .clone();
     assert!(second.contains(allowed), "{second}");
-    h.key(KeyCode::Char('y'));
+    h.answer('y');
     h.pump("the end of the run", finished);
     assert!(
         !h.ws.join(denied).exists(),

@@ -42,7 +42,8 @@ pub struct RunArgs {
     /// Approval policy for this run: ask, auto-edit, never-ask.
     #[arg(long, value_name = "POLICY", value_parser = parse_policy)]
     pub approve: Option<ApprovalPolicy>,
-    /// Model for this run (overrides NEOCODE_MODEL and the config).
+    /// Model for this run only (overrides the session's own model, NEOCODE_MODEL and the
+    /// config; a session switched with /model keeps its model otherwise).
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
     /// OpenAI-compatible base URL ending in /v1 (overrides NEOCODE_BASE_URL and the config).
@@ -384,7 +385,14 @@ impl View {
                 self.note(&format!("→ {}", short(summary, 100)))
             }
             TurnEvent::ToolResult { text, is_error, .. } => {
-                let mark = if *is_error { "✗" } else { "✓" };
+                let mark = if *is_error {
+                    "✗"
+                } else if text.contains(crate::tui::app::CANCELLED_MARK) {
+                    // Killed by the cancel: never "✓".
+                    "⊘"
+                } else {
+                    "✓"
+                };
                 self.note(&format!("  {mark} {}", short(text, 100)));
             }
             TurnEvent::Warning { message, .. } => {

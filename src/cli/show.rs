@@ -17,6 +17,8 @@ use crate::session::{
 
 /// Messages shown at the end of `show`.
 const LAST_MESSAGES: usize = 5;
+/// Messages read from the end to find the latest model call (context now).
+const CONTEXT_TAIL: i64 = 64;
 /// Lines of each message shown.
 const MESSAGE_LINES: usize = 6;
 
@@ -106,7 +108,16 @@ struct JsonShow<'a> {
     context: &'a ContextReport,
     /// `null` when the session never ran (an imported or TUI-only one).
     runtime: Option<JsonRuntime<'a>>,
+    /// What the next request carries (README "Token figures"); `null` before a model call.
+    context_now: Option<JsonContextNow>,
     last_messages: Vec<JsonMessage<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonContextNow {
+    tokens: u64,
+    /// Estimated (a compaction since the last model call), not reported by the model.
+    estimated: bool,
 }
 
 #[derive(Serialize)]
@@ -176,6 +187,9 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     let progress = rt.plan_progress(&id)?;
     let assets = rt.assets(&id)?;
     let msgs = last_messages(&rt, &id, header.last_seq, LAST_MESSAGES)?;
+    // Context now: the latest model call's figures, found in the transcript's tail.
+    let tail = rt.messages(&id, header.last_seq - CONTEXT_TAIL + 1, header.last_seq)?;
+    let context_now = crate::runtime::agent::compact::context_now(&header, tail.iter().rev());
     let interrupted = rt.interrupted_tool_calls(&id)?;
     let context = session_report(&loc.home, &rt, &id)?;
     let steps = header
@@ -216,6 +230,8 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                 .collect(),
             context: &context,
             runtime: header.ledger.as_ref().map(JsonRuntime::new),
+            context_now: context_now
+                .map(|(tokens, estimated)| JsonContextNow { tokens, estimated }),
             last_messages: msgs
                 .iter()
                 .map(|m| JsonMessage {
@@ -291,10 +307,20 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
         &out,
         "tokens",
         format!(
-            "{} in / {} out",
+            "{} in / {} out (lifetime)",
             summary.token_input_total, summary.token_output_total
         ),
     ));
+    if let Some((n, est)) = context_now {
+        lines.push(field(
+            &out,
+            "context",
+            format!(
+                "{}{n} tokens (what the next request carries)",
+                if est { "~" } else { "" }
+            ),
+        ));
+    }
     lines.push(field(&out, "messages", summary.message_count.to_string()));
     for line in lines {
         out.line(&line)?;
@@ -424,7 +450,18 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                 head.push_str(&format!(" → {}", names.join(", ")));
             }
             if m.is_error {
-                head.push_str(" (error)");
+                // A reply the user cancelled is not an error (the list's ⊘ cancelled).
+                let cancelled = m
+                    .tool_metadata
+                    .as_ref()
+                    .and_then(|v| v.get("reason"))
+                    .and_then(|r| r.as_str())
+                    == Some("cancelled");
+                head.push_str(if cancelled {
+                    " (cancelled)"
+                } else {
+                    " (error)"
+                });
             }
             let head = out.paint("36", &head);
             out.line(&head)?;

@@ -206,6 +206,9 @@ pub struct Settings {
     pub base_url: Option<String>,
     /// Model, if set anywhere.
     pub model: Option<String>,
+    /// The model was given for this invocation (`--model`): it wins over a session's own
+    /// model for this run and is not stored as the session's.
+    pub model_from_flag: bool,
     api_key: Option<String>,
     /// Which variable the key came from (for messages), if any.
     pub key_source: Option<&'static str>,
@@ -336,6 +339,7 @@ impl Settings {
                 .or_else(|| env("NEOCODE_MODEL"))
                 .or(p.model)
                 .filter(|s| !s.trim().is_empty()),
+            model_from_flag: flags.model.as_ref().is_some_and(|m| !m.trim().is_empty()),
             path,
             api_key,
             key_source,

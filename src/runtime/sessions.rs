@@ -194,6 +194,12 @@ impl Sessions {
         self.store.load_messages(id, from, to)
     }
 
+    /// What the person typed recently, newest first: session `first`'s messages, then the
+    /// workspace's (the editor's ↑ history).
+    pub fn recent_user_texts(&self, first: Option<&str>, limit: usize) -> Result<Vec<String>> {
+        self.store.recent_user_texts(first, limit)
+    }
+
     /// Full-text search across the workspace.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
         self.store.search(query, limit)

@@ -404,9 +404,11 @@ pub struct SessionHeader {
     pub plan: Option<Plan>,
     /// Runtime ledger.
     pub ledger: Option<RuntimeLedger>,
-    /// Input tokens in the current context.
+    /// Lifetime input tokens: the ledger's usage once neocode has run the session (kept equal
+    /// to it by the store), else what its messages carry (an imported session). Compaction
+    /// keeps it; a fork starts at 0.
     pub token_input_total: u64,
-    /// Output tokens in the current context.
+    /// Lifetime output tokens (as `token_input_total`).
     pub token_output_total: u64,
     /// Highest seq written.
     pub last_seq: i64,
@@ -697,7 +699,7 @@ pub struct Replacement {
     pub messages: Vec<NewMessage>,
     /// The durable summary carried forward.
     pub task_state: Option<Value>,
-    /// Token totals after compaction; the seed resets them to zero.
+    /// Token totals after compaction: the lifetime usage, which compaction does not reset.
     pub token_totals: (u64, u64),
     /// Provider, model, workdir at compaction time.
     pub meta: AppendMeta,

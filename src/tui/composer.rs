@@ -100,6 +100,12 @@ impl Composer {
                 self.draft.clear();
                 Outcome::Submit(text)
             }
+            // Readline: Ctrl-U deletes to the start of the line (the editor's own binding
+            // would undo instead).
+            KeyCode::Char('u') if mods == KeyModifiers::CONTROL => {
+                self.area.delete_line_by_head();
+                Outcome::Edited
+            }
             KeyCode::Up if mods.is_empty() && self.area.cursor().0 == 0 => {
                 self.recall(-1);
                 Outcome::Edited
@@ -130,6 +136,21 @@ impl Composer {
     pub fn paste(&mut self, text: &str) {
         let clean = crate::sanitize::text(text);
         self.area.insert_str(clean.as_ref());
+    }
+
+    /// The history read from the store, newest first (this session's messages, then the
+    /// workspace's); messages sent here that it lacks stay the newest. Leaves history
+    /// browsing.
+    pub fn set_history(&mut self, newest_first: Vec<String>) {
+        let mut h: Vec<String> = newest_first.into_iter().rev().collect();
+        // Sent since it was read (not stored yet when it was): still the newest.
+        for sent in std::mem::take(&mut self.history) {
+            if !h.contains(&sent) {
+                h.push(sent);
+            }
+        }
+        self.history = h;
+        self.browsing = None;
     }
 
     /// Moves through the history: -1 older, +1 newer (past the newest: the draft again).
@@ -230,6 +251,23 @@ mod tests {
         let mut c = Composer::new();
         typed(&mut c, "a\u{202e}b\u{9b}");
         assert_eq!(c.text(), "a<U+202E>b<U+009B>");
+    }
+
+    #[test]
+    fn ctrl_u_deletes_to_the_start_of_the_line() {
+        let mut c = Composer::new();
+        typed(&mut c, "first line");
+        c.key(k(KeyCode::Enter, KeyModifiers::ALT));
+        typed(&mut c, "second half");
+        for _ in 0..5 {
+            c.key(k(KeyCode::Left, KeyModifiers::NONE));
+        }
+        c.key(k(KeyCode::Char('u'), KeyModifiers::CONTROL));
+        assert_eq!(
+            c.text(),
+            "first line
+ half"
+        );
     }
 
     #[test]

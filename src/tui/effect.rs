@@ -43,8 +43,13 @@ pub enum TurnEffect {
     /// Summarise the session's transcript now (`/compact`); the outcome comes back as a
     /// `Warning` event with code `compacted` or `compact_failed`.
     Compact { session_id: String },
-    /// Use this model for the turns started from now on (`/model NAME`).
-    Model(String),
+    /// Use this model for the session's turns from now on (`/model NAME`): stored with the
+    /// session (outcome: a `Warning` with code `model_set` or `model_failed`); with no
+    /// session (a new one being written), the model of the new sessions this TUI starts.
+    Model {
+        session_id: Option<String>,
+        name: String,
+    },
     /// Open the network to this session's commands from its next turn (`/approve network`);
     /// the outcome comes back as a `Warning` event with code `network_allowed`.
     AllowNetwork { session_id: String },

@@ -66,6 +66,8 @@ pub enum CardState {
     Denied,
     /// The turn stopped before it ran, or a crash left it without a result.
     Interrupted,
+    /// The user cancelled the turn while it ran (it was killed).
+    Cancelled,
 }
 
 impl CardState {
@@ -78,6 +80,7 @@ impl CardState {
             CardState::Failed => "failed",
             CardState::Denied => "denied",
             CardState::Interrupted => "interrupted",
+            CardState::Cancelled => "cancelled",
         }
     }
 }
@@ -198,6 +201,7 @@ fn state_style(s: &CardState, t: &Theme) -> Style {
         CardState::Done => t.ok(),
         CardState::Failed | CardState::Denied => t.error(),
         CardState::Interrupted => t.warn(),
+        CardState::Cancelled => t.dim(),
     }
 }
 
@@ -209,6 +213,7 @@ fn state_mark(s: &CardState, now_ms: i64) -> &'static str {
         CardState::Failed => "✗",
         CardState::Denied => "⊘",
         CardState::Interrupted => "!",
+        CardState::Cancelled => "⊘",
     }
 }
 
@@ -262,7 +267,8 @@ pub fn card_lines(
             "  │ ",
         ));
         if let Some(hints) = prompt {
-            let mut spans = vec![("Allow? ".to_string(), t.warn().patch(t.bold()))];
+            // The card has the keyboard while it asks (the editor takes no keys).
+            let mut spans = vec![("▶ Allow? ".to_string(), t.warn().patch(t.bold()))];
             for (k, what) in hints {
                 spans.push((k.to_string(), t.accent().patch(t.bold())));
                 spans.push((format!(" {what}   "), t.text()));
@@ -432,11 +438,12 @@ pub fn live_lines(
     out
 }
 
-/// The agent line under the conversation: model, a context gauge, tokens, budget, policy,
-/// sandbox (or, with no provider, what to configure).
+/// The agent line under the conversation: model, a context gauge (context now: what the next
+/// request carries, `~` when estimated), lifetime tokens used, budget, policy, sandbox (or,
+/// with no provider, what to configure).
 pub fn status_spans(
     info: &AgentInfo,
-    context: u64,
+    (context, estimated): (u64, bool),
     session_tokens: u64,
     budget_left: Option<String>,
     policy: ApprovalPolicy,
@@ -462,7 +469,8 @@ pub fn status_spans(
         (gauge, gauge_style),
         (
             format!(
-                " {}/{} ",
+                " {}{}/{} ",
+                if estimated { "~" } else { "" },
                 super::views::fmt_tokens(context),
                 super::views::fmt_tokens(window)
             ),

@@ -213,7 +213,31 @@ impl TurnLink {
                 let (id, name) = (session_id.clone(), name.clone());
                 self.off_loop("neocode-skill", move |agent| skill_answer(&agent, id, name))
             }
-            TurnEffect::Model(name) => {
+            TurnEffect::Model {
+                session_id: Some(id),
+                name,
+            } => {
+                let (id, name) = (id.clone(), name.clone());
+                self.off_loop("neocode-model", move |agent| {
+                    match agent.set_model(&id, &name) {
+                        Ok(_) => Ok((
+                            "model_set",
+                            format!(
+                                "This session uses {name} from its next turn (kept with it; \
+                                 run --model overrides it for one run)."
+                            ),
+                        )),
+                        Err(e) => Err((
+                            "model_failed",
+                            format!("Cannot switch the model: {}", e.message),
+                        )),
+                    }
+                })
+            }
+            TurnEffect::Model {
+                session_id: None,
+                name,
+            } => {
                 let Some(a) = &self.agent else {
                     return Err("no model provider is connected to the TUI".into());
                 };
@@ -222,7 +246,8 @@ impl TurnLink {
                 if let ProviderStatus::Missing(m) = settings.provider_status() {
                     return Err(m);
                 }
-                self.agent = Some(Agent::new(a.sessions().clone(), settings));
+                // Same extensions: MCP servers are not started again.
+                self.agent = Some(a.with_model(name));
                 Ok(())
             }
         }
@@ -496,14 +521,23 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 pace.drew(now);
                 test_panic_hook();
             }
-            let wait = pace
+            let mut wait = pace
                 .deadline(dirty, animating, typed)
                 .saturating_duration_since(Instant::now());
+            if app.answer_pending() {
+                // A card's answer takes effect after a quiet moment (see `app::cards`).
+                wait = wait.min(Duration::from_millis(50));
+            }
             let first = match rx.recv_timeout(wait) {
                 Ok(m) => m,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     app.now_ms = crate::session::now_ms();
                     dirty |= app.expire_status(app.now_ms);
+                    if app.answer_pending() {
+                        let effects = app.on_clock(app.now_ms);
+                        dirty = true;
+                        carry(&mut app, effects, &worker, &mut turns);
+                    }
                     continue;
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
@@ -555,6 +589,11 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                     None
                 }
                 .or_else(|| rx.try_recv().ok());
+            }
+            if app.answer_pending() {
+                let effects = app.on_clock(crate::session::now_ms());
+                dirty = true;
+                carry(&mut app, effects, &worker, &mut turns);
             }
         }
     })();

@@ -559,6 +559,15 @@ fn output_lines(
         .collect()
 }
 
+/// A reply the user cancelled while it streamed (stored as far as it arrived).
+fn cancelled_reply(m: &Message) -> bool {
+    m.tool_metadata
+        .as_ref()
+        .and_then(|v| v.get("reason"))
+        .and_then(|r| r.as_str())
+        == Some("cancelled")
+}
+
 /// Lays out one message.
 pub fn message_lines(
     m: &Message,
@@ -571,6 +580,9 @@ pub fn message_lines(
     let mut out = Vec::new();
     let (label, style) = role_label(m, tools, theme);
     let mut head = vec![Span::styled(label, style)];
+    if m.role == Role::Tool && !m.is_error && m.text().contains(crate::tui::app::CANCELLED_MARK) {
+        head.push(Span::styled("  ⊘ cancelled", theme.dim()));
+    }
     if m.is_error {
         // The runtime's words for calls that never ran: the same states the live cards show.
         let text = m.text();
@@ -579,6 +591,9 @@ pub fn message_lines(
             ("  ⊘ denied", theme.error())
         } else if m.role == Role::Tool && text.starts_with("Not run:") {
             ("  ! interrupted", theme.warn())
+        } else if m.role == Role::Assistant && cancelled_reply(m) {
+            // The user stopped it: the list's mark for a cancelled session.
+            ("  ⊘ cancelled", theme.dim())
         } else {
             ("  ✗ error", theme.error())
         };

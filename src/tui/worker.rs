@@ -19,6 +19,8 @@ use crate::tui::filter::{FilterResult, FilterState};
 
 /// Messages read per query when collecting per-turn usage.
 const USAGE_BATCH: i64 = 2048;
+/// Entries of the editor's ↑ history read from the store.
+const HISTORY: usize = 200;
 
 /// Storage work the TUI asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +49,8 @@ pub enum Request {
     Messages { id: String, from: i64, to: i64 },
     /// Per-turn usage of a session (the usage of every message that carries some).
     Usage { id: String },
+    /// The editor's ↑ history: what was typed recently, that session's first.
+    History { id: Option<String> },
     /// The list filter: the best fuzzy matches of every session's title and first prompt
     /// (see [`crate::tui::filter`]).
     Filter {
@@ -125,6 +129,7 @@ impl Request {
             Request::Usage { .. } => Some(2),
             Request::Search { .. } => Some(3),
             Request::Poll => Some(4),
+            Request::History { .. } => Some(6),
             Request::Filter { .. } | Request::FilterClosed => Some(5),
             Request::List { .. }
             | Request::ListAt { .. }
@@ -181,6 +186,8 @@ pub enum Reply {
         /// The messages found.
         messages: Vec<Message>,
     },
+    /// The editor's history, newest first.
+    History(Vec<String>),
     /// Per-turn usage, in seq order.
     Usage {
         id: String,
@@ -328,6 +335,7 @@ fn run(
                 messages,
             }
         }
+        Request::History { id } => Reply::History(rt.recent_user_texts(id.as_deref(), HISTORY)?),
         Request::Usage { id } => {
             let last = rt.header(&id)?.last_seq;
             let mut turns = Vec::new();

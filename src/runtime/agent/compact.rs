@@ -1,7 +1,7 @@
 //! Compaction (seed 003 "ReplaceTranscript"): the provider summarises the conversation; the
 //! summary becomes the task state and the transcript becomes the summary plus the recent tail,
-//! in one transaction. Context token totals reset to 0; lifetime usage stays in the ledger. A
-//! failed summary changes nothing.
+//! in one transaction. Lifetime usage (the ledger, the token totals) is kept; what the next
+//! request carries shrinks to the summary and the tail. A failed summary changes nothing.
 
 use serde_json::json;
 
@@ -67,6 +67,35 @@ fn to_new(m: &Message) -> NewMessage {
     }
 }
 
+/// How full the context is: what the next request carries, in tokens, and whether that is
+/// an estimate. The latest model call's prompt and reply (read from its stored message); after
+/// a compaction with no call since, the estimate made then (the kept messages' usage tells of
+/// the context before it). `newest_first`: the transcript's messages, newest first (the tail
+/// is enough). `None`: no model call yet.
+pub fn context_now<'a>(
+    h: &crate::session::SessionHeader,
+    newest_first: impl IntoIterator<Item = &'a Message>,
+) -> Option<(u64, bool)> {
+    let state = h.task_state.as_ref();
+    let compacted_at = state
+        .and_then(|s| s.get("compacted_at_ms"))
+        .and_then(|v| v.as_i64());
+    let latest = newest_first
+        .into_iter()
+        .find(|m| m.role == Role::Assistant && m.usage.input_tokens > 0);
+    if let Some(m) = latest
+        && compacted_at.is_none_or(|t| m.created_at_ms > t)
+    {
+        return Some((m.usage.input_tokens + m.usage.output_tokens, false));
+    }
+    compacted_at?;
+    state
+        .and_then(|s| s.get("context_tokens_estimate"))
+        .and_then(|v| v.as_u64())
+        .or_else(|| latest.map(|m| m.usage.input_tokens + m.usage.output_tokens))
+        .map(|n| (n, true))
+}
+
 /// Compacts `session_id` with `provider`. The caller holds the session's lease.
 pub fn compact_with(
     sessions: &Sessions,
@@ -91,6 +120,11 @@ pub fn compact_with(
     if summary.is_empty() {
         return Err("the model returned an empty summary".into());
     }
+    let h = &session.header;
+    let lifetime = match &h.ledger {
+        Some(l) => (l.usage.input_tokens, l.usage.output_tokens),
+        None => (h.token_input_total, h.token_output_total),
+    };
     let start = tail_start(&session.messages);
     let replaced = start;
     let mut messages = vec![NewMessage {
@@ -106,14 +140,30 @@ pub fn compact_with(
     }];
     messages.extend(session.messages[start..].iter().map(to_new));
     let after = messages.len();
+    // What the next request carries until a model call says: about 4 characters a token.
+    let chars: usize = messages
+        .iter()
+        .flat_map(|m| m.parts.iter())
+        .map(|p| match p {
+            crate::session::Part::Text { text } | crate::session::Part::Reasoning { text } => {
+                text.len()
+            }
+            _ => 0,
+        })
+        .sum();
     let rep = Replacement {
         messages,
         task_state: Some(json!({
             "summary": summary,
             "compacted_at_ms": now_ms(),
             "replaced_messages": replaced,
+            "context_tokens_estimate": chars.div_ceil(4),
         })),
-        token_totals: (0, 0),
+        // Lifetime usage is kept, this summary's call included.
+        token_totals: (
+            lifetime.0 + c.usage.input_tokens,
+            lifetime.1 + c.usage.output_tokens,
+        ),
         meta: meta.clone(),
     };
     sessions

@@ -174,6 +174,18 @@ pub fn fresh(limits: &RuntimeLimits) -> RuntimeLedger {
     }
 }
 
+/// A session's ledger: the stored one, else a fresh one whose token usage starts from what
+/// the session's messages spent (an imported session's lifetime usage is not dropped when
+/// neocode first runs it; the store keeps a ledger session's token totals equal to it).
+pub fn of(h: &crate::session::SessionHeader, limits: &RuntimeLimits) -> RuntimeLedger {
+    h.ledger.clone().unwrap_or_else(|| {
+        let mut l = fresh(limits);
+        l.usage.input_tokens = h.token_input_total;
+        l.usage.output_tokens = h.token_output_total;
+        l
+    })
+}
+
 /// Applies limits the user set explicitly for this run (flags); unset ones stay as stored.
 pub fn apply_user_limits(ledger: &mut RuntimeLedger, set: &RuntimeLimits) {
     let l = &mut ledger.limits;

@@ -339,21 +339,98 @@ pub struct Agent {
     settings: Settings,
     factory: ProviderFactory,
     ext: Arc<project::Extensions>,
+    /// The provider is the OpenAI-compatible one built from `settings` (so another model
+    /// means another provider); false for a test's or demo's own provider.
+    openai: bool,
+}
+
+/// The model a session keeps: the one its header names, once neocode has run it or `/model`
+/// chose one (an imported session's header names the other tool's model, which is not one
+/// to send here). `None`: the configured default applies.
+pub fn session_model(h: &crate::session::SessionHeader) -> Option<&str> {
+    (h.ledger.is_some() && !h.model.trim().is_empty()).then_some(h.model.as_str())
+}
+
+fn openai_factory(settings: &Settings) -> ProviderFactory {
+    let s = settings.clone();
+    Arc::new(move || {
+        let o = s.openai().map_err(|m| ProviderError {
+            kind: super::provider::ErrorKind::Protocol,
+            message: m,
+            partial: None,
+        })?;
+        Ok(Box::new(OpenAi::new(o)?) as Box<dyn Provider>)
+    })
 }
 
 impl Agent {
     /// An agent using the OpenAI-compatible provider from `settings`.
     pub fn new(sessions: Sessions, settings: Settings) -> Agent {
-        let s = settings.clone();
-        let factory: ProviderFactory = Arc::new(move || {
-            let o = s.openai().map_err(|m| ProviderError {
-                kind: super::provider::ErrorKind::Protocol,
-                message: m,
-                partial: None,
-            })?;
-            Ok(Box::new(OpenAi::new(o)?) as Box<dyn Provider>)
-        });
-        Agent::with_provider(sessions, settings, factory)
+        let factory = openai_factory(&settings);
+        let mut a = Agent::with_provider(sessions, settings, factory);
+        a.openai = true;
+        a
+    }
+
+    /// This agent with another model (same extensions, no MCP restart).
+    pub fn with_model(&self, model: &str) -> Agent {
+        let mut settings = self.settings.clone();
+        settings.model = Some(model.to_string());
+        let factory = if self.openai {
+            openai_factory(&settings)
+        } else {
+            self.factory.clone()
+        };
+        Agent {
+            sessions: self.sessions.clone(),
+            settings,
+            factory,
+            ext: self.ext.clone(),
+            openai: self.openai,
+        }
+    }
+
+    /// The agent a turn in session `id` runs with: the session's own model unless this run
+    /// was given one (`--model`). `None`: this one.
+    pub(crate) fn for_session(&self, id: &str) -> Result<Option<Agent>, StartError> {
+        if self.settings.model_from_flag {
+            return Ok(None);
+        }
+        let h = self.sessions.header(id)?;
+        Ok(match session_model(&h) {
+            Some(m) if self.settings.model.as_deref() != Some(m) => {
+                let mut a = self.with_model(m);
+                // The session's model, settled: it is not looked up again.
+                a.settings.model_from_flag = true;
+                Some(a)
+            }
+            _ => None,
+        })
+    }
+
+    /// Switches session `key` to `model` from its next request on (`/model NAME`): stored in
+    /// its header, so it survives a restart; `run --model` overrides it for one run.
+    pub fn set_model(&self, key: &str, model: &str) -> Result<String, StartError> {
+        let model = model.trim();
+        if model.is_empty() {
+            return Err(StartError {
+                code: "usage",
+                message: "the model name is empty".into(),
+            });
+        }
+        let id = self.sessions.resolve(key)?;
+        let _lease = self.lease(&id)?;
+        let header = self.sessions.header(&id)?;
+        let ledger = ledger::of(&header, &self.settings.limits);
+        self.sessions.update_state(
+            &id,
+            &crate::session::StateUpdate {
+                model: Some(model.to_string()),
+                ledger: Some(Some(ledger)),
+                ..Default::default()
+            },
+        )?;
+        Ok(id)
     }
 
     /// An agent with another provider (tests, demos).
@@ -368,6 +445,7 @@ impl Agent {
             settings,
             factory,
             ext,
+            openai: false,
         }
     }
 
@@ -410,9 +488,7 @@ impl Agent {
         let id = self.sessions.resolve(key)?;
         let _lease = self.lease(&id)?;
         let header = self.sessions.header(&id)?;
-        let mut ledger = header
-            .ledger
-            .unwrap_or_else(|| ledger::fresh(&self.settings.limits));
+        let mut ledger = ledger::of(&header, &self.settings.limits);
         if !ledger
             .approved_tools
             .iter()
@@ -447,10 +523,21 @@ impl Agent {
         &self.settings
     }
 
-    pub(crate) fn meta(&self) -> AppendMeta {
-        let model = match self.settings.provider_status() {
+    /// The model requests go to.
+    pub(crate) fn model_name(&self) -> Option<String> {
+        match self.settings.provider_status() {
             ProviderStatus::Ready { model, .. } => Some(model),
             ProviderStatus::Missing(_) => None,
+        }
+    }
+
+    /// What appends record. A model given for one run (`--model`) is not recorded as the
+    /// session's: the session keeps its own.
+    pub(crate) fn meta(&self) -> AppendMeta {
+        let model = if self.settings.model_from_flag {
+            None
+        } else {
+            self.model_name()
         };
         AppendMeta {
             provider: Some("openai".into()),
@@ -493,13 +580,16 @@ impl Agent {
         let (id, lease) = match target {
             Target::Resume(key) => {
                 let id = self.sessions.resolve(&key)?;
+                if let Some(a) = self.for_session(&id)? {
+                    return a.start(Target::Resume(id), req);
+                }
                 let lease = self.lease(&id)?;
                 (id, lease)
             }
             Target::New => {
                 let h = self.sessions.new_session(NewSession {
                     provider: meta.provider.clone().unwrap_or_default(),
-                    model: meta.model.clone().unwrap_or_default(),
+                    model: self.model_name().unwrap_or_default(),
                     workdir: meta.workdir.clone().unwrap_or_default(),
                     ..NewSession::default()
                 })?;
@@ -509,10 +599,7 @@ impl Agent {
         };
         let header = self.sessions.header(&id)?;
         // Resume restores the ledger, never recreates it: a restart cannot bypass a budget.
-        let mut ledger = header
-            .ledger
-            .clone()
-            .unwrap_or_else(|| ledger::fresh(&self.settings.limits));
+        let mut ledger = ledger::of(&header, &self.settings.limits);
         ledger::apply_user_limits(&mut ledger, &req.limits);
         ledger.termination = None;
         let policy = req.approval.unwrap_or(self.settings.approval);
@@ -616,6 +703,9 @@ impl Agent {
     pub fn compact(&self, key: &str) -> Result<Compacted, StartError> {
         self.check_provider()?;
         let id = self.sessions.resolve(key)?;
+        if let Some(a) = self.for_session(&id)? {
+            return a.compact(&id);
+        }
         let _lease = self.lease(&id)?;
         let mut provider = (self.factory)().map_err(|e| StartError {
             code: "config",
@@ -633,9 +723,7 @@ impl Agent {
             message: m,
         })?;
         let header = self.sessions.header(&id)?;
-        let mut ledger = header
-            .ledger
-            .unwrap_or_else(|| ledger::fresh(&self.settings.limits));
+        let mut ledger = ledger::of(&header, &self.settings.limits);
         ledger.usage.input_tokens += c.usage.input_tokens;
         ledger.usage.output_tokens += c.usage.output_tokens;
         self.sessions.update_state(

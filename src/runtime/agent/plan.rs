@@ -100,6 +100,9 @@ impl Agent {
         let (id, lease) = match target {
             Target::Resume(key) => {
                 let id = self.sessions.resolve(&key)?;
+                if let Some(a) = self.for_session(&id)? {
+                    return a.start_plan(Target::Resume(id), req);
+                }
                 let lease = self.lease(&id)?;
                 (id, lease)
             }
@@ -109,7 +112,7 @@ impl Agent {
                 }
                 let h = self.sessions.new_session(NewSession {
                     provider: meta.provider.clone().unwrap_or_default(),
-                    model: meta.model.clone().unwrap_or_default(),
+                    model: self.model_name().unwrap_or_default(),
                     workdir: meta.workdir.clone().unwrap_or_default(),
                     ..NewSession::default()
                 })?;
@@ -136,11 +139,7 @@ impl Agent {
                 }
             }
         };
-        let mut led = session
-            .header
-            .ledger
-            .clone()
-            .unwrap_or_else(|| ledger::fresh(&self.settings.limits));
+        let mut led = ledger::of(&session.header, &self.settings.limits);
         ledger::apply_user_limits(&mut led, &req.limits);
         led.termination = None;
 
@@ -823,7 +822,7 @@ impl Run {
                     step.id, step.title
                 )),
                 provider: meta.provider.clone().unwrap_or_default(),
-                model: meta.model.clone().unwrap_or_default(),
+                model: self.agent.model_name().unwrap_or_default(),
                 workdir: meta.workdir.clone().unwrap_or_default(),
                 parent_id: Some(self.id.clone()),
                 ..NewSession::default()
@@ -858,12 +857,16 @@ impl Run {
         self.sessions()
             .append(&child.id, &[context], &meta)
             .map_err(store_failed)?;
-        // The step's own ledger starts from what the run spent so far (the shared budget
-        // is what stops it; this is what its session records).
+        // The step's session records what the step spends (its lifetime usage starts at 0):
+        // the run's limits stop it through the shared budget, which every model and tool
+        // call reserves in; the run's ledger counts every step.
         let mut base = self.ledger.clone();
         base.termination = None;
-        if let Some(b) = &self.budget {
-            base.usage = b.usage();
+        if self.budget.is_some() {
+            base.usage = crate::session::RuntimeUsage {
+                wall_ms: base.usage.wall_ms,
+                ..Default::default()
+            };
         }
         let handle = self
             .agent
@@ -949,6 +952,19 @@ impl Run {
             },
             Err(f) => StepUpdate::Error { error: f.clone() },
         };
+        if outcome.is_err() && child.header.status == Status::Completed {
+            // The sub-turn ended well but the step failed (its answer says so): the step's
+            // session is marked failed like the step, not completed.
+            self.sessions()
+                .update_state(
+                    &child_id,
+                    &crate::session::StateUpdate {
+                        status: Some(Status::Failed),
+                        ..Default::default()
+                    },
+                )
+                .map_err(store_failed)?;
+        }
         self.record(&a.step.id, &update)?;
         self.emit(TurnEvent::StepFinished {
             step_id: a.step.id.clone(),

@@ -4,7 +4,7 @@ use rusqlite::params;
 
 use super::assets::{asset_relative_path, insert_asset_row};
 use super::steps::refresh_plan_counts;
-use super::{Store, row_exists};
+use super::{Store, opt_json, row_exists, to_json_opt};
 use crate::session::error::{Result, StoreError};
 use crate::session::model::*;
 
@@ -76,13 +76,29 @@ impl Store {
                      FROM messages WHERE session_id = ?1 AND seq <= ?3 ORDER BY seq",
                     params![session_id, new_id, at],
                 )?;
+                // A fork's lifetime usage starts at 0 (the copied messages keep their per-turn
+                // figures; the parent's spend stays the parent's): token totals 0, and the
+                // copied ledger keeps its limits and "always" answers but not its usage.
                 tx.execute(
-                    "UPDATE sessions SET (message_count, token_input_total, token_output_total) =
-                        (SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0)
-                         FROM messages WHERE session_id = ?1)
+                    "UPDATE sessions SET message_count =
+                        (SELECT count(*) FROM messages WHERE session_id = ?1)
                      WHERE id = ?1",
                     [&new_id],
                 )?;
+                let ledger: Option<String> = tx.query_row(
+                    "SELECT ledger_json FROM sessions WHERE id = ?1",
+                    [&new_id],
+                    |r| r.get(0),
+                )?;
+                if let Some(mut l) = opt_json::<RuntimeLedger>(&new_id, "ledger_json", ledger)? {
+                    l.usage = RuntimeUsage::default();
+                    l.termination = None;
+                    l.cancelled_at_ms = None;
+                    tx.execute(
+                        "UPDATE sessions SET ledger_json = ?2 WHERE id = ?1",
+                        params![new_id, to_json_opt(Some(&l))],
+                    )?;
+                }
                 tx.execute(
                     "INSERT INTO step_updates (session_id, step_id, kind, payload_json, write_seq)
                      SELECT ?2, step_id, kind, payload_json, write_seq FROM step_updates WHERE session_id = ?1",

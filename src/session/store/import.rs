@@ -296,6 +296,12 @@ fn insert_full_in(tx: &Transaction<'_>, s: Session, summary_extra: &SessionSumma
     if session_exists(tx, &h.id)? {
         return Err(StoreError::AlreadyExists(h.id.clone()));
     }
+    // A session with a ledger: its token totals are the ledger's lifetime usage (a file
+    // written before they were kept equal may carry context totals).
+    let (tok_in, tok_out) = match &h.ledger {
+        Some(l) => (l.usage.input_tokens, l.usage.output_tokens),
+        None => (h.token_input_total, h.token_output_total),
+    };
     tx.execute(
         "INSERT INTO sessions (id, title, first_prompt, created_at_ms, updated_at_ms, provider, model, workdir,
             status, parent_id, fork_seq, conversation_key, task_state_json, todos_json, skills_json,
@@ -319,8 +325,8 @@ fn insert_full_in(tx: &Transaction<'_>, s: Session, summary_extra: &SessionSumma
             to_json_opt(h.skills.as_ref()),
             to_json_opt(h.plan.as_ref()),
             to_json_opt(h.ledger.as_ref()),
-            h.token_input_total as i64,
-            h.token_output_total as i64,
+            tok_in as i64,
+            tok_out as i64,
             h.last_seq,
             messages.len() as i64
         ],

@@ -240,7 +240,70 @@ impl Store {
     pub fn load_messages(&self, session_id: &str, from: i64, to: i64) -> Result<Vec<Message>> {
         self.with_conn(|c| load_messages(c, session_id, from, to))
     }
+
+    /// What the person typed recently, newest first (the editor's ↑ history): session
+    /// `first`'s own user messages, then the workspace's (plan steps' prompts and injected
+    /// text left out), each text once, at most `limit`. Cheap at any size: each part looks
+    /// through at most the newest [`HISTORY_SCAN`] messages (the session's by its (session,
+    /// seq) key, the workspace's by rowid).
+    pub fn recent_user_texts(&self, first: Option<&str>, limit: usize) -> Result<Vec<String>> {
+        self.with_conn(|c| {
+            let tx = c.transaction()?;
+            let mut raw: Vec<String> = Vec::new();
+            if let Some(id) = first {
+                let mut st = tx.prepare_cached(
+                    "SELECT parts_json FROM messages WHERE session_id = ?1 AND role = 'user' \
+                     AND injected = 0 AND seq > (SELECT coalesce(max(seq), 0) FROM messages \
+                     WHERE session_id = ?1) - ?3 ORDER BY seq DESC LIMIT ?2",
+                )?;
+                let rows = st.query_map(params![id, limit as i64, HISTORY_SCAN], |r| {
+                    r.get::<_, String>(0)
+                })?;
+                for r in rows {
+                    raw.push(r?);
+                }
+            }
+            let mut st = tx.prepare_cached(
+                "SELECT m.parts_json FROM messages m JOIN sessions s ON s.id = m.session_id \
+                 WHERE m.id > (SELECT coalesce(max(id), 0) FROM messages) - ?1 \
+                 AND m.role = 'user' AND m.injected = 0 \
+                 AND NOT (s.parent_id IS NOT NULL AND s.fork_seq IS NULL) \
+                 ORDER BY m.id DESC LIMIT ?2",
+            )?;
+            let rows = st.query_map(params![HISTORY_SCAN, limit as i64], |r| {
+                r.get::<_, String>(0)
+            })?;
+            for r in rows {
+                raw.push(r?);
+            }
+            drop(st);
+            let mut out: Vec<String> = Vec::new();
+            for parts in raw {
+                let Ok(parts) = serde_json::from_str::<Vec<Part>>(&parts) else {
+                    continue;
+                };
+                let text: Vec<&str> = parts
+                    .iter()
+                    .filter_map(|p| match p {
+                        Part::Text { text } => Some(text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let text = text.join("\n\n");
+                if !text.trim().is_empty() && !out.contains(&text) {
+                    out.push(text);
+                }
+                if out.len() >= limit {
+                    break;
+                }
+            }
+            Ok(out)
+        })
+    }
 }
+
+/// How many of the newest messages the workspace's ↑ history looks through.
+pub const HISTORY_SCAN: i64 = 20_000;
 
 /// What an append carries out: the seqs given, and whether indexing was left for later.
 pub(super) struct Appended {

@@ -136,7 +136,14 @@ impl Store {
             if let Some(v) = &update.ledger {
                 set("ledger_json", &to_json_opt(v.as_ref()))?;
             }
-            if let Some((i, o)) = update.token_totals {
+            // A session with a ledger counts its tokens once: its totals are the ledger's
+            // lifetime usage (every model call, also those that stored no message: a
+            // compaction's summary, a reply cancelled before its text), never reset.
+            let totals = update.token_totals.or(match &update.ledger {
+                Some(Some(l)) => Some((l.usage.input_tokens, l.usage.output_tokens)),
+                _ => None,
+            });
+            if let Some((i, o)) = totals {
                 tx.execute(
                     "UPDATE sessions SET token_input_total = ?2, token_output_total = ?3 WHERE id = ?1",
                     params![session_id, i as i64, o as i64],

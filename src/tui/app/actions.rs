@@ -134,6 +134,7 @@ impl App {
                 if self.detail.is_some() {
                     self.enter_conversation();
                     effects.extend(self.load_window());
+                    effects.push(self.load_history());
                 }
                 effects
             }
@@ -172,15 +173,22 @@ impl App {
             }
             Action::New => {
                 // Nothing is written until the first message is sent.
+                if self.screen == Screen::Conversation {
+                    self.stash_draft();
+                }
                 self.draft = true;
                 self.detail = None;
-                self.composer.set_text("");
+                self.restore_draft();
                 self.screen = Screen::Conversation;
                 self.overlay = Overlay::None;
-                self.say(
-                    "A new session: it is saved when you send the first message. Esc goes back.",
-                );
-                Vec::new()
+                if self.composer.is_empty() {
+                    self.say(
+                        "A new session: it is saved when you send the first message. Esc goes back.",
+                    );
+                } else {
+                    self.say("Your unsent new-session message is back. Enter sends it.");
+                }
+                vec![self.load_history()]
             }
             Action::Fork => {
                 let Some((id, _)) = self.selected_id() else {
@@ -294,12 +302,19 @@ impl App {
                     return Vec::new();
                 }
                 if self.screen == Screen::Conversation && self.draft {
+                    let kept = !self.composer.text().trim().is_empty();
+                    self.stash_draft();
                     self.draft = false;
                     self.screen = Screen::Browse;
                     self.status = None;
+                    if kept {
+                        // Nothing is saved, and nothing typed is lost either.
+                        self.say("Your unsent message is kept: n opens it again.");
+                    }
                     return self.sync_detail();
                 }
                 if self.screen == Screen::Conversation {
+                    self.stash_draft();
                     self.screen = Screen::Browse;
                     self.status = None;
                     if let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
@@ -370,6 +385,7 @@ impl App {
 
     /// Back to the list, the turn going on (the list marks it running).
     pub(super) fn leave_conversation(&mut self) -> Vec<Effect> {
+        self.stash_draft();
         self.screen = Screen::Browse;
         self.draft = false;
         self.say("The turn keeps running; Enter on its row comes back to it.");

@@ -68,6 +68,12 @@ impl App {
                 }
                 self.load_window()
             }
+            Reply::History(texts) => {
+                if self.current(Slot::History, token) {
+                    self.composer.set_history(texts);
+                }
+                Vec::new()
+            }
             Reply::Usage { id, turns } => {
                 self.on_usage(token, &id, turns);
                 Vec::new()
@@ -219,6 +225,11 @@ impl App {
         if !self.current(Slot::Detail, token) {
             return Vec::new();
         }
+        // A session whose turn runs in the background opens at its end, where it streams.
+        let running_here = self
+            .live
+            .as_ref()
+            .is_some_and(|l| !l.finished && l.session_id.as_deref() == Some(header.id.as_str()));
         let conversation = self.screen == Screen::Conversation;
         let Some(d) = self.detail.as_mut() else {
             return Vec::new();
@@ -227,6 +238,16 @@ impl App {
             return Vec::new();
         }
         d.steps = steps;
+        if self
+            .model_switch
+            .as_ref()
+            .is_some_and(|(id, m)| *id == header.id && header.model == *m)
+        {
+            self.model_switch = None;
+        }
+        let Some(d) = self.detail.as_mut() else {
+            return Vec::new();
+        };
         let last = header.last_seq;
         let first_load = d.transcript.is_none();
         match d.transcript.as_mut() {
@@ -238,7 +259,13 @@ impl App {
                 t.clear_cache();
             }
             Some(_) => {}
-            None => d.transcript = Some(Transcript::new(&header.id, last, conversation)),
+            None => {
+                d.transcript = Some(Transcript::new(
+                    &header.id,
+                    last,
+                    conversation || running_here,
+                ))
+            }
         }
         d.header = Some(header);
         d.progress = progress;

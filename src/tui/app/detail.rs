@@ -72,8 +72,23 @@ impl App {
         effects
     }
 
+    /// Reads the editor's ↑ history for the conversation shown (its own messages first).
+    pub(super) fn load_history(&mut self) -> Effect {
+        let id = self
+            .detail
+            .as_ref()
+            .filter(|_| !self.draft)
+            .map(|d| d.id.clone());
+        self.ask(Some(Slot::History), Request::History { id })
+    }
+
     pub(super) fn enter_conversation(&mut self) {
+        if self.screen != Screen::Conversation {
+            self.restore_draft();
+        }
         self.screen = Screen::Conversation;
+        // A card waiting in it is seen only now.
+        self.card_shown();
         // A proposed plan waits for its answer whatever is opened.
         if !matches!(self.overlay, Overlay::Plan(_)) {
             self.overlay = Overlay::None;

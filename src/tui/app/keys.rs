@@ -154,15 +154,10 @@ impl App {
                     self.overlay = Overlay::Plan(p);
                     return Vec::new();
                 }
-                // The run waits for an answer: the dialog stays until it gets one.
+                // The run waits for an answer: the dialog stays until it gets one, and
+                // typing is never read as one.
                 self.overlay = Overlay::Plan(p);
-                return match keymap::lookup(Context::Plan, &key) {
-                    Some(a) => self.act(a),
-                    None => {
-                        self.say("The plan waits: y runs it, n rejects it, d drops steps; Ctrl-C cancels.");
-                        Vec::new()
-                    }
-                };
+                return self.card_key(Context::Plan, key);
             }
             Overlay::Search(mut s) => {
                 return self.search_key(&mut s, key).unwrap_or_else(|| {
@@ -172,6 +167,16 @@ impl App {
             }
         }
         if self.screen == Screen::Conversation {
+            if let Some(ctx) = self.card_focus() {
+                return self.card_key(ctx, key);
+            }
+            if matches!(key.code, KeyCode::Char(_))
+                && !key.modifiers.intersects(
+                    crossterm::event::KeyModifiers::CONTROL | crossterm::event::KeyModifiers::ALT,
+                )
+            {
+                self.typed_now();
+            }
             for ctx in self.turn_contexts() {
                 if let Some(a) = keymap::lookup(ctx, &key) {
                     return self.act(a);
@@ -324,6 +329,13 @@ impl App {
     }
 
     pub(super) fn paste(&mut self, text: &str) {
+        if let Some(ctx) = self.card_focus() {
+            self.card_paste(ctx);
+            return;
+        }
+        if self.screen == Screen::Conversation {
+            self.typed_now();
+        }
         match &mut self.overlay {
             Overlay::Rename { input, .. } => input.paste(text),
             Overlay::Search(s) => s.input.paste(text),

@@ -9,6 +9,7 @@
 
 mod actions;
 mod answers;
+mod cards;
 mod detail;
 mod keys;
 mod list;
@@ -22,11 +23,13 @@ use std::path::PathBuf;
 use crossterm::event::{KeyEvent, MouseEvent};
 use ratatui::layout::Rect;
 
+pub use cards::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS};
 pub use slash::{COMMANDS as SLASH_COMMANDS, matching as slash_matches};
 pub use state::{
     Confirm, Detail, Filter, Focus, Overlay, PendingSelection, PlanAsk, Row, Screen, SearchState,
     SessionList, Status, Tab,
 };
+pub use turn::CANCELLED_MARK;
 
 use super::action::Action;
 use super::composer::Composer;
@@ -121,6 +124,18 @@ pub struct App {
     turn_running: bool,
     /// The provider before a `/model` switch the agent has not accepted yet.
     model_before: Option<Result<String, String>>,
+    /// A `/model NAME` of a session on its way to the store: (session, model), shown until
+    /// the session's header names it.
+    model_switch: Option<(String, String)>,
+    /// A card's one-letter answer waiting for the quiet after it (see `cards`).
+    held: Option<cards::Held>,
+    /// When the last printable key or paste came in the conversation, ms.
+    last_typed_ms: Option<i64>,
+    /// When the card waiting for an answer appeared, ms.
+    card_since_ms: i64,
+    /// Unsent text of conversations left, by session id ("" for the new session being
+    /// written): it is there again when the conversation is opened again.
+    drafts: HashMap<String, String>,
     next_token: u64,
     /// The token of the latest request per slot; answers with another token are stale.
     tokens: HashMap<Slot, u64>,
@@ -158,6 +173,11 @@ impl App {
             policy: None,
             turn_running: false,
             model_before: None,
+            model_switch: None,
+            held: None,
+            last_typed_ms: None,
+            card_since_ms: opts.now_ms,
+            drafts: HashMap::new(),
             next_token: 0,
             tokens: HashMap::new(),
         };
@@ -180,7 +200,11 @@ impl App {
             message: None,
         };
         let mut effects = self.open_detail(id);
+        let entering = self.screen != Screen::Conversation;
         self.enter_conversation();
+        if entering {
+            effects.push(self.load_history());
+        }
         effects.extend(self.reload_top());
         effects
     }
@@ -279,15 +303,36 @@ impl App {
             }
             TurnEffect::Command(_) => "steer the turn",
             TurnEffect::Compact { .. } => "compact",
-            TurnEffect::Model(_) => "switch the model",
+            TurnEffect::Model { .. } => "switch the model",
             TurnEffect::AllowNetwork { .. } => "allow the network",
             TurnEffect::Skill { name: None, .. } => "list the skills",
             TurnEffect::Skill { name: Some(_), .. } => "activate the skill",
         };
-        if let (TurnEffect::Model(_), Some(prev)) = (effect, self.model_before.take()) {
+        if let (TurnEffect::Model { .. }, Some(prev)) = (effect, self.model_before.take()) {
             self.agent.provider = prev;
         }
+        if matches!(effect, TurnEffect::Model { .. }) {
+            self.model_switch = None;
+        }
         self.fail(format!("Cannot {what}: {}", sanitize::line(why)));
+    }
+
+    /// The model the next request of the open conversation uses: the session's own (kept
+    /// in its header, `/model`), else the configured one.
+    pub fn next_model(&self) -> Result<String, String> {
+        let d = self.detail.as_ref().filter(|_| !self.draft);
+        let switched = match (d, &self.model_switch) {
+            (Some(d), Some((id, name))) if *id == d.id => Some(name.as_str()),
+            _ => None,
+        };
+        let own = switched.or_else(|| {
+            d.and_then(|d| d.header.as_ref())
+                .and_then(|h| crate::runtime::agent::session_model(h))
+        });
+        match (&self.agent.provider, own) {
+            (Ok(_), Some(m)) => Ok(m.to_string()),
+            (p, _) => p.clone(),
+        }
     }
 
     /// The approval policy of the next turn.
@@ -393,6 +438,33 @@ impl App {
     /// Whether `token` answers the latest request of `slot`.
     fn current(&self, slot: Slot, token: u64) -> bool {
         self.tokens.get(&slot) == Some(&token)
+    }
+
+    /// Which conversation the editor's text belongs to.
+    fn draft_key(&self) -> String {
+        match (&self.detail, self.draft) {
+            (Some(d), false) => d.id.clone(),
+            _ => String::new(),
+        }
+    }
+
+    /// Leaving a conversation: its unsent text is kept for when it is opened again.
+    fn stash_draft(&mut self) {
+        let key = self.draft_key();
+        let text = self.composer.text();
+        if text.trim().is_empty() {
+            self.drafts.remove(&key);
+        } else {
+            self.drafts.insert(key, text);
+        }
+        self.composer.set_text("");
+    }
+
+    /// Entering a conversation: the text left unsent in it comes back.
+    fn restore_draft(&mut self) {
+        let key = self.draft_key();
+        let text = self.drafts.remove(&key).unwrap_or_default();
+        self.composer.set_text(&text);
     }
 
     fn say(&mut self, text: impl Into<String>) {

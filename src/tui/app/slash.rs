@@ -318,12 +318,16 @@ impl App {
                     self.fail(format!("/compact needs a model: {m}"));
                     return Vec::new();
                 }
+                // Compaction starts from a clean live cell.
+                if self.live.as_ref().is_some_and(|l| l.finished) {
+                    self.live = None;
+                }
                 self.say("Compacting… (the model writes a summary)");
                 vec![Effect::Turn(TurnEffect::Compact { session_id: id })]
             }
             "/model" => {
                 if arg.is_empty() {
-                    match &self.agent.provider {
+                    match &self.next_model() {
                         Ok(m) => {
                             let m = sanitize::line(m).into_owned();
                             self.say(format!("Model: {m}. /model NAME switches."));
@@ -339,13 +343,27 @@ impl App {
                     self.fail("/model: wait for the turn to end first.");
                     return Vec::new();
                 }
-                self.model_before = Some(self.agent.provider.clone());
-                self.agent.provider = Ok(arg.to_string());
-                self.say(format!(
-                    "The next turns use {}.",
-                    sanitize::line(arg).into_owned()
-                ));
-                vec![Effect::Turn(TurnEffect::Model(arg.to_string()))]
+                let shown = sanitize::line(arg).into_owned();
+                match open.filter(|_| !self.draft) {
+                    Some(id) => {
+                        // Kept with the session (its header), so a restart keeps it too.
+                        self.model_switch = Some((id.clone(), arg.to_string()));
+                        self.say(format!("This session's next turns use {shown}."));
+                        vec![Effect::Turn(TurnEffect::Model {
+                            session_id: Some(id),
+                            name: arg.to_string(),
+                        })]
+                    }
+                    None => {
+                        self.model_before = Some(self.agent.provider.clone());
+                        self.agent.provider = Ok(arg.to_string());
+                        self.say(format!("The new session uses {shown}."));
+                        vec![Effect::Turn(TurnEffect::Model {
+                            session_id: None,
+                            name: arg.to_string(),
+                        })]
+                    }
+                }
             }
             "/approve" if arg == "network" => {
                 let Some(id) = open else {

@@ -366,4 +366,5 @@ pub(super) enum Slot {
     Usage,
     Search,
     Filter,
+    History,
 }

@@ -12,12 +12,18 @@ use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::live::{Asked, Card, CardState, Live, elapsed};
 use crate::tui::worker::Request;
 
+/// What the runtime appends to the output of a command the user's cancel killed.
+pub const CANCELLED_MARK: &str = "[cancelled by the user;";
+
 /// How a stored tool result reads when the call never ran (the runtime's words).
 fn result_state(text: &str, is_error: bool) -> CardState {
     if text.starts_with("The user denied this call") {
         CardState::Denied
     } else if text.starts_with("Not run:") {
         CardState::Interrupted
+    } else if text.contains(CANCELLED_MARK) {
+        // Killed by the cancel: never "done".
+        CardState::Cancelled
     } else if is_error {
         CardState::Failed
     } else {
@@ -112,6 +118,9 @@ impl App {
                 Vec::new()
             }
             TurnEvent::ApprovalNeeded { call, reason, .. } => {
+                if self.live.as_ref().is_some_and(|l| l.asking.is_empty()) {
+                    self.card_shown();
+                }
                 if let Some(l) = self.live.as_mut() {
                     if let Some(c) = l.card_mut(&call.id) {
                         c.state = CardState::Waiting(reason);
@@ -173,6 +182,7 @@ impl App {
                         steps,
                         dropping: None,
                     });
+                    self.card_shown();
                     self.say(format!(
                         "The model proposes a plan of {n} steps: y runs it, n rejects it, d drops steps."
                     ));
@@ -279,7 +289,22 @@ impl App {
             TurnEvent::Warning { code, message } => {
                 let msg = sanitize::line(&message).into_owned();
                 match code.as_str() {
+                    "model_set" => {
+                        self.say(msg);
+                        let mut effects = self.refresh_detail();
+                        effects.extend(self.reload_list());
+                        return effects;
+                    }
+                    "model_failed" => {
+                        self.model_switch = None;
+                        self.fail(msg);
+                    }
                     "compacted" => {
+                        // The transcript starts again at #1: a finished turn's cell (its
+                        // prompt, text and cards) must not be drawn again after the summary.
+                        if self.live.as_ref().is_some_and(|l| l.finished) {
+                            self.live = None;
+                        }
                         self.say(msg);
                         let mut effects = self.refresh_detail();
                         effects.extend(self.reload_list());
@@ -489,6 +514,8 @@ impl App {
             return Vec::new();
         };
         let id = asked.call_id.clone();
+        // The next card (if one is queued) waits a moment before it takes an answer.
+        self.card_shown();
         if let Some(l) = self.live.as_mut() {
             l.asking.pop_front();
             if let Some(c) = l.cards.iter_mut().find(|c| asked.is(c)) {

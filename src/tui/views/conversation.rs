@@ -9,7 +9,6 @@ use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
 use super::text::fit;
 use crate::sanitize;
-use crate::session::Role;
 use crate::tui::app::{App, short};
 use crate::tui::keymap::{self, Context};
 use crate::tui::layout::Layout;
@@ -22,31 +21,31 @@ fn approval_hints() -> Vec<(&'static str, &'static str)> {
 
 /// Prompt tokens of the latest model call the open transcript holds (how full the context
 /// is); the live turn's newer figure wins.
-fn context_used(app: &App) -> u64 {
+/// The context now: what the next request carries (and whether it is an estimate, right
+/// after a compaction), by the one definition `show` uses too.
+fn context_used(app: &App) -> (u64, bool) {
     if let Some(l) = app.live_here()
         && l.context > 0
     {
-        return l.context;
+        return (l.context, false);
     }
-    app.detail
-        .as_ref()
-        .and_then(|d| d.transcript.as_ref())
-        .and_then(|t| {
-            t.msgs
-                .values()
-                .rev()
-                .find(|m| m.role == Role::Assistant && m.usage.input_tokens > 0)
-                .map(|m| m.usage.input_tokens + m.usage.output_tokens)
-        })
-        .unwrap_or(0)
+    let Some(d) = app.detail.as_ref() else {
+        return (0, false);
+    };
+    match (d.header.as_ref(), d.transcript.as_ref()) {
+        (Some(h), Some(t)) => crate::runtime::agent::compact::context_now(h, t.msgs.values().rev())
+            .unwrap_or((0, false)),
+        _ => (0, false),
+    }
 }
 
+/// Lifetime usage: every token the session's model calls spent (its totals, which the store
+/// keeps equal to the ledger's).
 fn session_tokens(app: &App) -> u64 {
     app.detail
         .as_ref()
         .and_then(|d| d.header.as_ref())
-        .and_then(|h| h.ledger.as_ref())
-        .map_or(0, |l| l.usage.input_tokens + l.usage.output_tokens)
+        .map_or(0, |h| h.token_input_total + h.token_output_total)
 }
 
 /// The agent line: the failure of the last turn in words, else model, gauge and the rest.
@@ -62,8 +61,13 @@ fn agent_line(app: &App, width: usize) -> Line<'static> {
         };
         return Line::from(Span::styled(fit(&shown, width), t.error()));
     }
+    // The model the next request uses: the session's own, else the configured one.
+    let info = live::AgentInfo {
+        provider: app.next_model(),
+        ..app.agent.clone()
+    };
     let spans = live::status_spans(
-        &app.agent,
+        &info,
         context_used(app),
         session_tokens(app),
         app.budget_left(),
@@ -137,7 +141,7 @@ fn body(frame: &mut Frame<'_>, app: &App, area: Rect) {
     if tr.is_none() && app.draft && extra.is_empty() {
         frame.render_widget(
             Paragraph::new(Span::styled(
-                "Nothing is saved until you send the first message; Esc leaves without a trace.",
+                "Nothing is saved until you send the first message; Esc goes back (what you typed is kept).",
                 t.dim(),
             ))
             .wrap(Wrap { trim: false }),
@@ -219,7 +223,6 @@ fn dangling_lines(app: &App, calls: &[crate::session::ToolCall], w: usize) -> Ve
         spans.push(Span::styled(k, t.accent().patch(t.bold())));
         spans.push(Span::styled(format!(" {what}   "), t.text()));
     }
-    spans.push(Span::styled("or type a message", t.dim()));
     out.push(Line::from(spans));
     out
 }
@@ -272,7 +275,15 @@ fn completion(frame: &mut Frame<'_>, app: &App, a: &Layout) {
 fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
     let room = a.input.width.saturating_sub(2) as usize;
-    let (hint, style) = if app.agent.provider.is_err() {
+    let card = app.card_focus();
+    let (hint, style) = if let Some(ctx) = card {
+        let what = match ctx {
+            Context::Plan => "the plan dialog has",
+            Context::Dangling => "the interrupted calls above have",
+            _ => "the approval above has",
+        };
+        (format!("not taking keys: {what} them"), t.warn())
+    } else if app.agent.provider.is_err() {
         // "▶ Message · " and the hint must fit whole in the border.
         let long = "no model configured: F1 says how";
         let hint = if 12 + long.chars().count() < room {
@@ -297,8 +308,9 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     } else {
         ("Tab completes /commands".to_string(), t.dim())
     };
+    let focused = card.is_none();
     let mut title = vec![
-        Span::styled(format!("{}Message ", super::focus_mark(true)), t.bold()),
+        Span::styled(format!("{}Message ", super::focus_mark(focused)), t.bold()),
         Span::styled(format!("· {hint} "), style),
     ];
     if !app.attachments.is_empty() {
@@ -308,9 +320,19 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
             t.accent(),
         ));
     }
-    let input_block = super::pane_block(t, true).title(Line::from(title));
+    let input_block = super::pane_block(t, focused).title(Line::from(title));
     let inner = input_block.inner(a.input);
     frame.render_widget(input_block, a.input);
+    if card.is_some() && app.composer.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                " Typing is paused: pause, then press one of the keys it offers.",
+                t.dim(),
+            )),
+            inner,
+        );
+        return;
+    }
     // The editor holds only neutralised text (typed characters, sanitised pastes).
     frame.render_widget(app.composer.area(), inner);
 }

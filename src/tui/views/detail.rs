@@ -125,16 +125,31 @@ pub(super) fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rec
         frame.render_widget(Paragraph::new(Span::styled("Loading…", th.dim())), area);
         return;
     };
-    if tr.last_seq == 0 {
+    let w = area.width.saturating_sub(1) as usize;
+    let h = area.height as usize;
+    // A turn running in this session in the background (Ctrl-B): what it sent and what
+    // streams so far show live after the stored messages, as in the conversation.
+    let extra: Vec<Line<'static>> = match app
+        .live
+        .as_ref()
+        .filter(|l| l.session_id.as_deref() == Some(d.id.as_str()))
+    {
+        Some(l) if tr.follow_end || tr.last_seq == 0 => {
+            let hints: Vec<(&'static str, &'static str)> =
+                crate::tui::keymap::bar(crate::tui::keymap::Context::Approval).collect();
+            crate::tui::live::live_lines(l, tr.last_seq, w, app.now_ms, &hints, th)
+        }
+        _ => Vec::new(),
+    };
+    if tr.last_seq == 0 && extra.is_empty() {
         frame.render_widget(
             Paragraph::new(Span::styled("No messages yet.", th.dim())),
             area,
         );
         return;
     }
-    let w = area.width.saturating_sub(1) as usize;
-    let lines: Vec<Line<'static>> = tr
-        .visible(w, area.height as usize, th)
+    let mut lines: Vec<Line<'static>> = tr
+        .visible(w, h, th)
         .into_iter()
         .map(|(seq, line)| {
             let sel = focused && tr.selected == Some(seq);
@@ -143,6 +158,15 @@ pub(super) fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rec
             Line::from(spans)
         })
         .collect();
+    if !extra.is_empty() {
+        lines.extend(extra.into_iter().map(|l| {
+            let mut spans = vec![Span::raw(" ")];
+            spans.extend(l.spans);
+            Line::from(spans)
+        }));
+        let skip = lines.len().saturating_sub(h);
+        lines.drain(..skip);
+    }
     frame.render_widget(Paragraph::new(lines), area);
 }
 
@@ -326,25 +350,50 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     let t = &app.theme;
     let Some(h) = &d.header else { return };
     let ledger = h.ledger.clone().unwrap_or_default();
+    // The three figures (README "Token figures"): lifetime usage (what was spent: the
+    // ledger, which the header's totals equal), the context now (what the next request
+    // carries) and per turn (the chart).
+    let replies = d.usage.as_ref().map(|u| u.len() as u64);
+    let calls = if h.ledger.is_some() {
+        Some(ledger.usage.turns)
+    } else {
+        replies
+    };
+    let mut spent = format!(
+        "{} in · {} out",
+        fmt_tokens(h.token_input_total),
+        fmt_tokens(h.token_output_total)
+    );
+    if let Some(n) = calls {
+        spent.push_str(&format!(
+            " · {n} model call{}",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    if h.ledger.is_some() {
+        spent.push_str(&format!(" · {} tool calls", ledger.usage.tool_calls));
+    }
+    let context = d
+        .transcript
+        .as_ref()
+        .and_then(|tr| crate::runtime::agent::compact::context_now(h, tr.msgs.values().rev()));
+    let context = match context {
+        Some((n, est)) => format!(
+            "{}{} of {} (what the next request carries)",
+            if est { "~" } else { "" },
+            fmt_tokens(n),
+            fmt_tokens(app.agent.window)
+        ),
+        None => "no model call yet".to_string(),
+    };
     let mut lines = vec![
         Line::from(vec![
-            Span::styled("Context tokens  ", t.dim()),
-            Span::styled(format!("{} in", fmt_tokens(h.token_input_total)), t.bold()),
-            Span::raw("  ·  "),
-            Span::styled(
-                format!("{} out", fmt_tokens(h.token_output_total)),
-                t.bold(),
-            ),
+            Span::styled("Lifetime usage  ", t.dim()),
+            Span::styled(spent, t.bold()),
         ]),
         Line::from(vec![
-            Span::styled("Runtime ledger  ", t.dim()),
-            Span::raw(format!(
-                "{} in · {} out · {} turns · {} tool calls",
-                fmt_tokens(ledger.usage.input_tokens),
-                fmt_tokens(ledger.usage.output_tokens),
-                ledger.usage.turns,
-                ledger.usage.tool_calls
-            )),
+            Span::styled("Context now     ", t.dim()),
+            Span::raw(context),
         ]),
     ];
     if let Some(term) = &ledger.termination {
@@ -406,10 +455,20 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
                 .map(|(_, u)| u.input_tokens + u.output_tokens)
                 .max()
                 .unwrap_or(0);
+            // Calls that left no reply in this transcript (a plan run's steps reply in their
+            // own sessions; a compaction's summary, a reply cancelled before any text, the
+            // replies a compaction replaced) count in the lifetime usage, not here.
+            let k = turns.len() as u64;
+            let elsewhere = calls.map_or(0, |c| c.saturating_sub(k));
+            let more = if elsewhere > 0 {
+                format!(" · {elsewhere} more model calls have no reply here")
+            } else {
+                String::new()
+            };
             frame.render_widget(
                 Paragraph::new(Line::from(vec![
                     Span::styled(
-                        format!("Per-turn tokens (last {n} of {} turns)", turns.len()),
+                        format!("Per-turn tokens (last {n} of {k} replies{more})",),
                         t.dim(),
                     ),
                     Span::styled(format!("  peak {}", fmt_tokens(max)), t.dim()),
@@ -554,6 +613,14 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
         kv("workdir", h.workdir.clone()),
         kv("provider", h.provider.clone()),
         kv("model", h.model.clone()),
+        kv(
+            "tokens",
+            format!(
+                "{} in / {} out (lifetime)",
+                fmt_tokens(h.token_input_total),
+                fmt_tokens(h.token_output_total)
+            ),
+        ),
         kv(
             "messages",
             format!("{} (last seq {})", h.message_count, h.last_seq),
