@@ -244,6 +244,12 @@ pub struct SandboxExec {
     /// Ask for the rights of this Landlock ABI (tests of the partial case).
     #[arg(long, value_name = "N")]
     pub target_abi: Option<i32>,
+    /// neocode's home, hidden from the command.
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// No user namespaces (the fallback box).
+    #[arg(long)]
+    pub no_userns: bool,
     /// The program and its arguments, after `--`.
     #[arg(last = true)]
     pub command: Vec<OsString>,
