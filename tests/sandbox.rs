@@ -450,18 +450,7 @@ fn ctx_in(s: &Space, settings: &SandboxSettings) -> neocode::runtime::tools::Too
     ctx
 }
 
-/// Sizes of `files` now, then again after a while: equal when nothing writes any more.
-fn stopped_growing(files: &[std::path::PathBuf]) -> Result<(), String> {
-    let size = |p: &std::path::PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-    let before: Vec<u64> = files.iter().map(size).collect();
-    std::thread::sleep(Duration::from_millis(1500));
-    let after: Vec<u64> = files.iter().map(size).collect();
-    if before == after {
-        Ok(())
-    } else {
-        Err(format!("still written: {files:?} {before:?} -> {after:?}"))
-    }
-}
+use tool_support::stopped_growing;
 
 /// A loop that appends to `log` every 0.2 s, detached with `setsid`, and one that left its
 /// parent (double fork), both with their output away from the tool's pipe.
