@@ -778,3 +778,163 @@ fn neocode_run_in_a_workspace_holding_its_home_cannot_switch_the_sandbox_off() {
         "the command changed the home"
     );
 }
+
+#[test]
+fn walls_say_exactly_what_stands_in_each_mode() {
+    tool_support::init();
+    let home = tempfile::tempdir().unwrap();
+    let boxed = SandboxSettings {
+        home: Some(home.path().to_path_buf()),
+        ..SandboxSettings::default()
+    };
+    let w = sandbox::walls(&boxed);
+    let text = w.to_string();
+    eprintln!("{text}");
+    for part in [
+        "namespaces:",
+        "read-only root:",
+        "fresh /proc:",
+        "home hidden:",
+        "landlock:",
+        "seccomp:",
+        "subreaper:",
+        "cgroup kill:",
+        "neocode not dumpable:",
+    ] {
+        assert!(text.contains(part), "{part} missing: {text}");
+    }
+    if sandbox::status(&boxed).is_enforced() {
+        assert!(w.user_ns && w.mount_ns && w.pid_ns && w.net_ns, "{text}");
+        assert!(w.ro_root && w.fresh_proc && w.home_hidden, "{text}");
+        assert!(w.landlock_abi >= 5 && w.seccomp && w.subreaper, "{text}");
+        assert!(text.starts_with("sandbox enforced: namespaces: user mount pid net;"), "{text}");
+        // With the network allowed there is no network namespace.
+        let open = SandboxSettings {
+            network: true,
+            ..boxed.clone()
+        };
+        assert!(!sandbox::walls(&open).net_ns);
+    }
+    // The fallback: only Landlock, seccomp and the subreaper; partial, so every command asks.
+    let fallback = SandboxSettings {
+        simulate_no_userns: true,
+        ..boxed.clone()
+    };
+    let f = sandbox::walls(&fallback);
+    let ftext = f.to_string();
+    assert!(!f.user_ns && !f.mount_ns && !f.pid_ns && !f.net_ns, "{ftext}");
+    assert!(!f.ro_root && !f.fresh_proc && !f.home_hidden, "{ftext}");
+    assert!(ftext.contains("namespaces: none"), "{ftext}");
+    if f.landlock_abi > 0 {
+        assert!(f.subreaper, "{ftext}");
+        assert_eq!(f.status, "partial", "{ftext}");
+        let st = sandbox::status(&fallback);
+        assert!(st.describe().contains("no namespace box"), "{}", st.describe());
+        assert!(st.describe().contains("every command asks"), "{}", st.describe());
+        assert_eq!(st.label(), "sandbox off");
+    }
+    assert!(sandbox::must_ask(&fallback));
+    // Mode off: nothing stands.
+    let off = SandboxSettings {
+        mode: SandboxMode::Off,
+        ..SandboxSettings::default()
+    };
+    let o = sandbox::walls(&off);
+    assert_eq!(o.status, "off");
+    assert!(!o.mount_ns && o.landlock_abi == 0 && !o.subreaper);
+}
+
+#[test]
+fn neocode_run_in_the_fallback_says_partial_and_every_command_asks() {
+    tool_support::init();
+    let s = Space::new();
+    let home = s.tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        "[provider]\nretry_backoff_ms = 10\n[sandbox]\nsimulate_no_userns = true\n",
+    )
+    .unwrap();
+    let (o, _srv) = run_scripted(&s.root, &home, "touch made.txt", &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("warning: sandbox only partially enforced"), "{err}");
+    assert!(err.contains("no namespace box"), "{err}");
+    assert!(err.contains("denied"), "even never-ask asks in the fallback: {err}");
+    assert!(!s.root.join("made.txt").exists());
+}
+
+#[test]
+fn a_workspace_of_the_root_asks_first_and_trust_is_remembered() {
+    tool_support::init();
+    let home = tempfile::tempdir().unwrap();
+    for (name, settings) in modes() {
+        let mut ctx = neocode::runtime::tools::ToolContext::new("/");
+        ctx.sandbox = settings.clone();
+        ctx.sandbox.home = Some(home.path().join(name));
+        let out = sh(&ctx, "echo ran");
+        assert!(out.is_error, "{name}: {}", out.text);
+        assert!(out.text.contains("whole file system"), "{name}: {}", out.text);
+        assert!(out.text.contains("--trust-workspace"), "{name}: {}", out.text);
+        assert!(!out.text.contains("ran\n"), "{name}: {}", out.text);
+        sandbox::trust::trust(&home.path().join(name), std::path::Path::new("/")).unwrap();
+        let out = sh(&ctx, "echo ran");
+        if namespaced(name) {
+            assert!(out.text.starts_with("ran\n"), "{name}: {}", out.text);
+        } else {
+            // `/` holds neocode's home, which the fallback cannot protect: still refused.
+            assert!(out.is_error, "{name}: {}", out.text);
+            assert!(out.text.contains("inside the workspace"), "{name}: {}", out.text);
+        }
+    }
+}
+
+#[test]
+fn neocode_run_in_the_home_folder_refuses_commands_until_trusted() {
+    tool_support::init();
+    use neocode::runtime::scripted::{Reply, ScriptedServer};
+    let tmp = tempfile::tempdir().unwrap();
+    let user_home = tmp.path().canonicalize().unwrap().join("user");
+    let home = tmp.path().join("neocode-home");
+    std::fs::create_dir_all(&user_home).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("config.toml"), "[provider]\nretry_backoff_ms = 10\n").unwrap();
+    let args = r#"{"command":"echo ran > made.txt"}"#;
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("c1", "run_command", args)]),
+        Reply::text("could not"),
+        Reply::tool_calls(&[("c2", "run_command", args)]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .args(extra)
+            .args(["run", "--approve", "never-ask", "go"])
+            .current_dir(&user_home)
+            .env("HOME", &user_home)
+            .env("NEOCODE_HOME", &home)
+            .env("NEOCODE_BASE_URL", srv.base_url())
+            .env("NEOCODE_MODEL", "test-model")
+            .env("NEOCODE_API_KEY", "sk-sandbox-test")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = run(&[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!user_home.join("made.txt").exists(), "the command ran untrusted");
+    let tool_text = srv.requests()[1].body.clone();
+    assert!(tool_text.contains("your home folder"), "{tool_text}");
+    assert!(tool_text.contains("--trust-workspace"), "{tool_text}");
+    assert!(!user_home.join(".neocode").exists());
+
+    let o = run(&["--trust-workspace"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(user_home.join("made.txt")).unwrap(),
+        "ran\n"
+    );
+    let record = std::fs::read_to_string(home.join("trusted-workspaces")).unwrap();
+    assert_eq!(record, format!("{}\n", user_home.display()));
+}

@@ -32,6 +32,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
 
+    /// Trust this workspace although it is / or your home folder, so commands may run there
+    /// (remembered under neocode's home).
+    #[arg(long, global = true)]
+    pub trust_workspace: bool,
+
     /// Open the TUI inside this session (full id, unique prefix, or `last`).
     #[arg(long, value_name = "ID", conflicts_with_all = ["continue", "list"])]
     pub resume: Option<String>,

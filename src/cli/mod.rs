@@ -146,6 +146,15 @@ fn location(cli: &Cli) -> Result<Location, Failure> {
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> CmdResult {
+    if cli.trust_workspace {
+        let loc = location(&cli)?;
+        sandbox::trust::trust(&loc.home, loc.root()).map_err(|e| {
+            Failure::runtime(format!(
+                "cannot record that this workspace is trusted: {}",
+                sanitize::line(&e.to_string())
+            ))
+        })?;
+    }
     if let Some(cmd) = &cli.command {
         let flag = if cli.list {
             Some("--list")

@@ -214,6 +214,9 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Some(s) => Duration::from_secs(s.max(1)).min(limit),
         None => limit,
     };
+    if let Some(why) = sandbox::trust::refusal(ctx.sandbox.home.as_deref(), &root) {
+        return ToolOutput::error(why);
+    }
     let status = sandbox::status(&ctx.sandbox);
     let namespaced = sandbox::namespaced(&ctx.sandbox);
     let home = ctx.sandbox.home.as_ref().and_then(|h| h.canonicalize().ok());

@@ -581,6 +581,7 @@ fn probe_lines(outcome: &linux::Outcome, namespaces: &Result<(), String>, subrea
 
 #[cfg(target_os = "linux")]
 mod helper;
+pub mod trust;
 
 #[cfg(target_os = "linux")]
 mod linux {
