@@ -31,7 +31,10 @@ fn bench(c: &mut Criterion) {
         ("off", "[sandbox]\nmode = \"off\"\n"),
     ] {
         let Some(sb) = settings(config) else {
-            eprintln!("{name}: this code does not know `{}`; skipped", config.trim());
+            eprintln!(
+                "{name}: this code does not know `{}`; skipped",
+                config.trim()
+            );
             continue;
         };
         let mut ctx = ToolContext::new(ws.path());

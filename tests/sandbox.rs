@@ -440,8 +440,7 @@ fn modes() -> Vec<(&'static str, SandboxSettings)> {
 
 /// Whether `name` confines with namespaces here (else the fallback claims are checked).
 fn namespaced(name: &str) -> bool {
-    name == "namespaces"
-        && sandbox::walls(&SandboxSettings::default()).mount_ns
+    name == "namespaces" && sandbox::walls(&SandboxSettings::default()).mount_ns
 }
 
 fn ctx_in(s: &Space, settings: &SandboxSettings) -> neocode::runtime::tools::ToolContext {
@@ -561,14 +560,20 @@ fn nothing_outlives_a_timeout_or_a_cancel() {
     for (name, settings) in modes() {
         // Timed out, still waiting on a child.
         let s = Space::new();
-        let cmd = format!("{}; (while :; do date >> bg3.log; sleep 0.2; done) & wait", survivors("bg1.log", "bg2.log"));
+        let cmd = format!(
+            "{}; (while :; do date >> bg3.log; sleep 0.2; done) & wait",
+            survivors("bg1.log", "bg2.log")
+        );
         let out = tool_support::call(
             &ctx_in(&s, &settings),
             "run_command",
             serde_json::json!({"command": cmd, "timeout_secs": 2}),
         );
         assert!(out.text.contains("timed out"), "{name}: {}", out.text);
-        let logs: Vec<_> = ["bg1.log", "bg2.log", "bg3.log"].iter().map(|l| s.root.join(l)).collect();
+        let logs: Vec<_> = ["bg1.log", "bg2.log", "bg3.log"]
+            .iter()
+            .map(|l| s.root.join(l))
+            .collect();
         if let Err(e) = stopped_growing(&logs) {
             panic!("{name}: a process outlived the timeout: {e}");
         }
@@ -583,7 +588,10 @@ fn nothing_outlives_a_timeout_or_a_cancel() {
         let out = sh(&ctx, &cmd);
         t.join().unwrap();
         assert!(out.text.contains("cancelled"), "{name}: {}", out.text);
-        let logs: Vec<_> = ["bg1.log", "bg2.log", "bg3.log"].iter().map(|l| s.root.join(l)).collect();
+        let logs: Vec<_> = ["bg1.log", "bg2.log", "bg3.log"]
+            .iter()
+            .map(|l| s.root.join(l))
+            .collect();
         if let Err(e) = stopped_growing(&logs) {
             panic!("{name}: a process outlived the cancel: {e}");
         }
@@ -607,7 +615,10 @@ fn nothing_outlives_neocode_killed_with_sigkill() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let logs: Vec<_> = ["bg1.log", "bg2.log", "bg3.log"].iter().map(|l| s.root.join(l)).collect();
+        let logs: Vec<_> = ["bg1.log", "bg2.log", "bg3.log"]
+            .iter()
+            .map(|l| s.root.join(l))
+            .collect();
         assert!(
             tool_support::eventually(20, || logs.iter().all(|l| exists(l))),
             "{name}: the stand-in never started the command"
@@ -676,12 +687,19 @@ fn metadata_outside_the_workspace_does_not_change() {
             || xattr(&victim, "user.neocode").is_some();
         if namespaced(name) {
             assert!(!changed, "{name}: metadata outside changed:\n{}", out.text);
-            assert!(out.text.contains("Read-only file system"), "{name}: {}", out.text);
+            assert!(
+                out.text.contains("Read-only file system"),
+                "{name}: {}",
+                out.text
+            );
             assert!(blocked(&out), "{name}: {}", out.text);
         } else {
             // The fallback's stated limit (docs/SECURITY.md): Landlock has no rights for
             // metadata, so the change goes through; that is why every command asks there.
-            assert!(changed, "{name}: the fallback stopped a metadata change: update the docs");
+            assert!(
+                changed,
+                "{name}: the fallback stopped a metadata change: update the docs"
+            );
             assert!(sandbox::must_ask(&settings), "{name}");
         }
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
@@ -694,7 +712,11 @@ fn the_home_inside_the_workspace_cannot_be_changed_or_read() {
         let s = Space::new();
         let home = s.root.join(".neocode");
         std::fs::create_dir_all(&home).unwrap();
-        std::fs::write(home.join("config.toml"), "[sandbox]\nmode = \"workspace-write\"\n").unwrap();
+        std::fs::write(
+            home.join("config.toml"),
+            "[sandbox]\nmode = \"workspace-write\"\n",
+        )
+        .unwrap();
         std::fs::write(home.join("session.db"), "db").unwrap();
         let mut ctx = ctx_in(&s, &settings);
         ctx.sandbox.home = Some(home.clone());
@@ -710,17 +732,28 @@ fn the_home_inside_the_workspace_cannot_be_changed_or_read() {
             "{name}: the home was changed:\n{}",
             out.text
         );
-        assert_eq!(std::fs::read_to_string(home.join("session.db")).unwrap(), "db");
+        assert_eq!(
+            std::fs::read_to_string(home.join("session.db")).unwrap(),
+            "db"
+        );
         assert!(!exists(&s.root.join(".moved")), "{name}");
         if namespaced(name) {
             assert!(out.text.contains("end"), "{name}: {}", out.text);
-            assert!(!out.text.contains("workspace-write"), "{name}: the home is readable: {}", out.text);
+            assert!(
+                !out.text.contains("workspace-write"),
+                "{name}: the home is readable: {}",
+                out.text
+            );
             // The rest of the workspace stays writable.
             let out = sh(&ctx, "echo ok > beside.txt && cat beside.txt");
             assert!(out.text.starts_with("ok\n"), "{name}: {}", out.text);
         } else {
             assert!(out.is_error, "{name}: {}", out.text);
-            assert!(out.text.contains("inside the workspace"), "{name}: {}", out.text);
+            assert!(
+                out.text.contains("inside the workspace"),
+                "{name}: {}",
+                out.text
+            );
         }
     }
 }
@@ -731,7 +764,10 @@ fn run_scripted(
     home: &std::path::Path,
     command: &str,
     extra: &[&str],
-) -> (std::process::Output, neocode::runtime::scripted::ScriptedServer) {
+) -> (
+    std::process::Output,
+    neocode::runtime::scripted::ScriptedServer,
+) {
     use neocode::runtime::scripted::{Reply, ScriptedServer};
     let args = serde_json::json!({ "command": command }).to_string();
     let srv = ScriptedServer::start(vec![
@@ -763,7 +799,11 @@ fn neocode_run_in_a_workspace_holding_its_home_cannot_switch_the_sandbox_off() {
     let s = Space::new();
     let home = s.root.join(".neocode");
     std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(home.join("config.toml"), "[provider]\nretry_backoff_ms = 10\n").unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        "[provider]\nretry_backoff_ms = 10\n",
+    )
+    .unwrap();
     let (o, _srv) = run_scripted(
         &s.root,
         &home,
@@ -807,7 +847,10 @@ fn walls_say_exactly_what_stands_in_each_mode() {
         assert!(w.user_ns && w.mount_ns && w.pid_ns && w.net_ns, "{text}");
         assert!(w.ro_root && w.fresh_proc && w.home_hidden, "{text}");
         assert!(w.landlock_abi >= 5 && w.seccomp && w.subreaper, "{text}");
-        assert!(text.starts_with("sandbox enforced: namespaces: user mount pid net;"), "{text}");
+        assert!(
+            text.starts_with("sandbox enforced: namespaces: user mount pid net;"),
+            "{text}"
+        );
         // With the network allowed there is no network namespace.
         let open = SandboxSettings {
             network: true,
@@ -822,15 +865,26 @@ fn walls_say_exactly_what_stands_in_each_mode() {
     };
     let f = sandbox::walls(&fallback);
     let ftext = f.to_string();
-    assert!(!f.user_ns && !f.mount_ns && !f.pid_ns && !f.net_ns, "{ftext}");
+    assert!(
+        !f.user_ns && !f.mount_ns && !f.pid_ns && !f.net_ns,
+        "{ftext}"
+    );
     assert!(!f.ro_root && !f.fresh_proc && !f.home_hidden, "{ftext}");
     assert!(ftext.contains("namespaces: none"), "{ftext}");
     if f.landlock_abi > 0 {
         assert!(f.subreaper, "{ftext}");
         assert_eq!(f.status, "partial", "{ftext}");
         let st = sandbox::status(&fallback);
-        assert!(st.describe().contains("no namespace box"), "{}", st.describe());
-        assert!(st.describe().contains("every command asks"), "{}", st.describe());
+        assert!(
+            st.describe().contains("no namespace box"),
+            "{}",
+            st.describe()
+        );
+        assert!(
+            st.describe().contains("every command asks"),
+            "{}",
+            st.describe()
+        );
         assert_eq!(st.label(), "sandbox off");
     }
     assert!(sandbox::must_ask(&fallback));
@@ -858,9 +912,15 @@ fn neocode_run_in_the_fallback_says_partial_and_every_command_asks() {
     let (o, _srv) = run_scripted(&s.root, &home, "touch made.txt", &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    assert!(err.contains("warning: sandbox only partially enforced"), "{err}");
+    assert!(
+        err.contains("warning: sandbox only partially enforced"),
+        "{err}"
+    );
     assert!(err.contains("no namespace box"), "{err}");
-    assert!(err.contains("denied"), "even never-ask asks in the fallback: {err}");
+    assert!(
+        err.contains("denied"),
+        "even never-ask asks in the fallback: {err}"
+    );
     assert!(!s.root.join("made.txt").exists());
 }
 
@@ -874,8 +934,16 @@ fn a_workspace_of_the_root_asks_first_and_trust_is_remembered() {
         ctx.sandbox.home = Some(home.path().join(name));
         let out = sh(&ctx, "echo ran");
         assert!(out.is_error, "{name}: {}", out.text);
-        assert!(out.text.contains("whole file system"), "{name}: {}", out.text);
-        assert!(out.text.contains("--trust-workspace"), "{name}: {}", out.text);
+        assert!(
+            out.text.contains("whole file system"),
+            "{name}: {}",
+            out.text
+        );
+        assert!(
+            out.text.contains("--trust-workspace"),
+            "{name}: {}",
+            out.text
+        );
         assert!(!out.text.contains("ran\n"), "{name}: {}", out.text);
         sandbox::trust::trust(&home.path().join(name), std::path::Path::new("/")).unwrap();
         let out = sh(&ctx, "echo ran");
@@ -884,7 +952,11 @@ fn a_workspace_of_the_root_asks_first_and_trust_is_remembered() {
         } else {
             // `/` holds neocode's home, which the fallback cannot protect: still refused.
             assert!(out.is_error, "{name}: {}", out.text);
-            assert!(out.text.contains("inside the workspace"), "{name}: {}", out.text);
+            assert!(
+                out.text.contains("inside the workspace"),
+                "{name}: {}",
+                out.text
+            );
         }
     }
 }
@@ -898,7 +970,11 @@ fn neocode_run_in_the_home_folder_refuses_commands_until_trusted() {
     let home = tmp.path().join("neocode-home");
     std::fs::create_dir_all(&user_home).unwrap();
     std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(home.join("config.toml"), "[provider]\nretry_backoff_ms = 10\n").unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        "[provider]\nretry_backoff_ms = 10\n",
+    )
+    .unwrap();
     let args = r#"{"command":"echo ran > made.txt"}"#;
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("c1", "run_command", args)]),
@@ -923,7 +999,10 @@ fn neocode_run_in_the_home_folder_refuses_commands_until_trusted() {
     };
     let o = run(&[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(!user_home.join("made.txt").exists(), "the command ran untrusted");
+    assert!(
+        !user_home.join("made.txt").exists(),
+        "the command ran untrusted"
+    );
     let tool_text = srv.requests()[1].body.clone();
     assert!(tool_text.contains("your home folder"), "{tool_text}");
     assert!(tool_text.contains("--trust-workspace"), "{tool_text}");

@@ -219,7 +219,11 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     }
     let status = sandbox::status(&ctx.sandbox);
     let namespaced = sandbox::namespaced(&ctx.sandbox);
-    let home = ctx.sandbox.home.as_ref().and_then(|h| h.canonicalize().ok());
+    let home = ctx
+        .sandbox
+        .home
+        .as_ref()
+        .and_then(|h| h.canonicalize().ok());
     if let Some(h) = &home
         && h.starts_with(&root)
         && !namespaced
@@ -353,7 +357,11 @@ fn kill_group(pgid: i32) {
 /// Stops the command: the helper (`helper`) is asked first with SIGTERM, so it kills every
 /// process the command started (also those that left the group) before it exits; then the
 /// whole group gets SIGKILL.
-fn stop(child: &mut std::process::Child, pgid: i32, helper: bool) -> std::io::Result<std::process::ExitStatus> {
+fn stop(
+    child: &mut std::process::Child,
+    pgid: i32,
+    helper: bool,
+) -> std::io::Result<std::process::ExitStatus> {
     if helper {
         // SAFETY: signalling our own child.
         unsafe {

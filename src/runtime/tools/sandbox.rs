@@ -341,7 +341,9 @@ fn probed(settings: &SandboxSettings) -> (SandboxStatus, Walls) {
     };
     let no_userns = settings.simulate_no_userns;
     if let Ok(cache) = PROBED.lock()
-        && let Some((_, _, s, w)) = cache.iter().find(|(p, n, _, _)| *p == helper && *n == no_userns)
+        && let Some((_, _, s, w)) = cache
+            .iter()
+            .find(|(p, n, _, _)| *p == helper && *n == no_userns)
     {
         return (s.clone(), w.clone());
     }
@@ -368,10 +370,7 @@ fn probe(helper: &Path, no_userns: bool) -> (SandboxStatus, Walls) {
     if no_userns {
         cmd.arg("--no-userns");
     }
-    let out = cmd
-        .env_clear()
-        .stdin(std::process::Stdio::null())
-        .output();
+    let out = cmd.env_clear().stdin(std::process::Stdio::null()).output();
     let out = match out {
         Ok(o) => o,
         Err(e) => {
@@ -549,7 +548,11 @@ pub fn helper_main(args: HelperArgs) -> i32 {
 
 /// The probe's answer: the status line, then the walls line.
 #[cfg(target_os = "linux")]
-fn probe_lines(outcome: &linux::Outcome, namespaces: &Result<(), String>, subreaper: bool) -> String {
+fn probe_lines(
+    outcome: &linux::Outcome,
+    namespaces: &Result<(), String>,
+    subreaper: bool,
+) -> String {
     let status = match (outcome, namespaces) {
         (linux::Outcome::Full { abi }, Ok(())) => format!("enforced {abi}"),
         (linux::Outcome::Full { abi }, Err(why)) => format!(

@@ -129,7 +129,13 @@ fn enter_namespaces(network: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn mount(src: &str, target: &Path, fstype: &str, flags: libc::c_ulong, data: &str) -> Result<(), String> {
+fn mount(
+    src: &str,
+    target: &Path,
+    fstype: &str,
+    flags: libc::c_ulong,
+    data: &str,
+) -> Result<(), String> {
     let s = CString::new(src).map_err(|e| e.to_string())?;
     let t = cstr(target)?;
     let f = CString::new(fstype).map_err(|e| e.to_string())?;
@@ -139,13 +145,24 @@ fn mount(src: &str, target: &Path, fstype: &str, flags: libc::c_ulong, data: &st
         libc::mount(
             s.as_ptr(),
             t.as_ptr(),
-            if fstype.is_empty() { std::ptr::null() } else { f.as_ptr() },
+            if fstype.is_empty() {
+                std::ptr::null()
+            } else {
+                f.as_ptr()
+            },
             flags,
-            if data.is_empty() { std::ptr::null() } else { d.as_ptr().cast() },
+            if data.is_empty() {
+                std::ptr::null()
+            } else {
+                d.as_ptr().cast()
+            },
         )
     };
     if r != 0 {
-        return Err(errno_text(&format!("mount {fstype} on {}", target.display())));
+        return Err(errno_text(&format!(
+            "mount {fstype} on {}",
+            target.display()
+        )));
     }
     Ok(())
 }
@@ -252,7 +269,13 @@ fn drop_capabilities() {
         for cap in 0..64 {
             libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
         }
-        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
         #[repr(C)]
         struct Header {
             version: u32,
@@ -351,7 +374,10 @@ fn init(plan: &Plan, command: &[OsString], status: OwnedFd) -> ! {
     // SAFETY: fork in a single-threaded process.
     let cmd = unsafe { libc::fork() };
     if cmd < 0 {
-        eprintln!("neocode sandbox: the command was not run: {}", errno_text("fork"));
+        eprintln!(
+            "neocode sandbox: the command was not run: {}",
+            errno_text("fork")
+        );
         exit_now(REFUSED_EXIT);
     }
     if cmd == 0 {
@@ -380,7 +406,10 @@ fn children() -> Vec<i32> {
     // SAFETY: plain syscall.
     let me = unsafe { libc::getpid() };
     if let Ok(text) = std::fs::read_to_string(format!("/proc/{me}/task/{me}/children")) {
-        return text.split_whitespace().filter_map(|p| p.parse().ok()).collect();
+        return text
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
     }
     // Without CONFIG_PROC_CHILDREN: every process whose parent we are.
     let mut out = Vec::new();
@@ -528,7 +557,10 @@ pub(super) fn run(plan: &Plan, command: &[OsString]) -> i32 {
     // SAFETY: fork in a single-threaded process.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        eprintln!("neocode sandbox: the command was not run: {}", errno_text("fork"));
+        eprintln!(
+            "neocode sandbox: the command was not run: {}",
+            errno_text("fork")
+        );
         return REFUSED_EXIT;
     }
     if pid == 0 {
@@ -634,7 +666,11 @@ fn probe_in(base: &Path, ws: &Path, home: &Path, tmp: &Path) -> Result<(), Strin
         let mut st = 0;
         // SAFETY: waitpid with a valid status pointer.
         unsafe { libc::waitpid(init, &mut st, 0) };
-        exit_now(if init > 0 && libc::WIFEXITED(st) { libc::WEXITSTATUS(st) } else { 1 });
+        exit_now(if init > 0 && libc::WIFEXITED(st) {
+            libc::WEXITSTATUS(st)
+        } else {
+            1
+        });
     }
     drop(w);
     let mut text = String::new();
