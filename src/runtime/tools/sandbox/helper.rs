@@ -357,7 +357,8 @@ fn exit_now(code: i32) -> ! {
 /// PID 1 of the namespace: set up the mounts, start the command, reap everything, and hand
 /// the command's raw wait status to the helper. Its exit kills the rest of the namespace.
 fn init(plan: &Plan, command: &[OsString], status: OwnedFd) -> ! {
-    // SAFETY: plain prctl; the helper is our parent.
+    // SAFETY: plain prctl calls; the helper is our parent. Not dumpable: the command (same
+    // uid, no capabilities) cannot ptrace init, which holds the namespace's capabilities.
     unsafe {
         libc::prctl(
             libc::PR_SET_PDEATHSIG,
@@ -366,6 +367,7 @@ fn init(plan: &Plan, command: &[OsString], status: OwnedFd) -> ! {
             0,
             0,
         );
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
     }
     if let Err(e) = setup_mounts(plan) {
         eprintln!("neocode sandbox: the command was not run: {e}");
