@@ -1017,3 +1017,18 @@ fn neocode_run_in_the_home_folder_refuses_commands_until_trusted() {
     let record = std::fs::read_to_string(home.join("trusted-workspaces")).unwrap();
     assert_eq!(record, format!("{}\n", user_home.display()));
 }
+
+#[test]
+fn git_works_inside_the_box() {
+    for (name, settings) in modes() {
+        let s = Space::new();
+        s.write("a.txt", "a\n");
+        let out = sh(
+            &ctx_in(&s, &settings),
+            "git init -q . && git add a.txt && git -c user.email=t@example.com -c user.name=t commit -qm first && git log --oneline | wc -l && echo x > /dev/null",
+        );
+        assert_eq!(exit_code(&out), 0, "{name}: {}", out.text);
+        assert!(out.text.starts_with("1\n"), "{name}: {}", out.text);
+        assert!(s.root.join(".git/HEAD").exists(), "{name}");
+    }
+}
