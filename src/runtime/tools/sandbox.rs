@@ -108,7 +108,7 @@ type Probed = (PathBuf, bool, SandboxStatus, Walls);
 static PROBED: Mutex<Vec<Probed>> = Mutex::new(Vec::new());
 
 /// Which walls stand around a command on this machine with these settings (see
-/// docs/SECURITY.md). `neocode doctor` and the status line print it ([`walls`]).
+/// docs/SECURITY.md). Meant for `neocode doctor` and the status line ([`walls`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Walls {
     /// The confinement in use: `enforced`, `partial`, `unavailable` or `off`.
