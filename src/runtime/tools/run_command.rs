@@ -1,6 +1,7 @@
 //! `run_command`: `sh -c` in the workspace root, confined by the sandbox helper, with a time
-//! limit, an output cap (head and tail kept), cancellation, and a process group that dies
-//! with the command, with neocode, on timeout and on cancel.
+//! limit, an output cap (head and tail kept), cancellation, and every process it started
+//! killed when it ends, times out, is cancelled, or neocode dies (the helper's PID namespace
+//! or subreaper; the process group as a last resort).
 
 use std::ffi::OsString;
 use std::io::Read;

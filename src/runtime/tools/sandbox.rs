@@ -1,14 +1,21 @@
-//! The command sandbox (issue #13; threat model in docs/SECURITY.md).
+//! The command sandbox (issues #13 and #22; threat model in docs/SECURITY.md).
 //!
 //! neocode itself is never restricted. `run_command` starts the neocode binary again as a
-//! small hidden helper, `neocode __sandbox-exec --root R --tmp T [--read-only] [--network]
-//! [--require-full] -- /bin/sh -c CMD`, which restricts itself with Landlock (writes only
-//! beneath the workspace root, the private temporary folder and a few harmless devices; TCP
+//! small hidden helper, `neocode __sandbox-exec --root R --tmp T [--home H] [--read-only]
+//! [--network] [--require-full] [--no-userns] -- /bin/sh -c CMD`. The helper (`helper.rs`)
+//! puts the command in new user, mount and PID namespaces (and a network namespace while
+//! the network is denied): everything read-only but the workspace root and the private
+//! temporary folder, a fresh `/proc`, neocode's home hidden, the helper's child as PID 1 so
+//! every process dies with the command. On top, the command restricts itself with Landlock
+//! (writes only beneath the root, the temporary folder and a few harmless devices; TCP
 //! bind/connect denied) and a seccomp filter (no IP sockets, no io_uring) unless the network
-//! is allowed, and then execs the command. Reads and execution stay allowed everywhere.
+//! is allowed, drops every capability and execs. Without user namespaces (`--no-userns`) the
+//! fallback is Landlock and seccomp under a subreaper helper that kills every descendant.
 //!
 //! [`status`] probes once per process what the kernel enforces (the helper runs in probe
-//! mode); [`must_ask`] says whether a command has to ask whatever the approval policy.
+//! mode), [`walls`] says exactly which walls stand; [`must_ask`] says whether a command has
+//! to ask whatever the approval policy. [`trust`] keeps a workspace of `/` or the home
+//! folder from running commands until the user trusts it.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
