@@ -814,6 +814,25 @@ mod tests {
     }
 
     #[test]
+    fn walls_lines_parse_and_print() {
+        let w = parse_walls(
+            "walls userns=1 mountns=1 pidns=1 netns=0 roroot=1 proc=1 home=1 landlock=7 seccomp=1 subreaper=1",
+        );
+        assert!(w.user_ns && w.mount_ns && w.pid_ns && !w.net_ns && w.ro_root);
+        assert_eq!(w.landlock_abi, 7);
+        let text = Walls {
+            status: "enforced",
+            ..w
+        }
+        .to_string();
+        assert_eq!(
+            text,
+            "sandbox enforced: namespaces: user mount pid; read-only root: yes; fresh /proc: yes; home hidden: yes; landlock: ABI 7; seccomp: yes; subreaper: yes; cgroup kill: no; neocode not dumpable: no"
+        );
+        assert_eq!(parse_walls("garbage"), Walls::default());
+    }
+
+    #[test]
     fn probe_lines_parse() {
         assert_eq!(
             parse_probe("enforced 7"),
