@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use neocode::runtime::tools::{self, ToolKind};
 use serde_json::json;
-use tool_support::{Space, alive, call, eventually, exists, sh};
+use tool_support::{Space, call, eventually, exists, sh};
 
 #[test]
 fn registry_lists_every_tool_with_a_schema() {
@@ -463,17 +463,17 @@ fn run_command_timeout_kills_the_whole_process_group() {
     let out = call(
         &ctx,
         "run_command",
-        json!({"command": "sleep 300 & echo $! > bg.pid; echo started; sleep 300", "timeout_secs": 1}),
+        json!({"command": format!("({}) & sleep 0.5; echo started; sleep 300", tool_support::writer_loop("bg.log")), "timeout_secs": 2}),
     );
     assert!(started.elapsed() < Duration::from_secs(20));
     assert!(out.text.contains("started"), "{}", out.text);
-    assert!(out.text.contains("timed out after 1 s"), "{}", out.text);
+    assert!(out.text.contains("timed out after 2 s"), "{}", out.text);
     assert_eq!(out.metadata.unwrap()["timed_out"], true);
-    let pid: i32 = s.read("bg.pid").trim().parse().unwrap();
-    assert!(
-        eventually(5, || !alive(pid)),
-        "the backgrounded grandchild {pid} survived the timeout"
-    );
+    let log = s.root.join("bg.log");
+    assert!(log.exists());
+    if let Err(e) = tool_support::stopped_growing(&[log]) {
+        panic!("the backgrounded grandchild survived the timeout: {e}");
+    }
 }
 
 #[test]
@@ -516,11 +516,17 @@ fn background_processes_die_when_the_command_ends() {
     let s = Space::new();
     let ctx = s.ctx();
     let started = Instant::now();
-    let out = sh(&ctx, "sleep 300 & echo $! > bg.pid");
+    let out = sh(
+        &ctx,
+        &format!("({}) & sleep 0.5", tool_support::writer_loop("bg.log")),
+    );
     assert!(started.elapsed() < Duration::from_secs(10), "{}", out.text);
     assert!(out.text.contains("[exit code 0"), "{}", out.text);
-    let pid: i32 = s.read("bg.pid").trim().parse().unwrap();
-    assert!(eventually(5, || !alive(pid)), "background {pid} survived");
+    let log = s.root.join("bg.log");
+    assert!(log.exists());
+    if let Err(e) = tool_support::stopped_growing(&[log]) {
+        panic!("a background process survived: {e}");
+    }
 }
 
 #[test]
@@ -533,16 +539,19 @@ fn cancel_kills_the_running_command() {
         flag.cancel();
     });
     let started = Instant::now();
-    let out = sh(&ctx, "sleep 120 & echo $! > bg.pid; sleep 120");
+    let out = sh(
+        &ctx,
+        &format!("({}) & sleep 120", tool_support::writer_loop("bg.log")),
+    );
     t.join().unwrap();
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(out.text.contains("cancelled by the user"), "{}", out.text);
     assert_eq!(out.metadata.unwrap()["cancelled"], true);
-    let pid: i32 = s.read("bg.pid").trim().parse().unwrap();
-    assert!(
-        eventually(5, || !alive(pid)),
-        "background {pid} survived cancel"
-    );
+    let log = s.root.join("bg.log");
+    assert!(log.exists());
+    if let Err(e) = tool_support::stopped_growing(&[log]) {
+        panic!("a background process survived the cancel: {e}");
+    }
 }
 
 #[test]
@@ -558,24 +567,17 @@ fn the_command_dies_with_neocode() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let pid_file = s.root.join("cmd.pid");
+    let log = s.root.join("cmd.log");
     assert!(
-        eventually(20, || std::fs::read_to_string(&pid_file)
-            .is_ok_and(|t| t.ends_with('\n'))),
+        eventually(20, || log.exists()),
         "the stand-in never started the command"
     );
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(alive(pid));
     stand_in.kill().unwrap();
     stand_in.wait().unwrap();
-    assert!(
-        eventually(5, || !alive(pid)),
-        "command {pid} outlived neocode"
-    );
+    std::thread::sleep(Duration::from_millis(300));
+    if let Err(e) = tool_support::stopped_growing(&[log]) {
+        panic!("the command outlived neocode: {e}");
+    }
 }
 
 #[test]
@@ -586,7 +588,7 @@ fn pdeathsig_stand_in() {
     };
     tool_support::init();
     let ctx = neocode::runtime::tools::ToolContext::new(root);
-    sh(&ctx, "echo $$ > cmd.pid; exec sleep 120");
+    sh(&ctx, &tool_support::writer_loop("cmd.log"));
 }
 
 /// The command folders (`neocode-cmd-*`) in `tmp`.

@@ -32,6 +32,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
 
+    /// Trust this workspace although it is / or your home folder, so commands may run there
+    /// (remembered under neocode's home).
+    #[arg(long, global = true)]
+    pub trust_workspace: bool,
+
     /// Open the TUI inside this session (full id, unique prefix, or `last`).
     #[arg(long, value_name = "ID", conflicts_with_all = ["continue", "list"])]
     pub resume: Option<String>,
@@ -257,6 +262,12 @@ pub struct SandboxExec {
     /// Ask for the rights of this Landlock ABI (tests of the partial case).
     #[arg(long, value_name = "N")]
     pub target_abi: Option<i32>,
+    /// neocode's home, hidden from the command.
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// No user namespaces (the fallback box).
+    #[arg(long)]
+    pub no_userns: bool,
     /// The program and its arguments, after `--`.
     #[arg(last = true)]
     pub command: Vec<OsString>,

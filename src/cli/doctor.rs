@@ -155,7 +155,7 @@ fn running_turn(db: &std::path::Path) -> Option<String> {
     })
 }
 
-/// The sandbox's walls, one call (a richer report replaces it here).
+/// The sandbox's walls: which of them stand, in one line.
 fn sandbox_report(s: &crate::runtime::tools::SandboxSettings) -> String {
-    crate::runtime::tools::sandbox::status(s).describe()
+    crate::runtime::tools::sandbox::walls(s).to_string()
 }

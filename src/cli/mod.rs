@@ -98,6 +98,8 @@ pub fn main() -> ExitCode {
     if argv.next().is_some_and(|a| a == sandbox::HELPER_SUBCOMMAND) {
         return sandbox_exec(argv);
     }
+    // SAFETY: first thing in main, before any thread exists.
+    unsafe { sandbox::protect_process() };
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if !e.use_stderr() => {
@@ -145,6 +147,15 @@ fn location(cli: &Cli) -> Result<Location, Failure> {
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> CmdResult {
+    if cli.trust_workspace {
+        let loc = location(&cli)?;
+        sandbox::trust::trust(&loc.home, loc.root()).map_err(|e| {
+            Failure::runtime(format!(
+                "cannot record that this workspace is trusted: {}",
+                sanitize::line(&e.to_string())
+            ))
+        })?;
+    }
     if let Some(cmd) = &cli.command {
         let flag = if cli.list {
             Some("--list")
@@ -286,6 +297,8 @@ fn sandbox_exec(argv: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
         network: a.network,
         require_full: a.require_full,
         target_abi: a.target_abi,
+        home: a.home,
+        no_userns: a.no_userns,
         command: a.command,
     });
     ExitCode::from(u8::try_from(code).unwrap_or(1))

@@ -94,6 +94,8 @@ network = false
 env_allow = []
 # Behave as if the kernel had no Landlock (every command then asks).
 simulate_unavailable = false
+# Behave as if user namespaces were refused: the weaker fallback box (every command asks).
+simulate_no_userns = false
 
 [tools]
 command_timeout_secs = 120
@@ -163,6 +165,7 @@ struct FileSandbox {
     network: Option<bool>,
     env_allow: Option<Vec<String>>,
     simulate_unavailable: Option<bool>,
+    simulate_no_userns: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -367,6 +370,8 @@ impl Settings {
                 mode,
                 network: file.sandbox.network.unwrap_or(false),
                 simulate_unavailable: file.sandbox.simulate_unavailable.unwrap_or(false),
+                simulate_no_userns: file.sandbox.simulate_no_userns.unwrap_or(false),
+                home: Some(home.to_path_buf()),
                 env_allow: file.sandbox.env_allow.unwrap_or_default(),
             },
             command_timeout: Duration::from_secs(file.tools.command_timeout_secs.unwrap_or(120)),

@@ -108,3 +108,23 @@ pub fn eventually(secs: u64, mut f: impl FnMut() -> bool) -> bool {
 pub fn exists(p: &Path) -> bool {
     p.symlink_metadata().is_ok()
 }
+
+/// Ok when none of `files` grows over 1.5 s (nothing writes them any more). Commands may run
+/// in a PID namespace, where the pids they print mean nothing outside: tests watch what a
+/// process does instead.
+pub fn stopped_growing(files: &[PathBuf]) -> Result<(), String> {
+    let size = |p: &PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let before: Vec<u64> = files.iter().map(size).collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    let after: Vec<u64> = files.iter().map(size).collect();
+    if before == after {
+        Ok(())
+    } else {
+        Err(format!("still written: {files:?} {before:?} -> {after:?}"))
+    }
+}
+
+/// A shell loop appending the date to `log` every 0.2 s.
+pub fn writer_loop(log: &str) -> String {
+    format!("while :; do date >> {log}; sleep 0.2; done")
+}

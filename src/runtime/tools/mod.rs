@@ -80,6 +80,13 @@ pub struct SandboxSettings {
     /// Behave as if the kernel had no Landlock (config switch for tests and for people who
     /// want to see the fallback): every command then asks.
     pub simulate_unavailable: bool,
+    /// Behave as if user namespaces were refused (config `simulate_no_userns`): commands run
+    /// in the fallback (Landlock, seccomp, a subreaper), which is `partial`, so every command
+    /// asks.
+    pub simulate_no_userns: bool,
+    /// neocode's home: hidden from commands in the namespace box; in the fallback a
+    /// workspace that holds it refuses commands.
+    pub home: Option<PathBuf>,
     /// Environment variables passed to commands although their names look secret
     /// (`*_KEY`, `*_TOKEN`, ...).
     pub env_allow: Vec<String>,

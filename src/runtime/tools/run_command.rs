@@ -1,6 +1,7 @@
 //! `run_command`: `sh -c` in the workspace root, confined by the sandbox helper, with a time
-//! limit, an output cap (head and tail kept), cancellation, and a process group that dies
-//! with the command, with neocode, on timeout and on cancel.
+//! limit, an output cap (head and tail kept), cancellation, and every process it started
+//! killed when it ends, times out, is cancelled, or neocode dies (the helper's PID namespace
+//! or subreaper; the process group as a last resort).
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -214,19 +215,50 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Some(s) => Duration::from_secs(s.max(1)).min(limit),
         None => limit,
     };
+    if let Some(why) = sandbox::trust::refusal(ctx.sandbox.home.as_deref(), &root) {
+        return ToolOutput::error(why);
+    }
     let status = sandbox::status(&ctx.sandbox);
+    let namespaced = sandbox::namespaced(&ctx.sandbox);
+    let home = ctx
+        .sandbox
+        .home
+        .as_ref()
+        .and_then(|h| h.canonicalize().ok());
+    if let Some(h) = &home
+        && h.starts_with(&root)
+        && !namespaced
+        && status != SandboxStatus::Off
+    {
+        // Landlock rules only allow: without a mount namespace the home cannot be kept out of
+        // a writable workspace, so a command could switch the sandbox off through it.
+        return ToolOutput::error(format!(
+            "run_command: not run: neocode's home {} lies inside the workspace {} and this sandbox cannot protect it (no user namespaces: {}). Set NEOCODE_HOME to a folder outside the workspace, or run neocode from another folder.",
+            h.display(),
+            root.display(),
+            status.describe()
+        ));
+    }
     let tmp = match TempDir::new() {
         Ok(t) => t,
         Err(e) => {
             return ToolOutput::error(format!("cannot create a temporary folder: {e}"));
         }
     };
-    let mut cmd = match command_for(&status, ctx, &root, &tmp.0, &args.command) {
+    let confined = matches!(
+        status,
+        SandboxStatus::Enforced { .. } | SandboxStatus::Partial { .. }
+    );
+    let box_ = BoxPlan {
+        namespaced,
+        home: home.as_deref(),
+    };
+    let mut cmd = match command_for(&status, ctx, &root, &tmp.0, &box_, &args.command) {
         Ok(c) => c,
         Err(e) => return ToolOutput::error(e),
     };
     let started = Instant::now();
-    let outcome = match execute(&mut cmd, timeout, ctx, ctx.output_cap) {
+    let outcome = match execute(&mut cmd, timeout, ctx, ctx.output_cap, confined) {
         Ok(o) => o,
         Err(e) => return ToolOutput::error(format!("cannot start the command: {e}")),
     };
@@ -243,11 +275,18 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     )
 }
 
+/// How the helper confines: in the namespace box (else the fallback), hiding `home`.
+struct BoxPlan<'a> {
+    namespaced: bool,
+    home: Option<&'a Path>,
+}
+
 fn command_for(
     status: &SandboxStatus,
     ctx: &ToolContext,
     root: &Path,
     tmp: &Path,
+    box_: &BoxPlan<'_>,
     command: &str,
 ) -> Result<Command, String> {
     let mut cmd = match status {
@@ -267,6 +306,12 @@ fn command_for(
             }
             if status.is_enforced() {
                 c.arg("--require-full");
+            }
+            if !box_.namespaced {
+                c.arg("--no-userns");
+            }
+            if let Some(h) = box_.home {
+                c.arg("--home").arg(h);
             }
             c.arg("--").arg("/bin/sh").arg("-c").arg(command);
             c
@@ -310,11 +355,38 @@ fn kill_group(pgid: i32) {
     }
 }
 
+/// Stops the command: the helper (`helper`) is asked first with SIGTERM, so it kills every
+/// process the command started (also those that left the group) before it exits; then the
+/// whole group gets SIGKILL.
+fn stop(
+    child: &mut std::process::Child,
+    pgid: i32,
+    helper: bool,
+) -> std::io::Result<std::process::ExitStatus> {
+    if helper {
+        // SAFETY: signalling our own child.
+        unsafe {
+            libc::kill(pgid, libc::SIGTERM);
+        }
+        let until = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < until {
+            if let Some(st) = child.try_wait()? {
+                kill_group(pgid);
+                return Ok(st);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    kill_group(pgid);
+    child.wait()
+}
+
 fn execute(
     cmd: &mut Command,
     timeout: Duration,
     ctx: &ToolContext,
     cap: usize,
+    helper: bool,
 ) -> std::io::Result<Outcome> {
     let (read_end, write_end) = pipe()?;
     cmd.stdout(Stdio::from(write_end.try_clone()?))
@@ -401,8 +473,7 @@ fn execute(
                 } else {
                     timed_out = true;
                 }
-                kill_group(pgid);
-                exited = Some(child.wait()?);
+                exited = Some(stop(&mut child, pgid, helper)?);
                 drain_until = Some(Instant::now() + DRAIN);
             }
         }
@@ -411,8 +482,7 @@ fn execute(
         }
     }
     if exited.is_none() {
-        kill_group(pgid);
-        exited = Some(child.wait()?);
+        exited = Some(stop(&mut child, pgid, helper)?);
     }
     Ok(Outcome {
         status: exited,
@@ -432,6 +502,9 @@ fn looks_blocked(text: &str, network_denied: bool) -> bool {
         "EPERM",
         "Errno 13",
         "Errno 1]",
+        "Read-only file system",
+        "EROFS",
+        "Errno 30",
     ];
     const NETWORK: &[&str] = &[
         "Couldn't connect",
@@ -499,7 +572,7 @@ fn report(
             " and may not open network connections".to_string()
         };
         text.push_str(&format!(
-            "[sandbox: a \"permission denied\" above is probably the sandbox blocking it: {writes}{net}. If the task needs it, ask the user (they can allow the network with /approve network, or change the sandbox mode).]\n"
+            "[sandbox: a \"permission denied\" or \"read-only file system\" above is probably the sandbox blocking it: {writes}{net}. If the task needs it, ask the user (they can allow the network with /approve network, or change the sandbox mode).]\n"
         ));
     }
     if let Some(w) = status.warning() {

@@ -1,14 +1,21 @@
-//! The command sandbox (issue #13; threat model in docs/SECURITY.md).
+//! The command sandbox (issues #13 and #22; threat model in docs/SECURITY.md).
 //!
 //! neocode itself is never restricted. `run_command` starts the neocode binary again as a
-//! small hidden helper, `neocode __sandbox-exec --root R --tmp T [--read-only] [--network]
-//! [--require-full] -- /bin/sh -c CMD`, which restricts itself with Landlock (writes only
-//! beneath the workspace root, the private temporary folder and a few harmless devices; TCP
+//! small hidden helper, `neocode __sandbox-exec --root R --tmp T [--home H] [--read-only]
+//! [--network] [--require-full] [--no-userns] -- /bin/sh -c CMD`. The helper (`helper.rs`)
+//! puts the command in new user, mount and PID namespaces (and a network namespace while
+//! the network is denied): everything read-only but the workspace root and the private
+//! temporary folder, a fresh `/proc`, neocode's home hidden, the helper's child as PID 1 so
+//! every process dies with the command. On top, the command restricts itself with Landlock
+//! (writes only beneath the root, the temporary folder and a few harmless devices; TCP
 //! bind/connect denied) and a seccomp filter (no IP sockets, no io_uring) unless the network
-//! is allowed, and then execs the command. Reads and execution stay allowed everywhere.
+//! is allowed, drops every capability and execs. Without user namespaces (`--no-userns`) the
+//! fallback is Landlock and seccomp under a subreaper helper that kills every descendant.
 //!
 //! [`status`] probes once per process what the kernel enforces (the helper runs in probe
-//! mode); [`must_ask`] says whether a command has to ask whatever the approval policy.
+//! mode), [`walls`] says exactly which walls stand; [`must_ask`] says whether a command has
+//! to ask whatever the approval policy. [`trust`] keeps a workspace of `/` or the home
+//! folder from running commands until the user trusts it.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -102,8 +109,163 @@ impl SandboxStatus {
 }
 
 static HELPER: Mutex<Option<PathBuf>> = Mutex::new(None);
-/// Probe results by helper path (the kernel does not change while we run).
-static PROBED: Mutex<Vec<(PathBuf, SandboxStatus)>> = Mutex::new(Vec::new());
+/// Probe results by helper path and user-namespace switch (the kernel does not change while we
+/// run).
+type Probed = (PathBuf, bool, SandboxStatus, Walls);
+static PROBED: Mutex<Vec<Probed>> = Mutex::new(Vec::new());
+
+/// Which walls stand around a command on this machine with these settings (see
+/// docs/SECURITY.md). Meant for `neocode doctor` and the status line ([`walls`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Walls {
+    /// The confinement in use: `enforced`, `partial`, `unavailable` or `off`.
+    pub status: &'static str,
+    /// A user namespace (the command has no capabilities over anything outside).
+    pub user_ns: bool,
+    /// A mount namespace of its own (the mounts below).
+    pub mount_ns: bool,
+    /// A PID namespace with neocode's helper as PID 1: no other process is visible in `/proc`,
+    /// and everything dies when the command ends.
+    pub pid_ns: bool,
+    /// A network namespace of its own when the network is denied (no loopback, no abstract
+    /// UNIX sockets of the host).
+    pub net_ns: bool,
+    /// Everything outside the workspace and `$TMPDIR` is mounted read-only (contents and
+    /// metadata).
+    pub ro_root: bool,
+    /// A fresh `/proc` for the command's PID namespace.
+    pub fresh_proc: bool,
+    /// neocode's home is hidden (an empty read-only folder in its place).
+    pub home_hidden: bool,
+    /// Landlock ABI in use (0: none).
+    pub landlock_abi: i32,
+    /// The seccomp network filter can be installed.
+    pub seccomp: bool,
+    /// The helper is a subreaper and kills every descendant when the command ends.
+    pub subreaper: bool,
+    /// A cgroup with `cgroup.kill` (not used yet: the PID namespace or the subreaper kills).
+    pub cgroup_kill: bool,
+    /// neocode's own process is not dumpable (`PR_SET_DUMPABLE` 0): other processes of the
+    /// user cannot read its memory or environment through `/proc`.
+    pub not_dumpable: bool,
+}
+
+impl std::fmt::Display for Walls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let yn = |v: bool| if v { "yes" } else { "no" };
+        let mut ns = Vec::new();
+        for (on, name) in [
+            (self.user_ns, "user"),
+            (self.mount_ns, "mount"),
+            (self.pid_ns, "pid"),
+            (self.net_ns, "net"),
+        ] {
+            if on {
+                ns.push(name);
+            }
+        }
+        let ns = if ns.is_empty() {
+            "none".to_string()
+        } else {
+            ns.join(" ")
+        };
+        let landlock = if self.landlock_abi > 0 {
+            format!("ABI {}", self.landlock_abi)
+        } else {
+            "no".to_string()
+        };
+        write!(
+            f,
+            "sandbox {}: namespaces: {ns}; read-only root: {}; fresh /proc: {}; home hidden: {}; landlock: {landlock}; seccomp: {}; subreaper: {}; cgroup kill: {}; neocode not dumpable: {}",
+            self.status,
+            yn(self.ro_root),
+            yn(self.fresh_proc),
+            yn(self.home_hidden),
+            yn(self.seccomp),
+            yn(self.subreaper),
+            yn(self.cgroup_kill),
+            yn(self.not_dumpable),
+        )
+    }
+}
+
+/// Whether this process is not dumpable (see [`protect_process`]).
+fn not_dumpable() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: plain prctl query.
+        unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) == 0 }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// Defence in depth for neocode itself (called first thing by `neocode` but not by the
+/// helper): not dumpable, so processes of the same user cannot read its memory or
+/// `/proc/<pid>/environ` (root still can), and the initial environment block (what
+/// `/proc/<pid>/environ` shows) wiped after the variables were copied to the heap.
+///
+/// # Safety
+/// Call it before any other thread exists: it rewrites the process environment.
+pub unsafe fn protect_process() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: plain prctl on this process.
+        unsafe {
+            libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        }
+        wipe_initial_environment();
+    }
+}
+
+/// Copies every variable to the heap (setenv replaces the pointers into the initial block),
+/// then zeroes the initial block the kernel shows as `/proc/<pid>/environ`.
+#[cfg(target_os = "linux")]
+fn wipe_initial_environment() {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return;
+    };
+    // Fields after the command name; env_start and env_end are fields 50 and 51.
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // `rest` starts at field 3.
+    let (Some(start), Some(end)) = (
+        fields.get(50 - 3).and_then(|v| v.parse::<usize>().ok()),
+        fields.get(51 - 3).and_then(|v| v.parse::<usize>().ok()),
+    ) else {
+        return;
+    };
+    if end <= start || end - start > 16 << 20 {
+        return;
+    }
+    let vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    for (k, v) in &vars {
+        // SAFETY: the caller guarantees a single thread.
+        unsafe { std::env::remove_var(k) };
+        // SAFETY: as above.
+        unsafe { std::env::set_var(k, v) };
+    }
+    // Only when no variable still points into the block.
+    let inside = |p: *const libc::c_char| (p as usize) >= start && (p as usize) < end;
+    // SAFETY: `environ` is the C environment array, NULL-terminated.
+    unsafe {
+        unsafe extern "C" {
+            static environ: *const *const libc::c_char;
+        }
+        let mut p = environ;
+        while !p.is_null() && !(*p).is_null() {
+            if inside(*p) {
+                return;
+            }
+            p = p.add(1);
+        }
+        std::ptr::write_bytes(start as *mut u8, 0, end - start);
+    }
+}
 
 /// Sets the neocode binary that runs the helper. The binary finds itself; tests and
 /// embedders that run tools from another executable set `CARGO_BIN_EXE_neocode` here.
@@ -145,27 +307,56 @@ pub fn helper() -> Result<PathBuf, String> {
 
 /// What confines commands under `settings` (probes the kernel once per process).
 pub fn status(settings: &SandboxSettings) -> SandboxStatus {
+    probed(settings).0
+}
+
+/// Exactly which walls stand around a command under `settings` (for `neocode doctor`, the
+/// status line and tests); its `Display` is one line.
+pub fn walls(settings: &SandboxSettings) -> Walls {
+    let mut w = probed(settings).1;
+    w.not_dumpable = not_dumpable();
+    w.net_ns &= !settings.network;
+    w.home_hidden &= settings.home.is_some();
+    w
+}
+
+/// Whether commands run in the namespace box (else the fallback, or nothing).
+pub fn namespaced(settings: &SandboxSettings) -> bool {
+    walls(settings).mount_ns
+}
+
+fn probed(settings: &SandboxSettings) -> (SandboxStatus, Walls) {
+    let plain = |status: SandboxStatus| {
+        let w = Walls {
+            status: status.code(),
+            ..Walls::default()
+        };
+        (status, w)
+    };
     match settings.mode {
-        SandboxMode::Off => return SandboxStatus::Off,
+        SandboxMode::Off => return plain(SandboxStatus::Off),
         SandboxMode::WorkspaceWrite | SandboxMode::ReadOnly => {}
     }
     if settings.simulate_unavailable {
-        return SandboxStatus::Unavailable {
+        return plain(SandboxStatus::Unavailable {
             reason: "simulated by configuration (sandbox.simulate_unavailable)".to_string(),
-        };
+        });
     }
     let helper = match helper() {
         Ok(h) => h,
-        Err(reason) => return SandboxStatus::Unavailable { reason },
+        Err(reason) => return plain(SandboxStatus::Unavailable { reason }),
     };
+    let no_userns = settings.simulate_no_userns;
     if let Ok(cache) = PROBED.lock()
-        && let Some((_, s)) = cache.iter().find(|(p, _)| *p == helper)
+        && let Some((_, _, s, w)) = cache
+            .iter()
+            .find(|(p, n, _, _)| *p == helper && *n == no_userns)
     {
-        return s.clone();
+        return (s.clone(), w.clone());
     }
-    let probed = probe(&helper);
+    let probed = probe(&helper, no_userns);
     if let Ok(mut cache) = PROBED.lock() {
-        cache.push((helper, probed.clone()));
+        cache.push((helper, no_userns, probed.0.clone(), probed.1.clone()));
     }
     probed
 }
@@ -180,29 +371,68 @@ pub fn must_ask(settings: &SandboxSettings) -> bool {
     }
 }
 
-fn probe(helper: &Path) -> SandboxStatus {
-    let out = std::process::Command::new(helper)
-        .arg(HELPER_SUBCOMMAND)
-        .arg("--probe")
-        .env_clear()
-        .stdin(std::process::Stdio::null())
-        .output();
+fn probe(helper: &Path, no_userns: bool) -> (SandboxStatus, Walls) {
+    let mut cmd = std::process::Command::new(helper);
+    cmd.arg(HELPER_SUBCOMMAND).arg("--probe");
+    if no_userns {
+        cmd.arg("--no-userns");
+    }
+    let out = cmd.env_clear().stdin(std::process::Stdio::null()).output();
     let out = match out {
         Ok(o) => o,
         Err(e) => {
-            return SandboxStatus::Unavailable {
+            let s = SandboxStatus::Unavailable {
                 reason: format!("cannot run the sandbox helper {}: {e}", helper.display()),
             };
+            let w = Walls {
+                status: s.code(),
+                ..Walls::default()
+            };
+            return (s, w);
         }
     };
     let text = String::from_utf8_lossy(&out.stdout);
-    parse_probe(text.trim()).unwrap_or_else(|| SandboxStatus::Unavailable {
-        reason: format!(
-            "the sandbox helper answered unexpectedly: {}{}",
-            text.trim(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ),
-    })
+    let mut lines = text.lines();
+    let status = parse_probe(lines.next().unwrap_or("").trim()).unwrap_or_else(|| {
+        SandboxStatus::Unavailable {
+            reason: format!(
+                "the sandbox helper answered unexpectedly: {}{}",
+                text.trim(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        }
+    });
+    let mut walls = parse_walls(lines.next().unwrap_or(""));
+    walls.status = status.code();
+    (status, walls)
+}
+
+/// `walls userns=1 mountns=1 ... landlock=7 seccomp=1 subreaper=1`.
+fn parse_walls(line: &str) -> Walls {
+    let mut w = Walls::default();
+    let Some(rest) = line.strip_prefix("walls ") else {
+        return w;
+    };
+    for kv in rest.split_whitespace() {
+        let Some((k, v)) = kv.split_once('=') else {
+            continue;
+        };
+        let on = v == "1";
+        match k {
+            "userns" => w.user_ns = on,
+            "mountns" => w.mount_ns = on,
+            "pidns" => w.pid_ns = on,
+            "netns" => w.net_ns = on,
+            "roroot" => w.ro_root = on,
+            "proc" => w.fresh_proc = on,
+            "home" => w.home_hidden = on,
+            "landlock" => w.landlock_abi = v.parse().unwrap_or(0),
+            "seccomp" => w.seccomp = on,
+            "subreaper" => w.subreaper = on,
+            _ => {}
+        }
+    }
+    w
 }
 
 fn parse_probe(line: &str) -> Option<SandboxStatus> {
@@ -273,6 +503,10 @@ pub struct HelperArgs {
     /// Ask for the rights of this Landlock ABI instead of the default 5 (a higher one makes a
     /// current kernel look old: tests of the partial case).
     pub target_abi: Option<i32>,
+    /// neocode's home, hidden from the command (an empty read-only folder in its place).
+    pub home: Option<PathBuf>,
+    /// Do not use user namespaces (the fallback: Landlock, seccomp and a subreaper only).
+    pub no_userns: bool,
     /// The program and its arguments.
     pub command: Vec<OsString>,
 }
@@ -286,55 +520,78 @@ const DEVICES: &[&str] = &[
     "/dev/urandom",
 ];
 
-/// Runs the helper: restricts this process, then execs the command (or prints the probe
-/// result). Returns an exit code only when it did not exec.
+/// Runs the helper: confines the command (namespaces, or the fallback), runs it and waits, or
+/// prints the probe result. Returns the exit code.
 #[cfg(target_os = "linux")]
 pub fn helper_main(args: HelperArgs) -> i32 {
-    let writable: Vec<PathBuf> = if args.probe || args.read_only {
-        Vec::new()
-    } else {
-        args.root.iter().chain(args.tmp.iter()).cloned().collect()
-    };
-    let outcome = linux::restrict(&writable, args.network, args.target_abi);
     if args.probe {
-        println!("{}", outcome.probe_line());
+        let namespaces = if args.no_userns {
+            Err("simulated by configuration (sandbox.simulate_no_userns)".to_string())
+        } else {
+            helper::probe_namespaces()
+        };
+        // SAFETY: plain prctl on this process.
+        let subreaper = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0;
+        let outcome = linux::restrict(&[], false, args.target_abi);
+        println!("{}", probe_lines(&outcome, &namespaces, subreaper));
         return 0;
     }
-    let Some((program, rest)) = args.command.split_first() else {
+    if args.command.is_empty() {
         eprintln!("neocode sandbox: no command given");
         return 2;
-    };
-    match &outcome {
-        linux::Outcome::Full { .. } => {}
-        linux::Outcome::Partial { .. } if !args.require_full => {}
-        linux::Outcome::Partial { .. } | linux::Outcome::None { .. } => {
-            // Never run unconfined (or less confined than promised) silently.
-            eprintln!(
-                "neocode sandbox: the command was not run: {}",
-                outcome.probe_line()
-            );
-            return REFUSED_EXIT;
-        }
     }
-    use std::os::unix::process::CommandExt;
-    let err = std::process::Command::new(program).args(rest).exec();
-    eprintln!(
-        "neocode sandbox: cannot run {}: {err}",
-        program.to_string_lossy()
-    );
-    127
+    let plan = helper::Plan {
+        root: args.root,
+        tmp: args.tmp,
+        home: args.home,
+        read_only: args.read_only,
+        network: args.network,
+        namespaces: !args.no_userns,
+        require_full: args.require_full,
+        target_abi: args.target_abi,
+    };
+    helper::run(&plan, &args.command)
 }
 
-/// Runs the helper: without Landlock there is nothing to confine with.
-#[cfg(not(target_os = "linux"))]
-pub fn helper_main(args: HelperArgs) -> i32 {
-    if args.probe {
-        println!("unavailable this operating system has no Landlock");
-        return 0;
-    }
-    eprintln!("neocode sandbox: the command was not run: no sandbox on this operating system");
-    REFUSED_EXIT
+/// The probe's answer: the status line, then the walls line.
+#[cfg(target_os = "linux")]
+fn probe_lines(
+    outcome: &linux::Outcome,
+    namespaces: &Result<(), String>,
+    subreaper: bool,
+) -> String {
+    let status = match (outcome, namespaces) {
+        (linux::Outcome::Full { abi }, Ok(())) => format!("enforced {abi}"),
+        (linux::Outcome::Full { abi }, Err(why)) => format!(
+            "partial {abi} no namespace box ({}): /proc of other processes is readable, metadata outside can change, neocode's home is not hidden",
+            why.trim()
+        ),
+        (other, _) => other.probe_line(),
+    };
+    let ns = namespaces.is_ok();
+    let (landlock, seccomp) = match outcome {
+        linux::Outcome::Full { abi } => (*abi, true),
+        linux::Outcome::Partial { abi, detail } => (*abi, !detail.contains("network filter")),
+        linux::Outcome::None { .. } => (0, false),
+    };
+    let b = |v: bool| u8::from(v);
+    format!(
+        "{status}\nwalls userns={} mountns={} pidns={} netns={} roroot={} proc={} home={} landlock={landlock} seccomp={} subreaper={}",
+        b(ns),
+        b(ns),
+        b(ns),
+        b(ns),
+        b(ns),
+        b(ns),
+        b(ns),
+        b(seccomp),
+        b(subreaper),
+    )
 }
+
+#[cfg(target_os = "linux")]
+mod helper;
+pub mod trust;
 
 #[cfg(target_os = "linux")]
 mod linux {
@@ -554,6 +811,25 @@ mod tests {
         ] {
             assert!(!is_secret_name(n), "{n}");
         }
+    }
+
+    #[test]
+    fn walls_lines_parse_and_print() {
+        let w = parse_walls(
+            "walls userns=1 mountns=1 pidns=1 netns=0 roroot=1 proc=1 home=1 landlock=7 seccomp=1 subreaper=1",
+        );
+        assert!(w.user_ns && w.mount_ns && w.pid_ns && !w.net_ns && w.ro_root);
+        assert_eq!(w.landlock_abi, 7);
+        let text = Walls {
+            status: "enforced",
+            ..w
+        }
+        .to_string();
+        assert_eq!(
+            text,
+            "sandbox enforced: namespaces: user mount pid; read-only root: yes; fresh /proc: yes; home hidden: yes; landlock: ABI 7; seccomp: yes; subreaper: yes; cgroup kill: no; neocode not dumpable: no"
+        );
+        assert_eq!(parse_walls("garbage"), Walls::default());
     }
 
     #[test]
