@@ -7,6 +7,9 @@ use chrono::{TimeZone, Utc};
 use crate::session::search::PrefixSearch;
 use crate::session::{SEARCH_CANDIDATES, SearchResults};
 
+/// Kept here for the callers outside the session layer; it lives in `session::error`.
+pub use crate::session::io_error;
+
 const MINUTE: i64 = 60_000;
 const HOUR: i64 = 60 * MINUTE;
 const DAY: i64 = 24 * HOUR;
@@ -80,29 +83,6 @@ where
         .single()
         .map(|d| d.with_timezone(tz).format("%Y-%m-%d %H:%M %:z").to_string())
         .unwrap_or_default()
-}
-
-/// What an I/O error means, in words and without the OS's `(os error 17)`.
-pub fn io_error(e: &std::io::Error) -> String {
-    use std::io::ErrorKind as K;
-    let words = match e.kind() {
-        K::NotFound => "no such file or folder",
-        K::PermissionDenied => "permission denied",
-        K::AlreadyExists => "a file with that name exists",
-        K::StorageFull => "the disk is full",
-        K::ReadOnlyFilesystem => "the file system is read-only",
-        K::IsADirectory => "that is a folder",
-        K::NotADirectory => "part of the path is not a folder",
-        K::InvalidFilename => "not a valid file name",
-        _ => {
-            let s = e.to_string();
-            return match s.rfind(" (os error ") {
-                Some(i) => s[..i].to_string(),
-                None => s,
-            };
-        }
-    };
-    words.to_string()
 }
 
 /// The line under the hits: how many matched, how they are ordered, and how the last word was
@@ -182,15 +162,6 @@ mod tests {
         assert_eq!(compact(4_000_000_000), "4G");
         // No overflow at the very top.
         assert_eq!(compact(u64::MAX), "18446744073G");
-    }
-
-    #[test]
-    fn io_errors_read_as_words() {
-        let exists = std::io::Error::from_raw_os_error(17);
-        assert_eq!(io_error(&exists), "a file with that name exists");
-        let other = std::io::Error::other("disk on fire");
-        assert_eq!(io_error(&other), "disk on fire");
-        assert!(!io_error(&std::io::Error::from_raw_os_error(5)).contains("os error"));
     }
 
     #[test]

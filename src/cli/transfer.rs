@@ -73,7 +73,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> CmdResult {
         let _ = std::fs::remove_file(&tmp);
         return Err(Failure::runtime(format!(
             "cannot write {shown}: {}",
-            crate::format::io_error(&e)
+            crate::session::io_error(&e)
         )));
     }
     Ok(())
@@ -473,7 +473,7 @@ fn write_images(
     std::fs::create_dir_all(&dir).map_err(|e| {
         Failure::runtime(format!(
             "cannot create {shown}: {}",
-            crate::format::io_error(&e)
+            crate::session::io_error(&e)
         ))
     })?;
     for a in images {

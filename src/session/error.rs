@@ -103,7 +103,7 @@ pub enum StoreError {
         last: i64,
     },
     /// A file-system operation failed.
-    #[error("{}: {}", path.display(), crate::format::io_error(source))]
+    #[error("{}: {}", path.display(), io_error(source))]
     Io {
         /// Path involved.
         path: PathBuf,
@@ -140,3 +140,40 @@ impl StoreError {
 
 /// Result alias of the store.
 pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// What an I/O error means, in words and without the OS's `(os error 17)`.
+pub fn io_error(e: &std::io::Error) -> String {
+    use std::io::ErrorKind as K;
+    let words = match e.kind() {
+        K::NotFound => "no such file or folder",
+        K::PermissionDenied => "permission denied",
+        K::AlreadyExists => "a file with that name exists",
+        K::StorageFull => "the disk is full",
+        K::ReadOnlyFilesystem => "the file system is read-only",
+        K::IsADirectory => "that is a folder",
+        K::NotADirectory => "part of the path is not a folder",
+        K::InvalidFilename => "not a valid file name",
+        _ => {
+            let s = e.to_string();
+            return match s.rfind(" (os error ") {
+                Some(i) => s[..i].to_string(),
+                None => s,
+            };
+        }
+    };
+    words.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_read_as_words() {
+        let exists = std::io::Error::from_raw_os_error(17);
+        assert_eq!(io_error(&exists), "a file with that name exists");
+        let other = std::io::Error::other("disk on fire");
+        assert_eq!(io_error(&other), "disk on fire");
+        assert!(!io_error(&std::io::Error::from_raw_os_error(5)).contains("os error"));
+    }
+}

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::error::{Result as StoreResult, StoreError};
 use super::model::*;
 use super::plan::{Plan, PlanProgress, Step, StepFailure, StepStatus};
-use super::store::{Store, validate_id};
+use super::store::{Prepared, Store, validate_id};
 
 /// The `format` field's value.
 pub const FORMAT: &str = "neocode-session";
@@ -598,14 +598,6 @@ pub fn import(store: &Store, doc: &SessionFile, new_id: bool) -> StoreResult<Ses
         }
     }
     store.load_header(&id)
-}
-
-/// A document checked and turned into what the store writes: the session, its summary
-/// columns, and its assets decoded (with their metadata). Nothing is written.
-pub(crate) struct Prepared {
-    pub session: Session,
-    pub summary: SessionSummary,
-    pub assets: Vec<(AssetMeta, Vec<u8>)>,
 }
 
 /// Validates `doc` and decodes everything the store needs, so that a write cannot fail on

@@ -12,9 +12,11 @@ pub mod search;
 pub mod store;
 pub mod workspace;
 
-pub use error::{Result, StoreError};
+pub use error::{Result, StoreError, io_error};
 pub use model::*;
-pub use plan::{Plan, PlanError, PlanProgress, Step, StepFailure, StepStatus, StepUpdate};
+pub use plan::{
+    Plan, PlanCounts, PlanError, PlanProgress, Step, StepFailure, StepStatus, StepUpdate,
+};
 pub use schema::SCHEMA_VERSION;
 pub use search::{SEARCH_CANDIDATES, SearchResults};
 pub use store::imported::ImportedRecord;

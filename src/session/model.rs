@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::plan::{Plan, PlanProgress};
+use super::plan::{Plan, PlanCounts, PlanProgress};
 
 /// Lifecycle status of a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -489,17 +489,6 @@ impl SessionSummary {
             source: self.source.as_deref(),
         }
     }
-}
-
-/// Done / failed / total steps of a plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct PlanCounts {
-    /// Completed steps.
-    pub done: u64,
-    /// Failed steps.
-    pub failed: u64,
-    /// All steps.
-    pub total: u64,
 }
 
 /// One row of the session list, borrowed from the database row

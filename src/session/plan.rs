@@ -179,8 +179,8 @@ impl PlanProgress {
     }
 
     /// Done / failed / total for `plan`.
-    pub fn counts(&self, plan: &Plan) -> super::model::PlanCounts {
-        let mut c = super::model::PlanCounts {
+    pub fn counts(&self, plan: &Plan) -> PlanCounts {
+        let mut c = PlanCounts {
             total: plan.steps.len() as u64,
             ..Default::default()
         };
@@ -315,6 +315,17 @@ impl Plan {
             cur = n;
         }
     }
+}
+
+/// Done / failed / total steps of a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PlanCounts {
+    /// Completed steps.
+    pub done: u64,
+    /// Failed steps.
+    pub failed: u64,
+    /// All steps.
+    pub total: u64,
 }
 
 #[cfg(test)]

@@ -8,12 +8,21 @@ use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
 use super::assets::{asset_relative_path, insert_asset_row};
 use super::imported::{find_imported_in, write_import_columns};
-use super::messages::{DELETE_SESSION_FTS, insert_message};
+use super::messages::insert_message;
+use super::rows::DELETE_SESSION_FTS;
 use super::steps::{progress_as_updates, refresh_plan_counts, write_step_update};
 use super::{Store, session_exists, to_json_opt, validate_id};
 use crate::session::error::{Result, StoreError};
-use crate::session::file::Prepared;
 use crate::session::model::*;
+
+/// A session file checked and turned into what the store writes (`session::file::prepare`
+/// builds it): the session, its summary columns, and its assets decoded (with their
+/// metadata). Nothing is written.
+pub(crate) struct Prepared {
+    pub session: Session,
+    pub summary: SessionSummary,
+    pub assets: Vec<(AssetMeta, Vec<u8>)>,
+}
 
 /// WAL pages written before SQLite checkpoints on its own during a bulk import: the usual
 /// 1,000 pages (4 MB) made every session or two of history pay a checkpoint and its fsync;

@@ -2,19 +2,10 @@
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use super::sessions::load_header;
-use super::steps::load_progress;
+use super::rows::{DELETE_SESSION_FTS, load_header, load_messages, load_progress};
 use super::{Store, conversation_key, from_json, opt_json, to_json_opt};
-use crate::session::error::{Result, StoreError};
+use crate::session::error::Result;
 use crate::session::model::*;
-
-/// Deletes the search-index rows of session `?1`'s messages that no message of another
-/// session (a fork sharing them) still points at, reserved rows of pending messages included
-/// (see [`DEFER_INDEX_BYTES`]). Run before the messages go.
-pub(super) const DELETE_SESSION_FTS: &str = "DELETE FROM message_fts WHERE rowid IN (
-        SELECT abs(m.fts_id) FROM messages m
-        WHERE m.session_id = ?1 AND m.fts_id IS NOT NULL
-          AND NOT EXISTS (SELECT 1 FROM messages o WHERE o.fts_id = m.fts_id AND o.session_id <> ?1))";
 
 /// A message whose searchable text is at least this long is indexed after its commit, not in
 /// it. Indexing is most of the cost of committing a long reply (tokenising 140 KB, then
@@ -38,10 +29,6 @@ const CATCH_UP_BATCH: i64 = 32;
 
 /// Longest first-prompt excerpt kept in the header.
 const FIRST_PROMPT_CHARS: usize = 200;
-
-const MESSAGE_COLS: &str = "seq, role, parts_json, tool_calls_json, tool_call_id, is_error, \
-     tool_metadata_json, created_at_ms, input_tokens, output_tokens, cached_input_tokens, \
-     cache_write_tokens, reasoning_tokens, injected, metadata_json";
 
 impl Store {
     /// Appends messages and updates the header (activity time, provider, model, workdir, token
@@ -485,64 +472,4 @@ fn user_text(parts: &[Part]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-pub(super) fn load_messages(
-    c: &Connection,
-    session_id: &str,
-    from: i64,
-    to: i64,
-) -> Result<Vec<Message>> {
-    let mut st = c.prepare_cached(&format!(
-        "SELECT {MESSAGE_COLS} FROM messages WHERE session_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq"
-    ))?;
-    // (message with plain columns, role, parts, tool calls, tool metadata) as stored.
-    type Raw = (
-        Message,
-        String,
-        String,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-    );
-    let rows: Vec<Raw> = st
-        .query_map(params![session_id, from, to], |r| {
-            let m = Message {
-                seq: r.get(0)?,
-                role: Role::User,
-                parts: Vec::new(),
-                tool_calls: Vec::new(),
-                tool_call_id: r.get(4)?,
-                is_error: r.get(5)?,
-                tool_metadata: None,
-                created_at_ms: r.get(7)?,
-                usage: Usage {
-                    input_tokens: r.get::<_, i64>(8)? as u64,
-                    output_tokens: r.get::<_, i64>(9)? as u64,
-                },
-                extra: MessageExtra {
-                    cached_input_tokens: r.get::<_, i64>(10)? as u64,
-                    cache_write_tokens: r.get::<_, i64>(11)? as u64,
-                    reasoning_tokens: r.get::<_, i64>(12)? as u64,
-                    injected: r.get(13)?,
-                    metadata: None,
-                },
-            };
-            Ok((m, r.get(1)?, r.get(2)?, r.get(3)?, r.get(6)?, r.get(14)?))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    rows.into_iter()
-        .map(|(mut m, role, parts, calls, meta, extra_meta)| {
-            m.role = Role::parse(&role).ok_or_else(|| StoreError::BadColumn {
-                session_id: session_id.to_string(),
-                column: "role",
-                detail: format!("unknown role '{role}' at seq {}", m.seq),
-            })?;
-            m.parts = from_json(session_id, "parts_json", &parts)?;
-            m.tool_calls = opt_json(session_id, "tool_calls_json", calls)?.unwrap_or_default();
-            m.tool_metadata = opt_json(session_id, "tool_metadata_json", meta)?;
-            m.extra.metadata = opt_json(session_id, "metadata_json", extra_meta)?;
-            Ok(m)
-        })
-        .collect()
 }

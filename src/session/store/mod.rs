@@ -11,6 +11,7 @@ mod fork;
 mod import;
 pub mod imported;
 mod messages;
+mod rows;
 mod search;
 mod sessions;
 mod steps;
@@ -29,7 +30,7 @@ use super::schema::{classify, open_connection};
 use super::workspace::WorkspacePaths;
 
 pub use assets::DEFAULT_ASSET_LIMIT;
-pub(crate) use import::{BulkImport, BulkOutcome};
+pub(crate) use import::{BulkImport, BulkOutcome, Prepared};
 pub use sessions::{NewSession, SessionOverview, conversation_key};
 pub use steps::StepConversation;
 

@@ -2,16 +2,19 @@
 
 use std::collections::HashSet;
 
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use sha2::{Digest, Sha256};
 
 use super::assets::list_assets;
-use super::messages::{DELETE_SESSION_FTS, load_messages};
-use super::steps::{load_progress, refresh_plan_counts};
-use super::{Store, opt_json, session_exists, to_json_opt, validate_id};
+use super::rows::{
+    DELETE_SESSION_FTS, SUMMARY_COLS, load_header, load_messages, load_progress, parse_status,
+    summary_from_row,
+};
+use super::steps::refresh_plan_counts;
+use super::{Store, session_exists, to_json_opt, validate_id};
 use crate::session::error::{Result, StoreError};
 use crate::session::model::*;
-use crate::session::plan::PlanProgress;
+use crate::session::plan::{PlanCounts, PlanProgress};
 
 /// What a new session starts with.
 #[derive(Debug, Clone, Default)]
@@ -46,15 +49,6 @@ pub fn conversation_key(first_user_text: &str) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
-
-pub(super) const SUMMARY_COLS: &str = "id, title, first_prompt, created_at_ms, updated_at_ms, provider, model, \
-     workdir, status, parent_id, fork_seq, message_count, token_input_total, token_output_total, \
-     plan_done, plan_failed, plan_total, asset_count, subagent_of, source_tool";
-
-const HEADER_COLS: &str = "id, title, created_at_ms, updated_at_ms, provider, model, workdir, \
-     status, parent_id, fork_seq, conversation_key, task_state_json, todos_json, skills_json, \
-     plan_json, ledger_json, token_input_total, token_output_total, last_seq, message_count, \
-     subagent_of, source_tool, source_version, source_id, source_stamp, source_meta_json";
 
 impl Store {
     /// Creates a session header with no messages.
@@ -671,14 +665,6 @@ fn like_escape(s: &str) -> String {
         .replace('_', "\\_")
 }
 
-fn parse_status(session_id: &str, s: &str) -> Result<Status> {
-    Status::parse(s).ok_or_else(|| StoreError::BadColumn {
-        session_id: session_id.to_string(),
-        column: "status",
-        detail: format!("unknown status '{s}'"),
-    })
-}
-
 /// Runs a scan of the whole header table with a small page cache: every page is read once,
 /// and the connection's usual 16 MiB cache would only hold on to them (at 100,000 sessions
 /// that cache was most of `--list`'s memory).
@@ -687,93 +673,4 @@ fn scan_with_small_cache<T>(c: &Connection, f: impl FnOnce(&Connection) -> Resul
     let out = f(c);
     c.pragma_update(None, "cache_size", -16384)?;
     out
-}
-
-pub(super) fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<Result<SessionSummary>> {
-    let id: String = r.get(0)?;
-    let status: String = r.get(8)?;
-    let status = match parse_status(&id, &status) {
-        Ok(s) => s,
-        Err(e) => return Ok(Err(e)),
-    };
-    Ok(Ok(SessionSummary {
-        title: r.get(1)?,
-        first_prompt: r.get(2)?,
-        created_at_ms: r.get(3)?,
-        updated_at_ms: r.get(4)?,
-        provider: r.get(5)?,
-        model: r.get(6)?,
-        workdir: r.get(7)?,
-        status,
-        parent_id: r.get(9)?,
-        fork_seq: r.get(10)?,
-        message_count: r.get::<_, i64>(11)? as u64,
-        token_input_total: r.get::<_, i64>(12)? as u64,
-        token_output_total: r.get::<_, i64>(13)? as u64,
-        plan: PlanCounts {
-            done: r.get::<_, i64>(14)? as u64,
-            failed: r.get::<_, i64>(15)? as u64,
-            total: r.get::<_, i64>(16)? as u64,
-        },
-        asset_count: r.get::<_, i64>(17)? as u64,
-        subagent_of: r.get(18)?,
-        source: r.get(19)?,
-        id,
-    }))
-}
-
-pub(super) fn load_header(c: &Connection, session_id: &str) -> Result<Option<SessionHeader>> {
-    // Plain columns go straight into the header; status and JSON columns are parsed after
-    // the row is read, so a bad value names its column.
-    let row = c
-        .query_row(
-            &format!("SELECT {HEADER_COLS} FROM sessions WHERE id = ?1"),
-            [session_id],
-            |r| {
-                let header = SessionHeader {
-                    id: r.get(0)?,
-                    title: r.get(1)?,
-                    created_at_ms: r.get(2)?,
-                    updated_at_ms: r.get(3)?,
-                    provider: r.get(4)?,
-                    model: r.get(5)?,
-                    workdir: r.get(6)?,
-                    parent_id: r.get(8)?,
-                    fork_seq: r.get(9)?,
-                    conversation_key: r.get(10)?,
-                    token_input_total: r.get::<_, i64>(16)? as u64,
-                    token_output_total: r.get::<_, i64>(17)? as u64,
-                    last_seq: r.get(18)?,
-                    message_count: r.get::<_, i64>(19)? as u64,
-                    subagent_of: r.get(20)?,
-                    ..SessionHeader::default()
-                };
-                let status: String = r.get(7)?;
-                let json: [Option<String>; 5] =
-                    [r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?, r.get(15)?];
-                let source: [Option<String>; 5] =
-                    [r.get(21)?, r.get(22)?, r.get(23)?, r.get(24)?, r.get(25)?];
-                Ok((header, status, json, source))
-            },
-        )
-        .optional()?;
-    let Some((mut h, status, [task, todos, skills, plan, ledger], source)) = row else {
-        return Ok(None);
-    };
-    if let [Some(tool), version, id, stamp, meta] = source {
-        h.source = Some(SessionSource {
-            tool,
-            version: version.unwrap_or_default(),
-            id: id.unwrap_or_default(),
-            stamp,
-            metadata: opt_json(&h.id, "source_meta_json", meta)?,
-        });
-    }
-    h.status = parse_status(&h.id, &status)?;
-    h.task_state = opt_json(&h.id, "task_state_json", task)?;
-    h.todos = opt_json(&h.id, "todos_json", todos)?;
-    h.skills = opt_json(&h.id, "skills_json", skills)?;
-    h.plan = opt_json(&h.id, "plan_json", plan)?;
-    h.ledger = opt_json(&h.id, "ledger_json", ledger)?;
-    Ok(Some(h))
 }

@@ -1,12 +1,12 @@
 //! Plan step updates: recorded per (step, kind), merged into progress, counted on the header.
 
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{OptionalExtension, Transaction, params};
 
-use super::sessions::{SUMMARY_COLS, summary_from_row};
+use super::rows::{SUMMARY_COLS, load_progress, summary_from_row};
 use super::{Store, from_json};
 use crate::session::error::{Result, StoreError};
 use crate::session::model::*;
-use crate::session::plan::{Plan, PlanProgress, StepUpdate};
+use crate::session::plan::{Plan, PlanCounts, PlanProgress, StepUpdate};
 
 /// The conversation of one attempt at a plan step: a child session of the plan run whose
 /// first message names the step (`{"plan_step": {"step_id": ...}}` in its metadata).
@@ -135,21 +135,6 @@ pub(super) fn write_step_update(
         params![session_id, step_id, u.kind(), payload],
     )?;
     Ok(())
-}
-
-pub(super) fn load_progress(c: &Connection, session_id: &str) -> Result<PlanProgress> {
-    let mut st = c.prepare_cached(
-        "SELECT step_id, payload_json FROM step_updates WHERE session_id = ?1 ORDER BY write_seq",
-    )?;
-    let rows: Vec<(String, String)> = st
-        .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut p = PlanProgress::default();
-    for (step, payload) in rows {
-        let u: StepUpdate = from_json(session_id, "step_updates.payload_json", &payload)?;
-        p.apply(&step, &u);
-    }
-    Ok(p)
 }
 
 pub(super) fn refresh_plan_counts(tx: &Transaction<'_>, session_id: &str) -> Result<()> {
