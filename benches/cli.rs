@@ -49,7 +49,7 @@ fn populate(loc: &Location) {
             rt.update_state(
                 &h.id,
                 &StateUpdate {
-                    plan: Some(Some(plan.clone())),
+                    plan: neocode::session::Change::Set(plan.clone()),
                     ..StateUpdate::default()
                 },
             )

@@ -107,7 +107,7 @@ fn commit(c: &mut Criterion) {
     store.pause_background_index(true);
     let h = ws.sessions.new_session(Default::default()).unwrap();
     let ledger = StateUpdate {
-        ledger: Some(Some(Default::default())),
+        ledger: neocode::session::Change::Set(Default::default()),
         touch: true,
         ..StateUpdate::default()
     };

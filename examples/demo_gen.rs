@@ -190,7 +190,7 @@ fn main() {
     rt.update_state(
         &s.id,
         &StateUpdate {
-            plan: Some(Some(plan)),
+            plan: neocode::session::Change::Set(plan),
             ..StateUpdate::default()
         },
     )
@@ -272,7 +272,7 @@ fn main() {
     let d = s.finish(
         Status::Paused,
         StateUpdate {
-            ledger: Some(Some(RuntimeLedger {
+            ledger: neocode::session::Change::Set(RuntimeLedger {
                 limits: RuntimeLimits {
                     max_input_tokens: Some(60_000),
                     max_output_tokens: Some(8_000),
@@ -290,7 +290,7 @@ fn main() {
                 started_at_ms: Some(BASE + 90 * MIN),
                 termination: Some("waiting for the user to choose an option".into()),
                 ..RuntimeLedger::default()
-            })),
+            }),
             token_totals: Some((40_600, 1_937)),
             ..StateUpdate::default()
         },

@@ -146,7 +146,7 @@ fn main() {
             rt.update_state(
                 &h.id,
                 &StateUpdate {
-                    plan: Some(Some(plan.clone())),
+                    plan: neocode::session::Change::Set(plan.clone()),
                     ..StateUpdate::default()
                 },
             )

@@ -55,7 +55,7 @@ fn columns_fit_the_widest_cells_even_when_only_the_oldest_row_has_them() {
         .update_state(
             &old.id,
             &StateUpdate {
-                plan: Some(Some(Plan { steps })),
+                plan: neocode::session::Change::Set(Plan { steps }),
                 ..StateUpdate::default()
             },
         )

@@ -589,7 +589,7 @@ fn show_counts_lines_in_words_and_draws_steps_like_the_tui() {
     rt.update_state(
         &h.id,
         &StateUpdate {
-            plan: Some(Some(plan)),
+            plan: neocode::session::Change::Set(plan),
             ..StateUpdate::default()
         },
     )

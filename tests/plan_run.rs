@@ -720,7 +720,7 @@ fn step_updates_racing_from_many_writers_keep_the_merge_rules() {
         .update_state(
             &h.id,
             &neocode::session::StateUpdate {
-                plan: Some(Some(plan)),
+                plan: neocode::session::Change::Set(plan),
                 ..Default::default()
             },
         )

@@ -135,8 +135,8 @@ fn lifecycle_round_trip() {
         "s1",
         &StateUpdate {
             status: Some(Status::Paused),
-            todos: Some(Some(serde_json::json!(["write test"]))),
-            task_state: Some(Some(serde_json::json!({"goal": "fix parser"}))),
+            todos: neocode::session::Change::Set(serde_json::json!(["write test"])),
+            task_state: neocode::session::Change::Set(serde_json::json!({"goal": "fix parser"})),
             ..StateUpdate::default()
         },
     )

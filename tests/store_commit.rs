@@ -55,10 +55,10 @@ fn assistant(text: String) -> NewMessage {
 fn finished() -> StateUpdate {
     StateUpdate {
         status: Some(Status::Completed),
-        ledger: Some(Some(RuntimeLedger {
+        ledger: neocode::session::Change::Set(RuntimeLedger {
             termination: Some("done".into()),
             ..RuntimeLedger::default()
-        })),
+        }),
         touch: true,
         ..StateUpdate::default()
     }

@@ -38,7 +38,7 @@ fn set_plan(s: &Store, id: &str, steps: Vec<Step>) -> neocode::session::Result<(
     s.update_state(
         id,
         &StateUpdate {
-            plan: Some(Some(Plan { steps })),
+            plan: neocode::session::Change::Set(Plan { steps }),
             ..StateUpdate::default()
         },
     )
@@ -219,7 +219,7 @@ fn replacing_the_plan_drops_progress_of_removed_steps() {
     s.update_state(
         "r",
         &StateUpdate {
-            plan: Some(None),
+            plan: neocode::session::Change::Clear,
             ..StateUpdate::default()
         },
     )

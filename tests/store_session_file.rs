@@ -76,14 +76,14 @@ fn rich(s: &Store) -> String {
         &h.id,
         &StateUpdate {
             status: Some(neocode::session::Status::Paused),
-            todos: Some(Some(json!([{"text": "fix perms", "done": false}]))),
-            skills: Some(Some(json!(["rust"]))),
-            task_state: Some(Some(json!({"goal": "list files"}))),
-            ledger: Some(Some(RuntimeLedger {
+            todos: neocode::session::Change::Set(json!([{"text": "fix perms", "done": false}])),
+            skills: neocode::session::Change::Set(json!(["rust"])),
+            task_state: neocode::session::Change::Set(json!({"goal": "list files"})),
+            ledger: neocode::session::Change::Set(RuntimeLedger {
                 started_at_ms: Some(1_700_000_000_000),
                 ..RuntimeLedger::default()
-            })),
-            plan: Some(Some(Plan {
+            }),
+            plan: neocode::session::Change::Set(Plan {
                 steps: vec![
                     Step {
                         id: "a".into(),
@@ -101,7 +101,7 @@ fn rich(s: &Store) -> String {
                         depends_on: vec!["b".into()],
                     },
                 ],
-            })),
+            }),
             ..StateUpdate::default()
         },
     )
@@ -323,7 +323,7 @@ fn step_progress_with_records_behind_a_later_status_round_trips() {
     a.update_state(
         &h.id,
         &StateUpdate {
-            plan: Some(Some(Plan { steps })),
+            plan: neocode::session::Change::Set(Plan { steps }),
             ..StateUpdate::default()
         },
     )

@@ -623,13 +623,13 @@ fn hostile_text_never_reaches_a_cell() {
         rt.update_state(
             &s.id,
             &StateUpdate {
-                plan: Some(Some(neocode::session::Plan {
+                plan: neocode::session::Change::Set(neocode::session::Plan {
                     steps: vec![neocode::session::Step {
                         id: "s1".into(),
                         title: evil.into(),
                         depends_on: vec![],
                     }],
-                })),
+                }),
                 ..StateUpdate::default()
             },
         )
@@ -1223,7 +1223,7 @@ fn info_tab_lists_instructions_skills_and_mcp_servers() {
         rt.update_state(
             &id,
             &StateUpdate {
-                skills: Some(Some(serde_json::json!([{"name": "deploy"}]))),
+                skills: neocode::session::Change::Set(serde_json::json!([{"name": "deploy"}])),
                 ..StateUpdate::default()
             },
         )
@@ -1336,7 +1336,7 @@ fn limits_without_budgets_say_used_and_no_limit() {
             .update_state(
                 &id,
                 &StateUpdate {
-                    ledger: Some(Some(l.clone())),
+                    ledger: neocode::session::Change::Set(l.clone()),
                     ..StateUpdate::default()
                 },
             )

@@ -641,7 +641,31 @@ pub const SNIPPET_OPEN: char = '\u{E000}';
 /// Marks the end of a matched term in [`SearchHit::snippet`].
 pub const SNIPPET_CLOSE: char = '\u{E001}';
 
-/// Header fields to change; `None` leaves a field as it is.
+/// What a [`StateUpdate`] does to one optional header field.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change<T> {
+    /// Leave the field as it is.
+    Keep,
+    /// Empty the field.
+    Clear,
+    /// Store this value.
+    Set(T),
+}
+
+impl<T> Change<T> {
+    /// True for [`Change::Keep`].
+    pub fn is_keep(&self) -> bool {
+        matches!(self, Change::Keep)
+    }
+}
+
+impl<T> Default for Change<T> {
+    fn default() -> Self {
+        Change::Keep
+    }
+}
+
+/// Header fields to change; `None` (or [`Change::Keep`]) leaves a field as it is.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct StateUpdate {
     /// New title.
@@ -654,16 +678,17 @@ pub struct StateUpdate {
     pub model: Option<String>,
     /// New status.
     pub status: Option<Status>,
-    /// New task state (`Some(None)` clears it).
-    pub task_state: Option<Option<Value>>,
+    /// New task state.
+    pub task_state: Change<Value>,
     /// New todos.
-    pub todos: Option<Option<Value>>,
+    pub todos: Change<Value>,
     /// New skills.
-    pub skills: Option<Option<Value>>,
-    /// New plan; step progress of steps no longer in the plan is dropped.
-    pub plan: Option<Option<Plan>>,
-    /// New ledger.
-    pub ledger: Option<Option<RuntimeLedger>>,
+    pub skills: Change<Value>,
+    /// New plan; step progress of steps no longer in the plan is dropped (all of it when
+    /// the plan is cleared).
+    pub plan: Change<Plan>,
+    /// New ledger; setting one also sets the token totals to its lifetime usage.
+    pub ledger: Change<RuntimeLedger>,
     /// Overwrite token totals (input, output).
     pub token_totals: Option<(u64, u64)>,
     /// Touch `updated_at` (activity). Renames do not count as activity.

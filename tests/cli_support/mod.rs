@@ -146,7 +146,7 @@ impl Ws {
         rt.update_state(
             &h.id,
             &StateUpdate {
-                plan: Some(Some(plan)),
+                plan: neocode::session::Change::Set(plan),
                 ..StateUpdate::default()
             },
         )

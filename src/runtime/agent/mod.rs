@@ -426,7 +426,7 @@ impl Agent {
             &id,
             &crate::session::StateUpdate {
                 model: Some(model.to_string()),
-                ledger: Some(Some(ledger)),
+                ledger: crate::session::Change::Set(ledger),
                 ..Default::default()
             },
         )?;
@@ -500,7 +500,7 @@ impl Agent {
             self.sessions.update_state(
                 &id,
                 &crate::session::StateUpdate {
-                    ledger: Some(Some(ledger)),
+                    ledger: crate::session::Change::Set(ledger),
                     ..Default::default()
                 },
             )?;
@@ -729,7 +729,7 @@ impl Agent {
         self.sessions.update_state(
             &id,
             &crate::session::StateUpdate {
-                ledger: Some(Some(ledger)),
+                ledger: crate::session::Change::Set(ledger),
                 ..Default::default()
             },
         )?;

@@ -350,7 +350,7 @@ impl Run {
                 &self.id,
                 &StateUpdate {
                     status,
-                    ledger: Some(Some(self.ledger.clone())),
+                    ledger: crate::session::Change::Set(self.ledger.clone()),
                     touch: true,
                     ..StateUpdate::default()
                 },
@@ -402,7 +402,7 @@ impl Run {
             .update_state(
                 &self.id,
                 &StateUpdate {
-                    plan: Some(None),
+                    plan: crate::session::Change::Clear,
                     title: untitled.then(|| super::title_from(goal)),
                     ..StateUpdate::default()
                 },
@@ -565,7 +565,7 @@ impl Run {
                         .update_state(
                             &self.id,
                             &StateUpdate {
-                                plan: Some(Some(edited.clone())),
+                                plan: crate::session::Change::Set(edited.clone()),
                                 ..StateUpdate::default()
                             },
                         )
@@ -1079,7 +1079,7 @@ impl Run {
         }}));
         let update = StateUpdate {
             status: Some(status),
-            ledger: Some(Some(self.ledger.clone())),
+            ledger: crate::session::Change::Set(self.ledger.clone()),
             touch: true,
             ..StateUpdate::default()
         };

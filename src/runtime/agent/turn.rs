@@ -107,15 +107,15 @@ impl Turn {
     fn state(&self, status: Option<Status>) -> StateUpdate {
         StateUpdate {
             status,
-            ledger: Some(Some(self.ledger.clone())),
+            ledger: crate::session::Change::Set(self.ledger.clone()),
             touch: true,
             ..StateUpdate::default()
         }
     }
 
     fn append(&self, msg: NewMessage, mut update: StateUpdate) -> Result<i64, FinishReason> {
-        if update.ledger.is_none() {
-            update.ledger = Some(Some(self.ledger.clone()));
+        if update.ledger.is_keep() {
+            update.ledger = crate::session::Change::Set(self.ledger.clone());
         }
         let seqs = self
             .sessions
@@ -572,7 +572,7 @@ impl Turn {
             return ToolOutput::error(format!("plan rejected: {e}"));
         }
         let upd = StateUpdate {
-            plan: Some(Some(plan.clone())),
+            plan: crate::session::Change::Set(plan.clone()),
             ..StateUpdate::default()
         };
         if let Err(e) = self.sessions.update_state(&self.session_id, &upd) {

@@ -262,7 +262,7 @@ pub fn activate(
     sessions.update_state(
         session_id,
         &StateUpdate {
-            skills: Some(Some(Value::Array(items))),
+            skills: crate::session::Change::Set(Value::Array(items)),
             ..StateUpdate::default()
         },
     )?;

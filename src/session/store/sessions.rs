@@ -80,7 +80,7 @@ impl Store {
 
     /// Overwrites header fields only; writes no message.
     pub fn update_state(&self, session_id: &str, update: &StateUpdate) -> Result<()> {
-        if let Some(Some(plan)) = &update.plan {
+        if let Change::Set(plan) = &update.plan {
             plan.validate()?;
         }
         self.write(|tx| self.update_in(tx, session_id, update))
@@ -118,24 +118,16 @@ impl Store {
             if let Some(s) = update.status {
                 set("status", &s.as_str())?;
             }
-            if let Some(v) = &update.task_state {
-                set("task_state_json", &to_json_opt(v.as_ref()))?;
-            }
-            if let Some(v) = &update.todos {
-                set("todos_json", &to_json_opt(v.as_ref()))?;
-            }
-            if let Some(v) = &update.skills {
-                set("skills_json", &to_json_opt(v.as_ref()))?;
-            }
-            if let Some(v) = &update.ledger {
-                set("ledger_json", &to_json_opt(v.as_ref()))?;
-            }
+            set_json(&set, "task_state_json", &update.task_state)?;
+            set_json(&set, "todos_json", &update.todos)?;
+            set_json(&set, "skills_json", &update.skills)?;
+            set_json(&set, "ledger_json", &update.ledger)?;
             // A session with a ledger counts its tokens once: its totals are the ledger's
             // lifetime usage (every model call, also those that stored no message: a
             // compaction's summary, a reply cancelled before its text), never reset.
             let totals = update.token_totals.or(match &update.ledger {
-                Some(Some(l)) => Some((l.usage.input_tokens, l.usage.output_tokens)),
-                _ => None,
+                Change::Set(l) => Some((l.usage.input_tokens, l.usage.output_tokens)),
+                Change::Keep | Change::Clear => None,
             });
             if let Some((i, o)) = totals {
                 tx.execute(
@@ -143,9 +135,9 @@ impl Store {
                     params![session_id, i as i64, o as i64],
                 )?;
             }
-            if let Some(plan) = &update.plan {
-                set("plan_json", &to_json_opt(plan.as_ref()))?;
-                if let Some(plan) = plan {
+            if !update.plan.is_keep() {
+                set_json(&set, "plan_json", &update.plan)?;
+                if let Change::Set(plan) = &update.plan {
                     let keep: HashSet<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
                     let stale: Vec<String> = {
                         let mut st = tx.prepare(
@@ -668,6 +660,20 @@ fn like_escape(s: &str) -> String {
 /// Runs a scan of the whole header table with a small page cache: every page is read once,
 /// and the connection's usual 16 MiB cache would only hold on to them (at 100,000 sessions
 /// that cache was most of `--list`'s memory).
+/// Writes one JSON column of a header change: nothing for [`Change::Keep`], NULL for
+/// [`Change::Clear`].
+fn set_json<T: serde::Serialize>(
+    set: &dyn Fn(&str, &dyn rusqlite::ToSql) -> Result<()>,
+    col: &str,
+    change: &Change<T>,
+) -> Result<()> {
+    match change {
+        Change::Keep => Ok(()),
+        Change::Clear => set(col, &None::<String>),
+        Change::Set(v) => set(col, &to_json_opt(Some(v))),
+    }
+}
+
 fn scan_with_small_cache<T>(c: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
     c.pragma_update(None, "cache_size", -1024)?;
     let out = f(c);

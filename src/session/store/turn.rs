@@ -4,7 +4,7 @@
 
 use super::Store;
 use crate::session::error::Result;
-use crate::session::model::{AppendMeta, NewMessage, StateUpdate};
+use crate::session::model::{AppendMeta, Change, NewMessage, StateUpdate};
 
 impl Store {
     /// Appends `messages` and applies `update` in one transaction. Returns the seqs assigned.
@@ -17,7 +17,7 @@ impl Store {
         meta: &AppendMeta,
         update: &StateUpdate,
     ) -> Result<Vec<i64>> {
-        if let Some(Some(plan)) = &update.plan {
+        if let Change::Set(plan) = &update.plan {
             plan.validate()?;
         }
         let appended = self.write(|tx| {
