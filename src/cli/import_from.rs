@@ -106,16 +106,16 @@ pub fn run(
         } else {
             loc.paths.clone()
         };
-        let rt = match workspaces.get(&target.root) {
-            Some(rt) => rt.clone(),
+        let sessions = match workspaces.get(&target.root) {
+            Some(sessions) => sessions.clone(),
             None => {
                 let l = Location {
                     home: loc.home.clone(),
                     paths: target.clone(),
                 };
-                let rt = Sessions::open(&l)?;
-                workspaces.insert(target.root.clone(), rt.clone());
-                rt
+                let sessions = Sessions::open(&l)?;
+                workspaces.insert(target.root.clone(), sessions.clone());
+                sessions
             }
         };
         let stamp = match import::stamp(path) {
@@ -128,13 +128,13 @@ pub fn run(
             }
         };
         if let Some(id) = import::expected_id(tool, path)
-            && import::unchanged(&rt, tool, &id, &stamp)?.is_some()
+            && import::unchanged(&sessions, tool, &id, &stamp)?.is_some()
         {
             tally.unchanged += 1;
             continue;
         }
         let n = *slot.entry(target.root.clone()).or_insert_with(|| {
-            todo.push((rt, Vec::new()));
+            todo.push((sessions, Vec::new()));
             todo.len() - 1
         });
         todo[n].1.push(import::Todo {
@@ -145,9 +145,9 @@ pub fn run(
     let total: usize = todo.iter().map(|(_, t)| t.len()).sum();
     let progress = std::io::stderr().is_terminal() && total > 20;
     let mut before = 0;
-    for (rt, files) in todo {
+    for (sessions, files) in todo {
         let n = files.len();
-        let r = import::import_files(&rt, tool, files, import::BATCH_BYTES, |p| match p {
+        let r = import::import_files(&sessions, tool, files, import::BATCH_BYTES, |p| match p {
             import::Progress::Reading(i) => {
                 if progress {
                     let mut e = std::io::stderr();

@@ -56,8 +56,12 @@ pub(crate) struct JsonRow<'a> {
 impl<'a> JsonRow<'a> {
     /// This row with the status the user should see (`interrupted` for a running session
     /// whose process died).
-    pub(crate) fn shown(mut self, rt: &Sessions, status: crate::session::Status) -> JsonRow<'a> {
-        self.status = rt.shown_status(self.id, status);
+    pub(crate) fn shown(
+        mut self,
+        sessions: &Sessions,
+        status: crate::session::Status,
+    ) -> JsonRow<'a> {
+        self.status = sessions.shown_status(self.id, status);
         self
     }
 
@@ -180,24 +184,24 @@ fn query(limit: usize) -> ListQuery {
 /// store and never held together, so memory stays flat at any number of sessions; the table
 /// takes two passes (column widths, then rows) to print exactly what a collected list would.
 pub fn run(loc: &Location, opts: ListOptions) -> CmdResult {
-    let rt = Sessions::open_existing(loc)?;
+    let sessions = Sessions::open_existing(loc)?;
     let mut out = Out::stdout();
-    let listed = match &rt {
+    let listed = match &sessions {
         None => false,
-        Some(rt) if opts.limit == 0 => {
+        Some(sessions) if opts.limit == 0 => {
             if opts.json {
-                json_streamed(&mut out, rt)?;
+                json_streamed(&mut out, sessions)?;
                 return out.finish();
             }
-            table_streamed(&mut out, rt)?
+            table_streamed(&mut out, sessions)?
         }
-        Some(rt) => {
-            let items = rt.list(&query(opts.limit))?.items;
+        Some(sessions) => {
+            let items = sessions.list(&query(opts.limit))?.items;
             if opts.json {
                 out.json_array(
                     items
                         .iter()
-                        .map(|s| JsonRow::new(&s.list_line(), None).shown(rt, s.status)),
+                        .map(|s| JsonRow::new(&s.list_line(), None).shown(sessions, s.status)),
                 )?;
                 return out.finish();
             }
@@ -222,19 +226,24 @@ pub fn run(loc: &Location, opts: ListOptions) -> CmdResult {
 
 /// The JSON array of every session, one row at a time (the same bytes as
 /// [`Out::json_array`]).
-fn json_streamed(out: &mut Out, rt: &Sessions) -> CmdResult {
+fn json_streamed(out: &mut Out, sessions: &Sessions) -> CmdResult {
     let mut first = true;
     out.bytes(b"[")?;
-    json_rows(out, rt, None, &mut first)?;
+    json_rows(out, sessions, None, &mut first)?;
     out.bytes(if first { b"]\n" } else { b"\n]\n" })
 }
 
 /// A workspace's rows of a JSON array, one object per line; `first` until one is written.
-fn json_rows(out: &mut Out, rt: &Sessions, workspace: Option<&str>, first: &mut bool) -> CmdResult {
+fn json_rows(
+    out: &mut Out,
+    sessions: &Sessions,
+    workspace: Option<&str>,
+    first: &mut bool,
+) -> CmdResult {
     let mut buf = String::with_capacity(1024);
     let mut failed = None;
-    let scanned = rt.for_each_list_line(true, |s| {
-        write_json_row(out, &mut buf, rt, s, workspace, first).map_err(|e| {
+    let scanned = sessions.for_each_list_line(true, |s| {
+        write_json_row(out, &mut buf, sessions, s, workspace, first).map_err(|e| {
             failed = Some(e);
             StoreError::io("stdout", std::io::Error::other("write failed"))
         })
@@ -249,14 +258,14 @@ fn json_rows(out: &mut Out, rt: &Sessions, workspace: Option<&str>, first: &mut 
 fn write_json_row(
     out: &mut Out,
     buf: &mut String,
-    rt: &Sessions,
+    sessions: &Sessions,
     s: &ListLine<'_>,
     workspace: Option<&str>,
     first: &mut bool,
 ) -> CmdResult {
     buf.clear();
     JsonRow::new(s, workspace)
-        .shown(rt, s.status)
+        .shown(sessions, s.status)
         .write_compact(buf)
         .map_err(|e| Failure::from(StoreError::io("stdout", std::io::Error::other(e))))?;
     out.bytes(if *first { b"\n" } else { b",\n" })?;
@@ -268,17 +277,17 @@ fn write_json_row(
 /// The table of every session, streamed in one pass: the column widths come first from the
 /// ids (an index-only scan) and [`ListBounds`] (index probes), so no row is read twice and
 /// none is held. False when there is no session.
-fn table_streamed(out: &mut Out, rt: &Sessions) -> Result<bool, Failure> {
+fn table_streamed(out: &mut Out, sessions: &Sessions) -> Result<bool, Failure> {
     let now = now_ms();
-    let (id_len, longest_id) = streamed_short_id_len(rt)?;
+    let (id_len, longest_id) = streamed_short_id_len(sessions)?;
     if longest_id == 0 {
         return Ok(false);
     }
-    let widths = widths(&rt.list_bounds()?, longest_id.min(id_len), now);
+    let widths = widths(&sessions.list_bounds()?, longest_id.min(id_len), now);
     let mut w = RowWriter::new(out, widths, id_len, now);
     w.header(out)?;
     let mut failed = None;
-    let scanned = rt.for_each_list_line(false, |l| {
+    let scanned = sessions.for_each_list_line(false, |l| {
         w.row(out, l).map_err(|e| {
             failed = Some(e);
             StoreError::io("stdout", std::io::Error::other("write failed"))
@@ -292,11 +301,11 @@ fn table_streamed(out: &mut Out, rt: &Sessions) -> Result<bool, Failure> {
 
 /// [`fmt::short_id_len`] over every session, from ids streamed in byte order (the longest
 /// prefix shared by neighbours decides), and the length of the longest id (0: none).
-fn streamed_short_id_len(rt: &Sessions) -> Result<(usize, usize), Failure> {
+fn streamed_short_id_len(sessions: &Sessions) -> Result<(usize, usize), Failure> {
     let mut len = 8;
     let mut longest = 0;
     let mut prev = String::new();
-    rt.for_each_id(|id| {
+    sessions.for_each_id(|id| {
         longest = longest.max(id.chars().count());
         let common = prev
             .bytes()
@@ -316,13 +325,13 @@ fn streamed_short_id_len(rt: &Sessions) -> Result<(usize, usize), Failure> {
 pub fn run_all(home: &std::path::Path, opts: ListOptions) -> CmdResult {
     // Every workspace opens before anything is printed: one that cannot fails the command.
     let mut opened = Vec::new();
-    for (dir, rt) in Sessions::open_all(home) {
-        let rt = rt.map_err(|e| {
+    for (dir, sessions) in Sessions::open_all(home) {
+        let sessions = sessions.map_err(|e| {
             let mut f = Failure::from(e);
             f.lines[0] = format!("{}: {}", sanitize::line(&dir.to_string_lossy()), f.lines[0]);
             f
         })?;
-        opened.push((rt.root().to_string_lossy().into_owned(), rt));
+        opened.push((sessions.root().to_string_lossy().into_owned(), sessions));
     }
     let mut out = Out::stdout();
     if opts.limit == 0 {
@@ -330,21 +339,21 @@ pub fn run_all(home: &std::path::Path, opts: ListOptions) -> CmdResult {
         if opts.json {
             let mut first = true;
             out.bytes(b"[")?;
-            for (root, rt) in &opened {
-                json_rows(&mut out, rt, Some(root), &mut first)?;
+            for (root, sessions) in &opened {
+                json_rows(&mut out, sessions, Some(root), &mut first)?;
             }
             out.bytes(if first { b"]\n" } else { b"\n]\n" })?;
             return out.finish();
         }
         let mut counts = Vec::with_capacity(opened.len());
-        for (_, rt) in &opened {
-            counts.push(rt.count()?);
+        for (_, sessions) in &opened {
+            counts.push(sessions.count()?);
         }
         if counts.iter().all(|&n| n == 0) {
             return nothing_under(out, home);
         }
         let mut first = true;
-        for ((root, rt), n) in opened.iter().zip(counts) {
+        for ((root, sessions), n) in opened.iter().zip(counts) {
             if n == 0 {
                 continue;
             }
@@ -353,19 +362,19 @@ pub fn run_all(home: &std::path::Path, opts: ListOptions) -> CmdResult {
             }
             first = false;
             heading(&mut out, root, n as usize)?;
-            table_streamed(&mut out, rt)?;
+            table_streamed(&mut out, sessions)?;
         }
         return out.finish();
     }
     let mut workspaces = Vec::new();
-    for (root, rt) in &opened {
-        workspaces.push((root, rt, rt.list(&query(opts.limit))?.items));
+    for (root, sessions) in &opened {
+        workspaces.push((root, sessions, sessions.list(&query(opts.limit))?.items));
     }
     if opts.json {
-        out.json_array(workspaces.iter().flat_map(|(root, rt, items)| {
-            items
-                .iter()
-                .map(|s| JsonRow::new(&s.list_line(), Some(root.as_str())).shown(rt, s.status))
+        out.json_array(workspaces.iter().flat_map(|(root, sessions, items)| {
+            items.iter().map(|s| {
+                JsonRow::new(&s.list_line(), Some(root.as_str())).shown(sessions, s.status)
+            })
         }))?;
         return out.finish();
     }

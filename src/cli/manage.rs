@@ -9,8 +9,8 @@ use crate::sanitize;
 
 /// `neocode fork <ID> [--at SEQ]`: prints the new id.
 pub fn fork(loc: &Location, key: &str, at: Option<i64>) -> CmdResult {
-    let (rt, id) = open_for_id(loc, key)?;
-    let header = rt.fork(&id, at)?;
+    let (sessions, id) = open_for_id(loc, key)?;
+    let header = sessions.fork(&id, at)?;
     let mut out = Out::stdout();
     out.line(&sanitize::line(&header.id))?;
     out.finish()
@@ -21,8 +21,8 @@ pub fn rename(loc: &Location, key: &str, title: &str) -> CmdResult {
     if title.trim().is_empty() {
         return Err(Failure::usage("the new title is empty"));
     }
-    let (rt, id) = open_for_id(loc, key)?;
-    rt.rename(&id, title)?;
+    let (sessions, id) = open_for_id(loc, key)?;
+    sessions.rename(&id, title)?;
     let mut out = Out::stdout();
     out.line(&format!(
         "renamed {}: {}",
@@ -34,7 +34,7 @@ pub fn rename(loc: &Location, key: &str, title: &str) -> CmdResult {
 
 /// `neocode delete <ID> [--yes]`: asks on a terminal, needs `--yes` otherwise.
 pub fn delete(loc: &Location, key: &str, yes: bool) -> CmdResult {
-    let (rt, id) = open_for_id(loc, key)?;
+    let (sessions, id) = open_for_id(loc, key)?;
     if !yes {
         let stdin = std::io::stdin();
         if !stdin.is_terminal() {
@@ -42,7 +42,7 @@ pub fn delete(loc: &Location, key: &str, yes: bool) -> CmdResult {
                 "refusing to delete without --yes when standard input is not a terminal",
             ));
         }
-        let s = rt.summary(&id)?;
+        let s = sessions.summary(&id)?;
         let mut err = std::io::stderr().lock();
         let _ = write!(
             err,
@@ -63,7 +63,7 @@ pub fn delete(loc: &Location, key: &str, yes: bool) -> CmdResult {
             return Ok(());
         }
     }
-    rt.delete(&id)?;
+    sessions.delete(&id)?;
     let mut out = Out::stdout();
     out.line(&format!("deleted {}", sanitize::line(&id)))?;
     out.finish()

@@ -261,11 +261,11 @@ pub fn run(cli: Cli) -> CmdResult {
             };
             let (sessions, resume) = match key {
                 Some(key) => {
-                    let (rt, id) = open_for_id(&loc, key).map_err(|f| match key {
+                    let (sessions, id) = open_for_id(&loc, key).map_err(|f| match key {
                         "last" => no_sessions_yet(&loc, f),
                         _ => f,
                     })?;
-                    (Some(rt), Some(id))
+                    (Some(sessions), Some(id))
                 }
                 None => (None, None),
             };
@@ -320,7 +320,7 @@ fn demo_kept(demo: &tui::demo::Demo) -> Vec<String> {
 /// `--continue` where nothing resolves because the workspace has no session at all.
 fn no_sessions_yet(loc: &Location, f: Failure) -> Failure {
     let empty = match Sessions::open_existing(loc) {
-        Ok(Some(rt)) => rt.resolve("last").is_err(),
+        Ok(Some(sessions)) => sessions.resolve("last").is_err(),
         Ok(None) => true,
         Err(_) => false,
     };
@@ -387,9 +387,9 @@ fn completions(shell: clap_complete::Shell) -> CmdResult {
 /// no sessions, and nothing is created.
 pub(crate) fn open_for_id(loc: &Location, key: &str) -> Result<(Sessions, String), Failure> {
     match Sessions::open_existing(loc)? {
-        Some(rt) => {
-            let id = rt.resolve(key)?;
-            Ok((rt, id))
+        Some(sessions) => {
+            let id = sessions.resolve(key)?;
+            Ok((sessions, id))
         }
         None => Err(not_found(loc, key)),
     }

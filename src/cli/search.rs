@@ -25,7 +25,7 @@ pub fn run(loc: &Location, query: &str, json: bool, limit: usize) -> CmdResult {
         return Err(Failure::usage("the search query is empty"));
     }
     let found = match Sessions::open_existing(loc)? {
-        Some(rt) => rt.search_counted(query, limit)?,
+        Some(sessions) => sessions.search_counted(query, limit)?,
         None => SearchResults::default(),
     };
     let hits = &found.hits;

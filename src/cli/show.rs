@@ -129,15 +129,15 @@ struct JsonCall<'a> {
 
 /// The last `n` messages, even after compaction left `last_seq` beyond the stored seqs.
 fn last_messages(
-    rt: &Sessions,
+    sessions: &Sessions,
     id: &str,
     last_seq: i64,
     n: usize,
 ) -> crate::session::Result<Vec<Message>> {
     let from = (last_seq - n as i64 + 1).max(1);
-    let mut msgs = rt.messages(id, from, last_seq)?;
+    let mut msgs = sessions.messages(id, from, last_seq)?;
     if msgs.len() < n && from > 1 {
-        msgs = rt.messages(id, 1, last_seq)?;
+        msgs = sessions.messages(id, 1, last_seq)?;
     }
     let skip = msgs.len().saturating_sub(n);
     Ok(msgs.split_off(skip))
@@ -171,8 +171,8 @@ fn when(now: i64, ms: i64) -> String {
 }
 
 /// A note when a linked session is not in this workspace (imported without it, or deleted).
-fn elsewhere(rt: &crate::runtime::Sessions, id: &str) -> &'static str {
-    if rt.summary(id).is_ok() {
+fn elsewhere(sessions: &crate::runtime::Sessions, id: &str) -> &'static str {
+    if sessions.summary(id).is_ok() {
         ""
     } else {
         " (not in this workspace)"
@@ -181,17 +181,17 @@ fn elsewhere(rt: &crate::runtime::Sessions, id: &str) -> &'static str {
 
 /// `neocode show`.
 pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
-    let (rt, id) = open_for_id(loc, key)?;
-    let summary = rt.summary(&id)?;
-    let header = rt.header(&id)?;
-    let progress = rt.plan_progress(&id)?;
-    let assets = rt.assets(&id)?;
-    let msgs = last_messages(&rt, &id, header.last_seq, LAST_MESSAGES)?;
+    let (sessions, id) = open_for_id(loc, key)?;
+    let summary = sessions.summary(&id)?;
+    let header = sessions.header(&id)?;
+    let progress = sessions.plan_progress(&id)?;
+    let assets = sessions.assets(&id)?;
+    let msgs = last_messages(&sessions, &id, header.last_seq, LAST_MESSAGES)?;
     // Context now: the latest model call's figures, found in the transcript's tail.
-    let tail = rt.messages(&id, header.last_seq - CONTEXT_TAIL + 1, header.last_seq)?;
+    let tail = sessions.messages(&id, header.last_seq - CONTEXT_TAIL + 1, header.last_seq)?;
     let context_now = crate::runtime::agent::compact::context_now(&header, tail.iter().rev());
-    let interrupted = rt.interrupted_tool_calls(&id)?;
-    let context = session_report(&loc.home, &rt, &id)?;
+    let interrupted = sessions.interrupted_tool_calls(&id)?;
+    let context = session_report(&loc.home, &sessions, &id)?;
     let steps = header
         .plan
         .as_ref()
@@ -200,7 +200,7 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     let mut out = Out::stdout();
     if json {
         let doc = JsonShow {
-            row: JsonRow::new(&summary.list_line(), None).shown(&rt, summary.status),
+            row: JsonRow::new(&summary.list_line(), None).shown(&sessions, summary.status),
             fork_seq: summary.fork_seq,
             steps: steps
                 .iter()
@@ -259,7 +259,9 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
         field(
             &out,
             "status",
-            rt.shown_status(&summary.id, summary.status).to_string(),
+            sessions
+                .shown_status(&summary.id, summary.status)
+                .to_string(),
         ),
         field(&out, "created", when(now, summary.created_at_ms)),
         field(&out, "active", when(now, summary.updated_at_ms)),
@@ -284,14 +286,14 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
         lines.push(field(
             &out,
             "forked",
-            format!("from {}{at}{}", l(parent), elsewhere(&rt, parent)),
+            format!("from {}{at}{}", l(parent), elsewhere(&sessions, parent)),
         ));
     }
     if let Some(parent) = &header.subagent_of {
         lines.push(field(
             &out,
             "sub-agent",
-            format!("of {}{}", l(parent), elsewhere(&rt, parent)),
+            format!("of {}{}", l(parent), elsewhere(&sessions, parent)),
         ));
     }
     if let Some(src) = &header.source {

@@ -31,8 +31,8 @@ pub fn list(loc: &Location, session: Option<&str>, json: bool) -> CmdResult {
     let found = Skills::discover(&loc.home, loc.root());
     let active = match session {
         Some(key) => {
-            let (rt, id) = open_for_id(loc, key)?;
-            skills::active_skills(rt.header(&id)?.skills.as_ref())
+            let (sessions, id) = open_for_id(loc, key)?;
+            skills::active_skills(sessions.header(&id)?.skills.as_ref())
         }
         None => Vec::new(),
     };
@@ -102,7 +102,7 @@ pub fn list(loc: &Location, session: Option<&str>, json: bool) -> CmdResult {
 
 /// Activates `name` in session `key`.
 pub fn activate(loc: &Location, key: &str, name: &str) -> CmdResult {
-    let (rt, id) = open_for_id(loc, key)?;
+    let (sessions, id) = open_for_id(loc, key)?;
     let found = Skills::discover(&loc.home, loc.root());
     let Some(skill) = found.get(name) else {
         let known: Vec<&str> = found.skills.iter().map(|s| s.name.as_str()).collect();
@@ -116,7 +116,7 @@ pub fn activate(loc: &Location, key: &str, name: &str) -> CmdResult {
             }
         )));
     };
-    let newly = skills::activate(&rt, &id, skill)?;
+    let newly = skills::activate(&sessions, &id, skill)?;
     let mut out = Out::stdout();
     out.line(&if newly {
         format!("skill {} is active in session {id}", skill.name)

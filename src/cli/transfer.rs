@@ -34,8 +34,8 @@ pub fn export(
             sanitize::line(&path.to_string_lossy())
         )));
     }
-    let (rt, id) = open_for_id(loc, key)?;
-    let doc = rt.export(&id)?;
+    let (sessions, id) = open_for_id(loc, key)?;
+    let doc = sessions.export(&id)?;
     let mut text = match format {
         ExportFormat::Json => fmt::to_json(&doc),
         ExportFormat::Markdown => match to_file {
@@ -111,8 +111,8 @@ pub fn import(loc: &Location, source: &Path, new_id: bool) -> CmdResult {
     })?;
     let doc = file::parse(&text)
         .map_err(|e| Failure::usage(format!("{shown}: {}", sanitize::line(&e.to_string()))))?;
-    let rt = Sessions::open(loc)?;
-    let header = rt.import(&doc, new_id)?;
+    let sessions = Sessions::open(loc)?;
+    let header = sessions.import(&doc, new_id)?;
     let mut out = Out::stdout();
     out.line(&sanitize::line(&header.id))?;
     out.finish()
