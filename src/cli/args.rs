@@ -215,6 +215,8 @@ pub enum Command {
     Doctor {
         /// Recover each damaged database: a copy through VACUUM INTO (or a row-by-row
         /// salvage) replaces it; the damaged file is kept as session.db.damaged-<time>.
+        // The doc comment is the --help text, where `<time>` reads as meant.
+        #[allow(rustdoc::invalid_html_tags)]
         #[arg(long)]
         recover: bool,
     },

@@ -642,9 +642,10 @@ pub const SNIPPET_OPEN: char = '\u{E000}';
 pub const SNIPPET_CLOSE: char = '\u{E001}';
 
 /// What a [`StateUpdate`] does to one optional header field.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum Change<T> {
     /// Leave the field as it is.
+    #[default]
     Keep,
     /// Empty the field.
     Clear,
@@ -656,12 +657,6 @@ impl<T> Change<T> {
     /// True for [`Change::Keep`].
     pub fn is_keep(&self) -> bool {
         matches!(self, Change::Keep)
-    }
-}
-
-impl<T> Default for Change<T> {
-    fn default() -> Self {
-        Change::Keep
     }
 }
 

@@ -4,7 +4,7 @@
 //! The index is FTS5's `unicode61` tokenizer, which finds words by Unicode category. Chinese,
 //! Japanese and Korean have no spaces between words, so a whole CJK run is one token to it and
 //! `修正` inside `请修正状态` found nothing; emoji are symbols, which it skips. The text stored in
-//! the index therefore gets an invisible separator ([`SPLIT`]) around every CJK character and
+//! the index therefore gets an invisible separator (`SPLIT`) around every CJK character and
 //! every non-alphanumeric symbol, and the tokenizer also keeps `So` (emoji, ©, °) as tokens:
 //! each CJK character and each emoji is a token of its own, and a CJK word of any length is a
 //! phrase of adjacent characters. Latin text is untouched (the separator only lands next to
@@ -127,7 +127,7 @@ pub(crate) fn index_text(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Registers `neocode_index_text(text)` ([`index_text`]) on a connection, for the migration
+/// Registers `neocode_index_text(text)` (`index_text`) on a connection, for the migration
 /// that rebuilds the index.
 pub fn register_functions(c: &Connection) -> rusqlite::Result<()> {
     use rusqlite::functions::FunctionFlags;

@@ -105,7 +105,7 @@ pub(crate) fn create_private_dir(dir: &Path) -> Result<()> {
     private_dir(dir).map_err(|e| StoreError::io(dir, e))
 }
 
-/// [`create_private_dir`] with a plain I/O error: every folder it creates is 0700 whatever
+/// `create_private_dir` with a plain I/O error: every folder it creates is 0700 whatever
 /// the umask (the mode is set explicitly, not left to `mkdir`), and `dir` itself is tightened
 /// to 0700 when it is more open. Existing parents are left as they are.
 pub fn private_dir(dir: &Path) -> std::io::Result<()> {

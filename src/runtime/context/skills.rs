@@ -54,7 +54,7 @@ pub struct Skill {
     pub source: SkillSource,
     /// The Markdown after the front matter.
     pub body: String,
-    /// Files beside `SKILL.md`, relative to the folder (at most [`FILES_LISTED`]).
+    /// Files beside `SKILL.md`, relative to the folder (at most `FILES_LISTED`).
     pub files: Vec<String>,
 }
 

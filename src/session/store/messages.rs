@@ -128,7 +128,7 @@ impl Store {
     }
 
     /// Indexes for search the messages whose indexing was deferred past their commit (see
-    /// [`DEFER_INDEX_BYTES`]), in follow-up transactions, then moves the WAL into the
+    /// `DEFER_INDEX_BYTES`), in follow-up transactions, then moves the WAL into the
     /// database; returns how many were indexed. The background thread does this right after
     /// such a commit (and after an open that finds some pending); call it to have it done now.
     ///
@@ -231,7 +231,7 @@ impl Store {
     /// What the person typed recently, newest first (the editor's ↑ history): session
     /// `first`'s own user messages, then the workspace's (plan steps' prompts and injected
     /// text left out), each text once, at most `limit`. Cheap at any size: each part looks
-    /// through at most the newest [`HISTORY_SCAN`] messages (the session's by its (session,
+    /// through at most the newest `HISTORY_SCAN` messages (the session's by its (session,
     /// seq) key, the workspace's by rowid).
     pub fn recent_user_texts(&self, first: Option<&str>, limit: usize) -> Result<Vec<String>> {
         self.with_conn(|c| {
