@@ -61,9 +61,7 @@ pub enum StoreError {
     /// A stored JSON column does not parse.
     #[error("session {session_id}: stored column '{column}' is not valid: {detail}")]
     BadColumn {
-        /// Session.
         session_id: String,
-        /// Column name.
         column: &'static str,
         /// Parser message.
         detail: String,
@@ -81,9 +79,7 @@ pub enum StoreError {
     TooLarge {
         /// What is too large.
         what: &'static str,
-        /// Its size.
         size: u64,
-        /// The limit.
         limit: u64,
     },
     /// A stored asset path leaves the workspace folder.
@@ -95,7 +91,6 @@ pub enum StoreError {
     /// A message refers to a seq that does not exist.
     #[error("session {session_id} has no message {seq} (last is {last})")]
     NoSuchSeq {
-        /// Session.
         session_id: String,
         /// Seq asked for.
         seq: i64,
@@ -105,7 +100,6 @@ pub enum StoreError {
     /// A file-system operation failed.
     #[error("{}: {}", path.display(), io_error(source))]
     Io {
-        /// Path involved.
         path: PathBuf,
         /// Cause.
         source: std::io::Error,

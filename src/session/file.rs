@@ -44,24 +44,18 @@ pub struct SessionFile {
 /// The header part of a session file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileSession {
-    /// Session id.
     pub id: String,
-    /// Title.
     pub title: String,
     /// RFC 3339.
     pub created_at: String,
     /// RFC 3339.
     pub updated_at: String,
-    /// Provider.
     #[serde(default)]
     pub provider: String,
-    /// Model.
     #[serde(default)]
     pub model: String,
-    /// Workdir.
     #[serde(default)]
     pub workdir: String,
-    /// Status.
     pub status: Status,
     /// Parent id for forks, kept as written even when that session is not in the workspace.
     #[serde(default)]
@@ -75,7 +69,6 @@ pub struct FileSession {
     /// Fork point in the parent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork_seq: Option<i64>,
-    /// Conversation key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_key: Option<String>,
     /// Plan with per-step progress.
@@ -84,16 +77,13 @@ pub struct FileSession {
     /// Token totals.
     #[serde(default)]
     pub tokens: FileTokens,
-    /// Task state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_state: Option<Value>,
-    /// Todos.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub todos: Option<Value>,
     /// Activated skills.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills: Option<Value>,
-    /// Runtime ledger.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ledger: Option<RuntimeLedger>,
     /// Highest seq (may exceed the last message after compaction or fork).
@@ -104,10 +94,8 @@ pub struct FileSession {
 /// Token totals in a session file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct FileTokens {
-    /// Input total.
     #[serde(default)]
     pub input: u64,
-    /// Output total.
     #[serde(default)]
     pub output: u64,
     /// Cached-input tokens of the messages (derived from them; informative).
@@ -148,16 +136,13 @@ pub struct FileUsage {
 /// A plan with step progress.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FilePlan {
-    /// Steps.
     pub steps: Vec<FileStep>,
 }
 
 /// One step with its progress.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileStep {
-    /// Id.
     pub id: String,
-    /// Title.
     pub title: String,
     /// Dependencies.
     #[serde(default)]
@@ -176,13 +161,9 @@ pub struct FileStep {
 /// One message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileMessage {
-    /// Seq.
     pub seq: i64,
-    /// Role.
     pub role: Role,
-    /// Parts.
     pub parts: Vec<Part>,
-    /// Tool calls.
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
     /// Answered call.
@@ -191,12 +172,10 @@ pub struct FileMessage {
     /// Error flag.
     #[serde(default)]
     pub is_error: bool,
-    /// Tool metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_metadata: Option<Value>,
     /// RFC 3339.
     pub created_at: String,
-    /// Usage.
     #[serde(default)]
     pub usage: FileUsage,
     /// Written by the harness, not the person.
@@ -240,9 +219,7 @@ pub fn file_usage(u: &Usage, x: &MessageExtra) -> FileUsage {
 /// One asset, inline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileAsset {
-    /// Id.
     pub id: String,
-    /// MIME type.
     pub mime_type: String,
     /// RFC 3339.
     pub created_at: String,

@@ -106,10 +106,7 @@ impl std::fmt::Display for Role {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Part {
     /// Plain or markdown text.
-    Text {
-        /// The text.
-        text: String,
-    },
+    Text { text: String },
     /// An image stored as an asset of the same session.
     Image {
         /// Asset id within the session.
@@ -119,14 +116,10 @@ pub enum Part {
         mime_type: Option<String>,
     },
     /// A model's reasoning summary, shown dimmed.
-    Reasoning {
-        /// The text.
-        text: String,
-    },
+    Reasoning { text: String },
 }
 
 impl Part {
-    /// A text part.
     pub fn text(s: impl Into<String>) -> Part {
         Part::Text { text: s.into() }
     }
@@ -137,7 +130,6 @@ impl Part {
 pub struct ToolCall {
     /// Id the matching tool result refers to.
     pub id: String,
-    /// Tool name.
     pub name: String,
     /// Arguments as a JSON string, exactly as the model produced them.
     pub arguments: String,
@@ -211,7 +203,6 @@ pub struct SessionSource {
 pub struct NewMessage {
     /// Author.
     pub role: Option<Role>,
-    /// Content parts.
     pub parts: Vec<Part>,
     /// Tool calls requested (assistant messages).
     pub tool_calls: Vec<ToolCall>,
@@ -267,7 +258,6 @@ pub struct Message {
     pub seq: i64,
     /// Author.
     pub role: Role,
-    /// Content parts.
     pub parts: Vec<Part>,
     /// Tool calls requested.
     pub tool_calls: Vec<ToolCall>,
@@ -380,9 +370,7 @@ pub struct SessionHeader {
     pub created_at_ms: i64,
     /// Last activity, ms since the epoch.
     pub updated_at_ms: i64,
-    /// Model provider name.
     pub provider: String,
-    /// Model name.
     pub model: String,
     /// Directory the last run used.
     pub workdir: String,
@@ -402,7 +390,6 @@ pub struct SessionHeader {
     pub skills: Option<Value>,
     /// Current plan (steps only; progress is in [`Session::plan_progress`]).
     pub plan: Option<Plan>,
-    /// Runtime ledger.
     pub ledger: Option<RuntimeLedger>,
     /// Lifetime input tokens: the ledger's usage once neocode has run the session (kept equal
     /// to it by the store), else what its messages carry (an imported session). Compaction
@@ -412,7 +399,6 @@ pub struct SessionHeader {
     pub token_output_total: u64,
     /// Highest seq written.
     pub last_seq: i64,
-    /// Messages stored.
     pub message_count: u64,
     /// The session this one runs as a sub-agent of (a link apart from forks).
     pub subagent_of: Option<String>,
@@ -433,27 +419,19 @@ pub struct SessionSummary {
     pub created_at_ms: i64,
     /// Last activity, ms since the epoch.
     pub updated_at_ms: i64,
-    /// Provider.
     pub provider: String,
-    /// Model.
     pub model: String,
     /// Workdir of the last run.
     pub workdir: String,
-    /// Status.
     pub status: Status,
     /// Parent for forks.
     pub parent_id: Option<String>,
     /// Fork point in the parent.
     pub fork_seq: Option<i64>,
-    /// Messages stored.
     pub message_count: u64,
-    /// Input token total.
     pub token_input_total: u64,
-    /// Output token total.
     pub token_output_total: u64,
-    /// Plan progress counts.
     pub plan: PlanCounts,
-    /// Assets stored.
     pub asset_count: u64,
     /// The session this one runs as a sub-agent of.
     pub subagent_of: Option<String>,
@@ -496,7 +474,6 @@ impl SessionSummary {
 /// any text, for printing a whole list.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ListLine<'a> {
-    /// Session id.
     pub id: &'a str,
     /// Title (may be empty).
     pub title: &'a str,
@@ -506,9 +483,7 @@ pub struct ListLine<'a> {
     pub created_at_ms: i64,
     /// Last activity, ms since the epoch.
     pub updated_at_ms: i64,
-    /// Provider.
     pub provider: &'a str,
-    /// Model.
     pub model: &'a str,
     /// Working directory.
     pub workdir: &'a str,
@@ -518,15 +493,10 @@ pub struct ListLine<'a> {
     pub parent_id: Option<&'a str>,
     /// The session whose sub-agent this one is.
     pub subagent_of: Option<&'a str>,
-    /// Assets stored.
     pub asset_count: u64,
-    /// Messages stored.
     pub message_count: u64,
-    /// Input token total.
     pub token_input_total: u64,
-    /// Output token total.
     pub token_output_total: u64,
-    /// Plan progress counts.
     pub plan: PlanCounts,
     /// The tool an imported session came from.
     pub source: Option<&'a str>,
@@ -595,7 +565,6 @@ pub fn display_title<'a>(title: &'a str, first_prompt: &'a str) -> &'a str {
 /// A whole session: header, plan progress and messages.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Session {
-    /// The header.
     pub header: SessionHeader,
     /// Merged step progress.
     pub plan_progress: PlanProgress,
@@ -610,9 +579,7 @@ pub struct AssetMeta {
     pub id: String,
     /// Owning session.
     pub session_id: String,
-    /// MIME type.
     pub mime_type: String,
-    /// Size in bytes.
     pub size_bytes: u64,
     /// Path relative to the workspace folder.
     pub relative_path: String,
@@ -663,21 +630,13 @@ impl<T> Change<T> {
 /// Header fields to change; `None` (or [`Change::Keep`]) leaves a field as it is.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct StateUpdate {
-    /// New title.
     pub title: Option<String>,
-    /// New workdir.
     pub workdir: Option<String>,
-    /// New provider.
     pub provider: Option<String>,
-    /// New model.
     pub model: Option<String>,
-    /// New status.
     pub status: Option<Status>,
-    /// New task state.
     pub task_state: Change<Value>,
-    /// New todos.
     pub todos: Change<Value>,
-    /// New skills.
     pub skills: Change<Value>,
     /// New plan; step progress of steps no longer in the plan is dropped (all of it when
     /// the plan is cleared).

@@ -40,7 +40,6 @@ pub enum StepStatus {
     Running,
     /// Done.
     Completed,
-    /// Failed.
     Failed,
 }
 
@@ -100,20 +99,14 @@ pub struct StepFailure {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum StepUpdate {
     /// A status change.
-    Status {
-        /// New status.
-        status: StepStatus,
-    },
+    Status { status: StepStatus },
     /// The step completed with this output.
     Result {
         /// Output data.
         result: Value,
     },
     /// The step failed.
-    Error {
-        /// Failure detail.
-        error: StepFailure,
-    },
+    Error { error: StepFailure },
 }
 
 impl StepUpdate {
@@ -203,12 +196,7 @@ pub enum PlanError {
     DuplicateStep(String),
     /// A dependency names no step.
     #[error("step '{step}' depends on unknown step '{missing}'")]
-    UnknownDependency {
-        /// The step.
-        step: String,
-        /// The missing dependency.
-        missing: String,
-    },
+    UnknownDependency { step: String, missing: String },
     /// The dependencies form a cycle.
     #[error("plan has a dependency cycle through: {}", .0.join(" -> "))]
     Cycle(Vec<String>),
