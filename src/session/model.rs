@@ -641,7 +641,8 @@ pub struct StateUpdate {
     /// New plan; step progress of steps no longer in the plan is dropped (all of it when
     /// the plan is cleared).
     pub plan: Change<Plan>,
-    /// New ledger; setting one also sets the token totals to its lifetime usage.
+    /// New ledger; setting one also sets the token totals to its lifetime usage (unless
+    /// `token_totals` is given).
     pub ledger: Change<RuntimeLedger>,
     /// Overwrite token totals (input, output).
     pub token_totals: Option<(u64, u64)>,
