@@ -99,8 +99,7 @@ pub fn import(loc: &Location, source: &Path, new_id: bool) -> CmdResult {
     read.map_err(|e| Failure::usage(format!("cannot read {shown}: {e}")))?;
     if raw.len() as u64 > MAX_IMPORT_BYTES {
         return Err(Failure::usage(format!(
-            "{shown}: larger than {} bytes; not a session file",
-            MAX_IMPORT_BYTES
+            "{shown}: larger than {MAX_IMPORT_BYTES} bytes; not a session file"
         )));
     }
     let text = String::from_utf8(raw).map_err(|e| {

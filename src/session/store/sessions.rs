@@ -441,7 +441,7 @@ impl Store {
             let pat = format!("%{}%", like_escape(text));
             sql.push_str(" AND (title LIKE ? ESCAPE '\\' OR first_prompt LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')");
             args.push(Box::new(pat.clone()));
-            args.push(Box::new(pat.clone()));
+            args.push(Box::new(pat));
             args.push(Box::new(format!("{}%", like_escape(text))));
         }
         if !q.statuses.is_empty() {
