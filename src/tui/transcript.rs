@@ -11,8 +11,12 @@ use ratatui::text::{Line, Span};
 
 use super::markdown;
 use super::theme::Theme;
+use crate::format;
 use crate::sanitize;
 use crate::session::{Message, Part, Role};
+
+/// What the runtime appends to the output of a command the user's cancel killed.
+pub const CANCELLED_MARK: &str = "[cancelled by the user;";
 
 /// Messages per loaded chunk.
 pub const CHUNK: i64 = 128;
@@ -580,7 +584,7 @@ pub fn message_lines(
     let mut out = Vec::new();
     let (label, style) = role_label(m, tools, theme);
     let mut head = vec![Span::styled(label, style)];
-    if m.role == Role::Tool && !m.is_error && m.text().contains(crate::tui::app::CANCELLED_MARK) {
+    if m.role == Role::Tool && !m.is_error && m.text().contains(CANCELLED_MARK) {
         head.push(Span::styled("  ⊘ cancelled", theme.dim()));
     }
     if m.is_error {
@@ -608,8 +612,8 @@ pub fn message_lines(
         head.push(Span::styled(
             format!(
                 "  {}↑ {}↓",
-                super::views::fmt_tokens(m.usage.input_tokens),
-                super::views::fmt_tokens(m.usage.output_tokens)
+                format::compact(m.usage.input_tokens),
+                format::compact(m.usage.output_tokens)
             ),
             theme.dim(),
         ));
@@ -705,7 +709,7 @@ pub fn message_lines(
         let diff = if expanded {
             Vec::new()
         } else {
-            super::live::diff_lines(call, width, "    ", COLLAPSED_LINES, theme)
+            super::diff::diff_lines(call, width, "    ", COLLAPSED_LINES, theme)
         };
         if !diff.is_empty() {
             out.extend(diff);

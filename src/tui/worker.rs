@@ -293,7 +293,7 @@ fn run(
         }
         Request::ListAt { id, limit } => {
             let Some((key, base)) = rt.locate(&id)? else {
-                anyhow::bail!("session {} no longer exists", crate::tui::app::short(&id));
+                anyhow::bail!("session {} no longer exists", crate::format::short_id(&id, 8));
             };
             let mut page = rt.list(&ListQuery {
                 limit,
@@ -392,7 +392,7 @@ fn run(
         }
         Request::Export { id, dir } => {
             let doc = rt.export(&id)?;
-            let short: String = id.chars().take(8).collect();
+            let short = crate::format::short_id(&id, 8);
             let path = dir.join(format!("{short}.json"));
             let mut text = serde_json::to_string_pretty(&doc)?;
             text.push('\n');

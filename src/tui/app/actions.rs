@@ -3,7 +3,8 @@
 use super::state::{
     Confirm, Filter, Focus, Overlay, PendingSelection, Screen, SearchState, Slot, Tab,
 };
-use super::{App, short};
+use super::App;
+use crate::format::short_id;
 use crate::runtime::agent::TurnCommand;
 use crate::sanitize;
 use crate::tui::action::Action;
@@ -413,7 +414,7 @@ impl App {
                 self.say(format!(
                     "Step {}: its conversation (session {}).",
                     sanitize::line(&step),
-                    short(&id)
+                    short_id(&id, 8)
                 ));
                 effects
             }

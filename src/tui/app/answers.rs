@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use super::state::{Focus, Load, Overlay, PendingSelection, Screen, Slot};
-use super::{App, interrupted_note, short};
+use super::{App, interrupted_note};
+use crate::format::short_id;
 use crate::sanitize;
 use crate::session::{
     AssetMeta, ListPage, PlanProgress, SearchResults, SessionHeader, StepConversation, ToolCall,
@@ -328,13 +329,13 @@ impl App {
             let effects = self.resume(&h.id);
             self.say(format!(
                 "Forked at message #{at}: you are now in {}.",
-                short(&h.id)
+                short_id(&h.id, 8)
             ));
             return effects;
         }
         self.say(format!(
             "Forked at message #{at} into new session {}.",
-            short(&h.id)
+            short_id(&h.id, 8)
         ));
         self.pending = PendingSelection::Session {
             id: h.id.clone(),
@@ -345,7 +346,7 @@ impl App {
     }
 
     fn on_deleted(&mut self, id: &str) -> Vec<Effect> {
-        self.say(format!("Deleted session {}.", short(id)));
+        self.say(format!("Deleted session {}.", short_id(id, 8)));
         if self.detail.as_ref().is_some_and(|d| d.id == id) {
             self.detail = None;
         }
@@ -391,12 +392,12 @@ impl App {
         if messages > 0 {
             self.say(format!(
                 "New session {}: your message is saved as #1.",
-                short(id)
+                short_id(id, 8)
             ));
         } else {
             self.say(format!(
                 "New session {}. Type a message and press Enter.",
-                short(id)
+                short_id(id, 8)
             ));
         }
         effects

@@ -29,7 +29,7 @@ pub use state::{
     Confirm, Detail, Filter, Focus, Overlay, PendingSelection, PlanAsk, Row, Screen, SearchState,
     SessionList, Status, Tab,
 };
-pub use turn::CANCELLED_MARK;
+pub use crate::tui::transcript::CANCELLED_MARK;
 
 use super::action::Action;
 use super::composer::Composer;
@@ -212,7 +212,7 @@ impl App {
     /// Whether the terminal is below the size the TUI draws into; only resizing and
     /// quitting act then (nothing may happen that cannot be seen).
     pub fn too_small(&self) -> bool {
-        let (w, h) = crate::tui::views::MIN_SIZE;
+        let (w, h) = crate::tui::layout::MIN_SIZE;
         self.size.0 < w || self.size.1 < h
     }
 
@@ -496,11 +496,6 @@ pub fn interrupted_note(calls: &[ToolCall]) -> String {
         "Stopped mid-turn: {n} tool call{plural} never got a result ({}); resuming replays {them}.",
         names.join(", ")
     )
-}
-
-/// The first 8 characters of an id.
-pub fn short(id: &str) -> &str {
-    id.get(..8).unwrap_or(id)
 }
 
 /// Carries out `effects` on this thread, as the loop would, feeding every storage answer back

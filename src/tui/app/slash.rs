@@ -2,6 +2,7 @@
 
 use super::App;
 use super::state::Overlay;
+use crate::format;
 use crate::runtime::config::ApprovalPolicy;
 use crate::sanitize;
 use crate::session::StepStatus;
@@ -574,7 +575,7 @@ impl App {
             if best.as_ref().is_none_or(|b| share < b.0) {
                 best = Some((
                     share,
-                    format!("{} {name} left", crate::tui::views::fmt_tokens(left)),
+                    format!("{} {name} left", format::compact(left)),
                 ));
             }
         }

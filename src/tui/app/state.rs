@@ -1,4 +1,4 @@
-//! The app's state types: screens, tabs, dialogs, the session list, the detail pane, and the
+//! The app's state types: dialogs, the session list, the detail pane, and the
 //! one pending selection.
 
 use crate::session::{
@@ -6,60 +6,8 @@ use crate::session::{
     ToolCall, Usage,
 };
 use crate::tui::input::Input;
+pub use crate::tui::screen::{Focus, Screen, Tab};
 use crate::tui::transcript::Transcript;
-
-/// Which screen is showing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Screen {
-    /// Session list + detail.
-    Browse,
-    /// One session's conversation: transcript, input box, status line.
-    Conversation,
-}
-
-/// Which pane of the browse screen has the keyboard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Focus {
-    List,
-    Detail,
-}
-
-/// Detail tabs, in the order they are shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tab {
-    Transcript,
-    /// The plan DAG.
-    Plan,
-    /// Token usage and budgets.
-    Usage,
-    Assets,
-    /// Ids, paths, model.
-    Info,
-}
-
-impl Tab {
-    pub const ALL: [Tab; 5] = [
-        Tab::Transcript,
-        Tab::Plan,
-        Tab::Usage,
-        Tab::Assets,
-        Tab::Info,
-    ];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Tab::Transcript => "Transcript",
-            Tab::Plan => "Plan",
-            Tab::Usage => "Usage",
-            Tab::Assets => "Assets",
-            Tab::Info => "Info",
-        }
-    }
-
-    pub(super) fn index(self) -> usize {
-        Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
-    }
-}
 
 /// The full-text search dialog.
 #[derive(Debug, Clone, Default)]

@@ -5,15 +5,16 @@
 
 use super::slash::PlanOpts;
 use super::state::{Overlay, PlanAsk, Screen};
-use super::{App, short};
+use super::App;
+use crate::format::short_id;
+use crate::format;
 use crate::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use crate::sanitize;
 use crate::tui::effect::{Effect, TurnEffect};
+use crate::tui::transcript::CANCELLED_MARK;
 use crate::tui::live::{Asked, Card, CardState, Live, elapsed};
 use crate::tui::worker::Request;
 
-/// What the runtime appends to the output of a command the user's cancel killed.
-pub const CANCELLED_MARK: &str = "[cancelled by the user;";
 
 /// How a stored tool result reads when the call never ran (the runtime's words).
 fn result_state(text: &str, is_error: bool) -> CardState {
@@ -60,7 +61,7 @@ impl App {
                     // The new session exists now: show it like any other.
                     self.draft = false;
                     let effects = self.resume(&session_id);
-                    self.say(format!("New session {}.", short(&session_id)));
+                    self.say(format!("New session {}.", short_id(&session_id, 8)));
                     return effects;
                 }
                 if self.turn_is_open() {
@@ -344,7 +345,7 @@ impl App {
                 }
                 let took = elapsed(now - l.started_ms);
                 let tokens =
-                    crate::tui::views::fmt_tokens(usage.input_tokens + usage.output_tokens);
+                    format::compact(usage.input_tokens + usage.output_tokens);
                 let (error, said) = match reason {
                     FinishReason::Completed => {
                         (None, Ok(format!("Done in {took} · {tokens} tokens.")))

@@ -8,8 +8,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
 use super::text::fit;
+use crate::format::short_id;
 use crate::sanitize;
-use crate::tui::app::{App, short};
+use crate::tui::app::App;
 use crate::tui::keymap::{self, Context};
 use crate::tui::layout::Layout;
 use crate::tui::live::{self, Card, CardState};
@@ -93,7 +94,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let d = app.detail.as_ref();
     let title = match d.and_then(|d| d.header.as_ref()) {
         Some(h) if !h.title.trim().is_empty() => sanitize::line(&h.title).into_owned(),
-        Some(h) => format!("session {}", short(&h.id)),
+        Some(h) => format!("session {}", short_id(&h.id, 8)),
         None if app.draft => "New session".into(),
         None => "Loading…".into(),
     };
@@ -310,7 +311,7 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     };
     let focused = card.is_none();
     let mut title = vec![
-        Span::styled(format!("{}Message ", super::focus_mark(focused)), t.bold()),
+        Span::styled(format!("{}Message ", super::parts::focus_mark(focused)), t.bold()),
         Span::styled(format!("· {hint} "), style),
     ];
     if !app.attachments.is_empty() {
@@ -320,7 +321,7 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
             t.accent(),
         ));
     }
-    let input_block = super::pane_block(t, focused).title(Line::from(title));
+    let input_block = super::parts::pane_block(t, focused).title(Line::from(title));
     let inner = input_block.inner(a.input);
     frame.render_widget(input_block, a.input);
     if card.is_some() && app.composer.is_empty() {

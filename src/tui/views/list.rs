@@ -6,7 +6,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use super::text::{fit, fmt_tokens, input_cursor_width};
+use super::text::{fit, input_cursor_width};
+use crate::format;
+use chrono::Local;
 use crate::session::{SessionSummary, Status};
 use crate::tui::app::{App, Focus, Row};
 use crate::tui::layout::Layout;
@@ -93,8 +95,8 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         (Some(total), _, false) => format!("Sessions {pos}/{total} "),
         (None, n, _) => format!("Sessions {pos}/{n} "),
     };
-    let block = super::pane_block(t, focused).title(Span::styled(
-        format!("{}{}", super::focus_mark(focused), shown),
+    let block = super::parts::pane_block(t, focused).title(Span::styled(
+        format!("{}{}", super::parts::focus_mark(focused), shown),
         t.bold(),
     ));
     frame.render_widget(block, area);
@@ -203,9 +205,9 @@ fn row(
     });
     let cell = |c: Col| -> (String, Style) {
         let text = match c {
-            Col::Time => super::rel_time(app.now_ms, s.updated_at_ms),
-            Col::Id => crate::sanitize::line(crate::tui::app::short(&s.id)).into_owned(),
-            Col::Tokens => fmt_tokens(s.token_input_total + s.token_output_total + live_tokens),
+            Col::Time => format::relative_time(app.now_ms, s.updated_at_ms, &Local),
+            Col::Id => crate::sanitize::line(crate::format::short_id(&s.id, 8)).into_owned(),
+            Col::Tokens => format::compact(s.token_input_total + s.token_output_total + live_tokens),
             Col::Msgs => s.message_count.to_string(),
             Col::Plan if s.plan.total == 0 => String::new(),
             Col::Plan if s.plan.failed > 0 => {

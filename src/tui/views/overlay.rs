@@ -7,9 +7,10 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::popup::{centered, popup};
 use super::text::{fit, input_cursor_width};
+use crate::format::short_id;
 use crate::sanitize;
 use crate::session::{SNIPPET_CLOSE, SNIPPET_OPEN, Status, StepStatus};
-use crate::tui::app::{App, Confirm, Overlay, PlanAsk, SearchState, short};
+use crate::tui::app::{App, Confirm, Overlay, PlanAsk, SearchState};
 use crate::tui::keymap::{self, Context};
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
@@ -50,7 +51,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
                 Line::from(vec![
                     Span::raw("Delete "),
                     Span::styled(format!("\"{}\"", fit(title, 36)), t.bold()),
-                    Span::styled(format!(" ({})", short(id)), t.dim()),
+                    Span::styled(format!(" ({})", short_id(id, 8)), t.dim()),
                     Span::raw("?"),
                 ]),
                 Line::from("Its messages and assets are removed for good."),
@@ -165,7 +166,7 @@ pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
         StepStatus::Completed,
         StepStatus::Failed,
     ] {
-        let (m, st) = super::step_icon(s, t);
+        let (m, st) = super::parts::step_icon(s, t);
         steps.push((m.to_string(), st));
         steps.push((format!(" {}   ", s.as_str()), t.text()));
     }
@@ -327,7 +328,7 @@ fn search(frame: &mut Frame<'_>, app: &App, size: Rect, s: &SearchState) {
                 t.bold(),
             ),
             Span::styled(
-                format!("  #{} {}  {}", hit.seq, hit.role, short(&hit.session_id)),
+                format!("  #{} {}  {}", hit.seq, hit.role, short_id(&hit.session_id, 8)),
                 t.dim(),
             ),
         ]);
