@@ -27,6 +27,7 @@ use crate::tui::worker::{Done, Reply, Worker};
 pub mod action;
 pub mod app;
 pub mod composer;
+pub mod conversation;
 pub mod demo;
 pub mod diff;
 pub mod effect;

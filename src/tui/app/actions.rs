@@ -235,8 +235,8 @@ impl App {
             Action::Help => {
                 // With no model configured the help opens at how to set one up.
                 let at = if self.agent.provider.is_err() && self.screen == Screen::Conversation {
-                    crate::tui::views::help_model_scroll(
-                        self,
+                    crate::tui::views::help::help_model_scroll(
+                        &self.theme,
                         ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1),
                     )
                 } else {

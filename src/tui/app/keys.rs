@@ -45,8 +45,8 @@ impl App {
         match std::mem::take(&mut self.overlay) {
             Overlay::None => {}
             Overlay::Help(scroll) => {
-                let max = crate::tui::views::help_max_scroll(
-                    self,
+                let max = crate::tui::views::help::help_max_scroll(
+                    &self.theme,
                     ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1),
                 );
                 let page = self.size.1.saturating_sub(6).max(1);

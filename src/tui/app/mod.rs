@@ -24,7 +24,9 @@ use crossterm::event::{KeyEvent, MouseEvent};
 use ratatui::layout::Rect;
 
 pub use cards::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS};
-pub use slash::{COMMANDS as SLASH_COMMANDS, matching as slash_matches};
+pub use crate::tui::conversation::commands::{
+    COMMANDS as SLASH_COMMANDS, matching as slash_matches,
+};
 pub use state::{
     Confirm, Detail, Filter, Focus, Overlay, PendingSelection, PlanAsk, Row, Screen, SearchState,
     SessionList, Status, Tab,

@@ -1,6 +1,7 @@
 //! Slash commands typed in the conversation's editor, and Tab completion of them.
 
 use super::App;
+use crate::tui::conversation::commands::{COMMANDS, PLAN_OPTIONS, at_word, matching, parse_plan_args};
 use super::state::Overlay;
 use crate::format;
 use crate::runtime::config::ApprovalPolicy;
@@ -9,139 +10,6 @@ use crate::session::StepStatus;
 use crate::tui::action::Action;
 use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::worker::Request;
-
-/// The commands: name, arguments, what it does (the completion popup and the help show them).
-pub const COMMANDS: &[(&str, &str, &str)] = &[
-    (
-        "/compact",
-        "",
-        "summarise the transcript now (older messages → a summary)",
-    ),
-    ("/new", "", "start a new session"),
-    (
-        "/plan",
-        "[--width N] [--retry-failed] [GOAL]",
-        "draft a plan for GOAL, approve it, run it step by step (no goal: resume the plan); --width N runs up to N independent steps at once, --retry-failed reruns failed steps on resume",
-    ),
-    (
-        "/fork",
-        "",
-        "fork this session (at the selected message, else the end)",
-    ),
-    ("/rename", "TITLE", "rename this session"),
-    (
-        "/model",
-        "[NAME]",
-        "show or switch the model of the next turns",
-    ),
-    ("/limits", "", "budgets of this session: used and left"),
-    (
-        "/approve",
-        "[ask|auto-edit|never-ask|network]",
-        "show or set the approval policy; `network` opens the network to this session's commands",
-    ),
-    (
-        "/skill",
-        "[NAME]",
-        "list the skills, or activate one in this session",
-    ),
-    (
-        "/attach",
-        "PATH",
-        "attach an image (png, jpeg, gif, webp) to the next message",
-    ),
-    ("/help", "", "keys and commands"),
-];
-
-/// The options of `/plan`, named as `neocode run --plan`'s flags.
-pub const PLAN_OPTIONS: &[&str] = &["--width", "--retry-failed"];
-
-/// Options of `/plan`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlanOpts {
-    /// Steps of one layer that may run at once.
-    pub width: usize,
-    /// Run failed steps again (resume only).
-    pub retry_failed: bool,
-}
-
-impl Default for PlanOpts {
-    fn default() -> PlanOpts {
-        PlanOpts {
-            width: 1,
-            retry_failed: false,
-        }
-    }
-}
-
-/// Splits `/plan`'s argument into its leading options and the goal (the rest, as typed; `--`
-/// ends the options, for a goal that starts with one). Errors are one line for the user.
-pub fn parse_plan_args(arg: &str) -> Result<(PlanOpts, &str), String> {
-    let mut opts = PlanOpts::default();
-    let mut rest = arg.trim_start();
-    let next_word = |s: &str| -> (usize, usize) {
-        let end = s.find(char::is_whitespace).unwrap_or(s.len());
-        (end, end + s[end..].len() - s[end..].trim_start().len())
-    };
-    while rest.starts_with("--") {
-        let (end, after) = next_word(rest);
-        let word = &rest[..end];
-        rest = &rest[after..];
-        let (name, inline) = match word.split_once('=') {
-            Some((n, v)) => (n, Some(v)),
-            None => (word, None),
-        };
-        match name {
-            "--" => break,
-            "--retry-failed" if inline.is_none() => opts.retry_failed = true,
-            "--width" => {
-                let value = match inline {
-                    Some(v) => v,
-                    None => {
-                        let (end, after) = next_word(rest);
-                        let v = &rest[..end];
-                        rest = &rest[after..];
-                        v
-                    }
-                };
-                if value.is_empty() {
-                    return Err("/plan: --width needs a number: /plan --width 3 GOAL".into());
-                }
-                match value.parse::<usize>() {
-                    Ok(n) if n >= 1 => opts.width = n,
-                    _ => {
-                        return Err(format!(
-                            "/plan: --width must be a whole number of steps at once, at least 1 (not `{}`)",
-                            sanitize::line(value)
-                        ));
-                    }
-                }
-            }
-            _ => {
-                return Err(format!(
-                    "/plan: unknown option `{}`; /plan takes --width N and --retry-failed",
-                    sanitize::line(word)
-                ));
-            }
-        }
-    }
-    Ok((opts, rest.trim_end()))
-}
-
-/// Commands whose name starts with what is typed (the word after `/`, before any space).
-pub fn matching(typed: &str) -> Vec<&'static (&'static str, &'static str, &'static str)> {
-    let t = typed.trim_start();
-    if !t.starts_with('/') || t.contains(char::is_whitespace) {
-        return Vec::new();
-    }
-    COMMANDS.iter().filter(|c| c.0.starts_with(t)).collect()
-}
-
-/// The path being typed after a trailing `@`, if the editor ends in one.
-pub fn at_word(text: &str) -> Option<&str> {
-    let last = text.rsplit(char::is_whitespace).next()?;
-    last.strip_prefix('@')
-}
 
 impl App {
     /// Tab in the editor: completes a slash command or an `@path`; true when it did

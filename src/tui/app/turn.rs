@@ -3,7 +3,7 @@
 //! which the `data_version` poll does not report, so the open session is refreshed here.
 //! Starting, answering and cancelling turns: the effects the app asks of the agent.
 
-use super::slash::PlanOpts;
+use crate::tui::conversation::commands::PlanOpts;
 use super::state::{Overlay, PlanAsk, Screen};
 use super::App;
 use crate::format::short_id;

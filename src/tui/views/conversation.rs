@@ -232,7 +232,7 @@ fn dangling_lines(app: &App, calls: &[crate::session::ToolCall], w: usize) -> Ve
 fn completion(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
     let m: Vec<(String, String, String)> = if app.path_matches.is_empty() {
-        crate::tui::app::slash_matches(&app.composer.text())
+        crate::tui::conversation::commands::matching(&app.composer.text())
             .iter()
             .map(|(n, a, w)| (n.to_string(), a.to_string(), w.to_string()))
             .collect()

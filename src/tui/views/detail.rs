@@ -686,6 +686,3 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     let wrapped = super::parts::wrap_lines(lines, area.width as usize, 12);
     frame.render_widget(Paragraph::new(wrapped).scroll((d.scroll, 0)), area);
 }
-
-/// What the help says about configuring a model.
-pub const NO_MODEL: &str = "With no model configured nothing can be sent. Set NEOCODE_BASE_URL, NEOCODE_MODEL and NEOCODE_API_KEY, or write config.toml in neocode's home ($NEOCODE_HOME, else ~/.neocode).";

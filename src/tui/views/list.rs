@@ -9,22 +9,9 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 use super::text::{fit, input_cursor_width};
 use crate::format;
 use chrono::Local;
-use crate::session::{SessionSummary, Status};
+use crate::session::SessionSummary;
 use crate::tui::app::{App, Focus, Row};
 use crate::tui::layout::Layout;
-use crate::tui::theme::Theme;
-
-/// Status marker and its style.
-pub fn marker(s: Status, t: &Theme) -> (&'static str, Style) {
-    match s {
-        Status::Created => ("○", t.dim()),
-        Status::Running => ("●", t.warn()),
-        Status::Paused => ("‖", t.warn()),
-        Status::Completed => ("✔", t.ok()),
-        Status::Failed => ("✗", t.error()),
-        Status::Cancelled => ("⊘", t.dim()),
-    }
-}
 
 /// The columns beside the title, in the order they are given room as the list widens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,7 +185,7 @@ fn row(
         .filter(|l| !l.finished && l.session_id.as_deref() == Some(s.id.as_str()));
     let (mark, mark_style) = match running {
         Some(_) => (crate::tui::live::spinner(app.now_ms), t.accent()),
-        None => marker(s.status, t),
+        None => super::parts::marker(s.status, t),
     };
     let live_tokens = running.map_or(0, |l| {
         l.usage.input_tokens + l.usage.output_tokens + l.chunks

@@ -3,13 +3,13 @@
 
 mod conversation;
 mod detail;
+pub mod help;
 mod list;
 mod overlay;
 mod parts;
 mod popup;
 mod text;
 
-pub use overlay::{help_max_scroll, help_model_scroll};
 
 use ratatui::Frame;
 use ratatui::layout::Rect;

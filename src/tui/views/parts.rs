@@ -4,7 +4,7 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType};
 
-use crate::session::StepStatus;
+use crate::session::{Status, StepStatus};
 use crate::tui::theme::Theme;
 
 /// A pane's border: focus shows as a thick border in its accent colour, so it stays visible
@@ -52,4 +52,16 @@ pub fn step_icon(s: StepStatus, t: &Theme) -> (&'static str, Style) {
             StepStatus::Failed => t.error(),
         },
     )
+}
+
+/// Status marker and its style.
+pub fn marker(s: Status, t: &Theme) -> (&'static str, Style) {
+    match s {
+        Status::Created => ("○", t.dim()),
+        Status::Running => ("●", t.warn()),
+        Status::Paused => ("‖", t.warn()),
+        Status::Completed => ("✔", t.ok()),
+        Status::Failed => ("✗", t.error()),
+        Status::Cancelled => ("⊘", t.dim()),
+    }
 }

@@ -1,0 +1,3 @@
+//! The conversation screen: what it holds and how slash commands read.
+
+pub mod commands;
