@@ -26,6 +26,7 @@ use crate::tui::worker::{Done, Reply, Worker};
 
 pub mod action;
 pub mod app;
+pub mod browse;
 pub mod composer;
 pub mod conversation;
 pub mod demo;
@@ -366,7 +367,7 @@ fn connected(
     }
     if let Some(Ok((agent, info))) = connecting.take().map(|h| h.join()) {
         turns.agent = agent;
-        app.agent = info;
+        app.conv.agent = info;
     }
     true
 }

@@ -18,7 +18,7 @@ use crate::tui::worker::Request;
 impl App {
     fn selected_id(&self) -> Option<(String, String)> {
         if (self.screen == Screen::Conversation || self.focus == Focus::Detail)
-            && let Some(d) = &self.detail
+            && let Some(d) = &self.browse.detail
         {
             {
                 let title = d
@@ -29,7 +29,7 @@ impl App {
                 return Some((d.id.clone(), title));
             }
         }
-        self.list
+        self.browse.list
             .current()
             .map(|s| (s.id.clone(), sanitize::line(s.display_title()).into_owned()))
     }
@@ -40,7 +40,7 @@ impl App {
         if !in_transcript {
             return None;
         }
-        self.detail.as_ref()?.transcript.as_ref()?.selected
+        self.browse.detail.as_ref()?.transcript.as_ref()?.selected
     }
 
     pub(super) fn act(&mut self, action: Action) -> Vec<Effect> {
@@ -62,7 +62,7 @@ impl App {
                         self.with_transcript(|t, w, h, th| t.select_by(d, w, h, th))
                     }
                     Tab::Assets => {
-                        if let Some(det) = self.detail.as_mut() {
+                        if let Some(det) = self.browse.detail.as_mut() {
                             let n = det.assets.len() as i64;
                             det.asset_sel =
                                 (det.asset_sel as i64 + d).clamp(0, (n - 1).max(0)) as usize;
@@ -70,7 +70,7 @@ impl App {
                         Vec::new()
                     }
                     Tab::Plan => {
-                        if let Some(det) = self.detail.as_mut() {
+                        if let Some(det) = self.browse.detail.as_mut() {
                             let n = det.plan_order().len() as i64;
                             det.plan_sel =
                                 (det.plan_sel as i64 + d).clamp(0, (n - 1).max(0)) as usize;
@@ -78,7 +78,7 @@ impl App {
                         Vec::new()
                     }
                     Tab::Usage | Tab::Info => {
-                        if let Some(det) = self.detail.as_mut() {
+                        if let Some(det) = self.browse.detail.as_mut() {
                             det.scroll = det.scroll.saturating_add_signed(d as i16);
                         }
                         Vec::new()
@@ -95,12 +95,12 @@ impl App {
                 self.with_transcript(|t, w, h, th| t.scroll(d * page, w, h, th))
             }
             Action::Top | Action::Bottom => {
-                if !detail_focus && action == Action::Bottom && self.list.next.is_some() {
+                if !detail_focus && action == Action::Bottom && self.browse.list.next.is_some() {
                     // Read the last page upwards, then land on the true last session.
                     self.pending = PendingSelection::LastRow;
                     return self.last_page();
                 }
-                if !detail_focus && action == Action::Top && self.list.above.is_some() {
+                if !detail_focus && action == Action::Top && self.browse.list.above.is_some() {
                     return self.home();
                 }
                 if !detail_focus {
@@ -132,7 +132,7 @@ impl App {
                 if self.focus == Focus::List {
                     effects.extend(self.sync_detail());
                 }
-                if self.detail.is_some() {
+                if self.browse.detail.is_some() {
                     self.enter_conversation();
                     effects.extend(self.load_window());
                     effects.push(self.load_history());
@@ -149,13 +149,13 @@ impl App {
             Action::PrevTab | Action::NextTab => {
                 let i = self.tab.index() as i64 + if action == Action::NextTab { 1 } else { -1 };
                 self.tab = Tab::ALL[i.rem_euclid(Tab::ALL.len() as i64) as usize];
-                if let Some(d) = self.detail.as_mut() {
+                if let Some(d) = self.browse.detail.as_mut() {
                     d.scroll = 0;
                 }
                 self.tab_data()
             }
             Action::Filter => {
-                let f = self.list.filter.get_or_insert_with(Filter::default);
+                let f = self.browse.list.filter.get_or_insert_with(Filter::default);
                 f.editing = true;
                 self.focus = Focus::List;
                 // The storage thread reads the text to match while the first key is typed.
@@ -168,7 +168,7 @@ impl App {
             }
             Action::Search => {
                 // A fresh dialog: an answer to an earlier one's query is not for it.
-                self.tokens.remove(&Slot::Search);
+                self.requests.tokens.remove(&Slot::Search);
                 self.overlay = Overlay::Search(SearchState::default());
                 Vec::new()
             }
@@ -177,12 +177,12 @@ impl App {
                 if self.screen == Screen::Conversation {
                     self.stash_draft();
                 }
-                self.draft = true;
-                self.detail = None;
+                self.conv.draft = true;
+                self.browse.detail = None;
                 self.restore_draft();
                 self.screen = Screen::Conversation;
                 self.overlay = Overlay::None;
-                if self.composer.is_empty() {
+                if self.conv.composer.is_empty() {
                     self.say(
                         "A new session: it is saved when you send the first message. Esc goes back.",
                     );
@@ -220,11 +220,11 @@ impl App {
                 let Some((id, _)) = self.selected_id() else {
                     return Vec::new();
                 };
-                let dir = self.export_dir.clone();
+                let dir = self.paths.export_dir.clone();
                 vec![self.ask(None, Request::Export { id, dir })]
             }
             Action::Expand => {
-                if let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut())
+                if let Some(t) = self.browse.detail.as_mut().and_then(|d| d.transcript.as_mut())
                     && let Some(s) = t.selected
                     && !t.expanded.remove(&s)
                 {
@@ -234,7 +234,7 @@ impl App {
             }
             Action::Help => {
                 // With no model configured the help opens at how to set one up.
-                let at = if self.agent.provider.is_err() && self.screen == Screen::Conversation {
+                let at = if self.conv.agent.provider.is_err() && self.screen == Screen::Conversation {
                     crate::tui::views::help::help_model_scroll(
                         &self.theme,
                         ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1),
@@ -274,18 +274,18 @@ impl App {
                 Vec::new()
             }
             Action::Rerun => {
-                if let Err(m) = &self.agent.provider {
+                if let Err(m) = &self.conv.agent.provider {
                     let m = sanitize::line(m).into_owned();
                     self.fail(format!("Cannot rerun: {m}"));
                     return Vec::new();
                 }
-                if let Some(d) = self.detail.as_mut() {
+                if let Some(d) = self.browse.detail.as_mut() {
                     d.interrupted.clear();
                 }
                 self.start_turn(None)
             }
             Action::MarkInterrupted => {
-                let Some(d) = self.detail.as_mut() else {
+                let Some(d) = self.browse.detail.as_mut() else {
                     return Vec::new();
                 };
                 let calls: Vec<String> = d.interrupted.drain(..).map(|c| c.id).collect();
@@ -296,16 +296,16 @@ impl App {
             Action::Back => {
                 if self.screen == Screen::Browse
                     && self.focus == Focus::List
-                    && self.list.filter.is_none()
+                    && self.browse.list.filter.is_none()
                     && self.turn_active()
                 {
                     self.overlay = Overlay::Confirm(Confirm::Quit);
                     return Vec::new();
                 }
-                if self.screen == Screen::Conversation && self.draft {
-                    let kept = !self.composer.text().trim().is_empty();
+                if self.screen == Screen::Conversation && self.conv.draft {
+                    let kept = !self.conv.composer.text().trim().is_empty();
                     self.stash_draft();
-                    self.draft = false;
+                    self.conv.draft = false;
                     self.screen = Screen::Browse;
                     self.status = None;
                     if kept {
@@ -318,7 +318,7 @@ impl App {
                     self.stash_draft();
                     self.screen = Screen::Browse;
                     self.status = None;
-                    if let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
+                    if let Some(t) = self.browse.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
                         t.follow_end = false;
                         t.top = (1, 0);
                         t.selected = None;
@@ -326,7 +326,7 @@ impl App {
                     // Return to the list row of this session if it is loaded.
                     return self.sync_detail();
                 }
-                if self.list.filter.is_some() {
+                if self.browse.list.filter.is_some() {
                     let mut effects = self.clear_filter();
                     effects.extend(self.sync_detail());
                     return effects;
@@ -339,15 +339,15 @@ impl App {
                 Vec::new()
             }
             Action::Submit => {
-                if !self.draft && self.detail.is_none() {
+                if !self.conv.draft && self.browse.detail.is_none() {
                     return Vec::new();
                 }
-                let slash = self.composer.text().trim_start().starts_with('/');
+                let slash = self.conv.composer.text().trim_start().starts_with('/');
                 if !slash && let Some(why) = self.send_blocked() {
                     self.fail(why);
                     return Vec::new();
                 }
-                let Outcome::Submit(text) = self.composer.key(KeyEvent::new(
+                let Outcome::Submit(text) = self.conv.composer.key(KeyEvent::new(
                     crossterm::event::KeyCode::Enter,
                     crossterm::event::KeyModifiers::NONE,
                 )) else {
@@ -363,7 +363,7 @@ impl App {
 
     /// Why a message cannot be sent now, if it cannot (the editor keeps the text).
     pub fn send_blocked(&self) -> Option<String> {
-        if let Err(m) = &self.agent.provider {
+        if let Err(m) = &self.conv.agent.provider {
             return Some(format!("Cannot send: {}", sanitize::line(m)));
         }
         if self.turn_active() {
@@ -378,7 +378,7 @@ impl App {
     pub fn running_elsewhere(&self) -> bool {
         !self.turn_active()
             && self
-                .detail
+                .browse.detail
                 .as_ref()
                 .and_then(|d| d.header.as_ref())
                 .is_some_and(|h| h.status == crate::session::Status::Running)
@@ -388,7 +388,7 @@ impl App {
     pub(super) fn leave_conversation(&mut self) -> Vec<Effect> {
         self.stash_draft();
         self.screen = Screen::Browse;
-        self.draft = false;
+        self.conv.draft = false;
         self.say("The turn keeps running; Enter on its row comes back to it.");
         self.sync_detail()
     }
@@ -399,7 +399,7 @@ impl App {
 
     /// Enter on a plan step: opens the conversation of its newest attempt.
     fn open_step(&mut self) -> Vec<Effect> {
-        let Some(d) = self.detail.as_ref() else {
+        let Some(d) = self.browse.detail.as_ref() else {
             return Vec::new();
         };
         let Some(step) = d.plan_order().get(d.plan_sel).cloned() else {
@@ -429,7 +429,7 @@ impl App {
     }
 
     fn export_asset(&mut self) -> Vec<Effect> {
-        let Some(d) = &self.detail else {
+        let Some(d) = &self.browse.detail else {
             return Vec::new();
         };
         let Some(a) = d.assets.get(d.asset_sel) else {
@@ -439,7 +439,7 @@ impl App {
         let req = Request::SaveAsset {
             id: d.id.clone(),
             asset_id: a.id.clone(),
-            dir: self.export_dir.clone(),
+            dir: self.paths.export_dir.clone(),
         };
         vec![self.ask(None, req)]
     }

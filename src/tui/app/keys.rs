@@ -25,7 +25,7 @@ impl App {
         if crate::tui::keymap::is_ctrl_c(&key) {
             // The first Ctrl-C stops a running turn; the next one quits.
             if self
-                .live
+                .conv.live
                 .as_ref()
                 .is_some_and(|l| !l.finished && !l.cancelling)
             {
@@ -188,21 +188,21 @@ impl App {
             {
                 return effects;
             }
-            self.path_matches.clear();
+            self.conv.path_matches.clear();
             if let Some(a) = keymap::lookup(Context::Conversation, &key) {
                 return self.act(a);
             }
-            self.composer.key(key);
+            self.conv.composer.key(key);
             return Vec::new();
         }
-        if let Some(f) = self.list.filter.as_mut()
+        if let Some(f) = self.browse.list.filter.as_mut()
             && f.editing
         {
             match key.code {
                 KeyCode::Enter => {
                     f.editing = false;
                     if f.input.text.is_empty() {
-                        self.list.filter = None;
+                        self.browse.list.filter = None;
                     }
                     return Vec::new();
                 }
@@ -218,7 +218,7 @@ impl App {
                         // The selection moves to the best match when the matches arrive,
                         // not now: the rows shown until then are the old ones, and the
                         // detail pane must keep showing the selected one.
-                        self.list.typed = true;
+                        self.browse.list.typed = true;
                         return self.filter_changed();
                     }
                     return Vec::new();
@@ -236,7 +236,7 @@ impl App {
         match key.code {
             KeyCode::Esc => {
                 self.overlay = Overlay::None;
-                self.tokens.remove(&Slot::Search);
+                self.requests.tokens.remove(&Slot::Search);
                 Some(Vec::new())
             }
             KeyCode::Up => {
@@ -257,7 +257,7 @@ impl App {
                     let q = s.input.text.trim().to_string();
                     if q.is_empty() {
                         // A query still in flight answers text that is gone.
-                        self.tokens.remove(&Slot::Search);
+                        self.requests.tokens.remove(&Slot::Search);
                         s.hits.clear();
                         s.answered.clear();
                         s.searching = false;
@@ -283,23 +283,23 @@ impl App {
     fn jump(&mut self, id: &str, seq: i64) -> Vec<Effect> {
         let mut effects = Vec::new();
         // Search is global: a filter that hides the session goes, so the list can show it.
-        if self.list.filter.is_some() && self.list.position(id).is_none() {
+        if self.browse.list.filter.is_some() && self.browse.list.position(id).is_none() {
             effects.extend(self.clear_filter());
         }
-        let row = self.list.position(id);
+        let row = self.browse.list.position(id);
         if let Some(pos) = row {
-            self.list.selected = pos;
+            self.browse.list.selected = pos;
         }
         self.screen = Screen::Browse;
         self.tab = Tab::Transcript;
         self.focus = Focus::Detail;
-        if row.is_none() && (self.list.next.is_some() || self.list.above.is_some()) {
+        if row.is_none() && (self.browse.list.next.is_some() || self.browse.list.above.is_some()) {
             // Outside the loaded window: move the window to it, then select it; the detail
             // pane follows the selection when it lands (the list and the detail pane must
             // never show two different sessions, also while the window is on its way).
             effects.extend(self.sync_detail());
             let has_transcript = self
-                .detail
+                .browse.detail
                 .as_ref()
                 .is_some_and(|d| d.id == id && d.transcript.is_some());
             self.pending = PendingSelection::Session {
@@ -311,10 +311,10 @@ impl App {
                 effects.extend(self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)));
             }
         } else {
-            if self.detail.as_ref().is_none_or(|d| d.id != id) {
+            if self.browse.detail.as_ref().is_none_or(|d| d.id != id) {
                 effects.extend(self.open_detail(id));
             }
-            let has_transcript = self.detail.as_ref().is_some_and(|d| d.transcript.is_some());
+            let has_transcript = self.browse.detail.as_ref().is_some_and(|d| d.transcript.is_some());
             if has_transcript {
                 effects.extend(self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)));
             } else {
@@ -350,7 +350,7 @@ impl App {
                 {
                     self.attach(t);
                 } else {
-                    self.composer.paste(text)
+                    self.conv.composer.paste(text)
                 }
             }
             _ => {}
@@ -382,9 +382,9 @@ impl App {
                 if in_list {
                     self.focus = Focus::List;
                     if m.row >= a.list_rows.y {
-                        let row = self.list.offset + (m.row - a.list_rows.y) as usize;
-                        if row < self.list.visible.len() {
-                            self.list.selected = row;
+                        let row = self.browse.list.offset + (m.row - a.list_rows.y) as usize;
+                        if row < self.browse.list.visible.len() {
+                            self.browse.list.selected = row;
                             let mut effects = self.sync_detail();
                             effects.extend(self.maybe_prefetch());
                             return effects;

@@ -15,8 +15,8 @@ impl App {
     /// Tab in the editor: completes a slash command or an `@path`; true when it did
     /// something. The first `@` completion asks the worker for the workspace's files.
     pub(super) fn complete(&mut self) -> Option<Vec<Effect>> {
-        if at_word(&self.composer.text()).is_some() {
-            if self.files.is_none() {
+        if at_word(&self.conv.composer.text()).is_some() {
+            if self.conv.files.is_none() {
                 self.say("Listing the workspace's files…");
                 return Some(vec![self.ask(None, Request::Files)]);
             }
@@ -32,7 +32,7 @@ impl App {
     /// Completes a `/plan` option being typed at the end of the editor (`/plan --w` → `/plan
     /// --width `).
     fn complete_plan_option(&mut self) -> bool {
-        let text = self.composer.text();
+        let text = self.conv.composer.text();
         let t = text.trim_start();
         if !t.starts_with("/plan ") || text.ends_with(char::is_whitespace) {
             return false;
@@ -49,7 +49,7 @@ impl App {
         match m.as_slice() {
             [one] => {
                 let head = &text[..text.len() - last.len()];
-                self.composer.set_text(&format!("{head}{one} "));
+                self.conv.composer.set_text(&format!("{head}{one} "));
             }
             [] => self.fail("/plan takes --width N and --retry-failed"),
             many => self.say(format!("/plan options: {}", many.join(" "))),
@@ -60,11 +60,11 @@ impl App {
     /// Completes the `@word` at the end of the editor from the workspace's files: a single
     /// match is taken whole, several extend to what they share and are listed.
     pub(super) fn complete_path(&mut self) {
-        let text = self.composer.text();
+        let text = self.conv.composer.text();
         let Some(word) = at_word(&text) else {
             return;
         };
-        let Some(files) = &self.files else { return };
+        let Some(files) = &self.conv.files else { return };
         let mut m: Vec<String> = files
             .iter()
             .filter(|f| f.starts_with(word))
@@ -81,13 +81,13 @@ impl App {
         let head = &text[..text.len() - word.len()];
         match m.as_slice() {
             [] => {
-                self.path_matches.clear();
+                self.conv.path_matches.clear();
                 self.say(format!("No file matches @{}", sanitize::line(word)));
             }
             [one] => {
-                self.path_matches.clear();
+                self.conv.path_matches.clear();
                 let new = format!("{head}{one} ");
-                self.composer.set_text(&new);
+                self.conv.composer.set_text(&new);
             }
             many => {
                 let first = many[0].as_str();
@@ -104,21 +104,21 @@ impl App {
                 }
                 if n > word.len() && first.starts_with(word) {
                     let new = format!("{head}{}", &first[..n]);
-                    self.composer.set_text(&new);
+                    self.conv.composer.set_text(&new);
                 }
-                self.path_matches = many.iter().take(8).cloned().collect();
+                self.conv.path_matches = many.iter().take(8).cloned().collect();
             }
         }
     }
 
     fn complete_slash(&mut self) -> bool {
-        let text = self.composer.text();
+        let text = self.conv.composer.text();
         let m = matching(&text);
         match m.as_slice() {
             [] => false,
             [one] => {
                 let arg = if one.1.is_empty() { "" } else { " " };
-                self.composer.set_text(&format!("{}{arg}", one.0));
+                self.conv.composer.set_text(&format!("{}{arg}", one.0));
                 true
             }
             many => {
@@ -135,7 +135,7 @@ impl App {
                     );
                 }
                 if n > text.trim_start().len() {
-                    self.composer.set_text(&first[..n]);
+                    self.conv.composer.set_text(&first[..n]);
                 }
                 true
             }
@@ -148,7 +148,7 @@ impl App {
             Some((c, a)) => (c, a.trim()),
             None => (line, ""),
         };
-        let open = self.detail.as_ref().map(|d| d.id.clone());
+        let open = self.browse.detail.as_ref().map(|d| d.id.clone());
         match cmd {
             "/help" => {
                 self.overlay = Overlay::Help(0);
@@ -182,14 +182,14 @@ impl App {
                     self.fail("/compact: wait for the turn to end (or Esc to cancel it).");
                     return Vec::new();
                 }
-                if let Err(m) = &self.agent.provider {
+                if let Err(m) = &self.conv.agent.provider {
                     let m = sanitize::line(m).into_owned();
                     self.fail(format!("/compact needs a model: {m}"));
                     return Vec::new();
                 }
                 // Compaction starts from a clean live cell.
-                if self.live.as_ref().is_some_and(|l| l.finished) {
-                    self.live = None;
+                if self.conv.live.as_ref().is_some_and(|l| l.finished) {
+                    self.conv.live = None;
                 }
                 self.say("Compacting… (the model writes a summary)");
                 vec![Effect::Turn(TurnEffect::Compact { session_id: id })]
@@ -213,10 +213,10 @@ impl App {
                     return Vec::new();
                 }
                 let shown = sanitize::line(arg).into_owned();
-                match open.filter(|_| !self.draft) {
+                match open.filter(|_| !self.conv.draft) {
                     Some(id) => {
                         // Kept with the session (its header), so a restart keeps it too.
-                        self.model_switch = Some((id.clone(), arg.to_string()));
+                        self.conv.model_switch = Some((id.clone(), arg.to_string()));
                         self.say(format!("This session's next turns use {shown}."));
                         vec![Effect::Turn(TurnEffect::Model {
                             session_id: Some(id),
@@ -224,8 +224,8 @@ impl App {
                         })]
                     }
                     None => {
-                        self.model_before = Some(self.agent.provider.clone());
-                        self.agent.provider = Ok(arg.to_string());
+                        self.conv.model_before = Some(self.conv.agent.provider.clone());
+                        self.conv.agent.provider = Ok(arg.to_string());
                         self.say(format!("The new session uses {shown}."));
                         vec![Effect::Turn(TurnEffect::Model {
                             session_id: None,
@@ -269,7 +269,7 @@ impl App {
                 }
                 match ApprovalPolicy::parse(arg) {
                     Some(p) => {
-                        self.policy = Some(p);
+                        self.conv.policy = Some(p);
                         self.say(format!(
                             "Approval policy of the next turns: {}.",
                             p.as_str()
@@ -295,7 +295,7 @@ impl App {
                     self.fail("/plan: wait for the turn to end first.");
                     return Vec::new();
                 }
-                if let Err(m) = &self.agent.provider {
+                if let Err(m) = &self.conv.agent.provider {
                     let m = sanitize::line(m).into_owned();
                     self.fail(format!("/plan needs a model: {m}"));
                     return Vec::new();
@@ -317,7 +317,7 @@ impl App {
                     return self.start_plan(Some(goal.to_string()), opts);
                 }
                 // No goal: the open session's plan run goes on where it stopped.
-                let unfinished = self.detail.as_ref().is_some_and(|d| {
+                let unfinished = self.browse.detail.as_ref().is_some_and(|d| {
                     d.header
                         .as_ref()
                         .and_then(|h| h.plan.as_ref())
@@ -327,7 +327,7 @@ impl App {
                             })
                         })
                 });
-                if unfinished && !self.draft {
+                if unfinished && !self.conv.draft {
                     self.say(if opts.retry_failed {
                         "Resuming the plan run, failed steps again… Esc cancels."
                     } else {
@@ -365,7 +365,7 @@ impl App {
         let full = if p.is_absolute() {
             p.to_path_buf()
         } else {
-            self.export_dir.join(p)
+            self.paths.export_dir.join(p)
         };
         if crate::tui::worker::image_mime(&full).is_none() {
             self.fail(format!(
@@ -374,8 +374,8 @@ impl App {
             ));
             return;
         }
-        self.attachments.push(full);
-        let n = self.attachments.len();
+        self.conv.attachments.push(full);
+        let n = self.conv.attachments.len();
         self.say(format!(
             "Attached {} ({n} image{} with the next message).",
             sanitize::line(path),
@@ -386,7 +386,7 @@ impl App {
     /// The session's budgets in one line: used / limit of each.
     pub fn limits_text(&self) -> String {
         let Some(l) = self
-            .detail
+            .browse.detail
             .as_ref()
             .and_then(|d| d.header.as_ref())
             .and_then(|h| h.ledger.as_ref())
@@ -429,7 +429,7 @@ impl App {
 
     /// The tightest budget left, in words (the status line), when any is set.
     pub fn budget_left(&self) -> Option<String> {
-        let l = self.detail.as_ref()?.header.as_ref()?.ledger.as_ref()?;
+        let l = self.browse.detail.as_ref()?.header.as_ref()?.ledger.as_ref()?;
         let mut best: Option<(f64, String)> = None;
         for (name, used, max) in [
             ("turns", l.usage.turns, l.limits.max_turns),

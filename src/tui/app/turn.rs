@@ -36,8 +36,8 @@ impl App {
     /// Whether the open session is the live turn's.
     fn turn_is_open(&self) -> bool {
         match (
-            self.live.as_ref().and_then(|l| l.session_id.as_ref()),
-            &self.detail,
+            self.conv.live.as_ref().and_then(|l| l.session_id.as_ref()),
+            &self.browse.detail,
         ) {
             (Some(s), Some(d)) => *s == d.id,
             _ => false,
@@ -48,18 +48,18 @@ impl App {
         let now = self.now_ms;
         match event {
             TurnEvent::Started { session_id } => {
-                self.turn_running = true;
-                let draft = self.draft;
+                self.conv.turn_running = true;
+                let draft = self.conv.draft;
                 // A turn this app did not start here (a test, a future steering front end)
                 // is shown all the same.
-                let l = self.live.get_or_insert_with(|| Live {
+                let l = self.conv.live.get_or_insert_with(|| Live {
                     started_ms: now,
                     ..Live::default()
                 });
                 l.session_id = Some(session_id.clone());
                 if draft && self.screen == Screen::Conversation {
                     // The new session exists now: show it like any other.
-                    self.draft = false;
+                    self.conv.draft = false;
                     let effects = self.resume(&session_id);
                     self.say(format!("New session {}.", short_id(&session_id, 8)));
                     return effects;
@@ -70,21 +70,21 @@ impl App {
                 Vec::new()
             }
             TurnEvent::TextDelta(t) => {
-                if let Some(l) = self.live.as_mut() {
+                if let Some(l) = self.conv.live.as_mut() {
                     l.text.push_str(&t);
                     l.chunks += 1;
                 }
                 Vec::new()
             }
             TurnEvent::ReasoningDelta(t) => {
-                if let Some(l) = self.live.as_mut() {
+                if let Some(l) = self.conv.live.as_mut() {
                     l.reasoning.push_str(&t);
                     l.chunks += 1;
                 }
                 Vec::new()
             }
             TurnEvent::AssistantStored { seq, usage } => {
-                if let Some(l) = self.live.as_mut() {
+                if let Some(l) = self.conv.live.as_mut() {
                     // The stored message replaces the streamed text once the transcript has
                     // it; until the refresh lands the text stays (no flicker to empty).
                     l.stored_text = std::mem::take(&mut l.text);
@@ -103,7 +103,7 @@ impl App {
                 kind,
                 summary,
             } => {
-                if let Some(l) = self.live.as_mut() {
+                if let Some(l) = self.conv.live.as_mut() {
                     l.cards.push(Card {
                         call,
                         kind,
@@ -119,10 +119,10 @@ impl App {
                 Vec::new()
             }
             TurnEvent::ApprovalNeeded { call, reason, .. } => {
-                if self.live.as_ref().is_some_and(|l| l.asking.is_empty()) {
+                if self.conv.live.as_ref().is_some_and(|l| l.asking.is_empty()) {
                     self.card_shown();
                 }
-                if let Some(l) = self.live.as_mut() {
+                if let Some(l) = self.conv.live.as_mut() {
                     if let Some(c) = l.card_mut(&call.id) {
                         c.state = CardState::Waiting(reason);
                         c.since_ms = now;
@@ -143,7 +143,7 @@ impl App {
                 is_error,
                 seq,
             } => {
-                if let Some(l) = self.live.as_mut() {
+                if let Some(l) = self.conv.live.as_mut() {
                     let step = l.current_step.clone();
                     l.asking.retain(|a| a.call_id != call_id || a.step != step);
                     if let Some(c) = l.card_mut(&call_id) {
@@ -203,7 +203,7 @@ impl App {
                 let again = retry.map_or(String::new(), |r| {
                     format!(" (again: {})", sanitize::line(&r))
                 });
-                if let Some(l) = self.live.as_mut() {
+                if let Some(l) = self.conv.live.as_mut() {
                     l.steps.push(format!("▸ {id} · {title}{again}"));
                 }
                 self.say(format!("Step {id}: {title}{again}"));
@@ -225,7 +225,7 @@ impl App {
                         sanitize::line(&f.message)
                     ),
                 };
-                if let Some(l) = self.live.as_mut() {
+                if let Some(l) = self.conv.live.as_mut() {
                     // The step's text and calls are in its own session now (the Plan tab
                     // opens it); the progress line stays, and so do the calls of steps
                     // still running beside it.
@@ -253,7 +253,7 @@ impl App {
                         | TurnEvent::ReasoningDelta(_)
                         | TurnEvent::AssistantStored { .. }
                 );
-                if let Some(l) = self.live.as_mut()
+                if let Some(l) = self.conv.live.as_mut()
                     && streamed
                     && *l.following.get_or_insert_with(|| step_id.clone()) != step_id
                 {
@@ -270,13 +270,13 @@ impl App {
                     _ => None,
                 };
                 let stored = matches!(event.as_ref(), TurnEvent::AssistantStored { .. });
-                if let Some(l) = self.live.as_mut() {
+                if let Some(l) = self.conv.live.as_mut() {
                     l.current_step = Some(step_id.clone());
                 }
                 let effects = self.turn_event(*event);
                 // The step's messages are stored in its own session, never in the open
                 // transcript: they stay in the live cell until the step ends.
-                if let Some(l) = self.live.as_mut() {
+                if let Some(l) = self.conv.live.as_mut() {
                     if stored {
                         l.stored_seq = i64::MAX;
                     }
@@ -297,14 +297,14 @@ impl App {
                         return effects;
                     }
                     "model_failed" => {
-                        self.model_switch = None;
+                        self.conv.model_switch = None;
                         self.fail(msg);
                     }
                     "compacted" => {
                         // The transcript starts again at #1: a finished turn's cell (its
                         // prompt, text and cards) must not be drawn again after the summary.
-                        if self.live.as_ref().is_some_and(|l| l.finished) {
-                            self.live = None;
+                        if self.conv.live.as_ref().is_some_and(|l| l.finished) {
+                            self.conv.live = None;
                         }
                         self.say(msg);
                         let mut effects = self.refresh_detail();
@@ -317,8 +317,8 @@ impl App {
                     "mcp_server_failed" => {
                         // "MCP server `name`: why": the status line keeps the name.
                         let name = msg.split('`').nth(1).unwrap_or(&msg).to_string();
-                        if !self.agent.mcp_failed.contains(&name) {
-                            self.agent.mcp_failed.push(name);
+                        if !self.conv.agent.mcp_failed.contains(&name) {
+                            self.conv.agent.mcp_failed.push(name);
                         }
                         self.fail(msg);
                     }
@@ -327,12 +327,12 @@ impl App {
                 Vec::new()
             }
             TurnEvent::Finished { reason, usage } => {
-                self.turn_running = false;
+                self.conv.turn_running = false;
                 // A plan nobody answered (the run was cancelled) is no longer asked about.
                 if matches!(self.overlay, Overlay::Plan(_)) {
                     self.overlay = Overlay::None;
                 }
-                let Some(l) = self.live.as_mut() else {
+                let Some(l) = self.conv.live.as_mut() else {
                     return Vec::new();
                 };
                 l.finished = true;
@@ -444,28 +444,28 @@ impl App {
     /// written); `None` when there is no session to start it in, else the session (`None`:
     /// a new one).
     fn begin_live(&mut self, text: Option<String>) -> Option<Option<String>> {
-        let session_id = if self.draft {
+        let session_id = if self.conv.draft {
             None
         } else {
-            match self.detail.as_ref() {
+            match self.browse.detail.as_ref() {
                 Some(d) => Some(d.id.clone()),
                 None => return None,
             }
         };
         let base_seq = self
-            .detail
+            .browse.detail
             .as_ref()
             .and_then(|d| d.header.as_ref())
             .map_or(0, |h| h.last_seq);
-        self.live = Some(Live {
+        self.conv.live = Some(Live {
             session_id: session_id.clone(),
             started_ms: self.now_ms,
             prompt: text,
             base_seq,
             ..Live::default()
         });
-        self.turn_running = true;
-        if let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
+        self.conv.turn_running = true;
+        if let Some(t) = self.browse.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
             t.follow_end = true;
             t.selected = None;
         }
@@ -475,30 +475,30 @@ impl App {
     /// Sends a message: with images, they are stored first (as assets of the session) and
     /// the turn answers the stored message.
     pub(super) fn send(&mut self, text: String) -> Vec<Effect> {
-        if self.attachments.is_empty() {
+        if self.conv.attachments.is_empty() {
             return self.start_turn(Some(text));
         }
-        let id = match (&self.detail, self.draft) {
+        let id = match (&self.browse.detail, self.conv.draft) {
             (Some(d), false) => d.id.clone(),
             _ => {
-                self.composer.set_text(&text);
+                self.conv.composer.set_text(&text);
                 self.fail("Images attach to a saved session: send a first message, then /attach.");
                 return Vec::new();
             }
         };
-        let images = std::mem::take(&mut self.attachments);
-        self.pending_send = Some(text.clone());
+        let images = std::mem::take(&mut self.conv.attachments);
+        self.conv.pending_send = Some(text.clone());
         self.say("Storing the images…");
         vec![self.ask(None, Request::SendWithImages { id, text, images })]
     }
 
     /// The message with images is stored: its turn starts.
     pub(super) fn on_sent(&mut self) -> Vec<Effect> {
-        let Some(text) = self.pending_send.take() else {
+        let Some(text) = self.conv.pending_send.take() else {
             return self.refresh_detail();
         };
         let effects = self.start_turn(None);
-        if let Some(l) = self.live.as_mut() {
+        if let Some(l) = self.conv.live.as_mut() {
             l.prompt = Some(text);
         }
         effects
@@ -517,7 +517,7 @@ impl App {
         let id = asked.call_id.clone();
         // The next card (if one is queued) waits a moment before it takes an answer.
         self.card_shown();
-        if let Some(l) = self.live.as_mut() {
+        if let Some(l) = self.conv.live.as_mut() {
             l.asking.pop_front();
             if let Some(c) = l.cards.iter_mut().find(|c| asked.is(c)) {
                 c.since_ms = self.now_ms;
@@ -550,7 +550,7 @@ impl App {
 
     /// Cancels the running turn.
     pub(super) fn cancel_turn(&mut self) -> Vec<Effect> {
-        match self.live.as_mut() {
+        match self.conv.live.as_mut() {
             Some(l) if !l.finished && !l.cancelling => {
                 l.cancelling = true;
                 self.say("Cancelling… what arrived is kept. Ctrl-C again quits.");

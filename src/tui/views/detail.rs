@@ -16,11 +16,11 @@ use crate::tui::layout::Layout;
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
     let focused = app.focus == Focus::Detail;
-    let welcoming = app.list.loaded
-        && app.list.rows.is_empty()
-        && app.list.filter.is_none()
-        && app.detail.is_none();
-    let title = match app.detail.as_ref().and_then(|d| d.header.as_ref()) {
+    let welcoming = app.browse.list.loaded
+        && app.browse.list.rows.is_empty()
+        && app.browse.list.filter.is_none()
+        && app.browse.detail.is_none();
+    let title = match app.browse.detail.as_ref().and_then(|d| d.header.as_ref()) {
         Some(h) if !h.title.trim().is_empty() => sanitize::line(&h.title).into_owned(),
         Some(h) => format!("session {}", short_id(&h.id, 8)),
         None if welcoming => "Getting started".to_string(),
@@ -70,7 +70,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         },
     );
 
-    let Some(d) = &app.detail else {
+    let Some(d) = &app.browse.detail else {
         frame.render_widget(
             Paragraph::new(Span::styled("No session selected.", t.dim())),
             a.body,
@@ -133,7 +133,7 @@ pub(super) fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rec
     // A turn running in this session in the background (Ctrl-B): what it sent and what
     // streams so far show live after the stored messages, as in the conversation.
     let extra: Vec<Line<'static>> = match app
-        .live
+        .conv.live
         .as_ref()
         .filter(|l| l.session_id.as_deref() == Some(d.id.as_str()))
     {
@@ -385,7 +385,7 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             "{}{} of {} (what the next request carries)",
             if est { "~" } else { "" },
             format::compact(n),
-            format::compact(app.agent.window)
+            format::compact(app.conv.agent.window)
         ),
         None => "no model call yet".to_string(),
     };
@@ -612,7 +612,7 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             },
         ),
         kv("status", h.status.as_str().to_string()),
-        kv("workspace", app.root.clone()),
+        kv("workspace", app.paths.root.clone()),
         kv("workdir", h.workdir.clone()),
         kv("provider", h.provider.clone()),
         kv("model", h.model.clone()),

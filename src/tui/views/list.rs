@@ -66,7 +66,7 @@ fn columns(width: usize) -> Vec<Col> {
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let area = a.list;
     let t = &app.theme;
-    let l = &app.list;
+    let l = &app.browse.list;
     let focused = app.focus == Focus::List;
     let pos = if l.visible.is_empty() {
         0
@@ -180,7 +180,7 @@ fn row(
     // The session whose turn runs in this process: a spinner and a token count that moves
     // (stored usage plus the chunks streaming now).
     let running = app
-        .live
+        .conv.live
         .as_ref()
         .filter(|l| !l.finished && l.session_id.as_deref() == Some(s.id.as_str()));
     let (mark, mark_style) = match running {

@@ -66,8 +66,8 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     } else {
         computed = Layout::compute(
             app.screen,
-            app.list.filter.is_some(),
-            app.composer.rows(),
+            app.browse.list.filter.is_some(),
+            app.conv.composer.rows(),
             size,
         );
         &computed
@@ -87,12 +87,12 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
 
 fn title_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let t = &app.theme;
-    let count = match app.list.total {
+    let count = match app.browse.list.total {
         Some(1) => "1 session".to_string(),
         Some(n) => format!("{n} sessions"),
         None => "loading…".to_string(),
     };
-    let root = sanitize::line(&app.root).into_owned();
+    let root = sanitize::line(&app.paths.root).into_owned();
     let line = Line::from(vec![
         Span::styled(" neocode ", t.bold().patch(t.accent())),
         Span::raw(" "),
@@ -262,7 +262,7 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Overlay::Plan(_) => keymap::bar(keymap::Context::Plan).collect(),
         Overlay::Help(_) => vec![("↑↓", "scroll"), ("any key", "close")],
         Overlay::None => {
-            if app.screen == Screen::Browse && app.list.filter.as_ref().is_some_and(|f| f.editing) {
+            if app.screen == Screen::Browse && app.browse.list.filter.as_ref().is_some_and(|f| f.editing) {
                 vec![
                     ("type", "to filter"),
                     ("↑↓", "move"),
