@@ -9,12 +9,15 @@
 
 mod actions;
 mod answers;
+mod calls;
 mod cards;
 mod detail;
 mod keys;
 mod list;
+mod plan_events;
 mod slash;
 mod state;
+mod stream;
 mod turn;
 
 use std::collections::HashMap;
