@@ -159,7 +159,14 @@ fn benches(c: &mut Criterion) {
     let jobs = {
         let (w, h) = t_app.viewport();
         let theme = t_app.theme;
-        let tr = t_app.browse.detail.as_mut().unwrap().transcript.as_mut().unwrap();
+        let tr = t_app
+            .browse
+            .detail
+            .as_mut()
+            .unwrap()
+            .transcript
+            .as_mut()
+            .unwrap();
         tr.select(50_000, w, h, &theme);
         t_app.on_resize(120, 35)
     };

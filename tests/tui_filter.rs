@@ -110,7 +110,11 @@ fn the_filter_finds_an_unloaded_session_without_paging_the_list_in() {
         h.app.browse.list.current().unwrap().title,
         "Ancient walrus migration"
     );
-    assert_eq!(h.app.browse.list.rows.len(), PAGE, "no page was loaded to filter");
+    assert_eq!(
+        h.app.browse.list.rows.len(),
+        PAGE,
+        "no page was loaded to filter"
+    );
     assert!(h.screen().contains("1 match"), "{}", h.screen());
     // The detail pane follows the match.
     assert_eq!(

@@ -655,11 +655,13 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
     h.key(KeyCode::Enter);
     h.pump("plan proposal", proposed);
     h.answer('y');
-    let asks = |app: &App, _: &TurnEvent| app.conv.live.as_ref().is_some_and(|l| l.asking.len() == 2);
+    let asks =
+        |app: &App, _: &TurnEvent| app.conv.live.as_ref().is_some_and(|l| l.asking.len() == 2);
     h.pump("both steps' questions", asks);
     let first = h
         .app
-        .conv.live
+        .conv
+        .live
         .as_ref()
         .unwrap()
         .asking_now()
@@ -682,7 +684,8 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
     h.answer('n');
     let second = h
         .app
-        .conv.live
+        .conv
+        .live
         .as_ref()
         .unwrap()
         .asking_now()

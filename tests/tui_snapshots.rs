@@ -107,7 +107,8 @@ impl H {
         for _ in 0..50 {
             if self
                 .app
-                .browse.list
+                .browse
+                .list
                 .current()
                 .is_some_and(|s| s.title.starts_with(title))
             {
@@ -340,7 +341,10 @@ fn conversation_view_without_a_provider_keeps_the_message_and_says_why() {
     // Sending is disabled: nothing is written, the text stays, the reason is shown.
     let hd = h.rt.header(&id).unwrap();
     assert_eq!(hd.message_count, before);
-    assert_eq!(h.app.conv.composer.text(), "Yes please, add it to the README");
+    assert_eq!(
+        h.app.conv.composer.text(),
+        "Yes please, add it to the README"
+    );
     let s = h.screen();
     assert!(
         s.contains("Cannot send: no model provider configured"),
@@ -738,7 +742,11 @@ fn writes_from_another_process_show_up_live() {
         })
         .unwrap();
     tick(&mut h);
-    assert_eq!(h.app.browse.list.rows.len(), 14, "the new session is listed");
+    assert_eq!(
+        h.app.browse.list.rows.len(),
+        14,
+        "the new session is listed"
+    );
     assert!(h.screen().contains("Started in another"), "{}", h.screen());
     let d = h.app.browse.detail.as_ref().unwrap();
     assert_eq!(d.id, selected, "the selection stays where it was");
@@ -766,7 +774,8 @@ fn deleting_a_fork_parent_keeps_a_valid_selection() {
     let parent = h.app.browse.list.current().unwrap().id.clone();
     assert!(
         h.app
-            .browse.list
+            .browse
+            .list
             .rows
             .iter()
             .any(|s| s.parent_id.as_deref() == Some(parent.as_str())),
@@ -787,12 +796,18 @@ fn a_search_jump_clears_a_filter_that_hides_the_session() {
     h.key(KeyCode::Char('/'));
     h.chars("zzzz");
     h.key(KeyCode::Enter);
-    assert!(h.app.browse.list.visible.is_empty(), "the filter hides everything");
+    assert!(
+        h.app.browse.list.visible.is_empty(),
+        "the filter hides everything"
+    );
     h.key(KeyCode::Char('s'));
     h.chars("redis");
     h.key(KeyCode::Enter);
     let shown = h.app.browse.detail.as_ref().unwrap().id.clone();
-    assert_eq!(h.app.browse.list.current().map(|s| s.id.clone()), Some(shown));
+    assert_eq!(
+        h.app.browse.list.current().map(|s| s.id.clone()),
+        Some(shown)
+    );
     assert!(h.app.browse.list.filter.is_none());
 }
 

@@ -293,7 +293,10 @@ fn run(
         }
         Request::ListAt { id, limit } => {
             let Some((key, base)) = rt.locate(&id)? else {
-                anyhow::bail!("session {} no longer exists", crate::format::short_id(&id, 8));
+                anyhow::bail!(
+                    "session {} no longer exists",
+                    crate::format::short_id(&id, 8)
+                );
             };
             let mut page = rt.list(&ListQuery {
                 limit,

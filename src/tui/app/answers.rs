@@ -34,7 +34,8 @@ impl App {
                 // `None`: a newer text stopped it; that one's answer follows.
                 match result {
                     Some(r)
-                        if self.current(Slot::Filter, token) && self.browse.list.filter_text() == text =>
+                        if self.current(Slot::Filter, token)
+                            && self.browse.list.filter_text() == text =>
                     {
                         self.show_matches(r)
                     }
@@ -60,7 +61,12 @@ impl App {
             Reply::Messages {
                 id, from, messages, ..
             } => {
-                let Some(t) = self.browse.detail.as_mut().and_then(|d| d.transcript.as_mut()) else {
+                let Some(t) = self
+                    .browse
+                    .detail
+                    .as_mut()
+                    .and_then(|d| d.transcript.as_mut())
+                else {
                     return Vec::new();
                 };
                 // Each chunk keeps the token it was asked with.
@@ -181,7 +187,9 @@ impl App {
             }
             // Still not there (the rebuild settles it when it is).
             PendingSelection::Session { id, message } => {
-                if load != Load::At && (self.browse.list.next.is_some() || self.browse.list.above.is_some()) {
+                if load != Load::At
+                    && (self.browse.list.next.is_some() || self.browse.list.above.is_some())
+                {
                     // Outside this window: move the window to it (once).
                     self.pending = PendingSelection::Session {
                         id: id.clone(),
@@ -227,10 +235,10 @@ impl App {
             return Vec::new();
         }
         // A session whose turn runs in the background opens at its end, where it streams.
-        let running_here = self
-            .conv.live
-            .as_ref()
-            .is_some_and(|l| !l.finished && l.session_id.as_deref() == Some(header.id.as_str()));
+        let running_here =
+            self.conv.live.as_ref().is_some_and(|l| {
+                !l.finished && l.session_id.as_deref() == Some(header.id.as_str())
+            });
         let conversation = self.screen == Screen::Conversation;
         let Some(d) = self.browse.detail.as_mut() else {
             return Vec::new();
@@ -240,7 +248,8 @@ impl App {
         }
         d.steps = steps;
         if self
-            .conv.model_switch
+            .conv
+            .model_switch
             .as_ref()
             .is_some_and(|(id, m)| *id == header.id && header.model == *m)
         {

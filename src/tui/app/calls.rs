@@ -25,7 +25,12 @@ fn result_state(text: &str, is_error: bool) -> CardState {
 
 impl App {
     /// A tool call starts: its card.
-    pub(super) fn tool_call(&mut self, call: ToolCall, kind: ToolKind, summary: String) -> Vec<Effect> {
+    pub(super) fn tool_call(
+        &mut self,
+        call: ToolCall,
+        kind: ToolKind,
+        summary: String,
+    ) -> Vec<Effect> {
         let now = self.now_ms;
         if let Some(l) = self.conv.live.as_mut() {
             l.cards.push(Card {
@@ -66,7 +71,13 @@ impl App {
     }
 
     /// A call has its result.
-    pub(super) fn tool_result(&mut self, call_id: String, text: String, is_error: bool, seq: i64) -> Vec<Effect> {
+    pub(super) fn tool_result(
+        &mut self,
+        call_id: String,
+        text: String,
+        is_error: bool,
+        seq: i64,
+    ) -> Vec<Effect> {
         let now = self.now_ms;
         if let Some(l) = self.conv.live.as_mut() {
             let step = l.current_step.clone();

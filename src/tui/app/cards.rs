@@ -10,9 +10,9 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::App;
-use crate::tui::conversation::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS, Held};
 use super::state::{Overlay, Screen};
 use crate::tui::action::Action;
+use crate::tui::conversation::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS, Held};
 use crate::tui::effect::Effect;
 use crate::tui::keymap::{self, Context};
 
@@ -56,7 +56,8 @@ impl App {
     pub(super) fn typed_now(&mut self) -> bool {
         let now = self.now_ms;
         let burst = self
-            .conv.last_typed_ms
+            .conv
+            .last_typed_ms
             .is_some_and(|t| now.saturating_sub(t) < ANSWER_BEFORE_MS);
         self.conv.last_typed_ms = Some(now);
         burst
@@ -151,7 +152,8 @@ impl App {
     pub fn on_clock(&mut self, now_ms: i64) -> Vec<Effect> {
         self.now_ms = now_ms;
         let due = self
-            .conv.held
+            .conv
+            .held
             .as_ref()
             .is_some_and(|h| now_ms.saturating_sub(h.at_ms) >= ANSWER_AFTER_MS);
         if !due {

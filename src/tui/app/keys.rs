@@ -25,7 +25,8 @@ impl App {
         if crate::tui::keymap::is_ctrl_c(&key) {
             // The first Ctrl-C stops a running turn; the next one quits.
             if self
-                .conv.live
+                .conv
+                .live
                 .as_ref()
                 .is_some_and(|l| !l.finished && !l.cancelling)
             {
@@ -299,7 +300,8 @@ impl App {
             // never show two different sessions, also while the window is on its way).
             effects.extend(self.sync_detail());
             let has_transcript = self
-                .browse.detail
+                .browse
+                .detail
                 .as_ref()
                 .is_some_and(|d| d.id == id && d.transcript.is_some());
             self.pending = PendingSelection::Session {
@@ -314,7 +316,11 @@ impl App {
             if self.browse.detail.as_ref().is_none_or(|d| d.id != id) {
                 effects.extend(self.open_detail(id));
             }
-            let has_transcript = self.browse.detail.as_ref().is_some_and(|d| d.transcript.is_some());
+            let has_transcript = self
+                .browse
+                .detail
+                .as_ref()
+                .is_some_and(|d| d.transcript.is_some());
             if has_transcript {
                 effects.extend(self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)));
             } else {

@@ -297,7 +297,8 @@ impl App {
             }
         }
         self.browse.list.selected = self
-            .browse.list
+            .browse
+            .list
             .selected
             .min(self.browse.list.visible.len().saturating_sub(1));
     }

@@ -26,19 +26,17 @@ use std::path::PathBuf;
 use crossterm::event::{KeyEvent, MouseEvent};
 use ratatui::layout::Rect;
 
-pub use crate::tui::conversation::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS};
 pub use crate::tui::conversation::commands::{
     COMMANDS as SLASH_COMMANDS, matching as slash_matches,
 };
+pub use crate::tui::conversation::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS};
+pub use crate::tui::transcript::CANCELLED_MARK;
 pub use state::{
     Confirm, Detail, Filter, Focus, Overlay, PendingSelection, PlanAsk, Row, Screen, SearchState,
     SessionList, Status, Tab,
 };
-pub use crate::tui::transcript::CANCELLED_MARK;
 
 use super::action::Action;
-use crate::tui::browse::Browse;
-use crate::tui::conversation::Conversation;
 use super::effect::{Effect, TurnEffect};
 use super::keymap::Context;
 use super::layout::{Layout, list_offset};
@@ -47,6 +45,8 @@ use crate::runtime::agent::TurnEvent;
 use crate::runtime::config::ApprovalPolicy;
 use crate::sanitize;
 use crate::session::ToolCall;
+use crate::tui::browse::Browse;
+use crate::tui::conversation::Conversation;
 use crate::tui::live::Live;
 use crate::tui::worker::{Done, Job, Request};
 use state::Slot;
@@ -354,7 +354,8 @@ impl App {
         } else if self.screen == Screen::Conversation
             && !self.turn_active()
             && self
-                .browse.detail
+                .browse
+                .detail
                 .as_ref()
                 .is_some_and(|d| !d.interrupted.is_empty())
         {

@@ -11,7 +11,12 @@ use crate::tui::live::elapsed;
 
 impl App {
     /// A plan run proposes its plan (or runs an approved one).
-    pub(super) fn plan_proposed(&mut self, plan: Plan, layers: Vec<Vec<String>>, approved: bool) -> Vec<Effect> {
+    pub(super) fn plan_proposed(
+        &mut self,
+        plan: Plan,
+        layers: Vec<Vec<String>>,
+        approved: bool,
+    ) -> Vec<Effect> {
         let n = plan.steps.len();
         if approved {
             self.say(format!("Running the plan ({n} steps)…"));
@@ -45,7 +50,12 @@ impl App {
 
     /// A plan step's state changed in the store: the Plan tab shows it, the live cell
     /// says where the run is.
-    pub(super) fn step_started(&mut self, step_id: String, title: String, retry: Option<String>) -> Vec<Effect> {
+    pub(super) fn step_started(
+        &mut self,
+        step_id: String,
+        title: String,
+        retry: Option<String>,
+    ) -> Vec<Effect> {
         let id = sanitize::line(&step_id).into_owned();
         let title = sanitize::line(&title).into_owned();
         let again = retry.map_or(String::new(), |r| {
@@ -58,7 +68,12 @@ impl App {
         self.refresh_detail()
     }
 
-    pub(super) fn step_finished(&mut self, step_id: String, outcome: Result<String, StepFailure>, elapsed_ms: u64) -> Vec<Effect> {
+    pub(super) fn step_finished(
+        &mut self,
+        step_id: String,
+        outcome: Result<String, StepFailure>,
+        elapsed_ms: u64,
+    ) -> Vec<Effect> {
         let id = sanitize::line(&step_id).into_owned();
         let took = elapsed(elapsed_ms as i64);
         let line = match &outcome {
@@ -81,8 +96,7 @@ impl App {
                 l.stored_seq = 0;
             }
             l.cards.retain(|c| {
-                l.asking.iter().any(|a| a.is(c))
-                    || c.step.as_ref().is_some_and(|s| *s != step_id)
+                l.asking.iter().any(|a| a.is(c)) || c.step.as_ref().is_some_and(|s| *s != step_id)
             });
             l.steps.push(line.clone());
         }

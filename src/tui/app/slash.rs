@@ -1,13 +1,15 @@
 //! Slash commands typed in the conversation's editor, and Tab completion of them.
 
 use super::App;
-use crate::tui::conversation::commands::{COMMANDS, PLAN_OPTIONS, at_word, matching, parse_plan_args};
 use super::state::Overlay;
 use crate::format;
 use crate::runtime::config::ApprovalPolicy;
 use crate::sanitize;
 use crate::session::StepStatus;
 use crate::tui::action::Action;
+use crate::tui::conversation::commands::{
+    COMMANDS, PLAN_OPTIONS, at_word, matching, parse_plan_args,
+};
 use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::worker::Request;
 
@@ -64,7 +66,9 @@ impl App {
         let Some(word) = at_word(&text) else {
             return;
         };
-        let Some(files) = &self.conv.files else { return };
+        let Some(files) = &self.conv.files else {
+            return;
+        };
         let mut m: Vec<String> = files
             .iter()
             .filter(|f| f.starts_with(word))
@@ -386,7 +390,8 @@ impl App {
     /// The session's budgets in one line: used / limit of each.
     pub fn limits_text(&self) -> String {
         let Some(l) = self
-            .browse.detail
+            .browse
+            .detail
             .as_ref()
             .and_then(|d| d.header.as_ref())
             .and_then(|h| h.ledger.as_ref())
@@ -429,7 +434,14 @@ impl App {
 
     /// The tightest budget left, in words (the status line), when any is set.
     pub fn budget_left(&self) -> Option<String> {
-        let l = self.browse.detail.as_ref()?.header.as_ref()?.ledger.as_ref()?;
+        let l = self
+            .browse
+            .detail
+            .as_ref()?
+            .header
+            .as_ref()?
+            .ledger
+            .as_ref()?;
         let mut best: Option<(f64, String)> = None;
         for (name, used, max) in [
             ("turns", l.usage.turns, l.limits.max_turns),
@@ -441,10 +453,7 @@ impl App {
             let left = max.saturating_sub(used);
             let share = left as f64 / max.max(1) as f64;
             if best.as_ref().is_none_or(|b| share < b.0) {
-                best = Some((
-                    share,
-                    format!("{} {name} left", format::compact(left)),
-                ));
+                best = Some((share, format!("{} {name} left", format::compact(left))));
             }
         }
         best.map(|b| b.1)

@@ -95,9 +95,7 @@ impl App {
                 effects.extend(self.reload_list());
                 return effects;
             }
-            code if code.ends_with("_failed") && code != "mcp_server_failed" => {
-                self.fail(msg)
-            }
+            code if code.ends_with("_failed") && code != "mcp_server_failed" => self.fail(msg),
             "mcp_server_failed" => {
                 // "MCP server `name`: why": the status line keeps the name.
                 let name = msg.split('`').nth(1).unwrap_or(&msg).to_string();
@@ -131,12 +129,9 @@ impl App {
             }
         }
         let took = elapsed(now - l.started_ms);
-        let tokens =
-            format::compact(usage.input_tokens + usage.output_tokens);
+        let tokens = format::compact(usage.input_tokens + usage.output_tokens);
         let (error, said) = match reason {
-            FinishReason::Completed => {
-                (None, Ok(format!("Done in {took} · {tokens} tokens.")))
-            }
+            FinishReason::Completed => (None, Ok(format!("Done in {took} · {tokens} tokens."))),
             FinishReason::Cancelled => (
                 None,
                 Ok("Cancelled; what arrived is kept. Type to go on.".to_string()),

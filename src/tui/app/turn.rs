@@ -14,7 +14,6 @@ use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::live::{CardState, Live};
 use crate::tui::worker::Request;
 
-
 impl App {
     /// Whether the open session is the live turn's.
     pub(super) fn turn_is_open(&self) -> bool {
@@ -136,7 +135,8 @@ impl App {
             }
         };
         let base_seq = self
-            .browse.detail
+            .browse
+            .detail
             .as_ref()
             .and_then(|d| d.header.as_ref())
             .map_or(0, |h| h.last_seq);
@@ -148,7 +148,12 @@ impl App {
             ..Live::default()
         });
         self.conv.turn_running = true;
-        if let Some(t) = self.browse.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
+        if let Some(t) = self
+            .browse
+            .detail
+            .as_mut()
+            .and_then(|d| d.transcript.as_mut())
+        {
             t.follow_end = true;
             t.selected = None;
         }

@@ -43,7 +43,8 @@ fn context_used(app: &App) -> (u64, bool) {
 /// Lifetime usage: every token the session's model calls spent (its totals, which the store
 /// keeps equal to the ledger's).
 fn session_tokens(app: &App) -> u64 {
-    app.browse.detail
+    app.browse
+        .detail
         .as_ref()
         .and_then(|d| d.header.as_ref())
         .map_or(0, |h| h.token_input_total + h.token_output_total)
@@ -114,7 +115,11 @@ fn body(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let t = &app.theme;
     let w = area.width.saturating_sub(1) as usize;
     let h = area.height as usize;
-    let tr = app.browse.detail.as_ref().and_then(|d| d.transcript.as_ref());
+    let tr = app
+        .browse
+        .detail
+        .as_ref()
+        .and_then(|d| d.transcript.as_ref());
     let stored_last = tr.map_or(0, |t| t.last_seq);
     let following = tr.is_none_or(|t| t.follow_end);
     let mut extra: Vec<Line<'static>> = Vec::new();
@@ -237,7 +242,8 @@ fn completion(frame: &mut Frame<'_>, app: &App, a: &Layout) {
             .map(|(n, a, w)| (n.to_string(), a.to_string(), w.to_string()))
             .collect()
     } else {
-        app.conv.path_matches
+        app.conv
+            .path_matches
             .iter()
             .map(|p| {
                 (
@@ -311,7 +317,10 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     };
     let focused = card.is_none();
     let mut title = vec![
-        Span::styled(format!("{}Message ", super::parts::focus_mark(focused)), t.bold()),
+        Span::styled(
+            format!("{}Message ", super::parts::focus_mark(focused)),
+            t.bold(),
+        ),
         Span::styled(format!("· {hint} "), style),
     ];
     if !app.conv.attachments.is_empty() {

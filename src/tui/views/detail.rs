@@ -6,12 +6,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, LineGauge, Paragraph, Sparkline, Wrap};
 
 use super::text::fit;
-use crate::format::short_id;
 use crate::format;
-use chrono::Local;
+use crate::format::short_id;
 use crate::sanitize;
 use crate::tui::app::{App, Detail, Focus, Tab};
 use crate::tui::layout::Layout;
+use chrono::Local;
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
@@ -133,7 +133,8 @@ pub(super) fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rec
     // A turn running in this session in the background (Ctrl-B): what it sent and what
     // streams so far show live after the stored messages, as in the conversation.
     let extra: Vec<Line<'static>> = match app
-        .conv.live
+        .conv
+        .live
         .as_ref()
         .filter(|l| l.session_id.as_deref() == Some(d.id.as_str()))
     {

@@ -8,10 +8,10 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::text::{fit, input_cursor_width};
 use crate::format;
-use chrono::Local;
 use crate::session::SessionSummary;
 use crate::tui::app::{App, Focus, Row};
 use crate::tui::layout::Layout;
+use chrono::Local;
 
 /// The columns beside the title, in the order they are given room as the list widens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,7 +180,8 @@ fn row(
     // The session whose turn runs in this process: a spinner and a token count that moves
     // (stored usage plus the chunks streaming now).
     let running = app
-        .conv.live
+        .conv
+        .live
         .as_ref()
         .filter(|l| !l.finished && l.session_id.as_deref() == Some(s.id.as_str()));
     let (mark, mark_style) = match running {
@@ -194,7 +195,9 @@ fn row(
         let text = match c {
             Col::Time => format::relative_time(app.now_ms, s.updated_at_ms, &Local),
             Col::Id => crate::sanitize::line(crate::format::short_id(&s.id, 8)).into_owned(),
-            Col::Tokens => format::compact(s.token_input_total + s.token_output_total + live_tokens),
+            Col::Tokens => {
+                format::compact(s.token_input_total + s.token_output_total + live_tokens)
+            }
             Col::Msgs => s.message_count.to_string(),
             Col::Plan if s.plan.total == 0 => String::new(),
             Col::Plan if s.plan.failed > 0 => {

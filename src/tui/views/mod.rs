@@ -10,7 +10,6 @@ mod parts;
 mod popup;
 mod text;
 
-
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -262,7 +261,9 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Overlay::Plan(_) => keymap::bar(keymap::Context::Plan).collect(),
         Overlay::Help(_) => vec![("↑↓", "scroll"), ("any key", "close")],
         Overlay::None => {
-            if app.screen == Screen::Browse && app.browse.list.filter.as_ref().is_some_and(|f| f.editing) {
+            if app.screen == Screen::Browse
+                && app.browse.list.filter.as_ref().is_some_and(|f| f.editing)
+            {
                 vec![
                     ("type", "to filter"),
                     ("↑↓", "move"),

@@ -204,7 +204,12 @@ fn search(frame: &mut Frame<'_>, app: &App, size: Rect, s: &SearchState) {
                 t.bold(),
             ),
             Span::styled(
-                format!("  #{} {}  {}", hit.seq, hit.role, short_id(&hit.session_id, 8)),
+                format!(
+                    "  #{} {}  {}",
+                    hit.seq,
+                    hit.role,
+                    short_id(&hit.session_id, 8)
+                ),
                 t.dim(),
             ),
         ]);
