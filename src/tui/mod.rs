@@ -320,7 +320,7 @@ impl TurnLink {
 
 /// The agent for the TUI and what the status line says about it. A config that does not
 /// parse leaves the TUI usable for browsing and says why nothing can be sent.
-fn connect(rt: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentInfo) {
+fn connect(sessions: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentInfo) {
     let settings = match Settings::load(&loc.home, &Overrides::default()) {
         Ok(s) => s,
         Err(e) => {
@@ -347,7 +347,7 @@ fn connect(rt: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentInfo) {
         sandbox_on: sandbox.is_enforced(),
         mcp_failed: Vec::new(),
     };
-    (Some(Agent::new(rt.clone(), settings)), info)
+    (Some(Agent::new(sessions.clone(), settings)), info)
 }
 
 /// The agent and its status line being made off the loop (see [`connect`]).
@@ -420,28 +420,28 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
             "the full-screen TUI needs a terminal on standard input and output; for scripts use `neocode --list`, `neocode show <ID>` or `neocode --help`"
         );
     }
-    let rt = match opts.sessions {
-        Some(rt) => rt,
+    let sessions = match opts.sessions {
+        Some(sessions) => sessions,
         None => Sessions::open(&opts.location)?,
     };
     let (tx, rx) = mpsc::channel::<Msg>();
     let worker = {
         let tx = tx.clone();
-        let rt = rt.clone();
-        Worker::spawn(rt, move |d| {
+        let sessions = sessions.clone();
+        Worker::spawn(sessions, move |d| {
             let _ = tx.send(Msg::Storage(d));
         })
     };
     // Loading the settings probes the sandbox (it runs the helper once): off the loop, which
     // takes the result when the thread says it is done (or sees it finished).
     let mut connecting: Connecting = Some({
-        let rt = rt.clone();
+        let sessions = sessions.clone();
         let loc = opts.location.clone();
         let tx = tx.clone();
         std::thread::Builder::new()
             .name("neocode-connect".into())
             .spawn(move || {
-                let out = connect(&rt, &loc);
+                let out = connect(&sessions, &loc);
                 let _ = tx.send(Msg::Connected);
                 out
             })?

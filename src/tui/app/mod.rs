@@ -472,7 +472,7 @@ pub fn interrupted_note(calls: &[ToolCall]) -> String {
 /// effects need an agent, which a headless run has not: they are returned, in order.
 pub fn run_inline(
     app: &mut App,
-    rt: &crate::runtime::Sessions,
+    sessions: &crate::runtime::Sessions,
     effects: Vec<Effect>,
 ) -> Vec<TurnEffect> {
     let mut turns = Vec::new();
@@ -480,7 +480,7 @@ pub fn run_inline(
     while let Some(e) = queue.pop_front() {
         match e {
             Effect::Storage(j) => {
-                let result = crate::tui::worker::handle(rt, j.request);
+                let result = crate::tui::worker::handle(sessions, j.request);
                 queue.extend(app.on_done(Done {
                     token: j.token,
                     result,
