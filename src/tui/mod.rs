@@ -434,6 +434,8 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
     };
     // Loading the settings probes the sandbox (it runs the helper once): off the loop, which
     // takes the result when the thread says it is done (or sees it finished).
+    // It also says so on a channel of its own, which the first frame's grace blocks on.
+    let (ready_tx, ready_rx) = mpsc::channel::<()>();
     let mut connecting: Connecting = Some({
         let sessions = sessions.clone();
         let loc = opts.location.clone();
@@ -442,6 +444,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
             .name("neocode-connect".into())
             .spawn(move || {
                 let out = connect(&sessions, &loc);
+                let _ = ready_tx.send(());
                 let _ = tx.send(Msg::Connected);
                 out
             })?
@@ -501,10 +504,11 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 && connecting.is_some()
                 && app.screen == app::Screen::Conversation
             {
-                while connecting.as_ref().is_some_and(|h| !h.is_finished())
-                    && Instant::now() < until
-                {
-                    std::thread::sleep(Duration::from_millis(5));
+                // Blocks until the settings thread says it is done or the grace is over; then
+                // its result is joined (the thread only has to return).
+                let left = until.saturating_duration_since(Instant::now());
+                if ready_rx.recv_timeout(left).is_ok() {
+                    dirty |= connected(&mut connecting, true, &mut app, &mut turns);
                 }
                 grace = None;
             }
