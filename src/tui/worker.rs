@@ -351,7 +351,9 @@ fn run(
                 messages,
             }
         }
-        Request::History { id } => Reply::History(sessions.recent_user_texts(id.as_deref(), HISTORY)?),
+        Request::History { id } => {
+            Reply::History(sessions.recent_user_texts(id.as_deref(), HISTORY)?)
+        }
         Request::Usage { id } => {
             let last = sessions.header(&id)?.last_seq;
             let mut turns = Vec::new();
@@ -612,7 +614,8 @@ fn worker_loop(sessions: Sessions, rx: Receiver<Job>, filters: &AtomicU64, deliv
         if let Some(job) = queue.pop_front() {
             let at = filters.load(Ordering::SeqCst);
             let stale = || filters.load(Ordering::SeqCst) != at;
-            let result = run(&sessions, &mut filter, &stale, job.request).map_err(|e| e.to_string());
+            let result =
+                run(&sessions, &mut filter, &stale, job.request).map_err(|e| e.to_string());
             deliver(Done {
                 token: job.token,
                 result,

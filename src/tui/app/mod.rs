@@ -16,6 +16,8 @@ mod keys;
 mod list;
 mod plan_events;
 mod slash;
+mod slash_agent;
+mod slash_session;
 mod state;
 mod stream;
 mod turn;

@@ -1,16 +1,13 @@
-//! Slash commands typed in the conversation's editor, and Tab completion of them.
+//! Slash commands typed in the conversation's editor (routed here; the commands live by group in
+//! `slash_agent` and `slash_session`), and Tab completion of them.
 
 use super::App;
 use super::state::Overlay;
 use crate::format;
-use crate::runtime::config::ApprovalPolicy;
 use crate::sanitize;
-use crate::session::StepStatus;
 use crate::tui::action::Action;
-use crate::tui::conversation::commands::{
-    COMMANDS, PLAN_OPTIONS, at_word, matching, parse_plan_args,
-};
-use crate::tui::effect::{Effect, TurnEffect};
+use crate::tui::conversation::commands::{COMMANDS, PLAN_OPTIONS, at_word, matching};
+use crate::tui::effect::Effect;
 use crate::tui::worker::Request;
 
 impl App {
@@ -160,132 +157,12 @@ impl App {
             }
             "/new" => self.act(Action::New),
             "/fork" => self.act(Action::Fork),
-            "/rename" => {
-                let Some(id) = open else {
-                    self.fail("/rename: send a first message, then the session can be renamed.");
-                    return Vec::new();
-                };
-                if arg.is_empty() {
-                    self.fail("/rename needs the new title: /rename TITLE");
-                    return Vec::new();
-                }
-                vec![self.ask(
-                    None,
-                    Request::Rename {
-                        id,
-                        title: arg.to_string(),
-                    },
-                )]
-            }
-            "/compact" => {
-                let Some(id) = open else {
-                    self.fail("/compact: this session has nothing to compact yet.");
-                    return Vec::new();
-                };
-                if self.turn_active() {
-                    self.fail("/compact: wait for the turn to end (or Esc to cancel it).");
-                    return Vec::new();
-                }
-                if let Err(m) = &self.conv.agent.provider {
-                    let m = sanitize::line(m).into_owned();
-                    self.fail(format!("/compact needs a model: {m}"));
-                    return Vec::new();
-                }
-                // Compaction starts from a clean live cell.
-                if self.conv.live.as_ref().is_some_and(|l| l.finished) {
-                    self.conv.live = None;
-                }
-                self.say("Compacting… (the model writes a summary)");
-                vec![Effect::Turn(TurnEffect::Compact { session_id: id })]
-            }
-            "/model" => {
-                if arg.is_empty() {
-                    match &self.next_model() {
-                        Ok(m) => {
-                            let m = sanitize::line(m).into_owned();
-                            self.say(format!("Model: {m}. /model NAME switches."));
-                        }
-                        Err(e) => {
-                            let e = sanitize::line(e).into_owned();
-                            self.fail(e);
-                        }
-                    }
-                    return Vec::new();
-                }
-                if self.turn_active() {
-                    self.fail("/model: wait for the turn to end first.");
-                    return Vec::new();
-                }
-                let shown = sanitize::line(arg).into_owned();
-                match open.filter(|_| !self.conv.draft) {
-                    Some(id) => {
-                        // Kept with the session (its header), so a restart keeps it too.
-                        self.conv.model_switch = Some((id.clone(), arg.to_string()));
-                        self.say(format!("This session's next turns use {shown}."));
-                        vec![Effect::Turn(TurnEffect::Model {
-                            session_id: Some(id),
-                            name: arg.to_string(),
-                        })]
-                    }
-                    None => {
-                        self.conv.model_before = Some(self.conv.agent.provider.clone());
-                        self.conv.agent.provider = Ok(arg.to_string());
-                        self.say(format!("The new session uses {shown}."));
-                        vec![Effect::Turn(TurnEffect::Model {
-                            session_id: None,
-                            name: arg.to_string(),
-                        })]
-                    }
-                }
-            }
-            "/approve" if arg == "network" => {
-                let Some(id) = open else {
-                    self.fail("/approve network: send a first message, then allow the network.");
-                    return Vec::new();
-                };
-                if self.turn_active() {
-                    self.fail("/approve network: wait for the turn to end (or Esc to cancel it).");
-                    return Vec::new();
-                }
-                vec![Effect::Turn(TurnEffect::AllowNetwork { session_id: id })]
-            }
-            "/skill" => {
-                if !arg.is_empty() && open.is_none() {
-                    self.fail("/skill NAME: send a first message, then activate a skill.");
-                    return Vec::new();
-                }
-                if !arg.is_empty() && self.turn_active() {
-                    self.fail("/skill: wait for the turn to end (or Esc to cancel it).");
-                    return Vec::new();
-                }
-                vec![Effect::Turn(TurnEffect::Skill {
-                    session_id: open,
-                    name: (!arg.is_empty()).then(|| arg.to_string()),
-                })]
-            }
-            "/approve" => {
-                if arg.is_empty() {
-                    self.say(format!(
-                        "Approval policy: {} (ask: edits and commands ask; auto-edit: commands ask; never-ask). /approve POLICY sets it.",
-                        self.approval().as_str()
-                    ));
-                    return Vec::new();
-                }
-                match ApprovalPolicy::parse(arg) {
-                    Some(p) => {
-                        self.conv.policy = Some(p);
-                        self.say(format!(
-                            "Approval policy of the next turns: {}.",
-                            p.as_str()
-                        ));
-                    }
-                    None => self.fail(format!(
-                        "/approve: `{}` is not one of ask, auto-edit, never-ask",
-                        sanitize::line(arg)
-                    )),
-                }
-                Vec::new()
-            }
+            "/rename" => self.slash_rename(open, arg),
+            "/compact" => self.slash_compact(open),
+            "/model" => self.slash_model(open, arg),
+            "/approve" if arg == "network" => self.slash_allow_network(open),
+            "/skill" => self.slash_skill(open, arg),
+            "/approve" => self.slash_approve(arg),
             "/attach" => {
                 if arg.is_empty() {
                     self.fail("/attach needs a path: /attach screenshot.png");
@@ -294,58 +171,7 @@ impl App {
                 self.attach(arg);
                 Vec::new()
             }
-            "/plan" => {
-                if self.turn_active() {
-                    self.fail("/plan: wait for the turn to end first.");
-                    return Vec::new();
-                }
-                if let Err(m) = &self.conv.agent.provider {
-                    let m = sanitize::line(m).into_owned();
-                    self.fail(format!("/plan needs a model: {m}"));
-                    return Vec::new();
-                }
-                let (opts, goal) = match parse_plan_args(arg) {
-                    Ok(p) => p,
-                    Err(m) => {
-                        self.fail(m);
-                        return Vec::new();
-                    }
-                };
-                if !goal.is_empty() {
-                    if opts.retry_failed {
-                        self.fail(
-                            "/plan --retry-failed resumes the open session's plan run: leave out the goal",
-                        );
-                        return Vec::new();
-                    }
-                    return self.start_plan(Some(goal.to_string()), opts);
-                }
-                // No goal: the open session's plan run goes on where it stopped.
-                let unfinished = self.browse.detail.as_ref().is_some_and(|d| {
-                    d.header
-                        .as_ref()
-                        .and_then(|h| h.plan.as_ref())
-                        .is_some_and(|p| {
-                            p.steps.iter().any(|s| {
-                                d.progress.statuses.get(&s.id) != Some(&StepStatus::Completed)
-                            })
-                        })
-                });
-                if unfinished && !self.conv.draft {
-                    self.say(if opts.retry_failed {
-                        "Resuming the plan run, failed steps again… Esc cancels."
-                    } else {
-                        "Resuming the plan run… Esc cancels."
-                    });
-                    return self.start_plan(None, opts);
-                }
-                if opts.retry_failed {
-                    self.fail("/plan --retry-failed: this session has no unfinished plan run");
-                    return Vec::new();
-                }
-                self.fail("/plan needs a goal: /plan add a --json flag to the CLI");
-                Vec::new()
-            }
+            "/plan" => self.slash_plan(arg),
             "/limits" => {
                 let text = self.limits_text();
                 self.say(text);
