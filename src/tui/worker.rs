@@ -293,55 +293,9 @@ fn run(
             Reply::Filter { text, result }
         }
         Request::Poll => Reply::Version(sessions.data_version()?),
-        Request::List { query, count } => {
-            let continued = query.after.is_some();
-            let page = sessions.list(&query)?;
-            let count = if count { Some(sessions.count()?) } else { None };
-            Reply::List {
-                page,
-                count,
-                continued,
-                base: None,
-            }
-        }
-        Request::ListAt { id, limit } => {
-            let Some((key, base)) = sessions.locate(&id)? else {
-                anyhow::bail!(
-                    "session {} no longer exists",
-                    crate::format::short_id(&id, 8)
-                );
-            };
-            let mut page = sessions.list(&ListQuery {
-                limit,
-                after: Some(key.clone()),
-                ..ListQuery::default()
-            })?;
-            // Re-reading this window starts at the session again.
-            page.above = (base > 0).then_some(key);
-            Reply::List {
-                page,
-                count: Some(sessions.count()?),
-                continued: false,
-                base: Some(base),
-            }
-        }
-        Request::Detail { id } => {
-            let o = sessions.open_session(&id)?;
-            let steps = if o.header.plan.is_some() {
-                sessions.step_conversations(&id)?
-            } else {
-                Vec::new()
-            };
-            let context = header_report(sessions.home(), sessions.root(), o.header.skills.as_ref());
-            Reply::Detail {
-                header: Box::new(o.header),
-                progress: o.progress,
-                assets: o.assets,
-                interrupted: o.interrupted,
-                steps,
-                context: Box::new(context),
-            }
-        }
+        Request::List { query, count } => list_page(sessions, query, count)?,
+        Request::ListAt { id, limit } => list_at(sessions, id, limit)?,
+        Request::Detail { id } => detail(sessions, id)?,
         Request::Messages { id, from, to } => {
             let messages = sessions.messages(&id, from, to)?;
             Reply::Messages {
@@ -354,22 +308,7 @@ fn run(
         Request::History { id } => {
             Reply::History(sessions.recent_user_texts(id.as_deref(), HISTORY)?)
         }
-        Request::Usage { id } => {
-            let last = sessions.header(&id)?.last_seq;
-            let mut turns = Vec::new();
-            let mut from = 1;
-            // In batches: memory stays bounded on a 100,000-message session.
-            while from <= last {
-                let to = from + USAGE_BATCH - 1;
-                for m in sessions.messages(&id, from, to)? {
-                    if m.usage.input_tokens + m.usage.output_tokens > 0 {
-                        turns.push((m.seq, m.usage));
-                    }
-                }
-                from = to + 1;
-            }
-            Reply::Usage { id, turns }
-        }
+        Request::Usage { id } => usage(sessions, id)?,
         Request::Search { query, limit } => {
             let found = sessions.search_counted(&query, limit)?;
             Reply::Search {
@@ -386,43 +325,9 @@ fn run(
             sessions.rename(&id, &title)?;
             Reply::Renamed { id, title }
         }
-        Request::NewSession { workdir, first } => {
-            let h = sessions.new_session(NewSession {
-                workdir,
-                ..NewSession::default()
-            })?;
-            match first {
-                None => Reply::Created(Box::new(h)),
-                Some(text) => {
-                    let appended = sessions.append(
-                        &h.id,
-                        &[NewMessage::text(Role::User, text)],
-                        &AppendMeta::default(),
-                    );
-                    if let Err(e) = appended {
-                        // No empty session left behind by a message that was not saved.
-                        let _ = sessions.delete(&h.id);
-                        return Err(e.into());
-                    }
-                    Reply::Created(Box::new(sessions.header(&h.id)?))
-                }
-            }
-        }
-        Request::Export { id, dir } => {
-            let doc = sessions.export(&id)?;
-            let short = crate::format::short_id(&id, 8);
-            let path = dir.join(format!("{short}.json"));
-            let mut text = serde_json::to_string_pretty(&doc)?;
-            text.push('\n');
-            write_new(&path, text.as_bytes())?;
-            Reply::Wrote(path)
-        }
-        Request::SaveAsset { id, asset_id, dir } => {
-            let (meta, bytes) = sessions.asset_bytes(&id, &asset_id)?;
-            let path = dir.join(format!("{}.{}", meta.id, extension(&meta.mime_type)));
-            write_new(&path, &bytes)?;
-            Reply::Wrote(path)
-        }
+        Request::NewSession { workdir, first } => new_session(sessions, workdir, first)?,
+        Request::Export { id, dir } => export(sessions, id, dir)?,
+        Request::SaveAsset { id, asset_id, dir } => save_asset(sessions, id, asset_id, dir)?,
         Request::Append { id, text } => {
             let seqs = sessions.append(
                 &id,
@@ -434,22 +339,7 @@ fn run(
                 seq: seqs.last().copied().unwrap_or(0),
             }
         }
-        Request::Files => {
-            let root = sessions.root().to_path_buf();
-            let mut files = Vec::new();
-            for e in ignore::WalkBuilder::new(&root).build().flatten() {
-                if files.len() >= MAX_FILES {
-                    break;
-                }
-                if e.file_type().is_some_and(|t| t.is_file())
-                    && let Ok(rel) = e.path().strip_prefix(&root)
-                {
-                    files.push(rel.to_string_lossy().into_owned());
-                }
-            }
-            files.sort();
-            Reply::Files(files)
-        }
+        Request::Files => files(sessions)?,
         Request::SendWithImages { id, text, images } => {
             let mut parts = vec![Part::text(text)];
             for path in images {
@@ -501,6 +391,149 @@ fn run(
             }
         }
     })
+}
+
+/// A page of the list (and the count, when asked).
+fn list_page(sessions: &Sessions, query: ListQuery, count: bool) -> anyhow::Result<Reply> {
+    let continued = query.after.is_some();
+    let page = sessions.list(&query)?;
+    let count = if count { Some(sessions.count()?) } else { None };
+    Ok(Reply::List {
+        page,
+        count,
+        continued,
+        base: None,
+    })
+}
+
+/// A page of the list starting at a session (a search jump, a resume).
+fn list_at(sessions: &Sessions, id: String, limit: usize) -> anyhow::Result<Reply> {
+    let Some((key, base)) = sessions.locate(&id)? else {
+        anyhow::bail!(
+            "session {} no longer exists",
+            crate::format::short_id(&id, 8)
+        );
+    };
+    let mut page = sessions.list(&ListQuery {
+        limit,
+        after: Some(key.clone()),
+        ..ListQuery::default()
+    })?;
+    // Re-reading this window starts at the session again.
+    page.above = (base > 0).then_some(key);
+    Ok(Reply::List {
+        page,
+        count: Some(sessions.count()?),
+        continued: false,
+        base: Some(base),
+    })
+}
+
+/// The open session: header, progress, assets, the calls left without a result, step conversations.
+fn detail(sessions: &Sessions, id: String) -> anyhow::Result<Reply> {
+    let o = sessions.open_session(&id)?;
+    let steps = if o.header.plan.is_some() {
+        sessions.step_conversations(&id)?
+    } else {
+        Vec::new()
+    };
+    let context = header_report(sessions.home(), sessions.root(), o.header.skills.as_ref());
+    Ok(Reply::Detail {
+        header: Box::new(o.header),
+        progress: o.progress,
+        assets: o.assets,
+        interrupted: o.interrupted,
+        steps,
+        context: Box::new(context),
+    })
+}
+
+/// Per-turn usage of a session.
+fn usage(sessions: &Sessions, id: String) -> anyhow::Result<Reply> {
+    let last = sessions.header(&id)?.last_seq;
+    let mut turns = Vec::new();
+    let mut from = 1;
+    // In batches: memory stays bounded on a 100,000-message session.
+    while from <= last {
+        let to = from + USAGE_BATCH - 1;
+        for m in sessions.messages(&id, from, to)? {
+            if m.usage.input_tokens + m.usage.output_tokens > 0 {
+                turns.push((m.seq, m.usage));
+            }
+        }
+        from = to + 1;
+    }
+    Ok(Reply::Usage { id, turns })
+}
+
+/// A new session, with its first message if one is given.
+fn new_session(
+    sessions: &Sessions,
+    workdir: String,
+    first: Option<String>,
+) -> anyhow::Result<Reply> {
+    let h = sessions.new_session(NewSession {
+        workdir,
+        ..NewSession::default()
+    })?;
+    Ok(match first {
+        None => Reply::Created(Box::new(h)),
+        Some(text) => {
+            let appended = sessions.append(
+                &h.id,
+                &[NewMessage::text(Role::User, text)],
+                &AppendMeta::default(),
+            );
+            if let Err(e) = appended {
+                // No empty session left behind by a message that was not saved.
+                let _ = sessions.delete(&h.id);
+                return Err(e.into());
+            }
+            Reply::Created(Box::new(sessions.header(&h.id)?))
+        }
+    })
+}
+
+/// A session exported as JSON into `dir`.
+fn export(sessions: &Sessions, id: String, dir: PathBuf) -> anyhow::Result<Reply> {
+    let doc = sessions.export(&id)?;
+    let short = crate::format::short_id(&id, 8);
+    let path = dir.join(format!("{short}.json"));
+    let mut text = serde_json::to_string_pretty(&doc)?;
+    text.push('\n');
+    write_new(&path, text.as_bytes())?;
+    Ok(Reply::Wrote(path))
+}
+
+/// An asset written into `dir`.
+fn save_asset(
+    sessions: &Sessions,
+    id: String,
+    asset_id: String,
+    dir: PathBuf,
+) -> anyhow::Result<Reply> {
+    let (meta, bytes) = sessions.asset_bytes(&id, &asset_id)?;
+    let path = dir.join(format!("{}.{}", meta.id, extension(&meta.mime_type)));
+    write_new(&path, &bytes)?;
+    Ok(Reply::Wrote(path))
+}
+
+/// The workspace files for `@path` completion.
+fn files(sessions: &Sessions) -> anyhow::Result<Reply> {
+    let root = sessions.root().to_path_buf();
+    let mut files = Vec::new();
+    for e in ignore::WalkBuilder::new(&root).build().flatten() {
+        if files.len() >= MAX_FILES {
+            break;
+        }
+        if e.file_type().is_some_and(|t| t.is_file())
+            && let Ok(rel) = e.path().strip_prefix(&root)
+        {
+            files.push(rel.to_string_lossy().into_owned());
+        }
+    }
+    files.sort();
+    Ok(Reply::Files(files))
 }
 
 /// Most workspace files listed for `@path` completion.
