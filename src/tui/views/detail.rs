@@ -9,8 +9,10 @@ use super::text::fit;
 use crate::format;
 use crate::format::short_id;
 use crate::sanitize;
+use crate::session::Usage;
 use crate::tui::app::{App, Detail, Focus, Tab};
 use crate::tui::layout::Layout;
+use crate::tui::theme::Theme;
 use chrono::Local;
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
@@ -439,7 +441,20 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     ])
     .areas(area);
     frame.render_widget(Paragraph::new(lines), head);
-    match &d.usage {
+    usage_chart(frame, t, d.usage.as_deref(), calls, chart_title, chart);
+    usage_gauges(frame, t, gauges, gauge_area);
+}
+
+/// The per-turn chart under its title line.
+fn usage_chart(
+    frame: &mut Frame<'_>,
+    t: &Theme,
+    usage: Option<&[(i64, Usage)]>,
+    calls: Option<u64>,
+    chart_title: Rect,
+    chart: Rect,
+) {
+    match usage {
         None => frame.render_widget(
             Paragraph::new(Span::styled("Per-turn usage: loading…", t.dim())),
             chart_title,
@@ -495,6 +510,10 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             frame.render_widget(Sparkline::default().data(&data).style(t.accent()), chart);
         }
     }
+}
+
+/// One gauge per budget limit set.
+fn usage_gauges(frame: &mut Frame<'_>, t: &Theme, gauges: Vec<(&str, u64, u64)>, gauge_area: Rect) {
     if gauges.is_empty() {
         frame.render_widget(
             Paragraph::new(Span::styled(
