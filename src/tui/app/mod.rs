@@ -2,10 +2,14 @@
 //! `on_resize`, `on_done`, `on_turn`, `tick`, `update`) changes the state and returns the work
 //! to do as [`Effect`]s; none does IO.
 //!
-//! By concern: `state` holds the types, `list` loads and orders the session list, `detail`
-//! the open session and its transcript window, `keys` turns keys and the mouse into
-//! actions, `actions` applies them, `answers` takes the storage worker's answers (one method
-//! per answer kind) and `turn` the agent's events.
+//! `App` is the router: the screen, focus, tab, dialog, status line, layout and the request
+//! tokens; the screens' own state is [`Browse`] (`tui::browse`) and [`Conversation`]
+//! (`tui::conversation`). By concern: `state` holds the router's types, `list` loads and
+//! orders the session list, `detail` the open session and its transcript window, `keys` turns
+//! keys and the mouse into actions, `actions` applies them, `answers` takes the storage
+//! worker's answers (one method per answer kind), `turn` routes the agent's events to
+//! `stream`, `calls` and `plan_events`, `cards` holds the answer cards' keys, and `slash`
+//! routes slash commands to `slash_agent` and `slash_session`.
 
 mod actions;
 mod answers;

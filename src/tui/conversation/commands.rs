@@ -135,3 +135,44 @@ pub fn at_word(text: &str) -> Option<&str> {
     let last = text.rsplit(char::is_whitespace).next()?;
     last.strip_prefix('@')
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_options_come_before_the_goal() {
+        let p = parse_plan_args;
+        assert_eq!(p("fix it"), Ok((PlanOpts::default(), "fix it")));
+        let w3 = PlanOpts {
+            width: 3,
+            retry_failed: false,
+        };
+        assert_eq!(p("--width 3 fix it"), Ok((w3, "fix it")));
+        assert_eq!(p("--width=3  fix it "), Ok((w3, "fix it")));
+        let retry = PlanOpts {
+            width: 1,
+            retry_failed: true,
+        };
+        assert_eq!(p("--retry-failed"), Ok((retry, "")));
+        // `--` ends the options; an option after the goal's first word is the goal's.
+        assert_eq!(
+            p("-- --width is a word"),
+            Ok((PlanOpts::default(), "--width is a word"))
+        );
+        assert_eq!(
+            p("add --width 2"),
+            Ok((PlanOpts::default(), "add --width 2"))
+        );
+        assert!(p("--width 0 x").unwrap_err().contains("at least 1"));
+        assert!(p("--width -1 x").unwrap_err().contains("not `-1`"));
+        assert!(p("--width").unwrap_err().contains("needs a number"));
+        assert!(
+            p("--retry-failed=yes")
+                .unwrap_err()
+                .contains("unknown option")
+        );
+        // Hostile text in an error is neutralised.
+        assert!(!p("--\u{1b}[2J x").unwrap_err().contains('\u{1b}'));
+    }
+}

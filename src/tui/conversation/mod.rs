@@ -1,7 +1,9 @@
 //! The conversation screen's state: the editor and what it sends (drafts, attachments, the
 //! message waiting for its images), the running turn as far as it has arrived, the approval
 //! cards' held answer, and the policy and model chosen here. The transitions that change it
-//! live with the app (`app::turn`, `app::cards`, `app::slash`); the views read it.
+//! are the router's (`app::turn` with `stream`, `calls`, `plan_events`; `app::cards`;
+//! `app::slash` with `slash_agent`, `slash_session`), since they also move the status line,
+//! the open session and the request tokens; the views read it.
 
 pub mod commands;
 
