@@ -118,12 +118,12 @@ impl App {
             KeyCode::PageUp => Overlay::Help(scroll.saturating_sub(page)),
             _ => Overlay::None,
         };
-        return Vec::new();
+        Vec::new()
     }
 
     /// A key over "Delete this session?".
     fn confirm_delete_key(&mut self, id: String, title: String, key: KeyEvent) -> Vec<Effect> {
-        return match key.code {
+        match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
                 self.say(format!("Deleting \"{title}\"…"));
                 vec![self.ask(None, Request::Delete { id })]
@@ -132,12 +132,12 @@ impl App {
                 self.say("Delete cancelled.");
                 Vec::new()
             }
-        };
+        }
     }
 
     /// A key while renaming.
     fn rename_key(&mut self, id: String, mut input: Input, key: KeyEvent) -> Vec<Effect> {
-        return match key.code {
+        match key.code {
             KeyCode::Enter => {
                 let title = input.text.trim().to_string();
                 vec![self.ask(None, Request::Rename { id, title })]
@@ -151,12 +151,12 @@ impl App {
                 self.overlay = Overlay::Rename { id, input };
                 Vec::new()
             }
-        };
+        }
     }
 
     /// A key while the reason for a denial is typed.
     fn deny_reason_key(&mut self, call_id: String, mut input: Input, key: KeyEvent) -> Vec<Effect> {
-        return match key.code {
+        match key.code {
             KeyCode::Enter => {
                 let why = input.text.trim().to_string();
                 if self
@@ -178,7 +178,7 @@ impl App {
                 self.overlay = Overlay::DenyReason { call_id, input };
                 Vec::new()
             }
-        };
+        }
     }
 
     /// A key over a yes/no question.
@@ -190,13 +190,13 @@ impl App {
             self.say("Stayed.");
             return Vec::new();
         }
-        return match what {
+        match what {
             Confirm::Quit => {
                 self.quit = true;
                 Vec::new()
             }
             Confirm::Leave => self.leave_conversation(),
-        };
+        }
     }
 
     /// A key over a proposed plan.
@@ -226,7 +226,7 @@ impl App {
         // The run waits for an answer: the dialog stays until it gets one, and
         // typing is never read as one.
         self.overlay = Overlay::Plan(p);
-        return self.card_key(Context::Plan, key);
+        self.card_key(Context::Plan, key)
     }
 
     /// A key in the conversation: a card's answer, a turn's key, completion, else the editor.
@@ -257,7 +257,7 @@ impl App {
             return self.act(a);
         }
         self.conv.composer.key(key);
-        return Vec::new();
+        Vec::new()
     }
 
     /// Keys of the search dialog; `None` keeps the dialog open.

@@ -459,7 +459,7 @@ fn usage_chart(
             Paragraph::new(Span::styled("Per-turn usage: loading…", t.dim())),
             chart_title,
         ),
-        Some(turns) if turns.is_empty() => frame.render_widget(
+        Some([]) => frame.render_widget(
             Paragraph::new(Span::styled(
                 "Per-turn usage: no model turns recorded.",
                 t.dim(),
