@@ -159,7 +159,14 @@ fn benches(c: &mut Criterion) {
     let jobs = {
         let (w, h) = t_app.viewport();
         let theme = t_app.theme;
-        let tr = t_app.detail.as_mut().unwrap().transcript.as_mut().unwrap();
+        let tr = t_app
+            .browse
+            .detail
+            .as_mut()
+            .unwrap()
+            .transcript
+            .as_mut()
+            .unwrap();
         tr.select(50_000, w, h, &theme);
         t_app.on_resize(120, 35)
     };
@@ -333,7 +340,7 @@ fn live_measurements() {
     let f = fixture();
     let id = long_session(&f.rt, 200, "Streaming here");
     let mut a = app(&f, Some(id.clone()));
-    a.agent.provider = Ok("bench".into());
+    a.conv.agent.provider = Ok("bench".into());
     for c in "go".chars() {
         let e = a.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
         run(&f.rt, &mut a, e);

@@ -47,6 +47,14 @@ pub fn compact(n: u64) -> String {
     s
 }
 
+/// The first `len` characters of an id (the list, the TUI's messages, `search`).
+pub fn short_id(id: &str, len: usize) -> &str {
+    match id.char_indices().nth(len) {
+        Some((i, _)) => &id[..i],
+        None => id,
+    }
+}
+
 /// [`compact`] appended to `out` (no allocation: `--list` writes two per row).
 pub fn push_compact(out: &mut String, n: u64) {
     use std::fmt::Write as _;

@@ -53,6 +53,7 @@ fn imported_sessions_are_marked_and_sub_agents_carry_the_lineage_mark() {
     // Info names the source.
     for _ in 0..5 {
         if app
+            .browse
             .list
             .current()
             .is_some_and(|c| c.id == "4d5611e5-241a-462a-8d15-5122611a9569")

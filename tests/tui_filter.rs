@@ -84,7 +84,7 @@ impl H {
     }
 
     fn titles(&self) -> Vec<String> {
-        let l = &self.app.list;
+        let l = &self.app.browse.list;
         l.visible.iter().map(|r| l.title(r).to_string()).collect()
     }
 
@@ -102,20 +102,24 @@ fn the_filter_finds_an_unloaded_session_without_paging_the_list_in() {
     let mut titles = vec!["Ancient walrus migration".to_string()];
     titles.extend(numbered(2 * PAGE));
     let mut h = with_sessions(&titles);
-    assert_eq!(h.app.list.rows.len(), PAGE, "first page only");
+    assert_eq!(h.app.browse.list.rows.len(), PAGE, "first page only");
     h.press(KeyCode::Char('/'));
     h.type_and_run("walrus");
     assert_eq!(h.titles(), ["Ancient walrus migration"]);
     assert_eq!(
-        h.app.list.current().unwrap().title,
+        h.app.browse.list.current().unwrap().title,
         "Ancient walrus migration"
     );
-    assert_eq!(h.app.list.rows.len(), PAGE, "no page was loaded to filter");
+    assert_eq!(
+        h.app.browse.list.rows.len(),
+        PAGE,
+        "no page was loaded to filter"
+    );
     assert!(h.screen().contains("1 match"), "{}", h.screen());
     // The detail pane follows the match.
     assert_eq!(
-        h.app.detail.as_ref().map(|d| d.id.clone()),
-        h.app.list.current().map(|s| s.id.clone())
+        h.app.browse.detail.as_ref().map(|d| d.id.clone()),
+        h.app.browse.list.current().map(|s| s.id.clone())
     );
     // Back to the whole list; the storage thread lets go of the text it kept.
     let jobs = h.press(KeyCode::Esc);
@@ -129,7 +133,7 @@ fn the_filter_finds_an_unloaded_session_without_paging_the_list_in() {
         &h.rt,
         jobs.into_iter().map(Effect::from).collect(),
     );
-    assert_eq!(h.app.list.visible.len(), PAGE);
+    assert_eq!(h.app.browse.list.visible.len(), PAGE);
     assert_eq!(h.titles()[0], format!("Session number {}", 2 * PAGE - 1));
 }
 
@@ -139,8 +143,8 @@ fn many_matches_show_the_best_with_the_count_of_all() {
     let mut h = with_sessions(&numbered(n));
     h.press(KeyCode::Char('/'));
     h.type_and_run("session");
-    assert_eq!(h.app.list.visible.len(), FILTER_ROWS);
-    assert_eq!(h.app.list.matched, n);
+    assert_eq!(h.app.browse.list.visible.len(), FILTER_ROWS);
+    assert_eq!(h.app.browse.list.matched, n);
     let screen = h.screen();
     assert!(
         screen.contains(&format!("{n} matches, best {FILTER_ROWS} shown")),
@@ -184,13 +188,13 @@ fn the_latest_filter_text_wins_whatever_order_the_answers_come_in() {
     h.answer(&first);
     h.answer(&second);
     assert_eq!(h.titles(), ["walrus tusks"], "stale answers are dropped");
-    assert!(!h.app.list.filtering);
+    assert!(!h.app.browse.list.filtering);
 
     // An older answer arriving while a newer text is still being matched is dropped too.
     let newer = h.press(KeyCode::Backspace);
     h.answer(&first);
     assert_eq!(h.titles(), ["walrus tusks"]);
-    assert!(h.app.list.filtering, "still waiting for 'wa'");
+    assert!(h.app.browse.list.filtering, "still waiting for 'wa'");
     h.answer(&newer);
     let mut got = h.titles();
     got.sort();

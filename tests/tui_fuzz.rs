@@ -133,7 +133,7 @@ impl Driver {
         });
         let other = Sessions::open(&loc).unwrap();
         let mut app = app;
-        app.agent.provider = Ok("fuzz-model".into());
+        app.conv.agent.provider = Ok("fuzz-model".into());
         let mut d = Driver {
             app,
             rt,
@@ -296,15 +296,15 @@ impl Driver {
 fn check(d: &Driver, ev: &Ev) -> Result<(), TestCaseError> {
     let app = &d.app;
     if app.screen == Screen::Browse && matches!(app.overlay, Overlay::None) {
-        let selected = app.list.current().map(|s| s.id.clone());
-        let shown = app.detail.as_ref().map(|x| x.id.clone());
+        let selected = app.browse.list.current().map(|s| s.id.clone());
+        let shown = app.browse.detail.as_ref().map(|x| x.id.clone());
         prop_assert_eq!(selected, shown, "after {:?}", ev);
     }
     let mut seen = std::collections::HashSet::new();
-    for s in &app.list.rows {
+    for s in &app.browse.list.rows {
         prop_assert!(seen.insert(&s.id), "{} listed twice after {:?}", s.id, ev);
     }
-    if let Some(det) = &app.detail
+    if let Some(det) = &app.browse.detail
         && let Some(h) = &det.header
     {
         prop_assert_eq!(&h.id, &det.id, "the detail shows another session's header");

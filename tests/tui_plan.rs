@@ -85,7 +85,7 @@ impl H {
             now_ms: NOW,
             resume: Some(s.id.clone()),
         });
-        app.agent = AgentInfo {
+        app.conv.agent = AgentInfo {
             provider: Ok("test-model".into()),
             window: 100_000,
             policy: ApprovalPolicy::Ask,
@@ -394,7 +394,7 @@ fn plan_in_a_new_session_being_written_starts_it_there() {
         Some(&plan_run(None, Some("make a pretty printer"), 1, false))
     );
     h.pump("plan proposal", proposed);
-    let new_id = h.app.detail.as_ref().map(|d| d.id.clone()).unwrap();
+    let new_id = h.app.browse.detail.as_ref().map(|d| d.id.clone()).unwrap();
     assert_ne!(new_id, h.id);
     assert!(h.screen().contains("Plan · 3 steps"));
     h.answer('y');
@@ -621,7 +621,7 @@ fn plan_options_with_bad_values_say_why_in_one_line_and_start_nothing() {
     // Tab completes an option; the command list names them.
     h.chars("/plan --w");
     h.key(KeyCode::Tab);
-    assert_eq!(h.app.composer.text(), "/plan --width ");
+    assert_eq!(h.app.conv.composer.text(), "/plan --width ");
     let plan = neocode::tui::app::SLASH_COMMANDS
         .iter()
         .find(|c| c.0 == "/plan")
@@ -655,10 +655,12 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
     h.key(KeyCode::Enter);
     h.pump("plan proposal", proposed);
     h.answer('y');
-    let asks = |app: &App, _: &TurnEvent| app.live.as_ref().is_some_and(|l| l.asking.len() == 2);
+    let asks =
+        |app: &App, _: &TurnEvent| app.conv.live.as_ref().is_some_and(|l| l.asking.len() == 2);
     h.pump("both steps' questions", asks);
     let first = h
         .app
+        .conv
         .live
         .as_ref()
         .unwrap()
@@ -682,6 +684,7 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
     h.answer('n');
     let second = h
         .app
+        .conv
         .live
         .as_ref()
         .unwrap()

@@ -107,6 +107,7 @@ impl H {
         for _ in 0..50 {
             if self
                 .app
+                .browse
                 .list
                 .current()
                 .is_some_and(|s| s.title.starts_with(title))
@@ -239,7 +240,7 @@ fn filter_as_you_type() {
     insta::assert_snapshot!("filtered", s);
     // Esc clears the filter; all rows come back.
     h.key(KeyCode::Esc);
-    assert_eq!(h.app.list.visible.len(), 13);
+    assert_eq!(h.app.browse.list.visible.len(), 13);
 }
 
 #[test]
@@ -253,7 +254,7 @@ fn full_text_search_jumps_to_the_message() {
     insta::assert_snapshot!("search", s);
     h.key(KeyCode::Enter);
     assert!(matches!(h.app.overlay, Overlay::None));
-    let d = h.app.detail.as_ref().unwrap();
+    let d = h.app.browse.detail.as_ref().unwrap();
     assert!(
         d.header
             .as_ref()
@@ -271,7 +272,7 @@ fn full_text_search_jumps_to_the_message() {
 fn delete_asks_first_then_deletes() {
     let mut h = H::new(true, 120, 35);
     h.select_title("Draft release notes");
-    let id = h.app.list.current().unwrap().id.clone();
+    let id = h.app.browse.list.current().unwrap().id.clone();
     h.key(KeyCode::Char('d'));
     let s = h.screen();
     assert!(s.contains("Delete session"), "{s}");
@@ -281,7 +282,7 @@ fn delete_asks_first_then_deletes() {
     h.key(KeyCode::Char('d'));
     h.key(KeyCode::Char('y'));
     assert!(h.rt.header(&id).is_err(), "y deletes it");
-    assert_eq!(h.app.list.visible.len(), 12);
+    assert_eq!(h.app.browse.list.visible.len(), 12);
 }
 
 #[test]
@@ -300,7 +301,7 @@ fn help_comes_from_the_key_table() {
 #[test]
 fn rename_inline() {
     let mut h = H::new(true, 120, 35);
-    let id = h.app.list.current().unwrap().id.clone();
+    let id = h.app.browse.list.current().unwrap().id.clone();
     h.key(KeyCode::Char('R'));
     h.key_mod(KeyCode::Char('u'), KeyModifiers::CONTROL);
     h.chars("Release notes (on hold)");
@@ -314,7 +315,7 @@ fn rename_inline() {
 fn conversation_view_without_a_provider_keeps_the_message_and_says_why() {
     let mut h = H::new(true, 120, 35);
     h.select_title("Fix panic in config loader on empty file");
-    let id = h.app.list.current().unwrap().id.clone();
+    let id = h.app.browse.list.current().unwrap().id.clone();
     let before = h.rt.header(&id).unwrap().message_count;
     h.key(KeyCode::Enter);
     assert_eq!(h.app.screen, Screen::Conversation);
@@ -340,7 +341,10 @@ fn conversation_view_without_a_provider_keeps_the_message_and_says_why() {
     // Sending is disabled: nothing is written, the text stays, the reason is shown.
     let hd = h.rt.header(&id).unwrap();
     assert_eq!(hd.message_count, before);
-    assert_eq!(h.app.composer.text(), "Yes please, add it to the README");
+    assert_eq!(
+        h.app.conv.composer.text(),
+        "Yes please, add it to the README"
+    );
     let s = h.screen();
     assert!(
         s.contains("Cannot send: no model provider configured"),
@@ -354,7 +358,7 @@ fn conversation_view_without_a_provider_keeps_the_message_and_says_why() {
 fn fork_from_selected_message() {
     let mut h = H::new(true, 120, 35);
     h.select_title("Walk me through");
-    let parent = h.app.list.current().unwrap().id.clone();
+    let parent = h.app.browse.list.current().unwrap().id.clone();
     h.key(KeyCode::Tab);
     for _ in 0..3 {
         h.key(KeyCode::Char('j'));
@@ -371,7 +375,7 @@ fn fork_from_selected_message() {
     assert_eq!(kids[0].fork_seq, Some(3));
     assert_eq!(kids[0].message_count, 3);
     assert_eq!(
-        h.app.list.current().unwrap().id,
+        h.app.browse.list.current().unwrap().id,
         kids[0].id,
         "the fork is selected"
     );
@@ -394,11 +398,11 @@ fn new_session_and_export() {
     h.chars("Start here");
     h.key(KeyCode::Enter);
     assert_eq!(h.rt.count().unwrap(), 13);
-    assert_eq!(h.app.composer.text(), "Start here");
+    assert_eq!(h.app.conv.composer.text(), "Start here");
     assert_eq!(h.app.screen, Screen::Conversation);
     h.key(KeyCode::Esc);
     h.select_title("Add rate limiting");
-    let id = h.app.list.current().unwrap().id.clone();
+    let id = h.app.browse.list.current().unwrap().id.clone();
     h.key(KeyCode::Char('e'));
     let path = h.export.join(format!("{}.json", &id[..8]));
     let doc = neocode::session::file::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
@@ -424,11 +428,11 @@ fn tiny_terminal_says_so_and_never_panics() {
 fn resize_keeps_the_selection() {
     let mut h = H::new(true, 120, 35);
     h.select_title("Add rate limiting");
-    let id = h.app.list.current().unwrap().id.clone();
+    let id = h.app.browse.list.current().unwrap().id.clone();
     let jobs = h.app.on_resize(80, 20);
     h.run(jobs);
     let _ = h.screen();
-    assert_eq!(h.app.list.current().unwrap().id, id);
+    assert_eq!(h.app.browse.list.current().unwrap().id, id);
 }
 
 #[test]
@@ -443,7 +447,7 @@ fn mouse_click_selects_and_wheel_moves() {
         modifiers: KeyModifiers::NONE,
     });
     h.run(jobs);
-    assert_eq!(h.app.list.selected, 2);
+    assert_eq!(h.app.browse.list.selected, 2);
     let jobs = h.app.on_mouse(MouseEvent {
         kind: MouseEventKind::ScrollDown,
         column: 5,
@@ -451,7 +455,7 @@ fn mouse_click_selects_and_wheel_moves() {
         modifiers: KeyModifiers::NONE,
     });
     h.run(jobs);
-    assert_eq!(h.app.list.selected, 5);
+    assert_eq!(h.app.browse.list.selected, 5);
 }
 
 #[test]
@@ -465,32 +469,32 @@ fn pages_load_lazily_as_the_selection_moves() {
             .unwrap();
         }
     });
-    assert_eq!(h.app.list.rows.len(), 200, "one page at start");
-    assert_eq!(h.app.list.total, Some(450));
+    assert_eq!(h.app.browse.list.rows.len(), 200, "one page at start");
+    assert_eq!(h.app.browse.list.total, Some(450));
     for _ in 0..160 {
         h.key(KeyCode::Char('j'));
     }
     assert_eq!(
-        h.app.list.rows.len(),
+        h.app.browse.list.rows.len(),
         400,
         "the next page came as the end neared"
     );
     // One `G` reads the last page only and lands on the true last (oldest) session.
     h.key(KeyCode::Char('G'));
-    assert_eq!(h.app.list.rows.len(), 200);
-    assert_eq!(h.app.list.base, 250, "sessions above the window");
-    assert_eq!(h.app.list.current().unwrap().title, "session 000");
+    assert_eq!(h.app.browse.list.rows.len(), 200);
+    assert_eq!(h.app.browse.list.base, 250, "sessions above the window");
+    assert_eq!(h.app.browse.list.current().unwrap().title, "session 000");
     assert!(h.screen().contains("Sessions 450/450"), "{}", h.screen());
     // Moving up from there brings the page above into the window.
     for _ in 0..160 {
         h.key(KeyCode::Char('k'));
     }
-    assert_eq!(h.app.list.current().unwrap().title, "session 160");
-    assert_eq!(h.app.list.base, 50);
+    assert_eq!(h.app.browse.list.current().unwrap().title, "session 160");
+    assert_eq!(h.app.browse.list.base, 50);
     // `g` goes back to the first session.
     h.key(KeyCode::Char('g'));
-    assert_eq!(h.app.list.base, 0);
-    assert_eq!(h.app.list.current().unwrap().title, "session 449");
+    assert_eq!(h.app.browse.list.base, 0);
+    assert_eq!(h.app.browse.list.current().unwrap().title, "session 449");
 }
 
 #[test]
@@ -517,39 +521,39 @@ fn the_list_holds_a_window_of_rows_however_far_it_scrolls() {
     let mut most = 0;
     for i in 0..n - 1 {
         h.key(KeyCode::Char('j'));
-        most = most.max(h.app.list.rows.len());
+        most = most.max(h.app.browse.list.rows.len());
         let want = format!("session {:04}", n - 2 - i);
-        assert_eq!(h.app.list.current().unwrap().title, want);
+        assert_eq!(h.app.browse.list.current().unwrap().title, want);
     }
     assert!(most <= WINDOW, "at most {WINDOW} rows held, saw {most}");
-    assert_eq!(h.app.list.base + h.app.list.rows.len(), n);
+    assert_eq!(h.app.browse.list.base + h.app.browse.list.rows.len(), n);
     // And all the way back up, one row at a time, never skipping one.
     for i in 1..n {
         h.key(KeyCode::Char('k'));
         assert_eq!(
-            h.app.list.current().unwrap().title,
+            h.app.browse.list.current().unwrap().title,
             format!("session {i:04}")
         );
-        assert!(h.app.list.rows.len() <= WINDOW);
+        assert!(h.app.browse.list.rows.len() <= WINDOW);
     }
-    assert_eq!(h.app.list.base, 0);
+    assert_eq!(h.app.browse.list.base, 0);
     // A search jump to a session outside the window moves the window to it.
     h.key(KeyCode::Char('G'));
-    assert_eq!(h.app.list.current().unwrap().title, "session 0000");
+    assert_eq!(h.app.browse.list.current().unwrap().title, "session 0000");
     let target = format!("session {:04}", n / 2);
-    assert!(h.app.list.rows.iter().all(|s| s.title != target));
+    assert!(h.app.browse.list.rows.iter().all(|s| s.title != target));
     h.key(KeyCode::Char('s'));
     h.chars("narwhal");
     h.key(KeyCode::Enter);
-    assert_eq!(h.app.list.current().unwrap().title, target);
+    assert_eq!(h.app.browse.list.current().unwrap().title, target);
     let above = n - 1 - n / 2;
-    let l = &h.app.list;
+    let l = &h.app.browse.list;
     let at = l.rows.iter().position(|s| s.title == target).unwrap();
     assert_eq!(l.base + at, above, "its place in the whole list");
     assert!(l.rows.len() <= WINDOW);
     assert_eq!(
-        h.app.detail.as_ref().map(|d| d.id.clone()),
-        h.app.list.current().map(|s| s.id.clone())
+        h.app.browse.detail.as_ref().map(|d| d.id.clone()),
+        h.app.browse.list.current().map(|s| s.id.clone())
     );
 }
 
@@ -563,7 +567,7 @@ fn stale_answers_are_dropped() {
     let b = h
         .app
         .on_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE));
-    let want = h.app.list.current().unwrap().id.clone();
+    let want = h.app.browse.list.current().unwrap().id.clone();
     let answer = |h: &H, effects: &[Effect]| -> Vec<Done> {
         effects
             .iter()
@@ -581,7 +585,7 @@ fn stale_answers_are_dropped() {
         let jobs = h.app.on_done(d);
         h.run(jobs);
     }
-    let d = h.app.detail.as_ref().unwrap();
+    let d = h.app.browse.detail.as_ref().unwrap();
     assert_eq!(d.id, want);
     assert_eq!(d.header.as_ref().unwrap().id, want);
 }
@@ -698,15 +702,15 @@ fn search_jump_to_an_unloaded_session_selects_it_in_the_list() {
         }
     });
     assert_eq!(
-        h.app.list.rows.len(),
+        h.app.browse.list.rows.len(),
         200,
         "the old session is not loaded yet"
     );
     h.key(KeyCode::Char('s'));
     h.chars("zeppelin");
     h.key(KeyCode::Enter);
-    let detail = h.app.detail.as_ref().unwrap().id.clone();
-    let selected = h.app.list.current().unwrap();
+    let detail = h.app.browse.detail.as_ref().unwrap().id.clone();
+    let selected = h.app.browse.list.current().unwrap();
     assert_eq!(selected.title, "the oldest one");
     assert_eq!(selected.id, detail, "list and detail show the same session");
 }
@@ -719,7 +723,7 @@ fn writes_from_another_process_show_up_live() {
         h.run(jobs);
     };
     tick(&mut h); // first sight of the counter: nothing to reload
-    let selected = h.app.list.current().unwrap().id.clone();
+    let selected = h.app.browse.list.current().unwrap().id.clone();
     let before = h.rt.header(&selected).unwrap().message_count;
 
     // Another neocode process on the same workspace: its own runtime and connections.
@@ -738,19 +742,23 @@ fn writes_from_another_process_show_up_live() {
         })
         .unwrap();
     tick(&mut h);
-    assert_eq!(h.app.list.rows.len(), 14, "the new session is listed");
+    assert_eq!(
+        h.app.browse.list.rows.len(),
+        14,
+        "the new session is listed"
+    );
     assert!(h.screen().contains("Started in another"), "{}", h.screen());
-    let d = h.app.detail.as_ref().unwrap();
+    let d = h.app.browse.detail.as_ref().unwrap();
     assert_eq!(d.id, selected, "the selection stays where it was");
     assert_eq!(d.header.as_ref().unwrap().message_count, before + 1);
 
     // The other window deletes the session this one shows.
     other.delete(&selected).unwrap();
     tick(&mut h);
-    assert!(h.app.list.rows.iter().all(|s| s.id != selected));
-    let now = h.app.list.current().unwrap().id.clone();
+    assert!(h.app.browse.list.rows.iter().all(|s| s.id != selected));
+    let now = h.app.browse.list.current().unwrap().id.clone();
     assert_eq!(
-        h.app.detail.as_ref().unwrap().id,
+        h.app.browse.detail.as_ref().unwrap().id,
         now,
         "detail follows the new selection"
     );
@@ -763,9 +771,10 @@ fn deleting_a_fork_parent_keeps_a_valid_selection() {
     // row used to index past the end and crash.
     let mut h = H::new(true, 120, 35);
     h.key(KeyCode::Char('G'));
-    let parent = h.app.list.current().unwrap().id.clone();
+    let parent = h.app.browse.list.current().unwrap().id.clone();
     assert!(
         h.app
+            .browse
             .list
             .rows
             .iter()
@@ -775,10 +784,10 @@ fn deleting_a_fork_parent_keeps_a_valid_selection() {
     h.key(KeyCode::Char('d'));
     h.key(KeyCode::Char('y'));
     assert!(h.rt.header(&parent).is_err(), "deleted");
-    let now = h.app.list.current().expect("a selection").id.clone();
+    let now = h.app.browse.list.current().expect("a selection").id.clone();
     assert_ne!(now, parent);
-    assert_eq!(h.app.detail.as_ref().unwrap().id, now);
-    assert_eq!(h.app.list.visible.len(), 12);
+    assert_eq!(h.app.browse.detail.as_ref().unwrap().id, now);
+    assert_eq!(h.app.browse.list.visible.len(), 12);
 }
 
 #[test]
@@ -787,13 +796,19 @@ fn a_search_jump_clears_a_filter_that_hides_the_session() {
     h.key(KeyCode::Char('/'));
     h.chars("zzzz");
     h.key(KeyCode::Enter);
-    assert!(h.app.list.visible.is_empty(), "the filter hides everything");
+    assert!(
+        h.app.browse.list.visible.is_empty(),
+        "the filter hides everything"
+    );
     h.key(KeyCode::Char('s'));
     h.chars("redis");
     h.key(KeyCode::Enter);
-    let shown = h.app.detail.as_ref().unwrap().id.clone();
-    assert_eq!(h.app.list.current().map(|s| s.id.clone()), Some(shown));
-    assert!(h.app.list.filter.is_none());
+    let shown = h.app.browse.detail.as_ref().unwrap().id.clone();
+    assert_eq!(
+        h.app.browse.list.current().map(|s| s.id.clone()),
+        Some(shown)
+    );
+    assert!(h.app.browse.list.filter.is_none());
 }
 
 #[test]
@@ -871,7 +886,7 @@ fn turn_events_pace_frames_and_refresh_what_a_turn_stored() {
     use neocode::session::Usage;
     let mut h = H::new(true, 120, 35);
     h.key(KeyCode::Enter);
-    let id = h.app.detail.as_ref().unwrap().id.clone();
+    let id = h.app.browse.detail.as_ref().unwrap().id.clone();
     assert!(!h.app.animating());
     let fx = h.app.on_turn(TurnEvent::Started {
         session_id: id.clone(),
@@ -893,7 +908,7 @@ fn turn_events_pace_frames_and_refresh_what_a_turn_stored() {
         seq,
     });
     h.run(fx);
-    let d = h.app.detail.as_ref().unwrap();
+    let d = h.app.browse.detail.as_ref().unwrap();
     assert_eq!(d.header.as_ref().unwrap().last_seq, seq);
     let fx = h.app.on_turn(TurnEvent::Finished {
         reason: FinishReason::Completed,
@@ -1088,8 +1103,8 @@ fn the_composer_is_multi_line_with_history() {
     assert!(s.contains("second linepasted"), "{s}");
     assert!(s.contains("third^[[2J"), "{s}");
     // With a model configured, Enter starts a turn with the text as written.
-    h.app.agent.provider = Ok("m".into());
-    let id = h.app.detail.as_ref().unwrap().id.clone();
+    h.app.conv.agent.provider = Ok("m".into());
+    let id = h.app.browse.detail.as_ref().unwrap().id.clone();
     let fx = h
         .app
         .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
@@ -1105,7 +1120,7 @@ fn the_composer_is_multi_line_with_history() {
     // ↑ in the empty editor brings the sent message back.
     h.key(KeyCode::Up);
     assert_eq!(
-        h.app.composer.text(),
+        h.app.conv.composer.text(),
         "first line\nsecond linepasted\nthird^[[2J"
     );
     // Sent messages keep their line breaks in the transcript.
@@ -1134,23 +1149,23 @@ fn resuming_a_session_past_the_first_page_selects_it_so_going_back_stays_on_it()
         }
     });
     assert_eq!(
-        h.app.list.rows.len(),
+        h.app.browse.list.rows.len(),
         200,
         "the old session is not loaded yet"
     );
     let fx = h.app.resume(&old);
     h.run(fx);
     assert_eq!(h.app.screen, Screen::Conversation);
-    assert_eq!(h.app.detail.as_ref().unwrap().id, old);
+    assert_eq!(h.app.browse.detail.as_ref().unwrap().id, old);
     assert_eq!(
-        h.app.list.current().map(|s| s.id.clone()),
+        h.app.browse.list.current().map(|s| s.id.clone()),
         Some(old.clone()),
         "the list loaded on until it held the resumed session"
     );
     h.key(KeyCode::Esc);
     assert_eq!(h.app.screen, Screen::Browse);
     assert_eq!(
-        h.app.detail.as_ref().unwrap().id,
+        h.app.browse.detail.as_ref().unwrap().id,
         old,
         "back on its own row"
     );
@@ -1186,7 +1201,7 @@ fn plan_run_tab_shows_each_step_and_enter_opens_its_conversation() {
     h.key(KeyCode::Down);
     assert!(h.screen().contains("› ✔ flag"), "{}", h.screen());
     h.key(KeyCode::Enter);
-    let d = h.app.detail.as_ref().unwrap();
+    let d = h.app.browse.detail.as_ref().unwrap();
     let header = d.header.as_ref().expect("the step conversation is loaded");
     assert!(header.title.starts_with("step flag:"), "{}", header.title);
     assert!(header.parent_id.is_some());
@@ -1322,7 +1337,7 @@ fn f1_without_a_model_opens_help_at_the_model_settings() {
 #[test]
 fn limits_without_budgets_say_used_and_no_limit() {
     let mut h = H::new(true, 120, 35);
-    let id = h.app.list.current().unwrap().id.clone();
+    let id = h.app.browse.list.current().unwrap().id.clone();
     let mut l = neocode::session::RuntimeLedger::default();
     l.usage.turns = 7;
     l.usage.tool_calls = 3;

@@ -37,13 +37,7 @@ pub fn short_id_len<'a>(ids: impl IntoIterator<Item = &'a str>) -> usize {
     len
 }
 
-/// The first `len` characters of an id.
-pub fn short_id(id: &str, len: usize) -> &str {
-    match id.char_indices().nth(len) {
-        Some((i, _)) => &id[..i],
-        None => id,
-    }
-}
+pub use crate::format::short_id;
 
 /// Display width of a (sanitised) string.
 pub fn width(s: &str) -> usize {

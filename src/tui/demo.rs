@@ -106,15 +106,15 @@ pub fn prepare(keep: bool) -> anyhow::Result<Demo> {
         dir,
         keep,
     };
-    let rt = Sessions::open(&demo.location)?;
-    load_into(&rt, crate::session::now_ms())?;
+    let sessions = Sessions::open(&demo.location)?;
+    load_into(&sessions, crate::session::now_ms())?;
     Ok(demo)
 }
 
-/// Imports the shipped sessions into `rt`, shifting every timestamp so the newest activity is
+/// Imports the shipped sessions into `sessions`, shifting every timestamp so the newest activity is
 /// three minutes before `now_ms` (order kept); parents are imported before their forks.
 /// Returns the imported ids.
-pub fn load_into(rt: &Sessions, now_ms: i64) -> anyhow::Result<Vec<String>> {
+pub fn load_into(sessions: &Sessions, now_ms: i64) -> anyhow::Result<Vec<String>> {
     let mut docs: Vec<SessionFile> = Vec::new();
     for (name, text) in FILES {
         docs.push(file::parse(text).map_err(|e| anyhow::anyhow!("demo file {name}: {e}"))?);
@@ -150,7 +150,7 @@ pub fn load_into(rt: &Sessions, now_ms: i64) -> anyhow::Result<Vec<String>> {
     docs.sort_by_key(|d| d.session.parent_id.is_some());
     let mut ids = Vec::new();
     for d in &docs {
-        ids.push(rt.import(d, false)?.id);
+        ids.push(sessions.import(d, false)?.id);
     }
     Ok(ids)
 }

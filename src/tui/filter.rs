@@ -154,16 +154,16 @@ impl FilterState {
     /// answers true a newer query is waiting and `None` is returned.
     pub fn run(
         &mut self,
-        rt: &Sessions,
+        sessions: &Sessions,
         text: &str,
         stale: &(dyn Fn() -> bool + Sync),
     ) -> crate::session::Result<Option<FilterResult>> {
-        let version = rt.data_version()?;
+        let version = sessions.data_version()?;
         if self.corpus.as_ref().is_none_or(|(v, _)| *v != version) {
             self.last = None;
             self.corpus = None;
             let mut corpus = Corpus::default();
-            rt.for_each_list_text(|id, title, prompt| {
+            sessions.for_each_list_text(|id, title, prompt| {
                 let title = sanitize::line(display_title(title, prompt));
                 let prompt = sanitize::line(prompt);
                 if !corpus.push(id, &title, &prompt) {
@@ -242,7 +242,7 @@ impl FilterState {
         let mut buf = Vec::new();
         for &(_, pos) in &scored {
             let (id, _, _) = corpus.get(pos as usize);
-            let s = match rt.summary(id) {
+            let s = match sessions.summary(id) {
                 Ok(s) => s,
                 // Deleted since the text was read: a later poll reloads.
                 Err(StoreError::NotFound { .. }) => continue,

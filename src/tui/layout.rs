@@ -4,7 +4,10 @@
 use ratatui::layout::{Constraint, Layout as Split, Rect};
 use ratatui::widgets::Block;
 
-use crate::tui::app::{Screen, Tab};
+use crate::tui::screen::{Screen, Tab};
+
+/// The smallest terminal the TUI draws into.
+pub const MIN_SIZE: (u16, u16) = (40, 10);
 
 /// Lists at least this wide have a column beside the title (the age first), and so a row of
 /// column heads.

@@ -290,127 +290,137 @@ impl Renderer<'_> {
         }
     }
 
+    /// A block or an inline style opens.
+    fn start(&mut self, tag: Tag<'_>) {
+        match tag {
+            Tag::Paragraph => {}
+            Tag::Heading { .. } => {
+                self.flush();
+                self.heading = true;
+            }
+            Tag::BlockQuote(_) => {
+                self.flush();
+                self.quote += 1;
+            }
+            Tag::CodeBlock(kind) => {
+                self.flush();
+                self.code_block = true;
+                let lang = match kind {
+                    CodeBlockKind::Fenced(l) if !l.is_empty() => l.to_string(),
+                    _ => String::new(),
+                };
+                self.out.push(Line::from(Span::styled(
+                    format!("{}┌─ {lang}", self.indent()),
+                    self.theme.dim(),
+                )));
+            }
+            Tag::List(start) => {
+                self.flush();
+                self.lists.push(start);
+            }
+            Tag::Item => {
+                self.flush();
+                let p = match self.lists.last_mut() {
+                    Some(Some(n)) => {
+                        let p = format!("{n}. ");
+                        *n += 1;
+                        p
+                    }
+                    _ => "• ".to_string(),
+                };
+                self.item_prefix = Some(p);
+            }
+            Tag::Emphasis => self.italic += 1,
+            Tag::Strong => self.bold += 1,
+            Tag::Table(aligns) => {
+                self.flush();
+                self.table = Some(Table {
+                    aligns,
+                    rows: Vec::new(),
+                    row: Vec::new(),
+                });
+            }
+            Tag::Link { .. }
+            | Tag::Image { .. }
+            | Tag::Strikethrough
+            | Tag::TableHead
+            | Tag::TableRow
+            | Tag::TableCell
+            | Tag::FootnoteDefinition(_)
+            | Tag::HtmlBlock
+            | Tag::DefinitionList
+            | Tag::DefinitionListTitle
+            | Tag::DefinitionListDefinition
+            | Tag::Superscript
+            | Tag::Subscript
+            | Tag::MetadataBlock(_) => {}
+        }
+    }
+
+    /// A block or an inline style closes.
+    fn end(&mut self, tag: TagEnd) {
+        match tag {
+            TagEnd::Paragraph => {
+                self.flush();
+                if self.lists.is_empty() {
+                    self.blank();
+                }
+            }
+            TagEnd::Heading(_) => {
+                self.flush();
+                self.heading = false;
+                self.blank();
+            }
+            TagEnd::BlockQuote(_) => {
+                self.flush();
+                self.quote = self.quote.saturating_sub(1);
+                self.blank();
+            }
+            TagEnd::CodeBlock => {
+                self.code_block = false;
+                self.out.push(Line::from(Span::styled(
+                    format!("{}└─", self.indent()),
+                    self.theme.dim(),
+                )));
+                self.blank();
+            }
+            TagEnd::List(_) => {
+                self.flush();
+                self.lists.pop();
+                if self.lists.is_empty() {
+                    self.blank();
+                }
+            }
+            TagEnd::Item => self.flush(),
+            TagEnd::Emphasis => self.italic = self.italic.saturating_sub(1),
+            TagEnd::Strong => self.bold = self.bold.saturating_sub(1),
+            TagEnd::TableRow | TagEnd::TableHead => {
+                if let Some(t) = &mut self.table {
+                    let row = std::mem::take(&mut t.row);
+                    t.rows.push(row);
+                }
+            }
+            TagEnd::TableCell => {
+                let cell = std::mem::take(&mut self.cur);
+                match &mut self.table {
+                    Some(t) => t.row.push(cell),
+                    None => self.cur = cell,
+                }
+            }
+            TagEnd::Table => {
+                if let Some(t) = self.table.take() {
+                    self.table(t);
+                }
+                self.blank();
+            }
+            _ => {}
+        }
+    }
+
     fn event(&mut self, ev: Event<'_>) {
         match ev {
-            Event::Start(tag) => match tag {
-                Tag::Paragraph => {}
-                Tag::Heading { .. } => {
-                    self.flush();
-                    self.heading = true;
-                }
-                Tag::BlockQuote(_) => {
-                    self.flush();
-                    self.quote += 1;
-                }
-                Tag::CodeBlock(kind) => {
-                    self.flush();
-                    self.code_block = true;
-                    let lang = match kind {
-                        CodeBlockKind::Fenced(l) if !l.is_empty() => l.to_string(),
-                        _ => String::new(),
-                    };
-                    self.out.push(Line::from(Span::styled(
-                        format!("{}┌─ {lang}", self.indent()),
-                        self.theme.dim(),
-                    )));
-                }
-                Tag::List(start) => {
-                    self.flush();
-                    self.lists.push(start);
-                }
-                Tag::Item => {
-                    self.flush();
-                    let p = match self.lists.last_mut() {
-                        Some(Some(n)) => {
-                            let p = format!("{n}. ");
-                            *n += 1;
-                            p
-                        }
-                        _ => "• ".to_string(),
-                    };
-                    self.item_prefix = Some(p);
-                }
-                Tag::Emphasis => self.italic += 1,
-                Tag::Strong => self.bold += 1,
-                Tag::Table(aligns) => {
-                    self.flush();
-                    self.table = Some(Table {
-                        aligns,
-                        rows: Vec::new(),
-                        row: Vec::new(),
-                    });
-                }
-                Tag::Link { .. }
-                | Tag::Image { .. }
-                | Tag::Strikethrough
-                | Tag::TableHead
-                | Tag::TableRow
-                | Tag::TableCell
-                | Tag::FootnoteDefinition(_)
-                | Tag::HtmlBlock
-                | Tag::DefinitionList
-                | Tag::DefinitionListTitle
-                | Tag::DefinitionListDefinition
-                | Tag::Superscript
-                | Tag::Subscript
-                | Tag::MetadataBlock(_) => {}
-            },
-            Event::End(tag) => match tag {
-                TagEnd::Paragraph => {
-                    self.flush();
-                    if self.lists.is_empty() {
-                        self.blank();
-                    }
-                }
-                TagEnd::Heading(_) => {
-                    self.flush();
-                    self.heading = false;
-                    self.blank();
-                }
-                TagEnd::BlockQuote(_) => {
-                    self.flush();
-                    self.quote = self.quote.saturating_sub(1);
-                    self.blank();
-                }
-                TagEnd::CodeBlock => {
-                    self.code_block = false;
-                    self.out.push(Line::from(Span::styled(
-                        format!("{}└─", self.indent()),
-                        self.theme.dim(),
-                    )));
-                    self.blank();
-                }
-                TagEnd::List(_) => {
-                    self.flush();
-                    self.lists.pop();
-                    if self.lists.is_empty() {
-                        self.blank();
-                    }
-                }
-                TagEnd::Item => self.flush(),
-                TagEnd::Emphasis => self.italic = self.italic.saturating_sub(1),
-                TagEnd::Strong => self.bold = self.bold.saturating_sub(1),
-                TagEnd::TableRow | TagEnd::TableHead => {
-                    if let Some(t) = &mut self.table {
-                        let row = std::mem::take(&mut t.row);
-                        t.rows.push(row);
-                    }
-                }
-                TagEnd::TableCell => {
-                    let cell = std::mem::take(&mut self.cur);
-                    match &mut self.table {
-                        Some(t) => t.row.push(cell),
-                        None => self.cur = cell,
-                    }
-                }
-                TagEnd::Table => {
-                    if let Some(t) = self.table.take() {
-                        self.table(t);
-                    }
-                    self.blank();
-                }
-                _ => {}
-            },
+            Event::Start(tag) => self.start(tag),
+            Event::End(tag) => self.end(tag),
             Event::Text(t) => {
                 if self.code_block {
                     let base = self.indent();

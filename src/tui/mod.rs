@@ -26,8 +26,11 @@ use crate::tui::worker::{Done, Reply, Worker};
 
 pub mod action;
 pub mod app;
+pub mod browse;
 pub mod composer;
+pub mod conversation;
 pub mod demo;
+pub mod diff;
 pub mod effect;
 pub mod filter;
 pub mod input;
@@ -36,6 +39,7 @@ pub mod layout;
 pub mod live;
 pub mod markdown;
 pub mod pace;
+pub mod screen;
 pub mod terminal;
 pub mod theme;
 pub mod transcript;
@@ -316,7 +320,7 @@ impl TurnLink {
 
 /// The agent for the TUI and what the status line says about it. A config that does not
 /// parse leaves the TUI usable for browsing and says why nothing can be sent.
-fn connect(rt: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentInfo) {
+fn connect(sessions: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentInfo) {
     let settings = match Settings::load(&loc.home, &Overrides::default()) {
         Ok(s) => s,
         Err(e) => {
@@ -343,7 +347,7 @@ fn connect(rt: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentInfo) {
         sandbox_on: sandbox.is_enforced(),
         mcp_failed: Vec::new(),
     };
-    (Some(Agent::new(rt.clone(), settings)), info)
+    (Some(Agent::new(sessions.clone(), settings)), info)
 }
 
 /// The agent and its status line being made off the loop (see [`connect`]).
@@ -363,7 +367,7 @@ fn connected(
     }
     if let Some(Ok((agent, info))) = connecting.take().map(|h| h.join()) {
         turns.agent = agent;
-        app.agent = info;
+        app.conv.agent = info;
     }
     true
 }
@@ -407,6 +411,138 @@ fn test_panic_hook() {
     }
 }
 
+/// Loading the settings probes the sandbox (it runs the helper once): off the loop, which
+/// takes the result when the thread says it is done (or sees it finished). It also says so on
+/// a channel of its own, which the first frame's grace blocks on.
+fn spawn_connect(
+    sessions: &Sessions,
+    loc: &Location,
+    tx: &Sender<Msg>,
+) -> std::io::Result<(Connecting, mpsc::Receiver<()>)> {
+    let (ready_tx, ready_rx) = mpsc::channel::<()>();
+    let sessions = sessions.clone();
+    let loc = loc.clone();
+    let tx = tx.clone();
+    let handle = std::thread::Builder::new()
+        .name("neocode-connect".into())
+        .spawn(move || {
+            let out = connect(&sessions, &loc);
+            let _ = ready_tx.send(());
+            let _ = tx.send(Msg::Connected);
+            out
+        })?;
+    Ok((Some(handle), ready_rx))
+}
+
+/// Input on its own thread so the loop waits on one channel for input, storage answers and
+/// turn events alike.
+fn spawn_input(
+    tx: Sender<Msg>,
+    stop: Arc<AtomicBool>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("neocode-input".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                // Short, so the thread notices `stop` soon after the loop ends.
+                match event::poll(Duration::from_millis(100)) {
+                    Ok(true) => match event::read() {
+                        Ok(ev) => {
+                            if tx.send(Msg::Input(ev)).is_err() {
+                                return;
+                            }
+                        }
+                        Err(_) => return,
+                    },
+                    Ok(false) => {}
+                    Err(_) => return,
+                }
+            }
+        })
+}
+
+/// The app for this terminal and workspace, and its first work.
+fn start_app(
+    location: &Location,
+    resume: Option<String>,
+    size: (u16, u16),
+) -> (app::App, Vec<Effect>) {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| location.root().to_path_buf());
+    app::App::new(app::AppOptions {
+        theme: theme::Theme::from_env(),
+        export_dir: cwd.clone(),
+        workdir: cwd.display().to_string(),
+        root: location.root().display().to_string(),
+        size,
+        now_ms: crate::session::now_ms(),
+        resume,
+    })
+}
+
+/// Nothing arrived before the deadline: statuses expire and a held card answer takes effect
+/// by the clock. Whether anything changed on screen.
+fn clock_moved(app: &mut app::App, worker: &Worker, turns: &mut TurnLink) -> bool {
+    let mut dirty = false;
+    app.now_ms = crate::session::now_ms();
+    dirty |= app.expire_status(app.now_ms);
+    if app.answer_pending() {
+        let effects = app.on_clock(app.now_ms);
+        dirty = true;
+        carry(app, effects, worker, turns);
+    }
+    dirty
+}
+
+/// A conversation (resumed, or opened at once) shows the agent's status from its first frame
+/// when the settings come within the grace; else as soon as they come. Whether anything
+/// changed on screen.
+fn settings_grace(
+    grace: &mut Option<Instant>,
+    ready: &mpsc::Receiver<()>,
+    connecting: &mut Connecting,
+    app: &mut app::App,
+    turns: &mut TurnLink,
+) -> bool {
+    let mut dirty = false;
+    if let Some(until) = *grace
+        && connecting.is_some()
+        && app.screen == app::Screen::Conversation
+    {
+        // Blocks until the settings thread says it is done or the grace is over; then its
+        // result is joined (the thread only has to return).
+        let left = until.saturating_duration_since(Instant::now());
+        if ready.recv_timeout(left).is_ok() {
+            dirty |= connected(connecting, true, app, turns);
+        }
+        *grace = None;
+    }
+    dirty
+}
+
+/// Hands one message to the app; the work it asks for comes back.
+fn deliver(
+    msg: Msg,
+    app: &mut app::App,
+    connecting: &mut Connecting,
+    turns: &mut TurnLink,
+    dirty: &mut bool,
+) -> Vec<Effect> {
+    match msg {
+        Msg::Input(Event::Key(k)) => app.on_key(k),
+        Msg::Input(Event::Mouse(m)) => app.on_mouse(m),
+        Msg::Input(Event::Paste(p)) => app.on_paste(&p),
+        Msg::Input(Event::Resize(w, h)) => app.on_resize(w, h),
+        Msg::Input(_) => Vec::new(),
+        Msg::Storage(d) => app.on_done(d),
+        Msg::Turn(ev) => app.on_turn(ev),
+        // Sent as the thread's last act: the join waits only for it to exit.
+        Msg::Connected => {
+            *dirty |= connected(connecting, true, app, turns);
+            Vec::new()
+        }
+    }
+}
+
 /// Runs the TUI until the user quits. Restores the terminal on every exit path, panics
 /// included.
 pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
@@ -416,72 +552,27 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
             "the full-screen TUI needs a terminal on standard input and output; for scripts use `neocode --list`, `neocode show <ID>` or `neocode --help`"
         );
     }
-    let rt = match opts.sessions {
-        Some(rt) => rt,
+    let sessions = match opts.sessions {
+        Some(sessions) => sessions,
         None => Sessions::open(&opts.location)?,
     };
     let (tx, rx) = mpsc::channel::<Msg>();
     let worker = {
         let tx = tx.clone();
-        let rt = rt.clone();
-        Worker::spawn(rt, move |d| {
+        let sessions = sessions.clone();
+        Worker::spawn(sessions, move |d| {
             let _ = tx.send(Msg::Storage(d));
         })
     };
-    // Loading the settings probes the sandbox (it runs the helper once): off the loop, which
-    // takes the result when the thread says it is done (or sees it finished).
-    let mut connecting: Connecting = Some({
-        let rt = rt.clone();
-        let loc = opts.location.clone();
-        let tx = tx.clone();
-        std::thread::Builder::new()
-            .name("neocode-connect".into())
-            .spawn(move || {
-                let out = connect(&rt, &loc);
-                let _ = tx.send(Msg::Connected);
-                out
-            })?
-    });
+    let (mut connecting, ready_rx) = spawn_connect(&sessions, &opts.location, &tx)?;
     let mut turns = TurnLink::new(tx.clone());
     let mut guard = terminal::Guard::enter()?;
     let size = guard.terminal.size()?;
-    let cwd = std::env::current_dir().unwrap_or_else(|_| opts.location.root().to_path_buf());
-    let (mut app, effects) = app::App::new(app::AppOptions {
-        theme: theme::Theme::from_env(),
-        export_dir: cwd.clone(),
-        workdir: cwd.display().to_string(),
-        root: opts.location.root().display().to_string(),
-        size: (size.width, size.height),
-        now_ms: crate::session::now_ms(),
-        resume: opts.resume,
-    });
+    let (mut app, effects) = start_app(&opts.location, opts.resume, (size.width, size.height));
     carry(&mut app, effects, &worker, &mut turns);
 
-    // Input on its own thread so the loop waits on one channel for input, storage answers
-    // and turn events alike.
     let stop = Arc::new(AtomicBool::new(false));
-    let input = {
-        let stop = stop.clone();
-        std::thread::Builder::new()
-            .name("neocode-input".into())
-            .spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    // Short, so the thread notices `stop` soon after the loop ends.
-                    match event::poll(Duration::from_millis(100)) {
-                        Ok(true) => match event::read() {
-                            Ok(ev) => {
-                                if tx.send(Msg::Input(ev)).is_err() {
-                                    return;
-                                }
-                            }
-                            Err(_) => return,
-                        },
-                        Ok(false) => {}
-                        Err(_) => return,
-                    }
-                }
-            })?
-    };
+    let input = spawn_input(tx, stop.clone())?;
 
     let result = (|| -> anyhow::Result<()> {
         let mut dirty = true;
@@ -491,19 +582,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
         let mut grace = Some(Instant::now() + STATUS_GRACE);
         let mut held: std::collections::VecDeque<Msg> = std::collections::VecDeque::new();
         loop {
-            // A conversation (resumed, or opened at once) shows the agent's status from its
-            // first frame when the settings come within the grace; else as soon as they come.
-            if let Some(until) = grace
-                && connecting.is_some()
-                && app.screen == app::Screen::Conversation
-            {
-                while connecting.as_ref().is_some_and(|h| !h.is_finished())
-                    && Instant::now() < until
-                {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                grace = None;
-            }
+            dirty |= settings_grace(&mut grace, &ready_rx, &mut connecting, &mut app, &mut turns);
             dirty |= connected(&mut connecting, false, &mut app, &mut turns);
             let now = Instant::now();
             if pace.poll_due(now) {
@@ -531,13 +610,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
             let first = match rx.recv_timeout(wait) {
                 Ok(m) => m,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    app.now_ms = crate::session::now_ms();
-                    dirty |= app.expire_status(app.now_ms);
-                    if app.answer_pending() {
-                        let effects = app.on_clock(app.now_ms);
-                        dirty = true;
-                        carry(&mut app, effects, &worker, &mut turns);
-                    }
+                    dirty |= clock_moved(&mut app, &worker, &mut turns);
                     continue;
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
@@ -563,20 +636,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                     next = rx.try_recv().ok();
                     continue;
                 }
-                let effects = match msg {
-                    Msg::Input(Event::Key(k)) => app.on_key(k),
-                    Msg::Input(Event::Mouse(m)) => app.on_mouse(m),
-                    Msg::Input(Event::Paste(p)) => app.on_paste(&p),
-                    Msg::Input(Event::Resize(w, h)) => app.on_resize(w, h),
-                    Msg::Input(_) => Vec::new(),
-                    Msg::Storage(d) => app.on_done(d),
-                    Msg::Turn(ev) => app.on_turn(ev),
-                    // Sent as the thread's last act: the join waits only for it to exit.
-                    Msg::Connected => {
-                        dirty |= connected(&mut connecting, true, &mut app, &mut turns);
-                        Vec::new()
-                    }
-                };
+                let effects = deliver(msg, &mut app, &mut connecting, &mut turns, &mut dirty);
                 dirty |= !(quiet_poll && effects.is_empty());
                 carry(&mut app, effects, &worker, &mut turns);
                 if app.quit {

@@ -11,8 +11,12 @@ use ratatui::text::{Line, Span};
 
 use super::markdown;
 use super::theme::Theme;
+use crate::format;
 use crate::sanitize;
 use crate::session::{Message, Part, Role};
+
+/// What the runtime appends to the output of a command the user's cancel killed.
+pub const CANCELLED_MARK: &str = "[cancelled by the user;";
 
 /// Messages per loaded chunk.
 pub const CHUNK: i64 = 128;
@@ -578,43 +582,7 @@ pub fn message_lines(
 ) -> Vec<Line<'static>> {
     let width = width.max(8);
     let mut out = Vec::new();
-    let (label, style) = role_label(m, tools, theme);
-    let mut head = vec![Span::styled(label, style)];
-    if m.role == Role::Tool && !m.is_error && m.text().contains(crate::tui::app::CANCELLED_MARK) {
-        head.push(Span::styled("  ⊘ cancelled", theme.dim()));
-    }
-    if m.is_error {
-        // The runtime's words for calls that never ran: the same states the live cards show.
-        let text = m.text();
-        let (mark, style) = if m.role == Role::Tool && text.starts_with("The user denied this call")
-        {
-            ("  ⊘ denied", theme.error())
-        } else if m.role == Role::Tool && text.starts_with("Not run:") {
-            ("  ! interrupted", theme.warn())
-        } else if m.role == Role::Assistant && cancelled_reply(m) {
-            // The user stopped it: the list's mark for a cancelled session.
-            ("  ⊘ cancelled", theme.dim())
-        } else {
-            ("  ✗ error", theme.error())
-        };
-        head.push(Span::styled(mark, style));
-    }
-    if m.extra.injected {
-        // Written by the harness a session was imported from, not by the person.
-        head.push(Span::styled("  injected", theme.dim()));
-    }
-    head.push(Span::styled(format!("  #{}", m.seq), theme.dim()));
-    if m.usage.input_tokens + m.usage.output_tokens > 0 {
-        head.push(Span::styled(
-            format!(
-                "  {}↑ {}↓",
-                super::views::fmt_tokens(m.usage.input_tokens),
-                super::views::fmt_tokens(m.usage.output_tokens)
-            ),
-            theme.dim(),
-        ));
-    }
-    out.push(Line::from(head));
+    out.push(message_head(m, tools, theme));
     if is_plan_instructions(m) && !expanded {
         out.push(Line::from(Span::styled(
             "  (what a plan run asks the model to do; expand to read)",
@@ -690,33 +658,7 @@ pub fn message_lines(
         }
     }
     for call in &m.tool_calls {
-        let (summary, shown) = summary(&call.arguments);
-        out.extend(markdown::wrap(
-            &[
-                (sanitize::line(&call.name).into_owned(), theme.tool()),
-                ("  ".into(), theme.text()),
-                (summary, theme.code()),
-            ],
-            width,
-            "  ⚙ ",
-            "    ",
-        ));
-        // Collapsed, an edit or a write shows its change as a coloured diff.
-        let diff = if expanded {
-            Vec::new()
-        } else {
-            super::live::diff_lines(call, width, "    ", COLLAPSED_LINES, theme)
-        };
-        if !diff.is_empty() {
-            out.extend(diff);
-            continue;
-        }
-        let skip = if expanded { None } else { shown };
-        let rows: Vec<Vec<Line<'static>>> = args_rows(&call.arguments, skip)
-            .iter()
-            .map(|r| markdown::plain(&sanitize::text(r), width, "    ", theme.code()))
-            .collect();
-        out.extend(capped(rows, expanded, "    ", theme));
+        out.extend(call_lines(call, width, expanded, theme));
     }
     if expanded && let Some(meta) = &m.tool_metadata {
         out.push(Line::from(Span::styled(
@@ -725,6 +667,86 @@ pub fn message_lines(
         )));
     }
     out.push(Line::default());
+    out
+}
+
+/// A message's head line: who wrote it, its marks (cancelled, denied, error, injected), its
+/// seq and its tokens.
+fn message_head(m: &Message, tools: &HashMap<String, String>, theme: &Theme) -> Line<'static> {
+    let (label, style) = role_label(m, tools, theme);
+    let mut head = vec![Span::styled(label, style)];
+    if m.role == Role::Tool && !m.is_error && m.text().contains(CANCELLED_MARK) {
+        head.push(Span::styled("  ⊘ cancelled", theme.dim()));
+    }
+    if m.is_error {
+        // The runtime's words for calls that never ran: the same states the live cards show.
+        let text = m.text();
+        let (mark, style) = if m.role == Role::Tool && text.starts_with("The user denied this call")
+        {
+            ("  ⊘ denied", theme.error())
+        } else if m.role == Role::Tool && text.starts_with("Not run:") {
+            ("  ! interrupted", theme.warn())
+        } else if m.role == Role::Assistant && cancelled_reply(m) {
+            // The user stopped it: the list's mark for a cancelled session.
+            ("  ⊘ cancelled", theme.dim())
+        } else {
+            ("  ✗ error", theme.error())
+        };
+        head.push(Span::styled(mark, style));
+    }
+    if m.extra.injected {
+        // Written by the harness a session was imported from, not by the person.
+        head.push(Span::styled("  injected", theme.dim()));
+    }
+    head.push(Span::styled(format!("  #{}", m.seq), theme.dim()));
+    if m.usage.input_tokens + m.usage.output_tokens > 0 {
+        head.push(Span::styled(
+            format!(
+                "  {}↑ {}↓",
+                format::compact(m.usage.input_tokens),
+                format::compact(m.usage.output_tokens)
+            ),
+            theme.dim(),
+        ));
+    }
+    Line::from(head)
+}
+
+/// A tool call of a message: its name and summary, then its change (collapsed) or its
+/// arguments.
+fn call_lines(
+    call: &crate::session::ToolCall,
+    width: usize,
+    expanded: bool,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let (summary, shown) = summary(&call.arguments);
+    let mut out = markdown::wrap(
+        &[
+            (sanitize::line(&call.name).into_owned(), theme.tool()),
+            ("  ".into(), theme.text()),
+            (summary, theme.code()),
+        ],
+        width,
+        "  ⚙ ",
+        "    ",
+    );
+    // Collapsed, an edit or a write shows its change as a coloured diff.
+    let diff = if expanded {
+        Vec::new()
+    } else {
+        super::diff::diff_lines(call, width, "    ", COLLAPSED_LINES, theme)
+    };
+    if !diff.is_empty() {
+        out.extend(diff);
+        return out;
+    }
+    let skip = if expanded { None } else { shown };
+    let rows: Vec<Vec<Line<'static>>> = args_rows(&call.arguments, skip)
+        .iter()
+        .map(|r| markdown::plain(&sanitize::text(r), width, "    ", theme.code()))
+        .collect();
+    out.extend(capped(rows, expanded, "    ", theme));
     out
 }
 

@@ -120,17 +120,30 @@ pub enum Request {
     },
 }
 
+/// A kind of read whose queued copies collapse to the newest (see [`Request::replaceable`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadKind {
+    Detail,
+    Usage,
+    Search,
+    Poll,
+    /// The list filter's matches (and closing the filter).
+    Filter,
+    /// The editor's prompt history.
+    History,
+}
+
 impl Request {
     /// Read requests whose older queued copies are worthless once a newer one of the same kind
     /// is queued (the latest selection wins). Writes are never collapsed.
-    fn replaceable(&self) -> Option<u8> {
+    fn replaceable(&self) -> Option<ReadKind> {
         match self {
-            Request::Detail { .. } => Some(1),
-            Request::Usage { .. } => Some(2),
-            Request::Search { .. } => Some(3),
-            Request::Poll => Some(4),
-            Request::History { .. } => Some(6),
-            Request::Filter { .. } | Request::FilterClosed => Some(5),
+            Request::Detail { .. } => Some(ReadKind::Detail),
+            Request::Usage { .. } => Some(ReadKind::Usage),
+            Request::Search { .. } => Some(ReadKind::Search),
+            Request::Poll => Some(ReadKind::Poll),
+            Request::History { .. } => Some(ReadKind::History),
+            Request::Filter { .. } | Request::FilterClosed => Some(ReadKind::Filter),
             Request::List { .. }
             | Request::ListAt { .. }
             | Request::Messages { .. }
@@ -244,14 +257,14 @@ pub struct Done {
 }
 
 /// Runs one request synchronously (tests and headless runs; nothing is kept between calls).
-pub fn handle(rt: &Sessions, request: Request) -> Result<Reply, String> {
-    run(rt, &mut FilterState::default(), &|| false, request).map_err(|e| e.to_string())
+pub fn handle(sessions: &Sessions, request: Request) -> Result<Reply, String> {
+    run(sessions, &mut FilterState::default(), &|| false, request).map_err(|e| e.to_string())
 }
 
 /// Runs one request. `filter` is the filter's state kept between requests; `stale` tells a
 /// running filter that a newer one is queued.
 fn run(
-    rt: &Sessions,
+    sessions: &Sessions,
     filter: &mut FilterState,
     stale: &(dyn Fn() -> bool + Sync),
     request: Request,
@@ -276,58 +289,15 @@ fn run(
             }
         }
         Request::Filter { text } => {
-            let result = filter.run(rt, &text, stale)?;
+            let result = filter.run(sessions, &text, stale)?;
             Reply::Filter { text, result }
         }
-        Request::Poll => Reply::Version(rt.data_version()?),
-        Request::List { query, count } => {
-            let continued = query.after.is_some();
-            let page = rt.list(&query)?;
-            let count = if count { Some(rt.count()?) } else { None };
-            Reply::List {
-                page,
-                count,
-                continued,
-                base: None,
-            }
-        }
-        Request::ListAt { id, limit } => {
-            let Some((key, base)) = rt.locate(&id)? else {
-                anyhow::bail!("session {} no longer exists", crate::tui::app::short(&id));
-            };
-            let mut page = rt.list(&ListQuery {
-                limit,
-                after: Some(key.clone()),
-                ..ListQuery::default()
-            })?;
-            // Re-reading this window starts at the session again.
-            page.above = (base > 0).then_some(key);
-            Reply::List {
-                page,
-                count: Some(rt.count()?),
-                continued: false,
-                base: Some(base),
-            }
-        }
-        Request::Detail { id } => {
-            let o = rt.open_session(&id)?;
-            let steps = if o.header.plan.is_some() {
-                rt.step_conversations(&id)?
-            } else {
-                Vec::new()
-            };
-            let context = header_report(rt.home(), rt.root(), o.header.skills.as_ref());
-            Reply::Detail {
-                header: Box::new(o.header),
-                progress: o.progress,
-                assets: o.assets,
-                interrupted: o.interrupted,
-                steps,
-                context: Box::new(context),
-            }
-        }
+        Request::Poll => Reply::Version(sessions.data_version()?),
+        Request::List { query, count } => list_page(sessions, query, count)?,
+        Request::ListAt { id, limit } => list_at(sessions, id, limit)?,
+        Request::Detail { id } => detail(sessions, id)?,
         Request::Messages { id, from, to } => {
-            let messages = rt.messages(&id, from, to)?;
+            let messages = sessions.messages(&id, from, to)?;
             Reply::Messages {
                 id,
                 from,
@@ -335,78 +305,31 @@ fn run(
                 messages,
             }
         }
-        Request::History { id } => Reply::History(rt.recent_user_texts(id.as_deref(), HISTORY)?),
-        Request::Usage { id } => {
-            let last = rt.header(&id)?.last_seq;
-            let mut turns = Vec::new();
-            let mut from = 1;
-            // In batches: memory stays bounded on a 100,000-message session.
-            while from <= last {
-                let to = from + USAGE_BATCH - 1;
-                for m in rt.messages(&id, from, to)? {
-                    if m.usage.input_tokens + m.usage.output_tokens > 0 {
-                        turns.push((m.seq, m.usage));
-                    }
-                }
-                from = to + 1;
-            }
-            Reply::Usage { id, turns }
+        Request::History { id } => {
+            Reply::History(sessions.recent_user_texts(id.as_deref(), HISTORY)?)
         }
+        Request::Usage { id } => usage(sessions, id)?,
         Request::Search { query, limit } => {
-            let found = rt.search_counted(&query, limit)?;
+            let found = sessions.search_counted(&query, limit)?;
             Reply::Search {
                 query,
                 found: Box::new(found),
             }
         }
-        Request::Fork { id, at } => Reply::Forked(Box::new(rt.fork(&id, at)?)),
+        Request::Fork { id, at } => Reply::Forked(Box::new(sessions.fork(&id, at)?)),
         Request::Delete { id } => {
-            rt.delete(&id)?;
+            sessions.delete(&id)?;
             Reply::Deleted(id)
         }
         Request::Rename { id, title } => {
-            rt.rename(&id, &title)?;
+            sessions.rename(&id, &title)?;
             Reply::Renamed { id, title }
         }
-        Request::NewSession { workdir, first } => {
-            let h = rt.new_session(NewSession {
-                workdir,
-                ..NewSession::default()
-            })?;
-            match first {
-                None => Reply::Created(Box::new(h)),
-                Some(text) => {
-                    let appended = rt.append(
-                        &h.id,
-                        &[NewMessage::text(Role::User, text)],
-                        &AppendMeta::default(),
-                    );
-                    if let Err(e) = appended {
-                        // No empty session left behind by a message that was not saved.
-                        let _ = rt.delete(&h.id);
-                        return Err(e.into());
-                    }
-                    Reply::Created(Box::new(rt.header(&h.id)?))
-                }
-            }
-        }
-        Request::Export { id, dir } => {
-            let doc = rt.export(&id)?;
-            let short: String = id.chars().take(8).collect();
-            let path = dir.join(format!("{short}.json"));
-            let mut text = serde_json::to_string_pretty(&doc)?;
-            text.push('\n');
-            write_new(&path, text.as_bytes())?;
-            Reply::Wrote(path)
-        }
-        Request::SaveAsset { id, asset_id, dir } => {
-            let (meta, bytes) = rt.asset_bytes(&id, &asset_id)?;
-            let path = dir.join(format!("{}.{}", meta.id, extension(&meta.mime_type)));
-            write_new(&path, &bytes)?;
-            Reply::Wrote(path)
-        }
+        Request::NewSession { workdir, first } => new_session(sessions, workdir, first)?,
+        Request::Export { id, dir } => export(sessions, id, dir)?,
+        Request::SaveAsset { id, asset_id, dir } => save_asset(sessions, id, asset_id, dir)?,
         Request::Append { id, text } => {
-            let seqs = rt.append(
+            let seqs = sessions.append(
                 &id,
                 &[NewMessage::text(Role::User, text)],
                 &AppendMeta::default(),
@@ -416,22 +339,7 @@ fn run(
                 seq: seqs.last().copied().unwrap_or(0),
             }
         }
-        Request::Files => {
-            let root = rt.root().to_path_buf();
-            let mut files = Vec::new();
-            for e in ignore::WalkBuilder::new(&root).build().flatten() {
-                if files.len() >= MAX_FILES {
-                    break;
-                }
-                if e.file_type().is_some_and(|t| t.is_file())
-                    && let Ok(rel) = e.path().strip_prefix(&root)
-                {
-                    files.push(rel.to_string_lossy().into_owned());
-                }
-            }
-            files.sort();
-            Reply::Files(files)
-        }
+        Request::Files => files(sessions)?,
         Request::SendWithImages { id, text, images } => {
             let mut parts = vec![Part::text(text)];
             for path in images {
@@ -448,7 +356,7 @@ fn run(
                 }
                 let bytes = std::fs::read(&path)
                     .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-                let a = rt.save_asset(&id, mime, &bytes)?;
+                let a = sessions.save_asset(&id, mime, &bytes)?;
                 parts.push(Part::Image {
                     asset_id: a.id,
                     mime_type: Some(mime.to_string()),
@@ -459,7 +367,7 @@ fn run(
                 parts,
                 ..NewMessage::default()
             };
-            let seqs = rt.append(&id, &[msg], &AppendMeta::default())?;
+            let seqs = sessions.append(&id, &[msg], &AppendMeta::default())?;
             Reply::Sent {
                 id,
                 seq: seqs.last().copied().unwrap_or(0),
@@ -476,13 +384,156 @@ fn run(
                     )
                 })
                 .collect();
-            let seqs = rt.append(&id, &msgs, &AppendMeta::default())?;
+            let seqs = sessions.append(&id, &msgs, &AppendMeta::default())?;
             Reply::Appended {
                 id,
                 seq: seqs.last().copied().unwrap_or(0),
             }
         }
     })
+}
+
+/// A page of the list (and the count, when asked).
+fn list_page(sessions: &Sessions, query: ListQuery, count: bool) -> anyhow::Result<Reply> {
+    let continued = query.after.is_some();
+    let page = sessions.list(&query)?;
+    let count = if count { Some(sessions.count()?) } else { None };
+    Ok(Reply::List {
+        page,
+        count,
+        continued,
+        base: None,
+    })
+}
+
+/// A page of the list starting at a session (a search jump, a resume).
+fn list_at(sessions: &Sessions, id: String, limit: usize) -> anyhow::Result<Reply> {
+    let Some((key, base)) = sessions.locate(&id)? else {
+        anyhow::bail!(
+            "session {} no longer exists",
+            crate::format::short_id(&id, 8)
+        );
+    };
+    let mut page = sessions.list(&ListQuery {
+        limit,
+        after: Some(key.clone()),
+        ..ListQuery::default()
+    })?;
+    // Re-reading this window starts at the session again.
+    page.above = (base > 0).then_some(key);
+    Ok(Reply::List {
+        page,
+        count: Some(sessions.count()?),
+        continued: false,
+        base: Some(base),
+    })
+}
+
+/// The open session: header, progress, assets, the calls left without a result, step conversations.
+fn detail(sessions: &Sessions, id: String) -> anyhow::Result<Reply> {
+    let o = sessions.open_session(&id)?;
+    let steps = if o.header.plan.is_some() {
+        sessions.step_conversations(&id)?
+    } else {
+        Vec::new()
+    };
+    let context = header_report(sessions.home(), sessions.root(), o.header.skills.as_ref());
+    Ok(Reply::Detail {
+        header: Box::new(o.header),
+        progress: o.progress,
+        assets: o.assets,
+        interrupted: o.interrupted,
+        steps,
+        context: Box::new(context),
+    })
+}
+
+/// Per-turn usage of a session.
+fn usage(sessions: &Sessions, id: String) -> anyhow::Result<Reply> {
+    let last = sessions.header(&id)?.last_seq;
+    let mut turns = Vec::new();
+    let mut from = 1;
+    // In batches: memory stays bounded on a 100,000-message session.
+    while from <= last {
+        let to = from + USAGE_BATCH - 1;
+        for m in sessions.messages(&id, from, to)? {
+            if m.usage.input_tokens + m.usage.output_tokens > 0 {
+                turns.push((m.seq, m.usage));
+            }
+        }
+        from = to + 1;
+    }
+    Ok(Reply::Usage { id, turns })
+}
+
+/// A new session, with its first message if one is given.
+fn new_session(
+    sessions: &Sessions,
+    workdir: String,
+    first: Option<String>,
+) -> anyhow::Result<Reply> {
+    let h = sessions.new_session(NewSession {
+        workdir,
+        ..NewSession::default()
+    })?;
+    Ok(match first {
+        None => Reply::Created(Box::new(h)),
+        Some(text) => {
+            let appended = sessions.append(
+                &h.id,
+                &[NewMessage::text(Role::User, text)],
+                &AppendMeta::default(),
+            );
+            if let Err(e) = appended {
+                // No empty session left behind by a message that was not saved.
+                let _ = sessions.delete(&h.id);
+                return Err(e.into());
+            }
+            Reply::Created(Box::new(sessions.header(&h.id)?))
+        }
+    })
+}
+
+/// A session exported as JSON into `dir`.
+fn export(sessions: &Sessions, id: String, dir: PathBuf) -> anyhow::Result<Reply> {
+    let doc = sessions.export(&id)?;
+    let short = crate::format::short_id(&id, 8);
+    let path = dir.join(format!("{short}.json"));
+    let mut text = serde_json::to_string_pretty(&doc)?;
+    text.push('\n');
+    write_new(&path, text.as_bytes())?;
+    Ok(Reply::Wrote(path))
+}
+
+/// An asset written into `dir`.
+fn save_asset(
+    sessions: &Sessions,
+    id: String,
+    asset_id: String,
+    dir: PathBuf,
+) -> anyhow::Result<Reply> {
+    let (meta, bytes) = sessions.asset_bytes(&id, &asset_id)?;
+    let path = dir.join(format!("{}.{}", meta.id, extension(&meta.mime_type)));
+    write_new(&path, &bytes)?;
+    Ok(Reply::Wrote(path))
+}
+
+/// The workspace files for `@path` completion.
+fn files(sessions: &Sessions) -> anyhow::Result<Reply> {
+    let root = sessions.root().to_path_buf();
+    let mut files = Vec::new();
+    for e in ignore::WalkBuilder::new(&root).build().flatten() {
+        if files.len() >= MAX_FILES {
+            break;
+        }
+        if e.file_type().is_some_and(|t| t.is_file())
+            && let Ok(rel) = e.path().strip_prefix(&root)
+        {
+            files.push(rel.to_string_lossy().into_owned());
+        }
+    }
+    files.sort();
+    Ok(Reply::Files(files))
 }
 
 /// Most workspace files listed for `@path` completion.
@@ -545,13 +596,13 @@ pub struct Worker {
 
 impl Worker {
     /// Starts the thread; every answer is handed to `deliver`.
-    pub fn spawn(rt: Sessions, deliver: impl Fn(Done) + Send + 'static) -> Worker {
+    pub fn spawn(sessions: Sessions, deliver: impl Fn(Done) + Send + 'static) -> Worker {
         let (tx, rx) = mpsc::channel::<Job>();
         let filters = Arc::new(AtomicU64::new(0));
         let sent = filters.clone();
         let thread = std::thread::Builder::new()
             .name("neocode-store".into())
-            .spawn(move || worker_loop(rt, rx, &sent, deliver))
+            .spawn(move || worker_loop(sessions, rx, &sent, deliver))
             .expect("spawning the storage thread");
         Worker {
             tx: Some(tx),
@@ -580,7 +631,7 @@ impl Drop for Worker {
     }
 }
 
-fn worker_loop(rt: Sessions, rx: Receiver<Job>, filters: &AtomicU64, deliver: impl Fn(Done)) {
+fn worker_loop(sessions: Sessions, rx: Receiver<Job>, filters: &AtomicU64, deliver: impl Fn(Done)) {
     let mut queue: VecDeque<Job> = VecDeque::new();
     let mut filter = FilterState::default();
     loop {
@@ -596,7 +647,8 @@ fn worker_loop(rt: Sessions, rx: Receiver<Job>, filters: &AtomicU64, deliver: im
         if let Some(job) = queue.pop_front() {
             let at = filters.load(Ordering::SeqCst);
             let stale = || filters.load(Ordering::SeqCst) != at;
-            let result = run(&rt, &mut filter, &stale, job.request).map_err(|e| e.to_string());
+            let result =
+                run(&sessions, &mut filter, &stale, job.request).map_err(|e| e.to_string());
             deliver(Done {
                 token: job.token,
                 result,

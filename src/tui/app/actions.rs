@@ -1,9 +1,10 @@
 //! Actions (from the keymap or the mouse) applied to the state.
 
+use super::App;
 use super::state::{
     Confirm, Filter, Focus, Overlay, PendingSelection, Screen, SearchState, Slot, Tab,
 };
-use super::{App, short};
+use crate::format::short_id;
 use crate::runtime::agent::TurnCommand;
 use crate::sanitize;
 use crate::tui::action::Action;
@@ -17,7 +18,7 @@ use crate::tui::worker::Request;
 impl App {
     fn selected_id(&self) -> Option<(String, String)> {
         if (self.screen == Screen::Conversation || self.focus == Focus::Detail)
-            && let Some(d) = &self.detail
+            && let Some(d) = &self.browse.detail
         {
             {
                 let title = d
@@ -28,7 +29,8 @@ impl App {
                 return Some((d.id.clone(), title));
             }
         }
-        self.list
+        self.browse
+            .list
             .current()
             .map(|s| (s.id.clone(), sanitize::line(s.display_title()).into_owned()))
     }
@@ -39,105 +41,19 @@ impl App {
         if !in_transcript {
             return None;
         }
-        self.detail.as_ref()?.transcript.as_ref()?.selected
+        self.browse.detail.as_ref()?.transcript.as_ref()?.selected
     }
 
     pub(super) fn act(&mut self, action: Action) -> Vec<Effect> {
-        let detail_focus = self.screen == Screen::Conversation || self.focus == Focus::Detail;
-        let (_, vh) = self.viewport();
         match action {
             Action::Quit => {
                 self.quit = true;
                 Vec::new()
             }
-            Action::Up | Action::Down => {
-                let d = if action == Action::Up { -1 } else { 1 };
-                if !detail_focus {
-                    return self.move_list(d);
-                }
-                match self.tab {
-                    Tab::Transcript => self.with_transcript(|t, w, h, th| t.select_by(d, w, h, th)),
-                    _ if self.screen == Screen::Conversation => {
-                        self.with_transcript(|t, w, h, th| t.select_by(d, w, h, th))
-                    }
-                    Tab::Assets => {
-                        if let Some(det) = self.detail.as_mut() {
-                            let n = det.assets.len() as i64;
-                            det.asset_sel =
-                                (det.asset_sel as i64 + d).clamp(0, (n - 1).max(0)) as usize;
-                        }
-                        Vec::new()
-                    }
-                    Tab::Plan => {
-                        if let Some(det) = self.detail.as_mut() {
-                            let n = det.plan_order().len() as i64;
-                            det.plan_sel =
-                                (det.plan_sel as i64 + d).clamp(0, (n - 1).max(0)) as usize;
-                        }
-                        Vec::new()
-                    }
-                    Tab::Usage | Tab::Info => {
-                        if let Some(det) = self.detail.as_mut() {
-                            det.scroll = det.scroll.saturating_add_signed(d as i16);
-                        }
-                        Vec::new()
-                    }
-                }
-            }
-            Action::PageUp | Action::PageDown => {
-                let d = if action == Action::PageUp { -1 } else { 1 };
-                if !detail_focus {
-                    let page = self.list_page_height() as i64;
-                    return self.move_list(d * page.max(1));
-                }
-                let page = (vh as i64 - 2).max(1);
-                self.with_transcript(|t, w, h, th| t.scroll(d * page, w, h, th))
-            }
-            Action::Top | Action::Bottom => {
-                if !detail_focus && action == Action::Bottom && self.list.next.is_some() {
-                    // Read the last page upwards, then land on the true last session.
-                    self.pending = PendingSelection::LastRow;
-                    return self.last_page();
-                }
-                if !detail_focus && action == Action::Top && self.list.above.is_some() {
-                    return self.home();
-                }
-                if !detail_focus {
-                    // Far enough to clamp at either end, and halved so adding it to the
-                    // selection cannot overflow.
-                    let target = if action == Action::Top {
-                        i64::MIN / 2
-                    } else {
-                        i64::MAX / 2
-                    };
-                    return self.move_list(target);
-                }
-                self.with_transcript(|t, _, _, _| {
-                    if action == Action::Top {
-                        t.home()
-                    } else {
-                        t.end()
-                    }
-                })
-            }
-            Action::Open => {
-                if self.focus == Focus::Detail && self.tab == Tab::Assets {
-                    return self.export_asset();
-                }
-                if self.focus == Focus::Detail && self.tab == Tab::Plan {
-                    return self.open_step();
-                }
-                let mut effects = Vec::new();
-                if self.focus == Focus::List {
-                    effects.extend(self.sync_detail());
-                }
-                if self.detail.is_some() {
-                    self.enter_conversation();
-                    effects.extend(self.load_window());
-                    effects.push(self.load_history());
-                }
-                effects
-            }
+            Action::Up | Action::Down => self.select_step(action),
+            Action::PageUp | Action::PageDown => self.select_page(action),
+            Action::Top | Action::Bottom => self.select_end(action),
+            Action::Open => self.open_selected(),
             Action::SwitchPane => {
                 self.focus = match self.focus {
                     Focus::List => Focus::Detail,
@@ -148,48 +64,19 @@ impl App {
             Action::PrevTab | Action::NextTab => {
                 let i = self.tab.index() as i64 + if action == Action::NextTab { 1 } else { -1 };
                 self.tab = Tab::ALL[i.rem_euclid(Tab::ALL.len() as i64) as usize];
-                if let Some(d) = self.detail.as_mut() {
+                if let Some(d) = self.browse.detail.as_mut() {
                     d.scroll = 0;
                 }
                 self.tab_data()
             }
-            Action::Filter => {
-                let f = self.list.filter.get_or_insert_with(Filter::default);
-                f.editing = true;
-                self.focus = Focus::List;
-                // The storage thread reads the text to match while the first key is typed.
-                vec![self.ask(
-                    None,
-                    Request::Filter {
-                        text: String::new(),
-                    },
-                )]
-            }
+            Action::Filter => self.open_filter(),
             Action::Search => {
                 // A fresh dialog: an answer to an earlier one's query is not for it.
-                self.tokens.remove(&Slot::Search);
+                self.requests.tokens.remove(&Slot::Search);
                 self.overlay = Overlay::Search(SearchState::default());
                 Vec::new()
             }
-            Action::New => {
-                // Nothing is written until the first message is sent.
-                if self.screen == Screen::Conversation {
-                    self.stash_draft();
-                }
-                self.draft = true;
-                self.detail = None;
-                self.restore_draft();
-                self.screen = Screen::Conversation;
-                self.overlay = Overlay::None;
-                if self.composer.is_empty() {
-                    self.say(
-                        "A new session: it is saved when you send the first message. Esc goes back.",
-                    );
-                } else {
-                    self.say("Your unsent new-session message is back. Enter sends it.");
-                }
-                vec![self.load_history()]
-            }
+            Action::New => self.new_session(),
             Action::Fork => {
                 let Some((id, _)) = self.selected_id() else {
                     return Vec::new();
@@ -212,53 +99,13 @@ impl App {
                 }
                 Vec::new()
             }
-            Action::Export => {
-                if self.focus == Focus::Detail && self.tab == Tab::Assets {
-                    return self.export_asset();
-                }
-                let Some((id, _)) = self.selected_id() else {
-                    return Vec::new();
-                };
-                let dir = self.export_dir.clone();
-                vec![self.ask(None, Request::Export { id, dir })]
-            }
-            Action::Expand => {
-                if let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut())
-                    && let Some(s) = t.selected
-                    && !t.expanded.remove(&s)
-                {
-                    t.expanded.insert(s);
-                }
-                Vec::new()
-            }
-            Action::Help => {
-                // With no model configured the help opens at how to set one up.
-                let at = if self.agent.provider.is_err() && self.screen == Screen::Conversation {
-                    crate::tui::views::help_model_scroll(
-                        self,
-                        ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1),
-                    )
-                } else {
-                    0
-                };
-                self.overlay = Overlay::Help(at);
-                Vec::new()
-            }
+            Action::Export => self.export_selected(),
+            Action::Expand => self.toggle_expand(),
+            Action::Help => self.open_help(),
             Action::Approve => self.reply_to_call(true, false, None),
             Action::ApproveAlways => self.reply_to_call(true, true, None),
             Action::Deny => self.reply_to_call(false, false, None),
-            Action::DenyWhy => {
-                if let Some(id) = self
-                    .live_here()
-                    .and_then(|l| l.asking.front().map(|a| a.call_id.clone()))
-                {
-                    self.overlay = Overlay::DenyReason {
-                        call_id: id,
-                        input: Input::default(),
-                    };
-                }
-                Vec::new()
-            }
+            Action::DenyWhy => self.ask_deny_reason(),
             Action::Cancel => self.cancel_turn(),
             Action::PlanRun => self.answer_plan(TurnCommand::ApprovePlan),
             Action::PlanReject => self.answer_plan(TurnCommand::RejectPlan),
@@ -272,19 +119,9 @@ impl App {
                 self.overlay = Overlay::Confirm(Confirm::Leave);
                 Vec::new()
             }
-            Action::Rerun => {
-                if let Err(m) = &self.agent.provider {
-                    let m = sanitize::line(m).into_owned();
-                    self.fail(format!("Cannot rerun: {m}"));
-                    return Vec::new();
-                }
-                if let Some(d) = self.detail.as_mut() {
-                    d.interrupted.clear();
-                }
-                self.start_turn(None)
-            }
+            Action::Rerun => self.rerun_interrupted(),
             Action::MarkInterrupted => {
-                let Some(d) = self.detail.as_mut() else {
+                let Some(d) = self.browse.detail.as_mut() else {
                     return Vec::new();
                 };
                 let calls: Vec<String> = d.interrupted.drain(..).map(|c| c.id).collect();
@@ -292,77 +129,288 @@ impl App {
                 self.say("Marked interrupted: the model will be told they did not run.");
                 vec![self.ask(None, Request::MarkInterrupted { id, calls })]
             }
-            Action::Back => {
-                if self.screen == Screen::Browse
-                    && self.focus == Focus::List
-                    && self.list.filter.is_none()
-                    && self.turn_active()
-                {
-                    self.overlay = Overlay::Confirm(Confirm::Quit);
-                    return Vec::new();
+            Action::Back => self.back(),
+            Action::Submit => self.submit(),
+        }
+    }
+
+    /// Up / Down: the list row, the transcript message, or the tab's selection or scroll.
+    fn select_step(&mut self, action: Action) -> Vec<Effect> {
+        let detail_focus = self.screen == Screen::Conversation || self.focus == Focus::Detail;
+        let d = if action == Action::Up { -1 } else { 1 };
+        if !detail_focus {
+            return self.move_list(d);
+        }
+        match self.tab {
+            Tab::Transcript => self.with_transcript(|t, w, h, th| t.select_by(d, w, h, th)),
+            _ if self.screen == Screen::Conversation => {
+                self.with_transcript(|t, w, h, th| t.select_by(d, w, h, th))
+            }
+            Tab::Assets => {
+                if let Some(det) = self.browse.detail.as_mut() {
+                    let n = det.assets.len() as i64;
+                    det.asset_sel = (det.asset_sel as i64 + d).clamp(0, (n - 1).max(0)) as usize;
                 }
-                if self.screen == Screen::Conversation && self.draft {
-                    let kept = !self.composer.text().trim().is_empty();
-                    self.stash_draft();
-                    self.draft = false;
-                    self.screen = Screen::Browse;
-                    self.status = None;
-                    if kept {
-                        // Nothing is saved, and nothing typed is lost either.
-                        self.say("Your unsent message is kept: n opens it again.");
-                    }
-                    return self.sync_detail();
-                }
-                if self.screen == Screen::Conversation {
-                    self.stash_draft();
-                    self.screen = Screen::Browse;
-                    self.status = None;
-                    if let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
-                        t.follow_end = false;
-                        t.top = (1, 0);
-                        t.selected = None;
-                    }
-                    // Return to the list row of this session if it is loaded.
-                    return self.sync_detail();
-                }
-                if self.list.filter.is_some() {
-                    let mut effects = self.clear_filter();
-                    effects.extend(self.sync_detail());
-                    return effects;
-                }
-                if self.focus == Focus::Detail {
-                    self.focus = Focus::List;
-                    return Vec::new();
-                }
-                self.quit = true;
                 Vec::new()
             }
-            Action::Submit => {
-                if !self.draft && self.detail.is_none() {
-                    return Vec::new();
+            Tab::Plan => {
+                if let Some(det) = self.browse.detail.as_mut() {
+                    let n = det.plan_order().len() as i64;
+                    det.plan_sel = (det.plan_sel as i64 + d).clamp(0, (n - 1).max(0)) as usize;
                 }
-                let slash = self.composer.text().trim_start().starts_with('/');
-                if !slash && let Some(why) = self.send_blocked() {
-                    self.fail(why);
-                    return Vec::new();
+                Vec::new()
+            }
+            Tab::Usage | Tab::Info => {
+                if let Some(det) = self.browse.detail.as_mut() {
+                    det.scroll = det.scroll.saturating_add_signed(d as i16);
                 }
-                let Outcome::Submit(text) = self.composer.key(KeyEvent::new(
-                    crossterm::event::KeyCode::Enter,
-                    crossterm::event::KeyModifiers::NONE,
-                )) else {
-                    return Vec::new();
-                };
-                if slash {
-                    return self.slash(text.trim());
-                }
-                self.send(text)
+                Vec::new()
             }
         }
     }
 
+    /// Page Up / Down: a page of the list or of the transcript.
+    fn select_page(&mut self, action: Action) -> Vec<Effect> {
+        let detail_focus = self.screen == Screen::Conversation || self.focus == Focus::Detail;
+        let (_, vh) = self.viewport();
+        let d = if action == Action::PageUp { -1 } else { 1 };
+        if !detail_focus {
+            let page = self.list_page_height() as i64;
+            return self.move_list(d * page.max(1));
+        }
+        let page = (vh as i64 - 2).max(1);
+        self.with_transcript(|t, w, h, th| t.scroll(d * page, w, h, th))
+    }
+
+    /// Home / End: the first or last session (loading the pages between), or message.
+    fn select_end(&mut self, action: Action) -> Vec<Effect> {
+        let detail_focus = self.screen == Screen::Conversation || self.focus == Focus::Detail;
+        if !detail_focus && action == Action::Bottom && self.browse.list.next.is_some() {
+            // Read the last page upwards, then land on the true last session.
+            self.pending = PendingSelection::LastRow;
+            return self.last_page();
+        }
+        if !detail_focus && action == Action::Top && self.browse.list.above.is_some() {
+            return self.home();
+        }
+        if !detail_focus {
+            // Far enough to clamp at either end, and halved so adding it to the
+            // selection cannot overflow.
+            let target = if action == Action::Top {
+                i64::MIN / 2
+            } else {
+                i64::MAX / 2
+            };
+            return self.move_list(target);
+        }
+        self.with_transcript(|t, _, _, _| {
+            if action == Action::Top {
+                t.home()
+            } else {
+                t.end()
+            }
+        })
+    }
+
+    /// Enter: the selected asset is exported, the step's session or the session's conversation opens.
+    fn open_selected(&mut self) -> Vec<Effect> {
+        if self.focus == Focus::Detail && self.tab == Tab::Assets {
+            return self.export_asset();
+        }
+        if self.focus == Focus::Detail && self.tab == Tab::Plan {
+            return self.open_step();
+        }
+        let mut effects = Vec::new();
+        if self.focus == Focus::List {
+            effects.extend(self.sync_detail());
+        }
+        if self.browse.detail.is_some() {
+            self.enter_conversation();
+            effects.extend(self.load_window());
+            effects.push(self.load_history());
+        }
+        effects
+    }
+
+    /// The list filter takes the keys.
+    fn open_filter(&mut self) -> Vec<Effect> {
+        let f = self.browse.list.filter.get_or_insert_with(Filter::default);
+        f.editing = true;
+        self.focus = Focus::List;
+        // The storage thread reads the text to match while the first key is typed.
+        vec![self.ask(
+            None,
+            Request::Filter {
+                text: String::new(),
+            },
+        )]
+    }
+
+    /// A new session's conversation (written when its first message is sent).
+    fn new_session(&mut self) -> Vec<Effect> {
+        // Nothing is written until the first message is sent.
+        if self.screen == Screen::Conversation {
+            self.stash_draft();
+        }
+        self.conv.draft = true;
+        self.browse.detail = None;
+        self.restore_draft();
+        self.screen = Screen::Conversation;
+        self.overlay = Overlay::None;
+        if self.conv.composer.is_empty() {
+            self.say("A new session: it is saved when you send the first message. Esc goes back.");
+        } else {
+            self.say("Your unsent new-session message is back. Enter sends it.");
+        }
+        vec![self.load_history()]
+    }
+
+    /// The selected asset or session is exported to the export directory.
+    fn export_selected(&mut self) -> Vec<Effect> {
+        if self.focus == Focus::Detail && self.tab == Tab::Assets {
+            return self.export_asset();
+        }
+        let Some((id, _)) = self.selected_id() else {
+            return Vec::new();
+        };
+        let dir = self.paths.export_dir.clone();
+        vec![self.ask(None, Request::Export { id, dir })]
+    }
+
+    /// The selected message expands or collapses.
+    fn toggle_expand(&mut self) -> Vec<Effect> {
+        if let Some(t) = self
+            .browse
+            .detail
+            .as_mut()
+            .and_then(|d| d.transcript.as_mut())
+            && let Some(s) = t.selected
+            && !t.expanded.remove(&s)
+        {
+            t.expanded.insert(s);
+        }
+        Vec::new()
+    }
+
+    /// The help screen.
+    fn open_help(&mut self) -> Vec<Effect> {
+        // With no model configured the help opens at how to set one up.
+        let at = if self.conv.agent.provider.is_err() && self.screen == Screen::Conversation {
+            crate::tui::views::help::help_model_scroll(
+                &self.theme,
+                ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1),
+            )
+        } else {
+            0
+        };
+        self.overlay = Overlay::Help(at);
+        Vec::new()
+    }
+
+    /// The reason for denying the asked call is typed next.
+    fn ask_deny_reason(&mut self) -> Vec<Effect> {
+        if let Some(id) = self
+            .live_here()
+            .and_then(|l| l.asking.front().map(|a| a.call_id.clone()))
+        {
+            self.overlay = Overlay::DenyReason {
+                call_id: id,
+                input: Input::default(),
+            };
+        }
+        Vec::new()
+    }
+
+    /// Ctrl-R: the calls a stopped session left are run again.
+    fn rerun_interrupted(&mut self) -> Vec<Effect> {
+        if let Err(m) = &self.conv.agent.provider {
+            let m = sanitize::line(m).into_owned();
+            self.fail(format!("Cannot rerun: {m}"));
+            return Vec::new();
+        }
+        if let Some(d) = self.browse.detail.as_mut() {
+            d.interrupted.clear();
+        }
+        self.start_turn(None)
+    }
+
+    /// Esc: one step back (the conversation, the filter, the detail pane), quitting last.
+    fn back(&mut self) -> Vec<Effect> {
+        if self.screen == Screen::Browse
+            && self.focus == Focus::List
+            && self.browse.list.filter.is_none()
+            && self.turn_active()
+        {
+            self.overlay = Overlay::Confirm(Confirm::Quit);
+            return Vec::new();
+        }
+        if self.screen == Screen::Conversation && self.conv.draft {
+            let kept = !self.conv.composer.text().trim().is_empty();
+            self.stash_draft();
+            self.conv.draft = false;
+            self.screen = Screen::Browse;
+            self.status = None;
+            if kept {
+                // Nothing is saved, and nothing typed is lost either.
+                self.say("Your unsent message is kept: n opens it again.");
+            }
+            return self.sync_detail();
+        }
+        if self.screen == Screen::Conversation {
+            self.stash_draft();
+            self.screen = Screen::Browse;
+            self.status = None;
+            if let Some(t) = self
+                .browse
+                .detail
+                .as_mut()
+                .and_then(|d| d.transcript.as_mut())
+            {
+                t.follow_end = false;
+                t.top = (1, 0);
+                t.selected = None;
+            }
+            // Return to the list row of this session if it is loaded.
+            return self.sync_detail();
+        }
+        if self.browse.list.filter.is_some() {
+            let mut effects = self.clear_filter();
+            effects.extend(self.sync_detail());
+            return effects;
+        }
+        if self.focus == Focus::Detail {
+            self.focus = Focus::List;
+            return Vec::new();
+        }
+        self.quit = true;
+        Vec::new()
+    }
+
+    /// Enter in the editor: a slash command runs or the message is sent.
+    fn submit(&mut self) -> Vec<Effect> {
+        if !self.conv.draft && self.browse.detail.is_none() {
+            return Vec::new();
+        }
+        let slash = self.conv.composer.text().trim_start().starts_with('/');
+        if !slash && let Some(why) = self.send_blocked() {
+            self.fail(why);
+            return Vec::new();
+        }
+        let Outcome::Submit(text) = self.conv.composer.key(KeyEvent::new(
+            crossterm::event::KeyCode::Enter,
+            crossterm::event::KeyModifiers::NONE,
+        )) else {
+            return Vec::new();
+        };
+        if slash {
+            return self.slash(text.trim());
+        }
+        self.send(text)
+    }
+
     /// Why a message cannot be sent now, if it cannot (the editor keeps the text).
     pub fn send_blocked(&self) -> Option<String> {
-        if let Err(m) = &self.agent.provider {
+        if let Err(m) = &self.conv.agent.provider {
             return Some(format!("Cannot send: {}", sanitize::line(m)));
         }
         if self.turn_active() {
@@ -377,6 +425,7 @@ impl App {
     pub fn running_elsewhere(&self) -> bool {
         !self.turn_active()
             && self
+                .browse
                 .detail
                 .as_ref()
                 .and_then(|d| d.header.as_ref())
@@ -387,7 +436,7 @@ impl App {
     pub(super) fn leave_conversation(&mut self) -> Vec<Effect> {
         self.stash_draft();
         self.screen = Screen::Browse;
-        self.draft = false;
+        self.conv.draft = false;
         self.say("The turn keeps running; Enter on its row comes back to it.");
         self.sync_detail()
     }
@@ -398,7 +447,7 @@ impl App {
 
     /// Enter on a plan step: opens the conversation of its newest attempt.
     fn open_step(&mut self) -> Vec<Effect> {
-        let Some(d) = self.detail.as_ref() else {
+        let Some(d) = self.browse.detail.as_ref() else {
             return Vec::new();
         };
         let Some(step) = d.plan_order().get(d.plan_sel).cloned() else {
@@ -413,7 +462,7 @@ impl App {
                 self.say(format!(
                     "Step {}: its conversation (session {}).",
                     sanitize::line(&step),
-                    short(&id)
+                    short_id(&id, 8)
                 ));
                 effects
             }
@@ -428,7 +477,7 @@ impl App {
     }
 
     fn export_asset(&mut self) -> Vec<Effect> {
-        let Some(d) = &self.detail else {
+        let Some(d) = &self.browse.detail else {
             return Vec::new();
         };
         let Some(a) = d.assets.get(d.asset_sel) else {
@@ -438,7 +487,7 @@ impl App {
         let req = Request::SaveAsset {
             id: d.id.clone(),
             asset_id: a.id.clone(),
-            dir: self.export_dir.clone(),
+            dir: self.paths.export_dir.clone(),
         };
         vec![self.ask(None, req)]
     }

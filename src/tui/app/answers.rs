@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use super::state::{Focus, Load, Overlay, PendingSelection, Screen, Slot};
-use super::{App, interrupted_note, short};
+use super::{App, interrupted_note};
+use crate::format::short_id;
 use crate::sanitize;
 use crate::session::{
     AssetMeta, ListPage, PlanProgress, SearchResults, SessionHeader, StepConversation, ToolCall,
@@ -33,7 +34,8 @@ impl App {
                 // `None`: a newer text stopped it; that one's answer follows.
                 match result {
                     Some(r)
-                        if self.current(Slot::Filter, token) && self.list.filter_text() == text =>
+                        if self.current(Slot::Filter, token)
+                            && self.browse.list.filter_text() == text =>
                     {
                         self.show_matches(r)
                     }
@@ -59,7 +61,12 @@ impl App {
             Reply::Messages {
                 id, from, messages, ..
             } => {
-                let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut()) else {
+                let Some(t) = self
+                    .browse
+                    .detail
+                    .as_mut()
+                    .and_then(|d| d.transcript.as_mut())
+                else {
                     return Vec::new();
                 };
                 // Each chunk keeps the token it was asked with.
@@ -70,7 +77,7 @@ impl App {
             }
             Reply::History(texts) => {
                 if self.current(Slot::History, token) {
-                    self.composer.set_history(texts);
+                    self.conv.composer.set_history(texts);
                 }
                 Vec::new()
             }
@@ -93,7 +100,7 @@ impl App {
             Reply::Appended { seq, .. } => self.on_appended(seq),
             Reply::Sent { .. } => self.on_sent(),
             Reply::Files(files) => {
-                self.files = Some(files);
+                self.conv.files = Some(files);
                 self.complete_path();
                 Vec::new()
             }
@@ -102,10 +109,10 @@ impl App {
 
     fn failed(&mut self, token: u64, e: &str) {
         if self.current(Slot::List, token) {
-            self.list.loading = false;
+            self.browse.list.loading = false;
         }
         if self.current(Slot::Filter, token) {
-            self.list.filtering = false;
+            self.browse.list.filtering = false;
         }
         if self.current(Slot::Search, token)
             && let Overlay::Search(s) = &mut self.overlay
@@ -127,13 +134,13 @@ impl App {
     /// The database's change counter. It moves only when another process wrote (this
     /// process's own writes are applied where they are made).
     fn on_version(&mut self, v: i64) -> Vec<Effect> {
-        if self.list.loading && self.data_version.is_some() {
+        if self.browse.list.loading && self.browse.data_version.is_some() {
             // Keep the old baseline: the next poll compares against it again, so a write the
             // loading list may have missed is not lost.
             return Vec::new();
         }
-        let changed = self.data_version.is_some_and(|old| old != v);
-        self.data_version = Some(v);
+        let changed = self.browse.data_version.is_some_and(|old| old != v);
+        self.browse.data_version = Some(v);
         if !changed {
             return Vec::new();
         }
@@ -158,29 +165,31 @@ impl App {
         if !self.current(Slot::List, token) {
             return Vec::new();
         }
-        self.list.loading = false;
-        self.list.loaded = true;
+        self.browse.list.loading = false;
+        self.browse.list.loaded = true;
         if let Some(c) = count {
-            self.list.total = Some(c);
+            self.browse.list.total = Some(c);
         }
-        let load = self.list.load;
+        let load = self.browse.list.load;
         let current = if load == Load::Home {
             // Home lands on the first session.
-            self.list.selected = 0;
+            self.browse.list.selected = 0;
             None
         } else {
-            self.list.current().map(|s| s.id.clone())
+            self.browse.list.current().map(|s| s.id.clone())
         };
         self.place_page(page, base);
         self.rebuild_keeping(current);
         let mut effects = Vec::new();
         match std::mem::take(&mut self.pending) {
-            PendingSelection::LastRow if self.list.next.is_none() => {
-                self.list.selected = self.list.visible.len().saturating_sub(1);
+            PendingSelection::LastRow if self.browse.list.next.is_none() => {
+                self.browse.list.selected = self.browse.list.visible.len().saturating_sub(1);
             }
             // Still not there (the rebuild settles it when it is).
             PendingSelection::Session { id, message } => {
-                if load != Load::At && (self.list.next.is_some() || self.list.above.is_some()) {
+                if load != Load::At
+                    && (self.browse.list.next.is_some() || self.browse.list.above.is_some())
+                {
                     // Outside this window: move the window to it (once).
                     self.pending = PendingSelection::Session {
                         id: id.clone(),
@@ -192,8 +201,8 @@ impl App {
                 }
             }
             PendingSelection::Reloaded => {
-                if let Some(d) = &self.detail
-                    && self.list.rows.iter().any(|s| s.id == d.id)
+                if let Some(d) = &self.browse.detail
+                    && self.browse.list.rows.iter().any(|s| s.id == d.id)
                 {
                     effects.extend(self.refresh_detail());
                 }
@@ -203,7 +212,7 @@ impl App {
         if self.screen == Screen::Browse {
             effects.extend(self.sync_detail());
         }
-        if !matches!(load, Load::Down | Load::Up) && !self.list.filter_text().is_empty() {
+        if !matches!(load, Load::Down | Load::Up) && !self.browse.list.filter_text().is_empty() {
             // The sessions changed: match the filter again.
             effects.extend(self.filter_changed());
         }
@@ -226,12 +235,12 @@ impl App {
             return Vec::new();
         }
         // A session whose turn runs in the background opens at its end, where it streams.
-        let running_here = self
-            .live
-            .as_ref()
-            .is_some_and(|l| !l.finished && l.session_id.as_deref() == Some(header.id.as_str()));
+        let running_here =
+            self.conv.live.as_ref().is_some_and(|l| {
+                !l.finished && l.session_id.as_deref() == Some(header.id.as_str())
+            });
         let conversation = self.screen == Screen::Conversation;
-        let Some(d) = self.detail.as_mut() else {
+        let Some(d) = self.browse.detail.as_mut() else {
             return Vec::new();
         };
         if d.id != header.id {
@@ -239,13 +248,14 @@ impl App {
         }
         d.steps = steps;
         if self
+            .conv
             .model_switch
             .as_ref()
             .is_some_and(|(id, m)| *id == header.id && header.model == *m)
         {
-            self.model_switch = None;
+            self.conv.model_switch = None;
         }
-        let Some(d) = self.detail.as_mut() else {
+        let Some(d) = self.browse.detail.as_mut() else {
             return Vec::new();
         };
         let last = header.last_seq;
@@ -296,7 +306,7 @@ impl App {
 
     fn on_usage(&mut self, token: u64, id: &str, turns: Vec<(i64, Usage)>) {
         if self.current(Slot::Usage, token)
-            && let Some(d) = self.detail.as_mut()
+            && let Some(d) = self.browse.detail.as_mut()
             && d.id == id
         {
             d.usage = Some(turns);
@@ -328,13 +338,13 @@ impl App {
             let effects = self.resume(&h.id);
             self.say(format!(
                 "Forked at message #{at}: you are now in {}.",
-                short(&h.id)
+                short_id(&h.id, 8)
             ));
             return effects;
         }
         self.say(format!(
             "Forked at message #{at} into new session {}.",
-            short(&h.id)
+            short_id(&h.id, 8)
         ));
         self.pending = PendingSelection::Session {
             id: h.id.clone(),
@@ -345,21 +355,21 @@ impl App {
     }
 
     fn on_deleted(&mut self, id: &str) -> Vec<Effect> {
-        self.say(format!("Deleted session {}.", short(id)));
-        if self.detail.as_ref().is_some_and(|d| d.id == id) {
-            self.detail = None;
+        self.say(format!("Deleted session {}.", short_id(id, 8)));
+        if self.browse.detail.as_ref().is_some_and(|d| d.id == id) {
+            self.browse.detail = None;
         }
         self.screen = Screen::Browse;
         self.focus = Focus::List;
         // `visible` indexes `rows` (or `matches`): take the selection before they shift.
-        let current = self.list.current().map(|s| s.id.clone());
-        if let Some(pos) = self.list.rows.iter().position(|s| s.id == id) {
-            self.list.rows.remove(pos);
-            self.list.titles.remove(pos);
-            self.list.keys.remove(pos);
+        let current = self.browse.list.current().map(|s| s.id.clone());
+        if let Some(pos) = self.browse.list.rows.iter().position(|s| s.id == id) {
+            self.browse.list.rows.remove(pos);
+            self.browse.list.titles.remove(pos);
+            self.browse.list.keys.remove(pos);
         }
-        if let Some(pos) = self.list.matches.iter().position(|s| s.id == id) {
-            let l = &mut self.list;
+        if let Some(pos) = self.browse.list.matches.iter().position(|s| s.id == id) {
+            let l = &mut self.browse.list;
             l.matches.remove(pos);
             l.match_titles.remove(pos);
             l.matched = l.matched.saturating_sub(1);
@@ -380,7 +390,7 @@ impl App {
         self.say(format!("Renamed to \"{}\".", sanitize::line(title)));
         // Renaming is activity: the session is the newest now.
         let mut effects = self.reload_top();
-        if self.detail.as_ref().is_some_and(|d| d.id == id) {
+        if self.browse.detail.as_ref().is_some_and(|d| d.id == id) {
             effects.extend(self.refresh_detail());
         }
         effects
@@ -391,12 +401,12 @@ impl App {
         if messages > 0 {
             self.say(format!(
                 "New session {}: your message is saved as #1.",
-                short(id)
+                short_id(id, 8)
             ));
         } else {
             self.say(format!(
                 "New session {}. Type a message and press Enter.",
-                short(id)
+                short_id(id, 8)
             ));
         }
         effects

@@ -12,24 +12,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::App;
 use super::state::{Overlay, Screen};
 use crate::tui::action::Action;
+use crate::tui::conversation::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS, Held};
 use crate::tui::effect::Effect;
 use crate::tui::keymap::{self, Context};
-
-/// Quiet before a one-letter answer: since the last printable key or paste, and since the
-/// card appeared (a key typed as it appears was meant for the editor).
-pub const ANSWER_BEFORE_MS: i64 = 500;
-/// Quiet after it: a printable key this soon after makes it part of a burst of typing.
-pub const ANSWER_AFTER_MS: i64 = 300;
-
-/// An answer key waiting to be confirmed by the quiet after it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Held {
-    action: Action,
-    context: Context,
-    /// The approval it answers (the call asked about when the key came).
-    call: Option<String>,
-    at_ms: i64,
-}
 
 fn printable(key: &KeyEvent) -> bool {
     matches!(key.code, KeyCode::Char(_))
@@ -62,8 +47,8 @@ impl App {
 
     /// A card appeared (or another one took its place): answers wait a moment again.
     pub(super) fn card_shown(&mut self) {
-        self.card_since_ms = self.now_ms;
-        self.held = None;
+        self.conv.card_since_ms = self.now_ms;
+        self.conv.held = None;
     }
 
     /// Remembers a printable key or a paste in the conversation; whether it came in a burst
@@ -71,9 +56,10 @@ impl App {
     pub(super) fn typed_now(&mut self) -> bool {
         let now = self.now_ms;
         let burst = self
+            .conv
             .last_typed_ms
             .is_some_and(|t| now.saturating_sub(t) < ANSWER_BEFORE_MS);
-        self.last_typed_ms = Some(now);
+        self.conv.last_typed_ms = Some(now);
         burst
     }
 
@@ -104,12 +90,12 @@ impl App {
             if !is_printable {
                 return self.act(action);
             }
-            let fresh = self.now_ms.saturating_sub(self.card_since_ms) < ANSWER_BEFORE_MS;
-            if self.held.take().is_some() || burst || fresh {
+            let fresh = self.now_ms.saturating_sub(self.conv.card_since_ms) < ANSWER_BEFORE_MS;
+            if self.conv.held.take().is_some() || burst || fresh {
                 self.typing_ignored(context);
                 return Vec::new();
             }
-            self.held = Some(Held {
+            self.conv.held = Some(Held {
                 action,
                 context,
                 call: self.asked_call(),
@@ -119,7 +105,7 @@ impl App {
             self.say(format!("{label}…"));
             return Vec::new();
         }
-        if is_printable && self.held.take().is_some() {
+        if is_printable && self.conv.held.take().is_some() {
             // The answer key was the start of a word.
             self.typing_ignored(context);
             return Vec::new();
@@ -152,13 +138,13 @@ impl App {
     /// A paste while a card has the keyboard: it goes nowhere, and is typing.
     pub(super) fn card_paste(&mut self, context: Context) {
         self.typed_now();
-        self.held = None;
+        self.conv.held = None;
         self.typing_ignored(context);
     }
 
     /// Whether an answer waits for the quiet after it (the loop wakes for it).
     pub fn answer_pending(&self) -> bool {
-        self.held.is_some()
+        self.conv.held.is_some()
     }
 
     /// The clock moved: a held answer that stayed alone takes effect (if its card still
@@ -166,13 +152,14 @@ impl App {
     pub fn on_clock(&mut self, now_ms: i64) -> Vec<Effect> {
         self.now_ms = now_ms;
         let due = self
+            .conv
             .held
             .as_ref()
             .is_some_and(|h| now_ms.saturating_sub(h.at_ms) >= ANSWER_AFTER_MS);
         if !due {
             return Vec::new();
         }
-        let Some(h) = self.held.take() else {
+        let Some(h) = self.conv.held.take() else {
             return Vec::new();
         };
         if self.card_focus() != Some(h.context)

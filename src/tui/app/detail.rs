@@ -21,7 +21,12 @@ impl App {
     /// Asks for the transcript chunks the viewport needs that are neither loaded nor asked.
     pub(super) fn load_window(&mut self) -> Vec<Effect> {
         let (_, h) = self.viewport();
-        let Some(t) = self.detail.as_ref().and_then(|d| d.transcript.as_ref()) else {
+        let Some(t) = self
+            .browse
+            .detail
+            .as_ref()
+            .and_then(|d| d.transcript.as_ref())
+        else {
             return Vec::new();
         };
         let id = t.id.clone();
@@ -37,7 +42,12 @@ impl App {
                     to,
                 },
             );
-            if let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
+            if let Some(t) = self
+                .browse
+                .detail
+                .as_mut()
+                .and_then(|d| d.transcript.as_mut())
+            {
                 t.requested(c, job.token);
             }
             effects.push(Effect::Storage(job));
@@ -51,7 +61,12 @@ impl App {
     ) -> Vec<Effect> {
         let (w, h) = self.viewport();
         let theme = self.theme;
-        if let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
+        if let Some(t) = self
+            .browse
+            .detail
+            .as_mut()
+            .and_then(|d| d.transcript.as_mut())
+        {
             f(t, w, h, &theme);
         }
         self.load_window()
@@ -61,7 +76,7 @@ impl App {
     pub(super) fn tab_data(&mut self) -> Vec<Effect> {
         let mut effects = Vec::new();
         if self.tab == Tab::Usage
-            && let Some(d) = self.detail.as_mut()
+            && let Some(d) = self.browse.detail.as_mut()
             && !d.usage_requested
         {
             d.usage_requested = true;
@@ -75,9 +90,10 @@ impl App {
     /// Reads the editor's ↑ history for the conversation shown (its own messages first).
     pub(super) fn load_history(&mut self) -> Effect {
         let id = self
+            .browse
             .detail
             .as_ref()
-            .filter(|_| !self.draft)
+            .filter(|_| !self.conv.draft)
             .map(|d| d.id.clone());
         self.ask(Some(Slot::History), Request::History { id })
     }
@@ -93,11 +109,21 @@ impl App {
         if !matches!(self.overlay, Overlay::Plan(_)) {
             self.overlay = Overlay::None;
         }
-        if let Some(t) = self.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
+        if let Some(t) = self
+            .browse
+            .detail
+            .as_mut()
+            .and_then(|d| d.transcript.as_mut())
+        {
             t.follow_end = true;
             t.selected = None;
         }
-        match self.detail.as_ref().map(|d| d.interrupted.as_slice()) {
+        match self
+            .browse
+            .detail
+            .as_ref()
+            .map(|d| d.interrupted.as_slice())
+        {
             Some(calls) if !calls.is_empty() => {
                 let note = interrupted_note(calls);
                 self.say(note);

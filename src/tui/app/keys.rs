@@ -5,9 +5,12 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent,
 use ratatui::layout::Position;
 
 use super::App;
-use super::state::{Confirm, Focus, Overlay, PendingSelection, Screen, SearchState, Slot, Tab};
+use super::state::{
+    Confirm, Focus, Overlay, PendingSelection, PlanAsk, Screen, SearchState, Slot, Tab,
+};
 use crate::runtime::agent::TurnCommand;
 use crate::tui::effect::Effect;
+use crate::tui::input::Input;
 use crate::tui::keymap::{self, Context};
 use crate::tui::worker::Request;
 
@@ -25,6 +28,7 @@ impl App {
         if crate::tui::keymap::is_ctrl_c(&key) {
             // The first Ctrl-C stops a running turn; the next one quits.
             if self
+                .conv
                 .live
                 .as_ref()
                 .is_some_and(|l| !l.finished && !l.cancelling)
@@ -44,121 +48,14 @@ impl App {
         }
         match std::mem::take(&mut self.overlay) {
             Overlay::None => {}
-            Overlay::Help(scroll) => {
-                let max = crate::tui::views::help_max_scroll(
-                    self,
-                    ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1),
-                );
-                let page = self.size.1.saturating_sub(6).max(1);
-                self.overlay = match key.code {
-                    KeyCode::Char('j') | KeyCode::Down => Overlay::Help((scroll + 1).min(max)),
-                    KeyCode::Char('k') | KeyCode::Up => Overlay::Help(scroll.saturating_sub(1)),
-                    KeyCode::PageDown | KeyCode::Char(' ') => {
-                        Overlay::Help(scroll.saturating_add(page).min(max))
-                    }
-                    KeyCode::PageUp => Overlay::Help(scroll.saturating_sub(page)),
-                    _ => Overlay::None,
-                };
-                return Vec::new();
+            Overlay::Help(scroll) => return self.help_key(scroll, key),
+            Overlay::ConfirmDelete { id, title } => return self.confirm_delete_key(id, title, key),
+            Overlay::Rename { id, input } => return self.rename_key(id, input, key),
+            Overlay::DenyReason { call_id, input } => {
+                return self.deny_reason_key(call_id, input, key);
             }
-            Overlay::ConfirmDelete { id, title } => {
-                return match key.code {
-                    KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
-                        self.say(format!("Deleting \"{title}\"…"));
-                        vec![self.ask(None, Request::Delete { id })]
-                    }
-                    _ => {
-                        self.say("Delete cancelled.");
-                        Vec::new()
-                    }
-                };
-            }
-            Overlay::Rename { id, mut input } => {
-                return match key.code {
-                    KeyCode::Enter => {
-                        let title = input.text.trim().to_string();
-                        vec![self.ask(None, Request::Rename { id, title })]
-                    }
-                    KeyCode::Esc => {
-                        self.say("Rename cancelled.");
-                        Vec::new()
-                    }
-                    _ => {
-                        input.key(&key);
-                        self.overlay = Overlay::Rename { id, input };
-                        Vec::new()
-                    }
-                };
-            }
-            Overlay::DenyReason { call_id, mut input } => {
-                return match key.code {
-                    KeyCode::Enter => {
-                        let why = input.text.trim().to_string();
-                        if self
-                            .live_here()
-                            .and_then(|l| l.asking.front())
-                            .is_some_and(|a| a.call_id == call_id)
-                        {
-                            self.reply_to_call(false, false, (!why.is_empty()).then_some(why))
-                        } else {
-                            Vec::new()
-                        }
-                    }
-                    KeyCode::Esc => {
-                        self.say("Still asking: y yes, n no, r no with a reason, a always.");
-                        Vec::new()
-                    }
-                    _ => {
-                        input.key(&key);
-                        self.overlay = Overlay::DenyReason { call_id, input };
-                        Vec::new()
-                    }
-                };
-            }
-            Overlay::Confirm(what) => {
-                if !matches!(
-                    key.code,
-                    KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter
-                ) {
-                    self.say("Stayed.");
-                    return Vec::new();
-                }
-                return match what {
-                    Confirm::Quit => {
-                        self.quit = true;
-                        Vec::new()
-                    }
-                    Confirm::Leave => self.leave_conversation(),
-                };
-            }
-            Overlay::Plan(mut p) => {
-                if let Some(mut input) = p.dropping.take() {
-                    match key.code {
-                        KeyCode::Enter => {
-                            let drop: Vec<String> = input
-                                .text
-                                .split(|c: char| c.is_whitespace() || c == ',')
-                                .filter(|w| !w.is_empty())
-                                .map(str::to_string)
-                                .collect();
-                            if !drop.is_empty() {
-                                return self.answer_plan(TurnCommand::EditPlan { drop });
-                            }
-                        }
-                        KeyCode::Esc => {}
-                        _ => {
-                            input.key(&key);
-                            p.dropping = Some(input);
-                        }
-                    }
-                    self.overlay = Overlay::Plan(p);
-                    return Vec::new();
-                }
-                // The run waits for an answer: the dialog stays until it gets one, and
-                // typing is never read as one.
-                self.overlay = Overlay::Plan(p);
-                return self.card_key(Context::Plan, key);
-            }
+            Overlay::Confirm(what) => return self.confirm_key(what, key),
+            Overlay::Plan(p) => return self.plan_key(p, key),
             Overlay::Search(mut s) => {
                 return self.search_key(&mut s, key).unwrap_or_else(|| {
                     self.overlay = Overlay::Search(s);
@@ -167,42 +64,16 @@ impl App {
             }
         }
         if self.screen == Screen::Conversation {
-            if let Some(ctx) = self.card_focus() {
-                return self.card_key(ctx, key);
-            }
-            if matches!(key.code, KeyCode::Char(_))
-                && !key.modifiers.intersects(
-                    crossterm::event::KeyModifiers::CONTROL | crossterm::event::KeyModifiers::ALT,
-                )
-            {
-                self.typed_now();
-            }
-            for ctx in self.turn_contexts() {
-                if let Some(a) = keymap::lookup(ctx, &key) {
-                    return self.act(a);
-                }
-            }
-            if key.code == KeyCode::Tab
-                && key.modifiers.is_empty()
-                && let Some(effects) = self.complete()
-            {
-                return effects;
-            }
-            self.path_matches.clear();
-            if let Some(a) = keymap::lookup(Context::Conversation, &key) {
-                return self.act(a);
-            }
-            self.composer.key(key);
-            return Vec::new();
+            return self.conversation_key(key);
         }
-        if let Some(f) = self.list.filter.as_mut()
+        if let Some(f) = self.browse.list.filter.as_mut()
             && f.editing
         {
             match key.code {
                 KeyCode::Enter => {
                     f.editing = false;
                     if f.input.text.is_empty() {
-                        self.list.filter = None;
+                        self.browse.list.filter = None;
                     }
                     return Vec::new();
                 }
@@ -218,7 +89,7 @@ impl App {
                         // The selection moves to the best match when the matches arrive,
                         // not now: the rows shown until then are the old ones, and the
                         // detail pane must keep showing the selected one.
-                        self.list.typed = true;
+                        self.browse.list.typed = true;
                         return self.filter_changed();
                     }
                     return Vec::new();
@@ -231,12 +102,170 @@ impl App {
         }
     }
 
+    /// A key over the help: it scrolls, anything else closes it.
+    fn help_key(&mut self, scroll: u16, key: KeyEvent) -> Vec<Effect> {
+        let max = crate::tui::views::help::help_max_scroll(
+            &self.theme,
+            ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1),
+        );
+        let page = self.size.1.saturating_sub(6).max(1);
+        self.overlay = match key.code {
+            KeyCode::Char('j') | KeyCode::Down => Overlay::Help((scroll + 1).min(max)),
+            KeyCode::Char('k') | KeyCode::Up => Overlay::Help(scroll.saturating_sub(1)),
+            KeyCode::PageDown | KeyCode::Char(' ') => {
+                Overlay::Help(scroll.saturating_add(page).min(max))
+            }
+            KeyCode::PageUp => Overlay::Help(scroll.saturating_sub(page)),
+            _ => Overlay::None,
+        };
+        Vec::new()
+    }
+
+    /// A key over "Delete this session?".
+    fn confirm_delete_key(&mut self, id: String, title: String, key: KeyEvent) -> Vec<Effect> {
+        match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => {
+                self.say(format!("Deleting \"{title}\"…"));
+                vec![self.ask(None, Request::Delete { id })]
+            }
+            _ => {
+                self.say("Delete cancelled.");
+                Vec::new()
+            }
+        }
+    }
+
+    /// A key while renaming.
+    fn rename_key(&mut self, id: String, mut input: Input, key: KeyEvent) -> Vec<Effect> {
+        match key.code {
+            KeyCode::Enter => {
+                let title = input.text.trim().to_string();
+                vec![self.ask(None, Request::Rename { id, title })]
+            }
+            KeyCode::Esc => {
+                self.say("Rename cancelled.");
+                Vec::new()
+            }
+            _ => {
+                input.key(&key);
+                self.overlay = Overlay::Rename { id, input };
+                Vec::new()
+            }
+        }
+    }
+
+    /// A key while the reason for a denial is typed.
+    fn deny_reason_key(&mut self, call_id: String, mut input: Input, key: KeyEvent) -> Vec<Effect> {
+        match key.code {
+            KeyCode::Enter => {
+                let why = input.text.trim().to_string();
+                if self
+                    .live_here()
+                    .and_then(|l| l.asking.front())
+                    .is_some_and(|a| a.call_id == call_id)
+                {
+                    self.reply_to_call(false, false, (!why.is_empty()).then_some(why))
+                } else {
+                    Vec::new()
+                }
+            }
+            KeyCode::Esc => {
+                self.say("Still asking: y yes, n no, r no with a reason, a always.");
+                Vec::new()
+            }
+            _ => {
+                input.key(&key);
+                self.overlay = Overlay::DenyReason { call_id, input };
+                Vec::new()
+            }
+        }
+    }
+
+    /// A key over a yes/no question.
+    fn confirm_key(&mut self, what: Confirm, key: KeyEvent) -> Vec<Effect> {
+        if !matches!(
+            key.code,
+            KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter
+        ) {
+            self.say("Stayed.");
+            return Vec::new();
+        }
+        match what {
+            Confirm::Quit => {
+                self.quit = true;
+                Vec::new()
+            }
+            Confirm::Leave => self.leave_conversation(),
+        }
+    }
+
+    /// A key over a proposed plan.
+    fn plan_key(&mut self, mut p: PlanAsk, key: KeyEvent) -> Vec<Effect> {
+        if let Some(mut input) = p.dropping.take() {
+            match key.code {
+                KeyCode::Enter => {
+                    let drop: Vec<String> = input
+                        .text
+                        .split(|c: char| c.is_whitespace() || c == ',')
+                        .filter(|w| !w.is_empty())
+                        .map(str::to_string)
+                        .collect();
+                    if !drop.is_empty() {
+                        return self.answer_plan(TurnCommand::EditPlan { drop });
+                    }
+                }
+                KeyCode::Esc => {}
+                _ => {
+                    input.key(&key);
+                    p.dropping = Some(input);
+                }
+            }
+            self.overlay = Overlay::Plan(p);
+            return Vec::new();
+        }
+        // The run waits for an answer: the dialog stays until it gets one, and
+        // typing is never read as one.
+        self.overlay = Overlay::Plan(p);
+        self.card_key(Context::Plan, key)
+    }
+
+    /// A key in the conversation: a card's answer, a turn's key, completion, else the editor.
+    fn conversation_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if let Some(ctx) = self.card_focus() {
+            return self.card_key(ctx, key);
+        }
+        if matches!(key.code, KeyCode::Char(_))
+            && !key.modifiers.intersects(
+                crossterm::event::KeyModifiers::CONTROL | crossterm::event::KeyModifiers::ALT,
+            )
+        {
+            self.typed_now();
+        }
+        for ctx in self.turn_contexts() {
+            if let Some(a) = keymap::lookup(ctx, &key) {
+                return self.act(a);
+            }
+        }
+        if key.code == KeyCode::Tab
+            && key.modifiers.is_empty()
+            && let Some(effects) = self.complete()
+        {
+            return effects;
+        }
+        self.conv.path_matches.clear();
+        if let Some(a) = keymap::lookup(Context::Conversation, &key) {
+            return self.act(a);
+        }
+        self.conv.composer.key(key);
+        Vec::new()
+    }
+
     /// Keys of the search dialog; `None` keeps the dialog open.
     fn search_key(&mut self, s: &mut SearchState, key: KeyEvent) -> Option<Vec<Effect>> {
         match key.code {
             KeyCode::Esc => {
                 self.overlay = Overlay::None;
-                self.tokens.remove(&Slot::Search);
+                self.requests.tokens.remove(&Slot::Search);
                 Some(Vec::new())
             }
             KeyCode::Up => {
@@ -257,7 +286,7 @@ impl App {
                     let q = s.input.text.trim().to_string();
                     if q.is_empty() {
                         // A query still in flight answers text that is gone.
-                        self.tokens.remove(&Slot::Search);
+                        self.requests.tokens.remove(&Slot::Search);
                         s.hits.clear();
                         s.answered.clear();
                         s.searching = false;
@@ -283,22 +312,23 @@ impl App {
     fn jump(&mut self, id: &str, seq: i64) -> Vec<Effect> {
         let mut effects = Vec::new();
         // Search is global: a filter that hides the session goes, so the list can show it.
-        if self.list.filter.is_some() && self.list.position(id).is_none() {
+        if self.browse.list.filter.is_some() && self.browse.list.position(id).is_none() {
             effects.extend(self.clear_filter());
         }
-        let row = self.list.position(id);
+        let row = self.browse.list.position(id);
         if let Some(pos) = row {
-            self.list.selected = pos;
+            self.browse.list.selected = pos;
         }
         self.screen = Screen::Browse;
         self.tab = Tab::Transcript;
         self.focus = Focus::Detail;
-        if row.is_none() && (self.list.next.is_some() || self.list.above.is_some()) {
+        if row.is_none() && (self.browse.list.next.is_some() || self.browse.list.above.is_some()) {
             // Outside the loaded window: move the window to it, then select it; the detail
             // pane follows the selection when it lands (the list and the detail pane must
             // never show two different sessions, also while the window is on its way).
             effects.extend(self.sync_detail());
             let has_transcript = self
+                .browse
                 .detail
                 .as_ref()
                 .is_some_and(|d| d.id == id && d.transcript.is_some());
@@ -311,10 +341,14 @@ impl App {
                 effects.extend(self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)));
             }
         } else {
-            if self.detail.as_ref().is_none_or(|d| d.id != id) {
+            if self.browse.detail.as_ref().is_none_or(|d| d.id != id) {
                 effects.extend(self.open_detail(id));
             }
-            let has_transcript = self.detail.as_ref().is_some_and(|d| d.transcript.is_some());
+            let has_transcript = self
+                .browse
+                .detail
+                .as_ref()
+                .is_some_and(|d| d.transcript.is_some());
             if has_transcript {
                 effects.extend(self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)));
             } else {
@@ -350,7 +384,7 @@ impl App {
                 {
                     self.attach(t);
                 } else {
-                    self.composer.paste(text)
+                    self.conv.composer.paste(text)
                 }
             }
             _ => {}
@@ -382,9 +416,9 @@ impl App {
                 if in_list {
                     self.focus = Focus::List;
                     if m.row >= a.list_rows.y {
-                        let row = self.list.offset + (m.row - a.list_rows.y) as usize;
-                        if row < self.list.visible.len() {
-                            self.list.selected = row;
+                        let row = self.browse.list.offset + (m.row - a.list_rows.y) as usize;
+                        if row < self.browse.list.visible.len() {
+                            self.browse.list.selected = row;
                             let mut effects = self.sync_detail();
                             effects.extend(self.maybe_prefetch());
                             return effects;

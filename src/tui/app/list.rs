@@ -12,16 +12,16 @@ use crate::tui::worker::Request;
 
 impl App {
     fn list_job(&mut self, load: Load, query: ListQuery, count: bool) -> Vec<Effect> {
-        self.list.loading = true;
-        self.list.load = load;
+        self.browse.list.loading = true;
+        self.browse.list.load = load;
         vec![self.ask(Some(Slot::List), Request::List { query, count })]
     }
 
     /// Reads the window again (something changed), from its first row, with the total.
     pub(super) fn reload_list(&mut self) -> Vec<Effect> {
         let query = ListQuery {
-            limit: self.list.rows.len().clamp(PAGE, WINDOW),
-            after: self.list.above.clone(),
+            limit: self.browse.list.rows.len().clamp(PAGE, WINDOW),
+            after: self.browse.list.above.clone(),
             ..ListQuery::default()
         };
         self.list_job(Load::Reload, query, true)
@@ -46,10 +46,10 @@ impl App {
     }
 
     fn next_page(&mut self) -> Vec<Effect> {
-        if self.list.loading {
+        if self.browse.list.loading {
             return Vec::new();
         }
-        let Some(after) = self.list.next.clone() else {
+        let Some(after) = self.browse.list.next.clone() else {
             return Vec::new();
         };
         let query = ListQuery {
@@ -61,10 +61,10 @@ impl App {
     }
 
     fn prev_page(&mut self) -> Vec<Effect> {
-        if self.list.loading || self.list.above.is_none() {
+        if self.browse.list.loading || self.browse.list.above.is_none() {
             return Vec::new();
         }
-        let Some(before) = self.list.keys.first().cloned() else {
+        let Some(before) = self.browse.list.keys.first().cloned() else {
             return Vec::new();
         };
         let query = ListQuery {
@@ -87,8 +87,8 @@ impl App {
 
     /// A window starting at a session outside the loaded one.
     pub(super) fn window_at(&mut self, id: &str) -> Vec<Effect> {
-        self.list.loading = true;
-        self.list.load = Load::At;
+        self.browse.list.loading = true;
+        self.browse.list.load = Load::At;
         vec![self.ask(
             Some(Slot::List),
             Request::ListAt {
@@ -101,7 +101,7 @@ impl App {
     /// Puts an answered page into the window as its load asked; keeps at most [`WINDOW`]
     /// rows, dropping from the far edge.
     pub(super) fn place_page(&mut self, mut page: ListPage, base: Option<u64>) {
-        let l = &mut self.list;
+        let l = &mut self.browse.list;
         let read = page.items.len();
         if matches!(l.load, Load::Down | Load::Up) {
             // Another process's write the window has not reloaded for yet can move a session
@@ -183,12 +183,12 @@ impl App {
 
     pub(super) fn maybe_prefetch(&mut self) -> Vec<Effect> {
         // Filter matches come whole from the storage thread: no paging for them.
-        if self.list.showing_matches || !self.list.filter_text().is_empty() {
+        if self.browse.list.showing_matches || !self.browse.list.filter_text().is_empty() {
             return Vec::new();
         }
-        if self.list.selected + PREFETCH >= self.list.visible.len() {
+        if self.browse.list.selected + PREFETCH >= self.browse.list.visible.len() {
             self.next_page()
-        } else if self.list.selected < PREFETCH {
+        } else if self.browse.list.selected < PREFETCH {
             self.prev_page()
         } else {
             Vec::new()
@@ -198,21 +198,21 @@ impl App {
     /// The filter text changed: ask the storage thread for its matches (the newest text
     /// wins there and here), or go back to the whole list when it is empty.
     pub(super) fn filter_changed(&mut self) -> Vec<Effect> {
-        let text = self.list.filter_text().to_string();
+        let text = self.browse.list.filter_text().to_string();
         if text.is_empty() {
-            let current = self.list.current().map(|s| s.id.clone());
+            let current = self.browse.list.current().map(|s| s.id.clone());
             self.stop_matching();
             self.rebuild_keeping(current);
             return self.sync_detail();
         }
-        self.list.filtering = true;
+        self.browse.list.filtering = true;
         vec![self.ask(Some(Slot::Filter), Request::Filter { text })]
     }
 
     /// Leaves the filter's matches for the whole list (the caller rebuilds).
     fn stop_matching(&mut self) {
-        self.tokens.remove(&Slot::Filter);
-        let l = &mut self.list;
+        self.requests.tokens.remove(&Slot::Filter);
+        let l = &mut self.browse.list;
         l.filtering = false;
         l.typed = false;
         if l.showing_matches {
@@ -227,8 +227,8 @@ impl App {
     /// Removes the filter and its matches; the storage thread lets go of the text it kept.
     pub(super) fn clear_filter(&mut self) -> Vec<Effect> {
         // Taken before the matches go: `visible` indexes them until the rebuild.
-        let current = self.list.current().map(|s| s.id.clone());
-        self.list.filter = None;
+        let current = self.browse.list.current().map(|s| s.id.clone());
+        self.browse.list.filter = None;
         self.stop_matching();
         self.rebuild_keeping(current);
         vec![self.ask(None, Request::FilterClosed)]
@@ -236,8 +236,8 @@ impl App {
 
     /// The filter's matches arrived.
     pub(super) fn show_matches(&mut self, result: FilterResult) -> Vec<Effect> {
-        let current = self.list.current().map(|s| s.id.clone());
-        let l = &mut self.list;
+        let current = self.browse.list.current().map(|s| s.id.clone());
+        let l = &mut self.browse.list;
         l.filtering = false;
         l.showing_matches = true;
         l.matched = result.matched;
@@ -280,13 +280,13 @@ impl App {
             _ => None,
         };
         let keep = wanted.clone().or(current);
-        if !self.list.showing_matches {
-            self.list.visible = tree(&self.list.rows);
+        if !self.browse.list.showing_matches {
+            self.browse.list.visible = tree(&self.browse.list.rows);
         }
         if let Some(id) = keep
-            && let Some(pos) = self.list.position(&id)
+            && let Some(pos) = self.browse.list.position(&id)
         {
-            self.list.selected = pos;
+            self.browse.list.selected = pos;
             if wanted.as_deref() == Some(id.as_str())
                 && let PendingSelection::Session { message, .. } = &self.pending
             {
@@ -296,19 +296,20 @@ impl App {
                 };
             }
         }
-        self.list.selected = self
+        self.browse.list.selected = self
+            .browse
             .list
             .selected
-            .min(self.list.visible.len().saturating_sub(1));
+            .min(self.browse.list.visible.len().saturating_sub(1));
     }
 
     pub(super) fn move_list(&mut self, delta: i64) -> Vec<Effect> {
-        let n = self.list.visible.len();
+        let n = self.browse.list.visible.len();
         if n == 0 {
             return Vec::new();
         }
-        let sel = (self.list.selected as i64 + delta).clamp(0, n as i64 - 1) as usize;
-        self.list.selected = sel;
+        let sel = (self.browse.list.selected as i64 + delta).clamp(0, n as i64 - 1) as usize;
+        self.browse.list.selected = sel;
         let mut effects = self.sync_detail();
         effects.extend(self.maybe_prefetch());
         effects
@@ -316,11 +317,11 @@ impl App {
 
     /// Makes the detail pane follow the list selection.
     pub(super) fn sync_detail(&mut self) -> Vec<Effect> {
-        let Some(id) = self.list.current().map(|s| s.id.clone()) else {
-            self.detail = None;
+        let Some(id) = self.browse.list.current().map(|s| s.id.clone()) else {
+            self.browse.detail = None;
             return Vec::new();
         };
-        if self.detail.as_ref().is_some_and(|d| d.id == id) {
+        if self.browse.detail.as_ref().is_some_and(|d| d.id == id) {
             return Vec::new();
         }
         self.open_detail(&id)
@@ -336,12 +337,12 @@ impl App {
             PendingSelection::Session { id: other, message } if other != id => *message = None,
             _ => {}
         }
-        self.detail = Some(Detail::new(id));
+        self.browse.detail = Some(Detail::new(id));
         vec![self.ask(Some(Slot::Detail), Request::Detail { id: id.to_string() })]
     }
 
     pub(super) fn refresh_detail(&mut self) -> Vec<Effect> {
-        match self.detail.as_ref().map(|d| d.id.clone()) {
+        match self.browse.detail.as_ref().map(|d| d.id.clone()) {
             Some(id) => vec![self.ask(Some(Slot::Detail), Request::Detail { id })],
             None => Vec::new(),
         }

@@ -2,19 +2,28 @@
 //! `on_resize`, `on_done`, `on_turn`, `tick`, `update`) changes the state and returns the work
 //! to do as [`Effect`]s; none does IO.
 //!
-//! By concern: `state` holds the types, `list` loads and orders the session list, `detail`
-//! the open session and its transcript window, `keys` turns keys and the mouse into
-//! actions, `actions` applies them, `answers` takes the storage worker's answers (one method
-//! per answer kind) and `turn` the agent's events.
+//! `App` is the router: the screen, focus, tab, dialog, status line, layout and the request
+//! tokens; the screens' own state is [`Browse`] (`tui::browse`) and [`Conversation`]
+//! (`tui::conversation`). By concern: `state` holds the router's types, `list` loads and
+//! orders the session list, `detail` the open session and its transcript window, `keys` turns
+//! keys and the mouse into actions, `actions` applies them, `answers` takes the storage
+//! worker's answers (one method per answer kind), `turn` routes the agent's events to
+//! `stream`, `calls` and `plan_events`, `cards` holds the answer cards' keys, and `slash`
+//! routes slash commands to `slash_agent` and `slash_session`.
 
 mod actions;
 mod answers;
+mod calls;
 mod cards;
 mod detail;
 mod keys;
 mod list;
+mod plan_events;
 mod slash;
+mod slash_agent;
+mod slash_session;
 mod state;
+mod stream;
 mod turn;
 
 use std::collections::HashMap;
@@ -23,16 +32,17 @@ use std::path::PathBuf;
 use crossterm::event::{KeyEvent, MouseEvent};
 use ratatui::layout::Rect;
 
-pub use cards::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS};
-pub use slash::{COMMANDS as SLASH_COMMANDS, matching as slash_matches};
+pub use crate::tui::conversation::commands::{
+    COMMANDS as SLASH_COMMANDS, matching as slash_matches,
+};
+pub use crate::tui::conversation::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS};
+pub use crate::tui::transcript::CANCELLED_MARK;
 pub use state::{
     Confirm, Detail, Filter, Focus, Overlay, PendingSelection, PlanAsk, Row, Screen, SearchState,
     SessionList, Status, Tab,
 };
-pub use turn::CANCELLED_MARK;
 
 use super::action::Action;
-use super::composer::Composer;
 use super::effect::{Effect, TurnEffect};
 use super::keymap::Context;
 use super::layout::{Layout, list_offset};
@@ -41,7 +51,9 @@ use crate::runtime::agent::TurnEvent;
 use crate::runtime::config::ApprovalPolicy;
 use crate::sanitize;
 use crate::session::ToolCall;
-use crate::tui::live::{AgentInfo, Live};
+use crate::tui::browse::Browse;
+use crate::tui::conversation::Conversation;
+use crate::tui::live::Live;
 use crate::tui::worker::{Done, Job, Request};
 use state::Slot;
 
@@ -73,29 +85,37 @@ pub struct AppOptions {
     pub resume: Option<String>,
 }
 
-/// The whole TUI state.
-pub struct App {
-    pub theme: Theme,
-    /// The clock used for relative times (set by the loop; fixed in tests).
-    pub now_ms: i64,
-    pub size: (u16, u16),
+/// Where things are written and named: the paths a session, an export and the title bar use.
+#[derive(Debug, Clone)]
+pub struct Paths {
     /// Where exports go.
     pub export_dir: PathBuf,
     /// Workdir for new sessions.
     pub workdir: String,
     pub root: String,
+}
+
+/// The storage requests asked, so a stale answer (another token than its slot's latest) is
+/// dropped.
+#[derive(Debug, Default)]
+struct Requests {
+    next_token: u64,
+    /// The token of the latest request per slot.
+    tokens: HashMap<Slot, u64>,
+}
+
+/// The router: which screen shows and what is over it, the status line, the layout drawn
+/// into, and the two screens' own state.
+pub struct App {
+    pub theme: Theme,
+    /// The clock used for relative times (set by the loop; fixed in tests).
+    pub now_ms: i64,
+    pub size: (u16, u16),
+    pub paths: Paths,
     pub screen: Screen,
     pub focus: Focus,
     pub tab: Tab,
     pub overlay: Overlay,
-    pub list: SessionList,
-    /// Detail of the selected (or opened) session.
-    pub detail: Option<Detail>,
-    /// The conversation view's message editor.
-    pub composer: Composer,
-    /// The conversation view shows a new session that does not exist yet: it is created
-    /// when its first message is sent, so opening one and leaving leaves nothing behind.
-    pub draft: bool,
     pub status: Option<Status>,
     /// The user asked to quit.
     pub quit: bool,
@@ -104,41 +124,11 @@ pub struct App {
     /// Where things were last drawn for the terminal size: views draw into it and mouse
     /// clicks are hit-tested against it.
     pub layout: Layout,
-    /// The agent as the status line shows it (set by the loop when it connects one).
-    pub agent: AgentInfo,
-    /// The running (or last) turn, as far as it has arrived.
-    pub live: Option<Live>,
-    /// Workspace files for `@path` completion, once listed.
-    pub files: Option<Vec<String>>,
-    /// Paths the last `@` completion left to choose from (shown above the editor).
-    pub path_matches: Vec<String>,
-    /// Images to send with the next message (`/attach`, a pasted image path).
-    pub attachments: Vec<PathBuf>,
-    /// A message with images being stored; its turn starts when it is.
-    pending_send: Option<String>,
-    /// Approval policy chosen with `/approve` (else the agent's).
-    pub policy: Option<ApprovalPolicy>,
-    /// The database change counter last seen (see [`App::tick`]).
-    data_version: Option<i64>,
-    /// A turn is running: frames are paced for streaming.
-    turn_running: bool,
-    /// The provider before a `/model` switch the agent has not accepted yet.
-    model_before: Option<Result<String, String>>,
-    /// A `/model NAME` of a session on its way to the store: (session, model), shown until
-    /// the session's header names it.
-    model_switch: Option<(String, String)>,
-    /// A card's one-letter answer waiting for the quiet after it (see `cards`).
-    held: Option<cards::Held>,
-    /// When the last printable key or paste came in the conversation, ms.
-    last_typed_ms: Option<i64>,
-    /// When the card waiting for an answer appeared, ms.
-    card_since_ms: i64,
-    /// Unsent text of conversations left, by session id ("" for the new session being
-    /// written): it is there again when the conversation is opened again.
-    drafts: HashMap<String, String>,
-    next_token: u64,
-    /// The token of the latest request per slot; answers with another token are stale.
-    tokens: HashMap<Slot, u64>,
+    /// The session list and the detail pane.
+    pub browse: Browse,
+    /// The open conversation: editor, running turn, cards.
+    pub conv: Conversation,
+    requests: Requests,
 }
 
 impl App {
@@ -148,38 +138,22 @@ impl App {
             theme: opts.theme,
             now_ms: opts.now_ms,
             size: opts.size,
-            export_dir: opts.export_dir,
-            workdir: opts.workdir,
-            root: opts.root,
+            paths: Paths {
+                export_dir: opts.export_dir,
+                workdir: opts.workdir,
+                root: opts.root,
+            },
             screen: Screen::Browse,
             focus: Focus::List,
             tab: Tab::Transcript,
             overlay: Overlay::None,
-            list: SessionList::default(),
-            detail: None,
-            composer: Composer::new(),
-            draft: false,
             status: None,
             quit: false,
             pending: PendingSelection::None,
             layout: Layout::default(),
-            data_version: None,
-            agent: AgentInfo::default(),
-            live: None,
-            attachments: Vec::new(),
-            files: None,
-            path_matches: Vec::new(),
-            pending_send: None,
-            policy: None,
-            turn_running: false,
-            model_before: None,
-            model_switch: None,
-            held: None,
-            last_typed_ms: None,
-            card_since_ms: opts.now_ms,
-            drafts: HashMap::new(),
-            next_token: 0,
-            tokens: HashMap::new(),
+            browse: Browse::default(),
+            conv: Conversation::new(opts.now_ms),
+            requests: Requests::default(),
         };
         // The change counter's baseline is taken before the first list is read (one worker,
         // in order), so a write landing between the two still shows at the next poll.
@@ -212,7 +186,7 @@ impl App {
     /// Whether the terminal is below the size the TUI draws into; only resizing and
     /// quitting act then (nothing may happen that cannot be seen).
     pub fn too_small(&self) -> bool {
-        let (w, h) = crate::tui::views::MIN_SIZE;
+        let (w, h) = crate::tui::layout::MIN_SIZE;
         self.size.0 < w || self.size.1 < h
     }
 
@@ -292,13 +266,13 @@ impl App {
         let what = match effect {
             TurnEffect::Start { .. } => {
                 // Nothing runs: the live cell goes, the message stays in the history (↑).
-                self.live = None;
-                self.turn_running = false;
+                self.conv.live = None;
+                self.conv.turn_running = false;
                 "start a turn"
             }
             TurnEffect::Plan { .. } => {
-                self.live = None;
-                self.turn_running = false;
+                self.conv.live = None;
+                self.conv.turn_running = false;
                 "start the plan run"
             }
             TurnEffect::Command(_) => "steer the turn",
@@ -308,11 +282,11 @@ impl App {
             TurnEffect::Skill { name: None, .. } => "list the skills",
             TurnEffect::Skill { name: Some(_), .. } => "activate the skill",
         };
-        if let (TurnEffect::Model { .. }, Some(prev)) = (effect, self.model_before.take()) {
-            self.agent.provider = prev;
+        if let (TurnEffect::Model { .. }, Some(prev)) = (effect, self.conv.model_before.take()) {
+            self.conv.agent.provider = prev;
         }
         if matches!(effect, TurnEffect::Model { .. }) {
-            self.model_switch = None;
+            self.conv.model_switch = None;
         }
         self.fail(format!("Cannot {what}: {}", sanitize::line(why)));
     }
@@ -320,8 +294,8 @@ impl App {
     /// The model the next request of the open conversation uses: the session's own (kept
     /// in its header, `/model`), else the configured one.
     pub fn next_model(&self) -> Result<String, String> {
-        let d = self.detail.as_ref().filter(|_| !self.draft);
-        let switched = match (d, &self.model_switch) {
+        let d = self.browse.detail.as_ref().filter(|_| !self.conv.draft);
+        let switched = match (d, &self.conv.model_switch) {
             (Some(d), Some((id, name))) if *id == d.id => Some(name.as_str()),
             _ => None,
         };
@@ -329,7 +303,7 @@ impl App {
             d.and_then(|d| d.header.as_ref())
                 .and_then(|h| crate::runtime::agent::session_model(h))
         });
-        match (&self.agent.provider, own) {
+        match (&self.conv.agent.provider, own) {
             (Ok(_), Some(m)) => Ok(m.to_string()),
             (p, _) => p.clone(),
         }
@@ -337,24 +311,24 @@ impl App {
 
     /// The approval policy of the next turn.
     pub fn approval(&self) -> ApprovalPolicy {
-        self.policy.unwrap_or(self.agent.policy)
+        self.conv.policy.unwrap_or(self.conv.agent.policy)
     }
 
     /// A turn runs (here or in the background) and has not finished.
     pub fn turn_active(&self) -> bool {
-        self.live.as_ref().is_some_and(|l| !l.finished)
+        self.conv.live.as_ref().is_some_and(|l| !l.finished)
     }
 
     /// The live turn, when it belongs to the session shown in the conversation view.
     pub fn live_here(&self) -> Option<&Live> {
-        let l = self.live.as_ref()?;
+        let l = self.conv.live.as_ref()?;
         if self.screen != Screen::Conversation {
             return None;
         }
-        match (&l.session_id, &self.detail) {
+        match (&l.session_id, &self.browse.detail) {
             (Some(s), Some(d)) => (s == &d.id).then_some(l),
             // A new session's turn before `Started` named it.
-            (None, _) => self.draft.then_some(l),
+            (None, _) => self.conv.draft.then_some(l),
             _ => None,
         }
     }
@@ -362,7 +336,7 @@ impl App {
     /// Whether something on screen moves by itself (a streaming turn), so the loop draws
     /// frames on a timer, at most ~30 a second.
     pub fn animating(&self) -> bool {
-        self.turn_running
+        self.conv.turn_running
     }
 
     /// The key context of the current screen.
@@ -386,6 +360,7 @@ impl App {
         } else if self.screen == Screen::Conversation
             && !self.turn_active()
             && self
+                .browse
                 .detail
                 .as_ref()
                 .is_some_and(|d| !d.interrupted.is_empty())
@@ -400,8 +375,8 @@ impl App {
     fn current_layout(&self) -> Layout {
         Layout::compute(
             self.screen,
-            self.list.filter.is_some(),
-            self.composer.rows(),
+            self.browse.list.filter.is_some(),
+            self.conv.composer.rows(),
             Rect::new(0, 0, self.size.0, self.size.1),
         )
     }
@@ -410,23 +385,23 @@ impl App {
     /// row moved just enough to show the selection.
     fn settle(&mut self) {
         self.layout = self.current_layout();
-        if self.screen == Screen::Browse && !self.list.visible.is_empty() {
-            self.list.offset = list_offset(
-                self.list.selected,
-                self.list.offset,
+        if self.screen == Screen::Browse && !self.browse.list.visible.is_empty() {
+            self.browse.list.offset = list_offset(
+                self.browse.list.selected,
+                self.browse.list.offset,
                 self.layout.list_rows.height as usize,
-                self.list.visible.len(),
+                self.browse.list.visible.len(),
             );
         }
     }
 
     fn job(&mut self, slot: Option<Slot>, request: Request) -> Job {
-        self.next_token += 1;
+        self.requests.next_token += 1;
         if let Some(s) = slot {
-            self.tokens.insert(s, self.next_token);
+            self.requests.tokens.insert(s, self.requests.next_token);
         }
         Job {
-            token: self.next_token,
+            token: self.requests.next_token,
             request,
         }
     }
@@ -437,12 +412,12 @@ impl App {
 
     /// Whether `token` answers the latest request of `slot`.
     fn current(&self, slot: Slot, token: u64) -> bool {
-        self.tokens.get(&slot) == Some(&token)
+        self.requests.tokens.get(&slot) == Some(&token)
     }
 
     /// Which conversation the editor's text belongs to.
     fn draft_key(&self) -> String {
-        match (&self.detail, self.draft) {
+        match (&self.browse.detail, self.conv.draft) {
             (Some(d), false) => d.id.clone(),
             _ => String::new(),
         }
@@ -451,20 +426,20 @@ impl App {
     /// Leaving a conversation: its unsent text is kept for when it is opened again.
     fn stash_draft(&mut self) {
         let key = self.draft_key();
-        let text = self.composer.text();
+        let text = self.conv.composer.text();
         if text.trim().is_empty() {
-            self.drafts.remove(&key);
+            self.conv.drafts.remove(&key);
         } else {
-            self.drafts.insert(key, text);
+            self.conv.drafts.insert(key, text);
         }
-        self.composer.set_text("");
+        self.conv.composer.set_text("");
     }
 
     /// Entering a conversation: the text left unsent in it comes back.
     fn restore_draft(&mut self) {
         let key = self.draft_key();
-        let text = self.drafts.remove(&key).unwrap_or_default();
-        self.composer.set_text(&text);
+        let text = self.conv.drafts.remove(&key).unwrap_or_default();
+        self.conv.composer.set_text(&text);
     }
 
     fn say(&mut self, text: impl Into<String>) {
@@ -498,17 +473,12 @@ pub fn interrupted_note(calls: &[ToolCall]) -> String {
     )
 }
 
-/// The first 8 characters of an id.
-pub fn short(id: &str) -> &str {
-    id.get(..8).unwrap_or(id)
-}
-
 /// Carries out `effects` on this thread, as the loop would, feeding every storage answer back
 /// into `app` until no work is left. For headless use: tests, benchmarks, scripted runs. Turn
 /// effects need an agent, which a headless run has not: they are returned, in order.
 pub fn run_inline(
     app: &mut App,
-    rt: &crate::runtime::Sessions,
+    sessions: &crate::runtime::Sessions,
     effects: Vec<Effect>,
 ) -> Vec<TurnEffect> {
     let mut turns = Vec::new();
@@ -516,7 +486,7 @@ pub fn run_inline(
     while let Some(e) = queue.pop_front() {
         match e {
             Effect::Storage(j) => {
-                let result = crate::tui::worker::handle(rt, j.request);
+                let result = crate::tui::worker::handle(sessions, j.request);
                 queue.extend(app.on_done(Done {
                     token: j.token,
                     result,

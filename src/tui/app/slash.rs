@@ -1,153 +1,21 @@
-//! Slash commands typed in the conversation's editor, and Tab completion of them.
+//! Slash commands typed in the conversation's editor (routed here; the commands live by group in
+//! `slash_agent` and `slash_session`), and Tab completion of them.
 
 use super::App;
 use super::state::Overlay;
-use crate::runtime::config::ApprovalPolicy;
+use crate::format;
 use crate::sanitize;
-use crate::session::StepStatus;
 use crate::tui::action::Action;
-use crate::tui::effect::{Effect, TurnEffect};
+use crate::tui::conversation::commands::{COMMANDS, PLAN_OPTIONS, at_word, matching};
+use crate::tui::effect::Effect;
 use crate::tui::worker::Request;
-
-/// The commands: name, arguments, what it does (the completion popup and the help show them).
-pub const COMMANDS: &[(&str, &str, &str)] = &[
-    (
-        "/compact",
-        "",
-        "summarise the transcript now (older messages → a summary)",
-    ),
-    ("/new", "", "start a new session"),
-    (
-        "/plan",
-        "[--width N] [--retry-failed] [GOAL]",
-        "draft a plan for GOAL, approve it, run it step by step (no goal: resume the plan); --width N runs up to N independent steps at once, --retry-failed reruns failed steps on resume",
-    ),
-    (
-        "/fork",
-        "",
-        "fork this session (at the selected message, else the end)",
-    ),
-    ("/rename", "TITLE", "rename this session"),
-    (
-        "/model",
-        "[NAME]",
-        "show or switch the model of the next turns",
-    ),
-    ("/limits", "", "budgets of this session: used and left"),
-    (
-        "/approve",
-        "[ask|auto-edit|never-ask|network]",
-        "show or set the approval policy; `network` opens the network to this session's commands",
-    ),
-    (
-        "/skill",
-        "[NAME]",
-        "list the skills, or activate one in this session",
-    ),
-    (
-        "/attach",
-        "PATH",
-        "attach an image (png, jpeg, gif, webp) to the next message",
-    ),
-    ("/help", "", "keys and commands"),
-];
-
-/// The options of `/plan`, named as `neocode run --plan`'s flags.
-pub const PLAN_OPTIONS: &[&str] = &["--width", "--retry-failed"];
-
-/// Options of `/plan`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlanOpts {
-    /// Steps of one layer that may run at once.
-    pub width: usize,
-    /// Run failed steps again (resume only).
-    pub retry_failed: bool,
-}
-
-impl Default for PlanOpts {
-    fn default() -> PlanOpts {
-        PlanOpts {
-            width: 1,
-            retry_failed: false,
-        }
-    }
-}
-
-/// Splits `/plan`'s argument into its leading options and the goal (the rest, as typed; `--`
-/// ends the options, for a goal that starts with one). Errors are one line for the user.
-pub fn parse_plan_args(arg: &str) -> Result<(PlanOpts, &str), String> {
-    let mut opts = PlanOpts::default();
-    let mut rest = arg.trim_start();
-    let next_word = |s: &str| -> (usize, usize) {
-        let end = s.find(char::is_whitespace).unwrap_or(s.len());
-        (end, end + s[end..].len() - s[end..].trim_start().len())
-    };
-    while rest.starts_with("--") {
-        let (end, after) = next_word(rest);
-        let word = &rest[..end];
-        rest = &rest[after..];
-        let (name, inline) = match word.split_once('=') {
-            Some((n, v)) => (n, Some(v)),
-            None => (word, None),
-        };
-        match name {
-            "--" => break,
-            "--retry-failed" if inline.is_none() => opts.retry_failed = true,
-            "--width" => {
-                let value = match inline {
-                    Some(v) => v,
-                    None => {
-                        let (end, after) = next_word(rest);
-                        let v = &rest[..end];
-                        rest = &rest[after..];
-                        v
-                    }
-                };
-                if value.is_empty() {
-                    return Err("/plan: --width needs a number: /plan --width 3 GOAL".into());
-                }
-                match value.parse::<usize>() {
-                    Ok(n) if n >= 1 => opts.width = n,
-                    _ => {
-                        return Err(format!(
-                            "/plan: --width must be a whole number of steps at once, at least 1 (not `{}`)",
-                            sanitize::line(value)
-                        ));
-                    }
-                }
-            }
-            _ => {
-                return Err(format!(
-                    "/plan: unknown option `{}`; /plan takes --width N and --retry-failed",
-                    sanitize::line(word)
-                ));
-            }
-        }
-    }
-    Ok((opts, rest.trim_end()))
-}
-
-/// Commands whose name starts with what is typed (the word after `/`, before any space).
-pub fn matching(typed: &str) -> Vec<&'static (&'static str, &'static str, &'static str)> {
-    let t = typed.trim_start();
-    if !t.starts_with('/') || t.contains(char::is_whitespace) {
-        return Vec::new();
-    }
-    COMMANDS.iter().filter(|c| c.0.starts_with(t)).collect()
-}
-
-/// The path being typed after a trailing `@`, if the editor ends in one.
-pub fn at_word(text: &str) -> Option<&str> {
-    let last = text.rsplit(char::is_whitespace).next()?;
-    last.strip_prefix('@')
-}
 
 impl App {
     /// Tab in the editor: completes a slash command or an `@path`; true when it did
     /// something. The first `@` completion asks the worker for the workspace's files.
     pub(super) fn complete(&mut self) -> Option<Vec<Effect>> {
-        if at_word(&self.composer.text()).is_some() {
-            if self.files.is_none() {
+        if at_word(&self.conv.composer.text()).is_some() {
+            if self.conv.files.is_none() {
                 self.say("Listing the workspace's files…");
                 return Some(vec![self.ask(None, Request::Files)]);
             }
@@ -163,7 +31,7 @@ impl App {
     /// Completes a `/plan` option being typed at the end of the editor (`/plan --w` → `/plan
     /// --width `).
     fn complete_plan_option(&mut self) -> bool {
-        let text = self.composer.text();
+        let text = self.conv.composer.text();
         let t = text.trim_start();
         if !t.starts_with("/plan ") || text.ends_with(char::is_whitespace) {
             return false;
@@ -180,7 +48,7 @@ impl App {
         match m.as_slice() {
             [one] => {
                 let head = &text[..text.len() - last.len()];
-                self.composer.set_text(&format!("{head}{one} "));
+                self.conv.composer.set_text(&format!("{head}{one} "));
             }
             [] => self.fail("/plan takes --width N and --retry-failed"),
             many => self.say(format!("/plan options: {}", many.join(" "))),
@@ -191,11 +59,13 @@ impl App {
     /// Completes the `@word` at the end of the editor from the workspace's files: a single
     /// match is taken whole, several extend to what they share and are listed.
     pub(super) fn complete_path(&mut self) {
-        let text = self.composer.text();
+        let text = self.conv.composer.text();
         let Some(word) = at_word(&text) else {
             return;
         };
-        let Some(files) = &self.files else { return };
+        let Some(files) = &self.conv.files else {
+            return;
+        };
         let mut m: Vec<String> = files
             .iter()
             .filter(|f| f.starts_with(word))
@@ -212,13 +82,13 @@ impl App {
         let head = &text[..text.len() - word.len()];
         match m.as_slice() {
             [] => {
-                self.path_matches.clear();
+                self.conv.path_matches.clear();
                 self.say(format!("No file matches @{}", sanitize::line(word)));
             }
             [one] => {
-                self.path_matches.clear();
+                self.conv.path_matches.clear();
                 let new = format!("{head}{one} ");
-                self.composer.set_text(&new);
+                self.conv.composer.set_text(&new);
             }
             many => {
                 let first = many[0].as_str();
@@ -235,21 +105,21 @@ impl App {
                 }
                 if n > word.len() && first.starts_with(word) {
                     let new = format!("{head}{}", &first[..n]);
-                    self.composer.set_text(&new);
+                    self.conv.composer.set_text(&new);
                 }
-                self.path_matches = many.iter().take(8).cloned().collect();
+                self.conv.path_matches = many.iter().take(8).cloned().collect();
             }
         }
     }
 
     fn complete_slash(&mut self) -> bool {
-        let text = self.composer.text();
+        let text = self.conv.composer.text();
         let m = matching(&text);
         match m.as_slice() {
             [] => false,
             [one] => {
                 let arg = if one.1.is_empty() { "" } else { " " };
-                self.composer.set_text(&format!("{}{arg}", one.0));
+                self.conv.composer.set_text(&format!("{}{arg}", one.0));
                 true
             }
             many => {
@@ -266,7 +136,7 @@ impl App {
                     );
                 }
                 if n > text.trim_start().len() {
-                    self.composer.set_text(&first[..n]);
+                    self.conv.composer.set_text(&first[..n]);
                 }
                 true
             }
@@ -279,7 +149,7 @@ impl App {
             Some((c, a)) => (c, a.trim()),
             None => (line, ""),
         };
-        let open = self.detail.as_ref().map(|d| d.id.clone());
+        let open = self.browse.detail.as_ref().map(|d| d.id.clone());
         match cmd {
             "/help" => {
                 self.overlay = Overlay::Help(0);
@@ -287,132 +157,12 @@ impl App {
             }
             "/new" => self.act(Action::New),
             "/fork" => self.act(Action::Fork),
-            "/rename" => {
-                let Some(id) = open else {
-                    self.fail("/rename: send a first message, then the session can be renamed.");
-                    return Vec::new();
-                };
-                if arg.is_empty() {
-                    self.fail("/rename needs the new title: /rename TITLE");
-                    return Vec::new();
-                }
-                vec![self.ask(
-                    None,
-                    Request::Rename {
-                        id,
-                        title: arg.to_string(),
-                    },
-                )]
-            }
-            "/compact" => {
-                let Some(id) = open else {
-                    self.fail("/compact: this session has nothing to compact yet.");
-                    return Vec::new();
-                };
-                if self.turn_active() {
-                    self.fail("/compact: wait for the turn to end (or Esc to cancel it).");
-                    return Vec::new();
-                }
-                if let Err(m) = &self.agent.provider {
-                    let m = sanitize::line(m).into_owned();
-                    self.fail(format!("/compact needs a model: {m}"));
-                    return Vec::new();
-                }
-                // Compaction starts from a clean live cell.
-                if self.live.as_ref().is_some_and(|l| l.finished) {
-                    self.live = None;
-                }
-                self.say("Compacting… (the model writes a summary)");
-                vec![Effect::Turn(TurnEffect::Compact { session_id: id })]
-            }
-            "/model" => {
-                if arg.is_empty() {
-                    match &self.next_model() {
-                        Ok(m) => {
-                            let m = sanitize::line(m).into_owned();
-                            self.say(format!("Model: {m}. /model NAME switches."));
-                        }
-                        Err(e) => {
-                            let e = sanitize::line(e).into_owned();
-                            self.fail(e);
-                        }
-                    }
-                    return Vec::new();
-                }
-                if self.turn_active() {
-                    self.fail("/model: wait for the turn to end first.");
-                    return Vec::new();
-                }
-                let shown = sanitize::line(arg).into_owned();
-                match open.filter(|_| !self.draft) {
-                    Some(id) => {
-                        // Kept with the session (its header), so a restart keeps it too.
-                        self.model_switch = Some((id.clone(), arg.to_string()));
-                        self.say(format!("This session's next turns use {shown}."));
-                        vec![Effect::Turn(TurnEffect::Model {
-                            session_id: Some(id),
-                            name: arg.to_string(),
-                        })]
-                    }
-                    None => {
-                        self.model_before = Some(self.agent.provider.clone());
-                        self.agent.provider = Ok(arg.to_string());
-                        self.say(format!("The new session uses {shown}."));
-                        vec![Effect::Turn(TurnEffect::Model {
-                            session_id: None,
-                            name: arg.to_string(),
-                        })]
-                    }
-                }
-            }
-            "/approve" if arg == "network" => {
-                let Some(id) = open else {
-                    self.fail("/approve network: send a first message, then allow the network.");
-                    return Vec::new();
-                };
-                if self.turn_active() {
-                    self.fail("/approve network: wait for the turn to end (or Esc to cancel it).");
-                    return Vec::new();
-                }
-                vec![Effect::Turn(TurnEffect::AllowNetwork { session_id: id })]
-            }
-            "/skill" => {
-                if !arg.is_empty() && open.is_none() {
-                    self.fail("/skill NAME: send a first message, then activate a skill.");
-                    return Vec::new();
-                }
-                if !arg.is_empty() && self.turn_active() {
-                    self.fail("/skill: wait for the turn to end (or Esc to cancel it).");
-                    return Vec::new();
-                }
-                vec![Effect::Turn(TurnEffect::Skill {
-                    session_id: open,
-                    name: (!arg.is_empty()).then(|| arg.to_string()),
-                })]
-            }
-            "/approve" => {
-                if arg.is_empty() {
-                    self.say(format!(
-                        "Approval policy: {} (ask: edits and commands ask; auto-edit: commands ask; never-ask). /approve POLICY sets it.",
-                        self.approval().as_str()
-                    ));
-                    return Vec::new();
-                }
-                match ApprovalPolicy::parse(arg) {
-                    Some(p) => {
-                        self.policy = Some(p);
-                        self.say(format!(
-                            "Approval policy of the next turns: {}.",
-                            p.as_str()
-                        ));
-                    }
-                    None => self.fail(format!(
-                        "/approve: `{}` is not one of ask, auto-edit, never-ask",
-                        sanitize::line(arg)
-                    )),
-                }
-                Vec::new()
-            }
+            "/rename" => self.slash_rename(open, arg),
+            "/compact" => self.slash_compact(open),
+            "/model" => self.slash_model(open, arg),
+            "/approve" if arg == "network" => self.slash_allow_network(open),
+            "/skill" => self.slash_skill(open, arg),
+            "/approve" => self.slash_approve(arg),
             "/attach" => {
                 if arg.is_empty() {
                     self.fail("/attach needs a path: /attach screenshot.png");
@@ -421,58 +171,7 @@ impl App {
                 self.attach(arg);
                 Vec::new()
             }
-            "/plan" => {
-                if self.turn_active() {
-                    self.fail("/plan: wait for the turn to end first.");
-                    return Vec::new();
-                }
-                if let Err(m) = &self.agent.provider {
-                    let m = sanitize::line(m).into_owned();
-                    self.fail(format!("/plan needs a model: {m}"));
-                    return Vec::new();
-                }
-                let (opts, goal) = match parse_plan_args(arg) {
-                    Ok(p) => p,
-                    Err(m) => {
-                        self.fail(m);
-                        return Vec::new();
-                    }
-                };
-                if !goal.is_empty() {
-                    if opts.retry_failed {
-                        self.fail(
-                            "/plan --retry-failed resumes the open session's plan run: leave out the goal",
-                        );
-                        return Vec::new();
-                    }
-                    return self.start_plan(Some(goal.to_string()), opts);
-                }
-                // No goal: the open session's plan run goes on where it stopped.
-                let unfinished = self.detail.as_ref().is_some_and(|d| {
-                    d.header
-                        .as_ref()
-                        .and_then(|h| h.plan.as_ref())
-                        .is_some_and(|p| {
-                            p.steps.iter().any(|s| {
-                                d.progress.statuses.get(&s.id) != Some(&StepStatus::Completed)
-                            })
-                        })
-                });
-                if unfinished && !self.draft {
-                    self.say(if opts.retry_failed {
-                        "Resuming the plan run, failed steps again… Esc cancels."
-                    } else {
-                        "Resuming the plan run… Esc cancels."
-                    });
-                    return self.start_plan(None, opts);
-                }
-                if opts.retry_failed {
-                    self.fail("/plan --retry-failed: this session has no unfinished plan run");
-                    return Vec::new();
-                }
-                self.fail("/plan needs a goal: /plan add a --json flag to the CLI");
-                Vec::new()
-            }
+            "/plan" => self.slash_plan(arg),
             "/limits" => {
                 let text = self.limits_text();
                 self.say(text);
@@ -496,7 +195,7 @@ impl App {
         let full = if p.is_absolute() {
             p.to_path_buf()
         } else {
-            self.export_dir.join(p)
+            self.paths.export_dir.join(p)
         };
         if crate::tui::worker::image_mime(&full).is_none() {
             self.fail(format!(
@@ -505,8 +204,8 @@ impl App {
             ));
             return;
         }
-        self.attachments.push(full);
-        let n = self.attachments.len();
+        self.conv.attachments.push(full);
+        let n = self.conv.attachments.len();
         self.say(format!(
             "Attached {} ({n} image{} with the next message).",
             sanitize::line(path),
@@ -517,6 +216,7 @@ impl App {
     /// The session's budgets in one line: used / limit of each.
     pub fn limits_text(&self) -> String {
         let Some(l) = self
+            .browse
             .detail
             .as_ref()
             .and_then(|d| d.header.as_ref())
@@ -560,7 +260,14 @@ impl App {
 
     /// The tightest budget left, in words (the status line), when any is set.
     pub fn budget_left(&self) -> Option<String> {
-        let l = self.detail.as_ref()?.header.as_ref()?.ledger.as_ref()?;
+        let l = self
+            .browse
+            .detail
+            .as_ref()?
+            .header
+            .as_ref()?
+            .ledger
+            .as_ref()?;
         let mut best: Option<(f64, String)> = None;
         for (name, used, max) in [
             ("turns", l.usage.turns, l.limits.max_turns),
@@ -572,53 +279,9 @@ impl App {
             let left = max.saturating_sub(used);
             let share = left as f64 / max.max(1) as f64;
             if best.as_ref().is_none_or(|b| share < b.0) {
-                best = Some((
-                    share,
-                    format!("{} {name} left", crate::tui::views::fmt_tokens(left)),
-                ));
+                best = Some((share, format!("{} {name} left", format::compact(left))));
             }
         }
         best.map(|b| b.1)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plan_options_come_before_the_goal() {
-        let p = parse_plan_args;
-        assert_eq!(p("fix it"), Ok((PlanOpts::default(), "fix it")));
-        let w3 = PlanOpts {
-            width: 3,
-            retry_failed: false,
-        };
-        assert_eq!(p("--width 3 fix it"), Ok((w3, "fix it")));
-        assert_eq!(p("--width=3  fix it "), Ok((w3, "fix it")));
-        let retry = PlanOpts {
-            width: 1,
-            retry_failed: true,
-        };
-        assert_eq!(p("--retry-failed"), Ok((retry, "")));
-        // `--` ends the options; an option after the goal's first word is the goal's.
-        assert_eq!(
-            p("-- --width is a word"),
-            Ok((PlanOpts::default(), "--width is a word"))
-        );
-        assert_eq!(
-            p("add --width 2"),
-            Ok((PlanOpts::default(), "add --width 2"))
-        );
-        assert!(p("--width 0 x").unwrap_err().contains("at least 1"));
-        assert!(p("--width -1 x").unwrap_err().contains("not `-1`"));
-        assert!(p("--width").unwrap_err().contains("needs a number"));
-        assert!(
-            p("--retry-failed=yes")
-                .unwrap_err()
-                .contains("unknown option")
-        );
-        // Hostile text in an error is neutralised.
-        assert!(!p("--\u{1b}[2J x").unwrap_err().contains('\u{1b}'));
     }
 }

@@ -8,8 +8,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
 use super::text::fit;
+use crate::format::short_id;
 use crate::sanitize;
-use crate::tui::app::{App, short};
+use crate::tui::app::App;
 use crate::tui::keymap::{self, Context};
 use crate::tui::layout::Layout;
 use crate::tui::live::{self, Card, CardState};
@@ -29,7 +30,7 @@ fn context_used(app: &App) -> (u64, bool) {
     {
         return (l.context, false);
     }
-    let Some(d) = app.detail.as_ref() else {
+    let Some(d) = app.browse.detail.as_ref() else {
         return (0, false);
     };
     match (d.header.as_ref(), d.transcript.as_ref()) {
@@ -42,7 +43,8 @@ fn context_used(app: &App) -> (u64, bool) {
 /// Lifetime usage: every token the session's model calls spent (its totals, which the store
 /// keeps equal to the ledger's).
 fn session_tokens(app: &App) -> u64 {
-    app.detail
+    app.browse
+        .detail
         .as_ref()
         .and_then(|d| d.header.as_ref())
         .map_or(0, |h| h.token_input_total + h.token_output_total)
@@ -64,7 +66,7 @@ fn agent_line(app: &App, width: usize) -> Line<'static> {
     // The model the next request uses: the session's own, else the configured one.
     let info = live::AgentInfo {
         provider: app.next_model(),
-        ..app.agent.clone()
+        ..app.conv.agent.clone()
     };
     let spans = live::status_spans(
         &info,
@@ -90,11 +92,11 @@ fn agent_line(app: &App, width: usize) -> Line<'static> {
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
-    let d = app.detail.as_ref();
+    let d = app.browse.detail.as_ref();
     let title = match d.and_then(|d| d.header.as_ref()) {
         Some(h) if !h.title.trim().is_empty() => sanitize::line(&h.title).into_owned(),
-        Some(h) => format!("session {}", short(&h.id)),
-        None if app.draft => "New session".into(),
+        Some(h) => format!("session {}", short_id(&h.id, 8)),
+        None if app.conv.draft => "New session".into(),
         None => "Loading…".into(),
     };
     let width = a.conversation.width.saturating_sub(4) as usize;
@@ -113,7 +115,11 @@ fn body(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let t = &app.theme;
     let w = area.width.saturating_sub(1) as usize;
     let h = area.height as usize;
-    let tr = app.detail.as_ref().and_then(|d| d.transcript.as_ref());
+    let tr = app
+        .browse
+        .detail
+        .as_ref()
+        .and_then(|d| d.transcript.as_ref());
     let stored_last = tr.map_or(0, |t| t.last_seq);
     let following = tr.is_none_or(|t| t.follow_end);
     let mut extra: Vec<Line<'static>> = Vec::new();
@@ -134,11 +140,11 @@ fn body(frame: &mut Frame<'_>, app: &App, area: Rect) {
             }
         }
     } else if app.turn_contexts().contains(&Context::Dangling)
-        && let Some(d) = app.detail.as_ref()
+        && let Some(d) = app.browse.detail.as_ref()
     {
         extra = dangling_lines(app, &d.interrupted, w);
     }
-    if tr.is_none() && app.draft && extra.is_empty() {
+    if tr.is_none() && app.conv.draft && extra.is_empty() {
         frame.render_widget(
             Paragraph::new(Span::styled(
                 "Nothing is saved until you send the first message; Esc goes back (what you typed is kept).",
@@ -160,7 +166,7 @@ fn body(frame: &mut Frame<'_>, app: &App, area: Rect) {
                 Line::from(spans)
             })
             .collect(),
-        None if !app.draft => vec![Line::from(Span::styled(" Loading…", t.dim()))],
+        None if !app.conv.draft => vec![Line::from(Span::styled(" Loading…", t.dim()))],
         None => Vec::new(),
     };
     if tr.is_some_and(|t| t.last_seq == 0) && extra.is_empty() {
@@ -230,13 +236,14 @@ fn dangling_lines(app: &App, calls: &[crate::session::ToolCall], w: usize) -> Ve
 /// Slash commands matching what is typed, just above the editor.
 fn completion(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
-    let m: Vec<(String, String, String)> = if app.path_matches.is_empty() {
-        crate::tui::app::slash_matches(&app.composer.text())
+    let m: Vec<(String, String, String)> = if app.conv.path_matches.is_empty() {
+        crate::tui::conversation::commands::matching(&app.conv.composer.text())
             .iter()
             .map(|(n, a, w)| (n.to_string(), a.to_string(), w.to_string()))
             .collect()
     } else {
-        app.path_matches
+        app.conv
+            .path_matches
             .iter()
             .map(|p| {
                 (
@@ -283,7 +290,7 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
             _ => "the approval above has",
         };
         (format!("not taking keys: {what} them"), t.warn())
-    } else if app.agent.provider.is_err() {
+    } else if app.conv.agent.provider.is_err() {
         // "▶ Message · " and the hint must fit whole in the border.
         let long = "no model configured: F1 says how";
         let hint = if 12 + long.chars().count() < room {
@@ -310,20 +317,23 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     };
     let focused = card.is_none();
     let mut title = vec![
-        Span::styled(format!("{}Message ", super::focus_mark(focused)), t.bold()),
+        Span::styled(
+            format!("{}Message ", super::parts::focus_mark(focused)),
+            t.bold(),
+        ),
         Span::styled(format!("· {hint} "), style),
     ];
-    if !app.attachments.is_empty() {
-        let n = app.attachments.len();
+    if !app.conv.attachments.is_empty() {
+        let n = app.conv.attachments.len();
         title.push(Span::styled(
             format!("· {n} image{} attached ", if n == 1 { "" } else { "s" }),
             t.accent(),
         ));
     }
-    let input_block = super::pane_block(t, focused).title(Line::from(title));
+    let input_block = super::parts::pane_block(t, focused).title(Line::from(title));
     let inner = input_block.inner(a.input);
     frame.render_widget(input_block, a.input);
-    if card.is_some() && app.composer.is_empty() {
+    if card.is_some() && app.conv.composer.is_empty() {
         frame.render_widget(
             Paragraph::new(Span::styled(
                 " Typing is paused: pause, then press one of the keys it offers.",
@@ -334,5 +344,5 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         return;
     }
     // The editor holds only neutralised text (typed characters, sanitised pastes).
-    frame.render_widget(app.composer.area(), inner);
+    frame.render_widget(app.conv.composer.area(), inner);
 }

@@ -5,28 +5,33 @@ use ratatui::layout::{Constraint, Layout as Split, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, LineGauge, Paragraph, Sparkline, Wrap};
 
-use super::text::{abs_time, fit, fmt_tokens, rel_time};
+use super::text::fit;
+use crate::format;
+use crate::format::short_id;
 use crate::sanitize;
-use crate::tui::app::{App, Detail, Focus, Tab, short};
+use crate::session::Usage;
+use crate::tui::app::{App, Detail, Focus, Tab};
 use crate::tui::layout::Layout;
+use crate::tui::theme::Theme;
+use chrono::Local;
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
     let focused = app.focus == Focus::Detail;
-    let welcoming = app.list.loaded
-        && app.list.rows.is_empty()
-        && app.list.filter.is_none()
-        && app.detail.is_none();
-    let title = match app.detail.as_ref().and_then(|d| d.header.as_ref()) {
+    let welcoming = app.browse.list.loaded
+        && app.browse.list.rows.is_empty()
+        && app.browse.list.filter.is_none()
+        && app.browse.detail.is_none();
+    let title = match app.browse.detail.as_ref().and_then(|d| d.header.as_ref()) {
         Some(h) if !h.title.trim().is_empty() => sanitize::line(&h.title).into_owned(),
-        Some(h) => format!("session {}", short(&h.id)),
+        Some(h) => format!("session {}", short_id(&h.id, 8)),
         None if welcoming => "Getting started".to_string(),
         None => String::new(),
     };
-    let block = super::pane_block(t, focused).title(Span::styled(
+    let block = super::parts::pane_block(t, focused).title(Span::styled(
         format!(
             "{}{} ",
-            super::focus_mark(focused),
+            super::parts::focus_mark(focused),
             fit(&title, a.detail.width.saturating_sub(6) as usize)
         ),
         t.bold(),
@@ -67,7 +72,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         },
     );
 
-    let Some(d) = &app.detail else {
+    let Some(d) = &app.browse.detail else {
         frame.render_widget(
             Paragraph::new(Span::styled("No session selected.", t.dim())),
             a.body,
@@ -130,6 +135,7 @@ pub(super) fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rec
     // A turn running in this session in the background (Ctrl-B): what it sent and what
     // streams so far show live after the stored messages, as in the conversation.
     let extra: Vec<Line<'static>> = match app
+        .conv
         .live
         .as_ref()
         .filter(|l| l.session_id.as_deref() == Some(d.id.as_str()))
@@ -270,7 +276,7 @@ fn step_lines(
     let (icon, icon_style) = if skipped {
         ("⊘", t.dim())
     } else {
-        super::step_icon(st, t)
+        super::parts::step_icon(st, t)
     };
     let word = if skipped { "skipped" } else { st.as_str() };
     let id_style = if selected {
@@ -305,8 +311,8 @@ fn step_lines(
         let secs = (end - s.created_at_ms).max(0) as f64 / 1000.0;
         let mut info = format!(
             "      {secs:.1} s · {} in / {} out tokens · {} messages",
-            fmt_tokens(s.token_input_total),
-            fmt_tokens(s.token_output_total),
+            format::compact(s.token_input_total),
+            format::compact(s.token_output_total),
             s.message_count
         );
         if attempts > 1 {
@@ -361,8 +367,8 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     };
     let mut spent = format!(
         "{} in · {} out",
-        fmt_tokens(h.token_input_total),
-        fmt_tokens(h.token_output_total)
+        format::compact(h.token_input_total),
+        format::compact(h.token_output_total)
     );
     if let Some(n) = calls {
         spent.push_str(&format!(
@@ -381,8 +387,8 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
         Some((n, est)) => format!(
             "{}{} of {} (what the next request carries)",
             if est { "~" } else { "" },
-            fmt_tokens(n),
-            fmt_tokens(app.agent.window)
+            format::compact(n),
+            format::compact(app.conv.agent.window)
         ),
         None => "no model call yet".to_string(),
     };
@@ -420,7 +426,7 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     .into_iter()
     .filter_map(|(n, used, lim)| lim.map(|l| (n, used, l)))
     .collect();
-    let lines = super::wrap_lines(lines, area.width as usize, 16);
+    let lines = super::parts::wrap_lines(lines, area.width as usize, 16);
     let head_h = lines.len() as u16 + 1;
     let [head, chart_title, chart, gauge_area] = Split::vertical([
         Constraint::Length(head_h),
@@ -435,12 +441,25 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     ])
     .areas(area);
     frame.render_widget(Paragraph::new(lines), head);
-    match &d.usage {
+    usage_chart(frame, t, d.usage.as_deref(), calls, chart_title, chart);
+    usage_gauges(frame, t, gauges, gauge_area);
+}
+
+/// The per-turn chart under its title line.
+fn usage_chart(
+    frame: &mut Frame<'_>,
+    t: &Theme,
+    usage: Option<&[(i64, Usage)]>,
+    calls: Option<u64>,
+    chart_title: Rect,
+    chart: Rect,
+) {
+    match usage {
         None => frame.render_widget(
             Paragraph::new(Span::styled("Per-turn usage: loading…", t.dim())),
             chart_title,
         ),
-        Some(turns) if turns.is_empty() => frame.render_widget(
+        Some([]) => frame.render_widget(
             Paragraph::new(Span::styled(
                 "Per-turn usage: no model turns recorded.",
                 t.dim(),
@@ -471,7 +490,7 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
                         format!("Per-turn tokens (last {n} of {k} replies{more})",),
                         t.dim(),
                     ),
-                    Span::styled(format!("  peak {}", fmt_tokens(max)), t.dim()),
+                    Span::styled(format!("  peak {}", format::compact(max)), t.dim()),
                 ])),
                 chart_title,
             );
@@ -491,6 +510,10 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             frame.render_widget(Sparkline::default().data(&data).style(t.accent()), chart);
         }
     }
+}
+
+/// One gauge per budget limit set.
+fn usage_gauges(frame: &mut Frame<'_>, t: &Theme, gauges: Vec<(&str, u64, u64)>, gauge_area: Rect) {
     if gauges.is_empty() {
         frame.render_widget(
             Paragraph::new(Span::styled(
@@ -526,8 +549,8 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
                 .ratio(ratio)
                 .label(format!(
                     "{name:<14}{:>7} / {:<7}",
-                    fmt_tokens(used),
-                    fmt_tokens(limit)
+                    format::compact(used),
+                    format::compact(limit)
                 ))
                 .filled_style(style)
                 .unfilled_style(t.dim()),
@@ -562,7 +585,7 @@ fn assets(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
                 fit(&sanitize::line(&a.id), 22),
                 fit(&sanitize::line(&a.mime_type), 12),
                 human_size(a.size_bytes),
-                rel_time(app.now_ms, a.created_at_ms)
+                format::relative_time(app.now_ms, a.created_at_ms, &Local)
             )),
         ]);
         lines.push(if i == d.asset_sel && focused {
@@ -609,7 +632,7 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             },
         ),
         kv("status", h.status.as_str().to_string()),
-        kv("workspace", app.root.clone()),
+        kv("workspace", app.paths.root.clone()),
         kv("workdir", h.workdir.clone()),
         kv("provider", h.provider.clone()),
         kv("model", h.model.clone()),
@@ -617,8 +640,8 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             "tokens",
             format!(
                 "{} in / {} out (lifetime)",
-                fmt_tokens(h.token_input_total),
-                fmt_tokens(h.token_output_total)
+                format::compact(h.token_input_total),
+                format::compact(h.token_output_total)
             ),
         ),
         kv(
@@ -655,16 +678,16 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
         "created",
         format!(
             "{} ({})",
-            abs_time(h.created_at_ms),
-            rel_time(app.now_ms, h.created_at_ms)
+            format::timestamp(h.created_at_ms),
+            format::relative_time(app.now_ms, h.created_at_ms, &Local)
         ),
     ));
     lines.push(kv(
         "updated",
         format!(
             "{} ({})",
-            abs_time(h.updated_at_ms),
-            rel_time(app.now_ms, h.updated_at_ms)
+            format::timestamp(h.updated_at_ms),
+            format::relative_time(app.now_ms, h.updated_at_ms, &Local)
         ),
     ));
     if let Some(c) = &d.context {
@@ -680,9 +703,6 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
         }
     }
     // Long values (ids, paths) wrap under their value column instead of being cut.
-    let wrapped = super::wrap_lines(lines, area.width as usize, 12);
+    let wrapped = super::parts::wrap_lines(lines, area.width as usize, 12);
     frame.render_widget(Paragraph::new(wrapped).scroll((d.scroll, 0)), area);
 }
-
-/// What the help says about configuring a model.
-pub const NO_MODEL: &str = "With no model configured nothing can be sent. Set NEOCODE_BASE_URL, NEOCODE_MODEL and NEOCODE_API_KEY, or write config.toml in neocode's home ($NEOCODE_HOME, else ~/.neocode).";

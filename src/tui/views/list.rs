@@ -6,23 +6,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use super::text::{fit, fmt_tokens, input_cursor_width};
-use crate::session::{SessionSummary, Status};
+use super::text::{fit, input_cursor_width};
+use crate::format;
+use crate::session::SessionSummary;
 use crate::tui::app::{App, Focus, Row};
 use crate::tui::layout::Layout;
-use crate::tui::theme::Theme;
-
-/// Status marker and its style.
-pub fn marker(s: Status, t: &Theme) -> (&'static str, Style) {
-    match s {
-        Status::Created => ("○", t.dim()),
-        Status::Running => ("●", t.warn()),
-        Status::Paused => ("‖", t.warn()),
-        Status::Completed => ("✔", t.ok()),
-        Status::Failed => ("✗", t.error()),
-        Status::Cancelled => ("⊘", t.dim()),
-    }
-}
+use chrono::Local;
 
 /// The columns beside the title, in the order they are given room as the list widens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,7 +66,7 @@ fn columns(width: usize) -> Vec<Col> {
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let area = a.list;
     let t = &app.theme;
-    let l = &app.list;
+    let l = &app.browse.list;
     let focused = app.focus == Focus::List;
     let pos = if l.visible.is_empty() {
         0
@@ -93,8 +82,8 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         (Some(total), _, false) => format!("Sessions {pos}/{total} "),
         (None, n, _) => format!("Sessions {pos}/{n} "),
     };
-    let block = super::pane_block(t, focused).title(Span::styled(
-        format!("{}{}", super::focus_mark(focused), shown),
+    let block = super::parts::pane_block(t, focused).title(Span::styled(
+        format!("{}{}", super::parts::focus_mark(focused), shown),
         t.bold(),
     ));
     frame.render_widget(block, area);
@@ -191,21 +180,24 @@ fn row(
     // The session whose turn runs in this process: a spinner and a token count that moves
     // (stored usage plus the chunks streaming now).
     let running = app
+        .conv
         .live
         .as_ref()
         .filter(|l| !l.finished && l.session_id.as_deref() == Some(s.id.as_str()));
     let (mark, mark_style) = match running {
         Some(_) => (crate::tui::live::spinner(app.now_ms), t.accent()),
-        None => marker(s.status, t),
+        None => super::parts::marker(s.status, t),
     };
     let live_tokens = running.map_or(0, |l| {
         l.usage.input_tokens + l.usage.output_tokens + l.chunks
     });
     let cell = |c: Col| -> (String, Style) {
         let text = match c {
-            Col::Time => super::rel_time(app.now_ms, s.updated_at_ms),
-            Col::Id => crate::sanitize::line(crate::tui::app::short(&s.id)).into_owned(),
-            Col::Tokens => fmt_tokens(s.token_input_total + s.token_output_total + live_tokens),
+            Col::Time => format::relative_time(app.now_ms, s.updated_at_ms, &Local),
+            Col::Id => crate::sanitize::line(crate::format::short_id(&s.id, 8)).into_owned(),
+            Col::Tokens => {
+                format::compact(s.token_input_total + s.token_output_total + live_tokens)
+            }
             Col::Msgs => s.message_count.to_string(),
             Col::Plan if s.plan.total == 0 => String::new(),
             Col::Plan if s.plan.failed > 0 => {

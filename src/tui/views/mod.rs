@@ -3,30 +3,26 @@
 
 mod conversation;
 mod detail;
+pub mod help;
 mod list;
 mod overlay;
+mod parts;
 mod popup;
 mod text;
 
-pub use overlay::{help_max_scroll, help_model_scroll};
-
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 
-pub use text::{abs_time, fit, fmt_tokens, input_cursor_width, rel_time};
+pub use text::{fit, input_cursor_width};
 
 use super::app::{App, Overlay, Screen};
 use super::keymap;
 use super::layout::Layout;
-use super::theme::Theme;
 use crate::sanitize;
-use crate::session::StepStatus;
 
-/// The smallest terminal the TUI draws into.
-pub const MIN_SIZE: (u16, u16) = (40, 10);
+use crate::tui::layout::MIN_SIZE;
 
 /// The frame `app` draws at its size, as text: one line per row, trailing blanks trimmed
 /// (what tests and benchmarks read as the screen).
@@ -69,8 +65,8 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     } else {
         computed = Layout::compute(
             app.screen,
-            app.list.filter.is_some(),
-            app.composer.rows(),
+            app.browse.list.filter.is_some(),
+            app.conv.composer.rows(),
             size,
         );
         &computed
@@ -90,12 +86,12 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
 
 fn title_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let t = &app.theme;
-    let count = match app.list.total {
+    let count = match app.browse.list.total {
         Some(1) => "1 session".to_string(),
         Some(n) => format!("{n} sessions"),
         None => "loading…".to_string(),
     };
-    let root = sanitize::line(&app.root).into_owned();
+    let root = sanitize::line(&app.paths.root).into_owned();
     let line = Line::from(vec![
         Span::styled(" neocode ", t.bold().patch(t.accent())),
         Span::raw(" "),
@@ -265,7 +261,9 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Overlay::Plan(_) => keymap::bar(keymap::Context::Plan).collect(),
         Overlay::Help(_) => vec![("↑↓", "scroll"), ("any key", "close")],
         Overlay::None => {
-            if app.screen == Screen::Browse && app.list.filter.as_ref().is_some_and(|f| f.editing) {
+            if app.screen == Screen::Browse
+                && app.browse.list.filter.as_ref().is_some_and(|f| f.editing)
+            {
                 vec![
                     ("type", "to filter"),
                     ("↑↓", "move"),
@@ -347,51 +345,4 @@ pub fn fit_bar_rows(
         row.extend_from_slice(kept);
     }
     out
-}
-
-/// A pane's border: focus shows as a thick border in its accent colour, so it stays visible
-/// without colour (`NO_COLOR`).
-pub fn pane_block(t: &Theme, focused: bool) -> Block<'static> {
-    if focused {
-        Block::bordered()
-            .border_type(BorderType::Thick)
-            .border_style(t.accent())
-    } else {
-        Block::bordered().border_style(t.border())
-    }
-}
-
-/// The start of a pane title: a marker on the focused pane.
-pub fn focus_mark(focused: bool) -> &'static str {
-    if focused { "▶ " } else { " " }
-}
-
-/// Lines wrapped to `width`, continuation lines indented by `indent` columns (key/value
-/// panes whose values can be long: ids, paths).
-pub fn wrap_lines(lines: Vec<Line<'static>>, width: usize, indent: usize) -> Vec<Line<'static>> {
-    let pad = " ".repeat(indent);
-    lines
-        .into_iter()
-        .flat_map(|l| {
-            let pieces: Vec<(String, Style)> = l
-                .spans
-                .iter()
-                .map(|s| (s.content.to_string(), s.style))
-                .collect();
-            super::markdown::wrap(&pieces, width, "", &pad)
-        })
-        .collect()
-}
-
-/// A plan step's icon, the same in the TUI and `neocode show`.
-pub fn step_icon(s: StepStatus, t: &Theme) -> (&'static str, Style) {
-    (
-        s.symbol(),
-        match s {
-            StepStatus::Pending => t.dim(),
-            StepStatus::Running => t.warn(),
-            StepStatus::Completed => t.ok(),
-            StepStatus::Failed => t.error(),
-        },
-    )
 }

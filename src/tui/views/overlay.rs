@@ -5,11 +5,13 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
+use super::help::{help_area, help_lines, help_max_scroll};
 use super::popup::{centered, popup};
 use super::text::{fit, input_cursor_width};
+use crate::format::short_id;
 use crate::sanitize;
-use crate::session::{SNIPPET_CLOSE, SNIPPET_OPEN, Status, StepStatus};
-use crate::tui::app::{App, Confirm, Overlay, PlanAsk, SearchState, short};
+use crate::session::{SNIPPET_CLOSE, SNIPPET_OPEN};
+use crate::tui::app::{App, Confirm, Overlay, PlanAsk, SearchState};
 use crate::tui::keymap::{self, Context};
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
@@ -50,7 +52,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
                 Line::from(vec![
                     Span::raw("Delete "),
                     Span::styled(format!("\"{}\"", fit(title, 36)), t.bold()),
-                    Span::styled(format!(" ({})", short(id)), t.dim()),
+                    Span::styled(format!(" ({})", short_id(id, 8)), t.dim()),
                     Span::raw("?"),
                 ]),
                 Line::from("Its messages and assets are removed for good."),
@@ -105,136 +107,11 @@ fn plan(frame: &mut Frame<'_>, app: &App, size: Rect, p: &PlanAsk) {
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
 }
 
-/// The help text laid out for `width` columns: every line wraps, so nothing is cut mid-word.
-pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
-    use crate::tui::markdown::wrap;
-    let t = &app.theme;
-    let mut lines = Vec::new();
-    let heading = |lines: &mut Vec<Line<'static>>, s: &str| {
-        lines.push(Line::from(Span::styled(s.to_string(), t.bold())));
-    };
-    let para = |lines: &mut Vec<Line<'static>>, s: &str| {
-        lines.extend(wrap(&[(s.to_string(), t.text())], width, "  ", "  "));
-    };
-    for ctx in [
-        Context::Browse,
-        Context::Conversation,
-        Context::Turn,
-        Context::Approval,
-        Context::Dangling,
-        Context::Plan,
-    ] {
-        heading(&mut lines, ctx.title());
-        for b in keymap::BINDINGS.iter().filter(|b| b.context == ctx) {
-            lines.extend(wrap(
-                &[
-                    (format!("{:<12}", b.label), t.accent()),
-                    (b.help.to_string(), t.text()),
-                ],
-                width,
-                "  ",
-                "              ",
-            ));
-        }
-        lines.push(Line::default());
-    }
-    heading(&mut lines, "Session status (list)");
-    let mut legend = Vec::new();
-    for s in [
-        Status::Created,
-        Status::Running,
-        Status::Paused,
-        Status::Completed,
-        Status::Failed,
-        Status::Cancelled,
-    ] {
-        let (m, st) = super::list::marker(s, t);
-        legend.push((m.to_string(), st));
-        legend.push((format!(" {}   ", s.as_str()), t.text()));
-    }
-    lines.extend(wrap(&legend, width, "  ", "  "));
-    para(
-        &mut lines,
-        "↳ marks a fork (or a plan step's session): it came from another session. Rows are in order of activity, so a fork active now sits above its parent.",
-    );
-    heading(&mut lines, "Plan steps");
-    let mut steps = Vec::new();
-    for s in [
-        StepStatus::Pending,
-        StepStatus::Running,
-        StepStatus::Completed,
-        StepStatus::Failed,
-    ] {
-        let (m, st) = super::step_icon(s, t);
-        steps.push((m.to_string(), st));
-        steps.push((format!(" {}   ", s.as_str()), t.text()));
-    }
-    lines.extend(wrap(&steps, width, "  ", "  "));
-    lines.push(Line::default());
-    heading(
-        &mut lines,
-        "Slash commands (type in the message, Tab completes)",
-    );
-    for (name, args, what) in crate::tui::app::SLASH_COMMANDS {
-        lines.extend(wrap(
-            &[
-                (format!("{name} {args}  "), t.accent()),
-                (what.to_string(), t.text()),
-            ],
-            width,
-            "  ",
-            "      ",
-        ));
-    }
-    lines.push(Line::default());
-    heading(&mut lines, "Model");
-    para(&mut lines, super::detail::NO_MODEL);
-    lines.push(Line::default());
-    heading(&mut lines, "Filter (/)");
-    para(
-        &mut lines,
-        "Type to narrow the list (fuzzy over titles and first prompts). Enter keeps the filter, Esc clears it.",
-    );
-    heading(&mut lines, "Search (s)");
-    para(
-        &mut lines,
-        "Full-text search of every message; Enter opens the match in the transcript.",
-    );
-    heading(&mut lines, "Mouse");
-    para(
-        &mut lines,
-        "The wheel scrolls what is under it; a click selects a row or a tab.",
-    );
-    lines
-}
-
-/// The scroll that puts the help's Model section at the top (F1 with no model configured).
-pub fn help_model_scroll(app: &App, size: Rect) -> u16 {
-    let inner = ratatui::widgets::Block::bordered().inner(help_area(size));
-    let at = help_lines(app, inner.width as usize)
-        .iter()
-        .position(|l| l.to_string() == "Model")
-        .unwrap_or(0);
-    (at as u16).min(help_max_scroll(app, size))
-}
-
-/// The help popup's area for a terminal size.
-pub fn help_area(size: Rect) -> Rect {
-    centered(size, 76, size.height.saturating_sub(2))
-}
-
-/// The furthest the help can scroll: its last line at the bottom, never blank space.
-pub fn help_max_scroll(app: &App, size: Rect) -> u16 {
-    let inner = ratatui::widgets::Block::bordered().inner(help_area(size));
-    let n = help_lines(app, inner.width as usize).len();
-    n.saturating_sub(inner.height as usize) as u16
-}
-
 fn help(frame: &mut Frame<'_>, app: &App, size: Rect, scroll: u16) {
     let area = help_area(size);
     let inner = popup(frame, app, area, "Help");
-    let lines = help_lines(app, inner.width as usize);
-    let scroll = scroll.min(help_max_scroll(app, size));
+    let lines = help_lines(&app.theme, inner.width as usize);
+    let scroll = scroll.min(help_max_scroll(&app.theme, size));
     frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), inner);
 }
 
@@ -327,7 +204,12 @@ fn search(frame: &mut Frame<'_>, app: &App, size: Rect, s: &SearchState) {
                 t.bold(),
             ),
             Span::styled(
-                format!("  #{} {}  {}", hit.seq, hit.role, short(&hit.session_id)),
+                format!(
+                    "  #{} {}  {}",
+                    hit.seq,
+                    hit.role,
+                    short_id(&hit.session_id, 8)
+                ),
                 t.dim(),
             ),
         ]);

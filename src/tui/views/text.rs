@@ -1,4 +1,4 @@
-//! Text helpers the views share: widths, truncation, token counts and times.
+//! Text helpers the views share: widths and truncation.
 
 use crate::sanitize;
 
@@ -6,21 +6,6 @@ use crate::sanitize;
 pub fn input_cursor_width(text: &str, cursor: usize) -> u16 {
     let before: String = text.chars().take(cursor).collect();
     unicode_width::UnicodeWidthStr::width(sanitize::line(&before).as_ref()) as u16
-}
-
-/// Token counts, as `--list` prints them (`950`, `12.3k`, `4.1M`).
-pub fn fmt_tokens(n: u64) -> String {
-    crate::format::compact(n)
-}
-
-/// A time relative to `now`, as `--list` prints it (`3h ago`, `yesterday`, then the local date).
-pub fn rel_time(now_ms: i64, t_ms: i64) -> String {
-    crate::format::relative_time(now_ms, t_ms, &chrono::Local)
-}
-
-/// A timestamp in the local time zone with its offset.
-pub fn abs_time(t_ms: i64) -> String {
-    crate::format::timestamp(t_ms)
 }
 
 /// Truncates to `w` display columns with an ellipsis.

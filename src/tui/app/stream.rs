@@ -1,0 +1,167 @@
+//! A turn's own stream: it started, text and reasoning arrive, the message is stored,
+//! warnings and outcomes, and how it finished.
+
+use super::App;
+use super::state::{Overlay, Screen};
+use crate::format;
+use crate::format::short_id;
+use crate::runtime::agent::FinishReason;
+use crate::sanitize;
+use crate::session::Usage;
+use crate::tui::effect::Effect;
+use crate::tui::live::{CardState, Live, elapsed};
+
+impl App {
+    /// The turn opened its session (a new session exists now).
+    pub(super) fn turn_started(&mut self, session_id: String) -> Vec<Effect> {
+        let now = self.now_ms;
+        self.conv.turn_running = true;
+        let draft = self.conv.draft;
+        // A turn this app did not start here (a test, a future steering front end)
+        // is shown all the same.
+        let l = self.conv.live.get_or_insert_with(|| Live {
+            started_ms: now,
+            ..Live::default()
+        });
+        l.session_id = Some(session_id.clone());
+        if draft && self.screen == Screen::Conversation {
+            // The new session exists now: show it like any other.
+            self.conv.draft = false;
+            let effects = self.resume(&session_id);
+            self.say(format!("New session {}.", short_id(&session_id, 8)));
+            return effects;
+        }
+        if self.turn_is_open() {
+            return self.refresh_detail();
+        }
+        Vec::new()
+    }
+
+    pub(super) fn text_delta(&mut self, t: String) -> Vec<Effect> {
+        if let Some(l) = self.conv.live.as_mut() {
+            l.text.push_str(&t);
+            l.chunks += 1;
+        }
+        Vec::new()
+    }
+
+    pub(super) fn reasoning_delta(&mut self, t: String) -> Vec<Effect> {
+        if let Some(l) = self.conv.live.as_mut() {
+            l.reasoning.push_str(&t);
+            l.chunks += 1;
+        }
+        Vec::new()
+    }
+
+    /// The streamed message is stored.
+    pub(super) fn assistant_stored(&mut self, seq: i64, usage: Usage) -> Vec<Effect> {
+        if let Some(l) = self.conv.live.as_mut() {
+            // The stored message replaces the streamed text once the transcript has
+            // it; until the refresh lands the text stays (no flicker to empty).
+            l.stored_text = std::mem::take(&mut l.text);
+            l.stored_seq = seq;
+            l.reasoning.clear();
+            l.usage.input_tokens += usage.input_tokens;
+            l.usage.output_tokens += usage.output_tokens;
+            if usage.input_tokens > 0 {
+                l.context = usage.input_tokens + usage.output_tokens;
+            }
+        }
+        self.refresh_open_turn()
+    }
+
+    /// A warning or an outcome the turn reports (model, compaction, MCP).
+    pub(super) fn turn_warning(&mut self, code: String, message: String) -> Vec<Effect> {
+        let msg = sanitize::line(&message).into_owned();
+        match code.as_str() {
+            "model_set" => {
+                self.say(msg);
+                let mut effects = self.refresh_detail();
+                effects.extend(self.reload_list());
+                return effects;
+            }
+            "model_failed" => {
+                self.conv.model_switch = None;
+                self.fail(msg);
+            }
+            "compacted" => {
+                // The transcript starts again at #1: a finished turn's cell (its
+                // prompt, text and cards) must not be drawn again after the summary.
+                if self.conv.live.as_ref().is_some_and(|l| l.finished) {
+                    self.conv.live = None;
+                }
+                self.say(msg);
+                let mut effects = self.refresh_detail();
+                effects.extend(self.reload_list());
+                return effects;
+            }
+            code if code.ends_with("_failed") && code != "mcp_server_failed" => self.fail(msg),
+            "mcp_server_failed" => {
+                // "MCP server `name`: why": the status line keeps the name.
+                let name = msg.split('`').nth(1).unwrap_or(&msg).to_string();
+                if !self.conv.agent.mcp_failed.contains(&name) {
+                    self.conv.agent.mcp_failed.push(name);
+                }
+                self.fail(msg);
+            }
+            _ => self.say(msg),
+        }
+        Vec::new()
+    }
+
+    /// The turn ended: its cards settle and the status line says how.
+    pub(super) fn turn_finished(&mut self, reason: FinishReason, usage: Usage) -> Vec<Effect> {
+        let now = self.now_ms;
+        self.conv.turn_running = false;
+        // A plan nobody answered (the run was cancelled) is no longer asked about.
+        if matches!(self.overlay, Overlay::Plan(_)) {
+            self.overlay = Overlay::None;
+        }
+        let Some(l) = self.conv.live.as_mut() else {
+            return Vec::new();
+        };
+        l.finished = true;
+        l.asking.clear();
+        for c in l.cards.iter_mut() {
+            if matches!(c.state, CardState::Running | CardState::Waiting(_)) {
+                c.state = CardState::Interrupted;
+                c.ended_ms = Some(now);
+            }
+        }
+        let took = elapsed(now - l.started_ms);
+        let tokens = format::compact(usage.input_tokens + usage.output_tokens);
+        let (error, said) = match reason {
+            FinishReason::Completed => (None, Ok(format!("Done in {took} · {tokens} tokens."))),
+            FinishReason::Cancelled => (
+                None,
+                Ok("Cancelled; what arrived is kept. Type to go on.".to_string()),
+            ),
+            FinishReason::LimitReached(why) => {
+                let why = sanitize::line(&why).into_owned();
+                (
+                    Some(format!("limit reached: {why}")),
+                    Err(format!(
+                        "Stopped: {why}. The session is paused; /limits shows the budgets."
+                    )),
+                )
+            }
+            FinishReason::Failed { code, message } => {
+                let m = sanitize::line(&message).into_owned();
+                let code = sanitize::line(&code).into_owned();
+                (
+                    Some(format!("{m} ({code})")),
+                    Err(format!("The turn failed: {m} ({code}).")),
+                )
+            }
+        };
+        l.error = error;
+        match said {
+            Ok(m) => self.say(m),
+            Err(m) => self.fail(m),
+        }
+        let mut effects = self.refresh_open_turn();
+        // The session is the newest now.
+        effects.extend(self.reload_top());
+        effects
+    }
+}

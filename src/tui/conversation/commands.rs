@@ -1,0 +1,178 @@
+//! The slash commands' table and the pure parsing of what is typed: the completion popup,
+//! the help screen and the command handlers all read these.
+
+use crate::sanitize;
+
+/// The commands: name, arguments, what it does (the completion popup and the help show them).
+pub const COMMANDS: &[(&str, &str, &str)] = &[
+    (
+        "/compact",
+        "",
+        "summarise the transcript now (older messages → a summary)",
+    ),
+    ("/new", "", "start a new session"),
+    (
+        "/plan",
+        "[--width N] [--retry-failed] [GOAL]",
+        "draft a plan for GOAL, approve it, run it step by step (no goal: resume the plan); --width N runs up to N independent steps at once, --retry-failed reruns failed steps on resume",
+    ),
+    (
+        "/fork",
+        "",
+        "fork this session (at the selected message, else the end)",
+    ),
+    ("/rename", "TITLE", "rename this session"),
+    (
+        "/model",
+        "[NAME]",
+        "show or switch the model of the next turns",
+    ),
+    ("/limits", "", "budgets of this session: used and left"),
+    (
+        "/approve",
+        "[ask|auto-edit|never-ask|network]",
+        "show or set the approval policy; `network` opens the network to this session's commands",
+    ),
+    (
+        "/skill",
+        "[NAME]",
+        "list the skills, or activate one in this session",
+    ),
+    (
+        "/attach",
+        "PATH",
+        "attach an image (png, jpeg, gif, webp) to the next message",
+    ),
+    ("/help", "", "keys and commands"),
+];
+
+/// The options of `/plan`, named as `neocode run --plan`'s flags.
+pub const PLAN_OPTIONS: &[&str] = &["--width", "--retry-failed"];
+
+/// Options of `/plan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanOpts {
+    /// Steps of one layer that may run at once.
+    pub width: usize,
+    /// Run failed steps again (resume only).
+    pub retry_failed: bool,
+}
+
+impl Default for PlanOpts {
+    fn default() -> PlanOpts {
+        PlanOpts {
+            width: 1,
+            retry_failed: false,
+        }
+    }
+}
+
+/// Splits `/plan`'s argument into its leading options and the goal (the rest, as typed; `--`
+/// ends the options, for a goal that starts with one). Errors are one line for the user.
+pub fn parse_plan_args(arg: &str) -> Result<(PlanOpts, &str), String> {
+    let mut opts = PlanOpts::default();
+    let mut rest = arg.trim_start();
+    let next_word = |s: &str| -> (usize, usize) {
+        let end = s.find(char::is_whitespace).unwrap_or(s.len());
+        (end, end + s[end..].len() - s[end..].trim_start().len())
+    };
+    while rest.starts_with("--") {
+        let (end, after) = next_word(rest);
+        let word = &rest[..end];
+        rest = &rest[after..];
+        let (name, inline) = match word.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (word, None),
+        };
+        match name {
+            "--" => break,
+            "--retry-failed" if inline.is_none() => opts.retry_failed = true,
+            "--width" => {
+                let value = match inline {
+                    Some(v) => v,
+                    None => {
+                        let (end, after) = next_word(rest);
+                        let v = &rest[..end];
+                        rest = &rest[after..];
+                        v
+                    }
+                };
+                if value.is_empty() {
+                    return Err("/plan: --width needs a number: /plan --width 3 GOAL".into());
+                }
+                match value.parse::<usize>() {
+                    Ok(n) if n >= 1 => opts.width = n,
+                    _ => {
+                        return Err(format!(
+                            "/plan: --width must be a whole number of steps at once, at least 1 (not `{}`)",
+                            sanitize::line(value)
+                        ));
+                    }
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "/plan: unknown option `{}`; /plan takes --width N and --retry-failed",
+                    sanitize::line(word)
+                ));
+            }
+        }
+    }
+    Ok((opts, rest.trim_end()))
+}
+
+/// Commands whose name starts with what is typed (the word after `/`, before any space).
+pub fn matching(typed: &str) -> Vec<&'static (&'static str, &'static str, &'static str)> {
+    let t = typed.trim_start();
+    if !t.starts_with('/') || t.contains(char::is_whitespace) {
+        return Vec::new();
+    }
+    COMMANDS.iter().filter(|c| c.0.starts_with(t)).collect()
+}
+
+/// The path being typed after a trailing `@`, if the editor ends in one.
+pub fn at_word(text: &str) -> Option<&str> {
+    let last = text.rsplit(char::is_whitespace).next()?;
+    last.strip_prefix('@')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_options_come_before_the_goal() {
+        let p = parse_plan_args;
+        assert_eq!(p("fix it"), Ok((PlanOpts::default(), "fix it")));
+        let w3 = PlanOpts {
+            width: 3,
+            retry_failed: false,
+        };
+        assert_eq!(p("--width 3 fix it"), Ok((w3, "fix it")));
+        assert_eq!(p("--width=3  fix it "), Ok((w3, "fix it")));
+        let retry = PlanOpts {
+            width: 1,
+            retry_failed: true,
+        };
+        assert_eq!(p("--retry-failed"), Ok((retry, "")));
+        // `--` ends the options; an option after the goal's first word is the goal's.
+        assert_eq!(
+            p("-- --width is a word"),
+            Ok((PlanOpts::default(), "--width is a word"))
+        );
+        assert_eq!(
+            p("add --width 2"),
+            Ok((PlanOpts::default(), "add --width 2"))
+        );
+        assert!(p("--width 0 x").unwrap_err().contains("at least 1"));
+        assert!(p("--width -1 x").unwrap_err().contains("not `-1`"));
+        assert!(p("--width").unwrap_err().contains("needs a number"));
+        assert!(
+            p("--retry-failed=yes")
+                .unwrap_err()
+                .contains("unknown option")
+        );
+        // Hostile text in an error is neutralised.
+        assert!(!p("--\u{1b}[2J x").unwrap_err().contains('\u{1b}'));
+    }
+}

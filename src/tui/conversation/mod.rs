@@ -1,0 +1,96 @@
+//! The conversation screen's state: the editor and what it sends (drafts, attachments, the
+//! message waiting for its images), the running turn as far as it has arrived, the approval
+//! cards' held answer, and the policy and model chosen here. The transitions that change it
+//! are the router's (`app::turn` with `stream`, `calls`, `plan_events`; `app::cards`;
+//! `app::slash` with `slash_agent`, `slash_session`), since they also move the status line,
+//! the open session and the request tokens; the views read it.
+
+pub mod commands;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use crate::runtime::config::ApprovalPolicy;
+use crate::tui::action::Action;
+use crate::tui::composer::Composer;
+use crate::tui::keymap::Context;
+use crate::tui::live::{AgentInfo, Live};
+
+/// Quiet before a one-letter answer: since the last printable key or paste, and since the
+/// card appeared (a key typed as it appears was meant for the editor).
+pub const ANSWER_BEFORE_MS: i64 = 500;
+/// Quiet after it: a printable key this soon after makes it part of a burst of typing.
+pub const ANSWER_AFTER_MS: i64 = 300;
+
+/// An answer key waiting to be confirmed by the quiet after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Held {
+    pub(crate) action: Action,
+    pub(crate) context: Context,
+    /// The approval it answers (the call asked about when the key came).
+    pub(crate) call: Option<String>,
+    pub(crate) at_ms: i64,
+}
+
+/// What the conversation screen holds.
+pub struct Conversation {
+    /// The message editor.
+    pub composer: Composer,
+    /// The conversation view shows a new session that does not exist yet: it is created
+    /// when its first message is sent, so opening one and leaving leaves nothing behind.
+    pub draft: bool,
+    /// The agent as the status line shows it (set by the loop when it connects one).
+    pub agent: AgentInfo,
+    /// The running (or last) turn, as far as it has arrived.
+    pub live: Option<Live>,
+    /// Workspace files for `@path` completion, once listed.
+    pub files: Option<Vec<String>>,
+    /// Paths the last `@` completion left to choose from (shown above the editor).
+    pub path_matches: Vec<String>,
+    /// Images to send with the next message (`/attach`, a pasted image path).
+    pub attachments: Vec<PathBuf>,
+    /// A message with images being stored; its turn starts when it is.
+    pub(crate) pending_send: Option<String>,
+    /// Approval policy chosen with `/approve` (else the agent's).
+    pub policy: Option<ApprovalPolicy>,
+    /// A turn is running: frames are paced for streaming.
+    pub(crate) turn_running: bool,
+    /// The provider before a `/model` switch the agent has not accepted yet.
+    pub(crate) model_before: Option<Result<String, String>>,
+    /// A `/model NAME` of a session on its way to the store: (session, model), shown until
+    /// the session's header names it.
+    pub(crate) model_switch: Option<(String, String)>,
+    /// A card's one-letter answer waiting for the quiet after it (see `app::cards`).
+    pub(crate) held: Option<Held>,
+    /// When the last printable key or paste came in the conversation, ms.
+    pub(crate) last_typed_ms: Option<i64>,
+    /// When the card waiting for an answer appeared, ms.
+    pub(crate) card_since_ms: i64,
+    /// Unsent text of conversations left, by session id ("" for the new session being
+    /// written): it is there again when the conversation is opened again.
+    pub(crate) drafts: HashMap<String, String>,
+}
+
+impl Conversation {
+    /// An empty conversation; `now_ms` starts the card clock.
+    pub fn new(now_ms: i64) -> Conversation {
+        Conversation {
+            composer: Composer::new(),
+            draft: false,
+            agent: AgentInfo::default(),
+            live: None,
+            files: None,
+            path_matches: Vec::new(),
+            attachments: Vec::new(),
+            pending_send: None,
+            policy: None,
+            turn_running: false,
+            model_before: None,
+            model_switch: None,
+            held: None,
+            last_typed_ms: None,
+            card_since_ms: now_ms,
+            drafts: HashMap::new(),
+        }
+    }
+}

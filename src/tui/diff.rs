@@ -1,0 +1,59 @@
+//! The change an `edit_file` / `write_file` call makes, as coloured lines: the live cell's
+//! cards and the transcript's tool calls both show it.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use crate::sanitize;
+use crate::session::ToolCall;
+use crate::tui::theme::Theme;
+
+/// The change an `edit_file` / `write_file` call makes, coloured: removed lines red, added
+/// green, at most `max` of each (expanding the message shows all). Empty for other tools.
+pub fn diff_lines(
+    call: &ToolCall,
+    width: usize,
+    prefix: &str,
+    max: usize,
+    t: &Theme,
+) -> Vec<Line<'static>> {
+    let v: serde_json::Value = match serde_json::from_str(&call.arguments) {
+        Ok(v) => v,
+        Err(_) => return Vec::new(),
+    };
+    let get = |k: &str| v.get(k).and_then(|x| x.as_str());
+    let (old, new) = match call.name.as_str() {
+        "edit_file" => (
+            get("old_string").or(get("old")),
+            get("new_string").or(get("new")),
+        ),
+        "write_file" => (None, get("content")),
+        _ => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    let push = |text: Option<&str>, sign: &str, style: Style, out: &mut Vec<Line<'static>>| {
+        let Some(text) = text else { return };
+        let clean = sanitize::text_without_sgr(text);
+        let rows: Vec<&str> = clean.trim_end_matches('\n').split('\n').collect();
+        let room = width.saturating_sub(prefix.chars().count());
+        for r in rows.iter().take(max) {
+            let mut s = format!("{sign} {r}");
+            if s.chars().count() > room {
+                s = s.chars().take(room.saturating_sub(1)).collect::<String>() + "…";
+            }
+            out.push(Line::from(vec![
+                Span::styled(prefix.to_string(), t.dim()),
+                Span::styled(s, style),
+            ]));
+        }
+        if rows.len() > max {
+            out.push(Line::from(Span::styled(
+                format!("{prefix}{sign} … {} more lines", rows.len() - max),
+                t.dim(),
+            )));
+        }
+    };
+    push(old, "-", t.error(), &mut out);
+    push(new, "+", t.ok(), &mut out);
+    out
+}

@@ -1,0 +1,137 @@
+//! The help screen's text and how far it scrolls: a function of the theme and the width,
+//! so the key handling clamps the scroll with the same lines the view draws.
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::popup::centered;
+use crate::session::{Status, StepStatus};
+use crate::tui::keymap::{self, Context};
+use crate::tui::theme::Theme;
+
+/// What the help says about configuring a model.
+pub const NO_MODEL: &str = "With no model configured nothing can be sent. Set NEOCODE_BASE_URL, NEOCODE_MODEL and NEOCODE_API_KEY, or write config.toml in neocode's home ($NEOCODE_HOME, else ~/.neocode).";
+
+/// The help text laid out for `width` columns: every line wraps, so nothing is cut mid-word.
+pub fn help_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
+    use crate::tui::markdown::wrap;
+    let mut lines = Vec::new();
+    let heading = |lines: &mut Vec<Line<'static>>, s: &str| {
+        lines.push(Line::from(Span::styled(s.to_string(), t.bold())));
+    };
+    let para = |lines: &mut Vec<Line<'static>>, s: &str| {
+        lines.extend(wrap(&[(s.to_string(), t.text())], width, "  ", "  "));
+    };
+    for ctx in [
+        Context::Browse,
+        Context::Conversation,
+        Context::Turn,
+        Context::Approval,
+        Context::Dangling,
+        Context::Plan,
+    ] {
+        heading(&mut lines, ctx.title());
+        for b in keymap::BINDINGS.iter().filter(|b| b.context == ctx) {
+            lines.extend(wrap(
+                &[
+                    (format!("{:<12}", b.label), t.accent()),
+                    (b.help.to_string(), t.text()),
+                ],
+                width,
+                "  ",
+                "              ",
+            ));
+        }
+        lines.push(Line::default());
+    }
+    heading(&mut lines, "Session status (list)");
+    let mut legend = Vec::new();
+    for s in [
+        Status::Created,
+        Status::Running,
+        Status::Paused,
+        Status::Completed,
+        Status::Failed,
+        Status::Cancelled,
+    ] {
+        let (m, st) = super::parts::marker(s, t);
+        legend.push((m.to_string(), st));
+        legend.push((format!(" {}   ", s.as_str()), t.text()));
+    }
+    lines.extend(wrap(&legend, width, "  ", "  "));
+    para(
+        &mut lines,
+        "↳ marks a fork (or a plan step's session): it came from another session. Rows are in order of activity, so a fork active now sits above its parent.",
+    );
+    heading(&mut lines, "Plan steps");
+    let mut steps = Vec::new();
+    for s in [
+        StepStatus::Pending,
+        StepStatus::Running,
+        StepStatus::Completed,
+        StepStatus::Failed,
+    ] {
+        let (m, st) = super::parts::step_icon(s, t);
+        steps.push((m.to_string(), st));
+        steps.push((format!(" {}   ", s.as_str()), t.text()));
+    }
+    lines.extend(wrap(&steps, width, "  ", "  "));
+    lines.push(Line::default());
+    heading(
+        &mut lines,
+        "Slash commands (type in the message, Tab completes)",
+    );
+    for (name, args, what) in crate::tui::conversation::commands::COMMANDS {
+        lines.extend(wrap(
+            &[
+                (format!("{name} {args}  "), t.accent()),
+                (what.to_string(), t.text()),
+            ],
+            width,
+            "  ",
+            "      ",
+        ));
+    }
+    lines.push(Line::default());
+    heading(&mut lines, "Model");
+    para(&mut lines, NO_MODEL);
+    lines.push(Line::default());
+    heading(&mut lines, "Filter (/)");
+    para(
+        &mut lines,
+        "Type to narrow the list (fuzzy over titles and first prompts). Enter keeps the filter, Esc clears it.",
+    );
+    heading(&mut lines, "Search (s)");
+    para(
+        &mut lines,
+        "Full-text search of every message; Enter opens the match in the transcript.",
+    );
+    heading(&mut lines, "Mouse");
+    para(
+        &mut lines,
+        "The wheel scrolls what is under it; a click selects a row or a tab.",
+    );
+    lines
+}
+
+/// The scroll that puts the help's Model section at the top (F1 with no model configured).
+pub fn help_model_scroll(t: &Theme, size: Rect) -> u16 {
+    let inner = ratatui::widgets::Block::bordered().inner(help_area(size));
+    let at = help_lines(t, inner.width as usize)
+        .iter()
+        .position(|l| l.to_string() == "Model")
+        .unwrap_or(0);
+    (at as u16).min(help_max_scroll(t, size))
+}
+
+/// The help popup's area for a terminal size.
+pub fn help_area(size: Rect) -> Rect {
+    centered(size, 76, size.height.saturating_sub(2))
+}
+
+/// The furthest the help can scroll: its last line at the bottom, never blank space.
+pub fn help_max_scroll(t: &Theme, size: Rect) -> u16 {
+    let inner = ratatui::widgets::Block::bordered().inner(help_area(size));
+    let n = help_lines(t, inner.width as usize).len();
+    n.saturating_sub(inner.height as usize) as u16
+}
