@@ -10,9 +10,11 @@
 //! of the real agent against the scripted model server: tools offered, approval yes/no, image
 //! results stored as assets, a failed server reported.
 
-mod agent_support;
+mod support {
+    pub mod agent;
+}
 
-use agent_support::{Env, drive};
+use support::agent::{Env, drive};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
