@@ -506,6 +506,7 @@ pub fn short(id: &str) -> &str {
 /// Carries out `effects` on this thread, as the loop would, feeding every storage answer back
 /// into `app` until no work is left. For headless use: tests, benchmarks, scripted runs. Turn
 /// effects need an agent, which a headless run has not: they are returned, in order.
+#[cfg(any(test, feature = "testkit"))]
 pub fn run_inline(
     app: &mut App,
     rt: &crate::runtime::Sessions,
