@@ -12,6 +12,7 @@
 
 mod support {
     pub mod agent;
+    pub mod env;
 }
 
 use support::agent::{Env, drive};

@@ -8,47 +8,38 @@ use std::time::Duration;
 use neocode::runtime::agent::{Agent, TurnCommand, TurnEvent, TurnHandle};
 use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::scripted::ScriptedServer;
-use neocode::runtime::{Location, Sessions};
-use neocode::session::WorkspacePaths;
 
+use super::env;
+
+/// The one [`env::Env`] with a config for fast turns and the key the agents send.
 pub struct Env {
-    _dir: tempfile::TempDir,
-    pub home: PathBuf,
+    base: env::Env,
     /// The workspace root, canonical (as the runtime records it).
     pub ws: PathBuf,
     /// The API key the agents send; tests check it never lands under the home.
     pub key: &'static str,
 }
 
+impl std::ops::Deref for Env {
+    type Target = env::Env;
+
+    fn deref(&self) -> &env::Env {
+        &self.base
+    }
+}
+
 impl Env {
     /// `config` follows the `[provider]` table of the config file (it may open other tables).
     pub fn new(key: &'static str, config: &str) -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().join("home");
-        let ws = dir.path().join("ws");
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(&ws).unwrap();
+        let base = env::Env::new();
+        std::fs::create_dir_all(&base.home).unwrap();
         std::fs::write(
-            home.join("config.toml"),
+            base.home.join("config.toml"),
             format!("[provider]\nretry_backoff_ms = 10\nidle_timeout_secs = 5\n{config}"),
         )
         .unwrap();
-        let ws = ws.canonicalize().unwrap();
-        Env {
-            _dir: dir,
-            home,
-            ws,
-            key,
-        }
-    }
-
-    pub fn sessions(&self) -> Sessions {
-        let paths = WorkspacePaths::resolve(&self.home, &self.ws).unwrap();
-        Sessions::open(&Location {
-            home: self.home.clone(),
-            paths,
-        })
-        .unwrap()
+        let ws = base.workdir.clone();
+        Env { base, ws, key }
     }
 
     /// A fresh agent over a fresh store handle, as a new process builds it.

@@ -4,37 +4,23 @@
 
 pub mod agent;
 pub mod cli;
+pub mod env;
 pub mod pty;
 pub mod rerun;
+
+pub use env::Env;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use neocode::runtime::Sessions;
 use neocode::runtime::agent::{FinishReason, TurnEvent};
-use neocode::runtime::{Location, Sessions};
 
-/// A throwaway home + workspace.
-pub struct Env {
-    pub tmp: tempfile::TempDir,
-    pub home: PathBuf,
-    pub workdir: PathBuf,
-}
-
+/// Extensions of the one [`Env`] for the store, crash and command-line harnesses.
 impl Env {
-    pub fn new() -> Env {
-        let tmp = tempfile::tempdir().expect("temp dir");
-        let loc = Location::scratch(tmp.path());
-        let (home, workdir) = (loc.home.clone(), loc.root().to_path_buf());
-        Env { tmp, home, workdir }
-    }
-
-    pub fn location(&self) -> Location {
-        Location::scratch(self.tmp.path())
-    }
-
     /// A fresh runtime (its own connections), creating the store if needed.
     pub fn runtime(&self) -> Sessions {
-        Sessions::open(&self.location()).expect("open runtime")
+        self.sessions()
     }
 
     pub fn db(&self) -> PathBuf {
