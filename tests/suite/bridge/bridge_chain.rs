@@ -276,6 +276,23 @@ impl Live {
     }
 }
 
+/// The events of a plain turn (a text answer, stored), in order.
+const PLAIN_TURN: [&str; 5] = [
+    "protocol_ack",
+    "session_init",
+    "text_delta",
+    "message_stored",
+    "finish",
+];
+
+/// The session a turn's `session_init` names.
+fn session_id(events: &[Value]) -> String {
+    find(events, "session_init")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 fn types(events: &[Value]) -> Vec<&str> {
     events.iter().map(|e| e["type"].as_str().unwrap()).collect()
 }
@@ -313,16 +330,7 @@ fn a_new_conversation_gets_a_new_session_with_its_key() {
     let ws = Ws::new();
     let ev = ws.turn(json!({"type": "chat", "request_id": "r1",
         "messages": [{"role": "system", "content": "plugin rules"}, user("hello there")]}));
-    assert_eq!(
-        types(&ev),
-        [
-            "protocol_ack",
-            "session_init",
-            "text_delta",
-            "message_stored",
-            "finish"
-        ]
-    );
+    assert_eq!(types(&ev), PLAIN_TURN);
     assert_eq!(
         ev[0],
         json!({"type": "protocol_ack", "protocol": "neocode-bridge", "version": 1})
@@ -357,10 +365,7 @@ fn a_new_conversation_gets_a_new_session_with_its_key() {
 fn a_known_id_continues_without_duplicating_the_history() {
     let ws = Ws::new();
     let ev = ws.turn(json!({"type": "chat", "messages": [user("one")]}));
-    let id = find(&ev, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = session_id(&ev);
     for (n, msgs) in [
         json!([user("one"), assistant("echo: one"), user("two")]),
         json!([
@@ -375,17 +380,7 @@ fn a_known_id_continues_without_duplicating_the_history() {
     .enumerate()
     {
         let ev = ws.turn(json!({"type": "chat", "session_id": id, "conversation_key": key("one"), "messages": msgs}));
-        assert_eq!(
-            types(&ev),
-            [
-                "protocol_ack",
-                "session_init",
-                "text_delta",
-                "message_stored",
-                "finish"
-            ],
-            "turn {n}"
-        );
+        assert_eq!(types(&ev), PLAIN_TURN, "turn {n}");
         let init = find(&ev, "session_init");
         assert_eq!(init["session_id"], id.as_str());
         assert_eq!(init["recovered"], false);
@@ -401,25 +396,13 @@ fn a_known_id_continues_without_duplicating_the_history() {
 fn new_session_true_always_starts_fresh() {
     let ws = Ws::new();
     let ev = ws.turn(json!({"type": "chat", "messages": [user("one")]}));
-    let id = find(&ev, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = session_id(&ev);
     let ev = ws.turn(
         json!({"type": "chat", "new_session": true, "session_id": id,
         "conversation_key": key("one"),
         "messages": [user("one"), assistant("echo: one"), user("two")]}),
     );
-    assert_eq!(
-        types(&ev),
-        [
-            "protocol_ack",
-            "session_init",
-            "text_delta",
-            "message_stored",
-            "finish"
-        ]
-    );
+    assert_eq!(types(&ev), PLAIN_TURN);
     let new_id = find(&ev, "session_init")["session_id"].as_str().unwrap();
     assert_ne!(new_id, id);
     assert_eq!(find(&ev, "session_init")["recovered"], false);
@@ -430,10 +413,7 @@ fn new_session_true_always_starts_fresh() {
 fn an_unknown_id_starts_new_with_a_warning_listing_recent_sessions() {
     let ws = Ws::new();
     let ev = ws.turn(json!({"type": "chat", "messages": [user("earlier work")]}));
-    let earlier = find(&ev, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let earlier = session_id(&ev);
     let ev = ws.turn(json!({"type": "chat", "request_id": "r2",
         "session_id": "0000dead-0000-4000-8000-000000000000",
         "conversation_key": key("never stored"),
@@ -470,23 +450,11 @@ fn an_unknown_id_starts_new_with_a_warning_listing_recent_sessions() {
 fn an_unknown_id_whose_key_matches_recovers_that_session() {
     let ws = Ws::new();
     let ev = ws.turn(json!({"type": "chat", "messages": [user("fix the login test")]}));
-    let id = find(&ev, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = session_id(&ev);
     let ev = ws.turn(json!({"type": "chat", "session_id": "0000dead-0000-4000-8000-000000000000",
         "conversation_key": key("fix the login test"),
         "messages": [user("fix the login test"), assistant("echo: fix the login test"), user("and the other one")]}));
-    assert_eq!(
-        types(&ev),
-        [
-            "protocol_ack",
-            "session_init",
-            "text_delta",
-            "message_stored",
-            "finish"
-        ]
-    );
+    assert_eq!(types(&ev), PLAIN_TURN);
     let init = find(&ev, "session_init");
     assert_eq!(init["session_id"], id.as_str());
     assert_eq!(init["recovered"], true);
@@ -499,23 +467,11 @@ fn an_unknown_id_whose_key_matches_recovers_that_session() {
 fn a_missing_id_with_a_matching_key_recovers_the_session() {
     let ws = Ws::new();
     let ev = ws.turn(json!({"type": "chat", "messages": [user("fix the login test")]}));
-    let id = find(&ev, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = session_id(&ev);
     let ev = ws.turn(json!({"type": "chat", "session_id": "",
         "conversation_key": key("fix the login test"),
         "messages": [user("fix the login test"), assistant("echo: fix the login test"), user("more")]}));
-    assert_eq!(
-        types(&ev),
-        [
-            "protocol_ack",
-            "session_init",
-            "text_delta",
-            "message_stored",
-            "finish"
-        ]
-    );
+    assert_eq!(types(&ev), PLAIN_TURN);
     let init = find(&ev, "session_init");
     assert_eq!(init["session_id"], id.as_str());
     assert_eq!(init["recovered"], true);
@@ -526,10 +482,7 @@ fn a_missing_id_with_a_matching_key_recovers_the_session() {
 fn a_missing_id_on_a_continuation_without_a_match_starts_fresh_with_a_warning() {
     let ws = Ws::new();
     let ev = ws.turn(json!({"type": "chat", "messages": [user("something else")]}));
-    let other = find(&ev, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let other = session_id(&ev);
     let ev = ws.turn(json!({"type": "chat",
         "messages": [user("lost one"), {"role": "assistant", "content": null,
             "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
@@ -566,16 +519,7 @@ fn a_missing_id_on_a_new_conversation_is_a_plain_new_session() {
     // Same first message, no key sent (the provider sends none for a new conversation): the
     // old session is not pulled in.
     let ev = ws.turn(json!({"type": "chat", "messages": [user("same first words")]}));
-    assert_eq!(
-        types(&ev),
-        [
-            "protocol_ack",
-            "session_init",
-            "text_delta",
-            "message_stored",
-            "finish"
-        ]
-    );
+    assert_eq!(types(&ev), PLAIN_TURN);
     assert_eq!(ws.sessions().count().unwrap(), 2);
 }
 
@@ -639,10 +583,7 @@ fn a_diverging_history_forks_and_leaves_the_session_alone() {
             "finish"
         ]
     );
-    let fork = find(&ev, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let fork = session_id(&ev);
     assert_ne!(fork, id);
     let w = find(&ev, "warning");
     assert_eq!(w["code"], "history_diverged");
@@ -751,10 +692,7 @@ fn session_init_is_sent_once_per_session_in_one_process() {
     let live = ws.bridge();
     live.send(&json!({"type": "chat", "request_id": "a", "messages": [user("one")]}).to_string());
     let ev = live.until("finish");
-    let id = find(&ev, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = session_id(&ev);
     live.send(&json!({"type": "chat", "request_id": "b", "session_id": id, "messages": [user("one"), assistant("echo: one"), user("two")]}).to_string());
     let ev = live.until("finish");
     assert!(!types(&ev).contains(&"session_init"), "{ev:#?}");
@@ -837,10 +775,7 @@ fn cancel_stops_the_running_turn_and_keeps_what_arrived() {
         &json!({"type": "chat", "request_id": "r1", "messages": [user("slow please")]}).to_string(),
     );
     let ev = live.until("text_delta");
-    let id = find(&ev, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = session_id(&ev);
     live.send(r#"{"type":"cancel","request_id":"other"}"#);
     assert_eq!(live.next()["code"], "unknown_request");
     live.send(r#"{"type":"cancel","request_id":"r1"}"#);
@@ -881,22 +816,10 @@ fn a_retry_after_a_failed_turn_answers_the_stored_prompt_without_a_fork() {
     );
     assert_eq!(find(&ev, "error")["code"], "unreachable");
     assert_eq!(find(&ev, "finish")["reason"], "failed");
-    let id = find(&ev, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = session_id(&ev);
     // The editor retries the same request.
     let ev = ws.turn(json!({"type": "chat", "session_id": id, "messages": [user("fail once")]}));
-    assert_eq!(
-        types(&ev),
-        [
-            "protocol_ack",
-            "session_init",
-            "text_delta",
-            "message_stored",
-            "finish"
-        ]
-    );
+    assert_eq!(types(&ev), PLAIN_TURN);
     assert_eq!(find(&ev, "session_init")["session_id"], id.as_str());
     assert_eq!(
         texts(&ws.sessions(), &id),
