@@ -7,6 +7,7 @@ pub mod cli;
 pub mod env;
 pub mod pty;
 pub mod rerun;
+pub mod tui;
 
 pub use env::Env;
 

@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
+use crate::support::tui::options;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use neocode::runtime::import::{self, SourceTool};
 use neocode::runtime::{Location, Sessions};
-use neocode::tui::app::{App, AppOptions, run_inline};
-use neocode::tui::theme::Theme;
+use neocode::tui::app::{App, run_inline};
 use neocode::tui::views;
 
 #[test]
@@ -28,15 +28,7 @@ fn imported_sessions_are_marked_and_sub_agents_carry_the_lineage_mark() {
         }
     }
     let root = loc.root().display().to_string();
-    let (mut app, jobs) = App::new(AppOptions {
-        theme: Theme::new(false),
-        export_dir: tmp.path().to_path_buf(),
-        workdir: root.clone(),
-        root,
-        size: (120, 30),
-        now_ms: 1_800_000_000_000,
-        resume: None,
-    });
+    let (mut app, jobs) = App::new(options(&root, tmp.path(), (120, 30), 1_800_000_000_000));
     run_inline(&mut app, &rt, jobs);
     let s = views::draw_to_text(&app);
     let parent = s

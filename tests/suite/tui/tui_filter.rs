@@ -5,13 +5,13 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
+use crate::support::tui::options;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use neocode::runtime::{Location, Sessions};
 use neocode::session::NewSession;
-use neocode::tui::app::{App, AppOptions, PAGE, run_inline};
+use neocode::tui::app::{App, PAGE, run_inline};
 use neocode::tui::effect::Effect;
 use neocode::tui::filter::{FILTER_ROWS, FilterState};
-use neocode::tui::theme::Theme;
 use neocode::tui::views;
 use neocode::tui::worker::{self, Done, Job, Reply, Request, Worker};
 
@@ -35,15 +35,7 @@ fn with_sessions(titles: &[String]) -> H {
         .unwrap();
     }
     let root = loc.root().display().to_string();
-    let (mut app, jobs) = App::new(AppOptions {
-        theme: Theme::new(false),
-        export_dir: tmp.path().to_path_buf(),
-        workdir: root.clone(),
-        root,
-        size: (120, 30),
-        now_ms: 1_748_779_200_000,
-        resume: None,
-    });
+    let (mut app, jobs) = App::new(options(&root, tmp.path(), (120, 30), 1_748_779_200_000));
     run_inline(&mut app, &rt, jobs);
     H { app, rt, _tmp: tmp }
 }

@@ -8,6 +8,7 @@
 //! events of agent turns (streamed text, tool calls, approvals, results, ends) arrive at
 //! random, in any order and for any session, as a misbehaving or racing agent could send them.
 
+use crate::support::tui::options;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use neocode::runtime::{Location, Sessions};
 use neocode::session::{AppendMeta, ListQuery, NewMessage, NewSession, Role};
@@ -124,12 +125,7 @@ impl Driver {
         let root = loc.root().display().to_string();
         let (app, jobs) = App::new(AppOptions {
             theme: Theme::new(true),
-            export_dir: export,
-            workdir: root.clone(),
-            root,
-            size: (120, 35),
-            now_ms: neocode::session::now_ms(),
-            resume: None,
+            ..options(&root, &export, (120, 35), neocode::session::now_ms())
         });
         let other = Sessions::open(&loc).unwrap();
         let mut app = app;

@@ -3,6 +3,7 @@
 //! approval prompt, and the turn effects the keys produce (approve, deny with a reason,
 //! cancel, a second Ctrl-C quitting, slash commands).
 
+use crate::support::tui::options;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use neocode::runtime::config::ApprovalPolicy;
@@ -12,7 +13,6 @@ use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall, Usage
 use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
 use neocode::tui::live::AgentInfo;
-use neocode::tui::theme::Theme;
 use neocode::tui::views;
 
 const NOW: i64 = 1_748_779_200_000;
@@ -56,13 +56,8 @@ impl H {
         }
         let root = loc.root().display().to_string();
         let (mut app, jobs) = App::new(AppOptions {
-            theme: Theme::new(false),
-            export_dir: tmp.path().to_path_buf(),
-            workdir: root.clone(),
-            root: root.clone(),
-            size: (100, 34),
-            now_ms: NOW,
             resume: Some(h.id.clone()),
+            ..options(&root, tmp.path(), (100, 34), NOW)
         });
         app.agent = AgentInfo {
             provider: Ok("scripted-model".into()),
@@ -569,13 +564,8 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
     .unwrap();
     let root = loc.root().display().to_string();
     let (mut app, jobs) = App::new(AppOptions {
-        theme: Theme::new(false),
-        export_dir: tmp.path().to_path_buf(),
-        workdir: root.clone(),
-        root: root.clone(),
-        size: (100, 30),
-        now_ms: NOW,
         resume: Some(s.id.clone()),
+        ..options(&root, tmp.path(), (100, 30), NOW)
     });
     app.agent.provider = Ok("m".into());
     let mut h = H {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
+use crate::support::tui::options;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use neocode::runtime::agent::{Agent, FinishReason, TurnCommand, TurnEvent};
 use neocode::runtime::config::{ApprovalPolicy, Overrides, Settings};
@@ -16,7 +17,6 @@ use neocode::session::{AppendMeta, NewMessage, NewSession, Role, StepStatus};
 use neocode::tui::app::{App, AppOptions, Overlay, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
 use neocode::tui::live::AgentInfo;
-use neocode::tui::theme::Theme;
 use neocode::tui::views;
 use neocode::tui::{Msg, TurnLink};
 use serde_json::json;
@@ -77,13 +77,8 @@ impl H {
         let link = TurnLink::with_agent(tx, agent);
         let root = loc.root().display().to_string();
         let (mut app, jobs) = App::new(AppOptions {
-            theme: Theme::new(false),
-            export_dir: ws.clone(),
-            workdir: root.clone(),
-            root: root.clone(),
-            size: (100, 34),
-            now_ms: NOW,
             resume: Some(s.id.clone()),
+            ..options(&root, &ws, (100, 34), NOW)
         });
         app.agent = AgentInfo {
             provider: Ok("test-model".into()),

@@ -5,14 +5,14 @@
 
 use std::path::PathBuf;
 
+use crate::support::tui::options;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use neocode::runtime::{Location, Sessions};
 use neocode::session::{
     AppendMeta, ListQuery, NewMessage, NewSession, Part, Role, StateUpdate, ToolCall,
 };
-use neocode::tui::app::{App, AppOptions, Overlay, PAGE, Screen, Tab, WINDOW, run_inline};
+use neocode::tui::app::{App, Overlay, PAGE, Screen, Tab, WINDOW, run_inline};
 use neocode::tui::effect::Effect;
-use neocode::tui::theme::Theme;
 use neocode::tui::worker::{self, Done};
 use neocode::tui::{demo, views};
 use ratatui::Terminal;
@@ -47,15 +47,7 @@ impl H {
         let rt = Sessions::open(&loc).unwrap();
         fill(&rt);
         let root = loc.root().display().to_string();
-        let (app, jobs) = App::new(AppOptions {
-            theme: Theme::new(false),
-            export_dir: export.clone(),
-            workdir: root.clone(),
-            root: root.clone(),
-            size: (w, h),
-            now_ms: NOW,
-            resume: None,
-        });
+        let (app, jobs) = App::new(options(&root, &export, (w, h), NOW));
         let mut h = H {
             app,
             rt,
