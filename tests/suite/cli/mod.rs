@@ -1,6 +1,6 @@
 //! The command line: listing, sessions, a real terminal, terminal safety.
 
-mod cli;
+mod cli_commands;
 mod cli_list_stream;
 mod cli_sessions;
 mod cli_tty;

@@ -1,9 +1,10 @@
-//! The store through the library and the real binary: commits, files, search, forks, concurrency, crash and hostile input.
+//! The store through the library and the real binary: commits, files, search, forks,
+//! concurrency, crash and hostile input.
 
 mod concurrency;
 mod crash;
 mod hostile;
-mod store;
+mod store_basics;
 mod store_commit;
 mod store_concurrency;
 mod store_files;

@@ -1,4 +1,4 @@
 //! The tools and the sandbox that runs commands.
 
 mod sandbox;
-mod tools;
+mod tool_calls;
