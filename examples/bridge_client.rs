@@ -22,7 +22,7 @@
 //! The binary is `--bin`, else `$NEOCODE_BIN`, else `neocode` on the PATH. Exit code: 0 when
 //! the turn completed, 1 on an error, 3 when a limit stopped it, 4 when it was cancelled.
 //!
-//! `tests/bridge.rs` drives this same code (included as a module) against the real binary.
+//! `tests/suite/bridge/bridge_process.rs` drives this same code (included as a module) against the real binary.
 
 #![allow(dead_code)]
 

@@ -10,9 +10,12 @@
 //! of the real agent against the scripted model server: tools offered, approval yes/no, image
 //! results stored as assets, a failed server reported.
 
-mod agent_support;
+mod support {
+    pub mod agent;
+    pub mod env;
+}
 
-use agent_support::{Env, drive};
+use support::agent::{Env, drive};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

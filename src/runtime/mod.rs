@@ -11,6 +11,7 @@ pub mod decide;
 pub mod import;
 pub mod mcp;
 pub mod provider;
+#[cfg(any(test, feature = "testkit"))]
 pub mod scripted;
 pub mod sessions;
 pub mod tools;
@@ -53,7 +54,7 @@ impl Location {
 
     /// A home (`<dir>/home`) and a workspace folder (`<dir>/ws`, created) under a scratch
     /// folder: the one way tests, benchmarks and the demo generator make a workspace.
-    #[doc(hidden)]
+    #[cfg(any(test, feature = "testkit"))]
     pub fn scratch(dir: &Path) -> Location {
         let home = dir.join("home");
         let ws = dir.join("ws");

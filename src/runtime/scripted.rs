@@ -1,5 +1,6 @@
 //! A real OpenAI-compatible streaming HTTP server on 127.0.0.1 with scripted replies, for tests
-//! of every branch and for `neocode demo`. Each request to `/v1/chat/completions` takes the next
+//! of every branch and for the screenshots (`examples/scripted_model.rs`). A test double: only
+//! built with the `testkit` feature (tests, benches and examples), never in the shipped binary. Each request to `/v1/chat/completions` takes the next
 //! [`Reply`] from the script; every request (method, path, headers, body) is recorded so a test
 //! can assert on what the model was sent, count requests, and check that no key leaks.
 //!

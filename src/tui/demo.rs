@@ -37,8 +37,8 @@ pub const FILES: &[(&str, &str)] = &[
         "07-cancelled.json",
         include_str!("../../assets/demo/07-cancelled.json"),
     ),
-    // A real plan run (tests/plan_run.rs `generate_plan_demo`): the plan session, then its
-    // step conversations, imported after it as its children.
+    // A real plan run (tests/suite/agent/plan_run.rs `generate_plan_demo`): the plan session,
+    // then its step conversations, imported after it as its children.
     (
         "08-plan-run.json",
         include_str!("../../assets/demo/08-plan-run.json"),

@@ -399,8 +399,8 @@ fn carry(app: &mut app::App, effects: Vec<Effect>, worker: &Worker, turns: &mut 
     }
 }
 
-/// Test hook (`tests/tui_panic.rs`): `NEOCODE_TEST_PANIC=loop|thread` panics after a frame
-/// is drawn, on the event loop or on another thread, to prove the terminal is restored.
+/// Test hook (`tests/suite/tui/tui_panic.rs`): `NEOCODE_TEST_PANIC=loop|thread` panics after a
+/// frame is drawn, on the event loop or on another thread, to prove the terminal is restored.
 fn test_panic_hook() {
     match std::env::var("NEOCODE_TEST_PANIC").as_deref() {
         Ok("loop") => panic!("test panic on the event loop"),

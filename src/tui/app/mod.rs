@@ -476,6 +476,7 @@ pub fn interrupted_note(calls: &[ToolCall]) -> String {
 /// Carries out `effects` on this thread, as the loop would, feeding every storage answer back
 /// into `app` until no work is left. For headless use: tests, benchmarks, scripted runs. Turn
 /// effects need an agent, which a headless run has not: they are returned, in order.
+#[cfg(any(test, feature = "testkit"))]
 pub fn run_inline(
     app: &mut App,
     sessions: &crate::runtime::Sessions,

@@ -26,7 +26,7 @@ use crate::tui::layout::MIN_SIZE;
 
 /// The frame `app` draws at its size, as text: one line per row, trailing blanks trimmed
 /// (what tests and benchmarks read as the screen).
-#[doc(hidden)]
+#[cfg(any(test, feature = "testkit"))]
 pub fn draw_to_text(app: &App) -> String {
     let (w, h) = app.size;
     let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h))

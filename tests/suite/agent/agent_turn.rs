@@ -1,0 +1,912 @@
+//! Agent turns end to end in the library: the real OpenAI provider against the scripted server
+//! on 127.0.0.1, real tools, the real store. Every turn is checked in the store afterwards.
+
+use crate::support::agent::{Env, drive};
+use crate::support::finish;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use neocode::runtime::agent::{
+    Agent, FinishReason, StartError, Target, TurnCommand, TurnEvent, TurnRequest,
+};
+use neocode::runtime::config::{Overrides, Settings};
+use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
+use neocode::session::{AppendMeta, NewMessage, Part, Role, RuntimeLimits, Status, ToolCall};
+
+const KEY: &str = "sk-agent-test-KEY-5f3a9c";
+
+fn run(agent: &Agent, target: Target, prompt: &str) -> (String, Vec<TurnEvent>) {
+    let h = agent
+        .start(
+            target,
+            TurnRequest {
+                prompt: Some(prompt.into()),
+                ..TurnRequest::default()
+            },
+        )
+        .unwrap();
+    let evs = drive(&h, |_| None);
+    (h.session_id.clone(), evs)
+}
+
+fn approve_all(always: bool) -> impl FnMut(&TurnEvent) -> Option<TurnCommand> {
+    move |e| match e {
+        TurnEvent::ApprovalNeeded { call, .. } => Some(TurnCommand::Approve {
+            call_id: call.id.clone(),
+            always,
+        }),
+        _ => None,
+    }
+}
+
+fn all_files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(all_files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn assert_key_nowhere(home: &Path) {
+    for f in all_files_under(home) {
+        let bytes = std::fs::read(&f).unwrap();
+        let hay = String::from_utf8_lossy(&bytes);
+        assert!(
+            !hay.contains(KEY),
+            "the API key leaked into {}",
+            f.display()
+        );
+        assert!(
+            !hay.contains("KEY-5f3a9c"),
+            "part of the key leaked into {}",
+            f.display()
+        );
+    }
+}
+
+#[test]
+fn text_turn_streams_and_is_persisted_with_usage_title_and_ledger() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![
+        Stream::new()
+            .role()
+            .reasoning("Greeting the user.", 2)
+            .text_deltas("Hello! How can I help?", 4)
+            .finish("stop")
+            .usage(42, 7)
+            .keep_alives_between()
+            .crlf()
+            .reply(),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, evs) = run(&agent, Target::New, "Say hello\nto me");
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    assert!(matches!(&evs[0], TurnEvent::Started { session_id } if *session_id == id));
+    let text: String = evs
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::TextDelta(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "Hello! How can I help?");
+    assert!(
+        evs.iter()
+            .any(|e| matches!(e, TurnEvent::ReasoningDelta(_)))
+    );
+
+    let s = env.sessions().load(&id).unwrap();
+    assert_eq!(s.header.title, "Say hello");
+    assert_eq!(s.header.status, Status::Completed);
+    assert_eq!(s.header.model, "test-model");
+    assert_eq!(s.messages.len(), 2);
+    assert_eq!(s.messages[0].role, Role::User);
+    assert_eq!(s.messages[0].text(), "Say hello\nto me");
+    let a = &s.messages[1];
+    assert_eq!(a.role, Role::Assistant);
+    assert_eq!(a.text(), "Hello! How can I help?");
+    assert!(matches!(&a.parts[0], Part::Reasoning { text } if text == "Greeting the user."));
+    assert_eq!((a.usage.input_tokens, a.usage.output_tokens), (42, 7));
+    assert_eq!(
+        (s.header.token_input_total, s.header.token_output_total),
+        (42, 7)
+    );
+    let ledger = s.header.ledger.unwrap();
+    assert_eq!(ledger.usage.turns, 1);
+    assert_eq!(ledger.usage.input_tokens, 42);
+    assert_eq!(ledger.termination.as_deref(), Some("completed"));
+    assert!(ledger.usage.wall_ms > 0, "time spent is counted");
+
+    let req = srv.requests()[0].json();
+    let msgs = req["messages"].as_array().unwrap();
+    assert_eq!(msgs[0]["role"], "system");
+    assert!(
+        msgs[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains(&env.ws.canonicalize().unwrap().display().to_string())
+    );
+    assert_eq!(msgs[1]["content"], "Say hello\nto me");
+    let tools: Vec<&str> = req["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        tools.contains(&"update_plan") && tools.contains(&"write_file"),
+        "{tools:?}"
+    );
+    assert_key_nowhere(&env.home);
+}
+
+#[test]
+fn approved_edit_runs_denied_edit_does_not_and_the_model_sees_both() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![
+        Stream::new()
+            .role()
+            .interleaved_calls(
+                &[
+                    (
+                        "c1",
+                        "write_file",
+                        r#"{"path":"yes.txt","content":"approved\n"}"#,
+                    ),
+                    (
+                        "c2",
+                        "write_file",
+                        r#"{"path":"no.txt","content":"denied\n"}"#,
+                    ),
+                ],
+                4,
+            )
+            .finish("tool_calls")
+            .usage(30, 10)
+            .no_done()
+            .reply(),
+        Reply::text("Wrote yes.txt; you declined no.txt."),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let h = agent
+        .start(
+            Target::New,
+            TurnRequest {
+                prompt: Some("write two files".into()),
+                ..TurnRequest::default()
+            },
+        )
+        .unwrap();
+    let mut asked = Vec::new();
+    let evs = drive(&h, |e| match e {
+        TurnEvent::ApprovalNeeded { call, .. } => {
+            asked.push(call.id.clone());
+            Some(if call.id == "c1" {
+                TurnCommand::Approve {
+                    call_id: "c1".into(),
+                    always: false,
+                }
+            } else {
+                TurnCommand::Deny {
+                    call_id: call.id.clone(),
+                    reason: Some("not that one".into()),
+                }
+            })
+        }
+        _ => None,
+    });
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    assert_eq!(asked, ["c1", "c2"]);
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("yes.txt")).unwrap(),
+        "approved\n"
+    );
+    assert!(!env.ws.join("no.txt").exists());
+
+    let s = env.sessions().load(&h.session_id).unwrap();
+    let roles: Vec<Role> = s.messages.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [
+            Role::User,
+            Role::Assistant,
+            Role::Tool,
+            Role::Tool,
+            Role::Assistant
+        ]
+    );
+    assert_eq!(s.messages[1].tool_calls.len(), 2);
+    assert_eq!(
+        s.messages[1].tool_calls[1].arguments,
+        r#"{"path":"no.txt","content":"denied\n"}"#
+    );
+    assert!(!s.messages[2].is_error);
+    assert!(s.messages[3].is_error);
+    assert!(s.messages[3].text().contains("not that one"));
+    let ledger = s.header.ledger.unwrap();
+    assert_eq!(ledger.usage.tool_calls, 1, "a denied call did not run");
+    assert_eq!(ledger.usage.turns, 2);
+    assert!(ledger.approved_tools.is_empty());
+
+    // The second model call carried both results, paired with their calls.
+    let second = srv.requests()[1].json();
+    let msgs = second["messages"].as_array().unwrap();
+    let tool_msgs: Vec<&serde_json::Value> = msgs.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(tool_msgs.len(), 2);
+    assert_eq!(tool_msgs[0]["tool_call_id"], "c1");
+    assert!(tool_msgs[1]["content"].as_str().unwrap().contains("denied"));
+}
+
+#[test]
+fn always_survives_a_restart() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("a1", "write_file", r#"{"path":"a.txt","content":"1"}"#)]),
+        Reply::text("done"),
+        Reply::tool_calls(&[("a2", "write_file", r#"{"path":"b.txt","content":"2"}"#)]),
+        Reply::text("done again"),
+    ])
+    .unwrap();
+    let id = {
+        let agent = env.agent(&srv);
+        let h = agent
+            .start(
+                Target::New,
+                TurnRequest {
+                    prompt: Some("one".into()),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        let evs = drive(&h, approve_all(true));
+        assert_eq!(finish(&evs), FinishReason::Completed);
+        h.session_id.clone()
+    };
+    let ledger = env.sessions().header(&id).unwrap().ledger.unwrap();
+    assert_eq!(ledger.approved_tools, ["write_file"]);
+    // A new agent and store, as after a restart: no question this time.
+    let agent = env.agent(&srv);
+    let (_, evs) = run(&agent, Target::Resume(id[..8].to_string()), "two");
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    assert!(
+        !evs.iter()
+            .any(|e| matches!(e, TurnEvent::ApprovalNeeded { .. }))
+    );
+    assert_eq!(std::fs::read_to_string(env.ws.join("b.txt")).unwrap(), "2");
+}
+
+#[test]
+fn update_plan_writes_the_plan_and_step_statuses() {
+    let env = Env::new(KEY, "");
+    let plan = r#"{"steps":[{"id":"a","title":"read","status":"completed"},{"id":"b","title":"fix","depends_on":["a"],"status":"running"}]}"#;
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("p1", "update_plan", plan)]),
+        Reply::text("planned"),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, evs) = run(&agent, Target::New, "plan it");
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    assert!(
+        !evs.iter()
+            .any(|e| matches!(e, TurnEvent::ApprovalNeeded { .. }))
+    );
+    let s = env.sessions().load(&id).unwrap();
+    let p = s.header.plan.unwrap();
+    assert_eq!(p.steps.len(), 2);
+    assert_eq!(p.steps[1].depends_on, ["a"]);
+    assert_eq!(s.plan_progress.status("a").as_str(), "completed");
+    assert_eq!(s.plan_progress.status("b").as_str(), "running");
+    // The next model call saw the plan progress in its system prompt.
+    let sys = srv.requests()[1].json()["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(sys.contains("[completed] a: read"), "{sys}");
+}
+
+#[test]
+fn budget_is_enforced_across_a_restart_and_only_a_flag_raises_it() {
+    let env = Env::new(KEY, "[limits]\nmax_turns = 1\n");
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)]),
+        Reply::text("after raise"),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, evs) = run(&agent, Target::New, "look around");
+    match finish(&evs) {
+        FinishReason::LimitReached(why) => assert!(why.contains("max_turns"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    let h = env.sessions().header(&id).unwrap();
+    assert_eq!(h.status, Status::Paused);
+    let l = h.ledger.unwrap();
+    assert!(l.termination.unwrap().contains("max_turns"));
+    assert_eq!(l.usage.tool_calls, 1);
+
+    // Restart: the stored ledger wins over a fresh one; no model call is made.
+    let agent = env.agent(&srv);
+    let h = agent
+        .start(Target::Resume(id.clone()), TurnRequest::default())
+        .unwrap();
+    let evs = drive(&h, |_| None);
+    assert!(matches!(finish(&evs), FinishReason::LimitReached(_)));
+    assert_eq!(srv.request_count(), 1);
+    h.join();
+
+    // The user raises the limit explicitly.
+    let h = agent
+        .start(
+            Target::Resume(id.clone()),
+            TurnRequest {
+                limits: RuntimeLimits {
+                    max_turns: Some(5),
+                    ..RuntimeLimits::default()
+                },
+                ..TurnRequest::default()
+            },
+        )
+        .unwrap();
+    let evs = drive(&h, |_| None);
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    let l = env.sessions().header(&id).unwrap().ledger.unwrap();
+    assert_eq!(l.usage.turns, 2);
+    assert_eq!(l.limits.max_turns, Some(5));
+}
+
+#[test]
+fn cancel_keeps_what_arrived_and_the_session_continues() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![
+        Stream::new()
+            .role()
+            .text_deltas("one two three four five six seven eight", 8)
+            .delays(Duration::ZERO, Duration::from_millis(200))
+            .reply(),
+        Reply::text("continued"),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let h = agent
+        .start(
+            Target::New,
+            TurnRequest {
+                prompt: Some("count".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let mut deltas = 0;
+    let evs = drive(&h, |e| {
+        if matches!(e, TurnEvent::TextDelta(_)) {
+            deltas += 1;
+            if deltas == 2 {
+                return Some(TurnCommand::Cancel);
+            }
+        }
+        None
+    });
+    assert_eq!(finish(&evs), FinishReason::Cancelled);
+    let s = env.sessions().load(&h.session_id).unwrap();
+    assert_eq!(s.header.status, Status::Cancelled);
+    let l = s.header.ledger.clone().unwrap();
+    assert!(l.cancelled_at_ms.is_some());
+    assert_eq!(s.messages.len(), 2);
+    let kept = s.messages[1].text();
+    assert!(!kept.is_empty() && "one two three four five six seven eight".starts_with(&kept));
+    assert_eq!(
+        s.messages[1].tool_metadata.as_ref().unwrap()["incomplete"],
+        true
+    );
+    h.join();
+
+    let (_, evs) = run(&agent, Target::Resume(s.header.id.clone()), "go on");
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    assert_eq!(
+        env.sessions().header(&s.header.id).unwrap().status,
+        Status::Completed
+    );
+}
+
+#[test]
+fn a_running_session_cannot_be_started_twice() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![
+        Stream::text("slow reply")
+            .delays(Duration::from_millis(800), Duration::ZERO)
+            .reply(),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let h = agent
+        .start(
+            Target::New,
+            TurnRequest {
+                prompt: Some("x".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let other = env.agent(&srv);
+    let Err(StartError { code, message }) =
+        other.start(Target::Resume(h.session_id.clone()), TurnRequest::default())
+    else {
+        panic!("second start succeeded");
+    };
+    assert_eq!(code, "busy");
+    assert!(
+        message.contains(&format!("running in pid {}", std::process::id())),
+        "{message}"
+    );
+    let evs = drive(&h, |_| None);
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    let sid = h.session_id.clone();
+    h.join();
+    // Released: the other agent may continue it now (nothing is unanswered, so no model call).
+    let h2 = other
+        .start(Target::Resume(sid), TurnRequest::default())
+        .unwrap();
+    assert_eq!(finish(&drive(&h2, |_| None)), FinishReason::Completed);
+    assert_eq!(srv.request_count(), 1);
+}
+
+#[test]
+fn dangling_calls_rerun_exactly_the_unanswered_ones() {
+    let env = Env::new(KEY, "");
+    std::fs::write(env.ws.join("notes.txt"), "hello notes\n").unwrap();
+    let srv = ScriptedServer::start(vec![Reply::text("all answered")]).unwrap();
+    let sessions = env.sessions();
+    let h = sessions.new_session(Default::default()).unwrap();
+    let calls = vec![
+        ToolCall {
+            id: "d1".into(),
+            name: "read_file".into(),
+            arguments: r#"{"path":"notes.txt"}"#.into(),
+        },
+        ToolCall {
+            id: "d2".into(),
+            name: "read_file".into(),
+            arguments: r#"{"path":"notes.txt"}"#.into(),
+        },
+        ToolCall {
+            id: "d3".into(),
+            name: "write_file".into(),
+            arguments: r#"{"path":"out.txt","content":"x"}"#.into(),
+        },
+    ];
+    sessions
+        .append(
+            &h.id,
+            &[
+                NewMessage::text(Role::User, "do three things"),
+                NewMessage {
+                    role: Some(Role::Assistant),
+                    tool_calls: calls,
+                    ..Default::default()
+                },
+                NewMessage::tool_result("d1", "hello notes", false),
+            ],
+            &AppendMeta::default(),
+        )
+        .unwrap();
+    let agent = env.agent(&srv);
+    let hd = agent
+        .start(Target::Resume(h.id.clone()), TurnRequest::default())
+        .unwrap();
+    let mut approvals = Vec::new();
+    let evs = drive(&hd, |e| match e {
+        TurnEvent::ApprovalNeeded { call, reason, .. } => {
+            approvals.push((call.id.clone(), reason.clone()));
+            Some(TurnCommand::Approve {
+                call_id: call.id.clone(),
+                always: false,
+            })
+        }
+        _ => None,
+    });
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    assert!(evs.iter().any(
+        |e| matches!(e, TurnEvent::Warning { code, .. } if code == "replaying_interrupted_calls")
+    ));
+    let ran: Vec<&str> = evs
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::ToolResult { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ran, ["d2", "d3"], "d1 was answered and never reruns");
+    assert_eq!(approvals.len(), 1, "only the write asks: {approvals:?}");
+    assert!(approvals[0].1.contains("may already have run"));
+    let s = env.sessions().load(&h.id).unwrap();
+    let answers: Vec<&str> = s
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    assert_eq!(answers, ["d1", "d2", "d3"]);
+    assert_eq!(srv.request_count(), 1);
+}
+
+#[test]
+fn compaction_replaces_the_transcript_and_a_failed_summary_changes_nothing() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![
+        Reply::text("first answer"),
+        Reply::text("second answer"),
+        Reply::error(500, "no summary today"),
+        Reply::error(500, "no summary today"),
+        Reply::error(500, "no summary today"),
+        Reply::error(500, "no summary today"),
+        Stream::text("SUMMARY: the user asked twice.")
+            .usage(100, 20)
+            .reply(),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, _) = run(&agent, Target::New, "first");
+    run(&agent, Target::Resume(id.clone()), "second");
+    let before = env.sessions().load(&id).unwrap();
+    assert_eq!(before.messages.len(), 4);
+
+    assert!(agent.compact(&id).is_err());
+    assert_eq!(
+        env.sessions().load(&id).unwrap(),
+        before,
+        "a failed summary changed nothing"
+    );
+
+    let c = agent.compact(&id).unwrap();
+    assert_eq!((c.before, c.after), (4, 3));
+    let s = env.sessions().load(&id).unwrap();
+    assert_eq!(s.messages[0].role, Role::System);
+    assert!(
+        s.messages[0]
+            .text()
+            .contains("SUMMARY: the user asked twice.")
+    );
+    assert_eq!(s.messages[1].text(), "second");
+    assert_eq!(s.messages[2].text(), "second answer");
+    assert_eq!(
+        s.header.task_state.unwrap()["summary"],
+        "SUMMARY: the user asked twice."
+    );
+    let l = s.header.ledger.unwrap();
+    assert_eq!(l.usage.input_tokens, 10 + 10 + 100, "lifetime usage stays");
+    // The header's totals are the lifetime usage too (compaction does not zero them).
+    assert_eq!(
+        (s.header.token_input_total, s.header.token_output_total),
+        (l.usage.input_tokens, l.usage.output_tokens)
+    );
+    // The summary request carried the whole conversation and no tools.
+    let req = srv.requests().last().unwrap().json();
+    assert!(req.get("tools").is_none());
+    assert!(req.to_string().contains("first answer"));
+}
+
+#[test]
+fn automatic_compaction_past_the_share_of_the_window() {
+    let env = Env::new(KEY, "context_window = 1000\ncompact_at = 0.5\n");
+    let srv = ScriptedServer::start(vec![
+        Stream::text("big answer").usage(900, 10).reply(),
+        Stream::text("short summary").usage(50, 5).reply(),
+        Reply::text("answer after compaction"),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, _) = run(&agent, Target::New, "first");
+    let (_, evs) = run(&agent, Target::Resume(id.clone()), "second");
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    assert!(
+        evs.iter()
+            .any(|e| matches!(e, TurnEvent::Warning { code, .. } if code == "compacting"))
+    );
+    let s = env.sessions().load(&id).unwrap();
+    assert_eq!(s.header.task_state.unwrap()["summary"], "short summary");
+    assert_eq!(s.messages.last().unwrap().text(), "answer after compaction");
+    let third = srv.requests()[2].json();
+    assert!(
+        third["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("short summary")
+    );
+    assert!(
+        !third.to_string().contains("big answer"),
+        "old turns were replaced"
+    );
+}
+
+#[test]
+fn provider_failures_fail_the_turn_with_an_actionable_message() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![
+        Reply::error(401, &format!("Incorrect API key provided: {KEY}")),
+        Stream::new()
+            .role()
+            .text_deltas("half of it", 4)
+            .cut_after(3)
+            .reply(),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, evs) = run(&agent, Target::New, "hi");
+    match finish(&evs) {
+        FinishReason::Failed { code, message } => {
+            assert_eq!(code, "auth");
+            assert!(
+                message.contains("NEOCODE_API_KEY") && !message.contains("KEY-5f3a9c"),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(env.sessions().header(&id).unwrap().status, Status::Failed);
+
+    let (id, evs) = run(&agent, Target::New, "again");
+    assert!(matches!(finish(&evs), FinishReason::Failed { code, .. } if code == "stream_cut"));
+    let s = env.sessions().load(&id).unwrap();
+    assert_eq!(s.messages.len(), 2);
+    assert!(s.messages[1].is_error);
+    assert!(!s.messages[1].text().is_empty());
+    assert_key_nowhere(&env.home);
+}
+
+#[test]
+fn nothing_configured_says_what_to_set() {
+    let env = Env::new(KEY, "");
+    let settings = Settings::load_with(&env.home, &Overrides::default(), &|_| None).unwrap();
+    let agent = Agent::new(env.sessions(), settings);
+    let Err(e) = agent.start(
+        Target::New,
+        TurnRequest {
+            prompt: Some("x".into()),
+            ..Default::default()
+        },
+    ) else {
+        panic!("started without a provider");
+    };
+    assert_eq!(e.code, "config");
+    assert!(e.message.contains("NEOCODE_BASE_URL"), "{}", e.message);
+    assert_eq!(env.sessions().count().unwrap(), 0, "nothing was written");
+}
+
+#[test]
+fn images_from_assets_are_sent_as_data_urls() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![Reply::text("a red pixel")]).unwrap();
+    let sessions = env.sessions();
+    let h = sessions.new_session(Default::default()).unwrap();
+    let png = b"\x89PNG\r\n\x1a\nfakepixel";
+    let asset = sessions.save_asset(&h.id, "image/png", png).unwrap();
+    sessions
+        .append(
+            &h.id,
+            &[NewMessage {
+                role: Some(Role::User),
+                parts: vec![
+                    Part::text("what is this?"),
+                    Part::Image {
+                        asset_id: asset.id.clone(),
+                        mime_type: Some("image/png".into()),
+                    },
+                ],
+                ..Default::default()
+            }],
+            &AppendMeta::default(),
+        )
+        .unwrap();
+    let agent = env.agent(&srv);
+    // No prompt: the stored user message has no answer yet, so the turn answers it.
+    let hd = agent
+        .start(Target::Resume(h.id.clone()), TurnRequest::default())
+        .unwrap();
+    assert_eq!(finish(&drive(&hd, |_| None)), FinishReason::Completed);
+    let req = srv.requests()[0].json();
+    let content = &req["messages"][1]["content"];
+    assert_eq!(content[0]["text"], "what is this?");
+    use base64::Engine;
+    let expect = format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(png)
+    );
+    assert_eq!(content[1]["image_url"]["url"], expect.as_str());
+}
+
+#[test]
+fn calls_stopped_by_a_budget_or_cancel_are_answered_not_run() {
+    let env = Env::new(KEY, "[limits]\nmax_tool_calls = 1\n");
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("b1", "list_dir", r#"{"path":"."}"#),
+            ("b2", "list_dir", r#"{"path":"."}"#),
+            ("b3", "write_file", r#"{"path":"x.txt","content":"x"}"#),
+        ]),
+        Reply::text("carrying on"),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, evs) = run(&agent, Target::New, "three calls");
+    assert!(matches!(finish(&evs), FinishReason::LimitReached(w) if w.contains("max_tool_calls")));
+    let sessions = env.sessions();
+    assert!(sessions.interrupted_tool_calls(&id).unwrap().is_empty());
+    let s = sessions.load(&id).unwrap();
+    let results: Vec<(String, bool, String)> = s
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| (m.tool_call_id.clone().unwrap(), m.is_error, m.text()))
+        .collect();
+    assert_eq!(results.len(), 3);
+    assert!(!results[0].1);
+    assert!(
+        results[1].2.starts_with("Not run: a budget was reached"),
+        "{results:?}"
+    );
+    assert!(results[2].1);
+    assert_eq!(s.header.ledger.unwrap().usage.tool_calls, 1);
+
+    // Raising the limit continues with the model, which sees all three answers.
+    let h = agent
+        .start(
+            Target::Resume(id.clone()),
+            TurnRequest {
+                limits: RuntimeLimits {
+                    max_tool_calls: Some(10),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(finish(&drive(&h, |_| None)), FinishReason::Completed);
+    let msgs = srv.requests()[1].json()["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(msgs.iter().filter(|m| m["role"] == "tool").count(), 3);
+}
+
+#[test]
+fn approve_network_opens_the_sandboxed_network_for_that_session_across_a_restart() {
+    use neocode::runtime::tools::{SandboxSettings, sandbox};
+    let status = sandbox::status(&SandboxSettings::default());
+    if !status.is_enforced() {
+        eprintln!(
+            "NOTE: {}: the network grant is not testable here",
+            status.describe()
+        );
+        return;
+    }
+    let env = Env::new(KEY, "[approval]\npolicy = \"never-ask\"\n");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let args = serde_json::json!({
+        "command": format!("bash -c 'echo hello > /dev/tcp/127.0.0.1/{port}'")
+    })
+    .to_string();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("n1", "run_command", &args)]),
+        Reply::text("blocked"),
+        Reply::tool_calls(&[("n2", "run_command", &args)]),
+        Reply::text("connected"),
+    ])
+    .unwrap();
+    let result_of = |evs: &[TurnEvent]| {
+        evs.iter()
+            .find_map(|e| match e {
+                TurnEvent::ToolResult { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let agent = env.agent(&srv);
+    let (id, evs) = run(&agent, Target::New, "reach the service");
+    let denied = result_of(&evs);
+    assert!(denied.contains("Permission denied"), "{denied}");
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_err(), "connected without the grant");
+
+    // The user allows the network for this session; it is stored with the session.
+    assert_eq!(agent.allow_network(&id[..8]).unwrap(), id);
+    assert_eq!(agent.allow_network(&id).unwrap(), id, "idempotent");
+    let ledger = env.sessions().header(&id).unwrap().ledger.unwrap();
+    let grants: Vec<_> = ledger
+        .approved_tools
+        .iter()
+        .filter(|t| t.as_str() == "sandbox:network")
+        .collect();
+    assert_eq!(grants.len(), 1);
+
+    // A new agent, as after a restart: the same command connects.
+    let agent = env.agent(&srv);
+    let (_, evs) = run(&agent, Target::Resume(id.clone()), "try again");
+    let ok = result_of(&evs);
+    assert!(!ok.contains("Permission denied"), "{ok}");
+    listener.set_nonblocking(false).unwrap();
+    let (_conn, _) = listener.accept().unwrap();
+}
+
+/// `neocode show` of a session, as text.
+fn show(env: &Env, id: &str) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+        .env("NEOCODE_HOME", &env.home)
+        .arg("--workdir")
+        .arg(&env.ws)
+        .args(["show", id])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn one_definition_of_tokens_through_compaction_fork_and_show() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![
+        Stream::text("first answer").usage(1000, 100).reply(),
+        Stream::text("second answer").usage(2000, 200).reply(),
+        Stream::text("the summary").usage(2500, 50).reply(),
+        Stream::text("after compaction").usage(400, 40).reply(),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, _) = run(&agent, Target::New, "one");
+    run(&agent, Target::Resume(id.clone()), "two");
+    let rt = env.sessions();
+    let lifetime = |id: &str| {
+        let h = rt.header(id).unwrap();
+        let l = h.ledger.clone().unwrap_or_default();
+        // The header's totals (the list's column) are the ledger's: one figure.
+        assert_eq!(
+            (h.token_input_total, h.token_output_total),
+            (l.usage.input_tokens, l.usage.output_tokens),
+            "{id}"
+        );
+        (h.token_input_total, h.token_output_total)
+    };
+    assert_eq!(lifetime(&id), (3000, 300));
+    let s = show(&env, &id);
+    assert!(s.contains("3000 in / 300 out (lifetime)"), "{s}");
+    assert!(
+        s.contains("2200 tokens (what the next request carries)"),
+        "{s}"
+    );
+
+    // Compaction spends a call and keeps the lifetime; the context shrinks to an estimate.
+    agent.compact(&id).unwrap();
+    assert_eq!(lifetime(&id), (5500, 350));
+    let list = rt
+        .list(&neocode::session::ListQuery::default())
+        .unwrap()
+        .items;
+    assert_eq!(list[0].token_input_total, 5500, "the list does not show 0");
+    let s = show(&env, &id);
+    assert!(s.contains("5500 in / 350 out (lifetime)"), "{s}");
+    assert!(s.contains("context    ~"), "{s}");
+    run(&agent, Target::Resume(id.clone()), "three");
+    assert_eq!(lifetime(&id), (5900, 390));
+    assert!(show(&env, &id).contains("440 tokens (what the next request carries)"));
+
+    // A fork starts its own lifetime at 0; the parent keeps its own.
+    let fork = rt.fork(&id, None).unwrap();
+    assert_eq!(lifetime(&fork.id), (0, 0));
+    assert_eq!(rt.header(&fork.id).unwrap().ledger.unwrap().usage.turns, 0);
+    assert_eq!(lifetime(&id), (5900, 390));
+    let s = show(&env, &fork.id);
+    assert!(s.contains("0 in / 0 out (lifetime)"), "{s}");
+    // Its context is the parent's transcript it carries.
+    assert!(
+        s.contains("440 tokens (what the next request carries)"),
+        "{s}"
+    );
+}

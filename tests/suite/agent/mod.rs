@@ -1,0 +1,8 @@
+//! The agent: providers, turns, `neocode run`, plans, project context.
+
+mod agent_provider;
+mod agent_run;
+mod agent_tty;
+mod agent_turn;
+mod plan_run;
+mod project_context;

@@ -1,0 +1,396 @@
+//! Project instructions and skills end to end: the real agent against the scripted model
+//! server on 127.0.0.1, the real store, and `neocode show` in a separate process. What the
+//! model server receives is the proof that instructions and skills reached the model.
+
+use crate::support::agent::{Env, drive};
+use crate::support::finish;
+
+use neocode::runtime::agent::{Agent, FinishReason, Target, TurnEvent, TurnRequest};
+use neocode::runtime::scripted::{Reply, ScriptedServer};
+use serde_json::Value;
+
+impl Env {
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.ws.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    fn show_json(&self, id: &str) -> Value {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .args(["show", id, "--json"])
+            .env("NEOCODE_HOME", &self.home)
+            .current_dir(&self.ws)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    fn show_text(&self, id: &str) -> String {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .args(["show", id])
+            .env("NEOCODE_HOME", &self.home)
+            .current_dir(&self.ws)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+fn turn(agent: &Agent, target: Target, prompt: &str) -> (String, Vec<TurnEvent>) {
+    let h = agent
+        .start(
+            target,
+            TurnRequest {
+                prompt: Some(prompt.into()),
+                ..TurnRequest::default()
+            },
+        )
+        .unwrap();
+    let events = drive(&h, |_| None);
+    let id = h.session_id.clone();
+    h.join();
+    assert_eq!(finish(&events), FinishReason::Completed, "{events:?}");
+    (id, events)
+}
+
+/// The system prompt of the `n`th request the model server received.
+fn system(srv: &ScriptedServer, n: usize) -> String {
+    srv.requests()[n].json()["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn instruction_files_reach_the_model_and_show_names_them() {
+    let env = Env::new("sk-test", "");
+    std::fs::write(env.home.join("AGENTS.md"), "PERSONAL: answer in English.").unwrap();
+    env.write("AGENTS.md", "ROOT: run cargo fmt before committing.");
+    env.write("CLAUDE.md", "IGNORED: AGENTS.md wins in this folder.");
+    env.write("crates/core/CLAUDE.md", "CORE: no unwrap in library code.");
+    env.write("crates/core/lib.rs", "pub fn f() {}\n");
+    env.write("docs/AGENTS.md", "DOCS: never read.");
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("c1", "read_file", r#"{"path":"crates/core/lib.rs"}"#)]),
+        Reply::text("read it"),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, _) = turn(&agent, Target::New, "look at the core crate");
+
+    let first = system(&srv, 0);
+    assert!(first.contains("PERSONAL: answer in English."), "{first}");
+    assert!(first.contains("ROOT: run cargo fmt"), "{first}");
+    assert!(!first.contains("IGNORED"), "{first}");
+    assert!(
+        !first.contains("CORE:"),
+        "not yet worked in crates/core: {first}"
+    );
+    assert!(first.find("PERSONAL").unwrap() < first.find("ROOT").unwrap());
+    // After read_file touched crates/core, its folder's instructions join.
+    let second = system(&srv, 1);
+    assert!(
+        second.contains("CORE: no unwrap in library code."),
+        "{second}"
+    );
+    assert!(second.contains("crates/core/CLAUDE.md"), "{second}");
+    assert!(!second.contains("DOCS:"), "{second}");
+
+    let show = env.show_json(&id);
+    let files = strings(&show["context"]["instructions"]);
+    assert_eq!(files.len(), 3, "{files:?}");
+    assert!(
+        files[0].ends_with("AGENTS.md (personal, 28 B)"),
+        "{files:?}"
+    );
+    assert_eq!(files[1], "AGENTS.md (project, 38 B)");
+    assert_eq!(files[2], "crates/core/CLAUDE.md (project, 32 B)");
+    let text = env.show_text(&id);
+    assert!(text.contains("instructions"), "{text}");
+    assert!(
+        text.contains("crates/core/CLAUDE.md (project, 32 B)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn oversized_instructions_are_cut_with_a_note() {
+    let env = Env::new("sk-test", "");
+    let big = format!("BEGIN {} END", "x".repeat(40 * 1024));
+    env.write("AGENTS.md", &big);
+    let srv = ScriptedServer::start(vec![Reply::text("ok")]).unwrap();
+    let agent = env.agent(&srv);
+    let (id, _) = turn(&agent, Target::New, "hi");
+    let sys = system(&srv, 0);
+    assert!(sys.contains("BEGIN xxx"), "kept head");
+    assert!(!sys.contains(" END"), "cut tail");
+    assert!(
+        sys.contains("[AGENTS.md was cut here: 32768 of 40970 bytes kept"),
+        "the model is told"
+    );
+    let files = strings(&env.show_json(&id)["context"]["instructions"]);
+    assert_eq!(
+        files,
+        vec!["AGENTS.md (project, 40.0 KiB, cut to 32.0 KiB)"]
+    );
+}
+
+fn deploy_skill(env: &Env) {
+    env.write(
+        ".neocode/skills/deploy/SKILL.md",
+        "---\nname: deploy\ndescription: >-\n  Deploy the service\n  to staging.\n---\n# Deploy\nRun `make deploy-staging`, then check /health.\n",
+    );
+    env.write(".neocode/skills/deploy/check.sh", "curl /health\n");
+}
+
+#[test]
+fn a_skill_activated_by_the_model_survives_resume_and_fork() {
+    let env = Env::new("sk-test", "");
+    deploy_skill(&env);
+    std::fs::create_dir_all(env.home.join("skills/review")).unwrap();
+    std::fs::write(
+        env.home.join("skills/review/SKILL.md"),
+        "---\nname: review\ndescription: Review a diff\n---\nLook for bugs.",
+    )
+    .unwrap();
+    let srv = ScriptedServer::start(vec![
+        Reply::text("hello"),
+        Reply::tool_calls(&[("c1", "skill", r#"{"name":"deploy"}"#)]),
+        Reply::text("deploying"),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, _) = turn(&agent, Target::New, "hi");
+    let (_, _) = turn(&agent, Target::Resume(id.clone()), "deploy it");
+
+    let req0 = srv.requests()[0].json();
+    let sys0 = system(&srv, 0);
+    assert!(
+        sys0.contains("- deploy: Deploy the service to staging."),
+        "{sys0}"
+    );
+    assert!(sys0.contains("- review: Review a diff"), "{sys0}");
+    assert!(
+        !sys0.contains("make deploy-staging"),
+        "bodies wait for activation"
+    );
+    let tools: Vec<&str> = req0["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"skill"), "{tools:?}");
+    // The activation loaded the body through the tool result.
+    let req2 = srv.requests()[2].json();
+    let tool_msg = req2["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    let body = tool_msg["content"].as_str().unwrap();
+    assert!(body.contains("Run `make deploy-staging`"), "{body}");
+    assert!(body.contains("- check.sh"), "{body}");
+    let header = env.sessions().header(&id).unwrap();
+    let active = header.skills.unwrap();
+    assert_eq!(active[0]["name"], "deploy");
+    assert_eq!(active[0]["source"], "workspace");
+
+    // Another process sees it.
+    let show = env.show_json(&id);
+    assert_eq!(strings(&show["context"]["active_skills"]), vec!["deploy"]);
+    assert!(
+        strings(&show["context"]["skills"]).contains(&"deploy (workspace, active)".to_string())
+    );
+
+    // A new agent over a new store handle resumes with the skill active.
+    let srv2 =
+        ScriptedServer::start(vec![Reply::text("still here"), Reply::text("forked")]).unwrap();
+    let agent2 = env.agent(&srv2);
+    turn(&agent2, Target::Resume(id.clone()), "status?");
+    let sys = system(&srv2, 0);
+    assert!(sys.contains("- deploy (active): Deploy"), "{sys}");
+    assert!(
+        !sys.contains("This skill is active in this session"),
+        "the transcript carries the body already: {sys}"
+    );
+
+    // A fork from before the activation keeps the skill; its body comes in the system prompt.
+    let fork = env.sessions().fork(&id, Some(2)).unwrap();
+    assert_eq!(fork.skills.as_ref().unwrap()[0]["name"], "deploy");
+    turn(&agent2, Target::Resume(fork.id.clone()), "and now?");
+    let sys = system(&srv2, 1);
+    assert!(
+        sys.contains("This skill is active in this session"),
+        "{sys}"
+    );
+    assert!(sys.contains("Run `make deploy-staging`"), "{sys}");
+}
+
+#[test]
+fn the_user_activates_a_skill_and_unknown_ones_are_refused() {
+    let env = Env::new("sk-test", "");
+    deploy_skill(&env);
+    let srv = ScriptedServer::start(vec![Reply::text("one"), Reply::text("two")]).unwrap();
+    let agent = env.agent(&srv);
+    let (id, _) = turn(&agent, Target::New, "hi");
+    assert!(
+        agent.activate_skill(&id, "deploy").unwrap(),
+        "newly activated"
+    );
+    assert!(
+        !agent.activate_skill(&id, "deploy").unwrap(),
+        "once is enough"
+    );
+    let err = agent.activate_skill(&id, "nope").unwrap_err();
+    assert!(err.message.contains("available: deploy"), "{}", err.message);
+    turn(&agent, Target::Resume(id), "go");
+    let sys = system(&srv, 1);
+    assert!(sys.contains("Run `make deploy-staging`"), "{sys}");
+}
+
+#[test]
+fn a_malformed_skill_is_reported_once_and_skipped() {
+    let env = Env::new("sk-test", "");
+    deploy_skill(&env);
+    env.write(
+        ".neocode/skills/broken/SKILL.md",
+        "---\nname: Broken Name\n---\n",
+    );
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("c1", "skill", r#"{"name":"broken"}"#)]),
+        Reply::text("one"),
+        Reply::text("two"),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, events) = turn(&agent, Target::New, "hi");
+    let warnings = |ev: &[TurnEvent]| -> Vec<String> {
+        ev.iter()
+            .filter_map(|e| match e {
+                TurnEvent::Warning { code, message } if code == "skill_skipped" => {
+                    Some(message.clone())
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let w = warnings(&events);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("broken/SKILL.md") && w[0].contains("no `description`"),
+        "{w:?}"
+    );
+    let result = events.iter().find_map(|e| match e {
+        TurnEvent::ToolResult { text, is_error, .. } => Some((text.clone(), *is_error)),
+        _ => None,
+    });
+    let (text, is_error) = result.unwrap();
+    assert!(
+        is_error && text.contains("no skill named `broken`"),
+        "{text}"
+    );
+    let (_, events) = turn(&agent, Target::Resume(id.clone()), "again");
+    assert!(warnings(&events).is_empty());
+    assert!(!system(&srv, 2).contains("Broken"));
+    let show = env.show_json(&id);
+    let skipped = strings(&show["context"]["problems"]);
+    assert!(skipped[0].contains("broken/SKILL.md"), "{skipped:?}");
+}
+
+#[test]
+fn a_skill_activated_by_another_process_is_active_when_the_session_resumes() {
+    let env = Env::new("sk-test", "");
+    deploy_skill(&env);
+    let srv = ScriptedServer::start(vec![Reply::text("one"), Reply::text("two")]).unwrap();
+    let (id, _) = turn(&env.agent(&srv), Target::New, "hi");
+    let neocode = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .args(args)
+            .env("NEOCODE_HOME", &env.home)
+            .current_dir(&env.ws)
+            .output()
+            .unwrap()
+    };
+    let out = neocode(&["skill", "activate", &id[..8], "deploy"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("skill deploy is active in session"));
+    let out = neocode(&["skill", "activate", &id, "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no skill named `nope`; available: deploy")
+    );
+    let out = neocode(&["skill", "list", "--session", "last"]);
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        listed.contains("deploy  workspace  active  Deploy the service to staging."),
+        "{listed}"
+    );
+
+    // This process resumes it with a fresh agent: the body is in the system prompt.
+    turn(&env.agent(&srv), Target::Resume(id), "deploy now");
+    let sys = system(&srv, 1);
+    assert!(sys.contains("- deploy (active)"), "{sys}");
+    assert!(sys.contains("Run `make deploy-staging`"), "{sys}");
+}
+
+#[test]
+fn neocode_run_in_two_processes_keeps_the_active_skill() {
+    let env = Env::new("sk-test", "");
+    deploy_skill(&env);
+    env.write("AGENTS.md", "ROOT RULE for run.");
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("c1", "skill", r#"{"name":"deploy"}"#)]),
+        Reply::text("activated"),
+        Reply::text("still active"),
+    ])
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .arg("run")
+            .args(args)
+            .env("NEOCODE_HOME", &env.home)
+            .env("NEOCODE_BASE_URL", srv.base_url())
+            .env("NEOCODE_MODEL", "test-model")
+            .env("NEOCODE_API_KEY", "sk-test")
+            .current_dir(&env.ws)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(run(&["use the deploy skill"]).contains("activated"));
+    assert!(run(&["--continue", "status?"]).contains("still active"));
+    let first = system(&srv, 0);
+    assert!(first.contains("ROOT RULE for run."), "{first}");
+    assert!(first.contains("- deploy: Deploy"), "{first}");
+    // The second process never saw the activation happen, only the stored session.
+    let later = system(&srv, 2);
+    assert!(later.contains("- deploy (active): Deploy"), "{later}");
+}

@@ -1,0 +1,1099 @@
+//! End-to-end tests of `neocode bridge`: the real binary, spawned once per turn as the seed's
+//! provider does, against a scripted OpenAI-compatible server on 127.0.0.1, driven by the
+//! reference client (`examples/bridge_client.rs`, included here as a module) or by raw lines.
+
+#[path = "../../../examples/bridge_client.rs"]
+mod client;
+
+use crate::support::pty;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use client::{Client, Outcome};
+use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
+use neocode::runtime::{Location, Sessions};
+use neocode::session::{Role, Status, WorkspacePaths, conversation_key};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+const BIN: &str = env!("CARGO_BIN_EXE_neocode");
+
+/// A temp home, a workspace folder and a scripted model.
+struct Env {
+    home: TempDir,
+    work: TempDir,
+    server: ScriptedServer,
+}
+
+impl Env {
+    fn new(replies: Vec<Reply>) -> Env {
+        Env {
+            home: tempfile::tempdir().unwrap(),
+            work: tempfile::tempdir().unwrap(),
+            server: ScriptedServer::start(replies).unwrap(),
+        }
+    }
+
+    fn vars(&self) -> Vec<(String, String)> {
+        vec![
+            (
+                "NEOCODE_HOME".into(),
+                self.home.path().display().to_string(),
+            ),
+            ("NEOCODE_BASE_URL".into(), self.server.base_url()),
+            ("NEOCODE_MODEL".into(), "scripted-model".into()),
+            ("NEOCODE_API_KEY".into(), "sk-test-bridge".into()),
+            ("OPENAI_API_KEY".into(), String::new()),
+            ("NO_COLOR".into(), "1".into()),
+        ]
+    }
+
+    fn client(&self) -> Client {
+        Client {
+            bin: PathBuf::from(BIN),
+            cwd: self.work.path().to_path_buf(),
+            env: self.vars(),
+            approve: false,
+        }
+    }
+
+    fn sessions(&self) -> Sessions {
+        Sessions::open(&Location {
+            home: self.home.path().to_path_buf(),
+            paths: WorkspacePaths::resolve(self.home.path(), self.work.path()).unwrap(),
+        })
+        .unwrap()
+    }
+
+    fn texts(&self, id: &str) -> Vec<(Role, String)> {
+        self.sessions()
+            .load(id)
+            .unwrap()
+            .messages
+            .iter()
+            .map(|m| (m.role, m.text()))
+            .collect()
+    }
+
+    /// A bridge process to talk to line by line.
+    fn spawn(&self) -> Bridge {
+        let mut child = Command::new(BIN)
+            .arg("bridge")
+            .envs(self.vars())
+            .current_dir(self.work.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not a JSON line ({e}): {line:?}"));
+                if tx.send(v).is_err() {
+                    return;
+                }
+            }
+        });
+        Bridge {
+            stdin: child.stdin.take(),
+            child,
+            events: rx,
+        }
+    }
+
+    /// One process: these lines, then EOF; every event until the process ends.
+    fn raw(&self, lines: &[String]) -> Vec<Value> {
+        let mut b = self.spawn();
+        for l in lines {
+            b.send(l);
+        }
+        b.close()
+    }
+
+    /// `neocode --list --json` of the workspace.
+    fn list(&self) -> Vec<Value> {
+        let out = Command::new(BIN)
+            .args(["--list", "--json", "--workdir"])
+            .arg(self.work.path())
+            .envs(self.vars())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+struct Bridge {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    events: Receiver<Value>,
+}
+
+impl Bridge {
+    fn send(&mut self, line: &str) {
+        let w = self.stdin.as_mut().unwrap();
+        writeln!(w, "{line}").unwrap();
+        w.flush().unwrap();
+    }
+
+    fn next(&self) -> Value {
+        self.events
+            .recv_timeout(Duration::from_secs(30))
+            .expect("an event within 30 s")
+    }
+
+    fn until(&self, ty: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        loop {
+            let v = self.next();
+            let done = v["type"] == ty;
+            out.push(v);
+            if done {
+                return out;
+            }
+        }
+    }
+
+    fn close(mut self) -> Vec<Value> {
+        self.stdin.take();
+        let status = self.child.wait().unwrap();
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut e, &mut err);
+        }
+        assert!(status.success(), "bridge exited with {status}: {err}");
+        self.events.iter().collect()
+    }
+}
+
+/// The event types in order, a run of `text_delta`s counted once (the model streams text
+/// in as many pieces as it likes).
+fn types(events: &[Value]) -> Vec<&str> {
+    let mut out: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    out.dedup_by(|a, b| *a == "text_delta" && *b == "text_delta");
+    out
+}
+
+fn find<'a>(events: &'a [Value], ty: &str) -> &'a Value {
+    events
+        .iter()
+        .find(|e| e["type"] == ty)
+        .unwrap_or_else(|| panic!("no {ty} in {events:#?}"))
+}
+
+/// The text of the `text_delta`s among `events`.
+fn deltas_text(events: &[Value]) -> String {
+    events
+        .iter()
+        .filter(|e| e["type"] == "text_delta")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect()
+}
+
+fn session_of(o: &Outcome) -> String {
+    o.event("session_init")
+        .unwrap_or_else(|| panic!("no session_init in {:#?}", o.events))["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn user(t: &str) -> Value {
+    json!({"role": "user", "content": t})
+}
+
+fn assistant(t: &str) -> Value {
+    json!({"role": "assistant", "content": t})
+}
+
+fn chat(v: Value) -> String {
+    let mut v = v;
+    v["type"] = json!("chat");
+    v.to_string()
+}
+
+/// The user texts the model was sent in request `i`.
+fn sent_user_texts(server: &ScriptedServer, i: usize) -> Vec<String> {
+    server.requests()[i].json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn three_turns_continue_one_session_across_three_processes() {
+    let env = Env::new(vec![
+        Reply::text("Hello! What shall we build?"),
+        Reply::text("A parser, then."),
+        Reply::text("Done."),
+    ]);
+    let c = env.client();
+    let t1 = c.turn("let's build something", false).unwrap();
+    assert_eq!(
+        types(&t1.events),
+        [
+            "protocol_ack",
+            "session_init",
+            "text_delta",
+            "message_stored",
+            "finish"
+        ],
+        "{:#?}",
+        t1.events
+    );
+    assert_eq!(t1.text, "Hello! What shall we build?");
+    assert!(t1.request.get("session_id").is_none());
+    assert!(t1.request.get("conversation_key").is_none());
+    let id = session_of(&t1);
+    assert_eq!(c.load_session_id().as_deref(), Some(id.as_str()));
+
+    let t2 = c.turn("a parser", false).unwrap();
+    assert_eq!(t2.request["session_id"], id.as_str());
+    assert_eq!(
+        t2.request["conversation_key"],
+        conversation_key("let's build something").as_str()
+    );
+    let t3 = c.turn("thanks", false).unwrap();
+    for t in [&t2, &t3] {
+        let init = t.event("session_init").unwrap();
+        assert_eq!(init["session_id"], id.as_str());
+        assert_eq!(init["recovered"], false);
+        assert!(t.event("warning").is_none(), "{:#?}", t.events);
+        assert_eq!(t.finish.as_deref(), Some("completed"));
+    }
+    assert_eq!(t3.text, "Done.");
+
+    // One session, each message once, in the store and in what the model saw.
+    assert_eq!(
+        env.texts(&id),
+        [
+            (Role::User, "let's build something".into()),
+            (Role::Assistant, "Hello! What shall we build?".into()),
+            (Role::User, "a parser".into()),
+            (Role::Assistant, "A parser, then.".into()),
+            (Role::User, "thanks".into()),
+            (Role::Assistant, "Done.".into()),
+        ]
+    );
+    assert_eq!(
+        sent_user_texts(&env.server, 2),
+        ["let's build something", "a parser", "thanks"]
+    );
+    let list = env.list();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["id"], id.as_str());
+    assert_eq!(list[0]["message_count"], 6);
+    assert_eq!(list[0]["status"], "completed");
+}
+
+#[test]
+fn a_lost_id_file_recovers_the_same_session_by_key() {
+    let env = Env::new(vec![
+        Reply::text("one"),
+        Reply::text("two"),
+        Reply::text("three"),
+    ]);
+    let c = env.client();
+    let id = session_of(&c.turn("remember the milk", false).unwrap());
+    c.turn("and eggs", false).unwrap();
+    std::fs::remove_file(c.id_file()).unwrap();
+
+    let t3 = c.turn("what did I say?", false).unwrap();
+    assert!(t3.request.get("session_id").is_none());
+    assert_eq!(
+        types(&t3.events),
+        [
+            "protocol_ack",
+            "session_init",
+            "text_delta",
+            "message_stored",
+            "finish"
+        ]
+    );
+    let init = t3.event("session_init").unwrap();
+    assert_eq!(init["session_id"], id.as_str());
+    assert_eq!(init["recovered"], true);
+    assert_eq!(init["recovery_reason"], "session_id_missing");
+    // The client wrote the recovered id down again.
+    assert_eq!(c.load_session_id().as_deref(), Some(id.as_str()));
+    assert_eq!(env.sessions().count().unwrap(), 1);
+    assert_eq!(env.texts(&id).len(), 6);
+}
+
+#[test]
+fn after_new_session_the_same_first_message_starts_fresh_and_recovery_picks_the_latest() {
+    let env = Env::new(
+        (0..6)
+            .map(|i| Reply::text(&format!("answer {i}")))
+            .collect(),
+    );
+    let c = env.client();
+    let first = session_of(&c.turn("hello", false).unwrap());
+    c.turn("more", false).unwrap();
+
+    // The editor's /new with the same first words.
+    let fresh = c.turn("hello", true).unwrap();
+    assert_eq!(fresh.request["new_session"], true);
+    let second = session_of(&fresh);
+    assert_ne!(second, first);
+    assert_eq!(fresh.event("session_init").unwrap()["recovered"], false);
+    c.turn("more again", false).unwrap();
+
+    std::fs::remove_file(c.id_file()).unwrap();
+    let t = c.turn("where were we?", false).unwrap();
+    let init = t.event("session_init").unwrap();
+    assert_eq!(init["session_id"], second.as_str());
+    assert_eq!(init["recovery_reason"], "session_id_missing");
+    assert_eq!(env.texts(&first).len(), 4);
+    assert_eq!(env.texts(&second).len(), 6);
+}
+
+#[test]
+fn every_branch_of_the_decision_chain_with_its_events() {
+    let env = Env::new((0..8).map(|i| Reply::text(&format!("reply {i}"))).collect());
+    let turn = [
+        "protocol_ack",
+        "session_init",
+        "text_delta",
+        "message_stored",
+        "finish",
+    ];
+    let warned = [
+        "protocol_ack",
+        "session_init",
+        "warning",
+        "text_delta",
+        "message_stored",
+        "finish",
+    ];
+    let key = conversation_key("known words");
+    let unknown = "0000dead-0000-4000-8000-000000000000";
+
+    // Plain new: no id, no key, no continuation.
+    let ev = env.raw(&[chat(
+        json!({"request_id": "n", "messages": [user("known words")]}),
+    )]);
+    assert_eq!(types(&ev), turn);
+    let known = find(&ev, "session_init")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        find(&ev, "session_init"),
+        &json!({"type": "session_init", "request_id": "n", "session_id": known,
+                "recovered": false, "recovery_reason": null})
+    );
+    let history = json!([user("known words"), assistant("reply 0"), user("go on")]);
+
+    // Known id: continue.
+    let ev = env.raw(&[chat(json!({"session_id": known, "messages": history}))]);
+    assert_eq!(types(&ev), turn);
+    assert_eq!(find(&ev, "session_init")["session_id"], known.as_str());
+    let history = json!([
+        user("known words"),
+        assistant("reply 0"),
+        user("go on"),
+        assistant("reply 1"),
+        user("again")
+    ]);
+
+    // new_session wins over a known id and key.
+    let ev = env.raw(&[chat(
+        json!({"new_session": true, "session_id": known, "conversation_key": key, "messages": history}),
+    )]);
+    assert_eq!(types(&ev), turn);
+    let forced = find(&ev, "session_init")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(forced, known);
+
+    // Unknown id, key found: switch back, recovered, session_not_found. (The forced-new
+    // session has the same key and is now the most recently active one.)
+    // The forced session holds the history it came with and its answer.
+    let mut forced_hist: Vec<Value> = history.as_array().unwrap().clone();
+    forced_hist.push(assistant("reply 2"));
+    let with = |more: &[Value]| {
+        let mut h = forced_hist.clone();
+        h.extend_from_slice(more);
+        Value::Array(h)
+    };
+    let ev = env.raw(&[chat(
+        json!({"session_id": unknown, "conversation_key": key, "messages": with(&[user("back")])}),
+    )]);
+    assert_eq!(types(&ev), turn);
+    assert_eq!(
+        find(&ev, "session_init"),
+        &json!({"type": "session_init", "session_id": forced, "recovered": true,
+                "recovery_reason": "session_not_found"})
+    );
+
+    // Unknown id, key not found: new session and warning.
+    let ev = env.raw(&[chat(json!({"session_id": unknown,
+        "conversation_key": conversation_key("other"),
+        "messages": [user("other"), assistant("x"), user("y")]}))]);
+    assert_eq!(types(&ev), warned);
+    let w = find(&ev, "warning");
+    assert_eq!(w["code"], "session_not_found_starting_new");
+    let recent: Vec<&str> = w["recent_sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(recent, [forced.as_str(), known.as_str()]);
+    assert_eq!(find(&ev, "session_init")["recovered"], false);
+
+    // No id, key found: recovered, session_id_missing.
+    let ev = env.raw(&[chat(json!({"conversation_key": key,
+        "messages": with(&[user("back"), assistant("reply 3"), user("hi")])}))]);
+    assert_eq!(types(&ev), turn);
+    assert_eq!(
+        find(&ev, "session_init")["recovery_reason"],
+        "session_id_missing"
+    );
+    assert_eq!(find(&ev, "session_init")["session_id"], forced.as_str());
+
+    // No id, no key match, but a continuation: new session, warning with recent sessions.
+    let ev = env.raw(&[chat(
+        json!({"messages": [user("lost"), assistant("x"), user("y")]}),
+    )]);
+    assert_eq!(types(&ev), warned);
+    let w = find(&ev, "warning");
+    assert_eq!(w["code"], "session_id_missing_starting_fresh");
+    let recent: Vec<&str> = w["recent_sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    // Most recently active first; the session just created is not one the caller meant.
+    assert_eq!(recent.len(), 3, "{recent:?}");
+    assert_eq!(recent[0], forced.as_str());
+    assert_eq!(recent[2], known.as_str());
+    assert!(!recent.contains(&find(&ev, "session_init")["session_id"].as_str().unwrap()));
+    let before = env.sessions().count().unwrap();
+
+    // No id, no continuation, same first words as a stored session: a plain new session.
+    let ev = env.raw(&[chat(json!({"messages": [user("known words")]}))]);
+    assert_eq!(types(&ev), turn);
+    assert_eq!(env.sessions().count().unwrap(), before + 1);
+    assert_eq!(env.server.request_count(), 8);
+}
+
+#[test]
+fn a_diverging_history_forks_and_the_original_stays() {
+    let env = Env::new(vec![
+        Reply::text("Rome is lovely."),
+        Reply::text("Oslo is cold."),
+        Reply::text("Take the night train."),
+    ]);
+    let c = env.client();
+    let id = session_of(&c.turn("plan a trip", false).unwrap());
+    c.turn("to Rome", false).unwrap();
+    // The user edits the last answer in the editor, then asks on.
+    let mut h = c.load_history();
+    let last = h.len() - 1;
+    h[last]["content"] = json!("Oslo is cold.");
+    h[last - 1]["content"] = json!("to Oslo");
+    std::fs::write(c.history_file(), serde_json::to_vec(&h).unwrap()).unwrap();
+
+    let t = c.turn("by train?", false).unwrap();
+    assert_eq!(
+        types(&t.events),
+        [
+            "protocol_ack",
+            "session_init",
+            "warning",
+            "text_delta",
+            "message_stored",
+            "finish"
+        ]
+    );
+    let fork = session_of(&t);
+    assert_ne!(fork, id);
+    assert_eq!(c.load_session_id().as_deref(), Some(fork.as_str()));
+    let w = t.event("warning").unwrap();
+    assert_eq!(w["code"], "history_diverged");
+    assert_eq!(
+        env.texts(&id),
+        [
+            (Role::User, "plan a trip".into()),
+            (Role::Assistant, "Rome is lovely.".into()),
+            (Role::User, "to Rome".into()),
+            (Role::Assistant, "Oslo is cold.".into()),
+        ]
+    );
+    assert_eq!(
+        env.texts(&fork),
+        [
+            (Role::User, "plan a trip".into()),
+            (Role::Assistant, "Rome is lovely.".into()),
+            (Role::User, "to Oslo".into()),
+            (Role::Assistant, "Oslo is cold.".into()),
+            (Role::User, "by train?".into()),
+            (Role::Assistant, "Take the night train.".into()),
+        ]
+    );
+    let h = env.sessions().header(&fork).unwrap();
+    assert_eq!(h.parent_id.as_deref(), Some(id.as_str()));
+    // The model saw the caller's history, not the stored original.
+    assert_eq!(
+        sent_user_texts(&env.server, 2),
+        ["plan a trip", "to Oslo", "by train?"]
+    );
+}
+
+#[test]
+fn malformed_lines_get_errors_and_never_harm_the_session() {
+    let env = Env::new(vec![Reply::text("first"), Reply::text("second")]);
+    let c = env.client();
+    let id = session_of(&c.turn("keep this safe", false).unwrap());
+    let before = env.texts(&id);
+    let good = chat(json!({"request_id": "ok", "session_id": id,
+        "messages": [user("keep this safe"), assistant("first"), user("still fine?")]}));
+    let ev = env.raw(&[
+        "{\"type\":\"chat\",\"messages\":[".to_string(),
+        "42".to_string(),
+        "{\"type\":\"chat\",\"session_id\":\"x\"}".to_string(),
+        chat(json!({"session_id": id, "messages": [user("keep this safe"), assistant("first")]})),
+        "{\"type\":\"shutdown\"}".to_string(),
+        String::new(),
+        good,
+    ]);
+    let codes: Vec<&str> = ev
+        .iter()
+        .filter(|e| e["type"] == "error")
+        .map(|e| e["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            "invalid_json",
+            "invalid_request",
+            "invalid_request",
+            "invalid_request",
+            "unknown_type"
+        ]
+    );
+    assert_eq!(find(&ev, "finish")["request_id"], "ok");
+    let after = env.texts(&id);
+    assert_eq!(after[..2], before[..]);
+    assert_eq!(after.len(), 4);
+    assert_eq!(env.server.request_count(), 2);
+}
+
+#[test]
+fn cancel_mid_stream_keeps_what_arrived_and_the_session_continues() {
+    let slow = Stream::new()
+        .text_deltas("one two three four five six seven eight nine ten", 10)
+        .finish("stop")
+        .delays(Duration::ZERO, Duration::from_millis(300))
+        .reply();
+    let env = Env::new(vec![slow, Reply::text("ok, shorter")]);
+    let mut b = env.spawn();
+    b.send(&chat(
+        json!({"request_id": "long", "messages": [user("count to ten slowly")]}),
+    ));
+    let ev_first = b.until("text_delta");
+    let id = find(&ev_first, "session_init")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A malformed line during the turn is answered and harms nothing.
+    b.send("{oops");
+    b.send(r#"{"type":"cancel","request_id":"long"}"#);
+    let ev = b.until("finish");
+    assert_eq!(ev.last().unwrap()["reason"], "cancelled");
+    let errors: Vec<&Value> = ev.iter().filter(|e| e["type"] == "error").collect();
+    assert_eq!(errors.len(), 1, "{ev:#?}");
+    assert_eq!(errors[0]["code"], "invalid_json");
+    let rest = b.close();
+    assert!(rest.is_empty(), "{rest:#?}");
+    assert_eq!(
+        env.sessions().header(&id).unwrap().status,
+        Status::Cancelled
+    );
+
+    // What arrived was kept: the stored partial answer is exactly the streamed text.
+    let partial = deltas_text(&ev_first) + &deltas_text(&ev);
+    assert!(!partial.is_empty());
+    let stored = env.texts(&id);
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    assert_eq!(stored[1], (Role::Assistant, partial.clone()));
+    assert!(partial.len() < "one two three four five six seven eight nine ten".len());
+
+    // The next process continues the same session from the caller's history.
+    let ev = env.raw(&[chat(
+        json!({"session_id": id, "messages": [user("count to ten slowly"),
+        assistant(&partial), user("shorter please")]}),
+    )]);
+    assert_eq!(
+        types(&ev),
+        [
+            "protocol_ack",
+            "session_init",
+            "text_delta",
+            "message_stored",
+            "finish"
+        ]
+    );
+    assert_eq!(find(&ev, "session_init")["session_id"], id.as_str());
+    assert_eq!(find(&ev, "finish")["reason"], "completed");
+    assert_eq!(env.texts(&id).len(), 4);
+}
+
+#[test]
+fn a_model_failure_is_an_error_then_finish_and_a_retry_answers_the_same_prompt() {
+    let env = Env::new(vec![
+        Reply::error(401, "invalid api key"),
+        Reply::text("fine now"),
+    ]);
+    let first = chat(json!({"request_id": "r1", "messages": [user("hello")]}));
+    let ev = env.raw(&[first]);
+    assert_eq!(
+        types(&ev),
+        ["protocol_ack", "session_init", "error", "finish"],
+        "{ev:#?}"
+    );
+    assert_eq!(find(&ev, "finish")["reason"], "failed");
+    let err = find(&ev, "error");
+    assert_eq!(err["request_id"], "r1");
+    assert!(!err.to_string().contains("sk-test-bridge"), "{err}");
+    let id = find(&ev, "session_init")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The caller retries the same request with the id it was given: the stored, unanswered
+    // prompt is answered, not stored twice, and nothing forks.
+    let ev = env.raw(&[chat(json!({"session_id": id, "messages": [user("hello")]}))]);
+    assert_eq!(
+        types(&ev),
+        [
+            "protocol_ack",
+            "session_init",
+            "text_delta",
+            "message_stored",
+            "finish"
+        ]
+    );
+    assert_eq!(find(&ev, "session_init")["session_id"], id.as_str());
+    assert_eq!(
+        env.texts(&id),
+        [
+            (Role::User, "hello".into()),
+            (Role::Assistant, "fine now".into())
+        ]
+    );
+    assert_eq!(env.sessions().count().unwrap(), 1);
+}
+
+#[test]
+fn bridge_sessions_show_in_list_and_resume_names_them() {
+    let env = Env::new(vec![Reply::text("listed")]);
+    let c = env.client();
+    let id = session_of(&c.turn("show me in the list", false).unwrap());
+    let list = env.list();
+    assert_eq!(list[0]["id"], id.as_str());
+    assert_eq!(list[0]["title"], "show me in the list");
+    assert_eq!(list[0]["model"], "scripted-model");
+    assert_eq!(
+        list[0]["workdir"],
+        env.work.path().display().to_string().as_str()
+    );
+}
+
+#[test]
+fn a_running_tui_shows_a_bridge_session_live() {
+    let env = Env::new(vec![Reply::text("seen live")]);
+    let vars = env.vars();
+    let envs: Vec<(&str, &str)> = vars
+        .iter()
+        .filter(|(k, _)| k != "NEOCODE_HOME")
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let mut tui = pty::Pty::spawn(env.home.path(), env.work.path(), &[], &envs, 30, 110);
+    tui.wait_for("0 sessions");
+    let c = env.client();
+    let t = c.turn("Bridge turn shows up in the TUI", false).unwrap();
+    eprintln!("{:#?} count={}", t.events, env.sessions().count().unwrap());
+    tui.wait_for("1 session");
+    let screen = tui.wait_for("Bridge turn shows up in the TUI");
+    assert!(screen.contains("1 session"), "{screen}");
+    tui.keys("q");
+    assert_eq!(tui.wait_exit(Duration::from_secs(10), "quit"), 0);
+}
+
+#[test]
+fn tool_calls_and_approvals_cross_the_bridge_and_the_client_history_keeps_matching() {
+    let env = Env::new(vec![
+        Reply::tool_calls(&[("call_r", "read_file", r#"{"path":"a.txt"}"#)]),
+        Reply::tool_calls(&[(
+            "call_w",
+            "write_file",
+            r#"{"path":"b.txt","content":"copied"}"#,
+        )]),
+        Reply::text("Copied a.txt to b.txt."),
+        Reply::tool_calls(&[("call_x", "write_file", r#"{"path":"c.txt","content":"no"}"#)]),
+        Reply::text("Understood, I left it."),
+        Reply::text("You are welcome."),
+    ]);
+    std::fs::write(env.work.path().join("a.txt"), "copied").unwrap();
+    let mut c = env.client();
+    c.approve = true;
+    let t = c.turn("copy a.txt to b.txt", false).unwrap();
+    assert_eq!(
+        types(&t.events),
+        [
+            "protocol_ack",
+            "session_init",
+            "message_stored",
+            "tool_call",
+            "tool_result",
+            "message_stored",
+            "tool_call",
+            "approval_request",
+            "tool_result",
+            "text_delta",
+            "message_stored",
+            "finish"
+        ],
+        "{:#?}",
+        t.events
+    );
+    let ask = t.event("approval_request").unwrap();
+    assert_eq!(ask["call_id"], "call_w");
+    assert_eq!(ask["name"], "write_file");
+    assert!(
+        ask["reason"].as_str().unwrap().contains("approval"),
+        "{ask}"
+    );
+    let read = t.event("tool_result").unwrap();
+    assert_eq!(read["call_id"], "call_r");
+    assert_eq!(read["is_error"], false);
+    assert_eq!(
+        std::fs::read_to_string(env.work.path().join("b.txt")).unwrap(),
+        "copied"
+    );
+    let id = session_of(&t);
+
+    // Denied: nothing written, the model hears about it.
+    c.approve = false;
+    let t = c.turn("now write c.txt", false).unwrap();
+    assert_eq!(session_of(&t), id);
+    assert!(t.event("warning").is_none(), "{:#?}", t.events);
+    let denied = t
+        .events
+        .iter()
+        .find(|e| e["type"] == "tool_result")
+        .unwrap();
+    assert_eq!(denied["call_id"], "call_x");
+    assert_eq!(denied["is_error"], true);
+    assert!(!env.work.path().join("c.txt").exists());
+
+    // The client rebuilt every assistant and tool message from the events: the next turn
+    // matches the store exactly (no fork, nothing appended twice).
+    let t = c.turn("thanks", false).unwrap();
+    assert_eq!(session_of(&t), id);
+    assert!(t.event("warning").is_none(), "{:#?}", t.events);
+    let stored = env.sessions().load(&id).unwrap().messages;
+    let roles: Vec<Role> = stored.iter().map(|m| m.role).collect();
+    use Role::{Assistant as A, Tool as T, User as U};
+    assert_eq!(roles, [U, A, T, A, T, A, U, A, T, A, U, A]);
+    assert_eq!(env.sessions().count().unwrap(), 1);
+}
+
+#[test]
+fn without_a_model_provider_a_chat_gets_one_error_and_nothing_is_written() {
+    let env = Env::new(Vec::new());
+    let vars: Vec<(String, String)> = env
+        .vars()
+        .into_iter()
+        .filter(|(k, _)| k == "NEOCODE_HOME" || k == "NO_COLOR")
+        .chain([
+            ("NEOCODE_API_KEY".to_string(), String::new()),
+            ("OPENAI_API_KEY".to_string(), String::new()),
+        ])
+        .collect();
+    let out = Command::new(BIN)
+        .arg("bridge")
+        .env_remove("NEOCODE_BASE_URL")
+        .env_remove("NEOCODE_MODEL")
+        .envs(vars)
+        .current_dir(env.work.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut ch| {
+            let mut w = ch.stdin.take().unwrap();
+            writeln!(
+                w,
+                "{}",
+                chat(json!({"request_id": "r", "messages": [user("hi")]}))
+            )?;
+            drop(w);
+            ch.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success());
+    let ev: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(types(&ev), ["protocol_ack", "error"]);
+    assert_eq!(ev[1]["code"], "config");
+    assert_eq!(ev[1]["request_id"], "r");
+    assert!(
+        ev[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("NEOCODE_BASE_URL")
+    );
+    assert_eq!(env.sessions().count().unwrap(), 0);
+}
+
+#[test]
+fn after_compaction_the_full_history_still_continues_the_session() {
+    let env = Env::new(vec![
+        Stream::text("first answer").usage(900, 5).reply(),
+        Reply::text("Summary: the user asked twice."),
+        Reply::text("second answer"),
+        Reply::text("third answer"),
+    ]);
+    std::fs::write(
+        env.home.path().join("config.toml"),
+        "[provider]\ncontext_window = 1000\ncompact_at = 0.5\n",
+    )
+    .unwrap();
+    let c = env.client();
+    let id = session_of(&c.turn("first question", false).unwrap());
+    let t = c.turn("second question", false).unwrap();
+    assert_eq!(session_of(&t), id);
+    let codes: Vec<&str> = t
+        .events
+        .iter()
+        .filter(|e| e["type"] == "warning")
+        .map(|e| e["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["compacting"], "{:#?}", t.events);
+    let stored = env.sessions().load(&id).unwrap().messages;
+    assert_eq!(stored[0].role, Role::System, "{stored:#?}");
+    assert!(stored.len() < 4, "{stored:#?}");
+
+    // The caller still sends the whole conversation; the store holds summary + tail.
+    let t = c.turn("third question", false).unwrap();
+    assert_eq!(session_of(&t), id);
+    assert!(t.event("warning").is_none(), "{:#?}", t.events);
+    assert_eq!(t.text, "third answer");
+    let texts = env.texts(&id);
+    assert_eq!(
+        texts[texts.len() - 2..],
+        [
+            (Role::User, "third question".into()),
+            (Role::Assistant, "third answer".into())
+        ]
+    );
+    assert_eq!(env.sessions().count().unwrap(), 1);
+}
+
+fn slow_reply() -> Reply {
+    Stream::new()
+        .text_deltas("one two three four five six seven eight nine ten", 10)
+        .finish("stop")
+        .delays(Duration::ZERO, Duration::from_millis(300))
+        .reply()
+}
+
+#[test]
+fn a_caller_that_dies_mid_turn_cancels_the_turn_and_the_session_is_not_left_running() {
+    let env = Env::new(vec![slow_reply()]);
+    let mut b = env.spawn();
+    b.send(&chat(json!({"messages": [user("count slowly")]})));
+    let ev = b.until("text_delta");
+    let id = find(&ev, "session_init")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The caller goes away: its end of stdout closes (the reader thread is dropped with
+    // the receiver; closing the pipe is what a dead editor does).
+    let Bridge {
+        mut child,
+        stdin,
+        events,
+    } = b;
+    drop(events);
+    drop(child.stdout.take());
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    let h = env.sessions().header(&id).unwrap();
+    assert_eq!(h.status, Status::Cancelled);
+    assert_eq!(env.server.request_count(), 1);
+}
+
+#[test]
+fn a_session_running_in_another_process_is_refused_with_busy() {
+    let env = Env::new(vec![slow_reply()]);
+    let mut first = env.spawn();
+    first.send(&chat(json!({"messages": [user("count slowly")]})));
+    let ev = first.until("text_delta");
+    let id = find(&ev, "session_init")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let ev = env.raw(&[chat(json!({"request_id": "second", "session_id": id,
+        "messages": [user("count slowly"), assistant("one"), user("faster")]}))]);
+    assert_eq!(types(&ev), ["protocol_ack", "error"], "{ev:#?}");
+    let err = find(&ev, "error");
+    assert_eq!(err["code"], "busy");
+    assert_eq!(err["request_id"], "second");
+    // Nothing of the second caller's history went into the running session.
+    assert_eq!(env.texts(&id), [(Role::User, "count slowly".into())]);
+    first.send(r#"{"type":"cancel"}"#);
+    first.until("finish");
+    first.close();
+}
+
+#[test]
+fn hostile_model_text_reaches_stdout_escaped_and_round_trips() {
+    let hostile = "evil\u{1b}]0;pwned\u{7} \u{1b}[2J\u{9b}31m \u{202e}desrever";
+    let env = Env::new(vec![Reply::text(hostile)]);
+    let mut child = Command::new(BIN)
+        .arg("bridge")
+        .envs(env.vars())
+        .current_dir(env.work.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut w = child.stdin.take().unwrap();
+    writeln!(w, "{}", chat(json!({"messages": [user("say something")]}))).unwrap();
+    drop(w);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for bad in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}'] {
+        assert!(!text.contains(bad), "raw {bad:?} in {text}");
+    }
+    let streamed: String = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "text_delta")
+        .map(|e| e["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(streamed, hostile);
+}
+
+#[test]
+fn model_and_limit_overrides_reach_the_turn() {
+    let env = Env::new(vec![
+        Reply::tool_calls(&[("call_1", "read_file", r#"{"path":"a.txt"}"#)]),
+        Reply::text("never asked for"),
+    ]);
+    std::fs::write(env.work.path().join("a.txt"), "x").unwrap();
+    let ev = env.raw(&[chat(json!({"request_id": "lim", "model": "other-model",
+        "limits": {"max_turns": 1}, "messages": [user("read a.txt")]}))]);
+    assert_eq!(
+        types(&ev),
+        [
+            "protocol_ack",
+            "session_init",
+            "message_stored",
+            "tool_call",
+            "tool_result",
+            "finish"
+        ],
+        "{ev:#?}"
+    );
+    let fin = find(&ev, "finish");
+    assert_eq!(fin["reason"], "limit_reached");
+    assert!(fin["limit"].as_str().unwrap().contains("turn"), "{fin}");
+    assert_eq!(env.server.request_count(), 1);
+    assert_eq!(env.server.requests()[0].json()["model"], "other-model");
+    let id = find(&ev, "session_init")["session_id"].as_str().unwrap();
+    assert_eq!(env.sessions().header(id).unwrap().status, Status::Paused);
+}
+
+#[test]
+fn a_reply_cut_by_a_clean_close_fails_the_turn_and_the_retry_asks_again() {
+    let cut = Stream::new()
+        .role()
+        .text_deltas("Half of a sen", 2)
+        .no_done()
+        .reply();
+    let env = Env::new(vec![cut, Reply::text("The whole sentence.")]);
+    let ev = env.raw(&[chat(
+        json!({"request_id": "r1", "messages": [user("say it")]}),
+    )]);
+    assert_eq!(
+        types(&ev),
+        [
+            "protocol_ack",
+            "session_init",
+            "text_delta",
+            "message_stored",
+            "error",
+            "finish"
+        ],
+        "{ev:#?}"
+    );
+    let err = find(&ev, "error");
+    assert_eq!(err["code"], "stream_cut");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("cut off after 13 characters"),
+        "{err}"
+    );
+    assert_eq!(find(&ev, "finish")["reason"], "failed");
+    let id = find(&ev, "session_init")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let s = env.sessions().load(&id).unwrap();
+    assert_eq!(s.header.status, Status::Failed);
+    let m = &s.messages[1];
+    assert_eq!(m.text(), "Half of a sen");
+    assert_eq!(
+        m.tool_metadata.as_ref().unwrap()["incomplete"],
+        true,
+        "stored marked incomplete"
+    );
+
+    // The caller retries the same request: the same session asks again.
+    let ev = env.raw(&[chat(
+        json!({"session_id": id, "messages": [user("say it")]}),
+    )]);
+    assert_eq!(find(&ev, "session_init")["session_id"], id.as_str());
+    assert_eq!(find(&ev, "finish")["reason"], "completed", "{ev:#?}");
+    assert_eq!(deltas_text(&ev), "The whole sentence.");
+    let sent = env.server.requests()[1].json();
+    let last = sent["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last, json!({"role": "user", "content": "say it"}));
+    assert_eq!(env.sessions().count().unwrap(), 1, "no fork");
+}
+
+#[test]
+fn retries_reach_the_caller_as_retrying_warnings() {
+    let env = Env::new(vec![Reply::rate_limited(1), Reply::text("after a wait")]);
+    let ev = env.raw(&[chat(json!({"request_id": "r1", "messages": [user("hi")]}))]);
+    let w = ev
+        .iter()
+        .find(|e| e["type"] == "warning" && e["code"] == "retrying")
+        .unwrap_or_else(|| panic!("{ev:#?}"));
+    assert_eq!(w["message"], "rate limited (429), retry 1/3 in 1 s");
+    assert_eq!(w["request_id"], "r1");
+    assert_eq!(find(&ev, "finish")["reason"], "completed");
+}

@@ -1,0 +1,4 @@
+//! `neocode bridge`: the protocol and chained turns.
+
+mod bridge_chain;
+mod bridge_process;

@@ -1,0 +1,128 @@
+//! The real binary on a real pseudo-terminal: colour and width cutting on a terminal,
+//! `NO_COLOR`, and the delete confirmation.
+
+use std::io::{Read, Write};
+
+use crate::support::cli::*;
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+/// Runs neocode on a `cols`-wide pty, typing `input`; returns (exit success, output bytes).
+fn on_tty(ws: &Ws, args: &[&str], envs: &[(&str, &str)], input: &str, cols: u16) -> (bool, String) {
+    let pty = native_pty_system();
+    let pair = pty
+        .openpty(PtySize {
+            rows: 40,
+            cols,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_neocode"));
+    cmd.env_remove("NO_COLOR");
+    cmd.env("NEOCODE_HOME", ws.home.path());
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.arg("--workdir");
+    cmd.arg(ws.work.path());
+    cmd.args(args);
+    let mut child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let mut writer = pair.master.take_writer().unwrap();
+    writer.write_all(input.as_bytes()).unwrap();
+    writer.flush().unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) | Err(_) => break, // EIO once the child is gone and the buffer is drained
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+        }
+    }
+    let status = child.wait().unwrap();
+    drop(writer);
+    (status.success(), String::from_utf8_lossy(&out).into_owned())
+}
+
+#[test]
+fn list_on_a_terminal_is_coloured_and_cut_to_the_width() {
+    let ws = Ws::new();
+    let long = format!("A very long title {}", "that keeps going ".repeat(10));
+    ws.session(&long, 1);
+    let (ok, out) = on_tty(&ws, &["--list"], &[], "", 70);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("\x1b["),
+        "colour expected on a terminal:\n{out}"
+    );
+    let mut screen = vt100::Parser::new(
+        std::num::NonZeroU16::new(40).unwrap(),
+        std::num::NonZeroU16::new(70).unwrap(),
+        0,
+    );
+    screen.process(out.as_bytes());
+    let text = screen.screen().contents();
+    let row = text
+        .lines()
+        .find(|l| l.contains("A very long"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.trim_end().ends_with('…'), "title cut with …: {row:?}");
+    assert!(columns(row.trim_end()) <= 70);
+    // One screen row per session: nothing wrapped.
+    assert_eq!(
+        text.lines().filter(|l| !l.trim().is_empty()).count(),
+        2,
+        "{text}"
+    );
+
+    let (ok, out) = on_tty(&ws, &["--list"], &[("NO_COLOR", "1")], "", 70);
+    assert!(ok);
+    assert!(
+        !out.contains('\x1b'),
+        "NO_COLOR must turn colour off:\n{out:?}"
+    );
+}
+
+/// Columns of ASCII text plus `…`.
+fn columns(s: &str) -> usize {
+    s.chars().count()
+}
+
+#[test]
+fn delete_asks_on_a_terminal() {
+    let ws = Ws::new();
+    let id = ws.session("Ask before deleting me", 1);
+    let (ok, out) = on_tty(&ws, &["delete", "last"], &[], "n\n", 100);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("[y/N]") && out.contains("Ask before deleting me"),
+        "{out}"
+    );
+    assert!(out.contains("nothing deleted"), "{out}");
+    assert_eq!(ws.rt().count().unwrap(), 1);
+
+    let (ok, out) = on_tty(&ws, &["delete", &id[..12]], &[], "y\n", 100);
+    assert!(ok, "{out}");
+    assert!(out.contains(&format!("deleted {id}")), "{out}");
+    assert_eq!(ws.rt().count().unwrap(), 0);
+}
+
+#[test]
+fn search_highlights_matches_on_a_terminal() {
+    let ws = Ws::new();
+    ws.session("Highlight", 1);
+    let (ok, out) = on_tty(&ws, &["search", "Highlight"], &[], "", 100);
+    assert!(ok, "{out}");
+    assert!(out.contains("\x1b[1;31mHighlight\x1b[0m"), "{out:?}");
+    assert!(
+        !out.contains('\u{E000}') && !out.contains('\u{E001}'),
+        "{out:?}"
+    );
+    let (ok, out) = on_tty(&ws, &["search", "Highlight"], &[("NO_COLOR", "1")], "", 100);
+    assert!(ok);
+    assert!(
+        !out.contains('\x1b') && !out.contains('\u{E000}'),
+        "{out:?}"
+    );
+}

@@ -1,0 +1,7 @@
+//! The command line: listing, sessions, a real terminal, terminal safety.
+
+mod cli_commands;
+mod cli_list_stream;
+mod cli_sessions;
+mod cli_tty;
+mod terminal_safety;

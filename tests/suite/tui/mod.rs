@@ -1,0 +1,10 @@
+//! The TUI: snapshots, filter, live turns, plans, fuzzing, a real terminal, panics.
+
+mod tui_filter;
+mod tui_fuzz;
+mod tui_live;
+mod tui_live_pty;
+mod tui_panic;
+mod tui_plan;
+mod tui_pty;
+mod tui_snapshots;

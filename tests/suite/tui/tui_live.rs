@@ -1,0 +1,1108 @@
+//! The live conversation on `TestBackend`: the real app fed the agent's events as a turn sends
+//! them, keys injected; snapshots of the streamed cell, tool cards in each state and the
+//! approval prompt, and the turn effects the keys produce (approve, deny with a reason,
+//! cancel, a second Ctrl-C quitting, slash commands).
+
+use crate::support::tui::options;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
+use neocode::runtime::config::ApprovalPolicy;
+use neocode::runtime::tools::ToolKind;
+use neocode::runtime::{Location, Sessions};
+use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall, Usage};
+use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
+use neocode::tui::effect::{Effect, TurnEffect};
+use neocode::tui::live::AgentInfo;
+use neocode::tui::views;
+
+const NOW: i64 = 1_748_779_200_000;
+
+struct H {
+    app: App,
+    rt: Sessions,
+    id: String,
+    root: String,
+    turns: Vec<TurnEffect>,
+    _tmp: tempfile::TempDir,
+}
+
+impl H {
+    fn new() -> H {
+        H::with_messages(1)
+    }
+
+    fn with_messages(n: usize) -> H {
+        let tmp = tempfile::tempdir().unwrap();
+        let loc = Location::scratch(tmp.path());
+        let rt = Sessions::open(&loc).unwrap();
+        let h = rt
+            .new_session(NewSession {
+                title: "Live session".into(),
+                ..NewSession::default()
+            })
+            .unwrap();
+        for i in 0..n {
+            let text = if i == 0 {
+                "Earlier question".to_string()
+            } else {
+                format!("Earlier message {i}")
+            };
+            rt.append(
+                &h.id,
+                &[NewMessage::text(Role::User, text)],
+                &AppendMeta::default(),
+            )
+            .unwrap();
+        }
+        let root = loc.root().display().to_string();
+        let (mut app, jobs) = App::new(AppOptions {
+            resume: Some(h.id.clone()),
+            ..options(&root, tmp.path(), (100, 34), NOW)
+        });
+        app.conv.agent = AgentInfo {
+            provider: Ok("scripted-model".into()),
+            window: 100_000,
+            policy: ApprovalPolicy::Ask,
+            sandbox: "on".into(),
+            sandbox_on: true,
+            mcp_failed: Vec::new(),
+        };
+        let mut me = H {
+            app,
+            rt,
+            id: h.id,
+            root,
+            turns: Vec::new(),
+            _tmp: tmp,
+        };
+        me.run(jobs);
+        me
+    }
+
+    fn run(&mut self, effects: Vec<Effect>) {
+        let t = run_inline(&mut self.app, &self.rt, effects);
+        self.turns.extend(t);
+    }
+
+    fn key_mod(&mut self, code: KeyCode, m: KeyModifiers) {
+        let e = self.app.on_key(KeyEvent::new(code, m));
+        self.run(e);
+    }
+
+    fn key(&mut self, code: KeyCode) {
+        self.key_mod(code, KeyModifiers::NONE);
+    }
+
+    fn chars(&mut self, s: &str) {
+        for c in s.chars() {
+            self.key(KeyCode::Char(c));
+        }
+    }
+
+    /// A deliberate one-key answer to a waiting card: a pause before the key, none after.
+    fn answer(&mut self, c: char) {
+        let t = self.app.now_ms + neocode::tui::app::ANSWER_BEFORE_MS;
+        let e = self.app.on_clock(t);
+        self.run(e);
+        self.key(KeyCode::Char(c));
+        let e = self.app.on_clock(t + neocode::tui::app::ANSWER_AFTER_MS);
+        self.run(e);
+    }
+
+    fn ev(&mut self, e: TurnEvent) {
+        let effects = self.app.on_turn(e);
+        self.run(effects);
+    }
+
+    fn screen(&self) -> String {
+        views::draw_to_text(&self.app).replace(&self.root, "[WORKSPACE]")
+    }
+
+    /// Sends a message and plays `Started`.
+    fn send(&mut self, text: &str) {
+        self.chars(text);
+        self.key(KeyCode::Enter);
+        let start = self.turns.pop().expect("a turn effect");
+        assert_eq!(
+            start,
+            TurnEffect::Start {
+                session_id: Some(self.id.clone()),
+                text: Some(text.to_string()),
+                approval: ApprovalPolicy::Ask,
+            }
+        );
+        let id = self.id.clone();
+        self.ev(TurnEvent::Started { session_id: id });
+    }
+}
+
+fn call(id: &str, name: &str, args: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: args.into(),
+    }
+}
+
+fn tool(h: &mut H, id: &str, name: &str, args: &str, kind: ToolKind, summary: &str) {
+    h.ev(TurnEvent::ToolCall {
+        call: call(id, name, args),
+        kind,
+        summary: summary.into(),
+    });
+}
+
+#[test]
+fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
+    let mut h = H::new();
+    assert_eq!(h.app.screen, Screen::Conversation);
+    h.send("Explain the **config** loader");
+    for piece in [
+        "The loader ",
+        "reads `config.toml`",
+        " and:\n\n- parses",
+        " it\n",
+    ] {
+        h.ev(TurnEvent::TextDelta(piece.into()));
+    }
+    h.app.now_ms = NOW + 2_300;
+    let s = h.screen();
+    assert!(s.contains("working · 2.3s"), "{s}");
+    assert!(
+        s.contains("reads config.toml and:"),
+        "markdown rendered:\n{s}"
+    );
+    assert!(s.contains("• parses it"), "{s}");
+    assert!(
+        s.contains("Explain the config loader"),
+        "the prompt shows at once:\n{s}"
+    );
+    insta::assert_snapshot!("live_streaming", s);
+    // Typing goes on, sending waits for the turn.
+    h.chars("next");
+    h.key(KeyCode::Enter);
+    assert!(h.turns.is_empty(), "{:?}", h.turns);
+    assert!(h.screen().contains("A turn is running"));
+}
+
+#[test]
+fn tool_cards_in_each_state_and_the_approval_prompt() {
+    let mut h = H::new();
+    h.send("Fix it");
+    // Done.
+    tool(
+        &mut h,
+        "r1",
+        "read_file",
+        r#"{"path":"src/config.rs"}"#,
+        ToolKind::Read,
+        "src/config.rs",
+    );
+    h.ev(TurnEvent::ToolResult {
+        call_id: "r1".into(),
+        text: "fn load() {}\nfn parse() {}\n".into(),
+        is_error: false,
+        seq: 100,
+    });
+    // Failed.
+    tool(
+        &mut h,
+        "g1",
+        "grep",
+        r#"{"pattern":"unwrap\\("}"#,
+        ToolKind::Read,
+        "unwrap\\(",
+    );
+    h.ev(TurnEvent::ToolResult {
+        call_id: "g1".into(),
+        text: "invalid regex: unclosed group".into(),
+        is_error: true,
+        seq: 101,
+    });
+    // Waiting for approval, with a diff.
+    tool(
+        &mut h,
+        "e1",
+        "edit_file",
+        r#"{"path":"src/config.rs","old_string":"let v = s.parse().unwrap();","new_string":"let v = s.parse()?;"}"#,
+        ToolKind::Edit,
+        "src/config.rs",
+    );
+    h.ev(TurnEvent::ApprovalNeeded {
+        call: call("e1", "edit_file", "{}"),
+        summary: "src/config.rs".into(),
+        reason: "edits ask under the `ask` policy".into(),
+    });
+    let s = h.screen();
+    assert!(
+        s.contains("Allow? y yes   n no   r no+why   a always"),
+        "{s}"
+    );
+    assert!(s.contains("- let v = s.parse().unwrap();"), "{s}");
+    assert!(s.contains("+ let v = s.parse()?;"), "{s}");
+    assert!(s.contains("✓ read_file  src/config.rs  · done"), "{s}");
+    assert!(s.contains("✗ grep"), "{s}");
+    insta::assert_snapshot!("live_approval_prompt", s);
+
+    // y approves exactly that call.
+    h.answer('y');
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Command(TurnCommand::Approve {
+            call_id: "e1".into(),
+            always: false
+        }))
+    );
+    h.app.now_ms += 1_500;
+    assert!(h.screen().contains("· running 1.5s"), "{}", h.screen());
+    h.ev(TurnEvent::ToolResult {
+        call_id: "e1".into(),
+        text: "edited src/config.rs".into(),
+        is_error: false,
+        seq: 102,
+    });
+
+    // A command denied with a reason typed for the model.
+    tool(
+        &mut h,
+        "c1",
+        "run_command",
+        r#"{"command":"rm -rf target"}"#,
+        ToolKind::Command,
+        "rm -rf target",
+    );
+    h.ev(TurnEvent::ApprovalNeeded {
+        call: call("c1", "run_command", "{}"),
+        summary: "rm -rf target".into(),
+        reason: "commands ask".into(),
+    });
+    h.answer('r');
+    assert!(matches!(h.app.overlay, Overlay::DenyReason { .. }));
+    h.chars("too slow to rebuild");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Command(TurnCommand::Deny {
+            call_id: "c1".into(),
+            reason: Some("too slow to rebuild".into())
+        }))
+    );
+    h.ev(TurnEvent::ToolResult {
+        call_id: "c1".into(),
+        text: "The user denied this call: too slow to rebuild".into(),
+        is_error: true,
+        seq: 103,
+    });
+    // Interrupted: running when the turn is cancelled.
+    tool(
+        &mut h,
+        "c2",
+        "run_command",
+        r#"{"command":"cargo test"}"#,
+        ToolKind::Command,
+        "cargo test",
+    );
+    h.key(KeyCode::Esc);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Command(TurnCommand::Cancel))
+    );
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Cancelled,
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains("⊘ run_command  rm -rf target  · denied"), "{s}");
+    assert!(
+        s.contains("The user denied this call: too slow to rebuild"),
+        "{s}"
+    );
+    assert!(
+        s.contains("! run_command  cargo test  · interrupted"),
+        "{s}"
+    );
+    assert!(s.contains("✓ edit_file"), "{s}");
+    assert!(s.contains("Cancelled; what arrived is kept"), "{s}");
+    insta::assert_snapshot!("live_cards_all_states", s);
+}
+
+#[test]
+fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
+    let mut h = H::new();
+    h.send("Two writes");
+    for id in ["w1", "w2"] {
+        tool(
+            &mut h,
+            id,
+            "write_file",
+            r#"{"path":"a.txt","content":"x"}"#,
+            ToolKind::Edit,
+            "a.txt",
+        );
+        h.ev(TurnEvent::ApprovalNeeded {
+            call: call(id, "write_file", "{}"),
+            summary: "a.txt".into(),
+            reason: "edits ask".into(),
+        });
+    }
+    assert!(h.screen().contains("waits for its turn to be asked"));
+    h.answer('a');
+    h.answer('n');
+    assert_eq!(
+        h.turns,
+        vec![
+            TurnEffect::Command(TurnCommand::Approve {
+                call_id: "w1".into(),
+                always: true
+            }),
+            TurnEffect::Command(TurnCommand::Deny {
+                call_id: "w2".into(),
+                reason: None
+            }),
+        ]
+    );
+}
+
+#[test]
+fn ctrl_c_cancels_first_and_quits_second() {
+    let mut h = H::new();
+    h.send("Long one");
+    h.ev(TurnEvent::TextDelta("Once upon".into()));
+    h.key_mod(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Command(TurnCommand::Cancel))
+    );
+    assert!(!h.app.quit);
+    assert!(h.screen().contains("cancelling…"));
+    h.key_mod(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert!(h.app.quit);
+}
+
+#[test]
+fn leaving_and_quitting_mid_turn_ask_first_and_the_list_marks_the_turn() {
+    let mut h = H::new();
+    h.send("Background please");
+    h.ev(TurnEvent::TextDelta("working on it".into()));
+    h.key_mod(KeyCode::Char('b'), KeyModifiers::CONTROL);
+    assert!(
+        h.screen().contains("The turn keeps running"),
+        "{}",
+        h.screen()
+    );
+    h.key(KeyCode::Char('y'));
+    assert_eq!(h.app.screen, Screen::Browse);
+    // The list row shows the turn running (a spinner instead of the status mark).
+    let s = h.screen();
+    assert!(s.contains("⠋ Live session"), "{s}");
+    // Quitting asks first.
+    h.key(KeyCode::Char('q'));
+    assert!(!h.app.quit);
+    assert!(h.screen().contains("A turn is running. Quit anyway?"));
+    h.key(KeyCode::Char('n'));
+    assert!(!h.app.quit);
+    // Back into the conversation: the live cell is still there.
+    h.key(KeyCode::Enter);
+    assert!(h.screen().contains("working on it"), "{}", h.screen());
+}
+
+#[test]
+fn a_failed_turn_says_why_in_the_status_line() {
+    let mut h = H::new();
+    h.send("Hi");
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Failed {
+            code: "auth".into(),
+            message: "the provider refused the API key (401)".into(),
+        },
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(
+        s.contains("✗ the provider refused the API key (401) (auth)"),
+        "{s}"
+    );
+}
+
+#[test]
+fn a_failed_mcp_server_stays_on_the_status_line() {
+    let mut h = H::new();
+    h.send("Hi");
+    h.ev(TurnEvent::Warning {
+        code: "mcp_server_failed".into(),
+        message: "MCP server `docs`: cannot start `docs-server`: not found".into(),
+    });
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Completed,
+        usage: Usage::default(),
+    });
+    // Long after the status message expired, the agent line still names the server.
+    h.app.expire_status(NOW + 3_600_000);
+    let s = h.screen();
+    assert!(s.contains("mcp failed: docs"), "{s}");
+    assert!(!s.contains("not found"), "the message itself expired:\n{s}");
+}
+
+#[test]
+fn slash_commands_complete_and_act() {
+    let mut h = H::new();
+    h.chars("/ap");
+    assert!(h.screen().contains("/approve"), "{}", h.screen());
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.conv.composer.text(), "/approve ");
+    h.chars("auto-edit");
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.approval(), ApprovalPolicy::AutoEdit);
+    assert!(h.screen().contains("approve auto-edit"), "{}", h.screen());
+    h.chars("/rename Renamed live");
+    h.key(KeyCode::Enter);
+    assert_eq!(h.rt.header(&h.id).unwrap().title, "Renamed live");
+    h.chars("/compact");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Compact {
+            session_id: h.id.clone()
+        })
+    );
+    h.chars("/model other-model");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Model {
+            session_id: Some(h.id.clone()),
+            name: "other-model".into()
+        })
+    );
+    // The status line names the model the next request uses at once.
+    assert!(h.screen().contains("other-model ░"), "{}", h.screen());
+    h.chars("/limits");
+    h.key(KeyCode::Enter);
+    assert!(h.screen().contains("budgets") || h.screen().contains("Budgets"));
+    h.chars("/approve network");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::AllowNetwork {
+            session_id: h.id.clone()
+        })
+    );
+    assert_eq!(
+        h.app.approval(),
+        ApprovalPolicy::AutoEdit,
+        "policy unchanged"
+    );
+    // What the agent answers is said on the status line.
+    h.ev(TurnEvent::Warning {
+        code: "network_allowed".into(),
+        message: "Network allowed for this session's commands".into(),
+    });
+    assert!(h.screen().contains("Network allowed"), "{}", h.screen());
+    h.chars("/skill");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Skill {
+            session_id: Some(h.id.clone()),
+            name: None
+        })
+    );
+    h.chars("/skill deploy");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Skill {
+            session_id: Some(h.id.clone()),
+            name: Some("deploy".into())
+        })
+    );
+    h.chars("/bogus");
+    h.key(KeyCode::Enter);
+    assert!(
+        h.screen().contains("Unknown command /bogus"),
+        "{}",
+        h.screen()
+    );
+    h.chars("/help");
+    h.key(KeyCode::Enter);
+    assert!(matches!(h.app.overlay, Overlay::Help(_)));
+}
+
+#[test]
+fn no_provider_disables_sending_with_the_reason() {
+    let mut h = H::new();
+    h.app.conv.agent = AgentInfo::default();
+    h.chars("hello");
+    h.key(KeyCode::Enter);
+    assert!(h.turns.is_empty());
+    assert_eq!(h.app.conv.composer.text(), "hello", "the text stays");
+    let s = h.screen();
+    assert!(
+        s.contains("Cannot send: no model provider configured"),
+        "{s}"
+    );
+    assert!(s.contains("no model configured: F1 says how"), "{s}");
+}
+
+#[test]
+fn interrupted_calls_offer_rerun_and_mark_interrupted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
+    let rt = Sessions::open(&loc).unwrap();
+    let s = rt.new_session(NewSession::default()).unwrap();
+    let mut a = NewMessage::text(Role::Assistant, "");
+    a.tool_calls = vec![call(
+        "d1",
+        "write_file",
+        r#"{"path":"x.txt","content":"1"}"#,
+    )];
+    rt.append(
+        &s.id,
+        &[NewMessage::text(Role::User, "write x"), a],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    let root = loc.root().display().to_string();
+    let (mut app, jobs) = App::new(AppOptions {
+        resume: Some(s.id.clone()),
+        ..options(&root, tmp.path(), (100, 30), NOW)
+    });
+    app.conv.agent.provider = Ok("m".into());
+    let mut h = H {
+        app,
+        rt,
+        id: s.id.clone(),
+        root,
+        turns: Vec::new(),
+        _tmp: tmp,
+    };
+    h.run(jobs);
+    let screen = h.screen();
+    assert!(
+        screen.contains("! write_file  x.txt  · interrupted"),
+        "{screen}"
+    );
+    assert!(screen.contains("Ctrl-R rerun"), "{screen}");
+    // The card has the keys: typing goes nowhere, Enter sends nothing (which would replay
+    // the calls).
+    assert!(
+        screen.contains("not taking keys: the interrupted calls above have them"),
+        "{screen}"
+    );
+    h.chars("hey");
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.conv.composer.text(), "");
+    assert!(h.turns.is_empty(), "{:?}", h.turns);
+    // Mark interrupted: a "not run" result is stored, nothing offers any more.
+    h.key_mod(KeyCode::Char('d'), KeyModifiers::CONTROL);
+    assert!(h.rt.interrupted_tool_calls(&h.id).unwrap().is_empty());
+    let s = h.screen();
+    assert!(!s.contains("Ctrl-R rerun"), "{s}");
+    // The stored "not run" result reads as interrupted in the transcript.
+    assert!(s.contains("! interrupted"), "{s}");
+}
+
+#[test]
+fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_it() {
+    let mut h = H::new();
+    // A real PNG header is enough: the store keeps bytes, the model gets them base64.
+    let png = h._tmp.path().join("shot.png");
+    std::fs::write(&png, b"\x89PNG\r\n\x1a\n0000").unwrap();
+    h.chars(&format!("/attach {}", png.display()));
+    h.key(KeyCode::Enter);
+    assert!(h.screen().contains("1 image attached"), "{}", h.screen());
+    // A pasted path of an image attaches it too.
+    let effects = h.app.on_paste(&format!("'{}'", png.display()));
+    h.run(effects);
+    assert_eq!(h.app.conv.attachments.len(), 2);
+    h.chars("What is in these?");
+    h.key(KeyCode::Enter);
+    // The message was stored with its images, then the turn starts to answer it.
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Start {
+            session_id: Some(h.id.clone()),
+            text: None,
+            approval: ApprovalPolicy::Ask,
+        })
+    );
+    let hd = h.rt.header(&h.id).unwrap();
+    let m = &h.rt.messages(&h.id, hd.last_seq, hd.last_seq).unwrap()[0];
+    assert_eq!(m.text(), "What is in these?");
+    let images: Vec<&neocode::session::Part> = m
+        .parts
+        .iter()
+        .filter(|p| matches!(p, neocode::session::Part::Image { .. }))
+        .collect();
+    assert_eq!(images.len(), 2, "{m:?}");
+    assert_eq!(h.rt.assets(&h.id).unwrap().len(), 2);
+    assert!(h.app.conv.attachments.is_empty());
+    // The live cell shows the prompt until the transcript has it; the stored message shows
+    // its images.
+    let effects = h.app.on_turn(TurnEvent::Started {
+        session_id: h.id.clone(),
+    });
+    h.run(effects);
+    assert!(h.screen().contains("[image "), "{}", h.screen());
+    // Not an image: refused in words.
+    h.chars("/attach notes.txt");
+    h.key(KeyCode::Enter);
+    assert!(h.screen().contains("is not an image"), "{}", h.screen());
+}
+
+#[test]
+fn at_path_completes_workspace_files() {
+    let mut h = H::new();
+    let root = std::path::PathBuf::from(&h.root);
+    std::fs::create_dir_all(root.join("src/tui")).unwrap();
+    std::fs::write(root.join("src/tui/composer.rs"), "").unwrap();
+    std::fs::write(root.join("src/tui/compact.rs"), "").unwrap();
+    std::fs::write(root.join("README.md"), "").unwrap();
+    h.chars("look at @READ");
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.conv.composer.text(), "look at @README.md ");
+    h.chars("and @src/tui/comp");
+    h.key(KeyCode::Tab);
+    let s = h.screen();
+    assert!(s.contains("@src/tui/composer.rs"), "{s}");
+    assert!(s.contains("@src/tui/compact.rs"), "{s}");
+    h.chars("o");
+    h.key(KeyCode::Tab);
+    assert_eq!(
+        h.app.conv.composer.text(),
+        "look at @README.md and @src/tui/composer.rs "
+    );
+}
+
+#[test]
+fn scrolled_up_the_view_stays_put_and_says_new_output_arrived() {
+    let mut h = H::with_messages(40);
+    h.send("Go on");
+    h.ev(TurnEvent::TextDelta("first words".into()));
+    assert!(h.screen().contains("first words"));
+    h.key(KeyCode::PageUp);
+    h.ev(TurnEvent::TextDelta(" and more".into()));
+    let s = h.screen();
+    assert!(s.contains("↓ new output"), "{s}");
+    assert!(!s.contains("first words and more"), "{s}");
+    // Back at the end the view follows the tail again.
+    for _ in 0..5 {
+        h.key(KeyCode::PageDown);
+    }
+    let s = h.screen();
+    assert!(!s.contains("↓ new output"), "{s}");
+    assert!(s.contains("first words and more"), "{s}");
+}
+
+#[test]
+fn hostile_model_and_tool_text_is_drawn_inert() {
+    let mut h = H::new();
+    h.send("hi");
+    h.ev(TurnEvent::TextDelta(
+        "evil \x1b]0;pwned\x07 \x1b[2J text".into(),
+    ));
+    tool(
+        &mut h,
+        "x1",
+        "run_command",
+        r#"{"command":"echo"}"#,
+        ToolKind::Command,
+        "echo \x1b[31mred\x1b[0m",
+    );
+    h.ev(TurnEvent::ApprovalNeeded {
+        call: call("x1", "run_command", "{}"),
+        summary: "echo".into(),
+        reason: "because \x1b[5mblink".into(),
+    });
+    h.ev(TurnEvent::Warning {
+        code: "w".into(),
+        message: "warn \x1b]52;c;AAAA\x07".into(),
+    });
+    let s = h.screen();
+    assert!(!s.contains('\x1b'), "{s}");
+    assert!(!s.contains('\x07'), "{s}");
+    assert!(s.contains("evil"), "{s}");
+}
+
+#[test]
+fn a_session_running_elsewhere_is_marked_read_only_and_help_lists_the_turn_keys() {
+    let mut h = H::new();
+    let effects = h.app.tick();
+    h.run(effects);
+    // Another process runs this session (its status says so; the poll brings it in).
+    let other = Sessions::open(&Location::scratch(h._tmp.path())).unwrap();
+    other
+        .update_state(
+            &h.id,
+            &neocode::session::StateUpdate {
+                status: Some(neocode::session::Status::Running),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let effects = h.app.tick();
+    h.run(effects);
+    let s = h.screen();
+    assert!(s.contains("running in another process"), "{s}");
+    // Help: the turn, approval and resume keys and the slash commands, from the key table.
+    h.key(KeyCode::F(1));
+    let mut seen = String::new();
+    for _ in 0..30 {
+        seen.push_str(&h.screen());
+        h.key(KeyCode::PageDown);
+    }
+    for want in [
+        "While a turn runs",
+        "A tool call asks for approval",
+        "no, with a reason sent to the model",
+        "Ctrl-R",
+        "/compact",
+        "/approve [ask|auto-edit|never-ask|network]",
+        "/skill [NAME]",
+    ] {
+        assert!(seen.contains(want), "help lacks {want:?}");
+    }
+}
+
+/// A turn whose edit waits for approval.
+fn waiting_edit(h: &mut H) {
+    h.send("Edit it");
+    tool(
+        h,
+        "e1",
+        "edit_file",
+        r#"{"path":"a.txt","old_string":"a","new_string":"b"}"#,
+        ToolKind::Edit,
+        "a.txt",
+    );
+    h.ev(TurnEvent::ApprovalNeeded {
+        call: call("e1", "edit_file", "{}"),
+        summary: "a.txt".into(),
+        reason: "edits ask".into(),
+    });
+}
+
+fn approvals(h: &H) -> usize {
+    h.turns
+        .iter()
+        .filter(|t| matches!(t, TurnEffect::Command(_)))
+        .count()
+}
+
+fn clock(h: &mut H, ms: i64) {
+    let t = h.app.now_ms + ms;
+    let e = h.app.on_clock(t);
+    h.run(e);
+}
+
+#[test]
+fn typing_never_answers_a_waiting_approval() {
+    let mut h = H::new();
+    waiting_edit(&mut h);
+    // The card has the keys: the editor says so.
+    let s = h.screen();
+    assert!(s.contains("▶ Allow?"), "{s}");
+    assert!(
+        s.contains("not taking keys: the approval above has them"),
+        "{s}"
+    );
+    // "hey there" typed quickly (all in one frame, as a burst arrives): nothing answers it,
+    // nothing lands in the editor, however long it then waits.
+    clock(&mut h, 2_000);
+    h.chars("hey there");
+    clock(&mut h, 2_000);
+    assert_eq!(approvals(&h), 0, "{:?}", h.turns);
+    assert_eq!(h.app.conv.composer.text(), "");
+    assert_eq!(h.app.conv.live.as_ref().unwrap().asking.len(), 1);
+    assert!(h.screen().contains("Typing is not taken"), "{}", h.screen());
+    // Typing a word that starts with an answer key after a pause: the next letter follows
+    // at once, so it is a word, not an answer.
+    clock(&mut h, 2_000);
+    h.key(KeyCode::Char('a'));
+    clock(&mut h, 100);
+    h.key(KeyCode::Char('n'));
+    clock(&mut h, 2_000);
+    assert_eq!(approvals(&h), 0, "{:?}", h.turns);
+    // A key the moment the card appears was meant for the editor.
+    let fresh = h.app.conv.live.as_ref().unwrap().asking.len();
+    assert_eq!(fresh, 1);
+    // A paste is typing too: it goes nowhere and answers nothing.
+    clock(&mut h, 2_000);
+    let e = h.app.on_paste("y");
+    h.run(e);
+    clock(&mut h, 2_000);
+    assert_eq!(approvals(&h), 0, "{:?}", h.turns);
+    assert_eq!(h.app.conv.composer.text(), "");
+    // Enter does not send what the editor holds while the card waits.
+    h.key(KeyCode::Enter);
+    assert!(h.turns.is_empty(), "{:?}", h.turns);
+    // A deliberate y approves, a moment later.
+    clock(&mut h, 2_000);
+    h.key(KeyCode::Char('y'));
+    assert_eq!(approvals(&h), 0, "not before the quiet after it");
+    clock(&mut h, neocode::tui::app::ANSWER_AFTER_MS);
+    assert_eq!(
+        h.turns,
+        vec![TurnEffect::Command(TurnCommand::Approve {
+            call_id: "e1".into(),
+            always: false
+        })]
+    );
+}
+
+#[test]
+fn a_key_as_the_card_appears_and_typing_into_it_do_not_answer() {
+    let mut h = H::new();
+    h.send("Edit it");
+    // The user types the next message while the turn runs; the card appears mid-word.
+    h.chars("he");
+    tool(
+        &mut h,
+        "e1",
+        "edit_file",
+        r#"{"path":"a.txt","old_string":"a","new_string":"b"}"#,
+        ToolKind::Edit,
+        "a.txt",
+    );
+    h.ev(TurnEvent::ApprovalNeeded {
+        call: call("e1", "edit_file", "{}"),
+        summary: "a.txt".into(),
+        reason: "edits ask".into(),
+    });
+    clock(&mut h, 100);
+    h.key(KeyCode::Char('y'));
+    clock(&mut h, 2_000);
+    assert_eq!(approvals(&h), 0, "{:?}", h.turns);
+    // What was typed before the card stays in the editor, untouched.
+    assert_eq!(h.app.conv.composer.text(), "he");
+    // Esc still cancels the turn while the card waits.
+    h.key(KeyCode::Esc);
+    assert_eq!(h.turns, vec![TurnEffect::Command(TurnCommand::Cancel)]);
+}
+
+#[test]
+fn typing_never_answers_a_proposed_plan() {
+    use neocode::session::{Plan, Step};
+    let mut h = H::new();
+    h.chars("/plan do it");
+    h.key(KeyCode::Enter);
+    h.turns.clear();
+    let id = h.id.clone();
+    h.ev(TurnEvent::Started { session_id: id });
+    let step = |id: &str| Step {
+        id: id.into(),
+        title: format!("Step {id}"),
+        depends_on: Vec::new(),
+    };
+    h.ev(TurnEvent::PlanProposed {
+        plan: Plan {
+            steps: vec![step("a"), step("b")],
+        },
+        layers: vec![vec!["a".into(), "b".into()]],
+        approved: false,
+    });
+    assert!(matches!(h.app.overlay, Overlay::Plan(_)));
+    // "yes do it" typed fast: neither y, n nor d answers.
+    clock(&mut h, 2_000);
+    h.chars("yes do it");
+    clock(&mut h, 2_000);
+    assert!(h.turns.is_empty(), "{:?}", h.turns);
+    assert!(matches!(h.app.overlay, Overlay::Plan(ref p) if p.dropping.is_none()));
+    h.answer('y');
+    assert_eq!(h.turns, vec![TurnEffect::Command(TurnCommand::ApprovePlan)]);
+}
+
+#[test]
+fn ctrl_u_deletes_to_the_line_start_and_drafts_survive_esc() {
+    let mut h = H::new();
+    // Ctrl-U is readline's: the line up to the cursor goes (not one undo step).
+    h.chars("hello world");
+    h.key_mod(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    assert_eq!(h.app.conv.composer.text(), "");
+    // An existing session's unsent text is there again when it is opened again.
+    h.chars("for the live session");
+    h.key(KeyCode::Esc);
+    assert_eq!(h.app.screen, Screen::Browse);
+    // A new session's draft: kept on Esc (nothing is saved), back on `n`.
+    h.key(KeyCode::Char('n'));
+    assert_eq!(h.app.conv.composer.text(), "", "a new session starts empty");
+    h.chars("half a thought");
+    h.key(KeyCode::Esc);
+    assert_eq!(h.app.screen, Screen::Browse);
+    assert!(
+        h.screen().contains("Your unsent message is kept"),
+        "{}",
+        h.screen()
+    );
+    assert_eq!(h.rt.count().unwrap(), 1, "nothing was saved");
+    h.key(KeyCode::Char('n'));
+    assert_eq!(h.app.conv.composer.text(), "half a thought");
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.screen, Screen::Conversation);
+    assert_eq!(h.app.conv.composer.text(), "for the live session");
+}
+
+#[test]
+fn a_cancelled_reply_is_headed_cancelled_not_error() {
+    let mut h = H::new();
+    h.send("Tell me a story");
+    h.ev(TurnEvent::TextDelta("Once upon".into()));
+    h.key(KeyCode::Esc);
+    // What the runtime stores for a reply cancelled mid-stream.
+    let mut m = NewMessage::text(Role::Assistant, "Once upon");
+    m.is_error = true;
+    m.tool_metadata = Some(serde_json::json!({"incomplete": true, "reason": "cancelled"}));
+    h.rt.append(&h.id, &[m], &AppendMeta::default()).unwrap();
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Cancelled,
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains("⊘ cancelled"), "{s}");
+    assert!(!s.contains("✗ error"), "{s}");
+}
+
+#[test]
+fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
+    let mut h = H::new();
+    h.send("Run the tests");
+    tool(
+        &mut h,
+        "c1",
+        "run_command",
+        r#"{"command":"sleep 30"}"#,
+        ToolKind::Command,
+        "sleep 30",
+    );
+    h.app.now_ms += 5_400;
+    h.key(KeyCode::Esc);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Command(TurnCommand::Cancel))
+    );
+    // The killed command's result, as the runtime stores it (not an error), then the end.
+    h.ev(TurnEvent::ToolResult {
+        call_id: "c1".into(),
+        text: "[cancelled by the user; the command and everything it started were killed]\n".into(),
+        is_error: false,
+        seq: 50,
+    });
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Cancelled,
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains("⊘ run_command  sleep 30  · cancelled"), "{s}");
+    assert!(!s.contains("· done"), "{s}");
+    // /compact: the cancelled turn is not drawn again below the summary.
+    h.chars("/compact");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Compact {
+            session_id: h.id.clone()
+        })
+    );
+    h.ev(TurnEvent::Warning {
+        code: "compacted".into(),
+        message: "Compacted: 4 messages → 2 (summary + recent tail).".into(),
+    });
+    let s = h.screen();
+    assert!(!s.contains("sleep 30"), "{s}");
+    assert!(!s.contains("Run the tests"), "{s}");
+    assert!(h.app.conv.live.is_none());
+}
+
+#[test]
+fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
+    let mut h = H::with_messages(3);
+    // Opened with --resume: ↑ recalls the session's own messages from the store.
+    h.key(KeyCode::Up);
+    assert_eq!(h.app.conv.composer.text(), "Earlier message 2");
+    h.key(KeyCode::Down);
+    assert_eq!(h.app.conv.composer.text(), "");
+    let user = |rt: &Sessions, id: &str, text: &str| {
+        rt.append(
+            id,
+            &[NewMessage::text(Role::User, text)],
+            &AppendMeta::default(),
+        )
+        .unwrap();
+    };
+    // Another session of the workspace, newer than this one's messages.
+    let other =
+        h.rt.new_session(NewSession {
+            title: "Other".into(),
+            ..NewSession::default()
+        })
+        .unwrap();
+    user(&h.rt, &other.id, "from the other session");
+    user(&h.rt, &other.id, "newest in the other session");
+    // A plan step's prompt (a child session that is not a fork) is not something typed.
+    let step =
+        h.rt.new_session(NewSession {
+            title: "step a".into(),
+            parent_id: Some(other.id.clone()),
+            ..NewSession::default()
+        })
+        .unwrap();
+    user(&h.rt, &step.id, "Do step a of the plan");
+    // As after a restart: the conversation is opened again, the editor's memory is empty.
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.screen, Screen::Conversation);
+    let mut seen = Vec::new();
+    for _ in 0..6 {
+        h.key(KeyCode::Up);
+        seen.push(h.app.conv.composer.text());
+    }
+    assert_eq!(
+        seen,
+        [
+            "Earlier message 2",
+            "Earlier message 1",
+            "Earlier question",
+            "newest in the other session",
+            "from the other session",
+            "from the other session",
+        ]
+    );
+    h.key(KeyCode::Down);
+    assert_eq!(h.app.conv.composer.text(), "newest in the other session");
+}
+
+#[test]
+fn a_background_turn_shows_live_in_the_detail_pane() {
+    let mut h = H::new();
+    h.send("Background please");
+    h.ev(TurnEvent::TextDelta("working on it".into()));
+    h.key_mod(KeyCode::Char('b'), KeyModifiers::CONTROL);
+    h.key(KeyCode::Char('y'));
+    assert_eq!(h.app.screen, Screen::Browse);
+    // The detail pane shows the sent message and the text streamed so far…
+    let s = h.screen();
+    assert!(s.contains("Background please"), "{s}");
+    assert!(s.contains("working on it"), "{s}");
+    // …and goes on streaming without Enter.
+    h.ev(TurnEvent::TextDelta(", nearly there".into()));
+    let s = h.screen();
+    assert!(s.contains("working on it, nearly there"), "{s}");
+}
+
+#[test]
+fn a_long_failure_is_wrapped_whole_not_cut() {
+    let mut h = H::new();
+    h.app.on_resize(120, 35);
+    h.send("Hi");
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Failed {
+            code: "server_error".into(),
+            message: "server error HTTP 500 from http://127.0.0.1:45678/v1 (after 4 attempts): the upstream model server is overloaded right now, please retry in a minute".into(),
+        },
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains("please retry in a minute (server_error)"), "{s}");
+    assert!(!s.contains("(server_err…"), "{s}");
+}

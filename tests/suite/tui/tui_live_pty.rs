@@ -1,0 +1,437 @@
+//! The live conversation end to end: the real binary in a pseudo-terminal against a scripted
+//! OpenAI-compatible server on 127.0.0.1. Type a message and see the streamed reply, approve
+//! a `write_file` (the file exists afterwards), deny a command (it never ran), cancel a long
+//! reply, quit, and find it all in `neocode show`.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::support::pty::Pty;
+use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
+use neocode::runtime::{Location, Sessions};
+use neocode::session::{ListQuery, Status};
+
+fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(start.elapsed() < Duration::from_secs(30), "never: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The environment pointing the TUI at the scripted model server at `base`.
+fn model_env(base: &str) -> [(&'static str, &str); 3] {
+    [
+        ("NEOCODE_BASE_URL", base),
+        ("NEOCODE_MODEL", "scripted-model"),
+        ("NEOCODE_API_KEY", ""),
+    ]
+}
+
+/// A card's one-key answer as a person gives it: after a look at the card, alone.
+fn deliberately(pty: &mut Pty, key: &str) {
+    std::thread::sleep(Duration::from_millis(800));
+    pty.keys(key);
+}
+
+#[test]
+fn stream_approve_deny_cancel_quit_and_show() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    let long: String = (0..400).map(|i| format!("word{i} ")).collect();
+    let srv = ScriptedServer::start(vec![
+        // 1: a streamed answer with markdown.
+        Stream::new()
+            .role()
+            .text_deltas("Hello from the **scripted** model.", 6)
+            .finish("stop")
+            .usage(12, 7)
+            .delays(Duration::ZERO, Duration::from_millis(20))
+            .reply(),
+        // 2: a write (approved) and a command (denied), then the answer.
+        Reply::tool_calls(&[
+            (
+                "c1",
+                "write_file",
+                r#"{"path":"hello.txt","content":"hi there\n"}"#,
+            ),
+            ("c2", "run_command", r#"{"command":"touch ran.txt"}"#),
+        ]),
+        Reply::text("Wrote hello.txt and skipped the command."),
+        // 3: a long, slow answer to cancel.
+        Stream::new()
+            .role()
+            .text_deltas(&long, 400)
+            .finish("stop")
+            .delays(Duration::ZERO, Duration::from_millis(40))
+            .reply(),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
+    pty.wait_for("0 sessions");
+    // The status line names the model once in the conversation.
+    pty.keys("n");
+    let s = pty.wait_for("scripted-model");
+    assert!(s.contains("approve ask"), "{s}");
+
+    // 1: streamed reply.
+    pty.keys("Say hello");
+    pty.keys("\r");
+    let s = pty.wait_for("Hello from the scripted model.");
+    assert!(s.contains("Say hello"), "{s}");
+    pty.wait_for("Done in");
+
+    // 2: approve the write, deny the command.
+    pty.keys("Write hello.txt, then touch ran.txt");
+    pty.keys("\r");
+    let s = pty.wait_for("Allow?");
+    assert!(s.contains("write_file"), "{s}");
+    assert!(s.contains("hello.txt"), "{s}");
+    assert!(
+        s.contains("+ hi there"),
+        "the card shows the new content as a diff:\n{s}"
+    );
+    deliberately(&mut pty, "y");
+    wait_until("hello.txt written", || ws.join("hello.txt").exists());
+    // The command's card was on screen all along (waiting its turn); now it asks.
+    let s = pty.wait_for("▶ Allow?");
+    assert!(s.contains("touch ran.txt"), "{s}");
+    deliberately(&mut pty, "n");
+    pty.wait_for("Wrote hello.txt and skipped the command.");
+    pty.wait_for("Done in");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("hello.txt")).unwrap(),
+        "hi there\n"
+    );
+    assert!(!ws.join("ran.txt").exists(), "the denied command never ran");
+
+    // 3: cancel a long reply once it streams.
+    pty.keys("Tell me a long story");
+    pty.keys("\r");
+    pty.wait_for("word3 ");
+    pty.keys("\x1b");
+    pty.wait_for("Cancelled; what arrived is kept");
+
+    // Quit: no turn runs, Ctrl-C quits at once.
+    pty.keys("\x03");
+    let code = pty.wait_exit(Duration::from_secs(30), "neocode did not quit on Ctrl-C");
+    assert_eq!(code, 0);
+
+    // The store has all of it.
+    let rt = Sessions::open(&loc).unwrap();
+    let all = rt.list(&ListQuery::default()).unwrap().items;
+    assert_eq!(all.len(), 1, "one session");
+    let id = all[0].id.clone();
+    assert_eq!(rt.header(&id).unwrap().status, Status::Cancelled);
+
+    let show = |json: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_neocode"));
+        c.env("NEOCODE_HOME", &home).arg("--workdir").arg(&ws);
+        c.args(["show", &id]);
+        if json {
+            c.arg("--json");
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // `show`: the header and the last messages.
+    let text = show(false);
+    for want in [
+        "Say hello",
+        "status     cancelled",
+        "model      openai / scripted-model",
+        "created hello.txt",
+        "The user denied this call.",
+        "Wrote hello.txt and skipped the command.",
+        "Tell me a long story",
+        "word0 word1 word2",
+        "assistant (cancelled)",
+    ] {
+        assert!(text.contains(want), "show lacks {want:?}:\n{text}");
+    }
+    assert!(show(true).contains("\"status\": \"cancelled\""));
+    // Every message, in order, through the runtime.
+    let msgs = rt.messages(&id, 1, 100).unwrap();
+    let all: Vec<String> = msgs.iter().map(|m| m.text()).collect();
+    assert_eq!(all[0], "Say hello");
+    assert_eq!(all[1], "Hello from the **scripted** model.");
+    assert_eq!(all[2], "Write hello.txt, then touch ran.txt");
+    assert_eq!(msgs[3].tool_calls.len(), 2, "{msgs:?}");
+    let last = all.last().unwrap();
+    assert!(last.starts_with("word0 word1"), "{last}");
+    // The long reply was cut: its end never arrived.
+    assert!(!last.contains("word399"), "{last}");
+}
+
+#[test]
+fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
+    use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall};
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    let rt = Sessions::open(&loc).unwrap();
+    // A session that stopped between "the model asked" and "the tool answered".
+    let s = rt
+        .new_session(NewSession {
+            title: "Crashed mid-turn".into(),
+            ..NewSession::default()
+        })
+        .unwrap();
+    let mut asked = NewMessage::text(Role::Assistant, "Writing it.");
+    asked.tool_calls = vec![ToolCall {
+        id: "d1".into(),
+        name: "write_file".into(),
+        arguments: r#"{"path":"replayed.txt","content":"again\n"}"#.into(),
+    }];
+    rt.append(
+        &s.id,
+        &[NewMessage::text(Role::User, "write replayed.txt"), asked],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    let srv = ScriptedServer::start(vec![Reply::text("Replayed and done.")]).unwrap();
+    let base = srv.base_url();
+    let env = [
+        ("NEOCODE_BASE_URL", base.as_str()),
+        ("NEOCODE_MODEL", "scripted-model"),
+    ];
+    let mut pty = Pty::spawn(&home, &ws, &["--resume", &s.id], &env, 40, 120);
+    // In the conversation at once, with the interrupted call and its choices.
+    let screen = pty.wait_for("interrupted");
+    assert!(screen.contains("write_file  replayed.txt"), "{screen}");
+    assert!(screen.contains("Ctrl-R rerun"), "{screen}");
+    // The status line names the model as soon as the settings are loaded (off the loop).
+    pty.wait_for("scripted-model");
+    pty.keys("\x12"); // Ctrl-R
+    let screen = pty.wait_for("Allow?");
+    assert!(screen.contains("may already have run"), "{screen}");
+    deliberately(&mut pty, "y");
+    pty.wait_for("Replayed and done.");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("replayed.txt")).unwrap(),
+        "again\n"
+    );
+    assert!(rt.interrupted_tool_calls(&s.id).unwrap().is_empty());
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+}
+
+#[test]
+fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    // The settings file is a FIFO: loading the settings blocks until the test writes it.
+    let config = home.join("config.toml");
+    let c = std::ffi::CString::new(config.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let srv =
+        ScriptedServer::start(vec![Reply::text("Answered after the settings came.")]).unwrap();
+    let base = srv.base_url();
+    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
+    pty.wait_for("0 sessions");
+    pty.keys("n");
+    pty.keys("typed before the settings");
+    // The keys were handled while the settings thread is still blocked on the FIFO.
+    let screen = pty.wait_for("typed before the settings");
+    assert!(!screen.contains("scripted-model"), "{screen}");
+    // Enter needs the agent: it waits for the settings instead of refusing.
+    pty.keys("\r");
+    assert_eq!(srv.request_count(), 0);
+    // From now on every reader of the settings gets them (the store reads them too, for a
+    // session's context report).
+    std::thread::spawn(move || {
+        while let Ok(mut fifo) = std::fs::OpenOptions::new().write(true).open(&config) {
+            let _ = fifo.write_all(b"# written by the test\n");
+            drop(fifo);
+            // With no writer open, the reader sees the end of the file.
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    pty.wait_for("Answered after the settings came.");
+    pty.wait_for("Done in");
+    let screen = pty.wait_for("scripted-model");
+    assert!(!screen.contains("Cannot send"), "{screen}");
+    assert_eq!(srv.request_count(), 1);
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+}
+
+#[test]
+fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    std::fs::create_dir_all(&home).unwrap();
+    // The settings never come: the file is a FIFO nobody writes.
+    let c = std::ffi::CString::new(home.join("config.toml").to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let srv = ScriptedServer::start(vec![Reply::text("never asked")]).unwrap();
+    let base = srv.base_url();
+    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
+    pty.wait_for("0 sessions");
+    pty.keys("n");
+    pty.keys("a message");
+    pty.wait_for("a message");
+    // Enter waits for the settings; the loop does not: Ctrl-C still quits.
+    pty.keys("\r");
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(10), "no quit"), 0);
+    assert_eq!(srv.request_count(), 0);
+}
+
+#[test]
+fn typing_while_an_approval_waits_never_answers_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("stats.py"), "total = 1\n").unwrap();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "e1",
+            "edit_file",
+            r#"{"path":"stats.py","old_string":"total = 1","new_string":"total = 2"}"#,
+        )]),
+        Reply::text("Edited stats.py."),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
+    pty.wait_for("0 sessions");
+    pty.keys("n");
+    pty.wait_for("scripted-model");
+    pty.keys("Bump the total");
+    pty.keys("\r");
+    let s = pty.wait_for("Allow?");
+    assert!(s.contains("edit_file"), "{s}");
+    // The next message typed quickly while the card waits: its y, n and a answer nothing.
+    std::thread::sleep(Duration::from_millis(800));
+    pty.keys("hey there, and now");
+    let s = pty.wait_for("Typing is not taken");
+    assert!(s.contains("not taking keys"), "{s}");
+    std::thread::sleep(Duration::from_millis(1500));
+    let s = pty.screen();
+    assert!(s.contains("Allow?"), "the card still waits:\n{s}");
+    assert!(!s.contains("hey there"), "typing went nowhere:\n{s}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("stats.py")).unwrap(),
+        "total = 1\n",
+        "typing approved the edit"
+    );
+    assert_eq!(srv.request_count(), 1);
+    // A deliberate y approves it.
+    deliberately(&mut pty, "y");
+    pty.wait_for("Edited stats.py.");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("stats.py")).unwrap(),
+        "total = 2\n"
+    );
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+}
+
+#[test]
+fn a_switched_model_is_kept_by_the_session_across_a_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    let srv = ScriptedServer::start(vec![
+        Reply::text("First answer."),
+        Reply::text("Second answer."),
+        Reply::text("Third answer."),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
+    pty.wait_for("0 sessions");
+    pty.keys("n");
+    pty.wait_for("scripted-model");
+    pty.keys("Hello");
+    pty.keys("\r");
+    pty.wait_for("First answer.");
+    pty.wait_for("Done in");
+    pty.keys("/model fake-big");
+    pty.keys("\r");
+    pty.wait_for("uses fake-big from its next turn");
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    let rt = Sessions::open(&loc).unwrap();
+    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    let neocode = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .env("NEOCODE_HOME", &home)
+            .env("NEOCODE_BASE_URL", &base)
+            .env("NEOCODE_MODEL", "scripted-model")
+            .env("NEOCODE_API_KEY", "")
+            .arg("--workdir")
+            .arg(&ws)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(neocode(&["--list"]).contains("fake-big"));
+
+    // Resumed: the status line names the session's model, and the next request asks for it.
+    let mut pty = Pty::spawn(&home, &ws, &["--resume", &id], &model_env(&base), 40, 120);
+    let s = pty.wait_for("fake-big");
+    assert!(!s.contains("scripted-model ░"), "{s}");
+    pty.keys("Again");
+    pty.keys("\r");
+    pty.wait_for("Second answer.");
+    pty.wait_for("Done in");
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    let models: Vec<String> = srv
+        .requests()
+        .iter()
+        .map(|r| r.json()["model"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(models, ["scripted-model", "fake-big"]);
+    assert!(neocode(&["--list"]).contains("fake-big"));
+
+    // `run --model` overrides it for that run only.
+    neocode(&["run", "--resume", &id, "--model", "one-off", "once more"]);
+    assert_eq!(srv.requests()[2].json()["model"], "one-off");
+    let list = neocode(&["--list"]);
+    assert!(
+        list.contains("fake-big") && !list.contains("one-off"),
+        "{list}"
+    );
+}
+
+#[test]
+fn a_retry_shows_in_the_status_line_while_it_waits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    let srv = ScriptedServer::start(vec![
+        Reply::rate_limited(2),
+        Reply::text("Answered after the wait."),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 24, 100);
+    pty.wait_for("0 sessions");
+    pty.keys("n");
+    pty.wait_for("scripted-model");
+    pty.keys("hi");
+    pty.keys("\r");
+    let s = pty.wait_for("rate limited (429), retry 1/3 in 2 s");
+    assert!(!s.contains("Answered after the wait."), "{s}");
+    pty.wait_for("Answered after the wait.");
+    assert_eq!(srv.request_count(), 2);
+    pty.wait_for("Done in");
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+}

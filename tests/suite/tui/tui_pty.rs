@@ -1,0 +1,145 @@
+//! The real binary in a pseudo-terminal: open the list, move, filter, switch tabs, fork and
+//! quit, asserting on the screen text (vt100) and on the database afterwards (through the
+//! runtime).
+
+use std::time::Duration;
+
+use crate::support::pty::Pty;
+use neocode::runtime::{Location, Sessions};
+use neocode::session::ListQuery;
+
+#[test]
+fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    let rt = Sessions::open(&loc).unwrap();
+    neocode::tui::demo::load_into(&rt, neocode::session::now_ms()).unwrap();
+    let billing = rt
+        .list(&ListQuery::default())
+        .unwrap()
+        .items
+        .into_iter()
+        .find(|s| s.title.starts_with("Migrate billing"))
+        .unwrap()
+        .id;
+
+    let mut pty = Pty::spawn(&home, &ws, &[], &[], 35, 120);
+
+    // The list.
+    let s = pty.wait_for("13 sessions");
+    assert!(s.contains("Draft release notes for v0.4"), "{s}");
+    assert!(s.contains("Transcript"), "{s}");
+
+    // Move down: the detail follows.
+    pty.keys("j");
+    pty.wait_for("Add per-key rate limiting");
+
+    // Filter as you type.
+    pty.keys("/");
+    pty.keys("billing");
+    let s = pty.wait_for("1 match");
+    assert!(!s.contains("Walk me through"), "{s}");
+    pty.keys("\r");
+
+    // Tabs: Plan shows the DAG with the failure.
+    pty.keys("]");
+    pty.wait_for("4/7 done, 1 failed");
+    pty.keys("]");
+    pty.wait_for("Per-turn tokens");
+    pty.keys("[");
+    pty.keys("[");
+
+    // Fork at the end.
+    pty.keys("f");
+    pty.wait_for("Forked at message #10");
+    pty.wait_for("14 sessions");
+
+    // Quit (Esc clears the filter first, q quits).
+    pty.keys("\x1b");
+    std::thread::sleep(Duration::from_millis(200));
+    pty.keys("q");
+    let code = pty.wait_exit(Duration::from_secs(30), "neocode did not quit on q");
+    assert_eq!(code, 0, "exit status");
+
+    // The database saw the fork.
+    let all = rt.list(&ListQuery::default()).unwrap().items;
+    assert_eq!(all.len(), 14);
+    let fork = all
+        .iter()
+        .find(|s| s.parent_id.as_deref() == Some(billing.as_str()))
+        .expect("a fork of the billing session");
+    assert_eq!(fork.fork_seq, Some(10));
+    assert_eq!(fork.message_count, 10);
+}
+
+/// What real use found, in a real terminal: half-width sound marks never reach the terminal
+/// (they made stray glyphs), a blind key behind "terminal too small" does nothing, `n` then
+/// Esc leaves no session, and PgUp from the end of a transcript moves one page.
+#[test]
+fn real_use_fixes_in_a_real_terminal() {
+    use neocode::session::{AppendMeta, NewMessage, NewSession, Role};
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = Location::scratch(tmp.path());
+    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    let rt = Sessions::open(&loc).unwrap();
+    neocode::tui::demo::load_into(&rt, neocode::session::now_ms()).unwrap();
+    let kana = rt
+        .new_session(NewSession {
+            title: "ﾊﾟﾝﾀﾞ notes".into(),
+            ..NewSession::default()
+        })
+        .unwrap();
+    rt.append(
+        &kana.id,
+        &[NewMessage::text(Role::User, "ﾊﾟﾝﾀﾞ ﾊﾟﾝﾀﾞ ﾊﾟﾝﾀﾞ")],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    let count = || rt.list(&ListQuery::default()).unwrap().items.len();
+    assert_eq!(count(), 14);
+
+    let mut pty = Pty::spawn(&home, &ws, &[], &[], 35, 120);
+    let s = pty.wait_for("14 sessions");
+    // The newest session is first and its sound marks arrive as their spacing forms.
+    assert!(s.contains("ﾊ\u{309C}ﾝﾀ\u{309B}"), "{s}");
+    let raw = String::from_utf8_lossy(&pty.bytes()).into_owned();
+    assert!(!raw.contains('\u{FF9F}') && !raw.contains('\u{FF9E}'));
+
+    // Too small: `d y` does nothing.
+    pty.resize(5, 20);
+    pty.wait_for("Terminal too small");
+    pty.keys("d");
+    pty.keys("y");
+    pty.resize(35, 120);
+    pty.wait_for("14 sessions");
+    assert_eq!(count(), 14, "a blind delete behind 'terminal too small'");
+
+    // `n` then Esc: nothing is created.
+    pty.keys("n");
+    pty.wait_for("New session");
+    pty.keys("\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(count(), 14, "an empty session was left behind");
+
+    // PgUp from the end of a long transcript moves one page, not to #1.
+    pty.keys("/");
+    pty.keys("Walk me");
+    pty.wait_for("1 match");
+    pty.keys("\r");
+    pty.keys("\t");
+    pty.keys("G");
+    pty.wait_for("#48");
+    pty.keys("\x1b[5~");
+    std::thread::sleep(Duration::from_millis(300));
+    let s = pty.screen();
+    assert!(!s.contains("#1 ") && !s.contains("#48"), "{s}");
+    assert!(s.contains("#4"), "{s}");
+
+    pty.keys("q");
+    pty.keys("\x1b");
+    std::thread::sleep(Duration::from_millis(200));
+    pty.keys("q");
+    let code = pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
+    assert_eq!(code, 0);
+}

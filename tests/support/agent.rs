@@ -1,0 +1,80 @@
+//! The workspace the agent tests run turns in: a home whose config retries fast and times out
+//! a silent stream quickly, a workspace beside it, and agents built as a new process builds
+//! them (pointed at a scripted model server on 127.0.0.1).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use neocode::runtime::agent::{Agent, TurnCommand, TurnEvent, TurnHandle};
+use neocode::runtime::config::{Overrides, Settings};
+use neocode::runtime::scripted::ScriptedServer;
+
+use super::env;
+
+/// The one [`env::Env`] with a config for fast turns and the key the agents send.
+pub struct Env {
+    base: env::Env,
+    /// The workspace root, canonical (as the runtime records it).
+    pub ws: PathBuf,
+    /// The API key the agents send; tests check it never lands under the home.
+    pub key: &'static str,
+}
+
+impl std::ops::Deref for Env {
+    type Target = env::Env;
+
+    fn deref(&self) -> &env::Env {
+        &self.base
+    }
+}
+
+impl Env {
+    /// `config` follows the `[provider]` table of the config file (it may open other tables).
+    pub fn new(key: &'static str, config: &str) -> Env {
+        let base = env::Env::new();
+        std::fs::create_dir_all(&base.home).unwrap();
+        std::fs::write(
+            base.home.join("config.toml"),
+            format!("[provider]\nretry_backoff_ms = 10\nidle_timeout_secs = 5\n{config}"),
+        )
+        .unwrap();
+        let ws = base.workdir.clone();
+        Env { base, ws, key }
+    }
+
+    /// A fresh agent over a fresh store handle, as a new process builds it.
+    pub fn agent(&self, srv: &ScriptedServer) -> Agent {
+        let url = srv.base_url();
+        let key = self.key;
+        let env = move |k: &str| match k {
+            "NEOCODE_BASE_URL" => Some(url.clone()),
+            "NEOCODE_MODEL" => Some("test-model".to_string()),
+            "NEOCODE_API_KEY" => Some(key.to_string()),
+            _ => None,
+        };
+        let settings = Settings::load_with(&self.home, &Overrides::default(), &env).unwrap();
+        Agent::new(self.sessions(), settings)
+    }
+}
+
+/// Reads a turn's (or a plan run's) events until `Finished`, answering each with `answer`.
+pub fn drive(
+    h: &TurnHandle,
+    mut answer: impl FnMut(&TurnEvent) -> Option<TurnCommand>,
+) -> Vec<TurnEvent> {
+    let mut out = Vec::new();
+    loop {
+        let e = h
+            .events
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the turn produced no event for 30 s");
+        if let Some(c) = answer(&e) {
+            h.commands.send(c).unwrap();
+        }
+        let done = matches!(e, TurnEvent::Finished { .. });
+        out.push(e);
+        if done {
+            return out;
+        }
+    }
+}

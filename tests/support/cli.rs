@@ -1,0 +1,256 @@
+//! Shared set-up of the command-line tests: a temp home and workspace populated through the
+//! library, and the real binary pointed at them.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use neocode::runtime::{Location, Sessions};
+use neocode::session::{
+    AppendMeta, NewMessage, NewSession, Plan, Role, StateUpdate, Step, StepFailure, StepStatus,
+    StepUpdate, ToolCall, Usage, WorkspacePaths,
+};
+use tempfile::TempDir;
+
+/// Hostile text: OSC title change with BEL, CSI clear screen, 8-bit CSI, bidi override.
+pub const HOSTILE: &str = "evil\x1b]0;pwned\x07 \x1b[2J\u{9b}31m \u{202e}desrever";
+
+/// Bytes that must never reach stdout raw.
+pub fn assert_harmless(stdout: &[u8]) {
+    let s = String::from_utf8_lossy(stdout);
+    for (bad, name) in [
+        ('\x1b', "ESC"),
+        ('\x07', "BEL"),
+        ('\u{9b}', "C1 CSI"),
+        ('\u{202e}', "RLO"),
+        ('\u{E000}', "snippet marker"),
+        ('\u{E001}', "snippet marker"),
+    ] {
+        assert!(!s.contains(bad), "raw {name} in output:\n{s}");
+    }
+}
+
+/// A temp home with one workspace folder.
+pub struct Ws {
+    pub home: TempDir,
+    pub work: TempDir,
+    pub loc: Location,
+}
+
+impl Ws {
+    pub fn new() -> Ws {
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        Ws::at(home, work)
+    }
+
+    /// Another workspace under the same home path.
+    pub fn sibling(&self) -> (TempDir, Location) {
+        let work = tempfile::tempdir().unwrap();
+        let paths = WorkspacePaths::resolve(self.home.path(), work.path()).unwrap();
+        let loc = Location {
+            home: self.home.path().to_path_buf(),
+            paths,
+        };
+        (work, loc)
+    }
+
+    fn at(home: TempDir, work: TempDir) -> Ws {
+        let paths = WorkspacePaths::resolve(home.path(), work.path()).unwrap();
+        let loc = Location {
+            home: home.path().to_path_buf(),
+            paths,
+        };
+        Ws { home, work, loc }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.loc.root()
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.loc.paths.db()
+    }
+
+    pub fn rt(&self) -> Sessions {
+        Sessions::open(&self.loc).unwrap()
+    }
+
+    /// The real binary on this home and workspace, colour forced off by the pipe.
+    pub fn cmd(&self) -> Command {
+        self.cmd_in(self.work.path())
+    }
+
+    pub fn cmd_in(&self, workdir: &Path) -> Command {
+        let mut c = Command::cargo_bin("neocode").unwrap();
+        c.env("NEOCODE_HOME", self.home.path())
+            .env_remove("NO_COLOR")
+            .arg("--workdir")
+            .arg(workdir);
+        c
+    }
+
+    /// A plain session with `n` user/assistant exchanges.
+    pub fn session(&self, title: &str, n: usize) -> String {
+        let rt = self.rt();
+        let h = rt
+            .new_session(NewSession {
+                title: title.into(),
+                provider: "openai".into(),
+                model: "gpt-test".into(),
+                workdir: self.root().to_string_lossy().into(),
+                ..NewSession::default()
+            })
+            .unwrap();
+        for i in 0..n {
+            rt.append(
+                &h.id,
+                &[
+                    NewMessage::text(Role::User, format!("question {i} about {title}")),
+                    NewMessage {
+                        usage: Usage {
+                            input_tokens: 100,
+                            output_tokens: 10,
+                        },
+                        ..NewMessage::text(Role::Assistant, format!("answer {i}"))
+                    },
+                ],
+                &AppendMeta::default(),
+            )
+            .unwrap();
+        }
+        h.id
+    }
+
+    /// A rich session: plan with a completed and a failed step, a tool call and its result,
+    /// an asset, token usage of 12,345 in / 678 out.
+    pub fn rich_session(&self, title: &str) -> String {
+        let rt = self.rt();
+        let h = rt
+            .new_session(NewSession {
+                title: title.into(),
+                provider: "openai".into(),
+                model: "gpt-rich".into(),
+                workdir: self.root().to_string_lossy().into(),
+                ..NewSession::default()
+            })
+            .unwrap();
+        let plan = Plan {
+            steps: vec![
+                step("read", "Read the code", &[]),
+                step("fix", "Fix the bug", &["read"]),
+                step("test", "Run the tests", &["fix"]),
+            ],
+        };
+        rt.update_state(
+            &h.id,
+            &StateUpdate {
+                plan: neocode::session::Change::Set(plan),
+                ..StateUpdate::default()
+            },
+        )
+        .unwrap();
+        rt.append(
+            &h.id,
+            &[
+                NewMessage::text(Role::User, "Please fix the flaky login test"),
+                NewMessage {
+                    role: Some(Role::Assistant),
+                    parts: vec![neocode::session::Part::text("Let me look.")],
+                    tool_calls: vec![ToolCall {
+                        id: "call_1".into(),
+                        name: "read_file".into(),
+                        arguments: r#"{"path":"src/login.rs"}"#.into(),
+                    }],
+                    usage: Usage {
+                        input_tokens: 12_000,
+                        output_tokens: 600,
+                    },
+                    ..NewMessage::default()
+                },
+                NewMessage::tool_result("call_1", "fn login() { sleep(1) }", false),
+                NewMessage {
+                    usage: Usage {
+                        input_tokens: 345,
+                        output_tokens: 78,
+                    },
+                    ..NewMessage::text(Role::Assistant, "The sleep makes it flaky; removed it.")
+                },
+            ],
+            &AppendMeta::default(),
+        )
+        .unwrap();
+        rt.step_update(
+            &h.id,
+            "read",
+            &StepUpdate::Status {
+                status: StepStatus::Completed,
+            },
+        )
+        .unwrap();
+        rt.step_update(
+            &h.id,
+            "fix",
+            &StepUpdate::Error {
+                error: StepFailure {
+                    error_type: "ToolError".into(),
+                    message: "patch did not apply".into(),
+                    traceback: None,
+                },
+            },
+        )
+        .unwrap();
+        rt.step_update(
+            &h.id,
+            "fix",
+            &StepUpdate::Status {
+                status: StepStatus::Failed,
+            },
+        )
+        .unwrap();
+        rt.save_asset(&h.id, "image/png", b"\x89PNG fake image bytes")
+            .unwrap();
+        h.id
+    }
+}
+
+fn step(id: &str, title: &str, deps: &[&str]) -> Step {
+    Step {
+        id: id.into(),
+        title: title.into(),
+        depends_on: deps.iter().map(|d| d.to_string()).collect(),
+    }
+}
+
+/// Stdout of a successful run.
+pub fn ok_stdout(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Parsed JSON stdout of a successful run.
+pub fn ok_json(cmd: &mut Command) -> serde_json::Value {
+    let s = ok_stdout(cmd);
+    serde_json::from_str(&s).unwrap_or_else(|e| panic!("not JSON ({e}):\n{s}"))
+}
+
+/// (exit code, stdout, stderr) of a failing run.
+pub fn fail(cmd: &mut Command) -> (i32, String, String) {
+    let out = cmd.output().unwrap();
+    assert!(
+        !out.status.success(),
+        "expected failure, got success: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

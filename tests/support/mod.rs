@@ -1,0 +1,125 @@
+//! What the tests share: one throwaway [`Env`] (home + workspace + location + sessions) and
+//! the helpers that extend it for the store and crash harnesses, the command line ([`cli`]),
+//! the agent ([`agent`]) and the real binary in a pseudo-terminal ([`pty`]).
+
+pub mod agent;
+pub mod cli;
+pub mod env;
+pub mod pty;
+pub mod rerun;
+pub mod tui;
+
+pub use env::Env;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use neocode::runtime::Sessions;
+use neocode::runtime::agent::{FinishReason, TurnEvent};
+
+/// Extensions of the one [`Env`] for the store, crash and command-line harnesses.
+impl Env {
+    /// A fresh runtime (its own connections), creating the store if needed.
+    pub fn runtime(&self) -> Sessions {
+        self.sessions()
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.location().paths.db()
+    }
+
+    /// The neocode binary with this env's home and workspace.
+    pub fn neocode(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_neocode"));
+        c.env("NEOCODE_HOME", &self.home)
+            .env("NO_COLOR", "1")
+            .arg("--workdir")
+            .arg(&self.workdir);
+        c
+    }
+
+    /// The dev-only writer example, appending to `session`.
+    pub fn writer(&self, session: &str, count: u64, batch: u64) -> Command {
+        let mut c = Command::new(writer_path());
+        c.arg("--home")
+            .arg(&self.home)
+            .arg("--workdir")
+            .arg(&self.workdir)
+            .arg("--session")
+            .arg(session)
+            .arg("--count")
+            .arg(count.to_string())
+            .arg("--batch")
+            .arg(batch.to_string());
+        c
+    }
+}
+
+/// `target/<profile>/examples/writer`, built by `cargo test` along with the tests.
+pub fn writer_path() -> PathBuf {
+    let bin = Path::new(env!("CARGO_BIN_EXE_neocode"));
+    let p = bin.parent().unwrap().join("examples").join("writer");
+    assert!(
+        p.exists(),
+        "{} is missing: run the tests with `cargo test` (which builds examples)",
+        p.display()
+    );
+    p
+}
+
+/// Every `committed <seq>` line's seq.
+pub fn committed_seqs(stdout: &str) -> Vec<i64> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("committed "))
+        .filter_map(|n| n.trim().parse().ok())
+        .collect()
+}
+
+/// xorshift64*: enough randomness for kill timings, reproducible from a printed seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn from_time() -> Rng {
+        let seed = std::env::var("NEOCODE_TEST_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+                    | 1
+            });
+        eprintln!("rng seed {seed} (set NEOCODE_TEST_SEED to replay)");
+        Rng(seed)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// `PRAGMA integrity_check` on a plain connection.
+pub fn integrity_ok(db: &Path) -> String {
+    let c = rusqlite::Connection::open(db).expect("open db");
+    c.query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))
+        .expect("integrity_check")
+}
+
+/// Why the turn whose events these are ended.
+pub fn finish(evs: &[TurnEvent]) -> FinishReason {
+    match evs.last() {
+        Some(TurnEvent::Finished { reason, .. }) => reason.clone(),
+        other => panic!("last event {other:?}"),
+    }
+}

@@ -1,0 +1,115 @@
+//! Shared by tests/tools.rs and tests/sandbox.rs: a workspace with a sibling folder outside
+//! it, a tool context, and the real neocode binary as the sandbox helper.
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+use std::time::Duration;
+
+use neocode::runtime::tools::{self, ToolContext, ToolOutput};
+use serde_json::{Value, json};
+
+static INIT: Once = Once::new();
+
+/// Secrets the parent holds; commands must not see them.
+pub const SECRETS: &[(&str, &str)] = &[
+    ("NEOCODE_API_KEY", "sk-neocode-secret"),
+    ("OPENAI_API_KEY", "sk-openai-secret"),
+    ("FOO_TOKEN", "foo-token-secret"),
+];
+
+/// Once per test binary, before any test goes on: the helper is the built binary and the
+/// secrets are in the environment.
+pub fn init() {
+    INIT.call_once(|| {
+        tools::sandbox::set_helper(env!("CARGO_BIN_EXE_neocode"));
+        for (k, v) in SECRETS {
+            // SAFETY: every test calls init() first and waits on the Once, so nothing reads
+            // the environment while it is set.
+            unsafe { std::env::set_var(k, v) };
+        }
+        unsafe { std::env::set_var("NEOCODE_TEST_VISIBLE", "visible-value") };
+    });
+}
+
+/// `tmp/ws` (the workspace root) and `tmp/outside` (a folder beside it).
+pub struct Space {
+    pub tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub outside: PathBuf,
+}
+
+impl Space {
+    pub fn new() -> Space {
+        init();
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let base = tmp.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        Space { tmp, root, outside }
+    }
+
+    pub fn ctx(&self) -> ToolContext {
+        let mut ctx = ToolContext::new(&self.root);
+        ctx.command_timeout = Duration::from_secs(60);
+        ctx
+    }
+
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.root.join(rel)).unwrap()
+    }
+}
+
+/// Runs a tool with JSON arguments.
+pub fn call(ctx: &ToolContext, name: &str, args: Value) -> ToolOutput {
+    tools::run(name, &args.to_string(), ctx)
+}
+
+/// Runs a command.
+pub fn sh(ctx: &ToolContext, command: &str) -> ToolOutput {
+    call(ctx, "run_command", json!({ "command": command }))
+}
+
+/// Waits up to `secs` for `f` to be true.
+pub fn eventually(secs: u64, mut f: impl FnMut() -> bool) -> bool {
+    let end = std::time::Instant::now() + Duration::from_secs(secs);
+    while std::time::Instant::now() < end {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    f()
+}
+
+pub fn exists(p: &Path) -> bool {
+    p.symlink_metadata().is_ok()
+}
+
+/// Ok when none of `files` grows over 1.5 s (nothing writes them any more). Commands may run
+/// in a PID namespace, where the pids they print mean nothing outside: tests watch what a
+/// process does instead.
+pub fn stopped_growing(files: &[PathBuf]) -> Result<(), String> {
+    let size = |p: &PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let before: Vec<u64> = files.iter().map(size).collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    let after: Vec<u64> = files.iter().map(size).collect();
+    if before == after {
+        Ok(())
+    } else {
+        Err(format!("still written: {files:?} {before:?} -> {after:?}"))
+    }
+}
+
+/// A shell loop appending the date to `log` every 0.2 s.
+pub fn writer_loop(log: &str) -> String {
+    format!("while :; do date >> {log}; sleep 0.2; done")
+}

@@ -1,0 +1,12 @@
+//! The tools and the sandbox in a binary of their own: `support::tools::init` puts secrets
+//! into this process's environment (commands must not see them) and points the sandbox at
+//! the real binary, which no other test may inherit.
+
+mod support {
+    pub mod rerun;
+    pub mod tools;
+}
+
+mod suite {
+    mod tools;
+}
