@@ -4,6 +4,7 @@
 //! loop, tools, ledger) lives beside it in this folder.
 
 pub mod agent;
+pub mod cancel;
 pub mod config;
 pub mod context;
 pub mod dangling;
@@ -19,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use crate::session::WorkspacePaths;
 
+pub use cancel::CancelFlag;
 pub use dangling::dangling_tool_calls;
 pub use decide::{Decision, SessionRequest};
 pub use sessions::Sessions;

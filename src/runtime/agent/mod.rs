@@ -33,7 +33,8 @@ use crate::session::{
 use super::Sessions;
 use super::config::{ApprovalPolicy, ProviderStatus, Settings};
 use super::provider::{OpenAi, Provider, ProviderError};
-use super::tools::{CancelFlag, ToolKind};
+use super::cancel::CancelFlag;
+use super::tools::ToolKind;
 
 pub use compact::Compacted;
 pub use lease::{Lease, LeaseError};

@@ -42,7 +42,7 @@ use super::{
 };
 use crate::runtime::config::ApprovalPolicy;
 use crate::runtime::provider::openai::redact;
-use crate::runtime::tools::CancelFlag;
+use crate::runtime::cancel::CancelFlag;
 use crate::session::{
     NewMessage, NewSession, Plan, PlanProgress, Role, RuntimeLedger, RuntimeLimits, Session,
     StateUpdate, Status, Step, StepFailure, StepStatus, StepUpdate, Usage, now_ms,

@@ -12,7 +12,8 @@ use crate::runtime::Sessions;
 use crate::runtime::config::{ApprovalPolicy, Settings};
 use crate::runtime::context::{self, ProjectContext, Skills, skills};
 use crate::runtime::mcp::{McpImage, McpManager};
-use crate::runtime::tools::{CancelFlag, ToolKind, ToolOutput};
+use crate::runtime::cancel::CancelFlag;
+use crate::runtime::tools::{ToolKind, ToolOutput};
 use crate::session::Session;
 
 /// The per-process extensions of an [`super::Agent`]: where personal instructions and skills

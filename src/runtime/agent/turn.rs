@@ -15,7 +15,8 @@ use crate::runtime::Sessions;
 use crate::runtime::config::{ApprovalPolicy, Settings};
 use crate::runtime::provider::openai::redact;
 use crate::runtime::provider::{Completion, ErrorKind, Provider, StreamEvent};
-use crate::runtime::tools::{self, CancelFlag, ToolContext, ToolKind, ToolOutput};
+use crate::runtime::cancel::CancelFlag;
+use crate::runtime::tools::{self, ToolContext, ToolKind, ToolOutput};
 use crate::session::{
     AppendMeta, NewMessage, Part, Plan, Role, RuntimeLedger, StateUpdate, Status, Step, StepStatus,
     StepUpdate, ToolCall, Usage, now_ms,

@@ -31,7 +31,8 @@ use tokio::io::AsyncBufReadExt;
 
 pub use config::ServerConfig;
 
-use super::tools::{CancelFlag, ToolKind};
+use super::cancel::CancelFlag;
+use super::tools::ToolKind;
 
 /// Variables a server inherits from neocode's environment; everything else must be named in
 /// its `env` table (Codex passes the same base).

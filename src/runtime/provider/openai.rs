@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::sse::{Completion, Folder, StreamEvent};
 use super::{ChatRequest, ErrorKind, Provider, ProviderError};
-use crate::runtime::tools::CancelFlag;
+use crate::runtime::cancel::CancelFlag;
 
 /// How to reach the model.
 #[derive(Clone, PartialEq, Eq)]

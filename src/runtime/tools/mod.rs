@@ -23,8 +23,6 @@ pub mod sandbox;
 mod write_file;
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -92,22 +90,7 @@ pub struct SandboxSettings {
     pub env_allow: Vec<String>,
 }
 
-/// A flag a front end raises to cancel the running turn; tools poll it and kill what they
-/// started.
-#[derive(Debug, Clone, Default)]
-pub struct CancelFlag(Arc<AtomicBool>);
-
-impl CancelFlag {
-    /// Raises the flag.
-    pub fn cancel(&self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-
-    /// Whether the flag is raised.
-    pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
-    }
-}
+pub use crate::runtime::cancel::CancelFlag;
 
 /// Everything a tool call may use.
 #[derive(Debug, Clone)]
