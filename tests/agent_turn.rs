@@ -19,7 +19,7 @@ const KEY: &str = "sk-agent-test-KEY-5f3a9c";
 
 fn run(agent: &Agent, target: Target, prompt: &str) -> (String, Vec<TurnEvent>) {
     let h = agent
-        .start(
+        .watch(
             target,
             TurnRequest {
                 prompt: Some(prompt.into()),
@@ -178,7 +178,7 @@ fn approved_edit_runs_denied_edit_does_not_and_the_model_sees_both() {
     .unwrap();
     let agent = env.agent(&srv);
     let h = agent
-        .start(
+        .watch(
             Target::New,
             TurnRequest {
                 prompt: Some("write two files".into()),
@@ -259,7 +259,7 @@ fn always_survives_a_restart() {
     let id = {
         let agent = env.agent(&srv);
         let h = agent
-            .start(
+            .watch(
                 Target::New,
                 TurnRequest {
                     prompt: Some("one".into()),
@@ -337,7 +337,7 @@ fn budget_is_enforced_across_a_restart_and_only_a_flag_raises_it() {
     // Restart: the stored ledger wins over a fresh one; no model call is made.
     let agent = env.agent(&srv);
     let h = agent
-        .start(Target::Resume(id.clone()), TurnRequest::default())
+        .watch(Target::Resume(id.clone()), TurnRequest::default())
         .unwrap();
     let evs = drive(&h, |_| None);
     assert!(matches!(finish(&evs), FinishReason::LimitReached(_)));
@@ -346,7 +346,7 @@ fn budget_is_enforced_across_a_restart_and_only_a_flag_raises_it() {
 
     // The user raises the limit explicitly.
     let h = agent
-        .start(
+        .watch(
             Target::Resume(id.clone()),
             TurnRequest {
                 limits: RuntimeLimits {
@@ -378,7 +378,7 @@ fn cancel_keeps_what_arrived_and_the_session_continues() {
     .unwrap();
     let agent = env.agent(&srv);
     let h = agent
-        .start(
+        .watch(
             Target::New,
             TurnRequest {
                 prompt: Some("count".into()),
@@ -429,7 +429,7 @@ fn a_running_session_cannot_be_started_twice() {
     .unwrap();
     let agent = env.agent(&srv);
     let h = agent
-        .start(
+        .watch(
             Target::New,
             TurnRequest {
                 prompt: Some("x".into()),
@@ -439,7 +439,7 @@ fn a_running_session_cannot_be_started_twice() {
         .unwrap();
     let other = env.agent(&srv);
     let Err(StartError { code, message }) =
-        other.start(Target::Resume(h.session_id.clone()), TurnRequest::default())
+        other.watch(Target::Resume(h.session_id.clone()), TurnRequest::default())
     else {
         panic!("second start succeeded");
     };
@@ -454,7 +454,7 @@ fn a_running_session_cannot_be_started_twice() {
     h.join();
     // Released: the other agent may continue it now (nothing is unanswered, so no model call).
     let h2 = other
-        .start(Target::Resume(sid), TurnRequest::default())
+        .watch(Target::Resume(sid), TurnRequest::default())
         .unwrap();
     assert_eq!(finish(&drive(&h2, |_| None)), FinishReason::Completed);
     assert_eq!(srv.request_count(), 1);
@@ -501,7 +501,7 @@ fn dangling_calls_rerun_exactly_the_unanswered_ones() {
         .unwrap();
     let agent = env.agent(&srv);
     let hd = agent
-        .start(Target::Resume(h.id.clone()), TurnRequest::default())
+        .watch(Target::Resume(h.id.clone()), TurnRequest::default())
         .unwrap();
     let mut approvals = Vec::new();
     let evs = drive(&hd, |e| match e {
@@ -667,7 +667,7 @@ fn nothing_configured_says_what_to_set() {
     let env = Env::new(KEY, "");
     let settings = Settings::load_with(&env.home, &Overrides::default(), &|_| None).unwrap();
     let agent = Agent::new(env.sessions(), settings);
-    let Err(e) = agent.start(
+    let Err(e) = agent.watch(
         Target::New,
         TurnRequest {
             prompt: Some("x".into()),
@@ -709,7 +709,7 @@ fn images_from_assets_are_sent_as_data_urls() {
     let agent = env.agent(&srv);
     // No prompt: the stored user message has no answer yet, so the turn answers it.
     let hd = agent
-        .start(Target::Resume(h.id.clone()), TurnRequest::default())
+        .watch(Target::Resume(h.id.clone()), TurnRequest::default())
         .unwrap();
     assert_eq!(finish(&drive(&hd, |_| None)), FinishReason::Completed);
     let req = srv.requests()[0].json();
@@ -758,7 +758,7 @@ fn calls_stopped_by_a_budget_or_cancel_are_answered_not_run() {
 
     // Raising the limit continues with the model, which sees all three answers.
     let h = agent
-        .start(
+        .watch(
             Target::Resume(id.clone()),
             TurnRequest {
                 limits: RuntimeLimits {

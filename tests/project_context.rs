@@ -45,7 +45,7 @@ impl Env {
 
 fn turn(agent: &Agent, target: Target, prompt: &str) -> (String, Vec<TurnEvent>) {
     let h = agent
-        .start(
+        .watch(
             target,
             TurnRequest {
                 prompt: Some(prompt.into()),

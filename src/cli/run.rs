@@ -209,7 +209,7 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
     let agent = Agent::new(sessions, settings);
     install_sigint();
     let handle = if plan_run {
-        agent.start_plan(
+        agent.watch_plan(
             target,
             PlanRequest {
                 goal: prompt,
@@ -221,7 +221,7 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
             },
         )
     } else {
-        agent.start(
+        agent.watch(
             target,
             TurnRequest {
                 prompt,

@@ -8,16 +8,15 @@
 //! [`layout`] it settled on. The loop drains what is queued, then draws once; it wakes by
 //! itself only when [`pace`] says (the next poll, a clock redraw, a streaming frame).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event};
 
-use crate::runtime::agent::{
-    Agent, PlanRequest, Target, TurnCommand, TurnEvent, TurnHandle, TurnRequest,
-};
+use crate::runtime::CancelFlag;
+use crate::runtime::agent::{Agent, PlanRequest, Target, TurnEvent, TurnHandle, TurnRequest};
 use crate::runtime::config::{Overrides, ProviderStatus, Settings};
 use crate::runtime::{Location, Sessions};
 use crate::tui::effect::{Effect, TurnEffect};
@@ -68,15 +67,15 @@ pub enum Msg {
     Connected,
 }
 
-/// Where turn effects go: `dispatch` starts a turn on the agent (its own threads, owned by the
-/// runtime) or steers the running one; a relay thread forwards the turn's events to the loop
-/// as [`Msg::Turn`]. Without a configured provider every turn effect is refused with what to
+/// Where turn effects go: `dispatch` starts a turn on the agent (its own thread, owned by the
+/// runtime) or steers the running one; the turn's thread sends its events to the loop as
+/// [`Msg::Turn`]. Without a configured provider every turn effect is refused with what to
 /// set, which the status line shows.
 pub struct TurnLink {
     events: Sender<Msg>,
     agent: Option<Agent>,
-    /// Commands of the running turn, and the relay that ends when the turn has ended.
-    running: Option<(Sender<TurnCommand>, std::thread::JoinHandle<()>)>,
+    /// The running turn (its thread ends after its last event).
+    running: Option<TurnHandle>,
 }
 
 impl TurnLink {
@@ -114,12 +113,12 @@ impl TurnLink {
         }
     }
 
-    /// Whether a turn's relay is still running.
+    /// Whether a turn is still running.
     pub fn busy(&mut self) -> bool {
-        if let Some((_, relay)) = &self.running
-            && relay.is_finished()
+        if self.running.as_ref().is_some_and(TurnHandle::is_finished)
+            && let Some(h) = self.running.take()
         {
-            self.running = None;
+            h.join();
         }
         self.running.is_some()
     }
@@ -145,8 +144,9 @@ impl TurnLink {
                     approval: Some(*approval),
                     ..TurnRequest::default()
                 };
-                let handle = agent.start(target, req).map_err(|e| e.message)?;
-                self.relay(handle)
+                let (sink, flag) = self.sink();
+                let handle = agent.start(target, req, sink).map_err(|e| e.message)?;
+                self.running(handle, &flag)
             }
             TurnEffect::Plan {
                 session_id,
@@ -170,11 +170,13 @@ impl TurnLink {
                     approval: Some(*approval),
                     ..PlanRequest::default()
                 };
-                let handle = agent.start_plan(target, req).map_err(|e| e.message)?;
-                self.relay(handle)
+                let (sink, flag) = self.sink();
+                let handle = agent.start_plan(target, req, sink).map_err(|e| e.message)?;
+                self.running(handle, &flag)
             }
             TurnEffect::Command(cmd) => match &self.running {
-                Some((tx, _)) => tx
+                Some(h) => h
+                    .commands
                     .send(cmd.clone())
                     .map_err(|_| "the turn has already ended".to_string()),
                 None => Err("no turn is running".into()),
@@ -253,23 +255,25 @@ impl TurnLink {
         }
     }
 
-    /// Relays a started turn's events to the loop from a thread of its own.
-    fn relay(&mut self, handle: TurnHandle) -> Result<(), String> {
-        let commands = handle.commands.clone();
+    /// What a turn's thread sends its events to: the loop's channel. When the loop is gone
+    /// the turn is cancelled (through the flag set once it started) rather than run unseen.
+    fn sink(&self) -> (impl FnMut(TurnEvent) + Send + 'static, Arc<OnceLock<CancelFlag>>) {
         let tx = self.events.clone();
-        let relay = std::thread::Builder::new()
-            .name("neocode-turn-relay".into())
-            .spawn(move || {
-                for ev in handle.events.iter() {
-                    if tx.send(Msg::Turn(ev)).is_err() {
-                        // The loop is gone: stop the turn rather than run unseen.
-                        handle.cancel();
-                    }
-                }
-                handle.join();
-            })
-            .map_err(|e| format!("cannot start a thread: {e}"))?;
-        self.running = Some((commands, relay));
+        let flag: Arc<OnceLock<CancelFlag>> = Arc::default();
+        let f = flag.clone();
+        let sink = move |ev| {
+            if tx.send(Msg::Turn(ev)).is_err()
+                && let Some(c) = f.get()
+            {
+                c.cancel();
+            }
+        };
+        (sink, flag)
+    }
+
+    fn running(&mut self, handle: TurnHandle, flag: &OnceLock<CancelFlag>) -> Result<(), String> {
+        let _ = flag.set(handle.cancel_flag());
+        self.running = Some(handle);
         Ok(())
     }
 
@@ -301,14 +305,14 @@ impl TurnLink {
     /// Quitting: cancels a running turn and waits a little for it to store what arrived and
     /// release the session, so nothing is left marked running.
     pub fn shutdown(&mut self) {
-        if let Some((tx, relay)) = self.running.take() {
-            let _ = tx.send(TurnCommand::Cancel);
+        if let Some(h) = self.running.take() {
+            h.cancel();
             let until = Instant::now() + Duration::from_secs(3);
-            while !relay.is_finished() && Instant::now() < until {
+            while !h.is_finished() && Instant::now() < until {
                 std::thread::sleep(Duration::from_millis(10));
             }
-            if relay.is_finished() {
-                let _ = relay.join();
+            if h.is_finished() {
+                h.join();
             }
         }
     }

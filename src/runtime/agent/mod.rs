@@ -168,33 +168,61 @@ pub enum FinishReason {
     },
 }
 
-/// The commands a front end sends to a running turn or plan run: a relay thread raises the
-/// cancel flag at once (the turn thread may be blocked in a stream or a command) and forwards
-/// every command. Returns the front end's sender, the turn's receiver and the flag.
-pub(crate) fn command_relay(
-    name: &str,
-) -> Result<(Sender<TurnCommand>, Receiver<TurnCommand>, CancelFlag), StartError> {
-    let (front_tx, front_rx) = channel::<TurnCommand>();
-    let (inner_tx, inner_rx) = channel();
-    let cancel = CancelFlag::default();
-    let c = cancel.clone();
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn(move || {
-            for cmd in front_rx {
-                if cmd == TurnCommand::Cancel {
-                    c.cancel();
-                }
-                if inner_tx.send(cmd).is_err() {
-                    break;
-                }
-            }
-        })
-        .map_err(|e| StartError {
-            code: "store",
-            message: format!("cannot start a thread: {e}"),
-        })?;
-    Ok((front_tx, inner_rx, cancel))
+/// Where a running turn's events go: the turn's (or plan run's) own thread calls it, in
+/// order, ending with [`TurnEvent::Finished`]. A channel's sender is one; so is any
+/// `FnMut(TurnEvent)`. A front end that went away does not stop the turn: the session is still
+/// written.
+pub trait TurnSink: Send + 'static {
+    /// One event.
+    fn event(&mut self, event: TurnEvent);
+}
+
+impl TurnSink for Sender<TurnEvent> {
+    fn event(&mut self, event: TurnEvent) {
+        let _ = self.send(event);
+    }
+}
+
+impl<F: FnMut(TurnEvent) + Send + 'static> TurnSink for F {
+    fn event(&mut self, event: TurnEvent) {
+        self(event);
+    }
+}
+
+/// The sender of a running turn's commands: [`TurnCommand::Cancel`] raises the turn's cancel
+/// flag on the sender's side at once (the turn thread may be blocked in a stream or a
+/// command), then reaches the turn like every other command.
+#[derive(Debug, Clone)]
+pub struct Commands {
+    tx: Sender<TurnCommand>,
+    cancel: CancelFlag,
+}
+
+impl Commands {
+    /// A sender, the turn's receiver and the flag a cancel raises.
+    pub(crate) fn channel() -> (Commands, Receiver<TurnCommand>, CancelFlag) {
+        let (tx, rx) = channel();
+        let cancel = CancelFlag::default();
+        (
+            Commands {
+                tx,
+                cancel: cancel.clone(),
+            },
+            rx,
+            cancel,
+        )
+    }
+
+    /// Sends a command; fails when the turn has ended.
+    pub fn send(
+        &self,
+        cmd: TurnCommand,
+    ) -> Result<(), std::sync::mpsc::SendError<TurnCommand>> {
+        if cmd == TurnCommand::Cancel {
+            self.cancel.cancel();
+        }
+        self.tx.send(cmd)
+    }
 }
 
 /// What a front end tells a running turn.
@@ -261,6 +289,13 @@ impl Default for Target {
     }
 }
 
+fn thread_error(e: std::io::Error) -> StartError {
+    StartError {
+        code: "store",
+        message: format!("cannot start a thread: {e}"),
+    }
+}
+
 /// A turn that could not start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StartError {
@@ -288,23 +323,22 @@ impl From<StoreError> for StartError {
     }
 }
 
-/// A running turn: read [`TurnEvent`]s, send [`TurnCommand`]s. The last event is
-/// [`TurnEvent::Finished`].
+/// A running turn (or plan run): its events go to the sink it was started with; send
+/// [`TurnCommand`]s here.
 pub struct TurnHandle {
     /// The session the turn runs in.
     pub session_id: String,
-    /// Events, in order.
-    pub events: Receiver<TurnEvent>,
     /// Commands (approve, deny, cancel).
-    pub commands: Sender<TurnCommand>,
-    cancel: CancelFlag,
+    pub commands: Commands,
+    /// The turn's cancel flag (raised by [`TurnHandle::cancel`] and a sent
+    /// [`TurnCommand::Cancel`]).
+    pub cancel: CancelFlag,
     thread: Option<JoinHandle<()>>,
 }
 
 impl TurnHandle {
     /// Cancels the turn (same as sending [`TurnCommand::Cancel`], usable from a signal path).
     pub fn cancel(&self) {
-        self.cancel.cancel();
         let _ = self.commands.send(TurnCommand::Cancel);
     }
 
@@ -313,12 +347,48 @@ impl TurnHandle {
         self.cancel.clone()
     }
 
+    /// Whether the turn's thread has ended (its last event was sent).
+    pub fn is_finished(&self) -> bool {
+        self.thread.as_ref().is_none_or(JoinHandle::is_finished)
+    }
+
     /// Waits for the turn's thread to end.
     pub fn join(mut self) {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
     }
+}
+
+/// A turn started with a channel for its events ([`Agent::watch`]): the handle, and the
+/// events to read.
+pub struct Watched {
+    /// The running turn.
+    pub handle: TurnHandle,
+    /// Its events, in order; the last is [`TurnEvent::Finished`].
+    pub events: Receiver<TurnEvent>,
+}
+
+impl std::ops::Deref for Watched {
+    type Target = TurnHandle;
+    fn deref(&self) -> &TurnHandle {
+        &self.handle
+    }
+}
+
+impl Watched {
+    /// Waits for the turn's thread to end.
+    pub fn join(self) {
+        self.handle.join();
+    }
+}
+
+/// A session opened for a run: the agent that runs it (the session's own model unless this
+/// run was given one), its id and its lease.
+pub(crate) struct Opened {
+    pub agent: Agent,
+    pub id: String,
+    pub lease: Lease,
 }
 
 /// What [`Agent::spawn`] runs: the turn's own ledger, policy and first message.
@@ -573,21 +643,27 @@ impl Agent {
         })
     }
 
-    /// Starts a turn. Fails before anything is written when no provider is configured, the
-    /// session is unknown, or another process runs it.
-    pub fn start(&self, target: Target, req: TurnRequest) -> Result<TurnHandle, StartError> {
+    /// Opens the session a run goes to (a turn or a plan run): resolves and leases an
+    /// existing one, with the agent of its own model; or creates a new one. Fails before
+    /// anything is written when no provider is configured, the session is unknown, or another
+    /// process runs it.
+    pub(crate) fn open(&self, target: Target) -> Result<Opened, StartError> {
         self.check_provider()?;
-        let meta = self.meta();
-        let (id, lease) = match target {
+        match target {
             Target::Resume(key) => {
                 let id = self.sessions.resolve(&key)?;
-                if let Some(a) = self.for_session(&id)? {
-                    return a.start(Target::Resume(id), req);
-                }
-                let lease = self.lease(&id)?;
-                (id, lease)
+                let agent = match self.for_session(&id)? {
+                    Some(a) => {
+                        a.check_provider()?;
+                        a
+                    }
+                    None => self.clone(),
+                };
+                let lease = agent.lease(&id)?;
+                Ok(Opened { agent, id, lease })
             }
             Target::New => {
+                let meta = self.meta();
                 let h = self.sessions.new_session(NewSession {
                     provider: meta.provider.clone().unwrap_or_default(),
                     model: self.model_name().unwrap_or_default(),
@@ -595,16 +671,32 @@ impl Agent {
                     ..NewSession::default()
                 })?;
                 let lease = self.lease(&h.id)?;
-                (h.id, lease)
+                Ok(Opened {
+                    agent: self.clone(),
+                    id: h.id,
+                    lease,
+                })
             }
-        };
-        let header = self.sessions.header(&id)?;
+        }
+    }
+
+    /// Starts a turn; its events go to `sink` from the turn's thread. Fails before anything
+    /// is written when no provider is configured, the session is unknown, or another process
+    /// runs it.
+    pub fn start(
+        &self,
+        target: Target,
+        req: TurnRequest,
+        sink: impl TurnSink,
+    ) -> Result<TurnHandle, StartError> {
+        let Opened { agent, id, lease } = self.open(target)?;
+        let header = agent.sessions.header(&id)?;
         // Resume restores the ledger, never recreates it: a restart cannot bypass a budget.
-        let mut ledger = ledger::of(&header, &self.settings.limits);
+        let mut ledger = ledger::of(&header, &agent.settings.limits);
         ledger::apply_user_limits(&mut ledger, &req.limits);
         ledger.termination = None;
-        let policy = req.approval.unwrap_or(self.settings.approval);
-        self.spawn(
+        let policy = req.approval.unwrap_or(agent.settings.approval);
+        agent.spawn(
             id,
             Some(lease),
             Spawn {
@@ -613,9 +705,17 @@ impl Agent {
                 policy,
                 prompt: req.prompt,
                 prompt_meta: None,
-                caps: self.settings.prompt_caps.for_run(&req.limits),
+                caps: agent.settings.prompt_caps.for_run(&req.limits),
             },
+            Box::new(sink),
         )
+    }
+
+    /// [`Agent::start`] with a channel for the events (tests, benches, a plan run's steps).
+    pub fn watch(&self, target: Target, req: TurnRequest) -> Result<Watched, StartError> {
+        let (tx, events) = channel();
+        let handle = self.start(target, req, tx)?;
+        Ok(Watched { handle, events })
     }
 
     /// Runs the turn loop on its own thread in session `id` (the hook plan runs use for a
@@ -627,6 +727,7 @@ impl Agent {
         id: String,
         lease: Option<Lease>,
         s: Spawn,
+        mut sink: Box<dyn TurnSink>,
     ) -> Result<TurnHandle, StartError> {
         let meta = self.meta();
         let Spawn {
@@ -637,11 +738,7 @@ impl Agent {
             prompt_meta,
             caps,
         } = s;
-        let (ev_tx, ev_rx) = channel();
-        let (front_tx, inner_rx, cancel) = command_relay("turn-commands")?;
-        let _ = ev_tx.send(TurnEvent::Started {
-            session_id: id.clone(),
-        });
+        let (commands, inner_rx, cancel) = Commands::channel();
         let sessions = self.sessions.clone();
         let settings = self.settings.clone();
         let factory = self.factory.clone();
@@ -651,11 +748,14 @@ impl Agent {
         let thread = std::thread::Builder::new()
             .name("turn".into())
             .spawn(move || {
+                sink.event(TurnEvent::Started {
+                    session_id: sid.clone(),
+                });
                 let provider = match factory() {
                     Ok(p) => p,
                     Err(e) => {
                         drop(lease);
-                        let _ = ev_tx.send(TurnEvent::Finished {
+                        sink.event(TurnEvent::Finished {
                             reason: FinishReason::Failed {
                                 code: "config".into(),
                                 message: e.message,
@@ -670,7 +770,7 @@ impl Agent {
                     settings,
                     session_id: sid,
                     provider,
-                    events: ev_tx,
+                    sink,
                     commands: inner_rx,
                     cancel: cancel2,
                     ledger,
@@ -686,14 +786,10 @@ impl Agent {
                 };
                 t.run(prompt);
             })
-            .map_err(|e| StartError {
-                code: "store",
-                message: format!("cannot start a thread: {e}"),
-            })?;
+            .map_err(thread_error)?;
         Ok(TurnHandle {
             session_id: id,
-            events: ev_rx,
-            commands: front_tx,
+            commands,
             cancel,
             thread: Some(thread),
         })

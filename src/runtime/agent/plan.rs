@@ -31,14 +31,15 @@
 //! tool command already under way is not interrupted). The run's ledger is the shared one: a
 //! model request counts when it is made, even if it then fails.
 
-use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
+use std::sync::mpsc::{Receiver, TryRecvError, channel};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use super::lease::Lease;
 use super::{
-    Agent, FinishReason, Spawn, StartError, Target, TurnCommand, TurnEvent, TurnHandle, ledger,
+    Agent, Commands, FinishReason, Opened, Spawn, StartError, Target, TurnCommand, TurnEvent,
+    TurnHandle, TurnSink, Watched, ledger, thread_error,
 };
 use crate::runtime::config::ApprovalPolicy;
 use crate::runtime::provider::openai::redact;
@@ -89,37 +90,39 @@ impl Agent {
     /// first; without, the session's plan run resumes. Events and commands as for a turn, plus
     /// the plan events ([`TurnEvent::PlanProposed`], [`TurnEvent::StepStarted`],
     /// [`TurnEvent::Step`], [`TurnEvent::StepFinished`]); the last event is `Finished`.
-    pub fn start_plan(&self, target: Target, req: PlanRequest) -> Result<TurnHandle, StartError> {
+    pub fn start_plan(
+        &self,
+        target: Target,
+        req: PlanRequest,
+        sink: impl TurnSink,
+    ) -> Result<TurnHandle, StartError> {
         self.check_provider()?;
         if let Some(g) = &req.goal
             && g.trim().is_empty()
         {
             return Err(usage("the goal of a plan run is empty"));
         }
-        let meta = self.meta();
-        let (id, lease) = match target {
-            Target::Resume(key) => {
-                let id = self.sessions.resolve(&key)?;
-                if let Some(a) = self.for_session(&id)? {
-                    return a.start_plan(Target::Resume(id), req);
-                }
-                let lease = self.lease(&id)?;
-                (id, lease)
-            }
-            Target::New => {
-                if req.goal.is_none() {
-                    return Err(usage("a plan run needs a goal (or a session to resume)"));
-                }
-                let h = self.sessions.new_session(NewSession {
-                    provider: meta.provider.clone().unwrap_or_default(),
-                    model: self.model_name().unwrap_or_default(),
-                    workdir: meta.workdir.clone().unwrap_or_default(),
-                    ..NewSession::default()
-                })?;
-                let lease = self.lease(&h.id)?;
-                (h.id, lease)
-            }
-        };
+        if target == Target::New && req.goal.is_none() {
+            return Err(usage("a plan run needs a goal (or a session to resume)"));
+        }
+        let Opened { agent, id, lease } = self.open(target)?;
+        agent.run_plan(id, lease, req, Box::new(sink))
+    }
+
+    /// [`Agent::start_plan`] with a channel for the events.
+    pub fn watch_plan(&self, target: Target, req: PlanRequest) -> Result<Watched, StartError> {
+        let (tx, events) = channel();
+        let handle = self.start_plan(target, req, tx)?;
+        Ok(Watched { handle, events })
+    }
+
+    fn run_plan(
+        &self,
+        id: String,
+        lease: Lease,
+        req: PlanRequest,
+        sink: Box<dyn TurnSink>,
+    ) -> Result<TurnHandle, StartError> {
         let session = self.sessions.load(&id)?;
         let goal = match &req.goal {
             Some(g) => g.clone(),
@@ -143,18 +146,14 @@ impl Agent {
         ledger::apply_user_limits(&mut led, &req.limits);
         led.termination = None;
 
-        let (ev_tx, ev_rx) = channel();
-        let (front_tx, inner_rx, cancel) = super::command_relay("plan-commands")?;
-        let _ = ev_tx.send(TurnEvent::Started {
-            session_id: id.clone(),
-        });
+        let (commands, inner_rx, cancel) = Commands::channel();
         let run = Run {
             agent: self.clone(),
             policy: req.approval.unwrap_or(self.settings.approval),
             id: id.clone(),
             goal,
             req,
-            events: ev_tx,
+            sink,
             commands: inner_rx,
             cancel: cancel.clone(),
             ledger: led,
@@ -169,8 +168,7 @@ impl Agent {
             .map_err(thread_error)?;
         Ok(TurnHandle {
             session_id: id,
-            events: ev_rx,
-            commands: front_tx,
+            commands,
             cancel,
             thread: Some(thread),
         })
@@ -181,13 +179,6 @@ fn usage(m: &str) -> StartError {
     StartError {
         code: "usage",
         message: m.to_string(),
-    }
-}
-
-fn thread_error(e: std::io::Error) -> StartError {
-    StartError {
-        code: "store",
-        message: format!("cannot start a thread: {e}"),
     }
 }
 
@@ -297,6 +288,8 @@ pub fn result_text(v: &Value) -> String {
 struct Active {
     step: Step,
     handle: TurnHandle,
+    /// The sub-turn's events.
+    events: Receiver<TurnEvent>,
     started: Instant,
     /// Calls waiting for an approval in this step: id, and when it was asked (the run's
     /// count of questions relayed).
@@ -309,7 +302,7 @@ struct Run {
     id: String,
     goal: String,
     req: PlanRequest,
-    events: Sender<TurnEvent>,
+    sink: Box<dyn TurnSink>,
     commands: Receiver<TurnCommand>,
     cancel: CancelFlag,
     ledger: RuntimeLedger,
@@ -331,8 +324,8 @@ struct Tally {
 }
 
 impl Run {
-    fn emit(&self, e: TurnEvent) {
-        let _ = self.events.send(e);
+    fn emit(&mut self, e: TurnEvent) {
+        self.sink.event(e);
     }
 
     fn sessions(&self) -> &crate::runtime::Sessions {
@@ -340,6 +333,9 @@ impl Run {
     }
 
     fn run(mut self) {
+        self.emit(TurnEvent::Started {
+            session_id: self.id.clone(),
+        });
         let reason = self.body();
         self.finish(reason);
     }
@@ -413,6 +409,7 @@ impl Run {
         self.sessions()
             .append(&self.id, &[instructions], &self.agent.meta())
             .map_err(store_failed)?;
+        let (ev_tx, ev_rx) = channel();
         let h = self
             .agent
             .spawn(
@@ -426,12 +423,13 @@ impl Run {
                     prompt_meta: Some(json!({"plan_run": {"goal": goal}})),
                     caps: self.agent.settings().prompt_caps,
                 },
+                Box::new(ev_tx),
             )
             .map_err(|e| FinishReason::Failed {
                 code: e.code.into(),
                 message: e.message,
             })?;
-        let (reason, usage) = self.follow(&h);
+        let (reason, usage) = self.follow(&h, &ev_rx);
         h.join();
         add(&mut self.usage, usage);
         // The drafting turn wrote what it spent into the session's ledger.
@@ -447,7 +445,7 @@ impl Run {
     }
 
     /// Relays one sub-turn of the plan session itself until it finishes.
-    fn follow(&mut self, h: &TurnHandle) -> (FinishReason, Usage) {
+    fn follow(&mut self, h: &TurnHandle, events: &Receiver<TurnEvent>) -> (FinishReason, Usage) {
         loop {
             if self.cancel.is_cancelled() {
                 h.cancel();
@@ -455,7 +453,7 @@ impl Run {
             while let Ok(cmd) = self.commands.try_recv() {
                 let _ = h.commands.send(cmd);
             }
-            match h.events.recv_timeout(Duration::from_millis(20)) {
+            match events.recv_timeout(Duration::from_millis(20)) {
                 Ok(TurnEvent::Finished { reason, usage }) => return (reason, usage),
                 Ok(TurnEvent::Started { .. }) => {}
                 Ok(e) => self.emit(e),
@@ -706,7 +704,7 @@ impl Run {
             let mut idle = true;
             let mut i = 0;
             while i < active.len() {
-                match active[i].handle.events.try_recv() {
+                match active[i].events.try_recv() {
                     Ok(TurnEvent::Started { .. }) => idle = false,
                     Ok(TurnEvent::Finished { reason, usage }) => {
                         idle = false;
@@ -868,6 +866,7 @@ impl Run {
                 ..Default::default()
             };
         }
+        let (ev_tx, events) = channel();
         let handle = self
             .agent
             .spawn(
@@ -881,6 +880,7 @@ impl Run {
                     prompt_meta: None,
                     caps: self.agent.settings().prompt_caps,
                 },
+                Box::new(ev_tx),
             )
             .map_err(|e| FinishReason::Failed {
                 code: e.code.into(),
@@ -889,6 +889,7 @@ impl Run {
         Ok(Active {
             step,
             handle,
+            events,
             started: Instant::now(),
             waiting: Vec::new(),
         })

@@ -4,7 +4,7 @@
 //! assistant message when its stream ends, each tool result as it completes, each together
 //! with the header state (status, ledger) in one transaction.
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -28,7 +28,8 @@ pub(super) struct Turn {
     pub settings: Settings,
     pub session_id: String,
     pub provider: Box<dyn Provider>,
-    pub events: Sender<TurnEvent>,
+    /// Where the events go (called on this thread).
+    pub sink: Box<dyn super::TurnSink>,
     pub commands: Receiver<TurnCommand>,
     pub cancel: CancelFlag,
     pub ledger: RuntimeLedger,
@@ -79,9 +80,8 @@ enum Answer {
 }
 
 impl Turn {
-    fn emit(&self, e: TurnEvent) {
-        // A front end that went away does not stop the turn: the session is still written.
-        let _ = self.events.send(e);
+    fn emit(&mut self, e: TurnEvent) {
+        self.sink.event(e);
     }
 
     fn key(&self) -> Option<&str> {
@@ -235,9 +235,9 @@ impl Turn {
             {
                 return Err(FinishReason::LimitReached(why));
             }
-            let events = self.events.clone();
+            let sink = &mut self.sink;
             let mut on = |e: StreamEvent| {
-                let _ = events.send(match e {
+                sink.event(match e {
                     StreamEvent::Text(t) => TurnEvent::TextDelta(t),
                     StreamEvent::Reasoning(r) => TurnEvent::ReasoningDelta(r),
                     StreamEvent::Retrying {
