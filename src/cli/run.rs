@@ -16,7 +16,7 @@ use super::Failure;
 use super::out::Out;
 use crate::runtime::agent::{
     Agent, FinishReason, PlanRequest, StartError, Target, TurnCommand, TurnEvent, TurnRequest,
-    approval, event_json, plan_goal,
+    approval, plan_goal,
 };
 use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::tools;
@@ -364,7 +364,7 @@ impl View {
     /// Prints an event; returns the answer to an approval request.
     fn show(&mut self, ev: &TurnEvent) -> Option<TurnCommand> {
         if self.json {
-            for v in event_json(ev) {
+            for v in crate::bridge::protocol::turn_lines(ev) {
                 // Model and tool text: C1 and bidi characters escaped, losslessly.
                 let mut line = sanitize::json(&v.to_string()).into_owned();
                 line.push('\n');

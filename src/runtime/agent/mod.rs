@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::session::{
     AppendMeta, NewSession, Plan, RuntimeLimits, StepFailure, StoreError, ToolCall, Usage,
@@ -842,125 +842,6 @@ impl FinishReason {
             FinishReason::Cancelled => "cancelled",
             FinishReason::LimitReached(_) => "limit_reached",
             FinishReason::Failed { .. } => "failed",
-        }
-    }
-}
-
-fn kind_str(k: ToolKind) -> &'static str {
-    match k {
-        ToolKind::Read => "read",
-        ToolKind::Edit => "edit",
-        ToolKind::Command => "command",
-        ToolKind::Plan => "plan",
-    }
-}
-
-fn usage_json(u: &Usage) -> Value {
-    json!({"input_tokens": u.input_tokens, "output_tokens": u.output_tokens})
-}
-
-/// An event as the JSON lines of `neocode run --json` and the bridge: one object with a `type`
-/// field. A failed finish is preceded by an `error` line.
-pub fn event_json(e: &TurnEvent) -> Vec<Value> {
-    match e {
-        TurnEvent::Started { session_id } => {
-            vec![json!({"type": "session_init", "session_id": session_id})]
-        }
-        TurnEvent::TextDelta(t) => vec![json!({"type": "text_delta", "text": t})],
-        TurnEvent::ReasoningDelta(t) => vec![json!({"type": "reasoning_delta", "text": t})],
-        TurnEvent::AssistantStored { seq, usage } => {
-            vec![json!({"type": "message_stored", "seq": seq, "usage": usage_json(usage)})]
-        }
-        TurnEvent::ToolCall {
-            call,
-            kind,
-            summary,
-        } => vec![
-            json!({"type": "tool_call", "call_id": call.id, "name": call.name,
-            "arguments": call.arguments, "kind": kind_str(*kind), "summary": summary}),
-        ],
-        TurnEvent::ApprovalNeeded {
-            call,
-            summary,
-            reason,
-        } => vec![
-            json!({"type": "approval_request", "call_id": call.id, "name": call.name,
-            "arguments": call.arguments, "summary": summary, "reason": reason}),
-        ],
-        TurnEvent::ToolResult {
-            call_id,
-            text,
-            is_error,
-            seq,
-        } => vec![
-            json!({"type": "tool_result", "call_id": call_id, "text": text,
-            "is_error": is_error, "seq": seq}),
-        ],
-        TurnEvent::Warning { code, message } => {
-            vec![json!({"type": "warning", "code": code, "message": message})]
-        }
-        TurnEvent::PlanProposed {
-            plan,
-            layers,
-            approved,
-        } => vec![
-            json!({"type": "plan_proposed", "steps": plan.steps, "layers": layers,
-            "approved": approved}),
-        ],
-        TurnEvent::StepStarted {
-            step_id,
-            title,
-            session_id,
-            retry,
-        } => vec![
-            json!({"type": "step_started", "step_id": step_id, "title": title,
-            "session_id": session_id, "retry": retry}),
-        ],
-        TurnEvent::Step { step_id, event } => event_json(event)
-            .into_iter()
-            .map(|mut v| {
-                v["step_id"] = Value::String(step_id.clone());
-                v
-            })
-            .collect(),
-        TurnEvent::StepFinished {
-            step_id,
-            outcome,
-            usage,
-            elapsed_ms,
-        } => {
-            let mut v = json!({"type": "step_finished", "step_id": step_id,
-                "usage": usage_json(usage), "elapsed_ms": elapsed_ms});
-            match outcome {
-                Ok(answer) => {
-                    v["status"] = "completed".into();
-                    v["result"] = answer.clone().into();
-                }
-                Err(f) => {
-                    v["status"] = if f.error_type == plan::SKIPPED {
-                        "skipped".into()
-                    } else {
-                        "failed".into()
-                    };
-                    v["error_type"] = f.error_type.clone().into();
-                    v["message"] = f.message.clone().into();
-                }
-            }
-            vec![v]
-        }
-        TurnEvent::Finished { reason, usage } => {
-            let mut out = Vec::new();
-            let mut fin =
-                json!({"type": "finish", "reason": reason.as_str(), "usage": usage_json(usage)});
-            match reason {
-                FinishReason::Failed { code, message } => {
-                    out.push(json!({"type": "error", "code": code, "message": message}));
-                }
-                FinishReason::LimitReached(why) => fin["limit"] = Value::String(why.clone()),
-                FinishReason::Completed | FinishReason::Cancelled => {}
-            }
-            out.push(fin);
-            out
         }
     }
 }
