@@ -609,7 +609,7 @@ fn automatic_compaction_past_the_share_of_the_window() {
     assert_eq!(finish(&evs), FinishReason::Completed);
     assert!(
         evs.iter()
-            .any(|e| matches!(e, TurnEvent::Warning { code, .. } if code == "compacting"))
+            .any(|e| matches!(e, TurnEvent::Compacting { .. }))
     );
     let s = env.sessions().load(&id).unwrap();
     assert_eq!(s.header.task_state.unwrap()["summary"], "short summary");

@@ -14,6 +14,7 @@ use neocode::tui::effect::{Effect, TurnEffect};
 use neocode::tui::live::AgentInfo;
 use neocode::tui::theme::Theme;
 use neocode::tui::views;
+use neocode::tui::{Intent, Outcome};
 
 const NOW: i64 = 1_748_779_200_000;
 
@@ -116,6 +117,11 @@ impl H {
 
     fn ev(&mut self, e: TurnEvent) {
         let effects = self.app.on_turn(e);
+        self.run(effects);
+    }
+
+    fn outcome(&mut self, o: Outcome) {
+        let effects = self.app.on_outcome(o);
         self.run(effects);
     }
 
@@ -498,9 +504,9 @@ fn slash_commands_complete_and_act() {
         "policy unchanged"
     );
     // What the agent answers is said on the status line.
-    h.ev(TurnEvent::Warning {
-        code: "network_allowed".into(),
-        message: "Network allowed for this session's commands".into(),
+    h.outcome(Outcome {
+        intent: Intent::Network,
+        result: Ok("Network allowed for this session's commands".into()),
     });
     assert!(h.screen().contains("Network allowed"), "{}", h.screen());
     h.chars("/skill");
@@ -1014,9 +1020,9 @@ fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
             session_id: h.id.clone()
         })
     );
-    h.ev(TurnEvent::Warning {
-        code: "compacted".into(),
-        message: "Compacted: 4 messages → 2 (summary + recent tail).".into(),
+    h.outcome(Outcome {
+        intent: Intent::Compact,
+        result: Ok("Compacted: 4 messages → 2 (summary + recent tail).".into()),
     });
     let s = h.screen();
     assert!(!s.contains("sleep 30"), "{s}");

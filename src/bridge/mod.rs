@@ -336,7 +336,9 @@ impl Bridge<'_> {
             | TurnEvent::AssistantStored { .. }
             | TurnEvent::ToolCall { .. }
             | TurnEvent::ToolResult { .. }
-            | TurnEvent::Warning { .. } => {}
+            | TurnEvent::Warning { .. }
+            | TurnEvent::Compacting { .. }
+            | TurnEvent::CompactionFailed { .. } => {}
             // The bridge starts no plan runs.
             TurnEvent::PlanProposed { .. }
             | TurnEvent::StepStarted { .. }

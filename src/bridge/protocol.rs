@@ -361,6 +361,10 @@ fn turn_events(e: &TurnEvent) -> Vec<Event> {
             seq: *seq,
         },
         TurnEvent::Warning { code, message } => Event::warning(None, code, message.clone()),
+        TurnEvent::Compacting { message } => Event::warning(None, "compacting", message.clone()),
+        TurnEvent::CompactionFailed { message } => {
+            Event::warning(None, "compaction_failed", message.clone())
+        }
         TurnEvent::PlanProposed {
             plan,
             layers,

@@ -395,7 +395,9 @@ impl View {
                 };
                 self.note(&format!("  {mark} {}", short(text, 100)));
             }
-            TurnEvent::Warning { message, .. } => {
+            TurnEvent::Warning { message, .. }
+            | TurnEvent::Compacting { message }
+            | TurnEvent::CompactionFailed { message } => {
                 self.note(&format!("neocode: warning: {}", sanitize::line(message)))
             }
             TurnEvent::ApprovalNeeded {

@@ -63,8 +63,33 @@ pub enum Msg {
     Storage(Done),
     /// An event of a running turn (from the agent).
     Turn(TurnEvent),
+    /// What a one-call intent of the agent came to (from its own thread).
+    Outcome(Outcome),
     /// The settings thread is done: its result is ready to be joined.
     Connected,
+}
+
+/// A one-call intent of the agent, run off the loop: `/compact`, `/approve network`,
+/// `/skill`, `/model NAME`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intent {
+    /// Compact the session's transcript now.
+    Compact,
+    /// Open the network to the session's commands.
+    Network,
+    /// List or activate skills.
+    Skill,
+    /// Switch the session's model.
+    Model,
+}
+
+/// What an [`Intent`] came to: what to say, or why it could not be done (both in words).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// What was asked.
+    pub intent: Intent,
+    /// What to say on the status line, or the error.
+    pub result: Result<String, String>,
 }
 
 /// Where turn effects go: `dispatch` starts a turn on the agent (its own thread, owned by the
@@ -183,56 +208,45 @@ impl TurnLink {
             },
             TurnEffect::Compact { session_id } => {
                 let id = session_id.clone();
-                self.off_loop("neocode-compact", move |agent| match agent.compact(&id) {
-                    Ok(c) => Ok((
-                        "compacted",
-                        format!(
+                self.off_loop("neocode-compact", Intent::Compact, move |agent| {
+                    match agent.compact(&id) {
+                        Ok(c) => Ok(format!(
                             "Compacted: {} messages → {} (summary + recent tail).",
                             c.before, c.after
-                        ),
-                    )),
-                    Err(e) => Err(("compact_failed", format!("Cannot compact: {}", e.message))),
+                        )),
+                        Err(e) => Err(format!("Cannot compact: {}", e.message)),
+                    }
                 })
             }
             TurnEffect::AllowNetwork { session_id } => {
                 let id = session_id.clone();
-                self.off_loop("neocode-network", move |agent| {
+                self.off_loop("neocode-network", Intent::Network, move |agent| {
                     match agent.allow_network(&id) {
-                        Ok(_) => Ok((
-                            "network_allowed",
-                            "Network allowed for this session's commands, from its next turn \
-                         (stored with the session)."
-                                .to_string(),
-                        )),
-                        Err(e) => Err((
-                            "network_failed",
-                            format!("Cannot allow the network: {}", e.message),
-                        )),
+                        Ok(_) => Ok("Network allowed for this session's commands, from its next \
+                                     turn (stored with the session)."
+                            .to_string()),
+                        Err(e) => Err(format!("Cannot allow the network: {}", e.message)),
                     }
                 })
             }
             TurnEffect::Skill { session_id, name } => {
                 let (id, name) = (session_id.clone(), name.clone());
-                self.off_loop("neocode-skill", move |agent| skill_answer(&agent, id, name))
+                self.off_loop("neocode-skill", Intent::Skill, move |agent| {
+                    skill_answer(&agent, id, name)
+                })
             }
             TurnEffect::Model {
                 session_id: Some(id),
                 name,
             } => {
                 let (id, name) = (id.clone(), name.clone());
-                self.off_loop("neocode-model", move |agent| {
+                self.off_loop("neocode-model", Intent::Model, move |agent| {
                     match agent.set_model(&id, &name) {
-                        Ok(_) => Ok((
-                            "model_set",
-                            format!(
-                                "This session uses {name} from its next turn (kept with it; \
-                                 run --model overrides it for one run)."
-                            ),
+                        Ok(_) => Ok(format!(
+                            "This session uses {name} from its next turn (kept with it; \
+                             run --model overrides it for one run)."
                         )),
-                        Err(e) => Err((
-                            "model_failed",
-                            format!("Cannot switch the model: {}", e.message),
-                        )),
+                        Err(e) => Err(format!("Cannot switch the model: {}", e.message)),
                     }
                 })
             }
@@ -278,25 +292,20 @@ impl TurnLink {
     }
 
     /// Runs `work` with the agent on its own thread, so the render loop never waits on the
-    /// store or the provider; its outcome comes back as a `Warning` event (a failure's code
-    /// ends in `_failed`).
+    /// store or the provider; its outcome comes back as [`Msg::Outcome`].
     fn off_loop(
         &self,
         name: &str,
-        work: impl FnOnce(Agent) -> Result<(&'static str, String), (&'static str, String)>
-        + Send
-        + 'static,
+        intent: Intent,
+        work: impl FnOnce(Agent) -> Result<String, String> + Send + 'static,
     ) -> Result<(), String> {
         let agent = self.agent()?.clone();
         let tx = self.events.clone();
         std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
-                let (code, message) = work(agent).unwrap_or_else(|e| e);
-                let _ = tx.send(Msg::Turn(TurnEvent::Warning {
-                    code: code.into(),
-                    message,
-                }));
+                let result = work(agent);
+                let _ = tx.send(Msg::Outcome(Outcome { intent, result }));
             })
             .map_err(|e| format!("cannot start a thread: {e}"))?;
         Ok(())
@@ -575,6 +584,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                     Msg::Input(_) => Vec::new(),
                     Msg::Storage(d) => app.on_done(d),
                     Msg::Turn(ev) => app.on_turn(ev),
+                    Msg::Outcome(o) => app.on_outcome(o),
                     // Sent as the thread's last act: the join waits only for it to exit.
                     Msg::Connected => {
                         dirty |= connected(&mut connecting, true, &mut app, &mut turns);
@@ -615,39 +625,31 @@ fn skill_answer(
     agent: &Agent,
     session_id: Option<String>,
     name: Option<String>,
-) -> Result<(&'static str, String), (&'static str, String)> {
-    let failed = |m: String| ("skills_failed", m);
+) -> Result<String, String> {
     match (name, session_id) {
         (Some(name), Some(id)) => match agent.activate_skill(&id, &name) {
-            Ok(true) => Ok((
-                "skills",
-                format!("Skill {name} is active in this session: its body joins the next turns."),
+            Ok(true) => Ok(format!(
+                "Skill {name} is active in this session: its body joins the next turns."
             )),
-            Ok(false) => Ok((
-                "skills",
-                format!("Skill {name} was already active in this session."),
-            )),
-            Err(e) => Err(failed(format!("Cannot activate {name}: {}", e.message))),
+            Ok(false) => Ok(format!("Skill {name} was already active in this session.")),
+            Err(e) => Err(format!("Cannot activate {name}: {}", e.message)),
         },
-        (Some(_), None) => Err(failed("/skill NAME: no session is open".into())),
+        (Some(_), None) => Err("/skill NAME: no session is open".into()),
         (None, _) => {
             let skills = agent.extensions().skills();
             if skills.skills.is_empty() {
-                return Ok((
-                    "skills",
-                    "No skills: add a folder with a SKILL.md under .neocode/skills/ or \
+                return Ok("No skills: add a folder with a SKILL.md under .neocode/skills/ or \
                      <home>/skills/."
-                        .into(),
-                ));
+                    .into());
             }
             let names: Vec<String> = skills
                 .skills
                 .iter()
                 .map(|s| format!("{} ({})", s.name, s.description))
                 .collect();
-            Ok((
-                "skills",
-                format!("Skills: {}. /skill NAME activates one.", names.join("; ")),
+            Ok(format!(
+                "Skills: {}. /skill NAME activates one.",
+                names.join("; ")
             ))
         }
     }

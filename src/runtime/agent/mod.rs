@@ -97,6 +97,18 @@ pub enum TurnEvent {
         /// What happened, in words.
         message: String,
     },
+    /// The context window filled: the turn compacts the transcript before its next model
+    /// call (the wire shows it as warning `compacting`).
+    Compacting {
+        /// What happens, in words.
+        message: String,
+    },
+    /// The compaction failed; nothing changed and the turn goes on (warning
+    /// `compaction_failed` on the wire).
+    CompactionFailed {
+        /// Why, in words.
+        message: String,
+    },
     /// A plan run: the model drafted this plan (or the user's edit changed it); it runs when
     /// the front end answers [`TurnCommand::ApprovePlan`], is changed by
     /// [`TurnCommand::EditPlan`] (proposed again) and dropped by [`TurnCommand::RejectPlan`].

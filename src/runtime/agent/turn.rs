@@ -187,8 +187,7 @@ impl Turn {
                 .map_or(0, |m| m.usage.input_tokens);
             let threshold = (self.settings.context_window as f64 * self.settings.compact_at) as u64;
             let session = if last_prompt >= threshold && session.messages.len() > 2 {
-                self.emit(TurnEvent::Warning {
-                    code: "compacting".into(),
+                self.emit(TurnEvent::Compacting {
                     message: format!(
                         "the last prompt used {last_prompt} of {} context tokens; compacting the transcript",
                         self.settings.context_window
@@ -212,8 +211,7 @@ impl Turn {
                         self.usage.output_tokens += c.usage.output_tokens;
                         self.set_status(Status::Running)?;
                     }
-                    Err(e) => self.emit(TurnEvent::Warning {
-                        code: "compaction_failed".into(),
+                    Err(e) => self.emit(TurnEvent::CompactionFailed {
                         message: format!("compaction failed, nothing changed: {e}"),
                     }),
                 }

@@ -43,6 +43,46 @@ impl App {
         }
     }
 
+    /// What a one-call intent of the agent came to (`/compact`, `/model NAME`,
+    /// `/approve network`, `/skill`).
+    pub(super) fn outcome(&mut self, o: crate::tui::Outcome) -> Vec<Effect> {
+        use crate::tui::Intent;
+        let ok = o.result.is_ok();
+        let msg = sanitize::line(o.result.as_ref().unwrap_or_else(|e| e)).into_owned();
+        match (o.intent, ok) {
+            (Intent::Model, true) => {
+                self.say(msg);
+                let mut effects = self.refresh_detail();
+                effects.extend(self.reload_list());
+                effects
+            }
+            (Intent::Model, false) => {
+                self.model_switch = None;
+                self.fail(msg);
+                Vec::new()
+            }
+            (Intent::Compact, true) => {
+                // The transcript starts again at #1: a finished turn's cell (its prompt, text
+                // and cards) must not be drawn again after the summary.
+                if self.live.as_ref().is_some_and(|l| l.finished) {
+                    self.live = None;
+                }
+                self.say(msg);
+                let mut effects = self.refresh_detail();
+                effects.extend(self.reload_list());
+                effects
+            }
+            (Intent::Compact | Intent::Network | Intent::Skill, false) => {
+                self.fail(msg);
+                Vec::new()
+            }
+            (Intent::Network | Intent::Skill, true) => {
+                self.say(msg);
+                Vec::new()
+            }
+        }
+    }
+
     pub(super) fn turn_event(&mut self, event: TurnEvent) -> Vec<Effect> {
         let now = self.now_ms;
         match event {
@@ -286,30 +326,17 @@ impl App {
                 }
                 effects
             }
+            TurnEvent::Compacting { message } => {
+                self.say(sanitize::line(&message).into_owned());
+                Vec::new()
+            }
+            TurnEvent::CompactionFailed { message } => {
+                self.fail(sanitize::line(&message).into_owned());
+                Vec::new()
+            }
             TurnEvent::Warning { code, message } => {
                 let msg = sanitize::line(&message).into_owned();
                 match code.as_str() {
-                    "model_set" => {
-                        self.say(msg);
-                        let mut effects = self.refresh_detail();
-                        effects.extend(self.reload_list());
-                        return effects;
-                    }
-                    "model_failed" => {
-                        self.model_switch = None;
-                        self.fail(msg);
-                    }
-                    "compacted" => {
-                        // The transcript starts again at #1: a finished turn's cell (its
-                        // prompt, text and cards) must not be drawn again after the summary.
-                        if self.live.as_ref().is_some_and(|l| l.finished) {
-                            self.live = None;
-                        }
-                        self.say(msg);
-                        let mut effects = self.refresh_detail();
-                        effects.extend(self.reload_list());
-                        return effects;
-                    }
                     code if code.ends_with("_failed") && code != "mcp_server_failed" => {
                         self.fail(msg)
                     }
