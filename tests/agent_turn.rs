@@ -682,6 +682,58 @@ fn nothing_configured_says_what_to_set() {
 }
 
 #[test]
+fn a_prompt_carries_its_images_and_a_bad_one_refuses_the_turn_before_anything_is_written() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![Reply::text("A screenshot.")]).unwrap();
+    let agent = env.agent(&srv);
+    let notes = env.ws.join("notes.txt");
+    std::fs::write(&notes, "not an image").unwrap();
+    let Err(e) = agent.watch(
+        Target::New,
+        TurnRequest {
+            prompt: Some("look".into()),
+            images: vec![notes],
+            ..Default::default()
+        },
+    ) else {
+        panic!("started with a text file as an image");
+    };
+    assert_eq!(e.code, "usage");
+    assert!(e.message.contains("is not an image"), "{}", e.message);
+    assert_eq!(env.sessions().count().unwrap(), 0, "nothing was written");
+    let png = env.ws.join("shot.png");
+    std::fs::write(&png, b"\x89PNG\r\n\x1a\n0000").unwrap();
+    let h = agent
+        .watch(
+            Target::New,
+            TurnRequest {
+                prompt: Some("look".into()),
+                images: vec![png],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let evs = drive(&h, |_| None);
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    let s = env.sessions().load(&h.session_id).unwrap();
+    let user = &s.messages[0];
+    assert_eq!(user.text(), "look");
+    assert!(
+        user.parts
+            .iter()
+            .any(|p| matches!(p, Part::Image { mime_type: Some(m), .. } if m == "image/png")),
+        "{user:?}"
+    );
+    // The model got the image with the message.
+    assert!(
+        srv.requests()[0]
+            .json()
+            .to_string()
+            .contains("data:image/png;base64,"),
+    );
+}
+
+#[test]
 fn images_from_assets_are_sent_as_data_urls() {
     let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![Reply::text("a red pixel")]).unwrap();

@@ -4,8 +4,9 @@
 //! cancel, a second Ctrl-C quitting, slash commands).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
-use neocode::runtime::config::ApprovalPolicy;
+use neocode::runtime::agent::{Agent, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest};
+use neocode::runtime::config::{ApprovalPolicy, Overrides, Settings};
+use neocode::runtime::scripted::{Reply, ScriptedServer};
 use neocode::runtime::tools::ToolKind;
 use neocode::runtime::{Location, Sessions};
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall, Usage};
@@ -139,6 +140,7 @@ impl H {
             TurnEffect::Start {
                 session_id: Some(self.id.clone()),
                 text: Some(text.to_string()),
+                images: Vec::new(),
                 approval: ApprovalPolicy::Ask,
             }
         );
@@ -633,17 +635,55 @@ fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_i
     assert_eq!(h.app.attachments.len(), 2);
     h.chars("What is in these?");
     h.key(KeyCode::Enter);
-    // The message was stored with its images, then the turn starts to answer it.
+    // The turn starts with the message and its images.
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::Start {
             session_id: Some(h.id.clone()),
-            text: None,
+            text: Some("What is in these?".into()),
+            images: vec![png.clone(), png.clone()],
             approval: ApprovalPolicy::Ask,
         })
     );
-    let hd = h.rt.header(&h.id).unwrap();
-    let m = &h.rt.messages(&h.id, hd.last_seq, hd.last_seq).unwrap()[0];
+    // The runtime stores the message with its images, then the turn answers it.
+    let srv = ScriptedServer::start(vec![Reply::text("Two screenshots.")]).unwrap();
+    let url = srv.base_url();
+    let env = move |k: &str| match k {
+        "NEOCODE_BASE_URL" => Some(url.clone()),
+        "NEOCODE_MODEL" => Some("test-model".to_string()),
+        "NEOCODE_API_KEY" => Some("sk-test".to_string()),
+        _ => None,
+    };
+    let settings = Settings::load_with(h._tmp.path(), &Overrides::default(), &env).unwrap();
+    let agent = Agent::new(h.rt.clone(), settings);
+    let w = agent
+        .watch(
+            Target::Resume(h.id.clone()),
+            TurnRequest {
+                prompt: Some("What is in these?".into()),
+                images: vec![png.clone(), png.clone()],
+                ..TurnRequest::default()
+            },
+        )
+        .unwrap();
+    let events: Vec<TurnEvent> = w.events.iter().collect();
+    assert!(
+        matches!(
+            events.last(),
+            Some(TurnEvent::Finished {
+                reason: FinishReason::Completed,
+                ..
+            })
+        ),
+        "{events:?}"
+    );
+    let session = h.rt.load(&h.id).unwrap();
+    let m = session
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User)
+        .unwrap();
     assert_eq!(m.text(), "What is in these?");
     let images: Vec<&neocode::session::Part> = m
         .parts
@@ -655,10 +695,9 @@ fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_i
     assert!(h.app.attachments.is_empty());
     // The live cell shows the prompt until the transcript has it; the stored message shows
     // its images.
-    let effects = h.app.on_turn(TurnEvent::Started {
-        session_id: h.id.clone(),
-    });
-    h.run(effects);
+    for ev in events {
+        h.ev(ev);
+    }
     assert!(h.screen().contains("[image "), "{}", h.screen());
     // Not an image: refused in words.
     h.chars("/attach notes.txt");

@@ -64,6 +64,7 @@ impl TurnRunner for AgentRunner {
             Target::Resume(spec.session_id.clone()),
             TurnRequest {
                 prompt: spec.prompt.clone(),
+                images: Vec::new(),
                 limits: spec.limits.clone().unwrap_or_default(),
                 approval: None,
             },

@@ -666,9 +666,8 @@ mod tests {
             input_tokens: 3,
             output_tokens: 1,
         };
-        let lines = |e: TurnEvent| -> Vec<String> {
-            turn_lines(&e).iter().map(Value::to_string).collect()
-        };
+        let lines =
+            |e: TurnEvent| -> Vec<String> { turn_lines(&e).iter().map(Value::to_string).collect() };
         assert_eq!(
             lines(TurnEvent::ToolCall {
                 call: ToolCall {

@@ -225,6 +225,7 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
             target,
             TurnRequest {
                 prompt,
+                images: Vec::new(),
                 limits,
                 approval: args.approve,
             },

@@ -249,6 +249,24 @@ impl Sessions {
         self.locked(id, |s| s.append_with_state(id, messages, meta, update))
     }
 
+    /// Answers calls interrupted by a crash "not run" (the user marked them interrupted
+    /// instead of running them again): a tool result each, so nothing offers them any more.
+    /// Returns the last seq.
+    pub fn mark_interrupted(&self, id: &str, calls: Vec<String>) -> Result<i64> {
+        let msgs: Vec<NewMessage> = calls
+            .into_iter()
+            .map(|c| {
+                NewMessage::tool_result(
+                    c,
+                    "Not run: the session stopped before this call ran, and the user marked it interrupted instead of running it again.".to_string(),
+                    true,
+                )
+            })
+            .collect();
+        let seqs = self.append(id, &msgs, &AppendMeta::default())?;
+        Ok(seqs.last().copied().unwrap_or(0))
+    }
+
     /// Changes header state.
     pub fn update_state(&self, id: &str, update: &StateUpdate) -> Result<()> {
         self.locked(id, |s| s.update_state(id, update))

@@ -25,6 +25,8 @@ pub enum TurnEffect {
     Start {
         session_id: Option<String>,
         text: Option<String>,
+        /// Image files the message carries (the runtime stores them with it).
+        images: Vec<std::path::PathBuf>,
         approval: ApprovalPolicy,
     },
     /// Start a plan run (`/plan GOAL`): in this session (`None`: a new one), the model drafts

@@ -8,9 +8,9 @@
 //! [`layout`] it settled on. The loop drains what is queued, then draws once; it wakes by
 //! itself only when [`pace`] says (the next poll, a clock redraw, a streaming frame).
 
-use std::sync::{Arc, OnceLock};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event};
@@ -154,6 +154,7 @@ impl TurnLink {
             TurnEffect::Start {
                 session_id,
                 text,
+                images,
                 approval,
             } => {
                 if self.busy() {
@@ -166,6 +167,7 @@ impl TurnLink {
                 };
                 let req = TurnRequest {
                     prompt: text.clone(),
+                    images: images.clone(),
                     approval: Some(*approval),
                     ..TurnRequest::default()
                 };
@@ -208,25 +210,27 @@ impl TurnLink {
             },
             TurnEffect::Compact { session_id } => {
                 let id = session_id.clone();
-                self.off_loop("neocode-compact", Intent::Compact, move |agent| {
-                    match agent.compact(&id) {
-                        Ok(c) => Ok(format!(
-                            "Compacted: {} messages → {} (summary + recent tail).",
-                            c.before, c.after
-                        )),
-                        Err(e) => Err(format!("Cannot compact: {}", e.message)),
-                    }
+                self.off_loop("neocode-compact", Intent::Compact, move |agent| match agent
+                    .compact(&id)
+                {
+                    Ok(c) => Ok(format!(
+                        "Compacted: {} messages → {} (summary + recent tail).",
+                        c.before, c.after
+                    )),
+                    Err(e) => Err(format!("Cannot compact: {}", e.message)),
                 })
             }
             TurnEffect::AllowNetwork { session_id } => {
                 let id = session_id.clone();
-                self.off_loop("neocode-network", Intent::Network, move |agent| {
-                    match agent.allow_network(&id) {
-                        Ok(_) => Ok("Network allowed for this session's commands, from its next \
+                self.off_loop("neocode-network", Intent::Network, move |agent| match agent
+                    .allow_network(&id)
+                {
+                    Ok(_) => Ok(
+                        "Network allowed for this session's commands, from its next \
                                      turn (stored with the session)."
-                            .to_string()),
-                        Err(e) => Err(format!("Cannot allow the network: {}", e.message)),
-                    }
+                            .to_string(),
+                    ),
+                    Err(e) => Err(format!("Cannot allow the network: {}", e.message)),
                 })
             }
             TurnEffect::Skill { session_id, name } => {
@@ -271,7 +275,12 @@ impl TurnLink {
 
     /// What a turn's thread sends its events to: the loop's channel. When the loop is gone
     /// the turn is cancelled (through the flag set once it started) rather than run unseen.
-    fn sink(&self) -> (impl FnMut(TurnEvent) + Send + 'static, Arc<OnceLock<CancelFlag>>) {
+    fn sink(
+        &self,
+    ) -> (
+        impl FnMut(TurnEvent) + Send + 'static,
+        Arc<OnceLock<CancelFlag>>,
+    ) {
         let tx = self.events.clone();
         let flag: Arc<OnceLock<CancelFlag>> = Arc::default();
         let f = flag.clone();
@@ -638,9 +647,11 @@ fn skill_answer(
         (None, _) => {
             let skills = agent.extensions().skills();
             if skills.skills.is_empty() {
-                return Ok("No skills: add a folder with a SKILL.md under .neocode/skills/ or \
+                return Ok(
+                    "No skills: add a folder with a SKILL.md under .neocode/skills/ or \
                      <home>/skills/."
-                    .into());
+                        .into(),
+                );
             }
             let names: Vec<String> = skills
                 .skills

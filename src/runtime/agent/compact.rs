@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::context::{self, COMPACTION_MARK};
 use crate::runtime::Sessions;
-use crate::runtime::provider::Provider;
 use crate::runtime::cancel::CancelFlag;
+use crate::runtime::provider::Provider;
 use crate::session::{AppendMeta, Message, NewMessage, Replacement, Role, Usage, now_ms};
 
 /// Messages kept verbatim after the summary, at most.

@@ -14,6 +14,7 @@
 pub mod approval;
 pub mod compact;
 pub mod context;
+pub mod images;
 pub mod lease;
 pub mod ledger;
 pub mod plan;
@@ -31,9 +32,9 @@ use crate::session::{
 };
 
 use super::Sessions;
+use super::cancel::CancelFlag;
 use super::config::{ApprovalPolicy, ProviderStatus, Settings};
 use super::provider::{OpenAi, Provider, ProviderError};
-use super::cancel::CancelFlag;
 use super::tools::ToolKind;
 
 pub use compact::Compacted;
@@ -226,10 +227,7 @@ impl Commands {
     }
 
     /// Sends a command; fails when the turn has ended.
-    pub fn send(
-        &self,
-        cmd: TurnCommand,
-    ) -> Result<(), std::sync::mpsc::SendError<TurnCommand>> {
+    pub fn send(&self, cmd: TurnCommand) -> Result<(), std::sync::mpsc::SendError<TurnCommand>> {
         if cmd == TurnCommand::Cancel {
             self.cancel.cancel();
         }
@@ -287,6 +285,9 @@ pub struct TurnRequest {
     /// The user's message; `None` continues (answers interrupted calls, or a user message that
     /// never got its reply).
     pub prompt: Option<String>,
+    /// Image files the prompt carries: read and checked before anything is written, stored
+    /// as assets of the session with the user message.
+    pub images: Vec<std::path::PathBuf>,
     /// Limits the user set for this run (flags): an explicit action, so they replace the
     /// stored ones. Unset ones stay.
     pub limits: RuntimeLimits,
@@ -411,6 +412,8 @@ pub(crate) struct Spawn {
     pub policy: ApprovalPolicy,
     pub prompt: Option<String>,
     pub prompt_meta: Option<Value>,
+    /// Images stored with the prompt.
+    pub images: Vec<images::Image>,
     /// What this prompt may spend on its own ([`ledger::PromptCaps`]).
     pub caps: ledger::PromptCaps,
 }
@@ -701,6 +704,13 @@ impl Agent {
         req: TurnRequest,
         sink: impl TurnSink,
     ) -> Result<TurnHandle, StartError> {
+        if !req.images.is_empty() && req.prompt.is_none() {
+            return Err(StartError {
+                code: "usage",
+                message: "images go with a message".into(),
+            });
+        }
+        let images = images::load(&req.images)?;
         let Opened { agent, id, lease } = self.open(target)?;
         let header = agent.sessions.header(&id)?;
         // Resume restores the ledger, never recreates it: a restart cannot bypass a budget.
@@ -717,6 +727,7 @@ impl Agent {
                 policy,
                 prompt: req.prompt,
                 prompt_meta: None,
+                images,
                 caps: agent.settings.prompt_caps.for_run(&req.limits),
             },
             Box::new(sink),
@@ -748,6 +759,7 @@ impl Agent {
             policy,
             prompt,
             prompt_meta,
+            images,
             caps,
         } = s;
         let (commands, inner_rx, cancel) = Commands::channel();
@@ -792,6 +804,7 @@ impl Agent {
                     meta,
                     lease,
                     prompt_meta,
+                    images,
                     ext,
                     caps,
                     caps_start: Default::default(),

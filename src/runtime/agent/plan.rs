@@ -41,9 +41,9 @@ use super::{
     Agent, Commands, FinishReason, Opened, Spawn, StartError, Target, TurnCommand, TurnEvent,
     TurnHandle, TurnSink, Watched, ledger, thread_error,
 };
+use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::ApprovalPolicy;
 use crate::runtime::provider::openai::redact;
-use crate::runtime::cancel::CancelFlag;
 use crate::session::{
     NewMessage, NewSession, Plan, PlanProgress, Role, RuntimeLedger, RuntimeLimits, Session,
     StateUpdate, Status, Step, StepFailure, StepStatus, StepUpdate, Usage, now_ms,
@@ -421,6 +421,7 @@ impl Run {
                     policy: self.policy,
                     prompt: Some(goal.to_string()),
                     prompt_meta: Some(json!({"plan_run": {"goal": goal}})),
+                    images: Vec::new(),
                     caps: self.agent.settings().prompt_caps,
                 },
                 Box::new(ev_tx),
@@ -878,6 +879,7 @@ impl Run {
                     policy: self.policy,
                     prompt: Some(step_prompt(&step)),
                     prompt_meta: None,
+                    images: Vec::new(),
                     caps: self.agent.settings().prompt_caps,
                 },
                 Box::new(ev_tx),

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::runtime::Sessions;
+use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
 use crate::runtime::context::{self, ProjectContext, Skills, skills};
 use crate::runtime::mcp::{McpImage, McpManager};
-use crate::runtime::cancel::CancelFlag;
 use crate::runtime::tools::{ToolKind, ToolOutput};
 use crate::session::Session;
 

@@ -12,10 +12,10 @@ use serde_json::{Value, json};
 use super::lease::Lease;
 use super::{FinishReason, TurnCommand, TurnEvent, approval, compact, context, ledger};
 use crate::runtime::Sessions;
+use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
 use crate::runtime::provider::openai::redact;
 use crate::runtime::provider::{Completion, ErrorKind, Provider, StreamEvent};
-use crate::runtime::cancel::CancelFlag;
 use crate::runtime::tools::{self, ToolContext, ToolKind, ToolOutput};
 use crate::session::{
     AppendMeta, NewMessage, Part, Plan, Role, RuntimeLedger, StateUpdate, Status, Step, StepStatus,
@@ -44,6 +44,8 @@ pub(super) struct Turn {
     pub lease: Option<Lease>,
     /// Metadata stored with the prompt's user message.
     pub prompt_meta: Option<Value>,
+    /// Images stored with the prompt's user message.
+    pub images: Vec<super::images::Image>,
     /// Project context, `skill` and MCP tools.
     pub ext: std::sync::Arc<super::project::Extensions>,
     /// What this prompt may spend on its own, counted from `caps_start`.
@@ -160,6 +162,16 @@ impl Turn {
             };
             let mut msg = NewMessage::text(Role::User, p);
             msg.tool_metadata = self.prompt_meta.take();
+            for img in std::mem::take(&mut self.images) {
+                let a = self
+                    .sessions
+                    .save_asset(&self.session_id, img.mime, &img.bytes)
+                    .map_err(store_failed)?;
+                msg.parts.push(Part::Image {
+                    asset_id: a.id,
+                    mime_type: Some(img.mime.to_string()),
+                });
+            }
             self.append(msg, update)?;
         }
         loop {

@@ -91,7 +91,6 @@ impl App {
                 Vec::new()
             }
             Reply::Appended { seq, .. } => self.on_appended(seq),
-            Reply::Sent { .. } => self.on_sent(),
             Reply::Files(files) => {
                 self.files = Some(files);
                 self.complete_path();

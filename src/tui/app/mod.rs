@@ -114,8 +114,6 @@ pub struct App {
     pub path_matches: Vec<String>,
     /// Images to send with the next message (`/attach`, a pasted image path).
     pub attachments: Vec<PathBuf>,
-    /// A message with images being stored; its turn starts when it is.
-    pending_send: Option<String>,
     /// Approval policy chosen with `/approve` (else the agent's).
     pub policy: Option<ApprovalPolicy>,
     /// The database change counter last seen (see [`App::tick`]).
@@ -169,7 +167,6 @@ impl App {
             attachments: Vec::new(),
             files: None,
             path_matches: Vec::new(),
-            pending_send: None,
             policy: None,
             turn_running: false,
             model_before: None,

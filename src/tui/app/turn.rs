@@ -10,7 +10,6 @@ use crate::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use crate::sanitize;
 use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::live::{Asked, Card, CardState, Live, elapsed};
-use crate::tui::worker::Request;
 
 /// What the runtime appends to the output of a command the user's cancel killed.
 pub const CANCELLED_MARK: &str = "[cancelled by the user;";
@@ -421,6 +420,15 @@ impl App {
 
     /// Starts a turn in the open session (or the new one being written).
     pub(super) fn start_turn(&mut self, text: Option<String>) -> Vec<Effect> {
+        self.start_turn_with(text, Vec::new())
+    }
+
+    /// Starts a turn whose message carries images (stored with it by the runtime).
+    fn start_turn_with(
+        &mut self,
+        text: Option<String>,
+        images: Vec<std::path::PathBuf>,
+    ) -> Vec<Effect> {
         let Some(session_id) = self.begin_live(text.clone()) else {
             return Vec::new();
         };
@@ -428,6 +436,7 @@ impl App {
         vec![Effect::Turn(TurnEffect::Start {
             session_id,
             text,
+            images,
             approval: self.approval(),
         })]
     }
@@ -498,36 +507,19 @@ impl App {
         Some(session_id)
     }
 
-    /// Sends a message: with images, they are stored first (as assets of the session) and
-    /// the turn answers the stored message.
+    /// Sends a message: with images, the turn stores them (as assets of the session) with
+    /// the message.
     pub(super) fn send(&mut self, text: String) -> Vec<Effect> {
         if self.attachments.is_empty() {
             return self.start_turn(Some(text));
         }
-        let id = match (&self.detail, self.draft) {
-            (Some(d), false) => d.id.clone(),
-            _ => {
-                self.composer.set_text(&text);
-                self.fail("Images attach to a saved session: send a first message, then /attach.");
-                return Vec::new();
-            }
-        };
-        let images = std::mem::take(&mut self.attachments);
-        self.pending_send = Some(text.clone());
-        self.say("Storing the images…");
-        vec![self.ask(None, Request::SendWithImages { id, text, images })]
-    }
-
-    /// The message with images is stored: its turn starts.
-    pub(super) fn on_sent(&mut self) -> Vec<Effect> {
-        let Some(text) = self.pending_send.take() else {
-            return self.refresh_detail();
-        };
-        let effects = self.start_turn(None);
-        if let Some(l) = self.live.as_mut() {
-            l.prompt = Some(text);
+        if self.draft || self.detail.is_none() {
+            self.composer.set_text(&text);
+            self.fail("Images attach to a saved session: send a first message, then /attach.");
+            return Vec::new();
         }
-        effects
+        let images = std::mem::take(&mut self.attachments);
+        self.start_turn_with(Some(text), images)
     }
 
     /// Answers the call asked about now.
