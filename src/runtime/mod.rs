@@ -6,11 +6,11 @@
 pub mod agent;
 pub mod cancel;
 pub mod config;
-pub mod context;
 pub mod dangling;
 pub mod decide;
 pub mod import;
 pub mod mcp;
+pub mod project_context;
 pub mod provider;
 pub mod scripted;
 pub mod sessions;

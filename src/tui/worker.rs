@@ -10,7 +10,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 
 use crate::runtime::Sessions;
-use crate::runtime::context::{ContextReport, header_report};
+use crate::runtime::project_context::{ContextReport, header_report};
 use crate::session::{
     AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PlanProgress,
     Role, SearchResults, SessionHeader, StepConversation, ToolCall, Usage,

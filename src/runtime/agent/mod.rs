@@ -13,13 +13,13 @@
 
 pub mod approval;
 pub mod compact;
-pub mod context;
 pub mod images;
 pub mod lease;
 pub mod ledger;
 pub mod plan;
 pub mod project;
 mod turn;
+pub mod window;
 
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -560,7 +560,7 @@ impl Agent {
                 ),
             });
         };
-        Ok(crate::runtime::context::skills::activate(
+        Ok(crate::runtime::project_context::skills::activate(
             &self.sessions,
             &id,
             skill,

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
-use crate::runtime::context::{self, ProjectContext, Skills, skills};
 use crate::runtime::mcp::{McpImage, McpManager};
+use crate::runtime::project_context::{self, ProjectContext, Skills, skills};
 use crate::runtime::tools::{ToolKind, ToolOutput};
 use crate::session::Session;
 
@@ -72,7 +72,7 @@ impl Extensions {
         ProjectContext::gather(
             &self.home,
             &self.root,
-            &context::touched_paths(&session.messages),
+            &project_context::touched_paths(&session.messages),
             session.header.skills.as_ref(),
         )
     }

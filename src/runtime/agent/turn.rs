@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::lease::Lease;
-use super::{FinishReason, TurnCommand, TurnEvent, approval, compact, context, ledger};
+use super::{FinishReason, TurnCommand, TurnEvent, approval, compact, ledger, window};
 use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
@@ -182,7 +182,7 @@ impl Turn {
             match session.messages.last() {
                 Some(m) if m.role == Role::User || m.role == Role::Tool => {}
                 // A reply that was cut off is asked for again.
-                Some(m) if context::is_incomplete(m) => {}
+                Some(m) if window::is_incomplete(m) => {}
                 // Nothing unanswered (e.g. continuing a finished session without a prompt).
                 _ => return Ok(()),
             }
@@ -238,7 +238,7 @@ impl Turn {
             for (code, message) in warnings {
                 self.emit(TurnEvent::Warning { code, message });
             }
-            let req = context::build_with(&self.sessions, &session, &extra.system, extra.tools);
+            let req = window::build_with(&self.sessions, &session, &extra.system, extra.tools);
             // Reserved as late as possible: the request is made right after.
             if let Some(b) = &self.budget
                 && let Err(why) = b.reserve_model_call()

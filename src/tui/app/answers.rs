@@ -219,7 +219,7 @@ impl App {
         assets: Vec<AssetMeta>,
         interrupted: Vec<ToolCall>,
         steps: Vec<StepConversation>,
-        context: Box<crate::runtime::context::ContextReport>,
+        context: Box<crate::runtime::project_context::ContextReport>,
     ) -> Vec<Effect> {
         if !self.current(Slot::Detail, token) {
             return Vec::new();
