@@ -71,7 +71,7 @@ impl TurnRunner for AgentRunner {
             tx,
         ) {
             Ok(h) => h,
-            Err(e) => return emit(failed(e.code, e.message)),
+            Err(e) => return emit(failed(e.code(), e.message)),
         };
         let mut finished = false;
         loop {

@@ -15,8 +15,8 @@ use clap::Args;
 use super::Failure;
 use super::out::Out;
 use crate::runtime::agent::{
-    Agent, FinishReason, PlanRequest, StartError, Target, TurnCommand, TurnEvent, TurnRequest,
-    approval, plan_goal,
+    Agent, FinishReason, PlanRequest, StartCode, StartError, Target, TurnCommand, TurnEvent,
+    TurnRequest, approval, plan_goal,
 };
 use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::tools;
@@ -121,7 +121,7 @@ fn restore_sigint() {
 fn start_failure(e: StartError) -> Failure {
     let msg = sanitize::line(&e.message).into_owned();
     match e.code {
-        "config" | "usage" | "not_found" => Failure::usage(msg),
+        StartCode::Config | StartCode::Usage | StartCode::NotFound => Failure::usage(msg),
         _ => Failure::runtime(msg),
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::StartError;
+use super::{StartCode, StartError};
 
 /// Largest image sent to a model.
 pub const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
@@ -29,7 +29,7 @@ pub(crate) struct Image {
 
 fn refused(message: String) -> StartError {
     StartError {
-        code: "usage",
+        code: StartCode::Usage,
         message,
     }
 }

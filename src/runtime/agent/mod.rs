@@ -304,35 +304,88 @@ impl Default for Target {
 
 fn thread_error(e: std::io::Error) -> StartError {
     StartError {
-        code: "store",
+        code: StartCode::Store,
         message: format!("cannot start a thread: {e}"),
     }
 }
 
+/// Why a turn (or a one-call intent) could not start: the stable code the bridge, `run` and
+/// the TUI show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartCode {
+    /// No provider is configured (or it cannot be built).
+    Config,
+    /// Another process runs the session.
+    Busy,
+    /// No such session.
+    NotFound,
+    /// The request is wrong (ambiguous id, empty goal, a file that is not an image ...).
+    Usage,
+    /// The store (or a thread) failed.
+    Store,
+    /// The provider failed (a compaction's summary).
+    Provider,
+}
+
+impl StartCode {
+    /// `config`, `busy`, `not_found`, `usage`, `store` or `provider`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StartCode::Config => "config",
+            StartCode::Busy => "busy",
+            StartCode::NotFound => "not_found",
+            StartCode::Usage => "usage",
+            StartCode::Store => "store",
+            StartCode::Provider => "provider",
+        }
+    }
+}
+
+impl std::fmt::Display for StartCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for StartCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// A turn that could not start.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct StartError {
-    /// `config` (no provider), `busy` (another process runs the session), `not_found`,
-    /// `usage` (ambiguous id ...), `store`.
-    pub code: &'static str,
+    /// Why, as a stable code ([`StartError::code`] spells it).
+    pub code: StartCode,
     /// What to do, in words; never contains the key.
     pub message: String,
 }
 
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
+impl StartError {
+    /// A start error.
+    pub fn new(code: StartCode, message: impl Into<String>) -> StartError {
+        StartError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The stable code: `config`, `busy`, `not_found`, `usage`, `store` or `provider`.
+    pub fn code(&self) -> &'static str {
+        self.code.as_str()
     }
 }
 
-impl std::error::Error for StartError {}
-
 impl From<StoreError> for StartError {
     fn from(e: StoreError) -> StartError {
-        StartError {
-            code: if e.is_usage() { "usage" } else { "store" },
-            message: e.to_string(),
-        }
+        let code = if e.is_usage() {
+            StartCode::Usage
+        } else {
+            StartCode::Store
+        };
+        StartError::new(code, e.to_string())
     }
 }
 
@@ -500,7 +553,7 @@ impl Agent {
         let model = model.trim();
         if model.is_empty() {
             return Err(StartError {
-                code: "usage",
+                code: StartCode::Usage,
                 message: "the model name is empty".into(),
             });
         }
@@ -549,7 +602,7 @@ impl Agent {
         let Some(skill) = skills.get(name) else {
             let known: Vec<&str> = skills.skills.iter().map(|s| s.name.as_str()).collect();
             return Err(StartError {
-                code: "usage",
+                code: StartCode::Usage,
                 message: format!(
                     "no skill named `{name}`; available: {}",
                     if known.is_empty() {
@@ -636,7 +689,7 @@ impl Agent {
         match self.settings.provider_status() {
             ProviderStatus::Ready { .. } => Ok(()),
             ProviderStatus::Missing(m) => Err(StartError {
-                code: "config",
+                code: StartCode::Config,
                 message: m,
             }),
         }
@@ -645,14 +698,14 @@ impl Agent {
     pub(crate) fn lease(&self, id: &str) -> Result<Lease, StartError> {
         Lease::acquire(self.sessions.data_dir(), id).map_err(|e| match e {
             LeaseError::Busy { pid } => StartError {
-                code: "busy",
+                code: StartCode::Busy,
                 message: match pid {
                     Some(p) => format!("session {id} is running in pid {p}"),
                     None => format!("session {id} is running in another process"),
                 },
             },
             LeaseError::Io(m) => StartError {
-                code: "store",
+                code: StartCode::Store,
                 message: m,
             },
         })
@@ -706,7 +759,7 @@ impl Agent {
     ) -> Result<TurnHandle, StartError> {
         if !req.images.is_empty() && req.prompt.is_none() {
             return Err(StartError {
-                code: "usage",
+                code: StartCode::Usage,
                 message: "images go with a message".into(),
             });
         }
@@ -830,7 +883,7 @@ impl Agent {
         }
         let _lease = self.lease(&id)?;
         let mut provider = (self.factory)().map_err(|e| StartError {
-            code: "config",
+            code: StartCode::Config,
             message: e.message,
         })?;
         let c = compact::compact_with(
@@ -841,7 +894,7 @@ impl Agent {
             &self.meta(),
         )
         .map_err(|m| StartError {
-            code: "provider",
+            code: StartCode::Provider,
             message: m,
         })?;
         let header = self.sessions.header(&id)?;

@@ -48,7 +48,7 @@ impl Run {
                 Box::new(ev_tx),
             )
             .map_err(|e| FinishReason::Failed {
-                code: e.code.into(),
+                code: e.code().into(),
                 message: e.message,
             })?;
         let (reason, usage) = self.follow(&h, &ev_rx);

@@ -42,8 +42,8 @@ use serde_json::{Value, json};
 
 use super::lease::Lease;
 use super::{
-    Agent, Commands, FinishReason, Opened, Spawn, StartError, Target, TurnCommand, TurnEvent,
-    TurnHandle, TurnSink, Watched, ledger, thread_error,
+    Agent, Commands, FinishReason, Opened, Spawn, StartCode, StartError, Target, TurnCommand,
+    TurnEvent, TurnHandle, TurnSink, Watched, ledger, thread_error,
 };
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::ApprovalPolicy;
@@ -184,7 +184,7 @@ impl Agent {
 
 fn usage(m: &str) -> StartError {
     StartError {
-        code: "usage",
+        code: StartCode::Usage,
         message: m.to_string(),
     }
 }

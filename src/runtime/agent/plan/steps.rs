@@ -271,7 +271,7 @@ impl Run {
             .agent
             .lease(&child.id)
             .map_err(|e| FinishReason::Failed {
-                code: e.code.into(),
+                code: e.code().into(),
                 message: e.message,
             })?;
         self.record(
@@ -325,7 +325,7 @@ impl Run {
                 Box::new(ev_tx),
             )
             .map_err(|e| FinishReason::Failed {
-                code: e.code.into(),
+                code: e.code().into(),
                 message: e.message,
             })?;
         Ok(Active {
