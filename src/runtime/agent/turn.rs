@@ -174,11 +174,17 @@ impl Turn {
             }
             self.append(msg, update)?;
         }
+        // Read whole once; before each model call only what changed since is read.
+        let mut session = self.sessions.load(&self.session_id).map_err(store_failed)?;
+        let mut fresh = true;
         loop {
             if self.cancel.is_cancelled() {
                 return Err(FinishReason::Cancelled);
             }
-            let session = self.sessions.load(&self.session_id).map_err(store_failed)?;
+            if !fresh {
+                self.catch_up(&mut session)?;
+            }
+            fresh = false;
             match session.messages.last() {
                 Some(m) if m.role == Role::User || m.role == Role::Tool => {}
                 // A reply that was cut off is asked for again.
@@ -198,7 +204,7 @@ impl Turn {
                 .find(|m| m.role == Role::Assistant)
                 .map_or(0, |m| m.usage.input_tokens);
             let threshold = (self.settings.context_window as f64 * self.settings.compact_at) as u64;
-            let session = if last_prompt >= threshold && session.messages.len() > 2 {
+            if last_prompt >= threshold && session.messages.len() > 2 {
                 self.emit(TurnEvent::Compacting {
                     message: format!(
                         "the last prompt used {last_prompt} of {} context tokens; compacting the transcript",
@@ -227,10 +233,9 @@ impl Turn {
                         message: format!("compaction failed, nothing changed: {e}"),
                     }),
                 }
-                self.sessions.load(&self.session_id).map_err(store_failed)?
-            } else {
-                session
-            };
+                // The transcript was replaced: read whole again.
+                session = self.sessions.load(&self.session_id).map_err(store_failed)?;
+            }
             let mut warnings = Vec::new();
             let extra = self.ext.prepare(&session, &mut |code, message| {
                 warnings.push((code.to_string(), message))
@@ -294,6 +299,22 @@ impl Turn {
             }
             self.run_calls(&completion.tool_calls, false)?;
         }
+    }
+
+    /// Brings the loaded session up to date for the next model call: the header and plan
+    /// progress (tools change them) and the messages stored since it was read (this turn's
+    /// appends), not the whole transcript again.
+    fn catch_up(&self, session: &mut crate::session::Session) -> Flow {
+        let id = &self.session_id;
+        session.header = self.sessions.header(id).map_err(store_failed)?;
+        session.plan_progress = self.sessions.plan_progress(id).map_err(store_failed)?;
+        let last = session.messages.last().map_or(0, |m| m.seq);
+        let new = self
+            .sessions
+            .messages(id, last + 1, i64::MAX)
+            .map_err(store_failed)?;
+        session.messages.extend(new);
+        Ok(())
     }
 
     /// Stores what arrived of a reply that stopped early (tool calls of an unfinished reply
