@@ -292,6 +292,8 @@ pub const SKILL_TOOL: ToolSpec = ToolSpec {
     parameters: skill_schema,
     kind: ToolKind::Read,
     run: skill_not_here,
+    summary: None,
+    preview: None,
 };
 
 /// Front matter fields neocode reads.
