@@ -71,7 +71,10 @@ fn summaries_name_the_path_command_or_pattern() {
 #[test]
 fn each_file_tool_says_what_it_changes_and_others_change_nothing() {
     assert_eq!(
-        tools::preview("edit_file", r#"{"path":"a","old_string":"x","new_string":"y"}"#),
+        tools::preview(
+            "edit_file",
+            r#"{"path":"a","old_string":"x","new_string":"y"}"#
+        ),
         Some(tools::Preview {
             old: Some("x".into()),
             new: Some("y".into()),

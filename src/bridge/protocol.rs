@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::runtime::agent::plan::SKIPPED;
 use crate::runtime::agent::{FinishReason, TurnEvent};
 use crate::runtime::tools::ToolKind;
-use crate::session::{RuntimeLimits, Step, Usage};
+use crate::session::{RuntimeLimits, Step, StepFailure, Usage};
 
 /// Version of the protocol this binary speaks. A request asking for a newer one is refused.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -392,48 +392,58 @@ fn turn_events(e: &TurnEvent) -> Vec<Event> {
             outcome,
             usage,
             elapsed_ms,
-        } => {
-            let (status, result, error_type, message) = match outcome {
-                Ok(answer) => ("completed", Some(answer.clone()), None, None),
-                Err(f) => (
-                    if f.error_type == SKIPPED {
-                        "skipped"
-                    } else {
-                        "failed"
-                    },
-                    None,
-                    Some(f.error_type.clone()),
-                    Some(f.message.clone()),
-                ),
-            };
-            Event::StepFinished {
-                step_id: step_id.clone(),
-                usage: *usage,
-                elapsed_ms: *elapsed_ms,
-                status,
-                result,
-                error_type,
-                message,
-            }
-        }
-        TurnEvent::Finished { reason, usage } => {
-            let finish = Event::Finish {
-                reason: reason.as_str(),
-                usage: *usage,
-                limit: match reason {
-                    FinishReason::LimitReached(why) => Some(why.clone()),
-                    _ => None,
-                },
-            };
-            return match reason {
-                FinishReason::Failed { code, message } => {
-                    vec![Event::error(None, code, message.clone()), finish]
-                }
-                _ => vec![finish],
-            };
-        }
+        } => step_finished(step_id, outcome, *usage, *elapsed_ms),
+        TurnEvent::Finished { reason, usage } => return finish_events(reason, *usage),
     };
     vec![one]
+}
+
+fn step_finished(
+    step_id: &str,
+    outcome: &Result<String, StepFailure>,
+    usage: Usage,
+    elapsed_ms: u64,
+) -> Event {
+    let (status, result, error_type, message) = match outcome {
+        Ok(answer) => ("completed", Some(answer.clone()), None, None),
+        Err(f) => (
+            if f.error_type == SKIPPED {
+                "skipped"
+            } else {
+                "failed"
+            },
+            None,
+            Some(f.error_type.clone()),
+            Some(f.message.clone()),
+        ),
+    };
+    Event::StepFinished {
+        step_id: step_id.to_string(),
+        usage,
+        elapsed_ms,
+        status,
+        result,
+        error_type,
+        message,
+    }
+}
+
+/// `finish`, after an `error` when the turn failed.
+fn finish_events(reason: &FinishReason, usage: Usage) -> Vec<Event> {
+    let finish = Event::Finish {
+        reason: reason.as_str(),
+        usage,
+        limit: match reason {
+            FinishReason::LimitReached(why) => Some(why.clone()),
+            _ => None,
+        },
+    };
+    match reason {
+        FinishReason::Failed { code, message } => {
+            vec![Event::error(None, code, message.clone()), finish]
+        }
+        _ => vec![finish],
+    }
 }
 
 /// A turn event as the JSON lines of `neocode run --json` and the bridge: objects with a

@@ -197,45 +197,7 @@ impl Turn {
             {
                 return Err(FinishReason::LimitReached(why));
             }
-            let last_prompt = session
-                .messages
-                .iter()
-                .rev()
-                .find(|m| m.role == Role::Assistant)
-                .map_or(0, |m| m.usage.input_tokens);
-            let threshold = (self.settings.context_window as f64 * self.settings.compact_at) as u64;
-            if last_prompt >= threshold && session.messages.len() > 2 {
-                self.emit(TurnEvent::Compacting {
-                    message: format!(
-                        "the last prompt used {last_prompt} of {} context tokens; compacting the transcript",
-                        self.settings.context_window
-                    ),
-                });
-                match compact::compact_with(
-                    &self.sessions,
-                    &self.session_id,
-                    self.provider.as_mut(),
-                    &self.cancel,
-                    &self.meta,
-                ) {
-                    Ok(c) => {
-                        // Lifetime usage stays in the ledger; only context totals reset.
-                        self.ledger.usage.input_tokens += c.usage.input_tokens;
-                        self.ledger.usage.output_tokens += c.usage.output_tokens;
-                        if let Some(b) = &self.budget {
-                            b.add_tokens(c.usage);
-                        }
-                        self.usage.input_tokens += c.usage.input_tokens;
-                        self.usage.output_tokens += c.usage.output_tokens;
-                        self.set_status(Status::Running)?;
-                    }
-                    Err(e) => self.emit(TurnEvent::CompactionFailed {
-                        message: format!("compaction failed, nothing changed: {e}"),
-                    }),
-                }
-                // The transcript was replaced: read whole again.
-                session = self.sessions.load(&self.session_id).map_err(store_failed)?;
-            }
+            self.compact_if_full(&mut session)?;
             let mut warnings = Vec::new();
             let extra = self.ext.prepare(&session, &mut |code, message| {
                 warnings.push((code.to_string(), message))
@@ -299,6 +261,51 @@ impl Turn {
             }
             self.run_calls(&completion.tool_calls, false)?;
         }
+    }
+
+    /// Compacts the transcript when the last prompt filled the context window past the
+    /// threshold; the loaded session is read whole again afterwards.
+    fn compact_if_full(&mut self, session: &mut crate::session::Session) -> Flow {
+        let last_prompt = session
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .map_or(0, |m| m.usage.input_tokens);
+        let threshold = (self.settings.context_window as f64 * self.settings.compact_at) as u64;
+        if last_prompt >= threshold && session.messages.len() > 2 {
+            self.emit(TurnEvent::Compacting {
+                message: format!(
+                    "the last prompt used {last_prompt} of {} context tokens; compacting the transcript",
+                    self.settings.context_window
+                ),
+            });
+            match compact::compact_with(
+                &self.sessions,
+                &self.session_id,
+                self.provider.as_mut(),
+                &self.cancel,
+                &self.meta,
+            ) {
+                Ok(c) => {
+                    // Lifetime usage stays in the ledger; only context totals reset.
+                    self.ledger.usage.input_tokens += c.usage.input_tokens;
+                    self.ledger.usage.output_tokens += c.usage.output_tokens;
+                    if let Some(b) = &self.budget {
+                        b.add_tokens(c.usage);
+                    }
+                    self.usage.input_tokens += c.usage.input_tokens;
+                    self.usage.output_tokens += c.usage.output_tokens;
+                    self.set_status(Status::Running)?;
+                }
+                Err(e) => self.emit(TurnEvent::CompactionFailed {
+                    message: format!("compaction failed, nothing changed: {e}"),
+                }),
+            }
+            // The transcript was replaced: read whole again.
+            *session = self.sessions.load(&self.session_id).map_err(store_failed)?;
+        }
+        Ok(())
     }
 
     /// Brings the loaded session up to date for the next model call: the header and plan
