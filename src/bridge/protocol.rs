@@ -496,6 +496,8 @@ impl Event {
 
 /// Parses one request line. The error is the `error` event to send back: malformed input
 /// never reaches a session.
+// The error is one line, written at once: its size does not matter.
+#[allow(clippy::result_large_err)]
 pub fn parse_request(line: &[u8]) -> Result<Request, Event> {
     let text = std::str::from_utf8(line)
         .map_err(|e| Event::error(None, "invalid_utf8", format!("the line is not UTF-8: {e}")))?;
