@@ -679,7 +679,7 @@ impl Agent {
             self.model_name()
         };
         AppendMeta {
-            provider: Some("openai".into()),
+            provider: Some(super::provider::openai::NAME.into()),
             model,
             workdir: Some(self.sessions.root().display().to_string()),
         }
@@ -805,7 +805,7 @@ impl Agent {
         s: Spawn,
         mut sink: Box<dyn TurnSink>,
     ) -> Result<TurnHandle, StartError> {
-        let meta = self.meta();
+        let mut meta = self.meta();
         let Spawn {
             ledger,
             budget,
@@ -842,6 +842,8 @@ impl Agent {
                         return;
                     }
                 };
+                // What the turn stores names the provider that answered.
+                meta.provider = Some(provider.name().to_string());
                 let t = turn::Turn {
                     sessions,
                     settings,

@@ -207,9 +207,12 @@ fn secs(d: Duration) -> String {
     }
 }
 
+/// The name sessions store for this provider.
+pub const NAME: &str = "openai";
+
 impl Provider for OpenAi {
     fn name(&self) -> &str {
-        "openai"
+        NAME
     }
 
     fn model(&self) -> &str {
