@@ -8,6 +8,7 @@
 use std::io::{BufRead, IsTerminal, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use clap::Args;
@@ -15,8 +16,8 @@ use clap::Args;
 use super::Failure;
 use super::out::Out;
 use crate::runtime::agent::{
-    Agent, FinishReason, PlanRequest, StartCode, StartError, Target, TurnCommand, TurnEvent,
-    TurnRequest, approval, plan_goal,
+    Agent, Commands, FinishReason, PlanRequest, StartCode, StartError, Target, TurnCommand,
+    TurnEvent, TurnRequest, TurnSink, approval, plan_goal,
 };
 use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::tools;
@@ -208,8 +209,22 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
     }
     let agent = Agent::new(sessions, settings);
     install_sigint();
+    let view = View {
+        json: args.json,
+        out_closed: false,
+        text_open: false,
+        interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+        kinds: Default::default(),
+    };
+    let (done_tx, done) = std::sync::mpsc::channel();
+    let commands: Arc<OnceLock<Commands>> = Arc::default();
+    let printer = Printer {
+        view,
+        commands: commands.clone(),
+        done: Some(done_tx),
+    };
     let handle = if plan_run {
-        agent.watch_plan(
+        agent.start_plan(
             target,
             PlanRequest {
                 goal: prompt,
@@ -219,9 +234,10 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
                 limits,
                 approval: args.approve,
             },
+            printer,
         )
     } else {
-        agent.watch(
+        agent.start(
             target,
             TurnRequest {
                 prompt,
@@ -229,16 +245,11 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
                 limits,
                 approval: args.approve,
             },
+            printer,
         )
     }
     .map_err(start_failure)?;
-    let mut view = View {
-        json: args.json,
-        out_closed: false,
-        text_open: false,
-        interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
-        kinds: Default::default(),
-    };
+    let _ = commands.set(handle.commands.clone());
     let mut cancel_sent = false;
     let finished = loop {
         if INTERRUPTED.load(Ordering::SeqCst) && !cancel_sent {
@@ -247,27 +258,21 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
             // A second Ctrl-C ends neocode at once.
             restore_sigint();
         }
-        let ev = match handle.events.recv_timeout(Duration::from_millis(50)) {
-            Ok(ev) => ev,
-            Err(RecvTimeoutError::Timeout) => continue,
+        match done.recv_timeout(Duration::from_millis(50)) {
+            Ok(reason) => break reason,
+            Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
                 break FinishReason::Failed {
                     code: "internal".into(),
                     message: "the turn ended without saying why".into(),
                 };
             }
-        };
-        if let Some(cmd) = view.show(&ev) {
-            let _ = handle.commands.send(cmd);
-        }
-        if let TurnEvent::Finished { reason, .. } = ev {
-            break reason;
         }
     };
     let id = handle.session_id.clone();
+    // The printer ends its text when the turn's thread drops it.
     handle.join();
     restore_sigint();
-    view.end_text();
     match finished {
         FinishReason::Completed => Ok(()),
         FinishReason::Cancelled if plan_run => Err(Failure {
@@ -312,6 +317,35 @@ fn finished_plan(sessions: &Sessions, key: &str) -> Option<(String, usize)> {
         .iter()
         .all(|st| s.plan_progress.status(&st.id) == crate::session::StepStatus::Completed)
         .then_some((id, plan.steps.len()))
+}
+
+/// `run`'s end of the turn port: the turn's own thread prints each event and answers what it
+/// asks (on the terminal); the finish reason goes back to the main thread, which waits for it
+/// and for Ctrl-C.
+struct Printer {
+    view: View,
+    /// The running turn's commands (set once `start` returned).
+    commands: Arc<OnceLock<Commands>>,
+    done: Option<std::sync::mpsc::Sender<FinishReason>>,
+}
+
+impl TurnSink for Printer {
+    fn event(&mut self, ev: TurnEvent) {
+        if let Some(cmd) = self.view.show(&ev) {
+            let _ = self.commands.wait().send(cmd);
+        }
+        if let TurnEvent::Finished { reason, .. } = ev
+            && let Some(done) = self.done.take()
+        {
+            let _ = done.send(reason);
+        }
+    }
+}
+
+impl Drop for Printer {
+    fn drop(&mut self) {
+        self.view.end_text();
+    }
 }
 
 struct View {
