@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::runtime::agent::plan::SKIPPED;
 use crate::runtime::agent::{FinishReason, TurnEvent};
 use crate::runtime::tools::ToolKind;
-use crate::session::{RuntimeLimits, Step, StepFailure, Usage};
+use crate::session::{RuntimeLimits, Step, StepFailure, ToolCall, Usage};
 
 /// Version of the protocol this binary speaks. A request asking for a newer one is refused.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -331,13 +331,7 @@ fn turn_events(e: &TurnEvent) -> Vec<Event> {
             call,
             kind,
             summary,
-        } => Event::ToolCall {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: call.arguments.clone(),
-            kind: kind_str(*kind),
-            summary: summary.clone(),
-        },
+        } => tool_call(call, *kind, summary),
         TurnEvent::ApprovalNeeded {
             call,
             summary,
@@ -396,6 +390,16 @@ fn turn_events(e: &TurnEvent) -> Vec<Event> {
         TurnEvent::Finished { reason, usage } => return finish_events(reason, *usage),
     };
     vec![one]
+}
+
+fn tool_call(call: &ToolCall, kind: ToolKind, summary: &str) -> Event {
+    Event::ToolCall {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: call.arguments.clone(),
+        kind: kind_str(kind),
+        summary: summary.to_string(),
+    }
 }
 
 fn step_finished(

@@ -250,25 +250,7 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
     }
     .map_err(start_failure)?;
     let _ = commands.set(handle.commands.clone());
-    let mut cancel_sent = false;
-    let finished = loop {
-        if INTERRUPTED.load(Ordering::SeqCst) && !cancel_sent {
-            cancel_sent = true;
-            handle.cancel();
-            // A second Ctrl-C ends neocode at once.
-            restore_sigint();
-        }
-        match done.recv_timeout(Duration::from_millis(50)) {
-            Ok(reason) => break reason,
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => {
-                break FinishReason::Failed {
-                    code: "internal".into(),
-                    message: "the turn ended without saying why".into(),
-                };
-            }
-        }
-    };
+    let finished = wait(&handle, &done);
     let id = handle.session_id.clone();
     // The printer ends its text when the turn's thread drops it.
     handle.join();
@@ -305,6 +287,32 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
             "{} ({code}); session {id}",
             sanitize::line(&message)
         ))),
+    }
+}
+
+/// Waits for the turn's finish; the first Ctrl-C cancels it.
+fn wait(
+    handle: &crate::runtime::agent::TurnHandle,
+    done: &std::sync::mpsc::Receiver<FinishReason>,
+) -> FinishReason {
+    let mut cancel_sent = false;
+    loop {
+        if INTERRUPTED.load(Ordering::SeqCst) && !cancel_sent {
+            cancel_sent = true;
+            handle.cancel();
+            // A second Ctrl-C ends neocode at once.
+            restore_sigint();
+        }
+        match done.recv_timeout(Duration::from_millis(50)) {
+            Ok(reason) => return reason,
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                return FinishReason::Failed {
+                    code: "internal".into(),
+                    message: "the turn ended without saying why".into(),
+                };
+            }
+        }
     }
 }
 
