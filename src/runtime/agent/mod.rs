@@ -787,7 +787,7 @@ impl Agent {
         )
     }
 
-    /// [`Agent::start`] with a channel for the events (tests, benches, a plan run's steps).
+    /// [`Agent::start`] with a channel for the events (tests, benches).
     pub fn watch(&self, target: Target, req: TurnRequest) -> Result<Watched, StartError> {
         let (tx, events) = channel();
         let handle = self.start(target, req, tx)?;
