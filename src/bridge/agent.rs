@@ -30,6 +30,7 @@ impl AgentRunner {
                 ..Overrides::default()
             },
         )
+        .map_err(String::from)
     }
 }
 

@@ -343,7 +343,7 @@ fn connect(rt: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentInfo) {
         Ok(s) => s,
         Err(e) => {
             let info = live::AgentInfo {
-                provider: Err(e),
+                provider: Err(e.into()),
                 ..live::AgentInfo::default()
             };
             return (None, info);
