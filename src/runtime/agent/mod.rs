@@ -162,6 +162,89 @@ pub enum TurnEvent {
     },
 }
 
+/// The runtime's own failure codes of [`FinishReason::Failed`] (a provider failure carries
+/// its [`super::provider::ErrorKind::code`]). The strings are stable: the bridge, `--json`
+/// and the exit messages show them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailCode {
+    /// The session could not be written.
+    Store,
+    /// The provider could not be built.
+    Config,
+    /// A turn or plan run ended without saying why.
+    Internal,
+    /// The drafting turn stored no plan.
+    NoPlan,
+    /// The plan's dependencies do not form layers.
+    BadPlan,
+    /// The user rejected the plan.
+    PlanRejected,
+    /// Steps of a plan run failed.
+    PlanFailed,
+}
+
+impl FailCode {
+    /// The stable code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailCode::Store => "store",
+            FailCode::Config => "config",
+            FailCode::Internal => "internal",
+            FailCode::NoPlan => "no_plan",
+            FailCode::BadPlan => "bad_plan",
+            FailCode::PlanRejected => "plan_rejected",
+            FailCode::PlanFailed => "plan_failed",
+        }
+    }
+}
+
+impl From<FailCode> for String {
+    fn from(c: FailCode) -> String {
+        c.as_str().to_string()
+    }
+}
+
+/// The runtime's warning codes of [`TurnEvent::Warning`] (project context and MCP servers
+/// report their own). Stable strings, as the wire shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarningCode {
+    /// Commands are not confined.
+    Sandbox,
+    /// Calls interrupted by a crash are offered again.
+    ReplayingInterruptedCalls,
+    /// The provider is retried.
+    Retrying,
+    /// A command arrived that nothing waits for.
+    UnexpectedCommand,
+    /// An edit of the plan named steps it does not have.
+    UnknownStep,
+    /// An edit would leave the plan empty.
+    EmptyPlan,
+    /// A step left running by a dead process runs again.
+    StepRerun,
+}
+
+impl WarningCode {
+    /// The stable code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarningCode::Sandbox => "sandbox",
+            WarningCode::ReplayingInterruptedCalls => "replaying_interrupted_calls",
+            WarningCode::Retrying => "retrying",
+            WarningCode::UnexpectedCommand => "unexpected_command",
+            WarningCode::UnknownStep => "unknown_step",
+            WarningCode::EmptyPlan => "empty_plan",
+            WarningCode::StepRerun => "step_rerun",
+        }
+    }
+}
+
+impl From<WarningCode> for String {
+    fn from(c: WarningCode) -> String {
+        c.as_str().to_string()
+    }
+}
+
 /// Why a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FinishReason {
@@ -834,7 +917,7 @@ impl Agent {
                         drop(lease);
                         sink.event(TurnEvent::Finished {
                             reason: FinishReason::Failed {
-                                code: "config".into(),
+                                code: FailCode::Config.into(),
                                 message: e.message,
                             },
                             usage: Usage::default(),

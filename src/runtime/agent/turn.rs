@@ -10,7 +10,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::lease::Lease;
-use super::{FinishReason, TurnCommand, TurnEvent, approval, compact, ledger, window};
+use super::{
+    FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode, approval, compact, ledger, window,
+};
 use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
@@ -59,7 +61,7 @@ type Flow = Result<(), FinishReason>;
 
 fn store_failed(e: impl std::fmt::Display) -> FinishReason {
     FinishReason::Failed {
-        code: "store".into(),
+        code: FailCode::Store.into(),
         message: format!("cannot write the session: {e}"),
     }
 }
@@ -95,7 +97,7 @@ impl Turn {
         let started = std::time::Instant::now();
         if let Some(w) = tools::sandbox::status(&self.settings.sandbox).warning() {
             self.emit(TurnEvent::Warning {
-                code: "sandbox".into(),
+                code: WarningCode::Sandbox.into(),
                 message: w,
             });
         }
@@ -146,7 +148,7 @@ impl Turn {
             .map_err(store_failed)?;
         if !dangling.is_empty() {
             self.emit(TurnEvent::Warning {
-                code: "replaying_interrupted_calls".into(),
+                code: WarningCode::ReplayingInterruptedCalls.into(),
                 message: format!(
                     "{} tool call(s) were interrupted before their results were stored; they are offered again (at least once: a replayed call may repeat its effects)",
                     dangling.len()
@@ -223,7 +225,7 @@ impl Turn {
                         of,
                         wait,
                     } => TurnEvent::Warning {
-                        code: "retrying".into(),
+                        code: WarningCode::Retrying.into(),
                         message: StreamEvent::retry_text(status, attempt, of, wait),
                     },
                 });
@@ -567,7 +569,7 @@ impl Turn {
                 }
                 Ok(TurnCommand::Cancel) => return Ok(Answer::Cancelled),
                 Ok(other) => self.emit(TurnEvent::Warning {
-                    code: "unexpected_command".into(),
+                    code: WarningCode::UnexpectedCommand.into(),
                     message: format!("ignored {other:?}: waiting for an answer about {}", call.id),
                 }),
                 Err(RecvTimeoutError::Timeout) => {}

@@ -87,7 +87,7 @@ impl Run {
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                     return (
                         FinishReason::Failed {
-                            code: "internal".into(),
+                            code: FailCode::Internal.into(),
                             message: "the drafting turn ended without saying why".into(),
                         },
                         Usage::default(),
@@ -139,7 +139,7 @@ impl Run {
                     ) => break c,
                     Ok(TurnCommand::Cancel) => return Err(FinishReason::Cancelled),
                     Ok(other) => self.emit(TurnEvent::Warning {
-                        code: "unexpected_command".into(),
+                        code: WarningCode::UnexpectedCommand.into(),
                         message: format!("ignored {other:?}: waiting for an answer about the plan"),
                     }),
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
@@ -152,7 +152,7 @@ impl Run {
                 TurnCommand::ApprovePlan => return Ok(plan),
                 TurnCommand::RejectPlan => {
                     return Err(FinishReason::Failed {
-                        code: "plan_rejected".into(),
+                        code: FailCode::PlanRejected.into(),
                         message: "the user rejected the plan; nothing ran".into(),
                     });
                 }
@@ -163,7 +163,7 @@ impl Run {
                         .collect();
                     if !unknown.is_empty() {
                         self.emit(TurnEvent::Warning {
-                            code: "unknown_step".into(),
+                            code: WarningCode::UnknownStep.into(),
                             message: format!(
                                 "no step {} in the plan; nothing dropped",
                                 unknown
@@ -178,7 +178,7 @@ impl Run {
                     let edited = drop_steps(&plan, &drop);
                     if edited.steps.is_empty() {
                         self.emit(TurnEvent::Warning {
-                            code: "empty_plan".into(),
+                            code: WarningCode::EmptyPlan.into(),
                             message:
                                 "dropping every step leaves nothing to run; reject the plan instead"
                                     .into(),

@@ -42,8 +42,8 @@ use serde_json::{Value, json};
 
 use super::lease::Lease;
 use super::{
-    Agent, Commands, FinishReason, Opened, Spawn, StartCode, StartError, Target, TurnCommand,
-    TurnEvent, TurnHandle, TurnSink, Watched, ledger, thread_error,
+    Agent, Commands, FailCode, FinishReason, Opened, Spawn, StartCode, StartError, Target,
+    TurnCommand, TurnEvent, TurnHandle, TurnSink, WarningCode, Watched, ledger, thread_error,
 };
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::ApprovalPolicy;
@@ -191,7 +191,7 @@ fn usage(m: &str) -> StartError {
 
 fn store_failed(e: impl std::fmt::Display) -> FinishReason {
     FinishReason::Failed {
-        code: "store".into(),
+        code: FailCode::Store.into(),
         message: format!("cannot write the session: {e}"),
     }
 }
@@ -302,7 +302,7 @@ impl Run {
         };
         let Some(plan) = header.plan.filter(|p| !p.steps.is_empty()) else {
             return FinishReason::Failed {
-                code: "no_plan".into(),
+                code: FailCode::NoPlan.into(),
                 message: "the model did not store a plan with update_plan".into(),
             };
         };
@@ -348,7 +348,7 @@ impl Run {
             FinishReason::Completed
         } else {
             FinishReason::Failed {
-                code: "plan_failed".into(),
+                code: FailCode::PlanFailed.into(),
                 message: format!(
                     "{} of {} steps failed: {}{}",
                     t.failed.len(),

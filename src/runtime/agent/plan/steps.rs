@@ -31,7 +31,7 @@ impl Run {
     /// Runs the layers in order, skipping what is done (seed §5.3).
     pub(super) fn execute(&mut self, plan: &Plan) -> Result<(), FinishReason> {
         let layers = plan.layers().map_err(|e| FinishReason::Failed {
-            code: "bad_plan".into(),
+            code: FailCode::BadPlan.into(),
             message: e.to_string(),
         })?;
         self.budget = Some(ledger::SharedBudget::new(&self.ledger));
@@ -80,7 +80,7 @@ impl Run {
                             step.id
                         );
                         self.emit(TurnEvent::Warning {
-                            code: "step_rerun".into(),
+                            code: WarningCode::StepRerun.into(),
                             message: m.clone(),
                         });
                         Some(m)
@@ -173,7 +173,7 @@ impl Run {
                         idle = false;
                         let a = active.remove(i);
                         let r = FinishReason::Failed {
-                            code: "internal".into(),
+                            code: FailCode::Internal.into(),
                             message: "the step's turn ended without saying why".into(),
                         };
                         self.end_step(a, r, Usage::default())?;
@@ -213,7 +213,7 @@ impl Run {
                 | TurnCommand::EditPlan { .. }
                 | TurnCommand::RejectPlan => {
                     self.emit(TurnEvent::Warning {
-                        code: "unexpected_command".into(),
+                        code: WarningCode::UnexpectedCommand.into(),
                         message: "the plan is already running".into(),
                     });
                     continue;
@@ -238,7 +238,7 @@ impl Run {
                     let _ = a.handle.commands.send(cmd);
                 }
                 None => self.emit(TurnEvent::Warning {
-                    code: "unexpected_command".into(),
+                    code: WarningCode::UnexpectedCommand.into(),
                     message: format!("no step waits for an answer about {call_id}"),
                 }),
             }
