@@ -193,7 +193,7 @@ fn turn(c: &mut Criterion) {
         b.iter(|| {
             srv.push([stream.clone().reply()]);
             let h = agent
-                .start(
+                .watch(
                     Target::New,
                     TurnRequest {
                         prompt: Some("go".into()),

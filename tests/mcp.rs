@@ -496,7 +496,7 @@ fn turn(
     approve: Option<bool>,
 ) -> (String, Vec<TurnEvent>) {
     let h = agent
-        .start(
+        .watch(
             target,
             TurnRequest {
                 prompt: Some(prompt.into()),
@@ -608,7 +608,7 @@ fn always_and_never_ask_cover_mutating_mcp_tools() {
     .unwrap();
     let agent = env.agent(&srv);
     let h = agent
-        .start(
+        .watch(
             Target::New,
             TurnRequest {
                 prompt: Some("note".into()),

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::Duration;
 
 use crate::runtime::agent::{Agent, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest};
 use crate::runtime::config::{Overrides, ProviderStatus, Settings};
@@ -29,6 +30,7 @@ impl AgentRunner {
                 ..Overrides::default()
             },
         )
+        .map_err(String::from)
     }
 }
 
@@ -58,33 +60,37 @@ impl TurnRunner for AgentRunner {
             Err(m) => return emit(failed("config", m)),
         };
         let agent = Agent::new(spec.sessions.clone(), settings);
+        let (tx, events) = channel();
         let handle = match agent.start(
             Target::Resume(spec.session_id.clone()),
             TurnRequest {
                 prompt: spec.prompt.clone(),
+                images: Vec::new(),
                 limits: spec.limits.clone().unwrap_or_default(),
                 approval: None,
             },
+            tx,
         ) {
             Ok(h) => h,
-            Err(e) => return emit(failed(e.code, e.message)),
+            Err(e) => return emit(failed(e.code(), e.message)),
         };
-        // Approvals and cancel from the bridge's input reach the turn; the relay ends when
-        // the bridge drops its sender (the turn finished).
-        let to_turn = handle.commands.clone();
-        std::thread::spawn(move || {
-            for c in commands {
-                if to_turn.send(c).is_err() {
-                    return;
-                }
-            }
-        });
         let mut finished = false;
-        for ev in handle.events.iter() {
-            finished = matches!(ev, TurnEvent::Finished { .. });
-            emit(ev);
-            if finished {
-                break;
+        loop {
+            // Approvals and cancel from the bridge's input reach the turn (a cancel raises
+            // its flag at once, on this side).
+            while let Ok(c) = commands.try_recv() {
+                let _ = handle.commands.send(c);
+            }
+            match events.recv_timeout(Duration::from_millis(10)) {
+                Ok(ev) => {
+                    finished = matches!(ev, TurnEvent::Finished { .. });
+                    emit(ev);
+                    if finished {
+                        break;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
             }
         }
         handle.join();

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::runtime::agent::context::{is_compaction, is_incomplete};
+use crate::runtime::agent::window::{is_compaction, is_incomplete};
 use crate::session::{Message, NewMessage, Part, Role, ToolCall};
 
 use super::protocol::ChatMessage;

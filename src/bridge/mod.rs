@@ -336,7 +336,9 @@ impl Bridge<'_> {
             | TurnEvent::AssistantStored { .. }
             | TurnEvent::ToolCall { .. }
             | TurnEvent::ToolResult { .. }
-            | TurnEvent::Warning { .. } => {}
+            | TurnEvent::Warning { .. }
+            | TurnEvent::Compacting { .. }
+            | TurnEvent::CompactionFailed { .. } => {}
             // The bridge starts no plan runs.
             TurnEvent::PlanProposed { .. }
             | TurnEvent::StepStarted { .. }
@@ -346,9 +348,9 @@ impl Bridge<'_> {
         if matches!(ev, TurnEvent::Finished { .. }) {
             self.running = None;
         }
-        // The agent's own serialisation, shared with `neocode run --json`; the bridge only
-        // adds the chat's request_id.
-        for mut line in crate::runtime::agent::event_json(&ev) {
+        // The turn's wire lines, shared with `neocode run --json`; the bridge only adds the
+        // chat's request_id.
+        for mut line in protocol::turn_lines(&ev) {
             if let (Some(rid), Some(obj)) = (&rid, line.as_object_mut()) {
                 obj.insert("request_id".into(), rid.clone().into());
             }

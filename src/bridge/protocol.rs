@@ -6,7 +6,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::session::RuntimeLimits;
+use crate::runtime::agent::plan::SKIPPED;
+use crate::runtime::agent::{FinishReason, TurnEvent};
+use crate::runtime::tools::ToolKind;
+use crate::session::{RuntimeLimits, Step, StepFailure, ToolCall, Usage};
 
 /// Version of the protocol this binary speaks. A request asking for a newer one is refused.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -142,9 +145,9 @@ pub struct RecentSession {
     pub title: String,
 }
 
-/// An event line the bridge itself sends. The turn's events (`text_delta`, `tool_call`,
-/// `finish`, ...) are the agent's own lines ([`crate::runtime::agent::event_json`], shared
-/// with `neocode run --json`) with the chat's `request_id` added.
+/// An event line: the bridge's own (`protocol_ack`, `session_init`, `warning`, `error`) and a
+/// turn's (`text_delta`, `tool_call`, `finish`, ...: [`turn_lines`], shared with
+/// `neocode run --json`, with the chat's `request_id` added by the bridge).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
@@ -188,6 +191,283 @@ pub enum Event {
         /// In words.
         message: String,
     },
+    /// A turn started in this session (`run --json`; the bridge sends its own
+    /// [`Event::SessionInit`] instead).
+    #[serde(rename = "session_init")]
+    TurnStarted {
+        /// The session.
+        session_id: String,
+    },
+    /// Answer text as it streams.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// Reasoning text as it streams.
+    ReasoningDelta {
+        /// The text.
+        text: String,
+    },
+    /// The assistant message of one model call was stored.
+    MessageStored {
+        /// Its seq.
+        seq: i64,
+        /// Usage of that model call.
+        usage: Usage,
+    },
+    /// The model asked for a tool call.
+    ToolCall {
+        /// The call's id.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// Its arguments as the model sent them (a JSON text).
+        arguments: String,
+        /// `read`, `edit`, `command` or `plan`.
+        kind: &'static str,
+        /// One line: what it does.
+        summary: String,
+    },
+    /// A call waits for the caller's yes/no.
+    ApprovalRequest {
+        /// The call's id.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// Its arguments (a JSON text).
+        arguments: String,
+        /// One line: what it does.
+        summary: String,
+        /// Why it asks.
+        reason: String,
+    },
+    /// A call finished and its result was stored.
+    ToolResult {
+        /// The call answered.
+        call_id: String,
+        /// Result text.
+        text: String,
+        /// The call failed or was denied.
+        is_error: bool,
+        /// Seq of the stored result.
+        seq: i64,
+    },
+    /// A plan run's plan.
+    PlanProposed {
+        /// The steps.
+        steps: Vec<Step>,
+        /// Step ids by layer.
+        layers: Vec<Vec<String>>,
+        /// The run goes on without asking.
+        approved: bool,
+    },
+    /// A plan step started in its own child session.
+    StepStarted {
+        /// The step.
+        step_id: String,
+        /// Its title.
+        title: String,
+        /// The child session.
+        session_id: String,
+        /// Why it runs again, or null.
+        retry: Option<String>,
+    },
+    /// A plan step ended.
+    StepFinished {
+        /// The step.
+        step_id: String,
+        /// Usage of its model calls.
+        usage: Usage,
+        /// Wall time.
+        elapsed_ms: u64,
+        /// `completed`, `failed` or `skipped`.
+        status: &'static str,
+        /// The final answer (completed).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<String>,
+        /// Why it did not complete.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error_type: Option<String>,
+        /// In words.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    /// The turn ended; nothing follows.
+    Finish {
+        /// `completed`, `cancelled`, `limit_reached` or `failed`.
+        reason: &'static str,
+        /// Usage of all model calls of the turn.
+        usage: Usage,
+        /// Which limit stopped it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        limit: Option<String>,
+    },
+}
+
+fn kind_str(k: ToolKind) -> &'static str {
+    match k {
+        ToolKind::Read => "read",
+        ToolKind::Edit => "edit",
+        ToolKind::Command => "command",
+        ToolKind::Plan => "plan",
+    }
+}
+
+/// A turn event as wire events: one each, except a failed finish (an `error` first) and a
+/// plan step's event (its sub-turn's events, each with the step's `step_id`: see
+/// [`turn_lines`]).
+fn turn_events(e: &TurnEvent) -> Vec<Event> {
+    let one = match e {
+        TurnEvent::Started { session_id } => Event::TurnStarted {
+            session_id: session_id.clone(),
+        },
+        TurnEvent::TextDelta(t) => Event::TextDelta { text: t.clone() },
+        TurnEvent::ReasoningDelta(t) => Event::ReasoningDelta { text: t.clone() },
+        TurnEvent::AssistantStored { seq, usage } => Event::MessageStored {
+            seq: *seq,
+            usage: *usage,
+        },
+        TurnEvent::ToolCall {
+            call,
+            kind,
+            summary,
+        } => tool_call(call, *kind, summary),
+        TurnEvent::ApprovalNeeded {
+            call,
+            summary,
+            reason,
+        } => Event::ApprovalRequest {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            summary: summary.clone(),
+            reason: reason.clone(),
+        },
+        TurnEvent::ToolResult {
+            call_id,
+            text,
+            is_error,
+            seq,
+        } => Event::ToolResult {
+            call_id: call_id.clone(),
+            text: text.clone(),
+            is_error: *is_error,
+            seq: *seq,
+        },
+        TurnEvent::Warning { code, message } => Event::warning(None, code, message.clone()),
+        TurnEvent::Compacting { message } => Event::warning(None, "compacting", message.clone()),
+        TurnEvent::CompactionFailed { message } => {
+            Event::warning(None, "compaction_failed", message.clone())
+        }
+        TurnEvent::PlanProposed {
+            plan,
+            layers,
+            approved,
+        } => Event::PlanProposed {
+            steps: plan.steps.clone(),
+            layers: layers.clone(),
+            approved: *approved,
+        },
+        TurnEvent::StepStarted {
+            step_id,
+            title,
+            session_id,
+            retry,
+        } => Event::StepStarted {
+            step_id: step_id.clone(),
+            title: title.clone(),
+            session_id: session_id.clone(),
+            retry: retry.clone(),
+        },
+        // Wrapped by `turn_lines`.
+        TurnEvent::Step { event, .. } => return turn_events(event),
+        TurnEvent::StepFinished {
+            step_id,
+            outcome,
+            usage,
+            elapsed_ms,
+        } => step_finished(step_id, outcome, *usage, *elapsed_ms),
+        TurnEvent::Finished { reason, usage } => return finish_events(reason, *usage),
+    };
+    vec![one]
+}
+
+fn tool_call(call: &ToolCall, kind: ToolKind, summary: &str) -> Event {
+    Event::ToolCall {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: call.arguments.clone(),
+        kind: kind_str(kind),
+        summary: summary.to_string(),
+    }
+}
+
+fn step_finished(
+    step_id: &str,
+    outcome: &Result<String, StepFailure>,
+    usage: Usage,
+    elapsed_ms: u64,
+) -> Event {
+    let (status, result, error_type, message) = match outcome {
+        Ok(answer) => ("completed", Some(answer.clone()), None, None),
+        Err(f) => (
+            if f.error_type == SKIPPED {
+                "skipped"
+            } else {
+                "failed"
+            },
+            None,
+            Some(f.error_type.clone()),
+            Some(f.message.clone()),
+        ),
+    };
+    Event::StepFinished {
+        step_id: step_id.to_string(),
+        usage,
+        elapsed_ms,
+        status,
+        result,
+        error_type,
+        message,
+    }
+}
+
+/// `finish`, after an `error` when the turn failed.
+fn finish_events(reason: &FinishReason, usage: Usage) -> Vec<Event> {
+    let finish = Event::Finish {
+        reason: reason.as_str(),
+        usage,
+        limit: match reason {
+            FinishReason::LimitReached(why) => Some(why.clone()),
+            _ => None,
+        },
+    };
+    match reason {
+        FinishReason::Failed { code, message } => {
+            vec![Event::error(None, code, message.clone()), finish]
+        }
+        _ => vec![finish],
+    }
+}
+
+/// A turn event as the JSON lines of `neocode run --json` and the bridge: objects with a
+/// `type` field (keys in sorted order). A failed finish is preceded by an `error` line; a plan
+/// step's events carry its `step_id`.
+pub fn turn_lines(e: &TurnEvent) -> Vec<Value> {
+    let mut lines: Vec<Value> = turn_events(e)
+        .iter()
+        // Serialising these types cannot fail: every map key is a string.
+        .filter_map(|ev| serde_json::to_value(ev).ok())
+        .collect();
+    // The outermost step names the lines (a nested step's id is replaced).
+    if let TurnEvent::Step { step_id, .. } = e {
+        for v in &mut lines {
+            if let Some(obj) = v.as_object_mut() {
+                obj.insert("step_id".into(), Value::String(step_id.clone()));
+            }
+        }
+    }
+    lines
 }
 
 impl Event {
@@ -220,6 +500,8 @@ impl Event {
 
 /// Parses one request line. The error is the `error` event to send back: malformed input
 /// never reaches a session.
+// The error is one line, written at once: its size does not matter.
+#[allow(clippy::result_large_err)]
 pub fn parse_request(line: &[u8]) -> Result<Request, Event> {
     let text = std::str::from_utf8(line)
         .map_err(|e| Event::error(None, "invalid_utf8", format!("the line is not UTF-8: {e}")))?;
@@ -391,5 +673,80 @@ mod tests {
         .unwrap();
         // The seed's shape: recovery_reason is always present, null when not recovered.
         assert!(v["recovery_reason"].is_null() && v.get("recovery_reason").is_some());
+    }
+
+    #[test]
+    fn turn_events_are_the_wire_lines() {
+        use crate::session::{StepFailure, ToolCall};
+        let usage = Usage {
+            input_tokens: 3,
+            output_tokens: 1,
+        };
+        let lines =
+            |e: TurnEvent| -> Vec<String> { turn_lines(&e).iter().map(Value::to_string).collect() };
+        assert_eq!(
+            lines(TurnEvent::ToolCall {
+                call: ToolCall {
+                    id: "c1".into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"a"}"#.into(),
+                },
+                kind: ToolKind::Read,
+                summary: "read a".into(),
+            }),
+            [
+                r#"{"arguments":"{\"path\":\"a\"}","call_id":"c1","kind":"read","name":"read_file","summary":"read a","type":"tool_call"}"#
+            ]
+        );
+        assert_eq!(
+            lines(TurnEvent::Finished {
+                reason: FinishReason::Failed {
+                    code: "auth".into(),
+                    message: "no key".into(),
+                },
+                usage,
+            }),
+            [
+                r#"{"code":"auth","message":"no key","type":"error"}"#,
+                r#"{"reason":"failed","type":"finish","usage":{"input_tokens":3,"output_tokens":1}}"#
+            ]
+        );
+        assert_eq!(
+            lines(TurnEvent::Finished {
+                reason: FinishReason::LimitReached("max_turns 2".into()),
+                usage,
+            }),
+            [
+                r#"{"limit":"max_turns 2","reason":"limit_reached","type":"finish","usage":{"input_tokens":3,"output_tokens":1}}"#
+            ]
+        );
+        assert_eq!(
+            lines(TurnEvent::Step {
+                step_id: "s1".into(),
+                event: Box::new(TurnEvent::TextDelta("hi".into())),
+            }),
+            [r#"{"step_id":"s1","text":"hi","type":"text_delta"}"#]
+        );
+        assert_eq!(
+            lines(TurnEvent::StepFinished {
+                step_id: "s2".into(),
+                outcome: Err(StepFailure {
+                    error_type: SKIPPED.into(),
+                    message: "s1 failed".into(),
+                    traceback: None,
+                }),
+                usage,
+                elapsed_ms: 5,
+            }),
+            [
+                r#"{"elapsed_ms":5,"error_type":"skipped","message":"s1 failed","status":"skipped","step_id":"s2","type":"step_finished","usage":{"input_tokens":3,"output_tokens":1}}"#
+            ]
+        );
+        assert_eq!(
+            lines(TurnEvent::Started {
+                session_id: "abc".into()
+            }),
+            [r#"{"session_id":"abc","type":"session_init"}"#]
+        );
     }
 }

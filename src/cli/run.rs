@@ -8,6 +8,7 @@
 use std::io::{BufRead, IsTerminal, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use clap::Args;
@@ -15,8 +16,8 @@ use clap::Args;
 use super::Failure;
 use super::out::Out;
 use crate::runtime::agent::{
-    Agent, FinishReason, PlanRequest, StartError, Target, TurnCommand, TurnEvent, TurnRequest,
-    approval, event_json, plan_goal,
+    Agent, Commands, FinishReason, PlanRequest, StartCode, StartError, Target, TurnCommand,
+    TurnEvent, TurnRequest, TurnSink, approval, plan_goal,
 };
 use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::tools;
@@ -121,7 +122,7 @@ fn restore_sigint() {
 fn start_failure(e: StartError) -> Failure {
     let msg = sanitize::line(&e.message).into_owned();
     match e.code {
-        "config" | "usage" | "not_found" => Failure::usage(msg),
+        StartCode::Config | StartCode::Usage | StartCode::NotFound => Failure::usage(msg),
         _ => Failure::runtime(msg),
     }
 }
@@ -208,6 +209,20 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
     }
     let agent = Agent::new(sessions, settings);
     install_sigint();
+    let view = View {
+        json: args.json,
+        out_closed: false,
+        text_open: false,
+        interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+        kinds: Default::default(),
+    };
+    let (done_tx, done) = std::sync::mpsc::channel();
+    let commands: Arc<OnceLock<Commands>> = Arc::default();
+    let printer = Printer {
+        view,
+        commands: commands.clone(),
+        done: Some(done_tx),
+    };
     let handle = if plan_run {
         agent.start_plan(
             target,
@@ -219,54 +234,27 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
                 limits,
                 approval: args.approve,
             },
+            printer,
         )
     } else {
         agent.start(
             target,
             TurnRequest {
                 prompt,
+                images: Vec::new(),
                 limits,
                 approval: args.approve,
             },
+            printer,
         )
     }
     .map_err(start_failure)?;
-    let mut view = View {
-        json: args.json,
-        out_closed: false,
-        text_open: false,
-        interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
-        kinds: Default::default(),
-    };
-    let mut cancel_sent = false;
-    let finished = loop {
-        if INTERRUPTED.load(Ordering::SeqCst) && !cancel_sent {
-            cancel_sent = true;
-            handle.cancel();
-            // A second Ctrl-C ends neocode at once.
-            restore_sigint();
-        }
-        let ev = match handle.events.recv_timeout(Duration::from_millis(50)) {
-            Ok(ev) => ev,
-            Err(RecvTimeoutError::Timeout) => continue,
-            Err(RecvTimeoutError::Disconnected) => {
-                break FinishReason::Failed {
-                    code: "internal".into(),
-                    message: "the turn ended without saying why".into(),
-                };
-            }
-        };
-        if let Some(cmd) = view.show(&ev) {
-            let _ = handle.commands.send(cmd);
-        }
-        if let TurnEvent::Finished { reason, .. } = ev {
-            break reason;
-        }
-    };
+    let _ = commands.set(handle.commands.clone());
+    let finished = wait(&handle, &done);
     let id = handle.session_id.clone();
+    // The printer ends its text when the turn's thread drops it.
     handle.join();
     restore_sigint();
-    view.end_text();
     match finished {
         FinishReason::Completed => Ok(()),
         FinishReason::Cancelled if plan_run => Err(Failure {
@@ -302,6 +290,32 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
     }
 }
 
+/// Waits for the turn's finish; the first Ctrl-C cancels it.
+fn wait(
+    handle: &crate::runtime::agent::TurnHandle,
+    done: &std::sync::mpsc::Receiver<FinishReason>,
+) -> FinishReason {
+    let mut cancel_sent = false;
+    loop {
+        if INTERRUPTED.load(Ordering::SeqCst) && !cancel_sent {
+            cancel_sent = true;
+            handle.cancel();
+            // A second Ctrl-C ends neocode at once.
+            restore_sigint();
+        }
+        match done.recv_timeout(Duration::from_millis(50)) {
+            Ok(reason) => return reason,
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                return FinishReason::Failed {
+                    code: "internal".into(),
+                    message: "the turn ended without saying why".into(),
+                };
+            }
+        }
+    }
+}
+
 /// The session `key` names and its plan's step count, when every step of its plan completed.
 fn finished_plan(sessions: &Sessions, key: &str) -> Option<(String, usize)> {
     let id = sessions.resolve(key).ok()?;
@@ -311,6 +325,35 @@ fn finished_plan(sessions: &Sessions, key: &str) -> Option<(String, usize)> {
         .iter()
         .all(|st| s.plan_progress.status(&st.id) == crate::session::StepStatus::Completed)
         .then_some((id, plan.steps.len()))
+}
+
+/// `run`'s end of the turn port: the turn's own thread prints each event and answers what it
+/// asks (on the terminal); the finish reason goes back to the main thread, which waits for it
+/// and for Ctrl-C.
+struct Printer {
+    view: View,
+    /// The running turn's commands (set once `start` returned).
+    commands: Arc<OnceLock<Commands>>,
+    done: Option<std::sync::mpsc::Sender<FinishReason>>,
+}
+
+impl TurnSink for Printer {
+    fn event(&mut self, ev: TurnEvent) {
+        if let Some(cmd) = self.view.show(&ev) {
+            let _ = self.commands.wait().send(cmd);
+        }
+        if let TurnEvent::Finished { reason, .. } = ev
+            && let Some(done) = self.done.take()
+        {
+            let _ = done.send(reason);
+        }
+    }
+}
+
+impl Drop for Printer {
+    fn drop(&mut self) {
+        self.view.end_text();
+    }
 }
 
 struct View {
@@ -364,7 +407,7 @@ impl View {
     /// Prints an event; returns the answer to an approval request.
     fn show(&mut self, ev: &TurnEvent) -> Option<TurnCommand> {
         if self.json {
-            for v in event_json(ev) {
+            for v in crate::bridge::protocol::turn_lines(ev) {
                 // Model and tool text: C1 and bidi characters escaped, losslessly.
                 let mut line = sanitize::json(&v.to_string()).into_owned();
                 line.push('\n');
@@ -395,7 +438,9 @@ impl View {
                 };
                 self.note(&format!("  {mark} {}", short(text, 100)));
             }
-            TurnEvent::Warning { message, .. } => {
+            TurnEvent::Warning { message, .. }
+            | TurnEvent::Compacting { message }
+            | TurnEvent::CompactionFailed { message } => {
                 self.note(&format!("neocode: warning: {}", sanitize::line(message)))
             }
             TurnEvent::ApprovalNeeded {

@@ -7,7 +7,7 @@ use super::fmt;
 use super::list::JsonRow;
 use super::out::Out;
 use super::{CmdResult, open_for_id};
-use crate::runtime::context::{ContextReport, session_report};
+use crate::runtime::project_context::{ContextReport, session_report};
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 use crate::session::file::rfc3339;

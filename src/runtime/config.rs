@@ -257,10 +257,37 @@ impl std::fmt::Debug for Settings {
 
 const OPENAI_URL: &str = "https://api.openai.com/v1";
 
+/// Why the settings could not be read: one line naming the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The config file exists but cannot be read.
+    #[error("cannot read {}: {message}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// The config file does not parse, or a value is out of range.
+    #[error("bad settings in {}: {message}", path.display())]
+    Bad {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl From<ConfigError> for String {
+    fn from(e: ConfigError) -> String {
+        e.to_string()
+    }
+}
+
 impl Settings {
     /// Reads `<home>/config.toml` (writing the default first if there is none), the process
     /// environment and `flags`. A config file that does not parse is an error naming it.
-    pub fn load(home: &Path, flags: &Overrides) -> Result<Settings, String> {
+    pub fn load(home: &Path, flags: &Overrides) -> Result<Settings, ConfigError> {
         Settings::load_with(home, flags, &|k| std::env::var(k).ok())
     }
 
@@ -269,8 +296,12 @@ impl Settings {
         home: &Path,
         flags: &Overrides,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Settings, String> {
+    ) -> Result<Settings, ConfigError> {
         let path = home.join("config.toml");
+        let bad = |message: String| ConfigError::Bad {
+            path: path.clone(),
+            message,
+        };
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -279,14 +310,16 @@ impl Settings {
                 let _ = write_new(&path, DEFAULT_CONFIG);
                 DEFAULT_CONFIG.to_string()
             }
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+            Err(e) => {
+                return Err(ConfigError::Read {
+                    path,
+                    message: e.to_string(),
+                });
+            }
         };
-        let file: FileConfig = toml::from_str(&text).map_err(|e| {
-            let msg = e.message().to_string();
-            format!("bad settings in {}: {msg}", path.display())
-        })?;
-        let mcp_servers = crate::runtime::mcp::config::parse(&text)
-            .map_err(|e| format!("bad settings in {}: {e}", path.display()))?;
+        let file: FileConfig = toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
+        let mcp_servers =
+            crate::runtime::mcp::config::parse(&text).map_err(|e| bad(e.to_string()))?;
         let env = |k: &str| {
             env(k)
                 .map(|v| v.trim().to_string())
@@ -303,10 +336,9 @@ impl Settings {
             None => match p_str(file.approval.policy.as_deref()) {
                 None => ApprovalPolicy::Ask,
                 Some(s) => ApprovalPolicy::parse(s).ok_or_else(|| {
-                    format!(
-                        "bad settings in {}: approval policy `{s}` is not one of ask, auto-edit, never-ask",
-                        path.display()
-                    )
+                    bad(format!(
+                        "approval policy `{s}` is not one of ask, auto-edit, never-ask"
+                    ))
                 })?,
             },
         };
@@ -315,18 +347,14 @@ impl Settings {
             Some("read-only") => SandboxMode::ReadOnly,
             Some("off") => SandboxMode::Off,
             Some(other) => {
-                return Err(format!(
-                    "bad settings in {}: sandbox mode `{other}` is not one of workspace-write, read-only, off",
-                    path.display()
-                ));
+                return Err(bad(format!(
+                    "sandbox mode `{other}` is not one of workspace-write, read-only, off"
+                )));
             }
         };
         let compact_at = p.compact_at.unwrap_or(0.8);
         if !(0.1..=1.0).contains(&compact_at) {
-            return Err(format!(
-                "bad settings in {}: compact_at must be between 0.1 and 1.0",
-                path.display()
-            ));
+            return Err(bad("compact_at must be between 0.1 and 1.0".into()));
         }
         Ok(Settings {
             base_url: flags
@@ -529,14 +557,18 @@ mod tests {
     fn bad_file_is_one_clear_error() {
         let home = tempfile::tempdir().unwrap();
         std::fs::write(home.path().join("config.toml"), "[provider]\nmodle = 1\n").unwrap();
-        let e = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[])).unwrap_err();
+        let e = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("config.toml") && e.contains("modle"), "{e}");
         std::fs::write(
             home.path().join("config.toml"),
             "[approval]\npolicy = \"maybe\"\n",
         )
         .unwrap();
-        let e = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[])).unwrap_err();
+        let e = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("maybe"), "{e}");
     }
 }

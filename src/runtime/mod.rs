@@ -4,12 +4,13 @@
 //! loop, tools, ledger) lives beside it in this folder.
 
 pub mod agent;
+pub mod cancel;
 pub mod config;
-pub mod context;
 pub mod dangling;
 pub mod decide;
 pub mod import;
 pub mod mcp;
+pub mod project_context;
 pub mod provider;
 #[cfg(any(test, feature = "testkit"))]
 pub mod scripted;
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::session::WorkspacePaths;
 
+pub use cancel::CancelFlag;
 pub use dangling::dangling_tool_calls;
 pub use decide::{Decision, SessionRequest};
 pub use sessions::Sessions;

@@ -45,8 +45,8 @@ impl Sessions {
             .into_iter()
             .map(|db| {
                 let dir = db.parent().map(Path::to_path_buf).unwrap_or_default();
-                let rt = Store::open_workspace_dir(&dir).map(Sessions::with_store);
-                (dir, rt)
+                let sessions = Store::open_workspace_dir(&dir).map(Sessions::with_store);
+                (dir, sessions)
             })
             .collect()
     }
@@ -247,6 +247,24 @@ impl Sessions {
         update: &StateUpdate,
     ) -> Result<Vec<i64>> {
         self.locked(id, |s| s.append_with_state(id, messages, meta, update))
+    }
+
+    /// Answers calls interrupted by a crash "not run" (the user marked them interrupted
+    /// instead of running them again): a tool result each, so nothing offers them any more.
+    /// Returns the last seq.
+    pub fn mark_interrupted(&self, id: &str, calls: Vec<String>) -> Result<i64> {
+        let msgs: Vec<NewMessage> = calls
+            .into_iter()
+            .map(|c| {
+                NewMessage::tool_result(
+                    c,
+                    "Not run: the session stopped before this call ran, and the user marked it interrupted instead of running it again.".to_string(),
+                    true,
+                )
+            })
+            .collect();
+        let seqs = self.append(id, &msgs, &AppendMeta::default())?;
+        Ok(seqs.last().copied().unwrap_or(0))
     }
 
     /// Changes header state.

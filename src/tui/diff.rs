@@ -17,19 +17,10 @@ pub fn diff_lines(
     max: usize,
     t: &Theme,
 ) -> Vec<Line<'static>> {
-    let v: serde_json::Value = match serde_json::from_str(&call.arguments) {
-        Ok(v) => v,
-        Err(_) => return Vec::new(),
+    let Some(p) = crate::runtime::tools::preview(&call.name, &call.arguments) else {
+        return Vec::new();
     };
-    let get = |k: &str| v.get(k).and_then(|x| x.as_str());
-    let (old, new) = match call.name.as_str() {
-        "edit_file" => (
-            get("old_string").or(get("old")),
-            get("new_string").or(get("new")),
-        ),
-        "write_file" => (None, get("content")),
-        _ => return Vec::new(),
-    };
+    let (old, new) = (p.old.as_deref(), p.new.as_deref());
     let mut out = Vec::new();
     let push = |text: Option<&str>, sign: &str, style: Style, out: &mut Vec<Line<'static>>| {
         let Some(text) = text else { return };

@@ -25,6 +25,8 @@ pub enum TurnEffect {
     Start {
         session_id: Option<String>,
         text: Option<String>,
+        /// Image files the message carries (the runtime stores them with it).
+        images: Vec<std::path::PathBuf>,
         approval: ApprovalPolicy,
     },
     /// Start a plan run (`/plan GOAL`): in this session (`None`: a new one), the model drafts
@@ -41,20 +43,20 @@ pub enum TurnEffect {
     /// Steer the running turn: approve or deny a waiting call, answer a proposed plan, or cancel.
     Command(TurnCommand),
     /// Summarise the session's transcript now (`/compact`); the outcome comes back as a
-    /// `Warning` event with code `compacted` or `compact_failed`.
+    /// [`crate::tui::Outcome`].
     Compact { session_id: String },
     /// Use this model for the session's turns from now on (`/model NAME`): stored with the
-    /// session (outcome: a `Warning` with code `model_set` or `model_failed`); with no
+    /// session (outcome: a [`crate::tui::Outcome`]); with no
     /// session (a new one being written), the model of the new sessions this TUI starts.
     Model {
         session_id: Option<String>,
         name: String,
     },
     /// Open the network to this session's commands from its next turn (`/approve network`);
-    /// the outcome comes back as a `Warning` event with code `network_allowed`.
+    /// the outcome comes back as a [`crate::tui::Outcome`].
     AllowNetwork { session_id: String },
     /// List the skills (`name: None`, `/skill`) or activate one in the session (`/skill
-    /// NAME`); the outcome comes back as a `Warning` event with code `skills`.
+    /// NAME`); the outcome comes back as a [`crate::tui::Outcome`].
     Skill {
         session_id: Option<String>,
         name: Option<String>,

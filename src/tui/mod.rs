@@ -8,16 +8,15 @@
 //! [`layout`] it settled on. The loop drains what is queued, then draws once; it wakes by
 //! itself only when [`pace`] says (the next poll, a clock redraw, a streaming frame).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event};
 
-use crate::runtime::agent::{
-    Agent, PlanRequest, Target, TurnCommand, TurnEvent, TurnHandle, TurnRequest,
-};
+use crate::runtime::CancelFlag;
+use crate::runtime::agent::{Agent, PlanRequest, Target, TurnEvent, TurnHandle, TurnRequest};
 use crate::runtime::config::{Overrides, ProviderStatus, Settings};
 use crate::runtime::{Location, Sessions};
 use crate::tui::effect::{Effect, TurnEffect};
@@ -68,19 +67,44 @@ pub enum Msg {
     Storage(Done),
     /// An event of a running turn (from the agent).
     Turn(TurnEvent),
+    /// What a one-call intent of the agent came to (from its own thread).
+    Outcome(Outcome),
     /// The settings thread is done: its result is ready to be joined.
     Connected,
 }
 
-/// Where turn effects go: `dispatch` starts a turn on the agent (its own threads, owned by the
-/// runtime) or steers the running one; a relay thread forwards the turn's events to the loop
-/// as [`Msg::Turn`]. Without a configured provider every turn effect is refused with what to
+/// A one-call intent of the agent, run off the loop: `/compact`, `/approve network`,
+/// `/skill`, `/model NAME`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intent {
+    /// Compact the session's transcript now.
+    Compact,
+    /// Open the network to the session's commands.
+    Network,
+    /// List or activate skills.
+    Skill,
+    /// Switch the session's model.
+    Model,
+}
+
+/// What an [`Intent`] came to: what to say, or why it could not be done (both in words).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// What was asked.
+    pub intent: Intent,
+    /// What to say on the status line, or the error.
+    pub result: Result<String, String>,
+}
+
+/// Where turn effects go: `dispatch` starts a turn on the agent (its own thread, owned by the
+/// runtime) or steers the running one; the turn's thread sends its events to the loop as
+/// [`Msg::Turn`]. Without a configured provider every turn effect is refused with what to
 /// set, which the status line shows.
 pub struct TurnLink {
     events: Sender<Msg>,
     agent: Option<Agent>,
-    /// Commands of the running turn, and the relay that ends when the turn has ended.
-    running: Option<(Sender<TurnCommand>, std::thread::JoinHandle<()>)>,
+    /// The running turn (its thread ends after its last event).
+    running: Option<TurnHandle>,
 }
 
 impl TurnLink {
@@ -118,12 +142,12 @@ impl TurnLink {
         }
     }
 
-    /// Whether a turn's relay is still running.
+    /// Whether a turn is still running.
     pub fn busy(&mut self) -> bool {
-        if let Some((_, relay)) = &self.running
-            && relay.is_finished()
+        if self.running.as_ref().is_some_and(TurnHandle::is_finished)
+            && let Some(h) = self.running.take()
         {
-            self.running = None;
+            h.join();
         }
         self.running.is_some()
     }
@@ -134,6 +158,7 @@ impl TurnLink {
             TurnEffect::Start {
                 session_id,
                 text,
+                images,
                 approval,
             } => {
                 if self.busy() {
@@ -146,11 +171,13 @@ impl TurnLink {
                 };
                 let req = TurnRequest {
                     prompt: text.clone(),
+                    images: images.clone(),
                     approval: Some(*approval),
                     ..TurnRequest::default()
                 };
-                let handle = agent.start(target, req).map_err(|e| e.message)?;
-                self.relay(handle)
+                let (sink, flag) = self.sink();
+                let handle = agent.start(target, req, sink).map_err(|e| e.message)?;
+                self.running(handle, &flag)
             }
             TurnEffect::Plan {
                 session_id,
@@ -174,67 +201,60 @@ impl TurnLink {
                     approval: Some(*approval),
                     ..PlanRequest::default()
                 };
-                let handle = agent.start_plan(target, req).map_err(|e| e.message)?;
-                self.relay(handle)
+                let (sink, flag) = self.sink();
+                let handle = agent.start_plan(target, req, sink).map_err(|e| e.message)?;
+                self.running(handle, &flag)
             }
             TurnEffect::Command(cmd) => match &self.running {
-                Some((tx, _)) => tx
+                Some(h) => h
+                    .commands
                     .send(cmd.clone())
                     .map_err(|_| "the turn has already ended".to_string()),
                 None => Err("no turn is running".into()),
             },
             TurnEffect::Compact { session_id } => {
                 let id = session_id.clone();
-                self.off_loop("neocode-compact", move |agent| match agent.compact(&id) {
-                    Ok(c) => Ok((
-                        "compacted",
-                        format!(
-                            "Compacted: {} messages → {} (summary + recent tail).",
-                            c.before, c.after
-                        ),
+                self.off_loop("neocode-compact", Intent::Compact, move |agent| match agent
+                    .compact(&id)
+                {
+                    Ok(c) => Ok(format!(
+                        "Compacted: {} messages → {} (summary + recent tail).",
+                        c.before, c.after
                     )),
-                    Err(e) => Err(("compact_failed", format!("Cannot compact: {}", e.message))),
+                    Err(e) => Err(format!("Cannot compact: {}", e.message)),
                 })
             }
             TurnEffect::AllowNetwork { session_id } => {
                 let id = session_id.clone();
-                self.off_loop("neocode-network", move |agent| {
-                    match agent.allow_network(&id) {
-                        Ok(_) => Ok((
-                            "network_allowed",
-                            "Network allowed for this session's commands, from its next turn \
-                         (stored with the session)."
-                                .to_string(),
-                        )),
-                        Err(e) => Err((
-                            "network_failed",
-                            format!("Cannot allow the network: {}", e.message),
-                        )),
-                    }
+                self.off_loop("neocode-network", Intent::Network, move |agent| match agent
+                    .allow_network(&id)
+                {
+                    Ok(_) => Ok(
+                        "Network allowed for this session's commands, from its next \
+                                     turn (stored with the session)."
+                            .to_string(),
+                    ),
+                    Err(e) => Err(format!("Cannot allow the network: {}", e.message)),
                 })
             }
             TurnEffect::Skill { session_id, name } => {
                 let (id, name) = (session_id.clone(), name.clone());
-                self.off_loop("neocode-skill", move |agent| skill_answer(&agent, id, name))
+                self.off_loop("neocode-skill", Intent::Skill, move |agent| {
+                    skill_answer(&agent, id, name)
+                })
             }
             TurnEffect::Model {
                 session_id: Some(id),
                 name,
             } => {
                 let (id, name) = (id.clone(), name.clone());
-                self.off_loop("neocode-model", move |agent| {
+                self.off_loop("neocode-model", Intent::Model, move |agent| {
                     match agent.set_model(&id, &name) {
-                        Ok(_) => Ok((
-                            "model_set",
-                            format!(
-                                "This session uses {name} from its next turn (kept with it; \
-                                 run --model overrides it for one run)."
-                            ),
+                        Ok(_) => Ok(format!(
+                            "This session uses {name} from its next turn (kept with it; \
+                             run --model overrides it for one run)."
                         )),
-                        Err(e) => Err((
-                            "model_failed",
-                            format!("Cannot switch the model: {}", e.message),
-                        )),
+                        Err(e) => Err(format!("Cannot switch the model: {}", e.message)),
                     }
                 })
             }
@@ -257,46 +277,48 @@ impl TurnLink {
         }
     }
 
-    /// Relays a started turn's events to the loop from a thread of its own.
-    fn relay(&mut self, handle: TurnHandle) -> Result<(), String> {
-        let commands = handle.commands.clone();
+    /// What a turn's thread sends its events to: the loop's channel. When the loop is gone
+    /// the turn is cancelled (through the flag set once it started) rather than run unseen.
+    fn sink(
+        &self,
+    ) -> (
+        impl FnMut(TurnEvent) + Send + 'static,
+        Arc<OnceLock<CancelFlag>>,
+    ) {
         let tx = self.events.clone();
-        let relay = std::thread::Builder::new()
-            .name("neocode-turn-relay".into())
-            .spawn(move || {
-                for ev in handle.events.iter() {
-                    if tx.send(Msg::Turn(ev)).is_err() {
-                        // The loop is gone: stop the turn rather than run unseen.
-                        handle.cancel();
-                    }
-                }
-                handle.join();
-            })
-            .map_err(|e| format!("cannot start a thread: {e}"))?;
-        self.running = Some((commands, relay));
+        let flag: Arc<OnceLock<CancelFlag>> = Arc::default();
+        let f = flag.clone();
+        let sink = move |ev| {
+            if tx.send(Msg::Turn(ev)).is_err()
+                && let Some(c) = f.get()
+            {
+                c.cancel();
+            }
+        };
+        (sink, flag)
+    }
+
+    fn running(&mut self, handle: TurnHandle, flag: &OnceLock<CancelFlag>) -> Result<(), String> {
+        let _ = flag.set(handle.cancel_flag());
+        self.running = Some(handle);
         Ok(())
     }
 
     /// Runs `work` with the agent on its own thread, so the render loop never waits on the
-    /// store or the provider; its outcome comes back as a `Warning` event (a failure's code
-    /// ends in `_failed`).
+    /// store or the provider; its outcome comes back as [`Msg::Outcome`].
     fn off_loop(
         &self,
         name: &str,
-        work: impl FnOnce(Agent) -> Result<(&'static str, String), (&'static str, String)>
-        + Send
-        + 'static,
+        intent: Intent,
+        work: impl FnOnce(Agent) -> Result<String, String> + Send + 'static,
     ) -> Result<(), String> {
         let agent = self.agent()?.clone();
         let tx = self.events.clone();
         std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
-                let (code, message) = work(agent).unwrap_or_else(|e| e);
-                let _ = tx.send(Msg::Turn(TurnEvent::Warning {
-                    code: code.into(),
-                    message,
-                }));
+                let result = work(agent);
+                let _ = tx.send(Msg::Outcome(Outcome { intent, result }));
             })
             .map_err(|e| format!("cannot start a thread: {e}"))?;
         Ok(())
@@ -305,14 +327,14 @@ impl TurnLink {
     /// Quitting: cancels a running turn and waits a little for it to store what arrived and
     /// release the session, so nothing is left marked running.
     pub fn shutdown(&mut self) {
-        if let Some((tx, relay)) = self.running.take() {
-            let _ = tx.send(TurnCommand::Cancel);
+        if let Some(h) = self.running.take() {
+            h.cancel();
             let until = Instant::now() + Duration::from_secs(3);
-            while !relay.is_finished() && Instant::now() < until {
+            while !h.is_finished() && Instant::now() < until {
                 std::thread::sleep(Duration::from_millis(10));
             }
-            if relay.is_finished() {
-                let _ = relay.join();
+            if h.is_finished() {
+                h.join();
             }
         }
     }
@@ -325,7 +347,7 @@ fn connect(sessions: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentIn
         Ok(s) => s,
         Err(e) => {
             let info = live::AgentInfo {
-                provider: Err(e),
+                provider: Err(e.into()),
                 ..live::AgentInfo::default()
             };
             return (None, info);
@@ -535,6 +557,7 @@ fn deliver(
         Msg::Input(_) => Vec::new(),
         Msg::Storage(d) => app.on_done(d),
         Msg::Turn(ev) => app.on_turn(ev),
+        Msg::Outcome(o) => app.on_outcome(o),
         // Sent as the thread's last act: the join waits only for it to exit.
         Msg::Connected => {
             *dirty |= connected(connecting, true, app, turns);
@@ -671,39 +694,33 @@ fn skill_answer(
     agent: &Agent,
     session_id: Option<String>,
     name: Option<String>,
-) -> Result<(&'static str, String), (&'static str, String)> {
-    let failed = |m: String| ("skills_failed", m);
+) -> Result<String, String> {
     match (name, session_id) {
         (Some(name), Some(id)) => match agent.activate_skill(&id, &name) {
-            Ok(true) => Ok((
-                "skills",
-                format!("Skill {name} is active in this session: its body joins the next turns."),
+            Ok(true) => Ok(format!(
+                "Skill {name} is active in this session: its body joins the next turns."
             )),
-            Ok(false) => Ok((
-                "skills",
-                format!("Skill {name} was already active in this session."),
-            )),
-            Err(e) => Err(failed(format!("Cannot activate {name}: {}", e.message))),
+            Ok(false) => Ok(format!("Skill {name} was already active in this session.")),
+            Err(e) => Err(format!("Cannot activate {name}: {}", e.message)),
         },
-        (Some(_), None) => Err(failed("/skill NAME: no session is open".into())),
+        (Some(_), None) => Err("/skill NAME: no session is open".into()),
         (None, _) => {
             let skills = agent.extensions().skills();
             if skills.skills.is_empty() {
-                return Ok((
-                    "skills",
+                return Ok(
                     "No skills: add a folder with a SKILL.md under .neocode/skills/ or \
                      <home>/skills/."
                         .into(),
-                ));
+                );
             }
             let names: Vec<String> = skills
                 .skills
                 .iter()
                 .map(|s| format!("{} ({})", s.name, s.description))
                 .collect();
-            Ok((
-                "skills",
-                format!("Skills: {}. /skill NAME activates one.", names.join("; ")),
+            Ok(format!(
+                "Skills: {}. /skill NAME activates one.",
+                names.join("; ")
             ))
         }
     }

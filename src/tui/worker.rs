@@ -10,10 +10,10 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 
 use crate::runtime::Sessions;
-use crate::runtime::context::{ContextReport, header_report};
+use crate::runtime::project_context::{ContextReport, header_report};
 use crate::session::{
-    AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, Part,
-    PlanProgress, Role, SearchResults, SessionHeader, StepConversation, ToolCall, Usage,
+    AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PlanProgress,
+    Role, SearchResults, SessionHeader, StepConversation, ToolCall, Usage,
 };
 use crate::tui::filter::{FilterResult, FilterState};
 
@@ -104,13 +104,6 @@ pub enum Request {
     /// The workspace's files (relative paths, `.gitignore` respected), for `@path`
     /// completion.
     Files,
-    /// Append a user message with images: each file is read and stored as an asset of the
-    /// session, and the message holds them as image parts (the model gets them as images).
-    SendWithImages {
-        id: String,
-        text: String,
-        images: Vec<std::path::PathBuf>,
-    },
     /// Answer tool calls a stopped session left without a result as "not run" (the user's
     /// "mark interrupted" on resume), so the transcript is whole and nothing replays.
     MarkInterrupted {
@@ -155,7 +148,6 @@ impl Request {
             | Request::SaveAsset { .. }
             | Request::Append { .. }
             | Request::MarkInterrupted { .. }
-            | Request::SendWithImages { .. }
             | Request::Files => None,
         }
     }
@@ -235,8 +227,6 @@ pub enum Reply {
     Appended { id: String, seq: i64 },
     /// Workspace files, sorted.
     Files(Vec<String>),
-    /// A user message with images was stored (the turn answering it starts now).
-    Sent { id: String, seq: i64 },
 }
 
 /// A request with its token.
@@ -340,55 +330,9 @@ fn run(
             }
         }
         Request::Files => files(sessions)?,
-        Request::SendWithImages { id, text, images } => {
-            let mut parts = vec![Part::text(text)];
-            for path in images {
-                let mime = image_mime(&path).ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "{} is not an image neocode can send (png, jpeg, gif, webp)",
-                        path.display()
-                    )
-                })?;
-                let meta = std::fs::metadata(&path)
-                    .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-                if meta.len() > MAX_IMAGE_BYTES {
-                    anyhow::bail!("{} is larger than 20 MB", path.display());
-                }
-                let bytes = std::fs::read(&path)
-                    .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-                let a = sessions.save_asset(&id, mime, &bytes)?;
-                parts.push(Part::Image {
-                    asset_id: a.id,
-                    mime_type: Some(mime.to_string()),
-                });
-            }
-            let msg = NewMessage {
-                role: Some(Role::User),
-                parts,
-                ..NewMessage::default()
-            };
-            let seqs = sessions.append(&id, &[msg], &AppendMeta::default())?;
-            Reply::Sent {
-                id,
-                seq: seqs.last().copied().unwrap_or(0),
-            }
-        }
         Request::MarkInterrupted { id, calls } => {
-            let msgs: Vec<NewMessage> = calls
-                .into_iter()
-                .map(|c| {
-                    NewMessage::tool_result(
-                        c,
-                        "Not run: the session stopped before this call ran, and the user marked it interrupted instead of running it again.".to_string(),
-                        true,
-                    )
-                })
-                .collect();
-            let seqs = sessions.append(&id, &msgs, &AppendMeta::default())?;
-            Reply::Appended {
-                id,
-                seq: seqs.last().copied().unwrap_or(0),
-            }
+            let seq = sessions.mark_interrupted(&id, calls)?;
+            Reply::Appended { id, seq }
         }
     })
 }
@@ -539,20 +483,7 @@ fn files(sessions: &Sessions) -> anyhow::Result<Reply> {
 /// Most workspace files listed for `@path` completion.
 const MAX_FILES: usize = 50_000;
 
-/// Largest image sent to a model.
-const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
-
-/// The MIME type of an image file by its extension.
-pub fn image_mime(path: &std::path::Path) -> Option<&'static str> {
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-    Some(match ext.as_str() {
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        _ => return None,
-    })
-}
+pub use crate::runtime::agent::images::image_mime;
 
 /// Writes a file, refusing to overwrite an existing one.
 fn write_new(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {

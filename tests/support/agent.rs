@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use neocode::runtime::agent::{Agent, TurnCommand, TurnEvent, TurnHandle};
+use neocode::runtime::agent::{Agent, TurnCommand, TurnEvent, Watched};
 use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::scripted::ScriptedServer;
 
@@ -59,7 +59,7 @@ impl Env {
 
 /// Reads a turn's (or a plan run's) events until `Finished`, answering each with `answer`.
 pub fn drive(
-    h: &TurnHandle,
+    h: &Watched,
     mut answer: impl FnMut(&TurnEvent) -> Option<TurnCommand>,
 ) -> Vec<TurnEvent> {
     let mut out = Vec::new();

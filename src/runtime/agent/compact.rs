@@ -5,10 +5,10 @@
 
 use serde_json::json;
 
-use super::context::{self, COMPACTION_MARK};
+use super::window::{self, COMPACTION_MARK};
 use crate::runtime::Sessions;
+use crate::runtime::cancel::CancelFlag;
 use crate::runtime::provider::Provider;
-use crate::runtime::tools::CancelFlag;
 use crate::session::{AppendMeta, Message, NewMessage, Replacement, Role, Usage, now_ms};
 
 /// Messages kept verbatim after the summary, at most.
@@ -109,7 +109,7 @@ pub fn compact_with(
     if before < 2 {
         return Err("nothing to compact yet".into());
     }
-    let mut req = context::build(sessions, &session);
+    let mut req = window::build(sessions, &session);
     req.tools.clear();
     req.messages
         .push(json!({"role": "user", "content": INSTRUCTION}));

@@ -13,27 +13,29 @@
 
 pub mod approval;
 pub mod compact;
-pub mod context;
+pub mod images;
 pub mod lease;
 pub mod ledger;
 pub mod plan;
 pub mod project;
 mod turn;
+pub mod window;
 
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::session::{
     AppendMeta, NewSession, Plan, RuntimeLimits, StepFailure, StoreError, ToolCall, Usage,
 };
 
 use super::Sessions;
+use super::cancel::CancelFlag;
 use super::config::{ApprovalPolicy, ProviderStatus, Settings};
 use super::provider::{OpenAi, Provider, ProviderError};
-use super::tools::{CancelFlag, ToolKind};
+use super::tools::ToolKind;
 
 pub use compact::Compacted;
 pub use lease::{Lease, LeaseError};
@@ -96,6 +98,18 @@ pub enum TurnEvent {
         /// What happened, in words.
         message: String,
     },
+    /// The context window filled: the turn compacts the transcript before its next model
+    /// call (the wire shows it as warning `compacting`).
+    Compacting {
+        /// What happens, in words.
+        message: String,
+    },
+    /// The compaction failed; nothing changed and the turn goes on (warning
+    /// `compaction_failed` on the wire).
+    CompactionFailed {
+        /// Why, in words.
+        message: String,
+    },
     /// A plan run: the model drafted this plan (or the user's edit changed it); it runs when
     /// the front end answers [`TurnCommand::ApprovePlan`], is changed by
     /// [`TurnCommand::EditPlan`] (proposed again) and dropped by [`TurnCommand::RejectPlan`].
@@ -148,6 +162,89 @@ pub enum TurnEvent {
     },
 }
 
+/// The runtime's own failure codes of [`FinishReason::Failed`] (a provider failure carries
+/// its [`super::provider::ErrorKind::code`]). The strings are stable: the bridge, `--json`
+/// and the exit messages show them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailCode {
+    /// The session could not be written.
+    Store,
+    /// The provider could not be built.
+    Config,
+    /// A turn or plan run ended without saying why.
+    Internal,
+    /// The drafting turn stored no plan.
+    NoPlan,
+    /// The plan's dependencies do not form layers.
+    BadPlan,
+    /// The user rejected the plan.
+    PlanRejected,
+    /// Steps of a plan run failed.
+    PlanFailed,
+}
+
+impl FailCode {
+    /// The stable code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailCode::Store => "store",
+            FailCode::Config => "config",
+            FailCode::Internal => "internal",
+            FailCode::NoPlan => "no_plan",
+            FailCode::BadPlan => "bad_plan",
+            FailCode::PlanRejected => "plan_rejected",
+            FailCode::PlanFailed => "plan_failed",
+        }
+    }
+}
+
+impl From<FailCode> for String {
+    fn from(c: FailCode) -> String {
+        c.as_str().to_string()
+    }
+}
+
+/// The runtime's warning codes of [`TurnEvent::Warning`] (project context and MCP servers
+/// report their own). Stable strings, as the wire shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarningCode {
+    /// Commands are not confined.
+    Sandbox,
+    /// Calls interrupted by a crash are offered again.
+    ReplayingInterruptedCalls,
+    /// The provider is retried.
+    Retrying,
+    /// A command arrived that nothing waits for.
+    UnexpectedCommand,
+    /// An edit of the plan named steps it does not have.
+    UnknownStep,
+    /// An edit would leave the plan empty.
+    EmptyPlan,
+    /// A step left running by a dead process runs again.
+    StepRerun,
+}
+
+impl WarningCode {
+    /// The stable code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarningCode::Sandbox => "sandbox",
+            WarningCode::ReplayingInterruptedCalls => "replaying_interrupted_calls",
+            WarningCode::Retrying => "retrying",
+            WarningCode::UnexpectedCommand => "unexpected_command",
+            WarningCode::UnknownStep => "unknown_step",
+            WarningCode::EmptyPlan => "empty_plan",
+            WarningCode::StepRerun => "step_rerun",
+        }
+    }
+}
+
+impl From<WarningCode> for String {
+    fn from(c: WarningCode) -> String {
+        c.as_str().to_string()
+    }
+}
+
 /// Why a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FinishReason {
@@ -167,33 +264,58 @@ pub enum FinishReason {
     },
 }
 
-/// The commands a front end sends to a running turn or plan run: a relay thread raises the
-/// cancel flag at once (the turn thread may be blocked in a stream or a command) and forwards
-/// every command. Returns the front end's sender, the turn's receiver and the flag.
-pub(crate) fn command_relay(
-    name: &str,
-) -> Result<(Sender<TurnCommand>, Receiver<TurnCommand>, CancelFlag), StartError> {
-    let (front_tx, front_rx) = channel::<TurnCommand>();
-    let (inner_tx, inner_rx) = channel();
-    let cancel = CancelFlag::default();
-    let c = cancel.clone();
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn(move || {
-            for cmd in front_rx {
-                if cmd == TurnCommand::Cancel {
-                    c.cancel();
-                }
-                if inner_tx.send(cmd).is_err() {
-                    break;
-                }
-            }
-        })
-        .map_err(|e| StartError {
-            code: "store",
-            message: format!("cannot start a thread: {e}"),
-        })?;
-    Ok((front_tx, inner_rx, cancel))
+/// Where a running turn's events go: the turn's (or plan run's) own thread calls it, in
+/// order, ending with [`TurnEvent::Finished`]. A channel's sender is one; so is any
+/// `FnMut(TurnEvent)`. A front end that went away does not stop the turn: the session is still
+/// written.
+pub trait TurnSink: Send + 'static {
+    /// One event.
+    fn event(&mut self, event: TurnEvent);
+}
+
+impl TurnSink for Sender<TurnEvent> {
+    fn event(&mut self, event: TurnEvent) {
+        let _ = self.send(event);
+    }
+}
+
+impl<F: FnMut(TurnEvent) + Send + 'static> TurnSink for F {
+    fn event(&mut self, event: TurnEvent) {
+        self(event);
+    }
+}
+
+/// The sender of a running turn's commands: [`TurnCommand::Cancel`] raises the turn's cancel
+/// flag on the sender's side at once (the turn thread may be blocked in a stream or a
+/// command), then reaches the turn like every other command.
+#[derive(Debug, Clone)]
+pub struct Commands {
+    tx: Sender<TurnCommand>,
+    cancel: CancelFlag,
+}
+
+impl Commands {
+    /// A sender, the turn's receiver and the flag a cancel raises.
+    pub(crate) fn channel() -> (Commands, Receiver<TurnCommand>, CancelFlag) {
+        let (tx, rx) = channel();
+        let cancel = CancelFlag::default();
+        (
+            Commands {
+                tx,
+                cancel: cancel.clone(),
+            },
+            rx,
+            cancel,
+        )
+    }
+
+    /// Sends a command; fails when the turn has ended.
+    pub fn send(&self, cmd: TurnCommand) -> Result<(), std::sync::mpsc::SendError<TurnCommand>> {
+        if cmd == TurnCommand::Cancel {
+            self.cancel.cancel();
+        }
+        self.tx.send(cmd)
+    }
 }
 
 /// What a front end tells a running turn.
@@ -246,6 +368,9 @@ pub struct TurnRequest {
     /// The user's message; `None` continues (answers interrupted calls, or a user message that
     /// never got its reply).
     pub prompt: Option<String>,
+    /// Image files the prompt carries: read and checked before anything is written, stored
+    /// as assets of the session with the user message.
+    pub images: Vec<std::path::PathBuf>,
     /// Limits the user set for this run (flags): an explicit action, so they replace the
     /// stored ones. Unset ones stay.
     pub limits: RuntimeLimits,
@@ -260,56 +385,120 @@ impl Default for Target {
     }
 }
 
-/// A turn that could not start.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StartError {
-    /// `config` (no provider), `busy` (another process runs the session), `not_found`,
-    /// `usage` (ambiguous id ...), `store`.
-    pub code: &'static str,
-    /// What to do, in words; never contains the key.
-    pub message: String,
-}
-
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
+fn thread_error(e: std::io::Error) -> StartError {
+    StartError {
+        code: StartCode::Store,
+        message: format!("cannot start a thread: {e}"),
     }
 }
 
-impl std::error::Error for StartError {}
+/// Why a turn (or a one-call intent) could not start: the stable code the bridge, `run` and
+/// the TUI show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartCode {
+    /// No provider is configured (or it cannot be built).
+    Config,
+    /// Another process runs the session.
+    Busy,
+    /// No such session.
+    NotFound,
+    /// The request is wrong (ambiguous id, empty goal, a file that is not an image ...).
+    Usage,
+    /// The store (or a thread) failed.
+    Store,
+    /// The provider failed (a compaction's summary).
+    Provider,
+}
 
-impl From<StoreError> for StartError {
-    fn from(e: StoreError) -> StartError {
-        StartError {
-            code: if e.is_usage() { "usage" } else { "store" },
-            message: e.to_string(),
+impl StartCode {
+    /// `config`, `busy`, `not_found`, `usage`, `store` or `provider`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StartCode::Config => "config",
+            StartCode::Busy => "busy",
+            StartCode::NotFound => "not_found",
+            StartCode::Usage => "usage",
+            StartCode::Store => "store",
+            StartCode::Provider => "provider",
         }
     }
 }
 
-/// A running turn: read [`TurnEvent`]s, send [`TurnCommand`]s. The last event is
-/// [`TurnEvent::Finished`].
+impl std::fmt::Display for StartCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for StartCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// A turn that could not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct StartError {
+    /// Why, as a stable code ([`StartError::code`] spells it).
+    pub code: StartCode,
+    /// What to do, in words; never contains the key.
+    pub message: String,
+}
+
+impl StartError {
+    /// A start error.
+    pub fn new(code: StartCode, message: impl Into<String>) -> StartError {
+        StartError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The stable code: `config`, `busy`, `not_found`, `usage`, `store` or `provider`.
+    pub fn code(&self) -> &'static str {
+        self.code.as_str()
+    }
+}
+
+impl From<StoreError> for StartError {
+    fn from(e: StoreError) -> StartError {
+        let code = if e.is_usage() {
+            StartCode::Usage
+        } else {
+            StartCode::Store
+        };
+        StartError::new(code, e.to_string())
+    }
+}
+
+/// A running turn (or plan run): its events go to the sink it was started with; send
+/// [`TurnCommand`]s here.
 pub struct TurnHandle {
     /// The session the turn runs in.
     pub session_id: String,
-    /// Events, in order.
-    pub events: Receiver<TurnEvent>,
     /// Commands (approve, deny, cancel).
-    pub commands: Sender<TurnCommand>,
-    cancel: CancelFlag,
+    pub commands: Commands,
+    /// The turn's cancel flag (raised by [`TurnHandle::cancel`] and a sent
+    /// [`TurnCommand::Cancel`]).
+    pub cancel: CancelFlag,
     thread: Option<JoinHandle<()>>,
 }
 
 impl TurnHandle {
     /// Cancels the turn (same as sending [`TurnCommand::Cancel`], usable from a signal path).
     pub fn cancel(&self) {
-        self.cancel.cancel();
         let _ = self.commands.send(TurnCommand::Cancel);
     }
 
     /// A clone of the turn's cancel flag.
     pub fn cancel_flag(&self) -> CancelFlag {
         self.cancel.clone()
+    }
+
+    /// Whether the turn's thread has ended (its last event was sent).
+    pub fn is_finished(&self) -> bool {
+        self.thread.as_ref().is_none_or(JoinHandle::is_finished)
     }
 
     /// Waits for the turn's thread to end.
@@ -320,6 +509,37 @@ impl TurnHandle {
     }
 }
 
+/// A turn started with a channel for its events ([`Agent::watch`]): the handle, and the
+/// events to read.
+pub struct Watched {
+    /// The running turn.
+    pub handle: TurnHandle,
+    /// Its events, in order; the last is [`TurnEvent::Finished`].
+    pub events: Receiver<TurnEvent>,
+}
+
+impl std::ops::Deref for Watched {
+    type Target = TurnHandle;
+    fn deref(&self) -> &TurnHandle {
+        &self.handle
+    }
+}
+
+impl Watched {
+    /// Waits for the turn's thread to end.
+    pub fn join(self) {
+        self.handle.join();
+    }
+}
+
+/// A session opened for a run: the agent that runs it (the session's own model unless this
+/// run was given one), its id and its lease.
+pub(crate) struct Opened {
+    pub agent: Agent,
+    pub id: String,
+    pub lease: Lease,
+}
+
 /// What [`Agent::spawn`] runs: the turn's own ledger, policy and first message.
 pub(crate) struct Spawn {
     pub ledger: crate::session::RuntimeLedger,
@@ -328,6 +548,8 @@ pub(crate) struct Spawn {
     pub policy: ApprovalPolicy,
     pub prompt: Option<String>,
     pub prompt_meta: Option<Value>,
+    /// Images stored with the prompt.
+    pub images: Vec<images::Image>,
     /// What this prompt may spend on its own ([`ledger::PromptCaps`]).
     pub caps: ledger::PromptCaps,
 }
@@ -414,7 +636,7 @@ impl Agent {
         let model = model.trim();
         if model.is_empty() {
             return Err(StartError {
-                code: "usage",
+                code: StartCode::Usage,
                 message: "the model name is empty".into(),
             });
         }
@@ -463,7 +685,7 @@ impl Agent {
         let Some(skill) = skills.get(name) else {
             let known: Vec<&str> = skills.skills.iter().map(|s| s.name.as_str()).collect();
             return Err(StartError {
-                code: "usage",
+                code: StartCode::Usage,
                 message: format!(
                     "no skill named `{name}`; available: {}",
                     if known.is_empty() {
@@ -474,7 +696,7 @@ impl Agent {
                 ),
             });
         };
-        Ok(crate::runtime::context::skills::activate(
+        Ok(crate::runtime::project_context::skills::activate(
             &self.sessions,
             &id,
             skill,
@@ -540,7 +762,7 @@ impl Agent {
             self.model_name()
         };
         AppendMeta {
-            provider: Some("openai".into()),
+            provider: Some(super::provider::openai::NAME.into()),
             model,
             workdir: Some(self.sessions.root().display().to_string()),
         }
@@ -550,7 +772,7 @@ impl Agent {
         match self.settings.provider_status() {
             ProviderStatus::Ready { .. } => Ok(()),
             ProviderStatus::Missing(m) => Err(StartError {
-                code: "config",
+                code: StartCode::Config,
                 message: m,
             }),
         }
@@ -559,34 +781,40 @@ impl Agent {
     pub(crate) fn lease(&self, id: &str) -> Result<Lease, StartError> {
         Lease::acquire(self.sessions.data_dir(), id).map_err(|e| match e {
             LeaseError::Busy { pid } => StartError {
-                code: "busy",
+                code: StartCode::Busy,
                 message: match pid {
                     Some(p) => format!("session {id} is running in pid {p}"),
                     None => format!("session {id} is running in another process"),
                 },
             },
             LeaseError::Io(m) => StartError {
-                code: "store",
+                code: StartCode::Store,
                 message: m,
             },
         })
     }
 
-    /// Starts a turn. Fails before anything is written when no provider is configured, the
-    /// session is unknown, or another process runs it.
-    pub fn start(&self, target: Target, req: TurnRequest) -> Result<TurnHandle, StartError> {
+    /// Opens the session a run goes to (a turn or a plan run): resolves and leases an
+    /// existing one, with the agent of its own model; or creates a new one. Fails before
+    /// anything is written when no provider is configured, the session is unknown, or another
+    /// process runs it.
+    pub(crate) fn open(&self, target: Target) -> Result<Opened, StartError> {
         self.check_provider()?;
-        let meta = self.meta();
-        let (id, lease) = match target {
+        match target {
             Target::Resume(key) => {
                 let id = self.sessions.resolve(&key)?;
-                if let Some(a) = self.for_session(&id)? {
-                    return a.start(Target::Resume(id), req);
-                }
-                let lease = self.lease(&id)?;
-                (id, lease)
+                let agent = match self.for_session(&id)? {
+                    Some(a) => {
+                        a.check_provider()?;
+                        a
+                    }
+                    None => self.clone(),
+                };
+                let lease = agent.lease(&id)?;
+                Ok(Opened { agent, id, lease })
             }
             Target::New => {
+                let meta = self.meta();
                 let h = self.sessions.new_session(NewSession {
                     provider: meta.provider.clone().unwrap_or_default(),
                     model: self.model_name().unwrap_or_default(),
@@ -594,16 +822,39 @@ impl Agent {
                     ..NewSession::default()
                 })?;
                 let lease = self.lease(&h.id)?;
-                (h.id, lease)
+                Ok(Opened {
+                    agent: self.clone(),
+                    id: h.id,
+                    lease,
+                })
             }
-        };
-        let header = self.sessions.header(&id)?;
+        }
+    }
+
+    /// Starts a turn; its events go to `sink` from the turn's thread. Fails before anything
+    /// is written when no provider is configured, the session is unknown, or another process
+    /// runs it.
+    pub fn start(
+        &self,
+        target: Target,
+        req: TurnRequest,
+        sink: impl TurnSink,
+    ) -> Result<TurnHandle, StartError> {
+        if !req.images.is_empty() && req.prompt.is_none() {
+            return Err(StartError {
+                code: StartCode::Usage,
+                message: "images go with a message".into(),
+            });
+        }
+        let images = images::load(&req.images)?;
+        let Opened { agent, id, lease } = self.open(target)?;
+        let header = agent.sessions.header(&id)?;
         // Resume restores the ledger, never recreates it: a restart cannot bypass a budget.
-        let mut ledger = ledger::of(&header, &self.settings.limits);
+        let mut ledger = ledger::of(&header, &agent.settings.limits);
         ledger::apply_user_limits(&mut ledger, &req.limits);
         ledger.termination = None;
-        let policy = req.approval.unwrap_or(self.settings.approval);
-        self.spawn(
+        let policy = req.approval.unwrap_or(agent.settings.approval);
+        agent.spawn(
             id,
             Some(lease),
             Spawn {
@@ -612,9 +863,18 @@ impl Agent {
                 policy,
                 prompt: req.prompt,
                 prompt_meta: None,
-                caps: self.settings.prompt_caps.for_run(&req.limits),
+                images,
+                caps: agent.settings.prompt_caps.for_run(&req.limits),
             },
+            Box::new(sink),
         )
+    }
+
+    /// [`Agent::start`] with a channel for the events (tests, benches).
+    pub fn watch(&self, target: Target, req: TurnRequest) -> Result<Watched, StartError> {
+        let (tx, events) = channel();
+        let handle = self.start(target, req, tx)?;
+        Ok(Watched { handle, events })
     }
 
     /// Runs the turn loop on its own thread in session `id` (the hook plan runs use for a
@@ -626,21 +886,19 @@ impl Agent {
         id: String,
         lease: Option<Lease>,
         s: Spawn,
+        mut sink: Box<dyn TurnSink>,
     ) -> Result<TurnHandle, StartError> {
-        let meta = self.meta();
+        let mut meta = self.meta();
         let Spawn {
             ledger,
             budget,
             policy,
             prompt,
             prompt_meta,
+            images,
             caps,
         } = s;
-        let (ev_tx, ev_rx) = channel();
-        let (front_tx, inner_rx, cancel) = command_relay("turn-commands")?;
-        let _ = ev_tx.send(TurnEvent::Started {
-            session_id: id.clone(),
-        });
+        let (commands, inner_rx, cancel) = Commands::channel();
         let sessions = self.sessions.clone();
         let settings = self.settings.clone();
         let factory = self.factory.clone();
@@ -650,13 +908,16 @@ impl Agent {
         let thread = std::thread::Builder::new()
             .name("turn".into())
             .spawn(move || {
+                sink.event(TurnEvent::Started {
+                    session_id: sid.clone(),
+                });
                 let provider = match factory() {
                     Ok(p) => p,
                     Err(e) => {
                         drop(lease);
-                        let _ = ev_tx.send(TurnEvent::Finished {
+                        sink.event(TurnEvent::Finished {
                             reason: FinishReason::Failed {
-                                code: "config".into(),
+                                code: FailCode::Config.into(),
                                 message: e.message,
                             },
                             usage: Usage::default(),
@@ -664,12 +925,14 @@ impl Agent {
                         return;
                     }
                 };
+                // What the turn stores names the provider that answered.
+                meta.provider = Some(provider.name().to_string());
                 let t = turn::Turn {
                     sessions,
                     settings,
                     session_id: sid,
                     provider,
-                    events: ev_tx,
+                    sink,
                     commands: inner_rx,
                     cancel: cancel2,
                     ledger,
@@ -679,20 +942,17 @@ impl Agent {
                     meta,
                     lease,
                     prompt_meta,
+                    images,
                     ext,
                     caps,
                     caps_start: Default::default(),
                 };
                 t.run(prompt);
             })
-            .map_err(|e| StartError {
-                code: "store",
-                message: format!("cannot start a thread: {e}"),
-            })?;
+            .map_err(thread_error)?;
         Ok(TurnHandle {
             session_id: id,
-            events: ev_rx,
-            commands: front_tx,
+            commands,
             cancel,
             thread: Some(thread),
         })
@@ -708,7 +968,7 @@ impl Agent {
         }
         let _lease = self.lease(&id)?;
         let mut provider = (self.factory)().map_err(|e| StartError {
-            code: "config",
+            code: StartCode::Config,
             message: e.message,
         })?;
         let c = compact::compact_with(
@@ -719,7 +979,7 @@ impl Agent {
             &self.meta(),
         )
         .map_err(|m| StartError {
-            code: "provider",
+            code: StartCode::Provider,
             message: m,
         })?;
         let header = self.sessions.header(&id)?;
@@ -745,125 +1005,6 @@ impl FinishReason {
             FinishReason::Cancelled => "cancelled",
             FinishReason::LimitReached(_) => "limit_reached",
             FinishReason::Failed { .. } => "failed",
-        }
-    }
-}
-
-fn kind_str(k: ToolKind) -> &'static str {
-    match k {
-        ToolKind::Read => "read",
-        ToolKind::Edit => "edit",
-        ToolKind::Command => "command",
-        ToolKind::Plan => "plan",
-    }
-}
-
-fn usage_json(u: &Usage) -> Value {
-    json!({"input_tokens": u.input_tokens, "output_tokens": u.output_tokens})
-}
-
-/// An event as the JSON lines of `neocode run --json` and the bridge: one object with a `type`
-/// field. A failed finish is preceded by an `error` line.
-pub fn event_json(e: &TurnEvent) -> Vec<Value> {
-    match e {
-        TurnEvent::Started { session_id } => {
-            vec![json!({"type": "session_init", "session_id": session_id})]
-        }
-        TurnEvent::TextDelta(t) => vec![json!({"type": "text_delta", "text": t})],
-        TurnEvent::ReasoningDelta(t) => vec![json!({"type": "reasoning_delta", "text": t})],
-        TurnEvent::AssistantStored { seq, usage } => {
-            vec![json!({"type": "message_stored", "seq": seq, "usage": usage_json(usage)})]
-        }
-        TurnEvent::ToolCall {
-            call,
-            kind,
-            summary,
-        } => vec![
-            json!({"type": "tool_call", "call_id": call.id, "name": call.name,
-            "arguments": call.arguments, "kind": kind_str(*kind), "summary": summary}),
-        ],
-        TurnEvent::ApprovalNeeded {
-            call,
-            summary,
-            reason,
-        } => vec![
-            json!({"type": "approval_request", "call_id": call.id, "name": call.name,
-            "arguments": call.arguments, "summary": summary, "reason": reason}),
-        ],
-        TurnEvent::ToolResult {
-            call_id,
-            text,
-            is_error,
-            seq,
-        } => vec![
-            json!({"type": "tool_result", "call_id": call_id, "text": text,
-            "is_error": is_error, "seq": seq}),
-        ],
-        TurnEvent::Warning { code, message } => {
-            vec![json!({"type": "warning", "code": code, "message": message})]
-        }
-        TurnEvent::PlanProposed {
-            plan,
-            layers,
-            approved,
-        } => vec![
-            json!({"type": "plan_proposed", "steps": plan.steps, "layers": layers,
-            "approved": approved}),
-        ],
-        TurnEvent::StepStarted {
-            step_id,
-            title,
-            session_id,
-            retry,
-        } => vec![
-            json!({"type": "step_started", "step_id": step_id, "title": title,
-            "session_id": session_id, "retry": retry}),
-        ],
-        TurnEvent::Step { step_id, event } => event_json(event)
-            .into_iter()
-            .map(|mut v| {
-                v["step_id"] = Value::String(step_id.clone());
-                v
-            })
-            .collect(),
-        TurnEvent::StepFinished {
-            step_id,
-            outcome,
-            usage,
-            elapsed_ms,
-        } => {
-            let mut v = json!({"type": "step_finished", "step_id": step_id,
-                "usage": usage_json(usage), "elapsed_ms": elapsed_ms});
-            match outcome {
-                Ok(answer) => {
-                    v["status"] = "completed".into();
-                    v["result"] = answer.clone().into();
-                }
-                Err(f) => {
-                    v["status"] = if f.error_type == plan::SKIPPED {
-                        "skipped".into()
-                    } else {
-                        "failed".into()
-                    };
-                    v["error_type"] = f.error_type.clone().into();
-                    v["message"] = f.message.clone().into();
-                }
-            }
-            vec![v]
-        }
-        TurnEvent::Finished { reason, usage } => {
-            let mut out = Vec::new();
-            let mut fin =
-                json!({"type": "finish", "reason": reason.as_str(), "usage": usage_json(usage)});
-            match reason {
-                FinishReason::Failed { code, message } => {
-                    out.push(json!({"type": "error", "code": code, "message": message}));
-                }
-                FinishReason::LimitReached(why) => fin["limit"] = Value::String(why.clone()),
-                FinishReason::Completed | FinishReason::Cancelled => {}
-            }
-            out.push(fin);
-            out
         }
     }
 }

@@ -9,10 +9,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::runtime::Sessions;
+use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
-use crate::runtime::context::{self, ProjectContext, Skills, skills};
 use crate::runtime::mcp::{McpImage, McpManager};
-use crate::runtime::tools::{CancelFlag, ToolKind, ToolOutput};
+use crate::runtime::project_context::{self, ProjectContext, Skills, skills};
+use crate::runtime::tools::{ToolKind, ToolOutput};
 use crate::session::Session;
 
 /// The per-process extensions of an [`super::Agent`]: where personal instructions and skills
@@ -71,7 +72,7 @@ impl Extensions {
         ProjectContext::gather(
             &self.home,
             &self.root,
-            &context::touched_paths(&session.messages),
+            &project_context::touched_paths(&session.messages),
             session.header.skills.as_ref(),
         )
     }

@@ -4,18 +4,21 @@
 //! assistant message when its stream ends, each tool result as it completes, each together
 //! with the header state (status, ledger) in one transaction.
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::lease::Lease;
-use super::{FinishReason, TurnCommand, TurnEvent, approval, compact, context, ledger};
+use super::{
+    FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode, approval, compact, ledger, window,
+};
 use crate::runtime::Sessions;
+use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
 use crate::runtime::provider::openai::redact;
 use crate::runtime::provider::{Completion, ErrorKind, Provider, StreamEvent};
-use crate::runtime::tools::{self, CancelFlag, ToolContext, ToolKind, ToolOutput};
+use crate::runtime::tools::{self, ToolContext, ToolKind, ToolOutput};
 use crate::session::{
     AppendMeta, NewMessage, Part, Plan, Role, RuntimeLedger, StateUpdate, Status, Step, StepStatus,
     StepUpdate, ToolCall, Usage, now_ms,
@@ -27,7 +30,8 @@ pub(super) struct Turn {
     pub settings: Settings,
     pub session_id: String,
     pub provider: Box<dyn Provider>,
-    pub events: Sender<TurnEvent>,
+    /// Where the events go (called on this thread).
+    pub sink: Box<dyn super::TurnSink>,
     pub commands: Receiver<TurnCommand>,
     pub cancel: CancelFlag,
     pub ledger: RuntimeLedger,
@@ -42,6 +46,8 @@ pub(super) struct Turn {
     pub lease: Option<Lease>,
     /// Metadata stored with the prompt's user message.
     pub prompt_meta: Option<Value>,
+    /// Images stored with the prompt's user message.
+    pub images: Vec<super::images::Image>,
     /// Project context, `skill` and MCP tools.
     pub ext: std::sync::Arc<super::project::Extensions>,
     /// What this prompt may spend on its own, counted from `caps_start`.
@@ -55,7 +61,7 @@ type Flow = Result<(), FinishReason>;
 
 fn store_failed(e: impl std::fmt::Display) -> FinishReason {
     FinishReason::Failed {
-        code: "store".into(),
+        code: FailCode::Store.into(),
         message: format!("cannot write the session: {e}"),
     }
 }
@@ -78,9 +84,8 @@ enum Answer {
 }
 
 impl Turn {
-    fn emit(&self, e: TurnEvent) {
-        // A front end that went away does not stop the turn: the session is still written.
-        let _ = self.events.send(e);
+    fn emit(&mut self, e: TurnEvent) {
+        self.sink.event(e);
     }
 
     fn key(&self) -> Option<&str> {
@@ -92,7 +97,7 @@ impl Turn {
         let started = std::time::Instant::now();
         if let Some(w) = tools::sandbox::status(&self.settings.sandbox).warning() {
             self.emit(TurnEvent::Warning {
-                code: "sandbox".into(),
+                code: WarningCode::Sandbox.into(),
                 message: w,
             });
         }
@@ -143,7 +148,7 @@ impl Turn {
             .map_err(store_failed)?;
         if !dangling.is_empty() {
             self.emit(TurnEvent::Warning {
-                code: "replaying_interrupted_calls".into(),
+                code: WarningCode::ReplayingInterruptedCalls.into(),
                 message: format!(
                     "{} tool call(s) were interrupted before their results were stored; they are offered again (at least once: a replayed call may repeat its effects)",
                     dangling.len()
@@ -159,17 +164,33 @@ impl Turn {
             };
             let mut msg = NewMessage::text(Role::User, p);
             msg.tool_metadata = self.prompt_meta.take();
+            for img in std::mem::take(&mut self.images) {
+                let a = self
+                    .sessions
+                    .save_asset(&self.session_id, img.mime, &img.bytes)
+                    .map_err(store_failed)?;
+                msg.parts.push(Part::Image {
+                    asset_id: a.id,
+                    mime_type: Some(img.mime.to_string()),
+                });
+            }
             self.append(msg, update)?;
         }
+        // Read whole once; before each model call only what changed since is read.
+        let mut session = self.sessions.load(&self.session_id).map_err(store_failed)?;
+        let mut fresh = true;
         loop {
             if self.cancel.is_cancelled() {
                 return Err(FinishReason::Cancelled);
             }
-            let session = self.sessions.load(&self.session_id).map_err(store_failed)?;
+            if !fresh {
+                self.catch_up(&mut session)?;
+            }
+            fresh = false;
             match session.messages.last() {
                 Some(m) if m.role == Role::User || m.role == Role::Tool => {}
                 // A reply that was cut off is asked for again.
-                Some(m) if context::is_incomplete(m) => {}
+                Some(m) if window::is_incomplete(m) => {}
                 // Nothing unanswered (e.g. continuing a finished session without a prompt).
                 _ => return Ok(()),
             }
@@ -178,48 +199,7 @@ impl Turn {
             {
                 return Err(FinishReason::LimitReached(why));
             }
-            let last_prompt = session
-                .messages
-                .iter()
-                .rev()
-                .find(|m| m.role == Role::Assistant)
-                .map_or(0, |m| m.usage.input_tokens);
-            let threshold = (self.settings.context_window as f64 * self.settings.compact_at) as u64;
-            let session = if last_prompt >= threshold && session.messages.len() > 2 {
-                self.emit(TurnEvent::Warning {
-                    code: "compacting".into(),
-                    message: format!(
-                        "the last prompt used {last_prompt} of {} context tokens; compacting the transcript",
-                        self.settings.context_window
-                    ),
-                });
-                match compact::compact_with(
-                    &self.sessions,
-                    &self.session_id,
-                    self.provider.as_mut(),
-                    &self.cancel,
-                    &self.meta,
-                ) {
-                    Ok(c) => {
-                        // Lifetime usage stays in the ledger; only context totals reset.
-                        self.ledger.usage.input_tokens += c.usage.input_tokens;
-                        self.ledger.usage.output_tokens += c.usage.output_tokens;
-                        if let Some(b) = &self.budget {
-                            b.add_tokens(c.usage);
-                        }
-                        self.usage.input_tokens += c.usage.input_tokens;
-                        self.usage.output_tokens += c.usage.output_tokens;
-                        self.set_status(Status::Running)?;
-                    }
-                    Err(e) => self.emit(TurnEvent::Warning {
-                        code: "compaction_failed".into(),
-                        message: format!("compaction failed, nothing changed: {e}"),
-                    }),
-                }
-                self.sessions.load(&self.session_id).map_err(store_failed)?
-            } else {
-                session
-            };
+            self.compact_if_full(&mut session)?;
             let mut warnings = Vec::new();
             let extra = self.ext.prepare(&session, &mut |code, message| {
                 warnings.push((code.to_string(), message))
@@ -227,16 +207,16 @@ impl Turn {
             for (code, message) in warnings {
                 self.emit(TurnEvent::Warning { code, message });
             }
-            let req = context::build_with(&self.sessions, &session, &extra.system, extra.tools);
+            let req = window::build_with(&self.sessions, &session, &extra.system, extra.tools);
             // Reserved as late as possible: the request is made right after.
             if let Some(b) = &self.budget
                 && let Err(why) = b.reserve_model_call()
             {
                 return Err(FinishReason::LimitReached(why));
             }
-            let events = self.events.clone();
+            let sink = &mut self.sink;
             let mut on = |e: StreamEvent| {
-                let _ = events.send(match e {
+                sink.event(match e {
                     StreamEvent::Text(t) => TurnEvent::TextDelta(t),
                     StreamEvent::Reasoning(r) => TurnEvent::ReasoningDelta(r),
                     StreamEvent::Retrying {
@@ -245,7 +225,7 @@ impl Turn {
                         of,
                         wait,
                     } => TurnEvent::Warning {
-                        code: "retrying".into(),
+                        code: WarningCode::Retrying.into(),
                         message: StreamEvent::retry_text(status, attempt, of, wait),
                     },
                 });
@@ -283,6 +263,67 @@ impl Turn {
             }
             self.run_calls(&completion.tool_calls, false)?;
         }
+    }
+
+    /// Compacts the transcript when the last prompt filled the context window past the
+    /// threshold; the loaded session is read whole again afterwards.
+    fn compact_if_full(&mut self, session: &mut crate::session::Session) -> Flow {
+        let last_prompt = session
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .map_or(0, |m| m.usage.input_tokens);
+        let threshold = (self.settings.context_window as f64 * self.settings.compact_at) as u64;
+        if last_prompt >= threshold && session.messages.len() > 2 {
+            self.emit(TurnEvent::Compacting {
+                message: format!(
+                    "the last prompt used {last_prompt} of {} context tokens; compacting the transcript",
+                    self.settings.context_window
+                ),
+            });
+            match compact::compact_with(
+                &self.sessions,
+                &self.session_id,
+                self.provider.as_mut(),
+                &self.cancel,
+                &self.meta,
+            ) {
+                Ok(c) => {
+                    // Lifetime usage stays in the ledger; only context totals reset.
+                    self.ledger.usage.input_tokens += c.usage.input_tokens;
+                    self.ledger.usage.output_tokens += c.usage.output_tokens;
+                    if let Some(b) = &self.budget {
+                        b.add_tokens(c.usage);
+                    }
+                    self.usage.input_tokens += c.usage.input_tokens;
+                    self.usage.output_tokens += c.usage.output_tokens;
+                    self.set_status(Status::Running)?;
+                }
+                Err(e) => self.emit(TurnEvent::CompactionFailed {
+                    message: format!("compaction failed, nothing changed: {e}"),
+                }),
+            }
+            // The transcript was replaced: read whole again.
+            *session = self.sessions.load(&self.session_id).map_err(store_failed)?;
+        }
+        Ok(())
+    }
+
+    /// Brings the loaded session up to date for the next model call: the header and plan
+    /// progress (tools change them) and the messages stored since it was read (this turn's
+    /// appends), not the whole transcript again.
+    fn catch_up(&self, session: &mut crate::session::Session) -> Flow {
+        let id = &self.session_id;
+        session.header = self.sessions.header(id).map_err(store_failed)?;
+        session.plan_progress = self.sessions.plan_progress(id).map_err(store_failed)?;
+        let last = session.messages.last().map_or(0, |m| m.seq);
+        let new = self
+            .sessions
+            .messages(id, last + 1, i64::MAX)
+            .map_err(store_failed)?;
+        session.messages.extend(new);
+        Ok(())
     }
 
     /// Stores what arrived of a reply that stopped early (tool calls of an unfinished reply
@@ -528,7 +569,7 @@ impl Turn {
                 }
                 Ok(TurnCommand::Cancel) => return Ok(Answer::Cancelled),
                 Ok(other) => self.emit(TurnEvent::Warning {
-                    code: "unexpected_command".into(),
+                    code: WarningCode::UnexpectedCommand.into(),
                     message: format!("ignored {other:?}: waiting for an answer about {}", call.id),
                 }),
                 Err(RecvTimeoutError::Timeout) => {}

@@ -313,8 +313,8 @@ pub enum Outcome {
 
 /// Writes one converted session in a transaction of its own: new, updated, unchanged, or
 /// refused with a reason. [`import_files`] is the fast path for many.
-pub fn apply(rt: &Sessions, doc: SessionFile) -> Result<Outcome> {
-    let store = rt.store();
+pub fn apply(sessions: &Sessions, doc: SessionFile) -> Result<Outcome> {
+    let store = sessions.store();
     store.bulk_import(|bulk| {
         bulk.begin_file()?;
         match put(store, bulk, doc) {
@@ -413,13 +413,13 @@ fn commit_batch(
 /// that made it durable, so a crash or Ctrl-C leaves whole sessions and a re-run skips
 /// exactly the files that were reported.
 pub fn import_files(
-    rt: &Sessions,
+    sessions: &Sessions,
     tool: SourceTool,
     files: Vec<Todo>,
     batch_bytes: u64,
     mut on: impl FnMut(Progress),
 ) -> Result<()> {
-    let store = rt.store();
+    let store = sessions.store();
     let paths: Vec<PathBuf> = files.iter().map(|t| t.path.clone()).collect();
     let mut pending: Vec<FileDone> = Vec::new();
     let mut batch = 0u64;
@@ -514,12 +514,12 @@ pub fn import_files(
 
 /// Whether an existing imported session of `tool` with this id has this stamp (the fast skip).
 pub fn unchanged(
-    rt: &Sessions,
+    sessions: &Sessions,
     tool: SourceTool,
     source_id: &str,
     stamp: &str,
 ) -> Result<Option<String>> {
-    Ok(rt
+    Ok(sessions
         .store()
         .find_imported(tool.as_str(), source_id)?
         .filter(|r| r.stamp.as_deref() == Some(stamp))

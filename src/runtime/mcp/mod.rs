@@ -31,7 +31,8 @@ use tokio::io::AsyncBufReadExt;
 
 pub use config::ServerConfig;
 
-use super::tools::{CancelFlag, ToolKind};
+use super::cancel::CancelFlag;
+use super::tools::ToolKind;
 
 /// Variables a server inherits from neocode's environment; everything else must be named in
 /// its `env` table (Codex passes the same base).
@@ -239,16 +240,34 @@ impl std::fmt::Debug for McpManager {
     }
 }
 
+/// Why the MCP servers cannot be managed at all (one server failing is a
+/// [`ServerState`], not this).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum McpError {
+    /// The async runtime the servers run on cannot start.
+    #[error("cannot start the MCP runtime: {0}")]
+    Runtime(String),
+    /// The `[mcp]` tables cannot be read.
+    #[error("{0}")]
+    Config(String),
+}
+
+impl From<McpError> for String {
+    fn from(e: McpError) -> String {
+        e.to_string()
+    }
+}
+
 impl McpManager {
     /// A manager for `servers`; nothing starts yet. Servers run in `workdir` (the workspace
     /// root) unless their table says `cwd` (relative to `workdir`).
-    pub fn new(servers: Vec<ServerConfig>, workdir: &Path) -> Result<McpManager, String> {
+    pub fn new(servers: Vec<ServerConfig>, workdir: &Path) -> Result<McpManager, McpError> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("neocode-mcp")
             .enable_all()
             .build()
-            .map_err(|e| format!("cannot start the MCP runtime: {e}"))?;
+            .map_err(|e| McpError::Runtime(e.to_string()))?;
         let slots = servers
             .into_iter()
             .map(|cfg| {
@@ -288,8 +307,8 @@ impl McpManager {
     }
 
     /// A manager for the servers of `<home>/config.toml`.
-    pub fn from_home(home: &Path, workdir: &Path) -> Result<McpManager, String> {
-        McpManager::new(config::load(home)?, workdir)
+    pub fn from_home(home: &Path, workdir: &Path) -> Result<McpManager, McpError> {
+        McpManager::new(config::load(home).map_err(McpError::Config)?, workdir)
     }
 
     /// Whether any server is configured.

@@ -10,7 +10,7 @@ use serde_json::Value;
 pub use openai::{OpenAi, OpenAiSettings};
 pub use sse::{Completion, Folder, StreamEvent};
 
-use super::tools::CancelFlag;
+use super::cancel::CancelFlag;
 
 /// One model call: the conversation and the tools, in OpenAI's shape.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::sse::{Completion, Folder, StreamEvent};
 use super::{ChatRequest, ErrorKind, Provider, ProviderError};
-use crate::runtime::tools::CancelFlag;
+use crate::runtime::cancel::CancelFlag;
 
 /// How to reach the model.
 #[derive(Clone, PartialEq, Eq)]
@@ -207,9 +207,12 @@ fn secs(d: Duration) -> String {
     }
 }
 
+/// The name sessions store for this provider.
+pub const NAME: &str = "openai";
+
 impl Provider for OpenAi {
     fn name(&self) -> &str {
-        "openai"
+        NAME
     }
 
     fn model(&self) -> &str {

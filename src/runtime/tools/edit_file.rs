@@ -18,7 +18,17 @@ pub(super) const SPEC: ToolSpec = ToolSpec {
     parameters: schema,
     kind: ToolKind::Edit,
     run,
+    summary: None,
+    preview: Some(preview),
 };
+
+fn preview(v: &Value) -> super::Preview {
+    let get = |a: &str, b: &str| super::arg(v, a).or(super::arg(v, b)).map(str::to_string);
+    super::Preview {
+        old: get("old_string", "old"),
+        new: get("new_string", "new"),
+    }
+}
 
 fn schema() -> Value {
     json!({

@@ -18,7 +18,20 @@ pub(super) const SPEC: ToolSpec = ToolSpec {
     parameters: schema,
     kind: ToolKind::Read,
     run,
+    summary: Some(summary),
+    preview: None,
 };
+
+fn summary(v: &Value) -> String {
+    let get = |k: &str| super::arg(v, k);
+    let pattern = get("pattern").unwrap_or("");
+    match (get("path"), get("glob")) {
+        (Some(p), Some(g)) => format!("grep {pattern} in {p} ({g})"),
+        (Some(p), None) => format!("grep {pattern} in {p}"),
+        (None, Some(g)) => format!("grep {pattern} ({g})"),
+        (None, None) => format!("grep {pattern}"),
+    }
+}
 
 /// Matching lines shown before the rest is only counted.
 const MAX_MATCHES: usize = 200;

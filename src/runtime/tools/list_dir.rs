@@ -14,7 +14,13 @@ pub(super) const SPEC: ToolSpec = ToolSpec {
     parameters: schema,
     kind: ToolKind::Read,
     run,
+    summary: Some(summary),
+    preview: None,
 };
+
+fn summary(v: &Value) -> String {
+    format!("list_dir {}", super::arg(v, "path").unwrap_or("."))
+}
 
 /// Entries shown before the rest is only counted.
 const MAX_ENTRIES: usize = 500;

@@ -23,8 +23,6 @@ pub mod sandbox;
 mod write_file;
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -56,6 +54,21 @@ pub struct ToolSpec {
     pub kind: ToolKind,
     /// Carries the call out (blocking); bad arguments are error results.
     pub run: fn(&str, &ToolContext) -> ToolOutput,
+    /// One line saying what a call does, from its parsed arguments (`None`: the name and
+    /// the `path` argument, if any).
+    pub summary: Option<fn(&Value) -> String>,
+    /// The change a call makes, from its parsed arguments, shown before and after it runs
+    /// (`None`: it changes no file text).
+    pub preview: Option<fn(&Value) -> Preview>,
+}
+
+/// The change a file tool's call makes: the text it replaces and the text it writes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Preview {
+    /// The text replaced (`None`: a whole file written).
+    pub old: Option<String>,
+    /// The text written.
+    pub new: Option<String>,
 }
 
 /// How commands are confined (see `docs/SECURITY.md`).
@@ -92,22 +105,7 @@ pub struct SandboxSettings {
     pub env_allow: Vec<String>,
 }
 
-/// A flag a front end raises to cancel the running turn; tools poll it and kill what they
-/// started.
-#[derive(Debug, Clone, Default)]
-pub struct CancelFlag(Arc<AtomicBool>);
-
-impl CancelFlag {
-    /// Raises the flag.
-    pub fn cancel(&self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-
-    /// Whether the flag is raised.
-    pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
-    }
-}
+pub use crate::runtime::cancel::CancelFlag;
 
 /// Everything a tool call may use.
 #[derive(Debug, Clone)]
@@ -203,7 +201,14 @@ const UPDATE_PLAN: ToolSpec = ToolSpec {
     parameters: plan_schema,
     kind: ToolKind::Plan,
     run: plan_not_here,
+    summary: Some(plan_summary),
+    preview: None,
 };
+
+fn plan_summary(v: &Value) -> String {
+    let n = v.get("steps").and_then(Value::as_array).map_or(0, Vec::len);
+    format!("update_plan ({n} steps)")
+}
 
 /// The registry, in the order the model sees it.
 pub fn specs() -> &'static [ToolSpec] {
@@ -264,41 +269,39 @@ pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// One line saying what a call does (path, command, pattern), for cards and logs. Not yet
-/// sanitised: views sanitise everything they print.
+/// One line saying what a call does (path, command, pattern), for cards and logs: the
+/// tool's own [`ToolSpec::summary`], else its name and `path`. Not yet sanitised: views
+/// sanitise everything they print.
 pub fn summary(name: &str, arguments: &str) -> String {
     let v: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
-    let get = |k: &str| v.get(k).and_then(Value::as_str);
-    let one_line = |s: &str| {
-        let first = s.lines().next().unwrap_or("");
-        let mut out: String = first.chars().take(160).collect();
-        if out.len() < s.len() {
-            out.push_str(" …");
-        }
-        out
-    };
-    match name {
-        "run_command" => match get("command") {
-            Some(c) => format!("{name} {}", one_line(c)),
-            None => name.to_string(),
-        },
-        "grep" => {
-            let pattern = get("pattern").unwrap_or("");
-            match (get("path"), get("glob")) {
-                (Some(p), Some(g)) => format!("{name} {pattern} in {p} ({g})"),
-                (Some(p), None) => format!("{name} {pattern} in {p}"),
-                (None, Some(g)) => format!("{name} {pattern} ({g})"),
-                (None, None) => format!("{name} {pattern}"),
-            }
-        }
-        "list_dir" => format!("{name} {}", get("path").unwrap_or(".")),
-        "update_plan" => {
-            let n = v.get("steps").and_then(Value::as_array).map_or(0, Vec::len);
-            format!("{name} ({n} steps)")
-        }
-        _ => match get("path") {
-            Some(p) => format!("{name} {p}"),
-            None => name.to_string(),
-        },
+    if let Some(f) = spec(name).and_then(|s| s.summary) {
+        return f(&v);
     }
+    match v.get("path").and_then(Value::as_str) {
+        Some(p) => format!("{name} {p}"),
+        None => name.to_string(),
+    }
+}
+
+/// The change a call makes ([`ToolSpec::preview`]); `None` for other tools and arguments
+/// that are not JSON.
+pub fn preview(name: &str, arguments: &str) -> Option<Preview> {
+    let f = spec(name)?.preview?;
+    let v: Value = serde_json::from_str(arguments).ok()?;
+    Some(f(&v))
+}
+
+/// The first line of `s`, at most 160 characters (` …` when cut).
+pub(crate) fn one_line(s: &str) -> String {
+    let first = s.lines().next().unwrap_or("");
+    let mut out: String = first.chars().take(160).collect();
+    if out.len() < s.len() {
+        out.push_str(" …");
+    }
+    out
+}
+
+/// A string argument of a call.
+pub(crate) fn arg<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
+    v.get(k).and_then(Value::as_str)
 }

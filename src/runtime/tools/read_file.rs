@@ -16,6 +16,8 @@ pub(super) const SPEC: ToolSpec = ToolSpec {
     parameters: schema,
     kind: ToolKind::Read,
     run,
+    summary: None,
+    preview: None,
 };
 
 /// Lines returned when the model gives no limit.

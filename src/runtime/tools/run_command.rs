@@ -25,7 +25,16 @@ pub(super) const SPEC: ToolSpec = ToolSpec {
     parameters: schema,
     kind: ToolKind::Command,
     run,
+    summary: Some(summary),
+    preview: None,
 };
+
+fn summary(v: &Value) -> String {
+    match super::arg(v, "command") {
+        Some(c) => format!("run_command {}", super::one_line(c)),
+        None => "run_command".to_string(),
+    }
+}
 
 /// How often the loop looks at the clock and the cancel flag.
 const TICK_MS: i32 = 50;

@@ -19,7 +19,16 @@ pub(super) const SPEC: ToolSpec = ToolSpec {
     parameters: schema,
     kind: ToolKind::Edit,
     run,
+    summary: None,
+    preview: Some(preview),
 };
+
+fn preview(v: &Value) -> super::Preview {
+    super::Preview {
+        old: None,
+        new: super::arg(v, "content").map(str::to_string),
+    }
+}
 
 fn schema() -> Value {
     json!({

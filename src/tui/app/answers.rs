@@ -98,7 +98,6 @@ impl App {
                 Vec::new()
             }
             Reply::Appended { seq, .. } => self.on_appended(seq),
-            Reply::Sent { .. } => self.on_sent(),
             Reply::Files(files) => {
                 self.conv.files = Some(files);
                 self.complete_path();
@@ -229,7 +228,7 @@ impl App {
         assets: Vec<AssetMeta>,
         interrupted: Vec<ToolCall>,
         steps: Vec<StepConversation>,
-        context: Box<crate::runtime::context::ContextReport>,
+        context: Box<crate::runtime::project_context::ContextReport>,
     ) -> Vec<Effect> {
         if !self.current(Slot::Detail, token) {
             return Vec::new();

@@ -255,6 +255,13 @@ impl App {
         effects
     }
 
+    /// What a one-call intent of the agent came to ([`crate::tui::Msg::Outcome`]).
+    pub fn on_outcome(&mut self, outcome: crate::tui::Outcome) -> Vec<Effect> {
+        let effects = self.outcome(outcome);
+        self.settle();
+        effects
+    }
+
     /// Called about once a second: asks whether another process changed the database, so
     /// sessions an agent in another terminal writes show up live.
     pub fn tick(&mut self) -> Vec<Effect> {

@@ -70,31 +70,10 @@ impl App {
         self.refresh_open_turn()
     }
 
-    /// A warning or an outcome the turn reports (model, compaction, MCP).
+    /// A warning the turn reports (a failed MCP server, a skill, a replay).
     pub(super) fn turn_warning(&mut self, code: String, message: String) -> Vec<Effect> {
         let msg = sanitize::line(&message).into_owned();
         match code.as_str() {
-            "model_set" => {
-                self.say(msg);
-                let mut effects = self.refresh_detail();
-                effects.extend(self.reload_list());
-                return effects;
-            }
-            "model_failed" => {
-                self.conv.model_switch = None;
-                self.fail(msg);
-            }
-            "compacted" => {
-                // The transcript starts again at #1: a finished turn's cell (its
-                // prompt, text and cards) must not be drawn again after the summary.
-                if self.conv.live.as_ref().is_some_and(|l| l.finished) {
-                    self.conv.live = None;
-                }
-                self.say(msg);
-                let mut effects = self.refresh_detail();
-                effects.extend(self.reload_list());
-                return effects;
-            }
             code if code.ends_with("_failed") && code != "mcp_server_failed" => self.fail(msg),
             "mcp_server_failed" => {
                 // "MCP server `name`: why": the status line keeps the name.

@@ -12,7 +12,6 @@ use crate::sanitize;
 use crate::tui::conversation::commands::PlanOpts;
 use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::live::{CardState, Live};
-use crate::tui::worker::Request;
 
 impl App {
     /// Whether the open session is the live turn's.
@@ -23,6 +22,46 @@ impl App {
         ) {
             (Some(s), Some(d)) => *s == d.id,
             _ => false,
+        }
+    }
+
+    /// What a one-call intent of the agent came to (`/compact`, `/model NAME`,
+    /// `/approve network`, `/skill`).
+    pub(super) fn outcome(&mut self, o: crate::tui::Outcome) -> Vec<Effect> {
+        use crate::tui::Intent;
+        let ok = o.result.is_ok();
+        let msg = sanitize::line(o.result.as_ref().unwrap_or_else(|e| e)).into_owned();
+        match (o.intent, ok) {
+            (Intent::Model, true) => {
+                self.say(msg);
+                let mut effects = self.refresh_detail();
+                effects.extend(self.reload_list());
+                effects
+            }
+            (Intent::Model, false) => {
+                self.conv.model_switch = None;
+                self.fail(msg);
+                Vec::new()
+            }
+            (Intent::Compact, true) => {
+                // The transcript starts again at #1: a finished turn's cell (its prompt, text
+                // and cards) must not be drawn again after the summary.
+                if self.conv.live.as_ref().is_some_and(|l| l.finished) {
+                    self.conv.live = None;
+                }
+                self.say(msg);
+                let mut effects = self.refresh_detail();
+                effects.extend(self.reload_list());
+                effects
+            }
+            (Intent::Compact | Intent::Network | Intent::Skill, false) => {
+                self.fail(msg);
+                Vec::new()
+            }
+            (Intent::Network | Intent::Skill, true) => {
+                self.say(msg);
+                Vec::new()
+            }
         }
     }
 
@@ -62,6 +101,14 @@ impl App {
                 ..
             } => self.step_finished(step_id, outcome, elapsed_ms),
             TurnEvent::Step { step_id, event } => self.step_event(step_id, event),
+            TurnEvent::Compacting { message } => {
+                self.say(sanitize::line(&message).into_owned());
+                Vec::new()
+            }
+            TurnEvent::CompactionFailed { message } => {
+                self.fail(sanitize::line(&message).into_owned());
+                Vec::new()
+            }
             TurnEvent::Warning { code, message } => self.turn_warning(code, message),
             TurnEvent::Finished { reason, usage } => self.turn_finished(reason, usage),
         }
@@ -77,6 +124,15 @@ impl App {
 
     /// Starts a turn in the open session (or the new one being written).
     pub(super) fn start_turn(&mut self, text: Option<String>) -> Vec<Effect> {
+        self.start_turn_with(text, Vec::new())
+    }
+
+    /// Starts a turn whose message carries images (stored with it by the runtime).
+    fn start_turn_with(
+        &mut self,
+        text: Option<String>,
+        images: Vec<std::path::PathBuf>,
+    ) -> Vec<Effect> {
         let Some(session_id) = self.begin_live(text.clone()) else {
             return Vec::new();
         };
@@ -84,6 +140,7 @@ impl App {
         vec![Effect::Turn(TurnEffect::Start {
             session_id,
             text,
+            images,
             approval: self.approval(),
         })]
     }
@@ -160,36 +217,19 @@ impl App {
         Some(session_id)
     }
 
-    /// Sends a message: with images, they are stored first (as assets of the session) and
-    /// the turn answers the stored message.
+    /// Sends a message: with images, the turn stores them (as assets of the session) with
+    /// the message.
     pub(super) fn send(&mut self, text: String) -> Vec<Effect> {
         if self.conv.attachments.is_empty() {
             return self.start_turn(Some(text));
         }
-        let id = match (&self.browse.detail, self.conv.draft) {
-            (Some(d), false) => d.id.clone(),
-            _ => {
-                self.conv.composer.set_text(&text);
-                self.fail("Images attach to a saved session: send a first message, then /attach.");
-                return Vec::new();
-            }
-        };
-        let images = std::mem::take(&mut self.conv.attachments);
-        self.conv.pending_send = Some(text.clone());
-        self.say("Storing the images…");
-        vec![self.ask(None, Request::SendWithImages { id, text, images })]
-    }
-
-    /// The message with images is stored: its turn starts.
-    pub(super) fn on_sent(&mut self) -> Vec<Effect> {
-        let Some(text) = self.conv.pending_send.take() else {
-            return self.refresh_detail();
-        };
-        let effects = self.start_turn(None);
-        if let Some(l) = self.conv.live.as_mut() {
-            l.prompt = Some(text);
+        if self.conv.draft || self.browse.detail.is_none() {
+            self.conv.composer.set_text(&text);
+            self.fail("Images attach to a saved session: send a first message, then /attach.");
+            return Vec::new();
         }
-        effects
+        let images = std::mem::take(&mut self.conv.attachments);
+        self.start_turn_with(Some(text), images)
     }
 
     /// Answers the call asked about now.

@@ -191,7 +191,7 @@ pub struct Detail {
     /// Selected step of the Plan tab (index into [`Detail::plan_order`]).
     pub plan_sel: usize,
     /// Instruction files, skills and MCP servers its turns take in (Info tab).
-    pub context: Option<Box<crate::runtime::context::ContextReport>>,
+    pub context: Option<Box<crate::runtime::project_context::ContextReport>>,
 }
 
 impl Detail {

@@ -49,8 +49,6 @@ pub struct Conversation {
     pub path_matches: Vec<String>,
     /// Images to send with the next message (`/attach`, a pasted image path).
     pub attachments: Vec<PathBuf>,
-    /// A message with images being stored; its turn starts when it is.
-    pub(crate) pending_send: Option<String>,
     /// Approval policy chosen with `/approve` (else the agent's).
     pub policy: Option<ApprovalPolicy>,
     /// A turn is running: frames are paced for streaming.
@@ -82,7 +80,6 @@ impl Conversation {
             files: None,
             path_matches: Vec::new(),
             attachments: Vec::new(),
-            pending_send: None,
             policy: None,
             turn_running: false,
             model_before: None,

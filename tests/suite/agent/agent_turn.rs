@@ -18,7 +18,7 @@ const KEY: &str = "sk-agent-test-KEY-5f3a9c";
 
 fn run(agent: &Agent, target: Target, prompt: &str) -> (String, Vec<TurnEvent>) {
     let h = agent
-        .start(
+        .watch(
             target,
             TurnRequest {
                 prompt: Some(prompt.into()),
@@ -177,7 +177,7 @@ fn approved_edit_runs_denied_edit_does_not_and_the_model_sees_both() {
     .unwrap();
     let agent = env.agent(&srv);
     let h = agent
-        .start(
+        .watch(
             Target::New,
             TurnRequest {
                 prompt: Some("write two files".into()),
@@ -258,7 +258,7 @@ fn always_survives_a_restart() {
     let id = {
         let agent = env.agent(&srv);
         let h = agent
-            .start(
+            .watch(
                 Target::New,
                 TurnRequest {
                     prompt: Some("one".into()),
@@ -336,7 +336,7 @@ fn budget_is_enforced_across_a_restart_and_only_a_flag_raises_it() {
     // Restart: the stored ledger wins over a fresh one; no model call is made.
     let agent = env.agent(&srv);
     let h = agent
-        .start(Target::Resume(id.clone()), TurnRequest::default())
+        .watch(Target::Resume(id.clone()), TurnRequest::default())
         .unwrap();
     let evs = drive(&h, |_| None);
     assert!(matches!(finish(&evs), FinishReason::LimitReached(_)));
@@ -345,7 +345,7 @@ fn budget_is_enforced_across_a_restart_and_only_a_flag_raises_it() {
 
     // The user raises the limit explicitly.
     let h = agent
-        .start(
+        .watch(
             Target::Resume(id.clone()),
             TurnRequest {
                 limits: RuntimeLimits {
@@ -377,7 +377,7 @@ fn cancel_keeps_what_arrived_and_the_session_continues() {
     .unwrap();
     let agent = env.agent(&srv);
     let h = agent
-        .start(
+        .watch(
             Target::New,
             TurnRequest {
                 prompt: Some("count".into()),
@@ -428,7 +428,7 @@ fn a_running_session_cannot_be_started_twice() {
     .unwrap();
     let agent = env.agent(&srv);
     let h = agent
-        .start(
+        .watch(
             Target::New,
             TurnRequest {
                 prompt: Some("x".into()),
@@ -438,7 +438,7 @@ fn a_running_session_cannot_be_started_twice() {
         .unwrap();
     let other = env.agent(&srv);
     let Err(StartError { code, message }) =
-        other.start(Target::Resume(h.session_id.clone()), TurnRequest::default())
+        other.watch(Target::Resume(h.session_id.clone()), TurnRequest::default())
     else {
         panic!("second start succeeded");
     };
@@ -453,7 +453,7 @@ fn a_running_session_cannot_be_started_twice() {
     h.join();
     // Released: the other agent may continue it now (nothing is unanswered, so no model call).
     let h2 = other
-        .start(Target::Resume(sid), TurnRequest::default())
+        .watch(Target::Resume(sid), TurnRequest::default())
         .unwrap();
     assert_eq!(finish(&drive(&h2, |_| None)), FinishReason::Completed);
     assert_eq!(srv.request_count(), 1);
@@ -500,7 +500,7 @@ fn dangling_calls_rerun_exactly_the_unanswered_ones() {
         .unwrap();
     let agent = env.agent(&srv);
     let hd = agent
-        .start(Target::Resume(h.id.clone()), TurnRequest::default())
+        .watch(Target::Resume(h.id.clone()), TurnRequest::default())
         .unwrap();
     let mut approvals = Vec::new();
     let evs = drive(&hd, |e| match e {
@@ -608,7 +608,7 @@ fn automatic_compaction_past_the_share_of_the_window() {
     assert_eq!(finish(&evs), FinishReason::Completed);
     assert!(
         evs.iter()
-            .any(|e| matches!(e, TurnEvent::Warning { code, .. } if code == "compacting"))
+            .any(|e| matches!(e, TurnEvent::Compacting { .. }))
     );
     let s = env.sessions().load(&id).unwrap();
     assert_eq!(s.header.task_state.unwrap()["summary"], "short summary");
@@ -666,7 +666,7 @@ fn nothing_configured_says_what_to_set() {
     let env = Env::new(KEY, "");
     let settings = Settings::load_with(&env.home, &Overrides::default(), &|_| None).unwrap();
     let agent = Agent::new(env.sessions(), settings);
-    let Err(e) = agent.start(
+    let Err(e) = agent.watch(
         Target::New,
         TurnRequest {
             prompt: Some("x".into()),
@@ -678,6 +678,58 @@ fn nothing_configured_says_what_to_set() {
     assert_eq!(e.code, "config");
     assert!(e.message.contains("NEOCODE_BASE_URL"), "{}", e.message);
     assert_eq!(env.sessions().count().unwrap(), 0, "nothing was written");
+}
+
+#[test]
+fn a_prompt_carries_its_images_and_a_bad_one_refuses_the_turn_before_anything_is_written() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![Reply::text("A screenshot.")]).unwrap();
+    let agent = env.agent(&srv);
+    let notes = env.ws.join("notes.txt");
+    std::fs::write(&notes, "not an image").unwrap();
+    let Err(e) = agent.watch(
+        Target::New,
+        TurnRequest {
+            prompt: Some("look".into()),
+            images: vec![notes],
+            ..Default::default()
+        },
+    ) else {
+        panic!("started with a text file as an image");
+    };
+    assert_eq!(e.code, "usage");
+    assert!(e.message.contains("is not an image"), "{}", e.message);
+    assert_eq!(env.sessions().count().unwrap(), 0, "nothing was written");
+    let png = env.ws.join("shot.png");
+    std::fs::write(&png, b"\x89PNG\r\n\x1a\n0000").unwrap();
+    let h = agent
+        .watch(
+            Target::New,
+            TurnRequest {
+                prompt: Some("look".into()),
+                images: vec![png],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let evs = drive(&h, |_| None);
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    let s = env.sessions().load(&h.session_id).unwrap();
+    let user = &s.messages[0];
+    assert_eq!(user.text(), "look");
+    assert!(
+        user.parts
+            .iter()
+            .any(|p| matches!(p, Part::Image { mime_type: Some(m), .. } if m == "image/png")),
+        "{user:?}"
+    );
+    // The model got the image with the message.
+    assert!(
+        srv.requests()[0]
+            .json()
+            .to_string()
+            .contains("data:image/png;base64,"),
+    );
 }
 
 #[test]
@@ -708,7 +760,7 @@ fn images_from_assets_are_sent_as_data_urls() {
     let agent = env.agent(&srv);
     // No prompt: the stored user message has no answer yet, so the turn answers it.
     let hd = agent
-        .start(Target::Resume(h.id.clone()), TurnRequest::default())
+        .watch(Target::Resume(h.id.clone()), TurnRequest::default())
         .unwrap();
     assert_eq!(finish(&drive(&hd, |_| None)), FinishReason::Completed);
     let req = srv.requests()[0].json();
@@ -757,7 +809,7 @@ fn calls_stopped_by_a_budget_or_cancel_are_answered_not_run() {
 
     // Raising the limit continues with the model, which sees all three answers.
     let h = agent
-        .start(
+        .watch(
             Target::Resume(id.clone()),
             TurnRequest {
                 limits: RuntimeLimits {

@@ -52,7 +52,7 @@ fn draft(plan: &Value) -> Vec<Reply> {
 }
 
 fn plan_run(agent: &Agent, target: Target, req: PlanRequest) -> (String, Vec<TurnEvent>) {
-    let h = agent.start_plan(target, req).unwrap();
+    let h = agent.watch_plan(target, req).unwrap();
     let evs = drive(&h, |_| None);
     let id = h.session_id.clone();
     h.join();
@@ -353,7 +353,7 @@ fn the_user_drops_a_step_or_rejects_the_plan_before_anything_runs() {
     ]);
     let agent = env.agent(&srv);
     let h = agent
-        .start_plan(
+        .watch_plan(
             Target::New,
             PlanRequest {
                 goal: Some("printer".into()),
@@ -398,7 +398,7 @@ fn the_user_drops_a_step_or_rejects_the_plan_before_anything_runs() {
     let srv = ScriptedServer::start(draft(&diamond())).unwrap();
     let agent = env.agent(&srv);
     let h = agent
-        .start_plan(
+        .watch_plan(
             Target::New,
             PlanRequest {
                 goal: Some("printer".into()),

@@ -44,7 +44,7 @@ impl Env {
 
 fn turn(agent: &Agent, target: Target, prompt: &str) -> (String, Vec<TurnEvent>) {
     let h = agent
-        .start(
+        .watch(
             target,
             TurnRequest {
                 prompt: Some(prompt.into()),

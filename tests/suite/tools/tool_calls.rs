@@ -69,6 +69,33 @@ fn summaries_name_the_path_command_or_pattern() {
 }
 
 #[test]
+fn each_file_tool_says_what_it_changes_and_others_change_nothing() {
+    assert_eq!(
+        tools::preview(
+            "edit_file",
+            r#"{"path":"a","old_string":"x","new_string":"y"}"#
+        ),
+        Some(tools::Preview {
+            old: Some("x".into()),
+            new: Some("y".into()),
+        })
+    );
+    assert_eq!(
+        tools::preview("write_file", r#"{"path":"a","content":"z"}"#),
+        Some(tools::Preview {
+            old: None,
+            new: Some("z".into()),
+        })
+    );
+    assert_eq!(tools::preview("read_file", r#"{"path":"a"}"#), None);
+    assert_eq!(tools::preview("edit_file", "garbage"), None);
+    assert_eq!(
+        tools::summary("update_plan", r#"{"steps":[{"id":"a","title":"t"}]}"#),
+        "update_plan (1 steps)"
+    );
+}
+
+#[test]
 fn read_file_numbers_lines_and_pages_with_offset_and_limit() {
     let s = Space::new();
     let body: String = (1..=10).map(|i| format!("line {i}\n")).collect();

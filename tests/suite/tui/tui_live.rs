@@ -5,8 +5,9 @@
 
 use crate::support::tui::options;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
-use neocode::runtime::config::ApprovalPolicy;
+use neocode::runtime::agent::{Agent, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest};
+use neocode::runtime::config::{ApprovalPolicy, Overrides, Settings};
+use neocode::runtime::scripted::{Reply, ScriptedServer};
 use neocode::runtime::tools::ToolKind;
 use neocode::runtime::{Location, Sessions};
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall, Usage};
@@ -14,6 +15,7 @@ use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
 use neocode::tui::live::AgentInfo;
 use neocode::tui::views;
+use neocode::tui::{Intent, Outcome};
 
 const NOW: i64 = 1_748_779_200_000;
 
@@ -114,6 +116,11 @@ impl H {
         self.run(effects);
     }
 
+    fn outcome(&mut self, o: Outcome) {
+        let effects = self.app.on_outcome(o);
+        self.run(effects);
+    }
+
     fn screen(&self) -> String {
         views::draw_to_text(&self.app).replace(&self.root, "[WORKSPACE]")
     }
@@ -128,6 +135,7 @@ impl H {
             TurnEffect::Start {
                 session_id: Some(self.id.clone()),
                 text: Some(text.to_string()),
+                images: Vec::new(),
                 approval: ApprovalPolicy::Ask,
             }
         );
@@ -493,9 +501,9 @@ fn slash_commands_complete_and_act() {
         "policy unchanged"
     );
     // What the agent answers is said on the status line.
-    h.ev(TurnEvent::Warning {
-        code: "network_allowed".into(),
-        message: "Network allowed for this session's commands".into(),
+    h.outcome(Outcome {
+        intent: Intent::Network,
+        result: Ok("Network allowed for this session's commands".into()),
     });
     assert!(h.screen().contains("Network allowed"), "{}", h.screen());
     h.chars("/skill");
@@ -617,17 +625,55 @@ fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_i
     assert_eq!(h.app.conv.attachments.len(), 2);
     h.chars("What is in these?");
     h.key(KeyCode::Enter);
-    // The message was stored with its images, then the turn starts to answer it.
+    // The turn starts with the message and its images.
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::Start {
             session_id: Some(h.id.clone()),
-            text: None,
+            text: Some("What is in these?".into()),
+            images: vec![png.clone(), png.clone()],
             approval: ApprovalPolicy::Ask,
         })
     );
-    let hd = h.rt.header(&h.id).unwrap();
-    let m = &h.rt.messages(&h.id, hd.last_seq, hd.last_seq).unwrap()[0];
+    // The runtime stores the message with its images, then the turn answers it.
+    let srv = ScriptedServer::start(vec![Reply::text("Two screenshots.")]).unwrap();
+    let url = srv.base_url();
+    let env = move |k: &str| match k {
+        "NEOCODE_BASE_URL" => Some(url.clone()),
+        "NEOCODE_MODEL" => Some("test-model".to_string()),
+        "NEOCODE_API_KEY" => Some("sk-test".to_string()),
+        _ => None,
+    };
+    let settings = Settings::load_with(h._tmp.path(), &Overrides::default(), &env).unwrap();
+    let agent = Agent::new(h.rt.clone(), settings);
+    let w = agent
+        .watch(
+            Target::Resume(h.id.clone()),
+            TurnRequest {
+                prompt: Some("What is in these?".into()),
+                images: vec![png.clone(), png.clone()],
+                ..TurnRequest::default()
+            },
+        )
+        .unwrap();
+    let events: Vec<TurnEvent> = w.events.iter().collect();
+    assert!(
+        matches!(
+            events.last(),
+            Some(TurnEvent::Finished {
+                reason: FinishReason::Completed,
+                ..
+            })
+        ),
+        "{events:?}"
+    );
+    let session = h.rt.load(&h.id).unwrap();
+    let m = session
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User)
+        .unwrap();
     assert_eq!(m.text(), "What is in these?");
     let images: Vec<&neocode::session::Part> = m
         .parts
@@ -639,10 +685,9 @@ fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_i
     assert!(h.app.conv.attachments.is_empty());
     // The live cell shows the prompt until the transcript has it; the stored message shows
     // its images.
-    let effects = h.app.on_turn(TurnEvent::Started {
-        session_id: h.id.clone(),
-    });
-    h.run(effects);
+    for ev in events {
+        h.ev(ev);
+    }
     assert!(h.screen().contains("[image "), "{}", h.screen());
     // Not an image: refused in words.
     h.chars("/attach notes.txt");
@@ -1004,9 +1049,9 @@ fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
             session_id: h.id.clone()
         })
     );
-    h.ev(TurnEvent::Warning {
-        code: "compacted".into(),
-        message: "Compacted: 4 messages → 2 (summary + recent tail).".into(),
+    h.outcome(Outcome {
+        intent: Intent::Compact,
+        result: Ok("Compacted: 4 messages → 2 (summary + recent tail).".into()),
     });
     let s = h.screen();
     assert!(!s.contains("sleep 30"), "{s}");

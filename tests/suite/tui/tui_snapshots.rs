@@ -1106,6 +1106,7 @@ fn the_composer_is_multi_line_with_history() {
         vec![neocode::tui::effect::TurnEffect::Start {
             session_id: Some(id),
             text: Some("first line\nsecond linepasted\nthird^[[2J".into()),
+            images: Vec::new(),
             approval: neocode::runtime::config::ApprovalPolicy::Ask,
         }]
     );

@@ -1,6 +1,7 @@
-//! What the model is sent: the system prompt (workspace root, platform, date, tool rules), the
-//! task state carried over by compaction, plan progress, then the stored messages with every
-//! tool call paired with its result and images inlined from the session's assets.
+//! The message window of one model request, what the model is sent: the system prompt
+//! (workspace root, platform, date, tool rules), the task state carried over by compaction,
+//! plan progress, then the stored messages with every tool call paired with its result and
+//! images inlined from the session's assets.
 
 use std::collections::HashSet;
 

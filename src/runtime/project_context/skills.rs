@@ -101,7 +101,10 @@ impl Skills {
                             out.skills.push(skill);
                         }
                     }
-                    Err(reason) => out.problems.push(SkillProblem { path, reason }),
+                    Err(e) => out.problems.push(SkillProblem {
+                        path,
+                        reason: e.to_string(),
+                    }),
                 }
             }
         }
@@ -292,6 +295,8 @@ pub const SKILL_TOOL: ToolSpec = ToolSpec {
     parameters: skill_schema,
     kind: ToolKind::Read,
     run: skill_not_here,
+    summary: None,
+    preview: None,
 };
 
 /// Front matter fields neocode reads.
@@ -303,8 +308,34 @@ pub struct FrontMatter {
     pub description: String,
 }
 
+/// Why a `SKILL.md` cannot be used (listed as a problem of the skills; one line).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SkillError {
+    /// The file cannot be read.
+    #[error("cannot read: {0}")]
+    Read(String),
+    /// The file is not UTF-8.
+    #[error("not UTF-8 text")]
+    NotUtf8,
+    /// The front matter is missing or wrong.
+    #[error("{0}")]
+    FrontMatter(String),
+}
+
+impl From<&str> for SkillError {
+    fn from(m: &str) -> SkillError {
+        SkillError::FrontMatter(m.to_string())
+    }
+}
+
+impl From<String> for SkillError {
+    fn from(m: String) -> SkillError {
+        SkillError::FrontMatter(m)
+    }
+}
+
 /// Splits a `SKILL.md` into its front matter and body, and checks `name` and `description`.
-pub fn parse_skill_md(text: &str) -> Result<(FrontMatter, String), String> {
+pub fn parse_skill_md(text: &str) -> Result<(FrontMatter, String), SkillError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split_inclusive('\n');
     match lines.next() {
@@ -345,15 +376,15 @@ pub fn parse_skill_md(text: &str) -> Result<(FrontMatter, String), String> {
         || name.starts_with('-')
         || name.ends_with('-')
     {
-        return Err(format!(
+        return Err(SkillError::FrontMatter(format!(
             "`name` must be 1-{NAME_MAX} lower-case letters, digits and inner hyphens, not {name:?}"
-        ));
+        )));
     }
     if description.len() > DESCRIPTION_MAX {
-        return Err(format!(
+        return Err(SkillError::FrontMatter(format!(
             "`description` is {} bytes; at most {DESCRIPTION_MAX}",
             description.len()
-        ));
+        )));
     }
     Ok((
         FrontMatter { name, description },
@@ -468,10 +499,10 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn load_skill(folder: &Path, source: SkillSource) -> Result<Skill, String> {
+fn load_skill(folder: &Path, source: SkillSource) -> Result<Skill, SkillError> {
     let path = folder.join("SKILL.md");
-    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read: {e}"))?;
-    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
+    let bytes = std::fs::read(&path).map_err(|e| SkillError::Read(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|_| SkillError::NotUtf8)?;
     let (fm, body) = parse_skill_md(&text)?;
     Ok(Skill {
         name: fm.name,
@@ -563,7 +594,7 @@ mod tests {
             ("---\nname: x\njust words\n---\n", "not `key: value`"),
         ];
         for (text, want) in cases {
-            let err = parse_skill_md(text).unwrap_err();
+            let err = parse_skill_md(text).unwrap_err().to_string();
             assert!(err.contains(want), "{text:?}: {err}");
         }
     }
@@ -641,7 +672,7 @@ mod tests {
         fn any_text_parses_or_says_why(text in "(---\n)?([a-z \u{3000}\t'\"|>:#-]{0,12}\n){0,8}(---\n)?.{0,20}") {
             match parse_skill_md(&text) {
                 Ok((fm, _)) => proptest::prop_assert!(!fm.name.is_empty() && !fm.description.is_empty()),
-                Err(e) => proptest::prop_assert!(!e.is_empty()),
+                Err(e) => proptest::prop_assert!(!e.to_string().is_empty()),
             }
         }
     }
