@@ -1,0 +1,122 @@
+//! The two ends of a running turn: [`TurnSink`] (where its events go), [`Commands`] and
+//! [`TurnHandle`] (what a front end holds), and [`Watched`] (a turn with a channel sink).
+
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::thread::JoinHandle;
+
+use super::{TurnCommand, TurnEvent};
+use crate::runtime::cancel::CancelFlag;
+
+/// Where a running turn's events go: the turn's (or plan run's) own thread calls it, in
+/// order, ending with [`TurnEvent::Finished`]. A channel's sender is one; so is any
+/// `FnMut(TurnEvent)`. A front end that went away does not stop the turn: the session is still
+/// written.
+pub trait TurnSink: Send + 'static {
+    /// One event.
+    fn event(&mut self, event: TurnEvent);
+}
+
+impl TurnSink for Sender<TurnEvent> {
+    fn event(&mut self, event: TurnEvent) {
+        let _ = self.send(event);
+    }
+}
+
+impl<F: FnMut(TurnEvent) + Send + 'static> TurnSink for F {
+    fn event(&mut self, event: TurnEvent) {
+        self(event);
+    }
+}
+
+/// The sender of a running turn's commands: [`TurnCommand::Cancel`] raises the turn's cancel
+/// flag on the sender's side at once (the turn thread may be blocked in a stream or a
+/// command), then reaches the turn like every other command.
+#[derive(Debug, Clone)]
+pub struct Commands {
+    tx: Sender<TurnCommand>,
+    cancel: CancelFlag,
+}
+
+impl Commands {
+    /// A sender, the turn's receiver and the flag a cancel raises.
+    pub(crate) fn channel() -> (Commands, Receiver<TurnCommand>, CancelFlag) {
+        let (tx, rx) = channel();
+        let cancel = CancelFlag::default();
+        (
+            Commands {
+                tx,
+                cancel: cancel.clone(),
+            },
+            rx,
+            cancel,
+        )
+    }
+
+    /// Sends a command; fails when the turn has ended.
+    pub fn send(&self, cmd: TurnCommand) -> Result<(), std::sync::mpsc::SendError<TurnCommand>> {
+        if cmd == TurnCommand::Cancel {
+            self.cancel.cancel();
+        }
+        self.tx.send(cmd)
+    }
+}
+
+/// A running turn (or plan run): its events go to the sink it was started with; send
+/// [`TurnCommand`]s here.
+pub struct TurnHandle {
+    /// The session the turn runs in.
+    pub session_id: String,
+    /// Commands (approve, deny, cancel).
+    pub commands: Commands,
+    /// The turn's cancel flag (raised by [`TurnHandle::cancel`] and a sent
+    /// [`TurnCommand::Cancel`]).
+    pub cancel: CancelFlag,
+    pub(super) thread: Option<JoinHandle<()>>,
+}
+
+impl TurnHandle {
+    /// Cancels the turn (same as sending [`TurnCommand::Cancel`], usable from a signal path).
+    pub fn cancel(&self) {
+        let _ = self.commands.send(TurnCommand::Cancel);
+    }
+
+    /// A clone of the turn's cancel flag.
+    pub fn cancel_flag(&self) -> CancelFlag {
+        self.cancel.clone()
+    }
+
+    /// Whether the turn's thread has ended (its last event was sent).
+    pub fn is_finished(&self) -> bool {
+        self.thread.as_ref().is_none_or(JoinHandle::is_finished)
+    }
+
+    /// Waits for the turn's thread to end.
+    pub fn join(mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A turn started with a channel for its events ([`Agent::watch`](super::Agent::watch)): the
+/// handle, and the events to read.
+pub struct Watched {
+    /// The running turn.
+    pub handle: TurnHandle,
+    /// Its events, in order; the last is [`TurnEvent::Finished`].
+    pub events: Receiver<TurnEvent>,
+}
+
+impl std::ops::Deref for Watched {
+    type Target = TurnHandle;
+    fn deref(&self) -> &TurnHandle {
+        &self.handle
+    }
+}
+
+impl Watched {
+    /// Waits for the turn's thread to end.
+    pub fn join(self) {
+        self.handle.join();
+    }
+}

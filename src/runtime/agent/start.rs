@@ -1,0 +1,234 @@
+//! Starting a run: the [`Target`] session and [`TurnRequest`], opening (resolve, lease or
+//! create) the session, and spawning the turn loop on its own thread.
+
+use std::sync::mpsc::channel;
+
+use serde_json::Value;
+
+use super::error::thread_error;
+use super::{
+    Agent, Commands, FailCode, FinishReason, Lease, StartCode, StartError, TurnEvent, TurnHandle,
+    TurnSink, Watched, images, ledger, turn,
+};
+use crate::runtime::config::ApprovalPolicy;
+use crate::session::{NewSession, RuntimeLimits, Usage};
+
+/// Which session a turn runs in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A new session.
+    New,
+    /// An existing session (full id, unique prefix, or `last`).
+    Resume(String),
+}
+
+/// What to start.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TurnRequest {
+    /// The user's message; `None` continues (answers interrupted calls, or a user message that
+    /// never got its reply).
+    pub prompt: Option<String>,
+    /// Image files the prompt carries: read and checked before anything is written, stored
+    /// as assets of the session with the user message.
+    pub images: Vec<std::path::PathBuf>,
+    /// Limits the user set for this run (flags): an explicit action, so they replace the
+    /// stored ones. Unset ones stay.
+    pub limits: RuntimeLimits,
+    /// Approval policy for this run (default: from the settings).
+    pub approval: Option<ApprovalPolicy>,
+}
+
+#[allow(clippy::derivable_impls)]
+impl Default for Target {
+    fn default() -> Target {
+        Target::New
+    }
+}
+
+/// A session opened for a run: the agent that runs it (the session's own model unless this
+/// run was given one), its id and its lease.
+pub(crate) struct Opened {
+    pub agent: Agent,
+    pub id: String,
+    pub lease: Lease,
+}
+
+/// What [`Agent::spawn`] runs: the turn's own ledger, policy and first message.
+pub(crate) struct Spawn {
+    pub ledger: crate::session::RuntimeLedger,
+    /// A budget shared with other turns running at once (plan steps), if any.
+    pub budget: Option<ledger::SharedBudget>,
+    pub policy: ApprovalPolicy,
+    pub prompt: Option<String>,
+    pub prompt_meta: Option<Value>,
+    /// Images stored with the prompt.
+    pub images: Vec<images::Image>,
+    /// What this prompt may spend on its own ([`ledger::PromptCaps`]).
+    pub caps: ledger::PromptCaps,
+}
+
+impl Agent {
+    /// Opens the session a run goes to (a turn or a plan run): resolves and leases an
+    /// existing one, with the agent of its own model; or creates a new one. Fails before
+    /// anything is written when no provider is configured, the session is unknown, or another
+    /// process runs it.
+    pub(crate) fn open(&self, target: Target) -> Result<Opened, StartError> {
+        self.check_provider()?;
+        match target {
+            Target::Resume(key) => {
+                let id = self.sessions.resolve(&key)?;
+                let agent = match self.for_session(&id)? {
+                    Some(a) => {
+                        a.check_provider()?;
+                        a
+                    }
+                    None => self.clone(),
+                };
+                let lease = agent.lease(&id)?;
+                Ok(Opened { agent, id, lease })
+            }
+            Target::New => {
+                let meta = self.meta();
+                let h = self.sessions.new_session(NewSession {
+                    provider: meta.provider.clone().unwrap_or_default(),
+                    model: self.model_name().unwrap_or_default(),
+                    workdir: meta.workdir.clone().unwrap_or_default(),
+                    ..NewSession::default()
+                })?;
+                let lease = self.lease(&h.id)?;
+                Ok(Opened {
+                    agent: self.clone(),
+                    id: h.id,
+                    lease,
+                })
+            }
+        }
+    }
+
+    /// Starts a turn; its events go to `sink` from the turn's thread. Fails before anything
+    /// is written when no provider is configured, the session is unknown, or another process
+    /// runs it.
+    pub fn start(
+        &self,
+        target: Target,
+        req: TurnRequest,
+        sink: impl TurnSink,
+    ) -> Result<TurnHandle, StartError> {
+        if !req.images.is_empty() && req.prompt.is_none() {
+            return Err(StartError {
+                code: StartCode::Usage,
+                message: "images go with a message".into(),
+            });
+        }
+        let images = images::load(&req.images)?;
+        let Opened { agent, id, lease } = self.open(target)?;
+        let header = agent.sessions.header(&id)?;
+        // Resume restores the ledger, never recreates it: a restart cannot bypass a budget.
+        let mut ledger = ledger::of(&header, &agent.settings.limits);
+        ledger::apply_user_limits(&mut ledger, &req.limits);
+        ledger.termination = None;
+        let policy = req.approval.unwrap_or(agent.settings.approval);
+        agent.spawn(
+            id,
+            Some(lease),
+            Spawn {
+                ledger,
+                budget: None,
+                policy,
+                prompt: req.prompt,
+                prompt_meta: None,
+                images,
+                caps: agent.settings.prompt_caps.for_run(&req.limits),
+            },
+            Box::new(sink),
+        )
+    }
+
+    /// [`Agent::start`] with a channel for the events (tests, benches).
+    pub fn watch(&self, target: Target, req: TurnRequest) -> Result<Watched, StartError> {
+        let (tx, events) = channel();
+        let handle = self.start(target, req, tx)?;
+        Ok(Watched { handle, events })
+    }
+
+    /// Runs the turn loop on its own thread in session `id` (the hook plan runs use for a
+    /// drafting turn and for each step's sub-turn: same loop, their own session, ledger and
+    /// first message). `lease` is released when the turn ends; `None` when the caller holds
+    /// the session's lease itself.
+    pub(crate) fn spawn(
+        &self,
+        id: String,
+        lease: Option<Lease>,
+        s: Spawn,
+        mut sink: Box<dyn TurnSink>,
+    ) -> Result<TurnHandle, StartError> {
+        let mut meta = self.meta();
+        let Spawn {
+            ledger,
+            budget,
+            policy,
+            prompt,
+            prompt_meta,
+            images,
+            caps,
+        } = s;
+        let (commands, inner_rx, cancel) = Commands::channel();
+        let sessions = self.sessions.clone();
+        let settings = self.settings.clone();
+        let factory = self.factory.clone();
+        let ext = self.ext.clone();
+        let sid = id.clone();
+        let cancel2 = cancel.clone();
+        let thread = std::thread::Builder::new()
+            .name("turn".into())
+            .spawn(move || {
+                sink.event(TurnEvent::Started {
+                    session_id: sid.clone(),
+                });
+                let provider = match factory() {
+                    Ok(p) => p,
+                    Err(e) => {
+                        drop(lease);
+                        sink.event(TurnEvent::Finished {
+                            reason: FinishReason::Failed {
+                                code: FailCode::Config.into(),
+                                message: e.message,
+                            },
+                            usage: Usage::default(),
+                        });
+                        return;
+                    }
+                };
+                // What the turn stores names the provider that answered.
+                meta.provider = Some(provider.name().to_string());
+                let t = turn::Turn {
+                    sessions,
+                    settings,
+                    session_id: sid,
+                    provider,
+                    sink,
+                    commands: inner_rx,
+                    cancel: cancel2,
+                    ledger,
+                    budget,
+                    policy,
+                    usage: Usage::default(),
+                    meta,
+                    lease,
+                    prompt_meta,
+                    images,
+                    ext,
+                    caps,
+                    caps_start: Default::default(),
+                };
+                t.run(prompt);
+            })
+            .map_err(thread_error)?;
+        Ok(TurnHandle {
+            session_id: id,
+            commands,
+            cancel,
+            thread: Some(thread),
+        })
+    }
+}
