@@ -164,7 +164,7 @@ pub const MIGRATIONS: &[&str] = &[
     "#,
     // 3 -> 4: CJK words and emoji become searchable. The index keeps symbols (`So`: emoji)
     // as tokens, and indexed text carries a separator around each CJK character and symbol
-    // (`neocode_index_text`, registered on every connection; see src/session/search.rs), so
+    // (`neocode_index_text`, registered on every connection; see src/session/search/text.rs), so
     // the whole index is rebuilt from the text it stores. Row ids are kept: messages' fts_id
     // stay valid.
     r#"

@@ -1,0 +1,194 @@
+//! One message laid out into lines: its head (role, marks, seq, tokens) and its parts.
+
+use std::collections::HashMap;
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use super::CANCELLED_MARK;
+use super::tool::{call_lines, capped, output_lines};
+use crate::format;
+use crate::sanitize;
+use crate::session::{Message, Part, Role};
+use crate::tui::markdown;
+use crate::tui::theme::Theme;
+
+/// Role label and style.
+fn role_label(m: &Message, tools: &HashMap<String, String>, theme: &Theme) -> (String, Style) {
+    match m.role {
+        Role::User => ("You".into(), theme.user()),
+        Role::Assistant => ("Assistant".into(), theme.assistant()),
+        Role::System if is_plan_instructions(m) => (
+            "Plan-drafting instructions (neocode to the model)".into(),
+            theme.dim(),
+        ),
+        Role::System => ("System".into(), theme.system()),
+        Role::Tool => {
+            let name = m
+                .tool_call_id
+                .as_deref()
+                .and_then(|id| tools.get(id))
+                .map(|n| sanitize::line(n).into_owned())
+                .unwrap_or_else(|| "tool".into());
+            (format!("Tool · {name}"), theme.tool())
+        }
+    }
+}
+
+/// The instructions a plan run stores before its goal: the harness speaking, not a message
+/// of the conversation.
+fn is_plan_instructions(m: &Message) -> bool {
+    m.role == Role::System
+        && m.tool_metadata
+            .as_ref()
+            .is_some_and(|v| v.get("plan_instructions").is_some())
+}
+
+/// A reply the user cancelled while it streamed (stored as far as it arrived).
+fn cancelled_reply(m: &Message) -> bool {
+    m.tool_metadata
+        .as_ref()
+        .and_then(|v| v.get("reason"))
+        .and_then(|r| r.as_str())
+        == Some("cancelled")
+}
+
+/// Lays out one message.
+pub fn message_lines(
+    m: &Message,
+    width: usize,
+    expanded: bool,
+    tools: &HashMap<String, String>,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let width = width.max(8);
+    let mut out = Vec::new();
+    out.push(message_head(m, tools, theme));
+    if is_plan_instructions(m) && !expanded {
+        out.push(Line::from(Span::styled(
+            "  (what a plan run asks the model to do; expand to read)",
+            theme.dim(),
+        )));
+        out.push(Line::default());
+        return out;
+    }
+    let body_w = width.saturating_sub(2);
+    for p in &m.parts {
+        match p {
+            Part::Text { text } => {
+                let clean = sanitize::text_without_sgr(text);
+                match m.role {
+                    Role::Tool => {
+                        let style = if m.is_error {
+                            theme.error()
+                        } else {
+                            theme.text()
+                        };
+                        let rows = output_lines(text, width, "  │ ", style, theme);
+                        out.extend(capped(rows, expanded, "  │ ", theme));
+                    }
+                    Role::User | Role::Assistant | Role::System => {
+                        let keep_breaks = m.role == Role::User;
+                        let rendered =
+                            markdown::render_with(&clean, body_w, theme, theme.text(), keep_breaks);
+                        for l in rendered {
+                            let mut spans = vec![Span::raw("  ")];
+                            spans.extend(l.spans);
+                            out.push(Line::from(spans));
+                        }
+                    }
+                }
+            }
+            Part::Reasoning { text } => {
+                let clean = sanitize::text_without_sgr(text);
+                let rendered = markdown::render_with(
+                    &clean,
+                    width.saturating_sub(4),
+                    theme,
+                    theme.reasoning(),
+                    false,
+                );
+                for l in rendered {
+                    let mut spans = vec![Span::styled("  ∴ ", theme.reasoning())];
+                    spans.extend(l.spans);
+                    out.push(Line::from(spans));
+                }
+            }
+            Part::Image {
+                asset_id,
+                mime_type,
+            } => {
+                let mime = mime_type.as_deref().unwrap_or("image");
+                out.extend(markdown::wrap(
+                    &[
+                        (
+                            format!(
+                                "[image {} · {}]",
+                                sanitize::line(asset_id),
+                                sanitize::line(mime)
+                            ),
+                            theme.accent(),
+                        ),
+                        ("  (Assets tab to export)".into(), theme.dim()),
+                    ],
+                    width,
+                    "  ",
+                    "  ",
+                ));
+            }
+        }
+    }
+    for call in &m.tool_calls {
+        out.extend(call_lines(call, width, expanded, theme));
+    }
+    if expanded && let Some(meta) = &m.tool_metadata {
+        out.push(Line::from(Span::styled(
+            format!("  meta {}", sanitize::line(&meta.to_string())),
+            theme.dim(),
+        )));
+    }
+    out.push(Line::default());
+    out
+}
+
+/// A message's head line: who wrote it, its marks (cancelled, denied, error, injected), its
+/// seq and its tokens.
+fn message_head(m: &Message, tools: &HashMap<String, String>, theme: &Theme) -> Line<'static> {
+    let (label, style) = role_label(m, tools, theme);
+    let mut head = vec![Span::styled(label, style)];
+    if m.role == Role::Tool && !m.is_error && m.text().contains(CANCELLED_MARK) {
+        head.push(Span::styled("  ⊘ cancelled", theme.dim()));
+    }
+    if m.is_error {
+        // The runtime's words for calls that never ran: the same states the live cards show.
+        let text = m.text();
+        let (mark, style) = if m.role == Role::Tool && text.starts_with("The user denied this call")
+        {
+            ("  ⊘ denied", theme.error())
+        } else if m.role == Role::Tool && text.starts_with("Not run:") {
+            ("  ! interrupted", theme.warn())
+        } else if m.role == Role::Assistant && cancelled_reply(m) {
+            // The user stopped it: the list's mark for a cancelled session.
+            ("  ⊘ cancelled", theme.dim())
+        } else {
+            ("  ✗ error", theme.error())
+        };
+        head.push(Span::styled(mark, style));
+    }
+    if m.extra.injected {
+        // Written by the harness a session was imported from, not by the person.
+        head.push(Span::styled("  injected", theme.dim()));
+    }
+    head.push(Span::styled(format!("  #{}", m.seq), theme.dim()));
+    if m.usage.input_tokens + m.usage.output_tokens > 0 {
+        head.push(Span::styled(
+            format!(
+                "  {}↑ {}↓",
+                format::compact(m.usage.input_tokens),
+                format::compact(m.usage.output_tokens)
+            ),
+            theme.dim(),
+        ));
+    }
+    Line::from(head)
+}
