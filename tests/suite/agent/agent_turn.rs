@@ -1,7 +1,7 @@
 //! Agent turns end to end in the library: the real OpenAI provider against the scripted server
 //! on 127.0.0.1, real tools, the real store. Every turn is checked in the store afterwards.
 
-use crate::support::agent::{Env, drive};
+use crate::support::agent::{Env, drive, watch};
 use crate::support::finish;
 
 use std::path::{Path, PathBuf};
@@ -17,15 +17,7 @@ use neocode::session::{AppendMeta, NewMessage, Part, Role, RuntimeLimits, Status
 const KEY: &str = "sk-agent-test-KEY-5f3a9c";
 
 fn run(agent: &Agent, target: Target, prompt: &str) -> (String, Vec<TurnEvent>) {
-    let h = agent
-        .watch(
-            target,
-            TurnRequest {
-                prompt: Some(prompt.into()),
-                ..TurnRequest::default()
-            },
-        )
-        .unwrap();
+    let h = watch(&agent, target, prompt);
     let evs = drive(&h, |_| None);
     (h.session_id.clone(), evs)
 }
@@ -176,15 +168,7 @@ fn approved_edit_runs_denied_edit_does_not_and_the_model_sees_both() {
     ])
     .unwrap();
     let agent = env.agent(&srv);
-    let h = agent
-        .watch(
-            Target::New,
-            TurnRequest {
-                prompt: Some("write two files".into()),
-                ..TurnRequest::default()
-            },
-        )
-        .unwrap();
+    let h = watch(&agent, Target::New, "write two files");
     let mut asked = Vec::new();
     let evs = drive(&h, |e| match e {
         TurnEvent::ApprovalNeeded { call, .. } => {
@@ -257,15 +241,7 @@ fn always_survives_a_restart() {
     .unwrap();
     let id = {
         let agent = env.agent(&srv);
-        let h = agent
-            .watch(
-                Target::New,
-                TurnRequest {
-                    prompt: Some("one".into()),
-                    ..Default::default()
-                },
-            )
-            .unwrap();
+        let h = watch(&agent, Target::New, "one");
         let evs = drive(&h, approve_all(true));
         assert_eq!(finish(&evs), FinishReason::Completed);
         h.session_id.clone()
@@ -376,15 +352,7 @@ fn cancel_keeps_what_arrived_and_the_session_continues() {
     ])
     .unwrap();
     let agent = env.agent(&srv);
-    let h = agent
-        .watch(
-            Target::New,
-            TurnRequest {
-                prompt: Some("count".into()),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let h = watch(&agent, Target::New, "count");
     let mut deltas = 0;
     let evs = drive(&h, |e| {
         if matches!(e, TurnEvent::TextDelta(_)) {
@@ -427,15 +395,7 @@ fn a_running_session_cannot_be_started_twice() {
     ])
     .unwrap();
     let agent = env.agent(&srv);
-    let h = agent
-        .watch(
-            Target::New,
-            TurnRequest {
-                prompt: Some("x".into()),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let h = watch(&agent, Target::New, "x");
     let other = env.agent(&srv);
     let Err(StartError { code, message }) =
         other.watch(Target::Resume(h.session_id.clone()), TurnRequest::default())
