@@ -495,7 +495,7 @@ fn turn(
     prompt: &str,
     approve: Option<bool>,
 ) -> (String, Vec<TurnEvent>) {
-    let h = watch(&agent, target, prompt);
+    let h = watch(agent, target, prompt);
     let events = drive(&h, |e| {
         let TurnEvent::ApprovalNeeded { call, .. } = e else {
             return None;

@@ -17,7 +17,7 @@ use neocode::session::{AppendMeta, NewMessage, Part, Role, RuntimeLimits, Status
 const KEY: &str = "sk-agent-test-KEY-5f3a9c";
 
 fn run(agent: &Agent, target: Target, prompt: &str) -> (String, Vec<TurnEvent>) {
-    let h = watch(&agent, target, prompt);
+    let h = watch(agent, target, prompt);
     let evs = drive(&h, |_| None);
     (h.session_id.clone(), evs)
 }

@@ -50,10 +50,7 @@ fn call(id: &str, name: &str, args: &Value) -> Reply {
 }
 
 fn draft(plan: &Value) -> Vec<Reply> {
-    vec![
-        call("p1", "update_plan", &plan),
-        Reply::text("Plan stored."),
-    ]
+    vec![call("p1", "update_plan", plan), Reply::text("Plan stored.")]
 }
 
 fn plan_run(agent: &Agent, target: Target, req: PlanRequest) -> (String, Vec<TurnEvent>) {

@@ -43,7 +43,7 @@ impl Env {
 }
 
 fn turn(agent: &Agent, target: Target, prompt: &str) -> (String, Vec<TurnEvent>) {
-    let h = watch(&agent, target, prompt);
+    let h = watch(agent, target, prompt);
     let events = drive(&h, |_| None);
     let id = h.session_id.clone();
     h.join();
