@@ -15,12 +15,12 @@ mod support {
     pub mod env;
 }
 
-use support::agent::{Env, drive};
+use support::agent::{Env, drive, watch};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use neocode::runtime::agent::{Agent, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest};
+use neocode::runtime::agent::{Agent, FinishReason, Target, TurnCommand, TurnEvent};
 use neocode::runtime::mcp::{McpManager, ServerConfig, ServerState};
 use neocode::runtime::scripted::{Reply, ScriptedServer};
 use neocode::runtime::tools::{CancelFlag, ToolKind};
@@ -495,15 +495,7 @@ fn turn(
     prompt: &str,
     approve: Option<bool>,
 ) -> (String, Vec<TurnEvent>) {
-    let h = agent
-        .watch(
-            target,
-            TurnRequest {
-                prompt: Some(prompt.into()),
-                ..TurnRequest::default()
-            },
-        )
-        .unwrap();
+    let h = watch(agent, target, prompt);
     let events = drive(&h, |e| {
         let TurnEvent::ApprovalNeeded { call, .. } = e else {
             return None;
@@ -607,15 +599,7 @@ fn always_and_never_ask_cover_mutating_mcp_tools() {
     ])
     .unwrap();
     let agent = env.agent(&srv);
-    let h = agent
-        .watch(
-            Target::New,
-            TurnRequest {
-                prompt: Some("note".into()),
-                ..TurnRequest::default()
-            },
-        )
-        .unwrap();
+    let h = watch(&agent, Target::New, "note");
     let id = h.session_id.clone();
     loop {
         let e = h.events.recv_timeout(Duration::from_secs(30)).unwrap();

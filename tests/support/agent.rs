@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use neocode::runtime::agent::{Agent, TurnCommand, TurnEvent, Watched};
+use neocode::runtime::agent::{Agent, Target, TurnCommand, TurnEvent, TurnRequest, Watched};
 use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::scripted::ScriptedServer;
 
@@ -77,4 +77,17 @@ pub fn drive(
             return out;
         }
     }
+}
+
+/// Starts a turn on `target` with `prompt` and the default limits, watching its events.
+pub fn watch(agent: &Agent, target: Target, prompt: &str) -> Watched {
+    agent
+        .watch(
+            target,
+            TurnRequest {
+                prompt: Some(prompt.into()),
+                ..TurnRequest::default()
+            },
+        )
+        .unwrap()
 }

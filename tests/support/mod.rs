@@ -3,6 +3,7 @@
 //! the agent ([`agent`]) and the real binary in a pseudo-terminal ([`pty`]).
 
 pub mod agent;
+pub mod bridge;
 pub mod cli;
 pub mod env;
 pub mod pty;

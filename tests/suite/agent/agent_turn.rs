@@ -1,14 +1,14 @@
 //! Agent turns end to end in the library: the real OpenAI provider against the scripted server
 //! on 127.0.0.1, real tools, the real store. Every turn is checked in the store afterwards.
 
-use crate::support::agent::{Env, drive};
+use crate::support::agent::{Env, drive, watch};
 use crate::support::finish;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use neocode::runtime::agent::{
-    Agent, FinishReason, StartError, Target, TurnCommand, TurnEvent, TurnRequest,
+    Agent, FinishReason, StartError, Target, TurnCommand, TurnEvent, TurnRequest, Watched,
 };
 use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
@@ -17,17 +17,16 @@ use neocode::session::{AppendMeta, NewMessage, Part, Role, RuntimeLimits, Status
 const KEY: &str = "sk-agent-test-KEY-5f3a9c";
 
 fn run(agent: &Agent, target: Target, prompt: &str) -> (String, Vec<TurnEvent>) {
-    let h = agent
-        .watch(
-            target,
-            TurnRequest {
-                prompt: Some(prompt.into()),
-                ..TurnRequest::default()
-            },
-        )
-        .unwrap();
+    let h = watch(agent, target, prompt);
     let evs = drive(&h, |_| None);
     (h.session_id.clone(), evs)
+}
+
+/// Continues session `id` with no new prompt and the default limits, watching its events.
+fn resume(agent: &Agent, id: &str) -> Watched {
+    agent
+        .watch(Target::Resume(id.to_string()), TurnRequest::default())
+        .unwrap()
 }
 
 fn approve_all(always: bool) -> impl FnMut(&TurnEvent) -> Option<TurnCommand> {
@@ -176,15 +175,7 @@ fn approved_edit_runs_denied_edit_does_not_and_the_model_sees_both() {
     ])
     .unwrap();
     let agent = env.agent(&srv);
-    let h = agent
-        .watch(
-            Target::New,
-            TurnRequest {
-                prompt: Some("write two files".into()),
-                ..TurnRequest::default()
-            },
-        )
-        .unwrap();
+    let h = watch(&agent, Target::New, "write two files");
     let mut asked = Vec::new();
     let evs = drive(&h, |e| match e {
         TurnEvent::ApprovalNeeded { call, .. } => {
@@ -257,15 +248,7 @@ fn always_survives_a_restart() {
     .unwrap();
     let id = {
         let agent = env.agent(&srv);
-        let h = agent
-            .watch(
-                Target::New,
-                TurnRequest {
-                    prompt: Some("one".into()),
-                    ..Default::default()
-                },
-            )
-            .unwrap();
+        let h = watch(&agent, Target::New, "one");
         let evs = drive(&h, approve_all(true));
         assert_eq!(finish(&evs), FinishReason::Completed);
         h.session_id.clone()
@@ -335,9 +318,7 @@ fn budget_is_enforced_across_a_restart_and_only_a_flag_raises_it() {
 
     // Restart: the stored ledger wins over a fresh one; no model call is made.
     let agent = env.agent(&srv);
-    let h = agent
-        .watch(Target::Resume(id.clone()), TurnRequest::default())
-        .unwrap();
+    let h = resume(&agent, &id);
     let evs = drive(&h, |_| None);
     assert!(matches!(finish(&evs), FinishReason::LimitReached(_)));
     assert_eq!(srv.request_count(), 1);
@@ -376,15 +357,7 @@ fn cancel_keeps_what_arrived_and_the_session_continues() {
     ])
     .unwrap();
     let agent = env.agent(&srv);
-    let h = agent
-        .watch(
-            Target::New,
-            TurnRequest {
-                prompt: Some("count".into()),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let h = watch(&agent, Target::New, "count");
     let mut deltas = 0;
     let evs = drive(&h, |e| {
         if matches!(e, TurnEvent::TextDelta(_)) {
@@ -427,15 +400,7 @@ fn a_running_session_cannot_be_started_twice() {
     ])
     .unwrap();
     let agent = env.agent(&srv);
-    let h = agent
-        .watch(
-            Target::New,
-            TurnRequest {
-                prompt: Some("x".into()),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let h = watch(&agent, Target::New, "x");
     let other = env.agent(&srv);
     let Err(StartError { code, message }) =
         other.watch(Target::Resume(h.session_id.clone()), TurnRequest::default())
@@ -452,9 +417,7 @@ fn a_running_session_cannot_be_started_twice() {
     let sid = h.session_id.clone();
     h.join();
     // Released: the other agent may continue it now (nothing is unanswered, so no model call).
-    let h2 = other
-        .watch(Target::Resume(sid), TurnRequest::default())
-        .unwrap();
+    let h2 = resume(&other, &sid);
     assert_eq!(finish(&drive(&h2, |_| None)), FinishReason::Completed);
     assert_eq!(srv.request_count(), 1);
 }
@@ -499,9 +462,7 @@ fn dangling_calls_rerun_exactly_the_unanswered_ones() {
         )
         .unwrap();
     let agent = env.agent(&srv);
-    let hd = agent
-        .watch(Target::Resume(h.id.clone()), TurnRequest::default())
-        .unwrap();
+    let hd = resume(&agent, &h.id);
     let mut approvals = Vec::new();
     let evs = drive(&hd, |e| match e {
         TurnEvent::ApprovalNeeded { call, reason, .. } => {
@@ -759,9 +720,7 @@ fn images_from_assets_are_sent_as_data_urls() {
         .unwrap();
     let agent = env.agent(&srv);
     // No prompt: the stored user message has no answer yet, so the turn answers it.
-    let hd = agent
-        .watch(Target::Resume(h.id.clone()), TurnRequest::default())
-        .unwrap();
+    let hd = resume(&agent, &h.id);
     assert_eq!(finish(&drive(&hd, |_| None)), FinishReason::Completed);
     let req = srv.requests()[0].json();
     let content = &req["messages"][1]["content"];

@@ -44,11 +44,13 @@ fn diamond() -> Value {
 }
 
 /// The drafting replies: `update_plan` with `plan`, then a one-line answer.
+/// The model's reply calling tool `name` as `id` with `args`.
+fn call(id: &str, name: &str, args: &Value) -> Reply {
+    Reply::tool_calls(&[(id, name, &args.to_string())])
+}
+
 fn draft(plan: &Value) -> Vec<Reply> {
-    vec![
-        Reply::tool_calls(&[("p1", "update_plan", &plan.to_string())]),
-        Reply::text("Plan stored."),
-    ]
+    vec![call("p1", "update_plan", plan), Reply::text("Plan stored.")]
 }
 
 fn plan_run(agent: &Agent, target: Target, req: PlanRequest) -> (String, Vec<TurnEvent>) {
@@ -289,10 +291,10 @@ fn an_invalid_plan_is_bounced_back_to_the_model_with_the_reason() {
     let dup = json!({"steps": [{"id": "a", "title": "A"}, {"id": "a", "title": "again"}]});
     let good = json!({"steps": [{"id": "a", "title": "A"}, {"id": "b", "title": "B", "depends_on": ["a"]}]});
     let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[("p1", "update_plan", &cycle.to_string())]),
-        Reply::tool_calls(&[("p2", "update_plan", &unknown.to_string())]),
-        Reply::tool_calls(&[("p3", "update_plan", &dup.to_string())]),
-        Reply::tool_calls(&[("p4", "update_plan", &good.to_string())]),
+        call("p1", "update_plan", &cycle),
+        call("p2", "update_plan", &unknown),
+        call("p3", "update_plan", &dup),
+        call("p4", "update_plan", &good),
         Reply::text("Plan stored."),
         Reply::text("RESULT-a"),
         Reply::text("RESULT-b"),
@@ -922,35 +924,35 @@ fn generate_plan_demo() {
         {"id": "test", "title": "Test the JSON output", "depends_on": ["flag"]},
         {"id": "review", "title": "Review the change as a whole", "depends_on": ["flag", "docs", "test"]},
     ]});
-    let read = |id: &str, p: &str| {
-        Reply::tool_calls(&[(id, "read_file", &json!({"path": p}).to_string())])
-    };
+    let read = |id: &str, p: &str| call(id, "read_file", &json!({"path": p}));
+    // One line a reply, as the demo reads them (long texts and edits stay on their line).
+    #[rustfmt::skip]
     let script = vec![
         read("c0", "src/report.rs"),
-        Reply::tool_calls(&[("c1", "update_plan", &plan.to_string())]),
+        call("c1", "update_plan", &plan),
         Reply::text("Plan stored: 5 steps in 4 layers; the flag and the docs can go side by side."),
         // survey
         read("c2", "src/report.rs"),
         Reply::text("`print_report` in src/report.rs prints one line with `println!`: `{files} files, {lines} lines`. `Totals` has `files` and `lines`. The flag needs a second printer; nothing else calls `print_report`."),
         // flag
-        Reply::tool_calls(&[("c3", "edit_file", &json!({
+        call("c3", "edit_file", &json!({
             "path": "src/report.rs",
             "old_string": "pub fn print_report(totals: &Totals) {\n",
             "new_string": "pub fn print_report(totals: &Totals, json: bool) {\n    if json {\n        println!(\"{{\\\"files\\\":{},\\\"lines\\\":{}}}\", totals.files, totals.lines);\n        return;\n    }\n",
-        }).to_string())]),
+        })),
         Reply::text("`print_report` takes `json: bool`; with it, it prints `{\"files\":N,\"lines\":M}` on one line. The CLI passes `--json` through."),
         // docs
-        Reply::tool_calls(&[("c4", "edit_file", &json!({
+        call("c4", "edit_file", &json!({
             "path": "README.md",
             "old_string": "    linecount report\n",
             "new_string": "    linecount report\n    linecount report --json   # {\"files\":N,\"lines\":M}\n",
-        }).to_string())]),
+        })),
         Reply::text("README's Usage shows `linecount report --json` and its output shape."),
         // test
-        Reply::tool_calls(&[("c5", "write_file", &json!({
+        call("c5", "write_file", &json!({
             "path": "tests/report_json.rs",
             "content": "#[test]\nfn json_report_is_one_object() {\n    let out = linecount::render_json(&linecount::Totals { files: 2, lines: 10 });\n    assert_eq!(out, r#\"{\"files\":2,\"lines\":10}\"#);\n}\n",
-        }).to_string())]),
+        })),
         Reply::text("tests/report_json.rs checks the JSON shape for 2 files / 10 lines."),
         // review
         read("c6", "src/report.rs"),

@@ -2,10 +2,10 @@
 //! server on 127.0.0.1, the real store, and `neocode show` in a separate process. What the
 //! model server receives is the proof that instructions and skills reached the model.
 
-use crate::support::agent::{Env, drive};
+use crate::support::agent::{Env, drive, watch};
 use crate::support::finish;
 
-use neocode::runtime::agent::{Agent, FinishReason, Target, TurnEvent, TurnRequest};
+use neocode::runtime::agent::{Agent, FinishReason, Target, TurnEvent};
 use neocode::runtime::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
 
@@ -43,15 +43,7 @@ impl Env {
 }
 
 fn turn(agent: &Agent, target: Target, prompt: &str) -> (String, Vec<TurnEvent>) {
-    let h = agent
-        .watch(
-            target,
-            TurnRequest {
-                prompt: Some(prompt.into()),
-                ..TurnRequest::default()
-            },
-        )
-        .unwrap();
+    let h = watch(agent, target, prompt);
     let events = drive(&h, |_| None);
     let id = h.session_id.clone();
     h.join();

@@ -3,6 +3,8 @@
 //! seed 000 §2's decision chain with its exact events, history reconciliation, malformed
 //! lines, approvals and cancel. The real binary with the real agent is `tests/bridge.rs`.
 
+use crate::support::bridge::{PLAIN_TURN, WARNED_TURN, session_id};
+
 use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -228,6 +230,11 @@ impl Ws {
         }
     }
 
+    /// A new conversation whose first message is `first`: the session it opened.
+    fn start(&self, first: &str) -> String {
+        session_id(&self.turn(json!({"type": "chat", "messages": [user(first)]})))
+    }
+
     /// One bridge process per turn, as the seed's provider runs it: the request, then EOF.
     fn turn(&self, req: Value) -> Vec<Value> {
         let live = self.bridge();
@@ -274,23 +281,6 @@ impl Live {
         self.handle.take().unwrap().join().unwrap();
         self.output.try_iter().collect()
     }
-}
-
-/// The events of a plain turn (a text answer, stored), in order.
-const PLAIN_TURN: [&str; 5] = [
-    "protocol_ack",
-    "session_init",
-    "text_delta",
-    "message_stored",
-    "finish",
-];
-
-/// The session a turn's `session_init` names.
-fn session_id(events: &[Value]) -> String {
-    find(events, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string()
 }
 
 fn types(events: &[Value]) -> Vec<&str> {
@@ -364,8 +354,7 @@ fn a_new_conversation_gets_a_new_session_with_its_key() {
 #[test]
 fn a_known_id_continues_without_duplicating_the_history() {
     let ws = Ws::new();
-    let ev = ws.turn(json!({"type": "chat", "messages": [user("one")]}));
-    let id = session_id(&ev);
+    let id = ws.start("one");
     for (n, msgs) in [
         json!([user("one"), assistant("echo: one"), user("two")]),
         json!([
@@ -395,8 +384,7 @@ fn a_known_id_continues_without_duplicating_the_history() {
 #[test]
 fn new_session_true_always_starts_fresh() {
     let ws = Ws::new();
-    let ev = ws.turn(json!({"type": "chat", "messages": [user("one")]}));
-    let id = session_id(&ev);
+    let id = ws.start("one");
     let ev = ws.turn(
         json!({"type": "chat", "new_session": true, "session_id": id,
         "conversation_key": key("one"),
@@ -412,23 +400,12 @@ fn new_session_true_always_starts_fresh() {
 #[test]
 fn an_unknown_id_starts_new_with_a_warning_listing_recent_sessions() {
     let ws = Ws::new();
-    let ev = ws.turn(json!({"type": "chat", "messages": [user("earlier work")]}));
-    let earlier = session_id(&ev);
+    let earlier = ws.start("earlier work");
     let ev = ws.turn(json!({"type": "chat", "request_id": "r2",
         "session_id": "0000dead-0000-4000-8000-000000000000",
         "conversation_key": key("never stored"),
         "messages": [user("never stored"), assistant("hm"), user("go on")]}));
-    assert_eq!(
-        types(&ev),
-        [
-            "protocol_ack",
-            "session_init",
-            "warning",
-            "text_delta",
-            "message_stored",
-            "finish"
-        ]
-    );
+    assert_eq!(types(&ev), WARNED_TURN);
     let init = find(&ev, "session_init");
     let id = init["session_id"].as_str().unwrap();
     assert_ne!(id, earlier);
@@ -449,8 +426,7 @@ fn an_unknown_id_starts_new_with_a_warning_listing_recent_sessions() {
 #[test]
 fn an_unknown_id_whose_key_matches_recovers_that_session() {
     let ws = Ws::new();
-    let ev = ws.turn(json!({"type": "chat", "messages": [user("fix the login test")]}));
-    let id = session_id(&ev);
+    let id = ws.start("fix the login test");
     let ev = ws.turn(json!({"type": "chat", "session_id": "0000dead-0000-4000-8000-000000000000",
         "conversation_key": key("fix the login test"),
         "messages": [user("fix the login test"), assistant("echo: fix the login test"), user("and the other one")]}));
@@ -466,8 +442,7 @@ fn an_unknown_id_whose_key_matches_recovers_that_session() {
 #[test]
 fn a_missing_id_with_a_matching_key_recovers_the_session() {
     let ws = Ws::new();
-    let ev = ws.turn(json!({"type": "chat", "messages": [user("fix the login test")]}));
-    let id = session_id(&ev);
+    let id = ws.start("fix the login test");
     let ev = ws.turn(json!({"type": "chat", "session_id": "",
         "conversation_key": key("fix the login test"),
         "messages": [user("fix the login test"), assistant("echo: fix the login test"), user("more")]}));
@@ -481,23 +456,12 @@ fn a_missing_id_with_a_matching_key_recovers_the_session() {
 #[test]
 fn a_missing_id_on_a_continuation_without_a_match_starts_fresh_with_a_warning() {
     let ws = Ws::new();
-    let ev = ws.turn(json!({"type": "chat", "messages": [user("something else")]}));
-    let other = session_id(&ev);
+    let other = ws.start("something else");
     let ev = ws.turn(json!({"type": "chat",
         "messages": [user("lost one"), {"role": "assistant", "content": null,
             "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
             {"role": "tool", "tool_call_id": "c1", "content": "text"}, user("continue")]}));
-    assert_eq!(
-        types(&ev),
-        [
-            "protocol_ack",
-            "session_init",
-            "warning",
-            "text_delta",
-            "message_stored",
-            "finish"
-        ]
-    );
+    assert_eq!(types(&ev), WARNED_TURN);
     let w = find(&ev, "warning");
     assert_eq!(w["code"], "session_id_missing_starting_fresh");
     assert_eq!(
@@ -526,20 +490,10 @@ fn a_missing_id_on_a_new_conversation_is_a_plain_new_session() {
 #[test]
 fn after_new_session_recovery_picks_the_most_recent_conversation_with_the_key() {
     let ws = Ws::new();
-    let first = find(
-        &ws.turn(json!({"type": "chat", "messages": [user("hello")]})),
-        "session_init",
-    )["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let second = find(
+    let first = ws.start("hello");
+    let second = session_id(
         &ws.turn(json!({"type": "chat", "new_session": true, "messages": [user("hello")]})),
-        "session_init",
-    )["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    );
     assert_ne!(first, second);
     std::thread::sleep(Duration::from_millis(5));
     ws.turn(
@@ -558,13 +512,7 @@ fn after_new_session_recovery_picks_the_most_recent_conversation_with_the_key() 
 #[test]
 fn a_diverging_history_forks_and_leaves_the_session_alone() {
     let ws = Ws::new();
-    let id = find(
-        &ws.turn(json!({"type": "chat", "messages": [user("plan a trip")]})),
-        "session_init",
-    )["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = ws.start("plan a trip");
     ws.turn(json!({"type": "chat", "session_id": id,
         "messages": [user("plan a trip"), assistant("echo: plan a trip"), user("to Rome")]}));
     // The caller edited its second question and asks on.
@@ -572,17 +520,7 @@ fn a_diverging_history_forks_and_leaves_the_session_alone() {
         "conversation_key": key("plan a trip"),
         "messages": [user("plan a trip"), assistant("echo: plan a trip"), user("to Oslo"),
                      assistant("echo: to Oslo"), user("by train")]}));
-    assert_eq!(
-        types(&ev),
-        [
-            "protocol_ack",
-            "session_init",
-            "warning",
-            "text_delta",
-            "message_stored",
-            "finish"
-        ]
-    );
+    assert_eq!(types(&ev), WARNED_TURN);
     let fork = session_id(&ev);
     assert_ne!(fork, id);
     let w = find(&ev, "warning");
@@ -629,13 +567,7 @@ fn a_diverging_history_forks_and_leaves_the_session_alone() {
 #[test]
 fn malformed_lines_get_errors_and_never_touch_the_session() {
     let ws = Ws::new();
-    let id = find(
-        &ws.turn(json!({"type": "chat", "messages": [user("keep me")]})),
-        "session_init",
-    )["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = ws.start("keep me");
     let before = texts(&ws.sessions(), &id);
     let live = ws.bridge();
     assert_eq!(live.next()["type"], "protocol_ack");

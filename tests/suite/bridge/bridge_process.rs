@@ -5,6 +5,7 @@
 #[path = "../../../examples/bridge_client.rs"]
 mod client;
 
+use crate::support::bridge::{PLAIN_TURN, WARNED_TURN, session_id};
 use crate::support::pty;
 
 use std::io::{BufRead, BufReader, Write};
@@ -198,6 +199,16 @@ fn deltas_text(events: &[Value]) -> String {
         .collect()
 }
 
+/// The ids a warning's `recent_sessions` lists, in order.
+fn recent_ids(w: &Value) -> Vec<&str> {
+    w["recent_sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect()
+}
+
 fn session_of(o: &Outcome) -> String {
     o.event("session_init")
         .unwrap_or_else(|| panic!("no session_init in {:#?}", o.events))["session_id"]
@@ -240,18 +251,7 @@ fn three_turns_continue_one_session_across_three_processes() {
     ]);
     let c = env.client();
     let t1 = c.turn("let's build something", false).unwrap();
-    assert_eq!(
-        types(&t1.events),
-        [
-            "protocol_ack",
-            "session_init",
-            "text_delta",
-            "message_stored",
-            "finish"
-        ],
-        "{:#?}",
-        t1.events
-    );
+    assert_eq!(types(&t1.events), PLAIN_TURN, "{:#?}", t1.events);
     assert_eq!(t1.text, "Hello! What shall we build?");
     assert!(t1.request.get("session_id").is_none());
     assert!(t1.request.get("conversation_key").is_none());
@@ -311,16 +311,7 @@ fn a_lost_id_file_recovers_the_same_session_by_key() {
 
     let t3 = c.turn("what did I say?", false).unwrap();
     assert!(t3.request.get("session_id").is_none());
-    assert_eq!(
-        types(&t3.events),
-        [
-            "protocol_ack",
-            "session_init",
-            "text_delta",
-            "message_stored",
-            "finish"
-        ]
-    );
+    assert_eq!(types(&t3.events), PLAIN_TURN);
     let init = t3.event("session_init").unwrap();
     assert_eq!(init["session_id"], id.as_str());
     assert_eq!(init["recovered"], true);
@@ -362,21 +353,6 @@ fn after_new_session_the_same_first_message_starts_fresh_and_recovery_picks_the_
 #[test]
 fn every_branch_of_the_decision_chain_with_its_events() {
     let env = Env::new((0..8).map(|i| Reply::text(&format!("reply {i}"))).collect());
-    let turn = [
-        "protocol_ack",
-        "session_init",
-        "text_delta",
-        "message_stored",
-        "finish",
-    ];
-    let warned = [
-        "protocol_ack",
-        "session_init",
-        "warning",
-        "text_delta",
-        "message_stored",
-        "finish",
-    ];
     let key = conversation_key("known words");
     let unknown = "0000dead-0000-4000-8000-000000000000";
 
@@ -384,11 +360,8 @@ fn every_branch_of_the_decision_chain_with_its_events() {
     let ev = env.raw(&[chat(
         json!({"request_id": "n", "messages": [user("known words")]}),
     )]);
-    assert_eq!(types(&ev), turn);
-    let known = find(&ev, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    assert_eq!(types(&ev), PLAIN_TURN);
+    let known = session_id(&ev);
     assert_eq!(
         find(&ev, "session_init"),
         &json!({"type": "session_init", "request_id": "n", "session_id": known,
@@ -398,7 +371,7 @@ fn every_branch_of_the_decision_chain_with_its_events() {
 
     // Known id: continue.
     let ev = env.raw(&[chat(json!({"session_id": known, "messages": history}))]);
-    assert_eq!(types(&ev), turn);
+    assert_eq!(types(&ev), PLAIN_TURN);
     assert_eq!(find(&ev, "session_init")["session_id"], known.as_str());
     let history = json!([
         user("known words"),
@@ -412,11 +385,8 @@ fn every_branch_of_the_decision_chain_with_its_events() {
     let ev = env.raw(&[chat(
         json!({"new_session": true, "session_id": known, "conversation_key": key, "messages": history}),
     )]);
-    assert_eq!(types(&ev), turn);
-    let forced = find(&ev, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    assert_eq!(types(&ev), PLAIN_TURN);
+    let forced = session_id(&ev);
     assert_ne!(forced, known);
 
     // Unknown id, key found: switch back, recovered, session_not_found. (The forced-new
@@ -432,7 +402,7 @@ fn every_branch_of_the_decision_chain_with_its_events() {
     let ev = env.raw(&[chat(
         json!({"session_id": unknown, "conversation_key": key, "messages": with(&[user("back")])}),
     )]);
-    assert_eq!(types(&ev), turn);
+    assert_eq!(types(&ev), PLAIN_TURN);
     assert_eq!(
         find(&ev, "session_init"),
         &json!({"type": "session_init", "session_id": forced, "recovered": true,
@@ -443,22 +413,17 @@ fn every_branch_of_the_decision_chain_with_its_events() {
     let ev = env.raw(&[chat(json!({"session_id": unknown,
         "conversation_key": conversation_key("other"),
         "messages": [user("other"), assistant("x"), user("y")]}))]);
-    assert_eq!(types(&ev), warned);
+    assert_eq!(types(&ev), WARNED_TURN);
     let w = find(&ev, "warning");
     assert_eq!(w["code"], "session_not_found_starting_new");
-    let recent: Vec<&str> = w["recent_sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["id"].as_str().unwrap())
-        .collect();
+    let recent: Vec<&str> = recent_ids(w);
     assert_eq!(recent, [forced.as_str(), known.as_str()]);
     assert_eq!(find(&ev, "session_init")["recovered"], false);
 
     // No id, key found: recovered, session_id_missing.
     let ev = env.raw(&[chat(json!({"conversation_key": key,
         "messages": with(&[user("back"), assistant("reply 3"), user("hi")])}))]);
-    assert_eq!(types(&ev), turn);
+    assert_eq!(types(&ev), PLAIN_TURN);
     assert_eq!(
         find(&ev, "session_init")["recovery_reason"],
         "session_id_missing"
@@ -469,15 +434,10 @@ fn every_branch_of_the_decision_chain_with_its_events() {
     let ev = env.raw(&[chat(
         json!({"messages": [user("lost"), assistant("x"), user("y")]}),
     )]);
-    assert_eq!(types(&ev), warned);
+    assert_eq!(types(&ev), WARNED_TURN);
     let w = find(&ev, "warning");
     assert_eq!(w["code"], "session_id_missing_starting_fresh");
-    let recent: Vec<&str> = w["recent_sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["id"].as_str().unwrap())
-        .collect();
+    let recent: Vec<&str> = recent_ids(w);
     // Most recently active first; the session just created is not one the caller meant.
     assert_eq!(recent.len(), 3, "{recent:?}");
     assert_eq!(recent[0], forced.as_str());
@@ -487,7 +447,7 @@ fn every_branch_of_the_decision_chain_with_its_events() {
 
     // No id, no continuation, same first words as a stored session: a plain new session.
     let ev = env.raw(&[chat(json!({"messages": [user("known words")]}))]);
-    assert_eq!(types(&ev), turn);
+    assert_eq!(types(&ev), PLAIN_TURN);
     assert_eq!(env.sessions().count().unwrap(), before + 1);
     assert_eq!(env.server.request_count(), 8);
 }
@@ -510,17 +470,7 @@ fn a_diverging_history_forks_and_the_original_stays() {
     std::fs::write(c.history_file(), serde_json::to_vec(&h).unwrap()).unwrap();
 
     let t = c.turn("by train?", false).unwrap();
-    assert_eq!(
-        types(&t.events),
-        [
-            "protocol_ack",
-            "session_init",
-            "warning",
-            "text_delta",
-            "message_stored",
-            "finish"
-        ]
-    );
+    assert_eq!(types(&t.events), WARNED_TURN);
     let fork = session_of(&t);
     assert_ne!(fork, id);
     assert_eq!(c.load_session_id().as_deref(), Some(fork.as_str()));
@@ -607,10 +557,7 @@ fn cancel_mid_stream_keeps_what_arrived_and_the_session_continues() {
         json!({"request_id": "long", "messages": [user("count to ten slowly")]}),
     ));
     let ev_first = b.until("text_delta");
-    let id = find(&ev_first, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = session_id(&ev_first);
     // A malformed line during the turn is answered and harms nothing.
     b.send("{oops");
     b.send(r#"{"type":"cancel","request_id":"long"}"#);
@@ -639,16 +586,7 @@ fn cancel_mid_stream_keeps_what_arrived_and_the_session_continues() {
         json!({"session_id": id, "messages": [user("count to ten slowly"),
         assistant(&partial), user("shorter please")]}),
     )]);
-    assert_eq!(
-        types(&ev),
-        [
-            "protocol_ack",
-            "session_init",
-            "text_delta",
-            "message_stored",
-            "finish"
-        ]
-    );
+    assert_eq!(types(&ev), PLAIN_TURN);
     assert_eq!(find(&ev, "session_init")["session_id"], id.as_str());
     assert_eq!(find(&ev, "finish")["reason"], "completed");
     assert_eq!(env.texts(&id).len(), 4);
@@ -671,23 +609,11 @@ fn a_model_failure_is_an_error_then_finish_and_a_retry_answers_the_same_prompt()
     let err = find(&ev, "error");
     assert_eq!(err["request_id"], "r1");
     assert!(!err.to_string().contains("sk-test-bridge"), "{err}");
-    let id = find(&ev, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = session_id(&ev);
     // The caller retries the same request with the id it was given: the stored, unanswered
     // prompt is answered, not stored twice, and nothing forks.
     let ev = env.raw(&[chat(json!({"session_id": id, "messages": [user("hello")]}))]);
-    assert_eq!(
-        types(&ev),
-        [
-            "protocol_ack",
-            "session_init",
-            "text_delta",
-            "message_stored",
-            "finish"
-        ]
-    );
+    assert_eq!(types(&ev), PLAIN_TURN);
     assert_eq!(find(&ev, "session_init")["session_id"], id.as_str());
     assert_eq!(
         env.texts(&id),
@@ -922,10 +848,7 @@ fn a_caller_that_dies_mid_turn_cancels_the_turn_and_the_session_is_not_left_runn
     let mut b = env.spawn();
     b.send(&chat(json!({"messages": [user("count slowly")]})));
     let ev = b.until("text_delta");
-    let id = find(&ev, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = session_id(&ev);
     // The caller goes away: its end of stdout closes (the reader thread is dropped with
     // the receiver; closing the pipe is what a dead editor does).
     let Bridge {
@@ -949,10 +872,7 @@ fn a_session_running_in_another_process_is_refused_with_busy() {
     let mut first = env.spawn();
     first.send(&chat(json!({"messages": [user("count slowly")]})));
     let ev = first.until("text_delta");
-    let id = find(&ev, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = session_id(&ev);
     let ev = env.raw(&[chat(json!({"request_id": "second", "session_id": id,
         "messages": [user("count slowly"), assistant("one"), user("faster")]}))]);
     assert_eq!(types(&ev), ["protocol_ack", "error"], "{ev:#?}");
@@ -1058,10 +978,7 @@ fn a_reply_cut_by_a_clean_close_fails_the_turn_and_the_retry_asks_again() {
         "{err}"
     );
     assert_eq!(find(&ev, "finish")["reason"], "failed");
-    let id = find(&ev, "session_init")["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = session_id(&ev);
     let s = env.sessions().load(&id).unwrap();
     assert_eq!(s.header.status, Status::Failed);
     let m = &s.messages[1];

@@ -160,6 +160,31 @@ fn tool(h: &mut H, id: &str, name: &str, args: &str, kind: ToolKind, summary: &s
     });
 }
 
+/// The result of call `id`, stored at `seq`.
+fn result(h: &mut H, id: &str, text: &str, is_error: bool, seq: i64) {
+    h.ev(TurnEvent::ToolResult {
+        call_id: id.into(),
+        text: text.into(),
+        is_error,
+        seq,
+    });
+}
+
+/// The model asks for `id`: the approval card, with why it asks.
+fn approval(h: &mut H, id: &str, name: &str, summary: &str, reason: &str) {
+    h.ev(TurnEvent::ApprovalNeeded {
+        call: call(id, name, "{}"),
+        summary: summary.into(),
+        reason: reason.into(),
+    });
+}
+
+/// A tool call that waits for approval: its card, then the approval it asks for.
+fn asked(h: &mut H, id: &str, name: &str, args: &str, kind: ToolKind, summary: &str, reason: &str) {
+    tool(h, id, name, args, kind, summary);
+    approval(h, id, name, summary, reason);
+}
+
 #[test]
 fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
     let mut h = H::new();
@@ -206,12 +231,7 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
         ToolKind::Read,
         "src/config.rs",
     );
-    h.ev(TurnEvent::ToolResult {
-        call_id: "r1".into(),
-        text: "fn load() {}\nfn parse() {}\n".into(),
-        is_error: false,
-        seq: 100,
-    });
+    result(&mut h, "r1", "fn load() {}\nfn parse() {}\n", false, 100);
     // Failed.
     tool(
         &mut h,
@@ -221,26 +241,17 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
         ToolKind::Read,
         "unwrap\\(",
     );
-    h.ev(TurnEvent::ToolResult {
-        call_id: "g1".into(),
-        text: "invalid regex: unclosed group".into(),
-        is_error: true,
-        seq: 101,
-    });
+    result(&mut h, "g1", "invalid regex: unclosed group", true, 101);
     // Waiting for approval, with a diff.
-    tool(
+    asked(
         &mut h,
         "e1",
         "edit_file",
         r#"{"path":"src/config.rs","old_string":"let v = s.parse().unwrap();","new_string":"let v = s.parse()?;"}"#,
         ToolKind::Edit,
         "src/config.rs",
+        "edits ask under the `ask` policy",
     );
-    h.ev(TurnEvent::ApprovalNeeded {
-        call: call("e1", "edit_file", "{}"),
-        summary: "src/config.rs".into(),
-        reason: "edits ask under the `ask` policy".into(),
-    });
     let s = h.screen();
     assert!(
         s.contains("Allow? y yes   n no   r no+why   a always"),
@@ -263,27 +274,18 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
     );
     h.app.now_ms += 1_500;
     assert!(h.screen().contains("· running 1.5s"), "{}", h.screen());
-    h.ev(TurnEvent::ToolResult {
-        call_id: "e1".into(),
-        text: "edited src/config.rs".into(),
-        is_error: false,
-        seq: 102,
-    });
+    result(&mut h, "e1", "edited src/config.rs", false, 102);
 
     // A command denied with a reason typed for the model.
-    tool(
+    asked(
         &mut h,
         "c1",
         "run_command",
         r#"{"command":"rm -rf target"}"#,
         ToolKind::Command,
         "rm -rf target",
+        "commands ask",
     );
-    h.ev(TurnEvent::ApprovalNeeded {
-        call: call("c1", "run_command", "{}"),
-        summary: "rm -rf target".into(),
-        reason: "commands ask".into(),
-    });
     h.answer('r');
     assert!(matches!(h.app.overlay, Overlay::DenyReason { .. }));
     h.chars("too slow to rebuild");
@@ -295,12 +297,13 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
             reason: Some("too slow to rebuild".into())
         }))
     );
-    h.ev(TurnEvent::ToolResult {
-        call_id: "c1".into(),
-        text: "The user denied this call: too slow to rebuild".into(),
-        is_error: true,
-        seq: 103,
-    });
+    result(
+        &mut h,
+        "c1",
+        "The user denied this call: too slow to rebuild",
+        true,
+        103,
+    );
     // Interrupted: running when the turn is cancelled.
     tool(
         &mut h,
@@ -339,19 +342,15 @@ fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
     let mut h = H::new();
     h.send("Two writes");
     for id in ["w1", "w2"] {
-        tool(
+        asked(
             &mut h,
             id,
             "write_file",
             r#"{"path":"a.txt","content":"x"}"#,
             ToolKind::Edit,
             "a.txt",
+            "edits ask",
         );
-        h.ev(TurnEvent::ApprovalNeeded {
-            call: call(id, "write_file", "{}"),
-            summary: "a.txt".into(),
-            reason: "edits ask".into(),
-        });
     }
     assert!(h.screen().contains("waits for its turn to be asked"));
     h.answer('a');
@@ -754,11 +753,7 @@ fn hostile_model_and_tool_text_is_drawn_inert() {
         ToolKind::Command,
         "echo \x1b[31mred\x1b[0m",
     );
-    h.ev(TurnEvent::ApprovalNeeded {
-        call: call("x1", "run_command", "{}"),
-        summary: "echo".into(),
-        reason: "because \x1b[5mblink".into(),
-    });
+    approval(&mut h, "x1", "run_command", "echo", "because \x1b[5mblink");
     h.ev(TurnEvent::Warning {
         code: "w".into(),
         message: "warn \x1b]52;c;AAAA\x07".into(),
@@ -812,19 +807,20 @@ fn a_session_running_elsewhere_is_marked_read_only_and_help_lists_the_turn_keys(
 /// A turn whose edit waits for approval.
 fn waiting_edit(h: &mut H) {
     h.send("Edit it");
-    tool(
+    edit_asks(h);
+}
+
+/// An edit of a.txt that waits for approval.
+fn edit_asks(h: &mut H) {
+    asked(
         h,
         "e1",
         "edit_file",
         r#"{"path":"a.txt","old_string":"a","new_string":"b"}"#,
         ToolKind::Edit,
         "a.txt",
+        "edits ask",
     );
-    h.ev(TurnEvent::ApprovalNeeded {
-        call: call("e1", "edit_file", "{}"),
-        summary: "a.txt".into(),
-        reason: "edits ask".into(),
-    });
 }
 
 fn approvals(h: &H) -> usize {
@@ -901,19 +897,7 @@ fn a_key_as_the_card_appears_and_typing_into_it_do_not_answer() {
     h.send("Edit it");
     // The user types the next message while the turn runs; the card appears mid-word.
     h.chars("he");
-    tool(
-        &mut h,
-        "e1",
-        "edit_file",
-        r#"{"path":"a.txt","old_string":"a","new_string":"b"}"#,
-        ToolKind::Edit,
-        "a.txt",
-    );
-    h.ev(TurnEvent::ApprovalNeeded {
-        call: call("e1", "edit_file", "{}"),
-        summary: "a.txt".into(),
-        reason: "edits ask".into(),
-    });
+    edit_asks(&mut h);
     clock(&mut h, 100);
     h.key(KeyCode::Char('y'));
     clock(&mut h, 2_000);
@@ -1027,12 +1011,13 @@ fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
         Some(TurnEffect::Command(TurnCommand::Cancel))
     );
     // The killed command's result, as the runtime stores it (not an error), then the end.
-    h.ev(TurnEvent::ToolResult {
-        call_id: "c1".into(),
-        text: "[cancelled by the user; the command and everything it started were killed]\n".into(),
-        is_error: false,
-        seq: 50,
-    });
+    result(
+        &mut h,
+        "c1",
+        "[cancelled by the user; the command and everything it started were killed]\n",
+        false,
+        50,
+    );
     h.ev(TurnEvent::Finished {
         reason: FinishReason::Cancelled,
         usage: Usage::default(),

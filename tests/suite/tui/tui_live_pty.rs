@@ -3,6 +3,7 @@
 //! a `write_file` (the file exists afterwards), deny a command (it never ran), cancel a long
 //! reply, quit, and find it all in `neocode show`.
 
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -29,6 +30,26 @@ fn model_env(base: &str) -> [(&'static str, &str); 3] {
 }
 
 /// A card's one-key answer as a person gives it: after a look at the card, alone.
+/// The TUI on the scripted model, `rows` x `cols`, in a new conversation on an empty list.
+fn compose(home: &Path, ws: &Path, base: &str, rows: u16, cols: u16) -> Pty {
+    let mut pty = Pty::spawn(home, ws, &[], &model_env(base), rows, cols);
+    pty.wait_for("0 sessions");
+    pty.keys("n");
+    pty
+}
+
+/// Types `text` into the composer and sends it.
+fn submit(pty: &mut Pty, text: &str) {
+    pty.keys(text);
+    pty.keys("\r");
+}
+
+/// Ctrl-C, then the exit code within `secs` seconds.
+fn quit(pty: &mut Pty, secs: u64) -> u32 {
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(secs), "no quit")
+}
+
 fn deliberately(pty: &mut Pty, key: &str) {
     std::thread::sleep(Duration::from_millis(800));
     pty.keys(key);
@@ -69,23 +90,19 @@ fn stream_approve_deny_cancel_quit_and_show() {
     ])
     .unwrap();
     let base = srv.base_url();
-    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
-    pty.wait_for("0 sessions");
     // The status line names the model once in the conversation.
-    pty.keys("n");
+    let mut pty = compose(&home, &ws, &base, 40, 120);
     let s = pty.wait_for("scripted-model");
     assert!(s.contains("approve ask"), "{s}");
 
     // 1: streamed reply.
-    pty.keys("Say hello");
-    pty.keys("\r");
+    submit(&mut pty, "Say hello");
     let s = pty.wait_for("Hello from the scripted model.");
     assert!(s.contains("Say hello"), "{s}");
     pty.wait_for("Done in");
 
     // 2: approve the write, deny the command.
-    pty.keys("Write hello.txt, then touch ran.txt");
-    pty.keys("\r");
+    submit(&mut pty, "Write hello.txt, then touch ran.txt");
     let s = pty.wait_for("Allow?");
     assert!(s.contains("write_file"), "{s}");
     assert!(s.contains("hello.txt"), "{s}");
@@ -108,8 +125,7 @@ fn stream_approve_deny_cancel_quit_and_show() {
     assert!(!ws.join("ran.txt").exists(), "the denied command never ran");
 
     // 3: cancel a long reply once it streams.
-    pty.keys("Tell me a long story");
-    pty.keys("\r");
+    submit(&mut pty, "Tell me a long story");
     pty.wait_for("word3 ");
     pty.keys("\x1b");
     pty.wait_for("Cancelled; what arrived is kept");
@@ -215,8 +231,7 @@ fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
         "again\n"
     );
     assert!(rt.interrupted_tool_calls(&s.id).unwrap().is_empty());
-    pty.keys("\x03");
-    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    assert_eq!(quit(&mut pty, 30), 0);
 }
 
 #[test]
@@ -235,9 +250,7 @@ fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
     let srv =
         ScriptedServer::start(vec![Reply::text("Answered after the settings came.")]).unwrap();
     let base = srv.base_url();
-    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
-    pty.wait_for("0 sessions");
-    pty.keys("n");
+    let mut pty = compose(&home, &ws, &base, 40, 120);
     pty.keys("typed before the settings");
     // The keys were handled while the settings thread is still blocked on the FIFO.
     let screen = pty.wait_for("typed before the settings");
@@ -260,8 +273,7 @@ fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
     let screen = pty.wait_for("scripted-model");
     assert!(!screen.contains("Cannot send"), "{screen}");
     assert_eq!(srv.request_count(), 1);
-    pty.keys("\x03");
-    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    assert_eq!(quit(&mut pty, 30), 0);
 }
 
 #[test]
@@ -276,15 +288,12 @@ fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let srv = ScriptedServer::start(vec![Reply::text("never asked")]).unwrap();
     let base = srv.base_url();
-    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
-    pty.wait_for("0 sessions");
-    pty.keys("n");
+    let mut pty = compose(&home, &ws, &base, 40, 120);
     pty.keys("a message");
     pty.wait_for("a message");
     // Enter waits for the settings; the loop does not: Ctrl-C still quits.
     pty.keys("\r");
-    pty.keys("\x03");
-    assert_eq!(pty.wait_exit(Duration::from_secs(10), "no quit"), 0);
+    assert_eq!(quit(&mut pty, 10), 0);
     assert_eq!(srv.request_count(), 0);
 }
 
@@ -305,12 +314,9 @@ fn typing_while_an_approval_waits_never_answers_it() {
     ])
     .unwrap();
     let base = srv.base_url();
-    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
-    pty.wait_for("0 sessions");
-    pty.keys("n");
+    let mut pty = compose(&home, &ws, &base, 40, 120);
     pty.wait_for("scripted-model");
-    pty.keys("Bump the total");
-    pty.keys("\r");
+    submit(&mut pty, "Bump the total");
     let s = pty.wait_for("Allow?");
     assert!(s.contains("edit_file"), "{s}");
     // The next message typed quickly while the card waits: its y, n and a answer nothing.
@@ -335,8 +341,7 @@ fn typing_while_an_approval_waits_never_answers_it() {
         std::fs::read_to_string(ws.join("stats.py")).unwrap(),
         "total = 2\n"
     );
-    pty.keys("\x03");
-    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    assert_eq!(quit(&mut pty, 30), 0);
 }
 
 #[test]
@@ -351,19 +356,14 @@ fn a_switched_model_is_kept_by_the_session_across_a_restart() {
     ])
     .unwrap();
     let base = srv.base_url();
-    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 40, 120);
-    pty.wait_for("0 sessions");
-    pty.keys("n");
+    let mut pty = compose(&home, &ws, &base, 40, 120);
     pty.wait_for("scripted-model");
-    pty.keys("Hello");
-    pty.keys("\r");
+    submit(&mut pty, "Hello");
     pty.wait_for("First answer.");
     pty.wait_for("Done in");
-    pty.keys("/model fake-big");
-    pty.keys("\r");
+    submit(&mut pty, "/model fake-big");
     pty.wait_for("uses fake-big from its next turn");
-    pty.keys("\x03");
-    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    assert_eq!(quit(&mut pty, 30), 0);
     let rt = Sessions::open(&loc).unwrap();
     let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
     let neocode = |args: &[&str]| {
@@ -386,12 +386,10 @@ fn a_switched_model_is_kept_by_the_session_across_a_restart() {
     let mut pty = Pty::spawn(&home, &ws, &["--resume", &id], &model_env(&base), 40, 120);
     let s = pty.wait_for("fake-big");
     assert!(!s.contains("scripted-model ░"), "{s}");
-    pty.keys("Again");
-    pty.keys("\r");
+    submit(&mut pty, "Again");
     pty.wait_for("Second answer.");
     pty.wait_for("Done in");
-    pty.keys("\x03");
-    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    assert_eq!(quit(&mut pty, 30), 0);
     let models: Vec<String> = srv
         .requests()
         .iter()
@@ -421,17 +419,13 @@ fn a_retry_shows_in_the_status_line_while_it_waits() {
     ])
     .unwrap();
     let base = srv.base_url();
-    let mut pty = Pty::spawn(&home, &ws, &[], &model_env(&base), 24, 100);
-    pty.wait_for("0 sessions");
-    pty.keys("n");
+    let mut pty = compose(&home, &ws, &base, 24, 100);
     pty.wait_for("scripted-model");
-    pty.keys("hi");
-    pty.keys("\r");
+    submit(&mut pty, "hi");
     let s = pty.wait_for("rate limited (429), retry 1/3 in 2 s");
     assert!(!s.contains("Answered after the wait."), "{s}");
     pty.wait_for("Answered after the wait.");
     assert_eq!(srv.request_count(), 2);
     pty.wait_for("Done in");
-    pty.keys("\x03");
-    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    assert_eq!(quit(&mut pty, 30), 0);
 }

@@ -9,7 +9,7 @@ use crate::support::tui::options;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use neocode::runtime::{Location, Sessions};
 use neocode::session::{
-    AppendMeta, ListQuery, NewMessage, NewSession, Part, Role, StateUpdate, ToolCall,
+    AppendMeta, ListQuery, NewMessage, NewSession, Part, Role, SessionHeader, StateUpdate, ToolCall,
 };
 use neocode::tui::app::{App, Overlay, PAGE, Screen, Tab, WINDOW, run_inline};
 use neocode::tui::effect::Effect;
@@ -109,6 +109,32 @@ impl H {
             self.key(KeyCode::Char('j'));
         }
         panic!("no session titled {title:?}");
+    }
+}
+
+/// A new session titled `title`.
+fn titled(rt: &Sessions, title: &str) -> SessionHeader {
+    rt.new_session(NewSession {
+        title: title.into(),
+        ..NewSession::default()
+    })
+    .unwrap()
+}
+
+/// The user's message `text`, appended to session `id`.
+fn user_says(rt: &Sessions, id: &str, text: &str) {
+    rt.append(
+        id,
+        &[NewMessage::text(Role::User, text)],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+}
+
+/// `n` sessions titled `session 000`, `session 001`, ...
+fn numbered(rt: &Sessions, n: usize) {
+    for i in 0..n {
+        titled(rt, &format!("session {i:03}"));
     }
 }
 
@@ -453,13 +479,7 @@ fn mouse_click_selects_and_wheel_moves() {
 #[test]
 fn pages_load_lazily_as_the_selection_moves() {
     let mut h = H::with(120, 35, |rt| {
-        for i in 0..450 {
-            rt.new_session(NewSession {
-                title: format!("session {i:03}"),
-                ..NewSession::default()
-            })
-            .unwrap();
-        }
+        numbered(rt, 450);
     });
     assert_eq!(h.app.browse.list.rows.len(), 200, "one page at start");
     assert_eq!(h.app.browse.list.total, Some(450));
@@ -494,19 +514,9 @@ fn the_list_holds_a_window_of_rows_however_far_it_scrolls() {
     let n = WINDOW + 3 * PAGE + 17;
     let mut h = H::with(120, 35, |rt| {
         for i in 0..n {
-            let s = rt
-                .new_session(NewSession {
-                    title: format!("session {i:04}"),
-                    ..NewSession::default()
-                })
-                .unwrap();
+            let s = titled(rt, &format!("session {i:04}"));
             if i == n / 2 {
-                rt.append(
-                    &s.id,
-                    &[NewMessage::text(Role::User, "the narwhal question")],
-                    &AppendMeta::default(),
-                )
-                .unwrap();
+                user_says(rt, &s.id, "the narwhal question");
             }
         }
     });
@@ -673,25 +683,9 @@ fn hostile_text_never_reaches_a_cell() {
 #[test]
 fn search_jump_to_an_unloaded_session_selects_it_in_the_list() {
     let mut h = H::with(120, 35, |rt| {
-        let old = rt
-            .new_session(NewSession {
-                title: "the oldest one".into(),
-                ..NewSession::default()
-            })
-            .unwrap();
-        rt.append(
-            &old.id,
-            &[NewMessage::text(Role::User, "where is the zeppelin config")],
-            &AppendMeta::default(),
-        )
-        .unwrap();
-        for i in 0..450 {
-            rt.new_session(NewSession {
-                title: format!("session {i:03}"),
-                ..NewSession::default()
-            })
-            .unwrap();
-        }
+        let old = titled(rt, "the oldest one");
+        user_says(rt, &old.id, "where is the zeppelin config");
+        numbered(rt, 450);
     });
     assert_eq!(
         h.app.browse.list.rows.len(),
@@ -720,19 +714,8 @@ fn writes_from_another_process_show_up_live() {
 
     // Another neocode process on the same workspace: its own runtime and connections.
     let other = Sessions::open(&h.app_location()).unwrap();
-    other
-        .append(
-            &selected,
-            &[NewMessage::text(Role::User, "written by the other window")],
-            &AppendMeta::default(),
-        )
-        .unwrap();
-    other
-        .new_session(NewSession {
-            title: "Started in another terminal".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    user_says(&other, &selected, "written by the other window");
+    titled(&other, "Started in another terminal");
     tick(&mut h);
     assert_eq!(
         h.app.browse.list.rows.len(),
@@ -806,13 +789,7 @@ fn a_search_jump_clears_a_filter_that_hides_the_session() {
 #[test]
 fn opening_a_session_that_stopped_mid_turn_says_which_calls_were_interrupted() {
     let mut h = H::with(120, 35, |rt| {
-        let id = rt
-            .new_session(NewSession {
-                title: "stopped mid-turn".into(),
-                ..NewSession::default()
-            })
-            .unwrap()
-            .id;
+        let id = titled(rt, "stopped mid-turn").id;
         rt.append(
             &id,
             &[
@@ -1126,20 +1103,8 @@ fn the_composer_is_multi_line_with_history() {
 fn resuming_a_session_past_the_first_page_selects_it_so_going_back_stays_on_it() {
     let mut old = String::new();
     let mut h = H::with(120, 35, |rt| {
-        old = rt
-            .new_session(NewSession {
-                title: "the old one".into(),
-                ..NewSession::default()
-            })
-            .unwrap()
-            .id;
-        for i in 0..250 {
-            rt.new_session(NewSession {
-                title: format!("session {i:03}"),
-                ..NewSession::default()
-            })
-            .unwrap();
-        }
+        old = titled(rt, "the old one").id;
+        numbered(rt, 250);
     });
     assert_eq!(
         h.app.browse.list.rows.len(),
@@ -1221,13 +1186,7 @@ fn info_tab_lists_instructions_skills_and_mcp_servers() {
             "[mcp_servers.docs]\ncommand = \"docs-server\"\n",
         )
         .unwrap();
-        let id = rt
-            .new_session(NewSession {
-                title: "with context".into(),
-                ..NewSession::default()
-            })
-            .unwrap()
-            .id;
+        let id = titled(rt, "with context").id;
         rt.update_state(
             &id,
             &StateUpdate {
