@@ -44,6 +44,11 @@ impl Env {
 
     /// A fresh agent over a fresh store handle, as a new process builds it.
     pub fn agent(&self, srv: &ScriptedServer) -> Agent {
+        Agent::new(self.sessions(), self.settings(srv))
+    }
+
+    /// The settings a new process loads, pointed at `srv`.
+    pub fn settings(&self, srv: &ScriptedServer) -> Settings {
         let url = srv.base_url();
         let key = self.key;
         let env = move |k: &str| match k {
@@ -52,8 +57,7 @@ impl Env {
             "NEOCODE_API_KEY" => Some(key.to_string()),
             _ => None,
         };
-        let settings = Settings::load_with(&self.home, &Overrides::default(), &env).unwrap();
-        Agent::new(self.sessions(), settings)
+        Settings::load_with(&self.home, &Overrides::default(), &env).unwrap()
     }
 }
 

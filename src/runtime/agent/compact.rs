@@ -8,7 +8,7 @@ use serde_json::json;
 use super::window::{self, COMPACTION_MARK};
 use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
-use crate::runtime::provider::Provider;
+use crate::runtime::provider::{ChatMessage, Provider};
 use crate::session::{AppendMeta, Message, NewMessage, Replacement, Role, Usage, now_ms};
 
 /// Messages kept verbatim after the summary, at most.
@@ -111,8 +111,7 @@ pub fn compact_with(
     }
     let mut req = window::build(sessions, &session);
     req.tools.clear();
-    req.messages
-        .push(json!({"role": "user", "content": INSTRUCTION}));
+    req.messages.push(ChatMessage::user_text(INSTRUCTION));
     let c = provider
         .stream(&req, cancel, &mut |_| {})
         .map_err(|e| e.message)?;

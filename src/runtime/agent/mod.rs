@@ -169,7 +169,9 @@ impl Agent {
     }
 
     /// What appends record. A model given for one run (`--model`) is not recorded as the
-    /// session's: the session keeps its own.
+    /// session's: the session keeps its own. No provider is named here: appends made with
+    /// one (the turn's, a compaction's) record its [`Provider::name`], the others keep the
+    /// session's.
     pub(crate) fn meta(&self) -> AppendMeta {
         let model = if self.settings.model_from_flag {
             None
@@ -177,9 +179,17 @@ impl Agent {
             self.model_name()
         };
         AppendMeta {
-            provider: Some(super::provider::openai::NAME.into()),
+            provider: None,
             model,
             workdir: Some(self.sessions.root().display().to_string()),
+        }
+    }
+
+    /// [`Agent::meta`] for appends made with `provider`: they name it.
+    pub(crate) fn meta_for(&self, provider: &dyn Provider) -> AppendMeta {
+        AppendMeta {
+            provider: Some(provider.name().to_string()),
+            ..self.meta()
         }
     }
 

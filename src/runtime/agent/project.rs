@@ -12,6 +12,7 @@ use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
 use crate::runtime::mcp::{McpImage, McpManager};
+use crate::runtime::provider::ToolDef;
 use crate::runtime::project_context::{self, ProjectContext, Skills, skills};
 use crate::runtime::tools::{ToolKind, ToolOutput};
 use crate::session::Session;
@@ -37,8 +38,8 @@ impl std::fmt::Debug for Extensions {
 pub struct Prepared {
     /// Appended to the system prompt (may be empty).
     pub system: String,
-    /// Tool definitions beyond the built-in ones, in OpenAI's shape.
-    pub tools: Vec<Value>,
+    /// Tool definitions beyond the built-in ones.
+    pub tools: Vec<ToolDef>,
 }
 
 impl Extensions {
@@ -101,7 +102,7 @@ impl Extensions {
         }
         let mut tools = Vec::new();
         if !ctx.skills.skills.is_empty() {
-            tools.push(definition(
+            tools.push(ToolDef::new(
                 skills::SKILL_TOOL.name,
                 skills::SKILL_TOOL.description,
                 (skills::SKILL_TOOL.parameters)(),
@@ -109,7 +110,7 @@ impl Extensions {
         }
         if let Some(mcp) = &self.mcp {
             for t in mcp.tools() {
-                tools.push(definition(&t.name, &t.description, t.parameters.clone()));
+                tools.push(ToolDef::new(&t.name, &t.description, t.parameters.clone()));
             }
             for (name, why) in mcp.unreported_problems() {
                 warn("mcp_server_failed", format!("MCP server `{name}`: {why}"));
@@ -226,11 +227,4 @@ impl Extensions {
             Err(e) => ToolOutput::error(format!("cannot record the skill's activation: {e}")),
         }
     }
-}
-
-fn definition(name: &str, description: &str, parameters: Value) -> Value {
-    json!({
-        "type": "function",
-        "function": {"name": name, "description": description, "parameters": parameters}
-    })
 }

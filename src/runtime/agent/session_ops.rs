@@ -97,12 +97,13 @@ impl Agent {
             code: StartCode::Config,
             message: e.message,
         })?;
+        let meta = self.meta_for(provider.as_ref());
         let c = compact::compact_with(
             &self.sessions,
             &id,
             provider.as_mut(),
             &CancelFlag::default(),
-            &self.meta(),
+            &meta,
         )
         .map_err(|m| StartError {
             code: StartCode::Provider,

@@ -89,8 +89,8 @@ impl Agent {
             }
             Target::New => {
                 let meta = self.meta();
+                // The provider is named by the turn's first append (it is built there).
                 let h = self.sessions.new_session(NewSession {
-                    provider: meta.provider.clone().unwrap_or_default(),
                     model: self.model_name().unwrap_or_default(),
                     workdir: meta.workdir.clone().unwrap_or_default(),
                     ..NewSession::default()

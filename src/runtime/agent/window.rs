@@ -5,11 +5,12 @@
 
 use std::collections::HashSet;
 
-use base64::Engine;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::runtime::Sessions;
-use crate::runtime::provider::ChatRequest;
+use crate::runtime::provider::{
+    ChatMessage, ChatRequest, INTERRUPTED_RESULT, Reasoning, ToolDef, UserPart,
+};
 use crate::runtime::tools;
 use crate::session::{Message, Part, Role, Session};
 
@@ -33,20 +34,11 @@ pub fn system_prompt(root: &str) -> String {
     )
 }
 
-/// The tool definitions in OpenAI's shape.
-pub fn tool_definitions() -> Vec<Value> {
+/// The built-in tools' definitions.
+pub fn tool_definitions() -> Vec<ToolDef> {
     tools::specs()
         .iter()
-        .map(|s| {
-            json!({
-                "type": "function",
-                "function": {
-                    "name": s.name,
-                    "description": s.description,
-                    "parameters": (s.parameters)(),
-                }
-            })
-        })
+        .map(|s| ToolDef::new(s.name, s.description, (s.parameters)()))
         .collect()
 }
 
@@ -61,7 +53,7 @@ pub fn build_with(
     sessions: &Sessions,
     session: &Session,
     project: &str,
-    extra_tools: Vec<Value>,
+    extra_tools: Vec<ToolDef>,
 ) -> ChatRequest {
     let h = &session.header;
     let mut system = system_prompt(&sessions.root().display().to_string());
@@ -87,28 +79,37 @@ pub fn build_with(
             system.push_str(&format!("\n- [{}] {}: {}", st.as_str(), s.id, s.title));
         }
     }
-    let mut messages = vec![json!({"role": "system", "content": system})];
-    messages.extend(wire_messages(sessions, &h.id, &session.messages));
+    let messages = conversation(sessions, &h.id, &session.messages);
     let mut tools = tool_definitions();
     tools.extend(extra_tools);
-    ChatRequest { messages, tools }
+    ChatRequest {
+        system,
+        messages,
+        tools,
+    }
 }
 
-/// Stored messages in OpenAI's shape. Every call of an assistant message gets a result before
-/// the next non-tool message (a missing one says it was interrupted); results answering no
-/// call are dropped; reasoning is not sent back.
-pub fn wire_messages(sessions: &Sessions, session_id: &str, msgs: &[Message]) -> Vec<Value> {
+/// The stored messages as the model is sent them. Every call of an assistant message gets a
+/// result before the next non-tool message (a missing one says it was interrupted); results
+/// answering no call, or one already answered, are dropped; a compaction's summary is left
+/// out (the task state carries it); replies cut off at the end are left out (the model is
+/// asked again).
+pub fn conversation(sessions: &Sessions, session_id: &str, msgs: &[Message]) -> Vec<ChatMessage> {
     let mut out = Vec::with_capacity(msgs.len());
     let mut pending: Vec<String> = Vec::new();
     let mut answered: HashSet<String> = HashSet::new();
-    let close = |pending: &mut Vec<String>, answered: &HashSet<String>, out: &mut Vec<Value>| {
-        for id in pending.drain(..) {
-            if !answered.contains(&id) {
-                out.push(json!({"role": "tool", "tool_call_id": id,
-                    "content": "No result: the call was interrupted before it finished."}));
+    let close =
+        |pending: &mut Vec<String>, answered: &HashSet<String>, out: &mut Vec<ChatMessage>| {
+            for id in pending.drain(..) {
+                if !answered.contains(&id) {
+                    out.push(ChatMessage::ToolResult {
+                        call_id: id,
+                        text: INTERRUPTED_RESULT.to_string(),
+                        is_error: true,
+                    });
+                }
             }
-        }
-    };
+        };
     // Replies at the end that were cut off: the model is asked again, not shown half an
     // answer (each attempt that was cut is stored).
     let cut_tail = msgs
@@ -125,30 +126,23 @@ pub fn wire_messages(sessions: &Sessions, session_id: &str, msgs: &[Message]) ->
                 if is_compaction(m) {
                     continue;
                 }
-                out.push(json!({"role": "system", "content": m.text()}));
+                out.push(ChatMessage::System(m.text()));
             }
-            Role::User => {
-                out.push(json!({"role": "user", "content": user_content(sessions, session_id, m)}))
-            }
+            Role::User => out.push(ChatMessage::User(user_parts(sessions, session_id, m))),
             Role::Assistant => {
-                let text = m.text();
-                let mut v = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
-                if !m.tool_calls.is_empty() {
-                    v["tool_calls"] = m
-                        .tool_calls
+                pending = m.tool_calls.iter().map(|c| c.id.clone()).collect();
+                out.push(ChatMessage::Assistant {
+                    text: m.text(),
+                    reasoning: m
+                        .parts
                         .iter()
-                        .map(|c| {
-                            json!({"id": c.id, "type": "function",
-                            "function": {"name": c.name, "arguments": c.arguments}})
+                        .filter_map(|p| match p {
+                            Part::Reasoning { text } => Some(Reasoning { text: text.clone() }),
+                            _ => None,
                         })
-                        .collect();
-                    pending = m.tool_calls.iter().map(|c| c.id.clone()).collect();
-                }
-                if v["content"].is_null() && m.tool_calls.is_empty() {
-                    // An empty reply (cut before any text): keep the turn order valid.
-                    v["content"] = Value::String(String::new());
-                }
-                out.push(v);
+                        .collect(),
+                    tool_calls: m.tool_calls.clone(),
+                });
             }
             Role::Tool => {
                 let Some(id) = m.tool_call_id.as_deref() else {
@@ -157,7 +151,11 @@ pub fn wire_messages(sessions: &Sessions, session_id: &str, msgs: &[Message]) ->
                 if !pending.iter().any(|p| p == id) || !answered.insert(id.to_string()) {
                     continue;
                 }
-                out.push(json!({"role": "tool", "tool_call_id": id, "content": m.text()}));
+                out.push(ChatMessage::ToolResult {
+                    call_id: id.to_string(),
+                    text: m.text(),
+                    is_error: m.is_error,
+                });
             }
         }
     }
@@ -185,38 +183,43 @@ pub fn is_compaction(m: &Message) -> bool {
             .is_some()
 }
 
-fn user_content(sessions: &Sessions, session_id: &str, m: &Message) -> Value {
-    let has_image = m.parts.iter().any(|p| matches!(p, Part::Image { .. }));
-    if !has_image {
-        return Value::String(m.text());
-    }
-    let mut parts = Vec::new();
+/// A user message's text and images in order, each image read from the session's assets.
+fn user_parts(sessions: &Sessions, session_id: &str, m: &Message) -> Vec<UserPart> {
+    let mut parts = Vec::with_capacity(m.parts.len());
     for p in &m.parts {
         match p {
-            Part::Text { text } => parts.push(json!({"type": "text", "text": text})),
+            Part::Text { text } => parts.push(UserPart::Text(text.clone())),
             Part::Image {
                 asset_id,
                 mime_type,
-            } => match sessions.asset_bytes(session_id, asset_id) {
-                Ok((meta, bytes)) => {
-                    let mime = mime_type.clone().unwrap_or(meta.mime_type);
-                    let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
-                    parts.push(json!({"type": "image_url",
-                        "image_url": {"url": format!("data:{mime};base64,{b64}")}}));
-                }
-                Err(e) => parts.push(json!({"type": "text",
-                    "text": format!("[image {asset_id} unavailable: {e}]")})),
-            },
+            } => parts.push(match sessions.asset_bytes(session_id, asset_id) {
+                Ok((meta, bytes)) => UserPart::Image {
+                    mime: mime_type.clone().unwrap_or(meta.mime_type),
+                    bytes,
+                },
+                Err(e) => UserPart::Unavailable {
+                    asset_id: asset_id.clone(),
+                    reason: e.to_string(),
+                },
+            }),
             Part::Reasoning { .. } => {}
         }
     }
-    Value::Array(parts)
+    parts
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::session::ToolCall;
+
+    fn call(id: &str, name: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: "{}".into(),
+        }
+    }
 
     fn msg(seq: i64, role: Role, text: &str) -> Message {
         Message {
@@ -250,18 +253,7 @@ mod tests {
     fn calls_are_paired_and_orphans_dropped() {
         let (_d, s) = sessions();
         let mut a = msg(2, Role::Assistant, "");
-        a.tool_calls = vec![
-            ToolCall {
-                id: "c1".into(),
-                name: "read_file".into(),
-                arguments: "{}".into(),
-            },
-            ToolCall {
-                id: "c2".into(),
-                name: "grep".into(),
-                arguments: "{}".into(),
-            },
-        ];
+        a.tool_calls = vec![call("c1", "read_file"), call("c2", "grep")];
         let mut r1 = msg(3, Role::Tool, "one");
         r1.tool_call_id = Some("c1".into());
         let mut orphan = msg(4, Role::Tool, "orphan");
@@ -273,12 +265,129 @@ mod tests {
             orphan,
             msg(5, Role::User, "next"),
         ];
-        let w = wire_messages(&s, "x", &msgs);
-        let roles: Vec<&str> = w.iter().map(|v| v["role"].as_str().unwrap()).collect();
-        assert_eq!(roles, ["user", "assistant", "tool", "tool", "user"]);
-        assert_eq!(w[2]["tool_call_id"], "c1");
-        assert_eq!(w[3]["tool_call_id"], "c2");
-        assert!(w[3]["content"].as_str().unwrap().contains("interrupted"));
-        assert!(w[1]["content"].is_null());
+        let w = conversation(&s, "x", &msgs);
+        assert_eq!(
+            w,
+            [
+                ChatMessage::user_text("hi"),
+                ChatMessage::Assistant {
+                    text: String::new(),
+                    reasoning: vec![],
+                    tool_calls: vec![call("c1", "read_file"), call("c2", "grep")],
+                },
+                ChatMessage::ToolResult {
+                    call_id: "c1".into(),
+                    text: "one".into(),
+                    is_error: false,
+                },
+                ChatMessage::ToolResult {
+                    call_id: "c2".into(),
+                    text: INTERRUPTED_RESULT.into(),
+                    is_error: true,
+                },
+                ChatMessage::user_text("next"),
+            ]
+        );
+    }
+
+    #[test]
+    fn compaction_summaries_and_cut_tails_are_left_out_and_parts_kept() {
+        let (_d, s) = sessions();
+        let h = s
+            .new_session(crate::session::NewSession::default())
+            .unwrap();
+        let png = s.save_asset(&h.id, "image/png", b"png bytes").unwrap();
+        let mut summary = msg(1, Role::System, "summary");
+        summary.tool_metadata = Some(serde_json::json!({COMPACTION_MARK: true}));
+        let mut user = msg(3, Role::User, "look");
+        user.parts.push(Part::Image {
+            asset_id: png.id.clone(),
+            mime_type: None,
+        });
+        user.parts.push(Part::Image {
+            asset_id: "gone".into(),
+            mime_type: Some("image/png".into()),
+        });
+        let mut reply = msg(4, Role::Assistant, "seen");
+        reply.parts.insert(
+            0,
+            Part::Reasoning {
+                text: "hmm".into(),
+            },
+        );
+        let mut failed = msg(6, Role::Tool, "boom");
+        failed.tool_call_id = Some("c9".into());
+        failed.is_error = true;
+        let mut calls = msg(5, Role::Assistant, "");
+        calls.tool_calls = vec![call("c9", "run_command")];
+        let mut cut = msg(8, Role::Assistant, "half an ans");
+        cut.tool_metadata = Some(serde_json::json!({"incomplete": true}));
+        let msgs = vec![
+            summary,
+            msg(2, Role::System, "step context"),
+            user,
+            reply,
+            calls,
+            failed,
+            msg(7, Role::User, "again"),
+            cut.clone(),
+            Message { seq: 9, ..cut },
+        ];
+        let w = conversation(&s, &h.id, &msgs);
+        assert_eq!(w.len(), 6, "{w:#?}");
+        assert_eq!(w[0], ChatMessage::System("step context".into()));
+        let ChatMessage::User(parts) = &w[1] else {
+            panic!("{:?}", w[1]);
+        };
+        assert_eq!(parts[0], UserPart::Text("look".into()));
+        assert_eq!(
+            parts[1],
+            UserPart::Image {
+                mime: "image/png".into(),
+                bytes: b"png bytes".to_vec(),
+            }
+        );
+        assert!(
+            matches!(&parts[2], UserPart::Unavailable { asset_id, .. } if asset_id == "gone"),
+            "{:?}",
+            parts[2]
+        );
+        assert_eq!(
+            w[2],
+            ChatMessage::Assistant {
+                text: "seen".into(),
+                reasoning: vec![Reasoning { text: "hmm".into() }],
+                tool_calls: vec![],
+            }
+        );
+        assert_eq!(
+            w[4],
+            ChatMessage::ToolResult {
+                call_id: "c9".into(),
+                text: "boom".into(),
+                is_error: true,
+            }
+        );
+        assert_eq!(w[5], ChatMessage::user_text("again"));
+    }
+
+    #[test]
+    fn the_request_carries_the_system_prompt_and_every_tool() {
+        let (_d, s) = sessions();
+        let h = s
+            .new_session(crate::session::NewSession::default())
+            .unwrap();
+        let mut session = s.load(&h.id).unwrap();
+        session.header.task_state = Some(serde_json::json!({"summary": "done X"}));
+        let extra = ToolDef::new("mcp__a__b", "d", serde_json::json!({"type": "object"}));
+        let req = build_with(&s, &session, "From AGENTS.md\n", vec![extra.clone()]);
+        assert!(req.system.starts_with("You are neocode"), "{}", req.system);
+        assert!(req.system.contains("\n\nFrom AGENTS.md\n\nTask state"));
+        assert!(req.system.ends_with("done X"));
+        assert!(req.messages.is_empty());
+        let names: Vec<&str> = req.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names[0], "read_file");
+        assert_eq!(names.len(), tools::specs().len() + 1);
+        assert_eq!(req.tools.last(), Some(&extra));
     }
 }

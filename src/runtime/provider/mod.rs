@@ -1,25 +1,22 @@
-//! Model providers: a trait with one streaming call; the wire format lives behind it. The only
-//! implementation speaks OpenAI Chat Completions over SSE, which OpenAI, Ollama, llama.cpp,
-//! vLLM and most gateways serve. tokio stays inside the provider: callers are plain threads.
+//! Model providers: a trait with one streaming call that takes neocode's typed request
+//! ([`ChatRequest`]) and encodes it in its own wire format. The only implementation speaks
+//! OpenAI Chat Completions over SSE, which OpenAI, Ollama, llama.cpp, vLLM and most gateways
+//! serve. tokio stays inside the provider: callers are plain threads.
+//!
+//! A new provider is its own file here implementing [`Provider`], plus one line in the
+//! constructor (`provider_factory` in `runtime/agent/mod.rs`).
 
 pub mod openai;
+mod request;
 pub mod sse;
 
-use serde_json::Value;
-
 pub use openai::{OpenAi, OpenAiSettings};
+pub use request::{
+    ChatMessage, ChatRequest, INTERRUPTED_RESULT, Reasoning, ToolDef, UserPart,
+};
 pub use sse::{Completion, Folder, StreamEvent};
 
 use super::cancel::CancelFlag;
-
-/// One model call: the conversation and the tools, in OpenAI's shape.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ChatRequest {
-    /// Messages (`{"role": ..., "content": ...}` objects).
-    pub messages: Vec<Value>,
-    /// Tool definitions (`{"type": "function", "function": {...}}`).
-    pub tools: Vec<Value>,
-}
 
 /// What kind of failure, so front ends can say what to do and the turn knows what to keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,7 +82,8 @@ impl std::error::Error for ProviderError {}
 
 /// A model provider.
 pub trait Provider: Send {
-    /// Provider name stored with the session (e.g. `openai`).
+    /// Provider name stored with the session (e.g. `openai`): every append made with this
+    /// provider records it, and nothing else names one.
     fn name(&self) -> &str;
     /// Model name stored with the session.
     fn model(&self) -> &str;

@@ -7,12 +7,13 @@ use std::future::Future;
 use std::sync::Once;
 use std::time::Duration;
 
+use base64::Engine;
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use super::sse::{Completion, Folder, StreamEvent};
-use super::{ChatRequest, ErrorKind, Provider, ProviderError};
+use super::{ChatMessage, ChatRequest, ErrorKind, Provider, ProviderError, ToolDef, UserPart};
 use crate::runtime::cancel::CancelFlag;
 
 /// How to reach the model.
@@ -113,12 +114,12 @@ impl OpenAi {
     fn body(&self, req: &ChatRequest) -> Value {
         let mut body = json!({
             "model": self.settings.model,
-            "messages": req.messages,
+            "messages": chat_messages(req),
             "stream": true,
             "stream_options": {"include_usage": true},
         });
         if !req.tools.is_empty() {
-            body["tools"] = Value::Array(req.tools.clone());
+            body["tools"] = Value::Array(tool_definitions(&req.tools));
         }
         body
     }
@@ -140,6 +141,96 @@ impl OpenAi {
             partial,
         }
     }
+}
+
+/// The Chat Completions `messages` of `req`: the system prompt first, then one object per
+/// message. Reasoning is not sent back (Chat Completions has no field for it) and a result's
+/// `is_error` is not either (its text says so).
+pub fn chat_messages(req: &ChatRequest) -> Vec<Value> {
+    let mut out = Vec::with_capacity(req.messages.len() + 1);
+    if !req.system.is_empty() {
+        out.push(json!({"role": "system", "content": req.system}));
+    }
+    out.extend(req.messages.iter().map(chat_message));
+    out
+}
+
+fn chat_message(m: &ChatMessage) -> Value {
+    match m {
+        ChatMessage::System(text) => json!({"role": "system", "content": text}),
+        ChatMessage::User(parts) => json!({"role": "user", "content": user_content(parts)}),
+        ChatMessage::Assistant {
+            text, tool_calls, ..
+        } => {
+            // Only a reply made of calls alone has no content; an empty reply (cut before any
+            // text) sends "" so the turn order stays valid.
+            let content = if text.is_empty() && !tool_calls.is_empty() {
+                Value::Null
+            } else {
+                Value::String(text.clone())
+            };
+            let mut v = json!({"role": "assistant", "content": content});
+            if !tool_calls.is_empty() {
+                v["tool_calls"] = tool_calls
+                    .iter()
+                    .map(|c| {
+                        json!({"id": c.id, "type": "function",
+                            "function": {"name": c.name, "arguments": c.arguments}})
+                    })
+                    .collect();
+            }
+            v
+        }
+        ChatMessage::ToolResult { call_id, text, .. } => {
+            json!({"role": "tool", "tool_call_id": call_id, "content": text})
+        }
+    }
+}
+
+/// A user message's `content`: a string when it is text only (the parts joined by blank
+/// lines), else an array of text and `image_url` parts with the image inlined as a data URL.
+fn user_content(parts: &[UserPart]) -> Value {
+    if parts.iter().all(|p| matches!(p, UserPart::Text(_))) {
+        let texts: Vec<&str> = parts
+            .iter()
+            .filter_map(|p| match p {
+                UserPart::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        return Value::String(texts.join("\n\n"));
+    }
+    parts
+        .iter()
+        .map(|p| match p {
+            UserPart::Text(text) => json!({"type": "text", "text": text}),
+            UserPart::Image { mime, bytes } => {
+                let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
+                json!({"type": "image_url",
+                    "image_url": {"url": format!("data:{mime};base64,{b64}")}})
+            }
+            UserPart::Unavailable { asset_id, reason } => {
+                json!({"type": "text", "text": UserPart::unavailable_text(asset_id, reason)})
+            }
+        })
+        .collect()
+}
+
+/// The Chat Completions `tools`: one `function` object per definition.
+pub fn tool_definitions(tools: &[ToolDef]) -> Vec<Value> {
+    tools
+        .iter()
+        .map(|t| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                }
+            })
+        })
+        .collect()
 }
 
 /// Replaces `key` and `sk-...` tokens in `s` with `***`.
@@ -208,7 +299,7 @@ fn secs(d: Duration) -> String {
 }
 
 /// The name sessions store for this provider.
-pub const NAME: &str = "openai";
+const NAME: &str = "openai";
 
 impl Provider for OpenAi {
     fn name(&self) -> &str {
@@ -554,6 +645,95 @@ fn root_cause(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::provider::INTERRUPTED_RESULT;
+    use crate::session::ToolCall;
+
+    #[test]
+    fn the_request_encodes_as_chat_completions_messages() {
+        let req = ChatRequest {
+            system: "be brief".into(),
+            messages: vec![
+                ChatMessage::System("step context".into()),
+                ChatMessage::User(vec![UserPart::Text("one".into()), UserPart::Text("two".into())]),
+                ChatMessage::User(vec![
+                    UserPart::Text("look".into()),
+                    UserPart::Image {
+                        mime: "image/png".into(),
+                        bytes: b"png".to_vec(),
+                    },
+                    UserPart::Unavailable {
+                        asset_id: "a1".into(),
+                        reason: "gone".into(),
+                    },
+                ]),
+                ChatMessage::Assistant {
+                    text: String::new(),
+                    reasoning: vec![super::super::Reasoning {
+                        text: "not sent".into(),
+                    }],
+                    tool_calls: vec![ToolCall {
+                        id: "c1".into(),
+                        name: "read_file".into(),
+                        arguments: r#"{"path":"a"}"#.into(),
+                    }],
+                },
+                ChatMessage::ToolResult {
+                    call_id: "c1".into(),
+                    text: INTERRUPTED_RESULT.into(),
+                    is_error: true,
+                },
+                ChatMessage::Assistant {
+                    text: String::new(),
+                    reasoning: vec![],
+                    tool_calls: vec![],
+                },
+                ChatMessage::Assistant {
+                    text: "done".into(),
+                    reasoning: vec![],
+                    tool_calls: vec![],
+                },
+            ],
+            tools: vec![],
+        };
+        let expected = json!([
+            {"role": "system", "content": "be brief"},
+            {"role": "system", "content": "step context"},
+            {"role": "user", "content": "one\n\ntwo"},
+            {"role": "user", "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,cG5n"}},
+                {"type": "text", "text": "[image a1 unavailable: gone]"},
+            ]},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "c1", "type": "function",
+                 "function": {"name": "read_file", "arguments": "{\"path\":\"a\"}"}},
+            ]},
+            {"role": "tool", "tool_call_id": "c1",
+             "content": "No result: the call was interrupted before it finished."},
+            {"role": "assistant", "content": ""},
+            {"role": "assistant", "content": "done"},
+        ]);
+        assert_eq!(Value::Array(chat_messages(&req)), expected);
+    }
+
+    #[test]
+    fn the_body_carries_function_tools_only_when_there_are_some() {
+        let p = OpenAi::new(OpenAiSettings::new("http://127.0.0.1:9/v1", "m", None)).unwrap();
+        let mut req = ChatRequest {
+            messages: vec![ChatMessage::user_text("hi")],
+            ..ChatRequest::default()
+        };
+        let body = p.body(&req);
+        assert_eq!(body["messages"], json!([{"role": "user", "content": "hi"}]));
+        assert!(body.get("tools").is_none(), "{body}");
+        req.tools
+            .push(ToolDef::new("grep", "search", json!({"type": "object"})));
+        assert_eq!(
+            p.body(&req)["tools"],
+            json!([{"type": "function", "function":
+                {"name": "grep", "description": "search", "parameters": {"type": "object"}}}])
+        );
+    }
 
     #[test]
     fn redact_removes_key_and_sk_tokens() {

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use neocode::runtime::provider::{
-    ChatRequest, ErrorKind, OpenAi, OpenAiSettings, Provider, StreamEvent,
+    ChatMessage, ChatRequest, ErrorKind, OpenAi, OpenAiSettings, Provider, StreamEvent,
 };
 use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
 use neocode::runtime::tools::CancelFlag;
@@ -19,8 +19,8 @@ fn provider(srv: &ScriptedServer) -> OpenAi {
 
 fn req() -> ChatRequest {
     ChatRequest {
-        messages: vec![serde_json::json!({"role": "user", "content": "hi"})],
-        tools: vec![],
+        messages: vec![ChatMessage::user_text("hi")],
+        ..ChatRequest::default()
     }
 }
 

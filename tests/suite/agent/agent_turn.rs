@@ -5,11 +5,17 @@ use crate::support::agent::{Env, drive, watch};
 use crate::support::finish;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use neocode::runtime::agent::{
-    Agent, FinishReason, StartError, Target, TurnCommand, TurnEvent, TurnRequest, Watched,
+    Agent, FinishReason, ProviderFactory, StartError, Target, TurnCommand, TurnEvent, TurnRequest,
+    Watched,
 };
+use neocode::runtime::provider::{
+    ChatRequest, Completion, ErrorKind, OpenAi, Provider, ProviderError, StreamEvent,
+};
+use neocode::runtime::tools::CancelFlag;
 use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
 use neocode::session::{AppendMeta, NewMessage, Part, Role, RuntimeLimits, Status, ToolCall};
@@ -552,6 +558,67 @@ fn compaction_replaces_the_transcript_and_a_failed_summary_changes_nothing() {
     let req = srv.requests().last().unwrap().json();
     assert!(req.get("tools").is_none());
     assert!(req.to_string().contains("first answer"));
+}
+
+/// The real OpenAI provider under another name, as a second provider would be.
+struct Renamed(OpenAi);
+
+impl Provider for Renamed {
+    fn name(&self) -> &str {
+        "gateway"
+    }
+
+    fn model(&self) -> &str {
+        self.0.model()
+    }
+
+    fn stream(
+        &mut self,
+        req: &ChatRequest,
+        cancel: &CancelFlag,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<Completion, ProviderError> {
+        self.0.stream(req, cancel, on_event)
+    }
+}
+
+#[test]
+fn the_stored_provider_name_is_the_one_of_the_provider_that_ran() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![
+        Reply::text("first answer"),
+        Reply::text("second answer"),
+        Stream::text("SUMMARY: asked twice.").reply(),
+    ])
+    .unwrap();
+    let settings = env.settings(&srv);
+    let openai = settings.openai().unwrap();
+    let factory: ProviderFactory = Arc::new(move || {
+        Ok(Box::new(Renamed(OpenAi::new(openai.clone())?)) as Box<dyn Provider>)
+    });
+    let agent = Agent::with_provider(env.sessions(), settings.clone(), factory);
+    let (id, _) = run(&agent, Target::New, "first");
+    assert_eq!(env.sessions().header(&id).unwrap().provider, "gateway");
+    run(&agent, Target::Resume(id.clone()), "second");
+    agent.compact(&id).unwrap();
+    assert_eq!(
+        env.sessions().header(&id).unwrap().provider,
+        "gateway",
+        "the compaction's replacement names the provider that wrote the summary"
+    );
+
+    // A provider that could not be built answered nothing, so the session names none.
+    let broken: ProviderFactory = Arc::new(|| {
+        Err(ProviderError {
+            kind: ErrorKind::Protocol,
+            message: "cannot start".into(),
+            partial: None,
+        })
+    });
+    let agent = Agent::with_provider(env.sessions(), settings, broken);
+    let (id, evs) = run(&agent, Target::New, "hi");
+    assert!(matches!(finish(&evs), FinishReason::Failed { code, .. } if code == "config"));
+    assert_eq!(env.sessions().header(&id).unwrap().provider, "");
 }
 
 #[test]

@@ -260,7 +260,7 @@ impl Run {
                     "step {}: {}",
                     step.id, step.title
                 )),
-                provider: meta.provider.clone().unwrap_or_default(),
+                // The provider is named by the step's turn, which builds it.
                 model: self.agent.model_name().unwrap_or_default(),
                 workdir: meta.workdir.clone().unwrap_or_default(),
                 parent_id: Some(self.id.clone()),
