@@ -67,7 +67,10 @@ pub fn session_model(h: &crate::session::SessionHeader) -> Option<&str> {
     (h.ledger.is_some() && !h.model.trim().is_empty()).then_some(h.model.as_str())
 }
 
-fn openai_factory(settings: &Settings) -> ProviderFactory {
+/// The constructor of the provider `settings` configure, built on the turn's thread. Each
+/// provider is one line here (today there is one: the OpenAI-compatible one); what a session
+/// stores as its provider is that provider's [`Provider::name`].
+fn provider_factory(settings: &Settings) -> ProviderFactory {
     let s = settings.clone();
     Arc::new(move || {
         let o = s.openai().map_err(|m| ProviderError {
@@ -82,7 +85,7 @@ fn openai_factory(settings: &Settings) -> ProviderFactory {
 impl Agent {
     /// An agent using the OpenAI-compatible provider from `settings`.
     pub fn new(sessions: Sessions, settings: Settings) -> Agent {
-        let factory = openai_factory(&settings);
+        let factory = provider_factory(&settings);
         let mut a = Agent::with_provider(sessions, settings, factory);
         a.openai = true;
         a
@@ -93,7 +96,7 @@ impl Agent {
         let mut settings = self.settings.clone();
         settings.model = Some(model.to_string());
         let factory = if self.openai {
-            openai_factory(&settings)
+            provider_factory(&settings)
         } else {
             self.factory.clone()
         };

@@ -12,8 +12,8 @@ use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
 use crate::runtime::mcp::{McpImage, McpManager};
-use crate::runtime::provider::ToolDef;
 use crate::runtime::project_context::{self, ProjectContext, Skills, skills};
+use crate::runtime::provider::ToolDef;
 use crate::runtime::tools::{ToolKind, ToolOutput};
 use crate::session::Session;
 

@@ -309,12 +309,9 @@ mod tests {
             mime_type: Some("image/png".into()),
         });
         let mut reply = msg(4, Role::Assistant, "seen");
-        reply.parts.insert(
-            0,
-            Part::Reasoning {
-                text: "hmm".into(),
-            },
-        );
+        reply
+            .parts
+            .insert(0, Part::Reasoning { text: "hmm".into() });
         let mut failed = msg(6, Role::Tool, "boom");
         failed.tool_call_id = Some("c9".into());
         failed.is_error = true;

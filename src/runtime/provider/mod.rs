@@ -11,9 +11,7 @@ mod request;
 pub mod sse;
 
 pub use openai::{OpenAi, OpenAiSettings};
-pub use request::{
-    ChatMessage, ChatRequest, INTERRUPTED_RESULT, Reasoning, ToolDef, UserPart,
-};
+pub use request::{ChatMessage, ChatRequest, INTERRUPTED_RESULT, Reasoning, ToolDef, UserPart};
 pub use sse::{Completion, Folder, StreamEvent};
 
 use super::cancel::CancelFlag;

@@ -654,7 +654,10 @@ mod tests {
             system: "be brief".into(),
             messages: vec![
                 ChatMessage::System("step context".into()),
-                ChatMessage::User(vec![UserPart::Text("one".into()), UserPart::Text("two".into())]),
+                ChatMessage::User(vec![
+                    UserPart::Text("one".into()),
+                    UserPart::Text("two".into()),
+                ]),
                 ChatMessage::User(vec![
                     UserPart::Text("look".into()),
                     UserPart::Image {

@@ -12,12 +12,12 @@ use neocode::runtime::agent::{
     Agent, FinishReason, ProviderFactory, StartError, Target, TurnCommand, TurnEvent, TurnRequest,
     Watched,
 };
+use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::provider::{
     ChatRequest, Completion, ErrorKind, OpenAi, Provider, ProviderError, StreamEvent,
 };
-use neocode::runtime::tools::CancelFlag;
-use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
+use neocode::runtime::tools::CancelFlag;
 use neocode::session::{AppendMeta, NewMessage, Part, Role, RuntimeLimits, Status, ToolCall};
 
 const KEY: &str = "sk-agent-test-KEY-5f3a9c";
@@ -593,9 +593,8 @@ fn the_stored_provider_name_is_the_one_of_the_provider_that_ran() {
     .unwrap();
     let settings = env.settings(&srv);
     let openai = settings.openai().unwrap();
-    let factory: ProviderFactory = Arc::new(move || {
-        Ok(Box::new(Renamed(OpenAi::new(openai.clone())?)) as Box<dyn Provider>)
-    });
+    let factory: ProviderFactory =
+        Arc::new(move || Ok(Box::new(Renamed(OpenAi::new(openai.clone())?)) as Box<dyn Provider>));
     let agent = Agent::with_provider(env.sessions(), settings.clone(), factory);
     let (id, _) = run(&agent, Target::New, "first");
     assert_eq!(env.sessions().header(&id).unwrap().provider, "gateway");
