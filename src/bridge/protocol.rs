@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::runtime::agent::plan::SKIPPED;
-use crate::runtime::agent::{FinishReason, TurnEvent};
+use crate::runtime::agent::{FinishReason, TurnEvent, WarningCode};
 use crate::runtime::tools::ToolKind;
 use crate::session::{RuntimeLimits, Step, StepFailure, ToolCall, Usage};
 
@@ -354,10 +354,14 @@ fn turn_events(e: &TurnEvent) -> Vec<Event> {
             is_error: *is_error,
             seq: *seq,
         },
-        TurnEvent::Warning { code, message } => Event::warning(None, code, message.clone()),
-        TurnEvent::Compacting { message } => Event::warning(None, "compacting", message.clone()),
+        TurnEvent::Warning { code, message } => {
+            Event::warning(None, code.as_str(), message.clone())
+        }
+        TurnEvent::Compacting { message } => {
+            Event::warning(None, WarningCode::Compacting.as_str(), message.clone())
+        }
         TurnEvent::CompactionFailed { message } => {
-            Event::warning(None, "compaction_failed", message.clone())
+            Event::warning(None, WarningCode::CompactionFailed.as_str(), message.clone())
         }
         TurnEvent::PlanProposed {
             plan,
@@ -444,7 +448,7 @@ fn finish_events(reason: &FinishReason, usage: Usage) -> Vec<Event> {
     };
     match reason {
         FinishReason::Failed { code, message } => {
-            vec![Event::error(None, code, message.clone()), finish]
+            vec![Event::error(None, code.as_str(), message.clone()), finish]
         }
         _ => vec![finish],
     }
@@ -563,6 +567,7 @@ pub fn parse_request(line: &[u8]) -> Result<Request, Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::agent::FailCode;
 
     fn err_code(line: &str) -> String {
         match parse_request(line.as_bytes()) {
@@ -701,7 +706,7 @@ mod tests {
         assert_eq!(
             lines(TurnEvent::Finished {
                 reason: FinishReason::Failed {
-                    code: "auth".into(),
+                    code: FailCode::Auth,
                     message: "no key".into(),
                 },
                 usage,

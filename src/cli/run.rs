@@ -16,7 +16,7 @@ use clap::Args;
 use super::Failure;
 use super::out::Out;
 use crate::runtime::agent::{
-    Agent, Commands, FinishReason, PlanRequest, StartCode, StartError, Target, TurnCommand,
+    Agent, Commands, FailCode, FinishReason, PlanRequest, StartCode, StartError, Target, TurnCommand,
     TurnEvent, TurnRequest, TurnSink, approval, plan_goal,
 };
 use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
@@ -277,7 +277,10 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
                 crate::runtime::agent::ledger::flag_for(&why)
             )],
         }),
-        FinishReason::Failed { code, message } if code == "plan_failed" => {
+        FinishReason::Failed {
+            code: FailCode::PlanFailed,
+            message,
+        } => {
             Err(Failure::runtime(format!(
                 "plan run failed: {}; session {id}. Retry the failed steps with: neocode run --resume {id} --retry-failed",
                 sanitize::line(&message)
@@ -308,7 +311,7 @@ fn wait(
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
                 return FinishReason::Failed {
-                    code: "internal".into(),
+                    code: FailCode::Internal,
                     message: "the turn ended without saying why".into(),
                 };
             }
