@@ -96,6 +96,23 @@ pub fn context_now<'a>(
         .map(|n| (n, true))
 }
 
+/// Why a compaction did not happen (nothing changed).
+#[derive(Debug, thiserror::Error)]
+pub enum CompactError {
+    /// The session could not be read or replaced.
+    #[error("{0}")]
+    Store(#[from] crate::session::StoreError),
+    /// Fewer than two messages: nothing to summarise.
+    #[error("nothing to compact yet")]
+    TooShort,
+    /// The summary's model call failed (its message, never the key).
+    #[error("{0}")]
+    Provider(String),
+    /// The model answered with no text.
+    #[error("the model returned an empty summary")]
+    EmptySummary,
+}
+
 /// Compacts `session_id` with `provider`. The caller holds the session's lease.
 pub fn compact_with(
     sessions: &Sessions,
@@ -103,11 +120,11 @@ pub fn compact_with(
     provider: &mut dyn Provider,
     cancel: &CancelFlag,
     meta: &AppendMeta,
-) -> Result<Compacted, String> {
-    let session = sessions.load(session_id).map_err(|e| e.to_string())?;
+) -> Result<Compacted, CompactError> {
+    let session = sessions.load(session_id)?;
     let before = session.messages.len();
     if before < 2 {
-        return Err("nothing to compact yet".into());
+        return Err(CompactError::TooShort);
     }
     let mut req = window::build(sessions, &session);
     req.tools.clear();
@@ -115,10 +132,10 @@ pub fn compact_with(
         .push(json!({"role": "user", "content": INSTRUCTION}));
     let c = provider
         .stream(&req, cancel, &mut |_| {})
-        .map_err(|e| e.message)?;
+        .map_err(|e| CompactError::Provider(e.message))?;
     let summary = c.text.trim().to_string();
     if summary.is_empty() {
-        return Err("the model returned an empty summary".into());
+        return Err(CompactError::EmptySummary);
     }
     let h = &session.header;
     let lifetime = match &h.ledger {
@@ -166,9 +183,7 @@ pub fn compact_with(
         ),
         meta: meta.clone(),
     };
-    sessions
-        .compact(session_id, &rep)
-        .map_err(|e| e.to_string())?;
+    sessions.compact(session_id, &rep)?;
     Ok(Compacted {
         before,
         after,

@@ -104,9 +104,9 @@ impl Agent {
             &CancelFlag::default(),
             &self.meta(),
         )
-        .map_err(|m| StartError {
+        .map_err(|e| StartError {
             code: StartCode::Provider,
-            message: m,
+            message: e.to_string(),
         })?;
         let header = self.sessions.header(&id)?;
         let mut ledger = ledger::of(&header, &self.settings.limits);

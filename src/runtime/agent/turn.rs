@@ -210,7 +210,7 @@ impl Turn {
             let req = window::build_with(&self.sessions, &session, &extra.system, extra.tools);
             // Reserved as late as possible: the request is made right after.
             if let Some(b) = &self.budget
-                && let Err(why) = b.reserve_model_call()
+                && let Err(ledger::LimitReached(why)) = b.reserve_model_call()
             {
                 return Err(FinishReason::LimitReached(why));
             }
@@ -440,7 +440,7 @@ impl Turn {
             // Reserved once approved (a denied call does not count); another turn may have
             // taken the last call while the user was asked.
             if let Some(b) = &self.budget
-                && let Err(why) = b.reserve_tool_call()
+                && let Err(ledger::LimitReached(why)) = b.reserve_tool_call()
             {
                 return Err(FinishReason::LimitReached(why));
             }
