@@ -754,4 +754,71 @@ mod tests {
             [r#"{"session_id":"abc","type":"session_init"}"#]
         );
     }
+
+    #[test]
+    fn typed_codes_are_the_same_wire_lines() {
+        let line = |e: TurnEvent| -> Vec<String> {
+            turn_lines(&e).iter().map(Value::to_string).collect()
+        };
+        let warning = |code| TurnEvent::Warning {
+            code,
+            message: "m".into(),
+        };
+        assert_eq!(
+            line(warning(WarningCode::ReplayingInterruptedCalls)),
+            [r#"{"code":"replaying_interrupted_calls","message":"m","type":"warning"}"#]
+        );
+        assert_eq!(
+            line(warning(WarningCode::Retrying)),
+            [r#"{"code":"retrying","message":"m","type":"warning"}"#]
+        );
+        assert_eq!(
+            line(warning(WarningCode::McpServerFailed)),
+            [r#"{"code":"mcp_server_failed","message":"m","type":"warning"}"#]
+        );
+        assert_eq!(
+            line(TurnEvent::Compacting {
+                message: "m".into()
+            }),
+            [r#"{"code":"compacting","message":"m","type":"warning"}"#]
+        );
+        assert_eq!(
+            line(TurnEvent::CompactionFailed {
+                message: "m".into()
+            }),
+            [r#"{"code":"compaction_failed","message":"m","type":"warning"}"#]
+        );
+        for (code, text) in [
+            (FailCode::ServerError, "server_error"),
+            (FailCode::StreamCut, "stream_cut"),
+            (FailCode::PlanFailed, "plan_failed"),
+            (FailCode::Busy, "busy"),
+        ] {
+            let got = line(TurnEvent::Finished {
+                reason: FinishReason::Failed {
+                    code,
+                    message: "m".into(),
+                },
+                usage: Usage::default(),
+            });
+            assert_eq!(
+                got.first().map(String::as_str),
+                Some(format!(r#"{{"code":"{text}","message":"m","type":"error"}}"#).as_str())
+            );
+        }
+        for &code in WarningCode::ALL {
+            let v = turn_lines(&warning(code));
+            assert_eq!(v[0]["code"], code.as_str());
+        }
+        for &code in FailCode::ALL {
+            let v = turn_lines(&TurnEvent::Finished {
+                reason: FinishReason::Failed {
+                    code,
+                    message: "m".into(),
+                },
+                usage: Usage::default(),
+            });
+            assert_eq!(v[0]["code"], code.as_str());
+        }
+    }
 }
