@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
-use crate::runtime::agent::{Agent, FailCode, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest};
+use crate::runtime::agent::{
+    Agent, FailCode, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest,
+};
 use crate::runtime::config::{Overrides, ProviderStatus, Settings};
 use crate::session::Usage;
 
@@ -49,10 +51,7 @@ impl TurnRunner for AgentRunner {
         commands: Receiver<TurnCommand>,
     ) {
         let failed = |code: FailCode, message: String| TurnEvent::Finished {
-            reason: FinishReason::Failed {
-                code,
-                message,
-            },
+            reason: FinishReason::Failed { code, message },
             usage: Usage::default(),
         };
         let settings = match self.settings(spec.model.as_deref()) {

@@ -360,9 +360,11 @@ fn turn_events(e: &TurnEvent) -> Vec<Event> {
         TurnEvent::Compacting { message } => {
             Event::warning(None, WarningCode::Compacting.as_str(), message.clone())
         }
-        TurnEvent::CompactionFailed { message } => {
-            Event::warning(None, WarningCode::CompactionFailed.as_str(), message.clone())
-        }
+        TurnEvent::CompactionFailed { message } => Event::warning(
+            None,
+            WarningCode::CompactionFailed.as_str(),
+            message.clone(),
+        ),
         TurnEvent::PlanProposed {
             plan,
             layers,
@@ -757,9 +759,8 @@ mod tests {
 
     #[test]
     fn typed_codes_are_the_same_wire_lines() {
-        let line = |e: TurnEvent| -> Vec<String> {
-            turn_lines(&e).iter().map(Value::to_string).collect()
-        };
+        let line =
+            |e: TurnEvent| -> Vec<String> { turn_lines(&e).iter().map(Value::to_string).collect() };
         let warning = |code| TurnEvent::Warning {
             code,
             message: "m".into(),

@@ -16,8 +16,8 @@ use clap::Args;
 use super::Failure;
 use super::out::Out;
 use crate::runtime::agent::{
-    Agent, Commands, FailCode, FinishReason, PlanRequest, StartCode, StartError, Target, TurnCommand,
-    TurnEvent, TurnRequest, TurnSink, approval, plan_goal,
+    Agent, Commands, FailCode, FinishReason, PlanRequest, StartCode, StartError, Target,
+    TurnCommand, TurnEvent, TurnRequest, TurnSink, approval, plan_goal,
 };
 use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::tools;
@@ -280,12 +280,10 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
         FinishReason::Failed {
             code: FailCode::PlanFailed,
             message,
-        } => {
-            Err(Failure::runtime(format!(
-                "plan run failed: {}; session {id}. Retry the failed steps with: neocode run --resume {id} --retry-failed",
-                sanitize::line(&message)
-            )))
-        }
+        } => Err(Failure::runtime(format!(
+            "plan run failed: {}; session {id}. Retry the failed steps with: neocode run --resume {id} --retry-failed",
+            sanitize::line(&message)
+        ))),
         FinishReason::Failed { code, message } => Err(Failure::runtime(format!(
             "{} ({code}); session {id}",
             sanitize::line(&message)

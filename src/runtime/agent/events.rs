@@ -413,7 +413,11 @@ mod tests {
         let mut seen: Vec<&str> = FailCode::ALL.iter().map(|c| c.as_str()).collect();
         seen.sort_unstable();
         seen.dedup();
-        assert_eq!(seen.len(), FailCode::ALL.len(), "two failure codes share a string");
+        assert_eq!(
+            seen.len(),
+            FailCode::ALL.len(),
+            "two failure codes share a string"
+        );
     }
 
     #[test]
@@ -429,7 +433,11 @@ mod tests {
         let mut seen: Vec<&str> = WarningCode::ALL.iter().map(|c| c.as_str()).collect();
         seen.sort_unstable();
         seen.dedup();
-        assert_eq!(seen.len(), WarningCode::ALL.len(), "two warning codes share a string");
+        assert_eq!(
+            seen.len(),
+            WarningCode::ALL.len(),
+            "two warning codes share a string"
+        );
     }
 
     #[test]

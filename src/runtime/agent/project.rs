@@ -87,7 +87,11 @@ impl Extensions {
     /// What the next model call of `session` gets beyond the built-ins. Starts MCP servers
     /// on first use. Problems (a malformed `SKILL.md`, a server that failed) go to `warn`
     /// once each.
-    pub fn prepare(&self, session: &Session, warn: &mut dyn FnMut(WarningCode, String)) -> Prepared {
+    pub fn prepare(
+        &self,
+        session: &Session,
+        warn: &mut dyn FnMut(WarningCode, String),
+    ) -> Prepared {
         let ctx = self.context(session);
         for p in ctx.skills.unreported_problems() {
             warn(
@@ -114,7 +118,10 @@ impl Extensions {
                 tools.push(definition(&t.name, &t.description, t.parameters.clone()));
             }
             for (name, why) in mcp.unreported_problems() {
-                warn(WarningCode::McpServerFailed, format!("MCP server `{name}`: {why}"));
+                warn(
+                    WarningCode::McpServerFailed,
+                    format!("MCP server `{name}`: {why}"),
+                );
             }
         }
         Prepared {
