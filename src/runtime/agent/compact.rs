@@ -190,3 +190,87 @@ pub fn compact_with(
         usage: c.usage,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::Location;
+    use crate::runtime::provider::{
+        ChatRequest, Completion, ErrorKind, ProviderError, StreamEvent,
+    };
+    use crate::session::NewSession;
+
+    /// Answers every request with `reply`.
+    struct Fixed(Result<Completion, ProviderError>);
+
+    impl Provider for Fixed {
+        fn name(&self) -> &str {
+            "fixed"
+        }
+        fn model(&self) -> &str {
+            "m"
+        }
+        fn stream(
+            &mut self,
+            _: &ChatRequest,
+            _: &CancelFlag,
+            _: &mut dyn FnMut(StreamEvent),
+        ) -> Result<Completion, ProviderError> {
+            match &self.0 {
+                Ok(c) => Ok(c.clone()),
+                Err(e) => Err(ProviderError {
+                    kind: e.kind,
+                    message: e.message.clone(),
+                    partial: None,
+                }),
+            }
+        }
+    }
+
+    fn compact_of(messages: usize, reply: Result<Completion, ProviderError>) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Sessions::open(&Location::scratch(dir.path())).unwrap();
+        let id = s.new_session(NewSession::default()).unwrap().id;
+        let msgs: Vec<_> = (0..messages)
+            .map(|i| NewMessage::text(Role::User, format!("m{i}")))
+            .collect();
+        s.append(&id, &msgs, &AppendMeta::default()).unwrap();
+        let mut p = Fixed(reply);
+        let e = compact_with(
+            &s,
+            &id,
+            &mut p,
+            &CancelFlag::default(),
+            &AppendMeta::default(),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            s.load(&id).unwrap().messages.len(),
+            messages,
+            "nothing changed"
+        );
+        e.to_string()
+    }
+
+    #[test]
+    fn a_compaction_that_cannot_happen_says_why_in_words() {
+        assert_eq!(
+            compact_of(1, Ok(Completion::default())),
+            "nothing to compact yet"
+        );
+        assert_eq!(
+            compact_of(3, Ok(Completion::default())),
+            "the model returned an empty summary"
+        );
+        let refused = ProviderError {
+            kind: ErrorKind::Auth,
+            message: "the provider refused the API key (401)".into(),
+            partial: None,
+        };
+        assert_eq!(
+            compact_of(3, Err(refused)),
+            "the provider refused the API key (401)"
+        );
+    }
+}
