@@ -58,7 +58,7 @@ fn run() -> Result<(), String> {
             home: home.clone(),
             paths: WorkspacePaths::resolve(home, &args.workdir)?,
         },
-        None => Location::resolve(Some(&args.workdir))?,
+        None => Location::resolve(Some(&args.workdir)).map_err(|e| e.to_string())?,
     };
     let rt = Sessions::open(&loc).map_err(|e| e.to_string())?;
     match rt.new_session(NewSession {

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
-use crate::runtime::agent::{Agent, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest};
+use crate::runtime::agent::{
+    Agent, FailCode, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest,
+};
 use crate::runtime::config::{Overrides, ProviderStatus, Settings};
 use crate::session::Usage;
 
@@ -48,16 +50,13 @@ impl TurnRunner for AgentRunner {
         emit: &mut dyn FnMut(TurnEvent),
         commands: Receiver<TurnCommand>,
     ) {
-        let failed = |code: &str, message: String| TurnEvent::Finished {
-            reason: FinishReason::Failed {
-                code: code.to_string(),
-                message,
-            },
+        let failed = |code: FailCode, message: String| TurnEvent::Finished {
+            reason: FinishReason::Failed { code, message },
             usage: Usage::default(),
         };
         let settings = match self.settings(spec.model.as_deref()) {
             Ok(s) => s,
-            Err(m) => return emit(failed("config", m)),
+            Err(m) => return emit(failed(FailCode::Config, m)),
         };
         let agent = Agent::new(spec.sessions.clone(), settings);
         let (tx, events) = channel();
@@ -72,7 +71,7 @@ impl TurnRunner for AgentRunner {
             tx,
         ) {
             Ok(h) => h,
-            Err(e) => return emit(failed(e.code(), e.message)),
+            Err(e) => return emit(failed(e.code.into(), e.message)),
         };
         let mut finished = false;
         loop {
@@ -96,7 +95,7 @@ impl TurnRunner for AgentRunner {
         handle.join();
         if !finished {
             emit(failed(
-                "internal",
+                FailCode::Internal,
                 "the turn ended without finishing".into(),
             ));
         }

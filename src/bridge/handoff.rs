@@ -2,7 +2,7 @@
 //! [`Sessions::decide`]) and bringing it up to the caller's history: the events that tell
 //! the caller what happened (`session_init`, warnings) come from here.
 
-use crate::runtime::agent::{Lease, LeaseError};
+use crate::runtime::agent::{Lease, LeaseError, WarningCode};
 use crate::runtime::{Decision, SessionRequest, Sessions};
 use crate::session::{AppendMeta, NewSession, StoreError, conversation_key};
 
@@ -78,7 +78,7 @@ pub fn choose(
             recent,
         } => {
             let message = match warning {
-                "session_not_found_starting_new" => format!(
+                WarningCode::SessionNotFoundStartingNew => format!(
                     "session {} is not in this workspace; starting a new session",
                     crate::sanitize::line(req.session_id.as_deref().unwrap_or_default())
                 ),
@@ -131,7 +131,7 @@ pub fn choose(
             .map_err(storage)?;
         warnings.push(Event::warning(
             rid(),
-            "history_diverged",
+            WarningCode::HistoryDiverged.as_str(),
             format!(
                 "message {} of your history differs from session {session_id}; continuing in \
                  fork {} taken after its message {at}, the session itself is unchanged",
@@ -157,7 +157,7 @@ pub fn choose(
     if history.dropped_parts > 0 {
         warnings.push(Event::warning(
             rid(),
-            "content_parts_dropped",
+            WarningCode::ContentPartsDropped.as_str(),
             format!(
                 "{} non-text content part(s) (images, files) were left out; protocol version 1 \
                  carries text only",

@@ -231,7 +231,7 @@ impl Bridge<'_> {
                         turn,
                         TurnEvent::Finished {
                             reason: FinishReason::Failed {
-                                code: "internal".into(),
+                                code: crate::runtime::agent::FailCode::Internal,
                                 message: "the turn ended unexpectedly".into(),
                             },
                             usage: Usage::default(),

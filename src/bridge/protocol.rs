@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::runtime::agent::plan::SKIPPED;
-use crate::runtime::agent::{FinishReason, TurnEvent};
+use crate::runtime::agent::{FinishReason, TurnEvent, WarningCode};
 use crate::runtime::tools::ToolKind;
 use crate::session::{RuntimeLimits, Step, StepFailure, ToolCall, Usage};
 
@@ -354,11 +354,17 @@ fn turn_events(e: &TurnEvent) -> Vec<Event> {
             is_error: *is_error,
             seq: *seq,
         },
-        TurnEvent::Warning { code, message } => Event::warning(None, code, message.clone()),
-        TurnEvent::Compacting { message } => Event::warning(None, "compacting", message.clone()),
-        TurnEvent::CompactionFailed { message } => {
-            Event::warning(None, "compaction_failed", message.clone())
+        TurnEvent::Warning { code, message } => {
+            Event::warning(None, code.as_str(), message.clone())
         }
+        TurnEvent::Compacting { message } => {
+            Event::warning(None, WarningCode::Compacting.as_str(), message.clone())
+        }
+        TurnEvent::CompactionFailed { message } => Event::warning(
+            None,
+            WarningCode::CompactionFailed.as_str(),
+            message.clone(),
+        ),
         TurnEvent::PlanProposed {
             plan,
             layers,
@@ -444,7 +450,7 @@ fn finish_events(reason: &FinishReason, usage: Usage) -> Vec<Event> {
     };
     match reason {
         FinishReason::Failed { code, message } => {
-            vec![Event::error(None, code, message.clone()), finish]
+            vec![Event::error(None, code.as_str(), message.clone()), finish]
         }
         _ => vec![finish],
     }
@@ -563,6 +569,7 @@ pub fn parse_request(line: &[u8]) -> Result<Request, Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::agent::FailCode;
 
     fn err_code(line: &str) -> String {
         match parse_request(line.as_bytes()) {
@@ -701,7 +708,7 @@ mod tests {
         assert_eq!(
             lines(TurnEvent::Finished {
                 reason: FinishReason::Failed {
-                    code: "auth".into(),
+                    code: FailCode::Auth,
                     message: "no key".into(),
                 },
                 usage,
@@ -748,5 +755,71 @@ mod tests {
             }),
             [r#"{"session_id":"abc","type":"session_init"}"#]
         );
+    }
+
+    #[test]
+    fn typed_codes_are_the_same_wire_lines() {
+        let line =
+            |e: TurnEvent| -> Vec<String> { turn_lines(&e).iter().map(Value::to_string).collect() };
+        let warning = |code| TurnEvent::Warning {
+            code,
+            message: "m".into(),
+        };
+        assert_eq!(
+            line(warning(WarningCode::ReplayingInterruptedCalls)),
+            [r#"{"code":"replaying_interrupted_calls","message":"m","type":"warning"}"#]
+        );
+        assert_eq!(
+            line(warning(WarningCode::Retrying)),
+            [r#"{"code":"retrying","message":"m","type":"warning"}"#]
+        );
+        assert_eq!(
+            line(warning(WarningCode::McpServerFailed)),
+            [r#"{"code":"mcp_server_failed","message":"m","type":"warning"}"#]
+        );
+        assert_eq!(
+            line(TurnEvent::Compacting {
+                message: "m".into()
+            }),
+            [r#"{"code":"compacting","message":"m","type":"warning"}"#]
+        );
+        assert_eq!(
+            line(TurnEvent::CompactionFailed {
+                message: "m".into()
+            }),
+            [r#"{"code":"compaction_failed","message":"m","type":"warning"}"#]
+        );
+        for (code, text) in [
+            (FailCode::ServerError, "server_error"),
+            (FailCode::StreamCut, "stream_cut"),
+            (FailCode::PlanFailed, "plan_failed"),
+            (FailCode::Busy, "busy"),
+        ] {
+            let got = line(TurnEvent::Finished {
+                reason: FinishReason::Failed {
+                    code,
+                    message: "m".into(),
+                },
+                usage: Usage::default(),
+            });
+            assert_eq!(
+                got.first().map(String::as_str),
+                Some(format!(r#"{{"code":"{text}","message":"m","type":"error"}}"#).as_str())
+            );
+        }
+        for &code in WarningCode::ALL {
+            let v = turn_lines(&warning(code));
+            assert_eq!(v[0]["code"], code.as_str());
+        }
+        for &code in FailCode::ALL {
+            let v = turn_lines(&TurnEvent::Finished {
+                reason: FinishReason::Failed {
+                    code,
+                    message: "m".into(),
+                },
+                usage: Usage::default(),
+            });
+            assert_eq!(v[0]["code"], code.as_str());
+        }
     }
 }

@@ -142,7 +142,8 @@ fn clap_message(e: &clap::Error) -> String {
 }
 
 fn location(cli: &Cli) -> Result<Location, Failure> {
-    Location::resolve(cli.workdir.as_deref()).map_err(|e| Failure::usage(sanitize::line(&e)))
+    Location::resolve(cli.workdir.as_deref())
+        .map_err(|e| Failure::usage(sanitize::line(&e.to_string())))
 }
 
 /// Runs a parsed command line.

@@ -16,8 +16,8 @@ use clap::Args;
 use super::Failure;
 use super::out::Out;
 use crate::runtime::agent::{
-    Agent, Commands, FinishReason, PlanRequest, StartCode, StartError, Target, TurnCommand,
-    TurnEvent, TurnRequest, TurnSink, approval, plan_goal,
+    Agent, Commands, FailCode, FinishReason, PlanRequest, StartCode, StartError, Target,
+    TurnCommand, TurnEvent, TurnRequest, TurnSink, approval, plan_goal,
 };
 use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::tools;
@@ -277,12 +277,13 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
                 crate::runtime::agent::ledger::flag_for(&why)
             )],
         }),
-        FinishReason::Failed { code, message } if code == "plan_failed" => {
-            Err(Failure::runtime(format!(
-                "plan run failed: {}; session {id}. Retry the failed steps with: neocode run --resume {id} --retry-failed",
-                sanitize::line(&message)
-            )))
-        }
+        FinishReason::Failed {
+            code: FailCode::PlanFailed,
+            message,
+        } => Err(Failure::runtime(format!(
+            "plan run failed: {}; session {id}. Retry the failed steps with: neocode run --resume {id} --retry-failed",
+            sanitize::line(&message)
+        ))),
         FinishReason::Failed { code, message } => Err(Failure::runtime(format!(
             "{} ({code}); session {id}",
             sanitize::line(&message)
@@ -308,7 +309,7 @@ fn wait(
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
                 return FinishReason::Failed {
-                    code: "internal".into(),
+                    code: FailCode::Internal,
                     message: "the turn ended without saying why".into(),
                 };
             }

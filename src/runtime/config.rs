@@ -276,6 +276,9 @@ pub enum ConfigError {
         /// What is wrong.
         message: String,
     },
+    /// No usable provider is configured (what to set, in words: [`ProviderStatus::Missing`]).
+    #[error("{0}")]
+    Missing(String),
 }
 
 impl From<ConfigError> for String {
@@ -443,9 +446,9 @@ impl Settings {
     }
 
     /// Settings for the OpenAI provider, or what is missing.
-    pub fn openai(&self) -> Result<OpenAiSettings, String> {
+    pub fn openai(&self) -> Result<OpenAiSettings, ConfigError> {
         match self.provider_status() {
-            ProviderStatus::Missing(m) => Err(m),
+            ProviderStatus::Missing(m) => Err(ConfigError::Missing(m)),
             ProviderStatus::Ready { base_url, model } => {
                 let mut s = OpenAiSettings::new(&base_url, &model, self.api_key.clone());
                 s.connect_timeout = self.connect_timeout;
@@ -489,6 +492,19 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         move |k| v.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+    }
+
+    #[test]
+    fn openai_without_a_provider_is_the_missing_error_in_words() {
+        let home = tempfile::tempdir().unwrap();
+        let s = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[])).unwrap();
+        let ProviderStatus::Missing(why) = s.provider_status() else {
+            panic!("a provider is configured");
+        };
+        let e = s.openai().unwrap_err();
+        assert_eq!(e, ConfigError::Missing(why.clone()));
+        assert_eq!(e.to_string(), why);
+        assert!(why.starts_with("no model provider configured"), "{why}");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use crate::session::{ListQuery, NewSession, Result, StoreError};
 
 use super::Sessions;
+use super::agent::WarningCode;
 
 /// How the lifecycle seed's decision chain ended for one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +26,7 @@ pub enum Decision {
         /// The new session.
         session_id: String,
         /// `session_id_missing_starting_fresh` or `session_not_found_starting_new`.
-        warning: &'static str,
+        warning: WarningCode,
         /// Recently active sessions (id, title).
         recent: Vec<(String, String)>,
     },
@@ -65,7 +66,7 @@ impl Sessions {
                     let created = self.new_session(new)?;
                     return Ok(Decision::NewWithWarning {
                         session_id: created.id,
-                        warning: "session_not_found_starting_new",
+                        warning: WarningCode::SessionNotFoundStartingNew,
                         recent,
                     });
                 }
@@ -83,7 +84,7 @@ impl Sessions {
             let created = self.new_session(new)?;
             return Ok(Decision::NewWithWarning {
                 session_id: created.id,
-                warning: "session_id_missing_starting_fresh",
+                warning: WarningCode::SessionIdMissingStartingFresh,
                 recent,
             });
         }

@@ -26,6 +26,20 @@ pub use dangling::dangling_tool_calls;
 pub use decide::{Decision, SessionRequest};
 pub use sessions::Sessions;
 
+/// Why [`Location::resolve`] found no home or workspace: one line for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum LocationError {
+    /// The neocode home cannot be found.
+    #[error("{0}")]
+    Home(String),
+    /// The current directory cannot be read.
+    #[error("cannot read the current directory: {0}")]
+    CurrentDir(std::io::Error),
+    /// The workspace of the directory cannot be resolved.
+    #[error("{0}")]
+    Workspace(String),
+}
+
 /// Where neocode keeps data and which workspace it acts on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
@@ -38,14 +52,13 @@ pub struct Location {
 impl Location {
     /// Resolves the home (`$NEOCODE_HOME`, else `~/.neocode`) and the workspace of `workdir`
     /// (or the current directory).
-    pub fn resolve(workdir: Option<&Path>) -> std::result::Result<Location, String> {
-        let home = crate::session::home_dir()?;
+    pub fn resolve(workdir: Option<&Path>) -> std::result::Result<Location, LocationError> {
+        let home = crate::session::home_dir().map_err(LocationError::Home)?;
         let dir = match workdir {
             Some(d) => d.to_path_buf(),
-            None => std::env::current_dir()
-                .map_err(|e| format!("cannot read the current directory: {e}"))?,
+            None => std::env::current_dir().map_err(LocationError::CurrentDir)?,
         };
-        let paths = WorkspacePaths::resolve(&home, &dir)?;
+        let paths = WorkspacePaths::resolve(&home, &dir).map_err(LocationError::Workspace)?;
         Ok(Location { home, paths })
     }
 

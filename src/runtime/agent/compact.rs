@@ -96,6 +96,23 @@ pub fn context_now<'a>(
         .map(|n| (n, true))
 }
 
+/// Why a compaction did not happen (nothing changed).
+#[derive(Debug, thiserror::Error)]
+pub enum CompactError {
+    /// The session could not be read or replaced.
+    #[error("{0}")]
+    Store(#[from] crate::session::StoreError),
+    /// Fewer than two messages: nothing to summarise.
+    #[error("nothing to compact yet")]
+    TooShort,
+    /// The summary's model call failed (its message, never the key).
+    #[error("{0}")]
+    Provider(String),
+    /// The model answered with no text.
+    #[error("the model returned an empty summary")]
+    EmptySummary,
+}
+
 /// Compacts `session_id` with `provider`. The caller holds the session's lease.
 pub fn compact_with(
     sessions: &Sessions,
@@ -103,21 +120,21 @@ pub fn compact_with(
     provider: &mut dyn Provider,
     cancel: &CancelFlag,
     meta: &AppendMeta,
-) -> Result<Compacted, String> {
-    let session = sessions.load(session_id).map_err(|e| e.to_string())?;
+) -> Result<Compacted, CompactError> {
+    let session = sessions.load(session_id)?;
     let before = session.messages.len();
     if before < 2 {
-        return Err("nothing to compact yet".into());
+        return Err(CompactError::TooShort);
     }
     let mut req = window::build(sessions, &session);
     req.tools.clear();
     req.messages.push(ChatMessage::user_text(INSTRUCTION));
     let c = provider
         .stream(&req, cancel, &mut |_| {})
-        .map_err(|e| e.message)?;
+        .map_err(|e| CompactError::Provider(e.message))?;
     let summary = c.text.trim().to_string();
     if summary.is_empty() {
-        return Err("the model returned an empty summary".into());
+        return Err(CompactError::EmptySummary);
     }
     let h = &session.header;
     let lifetime = match &h.ledger {
@@ -165,12 +182,94 @@ pub fn compact_with(
         ),
         meta: meta.clone(),
     };
-    sessions
-        .compact(session_id, &rep)
-        .map_err(|e| e.to_string())?;
+    sessions.compact(session_id, &rep)?;
     Ok(Compacted {
         before,
         after,
         usage: c.usage,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::Location;
+    use crate::runtime::provider::{
+        ChatRequest, Completion, ErrorKind, ProviderError, StreamEvent,
+    };
+    use crate::session::NewSession;
+
+    /// Answers every request with `reply`.
+    struct Fixed(Result<Completion, ProviderError>);
+
+    impl Provider for Fixed {
+        fn name(&self) -> &str {
+            "fixed"
+        }
+        fn model(&self) -> &str {
+            "m"
+        }
+        fn stream(
+            &mut self,
+            _: &ChatRequest,
+            _: &CancelFlag,
+            _: &mut dyn FnMut(StreamEvent),
+        ) -> Result<Completion, ProviderError> {
+            match &self.0 {
+                Ok(c) => Ok(c.clone()),
+                Err(e) => Err(ProviderError {
+                    kind: e.kind,
+                    message: e.message.clone(),
+                    partial: None,
+                }),
+            }
+        }
+    }
+
+    fn compact_of(messages: usize, reply: Result<Completion, ProviderError>) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Sessions::open(&Location::scratch(dir.path())).unwrap();
+        let id = s.new_session(NewSession::default()).unwrap().id;
+        let msgs: Vec<_> = (0..messages)
+            .map(|i| NewMessage::text(Role::User, format!("m{i}")))
+            .collect();
+        s.append(&id, &msgs, &AppendMeta::default()).unwrap();
+        let mut p = Fixed(reply);
+        let e = compact_with(
+            &s,
+            &id,
+            &mut p,
+            &CancelFlag::default(),
+            &AppendMeta::default(),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            s.load(&id).unwrap().messages.len(),
+            messages,
+            "nothing changed"
+        );
+        e.to_string()
+    }
+
+    #[test]
+    fn a_compaction_that_cannot_happen_says_why_in_words() {
+        assert_eq!(
+            compact_of(1, Ok(Completion::default())),
+            "nothing to compact yet"
+        );
+        assert_eq!(
+            compact_of(3, Ok(Completion::default())),
+            "the model returned an empty summary"
+        );
+        let refused = ProviderError {
+            kind: ErrorKind::Auth,
+            message: "the provider refused the API key (401)".into(),
+            partial: None,
+        };
+        assert_eq!(
+            compact_of(3, Err(refused)),
+            "the provider refused the API key (401)"
+        );
+    }
 }

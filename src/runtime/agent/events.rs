@@ -1,6 +1,8 @@
 //! What a running turn reports and what a front end tells it: [`TurnEvent`], [`FinishReason`],
 //! [`TurnCommand`] and the runtime's stable failure and warning codes.
 
+use super::StartCode;
+use crate::runtime::provider::ErrorKind;
 use crate::runtime::tools::ToolKind;
 use crate::session::{Plan, StepFailure, ToolCall, Usage};
 
@@ -56,7 +58,7 @@ pub enum TurnEvent {
     /// Something the user should know that does not stop the turn.
     Warning {
         /// Stable machine-readable code, e.g. `replaying_interrupted_calls`.
-        code: String,
+        code: WarningCode,
         /// What happened, in words.
         message: String,
     },
@@ -124,86 +126,210 @@ pub enum TurnEvent {
     },
 }
 
-/// The runtime's own failure codes of [`FinishReason::Failed`] (a provider failure carries
-/// its [`crate::runtime::provider::ErrorKind::code`]). The strings are stable: the bridge,
-/// `--json` and the exit messages show them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailCode {
-    /// The session could not be written.
-    Store,
-    /// The provider could not be built.
-    Config,
-    /// A turn or plan run ended without saying why.
-    Internal,
-    /// The drafting turn stored no plan.
-    NoPlan,
-    /// The plan's dependencies do not form layers.
-    BadPlan,
-    /// The user rejected the plan.
-    PlanRejected,
-    /// Steps of a plan run failed.
-    PlanFailed,
+/// Defines a code enum whose variants spell stable strings: `as_str`, `Display`, `FromStr`,
+/// serde as that string, comparison with `&str` and `ALL` (every variant, for tests).
+macro_rules! stable_codes {
+    (
+        $(#[$meta:meta])*
+        $name:ident ($what:literal) {
+            $( $(#[$vmeta:meta])* $variant:ident => $text:literal, )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $( $(#[$vmeta])* $variant, )*
+        }
+
+        impl $name {
+            /// Every code, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+
+            /// The stable code.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( $name::$variant => $text, )*
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = UnknownCode;
+
+            fn from_str(s: &str) -> Result<$name, UnknownCode> {
+                match s {
+                    $( $text => Ok($name::$variant), )*
+                    _ => Err(UnknownCode {
+                        kind: $what,
+                        code: s.to_string(),
+                    }),
+                }
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$name, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.as_str() == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(c: $name) -> String {
+                c.as_str().to_string()
+            }
+        }
+    };
 }
 
-impl FailCode {
-    /// The stable code.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailCode::Store => "store",
-            FailCode::Config => "config",
-            FailCode::Internal => "internal",
-            FailCode::NoPlan => "no_plan",
-            FailCode::BadPlan => "bad_plan",
-            FailCode::PlanRejected => "plan_rejected",
-            FailCode::PlanFailed => "plan_failed",
+/// A string that names no code of its kind.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {kind} code `{code}`")]
+pub struct UnknownCode {
+    /// `failure` or `warning`.
+    pub kind: &'static str,
+    /// The string given.
+    pub code: String,
+}
+
+stable_codes! {
+    /// Why a turn failed ([`FinishReason::Failed`]): a provider failure (from its
+    /// [`ErrorKind`]), a turn that could not start (from its [`StartCode`]) or the runtime's
+    /// own. The strings are stable: the bridge, `--json` and the exit messages show them.
+    FailCode ("failure") {
+        /// 401 / 403: the key was rejected.
+        Auth => "auth",
+        /// 404: the model or the URL is wrong; or no such session.
+        NotFound => "not_found",
+        /// 429 after the retries.
+        RateLimited => "rate_limited",
+        /// 5xx after the retries.
+        ServerError => "server_error",
+        /// Another 4xx.
+        BadRequest => "bad_request",
+        /// Connection refused, DNS failure, TLS failure.
+        Unreachable => "unreachable",
+        /// No answer for longer than the timeout.
+        Timeout => "timeout",
+        /// The connection broke mid-reply.
+        StreamCut => "stream_cut",
+        /// The user cancelled (the provider said so).
+        Cancelled => "cancelled",
+        /// The server sent something that is not a Chat Completions stream.
+        Protocol => "protocol",
+        /// Another process runs the session.
+        Busy => "busy",
+        /// The request is wrong (ambiguous id, empty goal ...).
+        Usage => "usage",
+        /// The provider failed before the turn started (a compaction's summary).
+        Provider => "provider",
+        /// The session could not be written.
+        Store => "store",
+        /// The provider could not be built.
+        Config => "config",
+        /// A turn or plan run ended without saying why.
+        Internal => "internal",
+        /// The drafting turn stored no plan.
+        NoPlan => "no_plan",
+        /// The plan's dependencies do not form layers.
+        BadPlan => "bad_plan",
+        /// The user rejected the plan.
+        PlanRejected => "plan_rejected",
+        /// Steps of a plan run failed.
+        PlanFailed => "plan_failed",
+    }
+}
+
+impl From<ErrorKind> for FailCode {
+    fn from(k: ErrorKind) -> FailCode {
+        match k {
+            ErrorKind::Auth => FailCode::Auth,
+            ErrorKind::NotFound => FailCode::NotFound,
+            ErrorKind::RateLimited => FailCode::RateLimited,
+            ErrorKind::Server => FailCode::ServerError,
+            ErrorKind::BadRequest => FailCode::BadRequest,
+            ErrorKind::Unreachable => FailCode::Unreachable,
+            ErrorKind::Timeout => FailCode::Timeout,
+            ErrorKind::StreamCut => FailCode::StreamCut,
+            ErrorKind::Cancelled => FailCode::Cancelled,
+            ErrorKind::Protocol => FailCode::Protocol,
         }
     }
 }
 
-impl From<FailCode> for String {
-    fn from(c: FailCode) -> String {
-        c.as_str().to_string()
-    }
-}
-
-/// The runtime's warning codes of [`TurnEvent::Warning`] (project context and MCP servers
-/// report their own). Stable strings, as the wire shows them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WarningCode {
-    /// Commands are not confined.
-    Sandbox,
-    /// Calls interrupted by a crash are offered again.
-    ReplayingInterruptedCalls,
-    /// The provider is retried.
-    Retrying,
-    /// A command arrived that nothing waits for.
-    UnexpectedCommand,
-    /// An edit of the plan named steps it does not have.
-    UnknownStep,
-    /// An edit would leave the plan empty.
-    EmptyPlan,
-    /// A step left running by a dead process runs again.
-    StepRerun,
-}
-
-impl WarningCode {
-    /// The stable code.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WarningCode::Sandbox => "sandbox",
-            WarningCode::ReplayingInterruptedCalls => "replaying_interrupted_calls",
-            WarningCode::Retrying => "retrying",
-            WarningCode::UnexpectedCommand => "unexpected_command",
-            WarningCode::UnknownStep => "unknown_step",
-            WarningCode::EmptyPlan => "empty_plan",
-            WarningCode::StepRerun => "step_rerun",
+impl From<StartCode> for FailCode {
+    fn from(c: StartCode) -> FailCode {
+        match c {
+            StartCode::Config => FailCode::Config,
+            StartCode::Busy => FailCode::Busy,
+            StartCode::NotFound => FailCode::NotFound,
+            StartCode::Usage => FailCode::Usage,
+            StartCode::Store => FailCode::Store,
+            StartCode::Provider => FailCode::Provider,
         }
     }
 }
 
-impl From<WarningCode> for String {
-    fn from(c: WarningCode) -> String {
-        c.as_str().to_string()
+stable_codes! {
+    /// What a [`TurnEvent::Warning`] (or a bridge `warning` line) is about. Stable strings, as
+    /// the wire shows them.
+    WarningCode ("warning") {
+        /// Commands are not confined.
+        Sandbox => "sandbox",
+        /// Calls interrupted by a crash are offered again.
+        ReplayingInterruptedCalls => "replaying_interrupted_calls",
+        /// The provider is retried.
+        Retrying => "retrying",
+        /// A command arrived that nothing waits for.
+        UnexpectedCommand => "unexpected_command",
+        /// An edit of the plan named steps it does not have.
+        UnknownStep => "unknown_step",
+        /// An edit would leave the plan empty.
+        EmptyPlan => "empty_plan",
+        /// A step left running by a dead process runs again.
+        StepRerun => "step_rerun",
+        /// A skill file was skipped.
+        SkillSkipped => "skill_skipped",
+        /// A project instructions file cannot be read.
+        InstructionsUnreadable => "instructions_unreadable",
+        /// An MCP server failed to start or stopped.
+        McpServerFailed => "mcp_server_failed",
+        /// The transcript is compacted ([`TurnEvent::Compacting`] on the wire).
+        Compacting => "compacting",
+        /// A compaction failed ([`TurnEvent::CompactionFailed`] on the wire).
+        CompactionFailed => "compaction_failed",
+        /// The bridge: the session id is unknown and the key matched none.
+        SessionNotFoundStartingNew => "session_not_found_starting_new",
+        /// The bridge: a continuation came without a session id and the key matched none.
+        SessionIdMissingStartingFresh => "session_id_missing_starting_fresh",
+        /// The bridge: the caller's history parted from the session's; a fork continues.
+        HistoryDiverged => "history_diverged",
+        /// The bridge: non-text content parts were left out.
+        ContentPartsDropped => "content_parts_dropped",
     }
 }
 
@@ -220,7 +346,7 @@ pub enum FinishReason {
     Failed {
         /// Stable code, e.g. `auth`, `not_found`, `rate_limited`, `unreachable`, `timeout`,
         /// `stream_cut`, `busy`, `config`.
-        code: String,
+        code: FailCode,
         /// What went wrong, in words a user can act on; never contains the key.
         message: String,
     },
@@ -268,4 +394,87 @@ pub enum TurnCommand {
     },
     /// Do not run the proposed plan; the run ends cancelled.
     RejectPlan,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_fail_code_parses_back_and_serialises_as_its_string() {
+        for &c in FailCode::ALL {
+            let s = c.as_str();
+            assert_eq!(s.parse::<FailCode>(), Ok(c), "{s}");
+            assert_eq!(c.to_string(), s);
+            assert_eq!(serde_json::to_string(&c).ok(), Some(format!("\"{s}\"")));
+            let back: Result<FailCode, _> = serde_json::from_str(&format!("\"{s}\""));
+            assert_eq!(back.ok(), Some(c), "{s}");
+        }
+        let mut seen: Vec<&str> = FailCode::ALL.iter().map(|c| c.as_str()).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(
+            seen.len(),
+            FailCode::ALL.len(),
+            "two failure codes share a string"
+        );
+    }
+
+    #[test]
+    fn every_warning_code_parses_back_and_serialises_as_its_string() {
+        for &c in WarningCode::ALL {
+            let s = c.as_str();
+            assert_eq!(s.parse::<WarningCode>(), Ok(c), "{s}");
+            assert_eq!(c.to_string(), s);
+            assert_eq!(serde_json::to_string(&c).ok(), Some(format!("\"{s}\"")));
+            let back: Result<WarningCode, _> = serde_json::from_str(&format!("\"{s}\""));
+            assert_eq!(back.ok(), Some(c), "{s}");
+        }
+        let mut seen: Vec<&str> = WarningCode::ALL.iter().map(|c| c.as_str()).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(
+            seen.len(),
+            WarningCode::ALL.len(),
+            "two warning codes share a string"
+        );
+    }
+
+    #[test]
+    fn an_unknown_code_is_an_error_naming_it() {
+        let e = "nope".parse::<FailCode>().err().map(|e| e.to_string());
+        assert_eq!(e.as_deref(), Some("unknown failure code `nope`"));
+        let e = "".parse::<WarningCode>().err().map(|e| e.to_string());
+        assert_eq!(e.as_deref(), Some("unknown warning code ``"));
+        assert!(serde_json::from_str::<FailCode>("\"Auth\"").is_err());
+    }
+
+    #[test]
+    fn provider_and_start_codes_keep_their_strings_as_failure_codes() {
+        use ErrorKind::*;
+        for k in [
+            Auth,
+            NotFound,
+            RateLimited,
+            Server,
+            BadRequest,
+            Unreachable,
+            Timeout,
+            StreamCut,
+            Cancelled,
+            Protocol,
+        ] {
+            assert_eq!(FailCode::from(k).as_str(), k.code());
+        }
+        for c in [
+            StartCode::Config,
+            StartCode::Busy,
+            StartCode::NotFound,
+            StartCode::Usage,
+            StartCode::Store,
+            StartCode::Provider,
+        ] {
+            assert_eq!(FailCode::from(c).as_str(), c.as_str());
+        }
+    }
 }

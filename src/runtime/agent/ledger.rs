@@ -6,6 +6,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::session::{RuntimeLedger, RuntimeLimits, Usage, now_ms};
 
+/// A ledger limit forbids the model call or tool call asked for: which one, in words (as
+/// [`model_call_blocked`] and [`tool_call_blocked`] say it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct LimitReached(pub String);
+
 /// One ledger shared by turns running at once (the steps of a plan run with a width above 1).
 /// Each turn reserves a model call or a tool call here before making it, under one lock, so
 /// the limit counts what every in-flight turn already started, not what each saw when it
@@ -26,10 +32,10 @@ impl SharedBudget {
     }
 
     /// Counts a model call about to be made, or says which limit forbids it.
-    pub fn reserve_model_call(&self) -> Result<(), String> {
+    pub fn reserve_model_call(&self) -> Result<(), LimitReached> {
         let mut l = self.lock();
         match model_call_blocked(&l) {
-            Some(why) => Err(why),
+            Some(why) => Err(LimitReached(why)),
             None => {
                 l.usage.turns += 1;
                 Ok(())
@@ -45,10 +51,10 @@ impl SharedBudget {
     }
 
     /// Counts a tool call about to run, or says which limit forbids it.
-    pub fn reserve_tool_call(&self) -> Result<(), String> {
+    pub fn reserve_tool_call(&self) -> Result<(), LimitReached> {
         let mut l = self.lock();
         match tool_call_blocked(&l) {
-            Some(why) => Err(why),
+            Some(why) => Err(LimitReached(why)),
             None => {
                 l.usage.tool_calls += 1;
                 Ok(())
@@ -324,5 +330,21 @@ mod tests {
         assert_eq!(b.usage().turns, 5);
         assert!(b.blocked().unwrap().starts_with("max_turns"));
         assert!(b.tool_blocked().unwrap().starts_with("max_tool_calls"));
+    }
+
+    #[test]
+    fn a_refused_reservation_names_the_limit_in_words() {
+        let b = SharedBudget::new(&fresh(&RuntimeLimits {
+            max_turns: Some(0),
+            max_tool_calls: Some(0),
+            ..RuntimeLimits::default()
+        }));
+        let model = b.reserve_model_call().unwrap_err();
+        assert_eq!(Some(model.to_string()), b.blocked());
+        assert!(model.0.starts_with("max_turns"), "{model}");
+        let tool = b.reserve_tool_call().unwrap_err();
+        assert_eq!(Some(tool.to_string()), b.tool_blocked());
+        assert!(tool.0.starts_with("max_tool_calls"), "{tool}");
+        assert_eq!(b.usage().turns, 0, "a refused call is not counted");
     }
 }

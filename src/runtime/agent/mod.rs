@@ -34,7 +34,7 @@ use super::Sessions;
 use super::config::{ProviderStatus, Settings};
 use super::provider::{OpenAi, Provider, ProviderError};
 
-pub use compact::Compacted;
+pub use compact::{CompactError, Compacted};
 use error::thread_error;
 pub use error::{StartCode, StartError};
 pub use events::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode};
@@ -75,7 +75,7 @@ fn provider_factory(settings: &Settings) -> ProviderFactory {
     Arc::new(move || {
         let o = s.openai().map_err(|m| ProviderError {
             kind: super::provider::ErrorKind::Protocol,
-            message: m,
+            message: m.to_string(),
             partial: None,
         })?;
         Ok(Box::new(OpenAi::new(o)?) as Box<dyn Provider>)

@@ -17,6 +17,8 @@ use crate::runtime::provider::ToolDef;
 use crate::runtime::tools::{ToolKind, ToolOutput};
 use crate::session::Session;
 
+use super::WarningCode;
+
 /// The per-process extensions of an [`super::Agent`]: where personal instructions and skills
 /// live, and the MCP servers (started on first use, shared by all turns of the process).
 pub struct Extensions {
@@ -86,17 +88,21 @@ impl Extensions {
     /// What the next model call of `session` gets beyond the built-ins. Starts MCP servers
     /// on first use. Problems (a malformed `SKILL.md`, a server that failed) go to `warn`
     /// once each.
-    pub fn prepare(&self, session: &Session, warn: &mut dyn FnMut(&str, String)) -> Prepared {
+    pub fn prepare(
+        &self,
+        session: &Session,
+        warn: &mut dyn FnMut(WarningCode, String),
+    ) -> Prepared {
         let ctx = self.context(session);
         for p in ctx.skills.unreported_problems() {
             warn(
-                "skill_skipped",
+                WarningCode::SkillSkipped,
                 format!("skipped {}: {}", p.path.display(), p.reason),
             );
         }
         for (path, e) in &ctx.instructions.unreadable {
             warn(
-                "instructions_unreadable",
+                WarningCode::InstructionsUnreadable,
                 format!("cannot read {}: {e}", path.display()),
             );
         }
@@ -113,7 +119,10 @@ impl Extensions {
                 tools.push(ToolDef::new(&t.name, &t.description, t.parameters.clone()));
             }
             for (name, why) in mcp.unreported_problems() {
-                warn("mcp_server_failed", format!("MCP server `{name}`: {why}"));
+                warn(
+                    WarningCode::McpServerFailed,
+                    format!("MCP server `{name}`: {why}"),
+                );
             }
         }
         Prepared {

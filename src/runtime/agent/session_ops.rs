@@ -105,9 +105,9 @@ impl Agent {
             &CancelFlag::default(),
             &meta,
         )
-        .map_err(|m| StartError {
+        .map_err(|e| StartError {
             code: StartCode::Provider,
-            message: m,
+            message: e.to_string(),
         })?;
         let header = self.sessions.header(&id)?;
         let mut ledger = ledger::of(&header, &self.settings.limits);

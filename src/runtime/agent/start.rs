@@ -191,7 +191,7 @@ impl Agent {
                         drop(lease);
                         sink.event(TurnEvent::Finished {
                             reason: FinishReason::Failed {
-                                code: FailCode::Config.into(),
+                                code: FailCode::Config,
                                 message: e.message,
                             },
                             usage: Usage::default(),

@@ -61,7 +61,7 @@ type Flow = Result<(), FinishReason>;
 
 fn store_failed(e: impl std::fmt::Display) -> FinishReason {
     FinishReason::Failed {
-        code: FailCode::Store.into(),
+        code: FailCode::Store,
         message: format!("cannot write the session: {e}"),
     }
 }
@@ -97,7 +97,7 @@ impl Turn {
         let started = std::time::Instant::now();
         if let Some(w) = tools::sandbox::status(&self.settings.sandbox).warning() {
             self.emit(TurnEvent::Warning {
-                code: WarningCode::Sandbox.into(),
+                code: WarningCode::Sandbox,
                 message: w,
             });
         }
@@ -148,7 +148,7 @@ impl Turn {
             .map_err(store_failed)?;
         if !dangling.is_empty() {
             self.emit(TurnEvent::Warning {
-                code: WarningCode::ReplayingInterruptedCalls.into(),
+                code: WarningCode::ReplayingInterruptedCalls,
                 message: format!(
                     "{} tool call(s) were interrupted before their results were stored; they are offered again (at least once: a replayed call may repeat its effects)",
                     dangling.len()
@@ -202,7 +202,7 @@ impl Turn {
             self.compact_if_full(&mut session)?;
             let mut warnings = Vec::new();
             let extra = self.ext.prepare(&session, &mut |code, message| {
-                warnings.push((code.to_string(), message))
+                warnings.push((code, message))
             });
             for (code, message) in warnings {
                 self.emit(TurnEvent::Warning { code, message });
@@ -210,7 +210,7 @@ impl Turn {
             let req = window::build_with(&self.sessions, &session, &extra.system, extra.tools);
             // Reserved as late as possible: the request is made right after.
             if let Some(b) = &self.budget
-                && let Err(why) = b.reserve_model_call()
+                && let Err(ledger::LimitReached(why)) = b.reserve_model_call()
             {
                 return Err(FinishReason::LimitReached(why));
             }
@@ -225,7 +225,7 @@ impl Turn {
                         of,
                         wait,
                     } => TurnEvent::Warning {
-                        code: WarningCode::Retrying.into(),
+                        code: WarningCode::Retrying,
                         message: StreamEvent::retry_text(status, attempt, of, wait),
                     },
                 });
@@ -240,7 +240,7 @@ impl Turn {
                     return Err(match e.kind {
                         ErrorKind::Cancelled => FinishReason::Cancelled,
                         kind => FinishReason::Failed {
-                            code: kind.code().into(),
+                            code: kind.into(),
                             message: redact(&e.message, self.key()),
                         },
                     });
@@ -440,7 +440,7 @@ impl Turn {
             // Reserved once approved (a denied call does not count); another turn may have
             // taken the last call while the user was asked.
             if let Some(b) = &self.budget
-                && let Err(why) = b.reserve_tool_call()
+                && let Err(ledger::LimitReached(why)) = b.reserve_tool_call()
             {
                 return Err(FinishReason::LimitReached(why));
             }
@@ -569,7 +569,7 @@ impl Turn {
                 }
                 Ok(TurnCommand::Cancel) => return Ok(Answer::Cancelled),
                 Ok(other) => self.emit(TurnEvent::Warning {
-                    code: WarningCode::UnexpectedCommand.into(),
+                    code: WarningCode::UnexpectedCommand,
                     message: format!("ignored {other:?}: waiting for an answer about {}", call.id),
                 }),
                 Err(RecvTimeoutError::Timeout) => {}

@@ -71,7 +71,11 @@ impl App {
     }
 
     /// A warning the turn reports (a failed MCP server, a skill, a replay).
-    pub(super) fn turn_warning(&mut self, code: String, message: String) -> Vec<Effect> {
+    pub(super) fn turn_warning(
+        &mut self,
+        code: crate::runtime::agent::WarningCode,
+        message: String,
+    ) -> Vec<Effect> {
         let msg = sanitize::line(&message).into_owned();
         match code.as_str() {
             code if code.ends_with("_failed") && code != "mcp_server_failed" => self.fail(msg),
@@ -126,7 +130,7 @@ impl App {
             }
             FinishReason::Failed { code, message } => {
                 let m = sanitize::line(&message).into_owned();
-                let code = sanitize::line(&code).into_owned();
+                let code = sanitize::line(code.as_str()).into_owned();
                 (
                     Some(format!("{m} ({code})")),
                     Err(format!("The turn failed: {m} ({code}).")),

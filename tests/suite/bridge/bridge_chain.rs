@@ -56,7 +56,7 @@ impl TurnRunner for Double {
         let finish = |reason| TurnEvent::Finished { reason, usage };
         if prompt.starts_with("fail") && spec.prompt.is_some() {
             return emit(finish(FinishReason::Failed {
-                code: "unreachable".into(),
+                code: neocode::runtime::agent::FailCode::Unreachable,
                 message: "no model at 127.0.0.1:9".into(),
             }));
         }

@@ -252,7 +252,7 @@ impl Driver {
                             0 => FinishReason::Completed,
                             1 => FinishReason::Cancelled,
                             _ => FinishReason::Failed {
-                                code: "auth".into(),
+                                code: neocode::runtime::agent::FailCode::Auth,
                                 message: "no".into(),
                             },
                         },

@@ -5,7 +5,9 @@
 
 use crate::support::tui::options;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use neocode::runtime::agent::{Agent, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest};
+use neocode::runtime::agent::{
+    Agent, FailCode, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest, WarningCode,
+};
 use neocode::runtime::config::{ApprovalPolicy, Overrides, Settings};
 use neocode::runtime::scripted::{Reply, ScriptedServer};
 use neocode::runtime::tools::ToolKind;
@@ -419,7 +421,7 @@ fn a_failed_turn_says_why_in_the_status_line() {
     h.send("Hi");
     h.ev(TurnEvent::Finished {
         reason: FinishReason::Failed {
-            code: "auth".into(),
+            code: FailCode::Auth,
             message: "the provider refused the API key (401)".into(),
         },
         usage: Usage::default(),
@@ -436,7 +438,7 @@ fn a_failed_mcp_server_stays_on_the_status_line() {
     let mut h = H::new();
     h.send("Hi");
     h.ev(TurnEvent::Warning {
-        code: "mcp_server_failed".into(),
+        code: WarningCode::McpServerFailed,
         message: "MCP server `docs`: cannot start `docs-server`: not found".into(),
     });
     h.ev(TurnEvent::Finished {
@@ -755,7 +757,7 @@ fn hostile_model_and_tool_text_is_drawn_inert() {
     );
     approval(&mut h, "x1", "run_command", "echo", "because \x1b[5mblink");
     h.ev(TurnEvent::Warning {
-        code: "w".into(),
+        code: WarningCode::Retrying,
         message: "warn \x1b]52;c;AAAA\x07".into(),
     });
     let s = h.screen();
@@ -1127,7 +1129,7 @@ fn a_long_failure_is_wrapped_whole_not_cut() {
     h.send("Hi");
     h.ev(TurnEvent::Finished {
         reason: FinishReason::Failed {
-            code: "server_error".into(),
+            code: FailCode::ServerError,
             message: "server error HTTP 500 from http://127.0.0.1:45678/v1 (after 4 attempts): the upstream model server is overloaded right now, please retry in a minute".into(),
         },
         usage: Usage::default(),

@@ -48,7 +48,7 @@ impl Run {
                 Box::new(ev_tx),
             )
             .map_err(|e| FinishReason::Failed {
-                code: e.code().into(),
+                code: e.code.into(),
                 message: e.message,
             })?;
         let (reason, usage) = self.follow(&h, &ev_rx);
@@ -87,7 +87,7 @@ impl Run {
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                     return (
                         FinishReason::Failed {
-                            code: FailCode::Internal.into(),
+                            code: FailCode::Internal,
                             message: "the drafting turn ended without saying why".into(),
                         },
                         Usage::default(),
@@ -139,7 +139,7 @@ impl Run {
                     ) => break c,
                     Ok(TurnCommand::Cancel) => return Err(FinishReason::Cancelled),
                     Ok(other) => self.emit(TurnEvent::Warning {
-                        code: WarningCode::UnexpectedCommand.into(),
+                        code: WarningCode::UnexpectedCommand,
                         message: format!("ignored {other:?}: waiting for an answer about the plan"),
                     }),
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
@@ -152,7 +152,7 @@ impl Run {
                 TurnCommand::ApprovePlan => return Ok(plan),
                 TurnCommand::RejectPlan => {
                     return Err(FinishReason::Failed {
-                        code: FailCode::PlanRejected.into(),
+                        code: FailCode::PlanRejected,
                         message: "the user rejected the plan; nothing ran".into(),
                     });
                 }
@@ -163,7 +163,7 @@ impl Run {
                         .collect();
                     if !unknown.is_empty() {
                         self.emit(TurnEvent::Warning {
-                            code: WarningCode::UnknownStep.into(),
+                            code: WarningCode::UnknownStep,
                             message: format!(
                                 "no step {} in the plan; nothing dropped",
                                 unknown
@@ -178,7 +178,7 @@ impl Run {
                     let edited = drop_steps(&plan, &drop);
                     if edited.steps.is_empty() {
                         self.emit(TurnEvent::Warning {
-                            code: WarningCode::EmptyPlan.into(),
+                            code: WarningCode::EmptyPlan,
                             message:
                                 "dropping every step leaves nothing to run; reject the plan instead"
                                     .into(),

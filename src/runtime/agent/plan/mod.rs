@@ -191,7 +191,7 @@ fn usage(m: &str) -> StartError {
 
 fn store_failed(e: impl std::fmt::Display) -> FinishReason {
     FinishReason::Failed {
-        code: FailCode::Store.into(),
+        code: FailCode::Store,
         message: format!("cannot write the session: {e}"),
     }
 }
@@ -302,7 +302,7 @@ impl Run {
         };
         let Some(plan) = header.plan.filter(|p| !p.steps.is_empty()) else {
             return FinishReason::Failed {
-                code: FailCode::NoPlan.into(),
+                code: FailCode::NoPlan,
                 message: "the model did not store a plan with update_plan".into(),
             };
         };
@@ -348,7 +348,7 @@ impl Run {
             FinishReason::Completed
         } else {
             FinishReason::Failed {
-                code: FailCode::PlanFailed.into(),
+                code: FailCode::PlanFailed,
                 message: format!(
                     "{} of {} steps failed: {}{}",
                     t.failed.len(),

@@ -31,7 +31,7 @@ impl Run {
     /// Runs the layers in order, skipping what is done (seed §5.3).
     pub(super) fn execute(&mut self, plan: &Plan) -> Result<(), FinishReason> {
         let layers = plan.layers().map_err(|e| FinishReason::Failed {
-            code: FailCode::BadPlan.into(),
+            code: FailCode::BadPlan,
             message: e.to_string(),
         })?;
         self.budget = Some(ledger::SharedBudget::new(&self.ledger));
@@ -80,7 +80,7 @@ impl Run {
                             step.id
                         );
                         self.emit(TurnEvent::Warning {
-                            code: WarningCode::StepRerun.into(),
+                            code: WarningCode::StepRerun,
                             message: m.clone(),
                         });
                         Some(m)
@@ -173,7 +173,7 @@ impl Run {
                         idle = false;
                         let a = active.remove(i);
                         let r = FinishReason::Failed {
-                            code: FailCode::Internal.into(),
+                            code: FailCode::Internal,
                             message: "the step's turn ended without saying why".into(),
                         };
                         self.end_step(a, r, Usage::default())?;
@@ -213,7 +213,7 @@ impl Run {
                 | TurnCommand::EditPlan { .. }
                 | TurnCommand::RejectPlan => {
                     self.emit(TurnEvent::Warning {
-                        code: WarningCode::UnexpectedCommand.into(),
+                        code: WarningCode::UnexpectedCommand,
                         message: "the plan is already running".into(),
                     });
                     continue;
@@ -238,7 +238,7 @@ impl Run {
                     let _ = a.handle.commands.send(cmd);
                 }
                 None => self.emit(TurnEvent::Warning {
-                    code: WarningCode::UnexpectedCommand.into(),
+                    code: WarningCode::UnexpectedCommand,
                     message: format!("no step waits for an answer about {call_id}"),
                 }),
             }
@@ -271,7 +271,7 @@ impl Run {
             .agent
             .lease(&child.id)
             .map_err(|e| FinishReason::Failed {
-                code: e.code().into(),
+                code: e.code.into(),
                 message: e.message,
             })?;
         self.record(
@@ -325,7 +325,7 @@ impl Run {
                 Box::new(ev_tx),
             )
             .map_err(|e| FinishReason::Failed {
-                code: e.code().into(),
+                code: e.code.into(),
                 message: e.message,
             })?;
         Ok(Active {
@@ -382,7 +382,7 @@ impl Run {
                 Err(fail(LIMIT_REACHED, why.clone())),
                 Some(FinishReason::LimitReached(why)),
             ),
-            FinishReason::Failed { code, message } => (Err(fail(&code, message)), None),
+            FinishReason::Failed { code, message } => (Err(fail(code.as_str(), message)), None),
         };
         let update = match &outcome {
             Ok(answer) => StepUpdate::Result {
