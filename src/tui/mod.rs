@@ -29,6 +29,7 @@ pub mod browse;
 pub mod composer;
 pub mod conversation;
 pub mod demo;
+pub mod dialog;
 pub mod diff;
 pub mod effect;
 pub mod filter;

@@ -47,8 +47,7 @@ impl App {
 
     /// A card appeared (or another one took its place): answers wait a moment again.
     pub(super) fn card_shown(&mut self) {
-        self.conv.card_since_ms = self.now_ms;
-        self.conv.held = None;
+        self.conv.card_shown(self.now_ms);
     }
 
     /// Remembers a printable key or a paste in the conversation; whether it came in a burst

@@ -7,23 +7,20 @@
 //! (`tui::conversation`). By concern: `state` holds the router's types, `list` loads and
 //! orders the session list, `detail` the open session and its transcript window, `keys` turns
 //! keys and the mouse into actions, `actions` applies them, `answers` takes the storage
-//! worker's answers (one method per answer kind), `turn` routes the agent's events to
-//! `stream`, `calls` and `plan_events`, `cards` holds the answer cards' keys, and `slash`
+//! worker's answers (one method per answer kind), `turn` routes the agent's events to the
+//! conversation (which handles them) and starts turns, `cards` holds the answer cards' keys, and `slash`
 //! routes slash commands to `slash_agent` and `slash_session`.
 
 mod actions;
 mod answers;
-mod calls;
 mod cards;
 mod detail;
 mod keys;
 mod list;
-mod plan_events;
 mod slash;
 mod slash_agent;
 mod slash_session;
 mod state;
-mod stream;
 mod turn;
 
 use std::collections::HashMap;
@@ -328,16 +325,8 @@ impl App {
 
     /// The live turn, when it belongs to the session shown in the conversation view.
     pub fn live_here(&self) -> Option<&Live> {
-        let l = self.conv.live.as_ref()?;
-        if self.screen != Screen::Conversation {
-            return None;
-        }
-        match (&l.session_id, &self.browse.detail) {
-            (Some(s), Some(d)) => (s == &d.id).then_some(l),
-            // A new session's turn before `Started` named it.
-            (None, _) => self.conv.draft.then_some(l),
-            _ => None,
-        }
+        self.conv
+            .live_here(self.screen, self.browse.detail.as_ref())
     }
 
     /// Whether something on screen moves by itself (a streaming turn), so the loop draws

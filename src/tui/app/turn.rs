@@ -1,30 +1,19 @@
-//! Events of a running agent turn become the live cell (streamed text, tool cards, the
-//! approval being asked) and the status line; what a turn stored is this process's own write,
-//! which the `data_version` poll does not report, so the open session is refreshed here.
-//! `turn_event` routes each event to its concern: `stream` (text, stored messages, warnings,
-//! the end), `calls` (cards and approvals), `plan_events` (a plan run's steps).
+//! A running turn's events go to the conversation (`tui::conversation`, which owns their
+//! handling); `turn_event` hands it a narrow view of the router and carries out what it asks
+//! back (refreshing the open session, the list, opening a new session).
 //! Starting, answering and cancelling turns: the effects the app asks of the agent.
 
 use super::App;
 use super::state::Overlay;
+use crate::format::short_id;
 use crate::runtime::agent::{TurnCommand, TurnEvent};
 use crate::sanitize;
 use crate::tui::conversation::commands::PlanOpts;
+use crate::tui::conversation::{Ask, TurnCtx};
 use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::live::{CardState, Live};
 
 impl App {
-    /// Whether the open session is the live turn's.
-    pub(super) fn turn_is_open(&self) -> bool {
-        match (
-            self.conv.live.as_ref().and_then(|l| l.session_id.as_ref()),
-            &self.browse.detail,
-        ) {
-            (Some(s), Some(d)) => *s == d.id,
-            _ => false,
-        }
-    }
-
     /// What a one-call intent of the agent came to (`/compact`, `/model NAME`,
     /// `/approve network`, `/skill`).
     pub(super) fn outcome(&mut self, o: crate::tui::Outcome) -> Vec<Effect> {
@@ -65,60 +54,34 @@ impl App {
         }
     }
 
+    /// Routes a turn's event to the conversation, then carries out what it asks, in order.
     pub(super) fn turn_event(&mut self, event: TurnEvent) -> Vec<Effect> {
-        match event {
-            TurnEvent::Started { session_id } => self.turn_started(session_id),
-            TurnEvent::TextDelta(t) => self.text_delta(t),
-            TurnEvent::ReasoningDelta(t) => self.reasoning_delta(t),
-            TurnEvent::AssistantStored { seq, usage } => self.assistant_stored(seq, usage),
-            TurnEvent::ToolCall {
-                call,
-                kind,
-                summary,
-            } => self.tool_call(call, kind, summary),
-            TurnEvent::ApprovalNeeded { call, reason, .. } => self.approval_needed(call, reason),
-            TurnEvent::ToolResult {
-                call_id,
-                text,
-                is_error,
-                seq,
-            } => self.tool_result(call_id, text, is_error, seq),
-            TurnEvent::PlanProposed {
-                plan,
-                layers,
-                approved,
-            } => self.plan_proposed(plan, layers, approved),
-            TurnEvent::StepStarted {
-                step_id,
-                title,
-                retry,
-                ..
-            } => self.step_started(step_id, title, retry),
-            TurnEvent::StepFinished {
-                step_id,
-                outcome,
-                elapsed_ms,
-                ..
-            } => self.step_finished(step_id, outcome, elapsed_ms),
-            TurnEvent::Step { step_id, event } => self.step_event(step_id, event),
-            TurnEvent::Compacting { message } => {
-                self.say(sanitize::line(&message).into_owned());
-                Vec::new()
-            }
-            TurnEvent::CompactionFailed { message } => {
-                self.fail(sanitize::line(&message).into_owned());
-                Vec::new()
-            }
-            TurnEvent::Warning { code, message } => self.turn_warning(code, message),
-            TurnEvent::Finished { reason, usage } => self.turn_finished(reason, usage),
+        let mut ctx = TurnCtx {
+            now_ms: self.now_ms,
+            screen: self.screen,
+            detail: self.browse.detail.as_ref(),
+            overlay: &mut self.overlay,
+            status: &mut self.status,
+        };
+        let asks = self.conv.on_turn(event, &mut ctx);
+        let mut effects = Vec::new();
+        for ask in asks {
+            effects.extend(self.carry(ask));
         }
+        effects
     }
 
-    pub(super) fn refresh_open_turn(&mut self) -> Vec<Effect> {
-        if self.turn_is_open() {
-            self.refresh_detail()
-        } else {
-            Vec::new()
+    /// Carries out what the conversation asked of the router.
+    pub(super) fn carry(&mut self, ask: Ask) -> Vec<Effect> {
+        match ask {
+            Ask::Effect(e) => vec![e],
+            Ask::RefreshDetail => self.refresh_detail(),
+            Ask::ReloadTop => self.reload_top(),
+            Ask::OpenNew(id) => {
+                let effects = self.resume(&id);
+                self.say(format!("New session {}.", short_id(&id, 8)));
+                effects
+            }
         }
     }
 

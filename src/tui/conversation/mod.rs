@@ -1,11 +1,17 @@
 //! The conversation screen's state: the editor and what it sends (drafts, attachments, the
 //! message waiting for its images), the running turn as far as it has arrived, the approval
-//! cards' held answer, and the policy and model chosen here. The transitions that change it
-//! are the router's (`app::turn` with `stream`, `calls`, `plan_events`; `app::cards`;
-//! `app::slash` with `slash_agent`, `slash_session`), since they also move the status line,
-//! the open session and the request tokens; the views read it.
+//! cards' held answer, and the policy and model chosen here. A running turn's events are its
+//! own transitions ([`Conversation::on_turn`], `turn` routing to `stream`, `calls` and
+//! `plan_events`): they see the router through a narrow [`TurnCtx`] and leave what only the
+//! router can do (storage requests, opening a session) as [`Ask`]s. The views read it.
 
+mod calls;
 pub mod commands;
+mod plan_events;
+mod stream;
+mod turn;
+
+pub use turn::{Ask, TurnCtx};
 
 use std::collections::HashMap;
 use std::path::PathBuf;

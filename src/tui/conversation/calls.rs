@@ -1,9 +1,9 @@
 //! A turn's tool calls: the card each starts, the approval it waits for, the result it gets.
 
-use super::App;
+use super::Conversation;
+use super::turn::{Ask, TurnCtx};
 use crate::runtime::tools::ToolKind;
 use crate::session::ToolCall;
-use crate::tui::effect::Effect;
 use crate::tui::live::{Asked, Card, CardState};
 use crate::tui::transcript::CANCELLED_MARK;
 
@@ -23,16 +23,17 @@ fn result_state(text: &str, is_error: bool) -> CardState {
     }
 }
 
-impl App {
+impl Conversation {
     /// A tool call starts: its card.
     pub(super) fn tool_call(
         &mut self,
         call: ToolCall,
         kind: ToolKind,
         summary: String,
-    ) -> Vec<Effect> {
-        let now = self.now_ms;
-        if let Some(l) = self.conv.live.as_mut() {
+        ctx: &TurnCtx<'_>,
+    ) -> Vec<Ask> {
+        let now = ctx.now_ms;
+        if let Some(l) = self.live.as_mut() {
             l.cards.push(Card {
                 call,
                 kind,
@@ -49,12 +50,17 @@ impl App {
     }
 
     /// A call waits for the user: its card asks.
-    pub(super) fn approval_needed(&mut self, call: ToolCall, reason: String) -> Vec<Effect> {
-        let now = self.now_ms;
-        if self.conv.live.as_ref().is_some_and(|l| l.asking.is_empty()) {
-            self.card_shown();
+    pub(super) fn approval_needed(
+        &mut self,
+        call: ToolCall,
+        reason: String,
+        ctx: &mut TurnCtx<'_>,
+    ) -> Vec<Ask> {
+        let now = ctx.now_ms;
+        if self.live.as_ref().is_some_and(|l| l.asking.is_empty()) {
+            self.card_shown(now);
         }
-        if let Some(l) = self.conv.live.as_mut() {
+        if let Some(l) = self.live.as_mut() {
             if let Some(c) = l.card_mut(&call.id) {
                 c.state = CardState::Waiting(reason);
                 c.since_ms = now;
@@ -64,8 +70,8 @@ impl App {
                 step: l.current_step.clone(),
             });
         }
-        if self.live_here().is_none() {
-            self.say("A tool call waits for your approval: open its session to answer.");
+        if self.live_here(ctx.screen, ctx.detail).is_none() {
+            ctx.say("A tool call waits for your approval: open its session to answer.");
         }
         Vec::new()
     }
@@ -77,9 +83,10 @@ impl App {
         text: String,
         is_error: bool,
         seq: i64,
-    ) -> Vec<Effect> {
-        let now = self.now_ms;
-        if let Some(l) = self.conv.live.as_mut() {
+        ctx: &TurnCtx<'_>,
+    ) -> Vec<Ask> {
+        let now = ctx.now_ms;
+        if let Some(l) = self.live.as_mut() {
             let step = l.current_step.clone();
             l.asking.retain(|a| a.call_id != call_id || a.step != step);
             if let Some(c) = l.card_mut(&call_id) {
@@ -89,6 +96,6 @@ impl App {
                 c.result_seq = Some(seq);
             }
         }
-        self.refresh_open_turn()
+        self.refresh_open_turn(ctx)
     }
 }
