@@ -17,9 +17,6 @@ mod cards;
 mod detail;
 mod keys;
 mod list;
-mod slash;
-mod slash_agent;
-mod slash_session;
 mod state;
 mod turn;
 
@@ -298,29 +295,27 @@ impl App {
     /// The model the next request of the open conversation uses: the session's own (kept
     /// in its header, `/model`), else the configured one.
     pub fn next_model(&self) -> Result<String, String> {
-        let d = self.browse.detail.as_ref().filter(|_| !self.conv.draft);
-        let switched = match (d, &self.conv.model_switch) {
-            (Some(d), Some((id, name))) if *id == d.id => Some(name.as_str()),
-            _ => None,
-        };
-        let own = switched.or_else(|| {
-            d.and_then(|d| d.header.as_ref())
-                .and_then(|h| crate::runtime::agent::session_model(h))
-        });
-        match (&self.conv.agent.provider, own) {
-            (Ok(_), Some(m)) => Ok(m.to_string()),
-            (p, _) => p.clone(),
-        }
+        self.conv.next_model(self.browse.detail.as_ref())
     }
 
     /// The approval policy of the next turn.
     pub fn approval(&self) -> ApprovalPolicy {
-        self.conv.policy.unwrap_or(self.conv.agent.policy)
+        self.conv.approval()
     }
 
     /// A turn runs (here or in the background) and has not finished.
     pub fn turn_active(&self) -> bool {
-        self.conv.live.as_ref().is_some_and(|l| !l.finished)
+        self.conv.turn_active()
+    }
+
+    /// The open session's budgets in one line (`/limits`).
+    pub fn limits_text(&self) -> String {
+        crate::tui::conversation::limits_text(self.browse.detail.as_ref())
+    }
+
+    /// The tightest budget left, in words (the status line), when any is set.
+    pub fn budget_left(&self) -> Option<String> {
+        crate::tui::conversation::budget_left(self.browse.detail.as_ref())
     }
 
     /// The live turn, when it belongs to the session shown in the conversation view.
@@ -345,25 +340,8 @@ impl App {
 
     /// The key contexts that come before the editor's, most specific first.
     pub fn turn_contexts(&self) -> Vec<Context> {
-        let mut v = Vec::new();
-        if let Some(l) = self.live_here()
-            && !l.finished
-        {
-            if !l.asking.is_empty() {
-                v.push(Context::Approval);
-            }
-            v.push(Context::Turn);
-        } else if self.screen == Screen::Conversation
-            && !self.turn_active()
-            && self
-                .browse
-                .detail
-                .as_ref()
-                .is_some_and(|d| !d.interrupted.is_empty())
-        {
-            v.push(Context::Dangling);
-        }
-        v
+        self.conv
+            .turn_contexts(self.screen, self.browse.detail.as_ref())
     }
 
     /// The layout of the current state: the same function the views and the mouse use, here

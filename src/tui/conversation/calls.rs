@@ -1,11 +1,18 @@
-//! A turn's tool calls: the card each starts, the approval it waits for, the result it gets.
+//! A turn's tool calls: the card each starts, the approval it waits for, the result it gets;
+//! and the user's answers (approve, deny with or without a reason, mark a stopped session's
+//! calls as never run).
 
 use super::Conversation;
-use super::turn::{Ask, TurnCtx};
+use super::ctx::{Ask, Ctx};
+use crate::runtime::agent::TurnCommand;
 use crate::runtime::tools::ToolKind;
 use crate::session::ToolCall;
+use crate::tui::dialog::Overlay;
+use crate::tui::effect::{Effect, TurnEffect};
+use crate::tui::input::Input;
 use crate::tui::live::{Asked, Card, CardState};
 use crate::tui::transcript::CANCELLED_MARK;
+use crate::tui::worker::Request;
 
 /// How a stored tool result reads when the call never ran (the runtime's words).
 fn result_state(text: &str, is_error: bool) -> CardState {
@@ -30,7 +37,7 @@ impl Conversation {
         call: ToolCall,
         kind: ToolKind,
         summary: String,
-        ctx: &TurnCtx<'_>,
+        ctx: &Ctx<'_>,
     ) -> Vec<Ask> {
         let now = ctx.now_ms;
         if let Some(l) = self.live.as_mut() {
@@ -54,7 +61,7 @@ impl Conversation {
         &mut self,
         call: ToolCall,
         reason: String,
-        ctx: &mut TurnCtx<'_>,
+        ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         let now = ctx.now_ms;
         if self.live.as_ref().is_some_and(|l| l.asking.is_empty()) {
@@ -70,7 +77,7 @@ impl Conversation {
                 step: l.current_step.clone(),
             });
         }
-        if self.live_here(ctx.screen, ctx.detail).is_none() {
+        if self.live_here(ctx.screen, ctx.detail()).is_none() {
             ctx.say("A tool call waits for your approval: open its session to answer.");
         }
         Vec::new()
@@ -83,7 +90,7 @@ impl Conversation {
         text: String,
         is_error: bool,
         seq: i64,
-        ctx: &TurnCtx<'_>,
+        ctx: &Ctx<'_>,
     ) -> Vec<Ask> {
         let now = ctx.now_ms;
         if let Some(l) = self.live.as_mut() {
@@ -97,5 +104,81 @@ impl Conversation {
             }
         }
         self.refresh_open_turn(ctx)
+    }
+}
+
+impl Conversation {
+    /// Answers the call asked about now.
+    pub fn reply_to_call(
+        &mut self,
+        approve: bool,
+        always: bool,
+        reason: Option<String>,
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
+        let Some(asked) = self
+            .live_here(ctx.screen, ctx.detail())
+            .and_then(|l| l.asking.front().cloned())
+        else {
+            return Vec::new();
+        };
+        let id = asked.call_id.clone();
+        let now = ctx.now_ms;
+        // The next card (if one is queued) waits a moment before it takes an answer.
+        self.card_shown(now);
+        if let Some(l) = self.live.as_mut() {
+            l.asking.pop_front();
+            if let Some(c) = l.cards.iter_mut().find(|c| asked.is(c)) {
+                c.since_ms = now;
+                c.state = if approve {
+                    CardState::Running
+                } else {
+                    CardState::Denied
+                };
+            }
+        }
+        let cmd = if approve {
+            ctx.say(if always {
+                "Allowed for the rest of this session."
+            } else {
+                "Allowed."
+            });
+            TurnCommand::Approve {
+                call_id: id,
+                always,
+            }
+        } else {
+            ctx.say("Denied; the model is told.");
+            TurnCommand::Deny {
+                call_id: id,
+                reason,
+            }
+        };
+        vec![Ask::Effect(Effect::Turn(TurnEffect::Command(cmd)))]
+    }
+
+    /// The reason for denying the asked call is typed next.
+    pub(super) fn ask_deny_reason(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        if let Some(id) = self
+            .live_here(ctx.screen, ctx.detail())
+            .and_then(|l| l.asking.front().map(|a| a.call_id.clone()))
+        {
+            *ctx.overlay = Overlay::DenyReason {
+                call_id: id,
+                input: Input::default(),
+            };
+        }
+        Vec::new()
+    }
+
+    /// The calls a stopped session left are marked as never run (the model is told).
+    pub(super) fn mark_interrupted(ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        let Some(d) = ctx.detail.as_mut() else {
+            return Vec::new();
+        };
+        let calls: Vec<String> = d.interrupted.drain(..).map(|c| c.id).collect();
+        let id = d.id.clone();
+        ctx.say("Marked interrupted: the model will be told they did not run.");
+        vec![Ask::Request(Request::MarkInterrupted { id, calls })]
     }
 }

@@ -1,17 +1,28 @@
 //! The conversation screen's state: the editor and what it sends (drafts, attachments, the
 //! message waiting for its images), the running turn as far as it has arrived, the approval
-//! cards' held answer, and the policy and model chosen here. A running turn's events are its
-//! own transitions ([`Conversation::on_turn`], `turn` routing to `stream`, `calls` and
-//! `plan_events`): they see the router through a narrow [`TurnCtx`] and leave what only the
-//! router can do (storage requests, opening a session) as [`Ask`]s. The views read it.
+//! cards' held answer, and the policy and model chosen here. Its transitions are its own:
+//! a running turn's events ([`Conversation::on_turn`]: `turn` routes to `stream`, `calls`
+//! and `plan_events`) and its actions ([`Conversation::act`]: `actions` routes to `calls`
+//! (approvals), `plan_events` (the plan's answer), `send` (sending, cancelling) and `slash`
+//! (slash commands, by group in `slash_agent` and `slash_session`); `complete` is Tab in the
+//! editor. They see the router through a narrow [`Ctx`] and leave what only the router can
+//! do (storage requests, the list, opening a session) as [`Ask`]s. The views read it.
 
+mod actions;
 mod calls;
 pub mod commands;
+mod complete;
+mod ctx;
 mod plan_events;
+mod send;
+mod slash;
+mod slash_agent;
+mod slash_session;
 mod stream;
 mod turn;
 
-pub use turn::{Ask, TurnCtx};
+pub use ctx::{Ask, Ctx};
+pub use slash::{budget_left, limits_text};
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -1,12 +1,14 @@
 //! A plan run's events: the proposed plan, each step starting and finishing, and a step's
-//! own turn shown like the turn's.
+//! own turn shown like the turn's; and the user's answer to a proposed plan.
 
 use super::Conversation;
-use super::turn::{Ask, TurnCtx};
-use crate::runtime::agent::TurnEvent;
+use super::ctx::{Ask, Ctx};
+use crate::runtime::agent::{TurnCommand, TurnEvent};
 use crate::sanitize;
 use crate::session::{Plan, StepFailure};
 use crate::tui::dialog::{Overlay, PlanAsk};
+use crate::tui::effect::{Effect, TurnEffect};
+use crate::tui::input::Input;
 use crate::tui::live::elapsed;
 
 impl Conversation {
@@ -16,7 +18,7 @@ impl Conversation {
         plan: Plan,
         layers: Vec<Vec<String>>,
         approved: bool,
-        ctx: &mut TurnCtx<'_>,
+        ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         let n = plan.steps.len();
         if approved {
@@ -56,7 +58,7 @@ impl Conversation {
         step_id: String,
         title: String,
         retry: Option<String>,
-        ctx: &mut TurnCtx<'_>,
+        ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         let id = sanitize::line(&step_id).into_owned();
         let title = sanitize::line(&title).into_owned();
@@ -75,7 +77,7 @@ impl Conversation {
         step_id: String,
         outcome: Result<String, StepFailure>,
         elapsed_ms: u64,
-        ctx: &mut TurnCtx<'_>,
+        ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         let id = sanitize::line(&step_id).into_owned();
         let took = elapsed(elapsed_ms as i64);
@@ -112,7 +114,7 @@ impl Conversation {
         &mut self,
         step_id: String,
         event: Box<TurnEvent>,
-        ctx: &mut TurnCtx<'_>,
+        ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         let streamed = matches!(
             event.as_ref(),
@@ -153,5 +155,30 @@ impl Conversation {
             l.current_step = None;
         }
         asks
+    }
+}
+
+impl Conversation {
+    /// Answers the proposed plan.
+    pub fn answer_plan(cmd: TurnCommand, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        *ctx.overlay = Overlay::None;
+        ctx.say(match &cmd {
+            TurnCommand::ApprovePlan => "Running the plan…".to_string(),
+            TurnCommand::RejectPlan => "Plan rejected; nothing runs.".to_string(),
+            TurnCommand::EditPlan { drop } => format!(
+                "Dropping {}; the plan is proposed again.",
+                sanitize::line(&drop.join(", "))
+            ),
+            _ => String::new(),
+        });
+        vec![Ask::Effect(Effect::Turn(TurnEffect::Command(cmd)))]
+    }
+
+    /// `d` over a proposed plan: the ids of the steps to drop are typed next.
+    pub(super) fn plan_drop(ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        if let Overlay::Plan(p) = ctx.overlay {
+            p.dropping = Some(Input::default());
+        }
+        Vec::new()
     }
 }

@@ -2,7 +2,7 @@
 //! warnings and outcomes, and how it finished.
 
 use super::Conversation;
-use super::turn::{Ask, TurnCtx};
+use super::ctx::{Ask, Ctx};
 use crate::format;
 use crate::runtime::agent::FinishReason;
 use crate::sanitize;
@@ -13,7 +13,7 @@ use crate::tui::screen::Screen;
 
 impl Conversation {
     /// The turn opened its session (a new session exists now).
-    pub(super) fn turn_started(&mut self, session_id: String, ctx: &TurnCtx<'_>) -> Vec<Ask> {
+    pub(super) fn turn_started(&mut self, session_id: String, ctx: &Ctx<'_>) -> Vec<Ask> {
         let now = ctx.now_ms;
         self.turn_running = true;
         let draft = self.draft;
@@ -49,12 +49,7 @@ impl Conversation {
     }
 
     /// The streamed message is stored.
-    pub(super) fn assistant_stored(
-        &mut self,
-        seq: i64,
-        usage: Usage,
-        ctx: &TurnCtx<'_>,
-    ) -> Vec<Ask> {
+    pub(super) fn assistant_stored(&mut self, seq: i64, usage: Usage, ctx: &Ctx<'_>) -> Vec<Ask> {
         if let Some(l) = self.live.as_mut() {
             // The stored message replaces the streamed text once the transcript has
             // it; until the refresh lands the text stays (no flicker to empty).
@@ -75,7 +70,7 @@ impl Conversation {
         &mut self,
         code: String,
         message: String,
-        ctx: &mut TurnCtx<'_>,
+        ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         let msg = sanitize::line(&message).into_owned();
         match code.as_str() {
@@ -98,7 +93,7 @@ impl Conversation {
         &mut self,
         reason: FinishReason,
         usage: Usage,
-        ctx: &mut TurnCtx<'_>,
+        ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         let now = ctx.now_ms;
         self.turn_running = false;

@@ -4,66 +4,22 @@
 //! approvals), `plan_events` (a plan run's steps). What a turn stored is this process's own
 //! write, which the `data_version` poll does not report, so the open session's refresh is
 //! asked of the router ([`Ask`]), which owns the storage requests and the open session.
+//! Also the questions about the turn the router and the views ask (is one running, is it
+//! shown here, which policy and model the next one uses).
 
 use super::Conversation;
+use super::ctx::{Ask, Ctx};
 use crate::runtime::agent::TurnEvent;
+use crate::runtime::config::ApprovalPolicy;
 use crate::sanitize;
 use crate::tui::browse::Detail;
-use crate::tui::dialog::{Overlay, Status};
-use crate::tui::effect::Effect;
+use crate::tui::keymap::Context;
 use crate::tui::live::Live;
 use crate::tui::screen::Screen;
 
-/// What a conversation transition leaves to the router, in order: work for the outside
-/// world, or a request only the router can make (it holds the request tokens, the list and
-/// the open session).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Ask {
-    /// Carry this out as it is.
-    Effect(Effect),
-    /// Read the open session again.
-    RefreshDetail,
-    /// Read the list's first page again (the turn's session is the newest now).
-    ReloadTop,
-    /// The new session a turn started exists now: open it like any other, and say so.
-    OpenNew(String),
-}
-
-/// The part of the router a conversation transition sees: the clock, the screen and the
-/// open session (read), the dialog and the status line (set).
-pub struct TurnCtx<'a> {
-    /// The clock, ms since the epoch.
-    pub now_ms: i64,
-    pub screen: Screen,
-    /// The session open in the detail pane or the conversation.
-    pub detail: Option<&'a Detail>,
-    pub overlay: &'a mut Overlay,
-    pub status: &'a mut Option<Status>,
-}
-
-impl TurnCtx<'_> {
-    /// A status-line message.
-    pub fn say(&mut self, text: impl Into<String>) {
-        *self.status = Some(Status {
-            text: text.into(),
-            error: false,
-            at_ms: self.now_ms,
-        });
-    }
-
-    /// A status-line error.
-    pub fn fail(&mut self, text: impl Into<String>) {
-        *self.status = Some(Status {
-            text: text.into(),
-            error: true,
-            at_ms: self.now_ms,
-        });
-    }
-}
-
 impl Conversation {
     /// Takes an event of a running turn; what is left to do comes back in order.
-    pub fn on_turn(&mut self, event: TurnEvent, ctx: &mut TurnCtx<'_>) -> Vec<Ask> {
+    pub fn on_turn(&mut self, event: TurnEvent, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         match event {
             TurnEvent::Started { session_id } => self.turn_started(session_id, ctx),
             TurnEvent::TextDelta(t) => self.text_delta(t),
@@ -147,11 +103,58 @@ impl Conversation {
     }
 
     /// The open session is read again when the live turn is its own.
-    pub(super) fn refresh_open_turn(&self, ctx: &TurnCtx<'_>) -> Vec<Ask> {
-        if self.turn_is_open(ctx.detail) {
+    pub(super) fn refresh_open_turn(&self, ctx: &Ctx<'_>) -> Vec<Ask> {
+        if self.turn_is_open(ctx.detail.as_deref()) {
             vec![Ask::RefreshDetail]
         } else {
             Vec::new()
         }
+    }
+
+    /// A turn runs (here or in the background) and has not finished.
+    pub fn turn_active(&self) -> bool {
+        self.live.as_ref().is_some_and(|l| !l.finished)
+    }
+
+    /// The approval policy of the next turn.
+    pub fn approval(&self) -> ApprovalPolicy {
+        self.policy.unwrap_or(self.agent.policy)
+    }
+
+    /// The model the next request of the open conversation (`detail`) uses: the session's
+    /// own (kept in its header, `/model`), else the configured one.
+    pub fn next_model(&self, detail: Option<&Detail>) -> Result<String, String> {
+        let d = detail.filter(|_| !self.draft);
+        let switched = match (d, &self.model_switch) {
+            (Some(d), Some((id, name))) if *id == d.id => Some(name.as_str()),
+            _ => None,
+        };
+        let own = switched.or_else(|| {
+            d.and_then(|d| d.header.as_ref())
+                .and_then(|h| crate::runtime::agent::session_model(h))
+        });
+        match (&self.agent.provider, own) {
+            (Ok(_), Some(m)) => Ok(m.to_string()),
+            (p, _) => p.clone(),
+        }
+    }
+
+    /// The key contexts that come before the editor's, most specific first.
+    pub fn turn_contexts(&self, screen: Screen, detail: Option<&Detail>) -> Vec<Context> {
+        let mut v = Vec::new();
+        if let Some(l) = self.live_here(screen, detail)
+            && !l.finished
+        {
+            if !l.asking.is_empty() {
+                v.push(Context::Approval);
+            }
+            v.push(Context::Turn);
+        } else if screen == Screen::Conversation
+            && !self.turn_active()
+            && detail.is_some_and(|d| !d.interrupted.is_empty())
+        {
+            v.push(Context::Dangling);
+        }
+        v
     }
 }
