@@ -156,56 +156,7 @@ impl TurnLink {
     /// Carries out one turn effect.
     pub fn dispatch(&mut self, effect: &TurnEffect) -> Result<(), String> {
         match effect {
-            TurnEffect::Start {
-                session_id,
-                text,
-                images,
-                approval,
-            } => {
-                if self.busy() {
-                    return Err("a turn is already running".into());
-                }
-                let agent = self.agent()?;
-                let target = match session_id {
-                    Some(id) => Target::Resume(id.clone()),
-                    None => Target::New,
-                };
-                let req = TurnRequest {
-                    prompt: text.clone(),
-                    images: images.clone(),
-                    approval: Some(*approval),
-                    ..TurnRequest::default()
-                };
-                let (sink, flag) = self.sink();
-                let handle = agent.start(target, req, sink).map_err(|e| e.message)?;
-                self.running(handle, &flag)
-            }
-            TurnEffect::Plan {
-                session_id,
-                goal,
-                approval,
-                width,
-                retry_failed,
-            } => {
-                if self.busy() {
-                    return Err("a turn is already running".into());
-                }
-                let agent = self.agent()?;
-                let target = match session_id {
-                    Some(id) => Target::Resume(id.clone()),
-                    None => Target::New,
-                };
-                let req = PlanRequest {
-                    goal: goal.clone(),
-                    width: (*width).max(1),
-                    retry_failed: *retry_failed,
-                    approval: Some(*approval),
-                    ..PlanRequest::default()
-                };
-                let (sink, flag) = self.sink();
-                let handle = agent.start_plan(target, req, sink).map_err(|e| e.message)?;
-                self.running(handle, &flag)
-            }
+            TurnEffect::Start { .. } | TurnEffect::Plan { .. } => self.start(effect),
             TurnEffect::Command(cmd) => match &self.running {
                 Some(h) => h
                     .commands
@@ -262,20 +213,71 @@ impl TurnLink {
             TurnEffect::Model {
                 session_id: None,
                 name,
-            } => {
-                let Some(a) = &self.agent else {
-                    return Err("no model provider is connected to the TUI".into());
-                };
-                let mut settings = a.settings().clone();
-                settings.model = Some(name.clone());
-                if let ProviderStatus::Missing(m) = settings.provider_status() {
-                    return Err(m);
-                }
-                // Same extensions: MCP servers are not started again.
-                self.agent = Some(a.with_model(name));
-                Ok(())
-            }
+            } => self.switch_model(name),
         }
+    }
+
+    /// Starts a turn or a plan run (`TurnEffect::Start`, `TurnEffect::Plan`).
+    fn start(&mut self, effect: &TurnEffect) -> Result<(), String> {
+        if self.busy() {
+            return Err("a turn is already running".into());
+        }
+        let agent = self.agent()?;
+        let target = |session_id: &Option<String>| match session_id {
+            Some(id) => Target::Resume(id.clone()),
+            None => Target::New,
+        };
+        let (sink, flag) = self.sink();
+        let handle = match effect {
+            TurnEffect::Start {
+                session_id,
+                text,
+                images,
+                approval,
+            } => {
+                let req = TurnRequest {
+                    prompt: text.clone(),
+                    images: images.clone(),
+                    approval: Some(*approval),
+                    ..TurnRequest::default()
+                };
+                agent.start(target(session_id), req, sink)
+            }
+            TurnEffect::Plan {
+                session_id,
+                goal,
+                approval,
+                width,
+                retry_failed,
+            } => {
+                let req = PlanRequest {
+                    goal: goal.clone(),
+                    width: (*width).max(1),
+                    retry_failed: *retry_failed,
+                    approval: Some(*approval),
+                    ..PlanRequest::default()
+                };
+                agent.start_plan(target(session_id), req, sink)
+            }
+            _ => return Err("not a turn to start".into()),
+        }
+        .map_err(|e| e.message)?;
+        self.running(handle, &flag)
+    }
+
+    /// `/model NAME` with no session yet: the model of the new sessions this TUI starts.
+    fn switch_model(&mut self, name: &str) -> Result<(), String> {
+        let Some(a) = &self.agent else {
+            return Err("no model provider is connected to the TUI".into());
+        };
+        let mut settings = a.settings().clone();
+        settings.model = Some(name.to_string());
+        if let ProviderStatus::Missing(m) = settings.provider_status() {
+            return Err(m);
+        }
+        // Same extensions: MCP servers are not started again.
+        self.agent = Some(a.with_model(name));
+        Ok(())
     }
 
     /// What a turn's thread sends its events to: the loop's channel. When the loop is gone

@@ -4,12 +4,15 @@
 //! a running turn's events ([`Conversation::on_turn`]: `turn` routes to `stream`, `calls`
 //! and `plan_events`) and its actions ([`Conversation::act`]: `actions` routes to `calls`
 //! (approvals), `plan_events` (the plan's answer), `send` (sending, cancelling) and `slash`
-//! (slash commands, by group in `slash_agent` and `slash_session`); `complete` is Tab in the
-//! editor. They see the router through a narrow [`Ctx`] and leave what only the router can
-//! do (storage requests, the list, opening a session) as [`Ask`]s. The views read it.
+//! (slash commands, by group in `slash_agent` and `slash_session`); `complete` is Tab in
+//! the editor and `cards` the keys of a card waiting for an answer. They see the router
+//! through a narrow [`Ctx`] and leave what only the router can do (storage requests, the
+//! list, opening a session, its own actions) as [`Ask`]s. The views read it; nothing here
+//! imports the router (`tui::app`).
 
 mod actions;
 mod calls;
+mod cards;
 pub mod commands;
 mod complete;
 mod ctx;
@@ -75,7 +78,7 @@ pub struct Conversation {
     /// A `/model NAME` of a session on its way to the store: (session, model), shown until
     /// the session's header names it.
     pub(crate) model_switch: Option<(String, String)>,
-    /// A card's one-letter answer waiting for the quiet after it (see `app::cards`).
+    /// A card's one-letter answer waiting for the quiet after it (see `cards`).
     pub(crate) held: Option<Held>,
     /// When the last printable key or paste came in the conversation, ms.
     pub(crate) last_typed_ms: Option<i64>,
