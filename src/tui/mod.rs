@@ -33,6 +33,7 @@ pub mod dialog;
 pub mod diff;
 pub mod effect;
 pub mod filter;
+pub mod help;
 pub mod input;
 pub mod keymap;
 pub mod layout;
@@ -45,6 +46,8 @@ pub mod theme;
 pub mod transcript;
 pub mod views;
 pub mod worker;
+
+pub use effect::{Intent, Outcome};
 
 /// How the TUI starts.
 #[derive(Debug, Clone)]
@@ -72,29 +75,6 @@ pub enum Msg {
     Outcome(Outcome),
     /// The settings thread is done: its result is ready to be joined.
     Connected,
-}
-
-/// A one-call intent of the agent, run off the loop: `/compact`, `/approve network`,
-/// `/skill`, `/model NAME`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Intent {
-    /// Compact the session's transcript now.
-    Compact,
-    /// Open the network to the session's commands.
-    Network,
-    /// List or activate skills.
-    Skill,
-    /// Switch the session's model.
-    Model,
-}
-
-/// What an [`Intent`] came to: what to say, or why it could not be done (both in words).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
-    /// What was asked.
-    pub intent: Intent,
-    /// What to say on the status line, or the error.
-    pub result: Result<String, String>,
 }
 
 /// Where turn effects go: `dispatch` starts a turn on the agent (its own thread, owned by the

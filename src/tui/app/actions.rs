@@ -278,7 +278,7 @@ impl App {
     fn open_help(&mut self) -> Vec<Effect> {
         // With no model configured the help opens at how to set one up.
         let at = if self.conv.agent.provider.is_err() && self.screen == Screen::Conversation {
-            crate::tui::views::help::help_model_scroll(
+            crate::tui::help::help_model_scroll(
                 &self.theme,
                 ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1),
             )

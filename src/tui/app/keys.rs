@@ -105,7 +105,7 @@ impl App {
 
     /// A key over the help: it scrolls, anything else closes it.
     fn help_key(&mut self, scroll: u16, key: KeyEvent) -> Vec<Effect> {
-        let max = crate::tui::views::help::help_max_scroll(
+        let max = crate::tui::help::help_max_scroll(
             &self.theme,
             ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1),
         );

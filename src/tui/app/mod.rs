@@ -250,7 +250,7 @@ impl App {
     }
 
     /// What a one-call intent of the agent came to ([`crate::tui::Msg::Outcome`]).
-    pub fn on_outcome(&mut self, outcome: crate::tui::Outcome) -> Vec<Effect> {
+    pub fn on_outcome(&mut self, outcome: crate::tui::effect::Outcome) -> Vec<Effect> {
         let effects = self.outcome(outcome);
         self.settle();
         effects

@@ -13,8 +13,8 @@ use crate::tui::effect::Effect;
 impl App {
     /// What a one-call intent of the agent came to (`/compact`, `/model NAME`,
     /// `/approve network`, `/skill`).
-    pub(super) fn outcome(&mut self, o: crate::tui::Outcome) -> Vec<Effect> {
-        use crate::tui::Intent;
+    pub(super) fn outcome(&mut self, o: crate::tui::effect::Outcome) -> Vec<Effect> {
+        use crate::tui::effect::Intent;
         let ok = o.result.is_ok();
         let msg = sanitize::line(o.result.as_ref().unwrap_or_else(|e| e)).into_owned();
         match (o.intent, ok) {
