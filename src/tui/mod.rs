@@ -610,7 +610,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 .deadline(dirty, animating, typed)
                 .saturating_duration_since(Instant::now());
             if app.answer_pending() {
-                // A card's answer takes effect after a quiet moment (see `app::cards`).
+                // A card's answer takes effect after a quiet moment (see `conversation::cards`).
                 wait = wait.min(Duration::from_millis(50));
             }
             let first = match rx.recv_timeout(wait) {

@@ -264,32 +264,8 @@ impl App {
 
     /// A turn effect could not be carried out (no provider, the session is busy); says why.
     pub fn turn_refused(&mut self, effect: &TurnEffect, why: &str) {
-        let what = match effect {
-            TurnEffect::Start { .. } => {
-                // Nothing runs: the live cell goes, the message stays in the history (↑).
-                self.conv.live = None;
-                self.conv.turn_running = false;
-                "start a turn"
-            }
-            TurnEffect::Plan { .. } => {
-                self.conv.live = None;
-                self.conv.turn_running = false;
-                "start the plan run"
-            }
-            TurnEffect::Command(_) => "steer the turn",
-            TurnEffect::Compact { .. } => "compact",
-            TurnEffect::Model { .. } => "switch the model",
-            TurnEffect::AllowNetwork { .. } => "allow the network",
-            TurnEffect::Skill { name: None, .. } => "list the skills",
-            TurnEffect::Skill { name: Some(_), .. } => "activate the skill",
-        };
-        if let (TurnEffect::Model { .. }, Some(prev)) = (effect, self.conv.model_before.take()) {
-            self.conv.agent.provider = prev;
-        }
-        if matches!(effect, TurnEffect::Model { .. }) {
-            self.conv.model_switch = None;
-        }
-        self.fail(format!("Cannot {what}: {}", sanitize::line(why)));
+        let (conv, mut ctx) = self.split();
+        conv.turn_refused(effect, why, &mut ctx);
     }
 
     /// The model the next request of the open conversation uses: the session's own (kept

@@ -1,6 +1,6 @@
 //! Starting and stopping turns: Enter in the editor (a message or a slash command), a plan
-//! run, the calls a stopped session left run again, and cancelling. The effects the
-//! conversation asks of the agent.
+//! run, the calls a stopped session left run again, and cancelling (the effects the
+//! conversation asks of the agent), and what is left when the agent refuses one.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -168,5 +168,35 @@ impl Conversation {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// A turn effect could not be carried out (no provider, the session is busy); says why.
+    pub fn turn_refused(&mut self, effect: &TurnEffect, why: &str, ctx: &mut Ctx<'_>) {
+        let what = match effect {
+            TurnEffect::Start { .. } => {
+                // Nothing runs: the live cell goes, the message stays in the history (↑).
+                self.live = None;
+                self.turn_running = false;
+                "start a turn"
+            }
+            TurnEffect::Plan { .. } => {
+                self.live = None;
+                self.turn_running = false;
+                "start the plan run"
+            }
+            TurnEffect::Command(_) => "steer the turn",
+            TurnEffect::Compact { .. } => "compact",
+            TurnEffect::Model { .. } => "switch the model",
+            TurnEffect::AllowNetwork { .. } => "allow the network",
+            TurnEffect::Skill { name: None, .. } => "list the skills",
+            TurnEffect::Skill { name: Some(_), .. } => "activate the skill",
+        };
+        if let (TurnEffect::Model { .. }, Some(prev)) = (effect, self.model_before.take()) {
+            self.agent.provider = prev;
+        }
+        if matches!(effect, TurnEffect::Model { .. }) {
+            self.model_switch = None;
+        }
+        ctx.fail(format!("Cannot {what}: {}", sanitize::line(why)));
     }
 }
