@@ -251,7 +251,7 @@ impl App {
 
     /// What a one-call intent of the agent came to ([`crate::tui::Msg::Outcome`]).
     pub fn on_outcome(&mut self, outcome: crate::tui::effect::Outcome) -> Vec<Effect> {
-        let effects = self.outcome(outcome);
+        let effects = self.with_conv(|c, ctx| c.on_outcome(outcome, ctx));
         self.settle();
         effects
     }
@@ -365,31 +365,14 @@ impl App {
         self.requests.tokens.get(&slot) == Some(&token)
     }
 
-    /// Which conversation the editor's text belongs to.
-    fn draft_key(&self) -> String {
-        match (&self.browse.detail, self.conv.draft) {
-            (Some(d), false) => d.id.clone(),
-            _ => String::new(),
-        }
-    }
-
     /// Leaving a conversation: its unsent text is kept for when it is opened again.
     fn stash_draft(&mut self) {
-        let key = self.draft_key();
-        let text = self.conv.composer.text();
-        if text.trim().is_empty() {
-            self.conv.drafts.remove(&key);
-        } else {
-            self.conv.drafts.insert(key, text);
-        }
-        self.conv.composer.set_text("");
+        self.conv.stash_draft(self.browse.detail.as_ref());
     }
 
     /// Entering a conversation: the text left unsent in it comes back.
     fn restore_draft(&mut self) {
-        let key = self.draft_key();
-        let text = self.conv.drafts.remove(&key).unwrap_or_default();
-        self.conv.composer.set_text(&text);
+        self.conv.restore_draft(self.browse.detail.as_ref());
     }
 
     fn say(&mut self, text: impl Into<String>) {

@@ -6,51 +6,10 @@
 use super::App;
 use crate::format::short_id;
 use crate::runtime::agent::TurnEvent;
-use crate::sanitize;
 use crate::tui::conversation::{Ask, Conversation, Ctx};
 use crate::tui::effect::Effect;
 
 impl App {
-    /// What a one-call intent of the agent came to (`/compact`, `/model NAME`,
-    /// `/approve network`, `/skill`).
-    pub(super) fn outcome(&mut self, o: crate::tui::effect::Outcome) -> Vec<Effect> {
-        use crate::tui::effect::Intent;
-        let ok = o.result.is_ok();
-        let msg = sanitize::line(o.result.as_ref().unwrap_or_else(|e| e)).into_owned();
-        match (o.intent, ok) {
-            (Intent::Model, true) => {
-                self.say(msg);
-                let mut effects = self.refresh_detail();
-                effects.extend(self.reload_list());
-                effects
-            }
-            (Intent::Model, false) => {
-                self.conv.model_switch = None;
-                self.fail(msg);
-                Vec::new()
-            }
-            (Intent::Compact, true) => {
-                // The transcript starts again at #1: a finished turn's cell (its prompt, text
-                // and cards) must not be drawn again after the summary.
-                if self.conv.live.as_ref().is_some_and(|l| l.finished) {
-                    self.conv.live = None;
-                }
-                self.say(msg);
-                let mut effects = self.refresh_detail();
-                effects.extend(self.reload_list());
-                effects
-            }
-            (Intent::Compact | Intent::Network | Intent::Skill, false) => {
-                self.fail(msg);
-                Vec::new()
-            }
-            (Intent::Network | Intent::Skill, true) => {
-                self.say(msg);
-                Vec::new()
-            }
-        }
-    }
-
     /// Routes a turn's event to the conversation, then carries out what it asks, in order.
     pub(super) fn turn_event(&mut self, event: TurnEvent) -> Vec<Effect> {
         self.with_conv(|c, ctx| c.on_turn(event, ctx))
@@ -96,6 +55,7 @@ impl App {
             Ask::Act(a) => self.act(a),
             Ask::RefreshDetail => self.refresh_detail(),
             Ask::ReloadTop => self.reload_top(),
+            Ask::ReloadList => self.reload_list(),
             Ask::OpenNew(id) => {
                 let effects = self.resume(&id);
                 self.say(format!("New session {}.", short_id(&id, 8)));

@@ -24,6 +24,8 @@ pub enum Ask {
     RefreshDetail,
     /// Read the list's first page again (the turn's session is the newest now).
     ReloadTop,
+    /// Read the list again where it is (a session's model or transcript changed).
+    ReloadList,
     /// The new session a turn started exists now: open it like any other, and say so.
     OpenNew(String),
     /// An action of the router's own (`/new`, `/fork`, a view key while a card waits).

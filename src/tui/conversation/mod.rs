@@ -32,6 +32,7 @@ use std::path::PathBuf;
 
 use crate::runtime::config::ApprovalPolicy;
 use crate::tui::action::Action;
+use crate::tui::browse::Detail;
 use crate::tui::composer::Composer;
 use crate::tui::keymap::Context;
 use crate::tui::live::{AgentInfo, Live};
@@ -109,5 +110,34 @@ impl Conversation {
             card_since_ms: now_ms,
             drafts: HashMap::new(),
         }
+    }
+}
+
+impl Conversation {
+    /// Which conversation the editor's text belongs to (`detail`: the open session).
+    fn draft_key(&self, detail: Option<&Detail>) -> String {
+        match (detail, self.draft) {
+            (Some(d), false) => d.id.clone(),
+            _ => String::new(),
+        }
+    }
+
+    /// Leaving a conversation: its unsent text is kept for when it is opened again.
+    pub fn stash_draft(&mut self, detail: Option<&Detail>) {
+        let key = self.draft_key(detail);
+        let text = self.composer.text();
+        if text.trim().is_empty() {
+            self.drafts.remove(&key);
+        } else {
+            self.drafts.insert(key, text);
+        }
+        self.composer.set_text("");
+    }
+
+    /// Entering a conversation: the text left unsent in it comes back.
+    pub fn restore_draft(&mut self, detail: Option<&Detail>) {
+        let key = self.draft_key(detail);
+        let text = self.drafts.remove(&key).unwrap_or_default();
+        self.composer.set_text(&text);
     }
 }

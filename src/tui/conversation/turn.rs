@@ -13,11 +13,47 @@ use crate::runtime::agent::TurnEvent;
 use crate::runtime::config::ApprovalPolicy;
 use crate::sanitize;
 use crate::tui::browse::Detail;
+use crate::tui::effect::{Intent, Outcome};
 use crate::tui::keymap::Context;
 use crate::tui::live::Live;
 use crate::tui::screen::Screen;
 
 impl Conversation {
+    /// What a one-call intent of the agent came to (`/compact`, `/model NAME`,
+    /// `/approve network`, `/skill`).
+    pub fn on_outcome(&mut self, o: Outcome, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        let ok = o.result.is_ok();
+        let msg = sanitize::line(o.result.as_ref().unwrap_or_else(|e| e)).into_owned();
+        match (o.intent, ok) {
+            (Intent::Model, true) => {
+                ctx.say(msg);
+                vec![Ask::RefreshDetail, Ask::ReloadList]
+            }
+            (Intent::Model, false) => {
+                self.model_switch = None;
+                ctx.fail(msg);
+                Vec::new()
+            }
+            (Intent::Compact, true) => {
+                // The transcript starts again at #1: a finished turn's cell (its prompt, text
+                // and cards) must not be drawn again after the summary.
+                if self.live.as_ref().is_some_and(|l| l.finished) {
+                    self.live = None;
+                }
+                ctx.say(msg);
+                vec![Ask::RefreshDetail, Ask::ReloadList]
+            }
+            (Intent::Compact | Intent::Network | Intent::Skill, false) => {
+                ctx.fail(msg);
+                Vec::new()
+            }
+            (Intent::Network | Intent::Skill, true) => {
+                ctx.say(msg);
+                Vec::new()
+            }
+        }
+    }
+
     /// Takes an event of a running turn; what is left to do comes back in order.
     pub fn on_turn(&mut self, event: TurnEvent, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         match event {
