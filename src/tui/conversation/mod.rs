@@ -141,3 +141,6 @@ impl Conversation {
         self.composer.set_text(&text);
     }
 }
+
+#[cfg(test)]
+mod tests;
