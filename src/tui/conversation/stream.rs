@@ -66,14 +66,15 @@ impl Conversation {
     }
 
     /// A warning the turn reports (a failed MCP server, a skill, a replay).
+    /// `code` is the warning's code as text (`as_str()` of the event's, whatever its type).
     pub(super) fn turn_warning(
         &mut self,
-        code: String,
+        code: &str,
         message: String,
         ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         let msg = sanitize::line(&message).into_owned();
-        match code.as_str() {
+        match code {
             code if code.ends_with("_failed") && code != "mcp_server_failed" => ctx.fail(msg),
             "mcp_server_failed" => {
                 // "MCP server `name`: why": the status line keeps the name.
@@ -131,7 +132,7 @@ impl Conversation {
             }
             FinishReason::Failed { code, message } => {
                 let m = sanitize::line(&message).into_owned();
-                let code = sanitize::line(&code).into_owned();
+                let code = sanitize::line(code.as_str()).into_owned();
                 (
                     Some(format!("{m} ({code})")),
                     Err(format!("The turn failed: {m} ({code}).")),

@@ -101,7 +101,7 @@ impl Conversation {
                 ctx.fail(sanitize::line(&message).into_owned());
                 Vec::new()
             }
-            TurnEvent::Warning { code, message } => self.turn_warning(code, message, ctx),
+            TurnEvent::Warning { code, message } => self.turn_warning(code.as_str(), message, ctx),
             TurnEvent::Finished { reason, usage } => self.turn_finished(reason, usage, ctx),
         }
     }
