@@ -4,12 +4,13 @@
 //!
 //! `App` is the router: the screen, focus, tab, dialog, status line, layout and the request
 //! tokens; the screens' own state is [`Browse`] (`tui::browse`) and [`Conversation`]
-//! (`tui::conversation`). By concern: `state` holds the router's types, `list` loads and
-//! orders the session list, `detail` the open session and its transcript window, `keys` turns
-//! keys and the mouse into actions, `actions` applies them, `answers` takes the storage
-//! worker's answers (one method per answer kind), `turn` routes the agent's events to the
-//! conversation (which handles them) and starts turns, `cards` holds the answer cards' keys, and `slash`
-//! routes slash commands to `slash_agent` and `slash_session`.
+//! (`tui::conversation`, which also owns the conversation's transitions). By concern: `state`
+//! holds the router's types, `list` loads and orders the session list, `detail` the open
+//! session and its transcript window, `keys` turns keys and the mouse into actions, `actions`
+//! applies the router's and hands the conversation its own, `answers` takes the storage
+//! worker's answers (one method per answer kind), `turn` routes the agent's events and the
+//! conversation's actions and carries out what they ask back, and `cards` hands a waiting
+//! card its keys.
 
 mod actions;
 mod answers;
