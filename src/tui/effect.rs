@@ -43,24 +43,47 @@ pub enum TurnEffect {
     /// Steer the running turn: approve or deny a waiting call, answer a proposed plan, or cancel.
     Command(TurnCommand),
     /// Summarise the session's transcript now (`/compact`); the outcome comes back as a
-    /// [`crate::tui::Outcome`].
+    /// [`Outcome`].
     Compact { session_id: String },
     /// Use this model for the session's turns from now on (`/model NAME`): stored with the
-    /// session (outcome: a [`crate::tui::Outcome`]); with no
+    /// session (outcome: a [`Outcome`]); with no
     /// session (a new one being written), the model of the new sessions this TUI starts.
     Model {
         session_id: Option<String>,
         name: String,
     },
     /// Open the network to this session's commands from its next turn (`/approve network`);
-    /// the outcome comes back as a [`crate::tui::Outcome`].
+    /// the outcome comes back as a [`Outcome`].
     AllowNetwork { session_id: String },
     /// List the skills (`name: None`, `/skill`) or activate one in the session (`/skill
-    /// NAME`); the outcome comes back as a [`crate::tui::Outcome`].
+    /// NAME`); the outcome comes back as a [`Outcome`].
     Skill {
         session_id: Option<String>,
         name: Option<String>,
     },
+}
+
+/// A one-call intent of the agent, run off the loop: `/compact`, `/approve network`,
+/// `/skill`, `/model NAME`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intent {
+    /// Compact the session's transcript now.
+    Compact,
+    /// Open the network to the session's commands.
+    Network,
+    /// List or activate skills.
+    Skill,
+    /// Switch the session's model.
+    Model,
+}
+
+/// What an [`Intent`] came to: what to say, or why it could not be done (both in words).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// What was asked.
+    pub intent: Intent,
+    /// What to say on the status line, or the error.
+    pub result: Result<String, String>,
 }
 
 impl From<Job> for Effect {

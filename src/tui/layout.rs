@@ -195,6 +195,18 @@ pub fn list_offset(selected: usize, offset: usize, height: usize, len: usize) ->
     offset.min(len.saturating_sub(height.max(1)))
 }
 
+/// A centred rectangle of at most `w` x `h`.
+pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,9 +29,11 @@ pub mod browse;
 pub mod composer;
 pub mod conversation;
 pub mod demo;
+pub mod dialog;
 pub mod diff;
 pub mod effect;
 pub mod filter;
+pub mod help;
 pub mod input;
 pub mod keymap;
 pub mod layout;
@@ -44,6 +46,8 @@ pub mod theme;
 pub mod transcript;
 pub mod views;
 pub mod worker;
+
+pub use effect::{Intent, Outcome};
 
 /// How the TUI starts.
 #[derive(Debug, Clone)]
@@ -71,29 +75,6 @@ pub enum Msg {
     Outcome(Outcome),
     /// The settings thread is done: its result is ready to be joined.
     Connected,
-}
-
-/// A one-call intent of the agent, run off the loop: `/compact`, `/approve network`,
-/// `/skill`, `/model NAME`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Intent {
-    /// Compact the session's transcript now.
-    Compact,
-    /// Open the network to the session's commands.
-    Network,
-    /// List or activate skills.
-    Skill,
-    /// Switch the session's model.
-    Model,
-}
-
-/// What an [`Intent`] came to: what to say, or why it could not be done (both in words).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
-    /// What was asked.
-    pub intent: Intent,
-    /// What to say on the status line, or the error.
-    pub result: Result<String, String>,
 }
 
 /// Where turn effects go: `dispatch` starts a turn on the agent (its own thread, owned by the
@@ -155,56 +136,7 @@ impl TurnLink {
     /// Carries out one turn effect.
     pub fn dispatch(&mut self, effect: &TurnEffect) -> Result<(), String> {
         match effect {
-            TurnEffect::Start {
-                session_id,
-                text,
-                images,
-                approval,
-            } => {
-                if self.busy() {
-                    return Err("a turn is already running".into());
-                }
-                let agent = self.agent()?;
-                let target = match session_id {
-                    Some(id) => Target::Resume(id.clone()),
-                    None => Target::New,
-                };
-                let req = TurnRequest {
-                    prompt: text.clone(),
-                    images: images.clone(),
-                    approval: Some(*approval),
-                    ..TurnRequest::default()
-                };
-                let (sink, flag) = self.sink();
-                let handle = agent.start(target, req, sink).map_err(|e| e.message)?;
-                self.running(handle, &flag)
-            }
-            TurnEffect::Plan {
-                session_id,
-                goal,
-                approval,
-                width,
-                retry_failed,
-            } => {
-                if self.busy() {
-                    return Err("a turn is already running".into());
-                }
-                let agent = self.agent()?;
-                let target = match session_id {
-                    Some(id) => Target::Resume(id.clone()),
-                    None => Target::New,
-                };
-                let req = PlanRequest {
-                    goal: goal.clone(),
-                    width: (*width).max(1),
-                    retry_failed: *retry_failed,
-                    approval: Some(*approval),
-                    ..PlanRequest::default()
-                };
-                let (sink, flag) = self.sink();
-                let handle = agent.start_plan(target, req, sink).map_err(|e| e.message)?;
-                self.running(handle, &flag)
-            }
+            TurnEffect::Start { .. } | TurnEffect::Plan { .. } => self.start(effect),
             TurnEffect::Command(cmd) => match &self.running {
                 Some(h) => h
                     .commands
@@ -261,20 +193,71 @@ impl TurnLink {
             TurnEffect::Model {
                 session_id: None,
                 name,
-            } => {
-                let Some(a) = &self.agent else {
-                    return Err("no model provider is connected to the TUI".into());
-                };
-                let mut settings = a.settings().clone();
-                settings.model = Some(name.clone());
-                if let ProviderStatus::Missing(m) = settings.provider_status() {
-                    return Err(m);
-                }
-                // Same extensions: MCP servers are not started again.
-                self.agent = Some(a.with_model(name));
-                Ok(())
-            }
+            } => self.switch_model(name),
         }
+    }
+
+    /// Starts a turn or a plan run (`TurnEffect::Start`, `TurnEffect::Plan`).
+    fn start(&mut self, effect: &TurnEffect) -> Result<(), String> {
+        if self.busy() {
+            return Err("a turn is already running".into());
+        }
+        let agent = self.agent()?;
+        let target = |session_id: &Option<String>| match session_id {
+            Some(id) => Target::Resume(id.clone()),
+            None => Target::New,
+        };
+        let (sink, flag) = self.sink();
+        let handle = match effect {
+            TurnEffect::Start {
+                session_id,
+                text,
+                images,
+                approval,
+            } => {
+                let req = TurnRequest {
+                    prompt: text.clone(),
+                    images: images.clone(),
+                    approval: Some(*approval),
+                    ..TurnRequest::default()
+                };
+                agent.start(target(session_id), req, sink)
+            }
+            TurnEffect::Plan {
+                session_id,
+                goal,
+                approval,
+                width,
+                retry_failed,
+            } => {
+                let req = PlanRequest {
+                    goal: goal.clone(),
+                    width: (*width).max(1),
+                    retry_failed: *retry_failed,
+                    approval: Some(*approval),
+                    ..PlanRequest::default()
+                };
+                agent.start_plan(target(session_id), req, sink)
+            }
+            _ => return Err("not a turn to start".into()),
+        }
+        .map_err(|e| e.message)?;
+        self.running(handle, &flag)
+    }
+
+    /// `/model NAME` with no session yet: the model of the new sessions this TUI starts.
+    fn switch_model(&mut self, name: &str) -> Result<(), String> {
+        let Some(a) = &self.agent else {
+            return Err("no model provider is connected to the TUI".into());
+        };
+        let mut settings = a.settings().clone();
+        settings.model = Some(name.to_string());
+        if let ProviderStatus::Missing(m) = settings.provider_status() {
+            return Err(m);
+        }
+        // Same extensions: MCP servers are not started again.
+        self.agent = Some(a.with_model(name));
+        Ok(())
     }
 
     /// What a turn's thread sends its events to: the loop's channel. When the loop is gone
@@ -627,7 +610,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 .deadline(dirty, animating, typed)
                 .saturating_duration_since(Instant::now());
             if app.answer_pending() {
-                // A card's answer takes effect after a quiet moment (see `app::cards`).
+                // A card's answer takes effect after a quiet moment (see `conversation::cards`).
                 wait = wait.min(Duration::from_millis(50));
             }
             let first = match rx.recv_timeout(wait) {

@@ -3,6 +3,8 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
+use crate::session::{Status, StepStatus};
+
 /// The styles of the TUI.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Theme {
@@ -138,5 +140,30 @@ impl Theme {
             }
         }
         st
+    }
+}
+
+/// A plan step's icon, the same in the TUI and `neocode show`.
+pub fn step_icon(s: StepStatus, t: &Theme) -> (&'static str, Style) {
+    (
+        s.symbol(),
+        match s {
+            StepStatus::Pending => t.dim(),
+            StepStatus::Running => t.warn(),
+            StepStatus::Completed => t.ok(),
+            StepStatus::Failed => t.error(),
+        },
+    )
+}
+
+/// Status marker and its style.
+pub fn marker(s: Status, t: &Theme) -> (&'static str, Style) {
+    match s {
+        Status::Created => ("○", t.dim()),
+        Status::Running => ("●", t.warn()),
+        Status::Paused => ("‖", t.warn()),
+        Status::Completed => ("✔", t.ok()),
+        Status::Failed => ("✗", t.error()),
+        Status::Cancelled => ("⊘", t.dim()),
     }
 }

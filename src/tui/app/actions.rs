@@ -5,13 +5,10 @@ use super::state::{
     Confirm, Filter, Focus, Overlay, PendingSelection, Screen, SearchState, Slot, Tab,
 };
 use crate::format::short_id;
-use crate::runtime::agent::TurnCommand;
 use crate::sanitize;
 use crate::tui::action::Action;
 use crate::tui::effect::Effect;
-use crossterm::event::KeyEvent;
 
-use crate::tui::composer::Outcome;
 use crate::tui::input::Input;
 use crate::tui::worker::Request;
 
@@ -102,35 +99,20 @@ impl App {
             Action::Export => self.export_selected(),
             Action::Expand => self.toggle_expand(),
             Action::Help => self.open_help(),
-            Action::Approve => self.reply_to_call(true, false, None),
-            Action::ApproveAlways => self.reply_to_call(true, true, None),
-            Action::Deny => self.reply_to_call(false, false, None),
-            Action::DenyWhy => self.ask_deny_reason(),
-            Action::Cancel => self.cancel_turn(),
-            Action::PlanRun => self.answer_plan(TurnCommand::ApprovePlan),
-            Action::PlanReject => self.answer_plan(TurnCommand::RejectPlan),
-            Action::PlanDrop => {
-                if let Overlay::Plan(p) = &mut self.overlay {
-                    p.dropping = Some(Input::default());
-                }
-                Vec::new()
-            }
-            Action::Leave => {
-                self.overlay = Overlay::Confirm(Confirm::Leave);
-                Vec::new()
-            }
-            Action::Rerun => self.rerun_interrupted(),
-            Action::MarkInterrupted => {
-                let Some(d) = self.browse.detail.as_mut() else {
-                    return Vec::new();
-                };
-                let calls: Vec<String> = d.interrupted.drain(..).map(|c| c.id).collect();
-                let id = d.id.clone();
-                self.say("Marked interrupted: the model will be told they did not run.");
-                vec![self.ask(None, Request::MarkInterrupted { id, calls })]
-            }
             Action::Back => self.back(),
-            Action::Submit => self.submit(),
+            // The conversation's own: cards, the turn, the editor.
+            Action::Approve
+            | Action::ApproveAlways
+            | Action::Deny
+            | Action::DenyWhy
+            | Action::Cancel
+            | Action::PlanRun
+            | Action::PlanReject
+            | Action::PlanDrop
+            | Action::Leave
+            | Action::Rerun
+            | Action::MarkInterrupted
+            | Action::Submit => self.with_conv(|c, ctx| c.act(action, ctx)),
         }
     }
 
@@ -296,7 +278,7 @@ impl App {
     fn open_help(&mut self) -> Vec<Effect> {
         // With no model configured the help opens at how to set one up.
         let at = if self.conv.agent.provider.is_err() && self.screen == Screen::Conversation {
-            crate::tui::views::help::help_model_scroll(
+            crate::tui::help::help_model_scroll(
                 &self.theme,
                 ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1),
             )
@@ -305,33 +287,6 @@ impl App {
         };
         self.overlay = Overlay::Help(at);
         Vec::new()
-    }
-
-    /// The reason for denying the asked call is typed next.
-    fn ask_deny_reason(&mut self) -> Vec<Effect> {
-        if let Some(id) = self
-            .live_here()
-            .and_then(|l| l.asking.front().map(|a| a.call_id.clone()))
-        {
-            self.overlay = Overlay::DenyReason {
-                call_id: id,
-                input: Input::default(),
-            };
-        }
-        Vec::new()
-    }
-
-    /// Ctrl-R: the calls a stopped session left are run again.
-    fn rerun_interrupted(&mut self) -> Vec<Effect> {
-        if let Err(m) = &self.conv.agent.provider {
-            let m = sanitize::line(m).into_owned();
-            self.fail(format!("Cannot rerun: {m}"));
-            return Vec::new();
-        }
-        if let Some(d) = self.browse.detail.as_mut() {
-            d.interrupted.clear();
-        }
-        self.start_turn(None)
     }
 
     /// Esc: one step back (the conversation, the filter, the detail pane), quitting last.
@@ -384,41 +339,6 @@ impl App {
         }
         self.quit = true;
         Vec::new()
-    }
-
-    /// Enter in the editor: a slash command runs or the message is sent.
-    fn submit(&mut self) -> Vec<Effect> {
-        if !self.conv.draft && self.browse.detail.is_none() {
-            return Vec::new();
-        }
-        let slash = self.conv.composer.text().trim_start().starts_with('/');
-        if !slash && let Some(why) = self.send_blocked() {
-            self.fail(why);
-            return Vec::new();
-        }
-        let Outcome::Submit(text) = self.conv.composer.key(KeyEvent::new(
-            crossterm::event::KeyCode::Enter,
-            crossterm::event::KeyModifiers::NONE,
-        )) else {
-            return Vec::new();
-        };
-        if slash {
-            return self.slash(text.trim());
-        }
-        self.send(text)
-    }
-
-    /// Why a message cannot be sent now, if it cannot (the editor keeps the text).
-    pub fn send_blocked(&self) -> Option<String> {
-        if let Err(m) = &self.conv.agent.provider {
-            return Some(format!("Cannot send: {}", sanitize::line(m)));
-        }
-        if self.turn_active() {
-            return Some("A turn is running: wait for it, or Esc to cancel it.".into());
-        }
-        // A session marked running elsewhere is not refused here: the agent's lease knows
-        // whether that process still lives (a crash leaves the mark behind).
-        None
     }
 
     /// The open session is running, and not in this process.

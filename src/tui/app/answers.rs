@@ -100,8 +100,10 @@ impl App {
             Reply::Appended { seq, .. } => self.on_appended(seq),
             Reply::Files(files) => {
                 self.conv.files = Some(files);
-                self.complete_path();
-                Vec::new()
+                self.with_conv(|c, ctx| {
+                    c.complete_path(ctx);
+                    Vec::new()
+                })
             }
         }
     }

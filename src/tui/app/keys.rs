@@ -9,6 +9,7 @@ use super::state::{
     Confirm, Focus, Overlay, PendingSelection, PlanAsk, Screen, SearchState, Slot, Tab,
 };
 use crate::runtime::agent::TurnCommand;
+use crate::tui::conversation::Conversation;
 use crate::tui::effect::Effect;
 use crate::tui::input::Input;
 use crate::tui::keymap::{self, Context};
@@ -34,7 +35,7 @@ impl App {
                 .is_some_and(|l| !l.finished && !l.cancelling)
             {
                 self.overlay = Overlay::None;
-                return self.cancel_turn();
+                return self.with_conv(|c, ctx| c.cancel_turn(ctx));
             }
             self.quit = true;
             return Vec::new();
@@ -104,7 +105,7 @@ impl App {
 
     /// A key over the help: it scrolls, anything else closes it.
     fn help_key(&mut self, scroll: u16, key: KeyEvent) -> Vec<Effect> {
-        let max = crate::tui::views::help::help_max_scroll(
+        let max = crate::tui::help::help_max_scroll(
             &self.theme,
             ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1),
         );
@@ -164,7 +165,8 @@ impl App {
                     .and_then(|l| l.asking.front())
                     .is_some_and(|a| a.call_id == call_id)
                 {
-                    self.reply_to_call(false, false, (!why.is_empty()).then_some(why))
+                    let why = (!why.is_empty()).then_some(why);
+                    self.with_conv(|c, ctx| c.reply_to_call(false, false, why, ctx))
                 } else {
                     Vec::new()
                 }
@@ -211,7 +213,8 @@ impl App {
                         .map(str::to_string)
                         .collect();
                     if !drop.is_empty() {
-                        return self.answer_plan(TurnCommand::EditPlan { drop });
+                        let cmd = TurnCommand::EditPlan { drop };
+                        return self.with_conv(|_, ctx| Conversation::answer_plan(cmd, ctx));
                     }
                 }
                 KeyCode::Esc => {}
@@ -246,11 +249,11 @@ impl App {
                 return self.act(a);
             }
         }
-        if key.code == KeyCode::Tab
-            && key.modifiers.is_empty()
-            && let Some(effects) = self.complete()
-        {
-            return effects;
+        if key.code == KeyCode::Tab && key.modifiers.is_empty() {
+            let (conv, mut ctx) = self.split();
+            if let Some(asks) = conv.complete(&mut ctx) {
+                return self.carry_all(asks);
+            }
         }
         self.conv.path_matches.clear();
         if let Some(a) = keymap::lookup(Context::Conversation, &key) {
@@ -382,7 +385,11 @@ impl App {
                     && !t.contains('\n')
                     && crate::tui::worker::image_mime(std::path::Path::new(t)).is_some()
                 {
-                    self.attach(t);
+                    let t = t.to_string();
+                    self.with_conv(|c, ctx| {
+                        c.attach(&t, ctx);
+                        Vec::new()
+                    });
                 } else {
                     self.conv.composer.paste(text)
                 }

@@ -4,26 +4,21 @@
 //!
 //! `App` is the router: the screen, focus, tab, dialog, status line, layout and the request
 //! tokens; the screens' own state is [`Browse`] (`tui::browse`) and [`Conversation`]
-//! (`tui::conversation`). By concern: `state` holds the router's types, `list` loads and
-//! orders the session list, `detail` the open session and its transcript window, `keys` turns
-//! keys and the mouse into actions, `actions` applies them, `answers` takes the storage
-//! worker's answers (one method per answer kind), `turn` routes the agent's events to
-//! `stream`, `calls` and `plan_events`, `cards` holds the answer cards' keys, and `slash`
-//! routes slash commands to `slash_agent` and `slash_session`.
+//! (`tui::conversation`, which also owns the conversation's transitions). By concern: `state`
+//! holds the router's types, `list` loads and orders the session list, `detail` the open
+//! session and its transcript window, `keys` turns keys and the mouse into actions, `actions`
+//! applies the router's and hands the conversation its own, `answers` takes the storage
+//! worker's answers (one method per answer kind), `turn` routes the agent's events and the
+//! conversation's actions and carries out what they ask back, and `cards` hands a waiting
+//! card its keys.
 
 mod actions;
 mod answers;
-mod calls;
 mod cards;
 mod detail;
 mod keys;
 mod list;
-mod plan_events;
-mod slash;
-mod slash_agent;
-mod slash_session;
 mod state;
-mod stream;
 mod turn;
 
 use std::collections::HashMap;
@@ -256,8 +251,8 @@ impl App {
     }
 
     /// What a one-call intent of the agent came to ([`crate::tui::Msg::Outcome`]).
-    pub fn on_outcome(&mut self, outcome: crate::tui::Outcome) -> Vec<Effect> {
-        let effects = self.outcome(outcome);
+    pub fn on_outcome(&mut self, outcome: crate::tui::effect::Outcome) -> Vec<Effect> {
+        let effects = self.with_conv(|c, ctx| c.on_outcome(outcome, ctx));
         self.settle();
         effects
     }
@@ -270,74 +265,40 @@ impl App {
 
     /// A turn effect could not be carried out (no provider, the session is busy); says why.
     pub fn turn_refused(&mut self, effect: &TurnEffect, why: &str) {
-        let what = match effect {
-            TurnEffect::Start { .. } => {
-                // Nothing runs: the live cell goes, the message stays in the history (↑).
-                self.conv.live = None;
-                self.conv.turn_running = false;
-                "start a turn"
-            }
-            TurnEffect::Plan { .. } => {
-                self.conv.live = None;
-                self.conv.turn_running = false;
-                "start the plan run"
-            }
-            TurnEffect::Command(_) => "steer the turn",
-            TurnEffect::Compact { .. } => "compact",
-            TurnEffect::Model { .. } => "switch the model",
-            TurnEffect::AllowNetwork { .. } => "allow the network",
-            TurnEffect::Skill { name: None, .. } => "list the skills",
-            TurnEffect::Skill { name: Some(_), .. } => "activate the skill",
-        };
-        if let (TurnEffect::Model { .. }, Some(prev)) = (effect, self.conv.model_before.take()) {
-            self.conv.agent.provider = prev;
-        }
-        if matches!(effect, TurnEffect::Model { .. }) {
-            self.conv.model_switch = None;
-        }
-        self.fail(format!("Cannot {what}: {}", sanitize::line(why)));
+        let (conv, mut ctx) = self.split();
+        conv.turn_refused(effect, why, &mut ctx);
     }
 
     /// The model the next request of the open conversation uses: the session's own (kept
     /// in its header, `/model`), else the configured one.
     pub fn next_model(&self) -> Result<String, String> {
-        let d = self.browse.detail.as_ref().filter(|_| !self.conv.draft);
-        let switched = match (d, &self.conv.model_switch) {
-            (Some(d), Some((id, name))) if *id == d.id => Some(name.as_str()),
-            _ => None,
-        };
-        let own = switched.or_else(|| {
-            d.and_then(|d| d.header.as_ref())
-                .and_then(|h| crate::runtime::agent::session_model(h))
-        });
-        match (&self.conv.agent.provider, own) {
-            (Ok(_), Some(m)) => Ok(m.to_string()),
-            (p, _) => p.clone(),
-        }
+        self.conv.next_model(self.browse.detail.as_ref())
     }
 
     /// The approval policy of the next turn.
     pub fn approval(&self) -> ApprovalPolicy {
-        self.conv.policy.unwrap_or(self.conv.agent.policy)
+        self.conv.approval()
     }
 
     /// A turn runs (here or in the background) and has not finished.
     pub fn turn_active(&self) -> bool {
-        self.conv.live.as_ref().is_some_and(|l| !l.finished)
+        self.conv.turn_active()
+    }
+
+    /// The open session's budgets in one line (`/limits`).
+    pub fn limits_text(&self) -> String {
+        crate::tui::conversation::limits_text(self.browse.detail.as_ref())
+    }
+
+    /// The tightest budget left, in words (the status line), when any is set.
+    pub fn budget_left(&self) -> Option<String> {
+        crate::tui::conversation::budget_left(self.browse.detail.as_ref())
     }
 
     /// The live turn, when it belongs to the session shown in the conversation view.
     pub fn live_here(&self) -> Option<&Live> {
-        let l = self.conv.live.as_ref()?;
-        if self.screen != Screen::Conversation {
-            return None;
-        }
-        match (&l.session_id, &self.browse.detail) {
-            (Some(s), Some(d)) => (s == &d.id).then_some(l),
-            // A new session's turn before `Started` named it.
-            (None, _) => self.conv.draft.then_some(l),
-            _ => None,
-        }
+        self.conv
+            .live_here(self.screen, self.browse.detail.as_ref())
     }
 
     /// Whether something on screen moves by itself (a streaming turn), so the loop draws
@@ -356,25 +317,8 @@ impl App {
 
     /// The key contexts that come before the editor's, most specific first.
     pub fn turn_contexts(&self) -> Vec<Context> {
-        let mut v = Vec::new();
-        if let Some(l) = self.live_here()
-            && !l.finished
-        {
-            if !l.asking.is_empty() {
-                v.push(Context::Approval);
-            }
-            v.push(Context::Turn);
-        } else if self.screen == Screen::Conversation
-            && !self.turn_active()
-            && self
-                .browse
-                .detail
-                .as_ref()
-                .is_some_and(|d| !d.interrupted.is_empty())
-        {
-            v.push(Context::Dangling);
-        }
-        v
+        self.conv
+            .turn_contexts(self.screen, self.browse.detail.as_ref())
     }
 
     /// The layout of the current state: the same function the views and the mouse use, here
@@ -422,31 +366,14 @@ impl App {
         self.requests.tokens.get(&slot) == Some(&token)
     }
 
-    /// Which conversation the editor's text belongs to.
-    fn draft_key(&self) -> String {
-        match (&self.browse.detail, self.conv.draft) {
-            (Some(d), false) => d.id.clone(),
-            _ => String::new(),
-        }
-    }
-
     /// Leaving a conversation: its unsent text is kept for when it is opened again.
     fn stash_draft(&mut self) {
-        let key = self.draft_key();
-        let text = self.conv.composer.text();
-        if text.trim().is_empty() {
-            self.conv.drafts.remove(&key);
-        } else {
-            self.conv.drafts.insert(key, text);
-        }
-        self.conv.composer.set_text("");
+        self.conv.stash_draft(self.browse.detail.as_ref());
     }
 
     /// Entering a conversation: the text left unsent in it comes back.
     fn restore_draft(&mut self) {
-        let key = self.draft_key();
-        let text = self.conv.drafts.remove(&key).unwrap_or_default();
-        self.conv.composer.set_text(&text);
+        self.conv.restore_draft(self.browse.detail.as_ref());
     }
 
     fn say(&mut self, text: impl Into<String>) {

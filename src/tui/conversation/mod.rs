@@ -1,17 +1,38 @@
 //! The conversation screen's state: the editor and what it sends (drafts, attachments, the
 //! message waiting for its images), the running turn as far as it has arrived, the approval
-//! cards' held answer, and the policy and model chosen here. The transitions that change it
-//! are the router's (`app::turn` with `stream`, `calls`, `plan_events`; `app::cards`;
-//! `app::slash` with `slash_agent`, `slash_session`), since they also move the status line,
-//! the open session and the request tokens; the views read it.
+//! cards' held answer, and the policy and model chosen here. Its transitions are its own:
+//! a running turn's events ([`Conversation::on_turn`]: `turn` routes to `stream`, `calls`
+//! and `plan_events`) and its actions ([`Conversation::act`]: `actions` routes to `calls`
+//! (approvals), `plan_events` (the plan's answer), `send` (sending, cancelling) and `slash`
+//! (slash commands, by group in `slash_agent` and `slash_session`); `complete` is Tab in
+//! the editor and `cards` the keys of a card waiting for an answer. They see the router
+//! through a narrow [`Ctx`] and leave what only the router can do (storage requests, the
+//! list, opening a session, its own actions) as [`Ask`]s. The views read it; nothing here
+//! imports the router (`tui::app`).
 
+mod actions;
+mod calls;
+mod cards;
 pub mod commands;
+mod complete;
+mod ctx;
+mod plan_events;
+mod send;
+mod slash;
+mod slash_agent;
+mod slash_session;
+mod stream;
+mod turn;
+
+pub use ctx::{Ask, Ctx};
+pub use slash::{budget_left, limits_text};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::runtime::config::ApprovalPolicy;
 use crate::tui::action::Action;
+use crate::tui::browse::Detail;
 use crate::tui::composer::Composer;
 use crate::tui::keymap::Context;
 use crate::tui::live::{AgentInfo, Live};
@@ -58,7 +79,7 @@ pub struct Conversation {
     /// A `/model NAME` of a session on its way to the store: (session, model), shown until
     /// the session's header names it.
     pub(crate) model_switch: Option<(String, String)>,
-    /// A card's one-letter answer waiting for the quiet after it (see `app::cards`).
+    /// A card's one-letter answer waiting for the quiet after it (see `cards`).
     pub(crate) held: Option<Held>,
     /// When the last printable key or paste came in the conversation, ms.
     pub(crate) last_typed_ms: Option<i64>,
@@ -91,3 +112,35 @@ impl Conversation {
         }
     }
 }
+
+impl Conversation {
+    /// Which conversation the editor's text belongs to (`detail`: the open session).
+    fn draft_key(&self, detail: Option<&Detail>) -> String {
+        match (detail, self.draft) {
+            (Some(d), false) => d.id.clone(),
+            _ => String::new(),
+        }
+    }
+
+    /// Leaving a conversation: its unsent text is kept for when it is opened again.
+    pub fn stash_draft(&mut self, detail: Option<&Detail>) {
+        let key = self.draft_key(detail);
+        let text = self.composer.text();
+        if text.trim().is_empty() {
+            self.drafts.remove(&key);
+        } else {
+            self.drafts.insert(key, text);
+        }
+        self.composer.set_text("");
+    }
+
+    /// Entering a conversation: the text left unsent in it comes back.
+    pub fn restore_draft(&mut self, detail: Option<&Detail>) {
+        let key = self.draft_key(detail);
+        let text = self.drafts.remove(&key).unwrap_or_default();
+        self.composer.set_text(&text);
+    }
+}
+
+#[cfg(test)]
+mod tests;

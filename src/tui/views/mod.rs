@@ -3,7 +3,7 @@
 
 mod conversation;
 mod detail;
-pub mod help;
+pub use crate::tui::help;
 mod list;
 mod overlay;
 mod parts;

@@ -4,8 +4,8 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType};
 
-use crate::session::{Status, StepStatus};
 use crate::tui::theme::Theme;
+pub use crate::tui::theme::{marker, step_icon};
 
 /// A pane's border: focus shows as a thick border in its accent colour, so it stays visible
 /// without colour (`NO_COLOR`).
@@ -39,29 +39,4 @@ pub fn wrap_lines(lines: Vec<Line<'static>>, width: usize, indent: usize) -> Vec
             crate::tui::markdown::wrap(&pieces, width, "", &pad)
         })
         .collect()
-}
-
-/// A plan step's icon, the same in the TUI and `neocode show`.
-pub fn step_icon(s: StepStatus, t: &Theme) -> (&'static str, Style) {
-    (
-        s.symbol(),
-        match s {
-            StepStatus::Pending => t.dim(),
-            StepStatus::Running => t.warn(),
-            StepStatus::Completed => t.ok(),
-            StepStatus::Failed => t.error(),
-        },
-    )
-}
-
-/// Status marker and its style.
-pub fn marker(s: Status, t: &Theme) -> (&'static str, Style) {
-    match s {
-        Status::Created => ("○", t.dim()),
-        Status::Running => ("●", t.warn()),
-        Status::Paused => ("‖", t.warn()),
-        Status::Completed => ("✔", t.ok()),
-        Status::Failed => ("✗", t.error()),
-        Status::Cancelled => ("⊘", t.dim()),
-    }
 }

@@ -6,18 +6,7 @@ use ratatui::text::Span;
 use ratatui::widgets::{Block, Borders, Clear};
 
 use crate::tui::app::App;
-
-/// A centred rectangle of at most `w` x `h`.
-pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
-    let w = w.min(area.width);
-    let h = h.min(area.height);
-    Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    }
-}
+pub use crate::tui::layout::centered;
 
 /// Clears an area and draws a bordered block with a title there; returns the inner area.
 pub fn popup(frame: &mut Frame<'_>, app: &App, area: Rect, title: &str) -> Rect {

@@ -1,109 +1,128 @@
 //! Slash commands that steer the agent: `/compact`, `/model`, `/approve`, `/skill`.
 
-use super::App;
+use super::Conversation;
+use super::ctx::{Ask, Ctx};
 use crate::runtime::config::ApprovalPolicy;
 use crate::sanitize;
 use crate::tui::effect::{Effect, TurnEffect};
 
-impl App {
+impl Conversation {
     /// `/compact`: the model summarises the transcript now.
-    pub(super) fn slash_compact(&mut self, open: Option<String>) -> Vec<Effect> {
+    pub(super) fn slash_compact(&mut self, open: Option<String>, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         let Some(id) = open else {
-            self.fail("/compact: this session has nothing to compact yet.");
+            ctx.fail("/compact: this session has nothing to compact yet.");
             return Vec::new();
         };
         if self.turn_active() {
-            self.fail("/compact: wait for the turn to end (or Esc to cancel it).");
+            ctx.fail("/compact: wait for the turn to end (or Esc to cancel it).");
             return Vec::new();
         }
-        if let Err(m) = &self.conv.agent.provider {
+        if let Err(m) = &self.agent.provider {
             let m = sanitize::line(m).into_owned();
-            self.fail(format!("/compact needs a model: {m}"));
+            ctx.fail(format!("/compact needs a model: {m}"));
             return Vec::new();
         }
         // Compaction starts from a clean live cell.
-        if self.conv.live.as_ref().is_some_and(|l| l.finished) {
-            self.conv.live = None;
+        if self.live.as_ref().is_some_and(|l| l.finished) {
+            self.live = None;
         }
-        self.say("Compacting… (the model writes a summary)");
-        vec![Effect::Turn(TurnEffect::Compact { session_id: id })]
+        ctx.say("Compacting… (the model writes a summary)");
+        vec![Ask::Effect(Effect::Turn(TurnEffect::Compact {
+            session_id: id,
+        }))]
     }
 
     /// `/model [NAME]`: shows the model, or switches this session's (a new session's: the agent's).
-    pub(super) fn slash_model(&mut self, open: Option<String>, arg: &str) -> Vec<Effect> {
+    pub(super) fn slash_model(
+        &mut self,
+        open: Option<String>,
+        arg: &str,
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
         if arg.is_empty() {
-            match &self.next_model() {
+            match &self.next_model(ctx.detail()) {
                 Ok(m) => {
                     let m = sanitize::line(m).into_owned();
-                    self.say(format!("Model: {m}. /model NAME switches."));
+                    ctx.say(format!("Model: {m}. /model NAME switches."));
                 }
                 Err(e) => {
                     let e = sanitize::line(e).into_owned();
-                    self.fail(e);
+                    ctx.fail(e);
                 }
             }
             return Vec::new();
         }
         if self.turn_active() {
-            self.fail("/model: wait for the turn to end first.");
+            ctx.fail("/model: wait for the turn to end first.");
             return Vec::new();
         }
         let shown = sanitize::line(arg).into_owned();
-        match open.filter(|_| !self.conv.draft) {
+        match open.filter(|_| !self.draft) {
             Some(id) => {
                 // Kept with the session (its header), so a restart keeps it too.
-                self.conv.model_switch = Some((id.clone(), arg.to_string()));
-                self.say(format!("This session's next turns use {shown}."));
-                vec![Effect::Turn(TurnEffect::Model {
+                self.model_switch = Some((id.clone(), arg.to_string()));
+                ctx.say(format!("This session's next turns use {shown}."));
+                vec![Ask::Effect(Effect::Turn(TurnEffect::Model {
                     session_id: Some(id),
                     name: arg.to_string(),
-                })]
+                }))]
             }
             None => {
-                self.conv.model_before = Some(self.conv.agent.provider.clone());
-                self.conv.agent.provider = Ok(arg.to_string());
-                self.say(format!("The new session uses {shown}."));
-                vec![Effect::Turn(TurnEffect::Model {
+                self.model_before = Some(self.agent.provider.clone());
+                self.agent.provider = Ok(arg.to_string());
+                ctx.say(format!("The new session uses {shown}."));
+                vec![Ask::Effect(Effect::Turn(TurnEffect::Model {
                     session_id: None,
                     name: arg.to_string(),
-                })]
+                }))]
             }
         }
     }
 
     /// `/approve network`: this session's commands may use the network.
-    pub(super) fn slash_allow_network(&mut self, open: Option<String>) -> Vec<Effect> {
+    pub(super) fn slash_allow_network(
+        &mut self,
+        open: Option<String>,
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
         let Some(id) = open else {
-            self.fail("/approve network: send a first message, then allow the network.");
+            ctx.fail("/approve network: send a first message, then allow the network.");
             return Vec::new();
         };
         if self.turn_active() {
-            self.fail("/approve network: wait for the turn to end (or Esc to cancel it).");
+            ctx.fail("/approve network: wait for the turn to end (or Esc to cancel it).");
             return Vec::new();
         }
-        vec![Effect::Turn(TurnEffect::AllowNetwork { session_id: id })]
+        vec![Ask::Effect(Effect::Turn(TurnEffect::AllowNetwork {
+            session_id: id,
+        }))]
     }
 
     /// `/skill [NAME]`: lists the skills, or activates one in this session.
-    pub(super) fn slash_skill(&mut self, open: Option<String>, arg: &str) -> Vec<Effect> {
+    pub(super) fn slash_skill(
+        &mut self,
+        open: Option<String>,
+        arg: &str,
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
         if !arg.is_empty() && open.is_none() {
-            self.fail("/skill NAME: send a first message, then activate a skill.");
+            ctx.fail("/skill NAME: send a first message, then activate a skill.");
             return Vec::new();
         }
         if !arg.is_empty() && self.turn_active() {
-            self.fail("/skill: wait for the turn to end (or Esc to cancel it).");
+            ctx.fail("/skill: wait for the turn to end (or Esc to cancel it).");
             return Vec::new();
         }
-        vec![Effect::Turn(TurnEffect::Skill {
+        vec![Ask::Effect(Effect::Turn(TurnEffect::Skill {
             session_id: open,
             name: (!arg.is_empty()).then(|| arg.to_string()),
-        })]
+        }))]
     }
 
     /// `/approve [POLICY]`: shows or sets the approval policy of the next turns.
-    pub(super) fn slash_approve(&mut self, arg: &str) -> Vec<Effect> {
+    pub(super) fn slash_approve(&mut self, arg: &str, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         if arg.is_empty() {
-            self.say(format!(
+            ctx.say(format!(
                 "Approval policy: {} (ask: edits and commands ask; auto-edit: commands ask; never-ask). /approve POLICY sets it.",
                 self.approval().as_str()
             ));
@@ -111,13 +130,13 @@ impl App {
         }
         match ApprovalPolicy::parse(arg) {
             Some(p) => {
-                self.conv.policy = Some(p);
-                self.say(format!(
+                self.policy = Some(p);
+                ctx.say(format!(
                     "Approval policy of the next turns: {}.",
                     p.as_str()
                 ));
             }
-            None => self.fail(format!(
+            None => ctx.fail(format!(
                 "/approve: `{}` is not one of ask, auto-edit, never-ask",
                 sanitize::line(arg)
             )),

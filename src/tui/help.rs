@@ -1,13 +1,14 @@
 //! The help screen's text and how far it scrolls: a function of the theme and the width,
-//! so the key handling clamps the scroll with the same lines the view draws.
+//! so the key handling clamps the scroll with the same lines the view draws (it lives beside
+//! the views, not in them, so the router needs nothing of the views).
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::popup::centered;
 use crate::session::{Status, StepStatus};
 use crate::tui::keymap::{self, Context};
-use crate::tui::theme::Theme;
+use crate::tui::layout::centered;
+use crate::tui::theme::{Theme, marker, step_icon};
 
 /// What the help says about configuring a model.
 pub const NO_MODEL: &str = "With no model configured nothing can be sent. Set NEOCODE_BASE_URL, NEOCODE_MODEL and NEOCODE_API_KEY, or write config.toml in neocode's home ($NEOCODE_HOME, else ~/.neocode).";
@@ -54,7 +55,7 @@ pub fn help_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
         Status::Failed,
         Status::Cancelled,
     ] {
-        let (m, st) = super::parts::marker(s, t);
+        let (m, st) = marker(s, t);
         legend.push((m.to_string(), st));
         legend.push((format!(" {}   ", s.as_str()), t.text()));
     }
@@ -71,7 +72,7 @@ pub fn help_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
         StepStatus::Completed,
         StepStatus::Failed,
     ] {
-        let (m, st) = super::parts::step_icon(s, t);
+        let (m, st) = step_icon(s, t);
         steps.push((m.to_string(), st));
         steps.push((format!(" {}   ", s.as_str()), t.text()));
     }

@@ -1,25 +1,28 @@
 //! A plan run's events: the proposed plan, each step starting and finishing, and a step's
-//! own turn shown like the turn's.
+//! own turn shown like the turn's; and the user's answer to a proposed plan.
 
-use super::App;
-use super::state::{Overlay, PlanAsk};
-use crate::runtime::agent::TurnEvent;
+use super::Conversation;
+use super::ctx::{Ask, Ctx};
+use crate::runtime::agent::{TurnCommand, TurnEvent};
 use crate::sanitize;
 use crate::session::{Plan, StepFailure};
-use crate::tui::effect::Effect;
+use crate::tui::dialog::{Overlay, PlanAsk};
+use crate::tui::effect::{Effect, TurnEffect};
+use crate::tui::input::Input;
 use crate::tui::live::elapsed;
 
-impl App {
+impl Conversation {
     /// A plan run proposes its plan (or runs an approved one).
     pub(super) fn plan_proposed(
         &mut self,
         plan: Plan,
         layers: Vec<Vec<String>>,
         approved: bool,
-    ) -> Vec<Effect> {
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
         let n = plan.steps.len();
         if approved {
-            self.say(format!("Running the plan ({n} steps)…"));
+            ctx.say(format!("Running the plan ({n} steps)…"));
         } else {
             let steps = plan
                 .steps
@@ -35,13 +38,13 @@ impl App {
                 .iter()
                 .map(|l| l.iter().map(|id| sanitize::line(id).into_owned()).collect())
                 .collect();
-            self.overlay = Overlay::Plan(PlanAsk {
+            *ctx.overlay = Overlay::Plan(PlanAsk {
                 layers,
                 steps,
                 dropping: None,
             });
-            self.card_shown();
-            self.say(format!(
+            self.card_shown(ctx.now_ms);
+            ctx.say(format!(
                 "The model proposes a plan of {n} steps: y runs it, n rejects it, d drops steps."
             ));
         }
@@ -55,17 +58,18 @@ impl App {
         step_id: String,
         title: String,
         retry: Option<String>,
-    ) -> Vec<Effect> {
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
         let id = sanitize::line(&step_id).into_owned();
         let title = sanitize::line(&title).into_owned();
         let again = retry.map_or(String::new(), |r| {
             format!(" (again: {})", sanitize::line(&r))
         });
-        if let Some(l) = self.conv.live.as_mut() {
+        if let Some(l) = self.live.as_mut() {
             l.steps.push(format!("▸ {id} · {title}{again}"));
         }
-        self.say(format!("Step {id}: {title}{again}"));
-        self.refresh_detail()
+        ctx.say(format!("Step {id}: {title}{again}"));
+        vec![Ask::RefreshDetail]
     }
 
     pub(super) fn step_finished(
@@ -73,7 +77,8 @@ impl App {
         step_id: String,
         outcome: Result<String, StepFailure>,
         elapsed_ms: u64,
-    ) -> Vec<Effect> {
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
         let id = sanitize::line(&step_id).into_owned();
         let took = elapsed(elapsed_ms as i64);
         let line = match &outcome {
@@ -84,7 +89,7 @@ impl App {
                 sanitize::line(&f.message)
             ),
         };
-        if let Some(l) = self.conv.live.as_mut() {
+        if let Some(l) = self.live.as_mut() {
             // The step's text and calls are in its own session now (the Plan tab
             // opens it); the progress line stays, and so do the calls of steps
             // still running beside it.
@@ -100,19 +105,24 @@ impl App {
             });
             l.steps.push(line.clone());
         }
-        self.say(line);
-        self.refresh_detail()
+        ctx.say(line);
+        vec![Ask::RefreshDetail]
     }
 
     /// A step's sub-turn: its text, calls and approvals show like a turn's own.
-    pub(super) fn step_event(&mut self, step_id: String, event: Box<TurnEvent>) -> Vec<Effect> {
+    pub(super) fn step_event(
+        &mut self,
+        step_id: String,
+        event: Box<TurnEvent>,
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
         let streamed = matches!(
             event.as_ref(),
             TurnEvent::TextDelta(_)
                 | TurnEvent::ReasoningDelta(_)
                 | TurnEvent::AssistantStored { .. }
         );
-        if let Some(l) = self.conv.live.as_mut()
+        if let Some(l) = self.live.as_mut()
             && streamed
             && *l.following.get_or_insert_with(|| step_id.clone()) != step_id
         {
@@ -129,13 +139,13 @@ impl App {
             _ => None,
         };
         let stored = matches!(event.as_ref(), TurnEvent::AssistantStored { .. });
-        if let Some(l) = self.conv.live.as_mut() {
+        if let Some(l) = self.live.as_mut() {
             l.current_step = Some(step_id.clone());
         }
-        let effects = self.turn_event(*event);
+        let asks = self.on_turn(*event, ctx);
         // The step's messages are stored in its own session, never in the open
         // transcript: they stay in the live cell until the step ends.
-        if let Some(l) = self.conv.live.as_mut() {
+        if let Some(l) = self.live.as_mut() {
             if stored {
                 l.stored_seq = i64::MAX;
             }
@@ -144,6 +154,31 @@ impl App {
             }
             l.current_step = None;
         }
-        effects
+        asks
+    }
+}
+
+impl Conversation {
+    /// Answers the proposed plan.
+    pub fn answer_plan(cmd: TurnCommand, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        *ctx.overlay = Overlay::None;
+        ctx.say(match &cmd {
+            TurnCommand::ApprovePlan => "Running the plan…".to_string(),
+            TurnCommand::RejectPlan => "Plan rejected; nothing runs.".to_string(),
+            TurnCommand::EditPlan { drop } => format!(
+                "Dropping {}; the plan is proposed again.",
+                sanitize::line(&drop.join(", "))
+            ),
+            _ => String::new(),
+        });
+        vec![Ask::Effect(Effect::Turn(TurnEffect::Command(cmd)))]
+    }
+
+    /// `d` over a proposed plan: the ids of the steps to drop are typed next.
+    pub(super) fn plan_drop(ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        if let Overlay::Plan(p) = ctx.overlay {
+            p.dropping = Some(Input::default());
+        }
+        Vec::new()
     }
 }

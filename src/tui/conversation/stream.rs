@@ -1,52 +1,47 @@
 //! A turn's own stream: it started, text and reasoning arrive, the message is stored,
 //! warnings and outcomes, and how it finished.
 
-use super::App;
-use super::state::{Overlay, Screen};
+use super::Conversation;
+use super::ctx::{Ask, Ctx};
 use crate::format;
-use crate::format::short_id;
 use crate::runtime::agent::FinishReason;
 use crate::sanitize;
 use crate::session::Usage;
-use crate::tui::effect::Effect;
+use crate::tui::dialog::Overlay;
 use crate::tui::live::{CardState, Live, elapsed};
+use crate::tui::screen::Screen;
 
-impl App {
+impl Conversation {
     /// The turn opened its session (a new session exists now).
-    pub(super) fn turn_started(&mut self, session_id: String) -> Vec<Effect> {
-        let now = self.now_ms;
-        self.conv.turn_running = true;
-        let draft = self.conv.draft;
+    pub(super) fn turn_started(&mut self, session_id: String, ctx: &Ctx<'_>) -> Vec<Ask> {
+        let now = ctx.now_ms;
+        self.turn_running = true;
+        let draft = self.draft;
         // A turn this app did not start here (a test, a future steering front end)
         // is shown all the same.
-        let l = self.conv.live.get_or_insert_with(|| Live {
+        let l = self.live.get_or_insert_with(|| Live {
             started_ms: now,
             ..Live::default()
         });
         l.session_id = Some(session_id.clone());
-        if draft && self.screen == Screen::Conversation {
+        if draft && ctx.screen == Screen::Conversation {
             // The new session exists now: show it like any other.
-            self.conv.draft = false;
-            let effects = self.resume(&session_id);
-            self.say(format!("New session {}.", short_id(&session_id, 8)));
-            return effects;
+            self.draft = false;
+            return vec![Ask::OpenNew(session_id)];
         }
-        if self.turn_is_open() {
-            return self.refresh_detail();
-        }
-        Vec::new()
+        self.refresh_open_turn(ctx)
     }
 
-    pub(super) fn text_delta(&mut self, t: String) -> Vec<Effect> {
-        if let Some(l) = self.conv.live.as_mut() {
+    pub(super) fn text_delta(&mut self, t: String) -> Vec<Ask> {
+        if let Some(l) = self.live.as_mut() {
             l.text.push_str(&t);
             l.chunks += 1;
         }
         Vec::new()
     }
 
-    pub(super) fn reasoning_delta(&mut self, t: String) -> Vec<Effect> {
-        if let Some(l) = self.conv.live.as_mut() {
+    pub(super) fn reasoning_delta(&mut self, t: String) -> Vec<Ask> {
+        if let Some(l) = self.live.as_mut() {
             l.reasoning.push_str(&t);
             l.chunks += 1;
         }
@@ -54,8 +49,8 @@ impl App {
     }
 
     /// The streamed message is stored.
-    pub(super) fn assistant_stored(&mut self, seq: i64, usage: Usage) -> Vec<Effect> {
-        if let Some(l) = self.conv.live.as_mut() {
+    pub(super) fn assistant_stored(&mut self, seq: i64, usage: Usage, ctx: &Ctx<'_>) -> Vec<Ask> {
+        if let Some(l) = self.live.as_mut() {
             // The stored message replaces the streamed text once the transcript has
             // it; until the refresh lands the text stays (no flicker to empty).
             l.stored_text = std::mem::take(&mut l.text);
@@ -67,40 +62,47 @@ impl App {
                 l.context = usage.input_tokens + usage.output_tokens;
             }
         }
-        self.refresh_open_turn()
+        self.refresh_open_turn(ctx)
     }
 
     /// A warning the turn reports (a failed MCP server, a skill, a replay).
+    /// `code` is the warning's code as text (`as_str()` of the event's, whatever its type).
     pub(super) fn turn_warning(
         &mut self,
-        code: crate::runtime::agent::WarningCode,
+        code: &str,
         message: String,
-    ) -> Vec<Effect> {
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
         let msg = sanitize::line(&message).into_owned();
-        match code.as_str() {
-            code if code.ends_with("_failed") && code != "mcp_server_failed" => self.fail(msg),
+        match code {
+            code if code.ends_with("_failed") && code != "mcp_server_failed" => ctx.fail(msg),
             "mcp_server_failed" => {
                 // "MCP server `name`: why": the status line keeps the name.
                 let name = msg.split('`').nth(1).unwrap_or(&msg).to_string();
-                if !self.conv.agent.mcp_failed.contains(&name) {
-                    self.conv.agent.mcp_failed.push(name);
+                if !self.agent.mcp_failed.contains(&name) {
+                    self.agent.mcp_failed.push(name);
                 }
-                self.fail(msg);
+                ctx.fail(msg);
             }
-            _ => self.say(msg),
+            _ => ctx.say(msg),
         }
         Vec::new()
     }
 
     /// The turn ended: its cards settle and the status line says how.
-    pub(super) fn turn_finished(&mut self, reason: FinishReason, usage: Usage) -> Vec<Effect> {
-        let now = self.now_ms;
-        self.conv.turn_running = false;
+    pub(super) fn turn_finished(
+        &mut self,
+        reason: FinishReason,
+        usage: Usage,
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
+        let now = ctx.now_ms;
+        self.turn_running = false;
         // A plan nobody answered (the run was cancelled) is no longer asked about.
-        if matches!(self.overlay, Overlay::Plan(_)) {
-            self.overlay = Overlay::None;
+        if matches!(ctx.overlay, Overlay::Plan(_)) {
+            *ctx.overlay = Overlay::None;
         }
-        let Some(l) = self.conv.live.as_mut() else {
+        let Some(l) = self.live.as_mut() else {
             return Vec::new();
         };
         l.finished = true;
@@ -139,12 +141,12 @@ impl App {
         };
         l.error = error;
         match said {
-            Ok(m) => self.say(m),
-            Err(m) => self.fail(m),
+            Ok(m) => ctx.say(m),
+            Err(m) => ctx.fail(m),
         }
-        let mut effects = self.refresh_open_turn();
+        let mut asks = self.refresh_open_turn(ctx);
         // The session is the newest now.
-        effects.extend(self.reload_top());
-        effects
+        asks.push(Ask::ReloadTop);
+        asks
     }
 }

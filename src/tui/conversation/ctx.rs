@@ -1,0 +1,77 @@
+//! What the conversation's transitions see of the router ([`Ctx`]) and what they leave it to
+//! do ([`Ask`]). The conversation never imports the router: the router builds a `Ctx` from its
+//! own fields and carries out the asks, in order.
+
+use std::path::Path;
+
+use crate::tui::action::Action;
+use crate::tui::browse::Detail;
+use crate::tui::dialog::{Overlay, Status};
+use crate::tui::effect::Effect;
+use crate::tui::screen::Screen;
+use crate::tui::worker::Request;
+
+/// What a conversation transition leaves to the router, in order: work for the outside
+/// world, or a request only the router can make (it holds the request tokens, the list and
+/// the open session).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ask {
+    /// Carry this out as it is (a turn effect).
+    Effect(Effect),
+    /// Storage work whose answer is never stale (a one-call intent: rename, mark calls).
+    Request(Request),
+    /// Read the open session again.
+    RefreshDetail,
+    /// Read the list's first page again (the turn's session is the newest now).
+    ReloadTop,
+    /// Read the list again where it is (a session's model or transcript changed).
+    ReloadList,
+    /// The new session a turn started exists now: open it like any other, and say so.
+    OpenNew(String),
+    /// An action of the router's own (`/new`, `/fork`, a view key while a card waits).
+    Act(Action),
+}
+
+/// The part of the router a conversation transition sees: the clock, the screen and where
+/// files are written (read), the open session, the dialog and the status line (set).
+pub struct Ctx<'a> {
+    /// The clock, ms since the epoch.
+    pub now_ms: i64,
+    pub screen: Screen,
+    /// The session open in the detail pane or the conversation.
+    pub detail: Option<&'a mut Detail>,
+    pub overlay: &'a mut Overlay,
+    pub status: &'a mut Option<Status>,
+    /// Relative paths (`/attach`) are from here: the current directory.
+    pub cwd: &'a Path,
+}
+
+impl Ctx<'_> {
+    /// A status-line message.
+    pub fn say(&mut self, text: impl Into<String>) {
+        *self.status = Some(Status {
+            text: text.into(),
+            error: false,
+            at_ms: self.now_ms,
+        });
+    }
+
+    /// A status-line error.
+    pub fn fail(&mut self, text: impl Into<String>) {
+        *self.status = Some(Status {
+            text: text.into(),
+            error: true,
+            at_ms: self.now_ms,
+        });
+    }
+
+    /// The open session, read.
+    pub fn detail(&self) -> Option<&Detail> {
+        self.detail.as_deref()
+    }
+
+    /// The open session's id.
+    pub fn open_id(&self) -> Option<String> {
+        self.detail().map(|d| d.id.clone())
+    }
+}

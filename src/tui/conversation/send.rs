@@ -1,0 +1,202 @@
+//! Starting and stopping turns: Enter in the editor (a message or a slash command), a plan
+//! run, the calls a stopped session left run again, and cancelling (the effects the
+//! conversation asks of the agent), and what is left when the agent refuses one.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::Conversation;
+use super::commands::PlanOpts;
+use super::ctx::{Ask, Ctx};
+use crate::runtime::agent::TurnCommand;
+use crate::sanitize;
+use crate::tui::composer::Outcome;
+use crate::tui::effect::{Effect, TurnEffect};
+use crate::tui::live::Live;
+
+impl Conversation {
+    /// Enter in the editor: a slash command runs or the message is sent.
+    pub(super) fn submit(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        if !self.draft && ctx.detail.is_none() {
+            return Vec::new();
+        }
+        let slash = self.composer.text().trim_start().starts_with('/');
+        if !slash && let Some(why) = self.send_blocked() {
+            ctx.fail(why);
+            return Vec::new();
+        }
+        let Outcome::Submit(text) = self
+            .composer
+            .key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
+        else {
+            return Vec::new();
+        };
+        if slash {
+            return self.slash(text.trim(), ctx);
+        }
+        self.send(text, ctx)
+    }
+
+    /// Why a message cannot be sent now, if it cannot (the editor keeps the text).
+    pub fn send_blocked(&self) -> Option<String> {
+        if let Err(m) = &self.agent.provider {
+            return Some(format!("Cannot send: {}", sanitize::line(m)));
+        }
+        if self.turn_active() {
+            return Some("A turn is running: wait for it, or Esc to cancel it.".into());
+        }
+        // A session marked running elsewhere is not refused here: the agent's lease knows
+        // whether that process still lives (a crash leaves the mark behind).
+        None
+    }
+
+    /// Starts a turn in the open session (or the new one being written).
+    pub(super) fn start_turn(&mut self, text: Option<String>, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        self.start_turn_with(text, Vec::new(), ctx)
+    }
+
+    /// Starts a turn whose message carries images (stored with it by the runtime).
+    fn start_turn_with(
+        &mut self,
+        text: Option<String>,
+        images: Vec<std::path::PathBuf>,
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
+        let Some(session_id) = self.begin_live(text.clone(), ctx) else {
+            return Vec::new();
+        };
+        ctx.say("Sending… Esc cancels.");
+        vec![Ask::Effect(Effect::Turn(TurnEffect::Start {
+            session_id,
+            text,
+            images,
+            approval: self.approval(),
+        }))]
+    }
+
+    /// Starts a plan run for `goal` in the open session (or the new one being written); with
+    /// no goal, the open session's unfinished plan run goes on.
+    pub(super) fn start_plan(
+        &mut self,
+        goal: Option<String>,
+        opts: PlanOpts,
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
+        let resuming = goal.is_none();
+        let Some(session_id) = self.begin_live(goal.clone(), ctx) else {
+            return Vec::new();
+        };
+        if !resuming {
+            ctx.say("Drafting a plan… Esc cancels.");
+        }
+        vec![Ask::Effect(Effect::Turn(TurnEffect::Plan {
+            session_id,
+            goal,
+            approval: self.approval(),
+            width: opts.width,
+            retry_failed: opts.retry_failed,
+        }))]
+    }
+
+    /// The live cell of a turn about to start in the open session (or the new one being
+    /// written); `None` when there is no session to start it in, else the session (`None`:
+    /// a new one).
+    fn begin_live(&mut self, text: Option<String>, ctx: &mut Ctx<'_>) -> Option<Option<String>> {
+        let session_id = if self.draft {
+            None
+        } else {
+            match ctx.detail() {
+                Some(d) => Some(d.id.clone()),
+                None => return None,
+            }
+        };
+        let base_seq = ctx
+            .detail()
+            .and_then(|d| d.header.as_ref())
+            .map_or(0, |h| h.last_seq);
+        self.live = Some(Live {
+            session_id: session_id.clone(),
+            started_ms: ctx.now_ms,
+            prompt: text,
+            base_seq,
+            ..Live::default()
+        });
+        self.turn_running = true;
+        if let Some(t) = ctx.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
+            t.follow_end = true;
+            t.selected = None;
+        }
+        Some(session_id)
+    }
+
+    /// Sends a message: with images, the turn stores them (as assets of the session) with
+    /// the message.
+    pub(super) fn send(&mut self, text: String, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        if self.attachments.is_empty() {
+            return self.start_turn(Some(text), ctx);
+        }
+        if self.draft || ctx.detail.is_none() {
+            self.composer.set_text(&text);
+            ctx.fail("Images attach to a saved session: send a first message, then /attach.");
+            return Vec::new();
+        }
+        let images = std::mem::take(&mut self.attachments);
+        self.start_turn_with(Some(text), images, ctx)
+    }
+
+    /// Ctrl-R: the calls a stopped session left are run again.
+    pub(super) fn rerun_interrupted(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        if let Err(m) = &self.agent.provider {
+            let m = sanitize::line(m).into_owned();
+            ctx.fail(format!("Cannot rerun: {m}"));
+            return Vec::new();
+        }
+        if let Some(d) = ctx.detail.as_mut() {
+            d.interrupted.clear();
+        }
+        self.start_turn(None, ctx)
+    }
+
+    /// Cancels the running turn.
+    pub fn cancel_turn(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        match self.live.as_mut() {
+            Some(l) if !l.finished && !l.cancelling => {
+                l.cancelling = true;
+                ctx.say("Cancelling… what arrived is kept. Ctrl-C again quits.");
+                vec![Ask::Effect(Effect::Turn(TurnEffect::Command(
+                    TurnCommand::Cancel,
+                )))]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// A turn effect could not be carried out (no provider, the session is busy); says why.
+    pub fn turn_refused(&mut self, effect: &TurnEffect, why: &str, ctx: &mut Ctx<'_>) {
+        let what = match effect {
+            TurnEffect::Start { .. } => {
+                // Nothing runs: the live cell goes, the message stays in the history (↑).
+                self.live = None;
+                self.turn_running = false;
+                "start a turn"
+            }
+            TurnEffect::Plan { .. } => {
+                self.live = None;
+                self.turn_running = false;
+                "start the plan run"
+            }
+            TurnEffect::Command(_) => "steer the turn",
+            TurnEffect::Compact { .. } => "compact",
+            TurnEffect::Model { .. } => "switch the model",
+            TurnEffect::AllowNetwork { .. } => "allow the network",
+            TurnEffect::Skill { name: None, .. } => "list the skills",
+            TurnEffect::Skill { name: Some(_), .. } => "activate the skill",
+        };
+        if let (TurnEffect::Model { .. }, Some(prev)) = (effect, self.model_before.take()) {
+            self.agent.provider = prev;
+        }
+        if matches!(effect, TurnEffect::Model { .. }) {
+            self.model_switch = None;
+        }
+        ctx.fail(format!("Cannot {what}: {}", sanitize::line(why)));
+    }
+}

@@ -1,0 +1,145 @@
+//! Slash commands typed in the conversation's editor (routed here; the commands live by group in
+//! `slash_agent` and `slash_session`), and the budgets `/limits` and the status line show.
+
+use super::Conversation;
+use super::commands::COMMANDS;
+use super::ctx::{Ask, Ctx};
+use crate::format;
+use crate::sanitize;
+use crate::tui::action::Action;
+use crate::tui::browse::Detail;
+use crate::tui::dialog::Overlay;
+
+impl Conversation {
+    /// Runs a slash command.
+    pub(super) fn slash(&mut self, line: &str, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        let (cmd, arg) = match line.split_once(char::is_whitespace) {
+            Some((c, a)) => (c, a.trim()),
+            None => (line, ""),
+        };
+        let open = ctx.open_id();
+        match cmd {
+            "/help" => {
+                *ctx.overlay = Overlay::Help(0);
+                Vec::new()
+            }
+            "/new" => vec![Ask::Act(Action::New)],
+            "/fork" => vec![Ask::Act(Action::Fork)],
+            "/rename" => Conversation::slash_rename(open, arg, ctx),
+            "/compact" => self.slash_compact(open, ctx),
+            "/model" => self.slash_model(open, arg, ctx),
+            "/approve" if arg == "network" => self.slash_allow_network(open, ctx),
+            "/skill" => self.slash_skill(open, arg, ctx),
+            "/approve" => self.slash_approve(arg, ctx),
+            "/attach" => {
+                if arg.is_empty() {
+                    ctx.fail("/attach needs a path: /attach screenshot.png");
+                    return Vec::new();
+                }
+                self.attach(arg, ctx);
+                Vec::new()
+            }
+            "/plan" => self.slash_plan(arg, ctx),
+            "/limits" => {
+                let text = limits_text(ctx.detail());
+                ctx.say(text);
+                Vec::new()
+            }
+            _ => {
+                let known: Vec<&str> = COMMANDS.iter().map(|c| c.0).collect();
+                ctx.fail(format!(
+                    "Unknown command {}; try {}",
+                    sanitize::line(cmd),
+                    known.join(" ")
+                ));
+                Vec::new()
+            }
+        }
+    }
+
+    /// Adds an image to the next message (relative paths are from the current directory).
+    pub fn attach(&mut self, path: &str, ctx: &mut Ctx<'_>) {
+        let p = std::path::Path::new(path);
+        let full = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            ctx.cwd.join(p)
+        };
+        if crate::tui::worker::image_mime(&full).is_none() {
+            ctx.fail(format!(
+                "{} is not an image neocode can send (png, jpeg, gif, webp)",
+                sanitize::line(path)
+            ));
+            return;
+        }
+        self.attachments.push(full);
+        let n = self.attachments.len();
+        ctx.say(format!(
+            "Attached {} ({n} image{} with the next message).",
+            sanitize::line(path),
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+}
+
+/// The session's budgets in one line: used / limit of each.
+pub fn limits_text(detail: Option<&Detail>) -> String {
+    let Some(l) = detail
+        .and_then(|d| d.header.as_ref())
+        .and_then(|h| h.ledger.as_ref())
+    else {
+        return "No budgets yet: they are set when the first turn runs (config.toml [limits], neocode run --max-*).".into();
+    };
+    let limits = [
+        l.limits.max_turns,
+        l.limits.max_tool_calls,
+        l.limits.max_input_tokens,
+        l.limits.max_output_tokens,
+    ];
+    if limits.iter().all(Option::is_none) {
+        // Usage alone must not read as a budget.
+        return format!(
+            "No budgets set (config.toml [limits], neocode run --max-*); used: turns {} · tool calls {} · input tokens {} · output tokens {}",
+            l.usage.turns, l.usage.tool_calls, l.usage.input_tokens, l.usage.output_tokens
+        );
+    }
+    let one = |name: &str, used: u64, max: Option<u64>| match max {
+        Some(m) => format!("{name} {used}/{m}"),
+        None => format!("{name} used {used} (no limit)"),
+    };
+    format!(
+        "Budgets: {} · {} · {} · {}",
+        one("turns", l.usage.turns, l.limits.max_turns),
+        one("tool calls", l.usage.tool_calls, l.limits.max_tool_calls),
+        one(
+            "input tokens",
+            l.usage.input_tokens,
+            l.limits.max_input_tokens
+        ),
+        one(
+            "output tokens",
+            l.usage.output_tokens,
+            l.limits.max_output_tokens
+        ),
+    )
+}
+
+/// The tightest budget left, in words (the status line), when any is set.
+pub fn budget_left(detail: Option<&Detail>) -> Option<String> {
+    let l = detail?.header.as_ref()?.ledger.as_ref()?;
+    let mut best: Option<(f64, String)> = None;
+    for (name, used, max) in [
+        ("turns", l.usage.turns, l.limits.max_turns),
+        ("tool calls", l.usage.tool_calls, l.limits.max_tool_calls),
+        ("in tok", l.usage.input_tokens, l.limits.max_input_tokens),
+        ("out tok", l.usage.output_tokens, l.limits.max_output_tokens),
+    ] {
+        let Some(max) = max else { continue };
+        let left = max.saturating_sub(used);
+        let share = left as f64 / max.max(1) as f64;
+        if best.as_ref().is_none_or(|b| share < b.0) {
+            best = Some((share, format!("{} {name} left", format::compact(left))));
+        }
+    }
+    best.map(|b| b.1)
+}

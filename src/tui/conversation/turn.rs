@@ -1,0 +1,196 @@
+//! Events of a running agent turn become the live cell (streamed text, tool cards, the
+//! approval being asked) and the status line. [`Conversation::on_turn`] routes each event to
+//! its concern: `stream` (text, stored messages, warnings, the end), `calls` (cards and
+//! approvals), `plan_events` (a plan run's steps). What a turn stored is this process's own
+//! write, which the `data_version` poll does not report, so the open session's refresh is
+//! asked of the router ([`Ask`]), which owns the storage requests and the open session.
+//! Also the questions about the turn the router and the views ask (is one running, is it
+//! shown here, which policy and model the next one uses).
+
+use super::Conversation;
+use super::ctx::{Ask, Ctx};
+use crate::runtime::agent::TurnEvent;
+use crate::runtime::config::ApprovalPolicy;
+use crate::sanitize;
+use crate::tui::browse::Detail;
+use crate::tui::effect::{Intent, Outcome};
+use crate::tui::keymap::Context;
+use crate::tui::live::Live;
+use crate::tui::screen::Screen;
+
+impl Conversation {
+    /// What a one-call intent of the agent came to (`/compact`, `/model NAME`,
+    /// `/approve network`, `/skill`).
+    pub fn on_outcome(&mut self, o: Outcome, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        let ok = o.result.is_ok();
+        let msg = sanitize::line(o.result.as_ref().unwrap_or_else(|e| e)).into_owned();
+        match (o.intent, ok) {
+            (Intent::Model, true) => {
+                ctx.say(msg);
+                vec![Ask::RefreshDetail, Ask::ReloadList]
+            }
+            (Intent::Model, false) => {
+                self.model_switch = None;
+                ctx.fail(msg);
+                Vec::new()
+            }
+            (Intent::Compact, true) => {
+                // The transcript starts again at #1: a finished turn's cell (its prompt, text
+                // and cards) must not be drawn again after the summary.
+                if self.live.as_ref().is_some_and(|l| l.finished) {
+                    self.live = None;
+                }
+                ctx.say(msg);
+                vec![Ask::RefreshDetail, Ask::ReloadList]
+            }
+            (Intent::Compact | Intent::Network | Intent::Skill, false) => {
+                ctx.fail(msg);
+                Vec::new()
+            }
+            (Intent::Network | Intent::Skill, true) => {
+                ctx.say(msg);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Takes an event of a running turn; what is left to do comes back in order.
+    pub fn on_turn(&mut self, event: TurnEvent, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        match event {
+            TurnEvent::Started { session_id } => self.turn_started(session_id, ctx),
+            TurnEvent::TextDelta(t) => self.text_delta(t),
+            TurnEvent::ReasoningDelta(t) => self.reasoning_delta(t),
+            TurnEvent::AssistantStored { seq, usage } => self.assistant_stored(seq, usage, ctx),
+            TurnEvent::ToolCall {
+                call,
+                kind,
+                summary,
+            } => self.tool_call(call, kind, summary, ctx),
+            TurnEvent::ApprovalNeeded { call, reason, .. } => {
+                self.approval_needed(call, reason, ctx)
+            }
+            TurnEvent::ToolResult {
+                call_id,
+                text,
+                is_error,
+                seq,
+            } => self.tool_result(call_id, text, is_error, seq, ctx),
+            TurnEvent::PlanProposed {
+                plan,
+                layers,
+                approved,
+            } => self.plan_proposed(plan, layers, approved, ctx),
+            TurnEvent::StepStarted {
+                step_id,
+                title,
+                retry,
+                ..
+            } => self.step_started(step_id, title, retry, ctx),
+            TurnEvent::StepFinished {
+                step_id,
+                outcome,
+                elapsed_ms,
+                ..
+            } => self.step_finished(step_id, outcome, elapsed_ms, ctx),
+            TurnEvent::Step { step_id, event } => self.step_event(step_id, event, ctx),
+            TurnEvent::Compacting { message } => {
+                ctx.say(sanitize::line(&message).into_owned());
+                Vec::new()
+            }
+            TurnEvent::CompactionFailed { message } => {
+                ctx.fail(sanitize::line(&message).into_owned());
+                Vec::new()
+            }
+            TurnEvent::Warning { code, message } => self.turn_warning(code.as_str(), message, ctx),
+            TurnEvent::Finished { reason, usage } => self.turn_finished(reason, usage, ctx),
+        }
+    }
+
+    /// Whether `detail` (the open session) is the live turn's.
+    pub fn turn_is_open(&self, detail: Option<&Detail>) -> bool {
+        match (
+            self.live.as_ref().and_then(|l| l.session_id.as_ref()),
+            detail,
+        ) {
+            (Some(s), Some(d)) => *s == d.id,
+            _ => false,
+        }
+    }
+
+    /// The live turn, when it belongs to the session shown in the conversation view (the
+    /// screen and the open session are the router's).
+    pub fn live_here(&self, screen: Screen, detail: Option<&Detail>) -> Option<&Live> {
+        let l = self.live.as_ref()?;
+        if screen != Screen::Conversation {
+            return None;
+        }
+        match (&l.session_id, detail) {
+            (Some(s), Some(d)) => (s == &d.id).then_some(l),
+            // A new session's turn before `Started` named it.
+            (None, _) => self.draft.then_some(l),
+            _ => None,
+        }
+    }
+
+    /// A card appeared (or another one took its place): answers wait a moment again.
+    pub fn card_shown(&mut self, now_ms: i64) {
+        self.card_since_ms = now_ms;
+        self.held = None;
+    }
+
+    /// The open session is read again when the live turn is its own.
+    pub(super) fn refresh_open_turn(&self, ctx: &Ctx<'_>) -> Vec<Ask> {
+        if self.turn_is_open(ctx.detail.as_deref()) {
+            vec![Ask::RefreshDetail]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// A turn runs (here or in the background) and has not finished.
+    pub fn turn_active(&self) -> bool {
+        self.live.as_ref().is_some_and(|l| !l.finished)
+    }
+
+    /// The approval policy of the next turn.
+    pub fn approval(&self) -> ApprovalPolicy {
+        self.policy.unwrap_or(self.agent.policy)
+    }
+
+    /// The model the next request of the open conversation (`detail`) uses: the session's
+    /// own (kept in its header, `/model`), else the configured one.
+    pub fn next_model(&self, detail: Option<&Detail>) -> Result<String, String> {
+        let d = detail.filter(|_| !self.draft);
+        let switched = match (d, &self.model_switch) {
+            (Some(d), Some((id, name))) if *id == d.id => Some(name.as_str()),
+            _ => None,
+        };
+        let own = switched.or_else(|| {
+            d.and_then(|d| d.header.as_ref())
+                .and_then(|h| crate::runtime::agent::session_model(h))
+        });
+        match (&self.agent.provider, own) {
+            (Ok(_), Some(m)) => Ok(m.to_string()),
+            (p, _) => p.clone(),
+        }
+    }
+
+    /// The key contexts that come before the editor's, most specific first.
+    pub fn turn_contexts(&self, screen: Screen, detail: Option<&Detail>) -> Vec<Context> {
+        let mut v = Vec::new();
+        if let Some(l) = self.live_here(screen, detail)
+            && !l.finished
+        {
+            if !l.asking.is_empty() {
+                v.push(Context::Approval);
+            }
+            v.push(Context::Turn);
+        } else if screen == Screen::Conversation
+            && !self.turn_active()
+            && detail.is_some_and(|d| !d.interrupted.is_empty())
+        {
+            v.push(Context::Dangling);
+        }
+        v
+    }
+}

@@ -1,0 +1,66 @@
+//! The dialogs over a screen and the status line: router state that the screens' transitions
+//! also set (a proposed plan opens its dialog, a turn's end says how it went).
+
+use crate::tui::browse::SearchState;
+use crate::tui::input::Input;
+
+/// A dialog over the screen.
+#[derive(Debug, Clone, Default)]
+pub enum Overlay {
+    #[default]
+    None,
+    /// The help screen, scrolled.
+    Help(u16),
+    /// "Delete this session?"
+    ConfirmDelete {
+        id: String,
+        /// Its title (sanitised).
+        title: String,
+    },
+    /// Renaming inline.
+    Rename {
+        id: String,
+        /// The new title being typed.
+        input: Input,
+    },
+    Search(SearchState),
+    /// The reason for denying a tool call, being typed (sent to the model).
+    DenyReason {
+        call_id: String,
+        input: Input,
+    },
+    /// "Really?" before leaving a running turn behind.
+    Confirm(Confirm),
+    /// A plan run's proposed plan, waiting for run / reject / drop steps.
+    Plan(PlanAsk),
+}
+
+/// The plan a `/plan` run proposes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanAsk {
+    /// Step ids by layer: a layer runs after every earlier one.
+    pub layers: Vec<Vec<String>>,
+    /// (id, title) of each step, in the plan's order.
+    pub steps: Vec<(String, String)>,
+    /// The ids of the steps to drop, being typed (after `d`).
+    pub dropping: Option<Input>,
+}
+
+/// What a yes/no question is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirm {
+    /// Quit while a turn runs (it is cancelled, what arrived is kept).
+    Quit,
+    /// Leave the conversation while its turn keeps running.
+    Leave,
+}
+
+/// A status-line message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    pub text: String,
+    /// Shown as an error.
+    pub error: bool,
+    /// When it was said (it expires, see [`crate::tui::app::App::expire_status`]).
+    pub at_ms: i64,
+}
