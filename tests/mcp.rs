@@ -562,7 +562,7 @@ fn agent_offers_mcp_tools_and_asks_for_mutating_ones() {
         "read-only echo never asks"
     );
     assert!(
-        !env.ws.join("note.txt").exists(),
+        !env.workdir.join("note.txt").exists(),
         "a denied call must not run"
     );
     let reqs = srv.requests();
@@ -584,7 +584,7 @@ fn agent_offers_mcp_tools_and_asks_for_mutating_ones() {
     let (_, events) = turn(&agent, Target::Resume(id), "again", Some(true));
     finished_ok(&events);
     assert_eq!(
-        std::fs::read_to_string(env.ws.join("note.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.join("note.txt")).unwrap(),
         "approved"
     );
 }
@@ -620,7 +620,7 @@ fn always_and_never_ask_cover_mutating_mcp_tools() {
     let (_, events) = turn(&agent, Target::Resume(id), "again", None);
     finished_ok(&events);
     assert_eq!(
-        std::fs::read_to_string(env.ws.join("note.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.join("note.txt")).unwrap(),
         "two"
     );
 
@@ -636,7 +636,7 @@ fn always_and_never_ask_cover_mutating_mcp_tools() {
     let (_, events) = turn(&env.agent(&srv), Target::New, "note", None);
     finished_ok(&events);
     assert_eq!(
-        std::fs::read_to_string(env.ws.join("note.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.join("note.txt")).unwrap(),
         "free"
     );
 }
@@ -658,7 +658,7 @@ fn neocode_run_calls_mcp_tools_and_asks_for_mutating_ones() {
             .env("NEOCODE_BASE_URL", srv.base_url())
             .env("NEOCODE_MODEL", "test-model")
             .env("NEOCODE_API_KEY", "sk-test")
-            .current_dir(&env.ws)
+            .current_dir(&env.workdir)
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap()
@@ -667,7 +667,7 @@ fn neocode_run_calls_mcp_tools_and_asks_for_mutating_ones() {
     let out = run(&["write a note"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("never-ask"), "{err}");
-    assert!(!env.ws.join("note.txt").exists());
+    assert!(!env.workdir.join("note.txt").exists());
     let out = run(&["--continue", "--approve", "never-ask", "now write it"]);
     assert!(
         out.status.success(),
@@ -675,7 +675,7 @@ fn neocode_run_calls_mcp_tools_and_asks_for_mutating_ones() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(
-        std::fs::read_to_string(env.ws.join("note.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.join("note.txt")).unwrap(),
         "from run"
     );
 }

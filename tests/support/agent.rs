@@ -2,7 +2,6 @@
 //! a silent stream quickly, a workspace beside it, and agents built as a new process builds
 //! them (pointed at a scripted model server on 127.0.0.1).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use neocode::runtime::agent::{Agent, Target, TurnCommand, TurnEvent, TurnRequest, Watched};
@@ -14,8 +13,6 @@ use super::env;
 /// The one [`env::Env`] with a config for fast turns and the key the agents send.
 pub struct Env {
     base: env::Env,
-    /// The workspace root, canonical (as the runtime records it).
-    pub ws: PathBuf,
     /// The API key the agents send; tests check it never lands under the home.
     pub key: &'static str,
 }
@@ -31,15 +28,10 @@ impl std::ops::Deref for Env {
 impl Env {
     /// `config` follows the `[provider]` table of the config file (it may open other tables).
     pub fn new(key: &'static str, config: &str) -> Env {
-        let base = env::Env::new();
-        std::fs::create_dir_all(&base.home).unwrap();
-        std::fs::write(
-            base.home.join("config.toml"),
-            format!("[provider]\nretry_backoff_ms = 10\nidle_timeout_secs = 5\n{config}"),
-        )
-        .unwrap();
-        let ws = base.workdir.clone();
-        Env { base, ws, key }
+        Env {
+            base: env::Env::with_config(config),
+            key,
+        }
     }
 
     /// A fresh agent over a fresh store handle, as a new process builds it.

@@ -15,14 +15,20 @@ pub use env::Env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use neocode::runtime::Sessions;
+use neocode::runtime::Location;
+use neocode::session::WorkspacePaths;
 use neocode::runtime::agent::{FinishReason, TurnEvent};
 
 /// Extensions of the one [`Env`] for the store, crash and command-line harnesses.
 impl Env {
-    /// A fresh runtime (its own connections), creating the store if needed.
-    pub fn runtime(&self) -> Sessions {
-        self.sessions()
+    /// Another workspace, `tmp/<name>` (created), under the same home.
+    pub fn sibling(&self, name: &str) -> Location {
+        let dir = self.tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        Location {
+            home: self.home.clone(),
+            paths: WorkspacePaths::resolve(&self.home, &dir).unwrap(),
+        }
     }
 
     pub fn db(&self) -> PathBuf {

@@ -6,40 +6,33 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support;
+
 use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
 use serde_json::Value;
 
 const KEY: &str = "sk-run-test-KEY-77aa01";
 
-struct Env {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    ws: PathBuf,
+/// The one [`support::env::Env`] with a config for fast turns, driven through the binary.
+struct Env(support::env::Env);
+
+impl std::ops::Deref for Env {
+    type Target = support::env::Env;
+
+    fn deref(&self) -> &support::env::Env {
+        &self.0
+    }
 }
 
 impl Env {
     fn new(config: &str) -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().join("home");
-        let ws = dir.path().join("ws");
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(&ws).unwrap();
-        std::fs::write(
-            home.join("config.toml"),
-            format!("[provider]\nretry_backoff_ms = 10\nidle_timeout_secs = 5\n{config}"),
-        )
-        .unwrap();
-        Env {
-            _dir: dir,
-            home,
-            ws,
-        }
+        Env(support::env::Env::with_config(config))
     }
 
     fn cmd(&self, srv: Option<&ScriptedServer>, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_neocode"));
         c.args(args)
-            .current_dir(&self.ws)
+            .current_dir(&self.workdir)
             .env("NEOCODE_HOME", &self.home)
             .env_remove("OPENAI_API_KEY")
             .env_remove("NEOCODE_BASE_URL")
@@ -163,7 +156,7 @@ fn json_events_and_prompt_from_stdin() {
         Reply::text("Nothing here."),
     ])
     .unwrap();
-    std::fs::write(env.ws.join("a.txt"), "x").unwrap();
+    std::fs::write(env.workdir.join("a.txt"), "x").unwrap();
     let mut child = env
         .cmd(Some(&srv), &["run", "--json", "-"])
         .stdin(Stdio::piped())
@@ -212,7 +205,7 @@ fn without_a_terminal_a_write_is_denied_and_the_flag_is_named() {
     let o = env.run(&srv, &["run", "create new.txt"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("--approve auto-edit"), "{}", stderr(&o));
-    assert!(!env.ws.join("new.txt").exists());
+    assert!(!env.workdir.join("new.txt").exists());
     let second = srv.requests()[1].json();
     let tool = second["messages"]
         .as_array()
@@ -233,7 +226,7 @@ fn without_a_terminal_a_write_is_denied_and_the_flag_is_named() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
-        std::fs::read_to_string(env.ws.join("new.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.join("new.txt")).unwrap(),
         "hi\n"
     );
     assert!(stderr(&o).contains("write_file new.txt"), "{}", stderr(&o));
@@ -497,7 +490,7 @@ fn sigint_cancels_keeps_the_text_and_the_session_continues() {
 #[test]
 fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call() {
     let env = Env::new("[sandbox]\nmode = \"off\"\n");
-    std::fs::write(env.ws.join("notes.txt"), "notes\n").unwrap();
+    std::fs::write(env.workdir.join("notes.txt"), "notes\n").unwrap();
     let cmd = r#"{"command":"echo run >> runs.txt; if [ ! -e started ]; then touch started; sleep 30; fi"}"#;
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[
@@ -513,7 +506,7 @@ fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call()
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for("the command to start", || env.ws.join("started").exists());
+    wait_for("the command to start", || env.workdir.join("started").exists());
     kill(&child, libc::SIGKILL);
     let _ = child.wait_with_output().unwrap();
 
@@ -544,7 +537,7 @@ fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call()
         .collect();
     assert_eq!(reran, ["k2"], "the answered read is not rerun");
     assert_eq!(
-        std::fs::read_to_string(env.ws.join("runs.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.join("runs.txt")).unwrap(),
         "run\nrun\n",
         "the interrupted command ran once more, exactly once"
     );
@@ -668,7 +661,7 @@ fn an_unavailable_sandbox_is_announced_and_commands_ask() {
         err.contains("denied"),
         "even never-ask asks without a sandbox: {err}"
     );
-    assert!(!env.ws.join("made.txt").exists());
+    assert!(!env.workdir.join("made.txt").exists());
 }
 
 #[test]
@@ -692,7 +685,7 @@ fn sigint_during_a_command_kills_it_and_records_the_cancel() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for("the command to start", || env.ws.join("started").exists());
+    wait_for("the command to start", || env.workdir.join("started").exists());
     let t = Instant::now();
     kill(&child, libc::SIGINT);
     let o = child.wait_with_output().unwrap();
@@ -703,7 +696,7 @@ fn sigint_during_a_command_kills_it_and_records_the_cancel() {
     );
     std::thread::sleep(Duration::from_millis(5500) - t.elapsed().min(Duration::from_millis(5500)));
     assert!(
-        !env.ws.join("finished").exists(),
+        !env.workdir.join("finished").exists(),
         "the command's process group was killed"
     );
     let lines = json_lines(&o);
@@ -841,17 +834,15 @@ fn retries_are_shown_on_stderr_and_as_json_warnings() {
 #[test]
 fn everything_under_the_home_is_private_whatever_the_umask() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
+    let env = support::env::Env::new();
+    let (home, ws) = (&env.home, &env.workdir);
     let srv = ScriptedServer::start(vec![Reply::text("hello")]).unwrap();
     let o = Command::new("sh")
         .arg("-c")
         .arg("umask 022; exec \"$0\" run hi")
         .arg(env!("CARGO_BIN_EXE_neocode"))
-        .current_dir(&ws)
-        .env("NEOCODE_HOME", &home)
+        .current_dir(ws)
+        .env("NEOCODE_HOME", home)
         .env("NEOCODE_BASE_URL", srv.base_url())
         .env("NEOCODE_MODEL", "test-model")
         .env("NEOCODE_API_KEY", KEY)

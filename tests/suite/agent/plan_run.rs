@@ -21,7 +21,7 @@ impl Env {
     fn cmd(&self, srv: &ScriptedServer, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_neocode"));
         c.args(args)
-            .current_dir(&self.ws)
+            .current_dir(&self.workdir)
             .env("NEOCODE_HOME", &self.home)
             .env_remove("OPENAI_API_KEY")
             .env("NEOCODE_BASE_URL", srv.base_url())
@@ -906,14 +906,14 @@ fn run_plan_without_a_terminal_asks_for_yes_and_runs_nothing() {
 #[ignore = "generator: rewrites assets/demo/08-plan-run*.json"]
 fn generate_plan_demo() {
     let env = Env::new(KEY, "");
-    std::fs::create_dir_all(env.ws.join("src")).unwrap();
+    std::fs::create_dir_all(env.workdir.join("src")).unwrap();
     std::fs::write(
-        env.ws.join("src/report.rs"),
+        env.workdir.join("src/report.rs"),
         "pub fn print_report(totals: &Totals) {\n    println!(\"{} files, {} lines\", totals.files, totals.lines);\n}\n",
     )
     .unwrap();
     std::fs::write(
-        env.ws.join("README.md"),
+        env.workdir.join("README.md"),
         "# linecount\n\n## Usage\n\n    linecount report\n",
     )
     .unwrap();
@@ -993,7 +993,7 @@ fn generate_plan_demo() {
     assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
     let sessions = env.sessions();
     let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/demo");
-    let ws = env.ws.display().to_string();
+    let ws = env.workdir.display().to_string();
     // Times move as a block between the other demo sessions (after the two oldest), so the demo's newest
     // activity (and the list's order) stays as it was; the scratch workspace's path becomes a
     // plausible one.

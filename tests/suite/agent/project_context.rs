@@ -11,7 +11,7 @@ use serde_json::Value;
 
 impl Env {
     fn write(&self, rel: &str, text: &str) {
-        let p = self.ws.join(rel);
+        let p = self.workdir.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     }
@@ -20,7 +20,7 @@ impl Env {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
             .args(["show", id, "--json"])
             .env("NEOCODE_HOME", &self.home)
-            .current_dir(&self.ws)
+            .current_dir(&self.workdir)
             .output()
             .unwrap();
         assert!(
@@ -35,7 +35,7 @@ impl Env {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
             .args(["show", id])
             .env("NEOCODE_HOME", &self.home)
-            .current_dir(&self.ws)
+            .current_dir(&self.workdir)
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
@@ -316,7 +316,7 @@ fn a_skill_activated_by_another_process_is_active_when_the_session_resumes() {
         std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
             .args(args)
             .env("NEOCODE_HOME", &env.home)
-            .current_dir(&env.ws)
+            .current_dir(&env.workdir)
             .output()
             .unwrap()
     };
@@ -365,7 +365,7 @@ fn neocode_run_in_two_processes_keeps_the_active_skill() {
             .env("NEOCODE_BASE_URL", srv.base_url())
             .env("NEOCODE_MODEL", "test-model")
             .env("NEOCODE_API_KEY", "sk-test")
-            .current_dir(&env.ws)
+            .current_dir(&env.workdir)
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();

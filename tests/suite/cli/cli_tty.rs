@@ -19,12 +19,12 @@ fn on_tty(ws: &Ws, args: &[&str], envs: &[(&str, &str)], input: &str, cols: u16)
         .unwrap();
     let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_neocode"));
     cmd.env_remove("NO_COLOR");
-    cmd.env("NEOCODE_HOME", ws.home.path());
+    cmd.env("NEOCODE_HOME", ws.home.as_path());
     for (k, v) in envs {
         cmd.env(k, v);
     }
     cmd.arg("--workdir");
-    cmd.arg(ws.work.path());
+    cmd.arg(ws.workdir.as_path());
     cmd.args(args);
     let mut child = pair.slave.spawn_command(cmd).unwrap();
     drop(pair.slave);
@@ -100,12 +100,12 @@ fn delete_asks_on_a_terminal() {
         "{out}"
     );
     assert!(out.contains("nothing deleted"), "{out}");
-    assert_eq!(ws.rt().count().unwrap(), 1);
+    assert_eq!(ws.sessions().count().unwrap(), 1);
 
     let (ok, out) = on_tty(&ws, &["delete", &id[..12]], &[], "y\n", 100);
     assert!(ok, "{out}");
     assert!(out.contains(&format!("deleted {id}")), "{out}");
-    assert_eq!(ws.rt().count().unwrap(), 0);
+    assert_eq!(ws.sessions().count().unwrap(), 0);
 }
 
 #[test]

@@ -3,16 +3,16 @@
 //! storage jobs run inline on the real store. The plan dialog is answered with keys; what ran is
 //! read back from the store.
 
-use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
+use crate::support::agent::Env;
 use crate::support::tui::options;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use neocode::runtime::agent::{Agent, FinishReason, TurnCommand, TurnEvent};
-use neocode::runtime::config::{ApprovalPolicy, Overrides, Settings};
+use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
+use neocode::runtime::config::ApprovalPolicy;
 use neocode::runtime::scripted::{Reply, ScriptedServer};
-use neocode::runtime::{Location, Sessions};
+use neocode::runtime::Sessions;
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, StepStatus};
 use neocode::tui::app::{App, AppOptions, Overlay, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
@@ -34,23 +34,14 @@ struct H {
     asked: Vec<TurnEffect>,
     /// Every turn event the app was fed, in order.
     seen: Vec<TurnEvent>,
-    ws: PathBuf,
+    env: Env,
     _srv: ScriptedServer,
-    _dir: tempfile::TempDir,
 }
 
 impl H {
     fn new(script: Vec<Reply>) -> H {
-        let dir = tempfile::tempdir().unwrap();
-        let loc = Location::scratch(dir.path());
-        let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::write(
-            home.join("config.toml"),
-            "[provider]\nretry_backoff_ms = 10\nidle_timeout_secs = 5\n",
-        )
-        .unwrap();
-        let rt = Sessions::open(&loc).unwrap();
+        let env = Env::new("sk-tui-plan-KEY", "");
+        let rt = env.sessions();
         let s = rt
             .new_session(NewSession {
                 title: "Printer work".into(),
@@ -64,21 +55,13 @@ impl H {
         )
         .unwrap();
         let srv = ScriptedServer::start(script).unwrap();
-        let url = srv.base_url();
-        let env = move |k: &str| match k {
-            "NEOCODE_BASE_URL" => Some(url.clone()),
-            "NEOCODE_MODEL" => Some("test-model".to_string()),
-            "NEOCODE_API_KEY" => Some("sk-tui-plan-KEY".to_string()),
-            _ => None,
-        };
-        let settings = Settings::load_with(&home, &Overrides::default(), &env).unwrap();
-        let agent = Agent::new(Sessions::open(&loc).unwrap(), settings);
+        let agent = env.agent(&srv);
         let (tx, rx) = channel();
         let link = TurnLink::with_agent(tx, agent);
-        let root = loc.root().display().to_string();
+        let root = env.workdir.display().to_string();
         let (mut app, jobs) = App::new(AppOptions {
             resume: Some(s.id.clone()),
-            ..options(&root, &ws, (100, 34), NOW)
+            ..options(&root, &env.workdir, (100, 34), NOW)
         });
         app.conv.agent = AgentInfo {
             provider: Ok("test-model".into()),
@@ -97,9 +80,8 @@ impl H {
             rx,
             asked: Vec::new(),
             seen: Vec::new(),
-            ws,
+            env,
             _srv: srv,
-            _dir: dir,
         };
         h.run(jobs);
         h
@@ -350,7 +332,7 @@ fn a_steps_tool_call_asks_in_the_live_cell_and_y_approves_it_on_the_plan_run() {
     assert!(s.contains("write_file"), "{s}");
     assert!(s.contains("Allow? y yes"), "{s}");
     assert!(
-        !h.ws.join("note.txt").exists(),
+        !h.env.workdir.join("note.txt").exists(),
         "nothing is written before the answer"
     );
     h.answer('y');
@@ -370,7 +352,7 @@ fn a_steps_tool_call_asks_in_the_live_cell_and_y_approves_it_on_the_plan_run() {
         })
     ));
     assert_eq!(
-        std::fs::read_to_string(h.ws.join("note.txt")).unwrap(),
+        std::fs::read_to_string(h.env.workdir.join("note.txt")).unwrap(),
         "from step a\n"
     );
     let progress = h.rt.plan_progress(&h.id).unwrap();
@@ -691,8 +673,8 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
     h.answer('y');
     h.pump("the end of the run", finished);
     assert!(
-        !h.ws.join(denied).exists(),
+        !h.env.workdir.join(denied).exists(),
         "{denied} was denied but written"
     );
-    assert!(h.ws.join(allowed).exists(), "{allowed} was allowed");
+    assert!(h.env.workdir.join(allowed).exists(), "{allowed} was allowed");
 }
