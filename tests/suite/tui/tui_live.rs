@@ -3,13 +3,14 @@
 //! approval prompt, and the turn effects the keys produce (approve, deny with a reason,
 //! cancel, a second Ctrl-C quitting, slash commands).
 
+use crate::support::Env;
 use crate::support::tui::options;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use neocode::runtime::agent::{Agent, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest};
 use neocode::runtime::config::{ApprovalPolicy, Overrides, Settings};
 use neocode::runtime::scripted::{Reply, ScriptedServer};
 use neocode::runtime::tools::ToolKind;
-use neocode::runtime::{Location, Sessions};
+use neocode::runtime::Sessions;
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall, Usage};
 use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
@@ -25,7 +26,7 @@ struct H {
     id: String,
     root: String,
     turns: Vec<TurnEffect>,
-    _tmp: tempfile::TempDir,
+    env: Env,
 }
 
 impl H {
@@ -34,9 +35,9 @@ impl H {
     }
 
     fn with_messages(n: usize) -> H {
-        let tmp = tempfile::tempdir().unwrap();
-        let loc = Location::scratch(tmp.path());
-        let rt = Sessions::open(&loc).unwrap();
+        let env = Env::new();
+        let loc = env.location();
+        let rt = env.sessions();
         let h = rt
             .new_session(NewSession {
                 title: "Live session".into(),
@@ -59,7 +60,7 @@ impl H {
         let root = loc.root().display().to_string();
         let (mut app, jobs) = App::new(AppOptions {
             resume: Some(h.id.clone()),
-            ..options(&root, tmp.path(), (100, 34), NOW)
+            ..options(&root, env.tmp.path(), (100, 34), NOW)
         });
         app.conv.agent = AgentInfo {
             provider: Ok("scripted-model".into()),
@@ -75,7 +76,7 @@ impl H {
             id: h.id,
             root,
             turns: Vec::new(),
-            _tmp: tmp,
+            env,
         };
         me.run(jobs);
         me
@@ -553,9 +554,9 @@ fn no_provider_disables_sending_with_the_reason() {
 
 #[test]
 fn interrupted_calls_offer_rerun_and_mark_interrupted() {
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = Location::scratch(tmp.path());
-    let rt = Sessions::open(&loc).unwrap();
+    let env = Env::new();
+    let loc = env.location();
+    let rt = env.sessions();
     let s = rt.new_session(NewSession::default()).unwrap();
     let mut a = NewMessage::text(Role::Assistant, "");
     a.tool_calls = vec![call(
@@ -572,7 +573,7 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
     let root = loc.root().display().to_string();
     let (mut app, jobs) = App::new(AppOptions {
         resume: Some(s.id.clone()),
-        ..options(&root, tmp.path(), (100, 30), NOW)
+        ..options(&root, env.tmp.path(), (100, 30), NOW)
     });
     app.conv.agent.provider = Ok("m".into());
     let mut h = H {
@@ -581,7 +582,7 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
         id: s.id.clone(),
         root,
         turns: Vec::new(),
-        _tmp: tmp,
+        env,
     };
     h.run(jobs);
     let screen = h.screen();
@@ -613,7 +614,7 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
 fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_it() {
     let mut h = H::new();
     // A real PNG header is enough: the store keeps bytes, the model gets them base64.
-    let png = h._tmp.path().join("shot.png");
+    let png = h.env.tmp.path().join("shot.png");
     std::fs::write(&png, b"\x89PNG\r\n\x1a\n0000").unwrap();
     h.chars(&format!("/attach {}", png.display()));
     h.key(KeyCode::Enter);
@@ -643,7 +644,7 @@ fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_i
         "NEOCODE_API_KEY" => Some("sk-test".to_string()),
         _ => None,
     };
-    let settings = Settings::load_with(h._tmp.path(), &Overrides::default(), &env).unwrap();
+    let settings = Settings::load_with(h.env.tmp.path(), &Overrides::default(), &env).unwrap();
     let agent = Agent::new(h.rt.clone(), settings);
     let w = agent
         .watch(
@@ -770,7 +771,7 @@ fn a_session_running_elsewhere_is_marked_read_only_and_help_lists_the_turn_keys(
     let effects = h.app.tick();
     h.run(effects);
     // Another process runs this session (its status says so; the poll brings it in).
-    let other = Sessions::open(&Location::scratch(h._tmp.path())).unwrap();
+    let other = h.env.sessions();
     other
         .update_state(
             &h.id,

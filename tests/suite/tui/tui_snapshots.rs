@@ -3,6 +3,7 @@
 //! synchronously. Also the behaviour behind the screens (fork, delete, export, paging, stale
 //! answers, sanitising).
 
+use crate::support::Env;
 use std::path::PathBuf;
 
 use crate::support::tui::options;
@@ -27,7 +28,7 @@ struct H {
     loc: Location,
     root: String,
     export: PathBuf,
-    _tmp: tempfile::TempDir,
+    _env: Env,
 }
 
 impl H {
@@ -40,11 +41,11 @@ impl H {
     }
 
     fn with(w: u16, h: u16, fill: impl FnOnce(&Sessions)) -> H {
-        let tmp = tempfile::tempdir().unwrap();
-        let loc = Location::scratch(tmp.path());
-        let export = tmp.path().join("out");
+        let env = Env::new();
+        let loc = env.location();
+        let export = env.tmp.path().join("out");
         std::fs::create_dir_all(&export).unwrap();
-        let rt = Sessions::open(&loc).unwrap();
+        let rt = env.sessions();
         fill(&rt);
         let root = loc.root().display().to_string();
         let (app, jobs) = App::new(options(&root, &export, (w, h), NOW));
@@ -54,7 +55,7 @@ impl H {
             loc: loc.clone(),
             root,
             export,
-            _tmp: tmp,
+            _env: env,
         };
         h.run(jobs);
         h
