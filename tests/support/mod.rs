@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use neocode::runtime::Location;
-use neocode::session::WorkspacePaths;
+use neocode::session::{Store, WorkspacePaths};
 use neocode::runtime::agent::{FinishReason, TurnEvent};
 
 /// Extensions of the one [`Env`] for the store, crash and command-line harnesses.
@@ -29,6 +29,16 @@ impl Env {
             home: self.home.clone(),
             paths: WorkspacePaths::resolve(&self.home, &dir).unwrap(),
         }
+    }
+
+    /// The workspace's paths under the home.
+    pub fn paths(&self) -> WorkspacePaths {
+        self.location().paths
+    }
+
+    /// The bare store of the workspace (no runtime around it).
+    pub fn store(&self) -> Store {
+        Store::open(self.paths()).expect("open the store")
     }
 
     pub fn db(&self) -> PathBuf {
