@@ -15,7 +15,7 @@ mod support {
     pub mod env;
 }
 
-use support::agent::{Env, drive, watch};
+use support::agent::{Env, drive, tool_message, watch};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -431,11 +431,9 @@ fn startup_failures_are_reported_and_do_not_block_others() {
 // ----- the command line ----------------------------------------------------------------------
 
 fn mcp_list_prints_servers_state_and_tools() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&ws).unwrap();
+    let env = support::env::Env::new();
+    let (home, ws) = (&env.home, &env.workdir);
+    std::fs::create_dir_all(home).unwrap();
     std::fs::write(
         home.join("config.toml"),
         format!(
@@ -447,8 +445,8 @@ fn mcp_list_prints_servers_state_and_tools() {
     .unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
         .args(["mcp", "list"])
-        .env("NEOCODE_HOME", &home)
-        .current_dir(&ws)
+        .env("NEOCODE_HOME", home)
+        .current_dir(ws)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -470,8 +468,8 @@ fn mcp_list_prints_servers_state_and_tools() {
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
         .args(["mcp", "list", "--json"])
-        .env("NEOCODE_HOME", &home)
-        .current_dir(&ws)
+        .env("NEOCODE_HOME", home)
+        .current_dir(ws)
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -651,15 +649,8 @@ fn neocode_run_calls_mcp_tools_and_asks_for_mutating_ones() {
     ])
     .unwrap();
     let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
-            .arg("run")
+        env.cmd(Some(&srv), &["run"])
             .args(args)
-            .env("NEOCODE_HOME", &env.home)
-            .env("NEOCODE_BASE_URL", srv.base_url())
-            .env("NEOCODE_MODEL", "test-model")
-            .env("NEOCODE_API_KEY", "sk-test")
-            .current_dir(&env.workdir)
-            .stdin(std::process::Stdio::null())
             .output()
             .unwrap()
     };
@@ -706,12 +697,7 @@ fn agent_stores_image_results_as_assets() {
     );
     // The model reads the text, which names the image.
     let second = srv.requests()[1].json();
-    let tool_msg = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap();
+    let tool_msg = tool_message(&second);
     assert!(
         tool_msg["content"]
             .as_str()

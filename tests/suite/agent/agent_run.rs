@@ -7,46 +7,15 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support;
+use crate::support::agent::{Env, tool_message};
 
 use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
 use serde_json::Value;
 
 const KEY: &str = "sk-run-test-KEY-77aa01";
 
-/// The one [`support::env::Env`] with a config for fast turns, driven through the binary.
-struct Env(support::env::Env);
-
-impl std::ops::Deref for Env {
-    type Target = support::env::Env;
-
-    fn deref(&self) -> &support::env::Env {
-        &self.0
-    }
-}
-
+/// The agent's [`Env`] driven through the binary.
 impl Env {
-    fn new(config: &str) -> Env {
-        Env(support::env::Env::with_config(config))
-    }
-
-    fn cmd(&self, srv: Option<&ScriptedServer>, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_neocode"));
-        c.args(args)
-            .current_dir(&self.workdir)
-            .env("NEOCODE_HOME", &self.home)
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("NEOCODE_BASE_URL")
-            .env_remove("NEOCODE_MODEL")
-            .env_remove("NEOCODE_API_KEY")
-            .stdin(Stdio::null());
-        if let Some(s) = srv {
-            c.env("NEOCODE_BASE_URL", s.base_url())
-                .env("NEOCODE_MODEL", "test-model")
-                .env("NEOCODE_API_KEY", KEY);
-        }
-        c
-    }
-
     fn run(&self, srv: &ScriptedServer, args: &[&str]) -> Output {
         self.cmd(Some(srv), args).output().unwrap()
     }
@@ -117,7 +86,7 @@ fn assert_key_nowhere(home: &Path) {
 
 #[test]
 fn text_to_stdout_and_the_turn_is_stored() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Stream::text("Hello \u{1b}[31mred\u{1b}[0m world.")
             .keep_alives_between()
@@ -150,7 +119,7 @@ fn text_to_stdout_and_the_turn_is_stored() {
 
 #[test]
 fn json_events_and_prompt_from_stdin() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("c1", "list_dir", r#"{"path":"."}"#)]),
         Reply::text("Nothing here."),
@@ -193,7 +162,7 @@ fn json_events_and_prompt_from_stdin() {
 
 #[test]
 fn without_a_terminal_a_write_is_denied_and_the_flag_is_named() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let args = r#"{"path":"new.txt","content":"hi\n"}"#;
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("w1", "write_file", args)]),
@@ -207,12 +176,7 @@ fn without_a_terminal_a_write_is_denied_and_the_flag_is_named() {
     assert!(stderr(&o).contains("--approve auto-edit"), "{}", stderr(&o));
     assert!(!env.workdir.join("new.txt").exists());
     let second = srv.requests()[1].json();
-    let tool = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap();
+    let tool = tool_message(&second);
     assert!(
         tool["content"]
             .as_str()
@@ -234,7 +198,7 @@ fn without_a_terminal_a_write_is_denied_and_the_flag_is_named() {
 
 #[test]
 fn a_limit_exits_3_and_holds_across_restarts_until_raised() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("l1", "list_dir", r#"{"path":"."}"#)]),
         Reply::text("done after raise"),
@@ -287,7 +251,7 @@ fn a_limit_exits_3_and_holds_across_restarts_until_raised() {
 /// the limit that was hit.
 #[test]
 fn a_tool_loop_stops_at_the_default_cap_per_prompt() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let call = r#"{"path":"."}"#;
     let mut replies: Vec<Reply> = (0..80)
         .map(|i| {
@@ -325,7 +289,7 @@ fn a_tool_loop_stops_at_the_default_cap_per_prompt() {
 /// `max_turns_per_prompt`); an explicit flag replaces them for its run.
 #[test]
 fn prompt_caps_are_configurable_and_a_flag_lifts_them() {
-    let env = Env::new("[limits]\nmax_tool_calls_per_prompt = 4\nmax_turns_per_prompt = 3\n");
+    let env = Env::new(KEY, "[limits]\nmax_tool_calls_per_prompt = 4\nmax_turns_per_prompt = 3\n");
     let one = |id: &str| Reply::tool_calls(&[(id, "list_dir", r#"{"path":"."}"#)]);
     let srv = ScriptedServer::start(vec![
         one("t1"),
@@ -374,7 +338,7 @@ fn prompt_caps_are_configurable_and_a_flag_lifts_them() {
 
 #[test]
 fn provider_errors_exit_1_with_what_to_do() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::error(401, &format!("Incorrect API key provided: {KEY}")),
         Reply::rate_limited(1),
@@ -410,7 +374,7 @@ fn provider_errors_exit_1_with_what_to_do() {
 
 #[test]
 fn nothing_configured_and_bad_usage_exit_2() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let o = env.cmd(None, &["run", "hi"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("NEOCODE_MODEL"), "{}", stderr(&o));
@@ -442,7 +406,7 @@ fn kill(child: &Child, sig: i32) {
 
 #[test]
 fn sigint_cancels_keeps_the_text_and_the_session_continues() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Stream::new()
             .role()
@@ -489,7 +453,7 @@ fn sigint_cancels_keeps_the_text_and_the_session_continues() {
 /// once, and never the answered one.
 #[test]
 fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call() {
-    let env = Env::new("[sandbox]\nmode = \"off\"\n");
+    let env = Env::new(KEY, "[sandbox]\nmode = \"off\"\n");
     std::fs::write(env.workdir.join("notes.txt"), "notes\n").unwrap();
     let cmd = r#"{"command":"echo run >> runs.txt; if [ ! -e started ]; then touch started; sleep 30; fi"}"#;
     let srv = ScriptedServer::start(vec![
@@ -549,7 +513,7 @@ fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call()
 
 #[test]
 fn compact_command_replaces_the_transcript() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::text("one"),
         Reply::text("two"),
@@ -584,7 +548,7 @@ fn compact_command_replaces_the_transcript() {
 
 #[test]
 fn a_silent_server_times_out_and_the_partial_reply_is_kept() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     std::fs::write(
         env.home.join("config.toml"),
         "[provider]\nidle_timeout_secs = 0.4\nmax_retries = 0\n",
@@ -617,7 +581,7 @@ fn a_silent_server_times_out_and_the_partial_reply_is_kept() {
 
 #[test]
 fn a_second_process_is_told_which_pid_runs_the_session() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::text("first"),
         Stream::text("slow second")
@@ -647,7 +611,7 @@ fn a_second_process_is_told_which_pid_runs_the_session() {
 
 #[test]
 fn an_unavailable_sandbox_is_announced_and_commands_ask() {
-    let env = Env::new("[sandbox]\nsimulate_unavailable = true\n");
+    let env = Env::new(KEY, "[sandbox]\nsimulate_unavailable = true\n");
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("s1", "run_command", r#"{"command":"touch made.txt"}"#)]),
         Reply::text("ok"),
@@ -666,7 +630,7 @@ fn an_unavailable_sandbox_is_announced_and_commands_ask() {
 
 #[test]
 fn sigint_during_a_command_kills_it_and_records_the_cancel() {
-    let env = Env::new("[sandbox]\nmode = \"off\"\n");
+    let env = Env::new(KEY, "[sandbox]\nmode = \"off\"\n");
     let srv = ScriptedServer::start(vec![Reply::tool_calls(&[
         (
             "s1",
@@ -717,7 +681,7 @@ fn sigint_during_a_command_kills_it_and_records_the_cancel() {
 
 #[test]
 fn json_events_escape_c1_and_bidi_losslessly() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let hostile = "a\u{9b}31mb\u{202e}c\u{7f}d";
     let srv = ScriptedServer::start(vec![Reply::text(hostile)]).unwrap();
     let o = env.run(&srv, &["run", "--json", "say it"]);
@@ -740,7 +704,7 @@ fn json_events_escape_c1_and_bidi_losslessly() {
 
 #[test]
 fn a_clean_close_mid_reply_is_a_cut_stored_incomplete_and_continuing_asks_again() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     // The body ends properly (chunked terminator) but with no finish_reason and no [DONE]:
     // what proxies and load balancers do on a timeout.
     let half = || {
@@ -797,7 +761,7 @@ fn a_clean_close_mid_reply_is_a_cut_stored_incomplete_and_continuing_asks_again(
 
 #[test]
 fn retries_are_shown_on_stderr_and_as_json_warnings() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::rate_limited(1),
         Reply::error(500, "boom"),
@@ -881,7 +845,7 @@ fn everything_under_the_home_is_private_whatever_the_umask() {
 
 #[test]
 fn continuing_a_finished_plan_run_says_nothing_was_run() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let plan = r#"{"steps":[{"id":"a","title":"say hi"}]}"#;
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("p1", "update_plan", plan)]),
@@ -904,7 +868,7 @@ fn continuing_a_finished_plan_run_says_nothing_was_run() {
 
 #[test]
 fn after_compact_the_summary_is_not_later_than_the_tail_and_its_headings_nest() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::text("one"),
         Reply::text("two"),
@@ -952,7 +916,7 @@ fn after_compact_the_summary_is_not_later_than_the_tail_and_its_headings_nest() 
 /// `--list --json` and `show`, while a live one stays `running`; resuming it clears that.
 #[test]
 fn a_killed_run_is_listed_as_interrupted() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Stream::new()
             .role()

@@ -6,7 +6,7 @@ use crate::support::agent::{Env, drive};
 use crate::support::finish;
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use neocode::runtime::agent::{Agent, FinishReason, PlanRequest, Target, TurnCommand, TurnEvent};
@@ -16,21 +16,6 @@ use neocode::session::{Role, RuntimeLimits, Status, StepFailure, StepStatus, Ste
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-plan-test-KEY-31c7e0";
-
-impl Env {
-    fn cmd(&self, srv: &ScriptedServer, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_neocode"));
-        c.args(args)
-            .current_dir(&self.workdir)
-            .env("NEOCODE_HOME", &self.home)
-            .env_remove("OPENAI_API_KEY")
-            .env("NEOCODE_BASE_URL", srv.base_url())
-            .env("NEOCODE_MODEL", "test-model")
-            .env("NEOCODE_API_KEY", KEY)
-            .stdin(Stdio::null());
-        c
-    }
-}
 
 /// The diamond: a; then b, c, d (each after a); then e (after b, c and d).
 fn diamond() -> Value {
@@ -559,7 +544,7 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
     // step's second call, must not be made.
     let out = env
         .cmd(
-            &srv,
+            Some(&srv),
             &[
                 "run",
                 "--plan",
@@ -608,7 +593,7 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
     .unwrap();
     let out = env
         .cmd(
-            &srv2,
+            Some(&srv2),
             &["run", "--resume", &id, "--width", "3", "--max-turns", "20"],
         )
         .output()
@@ -824,7 +809,7 @@ fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
     ]);
     let mut child = env
         .cmd(
-            &srv,
+            Some(&srv),
             &["run", "--plan", "--yes", "--json", "make a printer"],
         )
         .stdout(Stdio::piped())
@@ -863,7 +848,7 @@ fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
         Reply::text("RESULT-e"),
     ])
     .unwrap();
-    let out = env.cmd(&srv2, &["run", "--resume", &id]).output().unwrap();
+    let out = env.cmd(Some(&srv2), &["run", "--resume", &id]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("at least once"), "{stderr}");
@@ -889,7 +874,7 @@ fn run_plan_without_a_terminal_asks_for_yes_and_runs_nothing() {
     let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(draft(&diamond())).unwrap();
     let out = env
-        .cmd(&srv, &["run", "--plan", "a goal"])
+        .cmd(Some(&srv), &["run", "--plan", "a goal"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -1044,7 +1029,7 @@ fn run_plan_json_reports_the_plan_and_every_step() {
     let srv = ScriptedServer::start(draft(&two)).unwrap();
     srv.push([Reply::text("RESULT-a"), Reply::text("FAILED: no way")]);
     let out = env
-        .cmd(&srv, &["run", "--plan", "--yes", "--json", "two steps"])
+        .cmd(Some(&srv), &["run", "--plan", "--yes", "--json", "two steps"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -1072,7 +1057,7 @@ fn run_plan_json_reports_the_plan_and_every_step() {
 
     // Plan-run flags without a plan run are refused with one line.
     let out = env
-        .cmd(&srv, &["run", "--width", "2", "hello"])
+        .cmd(Some(&srv), &["run", "--width", "2", "hello"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

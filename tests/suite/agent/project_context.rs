@@ -2,7 +2,7 @@
 //! server on 127.0.0.1, the real store, and `neocode show` in a separate process. What the
 //! model server receives is the proof that instructions and skills reached the model.
 
-use crate::support::agent::{Env, drive, watch};
+use crate::support::agent::{Env, drive, tool_message, watch};
 use crate::support::finish;
 
 use neocode::runtime::agent::{Agent, FinishReason, Target, TurnEvent};
@@ -189,13 +189,7 @@ fn a_skill_activated_by_the_model_survives_resume_and_fork() {
     assert!(tools.contains(&"skill"), "{tools:?}");
     // The activation loaded the body through the tool result.
     let req2 = srv.requests()[2].json();
-    let tool_msg = req2["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap()
-        .clone();
+    let tool_msg = tool_message(&req2).clone();
     let body = tool_msg["content"].as_str().unwrap();
     assert!(body.contains("Run `make deploy-staging`"), "{body}");
     assert!(body.contains("- check.sh"), "{body}");
@@ -358,15 +352,9 @@ fn neocode_run_in_two_processes_keeps_the_active_skill() {
     ])
     .unwrap();
     let run = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
-            .arg("run")
+        let out = env
+            .cmd(Some(&srv), &["run"])
             .args(args)
-            .env("NEOCODE_HOME", &env.home)
-            .env("NEOCODE_BASE_URL", srv.base_url())
-            .env("NEOCODE_MODEL", "test-model")
-            .env("NEOCODE_API_KEY", "sk-test")
-            .current_dir(&env.workdir)
-            .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
         assert!(
