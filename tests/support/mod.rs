@@ -18,6 +18,7 @@ use std::process::Command;
 use neocode::runtime::Location;
 use neocode::session::{Store, WorkspacePaths};
 use neocode::runtime::agent::{FinishReason, TurnEvent};
+use neocode::runtime::scripted::{RecordedRequest, ScriptedServer};
 
 /// Extensions of the one [`Env`] for the store, crash and command-line harnesses.
 impl Env {
@@ -139,4 +140,22 @@ pub fn finish(evs: &[TurnEvent]) -> FinishReason {
         Some(TurnEvent::Finished { reason, .. }) => reason.clone(),
         other => panic!("last event {other:?}"),
     }
+}
+
+/// The step a recorded request was made for (`None` for the drafting conversation).
+fn step_of(r: &RecordedRequest) -> Option<String> {
+    let body = r.json();
+    let first_user = body["messages"]
+        .as_array()?
+        .iter()
+        .find(|m| m["role"] == "user")?["content"]
+        .as_str()?
+        .to_string();
+    let rest = first_user.strip_prefix("Your step: ")?;
+    Some(rest.split(' ').next()?.to_string())
+}
+
+/// The steps of a plan run, in the order their requests reached the scripted model.
+pub fn steps_requested(srv: &ScriptedServer) -> Vec<String> {
+    srv.requests().iter().filter_map(step_of).collect()
 }

@@ -3,7 +3,7 @@
 //! step a request was for is named in its prompt) and from the store.
 
 use crate::support::agent::{Env, drive};
-use crate::support::finish;
+use crate::support::{finish, steps_requested};
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use neocode::runtime::agent::{Agent, FinishReason, PlanRequest, Target, TurnCommand, TurnEvent};
 use neocode::runtime::config::{Overrides, Settings};
-use neocode::runtime::scripted::{RecordedRequest, Reply, ScriptedServer, Stream};
+use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
 use neocode::session::{Role, RuntimeLimits, Status, StepFailure, StepStatus, StepUpdate};
 use serde_json::{Value, json};
 
@@ -52,23 +52,6 @@ fn goal(g: &str) -> PlanRequest {
         approved: true,
         ..PlanRequest::default()
     }
-}
-
-/// The step a recorded request was made for (`None` for the drafting conversation).
-fn step_of(r: &RecordedRequest) -> Option<String> {
-    let body = r.json();
-    let first_user = body["messages"]
-        .as_array()?
-        .iter()
-        .find(|m| m["role"] == "user")?["content"]
-        .as_str()?
-        .to_string();
-    let rest = first_user.strip_prefix("Your step: ")?;
-    Some(rest.split(' ').next()?.to_string())
-}
-
-fn steps_requested(srv: &ScriptedServer) -> Vec<String> {
-    srv.requests().iter().filter_map(step_of).collect()
 }
 
 /// How many conversations (attempts) a plan run kept for one step.

@@ -7,6 +7,7 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use crate::support::agent::Env;
+use crate::support::steps_requested;
 use crate::support::tui::options;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
@@ -453,23 +454,6 @@ fn plan_alone_resumes_a_cancelled_plan_run_without_asking_again() {
     let p = h.rt.plan_progress(&h.id).unwrap();
     assert_eq!(p.status("a"), StepStatus::Completed, "{p:?}");
     assert_eq!(p.status("b"), StepStatus::Completed, "{p:?}");
-}
-
-/// The step a recorded request was made for (`None` for the drafting conversation).
-fn step_of(r: &neocode::runtime::scripted::RecordedRequest) -> Option<String> {
-    let body = r.json();
-    let first_user = body["messages"]
-        .as_array()?
-        .iter()
-        .find(|m| m["role"] == "user")?["content"]
-        .as_str()?
-        .to_string();
-    let rest = first_user.strip_prefix("Your step: ")?;
-    Some(rest.split(' ').next()?.to_string())
-}
-
-fn steps_requested(srv: &ScriptedServer) -> Vec<String> {
-    srv.requests().iter().filter_map(step_of).collect()
 }
 
 #[test]
