@@ -4,7 +4,7 @@
 //! lines, approvals and cancel. The real binary with the real agent is `tests/bridge.rs`.
 
 use crate::support::Env;
-use crate::support::bridge::{PLAIN_TURN, WARNED_TURN, session_id};
+use crate::support::bridge::{PLAIN_TURN, WARNED_TURN, find, next, session_id, until};
 
 use std::io::{Read, Write};
 use std::sync::Arc;
@@ -251,22 +251,12 @@ impl Live {
     }
 
     fn next(&self) -> Value {
-        self.output
-            .recv_timeout(Duration::from_secs(20))
-            .expect("an event within 20 s")
+        next(&self.output)
     }
 
     /// Events up to and including the next one of type `ty`.
     fn until(&self, ty: &str) -> Vec<Value> {
-        let mut out = Vec::new();
-        loop {
-            let v = self.next();
-            let done = v["type"] == ty;
-            out.push(v);
-            if done {
-                return out;
-            }
-        }
+        until(&self.output, ty)
     }
 
     /// Closes stdin and collects everything until the process ends.
@@ -279,13 +269,6 @@ impl Live {
 
 fn types(events: &[Value]) -> Vec<&str> {
     events.iter().map(|e| e["type"].as_str().unwrap()).collect()
-}
-
-fn find<'a>(events: &'a [Value], ty: &str) -> &'a Value {
-    events
-        .iter()
-        .find(|e| e["type"] == ty)
-        .unwrap_or_else(|| panic!("no {ty} in {events:#?}"))
 }
 
 fn user(t: &str) -> Value {

@@ -5,7 +5,7 @@
 #[path = "../../../examples/bridge_client.rs"]
 mod client;
 
-use crate::support::bridge::{PLAIN_TURN, WARNED_TURN, session_id};
+use crate::support::bridge::{PLAIN_TURN, WARNED_TURN, find, session_id, until};
 use crate::support::{self, pty};
 
 use std::io::{BufRead, BufReader, Write};
@@ -143,22 +143,8 @@ impl Bridge {
         w.flush().unwrap();
     }
 
-    fn next(&self) -> Value {
-        self.events
-            .recv_timeout(Duration::from_secs(30))
-            .expect("an event within 30 s")
-    }
-
     fn until(&self, ty: &str) -> Vec<Value> {
-        let mut out = Vec::new();
-        loop {
-            let v = self.next();
-            let done = v["type"] == ty;
-            out.push(v);
-            if done {
-                return out;
-            }
-        }
+        until(&self.events, ty)
     }
 
     fn close(mut self) -> Vec<Value> {
@@ -179,13 +165,6 @@ fn types(events: &[Value]) -> Vec<&str> {
     let mut out: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     out.dedup_by(|a, b| *a == "text_delta" && *b == "text_delta");
     out
-}
-
-fn find<'a>(events: &'a [Value], ty: &str) -> &'a Value {
-    events
-        .iter()
-        .find(|e| e["type"] == ty)
-        .unwrap_or_else(|| panic!("no {ty} in {events:#?}"))
 }
 
 /// The text of the `text_delta`s among `events`.
