@@ -1,4 +1,5 @@
-//! The real binary in a pseudo-terminal: spawn, type, read the screen (vt100), wait for exit.
+//! The real binary in a pseudo-terminal: run to the end with input typed ([`run_typed`]), or
+//! spawn, type, read the screen (vt100), wait for exit ([`Pty`]).
 
 use std::io::{Read, Write};
 use std::num::NonZeroU16;
@@ -6,7 +7,37 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
+use portable_pty::{Child, CommandBuilder, ExitStatus, MasterPty, PtySize, native_pty_system};
+
+/// Runs `cmd` to its end on a `rows` x `cols` pty with `input` already typed; its exit status
+/// and everything it wrote.
+pub fn run_typed(cmd: CommandBuilder, input: &str, rows: u16, cols: u16) -> (ExitStatus, String) {
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows,
+            cols,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let mut child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let mut writer = pair.master.take_writer().unwrap();
+    writer.write_all(input.as_bytes()).unwrap();
+    writer.flush().unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) | Err(_) => break, // EIO once the child is gone and the buffer is drained
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+        }
+    }
+    let status = child.wait().unwrap();
+    drop(writer);
+    (status, String::from_utf8_lossy(&out).into_owned())
+}
 
 /// A running `neocode` in a pty of a fixed size.
 pub struct Pty {

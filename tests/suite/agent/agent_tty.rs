@@ -1,23 +1,13 @@
 //! `neocode run` asking on a real terminal (pseudo-terminal): yes / no / always, and
 //! "always" surviving a restart of the process.
 
-use std::io::{Read, Write};
-
-use crate::support::Env;
+use crate::support::{Env, pty};
 
 use neocode::runtime::scripted::{Reply, ScriptedServer};
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use portable_pty::CommandBuilder;
 
 /// Runs `neocode run` on a pty with `input` already typed; returns (exit code, output).
 fn on_tty(env: &Env, srv: &ScriptedServer, args: &[&str], input: &str) -> (u32, String) {
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: 40,
-            cols: 120,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
     let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_neocode"));
     cmd.env("NEOCODE_HOME", &env.home);
     cmd.env("NEOCODE_BASE_URL", srv.base_url());
@@ -27,26 +17,8 @@ fn on_tty(env: &Env, srv: &ScriptedServer, args: &[&str], input: &str) -> (u32, 
     cmd.cwd(&env.workdir);
     cmd.arg("run");
     cmd.args(args);
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let mut writer = pair.master.take_writer().unwrap();
-    writer.write_all(input.as_bytes()).unwrap();
-    writer.flush().unwrap();
-    let mut out = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        match reader.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-        }
-    }
-    let status = child.wait().unwrap();
-    drop(writer);
-    (
-        status.exit_code(),
-        String::from_utf8_lossy(&out).into_owned(),
-    )
+    let (status, out) = pty::run_typed(cmd, input, 40, 120);
+    (status.exit_code(), out)
 }
 
 #[test]
