@@ -4,8 +4,8 @@
 //! cancel, a second Ctrl-C quitting, slash commands).
 
 use crate::support::Env;
-use crate::support::tui::options;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crate::support::tui::{Keys, options};
+use crossterm::event::{KeyCode, KeyModifiers};
 use neocode::runtime::agent::{Agent, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest};
 use neocode::runtime::config::{ApprovalPolicy, Overrides, Settings};
 use neocode::runtime::scripted::{Reply, ScriptedServer};
@@ -82,36 +82,6 @@ impl H {
         me
     }
 
-    fn run(&mut self, effects: Vec<Effect>) {
-        let t = run_inline(&mut self.app, &self.rt, effects);
-        self.turns.extend(t);
-    }
-
-    fn key_mod(&mut self, code: KeyCode, m: KeyModifiers) {
-        let e = self.app.on_key(KeyEvent::new(code, m));
-        self.run(e);
-    }
-
-    fn key(&mut self, code: KeyCode) {
-        self.key_mod(code, KeyModifiers::NONE);
-    }
-
-    fn chars(&mut self, s: &str) {
-        for c in s.chars() {
-            self.key(KeyCode::Char(c));
-        }
-    }
-
-    /// A deliberate one-key answer to a waiting card: a pause before the key, none after.
-    fn answer(&mut self, c: char) {
-        let t = self.app.now_ms + neocode::tui::app::ANSWER_BEFORE_MS;
-        let e = self.app.on_clock(t);
-        self.run(e);
-        self.key(KeyCode::Char(c));
-        let e = self.app.on_clock(t + neocode::tui::app::ANSWER_AFTER_MS);
-        self.run(e);
-    }
-
     fn ev(&mut self, e: TurnEvent) {
         let effects = self.app.on_turn(e);
         self.run(effects);
@@ -184,6 +154,17 @@ fn approval(h: &mut H, id: &str, name: &str, summary: &str, reason: &str) {
 fn asked(h: &mut H, id: &str, name: &str, args: &str, kind: ToolKind, summary: &str, reason: &str) {
     tool(h, id, name, args, kind, summary);
     approval(h, id, name, summary, reason);
+}
+
+impl Keys for H {
+    fn app(&mut self) -> &mut App {
+        &mut self.app
+    }
+
+    fn run(&mut self, effects: Vec<Effect>) {
+        let t = run_inline(&mut self.app, &self.rt, effects);
+        self.turns.extend(t);
+    }
 }
 
 #[test]

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use crate::support::agent::Env;
 use crate::support::steps_requested;
-use crate::support::tui::options;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crate::support::tui::{Keys, options};
+use crossterm::event::KeyCode;
 use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use neocode::runtime::config::ApprovalPolicy;
 use neocode::runtime::scripted::{Reply, ScriptedServer};
@@ -88,37 +88,6 @@ impl H {
         h
     }
 
-    /// Storage jobs inline; turn effects to the real link.
-    fn run(&mut self, effects: Vec<Effect>) {
-        for t in run_inline(&mut self.app, &self.rt, effects) {
-            self.asked.push(t.clone());
-            if let Err(why) = self.link.dispatch(&t) {
-                self.app.turn_refused(&t, &why);
-            }
-        }
-    }
-
-    fn key(&mut self, code: KeyCode) {
-        let e = self.app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
-        self.run(e);
-    }
-
-    fn chars(&mut self, s: &str) {
-        for c in s.chars() {
-            self.key(KeyCode::Char(c));
-        }
-    }
-
-    /// A deliberate one-key answer to a waiting card: a pause before the key, none after.
-    fn answer(&mut self, c: char) {
-        let t = self.app.now_ms + neocode::tui::app::ANSWER_BEFORE_MS;
-        let e = self.app.on_clock(t);
-        self.run(e);
-        self.key(KeyCode::Char(c));
-        let e = self.app.on_clock(t + neocode::tui::app::ANSWER_AFTER_MS);
-        self.run(e);
-    }
-
     /// Feeds the agent's events to the app until `done` holds after one of them.
     fn pump(&mut self, what: &str, done: impl Fn(&App, &TurnEvent) -> bool) {
         let until = Instant::now() + Duration::from_secs(30);
@@ -186,6 +155,22 @@ fn plan_run(
         approval: ApprovalPolicy::Ask,
         width,
         retry_failed,
+    }
+}
+
+impl Keys for H {
+    fn app(&mut self) -> &mut App {
+        &mut self.app
+    }
+
+    /// Storage jobs inline; turn effects to the real link.
+    fn run(&mut self, effects: Vec<Effect>) {
+        for t in run_inline(&mut self.app, &self.rt, effects) {
+            self.asked.push(t.clone());
+            if let Err(why) = self.link.dispatch(&t) {
+                self.app.turn_refused(&t, &why);
+            }
+        }
     }
 }
 

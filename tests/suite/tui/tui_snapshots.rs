@@ -6,7 +6,7 @@
 use crate::support::Env;
 use std::path::PathBuf;
 
-use crate::support::tui::options;
+use crate::support::tui::{Keys, options};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use neocode::runtime::{Location, Sessions};
 use neocode::session::{
@@ -59,26 +59,6 @@ impl H {
         };
         h.run(jobs);
         h
-    }
-
-    /// Runs jobs (and the jobs their answers cause) to completion, like the worker would.
-    fn run(&mut self, effects: Vec<Effect>) {
-        run_inline(&mut self.app, &self.rt, effects);
-    }
-
-    fn key(&mut self, code: KeyCode) {
-        self.key_mod(code, KeyModifiers::NONE);
-    }
-
-    fn key_mod(&mut self, code: KeyCode, m: KeyModifiers) {
-        let jobs = self.app.on_key(KeyEvent::new(code, m));
-        self.run(jobs);
-    }
-
-    fn chars(&mut self, s: &str) {
-        for c in s.chars() {
-            self.key(KeyCode::Char(c));
-        }
     }
 
     fn buffer(&self) -> ratatui::buffer::Buffer {
@@ -136,6 +116,17 @@ fn user_says(rt: &Sessions, id: &str, text: &str) {
 fn numbered(rt: &Sessions, n: usize) {
     for i in 0..n {
         titled(rt, &format!("session {i:03}"));
+    }
+}
+
+impl Keys for H {
+    fn app(&mut self) -> &mut App {
+        &mut self.app
+    }
+
+    /// Runs jobs (and the jobs their answers cause) to completion, like the worker would.
+    fn run(&mut self, effects: Vec<Effect>) {
+        run_inline(&mut self.app, &self.rt, effects);
     }
 }
 
