@@ -45,6 +45,12 @@ pub trait Keys {
         }
     }
 
+    /// Types `s` and Enter (a message, or a slash command).
+    fn submit(&mut self, s: &str) {
+        self.chars(s);
+        self.key(KeyCode::Enter);
+    }
+
     /// A deliberate one-key answer to a waiting card: a pause before the key, none after.
     fn answer(&mut self, c: char) {
         let t = self.app().now_ms + ANSWER_BEFORE_MS;

@@ -1,6 +1,7 @@
 //! End-to-end tests of the real binary: `--list`, id resolution, help, version, completions.
 
 use crate::support::cli::*;
+use crate::support::integrity_ok;
 use assert_cmd::Command;
 use neocode::session::NewSession;
 
@@ -531,23 +532,12 @@ fn a_damaged_database_stops_writes_and_doctor_recovers_it() {
     );
     drop(lease);
 
-    let out = ws.cmd().args(["doctor", "--recover"]).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = ok_stdout(ws.cmd().args(["doctor", "--recover"]));
     assert!(
         stdout.contains("RECOVERED") && stdout.contains("30 sessions"),
         "{stdout}"
     );
-    let c = rusqlite::Connection::open(&db).unwrap();
-    let check: String = c
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
-    drop(c);
+    assert_eq!(integrity_ok(&db), "ok");
     let kept: Vec<String> = std::fs::read_dir(db.parent().unwrap())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -602,22 +592,13 @@ fn doctor_salvages_row_by_row_when_a_table_page_is_damaged() {
 
     let out = ws.cmd().arg("doctor").output().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    let out = ws.cmd().args(["doctor", "--recover"]).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = ok_stdout(ws.cmd().args(["doctor", "--recover"]));
     assert!(
         stdout.contains("salvaged row by row") && stdout.contains("20 sessions"),
         "{stdout}"
     );
+    assert_eq!(integrity_ok(&db), "ok");
     let c = rusqlite::Connection::open(&db).unwrap();
-    let check: String = c
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
     let after: i64 = c
         .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
         .unwrap();

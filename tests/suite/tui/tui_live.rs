@@ -98,8 +98,7 @@ impl H {
 
     /// Sends a message and plays `Started`.
     fn send(&mut self, text: &str) {
-        self.chars(text);
-        self.key(KeyCode::Enter);
+        self.submit(text);
         let start = self.turns.pop().expect("a turn effect");
         assert_eq!(
             start,
@@ -194,8 +193,7 @@ fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
     );
     insta::assert_snapshot!("live_streaming", s);
     // Typing goes on, sending waits for the turn.
-    h.chars("next");
-    h.key(KeyCode::Enter);
+    h.submit("next");
     assert!(h.turns.is_empty(), "{:?}", h.turns);
     assert!(h.screen().contains("A turn is running"));
 }
@@ -270,8 +268,7 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
     );
     h.answer('r');
     assert!(matches!(h.app.overlay, Overlay::DenyReason { .. }));
-    h.chars("too slow to rebuild");
-    h.key(KeyCode::Enter);
+    h.submit("too slow to rebuild");
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::Command(TurnCommand::Deny {
@@ -439,23 +436,19 @@ fn slash_commands_complete_and_act() {
     assert!(h.screen().contains("/approve"), "{}", h.screen());
     h.key(KeyCode::Tab);
     assert_eq!(h.app.conv.composer.text(), "/approve ");
-    h.chars("auto-edit");
-    h.key(KeyCode::Enter);
+    h.submit("auto-edit");
     assert_eq!(h.app.approval(), ApprovalPolicy::AutoEdit);
     assert!(h.screen().contains("approve auto-edit"), "{}", h.screen());
-    h.chars("/rename Renamed live");
-    h.key(KeyCode::Enter);
+    h.submit("/rename Renamed live");
     assert_eq!(h.rt.header(&h.id).unwrap().title, "Renamed live");
-    h.chars("/compact");
-    h.key(KeyCode::Enter);
+    h.submit("/compact");
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::Compact {
             session_id: h.id.clone()
         })
     );
-    h.chars("/model other-model");
-    h.key(KeyCode::Enter);
+    h.submit("/model other-model");
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::Model {
@@ -465,11 +458,9 @@ fn slash_commands_complete_and_act() {
     );
     // The status line names the model the next request uses at once.
     assert!(h.screen().contains("other-model ░"), "{}", h.screen());
-    h.chars("/limits");
-    h.key(KeyCode::Enter);
+    h.submit("/limits");
     assert!(h.screen().contains("budgets") || h.screen().contains("Budgets"));
-    h.chars("/approve network");
-    h.key(KeyCode::Enter);
+    h.submit("/approve network");
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::AllowNetwork {
@@ -487,8 +478,7 @@ fn slash_commands_complete_and_act() {
         result: Ok("Network allowed for this session's commands".into()),
     });
     assert!(h.screen().contains("Network allowed"), "{}", h.screen());
-    h.chars("/skill");
-    h.key(KeyCode::Enter);
+    h.submit("/skill");
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::Skill {
@@ -496,8 +486,7 @@ fn slash_commands_complete_and_act() {
             name: None
         })
     );
-    h.chars("/skill deploy");
-    h.key(KeyCode::Enter);
+    h.submit("/skill deploy");
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::Skill {
@@ -505,15 +494,13 @@ fn slash_commands_complete_and_act() {
             name: Some("deploy".into())
         })
     );
-    h.chars("/bogus");
-    h.key(KeyCode::Enter);
+    h.submit("/bogus");
     assert!(
         h.screen().contains("Unknown command /bogus"),
         "{}",
         h.screen()
     );
-    h.chars("/help");
-    h.key(KeyCode::Enter);
+    h.submit("/help");
     assert!(matches!(h.app.overlay, Overlay::Help(_)));
 }
 
@@ -521,8 +508,7 @@ fn slash_commands_complete_and_act() {
 fn no_provider_disables_sending_with_the_reason() {
     let mut h = H::new();
     h.app.conv.agent = AgentInfo::default();
-    h.chars("hello");
-    h.key(KeyCode::Enter);
+    h.submit("hello");
     assert!(h.turns.is_empty());
     assert_eq!(h.app.conv.composer.text(), "hello", "the text stays");
     let s = h.screen();
@@ -578,8 +564,7 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
         screen.contains("not taking keys: the interrupted calls above have them"),
         "{screen}"
     );
-    h.chars("hey");
-    h.key(KeyCode::Enter);
+    h.submit("hey");
     assert_eq!(h.app.conv.composer.text(), "");
     assert!(h.turns.is_empty(), "{:?}", h.turns);
     // Mark interrupted: a "not run" result is stored, nothing offers any more.
@@ -597,15 +582,13 @@ fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_i
     // A real PNG header is enough: the store keeps bytes, the model gets them base64.
     let png = h.env.tmp.path().join("shot.png");
     std::fs::write(&png, b"\x89PNG\r\n\x1a\n0000").unwrap();
-    h.chars(&format!("/attach {}", png.display()));
-    h.key(KeyCode::Enter);
+    h.submit(&format!("/attach {}", png.display()));
     assert!(h.screen().contains("1 image attached"), "{}", h.screen());
     // A pasted path of an image attaches it too.
     let effects = h.app.on_paste(&format!("'{}'", png.display()));
     h.run(effects);
     assert_eq!(h.app.conv.attachments.len(), 2);
-    h.chars("What is in these?");
-    h.key(KeyCode::Enter);
+    h.submit("What is in these?");
     // The turn starts with the message and its images.
     assert_eq!(
         h.turns.pop(),
@@ -671,8 +654,7 @@ fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_i
     }
     assert!(h.screen().contains("[image "), "{}", h.screen());
     // Not an image: refused in words.
-    h.chars("/attach notes.txt");
-    h.key(KeyCode::Enter);
+    h.submit("/attach notes.txt");
     assert!(h.screen().contains("is not an image"), "{}", h.screen());
 }
 
@@ -895,8 +877,7 @@ fn a_key_as_the_card_appears_and_typing_into_it_do_not_answer() {
 fn typing_never_answers_a_proposed_plan() {
     use neocode::session::{Plan, Step};
     let mut h = H::new();
-    h.chars("/plan do it");
-    h.key(KeyCode::Enter);
+    h.submit("/plan do it");
     h.turns.clear();
     let id = h.id.clone();
     h.ev(TurnEvent::Started { session_id: id });
@@ -1008,8 +989,7 @@ fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
     assert!(s.contains("⊘ run_command  sleep 30  · cancelled"), "{s}");
     assert!(!s.contains("· done"), "{s}");
     // /compact: the cancelled turn is not drawn again below the summary.
-    h.chars("/compact");
-    h.key(KeyCode::Enter);
+    h.submit("/compact");
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::Compact {

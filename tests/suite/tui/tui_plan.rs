@@ -177,8 +177,7 @@ impl Keys for H {
 #[test]
 fn plan_goal_proposes_the_plan_in_a_dialog_and_y_runs_every_step() {
     let mut h = H::new(replies_for_plan());
-    h.chars("/plan make a pretty printer");
-    h.key(KeyCode::Enter);
+    h.submit("/plan make a pretty printer");
     assert_eq!(
         h.asked.first(),
         Some(&plan_run(
@@ -253,13 +252,11 @@ fn plan_goal_proposes_the_plan_in_a_dialog_and_y_runs_every_step() {
 #[test]
 fn d_drops_steps_and_the_plan_is_proposed_again_n_rejects_it() {
     let mut h = H::new(replies_for_plan());
-    h.chars("/plan make a pretty printer");
-    h.key(KeyCode::Enter);
+    h.submit("/plan make a pretty printer");
     h.pump("plan proposal", proposed);
     h.answer('d');
     assert!(h.screen().contains("Drop steps (ids):"));
-    h.chars("c");
-    h.key(KeyCode::Enter);
+    h.submit("c");
     assert_eq!(
         h.asked.last(),
         Some(&TurnEffect::Command(TurnCommand::EditPlan {
@@ -306,8 +303,7 @@ fn a_steps_tool_call_asks_in_the_live_cell_and_y_approves_it_on_the_plan_run() {
         )]),
         Reply::text("RESULT-a: wrote note.txt"),
     ]);
-    h.chars("/plan write a note");
-    h.key(KeyCode::Enter);
+    h.submit("/plan write a note");
     h.pump("plan proposal", proposed);
     h.answer('y');
     h.pump("the step's approval question", |_, e| {
@@ -348,10 +344,8 @@ fn a_steps_tool_call_asks_in_the_live_cell_and_y_approves_it_on_the_plan_run() {
 #[test]
 fn plan_in_a_new_session_being_written_starts_it_there() {
     let mut h = H::new(replies_for_plan());
-    h.chars("/new");
-    h.key(KeyCode::Enter);
-    h.chars("/plan make a pretty printer");
-    h.key(KeyCode::Enter);
+    h.submit("/new");
+    h.submit("/plan make a pretty printer");
     assert_eq!(
         h.asked.last(),
         Some(&plan_run(None, Some("make a pretty printer"), 1, false))
@@ -378,8 +372,7 @@ fn plan_in_a_new_session_being_written_starts_it_there() {
 #[test]
 fn plan_without_a_goal_and_no_plan_to_resume_says_what_it_needs() {
     let mut h = H::new(Vec::new());
-    h.chars("/plan");
-    h.key(KeyCode::Enter);
+    h.submit("/plan");
     assert!(h.asked.is_empty(), "{:?}", h.asked);
     let s = h.screen();
     assert!(s.contains("/plan needs a goal"), "{s}");
@@ -398,8 +391,7 @@ fn plan_alone_resumes_a_cancelled_plan_run_without_asking_again() {
         Reply::text("RESULT-a: done"),
         Reply::text("RESULT-b: checked"),
     ]);
-    h.chars("/plan write a note");
-    h.key(KeyCode::Enter);
+    h.submit("/plan write a note");
     h.pump("plan proposal", proposed);
     h.answer('y');
     h.pump("the step's approval question", |_, e| {
@@ -421,8 +413,7 @@ fn plan_alone_resumes_a_cancelled_plan_run_without_asking_again() {
         std::thread::sleep(Duration::from_millis(10));
     }
 
-    h.chars("/plan");
-    h.key(KeyCode::Enter);
+    h.submit("/plan");
     assert_eq!(h.asked.last(), Some(&plan_run(Some(&h.id), None, 1, false)));
     h.pump("the end of the resumed run", finished);
     assert!(
@@ -459,8 +450,7 @@ fn plan_width_two_runs_two_independent_steps_at_once() {
         slow("RESULT-one"),
         slow("RESULT-two"),
     ]);
-    h.chars("/plan --width 2 print and document");
-    h.key(KeyCode::Enter);
+    h.submit("/plan --width 2 print and document");
     assert_eq!(
         h.asked.first(),
         Some(&plan_run(Some(&h.id), Some("print and document"), 2, false))
@@ -497,8 +487,7 @@ fn plan_retry_failed_reruns_only_the_failed_step() {
     // a, then b fails while c completes.
     script[3] = Reply::text("FAILED: no printer in sight");
     let mut h = H::new(script);
-    h.chars("/plan make a pretty printer");
-    h.key(KeyCode::Enter);
+    h.submit("/plan make a pretty printer");
     h.pump("plan proposal", proposed);
     h.answer('y');
     h.pump("the end of the first run", finished);
@@ -517,8 +506,7 @@ fn plan_retry_failed_reruns_only_the_failed_step() {
     let before = h._srv.request_count();
 
     h._srv.push([Reply::text("RESULT-b: printed after all")]);
-    h.chars("/plan --retry-failed");
-    h.key(KeyCode::Enter);
+    h.submit("/plan --retry-failed");
     assert_eq!(h.asked.last(), Some(&plan_run(Some(&h.id), None, 1, true)));
     h.pump("the end of the retry", finished);
     assert!(matches!(
@@ -558,8 +546,7 @@ fn plan_options_with_bad_values_say_why_in_one_line_and_start_nothing() {
         ("/plan --retry-failed a goal", "leave out the goal"),
         ("/plan --retry-failed", "no unfinished plan run"),
     ] {
-        h.chars(typed);
-        h.key(KeyCode::Enter);
+        h.submit(typed);
         let s = h.screen();
         assert!(s.contains(says), "{typed}: {s}");
     }
@@ -597,8 +584,7 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
         Reply::text("RESULT: done"),
         Reply::text("RESULT: done"),
     ]);
-    h.chars("/plan --width 2 write two files");
-    h.key(KeyCode::Enter);
+    h.submit("/plan --width 2 write two files");
     h.pump("plan proposal", proposed);
     h.answer('y');
     let asks =

@@ -405,8 +405,7 @@ fn new_session_and_export() {
     // Without a provider nothing can be sent, so nothing is created either (tests/suite/tui/tui_live.rs
     // and tests/suite/tui/tui_live_pty.rs send with one).
     h.key(KeyCode::Char('n'));
-    h.chars("Start here");
-    h.key(KeyCode::Enter);
+    h.submit("Start here");
     assert_eq!(h.rt.count().unwrap(), 13);
     assert_eq!(h.app.conv.composer.text(), "Start here");
     assert_eq!(h.app.screen, Screen::Conversation);
@@ -537,8 +536,7 @@ fn the_list_holds_a_window_of_rows_however_far_it_scrolls() {
     let target = format!("session {:04}", n / 2);
     assert!(h.app.browse.list.rows.iter().all(|s| s.title != target));
     h.key(KeyCode::Char('s'));
-    h.chars("narwhal");
-    h.key(KeyCode::Enter);
+    h.submit("narwhal");
     assert_eq!(h.app.browse.list.current().unwrap().title, target);
     let above = n - 1 - n / 2;
     let l = &h.app.browse.list;
@@ -685,8 +683,7 @@ fn search_jump_to_an_unloaded_session_selects_it_in_the_list() {
         "the old session is not loaded yet"
     );
     h.key(KeyCode::Char('s'));
-    h.chars("zeppelin");
-    h.key(KeyCode::Enter);
+    h.submit("zeppelin");
     let detail = h.app.browse.detail.as_ref().unwrap().id.clone();
     let selected = h.app.browse.list.current().unwrap();
     assert_eq!(selected.title, "the oldest one");
@@ -761,15 +758,13 @@ fn deleting_a_fork_parent_keeps_a_valid_selection() {
 fn a_search_jump_clears_a_filter_that_hides_the_session() {
     let mut h = H::new(true, 120, 35);
     h.key(KeyCode::Char('/'));
-    h.chars("zzzz");
-    h.key(KeyCode::Enter);
+    h.submit("zzzz");
     assert!(
         h.app.browse.list.visible.is_empty(),
         "the filter hides everything"
     );
     h.key(KeyCode::Char('s'));
-    h.chars("redis");
-    h.key(KeyCode::Enter);
+    h.submit("redis");
     let shown = h.app.browse.detail.as_ref().unwrap().id.clone();
     assert_eq!(
         h.app.browse.list.current().map(|s| s.id.clone()),
@@ -831,8 +826,7 @@ fn own_writes_are_not_news_but_another_process_writes_are() {
     poll(&mut h); // first sight of the counter
     // This process renames (through the app, as a user would): the app applies it itself.
     h.key(KeyCode::Char('R'));
-    h.chars(" (mine)");
-    h.key(KeyCode::Enter);
+    h.submit(" (mine)");
     assert!(h.screen().contains("(mine)"), "{}", h.screen());
     assert!(poll(&mut h).is_empty(), "own write: nothing to reload");
     // Another process writes: the poll reloads the list.
@@ -1304,8 +1298,7 @@ fn limits_without_budgets_say_used_and_no_limit() {
         h.run(jobs);
         h.key(KeyCode::Enter);
         assert_eq!(h.app.screen, Screen::Conversation);
-        h.chars("/limits");
-        h.key(KeyCode::Enter);
+        h.submit("/limits");
         let s = h.screen();
         h.key(KeyCode::Esc);
         s
