@@ -7,19 +7,26 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use portable_pty::{Child, CommandBuilder, ExitStatus, MasterPty, PtySize, native_pty_system};
+use portable_pty::{
+    Child, CommandBuilder, ExitStatus, MasterPty, PtyPair, PtySize, native_pty_system,
+};
 
-/// Runs `cmd` to its end on a `rows` x `cols` pty with `input` already typed; its exit status
-/// and everything it wrote.
-pub fn run_typed(cmd: CommandBuilder, input: &str, rows: u16, cols: u16) -> (ExitStatus, String) {
-    let pair = native_pty_system()
+/// A pty sized `rows` x `cols` before any program starts in it (a pty starts at 0x0).
+fn open(rows: u16, cols: u16) -> PtyPair {
+    native_pty_system()
         .openpty(PtySize {
             rows,
             cols,
             pixel_width: 0,
             pixel_height: 0,
         })
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs `cmd` to its end on a `rows` x `cols` pty with `input` already typed; its exit status
+/// and everything it wrote.
+pub fn run_typed(cmd: CommandBuilder, input: &str, rows: u16, cols: u16) -> (ExitStatus, String) {
+    let pair = open(rows, cols);
     let mut child = pair.slave.spawn_command(cmd).unwrap();
     drop(pair.slave);
     let mut reader = pair.master.try_clone_reader().unwrap();
@@ -61,14 +68,7 @@ impl Pty {
         rows: u16,
         cols: u16,
     ) -> Pty {
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
+        let pair = open(rows, cols);
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_neocode"));
         cmd.env("NEOCODE_HOME", home);
         cmd.env("TERM", "xterm-256color");
