@@ -648,12 +648,7 @@ fn neocode_run_calls_mcp_tools_and_asks_for_mutating_ones() {
         Reply::text("written"),
     ])
     .unwrap();
-    let run = |args: &[&str]| {
-        env.cmd(Some(&srv), &["run"])
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| env.cmd(Some(&srv), &["run"]).args(args).output().unwrap();
     // No terminal to ask on: the call is denied, naming the flag that allows it.
     let out = run(&["write a note"]);
     let err = String::from_utf8_lossy(&out.stderr);

@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use neocode::runtime::Location;
-use neocode::session::{Store, WorkspacePaths};
 use neocode::runtime::agent::{FinishReason, TurnEvent};
 use neocode::runtime::scripted::{RecordedRequest, ScriptedServer};
+use neocode::session::{Store, WorkspacePaths};
 
 /// Extensions of the one [`Env`] for the store, crash and command-line harnesses.
 impl Env {

@@ -289,7 +289,10 @@ fn a_tool_loop_stops_at_the_default_cap_per_prompt() {
 /// `max_turns_per_prompt`); an explicit flag replaces them for its run.
 #[test]
 fn prompt_caps_are_configurable_and_a_flag_lifts_them() {
-    let env = Env::new(KEY, "[limits]\nmax_tool_calls_per_prompt = 4\nmax_turns_per_prompt = 3\n");
+    let env = Env::new(
+        KEY,
+        "[limits]\nmax_tool_calls_per_prompt = 4\nmax_turns_per_prompt = 3\n",
+    );
     let one = |id: &str| Reply::tool_calls(&[(id, "list_dir", r#"{"path":"."}"#)]);
     let srv = ScriptedServer::start(vec![
         one("t1"),
@@ -470,7 +473,9 @@ fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call()
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for("the command to start", || env.workdir.join("started").exists());
+    wait_for("the command to start", || {
+        env.workdir.join("started").exists()
+    });
     kill(&child, libc::SIGKILL);
     let _ = child.wait_with_output().unwrap();
 
@@ -649,7 +654,9 @@ fn sigint_during_a_command_kills_it_and_records_the_cancel() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for("the command to start", || env.workdir.join("started").exists());
+    wait_for("the command to start", || {
+        env.workdir.join("started").exists()
+    });
     let t = Instant::now();
     kill(&child, libc::SIGINT);
     let o = child.wait_with_output().unwrap();

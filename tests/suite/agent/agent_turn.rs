@@ -263,7 +263,10 @@ fn always_survives_a_restart() {
         !evs.iter()
             .any(|e| matches!(e, TurnEvent::ApprovalNeeded { .. }))
     );
-    assert_eq!(std::fs::read_to_string(env.workdir.join("b.txt")).unwrap(), "2");
+    assert_eq!(
+        std::fs::read_to_string(env.workdir.join("b.txt")).unwrap(),
+        "2"
+    );
 }
 
 #[test]

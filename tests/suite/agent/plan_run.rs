@@ -831,7 +831,10 @@ fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
         Reply::text("RESULT-e"),
     ])
     .unwrap();
-    let out = env.cmd(Some(&srv2), &["run", "--resume", &id]).output().unwrap();
+    let out = env
+        .cmd(Some(&srv2), &["run", "--resume", &id])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("at least once"), "{stderr}");
@@ -1012,7 +1015,10 @@ fn run_plan_json_reports_the_plan_and_every_step() {
     let srv = ScriptedServer::start(draft(&two)).unwrap();
     srv.push([Reply::text("RESULT-a"), Reply::text("FAILED: no way")]);
     let out = env
-        .cmd(Some(&srv), &["run", "--plan", "--yes", "--json", "two steps"])
+        .cmd(
+            Some(&srv),
+            &["run", "--plan", "--yes", "--json", "two steps"],
+        )
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));

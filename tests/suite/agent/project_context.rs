@@ -352,11 +352,7 @@ fn neocode_run_in_two_processes_keeps_the_active_skill() {
     ])
     .unwrap();
     let run = |args: &[&str]| {
-        let out = env
-            .cmd(Some(&srv), &["run"])
-            .args(args)
-            .output()
-            .unwrap();
+        let out = env.cmd(Some(&srv), &["run"]).args(args).output().unwrap();
         assert!(
             out.status.success(),
             "{}\n{}",

@@ -12,12 +12,10 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Duration;
 
 use neocode::bridge::{BridgeOptions, TurnRunner, TurnSpec, serve};
+use neocode::runtime::Sessions;
 use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use neocode::runtime::tools::ToolKind;
-use neocode::runtime::Sessions;
-use neocode::session::{
-    AppendMeta, NewMessage, Role, ToolCall, Usage, conversation_key,
-};
+use neocode::session::{AppendMeta, NewMessage, Role, ToolCall, Usage, conversation_key};
 use serde_json::{Value, json};
 
 /// Stands in for the agent: stores the prompt and a reply the way a turn does, and for

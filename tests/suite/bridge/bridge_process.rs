@@ -626,7 +626,14 @@ fn a_running_tui_shows_a_bridge_session_live() {
         .filter(|(k, _)| k != "NEOCODE_HOME")
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
-    let mut tui = pty::Pty::spawn(env.home.as_path(), env.workdir.as_path(), &[], &envs, 30, 110);
+    let mut tui = pty::Pty::spawn(
+        env.home.as_path(),
+        env.workdir.as_path(),
+        &[],
+        &envs,
+        30,
+        110,
+    );
     tui.wait_for("0 sessions");
     let c = env.client();
     let t = c.turn("Bridge turn shows up in the TUI", false).unwrap();

@@ -129,7 +129,10 @@ fn empty_workspace_says_so_and_creates_nothing() {
     let v = ok_json(ws.cmd().args(["--list", "--json"]));
     assert_eq!(v, serde_json::json!([]));
     assert!(
-        std::fs::read_dir(ws.home.as_path()).unwrap().next().is_none(),
+        std::fs::read_dir(ws.home.as_path())
+            .unwrap()
+            .next()
+            .is_none(),
         "the home must stay empty"
     );
     // Reading commands on a fresh workspace do not create it either.
@@ -138,7 +141,12 @@ fn empty_workspace_says_so_and_creates_nothing() {
     let (code, _, _) = fail(ws.cmd().args(["--resume", "abc"]));
     assert_eq!(code, 2);
     ok_stdout(ws.cmd().args(["search", "anything"]));
-    assert!(std::fs::read_dir(ws.home.as_path()).unwrap().next().is_none());
+    assert!(
+        std::fs::read_dir(ws.home.as_path())
+            .unwrap()
+            .next()
+            .is_none()
+    );
 }
 
 #[test]
@@ -403,7 +411,10 @@ fn the_tui_without_a_terminal_says_what_to_use_and_writes_nothing() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
     assert!(
-        std::fs::read_dir(ws.home.as_path()).unwrap().next().is_none(),
+        std::fs::read_dir(ws.home.as_path())
+            .unwrap()
+            .next()
+            .is_none(),
         "the home was written to"
     );
 }
@@ -522,7 +533,8 @@ fn a_damaged_database_stops_writes_and_doctor_recovers_it() {
     );
 
     // Not while a live process runs a turn there (it would go on writing the damaged file).
-    let lease = neocode::runtime::agent::lease::Lease::acquire(&ws.location().paths.dir, &ids[0]).unwrap();
+    let lease =
+        neocode::runtime::agent::lease::Lease::acquire(&ws.location().paths.dir, &ids[0]).unwrap();
     let out = ws.cmd().args(["doctor", "--recover"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");

@@ -331,7 +331,11 @@ fn delete_needs_yes_off_a_terminal() {
     assert_eq!(code, 2);
     assert!(out.is_empty());
     assert!(err.contains("--yes"), "{err}");
-    assert_eq!(ws.sessions().count().unwrap(), 2, "nothing deleted without --yes");
+    assert_eq!(
+        ws.sessions().count().unwrap(),
+        2,
+        "nothing deleted without --yes"
+    );
     let out = ok_stdout(ws.cmd().args(["delete", &doomed, "--yes"]));
     assert_eq!(out.trim(), format!("deleted {doomed}"));
     let v = ok_json(ws.cmd().args(["--list", "--json"]));

@@ -7,8 +7,8 @@ use crate::support::Env;
 use std::io::Write;
 
 use neocode::runtime::import::{self, SourceTool};
-use neocode::session::file;
 use neocode::session::Role;
+use neocode::session::file;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -8,9 +8,7 @@ use std::path::Path;
 use neocode::runtime::Sessions;
 use neocode::session::file::SessionFile;
 use neocode::session::testing::MIGRATIONS;
-use neocode::session::{
-    AppendMeta, NewMessage, NewSession, Role, SCHEMA_VERSION, Store,
-};
+use neocode::session::{AppendMeta, NewMessage, NewSession, Role, SCHEMA_VERSION, Store};
 use rusqlite::Connection;
 
 /// Sessions on workspace `tmp/<name>` under the env's one home.

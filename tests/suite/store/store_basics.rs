@@ -10,8 +10,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use neocode::runtime::{Decision, SessionRequest, Sessions, dangling_tool_calls};
 use neocode::session::{
     AppendMeta, ListQuery, NewMessage, NewSession, Part, Replacement, Role, SNIPPET_CLOSE,
-    SNIPPET_OPEN, StateUpdate, Status, Store, StoreError, ToolCall, Usage,
-    conversation_key,
+    SNIPPET_OPEN, StateUpdate, Status, Store, StoreError, ToolCall, Usage, conversation_key,
 };
 
 /// A store whose clock moves only when the test moves it (timestamps differ without sleeps).

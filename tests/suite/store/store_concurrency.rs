@@ -118,9 +118,9 @@ fn four_processes_append_to_one_workspace_without_errors_or_gaps() {
         .map(|(session, batch)| {
             Command::new(&writer)
                 .arg("--home")
-                .arg(&home)
+                .arg(home)
                 .arg("--workdir")
-                .arg(&ws)
+                .arg(ws)
                 .args(["--session", session])
                 .args(["--count", &COUNT.to_string()])
                 .args(["--batch", &batch.to_string()])

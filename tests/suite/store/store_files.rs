@@ -9,7 +9,6 @@ use std::path::Path;
 use neocode::session::testing::MIGRATIONS;
 use neocode::session::{
     AppendMeta, NewMessage, NewSession, Role, SCHEMA_VERSION, Store, StoreError, Usage,
-
 };
 use rusqlite::Connection;
 

@@ -6,11 +6,11 @@
 use crate::support::Env;
 use crate::support::tui::{Keys, options};
 use crossterm::event::{KeyCode, KeyModifiers};
+use neocode::runtime::Sessions;
 use neocode::runtime::agent::{Agent, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest};
 use neocode::runtime::config::{ApprovalPolicy, Overrides, Settings};
 use neocode::runtime::scripted::{Reply, ScriptedServer};
 use neocode::runtime::tools::ToolKind;
-use neocode::runtime::Sessions;
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall, Usage};
 use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};

@@ -10,10 +10,10 @@ use crate::support::agent::Env;
 use crate::support::steps_requested;
 use crate::support::tui::{Keys, options};
 use crossterm::event::KeyCode;
+use neocode::runtime::Sessions;
 use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use neocode::runtime::config::ApprovalPolicy;
 use neocode::runtime::scripted::{Reply, ScriptedServer};
-use neocode::runtime::Sessions;
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, StepStatus};
 use neocode::tui::app::{App, AppOptions, Overlay, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
@@ -631,5 +631,8 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
         !h.env.workdir.join(denied).exists(),
         "{denied} was denied but written"
     );
-    assert!(h.env.workdir.join(allowed).exists(), "{allowed} was allowed");
+    assert!(
+        h.env.workdir.join(allowed).exists(),
+        "{allowed} was allowed"
+    );
 }
