@@ -18,6 +18,7 @@ use std::process::Command;
 use neocode::runtime::Location;
 use neocode::runtime::agent::{FinishReason, TurnEvent};
 use neocode::runtime::scripted::{RecordedRequest, ScriptedServer};
+use neocode::session::testing::{MIGRATIONS, register_functions};
 use neocode::session::{Store, WorkspacePaths};
 
 /// Extensions of the one [`Env`] for the store, crash and command-line harnesses.
@@ -40,6 +41,21 @@ impl Env {
     /// The bare store of the workspace (no runtime around it).
     pub fn store(&self) -> Store {
         Store::open(self.paths()).expect("open the store")
+    }
+
+    /// The workspace's database as a release of schema `version` left it: its first `version`
+    /// migrations run on a plain connection (with the store's SQL functions), no store opened.
+    pub fn database_of_version(&self, version: usize) -> rusqlite::Connection {
+        let paths = self.paths();
+        paths.create_dirs().unwrap();
+        let c = rusqlite::Connection::open(paths.db()).unwrap();
+        register_functions(&c).unwrap();
+        for sql in &MIGRATIONS[..version] {
+            c.execute_batch(sql).unwrap();
+        }
+        c.pragma_update(None, "user_version", version as i64)
+            .unwrap();
+        c
     }
 
     pub fn db(&self) -> PathBuf {

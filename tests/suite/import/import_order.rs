@@ -7,7 +7,6 @@ use std::path::Path;
 
 use neocode::runtime::Sessions;
 use neocode::session::file::SessionFile;
-use neocode::session::testing::MIGRATIONS;
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, SCHEMA_VERSION, Store};
 use rusqlite::Connection;
 
@@ -128,12 +127,8 @@ fn deleting_a_parent_keeps_the_childs_link() {
 fn a_version_2_database_migrates_keeping_rows_order_and_links() {
     let t = Env::new();
     let paths = t.paths();
-    paths.create_dirs().unwrap();
     {
-        let c = Connection::open(paths.db()).unwrap();
-        c.execute_batch(MIGRATIONS[0]).unwrap();
-        c.execute_batch(MIGRATIONS[1]).unwrap();
-        c.pragma_update(None, "user_version", 2).unwrap();
+        let c = t.database_of_version(2);
         c.execute_batch(
             r#"
             INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, last_seq, message_count)

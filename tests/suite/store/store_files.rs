@@ -524,12 +524,9 @@ fn an_asset_over_the_limit_is_refused_and_leaves_no_file() {
 fn a_version_1_database_with_data_migrates_and_stays_searchable() {
     let t = Env::new();
     let paths = t.paths();
-    paths.create_dirs().unwrap();
     {
         // What the first release wrote: the search row's rowid is the message id.
-        let c = plain(&paths.db());
-        c.execute_batch(MIGRATIONS[0]).unwrap();
-        c.pragma_update(None, "user_version", 1).unwrap();
+        let c = t.database_of_version(1);
         c.execute_batch(
             r#"
             INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, last_seq, message_count)

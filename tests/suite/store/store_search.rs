@@ -5,12 +5,10 @@
 
 use crate::support::Env;
 use neocode::session::search::{PrefixLimits, PrefixSearch};
-use neocode::session::testing::{MIGRATIONS, register_functions};
 use neocode::session::{
     AppendMeta, NewMessage, NewSession, Role, SEARCH_CANDIDATES, SNIPPET_CLOSE, SNIPPET_OPEN,
     SearchResults, Store,
 };
-use rusqlite::Connection;
 
 fn store_with(t: &Env, texts: &[&str]) -> Store {
     let s = Store::open(t.paths()).unwrap();
@@ -174,14 +172,9 @@ fn the_count_is_bounded_and_only_the_newest_matches_are_ranked() {
 fn a_version_2_index_is_rebuilt_so_old_cjk_text_is_found() {
     let t = Env::new();
     let paths = t.paths();
-    paths.create_dirs().unwrap();
     {
         // What schema version 2 wrote: CJK runs stored as they were typed.
-        let c = Connection::open(paths.db()).unwrap();
-        register_functions(&c).unwrap();
-        c.execute_batch(MIGRATIONS[0]).unwrap();
-        c.execute_batch(MIGRATIONS[1]).unwrap();
-        c.pragma_update(None, "user_version", 2).unwrap();
+        let c = t.database_of_version(2);
         c.execute_batch(
             r#"
             INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, last_seq, message_count)
