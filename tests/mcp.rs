@@ -15,7 +15,7 @@ mod support {
     pub mod env;
 }
 
-use support::agent::{Env, drive, watch};
+use support::agent::{Env, drive, tool_message, watch};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -431,11 +431,9 @@ fn startup_failures_are_reported_and_do_not_block_others() {
 // ----- the command line ----------------------------------------------------------------------
 
 fn mcp_list_prints_servers_state_and_tools() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&ws).unwrap();
+    let env = support::env::Env::new();
+    let (home, ws) = (&env.home, &env.workdir);
+    std::fs::create_dir_all(home).unwrap();
     std::fs::write(
         home.join("config.toml"),
         format!(
@@ -447,8 +445,8 @@ fn mcp_list_prints_servers_state_and_tools() {
     .unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
         .args(["mcp", "list"])
-        .env("NEOCODE_HOME", &home)
-        .current_dir(&ws)
+        .env("NEOCODE_HOME", home)
+        .current_dir(ws)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -470,8 +468,8 @@ fn mcp_list_prints_servers_state_and_tools() {
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
         .args(["mcp", "list", "--json"])
-        .env("NEOCODE_HOME", &home)
-        .current_dir(&ws)
+        .env("NEOCODE_HOME", home)
+        .current_dir(ws)
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -562,7 +560,7 @@ fn agent_offers_mcp_tools_and_asks_for_mutating_ones() {
         "read-only echo never asks"
     );
     assert!(
-        !env.ws.join("note.txt").exists(),
+        !env.workdir.join("note.txt").exists(),
         "a denied call must not run"
     );
     let reqs = srv.requests();
@@ -584,7 +582,7 @@ fn agent_offers_mcp_tools_and_asks_for_mutating_ones() {
     let (_, events) = turn(&agent, Target::Resume(id), "again", Some(true));
     finished_ok(&events);
     assert_eq!(
-        std::fs::read_to_string(env.ws.join("note.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.join("note.txt")).unwrap(),
         "approved"
     );
 }
@@ -620,7 +618,7 @@ fn always_and_never_ask_cover_mutating_mcp_tools() {
     let (_, events) = turn(&agent, Target::Resume(id), "again", None);
     finished_ok(&events);
     assert_eq!(
-        std::fs::read_to_string(env.ws.join("note.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.join("note.txt")).unwrap(),
         "two"
     );
 
@@ -636,7 +634,7 @@ fn always_and_never_ask_cover_mutating_mcp_tools() {
     let (_, events) = turn(&env.agent(&srv), Target::New, "note", None);
     finished_ok(&events);
     assert_eq!(
-        std::fs::read_to_string(env.ws.join("note.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.join("note.txt")).unwrap(),
         "free"
     );
 }
@@ -650,24 +648,12 @@ fn neocode_run_calls_mcp_tools_and_asks_for_mutating_ones() {
         Reply::text("written"),
     ])
     .unwrap();
-    let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
-            .arg("run")
-            .args(args)
-            .env("NEOCODE_HOME", &env.home)
-            .env("NEOCODE_BASE_URL", srv.base_url())
-            .env("NEOCODE_MODEL", "test-model")
-            .env("NEOCODE_API_KEY", "sk-test")
-            .current_dir(&env.ws)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| env.cmd(Some(&srv), &["run"]).args(args).output().unwrap();
     // No terminal to ask on: the call is denied, naming the flag that allows it.
     let out = run(&["write a note"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("never-ask"), "{err}");
-    assert!(!env.ws.join("note.txt").exists());
+    assert!(!env.workdir.join("note.txt").exists());
     let out = run(&["--continue", "--approve", "never-ask", "now write it"]);
     assert!(
         out.status.success(),
@@ -675,7 +661,7 @@ fn neocode_run_calls_mcp_tools_and_asks_for_mutating_ones() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(
-        std::fs::read_to_string(env.ws.join("note.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.join("note.txt")).unwrap(),
         "from run"
     );
 }
@@ -706,12 +692,7 @@ fn agent_stores_image_results_as_assets() {
     );
     // The model reads the text, which names the image.
     let second = srv.requests()[1].json();
-    let tool_msg = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap();
+    let tool_msg = tool_message(&second);
     assert!(
         tool_msg["content"]
             .as_str()

@@ -2,20 +2,19 @@
 //! a silent stream quickly, a workspace beside it, and agents built as a new process builds
 //! them (pointed at a scripted model server on 127.0.0.1).
 
-use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use neocode::runtime::agent::{Agent, Target, TurnCommand, TurnEvent, TurnRequest, Watched};
 use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::scripted::ScriptedServer;
+use serde_json::Value;
 
 use super::env;
 
 /// The one [`env::Env`] with a config for fast turns and the key the agents send.
 pub struct Env {
     base: env::Env,
-    /// The workspace root, canonical (as the runtime records it).
-    pub ws: PathBuf,
     /// The API key the agents send; tests check it never lands under the home.
     pub key: &'static str,
 }
@@ -31,15 +30,10 @@ impl std::ops::Deref for Env {
 impl Env {
     /// `config` follows the `[provider]` table of the config file (it may open other tables).
     pub fn new(key: &'static str, config: &str) -> Env {
-        let base = env::Env::new();
-        std::fs::create_dir_all(&base.home).unwrap();
-        std::fs::write(
-            base.home.join("config.toml"),
-            format!("[provider]\nretry_backoff_ms = 10\nidle_timeout_secs = 5\n{config}"),
-        )
-        .unwrap();
-        let ws = base.workdir.clone();
-        Env { base, ws, key }
+        Env {
+            base: env::Env::with_config(config),
+            key,
+        }
     }
 
     /// A fresh agent over a fresh store handle, as a new process builds it.
@@ -59,6 +53,37 @@ impl Env {
         };
         Settings::load_with(&self.home, &Overrides::default(), &env).unwrap()
     }
+
+    /// The neocode binary in the workspace, on this home, its standard input closed and no model
+    /// settings of the caller's environment let in: pointed at `srv` (as the test model, with
+    /// this env's key) when one is given.
+    pub fn cmd(&self, srv: Option<&ScriptedServer>, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_neocode"));
+        c.args(args)
+            .current_dir(&self.workdir)
+            .env("NEOCODE_HOME", &self.home)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("NEOCODE_BASE_URL")
+            .env_remove("NEOCODE_MODEL")
+            .env_remove("NEOCODE_API_KEY")
+            .stdin(Stdio::null());
+        if let Some(s) = srv {
+            c.env("NEOCODE_BASE_URL", s.base_url())
+                .env("NEOCODE_MODEL", "test-model")
+                .env("NEOCODE_API_KEY", self.key);
+        }
+        c
+    }
+}
+
+/// The first `tool` message of a request body the scripted server recorded.
+pub fn tool_message(body: &Value) -> &Value {
+    body["messages"]
+        .as_array()
+        .expect("the request has messages")
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap_or_else(|| panic!("no tool message in {body:#}"))
 }
 
 /// Reads a turn's (or a plan run's) events until `Finished`, answering each with `answer`.

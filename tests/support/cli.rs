@@ -1,15 +1,15 @@
-//! Shared set-up of the command-line tests: a temp home and workspace populated through the
-//! library, and the real binary pointed at them.
+//! Shared set-up of the command-line tests: the one [`Env`] populated through the library,
+//! and the real binary pointed at it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use assert_cmd::Command;
-use neocode::runtime::{Location, Sessions};
 use neocode::session::{
     AppendMeta, NewMessage, NewSession, Plan, Role, StateUpdate, Step, StepFailure, StepStatus,
-    StepUpdate, ToolCall, Usage, WorkspacePaths,
+    StepUpdate, ToolCall, Usage,
 };
-use tempfile::TempDir;
+
+use super::Env;
 
 /// Hostile text: OSC title change with BEL, CSI clear screen, 8-bit CSI, bidi override.
 pub const HOSTILE: &str = "evil\x1b]0;pwned\x07 \x1b[2J\u{9b}31m \u{202e}desrever";
@@ -29,60 +29,33 @@ pub fn assert_harmless(stdout: &[u8]) {
     }
 }
 
-/// A temp home with one workspace folder.
-pub struct Ws {
-    pub home: TempDir,
-    pub work: TempDir,
-    pub loc: Location,
+/// The one [`Env`], its home made (empty), populated through the library and driven
+/// through the real binary.
+pub struct Ws(Env);
+
+impl std::ops::Deref for Ws {
+    type Target = Env;
+
+    fn deref(&self) -> &Env {
+        &self.0
+    }
 }
 
 impl Ws {
     pub fn new() -> Ws {
-        let home = tempfile::tempdir().unwrap();
-        let work = tempfile::tempdir().unwrap();
-        Ws::at(home, work)
-    }
-
-    /// Another workspace under the same home path.
-    pub fn sibling(&self) -> (TempDir, Location) {
-        let work = tempfile::tempdir().unwrap();
-        let paths = WorkspacePaths::resolve(self.home.path(), work.path()).unwrap();
-        let loc = Location {
-            home: self.home.path().to_path_buf(),
-            paths,
-        };
-        (work, loc)
-    }
-
-    fn at(home: TempDir, work: TempDir) -> Ws {
-        let paths = WorkspacePaths::resolve(home.path(), work.path()).unwrap();
-        let loc = Location {
-            home: home.path().to_path_buf(),
-            paths,
-        };
-        Ws { home, work, loc }
-    }
-
-    pub fn root(&self) -> &Path {
-        self.loc.root()
-    }
-
-    pub fn db(&self) -> PathBuf {
-        self.loc.paths.db()
-    }
-
-    pub fn rt(&self) -> Sessions {
-        Sessions::open(&self.loc).unwrap()
+        let env = Env::new();
+        std::fs::create_dir_all(&env.home).unwrap();
+        Ws(env)
     }
 
     /// The real binary on this home and workspace, colour forced off by the pipe.
     pub fn cmd(&self) -> Command {
-        self.cmd_in(self.work.path())
+        self.cmd_in(&self.workdir)
     }
 
     pub fn cmd_in(&self, workdir: &Path) -> Command {
         let mut c = Command::cargo_bin("neocode").unwrap();
-        c.env("NEOCODE_HOME", self.home.path())
+        c.env("NEOCODE_HOME", &self.home)
             .env_remove("NO_COLOR")
             .arg("--workdir")
             .arg(workdir);
@@ -91,13 +64,13 @@ impl Ws {
 
     /// A plain session with `n` user/assistant exchanges.
     pub fn session(&self, title: &str, n: usize) -> String {
-        let rt = self.rt();
+        let rt = self.sessions();
         let h = rt
             .new_session(NewSession {
                 title: title.into(),
                 provider: "openai".into(),
                 model: "gpt-test".into(),
-                workdir: self.root().to_string_lossy().into(),
+                workdir: self.workdir.to_string_lossy().into(),
                 ..NewSession::default()
             })
             .unwrap();
@@ -124,13 +97,13 @@ impl Ws {
     /// A rich session: plan with a completed and a failed step, a tool call and its result,
     /// an asset, token usage of 12,345 in / 678 out.
     pub fn rich_session(&self, title: &str) -> String {
-        let rt = self.rt();
+        let rt = self.sessions();
         let h = rt
             .new_session(NewSession {
                 title: title.into(),
                 provider: "openai".into(),
                 model: "gpt-rich".into(),
-                workdir: self.root().to_string_lossy().into(),
+                workdir: self.workdir.to_string_lossy().into(),
                 ..NewSession::default()
             })
             .unwrap();

@@ -15,14 +15,47 @@ pub use env::Env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use neocode::runtime::Sessions;
+use neocode::runtime::Location;
 use neocode::runtime::agent::{FinishReason, TurnEvent};
+use neocode::runtime::scripted::{RecordedRequest, ScriptedServer};
+use neocode::session::testing::{MIGRATIONS, register_functions};
+use neocode::session::{Store, WorkspacePaths};
 
 /// Extensions of the one [`Env`] for the store, crash and command-line harnesses.
 impl Env {
-    /// A fresh runtime (its own connections), creating the store if needed.
-    pub fn runtime(&self) -> Sessions {
-        self.sessions()
+    /// Another workspace, `tmp/<name>` (created), under the same home.
+    pub fn sibling(&self, name: &str) -> Location {
+        let dir = self.tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        Location {
+            home: self.home.clone(),
+            paths: WorkspacePaths::resolve(&self.home, &dir).unwrap(),
+        }
+    }
+
+    /// The workspace's paths under the home.
+    pub fn paths(&self) -> WorkspacePaths {
+        self.location().paths
+    }
+
+    /// The bare store of the workspace (no runtime around it).
+    pub fn store(&self) -> Store {
+        Store::open(self.paths()).expect("open the store")
+    }
+
+    /// The workspace's database as a release of schema `version` left it: its first `version`
+    /// migrations run on a plain connection (with the store's SQL functions), no store opened.
+    pub fn database_of_version(&self, version: usize) -> rusqlite::Connection {
+        let paths = self.paths();
+        paths.create_dirs().unwrap();
+        let c = rusqlite::Connection::open(paths.db()).unwrap();
+        register_functions(&c).unwrap();
+        for sql in &MIGRATIONS[..version] {
+            c.execute_batch(sql).unwrap();
+        }
+        c.pragma_update(None, "user_version", version as i64)
+            .unwrap();
+        c
     }
 
     pub fn db(&self) -> PathBuf {
@@ -123,4 +156,22 @@ pub fn finish(evs: &[TurnEvent]) -> FinishReason {
         Some(TurnEvent::Finished { reason, .. }) => reason.clone(),
         other => panic!("last event {other:?}"),
     }
+}
+
+/// The step a recorded request was made for (`None` for the drafting conversation).
+fn step_of(r: &RecordedRequest) -> Option<String> {
+    let body = r.json();
+    let first_user = body["messages"]
+        .as_array()?
+        .iter()
+        .find(|m| m["role"] == "user")?["content"]
+        .as_str()?
+        .to_string();
+    let rest = first_user.strip_prefix("Your step: ")?;
+    Some(rest.split(' ').next()?.to_string())
+}
+
+/// The steps of a plan run, in the order their requests reached the scripted model.
+pub fn steps_requested(srv: &ScriptedServer) -> Vec<String> {
+    srv.requests().iter().filter_map(step_of).collect()
 }

@@ -1,4 +1,5 @@
-//! The real binary in a pseudo-terminal: spawn, type, read the screen (vt100), wait for exit.
+//! The real binary in a pseudo-terminal: run to the end with input typed ([`run_typed`]), or
+//! spawn, type, read the screen (vt100), wait for exit ([`Pty`]).
 
 use std::io::{Read, Write};
 use std::num::NonZeroU16;
@@ -6,7 +7,44 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
+use portable_pty::{
+    Child, CommandBuilder, ExitStatus, MasterPty, PtyPair, PtySize, native_pty_system,
+};
+
+/// A pty sized `rows` x `cols` before any program starts in it (a pty starts at 0x0).
+fn open(rows: u16, cols: u16) -> PtyPair {
+    native_pty_system()
+        .openpty(PtySize {
+            rows,
+            cols,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap()
+}
+
+/// Runs `cmd` to its end on a `rows` x `cols` pty with `input` already typed; its exit status
+/// and everything it wrote.
+pub fn run_typed(cmd: CommandBuilder, input: &str, rows: u16, cols: u16) -> (ExitStatus, String) {
+    let pair = open(rows, cols);
+    let mut child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let mut writer = pair.master.take_writer().unwrap();
+    writer.write_all(input.as_bytes()).unwrap();
+    writer.flush().unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) | Err(_) => break, // EIO once the child is gone and the buffer is drained
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+        }
+    }
+    let status = child.wait().unwrap();
+    drop(writer);
+    (status, String::from_utf8_lossy(&out).into_owned())
+}
 
 /// A running `neocode` in a pty of a fixed size.
 pub struct Pty {
@@ -30,14 +68,7 @@ impl Pty {
         rows: u16,
         cols: u16,
     ) -> Pty {
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
+        let pair = open(rows, cols);
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_neocode"));
         cmd.env("NEOCODE_HOME", home);
         cmd.env("TERM", "xterm-256color");

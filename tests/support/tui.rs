@@ -1,9 +1,11 @@
 //! The TUI's app as the tests open it: no colour, no session to resume (callers override
-//! fields with `..options(..)`).
+//! fields with `..options(..)`), and driven by keys ([`Keys`]).
 
 use std::path::Path;
 
-use neocode::tui::app::AppOptions;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use neocode::tui::app::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS, App, AppOptions};
+use neocode::tui::effect::Effect;
 use neocode::tui::theme::Theme;
 
 /// Options for an app on the workspace `root` (also the workdir new sessions record), writing
@@ -17,5 +19,45 @@ pub fn options(root: &str, export_dir: &Path, size: (u16, u16), now_ms: i64) -> 
         size,
         now_ms,
         resume: None,
+    }
+}
+
+/// A harness around an [`App`] that carries out the effects its keys cause (`run`), typed at
+/// like a user types.
+pub trait Keys {
+    fn app(&mut self) -> &mut App;
+
+    /// Carries out `effects` (and whatever their answers cause).
+    fn run(&mut self, effects: Vec<Effect>);
+
+    fn key_mod(&mut self, code: KeyCode, m: KeyModifiers) {
+        let e = self.app().on_key(KeyEvent::new(code, m));
+        self.run(e);
+    }
+
+    fn key(&mut self, code: KeyCode) {
+        self.key_mod(code, KeyModifiers::NONE);
+    }
+
+    fn chars(&mut self, s: &str) {
+        for c in s.chars() {
+            self.key(KeyCode::Char(c));
+        }
+    }
+
+    /// Types `s` and Enter (a message, or a slash command).
+    fn submit(&mut self, s: &str) {
+        self.chars(s);
+        self.key(KeyCode::Enter);
+    }
+
+    /// A deliberate one-key answer to a waiting card: a pause before the key, none after.
+    fn answer(&mut self, c: char) {
+        let t = self.app().now_ms + ANSWER_BEFORE_MS;
+        let e = self.app().on_clock(t);
+        self.run(e);
+        self.key(KeyCode::Char(c));
+        let e = self.app().on_clock(t + ANSWER_AFTER_MS);
+        self.run(e);
     }
 }

@@ -6,54 +6,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support;
+use crate::support::agent::{Env, tool_message};
+
 use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
 use serde_json::Value;
 
 const KEY: &str = "sk-run-test-KEY-77aa01";
 
-struct Env {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    ws: PathBuf,
-}
-
+/// The agent's [`Env`] driven through the binary.
 impl Env {
-    fn new(config: &str) -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().join("home");
-        let ws = dir.path().join("ws");
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(&ws).unwrap();
-        std::fs::write(
-            home.join("config.toml"),
-            format!("[provider]\nretry_backoff_ms = 10\nidle_timeout_secs = 5\n{config}"),
-        )
-        .unwrap();
-        Env {
-            _dir: dir,
-            home,
-            ws,
-        }
-    }
-
-    fn cmd(&self, srv: Option<&ScriptedServer>, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_neocode"));
-        c.args(args)
-            .current_dir(&self.ws)
-            .env("NEOCODE_HOME", &self.home)
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("NEOCODE_BASE_URL")
-            .env_remove("NEOCODE_MODEL")
-            .env_remove("NEOCODE_API_KEY")
-            .stdin(Stdio::null());
-        if let Some(s) = srv {
-            c.env("NEOCODE_BASE_URL", s.base_url())
-                .env("NEOCODE_MODEL", "test-model")
-                .env("NEOCODE_API_KEY", KEY);
-        }
-        c
-    }
-
     fn run(&self, srv: &ScriptedServer, args: &[&str]) -> Output {
         self.cmd(Some(srv), args).output().unwrap()
     }
@@ -124,7 +86,7 @@ fn assert_key_nowhere(home: &Path) {
 
 #[test]
 fn text_to_stdout_and_the_turn_is_stored() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Stream::text("Hello \u{1b}[31mred\u{1b}[0m world.")
             .keep_alives_between()
@@ -157,13 +119,13 @@ fn text_to_stdout_and_the_turn_is_stored() {
 
 #[test]
 fn json_events_and_prompt_from_stdin() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("c1", "list_dir", r#"{"path":"."}"#)]),
         Reply::text("Nothing here."),
     ])
     .unwrap();
-    std::fs::write(env.ws.join("a.txt"), "x").unwrap();
+    std::fs::write(env.workdir.join("a.txt"), "x").unwrap();
     let mut child = env
         .cmd(Some(&srv), &["run", "--json", "-"])
         .stdin(Stdio::piped())
@@ -200,7 +162,7 @@ fn json_events_and_prompt_from_stdin() {
 
 #[test]
 fn without_a_terminal_a_write_is_denied_and_the_flag_is_named() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let args = r#"{"path":"new.txt","content":"hi\n"}"#;
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("w1", "write_file", args)]),
@@ -212,14 +174,9 @@ fn without_a_terminal_a_write_is_denied_and_the_flag_is_named() {
     let o = env.run(&srv, &["run", "create new.txt"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("--approve auto-edit"), "{}", stderr(&o));
-    assert!(!env.ws.join("new.txt").exists());
+    assert!(!env.workdir.join("new.txt").exists());
     let second = srv.requests()[1].json();
-    let tool = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap();
+    let tool = tool_message(&second);
     assert!(
         tool["content"]
             .as_str()
@@ -233,7 +190,7 @@ fn without_a_terminal_a_write_is_denied_and_the_flag_is_named() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
-        std::fs::read_to_string(env.ws.join("new.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.join("new.txt")).unwrap(),
         "hi\n"
     );
     assert!(stderr(&o).contains("write_file new.txt"), "{}", stderr(&o));
@@ -241,7 +198,7 @@ fn without_a_terminal_a_write_is_denied_and_the_flag_is_named() {
 
 #[test]
 fn a_limit_exits_3_and_holds_across_restarts_until_raised() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("l1", "list_dir", r#"{"path":"."}"#)]),
         Reply::text("done after raise"),
@@ -294,7 +251,7 @@ fn a_limit_exits_3_and_holds_across_restarts_until_raised() {
 /// the limit that was hit.
 #[test]
 fn a_tool_loop_stops_at_the_default_cap_per_prompt() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let call = r#"{"path":"."}"#;
     let mut replies: Vec<Reply> = (0..80)
         .map(|i| {
@@ -332,7 +289,10 @@ fn a_tool_loop_stops_at_the_default_cap_per_prompt() {
 /// `max_turns_per_prompt`); an explicit flag replaces them for its run.
 #[test]
 fn prompt_caps_are_configurable_and_a_flag_lifts_them() {
-    let env = Env::new("[limits]\nmax_tool_calls_per_prompt = 4\nmax_turns_per_prompt = 3\n");
+    let env = Env::new(
+        KEY,
+        "[limits]\nmax_tool_calls_per_prompt = 4\nmax_turns_per_prompt = 3\n",
+    );
     let one = |id: &str| Reply::tool_calls(&[(id, "list_dir", r#"{"path":"."}"#)]);
     let srv = ScriptedServer::start(vec![
         one("t1"),
@@ -381,7 +341,7 @@ fn prompt_caps_are_configurable_and_a_flag_lifts_them() {
 
 #[test]
 fn provider_errors_exit_1_with_what_to_do() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::error(401, &format!("Incorrect API key provided: {KEY}")),
         Reply::rate_limited(1),
@@ -417,7 +377,7 @@ fn provider_errors_exit_1_with_what_to_do() {
 
 #[test]
 fn nothing_configured_and_bad_usage_exit_2() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let o = env.cmd(None, &["run", "hi"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("NEOCODE_MODEL"), "{}", stderr(&o));
@@ -449,7 +409,7 @@ fn kill(child: &Child, sig: i32) {
 
 #[test]
 fn sigint_cancels_keeps_the_text_and_the_session_continues() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Stream::new()
             .role()
@@ -496,8 +456,8 @@ fn sigint_cancels_keeps_the_text_and_the_session_continues() {
 /// once, and never the answered one.
 #[test]
 fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call() {
-    let env = Env::new("[sandbox]\nmode = \"off\"\n");
-    std::fs::write(env.ws.join("notes.txt"), "notes\n").unwrap();
+    let env = Env::new(KEY, "[sandbox]\nmode = \"off\"\n");
+    std::fs::write(env.workdir.join("notes.txt"), "notes\n").unwrap();
     let cmd = r#"{"command":"echo run >> runs.txt; if [ ! -e started ]; then touch started; sleep 30; fi"}"#;
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[
@@ -513,7 +473,9 @@ fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call()
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for("the command to start", || env.ws.join("started").exists());
+    wait_for("the command to start", || {
+        env.workdir.join("started").exists()
+    });
     kill(&child, libc::SIGKILL);
     let _ = child.wait_with_output().unwrap();
 
@@ -544,7 +506,7 @@ fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call()
         .collect();
     assert_eq!(reran, ["k2"], "the answered read is not rerun");
     assert_eq!(
-        std::fs::read_to_string(env.ws.join("runs.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.join("runs.txt")).unwrap(),
         "run\nrun\n",
         "the interrupted command ran once more, exactly once"
     );
@@ -556,7 +518,7 @@ fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call()
 
 #[test]
 fn compact_command_replaces_the_transcript() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::text("one"),
         Reply::text("two"),
@@ -591,7 +553,7 @@ fn compact_command_replaces_the_transcript() {
 
 #[test]
 fn a_silent_server_times_out_and_the_partial_reply_is_kept() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     std::fs::write(
         env.home.join("config.toml"),
         "[provider]\nidle_timeout_secs = 0.4\nmax_retries = 0\n",
@@ -624,7 +586,7 @@ fn a_silent_server_times_out_and_the_partial_reply_is_kept() {
 
 #[test]
 fn a_second_process_is_told_which_pid_runs_the_session() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::text("first"),
         Stream::text("slow second")
@@ -654,7 +616,7 @@ fn a_second_process_is_told_which_pid_runs_the_session() {
 
 #[test]
 fn an_unavailable_sandbox_is_announced_and_commands_ask() {
-    let env = Env::new("[sandbox]\nsimulate_unavailable = true\n");
+    let env = Env::new(KEY, "[sandbox]\nsimulate_unavailable = true\n");
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("s1", "run_command", r#"{"command":"touch made.txt"}"#)]),
         Reply::text("ok"),
@@ -668,12 +630,12 @@ fn an_unavailable_sandbox_is_announced_and_commands_ask() {
         err.contains("denied"),
         "even never-ask asks without a sandbox: {err}"
     );
-    assert!(!env.ws.join("made.txt").exists());
+    assert!(!env.workdir.join("made.txt").exists());
 }
 
 #[test]
 fn sigint_during_a_command_kills_it_and_records_the_cancel() {
-    let env = Env::new("[sandbox]\nmode = \"off\"\n");
+    let env = Env::new(KEY, "[sandbox]\nmode = \"off\"\n");
     let srv = ScriptedServer::start(vec![Reply::tool_calls(&[
         (
             "s1",
@@ -692,7 +654,9 @@ fn sigint_during_a_command_kills_it_and_records_the_cancel() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for("the command to start", || env.ws.join("started").exists());
+    wait_for("the command to start", || {
+        env.workdir.join("started").exists()
+    });
     let t = Instant::now();
     kill(&child, libc::SIGINT);
     let o = child.wait_with_output().unwrap();
@@ -703,7 +667,7 @@ fn sigint_during_a_command_kills_it_and_records_the_cancel() {
     );
     std::thread::sleep(Duration::from_millis(5500) - t.elapsed().min(Duration::from_millis(5500)));
     assert!(
-        !env.ws.join("finished").exists(),
+        !env.workdir.join("finished").exists(),
         "the command's process group was killed"
     );
     let lines = json_lines(&o);
@@ -724,7 +688,7 @@ fn sigint_during_a_command_kills_it_and_records_the_cancel() {
 
 #[test]
 fn json_events_escape_c1_and_bidi_losslessly() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let hostile = "a\u{9b}31mb\u{202e}c\u{7f}d";
     let srv = ScriptedServer::start(vec![Reply::text(hostile)]).unwrap();
     let o = env.run(&srv, &["run", "--json", "say it"]);
@@ -747,7 +711,7 @@ fn json_events_escape_c1_and_bidi_losslessly() {
 
 #[test]
 fn a_clean_close_mid_reply_is_a_cut_stored_incomplete_and_continuing_asks_again() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     // The body ends properly (chunked terminator) but with no finish_reason and no [DONE]:
     // what proxies and load balancers do on a timeout.
     let half = || {
@@ -804,7 +768,7 @@ fn a_clean_close_mid_reply_is_a_cut_stored_incomplete_and_continuing_asks_again(
 
 #[test]
 fn retries_are_shown_on_stderr_and_as_json_warnings() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::rate_limited(1),
         Reply::error(500, "boom"),
@@ -841,17 +805,15 @@ fn retries_are_shown_on_stderr_and_as_json_warnings() {
 #[test]
 fn everything_under_the_home_is_private_whatever_the_umask() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
+    let env = support::env::Env::new();
+    let (home, ws) = (&env.home, &env.workdir);
     let srv = ScriptedServer::start(vec![Reply::text("hello")]).unwrap();
     let o = Command::new("sh")
         .arg("-c")
         .arg("umask 022; exec \"$0\" run hi")
         .arg(env!("CARGO_BIN_EXE_neocode"))
-        .current_dir(&ws)
-        .env("NEOCODE_HOME", &home)
+        .current_dir(ws)
+        .env("NEOCODE_HOME", home)
         .env("NEOCODE_BASE_URL", srv.base_url())
         .env("NEOCODE_MODEL", "test-model")
         .env("NEOCODE_API_KEY", KEY)
@@ -890,7 +852,7 @@ fn everything_under_the_home_is_private_whatever_the_umask() {
 
 #[test]
 fn continuing_a_finished_plan_run_says_nothing_was_run() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let plan = r#"{"steps":[{"id":"a","title":"say hi"}]}"#;
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("p1", "update_plan", plan)]),
@@ -913,7 +875,7 @@ fn continuing_a_finished_plan_run_says_nothing_was_run() {
 
 #[test]
 fn after_compact_the_summary_is_not_later_than_the_tail_and_its_headings_nest() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::text("one"),
         Reply::text("two"),
@@ -961,7 +923,7 @@ fn after_compact_the_summary_is_not_later_than_the_tail_and_its_headings_nest() 
 /// `--list --json` and `show`, while a live one stays `running`; resuming it clears that.
 #[test]
 fn a_killed_run_is_listed_as_interrupted() {
-    let env = Env::new("");
+    let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Stream::new()
             .role()

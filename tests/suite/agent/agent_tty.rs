@@ -1,68 +1,29 @@
 //! `neocode run` asking on a real terminal (pseudo-terminal): yes / no / always, and
 //! "always" surviving a restart of the process.
 
-use std::io::{Read, Write};
-use std::path::PathBuf;
+use crate::support::{Env, pty};
 
 use neocode::runtime::scripted::{Reply, ScriptedServer};
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-
-struct Env {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    ws: PathBuf,
-}
+use portable_pty::CommandBuilder;
 
 /// Runs `neocode run` on a pty with `input` already typed; returns (exit code, output).
 fn on_tty(env: &Env, srv: &ScriptedServer, args: &[&str], input: &str) -> (u32, String) {
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: 40,
-            cols: 120,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
     let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_neocode"));
     cmd.env("NEOCODE_HOME", &env.home);
     cmd.env("NEOCODE_BASE_URL", srv.base_url());
     cmd.env("NEOCODE_MODEL", "m");
     cmd.env_remove("NEOCODE_API_KEY");
     cmd.env_remove("OPENAI_API_KEY");
-    cmd.cwd(&env.ws);
+    cmd.cwd(&env.workdir);
     cmd.arg("run");
     cmd.args(args);
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let mut writer = pair.master.take_writer().unwrap();
-    writer.write_all(input.as_bytes()).unwrap();
-    writer.flush().unwrap();
-    let mut out = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        match reader.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-        }
-    }
-    let status = child.wait().unwrap();
-    drop(writer);
-    (
-        status.exit_code(),
-        String::from_utf8_lossy(&out).into_owned(),
-    )
+    let (status, out) = pty::run_typed(cmd, input, 40, 120);
+    (status.exit_code(), out)
 }
 
 #[test]
 fn yes_no_and_always_on_a_terminal_and_always_survives_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = Env {
-        home: dir.path().join("home"),
-        ws: dir.path().join("ws"),
-        _dir: dir,
-    };
-    std::fs::create_dir_all(&env.ws).unwrap();
+    let env = Env::new();
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[
             ("t1", "write_file", r#"{"path":"one.txt","content":"1"}"#),
@@ -79,11 +40,11 @@ fn yes_no_and_always_on_a_terminal_and_always_survives_a_restart() {
     assert!(out.contains("Allow write_file one.txt?"), "{out}");
     assert!(out.contains("Allow run_command touch ran.txt?"), "{out}");
     assert_eq!(
-        std::fs::read_to_string(env.ws.join("one.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.join("one.txt")).unwrap(),
         "1"
     );
     assert!(
-        !env.ws.join("ran.txt").exists(),
+        !env.workdir.join("ran.txt").exists(),
         "the denied command did not run"
     );
     assert!(out.contains("first done"));
@@ -94,20 +55,14 @@ fn yes_no_and_always_on_a_terminal_and_always_survives_a_restart() {
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("Allow write_file"), "{out}");
     assert_eq!(
-        std::fs::read_to_string(env.ws.join("two.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.join("two.txt")).unwrap(),
         "2"
     );
 }
 
 #[test]
 fn run_plan_asks_on_a_terminal_and_a_dropped_step_never_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = Env {
-        home: dir.path().join("home"),
-        ws: dir.path().join("ws"),
-        _dir: dir,
-    };
-    std::fs::create_dir_all(&env.ws).unwrap();
+    let env = Env::new();
     let plan = r#"{"steps":[{"id":"a","title":"First"},{"id":"b","title":"Second","depends_on":["a"]},{"id":"c","title":"Third","depends_on":["b"]}]}"#;
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("p1", "update_plan", plan)]),

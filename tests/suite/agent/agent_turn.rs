@@ -136,7 +136,7 @@ fn text_turn_streams_and_is_persisted_with_usage_title_and_ledger() {
         msgs[0]["content"]
             .as_str()
             .unwrap()
-            .contains(&env.ws.canonicalize().unwrap().display().to_string())
+            .contains(&env.workdir.canonicalize().unwrap().display().to_string())
     );
     assert_eq!(msgs[1]["content"], "Say hello\nto me");
     let tools: Vec<&str> = req["tools"]
@@ -203,10 +203,10 @@ fn approved_edit_runs_denied_edit_does_not_and_the_model_sees_both() {
     assert_eq!(finish(&evs), FinishReason::Completed);
     assert_eq!(asked, ["c1", "c2"]);
     assert_eq!(
-        std::fs::read_to_string(env.ws.join("yes.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.join("yes.txt")).unwrap(),
         "approved\n"
     );
-    assert!(!env.ws.join("no.txt").exists());
+    assert!(!env.workdir.join("no.txt").exists());
 
     let s = env.sessions().load(&h.session_id).unwrap();
     let roles: Vec<Role> = s.messages.iter().map(|m| m.role).collect();
@@ -269,7 +269,10 @@ fn always_survives_a_restart() {
         !evs.iter()
             .any(|e| matches!(e, TurnEvent::ApprovalNeeded { .. }))
     );
-    assert_eq!(std::fs::read_to_string(env.ws.join("b.txt")).unwrap(), "2");
+    assert_eq!(
+        std::fs::read_to_string(env.workdir.join("b.txt")).unwrap(),
+        "2"
+    );
 }
 
 #[test]
@@ -431,7 +434,7 @@ fn a_running_session_cannot_be_started_twice() {
 #[test]
 fn dangling_calls_rerun_exactly_the_unanswered_ones() {
     let env = Env::new(KEY, "");
-    std::fs::write(env.ws.join("notes.txt"), "hello notes\n").unwrap();
+    std::fs::write(env.workdir.join("notes.txt"), "hello notes\n").unwrap();
     let srv = ScriptedServer::start(vec![Reply::text("all answered")]).unwrap();
     let sessions = env.sessions();
     let h = sessions.new_session(Default::default()).unwrap();
@@ -712,7 +715,7 @@ fn a_prompt_carries_its_images_and_a_bad_one_refuses_the_turn_before_anything_is
     let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![Reply::text("A screenshot.")]).unwrap();
     let agent = env.agent(&srv);
-    let notes = env.ws.join("notes.txt");
+    let notes = env.workdir.join("notes.txt");
     std::fs::write(&notes, "not an image").unwrap();
     let Err(e) = agent.watch(
         Target::New,
@@ -727,7 +730,7 @@ fn a_prompt_carries_its_images_and_a_bad_one_refuses_the_turn_before_anything_is
     assert_eq!(e.code, "usage");
     assert!(e.message.contains("is not an image"), "{}", e.message);
     assert_eq!(env.sessions().count().unwrap(), 0, "nothing was written");
-    let png = env.ws.join("shot.png");
+    let png = env.workdir.join("shot.png");
     std::fs::write(&png, b"\x89PNG\r\n\x1a\n0000").unwrap();
     let h = agent
         .watch(
@@ -918,7 +921,7 @@ fn show(env: &Env, id: &str) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
         .env("NEOCODE_HOME", &env.home)
         .arg("--workdir")
-        .arg(&env.ws)
+        .arg(&env.workdir)
         .args(["show", id])
         .output()
         .unwrap();

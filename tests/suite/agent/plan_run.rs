@@ -3,34 +3,19 @@
 //! step a request was for is named in its prompt) and from the store.
 
 use crate::support::agent::{Env, drive};
-use crate::support::finish;
+use crate::support::{finish, steps_requested};
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use neocode::runtime::agent::{Agent, FinishReason, PlanRequest, Target, TurnCommand, TurnEvent};
 use neocode::runtime::config::{Overrides, Settings};
-use neocode::runtime::scripted::{RecordedRequest, Reply, ScriptedServer, Stream};
+use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
 use neocode::session::{Role, RuntimeLimits, Status, StepFailure, StepStatus, StepUpdate};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-plan-test-KEY-31c7e0";
-
-impl Env {
-    fn cmd(&self, srv: &ScriptedServer, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_neocode"));
-        c.args(args)
-            .current_dir(&self.ws)
-            .env("NEOCODE_HOME", &self.home)
-            .env_remove("OPENAI_API_KEY")
-            .env("NEOCODE_BASE_URL", srv.base_url())
-            .env("NEOCODE_MODEL", "test-model")
-            .env("NEOCODE_API_KEY", KEY)
-            .stdin(Stdio::null());
-        c
-    }
-}
 
 /// The diamond: a; then b, c, d (each after a); then e (after b, c and d).
 fn diamond() -> Value {
@@ -67,23 +52,6 @@ fn goal(g: &str) -> PlanRequest {
         approved: true,
         ..PlanRequest::default()
     }
-}
-
-/// The step a recorded request was made for (`None` for the drafting conversation).
-fn step_of(r: &RecordedRequest) -> Option<String> {
-    let body = r.json();
-    let first_user = body["messages"]
-        .as_array()?
-        .iter()
-        .find(|m| m["role"] == "user")?["content"]
-        .as_str()?
-        .to_string();
-    let rest = first_user.strip_prefix("Your step: ")?;
-    Some(rest.split(' ').next()?.to_string())
-}
-
-fn steps_requested(srv: &ScriptedServer) -> Vec<String> {
-    srv.requests().iter().filter_map(step_of).collect()
 }
 
 /// How many conversations (attempts) a plan run kept for one step.
@@ -559,7 +527,7 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
     // step's second call, must not be made.
     let out = env
         .cmd(
-            &srv,
+            Some(&srv),
             &[
                 "run",
                 "--plan",
@@ -608,7 +576,7 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
     .unwrap();
     let out = env
         .cmd(
-            &srv2,
+            Some(&srv2),
             &["run", "--resume", &id, "--width", "3", "--max-turns", "20"],
         )
         .output()
@@ -824,7 +792,7 @@ fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
     ]);
     let mut child = env
         .cmd(
-            &srv,
+            Some(&srv),
             &["run", "--plan", "--yes", "--json", "make a printer"],
         )
         .stdout(Stdio::piped())
@@ -863,7 +831,10 @@ fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
         Reply::text("RESULT-e"),
     ])
     .unwrap();
-    let out = env.cmd(&srv2, &["run", "--resume", &id]).output().unwrap();
+    let out = env
+        .cmd(Some(&srv2), &["run", "--resume", &id])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("at least once"), "{stderr}");
@@ -889,7 +860,7 @@ fn run_plan_without_a_terminal_asks_for_yes_and_runs_nothing() {
     let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(draft(&diamond())).unwrap();
     let out = env
-        .cmd(&srv, &["run", "--plan", "a goal"])
+        .cmd(Some(&srv), &["run", "--plan", "a goal"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -906,14 +877,14 @@ fn run_plan_without_a_terminal_asks_for_yes_and_runs_nothing() {
 #[ignore = "generator: rewrites assets/demo/08-plan-run*.json"]
 fn generate_plan_demo() {
     let env = Env::new(KEY, "");
-    std::fs::create_dir_all(env.ws.join("src")).unwrap();
+    std::fs::create_dir_all(env.workdir.join("src")).unwrap();
     std::fs::write(
-        env.ws.join("src/report.rs"),
+        env.workdir.join("src/report.rs"),
         "pub fn print_report(totals: &Totals) {\n    println!(\"{} files, {} lines\", totals.files, totals.lines);\n}\n",
     )
     .unwrap();
     std::fs::write(
-        env.ws.join("README.md"),
+        env.workdir.join("README.md"),
         "# linecount\n\n## Usage\n\n    linecount report\n",
     )
     .unwrap();
@@ -993,7 +964,7 @@ fn generate_plan_demo() {
     assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
     let sessions = env.sessions();
     let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/demo");
-    let ws = env.ws.display().to_string();
+    let ws = env.workdir.display().to_string();
     // Times move as a block between the other demo sessions (after the two oldest), so the demo's newest
     // activity (and the list's order) stays as it was; the scratch workspace's path becomes a
     // plausible one.
@@ -1044,7 +1015,10 @@ fn run_plan_json_reports_the_plan_and_every_step() {
     let srv = ScriptedServer::start(draft(&two)).unwrap();
     srv.push([Reply::text("RESULT-a"), Reply::text("FAILED: no way")]);
     let out = env
-        .cmd(&srv, &["run", "--plan", "--yes", "--json", "two steps"])
+        .cmd(
+            Some(&srv),
+            &["run", "--plan", "--yes", "--json", "two steps"],
+        )
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -1072,7 +1046,7 @@ fn run_plan_json_reports_the_plan_and_every_step() {
 
     // Plan-run flags without a plan run are refused with one line.
     let out = env
-        .cmd(&srv, &["run", "--width", "2", "hello"])
+        .cmd(Some(&srv), &["run", "--width", "2", "hello"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -2,7 +2,7 @@
 //! server on 127.0.0.1, the real store, and `neocode show` in a separate process. What the
 //! model server receives is the proof that instructions and skills reached the model.
 
-use crate::support::agent::{Env, drive, watch};
+use crate::support::agent::{Env, drive, tool_message, watch};
 use crate::support::finish;
 
 use neocode::runtime::agent::{Agent, FinishReason, Target, TurnEvent};
@@ -11,7 +11,7 @@ use serde_json::Value;
 
 impl Env {
     fn write(&self, rel: &str, text: &str) {
-        let p = self.ws.join(rel);
+        let p = self.workdir.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     }
@@ -20,7 +20,7 @@ impl Env {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
             .args(["show", id, "--json"])
             .env("NEOCODE_HOME", &self.home)
-            .current_dir(&self.ws)
+            .current_dir(&self.workdir)
             .output()
             .unwrap();
         assert!(
@@ -35,7 +35,7 @@ impl Env {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
             .args(["show", id])
             .env("NEOCODE_HOME", &self.home)
-            .current_dir(&self.ws)
+            .current_dir(&self.workdir)
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
@@ -189,13 +189,7 @@ fn a_skill_activated_by_the_model_survives_resume_and_fork() {
     assert!(tools.contains(&"skill"), "{tools:?}");
     // The activation loaded the body through the tool result.
     let req2 = srv.requests()[2].json();
-    let tool_msg = req2["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap()
-        .clone();
+    let tool_msg = tool_message(&req2).clone();
     let body = tool_msg["content"].as_str().unwrap();
     assert!(body.contains("Run `make deploy-staging`"), "{body}");
     assert!(body.contains("- check.sh"), "{body}");
@@ -316,7 +310,7 @@ fn a_skill_activated_by_another_process_is_active_when_the_session_resumes() {
         std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
             .args(args)
             .env("NEOCODE_HOME", &env.home)
-            .current_dir(&env.ws)
+            .current_dir(&env.workdir)
             .output()
             .unwrap()
     };
@@ -358,17 +352,7 @@ fn neocode_run_in_two_processes_keeps_the_active_skill() {
     ])
     .unwrap();
     let run = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
-            .arg("run")
-            .args(args)
-            .env("NEOCODE_HOME", &env.home)
-            .env("NEOCODE_BASE_URL", srv.base_url())
-            .env("NEOCODE_MODEL", "test-model")
-            .env("NEOCODE_API_KEY", "sk-test")
-            .current_dir(&env.ws)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
+        let out = env.cmd(Some(&srv), &["run"]).args(args).output().unwrap();
         assert!(
             out.status.success(),
             "{}\n{}",

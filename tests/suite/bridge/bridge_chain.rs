@@ -3,7 +3,8 @@
 //! seed 000 §2's decision chain with its exact events, history reconciliation, malformed
 //! lines, approvals and cancel. The real binary with the real agent is `tests/bridge.rs`.
 
-use crate::support::bridge::{PLAIN_TURN, WARNED_TURN, session_id};
+use crate::support::Env;
+use crate::support::bridge::{PLAIN_TURN, WARNED_TURN, find, next, session_id, until};
 
 use std::io::{Read, Write};
 use std::sync::Arc;
@@ -11,14 +12,11 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Duration;
 
 use neocode::bridge::{BridgeOptions, TurnRunner, TurnSpec, serve};
+use neocode::runtime::Sessions;
 use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use neocode::runtime::tools::ToolKind;
-use neocode::runtime::{Location, Sessions};
-use neocode::session::{
-    AppendMeta, NewMessage, Role, ToolCall, Usage, WorkspacePaths, conversation_key,
-};
+use neocode::session::{AppendMeta, NewMessage, Role, ToolCall, Usage, conversation_key};
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
 /// Stands in for the agent: stores the prompt and a reply the way a turn does, and for
 /// prompts starting with `ask` or `slow` exercises approvals and cancel.
@@ -180,26 +178,20 @@ impl Write for ChanWriter {
     }
 }
 
-/// A temp home with one workspace.
-struct Ws {
-    home: TempDir,
-    work: TempDir,
+/// The one [`Env`] and bridges serving it in-process.
+struct Ws(Env);
+
+impl std::ops::Deref for Ws {
+    type Target = Env;
+
+    fn deref(&self) -> &Env {
+        &self.0
+    }
 }
 
 impl Ws {
     fn new() -> Ws {
-        Ws {
-            home: tempfile::tempdir().unwrap(),
-            work: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn sessions(&self) -> Sessions {
-        Sessions::open(&Location {
-            home: self.home.path().to_path_buf(),
-            paths: WorkspacePaths::resolve(self.home.path(), self.work.path()).unwrap(),
-        })
-        .unwrap()
+        Ws(Env::new())
     }
 
     /// A live bridge process (in-process): lines in, events out.
@@ -207,8 +199,8 @@ impl Ws {
         let (in_tx, in_rx) = mpsc::channel();
         let (out_tx, out_rx) = mpsc::channel();
         let opts = BridgeOptions {
-            home: self.home.path().to_path_buf(),
-            workdir: Some(self.work.path().to_path_buf()),
+            home: self.home.clone(),
+            workdir: Some(self.workdir.clone()),
             runner: Arc::new(Double),
         };
         let handle = std::thread::spawn(move || {
@@ -257,22 +249,12 @@ impl Live {
     }
 
     fn next(&self) -> Value {
-        self.output
-            .recv_timeout(Duration::from_secs(20))
-            .expect("an event within 20 s")
+        next(&self.output)
     }
 
     /// Events up to and including the next one of type `ty`.
     fn until(&self, ty: &str) -> Vec<Value> {
-        let mut out = Vec::new();
-        loop {
-            let v = self.next();
-            let done = v["type"] == ty;
-            out.push(v);
-            if done {
-                return out;
-            }
-        }
+        until(&self.output, ty)
     }
 
     /// Closes stdin and collects everything until the process ends.
@@ -285,13 +267,6 @@ impl Live {
 
 fn types(events: &[Value]) -> Vec<&str> {
     events.iter().map(|e| e["type"].as_str().unwrap()).collect()
-}
-
-fn find<'a>(events: &'a [Value], ty: &str) -> &'a Value {
-    events
-        .iter()
-        .find(|e| e["type"] == ty)
-        .unwrap_or_else(|| panic!("no {ty} in {events:#?}"))
 }
 
 fn user(t: &str) -> Value {
@@ -336,7 +311,7 @@ fn a_new_conversation_gets_a_new_session_with_its_key() {
         h.conversation_key.as_deref(),
         Some(key("hello there").as_str())
     );
-    assert_eq!(h.workdir, ws.work.path().display().to_string());
+    assert_eq!(h.workdir, ws.workdir.display().to_string());
     // The system message is the plugin's, not part of the transcript.
     assert_eq!(
         texts(&s, id),
@@ -726,15 +701,11 @@ fn cancel_stops_the_running_turn_and_keeps_what_arrived() {
 #[test]
 fn the_cwd_of_a_request_picks_the_workspace() {
     let ws = Ws::new();
-    let other = tempfile::tempdir().unwrap();
-    let ev = ws.turn(json!({"type": "chat", "cwd": other.path(), "messages": [user("elsewhere")]}));
+    let other = ws.sibling("other");
+    let ev = ws.turn(json!({"type": "chat", "cwd": other.root(), "messages": [user("elsewhere")]}));
     let id = find(&ev, "session_init")["session_id"].as_str().unwrap();
     assert_eq!(ws.sessions().count().unwrap(), 0);
-    let there = Sessions::open(&Location {
-        home: ws.home.path().to_path_buf(),
-        paths: WorkspacePaths::resolve(ws.home.path(), other.path()).unwrap(),
-    })
-    .unwrap();
+    let there = Sessions::open(&other).unwrap();
     assert!(there.header(id).is_ok());
 }
 

@@ -5,8 +5,8 @@
 #[path = "../../../examples/bridge_client.rs"]
 mod client;
 
-use crate::support::bridge::{PLAIN_TURN, WARNED_TURN, session_id};
-use crate::support::pty;
+use crate::support::bridge::{PLAIN_TURN, WARNED_TURN, find, session_id, until};
+use crate::support::{self, pty};
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -16,25 +16,31 @@ use std::time::Duration;
 
 use client::{Client, Outcome};
 use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
-use neocode::runtime::{Location, Sessions};
-use neocode::session::{Role, Status, WorkspacePaths, conversation_key};
+use neocode::session::{Role, Status, conversation_key};
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
 const BIN: &str = env!("CARGO_BIN_EXE_neocode");
 
-/// A temp home, a workspace folder and a scripted model.
+/// The one [`support::env::Env`] (its home made) and a scripted model.
 struct Env {
-    home: TempDir,
-    work: TempDir,
+    base: support::env::Env,
     server: ScriptedServer,
+}
+
+impl std::ops::Deref for Env {
+    type Target = support::env::Env;
+
+    fn deref(&self) -> &support::env::Env {
+        &self.base
+    }
 }
 
 impl Env {
     fn new(replies: Vec<Reply>) -> Env {
+        let base = support::env::Env::new();
+        std::fs::create_dir_all(&base.home).unwrap();
         Env {
-            home: tempfile::tempdir().unwrap(),
-            work: tempfile::tempdir().unwrap(),
+            base,
             server: ScriptedServer::start(replies).unwrap(),
         }
     }
@@ -43,7 +49,7 @@ impl Env {
         vec![
             (
                 "NEOCODE_HOME".into(),
-                self.home.path().display().to_string(),
+                self.home.as_path().display().to_string(),
             ),
             ("NEOCODE_BASE_URL".into(), self.server.base_url()),
             ("NEOCODE_MODEL".into(), "scripted-model".into()),
@@ -56,18 +62,10 @@ impl Env {
     fn client(&self) -> Client {
         Client {
             bin: PathBuf::from(BIN),
-            cwd: self.work.path().to_path_buf(),
+            cwd: self.workdir.as_path().to_path_buf(),
             env: self.vars(),
             approve: false,
         }
-    }
-
-    fn sessions(&self) -> Sessions {
-        Sessions::open(&Location {
-            home: self.home.path().to_path_buf(),
-            paths: WorkspacePaths::resolve(self.home.path(), self.work.path()).unwrap(),
-        })
-        .unwrap()
     }
 
     fn texts(&self, id: &str) -> Vec<(Role, String)> {
@@ -85,7 +83,7 @@ impl Env {
         let mut child = Command::new(BIN)
             .arg("bridge")
             .envs(self.vars())
-            .current_dir(self.work.path())
+            .current_dir(self.workdir.as_path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -123,7 +121,7 @@ impl Env {
     fn list(&self) -> Vec<Value> {
         let out = Command::new(BIN)
             .args(["--list", "--json", "--workdir"])
-            .arg(self.work.path())
+            .arg(self.workdir.as_path())
             .envs(self.vars())
             .output()
             .unwrap();
@@ -145,22 +143,8 @@ impl Bridge {
         w.flush().unwrap();
     }
 
-    fn next(&self) -> Value {
-        self.events
-            .recv_timeout(Duration::from_secs(30))
-            .expect("an event within 30 s")
-    }
-
     fn until(&self, ty: &str) -> Vec<Value> {
-        let mut out = Vec::new();
-        loop {
-            let v = self.next();
-            let done = v["type"] == ty;
-            out.push(v);
-            if done {
-                return out;
-            }
-        }
+        until(&self.events, ty)
     }
 
     fn close(mut self) -> Vec<Value> {
@@ -181,13 +165,6 @@ fn types(events: &[Value]) -> Vec<&str> {
     let mut out: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     out.dedup_by(|a, b| *a == "text_delta" && *b == "text_delta");
     out
-}
-
-fn find<'a>(events: &'a [Value], ty: &str) -> &'a Value {
-    events
-        .iter()
-        .find(|e| e["type"] == ty)
-        .unwrap_or_else(|| panic!("no {ty} in {events:#?}"))
 }
 
 /// The text of the `text_delta`s among `events`.
@@ -636,7 +613,7 @@ fn bridge_sessions_show_in_list_and_resume_names_them() {
     assert_eq!(list[0]["model"], "scripted-model");
     assert_eq!(
         list[0]["workdir"],
-        env.work.path().display().to_string().as_str()
+        env.workdir.as_path().display().to_string().as_str()
     );
 }
 
@@ -649,7 +626,14 @@ fn a_running_tui_shows_a_bridge_session_live() {
         .filter(|(k, _)| k != "NEOCODE_HOME")
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
-    let mut tui = pty::Pty::spawn(env.home.path(), env.work.path(), &[], &envs, 30, 110);
+    let mut tui = pty::Pty::spawn(
+        env.home.as_path(),
+        env.workdir.as_path(),
+        &[],
+        &envs,
+        30,
+        110,
+    );
     tui.wait_for("0 sessions");
     let c = env.client();
     let t = c.turn("Bridge turn shows up in the TUI", false).unwrap();
@@ -675,7 +659,7 @@ fn tool_calls_and_approvals_cross_the_bridge_and_the_client_history_keeps_matchi
         Reply::text("Understood, I left it."),
         Reply::text("You are welcome."),
     ]);
-    std::fs::write(env.work.path().join("a.txt"), "copied").unwrap();
+    std::fs::write(env.workdir.as_path().join("a.txt"), "copied").unwrap();
     let mut c = env.client();
     c.approve = true;
     let t = c.turn("copy a.txt to b.txt", false).unwrap();
@@ -709,7 +693,7 @@ fn tool_calls_and_approvals_cross_the_bridge_and_the_client_history_keeps_matchi
     assert_eq!(read["call_id"], "call_r");
     assert_eq!(read["is_error"], false);
     assert_eq!(
-        std::fs::read_to_string(env.work.path().join("b.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.as_path().join("b.txt")).unwrap(),
         "copied"
     );
     let id = session_of(&t);
@@ -726,7 +710,7 @@ fn tool_calls_and_approvals_cross_the_bridge_and_the_client_history_keeps_matchi
         .unwrap();
     assert_eq!(denied["call_id"], "call_x");
     assert_eq!(denied["is_error"], true);
-    assert!(!env.work.path().join("c.txt").exists());
+    assert!(!env.workdir.as_path().join("c.txt").exists());
 
     // The client rebuilt every assistant and tool message from the events: the next turn
     // matches the store exactly (no fork, nothing appended twice).
@@ -757,7 +741,7 @@ fn without_a_model_provider_a_chat_gets_one_error_and_nothing_is_written() {
         .env_remove("NEOCODE_BASE_URL")
         .env_remove("NEOCODE_MODEL")
         .envs(vars)
-        .current_dir(env.work.path())
+        .current_dir(env.workdir.as_path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -799,7 +783,7 @@ fn after_compaction_the_full_history_still_continues_the_session() {
         Reply::text("third answer"),
     ]);
     std::fs::write(
-        env.home.path().join("config.toml"),
+        env.home.as_path().join("config.toml"),
         "[provider]\ncontext_window = 1000\ncompact_at = 0.5\n",
     )
     .unwrap();
@@ -893,7 +877,7 @@ fn hostile_model_text_reaches_stdout_escaped_and_round_trips() {
     let mut child = Command::new(BIN)
         .arg("bridge")
         .envs(env.vars())
-        .current_dir(env.work.path())
+        .current_dir(env.workdir.as_path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -921,7 +905,7 @@ fn model_and_limit_overrides_reach_the_turn() {
         Reply::tool_calls(&[("call_1", "read_file", r#"{"path":"a.txt"}"#)]),
         Reply::text("never asked for"),
     ]);
-    std::fs::write(env.work.path().join("a.txt"), "x").unwrap();
+    std::fs::write(env.workdir.as_path().join("a.txt"), "x").unwrap();
     let ev = env.raw(&[chat(json!({"request_id": "lim", "model": "other-model",
         "limits": {"max_turns": 1}, "messages": [user("read a.txt")]}))]);
     assert_eq!(

@@ -1,6 +1,7 @@
 //! End-to-end tests of the real binary: `--list`, id resolution, help, version, completions.
 
 use crate::support::cli::*;
+use crate::support::integrity_ok;
 use assert_cmd::Command;
 use neocode::session::NewSession;
 
@@ -97,7 +98,7 @@ fn list_json_has_the_stable_keys_and_values() {
         serde_json::json!({"done": 1, "failed": 1, "total": 3})
     );
     assert_eq!(row["asset_count"], 1);
-    assert_eq!(row["workdir"], ws.root().to_string_lossy().as_ref());
+    assert_eq!(row["workdir"], ws.workdir.to_string_lossy().as_ref());
     for k in ["created_at", "updated_at"] {
         let t = row[k].as_str().unwrap();
         chrono::DateTime::parse_from_rfc3339(t).unwrap_or_else(|e| panic!("{k} {t}: {e}"));
@@ -123,12 +124,15 @@ fn empty_workspace_says_so_and_creates_nothing() {
     let out = ok_stdout(ws.cmd().arg("--list"));
     assert_eq!(out.lines().count(), 1);
     assert!(out.starts_with("no sessions yet in "), "{out}");
-    assert!(out.contains(&*ws.root().to_string_lossy()));
+    assert!(out.contains(&*ws.workdir.to_string_lossy()));
     assert!(out.contains("neocode"));
     let v = ok_json(ws.cmd().args(["--list", "--json"]));
     assert_eq!(v, serde_json::json!([]));
     assert!(
-        std::fs::read_dir(ws.home.path()).unwrap().next().is_none(),
+        std::fs::read_dir(ws.home.as_path())
+            .unwrap()
+            .next()
+            .is_none(),
         "the home must stay empty"
     );
     // Reading commands on a fresh workspace do not create it either.
@@ -137,14 +141,19 @@ fn empty_workspace_says_so_and_creates_nothing() {
     let (code, _, _) = fail(ws.cmd().args(["--resume", "abc"]));
     assert_eq!(code, 2);
     ok_stdout(ws.cmd().args(["search", "anything"]));
-    assert!(std::fs::read_dir(ws.home.path()).unwrap().next().is_none());
+    assert!(
+        std::fs::read_dir(ws.home.as_path())
+            .unwrap()
+            .next()
+            .is_none()
+    );
 }
 
 #[test]
 fn all_workspaces_lists_each_root() {
     let ws = Ws::new();
     let a = ws.session("in workspace A", 1);
-    let (work_b, loc_b) = ws.sibling();
+    let loc_b = ws.sibling("b");
     let rt_b = neocode::runtime::Sessions::open(&loc_b).unwrap();
     let b = rt_b
         .new_session(NewSession {
@@ -157,14 +166,14 @@ fn all_workspaces_lists_each_root() {
     let arr = v.as_array().unwrap();
     assert_eq!(arr.len(), 2);
     let find = |id: &str| arr.iter().find(|r| r["id"] == id).unwrap().clone();
-    assert_eq!(find(&a)["workspace"], ws.root().to_string_lossy().as_ref());
+    assert_eq!(find(&a)["workspace"], ws.workdir.to_string_lossy().as_ref());
     assert_eq!(
         find(&b)["workspace"],
         loc_b.root().to_string_lossy().as_ref()
     );
     let out = ok_stdout(ws.cmd().args(["--list", "--all-workspaces"]));
     assert!(
-        out.contains(&format!("{}  (1 session)", ws.root().display())),
+        out.contains(&format!("{}  (1 session)", ws.workdir.display())),
         "{out}"
     );
     assert!(
@@ -172,7 +181,6 @@ fn all_workspaces_lists_each_root() {
         "{out}"
     );
     assert!(out.contains("in workspace A") && out.contains("in workspace B"));
-    drop(work_b);
 }
 
 #[test]
@@ -212,7 +220,7 @@ fn unknown_id_exits_2_naming_the_workspace() {
             err.trim_end(),
             format!(
                 "neocode: no session matches 'nope' in {}",
-                ws.root().display()
+                ws.workdir.display()
             ),
             "{args:?}"
         );
@@ -222,7 +230,7 @@ fn unknown_id_exits_2_naming_the_workspace() {
 #[test]
 fn ambiguous_prefix_lists_the_candidates() {
     let ws = Ws::new();
-    let rt = ws.rt();
+    let rt = ws.sessions();
     for (id, title) in [
         ("abc-one", "First candidate"),
         ("abc-two", "Second candidate"),
@@ -294,7 +302,7 @@ fn bad_usage_exits_2() {
     assert_eq!(code, 2);
     let (code, _, err) = fail(ws.cmd().args(["export", "x", "--format", "pdf"]));
     assert_eq!(code, 2, "{err}");
-    let missing = ws.work.path().join("does-not-exist");
+    let missing = ws.workdir.as_path().join("does-not-exist");
     let (code, _, err) = fail(ws.cmd_in(&missing).arg("--list"));
     assert_eq!(code, 2, "{err}");
     assert!(err.starts_with("neocode: "), "{err}");
@@ -403,7 +411,10 @@ fn the_tui_without_a_terminal_says_what_to_use_and_writes_nothing() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
     assert!(
-        std::fs::read_dir(ws.home.path()).unwrap().next().is_none(),
+        std::fs::read_dir(ws.home.as_path())
+            .unwrap()
+            .next()
+            .is_none(),
         "the home was written to"
     );
 }
@@ -419,7 +430,7 @@ fn demo_keep_says_where_and_how_to_reopen_and_workdir_is_refused() {
     assert!(err.contains("--workdir does not apply"), "{err}");
     let out = Command::cargo_bin("neocode")
         .unwrap()
-        .env("NEOCODE_HOME", ws.home.path())
+        .env("NEOCODE_HOME", ws.home.as_path())
         .args(["demo", "--keep"])
         .write_stdin("")
         .output()
@@ -484,7 +495,7 @@ fn a_damaged_database_stops_writes_and_doctor_recovers_it() {
         .collect();
     let db = ws.db();
     // A process that has the store open already (a TUI) is stopped too, once another finds it.
-    let live = ws.rt();
+    let live = ws.sessions();
     damage_index(&db, "sessions_by_parent");
 
     // A write that meets the damaged page fails with the message, and is not retried.
@@ -522,7 +533,8 @@ fn a_damaged_database_stops_writes_and_doctor_recovers_it() {
     );
 
     // Not while a live process runs a turn there (it would go on writing the damaged file).
-    let lease = neocode::runtime::agent::lease::Lease::acquire(&ws.loc.paths.dir, &ids[0]).unwrap();
+    let lease =
+        neocode::runtime::agent::lease::Lease::acquire(&ws.location().paths.dir, &ids[0]).unwrap();
     let out = ws.cmd().args(["doctor", "--recover"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
@@ -532,23 +544,12 @@ fn a_damaged_database_stops_writes_and_doctor_recovers_it() {
     );
     drop(lease);
 
-    let out = ws.cmd().args(["doctor", "--recover"]).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = ok_stdout(ws.cmd().args(["doctor", "--recover"]));
     assert!(
         stdout.contains("RECOVERED") && stdout.contains("30 sessions"),
         "{stdout}"
     );
-    let c = rusqlite::Connection::open(&db).unwrap();
-    let check: String = c
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
-    drop(c);
+    assert_eq!(integrity_ok(&db), "ok");
     let kept: Vec<String> = std::fs::read_dir(db.parent().unwrap())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -603,22 +604,13 @@ fn doctor_salvages_row_by_row_when_a_table_page_is_damaged() {
 
     let out = ws.cmd().arg("doctor").output().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    let out = ws.cmd().args(["doctor", "--recover"]).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = ok_stdout(ws.cmd().args(["doctor", "--recover"]));
     assert!(
         stdout.contains("salvaged row by row") && stdout.contains("20 sessions"),
         "{stdout}"
     );
+    assert_eq!(integrity_ok(&db), "ok");
     let c = rusqlite::Connection::open(&db).unwrap();
-    let check: String = c
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
     let after: i64 = c
         .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
         .unwrap();
@@ -637,7 +629,7 @@ fn doctor_salvages_row_by_row_when_a_table_page_is_damaged() {
 /// Runs `neocode ARGS` for `ws` with its home mounted read-only (a private mount namespace:
 /// even root cannot write there). `None` when mount namespaces are not available here.
 fn run_with_read_only_home(ws: &Ws, args: &[&str]) -> Option<std::process::Output> {
-    let home = ws.home.path().to_str().unwrap().to_string();
+    let home = ws.home.as_path().to_str().unwrap().to_string();
     let bin = assert_cmd::cargo::cargo_bin("neocode");
     let script = format!(
         "mount --bind -o ro \"$H\" \"$H\" || exit 97; exec \"{}\" \"$@\"",
@@ -646,7 +638,7 @@ fn run_with_read_only_home(ws: &Ws, args: &[&str]) -> Option<std::process::Outpu
     let mut c = std::process::Command::new("unshare");
     c.args(["-m", "sh", "-c", &script, "sh"])
         .args(args)
-        .current_dir(ws.work.path())
+        .current_dir(ws.workdir.as_path())
         .env("H", &home)
         .env("NEOCODE_HOME", &home)
         .env_remove("NEOCODE_BASE_URL")
@@ -666,7 +658,7 @@ fn run_with_read_only_home(ws: &Ws, args: &[&str]) -> Option<std::process::Outpu
 fn a_read_only_home_still_lists_and_shows() {
     let ws = Ws::new();
     let id = ws.session("read me without writing", 2);
-    let before = file_tree(ws.home.path());
+    let before = file_tree(ws.home.as_path());
     let Some(out) = run_with_read_only_home(&ws, &["--list", "--json"]) else {
         eprintln!("skipped: no mount namespace here (unshare -m / mount --bind failed)");
         return;
@@ -697,7 +689,7 @@ fn a_read_only_home_still_lists_and_shows() {
             "{args:?}: {text}"
         );
     }
-    assert_eq!(file_tree(ws.home.path()), before, "nothing was written");
+    assert_eq!(file_tree(ws.home.as_path()), before, "nothing was written");
 }
 
 /// Every file under `dir` with its size, sorted.

@@ -26,7 +26,7 @@ fn columns_fit_the_widest_cells_even_when_only_the_oldest_row_has_them() {
     // digits of messages, a twelve-step plan and a long model name. A streamed table lays
     // out its columns before reading it, last.
     let then = now_ms() - 10 * 24 * 3600 * 1000;
-    let store = Store::open(ws.loc.paths.clone())
+    let store = Store::open(ws.location().paths.clone())
         .unwrap()
         .with_clock(Arc::new(move || then));
     let old = store
@@ -96,7 +96,7 @@ fn the_streamed_list_prints_exactly_what_the_collected_list_prints() {
     let rich = ws.rich_session("Fix the flaky login test");
     ws.session("Plain one", 3);
     ws.session("Долгий заголовок 長いタイトル with wide characters", 120);
-    let rt = ws.rt();
+    let rt = ws.sessions();
     // Ids sharing a long prefix widen the ID column beyond 8 characters.
     for id in ["0123456789ab-one", "0123456789ab-two"] {
         rt.new_session(NewSession {
@@ -146,7 +146,7 @@ fn all_workspaces_streamed_prints_what_the_collected_lists_print() {
     };
     assert_eq!(all(&[]), all(&["--limit", "1000"]), "no workspace yet");
     ws.session("First workspace session", 2);
-    let (_other, loc) = ws.sibling();
+    let loc = ws.sibling("other");
     let rt = neocode::runtime::Sessions::open(&loc).unwrap();
     for t in ["Other one", "Other two"] {
         rt.new_session(NewSession {
@@ -169,7 +169,7 @@ fn all_workspaces_streamed_prints_what_the_collected_lists_print() {
 fn sessions_active_in_the_same_millisecond_list_in_the_same_order_everywhere() {
     let ws = Ws::new();
     let then = now_ms() - 60_000;
-    let store = Store::open(ws.loc.paths.clone())
+    let store = Store::open(ws.location().paths.clone())
         .unwrap()
         .with_clock(Arc::new(move || then));
     let mut ids = Vec::new();

@@ -64,7 +64,7 @@ fn export_import_round_trip_into_another_workspace() {
     let ws = Ws::new();
     let id = ws.rich_session("Round trip");
     let original = ok_stdout(ws.cmd().args(["export", &id]));
-    let file = ws.work.path().join("s.json");
+    let file = ws.workdir.as_path().join("s.json");
     ok_stdout(ws.cmd().args(["export", "last", "-o"]).arg(&file));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
     let doc: serde_json::Value = serde_json::from_str(&original).unwrap();
@@ -72,10 +72,10 @@ fn export_import_round_trip_into_another_workspace() {
     assert_eq!(doc["messages"].as_array().unwrap().len(), 4);
     assert_eq!(doc["assets"].as_array().unwrap().len(), 1);
 
-    let (work_b, _) = ws.sibling();
-    let printed = ok_stdout(ws.cmd_in(work_b.path()).arg("import").arg(&file));
+    let loc_b = ws.sibling("b");
+    let printed = ok_stdout(ws.cmd_in(loc_b.root()).arg("import").arg(&file));
     assert_eq!(printed.trim(), id);
-    let again = ok_stdout(ws.cmd_in(work_b.path()).args(["export", &id]));
+    let again = ok_stdout(ws.cmd_in(loc_b.root()).args(["export", &id]));
     assert_eq!(
         again, original,
         "export → import → export must be identical"
@@ -116,11 +116,11 @@ fn malformed_import_names_the_json_path_and_writes_nothing() {
         serde_json::from_str(&ok_stdout(ws.cmd().args(["export", &id]))).unwrap();
     doc["session"]["id"] = "fresh-id".into();
     doc["messages"][2]["role"] = "wizard".into();
-    let bad = ws.work.path().join("bad.json");
+    let bad = ws.workdir.as_path().join("bad.json");
     std::fs::write(&bad, serde_json::to_string(&doc).unwrap()).unwrap();
 
     let snapshot = |ws: &Ws| -> Vec<(String, Vec<u8>)> {
-        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(ws.loc.paths.dir.clone())
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(ws.location().paths.dir.clone())
             .unwrap()
             .filter_map(|e| e.ok())
             .filter(|e| e.path().is_file())
@@ -160,13 +160,13 @@ fn malformed_import_names_the_json_path_and_writes_nothing() {
     assert_eq!(snapshot(&ws), before);
 
     // A fresh workspace: a bad import does not even create the database.
-    let (work_b, loc_b) = ws.sibling();
-    fail(ws.cmd_in(work_b.path()).arg("import").arg(&bad));
+    let loc_b = ws.sibling("b");
+    fail(ws.cmd_in(loc_b.root()).arg("import").arg(&bad));
     assert!(!loc_b.paths.dir.exists());
     let (code, _, err) = fail(
         ws.cmd()
             .arg("import")
-            .arg(ws.work.path().join("missing.json")),
+            .arg(ws.workdir.as_path().join("missing.json")),
     );
     assert_eq!(code, 2, "{err}");
 }
@@ -198,7 +198,7 @@ fn markdown_export_is_a_readable_transcript() {
 #[test]
 fn hostile_text_is_printed_harmlessly_everywhere() {
     let ws = Ws::new();
-    let rt = ws.rt();
+    let rt = ws.sessions();
     let h = rt
         .new_session(NewSession {
             title: format!("title {HOSTILE}"),
@@ -255,7 +255,7 @@ fn hostile_text_is_printed_harmlessly_everywhere() {
 #[test]
 fn closing_the_pipe_early_exits_0_quietly() {
     let ws = Ws::new();
-    let rt = ws.rt();
+    let rt = ws.sessions();
     let long = "x".repeat(600);
     for i in 0..300 {
         rt.new_session(NewSession {
@@ -270,9 +270,9 @@ fn closing_the_pipe_early_exits_0_quietly() {
         vec!["export", "last"],
     ] {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
-            .env("NEOCODE_HOME", ws.home.path())
+            .env("NEOCODE_HOME", ws.home.as_path())
             .arg("--workdir")
-            .arg(ws.work.path())
+            .arg(ws.workdir.as_path())
             .args(&args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -331,7 +331,11 @@ fn delete_needs_yes_off_a_terminal() {
     assert_eq!(code, 2);
     assert!(out.is_empty());
     assert!(err.contains("--yes"), "{err}");
-    assert_eq!(ws.rt().count().unwrap(), 2, "nothing deleted without --yes");
+    assert_eq!(
+        ws.sessions().count().unwrap(),
+        2,
+        "nothing deleted without --yes"
+    );
     let out = ok_stdout(ws.cmd().args(["delete", &doomed, "--yes"]));
     assert_eq!(out.trim(), format!("deleted {doomed}"));
     let v = ok_json(ws.cmd().args(["--list", "--json"]));
@@ -387,7 +391,7 @@ fn search_lists_matches_with_session_seq_and_snippet() {
 #[test]
 fn show_names_tool_calls_a_stopped_session_left_unanswered() {
     let ws = Ws::new();
-    let rt = ws.rt();
+    let rt = ws.sessions();
     let id = rt.new_session(NewSession::default()).unwrap().id;
     let call = |id: &str, name: &str| neocode::session::ToolCall {
         id: id.into(),
@@ -439,7 +443,7 @@ fn show_names_tool_calls_a_stopped_session_left_unanswered() {
 /// large multi-line write, an image, and tool metadata with a float.
 fn real_use_session(ws: &Ws) -> String {
     use neocode::session::{Part, ToolCall};
-    let rt = ws.rt();
+    let rt = ws.sessions();
     let h = rt
         .new_session(NewSession {
             title: "Real <use>".into(),
@@ -494,7 +498,7 @@ fn real_use_session(ws: &Ws) -> String {
 fn markdown_export_reads_like_the_session() {
     let ws = Ws::new();
     let id = real_use_session(&ws);
-    let out = ws.work.path().join("t.md");
+    let out = ws.workdir.as_path().join("t.md");
     ok_stdout(
         ws.cmd()
             .args(["export", &id, "--format", "markdown", "-o"])
@@ -526,7 +530,7 @@ fn markdown_export_reads_like_the_session() {
         .unwrap_or_else(|| panic!("no image link in:\n{md}"));
     let rel = link.split("](<").nth(1).unwrap().trim_end_matches(">)");
     assert!(rel.starts_with("t.images/"), "{link}");
-    let bytes = std::fs::read(ws.work.path().join(rel)).unwrap();
+    let bytes = std::fs::read(ws.workdir.as_path().join(rel)).unwrap();
     assert_eq!(bytes, b"\x89PNG fake");
 
     // Writing again is refused without --force, and --force replaces.
@@ -545,7 +549,7 @@ fn markdown_export_reads_like_the_session() {
             .args(["export", &id, "--format", "markdown", "--force", "-o"])
             .arg(&out),
     );
-    let json = ws.work.path().join("t.json");
+    let json = ws.workdir.as_path().join("t.json");
     ok_stdout(ws.cmd().args(["export", &id, "-o"]).arg(&json));
     let (code, _, err) = fail(ws.cmd().args(["export", &id, "-o"]).arg(&json));
     assert_eq!(code, 2, "{err}");
@@ -557,15 +561,15 @@ fn tool_metadata_floats_survive_export_and_import_exactly() {
     let id = real_use_session(&ws);
     let text = ok_stdout(ws.cmd().args(["export", &id]));
     assert!(text.contains("18.446941166000034"), "{text}");
-    let file = ws.work.path().join("f.json");
+    let file = ws.workdir.as_path().join("f.json");
     std::fs::write(&file, &text).unwrap();
-    let (work_b, loc_b) = ws.sibling();
-    ok_stdout(ws.cmd_in(work_b.path()).arg("import").arg(&file));
+    let loc_b = ws.sibling("b");
+    ok_stdout(ws.cmd_in(loc_b.root()).arg("import").arg(&file));
     let rt = neocode::runtime::Sessions::open(&loc_b).unwrap();
     let msgs = rt.load(&id).unwrap().messages;
     let meta = msgs[2].tool_metadata.as_ref().unwrap();
     assert_eq!(meta["duration_s"].as_f64(), Some(18.446941166000034));
-    let again = ok_stdout(ws.cmd_in(work_b.path()).args(["export", &id]));
+    let again = ok_stdout(ws.cmd_in(loc_b.root()).args(["export", &id]));
     assert_eq!(again, text);
 }
 
@@ -573,7 +577,7 @@ fn tool_metadata_floats_survive_export_and_import_exactly() {
 fn show_counts_lines_in_words_and_draws_steps_like_the_tui() {
     use neocode::session::{Plan, StateUpdate, Step, StepStatus, StepUpdate};
     let ws = Ws::new();
-    let rt = ws.rt();
+    let rt = ws.sessions();
     let h = rt.new_session(NewSession::default()).unwrap();
     let step = |id: &str, deps: &[&str]| Step {
         id: id.into(),

@@ -1,48 +1,23 @@
 //! The real binary on a real pseudo-terminal: colour and width cutting on a terminal,
 //! `NO_COLOR`, and the delete confirmation.
 
-use std::io::{Read, Write};
-
 use crate::support::cli::*;
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use crate::support::pty;
+use portable_pty::CommandBuilder;
 
 /// Runs neocode on a `cols`-wide pty, typing `input`; returns (exit success, output bytes).
 fn on_tty(ws: &Ws, args: &[&str], envs: &[(&str, &str)], input: &str, cols: u16) -> (bool, String) {
-    let pty = native_pty_system();
-    let pair = pty
-        .openpty(PtySize {
-            rows: 40,
-            cols,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
     let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_neocode"));
     cmd.env_remove("NO_COLOR");
-    cmd.env("NEOCODE_HOME", ws.home.path());
+    cmd.env("NEOCODE_HOME", ws.home.as_path());
     for (k, v) in envs {
         cmd.env(k, v);
     }
     cmd.arg("--workdir");
-    cmd.arg(ws.work.path());
+    cmd.arg(ws.workdir.as_path());
     cmd.args(args);
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let mut writer = pair.master.take_writer().unwrap();
-    writer.write_all(input.as_bytes()).unwrap();
-    writer.flush().unwrap();
-    let mut out = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        match reader.read(&mut buf) {
-            Ok(0) | Err(_) => break, // EIO once the child is gone and the buffer is drained
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-        }
-    }
-    let status = child.wait().unwrap();
-    drop(writer);
-    (status.success(), String::from_utf8_lossy(&out).into_owned())
+    let (status, out) = pty::run_typed(cmd, input, 40, cols);
+    (status.success(), out)
 }
 
 #[test]
@@ -100,12 +75,12 @@ fn delete_asks_on_a_terminal() {
         "{out}"
     );
     assert!(out.contains("nothing deleted"), "{out}");
-    assert_eq!(ws.rt().count().unwrap(), 1);
+    assert_eq!(ws.sessions().count().unwrap(), 1);
 
     let (ok, out) = on_tty(&ws, &["delete", &id[..12]], &[], "y\n", 100);
     assert!(ok, "{out}");
     assert!(out.contains(&format!("deleted {id}")), "{out}");
-    assert_eq!(ws.rt().count().unwrap(), 0);
+    assert_eq!(ws.sessions().count().unwrap(), 0);
 }
 
 #[test]

@@ -59,7 +59,7 @@ fn assert_inert(bytes: &[u8], allow_csi: bool, what: &str) {
 
 /// A workspace with one hostile session; returns its id.
 fn hostile_session(env: &Env) -> String {
-    let rt = env.runtime();
+    let rt = env.sessions();
     let h = rt
         .new_session(NewSession {
             title: format!("pwn {}", hostile()),

@@ -64,7 +64,7 @@ fn session_count(db: &Path) -> Option<i64> {
 
 /// Every session of a workspace as its exported file, by id.
 fn exports(env: &Env) -> Vec<(String, Value)> {
-    let rt = env.runtime();
+    let rt = env.sessions();
     let mut ids: Vec<String> = rt
         .list(&ListQuery {
             limit: 10_000,

@@ -206,7 +206,7 @@ fn claude_subagents_link_to_their_parent_in_any_import_order() {
         for p in order {
             import_cmd(&ws, "claude-code", &[p]);
         }
-        let rt = ws.rt();
+        let rt = ws.sessions();
         let child = rt.header(&child_id).unwrap();
         assert_eq!(
             child.subagent_of.as_deref(),
@@ -302,7 +302,7 @@ fn reimport_changes_nothing_and_growth_updates() {
     );
     let out = import_cmd(&ws, "codex", &[&file]);
     assert!(out.starts_with("imported 1,"), "{out}");
-    let rt = ws.rt();
+    let rt = ws.sessions();
     let before: Vec<SessionFile> = [CLAUDE_MAIN, "019c8a4d-8f45-7010-8b5d-7fad920aa6f9"]
         .iter()
         .map(|id| rt.export(id).unwrap())
@@ -394,9 +394,9 @@ fn exported_imports_round_trip_losslessly() {
     let ws = Ws::new();
     import_cmd(&ws, "claude-code", &[&data("claude-code")]);
     import_cmd(&ws, "codex", &[&data("codex")]);
-    let rt = ws.rt();
+    let rt = ws.sessions();
     let other = Ws::new();
-    let rt2 = other.rt();
+    let rt2 = other.sessions();
     for s in rt.list(&Default::default()).unwrap().items {
         let doc = rt.export(&s.id).unwrap();
         let text = serde_json::to_string(&doc).unwrap();
@@ -552,7 +552,7 @@ fn hostile_claude_transcript_imports_what_is_sound() {
     );
     assert!(out.contains("1 malformed line(s) skipped"), "{out}");
     assert!(out.contains("still being written"), "{out}");
-    let rt = ws.rt();
+    let rt = ws.sessions();
     let assets = rt.assets("hostile-1").unwrap();
     let mut bytes: Vec<Vec<u8>> = assets
         .iter()
@@ -742,7 +742,7 @@ fn hostile_codex_rollout_imports_what_is_sound() {
     let mut c = ws.cmd();
     c.args(["import", "--from", "codex"]).arg(&path);
     ok_stdout(&mut c);
-    let rt = ws.rt();
+    let rt = ws.sessions();
     let id = "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000";
     let a = &rt.assets(id).unwrap()[0];
     assert_eq!(rt.asset_bytes(id, &a.id).unwrap().1, PNG);
@@ -782,11 +782,11 @@ fn codex_session(dir: &Path, id: &str, cwd: &Path, text: &str) {
 #[test]
 fn discovery_finds_this_workspaces_sessions_and_all_workspaces_files_each() {
     let ws = Ws::new();
-    let (other_dir, other_loc) = ws.sibling();
+    let other_loc = ws.sibling("other");
     let tools = tempfile::tempdir().unwrap();
     let claude = tools.path().join("claude");
     let codex = tools.path().join("codex");
-    let root = ws.root().to_path_buf();
+    let root = ws.workdir.to_path_buf();
     let other = other_loc.root().to_path_buf();
     let enc = import::claude_project_dir_name(&root);
     claude_session(
@@ -850,7 +850,7 @@ fn discovery_finds_this_workspaces_sessions_and_all_workspaces_files_each() {
     let (out, err) = run("codex", &[]);
     assert!(err.starts_with("2 codex transcripts for"), "{err}");
     assert!(out.starts_with("imported 2,"), "{out}");
-    assert_eq!(ws.rt().count().unwrap(), 4);
+    assert_eq!(ws.sessions().count().unwrap(), 4);
 
     let (out, _) = run("codex", &["--all-workspaces"]);
     assert!(
@@ -867,7 +867,6 @@ fn discovery_finds_this_workspaces_sessions_and_all_workspaces_files_each() {
             .text(),
         "theirs"
     );
-    drop(other_dir);
 }
 
 #[test]
@@ -936,5 +935,5 @@ fn a_transcript_without_messages_is_skipped_not_imported() {
         out.contains("1 transcript(s) without messages skipped"),
         "{out}"
     );
-    assert_eq!(ws.rt().count().unwrap(), 0);
+    assert_eq!(ws.sessions().count().unwrap(), 0);
 }

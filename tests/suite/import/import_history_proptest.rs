@@ -3,11 +3,12 @@
 //! uuids, results before calls, garbage lines) converts without a panic into documents the
 //! store accepts, with every call once and every result after its call.
 
+use crate::support::Env;
 use std::io::Write;
 
 use neocode::runtime::import::{self, SourceTool};
+use neocode::session::Role;
 use neocode::session::file;
-use neocode::session::{Role, Store, WorkspacePaths};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -54,8 +55,8 @@ fn codex_record() -> impl Strategy<Value = Value> {
 }
 
 fn check(tool: SourceTool, name: &str, records: &[Value], torn: bool) -> Result<(), TestCaseError> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(name);
+    let env = Env::new();
+    let path = env.tmp.path().join(name);
     let mut f = std::fs::File::create(&path).unwrap();
     for r in records {
         writeln!(f, "{r}").unwrap();
@@ -66,10 +67,7 @@ fn check(tool: SourceTool, name: &str, records: &[Value], torn: bool) -> Result<
     drop(f);
     let conv = import::convert(tool, &path).unwrap();
     prop_assert_eq!(conv.stats.torn_tail, torn);
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    let store =
-        Store::open(WorkspacePaths::resolve(&dir.path().join("home"), &ws).unwrap()).unwrap();
+    let store = env.store();
     for doc in &conv.sessions {
         let mut calls = std::collections::HashSet::new();
         let mut answered = std::collections::HashSet::new();

@@ -2,28 +2,21 @@
 //! its parent keeps the parent id as written, and importing the parent later changes nothing
 //! about it. Also: the schema 3 migration keeps every row and link of an older database.
 
-use std::fs;
+use crate::support::Env;
 use std::path::Path;
 
-use neocode::runtime::{Location, Sessions};
+use neocode::runtime::Sessions;
 use neocode::session::file::SessionFile;
-use neocode::session::testing::MIGRATIONS;
-use neocode::session::{
-    AppendMeta, NewMessage, NewSession, Role, SCHEMA_VERSION, Store, WorkspacePaths,
-};
+use neocode::session::{AppendMeta, NewMessage, NewSession, Role, SCHEMA_VERSION, Store};
 use rusqlite::Connection;
-use tempfile::TempDir;
 
-fn sessions(t: &TempDir, name: &str) -> Sessions {
-    let ws = t.path().join(name);
-    fs::create_dir_all(&ws).unwrap();
-    let home = t.path().join("home");
-    let paths = WorkspacePaths::resolve(&home, &ws).unwrap();
-    Sessions::open(&Location { home, paths }).unwrap()
+/// Sessions on workspace `tmp/<name>` under the env's one home.
+fn sessions(t: &Env, name: &str) -> Sessions {
+    Sessions::open(&t.sibling(name)).unwrap()
 }
 
 /// A parent, its fork, the fork's fork, and a sub-agent of the parent, as session files.
-fn family(t: &TempDir) -> Vec<SessionFile> {
+fn family(t: &Env) -> Vec<SessionFile> {
     let rt = sessions(t, "origin");
     let p = rt
         .new_session(NewSession {
@@ -80,7 +73,7 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
 
 #[test]
 fn every_import_order_round_trips_parent_and_subagent_links() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let docs = family(&t);
     assert_eq!(
         docs[1].session.parent_id.as_deref(),
@@ -112,7 +105,7 @@ fn every_import_order_round_trips_parent_and_subagent_links() {
 
 #[test]
 fn deleting_a_parent_keeps_the_childs_link() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let docs = family(&t);
     let rt = sessions(&t, "ws");
     for d in &docs {
@@ -132,16 +125,10 @@ fn deleting_a_parent_keeps_the_childs_link() {
 
 #[test]
 fn a_version_2_database_migrates_keeping_rows_order_and_links() {
-    let t = TempDir::new().unwrap();
-    let ws = t.path().join("ws");
-    fs::create_dir_all(&ws).unwrap();
-    let paths = WorkspacePaths::resolve(&t.path().join("home"), &ws).unwrap();
-    paths.create_dirs().unwrap();
+    let t = Env::new();
+    let paths = t.paths();
     {
-        let c = Connection::open(paths.db()).unwrap();
-        c.execute_batch(MIGRATIONS[0]).unwrap();
-        c.execute_batch(MIGRATIONS[1]).unwrap();
-        c.pragma_update(None, "user_version", 2).unwrap();
+        let c = t.database_of_version(2);
         c.execute_batch(
             r#"
             INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, last_seq, message_count)

@@ -3,8 +3,8 @@
 //! be harmless, imported and exported back to the same document. Never a panic, never half a
 //! session.
 
+use crate::support::Env;
 use neocode::session::file::{self, SessionFile};
-use neocode::session::{Store, WorkspacePaths};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -148,12 +148,6 @@ fn apply(mut doc: Value, muts: &[Mutation]) -> String {
     }
 }
 
-fn fresh_store(t: &tempfile::TempDir) -> Store {
-    let ws = t.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    Store::open(WorkspacePaths::resolve(&t.path().join("home"), &ws).unwrap()).unwrap()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -161,8 +155,8 @@ proptest! {
     fn broken_documents_are_rejected_whole_or_imported_losslessly((seed, muts) in mutation()) {
         let seeds = seeds();
         let text = apply(seeds[seed % seeds.len()].clone(), &muts);
-        let t = tempfile::tempdir().unwrap();
-        let store = fresh_store(&t);
+        let t = Env::new();
+        let store = t.store();
         match file::parse(&text) {
             Err(e) => {
                 prop_assert!(e.path.starts_with('$'), "path {:?}", e.path);

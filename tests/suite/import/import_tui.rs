@@ -1,20 +1,20 @@
 //! Imported sessions in the TUI: marked in the list, sub-agents under their parent, the
 //! source in Info, and the transcript read like a native one.
 
+use crate::support::Env;
 use std::path::Path;
 
 use crate::support::tui::options;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use neocode::runtime::import::{self, SourceTool};
-use neocode::runtime::{Location, Sessions};
 use neocode::tui::app::{App, run_inline};
 use neocode::tui::views;
 
 #[test]
 fn imported_sessions_are_marked_and_sub_agents_carry_the_lineage_mark() {
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = Location::scratch(tmp.path());
-    let rt = Sessions::open(&loc).unwrap();
+    let env = Env::new();
+    let loc = env.location();
+    let rt = env.sessions();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import/claude-code");
     // The sub-agent first: its link holds before the parent arrives.
     let mut files = import::jsonl_files(&dir);
@@ -28,7 +28,7 @@ fn imported_sessions_are_marked_and_sub_agents_carry_the_lineage_mark() {
         }
     }
     let root = loc.root().display().to_string();
-    let (mut app, jobs) = App::new(options(&root, tmp.path(), (120, 30), 1_800_000_000_000));
+    let (mut app, jobs) = App::new(options(&root, env.tmp.path(), (120, 30), 1_800_000_000_000));
     run_inline(&mut app, &rt, jobs);
     let s = views::draw_to_text(&app);
     let parent = s

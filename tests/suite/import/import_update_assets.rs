@@ -56,7 +56,7 @@ fn files(ws: &Ws, id: &str) -> Vec<Vec<u8>> {
 }
 
 fn stored(ws: &Ws, id: &str) -> Vec<Vec<u8>> {
-    let rt = ws.rt();
+    let rt = ws.sessions();
     let mut out: Vec<Vec<u8>> = rt
         .assets(id)
         .unwrap()
@@ -112,7 +112,7 @@ fn a_grown_transcript_replaces_its_images_and_leaves_no_stale_file() {
         want,
         "a file of a dropped image stayed"
     );
-    let rt = ws.rt();
+    let rt = ws.sessions();
     assert_eq!(rt.header("imgs-1").unwrap().message_count, 3);
 
     // Continued in neocode: the next grown read is refused and nothing changes.

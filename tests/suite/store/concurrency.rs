@@ -15,7 +15,7 @@ const PER_WRITER: u64 = 250;
 #[test]
 fn eight_writers_and_a_reader_never_collide() {
     let env = Env::new();
-    let rt = env.runtime();
+    let rt = env.sessions();
     let shared = rt
         .new_session(NewSession {
             title: "shared".into(),
@@ -101,7 +101,7 @@ fn eight_writers_and_a_reader_never_collide() {
             assert!(acked.insert(seq), "seq {seq} acknowledged twice");
         }
     }
-    let rt = env.runtime();
+    let rt = env.sessions();
     let stored: Vec<i64> = rt
         .messages(&shared, 1, i64::MAX)
         .unwrap()

@@ -30,7 +30,7 @@ fn sigkill_at_random_moments_loses_nothing_acknowledged() {
     for i in 0..iterations {
         if i.is_multiple_of(25) {
             let h = env
-                .runtime()
+                .sessions()
                 .new_session(NewSession {
                     title: format!("crash target {i}"),
                     ..NewSession::default()
@@ -39,7 +39,7 @@ fn sigkill_at_random_moments_loses_nothing_acknowledged() {
             sessions.push(h.id);
         }
         let target = sessions[rng.below(sessions.len() as u64) as usize].clone();
-        let before = env.runtime().header(&target).unwrap().last_seq;
+        let before = env.sessions().header(&target).unwrap().last_seq;
 
         let batch = 1 + rng.below(8);
         let mut child = env
@@ -73,7 +73,7 @@ fn sigkill_at_random_moments_loses_nothing_acknowledged() {
 
         // The database opens and is intact.
         assert_eq!(integrity_ok(&env.db()), "ok", "iteration {i}");
-        let rt = env.runtime();
+        let rt = env.sessions();
         let h = rt.header(&target).unwrap();
         assert!(
             h.last_seq >= acked,

@@ -28,7 +28,7 @@ fn assert_one_line_error(o: &Output, code: i32, needle: &str) {
 
 /// A workspace with one session holding a few messages; returns its id.
 fn seeded(env: &Env) -> String {
-    let rt = env.runtime();
+    let rt = env.sessions();
     let h = rt
         .new_session(NewSession {
             title: "keep me".into(),
@@ -125,7 +125,7 @@ fn asset_whose_stored_path_points_outside_is_refused() {
     let secret_dir = env.tmp.path().join("outside");
     std::fs::create_dir_all(&secret_dir).unwrap();
     std::fs::write(secret_dir.join("secret.bin"), b"TOP-SECRET").unwrap();
-    let rt = env.runtime();
+    let rt = env.sessions();
     let meta = rt.save_asset(&id, "image/png", b"\x89PNG fake").unwrap();
     drop(rt);
     let outside = secret_dir.join("secret.bin");
@@ -175,7 +175,7 @@ fn asset_whose_stored_path_points_outside_is_refused() {
 #[test]
 fn ten_megabyte_messages_round_trip() {
     let env = Env::new();
-    let rt = env.runtime();
+    let rt = env.sessions();
     let h = rt.new_session(NewSession::default()).unwrap();
     let big: String = "0123456789abcdef".repeat(10 * 1024 * 1024 / 16);
     rt.append(
@@ -193,7 +193,7 @@ fn ten_megabyte_messages_round_trip() {
     std::fs::write(&file, &o.stdout).unwrap();
     let o = other.neocode().arg("import").arg(&file).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let rt2 = other.runtime();
+    let rt2 = other.sessions();
     let id2 = rt2.resolve("last").unwrap();
     let msgs = rt2.messages(&id2, 1, i64::MAX).unwrap();
     assert_eq!(msgs.last().unwrap().text(), big);
@@ -219,7 +219,7 @@ fn import_of_invalid_utf8_is_one_clear_line() {
 fn full_disk_fails_cleanly_and_keeps_existing_data() {
     let env = Env::new();
     let id = seeded(&env);
-    let rt = env.runtime();
+    let rt = env.sessions();
     let doc = rt.export(&id).unwrap();
     drop(rt);
     // A session file far larger than the file-size limit below.
@@ -273,7 +273,7 @@ fn full_disk_fails_cleanly_and_keeps_existing_data() {
         listed_before, listed_after,
         "the failed import changed the list"
     );
-    let rt = env.runtime();
+    let rt = env.sessions();
     assert!(rt.resolve("big-import").is_err());
     assert_eq!(rt.header(&id).unwrap().message_count, 2);
 }

@@ -2,30 +2,21 @@
 //! and paging, filters, transcript replacement, search, conversation keys and the runtime's
 //! new-or-continue decision chain.
 
+use crate::support::Env;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use neocode::runtime::{Decision, Location, SessionRequest, Sessions, dangling_tool_calls};
+use neocode::runtime::{Decision, SessionRequest, Sessions, dangling_tool_calls};
 use neocode::session::{
     AppendMeta, ListQuery, NewMessage, NewSession, Part, Replacement, Role, SNIPPET_CLOSE,
-    SNIPPET_OPEN, StateUpdate, Status, Store, StoreError, ToolCall, Usage, WorkspacePaths,
-    conversation_key,
+    SNIPPET_OPEN, StateUpdate, Status, Store, StoreError, ToolCall, Usage, conversation_key,
 };
-use tempfile::TempDir;
-
-fn workspace(t: &TempDir) -> WorkspacePaths {
-    Location::scratch(t.path()).paths
-}
-
-fn open(t: &TempDir) -> Store {
-    Store::open(workspace(t)).unwrap()
-}
 
 /// A store whose clock moves only when the test moves it (timestamps differ without sleeps).
-fn open_with_clock(t: &TempDir) -> (Store, Clock) {
+fn open_with_clock(t: &Env) -> (Store, Clock) {
     let clock = Clock::default();
-    let store = open(t).with_clock(clock.source());
+    let store = t.store().with_clock(clock.source());
     (store, clock)
 }
 
@@ -41,10 +32,6 @@ impl Clock {
     fn advance(&self, ms: i64) {
         self.0.fetch_add(ms, Ordering::SeqCst);
     }
-}
-
-fn runtime(t: &TempDir) -> Sessions {
-    Sessions::open(&Location::scratch(t.path())).unwrap()
 }
 
 fn named(id: &str, title: &str) -> NewSession {
@@ -84,8 +71,8 @@ fn all_ids(s: &Store, q: ListQuery) -> Vec<String> {
 
 #[test]
 fn lifecycle_round_trip() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
 
     // Create: header only.
     let h = s.create_session(named("s1", "Fix the parser")).unwrap();
@@ -231,22 +218,22 @@ fn lifecycle_round_trip() {
 
 #[test]
 fn reopening_the_workspace_sees_the_same_data_and_root() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     s.create_session(named("keep", "kept")).unwrap();
     s.append_messages("keep", &[msg(Role::User, "hello", 0, 0)], &meta())
         .unwrap();
     drop(s);
-    let s = open(&t);
+    let s = t.store();
     assert_eq!(s.load_session("keep").unwrap().messages.len(), 1);
-    let root = std::fs::canonicalize(t.path().join("ws")).unwrap();
+    let root = std::fs::canonicalize(t.tmp.path().join("ws")).unwrap();
     assert_eq!(s.recorded_root().unwrap(), root.to_string_lossy());
 }
 
 #[test]
 fn duplicate_id_is_refused_and_bad_ids_are_invalid() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     s.create_session(named("dup", "first")).unwrap();
     match s.create_session(named("dup", "second")) {
         Err(StoreError::AlreadyExists(id)) => assert_eq!(id, "dup"),
@@ -267,7 +254,7 @@ fn duplicate_id_is_refused_and_bad_ids_are_invalid() {
 
 #[test]
 fn list_is_newest_activity_first_and_pages_return_every_row_once() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let (s, clock) = open_with_clock(&t);
     // 23 sessions created in the same millisecond (ties go to the later-created); activity
     // order is made explicit by appending in a known order.
@@ -326,8 +313,8 @@ fn list_is_newest_activity_first_and_pages_return_every_row_once() {
 
 #[test]
 fn list_filters_by_text_and_status() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     s.create_session(named("a1", "Refactor the Parser"))
         .unwrap();
     s.create_session(named("b2", "Write docs")).unwrap();
@@ -406,8 +393,8 @@ fn list_filters_by_text_and_status() {
 
 #[test]
 fn replace_transcript_keeps_title_restarts_seqs_resets_tokens_and_reindexes() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     s.create_session(named("c", "Keep this title")).unwrap();
     let old: Vec<NewMessage> = (0..10)
         .map(|i| msg(Role::Assistant, &format!("zebracorn number {i}"), 100, 10))
@@ -481,8 +468,8 @@ fn replace_transcript_keeps_title_restarts_seqs_resets_tokens_and_reindexes() {
 
 #[test]
 fn search_ranks_best_match_first_with_a_snippet_and_survives_hostile_queries() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     s.create_session(named("x", "Search me")).unwrap();
     s.append_messages(
         "x",
@@ -591,7 +578,7 @@ fn search_ranks_best_match_first_with_a_snippet_and_survives_hostile_queries() {
 
 #[test]
 fn conversation_key_finds_the_most_recent_session() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let (s, clock) = open_with_clock(&t);
     for id in ["k1", "k2", "other"] {
         s.create_session(named(id, id)).unwrap();
@@ -623,8 +610,8 @@ fn decide(rt: &Sessions, req: SessionRequest) -> Decision {
 
 #[test]
 fn runtime_decision_chain_follows_the_seed() {
-    let t = TempDir::new().unwrap();
-    let rt = runtime(&t);
+    let t = Env::new();
+    let rt = t.sessions();
     let known = rt.new_session(named("known", "Known")).unwrap().id;
     rt.append(&known, &[msg(Role::User, "first words", 0, 0)], &meta())
         .unwrap();
@@ -739,8 +726,8 @@ fn runtime_decision_chain_follows_the_seed() {
 
 #[test]
 fn dangling_tool_calls_are_the_unanswered_calls_of_the_last_asking_message() {
-    let t = TempDir::new().unwrap();
-    let rt = runtime(&t);
+    let t = Env::new();
+    let rt = t.sessions();
     let id = rt.new_session(NewSession::default()).unwrap().id;
     let call = |id: &str| ToolCall {
         id: id.into(),
@@ -788,7 +775,7 @@ fn dangling_tool_calls_are_the_unanswered_calls_of_the_last_asking_message() {
 
 #[test]
 fn unknown_session_and_prefix_resolution() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let (s, clock) = open_with_clock(&t);
     assert!(matches!(
         s.append_messages("ghost", &[msg(Role::User, "x", 0, 0)], &meta()),
@@ -824,12 +811,12 @@ fn unknown_session_and_prefix_resolution() {
 
 #[test]
 fn data_version_moves_only_when_another_process_commits() {
-    let t = TempDir::new().unwrap();
-    let watcher = open(&t);
+    let t = Env::new();
+    let watcher = t.store();
     let v0 = watcher.data_version().unwrap();
     assert_eq!(watcher.data_version().unwrap(), v0, "no write, no change");
     // Another process's store (its own connections) writes.
-    let other = open(&t);
+    let other = t.store();
     other
         .create_session(named("w", "written elsewhere"))
         .unwrap();
@@ -849,8 +836,8 @@ fn data_version_moves_only_when_another_process_commits() {
 
 #[test]
 fn opening_a_session_reads_header_progress_assets_and_tail_together() {
-    let t = TempDir::new().unwrap();
-    let rt = runtime(&t);
+    let t = Env::new();
+    let rt = t.sessions();
     let id = rt.new_session(NewSession::default()).unwrap().id;
     let many: Vec<NewMessage> = (0..300)
         .map(|i| msg(Role::User, &format!("m{i}"), 0, 0))
@@ -871,7 +858,7 @@ fn opening_a_session_reads_header_progress_assets_and_tail_together() {
     )
     .unwrap();
     rt.save_asset(&id, "image/png", b"png").unwrap();
-    let store = open(&t);
+    let store = t.store();
     let o = store.load_overview(&id, 10).unwrap();
     assert_eq!(o.header.last_seq, 301);
     assert_eq!(o.assets.len(), 1);

@@ -5,6 +5,7 @@
 //! next open, finds it), counts and ranking are those of a message indexed at once, and forks,
 //! compaction and deletion leave no stray index rows.
 
+use crate::support::Env;
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
@@ -15,15 +16,13 @@ use neocode::session::{
     Status, Store, WorkspacePaths,
 };
 use rusqlite::Connection;
-use tempfile::TempDir;
 
 /// Set in the child process of the crash test: the folder to write in.
 const CHILD_ENV: &str = "NEOCODE_STORE_COMMIT_CHILD";
 
+/// The workspace of the [`Env`] whose temp dir is `dir` (a child process gets only the path).
 fn workspace(dir: &std::path::Path) -> WorkspacePaths {
-    let ws = dir.join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    WorkspacePaths::resolve(&dir.join("home"), &ws).unwrap()
+    neocode::runtime::Location::scratch(dir).paths
 }
 
 fn store_with_session(dir: &std::path::Path, id: &str) -> Store {
@@ -118,8 +117,8 @@ fn hits(s: &Store, q: &str) -> Vec<(String, i64)> {
 
 #[test]
 fn a_long_reply_is_found_by_search_once_its_commit_returns() {
-    let t = TempDir::new().unwrap();
-    let s = store_with_session(t.path(), "s");
+    let t = Env::new();
+    let s = store_with_session(t.tmp.path(), "s");
     // Nothing indexes in the background here: the search alone must find it.
     s.pause_background_index(true);
     s.append_messages(
@@ -164,8 +163,8 @@ fn a_long_reply_is_found_by_search_once_its_commit_returns() {
 
 #[test]
 fn a_long_reply_is_indexed_soon_after_its_commit_without_a_search() {
-    let t = TempDir::new().unwrap();
-    let s = store_with_session(t.path(), "s");
+    let t = Env::new();
+    let s = store_with_session(t.tmp.path(), "s");
     s.append_with_state(
         "s",
         &[assistant(long_reply("wombat"))],
@@ -181,8 +180,8 @@ fn a_long_reply_is_indexed_soon_after_its_commit_without_a_search() {
 
 #[test]
 fn a_burst_of_long_tool_results_is_all_found_and_counted() {
-    let t = TempDir::new().unwrap();
-    let s = store_with_session(t.path(), "s");
+    let t = Env::new();
+    let s = store_with_session(t.tmp.path(), "s");
     s.pause_background_index(true);
     // More than one follow-up transaction's worth, some in one append, some alone.
     let body = |i: usize| format!("{} numbat{i} dingo", "x".repeat(17 * 1024));
@@ -210,8 +209,8 @@ fn a_burst_of_long_tool_results_is_all_found_and_counted() {
 
 #[test]
 fn ties_still_go_to_the_newest_when_the_older_reply_was_indexed_later() {
-    let t = TempDir::new().unwrap();
-    let s = store_with_session(t.path(), "older");
+    let t = Env::new();
+    let s = store_with_session(t.tmp.path(), "older");
     s.pause_background_index(true);
     s.append_messages(
         "older",
@@ -242,8 +241,8 @@ fn ties_still_go_to_the_newest_when_the_older_reply_was_indexed_later() {
 
 #[test]
 fn a_fork_of_a_pending_reply_shares_its_index_row_and_deleting_leaves_nothing_behind() {
-    let t = TempDir::new().unwrap();
-    let s = store_with_session(t.path(), "src");
+    let t = Env::new();
+    let s = store_with_session(t.tmp.path(), "src");
     s.pause_background_index(true);
     s.append_messages(
         "src",
@@ -352,14 +351,14 @@ fn commit_and_kill(dir: &std::path::Path) {
 
 #[test]
 fn a_process_killed_between_the_commit_and_the_indexing_loses_nothing() {
-    let t = TempDir::new().unwrap();
-    commit_and_kill(t.path());
-    let db = workspace(t.path()).db();
+    let t = Env::new();
+    commit_and_kill(t.tmp.path());
+    let db = t.paths().db();
     // The kill hit the window: committed, not indexed.
     assert_eq!(pending(&db), 1);
     assert_eq!(indexed(&db, "kookaburra"), 0);
 
-    let s = Store::open(workspace(t.path())).unwrap();
+    let s = Store::open(t.paths()).unwrap();
     s.pause_background_index(true);
     let h = s.load_header("s").unwrap();
     assert_eq!(h.message_count, 1);
@@ -379,11 +378,11 @@ fn a_process_killed_between_the_commit_and_the_indexing_loses_nothing() {
 
 #[test]
 fn after_a_kill_the_next_open_indexes_the_reply_without_a_search() {
-    let t = TempDir::new().unwrap();
-    commit_and_kill(t.path());
-    let db = workspace(t.path()).db();
+    let t = Env::new();
+    commit_and_kill(t.tmp.path());
+    let db = t.paths().db();
     assert_eq!(pending(&db), 1);
-    let s = Store::open(workspace(t.path())).unwrap();
+    let s = Store::open(t.paths()).unwrap();
     wait_until_indexed(&db);
     assert_eq!(indexed(&db, "kookaburra"), 1);
     assert_eq!(hits(&s, "kookaburra"), vec![("s".into(), 1)]);
@@ -429,7 +428,7 @@ fn child_commits_long_replies_until_killed() {
 fn sigkill_at_random_moments_leaves_every_committed_reply_findable() {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let mut acked = 0i64;
     let mut kills_before_indexing = 0;
     let mut seed = std::time::SystemTime::now()
@@ -449,7 +448,7 @@ fn sigkill_at_random_moments_leaves_every_committed_reply_findable() {
                 "--nocapture",
                 "--test-threads=1",
             ])
-            .env(LOOP_ENV, t.path())
+            .env(LOOP_ENV, t.tmp.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -468,11 +467,11 @@ fn sigkill_at_random_moments_leaves_every_committed_reply_findable() {
         if let Some(seq) = reader.join().unwrap() {
             acked = acked.max(seq);
         }
-        if pending(&workspace(t.path()).db()) > 0 {
+        if pending(&t.paths().db()) > 0 {
             kills_before_indexing += 1;
         }
         // Every reply the child reported as committed is found, by its own word, once.
-        let s = Store::open(workspace(t.path())).unwrap();
+        let s = Store::open(t.paths()).unwrap();
         assert!(
             s.load_header("s").unwrap().last_seq >= acked,
             "round {round}"

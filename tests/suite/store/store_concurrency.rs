@@ -1,24 +1,20 @@
 //! Concurrent writers: threads sharing one `Store`, and separate processes (the `writer`
 //! example) on one workspace. Zero errors, zero gaps, zero duplicate seqs.
 
+use crate::support::Env;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
 
-use neocode::session::{AppendMeta, NewMessage, NewSession, Role, Store, WorkspacePaths};
-use tempfile::TempDir;
-
-fn workspace(t: &TempDir) -> WorkspacePaths {
-    neocode::runtime::Location::scratch(t.path()).paths
-}
+use neocode::session::{AppendMeta, NewMessage, NewSession, Role, Store};
 
 #[test]
 fn thirty_two_threads_appending_to_one_session_get_contiguous_distinct_seqs() {
     const THREADS: usize = 32;
     const EACH: usize = 25;
-    let t = TempDir::new().unwrap();
-    let s = Store::open(workspace(&t)).unwrap();
+    let t = Env::new();
+    let s = Store::open(t.paths()).unwrap();
     s.create_session(NewSession {
         id: Some("hot".into()),
         ..NewSession::default()
@@ -111,10 +107,8 @@ fn writer_path() -> PathBuf {
 #[test]
 fn four_processes_append_to_one_workspace_without_errors_or_gaps() {
     const COUNT: i64 = 500;
-    let t = TempDir::new().unwrap();
-    let home = t.path().join("home");
-    let ws = t.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
+    let t = Env::new();
+    let (home, ws) = (&t.home, &t.workdir);
     let writer = writer_path();
     // Two on the same session, two on their own; all start on a workspace with no database
     // yet, so they also race to create and migrate it.
@@ -124,9 +118,9 @@ fn four_processes_append_to_one_workspace_without_errors_or_gaps() {
         .map(|(session, batch)| {
             Command::new(&writer)
                 .arg("--home")
-                .arg(&home)
+                .arg(home)
                 .arg("--workdir")
-                .arg(&ws)
+                .arg(ws)
                 .args(["--session", session])
                 .args(["--count", &COUNT.to_string()])
                 .args(["--batch", &batch.to_string()])
@@ -163,7 +157,7 @@ fn four_processes_append_to_one_workspace_without_errors_or_gaps() {
         committed.push((session.to_string(), seqs));
     }
 
-    let s = Store::open(WorkspacePaths::resolve(&home, &ws).unwrap()).unwrap();
+    let s = t.store();
     assert_eq!(s.count().unwrap(), 3);
     let mut shared: Vec<i64> = committed
         .iter()
@@ -197,12 +191,12 @@ fn four_processes_append_to_one_workspace_without_errors_or_gaps() {
 
 #[test]
 fn writer_reports_errors_with_a_non_zero_exit() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let out = Command::new(writer_path())
         .arg("--home")
-        .arg(t.path().join("home"))
+        .arg(t.tmp.path().join("home"))
         .arg("--workdir")
-        .arg(t.path().join("missing"))
+        .arg(t.tmp.path().join("missing"))
         .args(["--session", "x", "--count", "1"])
         .output()
         .unwrap();
@@ -219,8 +213,8 @@ fn writer_reports_errors_with_a_non_zero_exit() {
 fn opening_waits_for_a_reader_holding_the_file_while_switching_to_wal() {
     // Another process reading a still rollback-journal database blocks the switch to WAL
     // for a while; opening must wait for it, not fail.
-    let t = TempDir::new().unwrap();
-    let paths = workspace(&t);
+    let t = Env::new();
+    let paths = t.paths();
     paths.create_dirs().unwrap();
     let reader = rusqlite::Connection::open(paths.db()).unwrap();
     reader
@@ -244,16 +238,14 @@ fn processes_opening_a_new_workspace_together_never_see_database_is_locked() {
     // was retried, about one round in ten failed with "database is locked".
     let writer = writer_path();
     for round in 0..30 {
-        let t = TempDir::new().unwrap();
-        let ws = t.path().join("ws");
-        std::fs::create_dir_all(&ws).unwrap();
+        let t = Env::new();
         let children: Vec<_> = (0..4)
             .map(|i| {
                 Command::new(&writer)
                     .arg("--home")
-                    .arg(t.path().join("home"))
+                    .arg(&t.home)
                     .arg("--workdir")
-                    .arg(&ws)
+                    .arg(&t.workdir)
                     .args(["--session", &format!("s{}", i % 3), "--count", "20"])
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
@@ -269,7 +261,7 @@ fn processes_opening_a_new_workspace_together_never_see_database_is_locked() {
                 String::from_utf8_lossy(&out.stderr)
             );
         }
-        let s = Store::open(WorkspacePaths::resolve(&t.path().join("home"), &ws).unwrap()).unwrap();
+        let s = t.store();
         for i in 0..3 {
             assert_eq!(
                 s.load_header(&format!("s{i}")).unwrap().last_seq,

@@ -1,6 +1,7 @@
 //! The store's files: PRAGMAs and permissions read back, atomic appends, corrupt and too-new
 //! databases left untouched, migrations, and asset paths that try to leave the workspace.
 
+use crate::support::Env;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -8,18 +9,8 @@ use std::path::Path;
 use neocode::session::testing::MIGRATIONS;
 use neocode::session::{
     AppendMeta, NewMessage, NewSession, Role, SCHEMA_VERSION, Store, StoreError, Usage,
-    WorkspacePaths,
 };
 use rusqlite::Connection;
-use tempfile::TempDir;
-
-fn workspace(t: &TempDir) -> WorkspacePaths {
-    neocode::runtime::Location::scratch(t.path()).paths
-}
-
-fn open(t: &TempDir) -> Store {
-    Store::open(workspace(t)).unwrap()
-}
 
 fn named(id: &str) -> NewSession {
     NewSession {
@@ -63,8 +54,8 @@ fn schema_of(c: &Connection) -> Vec<(String, String, String, Option<String>)> {
 
 #[test]
 fn pragmas_read_back_from_store_and_plain_connections() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     let p: std::collections::HashMap<String, String> = s.pragmas().unwrap().into_iter().collect();
     assert_eq!(p["journal_mode"], "wal");
     assert_eq!(p["synchronous"], "1", "NORMAL");
@@ -111,17 +102,17 @@ fn pragmas_read_back_from_store_and_plain_connections() {
 
 #[test]
 fn folders_are_0700_and_files_0600_including_wal_and_shm() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     // A permissive umask would make the default 0644/0755; the store must not depend on it.
-    let s = open(&t);
+    let s = t.store();
     s.create_session(named("p")).unwrap();
     s.append_messages("p", &[msg(Role::User, "hi", 0)], &AppendMeta::default())
         .unwrap();
     s.save_asset("p", Some("img"), "image/png", b"png bytes")
         .unwrap();
     let dir = s.paths().dir.clone();
-    assert_eq!(mode(&t.path().join("home")), 0o700);
-    assert_eq!(mode(&t.path().join("home/projects")), 0o700);
+    assert_eq!(mode(&t.tmp.path().join("home")), 0o700);
+    assert_eq!(mode(&t.tmp.path().join("home/projects")), 0o700);
     assert_eq!(mode(&dir), 0o700);
     assert_eq!(mode(&dir.join("assets")), 0o700);
     assert_eq!(mode(&dir.join("assets/p")), 0o700);
@@ -143,8 +134,8 @@ fn folders_are_0700_and_files_0600_including_wal_and_shm() {
 
 #[test]
 fn an_append_that_fails_half_way_leaves_nothing() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     s.create_session(named("a")).unwrap();
     s.append_messages(
         "a",
@@ -206,8 +197,8 @@ fn an_append_that_fails_half_way_leaves_nothing() {
 
 #[test]
 fn corrupt_json_in_a_column_names_the_column() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     s.create_session(named("j")).unwrap();
     s.append_messages("j", &[msg(Role::User, "hello", 0)], &AppendMeta::default())
         .unwrap();
@@ -256,8 +247,8 @@ fn corrupt_json_in_a_column_names_the_column() {
 
 #[test]
 fn a_garbage_file_is_reported_corrupt_and_left_byte_identical() {
-    let t = TempDir::new().unwrap();
-    let paths = workspace(&t);
+    let t = Env::new();
+    let paths = t.paths();
     paths.create_dirs().unwrap();
     let garbage: Vec<u8> = (0..8192u32).map(|i| (i * 7 + 13) as u8).collect();
     fs::write(paths.db(), &garbage).unwrap();
@@ -278,8 +269,8 @@ fn a_garbage_file_is_reported_corrupt_and_left_byte_identical() {
 
 #[test]
 fn a_database_from_the_future_is_refused_and_untouched() {
-    let t = TempDir::new().unwrap();
-    let paths = workspace(&t);
+    let t = Env::new();
+    let paths = t.paths();
     {
         let s = Store::open(paths.clone()).unwrap();
         s.create_session(named("old")).unwrap();
@@ -311,8 +302,8 @@ fn a_database_from_the_future_is_refused_and_untouched() {
 
 #[test]
 fn an_empty_file_at_version_0_migrates_to_the_current_schema() {
-    let t = TempDir::new().unwrap();
-    let paths = workspace(&t);
+    let t = Env::new();
+    let paths = t.paths();
     paths.create_dirs().unwrap();
     fs::write(paths.db(), b"").unwrap();
     let s = Store::open(paths.clone()).unwrap();
@@ -342,11 +333,11 @@ fn an_empty_file_at_version_0_migrates_to_the_current_schema() {
 
 #[test]
 fn migrations_step_by_step_give_the_same_schema_as_a_fresh_open() {
-    let t = TempDir::new().unwrap();
-    let fresh = open(&t);
+    let t = Env::new();
+    let fresh = t.store();
     let fresh_schema = schema_of(&plain(&fresh.paths().db()));
 
-    let stepwise = t.path().join("stepwise.db");
+    let stepwise = t.tmp.path().join("stepwise.db");
     let c = plain(&stepwise);
     neocode::session::testing::register_functions(&c).unwrap();
     for (v, sql) in MIGRATIONS.iter().enumerate() {
@@ -365,8 +356,8 @@ fn migrations_step_by_step_give_the_same_schema_as_a_fresh_open() {
 
 #[test]
 fn asset_ids_that_are_paths_are_refused() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     s.create_session(named("s")).unwrap();
     for bad in [
         "../x",
@@ -406,10 +397,10 @@ fn asset_ids_that_are_paths_are_refused() {
 
 #[test]
 fn stored_paths_leaving_the_workspace_folder_are_refused() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     s.create_session(named("s")).unwrap();
-    let outside = t.path().join("outside");
+    let outside = t.tmp.path().join("outside");
     fs::create_dir_all(&outside).unwrap();
     let secret_path = outside.join("secret.txt");
     fs::write(&secret_path, b"TOP SECRET").unwrap();
@@ -495,8 +486,8 @@ fn stored_paths_leaving_the_workspace_folder_are_refused() {
 
 #[test]
 fn an_asset_over_the_limit_is_refused_and_leaves_no_file() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     s.create_session(named("big")).unwrap();
     let limit = s.asset_limit();
     let data = vec![0u8; limit as usize + 1];
@@ -531,14 +522,11 @@ fn an_asset_over_the_limit_is_refused_and_leaves_no_file() {
 
 #[test]
 fn a_version_1_database_with_data_migrates_and_stays_searchable() {
-    let t = TempDir::new().unwrap();
-    let paths = workspace(&t);
-    paths.create_dirs().unwrap();
+    let t = Env::new();
+    let paths = t.paths();
     {
         // What the first release wrote: the search row's rowid is the message id.
-        let c = plain(&paths.db());
-        c.execute_batch(MIGRATIONS[0]).unwrap();
-        c.pragma_update(None, "user_version", 1).unwrap();
+        let c = t.database_of_version(1);
         c.execute_batch(
             r#"
             INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, last_seq, message_count)

@@ -1,22 +1,14 @@
 //! Plans and step progress through the store (the seed's merge rules, same-millisecond
 //! writes), and forks (exact prefix copied, source untouched).
 
+use crate::support::Env;
 use std::collections::BTreeSet;
 
 use neocode::session::{
     AppendMeta, NewMessage, NewSession, Part, Plan, PlanError, Role, StateUpdate, Step,
-    StepFailure, StepStatus, StepUpdate, Store, StoreError, ToolCall, Usage, WorkspacePaths,
+    StepFailure, StepStatus, StepUpdate, Store, StoreError, ToolCall, Usage,
 };
 use serde_json::json;
-use tempfile::TempDir;
-
-fn workspace(t: &TempDir) -> WorkspacePaths {
-    neocode::runtime::Location::scratch(t.path()).paths
-}
-
-fn open(t: &TempDir) -> Store {
-    Store::open(workspace(t)).unwrap()
-}
 
 fn named(id: &str) -> NewSession {
     NewSession {
@@ -64,8 +56,8 @@ fn error(msg: &str) -> StepUpdate {
 
 #[test]
 fn step_updates_merge_by_the_three_rules_through_the_store() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     s.create_session(named("p")).unwrap();
     set_plan(
         &s,
@@ -126,13 +118,13 @@ fn step_updates_merge_by_the_three_rules_through_the_store() {
     check(&s);
     // The same from a fresh process-like open of the file.
     drop(s);
-    check(&open(&t));
+    check(&t.store());
 }
 
 #[test]
 fn many_updates_in_the_same_millisecond_merge_in_write_order() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     s.create_session(named("fast")).unwrap();
     let steps: Vec<Step> = (0..10).map(|i| step(&format!("s{i}"), &[])).collect();
     set_plan(&s, "fast", steps).unwrap();
@@ -177,8 +169,8 @@ fn many_updates_in_the_same_millisecond_merge_in_write_order() {
 
 #[test]
 fn a_plan_with_a_cycle_or_unknown_dependency_is_refused() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     s.create_session(named("bad")).unwrap();
     set_plan(&s, "bad", vec![step("x", &[])]).unwrap();
     match set_plan(
@@ -203,8 +195,8 @@ fn a_plan_with_a_cycle_or_unknown_dependency_is_refused() {
 
 #[test]
 fn replacing_the_plan_drops_progress_of_removed_steps() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     s.create_session(named("r")).unwrap();
     set_plan(&s, "r", vec![step("keep", &[]), step("drop", &[])]).unwrap();
     s.record_step_update("r", "keep", &result(json!(1)))
@@ -300,8 +292,8 @@ fn rich_source(s: &Store) {
 
 #[test]
 fn fork_copies_exactly_the_prefix_and_leaves_the_source_untouched() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     rich_source(&s);
     let before = s.load_session("src").unwrap();
     let before_assets = s.list_assets("src").unwrap();
@@ -387,8 +379,8 @@ fn fork_copies_exactly_the_prefix_and_leaves_the_source_untouched() {
 
 #[test]
 fn fork_out_of_range_is_refused_and_deleting_the_parent_keeps_the_fork() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     rich_source(&s);
     for bad in [21, 1000, -1] {
         match s.fork("src", Some(bad)) {
@@ -435,8 +427,8 @@ fn fork_out_of_range_is_refused_and_deleting_the_parent_keeps_the_fork() {
 
 #[test]
 fn text_shared_by_a_source_and_its_fork_is_found_in_both_until_each_drops_it() {
-    let t = TempDir::new().unwrap();
-    let s = open(&t);
+    let t = Env::new();
+    let s = t.store();
     rich_source(&s);
     let f = s.fork("src", Some(4)).unwrap();
     let sessions = |q: &str| -> BTreeSet<(String, i64)> {

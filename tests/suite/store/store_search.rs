@@ -3,23 +3,15 @@
 //! is exact up to the bound and says "more" beyond it, and a database indexed by the previous
 //! schema is rebuilt so its old CJK text becomes findable.
 
+use crate::support::Env;
 use neocode::session::search::{PrefixLimits, PrefixSearch};
-use neocode::session::testing::{MIGRATIONS, register_functions};
 use neocode::session::{
     AppendMeta, NewMessage, NewSession, Role, SEARCH_CANDIDATES, SNIPPET_CLOSE, SNIPPET_OPEN,
-    SearchResults, Store, WorkspacePaths,
+    SearchResults, Store,
 };
-use rusqlite::Connection;
-use tempfile::TempDir;
 
-fn workspace(t: &TempDir) -> WorkspacePaths {
-    let ws = t.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    WorkspacePaths::resolve(&t.path().join("home"), &ws).unwrap()
-}
-
-fn store_with(t: &TempDir, texts: &[&str]) -> Store {
-    let s = Store::open(workspace(t)).unwrap();
+fn store_with(t: &Env, texts: &[&str]) -> Store {
+    let s = Store::open(t.paths()).unwrap();
     s.create_session(NewSession {
         id: Some("s".into()),
         title: "search".into(),
@@ -49,7 +41,7 @@ fn seqs(s: &Store, q: &str) -> Vec<i64> {
 
 #[test]
 fn a_two_character_cjk_word_inside_a_sentence_is_found_with_its_snippet() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let s = store_with(
         &t,
         &[
@@ -86,7 +78,7 @@ fn a_two_character_cjk_word_inside_a_sentence_is_found_with_its_snippet() {
 
 #[test]
 fn emoji_are_found_alone_and_next_to_words() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let s = store_with(
         &t,
         &[
@@ -112,7 +104,7 @@ fn emoji_are_found_alone_and_next_to_words() {
 
 #[test]
 fn latin_search_keeps_its_behaviour() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let s = store_with(
         &t,
         &[
@@ -133,7 +125,7 @@ fn latin_search_keeps_its_behaviour() {
 
 #[test]
 fn more_matches_rank_first_and_ties_go_to_the_newest() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let s = store_with(
         &t,
         &[
@@ -155,7 +147,7 @@ fn more_matches_rank_first_and_ties_go_to_the_newest() {
 
 #[test]
 fn the_count_is_bounded_and_only_the_newest_matches_are_ranked() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let n = SEARCH_CANDIDATES + 50;
     let mut texts: Vec<String> = vec!["common common common common common common".into()];
     texts.extend((1..n).map(|i| format!("common message number {i:05}")));
@@ -178,16 +170,11 @@ fn the_count_is_bounded_and_only_the_newest_matches_are_ranked() {
 
 #[test]
 fn a_version_2_index_is_rebuilt_so_old_cjk_text_is_found() {
-    let t = TempDir::new().unwrap();
-    let paths = workspace(&t);
-    paths.create_dirs().unwrap();
+    let t = Env::new();
+    let paths = t.paths();
     {
         // What schema version 2 wrote: CJK runs stored as they were typed.
-        let c = Connection::open(paths.db()).unwrap();
-        register_functions(&c).unwrap();
-        c.execute_batch(MIGRATIONS[0]).unwrap();
-        c.execute_batch(MIGRATIONS[1]).unwrap();
-        c.pragma_update(None, "user_version", 2).unwrap();
+        let c = t.database_of_version(2);
         c.execute_batch(
             r#"
             INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, last_seq, message_count)
@@ -237,7 +224,7 @@ fn a_version_2_index_is_rebuilt_so_old_cjk_text_is_found() {
 /// then 4,000 messages saying "please" sixty times (every tenth also "plexus"), written a
 /// thousand at a time so the index holds merged segments as a long history does, then a
 /// message with the word "p" and one with "plexiglass", newest.
-fn prefix_history(t: &TempDir) -> Store {
+fn prefix_history(t: &Env) -> Store {
     let s = store_with(t, &["a plethora of flags"]);
     for batch in 0..4 {
         let msgs: Vec<NewMessage> = (batch * 1000..(batch + 1) * 1000)
@@ -277,7 +264,7 @@ fn words(list: &[&str]) -> Vec<String> {
 
 #[test]
 fn a_costly_prefix_finds_the_recent_messages_of_the_words_it_completes_to_and_says_so() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let s = prefix_history(&t);
     let last = 4003;
 
@@ -321,7 +308,7 @@ fn a_costly_prefix_finds_the_recent_messages_of_the_words_it_completes_to_and_sa
 
 #[test]
 fn a_rare_prefix_is_expanded_in_full_even_behind_a_common_word() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let s = prefix_history(&t);
     // "plethora" sorts right after the pages of "please", which FTS5 only reads past: its
     // prefix query is cheap enough even when no word may be listed instead.
@@ -337,7 +324,7 @@ fn a_rare_prefix_is_expanded_in_full_even_behind_a_common_word() {
 
 #[test]
 fn a_costly_prefix_that_starts_few_words_is_searched_as_all_of_them() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let s = prefix_history(&t);
     let few_words = PrefixLimits { words: 5, ..TIGHT };
     let r = s.search_counted_within("ple", 20, few_words).unwrap();
@@ -363,7 +350,7 @@ fn a_costly_prefix_that_starts_few_words_is_searched_as_all_of_them() {
 
 #[test]
 fn one_costly_letter_is_searched_as_a_whole_word() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let s = prefix_history(&t);
     let r = s.search_counted_within("p", 10, TIGHT).unwrap();
     assert_eq!(r.prefix, PrefixSearch::NotExpanded { prefix: "p".into() });
@@ -375,7 +362,7 @@ fn one_costly_letter_is_searched_as_a_whole_word() {
 
 #[test]
 fn completion_folds_case_and_accents_and_leaves_cjk_alone() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let s = store_with(
         &t,
         &["le Café est ouvert", "请修正状态栏", "module_parser broke"],
@@ -423,7 +410,7 @@ fn a_long_output_full_of_the_word_is_found_ranked_and_shown_around_its_first_mat
     for i in 0..8_000 {
         log.push_str(&format!("test case {i} failed: Timeout after 30s\n"));
     }
-    let t = tempfile::tempdir().unwrap();
+    let t = Env::new();
     let s = store_with(
         &t,
         &[
@@ -460,7 +447,7 @@ fn a_long_output_full_of_the_word_is_found_ranked_and_shown_around_its_first_mat
     for i in 0..3_000 {
         odd.push_str(&format!("İẞ ẞİ Straße {i} İstanbul ẞ\n"));
     }
-    let t = tempfile::tempdir().unwrap();
+    let t = Env::new();
     let s = store_with(&t, &[&odd]);
     let hit = &s.search("straße", 5).unwrap()[0];
     assert!(hit.snippet.contains(&marked("straße")), "{:?}", hit.snippet);

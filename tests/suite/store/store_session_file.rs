@@ -1,19 +1,13 @@
 //! The session file: lossless export → parse → import → export, `--new-id` imports, and
 //! malformed documents rejected with the JSON path of the problem and nothing written.
 
+use crate::support::Env;
 use neocode::session::file::{self, SessionFile};
 use neocode::session::{
     AppendMeta, NewMessage, NewSession, Part, Plan, Role, RuntimeLedger, StateUpdate, Step,
-    StepFailure, StepStatus, StepUpdate, Store, StoreError, ToolCall, Usage, WorkspacePaths,
+    StepFailure, StepStatus, StepUpdate, Store, StoreError, ToolCall, Usage,
 };
 use serde_json::{Value, json};
-use tempfile::TempDir;
-
-fn open_at(t: &TempDir, name: &str) -> Store {
-    let ws = t.path().join(name);
-    std::fs::create_dir_all(&ws).unwrap();
-    Store::open(WorkspacePaths::resolve(&t.path().join("home"), &ws).unwrap()).unwrap()
-}
 
 /// A session using every part of the format.
 fn rich(s: &Store) -> String {
@@ -137,9 +131,14 @@ fn rich(s: &Store) -> String {
     h.id
 }
 
+/// A store on workspace `tmp/<name>` under the env's one home.
+fn open_at(t: &Env, name: &str) -> Store {
+    Store::open(t.sibling(name).paths).unwrap()
+}
+
 #[test]
 fn export_parse_import_export_is_identical() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let a = open_at(&t, "one");
     let id = rich(&a);
     let first = file::export(&a, &id).unwrap();
@@ -182,7 +181,7 @@ fn export_parse_import_export_is_identical() {
 
 #[test]
 fn an_existing_id_is_refused_unless_a_new_id_is_asked_for() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let a = open_at(&t, "one");
     let id = rich(&a);
     let doc = file::export(&a, &id).unwrap();
@@ -209,7 +208,7 @@ fn an_existing_id_is_refused_unless_a_new_id_is_asked_for() {
 
 /// A valid export as a JSON value, to break in one place.
 fn valid_doc() -> Value {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let a = open_at(&t, "src");
     let id = rich(&a);
     serde_json::to_value(file::export(&a, &id).unwrap()).unwrap()
@@ -272,7 +271,7 @@ fn malformed_documents_name_the_json_path_and_write_nothing() {
     d["session"]["plan"]["steps"][0]["depends_on"] = json!(["c"]);
     cases.push(("plan cycle", d, "$.session.plan.steps", "cycle"));
 
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let target = open_at(&t, "target");
     for (what, doc, path, needle) in &cases {
         let e = rejected(doc);
@@ -309,7 +308,7 @@ fn malformed_documents_name_the_json_path_and_write_nothing() {
 
 #[test]
 fn step_progress_with_records_behind_a_later_status_round_trips() {
-    let t = TempDir::new().unwrap();
+    let t = Env::new();
     let a = open_at(&t, "one");
     let h = a.create_session(NewSession::default()).unwrap();
     let steps = ["a", "b", "c", "d", "e", "f"]

@@ -2,12 +2,13 @@
 //! pages) without paging the whole list in, shows the best matches with the count of all,
 //! and the latest text typed wins whatever order the storage thread's answers arrive in.
 
+use crate::support::Env;
 use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::support::tui::options;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use neocode::runtime::{Location, Sessions};
+use neocode::runtime::Sessions;
 use neocode::session::NewSession;
 use neocode::tui::app::{App, PAGE, run_inline};
 use neocode::tui::effect::Effect;
@@ -18,15 +19,15 @@ use neocode::tui::worker::{self, Done, Job, Reply, Request, Worker};
 struct H {
     app: App,
     rt: Sessions,
-    _tmp: tempfile::TempDir,
+    _env: Env,
 }
 
 /// A workspace of `titles` (the first is the oldest session) and the app after its first
 /// page arrived.
 fn with_sessions(titles: &[String]) -> H {
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = Location::scratch(tmp.path());
-    let rt = Sessions::open(&loc).unwrap();
+    let env = Env::new();
+    let loc = env.location();
+    let rt = env.sessions();
     for t in titles {
         rt.new_session(NewSession {
             title: t.clone(),
@@ -35,9 +36,9 @@ fn with_sessions(titles: &[String]) -> H {
         .unwrap();
     }
     let root = loc.root().display().to_string();
-    let (mut app, jobs) = App::new(options(&root, tmp.path(), (120, 30), 1_748_779_200_000));
+    let (mut app, jobs) = App::new(options(&root, env.tmp.path(), (120, 30), 1_748_779_200_000));
     run_inline(&mut app, &rt, jobs);
-    H { app, rt, _tmp: tmp }
+    H { app, rt, _env: env }
 }
 
 impl H {

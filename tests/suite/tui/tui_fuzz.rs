@@ -8,9 +8,10 @@
 //! events of agent turns (streamed text, tool calls, approvals, results, ends) arrive at
 //! random, in any order and for any session, as a misbehaving or racing agent could send them.
 
+use crate::support::Env;
 use crate::support::tui::options;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use neocode::runtime::{Location, Sessions};
+use neocode::runtime::Sessions;
 use neocode::session::{AppendMeta, ListQuery, NewMessage, NewSession, Role};
 use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
 use neocode::tui::effect::Effect;
@@ -103,17 +104,17 @@ struct Driver {
     /// Storage work asked for and not answered yet, while holding.
     held: Vec<Job>,
     holding: bool,
-    _tmp: tempfile::TempDir,
+    _env: Env,
 }
 
 impl Driver {
     /// The demo sessions, plus `extra` more so the list has more than one page.
     fn new(extra: usize) -> Driver {
-        let tmp = tempfile::tempdir().unwrap();
-        let loc = Location::scratch(tmp.path());
-        let export = tmp.path().join("out");
+        let env = Env::new();
+        let loc = env.location();
+        let export = env.tmp.path().join("out");
         std::fs::create_dir_all(&export).unwrap();
-        let rt = Sessions::open(&loc).unwrap();
+        let rt = env.sessions();
         demo::load_into(&rt, neocode::session::now_ms()).unwrap();
         for i in 0..extra {
             rt.new_session(NewSession {
@@ -127,7 +128,7 @@ impl Driver {
             theme: Theme::new(true),
             ..options(&root, &export, (120, 35), neocode::session::now_ms())
         });
-        let other = Sessions::open(&loc).unwrap();
+        let other = env.sessions();
         let mut app = app;
         app.conv.agent.provider = Ok("fuzz-model".into());
         let mut d = Driver {
@@ -136,7 +137,7 @@ impl Driver {
             other,
             held: Vec::new(),
             holding: false,
-            _tmp: tmp,
+            _env: env,
         };
         d.run(jobs);
         d

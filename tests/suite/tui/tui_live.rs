@@ -3,15 +3,16 @@
 //! approval prompt, and the turn effects the keys produce (approve, deny with a reason,
 //! cancel, a second Ctrl-C quitting, slash commands).
 
-use crate::support::tui::options;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crate::support::Env;
+use crate::support::tui::{Keys, options};
+use crossterm::event::{KeyCode, KeyModifiers};
+use neocode::runtime::Sessions;
 use neocode::runtime::agent::{
     Agent, FailCode, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest, WarningCode,
 };
 use neocode::runtime::config::{ApprovalPolicy, Overrides, Settings};
 use neocode::runtime::scripted::{Reply, ScriptedServer};
 use neocode::runtime::tools::ToolKind;
-use neocode::runtime::{Location, Sessions};
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall, Usage};
 use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
@@ -27,7 +28,7 @@ struct H {
     id: String,
     root: String,
     turns: Vec<TurnEffect>,
-    _tmp: tempfile::TempDir,
+    env: Env,
 }
 
 impl H {
@@ -36,9 +37,9 @@ impl H {
     }
 
     fn with_messages(n: usize) -> H {
-        let tmp = tempfile::tempdir().unwrap();
-        let loc = Location::scratch(tmp.path());
-        let rt = Sessions::open(&loc).unwrap();
+        let env = Env::new();
+        let loc = env.location();
+        let rt = env.sessions();
         let h = rt
             .new_session(NewSession {
                 title: "Live session".into(),
@@ -61,7 +62,7 @@ impl H {
         let root = loc.root().display().to_string();
         let (mut app, jobs) = App::new(AppOptions {
             resume: Some(h.id.clone()),
-            ..options(&root, tmp.path(), (100, 34), NOW)
+            ..options(&root, env.tmp.path(), (100, 34), NOW)
         });
         app.conv.agent = AgentInfo {
             provider: Ok("scripted-model".into()),
@@ -77,40 +78,10 @@ impl H {
             id: h.id,
             root,
             turns: Vec::new(),
-            _tmp: tmp,
+            env,
         };
         me.run(jobs);
         me
-    }
-
-    fn run(&mut self, effects: Vec<Effect>) {
-        let t = run_inline(&mut self.app, &self.rt, effects);
-        self.turns.extend(t);
-    }
-
-    fn key_mod(&mut self, code: KeyCode, m: KeyModifiers) {
-        let e = self.app.on_key(KeyEvent::new(code, m));
-        self.run(e);
-    }
-
-    fn key(&mut self, code: KeyCode) {
-        self.key_mod(code, KeyModifiers::NONE);
-    }
-
-    fn chars(&mut self, s: &str) {
-        for c in s.chars() {
-            self.key(KeyCode::Char(c));
-        }
-    }
-
-    /// A deliberate one-key answer to a waiting card: a pause before the key, none after.
-    fn answer(&mut self, c: char) {
-        let t = self.app.now_ms + neocode::tui::app::ANSWER_BEFORE_MS;
-        let e = self.app.on_clock(t);
-        self.run(e);
-        self.key(KeyCode::Char(c));
-        let e = self.app.on_clock(t + neocode::tui::app::ANSWER_AFTER_MS);
-        self.run(e);
     }
 
     fn ev(&mut self, e: TurnEvent) {
@@ -129,8 +100,7 @@ impl H {
 
     /// Sends a message and plays `Started`.
     fn send(&mut self, text: &str) {
-        self.chars(text);
-        self.key(KeyCode::Enter);
+        self.submit(text);
         let start = self.turns.pop().expect("a turn effect");
         assert_eq!(
             start,
@@ -187,6 +157,17 @@ fn asked(h: &mut H, id: &str, name: &str, args: &str, kind: ToolKind, summary: &
     approval(h, id, name, summary, reason);
 }
 
+impl Keys for H {
+    fn app(&mut self) -> &mut App {
+        &mut self.app
+    }
+
+    fn run(&mut self, effects: Vec<Effect>) {
+        let t = run_inline(&mut self.app, &self.rt, effects);
+        self.turns.extend(t);
+    }
+}
+
 #[test]
 fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
     let mut h = H::new();
@@ -214,8 +195,7 @@ fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
     );
     insta::assert_snapshot!("live_streaming", s);
     // Typing goes on, sending waits for the turn.
-    h.chars("next");
-    h.key(KeyCode::Enter);
+    h.submit("next");
     assert!(h.turns.is_empty(), "{:?}", h.turns);
     assert!(h.screen().contains("A turn is running"));
 }
@@ -290,8 +270,7 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
     );
     h.answer('r');
     assert!(matches!(h.app.overlay, Overlay::DenyReason { .. }));
-    h.chars("too slow to rebuild");
-    h.key(KeyCode::Enter);
+    h.submit("too slow to rebuild");
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::Command(TurnCommand::Deny {
@@ -459,23 +438,19 @@ fn slash_commands_complete_and_act() {
     assert!(h.screen().contains("/approve"), "{}", h.screen());
     h.key(KeyCode::Tab);
     assert_eq!(h.app.conv.composer.text(), "/approve ");
-    h.chars("auto-edit");
-    h.key(KeyCode::Enter);
+    h.submit("auto-edit");
     assert_eq!(h.app.approval(), ApprovalPolicy::AutoEdit);
     assert!(h.screen().contains("approve auto-edit"), "{}", h.screen());
-    h.chars("/rename Renamed live");
-    h.key(KeyCode::Enter);
+    h.submit("/rename Renamed live");
     assert_eq!(h.rt.header(&h.id).unwrap().title, "Renamed live");
-    h.chars("/compact");
-    h.key(KeyCode::Enter);
+    h.submit("/compact");
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::Compact {
             session_id: h.id.clone()
         })
     );
-    h.chars("/model other-model");
-    h.key(KeyCode::Enter);
+    h.submit("/model other-model");
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::Model {
@@ -485,11 +460,9 @@ fn slash_commands_complete_and_act() {
     );
     // The status line names the model the next request uses at once.
     assert!(h.screen().contains("other-model ░"), "{}", h.screen());
-    h.chars("/limits");
-    h.key(KeyCode::Enter);
+    h.submit("/limits");
     assert!(h.screen().contains("budgets") || h.screen().contains("Budgets"));
-    h.chars("/approve network");
-    h.key(KeyCode::Enter);
+    h.submit("/approve network");
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::AllowNetwork {
@@ -507,8 +480,7 @@ fn slash_commands_complete_and_act() {
         result: Ok("Network allowed for this session's commands".into()),
     });
     assert!(h.screen().contains("Network allowed"), "{}", h.screen());
-    h.chars("/skill");
-    h.key(KeyCode::Enter);
+    h.submit("/skill");
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::Skill {
@@ -516,8 +488,7 @@ fn slash_commands_complete_and_act() {
             name: None
         })
     );
-    h.chars("/skill deploy");
-    h.key(KeyCode::Enter);
+    h.submit("/skill deploy");
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::Skill {
@@ -525,15 +496,13 @@ fn slash_commands_complete_and_act() {
             name: Some("deploy".into())
         })
     );
-    h.chars("/bogus");
-    h.key(KeyCode::Enter);
+    h.submit("/bogus");
     assert!(
         h.screen().contains("Unknown command /bogus"),
         "{}",
         h.screen()
     );
-    h.chars("/help");
-    h.key(KeyCode::Enter);
+    h.submit("/help");
     assert!(matches!(h.app.overlay, Overlay::Help(_)));
 }
 
@@ -541,8 +510,7 @@ fn slash_commands_complete_and_act() {
 fn no_provider_disables_sending_with_the_reason() {
     let mut h = H::new();
     h.app.conv.agent = AgentInfo::default();
-    h.chars("hello");
-    h.key(KeyCode::Enter);
+    h.submit("hello");
     assert!(h.turns.is_empty());
     assert_eq!(h.app.conv.composer.text(), "hello", "the text stays");
     let s = h.screen();
@@ -555,9 +523,9 @@ fn no_provider_disables_sending_with_the_reason() {
 
 #[test]
 fn interrupted_calls_offer_rerun_and_mark_interrupted() {
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = Location::scratch(tmp.path());
-    let rt = Sessions::open(&loc).unwrap();
+    let env = Env::new();
+    let loc = env.location();
+    let rt = env.sessions();
     let s = rt.new_session(NewSession::default()).unwrap();
     let mut a = NewMessage::text(Role::Assistant, "");
     a.tool_calls = vec![call(
@@ -574,7 +542,7 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
     let root = loc.root().display().to_string();
     let (mut app, jobs) = App::new(AppOptions {
         resume: Some(s.id.clone()),
-        ..options(&root, tmp.path(), (100, 30), NOW)
+        ..options(&root, env.tmp.path(), (100, 30), NOW)
     });
     app.conv.agent.provider = Ok("m".into());
     let mut h = H {
@@ -583,7 +551,7 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
         id: s.id.clone(),
         root,
         turns: Vec::new(),
-        _tmp: tmp,
+        env,
     };
     h.run(jobs);
     let screen = h.screen();
@@ -598,8 +566,7 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
         screen.contains("not taking keys: the interrupted calls above have them"),
         "{screen}"
     );
-    h.chars("hey");
-    h.key(KeyCode::Enter);
+    h.submit("hey");
     assert_eq!(h.app.conv.composer.text(), "");
     assert!(h.turns.is_empty(), "{:?}", h.turns);
     // Mark interrupted: a "not run" result is stored, nothing offers any more.
@@ -615,17 +582,15 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
 fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_it() {
     let mut h = H::new();
     // A real PNG header is enough: the store keeps bytes, the model gets them base64.
-    let png = h._tmp.path().join("shot.png");
+    let png = h.env.tmp.path().join("shot.png");
     std::fs::write(&png, b"\x89PNG\r\n\x1a\n0000").unwrap();
-    h.chars(&format!("/attach {}", png.display()));
-    h.key(KeyCode::Enter);
+    h.submit(&format!("/attach {}", png.display()));
     assert!(h.screen().contains("1 image attached"), "{}", h.screen());
     // A pasted path of an image attaches it too.
     let effects = h.app.on_paste(&format!("'{}'", png.display()));
     h.run(effects);
     assert_eq!(h.app.conv.attachments.len(), 2);
-    h.chars("What is in these?");
-    h.key(KeyCode::Enter);
+    h.submit("What is in these?");
     // The turn starts with the message and its images.
     assert_eq!(
         h.turns.pop(),
@@ -645,7 +610,7 @@ fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_i
         "NEOCODE_API_KEY" => Some("sk-test".to_string()),
         _ => None,
     };
-    let settings = Settings::load_with(h._tmp.path(), &Overrides::default(), &env).unwrap();
+    let settings = Settings::load_with(h.env.tmp.path(), &Overrides::default(), &env).unwrap();
     let agent = Agent::new(h.rt.clone(), settings);
     let w = agent
         .watch(
@@ -691,8 +656,7 @@ fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_i
     }
     assert!(h.screen().contains("[image "), "{}", h.screen());
     // Not an image: refused in words.
-    h.chars("/attach notes.txt");
-    h.key(KeyCode::Enter);
+    h.submit("/attach notes.txt");
     assert!(h.screen().contains("is not an image"), "{}", h.screen());
 }
 
@@ -772,7 +736,7 @@ fn a_session_running_elsewhere_is_marked_read_only_and_help_lists_the_turn_keys(
     let effects = h.app.tick();
     h.run(effects);
     // Another process runs this session (its status says so; the poll brings it in).
-    let other = Sessions::open(&Location::scratch(h._tmp.path())).unwrap();
+    let other = h.env.sessions();
     other
         .update_state(
             &h.id,
@@ -915,8 +879,7 @@ fn a_key_as_the_card_appears_and_typing_into_it_do_not_answer() {
 fn typing_never_answers_a_proposed_plan() {
     use neocode::session::{Plan, Step};
     let mut h = H::new();
-    h.chars("/plan do it");
-    h.key(KeyCode::Enter);
+    h.submit("/plan do it");
     h.turns.clear();
     let id = h.id.clone();
     h.ev(TurnEvent::Started { session_id: id });
@@ -1028,8 +991,7 @@ fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
     assert!(s.contains("⊘ run_command  sleep 30  · cancelled"), "{s}");
     assert!(!s.contains("· done"), "{s}");
     // /compact: the cancelled turn is not drawn again below the summary.
-    h.chars("/compact");
-    h.key(KeyCode::Enter);
+    h.submit("/compact");
     assert_eq!(
         h.turns.pop(),
         Some(TurnEffect::Compact {

@@ -3,13 +3,13 @@
 //! a `write_file` (the file exists afterwards), deny a command (it never ran), cancel a long
 //! reply, quit, and find it all in `neocode show`.
 
+use crate::support::Env;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::pty::Pty;
 use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
-use neocode::runtime::{Location, Sessions};
 use neocode::session::{ListQuery, Status};
 
 fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
@@ -57,9 +57,8 @@ fn deliberately(pty: &mut Pty, key: &str) {
 
 #[test]
 fn stream_approve_deny_cancel_quit_and_show() {
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = Location::scratch(tmp.path());
-    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
     let long: String = (0..400).map(|i| format!("word{i} ")).collect();
     let srv = ScriptedServer::start(vec![
         // 1: a streamed answer with markdown.
@@ -136,7 +135,7 @@ fn stream_approve_deny_cancel_quit_and_show() {
     assert_eq!(code, 0);
 
     // The store has all of it.
-    let rt = Sessions::open(&loc).unwrap();
+    let rt = env.sessions();
     let all = rt.list(&ListQuery::default()).unwrap().items;
     assert_eq!(all.len(), 1, "one session");
     let id = all[0].id.clone();
@@ -185,10 +184,9 @@ fn stream_approve_deny_cancel_quit_and_show() {
 #[test]
 fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
     use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall};
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = Location::scratch(tmp.path());
-    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
-    let rt = Sessions::open(&loc).unwrap();
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
+    let rt = env.sessions();
     // A session that stopped between "the model asked" and "the tool answered".
     let s = rt
         .new_session(NewSession {
@@ -210,11 +208,11 @@ fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
     .unwrap();
     let srv = ScriptedServer::start(vec![Reply::text("Replayed and done.")]).unwrap();
     let base = srv.base_url();
-    let env = [
+    let vars = [
         ("NEOCODE_BASE_URL", base.as_str()),
         ("NEOCODE_MODEL", "scripted-model"),
     ];
-    let mut pty = Pty::spawn(&home, &ws, &["--resume", &s.id], &env, 40, 120);
+    let mut pty = Pty::spawn(&home, &ws, &["--resume", &s.id], &vars, 40, 120);
     // In the conversation at once, with the interrupted call and its choices.
     let screen = pty.wait_for("interrupted");
     assert!(screen.contains("write_file  replayed.txt"), "{screen}");
@@ -237,9 +235,8 @@ fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
 #[test]
 fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
     use std::io::Write;
-    let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    let ws = tmp.path().join("ws");
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::create_dir_all(&home).unwrap();
     // The settings file is a FIFO: loading the settings blocks until the test writes it.
@@ -278,9 +275,8 @@ fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
 
 #[test]
 fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = Location::scratch(tmp.path());
-    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
     std::fs::create_dir_all(&home).unwrap();
     // The settings never come: the file is a FIFO nobody writes.
     let c = std::ffi::CString::new(home.join("config.toml").to_str().unwrap()).unwrap();
@@ -299,9 +295,8 @@ fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
 
 #[test]
 fn typing_while_an_approval_waits_never_answers_it() {
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = Location::scratch(tmp.path());
-    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("stats.py"), "total = 1\n").unwrap();
     let srv = ScriptedServer::start(vec![
@@ -346,9 +341,8 @@ fn typing_while_an_approval_waits_never_answers_it() {
 
 #[test]
 fn a_switched_model_is_kept_by_the_session_across_a_restart() {
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = Location::scratch(tmp.path());
-    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
     let srv = ScriptedServer::start(vec![
         Reply::text("First answer."),
         Reply::text("Second answer."),
@@ -364,7 +358,7 @@ fn a_switched_model_is_kept_by_the_session_across_a_restart() {
     submit(&mut pty, "/model fake-big");
     pty.wait_for("uses fake-big from its next turn");
     assert_eq!(quit(&mut pty, 30), 0);
-    let rt = Sessions::open(&loc).unwrap();
+    let rt = env.sessions();
     let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
     let neocode = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_neocode"))
@@ -410,9 +404,8 @@ fn a_switched_model_is_kept_by_the_session_across_a_restart() {
 
 #[test]
 fn a_retry_shows_in_the_status_line_while_it_waits() {
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = Location::scratch(tmp.path());
-    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
     let srv = ScriptedServer::start(vec![
         Reply::rate_limited(2),
         Reply::text("Answered after the wait."),

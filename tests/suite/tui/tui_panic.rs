@@ -4,13 +4,13 @@
 
 use std::time::Duration;
 
+use crate::support::Env;
 use crate::support::pty::Pty;
 
 fn run_panicking(kind: &str) -> (Vec<u8>, u32) {
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let env = [("NEOCODE_TEST_PANIC", kind)];
-    let mut pty = Pty::spawn(home.path(), work.path(), &[], &env, 30, 100);
+    let env = Env::new();
+    let vars = [("NEOCODE_TEST_PANIC", kind)];
+    let mut pty = Pty::spawn(&env.home, &env.workdir, &[], &vars, 30, 100);
     let code = pty.wait_exit(
         Duration::from_secs(15),
         &format!("the TUI hung after a panic on the {kind}"),

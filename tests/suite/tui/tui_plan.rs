@@ -3,16 +3,17 @@
 //! storage jobs run inline on the real store. The plan dialog is answered with keys; what ran is
 //! read back from the store.
 
-use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
-use crate::support::tui::options;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use neocode::runtime::agent::{Agent, FinishReason, TurnCommand, TurnEvent};
-use neocode::runtime::config::{ApprovalPolicy, Overrides, Settings};
+use crate::support::agent::Env;
+use crate::support::steps_requested;
+use crate::support::tui::{Keys, options};
+use crossterm::event::KeyCode;
+use neocode::runtime::Sessions;
+use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
+use neocode::runtime::config::ApprovalPolicy;
 use neocode::runtime::scripted::{Reply, ScriptedServer};
-use neocode::runtime::{Location, Sessions};
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, StepStatus};
 use neocode::tui::app::{App, AppOptions, Overlay, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
@@ -34,23 +35,14 @@ struct H {
     asked: Vec<TurnEffect>,
     /// Every turn event the app was fed, in order.
     seen: Vec<TurnEvent>,
-    ws: PathBuf,
+    env: Env,
     _srv: ScriptedServer,
-    _dir: tempfile::TempDir,
 }
 
 impl H {
     fn new(script: Vec<Reply>) -> H {
-        let dir = tempfile::tempdir().unwrap();
-        let loc = Location::scratch(dir.path());
-        let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::write(
-            home.join("config.toml"),
-            "[provider]\nretry_backoff_ms = 10\nidle_timeout_secs = 5\n",
-        )
-        .unwrap();
-        let rt = Sessions::open(&loc).unwrap();
+        let env = Env::new("sk-tui-plan-KEY", "");
+        let rt = env.sessions();
         let s = rt
             .new_session(NewSession {
                 title: "Printer work".into(),
@@ -64,21 +56,13 @@ impl H {
         )
         .unwrap();
         let srv = ScriptedServer::start(script).unwrap();
-        let url = srv.base_url();
-        let env = move |k: &str| match k {
-            "NEOCODE_BASE_URL" => Some(url.clone()),
-            "NEOCODE_MODEL" => Some("test-model".to_string()),
-            "NEOCODE_API_KEY" => Some("sk-tui-plan-KEY".to_string()),
-            _ => None,
-        };
-        let settings = Settings::load_with(&home, &Overrides::default(), &env).unwrap();
-        let agent = Agent::new(Sessions::open(&loc).unwrap(), settings);
+        let agent = env.agent(&srv);
         let (tx, rx) = channel();
         let link = TurnLink::with_agent(tx, agent);
-        let root = loc.root().display().to_string();
+        let root = env.workdir.display().to_string();
         let (mut app, jobs) = App::new(AppOptions {
             resume: Some(s.id.clone()),
-            ..options(&root, &ws, (100, 34), NOW)
+            ..options(&root, &env.workdir, (100, 34), NOW)
         });
         app.conv.agent = AgentInfo {
             provider: Ok("test-model".into()),
@@ -97,43 +81,11 @@ impl H {
             rx,
             asked: Vec::new(),
             seen: Vec::new(),
-            ws,
+            env,
             _srv: srv,
-            _dir: dir,
         };
         h.run(jobs);
         h
-    }
-
-    /// Storage jobs inline; turn effects to the real link.
-    fn run(&mut self, effects: Vec<Effect>) {
-        for t in run_inline(&mut self.app, &self.rt, effects) {
-            self.asked.push(t.clone());
-            if let Err(why) = self.link.dispatch(&t) {
-                self.app.turn_refused(&t, &why);
-            }
-        }
-    }
-
-    fn key(&mut self, code: KeyCode) {
-        let e = self.app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
-        self.run(e);
-    }
-
-    fn chars(&mut self, s: &str) {
-        for c in s.chars() {
-            self.key(KeyCode::Char(c));
-        }
-    }
-
-    /// A deliberate one-key answer to a waiting card: a pause before the key, none after.
-    fn answer(&mut self, c: char) {
-        let t = self.app.now_ms + neocode::tui::app::ANSWER_BEFORE_MS;
-        let e = self.app.on_clock(t);
-        self.run(e);
-        self.key(KeyCode::Char(c));
-        let e = self.app.on_clock(t + neocode::tui::app::ANSWER_AFTER_MS);
-        self.run(e);
     }
 
     /// Feeds the agent's events to the app until `done` holds after one of them.
@@ -206,11 +158,26 @@ fn plan_run(
     }
 }
 
+impl Keys for H {
+    fn app(&mut self) -> &mut App {
+        &mut self.app
+    }
+
+    /// Storage jobs inline; turn effects to the real link.
+    fn run(&mut self, effects: Vec<Effect>) {
+        for t in run_inline(&mut self.app, &self.rt, effects) {
+            self.asked.push(t.clone());
+            if let Err(why) = self.link.dispatch(&t) {
+                self.app.turn_refused(&t, &why);
+            }
+        }
+    }
+}
+
 #[test]
 fn plan_goal_proposes_the_plan_in_a_dialog_and_y_runs_every_step() {
     let mut h = H::new(replies_for_plan());
-    h.chars("/plan make a pretty printer");
-    h.key(KeyCode::Enter);
+    h.submit("/plan make a pretty printer");
     assert_eq!(
         h.asked.first(),
         Some(&plan_run(
@@ -285,13 +252,11 @@ fn plan_goal_proposes_the_plan_in_a_dialog_and_y_runs_every_step() {
 #[test]
 fn d_drops_steps_and_the_plan_is_proposed_again_n_rejects_it() {
     let mut h = H::new(replies_for_plan());
-    h.chars("/plan make a pretty printer");
-    h.key(KeyCode::Enter);
+    h.submit("/plan make a pretty printer");
     h.pump("plan proposal", proposed);
     h.answer('d');
     assert!(h.screen().contains("Drop steps (ids):"));
-    h.chars("c");
-    h.key(KeyCode::Enter);
+    h.submit("c");
     assert_eq!(
         h.asked.last(),
         Some(&TurnEffect::Command(TurnCommand::EditPlan {
@@ -338,8 +303,7 @@ fn a_steps_tool_call_asks_in_the_live_cell_and_y_approves_it_on_the_plan_run() {
         )]),
         Reply::text("RESULT-a: wrote note.txt"),
     ]);
-    h.chars("/plan write a note");
-    h.key(KeyCode::Enter);
+    h.submit("/plan write a note");
     h.pump("plan proposal", proposed);
     h.answer('y');
     h.pump("the step's approval question", |_, e| {
@@ -350,7 +314,7 @@ fn a_steps_tool_call_asks_in_the_live_cell_and_y_approves_it_on_the_plan_run() {
     assert!(s.contains("write_file"), "{s}");
     assert!(s.contains("Allow? y yes"), "{s}");
     assert!(
-        !h.ws.join("note.txt").exists(),
+        !h.env.workdir.join("note.txt").exists(),
         "nothing is written before the answer"
     );
     h.answer('y');
@@ -370,7 +334,7 @@ fn a_steps_tool_call_asks_in_the_live_cell_and_y_approves_it_on_the_plan_run() {
         })
     ));
     assert_eq!(
-        std::fs::read_to_string(h.ws.join("note.txt")).unwrap(),
+        std::fs::read_to_string(h.env.workdir.join("note.txt")).unwrap(),
         "from step a\n"
     );
     let progress = h.rt.plan_progress(&h.id).unwrap();
@@ -380,10 +344,8 @@ fn a_steps_tool_call_asks_in_the_live_cell_and_y_approves_it_on_the_plan_run() {
 #[test]
 fn plan_in_a_new_session_being_written_starts_it_there() {
     let mut h = H::new(replies_for_plan());
-    h.chars("/new");
-    h.key(KeyCode::Enter);
-    h.chars("/plan make a pretty printer");
-    h.key(KeyCode::Enter);
+    h.submit("/new");
+    h.submit("/plan make a pretty printer");
     assert_eq!(
         h.asked.last(),
         Some(&plan_run(None, Some("make a pretty printer"), 1, false))
@@ -410,8 +372,7 @@ fn plan_in_a_new_session_being_written_starts_it_there() {
 #[test]
 fn plan_without_a_goal_and_no_plan_to_resume_says_what_it_needs() {
     let mut h = H::new(Vec::new());
-    h.chars("/plan");
-    h.key(KeyCode::Enter);
+    h.submit("/plan");
     assert!(h.asked.is_empty(), "{:?}", h.asked);
     let s = h.screen();
     assert!(s.contains("/plan needs a goal"), "{s}");
@@ -430,8 +391,7 @@ fn plan_alone_resumes_a_cancelled_plan_run_without_asking_again() {
         Reply::text("RESULT-a: done"),
         Reply::text("RESULT-b: checked"),
     ]);
-    h.chars("/plan write a note");
-    h.key(KeyCode::Enter);
+    h.submit("/plan write a note");
     h.pump("plan proposal", proposed);
     h.answer('y');
     h.pump("the step's approval question", |_, e| {
@@ -453,8 +413,7 @@ fn plan_alone_resumes_a_cancelled_plan_run_without_asking_again() {
         std::thread::sleep(Duration::from_millis(10));
     }
 
-    h.chars("/plan");
-    h.key(KeyCode::Enter);
+    h.submit("/plan");
     assert_eq!(h.asked.last(), Some(&plan_run(Some(&h.id), None, 1, false)));
     h.pump("the end of the resumed run", finished);
     assert!(
@@ -471,23 +430,6 @@ fn plan_alone_resumes_a_cancelled_plan_run_without_asking_again() {
     let p = h.rt.plan_progress(&h.id).unwrap();
     assert_eq!(p.status("a"), StepStatus::Completed, "{p:?}");
     assert_eq!(p.status("b"), StepStatus::Completed, "{p:?}");
-}
-
-/// The step a recorded request was made for (`None` for the drafting conversation).
-fn step_of(r: &neocode::runtime::scripted::RecordedRequest) -> Option<String> {
-    let body = r.json();
-    let first_user = body["messages"]
-        .as_array()?
-        .iter()
-        .find(|m| m["role"] == "user")?["content"]
-        .as_str()?
-        .to_string();
-    let rest = first_user.strip_prefix("Your step: ")?;
-    Some(rest.split(' ').next()?.to_string())
-}
-
-fn steps_requested(srv: &ScriptedServer) -> Vec<String> {
-    srv.requests().iter().filter_map(step_of).collect()
 }
 
 #[test]
@@ -508,8 +450,7 @@ fn plan_width_two_runs_two_independent_steps_at_once() {
         slow("RESULT-one"),
         slow("RESULT-two"),
     ]);
-    h.chars("/plan --width 2 print and document");
-    h.key(KeyCode::Enter);
+    h.submit("/plan --width 2 print and document");
     assert_eq!(
         h.asked.first(),
         Some(&plan_run(Some(&h.id), Some("print and document"), 2, false))
@@ -546,8 +487,7 @@ fn plan_retry_failed_reruns_only_the_failed_step() {
     // a, then b fails while c completes.
     script[3] = Reply::text("FAILED: no printer in sight");
     let mut h = H::new(script);
-    h.chars("/plan make a pretty printer");
-    h.key(KeyCode::Enter);
+    h.submit("/plan make a pretty printer");
     h.pump("plan proposal", proposed);
     h.answer('y');
     h.pump("the end of the first run", finished);
@@ -566,8 +506,7 @@ fn plan_retry_failed_reruns_only_the_failed_step() {
     let before = h._srv.request_count();
 
     h._srv.push([Reply::text("RESULT-b: printed after all")]);
-    h.chars("/plan --retry-failed");
-    h.key(KeyCode::Enter);
+    h.submit("/plan --retry-failed");
     assert_eq!(h.asked.last(), Some(&plan_run(Some(&h.id), None, 1, true)));
     h.pump("the end of the retry", finished);
     assert!(matches!(
@@ -607,8 +546,7 @@ fn plan_options_with_bad_values_say_why_in_one_line_and_start_nothing() {
         ("/plan --retry-failed a goal", "leave out the goal"),
         ("/plan --retry-failed", "no unfinished plan run"),
     ] {
-        h.chars(typed);
-        h.key(KeyCode::Enter);
+        h.submit(typed);
         let s = h.screen();
         assert!(s.contains(says), "{typed}: {s}");
     }
@@ -646,8 +584,7 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
         Reply::text("RESULT: done"),
         Reply::text("RESULT: done"),
     ]);
-    h.chars("/plan --width 2 write two files");
-    h.key(KeyCode::Enter);
+    h.submit("/plan --width 2 write two files");
     h.pump("plan proposal", proposed);
     h.answer('y');
     let asks =
@@ -691,8 +628,11 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
     h.answer('y');
     h.pump("the end of the run", finished);
     assert!(
-        !h.ws.join(denied).exists(),
+        !h.env.workdir.join(denied).exists(),
         "{denied} was denied but written"
     );
-    assert!(h.ws.join(allowed).exists(), "{allowed} was allowed");
+    assert!(
+        h.env.workdir.join(allowed).exists(),
+        "{allowed} was allowed"
+    );
 }

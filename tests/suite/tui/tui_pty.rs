@@ -2,18 +2,17 @@
 //! quit, asserting on the screen text (vt100) and on the database afterwards (through the
 //! runtime).
 
+use crate::support::Env;
 use std::time::Duration;
 
 use crate::support::pty::Pty;
-use neocode::runtime::{Location, Sessions};
 use neocode::session::ListQuery;
 
 #[test]
 fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = Location::scratch(tmp.path());
-    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
-    let rt = Sessions::open(&loc).unwrap();
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
+    let rt = env.sessions();
     neocode::tui::demo::load_into(&rt, neocode::session::now_ms()).unwrap();
     let billing = rt
         .list(&ListQuery::default())
@@ -79,10 +78,9 @@ fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
 #[test]
 fn real_use_fixes_in_a_real_terminal() {
     use neocode::session::{AppendMeta, NewMessage, NewSession, Role};
-    let tmp = tempfile::tempdir().unwrap();
-    let loc = Location::scratch(tmp.path());
-    let (home, ws) = (loc.home.clone(), loc.root().to_path_buf());
-    let rt = Sessions::open(&loc).unwrap();
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
+    let rt = env.sessions();
     neocode::tui::demo::load_into(&rt, neocode::session::now_ms()).unwrap();
     let kana = rt
         .new_session(NewSession {

@@ -3,9 +3,10 @@
 //! synchronously. Also the behaviour behind the screens (fork, delete, export, paging, stale
 //! answers, sanitising).
 
+use crate::support::Env;
 use std::path::PathBuf;
 
-use crate::support::tui::options;
+use crate::support::tui::{Keys, options};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use neocode::runtime::{Location, Sessions};
 use neocode::session::{
@@ -27,7 +28,7 @@ struct H {
     loc: Location,
     root: String,
     export: PathBuf,
-    _tmp: tempfile::TempDir,
+    _env: Env,
 }
 
 impl H {
@@ -40,11 +41,11 @@ impl H {
     }
 
     fn with(w: u16, h: u16, fill: impl FnOnce(&Sessions)) -> H {
-        let tmp = tempfile::tempdir().unwrap();
-        let loc = Location::scratch(tmp.path());
-        let export = tmp.path().join("out");
+        let env = Env::new();
+        let loc = env.location();
+        let export = env.tmp.path().join("out");
         std::fs::create_dir_all(&export).unwrap();
-        let rt = Sessions::open(&loc).unwrap();
+        let rt = env.sessions();
         fill(&rt);
         let root = loc.root().display().to_string();
         let (app, jobs) = App::new(options(&root, &export, (w, h), NOW));
@@ -54,30 +55,10 @@ impl H {
             loc: loc.clone(),
             root,
             export,
-            _tmp: tmp,
+            _env: env,
         };
         h.run(jobs);
         h
-    }
-
-    /// Runs jobs (and the jobs their answers cause) to completion, like the worker would.
-    fn run(&mut self, effects: Vec<Effect>) {
-        run_inline(&mut self.app, &self.rt, effects);
-    }
-
-    fn key(&mut self, code: KeyCode) {
-        self.key_mod(code, KeyModifiers::NONE);
-    }
-
-    fn key_mod(&mut self, code: KeyCode, m: KeyModifiers) {
-        let jobs = self.app.on_key(KeyEvent::new(code, m));
-        self.run(jobs);
-    }
-
-    fn chars(&mut self, s: &str) {
-        for c in s.chars() {
-            self.key(KeyCode::Char(c));
-        }
     }
 
     fn buffer(&self) -> ratatui::buffer::Buffer {
@@ -135,6 +116,17 @@ fn user_says(rt: &Sessions, id: &str, text: &str) {
 fn numbered(rt: &Sessions, n: usize) {
     for i in 0..n {
         titled(rt, &format!("session {i:03}"));
+    }
+}
+
+impl Keys for H {
+    fn app(&mut self) -> &mut App {
+        &mut self.app
+    }
+
+    /// Runs jobs (and the jobs their answers cause) to completion, like the worker would.
+    fn run(&mut self, effects: Vec<Effect>) {
+        run_inline(&mut self.app, &self.rt, effects);
     }
 }
 
@@ -413,8 +405,7 @@ fn new_session_and_export() {
     // Without a provider nothing can be sent, so nothing is created either (tests/suite/tui/tui_live.rs
     // and tests/suite/tui/tui_live_pty.rs send with one).
     h.key(KeyCode::Char('n'));
-    h.chars("Start here");
-    h.key(KeyCode::Enter);
+    h.submit("Start here");
     assert_eq!(h.rt.count().unwrap(), 13);
     assert_eq!(h.app.conv.composer.text(), "Start here");
     assert_eq!(h.app.screen, Screen::Conversation);
@@ -545,8 +536,7 @@ fn the_list_holds_a_window_of_rows_however_far_it_scrolls() {
     let target = format!("session {:04}", n / 2);
     assert!(h.app.browse.list.rows.iter().all(|s| s.title != target));
     h.key(KeyCode::Char('s'));
-    h.chars("narwhal");
-    h.key(KeyCode::Enter);
+    h.submit("narwhal");
     assert_eq!(h.app.browse.list.current().unwrap().title, target);
     let above = n - 1 - n / 2;
     let l = &h.app.browse.list;
@@ -693,8 +683,7 @@ fn search_jump_to_an_unloaded_session_selects_it_in_the_list() {
         "the old session is not loaded yet"
     );
     h.key(KeyCode::Char('s'));
-    h.chars("zeppelin");
-    h.key(KeyCode::Enter);
+    h.submit("zeppelin");
     let detail = h.app.browse.detail.as_ref().unwrap().id.clone();
     let selected = h.app.browse.list.current().unwrap();
     assert_eq!(selected.title, "the oldest one");
@@ -769,15 +758,13 @@ fn deleting_a_fork_parent_keeps_a_valid_selection() {
 fn a_search_jump_clears_a_filter_that_hides_the_session() {
     let mut h = H::new(true, 120, 35);
     h.key(KeyCode::Char('/'));
-    h.chars("zzzz");
-    h.key(KeyCode::Enter);
+    h.submit("zzzz");
     assert!(
         h.app.browse.list.visible.is_empty(),
         "the filter hides everything"
     );
     h.key(KeyCode::Char('s'));
-    h.chars("redis");
-    h.key(KeyCode::Enter);
+    h.submit("redis");
     let shown = h.app.browse.detail.as_ref().unwrap().id.clone();
     assert_eq!(
         h.app.browse.list.current().map(|s| s.id.clone()),
@@ -839,8 +826,7 @@ fn own_writes_are_not_news_but_another_process_writes_are() {
     poll(&mut h); // first sight of the counter
     // This process renames (through the app, as a user would): the app applies it itself.
     h.key(KeyCode::Char('R'));
-    h.chars(" (mine)");
-    h.key(KeyCode::Enter);
+    h.submit(" (mine)");
     assert!(h.screen().contains("(mine)"), "{}", h.screen());
     assert!(poll(&mut h).is_empty(), "own write: nothing to reload");
     // Another process writes: the poll reloads the list.
@@ -1312,8 +1298,7 @@ fn limits_without_budgets_say_used_and_no_limit() {
         h.run(jobs);
         h.key(KeyCode::Enter);
         assert_eq!(h.app.screen, Screen::Conversation);
-        h.chars("/limits");
-        h.key(KeyCode::Enter);
+        h.submit("/limits");
         let s = h.screen();
         h.key(KeyCode::Esc);
         s
