@@ -1,5 +1,7 @@
 //! The whole process of `neocode --list` and `neocode --list --json` on a workspace with
 //! 10,000 sessions: spawn, open the store, list, format, print (to /dev/null), exit.
+// Tests, benchmarks and examples may unwrap: a failure there is the report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::{Command, Stdio};
 

@@ -6,6 +6,8 @@
 //!
 //! `cargo bench --bench import` (sizes: NEOCODE_BENCH_SESSIONS, NEOCODE_BENCH_SESSION_KB;
 //! NEOCODE_BENCH_BATCH_KB=0 for one transaction per file).
+// Tests, benchmarks and examples may unwrap: a failure there is the report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::io::{BufWriter, Write};
@@ -171,6 +173,7 @@ fn codex(path: &Path, n: usize, kb: usize) {
     }
 }
 
+#[expect(clippy::too_many_lines)]
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument that is not ours means "not me".
     if std::env::args()

@@ -5,6 +5,8 @@
 //! persist).
 //!
 //! `cargo bench --bench provider` (add `-- <filter>` for one group).
+// Tests, benchmarks and examples may unwrap: a failure there is the report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -182,7 +184,7 @@ fn turn(c: &mut Criterion) {
         _ => None,
     };
     let settings = Settings::load_with(&ws.home, &Overrides::default(), &env).unwrap();
-    let agent = Agent::new(ws.sessions.clone(), settings);
+    let agent = Agent::new(ws.sessions, settings);
     let stream = big_stream();
     let mut g = c.benchmark_group("provider_turn");
     g.sample_size(10);

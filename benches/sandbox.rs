@@ -4,6 +4,8 @@
 //! that code does not know is skipped).
 //!
 //! `cargo bench --bench sandbox` (the release binary is the helper).
+// Tests, benchmarks and examples may unwrap: a failure there is the report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -5,6 +5,8 @@
 //! `cargo bench --bench store` (add `-- <filter>` for one group). Big fixtures are built
 //! once per run in temp dirs through the fast bulk path (many messages per append).
 //! Besides criterion's figures, the append group prints exact p50/p90/p99 of single appends.
+// Tests, benchmarks and examples may unwrap: a failure there is the report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
 use std::sync::OnceLock;

@@ -12,6 +12,8 @@
 //!
 //! `cargo bench --bench tui`. Set `TUI_BENCH_QUICK=1` to skip the process measurements,
 //! `TUI_BENCH_LIVE=1` to run only the live-conversation measurements.
+// Tests, benchmarks and examples may unwrap: a failure there is the report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
@@ -153,7 +155,7 @@ fn benches(c: &mut Criterion) {
         })
     });
 
-    let mut t_app = app(&f, Some(long.clone()));
+    let mut t_app = app(&f, Some(long));
     // Jump to the middle of the transcript and load the window there.
     t_app.update(neocode::tui::action::Action::PageUp);
     let jobs = {
@@ -331,6 +333,7 @@ fn cpu_secs(pid: u32) -> f64 {
     ticks / hz
 }
 
+#[expect(clippy::too_many_lines)]
 fn live_measurements() {
     use neocode::runtime::agent::TurnEvent;
     use neocode::runtime::scripted::{ScriptedServer, Stream};
@@ -347,9 +350,7 @@ fn live_measurements() {
     }
     let e = a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     run(&f.rt, &mut a, e);
-    let e = a.on_turn(TurnEvent::Started {
-        session_id: id.clone(),
-    });
+    let e = a.on_turn(TurnEvent::Started { session_id: id });
     run(&f.rt, &mut a, e);
     let mut term = Terminal::new(TestBackend::new(120, 35)).unwrap();
     let mut lat = Vec::new();

@@ -7,6 +7,8 @@
 //!
 //! Prints one line per measure (medians); `scripts/bench-big.sh` runs it on workspace A, or
 //! on B with `SESSIONS=100000 MESSAGES=10000000`.
+// Tests, benchmarks and examples may unwrap: a failure there is the report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -256,6 +258,7 @@ fn med(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+#[expect(clippy::too_many_lines)]
 fn main() {
     let home = PathBuf::from(arg("--home", None));
     let work = PathBuf::from(arg("--workdir", None));

@@ -23,7 +23,8 @@
 //! the turn completed, 1 on an error, 3 when a limit stopped it, 4 when it was cancelled.
 //!
 //! `tests/suite/bridge/bridge_process.rs` drives this same code (included as a module) against the real binary.
-
+// Tests, benchmarks and examples may unwrap: a failure there is the report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};

@@ -1,6 +1,8 @@
 //! Regenerates `assets/demo/*.json` (the sessions `neocode demo` ships) by building them through
 //! the real runtime and exporting them. Run with `cargo run --example demo_gen` from the
 //! repository root and commit the JSON files.
+// Tests, benchmarks and examples may unwrap: a failure there is the report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use neocode::runtime::{Location, Sessions};
 use neocode::session::file::SessionFile;
@@ -123,6 +125,7 @@ fn export(rt: &Sessions, id: &str) -> SessionFile {
 /// A 16x16 solid teal PNG.
 const PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR4nGOQmtdPEmIY1TCqYfhqAABjXEcQVi7KygAAAABJRU5ErkJggg==";
 
+#[expect(clippy::too_many_lines)]
 fn main() {
     use base64::Engine;
     let tmp = tempfile::tempdir().unwrap();
@@ -314,7 +317,7 @@ fn main() {
             parts: vec![
                 Part::text("Here's the mockup for the login page. The button colour and the spacing are off in ours — can you match it?"),
                 Part::Image {
-                    asset_id: asset.id.clone(),
+                    asset_id: asset.id,
                     mime_type: Some("image/png".into()),
                 },
             ],
@@ -425,7 +428,7 @@ fn main() {
         .unwrap();
     let mut s = B {
         rt: &rt,
-        id: f.id.clone(),
+        id: f.id,
         t: BASE + 420 * MIN,
         call: 10,
     };

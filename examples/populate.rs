@@ -4,6 +4,8 @@
 //! Sessions get realistic titles, a small plan, tool calls and token usage; `--messages` is
 //! spread evenly over them. `--long N` adds one more session holding N messages (for transcript
 //! scrolling). Everything goes through the runtime, as the agent would write it.
+// Tests, benchmarks and examples may unwrap: a failure there is the report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -2,6 +2,8 @@
 //! conversation: `cargo run --example scripted_model` prints its base URL and serves, in
 //! order, a streamed markdown answer, a `write_file` call (which asks for approval), and a
 //! closing answer. Point neocode at it with `NEOCODE_BASE_URL=<url> NEOCODE_MODEL=scripted`.
+// Tests, benchmarks and examples may unwrap: a failure there is the report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 

@@ -5,6 +5,8 @@
 //! `writer --home H --workdir W --session ID --count N [--batch B]`
 //!
 //! The session is created if it does not exist yet (another writer may create it first).
+// Tests, benchmarks and examples may unwrap: a failure there is the report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -199,7 +199,7 @@ mod tests {
             "20 shown of 1000+ matching messages; the newest 1000 are ranked by how often the words occur"
         );
         let one = SearchResults {
-            hits: vec![hit.clone()],
+            hits: vec![hit],
             matched: 1,
             more: false,
             prefix: PrefixSearch::Complete,

@@ -9,6 +9,8 @@
 //! never answers its handshake, the child's minimal environment, `neocode mcp list`, and turns
 //! of the real agent against the scripted model server: tools offered, approval yes/no, image
 //! results stored as assets, a failed server reported.
+// Tests, benchmarks and examples may unwrap: a failure there is the report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support {
     pub mod agent;
@@ -774,6 +776,7 @@ fn everything_server_from_npm() {
 
 // ----- runner --------------------------------------------------------------------------------
 
+#[expect(clippy::too_many_lines)]
 fn main() {
     if std::env::var_os(SERVER_ENV).is_some() {
         server::serve();

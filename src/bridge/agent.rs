@@ -65,7 +65,7 @@ impl TurnRunner for AgentRunner {
             TurnRequest {
                 prompt: spec.prompt.clone(),
                 images: Vec::new(),
-                limits: spec.limits.clone().unwrap_or_default(),
+                limits: spec.limits.unwrap_or_default(),
                 approval: None,
             },
             tx,

@@ -36,6 +36,7 @@ fn storage(e: StoreError) -> ChooseError {
 /// history, forking where the two disagree. Writes happen only after the request was
 /// checked (the caller's `History` is already valid), and never into a session another
 /// process is running a turn in (`busy`, nothing written).
+#[expect(clippy::too_many_lines)]
 pub fn choose(
     sessions: &Sessions,
     req: &ChatRequest,

@@ -11,6 +11,7 @@ use crate::sanitize;
 use crate::session::doctor;
 
 /// Runs the checks; exit 1 when a database is damaged (and not recovered).
+#[expect(clippy::too_many_lines)]
 pub fn run(loc: &Location, recover: bool) -> CmdResult {
     let mut out = String::new();
     let line = |out: &mut String, s: String| {

@@ -29,6 +29,7 @@ struct Tally {
 }
 
 /// Runs the import.
+#[expect(clippy::too_many_lines)]
 pub fn run(
     loc: &Location,
     from: ImportSource,

@@ -147,6 +147,7 @@ fn location(cli: &Cli) -> Result<Location, Failure> {
 }
 
 /// Runs a parsed command line.
+#[expect(clippy::too_many_lines)]
 pub fn run(cli: Cli) -> CmdResult {
     if cli.trust_workspace {
         let loc = location(&cli)?;

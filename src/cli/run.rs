@@ -146,6 +146,7 @@ fn read_prompt(p: Option<&str>) -> Result<Option<String>, Failure> {
 }
 
 /// Runs `neocode run`.
+#[expect(clippy::too_many_lines)]
 pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
     let overrides = Overrides {
         model: args.model.clone(),

@@ -180,6 +180,7 @@ fn elsewhere(sessions: &crate::runtime::Sessions, id: &str) -> &'static str {
 }
 
 /// `neocode show`.
+#[expect(clippy::too_many_lines)]
 pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     let (sessions, id) = open_for_id(loc, key)?;
     let summary = sessions.summary(&id)?;

@@ -148,6 +148,7 @@ pub fn markdown(doc: &SessionFile) -> String {
 }
 
 /// The markdown transcript, with images linked where `links` has a file for their asset.
+#[expect(clippy::too_many_lines)]
 pub fn markdown_with(doc: &SessionFile, links: &HashMap<String, String>) -> String {
     // Single-line fields go into headings and lists: neutralised, and `<` escaped so nothing
     // reads as HTML.

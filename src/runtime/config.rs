@@ -295,6 +295,7 @@ impl Settings {
     }
 
     /// [`Settings::load`] with an explicit environment (tests).
+    #[expect(clippy::too_many_lines)]
     pub fn load_with(
         home: &Path,
         flags: &Overrides,
@@ -321,8 +322,7 @@ impl Settings {
             }
         };
         let file: FileConfig = toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
-        let mcp_servers =
-            crate::runtime::mcp::config::parse(&text).map_err(|e| bad(e.to_string()))?;
+        let mcp_servers = crate::runtime::mcp::config::parse(&text).map_err(&bad)?;
         let env = |k: &str| {
             env(k)
                 .map(|v| v.trim().to_string())

@@ -70,6 +70,10 @@ impl Location {
     /// A home (`<dir>/home`) and a workspace folder (`<dir>/ws`, created) under a scratch
     /// folder: the one way tests, benchmarks and the demo generator make a workspace.
     #[cfg(any(test, feature = "testkit"))]
+    #[expect(
+        clippy::expect_used,
+        reason = "test scaffolding: a scratch folder that cannot be made is a broken machine"
+    )]
     pub fn scratch(dir: &Path) -> Location {
         let home = dir.join("home");
         let ws = dir.join("ws");

@@ -335,6 +335,7 @@ pub fn parse(text: &str) -> Result<SessionFile, FileError> {
 }
 
 /// Semantic checks beyond the types.
+#[expect(clippy::too_many_lines)]
 pub fn validate(doc: &SessionFile) -> Result<(), FileError> {
     if doc.format != FORMAT {
         return Err(ferr(
@@ -579,6 +580,7 @@ pub fn import(store: &Store, doc: &SessionFile, new_id: bool) -> StoreResult<Ses
 
 /// Validates `doc` and decodes everything the store needs, so that a write cannot fail on
 /// the document's content halfway.
+#[expect(clippy::too_many_lines)]
 pub(crate) fn prepare(store: &Store, doc: SessionFile, new_id: bool) -> StoreResult<Prepared> {
     validate(&doc).map_err(|e| StoreError::Corrupt {
         path: "<session file>".into(),

@@ -152,6 +152,7 @@ impl FilterState {
 
     /// Matches `text` against every session. `stale` is polled while matching; when it
     /// answers true a newer query is waiting and `None` is returned.
+    #[expect(clippy::too_many_lines)]
     pub fn run(
         &mut self,
         sessions: &Sessions,
@@ -209,11 +210,15 @@ impl FilterState {
             let mut matchers = self.matchers.iter_mut();
             let mut chunks = positions.chunks(chunk);
             let first = chunks.next().unwrap_or(&[]);
-            let first_matcher = matchers.next().expect("one matcher at least");
+            let first_matcher = matchers.next();
             for (part, m) in chunks.zip(matchers) {
                 handles.push(scope.spawn(move || score_all(corpus, pattern, part, m, stale)));
             }
-            let mut out = vec![score_all(corpus, pattern, first, first_matcher, stale)];
+            // There is always a first matcher (`threads.max(1)` of them are made).
+            let mut out = vec![match first_matcher {
+                Some(m) => score_all(corpus, pattern, first, m, stale),
+                None => Some(Vec::new()),
+            }];
             out.extend(handles.into_iter().map(|h| h.join().unwrap_or(None)));
             out
         });

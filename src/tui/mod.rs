@@ -551,6 +551,7 @@ fn deliver(
 
 /// Runs the TUI until the user quits. Restores the terminal on every exit path, panics
 /// included.
+#[expect(clippy::too_many_lines)]
 pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
@@ -569,6 +570,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
         Worker::spawn(sessions, move |d| {
             let _ = tx.send(Msg::Storage(d));
         })
+        .map_err(|e| anyhow::anyhow!("cannot start the storage thread: {e}"))?
     };
     let (mut connecting, ready_rx) = spawn_connect(&sessions, &opts.location, &tx)?;
     let mut turns = TurnLink::new(tx.clone());

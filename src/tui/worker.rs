@@ -527,19 +527,21 @@ pub struct Worker {
 
 impl Worker {
     /// Starts the thread; every answer is handed to `deliver`.
-    pub fn spawn(sessions: Sessions, deliver: impl Fn(Done) + Send + 'static) -> Worker {
+    pub fn spawn(
+        sessions: Sessions,
+        deliver: impl Fn(Done) + Send + 'static,
+    ) -> std::io::Result<Worker> {
         let (tx, rx) = mpsc::channel::<Job>();
         let filters = Arc::new(AtomicU64::new(0));
         let sent = filters.clone();
         let thread = std::thread::Builder::new()
             .name("neocode-store".into())
-            .spawn(move || worker_loop(sessions, rx, &sent, deliver))
-            .expect("spawning the storage thread");
-        Worker {
+            .spawn(move || worker_loop(sessions, rx, &sent, deliver))?;
+        Ok(Worker {
             tx: Some(tx),
             filters,
             thread: Some(thread),
-        }
+        })
     }
 
     /// Queues a job.

@@ -92,7 +92,7 @@ impl Agent {
                 // The provider is named by the turn's first append (it is built there).
                 let h = self.sessions.new_session(NewSession {
                     model: self.model_name().unwrap_or_default(),
-                    workdir: meta.workdir.clone().unwrap_or_default(),
+                    workdir: meta.workdir.unwrap_or_default(),
                     ..NewSession::default()
                 })?;
                 let lease = self.lease(&h.id)?;

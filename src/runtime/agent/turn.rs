@@ -135,6 +135,7 @@ impl Turn {
             .map_err(store_failed)
     }
 
+    #[expect(clippy::too_many_lines)]
     fn body(&mut self, prompt: Option<String>) -> Flow {
         let header = self
             .sessions
@@ -374,6 +375,7 @@ impl Turn {
         flow
     }
 
+    #[expect(clippy::too_many_lines)]
     fn run_calls_from(&mut self, calls: &[ToolCall], replay: bool, answered: &mut usize) -> Flow {
         for call in calls {
             if self.cancel.is_cancelled() {

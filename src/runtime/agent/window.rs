@@ -301,7 +301,7 @@ mod tests {
         summary.tool_metadata = Some(serde_json::json!({COMPACTION_MARK: true}));
         let mut user = msg(3, Role::User, "look");
         user.parts.push(Part::Image {
-            asset_id: png.id.clone(),
+            asset_id: png.id,
             mime_type: None,
         });
         user.parts.push(Part::Image {

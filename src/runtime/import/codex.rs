@@ -130,6 +130,7 @@ impl Conv {
         i
     }
 
+    #[expect(clippy::too_many_lines)]
     fn item(&mut self, p: &Value, ts: &str, stats: &mut super::ReadStats) {
         match p.get("type").and_then(Value::as_str) {
             Some("message") => {
@@ -350,7 +351,7 @@ impl Conv {
                 source: Some(SessionSource {
                     tool: "codex".into(),
                     version: meta.get("cli_version").map(text_of).unwrap_or_default(),
-                    id: id.clone(),
+                    id,
                     stamp: None,
                     metadata: Some(json!({
                         "path": path.to_string_lossy(),

@@ -163,6 +163,7 @@ impl McpManager {
             });
             futures_util::future::join_all(starts).await;
         });
+        // A start that could not run leaves its servers NotStarted: the next call tries again.
     }
 
     /// The tools to offer the model: servers are started first if needed. Tools of a crashed
@@ -208,15 +209,23 @@ impl McpManager {
         };
         let cancel = cancel.clone();
         self.block(async move { call(slot, tool, args, cancel).await })
+            .unwrap_or_else(|| {
+                McpOutput::error(
+                    format!("the MCP call `{name}` stopped: its task ended unexpectedly"),
+                    Value::Null,
+                )
+            })
     }
 
-    fn block<T: Send + 'static>(&self, fut: impl Future<Output = T> + Send + 'static) -> T {
+    /// Runs `fut` on the manager's runtime and waits for it; `None` if the runtime is gone
+    /// (only while dropping) or the task panicked.
+    fn block<T: Send + 'static>(&self, fut: impl Future<Output = T> + Send + 'static) -> Option<T> {
         let (tx, rx) = std::sync::mpsc::channel();
-        let rt = self.rt.as_ref().expect("runtime lives until drop");
+        let rt = self.rt.as_ref()?;
         rt.spawn(async move {
             let _ = tx.send(fut.await);
         });
-        rx.recv().expect("MCP task panicked")
+        rx.recv().ok()
     }
 }
 

@@ -102,6 +102,7 @@ fn tail(stderr: &Mutex<VecDeque<String>>) -> String {
 }
 
 /// Starts a server and lists its tools; records the outcome in the slot's status.
+#[expect(clippy::too_many_lines)]
 pub(super) async fn start(slot: &Slot) -> Option<Live> {
     let cfg = &slot.cfg;
     let mut cmd = tokio::process::Command::new(&cfg.command);

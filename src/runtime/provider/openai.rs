@@ -323,6 +323,7 @@ impl Provider for OpenAi {
 }
 
 impl OpenAi {
+    #[expect(clippy::too_many_lines)]
     async fn stream_async(
         &self,
         body: Value,

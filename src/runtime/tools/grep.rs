@@ -60,6 +60,7 @@ struct Args {
     case_insensitive: bool,
 }
 
+#[expect(clippy::too_many_lines)]
 fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     let args: Args = match parse_args("grep", arguments) {
         Ok(a) => a,

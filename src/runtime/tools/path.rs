@@ -57,7 +57,7 @@ pub(crate) fn confine(root: &Path, user: &str) -> Result<Confined, String> {
     }
     // Walk up to the longest prefix that exists on disk; what lies below it does not exist
     // yet, so it cannot be a symlink.
-    let mut existing = lexical.clone();
+    let mut existing = lexical;
     let mut tail: Vec<std::ffi::OsString> = Vec::new();
     loop {
         match std::fs::symlink_metadata(&existing) {

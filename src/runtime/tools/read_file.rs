@@ -48,6 +48,7 @@ struct Args {
     limit: Option<usize>,
 }
 
+#[expect(clippy::too_many_lines)]
 fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     let args: Args = match parse_args("read_file", arguments) {
         Ok(a) => a,

@@ -140,7 +140,7 @@ impl Conversation {
         };
         let stored = matches!(event.as_ref(), TurnEvent::AssistantStored { .. });
         if let Some(l) = self.live.as_mut() {
-            l.current_step = Some(step_id.clone());
+            l.current_step = Some(step_id);
         }
         let asks = self.on_turn(*event, ctx);
         // The step's messages are stored in its own session, never in the open

@@ -778,7 +778,7 @@ fn images_from_assets_are_sent_as_data_urls() {
                 parts: vec![
                     Part::text("what is this?"),
                     Part::Image {
-                        asset_id: asset.id.clone(),
+                        asset_id: asset.id,
                         mime_type: Some("image/png".into()),
                     },
                 ],
@@ -838,7 +838,7 @@ fn calls_stopped_by_a_budget_or_cancel_are_answered_not_run() {
     // Raising the limit continues with the model, which sees all three answers.
     let h = agent
         .watch(
-            Target::Resume(id.clone()),
+            Target::Resume(id),
             TurnRequest {
                 limits: RuntimeLimits {
                     max_tool_calls: Some(10),
@@ -909,7 +909,7 @@ fn approve_network_opens_the_sandboxed_network_for_that_session_across_a_restart
 
     // A new agent, as after a restart: the same command connects.
     let agent = env.agent(&srv);
-    let (_, evs) = run(&agent, Target::Resume(id.clone()), "try again");
+    let (_, evs) = run(&agent, Target::Resume(id), "try again");
     let ok = result_of(&evs);
     assert!(!ok.contains("Permission denied"), "{ok}");
     listener.set_nonblocking(false).unwrap();

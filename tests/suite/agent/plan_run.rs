@@ -875,6 +875,7 @@ fn run_plan_without_a_terminal_asks_for_yes_and_runs_nothing() {
 /// `cargo test --test all -- --ignored generate_plan_demo`.
 #[test]
 #[ignore = "generator: rewrites assets/demo/08-plan-run*.json"]
+#[expect(clippy::too_many_lines)]
 fn generate_plan_demo() {
     let env = Env::new(KEY, "");
     std::fs::create_dir_all(env.workdir.join("src")).unwrap();

@@ -220,7 +220,7 @@ fn a_skill_activated_by_the_model_survives_resume_and_fork() {
     // A fork from before the activation keeps the skill; its body comes in the system prompt.
     let fork = env.sessions().fork(&id, Some(2)).unwrap();
     assert_eq!(fork.skills.as_ref().unwrap()[0]["name"], "deploy");
-    turn(&agent2, Target::Resume(fork.id.clone()), "and now?");
+    turn(&agent2, Target::Resume(fork.id), "and now?");
     let sys = system(&srv2, 1);
     assert!(
         sys.contains("This skill is active in this session"),

@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 struct Double;
 
 impl TurnRunner for Double {
+    #[expect(clippy::too_many_lines)]
     fn run(
         &self,
         spec: TurnSpec,
@@ -82,7 +83,7 @@ impl TurnRunner for Double {
                 summary: "make".into(),
             });
             emit(TurnEvent::ApprovalNeeded {
-                call: call.clone(),
+                call,
                 summary: "make".into(),
                 reason: "policy ask".into(),
             });

@@ -26,7 +26,7 @@ fn columns_fit_the_widest_cells_even_when_only_the_oldest_row_has_them() {
     // digits of messages, a twelve-step plan and a long model name. A streamed table lays
     // out its columns before reading it, last.
     let then = now_ms() - 10 * 24 * 3600 * 1000;
-    let store = Store::open(ws.location().paths.clone())
+    let store = Store::open(ws.location().paths)
         .unwrap()
         .with_clock(Arc::new(move || then));
     let old = store
@@ -169,7 +169,7 @@ fn all_workspaces_streamed_prints_what_the_collected_lists_print() {
 fn sessions_active_in_the_same_millisecond_list_in_the_same_order_everywhere() {
     let ws = Ws::new();
     let then = now_ms() - 60_000;
-    let store = Store::open(ws.location().paths.clone())
+    let store = Store::open(ws.location().paths)
         .unwrap()
         .with_clock(Arc::new(move || then));
     let mut ids = Vec::new();

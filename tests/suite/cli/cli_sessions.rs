@@ -120,7 +120,7 @@ fn malformed_import_names_the_json_path_and_writes_nothing() {
     std::fs::write(&bad, serde_json::to_string(&doc).unwrap()).unwrap();
 
     let snapshot = |ws: &Ws| -> Vec<(String, Vec<u8>)> {
-        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(ws.location().paths.dir.clone())
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(ws.location().paths.dir)
             .unwrap()
             .filter_map(|e| e.ok())
             .filter(|e| e.path().is_file())
@@ -468,7 +468,7 @@ fn real_use_session(ws: &Ws) -> String {
                     },
                     Part::text("Writing it."),
                     Part::Image {
-                        asset_id: image.id.clone(),
+                        asset_id: image.id,
                         mime_type: Some("image/png".into()),
                     },
                 ],

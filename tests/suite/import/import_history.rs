@@ -440,6 +440,7 @@ fn line(v: &Value) -> Vec<u8> {
 }
 
 #[test]
+#[expect(clippy::too_many_lines)]
 fn hostile_claude_transcript_imports_what_is_sound() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hostile-1.jsonl");
@@ -599,6 +600,7 @@ impl TextIs for neocode::session::file::FileMessage {
 }
 
 #[test]
+#[expect(clippy::too_many_lines)]
 fn hostile_codex_rollout_imports_what_is_sound() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir

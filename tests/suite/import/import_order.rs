@@ -51,7 +51,7 @@ fn family(t: &Env) -> Vec<SessionFile> {
         .collect();
     let mut sub = rt.export(&p.id).unwrap();
     sub.session.id = "subagent-of-parent".into();
-    sub.session.subagent_of = Some(p.id.clone());
+    sub.session.subagent_of = Some(p.id);
     docs.push(sub);
     docs
 }

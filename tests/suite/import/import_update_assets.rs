@@ -104,7 +104,7 @@ fn a_grown_transcript_replaces_its_images_and_leaves_no_stale_file() {
     );
     let out = import(&ws, &path);
     assert!(out.starts_with("imported 0, updated 1,"), "{out}");
-    let mut want = vec![a.clone(), c.clone()];
+    let mut want = vec![a.clone(), c];
     want.sort();
     assert_eq!(stored(&ws, "imgs-1"), want);
     assert_eq!(

@@ -13,6 +13,7 @@ use neocode::session::NewSession;
 const PER_WRITER: u64 = 250;
 
 #[test]
+#[expect(clippy::too_many_lines)]
 fn eight_writers_and_a_reader_never_collide() {
     let env = Env::new();
     let rt = env.sessions();

@@ -223,7 +223,7 @@ fn full_disk_fails_cleanly_and_keeps_existing_data() {
     let doc = rt.export(&id).unwrap();
     drop(rt);
     // A session file far larger than the file-size limit below.
-    let mut big = doc.clone();
+    let mut big = doc;
     big.session.id = "big-import".into();
     for m in &mut big.messages {
         if let Some(neocode::session::Part::Text { text }) = m.parts.first_mut() {

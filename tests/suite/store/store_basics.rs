@@ -70,6 +70,7 @@ fn all_ids(s: &Store, q: ListQuery) -> Vec<String> {
 }
 
 #[test]
+#[expect(clippy::too_many_lines)]
 fn lifecycle_round_trip() {
     let t = Env::new();
     let s = t.store();
@@ -467,6 +468,7 @@ fn replace_transcript_keeps_title_restarts_seqs_resets_tokens_and_reindexes() {
 }
 
 #[test]
+#[expect(clippy::too_many_lines)]
 fn search_ranks_best_match_first_with_a_snippet_and_survives_hostile_queries() {
     let t = Env::new();
     let s = t.store();
@@ -690,7 +692,7 @@ fn runtime_decision_chain_follows_the_seed() {
     let d = decide(
         &rt,
         SessionRequest {
-            conversation_key: Some(key.clone()),
+            conversation_key: Some(key),
             has_continuation: true,
             ..SessionRequest::default()
         },
@@ -698,7 +700,7 @@ fn runtime_decision_chain_follows_the_seed() {
     assert_eq!(
         d,
         Decision::Recovered {
-            session_id: known.clone(),
+            session_id: known,
             reason: "session_id_missing"
         }
     );
@@ -828,7 +830,7 @@ fn data_version_moves_only_when_another_process_commits() {
     other.list(&ListQuery::default()).unwrap();
     assert_eq!(watcher.data_version().unwrap(), v1);
     watcher.rename("w", "renamed").unwrap();
-    watcher.clone().rename("w", "renamed again").unwrap();
+    watcher.rename("w", "renamed again").unwrap();
     assert_eq!(watcher.data_version().unwrap(), v1);
     other.rename("w", "renamed elsewhere").unwrap();
     assert_ne!(watcher.data_version().unwrap(), v1);

@@ -225,7 +225,7 @@ fn opening_waits_for_a_reader_holding_the_file_while_switching_to_wal() {
         reader.execute_batch("COMMIT").unwrap();
         drop(reader);
     });
-    let s = Store::open(paths.clone()).expect("open while another connection reads");
+    let s = Store::open(paths).expect("open while another connection reads");
     release.join().unwrap();
     s.create_session(NewSession::default()).unwrap();
     let p: std::collections::HashMap<String, String> = s.pragmas().unwrap().into_iter().collect();

@@ -10,6 +10,7 @@ use neocode::session::{
 use serde_json::{Value, json};
 
 /// A session using every part of the format.
+#[expect(clippy::too_many_lines)]
 fn rich(s: &Store) -> String {
     let h = s
         .create_session(NewSession {
@@ -300,7 +301,7 @@ fn malformed_documents_name_the_json_path_and_write_nothing() {
     }
     // Not JSON at all, and unknown fields (ignored).
     assert_eq!(file::parse("{not json").unwrap_err().path, "$");
-    let mut d = good.clone();
+    let mut d = good;
     d["session"]["future_field"] = json!({"x": 1});
     d["extra"] = json!(true);
     assert!(file::parse(&d.to_string()).is_ok());

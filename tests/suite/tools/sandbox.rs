@@ -866,7 +866,7 @@ fn walls_say_exactly_what_stands_in_each_mode() {
     // The fallback: only Landlock, seccomp and the subreaper; partial, so every command asks.
     let fallback = SandboxSettings {
         simulate_no_userns: true,
-        ..boxed.clone()
+        ..boxed
     };
     let f = sandbox::walls(&fallback);
     let ftext = f.to_string();

@@ -399,7 +399,7 @@ fn every_path_escape_is_refused() {
     let escapes = [
         "../outside/secret.txt".to_string(),
         "sub/../../outside/secret.txt".to_string(),
-        secret_abs.clone(),
+        secret_abs,
         "/etc/passwd".to_string(),
         "link_file".to_string(),
         "link_dir/secret.txt".to_string(),

@@ -245,9 +245,10 @@ fn matching_split_over_threads_answers_what_one_thread_answers() {
 fn the_storage_thread_answers_the_last_text_of_a_burst() {
     let h = with_sessions(&numbered(300));
     let (tx, rx) = mpsc::channel();
-    let w = Worker::spawn(h.rt.clone(), move |d| {
+    let w = Worker::spawn(h.rt, move |d| {
         let _ = tx.send(d);
-    });
+    })
+    .unwrap();
     let texts = ["s", "se", "ses", "sess", "session 29"];
     for (i, t) in texts.iter().enumerate() {
         w.send(Job {

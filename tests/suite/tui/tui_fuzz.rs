@@ -177,6 +177,7 @@ impl Driver {
         }
     }
 
+    #[expect(clippy::too_many_lines)]
     fn apply(&mut self, ev: &Ev) {
         let jobs = match ev {
             Ev::Key(c, m) => self.app.on_key(KeyEvent::new(*c, *m)),

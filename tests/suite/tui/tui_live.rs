@@ -201,6 +201,7 @@ fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
 }
 
 #[test]
+#[expect(clippy::too_many_lines)]
 fn tool_cards_in_each_state_and_the_approval_prompt() {
     let mut h = H::new();
     h.send("Fix it");
@@ -548,7 +549,7 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
     let mut h = H {
         app,
         rt,
-        id: s.id.clone(),
+        id: s.id,
         root,
         turns: Vec::new(),
         env,
@@ -617,7 +618,7 @@ fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_i
             Target::Resume(h.id.clone()),
             TurnRequest {
                 prompt: Some("What is in these?".into()),
-                images: vec![png.clone(), png.clone()],
+                images: vec![png.clone(), png],
                 ..TurnRequest::default()
             },
         )
@@ -1037,7 +1038,7 @@ fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
     let step =
         h.rt.new_session(NewSession {
             title: "step a".into(),
-            parent_id: Some(other.id.clone()),
+            parent_id: Some(other.id),
             ..NewSession::default()
         })
         .unwrap();

@@ -56,6 +56,7 @@ fn deliberately(pty: &mut Pty, key: &str) {
 }
 
 #[test]
+#[expect(clippy::too_many_lines)]
 fn stream_approve_deny_cancel_quit_and_show() {
     let env = Env::new();
     let (home, ws) = (env.home.clone(), env.workdir.clone());
@@ -236,7 +237,7 @@ fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
 fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
     use std::io::Write;
     let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir.clone());
+    let (home, ws) = (env.home.clone(), env.workdir);
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::create_dir_all(&home).unwrap();
     // The settings file is a FIFO: loading the settings blocks until the test writes it.
@@ -276,7 +277,7 @@ fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
 #[test]
 fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
     let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir.clone());
+    let (home, ws) = (env.home.clone(), env.workdir);
     std::fs::create_dir_all(&home).unwrap();
     // The settings never come: the file is a FIFO nobody writes.
     let c = std::ffi::CString::new(home.join("config.toml").to_str().unwrap()).unwrap();
@@ -296,7 +297,7 @@ fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
 #[test]
 fn typing_while_an_approval_waits_never_answers_it() {
     let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir.clone());
+    let (home, ws) = (env.home.clone(), env.workdir);
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("stats.py"), "total = 1\n").unwrap();
     let srv = ScriptedServer::start(vec![
@@ -405,7 +406,7 @@ fn a_switched_model_is_kept_by_the_session_across_a_restart() {
 #[test]
 fn a_retry_shows_in_the_status_line_while_it_waits() {
     let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir.clone());
+    let (home, ws) = (env.home.clone(), env.workdir);
     let srv = ScriptedServer::start(vec![
         Reply::rate_limited(2),
         Reply::text("Answered after the wait."),

@@ -52,7 +52,7 @@ impl H {
         let mut h = H {
             app,
             rt,
-            loc: loc.clone(),
+            loc,
             root,
             export,
             _env: env,

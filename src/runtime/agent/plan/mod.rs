@@ -411,7 +411,7 @@ impl Run {
         if matches!(reason, FinishReason::Cancelled) {
             self.ledger.cancelled_at_ms = Some(now_ms());
         }
-        self.ledger.termination = Some(word.clone());
+        self.ledger.termination = Some(word);
         let mut msg = NewMessage::text(Role::Assistant, text);
         msg.tool_metadata = Some(json!({"plan_run_summary": {
             "outcome": reason.as_str(),

@@ -311,10 +311,10 @@ impl Run {
         let handle = self
             .agent
             .spawn(
-                child.id.clone(),
+                child.id,
                 Some(lease),
                 Spawn {
-                    ledger: base.clone(),
+                    ledger: base,
                     budget: self.budget.clone(),
                     policy: self.policy,
                     prompt: Some(step_prompt(&step)),
@@ -410,7 +410,7 @@ impl Run {
         }
         self.record(&a.step.id, &update)?;
         self.emit(TurnEvent::StepFinished {
-            step_id: a.step.id.clone(),
+            step_id: a.step.id,
             outcome,
             usage,
             elapsed_ms,
