@@ -10,6 +10,7 @@
 
 mod call;
 pub mod config;
+mod name;
 mod server;
 mod status;
 
@@ -20,8 +21,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-pub use call::tool_name;
 pub use config::ServerConfig;
+pub use name::tool_name;
 pub use status::{
     McpImage, McpOutput, McpTool, ServerState, ServerStatus, by_name, problems, status_lines,
 };

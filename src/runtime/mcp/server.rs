@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
 use super::ServerConfig;
-use super::call::tool_name;
+use super::name::tool_name;
 use super::status::{McpTool, ServerState, ServerStatus};
 use crate::runtime::tools::ToolKind;
 

@@ -4,16 +4,8 @@
 use rusqlite::{Connection, params};
 
 use super::SEARCH_CANDIDATES;
-use super::snippet::long_candidate;
+use super::snippet::{Candidate, long_candidate};
 use crate::session::error::Result;
-
-/// One candidate: its index row, how many matches it holds, its length and its snippet.
-pub(super) struct Candidate {
-    pub(super) rowid: i64,
-    pub(super) hits: f64,
-    pub(super) len: f64,
-    pub(super) snippet: String,
-}
 
 /// Messages longer than this (in characters) are not highlighted by FTS5: its snippet scores
 /// a window at every match, and a 140 KB tool output holding a word 10,000 times took a

@@ -1,7 +1,6 @@
 //! Snippets: one-line excerpts, and the ones cut in Rust for messages too long for FTS5 to
 //! highlight.
 
-use super::rank::Candidate;
 use super::text::SPLIT;
 use crate::session::model::{SNIPPET_CLOSE, SNIPPET_OPEN};
 
@@ -16,6 +15,14 @@ pub(crate) fn one_line(s: &str) -> String {
         out.extend(word.chars().filter(|&c| c != SPLIT));
     }
     out
+}
+
+/// One candidate: its index row, how many matches it holds, its length and its snippet.
+pub(super) struct Candidate {
+    pub(super) rowid: i64,
+    pub(super) hits: f64,
+    pub(super) len: f64,
+    pub(super) snippet: String,
 }
 
 /// A long message's candidate from a window of its text: matches of the query's words
