@@ -72,16 +72,33 @@ fn rules_check_prints_the_decision_and_the_rule() {
     let o = w.run(&["rules", "check", "cargo test -p core && rm -rf target"]);
     let out = stdout(&o);
     assert!(
-        out.starts_with(&format!("deny: run_command(rm *)  ({}:4)\n", file.display())),
+        out.starts_with(&format!(
+            "deny: run_command(rm *)  ({}:4)\n",
+            file.display()
+        )),
         "{out}"
     );
-    assert!(out.contains("  cargo test -p core  ←  allow: run_command(cargo test *)"), "{out}");
+    assert!(
+        out.contains("  cargo test -p core  ←  allow: run_command(cargo test *)"),
+        "{out}"
+    );
     let o = w.run(&["rules", "check", "curl https://example.com"]);
-    assert_eq!(stdout(&o), "default: no rule: the approval policy decides\n");
+    assert_eq!(
+        stdout(&o),
+        "default: no rule: the approval policy decides\n"
+    );
     let o = w.run(&["rules", "check", "eval \"$X\""]);
-    assert!(stdout(&o).starts_with("ask: no rule: eval runs a string as code"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).starts_with("ask: no rule: eval runs a string as code"),
+        "{}",
+        stdout(&o)
+    );
     let o = w.run(&["rules", "check", "config/.env", "--tool", "read_file"]);
-    assert!(stdout(&o).starts_with("deny: read_file(.env)"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).starts_with("deny: read_file(.env)"),
+        "{}",
+        stdout(&o)
+    );
     let o = w.run(&["rules", "check", "config", "--tool", "grep"]);
     assert!(stdout(&o).starts_with("default:"), "{}", stdout(&o));
 }
@@ -98,15 +115,25 @@ fn a_bad_rule_file_is_an_error_with_file_and_line() {
     assert!(o.stdout.is_empty());
     let err = stderr(&o);
     assert!(
-        err.starts_with(&format!("neocode: {}:3: rule `run_comand(cargo test *)`: unknown tool", file.display())),
+        err.starts_with(&format!(
+            "neocode: {}:3: rule `run_comand(cargo test *)`: unknown tool",
+            file.display()
+        )),
         "{err}"
     );
     // The home config's table too, and a TOML syntax error.
     w.write("ws/.neocode/permissions.toml", "");
-    let cfg = w.write("home/config.toml", "model = \"m\"\n[permissions]\ndeny = [\"rm\"\n");
+    let cfg = w.write(
+        "home/config.toml",
+        "model = \"m\"\n[permissions]\ndeny = [\"rm\"\n",
+    );
     let o = w.run(&["rules", "list"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).starts_with(&format!("neocode: {}:", cfg.display())), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with(&format!("neocode: {}:", cfg.display())),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -126,8 +153,14 @@ fn rules_list_shows_every_rule_with_its_source() {
         lines[0],
         format!("allow  run_command(cargo test *)  {}:2", ws_file.display())
     );
-    assert_eq!(lines[3], format!("ask    run_command(git push *)  {}:3", ws_file.display()));
-    assert_eq!(lines[7], format!("deny   read_file(~/.ssh/**)  {}:4", cfg.display()));
+    assert_eq!(
+        lines[3],
+        format!("ask    run_command(git push *)  {}:3", ws_file.display())
+    );
+    assert_eq!(
+        lines[7],
+        format!("deny   read_file(~/.ssh/**)  {}:4", cfg.display())
+    );
     let empty = Ws::new();
     let o = empty.run(&["rules", "list"]);
     assert!(stdout(&o).starts_with("no rules"), "{}", stdout(&o));
@@ -155,20 +188,32 @@ fn hooks_import_converts_a_claude_code_settings_file() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let target = w.ws().join(".neocode/hooks.json");
-    assert!(out.contains("matcher `Edit|MultiEdit|Write` → `edit_file|write_file`"), "{out}");
+    assert!(
+        out.contains("matcher `Edit|MultiEdit|Write` → `edit_file|write_file`"),
+        "{out}"
+    );
     assert!(out.contains("matcher `Bash` → `run_command`"), "{out}");
     assert!(out.contains("SubagentStop skipped"), "{out}");
-    assert!(out.ends_with(&format!("wrote 3 hooks to {}\n", target.display())), "{out}");
+    assert!(
+        out.ends_with(&format!("wrote 3 hooks to {}\n", target.display())),
+        "{out}"
+    );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
-    assert_eq!(v["hooks"]["PreToolUse"][0]["matcher"], "edit_file|write_file");
+    assert_eq!(
+        v["hooks"]["PreToolUse"][0]["matcher"],
+        "edit_file|write_file"
+    );
     assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"], 5.0);
     assert_eq!(v["hooks"]["PreToolUse"][1]["matcher"], "run_command");
     assert!(v["hooks"].get("SubagentStop").is_none());
     // Listed as configured.
     let o = w.run(&["hooks", "list"]);
     let out = stdout(&o);
-    assert!(out.contains("PreToolUse  edit_file|write_file  echo edit  (timeout 5s"), "{out}");
+    assert!(
+        out.contains("PreToolUse  edit_file|write_file  echo edit  (timeout 5s"),
+        "{out}"
+    );
     assert!(out.contains("Stop  *  echo stop  (timeout 60s"), "{out}");
     // Not overwritten without --force; replaced with it.
     let o = w.run(&["hooks", "import", settings.to_str().unwrap()]);
@@ -194,8 +239,14 @@ fn a_hung_hook_is_killed_at_its_timeout() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(took < Duration::from_secs(10), "took {took:?}");
     let out = stdout(&o);
-    assert!(out.contains("ran `sleep 60 & sleep 60`: killed at its timeout"), "{out}");
-    assert!(out.contains("error: PreToolUse hook `sleep 60 & sleep 60` was killed after"), "{out}");
+    assert!(
+        out.contains("ran `sleep 60 & sleep 60`: killed at its timeout"),
+        "{out}"
+    );
+    assert!(
+        out.contains("error: PreToolUse hook `sleep 60 & sleep 60` was killed after"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -209,18 +260,35 @@ fn a_pre_tool_use_exit_2_blocks_with_its_reason() {
         10.0,
     );
     let o = w.run(&[
-        "hooks", "run", "PreToolUse", "--tool", "edit_file", "--input",
+        "hooks",
+        "run",
+        "PreToolUse",
+        "--tool",
+        "edit_file",
+        "--input",
         r#"{"path": "src/generated.rs"}"#,
     ]);
     let out = stdout(&o);
     assert!(out.contains(": exit 2 in "), "{out}");
-    assert!(out.contains("blocked: generated files are read-only\n"), "{out}");
-    assert!(out.contains("permission: deny (generated files are read-only)"), "{out}");
+    assert!(
+        out.contains("blocked: generated files are read-only\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("permission: deny (generated files are read-only)"),
+        "{out}"
+    );
     // Not matched by read_file; a path the hook lets through continues.
     let o = w.run(&["hooks", "run", "PreToolUse", "--tool", "read_file"]);
     assert_eq!(stdout(&o), "no PreToolUse hook matches\n");
     let o = w.run(&[
-        "hooks", "run", "PreToolUse", "--tool", "edit_file", "--input", r#"{"path": "src/a.rs"}"#,
+        "hooks",
+        "run",
+        "PreToolUse",
+        "--tool",
+        "edit_file",
+        "--input",
+        r#"{"path": "src/a.rs"}"#,
     ]);
     assert!(stdout(&o).ends_with("continue\n"), "{}", stdout(&o));
 }
@@ -234,13 +302,27 @@ fn a_json_permission_decision_allow_is_parsed_and_keys_are_hidden() {
          echo \"${OPENAI_API_KEY-none}/${NEOCODE_API_KEY-none}\" > keys.txt\n\
          echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"allow\", \"permissionDecisionReason\": \"cargo test is fine\"}}'\n",
     );
-    hook(&w, "PreToolUse", "run_command", &format!("sh {}", script.display()), 10.0);
+    hook(
+        &w,
+        "PreToolUse",
+        "run_command",
+        &format!("sh {}", script.display()),
+        10.0,
+    );
     let o = w.run(&[
-        "hooks", "run", "PreToolUse", "--tool", "run_command", "--input",
+        "hooks",
+        "run",
+        "PreToolUse",
+        "--tool",
+        "run_command",
+        "--input",
         r#"{"command": "cargo test"}"#,
     ]);
     let out = stdout(&o);
-    assert!(out.contains("permission: allow (cargo test is fine)\n"), "{out}");
+    assert!(
+        out.contains("permission: allow (cargo test is fine)\n"),
+        "{out}"
+    );
     assert!(!out.contains("blocked"), "{out}");
     let keys = std::fs::read_to_string(w.ws().join("keys.txt")).unwrap();
     assert_eq!(keys.trim(), "none/none");
@@ -249,9 +331,18 @@ fn a_json_permission_decision_allow_is_parsed_and_keys_are_hidden() {
 #[test]
 fn a_malformed_hooks_file_is_an_error_with_file_and_line() {
     let w = Ws::new();
-    let f = w.write("ws/.neocode/hooks.json", "{\"hooks\": {\n  \"PreToolUze\": []\n}}\n");
+    let f = w.write(
+        "ws/.neocode/hooks.json",
+        "{\"hooks\": {\n  \"PreToolUze\": []\n}}\n",
+    );
     let o = w.run(&["hooks", "list"]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(err.starts_with(&format!("neocode: {}:2: unknown field `PreToolUze`", f.display())), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "neocode: {}:2: unknown field `PreToolUze`",
+            f.display()
+        )),
+        "{err}"
+    );
 }

@@ -61,7 +61,13 @@ pub fn run(loc: &Location, cmd: &HooksCommand) -> CmdResult {
             tool,
             input,
             prompt,
-        } => run_event(loc, event, tool.as_deref(), input.as_deref(), prompt.as_deref()),
+        } => run_event(
+            loc,
+            event,
+            tool.as_deref(),
+            input.as_deref(),
+            prompt.as_deref(),
+        ),
     }
 }
 
@@ -127,7 +133,8 @@ fn import(loc: &Location, file: Option<&PathBuf>, force: bool) -> CmdResult {
             v
         }
     };
-    let report = import_claude_settings(&sources).map_err(|e| Failure::usage(sanitize::line(&e).into_owned()))?;
+    let report = import_claude_settings(&sources)
+        .map_err(|e| Failure::usage(sanitize::line(&e).into_owned()))?;
     let mut out = Out::stdout();
     for n in &report.notes {
         out.line(&sanitize::line(n))?;
@@ -136,7 +143,11 @@ fn import(loc: &Location, file: Option<&PathBuf>, force: bool) -> CmdResult {
         out.finish()?;
         return Err(Failure::runtime(format!(
             "no command hooks to import from {}",
-            sources.iter().map(|s| shown(s)).collect::<Vec<_>>().join(", ")
+            sources
+                .iter()
+                .map(|s| shown(s))
+                .collect::<Vec<_>>()
+                .join(", ")
         )));
     }
     let text = serde_json::to_string_pretty(&report.hooks)
@@ -203,7 +214,10 @@ fn run_event(
         let status = match (r.exit_code, r.timed_out) {
             (_, true) => "killed at its timeout".to_string(),
             (Some(c), _) => format!("exit {c}"),
-            (None, _) => r.spawn_error.clone().unwrap_or_else(|| "ended by a signal".into()),
+            (None, _) => r
+                .spawn_error
+                .clone()
+                .unwrap_or_else(|| "ended by a signal".into()),
         };
         out.line(&format!(
             "ran `{}`: {status} in {} ms{}",

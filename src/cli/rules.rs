@@ -70,10 +70,7 @@ fn describe(d: &Decision) -> String {
             sanitize::line(&r.file.display().to_string()),
             r.line
         ),
-        (None, Some(reason)) => format!(
-            "{verdict}: no rule: {}",
-            sanitize::line(reason)
-        ),
+        (None, Some(reason)) => format!("{verdict}: no rule: {}", sanitize::line(reason)),
         (None, None) => format!("{verdict}: no rule: the approval policy decides"),
     }
 }
@@ -98,7 +95,11 @@ fn check(rules: &Rules, tool: &str, subject: &str) -> CmdResult {
                         reason: Some(reason.clone()),
                     },
                 };
-                out.line(&format!("  {}  ←  {}", sanitize::line(&text), describe(&pd)))?;
+                out.line(&format!(
+                    "  {}  ←  {}",
+                    sanitize::line(&text),
+                    describe(&pd)
+                ))?;
             }
         }
     }

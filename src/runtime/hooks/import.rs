@@ -83,7 +83,9 @@ pub fn import_claude_settings(files: &[PathBuf]) -> Result<ImportReport, String>
         let src = match std::fs::read_to_string(file) {
             Ok(s) => s,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                report.notes.push(format!("{}: not found, skipped", file.display()));
+                report
+                    .notes
+                    .push(format!("{}: not found, skipped", file.display()));
                 continue;
             }
             Err(e) => return Err(format!("{}: cannot read it: {e}", file.display())),
@@ -103,7 +105,10 @@ pub fn import_claude_settings(files: &[PathBuf]) -> Result<ImportReport, String>
                 continue;
             }
             let Some(groups) = groups.as_array() else {
-                return Err(format!("{}: hooks.{event_name} is not a list", file.display()));
+                return Err(format!(
+                    "{}: hooks.{event_name} is not a list",
+                    file.display()
+                ));
             };
             for g in groups {
                 convert_group(file, event_name, g, &mut table, &mut report)?;
@@ -136,18 +141,23 @@ fn convert_group(
     }
     super::Matcher::new(&mapped).map_err(|e| format!("{}: {event}: {e}", file.display()))?;
     let mut kept = Vec::new();
-    for h in g.get("hooks").and_then(Value::as_array).into_iter().flatten() {
+    for h in g
+        .get("hooks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let kind = h.get("type").and_then(Value::as_str).unwrap_or("");
         let Some(command) = h.get("command").and_then(Value::as_str) else {
-            report
-                .notes
-                .push(format!("{event}: a `{kind}` hook skipped (only command hooks run)"));
+            report.notes.push(format!(
+                "{event}: a `{kind}` hook skipped (only command hooks run)"
+            ));
             continue;
         };
         if kind != "command" {
-            report
-                .notes
-                .push(format!("{event}: a `{kind}` hook skipped (only command hooks run)"));
+            report.notes.push(format!(
+                "{event}: a `{kind}` hook skipped (only command hooks run)"
+            ));
             continue;
         }
         let mut out = Map::new();

@@ -223,7 +223,12 @@ pub(super) fn interpret(event: HookEvent, r: &HookRun, o: &mut HookOutcome) {
     let reason = s(&v, "reason");
     match s(&v, "decision").as_deref() {
         Some("block") if event.can_block() => {
-            block(o, reason.clone().unwrap_or_else(|| format!("blocked by {who}")));
+            block(
+                o,
+                reason
+                    .clone()
+                    .unwrap_or_else(|| format!("blocked by {who}")),
+            );
             if event == HookEvent::PreToolUse {
                 raise(o, PermissionDecision::Deny, reason.clone());
             }

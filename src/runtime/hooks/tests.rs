@@ -79,15 +79,28 @@ fn exit_2_blocks_with_stderr_and_other_codes_are_errors() {
     let ws = dir.path().join("ws");
     let o = hooks.run_hooks(HookEvent::PreToolUse, &pre_tool(&ws, "edit_file"));
     assert_eq!(o.block.as_deref(), Some("no edits to generated files"));
-    assert_eq!(o.permission.as_ref().map(|p| p.0), Some(PermissionDecision::Deny));
+    assert_eq!(
+        o.permission.as_ref().map(|p| p.0),
+        Some(PermissionDecision::Deny)
+    );
     let (dir, hooks) = hooks_with(&one("PreToolUse", "", "echo oops >&2; exit 3", 10.0));
-    let o = hooks.run_hooks(HookEvent::PreToolUse, &pre_tool(&dir.path().join("ws"), "x"));
+    let o = hooks.run_hooks(
+        HookEvent::PreToolUse,
+        &pre_tool(&dir.path().join("ws"), "x"),
+    );
     assert!(o.block.is_none());
     assert_eq!(o.errors.len(), 1);
-    assert!(o.errors[0].contains("exited with 3: oops"), "{:?}", o.errors);
+    assert!(
+        o.errors[0].contains("exited with 3: oops"),
+        "{:?}",
+        o.errors
+    );
     // Exit 2 cannot block a session start: it is an error for the user.
     let (dir, hooks) = hooks_with(&one("SessionStart", "", "exit 2", 10.0));
-    let o = hooks.run_hooks(HookEvent::SessionStart, &HookPayload::new("s", &dir.path().join("ws")));
+    let o = hooks.run_hooks(
+        HookEvent::SessionStart,
+        &HookPayload::new("s", &dir.path().join("ws")),
+    );
     assert!(o.block.is_none() && o.errors.len() == 1);
 }
 
@@ -95,24 +108,44 @@ fn exit_2_blocks_with_stderr_and_other_codes_are_errors() {
 fn json_on_stdout_decides() {
     let allow = r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"tests are safe"}}'"#;
     let (dir, hooks) = hooks_with(&one("PreToolUse", "run_command", allow, 10.0));
-    let o = hooks.run_hooks(HookEvent::PreToolUse, &pre_tool(&dir.path().join("ws"), "run_command"));
+    let o = hooks.run_hooks(
+        HookEvent::PreToolUse,
+        &pre_tool(&dir.path().join("ws"), "run_command"),
+    );
     assert_eq!(
         o.permission,
-        Some((PermissionDecision::Allow, Some("tests are safe".to_string())))
+        Some((
+            PermissionDecision::Allow,
+            Some("tests are safe".to_string())
+        ))
     );
     assert!(o.block.is_none());
     let deny = r#"echo '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"not on main"}}'"#;
     let (dir, hooks) = hooks_with(&one("PreToolUse", "", deny, 10.0));
-    let o = hooks.run_hooks(HookEvent::PreToolUse, &pre_tool(&dir.path().join("ws"), "x"));
-    assert_eq!(o.permission.as_ref().map(|p| p.0), Some(PermissionDecision::Deny));
+    let o = hooks.run_hooks(
+        HookEvent::PreToolUse,
+        &pre_tool(&dir.path().join("ws"), "x"),
+    );
+    assert_eq!(
+        o.permission.as_ref().map(|p| p.0),
+        Some(PermissionDecision::Deny)
+    );
     assert_eq!(o.block.as_deref(), Some("not on main"));
     let ctx = r#"echo '{"decision":"block","reason":"no secrets in prompts","hookSpecificOutput":{"additionalContext":"branch: main"}}'"#;
     let (dir, hooks) = hooks_with(&one("UserPromptSubmit", "", ctx, 10.0));
-    let o = hooks.run_hooks(HookEvent::UserPromptSubmit, &HookPayload::new("s", &dir.path().join("ws")));
+    let o = hooks.run_hooks(
+        HookEvent::UserPromptSubmit,
+        &HookPayload::new("s", &dir.path().join("ws")),
+    );
     assert_eq!(o.block.as_deref(), Some("no secrets in prompts"));
     assert_eq!(o.additional_context, vec!["branch: main".to_string()]);
     // Plain stdout of a prompt hook is context.
-    let (dir, hooks) = hooks_with(&one("SessionStart", "startup", "echo today is Tuesday", 10.0));
+    let (dir, hooks) = hooks_with(&one(
+        "SessionStart",
+        "startup",
+        "echo today is Tuesday",
+        10.0,
+    ));
     let mut p = HookPayload::new("s", &dir.path().join("ws"));
     p.source = Some("startup".into());
     let o = hooks.run_hooks(HookEvent::SessionStart, &p);
@@ -123,14 +156,12 @@ fn json_on_stdout_decides() {
 
 #[test]
 fn a_hung_hook_is_killed_at_its_timeout_with_its_children() {
-    let (dir, hooks) = hooks_with(&one(
-        "Stop",
-        "",
-        "sleep 30 & sleep 30; echo never",
-        0.3,
-    ));
+    let (dir, hooks) = hooks_with(&one("Stop", "", "sleep 30 & sleep 30; echo never", 0.3));
     let t = Instant::now();
-    let o = hooks.run_hooks(HookEvent::Stop, &HookPayload::new("s", &dir.path().join("ws")));
+    let o = hooks.run_hooks(
+        HookEvent::Stop,
+        &HookPayload::new("s", &dir.path().join("ws")),
+    );
     let took = t.elapsed();
     assert!(took < Duration::from_secs(5), "took {took:?}");
     assert!(took >= Duration::from_millis(300), "took {took:?}");
@@ -146,7 +177,10 @@ fn flooding_output_is_capped_and_drained() {
         "head -c 3000000 /dev/zero | tr '\\0' x; echo done >&2",
         20.0,
     ));
-    let o = hooks.run_hooks(HookEvent::PostToolUse, &pre_tool(&dir.path().join("ws"), "grep"));
+    let o = hooks.run_hooks(
+        HookEvent::PostToolUse,
+        &pre_tool(&dir.path().join("ws"), "grep"),
+    );
     let r = &o.runs[0];
     assert_eq!(r.exit_code, Some(0));
     assert_eq!(r.stdout.len(), OUTPUT_KEEP);
@@ -162,9 +196,21 @@ fn malformed_hooks_files_name_the_file_and_line() {
     let f = ws.join(".neocode/hooks.json");
     for (src, line, needle) in [
         ("{\"hooks\": {\n  \"PreToolUze\": []\n}}", 2, "PreToolUze"),
-        ("{\"hooks\": {\"Stop\": [\n{\"hooks\": [{\"type\": \"prompt\", \"command\": \"x\"}]}\n]}}", 2, "prompt"),
-        ("{\"hooks\": {\"PreToolUse\": [\n{\"matcher\": \"(\", \"hooks\": []}]}}", 2, "regular expression"),
-        ("{\"hooks\": {\n\"Stop\": [\n{\"hooks\": [{\"type\": \"command\"}]}]}}", 3, "command"),
+        (
+            "{\"hooks\": {\"Stop\": [\n{\"hooks\": [{\"type\": \"prompt\", \"command\": \"x\"}]}\n]}}",
+            2,
+            "prompt",
+        ),
+        (
+            "{\"hooks\": {\"PreToolUse\": [\n{\"matcher\": \"(\", \"hooks\": []}]}}",
+            2,
+            "regular expression",
+        ),
+        (
+            "{\"hooks\": {\n\"Stop\": [\n{\"hooks\": [{\"type\": \"command\"}]}]}}",
+            3,
+            "command",
+        ),
         ("{\n\"hooks\": {\n", 3, "EOF"),
     ] {
         std::fs::write(&f, src).unwrap();
@@ -177,9 +223,15 @@ fn malformed_hooks_files_name_the_file_and_line() {
 
 #[test]
 fn claude_code_matchers_map_to_neocode_tools() {
-    assert_eq!(map_matcher("Edit|MultiEdit|Write").0, "edit_file|write_file");
+    assert_eq!(
+        map_matcher("Edit|MultiEdit|Write").0,
+        "edit_file|write_file"
+    );
     assert_eq!(map_matcher("Bash").0, "run_command");
-    assert_eq!(map_matcher("Glob|LS|Grep|Read").0, "list_dir|grep|read_file");
+    assert_eq!(
+        map_matcher("Glob|LS|Grep|Read").0,
+        "list_dir|grep|read_file"
+    );
     assert_eq!(map_matcher("*").0, "*");
     let (m, unknown) = map_matcher("Notebook.*|Edit");
     assert_eq!(m, "Notebook.*|edit_file");

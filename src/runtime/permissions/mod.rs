@@ -327,7 +327,8 @@ impl Rules {
         };
         let ws_file = Rules::workspace_file(workspace);
         if let Some(src) = read_optional(&ws_file)? {
-            let lists: RuleLists = toml::from_str(&src).map_err(|e| toml_error(&ws_file, &src, &e))?;
+            let lists: RuleLists =
+                toml::from_str(&src).map_err(|e| toml_error(&ws_file, &src, &e))?;
             rules.add(&ws_file, &src, lists)?;
             rules.files.push(ws_file);
         }
@@ -352,13 +353,13 @@ impl Rules {
             for item in items {
                 let line = line_of(src, item.span().start);
                 let text = item.into_inner();
-                let rule = self.compile(list, &text, file, line).map_err(|message| {
-                    RulesError {
+                let rule = self
+                    .compile(list, &text, file, line)
+                    .map_err(|message| RulesError {
                         file: file.to_path_buf(),
                         line,
                         message,
-                    }
-                })?;
+                    })?;
                 self.rules.push(rule);
             }
         }
@@ -379,7 +380,11 @@ impl Rules {
             Some(p) if name == "run_command" => {
                 Pat::Command(CommandPattern::parse(&p).ok_or("an empty command pattern")?)
             }
-            Some(p) => Pat::Path(PathPattern::parse(&p, &self.root, self.home_dir.as_deref())?),
+            Some(p) => Pat::Path(PathPattern::parse(
+                &p,
+                &self.root,
+                self.home_dir.as_deref(),
+            )?),
         };
         Ok(Rule {
             list,
@@ -665,8 +670,7 @@ fn derive_words(words: &[String]) -> String {
     let subcommand = |w: &str| {
         !w.is_empty()
             && !w.starts_with('-')
-            && w
-                .chars()
+            && w.chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':'))
     };
     let mut keep = 1;
@@ -719,7 +723,8 @@ pub fn append_rule(file: &Path, list: List, rule: &str) -> Result<bool, RulesErr
     }
     arr.push(rule);
     if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| err(0, format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| err(0, format!("cannot create {}: {e}", dir.display())))?;
     }
     let tmp = file.with_extension("toml.tmp");
     std::fs::write(&tmp, doc.to_string())

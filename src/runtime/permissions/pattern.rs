@@ -214,7 +214,13 @@ mod tests {
         assert!(ssh.matches(Path::new("/home/u/.ssh/id_ed25519"), false));
         assert!(p("/etc/**").matches(Path::new("/etc/passwd"), false));
         assert!(PathPattern::parse("src/[", root, None).is_err());
-        assert_eq!(absolute(root, "src/../.env", None), PathBuf::from("/ws/.env"));
-        assert_eq!(absolute(root, "~/.ssh/x", Some(home)), PathBuf::from("/home/u/.ssh/x"));
+        assert_eq!(
+            absolute(root, "src/../.env", None),
+            PathBuf::from("/ws/.env")
+        );
+        assert_eq!(
+            absolute(root, "~/.ssh/x", Some(home)),
+            PathBuf::from("/home/u/.ssh/x")
+        );
     }
 }

