@@ -482,7 +482,9 @@ impl Rules {
             }
             let ok = match &r.pat {
                 Pat::None => true,
-                Pat::Command(c) => c.matches(words),
+                Pat::Command(c) if r.list == List::Allow => c.matches(words),
+                // Deny and ask also see through wrappers: `sudo rm`, `env X=1 rm`, `xargs rm`.
+                Pat::Command(c) => unwrapped(words).iter().any(|w| c.matches(w)),
                 Pat::Path(_) => false,
             };
             if ok && best.is_none_or(|b| r.list < b.list) {
@@ -560,6 +562,62 @@ impl Rules {
             _ => Decision::default_(),
         }
     }
+}
+
+/// Programs that run the rest of their arguments as a command.
+const WRAPPERS: &[&str] = &[
+    "sudo",
+    "doas",
+    "env",
+    "command",
+    "builtin",
+    "exec",
+    "nice",
+    "nohup",
+    "time",
+    "timeout",
+    "xargs",
+    "stdbuf",
+    "setsid",
+    "chrt",
+    "ionice",
+    "taskset",
+    "unbuffer",
+    "watch",
+    "strace",
+    "ltrace",
+    "flock",
+    "caffeinate",
+    "busybox",
+];
+
+/// `words` and, for each wrapper in front (`sudo -u x`, `env -i A=1`, `timeout 5`), the
+/// command it runs: options, assignments and numbers after a wrapper are skipped.
+fn unwrapped(words: &[String]) -> Vec<&[String]> {
+    let mut out = vec![words];
+    let mut rest = words;
+    while let Some(first) = rest.first() {
+        let name = first.rsplit('/').next().unwrap_or(first);
+        if !WRAPPERS.contains(&name) {
+            break;
+        }
+        let mut i = 1;
+        while i < rest.len() {
+            let w = &rest[i];
+            let option = w.starts_with('-') || w.contains('=');
+            let number = w.chars().next().is_some_and(|c| c.is_ascii_digit());
+            if !(option || number) {
+                break;
+            }
+            i += 1;
+        }
+        rest = &rest[i..];
+        if rest.is_empty() {
+            break;
+        }
+        out.push(rest);
+    }
+    out
 }
 
 fn verdict_of(l: List) -> Verdict {

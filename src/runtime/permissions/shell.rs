@@ -247,6 +247,15 @@ impl Walker<'_, '_> {
                 "command_name" => {
                     self.substitutions(c);
                     match self.literal(c) {
+                        // `{rm,-rf,x}` or `r*` would expand into another program's name.
+                        Some(w)
+                            if c.named_child(0).is_some_and(|k| k.kind() == "word")
+                                && w.contains(['{', '*', '?', '[']) =>
+                        {
+                            bad.get_or_insert(
+                                "a glob or brace expansion in the command word".to_string(),
+                            );
+                        }
                         Some(w) => words.push(w),
                         None => {
                             bad.get_or_insert("an expansion in the command word".to_string());
@@ -504,6 +513,8 @@ mod tests {
     fn what_cannot_be_accounted_for_is_unknown() {
         for cmd in [
             "eval \"$X\"",
+            "{rm,-rf,x}",
+            "/bin/r? -rf x",
             "$CMD arg",
             "f() { rm -rf /; }; f",
             "for f in *; do rm $f; done",

@@ -94,6 +94,26 @@ fn one_unallowed_part_makes_a_compound_command_not_allowed() {
 }
 
 #[test]
+fn deny_and_ask_see_through_wrappers_allow_does_not() {
+    let (_d, r) = setup(ISSUE_RULES, "");
+    for c in [
+        "sudo rm -rf /",
+        "env -i FOO=1 rm x",
+        "timeout 5 rm x",
+        "xargs rm < list",
+        "nice -n 10 sudo -E rm x",
+        "/usr/bin/env rm x",
+    ] {
+        assert_eq!(cmd(&r, c).verdict, Verdict::Deny, "{c}");
+    }
+    assert_eq!(cmd(&r, "sudo git push x").verdict, Verdict::Ask);
+    // `cargo test *` does not allow `sudo cargo test`.
+    assert_eq!(cmd(&r, "sudo cargo test").verdict, Verdict::Default);
+    // An argument that happens to be `rm` is not a command.
+    assert_eq!(cmd(&r, "git diff rm").verdict, Verdict::Allow);
+}
+
+#[test]
 fn deny_beats_allow_from_any_file() {
     // The workspace allows everything; the personal config denies rm: deny wins, and the
     // reverse too.
