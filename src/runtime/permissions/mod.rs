@@ -421,9 +421,33 @@ impl Rules {
         if PATH_TOOLS.contains(&tool) {
             let path = get("path").unwrap_or(".");
             let abs = pattern::absolute(&self.root, path, self.home_dir.as_deref());
-            return self.decide_simple(tool, Some(&abs));
+            let lexical = self.decide_simple(tool, Some(&abs));
+            // A symlink is judged by where it points too: the stricter answer wins, and an
+            // allow needs both (`src/link -> ../.env` is denied by `read_file(.env)`).
+            return match self.resolved(&abs) {
+                Some(real) if real != abs => {
+                    let target = self.decide_simple(tool, Some(&real));
+                    if strictness(target.verdict) < strictness(lexical.verdict) {
+                        target
+                    } else {
+                        lexical
+                    }
+                }
+                _ => lexical,
+            };
         }
         self.decide_simple(tool, None)
+    }
+
+    /// `path` with its symlinks resolved, expressed under the workspace root as written
+    /// when it lies inside it; `None` when it does not exist.
+    fn resolved(&self, path: &Path) -> Option<PathBuf> {
+        let real = std::fs::canonicalize(path).ok()?;
+        let root = std::fs::canonicalize(&self.root).ok()?;
+        Some(match real.strip_prefix(&root) {
+            Ok(rel) => self.root.join(rel),
+            Err(_) => real,
+        })
     }
 
     /// The deny rule covering reads of `path` (for tools that walk folders, such as `grep`
@@ -618,6 +642,16 @@ fn unwrapped(words: &[String]) -> Vec<&[String]> {
         out.push(rest);
     }
     out
+}
+
+/// Deny 0 < ask 1 < default 2 < allow 3: the lower, the stricter.
+fn strictness(v: Verdict) -> u8 {
+    match v {
+        Verdict::Deny => 0,
+        Verdict::Ask => 1,
+        Verdict::Default => 2,
+        Verdict::Allow => 3,
+    }
 }
 
 fn verdict_of(l: List) -> Verdict {

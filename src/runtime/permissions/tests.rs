@@ -171,6 +171,26 @@ fn read_denials_cover_read_file_grep_and_list_dir() {
 }
 
 #[test]
+fn a_symlink_is_judged_by_its_target_too() {
+    let (d, r) = setup(
+        "allow = [\"read_file(src/**)\", \"edit_file(src/**)\"]\ndeny = [\"read_file(.env)\"]\n",
+        "",
+    );
+    let ws = d.path().join("ws");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join(".env"), "KEY=1").unwrap();
+    std::fs::write(d.path().join("outside.txt"), "x").unwrap();
+    std::fs::write(ws.join("src/real.rs"), "").unwrap();
+    std::os::unix::fs::symlink("../.env", ws.join("src/env-link")).unwrap();
+    std::os::unix::fs::symlink("../../outside.txt", ws.join("src/out-link")).unwrap();
+    let v = |tool: &str, p: &str| r.decide(tool, &json!({ "path": p })).verdict;
+    assert_eq!(v("read_file", "src/env-link"), Verdict::Deny);
+    assert_eq!(v("edit_file", "src/out-link"), Verdict::Default);
+    assert_eq!(v("edit_file", "src/real.rs"), Verdict::Allow);
+    assert_eq!(v("edit_file", "src/new.rs"), Verdict::Allow);
+}
+
+#[test]
 fn malformed_files_name_the_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
