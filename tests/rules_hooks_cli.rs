@@ -101,6 +101,13 @@ fn rules_check_prints_the_decision_and_the_rule() {
     );
     let o = w.run(&["rules", "check", "config", "--tool", "grep"]);
     assert!(stdout(&o).starts_with("default:"), "{}", stdout(&o));
+    let o = w.run(&["rules", "check", "x", "--tool", "Bash"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("neocode: --tool Bash: not a tool name"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::out::Out;
 use super::{CmdResult, Failure};
 use crate::runtime::Location;
-use crate::runtime::permissions::{Decision, Rules, Verdict, shell};
+use crate::runtime::permissions::{Decision, Rules, Verdict, parse_rule, shell};
 use crate::sanitize;
 
 /// `neocode rules ...`.
@@ -76,6 +76,12 @@ fn describe(d: &Decision) -> String {
 }
 
 fn check(rules: &Rules, tool: &str, subject: &str) -> CmdResult {
+    if tool.contains(['(', ')']) || parse_rule(tool, std::path::Path::new("/"), None).is_err() {
+        return Err(Failure::usage(format!(
+            "--tool {}: not a tool name (read_file, list_dir, grep, write_file, edit_file, run_command, update_plan, mcp__server__tool)",
+            sanitize::line(tool)
+        )));
+    }
     let args = args_for(tool, subject)?;
     let d = rules.decide(tool, &args);
     let mut out = Out::stdout();
