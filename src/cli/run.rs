@@ -17,7 +17,7 @@ use super::Failure;
 use super::out::Out;
 use crate::runtime::agent::{
     Agent, Commands, FailCode, FinishReason, PlanRequest, StartCode, StartError, Target,
-    TurnCommand, TurnEvent, TurnRequest, TurnSink, approval, plan_goal,
+    RuleScope, TurnCommand, TurnEvent, TurnRequest, TurnSink, approval, plan_goal,
 };
 use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::tools;
@@ -429,7 +429,12 @@ impl View {
                 self.kinds.insert(call.id.clone(), *kind);
                 self.note(&format!("→ {}", short(summary, 100)))
             }
-            TurnEvent::ToolResult { text, is_error, .. } => {
+            TurnEvent::ToolResult {
+                text,
+                is_error,
+                permission,
+                ..
+            } => {
                 let mark = if *is_error {
                     "✗"
                 } else if text.contains(crate::tui::app::CANCELLED_MARK) {
@@ -439,6 +444,10 @@ impl View {
                     "✓"
                 };
                 self.note(&format!("  {mark} {}", short(text, 100)));
+                // Why it ran without asking (or did not run), when a rule or a hook decided.
+                if let Some(p) = permission.as_ref().filter(|p| p.by == "rule" || p.by == "hook") {
+                    self.note(&format!("    {}", sanitize::line(&p.describe())));
+                }
             }
             TurnEvent::Warning { message, .. }
             | TurnEvent::Compacting { message }
@@ -449,7 +458,8 @@ impl View {
                 call,
                 summary,
                 reason,
-            } => return Some(self.approval(call, summary, reason)),
+                rule,
+            } => return Some(self.approval(call, summary, reason, rule)),
             TurnEvent::PlanProposed {
                 plan,
                 layers,
@@ -544,6 +554,7 @@ impl View {
         call: &crate::session::ToolCall,
         summary: &str,
         reason: &str,
+        rule: &str,
     ) -> TurnCommand {
         self.end_text();
         let mut err = std::io::stderr().lock();
@@ -565,7 +576,7 @@ impl View {
         }
         let _ = write!(
             err,
-            "Allow {}? ({})\n  [y]es / [n]o / [a]lways for this session: ",
+            "Allow {}? ({})\n  [y]es / [n]o / [a]lways (proposes a rule): ",
             short(summary, 100),
             sanitize::line(reason)
         );
@@ -577,16 +588,55 @@ impl View {
                 call_id: call.id.clone(),
                 always: false,
             },
-            "a" | "always" => TurnCommand::Approve {
-                call_id: call.id.clone(),
-                always: true,
-            },
+            "a" | "always" => {
+                let (rule, scope) = always_rule(&mut err, rule);
+                TurnCommand::AlwaysAllow {
+                    call_id: call.id.clone(),
+                    rule,
+                    scope,
+                }
+            }
             _ => TurnCommand::Deny {
                 call_id: call.id.clone(),
                 reason: None,
             },
         }
     }
+}
+
+/// Asks which rule an "always" answer keeps (the proposed one, or one the user types) and
+/// where: this session (the default), this workspace or everywhere.
+fn always_rule(err: &mut impl Write, proposed: &str) -> (String, RuleScope) {
+    let read = || {
+        let mut line = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut line);
+        line.trim().to_string()
+    };
+    let _ = write!(
+        err,
+        "  Rule: {}\n  Enter keeps it, or type the rule to keep: ",
+        sanitize::line(proposed)
+    );
+    let _ = err.flush();
+    let typed = read();
+    let rule = if typed.is_empty() {
+        proposed.to_string()
+    } else {
+        typed
+    };
+    let _ = write!(
+        err,
+        "  Keep `{}` for [s]this session / [w]this workspace (.neocode/permissions.toml) / [e]verywhere (config.toml): ",
+        sanitize::line(&rule)
+    );
+    let _ = err.flush();
+    let scope = match read().to_ascii_lowercase().chars().next() {
+        Some('w') => RuleScope::Workspace,
+        Some('e') => RuleScope::Everywhere,
+        _ => RuleScope::Session,
+    };
+    let _ = writeln!(err, "  Kept for {}.", scope.label());
+    (rule, scope)
 }
 
 /// A plan as its layers, one step a line.

@@ -26,6 +26,9 @@ use serde_json::Value;
 use pattern::{CommandPattern, PathPattern};
 use shell::Part;
 
+/// The file a session grant's [`RuleRef`] names: the grant lives in the session, not a file.
+pub const SESSION_SOURCE: &str = "this session";
+
 /// Tools whose pattern is a path glob.
 const PATH_TOOLS: &[&str] = &["read_file", "list_dir", "grep", "write_file", "edit_file"];
 /// Tools of neocode's own (MCP tools are `mcp__server__tool`).
@@ -396,6 +399,20 @@ impl Rules {
             tool,
             pat,
         })
+    }
+
+    /// These rules plus a session's "always" answers as allow rules: each grant is a rule
+    /// text (`run_command(cargo test *)`) or, as older sessions stored them, a bare tool name
+    /// (every call of that tool). A grant that is not a rule (`sandbox:network`) is skipped.
+    /// Their file is [`SESSION_SOURCE`] and their line 0.
+    pub fn with_session_grants(&self, grants: &[String]) -> Rules {
+        let mut out = self.clone();
+        for g in grants {
+            if let Ok(rule) = self.compile(List::Allow, g, Path::new(SESSION_SOURCE), 0) {
+                out.rules.push(rule);
+            }
+        }
+        out
     }
 
     /// Every rule, in file order (the workspace file first), allow before ask before deny

@@ -139,7 +139,7 @@ impl Conversation {
         }
         let cmd = if approve {
             ctx.say(if always {
-                "Allowed for the rest of this session."
+                "Allowed; the proposed rule is kept for this session."
             } else {
                 "Allowed."
             });

@@ -74,6 +74,7 @@ impl Conversation {
                 text,
                 is_error,
                 seq,
+                ..
             } => self.tool_result(call_id, text, is_error, seq, ctx),
             TurnEvent::PlanProposed {
                 plan,

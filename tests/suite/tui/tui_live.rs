@@ -139,6 +139,7 @@ fn result(h: &mut H, id: &str, text: &str, is_error: bool, seq: i64) {
         text: text.into(),
         is_error,
         seq,
+        permission: None,
     });
 }
 
@@ -148,6 +149,7 @@ fn approval(h: &mut H, id: &str, name: &str, summary: &str, reason: &str) {
         call: call(id, name, "{}"),
         summary: summary.into(),
         reason: reason.into(),
+        rule: "run_command(make)".into(),
     });
 }
 
