@@ -76,6 +76,8 @@ fn rules_allow_deny_and_ask_in_a_run_without_a_terminal() {
             ("c2", "run_command", c2.as_str()),
             ("c3", "run_command", c3.as_str()),
             ("c4", "read_file", r#"{"path":".env"}"#),
+            ("c5", "grep", r#"{"pattern":"SECRET","path":"."}"#),
+            ("c6", "list_dir", r#"{"path":"."}"#),
         ]),
         Reply::text("done"),
     ])
@@ -107,6 +109,26 @@ fn rules_allow_deny_and_ask_in_a_run_without_a_terminal() {
     let t = tool_text(&next, "c4");
     assert!(t.contains("Denied by the permission rule `read_file(.env)`"), "{t}");
     assert!(!t.contains("SECRET"), "{t}");
+    // grep and list_dir walk past what a read denial covers.
+    let t = tool_text(&next, "c5");
+    assert!(!t.contains("SECRET=1"), "{t}");
+    assert!(t.contains("1 file(s) not searched: a permission rule denies reading them"), "{t}");
+    let t = tool_text(&next, "c6");
+    assert!(t.contains(".neocode/") && !t.contains(".env"), "{t}");
+    // `show` says which rule decided.
+    let id = lines[0]["session_id"].as_str().unwrap();
+    let shown = env.cmd(None, &["show", id]).output().unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    let want = format!("denied by rule run_command(touch blocked*) ({}:2)", rules.display());
+    assert!(shown.contains(&want), "{shown}");
+    let shown = env.cmd(None, &["show", id, "--json"]).output().unwrap();
+    let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let denied = shown["last_messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["permission"]["rule"] == "run_command(touch blocked*)");
+    assert!(denied.is_some(), "{shown:#}");
 }
 
 #[test]

@@ -359,3 +359,23 @@ fn a_malformed_hooks_file_is_an_error_with_file_and_line() {
         "{err}"
     );
 }
+
+#[test]
+fn doctor_says_where_commands_are_not_held_to_a_read_denial() {
+    let w = Ws::new();
+    let file = w.write("ws/.neocode/permissions.toml", RULES);
+    hook(&w, "Stop", "", "true", 5.0);
+    let o = w.run(&["doctor"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains(&format!("  7 rule(s)  {}", file.display())), "{out}");
+    assert!(
+        out.contains("  read_file(.env): read_file, grep and list_dir honour it; commands are not held to it"),
+        "{out}"
+    );
+    assert!(out.contains("  1 hook(s)  "), "{out}");
+    // A bad rule file is named with its line here too.
+    w.write("ws/.neocode/permissions.toml", "deny = [\"nope(x)\"]\n");
+    let out = stdout(&w.run(&["doctor"]));
+    assert!(out.contains(&format!("  BAD RULE FILE  {}:1:", file.display())), "{out}");
+}
