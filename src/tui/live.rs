@@ -171,6 +171,8 @@ impl Live {
 pub struct Asked {
     pub call_id: String,
     pub step: Option<String>,
+    /// The rule an "always" answer proposes (editable before it is kept).
+    pub rule: String,
 }
 
 impl Asked {

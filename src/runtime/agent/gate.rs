@@ -301,12 +301,17 @@ impl Gate {
                 text: format!("Denied by a PreToolUse hook: {reason}"),
             };
         }
+        // A part the shell grammar cannot account for keeps the rules from allowing the
+        // command: the policy decides (and says why when it asks).
+        let unknown = match (&d.verdict, &d.rule, &d.reason) {
+            (Verdict::Ask, None, Some(why)) => Some(why.clone()),
+            _ => None,
+        };
         match d.verdict {
-            Verdict::Ask => {
-                return Gated::Ask(match (&d.rule, &d.reason) {
-                    (Some(r), _) => format!("the rule `{}` asks ({})", r.text, where_(r)),
-                    (None, Some(why)) => format!("cannot tell what this runs: {why}"),
-                    (None, None) => "a rule asks".into(),
+            Verdict::Ask if unknown.is_none() => {
+                return Gated::Ask(match &d.rule {
+                    Some(r) => format!("the rule `{}` asks ({})", r.text, where_(r)),
+                    None => "a rule asks".into(),
                 });
             }
             _ if matches!(hook_decision, Some((PermissionDecision::Ask, _))) => {
@@ -321,14 +326,17 @@ impl Gate {
                     return Gated::Run(Permission::of_rule(true, r));
                 }
             }
-            Verdict::Deny | Verdict::Default => {}
+            Verdict::Ask | Verdict::Deny | Verdict::Default => {}
         }
         if let Some((PermissionDecision::Allow, why)) = hook_decision {
             return Gated::Run(Permission::new(true, "hook", why));
         }
-        match policy() {
-            Some(reason) => Gated::Ask(reason),
-            None => Gated::Run(Permission::new(true, "policy", None)),
+        match (policy(), unknown) {
+            (Some(reason), Some(why)) => {
+                Gated::Ask(format!("{reason}; no rule can allow it: {why}"))
+            }
+            (Some(reason), None) => Gated::Ask(reason),
+            (None, _) => Gated::Run(Permission::new(true, "policy", None)),
         }
     }
 

@@ -31,17 +31,16 @@ impl Turn {
             }
         });
         self.notices();
+        let replay_asks = replay
+            && matches!(kind, ToolKind::Edit | ToolKind::Command)
+            && self.policy != ApprovalPolicy::NeverAsk;
         let gated = match gated {
-            Gated::Run(p)
-                if replay
-                    && matches!(kind, ToolKind::Edit | ToolKind::Command)
-                    && self.policy != ApprovalPolicy::NeverAsk =>
-            {
-                Gated::Ask(format!(
-                    "replay of a call interrupted by a crash: it may already have run; {}",
-                    p.describe()
-                ))
-            }
+            Gated::Run(_) if replay_asks => Gated::Ask(
+                "replay of a call interrupted by a crash: it may already have run".to_string(),
+            ),
+            Gated::Ask(reason) if replay_asks => Gated::Ask(format!(
+                "replay of a call interrupted by a crash: it may already have run; {reason}"
+            )),
             other => other,
         };
         let reason = match gated {

@@ -61,6 +61,7 @@ impl Conversation {
         &mut self,
         call: ToolCall,
         reason: String,
+        rule: String,
         ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         let now = ctx.now_ms;
@@ -75,6 +76,7 @@ impl Conversation {
             l.asking.push_back(Asked {
                 call_id: call.id,
                 step: l.current_step.clone(),
+                rule,
             });
         }
         if self.live_here(ctx.screen, ctx.detail()).is_none() {
@@ -155,6 +157,51 @@ impl Conversation {
             }
         };
         vec![Ask::Effect(Effect::Turn(TurnEffect::Command(cmd)))]
+    }
+
+    /// "Always" for the asked call: its proposed rule is shown to edit, and where to keep it
+    /// is chosen (this session unless Tab changes it), before it is sent.
+    pub(super) fn ask_always_rule(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        if let Some(a) = self
+            .live_here(ctx.screen, ctx.detail())
+            .and_then(|l| l.asking.front().cloned())
+        {
+            *ctx.overlay = Overlay::AlwaysRule {
+                call_id: a.call_id,
+                input: Input::with(&a.rule),
+                scope: crate::runtime::agent::RuleScope::Session,
+            };
+        }
+        Vec::new()
+    }
+
+    /// Runs the asked call and keeps `rule` at `scope`.
+    pub fn reply_always(
+        &mut self,
+        rule: String,
+        scope: crate::runtime::agent::RuleScope,
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
+        let mut asks = self.reply_to_call(true, false, None, ctx);
+        for a in &mut asks {
+            if let Ask::Effect(Effect::Turn(TurnEffect::Command(cmd))) = a
+                && let TurnCommand::Approve { call_id, .. } = cmd
+            {
+                *cmd = TurnCommand::AlwaysAllow {
+                    call_id: call_id.clone(),
+                    rule: rule.clone(),
+                    scope,
+                };
+            }
+        }
+        if !asks.is_empty() {
+            ctx.say(format!(
+                "Allowed; `{}` is kept for {}.",
+                crate::sanitize::line(&rule),
+                scope.label()
+            ));
+        }
+        asks
     }
 
     /// The reason for denying the asked call is typed next.

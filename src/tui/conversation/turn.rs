@@ -66,9 +66,9 @@ impl Conversation {
                 kind,
                 summary,
             } => self.tool_call(call, kind, summary, ctx),
-            TurnEvent::ApprovalNeeded { call, reason, .. } => {
-                self.approval_needed(call, reason, ctx)
-            }
+            TurnEvent::ApprovalNeeded {
+                call, reason, rule, ..
+            } => self.approval_needed(call, reason, rule, ctx),
             TurnEvent::ToolResult {
                 call_id,
                 text,

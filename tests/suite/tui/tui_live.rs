@@ -8,7 +8,8 @@ use crate::support::tui::{Keys, options};
 use crossterm::event::{KeyCode, KeyModifiers};
 use neocode::runtime::Sessions;
 use neocode::runtime::agent::{
-    Agent, FailCode, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest, WarningCode,
+    Agent, FailCode, FinishReason, RuleScope, Target, TurnCommand, TurnEvent, TurnRequest,
+    WarningCode,
 };
 use neocode::runtime::config::{ApprovalPolicy, Overrides, Settings};
 use neocode::runtime::scripted::{Reply, ScriptedServer};
@@ -337,14 +338,30 @@ fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
         );
     }
     assert!(h.screen().contains("waits for its turn to be asked"));
+    // "always" shows the proposed rule to edit and where it is kept; Tab changes where.
     h.answer('a');
+    let screen = h.screen();
+    assert!(
+        screen.contains("Always allow, for this session: run_command(make)"),
+        "{screen}"
+    );
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Backspace);
+    h.chars(" *)");
+    let screen = h.screen();
+    assert!(
+        screen.contains("Always allow, for this workspace: run_command(make *)"),
+        "{screen}"
+    );
+    h.key(KeyCode::Enter);
     h.answer('n');
     assert_eq!(
         h.turns,
         vec![
-            TurnEffect::Command(TurnCommand::Approve {
+            TurnEffect::Command(TurnCommand::AlwaysAllow {
                 call_id: "w1".into(),
-                always: true
+                rule: "run_command(make *)".into(),
+                scope: RuleScope::Workspace,
             }),
             TurnEffect::Command(TurnCommand::Deny {
                 call_id: "w2".into(),
