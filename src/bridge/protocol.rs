@@ -116,8 +116,8 @@ pub struct ChatFunction {
 pub struct ApprovalAnswer {
     /// The call asked about.
     pub call_id: String,
-    /// `approve`, `always` (approve, and allow this tool for the rest of the session) or
-    /// `deny`.
+    /// `approve`, `always` (approve, and keep the rule proposed from the call, such as
+    /// `run_command(cargo test *)`, for the rest of the session) or `deny`.
     pub decision: ApprovalDecision,
     /// Passed to the model on `deny`.
     #[serde(default)]
