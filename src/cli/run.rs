@@ -16,8 +16,8 @@ use clap::Args;
 use super::Failure;
 use super::out::Out;
 use crate::runtime::agent::{
-    Agent, Commands, FailCode, FinishReason, PlanRequest, StartCode, StartError, Target,
-    RuleScope, TurnCommand, TurnEvent, TurnRequest, TurnSink, approval, plan_goal,
+    Agent, Commands, FailCode, FinishReason, Permission, PlanRequest, RuleScope, StartCode,
+    StartError, Target, TurnCommand, TurnEvent, TurnRequest, TurnSink, approval, plan_goal,
 };
 use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::tools;
@@ -434,21 +434,7 @@ impl View {
                 is_error,
                 permission,
                 ..
-            } => {
-                let mark = if *is_error {
-                    "✗"
-                } else if text.contains(crate::tui::app::CANCELLED_MARK) {
-                    // Killed by the cancel: never "✓".
-                    "⊘"
-                } else {
-                    "✓"
-                };
-                self.note(&format!("  {mark} {}", short(text, 100)));
-                // Why it ran without asking (or did not run), when a rule or a hook decided.
-                if let Some(p) = permission.as_ref().filter(|p| p.by == "rule" || p.by == "hook") {
-                    self.note(&format!("    {}", sanitize::line(&p.describe())));
-                }
-            }
+            } => self.tool_result(text, *is_error, permission.as_ref()),
             TurnEvent::Warning { message, .. }
             | TurnEvent::Compacting { message }
             | TurnEvent::CompactionFailed { message } => {
@@ -518,6 +504,23 @@ impl View {
             _ => {}
         }
         None
+    }
+
+    /// A call's result, and why it ran without asking (or did not run) when a rule or a hook
+    /// decided.
+    fn tool_result(&mut self, text: &str, is_error: bool, permission: Option<&Permission>) {
+        let mark = if is_error {
+            "✗"
+        } else if text.contains(crate::tui::app::CANCELLED_MARK) {
+            // Killed by the cancel: never "✓".
+            "⊘"
+        } else {
+            "✓"
+        };
+        self.note(&format!("  {mark} {}", short(text, 100)));
+        if let Some(p) = permission.filter(|p| p.by == "rule" || p.by == "hook") {
+            self.note(&format!("    {}", sanitize::line(&p.describe())));
+        }
     }
 
     /// Asks whether to run the proposed plan.

@@ -161,8 +161,15 @@ fn decision_notes(m: &Message) -> Vec<String> {
             Some(c) => format!("exit {c}"),
             None => "killed or not started".to_string(),
         };
-        let ms = r.get("duration_ms").and_then(serde_json::Value::as_u64).unwrap_or(0);
-        out.push(format!("hook {} `{}` {exit}, {ms} ms", s("event"), s("command")));
+        let ms = r
+            .get("duration_ms")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
+        out.push(format!(
+            "hook {} `{}` {exit}, {ms} ms",
+            s("event"),
+            s("command")
+        ));
     }
     out
 }

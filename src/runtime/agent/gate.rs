@@ -150,7 +150,10 @@ pub enum Gated {
     /// The user is asked, for this reason.
     Ask(String),
     /// It does not run; `text` is what the model is told.
-    Deny { permission: Permission, text: String },
+    Deny {
+        permission: Permission,
+        text: String,
+    },
 }
 
 /// The rules and hooks of a turn's workspace and home.

@@ -10,9 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::lease::Lease;
-use super::{
-    FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode, compact, ledger, window,
-};
+use super::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode, compact, ledger, window};
 use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
@@ -125,7 +123,11 @@ impl Turn {
         }
     }
 
-    pub(super) fn append(&mut self, mut msg: NewMessage, mut update: StateUpdate) -> Result<i64, FinishReason> {
+    pub(super) fn append(
+        &mut self,
+        mut msg: NewMessage,
+        mut update: StateUpdate,
+    ) -> Result<i64, FinishReason> {
         let runs = std::mem::take(&mut self.gate.pending);
         msg.tool_metadata = super::gate::with_hook_runs(msg.tool_metadata.take(), runs);
         self.notices();
@@ -407,7 +409,6 @@ impl Turn {
         flow
     }
 
-    #[expect(clippy::too_many_lines)]
     fn run_calls_from(&mut self, calls: &[ToolCall], replay: bool, answered: &mut usize) -> Flow {
         for call in calls {
             if self.cancel.is_cancelled() {
@@ -560,8 +561,10 @@ impl Turn {
     ) -> Result<Answer, FinishReason> {
         self.set_status(Status::Paused)?;
         let rule = self.gate.propose(call);
-        self.gate
-            .notify("permission_prompt", &format!("neocode asks to run {summary}"));
+        self.gate.notify(
+            "permission_prompt",
+            &format!("neocode asks to run {summary}"),
+        );
         self.notices();
         self.emit(TurnEvent::ApprovalNeeded {
             call: call.clone(),

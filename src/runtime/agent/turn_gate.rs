@@ -64,7 +64,9 @@ impl Turn {
                 if let Err(e) = kept {
                     self.emit(TurnEvent::Warning {
                         code: WarningCode::Hook,
-                        message: format!("the rule `{rule}` was not kept ({e}); the call runs once"),
+                        message: format!(
+                            "the rule `{rule}` was not kept ({e}); the call runs once"
+                        ),
                     });
                     return Ok(Some(Permission::user(None)));
                 }
@@ -90,8 +92,11 @@ impl Turn {
         let r = self.gate.prompt_submit(prompt);
         self.notices();
         r.map_err(|reason| FinishReason::Failed {
-                code: FailCode::PromptRefused,
-                message: format!("a UserPromptSubmit hook refused the prompt: {}", reason.trim()),
+            code: FailCode::PromptRefused,
+            message: format!(
+                "a UserPromptSubmit hook refused the prompt: {}",
+                reason.trim()
+            ),
         })
     }
 

@@ -230,12 +230,12 @@ pub(super) fn interpret(event: HookEvent, r: &HookRun, o: &mut HookOutcome) {
                     .unwrap_or_else(|| format!("blocked by {who}")),
             );
             if event == HookEvent::PreToolUse {
-                raise(o, PermissionDecision::Deny, reason.clone());
+                raise(o, PermissionDecision::Deny, reason);
             }
         }
         // Claude Code's older PreToolUse form.
         Some("approve") if event == HookEvent::PreToolUse => {
-            raise(o, PermissionDecision::Allow, reason.clone());
+            raise(o, PermissionDecision::Allow, reason);
         }
         _ => {}
     }

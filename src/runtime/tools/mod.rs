@@ -131,12 +131,10 @@ pub struct ToolContext {
 impl ToolContext {
     /// Whether a read denial covers `rel` (a path relative to the root).
     pub fn read_denied(&self, rel: &str) -> bool {
-        self.read_rules
-            .as_ref()
-            .is_some_and(|r| {
-                let abs = crate::runtime::permissions::pattern::absolute(&self.root, rel, None);
-                r.read_denied(&abs).is_some()
-            })
+        self.read_rules.as_ref().is_some_and(|r| {
+            let abs = crate::runtime::permissions::pattern::absolute(&self.root, rel, None);
+            r.read_denied(&abs).is_some()
+        })
     }
 
     /// A context for `root` with the default sandbox, a fresh cancel flag,

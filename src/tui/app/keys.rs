@@ -202,7 +202,11 @@ impl App {
                 let rule = input.text.trim().to_string();
                 if rule.is_empty() {
                     self.say("A rule cannot be empty: type one, or Esc to go back.");
-                    self.overlay = Overlay::AlwaysRule { call_id, input, scope };
+                    self.overlay = Overlay::AlwaysRule {
+                        call_id,
+                        input,
+                        scope,
+                    };
                     return Vec::new();
                 }
                 if self
@@ -229,7 +233,11 @@ impl App {
             }
             _ => {
                 input.key(&key);
-                self.overlay = Overlay::AlwaysRule { call_id, input, scope };
+                self.overlay = Overlay::AlwaysRule {
+                    call_id,
+                    input,
+                    scope,
+                };
                 Vec::new()
             }
         }

@@ -209,7 +209,12 @@ fn decision_lines(m: &Message, theme: &Theme) -> Vec<Line<'static>> {
             theme.dim(),
         )));
     }
-    for run in meta.get("hooks").and_then(|h| h.as_array()).into_iter().flatten() {
+    for run in meta
+        .get("hooks")
+        .and_then(|h| h.as_array())
+        .into_iter()
+        .flatten()
+    {
         let s = |k: &str| run.get(k).and_then(|v| v.as_str()).unwrap_or("");
         let exit = match run.get("exit_code").and_then(serde_json::Value::as_i64) {
             Some(c) => format!("exit {c}"),
@@ -218,7 +223,10 @@ fn decision_lines(m: &Message, theme: &Theme) -> Vec<Line<'static>> {
             }
             None => "did not finish".to_string(),
         };
-        let ms = run.get("duration_ms").and_then(serde_json::Value::as_u64).unwrap_or(0);
+        let ms = run
+            .get("duration_ms")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
         out.push(Line::from(Span::styled(
             format!(
                 "  hook {} `{}` · {exit} · {ms} ms",

@@ -124,11 +124,20 @@ fn always_proposes_a_prefix_rule_and_keeps_it_at_each_scope() {
     assert!(out.contains("Kept for this workspace."), "{out}");
     assert!(out.contains("Kept for everywhere."), "{out}");
     let ws_rules = std::fs::read_to_string(env.workdir.join(".neocode/permissions.toml")).unwrap();
-    assert!(ws_rules.contains("\"run_command(echo beta *)\""), "{ws_rules}");
-    assert!(!ws_rules.contains("alpha") && !ws_rules.contains("gamma"), "{ws_rules}");
+    assert!(
+        ws_rules.contains("\"run_command(echo beta *)\""),
+        "{ws_rules}"
+    );
+    assert!(
+        !ws_rules.contains("alpha") && !ws_rules.contains("gamma"),
+        "{ws_rules}"
+    );
     let home_cfg = std::fs::read_to_string(env.home.join("config.toml")).unwrap();
     assert!(home_cfg.contains("[permissions]"), "{home_cfg}");
-    assert!(home_cfg.contains("\"run_command(echo gamma *)\""), "{home_cfg}");
+    assert!(
+        home_cfg.contains("\"run_command(echo gamma *)\""),
+        "{home_cfg}"
+    );
     assert!(!home_cfg.contains("alpha"), "{home_cfg}");
 
     // The same session in a new process: all three run without asking (a "n" typed would
@@ -136,10 +145,19 @@ fn always_proposes_a_prefix_rule_and_keeps_it_at_each_scope() {
     let (code, out) = on_tty(&env, &srv, &["--continue", "again"], "n\nn\nn\n");
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("Allow run_command"), "{out}");
-    assert!(out.contains("allowed by rule run_command(echo alpha *) (this session)"), "{out}");
-    assert!(out.contains("allowed by rule run_command(echo beta *) ("), "{out}");
+    assert!(
+        out.contains("allowed by rule run_command(echo alpha *) (this session)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("allowed by rule run_command(echo beta *) ("),
+        "{out}"
+    );
     assert!(out.contains("permissions.toml:"), "{out}");
-    assert!(out.contains("allowed by rule run_command(echo gamma *) ("), "{out}");
+    assert!(
+        out.contains("allowed by rule run_command(echo gamma *) ("),
+        "{out}"
+    );
 
     // A new session: the session's grant is not there, so it asks.
     let (code, out) = on_tty(&env, &srv, &["fresh"], "n\n");

@@ -247,9 +247,17 @@ fn always_survives_a_restart() {
     let env = Env::new(KEY, "");
     std::fs::create_dir_all(env.workdir.join("notes")).unwrap();
     let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[("a1", "write_file", r#"{"path":"notes/a.txt","content":"1"}"#)]),
+        Reply::tool_calls(&[(
+            "a1",
+            "write_file",
+            r#"{"path":"notes/a.txt","content":"1"}"#,
+        )]),
         Reply::text("done"),
-        Reply::tool_calls(&[("a2", "write_file", r#"{"path":"notes/b.txt","content":"2"}"#)]),
+        Reply::tool_calls(&[(
+            "a2",
+            "write_file",
+            r#"{"path":"notes/b.txt","content":"2"}"#,
+        )]),
         Reply::text("done again"),
     ])
     .unwrap();

@@ -55,7 +55,11 @@ fn write(env: &Env, rel: &str, text: &str) -> std::path::PathBuf {
 }
 
 fn hooks_file(env: &Env, hooks: Value) {
-    write(env, ".neocode/hooks.json", &serde_json::json!({ "hooks": hooks }).to_string());
+    write(
+        env,
+        ".neocode/hooks.json",
+        &serde_json::json!({ "hooks": hooks }).to_string(),
+    );
 }
 
 #[test]
@@ -69,7 +73,11 @@ fn rules_allow_deny_and_ask_in_a_run_without_a_terminal() {
     );
     write(&env, ".env", "SECRET=1\n");
     let cmd = |c: &str| format!(r#"{{"command":"{c}"}}"#);
-    let (c1, c2, c3) = (cmd("echo hello"), cmd("echo a && touch mixed.txt && curl -s x"), cmd("touch blocked.txt"));
+    let (c1, c2, c3) = (
+        cmd("echo hello"),
+        cmd("echo a && touch mixed.txt && curl -s x"),
+        cmd("touch blocked.txt"),
+    );
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[
             ("c1", "run_command", c1.as_str()),
@@ -95,31 +103,47 @@ fn rules_allow_deny_and_ask_in_a_run_without_a_terminal() {
     assert_eq!(p["file"], rules.display().to_string());
     assert_eq!(p["line"], 1);
     // A compound with one part no rule allows asks, and so is denied here: nothing ran.
-    assert!(tool_text(&next, "c2").contains("needs approval"), "{next:#}");
+    assert!(
+        tool_text(&next, "c2").contains("needs approval"),
+        "{next:#}"
+    );
     assert!(!env.workdir.join("mixed.txt").exists());
     // Deny beats allow.
     assert!(
-        tool_text(&next, "c3").contains("Denied by the permission rule `run_command(touch blocked*)`"),
+        tool_text(&next, "c3")
+            .contains("Denied by the permission rule `run_command(touch blocked*)`"),
         "{next:#}"
     );
     assert!(!env.workdir.join("blocked.txt").exists());
     let p = &result_of(&lines, "c3")["permission"];
-    assert_eq!((p["decision"].as_str(), p["line"].as_u64()), (Some("deny"), Some(2)));
+    assert_eq!(
+        (p["decision"].as_str(), p["line"].as_u64()),
+        (Some("deny"), Some(2))
+    );
     // A read denial.
     let t = tool_text(&next, "c4");
-    assert!(t.contains("Denied by the permission rule `read_file(.env)`"), "{t}");
+    assert!(
+        t.contains("Denied by the permission rule `read_file(.env)`"),
+        "{t}"
+    );
     assert!(!t.contains("SECRET"), "{t}");
     // grep and list_dir walk past what a read denial covers.
     let t = tool_text(&next, "c5");
     assert!(!t.contains("SECRET=1"), "{t}");
-    assert!(t.contains("1 file(s) not searched: a permission rule denies reading them"), "{t}");
+    assert!(
+        t.contains("1 file(s) not searched: a permission rule denies reading them"),
+        "{t}"
+    );
     let t = tool_text(&next, "c6");
     assert!(t.contains(".neocode/") && !t.contains(".env"), "{t}");
     // `show` says which rule decided.
     let id = lines[0]["session_id"].as_str().unwrap();
     let shown = env.cmd(None, &["show", id]).output().unwrap();
     let shown = String::from_utf8_lossy(&shown.stdout);
-    let want = format!("denied by rule run_command(touch blocked*) ({}:2)", rules.display());
+    let want = format!(
+        "denied by rule run_command(touch blocked*) ({}:2)",
+        rules.display()
+    );
     assert!(shown.contains(&want), "{shown}");
     let shown = env.cmd(None, &["show", id, "--json"]).output().unwrap();
     let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
@@ -144,11 +168,18 @@ fn a_pre_tool_use_exit_2_denies_an_edit_and_the_model_reads_why() {
         Reply::text("ok"),
     ])
     .unwrap();
-    let o = run(&env, &srv, &["run", "--approve", "never-ask", "--json", "write it"]);
+    let o = run(
+        &env,
+        &srv,
+        &["run", "--approve", "never-ask", "--json", "write it"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!env.workdir.join("gen.rs").exists());
     let t = tool_text(&srv.requests()[1].json(), "w1");
-    assert_eq!(t, "Denied by a PreToolUse hook: generated files are read-only");
+    assert_eq!(
+        t,
+        "Denied by a PreToolUse hook: generated files are read-only"
+    );
     let lines = json_lines(&o);
     assert_eq!(result_of(&lines, "w1")["permission"]["by"], "hook");
 }
@@ -171,7 +202,11 @@ fn a_hook_permission_decision_allow_runs_a_command_unasked() {
     let o = run(&env, &srv, &["run", "go"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(env.workdir.join("ran.txt").exists(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("allowed by hook: touch is fine"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("allowed by hook: touch is fine"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -189,9 +224,17 @@ fn a_hung_hook_is_killed_at_its_timeout_and_the_turn_goes_on() {
     .unwrap();
     let t = Instant::now();
     let o = run(&env, &srv, &["run", "list"]);
-    assert!(t.elapsed() < Duration::from_secs(15), "took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        t.elapsed()
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("PreToolUse hook `sleep 60` was killed after"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("PreToolUse hook `sleep 60` was killed after"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!tool_text(&srv.requests()[1].json(), "l1").contains("Denied"));
 }
 
@@ -221,17 +264,30 @@ fn each_hook_event_fires_once_with_the_documented_stdin_and_is_recorded() {
     .unwrap();
     let o = run(&env, &srv, &["run", "--json", "look around"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let session = json_lines(&o)[0]["session_id"].as_str().unwrap().to_string();
+    let session = json_lines(&o)[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let text = std::fs::read_to_string(env.workdir.join("hooks.log")).unwrap();
     let events: Vec<Value> = text
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let names: Vec<&str> = events.iter().map(|e| e["hook_event_name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e["hook_event_name"].as_str().unwrap())
+        .collect();
     assert_eq!(
         names,
-        ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "Stop"]
+        [
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "Notification",
+            "Stop"
+        ]
     );
     let ws = env.workdir.display().to_string();
     for e in &events {
@@ -252,8 +308,18 @@ fn each_hook_event_fires_once_with_the_documented_stdin_and_is_recorded() {
     let export = env.cmd(None, &["export", &session]).output().unwrap();
     let export: Value = serde_json::from_slice(&export.stdout).unwrap();
     let export = export.to_string();
-    for ev in ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "Stop"] {
-        assert!(export.contains(&format!("\"event\":\"{ev}\"")), "{ev} not recorded");
+    for ev in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "Notification",
+        "Stop",
+    ] {
+        assert!(
+            export.contains(&format!("\"event\":\"{ev}\"")),
+            "{ev} not recorded"
+        );
     }
     assert!(export.contains("\"duration_ms\""));
 }
@@ -269,6 +335,10 @@ fn a_user_prompt_submit_exit_2_refuses_the_prompt() {
     let srv = ScriptedServer::start(vec![Reply::text("never")]).unwrap();
     let o = run(&env, &srv, &["run", "my password is hunter2"]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("no secrets in prompts"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no secrets in prompts"),
+        "{}",
+        stderr(&o)
+    );
     assert!(srv.requests().is_empty(), "the model saw the prompt");
 }

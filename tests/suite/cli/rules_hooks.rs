@@ -368,14 +368,22 @@ fn doctor_says_where_commands_are_not_held_to_a_read_denial() {
     let o = w.run(&["doctor"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    assert!(out.contains(&format!("  7 rule(s)  {}", file.display())), "{out}");
     assert!(
-        out.contains("  read_file(.env): read_file, grep and list_dir honour it; commands are not held to it"),
+        out.contains(&format!("  7 rule(s)  {}", file.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "  read_file(.env): read_file, grep and list_dir honour it; commands are not held to it"
+        ),
         "{out}"
     );
     assert!(out.contains("  1 hook(s)  "), "{out}");
     // A bad rule file is named with its line here too.
     w.write("ws/.neocode/permissions.toml", "deny = [\"nope(x)\"]\n");
     let out = stdout(&w.run(&["doctor"]));
-    assert!(out.contains(&format!("  BAD RULE FILE  {}:1:", file.display())), "{out}");
+    assert!(
+        out.contains(&format!("  BAD RULE FILE  {}:1:", file.display())),
+        "{out}"
+    );
 }

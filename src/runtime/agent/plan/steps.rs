@@ -202,9 +202,7 @@ impl Run {
             let call_id = match &cmd {
                 TurnCommand::Approve { call_id, .. }
                 | TurnCommand::AlwaysAllow { call_id, .. }
-                | TurnCommand::Deny { call_id, .. } => {
-                    call_id.clone()
-                }
+                | TurnCommand::Deny { call_id, .. } => call_id.clone(),
                 TurnCommand::Cancel => {
                     for a in active.iter() {
                         a.handle.cancel();
