@@ -565,9 +565,18 @@ impl View {
             let kind = self.kinds.get(&call.id).copied().unwrap_or_else(|| {
                 tools::spec(&call.name).map_or(tools::ToolKind::Command, |s| s.kind)
             });
-            let flag = approval::policy_allowing(kind);
+            // An `ask` rule or hook asks under every policy: no flag lifts it.
+            let fix = if reason.starts_with("the rule `") || reason.starts_with("a PreToolUse hook")
+            {
+                "answer it on a terminal, or allow it with a rule (neocode rules check)".to_string()
+            } else {
+                format!(
+                    "rerun with --approve {} to allow it",
+                    approval::policy_allowing(kind)
+                )
+            };
             let msg = format!(
-                "{} needs approval ({}) and there is no terminal to ask on; rerun with --approve {flag} to allow it",
+                "{} needs approval ({}) and there is no terminal to ask on; {fix}",
                 short(summary, 80),
                 sanitize::line(reason)
             );

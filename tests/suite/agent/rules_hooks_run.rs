@@ -246,7 +246,7 @@ fn each_hook_event_fires_once_with_the_documented_stdin_and_is_recorded() {
     hooks_file(
         &env,
         serde_json::json!({
-            "SessionStart": h("", log),
+            "SessionStart": h("startup", &format!("{log}; echo 'the build is make'")),
             "UserPromptSubmit": h("", &format!("{log}; echo 'remember: tabs, not spaces'")),
             "PreToolUse": h("list_dir", log),
             "PostToolUse": h("list_dir", log),
@@ -304,6 +304,7 @@ fn each_hook_event_fires_once_with_the_documented_stdin_and_is_recorded() {
     // The prompt hook's output reached the model with the prompt.
     let first = srv.requests()[0].json().to_string();
     assert!(first.contains("remember: tabs, not spaces"), "{first}");
+    assert!(first.contains("the build is make"), "{first}");
     // Every run is recorded in the session (event, command, exit, duration).
     let export = env.cmd(None, &["export", &session]).output().unwrap();
     let export: Value = serde_json::from_slice(&export.stdout).unwrap();
@@ -341,4 +342,66 @@ fn a_user_prompt_submit_exit_2_refuses_the_prompt() {
         stderr(&o)
     );
     assert!(srv.requests().is_empty(), "the model saw the prompt");
+}
+
+#[test]
+fn pre_compact_fires_once_before_an_automatic_compaction() {
+    let env = Env::new(KEY, "context_window = 1000\ncompact_at = 0.5\n");
+    hooks_file(
+        &env,
+        serde_json::json!({"PreCompact": [{"matcher": "auto", "hooks": [
+            {"type": "command", "command": "cat >> compact.log; echo >> compact.log"}]}]}),
+    );
+    let srv = ScriptedServer::start(vec![
+        neocode::runtime::scripted::Stream::text("big answer")
+            .usage(900, 10)
+            .reply(),
+        neocode::runtime::scripted::Stream::text("short summary")
+            .usage(50, 5)
+            .reply(),
+        Reply::text("answer after compaction"),
+    ])
+    .unwrap();
+    let o = run(&env, &srv, &["run", "first"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !env.workdir.join("compact.log").exists(),
+        "no compaction yet"
+    );
+    let o = run(&env, &srv, &["run", "--continue", "second"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log = std::fs::read_to_string(env.workdir.join("compact.log")).unwrap();
+    let runs: Vec<Value> = log
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(runs.len(), 1, "{log}");
+    assert_eq!(runs[0]["hook_event_name"], "PreCompact");
+    assert_eq!(runs[0]["trigger"], "auto");
+}
+
+#[test]
+fn an_ask_rule_asks_even_under_never_ask_and_says_no_flag_lifts_it() {
+    let env = Env::new(KEY, NO_SANDBOX);
+    write(
+        &env,
+        ".neocode/permissions.toml",
+        "ask = [\"run_command(touch *)\"]\n",
+    );
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("t1", "run_command", r#"{"command":"touch asked.txt"}"#)]),
+        Reply::text("ok"),
+    ])
+    .unwrap();
+    let o = run(&env, &srv, &["run", "--approve", "never-ask", "go"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!env.workdir.join("asked.txt").exists());
+    let err = stderr(&o);
+    assert!(
+        err.contains("the rule `run_command(touch *)` asks ("),
+        "{err}"
+    );
+    assert!(err.contains("allow it with a rule"), "{err}");
+    assert!(!err.contains("--approve"), "{err}");
 }
