@@ -87,16 +87,29 @@ impl Turn {
     }
 
     /// `UserPromptSubmit`: the context its hooks add, or the turn ends refused (nothing of
-    /// the prompt is stored) with the hook's reason.
+    /// the prompt is stored) with the hook's reason; the runs are named in that reason, which
+    /// the session keeps as its ledger's termination.
     pub(super) fn prompt_submitted(&mut self, prompt: &str) -> Result<Vec<String>, FinishReason> {
         let r = self.gate.prompt_submit(prompt);
         self.notices();
-        r.map_err(|reason| FinishReason::Failed {
-            code: FailCode::PromptRefused,
-            message: format!(
-                "a UserPromptSubmit hook refused the prompt: {}",
-                reason.trim()
-            ),
+        r.map_err(|reason| {
+            let runs: Vec<String> = std::mem::take(&mut self.gate.pending)
+                .iter()
+                .map(|r| {
+                    let exit = r
+                        .exit_code
+                        .map_or("no exit".to_string(), |c| format!("exit {c}"));
+                    format!("`{}` {exit}, {} ms", r.command, r.duration_ms)
+                })
+                .collect();
+            FinishReason::Failed {
+                code: FailCode::PromptRefused,
+                message: format!(
+                    "a UserPromptSubmit hook refused the prompt: {} (hooks run: {})",
+                    reason.trim(),
+                    runs.join("; ")
+                ),
+            }
         })
     }
 

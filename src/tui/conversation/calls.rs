@@ -51,6 +51,7 @@ impl Conversation {
                 result: None,
                 result_seq: None,
                 step: l.current_step.clone(),
+                decided: None,
             });
         }
         Vec::new()
@@ -92,9 +93,13 @@ impl Conversation {
         text: String,
         is_error: bool,
         seq: i64,
+        permission: Option<crate::runtime::agent::Permission>,
         ctx: &Ctx<'_>,
     ) -> Vec<Ask> {
         let now = ctx.now_ms;
+        let decided = permission
+            .filter(|p| p.by == "rule" || p.by == "hook")
+            .map(|p| p.describe());
         if let Some(l) = self.live.as_mut() {
             let step = l.current_step.clone();
             l.asking.retain(|a| a.call_id != call_id || a.step != step);
@@ -103,6 +108,7 @@ impl Conversation {
                 c.ended_ms = Some(now);
                 c.result = Some(text);
                 c.result_seq = Some(seq);
+                c.decided = decided;
             }
         }
         self.refresh_open_turn(ctx)

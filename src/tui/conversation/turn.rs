@@ -74,8 +74,8 @@ impl Conversation {
                 text,
                 is_error,
                 seq,
-                ..
-            } => self.tool_result(call_id, text, is_error, seq, ctx),
+                permission,
+            } => self.tool_result(call_id, text, is_error, seq, permission, ctx),
             TurnEvent::PlanProposed {
                 plan,
                 layers,

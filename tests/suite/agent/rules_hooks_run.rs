@@ -341,7 +341,17 @@ fn a_user_prompt_submit_exit_2_refuses_the_prompt() {
         "{}",
         stderr(&o)
     );
+    assert!(
+        stderr(&o).contains("(hooks run: `grep -q"),
+        "{}",
+        stderr(&o)
+    );
     assert!(srv.requests().is_empty(), "the model saw the prompt");
+    // Nothing of the prompt was stored.
+    let list = env.cmd(None, &["export", "last"]).output().unwrap();
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(list.status.success() && text.contains("prompt_refused"), "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
 }
 
 #[test]

@@ -1120,3 +1120,36 @@ fn a_long_failure_is_wrapped_whole_not_cut() {
     assert!(s.contains("please retry in a minute (server_error)"), "{s}");
     assert!(!s.contains("(server_err…"), "{s}");
 }
+
+#[test]
+fn a_card_says_which_rule_let_its_call_run() {
+    let mut h = H::new();
+    h.send("Build it");
+    tool(
+        &mut h,
+        "m1",
+        "run_command",
+        r#"{"command":"make all"}"#,
+        ToolKind::Command,
+        "run_command make all",
+    );
+    h.ev(TurnEvent::ToolResult {
+        call_id: "m1".into(),
+        text: "built".into(),
+        is_error: false,
+        seq: 99,
+        permission: Some(neocode::runtime::agent::Permission {
+            decision: "allow".into(),
+            by: "rule".into(),
+            rule: Some("run_command(make *)".into()),
+            file: Some("/ws/.neocode/permissions.toml".into()),
+            line: Some(2),
+            reason: None,
+        }),
+    });
+    let s = h.screen();
+    assert!(
+        s.contains("allowed by rule run_command(make *) (/ws/.neocode/permissions.toml:2)"),
+        "{s}"
+    );
+}
