@@ -415,3 +415,19 @@ fn an_ask_rule_asks_even_under_never_ask_and_says_no_flag_lifts_it() {
     assert!(err.contains("allow it with a rule"), "{err}");
     assert!(!err.contains("--approve"), "{err}");
 }
+
+#[test]
+fn a_malformed_rule_file_fails_the_turn_with_its_file_and_line() {
+    let env = Env::new(KEY, NO_SANDBOX);
+    let f = write(
+        &env,
+        ".neocode/permissions.toml",
+        "allow = [\n  \"run_command(ls)\",\n  \"run_comand(rm *)\",\n]\n",
+    );
+    let srv = ScriptedServer::start(vec![Reply::text("never")]).unwrap();
+    let o = run(&env, &srv, &["run", "hello"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains(&format!("{}:3: rule `run_comand(rm *)`", f.display())), "{err}");
+    assert!(srv.requests().is_empty());
+}
