@@ -61,7 +61,7 @@ pub(super) struct Turn {
 /// How a step of the loop ended early.
 type Flow = Result<(), FinishReason>;
 
-pub(super) fn store_failed(e: impl std::fmt::Display) -> FinishReason {
+fn store_failed(e: impl std::fmt::Display) -> FinishReason {
     FinishReason::Failed {
         code: FailCode::Store,
         message: format!("cannot write the session: {e}"),
@@ -402,6 +402,8 @@ impl Turn {
             Err(FinishReason::LimitReached(l)) => format!("a budget was reached ({l})"),
             Ok(()) | Err(FinishReason::Completed | FinishReason::Failed { .. }) => return flow,
         };
+        // A call decided but stopped before it ran keeps no decision.
+        self.permission = None;
         for call in &calls[answered..] {
             let out = ToolOutput::error(format!("Not run: {why}."));
             self.store_result(call, out, false)?;

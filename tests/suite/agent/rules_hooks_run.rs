@@ -350,7 +350,10 @@ fn a_user_prompt_submit_exit_2_refuses_the_prompt() {
     // Nothing of the prompt was stored.
     let list = env.cmd(None, &["export", "last"]).output().unwrap();
     let text = String::from_utf8_lossy(&list.stdout);
-    assert!(list.status.success() && text.contains("prompt_refused"), "{text}");
+    assert!(
+        list.status.success() && text.contains("prompt_refused"),
+        "{text}"
+    );
     assert!(!text.contains("hunter2"), "{text}");
 }
 
@@ -428,6 +431,9 @@ fn a_malformed_rule_file_fails_the_turn_with_its_file_and_line() {
     let o = run(&env, &srv, &["run", "hello"]);
     assert!(!o.status.success());
     let err = stderr(&o);
-    assert!(err.contains(&format!("{}:3: rule `run_comand(rm *)`", f.display())), "{err}");
+    assert!(
+        err.contains(&format!("{}:3: rule `run_comand(rm *)`", f.display())),
+        "{err}"
+    );
     assert!(srv.requests().is_empty());
 }
