@@ -254,6 +254,20 @@ impl Gate {
         self.fire(HookEvent::Stop, &p).block
     }
 
+    /// The model answered without calls: `Stop`, and when the turn does end (no `Stop` hook
+    /// makes it go on), `Notification` `idle_prompt`. A reason to go on, when a hook blocks
+    /// (`active`: the turn already went on once for a `Stop` hook, and does not again).
+    pub fn turn_end(&mut self, active: bool) -> Option<String> {
+        let go_on = self.stop(active);
+        if go_on.is_none() || active {
+            self.notify(
+                "idle_prompt",
+                "the turn is done: neocode waits for your next message",
+            );
+        }
+        go_on
+    }
+
     /// `PreCompact` with trigger `auto` (the context window filled).
     pub fn pre_compact(&mut self) {
         let mut p = self.payload();

@@ -275,7 +275,7 @@ impl Turn {
             self.usage.output_tokens += completion.usage.output_tokens;
             let msg = assistant_message(&completion, None);
             let go_on = if completion.tool_calls.is_empty() {
-                self.gate.stop(stop_active)
+                self.gate.turn_end(stop_active)
             } else {
                 None
             };

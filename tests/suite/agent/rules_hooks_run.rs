@@ -286,7 +286,8 @@ fn each_hook_event_fires_once_with_the_documented_stdin_and_is_recorded() {
             "PreToolUse",
             "PostToolUse",
             "Notification",
-            "Stop"
+            "Stop",
+            "Notification"
         ]
     );
     let ws = env.workdir.display().to_string();
@@ -301,6 +302,7 @@ fn each_hook_event_fires_once_with_the_documented_stdin_and_is_recorded() {
     assert!(events[3]["tool_response"]["text"].is_string());
     assert_eq!(events[4]["notification_type"], "permission_prompt");
     assert_eq!(events[5]["stop_hook_active"], false);
+    assert_eq!(events[6]["notification_type"], "idle_prompt");
     // The prompt hook's output reached the model with the prompt.
     let first = srv.requests()[0].json().to_string();
     assert!(first.contains("remember: tabs, not spaces"), "{first}");
@@ -436,4 +438,34 @@ fn a_malformed_rule_file_fails_the_turn_with_its_file_and_line() {
         "{err}"
     );
     assert!(srv.requests().is_empty());
+}
+
+#[test]
+fn a_stop_hook_exit_2_makes_the_turn_go_on_once_with_its_reason() {
+    let env = Env::new(KEY, NO_SANDBOX);
+    hooks_file(
+        &env,
+        serde_json::json!({"Stop": [{"hooks": [{"type": "command",
+            "command": "cat >> stop.log; echo >> stop.log; [ -e stopped ] || { touch stopped; echo 'run the tests first' >&2; exit 2; }"}]}]}),
+    );
+    let srv = ScriptedServer::start(vec![
+        Reply::text("done, I think"),
+        Reply::text("tests pass"),
+    ])
+    .unwrap();
+    let o = run(&env, &srv, &["run", "fix it"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(srv.requests().len(), 2);
+    let second = srv.requests()[1].json().to_string();
+    assert!(
+        second.contains("[a Stop hook asks to go on] run the tests first"),
+        "{second}"
+    );
+    let log = std::fs::read_to_string(env.workdir.join("stop.log")).unwrap();
+    let active: Vec<Value> = log
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["stop_hook_active"].clone())
+        .collect();
+    assert_eq!(active, [Value::Bool(false), Value::Bool(true)]);
 }
