@@ -325,6 +325,12 @@ fn each_hook_event_fires_once_with_the_documented_stdin_and_is_recorded() {
         );
     }
     assert!(export.contains("\"duration_ms\""));
+    let shown = env.cmd(None, &["show", &session]).output().unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains("hook Stop `cat >> hooks.log; echo >> hooks.log` exit 0, "),
+        "{shown}"
+    );
 }
 
 #[test]
