@@ -85,7 +85,14 @@ fn check(rules: &Rules, tool: &str, subject: &str) -> CmdResult {
     let args = args_for(tool, subject)?;
     let d = rules.decide(tool, &args);
     let mut out = Out::stdout();
-    out.line(&describe(&d))?;
+    let mut head = describe(&d);
+    if d.verdict == Verdict::Ask && d.rule.is_none() {
+        // What a turn does with it: the rules cannot allow it, the policy decides.
+        head.push_str(
+            " (no rule can allow it: the approval policy decides, asking unless never-ask)",
+        );
+    }
+    out.line(&head)?;
     if tool == "run_command" {
         let parts = shell::split(subject);
         if parts.len() > 1 {

@@ -99,6 +99,13 @@ fn rules_check_prints_the_decision_and_the_rule() {
         "{}",
         stdout(&o)
     );
+    assert!(
+        stdout(&o).contains(
+            "(no rule can allow it: the approval policy decides, asking unless never-ask)"
+        ),
+        "{}",
+        stdout(&o)
+    );
     let o = w.run(&["rules", "check", "config/.env", "--tool", "read_file"]);
     assert!(
         stdout(&o).starts_with("deny: read_file(.env)"),
