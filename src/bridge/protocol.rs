@@ -116,8 +116,8 @@ pub struct ChatFunction {
 pub struct ApprovalAnswer {
     /// The call asked about.
     pub call_id: String,
-    /// `approve`, `always` (approve, and allow this tool for the rest of the session) or
-    /// `deny`.
+    /// `approve`, `always` (approve, and keep the rule proposed from the call, such as
+    /// `run_command(cargo test *)`, for the rest of the session) or `deny`.
     pub decision: ApprovalDecision,
     /// Passed to the model on `deny`.
     #[serde(default)]
@@ -251,6 +251,11 @@ pub enum Event {
         is_error: bool,
         /// Seq of the stored result.
         seq: i64,
+        /// Who let it run or kept it from running: `{"decision": "allow", "by": "rule",
+        /// "rule": "run_command(cargo test *)", "file": "…/permissions.toml", "line": 2}`
+        /// (`by`: `rule`, `hook`, `policy`, `user`). Absent for calls never decided.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        permission: Option<crate::runtime::agent::Permission>,
     },
     /// A plan run's plan.
     PlanProposed {
@@ -336,6 +341,7 @@ fn turn_events(e: &TurnEvent) -> Vec<Event> {
             call,
             summary,
             reason,
+            ..
         } => Event::ApprovalRequest {
             call_id: call.id.clone(),
             name: call.name.clone(),
@@ -348,11 +354,13 @@ fn turn_events(e: &TurnEvent) -> Vec<Event> {
             text,
             is_error,
             seq,
+            permission,
         } => Event::ToolResult {
             call_id: call_id.clone(),
             text: text.clone(),
             is_error: *is_error,
             seq: *seq,
+            permission: permission.clone(),
         },
         TurnEvent::Warning { code, message } => {
             Event::warning(None, code.as_str(), message.clone())

@@ -204,6 +204,12 @@ pub enum Command {
     /// Skills of `<workspace>/.neocode/skills/` and `<home>/skills/` (the TUI's `/skill`).
     #[command(subcommand)]
     Skill(SkillCommand),
+    /// Permission rules: what runs without asking (docs/RULES.md).
+    #[command(subcommand)]
+    Rules(super::rules::RulesCommand),
+    /// Hooks: your commands around session events, in Claude Code's format (docs/RULES.md).
+    #[command(subcommand)]
+    Hooks(super::hooks::HooksCommand),
     /// Run one agent turn without the TUI: answer text on stdout, tool activity on stderr.
     #[command(after_help = super::run::RUN_EXAMPLES)]
     Run(super::run::RunArgs),

@@ -124,6 +124,7 @@ pub fn run(loc: &Location, recover: bool) -> CmdResult {
             );
         }
     }
+    rules_report(loc, &mut out);
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout.write_all(out.as_bytes()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
@@ -159,4 +160,48 @@ fn running_turn(db: &std::path::Path) -> Option<String> {
 /// The sandbox's walls: which of them stand, in one line.
 fn sandbox_report(s: &crate::runtime::tools::SandboxSettings) -> String {
     crate::runtime::tools::sandbox::walls(s).to_string()
+}
+
+/// The permission rules and hooks: where they come from, and which read denials commands
+/// are not held to (the sandbox cannot hide a file from a command yet: only `read_file`,
+/// `grep` and `list_dir` honour them).
+fn rules_report(loc: &Location, out: &mut String) {
+    use crate::runtime::permissions::{List, Rules};
+    let mut line = |s: String| {
+        out.push_str(&sanitize::line(&s));
+        out.push('\n');
+    };
+    line("\nRules and hooks".into());
+    let rules = match Rules::load(&loc.home, loc.root()) {
+        Ok(r) => r,
+        Err(e) => {
+            line(format!("  BAD RULE FILE  {e}"));
+            return;
+        }
+    };
+    if rules.rules().is_empty() {
+        line("  no permission rules (the approval policy decides every call)".into());
+    }
+    for f in rules.files() {
+        let n = rules.rules().iter().filter(|r| &r.at.file == f).count();
+        line(format!("  {n} rule(s)  {}", f.display()));
+    }
+    for r in rules.rules().iter().filter(|r| r.list == List::Deny) {
+        if r.tool() == "read_file" || r.tool() == "*" {
+            line(format!(
+                "  {}: read_file, grep and list_dir honour it; commands are not held to it (the sandbox cannot hide files from run_command here): deny the commands too, e.g. run_command(cat *)",
+                r.at.text
+            ));
+        }
+    }
+    match crate::runtime::hooks::Hooks::load(&loc.home, loc.root()) {
+        Ok(h) if h.commands().is_empty() => line("  no hooks".into()),
+        Ok(h) => {
+            for f in h.files() {
+                let n = h.commands().iter().filter(|c| &c.file == f).count();
+                line(format!("  {n} hook(s)  {}", f.display()));
+            }
+        }
+        Err(e) => line(format!("  BAD HOOKS FILE  {e}")),
+    }
 }

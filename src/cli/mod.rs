@@ -7,11 +7,13 @@
 pub mod args;
 mod doctor;
 pub mod fmt;
+mod hooks;
 mod import_from;
 mod list;
 mod manage;
 mod mcp;
 pub mod out;
+mod rules;
 pub mod run;
 mod search;
 mod show;
@@ -237,6 +239,8 @@ pub fn run(cli: Cli) -> CmdResult {
         Some(Command::Skill(args::SkillCommand::Activate { id, name })) => {
             skill::activate(&location(&cli)?, id, name)
         }
+        Some(Command::Rules(c)) => rules::run(&location(&cli)?, c),
+        Some(Command::Hooks(c)) => hooks::run(&location(&cli)?, c),
         Some(Command::Run(args)) => run::run(&location(&cli)?, args),
         Some(Command::Compact { id }) => run::compact(&location(&cli)?, id),
         Some(Command::Doctor { recover }) => doctor::run(&location(&cli)?, *recover),
@@ -349,6 +353,8 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Demo { .. } => "demo",
         Command::Mcp(_) => "mcp",
         Command::Skill(_) => "skill",
+        Command::Rules(_) => "rules",
+        Command::Hooks(_) => "hooks",
         Command::Run(_) => "run",
         Command::Compact { .. } => "compact",
         Command::Doctor { .. } => "doctor",

@@ -16,8 +16,8 @@ use clap::Args;
 use super::Failure;
 use super::out::Out;
 use crate::runtime::agent::{
-    Agent, Commands, FailCode, FinishReason, PlanRequest, StartCode, StartError, Target,
-    TurnCommand, TurnEvent, TurnRequest, TurnSink, approval, plan_goal,
+    Agent, Commands, FailCode, FinishReason, Permission, PlanRequest, RuleScope, StartCode,
+    StartError, Target, TurnCommand, TurnEvent, TurnRequest, TurnSink, approval, plan_goal,
 };
 use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::tools;
@@ -429,17 +429,12 @@ impl View {
                 self.kinds.insert(call.id.clone(), *kind);
                 self.note(&format!("→ {}", short(summary, 100)))
             }
-            TurnEvent::ToolResult { text, is_error, .. } => {
-                let mark = if *is_error {
-                    "✗"
-                } else if text.contains(crate::tui::app::CANCELLED_MARK) {
-                    // Killed by the cancel: never "✓".
-                    "⊘"
-                } else {
-                    "✓"
-                };
-                self.note(&format!("  {mark} {}", short(text, 100)));
-            }
+            TurnEvent::ToolResult {
+                text,
+                is_error,
+                permission,
+                ..
+            } => self.tool_result(text, *is_error, permission.as_ref()),
             TurnEvent::Warning { message, .. }
             | TurnEvent::Compacting { message }
             | TurnEvent::CompactionFailed { message } => {
@@ -449,7 +444,8 @@ impl View {
                 call,
                 summary,
                 reason,
-            } => return Some(self.approval(call, summary, reason)),
+                rule,
+            } => return Some(self.approval(call, summary, reason, rule)),
             TurnEvent::PlanProposed {
                 plan,
                 layers,
@@ -510,6 +506,23 @@ impl View {
         None
     }
 
+    /// A call's result, and why it ran without asking (or did not run) when a rule or a hook
+    /// decided.
+    fn tool_result(&mut self, text: &str, is_error: bool, permission: Option<&Permission>) {
+        let mark = if is_error {
+            "✗"
+        } else if text.contains(crate::tui::app::CANCELLED_MARK) {
+            // Killed by the cancel: never "✓".
+            "⊘"
+        } else {
+            "✓"
+        };
+        self.note(&format!("  {mark} {}", short(text, 100)));
+        if let Some(p) = permission.filter(|p| p.by == "rule" || p.by == "hook") {
+            self.note(&format!("    {}", sanitize::line(&p.describe())));
+        }
+    }
+
     /// Asks whether to run the proposed plan.
     fn plan_answer(&mut self) -> TurnCommand {
         self.end_text();
@@ -544,6 +557,7 @@ impl View {
         call: &crate::session::ToolCall,
         summary: &str,
         reason: &str,
+        rule: &str,
     ) -> TurnCommand {
         self.end_text();
         let mut err = std::io::stderr().lock();
@@ -551,9 +565,18 @@ impl View {
             let kind = self.kinds.get(&call.id).copied().unwrap_or_else(|| {
                 tools::spec(&call.name).map_or(tools::ToolKind::Command, |s| s.kind)
             });
-            let flag = approval::policy_allowing(kind);
+            // An `ask` rule or hook asks under every policy: no flag lifts it.
+            let fix = if reason.starts_with("the rule `") || reason.starts_with("a PreToolUse hook")
+            {
+                "answer it on a terminal, or allow it with a rule (neocode rules check)".to_string()
+            } else {
+                format!(
+                    "rerun with --approve {} to allow it",
+                    approval::policy_allowing(kind)
+                )
+            };
             let msg = format!(
-                "{} needs approval ({}) and there is no terminal to ask on; rerun with --approve {flag} to allow it",
+                "{} needs approval ({}) and there is no terminal to ask on; {fix}",
                 short(summary, 80),
                 sanitize::line(reason)
             );
@@ -565,7 +588,7 @@ impl View {
         }
         let _ = write!(
             err,
-            "Allow {}? ({})\n  [y]es / [n]o / [a]lways for this session: ",
+            "Allow {}? ({})\n  [y]es / [n]o / [a]lways (proposes a rule): ",
             short(summary, 100),
             sanitize::line(reason)
         );
@@ -577,16 +600,55 @@ impl View {
                 call_id: call.id.clone(),
                 always: false,
             },
-            "a" | "always" => TurnCommand::Approve {
-                call_id: call.id.clone(),
-                always: true,
-            },
+            "a" | "always" => {
+                let (rule, scope) = always_rule(&mut err, rule);
+                TurnCommand::AlwaysAllow {
+                    call_id: call.id.clone(),
+                    rule,
+                    scope,
+                }
+            }
             _ => TurnCommand::Deny {
                 call_id: call.id.clone(),
                 reason: None,
             },
         }
     }
+}
+
+/// Asks which rule an "always" answer keeps (the proposed one, or one the user types) and
+/// where: this session (the default), this workspace or everywhere.
+fn always_rule(err: &mut impl Write, proposed: &str) -> (String, RuleScope) {
+    let read = || {
+        let mut line = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut line);
+        line.trim().to_string()
+    };
+    let _ = write!(
+        err,
+        "  Rule: {}\n  Enter keeps it, or type the rule to keep: ",
+        sanitize::line(proposed)
+    );
+    let _ = err.flush();
+    let typed = read();
+    let rule = if typed.is_empty() {
+        proposed.to_string()
+    } else {
+        typed
+    };
+    let _ = write!(
+        err,
+        "  Keep `{}` for [s]this session / [w]this workspace (.neocode/permissions.toml) / [e]verywhere (config.toml): ",
+        sanitize::line(&rule)
+    );
+    let _ = err.flush();
+    let scope = match read().to_ascii_lowercase().chars().next() {
+        Some('w') => RuleScope::Workspace,
+        Some('e') => RuleScope::Everywhere,
+        _ => RuleScope::Session,
+    };
+    let _ = writeln!(err, "  Kept for {}.", scope.label());
+    (rule, scope)
 }
 
 /// A plan as its layers, one step a line.

@@ -46,6 +46,9 @@ struct JsonMessage<'a> {
     tool_calls: Vec<&'a str>,
     is_error: bool,
     created_at: String,
+    /// Who let the call run or denied it (a tool result's rule, hook, policy or user).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    permission: Option<crate::runtime::agent::Permission>,
 }
 
 /// The runtime ledger: what the session's runs consumed against its limits, and why the last
@@ -141,6 +144,34 @@ fn last_messages(
     }
     let skip = msgs.len().saturating_sub(n);
     Ok(msgs.split_off(skip))
+}
+
+/// What a message records of its decision and its hooks: who let the call run or denied it,
+/// and each hook run (`hook PreToolUse \`cmd\` exit 0, 12 ms`).
+fn decision_notes(m: &Message) -> Vec<String> {
+    let meta = m.tool_metadata.as_ref();
+    let mut out: Vec<String> = crate::runtime::agent::Permission::of_metadata(meta)
+        .map(|p| p.describe())
+        .into_iter()
+        .collect();
+    let runs = meta.and_then(|v| v.get("hooks")).and_then(|h| h.as_array());
+    for r in runs.into_iter().flatten() {
+        let s = |k: &str| r.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+        let exit = match r.get("exit_code").and_then(serde_json::Value::as_i64) {
+            Some(c) => format!("exit {c}"),
+            None => "killed or not started".to_string(),
+        };
+        let ms = r
+            .get("duration_ms")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
+        out.push(format!(
+            "hook {} `{}` {exit}, {ms} ms",
+            s("event"),
+            s("command")
+        ));
+    }
+    out
 }
 
 /// Text of a message for a preview: text parts, then image and reasoning markers.
@@ -242,6 +273,9 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                     tool_calls: m.tool_calls.iter().map(|c| c.name.as_str()).collect(),
                     is_error: m.is_error,
                     created_at: rfc3339(m.created_at_ms),
+                    permission: crate::runtime::agent::Permission::of_metadata(
+                        m.tool_metadata.as_ref(),
+                    ),
                 })
                 .collect(),
         };
@@ -468,6 +502,10 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
             }
             let head = out.paint("36", &head);
             out.line(&head)?;
+            for note in decision_notes(m) {
+                let note = out.paint("2", &format!("  {}", l(&note)));
+                out.line(&note)?;
+            }
             let text = message_text(m);
             let all: Vec<&str> = text.lines().collect();
             for t in all.iter().take(MESSAGE_LINES) {

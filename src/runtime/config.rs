@@ -137,6 +137,9 @@ struct FileConfig {
     /// Read by `runtime::mcp::config` (its own error per server).
     #[serde(default, rename = "mcp_servers")]
     _mcp_servers: Option<toml::Value>,
+    /// Read by `runtime::permissions` (errors with their line).
+    #[serde(default, rename = "permissions")]
+    _permissions: Option<toml::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -8,8 +8,10 @@ pub mod cancel;
 pub mod config;
 pub mod dangling;
 pub mod decide;
+pub mod hooks;
 pub mod import;
 pub mod mcp;
+pub mod permissions;
 pub mod project_context;
 pub mod provider;
 #[cfg(any(test, feature = "testkit"))]

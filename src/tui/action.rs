@@ -49,7 +49,7 @@ pub enum Action {
     Submit,
     /// Run the tool call waiting for approval.
     Approve,
-    /// Run it, and allow this tool for the rest of the session.
+    /// Run it, and keep a rule proposed from it (edited first; session, workspace or home).
     ApproveAlways,
     /// Do not run it.
     Deny,

@@ -29,6 +29,12 @@ pub enum Overlay {
         call_id: String,
         input: Input,
     },
+    /// An "always" answer: the rule to keep (proposed from the call, editable) and where.
+    AlwaysRule {
+        call_id: String,
+        input: Input,
+        scope: crate::runtime::agent::RuleScope,
+    },
     /// "Really?" before leaving a running turn behind.
     Confirm(Confirm),
     /// A plan run's proposed plan, waiting for run / reject / drop steps.

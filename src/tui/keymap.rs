@@ -358,7 +358,7 @@ pub const BINDINGS: &[Binding] = &[
         [(KeyCode::Char('a'), N)],
         "a",
         ApproveAlways,
-        "always: run it and allow this tool for the rest of the session",
+        "always: run it and keep a rule (shown to edit; Tab: this session / workspace / everywhere)",
         Some(("a", "always"))
     ),
     b!(

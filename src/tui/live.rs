@@ -104,6 +104,8 @@ pub struct Card {
     pub result_seq: Option<i64>,
     /// The plan step whose sub-turn made the call (steps may run side by side).
     pub step: Option<String>,
+    /// The rule or hook that let it run (or denied it), in one line, once it has a result.
+    pub decided: Option<String>,
 }
 
 /// A running (or just finished) turn as the view shows it.
@@ -171,6 +173,8 @@ impl Live {
 pub struct Asked {
     pub call_id: String,
     pub step: Option<String>,
+    /// The rule an "always" answer proposes (editable before it is kept).
+    pub rule: String,
 }
 
 impl Asked {
@@ -281,6 +285,9 @@ pub fn card_lines(
                 t.dim(),
             )));
         }
+    }
+    if let Some(d) = &card.decided {
+        out.extend(markdown::plain(&sanitize::line(d), width, "  │ ", t.dim()));
     }
     if let Some(r) = &card.result {
         let clean = sanitize::text_without_sgr(r);

@@ -1,7 +1,8 @@
-//! Which calls ask the user first. Reads and plan updates never ask; edits ask under `ask`;
-//! commands ask under `ask` and `auto-edit`, and always when the kernel cannot enforce the
-//! sandbox (unless the user said "always" for the tool in this session). Mode `off` is the
-//! user's explicit choice and follows the policy.
+//! Which calls ask the user first, when no permission rule or hook decided ([`super::gate`]
+//! runs first). Reads and plan updates never ask; edits ask under `ask`; commands ask under
+//! `ask` and `auto-edit`, and always when the kernel cannot enforce the sandbox (unless a
+//! session grant names the tool). Mode `off` is the user's explicit choice and follows the
+//! policy.
 
 use crate::runtime::config::ApprovalPolicy;
 use crate::runtime::tools::{SandboxSettings, ToolKind, sandbox};

@@ -41,8 +41,11 @@ pub enum TurnEvent {
         call: ToolCall,
         /// One line: what it does.
         summary: String,
-        /// Why it asks (policy, sandbox off, replay of an interrupted call).
+        /// Why it asks (policy, sandbox off, replay of an interrupted call, a rule).
         reason: String,
+        /// The rule an "always" answer would keep (`run_command(cargo test *)`), for the
+        /// user to edit before it is saved ([`TurnCommand::AlwaysAllow`]).
+        rule: String,
     },
     /// A call finished and its result was stored.
     ToolResult {
@@ -54,6 +57,9 @@ pub enum TurnEvent {
         is_error: bool,
         /// Seq of the stored result.
         seq: i64,
+        /// Who let it run or kept it from running (a rule and its file, a hook, the policy,
+        /// the user); `None` for calls the turn stopped before deciding.
+        permission: Option<super::gate::Permission>,
     },
     /// Something the user should know that does not stop the turn.
     Warning {
@@ -239,6 +245,8 @@ stable_codes! {
         StreamCut => "stream_cut",
         /// The user cancelled (the provider said so).
         Cancelled => "cancelled",
+        /// A `UserPromptSubmit` hook refused the prompt (exit 2); the message is its reason.
+        PromptRefused => "prompt_refused",
         /// The server sent something that is not a Chat Completions stream.
         Protocol => "protocol",
         /// Another process runs the session.
@@ -312,6 +320,9 @@ stable_codes! {
         EmptyPlan => "empty_plan",
         /// A step left running by a dead process runs again.
         StepRerun => "step_rerun",
+        /// A hook failed (not blocking), said something for the user, or a rule could not
+        /// be saved.
+        Hook => "hook",
         /// A skill file was skipped.
         SkillSkipped => "skill_skipped",
         /// A project instructions file cannot be read.
@@ -374,6 +385,16 @@ pub enum TurnCommand {
         call_id: String,
         /// Allow this tool from now on in this session.
         always: bool,
+    },
+    /// Run the waiting call and keep `rule` (an allow rule, as proposed by
+    /// [`TurnEvent::ApprovalNeeded`] or edited by the user) at `scope`.
+    AlwaysAllow {
+        /// The call.
+        call_id: String,
+        /// The rule's text.
+        rule: String,
+        /// Where it is kept.
+        scope: super::gate::RuleScope,
     },
     /// Do not run the call; the model is told, with the user's reason if given.
     Deny {

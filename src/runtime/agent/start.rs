@@ -179,6 +179,14 @@ impl Agent {
         let ext = self.ext.clone();
         let sid = id.clone();
         let cancel2 = cancel.clone();
+        let root = self.sessions.root().to_path_buf();
+        let home = self
+            .settings
+            .path
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default();
+        let sid_gate = id.clone();
         let thread = std::thread::Builder::new()
             .name("turn".into())
             .spawn(move || {
@@ -220,6 +228,8 @@ impl Agent {
                     ext,
                     caps,
                     caps_start: Default::default(),
+                    gate: super::gate::Gate::empty(&home, &root, &sid_gate),
+                    permission: None,
                 };
                 t.run(prompt);
             })

@@ -10,9 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::lease::Lease;
-use super::{
-    FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode, approval, compact, ledger, window,
-};
+use super::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode, compact, ledger, window};
 use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
@@ -54,6 +52,10 @@ pub(super) struct Turn {
     pub caps: ledger::PromptCaps,
     /// The ledger's usage when this prompt started.
     pub caps_start: crate::session::RuntimeUsage,
+    /// Permission rules and hooks (read when the turn starts).
+    pub gate: super::gate::Gate,
+    /// Who decided the call now running: stored with its result.
+    pub permission: Option<super::gate::Permission>,
 }
 
 /// How a step of the loop ended early.
@@ -77,14 +79,17 @@ pub fn title_from(prompt: &str) -> String {
     }
 }
 
-enum Answer {
-    Run { always: bool },
+pub(super) enum Answer {
+    /// Run it; with "always", the rule to keep and where.
+    Run {
+        always: Option<(String, super::gate::RuleScope)>,
+    },
     Denied(Option<String>),
     Cancelled,
 }
 
 impl Turn {
-    fn emit(&mut self, e: TurnEvent) {
+    pub(super) fn emit(&mut self, e: TurnEvent) {
         self.sink.event(e);
     }
 
@@ -109,7 +114,7 @@ impl Turn {
         self.finish(reason);
     }
 
-    fn state(&self, status: Option<Status>) -> StateUpdate {
+    pub(super) fn state(&self, status: Option<Status>) -> StateUpdate {
         StateUpdate {
             status,
             ledger: crate::session::Change::Set(self.ledger.clone()),
@@ -118,7 +123,14 @@ impl Turn {
         }
     }
 
-    fn append(&self, msg: NewMessage, mut update: StateUpdate) -> Result<i64, FinishReason> {
+    pub(super) fn append(
+        &mut self,
+        mut msg: NewMessage,
+        mut update: StateUpdate,
+    ) -> Result<i64, FinishReason> {
+        let runs = std::mem::take(&mut self.gate.pending);
+        msg.tool_metadata = super::gate::with_hook_runs(msg.tool_metadata.take(), runs);
+        self.notices();
         if update.ledger.is_keep() {
             update.ledger = crate::session::Change::Set(self.ledger.clone());
         }
@@ -129,7 +141,7 @@ impl Turn {
         Ok(seqs.first().copied().unwrap_or(0))
     }
 
-    fn set_status(&self, status: Status) -> Flow {
+    pub(super) fn set_status(&self, status: Status) -> Flow {
         self.sessions
             .update_state(&self.session_id, &self.state(Some(status)))
             .map_err(store_failed)
@@ -142,7 +154,12 @@ impl Turn {
             .header(&self.session_id)
             .map_err(store_failed)?;
         self.caps_start = self.ledger.usage.clone();
+        self.gate.load().map_err(|message| FinishReason::Failed {
+            code: FailCode::Config,
+            message,
+        })?;
         self.set_status(Status::Running)?;
+        let mut context = self.gate.session_start(header.message_count > 0);
         let dangling = self
             .sessions
             .interrupted_tool_calls(&self.session_id)
@@ -163,7 +180,9 @@ impl Turn {
                 title,
                 ..self.state(Some(Status::Running))
             };
+            context.extend(self.prompt_submitted(&p)?);
             let mut msg = NewMessage::text(Role::User, p);
+            msg.parts.extend(super::gate::context_parts(&context));
             msg.tool_metadata = self.prompt_meta.take();
             for img in std::mem::take(&mut self.images) {
                 let a = self
@@ -180,6 +199,7 @@ impl Turn {
         // Read whole once; before each model call only what changed since is read.
         let mut session = self.sessions.load(&self.session_id).map_err(store_failed)?;
         let mut fresh = true;
+        let mut stop_active = false;
         loop {
             if self.cancel.is_cancelled() {
                 return Err(FinishReason::Cancelled);
@@ -254,13 +274,26 @@ impl Turn {
             self.usage.input_tokens += completion.usage.input_tokens;
             self.usage.output_tokens += completion.usage.output_tokens;
             let msg = assistant_message(&completion, None);
+            let go_on = if completion.tool_calls.is_empty() {
+                self.gate.turn_end(stop_active)
+            } else {
+                None
+            };
             let seq = self.append(msg, self.state(None))?;
             self.emit(TurnEvent::AssistantStored {
                 seq,
                 usage: completion.usage,
             });
             if completion.tool_calls.is_empty() {
-                return Ok(());
+                // A Stop hook that blocks makes the turn go on once, with its reason.
+                match go_on {
+                    Some(reason) if !stop_active => {
+                        stop_active = true;
+                        self.stop_hook_continues(&reason)?;
+                        continue;
+                    }
+                    _ => return Ok(()),
+                }
             }
             self.run_calls(&completion.tool_calls, false)?;
         }
@@ -277,6 +310,7 @@ impl Turn {
             .map_or(0, |m| m.usage.input_tokens);
         let threshold = (self.settings.context_window as f64 * self.settings.compact_at) as u64;
         if last_prompt >= threshold && session.messages.len() > 2 {
+            self.gate.pre_compact();
             self.emit(TurnEvent::Compacting {
                 message: format!(
                     "the last prompt used {last_prompt} of {} context tokens; compacting the transcript",
@@ -368,6 +402,8 @@ impl Turn {
             Err(FinishReason::LimitReached(l)) => format!("a budget was reached ({l})"),
             Ok(()) | Err(FinishReason::Completed | FinishReason::Failed { .. }) => return flow,
         };
+        // A call decided but stopped before it ran keeps no decision.
+        self.permission = None;
         for call in &calls[answered..] {
             let out = ToolOutput::error(format!("Not run: {why}."));
             self.store_result(call, out, false)?;
@@ -375,7 +411,6 @@ impl Turn {
         flow
     }
 
-    #[expect(clippy::too_many_lines)]
     fn run_calls_from(&mut self, calls: &[ToolCall], replay: bool, answered: &mut usize) -> Flow {
         for call in calls {
             if self.cancel.is_cancelled() {
@@ -397,46 +432,11 @@ impl Turn {
                 kind,
                 summary: summary.clone(),
             });
-            let mut reason = if self.ext.is_mcp(&call.name) {
-                self.ext
-                    .mcp_approval(kind, &call.name, self.policy, &self.ledger.approved_tools)
-            } else {
-                approval::needs_approval(
-                    kind,
-                    &call.name,
-                    self.policy,
-                    &self.ledger.approved_tools,
-                    &self.settings.sandbox,
-                )
-            };
-            if replay
-                && matches!(kind, ToolKind::Edit | ToolKind::Command)
-                && self.policy != ApprovalPolicy::NeverAsk
-            {
-                reason = Some(format!(
-                    "replay of a call interrupted by a crash: it may already have run{}",
-                    reason.map(|r| format!("; {r}")).unwrap_or_default()
-                ));
-            }
-            if let Some(reason) = reason {
-                match self.ask(call, &summary, reason)? {
-                    Answer::Run { always } => {
-                        if always && !self.ledger.approved_tools.contains(&call.name) {
-                            self.ledger.approved_tools.push(call.name.clone());
-                        }
-                        self.set_status(Status::Running)?;
-                    }
-                    Answer::Denied(why) => {
-                        self.set_status(Status::Running)?;
-                        let text = match why.filter(|w| !w.trim().is_empty()) {
-                            Some(w) => format!("The user denied this call: {w}"),
-                            None => "The user denied this call.".to_string(),
-                        };
-                        self.store_result(call, ToolOutput::error(text), false)?;
-                        *answered += 1;
-                        continue;
-                    }
-                    Answer::Cancelled => return Err(FinishReason::Cancelled),
+            match self.decide_call(call, kind, &summary, replay)? {
+                Some(p) => self.permission = Some(p),
+                None => {
+                    *answered += 1;
+                    continue;
                 }
             }
             // Reserved once approved (a denied call does not count); another turn may have
@@ -480,6 +480,7 @@ impl Turn {
                         .path
                         .parent()
                         .map(std::path::Path::to_path_buf),
+                    read_rules: Some(self.gate.read_rules()),
                 };
                 tools::run(&call.name, &call.arguments, &ctx)
             };
@@ -492,7 +493,7 @@ impl Turn {
         Ok(())
     }
 
-    fn store_result(&mut self, call: &ToolCall, out: ToolOutput, ran: bool) -> Flow {
+    pub(super) fn store_result(&mut self, call: &ToolCall, out: ToolOutput, ran: bool) -> Flow {
         self.store_result_parts(call, out, ran, Vec::new())
     }
 
@@ -532,31 +533,46 @@ impl Turn {
         if ran {
             self.ledger.usage.tool_calls += 1;
         }
-        let text = redact(&out.text, self.key());
+        let permission = self.permission.take();
+        let mut text = redact(&out.text, self.key());
+        if ran && let Some(reason) = self.gate.post_tool_use(call, &text, out.is_error) {
+            text.push_str(&format!("\n\nA PostToolUse hook says: {reason}"));
+        }
         let mut msg = NewMessage::tool_result(call.id.clone(), text.clone(), out.is_error);
         msg.parts.extend(images);
-        msg.tool_metadata = out.metadata;
+        msg.tool_metadata = match &permission {
+            Some(p) => super::gate::with_permission(out.metadata, p),
+            None => out.metadata,
+        };
         let seq = self.append(msg, self.state(None))?;
         self.emit(TurnEvent::ToolResult {
             call_id: call.id.clone(),
             text,
             is_error: out.is_error,
             seq,
+            permission,
         });
         Ok(())
     }
 
-    fn ask(
+    pub(super) fn ask(
         &mut self,
         call: &ToolCall,
         summary: &str,
         reason: String,
     ) -> Result<Answer, FinishReason> {
         self.set_status(Status::Paused)?;
+        let rule = self.gate.propose(call);
+        self.gate.notify(
+            "permission_prompt",
+            &format!("neocode asks to run {summary}"),
+        );
+        self.notices();
         self.emit(TurnEvent::ApprovalNeeded {
             call: call.clone(),
             summary: summary.to_string(),
             reason,
+            rule: rule.clone(),
         });
         loop {
             if self.cancel.is_cancelled() {
@@ -564,7 +580,17 @@ impl Turn {
             }
             match self.commands.recv_timeout(Duration::from_millis(50)) {
                 Ok(TurnCommand::Approve { call_id, always }) if call_id == call.id => {
+                    let always = always.then(|| (rule.clone(), super::gate::RuleScope::Session));
                     return Ok(Answer::Run { always });
+                }
+                Ok(TurnCommand::AlwaysAllow {
+                    call_id,
+                    rule,
+                    scope,
+                }) if call_id == call.id => {
+                    return Ok(Answer::Run {
+                        always: Some((rule, scope)),
+                    });
                 }
                 Ok(TurnCommand::Deny { call_id, reason }) if call_id == call.id => {
                     return Ok(Answer::Denied(reason));

@@ -137,9 +137,14 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     } else {
         Box::new(std::iter::once(p.rel.clone()))
     };
+    let mut withheld = 0usize;
     for rel in found {
         if ctx.cancel.is_cancelled() {
             return ToolOutput::error("grep: cancelled");
+        }
+        if ctx.read_denied(&rel) {
+            withheld += 1;
+            continue;
         }
         // Read through a descriptor opened beneath the root: a folder swapped for a link
         // since the walk saw it is refused, never followed out.
@@ -184,6 +189,11 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         text.push_str(&format!(
             "… {} more matches (narrow the search with path or glob)\n",
             total - lines.len()
+        ));
+    }
+    if withheld > 0 {
+        text.push_str(&format!(
+            "({withheld} file(s) not searched: a permission rule denies reading them)\n"
         ));
     }
     if text.len() > ctx.output_cap.max(1024) {

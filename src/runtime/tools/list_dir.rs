@@ -101,6 +101,14 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
             continue;
         }
         let name = entry.file_name().to_string_lossy();
+        // A file a read denial covers is not listed (its name can be the secret).
+        let below = entry.path().components().rev().take(entry.depth());
+        let mut rel: Vec<_> = below.map(|c| c.as_os_str().to_string_lossy()).collect();
+        rel.reverse();
+        let rel = format!("{}/{}", p.rel, rel.join("/"));
+        if ctx.read_denied(&rel) {
+            continue;
+        }
         let ft = entry.file_type();
         let suffix = if ft.is_some_and(|t| t.is_dir()) {
             "/".to_string()

@@ -123,9 +123,20 @@ pub struct ToolContext {
     /// neocode's home: the file tools never write inside it, even when it lies inside the
     /// workspace (`None`: no home to protect).
     pub home: Option<PathBuf>,
+    /// Permission rules whose read denials (`read_file(.env)`) `grep` and `list_dir` honour
+    /// while they walk: a covered file is neither searched nor listed (`None`: no rules).
+    pub read_rules: Option<std::sync::Arc<crate::runtime::permissions::Rules>>,
 }
 
 impl ToolContext {
+    /// Whether a read denial covers `rel` (a path relative to the root).
+    pub fn read_denied(&self, rel: &str) -> bool {
+        self.read_rules.as_ref().is_some_and(|r| {
+            let abs = crate::runtime::permissions::pattern::absolute(&self.root, rel, None);
+            r.read_denied(&abs).is_some()
+        })
+    }
+
     /// A context for `root` with the default sandbox, a fresh cancel flag,
     /// [`DEFAULT_COMMAND_TIMEOUT`], [`DEFAULT_OUTPUT_CAP`] and the home of the environment
     /// (`$NEOCODE_HOME`, else `~/.neocode`).
@@ -137,6 +148,7 @@ impl ToolContext {
             command_timeout: DEFAULT_COMMAND_TIMEOUT,
             output_cap: DEFAULT_OUTPUT_CAP,
             home: crate::session::home_dir().ok(),
+            read_rules: None,
         }
     }
 }

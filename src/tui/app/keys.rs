@@ -55,6 +55,11 @@ impl App {
             Overlay::DenyReason { call_id, input } => {
                 return self.deny_reason_key(call_id, input, key);
             }
+            Overlay::AlwaysRule {
+                call_id,
+                input,
+                scope,
+            } => return self.always_rule_key(call_id, input, scope, key),
             Overlay::Confirm(what) => return self.confirm_key(what, key),
             Overlay::Plan(p) => return self.plan_key(p, key),
             Overlay::Search(mut s) => {
@@ -178,6 +183,61 @@ impl App {
             _ => {
                 input.key(&key);
                 self.overlay = Overlay::DenyReason { call_id, input };
+                Vec::new()
+            }
+        }
+    }
+
+    /// A key while the rule of an "always" answer is edited: Enter runs the call and keeps
+    /// the rule, Tab changes where, Esc goes back to the question.
+    fn always_rule_key(
+        &mut self,
+        call_id: String,
+        mut input: Input,
+        scope: crate::runtime::agent::RuleScope,
+        key: KeyEvent,
+    ) -> Vec<Effect> {
+        match key.code {
+            KeyCode::Enter => {
+                let rule = input.text.trim().to_string();
+                if rule.is_empty() {
+                    self.say("A rule cannot be empty: type one, or Esc to go back.");
+                    self.overlay = Overlay::AlwaysRule {
+                        call_id,
+                        input,
+                        scope,
+                    };
+                    return Vec::new();
+                }
+                if self
+                    .live_here()
+                    .and_then(|l| l.asking.front())
+                    .is_some_and(|a| a.call_id == call_id)
+                {
+                    self.with_conv(|c, ctx| c.reply_always(rule, scope, ctx))
+                } else {
+                    Vec::new()
+                }
+            }
+            KeyCode::Tab => {
+                self.overlay = Overlay::AlwaysRule {
+                    call_id,
+                    input,
+                    scope: scope.next(),
+                };
+                Vec::new()
+            }
+            KeyCode::Esc => {
+                self.say("Still asking: y yes, n no, r no with a reason, a always.");
+                Vec::new()
+            }
+            _ => {
+                input.key(&key);
+                self.overlay = Overlay::AlwaysRule {
+                    call_id,
+                    input,
+                    scope,
+                };
                 Vec::new()
             }
         }
@@ -377,6 +437,7 @@ impl App {
             Overlay::Rename { input, .. } => input.paste(text),
             Overlay::Search(s) => s.input.paste(text),
             Overlay::DenyReason { input, .. } => input.paste(text),
+            Overlay::AlwaysRule { input, .. } => input.paste(text),
             Overlay::None if self.screen == Screen::Conversation => {
                 // A pasted image path (a file dragged into the terminal) attaches the image.
                 let t = text.trim().trim_matches(['\'', '"']);

@@ -13,7 +13,7 @@ impl Conversation {
     pub fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         match action {
             Action::Approve => self.reply_to_call(true, false, None, ctx),
-            Action::ApproveAlways => self.reply_to_call(true, true, None, ctx),
+            Action::ApproveAlways => self.ask_always_rule(ctx),
             Action::Deny => self.reply_to_call(false, false, None, ctx),
             Action::DenyWhy => self.ask_deny_reason(ctx),
             Action::Cancel => self.cancel_turn(ctx),

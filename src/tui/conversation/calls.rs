@@ -51,6 +51,7 @@ impl Conversation {
                 result: None,
                 result_seq: None,
                 step: l.current_step.clone(),
+                decided: None,
             });
         }
         Vec::new()
@@ -61,6 +62,7 @@ impl Conversation {
         &mut self,
         call: ToolCall,
         reason: String,
+        rule: String,
         ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         let now = ctx.now_ms;
@@ -75,6 +77,7 @@ impl Conversation {
             l.asking.push_back(Asked {
                 call_id: call.id,
                 step: l.current_step.clone(),
+                rule,
             });
         }
         if self.live_here(ctx.screen, ctx.detail()).is_none() {
@@ -90,9 +93,13 @@ impl Conversation {
         text: String,
         is_error: bool,
         seq: i64,
+        permission: Option<crate::runtime::agent::Permission>,
         ctx: &Ctx<'_>,
     ) -> Vec<Ask> {
         let now = ctx.now_ms;
+        let decided = permission
+            .filter(|p| p.by == "rule" || p.by == "hook")
+            .map(|p| p.describe());
         if let Some(l) = self.live.as_mut() {
             let step = l.current_step.clone();
             l.asking.retain(|a| a.call_id != call_id || a.step != step);
@@ -101,6 +108,7 @@ impl Conversation {
                 c.ended_ms = Some(now);
                 c.result = Some(text);
                 c.result_seq = Some(seq);
+                c.decided = decided;
             }
         }
         self.refresh_open_turn(ctx)
@@ -139,7 +147,7 @@ impl Conversation {
         }
         let cmd = if approve {
             ctx.say(if always {
-                "Allowed for the rest of this session."
+                "Allowed; the proposed rule is kept for this session."
             } else {
                 "Allowed."
             });
@@ -155,6 +163,51 @@ impl Conversation {
             }
         };
         vec![Ask::Effect(Effect::Turn(TurnEffect::Command(cmd)))]
+    }
+
+    /// "Always" for the asked call: its proposed rule is shown to edit, and where to keep it
+    /// is chosen (this session unless Tab changes it), before it is sent.
+    pub(super) fn ask_always_rule(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        if let Some(a) = self
+            .live_here(ctx.screen, ctx.detail())
+            .and_then(|l| l.asking.front().cloned())
+        {
+            *ctx.overlay = Overlay::AlwaysRule {
+                call_id: a.call_id,
+                input: Input::with(&a.rule),
+                scope: crate::runtime::agent::RuleScope::Session,
+            };
+        }
+        Vec::new()
+    }
+
+    /// Runs the asked call and keeps `rule` at `scope`.
+    pub fn reply_always(
+        &mut self,
+        rule: String,
+        scope: crate::runtime::agent::RuleScope,
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
+        let mut asks = self.reply_to_call(true, false, None, ctx);
+        for a in &mut asks {
+            if let Ask::Effect(Effect::Turn(TurnEffect::Command(cmd))) = a
+                && let TurnCommand::Approve { call_id, .. } = cmd
+            {
+                *cmd = TurnCommand::AlwaysAllow {
+                    call_id: call_id.clone(),
+                    rule: rule.clone(),
+                    scope,
+                };
+            }
+        }
+        if !asks.is_empty() {
+            ctx.say(format!(
+                "Allowed; `{}` is kept for {}.",
+                crate::sanitize::line(&rule),
+                scope.label()
+            ));
+        }
+        asks
     }
 
     /// The reason for denying the asked call is typed next.

@@ -66,15 +66,16 @@ impl Conversation {
                 kind,
                 summary,
             } => self.tool_call(call, kind, summary, ctx),
-            TurnEvent::ApprovalNeeded { call, reason, .. } => {
-                self.approval_needed(call, reason, ctx)
-            }
+            TurnEvent::ApprovalNeeded {
+                call, reason, rule, ..
+            } => self.approval_needed(call, reason, rule, ctx),
             TurnEvent::ToolResult {
                 call_id,
                 text,
                 is_error,
                 seq,
-            } => self.tool_result(call_id, text, is_error, seq, ctx),
+                permission,
+            } => self.tool_result(call_id, text, is_error, seq, permission, ctx),
             TurnEvent::PlanProposed {
                 plan,
                 layers,

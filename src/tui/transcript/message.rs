@@ -141,6 +141,7 @@ pub fn message_lines(
     for call in &m.tool_calls {
         out.extend(call_lines(call, width, expanded, theme));
     }
+    out.extend(decision_lines(m, theme));
     if expanded && let Some(meta) = &m.tool_metadata {
         out.push(Line::from(Span::styled(
             format!("  meta {}", sanitize::line(&meta.to_string())),
@@ -191,4 +192,49 @@ fn message_head(m: &Message, tools: &HashMap<String, String>, theme: &Theme) -> 
         ));
     }
     Line::from(head)
+}
+
+/// What a message records of its decision and its hooks (issue 27), dim: the rule or hook
+/// that let a call run or denied it, and each hook run (event, command, exit, duration).
+fn decision_lines(m: &Message, theme: &Theme) -> Vec<Line<'static>> {
+    let Some(meta) = &m.tool_metadata else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(p) = crate::runtime::agent::Permission::of_metadata(Some(meta))
+        && (p.by == "rule" || p.by == "hook")
+    {
+        out.push(Line::from(Span::styled(
+            format!("  {}", sanitize::line(&p.describe())),
+            theme.dim(),
+        )));
+    }
+    for run in meta
+        .get("hooks")
+        .and_then(|h| h.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let s = |k: &str| run.get(k).and_then(|v| v.as_str()).unwrap_or("");
+        let exit = match run.get("exit_code").and_then(serde_json::Value::as_i64) {
+            Some(c) => format!("exit {c}"),
+            None if run.get("timed_out").and_then(serde_json::Value::as_bool) == Some(true) => {
+                "killed at its timeout".to_string()
+            }
+            None => "did not finish".to_string(),
+        };
+        let ms = run
+            .get("duration_ms")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
+        out.push(Line::from(Span::styled(
+            format!(
+                "  hook {} `{}` · {exit} · {ms} ms",
+                sanitize::line(s("event")),
+                sanitize::line(s("command"))
+            ),
+            theme.dim(),
+        )));
+    }
+    out
 }

@@ -195,3 +195,36 @@ fn user_messages_keep_their_line_breaks() {
     let lines = text(&message_lines(&m, 60, false, &HashMap::new(), &t));
     assert_eq!(&lines[1..3], ["  first", "  second"]);
 }
+
+#[test]
+fn a_tool_result_shows_its_rule_and_hook_runs_dim() {
+    let t = Theme::new(false);
+    let mut m = msg(Role::Tool, vec![Part::text("ok")], vec![]);
+    m.tool_call_id = Some("c1".into());
+    m.tool_metadata = Some(serde_json::json!({
+        "permission": {"decision": "allow", "by": "rule", "rule": "run_command(cargo test *)",
+                       "file": "/w/.neocode/permissions.toml", "line": 2},
+        "hooks": [{"event": "PreToolUse", "command": "lint \u{1b}[2J", "exit_code": 0,
+                   "duration_ms": 12, "timed_out": false},
+                  {"event": "PostToolUse", "command": "sleep 9", "exit_code": null,
+                   "duration_ms": 500, "timed_out": true}]
+    }));
+    let lines = message_lines(&m, 100, false, &HashMap::new(), &t);
+    let shown = text(&lines);
+    let rule = "  allowed by rule run_command(cargo test *) (/w/.neocode/permissions.toml:2)";
+    let at = shown.iter().position(|l| l == rule);
+    assert!(at.is_some(), "{shown:#?}");
+    assert_eq!(lines[at.unwrap()].spans[0].style, t.dim());
+    assert!(
+        shown
+            .iter()
+            .any(|l| l.starts_with("  hook PreToolUse `lint ") && l.ends_with("· exit 0 · 12 ms")),
+        "{shown:#?}"
+    );
+    assert!(!shown.iter().any(|l| l.contains('\u{1b}')), "sanitised");
+    assert!(
+        shown
+            .contains(&"  hook PostToolUse `sleep 9` · killed at its timeout · 500 ms".to_string()),
+        "{shown:#?}"
+    );
+}

@@ -103,9 +103,14 @@ fn title_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
 
 fn status_line(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let t = &app.theme;
+    let always;
     let editing = match &app.overlay {
         Overlay::Rename { input, .. } => Some(("Rename to: ", input)),
         Overlay::DenyReason { input, .. } => Some(("Deny because: ", input)),
+        Overlay::AlwaysRule { input, scope, .. } => {
+            always = format!("Always allow, for {}: ", scope.label());
+            Some((always.as_str(), input))
+        }
         Overlay::Plan(p) => p.dropping.as_ref().map(|i| ("Drop steps (ids): ", i)),
         _ => None,
     };
@@ -254,6 +259,11 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Overlay::ConfirmDelete { .. } => vec![("y", "delete"), ("n/Esc", "keep")],
         Overlay::Rename { .. } => vec![("Enter", "save"), ("Esc", "cancel")],
         Overlay::DenyReason { .. } => vec![("Enter", "deny with this reason"), ("Esc", "back")],
+        Overlay::AlwaysRule { .. } => vec![
+            ("Enter", "run it, keep this rule"),
+            ("Tab", "session / workspace / everywhere"),
+            ("Esc", "back"),
+        ],
         Overlay::Confirm(_) => vec![("y", "yes"), ("n/Esc", "no")],
         Overlay::Plan(p) if p.dropping.is_some() => {
             vec![("Enter", "drop these"), ("Esc", "back")]

@@ -16,7 +16,10 @@ use crate::tui::keymap::{self, Context};
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
     match &app.overlay {
-        Overlay::None | Overlay::Rename { .. } | Overlay::DenyReason { .. } => {}
+        Overlay::None
+        | Overlay::Rename { .. }
+        | Overlay::DenyReason { .. }
+        | Overlay::AlwaysRule { .. } => {}
         Overlay::Confirm(what) => {
             let t = &app.theme;
             let (title, text) = match what {

@@ -34,8 +34,9 @@ fn yes_no_and_always_on_a_terminal_and_always_survives_a_restart() {
         Reply::text("second done"),
     ])
     .unwrap();
-    // "always" for the write, "no" for the command.
-    let (code, out) = on_tty(&env, &srv, &["two things"], "a\nn\n");
+    // "always" for the write (the proposed rule edited to the whole tool, kept for this
+    // session), "no" for the command.
+    let (code, out) = on_tty(&env, &srv, &["two things"], "a\nwrite_file\n\nn\n");
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("Allow write_file one.txt?"), "{out}");
     assert!(out.contains("Allow run_command touch ran.txt?"), "{out}");
@@ -85,4 +86,81 @@ fn run_plan_asks_on_a_terminal_and_a_dropped_step_never_runs() {
     assert!(out.contains("✔ step c done"), "{out}");
     assert!(!out.contains("step b:"), "{out}");
     assert_eq!(srv.request_count(), 4);
+}
+
+/// `neocode run` on a terminal: "always" proposes a prefix rule, and each scope keeps it
+/// where it says: the session (survives `--continue`, in no file), the workspace's
+/// `.neocode/permissions.toml`, the home's `config.toml`.
+#[test]
+fn always_proposes_a_prefix_rule_and_keeps_it_at_each_scope() {
+    let env = Env::new();
+    let cmd = |id: &'static str, c: &str| (id, "run_command", format!(r#"{{"command":"{c}"}}"#));
+    let calls = |v: Vec<(&'static str, &'static str, String)>| {
+        let v: Vec<(&str, &str, &str)> = v.iter().map(|(a, b, c)| (*a, *b, c.as_str())).collect();
+        Reply::tool_calls(&v)
+    };
+    let srv = ScriptedServer::start(vec![
+        calls(vec![
+            cmd("t1", "echo alpha 1"),
+            cmd("t2", "echo beta 2"),
+            cmd("t3", "echo gamma 3"),
+        ]),
+        Reply::text("first done"),
+        calls(vec![
+            cmd("t4", "echo alpha 9"),
+            cmd("t5", "echo beta 9"),
+            cmd("t6", "echo gamma 9"),
+        ]),
+        Reply::text("second done"),
+        calls(vec![cmd("t7", "echo alpha 7")]),
+        Reply::text("third done"),
+    ])
+    .unwrap();
+    // Each: always, Enter keeps the proposed rule, then the scope (Enter = this session).
+    let (code, out) = on_tty(&env, &srv, &["three"], "a\n\n\na\n\nw\na\n\ne\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Rule: run_command(echo alpha *)"), "{out}");
+    assert!(out.contains("Kept for this session."), "{out}");
+    assert!(out.contains("Kept for this workspace."), "{out}");
+    assert!(out.contains("Kept for everywhere."), "{out}");
+    let ws_rules = std::fs::read_to_string(env.workdir.join(".neocode/permissions.toml")).unwrap();
+    assert!(
+        ws_rules.contains("\"run_command(echo beta *)\""),
+        "{ws_rules}"
+    );
+    assert!(
+        !ws_rules.contains("alpha") && !ws_rules.contains("gamma"),
+        "{ws_rules}"
+    );
+    let home_cfg = std::fs::read_to_string(env.home.join("config.toml")).unwrap();
+    assert!(home_cfg.contains("[permissions]"), "{home_cfg}");
+    assert!(
+        home_cfg.contains("\"run_command(echo gamma *)\""),
+        "{home_cfg}"
+    );
+    assert!(!home_cfg.contains("alpha"), "{home_cfg}");
+
+    // The same session in a new process: all three run without asking (a "n" typed would
+    // deny the first that asked), each saying which rule let it.
+    let (code, out) = on_tty(&env, &srv, &["--continue", "again"], "n\nn\nn\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("Allow run_command"), "{out}");
+    assert!(
+        out.contains("allowed by rule run_command(echo alpha *) (this session)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("allowed by rule run_command(echo beta *) ("),
+        "{out}"
+    );
+    assert!(out.contains("permissions.toml:"), "{out}");
+    assert!(
+        out.contains("allowed by rule run_command(echo gamma *) ("),
+        "{out}"
+    );
+
+    // A new session: the session's grant is not there, so it asks.
+    let (code, out) = on_tty(&env, &srv, &["fresh"], "n\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Allow run_command echo alpha 7?"), "{out}");
 }

@@ -245,10 +245,19 @@ fn approved_edit_runs_denied_edit_does_not_and_the_model_sees_both() {
 #[test]
 fn always_survives_a_restart() {
     let env = Env::new(KEY, "");
+    std::fs::create_dir_all(env.workdir.join("notes")).unwrap();
     let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[("a1", "write_file", r#"{"path":"a.txt","content":"1"}"#)]),
+        Reply::tool_calls(&[(
+            "a1",
+            "write_file",
+            r#"{"path":"notes/a.txt","content":"1"}"#,
+        )]),
         Reply::text("done"),
-        Reply::tool_calls(&[("a2", "write_file", r#"{"path":"b.txt","content":"2"}"#)]),
+        Reply::tool_calls(&[(
+            "a2",
+            "write_file",
+            r#"{"path":"notes/b.txt","content":"2"}"#,
+        )]),
         Reply::text("done again"),
     ])
     .unwrap();
@@ -260,7 +269,8 @@ fn always_survives_a_restart() {
         h.session_id.clone()
     };
     let ledger = env.sessions().header(&id).unwrap().ledger.unwrap();
-    assert_eq!(ledger.approved_tools, ["write_file"]);
+    // "always" keeps the rule proposed from the call: its folder.
+    assert_eq!(ledger.approved_tools, ["write_file(notes/**)"]);
     // A new agent and store, as after a restart: no question this time.
     let agent = env.agent(&srv);
     let (_, evs) = run(&agent, Target::Resume(id[..8].to_string()), "two");
@@ -270,7 +280,7 @@ fn always_survives_a_restart() {
             .any(|e| matches!(e, TurnEvent::ApprovalNeeded { .. }))
     );
     assert_eq!(
-        std::fs::read_to_string(env.workdir.join("b.txt")).unwrap(),
+        std::fs::read_to_string(env.workdir.join("notes/b.txt")).unwrap(),
         "2"
     );
 }

@@ -86,6 +86,7 @@ impl TurnRunner for Double {
                 call,
                 summary: "make".into(),
                 reason: "policy ask".into(),
+                rule: "run_command(make)".into(),
             });
             let (text, is_error) = match commands.recv() {
                 Ok(TurnCommand::Approve { always, .. }) => {
@@ -98,6 +99,7 @@ impl TurnRunner for Double {
                     | TurnCommand::EditPlan { .. }
                     | TurnCommand::RejectPlan,
                 ) => unreachable!("the bridge starts no plan runs"),
+                Ok(TurnCommand::AlwaysAllow { .. }) => unreachable!("the bridge answers always"),
             };
             let seq = s
                 .append(
@@ -111,6 +113,7 @@ impl TurnRunner for Double {
                 text,
                 is_error,
                 seq,
+                permission: None,
             });
         }
         if prompt.starts_with("slow") {

@@ -235,12 +235,14 @@ impl Driver {
                         call,
                         summary: "write_file a.txt".into(),
                         reason: "edits ask".into(),
+                        rule: "run_command(make)".into(),
                     },
                     4 => TurnEvent::ToolResult {
                         call_id: call.id,
                         text: "ok\nmore".into(),
                         is_error: n % 3 == 0,
                         seq: (n % 60) as i64,
+                        permission: None,
                     },
                     5 => TurnEvent::AssistantStored {
                         seq: (n % 60) as i64,

@@ -8,7 +8,8 @@ use crate::support::tui::{Keys, options};
 use crossterm::event::{KeyCode, KeyModifiers};
 use neocode::runtime::Sessions;
 use neocode::runtime::agent::{
-    Agent, FailCode, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest, WarningCode,
+    Agent, FailCode, FinishReason, RuleScope, Target, TurnCommand, TurnEvent, TurnRequest,
+    WarningCode,
 };
 use neocode::runtime::config::{ApprovalPolicy, Overrides, Settings};
 use neocode::runtime::scripted::{Reply, ScriptedServer};
@@ -139,6 +140,7 @@ fn result(h: &mut H, id: &str, text: &str, is_error: bool, seq: i64) {
         text: text.into(),
         is_error,
         seq,
+        permission: None,
     });
 }
 
@@ -148,6 +150,7 @@ fn approval(h: &mut H, id: &str, name: &str, summary: &str, reason: &str) {
         call: call(id, name, "{}"),
         summary: summary.into(),
         reason: reason.into(),
+        rule: "run_command(make)".into(),
     });
 }
 
@@ -335,14 +338,30 @@ fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
         );
     }
     assert!(h.screen().contains("waits for its turn to be asked"));
+    // "always" shows the proposed rule to edit and where it is kept; Tab changes where.
     h.answer('a');
+    let screen = h.screen();
+    assert!(
+        screen.contains("Always allow, for this session: run_command(make)"),
+        "{screen}"
+    );
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Backspace);
+    h.chars(" *)");
+    let screen = h.screen();
+    assert!(
+        screen.contains("Always allow, for this workspace: run_command(make *)"),
+        "{screen}"
+    );
+    h.key(KeyCode::Enter);
     h.answer('n');
     assert_eq!(
         h.turns,
         vec![
-            TurnEffect::Command(TurnCommand::Approve {
+            TurnEffect::Command(TurnCommand::AlwaysAllow {
                 call_id: "w1".into(),
-                always: true
+                rule: "run_command(make *)".into(),
+                scope: RuleScope::Workspace,
             }),
             TurnEffect::Command(TurnCommand::Deny {
                 call_id: "w2".into(),
@@ -1100,4 +1119,37 @@ fn a_long_failure_is_wrapped_whole_not_cut() {
     let s = h.screen();
     assert!(s.contains("please retry in a minute (server_error)"), "{s}");
     assert!(!s.contains("(server_err…"), "{s}");
+}
+
+#[test]
+fn a_card_says_which_rule_let_its_call_run() {
+    let mut h = H::new();
+    h.send("Build it");
+    tool(
+        &mut h,
+        "m1",
+        "run_command",
+        r#"{"command":"make all"}"#,
+        ToolKind::Command,
+        "run_command make all",
+    );
+    h.ev(TurnEvent::ToolResult {
+        call_id: "m1".into(),
+        text: "built".into(),
+        is_error: false,
+        seq: 99,
+        permission: Some(neocode::runtime::agent::Permission {
+            decision: "allow".into(),
+            by: "rule".into(),
+            rule: Some("run_command(make *)".into()),
+            file: Some("/ws/.neocode/permissions.toml".into()),
+            line: Some(2),
+            reason: None,
+        }),
+    });
+    let s = h.screen();
+    assert!(
+        s.contains("allowed by rule run_command(make *) (/ws/.neocode/permissions.toml:2)"),
+        "{s}"
+    );
 }

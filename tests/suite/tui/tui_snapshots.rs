@@ -861,6 +861,7 @@ fn turn_events_pace_frames_and_refresh_what_a_turn_stored() {
         text: "done".into(),
         is_error: false,
         seq,
+        permission: None,
     });
     h.run(fx);
     let d = h.app.browse.detail.as_ref().unwrap();

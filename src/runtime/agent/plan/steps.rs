@@ -200,9 +200,9 @@ impl Run {
     pub(super) fn route_commands(&mut self, active: &mut [Active]) {
         while let Ok(cmd) = self.commands.try_recv() {
             let call_id = match &cmd {
-                TurnCommand::Approve { call_id, .. } | TurnCommand::Deny { call_id, .. } => {
-                    call_id.clone()
-                }
+                TurnCommand::Approve { call_id, .. }
+                | TurnCommand::AlwaysAllow { call_id, .. }
+                | TurnCommand::Deny { call_id, .. } => call_id.clone(),
                 TurnCommand::Cancel => {
                     for a in active.iter() {
                         a.handle.cancel();

@@ -1,0 +1,453 @@
+//! What decides a tool call before it runs, and the hooks around a turn (issue 27).
+//!
+//! A call is decided in this order: a `deny` rule; a `PreToolUse` hook that blocks (exit 2)
+//! or denies; an `ask` rule (or a command part the shell grammar cannot account for) or a
+//! hook's `ask`; an `allow` rule, a session grant or a hook's `allow`; else the approval
+//! policy's default ([`super::approval::needs_approval`]). Whatever decides is recorded with
+//! the call's result as a [`Permission`] (`tool_metadata.permission`).
+//!
+//! Hook runs are kept in [`Gate::pending`] until the turn appends its next message, which
+//! carries them in `tool_metadata.hooks` (the transcript shows them dim).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::runtime::hooks::{
+    HookEvent, HookOutcome, HookPayload, HookRun, Hooks, PermissionDecision,
+};
+use crate::runtime::permissions::{self, List, RuleRef, Rules, SESSION_SOURCE, Verdict};
+use crate::session::ToolCall;
+
+/// Where the rule of an "always" answer is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RuleScope {
+    /// The session's grants (stored with the session).
+    #[default]
+    Session,
+    /// `<workspace>/.neocode/permissions.toml`.
+    Workspace,
+    /// `[permissions]` of `<home>/config.toml`.
+    Everywhere,
+}
+
+impl RuleScope {
+    /// In words, for prompts.
+    pub fn label(self) -> &'static str {
+        match self {
+            RuleScope::Session => "this session",
+            RuleScope::Workspace => "this workspace",
+            RuleScope::Everywhere => "everywhere",
+        }
+    }
+
+    /// The next scope (the TUI cycles through them).
+    pub fn next(self) -> RuleScope {
+        match self {
+            RuleScope::Session => RuleScope::Workspace,
+            RuleScope::Workspace => RuleScope::Everywhere,
+            RuleScope::Everywhere => RuleScope::Session,
+        }
+    }
+}
+
+/// Who let a call run or kept it from running, stored with its result and sent with the
+/// `tool_result` event: "why did this run without asking?" always has an answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Permission {
+    /// `allow` or `deny`.
+    pub decision: String,
+    /// `rule` (a rule file or a session grant), `hook`, `policy` or `user`.
+    pub by: String,
+    /// The rule's text, when a rule decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The rule's file (`this session` for a session grant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The rule's line in its file (1-based; absent for a session grant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// Why, in words (the policy, the hook's reason, the user's answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl Permission {
+    fn new(allow: bool, by: &str, reason: Option<String>) -> Permission {
+        Permission {
+            decision: if allow { "allow" } else { "deny" }.to_string(),
+            by: by.to_string(),
+            rule: None,
+            file: None,
+            line: None,
+            reason,
+        }
+    }
+
+    fn of_rule(allow: bool, r: &RuleRef) -> Permission {
+        Permission {
+            rule: Some(r.text.clone()),
+            file: Some(r.file.display().to_string()),
+            line: (r.line > 0).then_some(r.line),
+            ..Permission::new(allow, "rule", None)
+        }
+    }
+
+    /// The user answered (once, or "always" with the rule saved at `scope`).
+    pub fn user(always: Option<(&str, RuleScope)>) -> Permission {
+        match always {
+            None => Permission::new(true, "user", Some("approved once".into())),
+            Some((rule, scope)) => Permission {
+                rule: Some(rule.to_string()),
+                reason: Some(format!("approved, always for {}", scope.label())),
+                ..Permission::new(true, "user", None)
+            },
+        }
+    }
+
+    /// The user denied the call.
+    pub fn user_denied() -> Permission {
+        Permission::new(false, "user", None)
+    }
+
+    /// One line: `allowed by rule run_command(cargo test *) (/w/.neocode/permissions.toml:2)`.
+    pub fn describe(&self) -> String {
+        let verb = if self.decision == "allow" {
+            "allowed"
+        } else {
+            "denied"
+        };
+        let mut s = format!("{verb} by {}", self.by);
+        if let Some(r) = &self.rule {
+            s.push_str(&format!(" {r}"));
+        }
+        match (&self.file, self.line) {
+            (Some(f), Some(l)) => s.push_str(&format!(" ({f}:{l})")),
+            (Some(f), None) => s.push_str(&format!(" ({f})")),
+            _ => {}
+        }
+        if let Some(why) = &self.reason {
+            s.push_str(&format!(": {why}"));
+        }
+        s
+    }
+
+    /// The permission stored in a tool result's metadata.
+    pub fn of_metadata(meta: Option<&Value>) -> Option<Permission> {
+        serde_json::from_value(meta?.get("permission")?.clone()).ok()
+    }
+}
+
+/// What the gate says about a call.
+#[derive(Debug, Clone)]
+pub enum Gated {
+    /// It runs without asking.
+    Run(Permission),
+    /// The user is asked, for this reason.
+    Ask(String),
+    /// It does not run; `text` is what the model is told.
+    Deny {
+        permission: Permission,
+        text: String,
+    },
+}
+
+/// The rules and hooks of a turn's workspace and home.
+pub struct Gate {
+    rules: Rules,
+    hooks: Hooks,
+    home: PathBuf,
+    root: PathBuf,
+    session_id: String,
+    /// Hook runs not yet stored: the next message the turn appends carries them.
+    pub pending: Vec<HookRun>,
+    /// What the user should see of the hooks (errors, `systemMessage`s), drained by the turn.
+    pub notices: Vec<String>,
+}
+
+/// Sessions whose `SessionStart` hooks ran in this process.
+static STARTED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+
+impl Gate {
+    /// No rules, no hooks (until [`Gate::load`] reads them).
+    pub fn empty(home: &Path, root: &Path, session_id: &str) -> Gate {
+        Gate {
+            rules: Rules::empty(root),
+            hooks: Hooks::default(),
+            home: home.to_path_buf(),
+            root: root.to_path_buf(),
+            session_id: session_id.to_string(),
+            pending: Vec::new(),
+            notices: Vec::new(),
+        }
+    }
+
+    /// Reads the rule and hook files; a malformed one is an error naming its file and line.
+    pub fn load(&mut self) -> Result<(), String> {
+        self.rules = Rules::load(&self.home, &self.root).map_err(|e| e.to_string())?;
+        self.hooks = Hooks::load(&self.home, &self.root).map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    fn payload(&self) -> HookPayload {
+        HookPayload::new(&self.session_id, &self.root)
+    }
+
+    /// Runs `event`'s hooks; their runs wait for the next append, errors and messages for
+    /// the user are kept in [`Gate::notices`].
+    fn fire(&mut self, event: HookEvent, payload: &HookPayload) -> HookOutcome {
+        if !self.hooks.has(event) {
+            return HookOutcome::default();
+        }
+        let mut o = self.hooks.run_hooks(event, payload);
+        self.pending.append(&mut o.runs);
+        self.notices.append(&mut o.errors);
+        self.notices.append(&mut o.messages);
+        o
+    }
+
+    /// `SessionStart`, once per session and process (`startup` for a session without
+    /// messages, else `resume`). Returns the context its hooks add.
+    pub fn session_start(&mut self, has_messages: bool) -> Vec<String> {
+        let first = match STARTED.lock() {
+            Ok(mut g) => g
+                .get_or_insert_with(HashSet::new)
+                .insert(self.session_id.clone()),
+            Err(_) => true,
+        };
+        if !first {
+            return Vec::new();
+        }
+        let mut p = self.payload();
+        p.source = Some(if has_messages { "resume" } else { "startup" }.into());
+        self.fire(HookEvent::SessionStart, &p).additional_context
+    }
+
+    /// `UserPromptSubmit`: `Err(reason)` refuses the prompt; `Ok` has the context to add.
+    pub fn prompt_submit(&mut self, prompt: &str) -> Result<Vec<String>, String> {
+        let mut p = self.payload();
+        p.prompt = Some(prompt.to_string());
+        let o = self.fire(HookEvent::UserPromptSubmit, &p);
+        match o.block {
+            Some(reason) => Err(reason),
+            None => Ok(o.additional_context),
+        }
+    }
+
+    /// `PostToolUse`: a reason to add to the result for the model, when a hook blocks.
+    pub fn post_tool_use(&mut self, call: &ToolCall, text: &str, is_error: bool) -> Option<String> {
+        let mut p = self.payload();
+        p.tool_name = Some(call.name.clone());
+        p.tool_input = Some(arguments(call));
+        p.tool_response = Some(serde_json::json!({"text": text, "is_error": is_error}));
+        self.fire(HookEvent::PostToolUse, &p).block
+    }
+
+    /// `Stop` (the model answered without calls): a reason to go on, when a hook blocks.
+    pub fn stop(&mut self, active: bool) -> Option<String> {
+        let mut p = self.payload();
+        p.stop_hook_active = Some(active);
+        self.fire(HookEvent::Stop, &p).block
+    }
+
+    /// The model answered without calls: `Stop`, and when the turn does end (no `Stop` hook
+    /// makes it go on), `Notification` `idle_prompt`. A reason to go on, when a hook blocks
+    /// (`active`: the turn already went on once for a `Stop` hook, and does not again).
+    pub fn turn_end(&mut self, active: bool) -> Option<String> {
+        let go_on = self.stop(active);
+        if go_on.is_none() || active {
+            self.notify(
+                "idle_prompt",
+                "the turn is done: neocode waits for your next message",
+            );
+        }
+        go_on
+    }
+
+    /// `PreCompact` with trigger `auto` (the context window filled).
+    pub fn pre_compact(&mut self) {
+        let mut p = self.payload();
+        p.trigger = Some("auto".into());
+        self.fire(HookEvent::PreCompact, &p);
+    }
+
+    /// `Notification` (`permission_prompt`: a call waits for the user).
+    pub fn notify(&mut self, kind: &str, message: &str) {
+        let mut p = self.payload();
+        p.notification_type = Some(kind.to_string());
+        p.message = Some(message.to_string());
+        self.fire(HookEvent::Notification, &p);
+    }
+
+    /// Decides `call`: rules (with the session's `grants`), then `PreToolUse` hooks, then
+    /// `policy` (the approval policy's reason to ask, `None` when it lets the call run).
+    pub fn decide(
+        &mut self,
+        call: &ToolCall,
+        grants: &[String],
+        policy: impl FnOnce() -> Option<String>,
+    ) -> Gated {
+        let args = arguments(call);
+        let rules = self.rules.with_session_grants(grants);
+        let d = rules.decide(&call.name, &args);
+        if d.verdict == Verdict::Deny
+            && let Some(r) = &d.rule
+        {
+            return Gated::Deny {
+                permission: Permission::of_rule(false, r),
+                text: format!("Denied by the permission rule `{}`.", r.text),
+            };
+        }
+        let mut p = self.payload();
+        p.tool_name = Some(call.name.clone());
+        p.tool_input = Some(args);
+        let hook = self.fire(HookEvent::PreToolUse, &p);
+        let hook_decision = hook.permission.clone();
+        if let Some(reason) = hook.block.or_else(|| match &hook_decision {
+            Some((PermissionDecision::Deny, why)) => {
+                Some(why.clone().unwrap_or_else(|| "denied by a hook".into()))
+            }
+            _ => None,
+        }) {
+            return Gated::Deny {
+                permission: Permission::new(false, "hook", Some(reason.clone())),
+                text: format!("Denied by a PreToolUse hook: {reason}"),
+            };
+        }
+        // A part the shell grammar cannot account for keeps the rules from allowing the
+        // command: the policy decides (and says why when it asks).
+        let unknown = match (&d.verdict, &d.rule, &d.reason) {
+            (Verdict::Ask, None, Some(why)) => Some(why.clone()),
+            _ => None,
+        };
+        match d.verdict {
+            Verdict::Ask if unknown.is_none() => {
+                return Gated::Ask(match &d.rule {
+                    Some(r) => format!("the rule `{}` asks ({})", r.text, where_(r)),
+                    None => "a rule asks".into(),
+                });
+            }
+            _ if matches!(hook_decision, Some((PermissionDecision::Ask, _))) => {
+                let why = hook_decision.and_then(|(_, w)| w);
+                return Gated::Ask(format!(
+                    "a PreToolUse hook asks{}",
+                    why.map(|w| format!(": {w}")).unwrap_or_default()
+                ));
+            }
+            Verdict::Allow => {
+                if let Some(r) = &d.rule {
+                    return Gated::Run(Permission::of_rule(true, r));
+                }
+            }
+            Verdict::Ask | Verdict::Deny | Verdict::Default => {}
+        }
+        if let Some((PermissionDecision::Allow, why)) = hook_decision {
+            return Gated::Run(Permission::new(true, "hook", why));
+        }
+        match (policy(), unknown) {
+            (Some(reason), Some(why)) => {
+                Gated::Ask(format!("{reason}; no rule can allow it: {why}"))
+            }
+            (Some(reason), None) => Gated::Ask(reason),
+            (None, _) => Gated::Run(Permission::new(true, "policy", None)),
+        }
+    }
+
+    /// The rules whose read denials `grep` and `list_dir` honour while they walk.
+    pub fn read_rules(&self) -> std::sync::Arc<Rules> {
+        std::sync::Arc::new(self.rules.clone())
+    }
+
+    /// The rule an "always" answer proposes for `call` (`cargo test *` for `cargo test -p
+    /// core`).
+    pub fn propose(&self, call: &ToolCall) -> String {
+        permissions::derive_rule(&call.name, &arguments(call), &self.root)
+    }
+
+    /// Keeps `rule` at `scope`: a session grant (pushed to `grants`) or a line in the
+    /// workspace's or the home's rule file (read again at once). `Err` says why it was not
+    /// kept (the call still runs once).
+    pub fn keep(
+        &mut self,
+        rule: &str,
+        scope: RuleScope,
+        grants: &mut Vec<String>,
+    ) -> Result<(), String> {
+        permissions::parse_rule(rule, &self.root, None)?;
+        let file = match scope {
+            RuleScope::Session => {
+                if !grants.iter().any(|g| g == rule) {
+                    grants.push(rule.trim().to_string());
+                }
+                return Ok(());
+            }
+            RuleScope::Workspace => Rules::workspace_file(&self.root),
+            RuleScope::Everywhere => Rules::home_file(&self.home),
+        };
+        permissions::append_rule(&file, List::Allow, rule).map_err(|e| e.to_string())?;
+        self.rules = Rules::load(&self.home, &self.root).map_err(|e| e.to_string())?;
+        Ok(())
+    }
+}
+
+fn where_(r: &RuleRef) -> String {
+    if r.file == Path::new(SESSION_SOURCE) {
+        SESSION_SOURCE.to_string()
+    } else {
+        format!("{}:{}", r.file.display(), r.line)
+    }
+}
+
+/// A call's arguments as JSON (`null` when they do not parse).
+fn arguments(call: &ToolCall) -> Value {
+    serde_json::from_str(&call.arguments).unwrap_or(Value::Null)
+}
+
+/// `meta` with the hook `runs` added under `hooks` (an object is made when `meta` is none).
+pub fn with_hook_runs(meta: Option<Value>, runs: Vec<HookRun>) -> Option<Value> {
+    if runs.is_empty() {
+        return meta;
+    }
+    let mut meta = match meta {
+        Some(Value::Object(m)) => m,
+        Some(other) => {
+            let mut m = serde_json::Map::new();
+            m.insert("value".into(), other);
+            m
+        }
+        None => serde_json::Map::new(),
+    };
+    let list = meta
+        .entry("hooks")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(a) = list {
+        a.extend(runs.iter().filter_map(|r| serde_json::to_value(r).ok()));
+    }
+    Some(Value::Object(meta))
+}
+
+/// `meta` with `permission` set.
+pub fn with_permission(meta: Option<Value>, p: &Permission) -> Option<Value> {
+    let mut m = match meta {
+        Some(Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    if let Ok(v) = serde_json::to_value(p) {
+        m.insert("permission".into(), v);
+    }
+    Some(Value::Object(m))
+}
+
+/// The text parts a prompt carries for the context hooks added (`additionalContext`, or a
+/// `SessionStart` / `UserPromptSubmit` hook's plain output), each marked as a hook's.
+pub fn context_parts(context: &[String]) -> Vec<crate::session::Part> {
+    context
+        .iter()
+        .filter(|c| !c.trim().is_empty())
+        .map(|c| crate::session::Part::text(format!("[context from a hook]\n{}", c.trim())))
+        .collect()
+}

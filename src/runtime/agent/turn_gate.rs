@@ -1,0 +1,137 @@
+//! The turn's side of [`super::gate`]: deciding a call (rules, hooks, policy, the user),
+//! keeping an "always" answer's rule, a refused prompt, a `Stop` hook that makes the turn go
+//! on, and showing what hooks said.
+
+use super::gate::{Gated, Permission};
+use super::turn::{Answer, Turn};
+use super::{FailCode, FinishReason, TurnEvent, WarningCode, approval};
+use crate::runtime::config::ApprovalPolicy;
+use crate::runtime::tools::{ToolKind, ToolOutput};
+use crate::session::{NewMessage, Role, Status, ToolCall};
+
+impl Turn {
+    /// Decides `call`: `Some` with who let it run, or `None` when it did not run (its result,
+    /// the denial, is stored). `replay`: a call interrupted by a crash, which asks again.
+    pub(super) fn decide_call(
+        &mut self,
+        call: &ToolCall,
+        kind: ToolKind,
+        summary: &str,
+        replay: bool,
+    ) -> Result<Option<Permission>, FinishReason> {
+        let grants = self.ledger.approved_tools.clone();
+        let (policy, sandbox) = (self.policy, self.settings.sandbox.clone());
+        let ext = self.ext.clone();
+        let name = call.name.clone();
+        let gated = self.gate.decide(call, &grants, || {
+            if ext.is_mcp(&name) {
+                ext.mcp_approval(kind, &name, policy, &grants)
+            } else {
+                approval::needs_approval(kind, &name, policy, &grants, &sandbox)
+            }
+        });
+        self.notices();
+        let replay_asks = replay
+            && matches!(kind, ToolKind::Edit | ToolKind::Command)
+            && self.policy != ApprovalPolicy::NeverAsk;
+        let gated = match gated {
+            Gated::Run(_) if replay_asks => Gated::Ask(
+                "replay of a call interrupted by a crash: it may already have run".to_string(),
+            ),
+            Gated::Ask(reason) if replay_asks => Gated::Ask(format!(
+                "replay of a call interrupted by a crash: it may already have run; {reason}"
+            )),
+            other => other,
+        };
+        let reason = match gated {
+            Gated::Run(p) => return Ok(Some(p)),
+            Gated::Deny { permission, text } => {
+                self.permission = Some(permission);
+                self.store_result(call, ToolOutput::error(text), false)?;
+                return Ok(None);
+            }
+            Gated::Ask(reason) => reason,
+        };
+        match self.ask(call, summary, reason)? {
+            Answer::Run { always } => {
+                self.set_status(Status::Running)?;
+                let Some((rule, scope)) = always else {
+                    return Ok(Some(Permission::user(None)));
+                };
+                let mut grants = std::mem::take(&mut self.ledger.approved_tools);
+                let kept = self.gate.keep(&rule, scope, &mut grants);
+                self.ledger.approved_tools = grants;
+                if let Err(e) = kept {
+                    self.emit(TurnEvent::Warning {
+                        code: WarningCode::Hook,
+                        message: format!(
+                            "the rule `{rule}` was not kept ({e}); the call runs once"
+                        ),
+                    });
+                    return Ok(Some(Permission::user(None)));
+                }
+                Ok(Some(Permission::user(Some((&rule, scope)))))
+            }
+            Answer::Denied(why) => {
+                self.set_status(Status::Running)?;
+                let text = match why.filter(|w| !w.trim().is_empty()) {
+                    Some(w) => format!("The user denied this call: {w}"),
+                    None => "The user denied this call.".to_string(),
+                };
+                self.permission = Some(Permission::user_denied());
+                self.store_result(call, ToolOutput::error(text), false)?;
+                Ok(None)
+            }
+            Answer::Cancelled => Err(FinishReason::Cancelled),
+        }
+    }
+
+    /// `UserPromptSubmit`: the context its hooks add, or the turn ends refused (nothing of
+    /// the prompt is stored) with the hook's reason; the runs are named in that reason, which
+    /// the session keeps as its ledger's termination.
+    pub(super) fn prompt_submitted(&mut self, prompt: &str) -> Result<Vec<String>, FinishReason> {
+        let r = self.gate.prompt_submit(prompt);
+        self.notices();
+        r.map_err(|reason| {
+            let runs: Vec<String> = std::mem::take(&mut self.gate.pending)
+                .iter()
+                .map(|r| {
+                    let exit = r
+                        .exit_code
+                        .map_or("no exit".to_string(), |c| format!("exit {c}"));
+                    format!("`{}` {exit}, {} ms", r.command, r.duration_ms)
+                })
+                .collect();
+            FinishReason::Failed {
+                code: FailCode::PromptRefused,
+                message: format!(
+                    "a UserPromptSubmit hook refused the prompt: {} (hooks run: {})",
+                    reason.trim(),
+                    runs.join("; ")
+                ),
+            }
+        })
+    }
+
+    /// A `Stop` hook blocked the end of the turn: its reason goes to the model as a user
+    /// message (marked as the hook's) and the turn goes on.
+    pub(super) fn stop_hook_continues(&mut self, reason: &str) -> Result<(), FinishReason> {
+        let mut msg = NewMessage::text(
+            Role::User,
+            format!("[a Stop hook asks to go on] {}", reason.trim()),
+        );
+        msg.tool_metadata = Some(serde_json::json!({"hook_event": "Stop"}));
+        let update = self.state(None);
+        self.append(msg, update).map(|_| ())
+    }
+
+    /// Shows the user what hooks said (errors, messages) as `hook` warnings.
+    pub(super) fn notices(&mut self) {
+        for message in std::mem::take(&mut self.gate.notices) {
+            self.emit(TurnEvent::Warning {
+                code: WarningCode::Hook,
+                message,
+            });
+        }
+    }
+}

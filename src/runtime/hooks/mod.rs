@@ -1,0 +1,476 @@
+//! Hooks (issue 27): the user's own commands run around a session's events, in Claude
+//! Code's format so users can bring theirs.
+//!
+//! Configured in `<workspace>/.neocode/hooks.json` and `<home>/hooks.json`:
+//! `{"hooks": {"PreToolUse": [{"matcher": "edit_file|write_file", "hooks": [{"type":
+//! "command", "command": "…", "timeout": 30}]}]}}`. The matcher is a regular expression over
+//! the tool name (anchored: `edit_file` matches only `edit_file`; empty or `*` matches every
+//! tool); for `SessionStart` it is matched against the source (`startup`, `resume`, …), for
+//! `PreCompact` the trigger (`manual`, `auto`), for `Notification` the notification type;
+//! the other events ignore it.
+//!
+//! [`Hooks::run_hooks`] runs every matching hook, one after the other (workspace file first):
+//! `sh -c COMMAND` in the workspace root, the event's JSON on stdin, the user's environment
+//! minus neocode's key variables (plus `NEOCODE_PROJECT_DIR` and `CLAUDE_PROJECT_DIR` = the
+//! workspace root), in its own process group, which is killed at the timeout (default
+//! [`DEFAULT_TIMEOUT`]). stdout and stderr are read to the end but only the first
+//! [`OUTPUT_KEEP`] bytes of each are kept. Exit 0 continues (JSON on stdout may decide), 2
+//! blocks with stderr as the reason, anything else is a non-blocking error for the user.
+//! Hooks run outside the model's sandbox: they are the user's commands, not the model's.
+
+mod import;
+mod run;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use regex::Regex;
+use serde::{Deserialize, Deserializer, Serialize};
+
+pub use import::{ImportReport, import_claude_settings, map_matcher};
+pub use run::{OUTPUT_KEEP, strip_keys};
+
+/// A hook's timeout when its entry has none (Claude Code's default).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The events hooks can run at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum HookEvent {
+    SessionStart,
+    UserPromptSubmit,
+    PreToolUse,
+    PostToolUse,
+    Stop,
+    PreCompact,
+    Notification,
+}
+
+impl HookEvent {
+    /// Every event, in the order above.
+    pub const ALL: [HookEvent; 7] = [
+        HookEvent::SessionStart,
+        HookEvent::UserPromptSubmit,
+        HookEvent::PreToolUse,
+        HookEvent::PostToolUse,
+        HookEvent::Stop,
+        HookEvent::PreCompact,
+        HookEvent::Notification,
+    ];
+
+    /// The name as written in hooks files (`PreToolUse`).
+    pub fn name(self) -> &'static str {
+        match self {
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::Stop => "Stop",
+            HookEvent::PreCompact => "PreCompact",
+            HookEvent::Notification => "Notification",
+        }
+    }
+
+    /// Parses a name as written in hooks files.
+    pub fn parse(s: &str) -> Option<HookEvent> {
+        HookEvent::ALL.into_iter().find(|e| e.name() == s)
+    }
+
+    /// Whether exit code 2 blocks the event's action (elsewhere it is an error shown to the
+    /// user: the session has started, the compaction and the notification happen anyway).
+    pub fn can_block(self) -> bool {
+        matches!(
+            self,
+            HookEvent::UserPromptSubmit
+                | HookEvent::PreToolUse
+                | HookEvent::PostToolUse
+                | HookEvent::Stop
+        )
+    }
+}
+
+impl fmt::Display for HookEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A matcher: an anchored regular expression, or every value.
+#[derive(Debug, Clone)]
+pub struct Matcher {
+    /// As written.
+    pub text: String,
+    regex: Option<Regex>,
+}
+
+impl Matcher {
+    /// Compiles a matcher (empty or `*`: everything).
+    pub fn new(text: &str) -> Result<Matcher, String> {
+        let t = text.trim();
+        if t.is_empty() || t == "*" {
+            return Ok(Matcher {
+                text: text.to_string(),
+                regex: None,
+            });
+        }
+        let regex = Regex::new(&format!("^(?:{t})$"))
+            .map_err(|e| format!("matcher `{t}` is not a valid regular expression: {e}"))?;
+        Ok(Matcher {
+            text: text.to_string(),
+            regex: Some(regex),
+        })
+    }
+
+    /// Whether `value` (a tool name, a source…) matches.
+    pub fn matches(&self, value: &str) -> bool {
+        self.regex.as_ref().is_none_or(|r| r.is_match(value))
+    }
+}
+
+impl<'de> Deserialize<'de> for Matcher {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Matcher, D::Error> {
+        let s = String::deserialize(d)?;
+        Matcher::new(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// One hook command.
+#[derive(Debug, Clone)]
+pub struct HookCommand {
+    pub event: HookEvent,
+    pub matcher: Matcher,
+    /// The shell command (`sh -c`).
+    pub command: String,
+    pub timeout: Duration,
+    /// The file it is configured in.
+    pub file: PathBuf,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum HookType {
+    Command,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HookSpec {
+    #[serde(rename = "type")]
+    #[allow(dead_code)]
+    kind: HookType,
+    command: String,
+    #[serde(default, deserialize_with = "timeout_secs")]
+    timeout: Option<Duration>,
+}
+
+fn timeout_secs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    let secs = f64::deserialize(d)?;
+    if !(secs > 0.0 && secs <= 86_400.0) {
+        return Err(serde::de::Error::custom(format!(
+            "timeout must be between 0 and 86400 seconds, not {secs}"
+        )));
+    }
+    Ok(Some(Duration::from_secs_f64(secs)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MatcherGroup {
+    #[serde(default = "match_all")]
+    matcher: Matcher,
+    hooks: Vec<HookSpec>,
+}
+
+fn match_all() -> Matcher {
+    Matcher {
+        text: String::new(),
+        regex: None,
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct EventTable {
+    #[serde(rename = "SessionStart", default)]
+    session_start: Vec<MatcherGroup>,
+    #[serde(rename = "UserPromptSubmit", default)]
+    user_prompt_submit: Vec<MatcherGroup>,
+    #[serde(rename = "PreToolUse", default)]
+    pre_tool_use: Vec<MatcherGroup>,
+    #[serde(rename = "PostToolUse", default)]
+    post_tool_use: Vec<MatcherGroup>,
+    #[serde(rename = "Stop", default)]
+    stop: Vec<MatcherGroup>,
+    #[serde(rename = "PreCompact", default)]
+    pre_compact: Vec<MatcherGroup>,
+    #[serde(rename = "Notification", default)]
+    notification: Vec<MatcherGroup>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HooksFile {
+    #[serde(default)]
+    hooks: EventTable,
+}
+
+/// A malformed hooks file (or one that cannot be read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HooksError {
+    pub file: PathBuf,
+    /// 1-based; 0 when not about a line.
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for HooksError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file.display(), self.message)
+        } else {
+            write!(f, "{}:{}: {}", self.file.display(), self.line, self.message)
+        }
+    }
+}
+
+impl std::error::Error for HooksError {}
+
+/// What a hook is told: the JSON object on its stdin (Claude Code's field names). Fields
+/// that do not apply to an event are left out.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HookPayload {
+    pub session_id: String,
+    /// The workspace root (also the hook's working folder).
+    pub cwd: String,
+    /// Set by [`Hooks::run_hooks`].
+    pub hook_event_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transcript_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_input: Option<serde_json::Value>,
+    /// `PostToolUse`: the tool's result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_response: Option<serde_json::Value>,
+    /// `UserPromptSubmit`: the prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// `SessionStart`: `startup`, `resume`, `clear`, `compact`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// `PreCompact`: `manual` or `auto`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// `Notification`: what it says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// `Notification`: `permission_prompt`, `idle_prompt`, …
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notification_type: Option<String>,
+    /// `Stop`: whether the turn already goes on because of a Stop hook.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_hook_active: Option<bool>,
+}
+
+impl HookPayload {
+    /// A payload with the session and workspace filled in.
+    pub fn new(session_id: &str, workspace: &Path) -> HookPayload {
+        HookPayload {
+            session_id: session_id.to_string(),
+            cwd: workspace.display().to_string(),
+            ..HookPayload::default()
+        }
+    }
+
+    /// The value a matcher is matched against for `event`.
+    fn match_value(&self, event: HookEvent) -> Option<&str> {
+        match event {
+            HookEvent::PreToolUse | HookEvent::PostToolUse => self.tool_name.as_deref(),
+            HookEvent::SessionStart => self.source.as_deref(),
+            HookEvent::PreCompact => self.trigger.as_deref(),
+            HookEvent::Notification => self.notification_type.as_deref(),
+            HookEvent::UserPromptSubmit | HookEvent::Stop => None,
+        }
+    }
+}
+
+/// A permission decision from a `PreToolUse` hook's JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PermissionDecision {
+    Deny,
+    Ask,
+    Allow,
+}
+
+/// One hook run, for the session transcript.
+#[derive(Debug, Clone, Serialize)]
+pub struct HookRun {
+    pub event: HookEvent,
+    pub command: String,
+    /// The hooks file it came from.
+    pub file: PathBuf,
+    /// `None` when it was killed (timeout) or could not start.
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    /// The first [`OUTPUT_KEEP`] bytes of stdout (lossy UTF-8).
+    pub stdout: String,
+    /// The first [`OUTPUT_KEEP`] bytes of stderr.
+    pub stderr: String,
+    /// Whether stdout or stderr was longer than what is kept.
+    pub output_cut: bool,
+    /// It could not be started (`sh` missing, …).
+    pub spawn_error: Option<String>,
+}
+
+/// What the hooks of one event decided.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HookOutcome {
+    /// Every run, in order.
+    pub runs: Vec<HookRun>,
+    /// The event's action is refused, with the reason for the model (exit 2's stderr, or
+    /// the JSON's `reason`): `PreToolUse` denies the call, `UserPromptSubmit` refuses the
+    /// prompt, `PostToolUse` feeds the reason to the model, `Stop` makes the turn go on.
+    pub block: Option<String>,
+    /// `PreToolUse`: the strongest `permissionDecision` (deny > ask > allow), with its reason.
+    pub permission: Option<(PermissionDecision, Option<String>)>,
+    /// Context to add for the model (`additionalContext`; for `UserPromptSubmit` and
+    /// `SessionStart` also plain stdout of a hook that exits 0).
+    pub additional_context: Vec<String>,
+    /// Non-blocking errors to show the user (other exit codes, timeouts, start failures).
+    pub errors: Vec<String>,
+    /// Messages for the user (`systemMessage`).
+    pub messages: Vec<String>,
+    /// `"continue": false`: the session should stop, with this reason.
+    pub stop: Option<String>,
+}
+
+/// The hooks of a workspace and a home.
+#[derive(Debug, Clone, Default)]
+pub struct Hooks {
+    commands: Vec<HookCommand>,
+    root: PathBuf,
+    files: Vec<PathBuf>,
+}
+
+impl Hooks {
+    /// `<workspace>/.neocode/hooks.json`.
+    pub fn workspace_file(workspace: &Path) -> PathBuf {
+        workspace.join(".neocode").join("hooks.json")
+    }
+
+    /// `<home>/hooks.json`.
+    pub fn home_file(home: &Path) -> PathBuf {
+        home.join("hooks.json")
+    }
+
+    /// Reads both files (each may be absent); a malformed one is an error with its line.
+    pub fn load(home: &Path, workspace: &Path) -> Result<Hooks, HooksError> {
+        let mut hooks = Hooks {
+            commands: Vec::new(),
+            root: workspace.to_path_buf(),
+            files: Vec::new(),
+        };
+        for file in [Hooks::workspace_file(workspace), Hooks::home_file(home)] {
+            let src = match std::fs::read_to_string(&file) {
+                Ok(s) => s,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    return Err(HooksError {
+                        file,
+                        line: 0,
+                        message: format!("cannot read it: {e}"),
+                    });
+                }
+            };
+            let commands = parse_hooks(&src, &file)?;
+            hooks.commands.extend(commands);
+            hooks.files.push(file);
+        }
+        Ok(hooks)
+    }
+
+    /// Every configured hook command.
+    pub fn commands(&self) -> &[HookCommand] {
+        &self.commands
+    }
+
+    /// The files read.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// Whether any hook is configured for `event`.
+    pub fn has(&self, event: HookEvent) -> bool {
+        self.commands.iter().any(|c| c.event == event)
+    }
+
+    /// Runs the hooks of `event` that match `payload`, one after the other, and combines
+    /// what they decided.
+    pub fn run_hooks(&self, event: HookEvent, payload: &HookPayload) -> HookOutcome {
+        let mut payload = payload.clone();
+        payload.hook_event_name = event.name().to_string();
+        if payload.cwd.is_empty() {
+            payload.cwd = self.root.display().to_string();
+        }
+        let stdin = serde_json::to_vec(&payload).unwrap_or_default();
+        let value = payload.match_value(event);
+        let mut outcome = HookOutcome::default();
+        for c in self
+            .commands
+            .iter()
+            .filter(|c| c.event == event && value.is_none_or(|v| c.matcher.matches(v)))
+        {
+            let r = run::run_one(c, &self.root, &stdin);
+            run::interpret(event, &r, &mut outcome);
+            outcome.runs.push(r);
+        }
+        outcome
+    }
+}
+
+/// Parses a hooks file's text.
+pub fn parse_hooks(src: &str, file: &Path) -> Result<Vec<HookCommand>, HooksError> {
+    let parsed: HooksFile = serde_json::from_str(src).map_err(|e| HooksError {
+        file: file.to_path_buf(),
+        line: e.line(),
+        message: strip_position(&e.to_string()),
+    })?;
+    let t = parsed.hooks;
+    let mut out = Vec::new();
+    for (event, groups) in [
+        (HookEvent::SessionStart, t.session_start),
+        (HookEvent::UserPromptSubmit, t.user_prompt_submit),
+        (HookEvent::PreToolUse, t.pre_tool_use),
+        (HookEvent::PostToolUse, t.post_tool_use),
+        (HookEvent::Stop, t.stop),
+        (HookEvent::PreCompact, t.pre_compact),
+        (HookEvent::Notification, t.notification),
+    ] {
+        for g in groups {
+            for h in g.hooks {
+                out.push(HookCommand {
+                    event,
+                    matcher: g.matcher.clone(),
+                    command: h.command,
+                    timeout: h.timeout.unwrap_or(DEFAULT_TIMEOUT),
+                    file: file.to_path_buf(),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// serde_json's message without its trailing ` at line L column C` (the line is said apart).
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

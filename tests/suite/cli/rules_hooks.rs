@@ -1,0 +1,396 @@
+//! `neocode rules check|list` and `neocode hooks list|import|run` (issue 27), through the
+//! binary: what a user types and reads.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use crate::support::Env;
+
+/// The one [`Env`] with a user home (`tmp/user`, for `~/`) and the workspace's `.neocode/`.
+pub struct Ws {
+    pub env: Env,
+}
+
+impl Ws {
+    pub fn new() -> Ws {
+        let env = Env::new();
+        std::fs::create_dir_all(env.workdir.join(".neocode")).unwrap();
+        std::fs::create_dir_all(&env.home).unwrap();
+        std::fs::create_dir_all(env.tmp.path().join("user")).unwrap();
+        Ws { env }
+    }
+
+    pub fn ws(&self) -> PathBuf {
+        self.env.workdir.clone()
+    }
+
+    /// Writes `text` at `rel`: `ws/...` in the workspace, anything else under the temp dir.
+    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let p = match rel.strip_prefix("ws/") {
+            Some(r) => self.env.workdir.join(r),
+            None => self.env.tmp.path().join(rel),
+        };
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    /// The binary with this workspace, a user home and fake keys (which hooks must not see).
+    pub fn command(&self) -> Command {
+        let mut c = self.env.neocode();
+        c.env("HOME", self.env.tmp.path().join("user"))
+            .env("OPENAI_API_KEY", "sk-test-secret")
+            .env("NEOCODE_API_KEY", "nc-test-secret");
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command().args(args).output().unwrap()
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const RULES: &str = r#"# shared rules
+allow = ["run_command(cargo test *)", "run_command(git diff*)", "edit_file(src/**)"]
+ask   = ["run_command(git push *)"]
+deny  = ["run_command(rm *)", "read_file(.env)", "mcp__github__delete_repo"]
+"#;
+
+#[test]
+fn rules_check_prints_the_decision_and_the_rule() {
+    let w = Ws::new();
+    let file = w.write("ws/.neocode/permissions.toml", RULES);
+    let o = w.run(&["rules", "check", "git push origin main"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        format!("ask: run_command(git push *)  ({}:3)\n", file.display())
+    );
+    // A compound command: denied by its one denied part, each part shown.
+    let o = w.run(&["rules", "check", "cargo test -p core && rm -rf target"]);
+    let out = stdout(&o);
+    assert!(
+        out.starts_with(&format!(
+            "deny: run_command(rm *)  ({}:4)\n",
+            file.display()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("  cargo test -p core  ←  allow: run_command(cargo test *)"),
+        "{out}"
+    );
+    let o = w.run(&["rules", "check", "curl https://example.com"]);
+    assert_eq!(
+        stdout(&o),
+        "default: no rule: the approval policy decides\n"
+    );
+    let o = w.run(&["rules", "check", "eval \"$X\""]);
+    assert!(
+        stdout(&o).starts_with("ask: no rule: eval runs a string as code"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains(
+            "(no rule can allow it: the approval policy decides, asking unless never-ask)"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    let o = w.run(&["rules", "check", "config/.env", "--tool", "read_file"]);
+    assert!(
+        stdout(&o).starts_with("deny: read_file(.env)"),
+        "{}",
+        stdout(&o)
+    );
+    let o = w.run(&["rules", "check", "config", "--tool", "grep"]);
+    assert!(stdout(&o).starts_with("default:"), "{}", stdout(&o));
+    let o = w.run(&["rules", "check", "x", "--tool", "Bash"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("neocode: --tool Bash: not a tool name"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_bad_rule_file_is_an_error_with_file_and_line() {
+    let w = Ws::new();
+    let file = w.write(
+        "ws/.neocode/permissions.toml",
+        "allow = [\n  \"run_command(ls)\",\n  \"run_comand(cargo test *)\",\n]\n",
+    );
+    let o = w.run(&["rules", "check", "ls"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    let err = stderr(&o);
+    assert!(
+        err.starts_with(&format!(
+            "neocode: {}:3: rule `run_comand(cargo test *)`: unknown tool",
+            file.display()
+        )),
+        "{err}"
+    );
+    // The home config's table too, and a TOML syntax error.
+    w.write("ws/.neocode/permissions.toml", "");
+    let cfg = w.write(
+        "home/config.toml",
+        "model = \"m\"\n[permissions]\ndeny = [\"rm\"\n",
+    );
+    let o = w.run(&["rules", "list"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with(&format!("neocode: {}:", cfg.display())),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn rules_list_shows_every_rule_with_its_source() {
+    let w = Ws::new();
+    let ws_file = w.write("ws/.neocode/permissions.toml", RULES);
+    let cfg = w.write(
+        "home/config.toml",
+        "model = \"m\"\n\n[permissions]\ndeny = [\"read_file(~/.ssh/**)\"]\n",
+    );
+    let o = w.run(&["rules", "list"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 8, "{out}");
+    assert_eq!(
+        lines[0],
+        format!("allow  run_command(cargo test *)  {}:2", ws_file.display())
+    );
+    assert_eq!(
+        lines[3],
+        format!("ask    run_command(git push *)  {}:3", ws_file.display())
+    );
+    assert_eq!(
+        lines[7],
+        format!("deny   read_file(~/.ssh/**)  {}:4", cfg.display())
+    );
+    let empty = Ws::new();
+    let o = empty.run(&["rules", "list"]);
+    assert!(stdout(&o).starts_with("no rules"), "{}", stdout(&o));
+}
+
+const CLAUDE_SETTINGS: &str = r#"{
+  "model": "opus",
+  "permissions": {"allow": ["Bash(npm test:*)"]},
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "Edit|MultiEdit|Write", "hooks": [{"type": "command", "command": "echo edit", "timeout": 5}]},
+      {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo bash"}]}
+    ],
+    "Stop": [{"hooks": [{"type": "command", "command": "echo stop"}]}],
+    "SubagentStop": [{"hooks": [{"type": "command", "command": "echo sub"}]}]
+  }
+}
+"#;
+
+#[test]
+fn hooks_import_converts_a_claude_code_settings_file() {
+    let w = Ws::new();
+    let settings = w.write("ws/.claude/settings.json", CLAUDE_SETTINGS);
+    let o = w.run(&["hooks", "import"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let target = w.ws().join(".neocode/hooks.json");
+    assert!(
+        out.contains("matcher `Edit|MultiEdit|Write` → `edit_file|write_file`"),
+        "{out}"
+    );
+    assert!(out.contains("matcher `Bash` → `run_command`"), "{out}");
+    assert!(out.contains("SubagentStop skipped"), "{out}");
+    assert!(
+        out.ends_with(&format!("wrote 3 hooks to {}\n", target.display())),
+        "{out}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+    assert_eq!(
+        v["hooks"]["PreToolUse"][0]["matcher"],
+        "edit_file|write_file"
+    );
+    assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"], 5.0);
+    assert_eq!(v["hooks"]["PreToolUse"][1]["matcher"], "run_command");
+    assert!(v["hooks"].get("SubagentStop").is_none());
+    // Listed as configured.
+    let o = w.run(&["hooks", "list"]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("PreToolUse  edit_file|write_file  echo edit  (timeout 5s"),
+        "{out}"
+    );
+    assert!(out.contains("Stop  *  echo stop  (timeout 60s"), "{out}");
+    // Not overwritten without --force; replaced with it.
+    let o = w.run(&["hooks", "import", settings.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("pass --force"), "{}", stderr(&o));
+    let o = w.run(&["hooks", "import", settings.to_str().unwrap(), "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+fn hook(w: &Ws, event: &str, matcher: &str, command: &str, timeout: f64) -> PathBuf {
+    let v = serde_json::json!({"hooks": {event: [{"matcher": matcher, "hooks": [
+        {"type": "command", "command": command, "timeout": timeout}]}]}});
+    w.write("ws/.neocode/hooks.json", &v.to_string())
+}
+
+#[test]
+fn a_hung_hook_is_killed_at_its_timeout() {
+    let w = Ws::new();
+    hook(&w, "PreToolUse", "*", "sleep 60 & sleep 60", 0.5);
+    let t = Instant::now();
+    let o = w.run(&["hooks", "run", "PreToolUse", "--tool", "run_command"]);
+    let took = t.elapsed();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    let out = stdout(&o);
+    assert!(
+        out.contains("ran `sleep 60 & sleep 60`: killed at its timeout"),
+        "{out}"
+    );
+    assert!(
+        out.contains("error: PreToolUse hook `sleep 60 & sleep 60` was killed after"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_pre_tool_use_exit_2_blocks_with_its_reason() {
+    let w = Ws::new();
+    hook(
+        &w,
+        "PreToolUse",
+        "edit_file|write_file",
+        "grep -q generated && echo 'generated files are read-only' >&2 && exit 2; exit 0",
+        10.0,
+    );
+    let o = w.run(&[
+        "hooks",
+        "run",
+        "PreToolUse",
+        "--tool",
+        "edit_file",
+        "--input",
+        r#"{"path": "src/generated.rs"}"#,
+    ]);
+    let out = stdout(&o);
+    assert!(out.contains(": exit 2 in "), "{out}");
+    assert!(
+        out.contains("blocked: generated files are read-only\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("permission: deny (generated files are read-only)"),
+        "{out}"
+    );
+    // Not matched by read_file; a path the hook lets through continues.
+    let o = w.run(&["hooks", "run", "PreToolUse", "--tool", "read_file"]);
+    assert_eq!(stdout(&o), "no PreToolUse hook matches\n");
+    let o = w.run(&[
+        "hooks",
+        "run",
+        "PreToolUse",
+        "--tool",
+        "edit_file",
+        "--input",
+        r#"{"path": "src/a.rs"}"#,
+    ]);
+    assert!(stdout(&o).ends_with("continue\n"), "{}", stdout(&o));
+}
+
+#[test]
+fn a_json_permission_decision_allow_is_parsed_and_keys_are_hidden() {
+    let w = Ws::new();
+    let script = w.write(
+        "ws/hook.sh",
+        "#!/bin/sh\n\
+         echo \"${OPENAI_API_KEY-none}/${NEOCODE_API_KEY-none}\" > keys.txt\n\
+         echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"allow\", \"permissionDecisionReason\": \"cargo test is fine\"}}'\n",
+    );
+    hook(
+        &w,
+        "PreToolUse",
+        "run_command",
+        &format!("sh {}", script.display()),
+        10.0,
+    );
+    let o = w.run(&[
+        "hooks",
+        "run",
+        "PreToolUse",
+        "--tool",
+        "run_command",
+        "--input",
+        r#"{"command": "cargo test"}"#,
+    ]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("permission: allow (cargo test is fine)\n"),
+        "{out}"
+    );
+    assert!(!out.contains("blocked"), "{out}");
+    let keys = std::fs::read_to_string(w.ws().join("keys.txt")).unwrap();
+    assert_eq!(keys.trim(), "none/none");
+}
+
+#[test]
+fn a_malformed_hooks_file_is_an_error_with_file_and_line() {
+    let w = Ws::new();
+    let f = w.write(
+        "ws/.neocode/hooks.json",
+        "{\"hooks\": {\n  \"PreToolUze\": []\n}}\n",
+    );
+    let o = w.run(&["hooks", "list"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with(&format!(
+            "neocode: {}:2: unknown field `PreToolUze`",
+            f.display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn doctor_says_where_commands_are_not_held_to_a_read_denial() {
+    let w = Ws::new();
+    let file = w.write("ws/.neocode/permissions.toml", RULES);
+    hook(&w, "Stop", "", "true", 5.0);
+    let o = w.run(&["doctor"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains(&format!("  7 rule(s)  {}", file.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "  read_file(.env): read_file, grep and list_dir honour it; commands are not held to it"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("  1 hook(s)  "), "{out}");
+    // A bad rule file is named with its line here too.
+    w.write("ws/.neocode/permissions.toml", "deny = [\"nope(x)\"]\n");
+    let out = stdout(&w.run(&["doctor"]));
+    assert!(
+        out.contains(&format!("  BAD RULE FILE  {}:1:", file.display())),
+        "{out}"
+    );
+}
