@@ -284,16 +284,17 @@ impl Bridge<'_> {
                 if self.running.as_ref().is_some_and(|r| r.turn == turn) {
                     // The runner returned without `Finished` (it panicked): say so rather
                     // than leave the caller waiting.
-                    self.turn_event(
-                        turn,
-                        TurnEvent::Finished {
-                            reason: FinishReason::Failed {
-                                code: crate::runtime::agent::FailCode::Internal,
-                                message: "the turn ended unexpectedly".into(),
-                            },
-                            usage: Usage::default(),
+                    let ev = TurnEvent::Finished {
+                        reason: FinishReason::Failed {
+                            code: crate::runtime::agent::FailCode::Internal,
+                            message: "the turn ended unexpectedly".into(),
                         },
-                    );
+                        usage: Usage::default(),
+                    };
+                    match self.dialect {
+                        Dialect::Native => self.turn_event(turn, ev),
+                        Dialect::Nonoka => self.nonoka_turn_event(turn, ev),
+                    }
                 }
             }
         }

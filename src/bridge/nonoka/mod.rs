@@ -69,6 +69,24 @@ pub(super) fn watch_signals(tx: Sender<Input>) {
     });
 }
 
+/// A store of its own under `scratch` (a throwaway home) for the workspace `root`, and a
+/// session in it.
+fn scratch_session(scratch: &std::path::Path, root: &str) -> Result<(Sessions, String), String> {
+    crate::session::private_dir(scratch).map_err(|e| e.to_string())?;
+    let loc = Location {
+        home: scratch.to_path_buf(),
+        paths: WorkspacePaths::new(scratch, std::path::Path::new(root)),
+    };
+    let sessions = Sessions::open(&loc).map_err(|e| e.to_string())?;
+    let header = sessions
+        .new_session(NewSession {
+            workdir: root.to_string(),
+            ..NewSession::default()
+        })
+        .map_err(|e| e.to_string())?;
+    Ok((sessions, header.id))
+}
+
 impl Bridge<'_> {
     /// One request line in nonoka's dialect.
     pub(super) fn nonoka_line(&mut self, line: &[u8]) {
@@ -238,7 +256,7 @@ impl Bridge<'_> {
             let m = crate::sanitize::line(&e.to_string()).into_owned();
             ("storage", m)
         };
-        if !sessions.header(&id).is_ok() {
+        if sessions.header(&id).is_err() {
             return Err((
                 "session_not_found",
                 format!(
@@ -290,23 +308,18 @@ impl Bridge<'_> {
         self.opts.runner.check(model.as_deref())?;
         let (_, root) = self.workspace(req.cwd.as_deref())?;
         let scratch = std::env::temp_dir().join(format!("neocode-title-{}", uuid::Uuid::new_v4()));
-        let failed = |e: String| ("storage", crate::sanitize::line(&e).into_owned());
-        crate::session::private_dir(&scratch).map_err(|e| failed(e.to_string()))?;
-        self.nonoka.scratch = Some(scratch.clone());
-        let loc = Location {
-            home: scratch.clone(),
-            paths: WorkspacePaths::new(&scratch, std::path::Path::new(&root)),
+        let opened = scratch_session(&scratch, &root);
+        let (sessions, session_id) = match opened {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&scratch);
+                return Err(("storage", crate::sanitize::line(&e).into_owned()));
+            }
         };
-        let sessions = Sessions::open(&loc).map_err(|e| failed(e.to_string()))?;
-        let header = sessions
-            .new_session(NewSession {
-                workdir: root,
-                ..NewSession::default()
-            })
-            .map_err(|e| failed(e.to_string()))?;
+        self.nonoka.scratch = Some(scratch);
         Ok(TurnSpec {
             sessions,
-            session_id: header.id,
+            session_id,
             prompt: Some(prompt.text.clone()),
             model,
             limits: Some(RuntimeLimits {

@@ -74,7 +74,7 @@ pub fn finish(reason: &FinishReason, usage: Usage) -> Vec<Value> {
     let finish = json!({
         "type": "finish",
         "finish_reason": finish_reason,
-        "termination": termination,
+        "termination": termination.clone(),
         "runtime": runtime(usage),
     });
     match reason {
