@@ -441,7 +441,10 @@ mod tests {
         serde_json::from_value(v).unwrap()
     }
 
-    fn shape(t: &Translated) -> Vec<(Role, String, Vec<String>, Option<String>, bool)> {
+    /// Role, text, call ids, answered call, placeholder.
+    type Shape = (Role, String, Vec<String>, Option<String>, bool);
+
+    fn shape(t: &Translated) -> Vec<Shape> {
         t.history
             .iter()
             .map(|m| {
@@ -499,7 +502,9 @@ mod tests {
         };
         let call = json!({"role": "assistant", "content": "<tool_call>write_file({})</tool_call>",
                           "tool_calls": [{"id": "w1", "name": "write_file", "arguments": "{}"}]});
-        let t = translate(&msgs(json!([{"role": "user", "content": "go"}, call, answer("w1", true)])));
+        let t = translate(&msgs(
+            json!([{"role": "user", "content": "go"}, call, answer("w1", true)]),
+        ));
         assert_eq!(t.approvals, [("w1".to_string(), true)]);
         // The answer is not part of the history (a resume runs on the stored transcript).
         assert_eq!(t.history.len(), 3);

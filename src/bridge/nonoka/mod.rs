@@ -150,7 +150,10 @@ impl Bridge<'_> {
             self.send_value(&outbound::warning("limits_ignored", &message));
         }
         let host_tools = req.tools.as_ref().is_some_and(|t| !t.is_empty())
-            || req.external_mcp_servers.as_ref().is_some_and(|t| !t.is_empty())
+            || req
+                .external_mcp_servers
+                .as_ref()
+                .is_some_and(|t| !t.is_empty())
             || req.external_skills.as_ref().is_some_and(|t| !t.is_empty());
         if host_tools && req.purpose.as_deref() != Some("title") {
             self.send_value(&outbound::warning(
@@ -372,9 +375,7 @@ impl Bridge<'_> {
                 self.nonoka.usage.output_tokens += usage.output_tokens;
             }
             TurnEvent::ToolCall { call, .. } => {
-                self.nonoka
-                    .names
-                    .insert(call.id.clone(), call.name.clone());
+                self.nonoka.names.insert(call.id.clone(), call.name.clone());
             }
             TurnEvent::Finished { reason, usage } => {
                 self.running = None;

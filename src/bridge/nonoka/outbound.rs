@@ -74,7 +74,7 @@ pub fn finish(reason: &FinishReason, usage: Usage) -> Vec<Value> {
     let finish = json!({
         "type": "finish",
         "finish_reason": finish_reason,
-        "termination": termination.clone(),
+        "termination": termination,
         "runtime": runtime(usage),
     });
     match reason {
@@ -181,7 +181,10 @@ mod tests {
             },
             u,
         );
-        assert_eq!((f[0]["type"].as_str(), f[0]["code"].as_str()), (Some("error"), Some("auth")));
+        assert_eq!(
+            (f[0]["type"].as_str(), f[0]["code"].as_str()),
+            (Some("error"), Some("auth"))
+        );
         assert_eq!(f[1]["finish_reason"], "error");
         let l = finish(&FinishReason::LimitReached("max_turns 2".into()), u);
         assert_eq!(l[1]["termination"]["reason"], "limit_reached");

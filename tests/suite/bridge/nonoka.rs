@@ -120,6 +120,10 @@ struct Call {
     finish: Option<String>,
     /// The `error` part, or the stream's own error (a refused acknowledgement).
     error: Option<String>,
+    /// A compatible `protocol_ack` (or an `error`) came first.
+    acknowledged: bool,
+    /// Text not yet closed into a text part.
+    pending: String,
 }
 
 impl Call {
@@ -209,7 +213,9 @@ impl Provider {
         let mut out: Vec<Value> = Vec::new();
         for m in prompt {
             match m["role"].as_str().unwrap() {
-                "system" => out.push(json!({"role": "system", "content": rendered_text(&m["content"])})),
+                "system" => {
+                    out.push(json!({"role": "system", "content": rendered_text(&m["content"])}))
+                }
                 "user" => {
                     let text = rendered_text(&m["content"]);
                     if title
@@ -233,7 +239,8 @@ impl Provider {
                                    "arguments": serde_json::to_string(&p["input"]).unwrap()})
                         })
                         .collect();
-                    let mut a = json!({"role": "assistant", "content": rendered_text(&m["content"])});
+                    let mut a =
+                        json!({"role": "assistant", "content": rendered_text(&m["content"])});
                     if !calls.is_empty() {
                         a["tool_calls"] = json!(calls);
                     }
@@ -329,7 +336,12 @@ impl Provider {
     /// One `doStream`: a process, the request, the events until `finish` or `error` (or the
     /// end of output), then the process is killed as the provider kills it. `during` sees
     /// each event with the child (to cancel mid-stream).
-    fn call(&mut self, prompt: &[Value], title: bool, mut during: impl FnMut(&Value, &mut Child)) -> Call {
+    fn call(
+        &mut self,
+        prompt: &[Value],
+        title: bool,
+        mut during: impl FnMut(&Value, &mut Child),
+    ) -> Call {
         let request = self.request(prompt, title);
         let (mut child, rx) = self.spawn();
         let mut stdin = child.stdin.take().unwrap();
@@ -342,89 +354,127 @@ impl Provider {
             text: String::new(),
             finish: None,
             error: None,
-        };
-        let mut acknowledged = false;
-        let mut text = String::new();
-        let flush = |text: &mut String, parts: &mut Vec<Value>| {
-            if !text.is_empty() {
-                parts.push(json!({"type": "text", "text": std::mem::take(text)}));
-            }
+            acknowledged: false,
+            pending: String::new(),
         };
         while let Ok(ev) = rx.recv_timeout(Duration::from_secs(30)) {
             c.events.push(ev.clone());
             during(&ev, &mut child);
-            let ty = ev["type"].as_str().unwrap_or_default();
-            if !acknowledged && ty != "protocol_ack" {
-                if ty == "error" {
-                    acknowledged = true;
-                } else {
-                    c.error = Some("nonoka-cli did not acknowledge the bridge protocol contract".into());
-                    break;
-                }
+            if ev["type"] == "session_init" && !title {
+                // `onSessionInit`: a chat's id is kept and written down; a title's is not.
+                let id = ev["session_id"].as_str().unwrap().to_string();
+                std::fs::create_dir_all(self.id_file().parent().unwrap()).unwrap();
+                std::fs::write(self.id_file(), &id).unwrap();
+                self.chat_session_id = Some(id);
             }
-            match ty {
-                "protocol_ack" => {
-                    // `event.version.split('.')`: a string, its major the provider's.
-                    let major = ev["version"].as_str().expect("version is a string").split('.').next();
-                    let caps: Vec<&str> = ev["capabilities"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
-                    let missing: Vec<&String> = self.capabilities.iter().filter(|r| !caps.contains(&r.as_str())).collect();
-                    if major != Some("1") || !missing.is_empty() {
-                        c.error = Some(format!("incompatible (missing={missing:?})"));
-                        break;
-                    }
-                    acknowledged = true;
-                }
-                "session_init" => {
-                    if !title {
-                        let id = ev["session_id"].as_str().unwrap().to_string();
-                        std::fs::create_dir_all(self.id_file().parent().unwrap()).unwrap();
-                        std::fs::write(self.id_file(), &id).unwrap();
-                        self.chat_session_id = Some(id);
-                    }
-                }
-                "text_delta" => {
-                    let t = ev["text"].as_str().unwrap_or_default();
-                    c.text.push_str(t);
-                    text.push_str(t);
-                }
-                "tool_call" => {
-                    flush(&mut text, &mut c.parts);
-                    c.parts.push(json!({"type": "tool-call", "toolCallId": ev["tool_call_id"],
-                        "toolName": ev["tool_name"], "input": ev["args"]}));
-                }
-                "tool_result" => {
-                    flush(&mut text, &mut c.parts);
-                    let result = if ev["result"].is_null() { ev["content"].clone() } else { ev["result"].clone() };
-                    let output = match result {
-                        Value::String(s) => json!({"type": "text", "value": s}),
-                        v => json!({"type": "json", "value": v}),
-                    };
-                    c.parts.push(json!({"type": "tool-result", "toolCallId": ev["tool_call_id"],
-                        "toolName": ev["tool_name"], "output": output}));
-                }
-                "approval_request" => {
-                    flush(&mut text, &mut c.parts);
-                    let id = if ev["tool_call_id"].is_string() { &ev["tool_call_id"] } else { &ev["id"] };
-                    c.parts.push(json!({"type": "tool-approval-request", "approvalId": id, "toolCallId": ev["tool_call_id"]}));
-                }
-                "finish" => {
-                    flush(&mut text, &mut c.parts);
-                    c.finish = Some(ev["finish_reason"].as_str().expect("finish_reason").to_string());
-                    break;
-                }
-                "error" => {
-                    flush(&mut text, &mut c.parts);
-                    c.error = Some(ev["message"].as_str().unwrap_or_default().to_string());
-                    break;
-                }
-                _ => {}
+            if c.take(&ev, &self.capabilities) {
+                break;
             }
         }
-        flush(&mut text, &mut c.parts);
+        c.flush();
         // `killChild`: stdin destroyed, SIGTERM.
         drop(stdin);
         terminate(&mut child);
         c
+    }
+}
+
+impl Call {
+    fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            let text = std::mem::take(&mut self.pending);
+            self.parts.push(json!({"type": "text", "text": text}));
+        }
+    }
+
+    /// The stream transformer: one event into stream parts; `true` at a terminal part.
+    fn take(&mut self, ev: &Value, required: &[String]) -> bool {
+        let ty = ev["type"].as_str().unwrap_or_default();
+        if !self.acknowledged && ty != "protocol_ack" {
+            if ty != "error" {
+                self.error =
+                    Some("nonoka-cli did not acknowledge the bridge protocol contract".into());
+                return true;
+            }
+            self.acknowledged = true;
+        }
+        match ty {
+            "protocol_ack" => {
+                // `event.version.split('.')`: a string, its major the provider's.
+                let major = ev["version"]
+                    .as_str()
+                    .expect("version is a string")
+                    .split('.')
+                    .next();
+                let caps: Vec<&str> = ev["capabilities"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c.as_str().unwrap())
+                    .collect();
+                let missing: Vec<&String> = required
+                    .iter()
+                    .filter(|r| !caps.contains(&r.as_str()))
+                    .collect();
+                if major != Some("1") || !missing.is_empty() {
+                    self.error = Some(format!("incompatible (missing={missing:?})"));
+                    return true;
+                }
+                self.acknowledged = true;
+            }
+            "text_delta" => {
+                let t = ev["text"].as_str().unwrap_or_default();
+                self.text.push_str(t);
+                self.pending.push_str(t);
+            }
+            "tool_call" => {
+                self.flush();
+                self.parts.push(
+                    json!({"type": "tool-call", "toolCallId": ev["tool_call_id"],
+                    "toolName": ev["tool_name"], "input": ev["args"]}),
+                );
+            }
+            "tool_result" => {
+                self.flush();
+                let result = if ev["result"].is_null() {
+                    ev["content"].clone()
+                } else {
+                    ev["result"].clone()
+                };
+                let output = match result {
+                    Value::String(s) => json!({"type": "text", "value": s}),
+                    v => json!({"type": "json", "value": v}),
+                };
+                self.parts.push(
+                    json!({"type": "tool-result", "toolCallId": ev["tool_call_id"],
+                    "toolName": ev["tool_name"], "output": output}),
+                );
+            }
+            "approval_request" => {
+                self.flush();
+                let id = if ev["tool_call_id"].is_string() {
+                    &ev["tool_call_id"]
+                } else {
+                    &ev["id"]
+                };
+                self.parts
+                    .push(json!({"type": "tool-approval-request", "approvalId": id,
+                    "toolCallId": ev["tool_call_id"]}));
+            }
+            "finish" => {
+                self.flush();
+                let reason = ev["finish_reason"].as_str().expect("finish_reason");
+                self.finish = Some(reason.to_string());
+                return true;
+            }
+            "error" => {
+                self.flush();
+                self.error = Some(ev["message"].as_str().unwrap_or_default().to_string());
+                return true;
+            }
+            _ => {}
+        }
+        false
     }
 }
 
@@ -463,7 +513,9 @@ fn continued(c: &Call) -> bool {
     !warnings(c).iter().any(|w| {
         matches!(
             *w,
-            "history_diverged" | "session_not_found_starting_new" | "session_id_missing_starting_fresh"
+            "history_diverged"
+                | "session_not_found_starting_new"
+                | "session_id_missing_starting_fresh"
         )
     })
 }
@@ -481,7 +533,11 @@ fn types(c: &Call) -> Vec<&str> {
 
 #[test]
 fn new_continue_restart_lost_id_file_and_new_as_the_provider_drives_them() {
-    let env = Env::new((0..5).map(|i| Reply::text(&format!("answer {i}"))).collect());
+    let env = Env::new(
+        (0..5)
+            .map(|i| Reply::text(&format!("answer {i}")))
+            .collect(),
+    );
     let mut p = env.provider();
     let mut prompt = vec![system(), user("remember the milk")];
     let t1 = p.chat(&prompt);
@@ -532,7 +588,11 @@ fn new_continue_restart_lost_id_file_and_new_as_the_provider_drives_them() {
     assert_eq!(init["session_id"], id.as_str());
     assert_eq!(init["recovered"], true);
     assert_eq!(init["recovery_reason"], "session_id_missing");
-    assert_eq!(std::fs::read_to_string(p.id_file()).unwrap(), id, "re-saved");
+    assert_eq!(
+        std::fs::read_to_string(p.id_file()).unwrap(),
+        id,
+        "re-saved"
+    );
     assert_eq!(env.sessions().count().unwrap(), 1);
     assert_eq!(env.messages(&id).len(), 8, "{:#?}", env.messages(&id));
 
@@ -556,7 +616,11 @@ fn a_tool_turn_comes_back_in_the_ai_sdk_shape_and_continues_without_fork_or_reru
         Reply::text("It prints hi."),
         Reply::text("You're welcome."),
     ]);
-    std::fs::write(env.workdir.join("a.rs"), "fn main() { println!(\"hi\"); }\n").unwrap();
+    std::fs::write(
+        env.workdir.join("a.rs"),
+        "fn main() { println!(\"hi\"); }\n",
+    )
+    .unwrap();
     let mut p = env.provider();
     let mut prompt = vec![system(), user("read a.rs")];
     let t1 = p.chat(&prompt);
@@ -568,7 +632,10 @@ fn a_tool_turn_comes_back_in_the_ai_sdk_shape_and_continues_without_fork_or_reru
     let result = t1.event("tool_result").unwrap();
     assert_eq!(result["tool_name"], "read_file");
     assert_eq!(result["is_error"], false);
-    assert!(result["content"].as_str().unwrap().contains("println!"), "{result}");
+    assert!(
+        result["content"].as_str().unwrap().contains("println!"),
+        "{result}"
+    );
     let id = t1.session();
 
     // One assistant message holding text, call, result and text; no tool message.
@@ -577,7 +644,10 @@ fn a_tool_turn_comes_back_in_the_ai_sdk_shape_and_continues_without_fork_or_reru
     let t2 = p.chat(&prompt);
     let sent = &t2.request["messages"][2];
     assert!(
-        sent["content"].as_str().unwrap().contains("<tool_call>read_file("),
+        sent["content"]
+            .as_str()
+            .unwrap()
+            .contains("<tool_call>read_file("),
         "{sent}"
     );
     assert_eq!(sent["tool_calls"][0]["id"], "call_r1");
@@ -604,22 +674,45 @@ fn a_tool_turn_comes_back_in_the_ai_sdk_shape_and_continues_without_fork_or_reru
 #[test]
 fn an_approval_ends_the_process_and_the_next_one_runs_or_denies_exactly_that_call() {
     let env = Env::new(vec![
-        Reply::tool_calls(&[("call_w1", "write_file", r#"{"path":"a.txt","content":"one\n"}"#)]),
+        Reply::tool_calls(&[(
+            "call_w1",
+            "write_file",
+            r#"{"path":"a.txt","content":"one\n"}"#,
+        )]),
         Reply::text("Written."),
-        Reply::tool_calls(&[("call_w2", "write_file", r#"{"path":"b.txt","content":"two\n"}"#)]),
+        Reply::tool_calls(&[(
+            "call_w2",
+            "write_file",
+            r#"{"path":"b.txt","content":"two\n"}"#,
+        )]),
         Reply::text("Fine, I won't."),
     ]);
     let mut p = env.provider();
     let mut prompt = vec![system(), user("write a.txt")];
     let t1 = p.chat(&prompt);
-    assert_eq!(t1.finish.as_deref(), Some("approval_required"), "{:#?}", t1.events);
+    assert_eq!(
+        t1.finish.as_deref(),
+        Some("approval_required"),
+        "{:#?}",
+        t1.events
+    );
     assert_eq!(
         types(&t1),
-        ["protocol_ack", "session_init", "tool_call", "approval_request", "finish"]
+        [
+            "protocol_ack",
+            "session_init",
+            "tool_call",
+            "approval_request",
+            "finish"
+        ]
     );
     let ask = t1.event("approval_request").unwrap();
     assert_eq!(
-        (ask["id"].as_str(), ask["tool_call_id"].as_str(), ask["tool_name"].as_str()),
+        (
+            ask["id"].as_str(),
+            ask["tool_call_id"].as_str(),
+            ask["tool_name"].as_str()
+        ),
         (Some("call_w1"), Some("call_w1"), Some("write_file"))
     );
     assert_eq!(ask["args"]["path"], "a.txt");
@@ -627,7 +720,12 @@ fn an_approval_ends_the_process_and_the_next_one_runs_or_denies_exactly_that_cal
     // The pause is durable: paused, the call stored without a result, nothing written.
     let s = env.sessions();
     assert_eq!(s.header(&id).unwrap().status, Status::Paused);
-    let pending: Vec<String> = s.interrupted_tool_calls(&id).unwrap().into_iter().map(|c| c.id).collect();
+    let pending: Vec<String> = s
+        .interrupted_tool_calls(&id)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
     assert_eq!(pending, ["call_w1"]);
     assert!(!env.workdir.join("a.txt").exists());
 
@@ -642,7 +740,10 @@ fn an_approval_ends_the_process_and_the_next_one_runs_or_denies_exactly_that_cal
     assert!(t2.event("approval_request").is_none());
     assert_eq!(t2.event("tool_result").unwrap()["is_error"], false);
     assert_eq!(t2.text, "Written.");
-    assert_eq!(std::fs::read_to_string(env.workdir.join("a.txt")).unwrap(), "one\n");
+    assert_eq!(
+        std::fs::read_to_string(env.workdir.join("a.txt")).unwrap(),
+        "one\n"
+    );
 
     // The next turn carries the whole history again (the paused call, its answer, the
     // resumed turn announcing it once more): it continues the session, nothing forks.
@@ -652,11 +753,16 @@ fn an_approval_ends_the_process_and_the_next_one_runs_or_denies_exactly_that_cal
     assert_eq!(t3.session(), id, "{:#?}", t3.events);
     assert!(continued(&t3), "{:#?}", t3.events);
     assert_eq!(t3.finish.as_deref(), Some("approval_required"));
-    let t4 = env.provider().chat(&[system(), approval_answer("call_w2", false)]);
+    let t4 = env
+        .provider()
+        .chat(&[system(), approval_answer("call_w2", false)]);
     assert_eq!(t4.finish.as_deref(), Some("stop"), "{:#?}", t4.events);
     let denied = t4.event("tool_result").unwrap();
     assert_eq!(denied["is_error"], true);
-    assert!(denied["content"].as_str().unwrap().contains("denied"), "{denied}");
+    assert!(
+        denied["content"].as_str().unwrap().contains("denied"),
+        "{denied}"
+    );
     assert_eq!(t4.text, "Fine, I won't.");
     assert!(!env.workdir.join("b.txt").exists());
 
@@ -668,7 +774,9 @@ fn an_approval_ends_the_process_and_the_next_one_runs_or_denies_exactly_that_cal
     let roles: Vec<Role> = env.messages(&id).iter().map(|m| m.0).collect();
     assert_eq!(roles, [U, A, T, A, U, A, T, A]);
     // An answer for a call that waits nowhere is refused, nothing runs.
-    let t5 = env.provider().chat(&[system(), approval_answer("call_zz", true)]);
+    let t5 = env
+        .provider()
+        .chat(&[system(), approval_answer("call_zz", true)]);
     assert_eq!(t5.event("error").unwrap()["code"], "unknown_call");
     assert_eq!(env.server.request_count(), 4);
 }
@@ -689,11 +797,17 @@ fn a_title_request_answers_with_text_and_stores_nothing() {
     assert_eq!(t.text, "Greeting the world");
     assert!(t.event("session_init").is_none());
     assert_eq!(env.sessions().count().unwrap(), 0, "nothing stored");
-    assert_eq!(std::fs::read_to_string(p.id_file()).unwrap(), "chat-session-kept");
+    assert_eq!(
+        std::fs::read_to_string(p.id_file()).unwrap(),
+        "chat-session-kept"
+    );
     // The model was asked with the merged prompt.
     let sent = env.server.requests()[0].json();
     let last = sent["messages"].as_array().unwrap().last().unwrap().clone();
-    assert!(last["content"].as_str().unwrap().contains("hello world"), "{last}");
+    assert!(
+        last["content"].as_str().unwrap().contains("hello world"),
+        "{last}"
+    );
 }
 
 #[test]
@@ -763,7 +877,10 @@ fn a_closed_stdin_cancels_the_running_turn_too() {
     let last: Vec<Value> = rx.iter().collect();
     assert_eq!(last.last().unwrap()["finish_reason"], "cancel", "{last:#?}");
     let id = id.unwrap();
-    assert_eq!(env.sessions().header(&id).unwrap().status, Status::Cancelled);
+    assert_eq!(
+        env.sessions().header(&id).unwrap().status,
+        Status::Cancelled
+    );
 }
 
 #[test]
@@ -771,7 +888,10 @@ fn a_refused_contract_is_one_error_the_provider_shows_and_nothing_is_stored() {
     let env = Env::new(vec![Reply::text("never")]);
     // The real provider requires two capabilities neocode does not honour.
     let mut p = env.provider();
-    p.capabilities = PROVIDER_CAPABILITIES.iter().map(|s| s.to_string()).collect();
+    p.capabilities = PROVIDER_CAPABILITIES
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     let t = p.chat(&[system(), user("hi")]);
     assert_eq!(types(&t), ["error"], "{:#?}", t.events);
     let e = &t.events[0];
@@ -780,8 +900,17 @@ fn a_refused_contract_is_one_error_the_provider_shows_and_nothing_is_stored() {
         e["details"]["missing_capabilities"],
         json!(["external_tool_receipts", "typed_verification_receipts"])
     );
-    assert!(e["message"].as_str().unwrap().contains("typed_verification_receipts"));
-    assert_eq!(t.error.as_deref(), e["message"].as_str(), "shown as the stream's error");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("typed_verification_receipts")
+    );
+    assert_eq!(
+        t.error.as_deref(),
+        e["message"].as_str(),
+        "shown as the stream's error"
+    );
 
     // Another major version.
     let mut req = p.request(&[system(), user("hi")], false);
@@ -797,7 +926,10 @@ fn a_refused_contract_is_one_error_the_provider_shows_and_nothing_is_stored() {
     assert!(wait_exit(&mut child).success());
     let events: Vec<Value> = rx.iter().collect();
     let codes: Vec<&str> = events.iter().map(|e| e["code"].as_str().unwrap()).collect();
-    assert_eq!(codes, ["protocol_incompatible", "protocol_contract_required"]);
+    assert_eq!(
+        codes,
+        ["protocol_incompatible", "protocol_contract_required"]
+    );
     assert_eq!(env.sessions().count().unwrap(), 0);
     assert_eq!(env.server.request_count(), 0);
 }
@@ -817,10 +949,17 @@ fn flat_limits_reach_the_ledger_and_the_rest_is_named_in_one_warning() {
         .collect();
     assert_eq!(ignored.len(), 1, "{:#?}", t.events);
     let m = ignored[0]["message"].as_str().unwrap();
-    assert!(m.contains("temperature") && m.contains("max_context_bytes"), "{m}");
+    assert!(
+        m.contains("temperature") && m.contains("max_context_bytes"),
+        "{m}"
+    );
     let ledger = env.sessions().header(&t.session()).unwrap().ledger.unwrap();
     assert_eq!(
-        (ledger.limits.max_turns, ledger.limits.max_tool_calls, ledger.limits.max_wall_secs),
+        (
+            ledger.limits.max_turns,
+            ledger.limits.max_tool_calls,
+            ledger.limits.max_wall_secs
+        ),
         (Some(7), Some(3), Some(91))
     );
 }
