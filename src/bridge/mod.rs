@@ -53,6 +53,9 @@ pub struct TurnSpec {
     pub model: Option<String>,
     /// Ledger limit overrides.
     pub limits: Option<RuntimeLimits>,
+    /// The caller's own tools, offered to the model beside neocode's and never run here (the
+    /// nonoka dialect); empty in the native protocol.
+    pub host_tools: Vec<crate::runtime::provider::ToolDef>,
 }
 
 /// Runs turns for the bridge: the agent in the binary, a scripted double in unit tests.
@@ -478,6 +481,7 @@ impl Bridge<'_> {
             prompt: (!chosen.prompt_stored).then(|| history.prompt().text.clone()),
             model,
             limits: req.limits.clone(),
+            host_tools: Vec::new(),
         };
         Ok((spec, chosen))
     }

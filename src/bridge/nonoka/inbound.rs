@@ -9,15 +9,18 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::bridge::history::Incoming;
+use crate::runtime::provider::ToolDef;
 use crate::session::{Role, RuntimeLimits, ToolCall};
 
 /// The contract version this bridge speaks (its major must match the provider's).
 pub const VERSION: &str = "1.1";
 
-/// The capabilities neocode honours, advertised in `protocol_ack`. nonoka's
-/// `external_tool_receipts` (host-run tools) and `typed_verification_receipts` are not among
-/// them: a provider requiring either is refused with `protocol_incompatible`.
+/// The capabilities neocode honours, advertised in `protocol_ack`: results (and receipts) of
+/// the host's own tools, limits stored with the session, `finish.termination`, approvals
+/// across processes. nonoka's `typed_verification_receipts` is not among them: a provider
+/// requiring it is refused with `protocol_incompatible`.
 pub const CAPABILITIES: &[&str] = &[
+    "external_tool_receipts",
     "persistent_runtime_limits",
     "termination_reasons",
     "tool_approval_resume",
@@ -247,8 +250,75 @@ pub struct Translated {
     /// `(call id, approved)` from the `tool-approval-response` parts of the trailing tool
     /// messages: the history resumes a turn paused for these calls.
     pub approvals: Vec<(String, bool)>,
+    /// The trailing tool messages that are results (of the caller's own tools, which it ran):
+    /// the history resumes a turn that waits for them.
+    pub results: Vec<HostResult>,
     /// Tool messages answering no call of the history (left out).
     pub orphans: usize,
+}
+
+/// A result the caller sends for a call of one of its own tools.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostResult {
+    pub call_id: String,
+    pub text: String,
+    /// nonoka's structured receipt (`result`), kept with the stored result.
+    pub receipt: Option<Value>,
+}
+
+fn host_result(m: &Message) -> HostResult {
+    HostResult {
+        call_id: m.tool_call_id.clone().unwrap_or_default(),
+        text: tool_text(m),
+        receipt: m.result.clone(),
+    }
+}
+
+/// A tool message's text: its content, else its receipt's result.
+fn tool_text(m: &Message) -> String {
+    let text = text_of(&m.content);
+    match &m.result {
+        Some(r) if text.is_empty() => match r.get("result").unwrap_or(r) {
+            Value::String(s) => s.clone(),
+            v => v.to_string(),
+        },
+        _ => text,
+    }
+}
+
+/// The caller's tool definitions (`{name, description, parameters}`) that may be offered to
+/// the model, and the names left out because neocode has a tool of that name (so a call is
+/// never ambiguous, and never runs twice).
+pub fn host_tools(tools: &[Value]) -> (Vec<ToolDef>, Vec<String>) {
+    let mut offered: Vec<ToolDef> = Vec::new();
+    let mut hidden = Vec::new();
+    for t in tools {
+        let Some(name) = t
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+        else {
+            continue;
+        };
+        let ours = crate::runtime::tools::spec(name).is_some()
+            || name == "skill"
+            || name.starts_with("mcp__")
+            || offered.iter().any(|o| o.name == name);
+        if ours {
+            hidden.push(name.to_string());
+            continue;
+        }
+        let description = t
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let parameters = t
+            .get("parameters")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({"type": "object"}));
+        offered.push(ToolDef::new(name, description, parameters));
+    }
+    (offered, hidden)
 }
 
 /// Text of a nonoka `content`: a string, null, or text parts.
@@ -291,12 +361,16 @@ fn approval_answers(m: &Message) -> Option<Vec<(String, bool)>> {
 pub fn translate(messages: &[Message]) -> Translated {
     let mut end = messages.len();
     let mut approvals = Vec::new();
+    let mut results = Vec::new();
     while end > 0 && messages[end - 1].role == "tool" {
-        let Some(mut a) = approval_answers(&messages[end - 1]) else {
-            break;
-        };
-        a.append(&mut approvals);
-        approvals = a;
+        let m = &messages[end - 1];
+        match approval_answers(m) {
+            Some(mut a) => {
+                a.append(&mut approvals);
+                approvals = a;
+            }
+            None => results.insert(0, host_result(m)),
+        }
         end -= 1;
     }
     let messages = &messages[..end];
@@ -307,6 +381,7 @@ pub fn translate(messages: &[Message]) -> Translated {
         .collect();
     let mut out = Translated {
         approvals,
+        results,
         ..Translated::default()
     };
     let mut called: HashSet<String> = HashSet::new();
@@ -352,16 +427,7 @@ pub fn translate(messages: &[Message]) -> Translated {
                     out.history.push(placeholder(&id));
                     continue;
                 }
-                let mut text = text_of(&m.content);
-                if text.is_empty()
-                    && let Some(r) = &m.result
-                {
-                    text = match r.get("result").unwrap_or(r) {
-                        Value::String(s) => s.clone(),
-                        v => v.to_string(),
-                    };
-                }
-                let mut t = plain(Role::Tool, text);
+                let mut t = plain(Role::Tool, tool_text(m));
                 t.tool_call_id = Some(id);
                 out.history.push(t);
             }

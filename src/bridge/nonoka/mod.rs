@@ -8,7 +8,7 @@
 pub mod inbound;
 pub mod outbound;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -18,7 +18,9 @@ use serde_json::Value;
 
 use crate::runtime::agent::{TurnCommand, TurnEvent};
 use crate::runtime::{Location, Sessions};
-use crate::session::{NewSession, Role, RuntimeLimits, Usage, WorkspacePaths, conversation_key};
+use crate::session::{
+    NewMessage, NewSession, Role, RuntimeLimits, Usage, WorkspacePaths, conversation_key,
+};
 
 use super::history::History;
 use super::protocol::{ChatRequest, Event};
@@ -36,6 +38,8 @@ pub(super) struct State {
     usage: Usage,
     /// The running turn answers a title request: its throwaway store, removed at its end.
     scratch: Option<PathBuf>,
+    /// Names of the caller's own tools offered in the running turn.
+    host: HashSet<String>,
 }
 
 type Refusal = (&'static str, String);
@@ -85,6 +89,64 @@ fn scratch_session(scratch: &std::path::Path, root: &str) -> Result<(Sessions, S
         })
         .map_err(|e| e.to_string())?;
     Ok((sessions, header.id))
+}
+
+/// Stores the caller's results of calls waiting in session `id` (`pending`), in one append
+/// under the session's lease. A result for a call already answered in the store (a retried
+/// request) is skipped; one for a call the session never made is refused, nothing written.
+fn store_results(
+    sessions: &Sessions,
+    id: &str,
+    pending: &[crate::session::ToolCall],
+    results: &[inbound::HostResult],
+) -> Result<(), Refusal> {
+    if results.is_empty() {
+        return Ok(());
+    }
+    let storage = |e: crate::session::StoreError| {
+        let m = crate::sanitize::line(&e.to_string()).into_owned();
+        ("storage", m)
+    };
+    let stored = sessions.load(id).map_err(storage)?.messages;
+    let mut new = Vec::new();
+    for r in results {
+        if pending.iter().any(|c| c.id == r.call_id) {
+            let mut m = NewMessage::tool_result(r.call_id.clone(), r.text.clone(), false);
+            m.tool_metadata = r
+                .receipt
+                .as_ref()
+                .map(|receipt| serde_json::json!({"executor": "host", "receipt": receipt}));
+            new.push(m);
+        } else if !stored
+            .iter()
+            .any(|m| m.tool_call_id.as_deref() == Some(r.call_id.as_str()))
+        {
+            return Err((
+                "unknown_call",
+                format!(
+                    "no call {} waits for its result in session {id}",
+                    crate::sanitize::line(&r.call_id)
+                ),
+            ));
+        }
+    }
+    if new.is_empty() {
+        return Ok(());
+    }
+    let _lease =
+        crate::runtime::agent::Lease::acquire(sessions.data_dir(), id).map_err(|e| match e {
+            crate::runtime::agent::LeaseError::Busy { .. } => (
+                "busy",
+                format!("session {id} is running in another process"),
+            ),
+            crate::runtime::agent::LeaseError::Io(m) => ("storage", m),
+        })?;
+    let meta = crate::session::AppendMeta {
+        workdir: Some(sessions.root().display().to_string()),
+        ..crate::session::AppendMeta::default()
+    };
+    sessions.append(id, &new, &meta).map_err(storage)?;
+    Ok(())
 }
 
 impl Bridge<'_> {
@@ -149,21 +211,29 @@ impl Bridge<'_> {
             );
             self.send_value(&outbound::warning("limits_ignored", &message));
         }
-        let host_tools = req.tools.as_ref().is_some_and(|t| !t.is_empty())
-            || req
-                .external_mcp_servers
-                .as_ref()
-                .is_some_and(|t| !t.is_empty())
+        let title = req.purpose.as_deref() == Some("title");
+        let (host_tools, hidden) = inbound::host_tools(req.tools.as_deref().unwrap_or_default());
+        if !hidden.is_empty() && !title {
+            let message = format!(
+                "the host's {} not offered: neocode's own tool of the same name runs instead",
+                hidden.join(", ")
+            );
+            self.send_value(&outbound::warning("host_tool_hidden", &message));
+        }
+        let unsupported = req
+            .external_mcp_servers
+            .as_ref()
+            .is_some_and(|t| !t.is_empty())
             || req.external_skills.as_ref().is_some_and(|t| !t.is_empty());
-        if host_tools && req.purpose.as_deref() != Some("title") {
+        if unsupported && !title {
             self.send_value(&outbound::warning(
-                "host_tools_ignored",
-                "the host's tools are not offered to the model; neocode runs its own tools",
+                "host_extensions_ignored",
+                "external_mcp_servers and external_skills are not offered to the model",
             ));
         }
         let tr = inbound::translate(&req.messages);
         let rid = req.request_id.clone();
-        if req.purpose.as_deref() == Some("title") {
+        if title {
             return match self.nonoka_title(&req, &tr) {
                 Ok(spec) => self.start(spec, rid),
                 Err((code, m)) => self.send_value(&outbound::error(code, &m, None)),
@@ -171,13 +241,15 @@ impl Bridge<'_> {
         }
         let mut answers = std::mem::take(&mut self.nonoka.answers);
         answers.extend(tr.approvals.iter().cloned());
-        let prepared = if answers.is_empty() {
+        let prepared = if answers.is_empty() && tr.results.is_empty() {
             self.nonoka_prepare(&req, tr, limits)
         } else {
-            self.nonoka_resume(&req, &answers, limits)
+            self.nonoka_resume(&req, &answers, &tr.results, limits)
         };
         match prepared {
-            Ok((spec, recovery, warnings)) => {
+            Ok((mut spec, recovery, warnings)) => {
+                self.nonoka.host = host_tools.iter().map(|t| t.name.clone()).collect();
+                spec.host_tools = host_tools;
                 if self.announced.as_deref() != Some(spec.session_id.as_str()) {
                     self.send_value(&outbound::session_init(&spec.session_id, recovery));
                     self.announced = Some(spec.session_id.clone());
@@ -236,12 +308,14 @@ impl Bridge<'_> {
         Ok((spec, chosen.recovery_reason, chosen.warnings))
     }
 
-    /// A history ending with approval answers: the paused turn of `session_id` goes on, the
-    /// answered calls run or are denied, nothing of the history is written.
+    /// A history ending with approval answers or with results of the caller's own tools: the
+    /// paused turn of `session_id` goes on. Answered calls run or are denied, results are
+    /// stored as the calls' results; nothing else of the history is written.
     fn nonoka_resume(
         &self,
         req: &inbound::Chat,
         answers: &HashMap<String, bool>,
+        results: &[inbound::HostResult],
         limits: Option<RuntimeLimits>,
     ) -> Result<(TurnSpec, Option<&'static str>, Vec<Event>), Refusal> {
         let model = req.model.clone().filter(|m| !m.is_empty());
@@ -282,12 +356,14 @@ impl Bridge<'_> {
                 ));
             }
         }
+        store_results(&sessions, &id, &pending, results)?;
         let spec = TurnSpec {
             sessions,
             session_id: id,
             prompt: None,
             model,
             limits,
+            host_tools: Vec::new(),
         };
         Ok((spec, None, Vec::new()))
     }
@@ -330,6 +406,7 @@ impl Bridge<'_> {
                 max_tool_calls: Some(0),
                 ..RuntimeLimits::default()
             }),
+            host_tools: Vec::new(),
         })
     }
 
@@ -358,11 +435,16 @@ impl Bridge<'_> {
                     return;
                 }
                 // The call stays stored without a result (status paused): the next process
-                // gets the answer in its history and runs or denies exactly this call.
-                let lines = [
-                    outbound::approval_request(call),
-                    outbound::approval_required(self.nonoka.usage),
-                ];
+                // gets the answer (or the host's result) in its history and runs or denies
+                // exactly this call (or stores the result).
+                let lines = if self.nonoka.host.contains(&call.name) {
+                    vec![outbound::host_tool_calls(self.nonoka.usage)]
+                } else {
+                    vec![
+                        outbound::approval_request(call),
+                        outbound::approval_required(self.nonoka.usage),
+                    ]
+                };
                 for l in &lines {
                     self.send_value(l);
                 }
@@ -407,7 +489,14 @@ impl Bridge<'_> {
             return;
         }
         let names = &self.nonoka.names;
-        let lines = outbound::turn_lines(&ev, &|id| names.get(id).cloned().unwrap_or_default());
+        let mut lines = outbound::turn_lines(&ev, &|id| names.get(id).cloned().unwrap_or_default());
+        if let TurnEvent::ToolCall { call, .. } = &ev
+            && self.nonoka.host.contains(&call.name)
+        {
+            for l in &mut lines {
+                l["metadata"]["executor"] = "host".into();
+            }
+        }
         for l in &lines {
             self.send_value(l);
         }

@@ -57,6 +57,16 @@ pub fn approval_required(usage: Usage) -> Value {
     })
 }
 
+/// `finish {finish_reason: "tool_calls"}`: the turn waits for the host to run its tools.
+pub fn host_tool_calls(usage: Usage) -> Value {
+    json!({
+        "type": "finish",
+        "finish_reason": "tool_calls",
+        "termination": {"reason": "tool_calls"},
+        "runtime": runtime(usage),
+    })
+}
+
 /// The end of a turn: `finish` (after an `error` when the turn failed or a limit stopped it).
 pub fn finish(reason: &FinishReason, usage: Usage) -> Vec<Value> {
     let (finish_reason, termination) = match reason {

@@ -32,7 +32,8 @@ const PROVIDER_CAPABILITIES: [&str; 5] = [
 ];
 
 /// The capabilities neocode honours: a provider asking for these is served.
-const HONOURED: [&str; 3] = [
+const HONOURED: [&str; 4] = [
+    "external_tool_receipts",
     "persistent_runtime_limits",
     "termination_reasons",
     "tool_approval_resume",
@@ -886,7 +887,7 @@ fn a_closed_stdin_cancels_the_running_turn_too() {
 #[test]
 fn a_refused_contract_is_one_error_the_provider_shows_and_nothing_is_stored() {
     let env = Env::new(vec![Reply::text("never")]);
-    // The real provider requires two capabilities neocode does not honour.
+    // The real provider requires one capability neocode does not honour.
     let mut p = env.provider();
     p.capabilities = PROVIDER_CAPABILITIES
         .iter()
@@ -898,7 +899,7 @@ fn a_refused_contract_is_one_error_the_provider_shows_and_nothing_is_stored() {
     assert_eq!(e["code"], "protocol_incompatible");
     assert_eq!(
         e["details"]["missing_capabilities"],
-        json!(["external_tool_receipts", "typed_verification_receipts"])
+        json!(["typed_verification_receipts"])
     );
     assert!(
         e["message"]
@@ -962,4 +963,88 @@ fn flat_limits_reach_the_ledger_and_the_rest_is_named_in_one_warning() {
         ),
         (Some(7), Some(3), Some(91))
     );
+}
+
+#[test]
+fn host_tools_are_offered_run_by_the_host_and_their_results_resume_the_turn() {
+    let env = Env::new(vec![
+        Reply::tool_calls(&[("call_h1", "bash", r#"{"command":"echo hi"}"#)]),
+        Reply::text("The host said hi."),
+        Reply::text("Bye."),
+    ]);
+    let mut p = env.provider();
+    let schema = json!({"type": "object", "properties": {"command": {"type": "string"}}});
+    p.extra = json!({"tools": [
+        {"name": "bash", "description": "Run a shell command", "parameters": schema},
+        {"name": "grep", "description": "OpenCode's grep", "parameters": {"type": "object"}},
+    ]});
+    let mut prompt = vec![system(), user("say hi through the shell")];
+    let t1 = p.chat(&prompt);
+    assert_eq!(t1.finish.as_deref(), Some("tool_calls"), "{:#?}", t1.events);
+    let call = t1.event("tool_call").unwrap();
+    assert_eq!(call["tool_name"], "bash");
+    assert_eq!(call["args"], json!({"command": "echo hi"}));
+    assert_eq!(call["metadata"]["executor"], "host");
+    assert!(t1.event("approval_request").is_none());
+    assert!(
+        warnings(&t1).contains(&"host_tool_hidden"),
+        "{:#?}",
+        t1.events
+    );
+    // The model saw the host's bash beside neocode's tools, and one grep: neocode's.
+    let sent = env.server.requests()[0].json();
+    let names: Vec<&str> = sent["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"bash"), "{names:?}");
+    assert_eq!(
+        names.iter().filter(|n| **n == "grep").count(),
+        1,
+        "{names:?}"
+    );
+    let id = t1.session();
+    let pending: Vec<String> = env
+        .sessions()
+        .interrupted_tool_calls(&id)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(pending, ["call_h1"]);
+
+    // OpenCode ran it; the results-only resume carries system + the tool message.
+    prompt.push(t1.assistant());
+    let result = json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "call_h1",
+        "toolName": "bash", "output": {"type": "text", "value": "hi\n"}}]});
+    prompt.push(result.clone());
+    let t2 = p.chat(&[system(), result]);
+    assert_eq!(t2.finish.as_deref(), Some("stop"), "{:#?}", t2.events);
+    assert_eq!(t2.session(), id);
+    assert_eq!(t2.text, "The host said hi.");
+    let second = env.server.requests()[1].json();
+    let tool_msgs: Vec<&Value> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(tool_msgs.len(), 1);
+    assert_eq!(tool_msgs[0]["content"], "hi\n");
+
+    // The whole history next time: the same session, nothing forks or runs again.
+    prompt.push(t2.assistant());
+    prompt.push(user("bye"));
+    let t3 = p.chat(&prompt);
+    assert_eq!(t3.session(), id, "{:#?}", t3.events);
+    assert!(continued(&t3), "{:#?}", t3.events);
+    assert_eq!(t3.text, "Bye.");
+    use Role::{Assistant as A, Tool as T, User as U};
+    let msgs = env.messages(&id);
+    let roles: Vec<Role> = msgs.iter().map(|m| m.0).collect();
+    assert_eq!(roles, [U, A, T, A, U, A]);
+    assert_eq!(msgs[2].1, "hi\n");
+    assert_eq!(env.sessions().count().unwrap(), 1);
 }
