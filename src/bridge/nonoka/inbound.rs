@@ -300,10 +300,12 @@ pub fn host_tools(tools: &[Value]) -> (Vec<ToolDef>, Vec<String>) {
         else {
             continue;
         };
+        if offered.iter().any(|o| o.name == name) {
+            continue;
+        }
         let ours = crate::runtime::tools::spec(name).is_some()
             || name == "skill"
-            || name.starts_with("mcp__")
-            || offered.iter().any(|o| o.name == name);
+            || name.starts_with("mcp__");
         if ours {
             hidden.push(name.to_string());
             continue;
@@ -588,6 +590,67 @@ mod tests {
         assert!(s[2].4);
         // The resumed turn's repeated announcement of w1 is not a second call.
         assert_eq!((s[3].1.as_str(), s[3].2.len()), ("Done.", 0));
+    }
+
+    #[test]
+    fn markers_split_text_into_model_calls_and_unmarked_calls_go_last() {
+        let call = |id: &str, name: &str| ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: "{}".into(),
+        };
+        let (c1, c2, c3) = (call("1", "a"), call("2", "b"), call("3", "c"));
+        let text = "one <tool_call>a({})</tool_call>two<tool_call>b({})</tool_call>\n\
+                    <tool_call>c({})</tool_call> three";
+        let segs = segments(text, &[c1.clone(), c2.clone(), c3.clone()]);
+        let ids = |v: &[ToolCall]| v.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+        let got: Vec<(String, Vec<String>)> = segs
+            .iter()
+            .map(|(t, c)| (t.trim().to_string(), ids(c)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("one".to_string(), vec!["1".to_string()]),
+                ("two".to_string(), vec!["2".to_string(), "3".to_string()]),
+                ("three".to_string(), vec![]),
+            ]
+        );
+        // No markers (a provider that does not draw them): one message with every call.
+        let segs = segments("just text", &[c1, c2]);
+        assert_eq!(segs.len(), 1);
+        assert_eq!(ids(&segs[0].1), ["1", "2"]);
+    }
+
+    #[test]
+    fn host_tools_named_like_ours_are_hidden() {
+        let (offered, hidden) = host_tools(&[
+            json!({"name": "bash", "description": "shell", "parameters": {"type": "object"}}),
+            json!({"name": "grep", "description": "OpenCode's grep"}),
+            json!({"name": "bash", "description": "twice"}),
+            json!({"description": "nameless"}),
+        ]);
+        let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["bash"]);
+        assert_eq!(hidden, ["grep"]);
+    }
+
+    #[test]
+    fn trailing_results_are_taken_out_with_their_receipts() {
+        let t = translate(&msgs(json!([
+            {"role": "system", "content": "s"},
+            {"role": "tool", "tool_call_id": "h1", "content": "", "result": {"result": "hi", "completeness": "complete"}}
+        ])));
+        assert!(t.history.is_empty());
+        assert_eq!(t.results.len(), 1);
+        assert_eq!(
+            (t.results[0].call_id.as_str(), t.results[0].text.as_str()),
+            ("h1", "hi")
+        );
+        assert_eq!(
+            t.results[0].receipt.as_ref().unwrap()["completeness"],
+            "complete"
+        );
     }
 
     #[test]
