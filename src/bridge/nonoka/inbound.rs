@@ -602,7 +602,7 @@ mod tests {
         let (c1, c2, c3) = (call("1", "a"), call("2", "b"), call("3", "c"));
         let text = "one <tool_call>a({})</tool_call>two<tool_call>b({})</tool_call>\n\
                     <tool_call>c({})</tool_call> three";
-        let segs = segments(text, &[c1.clone(), c2.clone(), c3.clone()]);
+        let segs = segments(text, &[c1.clone(), c2.clone(), c3]);
         let ids = |v: &[ToolCall]| v.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
         let got: Vec<(String, Vec<String>)> = segs
             .iter()
