@@ -133,6 +133,15 @@ impl FlatCall {
     }
 }
 
+/// Arguments the AI SDK kept as the JSON text they streamed as, then encoded once more
+/// (`"{\"path\":\"a\"}"`), decoded to that text; any other arguments as they are.
+fn unwrap_encoded(arguments: &str) -> String {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::String(inner)) if serde_json::from_str::<Value>(&inner).is_ok() => inner,
+        _ => arguments.to_string(),
+    }
+}
+
 /// A refused contract: the `error` event's code, message and details.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refused {
@@ -403,6 +412,10 @@ pub fn translate(messages: &[Message]) -> Translated {
                     let fresh: Vec<ToolCall> = calls
                         .into_iter()
                         .filter(|c| called.insert(c.id.clone()))
+                        .map(|mut c| {
+                            c.arguments = unwrap_encoded(&c.arguments);
+                            c
+                        })
                         .collect();
                     if text.trim().is_empty() && fresh.is_empty() {
                         continue;
@@ -620,6 +633,22 @@ mod tests {
         let segs = segments("just text", &[c1, c2]);
         assert_eq!(segs.len(), 1);
         assert_eq!(ids(&segs[0].1), ["1", "2"]);
+    }
+
+    #[test]
+    fn arguments_encoded_twice_are_decoded_after_the_markers_are_found() {
+        let t = translate(&msgs(json!([
+            {"role": "user", "content": "read"},
+            {"role": "assistant",
+             "content": "<tool_call>read_file(\"{\\\"path\\\":\\\"a\\\"}\")</tool_call>Done.",
+             "tool_calls": [{"id": "c1", "name": "read_file", "arguments": "\"{\\\"path\\\":\\\"a\\\"}\""}]},
+            {"role": "user", "content": "ok"}
+        ])));
+        assert_eq!(t.history.len(), 5, "{:?}", t.history);
+        assert_eq!(t.history[1].tool_calls[0].arguments, r#"{"path":"a"}"#);
+        assert_eq!(t.history[3].text, "Done.");
+        assert_eq!(unwrap_encoded("{}"), "{}");
+        assert_eq!(unwrap_encoded("\"plain\""), "\"plain\"");
     }
 
     #[test]
