@@ -368,8 +368,10 @@ fn approval_answers(m: &Message) -> Option<Vec<(String, bool)>> {
 
 /// Converts the provider's messages. Calls already seen earlier in the history are dropped
 /// (a resumed turn announces its paused call again); a call no tool message answers gets a
-/// placeholder result that matches the stored one.
-pub fn translate(messages: &[Message]) -> Translated {
+/// placeholder result that matches the stored one, and so does a tool message answering a
+/// call of neocode's own tools (neocode ran it: the stored result is the result, whatever the
+/// host made of the call). Results of the host's tools (`is_host`) are compared as sent.
+pub fn translate(messages: &[Message], is_host: &dyn Fn(&str) -> bool) -> Translated {
     let mut end = messages.len();
     let mut approvals = Vec::new();
     let mut results = Vec::new();
@@ -395,7 +397,8 @@ pub fn translate(messages: &[Message]) -> Translated {
         results,
         ..Translated::default()
     };
-    let mut called: HashSet<String> = HashSet::new();
+    // Call id -> tool name.
+    let mut called: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     let mut has_result: HashSet<String> = HashSet::new();
     for m in messages {
         match m.role.as_str() {
@@ -411,7 +414,7 @@ pub fn translate(messages: &[Message]) -> Translated {
                 for (text, calls) in segments(&text_of(&m.content), &calls) {
                     let fresh: Vec<ToolCall> = calls
                         .into_iter()
-                        .filter(|c| called.insert(c.id.clone()))
+                        .filter(|c| called.insert(c.id.clone(), c.name.clone()).is_none())
                         .map(|mut c| {
                             c.arguments = unwrap_encoded(&c.arguments);
                             c
@@ -431,10 +434,11 @@ pub fn translate(messages: &[Message]) -> Translated {
             }
             "tool" => {
                 let id = m.tool_call_id.clone().unwrap_or_default();
-                if !called.contains(&id) {
+                let Some(name) = called.get(&id) else {
                     out.orphans += 1;
                     continue;
-                }
+                };
+                let ours = !is_host(name);
                 if !has_result.insert(id.clone()) {
                     continue;
                 }
@@ -444,6 +448,7 @@ pub fn translate(messages: &[Message]) -> Translated {
                 }
                 let mut t = plain(Role::Tool, tool_text(m));
                 t.tool_call_id = Some(id);
+                t.placeholder = ours;
                 out.history.push(t);
             }
             // system and developer messages are the caller's business, as in the native
@@ -522,6 +527,11 @@ mod tests {
         serde_json::from_value(v).unwrap()
     }
 
+    /// With no host tools.
+    fn translate_all(m: &[Message]) -> Translated {
+        translate(m, &|_| false)
+    }
+
     /// Role, text, call ids, answered call, placeholder.
     type Shape = (Role, String, Vec<String>, Option<String>, bool);
 
@@ -542,7 +552,7 @@ mod tests {
 
     #[test]
     fn a_rendered_provider_executed_turn_splits_back_into_its_model_calls() {
-        let t = translate(&msgs(json!([
+        let t = translate_all(&msgs(json!([
             {"role": "system", "content": "you are opencode"},
             {"role": "user", "content": "read a.rs"},
             {"role": "assistant",
@@ -583,7 +593,7 @@ mod tests {
         };
         let call = json!({"role": "assistant", "content": "<tool_call>write_file({})</tool_call>",
                           "tool_calls": [{"id": "w1", "name": "write_file", "arguments": "{}"}]});
-        let t = translate(&msgs(
+        let t = translate_all(&msgs(
             json!([{"role": "user", "content": "go"}, call, answer("w1", true)]),
         ));
         assert_eq!(t.approvals, [("w1".to_string(), true)]);
@@ -592,7 +602,7 @@ mod tests {
         assert!(t.history.iter().all(|m| !m.text.contains("approval")));
         let again = json!({"role": "assistant", "content": "<tool_call>write_file({})</tool_call>Done.",
                            "tool_calls": [{"id": "w1", "name": "write_file", "arguments": "{}"}]});
-        let t = translate(&msgs(json!([
+        let t = translate_all(&msgs(json!([
             {"role": "user", "content": "go"}, call, answer("w1", false), again,
             {"role": "user", "content": "next"}
         ])));
@@ -637,7 +647,7 @@ mod tests {
 
     #[test]
     fn arguments_encoded_twice_are_decoded_after_the_markers_are_found() {
-        let t = translate(&msgs(json!([
+        let t = translate_all(&msgs(json!([
             {"role": "user", "content": "read"},
             {"role": "assistant",
              "content": "<tool_call>read_file(\"{\\\"path\\\":\\\"a\\\"}\")</tool_call>Done.",
@@ -649,6 +659,28 @@ mod tests {
         assert_eq!(t.history[3].text, "Done.");
         assert_eq!(unwrap_encoded("{}"), "{}");
         assert_eq!(unwrap_encoded("\"plain\""), "\"plain\"");
+    }
+
+    #[test]
+    fn a_result_of_our_own_call_stands_for_the_stored_one_and_a_host_result_is_compared() {
+        let history = msgs(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": "",
+             "tool_calls": [{"id": "r1", "name": "read_file", "arguments": "{}"},
+                            {"id": "h1", "name": "bash", "arguments": "{}"}]},
+            {"role": "tool", "tool_call_id": "r1", "content": "Model tried to call unavailable tool"},
+            {"role": "tool", "tool_call_id": "h1", "content": "hi"},
+            {"role": "user", "content": "next"}
+        ]));
+        let t = translate(&history, &|n| n == "bash");
+        let s = shape(&t);
+        assert_eq!(s[2].3.as_deref(), Some("r1"));
+        assert!(s[2].4, "neocode's own call: the stored result counts");
+        assert_eq!(
+            s[2].1, "Model tried to call unavailable tool",
+            "kept if appended"
+        );
+        assert_eq!((s[3].3.as_deref(), s[3].4), (Some("h1"), false));
     }
 
     #[test]
@@ -666,7 +698,7 @@ mod tests {
 
     #[test]
     fn trailing_results_are_taken_out_with_their_receipts() {
-        let t = translate(&msgs(json!([
+        let t = translate_all(&msgs(json!([
             {"role": "system", "content": "s"},
             {"role": "tool", "tool_call_id": "h1", "content": "", "result": {"result": "hi", "completeness": "complete"}}
         ])));

@@ -231,7 +231,9 @@ impl Bridge<'_> {
                 "external_mcp_servers and external_skills are not offered to the model",
             ));
         }
-        let tr = inbound::translate(&req.messages);
+        let tr = inbound::translate(&req.messages, &|name| {
+            host_tools.iter().any(|t| t.name == name)
+        });
         let rid = req.request_id.clone();
         if title {
             return match self.nonoka_title(&req, &tr) {
