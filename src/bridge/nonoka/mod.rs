@@ -149,6 +149,15 @@ fn store_results(
     Ok(())
 }
 
+fn no_session() -> Refusal {
+    (
+        "session_id_missing",
+        "the answers and results need the session of the paused turn, and the request names none \
+         (was .nonoka/provider-session.id removed?)"
+            .into(),
+    )
+}
+
 impl Bridge<'_> {
     /// One request line in nonoka's dialect.
     pub(super) fn nonoka_line(&mut self, line: &[u8]) {
@@ -246,7 +255,12 @@ impl Bridge<'_> {
         let prepared = if answers.is_empty() && tr.results.is_empty() {
             self.nonoka_prepare(&req, tr, limits)
         } else {
-            self.nonoka_resume(&req, &answers, &tr.results, limits)
+            let key = tr
+                .history
+                .iter()
+                .find(|m| m.role == Role::User)
+                .map(|m| conversation_key(&m.text));
+            self.nonoka_resume(&req, &answers, &tr.results, limits, key)
         };
         match prepared {
             Ok((mut spec, recovery, warnings)) => {
@@ -319,21 +333,30 @@ impl Bridge<'_> {
         answers: &HashMap<String, bool>,
         results: &[inbound::HostResult],
         limits: Option<RuntimeLimits>,
+        key: Option<String>,
     ) -> Result<(TurnSpec, Option<&'static str>, Vec<Event>), Refusal> {
         let model = req.model.clone().filter(|m| !m.is_empty());
         self.opts.runner.check(model.as_deref())?;
         let (sessions, _) = self.workspace(req.cwd.as_deref())?;
-        let Some(id) = req.session_id.clone().filter(|s| !s.is_empty()) else {
-            return Err((
-                "session_id_missing",
-                "approval answers need the session of the paused turn, and the request names \
-                 none (was .nonoka/provider-session.id removed?)"
-                    .into(),
-            ));
-        };
         let storage = |e: crate::session::StoreError| {
             let m = crate::sanitize::line(&e.to_string()).into_owned();
             ("storage", m)
+        };
+        // Without an id, a history that still holds its first user message (older providers
+        // resend everything) finds the session by its conversation key.
+        let (id, recovery) = match req.session_id.clone().filter(|s| !s.is_empty()) {
+            Some(id) => (id, None),
+            None => match key {
+                Some(k) => match sessions
+                    .store()
+                    .find_by_conversation_key(&k)
+                    .map_err(storage)?
+                {
+                    Some(found) => (found.id, Some("session_id_missing")),
+                    None => return Err(no_session()),
+                },
+                None => return Err(no_session()),
+            },
         };
         if sessions.header(&id).is_err() {
             return Err((
@@ -367,7 +390,7 @@ impl Bridge<'_> {
             limits,
             host_tools: Vec::new(),
         };
-        Ok((spec, None, Vec::new()))
+        Ok((spec, recovery, Vec::new()))
     }
 
     /// A title request: the model answers in a throwaway store (nothing of the workspace is

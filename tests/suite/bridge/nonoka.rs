@@ -754,9 +754,21 @@ fn an_approval_ends_the_process_and_the_next_one_runs_or_denies_exactly_that_cal
     assert_eq!(t3.session(), id, "{:#?}", t3.events);
     assert!(continued(&t3), "{:#?}", t3.events);
     assert_eq!(t3.finish.as_deref(), Some("approval_required"));
-    let t4 = env
-        .provider()
-        .chat(&[system(), approval_answer("call_w2", false)]);
+    // Denied, this time with the id file lost and the whole history sent (as older providers
+    // do): the first user message finds the paused session.
+    std::fs::remove_file(p.id_file()).unwrap();
+    prompt.push(t3.assistant());
+    prompt.push(approval_answer(&t3.approval().unwrap(), false));
+    let t4 = env.provider().chat(&prompt);
+    assert!(t4.request.get("session_id").is_none());
+    let init = t4.event("session_init").unwrap();
+    assert_eq!(
+        (
+            init["session_id"].as_str(),
+            init["recovery_reason"].as_str()
+        ),
+        (Some(id.as_str()), Some("session_id_missing"))
+    );
     assert_eq!(t4.finish.as_deref(), Some("stop"), "{:#?}", t4.events);
     let denied = t4.event("tool_result").unwrap();
     assert_eq!(denied["is_error"], true);
