@@ -672,6 +672,46 @@ fn a_tool_turn_comes_back_in_the_ai_sdk_shape_and_continues_without_fork_or_reru
     assert_eq!(tools, 1);
 }
 
+/// `call` ended the turn `approval_required` (and only that happened after the call), the
+/// session is paused with the call stored without a result, and its file is not written.
+fn assert_paused_on(env: &Env, t: &Call, call: &str, path: &str) {
+    assert_eq!(
+        t.finish.as_deref(),
+        Some("approval_required"),
+        "{:#?}",
+        t.events
+    );
+    let after_init: Vec<&str> = types(t)
+        .into_iter()
+        .skip_while(|ty| *ty != "session_init")
+        .collect();
+    assert_eq!(
+        after_init,
+        ["session_init", "tool_call", "approval_request", "finish"]
+    );
+    let ask = t.event("approval_request").unwrap();
+    assert_eq!(
+        (
+            ask["id"].as_str(),
+            ask["tool_call_id"].as_str(),
+            ask["tool_name"].as_str()
+        ),
+        (Some(call), Some(call), Some("write_file"))
+    );
+    assert_eq!(ask["args"]["path"], path);
+    let id = t.session();
+    let s = env.sessions();
+    assert_eq!(s.header(&id).unwrap().status, Status::Paused);
+    let pending: Vec<String> = s
+        .interrupted_tool_calls(&id)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(pending, [call]);
+    assert!(!env.workdir.join(path).exists());
+}
+
 #[test]
 fn an_approval_ends_the_process_and_the_next_one_runs_or_denies_exactly_that_call() {
     let env = Env::new(vec![
@@ -691,43 +731,8 @@ fn an_approval_ends_the_process_and_the_next_one_runs_or_denies_exactly_that_cal
     let mut p = env.provider();
     let mut prompt = vec![system(), user("write a.txt")];
     let t1 = p.chat(&prompt);
-    assert_eq!(
-        t1.finish.as_deref(),
-        Some("approval_required"),
-        "{:#?}",
-        t1.events
-    );
-    assert_eq!(
-        types(&t1),
-        [
-            "protocol_ack",
-            "session_init",
-            "tool_call",
-            "approval_request",
-            "finish"
-        ]
-    );
-    let ask = t1.event("approval_request").unwrap();
-    assert_eq!(
-        (
-            ask["id"].as_str(),
-            ask["tool_call_id"].as_str(),
-            ask["tool_name"].as_str()
-        ),
-        (Some("call_w1"), Some("call_w1"), Some("write_file"))
-    );
-    assert_eq!(ask["args"]["path"], "a.txt");
     let id = t1.session();
-    // The pause is durable: paused, the call stored without a result, nothing written.
-    let s = env.sessions();
-    assert_eq!(s.header(&id).unwrap().status, Status::Paused);
-    let pending: Vec<String> = s
-        .interrupted_tool_calls(&id)
-        .unwrap()
-        .into_iter()
-        .map(|c| c.id)
-        .collect();
-    assert_eq!(pending, ["call_w1"]);
+    assert_paused_on(&env, &t1, "call_w1", "a.txt");
     assert!(!env.workdir.join("a.txt").exists());
 
     // The user approves in OpenCode; the resume carries only system + tool messages.
@@ -753,7 +758,7 @@ fn an_approval_ends_the_process_and_the_next_one_runs_or_denies_exactly_that_cal
     let t3 = p.chat(&prompt);
     assert_eq!(t3.session(), id, "{:#?}", t3.events);
     assert!(continued(&t3), "{:#?}", t3.events);
-    assert_eq!(t3.finish.as_deref(), Some("approval_required"));
+    assert_paused_on(&env, &t3, "call_w2", "b.txt");
     // Denied, this time with the id file lost and the whole history sent (as older providers
     // do): the first user message finds the paused session.
     std::fs::remove_file(p.id_file()).unwrap();
