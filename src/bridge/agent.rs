@@ -58,7 +58,10 @@ impl TurnRunner for AgentRunner {
             Ok(s) => s,
             Err(m) => return emit(failed(FailCode::Config, m)),
         };
-        let agent = Agent::new(spec.sessions.clone(), settings);
+        let mut agent = Agent::new(spec.sessions.clone(), settings);
+        if !spec.host_tools.is_empty() {
+            agent = agent.with_host_tools(spec.host_tools.clone());
+        }
         let (tx, events) = channel();
         let handle = match agent.start(
             Target::Resume(spec.session_id.clone()),

@@ -23,6 +23,10 @@ pub struct Incoming {
     pub tool_calls: Vec<ToolCall>,
     /// The call a tool message answers.
     pub tool_call_id: Option<String>,
+    /// A tool message standing for a result the caller did not send (the nonoka dialect: a
+    /// call the bridge ran comes back without its result): it matches the stored result of
+    /// the same call whatever its text.
+    pub placeholder: bool,
 }
 
 impl Incoming {
@@ -140,6 +144,7 @@ pub fn parse(messages: &[ChatMessage]) -> Result<History, HistoryError> {
             text,
             tool_calls,
             tool_call_id,
+            placeholder: false,
         });
     }
     match out.last() {
@@ -330,7 +335,8 @@ fn align(tail: &[&Message], caller: &[Incoming], prompt: &Incoming) -> (usize, M
 /// A stored message and a caller message are the same message. Text is compared without
 /// surrounding whitespace (callers trim); reasoning and images are not compared.
 fn same(s: &Message, c: &Incoming) -> bool {
-    if s.role != c.role || s.text().trim() != c.text.trim() {
+    let any_text = c.placeholder && c.role == Role::Tool;
+    if s.role != c.role || (!any_text && s.text().trim() != c.text.trim()) {
         return false;
     }
     match s.role {

@@ -10,6 +10,7 @@
 mod agent;
 pub mod handoff;
 pub mod history;
+pub mod nonoka;
 pub mod protocol;
 
 use std::collections::HashSet;
@@ -24,6 +25,16 @@ use crate::session::{RuntimeLimits, Usage, WorkspacePaths};
 
 pub use agent::agent_runner;
 use protocol::{ApprovalDecision, ChatRequest, Event, PROTOCOL_NAME, PROTOCOL_VERSION, Request};
+
+/// The wire format a bridge process speaks (`neocode bridge --dialect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// neocode's own protocol, `docs/bridge.md`.
+    #[default]
+    Native,
+    /// nonoka's NDJSON bridge, as its OpenCode provider speaks it ([`nonoka`]).
+    Nonoka,
+}
 
 /// Longest request line accepted (a whole conversation with pasted files fits easily).
 pub const MAX_LINE_BYTES: usize = 64 << 20;
@@ -42,6 +53,9 @@ pub struct TurnSpec {
     pub model: Option<String>,
     /// Ledger limit overrides.
     pub limits: Option<RuntimeLimits>,
+    /// The caller's own tools, offered to the model beside neocode's and never run here (the
+    /// nonoka dialect); empty in the native protocol.
+    pub host_tools: Vec<crate::runtime::provider::ToolDef>,
 }
 
 /// Runs turns for the bridge: the agent in the binary, a scripted double in unit tests.
@@ -77,6 +91,8 @@ enum Input {
     Turn(u64, TurnEvent),
     /// Turn number `.0`'s runner returned.
     TurnEnded(u64),
+    /// SIGTERM or SIGINT arrived (the nonoka dialect records the running turn as cancelled).
+    Signal,
 }
 
 struct Running {
@@ -93,9 +109,24 @@ pub fn serve(
     input: impl Read + Send + 'static,
     output: &mut dyn Write,
 ) -> std::io::Result<()> {
+    serve_dialect(opts, Dialect::Native, input, output)
+}
+
+/// [`serve`] in the given dialect. The nonoka dialect also records the running turn as
+/// cancelled on SIGTERM or SIGINT, and returns at once after a turn paused for an approval
+/// (its call stays stored without a result; the next process answers it).
+pub fn serve_dialect(
+    opts: BridgeOptions,
+    dialect: Dialect,
+    input: impl Read + Send + 'static,
+    output: &mut dyn Write,
+) -> std::io::Result<()> {
     let (tx, rx) = mpsc::channel();
     let reader_tx = tx.clone();
     std::thread::spawn(move || read_lines(std::io::BufReader::new(input), reader_tx));
+    if dialect == Dialect::Nonoka {
+        nonoka::watch_signals(tx.clone());
+    }
     let mut b = Bridge {
         opts,
         tx,
@@ -106,13 +137,21 @@ pub fn serve(
         write_failed: None,
         turns: 0,
         last_runner: None,
+        dialect,
+        nonoka: nonoka::State::default(),
+        stop: false,
     };
-    b.send(&Event::ProtocolAck {
-        protocol: PROTOCOL_NAME,
-        version: PROTOCOL_VERSION,
-    });
+    if dialect == Dialect::Native {
+        b.send(&Event::ProtocolAck {
+            protocol: PROTOCOL_NAME,
+            version: PROTOCOL_VERSION,
+        });
+    }
     while let Ok(input) = rx.recv() {
         b.handle(input);
+        if b.stop {
+            break;
+        }
         if b.write_failed.is_some() {
             b.cancel_running();
         }
@@ -120,7 +159,11 @@ pub fn serve(
             break;
         }
     }
-    if let Some(t) = b.last_runner.take() {
+    // A turn paused for an approval waits on a call this process will never answer: the
+    // process ends under it, leaving the call stored without a result.
+    if let Some(t) = b.last_runner.take()
+        && !b.stop
+    {
         let _ = t.join();
     }
     match b.write_failed {
@@ -171,6 +214,11 @@ struct Bridge<'a> {
     /// The thread of the latest turn: joined before the bridge returns, so the process never
     /// exits under a runner that is still writing.
     last_runner: Option<std::thread::JoinHandle<()>>,
+    dialect: Dialect,
+    /// What the nonoka dialect keeps between lines.
+    nonoka: nonoka::State,
+    /// End now, without waiting for the turn (nonoka: paused for an approval).
+    stop: bool,
 }
 
 impl Bridge<'_> {
@@ -205,6 +253,9 @@ impl Bridge<'_> {
                 if trimmed.is_empty() {
                     return;
                 }
+                if self.dialect == Dialect::Nonoka {
+                    return self.nonoka_line(trimmed);
+                }
                 match protocol::parse_request(trimmed) {
                     Err(ev) => self.send(&ev),
                     Ok(Request::Chat(req)) => self.chat(*req),
@@ -221,22 +272,32 @@ impl Bridge<'_> {
                 self.send(&Event::error(None, "read_failed", format!("stdin: {e}")));
                 self.end_of_input();
             }
+            Input::Eof | Input::Signal if self.dialect == Dialect::Nonoka => {
+                // The provider closes stdin and kills the process when OpenCode aborts.
+                self.cancel_running();
+                self.end_of_input();
+            }
             Input::Eof => self.end_of_input(),
+            Input::Signal => {}
+            Input::Turn(turn, ev) if self.dialect == Dialect::Nonoka => {
+                self.nonoka_turn_event(turn, ev);
+            }
             Input::Turn(turn, ev) => self.turn_event(turn, ev),
             Input::TurnEnded(turn) => {
                 if self.running.as_ref().is_some_and(|r| r.turn == turn) {
                     // The runner returned without `Finished` (it panicked): say so rather
                     // than leave the caller waiting.
-                    self.turn_event(
-                        turn,
-                        TurnEvent::Finished {
-                            reason: FinishReason::Failed {
-                                code: crate::runtime::agent::FailCode::Internal,
-                                message: "the turn ended unexpectedly".into(),
-                            },
-                            usage: Usage::default(),
+                    let ev = TurnEvent::Finished {
+                        reason: FinishReason::Failed {
+                            code: crate::runtime::agent::FailCode::Internal,
+                            message: "the turn ended unexpectedly".into(),
                         },
-                    );
+                        usage: Usage::default(),
+                    };
+                    match self.dialect {
+                        Dialect::Native => self.turn_event(turn, ev),
+                        Dialect::Nonoka => self.nonoka_turn_event(turn, ev),
+                    }
                 }
             }
         }
@@ -401,9 +462,34 @@ impl Bridge<'_> {
             ));
         }
         let history = history::parse(&req.messages).map_err(|e| ("invalid_request", e.0))?;
+        self.prepare_history(req, &history)
+    }
+
+    /// [`Bridge::prepare`] for a history already checked and converted.
+    fn prepare_history(
+        &self,
+        req: &ChatRequest,
+        history: &history::History,
+    ) -> Result<(TurnSpec, handoff::Chosen), (&'static str, String)> {
         let model = req.model.clone().filter(|m| !m.is_empty());
         self.opts.runner.check(model.as_deref())?;
-        let dir: Option<PathBuf> = match req.cwd.as_deref().filter(|c| !c.is_empty()) {
+        let (sessions, root) = self.workspace(req.cwd.as_deref())?;
+        let chosen = handoff::choose(&sessions, req, history, &root)?;
+        let spec = TurnSpec {
+            sessions,
+            session_id: chosen.session_id.clone(),
+            prompt: (!chosen.prompt_stored).then(|| history.prompt().text.clone()),
+            model,
+            limits: req.limits.clone(),
+            host_tools: Vec::new(),
+        };
+        Ok((spec, chosen))
+    }
+
+    /// The sessions of the workspace of `cwd` (default: `--workdir`, else the current
+    /// directory) and its root, as the agent records it on every append.
+    fn workspace(&self, cwd: Option<&str>) -> Result<(Sessions, String), (&'static str, String)> {
+        let dir: Option<PathBuf> = match cwd.filter(|c| !c.is_empty()) {
             Some(c) => Some(PathBuf::from(c)),
             None => self.opts.workdir.clone(),
         };
@@ -430,24 +516,14 @@ impl Bridge<'_> {
             paths: WorkspacePaths::resolve(&self.opts.home, &workdir)
                 .map_err(|e| ("invalid_cwd", crate::sanitize::line(&e).into_owned()))?,
         };
-        let store_err = |e: crate::session::StoreError| {
+        let sessions = Sessions::open(&loc).map_err(|e| {
             (
                 "storage",
                 crate::sanitize::line(&e.to_string()).into_owned(),
             )
-        };
-        let sessions = Sessions::open(&loc).map_err(store_err)?;
-        // Recorded as the agent records it on every append: the workspace root.
+        })?;
         let root = loc.root().display().to_string();
-        let chosen = handoff::choose(&sessions, req, &history, &root)?;
-        let spec = TurnSpec {
-            sessions,
-            session_id: chosen.session_id.clone(),
-            prompt: (!chosen.prompt_stored).then(|| history.prompt().text.clone()),
-            model,
-            limits: req.limits.clone(),
-        };
-        Ok((spec, chosen))
+        Ok((sessions, root))
     }
 
     fn start(&mut self, spec: TurnSpec, request_id: Option<String>) {

@@ -93,6 +93,15 @@ pub enum ImportSource {
     Codex,
 }
 
+/// Wire formats of `bridge`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BridgeDialect {
+    /// neocode's bridge protocol, version 1.
+    Neocode,
+    /// nonoka's NDJSON bridge, as `nonoka-opencode-provider` speaks it.
+    Nonoka,
+}
+
 /// One-shot commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -195,9 +204,13 @@ pub enum Command {
     },
     /// Serve other front ends: JSON requests on stdin, events on stdout (docs/bridge.md).
     #[command(
-        after_help = "Examples:\n  echo '{\"type\":\"chat\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}' | neocode bridge\n  cargo run --example bridge_client -- \"explain src/main.rs\""
+        after_help = "Examples:\n  echo '{\"type\":\"chat\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}' | neocode bridge\n  cargo run --example bridge_client -- \"explain src/main.rs\"\n  neocode bridge --dialect nonoka      as nonoka's OpenCode provider's serverCommand"
     )]
-    Bridge,
+    Bridge {
+        /// The wire format: neocode's own (docs/bridge.md) or nonoka's NDJSON bridge.
+        #[arg(long, value_enum, default_value = "neocode")]
+        dialect: BridgeDialect,
+    },
     /// MCP servers of `<home>/config.toml` (`[mcp_servers.NAME]`).
     #[command(subcommand)]
     Mcp(McpCommand),

@@ -244,7 +244,7 @@ pub fn run(cli: Cli) -> CmdResult {
         Some(Command::Run(args)) => run::run(&location(&cli)?, args),
         Some(Command::Compact { id }) => run::compact(&location(&cli)?, id),
         Some(Command::Doctor { recover }) => doctor::run(&location(&cli)?, *recover),
-        Some(Command::Bridge) => bridge_cmd(&cli),
+        Some(Command::Bridge { dialect }) => bridge_cmd(&cli, *dialect),
         None if cli.list => {
             let opts = list::ListOptions {
                 json: cli.json,
@@ -358,12 +358,12 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Run(_) => "run",
         Command::Compact { .. } => "compact",
         Command::Doctor { .. } => "doctor",
-        Command::Bridge => "bridge",
+        Command::Bridge { .. } => "bridge",
     }
 }
 
 /// `neocode bridge`: serves until stdin ends; only a closed stdout is a failure.
-fn bridge_cmd(cli: &Cli) -> CmdResult {
+fn bridge_cmd(cli: &Cli, dialect: args::BridgeDialect) -> CmdResult {
     let home = crate::session::home_dir().map_err(|e| Failure::usage(sanitize::line(&e)))?;
     let opts = crate::bridge::BridgeOptions {
         home: home.clone(),
@@ -372,7 +372,11 @@ fn bridge_cmd(cli: &Cli) -> CmdResult {
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match crate::bridge::serve(opts, std::io::stdin(), &mut out) {
+    let dialect = match dialect {
+        args::BridgeDialect::Neocode => crate::bridge::Dialect::Native,
+        args::BridgeDialect::Nonoka => crate::bridge::Dialect::Nonoka,
+    };
+    match crate::bridge::serve_dialect(opts, dialect, std::io::stdin(), &mut out) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::quiet()),
         Err(e) => Err(Failure::runtime(format!("writing events: {e}"))),

@@ -146,6 +146,14 @@ impl Agent {
         }
     }
 
+    /// This agent offering the front end's own `tools` too (never run here: a call of one
+    /// waits for the front end, like a call waiting for approval).
+    pub fn with_host_tools(mut self, tools: Vec<super::provider::ToolDef>) -> Agent {
+        self.ext =
+            project::Extensions::with_host_tools(&self.settings, self.sessions.root(), tools);
+        self
+    }
+
     /// Instruction files, skills and MCP servers of this agent.
     pub fn extensions(&self) -> &project::Extensions {
         &self.ext

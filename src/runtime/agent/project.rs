@@ -25,7 +25,13 @@ pub struct Extensions {
     home: PathBuf,
     root: PathBuf,
     mcp: Option<McpManager>,
+    /// The calling front end's own tools (the bridge's nonoka dialect: OpenCode's): offered to
+    /// the model, never run here; a call of one always waits for the front end.
+    host: Vec<ToolDef>,
 }
+
+/// Why a call of a front end's own tool waits ([`Extensions::with_host_tools`]).
+pub const HOST_TOOL_REASON: &str = "a tool of the front end: it runs there";
 
 impl std::fmt::Debug for Extensions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -62,7 +68,26 @@ impl Extensions {
             home,
             root: root.to_path_buf(),
             mcp,
+            host: Vec::new(),
         })
+    }
+
+    /// Extensions for a workspace whose turns also offer the front end's `host` tools.
+    pub fn with_host_tools(
+        settings: &Settings,
+        root: &Path,
+        host: Vec<ToolDef>,
+    ) -> Arc<Extensions> {
+        let mut ext = Extensions::new(settings, root);
+        if let Some(e) = Arc::get_mut(&mut ext) {
+            e.host = host;
+        }
+        ext
+    }
+
+    /// Whether `name` is one of the front end's own tools.
+    pub fn is_host(&self, name: &str) -> bool {
+        self.host.iter().any(|t| t.name == name)
     }
 
     /// The MCP servers, if any are configured.
@@ -114,6 +139,7 @@ impl Extensions {
                 (skills::SKILL_TOOL.parameters)(),
             ));
         }
+        tools.extend(self.host.iter().cloned());
         if let Some(mcp) = &self.mcp {
             for t in mcp.tools() {
                 tools.push(ToolDef::new(&t.name, &t.description, t.parameters.clone()));
@@ -135,6 +161,9 @@ impl Extensions {
     pub fn kind(&self, name: &str) -> Option<ToolKind> {
         if name == skills::SKILL_TOOL.name {
             return Some(skills::SKILL_TOOL.kind);
+        }
+        if self.is_host(name) {
+            return Some(ToolKind::Command);
         }
         self.mcp_tool(name).map(|t| t.kind)
     }
@@ -162,6 +191,9 @@ impl Extensions {
         policy: ApprovalPolicy,
         always: &[String],
     ) -> Option<String> {
+        if self.is_host(name) {
+            return Some(HOST_TOOL_REASON.to_string());
+        }
         if kind == ToolKind::Read || always.iter().any(|t| t == name) {
             return None;
         }
@@ -174,9 +206,10 @@ impl Extensions {
         }
     }
 
-    /// Whether `name` is an MCP tool.
+    /// Whether `name` is an MCP tool or a front end's own tool (both ask by
+    /// [`Extensions::mcp_approval`]; a front end's always waits).
     pub fn is_mcp(&self, name: &str) -> bool {
-        self.mcp_tool(name).is_some()
+        self.is_host(name) || self.mcp_tool(name).is_some()
     }
 
     /// Carries out a call of ours (`skill`, `mcp__...`); `None` for anything else.
@@ -190,6 +223,11 @@ impl Extensions {
     ) -> Option<(ToolOutput, Vec<McpImage>)> {
         if name == skills::SKILL_TOOL.name {
             return Some((self.activate(arguments, sessions, session_id), Vec::new()));
+        }
+        if self.is_host(name) {
+            let text =
+                format!("`{name}` is a tool of the front end that offered it; it cannot run here");
+            return Some((ToolOutput::error(text), Vec::new()));
         }
         self.mcp_tool(name)?;
         let out = self.mcp.as_ref()?.call(name, arguments, cancel);

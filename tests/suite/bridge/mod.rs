@@ -2,3 +2,4 @@
 
 mod bridge_chain;
 mod bridge_process;
+mod nonoka;

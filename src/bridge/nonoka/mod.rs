@@ -1,0 +1,529 @@
+//! `neocode bridge --dialect nonoka`: the bridge as nonoka's OpenCode provider
+//! (`nonoka-opencode-provider`) drives it, one process per turn. The dialect sits at the
+//! bridge's edge: requests are translated into the bridge's own terms ([`inbound`]), the
+//! same decision chain and history reconciliation choose the session (`handoff`), the same
+//! agent runs the turn, and its events are written in nonoka's shape ([`outbound`]).
+//! `docs/bridge.md` ("The nonoka dialect") is the contract.
+
+pub mod inbound;
+pub mod outbound;
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::runtime::agent::{TurnCommand, TurnEvent};
+use crate::runtime::{Location, Sessions};
+use crate::session::{
+    NewMessage, NewSession, Role, RuntimeLimits, Usage, WorkspacePaths, conversation_key,
+};
+
+use super::history::History;
+use super::protocol::{ChatRequest, Event};
+use super::{Bridge, Input, TurnSpec};
+
+/// What the dialect keeps between lines of one process.
+#[derive(Debug, Default)]
+pub(super) struct State {
+    /// Tool names by call id (nonoka's `tool_result` names its tool).
+    names: HashMap<String, String>,
+    /// Answers the provider already gave (`tool-approval-response` parts, or standalone
+    /// `approval` lines of older providers), by call id: `true` approves.
+    answers: HashMap<String, bool>,
+    /// Usage of the running turn's model calls so far.
+    usage: Usage,
+    /// The running turn answers a title request: its throwaway store, removed at its end.
+    scratch: Option<PathBuf>,
+    /// Names of the caller's own tools offered in the running turn.
+    host: HashSet<String>,
+}
+
+type Refusal = (&'static str, String);
+
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    SIGNALLED.store(true, Ordering::SeqCst);
+}
+
+/// SIGTERM and SIGINT become an [`Input::Signal`]: the running turn is cancelled and
+/// recorded so before the process ends (the provider kills the process when OpenCode aborts).
+pub(super) fn watch_signals(tx: Sender<Input>) {
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe; child
+    // processes get the default dispositions back on exec.
+    unsafe {
+        for sig in [libc::SIGTERM, libc::SIGINT] {
+            libc::signal(
+                sig,
+                on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
+            );
+        }
+    }
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(Duration::from_millis(20));
+            if SIGNALLED.swap(false, Ordering::SeqCst) && tx.send(Input::Signal).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// A store of its own under `scratch` (a throwaway home) for the workspace `root`, and a
+/// session in it.
+fn scratch_session(scratch: &std::path::Path, root: &str) -> Result<(Sessions, String), String> {
+    crate::session::private_dir(scratch).map_err(|e| e.to_string())?;
+    let loc = Location {
+        home: scratch.to_path_buf(),
+        paths: WorkspacePaths::new(scratch, std::path::Path::new(root)),
+    };
+    let sessions = Sessions::open(&loc).map_err(|e| e.to_string())?;
+    let header = sessions
+        .new_session(NewSession {
+            workdir: root.to_string(),
+            ..NewSession::default()
+        })
+        .map_err(|e| e.to_string())?;
+    Ok((sessions, header.id))
+}
+
+/// Stores the caller's results of calls waiting in session `id` (`pending`), in one append
+/// under the session's lease. A result for a call already answered in the store (a retried
+/// request) is skipped; one for a call the session never made is refused, nothing written.
+fn store_results(
+    sessions: &Sessions,
+    id: &str,
+    pending: &[crate::session::ToolCall],
+    results: &[inbound::HostResult],
+) -> Result<(), Refusal> {
+    if results.is_empty() {
+        return Ok(());
+    }
+    let storage = |e: crate::session::StoreError| {
+        let m = crate::sanitize::line(&e.to_string()).into_owned();
+        ("storage", m)
+    };
+    let stored = sessions.load(id).map_err(storage)?.messages;
+    let mut new = Vec::new();
+    for r in results {
+        if pending.iter().any(|c| c.id == r.call_id) {
+            let mut m = NewMessage::tool_result(r.call_id.clone(), r.text.clone(), false);
+            m.tool_metadata = r
+                .receipt
+                .as_ref()
+                .map(|receipt| serde_json::json!({"executor": "host", "receipt": receipt}));
+            new.push(m);
+        } else if !stored
+            .iter()
+            .any(|m| m.tool_call_id.as_deref() == Some(r.call_id.as_str()))
+        {
+            return Err((
+                "unknown_call",
+                format!(
+                    "no call {} waits for its result in session {id}",
+                    crate::sanitize::line(&r.call_id)
+                ),
+            ));
+        }
+    }
+    if new.is_empty() {
+        return Ok(());
+    }
+    let _lease =
+        crate::runtime::agent::Lease::acquire(sessions.data_dir(), id).map_err(|e| match e {
+            crate::runtime::agent::LeaseError::Busy { .. } => (
+                "busy",
+                format!("session {id} is running in another process"),
+            ),
+            crate::runtime::agent::LeaseError::Io(m) => ("storage", m),
+        })?;
+    let meta = crate::session::AppendMeta {
+        workdir: Some(sessions.root().display().to_string()),
+        ..crate::session::AppendMeta::default()
+    };
+    sessions.append(id, &new, &meta).map_err(storage)?;
+    Ok(())
+}
+
+fn no_session() -> Refusal {
+    (
+        "session_id_missing",
+        "the answers and results need the session of the paused turn, and the request names none \
+         (was .nonoka/provider-session.id removed?)"
+            .into(),
+    )
+}
+
+impl Bridge<'_> {
+    /// One request line in nonoka's dialect.
+    pub(super) fn nonoka_line(&mut self, line: &[u8]) {
+        let value: Value = match std::str::from_utf8(line)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str(t).map_err(|e| e.to_string()))
+        {
+            Ok(v) => v,
+            Err(e) => return self.send_value(&outbound::error("invalid_json", &e, None)),
+        };
+        match value.get("type").and_then(Value::as_str) {
+            Some("chat") => match serde_path_to_error::deserialize::<_, inbound::Chat>(value) {
+                Ok(c) => self.nonoka_chat(c),
+                Err(e) => {
+                    let message = format!("invalid chat request at {}: {}", e.path(), e.inner());
+                    self.send_value(&outbound::error("invalid_request", &message, None));
+                }
+            },
+            // Nothing running: nothing to cancel (as nonoka does).
+            Some("cancel") => self.cancel_running(),
+            // Older providers answer approvals on lines of their own before the chat.
+            Some("approval") => {
+                let id = value.get("id").and_then(Value::as_str).unwrap_or_default();
+                let approved = value.get("approved").and_then(Value::as_bool);
+                match approved {
+                    Some(a) if !id.is_empty() => {
+                        self.nonoka.answers.insert(id.to_string(), a);
+                    }
+                    _ => self.send_value(&outbound::error(
+                        "invalid_request",
+                        "an approval needs `id` and a boolean `approved`",
+                        None,
+                    )),
+                }
+            }
+            other => {
+                let message = format!(
+                    "unknown message type {:?} (chat, cancel or approval)",
+                    crate::sanitize::line(other.unwrap_or_default())
+                );
+                self.send_value(&outbound::error("unknown_type", &message, None));
+            }
+        }
+    }
+
+    fn nonoka_chat(&mut self, req: inbound::Chat) {
+        if self.running.is_some() {
+            let busy = outbound::error("busy", "a chat turn is already running", None);
+            return self.send_value(&busy);
+        }
+        if let Err(r) = inbound::check_contract(req.protocol.as_ref()) {
+            return self.send_value(&outbound::error(r.code, &r.message, Some(r.details)));
+        }
+        self.send_value(&outbound::ack());
+        let (limits, ignored) = inbound::limits(&req.limits);
+        if !ignored.is_empty() {
+            let message = format!(
+                "neocode has no equivalent of {}; ignored",
+                ignored.join(", ")
+            );
+            self.send_value(&outbound::warning("limits_ignored", &message));
+        }
+        let title = req.purpose.as_deref() == Some("title");
+        let (host_tools, hidden) = inbound::host_tools(req.tools.as_deref().unwrap_or_default());
+        if !hidden.is_empty() && !title {
+            let message = format!(
+                "the host's {} not offered: neocode's own tool of the same name runs instead",
+                hidden.join(", ")
+            );
+            self.send_value(&outbound::warning("host_tool_hidden", &message));
+        }
+        let unsupported = req
+            .external_mcp_servers
+            .as_ref()
+            .is_some_and(|t| !t.is_empty())
+            || req.external_skills.as_ref().is_some_and(|t| !t.is_empty());
+        if unsupported && !title {
+            self.send_value(&outbound::warning(
+                "host_extensions_ignored",
+                "external_mcp_servers and external_skills are not offered to the model",
+            ));
+        }
+        let tr = inbound::translate(&req.messages, &|name| {
+            host_tools.iter().any(|t| t.name == name)
+        });
+        let rid = req.request_id.clone();
+        if title {
+            return match self.nonoka_title(&req, &tr) {
+                Ok(spec) => self.start(spec, rid),
+                Err((code, m)) => self.send_value(&outbound::error(code, &m, None)),
+            };
+        }
+        let mut answers = std::mem::take(&mut self.nonoka.answers);
+        answers.extend(tr.approvals.iter().cloned());
+        let prepared = if answers.is_empty() && tr.results.is_empty() {
+            self.nonoka_prepare(&req, tr, limits)
+        } else {
+            let key = tr
+                .history
+                .iter()
+                .find(|m| m.role == Role::User)
+                .map(|m| conversation_key(&m.text));
+            self.nonoka_resume(&req, &answers, &tr.results, limits, key)
+        };
+        match prepared {
+            Ok((mut spec, recovery, warnings)) => {
+                self.nonoka.host = host_tools.iter().map(|t| t.name.clone()).collect();
+                spec.host_tools = host_tools;
+                if self.announced.as_deref() != Some(spec.session_id.as_str()) {
+                    self.send_value(&outbound::session_init(&spec.session_id, recovery));
+                    self.announced = Some(spec.session_id.clone());
+                }
+                for w in warnings {
+                    if let Event::Warning { code, message, .. } = w {
+                        self.send_value(&outbound::warning(&code, &message));
+                    }
+                }
+                self.nonoka.answers = answers;
+                self.nonoka.usage = Usage::default();
+                self.start(spec, rid);
+            }
+            Err((code, m)) => self.send_value(&outbound::error(code, &m, None)),
+        }
+    }
+
+    /// A new user message: the bridge's decision chain and history reconciliation, with the
+    /// conversation key computed here (the provider sends none).
+    fn nonoka_prepare(
+        &self,
+        req: &inbound::Chat,
+        tr: inbound::Translated,
+        limits: Option<RuntimeLimits>,
+    ) -> Result<(TurnSpec, Option<&'static str>, Vec<Event>), Refusal> {
+        let history = History {
+            messages: tr.history,
+            dropped_parts: 0,
+        };
+        match history.messages.last() {
+            Some(m) if m.role == Role::User && !m.text.trim().is_empty() => {}
+            _ => {
+                return Err((
+                    "invalid_request",
+                    "the last message must be the new user message, with text (or the history \
+                     must end with approval answers)"
+                        .into(),
+                ));
+            }
+        }
+        let key = history
+            .has_continuation()
+            .then(|| history.first_user_text().map(conversation_key))
+            .flatten();
+        let native = ChatRequest {
+            request_id: req.request_id.clone(),
+            session_id: req.session_id.clone(),
+            new_session: req.new_session,
+            conversation_key: key,
+            cwd: req.cwd.clone(),
+            model: req.model.clone(),
+            limits,
+            ..ChatRequest::default()
+        };
+        let (spec, chosen) = self.prepare_history(&native, &history)?;
+        Ok((spec, chosen.recovery_reason, chosen.warnings))
+    }
+
+    /// A history ending with approval answers or with results of the caller's own tools: the
+    /// paused turn of `session_id` goes on. Answered calls run or are denied, results are
+    /// stored as the calls' results; nothing else of the history is written.
+    fn nonoka_resume(
+        &self,
+        req: &inbound::Chat,
+        answers: &HashMap<String, bool>,
+        results: &[inbound::HostResult],
+        limits: Option<RuntimeLimits>,
+        key: Option<String>,
+    ) -> Result<(TurnSpec, Option<&'static str>, Vec<Event>), Refusal> {
+        let model = req.model.clone().filter(|m| !m.is_empty());
+        self.opts.runner.check(model.as_deref())?;
+        let (sessions, _) = self.workspace(req.cwd.as_deref())?;
+        let storage = |e: crate::session::StoreError| {
+            let m = crate::sanitize::line(&e.to_string()).into_owned();
+            ("storage", m)
+        };
+        // Without an id, a history that still holds its first user message (older providers
+        // resend everything) finds the session by its conversation key.
+        let (id, recovery) = match req.session_id.clone().filter(|s| !s.is_empty()) {
+            Some(id) => (id, None),
+            None => match key {
+                Some(k) => match sessions
+                    .store()
+                    .find_by_conversation_key(&k)
+                    .map_err(storage)?
+                {
+                    Some(found) => (found.id, Some("session_id_missing")),
+                    None => return Err(no_session()),
+                },
+                None => return Err(no_session()),
+            },
+        };
+        if sessions.header(&id).is_err() {
+            return Err((
+                "session_not_found",
+                format!(
+                    "session {} is not in this workspace; its paused call cannot be answered",
+                    crate::sanitize::line(&id)
+                ),
+            ));
+        }
+        let pending = sessions.interrupted_tool_calls(&id).map_err(storage)?;
+        let mut ids: Vec<&String> = answers.keys().collect();
+        ids.sort();
+        for call_id in ids {
+            if !pending.iter().any(|c| &c.id == call_id) {
+                return Err((
+                    "unknown_call",
+                    format!(
+                        "no call {} waits for an approval in session {id}",
+                        crate::sanitize::line(call_id)
+                    ),
+                ));
+            }
+        }
+        store_results(&sessions, &id, &pending, results)?;
+        let spec = TurnSpec {
+            sessions,
+            session_id: id,
+            prompt: None,
+            model,
+            limits,
+            host_tools: Vec::new(),
+        };
+        Ok((spec, recovery, Vec::new()))
+    }
+
+    /// A title request: the model answers in a throwaway store (nothing of the workspace is
+    /// written), without tools.
+    fn nonoka_title(
+        &mut self,
+        req: &inbound::Chat,
+        tr: &inbound::Translated,
+    ) -> Result<TurnSpec, Refusal> {
+        let Some(prompt) = tr
+            .history
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User && !m.text.trim().is_empty())
+        else {
+            return Err(("invalid_request", "no title prompt in the request".into()));
+        };
+        let model = req.model.clone().filter(|m| !m.is_empty());
+        self.opts.runner.check(model.as_deref())?;
+        let (_, root) = self.workspace(req.cwd.as_deref())?;
+        let scratch = std::env::temp_dir().join(format!("neocode-title-{}", uuid::Uuid::new_v4()));
+        let opened = scratch_session(&scratch, &root);
+        let (sessions, session_id) = match opened {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&scratch);
+                return Err(("storage", crate::sanitize::line(&e).into_owned()));
+            }
+        };
+        self.nonoka.scratch = Some(scratch);
+        Ok(TurnSpec {
+            sessions,
+            session_id,
+            prompt: Some(prompt.text.clone()),
+            model,
+            limits: Some(RuntimeLimits {
+                max_turns: Some(1),
+                max_tool_calls: Some(0),
+                ..RuntimeLimits::default()
+            }),
+            host_tools: Vec::new(),
+        })
+    }
+
+    /// One event of the running turn, in nonoka's shape. A call that needs an approval the
+    /// provider has not given ends the turn `approval_required` and the process with it.
+    pub(super) fn nonoka_turn_event(&mut self, turn: u64, ev: TurnEvent) {
+        let Some(r) = self.running.as_mut().filter(|r| r.turn == turn) else {
+            return;
+        };
+        let title = self.nonoka.scratch.is_some();
+        match &ev {
+            TurnEvent::ApprovalNeeded { call, .. } => {
+                if let Some(approved) = self.nonoka.answers.remove(&call.id) {
+                    let cmd = if approved {
+                        TurnCommand::Approve {
+                            call_id: call.id.clone(),
+                            always: false,
+                        }
+                    } else {
+                        TurnCommand::Deny {
+                            call_id: call.id.clone(),
+                            reason: None,
+                        }
+                    };
+                    let _ = r.commands.send(cmd);
+                    return;
+                }
+                // The call stays stored without a result (status paused): the next process
+                // gets the answer (or the host's result) in its history and runs or denies
+                // exactly this call (or stores the result).
+                let lines = if self.nonoka.host.contains(&call.name) {
+                    vec![outbound::host_tool_calls(self.nonoka.usage)]
+                } else {
+                    vec![
+                        outbound::approval_request(call),
+                        outbound::approval_required(self.nonoka.usage),
+                    ]
+                };
+                for l in &lines {
+                    self.send_value(l);
+                }
+                self.running = None;
+                self.stop = true;
+                return;
+            }
+            TurnEvent::AssistantStored { usage, .. } => {
+                self.nonoka.usage.input_tokens += usage.input_tokens;
+                self.nonoka.usage.output_tokens += usage.output_tokens;
+            }
+            TurnEvent::ToolCall { call, .. } => {
+                self.nonoka.names.insert(call.id.clone(), call.name.clone());
+            }
+            TurnEvent::Finished { reason, usage } => {
+                self.running = None;
+                let lines = if title {
+                    // A title is its text; a limit on the throwaway turn is no failure.
+                    match reason {
+                        crate::runtime::agent::FinishReason::Failed { .. } => {
+                            outbound::finish(reason, *usage)
+                        }
+                        _ => outbound::finish(
+                            &crate::runtime::agent::FinishReason::Completed,
+                            *usage,
+                        ),
+                    }
+                } else {
+                    outbound::finish(reason, *usage)
+                };
+                if let Some(dir) = self.nonoka.scratch.take() {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                for l in &lines {
+                    self.send_value(l);
+                }
+                return;
+            }
+            _ => {}
+        }
+        if title && !matches!(ev, TurnEvent::TextDelta(_)) {
+            return;
+        }
+        let names = &self.nonoka.names;
+        let mut lines = outbound::turn_lines(&ev, &|id| names.get(id).cloned().unwrap_or_default());
+        if let TurnEvent::ToolCall { call, .. } = &ev
+            && self.nonoka.host.contains(&call.name)
+        {
+            for l in &mut lines {
+                l["metadata"]["executor"] = "host".into();
+            }
+        }
+        for l in &lines {
+            self.send_value(l);
+        }
+    }
+}
