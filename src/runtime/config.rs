@@ -62,6 +62,9 @@ pub const DEFAULT_CONFIG: &str = r#"# neocode settings. The environment override
 # The model's context window in tokens; past compact_at of it the transcript is compacted.
 context_window = 128000
 compact_at = 0.8
+# Longest reply in tokens (sent as max_tokens); unset: the server's default. A reply cut
+# there is kept marked incomplete and the turn pauses (reason `reply_cut`).
+# max_tokens = 4096
 connect_timeout_secs = 10
 # Longest silence while waiting for the reply (local models can be slow to start).
 idle_timeout_secs = 300
@@ -146,6 +149,7 @@ struct FileProvider {
     model: Option<String>,
     context_window: Option<u64>,
     compact_at: Option<f64>,
+    max_tokens: Option<u64>,
     connect_timeout_secs: Option<u64>,
     idle_timeout_secs: Option<f64>,
     max_retries: Option<u32>,
@@ -219,6 +223,8 @@ pub struct Settings {
     pub context_window: u64,
     /// Share of the window past which the transcript is compacted.
     pub compact_at: f64,
+    /// `max_tokens` of each request (`[provider] max_tokens`); `None`: the server's default.
+    pub max_tokens: Option<u64>,
     /// Connect timeout.
     pub connect_timeout: Duration,
     /// Idle timeout of the stream.
@@ -379,6 +385,7 @@ impl Settings {
             key_source,
             context_window: p.context_window.unwrap_or(128_000).max(1),
             compact_at,
+            max_tokens: p.max_tokens.filter(|n| *n > 0),
             connect_timeout: Duration::from_secs(p.connect_timeout_secs.unwrap_or(10)),
             idle_timeout: Duration::from_secs_f64(p.idle_timeout_secs.unwrap_or(300.0).max(0.05)),
             max_retries: p.max_retries.unwrap_or(3),
@@ -455,6 +462,7 @@ impl Settings {
                 s.idle_timeout = self.idle_timeout;
                 s.max_retries = self.max_retries;
                 s.backoff = self.retry_backoff;
+                s.max_tokens = self.max_tokens;
                 Ok(s)
             }
         }

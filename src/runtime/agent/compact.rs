@@ -111,6 +111,12 @@ pub enum CompactError {
     /// The model answered with no text.
     #[error("the model returned an empty summary")]
     EmptySummary,
+    /// The summary was cut at the output limit (`finish_reason: length`): a cut summary
+    /// would lose the task state, so it is not used.
+    #[error(
+        "the summary was cut at the model's output limit after {0} tokens (finish_reason: length), so it was not used; raise max_tokens in [provider] of config.toml"
+    )]
+    CutSummary(u64),
 }
 
 /// Compacts `session_id` with `provider`. The caller holds the session's lease.
@@ -132,6 +138,9 @@ pub fn compact_with(
     let c = provider
         .stream(&req, cancel, &mut |_| {})
         .map_err(|e| CompactError::Provider(e.message))?;
+    if c.finish_reason.as_deref() == Some("length") {
+        return Err(CompactError::CutSummary(c.usage.output_tokens));
+    }
     let summary = c.text.trim().to_string();
     if summary.is_empty() {
         return Err(CompactError::EmptySummary);
@@ -270,6 +279,19 @@ mod tests {
         assert_eq!(
             compact_of(3, Err(refused)),
             "the provider refused the API key (401)"
+        );
+        let cut = Completion {
+            text: "The user wants".into(),
+            finish_reason: Some("length".into()),
+            usage: Usage {
+                input_tokens: 900,
+                output_tokens: 64,
+            },
+            ..Completion::default()
+        };
+        assert_eq!(
+            compact_of(3, Ok(cut)),
+            "the summary was cut at the model's output limit after 64 tokens (finish_reason: length), so it was not used; raise max_tokens in [provider] of config.toml"
         );
     }
 }

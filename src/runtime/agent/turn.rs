@@ -157,7 +157,9 @@ impl Turn {
             });
             self.run_calls(&dangling, true)?;
         }
-        if let Some(p) = prompt {
+        if let Some(p) = prompt
+            && !self.unanswered(&p, header.last_seq)?
+        {
             let title = header.title.trim().is_empty().then(|| title_from(&p));
             let update = StateUpdate {
                 title,
@@ -180,6 +182,7 @@ impl Turn {
         // Read whole once; before each model call only what changed since is read.
         let mut session = self.sessions.load(&self.session_id).map_err(store_failed)?;
         let mut fresh = true;
+        let mut warned_size = false;
         loop {
             if self.cancel.is_cancelled() {
                 return Err(FinishReason::Cancelled);
@@ -215,22 +218,12 @@ impl Turn {
             {
                 return Err(FinishReason::LimitReached(why));
             }
+            if !warned_size {
+                warned_size = true;
+                self.warn_if_prompt_large(&req);
+            }
             let sink = &mut self.sink;
-            let mut on = |e: StreamEvent| {
-                sink.event(match e {
-                    StreamEvent::Text(t) => TurnEvent::TextDelta(t),
-                    StreamEvent::Reasoning(r) => TurnEvent::ReasoningDelta(r),
-                    StreamEvent::Retrying {
-                        status,
-                        attempt,
-                        of,
-                        wait,
-                    } => TurnEvent::Warning {
-                        code: WarningCode::Retrying,
-                        message: StreamEvent::retry_text(status, attempt, of, wait),
-                    },
-                });
-            };
+            let mut on = |e: StreamEvent| sink.event(stream_event(e));
             let result = self.provider.stream(&req, &self.cancel, &mut on);
             let completion = match result {
                 Ok(c) => c,
@@ -253,16 +246,88 @@ impl Turn {
             }
             self.usage.input_tokens += completion.usage.input_tokens;
             self.usage.output_tokens += completion.usage.output_tokens;
-            let msg = assistant_message(&completion, None);
+            let cut = completion.finish_reason.as_deref() == Some("length");
+            let meta = cut.then(|| {
+                json!({"incomplete": true, "reason": "length",
+                    "dropped_tool_calls": completion.tool_calls.len()})
+            });
+            let msg = assistant_message(&completion, meta);
             let seq = self.append(msg, self.state(None))?;
             self.emit(TurnEvent::AssistantStored {
                 seq,
                 usage: completion.usage,
             });
+            if cut {
+                return Err(self.reply_cut(&completion));
+            }
             if completion.tool_calls.is_empty() {
                 return Ok(());
             }
             self.run_calls(&completion.tool_calls, false)?;
+        }
+    }
+
+    /// Whether `prompt` is the session's last message, still unanswered (a retry of a prompt
+    /// whose model call failed): it is not stored a second time.
+    fn unanswered(&self, prompt: &str, last_seq: i64) -> Result<bool, FinishReason> {
+        if !self.images.is_empty() || last_seq < 1 {
+            return Ok(false);
+        }
+        let tail = self
+            .sessions
+            .messages(&self.session_id, last_seq, last_seq)
+            .map_err(store_failed)?;
+        Ok(tail
+            .last()
+            .is_some_and(|m| m.role == Role::User && m.text() == prompt))
+    }
+
+    /// The turn's end for a reply the output limit cut (`finish_reason: length`): stored
+    /// marked incomplete, the user told, the session paused (continuing asks again).
+    fn reply_cut(&mut self, c: &Completion) -> FinishReason {
+        let est = if c.usage_estimated { ", estimated" } else { "" };
+        let calls = if c.tool_calls.is_empty() {
+            String::new()
+        } else {
+            format!("; its {} tool call(s) were not run", c.tool_calls.len())
+        };
+        self.emit(TurnEvent::Warning {
+            code: WarningCode::ReplyCut,
+            message: format!(
+                "the reply was cut at the model's output limit after {} tokens{est} (finish_reason: length){calls}; it is kept marked incomplete, and continuing asks again (raise max_tokens in [provider] of config.toml, or the server's limit)",
+                c.usage.output_tokens
+            ),
+        });
+        FinishReason::LimitReached(
+            "the reply hit the model's output token limit (finish_reason: length)".into(),
+        )
+    }
+
+    /// Warns (once a turn) when the system prompt and the tool definitions alone take more
+    /// than a third of the configured context window: a small local window has little left,
+    /// and a server that cuts prompts from the front drops the system prompt first.
+    fn warn_if_prompt_large(&mut self, req: &crate::runtime::provider::ChatRequest) {
+        use crate::runtime::provider::quirks::estimate_tokens;
+        let tools: u64 = req
+            .tools
+            .iter()
+            .map(|t| {
+                estimate_tokens(&t.name)
+                    + estimate_tokens(&t.description)
+                    + estimate_tokens(&t.parameters.to_string())
+            })
+            .sum();
+        let system = estimate_tokens(&req.system);
+        let window = self.settings.context_window;
+        if (system + tools) * 3 > window {
+            self.emit(TurnEvent::Warning {
+                code: WarningCode::PromptLarge,
+                message: format!(
+                    "the system prompt (~{system} tokens) and {} tool definitions (~{tools} tokens) take {}% of the {window}-token context window before the conversation; check context_window in config.toml matches the server (a server that cuts long prompts from the front drops the system prompt)",
+                    req.tools.len(),
+                    (system + tools) * 100 / window.max(1)
+                ),
+            });
         }
     }
 
@@ -678,8 +743,41 @@ impl Turn {
     }
 }
 
-/// The stored form of a completion: reasoning, then text; tool calls; usage.
+/// What a provider's stream event is for the front ends.
+fn stream_event(e: StreamEvent) -> TurnEvent {
+    match e {
+        StreamEvent::Text(t) => TurnEvent::TextDelta(t),
+        StreamEvent::Reasoning(r) => TurnEvent::ReasoningDelta(r),
+        StreamEvent::Retrying {
+            status,
+            attempt,
+            of,
+            wait,
+        } => TurnEvent::Warning {
+            code: WarningCode::Retrying,
+            message: StreamEvent::retry_text(status, attempt, of, wait),
+        },
+        StreamEvent::NotStreamed(message) => TurnEvent::Warning {
+            code: WarningCode::NotStreamed,
+            message,
+        },
+        StreamEvent::UsageEstimated(message) => TurnEvent::Warning {
+            code: WarningCode::UsageEstimated,
+            message,
+        },
+    }
+}
+
+/// The stored form of a completion: reasoning, then text; tool calls; usage (marked
+/// `usage_estimated` in the metadata when the server reported none). `incomplete`: the
+/// metadata of a reply that stopped early (its calls are dropped).
 fn assistant_message(c: &Completion, incomplete: Option<Value>) -> NewMessage {
+    let cut = incomplete.is_some();
+    let mut meta = incomplete;
+    if c.usage_estimated {
+        let m = meta.get_or_insert_with(|| json!({}));
+        m["usage_estimated"] = Value::Bool(true);
+    }
     let mut parts = Vec::new();
     if !c.reasoning.is_empty() {
         parts.push(Part::Reasoning {
@@ -692,13 +790,13 @@ fn assistant_message(c: &Completion, incomplete: Option<Value>) -> NewMessage {
     NewMessage {
         role: Some(Role::Assistant),
         parts,
-        tool_calls: if incomplete.is_some() {
+        tool_calls: if cut {
             Vec::new()
         } else {
             c.tool_calls.clone()
         },
-        is_error: incomplete.is_some(),
-        tool_metadata: incomplete,
+        is_error: cut,
+        tool_metadata: meta,
         usage: c.usage,
         ..NewMessage::default()
     }

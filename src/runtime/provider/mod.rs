@@ -7,6 +7,7 @@
 //! constructor (`provider_factory` in `runtime/agent/mod.rs`).
 
 pub mod openai;
+pub mod quirks;
 mod request;
 pub mod sse;
 
@@ -39,6 +40,8 @@ pub enum ErrorKind {
     Cancelled,
     /// The server sent something that is not a Chat Completions stream.
     Protocol,
+    /// The prompt does not fit the model's context window (the message gives the numbers).
+    ContextOverflow,
 }
 
 impl ErrorKind {
@@ -55,6 +58,7 @@ impl ErrorKind {
             ErrorKind::StreamCut => "stream_cut",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::Protocol => "protocol",
+            ErrorKind::ContextOverflow => "context_overflow",
         }
     }
 }
