@@ -487,7 +487,22 @@ impl OpenAi {
     }
 
     fn send_failed(&self, e: &reqwest::Error) -> ProviderError {
-        let url = self.settings.url();
+        let s = &self.settings;
+        let url = s.url();
+        if e.is_connect() {
+            let why = if e.is_timeout() {
+                format!("no connection within {}", secs(s.connect_timeout))
+            } else {
+                root_cause(e)
+            };
+            return self.err(
+                ErrorKind::Unreachable,
+                format!(
+                    "cannot reach {url}: {why}; check base_url (NEOCODE_BASE_URL) and that the server runs"
+                ),
+                None,
+            );
+        }
         if e.is_timeout() {
             return self.err(
                 ErrorKind::Timeout,

@@ -383,4 +383,53 @@ mod tests {
         let (_, c) = fold_all(&s.body_bytes(), 1);
         assert_eq!(c.text, "x");
     }
+
+    #[test]
+    fn repeated_names_and_ids_in_every_delta_fold_into_one_call() {
+        // As llama-cpp-python and vLLM stream a call: id and the whole name in every delta.
+        let args = r#"{"path":"."}"#;
+        let s = Stream::new()
+            .role()
+            .repeated_tool_call(0, "call__0_list_dir", "list_dir", args, 6)
+            .finish("tool_calls");
+        for split in [1, 9, 4096] {
+            let (_, c) = fold_all(&s.body_bytes(), split);
+            assert_eq!(c.tool_calls.len(), 1, "split {split}");
+            assert_eq!(c.tool_calls[0].name, "list_dir");
+            assert_eq!(c.tool_calls[0].id, "call__0_list_dir");
+            assert_eq!(c.tool_calls[0].arguments, args);
+            assert_eq!(c.text, "", "content: null is no text");
+        }
+        // A name that really arrives in pieces is still joined.
+        let mut f = Folder::new();
+        for n in ["list_", "dir"] {
+            f.feed(&format!(
+                r#"{{"choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"function":{{"name":"{n}"}}}}]}}}}]}}"#
+            ))
+            .unwrap();
+        }
+        assert_eq!(f.finish(false).tool_calls[0].name, "list_dir");
+    }
+
+    #[test]
+    fn a_stream_without_usage_says_so_and_length_is_kept() {
+        let s = Stream::new()
+            .role()
+            .text_deltas("a long answer that", 3)
+            .finish("length");
+        let mut f = Folder::new();
+        for p in &s.pieces {
+            if let Piece::Data(v) = p {
+                f.feed(&v.to_string()).unwrap();
+            }
+        }
+        assert!(!f.usage_reported(), "no usage chunk arrived");
+        let c = f.finish(false);
+        assert_eq!(c.finish_reason.as_deref(), Some("length"));
+        assert_eq!(c.usage, Usage::default());
+        let mut f = Folder::new();
+        f.feed(&crate::runtime::scripted::usage_chunk(0, 0).to_string())
+            .unwrap();
+        assert!(f.usage_reported(), "a reported zero is reported");
+    }
 }
