@@ -68,7 +68,8 @@ fn to_new(m: &Message) -> NewMessage {
 }
 
 /// How full the context is: what the next request carries, in tokens, and whether that is
-/// an estimate. The latest model call's prompt and reply (read from its stored message); after
+/// an estimate. The latest model call's prompt and reply (read from its stored message; an
+/// estimate when the server reported no usage, `usage_estimated`); after
 /// a compaction with no call since, the estimate made then (the kept messages' usage tells of
 /// the context before it). `newest_first`: the transcript's messages, newest first (the tail
 /// is enough). `None`: no model call yet.
@@ -86,7 +87,14 @@ pub fn context_now<'a>(
     if let Some(m) = latest
         && compacted_at.is_none_or(|t| m.created_at_ms > t)
     {
-        return Some((m.usage.input_tokens + m.usage.output_tokens, false));
+        // A server that reports no usage: the reply carries neocode's estimate.
+        let estimated = m
+            .tool_metadata
+            .as_ref()
+            .and_then(|v| v.get("usage_estimated"))
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false);
+        return Some((m.usage.input_tokens + m.usage.output_tokens, estimated));
     }
     compacted_at?;
     state

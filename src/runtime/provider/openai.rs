@@ -416,13 +416,27 @@ impl OpenAi {
         let s = &self.settings;
         let url = s.url();
         let mut attempt = 0u32;
+        let mut resent = false;
         loop {
             let mut rb = self.client.post(&url).json(body);
             if let Some(k) = &s.api_key {
                 rb = rb.bearer_auth(k);
             }
+            let streamed = body.get("stream") == Some(&Value::Bool(true));
             let resp = match wait(rb.send(), cancel, s.idle_timeout).await {
                 Waited::Done(Ok(r)) => r,
+                // A kept-alive connection the server closed meanwhile (llama-cpp-python does
+                // after a stream that failed): sent once more, on a new connection.
+                Waited::Done(Err(e)) if closed_unanswered(&e) && !resent => {
+                    resent = true;
+                    continue;
+                }
+                // Twice: the server drops a streamed request unanswered; asked unstreamed.
+                Waited::Done(Err(e)) if streamed && closed_unanswered(&e) => {
+                    return Ok(Sent::CannotStream(
+                        "closed the connection without answering a streamed request".into(),
+                    ));
+                }
                 Waited::Done(Err(e)) => return Err(self.send_failed(&e)),
                 Waited::Cancelled => {
                     return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
@@ -448,7 +462,6 @@ impl OpenAi {
                 Waited::Done(Ok(t)) => t,
                 _ => String::new(),
             };
-            let streamed = body.get("stream") == Some(&Value::Bool(true));
             if streamed && status >= 500 && quirks::cannot_stream(&text) {
                 let msg = quirks::server_message(&text);
                 return Ok(Sent::CannotStream(format!(
@@ -735,6 +748,12 @@ impl OpenAi {
             None,
         )
     }
+}
+
+/// Whether the server accepted the request and closed the connection before any response
+/// (hyper's "connection closed before message completed"), not a refused connection.
+fn closed_unanswered(e: &reqwest::Error) -> bool {
+    !e.is_connect() && !e.is_timeout() && root_cause(e).contains("connection closed before message")
 }
 
 /// What sending got.
