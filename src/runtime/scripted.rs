@@ -497,6 +497,8 @@ pub fn completion_json(s: &Stream) -> Value {
 
 struct Shared {
     like: Option<LlamaLike>,
+    /// What `GET /props` answers (llama.cpp's server), if set.
+    props: Mutex<Option<Value>>,
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<RecordedRequest>>,
     stop: AtomicBool,
@@ -534,6 +536,7 @@ impl ScriptedServer {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             like,
+            props: Mutex::new(None),
             script: Mutex::new(replies.into()),
             requests: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
@@ -575,6 +578,12 @@ impl ScriptedServer {
     /// Appends replies to the script.
     pub fn push(&self, replies: impl IntoIterator<Item = Reply>) {
         lock(&self.shared.script).extend(replies);
+    }
+
+    /// Answers `GET /props` with `props` from now on, as llama.cpp's server does (its
+    /// `default_generation_settings.n_ctx` is the window).
+    pub fn set_props(&self, props: Value) {
+        *lock(&self.shared.props) = Some(props);
     }
 
     /// Replies not yet used.
@@ -663,6 +672,24 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
     };
     if shared.stop.load(Ordering::SeqCst) {
         return Ok(());
+    }
+    if !req.path.ends_with("/chat/completions") {
+        // `/props`, `/v1/models`: what the test set, else 404; neither recorded nor scripted.
+        let props = lock(&shared.props).clone();
+        let body = match (&props, req.path.as_str()) {
+            (Some(p), "/props") => Some(p.to_string()),
+            _ => None,
+        };
+        let (status, body) = match body {
+            Some(b) => ("200 OK", b),
+            None => ("404 Not Found", r#"{"detail":"Not Found"}"#.to_string()),
+        };
+        write!(
+            conn,
+            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )?;
+        return conn.flush();
     }
     let own = shared.like.and_then(|like| llama_like(&req, like));
     let streamed = req.json()["stream"] == json!(true);

@@ -142,6 +142,13 @@ impl Turn {
             .header(&self.session_id)
             .map_err(store_failed)?;
         self.caps_start = self.ledger.usage.clone();
+        // A server that says its window is smaller than the configured one wins: compaction
+        // and the size warning then work for a small local window.
+        if let Some(w) = self.provider.context_window()
+            && w < self.settings.context_window
+        {
+            self.settings.context_window = w.max(1);
+        }
         self.set_status(Status::Running)?;
         let dangling = self
             .sessions

@@ -97,4 +97,9 @@ pub trait Provider: Send {
         cancel: &CancelFlag,
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<Completion, ProviderError>;
+    /// The model's context window in tokens, when the server tells it (llama.cpp's `/props`,
+    /// `/v1/models` metadata, an overflow error's numbers); `None`: unknown.
+    fn context_window(&mut self) -> Option<u64> {
+        None
+    }
 }

@@ -352,6 +352,21 @@ impl Provider for OpenAi {
         }
         Ok(c)
     }
+
+    fn context_window(&mut self) -> Option<u64> {
+        let base = self.settings.base_url.clone();
+        if let Some(w) = quirks::known_window(&base) {
+            return w;
+        }
+        // OpenAI's own API says nothing of windows: no requests made for it.
+        let w = if base.contains("api.openai.com") {
+            None
+        } else {
+            self.rt.block_on(self.probe_window())
+        };
+        quirks::remember_window(&base, w);
+        w
+    }
 }
 
 /// What one request got.
@@ -469,6 +484,9 @@ impl OpenAi {
                 )));
             }
             if let Some(o) = quirks::overflow(&text) {
+                if o.window.is_some() {
+                    quirks::remember_window(&s.base_url, o.window);
+                }
                 return Err(self.err(ErrorKind::ContextOverflow, self.overflow_text(o), None));
             }
             let retryable = (status == 429 || status >= 500) && !quirks::request_invalid(&text);
@@ -594,6 +612,36 @@ impl OpenAi {
             ),
         };
         self.err(kind, message, None)
+    }
+
+    /// The window the server tells: llama.cpp's `/props` (beside `/v1`), else the model's
+    /// entry in `/v1/models`. A short wait each; any failure is "not told".
+    async fn probe_window(&self) -> Option<u64> {
+        let s = &self.settings;
+        let get = |url: String| {
+            let mut rb = self.client.get(url).timeout(Duration::from_secs(3));
+            if let Some(k) = &s.api_key {
+                rb = rb.bearer_auth(k);
+            }
+            async move {
+                let r = rb.send().await.ok()?;
+                if !r.status().is_success() {
+                    return None;
+                }
+                r.json::<Value>().await.ok()
+            }
+        };
+        let root = s.base_url.strip_suffix("/v1").unwrap_or(&s.base_url);
+        if let Some(w) = get(format!("{root}/props"))
+            .await
+            .as_ref()
+            .and_then(quirks::props_window)
+        {
+            return Some(w);
+        }
+        get(format!("{}/models", s.base_url))
+            .await
+            .and_then(|v| quirks::models_window(&v, &s.model))
     }
 
     /// A context overflow in words, with the numbers the server gave.

@@ -281,6 +281,51 @@ fn add(list: &Mutex<Vec<String>>, url: &str) -> bool {
     true
 }
 
+/// Context windows learned this process, by base URL (`None`: asked, not told).
+static WINDOWS: Mutex<Vec<(String, Option<u64>)>> = Mutex::new(Vec::new());
+
+/// The window learned for `base_url`: `None` when not asked yet, `Some(None)` when the server
+/// did not say.
+pub(super) fn known_window(base_url: &str) -> Option<Option<u64>> {
+    WINDOWS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+        .find(|(u, _)| u == base_url)
+        .map(|(_, w)| *w)
+}
+
+/// Remembers `window` for `base_url` (an overflow's numbers replace what was probed).
+pub(super) fn remember_window(base_url: &str, window: Option<u64>) {
+    let mut l = WINDOWS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    l.retain(|(u, _)| u != base_url);
+    l.push((base_url.to_string(), window));
+}
+
+/// The window a `/v1/models` answer gives for `model` (vLLM's `max_model_len`,
+/// `context_length` or `context_window` of other gateways, llama.cpp's `meta.n_ctx`).
+pub(super) fn models_window(v: &Value, model: &str) -> Option<u64> {
+    let data = v.get("data")?.as_array()?;
+    let m = data
+        .iter()
+        .find(|m| m.get("id").and_then(Value::as_str) == Some(model))
+        .or_else(|| (data.len() == 1).then(|| &data[0]))?;
+    ["max_model_len", "context_length", "context_window"]
+        .iter()
+        .find_map(|k| m.get(*k).and_then(Value::as_u64))
+        .or_else(|| m.get("meta")?.get("n_ctx").and_then(Value::as_u64))
+}
+
+/// The window llama.cpp's `/props` gives (`default_generation_settings.n_ctx`).
+pub(super) fn props_window(v: &Value) -> Option<u64> {
+    v.get("default_generation_settings")
+        .and_then(|d| d.get("n_ctx"))
+        .or_else(|| v.get("n_ctx"))
+        .and_then(Value::as_u64)
+}
+
 /// Whether `base_url` is known (this process) not to stream tool calls.
 pub fn cannot_stream_tools(base_url: &str) -> bool {
     listed(&UNSTREAMED_TOOLS, base_url)
@@ -446,6 +491,21 @@ mod tests {
         );
         assert_eq!(overflow(PYDANTIC), None);
         assert_eq!(overflow("Rate limit reached"), None);
+    }
+
+    #[test]
+    fn windows_are_read_from_models_and_props() {
+        let vllm = serde_json::json!({"data": [{"id": "qwen", "max_model_len": 32768}]});
+        assert_eq!(models_window(&vllm, "qwen"), Some(32768));
+        // llama-cpp-python: no window there.
+        let py = serde_json::json!({"data": [{"id": "smollm2", "object": "model"}]});
+        assert_eq!(models_window(&py, "smollm2"), None);
+        let cpp = serde_json::json!({"default_generation_settings": {"n_ctx": 4096}});
+        assert_eq!(props_window(&cpp), Some(4096));
+        assert_eq!(
+            props_window(&serde_json::json!({"detail": "Not Found"})),
+            None
+        );
     }
 
     #[test]

@@ -1134,3 +1134,21 @@ fn an_overflow_fails_in_words_and_prompt_and_tools_past_a_third_of_the_window_wa
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_window_the_server_tells_in_props_replaces_a_larger_configured_one() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![Reply::text("hi")]).unwrap();
+    srv.set_props(serde_json::json!({"default_generation_settings": {"n_ctx": 2048}}));
+    let agent = env.agent(&srv);
+    let (_, evs) = run(&agent, Target::New, "hello");
+    assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
+    let large = warnings(&evs, "prompt_large");
+    assert_eq!(large.len(), 1, "{evs:#?}");
+    assert!(
+        large[0].contains("2048-token context window"),
+        "{}",
+        large[0]
+    );
+    assert_eq!(srv.request_count(), 1, "the probe is not a model call");
+}
