@@ -9,6 +9,7 @@
 pub mod openai;
 pub mod quirks;
 mod request;
+mod retry_after;
 pub mod sse;
 
 pub use openai::{OpenAi, OpenAiSettings};
