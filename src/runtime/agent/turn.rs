@@ -190,6 +190,7 @@ impl Turn {
         let mut session = self.sessions.load(&self.session_id).map_err(store_failed)?;
         let mut fresh = true;
         let mut warned_size = false;
+        let mut overflow_compacted = false;
         loop {
             if self.cancel.is_cancelled() {
                 return Err(FinishReason::Cancelled);
@@ -234,6 +235,25 @@ impl Turn {
             let result = self.provider.stream(&req, &self.cancel, &mut on);
             let completion = match result {
                 Ok(c) => c,
+                // Past the window: compacted once (in pieces if need be) and asked again.
+                Err(e)
+                    if e.kind == ErrorKind::ContextOverflow
+                        && !overflow_compacted
+                        && session.messages.len() > 2 =>
+                {
+                    overflow_compacted = true;
+                    let why = format!(
+                        "{}; compacting the transcript and asking again",
+                        redact(&e.message, self.key())
+                    );
+                    if self.compact_now(&mut session, why)? {
+                        continue;
+                    }
+                    return Err(FinishReason::Failed {
+                        code: e.kind.into(),
+                        message: redact(&e.message, self.key()),
+                    });
+                }
                 Err(e) => {
                     if let Some(partial) = e.partial.as_ref() {
                         self.store_partial(partial, e.kind)?;
@@ -349,38 +369,52 @@ impl Turn {
             .map_or(0, |m| m.usage.input_tokens);
         let threshold = (self.settings.context_window as f64 * self.settings.compact_at) as u64;
         if last_prompt >= threshold && session.messages.len() > 2 {
-            self.emit(TurnEvent::Compacting {
-                message: format!(
-                    "the last prompt used {last_prompt} of {} context tokens; compacting the transcript",
-                    self.settings.context_window
-                ),
-            });
-            match compact::compact_with(
-                &self.sessions,
-                &self.session_id,
-                self.provider.as_mut(),
-                &self.cancel,
-                &self.meta,
-            ) {
-                Ok(c) => {
-                    // Lifetime usage stays in the ledger; only context totals reset.
-                    self.ledger.usage.input_tokens += c.usage.input_tokens;
-                    self.ledger.usage.output_tokens += c.usage.output_tokens;
-                    if let Some(b) = &self.budget {
-                        b.add_tokens(c.usage);
-                    }
-                    self.usage.input_tokens += c.usage.input_tokens;
-                    self.usage.output_tokens += c.usage.output_tokens;
-                    self.set_status(Status::Running)?;
-                }
-                Err(e) => self.emit(TurnEvent::CompactionFailed {
-                    message: format!("compaction failed, nothing changed: {e}"),
-                }),
-            }
-            // The transcript was replaced: read whole again.
-            *session = self.sessions.load(&self.session_id).map_err(store_failed)?;
+            let message = format!(
+                "the last prompt used {last_prompt} of {} context tokens; compacting the transcript",
+                self.settings.context_window
+            );
+            self.compact_now(session, message)?;
         }
         Ok(())
+    }
+
+    /// Compacts the transcript now (telling why); true when it was replaced. The loaded
+    /// session is read whole again either way.
+    fn compact_now(
+        &mut self,
+        session: &mut crate::session::Session,
+        message: String,
+    ) -> Result<bool, FinishReason> {
+        self.emit(TurnEvent::Compacting { message });
+        let done = match compact::compact_with(
+            &self.sessions,
+            &self.session_id,
+            self.provider.as_mut(),
+            &self.cancel,
+            &self.meta,
+        ) {
+            Ok(c) => {
+                // Lifetime usage stays in the ledger; only context totals reset.
+                self.ledger.usage.input_tokens += c.usage.input_tokens;
+                self.ledger.usage.output_tokens += c.usage.output_tokens;
+                if let Some(b) = &self.budget {
+                    b.add_tokens(c.usage);
+                }
+                self.usage.input_tokens += c.usage.input_tokens;
+                self.usage.output_tokens += c.usage.output_tokens;
+                self.set_status(Status::Running)?;
+                true
+            }
+            Err(e) => {
+                self.emit(TurnEvent::CompactionFailed {
+                    message: format!("compaction failed, nothing changed: {e}"),
+                });
+                false
+            }
+        };
+        // The transcript was replaced: read whole again.
+        *session = self.sessions.load(&self.session_id).map_err(store_failed)?;
+        Ok(done)
     }
 
     /// Brings the loaded session up to date for the next model call: the header and plan

@@ -1152,3 +1152,117 @@ fn a_window_the_server_tells_in_props_replaces_a_larger_configured_one() {
     );
     assert_eq!(srv.request_count(), 1, "the probe is not a model call");
 }
+
+#[test]
+fn a_transcript_too_long_for_the_window_is_summarised_in_pieces_that_fit() {
+    use neocode::runtime::scripted::LlamaLike;
+    let env = Env::new(KEY, "");
+    let window = 1200;
+    let replies = (1..=40)
+        .map(|i| Reply::text(&format!("summary {i}")))
+        .collect();
+    let srv = ScriptedServer::start_llama_like(replies, LlamaLike { window }).unwrap();
+    let agent = env.agent(&srv);
+    let id = env
+        .sessions()
+        .new_session(neocode::session::NewSession::default())
+        .unwrap()
+        .id;
+    let msgs: Vec<NewMessage> = (0..20)
+        .map(|i| {
+            let role = if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            };
+            NewMessage::text(role, format!("message {i}: {}", "word ".repeat(60)))
+        })
+        .collect();
+    env.sessions()
+        .append(&id, &msgs, &AppendMeta::default())
+        .unwrap();
+    let c = agent.compact(&id).unwrap();
+    assert!(c.after < c.before, "{c:?}");
+    let reqs = srv.requests();
+    // The whole transcript overflowed (streamed: empty; unstreamed: the numbers), then pieces.
+    assert_eq!(reqs[0].json()["stream"], true);
+    assert_eq!(reqs[1].json()["stream"], false);
+    let pieces = &reqs[2..];
+    assert!(pieces.len() >= 2, "{} pieces", pieces.len());
+    for p in pieces {
+        assert!(
+            (p.body.len() as u64) / 4 <= window,
+            "a piece of {} bytes does not fit",
+            p.body.len()
+        );
+    }
+    let second = pieces[1].json()["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        second.starts_with("Summary of the earlier parts:\n\nsummary 1\n\nPart 2 of"),
+        "{second}"
+    );
+    let s = env.sessions().load(&id).unwrap();
+    let summary = s.header.task_state.unwrap()["summary"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(summary, format!("summary {}", pieces.len()));
+}
+
+#[test]
+fn a_turn_past_the_window_compacts_once_and_asks_again() {
+    use neocode::runtime::scripted::LlamaLike;
+    let env = Env::new(KEY, "");
+    let replies = (1..=40)
+        .map(|i| Reply::text(&format!("reply {i}")))
+        .collect();
+    let srv = ScriptedServer::start_llama_like(replies, LlamaLike { window: 3000 }).unwrap();
+    let agent = env.agent(&srv);
+    let id = env
+        .sessions()
+        .new_session(neocode::session::NewSession::default())
+        .unwrap()
+        .id;
+    let msgs: Vec<NewMessage> = (0..40)
+        .map(|i| {
+            let role = if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            };
+            NewMessage::text(role, format!("message {i}: {}", "word ".repeat(60)))
+        })
+        .collect();
+    env.sessions()
+        .append(&id, &msgs, &AppendMeta::default())
+        .unwrap();
+    let (_, evs) = run(&agent, Target::Resume(id.clone()), "and now?");
+    assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
+    let compacting: Vec<&String> = evs
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::Compacting { message } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(compacting.len(), 1, "{evs:#?}");
+    assert!(
+        compacting[0].contains("is 3000 tokens") && compacting[0].contains("asking again"),
+        "{}",
+        compacting[0]
+    );
+    let s = env.sessions().load(&id).unwrap();
+    assert!(s.messages.len() < 20, "compacted: {}", s.messages.len());
+    let users: Vec<String> = s
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.text())
+        .collect();
+    assert_eq!(users.last().map(String::as_str), Some("and now?"));
+    assert_eq!(users.iter().filter(|u| *u == "and now?").count(), 1);
+    assert!(s.messages.last().unwrap().text().starts_with("reply "));
+}
