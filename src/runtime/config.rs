@@ -60,7 +60,9 @@ pub const DEFAULT_CONFIG: &str = r#"# neocode settings. The environment override
 # base_url = "https://api.openai.com/v1"
 # model = "gpt-4o-mini"
 # The model's context window in tokens; past compact_at of it the transcript is compacted.
-context_window = 128000
+# Unset: a server that says its window (llama.cpp's /props, vLLM's /v1/models, an overflow
+# error) is believed, 128000 is assumed otherwise, and the TUI's gauge says "window unknown".
+# context_window = 128000
 compact_at = 0.8
 # Longest reply in tokens (sent as max_tokens); unset: the server's default. A reply cut
 # there is kept marked incomplete and the turn pauses (reason `reply_cut`).
@@ -219,8 +221,10 @@ pub struct Settings {
     api_key: Option<String>,
     /// Which variable the key came from (for messages), if any.
     pub key_source: Option<&'static str>,
-    /// Context window in tokens.
+    /// Context window in tokens (128,000 when the config does not say).
     pub context_window: u64,
+    /// `context_window` was set in the config (else it is assumed, "window unknown").
+    pub context_window_known: bool,
     /// Share of the window past which the transcript is compacted.
     pub compact_at: f64,
     /// `max_tokens` of each request (`[provider] max_tokens`); `None`: the server's default.
@@ -384,6 +388,7 @@ impl Settings {
             api_key,
             key_source,
             context_window: p.context_window.unwrap_or(128_000).max(1),
+            context_window_known: p.context_window.is_some(),
             compact_at,
             max_tokens: p.max_tokens.filter(|n| *n > 0),
             connect_timeout: Duration::from_secs(p.connect_timeout_secs.unwrap_or(10)),
