@@ -330,10 +330,11 @@ impl Turn {
         )
     }
 
-    /// Warns (once a turn) when the system prompt and the tool definitions alone take more
-    /// than a third of the configured context window: a small local window has little left,
-    /// and a server that cuts prompts from the front drops the system prompt first.
+    /// Warns (once per session and process) when the system prompt and the tool definitions
+    /// alone take more than a third of the context window: a small local window has little
+    /// left, and a server that cuts prompts from the front drops the system prompt first.
     fn warn_if_prompt_large(&mut self, req: &crate::runtime::provider::ChatRequest) {
+        static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
         use crate::runtime::provider::quirks::estimate_tokens;
         let tools: u64 = req
             .tools
@@ -346,16 +347,26 @@ impl Turn {
             .sum();
         let system = estimate_tokens(&req.system);
         let window = self.settings.context_window;
-        if (system + tools) * 3 > window {
-            self.emit(TurnEvent::Warning {
-                code: WarningCode::PromptLarge,
-                message: format!(
-                    "the system prompt (~{system} tokens) and {} tool definitions (~{tools} tokens) take {}% of the {window}-token context window before the conversation; check context_window in config.toml matches the server (a server that cuts long prompts from the front drops the system prompt)",
-                    req.tools.len(),
-                    (system + tools) * 100 / window.max(1)
-                ),
-            });
+        if (system + tools) * 3 <= window {
+            return;
         }
+        {
+            let mut warned = WARNED
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if warned.contains(&self.session_id) {
+                return;
+            }
+            warned.push(self.session_id.clone());
+        }
+        self.emit(TurnEvent::Warning {
+            code: WarningCode::PromptLarge,
+            message: format!(
+                "the system prompt (~{system} tokens) and {} tool definitions (~{tools} tokens) take {}% of the {window}-token context window before the conversation; check context_window in config.toml matches the server (a server that cuts long prompts from the front drops the system prompt)",
+                req.tools.len(),
+                (system + tools) * 100 / window.max(1)
+            ),
+        });
     }
 
     /// Compacts the transcript when the last prompt filled the context window past the
