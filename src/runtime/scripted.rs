@@ -8,6 +8,9 @@
 //! by `index`, interleaved calls, `:` keep-alive comments, CRLF line endings, a usage-only final
 //! chunk with empty `choices`, `[DONE]` or a plain close, HTTP errors with `Retry-After`, a
 //! connection cut mid-reply (chunked body never terminated), delays before and between chunks.
+//! [`ScriptedServer::start_llama_like`] adds what llama-cpp-python's server does on its own
+//! (a 500 for `content: null`, empty streams for tools and for overflow, no streamed usage);
+//! `GET /props` answers what [`ScriptedServer::set_props`] set, other paths 404.
 //!
 //! Plain std threads: the server must not need the caller to run an async runtime.
 
