@@ -60,8 +60,13 @@ pub const DEFAULT_CONFIG: &str = r#"# neocode settings. The environment override
 # base_url = "https://api.openai.com/v1"
 # model = "gpt-4o-mini"
 # The model's context window in tokens; past compact_at of it the transcript is compacted.
-context_window = 128000
+# Unset: a server that says its window (llama.cpp's /props, vLLM's /v1/models, an overflow
+# error) is believed, 128000 is assumed otherwise, and the TUI's gauge says "window unknown".
+# context_window = 128000
 compact_at = 0.8
+# Longest reply in tokens (sent as max_tokens); unset: the server's default. A reply cut
+# there is kept marked incomplete and the turn pauses (reason `reply_cut`).
+# max_tokens = 4096
 connect_timeout_secs = 10
 # Longest silence while waiting for the reply (local models can be slow to start).
 idle_timeout_secs = 300
@@ -149,6 +154,7 @@ struct FileProvider {
     model: Option<String>,
     context_window: Option<u64>,
     compact_at: Option<f64>,
+    max_tokens: Option<u64>,
     connect_timeout_secs: Option<u64>,
     idle_timeout_secs: Option<f64>,
     max_retries: Option<u32>,
@@ -218,10 +224,14 @@ pub struct Settings {
     api_key: Option<String>,
     /// Which variable the key came from (for messages), if any.
     pub key_source: Option<&'static str>,
-    /// Context window in tokens.
+    /// Context window in tokens (128,000 when the config does not say).
     pub context_window: u64,
+    /// `context_window` was set in the config (else it is assumed, "window unknown").
+    pub context_window_known: bool,
     /// Share of the window past which the transcript is compacted.
     pub compact_at: f64,
+    /// `max_tokens` of each request (`[provider] max_tokens`); `None`: the server's default.
+    pub max_tokens: Option<u64>,
     /// Connect timeout.
     pub connect_timeout: Duration,
     /// Idle timeout of the stream.
@@ -381,7 +391,9 @@ impl Settings {
             api_key,
             key_source,
             context_window: p.context_window.unwrap_or(128_000).max(1),
+            context_window_known: p.context_window.is_some(),
             compact_at,
+            max_tokens: p.max_tokens.filter(|n| *n > 0),
             connect_timeout: Duration::from_secs(p.connect_timeout_secs.unwrap_or(10)),
             idle_timeout: Duration::from_secs_f64(p.idle_timeout_secs.unwrap_or(300.0).max(0.05)),
             max_retries: p.max_retries.unwrap_or(3),
@@ -458,6 +470,7 @@ impl Settings {
                 s.idle_timeout = self.idle_timeout;
                 s.max_retries = self.max_retries;
                 s.backoff = self.retry_backoff;
+                s.max_tokens = self.max_tokens;
                 Ok(s)
             }
         }

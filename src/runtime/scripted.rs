@@ -8,6 +8,9 @@
 //! by `index`, interleaved calls, `:` keep-alive comments, CRLF line endings, a usage-only final
 //! chunk with empty `choices`, `[DONE]` or a plain close, HTTP errors with `Retry-After`, a
 //! connection cut mid-reply (chunked body never terminated), delays before and between chunks.
+//! [`ScriptedServer::start_llama_like`] adds what llama-cpp-python's server does on its own
+//! (a 500 for `content: null`, empty streams for tools and for overflow, no streamed usage);
+//! `GET /props` answers what [`ScriptedServer::set_props`] set, other paths 404.
 //!
 //! Plain std threads: the server must not need the caller to run an async runtime.
 
@@ -218,6 +221,29 @@ impl Stream {
         self
     }
 
+    /// Adds one tool call at `index` the way vLLM and llama-cpp-python stream it: every delta
+    /// repeats the call's `id`, `type` and whole `function.name` (and a legacy
+    /// `function_call`), with `content: null`, while the arguments arrive in `fragments`.
+    pub fn repeated_tool_call(
+        mut self,
+        index: usize,
+        id: &str,
+        name: &str,
+        args: &str,
+        fragments: usize,
+    ) -> Stream {
+        for f in split_n(args, fragments) {
+            self.pieces.push(Piece::Data(chunk(
+                json!({"role": null, "content": null,
+                    "function_call": {"name": name, "arguments": f},
+                    "tool_calls": [{"index": index, "id": id, "type": "function",
+                        "function": {"name": name, "arguments": f}}]}),
+                None,
+            )));
+        }
+        self
+    }
+
     /// Adds calls whose argument fragments alternate between them (`index` tells them apart),
     /// as parallel tool calls arrive from some servers.
     pub fn interleaved_calls(mut self, calls: &[(&str, &str, &str)], fragments: usize) -> Stream {
@@ -379,7 +405,103 @@ impl Reply {
     }
 }
 
+/// How a server like llama-cpp-python's (0.3, `--chat_format chatml-function-calling`)
+/// treats a request before it answers from the script; see [`ScriptedServer::start_llama_like`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LlamaLike {
+    /// The context window in tokens (a prompt's tokens are counted as its body's bytes / 4).
+    pub window: u64,
+}
+
+/// What a request whose answer a [`LlamaLike`] server decides itself gets.
+fn llama_like(req: &RecordedRequest, like: LlamaLike) -> Option<Reply> {
+    let body = req.json();
+    let streamed = body["stream"] == json!(true);
+    let assistant_content_not_a_string = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|m| m["role"] == "assistant" && !m["content"].is_string());
+    if assistant_content_not_a_string {
+        return Some(Reply::error(
+            500,
+            "3 validation errors:\n  {'type': 'literal_error', 'loc': ('body', 'messages', 1, 'ChatCompletionRequestSystemMessage', 'role'), 'msg': \"Input should be 'system'\", 'input': 'assistant'}\n  {'type': 'string_type', 'loc': ('body', 'messages', 1, 'ChatCompletionRequestAssistantMessage', 'content'), 'msg': 'Input should be a valid string', 'input': None}\n  {'type': 'literal_error', 'loc': ('body', 'messages', 1, 'ChatCompletionRequestToolMessage', 'role'), 'msg': \"Input should be 'tool'\", 'input': 'assistant'}",
+        ));
+    }
+    let tokens = req.body.len() as u64 / 4;
+    if tokens > like.window {
+        // Streaming, the overflow is an empty 200; unstreamed, a 400 with the numbers.
+        return Some(if streamed {
+            Stream::new().no_done().reply()
+        } else {
+            Reply::error(
+                400,
+                &format!(
+                    "This model's maximum context length is {} tokens. However, you requested {tokens} tokens ({tokens} in the messages, None in the completion). Please reduce the length of the messages or completion.",
+                    like.window
+                ),
+            )
+        });
+    }
+    if streamed && body["tool_choice"] == "auto" && body.get("tools").is_some() {
+        // "Automatic streaming tool choice is not supported", after the 200 head.
+        return Some(Stream::new().no_done().reply());
+    }
+    None
+}
+
+/// A scripted reply as `like` sends it: streamed without usage, or whole (as JSON with usage)
+/// when the request did not ask for a stream.
+fn as_llama_sends(reply: Reply, streamed: bool) -> Reply {
+    let Reply::Stream(s) = reply else {
+        return reply;
+    };
+    if !streamed {
+        return Reply::Json(completion_json(&s));
+    }
+    let pieces = s
+        .pieces
+        .iter()
+        .filter(|p| !matches!(p, Piece::Data(v) if v.get("usage").is_some()))
+        .cloned()
+        .collect();
+    Reply::Stream(Stream { pieces, ..s })
+}
+
+/// The whole (non-streamed) completion a stream adds up to, with its usage.
+pub fn completion_json(s: &Stream) -> Value {
+    let folded = crate::runtime::provider::sse::fold_sse_bytes(vec![s.body_bytes()]);
+    let c = folded.map(|(_, c)| c).unwrap_or_default();
+    let calls: Vec<Value> = c
+        .tool_calls
+        .iter()
+        .map(|t| {
+            json!({"id": t.id, "type": "function",
+            "function": {"name": t.name, "arguments": t.arguments}})
+        })
+        .collect();
+    let mut message = json!({"role": "assistant",
+        "content": if c.text.is_empty() { Value::Null } else { Value::String(c.text.clone()) }});
+    if !calls.is_empty() {
+        message["tool_calls"] = Value::Array(calls);
+    }
+    json!({
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "scripted",
+        "choices": [{"index": 0, "message": message,
+            "finish_reason": c.finish_reason.unwrap_or_else(|| "stop".into())}],
+        "usage": {"prompt_tokens": c.usage.input_tokens,
+            "completion_tokens": c.usage.output_tokens,
+            "total_tokens": c.usage.input_tokens + c.usage.output_tokens},
+    })
+}
+
 struct Shared {
+    like: Option<LlamaLike>,
+    /// What `GET /props` answers (llama.cpp's server), if set.
+    props: Mutex<Option<Value>>,
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<RecordedRequest>>,
     stop: AtomicBool,
@@ -396,9 +518,28 @@ impl ScriptedServer {
     /// Starts a server on a free port of 127.0.0.1 answering with `replies` in order. When the
     /// script is used up, requests get a 500 saying so.
     pub fn start(replies: Vec<Reply>) -> std::io::Result<ScriptedServer> {
+        ScriptedServer::start_with(replies, None)
+    }
+
+    /// A server that behaves like llama-cpp-python's as measured here: an assistant message
+    /// whose `content` is not a string gets a 500 with a pydantic validation report; a prompt
+    /// past the window gets an empty 200 stream (a 400 with the numbers when not streamed); a
+    /// streamed request with tools and `tool_choice: "auto"` gets an empty 200 stream; streams
+    /// carry no usage; an unstreamed request gets the scripted reply whole, as JSON with usage.
+    /// Requests it answers itself leave the script as it is.
+    pub fn start_llama_like(
+        replies: Vec<Reply>,
+        like: LlamaLike,
+    ) -> std::io::Result<ScriptedServer> {
+        ScriptedServer::start_with(replies, Some(like))
+    }
+
+    fn start_with(replies: Vec<Reply>, like: Option<LlamaLike>) -> std::io::Result<ScriptedServer> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
+            like,
+            props: Mutex::new(None),
             script: Mutex::new(replies.into()),
             requests: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
@@ -440,6 +581,12 @@ impl ScriptedServer {
     /// Appends replies to the script.
     pub fn push(&self, replies: impl IntoIterator<Item = Reply>) {
         lock(&self.shared.script).extend(replies);
+    }
+
+    /// Answers `GET /props` with `props` from now on, as llama.cpp's server does (its
+    /// `default_generation_settings.n_ctx` is the window).
+    pub fn set_props(&self, props: Value) {
+        *lock(&self.shared.props) = Some(props);
     }
 
     /// Replies not yet used.
@@ -529,9 +676,39 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
     if shared.stop.load(Ordering::SeqCst) {
         return Ok(());
     }
+    if !req.path.ends_with("/chat/completions") {
+        // `/props`, `/v1/models`: what the test set, else 404; neither recorded nor scripted.
+        let props = lock(&shared.props).clone();
+        let body = match (&props, req.path.as_str()) {
+            (Some(p), "/props") => Some(p.to_string()),
+            _ => None,
+        };
+        let (status, body) = match body {
+            Some(b) => ("200 OK", b),
+            None => ("404 Not Found", r#"{"detail":"Not Found"}"#.to_string()),
+        };
+        write!(
+            conn,
+            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )?;
+        return conn.flush();
+    }
+    let own = shared.like.and_then(|like| llama_like(&req, like));
+    let streamed = req.json()["stream"] == json!(true);
     lock(&shared.requests).push(req);
-    let reply = lock(&shared.script).pop_front();
-    let reply = reply.unwrap_or_else(|| Reply::error(500, "scripted server: no reply left"));
+    let reply = match own {
+        Some(r) => r,
+        None => {
+            let next = lock(&shared.script).pop_front();
+            let next = next.unwrap_or_else(|| Reply::error(500, "scripted server: no reply left"));
+            if shared.like.is_some() {
+                as_llama_sends(next, streamed)
+            } else {
+                next
+            }
+        }
+    };
     match reply {
         Reply::Error {
             status,

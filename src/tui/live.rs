@@ -26,8 +26,8 @@ const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 pub struct AgentInfo {
     /// The model, or exactly what to configure.
     pub provider: Result<String, String>,
-    /// Context window in tokens.
-    pub window: u64,
+    /// Context window in tokens; `None`: the config does not say ("window unknown").
+    pub window: Option<u64>,
     /// Approval policy of new turns.
     pub policy: ApprovalPolicy,
     /// Sandbox in words (`on`, `off`, ...).
@@ -43,7 +43,7 @@ impl Default for AgentInfo {
     fn default() -> AgentInfo {
         AgentInfo {
             provider: Err("no model provider configured: set NEOCODE_BASE_URL and NEOCODE_MODEL (or NEOCODE_API_KEY for OpenAI)".into()),
-            window: 128_000,
+            window: Some(128_000),
             policy: ApprovalPolicy::default(),
             sandbox: "off".into(),
             sandbox_on: false,
@@ -417,28 +417,34 @@ pub fn status_spans(
             )];
         }
     };
-    let window = info.window.max(1);
-    let pct = (context.saturating_mul(100) / window).min(100);
-    let filled = (pct as usize * 8).div_ceil(100).min(8);
-    let gauge = format!("{}{}", "█".repeat(filled), "░".repeat(8 - filled));
-    let gauge_style = if pct >= 80 { t.warn() } else { t.accent() };
-    let mut v = vec![
-        (format!("{} ", sanitize::line(model)), t.bold()),
-        (gauge, gauge_style),
-        (
+    let est = if estimated { "~" } else { "" };
+    let mut v = vec![(format!("{} ", sanitize::line(model)), t.bold())];
+    if let Some(window) = info.window {
+        let window = window.max(1);
+        let pct = (context.saturating_mul(100) / window).min(100);
+        let filled = (pct as usize * 8).div_ceil(100).min(8);
+        let gauge = format!("{}{}", "█".repeat(filled), "░".repeat(8 - filled));
+        let gauge_style = if pct >= 80 { t.warn() } else { t.accent() };
+        v.push((gauge, gauge_style));
+        v.push((
             format!(
-                " {}{}/{} ",
-                if estimated { "~" } else { "" },
+                " {est}{}/{} ",
                 format::compact(context),
                 format::compact(window)
             ),
             t.dim(),
-        ),
-        (
-            format!("· {} tok ", format::compact(session_tokens)),
-            t.dim(),
-        ),
-    ];
+        ));
+    } else {
+        // No gauge without a window: set context_window in config.toml.
+        v.push((
+            format!("{est}{} · window unknown ", format::compact(context)),
+            t.warn(),
+        ));
+    }
+    v.push((
+        format!("· {} tok ", format::compact(session_tokens)),
+        t.dim(),
+    ));
     if let Some(b) = budget_left {
         v.push((format!("· {b} "), t.dim()));
     }
@@ -452,4 +458,41 @@ pub fn status_spans(
         v.push((format!(" · mcp failed: {}", names.join(", ")), t.error()));
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(window: Option<u64>) -> String {
+        let info = AgentInfo {
+            provider: Ok("smollm2".into()),
+            window,
+            ..AgentInfo::default()
+        };
+        status_spans(
+            &info,
+            (1500, true),
+            3000,
+            None,
+            ApprovalPolicy::Ask,
+            &Theme::new(false),
+        )
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect()
+    }
+
+    #[test]
+    fn the_gauge_says_window_unknown_when_the_config_does_not_set_one() {
+        let known = line(Some(2048));
+        assert!(known.contains("~1.5k/2k"), "{known}");
+        assert!(!known.contains("unknown"), "{known}");
+        let unknown = line(None);
+        assert!(unknown.contains("~1.5k · window unknown"), "{unknown}");
+        assert!(
+            !unknown.contains('█') && !unknown.contains('░'),
+            "{unknown}"
+        );
+    }
 }

@@ -342,7 +342,9 @@ fn connect(sessions: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentIn
             ProviderStatus::Ready { model, .. } => Ok(model),
             ProviderStatus::Missing(m) => Err(m),
         },
-        window: settings.context_window,
+        window: settings
+            .context_window_known
+            .then_some(settings.context_window),
         policy: settings.approval,
         sandbox: if sandbox.is_enforced() {
             "on".into()

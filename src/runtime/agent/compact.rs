@@ -8,7 +8,10 @@ use serde_json::json;
 use super::window::{self, COMPACTION_MARK};
 use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
-use crate::runtime::provider::{ChatMessage, Provider};
+use crate::runtime::provider::quirks::estimate_tokens;
+use crate::runtime::provider::{
+    ChatMessage, ChatRequest, Completion, ErrorKind, Provider, ProviderError, UserPart,
+};
 use crate::session::{AppendMeta, Message, NewMessage, Replacement, Role, Usage, now_ms};
 
 /// Messages kept verbatim after the summary, at most.
@@ -68,7 +71,8 @@ fn to_new(m: &Message) -> NewMessage {
 }
 
 /// How full the context is: what the next request carries, in tokens, and whether that is
-/// an estimate. The latest model call's prompt and reply (read from its stored message); after
+/// an estimate. The latest model call's prompt and reply (read from its stored message; an
+/// estimate when the server reported no usage, `usage_estimated`); after
 /// a compaction with no call since, the estimate made then (the kept messages' usage tells of
 /// the context before it). `newest_first`: the transcript's messages, newest first (the tail
 /// is enough). `None`: no model call yet.
@@ -86,7 +90,14 @@ pub fn context_now<'a>(
     if let Some(m) = latest
         && compacted_at.is_none_or(|t| m.created_at_ms > t)
     {
-        return Some((m.usage.input_tokens + m.usage.output_tokens, false));
+        // A server that reports no usage: the reply carries neocode's estimate.
+        let estimated = m
+            .tool_metadata
+            .as_ref()
+            .and_then(|v| v.get("usage_estimated"))
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false);
+        return Some((m.usage.input_tokens + m.usage.output_tokens, estimated));
     }
     compacted_at?;
     state
@@ -111,9 +122,133 @@ pub enum CompactError {
     /// The model answered with no text.
     #[error("the model returned an empty summary")]
     EmptySummary,
+    /// The summary was cut at the output limit (`finish_reason: length`): a cut summary
+    /// would lose the task state, so it is not used.
+    #[error(
+        "the summary was cut at the model's output limit after {0} tokens (finish_reason: length), so it was not used; raise max_tokens in [provider] of config.toml"
+    )]
+    CutSummary(u64),
 }
 
-/// Compacts `session_id` with `provider`. The caller holds the session's lease.
+/// Room left in each piece's request for the summary so far and the reply, in tokens.
+const PIECE_ROOM: u64 = 256;
+
+/// One message of the conversation as a line of a transcript (what a piece sends).
+fn as_text(m: &ChatMessage) -> String {
+    match m {
+        ChatMessage::System(t) => format!("system: {t}"),
+        ChatMessage::User(parts) => {
+            let texts: Vec<String> = parts
+                .iter()
+                .map(|p| match p {
+                    UserPart::Text(t) => t.clone(),
+                    UserPart::Image { .. } | UserPart::Unavailable { .. } => "[image]".into(),
+                })
+                .collect();
+            format!("user: {}", texts.join("\n"))
+        }
+        ChatMessage::Assistant {
+            text, tool_calls, ..
+        } => {
+            let mut out = format!("assistant: {text}");
+            for c in tool_calls {
+                out.push_str(&format!("\n[called {} {}]", c.name, c.arguments));
+            }
+            out
+        }
+        ChatMessage::ToolResult { text, is_error, .. } => {
+            let what = if *is_error {
+                "tool error"
+            } else {
+                "tool result"
+            };
+            format!("[{what}]: {text}")
+        }
+    }
+}
+
+/// `text` cut to its first `3 × tokens` characters when it is estimated past `tokens` (prose
+/// then stays well within).
+fn clip(text: String, tokens: u64) -> String {
+    if estimate_tokens(&text) <= tokens {
+        return text;
+    }
+    let keep: String = text.chars().take((tokens * 3) as usize).collect();
+    format!("{keep} […cut]")
+}
+
+/// The summary of a conversation too long for one request: the conversation as a transcript
+/// in pieces of about half the window (the server's, learned from the overflow), each
+/// summarised together with the summary of the pieces before. `first`: the overflow, returned
+/// when the window is not known. A piece's summary cut at the output limit fails the whole.
+fn summarise_in_pieces(
+    req: &ChatRequest,
+    provider: &mut dyn Provider,
+    cancel: &CancelFlag,
+    first: ProviderError,
+) -> Result<Completion, CompactError> {
+    let Some(window) = provider.context_window() else {
+        return Err(CompactError::Provider(first.message));
+    };
+    let budget = (window / 2)
+        .saturating_sub(estimate_tokens(&req.system) + PIECE_ROOM)
+        .max(64);
+    // The last message is the instruction itself.
+    let convo = &req.messages[..req.messages.len().saturating_sub(1)];
+    let mut pieces: Vec<String> = Vec::new();
+    let mut piece = String::new();
+    for m in convo {
+        let line = clip(as_text(m), budget);
+        if !piece.is_empty() && estimate_tokens(&piece) + estimate_tokens(&line) > budget {
+            pieces.push(std::mem::take(&mut piece));
+        }
+        piece.push_str(&line);
+        piece.push_str("\n\n");
+    }
+    if !piece.trim().is_empty() {
+        pieces.push(piece);
+    }
+    let mut summary = String::new();
+    let mut usage = Usage::default();
+    let n = pieces.len();
+    for (i, p) in pieces.iter().enumerate() {
+        let before = if summary.is_empty() {
+            String::new()
+        } else {
+            format!("Summary of the earlier parts:\n\n{summary}\n\n")
+        };
+        let text = format!(
+            "{before}Part {} of {n} of the conversation:\n\n{p}{INSTRUCTION}",
+            i + 1
+        );
+        let piece_req = ChatRequest {
+            system: req.system.clone(),
+            messages: vec![ChatMessage::user_text(text)],
+            tools: Vec::new(),
+        };
+        let c = provider
+            .stream(&piece_req, cancel, &mut |_| {})
+            .map_err(|e| CompactError::Provider(e.message))?;
+        usage.input_tokens += c.usage.input_tokens;
+        usage.output_tokens += c.usage.output_tokens;
+        if c.finish_reason.as_deref() == Some("length") {
+            return Err(CompactError::CutSummary(c.usage.output_tokens));
+        }
+        summary = c.text.trim().to_string();
+        if summary.is_empty() {
+            return Err(CompactError::EmptySummary);
+        }
+    }
+    Ok(Completion {
+        text: summary,
+        usage,
+        finish_reason: Some("stop".into()),
+        ..Completion::default()
+    })
+}
+
+/// Compacts `session_id` with `provider`. The caller holds the session's lease. A
+/// conversation too long for the model's window is summarised in pieces.
 pub fn compact_with(
     sessions: &Sessions,
     session_id: &str,
@@ -129,9 +264,17 @@ pub fn compact_with(
     let mut req = window::build(sessions, &session);
     req.tools.clear();
     req.messages.push(ChatMessage::user_text(INSTRUCTION));
-    let c = provider
-        .stream(&req, cancel, &mut |_| {})
-        .map_err(|e| CompactError::Provider(e.message))?;
+    let c = match provider.stream(&req, cancel, &mut |_| {}) {
+        Ok(c) => c,
+        // Too long to summarise at once: in pieces that fit the window the server told.
+        Err(e) if e.kind == ErrorKind::ContextOverflow => {
+            summarise_in_pieces(&req, provider, cancel, e)?
+        }
+        Err(e) => return Err(CompactError::Provider(e.message)),
+    };
+    if c.finish_reason.as_deref() == Some("length") {
+        return Err(CompactError::CutSummary(c.usage.output_tokens));
+    }
     let summary = c.text.trim().to_string();
     if summary.is_empty() {
         return Err(CompactError::EmptySummary);
@@ -194,9 +337,7 @@ pub fn compact_with(
 mod tests {
     use super::*;
     use crate::runtime::Location;
-    use crate::runtime::provider::{
-        ChatRequest, Completion, ErrorKind, ProviderError, StreamEvent,
-    };
+    use crate::runtime::provider::StreamEvent;
     use crate::session::NewSession;
 
     /// Answers every request with `reply`.
@@ -270,6 +411,19 @@ mod tests {
         assert_eq!(
             compact_of(3, Err(refused)),
             "the provider refused the API key (401)"
+        );
+        let cut = Completion {
+            text: "The user wants".into(),
+            finish_reason: Some("length".into()),
+            usage: Usage {
+                input_tokens: 900,
+                output_tokens: 64,
+            },
+            ..Completion::default()
+        };
+        assert_eq!(
+            compact_of(3, Ok(cut)),
+            "the summary was cut at the model's output limit after 64 tokens (finish_reason: length), so it was not used; raise max_tokens in [provider] of config.toml"
         );
     }
 }

@@ -249,6 +249,8 @@ stable_codes! {
         PromptRefused => "prompt_refused",
         /// The server sent something that is not a Chat Completions stream.
         Protocol => "protocol",
+        /// The prompt does not fit the model's context window.
+        ContextOverflow => "context_overflow",
         /// Another process runs the session.
         Busy => "busy",
         /// The request is wrong (ambiguous id, empty goal ...).
@@ -285,6 +287,7 @@ impl From<ErrorKind> for FailCode {
             ErrorKind::StreamCut => FailCode::StreamCut,
             ErrorKind::Cancelled => FailCode::Cancelled,
             ErrorKind::Protocol => FailCode::Protocol,
+            ErrorKind::ContextOverflow => FailCode::ContextOverflow,
         }
     }
 }
@@ -341,6 +344,14 @@ stable_codes! {
         HistoryDiverged => "history_diverged",
         /// The bridge: non-text content parts were left out.
         ContentPartsDropped => "content_parts_dropped",
+        /// The server could not stream the request; it was answered without streaming.
+        NotStreamed => "not_streamed",
+        /// The server reports no usage; token counts are estimated.
+        UsageEstimated => "usage_estimated",
+        /// The reply hit the output token limit (`finish_reason: length`) and is incomplete.
+        ReplyCut => "reply_cut",
+        /// The system prompt and tool definitions take a large share of the context window.
+        PromptLarge => "prompt_large",
     }
 }
 
@@ -484,6 +495,7 @@ mod tests {
             StreamCut,
             Cancelled,
             Protocol,
+            ContextOverflow,
         ] {
             assert_eq!(FailCode::from(k).as_str(), k.code());
         }

@@ -158,6 +158,13 @@ impl Turn {
             code: FailCode::Config,
             message,
         })?;
+        // A server that says its window is smaller than the configured one wins: compaction
+        // and the size warning then work for a small local window.
+        if let Some(w) = self.provider.context_window()
+            && w < self.settings.context_window
+        {
+            self.settings.context_window = w.max(1);
+        }
         self.set_status(Status::Running)?;
         let mut context = self.gate.session_start(header.message_count > 0);
         let dangling = self
@@ -174,7 +181,9 @@ impl Turn {
             });
             self.run_calls(&dangling, true)?;
         }
-        if let Some(p) = prompt {
+        if let Some(p) = prompt
+            && !self.unanswered(&p, header.last_seq)?
+        {
             let title = header.title.trim().is_empty().then(|| title_from(&p));
             let update = StateUpdate {
                 title,
@@ -200,6 +209,8 @@ impl Turn {
         let mut session = self.sessions.load(&self.session_id).map_err(store_failed)?;
         let mut fresh = true;
         let mut stop_active = false;
+        let mut warned_size = false;
+        let mut overflow_compacted = false;
         loop {
             if self.cancel.is_cancelled() {
                 return Err(FinishReason::Cancelled);
@@ -235,25 +246,34 @@ impl Turn {
             {
                 return Err(FinishReason::LimitReached(why));
             }
+            if !warned_size {
+                warned_size = true;
+                self.warn_if_prompt_large(&req);
+            }
             let sink = &mut self.sink;
-            let mut on = |e: StreamEvent| {
-                sink.event(match e {
-                    StreamEvent::Text(t) => TurnEvent::TextDelta(t),
-                    StreamEvent::Reasoning(r) => TurnEvent::ReasoningDelta(r),
-                    StreamEvent::Retrying {
-                        status,
-                        attempt,
-                        of,
-                        wait,
-                    } => TurnEvent::Warning {
-                        code: WarningCode::Retrying,
-                        message: StreamEvent::retry_text(status, attempt, of, wait),
-                    },
-                });
-            };
+            let mut on = |e: StreamEvent| sink.event(stream_event(e));
             let result = self.provider.stream(&req, &self.cancel, &mut on);
             let completion = match result {
                 Ok(c) => c,
+                // Past the window: compacted once (in pieces if need be) and asked again.
+                Err(e)
+                    if e.kind == ErrorKind::ContextOverflow
+                        && !overflow_compacted
+                        && session.messages.len() > 2 =>
+                {
+                    overflow_compacted = true;
+                    let why = format!(
+                        "{}; compacting the transcript and asking again",
+                        redact(&e.message, self.key())
+                    );
+                    if self.compact_now(&mut session, why)? {
+                        continue;
+                    }
+                    return Err(FinishReason::Failed {
+                        code: e.kind.into(),
+                        message: redact(&e.message, self.key()),
+                    });
+                }
                 Err(e) => {
                     if let Some(partial) = e.partial.as_ref() {
                         self.store_partial(partial, e.kind)?;
@@ -273,8 +293,13 @@ impl Turn {
             }
             self.usage.input_tokens += completion.usage.input_tokens;
             self.usage.output_tokens += completion.usage.output_tokens;
-            let msg = assistant_message(&completion, None);
-            let go_on = if completion.tool_calls.is_empty() {
+            let cut = completion.finish_reason.as_deref() == Some("length");
+            let meta = cut.then(|| {
+                json!({"incomplete": true, "reason": "length",
+                    "dropped_tool_calls": completion.tool_calls.len()})
+            });
+            let msg = assistant_message(&completion, meta);
+            let go_on = if completion.tool_calls.is_empty() && !cut {
                 self.gate.turn_end(stop_active)
             } else {
                 None
@@ -284,6 +309,9 @@ impl Turn {
                 seq,
                 usage: completion.usage,
             });
+            if cut {
+                return Err(self.reply_cut(&completion));
+            }
             if completion.tool_calls.is_empty() {
                 // A Stop hook that blocks makes the turn go on once, with its reason.
                 match go_on {
@@ -299,6 +327,81 @@ impl Turn {
         }
     }
 
+    /// Whether `prompt` is the session's last message, still unanswered (a retry of a prompt
+    /// whose model call failed): it is not stored a second time.
+    fn unanswered(&self, prompt: &str, last_seq: i64) -> Result<bool, FinishReason> {
+        if !self.images.is_empty() || last_seq < 1 {
+            return Ok(false);
+        }
+        let tail = self
+            .sessions
+            .messages(&self.session_id, last_seq, last_seq)
+            .map_err(store_failed)?;
+        Ok(tail
+            .last()
+            .is_some_and(|m| m.role == Role::User && m.text() == prompt))
+    }
+
+    /// The turn's end for a reply the output limit cut (`finish_reason: length`): stored
+    /// marked incomplete, the user told, the session paused (continuing asks again).
+    fn reply_cut(&mut self, c: &Completion) -> FinishReason {
+        let est = if c.usage_estimated { ", estimated" } else { "" };
+        let calls = if c.tool_calls.is_empty() {
+            String::new()
+        } else {
+            format!("; its {} tool call(s) were not run", c.tool_calls.len())
+        };
+        self.emit(TurnEvent::Warning {
+            code: WarningCode::ReplyCut,
+            message: format!(
+                "the reply was cut at the model's output limit after {} tokens{est} (finish_reason: length){calls}; it is kept marked incomplete, and continuing asks again (raise max_tokens in [provider] of config.toml, or the server's limit)",
+                c.usage.output_tokens
+            ),
+        });
+        FinishReason::LimitReached(
+            "the reply hit the model's output token limit (finish_reason: length)".into(),
+        )
+    }
+
+    /// Warns (once per session and process) when the system prompt and the tool definitions
+    /// alone take more than a third of the context window: a small local window has little
+    /// left, and a server that cuts prompts from the front drops the system prompt first.
+    fn warn_if_prompt_large(&mut self, req: &crate::runtime::provider::ChatRequest) {
+        static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+        use crate::runtime::provider::quirks::estimate_tokens;
+        let tools: u64 = req
+            .tools
+            .iter()
+            .map(|t| {
+                estimate_tokens(&t.name)
+                    + estimate_tokens(&t.description)
+                    + estimate_tokens(&t.parameters.to_string())
+            })
+            .sum();
+        let system = estimate_tokens(&req.system);
+        let window = self.settings.context_window;
+        if (system + tools) * 3 <= window {
+            return;
+        }
+        {
+            let mut warned = WARNED
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if warned.contains(&self.session_id) {
+                return;
+            }
+            warned.push(self.session_id.clone());
+        }
+        self.emit(TurnEvent::Warning {
+            code: WarningCode::PromptLarge,
+            message: format!(
+                "the system prompt (~{system} tokens) and {} tool definitions (~{tools} tokens) take {}% of the {window}-token context window before the conversation; check context_window in config.toml matches the server (a server that cuts long prompts from the front drops the system prompt)",
+                req.tools.len(),
+                (system + tools) * 100 / window.max(1)
+            ),
+        });
+    }
+
     /// Compacts the transcript when the last prompt filled the context window past the
     /// threshold; the loaded session is read whole again afterwards.
     fn compact_if_full(&mut self, session: &mut crate::session::Session) -> Flow {
@@ -310,39 +413,53 @@ impl Turn {
             .map_or(0, |m| m.usage.input_tokens);
         let threshold = (self.settings.context_window as f64 * self.settings.compact_at) as u64;
         if last_prompt >= threshold && session.messages.len() > 2 {
-            self.gate.pre_compact();
-            self.emit(TurnEvent::Compacting {
-                message: format!(
-                    "the last prompt used {last_prompt} of {} context tokens; compacting the transcript",
-                    self.settings.context_window
-                ),
-            });
-            match compact::compact_with(
-                &self.sessions,
-                &self.session_id,
-                self.provider.as_mut(),
-                &self.cancel,
-                &self.meta,
-            ) {
-                Ok(c) => {
-                    // Lifetime usage stays in the ledger; only context totals reset.
-                    self.ledger.usage.input_tokens += c.usage.input_tokens;
-                    self.ledger.usage.output_tokens += c.usage.output_tokens;
-                    if let Some(b) = &self.budget {
-                        b.add_tokens(c.usage);
-                    }
-                    self.usage.input_tokens += c.usage.input_tokens;
-                    self.usage.output_tokens += c.usage.output_tokens;
-                    self.set_status(Status::Running)?;
-                }
-                Err(e) => self.emit(TurnEvent::CompactionFailed {
-                    message: format!("compaction failed, nothing changed: {e}"),
-                }),
-            }
-            // The transcript was replaced: read whole again.
-            *session = self.sessions.load(&self.session_id).map_err(store_failed)?;
+            let message = format!(
+                "the last prompt used {last_prompt} of {} context tokens; compacting the transcript",
+                self.settings.context_window
+            );
+            self.compact_now(session, message)?;
         }
         Ok(())
+    }
+
+    /// Compacts the transcript now (telling why); true when it was replaced. The loaded
+    /// session is read whole again either way.
+    fn compact_now(
+        &mut self,
+        session: &mut crate::session::Session,
+        message: String,
+    ) -> Result<bool, FinishReason> {
+        self.gate.pre_compact();
+        self.emit(TurnEvent::Compacting { message });
+        let done = match compact::compact_with(
+            &self.sessions,
+            &self.session_id,
+            self.provider.as_mut(),
+            &self.cancel,
+            &self.meta,
+        ) {
+            Ok(c) => {
+                // Lifetime usage stays in the ledger; only context totals reset.
+                self.ledger.usage.input_tokens += c.usage.input_tokens;
+                self.ledger.usage.output_tokens += c.usage.output_tokens;
+                if let Some(b) = &self.budget {
+                    b.add_tokens(c.usage);
+                }
+                self.usage.input_tokens += c.usage.input_tokens;
+                self.usage.output_tokens += c.usage.output_tokens;
+                self.set_status(Status::Running)?;
+                true
+            }
+            Err(e) => {
+                self.emit(TurnEvent::CompactionFailed {
+                    message: format!("compaction failed, nothing changed: {e}"),
+                });
+                false
+            }
+        };
+        // The transcript was replaced: read whole again.
+        *session = self.sessions.load(&self.session_id).map_err(store_failed)?;
+        Ok(done)
     }
 
     /// Brings the loaded session up to date for the next model call: the header and plan
@@ -704,8 +821,41 @@ impl Turn {
     }
 }
 
-/// The stored form of a completion: reasoning, then text; tool calls; usage.
+/// What a provider's stream event is for the front ends.
+fn stream_event(e: StreamEvent) -> TurnEvent {
+    match e {
+        StreamEvent::Text(t) => TurnEvent::TextDelta(t),
+        StreamEvent::Reasoning(r) => TurnEvent::ReasoningDelta(r),
+        StreamEvent::Retrying {
+            status,
+            attempt,
+            of,
+            wait,
+        } => TurnEvent::Warning {
+            code: WarningCode::Retrying,
+            message: StreamEvent::retry_text(status, attempt, of, wait),
+        },
+        StreamEvent::NotStreamed(message) => TurnEvent::Warning {
+            code: WarningCode::NotStreamed,
+            message,
+        },
+        StreamEvent::UsageEstimated(message) => TurnEvent::Warning {
+            code: WarningCode::UsageEstimated,
+            message,
+        },
+    }
+}
+
+/// The stored form of a completion: reasoning, then text; tool calls; usage (marked
+/// `usage_estimated` in the metadata when the server reported none). `incomplete`: the
+/// metadata of a reply that stopped early (its calls are dropped).
 fn assistant_message(c: &Completion, incomplete: Option<Value>) -> NewMessage {
+    let cut = incomplete.is_some();
+    let mut meta = incomplete;
+    if c.usage_estimated {
+        let m = meta.get_or_insert_with(|| json!({}));
+        m["usage_estimated"] = Value::Bool(true);
+    }
     let mut parts = Vec::new();
     if !c.reasoning.is_empty() {
         parts.push(Part::Reasoning {
@@ -718,13 +868,13 @@ fn assistant_message(c: &Completion, incomplete: Option<Value>) -> NewMessage {
     NewMessage {
         role: Some(Role::Assistant),
         parts,
-        tool_calls: if incomplete.is_some() {
+        tool_calls: if cut {
             Vec::new()
         } else {
             c.tool_calls.clone()
         },
-        is_error: incomplete.is_some(),
-        tool_metadata: incomplete,
+        is_error: cut,
+        tool_metadata: meta,
         usage: c.usage,
         ..NewMessage::default()
     }

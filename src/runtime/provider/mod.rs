@@ -7,7 +7,9 @@
 //! constructor (`provider_factory` in `runtime/agent/mod.rs`).
 
 pub mod openai;
+pub mod quirks;
 mod request;
+mod retry_after;
 pub mod sse;
 
 pub use openai::{OpenAi, OpenAiSettings};
@@ -39,6 +41,8 @@ pub enum ErrorKind {
     Cancelled,
     /// The server sent something that is not a Chat Completions stream.
     Protocol,
+    /// The prompt does not fit the model's context window (the message gives the numbers).
+    ContextOverflow,
 }
 
 impl ErrorKind {
@@ -55,6 +59,7 @@ impl ErrorKind {
             ErrorKind::StreamCut => "stream_cut",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::Protocol => "protocol",
+            ErrorKind::ContextOverflow => "context_overflow",
         }
     }
 }
@@ -93,4 +98,9 @@ pub trait Provider: Send {
         cancel: &CancelFlag,
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<Completion, ProviderError>;
+    /// The model's context window in tokens, when the server tells it (llama.cpp's `/props`,
+    /// `/v1/models` metadata, an overflow error's numbers); `None`: unknown.
+    fn context_window(&mut self) -> Option<u64> {
+        None
+    }
 }

@@ -12,8 +12,11 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+use super::retry_after::retry_after;
 use super::sse::{Completion, Folder, StreamEvent};
-use super::{ChatMessage, ChatRequest, ErrorKind, Provider, ProviderError, ToolDef, UserPart};
+use super::{
+    ChatMessage, ChatRequest, ErrorKind, Provider, ProviderError, ToolDef, UserPart, quirks,
+};
 use crate::runtime::cancel::CancelFlag;
 
 /// How to reach the model.
@@ -35,6 +38,8 @@ pub struct OpenAiSettings {
     pub backoff: Duration,
     /// A `Retry-After` longer than this is not waited for: the call fails and says when to retry.
     pub max_retry_wait: Duration,
+    /// `max_tokens` sent with each request; `None` leaves the server's default.
+    pub max_tokens: Option<u64>,
 }
 
 // The key must never reach a log line through `{:?}`.
@@ -61,6 +66,7 @@ impl OpenAiSettings {
             max_retries: 3,
             backoff: Duration::from_millis(500),
             max_retry_wait: Duration::from_secs(60),
+            max_tokens: None,
         }
     }
 
@@ -111,15 +117,23 @@ impl OpenAi {
         &self.settings
     }
 
-    fn body(&self, req: &ChatRequest) -> Value {
+    /// The request body; `stream: false` for a server that cannot stream this request.
+    /// Tools go with `tool_choice: "auto"` (llama-cpp-python ignores tools without it).
+    fn body(&self, req: &ChatRequest, stream: bool) -> Value {
         let mut body = json!({
             "model": self.settings.model,
             "messages": chat_messages(req),
-            "stream": true,
-            "stream_options": {"include_usage": true},
+            "stream": stream,
         });
+        if stream {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        if let Some(n) = self.settings.max_tokens {
+            body["max_tokens"] = n.into();
+        }
         if !req.tools.is_empty() {
             body["tools"] = Value::Array(tool_definitions(&req.tools));
+            body["tool_choice"] = "auto".into();
         }
         body
     }
@@ -162,14 +176,9 @@ fn chat_message(m: &ChatMessage) -> Value {
         ChatMessage::Assistant {
             text, tool_calls, ..
         } => {
-            // Only a reply made of calls alone has no content; an empty reply (cut before any
-            // text) sends "" so the turn order stays valid.
-            let content = if text.is_empty() && !tool_calls.is_empty() {
-                Value::Null
-            } else {
-                Value::String(text.clone())
-            };
-            let mut v = json!({"role": "assistant", "content": content});
+            // Always a string, "" for a reply made of calls alone: llama-cpp-python answers
+            // `content: null` (and a missing content) with a 500 on every later request.
+            let mut v = json!({"role": "assistant", "content": text});
             if !tool_calls.is_empty() {
                 v["tool_calls"] = tool_calls
                     .iter()
@@ -277,19 +286,6 @@ async fn wait<F: Future>(fut: F, cancel: &CancelFlag, limit: Duration) -> Waited
     }
 }
 
-/// The server's own error message from a JSON error body, else its first line.
-fn server_message(body: &str) -> String {
-    let from_json = serde_json::from_str::<Value>(body).ok().and_then(|v| {
-        v.get("error")
-            .and_then(|e| e.get("message").and_then(Value::as_str).or(e.as_str()))
-            .or(v.get("message").and_then(Value::as_str))
-            .map(str::to_string)
-    });
-    let m = from_json.unwrap_or_else(|| body.lines().next().unwrap_or("").to_string());
-    let m: String = m.chars().take(300).collect();
-    crate::sanitize::line(&m).into_owned()
-}
-
 fn secs(d: Duration) -> String {
     if d.as_millis() < 1000 {
         format!("{} ms", d.as_millis())
@@ -316,30 +312,148 @@ impl Provider for OpenAi {
         cancel: &CancelFlag,
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<Completion, ProviderError> {
-        let body = self.body(req);
+        let base = self.settings.base_url.clone();
+        let tools = !req.tools.is_empty();
+        let streamed = !(tools && quirks::cannot_stream_tools(&base));
+        let body = self.body(req, streamed);
         let this = &*self;
-        this.rt.block_on(this.stream_async(body, cancel, on_event))
+        let c = match this.rt.block_on(this.call(&body, cancel, on_event))? {
+            Answer::Done(c) => c,
+            Answer::Unstreamed(why) if streamed => {
+                // Asked again without streaming: an empty stream is what llama-cpp-python
+                // sends both for a prompt too long and for tool calls it cannot stream; the
+                // plain answer says which.
+                let plain = self.body(req, false);
+                let mut held = Vec::new();
+                let again = this
+                    .rt
+                    .block_on(this.call(&plain, cancel, &mut |e| held.push(e)))?;
+                let Answer::Done(c) = again else {
+                    return Err(this.no_completion());
+                };
+                let message = if tools && quirks::remember_cannot_stream_tools(&base) {
+                    format!(
+                        "{base} {why} for a request with tools; it answered when asked without streaming, so requests with tools are sent unstreamed from now on (replies arrive whole)"
+                    )
+                } else {
+                    format!("{base} {why}; it answered when asked without streaming")
+                };
+                on_event(StreamEvent::NotStreamed(
+                    crate::sanitize::line(&message).into_owned(),
+                ));
+                held.into_iter().for_each(&mut *on_event);
+                c
+            }
+            Answer::Unstreamed(_) => return Err(this.no_completion()),
+        };
+        if c.usage_estimated && quirks::first_missing_usage(&base) {
+            on_event(StreamEvent::UsageEstimated(format!(
+                "{base} reports no token usage; neocode estimates the counts from the text (marked estimated)"
+            )));
+        }
+        Ok(c)
+    }
+
+    fn context_window(&mut self) -> Option<u64> {
+        let base = self.settings.base_url.clone();
+        if let Some(w) = quirks::known_window(&base) {
+            return w;
+        }
+        // OpenAI's own API says nothing of windows: no requests made for it.
+        let w = if base.contains("api.openai.com") {
+            None
+        } else {
+            self.rt.block_on(self.probe_window())
+        };
+        quirks::remember_window(&base, w);
+        w
     }
 }
 
+/// What one request got.
+enum Answer {
+    /// A completion (the usage estimated when the server reported none).
+    Done(Completion),
+    /// The server sent nothing a model says (an empty stream) or said it cannot stream the
+    /// request: why, in words.
+    Unstreamed(String),
+}
+
 impl OpenAi {
-    #[expect(clippy::too_many_lines)]
-    async fn stream_async(
+    /// One request: sent (429 and 5xx retried), then read as a stream or a whole answer.
+    async fn call(
         &self,
-        body: Value,
+        body: &Value,
         cancel: &CancelFlag,
         on_event: &mut dyn FnMut(StreamEvent),
-    ) -> Result<Completion, ProviderError> {
+    ) -> Result<Answer, ProviderError> {
+        let resp = match self.send(body, cancel, on_event).await? {
+            Sent::Response(r) => r,
+            Sent::CannotStream(why) => return Ok(Answer::Unstreamed(why)),
+        };
+        let json_body = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
+        let mut folder = Folder::new();
+        if json_body {
+            self.read_whole(resp, &mut folder, cancel, on_event).await?;
+        } else {
+            self.read_stream(resp, &mut folder, body, cancel, on_event)
+                .await?;
+        }
+        if !folder.has_content() {
+            return Ok(Answer::Unstreamed("sent an empty stream".into()));
+        }
+        Ok(Answer::Done(self.complete(folder, false, body)))
+    }
+
+    /// The completion `folder` holds; when the server reported no usage, an estimate from
+    /// the request and the answer, marked so.
+    fn complete(&self, folder: Folder, incomplete: bool, body: &Value) -> Completion {
+        let reported = folder.usage_reported();
+        let mut c = folder.finish(incomplete);
+        if !reported {
+            c.usage = quirks::estimate_usage(body, &c);
+            c.usage_estimated = true;
+        }
+        c
+    }
+
+    /// Sends `body`, retrying 429 and 5xx (not a 5xx that says the request is invalid) with
+    /// bounded backoff; an error status becomes its [`ProviderError`].
+    async fn send(
+        &self,
+        body: &Value,
+        cancel: &CancelFlag,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<Sent, ProviderError> {
         let s = &self.settings;
         let url = s.url();
         let mut attempt = 0u32;
-        let resp = loop {
-            let mut rb = self.client.post(&url).json(&body);
+        let mut resent = false;
+        loop {
+            let mut rb = self.client.post(&url).json(body);
             if let Some(k) = &s.api_key {
                 rb = rb.bearer_auth(k);
             }
-            let sent = match wait(rb.send(), cancel, s.idle_timeout).await {
-                Waited::Done(r) => r,
+            let streamed = body.get("stream") == Some(&Value::Bool(true));
+            let resp = match wait(rb.send(), cancel, s.idle_timeout).await {
+                Waited::Done(Ok(r)) => r,
+                // A kept-alive connection the server closed meanwhile (llama-cpp-python does
+                // after a stream that failed): sent once more, on a new connection.
+                Waited::Done(Err(e)) if closed_unanswered(&e) && !resent => {
+                    resent = true;
+                    continue;
+                }
+                // Twice: the server drops a streamed request unanswered; asked unstreamed.
+                Waited::Done(Err(e)) if streamed && closed_unanswered(&e) => {
+                    return Ok(Sent::CannotStream(
+                        "closed the connection without answering a streamed request".into(),
+                    ));
+                }
+                Waited::Done(Err(e)) => return Err(self.send_failed(&e)),
                 Waited::Cancelled => {
                     return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
                 }
@@ -351,38 +465,9 @@ impl OpenAi {
                     ));
                 }
             };
-            let resp = match sent {
-                Ok(r) => r,
-                Err(e) if e.is_connect() => {
-                    let why = if e.is_timeout() {
-                        format!("no connection within {}", secs(s.connect_timeout))
-                    } else {
-                        root_cause(&e)
-                    };
-                    return Err(self.err(
-                        ErrorKind::Unreachable,
-                        format!("cannot reach {url}: {why}; check base_url (NEOCODE_BASE_URL) and that the server runs"),
-                        None,
-                    ));
-                }
-                Err(e) if e.is_timeout() => {
-                    return Err(self.err(
-                        ErrorKind::Timeout,
-                        format!("no answer from {url} within {}", secs(s.idle_timeout)),
-                        None,
-                    ));
-                }
-                Err(e) => {
-                    return Err(self.err(
-                        ErrorKind::Unreachable,
-                        format!("request to {url} failed: {}", root_cause(&e)),
-                        None,
-                    ));
-                }
-            };
             let status = resp.status().as_u16();
             if (200..300).contains(&status) {
-                break resp;
+                return Ok(Sent::Response(resp));
             }
             let retry_after = resp
                 .headers()
@@ -393,8 +478,19 @@ impl OpenAi {
                 Waited::Done(Ok(t)) => t,
                 _ => String::new(),
             };
-            let msg = server_message(&text);
-            let retryable = status == 429 || status >= 500;
+            if streamed && status >= 500 && quirks::cannot_stream(&text) {
+                let msg = quirks::server_message(&text);
+                return Ok(Sent::CannotStream(format!(
+                    "said it cannot stream this request (HTTP {status}: {msg})"
+                )));
+            }
+            if let Some(o) = quirks::overflow(&text) {
+                if o.window.is_some() {
+                    quirks::remember_window(&s.base_url, o.window);
+                }
+                return Err(self.err(ErrorKind::ContextOverflow, self.overflow_text(o), None));
+            }
+            let retryable = (status == 429 || status >= 500) && !quirks::request_invalid(&text);
             if retryable && attempt < s.max_retries {
                 let backoff = s.backoff.saturating_mul(1 << attempt.min(10));
                 let pause = retry_after.unwrap_or(backoff);
@@ -418,84 +514,201 @@ impl OpenAi {
                     continue;
                 }
             }
-            let tries = if attempt > 0 {
-                format!(" (after {} attempts)", attempt + 1)
-            } else {
-                String::new()
-            };
-            let (kind, message) = match status {
-                401 | 403 => (
-                    ErrorKind::Auth,
-                    format!(
-                        "the provider rejected the API key (HTTP {status}: {msg}); set NEOCODE_API_KEY or OPENAI_API_KEY to a valid key for {}",
-                        s.base_url
-                    ),
-                ),
-                404 => (
-                    ErrorKind::NotFound,
-                    format!(
-                        "model `{}` or URL wrong: {url} answered HTTP 404 ({msg}); check model (NEOCODE_MODEL, --model) and base_url (NEOCODE_BASE_URL, --base-url)",
-                        s.model
-                    ),
-                ),
-                429 => (
-                    ErrorKind::RateLimited,
-                    match retry_after {
-                        Some(d) => format!(
-                            "rate limited by {}{tries}: {msg}; retry after {}",
-                            s.base_url,
-                            secs(d)
-                        ),
-                        None => format!("rate limited by {}{tries}: {msg}", s.base_url),
-                    },
-                ),
-                500.. => (
-                    ErrorKind::Server,
-                    format!(
-                        "server error HTTP {status} from {}{tries}: {msg}",
-                        s.base_url
-                    ),
-                ),
-                _ => (
-                    ErrorKind::BadRequest,
-                    format!("{url} refused the request (HTTP {status}): {msg}"),
-                ),
-            };
-            return Err(self.err(kind, message, None));
-        };
-
-        let json_body = resp
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("application/json"));
-        let mut folder = Folder::new();
-        if json_body {
-            // A server that ignores `stream: true` answers with one whole completion.
-            let text = match wait(resp.text(), cancel, s.idle_timeout).await {
-                Waited::Done(Ok(t)) => t,
-                Waited::Cancelled => {
-                    return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
-                }
-                Waited::Done(Err(_)) | Waited::TimedOut => {
-                    return Err(self.err(
-                        ErrorKind::StreamCut,
-                        format!("the answer from {url} broke off"),
-                        None,
-                    ));
-                }
-            };
-            for e in folder.feed(&text).map_err(|e| {
-                self.err(
-                    ErrorKind::Server,
-                    format!("{} reported: {}", s.base_url, e.0),
-                    None,
-                )
-            })? {
-                on_event(e);
-            }
-            return self.finished(folder, &url);
+            return Err(self.status_error(status, &text, attempt, retry_after));
         }
+    }
+
+    fn send_failed(&self, e: &reqwest::Error) -> ProviderError {
+        let s = &self.settings;
+        let url = s.url();
+        if e.is_connect() {
+            let why = if e.is_timeout() {
+                format!("no connection within {}", secs(s.connect_timeout))
+            } else {
+                root_cause(e)
+            };
+            return self.err(
+                ErrorKind::Unreachable,
+                format!(
+                    "cannot reach {url}: {why}; check base_url (NEOCODE_BASE_URL) and that the server runs"
+                ),
+                None,
+            );
+        }
+        if e.is_timeout() {
+            return self.err(
+                ErrorKind::Timeout,
+                format!(
+                    "no answer from {url} within {}",
+                    secs(self.settings.idle_timeout)
+                ),
+                None,
+            );
+        }
+        self.err(
+            ErrorKind::Unreachable,
+            format!("request to {url} failed: {}", root_cause(e)),
+            None,
+        )
+    }
+
+    /// The error an HTTP error status is, in words.
+    fn status_error(
+        &self,
+        status: u16,
+        text: &str,
+        attempt: u32,
+        retry_after: Option<Duration>,
+    ) -> ProviderError {
+        let s = &self.settings;
+        let url = s.url();
+        let msg = quirks::server_message(text);
+        let tries = if attempt > 0 {
+            format!(" (after {} attempts)", attempt + 1)
+        } else {
+            String::new()
+        };
+        let (kind, message) = match status {
+            401 | 403 => (
+                ErrorKind::Auth,
+                format!(
+                    "the provider rejected the API key (HTTP {status}: {msg}); set NEOCODE_API_KEY or OPENAI_API_KEY to a valid key for {}",
+                    s.base_url
+                ),
+            ),
+            404 => (
+                ErrorKind::NotFound,
+                format!(
+                    "model `{}` or URL wrong: {url} answered HTTP 404 ({msg}); check model (NEOCODE_MODEL, --model) and base_url (NEOCODE_BASE_URL, --base-url)",
+                    s.model
+                ),
+            ),
+            429 => (
+                ErrorKind::RateLimited,
+                match retry_after {
+                    Some(d) => format!(
+                        "rate limited by {}{tries}: {msg}; retry after {}",
+                        s.base_url,
+                        secs(d)
+                    ),
+                    None => format!("rate limited by {}{tries}: {msg}", s.base_url),
+                },
+            ),
+            500.. if quirks::request_invalid(text) => (
+                ErrorKind::BadRequest,
+                format!(
+                    "{url} refused the request (HTTP {status}, not retried: the server says the request is invalid): {msg}"
+                ),
+            ),
+            500.. => (
+                ErrorKind::Server,
+                format!(
+                    "server error HTTP {status} from {}{tries}: {msg}",
+                    s.base_url
+                ),
+            ),
+            _ => (
+                ErrorKind::BadRequest,
+                format!("{url} refused the request (HTTP {status}): {msg}"),
+            ),
+        };
+        self.err(kind, message, None)
+    }
+
+    /// The window the server tells: llama.cpp's `/props` (beside `/v1`), else the model's
+    /// entry in `/v1/models`. A short wait each; any failure is "not told".
+    async fn probe_window(&self) -> Option<u64> {
+        let s = &self.settings;
+        let get = |url: String| {
+            let mut rb = self.client.get(url).timeout(Duration::from_secs(3));
+            if let Some(k) = &s.api_key {
+                rb = rb.bearer_auth(k);
+            }
+            async move {
+                let r = rb.send().await.ok()?;
+                if !r.status().is_success() {
+                    return None;
+                }
+                r.json::<Value>().await.ok()
+            }
+        };
+        let root = s.base_url.strip_suffix("/v1").unwrap_or(&s.base_url);
+        if let Some(w) = get(format!("{root}/props"))
+            .await
+            .as_ref()
+            .and_then(quirks::props_window)
+        {
+            return Some(w);
+        }
+        get(format!("{}/models", s.base_url))
+            .await
+            .and_then(|v| quirks::models_window(&v, &s.model))
+    }
+
+    /// A context overflow in words, with the numbers the server gave.
+    fn overflow_text(&self, o: quirks::Overflow) -> String {
+        let base = &self.settings.base_url;
+        let what = match (o.prompt, o.window) {
+            (Some(p), Some(w)) => format!(
+                "the prompt needs {p} tokens but the model's context window at {base} is {w} tokens"
+            ),
+            (None, Some(w)) => format!(
+                "the prompt is longer than the model's context window at {base} ({w} tokens)"
+            ),
+            _ => format!("the prompt is longer than the model's context window at {base}"),
+        };
+        format!(
+            "{what}; compact the session (/compact, or `neocode compact`) or start a new one, and set context_window in config.toml to the server's window"
+        )
+    }
+
+    /// Reads a whole (non-streamed) completion: a server that ignores `stream: true`, or the
+    /// request sent without streaming.
+    async fn read_whole(
+        &self,
+        resp: reqwest::Response,
+        folder: &mut Folder,
+        cancel: &CancelFlag,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<(), ProviderError> {
+        let url = self.settings.url();
+        let text = match wait(resp.text(), cancel, self.settings.idle_timeout).await {
+            Waited::Done(Ok(t)) => t,
+            Waited::Cancelled => {
+                return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
+            }
+            Waited::Done(Err(_)) | Waited::TimedOut => {
+                return Err(self.err(
+                    ErrorKind::StreamCut,
+                    format!("the answer from {url} broke off"),
+                    None,
+                ));
+            }
+        };
+        let events = folder.feed(&text).map_err(|e| {
+            self.err(
+                ErrorKind::Server,
+                format!("{} reported: {}", self.settings.base_url, e.0),
+                None,
+            )
+        })?;
+        events.into_iter().for_each(on_event);
+        Ok(())
+    }
+
+    /// Reads the event stream into `folder` until `[DONE]` or the end; a cut, a stall, a
+    /// cancel or an error chunk is an error carrying what arrived.
+    async fn read_stream(
+        &self,
+        resp: reqwest::Response,
+        folder: &mut Folder,
+        body: &Value,
+        cancel: &CancelFlag,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<(), ProviderError> {
+        let s = &self.settings;
+        let url = s.url();
+        let partial = |f: &mut Folder| Some(Box::new(self.complete(std::mem::take(f), true, body)));
         let mut events = resp.bytes_stream().eventsource();
         loop {
             let next = match wait(events.next(), cancel, s.idle_timeout).await {
@@ -504,7 +717,7 @@ impl OpenAi {
                     return Err(self.err(
                         ErrorKind::Cancelled,
                         "cancelled".into(),
-                        Some(Box::new(folder.finish(true))),
+                        partial(folder),
                     ));
                 }
                 Waited::TimedOut => {
@@ -514,7 +727,7 @@ impl OpenAi {
                             "{url} sent nothing for {}; the reply so far is kept",
                             secs(s.idle_timeout)
                         ),
-                        Some(Box::new(folder.finish(true))),
+                        partial(folder),
                     ));
                 }
             };
@@ -529,28 +742,34 @@ impl OpenAi {
                             "the reply was cut off after {n} characters: {} closed the connection before the reply finished; what arrived is kept, and continuing will ask again",
                             s.base_url
                         ),
-                        Some(Box::new(folder.finish(true))),
+                        partial(folder),
                     ));
                 }
-                None => break,
+                None => return Ok(()),
                 Some(Ok(ev)) => match folder.feed(&ev.data) {
                     Ok(out) => {
-                        for e in out {
-                            on_event(e);
-                        }
+                        out.into_iter().for_each(&mut *on_event);
                         if folder.is_done() {
-                            break;
+                            return Ok(());
                         }
                     }
                     Err(e) => {
                         let msg = crate::sanitize::line(&e.0).into_owned();
+                        let kind = if quirks::overflow(&msg).is_some() {
+                            ErrorKind::ContextOverflow
+                        } else {
+                            ErrorKind::Server
+                        };
                         return Err(self.err(
-                            ErrorKind::Server,
+                            kind,
                             format!("{} reported an error mid-reply: {msg}", s.base_url),
-                            Some(Box::new(folder.finish(true))),
+                            partial(folder),
                         ));
                     }
                 },
+                // A connection that breaks before anything arrived is what llama-cpp-python
+                // does when its stream fails at once: the same as an empty stream.
+                Some(Err(_)) if !folder.has_content() => return Ok(()),
                 Some(Err(e)) => {
                     return Err(self.err(
                         ErrorKind::StreamCut,
@@ -560,77 +779,38 @@ impl OpenAi {
                             s.base_url,
                             root_cause(&e)
                         ),
-                        Some(Box::new(folder.finish(true))),
+                        partial(folder),
                     ));
                 }
             }
         }
-        self.finished(folder, &url)
     }
 
-    /// The completion, unless the server answered 200 with nothing a model says.
-    fn finished(&self, folder: Folder, url: &str) -> Result<Completion, ProviderError> {
-        if !folder.has_content() {
-            return Err(self.err(
-                ErrorKind::Protocol,
-                format!(
-                    "{url} answered but sent no completion; is base_url an OpenAI-compatible endpoint ending in /v1?"
-                ),
-                None,
-            ));
-        }
-        Ok(folder.finish(false))
+    /// The error for a 200 that held nothing a model says, even when asked again unstreamed.
+    fn no_completion(&self) -> ProviderError {
+        let url = self.settings.url();
+        self.err(
+            ErrorKind::Protocol,
+            format!(
+                "{url} answered but sent no completion, streamed or not; is base_url an OpenAI-compatible endpoint ending in /v1?"
+            ),
+            None,
+        )
     }
 }
 
-/// The wait a `Retry-After` value asks for (RFC 9110 §10.2.3): delay-seconds, or an HTTP-date
-/// (IMF-fixdate, and the obsolete RFC 850 and asctime forms) taken relative to `now`; a date
-/// already past means at once. `None` for anything else, so the caller keeps its own backoff.
-fn retry_after(value: &str, now: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
-    let v = value.trim();
-    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
-        // Too many digits to fit is still "a very long time", which the caller bounds.
-        return Some(Duration::from_secs(v.parse::<u64>().unwrap_or(u64::MAX)));
-    }
-    let date = http_date(v)?;
-    Some((date - now).to_std().unwrap_or(Duration::ZERO))
+/// Whether the server accepted the request and closed the connection before any response
+/// (hyper's "connection closed before message completed"), not a refused connection.
+fn closed_unanswered(e: &reqwest::Error) -> bool {
+    !e.is_connect() && !e.is_timeout() && root_cause(e).contains("connection closed before message")
 }
 
-/// An HTTP-date in any of the three forms RFC 9110 §5.6.7 says a recipient accepts; all are
-/// in GMT.
-fn http_date(v: &str) -> Option<chrono::DateTime<chrono::Utc>> {
-    use chrono::NaiveDateTime;
-    // IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
-    if let Ok(t) = NaiveDateTime::parse_from_str(v, "%a, %d %b %Y %H:%M:%S GMT") {
-        return Some(t.and_utc());
-    }
-    // RFC 850: `Sunday, 06-Nov-94 08:49:37 GMT`; a two-digit year more than 50 years ahead
-    // is in the past century (RFC 9110 §5.6.7).
-    if let Some((weekday, rest)) = v.split_once(", ")
-        && weekday.len() > 3
-        && let Ok(t) = NaiveDateTime::parse_from_str(rest, "%d-%b-%y %H:%M:%S GMT")
-    {
-        use chrono::Datelike;
-        let this_year = chrono::Utc::now().year();
-        let t = if t.year() > this_year + 50 {
-            t.with_year(t.year() - 100)?
-        } else {
-            t
-        };
-        return Some(t.and_utc());
-    }
-    // asctime: `Sun Nov  6 08:49:37 1994` (the day is space-padded).
-    let words: Vec<&str> = v.split_ascii_whitespace().collect();
-    if words.len() == 5 {
-        let joined = format!(
-            "{} {} {:0>2} {} {}",
-            words[0], words[1], words[2], words[3], words[4]
-        );
-        if let Ok(t) = NaiveDateTime::parse_from_str(&joined, "%a %b %d %H:%M:%S %Y") {
-            return Some(t.and_utc());
-        }
-    }
-    None
+/// What sending got.
+enum Sent {
+    /// A 2xx answer, its body not read yet.
+    Response(reqwest::Response),
+    /// An error saying the server cannot stream this request (why, in words).
+    CannotStream(String),
 }
 
 /// The innermost error's text: reqwest's outer text says only "error sending request".
@@ -708,7 +888,7 @@ mod tests {
                 {"type": "image_url", "image_url": {"url": "data:image/png;base64,cG5n"}},
                 {"type": "text", "text": "[image a1 unavailable: gone]"},
             ]},
-            {"role": "assistant", "content": null, "tool_calls": [
+            {"role": "assistant", "content": "", "tool_calls": [
                 {"id": "c1", "type": "function",
                  "function": {"name": "read_file", "arguments": "{\"path\":\"a\"}"}},
             ]},
@@ -721,22 +901,35 @@ mod tests {
     }
 
     #[test]
-    fn the_body_carries_function_tools_only_when_there_are_some() {
-        let p = OpenAi::new(OpenAiSettings::new("http://127.0.0.1:9/v1", "m", None)).unwrap();
+    fn the_body_carries_function_tools_with_tool_choice_auto_only_when_there_are_some() {
+        let mut settings = OpenAiSettings::new("http://127.0.0.1:9/v1", "m", None);
+        let p = OpenAi::new(settings.clone()).unwrap();
         let mut req = ChatRequest {
             messages: vec![ChatMessage::user_text("hi")],
             ..ChatRequest::default()
         };
-        let body = p.body(&req);
+        let body = p.body(&req, true);
         assert_eq!(body["messages"], json!([{"role": "user", "content": "hi"}]));
         assert!(body.get("tools").is_none(), "{body}");
+        assert!(body.get("tool_choice").is_none(), "{body}");
+        assert!(body.get("max_tokens").is_none(), "{body}");
+        assert_eq!(body["stream_options"]["include_usage"], true);
         req.tools
             .push(ToolDef::new("grep", "search", json!({"type": "object"})));
+        let body = p.body(&req, true);
         assert_eq!(
-            p.body(&req)["tools"],
+            body["tools"],
             json!([{"type": "function", "function":
                 {"name": "grep", "description": "search", "parameters": {"type": "object"}}}])
         );
+        assert_eq!(body["tool_choice"], "auto");
+        // Unstreamed: no stream_options (a server that cannot stream may reject them).
+        let plain = p.body(&req, false);
+        assert_eq!(plain["stream"], false);
+        assert!(plain.get("stream_options").is_none(), "{plain}");
+        settings.max_tokens = Some(256);
+        let p = OpenAi::new(settings).unwrap();
+        assert_eq!(p.body(&req, true)["max_tokens"], 256);
     }
 
     #[test]
@@ -748,42 +941,6 @@ mod tests {
         assert!(!s.contains("abc123"));
         assert!(!s.contains("mykey-secret"));
         assert!(s.contains("***"));
-    }
-
-    #[test]
-    fn retry_after_reads_seconds_and_all_three_date_forms() {
-        let now = chrono::DateTime::parse_from_rfc3339("1994-11-06T08:49:30Z")
-            .unwrap()
-            .to_utc();
-        let secs = |v: &str| retry_after(v, now).map(|d| d.as_secs());
-        assert_eq!(secs("120"), Some(120));
-        assert_eq!(secs(" 7 "), Some(7));
-        assert_eq!(secs("Sun, 06 Nov 1994 08:49:37 GMT"), Some(7));
-        assert_eq!(secs("Sunday, 06-Nov-94 08:49:37 GMT"), Some(7));
-        assert_eq!(secs("Sun Nov  6 08:49:37 1994"), Some(7));
-        assert_eq!(secs("Sun, 06 Nov 1994 09:49:30 GMT"), Some(3600));
-        // Already past: at once.
-        assert_eq!(secs("Sat, 05 Nov 1994 08:49:37 GMT"), Some(0));
-        // A huge number is a huge wait (bounded by the caller), not "no header".
-        assert_eq!(secs("99999999999999999999999"), Some(u64::MAX));
-    }
-
-    #[test]
-    fn a_malformed_retry_after_is_none() {
-        let now = chrono::Utc::now();
-        for v in [
-            "",
-            "-5",
-            "1.5",
-            "soon",
-            "Sun, 06 Nov 1994 08:49:37",
-            "Sun, 06 Nov 1994 08:49:37 PST",
-            "Sun, 31 Feb 1994 08:49:37 GMT",
-            "Sun, 06 Nov 1994 25:49:37 GMT",
-            "Sun Nov  6 08:49:37",
-        ] {
-            assert_eq!(retry_after(v, now), None, "{v:?}");
-        }
     }
 
     #[test]

@@ -29,6 +29,12 @@ pub enum StreamEvent {
         /// The pause before it.
         wait: std::time::Duration,
     },
+    /// The server could not stream this request (an empty stream, or an error saying so): it
+    /// was asked again without streaming (in words, what and for how long).
+    NotStreamed(String),
+    /// The server reports no usage: the counts are estimated (said once per server and
+    /// process, in words).
+    UsageEstimated(String),
 }
 
 impl StreamEvent {
@@ -57,8 +63,12 @@ pub struct Completion {
     pub reasoning: String,
     /// Tool calls, in index order.
     pub tool_calls: Vec<ToolCall>,
-    /// Usage reported by the server (zero when it sent none).
+    /// Usage reported by the server; when it sent none, the provider's estimate (see
+    /// `usage_estimated`), never a silent zero.
     pub usage: Usage,
+    /// `usage` is neocode's estimate (the server reported none, as llama-cpp-python does when
+    /// streaming), not the server's count.
+    pub usage_estimated: bool,
     /// `finish_reason` of the choice, if one arrived.
     pub finish_reason: Option<String>,
     /// The stream stopped before its end (cut, timeout, cancel): what is here is what arrived.
@@ -79,6 +89,8 @@ pub struct Folder {
     reasoning: String,
     calls: BTreeMap<u64, PartialCall>,
     usage: Usage,
+    /// A `usage` object arrived.
+    usage_reported: bool,
     finish_reason: Option<String>,
     done: bool,
 }
@@ -112,6 +124,11 @@ impl Folder {
         self.text.chars().count()
     }
 
+    /// Whether the server reported usage (a `usage` object arrived).
+    pub fn usage_reported(&self) -> bool {
+        self.usage_reported
+    }
+
     /// Whether the choice has finished (`finish_reason` arrived).
     pub fn has_finished(&self) -> bool {
         self.finish_reason.is_some()
@@ -141,6 +158,7 @@ impl Folder {
         }
         let mut out = Vec::new();
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            self.usage_reported = true;
             let n = |k: &str| u.get(k).and_then(Value::as_u64);
             if let Some(i) = n("prompt_tokens").or_else(|| n("input_tokens")) {
                 self.usage.input_tokens = i;
@@ -193,7 +211,11 @@ impl Folder {
                     call.id = id.to_string();
                 }
                 if let Some(f) = tc.get("function") {
-                    if let Some(n) = f.get("name").and_then(Value::as_str) {
+                    // vLLM and llama-cpp-python repeat the whole name in every delta of a
+                    // call: a copy of the name already set is not appended again.
+                    if let Some(n) = f.get("name").and_then(Value::as_str)
+                        && n != call.name
+                    {
                         call.name.push_str(n);
                     }
                     if let Some(a) = f.get("arguments") {
@@ -236,6 +258,7 @@ impl Folder {
             reasoning: self.reasoning,
             tool_calls,
             usage: self.usage,
+            usage_estimated: false,
             finish_reason: self.finish_reason,
             incomplete,
         }
@@ -280,7 +303,7 @@ mod tests {
         ev.iter()
             .filter_map(|e| match e {
                 StreamEvent::Text(t) => Some(t.as_str()),
-                StreamEvent::Reasoning(_) | StreamEvent::Retrying { .. } => None,
+                _ => None,
             })
             .collect()
     }
@@ -359,5 +382,54 @@ mod tests {
             ));
         let (_, c) = fold_all(&s.body_bytes(), 1);
         assert_eq!(c.text, "x");
+    }
+
+    #[test]
+    fn repeated_names_and_ids_in_every_delta_fold_into_one_call() {
+        // As llama-cpp-python and vLLM stream a call: id and the whole name in every delta.
+        let args = r#"{"path":"."}"#;
+        let s = Stream::new()
+            .role()
+            .repeated_tool_call(0, "call__0_list_dir", "list_dir", args, 6)
+            .finish("tool_calls");
+        for split in [1, 9, 4096] {
+            let (_, c) = fold_all(&s.body_bytes(), split);
+            assert_eq!(c.tool_calls.len(), 1, "split {split}");
+            assert_eq!(c.tool_calls[0].name, "list_dir");
+            assert_eq!(c.tool_calls[0].id, "call__0_list_dir");
+            assert_eq!(c.tool_calls[0].arguments, args);
+            assert_eq!(c.text, "", "content: null is no text");
+        }
+        // A name that really arrives in pieces is still joined.
+        let mut f = Folder::new();
+        for n in ["list_", "dir"] {
+            f.feed(&format!(
+                r#"{{"choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"function":{{"name":"{n}"}}}}]}}}}]}}"#
+            ))
+            .unwrap();
+        }
+        assert_eq!(f.finish(false).tool_calls[0].name, "list_dir");
+    }
+
+    #[test]
+    fn a_stream_without_usage_says_so_and_length_is_kept() {
+        let s = Stream::new()
+            .role()
+            .text_deltas("a long answer that", 3)
+            .finish("length");
+        let mut f = Folder::new();
+        for p in &s.pieces {
+            if let Piece::Data(v) = p {
+                f.feed(&v.to_string()).unwrap();
+            }
+        }
+        assert!(!f.usage_reported(), "no usage chunk arrived");
+        let c = f.finish(false);
+        assert_eq!(c.finish_reason.as_deref(), Some("length"));
+        assert_eq!(c.usage, Usage::default());
+        let mut f = Folder::new();
+        f.feed(&crate::runtime::scripted::usage_chunk(0, 0).to_string())
+            .unwrap();
+        assert!(f.usage_reported(), "a reported zero is reported");
     }
 }

@@ -388,7 +388,10 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             "{}{} of {} (what the next request carries)",
             if est { "~" } else { "" },
             format::compact(n),
-            format::compact(app.conv.agent.window)
+            app.conv.agent.window.map_or_else(
+                || "? (window unknown: set context_window in config.toml)".to_string(),
+                format::compact
+            )
         ),
         None => "no model call yet".to_string(),
     };

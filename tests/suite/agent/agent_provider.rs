@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use neocode::runtime::provider::{
     ChatMessage, ChatRequest, ErrorKind, OpenAi, OpenAiSettings, Provider, StreamEvent,
 };
-use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
+use neocode::runtime::scripted::{LlamaLike, Reply, ScriptedServer, Stream};
 use neocode::runtime::tools::CancelFlag;
 
 const KEY: &str = "sk-test-SECRET-0123456789";
@@ -234,8 +234,8 @@ fn a_non_streaming_answer_is_accepted_and_an_empty_one_is_an_error() {
             "message": {"role": "assistant", "content": "whole answer"}}],
         "usage": {"prompt_tokens": 4, "completion_tokens": 2}
     });
-    let srv = ScriptedServer::start(vec![Reply::Json(whole), Stream::new().keep_alive().reply()])
-        .unwrap();
+    let empty = || Stream::new().keep_alive().reply();
+    let srv = ScriptedServer::start(vec![Reply::Json(whole), empty(), empty()]).unwrap();
     let mut p = provider(&srv);
     let (evs, r) = call(&mut p);
     let c = r.unwrap();
@@ -245,6 +245,10 @@ fn a_non_streaming_answer_is_accepted_and_an_empty_one_is_an_error() {
     let e = call(&mut p).1.unwrap_err();
     assert_eq!(e.kind, ErrorKind::Protocol);
     assert!(e.message.contains("ending in /v1"), "{}", e.message);
+    assert!(e.message.contains("streamed or not"), "{}", e.message);
+    let reqs = srv.requests();
+    assert_eq!(reqs.len(), 3, "the empty stream was asked again unstreamed");
+    assert_eq!(reqs[2].json()["stream"], false);
 }
 
 /// A one-shot HTTP server on 127.0.0.1 answering the requests in order with
@@ -435,4 +439,144 @@ fn each_retry_is_reported_as_it_is_made() {
             "server error (500), retry 2/3 in 40 ms"
         ]
     );
+}
+
+fn tool_req() -> ChatRequest {
+    ChatRequest {
+        messages: vec![ChatMessage::user_text("list the files")],
+        tools: vec![neocode::runtime::provider::ToolDef::new(
+            "list_dir",
+            "List a directory",
+            serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        )],
+        ..ChatRequest::default()
+    }
+}
+
+#[test]
+fn a_server_that_cannot_stream_tool_calls_is_asked_unstreamed_and_remembered() {
+    let like = LlamaLike { window: 2048 };
+    let srv = ScriptedServer::start_llama_like(
+        vec![
+            Reply::tool_calls(&[("call__0", "list_dir", r#"{"path":"."}"#)]),
+            Reply::text("two files"),
+            Reply::text("plain stream"),
+        ],
+        like,
+    )
+    .unwrap();
+    let mut p = provider(&srv);
+    let mut evs = Vec::new();
+    let c = p
+        .stream(&tool_req(), &CancelFlag::default(), &mut |e| evs.push(e))
+        .unwrap();
+    assert_eq!(c.tool_calls.len(), 1);
+    assert_eq!(c.tool_calls[0].name, "list_dir");
+    assert!(!c.usage_estimated, "the unstreamed answer reports usage");
+    let told: Vec<&String> = evs
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::NotStreamed(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(told.len(), 1, "{evs:?}");
+    assert!(told[0].contains("unstreamed from now on"), "{}", told[0]);
+    // Remembered for the process: a new provider sends requests with tools unstreamed at once.
+    let mut p = provider(&srv);
+    let mut evs = Vec::new();
+    let c = p
+        .stream(&tool_req(), &CancelFlag::default(), &mut |e| evs.push(e))
+        .unwrap();
+    assert_eq!(c.text, "two files");
+    assert!(
+        !evs.iter().any(|e| matches!(e, StreamEvent::NotStreamed(_))),
+        "{evs:?}"
+    );
+    // Without tools it still streams.
+    let c = call(&mut p).1.unwrap();
+    assert_eq!(c.text, "plain stream");
+    let bodies: Vec<_> = srv.requests().iter().map(|r| r.json()).collect();
+    let streamed: Vec<bool> = bodies.iter().map(|b| b["stream"] == true).collect();
+    assert_eq!(streamed, [true, false, false, true]);
+    assert!(bodies.iter().take(3).all(|b| b["tool_choice"] == "auto"));
+}
+
+#[test]
+fn a_stream_without_usage_is_estimated_and_said_once() {
+    let srv = ScriptedServer::start_llama_like(
+        vec![
+            Reply::text("Hello there, how can I help you today?"),
+            Reply::text("again"),
+        ],
+        LlamaLike { window: 2048 },
+    )
+    .unwrap();
+    let mut p = provider(&srv);
+    let (evs, r) = call(&mut p);
+    let c = r.unwrap();
+    assert!(c.usage_estimated);
+    assert!(c.usage.input_tokens > 0, "{:?}", c.usage);
+    assert!(
+        (5..=20).contains(&c.usage.output_tokens),
+        "about 10 tokens of text: {:?}",
+        c.usage
+    );
+    let said = |evs: &[StreamEvent]| {
+        evs.iter()
+            .filter(|e| matches!(e, StreamEvent::UsageEstimated(_)))
+            .count()
+    };
+    assert_eq!(said(&evs), 1, "{evs:?}");
+    let (evs, r) = call(&mut p);
+    assert!(r.unwrap().usage_estimated);
+    assert_eq!(said(&evs), 0, "said once");
+}
+
+#[test]
+fn an_invalid_request_500_is_not_retried_and_names_the_field() {
+    // What llama-cpp-python answered to `content: null`: the field that failed comes last.
+    let srv = ScriptedServer::start(vec![
+        Reply::error(
+            500,
+            "3 validation errors:\n  {'type': 'literal_error', 'loc': ('body', 'messages', 1, 'ChatCompletionRequestSystemMessage', 'role'), 'msg': \"Input should be 'system'\", 'input': 'assistant'}\n  {'type': 'literal_error', 'loc': ('body', 'messages', 1, 'ChatCompletionRequestUserMessage', 'role'), 'msg': \"Input should be 'user'\", 'input': 'assistant'}\n  {'type': 'string_type', 'loc': ('body', 'messages', 1, 'ChatCompletionRequestAssistantMessage', 'content'), 'msg': 'Input should be a valid string', 'input': None}",
+        ),
+        Reply::text("never reached"),
+    ])
+    .unwrap();
+    let mut p = provider(&srv);
+    let e = call(&mut p).1.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::BadRequest);
+    assert!(
+        e.message
+            .contains("messages[1].content: Input should be a valid string"),
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains("not retried"), "{}", e.message);
+    assert_eq!(srv.request_count(), 1, "a deterministic 500 is not retried");
+}
+
+#[test]
+fn an_overflow_behind_an_empty_stream_is_told_with_its_numbers() {
+    let srv = ScriptedServer::start_llama_like(vec![], LlamaLike { window: 100 }).unwrap();
+    let mut p = provider(&srv);
+    let req = ChatRequest {
+        messages: vec![ChatMessage::user_text("word ".repeat(400))],
+        ..ChatRequest::default()
+    };
+    let e = p
+        .stream(&req, &CancelFlag::default(), &mut |_| {})
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::ContextOverflow);
+    assert!(
+        e.message.contains("context window at") && e.message.contains("is 100 tokens"),
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains("the prompt needs"), "{}", e.message);
+    assert!(e.message.contains("compact"), "{}", e.message);
+    let reqs = srv.requests();
+    assert_eq!(reqs.len(), 2, "streamed, then asked unstreamed: {reqs:?}");
+    assert_eq!(reqs[1].json()["stream"], false);
 }

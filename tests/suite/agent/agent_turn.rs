@@ -1000,3 +1000,279 @@ fn one_definition_of_tokens_through_compaction_fork_and_show() {
         "{s}"
     );
 }
+
+fn warnings(evs: &[TurnEvent], code: &str) -> Vec<String> {
+    evs.iter()
+        .filter_map(|e| match e {
+            TurnEvent::Warning { code: c, message } if *c == code => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_tool_turn_and_a_continue_work_against_a_llama_cpp_python_like_server() {
+    use neocode::runtime::scripted::LlamaLike;
+    let env = Env::new(KEY, "");
+    std::fs::write(env.workdir.join("a.txt"), "x").unwrap();
+    let srv = ScriptedServer::start_llama_like(
+        vec![
+            Stream::new()
+                .role()
+                .repeated_tool_call(0, "call__0_list_dir", "list_dir", r#"{"path":"."}"#, 5)
+                .finish("tool_calls")
+                .reply(),
+            Reply::text("There is a.txt."),
+            Reply::text("Still a.txt."),
+        ],
+        LlamaLike { window: 100_000 },
+    )
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, evs) = run(&agent, Target::New, "list the files");
+    assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
+    assert_eq!(warnings(&evs, "not_streamed").len(), 1, "{evs:#?}");
+    let results: Vec<&String> = evs
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::ToolResult { text, is_error, .. } if !is_error => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        results.len() == 1 && results[0].contains("a.txt"),
+        "list_dir ran once under its own name: {evs:#?}"
+    );
+    // The next turn in the session is accepted: the call's message carries content "".
+    let (_, evs) = run(&agent, Target::Resume(id.clone()), "and now?");
+    assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
+    let last = srv.requests().last().unwrap().json();
+    let call_msg = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m.get("tool_calls").is_some())
+        .unwrap()
+        .clone();
+    assert_eq!(call_msg["content"], "", "{call_msg}");
+    assert_eq!(call_msg["tool_calls"][0]["function"]["name"], "list_dir");
+    let s = env.sessions().load(&id).unwrap();
+    assert_eq!(s.header.status, Status::Completed);
+}
+
+#[test]
+fn a_reply_cut_at_the_length_limit_is_kept_incomplete_and_the_turn_pauses() {
+    let env = Env::new(KEY, "max_tokens = 16\n");
+    let srv = ScriptedServer::start(vec![
+        Stream::new()
+            .role()
+            .text_deltas("The answer begins and then", 3)
+            .finish("length")
+            .usage(30, 16)
+            .reply(),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, evs) = run(&agent, Target::New, "explain");
+    assert!(
+        matches!(finish(&evs), FinishReason::LimitReached(ref w) if w.contains("finish_reason: length")),
+        "{evs:#?}"
+    );
+    let cut = warnings(&evs, "reply_cut");
+    assert_eq!(cut.len(), 1, "{evs:#?}");
+    assert!(cut[0].contains("after 16 tokens"), "{}", cut[0]);
+    assert_eq!(srv.requests()[0].json()["max_tokens"], 16);
+    let s = env.sessions().load(&id).unwrap();
+    assert_eq!(s.header.status, Status::Paused);
+    let a = s.messages.last().unwrap();
+    assert_eq!(a.text(), "The answer begins and then");
+    assert_eq!(
+        a.tool_metadata.as_ref().unwrap()["incomplete"],
+        true,
+        "marked incomplete"
+    );
+}
+
+#[test]
+fn a_prompt_that_was_never_answered_is_not_stored_again() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![
+        Reply::error(400, "bad request"),
+        Reply::text("answered at last"),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, evs) = run(&agent, Target::New, "do the thing");
+    assert!(matches!(finish(&evs), FinishReason::Failed { .. }));
+    let (_, evs) = run(&agent, Target::Resume(id.clone()), "do the thing");
+    assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
+    let s = env.sessions().load(&id).unwrap();
+    let users = s.messages.iter().filter(|m| m.role == Role::User).count();
+    assert_eq!(users, 1, "{:#?}", s.messages);
+    let sent = srv.requests()[1].json();
+    let user_msgs = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .count();
+    assert_eq!(user_msgs, 1);
+}
+
+#[test]
+fn an_overflow_fails_in_words_and_prompt_and_tools_past_a_third_of_the_window_warn() {
+    use neocode::runtime::scripted::LlamaLike;
+    let env = Env::new(KEY, "context_window = 2048\n");
+    let srv = ScriptedServer::start_llama_like(vec![], LlamaLike { window: 2048 }).unwrap();
+    let agent = env.agent(&srv);
+    let (_, evs) = run(&agent, Target::New, &"word ".repeat(3000));
+    let large = warnings(&evs, "prompt_large");
+    assert_eq!(large.len(), 1, "{evs:#?}");
+    assert!(
+        large[0].contains("2048-token context window"),
+        "{}",
+        large[0]
+    );
+    match finish(&evs) {
+        FinishReason::Failed { code, message } => {
+            assert_eq!(code, "context_overflow");
+            assert!(
+                message.contains("is 2048 tokens") && message.contains("the prompt needs"),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_window_the_server_tells_in_props_replaces_a_larger_configured_one() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![Reply::text("hi")]).unwrap();
+    srv.set_props(serde_json::json!({"default_generation_settings": {"n_ctx": 2048}}));
+    let agent = env.agent(&srv);
+    let (_, evs) = run(&agent, Target::New, "hello");
+    assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
+    let large = warnings(&evs, "prompt_large");
+    assert_eq!(large.len(), 1, "{evs:#?}");
+    assert!(
+        large[0].contains("2048-token context window"),
+        "{}",
+        large[0]
+    );
+    assert_eq!(srv.request_count(), 1, "the probe is not a model call");
+}
+
+#[test]
+fn a_transcript_too_long_for_the_window_is_summarised_in_pieces_that_fit() {
+    use neocode::runtime::scripted::LlamaLike;
+    let env = Env::new(KEY, "");
+    let window = 1200;
+    let replies = (1..=40)
+        .map(|i| Reply::text(&format!("summary {i}")))
+        .collect();
+    let srv = ScriptedServer::start_llama_like(replies, LlamaLike { window }).unwrap();
+    let agent = env.agent(&srv);
+    let id = env
+        .sessions()
+        .new_session(neocode::session::NewSession::default())
+        .unwrap()
+        .id;
+    let msgs: Vec<NewMessage> = (0..20)
+        .map(|i| {
+            let role = if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            };
+            NewMessage::text(role, format!("message {i}: {}", "word ".repeat(60)))
+        })
+        .collect();
+    env.sessions()
+        .append(&id, &msgs, &AppendMeta::default())
+        .unwrap();
+    let c = agent.compact(&id).unwrap();
+    assert!(c.after < c.before, "{c:?}");
+    let reqs = srv.requests();
+    // The whole transcript overflowed (streamed: empty; unstreamed: the numbers), then pieces.
+    assert_eq!(reqs[0].json()["stream"], true);
+    assert_eq!(reqs[1].json()["stream"], false);
+    let pieces = &reqs[2..];
+    assert!(pieces.len() >= 2, "{} pieces", pieces.len());
+    for p in pieces {
+        assert!(
+            (p.body.len() as u64) / 4 <= window,
+            "a piece of {} bytes does not fit",
+            p.body.len()
+        );
+    }
+    let second = pieces[1].json()["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        second.starts_with("Summary of the earlier parts:\n\nsummary 1\n\nPart 2 of"),
+        "{second}"
+    );
+    let s = env.sessions().load(&id).unwrap();
+    let summary = s.header.task_state.unwrap()["summary"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(summary, format!("summary {}", pieces.len()));
+}
+
+#[test]
+fn a_turn_past_the_window_compacts_once_and_asks_again() {
+    use neocode::runtime::scripted::LlamaLike;
+    let env = Env::new(KEY, "");
+    let replies = (1..=40)
+        .map(|i| Reply::text(&format!("reply {i}")))
+        .collect();
+    let srv = ScriptedServer::start_llama_like(replies, LlamaLike { window: 3000 }).unwrap();
+    let agent = env.agent(&srv);
+    let id = env
+        .sessions()
+        .new_session(neocode::session::NewSession::default())
+        .unwrap()
+        .id;
+    let msgs: Vec<NewMessage> = (0..40)
+        .map(|i| {
+            let role = if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            };
+            NewMessage::text(role, format!("message {i}: {}", "word ".repeat(60)))
+        })
+        .collect();
+    env.sessions()
+        .append(&id, &msgs, &AppendMeta::default())
+        .unwrap();
+    let (_, evs) = run(&agent, Target::Resume(id.clone()), "and now?");
+    assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
+    let compacting: Vec<&String> = evs
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::Compacting { message } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(compacting.len(), 1, "{evs:#?}");
+    assert!(
+        compacting[0].contains("is 3000 tokens") && compacting[0].contains("asking again"),
+        "{}",
+        compacting[0]
+    );
+    let s = env.sessions().load(&id).unwrap();
+    assert!(s.messages.len() < 20, "compacted: {}", s.messages.len());
+    let users: Vec<String> = s
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.text())
+        .collect();
+    assert_eq!(users.last().map(String::as_str), Some("and now?"));
+    assert_eq!(users.iter().filter(|u| *u == "and now?").count(), 1);
+    assert!(s.messages.last().unwrap().text().starts_with("reply "));
+}

@@ -796,6 +796,8 @@ fn after_compaction_the_full_history_still_continues_the_session() {
         .iter()
         .filter(|e| e["type"] == "warning")
         .map(|e| e["code"].as_str().unwrap())
+        // A 1,000-token window is too small for the tools: true, and not this test's point.
+        .filter(|c| *c != "prompt_large")
         .collect();
     assert_eq!(codes, ["compacting"], "{:#?}", t.events);
     let stored = env.sessions().load(&id).unwrap().messages;
@@ -805,7 +807,13 @@ fn after_compaction_the_full_history_still_continues_the_session() {
     // The caller still sends the whole conversation; the store holds summary + tail.
     let t = c.turn("third question", false).unwrap();
     assert_eq!(session_of(&t), id);
-    assert!(t.event("warning").is_none(), "{:#?}", t.events);
+    assert!(
+        t.events
+            .iter()
+            .all(|e| e["type"] != "warning" || e["code"] == "prompt_large"),
+        "{:#?}",
+        t.events
+    );
     assert_eq!(t.text, "third answer");
     let texts = env.texts(&id);
     assert_eq!(

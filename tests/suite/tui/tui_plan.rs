@@ -66,7 +66,7 @@ impl H {
         });
         app.conv.agent = AgentInfo {
             provider: Ok("test-model".into()),
-            window: 100_000,
+            window: Some(100_000),
             policy: ApprovalPolicy::Ask,
             sandbox: "on".into(),
             sandbox_on: true,
