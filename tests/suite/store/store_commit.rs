@@ -64,12 +64,16 @@ fn finished() -> StateUpdate {
 }
 
 /// Messages whose index row is reserved but not filled in yet, read straight from the file.
+/// 0 when the child was killed before it made the database (a slow start on a loaded machine).
 fn pending(db: &std::path::Path) -> i64 {
-    let c = Connection::open(db).unwrap();
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+    let Ok(c) = Connection::open_with_flags(db, flags) else {
+        return 0;
+    };
     c.query_row("SELECT count(*) FROM messages WHERE fts_id < 0", [], |r| {
         r.get(0)
     })
-    .unwrap()
+    .unwrap_or(0)
 }
 
 /// Index rows matching `word`, read straight from the index (no catch-up on the way).
@@ -472,6 +476,11 @@ fn sigkill_at_random_moments_leaves_every_committed_reply_findable() {
         }
         // Every reply the child reported as committed is found, by its own word, once.
         let s = Store::open(t.paths()).unwrap();
+        if acked == 0 && s.load_header("s").is_err() {
+            // Killed before its first commit (the machine was slow to start it): nothing
+            // was acknowledged, so nothing can be missing.
+            continue;
+        }
         assert!(
             s.load_header("s").unwrap().last_seq >= acked,
             "round {round}"
