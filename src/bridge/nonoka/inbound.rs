@@ -239,14 +239,20 @@ pub fn limits(f: &FlatLimits) -> (Option<RuntimeLimits>, Vec<&'static str>) {
         f.require_focused_verification == Some(true),
         "require_focused_verification",
     );
+    // The enforcement mode and the correction count only mean something with a completion
+    // requirement; set with one (or to a value other than nonoka's default), they are named.
+    let required = f.require_workspace_mutation == Some(true)
+        || f.require_observed_effect == Some(true)
+        || f.require_focused_verification == Some(true);
     note(
         f.verification_enforcement
             .as_deref()
-            .is_some_and(|v| v != "strict"),
+            .is_some_and(|v| required || v != "strict"),
         "verification_enforcement",
     );
     note(
-        f.max_completion_corrections.is_some_and(|n| n != 1),
+        f.max_completion_corrections
+            .is_some_and(|n| required || n != 1),
         "max_completion_corrections",
     );
     let any = l != RuntimeLimits::default();
@@ -289,7 +295,11 @@ impl HostResult {
     pub fn metadata(&self) -> Option<Value> {
         let receipt = self.receipt.as_ref()?;
         let mut m = serde_json::json!({"executor": "host", "receipt": receipt});
-        if let Some(v) = self.verification.as_ref().and_then(|v| serde_json::to_value(v).ok()) {
+        if let Some(v) = self
+            .verification
+            .as_ref()
+            .and_then(|v| serde_json::to_value(v).ok())
+        {
             m["verification"] = v;
         }
         if let Some(e) = &self.invalid {
@@ -515,7 +525,11 @@ pub fn translate(messages: &[Message], is_host: &dyn Fn(&str) -> bool) -> Transl
                 // A host result with the summary line it was stored with (if the store lacks
                 // it, it is appended so); either way the stored result of a call is what
                 // counts, so it matches whatever its text (the provider re-renders receipts).
-                let text = if ours { tool_text(m) } else { host_result(m).text };
+                let text = if ours {
+                    tool_text(m)
+                } else {
+                    host_result(m).text
+                };
                 let mut t = plain(Role::Tool, text);
                 t.tool_call_id = Some(id);
                 t.placeholder = true;
@@ -732,7 +746,7 @@ mod tests {
     }
 
     #[test]
-    fn a_result_of_our_own_call_stands_for_the_stored_one_and_a_host_result_is_compared() {
+    fn a_result_of_our_own_call_or_a_host_call_stands_for_the_stored_one() {
         let history = msgs(json!([
             {"role": "user", "content": "go"},
             {"role": "assistant", "content": "",
@@ -791,8 +805,10 @@ mod tests {
             "command": "NONOKA_VERIFY=focused pytest -q", "cwd": "/w", "exit_code": 0,
             "timed_out": false, "truncated": false, "completeness": "complete",
             "executed_tests": 2, "summary": "2 passed"});
-        let good = msgs(json!([{"role": "tool", "tool_call_id": "h1", "content": "2 passed",
-            "result": {"result": "2 passed", "completeness": "complete", "verification": verification}}]));
+        let good = msgs(
+            json!([{"role": "tool", "tool_call_id": "h1", "content": "2 passed",
+            "result": {"result": "2 passed", "completeness": "complete", "verification": verification}}]),
+        );
         let r = &translate_all(&good).results[0];
         assert_eq!(r.invalid, None);
         assert_eq!(
@@ -804,15 +820,22 @@ mod tests {
         assert_eq!(meta["receipt"]["completeness"], "complete");
         let mut broken = verification.clone();
         broken["level"] = json!("thorough");
-        let bad = msgs(json!([{"role": "tool", "tool_call_id": "h1", "content": "2 passed",
-            "result": {"result": "2 passed", "completeness": "complete", "verification": broken}}]));
+        let bad = msgs(
+            json!([{"role": "tool", "tool_call_id": "h1", "content": "2 passed",
+            "result": {"result": "2 passed", "completeness": "complete", "verification": broken}}]),
+        );
         let r = &translate_all(&bad).results[0];
         let why = r.invalid.as_deref().unwrap();
-        assert!(why.contains("verification") && why.contains("level"), "{why}");
+        assert!(
+            why.contains("verification") && why.contains("level"),
+            "{why}"
+        );
         assert!(r.text.contains("was not accepted"), "{}", r.text);
         assert!(r.metadata().unwrap()["verification_error"].is_string());
-        let odd = msgs(json!([{"role": "tool", "tool_call_id": "h1", "content": "x",
-            "result": {"result": "x", "completeness": "most"}}]));
+        let odd = msgs(
+            json!([{"role": "tool", "tool_call_id": "h1", "content": "x",
+            "result": {"result": "x", "completeness": "most"}}]),
+        );
         assert!(translate_all(&odd).results[0].invalid.is_some());
     }
 
@@ -852,6 +875,29 @@ mod tests {
             (Some(4), Some(9), Some(60))
         );
         assert_eq!(ignored, ["temperature", "max_context_bytes"]);
+        let (_, ignored) = limits(&FlatLimits {
+            require_focused_verification: Some(true),
+            verification_enforcement: Some("strict".into()),
+            max_completion_corrections: Some(1),
+            ..FlatLimits::default()
+        });
+        assert_eq!(
+            ignored,
+            [
+                "require_focused_verification",
+                "verification_enforcement",
+                "max_completion_corrections"
+            ]
+        );
+        let (_, ignored) = limits(&FlatLimits {
+            verification_enforcement: Some("strict".into()),
+            max_completion_corrections: Some(1),
+            ..FlatLimits::default()
+        });
+        assert!(
+            ignored.is_empty(),
+            "nonoka's defaults without a requirement"
+        );
         assert_eq!(limits(&FlatLimits::default()), (None, vec![]));
     }
 }

@@ -163,7 +163,10 @@ fn no_session() -> Refusal {
 
 /// What a resume answered, in words: `call_w1 approved (it runs now)`, `call_w2 denied`,
 /// `the host's result of call_h1 stored`; `None` when the request answers nothing.
-fn resumed_note(answers: &HashMap<String, bool>, results: &[inbound::HostResult]) -> Option<String> {
+fn resumed_note(
+    answers: &HashMap<String, bool>,
+    results: &[inbound::HostResult],
+) -> Option<String> {
     let mut ids: Vec<(&String, &bool)> = answers.iter().collect();
     ids.sort();
     let mut parts: Vec<String> = ids
@@ -258,17 +261,24 @@ impl Bridge<'_> {
         self.send_value(&outbound::ack());
         let (limits, ignored) = inbound::limits(&req.limits);
         if !ignored.is_empty() {
-            let message = format!(
+            let mut message = format!(
                 "neocode has no equivalent of {}; ignored",
                 ignored.join(", ")
             );
+            if ignored.contains(&"require_focused_verification") {
+                message.push_str(
+                    " (a turn is not held back for a missing focused verification; checks \
+                     still carry their verification receipts)",
+                );
+            }
             self.send_value(&outbound::warning("limits_ignored", &message));
         }
         let title = req.purpose.as_deref() == Some("title");
         let (host_tools, hidden) = inbound::host_tools(req.tools.as_deref().unwrap_or_default());
         if !hidden.is_empty() && !title {
             let message = format!(
-                "the host's {} not offered: neocode's own tool of the same name runs instead",
+                "not offered to the model: the host's {} (neocode has a tool of the same name, \
+                 which the model gets instead)",
                 hidden.join(", ")
             );
             self.send_value(&outbound::warning("host_tool_hidden", &message));

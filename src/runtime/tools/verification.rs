@@ -210,9 +210,7 @@ fn program(words: &[String]) -> (Vec<String>, Option<Level>) {
                 i += 1;
             }
             "uv" | "poetry" | "pdm" | "pipenv" | "bundle" | "rye" | "hatch"
-                if words
-                    .get(i + 1)
-                    .is_some_and(|n| n == "run" || n == "exec") =>
+                if words.get(i + 1).is_some_and(|n| n == "run" || n == "exec") =>
             {
                 i += 2;
             }
@@ -225,7 +223,12 @@ fn program(words: &[String]) -> (Vec<String>, Option<Level>) {
 /// What a program invocation checks, and how many words name the runner (the rest are its
 /// arguments).
 fn kind_of(p: &[String]) -> Option<(Kind, usize)> {
-    let name = p.first()?.rsplit('/').next().unwrap_or_default().to_string();
+    let name = p
+        .first()?
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .to_string();
     let sub = p.get(1).map(String::as_str).unwrap_or_default();
     let script = |at: usize| -> Option<(Kind, usize)> {
         let s = p.get(at).map(String::as_str).unwrap_or_default();
@@ -338,7 +341,9 @@ fn counts(output: &str) -> Counts {
         }
         let words: Vec<&str> = t.split_whitespace().collect();
         for (i, w) in words.iter().enumerate() {
-            let next = words.get(i + 1).map(|n| n.trim_end_matches([',', ';', '.']));
+            let next = words
+                .get(i + 1)
+                .map(|n| n.trim_end_matches([',', ';', '.']));
             let Some(n) = number(w).filter(|_| w.chars().any(|ch| ch.is_ascii_digit())) else {
                 continue;
             };
@@ -405,10 +410,7 @@ pub fn receipt(command: &str, cwd: &str, output: &str, ended: Ended) -> Option<R
                 None => (Status::Passed, "exit code 0".to_string()),
                 Some(c) if c.passed > 0 && c.failed == 0 => (Status::Passed, String::new()),
                 Some(c) if c.seen => (Status::Unavailable, "no test ran".to_string()),
-                Some(c) if c.go_ok > 0 => (
-                    Status::Passed,
-                    format!("{} package(s) ok", c.go_ok),
-                ),
+                Some(c) if c.go_ok > 0 => (Status::Passed, format!("{} package(s) ok", c.go_ok)),
                 Some(_) => (
                     Status::Unavailable,
                     "exit code 0, but the output reports no test count".to_string(),
@@ -453,7 +455,10 @@ pub fn receipt(command: &str, cwd: &str, output: &str, ended: Ended) -> Option<R
         },
         collected_tests: collected,
         executed_tests: executed,
-        deselected_tests: c.as_ref().filter(|c| c.deselected > 0).map(|c| c.deselected),
+        deselected_tests: c
+            .as_ref()
+            .filter(|c| c.deselected > 0)
+            .map(|c| c.deselected),
         summary: Some(summary),
         failure_summary: (status == Status::Failed)
             .then(|| failures(output))
@@ -506,9 +511,18 @@ mod tests {
             Some((Kind::Test, Level::Full, true))
         );
         assert_eq!(c("npm run lint"), Some((Kind::Lint, Level::Full, false)));
-        assert_eq!(c("npx tsc --noEmit"), Some((Kind::Typecheck, Level::Full, false)));
-        assert_eq!(c("cargo clippy --all-targets"), Some((Kind::Lint, Level::Full, false)));
-        assert_eq!(c("go build ./..."), Some((Kind::Build, Level::Focused, false)));
+        assert_eq!(
+            c("npx tsc --noEmit"),
+            Some((Kind::Typecheck, Level::Full, false))
+        );
+        assert_eq!(
+            c("cargo clippy --all-targets"),
+            Some((Kind::Lint, Level::Full, false))
+        );
+        assert_eq!(
+            c("go build ./..."),
+            Some((Kind::Build, Level::Focused, false))
+        );
         assert_eq!(c("make"), Some((Kind::Build, Level::Full, false)));
         assert_eq!(c("ls -la"), None);
         assert_eq!(c("echo 'cargo test'"), None);

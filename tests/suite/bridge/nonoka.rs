@@ -755,7 +755,11 @@ fn an_approval_ends_the_process_and_the_next_one_runs_or_denies_exactly_that_cal
         "one\n"
     );
     // Said as what it is: the answered call runs (it was paused on purpose, not interrupted).
-    assert!(!warnings(&t2).contains(&"replaying_interrupted_calls"), "{:#?}", t2.events);
+    assert!(
+        !warnings(&t2).contains(&"replaying_interrupted_calls"),
+        "{:#?}",
+        t2.events
+    );
     let resumed = t2
         .events
         .iter()
@@ -923,7 +927,10 @@ fn a_closed_stdin_cancels_the_running_turn_too() {
 fn the_provider_0_2_19_contract_is_acknowledged_with_all_five_capabilities() {
     let env = Env::new(vec![Reply::text("hello")]);
     let t = env.provider().chat(&[system(), user("hi")]);
-    assert_eq!(t.request["protocol"]["required_capabilities"], json!(PROVIDER_CAPABILITIES));
+    assert_eq!(
+        t.request["protocol"]["required_capabilities"],
+        json!(PROVIDER_CAPABILITIES)
+    );
     assert_eq!(t.error, None, "{:#?}", t.events);
     assert_eq!(t.finish.as_deref(), Some("stop"));
     let mut caps: Vec<&str> = t.events[0]["capabilities"]
@@ -1159,8 +1166,14 @@ fn neocodes_own_test_run_carries_a_typed_verification_receipt_to_the_provider() 
         "{receipt:#}"
     );
     assert_eq!(v["command"], cmd);
-    assert_eq!((v["exit_code"].as_i64(), v["timed_out"].as_bool()), (Some(0), Some(false)));
-    assert_eq!((v["collected_tests"].as_u64(), v["executed_tests"].as_u64()), (Some(2), Some(2)));
+    assert_eq!(
+        (v["exit_code"].as_i64(), v["timed_out"].as_bool()),
+        (Some(0), Some(false))
+    );
+    assert_eq!(
+        (v["collected_tests"].as_u64(), v["executed_tests"].as_u64()),
+        (Some(2), Some(2))
+    );
     assert_eq!(v["truncated"], false);
     // Stored with the result, as the views and an export see it.
     assert_eq!(stored_meta(&env, &id, "call_t1")["verification"], *v);
@@ -1177,7 +1190,11 @@ fn neocodes_own_test_run_carries_a_typed_verification_receipt_to_the_provider() 
 #[test]
 fn a_host_verification_receipt_is_validated_stored_and_summarised_for_the_model() {
     let env = Env::new(vec![
-        Reply::tool_calls(&[("call_h1", "bash", r#"{"command":"NONOKA_VERIFY=focused pytest -q"}"#)]),
+        Reply::tool_calls(&[(
+            "call_h1",
+            "bash",
+            r#"{"command":"NONOKA_VERIFY=focused pytest -q"}"#,
+        )]),
         Reply::text("Verified."),
         Reply::tool_calls(&[("call_h2", "bash", r#"{"command":"pytest -q"}"#)]),
         Reply::text("Hm."),
@@ -1251,7 +1268,12 @@ fn a_host_verification_receipt_is_validated_stored_and_summarised_for_the_model(
     let m = warning["message"].as_str().unwrap();
     assert!(m.contains("call_h2") && m.contains("status"), "{m}");
     let meta = stored_meta(&env, &id, "call_h2");
-    assert!(meta["verification_error"].as_str().unwrap().contains("status"));
+    assert!(
+        meta["verification_error"]
+            .as_str()
+            .unwrap()
+            .contains("status")
+    );
     assert!(meta["verification"].is_null());
     let fourth = env.server.requests()[3].json();
     let last_tool = fourth["messages"]
