@@ -322,8 +322,13 @@ struct Counts {
     go_ok: u64,
 }
 
+/// A count word: digits, with the punctuation runners put around them (`3`, `(3`, `3,`).
 fn number(w: &str) -> Option<u64> {
-    w.trim_matches(|c: char| !c.is_ascii_digit()).parse().ok()
+    let digits = w.trim_matches(|c: char| matches!(c, ',' | ';' | '.' | ':' | '(' | ')' | '='));
+    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 fn counts(output: &str) -> Counts {
@@ -344,7 +349,7 @@ fn counts(output: &str) -> Counts {
             let next = words
                 .get(i + 1)
                 .map(|n| n.trim_end_matches([',', ';', '.']));
-            let Some(n) = number(w).filter(|_| w.chars().any(|ch| ch.is_ascii_digit())) else {
+            let Some(n) = number(w) else {
                 continue;
             };
             if i > 0 && words[i - 1] == "collected" {
@@ -409,6 +414,10 @@ pub fn receipt(command: &str, cwd: &str, output: &str, ended: Ended) -> Option<R
             Some(_) => match &c {
                 None => (Status::Passed, "exit code 0".to_string()),
                 Some(c) if c.passed > 0 && c.failed == 0 => (Status::Passed, String::new()),
+                Some(c) if c.failed > 0 => (
+                    Status::Unavailable,
+                    "exit code 0, but the output reports failures".to_string(),
+                ),
                 Some(c) if c.seen => (Status::Unavailable, "no test ran".to_string()),
                 Some(c) if c.go_ok > 0 => (Status::Passed, format!("{} package(s) ok", c.go_ok)),
                 Some(_) => (
@@ -585,6 +594,21 @@ mod tests {
         );
         let silent = receipt("cargo test", "/w", "", ok()).unwrap();
         assert_eq!(silent.status, Status::Unavailable);
+        let odd = receipt("pytest", "/w", "test_1 passed\n", ok()).unwrap();
+        assert_eq!(odd.status, Status::Unavailable, "test_1 is no count");
+        let mixed = receipt("pytest", "/w", "1 failed, 2 passed\n", ok()).unwrap();
+        assert_eq!(mixed.status, Status::Unavailable);
+        let jest = receipt(
+            "npx jest",
+            "/w",
+            "Test Suites: 1 passed, 1 total\nTests:       4 passed, 4 total\n",
+            ok(),
+        )
+        .unwrap();
+        assert_eq!(
+            (jest.status, jest.executed_tests),
+            (Status::Passed, Some(4))
+        );
         let build = receipt("cargo build", "/w", "Finished", ok()).unwrap();
         assert_eq!((build.status, build.executed_tests), (Status::Passed, None));
     }
