@@ -818,7 +818,7 @@ mod tests {
         let meta = r.metadata().unwrap();
         assert_eq!(meta["verification"]["status"], "passed");
         assert_eq!(meta["receipt"]["completeness"], "complete");
-        let mut broken = verification.clone();
+        let mut broken = verification;
         broken["level"] = json!("thorough");
         let bad = msgs(
             json!([{"role": "tool", "tool_call_id": "h1", "content": "2 passed",

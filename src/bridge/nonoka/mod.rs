@@ -299,6 +299,7 @@ impl Bridge<'_> {
         });
         let rid = req.request_id.clone();
         if title {
+            self.nonoka.store = None;
             return match self.nonoka_title(&req, &tr) {
                 Ok(spec) => self.start(spec, rid),
                 Err((code, m)) => self.send_value(&outbound::error(code, &m, None)),

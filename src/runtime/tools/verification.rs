@@ -501,7 +501,7 @@ mod tests {
 
     #[test]
     fn known_checks_are_classified_with_their_level() {
-        let c = |s: &str| classify(s).map(|(k, l, p)| (k, l, p));
+        let c = classify;
         assert_eq!(c("cargo test"), Some((Kind::Test, Level::Full, false)));
         assert_eq!(
             c("cargo test -p core parse::"),

@@ -1100,6 +1100,14 @@ fn host_tools_are_offered_run_by_the_host_and_their_results_resume_the_turn() {
     assert_eq!(env.sessions().count().unwrap(), 1);
 }
 
+/// The text of the last tool message the model was sent in its request `i`.
+fn last_tool_seen(env: &Env, i: usize) -> String {
+    let sent = env.server.requests()[i].json();
+    let messages = sent["messages"].as_array().unwrap().clone();
+    let tool = messages.iter().rev().find(|m| m["role"] == "tool").unwrap();
+    tool["content"].as_str().unwrap().to_string()
+}
+
 /// The stored `tool_metadata` of the result of `call` in session `id`.
 fn stored_meta(env: &Env, id: &str, call: &str) -> Value {
     env.sessions()
@@ -1226,16 +1234,7 @@ fn a_host_verification_receipt_is_validated_stored_and_summarised_for_the_model(
     assert_eq!(t2.finish.as_deref(), Some("stop"), "{:#?}", t2.events);
     assert!(!warnings(&t2).contains(&"invalid_verification_receipt"));
     // The model read the result and the receipt's one line.
-    let second = env.server.requests()[1].json();
-    let seen = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let seen = last_tool_seen(&env, 1);
     assert_eq!(
         seen,
         "3 passed in 0.20s\n[verification: test (focused) passed: 3 passed in 0.20s; `NONOKA_VERIFY=focused pytest -q`]"
@@ -1253,7 +1252,7 @@ fn a_host_verification_receipt_is_validated_stored_and_summarised_for_the_model(
     assert_eq!(t3.session(), id);
     assert!(continued(&t3), "{:#?}", t3.events);
     assert_eq!(t3.finish.as_deref(), Some("tool_calls"), "{:#?}", t3.events);
-    let mut bad = receipt.clone();
+    let mut bad = receipt;
     bad["verification"]["status"] = json!("green");
     prompt.push(t3.assistant());
     let r2 = result("call_h2", &bad);
@@ -1275,17 +1274,7 @@ fn a_host_verification_receipt_is_validated_stored_and_summarised_for_the_model(
             .contains("status")
     );
     assert!(meta["verification"].is_null());
-    let fourth = env.server.requests()[3].json();
-    let last_tool = fourth["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let last_tool = last_tool_seen(&env, 3);
     assert!(last_tool.contains("was not accepted"), "{last_tool}");
 
     // The whole history again: the same session, no fork, nothing reruns.
