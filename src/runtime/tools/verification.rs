@@ -118,8 +118,8 @@ impl Receipt {
             word(&self.level),
             word(&self.status)
         );
-        if let Some(summary) = self.summary.as_deref().filter(|t| !t.is_empty()) {
-            s.push_str(&format!(": {summary}"));
+        if let Some(summary) = self.summary.as_deref().filter(|t| !t.trim().is_empty()) {
+            s.push_str(&format!(": {}", crate::sanitize::line(summary.trim())));
         }
         if self.truncated {
             s.push_str(" (output truncated)");

@@ -991,7 +991,8 @@ fn flat_limits_reach_the_ledger_and_the_rest_is_named_in_one_warning() {
     let env = Env::new(vec![Reply::text("ok")]);
     let mut p = env.provider();
     p.extra = json!({"max_turns": 7, "tool_budget": 3, "wall_timeout_seconds": 90.5,
-                     "temperature": 0, "max_context_bytes": 262144});
+                     "temperature": 0, "max_context_bytes": 262144,
+                     "require_focused_verification": true, "verification_enforcement": "strict"});
     let t = p.chat(&[system(), user("hi")]);
     assert_eq!(t.finish.as_deref(), Some("stop"), "{:#?}", t.events);
     let ignored: Vec<&Value> = t
@@ -1003,6 +1004,12 @@ fn flat_limits_reach_the_ledger_and_the_rest_is_named_in_one_warning() {
     let m = ignored[0]["message"].as_str().unwrap();
     assert!(
         m.contains("temperature") && m.contains("max_context_bytes"),
+        "{m}"
+    );
+    // Completion requirements are not enforced, and the warning says so.
+    assert!(
+        m.contains("require_focused_verification, verification_enforcement")
+            && m.contains("not held back"),
         "{m}"
     );
     let ledger = env.sessions().header(&t.session()).unwrap().ledger.unwrap();
