@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::bridge::history::Incoming;
 use crate::runtime::provider::ToolDef;
+use crate::runtime::tools::verification::Receipt;
 use crate::session::{Role, RuntimeLimits, ToolCall};
 
 /// The contract version this bridge speaks (its major must match the provider's).
@@ -17,13 +18,14 @@ pub const VERSION: &str = "1.1";
 
 /// The capabilities neocode honours, advertised in `protocol_ack`: results (and receipts) of
 /// the host's own tools, limits stored with the session, `finish.termination`, approvals
-/// across processes. nonoka's `typed_verification_receipts` is not among them: a provider
-/// requiring it is refused with `protocol_incompatible`.
+/// across processes, and typed verification receipts (the host's are validated, stored and
+/// summarised for the model; `run_command`'s checks carry one in `tool_result.result`).
 pub const CAPABILITIES: &[&str] = &[
     "external_tool_receipts",
     "persistent_runtime_limits",
     "termination_reasons",
     "tool_approval_resume",
+    "typed_verification_receipts",
 ];
 
 /// What the provider requires of the bridge for one request.
@@ -237,14 +239,20 @@ pub fn limits(f: &FlatLimits) -> (Option<RuntimeLimits>, Vec<&'static str>) {
         f.require_focused_verification == Some(true),
         "require_focused_verification",
     );
+    // The enforcement mode and the correction count only mean something with a completion
+    // requirement; set with one (or to a value other than nonoka's default), they are named.
+    let required = f.require_workspace_mutation == Some(true)
+        || f.require_observed_effect == Some(true)
+        || f.require_focused_verification == Some(true);
     note(
         f.verification_enforcement
             .as_deref()
-            .is_some_and(|v| v != "strict"),
+            .is_some_and(|v| required || v != "strict"),
         "verification_enforcement",
     );
     note(
-        f.max_completion_corrections.is_some_and(|n| n != 1),
+        f.max_completion_corrections
+            .is_some_and(|n| required || n != 1),
         "max_completion_corrections",
     );
     let any = l != RuntimeLimits::default();
@@ -270,16 +278,83 @@ pub struct Translated {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostResult {
     pub call_id: String,
+    /// What the model reads: the result's text, then the one-line summary of its
+    /// verification receipt (or the reason the receipt was not accepted).
     pub text: String,
     /// nonoka's structured receipt (`result`), kept with the stored result.
     pub receipt: Option<Value>,
+    /// The receipt's verification, validated.
+    pub verification: Option<Receipt>,
+    /// Why the receipt was not accepted (stored and warned about, never dropped silently).
+    pub invalid: Option<String>,
+}
+
+impl HostResult {
+    /// The stored result's `tool_metadata`: who ran it, the receipt as sent, and its
+    /// verification (or why it was refused).
+    pub fn metadata(&self) -> Option<Value> {
+        let receipt = self.receipt.as_ref()?;
+        let mut m = serde_json::json!({"executor": "host", "receipt": receipt});
+        if let Some(v) = self
+            .verification
+            .as_ref()
+            .and_then(|v| serde_json::to_value(v).ok())
+        {
+            m["verification"] = v;
+        }
+        if let Some(e) = &self.invalid {
+            m["verification_error"] = e.as_str().into();
+        }
+        Some(m)
+    }
+}
+
+/// Checks a host receipt (`NonokaExternalToolReceipt`): its `completeness` and `truncated`
+/// when present, and its `verification` when present. `Ok(None)`: no verification.
+fn check_receipt(result: &Value) -> Result<Option<Receipt>, String> {
+    let Some(obj) = result.as_object() else {
+        return Ok(None);
+    };
+    if let Some(c) = obj.get("completeness")
+        && !matches!(c.as_str(), Some("complete" | "partial" | "unknown"))
+    {
+        return Err(format!(
+            "at `completeness`: {c} is not complete, partial or unknown"
+        ));
+    }
+    if obj.get("truncated").is_some_and(|t| !t.is_boolean()) {
+        return Err("at `truncated`: not a boolean".into());
+    }
+    match obj.get("verification") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => Receipt::parse(v)
+            .map(Some)
+            .map_err(|e| format!("at `verification` {e}")),
+    }
 }
 
 fn host_result(m: &Message) -> HostResult {
+    let mut text = tool_text(m);
+    let (verification, invalid) = match m.result.as_ref().map(check_receipt) {
+        Some(Ok(v)) => (v, None),
+        Some(Err(e)) => (None, Some(crate::sanitize::line(&e).into_owned())),
+        None => (None, None),
+    };
+    if let Some(v) = &verification {
+        text = format!("{}\n{}", text.trim_end(), v.line());
+    }
+    if let Some(e) = &invalid {
+        text = format!(
+            "{}\n[the host's verification receipt was not accepted ({e}); this result proves no check]",
+            text.trim_end()
+        );
+    }
     HostResult {
         call_id: m.tool_call_id.clone().unwrap_or_default(),
-        text: tool_text(m),
+        text,
         receipt: m.result.clone(),
+        verification,
+        invalid,
     }
 }
 
@@ -370,7 +445,8 @@ fn approval_answers(m: &Message) -> Option<Vec<(String, bool)>> {
 /// (a resumed turn announces its paused call again); a call no tool message answers gets a
 /// placeholder result that matches the stored one, and so does a tool message answering a
 /// call of neocode's own tools (neocode ran it: the stored result is the result, whatever the
-/// host made of the call). Results of the host's tools (`is_host`) are compared as sent.
+/// host made of the call), and so does one of the host's tools (`is_host`), which carries
+/// its receipt's summary line as the stored result does.
 pub fn translate(messages: &[Message], is_host: &dyn Fn(&str) -> bool) -> Translated {
     let mut end = messages.len();
     let mut approvals = Vec::new();
@@ -446,9 +522,17 @@ pub fn translate(messages: &[Message], is_host: &dyn Fn(&str) -> bool) -> Transl
                     out.history.push(placeholder(&id));
                     continue;
                 }
-                let mut t = plain(Role::Tool, tool_text(m));
+                // A host result with the summary line it was stored with (if the store lacks
+                // it, it is appended so); either way the stored result of a call is what
+                // counts, so it matches whatever its text (the provider re-renders receipts).
+                let text = if ours {
+                    tool_text(m)
+                } else {
+                    host_result(m).text
+                };
+                let mut t = plain(Role::Tool, text);
                 t.tool_call_id = Some(id);
-                t.placeholder = ours;
+                t.placeholder = true;
                 out.history.push(t);
             }
             // system and developer messages are the caller's business, as in the native
@@ -662,7 +746,7 @@ mod tests {
     }
 
     #[test]
-    fn a_result_of_our_own_call_stands_for_the_stored_one_and_a_host_result_is_compared() {
+    fn a_result_of_our_own_call_or_a_host_call_stands_for_the_stored_one() {
         let history = msgs(json!([
             {"role": "user", "content": "go"},
             {"role": "assistant", "content": "",
@@ -680,7 +764,8 @@ mod tests {
             s[2].1, "Model tried to call unavailable tool",
             "kept if appended"
         );
-        assert_eq!((s[3].3.as_deref(), s[3].4), (Some("h1"), false));
+        assert_eq!((s[3].3.as_deref(), s[3].4), (Some("h1"), true));
+        assert_eq!(s[3].1, "hi");
     }
 
     #[test]
@@ -715,6 +800,46 @@ mod tests {
     }
 
     #[test]
+    fn host_receipts_are_validated_summarised_and_never_dropped() {
+        let verification = json!({"status": "passed", "level": "focused", "kind": "test",
+            "command": "NONOKA_VERIFY=focused pytest -q", "cwd": "/w", "exit_code": 0,
+            "timed_out": false, "truncated": false, "completeness": "complete",
+            "executed_tests": 2, "summary": "2 passed"});
+        let good = msgs(
+            json!([{"role": "tool", "tool_call_id": "h1", "content": "2 passed",
+            "result": {"result": "2 passed", "completeness": "complete", "verification": verification}}]),
+        );
+        let r = &translate_all(&good).results[0];
+        assert_eq!(r.invalid, None);
+        assert_eq!(
+            r.text,
+            "2 passed\n[verification: test (focused) passed: 2 passed; `NONOKA_VERIFY=focused pytest -q`]"
+        );
+        let meta = r.metadata().unwrap();
+        assert_eq!(meta["verification"]["status"], "passed");
+        assert_eq!(meta["receipt"]["completeness"], "complete");
+        let mut broken = verification;
+        broken["level"] = json!("thorough");
+        let bad = msgs(
+            json!([{"role": "tool", "tool_call_id": "h1", "content": "2 passed",
+            "result": {"result": "2 passed", "completeness": "complete", "verification": broken}}]),
+        );
+        let r = &translate_all(&bad).results[0];
+        let why = r.invalid.as_deref().unwrap();
+        assert!(
+            why.contains("verification") && why.contains("level"),
+            "{why}"
+        );
+        assert!(r.text.contains("was not accepted"), "{}", r.text);
+        assert!(r.metadata().unwrap()["verification_error"].is_string());
+        let odd = msgs(
+            json!([{"role": "tool", "tool_call_id": "h1", "content": "x",
+            "result": {"result": "x", "completeness": "most"}}]),
+        );
+        assert!(translate_all(&odd).results[0].invalid.is_some());
+    }
+
+    #[test]
     fn contracts_are_checked() {
         let c = |v: &str, caps: &[&str]| Contract {
             version: v.into(),
@@ -728,12 +853,10 @@ mod tests {
         assert!(check_contract(Some(&c("1.0", &["termination_reasons"]))).is_ok());
         let e = check_contract(Some(&c("2.0", &[]))).unwrap_err();
         assert_eq!(e.code, "protocol_incompatible");
-        let e = check_contract(Some(&c("1.1", &["typed_verification_receipts"]))).unwrap_err();
-        assert!(e.message.contains("typed_verification_receipts"), "{e:?}");
-        assert_eq!(
-            e.details["missing_capabilities"],
-            json!(["typed_verification_receipts"])
-        );
+        assert!(check_contract(Some(&c("1.1", &["typed_verification_receipts"]))).is_ok());
+        let e = check_contract(Some(&c("1.1", &["telepathy"]))).unwrap_err();
+        assert!(e.message.contains("telepathy"), "{e:?}");
+        assert_eq!(e.details["missing_capabilities"], json!(["telepathy"]));
     }
 
     #[test]
@@ -752,6 +875,29 @@ mod tests {
             (Some(4), Some(9), Some(60))
         );
         assert_eq!(ignored, ["temperature", "max_context_bytes"]);
+        let (_, ignored) = limits(&FlatLimits {
+            require_focused_verification: Some(true),
+            verification_enforcement: Some("strict".into()),
+            max_completion_corrections: Some(1),
+            ..FlatLimits::default()
+        });
+        assert_eq!(
+            ignored,
+            [
+                "require_focused_verification",
+                "verification_enforcement",
+                "max_completion_corrections"
+            ]
+        );
+        let (_, ignored) = limits(&FlatLimits {
+            verification_enforcement: Some("strict".into()),
+            max_completion_corrections: Some(1),
+            ..FlatLimits::default()
+        });
+        assert!(
+            ignored.is_empty(),
+            "nonoka's defaults without a requirement"
+        );
         assert_eq!(limits(&FlatLimits::default()), (None, vec![]));
     }
 }

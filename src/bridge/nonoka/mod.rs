@@ -40,6 +40,12 @@ pub(super) struct State {
     scratch: Option<PathBuf>,
     /// Names of the caller's own tools offered in the running turn.
     host: HashSet<String>,
+    /// The running turn's store and session: a tool result's stored metadata (its
+    /// verification receipt) is read back from it.
+    store: Option<(Sessions, String)>,
+    /// The running turn resumes a paused one: what was answered, said instead of the agent's
+    /// "interrupted calls are offered again" (these calls were paused on purpose).
+    resumed: Option<String>,
 }
 
 type Refusal = (&'static str, String);
@@ -112,10 +118,7 @@ fn store_results(
     for r in results {
         if pending.iter().any(|c| c.id == r.call_id) {
             let mut m = NewMessage::tool_result(r.call_id.clone(), r.text.clone(), false);
-            m.tool_metadata = r
-                .receipt
-                .as_ref()
-                .map(|receipt| serde_json::json!({"executor": "host", "receipt": receipt}));
+            m.tool_metadata = r.metadata();
             new.push(m);
         } else if !stored
             .iter()
@@ -158,7 +161,51 @@ fn no_session() -> Refusal {
     )
 }
 
+/// What a resume answered, in words: `call_w1 approved (it runs now)`, `call_w2 denied`,
+/// `the host's result of call_h1 stored`; `None` when the request answers nothing.
+fn resumed_note(
+    answers: &HashMap<String, bool>,
+    results: &[inbound::HostResult],
+) -> Option<String> {
+    let mut ids: Vec<(&String, &bool)> = answers.iter().collect();
+    ids.sort();
+    let mut parts: Vec<String> = ids
+        .into_iter()
+        .map(|(id, ok)| {
+            let id = crate::sanitize::line(id);
+            if *ok {
+                format!("call {id} approved (it runs now)")
+            } else {
+                format!("call {id} denied (the model is told)")
+            }
+        })
+        .collect();
+    parts.extend(results.iter().map(|r| {
+        format!(
+            "the host's result of call {} stored",
+            crate::sanitize::line(&r.call_id)
+        )
+    }));
+    (!parts.is_empty()).then(|| {
+        format!(
+            "the paused turn goes on: {}; any later calls of the same reply follow in order",
+            parts.join(", ")
+        )
+    })
+}
+
 impl Bridge<'_> {
+    /// The stored `tool_metadata` of message `seq` of the running turn's session.
+    fn stored_metadata(&self, seq: i64) -> Option<Value> {
+        let (sessions, id) = self.nonoka.store.as_ref()?;
+        sessions
+            .messages(id, seq, seq)
+            .ok()?
+            .into_iter()
+            .next()?
+            .tool_metadata
+    }
+
     /// One request line in nonoka's dialect.
     pub(super) fn nonoka_line(&mut self, line: &[u8]) {
         let value: Value = match std::str::from_utf8(line)
@@ -214,17 +261,24 @@ impl Bridge<'_> {
         self.send_value(&outbound::ack());
         let (limits, ignored) = inbound::limits(&req.limits);
         if !ignored.is_empty() {
-            let message = format!(
+            let mut message = format!(
                 "neocode has no equivalent of {}; ignored",
                 ignored.join(", ")
             );
+            if ignored.contains(&"require_focused_verification") {
+                message.push_str(
+                    " (a turn is not held back for a missing focused verification; checks \
+                     still carry their verification receipts)",
+                );
+            }
             self.send_value(&outbound::warning("limits_ignored", &message));
         }
         let title = req.purpose.as_deref() == Some("title");
         let (host_tools, hidden) = inbound::host_tools(req.tools.as_deref().unwrap_or_default());
         if !hidden.is_empty() && !title {
             let message = format!(
-                "the host's {} not offered: neocode's own tool of the same name runs instead",
+                "not offered to the model: the host's {} (neocode has a tool of the same name, \
+                 which the model gets instead)",
                 hidden.join(", ")
             );
             self.send_value(&outbound::warning("host_tool_hidden", &message));
@@ -245,13 +299,24 @@ impl Bridge<'_> {
         });
         let rid = req.request_id.clone();
         if title {
+            self.nonoka.store = None;
             return match self.nonoka_title(&req, &tr) {
                 Ok(spec) => self.start(spec, rid),
                 Err((code, m)) => self.send_value(&outbound::error(code, &m, None)),
             };
         }
+        for r in tr.results.iter().filter(|r| r.invalid.is_some()) {
+            let message = format!(
+                "the host's verification receipt for call {} was not accepted ({}); the result \
+                 is stored with it, and proves no check",
+                crate::sanitize::line(&r.call_id),
+                r.invalid.as_deref().unwrap_or_default()
+            );
+            self.send_value(&outbound::warning("invalid_verification_receipt", &message));
+        }
         let mut answers = std::mem::take(&mut self.nonoka.answers);
         answers.extend(tr.approvals.iter().cloned());
+        self.nonoka.resumed = resumed_note(&answers, &tr.results);
         let prepared = if answers.is_empty() && tr.results.is_empty() {
             self.nonoka_prepare(&req, tr, limits)
         } else {
@@ -277,6 +342,7 @@ impl Bridge<'_> {
                 }
                 self.nonoka.answers = answers;
                 self.nonoka.usage = Usage::default();
+                self.nonoka.store = Some((spec.sessions.clone(), spec.session_id.clone()));
                 self.start(spec, rid);
             }
             Err((code, m)) => self.send_value(&outbound::error(code, &m, None)),
@@ -484,6 +550,13 @@ impl Bridge<'_> {
             TurnEvent::ToolCall { call, .. } => {
                 self.nonoka.names.insert(call.id.clone(), call.name.clone());
             }
+            TurnEvent::Warning {
+                code: crate::runtime::agent::WarningCode::ReplayingInterruptedCalls,
+                ..
+            } if self.nonoka.resumed.is_some() => {
+                let note = self.nonoka.resumed.take().unwrap_or_default();
+                return self.send_value(&outbound::warning("paused_turn_resumed", &note));
+            }
             TurnEvent::Finished { reason, usage } => {
                 self.running = None;
                 let lines = if title {
@@ -515,6 +588,14 @@ impl Bridge<'_> {
         }
         let names = &self.nonoka.names;
         let mut lines = outbound::turn_lines(&ev, &|id| names.get(id).cloned().unwrap_or_default());
+        if let TurnEvent::ToolResult { seq, text, .. } = &ev
+            && let Some(meta) = self.stored_metadata(*seq)
+            && let Some(receipt) = outbound::receipt(text, &meta)
+        {
+            for l in &mut lines {
+                l["result"] = receipt.clone();
+            }
+        }
         if let TurnEvent::ToolCall { call, .. } = &ev
             && self.nonoka.host.contains(&call.name)
         {

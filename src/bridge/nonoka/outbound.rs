@@ -153,6 +153,22 @@ pub fn turn_lines(ev: &TurnEvent, tool_name: &dyn Fn(&str) -> String) -> Vec<Val
     }
 }
 
+/// A `tool_result.result` for a result whose stored metadata holds a verification receipt
+/// (`run_command` ran a check): nonoka's external tool receipt `{result, exit_code,
+/// truncated, completeness, host, verification}`. `None` without a receipt (the result is
+/// then its text).
+pub fn receipt(text: &str, metadata: &Value) -> Option<Value> {
+    let v = metadata.get("verification")?;
+    Some(json!({
+        "result": text,
+        "exit_code": v.get("exit_code"),
+        "truncated": v.get("truncated"),
+        "completeness": v.get("completeness"),
+        "host": "neocode",
+        "verification": v,
+    }))
+}
+
 /// `approval_request {id, tool_call_id, tool_name, args}`: the approval's id is the call's,
 /// which is what the provider answers with.
 pub fn approval_request(call: &crate::session::ToolCall) -> Value {

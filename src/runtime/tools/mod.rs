@@ -20,6 +20,7 @@ pub use path::force_walk_fallback;
 mod read_file;
 mod run_command;
 pub mod sandbox;
+pub mod verification;
 mod write_file;
 
 use std::path::PathBuf;

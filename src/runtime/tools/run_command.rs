@@ -587,10 +587,7 @@ fn report(
     if let Some(w) = status.warning() {
         text.push_str(&format!("[{w}]\n"));
     }
-    ToolOutput {
-        text,
-        is_error: false,
-        metadata: Some(json!({
+    let mut metadata = json!({
             "command": command,
             "exit_code": code,
             "signal": signal,
@@ -601,7 +598,20 @@ fn report(
             "cut_bytes": outcome.output.cut(),
             "sandbox": status.code(),
             "sandbox_blocked": blocked,
-        })),
+    });
+    let ended = super::verification::Ended {
+        exit_code: code,
+        timed_out: outcome.timed_out,
+        cancelled: outcome.cancelled,
+        truncated: outcome.output.cut() > 0,
+        timeout_secs: timeout.as_secs(),
+    };
+    let cwd = root.display().to_string();
+    super::verification::attach(&mut metadata, command, &cwd, &text, ended);
+    ToolOutput {
+        text,
+        is_error: false,
+        metadata: Some(metadata),
     }
 }
 

@@ -22,21 +22,14 @@ use crate::support;
 
 const BIN: &str = env!("CARGO_BIN_EXE_neocode");
 
-/// What nonoka's provider 0.2.19 requires (`NONOKA_REQUIRED_CAPABILITIES`).
+/// What nonoka's provider 0.2.19 requires (`NONOKA_REQUIRED_CAPABILITIES`): the driver
+/// sends this contract.
 const PROVIDER_CAPABILITIES: [&str; 5] = [
     "external_tool_receipts",
     "persistent_runtime_limits",
     "termination_reasons",
     "tool_approval_resume",
     "typed_verification_receipts",
-];
-
-/// The capabilities neocode honours: a provider asking for these is served.
-const HONOURED: [&str; 4] = [
-    "external_tool_receipts",
-    "persistent_runtime_limits",
-    "termination_reasons",
-    "tool_approval_resume",
 ];
 
 const TITLE_SENTINEL: &str = "Generate a title for this conversation";
@@ -80,7 +73,10 @@ impl Env {
                 ("NEOCODE_API_KEY".into(), "sk-test-nonoka".into()),
                 ("OPENAI_API_KEY".into(), String::new()),
             ],
-            capabilities: HONOURED.iter().map(|s| s.to_string()).collect(),
+            capabilities: PROVIDER_CAPABILITIES
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             chat_session_id,
             extra: json!({}),
         }
@@ -250,9 +246,17 @@ impl Provider {
                 "tool" => {
                     for p in m["content"].as_array().unwrap() {
                         match p["type"].as_str() {
-                            Some("tool-result") => out.push(json!({
-                                "role": "tool", "tool_call_id": p["toolCallId"],
-                                "content": tool_output_text(&p["output"])})),
+                            Some("tool-result") => {
+                                let mut t = json!({
+                                    "role": "tool", "tool_call_id": p["toolCallId"],
+                                    "content": tool_output_text(&p["output"])});
+                                // The receipt the provider builds for a host result
+                                // (`normalizeExternalToolOutput` + its verification).
+                                if !p["receipt"].is_null() {
+                                    t["result"] = p["receipt"].clone();
+                                }
+                                out.push(t);
+                            }
                             Some("tool-approval-response") => out.push(json!({
                                 "role": "tool", "tool_call_id": p["approvalId"],
                                 "content": json!([{"type": "tool-approval-response",
@@ -750,6 +754,24 @@ fn an_approval_ends_the_process_and_the_next_one_runs_or_denies_exactly_that_cal
         std::fs::read_to_string(env.workdir.join("a.txt")).unwrap(),
         "one\n"
     );
+    // Said as what it is: the answered call runs (it was paused on purpose, not interrupted).
+    assert!(
+        !warnings(&t2).contains(&"replaying_interrupted_calls"),
+        "{:#?}",
+        t2.events
+    );
+    let resumed = t2
+        .events
+        .iter()
+        .find(|e| e["payload"]["code"] == "paused_turn_resumed")
+        .unwrap_or_else(|| panic!("{:#?}", t2.events));
+    assert!(
+        resumed["message"]
+            .as_str()
+            .unwrap()
+            .contains("call call_w1 approved (it runs now)"),
+        "{resumed}"
+    );
 
     // The next turn carries the whole history again (the paused call, its answer, the
     // resumed turn announcing it once more): it continues the session, nothing forks.
@@ -902,28 +924,40 @@ fn a_closed_stdin_cancels_the_running_turn_too() {
 }
 
 #[test]
+fn the_provider_0_2_19_contract_is_acknowledged_with_all_five_capabilities() {
+    let env = Env::new(vec![Reply::text("hello")]);
+    let t = env.provider().chat(&[system(), user("hi")]);
+    assert_eq!(
+        t.request["protocol"]["required_capabilities"],
+        json!(PROVIDER_CAPABILITIES)
+    );
+    assert_eq!(t.error, None, "{:#?}", t.events);
+    assert_eq!(t.finish.as_deref(), Some("stop"));
+    let mut caps: Vec<&str> = t.events[0]["capabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    caps.sort_unstable();
+    assert_eq!(caps, PROVIDER_CAPABILITIES);
+}
+
+#[test]
 fn a_refused_contract_is_one_error_the_provider_shows_and_nothing_is_stored() {
     let env = Env::new(vec![Reply::text("never")]);
-    // The real provider requires one capability neocode does not honour.
+    // A provider requiring a capability neocode does not honour.
     let mut p = env.provider();
-    p.capabilities = PROVIDER_CAPABILITIES
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    p.capabilities.push("telepathic_edits".into());
     let t = p.chat(&[system(), user("hi")]);
     assert_eq!(types(&t), ["error"], "{:#?}", t.events);
     let e = &t.events[0];
     assert_eq!(e["code"], "protocol_incompatible");
     assert_eq!(
         e["details"]["missing_capabilities"],
-        json!(["typed_verification_receipts"])
+        json!(["telepathic_edits"])
     );
-    assert!(
-        e["message"]
-            .as_str()
-            .unwrap()
-            .contains("typed_verification_receipts")
-    );
+    assert!(e["message"].as_str().unwrap().contains("telepathic_edits"));
     assert_eq!(
         t.error.as_deref(),
         e["message"].as_str(),
@@ -957,7 +991,8 @@ fn flat_limits_reach_the_ledger_and_the_rest_is_named_in_one_warning() {
     let env = Env::new(vec![Reply::text("ok")]);
     let mut p = env.provider();
     p.extra = json!({"max_turns": 7, "tool_budget": 3, "wall_timeout_seconds": 90.5,
-                     "temperature": 0, "max_context_bytes": 262144});
+                     "temperature": 0, "max_context_bytes": 262144,
+                     "require_focused_verification": true, "verification_enforcement": "strict"});
     let t = p.chat(&[system(), user("hi")]);
     assert_eq!(t.finish.as_deref(), Some("stop"), "{:#?}", t.events);
     let ignored: Vec<&Value> = t
@@ -969,6 +1004,12 @@ fn flat_limits_reach_the_ledger_and_the_rest_is_named_in_one_warning() {
     let m = ignored[0]["message"].as_str().unwrap();
     assert!(
         m.contains("temperature") && m.contains("max_context_bytes"),
+        "{m}"
+    );
+    // Completion requirements are not enforced, and the warning says so.
+    assert!(
+        m.contains("require_focused_verification, verification_enforcement")
+            && m.contains("not held back"),
         "{m}"
     );
     let ledger = env.sessions().header(&t.session()).unwrap().ledger.unwrap();
@@ -1063,5 +1104,192 @@ fn host_tools_are_offered_run_by_the_host_and_their_results_resume_the_turn() {
     let roles: Vec<Role> = msgs.iter().map(|m| m.0).collect();
     assert_eq!(roles, [U, A, T, A, U, A]);
     assert_eq!(msgs[2].1, "hi\n");
+    assert_eq!(env.sessions().count().unwrap(), 1);
+}
+
+/// The text of the last tool message the model was sent in its request `i`.
+fn last_tool_seen(env: &Env, i: usize) -> String {
+    let sent = env.server.requests()[i].json();
+    let messages = sent["messages"].as_array().unwrap().clone();
+    let tool = messages.iter().rev().find(|m| m["role"] == "tool").unwrap();
+    tool["content"].as_str().unwrap().to_string()
+}
+
+/// The stored `tool_metadata` of the result of `call` in session `id`.
+fn stored_meta(env: &Env, id: &str, call: &str) -> Value {
+    env.sessions()
+        .load(id)
+        .unwrap()
+        .messages
+        .iter()
+        .find(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some(call))
+        .and_then(|m| m.tool_metadata.clone())
+        .unwrap_or_else(|| panic!("no stored result of {call}"))
+}
+
+#[test]
+fn neocodes_own_test_run_carries_a_typed_verification_receipt_to_the_provider() {
+    let cmd = "NONOKA_VERIFY=focused ./pytest -q tests/test_api.py";
+    let env = Env::new(vec![
+        Reply::tool_calls(&[(
+            "call_t1",
+            "run_command",
+            &json!({ "command": cmd }).to_string(),
+        )]),
+        Reply::text("Both tests pass."),
+        Reply::text("Done."),
+    ]);
+    // A stand-in test runner: prints what pytest prints and exits 0.
+    let runner = env.workdir.join("pytest");
+    std::fs::write(
+        &runner,
+        "#!/bin/sh\necho 'collected 2 items'\necho '2 passed in 0.01s'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&runner, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut p = env.provider();
+    let mut prompt = vec![system(), user("run the api tests")];
+    let t1 = p.chat(&prompt);
+    assert_eq!(
+        t1.finish.as_deref(),
+        Some("approval_required"),
+        "{:#?}",
+        t1.events
+    );
+    let id = t1.session();
+    prompt.push(t1.assistant());
+    let answer = approval_answer(&t1.approval().unwrap(), true);
+    prompt.push(answer.clone());
+    let t2 = p.chat(&[system(), answer]);
+    assert_eq!(t2.finish.as_deref(), Some("stop"), "{:#?}", t2.events);
+    let result = t2.event("tool_result").unwrap();
+    let receipt = &result["result"];
+    assert!(
+        receipt["result"].as_str().unwrap().contains("2 passed"),
+        "{result}"
+    );
+    assert_eq!(receipt["completeness"], "complete");
+    let v = &receipt["verification"];
+    assert_eq!(
+        (
+            v["status"].as_str(),
+            v["level"].as_str(),
+            v["kind"].as_str()
+        ),
+        (Some("passed"), Some("focused"), Some("test")),
+        "{receipt:#}"
+    );
+    assert_eq!(v["command"], cmd);
+    assert_eq!(
+        (v["exit_code"].as_i64(), v["timed_out"].as_bool()),
+        (Some(0), Some(false))
+    );
+    assert_eq!(
+        (v["collected_tests"].as_u64(), v["executed_tests"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(v["truncated"], false);
+    // Stored with the result, as the views and an export see it.
+    assert_eq!(stored_meta(&env, &id, "call_t1")["verification"], *v);
+    // The receipt travels inside the assistant message the provider keeps: the next turn
+    // continues the session, nothing runs again.
+    prompt.push(t2.assistant());
+    prompt.push(user("thanks"));
+    let t3 = p.chat(&prompt);
+    assert_eq!(t3.session(), id);
+    assert!(continued(&t3), "{:#?}", t3.events);
+    assert!(t3.event("tool_call").is_none());
+}
+
+#[test]
+fn a_host_verification_receipt_is_validated_stored_and_summarised_for_the_model() {
+    let env = Env::new(vec![
+        Reply::tool_calls(&[(
+            "call_h1",
+            "bash",
+            r#"{"command":"NONOKA_VERIFY=focused pytest -q"}"#,
+        )]),
+        Reply::text("Verified."),
+        Reply::tool_calls(&[("call_h2", "bash", r#"{"command":"pytest -q"}"#)]),
+        Reply::text("Hm."),
+        Reply::text("Bye."),
+    ]);
+    let mut p = env.provider();
+    let schema = json!({"type": "object", "properties": {"command": {"type": "string"}}});
+    p.extra = json!({"tools": [{"name": "bash", "description": "Run a shell command", "parameters": schema}]});
+    let mut prompt = vec![system(), user("fix and verify")];
+    let t1 = p.chat(&prompt);
+    assert_eq!(t1.finish.as_deref(), Some("tool_calls"), "{:#?}", t1.events);
+    let id = t1.session();
+    let verification = json!({"status": "passed", "level": "focused", "kind": "test",
+        "command": "NONOKA_VERIFY=focused pytest -q", "cwd": env.workdir.display().to_string(),
+        "exit_code": 0, "timed_out": false, "timeout_seconds": 120, "truncated": false,
+        "completeness": "complete", "collected_tests": 3, "executed_tests": 3,
+        "summary": "3 passed in 0.20s"});
+    let receipt = json!({"result": "3 passed in 0.20s", "exit_code": 0, "host": "opencode",
+        "truncated": false, "completeness": "complete", "verification": verification});
+    let result = |call: &str, receipt: &Value| {
+        json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": call,
+            "toolName": "bash", "output": {"type": "text", "value": "3 passed in 0.20s"},
+            "receipt": receipt}]})
+    };
+    prompt.push(t1.assistant());
+    let r1 = result("call_h1", &receipt);
+    prompt.push(r1.clone());
+    let t2 = p.chat(&[system(), r1]);
+    assert_eq!(t2.finish.as_deref(), Some("stop"), "{:#?}", t2.events);
+    assert!(!warnings(&t2).contains(&"invalid_verification_receipt"));
+    // The model read the result and the receipt's one line.
+    let seen = last_tool_seen(&env, 1);
+    assert_eq!(
+        seen,
+        "3 passed in 0.20s\n[verification: test (focused) passed: 3 passed in 0.20s; `NONOKA_VERIFY=focused pytest -q`]"
+    );
+    let meta = stored_meta(&env, &id, "call_h1");
+    assert_eq!(meta["executor"], "host");
+    assert_eq!(meta["verification"]["status"], "passed");
+    assert_eq!(meta["verification"]["executed_tests"], 3);
+
+    // A malformed receipt: warned about, stored with the reason, and the model is told it
+    // proves nothing; never dropped silently.
+    prompt.push(t2.assistant());
+    prompt.push(user("once more"));
+    let t3 = p.chat(&prompt);
+    assert_eq!(t3.session(), id);
+    assert!(continued(&t3), "{:#?}", t3.events);
+    assert_eq!(t3.finish.as_deref(), Some("tool_calls"), "{:#?}", t3.events);
+    let mut bad = receipt;
+    bad["verification"]["status"] = json!("green");
+    prompt.push(t3.assistant());
+    let r2 = result("call_h2", &bad);
+    prompt.push(r2.clone());
+    let t4 = p.chat(&[system(), r2]);
+    assert_eq!(t4.finish.as_deref(), Some("stop"), "{:#?}", t4.events);
+    let warning = t4
+        .events
+        .iter()
+        .find(|e| e["payload"]["code"] == "invalid_verification_receipt")
+        .unwrap_or_else(|| panic!("{:#?}", t4.events));
+    let m = warning["message"].as_str().unwrap();
+    assert!(m.contains("call_h2") && m.contains("status"), "{m}");
+    let meta = stored_meta(&env, &id, "call_h2");
+    assert!(
+        meta["verification_error"]
+            .as_str()
+            .unwrap()
+            .contains("status")
+    );
+    assert!(meta["verification"].is_null());
+    let last_tool = last_tool_seen(&env, 3);
+    assert!(last_tool.contains("was not accepted"), "{last_tool}");
+
+    // The whole history again: the same session, no fork, nothing reruns.
+    prompt.push(t4.assistant());
+    prompt.push(user("bye"));
+    let t5 = p.chat(&prompt);
+    assert_eq!(t5.session(), id);
+    assert!(continued(&t5), "{:#?}", t5.events);
+    assert_eq!(t5.text, "Bye.");
     assert_eq!(env.sessions().count().unwrap(), 1);
 }
