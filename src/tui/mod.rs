@@ -60,6 +60,8 @@ pub struct TuiOptions {
     /// The workspace's sessions when the caller already opened them (to resolve `resume`),
     /// so the store is opened once.
     pub sessions: Option<Sessions>,
+    /// `neocode demo`: turns talk to the scripted in-process demo model, whatever is configured.
+    pub demo: bool,
 }
 
 /// What the loop waits for: all of it arrives on one channel.
@@ -325,7 +327,7 @@ impl TurnLink {
 
 /// The agent for the TUI and what the status line says about it. A config that does not
 /// parse leaves the TUI usable for browsing and says why nothing can be sent.
-fn connect(sessions: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentInfo) {
+fn connect(sessions: &Sessions, loc: &Location, demo: bool) -> (Option<Agent>, live::AgentInfo) {
     let settings = match Settings::load(&loc.home, &Overrides::default()) {
         Ok(s) => s,
         Err(e) => {
@@ -337,8 +339,14 @@ fn connect(sessions: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentIn
         }
     };
     let sandbox = crate::runtime::tools::sandbox::status(&settings.sandbox);
+    let agent = if demo {
+        Agent::demo(sessions.clone(), settings)
+    } else {
+        Agent::new(sessions.clone(), settings)
+    };
+    let settings = agent.settings();
     let info = live::AgentInfo {
-        provider: match settings.provider_status() {
+        provider: match agent.provider_status() {
             ProviderStatus::Ready { model, .. } => Ok(model),
             ProviderStatus::Missing(m) => Err(m),
         },
@@ -352,7 +360,7 @@ fn connect(sessions: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentIn
         sandbox_on: sandbox.is_enforced(),
         mcp_failed: Vec::new(),
     };
-    (Some(Agent::new(sessions.clone(), settings)), info)
+    (Some(agent), info)
 }
 
 /// The agent and its status line being made off the loop (see [`connect`]).
@@ -423,6 +431,7 @@ fn spawn_connect(
     sessions: &Sessions,
     loc: &Location,
     tx: &Sender<Msg>,
+    demo: bool,
 ) -> std::io::Result<(Connecting, mpsc::Receiver<()>)> {
     let (ready_tx, ready_rx) = mpsc::channel::<()>();
     let sessions = sessions.clone();
@@ -431,7 +440,7 @@ fn spawn_connect(
     let handle = std::thread::Builder::new()
         .name("neocode-connect".into())
         .spawn(move || {
-            let out = connect(&sessions, &loc);
+            let out = connect(&sessions, &loc, demo);
             let _ = ready_tx.send(());
             let _ = tx.send(Msg::Connected);
             out
@@ -572,7 +581,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
         })
         .map_err(|e| anyhow::anyhow!("cannot start the storage thread: {e}"))?
     };
-    let (mut connecting, ready_rx) = spawn_connect(&sessions, &opts.location, &tx)?;
+    let (mut connecting, ready_rx) = spawn_connect(&sessions, &opts.location, &tx, opts.demo)?;
     let mut turns = TurnLink::new(tx.clone());
     let mut guard = terminal::Guard::enter()?;
     let size = guard.terminal.size()?;

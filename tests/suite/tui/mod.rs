@@ -1,5 +1,6 @@
 //! The TUI: snapshots, filter, live turns, plans, fuzzing, a real terminal, panics.
 
+mod tui_demo;
 mod tui_filter;
 mod tui_fuzz;
 mod tui_live;

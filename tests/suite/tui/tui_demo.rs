@@ -1,0 +1,102 @@
+//! `neocode demo` in a real terminal: the demo model (scripted, in process, no network) runs
+//! a real turn on the demo workspace: streamed text, a `read_file`, an `edit_file` whose diff
+//! waits for approval, `run_command` of the tests, and a plan run.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::support::Env;
+use crate::support::pty::Pty;
+use neocode::runtime::{Location, Sessions};
+use neocode::session::{ListQuery, Role, WorkspacePaths};
+
+/// The one demo folder `neocode demo --keep` left under `tmp`.
+fn kept_demo(tmp: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(tmp)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("neocode-demo-"))
+        })
+        .collect();
+    assert_eq!(dirs.len(), 1, "one kept demo folder in {}", tmp.display());
+    dirs[0].clone()
+}
+
+/// Waits for the approval card, lets the quiet moment pass, answers `y`.
+fn approve(pty: &mut Pty, what: &str) -> String {
+    let s = pty.wait_for(what);
+    std::thread::sleep(Duration::from_millis(700));
+    pty.keys("y");
+    s
+}
+
+#[test]
+fn the_demo_model_fixes_the_demo_project_with_an_approved_edit_and_runs_its_tests() {
+    let env = Env::new();
+    let tmp = env.home.parent().unwrap().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_s = tmp.to_string_lossy().into_owned();
+    // No provider configured at all: the demo needs none (a base URL that would refuse
+    // connections proves nothing is dialled).
+    let envs = [
+        ("TMPDIR", tmp_s.as_str()),
+        ("NEOCODE_BASE_URL", "http://127.0.0.1:9/v1"),
+        ("NEOCODE_MODEL", "not-used"),
+        ("NEOCODE_DEMO_PACE_MS", "2"),
+    ];
+    let mut pty = Pty::spawn_args(&env.home, &["demo", "--keep"], &envs, 40, 120);
+    pty.wait_for("13 sessions");
+    pty.keys("n");
+    let s = pty.wait_for("demo model — scripted, no network");
+    assert!(!s.contains("no model"), "{s}");
+    pty.keys("fix the bug\r");
+
+    // read_file ran, then the edit waits with its diff.
+    let s = approve(&mut pty, "waiting for approval");
+    assert!(s.contains("read_file"), "{s}");
+    assert!(s.contains("Helo, $name"), "the file as read: {s}");
+    assert!(s.contains("+ echo \"Hello, $name!\""), "the diff: {s}");
+    // Then the tests through the sandbox, approved too.
+    approve(&mut pty, "run_command  sh test.sh  · waiting");
+    let s = pty.wait_for("All tests pass");
+    assert!(s.contains("2 passed"), "{s}");
+    pty.wait_for("Done in");
+
+    // A plan run with two layers.
+    pty.keys("/plan make greet.sh greet politely\r");
+    let s = approve(&mut pty, "Layer 2");
+    assert!(s.contains("survey") && s.contains("report"), "{s}");
+    pty.wait_for("3 of 3 steps completed");
+    pty.keys("\x03");
+    pty.wait_exit(
+        Duration::from_secs(30),
+        "neocode demo did not quit on Ctrl-C",
+    );
+
+    // The edit is on disk and the tests pass there; the turn is stored with the demo model.
+    let dir = kept_demo(&tmp);
+    let ws = dir.join("workspace");
+    let greet = std::fs::read_to_string(ws.join("greet.sh")).unwrap();
+    assert!(greet.contains("echo \"Hello, $name!\""), "{greet}");
+    let home = dir.join("home");
+    let loc = Location {
+        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
+        home,
+    };
+    let sessions = Sessions::open(&loc).unwrap();
+    let items = sessions.list(&ListQuery::default()).unwrap().items;
+    let s = items
+        .iter()
+        .find(|s| s.title == "fix the bug")
+        .expect("the demo turn's session");
+    assert_eq!(s.model, "demo model — scripted, no network");
+    assert_eq!(s.provider, "demo");
+    let msgs = sessions.messages(&s.id, 0, i64::MAX).unwrap();
+    let ran = msgs
+        .iter()
+        .any(|m| m.role == Role::Tool && m.text().contains("2 passed"));
+    assert!(ran, "the run_command result is stored");
+    let _ = std::fs::remove_dir_all(&dir);
+}
