@@ -21,7 +21,7 @@ pub use schema::SCHEMA_VERSION;
 pub use search::{SEARCH_CANDIDATES, SearchResults};
 pub use store::imported::ImportedRecord;
 pub use store::{
-    Clock, NewSession, SessionOverview, StepConversation, Store, conversation_key, now_ms,
+    Clock, NewSession, QueuedMessage, SessionOverview, StepConversation, Store, conversation_key, now_ms,
     validate_id,
 };
 pub use workspace::{

@@ -330,6 +330,9 @@ stable_codes! {
         HistoryDiverged => "history_diverged",
         /// The bridge: non-text content parts were left out.
         ContentPartsDropped => "content_parts_dropped",
+        /// A message queued to steer the turn (Alt-Enter in the TUI) went in at this tool
+        /// boundary, before the next model call.
+        Steered => "steered",
     }
 }
 
