@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex};
 use crate::session::file::{self, SessionFile};
 use crate::session::{
     AppendMeta, AssetMeta, ListBounds, ListLine, ListPage, ListQuery, Message, NewMessage,
-    NewSession, PageKey, PlanProgress, QueuedMessage, Replacement, Result, SearchHit, SearchResults, Session,
-    SessionHeader, SessionSummary, StateUpdate, StepConversation, StepUpdate, Store,
+    NewSession, PageKey, PlanProgress, QueuedMessage, Replacement, Result, SearchHit,
+    SearchResults, Session, SessionHeader, SessionSummary, StateUpdate, StepConversation,
+    StepUpdate, Store,
 };
 
 use super::Location;

@@ -63,6 +63,10 @@ pub enum Action {
     Rerun,
     /// Mark those calls interrupted instead (nothing runs).
     MarkInterrupted,
+    /// Queue the typed message to steer the running turn (sent at its next tool boundary).
+    Steer,
+    /// Take the last queued message back into the editor.
+    EditQueued,
     /// Run the proposed plan.
     PlanRun,
     /// Reject the proposed plan (nothing runs).

@@ -254,7 +254,7 @@ pub const BINDINGS: &[Binding] = &[
         [(KeyCode::Enter, N)],
         "Enter",
         Submit,
-        "send the message (Alt-Enter, Shift-Enter or Ctrl-J: new line; a paste keeps its lines)",
+        "send the message; while a turn runs, queue it for after the turn (Alt-Enter, Shift-Enter or Ctrl-J: new line; a paste keeps its lines)",
         Some(("Enter", "send"))
     ),
     b!(
@@ -315,6 +315,14 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b!(
         Conversation,
+        [(KeyCode::Char('e'), C)],
+        "Ctrl-E",
+        EditQueued,
+        "take the last queued message back into the editor (out of the queue)",
+        None
+    ),
+    b!(
+        Conversation,
         [(KeyCode::Esc, N)],
         "Esc",
         Back,
@@ -368,6 +376,14 @@ pub const BINDINGS: &[Binding] = &[
         Cancel,
         "cancel the turn (what arrived is kept; Ctrl-C again quits)",
         Some(("Esc", "cancel"))
+    ),
+    b!(
+        Turn,
+        [(KeyCode::Enter, A)],
+        "Alt-Enter",
+        Steer,
+        "steer: queue the message for the running turn's next tool boundary (Enter queues it for after the turn; Shift-Enter or Ctrl-J: new line)",
+        Some(("Alt-Enter", "steer"))
     ),
     b!(
         Turn,

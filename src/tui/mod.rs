@@ -138,7 +138,9 @@ impl TurnLink {
     /// Carries out one turn effect.
     pub fn dispatch(&mut self, effect: &TurnEffect) -> Result<(), String> {
         match effect {
-            TurnEffect::Start { .. } | TurnEffect::Plan { .. } => self.start(effect),
+            TurnEffect::Start { .. } | TurnEffect::StartQueued { .. } | TurnEffect::Plan { .. } => {
+                self.start(effect)
+            }
             TurnEffect::Command(cmd) => match &self.running {
                 Some(h) => h
                     .commands
@@ -201,6 +203,13 @@ impl TurnLink {
 
     /// Starts a turn or a plan run (`TurnEffect::Start`, `TurnEffect::Plan`).
     fn start(&mut self, effect: &TurnEffect) -> Result<(), String> {
+        // The next queued message is sent once the turn before it said it finished: its
+        // thread is ending, so it is waited for rather than refused.
+        if matches!(effect, TurnEffect::StartQueued { .. })
+            && let Some(h) = self.running.take()
+        {
+            h.join();
+        }
         if self.busy() {
             return Err("a turn is already running".into());
         }
@@ -225,6 +234,12 @@ impl TurnLink {
                 };
                 agent.start(target(session_id), req, sink)
             }
+            TurnEffect::StartQueued {
+                session_id,
+                qid,
+                approval,
+                ..
+            } => agent.start_queued(session_id, *qid, Some(*approval), sink),
             TurnEffect::Plan {
                 session_id,
                 goal,

@@ -102,10 +102,10 @@ fn intent(prompt: &str) -> Intent {
         Intent::Fix
     } else if has("plan") {
         Intent::Plan
+    } else if let Some(f) = file.filter(|_| !has("run")) {
+        Intent::Read(f)
     } else if has("test") || has("tests") || has("run") {
         Intent::Test
-    } else if let Some(f) = file {
-        Intent::Read(f)
     } else if p.trim().len() < 24 && (has("hi") || has("hello") || has("hey") || has("help")) {
         Intent::Hello
     } else {
@@ -529,6 +529,8 @@ mod tests {
         assert_eq!(intent("hi"), Intent::Hello);
         assert_eq!(intent("run the tests"), Intent::Test);
         assert_eq!(intent("what is in README.md?"), Intent::Read("README.md"));
+        assert_eq!(intent("show me test.sh"), Intent::Read("test.sh"));
+        assert_eq!(intent("run test.sh"), Intent::Test);
         assert_eq!(intent("how would you plan this"), Intent::Plan);
         assert_eq!(intent("make it better"), Intent::Fix);
     }

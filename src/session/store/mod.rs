@@ -31,8 +31,8 @@ use super::schema::{classify, open_connection};
 use super::workspace::WorkspacePaths;
 
 pub use assets::DEFAULT_ASSET_LIMIT;
-pub use queue::QueuedMessage;
 pub(crate) use import::{BulkImport, BulkOutcome, Prepared};
+pub use queue::QueuedMessage;
 pub use sessions::{NewSession, SessionOverview, conversation_key};
 pub use steps::StepConversation;
 

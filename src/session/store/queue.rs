@@ -158,7 +158,10 @@ mod tests {
         let taken = s.take_steer(&id).unwrap();
         assert_eq!(taken.iter().map(|m| m.id).collect::<Vec<_>>(), vec![st.id]);
         assert!(s.claim_queued(&id, a.id).unwrap().is_some());
-        assert!(s.claim_queued(&id, a.id).unwrap().is_none(), "delivered once");
+        assert!(
+            s.claim_queued(&id, a.id).unwrap().is_none(),
+            "delivered once"
+        );
         let left = s.queued(&id).unwrap();
         assert_eq!(left.len(), 1);
         assert_eq!(left[0].text, "second, edited");

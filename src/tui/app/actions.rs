@@ -112,6 +112,8 @@ impl App {
             | Action::Leave
             | Action::Rerun
             | Action::MarkInterrupted
+            | Action::Steer
+            | Action::EditQueued
             | Action::Submit => self.with_conv(|c, ctx| c.act(action, ctx)),
         }
     }

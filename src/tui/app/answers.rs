@@ -49,15 +49,32 @@ impl App {
                 interrupted,
                 steps,
                 context,
-            } => self.on_detail(
-                token,
-                *header,
-                progress,
-                assets,
-                interrupted,
-                steps,
-                context,
-            ),
+                queued,
+            } => {
+                let id = header.id.clone();
+                let current = self.current(Slot::Detail, token);
+                let mut effects = self.on_detail(
+                    token,
+                    *header,
+                    progress,
+                    assets,
+                    interrupted,
+                    steps,
+                    context,
+                );
+                if current {
+                    effects.extend(
+                        self.with_conv(|c, ctx| c.queue_read(&id, queued, None, false, ctx)),
+                    );
+                }
+                effects
+            }
+            Reply::Queue {
+                id,
+                queued,
+                taken,
+                unqueue,
+            } => self.with_conv(|c, ctx| c.queue_read(&id, queued, taken, unqueue, ctx)),
             Reply::Messages {
                 id, from, messages, ..
             } => {

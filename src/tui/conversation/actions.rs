@@ -27,6 +27,8 @@ impl Conversation {
             Action::Rerun => self.rerun_interrupted(ctx),
             Action::MarkInterrupted => Conversation::mark_interrupted(ctx),
             Action::Submit => self.submit(ctx),
+            Action::Steer => self.steer(ctx),
+            Action::EditQueued => self.edit_queued(ctx),
             _ => Vec::new(),
         }
     }

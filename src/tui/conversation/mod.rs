@@ -17,6 +17,7 @@ pub mod commands;
 mod complete;
 mod ctx;
 mod plan_events;
+mod queue;
 mod send;
 mod slash;
 mod slash_agent;
@@ -88,6 +89,11 @@ pub struct Conversation {
     /// Unsent text of conversations left, by session id ("" for the new session being
     /// written): it is there again when the conversation is opened again.
     pub(crate) drafts: HashMap<String, String>,
+    /// The queue of this session does not go on by itself, and why (a budget stop, a failure
+    /// or a cancel), until the user sends something: (session, why).
+    pub(crate) queue_hold: Option<(String, String)>,
+    /// The queued message last handed to the agent (tried once).
+    pub(crate) delivering: Option<i64>,
 }
 
 impl Conversation {
@@ -109,6 +115,8 @@ impl Conversation {
             last_typed_ms: None,
             card_since_ms: now_ms,
             drafts: HashMap::new(),
+            queue_hold: None,
+            delivering: None,
         }
     }
 }

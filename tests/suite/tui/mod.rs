@@ -8,4 +8,5 @@ mod tui_live_pty;
 mod tui_panic;
 mod tui_plan;
 mod tui_pty;
+mod tui_queue;
 mod tui_snapshots;

@@ -11,7 +11,7 @@ use neocode::runtime::{Location, Sessions};
 use neocode::session::{ListQuery, Role, WorkspacePaths};
 
 /// The one demo folder `neocode demo --keep` left under `tmp`.
-fn kept_demo(tmp: &Path) -> PathBuf {
+pub(super) fn kept_demo(tmp: &Path) -> PathBuf {
     let dirs: Vec<PathBuf> = std::fs::read_dir(tmp)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -25,11 +25,37 @@ fn kept_demo(tmp: &Path) -> PathBuf {
 }
 
 /// Waits for the approval card, lets the quiet moment pass, answers `y`.
-fn approve(pty: &mut Pty, what: &str) -> String {
+pub(super) fn approve(pty: &mut Pty, what: &str) -> String {
     let s = pty.wait_for(what);
     std::thread::sleep(Duration::from_millis(700));
     pty.keys("y");
     s
+}
+
+/// The kept demo's sessions, and its home and workspace.
+pub(super) fn demo_sessions(dir: &Path) -> (Sessions, PathBuf, PathBuf) {
+    let ws = dir.join("workspace");
+    let home = dir.join("home");
+    let loc = Location {
+        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
+        home: home.clone(),
+    };
+    (Sessions::open(&loc).unwrap(), home, ws)
+}
+
+/// `neocode demo --keep` with its temp folder under the test's, the demo model at `pace_ms`
+/// a piece; the folder it is kept in.
+pub(super) fn spawn_demo(env: &Env, pace_ms: &str) -> (Pty, PathBuf) {
+    let tmp = env.home.parent().unwrap().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_s = tmp.to_string_lossy().into_owned();
+    let envs = [
+        ("TMPDIR", tmp_s.as_str()),
+        ("NEOCODE_DEMO_PACE_MS", pace_ms),
+    ];
+    let pty = Pty::spawn_args(&env.home, &["demo", "--keep"], &envs, 40, 120);
+    pty.wait_for("13 sessions");
+    (pty, tmp)
 }
 
 #[test]
