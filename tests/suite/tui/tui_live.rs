@@ -194,10 +194,32 @@ fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
         "the prompt shows at once:\n{s}"
     );
     insta::assert_snapshot!("live_streaming", s);
-    // Typing goes on, sending waits for the turn.
+    // Typing goes on; Enter queues the message for after the turn (a store row, shown
+    // above the editor), nothing is sent now.
     h.submit("next");
     assert!(h.turns.is_empty(), "{:?}", h.turns);
-    assert!(h.screen().contains("A turn is running"));
+    let queued = h.rt.queued(&h.id).unwrap();
+    assert_eq!(queued.len(), 1);
+    assert_eq!(queued[0].text, "next");
+    let s = h.screen();
+    assert!(
+        s.contains("Queued (1)") && s.contains("1. next  next"),
+        "{s}"
+    );
+    insta::assert_snapshot!("live_queued", s);
+    // The turn ends: the queued message is the next turn.
+    h.ev(TurnEvent::Finished {
+        reason: neocode::runtime::agent::FinishReason::Completed,
+        usage: Usage::default(),
+    });
+    assert!(
+        h.turns.iter().any(|t| matches!(
+            t,
+            TurnEffect::StartQueued { text, .. } if text == "next"
+        )),
+        "{:?}",
+        h.turns
+    );
 }
 
 #[test]
