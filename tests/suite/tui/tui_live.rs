@@ -223,6 +223,40 @@ fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
 }
 
 #[test]
+fn a_budget_stop_holds_the_queue_and_says_so_until_enter_on_an_empty_editor() {
+    let mut h = H::new();
+    h.send("Explain it");
+    h.submit("then this");
+    h.ev(TurnEvent::Finished {
+        reason: neocode::runtime::agent::FinishReason::LimitReached("max_turns (1/1)".into()),
+        usage: Usage::default(),
+    });
+    assert!(
+        !h.turns
+            .iter()
+            .any(|t| matches!(t, TurnEffect::StartQueued { .. })),
+        "held: {:?}",
+        h.turns
+    );
+    let s = h.screen();
+    assert!(
+        s.contains("held: a budget stopped the turn; Enter on an empty editor sends the next"),
+        "{s}"
+    );
+    assert_eq!(h.rt.queued(&h.id).unwrap().len(), 1, "still waiting");
+    // Enter on the empty editor lets it go.
+    h.submit("");
+    assert!(
+        h.turns.iter().any(|t| matches!(
+            t,
+            TurnEffect::StartQueued { text, .. } if text == "then this"
+        )),
+        "{:?}",
+        h.turns
+    );
+}
+
+#[test]
 #[expect(clippy::too_many_lines)]
 fn tool_cards_in_each_state_and_the_approval_prompt() {
     let mut h = H::new();

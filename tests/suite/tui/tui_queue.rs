@@ -168,3 +168,60 @@ fn ctrl_e_takes_the_last_queued_message_back_into_the_editor() {
     assert_eq!(user_texts(&sessions, &id), vec!["hello"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn run_queue_from_another_process_is_sent_by_the_tui_running_the_session() {
+    let env = Env::new();
+    let (mut pty, tmp) = spawn_demo(&env, "50");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("hello\r");
+    pty.wait_for("Hello from the demo model");
+    let dir = kept_demo(&tmp);
+    let (sessions, home, ws) = demo_sessions(&dir);
+    let id = session_titled(&sessions, "hello");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+        .env("NEOCODE_HOME", &home)
+        .arg("--workdir")
+        .arg(&ws)
+        .args(["run", "--resume", &id, "--queue", "show me test.sh"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.starts_with("queued #") && said.contains("runs it and sends it when its turn ends"),
+        "{said}"
+    );
+    // The TUI sees the row (another process's write) and sends it after its turn.
+    pty.wait_for("Queued (1)");
+    let s = pty.wait_for("test.sh (");
+    assert!(s.contains("show me test.sh"), "{s}");
+    pty.wait_for("Done in");
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
+    assert_eq!(user_texts(&sessions, &id), vec!["hello", "show me test.sh"]);
+
+    // Nothing runs the session now: the message waits, and the line says so.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+        .env("NEOCODE_HOME", &home)
+        .arg("--workdir")
+        .arg(&ws)
+        .args(["run", "--resume", &id, "--queue", "later"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("nothing runs it now"), "{said}");
+    assert_eq!(sessions.queued(&id).unwrap().len(), 1);
+    // Bad use: no session named.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+        .env("NEOCODE_HOME", &home)
+        .arg("--workdir")
+        .arg(&ws)
+        .args(["run", "--queue", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--queue needs --resume ID"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
