@@ -25,6 +25,21 @@ impl App {
                 return Vec::new();
             }
         };
+        // The open session's queue comes with it; read after the rest of the detail.
+        let queue = match &reply {
+            Reply::Detail { header, queued, .. } if self.current(Slot::Detail, token) => {
+                Some((header.id.clone(), queued.clone()))
+            }
+            _ => None,
+        };
+        let mut effects = self.reply(token, reply);
+        if let Some((id, queued)) = queue {
+            effects.extend(self.with_conv(|c, ctx| c.queue_read(&id, queued, None, false, ctx)));
+        }
+        effects
+    }
+
+    fn reply(&mut self, token: u64, reply: Reply) -> Vec<Effect> {
         match reply {
             Reply::Version(v) => self.on_version(v),
             Reply::List {
@@ -49,26 +64,16 @@ impl App {
                 interrupted,
                 steps,
                 context,
-                queued,
-            } => {
-                let id = header.id.clone();
-                let current = self.current(Slot::Detail, token);
-                let mut effects = self.on_detail(
-                    token,
-                    *header,
-                    progress,
-                    assets,
-                    interrupted,
-                    steps,
-                    context,
-                );
-                if current {
-                    effects.extend(
-                        self.with_conv(|c, ctx| c.queue_read(&id, queued, None, false, ctx)),
-                    );
-                }
-                effects
-            }
+                ..
+            } => self.on_detail(
+                token,
+                *header,
+                progress,
+                assets,
+                interrupted,
+                steps,
+                context,
+            ),
             Reply::Queue {
                 id,
                 queued,
