@@ -20,6 +20,8 @@ pub enum Context {
     Dangling,
     /// A plan run proposes its plan (`/plan`) and waits for the user's answer.
     Plan,
+    /// Messages wait in the open session's queue and the editor is empty.
+    Queue,
 }
 
 impl Context {
@@ -32,6 +34,7 @@ impl Context {
             Context::Turn => "While a turn runs",
             Context::Dangling => "Resumed with interrupted tool calls",
             Context::Plan => "A plan (/plan) waits for your answer",
+            Context::Queue => "Messages are queued (the editor empty)",
         }
     }
 }
@@ -315,14 +318,6 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b!(
         Conversation,
-        [(KeyCode::Char('e'), C)],
-        "Ctrl-E",
-        EditQueued,
-        "take the last queued message back into the editor (out of the queue)",
-        None
-    ),
-    b!(
-        Conversation,
         [(KeyCode::Esc, N)],
         "Esc",
         Back,
@@ -392,6 +387,14 @@ pub const BINDINGS: &[Binding] = &[
         Leave,
         "back to the list while the turn keeps running (asks first)",
         Some(("Ctrl-B", "background"))
+    ),
+    b!(
+        Queue,
+        [(KeyCode::Char('e'), C)],
+        "Ctrl-E",
+        EditQueued,
+        "take the last queued message back into the editor (out of the queue; Ctrl-U then drops it)",
+        None
     ),
     b!(
         Dangling,

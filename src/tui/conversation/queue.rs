@@ -1,7 +1,8 @@
 //! The durable queue as the conversation sees it. Enter while a turn runs queues the message
 //! (a row in the store, so Ctrl-B, a quit or a crash keeps it); Alt-Enter queues it to steer
 //! the running turn (the runtime sends it at the next tool boundary); Ctrl-E takes the last
-//! waiting message back into the editor. The next waiting message goes as a turn of its own
+//! waiting message back into the editor (when the editor is empty: it is its end-of-line key
+//! otherwise). The next waiting message goes as a turn of its own
 //! once the open session is idle: one turn at a time, never while an approval waits (its turn
 //! has not ended), and not after a budget stop, a failure or a cancel (the queue is held, and
 //! the panel says why, until the user sends something or presses Enter on an empty editor).
@@ -60,10 +61,6 @@ impl Conversation {
             ctx.fail("Nothing is queued in this session.");
             return Vec::new();
         };
-        if !self.composer.is_empty() {
-            ctx.fail("The editor has text: send it, or clear it (Ctrl-U), then Ctrl-E.");
-            return Vec::new();
-        }
         vec![Ask::Request(Request::Unqueue { id, qid })]
     }
 
@@ -88,6 +85,7 @@ impl Conversation {
                 ctx.say("Back in the editor, out of the queue: Enter queues it again.");
             }
             Some(q) => {
+                // Typed meanwhile: the message goes after it.
                 let text = format!("{}\n{}", self.composer.text(), q.text);
                 self.composer.set_text(&text);
                 ctx.say("Back in the editor (after what you typed), out of the queue.");

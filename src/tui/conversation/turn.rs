@@ -191,6 +191,13 @@ impl Conversation {
         {
             v.push(Context::Dangling);
         }
+        if screen == Screen::Conversation
+            && !self.draft
+            && self.composer.is_empty()
+            && detail.is_some_and(|d| !d.queued.is_empty())
+        {
+            v.push(Context::Queue);
+        }
         v
     }
 }

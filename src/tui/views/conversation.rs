@@ -322,7 +322,7 @@ fn queue_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
         Span::styled(head.clone(), t.accent().patch(t.bold())),
         Span::styled(
             fit(
-                &format!("{state} · Ctrl-E edits the last"),
+                &format!("{state} · Ctrl-E (editor empty) edits the last"),
                 room.saturating_sub(head.chars().count()),
             ),
             t.dim(),
