@@ -129,6 +129,7 @@ fn since_prompt(messages: &[ChatMessage]) -> (String, Vec<Done<'_>>, Option<&str
         return (String::new(), Vec::new(), None);
     };
     let prompt = match &messages[start] {
+        // Files attached with `@path` follow the typed words; only those choose the reply.
         ChatMessage::User(parts) => parts
             .iter()
             .filter_map(|p| match p {
@@ -136,7 +137,11 @@ fn since_prompt(messages: &[ChatMessage]) -> (String, Vec<Done<'_>>, Option<&str
                 _ => None,
             })
             .collect::<Vec<_>>()
-            .join("\n"),
+            .join("\n")
+            .split("\n\n[@")
+            .next()
+            .unwrap_or("")
+            .to_string(),
         _ => String::new(),
     };
     // The system message just before the prompt says a plan is being drafted or a step runs.

@@ -122,6 +122,10 @@ impl App {
             Reply::Appended { seq, .. } => self.on_appended(seq),
             Reply::Files(files) => {
                 self.conv.files = Some(files);
+                if self.conv.picker {
+                    let asks = self.conv.refresh_picker();
+                    return self.carry_all(asks);
+                }
                 self.with_conv(|c, ctx| {
                     c.complete_path(ctx);
                     Vec::new()

@@ -237,6 +237,11 @@ impl App {
         if let Some(ctx) = self.card_focus() {
             return self.card_key(ctx, key);
         }
+        if self.conv.picker_open()
+            && let Some(asks) = self.conv.picker_key(key)
+        {
+            return self.carry_all(asks);
+        }
         if matches!(key.code, KeyCode::Char(_))
             && !key.modifiers.intersects(
                 crossterm::event::KeyModifiers::CONTROL | crossterm::event::KeyModifiers::ALT,
@@ -260,7 +265,9 @@ impl App {
             return self.act(a);
         }
         self.conv.composer.key(key);
-        Vec::new()
+        // The `@` picker follows what is typed.
+        let asks = self.conv.refresh_picker();
+        self.carry_all(asks)
     }
 
     /// Keys of the search dialog; `None` keeps the dialog open.

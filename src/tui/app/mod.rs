@@ -150,6 +150,7 @@ impl App {
             conv: Conversation::new(opts.now_ms),
             requests: Requests::default(),
         };
+        app.conv.root = std::path::PathBuf::from(&app.paths.root);
         // The change counter's baseline is taken before the first list is read (one worker,
         // in order), so a write landing between the two still shows at the next poll.
         let mut effects = app.tick();

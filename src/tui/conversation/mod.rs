@@ -16,6 +16,7 @@ mod cards;
 pub mod commands;
 mod complete;
 mod ctx;
+pub mod picker;
 mod plan_events;
 mod queue;
 mod send;
@@ -67,8 +68,16 @@ pub struct Conversation {
     pub live: Option<Live>,
     /// Workspace files for `@path` completion, once listed.
     pub files: Option<Vec<String>>,
-    /// Paths the last `@` completion left to choose from (shown above the editor).
+    /// Paths the last `@` completion left to choose from, or the `@` picker's matches
+    /// (shown above the editor).
     pub path_matches: Vec<String>,
+    /// The `@` picker is open (its keys come first); `path_sel` is its chosen row.
+    pub picker: bool,
+    pub path_sel: usize,
+    /// The workspace's files were asked of the worker (once).
+    pub(crate) files_asked: bool,
+    /// The workspace root (`@path` attachments are read from it).
+    pub root: PathBuf,
     /// Images to send with the next message (`/attach`, a pasted image path).
     pub attachments: Vec<PathBuf>,
     /// Approval policy chosen with `/approve` (else the agent's).
@@ -106,6 +115,10 @@ impl Conversation {
             live: None,
             files: None,
             path_matches: Vec::new(),
+            picker: false,
+            path_sel: 0,
+            files_asked: false,
+            root: PathBuf::new(),
             attachments: Vec::new(),
             policy: None,
             turn_running: false,

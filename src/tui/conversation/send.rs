@@ -151,6 +151,8 @@ impl Conversation {
     /// Sends a message: with images, the turn stores them (as assets of the session) with
     /// the message.
     pub(super) fn send(&mut self, text: String, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        // `@path`s of workspace files carry the file's text.
+        let text = self.attach_files(text, ctx);
         if self.attachments.is_empty() {
             return self.start_turn(Some(text), ctx);
         }

@@ -275,15 +275,22 @@ fn completion(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         n,
     );
     frame.render_widget(Clear, r);
+    let picked = app.conv.picker_open().then_some(app.conv.path_sel);
     let lines: Vec<Line<'static>> = m
         .iter()
         .take(n as usize)
-        .map(|(name, args, what)| {
-            Line::from(vec![
+        .enumerate()
+        .map(|(i, (name, args, what))| {
+            let line = Line::from(vec![
                 Span::styled(format!(" {name}"), t.accent().patch(t.bold())),
                 Span::styled(format!(" {args}"), t.code()),
                 Span::styled(format!("  {what}"), t.dim()),
-            ])
+            ]);
+            if picked == Some(i) {
+                line.patch_style(t.selected())
+            } else {
+                line
+            }
         })
         .collect();
     frame.render_widget(Paragraph::new(lines).style(t.title_bar()), r);
@@ -356,6 +363,11 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
             _ => "the approval above has",
         };
         (format!("not taking keys: {what} them"), t.warn())
+    } else if app.conv.picker_open() {
+        (
+            "@ files: ↑↓ choose, Enter or Tab inserts, Esc closes".to_string(),
+            t.accent(),
+        )
     } else if app.conv.agent.provider.is_err() {
         // "▶ Message · " and the hint must fit whole in the border.
         let long = "no model configured: F1 says how";

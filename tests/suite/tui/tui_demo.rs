@@ -126,3 +126,45 @@ fn the_demo_model_fixes_the_demo_project_with_an_approved_edit_and_runs_its_test
     assert!(ran, "the run_command result is stored");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_at_picker_ranks_files_fuzzily_inserts_the_chosen_one_and_attaches_its_text() {
+    let env = Env::new();
+    let (mut pty, tmp) = spawn_demo(&env, "2");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("explain @tst");
+    let s = pty.wait_for("@ files: ↑↓ choose");
+    assert!(s.contains(" @test.sh"), "{s}");
+    assert!(!s.contains(" @greet.sh"), "only matches are listed:\n{s}");
+    pty.keys("\r");
+    let s = pty.wait_for("┃explain @test.sh");
+    assert!(!s.contains("@ files:"), "the picker closed:\n{s}");
+    pty.keys("\r");
+    let s = pty.wait_for("Done in");
+    assert!(
+        s.contains("test.sh ("),
+        "the demo model read the typed words:\n{s}"
+    );
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+    let dir = kept_demo(&tmp);
+    let (sessions, _, _) = demo_sessions(&dir);
+    let items = sessions.list(&ListQuery::default()).unwrap().items;
+    let s = items
+        .iter()
+        .find(|s| s.title.starts_with("explain @test.sh"))
+        .expect("the session");
+    let msgs = sessions.messages(&s.id, 0, i64::MAX).unwrap();
+    let sent = msgs[0].text();
+    assert!(sent.starts_with("explain @test.sh"), "{sent}");
+    assert!(
+        sent.contains("[@test.sh attached ("),
+        "said on the message: {sent}"
+    );
+    assert!(
+        sent.contains("check Ada \"Hello, Ada!\""),
+        "the file's text: {sent}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
