@@ -728,12 +728,15 @@ fn at_path_completes_workspace_files() {
     h.chars("look at @READ");
     h.key(KeyCode::Tab);
     assert_eq!(h.app.conv.composer.text(), "look at @README.md ");
+    // The picker lists the matches as the word is typed (no Tab needed) ...
     h.chars("and @src/tui/comp");
-    h.key(KeyCode::Tab);
     let s = h.screen();
     assert!(s.contains("@src/tui/composer.rs"), "{s}");
     assert!(s.contains("@src/tui/compact.rs"), "{s}");
+    assert!(!s.contains("│ @README.md"), "{s}");
+    // ... and narrows them; Tab (or Enter) takes the chosen one.
     h.chars("o");
+    assert!(!h.screen().contains("@src/tui/compact.rs"));
     h.key(KeyCode::Tab);
     assert_eq!(
         h.app.conv.composer.text(),
