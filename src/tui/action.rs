@@ -67,6 +67,8 @@ pub enum Action {
     Steer,
     /// Take the last queued message back into the editor.
     EditQueued,
+    /// Open the message being written in `$VISUAL`/`$EDITOR`.
+    EditDraft,
     /// Run the proposed plan.
     PlanRun,
     /// Reject the proposed plan (nothing runs).

@@ -318,6 +318,14 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b!(
         Conversation,
+        [(KeyCode::Char('g'), C)],
+        "Ctrl-G",
+        EditDraft,
+        "edit the message in $VISUAL / $EDITOR (the TUI comes back when it exits)",
+        None
+    ),
+    b!(
+        Conversation,
         [(KeyCode::Esc, N)],
         "Esc",
         Back,

@@ -31,6 +31,7 @@ pub mod conversation;
 pub mod demo;
 pub mod dialog;
 pub mod diff;
+pub mod editor;
 pub mod effect;
 pub mod filter;
 pub mod help;
@@ -468,11 +469,18 @@ fn spawn_connect(
 fn spawn_input(
     tx: Sender<Msg>,
     stop: Arc<AtomicBool>,
+    pause: editor::InputPause,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("neocode-input".into())
         .spawn(move || {
             while !stop.load(Ordering::Relaxed) {
+                // Another program (`$EDITOR`) has the terminal: its keys are not ours.
+                if pause.paused.load(Ordering::SeqCst) {
+                    pause.idle.store(true, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
                 // Short, so the thread notices `stop` soon after the loop ends.
                 match event::poll(Duration::from_millis(100)) {
                     Ok(true) => match event::read() {
@@ -604,7 +612,8 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
     carry(&mut app, effects, &worker, &mut turns);
 
     let stop = Arc::new(AtomicBool::new(false));
-    let input = spawn_input(tx, stop.clone())?;
+    let pause = editor::InputPause::default();
+    let input = spawn_input(tx, stop.clone(), pause.clone())?;
 
     let result = (|| -> anyhow::Result<()> {
         let mut dirty = true;
@@ -673,6 +682,12 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 carry(&mut app, effects, &worker, &mut turns);
                 if app.quit {
                     return Ok(());
+                }
+                if std::mem::take(&mut app.conv.edit_draft) {
+                    let text = app.conv.composer.text();
+                    let edited = editor::edit(&mut guard, &pause, &text);
+                    app.draft_edited(edited);
+                    dirty = true;
                 }
                 // Held input goes first once the settings are known.
                 next = if connecting.is_none() {

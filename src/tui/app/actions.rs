@@ -114,6 +114,7 @@ impl App {
             | Action::MarkInterrupted
             | Action::Steer
             | Action::EditQueued
+            | Action::EditDraft
             | Action::Submit => self.with_conv(|c, ctx| c.act(action, ctx)),
         }
     }

@@ -223,6 +223,15 @@ impl App {
         Vec::new()
     }
 
+    /// What `$EDITOR` left for the draft (Ctrl-G): the new draft, or why not.
+    pub fn draft_edited(&mut self, result: Result<String, String>) {
+        self.with_conv(|c, ctx| {
+            c.draft_edited(result, ctx);
+            Vec::new()
+        });
+        self.settle();
+    }
+
     /// Handles the terminal being resized.
     pub fn on_resize(&mut self, w: u16, h: u16) -> Vec<Effect> {
         self.size = (w, h);

@@ -29,6 +29,11 @@ impl Conversation {
             Action::Submit => self.submit(ctx),
             Action::Steer => self.steer(ctx),
             Action::EditQueued => self.edit_queued(ctx),
+            Action::EditDraft => {
+                // The loop owns the terminal: it runs the editor before the next frame.
+                self.edit_draft = true;
+                Vec::new()
+            }
             _ => Vec::new(),
         }
     }

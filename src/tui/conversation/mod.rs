@@ -78,6 +78,8 @@ pub struct Conversation {
     pub(crate) files_asked: bool,
     /// The workspace root (`@path` attachments are read from it).
     pub root: PathBuf,
+    /// Ctrl-G asked for the draft to be edited in `$EDITOR` (the loop runs it).
+    pub edit_draft: bool,
     /// Images to send with the next message (`/attach`, a pasted image path).
     pub attachments: Vec<PathBuf>,
     /// Approval policy chosen with `/approve` (else the agent's).
@@ -119,6 +121,7 @@ impl Conversation {
             path_sel: 0,
             files_asked: false,
             root: PathBuf::new(),
+            edit_draft: false,
             attachments: Vec::new(),
             policy: None,
             turn_running: false,
@@ -135,6 +138,19 @@ impl Conversation {
 }
 
 impl Conversation {
+    /// What `$EDITOR` left (Ctrl-G): the draft is replaced by it (sanitised like a paste), or
+    /// the status says why not.
+    pub fn draft_edited(&mut self, result: Result<String, String>, ctx: &mut Ctx<'_>) {
+        match result {
+            Ok(text) => {
+                self.composer.set_text("");
+                self.composer.paste(&text);
+                ctx.say("The message is back from the editor: Enter sends it.");
+            }
+            Err(why) => ctx.fail(why),
+        }
+    }
+
     /// Which conversation the editor's text belongs to (`detail`: the open session).
     fn draft_key(&self, detail: Option<&Detail>) -> String {
         match (detail, self.draft) {

@@ -168,3 +168,63 @@ fn the_at_picker_ranks_files_fuzzily_inserts_the_chosen_one_and_attaches_its_tex
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn ctrl_g_edits_the_draft_in_the_editor_and_the_tui_comes_back() {
+    let env = Env::new();
+    let dir = env.home.parent().unwrap().join("ed");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("fake-editor.sh");
+    let seen = dir.join("seen");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncp \"$1\" '{}'\nprintf 'hello\\nfrom the editor\\n' > \"$1\"\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tmp = env.home.parent().unwrap().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_s = tmp.to_string_lossy().into_owned();
+    let script_s = script.to_string_lossy().into_owned();
+    let envs = [
+        ("TMPDIR", tmp_s.as_str()),
+        ("VISUAL", ""),
+        ("EDITOR", script_s.as_str()),
+    ];
+    let mut pty = Pty::spawn_args(&env.home, &["demo", "--keep"], &envs, 40, 120);
+    pty.wait_for("13 sessions");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("my draft");
+    pty.keys("\x07");
+    let s = pty.wait_for("The message is back from the editor");
+    assert_eq!(std::fs::read_to_string(&seen).unwrap(), "my draft");
+    assert!(
+        s.contains("┃hello") && s.contains("┃from the editor"),
+        "{s}"
+    );
+    // The whole screen came back (title bar, status line).
+    assert!(
+        s.contains(" neocode ") && s.contains("demo model — scripted"),
+        "{s}"
+    );
+    // And keys are the TUI's again: the edited draft is sent.
+    pty.keys("\r");
+    pty.wait_for("Done in");
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+    let demo = kept_demo(&tmp);
+    let (sessions, _, _) = demo_sessions(&demo);
+    let items = sessions.list(&ListQuery::default()).unwrap().items;
+    let s = items
+        .iter()
+        .find(|s| s.title == "hello")
+        .expect("the edited message was sent");
+    let first = sessions.messages(&s.id, 1, 1).unwrap();
+    assert_eq!(first[0].text(), "hello\nfrom the editor");
+    let _ = std::fs::remove_dir_all(&demo);
+}
