@@ -69,6 +69,8 @@ pub enum Action {
     EditQueued,
     /// Open the message being written in `$VISUAL`/`$EDITOR`.
     EditDraft,
+    /// Copy the selected message (else the last) to the clipboard (OSC 52).
+    Copy,
     /// Run the proposed plan.
     PlanRun,
     /// Reject the proposed plan (nothing runs).

@@ -318,6 +318,14 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b!(
         Conversation,
+        [(KeyCode::Char('c'), A)],
+        "Alt-C",
+        Copy,
+        "copy the selected message (else the last) to the clipboard (OSC 52: over SSH and in tmux too)",
+        None
+    ),
+    b!(
+        Conversation,
         [(KeyCode::Char('g'), C)],
         "Ctrl-G",
         EditDraft,

@@ -683,6 +683,12 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 if app.quit {
                     return Ok(());
                 }
+                if let Some(text) = app.conv.copy.take() {
+                    use std::io::Write;
+                    let out = guard.terminal.backend_mut();
+                    let _ = out.write_all(conversation::copy::osc52(&text).as_bytes());
+                    let _ = out.flush();
+                }
                 if std::mem::take(&mut app.conv.edit_draft) {
                     let text = app.conv.composer.text();
                     let edited = editor::edit(&mut guard, &pause, &text);

@@ -115,6 +115,7 @@ impl App {
             | Action::Steer
             | Action::EditQueued
             | Action::EditDraft
+            | Action::Copy
             | Action::Submit => self.with_conv(|c, ctx| c.act(action, ctx)),
         }
     }

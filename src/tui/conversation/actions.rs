@@ -29,6 +29,7 @@ impl Conversation {
             Action::Submit => self.submit(ctx),
             Action::Steer => self.steer(ctx),
             Action::EditQueued => self.edit_queued(ctx),
+            Action::Copy => self.copy_message(ctx),
             Action::EditDraft => {
                 // The loop owns the terminal: it runs the editor before the next frame.
                 self.edit_draft = true;

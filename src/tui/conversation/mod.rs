@@ -15,6 +15,7 @@ mod calls;
 mod cards;
 pub mod commands;
 mod complete;
+pub mod copy;
 mod ctx;
 pub mod picker;
 mod plan_events;
@@ -80,6 +81,8 @@ pub struct Conversation {
     pub root: PathBuf,
     /// Ctrl-G asked for the draft to be edited in `$EDITOR` (the loop runs it).
     pub edit_draft: bool,
+    /// Text Alt-C copies (the loop writes it to the terminal as OSC 52).
+    pub copy: Option<String>,
     /// Images to send with the next message (`/attach`, a pasted image path).
     pub attachments: Vec<PathBuf>,
     /// Approval policy chosen with `/approve` (else the agent's).
@@ -122,6 +125,7 @@ impl Conversation {
             files_asked: false,
             root: PathBuf::new(),
             edit_draft: false,
+            copy: None,
             attachments: Vec::new(),
             policy: None,
             turn_running: false,

@@ -228,3 +228,28 @@ fn ctrl_g_edits_the_draft_in_the_editor_and_the_tui_comes_back() {
     assert_eq!(first[0].text(), "hello\nfrom the editor");
     let _ = std::fs::remove_dir_all(&demo);
 }
+
+#[test]
+fn alt_c_copies_the_last_message_to_the_clipboard_with_osc_52() {
+    use base64::Engine;
+    let env = Env::new();
+    let (mut pty, _tmp) = spawn_demo(&env, "1");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("hello\r");
+    pty.wait_for("Done in");
+    pty.keys("\x1bc");
+    let s = pty.wait_for("to the clipboard (OSC 52)");
+    assert!(s.contains("Copied message #2"), "{s}");
+    let bytes = pty.bytes();
+    let raw = String::from_utf8_lossy(&bytes);
+    let start = raw.find("\x1b]52;c;").expect("an OSC 52 sequence") + 7;
+    let end = start + raw[start..].find('\x07').expect("its end");
+    let text = base64::engine::general_purpose::STANDARD
+        .decode(&raw[start..end])
+        .unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.starts_with("# Hello from the demo model"), "{text}");
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+}
