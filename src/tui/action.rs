@@ -71,6 +71,12 @@ pub enum Action {
     EditDraft,
     /// Copy the selected message (else the last) to the clipboard (OSC 52).
     Copy,
+    /// `/find`: the next older match.
+    FindOlder,
+    /// `/find`: the next newer match.
+    FindNewer,
+    /// End the `/find`.
+    FindEnd,
     /// Run the proposed plan.
     PlanRun,
     /// Reject the proposed plan (nothing runs).

@@ -31,6 +31,7 @@ pub fn help_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
         Context::Dangling,
         Context::Plan,
         Context::Queue,
+        Context::Find,
     ] {
         heading(&mut lines, ctx.title());
         for b in keymap::BINDINGS.iter().filter(|b| b.context == ctx) {

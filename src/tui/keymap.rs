@@ -22,6 +22,8 @@ pub enum Context {
     Plan,
     /// Messages wait in the open session's queue and the editor is empty.
     Queue,
+    /// A `/find` is in progress and the editor is empty.
+    Find,
 }
 
 impl Context {
@@ -35,6 +37,7 @@ impl Context {
             Context::Dangling => "Resumed with interrupted tool calls",
             Context::Plan => "A plan (/plan) waits for your answer",
             Context::Queue => "Messages are queued (the editor empty)",
+            Context::Find => "After /find (the editor empty)",
         }
     }
 }
@@ -403,6 +406,30 @@ pub const BINDINGS: &[Binding] = &[
         Leave,
         "back to the list while the turn keeps running (asks first)",
         Some(("Ctrl-B", "background"))
+    ),
+    b!(
+        Find,
+        [(KeyCode::Char('n'), N)],
+        "n",
+        FindOlder,
+        "the next older match",
+        Some(("n/N", "older/newer match"))
+    ),
+    b!(
+        Find,
+        [(KeyCode::Char('N'), S), (KeyCode::Char('N'), N)],
+        "N",
+        FindNewer,
+        "the next newer match",
+        None
+    ),
+    b!(
+        Find,
+        [(KeyCode::Esc, N)],
+        "Esc",
+        FindEnd,
+        "end the search",
+        Some(("Esc", "end search"))
     ),
     b!(
         Queue,

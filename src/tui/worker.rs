@@ -113,6 +113,8 @@ pub enum Request {
     },
     /// Take a waiting message out of the session's queue (to edit it in the editor).
     Unqueue { id: String, qid: i64 },
+    /// The messages of one session whose text contains `query` (any case): `/find`.
+    Find { id: String, query: String },
     /// Answer tool calls a stopped session left without a result as "not run" (the user's
     /// "mark interrupted" on resume), so the transcript is whole and nothing replays.
     MarkInterrupted {
@@ -159,6 +161,7 @@ impl Request {
             | Request::MarkInterrupted { .. }
             | Request::Enqueue { .. }
             | Request::Unqueue { .. }
+            | Request::Find { .. }
             | Request::Files => None,
         }
     }
@@ -248,6 +251,12 @@ pub enum Reply {
         taken: Option<QueuedMessage>,
         /// The answer to an `Unqueue`.
         unqueue: bool,
+    },
+    /// What `/find` found: the seqs of the matching messages, oldest first.
+    Found {
+        id: String,
+        query: String,
+        seqs: Vec<i64>,
     },
 }
 
@@ -374,6 +383,7 @@ fn run(
             }
         }
         Request::Files => files(sessions)?,
+        Request::Find { id, query } => find(sessions, id, query)?,
         Request::MarkInterrupted { id, calls } => {
             let seq = sessions.mark_interrupted(&id, calls)?;
             Reply::Appended { id, seq }
@@ -453,6 +463,24 @@ fn usage(sessions: &Sessions, id: String) -> anyhow::Result<Reply> {
         from = to + 1;
     }
     Ok(Reply::Usage { id, turns })
+}
+
+/// The messages of session `id` whose text contains `query`, any case; in batches.
+fn find(sessions: &Sessions, id: String, query: String) -> anyhow::Result<Reply> {
+    let last = sessions.header(&id)?.last_seq;
+    let needle = query.to_lowercase();
+    let mut seqs = Vec::new();
+    let mut from = 1;
+    while from <= last {
+        let to = from + USAGE_BATCH - 1;
+        for m in sessions.messages(&id, from, to)? {
+            if m.text().to_lowercase().contains(&needle) {
+                seqs.push(m.seq);
+            }
+        }
+        from = to + 1;
+    }
+    Ok(Reply::Found { id, query, seqs })
 }
 
 /// A new session, with its first message if one is given.

@@ -116,6 +116,9 @@ impl App {
             | Action::EditQueued
             | Action::EditDraft
             | Action::Copy
+            | Action::FindOlder
+            | Action::FindNewer
+            | Action::FindEnd
             | Action::Submit => self.with_conv(|c, ctx| c.act(action, ctx)),
         }
     }

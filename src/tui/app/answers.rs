@@ -80,6 +80,9 @@ impl App {
                 taken,
                 unqueue,
             } => self.with_conv(|c, ctx| c.queue_read(&id, queued, taken, unqueue, ctx)),
+            Reply::Found { id, query, seqs } => {
+                self.with_conv(|c, ctx| c.found(&id, query, seqs, ctx))
+            }
             Reply::Messages {
                 id, from, messages, ..
             } => {

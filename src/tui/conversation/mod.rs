@@ -17,6 +17,7 @@ pub mod commands;
 mod complete;
 pub mod copy;
 mod ctx;
+pub mod find;
 pub mod picker;
 mod plan_events;
 mod queue;
@@ -83,6 +84,8 @@ pub struct Conversation {
     pub edit_draft: bool,
     /// Text Alt-C copies (the loop writes it to the terminal as OSC 52).
     pub copy: Option<String>,
+    /// A `/find` in progress.
+    pub find: Option<find::Find>,
     /// Images to send with the next message (`/attach`, a pasted image path).
     pub attachments: Vec<PathBuf>,
     /// Approval policy chosen with `/approve` (else the agent's).
@@ -126,6 +129,7 @@ impl Conversation {
             root: PathBuf::new(),
             edit_draft: false,
             copy: None,
+            find: None,
             attachments: Vec::new(),
             policy: None,
             turn_running: false,

@@ -253,3 +253,53 @@ fn alt_c_copies_the_last_message_to_the_clipboard_with_osc_52() {
     pty.keys("\x03");
     pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
 }
+
+#[test]
+fn slash_find_selects_the_newest_match_and_n_and_shift_n_move_between_matches() {
+    let env = Env::new();
+    let (mut pty, tmp) = spawn_demo(&env, "1");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("hello\r");
+    pty.wait_for("Done in");
+    pty.keys("show me README.md\r");
+    pty.wait_for("README.md (6 lines)");
+    pty.wait_for("Done in");
+    // Which messages say "demo", any case, as the store has them.
+    let (sessions, _, _) = demo_sessions(&kept_demo(&tmp));
+    let items = sessions.list(&ListQuery::default()).unwrap().items;
+    let id = &items.iter().find(|s| s.title == "hello").unwrap().id;
+    let seqs: Vec<i64> = sessions
+        .messages(id, 0, i64::MAX)
+        .unwrap()
+        .iter()
+        .filter(|m| m.text().to_lowercase().contains("demo"))
+        .map(|m| m.seq)
+        .collect();
+    let n = seqs.len();
+    assert!(n >= 3, "{seqs:?}");
+    pty.keys("/find DEMO\r");
+    let s = pty.wait_for(&format!("match {n} of {n} (message #{})", seqs[n - 1]));
+    assert!(s.contains("n older, N newer"), "{s}");
+    pty.keys("n");
+    pty.wait_for(&format!(
+        "match {} of {n} (message #{})",
+        n - 1,
+        seqs[n - 2]
+    ));
+    for _ in 0..n {
+        pty.keys("n");
+    }
+    pty.wait_for(&format!("match 1 of {n} (message #{})", seqs[0]));
+    pty.keys("N");
+    pty.wait_for(&format!("match 2 of {n} (message #{})", seqs[1]));
+    pty.keys("\x1b");
+    pty.wait_for("Search ended.");
+    // Keys are the editor's again: n types.
+    pty.keys("n");
+    pty.wait_for("┃n");
+    pty.keys("\x15/find nowhere-at-all\r");
+    pty.wait_for("No message of this session contains “nowhere-at-all”.");
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+}
