@@ -77,6 +77,8 @@ pub enum Action {
     FindNewer,
     /// End the `/find`.
     FindEnd,
+    /// `/resume`: the session picker over the conversation.
+    ResumePicker,
     /// Run the proposed plan.
     PlanRun,
     /// Reject the proposed plan (nothing runs).

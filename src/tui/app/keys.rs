@@ -76,10 +76,19 @@ impl App {
                     if f.input.text.is_empty() {
                         self.browse.list.filter = None;
                     }
+                    // `/resume`: Enter switches to the chosen session at once.
+                    if self.conv.resume_from.take().is_some() {
+                        return self.open_selected();
+                    }
                     return Vec::new();
                 }
                 KeyCode::Esc => {
                     let mut effects = self.clear_filter();
+                    // `/resume`: Esc goes back to the conversation it was opened from.
+                    if let Some(id) = self.conv.resume_from.take() {
+                        effects.extend(self.resume(&id));
+                        return effects;
+                    }
                     effects.extend(self.sync_detail());
                     return effects;
                 }

@@ -12,6 +12,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("/new", "", "start a new session"),
     (
+        "/resume",
+        "",
+        "pick another session (the list's filter): Enter switches, Esc comes back",
+    ),
+    (
         "/find",
         "TEXT",
         "find TEXT in this session's messages: the newest match is selected, n older, N newer, Esc ends",

@@ -86,6 +86,8 @@ pub struct Conversation {
     pub copy: Option<String>,
     /// A `/find` in progress.
     pub find: Option<find::Find>,
+    /// `/resume` opened the picker from this session's conversation (Esc returns to it).
+    pub resume_from: Option<String>,
     /// Images to send with the next message (`/attach`, a pasted image path).
     pub attachments: Vec<PathBuf>,
     /// Approval policy chosen with `/approve` (else the agent's).
@@ -130,6 +132,7 @@ impl Conversation {
             edit_draft: false,
             copy: None,
             find: None,
+            resume_from: None,
             attachments: Vec::new(),
             policy: None,
             turn_running: false,

@@ -303,3 +303,34 @@ fn slash_find_selects_the_newest_match_and_n_and_shift_n_move_between_matches() 
     pty.keys("\x03");
     pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
 }
+
+#[test]
+fn slash_resume_picks_another_session_and_esc_comes_back() {
+    let env = Env::new();
+    let (mut pty, _tmp) = spawn_demo(&env, "1");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("hello\r");
+    pty.wait_for("Done in");
+    // The picker, and Esc back to this conversation.
+    pty.keys("/resume\r");
+    let s = pty.wait_for("Pick a session: type to filter");
+    assert!(s.contains("Sessions"), "the list:\n{s}");
+    pty.keys("\x1b");
+    let s = pty.wait_for("┌ hello ");
+    assert!(s.contains("Message"), "back in the conversation:\n{s}");
+    // The picker again: filter, Enter switches to the chosen session's conversation.
+    pty.keys("/resume\r");
+    pty.wait_for("Pick a session");
+    pty.keys("release notes");
+    pty.wait_for(" matches");
+    pty.wait_for("┌ Draft release notes for v0.4 ");
+    pty.keys("\r");
+    let s = pty.wait_for("Type a message");
+    assert!(
+        s.contains("┌ Draft release notes for v0.4 "),
+        "its conversation:\n{s}"
+    );
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+}
