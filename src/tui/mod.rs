@@ -609,6 +609,14 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
     let mut guard = terminal::Guard::enter()?;
     let size = guard.terminal.size()?;
     let (mut app, effects) = start_app(&opts.location, opts.resume, (size.width, size.height));
+    if opts.demo {
+        app.status = Some(dialog::Status {
+            text: "Demo model (scripted, no network): press n and type `fix the bug` or `hello`."
+                .into(),
+            error: false,
+            at_ms: app.now_ms,
+        });
+    }
     carry(&mut app, effects, &worker, &mut turns);
 
     let stop = Arc::new(AtomicBool::new(false));

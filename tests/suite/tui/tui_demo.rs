@@ -73,7 +73,11 @@ fn the_demo_model_fixes_the_demo_project_with_an_approved_edit_and_runs_its_test
         ("NEOCODE_DEMO_PACE_MS", "2"),
     ];
     let mut pty = Pty::spawn_args(&env.home, &["demo", "--keep"], &envs, 40, 120);
-    pty.wait_for("13 sessions");
+    let s = pty.wait_for("13 sessions");
+    assert!(
+        s.contains("Demo model (scripted, no network): press n"),
+        "said at once:\n{s}"
+    );
     pty.keys("n");
     let s = pty.wait_for("demo model — scripted, no network");
     assert!(!s.contains("no model"), "{s}");
