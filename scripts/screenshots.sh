@@ -69,7 +69,18 @@ tmux send-keys -t "$sess" -l 'redis'
 sleep 0.8
 shot search
 keys Escape
-keys q
+
+# The demo model at work (in process, scripted): a real turn on the demo workspace, its
+# read_file done and its edit_file waiting for approval with the diff.
+keys n
+tmux send-keys -t "$sess" -l 'fix the bug'
+keys Enter
+sleep 2.5
+shot demo-agent
+keys n
+sleep 1
+keys C-c
+keys C-c
 
 # The live conversation: a scripted model on 127.0.0.1 streams an answer, then asks to edit.
 cargo build --release --quiet --example scripted_model

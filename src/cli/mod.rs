@@ -189,6 +189,7 @@ pub fn run(cli: Cli) -> CmdResult {
                 location: demo.location.clone(),
                 resume: None,
                 sessions: None,
+                demo: true,
             });
             if *keep {
                 // Said even when the TUI could not start: the folder is there either way.
@@ -275,10 +276,13 @@ pub fn run(cli: Cli) -> CmdResult {
                 }
                 None => (None, None),
             };
+            // A kept demo reopened keeps its demo model.
+            let demo = tui::demo::is_demo_home(&loc.home);
             tui::run(TuiOptions {
                 location: loc,
                 resume,
                 sessions,
+                demo,
             })?;
             Ok(())
         }

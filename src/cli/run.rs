@@ -16,8 +16,9 @@ use clap::Args;
 use super::Failure;
 use super::out::Out;
 use crate::runtime::agent::{
-    Agent, Commands, FailCode, FinishReason, Permission, PlanRequest, RuleScope, StartCode,
-    StartError, Target, TurnCommand, TurnEvent, TurnRequest, TurnSink, approval, plan_goal,
+    Agent, Commands, FailCode, FinishReason, Lease, LeaseError, Permission, PlanRequest,
+    RuleScope, StartCode, StartError, Target, TurnCommand, TurnEvent, TurnRequest, TurnSink,
+    approval, plan_goal,
 };
 use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::tools;
@@ -78,6 +79,14 @@ pub struct RunArgs {
     /// Plan run: run failed steps again on resume (skipped and interrupted ones always are).
     #[arg(long)]
     pub retry_failed: bool,
+    /// Queue this message into the session (--resume or --continue) instead of running a
+    /// turn: the process running the session sends it after its turn (the TUI, or the next
+    /// resume).
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["prompt", "plan"])]
+    pub queue: Option<String>,
+    /// With --queue: send it at the running turn's next tool boundary instead (steer).
+    #[arg(long, requires = "queue")]
+    pub steer: bool,
 }
 
 fn parse_policy(s: &str) -> Result<ApprovalPolicy, String> {
@@ -92,6 +101,7 @@ Examples:
   neocode run --continue \"now add a test\"
   neocode run --resume 0192f3a1 --max-turns 40   raise a limit and go on
   neocode run --json --approve auto-edit \"fix the typo in README.md\"
+  neocode run --resume 0192f3a1 --queue \"then add a test\"   queue into a running session
 
 Settings: NEOCODE_BASE_URL, NEOCODE_MODEL, NEOCODE_API_KEY (or OPENAI_API_KEY), <home>/config.toml.
 Exit codes: 0 done, 1 provider or tool failure, 2 bad usage, 3 a limit stopped the turn, 130 cancelled.";
@@ -145,9 +155,53 @@ fn read_prompt(p: Option<&str>) -> Result<Option<String>, Failure> {
     }
 }
 
+/// `neocode run --resume ID --queue TEXT`: the message joins the session's queue; the
+/// process running the session (its lease holder) sends it. Says which process that is.
+fn enqueue(loc: &Location, args: &RunArgs, text: &str) -> Result<(), Failure> {
+    let key = match (&args.resume, args.r#continue) {
+        (Some(id), _) => id.clone(),
+        (None, true) => "last".to_string(),
+        (None, false) => {
+            return Err(Failure::usage(
+                "--queue needs --resume ID or --continue: it queues into an existing session",
+            ));
+        }
+    };
+    if text.trim().is_empty() {
+        return Err(Failure::usage("the message to queue is empty"));
+    }
+    let (sessions, id) = super::open_for_id(loc, &key)?;
+    let q = sessions.enqueue(&id, text, args.steer)?;
+    let short = &id[..id.len().min(8)];
+    let when = if args.steer {
+        "at its turn's next tool boundary"
+    } else {
+        "when its turn ends"
+    };
+    let line = match Lease::acquire(sessions.data_dir(), &id) {
+        Err(LeaseError::Busy { pid }) => {
+            let who = pid.map_or("another process".to_string(), |p| format!("pid {p}"));
+            format!(
+                "queued #{} in session {short}: {who} runs it and sends it {when}",
+                q.id
+            )
+        }
+        _ => format!(
+            "queued #{} in session {short}: nothing runs it now; it is sent when the session is next opened (neocode --resume {short})",
+            q.id
+        ),
+    };
+    let mut out = Out::stdout();
+    out.line(&line)?;
+    out.finish()
+}
+
 /// Runs `neocode run`.
 #[expect(clippy::too_many_lines)]
 pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
+    if let Some(text) = &args.queue {
+        return enqueue(loc, args, text);
+    }
     let overrides = Overrides {
         model: args.model.clone(),
         base_url: args.base_url.clone(),

@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex};
 use crate::session::file::{self, SessionFile};
 use crate::session::{
     AppendMeta, AssetMeta, ListBounds, ListLine, ListPage, ListQuery, Message, NewMessage,
-    NewSession, PageKey, PlanProgress, Replacement, Result, SearchHit, SearchResults, Session,
-    SessionHeader, SessionSummary, StateUpdate, StepConversation, StepUpdate, Store,
+    NewSession, PageKey, PlanProgress, QueuedMessage, Replacement, Result, SearchHit,
+    SearchResults, Session, SessionHeader, SessionSummary, StateUpdate, StepConversation,
+    StepUpdate, Store,
 };
 
 use super::Location;
@@ -270,6 +271,38 @@ impl Sessions {
     /// Changes header state.
     pub fn update_state(&self, id: &str, update: &StateUpdate) -> Result<()> {
         self.locked(id, |s| s.update_state(id, update))
+    }
+
+    /// Queues a message for session `id` (typed while a turn runs, or sent by another
+    /// process); the process holding the lease delivers it.
+    pub fn enqueue(&self, id: &str, text: &str, steer: bool) -> Result<QueuedMessage> {
+        self.store.enqueue(id, text, steer)
+    }
+
+    /// The messages waiting in a session's queue, oldest first.
+    pub fn queued(&self, id: &str) -> Result<Vec<QueuedMessage>> {
+        self.store.queued(id)
+    }
+
+    /// Marks queued message `qid` delivered (the caller holds the lease and sends it now);
+    /// `None` when it no longer waits.
+    pub fn claim_queued(&self, id: &str, qid: i64) -> Result<Option<QueuedMessage>> {
+        self.store.claim_queued(id, qid)
+    }
+
+    /// Takes the steering messages waiting for session `id` (the running turn sends them).
+    pub fn take_steer(&self, id: &str) -> Result<Vec<QueuedMessage>> {
+        self.store.take_steer(id)
+    }
+
+    /// Removes a waiting message; whether it still waited.
+    pub fn remove_queued(&self, id: &str, qid: i64) -> Result<bool> {
+        self.store.remove_queued(id, qid)
+    }
+
+    /// Replaces a waiting message's text; whether it still waited.
+    pub fn edit_queued(&self, id: &str, qid: i64, text: &str) -> Result<bool> {
+        self.store.edit_queued(id, qid, text)
     }
 
     /// Renames a session.

@@ -21,8 +21,8 @@ pub use schema::SCHEMA_VERSION;
 pub use search::{SEARCH_CANDIDATES, SearchResults};
 pub use store::imported::ImportedRecord;
 pub use store::{
-    Clock, NewSession, SessionOverview, StepConversation, Store, conversation_key, now_ms,
-    validate_id,
+    Clock, NewSession, QueuedMessage, SessionOverview, StepConversation, Store, conversation_key,
+    now_ms, validate_id,
 };
 pub use workspace::{
     WorkspacePaths, home_dir, private_dir, private_file, workspace_hash, workspace_root,

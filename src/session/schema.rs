@@ -9,7 +9,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 use super::error::{Result, StoreError};
 
 /// Newest schema version this binary reads and writes.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Forward migrations: entry `i` moves a database from version `i` to `i + 1`.
 pub const MIGRATIONS: &[&str] = &[
@@ -196,6 +196,23 @@ pub const MIGRATIONS: &[&str] = &[
         first_prompt, created_at_ms, provider, model, workdir, status, parent_id, fork_seq,
         message_count, token_input_total, token_output_total, plan_done, plan_failed,
         plan_total, asset_count, subagent_of, source_tool);
+    "#,
+    // (issue 29, the durable queue) messages typed while a turn runs: a row per message,
+    // `queued` until the process holding the session's lease delivers it (`delivered`, with
+    // the time) or the user removes it (the row goes). `steer` ones are delivered at the next
+    // tool boundary of the running turn, the others as a turn of their own, oldest first.
+    r#"
+    CREATE TABLE queued_messages (
+        id              INTEGER PRIMARY KEY,
+        session_id      TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        text            TEXT NOT NULL,
+        steer           INTEGER NOT NULL DEFAULT 0,
+        status          TEXT NOT NULL DEFAULT 'queued',
+        created_at_ms   INTEGER NOT NULL,
+        delivered_at_ms INTEGER
+    );
+    CREATE INDEX queued_messages_waiting ON queued_messages(session_id, id)
+        WHERE status = 'queued';
     "#,
 ];
 

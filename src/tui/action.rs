@@ -63,6 +63,22 @@ pub enum Action {
     Rerun,
     /// Mark those calls interrupted instead (nothing runs).
     MarkInterrupted,
+    /// Queue the typed message to steer the running turn (sent at its next tool boundary).
+    Steer,
+    /// Take the last queued message back into the editor.
+    EditQueued,
+    /// Open the message being written in `$VISUAL`/`$EDITOR`.
+    EditDraft,
+    /// Copy the selected message (else the last) to the clipboard (OSC 52).
+    Copy,
+    /// `/find`: the next older match.
+    FindOlder,
+    /// `/find`: the next newer match.
+    FindNewer,
+    /// End the `/find`.
+    FindEnd,
+    /// `/resume`: the session picker over the conversation.
+    ResumePicker,
     /// Run the proposed plan.
     PlanRun,
     /// Reject the proposed plan (nothing runs).

@@ -1,5 +1,6 @@
 //! `neocode demo`: a throwaway home and workspace filled from the session files shipped in
-//! `assets/demo/`, so a newcomer (and the screenshots) see a living app.
+//! `assets/demo/`, so a newcomer (and the screenshots) see a living app; the workspace holds
+//! a tiny project ([`WORKSPACE_FILES`]) that the demo model's turns read, edit and test.
 
 use std::path::PathBuf;
 
@@ -65,6 +66,39 @@ pub const FILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The demo workspace's project: a greeting script with a typo and its tests, which the demo
+/// model (`runtime::provider::demo`) reads, fixes and runs.
+pub const WORKSPACE_FILES: &[(&str, &str)] = &[
+    (
+        "README.md",
+        "# greet\n\nA tiny demo project: `greet.sh NAME` prints a greeting, `sh test.sh` checks it.\n\n\
+         The demo model (scripted, no network) works on these files with the real tools: ask it to\n\
+         `fix the bug`, `run the tests` or `/plan make greet.sh greet politely`.\n",
+    ),
+    (
+        "greet.sh",
+        "#!/bin/sh\n# Prints a greeting for the name given (default: world).\nname=\"${1:-world}\"\n\
+         echo \"Helo, $name!\"\n",
+    ),
+    (
+        "test.sh",
+        "#!/bin/sh\n# The tests of greet.sh: sh test.sh\nfail=0\ncheck() {\n\
+         \x20   got=$(sh greet.sh \"$1\")\n\
+         \x20   if [ \"$got\" = \"$2\" ]; then echo \"ok   greet '$1'\"; \
+         else echo \"FAIL greet '$1': got '$got', want '$2'\"; fail=1; fi\n}\n\
+         check \"\" \"Hello, world!\"\ncheck Ada \"Hello, Ada!\"\n\
+         [ $fail = 0 ] && echo \"2 passed\"\nexit $fail\n",
+    ),
+];
+
+/// The file in a demo's home that marks it as one: a kept demo reopened keeps its demo model.
+const MARKER: &str = "DEMO";
+
+/// Whether `home` is a demo's home (made by [`prepare`]).
+pub fn is_demo_home(home: &std::path::Path) -> bool {
+    home.join(MARKER).is_file()
+}
+
 /// A prepared demo: where its data lives. The folder is removed when this is dropped unless
 /// `keep` is set.
 #[derive(Debug)]
@@ -106,7 +140,18 @@ pub fn prepare(keep: bool) -> anyhow::Result<Demo> {
         dir,
         keep,
     };
+    for (name, text) in WORKSPACE_FILES {
+        let path = workspace.join(name);
+        std::fs::write(&path, text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
     let sessions = Sessions::open(&demo.location)?;
+    let marker = demo.location.home.join(MARKER);
+    std::fs::write(
+        &marker,
+        "A neocode demo home: its conversations talk to the scripted demo model.\n",
+    )
+    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", marker.display()))?;
     load_into(&sessions, crate::session::now_ms())?;
     Ok(demo)
 }

@@ -29,6 +29,14 @@ pub enum TurnEffect {
         images: Vec<std::path::PathBuf>,
         approval: ApprovalPolicy,
     },
+    /// Start a turn in session `session_id` with its queued message `qid` (whose `text` the
+    /// live cell shows): the runtime marks the row delivered under the session's lease.
+    StartQueued {
+        session_id: String,
+        qid: i64,
+        text: String,
+        approval: ApprovalPolicy,
+    },
     /// Start a plan run (`/plan GOAL`): in this session (`None`: a new one), the model drafts
     /// a plan for the goal (`None`: resume the session's unfinished plan run) and proposes it.
     /// `width` steps of a layer may run at once (`--width N`); `retry_failed` runs failed

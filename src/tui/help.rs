@@ -30,6 +30,8 @@ pub fn help_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
         Context::Approval,
         Context::Dangling,
         Context::Plan,
+        Context::Queue,
+        Context::Find,
     ] {
         heading(&mut lines, ctx.title());
         for b in keymap::BINDINGS.iter().filter(|b| b.context == ctx) {

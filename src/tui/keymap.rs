@@ -20,6 +20,10 @@ pub enum Context {
     Dangling,
     /// A plan run proposes its plan (`/plan`) and waits for the user's answer.
     Plan,
+    /// Messages wait in the open session's queue and the editor is empty.
+    Queue,
+    /// A `/find` is in progress and the editor is empty.
+    Find,
 }
 
 impl Context {
@@ -32,6 +36,8 @@ impl Context {
             Context::Turn => "While a turn runs",
             Context::Dangling => "Resumed with interrupted tool calls",
             Context::Plan => "A plan (/plan) waits for your answer",
+            Context::Queue => "Messages are queued (the editor empty)",
+            Context::Find => "After /find (the editor empty)",
         }
     }
 }
@@ -254,7 +260,7 @@ pub const BINDINGS: &[Binding] = &[
         [(KeyCode::Enter, N)],
         "Enter",
         Submit,
-        "send the message (Alt-Enter, Shift-Enter or Ctrl-J: new line; a paste keeps its lines)",
+        "send the message; while a turn runs, queue it for after the turn (Alt-Enter, Shift-Enter or Ctrl-J: new line; a paste keeps its lines)",
         Some(("Enter", "send"))
     ),
     b!(
@@ -315,6 +321,22 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b!(
         Conversation,
+        [(KeyCode::Char('c'), A)],
+        "Alt-C",
+        Copy,
+        "copy the selected message (else the last) to the clipboard (OSC 52: over SSH and in tmux too)",
+        None
+    ),
+    b!(
+        Conversation,
+        [(KeyCode::Char('g'), C)],
+        "Ctrl-G",
+        EditDraft,
+        "edit the message in $VISUAL / $EDITOR (the TUI comes back when it exits)",
+        None
+    ),
+    b!(
+        Conversation,
         [(KeyCode::Esc, N)],
         "Esc",
         Back,
@@ -371,11 +393,51 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b!(
         Turn,
+        [(KeyCode::Enter, A)],
+        "Alt-Enter",
+        Steer,
+        "steer: queue the message for the running turn's next tool boundary (Enter queues it for after the turn; Shift-Enter or Ctrl-J: new line)",
+        Some(("Alt-Enter", "steer"))
+    ),
+    b!(
+        Turn,
         [(KeyCode::Char('b'), C)],
         "Ctrl-B",
         Leave,
         "back to the list while the turn keeps running (asks first)",
         Some(("Ctrl-B", "background"))
+    ),
+    b!(
+        Find,
+        [(KeyCode::Char('n'), N)],
+        "n",
+        FindOlder,
+        "the next older match",
+        Some(("n/N", "older/newer match"))
+    ),
+    b!(
+        Find,
+        [(KeyCode::Char('N'), S), (KeyCode::Char('N'), N)],
+        "N",
+        FindNewer,
+        "the next newer match",
+        None
+    ),
+    b!(
+        Find,
+        [(KeyCode::Esc, N)],
+        "Esc",
+        FindEnd,
+        "end the search",
+        Some(("Esc", "end search"))
+    ),
+    b!(
+        Queue,
+        [(KeyCode::Char('e'), C)],
+        "Ctrl-E",
+        EditQueued,
+        "take the last queued message back into the editor (out of the queue; Ctrl-U then drops it)",
+        None
     ),
     b!(
         Dangling,

@@ -31,6 +31,7 @@ pub mod conversation;
 pub mod demo;
 pub mod dialog;
 pub mod diff;
+pub mod editor;
 pub mod effect;
 pub mod filter;
 pub mod help;
@@ -60,6 +61,8 @@ pub struct TuiOptions {
     /// The workspace's sessions when the caller already opened them (to resolve `resume`),
     /// so the store is opened once.
     pub sessions: Option<Sessions>,
+    /// `neocode demo`: turns talk to the scripted in-process demo model, whatever is configured.
+    pub demo: bool,
 }
 
 /// What the loop waits for: all of it arrives on one channel.
@@ -136,7 +139,9 @@ impl TurnLink {
     /// Carries out one turn effect.
     pub fn dispatch(&mut self, effect: &TurnEffect) -> Result<(), String> {
         match effect {
-            TurnEffect::Start { .. } | TurnEffect::Plan { .. } => self.start(effect),
+            TurnEffect::Start { .. } | TurnEffect::StartQueued { .. } | TurnEffect::Plan { .. } => {
+                self.start(effect)
+            }
             TurnEffect::Command(cmd) => match &self.running {
                 Some(h) => h
                     .commands
@@ -199,6 +204,13 @@ impl TurnLink {
 
     /// Starts a turn or a plan run (`TurnEffect::Start`, `TurnEffect::Plan`).
     fn start(&mut self, effect: &TurnEffect) -> Result<(), String> {
+        // The next queued message is sent once the turn before it said it finished: its
+        // thread is ending, so it is waited for rather than refused.
+        if matches!(effect, TurnEffect::StartQueued { .. })
+            && let Some(h) = self.running.take()
+        {
+            h.join();
+        }
         if self.busy() {
             return Err("a turn is already running".into());
         }
@@ -223,6 +235,12 @@ impl TurnLink {
                 };
                 agent.start(target(session_id), req, sink)
             }
+            TurnEffect::StartQueued {
+                session_id,
+                qid,
+                approval,
+                ..
+            } => agent.start_queued(session_id, *qid, Some(*approval), sink),
             TurnEffect::Plan {
                 session_id,
                 goal,
@@ -325,7 +343,7 @@ impl TurnLink {
 
 /// The agent for the TUI and what the status line says about it. A config that does not
 /// parse leaves the TUI usable for browsing and says why nothing can be sent.
-fn connect(sessions: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentInfo) {
+fn connect(sessions: &Sessions, loc: &Location, demo: bool) -> (Option<Agent>, live::AgentInfo) {
     let settings = match Settings::load(&loc.home, &Overrides::default()) {
         Ok(s) => s,
         Err(e) => {
@@ -337,8 +355,14 @@ fn connect(sessions: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentIn
         }
     };
     let sandbox = crate::runtime::tools::sandbox::status(&settings.sandbox);
+    let agent = if demo {
+        Agent::demo(sessions.clone(), settings)
+    } else {
+        Agent::new(sessions.clone(), settings)
+    };
+    let settings = agent.settings();
     let info = live::AgentInfo {
-        provider: match settings.provider_status() {
+        provider: match agent.provider_status() {
             ProviderStatus::Ready { model, .. } => Ok(model),
             ProviderStatus::Missing(m) => Err(m),
         },
@@ -354,7 +378,7 @@ fn connect(sessions: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentIn
         sandbox_on: sandbox.is_enforced(),
         mcp_failed: Vec::new(),
     };
-    (Some(Agent::new(sessions.clone(), settings)), info)
+    (Some(agent), info)
 }
 
 /// The agent and its status line being made off the loop (see [`connect`]).
@@ -425,6 +449,7 @@ fn spawn_connect(
     sessions: &Sessions,
     loc: &Location,
     tx: &Sender<Msg>,
+    demo: bool,
 ) -> std::io::Result<(Connecting, mpsc::Receiver<()>)> {
     let (ready_tx, ready_rx) = mpsc::channel::<()>();
     let sessions = sessions.clone();
@@ -433,7 +458,7 @@ fn spawn_connect(
     let handle = std::thread::Builder::new()
         .name("neocode-connect".into())
         .spawn(move || {
-            let out = connect(&sessions, &loc);
+            let out = connect(&sessions, &loc, demo);
             let _ = ready_tx.send(());
             let _ = tx.send(Msg::Connected);
             out
@@ -446,11 +471,18 @@ fn spawn_connect(
 fn spawn_input(
     tx: Sender<Msg>,
     stop: Arc<AtomicBool>,
+    pause: editor::InputPause,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("neocode-input".into())
         .spawn(move || {
             while !stop.load(Ordering::Relaxed) {
+                // Another program (`$EDITOR`) has the terminal: its keys are not ours.
+                if pause.paused.load(Ordering::SeqCst) {
+                    pause.idle.store(true, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
                 // Short, so the thread notices `stop` soon after the loop ends.
                 match event::poll(Duration::from_millis(100)) {
                     Ok(true) => match event::read() {
@@ -574,15 +606,24 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
         })
         .map_err(|e| anyhow::anyhow!("cannot start the storage thread: {e}"))?
     };
-    let (mut connecting, ready_rx) = spawn_connect(&sessions, &opts.location, &tx)?;
+    let (mut connecting, ready_rx) = spawn_connect(&sessions, &opts.location, &tx, opts.demo)?;
     let mut turns = TurnLink::new(tx.clone());
     let mut guard = terminal::Guard::enter()?;
     let size = guard.terminal.size()?;
     let (mut app, effects) = start_app(&opts.location, opts.resume, (size.width, size.height));
+    if opts.demo {
+        app.status = Some(dialog::Status {
+            text: "Demo model (scripted, no network): press n and type `fix the bug` or `hello`."
+                .into(),
+            error: false,
+            at_ms: app.now_ms,
+        });
+    }
     carry(&mut app, effects, &worker, &mut turns);
 
     let stop = Arc::new(AtomicBool::new(false));
-    let input = spawn_input(tx, stop.clone())?;
+    let pause = editor::InputPause::default();
+    let input = spawn_input(tx, stop.clone(), pause.clone())?;
 
     let result = (|| -> anyhow::Result<()> {
         let mut dirty = true;
@@ -651,6 +692,18 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 carry(&mut app, effects, &worker, &mut turns);
                 if app.quit {
                     return Ok(());
+                }
+                if let Some(text) = app.conv.copy.take() {
+                    use std::io::Write;
+                    let out = guard.terminal.backend_mut();
+                    let _ = out.write_all(conversation::copy::osc52(&text).as_bytes());
+                    let _ = out.flush();
+                }
+                if std::mem::take(&mut app.conv.edit_draft) {
+                    let text = app.conv.composer.text();
+                    let edited = editor::edit(&mut guard, &pause, &text);
+                    app.draft_edited(edited);
+                    dirty = true;
                 }
                 // Held input goes first once the settings are known.
                 next = if connecting.is_none() {

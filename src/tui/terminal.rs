@@ -67,6 +67,32 @@ impl Guard {
     }
 }
 
+impl Guard {
+    /// Hands the terminal to another program (`$EDITOR`): the screen and modes as they were
+    /// before the TUI.
+    pub fn suspend(&mut self) {
+        restore();
+    }
+
+    /// Takes the terminal back after [`Guard::suspend`]; the next frame is drawn whole.
+    pub fn resume(&mut self) -> anyhow::Result<()> {
+        enable_raw_mode()
+            .map_err(|e| anyhow::anyhow!("cannot put the terminal in raw mode: {e}"))?;
+        execute!(
+            io::stdout(),
+            EnterAlternateScreen,
+            EnableMouseCapture,
+            EnableBracketedPaste
+        )
+        .map_err(|e| anyhow::anyhow!("cannot set up the terminal: {e}"))?;
+        // A new terminal (no cursor query, which a terminal may not answer): its first
+        // frame is drawn whole.
+        self.terminal = Terminal::new(CrosstermBackend::new(io::stdout()))
+            .map_err(|e| anyhow::anyhow!("cannot redraw the terminal: {e}"))?;
+        Ok(())
+    }
+}
+
 impl Drop for Guard {
     fn drop(&mut self) {
         restore();

@@ -13,7 +13,7 @@ use crate::runtime::Sessions;
 use crate::runtime::project_context::{ContextReport, header_report};
 use crate::session::{
     AppendMeta, AssetMeta, ListPage, ListQuery, Message, NewMessage, NewSession, PlanProgress,
-    Role, SearchResults, SessionHeader, StepConversation, ToolCall, Usage,
+    QueuedMessage, Role, SearchResults, SessionHeader, StepConversation, ToolCall, Usage,
 };
 use crate::tui::filter::{FilterResult, FilterState};
 
@@ -104,6 +104,17 @@ pub enum Request {
     /// The workspace's files (relative paths, `.gitignore` respected), for `@path`
     /// completion.
     Files,
+    /// Queue a message for the session (typed while a turn runs; `steer`: Alt-Enter, for the
+    /// running turn's next tool boundary).
+    Enqueue {
+        id: String,
+        text: String,
+        steer: bool,
+    },
+    /// Take a waiting message out of the session's queue (to edit it in the editor).
+    Unqueue { id: String, qid: i64 },
+    /// The messages of one session whose text contains `query` (any case): `/find`.
+    Find { id: String, query: String },
     /// Answer tool calls a stopped session left without a result as "not run" (the user's
     /// "mark interrupted" on resume), so the transcript is whole and nothing replays.
     MarkInterrupted {
@@ -148,6 +159,9 @@ impl Request {
             | Request::SaveAsset { .. }
             | Request::Append { .. }
             | Request::MarkInterrupted { .. }
+            | Request::Enqueue { .. }
+            | Request::Unqueue { .. }
+            | Request::Find { .. }
             | Request::Files => None,
         }
     }
@@ -180,6 +194,8 @@ pub enum Reply {
         steps: Vec<StepConversation>,
         /// Instruction files, skills and MCP servers its turns take in.
         context: Box<ContextReport>,
+        /// Messages waiting in its queue, oldest first.
+        queued: Vec<QueuedMessage>,
     },
     /// A window of messages.
     Messages {
@@ -227,6 +243,21 @@ pub enum Reply {
     Appended { id: String, seq: i64 },
     /// Workspace files, sorted.
     Files(Vec<String>),
+    /// A session's queue after a change: what still waits, oldest first, and the message
+    /// taken out (`Unqueue`; `None` when it no longer waited).
+    Queue {
+        id: String,
+        queued: Vec<QueuedMessage>,
+        taken: Option<QueuedMessage>,
+        /// The answer to an `Unqueue`.
+        unqueue: bool,
+    },
+    /// What `/find` found: the seqs of the matching messages, oldest first.
+    Found {
+        id: String,
+        query: String,
+        seqs: Vec<i64>,
+    },
 }
 
 /// A request with its token.
@@ -318,6 +349,28 @@ fn run(
         Request::NewSession { workdir, first } => new_session(sessions, workdir, first)?,
         Request::Export { id, dir } => export(sessions, id, dir)?,
         Request::SaveAsset { id, asset_id, dir } => save_asset(sessions, id, asset_id, dir)?,
+        Request::Enqueue { id, text, steer } => {
+            sessions.enqueue(&id, &text, steer)?;
+            Reply::Queue {
+                queued: sessions.queued(&id)?,
+                id,
+                taken: None,
+                unqueue: false,
+            }
+        }
+        Request::Unqueue { id, qid } => {
+            let waiting = sessions.queued(&id)?.into_iter().find(|q| q.id == qid);
+            let taken = match waiting {
+                Some(q) if sessions.remove_queued(&id, qid)? => Some(q),
+                _ => None,
+            };
+            Reply::Queue {
+                queued: sessions.queued(&id)?,
+                id,
+                taken,
+                unqueue: true,
+            }
+        }
         Request::Append { id, text } => {
             let seqs = sessions.append(
                 &id,
@@ -330,6 +383,7 @@ fn run(
             }
         }
         Request::Files => files(sessions)?,
+        Request::Find { id, query } => find(sessions, id, query)?,
         Request::MarkInterrupted { id, calls } => {
             let seq = sessions.mark_interrupted(&id, calls)?;
             Reply::Appended { id, seq }
@@ -389,6 +443,7 @@ fn detail(sessions: &Sessions, id: String) -> anyhow::Result<Reply> {
         interrupted: o.interrupted,
         steps,
         context: Box::new(context),
+        queued: sessions.queued(&id)?,
     })
 }
 
@@ -408,6 +463,24 @@ fn usage(sessions: &Sessions, id: String) -> anyhow::Result<Reply> {
         from = to + 1;
     }
     Ok(Reply::Usage { id, turns })
+}
+
+/// The messages of session `id` whose text contains `query`, any case; in batches.
+fn find(sessions: &Sessions, id: String, query: String) -> anyhow::Result<Reply> {
+    let last = sessions.header(&id)?.last_seq;
+    let needle = query.to_lowercase();
+    let mut seqs = Vec::new();
+    let mut from = 1;
+    while from <= last {
+        let to = from + USAGE_BATCH - 1;
+        for m in sessions.messages(&id, from, to)? {
+            if m.text().to_lowercase().contains(&needle) {
+                seqs.push(m.seq);
+            }
+        }
+        from = to + 1;
+    }
+    Ok(Reply::Found { id, query, seqs })
 }
 
 /// A new session, with its first message if one is given.

@@ -68,6 +68,21 @@ impl Pty {
         rows: u16,
         cols: u16,
     ) -> Pty {
+        let workdir = workdir.to_string_lossy();
+        let mut all = vec!["--workdir", workdir.as_ref()];
+        all.extend_from_slice(args);
+        Pty::spawn_args(home, &all, envs, rows, cols)
+    }
+
+    /// Starts `neocode <args>` (no `--workdir` added) with `NEOCODE_HOME=<home>` and `envs`,
+    /// in the folder above `home`.
+    pub fn spawn_args(
+        home: &Path,
+        args: &[&str],
+        envs: &[(&str, &str)],
+        rows: u16,
+        cols: u16,
+    ) -> Pty {
         let pair = open(rows, cols);
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_neocode"));
         cmd.env("NEOCODE_HOME", home);
@@ -76,8 +91,6 @@ impl Pty {
             cmd.env(k, v);
         }
         cmd.cwd(home.parent().unwrap_or(home));
-        cmd.arg("--workdir");
-        cmd.arg(workdir);
         for a in args {
             cmd.arg(a);
         }

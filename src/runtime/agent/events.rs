@@ -352,6 +352,9 @@ stable_codes! {
         ReplyCut => "reply_cut",
         /// The system prompt and tool definitions take a large share of the context window.
         PromptLarge => "prompt_large",
+        /// A message queued to steer the turn (Alt-Enter in the TUI) went in at this tool
+        /// boundary, before the next model call.
+        Steered => "steered",
     }
 }
 

@@ -34,7 +34,7 @@ use crate::session::AppendMeta;
 
 use super::Sessions;
 use super::config::{ProviderStatus, Settings};
-use super::provider::{OpenAi, Provider, ProviderError};
+use super::provider::{DemoModel, OpenAi, Provider, ProviderError, demo};
 
 pub use compact::{CompactError, Compacted};
 use error::thread_error;
@@ -61,6 +61,8 @@ pub struct Agent {
     /// The provider is the OpenAI-compatible one built from `settings` (so another model
     /// means another provider); false for a test's or demo's own provider.
     openai: bool,
+    /// The provider needs no settings and always answers as this model (the demo model).
+    fixed_model: Option<&'static str>,
 }
 
 /// The model a session keeps: the one its header names, once neocode has run it or `/model`
@@ -86,6 +88,16 @@ fn provider_factory(settings: &Settings) -> ProviderFactory {
 }
 
 impl Agent {
+    /// An agent whose turns talk to the scripted in-process demo model (`neocode demo`): no
+    /// network, no settings needed; the tools, approvals and sandbox are the real ones.
+    pub fn demo(sessions: Sessions, settings: Settings) -> Agent {
+        let factory: ProviderFactory =
+            Arc::new(|| Ok(Box::new(DemoModel::new()) as Box<dyn Provider>));
+        let mut a = Agent::with_provider(sessions, settings, factory);
+        a.fixed_model = Some(demo::DEMO_MODEL);
+        a
+    }
+
     /// An agent using the OpenAI-compatible provider from `settings`.
     pub fn new(sessions: Sessions, settings: Settings) -> Agent {
         let factory = provider_factory(&settings);
@@ -109,6 +121,7 @@ impl Agent {
             factory,
             ext: self.ext.clone(),
             openai: self.openai,
+            fixed_model: self.fixed_model,
         }
     }
 
@@ -143,6 +156,7 @@ impl Agent {
             factory,
             ext,
             openai: false,
+            fixed_model: None,
         }
     }
 
@@ -161,7 +175,13 @@ impl Agent {
 
     /// Whether sending works, or exactly which setting is missing.
     pub fn provider_status(&self) -> ProviderStatus {
-        self.settings.provider_status()
+        match self.fixed_model {
+            Some(model) => ProviderStatus::Ready {
+                base_url: "in process (no network)".into(),
+                model: model.into(),
+            },
+            None => self.settings.provider_status(),
+        }
     }
 
     /// The sessions.
@@ -176,7 +196,7 @@ impl Agent {
 
     /// The model requests go to.
     pub(crate) fn model_name(&self) -> Option<String> {
-        match self.settings.provider_status() {
+        match self.provider_status() {
             ProviderStatus::Ready { model, .. } => Some(model),
             ProviderStatus::Missing(_) => None,
         }
@@ -208,7 +228,7 @@ impl Agent {
     }
 
     pub(crate) fn check_provider(&self) -> Result<(), StartError> {
-        match self.settings.provider_status() {
+        match self.provider_status() {
             ProviderStatus::Ready { .. } => Ok(()),
             ProviderStatus::Missing(m) => Err(StartError {
                 code: StartCode::Config,

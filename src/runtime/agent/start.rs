@@ -121,7 +121,43 @@ impl Agent {
             });
         }
         let images = images::load(&req.images)?;
-        let Opened { agent, id, lease } = self.open(target)?;
+        let opened = self.open(target)?;
+        Agent::start_opened(opened, req, images, sink)
+    }
+
+    /// Starts a turn in session `key` whose message is queued message `qid`: under the
+    /// session's lease the row is marked delivered and its text becomes the prompt. Fails
+    /// (nothing written) when the message no longer waits (removed, or sent already).
+    pub fn start_queued(
+        &self,
+        key: &str,
+        qid: i64,
+        approval: Option<ApprovalPolicy>,
+        sink: impl TurnSink,
+    ) -> Result<TurnHandle, StartError> {
+        let opened = self.open(Target::Resume(key.to_string()))?;
+        let Some(q) = opened.agent.sessions.claim_queued(&opened.id, qid)? else {
+            return Err(StartError {
+                code: StartCode::Usage,
+                message: "that queued message no longer waits (removed, or sent already)".into(),
+            });
+        };
+        let req = TurnRequest {
+            prompt: Some(q.text),
+            approval,
+            ..TurnRequest::default()
+        };
+        Agent::start_opened(opened, req, Vec::new(), sink)
+    }
+
+    /// The turn of a session [`Agent::open`] opened.
+    fn start_opened(
+        opened: Opened,
+        req: TurnRequest,
+        images: Vec<images::Image>,
+        sink: impl TurnSink,
+    ) -> Result<TurnHandle, StartError> {
+        let Opened { agent, id, lease } = opened;
         let header = agent.sessions.header(&id)?;
         // Resume restores the ledger, never recreates it: a restart cannot bypass a budget.
         let mut ledger = ledger::of(&header, &agent.settings.limits);

@@ -324,6 +324,7 @@ impl Turn {
                 }
             }
             self.run_calls(&completion.tool_calls, false)?;
+            self.deliver_steer()?;
         }
     }
 
@@ -400,6 +401,25 @@ impl Turn {
                 (system + tools) * 100 / window.max(1)
             ),
         });
+    }
+
+    /// Messages queued to steer this turn (Alt-Enter in the TUI) go in at the tool boundary:
+    /// stored as user messages, so the next model call reads them.
+    fn deliver_steer(&mut self) -> Flow {
+        let steer = self
+            .sessions
+            .take_steer(&self.session_id)
+            .map_err(store_failed)?;
+        for q in steer {
+            let mut msg = NewMessage::text(Role::User, q.text.clone());
+            msg.tool_metadata = Some(json!({"queued": {"id": q.id, "steer": true}}));
+            self.append(msg, self.state(None))?;
+            self.emit(TurnEvent::Warning {
+                code: WarningCode::Steered,
+                message: format!("Steering message delivered: {}", title_from(&q.text)),
+            });
+        }
+        Ok(())
     }
 
     /// Compacts the transcript when the last prompt filled the context window past the

@@ -4,14 +4,17 @@
 //! serve. tokio stays inside the provider: callers are plain threads.
 //!
 //! A new provider is its own file here implementing [`Provider`], plus one line in the
-//! constructor (`provider_factory` in `runtime/agent/mod.rs`).
+//! constructor (`provider_factory` in `runtime/agent/mod.rs`). The demo model ([`demo`]) is
+//! the one other: in process and scripted, for `neocode demo` only.
 
+pub mod demo;
 pub mod openai;
 pub mod quirks;
 mod request;
 mod retry_after;
 pub mod sse;
 
+pub use demo::DemoModel;
 pub use openai::{OpenAi, OpenAiSettings};
 pub use request::{ChatMessage, ChatRequest, INTERRUPTED_RESULT, Reasoning, ToolDef, UserPart};
 pub use sse::{Completion, Folder, StreamEvent};

@@ -4,13 +4,14 @@
 //! this file opens the database and lends connections, `sessions` creates, lists and resolves
 //! headers, `messages` appends, loads and replaces transcripts, `fork` copies a session,
 //! `assets` keeps files beside the database, `search` queries the full-text index,
-//! `steps` records plan progress, and `import` writes whole sessions from a file.
+//! `steps` records plan progress, `queue` keeps messages typed while a turn runs, and `import` writes whole sessions from a file.
 
 mod assets;
 mod fork;
 mod import;
 pub mod imported;
 mod messages;
+mod queue;
 mod rows;
 mod search;
 mod sessions;
@@ -31,6 +32,7 @@ use super::workspace::WorkspacePaths;
 
 pub use assets::DEFAULT_ASSET_LIMIT;
 pub(crate) use import::{BulkImport, BulkOutcome, Prepared};
+pub use queue::QueuedMessage;
 pub use sessions::{NewSession, SessionOverview, conversation_key};
 pub use steps::StepConversation;
 

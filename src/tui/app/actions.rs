@@ -50,7 +50,11 @@ impl App {
             Action::Up | Action::Down => self.select_step(action),
             Action::PageUp | Action::PageDown => self.select_page(action),
             Action::Top | Action::Bottom => self.select_end(action),
-            Action::Open => self.open_selected(),
+            Action::Open => {
+                self.conv.resume_from = None;
+                self.open_selected()
+            }
+            Action::ResumePicker => self.resume_picker(),
             Action::SwitchPane => {
                 self.focus = match self.focus {
                     Focus::List => Focus::Detail,
@@ -112,6 +116,13 @@ impl App {
             | Action::Leave
             | Action::Rerun
             | Action::MarkInterrupted
+            | Action::Steer
+            | Action::EditQueued
+            | Action::EditDraft
+            | Action::Copy
+            | Action::FindOlder
+            | Action::FindNewer
+            | Action::FindEnd
             | Action::Submit => self.with_conv(|c, ctx| c.act(action, ctx)),
         }
     }
@@ -195,7 +206,7 @@ impl App {
     }
 
     /// Enter: the selected asset is exported, the step's session or the session's conversation opens.
-    fn open_selected(&mut self) -> Vec<Effect> {
+    pub(super) fn open_selected(&mut self) -> Vec<Effect> {
         if self.focus == Focus::Detail && self.tab == Tab::Assets {
             return self.export_asset();
         }
@@ -339,6 +350,22 @@ impl App {
         }
         self.quit = true;
         Vec::new()
+    }
+
+    /// `/resume`: the session list with its filter open, over which Enter switches and Esc
+    /// comes back to this conversation.
+    fn resume_picker(&mut self) -> Vec<Effect> {
+        let from = self
+            .browse
+            .detail
+            .as_ref()
+            .filter(|_| !self.conv.draft)
+            .map(|d| d.id.clone());
+        let mut effects = self.back();
+        effects.extend(self.open_filter());
+        self.conv.resume_from = from;
+        self.say("Pick a session: type to filter, ↑↓ move, Enter switches, Esc comes back.");
+        effects
     }
 
     /// The open session is running, and not in this process.

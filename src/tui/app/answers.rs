@@ -25,6 +25,21 @@ impl App {
                 return Vec::new();
             }
         };
+        // The open session's queue comes with it; read after the rest of the detail.
+        let queue = match &reply {
+            Reply::Detail { header, queued, .. } if self.current(Slot::Detail, token) => {
+                Some((header.id.clone(), queued.clone()))
+            }
+            _ => None,
+        };
+        let mut effects = self.reply(token, reply);
+        if let Some((id, queued)) = queue {
+            effects.extend(self.with_conv(|c, ctx| c.queue_read(&id, queued, None, false, ctx)));
+        }
+        effects
+    }
+
+    fn reply(&mut self, token: u64, reply: Reply) -> Vec<Effect> {
         match reply {
             Reply::Version(v) => self.on_version(v),
             Reply::List {
@@ -49,6 +64,7 @@ impl App {
                 interrupted,
                 steps,
                 context,
+                ..
             } => self.on_detail(
                 token,
                 *header,
@@ -58,6 +74,15 @@ impl App {
                 steps,
                 context,
             ),
+            Reply::Queue {
+                id,
+                queued,
+                taken,
+                unqueue,
+            } => self.with_conv(|c, ctx| c.queue_read(&id, queued, taken, unqueue, ctx)),
+            Reply::Found { id, query, seqs } => {
+                self.with_conv(|c, ctx| c.found(&id, query, seqs, ctx))
+            }
             Reply::Messages {
                 id, from, messages, ..
             } => {
@@ -100,6 +125,10 @@ impl App {
             Reply::Appended { seq, .. } => self.on_appended(seq),
             Reply::Files(files) => {
                 self.conv.files = Some(files);
+                if self.conv.picker {
+                    let asks = self.conv.refresh_picker();
+                    return self.carry_all(asks);
+                }
                 self.with_conv(|c, ctx| {
                     c.complete_path(ctx);
                     Vec::new()

@@ -81,10 +81,19 @@ impl App {
                     if f.input.text.is_empty() {
                         self.browse.list.filter = None;
                     }
+                    // `/resume`: Enter switches to the chosen session at once.
+                    if self.conv.resume_from.take().is_some() {
+                        return self.open_selected();
+                    }
                     return Vec::new();
                 }
                 KeyCode::Esc => {
                     let mut effects = self.clear_filter();
+                    // `/resume`: Esc goes back to the conversation it was opened from.
+                    if let Some(id) = self.conv.resume_from.take() {
+                        effects.extend(self.resume(&id));
+                        return effects;
+                    }
                     effects.extend(self.sync_detail());
                     return effects;
                 }
@@ -297,6 +306,11 @@ impl App {
         if let Some(ctx) = self.card_focus() {
             return self.card_key(ctx, key);
         }
+        if self.conv.picker_open()
+            && let Some(asks) = self.conv.picker_key(key)
+        {
+            return self.carry_all(asks);
+        }
         if matches!(key.code, KeyCode::Char(_))
             && !key.modifiers.intersects(
                 crossterm::event::KeyModifiers::CONTROL | crossterm::event::KeyModifiers::ALT,
@@ -320,7 +334,9 @@ impl App {
             return self.act(a);
         }
         self.conv.composer.key(key);
-        Vec::new()
+        // The `@` picker follows what is typed.
+        let asks = self.conv.refresh_picker();
+        self.carry_all(asks)
     }
 
     /// Keys of the search dialog; `None` keeps the dialog open.

@@ -150,6 +150,7 @@ impl App {
             conv: Conversation::new(opts.now_ms),
             requests: Requests::default(),
         };
+        app.conv.root = std::path::PathBuf::from(&app.paths.root);
         // The change counter's baseline is taken before the first list is read (one worker,
         // in order), so a write landing between the two still shows at the next poll.
         let mut effects = app.tick();
@@ -220,6 +221,15 @@ impl App {
         self.paste(text);
         self.settle();
         Vec::new()
+    }
+
+    /// What `$EDITOR` left for the draft (Ctrl-G): the new draft, or why not.
+    pub fn draft_edited(&mut self, result: Result<String, String>) {
+        self.with_conv(|c, ctx| {
+            c.draft_edited(result, ctx);
+            Vec::new()
+        });
+        self.settle();
     }
 
     /// Handles the terminal being resized.

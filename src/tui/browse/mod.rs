@@ -192,6 +192,8 @@ pub struct Detail {
     pub plan_sel: usize,
     /// Instruction files, skills and MCP servers its turns take in (Info tab).
     pub context: Option<Box<crate::runtime::project_context::ContextReport>>,
+    /// Messages waiting in its queue, oldest first (typed while a turn ran).
+    pub queued: Vec<crate::session::QueuedMessage>,
 }
 
 impl Detail {
@@ -203,6 +205,7 @@ impl Detail {
             assets: Vec::new(),
             asset_sel: 0,
             interrupted: Vec::new(),
+            queued: Vec::new(),
             context: None,
             usage: None,
             usage_requested: false,

@@ -12,6 +12,16 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("/new", "", "start a new session"),
     (
+        "/resume",
+        "",
+        "pick another session (the list's filter): Enter switches, Esc comes back",
+    ),
+    (
+        "/find",
+        "TEXT",
+        "find TEXT in this session's messages: the newest match is selected, n older, N newer, Esc ends",
+    ),
+    (
         "/plan",
         "[--width N] [--retry-failed] [GOAL]",
         "draft a plan for GOAL, approve it, run it step by step (no goal: resume the plan); --width N runs up to N independent steps at once, --retry-failed reruns failed steps on resume",

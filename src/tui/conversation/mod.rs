@@ -15,8 +15,12 @@ mod calls;
 mod cards;
 pub mod commands;
 mod complete;
+pub mod copy;
 mod ctx;
+pub mod find;
+pub mod picker;
 mod plan_events;
+mod queue;
 mod send;
 mod slash;
 mod slash_agent;
@@ -66,8 +70,24 @@ pub struct Conversation {
     pub live: Option<Live>,
     /// Workspace files for `@path` completion, once listed.
     pub files: Option<Vec<String>>,
-    /// Paths the last `@` completion left to choose from (shown above the editor).
+    /// Paths the last `@` completion left to choose from, or the `@` picker's matches
+    /// (shown above the editor).
     pub path_matches: Vec<String>,
+    /// The `@` picker is open (its keys come first); `path_sel` is its chosen row.
+    pub picker: bool,
+    pub path_sel: usize,
+    /// The workspace's files were asked of the worker (once).
+    pub(crate) files_asked: bool,
+    /// The workspace root (`@path` attachments are read from it).
+    pub root: PathBuf,
+    /// Ctrl-G asked for the draft to be edited in `$EDITOR` (the loop runs it).
+    pub edit_draft: bool,
+    /// Text Alt-C copies (the loop writes it to the terminal as OSC 52).
+    pub copy: Option<String>,
+    /// A `/find` in progress.
+    pub find: Option<find::Find>,
+    /// `/resume` opened the picker from this session's conversation (Esc returns to it).
+    pub resume_from: Option<String>,
     /// Images to send with the next message (`/attach`, a pasted image path).
     pub attachments: Vec<PathBuf>,
     /// Approval policy chosen with `/approve` (else the agent's).
@@ -88,6 +108,11 @@ pub struct Conversation {
     /// Unsent text of conversations left, by session id ("" for the new session being
     /// written): it is there again when the conversation is opened again.
     pub(crate) drafts: HashMap<String, String>,
+    /// The queue of this session does not go on by itself, and why (a budget stop, a failure
+    /// or a cancel), until the user sends something: (session, why).
+    pub(crate) queue_hold: Option<(String, String)>,
+    /// The queued message last handed to the agent (tried once).
+    pub(crate) delivering: Option<i64>,
 }
 
 impl Conversation {
@@ -100,6 +125,14 @@ impl Conversation {
             live: None,
             files: None,
             path_matches: Vec::new(),
+            picker: false,
+            path_sel: 0,
+            files_asked: false,
+            root: PathBuf::new(),
+            edit_draft: false,
+            copy: None,
+            find: None,
+            resume_from: None,
             attachments: Vec::new(),
             policy: None,
             turn_running: false,
@@ -109,11 +142,26 @@ impl Conversation {
             last_typed_ms: None,
             card_since_ms: now_ms,
             drafts: HashMap::new(),
+            queue_hold: None,
+            delivering: None,
         }
     }
 }
 
 impl Conversation {
+    /// What `$EDITOR` left (Ctrl-G): the draft is replaced by it (sanitised like a paste), or
+    /// the status says why not.
+    pub fn draft_edited(&mut self, result: Result<String, String>, ctx: &mut Ctx<'_>) {
+        match result {
+            Ok(text) => {
+                self.composer.set_text("");
+                self.composer.paste(&text);
+                ctx.say("The message is back from the editor: Enter sends it.");
+            }
+            Err(why) => ctx.fail(why),
+        }
+    }
+
     /// Which conversation the editor's text belongs to (`detail`: the open session).
     fn draft_key(&self, detail: Option<&Detail>) -> String {
         match (detail, self.draft) {

@@ -20,6 +20,20 @@ impl Conversation {
             return Vec::new();
         }
         let slash = self.composer.text().trim_start().starts_with('/');
+        if !slash && self.agent.provider.is_ok() && self.turn_active() {
+            let Outcome::Submit(text) = self
+                .composer
+                .key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
+            else {
+                return Vec::new();
+            };
+            return self.queue_message(text, false, ctx);
+        }
+        if !slash && self.composer.text().trim().is_empty() {
+            // Enter on an empty editor sends the next queued message (a held queue goes on).
+            self.queue_hold = None;
+            return self.deliver_next(ctx);
+        }
         if !slash && let Some(why) = self.send_blocked() {
             ctx.fail(why);
             return Vec::new();
@@ -64,6 +78,8 @@ impl Conversation {
         let Some(session_id) = self.begin_live(text.clone(), ctx) else {
             return Vec::new();
         };
+        // A turn the user starts lets a held queue go on after it.
+        self.queue_hold = None;
         ctx.say("Sending… Esc cancels.");
         vec![Ask::Effect(Effect::Turn(TurnEffect::Start {
             session_id,
@@ -100,7 +116,11 @@ impl Conversation {
     /// The live cell of a turn about to start in the open session (or the new one being
     /// written); `None` when there is no session to start it in, else the session (`None`:
     /// a new one).
-    fn begin_live(&mut self, text: Option<String>, ctx: &mut Ctx<'_>) -> Option<Option<String>> {
+    pub(super) fn begin_live(
+        &mut self,
+        text: Option<String>,
+        ctx: &mut Ctx<'_>,
+    ) -> Option<Option<String>> {
         let session_id = if self.draft {
             None
         } else {
@@ -131,6 +151,8 @@ impl Conversation {
     /// Sends a message: with images, the turn stores them (as assets of the session) with
     /// the message.
     pub(super) fn send(&mut self, text: String, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        // `@path`s of workspace files carry the file's text.
+        let text = self.attach_files(text, ctx);
         if self.attachments.is_empty() {
             return self.start_turn(Some(text), ctx);
         }
@@ -178,6 +200,12 @@ impl Conversation {
                 self.live = None;
                 self.turn_running = false;
                 "start a turn"
+            }
+            TurnEffect::StartQueued { .. } => {
+                // The message stays queued (the row is claimed only once the turn starts).
+                self.live = None;
+                self.turn_running = false;
+                "send the queued message"
             }
             TurnEffect::Plan { .. } => {
                 self.live = None;

@@ -24,6 +24,8 @@ impl Conversation {
                 Vec::new()
             }
             "/new" => vec![Ask::Act(Action::New)],
+            "/find" => self.slash_find(open, arg, ctx),
+            "/resume" => vec![Ask::Act(Action::ResumePicker)],
             "/fork" => vec![Ask::Act(Action::Fork)],
             "/rename" => Conversation::slash_rename(open, arg, ctx),
             "/compact" => self.slash_compact(open, ctx),

@@ -113,6 +113,12 @@ impl Conversation {
                 c.ended_ms = Some(now);
             }
         }
+        let reason_word = match &reason {
+            FinishReason::Completed => None,
+            FinishReason::Cancelled => Some("the turn was cancelled"),
+            FinishReason::LimitReached(_) => Some("a budget stopped the turn"),
+            FinishReason::Failed { .. } => Some("the turn failed"),
+        };
         let took = elapsed(now - l.started_ms);
         let tokens = format::compact(usage.input_tokens + usage.output_tokens);
         let (error, said) = match reason {
@@ -140,6 +146,13 @@ impl Conversation {
             }
         };
         l.error = error;
+        // The queue goes on after a turn that completed; after any other end it is held.
+        let hold = match &reason_word {
+            Some(w) => l.session_id.clone().map(|s| (s, (*w).to_string())),
+            None => None,
+        };
+        self.queue_hold = hold;
+        self.delivering = None;
         match said {
             Ok(m) => ctx.say(m),
             Err(m) => ctx.fail(m),

@@ -179,6 +179,10 @@ impl Conversation {
     /// The key contexts that come before the editor's, most specific first.
     pub fn turn_contexts(&self, screen: Screen, detail: Option<&Detail>) -> Vec<Context> {
         let mut v = Vec::new();
+        // A search's keys come first (its Esc ends it, not the turn).
+        if screen == Screen::Conversation && self.finding(detail.map(|d| d.id.as_str())) {
+            v.push(Context::Find);
+        }
         if let Some(l) = self.live_here(screen, detail)
             && !l.finished
         {
@@ -191,6 +195,13 @@ impl Conversation {
             && detail.is_some_and(|d| !d.interrupted.is_empty())
         {
             v.push(Context::Dangling);
+        }
+        if screen == Screen::Conversation
+            && !self.draft
+            && self.composer.is_empty()
+            && detail.is_some_and(|d| !d.queued.is_empty())
+        {
+            v.push(Context::Queue);
         }
         v
     }

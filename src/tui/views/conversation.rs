@@ -105,7 +105,17 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         .title(Span::styled(format!(" {} ", fit(&title, width)), t.bold()))
         .title_bottom(agent_line(app, width));
     frame.render_widget(block, a.conversation);
-    body(frame, app, a.transcript);
+    // The queue takes the transcript's last rows, so it never hides a card.
+    let panel = queue_lines(app, a.transcript);
+    let h = (panel.len() as u16).min(a.transcript.height.saturating_sub(3));
+    let (body_area, panel_area) = split_bottom(a.transcript, h);
+    body(frame, app, body_area);
+    if h > 0 {
+        frame.render_widget(
+            Paragraph::new(panel).style(app.theme.title_bar()),
+            panel_area,
+        );
+    }
     completion(frame, app, a);
     composer(frame, app, a);
 }
@@ -266,18 +276,81 @@ fn completion(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         n,
     );
     frame.render_widget(Clear, r);
+    let picked = app.conv.picker_open().then_some(app.conv.path_sel);
     let lines: Vec<Line<'static>> = m
         .iter()
         .take(n as usize)
-        .map(|(name, args, what)| {
-            Line::from(vec![
+        .enumerate()
+        .map(|(i, (name, args, what))| {
+            let line = Line::from(vec![
                 Span::styled(format!(" {name}"), t.accent().patch(t.bold())),
                 Span::styled(format!(" {args}"), t.code()),
                 Span::styled(format!("  {what}"), t.dim()),
-            ])
+            ]);
+            if picked == Some(i) {
+                line.patch_style(t.selected())
+            } else {
+                line
+            }
         })
         .collect();
     frame.render_widget(Paragraph::new(lines).style(t.title_bar()), r);
+}
+
+/// `area` less its last `h` rows, and those rows.
+fn split_bottom(area: Rect, h: u16) -> (Rect, Rect) {
+    let top = Rect::new(area.x, area.y, area.width, area.height - h);
+    (
+        top,
+        Rect::new(area.x, area.y + area.height - h, area.width, h),
+    )
+}
+
+/// The open session's queue, above the editor: what waits, oldest first (steering messages
+/// marked), and whether it goes on by itself or is held (and why). Empty: nothing waits.
+fn queue_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let Some(d) = app.browse.detail.as_ref().filter(|_| !app.conv.draft) else {
+        return Vec::new();
+    };
+    if d.queued.is_empty() || area.height < 8 {
+        return Vec::new();
+    }
+    let room = area.width.saturating_sub(2) as usize;
+    let n = d.queued.len();
+    // At most a third of the transcript's rows.
+    let shown = n.min((area.height / 3).saturating_sub(1).max(1) as usize);
+    let state = match app.conv.queue_held(Some(d)) {
+        Some(why) => format!(" · held: {why}; Enter on an empty editor sends the next"),
+        None if app.turn_active() => " · sent one at a time when the turn ends".to_string(),
+        None => String::new(),
+    };
+    let head = format!(" Queued ({n})");
+    let mut lines = vec![Line::from(vec![
+        Span::styled(head.clone(), t.accent().patch(t.bold())),
+        Span::styled(
+            fit(
+                &format!("{state} · Ctrl-E (editor empty) edits the last"),
+                room.saturating_sub(head.chars().count()),
+            ),
+            t.dim(),
+        ),
+    ])];
+    for (i, q) in d.queued.iter().take(shown).enumerate() {
+        let mark = if q.steer { "steer" } else { "next " };
+        let text = sanitize::line(&q.text).into_owned();
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {}. {mark} ", i + 1), t.dim()),
+            Span::raw(fit(&text, room.saturating_sub(12))),
+        ]));
+    }
+    if n > shown {
+        lines.push(Line::from(Span::styled(
+            format!("    … {} more", n - shown),
+            t.dim(),
+        )));
+    }
+    lines
 }
 
 fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
@@ -291,6 +364,11 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
             _ => "the approval above has",
         };
         (format!("not taking keys: {what} them"), t.warn())
+    } else if app.conv.picker_open() {
+        (
+            "@ files: ↑↓ choose, Enter or Tab inserts, Esc closes".to_string(),
+            t.accent(),
+        )
     } else if app.conv.agent.provider.is_err() {
         // "▶ Message · " and the hint must fit whole in the border.
         let long = "no model configured: F1 says how";
@@ -302,12 +380,18 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         (hint.to_string(), t.warn())
     } else if let Some(l) = app.live_here().filter(|l| !l.finished) {
         if l.asking.is_empty() {
-            ("a turn is running: Esc cancels".to_string(), t.dim())
+            (
+                "a turn is running: Enter queues, Alt-Enter steers, Esc cancels".to_string(),
+                t.dim(),
+            )
         } else {
             ("answer the approval above first".to_string(), t.warn())
         }
     } else if app.turn_active() {
-        ("a turn runs in another session".to_string(), t.dim())
+        (
+            "a turn runs in another session: Enter queues here".to_string(),
+            t.dim(),
+        )
     } else if app.running_elsewhere() {
         (
             "running in another process: shown live, read-only".to_string(),

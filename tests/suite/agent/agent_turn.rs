@@ -1276,3 +1276,75 @@ fn a_turn_past_the_window_compacts_once_and_asks_again() {
     assert_eq!(users.iter().filter(|u| *u == "and now?").count(), 1);
     assert!(s.messages.last().unwrap().text().starts_with("reply "));
 }
+
+/// The durable queue in the runtime, with the real provider: a steering message waiting when
+/// the turn reaches a tool boundary goes in as a user message before the next model call; a
+/// queued message starts its own turn only while it still waits (claimed under the lease).
+#[test]
+fn steering_goes_in_at_the_tool_boundary_and_a_queued_message_is_claimed_once() {
+    let env = Env::new(KEY, "");
+    std::fs::write(env.workdir.join("a.txt"), "alpha\n").unwrap();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("r1", "read_file", r#"{"path":"a.txt"}"#)]),
+        Reply::text("Read it, and saw your note."),
+        Reply::text("Second turn."),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let sessions = env.sessions();
+    let id = sessions
+        .new_session(neocode::session::NewSession::default())
+        .unwrap()
+        .id;
+    // Waiting to steer when the turn starts: it goes in at the first tool boundary, not before.
+    sessions
+        .enqueue(&id, "also mention the size", true)
+        .unwrap();
+    let h = watch(&agent, Target::Resume(id.clone()), "read a.txt");
+    let evs = drive(&h, |_| None);
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    assert!(evs.iter().any(|e| matches!(
+        e,
+        TurnEvent::Warning { code, .. } if code.as_str() == "steered"
+    )));
+    let s = sessions.load(&id).unwrap();
+    let roles: Vec<Role> = s.messages.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [
+            Role::User,
+            Role::Assistant,
+            Role::Tool,
+            Role::User,
+            Role::Assistant
+        ]
+    );
+    assert_eq!(s.messages[3].text(), "also mention the size");
+    let second = srv.requests()[1].json();
+    let last = second["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "user");
+    assert!(last.to_string().contains("also mention the size"), "{last}");
+    assert!(sessions.queued(&id).unwrap().is_empty());
+
+    // A message removed before it was sent is not sent; one still waiting is, once.
+    let gone = sessions.enqueue(&id, "never mind", false).unwrap();
+    assert!(sessions.remove_queued(&id, gone.id).unwrap());
+    let (tx, _rx) = std::sync::mpsc::channel();
+    let err = agent.start_queued(&id, gone.id, None, tx).err().unwrap();
+    assert_eq!(err.code.as_str(), "usage", "{}", err.message);
+    let q = sessions.enqueue(&id, "and then this", false).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = agent.start_queued(&id, q.id, None, tx).unwrap();
+    let evs: Vec<TurnEvent> = rx.iter().collect();
+    h.join();
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    assert!(sessions.queued(&id).unwrap().is_empty(), "delivered");
+    let s = sessions.load(&id).unwrap();
+    assert_eq!(s.messages[5].text(), "and then this");
+    assert_eq!(srv.requests().len(), 3);
+}

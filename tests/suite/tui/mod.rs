@@ -1,5 +1,6 @@
 //! The TUI: snapshots, filter, live turns, plans, fuzzing, a real terminal, panics.
 
+mod tui_demo;
 mod tui_filter;
 mod tui_fuzz;
 mod tui_live;
@@ -7,4 +8,5 @@ mod tui_live_pty;
 mod tui_panic;
 mod tui_plan;
 mod tui_pty;
+mod tui_queue;
 mod tui_snapshots;

@@ -197,10 +197,66 @@ fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
         "the prompt shows at once:\n{s}"
     );
     insta::assert_snapshot!("live_streaming", s);
-    // Typing goes on, sending waits for the turn.
+    // Typing goes on; Enter queues the message for after the turn (a store row, shown
+    // above the editor), nothing is sent now.
     h.submit("next");
     assert!(h.turns.is_empty(), "{:?}", h.turns);
-    assert!(h.screen().contains("A turn is running"));
+    let queued = h.rt.queued(&h.id).unwrap();
+    assert_eq!(queued.len(), 1);
+    assert_eq!(queued[0].text, "next");
+    let s = h.screen();
+    assert!(
+        s.contains("Queued (1)") && s.contains("1. next  next"),
+        "{s}"
+    );
+    insta::assert_snapshot!("live_queued", s);
+    // The turn ends: the queued message is the next turn.
+    h.ev(TurnEvent::Finished {
+        reason: neocode::runtime::agent::FinishReason::Completed,
+        usage: Usage::default(),
+    });
+    assert!(
+        h.turns.iter().any(|t| matches!(
+            t,
+            TurnEffect::StartQueued { text, .. } if text == "next"
+        )),
+        "{:?}",
+        h.turns
+    );
+}
+
+#[test]
+fn a_budget_stop_holds_the_queue_and_says_so_until_enter_on_an_empty_editor() {
+    let mut h = H::new();
+    h.send("Explain it");
+    h.submit("then this");
+    h.ev(TurnEvent::Finished {
+        reason: neocode::runtime::agent::FinishReason::LimitReached("max_turns (1/1)".into()),
+        usage: Usage::default(),
+    });
+    assert!(
+        !h.turns
+            .iter()
+            .any(|t| matches!(t, TurnEffect::StartQueued { .. })),
+        "held: {:?}",
+        h.turns
+    );
+    let s = h.screen();
+    assert!(
+        s.contains("held: a budget stopped the turn; Enter on an empty editor sends the next"),
+        "{s}"
+    );
+    assert_eq!(h.rt.queued(&h.id).unwrap().len(), 1, "still waiting");
+    // Enter on the empty editor lets it go.
+    h.submit("");
+    assert!(
+        h.turns.iter().any(|t| matches!(
+            t,
+            TurnEffect::StartQueued { text, .. } if text == "then this"
+        )),
+        "{:?}",
+        h.turns
+    );
 }
 
 #[test]
@@ -691,12 +747,15 @@ fn at_path_completes_workspace_files() {
     h.chars("look at @READ");
     h.key(KeyCode::Tab);
     assert_eq!(h.app.conv.composer.text(), "look at @README.md ");
+    // The picker lists the matches as the word is typed (no Tab needed) ...
     h.chars("and @src/tui/comp");
-    h.key(KeyCode::Tab);
     let s = h.screen();
     assert!(s.contains("@src/tui/composer.rs"), "{s}");
     assert!(s.contains("@src/tui/compact.rs"), "{s}");
+    assert!(!s.contains("│ @README.md"), "{s}");
+    // ... and narrows them; Tab (or Enter) takes the chosen one.
     h.chars("o");
+    assert!(!h.screen().contains("@src/tui/compact.rs"));
     h.key(KeyCode::Tab);
     assert_eq!(
         h.app.conv.composer.text(),

@@ -26,8 +26,9 @@ fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
     let mut pty = Pty::spawn(&home, &ws, &[], &[], 35, 120);
 
     // The list.
-    let s = pty.wait_for("13 sessions");
-    assert!(s.contains("Draft release notes for v0.4"), "{s}");
+    pty.wait_for("13 sessions");
+    // The detail pane loads after the list (later under load: wait for it, do not race it).
+    let s = pty.wait_for("┌ Draft release notes for v0.4");
     assert!(s.contains("Transcript"), "{s}");
 
     // Move down: the detail follows.

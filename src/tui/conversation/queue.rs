@@ -1,0 +1,149 @@
+//! The durable queue as the conversation sees it. Enter while a turn runs queues the message
+//! (a row in the store, so Ctrl-B, a quit or a crash keeps it); Alt-Enter queues it to steer
+//! the running turn (the runtime sends it at the next tool boundary); Ctrl-E takes the last
+//! waiting message back into the editor (when the editor is empty: it is its end-of-line key
+//! otherwise). The next waiting message goes as a turn of its own
+//! once the open session is idle: one turn at a time, never while an approval waits (its turn
+//! has not ended), and not after a budget stop, a failure or a cancel (the queue is held, and
+//! the panel says why, until the user sends something or presses Enter on an empty editor).
+
+use super::Conversation;
+use super::ctx::{Ask, Ctx};
+use crate::session::{QueuedMessage, Status};
+use crate::tui::effect::{Effect, TurnEffect};
+use crate::tui::screen::Screen;
+use crate::tui::worker::Request;
+
+impl Conversation {
+    /// Queues `text` for the open session (Enter, or Alt-Enter with `steer`, while a turn runs).
+    pub(super) fn queue_message(
+        &mut self,
+        text: String,
+        steer: bool,
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
+        let Some(id) = ctx.open_id().filter(|_| !self.draft) else {
+            self.composer.set_text(&text);
+            ctx.fail("A turn is running: a message queues in a saved session; wait for the turn, or Esc cancels it.");
+            return Vec::new();
+        };
+        // Steering goes to the turn running in this session; elsewhere it waits its turn.
+        let steer = steer && self.turn_is_open(ctx.detail());
+        ctx.say(if steer {
+            "Queued to steer: it goes in at the turn's next tool boundary."
+        } else {
+            "Queued: it is sent when the turn ends (Ctrl-E takes it back)."
+        });
+        vec![Ask::Request(Request::Enqueue { id, text, steer })]
+    }
+
+    /// Alt-Enter while a turn runs: the editor's text queued to steer it.
+    pub(super) fn steer(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        let text = self.composer.text();
+        if text.trim().is_empty() {
+            ctx.fail("Nothing to steer with: type a message, then Alt-Enter.");
+            return Vec::new();
+        }
+        if text.trim_start().starts_with('/') {
+            ctx.fail("A slash command cannot steer a turn; Enter runs it.");
+            return Vec::new();
+        }
+        self.composer.set_text("");
+        self.queue_message(text, true, ctx)
+    }
+
+    /// Ctrl-E: the last waiting message comes back into the editor (it leaves the queue).
+    pub(super) fn edit_queued(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        let Some((id, qid)) = ctx
+            .detail()
+            .and_then(|d| d.queued.last().map(|q| (d.id.clone(), q.id)))
+        else {
+            ctx.fail("Nothing is queued in this session.");
+            return Vec::new();
+        };
+        vec![Ask::Request(Request::Unqueue { id, qid })]
+    }
+
+    /// The queue of session `id` as read (with the session, or after a change); `taken` is a
+    /// message Ctrl-E took out. The next message may go now.
+    pub fn queue_read(
+        &mut self,
+        id: &str,
+        queued: Vec<QueuedMessage>,
+        taken: Option<QueuedMessage>,
+        unqueue: bool,
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
+        if let Some(d) = ctx.detail.as_deref_mut()
+            && d.id == id
+        {
+            d.queued = queued;
+        }
+        match taken {
+            Some(q) if self.composer.is_empty() => {
+                self.composer.set_text(&q.text);
+                ctx.say("Back in the editor, out of the queue: Enter queues it again.");
+            }
+            Some(q) => {
+                // Typed meanwhile: the message goes after it.
+                let text = format!("{}\n{}", self.composer.text(), q.text);
+                self.composer.set_text(&text);
+                ctx.say("Back in the editor (after what you typed), out of the queue.");
+            }
+            None if unqueue => ctx.fail("That message was sent already."),
+            None => {}
+        }
+        self.deliver_next(ctx)
+    }
+
+    /// Why the open session's queue does not go on by itself now, if it is held.
+    pub fn queue_held(&self, detail: Option<&crate::tui::browse::Detail>) -> Option<String> {
+        let d = detail?;
+        if let Some((sid, why)) = &self.queue_hold
+            && *sid == d.id
+        {
+            return Some(why.clone());
+        }
+        // Reopened after a budget stop (in this process or another).
+        let budget_stop = d.header.as_ref().is_some_and(|h| {
+            h.status == Status::Paused && h.ledger.as_ref().is_some_and(|l| l.termination.is_some())
+        });
+        (budget_stop && !self.turn_active())
+            .then(|| "a budget stopped the session (/limits)".to_string())
+    }
+
+    /// Sends the open session's next waiting message when nothing runs here and the queue is
+    /// not held; the runtime claims the row under the session's lease.
+    pub(super) fn deliver_next(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        if ctx.screen != Screen::Conversation
+            || self.draft
+            || self.turn_active()
+            || self.turn_running
+            || self.agent.provider.is_err()
+            || self.queue_held(ctx.detail()).is_some()
+        {
+            return Vec::new();
+        }
+        let Some((session_id, q)) = ctx
+            .detail()
+            .and_then(|d| d.queued.first().map(|q| (d.id.clone(), q.clone())))
+        else {
+            return Vec::new();
+        };
+        // One try per message: a refusal (the session runs elsewhere) is not retried in a loop.
+        if self.delivering == Some(q.id) {
+            return Vec::new();
+        }
+        self.delivering = Some(q.id);
+        if self.begin_live(Some(q.text.clone()), ctx).is_none() {
+            return Vec::new();
+        }
+        ctx.say("Sending the next queued message… Esc cancels.");
+        vec![Ask::Effect(Effect::Turn(TurnEffect::StartQueued {
+            session_id,
+            qid: q.id,
+            text: q.text,
+            approval: self.approval(),
+        }))]
+    }
+}

@@ -1,0 +1,108 @@
+//! Ctrl-G: the message being written opens in `$VISUAL` (else `$EDITOR`). The TUI hands the
+//! terminal over (its input thread stops reading keys, the screen and modes are restored),
+//! runs the editor on a temporary file holding the draft, then takes the terminal back and
+//! the file's text becomes the draft.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::terminal::Guard;
+
+/// Stops the input thread reading the terminal while another program has it.
+#[derive(Debug, Clone, Default)]
+pub struct InputPause {
+    /// Asked: stop reading.
+    pub paused: Arc<AtomicBool>,
+    /// The input thread stopped (it sets this once it saw `paused`).
+    pub idle: Arc<AtomicBool>,
+}
+
+impl InputPause {
+    /// Asks the input thread to stop reading and waits (briefly) until it did.
+    fn pause(&self) {
+        self.paused.store(true, Ordering::SeqCst);
+        let until = Instant::now() + Duration::from_millis(500);
+        while !self.idle.load(Ordering::SeqCst) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn resume(&self) {
+        self.idle.store(false, Ordering::SeqCst);
+        self.paused.store(false, Ordering::SeqCst);
+    }
+}
+
+/// The editor command: `$VISUAL`, else `$EDITOR` (either may carry arguments, `code -w`).
+fn editor_command() -> Result<String, String> {
+    ["VISUAL", "EDITOR"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .find(|v| !v.trim().is_empty())
+        .ok_or_else(|| {
+            "Ctrl-G opens $VISUAL or $EDITOR: neither is set (e.g. export EDITOR=vim)".to_string()
+        })
+}
+
+/// A new private file holding `text`.
+fn draft_file(text: &str) -> Result<PathBuf, String> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let path = std::env::temp_dir().join(format!(
+        "neocode-draft-{}-{nanos:08x}.md",
+        std::process::id()
+    ));
+    let mut f = crate::session::private_file(&path, true)
+        .map_err(|e| format!("cannot write the draft for the editor: {e}"))?;
+    f.write_all(text.as_bytes())
+        .map_err(|e| format!("cannot write the draft for the editor: {e}"))?;
+    Ok(path)
+}
+
+/// Runs the editor on `text`; the edited text (one trailing newline dropped), or why not.
+pub fn edit(guard: &mut Guard, input: &InputPause, text: &str) -> Result<String, String> {
+    let cmd = editor_command()?;
+    let path = draft_file(text)?;
+    input.pause();
+    guard.suspend();
+    // Through the shell, so `$EDITOR` may carry arguments; the file is `$1`.
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{cmd} \"$1\""))
+        .arg("sh")
+        .arg(&path)
+        .status();
+    let back = guard.resume();
+    input.resume();
+    let edited = std::fs::read_to_string(&path);
+    let _ = std::fs::remove_file(&path);
+    back.map_err(|e| e.to_string())?;
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => {
+            return Err(format!(
+                "the editor ({}) exited with {s}; the message is as it was",
+                crate::sanitize::line(&cmd)
+            ));
+        }
+        Err(e) => {
+            return Err(format!(
+                "cannot run the editor ({}): {}",
+                crate::sanitize::line(&cmd),
+                crate::session::io_error(&e)
+            ));
+        }
+    }
+    let edited = edited.map_err(|e| {
+        format!(
+            "cannot read the edited draft: {}",
+            crate::session::io_error(&e)
+        )
+    })?;
+    Ok(edited.strip_suffix('\n').unwrap_or(&edited).to_string())
+}

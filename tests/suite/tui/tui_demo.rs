@@ -1,0 +1,340 @@
+//! `neocode demo` in a real terminal: the demo model (scripted, in process, no network) runs
+//! a real turn on the demo workspace: streamed text, a `read_file`, an `edit_file` whose diff
+//! waits for approval, `run_command` of the tests, and a plan run.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::support::Env;
+use crate::support::pty::Pty;
+use neocode::runtime::{Location, Sessions};
+use neocode::session::{ListQuery, Role, WorkspacePaths};
+
+/// The one demo folder `neocode demo --keep` left under `tmp`.
+pub(super) fn kept_demo(tmp: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(tmp)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("neocode-demo-"))
+        })
+        .collect();
+    assert_eq!(dirs.len(), 1, "one kept demo folder in {}", tmp.display());
+    dirs[0].clone()
+}
+
+/// Waits for the approval card, lets the quiet moment pass, answers `y`.
+pub(super) fn approve(pty: &mut Pty, what: &str) -> String {
+    let s = pty.wait_for(what);
+    std::thread::sleep(Duration::from_millis(700));
+    pty.keys("y");
+    s
+}
+
+/// The kept demo's sessions, and its home and workspace.
+pub(super) fn demo_sessions(dir: &Path) -> (Sessions, PathBuf, PathBuf) {
+    let ws = dir.join("workspace");
+    let home = dir.join("home");
+    let loc = Location {
+        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
+        home: home.clone(),
+    };
+    (Sessions::open(&loc).unwrap(), home, ws)
+}
+
+/// `neocode demo --keep` with its temp folder under the test's, the demo model at `pace_ms`
+/// a piece; the folder it is kept in.
+pub(super) fn spawn_demo(env: &Env, pace_ms: &str) -> (Pty, PathBuf) {
+    let tmp = env.home.parent().unwrap().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_s = tmp.to_string_lossy().into_owned();
+    let envs = [
+        ("TMPDIR", tmp_s.as_str()),
+        ("NEOCODE_DEMO_PACE_MS", pace_ms),
+    ];
+    let pty = Pty::spawn_args(&env.home, &["demo", "--keep"], &envs, 40, 120);
+    pty.wait_for("13 sessions");
+    (pty, tmp)
+}
+
+#[test]
+fn the_demo_model_fixes_the_demo_project_with_an_approved_edit_and_runs_its_tests() {
+    let env = Env::new();
+    let tmp = env.home.parent().unwrap().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_s = tmp.to_string_lossy().into_owned();
+    // No provider configured at all: the demo needs none (a base URL that would refuse
+    // connections proves nothing is dialled).
+    let envs = [
+        ("TMPDIR", tmp_s.as_str()),
+        ("NEOCODE_BASE_URL", "http://127.0.0.1:9/v1"),
+        ("NEOCODE_MODEL", "not-used"),
+        ("NEOCODE_DEMO_PACE_MS", "2"),
+    ];
+    let mut pty = Pty::spawn_args(&env.home, &["demo", "--keep"], &envs, 40, 120);
+    let s = pty.wait_for("13 sessions");
+    assert!(
+        s.contains("Demo model (scripted, no network): press n"),
+        "said at once:\n{s}"
+    );
+    pty.keys("n");
+    let s = pty.wait_for("demo model — scripted, no network");
+    assert!(!s.contains("no model"), "{s}");
+    pty.keys("fix the bug\r");
+
+    // read_file ran, then the edit waits with its diff.
+    let s = approve(&mut pty, "waiting for approval");
+    assert!(s.contains("read_file"), "{s}");
+    assert!(s.contains("Helo, $name"), "the file as read: {s}");
+    assert!(s.contains("+ echo \"Hello, $name!\""), "the diff: {s}");
+    // Then the tests through the sandbox, approved too.
+    approve(&mut pty, "run_command  sh test.sh  · waiting");
+    let s = pty.wait_for("All tests pass");
+    assert!(s.contains("2 passed"), "{s}");
+    pty.wait_for("Done in");
+
+    // A plan run with two layers.
+    pty.keys("/plan make greet.sh greet politely\r");
+    let s = approve(&mut pty, "Layer 2");
+    assert!(s.contains("survey") && s.contains("report"), "{s}");
+    pty.wait_for("3 of 3 steps completed");
+    pty.keys("\x03");
+    pty.wait_exit(
+        Duration::from_secs(30),
+        "neocode demo did not quit on Ctrl-C",
+    );
+
+    // The edit is on disk and the tests pass there; the turn is stored with the demo model.
+    let dir = kept_demo(&tmp);
+    let ws = dir.join("workspace");
+    let greet = std::fs::read_to_string(ws.join("greet.sh")).unwrap();
+    assert!(greet.contains("echo \"Hello, $name!\""), "{greet}");
+    let home = dir.join("home");
+    let loc = Location {
+        paths: WorkspacePaths::resolve(&home, &ws).unwrap(),
+        home,
+    };
+    let sessions = Sessions::open(&loc).unwrap();
+    let items = sessions.list(&ListQuery::default()).unwrap().items;
+    let s = items
+        .iter()
+        .find(|s| s.title == "fix the bug")
+        .expect("the demo turn's session");
+    assert_eq!(s.model, "demo model — scripted, no network");
+    assert_eq!(s.provider, "demo");
+    let msgs = sessions.messages(&s.id, 0, i64::MAX).unwrap();
+    let ran = msgs
+        .iter()
+        .any(|m| m.role == Role::Tool && m.text().contains("2 passed"));
+    assert!(ran, "the run_command result is stored");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_at_picker_ranks_files_fuzzily_inserts_the_chosen_one_and_attaches_its_text() {
+    let env = Env::new();
+    let (mut pty, tmp) = spawn_demo(&env, "2");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("explain @tst");
+    let s = pty.wait_for("@ files: ↑↓ choose");
+    assert!(s.contains(" @test.sh"), "{s}");
+    assert!(!s.contains(" @greet.sh"), "only matches are listed:\n{s}");
+    pty.keys("\r");
+    let s = pty.wait_for("┃explain @test.sh");
+    assert!(!s.contains("@ files:"), "the picker closed:\n{s}");
+    pty.keys("\r");
+    let s = pty.wait_for("Done in");
+    assert!(
+        s.contains("test.sh ("),
+        "the demo model read the typed words:\n{s}"
+    );
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+    let dir = kept_demo(&tmp);
+    let (sessions, _, _) = demo_sessions(&dir);
+    let items = sessions.list(&ListQuery::default()).unwrap().items;
+    let s = items
+        .iter()
+        .find(|s| s.title.starts_with("explain @test.sh"))
+        .expect("the session");
+    let msgs = sessions.messages(&s.id, 0, i64::MAX).unwrap();
+    let sent = msgs[0].text();
+    assert!(sent.starts_with("explain @test.sh"), "{sent}");
+    assert!(
+        sent.contains("[@test.sh attached ("),
+        "said on the message: {sent}"
+    );
+    assert!(
+        sent.contains("check Ada \"Hello, Ada!\""),
+        "the file's text: {sent}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ctrl_g_edits_the_draft_in_the_editor_and_the_tui_comes_back() {
+    let env = Env::new();
+    let dir = env.home.parent().unwrap().join("ed");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("fake-editor.sh");
+    let seen = dir.join("seen");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncp \"$1\" '{}'\nprintf 'hello\\nfrom the editor\\n' > \"$1\"\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tmp = env.home.parent().unwrap().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_s = tmp.to_string_lossy().into_owned();
+    let script_s = script.to_string_lossy().into_owned();
+    let envs = [
+        ("TMPDIR", tmp_s.as_str()),
+        ("VISUAL", ""),
+        ("EDITOR", script_s.as_str()),
+    ];
+    let mut pty = Pty::spawn_args(&env.home, &["demo", "--keep"], &envs, 40, 120);
+    pty.wait_for("13 sessions");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("my draft");
+    pty.keys("\x07");
+    let s = pty.wait_for("The message is back from the editor");
+    assert_eq!(std::fs::read_to_string(&seen).unwrap(), "my draft");
+    assert!(
+        s.contains("┃hello") && s.contains("┃from the editor"),
+        "{s}"
+    );
+    // The whole screen came back (title bar, status line).
+    assert!(
+        s.contains(" neocode ") && s.contains("demo model — scripted"),
+        "{s}"
+    );
+    // And keys are the TUI's again: the edited draft is sent.
+    pty.keys("\r");
+    pty.wait_for("Done in");
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+    let demo = kept_demo(&tmp);
+    let (sessions, _, _) = demo_sessions(&demo);
+    let items = sessions.list(&ListQuery::default()).unwrap().items;
+    let s = items
+        .iter()
+        .find(|s| s.title == "hello")
+        .expect("the edited message was sent");
+    let first = sessions.messages(&s.id, 1, 1).unwrap();
+    assert_eq!(first[0].text(), "hello\nfrom the editor");
+    let _ = std::fs::remove_dir_all(&demo);
+}
+
+#[test]
+fn alt_c_copies_the_last_message_to_the_clipboard_with_osc_52() {
+    use base64::Engine;
+    let env = Env::new();
+    let (mut pty, _tmp) = spawn_demo(&env, "1");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("hello\r");
+    pty.wait_for("Done in");
+    pty.keys("\x1bc");
+    let s = pty.wait_for("to the clipboard (OSC 52)");
+    assert!(s.contains("Copied message #2"), "{s}");
+    let bytes = pty.bytes();
+    let raw = String::from_utf8_lossy(&bytes);
+    let start = raw.find("\x1b]52;c;").expect("an OSC 52 sequence") + 7;
+    let end = start + raw[start..].find('\x07').expect("its end");
+    let text = base64::engine::general_purpose::STANDARD
+        .decode(&raw[start..end])
+        .unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.starts_with("# Hello from the demo model"), "{text}");
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+}
+
+#[test]
+fn slash_find_selects_the_newest_match_and_n_and_shift_n_move_between_matches() {
+    let env = Env::new();
+    let (mut pty, tmp) = spawn_demo(&env, "1");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("hello\r");
+    pty.wait_for("Done in");
+    pty.keys("show me README.md\r");
+    pty.wait_for("README.md (6 lines)");
+    pty.wait_for("Done in");
+    // Which messages say "demo", any case, as the store has them.
+    let (sessions, _, _) = demo_sessions(&kept_demo(&tmp));
+    let items = sessions.list(&ListQuery::default()).unwrap().items;
+    let id = &items.iter().find(|s| s.title == "hello").unwrap().id;
+    let seqs: Vec<i64> = sessions
+        .messages(id, 0, i64::MAX)
+        .unwrap()
+        .iter()
+        .filter(|m| m.text().to_lowercase().contains("demo"))
+        .map(|m| m.seq)
+        .collect();
+    let n = seqs.len();
+    assert!(n >= 3, "{seqs:?}");
+    pty.keys("/find DEMO\r");
+    let s = pty.wait_for(&format!("match {n} of {n} (message #{})", seqs[n - 1]));
+    assert!(s.contains("n older, N newer"), "{s}");
+    pty.keys("n");
+    pty.wait_for(&format!(
+        "match {} of {n} (message #{})",
+        n - 1,
+        seqs[n - 2]
+    ));
+    for _ in 0..n {
+        pty.keys("n");
+    }
+    pty.wait_for(&format!("match 1 of {n} (message #{})", seqs[0]));
+    pty.keys("N");
+    pty.wait_for(&format!("match 2 of {n} (message #{})", seqs[1]));
+    pty.keys("\x1b");
+    pty.wait_for("Search ended.");
+    // Keys are the editor's again: n types.
+    pty.keys("n");
+    pty.wait_for("┃n");
+    pty.keys("\x15/find nowhere-at-all\r");
+    pty.wait_for("No message of this session contains “nowhere-at-all”.");
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+}
+
+#[test]
+fn slash_resume_picks_another_session_and_esc_comes_back() {
+    let env = Env::new();
+    let (mut pty, _tmp) = spawn_demo(&env, "1");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("hello\r");
+    pty.wait_for("Done in");
+    // The picker, and Esc back to this conversation.
+    pty.keys("/resume\r");
+    let s = pty.wait_for("Pick a session: type to filter");
+    assert!(s.contains("Sessions"), "the list:\n{s}");
+    pty.keys("\x1b");
+    let s = pty.wait_for("┌ hello ");
+    assert!(s.contains("Message"), "back in the conversation:\n{s}");
+    // The picker again: filter, Enter switches to the chosen session's conversation.
+    pty.keys("/resume\r");
+    pty.wait_for("Pick a session");
+    pty.keys("release notes");
+    pty.wait_for(" matches");
+    pty.wait_for("┌ Draft release notes for v0.4 ");
+    pty.keys("\r");
+    let s = pty.wait_for("Type a message");
+    assert!(
+        s.contains("┌ Draft release notes for v0.4 "),
+        "its conversation:\n{s}"
+    );
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+}

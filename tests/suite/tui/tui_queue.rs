@@ -1,0 +1,227 @@
+//! The durable queue in a real terminal, against the demo model (in process, its stream slowed
+//! down so there is time to type): Enter while a turn runs queues the message (a store row,
+//! shown above the editor) and it is sent as the next turn once this one ends; Alt-Enter
+//! steers the running turn at its next tool boundary; a queued message survives a kill and is
+//! sent when the session is resumed; Ctrl-E takes one back into the editor.
+
+use std::time::Duration;
+
+use super::tui_demo::{approve, demo_sessions, kept_demo, spawn_demo};
+use crate::support::Env;
+use crate::support::pty::Pty;
+use neocode::session::{ListQuery, Role};
+
+fn user_texts(sessions: &neocode::runtime::Sessions, id: &str) -> Vec<String> {
+    sessions
+        .messages(id, 0, i64::MAX)
+        .unwrap()
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.text())
+        .collect()
+}
+
+fn session_titled(sessions: &neocode::runtime::Sessions, title: &str) -> String {
+    sessions
+        .list(&ListQuery::default())
+        .unwrap()
+        .items
+        .into_iter()
+        .find(|s| s.title == title)
+        .unwrap_or_else(|| panic!("a session titled {title:?}"))
+        .id
+}
+
+#[test]
+fn enter_while_a_turn_streams_queues_the_message_and_it_is_sent_after_the_turn() {
+    let env = Env::new();
+    let (mut pty, tmp) = spawn_demo(&env, "40");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("hello\r");
+    pty.wait_for("Hello from the demo model");
+    // Still streaming: Enter queues instead of refusing.
+    pty.keys("run the tests\r");
+    let s = pty.wait_for("Queued (1)");
+    assert!(s.contains("1. next  run the tests"), "{s}");
+    assert!(!s.contains("You  #3"), "not sent during the turn:\n{s}");
+    let dir = kept_demo(&tmp);
+    let (sessions, _, _) = demo_sessions(&dir);
+    let id = session_titled(&sessions, "hello");
+    let waiting = sessions.queued(&id).unwrap();
+    assert_eq!(waiting.len(), 1, "a store row while it waits");
+    assert_eq!(waiting[0].text, "run the tests");
+
+    // The turn ends; the queued message is the next turn (its command asks first).
+    let s = approve(&mut pty, "run_command  sh test.sh  · waiting");
+    assert!(s.contains("run the tests"), "{s}");
+    assert!(
+        !s.contains("Queued ("),
+        "the queue is empty once sent:\n{s}"
+    );
+    pty.wait_for("The tests fail");
+    pty.wait_for("Done in");
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
+    assert!(sessions.queued(&id).unwrap().is_empty(), "delivered");
+    assert_eq!(user_texts(&sessions, &id), vec!["hello", "run the tests"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn alt_enter_steers_the_running_turn_at_its_next_tool_boundary() {
+    let env = Env::new();
+    let (mut pty, tmp) = spawn_demo(&env, "60");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("fix the bug\r");
+    pty.wait_for("Let me look");
+    // Alt-Enter while the first reply streams: delivered after its read_file, in this turn.
+    pty.keys("show me README.md\x1b\r");
+    pty.wait_for("Reading README.md.");
+    let s = pty.wait_for("Done in");
+    assert!(s.contains("README.md (6 lines)"), "{s}");
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
+    let dir = kept_demo(&tmp);
+    let (sessions, _, _) = demo_sessions(&dir);
+    let id = session_titled(&sessions, "fix the bug");
+    let msgs = sessions.messages(&id, 0, i64::MAX).unwrap();
+    let roles: Vec<Role> = msgs.iter().map(|m| m.role).collect();
+    // prompt, reply with read_file, its result, the steering message, then the replies.
+    assert_eq!(
+        &roles[..4],
+        &[Role::User, Role::Assistant, Role::Tool, Role::User]
+    );
+    assert_eq!(msgs[3].text(), "show me README.md");
+    assert!(sessions.queued(&id).unwrap().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_queued_message_survives_a_kill_and_is_sent_when_the_session_is_resumed() {
+    let env = Env::new();
+    let (mut pty, tmp) = spawn_demo(&env, "200");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("hello\r");
+    pty.wait_for("Hello from the demo model");
+    pty.keys("show me test.sh\r");
+    pty.wait_for("Queued (1)");
+    // Killed mid-turn: nothing is said, nothing is cleaned up.
+    drop(pty);
+    let dir = kept_demo(&tmp);
+    let (sessions, home, ws) = demo_sessions(&dir);
+    let id = session_titled(&sessions, "hello");
+    assert_eq!(
+        sessions.queued(&id).unwrap().len(),
+        1,
+        "kept across the kill"
+    );
+
+    // Resumed (the kept demo keeps its demo model): the queue goes on by itself.
+    let mut pty = Pty::spawn(
+        &home,
+        &ws,
+        &["--resume", &id],
+        &[("NEOCODE_DEMO_PACE_MS", "2")],
+        40,
+        120,
+    );
+    let s = pty.wait_for("test.sh (");
+    assert!(s.contains("show me test.sh"), "{s}");
+    pty.wait_for("Done in");
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
+    assert!(sessions.queued(&id).unwrap().is_empty(), "delivered once");
+    assert_eq!(user_texts(&sessions, &id), vec!["hello", "show me test.sh"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ctrl_e_takes_the_last_queued_message_back_into_the_editor() {
+    let env = Env::new();
+    let (mut pty, tmp) = spawn_demo(&env, "60");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("hello\r");
+    pty.wait_for("Hello from the demo model");
+    pty.keys("run the tests\r");
+    pty.wait_for("Queued (1)");
+    pty.keys("\x05");
+    let s = pty.wait_for("Back in the editor");
+    assert!(!s.contains("Queued ("), "{s}");
+    assert!(
+        s.contains("┃run the tests"),
+        "the text is in the editor again:\n{s}"
+    );
+    pty.wait_for("Done in");
+    std::thread::sleep(Duration::from_millis(500));
+    let s = pty.screen();
+    assert!(!s.contains("You  #3"), "nothing was sent:\n{s}");
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
+    let dir = kept_demo(&tmp);
+    let (sessions, _, _) = demo_sessions(&dir);
+    let id = session_titled(&sessions, "hello");
+    assert!(sessions.queued(&id).unwrap().is_empty());
+    assert_eq!(user_texts(&sessions, &id), vec!["hello"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_queue_from_another_process_is_sent_by_the_tui_running_the_session() {
+    let env = Env::new();
+    let (mut pty, tmp) = spawn_demo(&env, "50");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("hello\r");
+    pty.wait_for("Hello from the demo model");
+    let dir = kept_demo(&tmp);
+    let (sessions, home, ws) = demo_sessions(&dir);
+    let id = session_titled(&sessions, "hello");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+        .env("NEOCODE_HOME", &home)
+        .arg("--workdir")
+        .arg(&ws)
+        .args(["run", "--resume", &id, "--queue", "show me test.sh"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.starts_with("queued #") && said.contains("runs it and sends it when its turn ends"),
+        "{said}"
+    );
+    // The TUI sees the row (another process's write) and sends it after its turn.
+    pty.wait_for("Queued (1)");
+    let s = pty.wait_for("test.sh (");
+    assert!(s.contains("show me test.sh"), "{s}");
+    pty.wait_for("Done in");
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
+    assert_eq!(user_texts(&sessions, &id), vec!["hello", "show me test.sh"]);
+
+    // Nothing runs the session now: the message waits, and the line says so.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+        .env("NEOCODE_HOME", &home)
+        .arg("--workdir")
+        .arg(&ws)
+        .args(["run", "--resume", &id, "--queue", "later"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("nothing runs it now"), "{said}");
+    assert_eq!(sessions.queued(&id).unwrap().len(), 1);
+    // Bad use: no session named.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+        .env("NEOCODE_HOME", &home)
+        .arg("--workdir")
+        .arg(&ws)
+        .args(["run", "--queue", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--queue needs --resume ID"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
