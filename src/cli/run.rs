@@ -19,7 +19,7 @@ use crate::runtime::agent::{
     Agent, Commands, FailCode, FinishReason, PlanRequest, StartCode, StartError, Target,
     TurnCommand, TurnEvent, TurnRequest, TurnSink, approval, plan_goal,
 };
-use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
+use crate::runtime::config::{Api, ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::tools;
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
@@ -50,6 +50,10 @@ pub struct RunArgs {
     /// OpenAI-compatible base URL ending in /v1 (overrides NEOCODE_BASE_URL and the config).
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
+    /// Wire API for this run: chat, responses, anthropic (overrides NEOCODE_API and the
+    /// config).
+    #[arg(long, value_name = "API", value_parser = parse_api)]
+    pub api: Option<Api>,
     /// Limit of model calls in the session (sets the stored limit).
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u64>,
@@ -80,6 +84,10 @@ pub struct RunArgs {
     pub retry_failed: bool,
 }
 
+fn parse_api(s: &str) -> Result<Api, String> {
+    Api::parse(s).ok_or_else(|| format!("`{s}` is not one of chat, responses, anthropic"))
+}
+
 fn parse_policy(s: &str) -> Result<ApprovalPolicy, String> {
     ApprovalPolicy::parse(s).ok_or_else(|| format!("`{s}` is not one of ask, auto-edit, never-ask"))
 }
@@ -93,7 +101,8 @@ Examples:
   neocode run --resume 0192f3a1 --max-turns 40   raise a limit and go on
   neocode run --json --approve auto-edit \"fix the typo in README.md\"
 
-Settings: NEOCODE_BASE_URL, NEOCODE_MODEL, NEOCODE_API_KEY (or OPENAI_API_KEY), <home>/config.toml.
+Settings: NEOCODE_API, NEOCODE_BASE_URL, NEOCODE_MODEL, NEOCODE_API_KEY (or OPENAI_API_KEY /
+ANTHROPIC_API_KEY), <home>/config.toml.
 Exit codes: 0 done, 1 provider or tool failure, 2 bad usage, 3 a limit stopped the turn, 130 cancelled.";
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -152,6 +161,7 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
         model: args.model.clone(),
         base_url: args.base_url.clone(),
         approval: args.approve,
+        api: args.api,
     };
     let settings = Settings::load(&loc.home, &overrides).map_err(Failure::usage)?;
     if let ProviderStatus::Missing(m) = settings.provider_status() {

@@ -152,7 +152,7 @@ fn message_text(m: &Message) -> String {
             Part::Image { asset_id, .. } => {
                 out.push_str(&format!("\n[image {asset_id}]"));
             }
-            Part::Reasoning { text } => {
+            Part::Reasoning { text, .. } => {
                 out.push_str(&format!("\n[reasoning] {text}"));
             }
         }

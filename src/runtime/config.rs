@@ -1,14 +1,15 @@
 //! Settings: `<home>/config.toml` (a commented default is written on first use), then the
-//! environment (`NEOCODE_BASE_URL`, `NEOCODE_MODEL`, `NEOCODE_API_KEY`, else `OPENAI_API_KEY`),
-//! then flags. The key is read from the environment only and lives in memory only: it is
-//! never written to the config, the database, exports, logs or error messages.
+//! environment (`NEOCODE_API`, `NEOCODE_BASE_URL`, `NEOCODE_MODEL`, `NEOCODE_API_KEY`, else
+//! the variable `api_key_env` names, else `api_key_command`'s output, else `OPENAI_API_KEY` or
+//! `ANTHROPIC_API_KEY`), then flags. The key lives in memory only: it is never written to the
+//! config, the database, exports, logs or error messages.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::provider::OpenAiSettings;
+use super::provider::{ApiSettings, OpenAiSettings};
 use super::tools::{SandboxMode, SandboxSettings};
 use crate::session::RuntimeLimits;
 
@@ -45,20 +46,80 @@ impl ApprovalPolicy {
     }
 }
 
+/// The wire API a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Api {
+    /// OpenAI Chat Completions (`/chat/completions`): OpenAI, Ollama, llama.cpp, vLLM, most
+    /// gateways.
+    #[default]
+    Chat,
+    /// OpenAI Responses (`/responses`): OpenAI's reasoning models with reasoning kept.
+    Responses,
+    /// Anthropic Messages (`/messages`): Claude with thinking and prompt caching.
+    Anthropic,
+}
+
+impl Api {
+    /// Parses `chat`, `responses`, `anthropic`.
+    pub fn parse(s: &str) -> Option<Api> {
+        match s.trim() {
+            "chat" => Some(Api::Chat),
+            "responses" => Some(Api::Responses),
+            "anthropic" => Some(Api::Anthropic),
+            _ => None,
+        }
+    }
+
+    /// The name as written in config and flags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::Chat => "chat",
+            Api::Responses => "responses",
+            Api::Anthropic => "anthropic",
+        }
+    }
+
+    /// The base URL used when a key is set and none is configured.
+    fn default_url(self) -> &'static str {
+        match self {
+            Api::Chat | Api::Responses => OPENAI_URL,
+            Api::Anthropic => ANTHROPIC_URL,
+        }
+    }
+
+    /// The vendor's own key variable, read when no other key is configured.
+    fn key_variable(self) -> &'static str {
+        match self {
+            Api::Chat | Api::Responses => "OPENAI_API_KEY",
+            Api::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+}
+
 /// The default config file, written on first use. Everything is commented or a default, so
 /// the file documents itself.
 pub const DEFAULT_CONFIG: &str = r#"# neocode settings. The environment overrides this file, flags override both:
 #   NEOCODE_BASE_URL   OpenAI-compatible base URL ending in /v1
 #   NEOCODE_MODEL      model name
-#   NEOCODE_API_KEY    API key (else OPENAI_API_KEY). Keys are read from the environment only.
+#   NEOCODE_API        chat | responses | anthropic (the wire API; see api below)
+#   NEOCODE_API_KEY    API key (else api_key_env, api_key_command, then OPENAI_API_KEY, or
+#                      ANTHROPIC_API_KEY for api = "anthropic"). Keys are never written here.
 #
 # OpenAI:            base_url = "https://api.openai.com/v1"   model = "gpt-4o-mini"
 # Ollama (local):    base_url = "http://localhost:11434/v1"   model = "qwen2.5-coder:7b"
 # llama.cpp server:  base_url = "http://localhost:8080/v1"    model = "local"
 
 [provider]
+# chat: Chat Completions (OpenAI-compatible servers); responses: OpenAI Responses (reasoning
+# models, reasoning kept across turns); anthropic: Anthropic Messages (thinking, caching).
+# api = "chat"
 # base_url = "https://api.openai.com/v1"
 # model = "gpt-4o-mini"
+# api_key_env = "MY_KEY_VARIABLE"      # read the key from this variable
+# api_key_command = "pass show openai"  # or from this command's output (run once per process)
+# reasoning_effort = "medium"          # responses: minimal | low | medium | high
+# thinking_budget = 4000               # anthropic: extended thinking budget in tokens (0: off)
+# max_output_tokens = 16000            # anthropic: max_tokens of a reply
 # The model's context window in tokens; past compact_at of it the transcript is compacted.
 context_window = 128000
 compact_at = 0.8
@@ -142,6 +203,12 @@ struct FileConfig {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileProvider {
+    api: Option<String>,
+    api_key_env: Option<String>,
+    api_key_command: Option<String>,
+    reasoning_effort: Option<String>,
+    thinking_budget: Option<u32>,
+    max_output_tokens: Option<u32>,
     base_url: Option<String>,
     model: Option<String>,
     context_window: Option<u64>,
@@ -184,6 +251,8 @@ pub struct Overrides {
     pub base_url: Option<String>,
     /// `--approve`.
     pub approval: Option<ApprovalPolicy>,
+    /// `--api`.
+    pub api: Option<Api>,
 }
 
 /// Whether a model can be called, and if not, what to set.
@@ -212,9 +281,19 @@ pub struct Settings {
     /// The model was given for this invocation (`--model`): it wins over a session's own
     /// model for this run and is not stored as the session's.
     pub model_from_flag: bool,
+    /// The wire API (`api`, `NEOCODE_API`, `--api`).
+    pub api: Api,
+    /// `reasoning_effort` (Responses), if set.
+    pub reasoning_effort: Option<String>,
+    /// `thinking_budget` in tokens (Anthropic); 0: no extended thinking.
+    pub thinking_budget: u32,
+    /// `max_output_tokens` (Anthropic's required `max_tokens`).
+    pub max_output_tokens: u32,
+    /// `api_key_command`: run (once per process) when no key variable is set.
+    key_command: Option<String>,
     api_key: Option<String>,
-    /// Which variable the key came from (for messages), if any.
-    pub key_source: Option<&'static str>,
+    /// Which variable the key came from (or `api_key_command`), for messages, if any.
+    pub key_source: Option<String>,
     /// Context window in tokens.
     pub context_window: u64,
     /// Share of the window past which the transcript is compacted.
@@ -256,6 +335,7 @@ impl std::fmt::Debug for Settings {
 }
 
 const OPENAI_URL: &str = "https://api.openai.com/v1";
+const ANTHROPIC_URL: &str = "https://api.anthropic.com/v1";
 
 /// Why the settings could not be read: one line naming the file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -328,12 +408,36 @@ impl Settings {
                 .map(|v| v.trim().to_string())
                 .filter(|v| !v.is_empty())
         };
-        let (api_key, key_source) = match (env("NEOCODE_API_KEY"), env("OPENAI_API_KEY")) {
-            (Some(k), _) => (Some(k), Some("NEOCODE_API_KEY")),
-            (None, Some(k)) => (Some(k), Some("OPENAI_API_KEY")),
-            (None, None) => (None, None),
-        };
         let p = file.provider;
+        let api = match flags.api {
+            Some(a) => a,
+            None => match env("NEOCODE_API").or_else(|| p.api.clone()) {
+                None => Api::Chat,
+                Some(s) => Api::parse(&s).ok_or_else(|| {
+                    bad(format!(
+                        "api `{s}` is not one of chat, responses, anthropic (NEOCODE_API or api in [provider])"
+                    ))
+                })?,
+            },
+        };
+        let key_env = p_str(p.api_key_env.as_deref()).map(str::to_string);
+        let key_command = p_str(p.api_key_command.as_deref()).map(str::to_string);
+        let (api_key, key_source) = match env("NEOCODE_API_KEY") {
+            Some(k) => (Some(k), Some("NEOCODE_API_KEY".to_string())),
+            None => match &key_env {
+                Some(name) => (env(name), Some(name.clone())),
+                None if key_command.is_some() => (None, Some("api_key_command".to_string())),
+                None => {
+                    let name = api.key_variable();
+                    match env(name) {
+                        Some(k) => (Some(k), Some(name.to_string())),
+                        None => (None, None),
+                    }
+                }
+            },
+        };
+        // A named variable wins over the command; the command is only run when needed.
+        let key_command = key_command.filter(|_| api_key.is_none() && key_env.is_none());
         let approval = match flags.approval {
             Some(a) => a,
             None => match p_str(file.approval.policy.as_deref()) {
@@ -375,6 +479,11 @@ impl Settings {
                 .filter(|s| !s.trim().is_empty()),
             model_from_flag: flags.model.as_ref().is_some_and(|m| !m.trim().is_empty()),
             path,
+            api,
+            reasoning_effort: p_str(p.reasoning_effort.as_deref()).map(str::to_string),
+            thinking_budget: p.thinking_budget.unwrap_or(0),
+            max_output_tokens: p.max_output_tokens.unwrap_or(16_000).max(1),
+            key_command,
             api_key,
             key_source,
             context_window: p.context_window.unwrap_or(128_000).max(1),
@@ -416,7 +525,7 @@ impl Settings {
     pub fn effective_base_url(&self) -> Option<String> {
         self.base_url
             .clone()
-            .or_else(|| self.api_key.as_ref().map(|_| OPENAI_URL.to_string()))
+            .or_else(|| self.has_api_key().then(|| self.api.default_url().to_string()))
     }
 
     /// Whether sending can work, else exactly which setting is missing.
@@ -427,9 +536,14 @@ impl Settings {
                 "no model provider configured: set NEOCODE_BASE_URL (e.g. http://localhost:11434/v1 for Ollama) or NEOCODE_API_KEY / OPENAI_API_KEY for OpenAI, and NEOCODE_MODEL (or base_url and model in {file})"
             ));
         };
-        if base_url.contains("api.openai.com") && self.api_key.is_none() {
+        if base_url.contains("api.openai.com") && !self.has_api_key() {
             return ProviderStatus::Missing(
                 "no API key for api.openai.com: set NEOCODE_API_KEY or OPENAI_API_KEY".into(),
+            );
+        }
+        if base_url.contains("api.anthropic.com") && !self.has_api_key() {
+            return ProviderStatus::Missing(
+                "no API key for api.anthropic.com: set NEOCODE_API_KEY or ANTHROPIC_API_KEY".into(),
             );
         }
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
@@ -450,7 +564,8 @@ impl Settings {
         match self.provider_status() {
             ProviderStatus::Missing(m) => Err(ConfigError::Missing(m)),
             ProviderStatus::Ready { base_url, model } => {
-                let mut s = OpenAiSettings::new(&base_url, &model, self.api_key.clone());
+                let key = self.resolved_key().map_err(ConfigError::Missing)?;
+                let mut s = OpenAiSettings::new(&base_url, &model, key);
                 s.connect_timeout = self.connect_timeout;
                 s.idle_timeout = self.idle_timeout;
                 s.max_retries = self.max_retries;
@@ -460,14 +575,40 @@ impl Settings {
         }
     }
 
-    /// Whether an API key is set (the key itself is never shown).
-    pub fn has_api_key(&self) -> bool {
-        self.api_key.is_some()
+    /// Settings for the configured wire API's provider, or what is missing.
+    pub fn wire(&self) -> Result<ApiSettings, ConfigError> {
+        Ok(ApiSettings {
+            http: self.openai()?,
+            reasoning_effort: self.reasoning_effort.clone(),
+            thinking_budget: self.thinking_budget,
+            max_output_tokens: self.max_output_tokens,
+        })
     }
 
-    /// The key, for redacting it from text (never for printing).
+    /// Whether an API key is set or a command gives one (the key itself is never shown).
+    pub fn has_api_key(&self) -> bool {
+        self.api_key.is_some() || self.key_command.is_some()
+    }
+
+    /// The key, for redacting it from text (never for printing): the variable's, else the
+    /// command's once it has run.
     pub(crate) fn api_key(&self) -> Option<&str> {
-        self.api_key.as_deref()
+        self.api_key.as_deref().or_else(|| {
+            let cmd = self.key_command.as_deref()?;
+            super::key_command::cached(cmd)
+        })
+    }
+
+    /// The key to send: the variable's, else `api_key_command`'s output (the command runs
+    /// once per process); an error says why the command gave none, never what it printed.
+    fn resolved_key(&self) -> Result<Option<String>, String> {
+        if let Some(k) = &self.api_key {
+            return Ok(Some(k.clone()));
+        }
+        match &self.key_command {
+            Some(cmd) => super::key_command::run_once(cmd).map(Some),
+            None => Ok(None),
+        }
     }
 }
 
@@ -544,11 +685,12 @@ mod tests {
             }
         );
         assert_eq!(s.limits.max_turns, Some(7));
-        assert_eq!(s.key_source, Some("OPENAI_API_KEY"));
+        assert_eq!(s.key_source.as_deref(), Some("OPENAI_API_KEY"));
         let flags = Overrides {
             model: Some("flag-model".into()),
             base_url: Some("http://flag/v1/".into()),
             approval: Some(ApprovalPolicy::NeverAsk),
+            api: None,
         };
         let s = Settings::load_with(home.path(), &flags, &env).unwrap();
         let o = s.openai().unwrap();

@@ -9,6 +9,7 @@ pub mod config;
 pub mod dangling;
 pub mod decide;
 pub mod import;
+pub mod key_command;
 pub mod mcp;
 pub mod project_context;
 pub mod provider;

@@ -161,7 +161,7 @@ pub fn compact_with(
         .iter()
         .flat_map(|m| m.parts.iter())
         .map(|p| match p {
-            crate::session::Part::Text { text } | crate::session::Part::Reasoning { text } => {
+            crate::session::Part::Text { text } | crate::session::Part::Reasoning { text, .. } => {
                 text.len()
             }
             _ => 0,

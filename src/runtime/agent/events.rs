@@ -330,6 +330,13 @@ stable_codes! {
         HistoryDiverged => "history_diverged",
         /// The bridge: non-text content parts were left out.
         ContentPartsDropped => "content_parts_dropped",
+        /// The server cut the reply short (output limit, `response.incomplete`); it is kept,
+        /// marked with its stop reason.
+        ReplyTruncated => "reply_truncated",
+        /// The model refused to answer.
+        Refused => "refused",
+        /// Reasoning from another provider or model was left out of the request.
+        ReasoningLeftOut => "reasoning_left_out",
     }
 }
 

@@ -17,7 +17,7 @@ use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
 use crate::runtime::provider::openai::redact;
-use crate::runtime::provider::{Completion, ErrorKind, Provider, StreamEvent};
+use crate::runtime::provider::{Completion, ErrorKind, Provider, StopNote, StreamEvent};
 use crate::runtime::tools::{self, ToolContext, ToolKind, ToolOutput};
 use crate::session::{
     AppendMeta, NewMessage, Part, Plan, Role, RuntimeLedger, StateUpdate, Status, Step, StepStatus,
@@ -180,6 +180,7 @@ impl Turn {
         // Read whole once; before each model call only what changed since is read.
         let mut session = self.sessions.load(&self.session_id).map_err(store_failed)?;
         let mut fresh = true;
+        let mut told_foreign = false;
         loop {
             if self.cancel.is_cancelled() {
                 return Err(FinishReason::Cancelled);
@@ -209,6 +210,16 @@ impl Turn {
                 self.emit(TurnEvent::Warning { code, message });
             }
             let req = window::build_with(&self.sessions, &session, &extra.system, extra.tools);
+            let foreign = req.foreign_reasoning(self.provider.name(), self.provider.model());
+            if foreign > 0 && !told_foreign {
+                told_foreign = true;
+                self.emit(TurnEvent::Warning {
+                    code: WarningCode::ReasoningLeftOut,
+                    message: format!(
+                        "{foreign} reasoning part(s) from another provider or model are left out of the request (they are only valid where they were made)"
+                    ),
+                });
+            }
             // Reserved as late as possible: the request is made right after.
             if let Some(b) = &self.budget
                 && let Err(ledger::LimitReached(why)) = b.reserve_model_call()
@@ -248,11 +259,21 @@ impl Turn {
                 }
             };
             ledger::add_model_call(&mut self.ledger, completion.usage);
+            add_cache_tokens(&mut self.ledger, &completion);
             if let Some(b) = &self.budget {
                 b.add_tokens(completion.usage);
             }
             self.usage.input_tokens += completion.usage.input_tokens;
             self.usage.output_tokens += completion.usage.output_tokens;
+            if let Some(note) = &completion.stop {
+                self.emit(TurnEvent::Warning {
+                    code: match note {
+                        StopNote::Truncated(_) => WarningCode::ReplyTruncated,
+                        StopNote::Refused => WarningCode::Refused,
+                    },
+                    message: note.message(),
+                });
+            }
             let msg = assistant_message(&completion, None);
             let seq = self.append(msg, self.state(None))?;
             self.emit(TurnEvent::AssistantStored {
@@ -331,6 +352,7 @@ impl Turn {
     /// are dropped: their arguments may be cut).
     fn store_partial(&mut self, c: &Completion, kind: ErrorKind) -> Flow {
         ledger::add_model_call(&mut self.ledger, c.usage);
+        add_cache_tokens(&mut self.ledger, c);
         if let Some(b) = &self.budget {
             b.add_tokens(c.usage);
         }
@@ -678,13 +700,23 @@ impl Turn {
     }
 }
 
-/// The stored form of a completion: reasoning, then text; tool calls; usage.
+/// Cache tokens of one model call, kept apart in the ledger.
+fn add_cache_tokens(ledger: &mut RuntimeLedger, c: &Completion) {
+    ledger.usage.cached_input_tokens += c.detail.cached_input_tokens;
+    ledger.usage.cache_write_tokens += c.detail.cache_write_tokens;
+}
+
+/// The stored form of a completion: reasoning (with what replaying it needs), then text;
+/// tool calls; usage with its cache and reasoning counts; a stop reason that cut it short.
 fn assistant_message(c: &Completion, incomplete: Option<Value>) -> NewMessage {
     let mut parts = Vec::new();
-    if !c.reasoning.is_empty() {
-        parts.push(Part::Reasoning {
-            text: c.reasoning.clone(),
-        });
+    if !c.reasoning_items.is_empty() {
+        parts.extend(c.reasoning_items.iter().map(|r| Part::Reasoning {
+            text: r.text.clone(),
+            replay: r.replay.clone(),
+        }));
+    } else if !c.reasoning.is_empty() {
+        parts.push(Part::reasoning(c.reasoning.clone()));
     }
     if !c.text.is_empty() {
         parts.push(Part::text(c.text.clone()));
@@ -698,8 +730,15 @@ fn assistant_message(c: &Completion, incomplete: Option<Value>) -> NewMessage {
             c.tool_calls.clone()
         },
         is_error: incomplete.is_some(),
-        tool_metadata: incomplete,
+        tool_metadata: incomplete
+            .or_else(|| c.stop.as_ref().map(|s| json!({"stop_reason": s.code()}))),
         usage: c.usage,
+        extra: crate::session::MessageExtra {
+            cached_input_tokens: c.detail.cached_input_tokens,
+            cache_write_tokens: c.detail.cache_write_tokens,
+            reasoning_tokens: c.detail.reasoning_tokens,
+            ..crate::session::MessageExtra::default()
+        },
         ..NewMessage::default()
     }
 }

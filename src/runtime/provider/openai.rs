@@ -77,7 +77,7 @@ pub struct OpenAi {
     rt: tokio::runtime::Runtime,
 }
 
-static CRYPTO: Once = Once::new();
+pub(super) static CRYPTO: Once = Once::new();
 
 impl OpenAi {
     /// Builds the client.
@@ -251,14 +251,14 @@ pub fn redact(s: &str, key: Option<&str>) -> String {
     out
 }
 
-enum Waited<T> {
+pub(super) enum Waited<T> {
     Done(T),
     Cancelled,
     TimedOut,
 }
 
 /// Awaits `fut` unless `cancel` is raised or `limit` passes first.
-async fn wait<F: Future>(fut: F, cancel: &CancelFlag, limit: Duration) -> Waited<F::Output> {
+pub(super) async fn wait<F: Future>(fut: F, cancel: &CancelFlag, limit: Duration) -> Waited<F::Output> {
     let deadline = tokio::time::Instant::now() + limit;
     tokio::pin!(fut);
     loop {
@@ -278,7 +278,7 @@ async fn wait<F: Future>(fut: F, cancel: &CancelFlag, limit: Duration) -> Waited
 }
 
 /// The server's own error message from a JSON error body, else its first line.
-fn server_message(body: &str) -> String {
+pub(super) fn server_message(body: &str) -> String {
     let from_json = serde_json::from_str::<Value>(body).ok().and_then(|v| {
         v.get("error")
             .and_then(|e| e.get("message").and_then(Value::as_str).or(e.as_str()))
@@ -290,7 +290,7 @@ fn server_message(body: &str) -> String {
     crate::sanitize::line(&m).into_owned()
 }
 
-fn secs(d: Duration) -> String {
+pub(super) fn secs(d: Duration) -> String {
     if d.as_millis() < 1000 {
         format!("{} ms", d.as_millis())
     } else {
@@ -586,7 +586,7 @@ impl OpenAi {
 /// The wait a `Retry-After` value asks for (RFC 9110 §10.2.3): delay-seconds, or an HTTP-date
 /// (IMF-fixdate, and the obsolete RFC 850 and asctime forms) taken relative to `now`; a date
 /// already past means at once. `None` for anything else, so the caller keeps its own backoff.
-fn retry_after(value: &str, now: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
+pub(super) fn retry_after(value: &str, now: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
     let v = value.trim();
     if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
         // Too many digits to fit is still "a very long time", which the caller bounds.
@@ -634,7 +634,7 @@ fn http_date(v: &str) -> Option<chrono::DateTime<chrono::Utc>> {
 }
 
 /// The innermost error's text: reqwest's outer text says only "error sending request".
-fn root_cause(e: &dyn std::error::Error) -> String {
+pub(super) fn root_cause(e: &dyn std::error::Error) -> String {
     let mut cur: &dyn std::error::Error = e;
     while let Some(next) = cur.source() {
         cur = next;
@@ -672,9 +672,7 @@ mod tests {
                 ]),
                 ChatMessage::Assistant {
                     text: String::new(),
-                    reasoning: vec![super::super::Reasoning {
-                        text: "not sent".into(),
-                    }],
+                    reasoning: vec![super::super::Reasoning::text("not sent")],
                     tool_calls: vec![ToolCall {
                         id: "c1".into(),
                         name: "read_file".into(),
@@ -697,7 +695,7 @@ mod tests {
                     tool_calls: vec![],
                 },
             ],
-            tools: vec![],
+            ..ChatRequest::default()
         };
         let expected = json!([
             {"role": "system", "content": "be brief"},

@@ -43,9 +43,7 @@ fn rich(s: &Store) -> String {
             NewMessage {
                 role: Some(Role::Assistant),
                 parts: vec![
-                    Part::Reasoning {
-                        text: "need to list files".into(),
-                    },
+                    Part::reasoning("need to list files"),
                     Part::text("listing"),
                 ],
                 tool_calls: vec![ToolCall {

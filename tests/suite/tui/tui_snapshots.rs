@@ -603,7 +603,7 @@ fn hostile_text_never_reaches_a_cell() {
                 ),
                 NewMessage {
                     role: Some(Role::Assistant),
-                    parts: vec![Part::Reasoning { text: evil.into() }],
+                    parts: vec![Part::reasoning(evil)],
                     tool_calls: vec![ToolCall {
                         id: "c1".into(),
                         name: evil.into(),
