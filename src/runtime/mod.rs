@@ -15,6 +15,8 @@ pub mod project_context;
 pub mod provider;
 #[cfg(any(test, feature = "testkit"))]
 pub mod scripted;
+#[cfg(any(test, feature = "testkit"))]
+pub mod scripted_wire;
 pub mod sessions;
 pub mod tools;
 

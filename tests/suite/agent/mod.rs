@@ -6,3 +6,4 @@ mod agent_tty;
 mod agent_turn;
 mod plan_run;
 mod project_context;
+mod wire_apis;
