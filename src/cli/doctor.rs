@@ -105,7 +105,7 @@ pub fn run(loc: &Location, recover: bool) -> CmdResult {
                 format!("  model     {}", s.model.as_deref().unwrap_or("(not set)")),
             );
             line(&mut out, format!("  api       {}", s.api.as_str()));
-            let key = match &s.key_source {
+            let key = match s.key_source() {
                 Some(src) if s.has_api_key() => format!("yes (from {src})"),
                 _ => "no".to_string(),
             };

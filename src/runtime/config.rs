@@ -79,6 +79,19 @@ impl Api {
         }
     }
 
+    /// A model name with an api in front (`anthropic:claude-sonnet-4-5`, as `/model` and
+    /// `--model` accept it) split in two; a name without one (or with another prefix, such
+    /// as Ollama's `qwen2.5-coder:7b`) is left whole.
+    pub fn split_model(name: &str) -> (Option<Api>, &str) {
+        match name.split_once(':') {
+            Some((api, model)) if !model.trim().is_empty() => match Api::parse(api) {
+                Some(a) => (Some(a), model.trim()),
+                None => (None, name),
+            },
+            _ => (None, name),
+        }
+    }
+
     /// The base URL used when a key is set and none is configured.
     fn default_url(self) -> &'static str {
         match self {
@@ -291,9 +304,13 @@ pub struct Settings {
     pub max_output_tokens: u32,
     /// `api_key_command`: run (once per process) when no key variable is set.
     key_command: Option<String>,
+    /// The key of `NEOCODE_API_KEY` or the `api_key_env` variable, whatever the api.
     api_key: Option<String>,
-    /// Which variable the key came from (or `api_key_command`), for messages, if any.
-    pub key_source: Option<String>,
+    /// Which of those it came from.
+    explicit_source: Option<String>,
+    /// `OPENAI_API_KEY` and `ANTHROPIC_API_KEY`: the api's own is used when no other key is
+    /// set (so switching the api with `/model api:model` takes its vendor's key).
+    vendor_keys: [Option<String>; 2],
     /// Context window in tokens.
     pub context_window: u64,
     /// Share of the window past which the transcript is compacted.
@@ -420,24 +437,29 @@ impl Settings {
                 })?,
             },
         };
+        let model = flags
+            .model
+            .clone()
+            .or_else(|| env("NEOCODE_MODEL"))
+            .or(p.model.clone())
+            .filter(|s| !s.trim().is_empty());
+        // `api:model` names both; an explicit --api still wins.
+        let (api, model) = match model.as_deref().map(Api::split_model) {
+            Some((Some(a), m)) => (flags.api.unwrap_or(a), Some(m.to_string())),
+            _ => (api, model),
+        };
         let key_env = p_str(p.api_key_env.as_deref()).map(str::to_string);
         let key_command = p_str(p.api_key_command.as_deref()).map(str::to_string);
-        let (api_key, key_source) = match env("NEOCODE_API_KEY") {
+        let (api_key, explicit_source) = match env("NEOCODE_API_KEY") {
             Some(k) => (Some(k), Some("NEOCODE_API_KEY".to_string())),
             None => match &key_env {
                 Some(name) => (env(name), Some(name.clone())),
-                None if key_command.is_some() => (None, Some("api_key_command".to_string())),
-                None => {
-                    let name = api.key_variable();
-                    match env(name) {
-                        Some(k) => (Some(k), Some(name.to_string())),
-                        None => (None, None),
-                    }
-                }
+                None => (None, None),
             },
         };
         // A named variable wins over the command; the command is only run when needed.
-        let key_command = key_command.filter(|_| api_key.is_none() && key_env.is_none());
+        let key_command = key_command.filter(|_| explicit_source.is_none());
+        let vendor_keys = [env(Api::Chat.key_variable()), env(Api::Anthropic.key_variable())];
         let approval = match flags.approval {
             Some(a) => a,
             None => match p_str(file.approval.policy.as_deref()) {
@@ -471,12 +493,7 @@ impl Settings {
                 .or(p.base_url)
                 .filter(|s| !s.trim().is_empty())
                 .map(|s| s.trim().trim_end_matches('/').to_string()),
-            model: flags
-                .model
-                .clone()
-                .or_else(|| env("NEOCODE_MODEL"))
-                .or(p.model)
-                .filter(|s| !s.trim().is_empty()),
+            model,
             model_from_flag: flags.model.as_ref().is_some_and(|m| !m.trim().is_empty()),
             path,
             api,
@@ -485,7 +502,8 @@ impl Settings {
             max_output_tokens: p.max_output_tokens.unwrap_or(16_000).max(1),
             key_command,
             api_key,
-            key_source,
+            explicit_source,
+            vendor_keys,
             context_window: p.context_window.unwrap_or(128_000).max(1),
             compact_at,
             connect_timeout: Duration::from_secs(p.connect_timeout_secs.unwrap_or(10)),
@@ -587,16 +605,36 @@ impl Settings {
 
     /// Whether an API key is set or a command gives one (the key itself is never shown).
     pub fn has_api_key(&self) -> bool {
-        self.api_key.is_some() || self.key_command.is_some()
+        self.api_key.is_some() || self.key_command.is_some() || self.vendor_key().is_some()
+    }
+
+    /// Where the key comes from (a variable's name, or `api_key_command`), for messages.
+    pub fn key_source(&self) -> Option<String> {
+        if self.api_key.is_some() {
+            return self.explicit_source.clone();
+        }
+        if self.key_command.is_some() {
+            return Some("api_key_command".to_string());
+        }
+        self.vendor_key().map(|_| self.api.key_variable().to_string())
+    }
+
+    /// The key of the api's own variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`), if set.
+    fn vendor_key(&self) -> Option<&str> {
+        let i = usize::from(self.api == Api::Anthropic);
+        self.vendor_keys[i].as_deref()
     }
 
     /// The key, for redacting it from text (never for printing): the variable's, else the
     /// command's once it has run.
     pub(crate) fn api_key(&self) -> Option<&str> {
-        self.api_key.as_deref().or_else(|| {
-            let cmd = self.key_command.as_deref()?;
-            super::key_command::cached(cmd)
-        })
+        self.api_key
+            .as_deref()
+            .or_else(|| {
+                let cmd = self.key_command.as_deref()?;
+                super::key_command::cached(cmd)
+            })
+            .or_else(|| self.vendor_key())
     }
 
     /// The key to send: the variable's, else `api_key_command`'s output (the command runs
@@ -607,7 +645,7 @@ impl Settings {
         }
         match &self.key_command {
             Some(cmd) => super::key_command::run_once(cmd).map(Some),
-            None => Ok(None),
+            None => Ok(self.vendor_key().map(str::to_string)),
         }
     }
 }
@@ -685,7 +723,7 @@ mod tests {
             }
         );
         assert_eq!(s.limits.max_turns, Some(7));
-        assert_eq!(s.key_source.as_deref(), Some("OPENAI_API_KEY"));
+        assert_eq!(s.key_source().as_deref(), Some("OPENAI_API_KEY"));
         let flags = Overrides {
             model: Some("flag-model".into()),
             base_url: Some("http://flag/v1/".into()),
@@ -709,6 +747,69 @@ mod tests {
             ProviderStatus::Missing(m) => assert!(m.starts_with("no model configured"), "{m}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_api_picks_its_key_variable_and_base_url() {
+        let home = tempfile::tempdir().unwrap();
+        let env = env_of(&[
+            ("NEOCODE_API", "anthropic"),
+            ("ANTHROPIC_API_KEY", "ant-k"),
+            ("OPENAI_API_KEY", "oa-k"),
+            ("NEOCODE_MODEL", "claude-sonnet-4-5"),
+        ]);
+        let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+        assert_eq!(s.api, Api::Anthropic);
+        assert_eq!(s.key_source().as_deref(), Some("ANTHROPIC_API_KEY"));
+        let w = s.wire().unwrap();
+        assert_eq!(w.http.base_url, "https://api.anthropic.com/v1");
+        assert_eq!(w.http.api_key.as_deref(), Some("ant-k"));
+        // The flag wins over the environment.
+        let flags = Overrides {
+            api: Some(Api::Responses),
+            ..Overrides::default()
+        };
+        let s = Settings::load_with(home.path(), &flags, &env).unwrap();
+        assert_eq!(s.api, Api::Responses);
+        assert_eq!(s.wire().unwrap().http.base_url, "https://api.openai.com/v1");
+        assert_eq!(s.wire().unwrap().http.api_key.as_deref(), Some("oa-k"));
+        // Without a key, api.anthropic.com is not assumed.
+        let env = env_of(&[("NEOCODE_API", "anthropic"), ("NEOCODE_MODEL", "m")]);
+        let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+        assert!(matches!(s.provider_status(), ProviderStatus::Missing(_)));
+    }
+
+    #[test]
+    fn a_model_may_name_its_api() {
+        assert_eq!(
+            Api::split_model("anthropic:claude-sonnet-4-5"),
+            (Some(Api::Anthropic), "claude-sonnet-4-5")
+        );
+        assert_eq!(Api::split_model("qwen2.5-coder:7b"), (None, "qwen2.5-coder:7b"));
+        assert_eq!(Api::split_model("gpt-5"), (None, "gpt-5"));
+        let home = tempfile::tempdir().unwrap();
+        let env = env_of(&[("NEOCODE_MODEL", "responses:gpt-5"), ("OPENAI_API_KEY", "k")]);
+        let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+        assert_eq!((s.api, s.model.as_deref()), (Api::Responses, Some("gpt-5")));
+    }
+
+    #[test]
+    fn api_key_env_names_the_variable_and_a_bad_api_is_named() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join("config.toml"),
+            "[provider]\napi = \"responses\"\napi_key_env = \"MY_KEY\"\nmodel = \"gpt-5\"\n",
+        )
+        .unwrap();
+        let env = env_of(&[("MY_KEY", "mine"), ("OPENAI_API_KEY", "not-this")]);
+        let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+        assert_eq!(s.wire().unwrap().http.api_key.as_deref(), Some("mine"));
+        assert_eq!(s.key_source().as_deref(), Some("MY_KEY"));
+        let env = env_of(&[("NEOCODE_API", "gemini")]);
+        let e = Settings::load_with(home.path(), &Overrides::default(), &env)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`gemini` is not one of chat, responses, anthropic"), "{e}");
     }
 
     #[test]

@@ -95,9 +95,14 @@ impl Agent {
         a
     }
 
-    /// This agent with another model (same extensions, no MCP restart).
+    /// This agent with another model (same extensions, no MCP restart); `api:model` (as
+    /// `/model` takes it) switches the wire API too.
     pub fn with_model(&self, model: &str) -> Agent {
         let mut settings = self.settings.clone();
+        let (api, model) = Api::split_model(model);
+        if let Some(api) = api {
+            settings.api = api;
+        }
         settings.model = Some(model.to_string());
         let factory = if self.openai {
             provider_factory(&settings)

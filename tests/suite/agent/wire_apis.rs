@@ -348,3 +348,27 @@ fn max_tokens_refusal_and_incomplete_are_told_and_kept() {
     assert_eq!(m.text(), "Partial answ");
     assert_eq!(m.tool_metadata.as_ref().unwrap()["stop_reason"], "max_output_tokens");
 }
+
+#[test]
+fn a_model_named_with_its_api_switches_the_api_and_stays_with_the_session() {
+    let env = Env::new(KEY, "");
+    let answer = || {
+        ResponsesStream::start()
+            .text("from responses", 1)
+            .completed(5, 0, 1, 0)
+            .reply()
+    };
+    let srv = ScriptedServer::start(vec![Reply::text("from chat"), answer(), answer()]).unwrap();
+    env.run_model(&srv, "test-model", &["run", "hi"]);
+    let id = env.last_session().header.id;
+    // What `/model responses:gpt-5` does in the TUI.
+    env.agent(&srv).set_model(&id, "responses:gpt-5").unwrap();
+    env.run_model(&srv, "test-model", &["run", "--continue", "again"]);
+    env.run_model(&srv, "test-model", &["run", "--continue", "more"]);
+    let reqs = srv.requests();
+    let paths: Vec<&str> = reqs.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths, ["/v1/chat/completions", "/v1/responses", "/v1/responses"]);
+    assert_eq!(reqs[2].json()["model"], "gpt-5");
+    let h = env.last_session().header;
+    assert_eq!((h.provider.as_str(), h.model.as_str()), ("openai-responses", "responses:gpt-5"));
+}
