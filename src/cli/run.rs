@@ -54,6 +54,9 @@ pub struct RunArgs {
     /// config).
     #[arg(long, value_name = "API", value_parser = parse_api)]
     pub api: Option<Api>,
+    /// A `[providers.NAME]` profile of config.toml for this run (overrides NEOCODE_PROVIDER).
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
     /// Limit of model calls in the session (sets the stored limit).
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u64>,
@@ -162,6 +165,7 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
         base_url: args.base_url.clone(),
         approval: args.approve,
         api: args.api,
+        provider: args.provider.clone(),
     };
     let settings = Settings::load(&loc.home, &overrides).map_err(Failure::usage)?;
     if let ProviderStatus::Missing(m) = settings.provider_status() {

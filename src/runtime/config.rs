@@ -143,6 +143,13 @@ idle_timeout_secs = 300
 max_retries = 3
 retry_backoff_ms = 500
 
+# Named profiles with the keys of [provider], chosen by --provider NAME or NEOCODE_PROVIDER
+# (keys a profile leaves out come from [provider]):
+# [providers.claude]
+# api = "anthropic"
+# model = "claude-sonnet-4-5"
+# thinking_budget = 4000
+
 [limits]
 # What one prompt (a `neocode run`, a message in the TUI, a resume) may spend before the
 # session pauses (exit 3); 0 = no cap. A --max-tool-calls / --max-turns flag replaces the
@@ -200,6 +207,10 @@ struct FileLimits {
 struct FileConfig {
     #[serde(default)]
     provider: FileProvider,
+    /// Named profiles (`[providers.NAME]`, the keys of `[provider]`), chosen by
+    /// `--provider NAME` or `NEOCODE_PROVIDER`.
+    #[serde(default)]
+    providers: std::collections::BTreeMap<String, FileProvider>,
     #[serde(default)]
     limits: FileLimits,
     #[serde(default)]
@@ -230,6 +241,51 @@ struct FileProvider {
     idle_timeout_secs: Option<f64>,
     max_retries: Option<u32>,
     retry_backoff_ms: Option<u64>,
+}
+
+impl FileProvider {
+    /// `self` with every key `profile` sets taken from it.
+    fn overlay(self, profile: FileProvider) -> FileProvider {
+        FileProvider {
+            api: profile.api.or(self.api),
+            api_key_env: profile.api_key_env.or(self.api_key_env),
+            api_key_command: profile.api_key_command.or(self.api_key_command),
+            reasoning_effort: profile.reasoning_effort.or(self.reasoning_effort),
+            thinking_budget: profile.thinking_budget.or(self.thinking_budget),
+            max_output_tokens: profile.max_output_tokens.or(self.max_output_tokens),
+            base_url: profile.base_url.or(self.base_url),
+            model: profile.model.or(self.model),
+            context_window: profile.context_window.or(self.context_window),
+            compact_at: profile.compact_at.or(self.compact_at),
+            connect_timeout_secs: profile.connect_timeout_secs.or(self.connect_timeout_secs),
+            idle_timeout_secs: profile.idle_timeout_secs.or(self.idle_timeout_secs),
+            max_retries: profile.max_retries.or(self.max_retries),
+            retry_backoff_ms: profile.retry_backoff_ms.or(self.retry_backoff_ms),
+        }
+    }
+}
+
+/// `[provider]` with the chosen profile's keys over it; a profile that is not in the file is
+/// an error naming the ones that are.
+fn chosen_provider(file: &mut FileConfig, name: Option<&str>) -> Result<FileProvider, String> {
+    let base = std::mem::take(&mut file.provider);
+    let Some(name) = name else {
+        return Ok(base);
+    };
+    match file.providers.remove(name) {
+        Some(profile) => Ok(base.overlay(profile)),
+        None => {
+            let known: Vec<&str> = file.providers.keys().map(String::as_str).collect();
+            Err(if known.is_empty() {
+                format!("no provider profile `{name}`: add a [providers.{name}] table")
+            } else {
+                format!(
+                    "no provider profile `{name}` (profiles: {}); add a [providers.{name}] table",
+                    known.join(", ")
+                )
+            })
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -266,6 +322,8 @@ pub struct Overrides {
     pub approval: Option<ApprovalPolicy>,
     /// `--api`.
     pub api: Option<Api>,
+    /// `--provider`: a `[providers.NAME]` profile.
+    pub provider: Option<String>,
 }
 
 /// Whether a model can be called, and if not, what to set.
@@ -296,6 +354,8 @@ pub struct Settings {
     pub model_from_flag: bool,
     /// The wire API (`api`, `NEOCODE_API`, `--api`).
     pub api: Api,
+    /// The `[providers.NAME]` profile chosen (`--provider`, `NEOCODE_PROVIDER`), if any.
+    pub profile: Option<String>,
     /// `reasoning_effort` (Responses), if set.
     pub reasoning_effort: Option<String>,
     /// `thinking_budget` in tokens (Anthropic); 0: no extended thinking.
@@ -418,14 +478,20 @@ impl Settings {
                 });
             }
         };
-        let file: FileConfig = toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
+        let mut file: FileConfig =
+            toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
         let mcp_servers = crate::runtime::mcp::config::parse(&text).map_err(&bad)?;
         let env = |k: &str| {
             env(k)
                 .map(|v| v.trim().to_string())
                 .filter(|v| !v.is_empty())
         };
-        let p = file.provider;
+        let profile = flags
+            .provider
+            .clone()
+            .or_else(|| env("NEOCODE_PROVIDER"))
+            .filter(|s| !s.trim().is_empty());
+        let p = chosen_provider(&mut file, profile.as_deref()).map_err(&bad)?;
         let api = match flags.api {
             Some(a) => a,
             None => match env("NEOCODE_API").or_else(|| p.api.clone()) {
@@ -459,7 +525,10 @@ impl Settings {
         };
         // A named variable wins over the command; the command is only run when needed.
         let key_command = key_command.filter(|_| explicit_source.is_none());
-        let vendor_keys = [env(Api::Chat.key_variable()), env(Api::Anthropic.key_variable())];
+        let vendor_keys = [
+            env(Api::Chat.key_variable()),
+            env(Api::Anthropic.key_variable()),
+        ];
         let approval = match flags.approval {
             Some(a) => a,
             None => match p_str(file.approval.policy.as_deref()) {
@@ -497,6 +566,7 @@ impl Settings {
             model_from_flag: flags.model.as_ref().is_some_and(|m| !m.trim().is_empty()),
             path,
             api,
+            profile,
             reasoning_effort: p_str(p.reasoning_effort.as_deref()).map(str::to_string),
             thinking_budget: p.thinking_budget.unwrap_or(0),
             max_output_tokens: p.max_output_tokens.unwrap_or(16_000).max(1),
@@ -541,9 +611,10 @@ impl Settings {
     /// The base URL a request would go to: the configured one, else OpenAI's when a key is set.
     /// The base URL requests go to (the OpenAI default when only a key is set), if any.
     pub fn effective_base_url(&self) -> Option<String> {
-        self.base_url
-            .clone()
-            .or_else(|| self.has_api_key().then(|| self.api.default_url().to_string()))
+        self.base_url.clone().or_else(|| {
+            self.has_api_key()
+                .then(|| self.api.default_url().to_string())
+        })
     }
 
     /// Whether sending can work, else exactly which setting is missing.
@@ -616,7 +687,8 @@ impl Settings {
         if self.key_command.is_some() {
             return Some("api_key_command".to_string());
         }
-        self.vendor_key().map(|_| self.api.key_variable().to_string())
+        self.vendor_key()
+            .map(|_| self.api.key_variable().to_string())
     }
 
     /// The key of the api's own variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`), if set.
@@ -729,6 +801,7 @@ mod tests {
             base_url: Some("http://flag/v1/".into()),
             approval: Some(ApprovalPolicy::NeverAsk),
             api: None,
+            provider: None,
         };
         let s = Settings::load_with(home.path(), &flags, &env).unwrap();
         let o = s.openai().unwrap();
@@ -780,15 +853,55 @@ mod tests {
     }
 
     #[test]
+    fn a_profile_overlays_provider_and_an_unknown_one_is_named() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join("config.toml"),
+            "[provider]\nmodel = \"local\"\nbase_url = \"http://localhost:8080/v1\"\nmax_retries = 1\n\
+             [providers.claude]\napi = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\nbase_url = \"https://api.anthropic.com/v1\"\n",
+        )
+        .unwrap();
+        let env = env_of(&[("NEOCODE_PROVIDER", "claude"), ("ANTHROPIC_API_KEY", "k")]);
+        let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+        assert_eq!(s.api, Api::Anthropic);
+        assert_eq!(s.profile.as_deref(), Some("claude"));
+        assert_eq!(s.model.as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(
+            s.max_retries, 1,
+            "keys the profile leaves out come from [provider]"
+        );
+        let flags = Overrides {
+            provider: Some("gpt".into()),
+            ..Overrides::default()
+        };
+        let e = Settings::load_with(home.path(), &flags, &env)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no provider profile `gpt` (profiles: claude)"),
+            "{e}"
+        );
+        // Without a choice, [provider] alone applies.
+        let s = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[])).unwrap();
+        assert_eq!((s.api, s.model.as_deref()), (Api::Chat, Some("local")));
+    }
+
+    #[test]
     fn a_model_may_name_its_api() {
         assert_eq!(
             Api::split_model("anthropic:claude-sonnet-4-5"),
             (Some(Api::Anthropic), "claude-sonnet-4-5")
         );
-        assert_eq!(Api::split_model("qwen2.5-coder:7b"), (None, "qwen2.5-coder:7b"));
+        assert_eq!(
+            Api::split_model("qwen2.5-coder:7b"),
+            (None, "qwen2.5-coder:7b")
+        );
         assert_eq!(Api::split_model("gpt-5"), (None, "gpt-5"));
         let home = tempfile::tempdir().unwrap();
-        let env = env_of(&[("NEOCODE_MODEL", "responses:gpt-5"), ("OPENAI_API_KEY", "k")]);
+        let env = env_of(&[
+            ("NEOCODE_MODEL", "responses:gpt-5"),
+            ("OPENAI_API_KEY", "k"),
+        ]);
         let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
         assert_eq!((s.api, s.model.as_deref()), (Api::Responses, Some("gpt-5")));
     }
@@ -809,7 +922,10 @@ mod tests {
         let e = Settings::load_with(home.path(), &Overrides::default(), &env)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("`gemini` is not one of chat, responses, anthropic"), "{e}");
+        assert!(
+            e.contains("`gemini` is not one of chat, responses, anthropic"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -45,7 +45,12 @@ fn run(cmd: &str) -> Result<String, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .output()
-        .map_err(|e| format!("api_key_command cannot be started: {}", crate::session::io_error(&e)))?;
+        .map_err(|e| {
+            format!(
+                "api_key_command cannot be started: {}",
+                crate::session::io_error(&e)
+            )
+        })?;
     if !out.status.success() {
         let how = match out.status.code() {
             Some(c) => format!("exit status {c}"),

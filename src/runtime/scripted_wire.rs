@@ -81,7 +81,10 @@ impl Messages {
 
     /// A `redacted_thinking` block (its data arrives whole in the start event).
     pub fn redacted(self, data: &str) -> Messages {
-        self.block(json!({"type": "redacted_thinking", "data": data}), Vec::new())
+        self.block(
+            json!({"type": "redacted_thinking", "data": data}),
+            Vec::new(),
+        )
     }
 
     /// A text block in `parts` deltas.
@@ -177,17 +180,23 @@ impl ResponsesStream {
     pub fn reasoning(mut self, id: &str, summary: &str, encrypted: &str, parts: usize) -> Self {
         let i = self.index;
         self.index += 1;
-        self.push(json!({"type": "response.output_item.added", "output_index": i,
-            "item": {"type": "reasoning", "id": id, "summary": []}}));
-        self.push(json!({"type": "response.reasoning_summary_part.added", "output_index": i,
-            "item_id": id, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}));
+        self.push(
+            json!({"type": "response.output_item.added", "output_index": i,
+            "item": {"type": "reasoning", "id": id, "summary": []}}),
+        );
+        self.push(
+            json!({"type": "response.reasoning_summary_part.added", "output_index": i,
+            "item_id": id, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}),
+        );
         for p in split_n(summary, parts) {
             self.push(json!({"type": "response.reasoning_summary_text.delta",
                 "output_index": i, "item_id": id, "summary_index": 0, "delta": p}));
         }
-        self.push(json!({"type": "response.output_item.done", "output_index": i,
+        self.push(
+            json!({"type": "response.output_item.done", "output_index": i,
             "item": {"type": "reasoning", "id": id, "encrypted_content": encrypted,
-                "summary": [{"type": "summary_text", "text": summary}]}}));
+                "summary": [{"type": "summary_text", "text": summary}]}}),
+        );
         self
     }
 
@@ -196,35 +205,53 @@ impl ResponsesStream {
         let i = self.index;
         self.index += 1;
         let id = format!("msg_{i}");
-        self.push(json!({"type": "response.output_item.added", "output_index": i,
-            "item": {"type": "message", "id": id, "role": "assistant", "content": []}}));
+        self.push(
+            json!({"type": "response.output_item.added", "output_index": i,
+            "item": {"type": "message", "id": id, "role": "assistant", "content": []}}),
+        );
         for p in split_n(text, parts) {
-            self.push(json!({"type": "response.output_text.delta", "output_index": i,
-                "item_id": id, "content_index": 0, "delta": p}));
+            self.push(
+                json!({"type": "response.output_text.delta", "output_index": i,
+                "item_id": id, "content_index": 0, "delta": p}),
+            );
         }
-        self.push(json!({"type": "response.output_item.done", "output_index": i,
+        self.push(
+            json!({"type": "response.output_item.done", "output_index": i,
             "item": {"type": "message", "id": id, "role": "assistant",
-                "content": [{"type": "output_text", "text": text}]}}));
+                "content": [{"type": "output_text", "text": text}]}}),
+        );
         self
     }
 
     /// A function call whose arguments arrive in `fragments` deltas, then `.done`.
-    pub fn function_call(mut self, call_id: &str, name: &str, args: &str, fragments: usize) -> Self {
+    pub fn function_call(
+        mut self,
+        call_id: &str,
+        name: &str,
+        args: &str,
+        fragments: usize,
+    ) -> Self {
         let i = self.index;
         self.index += 1;
         let id = format!("fc_{i}");
-        self.push(json!({"type": "response.output_item.added", "output_index": i,
+        self.push(
+            json!({"type": "response.output_item.added", "output_index": i,
             "item": {"type": "function_call", "id": id, "call_id": call_id, "name": name,
-                "arguments": ""}}));
+                "arguments": ""}}),
+        );
         for p in split_n(args, fragments) {
             self.push(json!({"type": "response.function_call_arguments.delta",
                 "output_index": i, "item_id": id, "delta": p}));
         }
-        self.push(json!({"type": "response.function_call_arguments.done", "output_index": i,
-            "item_id": id, "arguments": args}));
-        self.push(json!({"type": "response.output_item.done", "output_index": i,
+        self.push(
+            json!({"type": "response.function_call_arguments.done", "output_index": i,
+            "item_id": id, "arguments": args}),
+        );
+        self.push(
+            json!({"type": "response.output_item.done", "output_index": i,
             "item": {"type": "function_call", "id": id, "call_id": call_id, "name": name,
-                "arguments": args, "status": "completed"}}));
+                "arguments": args, "status": "completed"}}),
+        );
         self
     }
 

@@ -313,9 +313,7 @@ mod tests {
             mime_type: Some("image/png".into()),
         });
         let mut reply = msg(4, Role::Assistant, "seen");
-        reply
-            .parts
-            .insert(0, Part::reasoning("hmm"));
+        reply.parts.insert(0, Part::reasoning("hmm"));
         let mut failed = msg(6, Role::Tool, "boom");
         failed.tool_call_id = Some("c9".into());
         failed.is_error = true;

@@ -100,7 +100,9 @@ fn system_blocks(req: &ChatRequest) -> Vec<Value> {
 pub fn tool_definitions(tools: &[ToolDef]) -> Vec<Value> {
     let mut out: Vec<Value> = tools
         .iter()
-        .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+        .map(
+            |t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}),
+        )
         .collect();
     if let Some(last) = out.last_mut() {
         last["cache_control"] = json!({"type": "ephemeral"});
@@ -130,7 +132,10 @@ pub fn messages(req: &ChatRequest, model: &str) -> Vec<Value> {
                 text,
                 reasoning,
                 tool_calls,
-            } => push("assistant", assistant_blocks(text, reasoning, tool_calls, model)),
+            } => push(
+                "assistant",
+                assistant_blocks(text, reasoning, tool_calls, model),
+            ),
             ChatMessage::ToolResult {
                 call_id,
                 text,
@@ -161,9 +166,9 @@ fn user_blocks(parts: &[UserPart]) -> Vec<Value> {
                 "media_type": mime,
                 "data": base64::engine::general_purpose::STANDARD.encode(bytes),
             }})),
-            UserPart::Unavailable { asset_id, reason } => Some(
-                json!({"type": "text", "text": UserPart::unavailable_text(asset_id, reason)}),
-            ),
+            UserPart::Unavailable { asset_id, reason } => {
+                Some(json!({"type": "text", "text": UserPart::unavailable_text(asset_id, reason)}))
+            }
         })
         .collect()
 }
@@ -230,9 +235,9 @@ impl Provider for Anthropic {
                 key_hint: "NEOCODE_API_KEY or ANTHROPIC_API_KEY",
             };
             let mut blocks = Vec::new();
-            let c = self.wire.stream(&call, cancel, on_event, &mut || {
-                Fold::new(&model)
-            });
+            let c = self
+                .wire
+                .stream(&call, cancel, on_event, &mut || Fold::new(&model));
             let c = match c {
                 Ok(c) => c,
                 Err(mut e) => {
@@ -361,12 +366,23 @@ impl Fold {
         }
         let block = Block {
             kind,
-            text: s(b, if kind == Kind::Thinking { "thinking" } else { "text" }).to_string(),
+            text: s(
+                b,
+                if kind == Kind::Thinking {
+                    "thinking"
+                } else {
+                    "text"
+                },
+            )
+            .to_string(),
             signature: s(b, "signature").to_string(),
             data: s(b, "data").to_string(),
             id: s(b, "id").to_string(),
             name: s(b, "name").to_string(),
-            input: b.get("input").filter(|i| i.as_object().is_some_and(|o| !o.is_empty())).cloned(),
+            input: b
+                .get("input")
+                .filter(|i| i.as_object().is_some_and(|o| !o.is_empty()))
+                .cloned(),
             stopped: false,
         };
         self.blocks.insert(n(v, "index"), block);
@@ -545,32 +561,71 @@ mod tests {
         let ev = feed_all(
             &mut f,
             &[
-                ("message_start", json!({"type": "message_start", "message": {"usage":
+                (
+                    "message_start",
+                    json!({"type": "message_start", "message": {"usage":
                     {"input_tokens": 12, "cache_creation_input_tokens": 300,
-                     "cache_read_input_tokens": 4000, "output_tokens": 1}}})),
+                     "cache_read_input_tokens": 4000, "output_tokens": 1}}}),
+                ),
                 ("ping", json!({"type": "ping"})),
-                ("content_block_start", json!({"type": "content_block_start", "index": 0,
-                    "content_block": {"type": "thinking", "thinking": ""}})),
-                ("content_block_delta", json!({"type": "content_block_delta", "index": 0,
-                    "delta": {"type": "thinking_delta", "thinking": "let me "}})),
-                ("content_block_delta", json!({"type": "content_block_delta", "index": 0,
-                    "delta": {"type": "thinking_delta", "thinking": "look"}})),
-                ("content_block_delta", json!({"type": "content_block_delta", "index": 0,
-                    "delta": {"type": "signature_delta", "signature": "sig=="}})),
-                ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
-                ("content_block_start", json!({"type": "content_block_start", "index": 1,
-                    "content_block": {"type": "redacted_thinking", "data": "opaque"}})),
-                ("content_block_stop", json!({"type": "content_block_stop", "index": 1})),
-                ("content_block_start", json!({"type": "content_block_start", "index": 2,
+                (
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": 0,
+                    "content_block": {"type": "thinking", "thinking": ""}}),
+                ),
+                (
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "thinking_delta", "thinking": "let me "}}),
+                ),
+                (
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "thinking_delta", "thinking": "look"}}),
+                ),
+                (
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "signature_delta", "signature": "sig=="}}),
+                ),
+                (
+                    "content_block_stop",
+                    json!({"type": "content_block_stop", "index": 0}),
+                ),
+                (
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": 1,
+                    "content_block": {"type": "redacted_thinking", "data": "opaque"}}),
+                ),
+                (
+                    "content_block_stop",
+                    json!({"type": "content_block_stop", "index": 1}),
+                ),
+                (
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": 2,
                     "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read_file",
-                        "input": {}}})),
-                ("content_block_delta", json!({"type": "content_block_delta", "index": 2,
-                    "delta": {"type": "input_json_delta", "partial_json": "{\"pa"}})),
-                ("content_block_delta", json!({"type": "content_block_delta", "index": 2,
-                    "delta": {"type": "input_json_delta", "partial_json": "th\":\"a\"}"}})),
-                ("content_block_stop", json!({"type": "content_block_stop", "index": 2})),
-                ("message_delta", json!({"type": "message_delta",
-                    "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 40}})),
+                        "input": {}}}),
+                ),
+                (
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": 2,
+                    "delta": {"type": "input_json_delta", "partial_json": "{\"pa"}}),
+                ),
+                (
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": 2,
+                    "delta": {"type": "input_json_delta", "partial_json": "th\":\"a\"}"}}),
+                ),
+                (
+                    "content_block_stop",
+                    json!({"type": "content_block_stop", "index": 2}),
+                ),
+                (
+                    "message_delta",
+                    json!({"type": "message_delta",
+                    "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 40}}),
+                ),
                 ("message_stop", json!({"type": "message_stop"})),
             ],
         );
@@ -585,7 +640,13 @@ mod tests {
         let c = f.finish(false);
         assert_eq!(c.tool_calls[0].arguments, r#"{"path":"a"}"#);
         assert_eq!(c.finish_reason.as_deref(), Some("tool_calls"));
-        assert_eq!(c.usage, Usage { input_tokens: 12, output_tokens: 40 });
+        assert_eq!(
+            c.usage,
+            Usage {
+                input_tokens: 12,
+                output_tokens: 40
+            }
+        );
         assert_eq!(c.detail.cached_input_tokens, 4000);
         assert_eq!(c.detail.cache_write_tokens, 300);
         assert_eq!(c.reasoning, "let me look");
@@ -600,17 +661,26 @@ mod tests {
     fn an_overloaded_error_is_retryable_and_max_tokens_truncates() {
         let mut f = Fold::new("m");
         let e = f
-            .feed("error", r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#)
+            .feed(
+                "error",
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+            )
             .unwrap_err();
         assert!(e.retryable && !f.has_output(), "{e:?}");
         let mut f = Fold::new("m");
         feed_all(
             &mut f,
             &[
-                ("content_block_start", json!({"type": "content_block_start", "index": 0,
-                    "content_block": {"type": "tool_use", "id": "t", "name": "grep"}})),
-                ("message_delta", json!({"type": "message_delta",
-                    "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 9}})),
+                (
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": 0,
+                    "content_block": {"type": "tool_use", "id": "t", "name": "grep"}}),
+                ),
+                (
+                    "message_delta",
+                    json!({"type": "message_delta",
+                    "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 9}}),
+                ),
                 ("message_stop", json!({"type": "message_stop"})),
             ],
         );
@@ -673,10 +743,17 @@ mod tests {
         let msgs = b["messages"].as_array().unwrap();
         assert_eq!(msgs.len(), 3);
         let a = &msgs[1]["content"];
-        assert_eq!(a[0], json!({"type": "thinking", "thinking": "mine", "signature": "sig-mine"}));
+        assert_eq!(
+            a[0],
+            json!({"type": "thinking", "thinking": "mine", "signature": "sig-mine"})
+        );
         assert_eq!(a[1]["type"], "tool_use");
         assert_eq!(a[1]["input"], json!({"pattern": "x"}));
-        assert_eq!(a.as_array().unwrap().len(), 2, "foreign reasoning is left out: {a}");
+        assert_eq!(
+            a.as_array().unwrap().len(),
+            2,
+            "foreign reasoning is left out: {a}"
+        );
         let last = &msgs[2]["content"][0];
         assert_eq!(last["type"], "tool_result");
         assert_eq!(last["cache_control"]["type"], "ephemeral");

@@ -142,9 +142,12 @@ impl Wire {
                             of: s.max_retries,
                             wait: pause,
                         });
-                        if let Waited::Cancelled =
-                            wait(tokio::time::sleep(pause), cancel, pause + Duration::from_secs(1))
-                                .await
+                        if let Waited::Cancelled = wait(
+                            tokio::time::sleep(pause),
+                            cancel,
+                            pause + Duration::from_secs(1),
+                        )
+                        .await
                         {
                             return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
                         }
@@ -223,9 +226,12 @@ impl Wire {
                         of: s.max_retries,
                         wait: pause,
                     });
-                    if let Waited::Cancelled =
-                        wait(tokio::time::sleep(pause), cancel, pause + Duration::from_secs(1))
-                            .await
+                    if let Waited::Cancelled = wait(
+                        tokio::time::sleep(pause),
+                        cancel,
+                        pause + Duration::from_secs(1),
+                    )
+                    .await
                     {
                         return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
                     }
@@ -309,8 +315,9 @@ impl Wire {
                     let n = fold.text_chars();
                     let why = match next {
                         Some(Err(e)) => format!("the connection broke ({})", root_cause(&e)),
-                        _ => "the server closed the connection before the reply finished"
-                            .to_string(),
+                        _ => {
+                            "the server closed the connection before the reply finished".to_string()
+                        }
                     };
                     return Err(fail(
                         ErrorKind::StreamCut,
@@ -391,7 +398,10 @@ fn status_error(
         ),
         500.. => (
             ErrorKind::Server,
-            format!("server error HTTP {status} from {}{tries}: {msg}", s.base_url),
+            format!(
+                "server error HTTP {status} from {}{tries}: {msg}",
+                s.base_url
+            ),
         ),
         _ => (
             ErrorKind::BadRequest,
@@ -413,4 +423,69 @@ pub fn n(v: &Value, key: &str) -> u64 {
 /// A string field of `v`, empty when absent.
 pub fn s<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// Folds a whole SSE body (bytes as they came, in any split) with `fold`, decoding with the
+/// same SSE parser the providers use, until the fold's last event. For tests and the
+/// benchmark.
+pub fn fold_wire_bytes<F: WireFold>(
+    pieces: Vec<Vec<u8>>,
+    mut fold: F,
+) -> Result<(Vec<StreamEvent>, Completion), WireError> {
+    let fail = |e: String| WireError {
+        message: e,
+        retryable: false,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(|e| fail(e.to_string()))?;
+    rt.block_on(async move {
+        let s = futures_util::stream::iter(pieces.into_iter().map(Ok::<_, std::io::Error>));
+        let mut events = s.eventsource();
+        let mut out = Vec::new();
+        while let Some(ev) = events.next().await {
+            let ev = ev.map_err(|e| fail(e.to_string()))?;
+            out.extend(fold.feed(&ev.event, &ev.data)?);
+            if fold.is_done() {
+                break;
+            }
+        }
+        Ok((out, fold.finish(false)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::provider::{anthropic, responses};
+    use crate::runtime::scripted_wire::{Messages, ResponsesStream};
+
+    #[test]
+    fn both_streams_fold_the_same_in_every_split() {
+        let m = Messages::start(3, 0, 0)
+            .thinking("ünï think", "sig", 3)
+            .text("héllo ✓", 4)
+            .ping()
+            .tool_use("t1", "grep", r#"{"pattern":"ä"}"#, 5)
+            .stop("tool_use", 7)
+            .body_bytes();
+        let r = ResponsesStream::start()
+            .reasoning("rs_1", "plän", "enc", 2)
+            .text("héllo ✓", 4)
+            .function_call("c1", "grep", r#"{"pattern":"ä"}"#, 5)
+            .completed(10, 4, 7, 2)
+            .body_bytes();
+        for split in [1, 2, 3, 7, 64, 4096] {
+            let pieces = |b: &[u8]| b.chunks(split).map(<[u8]>::to_vec).collect();
+            let (_, a) = fold_wire_bytes(pieces(&m), anthropic::Fold::new("m")).unwrap();
+            assert_eq!(a.text, "héllo ✓", "split {split}");
+            assert_eq!(a.reasoning, "ünï think");
+            assert_eq!(a.tool_calls[0].arguments, r#"{"pattern":"ä"}"#);
+            let (_, o) = fold_wire_bytes(pieces(&r), responses::Fold::new("m")).unwrap();
+            assert_eq!(o.text, "héllo ✓", "split {split}");
+            assert_eq!(o.reasoning, "plän");
+            assert_eq!(o.tool_calls[0].arguments, r#"{"pattern":"ä"}"#);
+            assert_eq!(o.detail.cached_input_tokens, 4);
+        }
+    }
 }

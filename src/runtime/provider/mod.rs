@@ -17,11 +17,11 @@ pub mod sse;
 pub use anthropic::Anthropic;
 pub use http::ApiSettings;
 pub use openai::{OpenAi, OpenAiSettings};
-pub use responses::Responses;
 pub use request::{
     ChatMessage, ChatRequest, INTERRUPTED_RESULT, Reasoning, StopNote, TokenDetail, ToolDef,
     UserPart, model_family, replays_to,
 };
+pub use responses::Responses;
 pub use sse::{Completion, Folder, StreamEvent};
 
 use super::cancel::CancelFlag;

@@ -258,7 +258,11 @@ pub(super) enum Waited<T> {
 }
 
 /// Awaits `fut` unless `cancel` is raised or `limit` passes first.
-pub(super) async fn wait<F: Future>(fut: F, cancel: &CancelFlag, limit: Duration) -> Waited<F::Output> {
+pub(super) async fn wait<F: Future>(
+    fut: F,
+    cancel: &CancelFlag,
+    limit: Duration,
+) -> Waited<F::Output> {
     let deadline = tokio::time::Instant::now() + limit;
     tokio::pin!(fut);
     loop {

@@ -231,11 +231,20 @@ mod tests {
 
     #[test]
     fn model_families_drop_snapshot_suffixes_only() {
-        assert_eq!(model_family("claude-sonnet-4-5-20250929"), "claude-sonnet-4-5");
+        assert_eq!(
+            model_family("claude-sonnet-4-5-20250929"),
+            "claude-sonnet-4-5"
+        );
         assert_eq!(model_family("gpt-5-2025-08-07"), "gpt-5");
-        assert_eq!(model_family("claude-3-7-sonnet-latest"), "claude-3-7-sonnet");
+        assert_eq!(
+            model_family("claude-3-7-sonnet-latest"),
+            "claude-3-7-sonnet"
+        );
         assert_eq!(model_family("gpt-5-mini"), "gpt-5-mini");
         assert_eq!(model_family("o4-mini"), "o4-mini");
-        assert_ne!(model_family("claude-opus-4-1"), model_family("claude-sonnet-4-5"));
+        assert_ne!(
+            model_family("claude-opus-4-1"),
+            model_family("claude-sonnet-4-5")
+        );
     }
 }

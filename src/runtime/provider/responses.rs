@@ -131,9 +131,8 @@ pub fn input(req: &ChatRequest, model: &str) -> Vec<Value> {
                         "name": c.name, "arguments": c.arguments}));
                 }
             }
-            ChatMessage::ToolResult { call_id, text, .. } => out.push(
-                json!({"type": "function_call_output", "call_id": call_id, "output": text}),
-            ),
+            ChatMessage::ToolResult { call_id, text, .. } => out
+                .push(json!({"type": "function_call_output", "call_id": call_id, "output": text})),
         }
     }
     out
@@ -237,7 +236,11 @@ impl Fold {
         let it = &v["item"];
         let entry = self.item(v);
         entry.kind = s(it, "type").to_string();
-        for (field, key) in [(&mut entry.id, "id"), (&mut entry.call_id, "call_id"), (&mut entry.name, "name")] {
+        for (field, key) in [
+            (&mut entry.id, "id"),
+            (&mut entry.call_id, "call_id"),
+            (&mut entry.name, "name"),
+        ] {
             if !s(it, key).is_empty() {
                 *field = s(it, key).to_string();
             }
@@ -370,7 +373,10 @@ impl WireFold for Fold {
                 };
                 return Err(WireError {
                     message: msg,
-                    retryable: matches!(code, "server_error" | "overloaded" | "server_is_overloaded"),
+                    retryable: matches!(
+                        code,
+                        "server_error" | "overloaded" | "server_is_overloaded"
+                    ),
                 });
             }
             // `response.created`, `.in_progress`, content part events, and new ones.
@@ -430,7 +436,11 @@ impl WireFold for Fold {
                 "function_call" if it.done || (!incomplete && self.done) => {
                     calls = true;
                     c.tool_calls.push(ToolCall {
-                        id: if it.call_id.is_empty() { it.id } else { it.call_id },
+                        id: if it.call_id.is_empty() {
+                            it.id
+                        } else {
+                            it.call_id
+                        },
                         name: it.name,
                         arguments: if it.text.trim().is_empty() {
                             "{}".to_string()
@@ -487,31 +497,59 @@ mod tests {
         }
         assert_eq!(out, [StreamEvent::Reasoning("Plan".into())]);
         let c = f.finish(false);
-        assert_eq!(c.tool_calls, [ToolCall {
-            id: "call_1".into(),
-            name: "grep".into(),
-            arguments: r#"{"pattern":"x"}"#.into()
-        }]);
-        assert_eq!(c.usage, Usage { input_tokens: 200, output_tokens: 50 });
+        assert_eq!(
+            c.tool_calls,
+            [ToolCall {
+                id: "call_1".into(),
+                name: "grep".into(),
+                arguments: r#"{"pattern":"x"}"#.into()
+            }]
+        );
+        assert_eq!(
+            c.usage,
+            Usage {
+                input_tokens: 200,
+                output_tokens: 50
+            }
+        );
         assert_eq!(c.detail.cached_input_tokens, 800);
         assert_eq!(c.detail.reasoning_tokens, 30);
         let r = c.reasoning_items[0].replay.as_ref().unwrap();
-        assert_eq!((r.id.as_deref(), r.encrypted.as_deref()), (Some("rs_1"), Some("gAAA")));
+        assert_eq!(
+            (r.id.as_deref(), r.encrypted.as_deref()),
+            (Some("rs_1"), Some("gAAA"))
+        );
         assert_eq!(c.finish_reason.as_deref(), Some("tool_calls"));
     }
 
     #[test]
     fn incomplete_keeps_its_reason_and_errors_say_theirs() {
         let mut f = Fold::new("gpt-5");
-        f.feed("", &json!({"type": "response.output_text.delta", "output_index": 0, "delta": "Hal"}).to_string()).unwrap();
-        f.feed("", &json!({"type": "response.incomplete", "response": {"status": "incomplete",
-            "incomplete_details": {"reason": "max_output_tokens"}, "usage": {}}}).to_string()).unwrap();
+        f.feed(
+            "",
+            &json!({"type": "response.output_text.delta", "output_index": 0, "delta": "Hal"})
+                .to_string(),
+        )
+        .unwrap();
+        f.feed(
+            "",
+            &json!({"type": "response.incomplete", "response": {"status": "incomplete",
+            "incomplete_details": {"reason": "max_output_tokens"}, "usage": {}}})
+            .to_string(),
+        )
+        .unwrap();
         assert!(f.is_done());
         let c = f.finish(false);
-        assert_eq!(c.stop, Some(StopNote::Truncated("max_output_tokens".into())));
+        assert_eq!(
+            c.stop,
+            Some(StopNote::Truncated("max_output_tokens".into()))
+        );
         let mut f = Fold::new("gpt-5");
         let e = f
-            .feed("error", r#"{"type":"error","code":"server_error","message":"try again"}"#)
+            .feed(
+                "error",
+                r#"{"type":"error","code":"server_error","message":"try again"}"#,
+            )
             .unwrap_err();
         assert!(e.retryable);
         assert_eq!(e.message, "try again (server_error)");
@@ -567,8 +605,20 @@ mod tests {
         assert_eq!(b["prompt_cache_key"], "session-1");
         assert_eq!(b["instructions"], "rules");
         let input = b["input"].as_array().unwrap();
-        let kinds: Vec<&str> = input.iter().map(|i| i["type"].as_str().unwrap_or("user")).collect();
-        assert_eq!(kinds, ["user", "reasoning", "message", "function_call", "function_call_output"]);
+        let kinds: Vec<&str> = input
+            .iter()
+            .map(|i| i["type"].as_str().unwrap_or("user"))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "user",
+                "reasoning",
+                "message",
+                "function_call",
+                "function_call_output"
+            ]
+        );
         assert_eq!(input[1]["encrypted_content"], "enc");
         assert_eq!(input[1]["id"], "rs_9");
     }

@@ -84,11 +84,19 @@ fn an_anthropic_tool_turn_replays_thinking_caches_and_counts_cache_tokens() {
         assert!(r.header("authorization").is_none());
     }
     let first = reqs[1].json();
-    assert!(first["system"][0]["text"].as_str().unwrap().starts_with("You are neocode"));
+    assert!(
+        first["system"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("You are neocode")
+    );
     assert_eq!(first["thinking"]["budget_tokens"], 2000);
     let last_tool = first["tools"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last_tool["cache_control"], json!({"type": "ephemeral"}));
-    assert_eq!(first["system"][0]["cache_control"], json!({"type": "ephemeral"}));
+    assert_eq!(
+        first["system"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
     assert_eq!(
         first["messages"][0]["content"][0]["cache_control"],
         json!({"type": "ephemeral"})
@@ -128,12 +136,14 @@ fn an_anthropic_tool_turn_replays_thinking_caches_and_counts_cache_tokens() {
     assert_eq!(ledger.usage.cached_input_tokens, 3000);
     assert_eq!(ledger.usage.cache_write_tokens, 2100);
     // A second process continues: the stored thinking goes back verbatim.
-    srv.push([Messages::start(10, 3500, 0).text("Still a.txt.", 2).stop("end_turn", 4).reply()]);
+    srv.push([Messages::start(10, 3500, 0)
+        .text("Still a.txt.", 2)
+        .stop("end_turn", 4)
+        .reply()]);
     env.run_model(&srv, CLAUDE, &["run", "--continue", "and now?"]);
     let again = srv.requests()[4].json();
     assert_eq!(
-        again["messages"][1]["content"][0]["signature"],
-        "sig-EUgK1",
+        again["messages"][1]["content"][0]["signature"], "sig-EUgK1",
         "{again:#}"
     );
 }
@@ -181,12 +191,21 @@ fn a_responses_tool_turn_replays_encrypted_reasoning_across_processes() {
     assert_eq!(out["call_id"], "call_7");
     assert!(out["output"].as_str().unwrap().contains("a.txt"));
 
-    let first = s.messages.iter().find(|m| m.role == Role::Assistant).unwrap();
-    assert_eq!(first.usage.input_tokens, 176, "cached tokens are counted apart");
+    let first = s
+        .messages
+        .iter()
+        .find(|m| m.role == Role::Assistant)
+        .unwrap();
+    assert_eq!(
+        first.usage.input_tokens, 176,
+        "cached tokens are counted apart"
+    );
     assert_eq!(first.extra.cached_input_tokens, 1024);
     assert_eq!(first.extra.reasoning_tokens, 40);
-    assert!(matches!(&first.parts[0], Part::Reasoning { text, replay: Some(r) }
-        if text == "Listing first." && r.encrypted.as_deref() == Some("gAAAA-enc-1")));
+    assert!(
+        matches!(&first.parts[0], Part::Reasoning { text, replay: Some(r) }
+        if text == "Listing first." && r.encrypted.as_deref() == Some("gAAAA-enc-1"))
+    );
 
     srv.push([ResponsesStream::start()
         .text("Same.", 1)
@@ -213,8 +232,14 @@ fn a_switch_of_model_leaves_foreign_reasoning_out_and_says_so_once() {
             .text("hello", 1)
             .stop("end_turn", 3)
             .reply(),
-        Messages::start(5, 0, 0).text("again", 1).stop("end_turn", 3).reply(),
-        ResponsesStream::start().text("hi", 1).completed(5, 0, 1, 0).reply(),
+        Messages::start(5, 0, 0)
+            .text("again", 1)
+            .stop("end_turn", 3)
+            .reply(),
+        ResponsesStream::start()
+            .text("hi", 1)
+            .completed(5, 0, 1, 0)
+            .reply(),
     ])
     .unwrap();
     env.run_model(&srv, "claude-sonnet-4-5-20250929", &["run", "hi"]);
@@ -226,17 +251,39 @@ fn a_switch_of_model_leaves_foreign_reasoning_out_and_says_so_once() {
     );
     let b = bodies(&srv);
     let assistant = &b[1]["messages"][1]["content"];
-    assert_eq!(assistant, &json!([{"type": "text", "text": "hello"}]), "{assistant}");
-    let err = stderr(&o);
-    assert_eq!(err.matches("reasoning part(s) from another provider").count(), 1, "{err}");
-    // Another API: no reasoning item reaches it either.
-    let o = env.run_model(&srv, "gpt-5", &["run", "--continue", "--api", "responses", "--model", "gpt-5", "and?"]);
-    let input = b_input(&bodies(&srv)[2]);
-    assert!(
-        input.iter().all(|i| i["type"] != "reasoning"),
-        "{input:#?}"
+    assert_eq!(
+        assistant,
+        &json!([{"type": "text", "text": "hello"}]),
+        "{assistant}"
     );
-    assert!(stderr(&o).contains("left out of the request"), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(
+        err.matches("reasoning part(s) from another provider")
+            .count(),
+        1,
+        "{err}"
+    );
+    // Another API: no reasoning item reaches it either.
+    let o = env.run_model(
+        &srv,
+        "gpt-5",
+        &[
+            "run",
+            "--continue",
+            "--api",
+            "responses",
+            "--model",
+            "gpt-5",
+            "and?",
+        ],
+    );
+    let input = b_input(&bodies(&srv)[2]);
+    assert!(input.iter().all(|i| i["type"] != "reasoning"), "{input:#?}");
+    assert!(
+        stderr(&o).contains("left out of the request"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 fn b_input(body: &Value) -> Vec<Value> {
@@ -261,7 +308,10 @@ fn the_key_comes_from_api_key_command_run_once_and_stored_nowhere() {
             .tool_use("toolu_9", "list_dir", r#"{"path":"."}"#, 2)
             .stop("tool_use", 3)
             .reply(),
-        Messages::start(5, 0, 0).text("done", 1).stop("end_turn", 1).reply(),
+        Messages::start(5, 0, 0)
+            .text("done", 1)
+            .stop("end_turn", 1)
+            .reply(),
     ])
     .unwrap();
     let o = env
@@ -276,10 +326,18 @@ fn the_key_comes_from_api_key_command_run_once_and_stored_nowhere() {
     for r in &reqs {
         assert_eq!(r.header("x-api-key"), Some("sk-ant-CMDKEY-9f9f"));
     }
-    assert_eq!(std::fs::read_to_string(&count).unwrap(), "run\n", "run once");
+    assert_eq!(
+        std::fs::read_to_string(&count).unwrap(),
+        "run\n",
+        "run once"
+    );
     for f in walk(&env.home) {
         let hay = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
-        assert!(!hay.contains("CMDKEY"), "the key leaked into {}", f.display());
+        assert!(
+            !hay.contains("CMDKEY"),
+            "the key leaked into {}",
+            f.display()
+        );
     }
     // A command that fails is one clear line, without its output.
     std::fs::write(
@@ -294,7 +352,10 @@ fn the_key_comes_from_api_key_command_run_once_and_stored_nowhere() {
         .unwrap();
     assert!(!o.status.success());
     let err = stderr(&o);
-    assert!(err.contains("api_key_command failed with exit status 7"), "{err}");
+    assert!(
+        err.contains("api_key_command failed with exit status 7"),
+        "{err}"
+    );
     assert!(!err.contains("secret-out"), "{err}");
 }
 
@@ -323,13 +384,20 @@ fn max_tokens_refusal_and_incomplete_are_told_and_kept() {
     ])
     .unwrap();
     let o = env.run_model(&srv, CLAUDE, &["run", "write a lot"]);
-    assert!(stderr(&o).contains("the reply is incomplete"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the reply is incomplete"),
+        "{}",
+        stderr(&o)
+    );
     assert!(stderr(&o).contains("max_tokens"), "{}", stderr(&o));
     assert_eq!(srv.request_count(), 1, "a cut reply is not asked for again");
     let s = env.last_session();
     let m = s.messages.last().unwrap();
     assert_eq!(m.text(), "The first half of");
-    assert_eq!(m.tool_metadata.as_ref().unwrap()["stop_reason"], "max_tokens");
+    assert_eq!(
+        m.tool_metadata.as_ref().unwrap()["stop_reason"],
+        "max_tokens"
+    );
     let o = env.run_model(&srv, CLAUDE, &["run", "--continue", "something bad"]);
     assert!(stderr(&o).contains("the model refused"), "{}", stderr(&o));
 
@@ -346,7 +414,10 @@ fn max_tokens_refusal_and_incomplete_are_told_and_kept() {
     let s = env.last_session();
     let m = s.messages.last().unwrap();
     assert_eq!(m.text(), "Partial answ");
-    assert_eq!(m.tool_metadata.as_ref().unwrap()["stop_reason"], "max_output_tokens");
+    assert_eq!(
+        m.tool_metadata.as_ref().unwrap()["stop_reason"],
+        "max_output_tokens"
+    );
 }
 
 #[test]
@@ -367,8 +438,14 @@ fn a_model_named_with_its_api_switches_the_api_and_stays_with_the_session() {
     env.run_model(&srv, "test-model", &["run", "--continue", "more"]);
     let reqs = srv.requests();
     let paths: Vec<&str> = reqs.iter().map(|r| r.path.as_str()).collect();
-    assert_eq!(paths, ["/v1/chat/completions", "/v1/responses", "/v1/responses"]);
+    assert_eq!(
+        paths,
+        ["/v1/chat/completions", "/v1/responses", "/v1/responses"]
+    );
     assert_eq!(reqs[2].json()["model"], "gpt-5");
     let h = env.last_session().header;
-    assert_eq!((h.provider.as_str(), h.model.as_str()), ("openai-responses", "responses:gpt-5"));
+    assert_eq!(
+        (h.provider.as_str(), h.model.as_str()),
+        ("openai-responses", "responses:gpt-5")
+    );
 }
