@@ -72,6 +72,9 @@ pub struct RunArgs {
     /// Wall-clock limit in seconds since the session's runtime started.
     #[arg(long, value_name = "SECS")]
     pub max_wall_secs: Option<u64>,
+    /// Spending limit of the session in dollars (model calls with a price; see [prices]).
+    #[arg(long, value_name = "USD", value_parser = parse_cost)]
+    pub max_cost: Option<f64>,
     /// Plan run: the model drafts a plan for the prompt (the goal), you approve it, its steps
     /// run layer by layer. With --resume, a plan run goes on where it stopped.
     #[arg(long)]
@@ -85,6 +88,13 @@ pub struct RunArgs {
     /// Plan run: run failed steps again on resume (skipped and interrupted ones always are).
     #[arg(long)]
     pub retry_failed: bool,
+}
+
+fn parse_cost(s: &str) -> Result<f64, String> {
+    match s.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not an amount of dollars, e.g. 2.50")),
+    }
 }
 
 fn parse_api(s: &str) -> Result<Api, String> {
@@ -189,6 +199,7 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
         max_input_tokens: args.max_input_tokens,
         max_output_tokens: args.max_output_tokens,
         max_wall_secs: args.max_wall_secs,
+        max_cost_usd: args.max_cost,
     };
     // Resuming a plan run without a new prompt goes on with the plan (seed 000 §5: the
     // session's plan decides which executor resumes it).

@@ -162,6 +162,15 @@ max_turns_per_prompt = 100
 # max_input_tokens = 2000000
 # max_output_tokens = 200000
 # max_wall_secs = 3600
+# max_cost_usd = 5.0   (counts model calls that have a price, see [prices])
+
+# Prices in dollars per million tokens, over the built-in ones (OpenAI and Anthropic list
+# prices as of 2025-10, by model family). A model without a price shows tokens only.
+# [prices."my-model"]
+# input = 1.0
+# cached_input = 0.1
+# cache_write = 1.25
+# output = 5.0
 
 [approval]
 # ask: edits and commands ask; auto-edit: edits run, commands ask; never-ask: nothing asks.
@@ -213,6 +222,9 @@ struct FileConfig {
     providers: std::collections::BTreeMap<String, FileProvider>,
     #[serde(default)]
     limits: FileLimits,
+    /// `[prices."MODEL"]`: dollars per million tokens, over the defaults.
+    #[serde(default)]
+    prices: std::collections::BTreeMap<String, super::cost::Price>,
     #[serde(default)]
     approval: FileApproval,
     #[serde(default)]
@@ -385,6 +397,8 @@ pub struct Settings {
     pub retry_backoff: Duration,
     /// Default budgets of new sessions.
     pub limits: RuntimeLimits,
+    /// Prices of models (`[prices."MODEL"]` over the defaults).
+    pub prices: super::cost::PriceTable,
     /// What one prompt may spend (`max_tool_calls_per_prompt`, `max_turns_per_prompt`).
     pub prompt_caps: crate::runtime::agent::ledger::PromptCaps,
     /// Approval policy.
@@ -593,6 +607,7 @@ impl Settings {
                 },
             },
             limits: file.limits.session,
+            prices: super::cost::PriceTable::new(file.prices),
             approval,
             sandbox: SandboxSettings {
                 mode,

@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod cancel;
 pub mod config;
+pub mod cost;
 pub mod dangling;
 pub mod decide;
 pub mod import;

@@ -349,6 +349,9 @@ pub struct RuntimeLimits {
     /// Wall-clock budget in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_wall_secs: Option<u64>,
+    /// Spending budget in dollars (counts the model calls that have a price).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
 }
 
 /// What a session's runtime has consumed.
@@ -372,6 +375,10 @@ pub struct RuntimeUsage {
     /// Model turns taken.
     #[serde(default)]
     pub turns: u64,
+    /// Dollars spent on model calls with a price; `None` while no call had one (a model
+    /// without a price shows tokens only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     /// Time spent running turns, in ms (the wall-clock budget counts from `started_at_ms`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub wall_ms: u64,

@@ -259,7 +259,7 @@ impl Turn {
                 }
             };
             ledger::add_model_call(&mut self.ledger, completion.usage);
-            add_cache_tokens(&mut self.ledger, &completion);
+            self.add_detail(&completion);
             if let Some(b) = &self.budget {
                 b.add_tokens(completion.usage);
             }
@@ -284,6 +284,21 @@ impl Turn {
                 return Ok(());
             }
             self.run_calls(&completion.tool_calls, false)?;
+        }
+    }
+
+    /// Cache tokens (kept apart) and the dollars of one model call, in the ledger; a model
+    /// without a price adds no dollars.
+    fn add_detail(&mut self, c: &Completion) {
+        let u = &mut self.ledger.usage;
+        u.cached_input_tokens += c.detail.cached_input_tokens;
+        u.cache_write_tokens += c.detail.cache_write_tokens;
+        if let Some(cost) = self
+            .settings
+            .prices
+            .cost(self.provider.model(), c.usage, c.detail)
+        {
+            *u.cost_usd.get_or_insert(0.0) += cost;
         }
     }
 
@@ -352,7 +367,7 @@ impl Turn {
     /// are dropped: their arguments may be cut).
     fn store_partial(&mut self, c: &Completion, kind: ErrorKind) -> Flow {
         ledger::add_model_call(&mut self.ledger, c.usage);
-        add_cache_tokens(&mut self.ledger, c);
+        self.add_detail(c);
         if let Some(b) = &self.budget {
             b.add_tokens(c.usage);
         }
@@ -698,12 +713,6 @@ impl Turn {
             usage: self.usage,
         });
     }
-}
-
-/// Cache tokens of one model call, kept apart in the ledger.
-fn add_cache_tokens(ledger: &mut RuntimeLedger, c: &Completion) {
-    ledger.usage.cached_input_tokens += c.detail.cached_input_tokens;
-    ledger.usage.cache_write_tokens += c.detail.cache_write_tokens;
 }
 
 /// The stored form of a completion: reasoning (with what replaying it needs), then text;

@@ -449,3 +449,65 @@ fn a_model_named_with_its_api_switches_the_api_and_stays_with_the_session() {
         ("openai-responses", "responses:gpt-5")
     );
 }
+
+#[test]
+fn dollars_are_counted_per_priced_call_and_max_cost_pauses_until_raised() {
+    let env = Env::new(KEY, "api = \"anthropic\"\n");
+    std::fs::write(env.workdir.join("a.txt"), "x").unwrap();
+    // claude-sonnet-4-5: 100k input ($0.30) + 1M cache reads ($0.30) + 10k output ($0.15).
+    let srv = ScriptedServer::start(vec![
+        Messages::start(100_000, 1_000_000, 0)
+            .tool_use("toolu_1", "list_dir", r#"{"path":"."}"#, 2)
+            .stop("tool_use", 10_000)
+            .reply(),
+        Messages::start(10, 0, 0)
+            .text("done", 1)
+            .stop("end_turn", 1)
+            .reply(),
+    ])
+    .unwrap();
+    let o = env
+        .cmd(Some(&srv), &["run", "--max-cost", "0.50", "look"])
+        .env("NEOCODE_MODEL", CLAUDE)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("max_cost_usd reached"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("--max-cost"), "{}", stderr(&o));
+    assert_eq!(
+        srv.request_count(),
+        1,
+        "the budget stops the next model call"
+    );
+    let show = |env: &Env| -> Value {
+        let o = env.cmd(None, &["show", "last", "--json"]).output().unwrap();
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let spent = show(&env)["runtime"]["usage"]["cost_usd"].as_f64().unwrap();
+    assert!((spent - 0.75).abs() < 1e-9, "{spent}");
+    assert_eq!(show(&env)["runtime"]["limits"]["max_cost_usd"], 0.5);
+    // The budget is stored: a resume without the flag stops again; raising it goes on.
+    let o = env
+        .cmd(Some(&srv), &["run", "--continue"])
+        .env("NEOCODE_MODEL", CLAUDE)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    env.run_model(&srv, CLAUDE, &["run", "--continue", "--max-cost", "2"]);
+    assert_eq!(srv.request_count(), 2);
+    let text = String::from_utf8_lossy(&env.cmd(None, &["show", "last"]).output().unwrap().stdout)
+        .into_owned();
+    assert!(text.contains("$0.7500 / $2.00"), "{text}");
+
+    // A model without a price: tokens only, no dollars.
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![Reply::text("hi")]).unwrap();
+    env.run_model(&srv, "test-model", &["run", "hi"]);
+    let usage = &show(&env)["runtime"]["usage"];
+    assert!(usage.get("cost_usd").is_none(), "{usage}");
+    assert_eq!(usage["input_tokens"], 10);
+}
