@@ -511,3 +511,25 @@ fn dollars_are_counted_per_priced_call_and_max_cost_pauses_until_raised() {
     assert!(usage.get("cost_usd").is_none(), "{usage}");
     assert_eq!(usage["input_tokens"], 10);
 }
+
+#[test]
+fn cached_prompt_tokens_count_towards_the_context_window() {
+    let env = Env::new(KEY, "api = \"anthropic\"\ncontext_window = 1000\n");
+    let reply = |text: &str, input: u64, cached: u64| {
+        Messages::start(input, cached, 0)
+            .text(text, 1)
+            .stop("end_turn", 5)
+            .reply()
+    };
+    let srv = ScriptedServer::start(vec![
+        // 5 new tokens, 5,000 read from the cache: the window is full all the same.
+        reply("hello", 5, 5000),
+        reply("Summary: greeted.", 50, 0),
+        reply("after", 20, 0),
+    ])
+    .unwrap();
+    env.run_model(&srv, CLAUDE, &["run", "hi"]);
+    let o = env.run_model(&srv, CLAUDE, &["run", "--continue", "more"]);
+    assert!(stderr(&o).contains("compacting"), "{}", stderr(&o));
+    assert_eq!(srv.request_count(), 3);
+}
