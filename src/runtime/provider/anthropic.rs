@@ -658,6 +658,71 @@ mod tests {
     }
 
     #[test]
+    fn images_results_and_system_messages_take_their_places() {
+        let req = ChatRequest {
+            system: "rules".into(),
+            messages: vec![
+                ChatMessage::System("step context".into()),
+                ChatMessage::User(vec![
+                    UserPart::Text("look".into()),
+                    UserPart::Image {
+                        mime: "image/png".into(),
+                        bytes: b"png".to_vec(),
+                    },
+                ]),
+                ChatMessage::Assistant {
+                    text: "two calls".into(),
+                    reasoning: vec![Reasoning::text("no signature: not sent")],
+                    tool_calls: vec![
+                        ToolCall {
+                            id: "a".into(),
+                            name: "grep".into(),
+                            arguments: "not json".into(),
+                        },
+                        ToolCall {
+                            id: "b".into(),
+                            name: "grep".into(),
+                            arguments: "{}".into(),
+                        },
+                    ],
+                },
+                ChatMessage::ToolResult {
+                    call_id: "a".into(),
+                    text: "boom".into(),
+                    is_error: true,
+                },
+                ChatMessage::ToolResult {
+                    call_id: "b".into(),
+                    text: "ok".into(),
+                    is_error: false,
+                },
+                ChatMessage::user_text("next"),
+            ],
+            ..ChatRequest::default()
+        };
+        let system = system_blocks(&req);
+        assert_eq!(system.len(), 2);
+        assert_eq!(system[1]["text"], "step context");
+        assert!(system[0].get("cache_control").is_none());
+        let m = messages(&req, "claude-sonnet-4-5");
+        assert_eq!(m.len(), 3, "{m:#?}");
+        assert_eq!(
+            m[0]["content"][1],
+            json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "cG5n"}})
+        );
+        assert_eq!(
+            m[1]["content"][0],
+            json!({"type": "text", "text": "two calls"})
+        );
+        assert_eq!(m[1]["content"][1]["input"], json!({}));
+        let user = m[2]["content"].as_array().unwrap();
+        assert_eq!(user[0]["is_error"], true);
+        assert_eq!(user[1]["tool_use_id"], "b");
+        assert_eq!(user[2]["text"], "next");
+        assert_eq!(user[2]["cache_control"]["type"], "ephemeral");
+    }
+
+    #[test]
     fn an_overloaded_error_is_retryable_and_max_tokens_truncates() {
         let mut f = Fold::new("m");
         let e = f
