@@ -288,6 +288,7 @@ impl Wire {
         let fail = |kind, message: String, partial: Option<Completion>| {
             ReadError::Fail(self.err(kind, message, partial.map(Box::new)))
         };
+        let mut seen = 0usize;
         loop {
             let next = match wait(events.next(), cancel, s.idle_timeout).await {
                 Waited::Done(n) => n,
@@ -311,6 +312,15 @@ impl Wire {
             };
             let ev = match next {
                 None if fold.is_done() => break,
+                None if seen == 0 => {
+                    return Err(fail(
+                        ErrorKind::Protocol,
+                        format!(
+                            "{base} answered but sent no event stream; check base_url (NEOCODE_BASE_URL) and api (NEOCODE_API)"
+                        ),
+                        None,
+                    ));
+                }
                 None | Some(Err(_)) => {
                     let n = fold.text_chars();
                     let why = match next {
@@ -329,6 +339,7 @@ impl Wire {
                 }
                 Some(Ok(ev)) => ev,
             };
+            seen += 1;
             match fold.feed(&ev.event, &ev.data) {
                 Ok(out) => {
                     for e in out {

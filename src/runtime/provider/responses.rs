@@ -1,7 +1,7 @@
 //! OpenAI Responses (`POST <base_url>/responses`), streamed and stateless.
 //!
 //! The request: `instructions` (the system prompt), `input` items (messages, `function_call`
-//! and `function_call_output` pairs, and the reasoning items this model family made, with their
+//! and `function_call_output` pairs, and the reasoning items this model family made, by their
 //! encrypted content), `store: false` with `include: ["reasoning.encrypted_content"]` so
 //! reasoning survives a resume in another process, `reasoning: {effort, summary}` and
 //! `prompt_cache_key` = the session id.
@@ -106,21 +106,19 @@ pub fn input(req: &ChatRequest, model: &str) -> Vec<Value> {
                 reasoning,
                 tool_calls,
             } => {
+                // Only items with their encrypted content, and without their id: with
+                // `store: false` an id points at nothing the server kept.
                 for r in reasoning.iter().filter(|r| replays_to(r, NAME, model)) {
-                    let Some(p) = &r.replay else { continue };
+                    let Some(enc) = r.replay.as_ref().and_then(|p| p.encrypted.as_ref()) else {
+                        continue;
+                    };
                     let summary: Vec<Value> = if r.text.is_empty() {
                         Vec::new()
                     } else {
                         vec![json!({"type": "summary_text", "text": r.text})]
                     };
-                    let mut item = json!({"type": "reasoning", "summary": summary});
-                    if let Some(id) = &p.id {
-                        item["id"] = json!(id);
-                    }
-                    if let Some(e) = &p.encrypted {
-                        item["encrypted_content"] = json!(e);
-                    }
-                    out.push(item);
+                    out.push(json!({"type": "reasoning", "summary": summary,
+                        "encrypted_content": enc}));
                 }
                 if !text.is_empty() {
                     out.push(json!({"type": "message", "role": "assistant",
@@ -620,6 +618,10 @@ mod tests {
             ]
         );
         assert_eq!(input[1]["encrypted_content"], "enc");
-        assert_eq!(input[1]["id"], "rs_9");
+        assert_eq!(input[1]["summary"][0]["text"], "sum");
+        assert!(
+            input[1].get("id").is_none(),
+            "store: false keeps no item to point at"
+        );
     }
 }
