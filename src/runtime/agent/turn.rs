@@ -311,9 +311,7 @@ impl Turn {
             .rev()
             .find(|m| m.role == Role::Assistant)
             // Cached prompt tokens are counted apart but fill the window all the same.
-            .map_or(0, |m| {
-                m.usage.input_tokens + m.extra.cached_input_tokens + m.extra.cache_write_tokens
-            });
+            .map_or(0, compact::prompt_tokens);
         let threshold = (self.settings.context_window as f64 * self.settings.compact_at) as u64;
         if last_prompt >= threshold && session.messages.len() > 2 {
             self.emit(TurnEvent::Compacting {
