@@ -72,7 +72,7 @@ pub struct RunArgs {
     /// Wall-clock limit in seconds since the session's runtime started.
     #[arg(long, value_name = "SECS")]
     pub max_wall_secs: Option<u64>,
-    /// Spending limit of the session in dollars (model calls with a price; see [prices]).
+    /// Spending limit of the session in dollars (model calls with a price; see `[prices]`).
     #[arg(long, value_name = "USD", value_parser = parse_cost)]
     pub max_cost: Option<f64>,
     /// Plan run: the model drafts a plan for the prompt (the goal), you approve it, its steps
