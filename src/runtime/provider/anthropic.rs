@@ -234,23 +234,30 @@ impl Provider for Anthropic {
                 body: &body,
                 key_hint: "NEOCODE_API_KEY or ANTHROPIC_API_KEY",
             };
-            let mut blocks = Vec::new();
             let c = self
                 .wire
                 .stream(&call, cancel, on_event, &mut || Fold::new(&model));
             let c = match c {
                 Ok(c) => c,
                 Err(mut e) => {
-                    if let (Some(t), Some(p)) = (total.take(), e.partial.take()) {
-                        e.partial = Some(Box::new(merge(t, *p)));
-                    }
+                    // What the paused parts said before is kept with what arrived.
+                    e.partial = match (total.take(), e.partial.take()) {
+                        (Some(t), Some(p)) => Some(Box::new(merge(t, *p))),
+                        (Some(mut t), None) => {
+                            t.incomplete = true;
+                            Some(Box::new(t))
+                        }
+                        (None, p) => p,
+                    };
                     return Err(e);
                 }
             };
             let paused = c.finish_reason.as_deref() == Some("pause_turn");
-            if paused {
-                blocks = assistant_blocks(&c.text, &c.reasoning_items, &c.tool_calls, &model);
-            }
+            let blocks = if paused {
+                assistant_blocks(&c.text, &c.reasoning_items, &c.tool_calls, &model)
+            } else {
+                Vec::new()
+            };
             let c = match total.take() {
                 Some(t) => merge(t, c),
                 None => c,

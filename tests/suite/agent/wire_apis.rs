@@ -551,3 +551,37 @@ fn a_server_that_is_not_the_configured_api_is_named_not_taken_for_a_cut() {
     );
     assert!(!err.contains(KEY), "{err}");
 }
+
+#[test]
+fn a_paused_turn_is_continued_with_what_it_said_so_far() {
+    let env = Env::new(KEY, "api = \"anthropic\"\n");
+    let srv = ScriptedServer::start(vec![
+        Messages::start(5, 0, 0)
+            .text("Part one. ", 2)
+            .stop("pause_turn", 4)
+            .reply(),
+        Messages::start(9, 0, 0)
+            .text("Part two.", 2)
+            .stop("end_turn", 3)
+            .reply(),
+    ])
+    .unwrap();
+    let o = env.run_model(&srv, CLAUDE, &["run", "go"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim_end(),
+        "Part one. Part two."
+    );
+    let second = srv.requests()[1].json();
+    let last = second["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "assistant");
+    assert_eq!(last["content"][0]["text"], "Part one. ");
+    let s = env.last_session();
+    let reply = s.messages.last().unwrap();
+    assert_eq!(reply.text(), "Part one. Part two.");
+    assert_eq!(reply.usage.output_tokens, 7);
+}
