@@ -12,6 +12,7 @@
 //! `response.incomplete` (the reply is kept, marked with its reason), `response.failed` or
 //! `error`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use base64::Engine;
@@ -289,6 +290,55 @@ impl Fold {
     }
 }
 
+/// A `*.delta` event read straight into fields, without building a JSON tree: the event that
+/// comes once per token, so the hot path.
+#[derive(serde::Deserialize)]
+struct Delta<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Cow<'a, str>,
+    #[serde(default)]
+    output_index: u64,
+    #[serde(borrow, default)]
+    delta: Cow<'a, str>,
+}
+
+fn is_delta(ty: &str) -> bool {
+    matches!(
+        ty,
+        "response.output_text.delta"
+            | "response.reasoning_summary_text.delta"
+            | "response.function_call_arguments.delta"
+    )
+}
+
+impl Fold {
+    /// Text, reasoning summary or call arguments arriving for the item at `index`.
+    fn delta(&mut self, ty: &str, index: u64, d: &str) -> Vec<StreamEvent> {
+        if d.is_empty() {
+            return Vec::new();
+        }
+        let kind = match ty {
+            "response.output_text.delta" => "message",
+            "response.reasoning_summary_text.delta" => "reasoning",
+            _ => {
+                self.items.entry(index).or_default().text.push_str(d);
+                return Vec::new();
+            }
+        };
+        self.output = true;
+        let it = self.items.entry(index).or_default();
+        if it.kind.is_empty() {
+            it.kind = kind.to_string();
+        }
+        it.text.push_str(d);
+        vec![if kind == "reasoning" {
+            StreamEvent::Reasoning(d.to_string())
+        } else {
+            StreamEvent::Text(d.to_string())
+        }]
+    }
+}
+
 fn join_texts(parts: &Value, key: &str) -> String {
     parts
         .as_array()
@@ -302,6 +352,12 @@ fn join_texts(parts: &Value, key: &str) -> String {
 
 impl WireFold for Fold {
     fn feed(&mut self, event: &str, data: &str) -> Result<Vec<StreamEvent>, WireError> {
+        if is_delta(event)
+            && let Ok(d) = serde_json::from_str::<Delta<'_>>(data)
+            && d.ty == event
+        {
+            return Ok(self.delta(event, d.output_index, &d.delta));
+        }
         let Some(v) = parse(data) else {
             return Ok(Vec::new());
         };
@@ -312,33 +368,16 @@ impl WireFold for Fold {
         match ty.as_str() {
             "response.output_item.added" => return Ok(self.take_item(&v, false)),
             "response.output_item.done" => return Ok(self.take_item(&v, true)),
-            "response.output_text.delta" | "response.reasoning_summary_text.delta" => {
-                let d = s(&v, "delta").to_string();
-                if d.is_empty() {
-                    return Ok(Vec::new());
-                }
-                self.output = true;
-                let reasoning = ty.starts_with("response.reasoning");
-                let it = self.item(&v);
-                if it.kind.is_empty() {
-                    it.kind = if reasoning { "reasoning" } else { "message" }.to_string();
-                }
-                it.text.push_str(&d);
-                return Ok(vec![if reasoning {
-                    StreamEvent::Reasoning(d)
-                } else {
-                    StreamEvent::Text(d)
-                }]);
+            "response.output_text.delta"
+            | "response.reasoning_summary_text.delta"
+            | "response.function_call_arguments.delta" => {
+                return Ok(self.delta(&ty, n(&v, "output_index"), s(&v, "delta")));
             }
             "response.reasoning_summary_part.added" => {
                 let it = self.item(&v);
                 if !it.text.is_empty() {
                     it.text.push_str("\n\n");
                 }
-            }
-            "response.function_call_arguments.delta" => {
-                let d = s(&v, "delta").to_string();
-                self.item(&v).text.push_str(&d);
             }
             "response.function_call_arguments.done" => {
                 let a = s(&v, "arguments").to_string();

@@ -3,8 +3,10 @@
 //! `input_json_delta` fragments), usage from `message_start` and `message_delta`, the stop
 //! reason, and `error` events (retryable when the server was overloaded).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::NAME;
@@ -116,38 +118,80 @@ impl Fold {
         self.blocks.insert(n(v, "index"), block);
     }
 
-    fn delta(&mut self, v: &Value) -> Vec<StreamEvent> {
-        let d = &v["delta"];
-        let Some(b) = self.blocks.get_mut(&n(v, "index")) else {
+    fn delta(&mut self, index: u64, d: &DeltaBody<'_>) -> Vec<StreamEvent> {
+        let Some(b) = self.blocks.get_mut(&index) else {
             return Vec::new();
         };
-        match s(d, "type") {
+        match &*d.ty {
             "text_delta" => {
-                let t = s(d, "text");
-                b.text.push_str(t);
-                if !t.is_empty() {
+                b.text.push_str(&d.text);
+                if !d.text.is_empty() {
                     self.output = true;
-                    return vec![StreamEvent::Text(t.to_string())];
+                    return vec![StreamEvent::Text(d.text.to_string())];
                 }
             }
             "thinking_delta" => {
-                let t = s(d, "thinking");
-                b.text.push_str(t);
-                if !t.is_empty() {
+                b.text.push_str(&d.thinking);
+                if !d.thinking.is_empty() {
                     self.output = true;
-                    return vec![StreamEvent::Reasoning(t.to_string())];
+                    return vec![StreamEvent::Reasoning(d.thinking.to_string())];
                 }
             }
-            "signature_delta" => b.signature.push_str(s(d, "signature")),
-            "input_json_delta" => b.text.push_str(s(d, "partial_json")),
+            "signature_delta" => b.signature.push_str(&d.signature),
+            "input_json_delta" => b.text.push_str(&d.partial_json),
             _ => {}
         }
         Vec::new()
     }
 }
 
+/// A `content_block_delta` read straight into fields, without building a JSON tree: the
+/// event that comes once per token, so the hot path.
+#[derive(Deserialize)]
+struct BlockDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Cow<'a, str>,
+    #[serde(default)]
+    index: u64,
+    #[serde(borrow)]
+    delta: DeltaBody<'a>,
+}
+
+#[derive(Deserialize, Default)]
+struct DeltaBody<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Cow<'a, str>,
+    #[serde(borrow, default)]
+    text: Cow<'a, str>,
+    #[serde(borrow, default)]
+    thinking: Cow<'a, str>,
+    #[serde(borrow, default)]
+    partial_json: Cow<'a, str>,
+    #[serde(borrow, default)]
+    signature: Cow<'a, str>,
+}
+
+impl<'a> DeltaBody<'a> {
+    /// The same fields from a parsed event (the path for events without their name).
+    fn of(d: &'a Value) -> DeltaBody<'a> {
+        DeltaBody {
+            ty: Cow::Borrowed(s(d, "type")),
+            text: Cow::Borrowed(s(d, "text")),
+            thinking: Cow::Borrowed(s(d, "thinking")),
+            partial_json: Cow::Borrowed(s(d, "partial_json")),
+            signature: Cow::Borrowed(s(d, "signature")),
+        }
+    }
+}
+
 impl WireFold for Fold {
     fn feed(&mut self, event: &str, data: &str) -> Result<Vec<StreamEvent>, WireError> {
+        if event == "content_block_delta"
+            && let Ok(d) = serde_json::from_str::<BlockDelta<'_>>(data)
+            && d.ty == "content_block_delta"
+        {
+            return Ok(self.delta(d.index, &d.delta));
+        }
         let Some(v) = parse(data) else {
             return Ok(Vec::new());
         };
@@ -158,7 +202,9 @@ impl WireFold for Fold {
         match ty {
             "message_start" => self.read_usage(&v["message"]["usage"]),
             "content_block_start" => self.start_block(&v),
-            "content_block_delta" => return Ok(self.delta(&v)),
+            "content_block_delta" => {
+                return Ok(self.delta(n(&v, "index"), &DeltaBody::of(&v["delta"])));
+            }
             "content_block_stop" => {
                 if let Some(b) = self.blocks.get_mut(&n(&v, "index")) {
                     b.stopped = true;
