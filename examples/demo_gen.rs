@@ -282,6 +282,7 @@ fn main() {
                     max_tool_calls: Some(40),
                     max_turns: Some(30),
                     max_wall_secs: None,
+                    max_cost_usd: None,
                 },
                 usage: RuntimeUsage {
                     input_tokens: 40_600,

@@ -104,7 +104,8 @@ pub fn run(loc: &Location, recover: bool) -> CmdResult {
                 &mut out,
                 format!("  model     {}", s.model.as_deref().unwrap_or("(not set)")),
             );
-            let key = match s.key_source {
+            line(&mut out, format!("  api       {}", s.api.as_str()));
+            let key = match s.key_source() {
                 Some(src) if s.has_api_key() => format!("yes (from {src})"),
                 _ => "no".to_string(),
             };

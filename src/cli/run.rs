@@ -20,7 +20,7 @@ use crate::runtime::agent::{
     RuleScope, StartCode, StartError, Target, TurnCommand, TurnEvent, TurnRequest, TurnSink,
     approval, plan_goal,
 };
-use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
+use crate::runtime::config::{Api, ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::tools;
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
@@ -51,6 +51,13 @@ pub struct RunArgs {
     /// OpenAI-compatible base URL ending in /v1 (overrides NEOCODE_BASE_URL and the config).
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
+    /// Wire API for this run: chat, responses, anthropic (overrides NEOCODE_API and the
+    /// config).
+    #[arg(long, value_name = "API", value_parser = parse_api)]
+    pub api: Option<Api>,
+    /// A `[providers.NAME]` profile of config.toml for this run (overrides NEOCODE_PROVIDER).
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
     /// Limit of model calls in the session (sets the stored limit).
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u64>,
@@ -66,6 +73,9 @@ pub struct RunArgs {
     /// Wall-clock limit in seconds since the session's runtime started.
     #[arg(long, value_name = "SECS")]
     pub max_wall_secs: Option<u64>,
+    /// Spending limit of the session in dollars (model calls with a price; see `[prices]`).
+    #[arg(long, value_name = "USD", value_parser = parse_cost)]
+    pub max_cost: Option<f64>,
     /// Plan run: the model drafts a plan for the prompt (the goal), you approve it, its steps
     /// run layer by layer. With --resume, a plan run goes on where it stopped.
     #[arg(long)]
@@ -89,6 +99,17 @@ pub struct RunArgs {
     pub steer: bool,
 }
 
+fn parse_cost(s: &str) -> Result<f64, String> {
+    match s.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not an amount of dollars, e.g. 2.50")),
+    }
+}
+
+fn parse_api(s: &str) -> Result<Api, String> {
+    Api::parse(s).ok_or_else(|| format!("`{s}` is not one of chat, responses, anthropic"))
+}
+
 fn parse_policy(s: &str) -> Result<ApprovalPolicy, String> {
     ApprovalPolicy::parse(s).ok_or_else(|| format!("`{s}` is not one of ask, auto-edit, never-ask"))
 }
@@ -103,7 +124,8 @@ Examples:
   neocode run --json --approve auto-edit \"fix the typo in README.md\"
   neocode run --resume 0192f3a1 --queue \"then add a test\"   queue into a running session
 
-Settings: NEOCODE_BASE_URL, NEOCODE_MODEL, NEOCODE_API_KEY (or OPENAI_API_KEY), <home>/config.toml.
+Settings: NEOCODE_API, NEOCODE_BASE_URL, NEOCODE_MODEL, NEOCODE_API_KEY (or OPENAI_API_KEY /
+ANTHROPIC_API_KEY), <home>/config.toml.
 Exit codes: 0 done, 1 provider or tool failure, 2 bad usage, 3 a limit stopped the turn, 130 cancelled.";
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -206,6 +228,8 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
         model: args.model.clone(),
         base_url: args.base_url.clone(),
         approval: args.approve,
+        api: args.api,
+        provider: args.provider.clone(),
     };
     let settings = Settings::load(&loc.home, &overrides).map_err(Failure::usage)?;
     if let ProviderStatus::Missing(m) = settings.provider_status() {
@@ -229,6 +253,7 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
         max_input_tokens: args.max_input_tokens,
         max_output_tokens: args.max_output_tokens,
         max_wall_secs: args.max_wall_secs,
+        max_cost_usd: args.max_cost,
     };
     // Resuming a plan run without a new prompt goes on with the plan (seed 000 §5: the
     // session's plan decides which executor resumes it).

@@ -95,6 +95,13 @@ fn ledger_rows(l: &RuntimeLedger) -> Vec<(&'static str, String)> {
             None => {}
         }
     }
+    match (u.cost_usd, m.max_cost_usd) {
+        (spent, Some(lim)) => {
+            rows.push(("cost", format!("${:.4} / ${lim:.2}", spent.unwrap_or(0.0))))
+        }
+        (Some(spent), None) => rows.push(("cost", format!("${spent:.4} (no limit)"))),
+        (None, None) => {}
+    }
     rows
 }
 
@@ -183,7 +190,7 @@ fn message_text(m: &Message) -> String {
             Part::Image { asset_id, .. } => {
                 out.push_str(&format!("\n[image {asset_id}]"));
             }
-            Part::Reasoning { text } => {
+            Part::Reasoning { text, .. } => {
                 out.push_str(&format!("\n[reasoning] {text}"));
             }
         }

@@ -264,7 +264,7 @@ pub fn markdown_with(doc: &SessionFile, links: &HashMap<String, String>) -> Stri
                         md.push_str("\n\n");
                     }
                 }
-                Part::Reasoning { text } => {
+                Part::Reasoning { text, .. } => {
                     md.push_str("> **Reasoning**\n>\n");
                     for line in escape_html(&t(text)).lines() {
                         md.push_str(&format!("> _{}_\n", line.trim_end()).replace("> __\n", ">\n"));

@@ -1,14 +1,15 @@
 //! Settings: `<home>/config.toml` (a commented default is written on first use), then the
-//! environment (`NEOCODE_BASE_URL`, `NEOCODE_MODEL`, `NEOCODE_API_KEY`, else `OPENAI_API_KEY`),
-//! then flags. The key is read from the environment only and lives in memory only: it is
-//! never written to the config, the database, exports, logs or error messages.
+//! environment (`NEOCODE_API`, `NEOCODE_BASE_URL`, `NEOCODE_MODEL`, `NEOCODE_API_KEY`, else
+//! the variable `api_key_env` names, else `api_key_command`'s output, else `OPENAI_API_KEY` or
+//! `ANTHROPIC_API_KEY`), then flags. The key lives in memory only: it is never written to the
+//! config, the database, exports, logs or error messages.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::provider::OpenAiSettings;
+use super::provider::{ApiSettings, OpenAiSettings};
 use super::tools::{SandboxMode, SandboxSettings};
 use crate::session::RuntimeLimits;
 
@@ -45,20 +46,93 @@ impl ApprovalPolicy {
     }
 }
 
+/// The wire API a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Api {
+    /// OpenAI Chat Completions (`/chat/completions`): OpenAI, Ollama, llama.cpp, vLLM, most
+    /// gateways.
+    #[default]
+    Chat,
+    /// OpenAI Responses (`/responses`): OpenAI's reasoning models with reasoning kept.
+    Responses,
+    /// Anthropic Messages (`/messages`): Claude with thinking and prompt caching.
+    Anthropic,
+}
+
+impl Api {
+    /// Parses `chat`, `responses`, `anthropic`.
+    pub fn parse(s: &str) -> Option<Api> {
+        match s.trim() {
+            "chat" => Some(Api::Chat),
+            "responses" => Some(Api::Responses),
+            "anthropic" => Some(Api::Anthropic),
+            _ => None,
+        }
+    }
+
+    /// The name as written in config and flags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::Chat => "chat",
+            Api::Responses => "responses",
+            Api::Anthropic => "anthropic",
+        }
+    }
+
+    /// A model name with an api in front (`anthropic:claude-sonnet-4-5`, as `/model` and
+    /// `--model` accept it) split in two; a name without one (or with another prefix, such
+    /// as Ollama's `qwen2.5-coder:7b`) is left whole.
+    pub fn split_model(name: &str) -> (Option<Api>, &str) {
+        match name.split_once(':') {
+            Some((api, model)) if !model.trim().is_empty() => match Api::parse(api) {
+                Some(a) => (Some(a), model.trim()),
+                None => (None, name),
+            },
+            _ => (None, name),
+        }
+    }
+
+    /// The base URL used when a key is set and none is configured.
+    fn default_url(self) -> &'static str {
+        match self {
+            Api::Chat | Api::Responses => OPENAI_URL,
+            Api::Anthropic => ANTHROPIC_URL,
+        }
+    }
+
+    /// The vendor's own key variable, read when no other key is configured.
+    fn key_variable(self) -> &'static str {
+        match self {
+            Api::Chat | Api::Responses => "OPENAI_API_KEY",
+            Api::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+}
+
 /// The default config file, written on first use. Everything is commented or a default, so
 /// the file documents itself.
 pub const DEFAULT_CONFIG: &str = r#"# neocode settings. The environment overrides this file, flags override both:
 #   NEOCODE_BASE_URL   OpenAI-compatible base URL ending in /v1
 #   NEOCODE_MODEL      model name
-#   NEOCODE_API_KEY    API key (else OPENAI_API_KEY). Keys are read from the environment only.
+#   NEOCODE_API        chat | responses | anthropic (the wire API; see api below)
+#   NEOCODE_API_KEY    API key (else api_key_env, api_key_command, then OPENAI_API_KEY, or
+#                      ANTHROPIC_API_KEY for api = "anthropic"). Keys are never written here.
 #
 # OpenAI:            base_url = "https://api.openai.com/v1"   model = "gpt-4o-mini"
 # Ollama (local):    base_url = "http://localhost:11434/v1"   model = "qwen2.5-coder:7b"
 # llama.cpp server:  base_url = "http://localhost:8080/v1"    model = "local"
 
 [provider]
+# chat: Chat Completions (OpenAI-compatible servers); responses: OpenAI Responses (reasoning
+# models, reasoning kept across turns); anthropic: Anthropic Messages (thinking, caching).
+# api = "chat"
 # base_url = "https://api.openai.com/v1"
 # model = "gpt-4o-mini"
+# api_key_env = "MY_KEY_VARIABLE"      # read the key from this variable
+# api_key_command = "pass show openai"  # or from this command's output (run once per process)
+# reasoning_effort = "medium"          # responses: minimal | low | medium | high
+# thinking_budget = 4000               # anthropic: extended thinking budget in tokens (0: off)
+# max_output_tokens = 16000            # anthropic: max_tokens of a reply
 # The model's context window in tokens; past compact_at of it the transcript is compacted.
 # Unset: a server that says its window (llama.cpp's /props, vLLM's /v1/models, an overflow
 # error) is believed, 128000 is assumed otherwise, and the TUI's gauge says "window unknown".
@@ -74,6 +148,13 @@ idle_timeout_secs = 300
 max_retries = 3
 retry_backoff_ms = 500
 
+# Named profiles with the keys of [provider], chosen by --provider NAME or NEOCODE_PROVIDER
+# (keys a profile leaves out come from [provider]):
+# [providers.claude]
+# api = "anthropic"
+# model = "claude-sonnet-4-5"
+# thinking_budget = 4000
+
 [limits]
 # What one prompt (a `neocode run`, a message in the TUI, a resume) may spend before the
 # session pauses (exit 3); 0 = no cap. A --max-tool-calls / --max-turns flag replaces the
@@ -86,6 +167,15 @@ max_turns_per_prompt = 100
 # max_input_tokens = 2000000
 # max_output_tokens = 200000
 # max_wall_secs = 3600
+# max_cost_usd = 5.0   (counts model calls that have a price, see [prices])
+
+# Prices in dollars per million tokens, over the built-in ones (OpenAI and Anthropic list
+# prices as of 2025-10, by model family). A model without a price shows tokens only.
+# [prices."my-model"]
+# input = 1.0
+# cached_input = 0.1
+# cache_write = 1.25
+# output = 5.0
 
 [approval]
 # ask: edits and commands ask; auto-edit: edits run, commands ask; never-ask: nothing asks.
@@ -131,8 +221,15 @@ struct FileLimits {
 struct FileConfig {
     #[serde(default)]
     provider: FileProvider,
+    /// Named profiles (`[providers.NAME]`, the keys of `[provider]`), chosen by
+    /// `--provider NAME` or `NEOCODE_PROVIDER`.
+    #[serde(default)]
+    providers: std::collections::BTreeMap<String, FileProvider>,
     #[serde(default)]
     limits: FileLimits,
+    /// `[prices."MODEL"]`: dollars per million tokens, over the defaults.
+    #[serde(default)]
+    prices: std::collections::BTreeMap<String, super::cost::Price>,
     #[serde(default)]
     approval: FileApproval,
     #[serde(default)]
@@ -150,6 +247,12 @@ struct FileConfig {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileProvider {
+    api: Option<String>,
+    api_key_env: Option<String>,
+    api_key_command: Option<String>,
+    reasoning_effort: Option<String>,
+    thinking_budget: Option<u32>,
+    max_output_tokens: Option<u32>,
     base_url: Option<String>,
     model: Option<String>,
     context_window: Option<u64>,
@@ -159,6 +262,52 @@ struct FileProvider {
     idle_timeout_secs: Option<f64>,
     max_retries: Option<u32>,
     retry_backoff_ms: Option<u64>,
+}
+
+impl FileProvider {
+    /// `self` with every key `profile` sets taken from it.
+    fn overlay(self, profile: FileProvider) -> FileProvider {
+        FileProvider {
+            api: profile.api.or(self.api),
+            api_key_env: profile.api_key_env.or(self.api_key_env),
+            api_key_command: profile.api_key_command.or(self.api_key_command),
+            reasoning_effort: profile.reasoning_effort.or(self.reasoning_effort),
+            thinking_budget: profile.thinking_budget.or(self.thinking_budget),
+            max_output_tokens: profile.max_output_tokens.or(self.max_output_tokens),
+            base_url: profile.base_url.or(self.base_url),
+            model: profile.model.or(self.model),
+            context_window: profile.context_window.or(self.context_window),
+            compact_at: profile.compact_at.or(self.compact_at),
+            max_tokens: profile.max_tokens.or(self.max_tokens),
+            connect_timeout_secs: profile.connect_timeout_secs.or(self.connect_timeout_secs),
+            idle_timeout_secs: profile.idle_timeout_secs.or(self.idle_timeout_secs),
+            max_retries: profile.max_retries.or(self.max_retries),
+            retry_backoff_ms: profile.retry_backoff_ms.or(self.retry_backoff_ms),
+        }
+    }
+}
+
+/// `[provider]` with the chosen profile's keys over it; a profile that is not in the file is
+/// an error naming the ones that are.
+fn chosen_provider(file: &mut FileConfig, name: Option<&str>) -> Result<FileProvider, String> {
+    let base = std::mem::take(&mut file.provider);
+    let Some(name) = name else {
+        return Ok(base);
+    };
+    match file.providers.remove(name) {
+        Some(profile) => Ok(base.overlay(profile)),
+        None => {
+            let known: Vec<&str> = file.providers.keys().map(String::as_str).collect();
+            Err(if known.is_empty() {
+                format!("no provider profile `{name}`: add a [providers.{name}] table")
+            } else {
+                format!(
+                    "no provider profile `{name}` (profiles: {}); add a [providers.{name}] table",
+                    known.join(", ")
+                )
+            })
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -193,6 +342,10 @@ pub struct Overrides {
     pub base_url: Option<String>,
     /// `--approve`.
     pub approval: Option<ApprovalPolicy>,
+    /// `--api`.
+    pub api: Option<Api>,
+    /// `--provider`: a `[providers.NAME]` profile.
+    pub provider: Option<String>,
 }
 
 /// Whether a model can be called, and if not, what to set.
@@ -221,9 +374,25 @@ pub struct Settings {
     /// The model was given for this invocation (`--model`): it wins over a session's own
     /// model for this run and is not stored as the session's.
     pub model_from_flag: bool,
+    /// The wire API (`api`, `NEOCODE_API`, `--api`).
+    pub api: Api,
+    /// The `[providers.NAME]` profile chosen (`--provider`, `NEOCODE_PROVIDER`), if any.
+    pub profile: Option<String>,
+    /// `reasoning_effort` (Responses), if set.
+    pub reasoning_effort: Option<String>,
+    /// `thinking_budget` in tokens (Anthropic); 0: no extended thinking.
+    pub thinking_budget: u32,
+    /// `max_output_tokens` (Anthropic's required `max_tokens`).
+    pub max_output_tokens: u32,
+    /// `api_key_command`: run (once per process) when no key variable is set.
+    key_command: Option<String>,
+    /// The key of `NEOCODE_API_KEY` or the `api_key_env` variable, whatever the api.
     api_key: Option<String>,
-    /// Which variable the key came from (for messages), if any.
-    pub key_source: Option<&'static str>,
+    /// Which of those it came from.
+    explicit_source: Option<String>,
+    /// `OPENAI_API_KEY` and `ANTHROPIC_API_KEY`: the api's own is used when no other key is
+    /// set (so switching the api with `/model api:model` takes its vendor's key).
+    vendor_keys: [Option<String>; 2],
     /// Context window in tokens (128,000 when the config does not say).
     pub context_window: u64,
     /// `context_window` was set in the config (else it is assumed, "window unknown").
@@ -242,6 +411,8 @@ pub struct Settings {
     pub retry_backoff: Duration,
     /// Default budgets of new sessions.
     pub limits: RuntimeLimits,
+    /// Prices of models (`[prices."MODEL"]` over the defaults).
+    pub prices: super::cost::PriceTable,
     /// What one prompt may spend (`max_tool_calls_per_prompt`, `max_turns_per_prompt`).
     pub prompt_caps: crate::runtime::agent::ledger::PromptCaps,
     /// Approval policy.
@@ -269,6 +440,7 @@ impl std::fmt::Debug for Settings {
 }
 
 const OPENAI_URL: &str = "https://api.openai.com/v1";
+const ANTHROPIC_URL: &str = "https://api.anthropic.com/v1";
 
 /// Why the settings could not be read: one line naming the file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -334,19 +506,57 @@ impl Settings {
                 });
             }
         };
-        let file: FileConfig = toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
+        let mut file: FileConfig =
+            toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
         let mcp_servers = crate::runtime::mcp::config::parse(&text).map_err(&bad)?;
         let env = |k: &str| {
             env(k)
                 .map(|v| v.trim().to_string())
                 .filter(|v| !v.is_empty())
         };
-        let (api_key, key_source) = match (env("NEOCODE_API_KEY"), env("OPENAI_API_KEY")) {
-            (Some(k), _) => (Some(k), Some("NEOCODE_API_KEY")),
-            (None, Some(k)) => (Some(k), Some("OPENAI_API_KEY")),
-            (None, None) => (None, None),
+        let profile = flags
+            .provider
+            .clone()
+            .or_else(|| env("NEOCODE_PROVIDER"))
+            .filter(|s| !s.trim().is_empty());
+        let p = chosen_provider(&mut file, profile.as_deref()).map_err(&bad)?;
+        let api = match flags.api {
+            Some(a) => a,
+            None => match env("NEOCODE_API").or_else(|| p.api.clone()) {
+                None => Api::Chat,
+                Some(s) => Api::parse(&s).ok_or_else(|| {
+                    bad(format!(
+                        "api `{s}` is not one of chat, responses, anthropic (NEOCODE_API or api in [provider])"
+                    ))
+                })?,
+            },
         };
-        let p = file.provider;
+        let model = flags
+            .model
+            .clone()
+            .or_else(|| env("NEOCODE_MODEL"))
+            .or(p.model.clone())
+            .filter(|s| !s.trim().is_empty());
+        // `api:model` names both; an explicit --api still wins.
+        let (api, model) = match model.as_deref().map(Api::split_model) {
+            Some((Some(a), m)) => (flags.api.unwrap_or(a), Some(m.to_string())),
+            _ => (api, model),
+        };
+        let key_env = p_str(p.api_key_env.as_deref()).map(str::to_string);
+        let key_command = p_str(p.api_key_command.as_deref()).map(str::to_string);
+        let (api_key, explicit_source) = match env("NEOCODE_API_KEY") {
+            Some(k) => (Some(k), Some("NEOCODE_API_KEY".to_string())),
+            None => match &key_env {
+                Some(name) => (env(name), Some(name.clone())),
+                None => (None, None),
+            },
+        };
+        // A named variable wins over the command; the command is only run when needed.
+        let key_command = key_command.filter(|_| explicit_source.is_none());
+        let vendor_keys = [
+            env(Api::Chat.key_variable()),
+            env(Api::Anthropic.key_variable()),
+        ];
         let approval = match flags.approval {
             Some(a) => a,
             None => match p_str(file.approval.policy.as_deref()) {
@@ -380,16 +590,18 @@ impl Settings {
                 .or(p.base_url)
                 .filter(|s| !s.trim().is_empty())
                 .map(|s| s.trim().trim_end_matches('/').to_string()),
-            model: flags
-                .model
-                .clone()
-                .or_else(|| env("NEOCODE_MODEL"))
-                .or(p.model)
-                .filter(|s| !s.trim().is_empty()),
+            model,
             model_from_flag: flags.model.as_ref().is_some_and(|m| !m.trim().is_empty()),
             path,
+            api,
+            profile,
+            reasoning_effort: p_str(p.reasoning_effort.as_deref()).map(str::to_string),
+            thinking_budget: p.thinking_budget.unwrap_or(0),
+            max_output_tokens: p.max_output_tokens.unwrap_or(16_000).max(1),
+            key_command,
             api_key,
-            key_source,
+            explicit_source,
+            vendor_keys,
             context_window: p.context_window.unwrap_or(128_000).max(1),
             context_window_known: p.context_window.is_some(),
             compact_at,
@@ -411,6 +623,7 @@ impl Settings {
                 },
             },
             limits: file.limits.session,
+            prices: super::cost::PriceTable::new(file.prices),
             approval,
             sandbox: SandboxSettings {
                 mode,
@@ -429,9 +642,10 @@ impl Settings {
     /// The base URL a request would go to: the configured one, else OpenAI's when a key is set.
     /// The base URL requests go to (the OpenAI default when only a key is set), if any.
     pub fn effective_base_url(&self) -> Option<String> {
-        self.base_url
-            .clone()
-            .or_else(|| self.api_key.as_ref().map(|_| OPENAI_URL.to_string()))
+        self.base_url.clone().or_else(|| {
+            self.has_api_key()
+                .then(|| self.api.default_url().to_string())
+        })
     }
 
     /// Whether sending can work, else exactly which setting is missing.
@@ -442,9 +656,14 @@ impl Settings {
                 "no model provider configured: set NEOCODE_BASE_URL (e.g. http://localhost:11434/v1 for Ollama) or NEOCODE_API_KEY / OPENAI_API_KEY for OpenAI, and NEOCODE_MODEL (or base_url and model in {file})"
             ));
         };
-        if base_url.contains("api.openai.com") && self.api_key.is_none() {
+        if base_url.contains("api.openai.com") && !self.has_api_key() {
             return ProviderStatus::Missing(
                 "no API key for api.openai.com: set NEOCODE_API_KEY or OPENAI_API_KEY".into(),
+            );
+        }
+        if base_url.contains("api.anthropic.com") && !self.has_api_key() {
+            return ProviderStatus::Missing(
+                "no API key for api.anthropic.com: set NEOCODE_API_KEY or ANTHROPIC_API_KEY".into(),
             );
         }
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
@@ -465,7 +684,8 @@ impl Settings {
         match self.provider_status() {
             ProviderStatus::Missing(m) => Err(ConfigError::Missing(m)),
             ProviderStatus::Ready { base_url, model } => {
-                let mut s = OpenAiSettings::new(&base_url, &model, self.api_key.clone());
+                let key = self.resolved_key().map_err(ConfigError::Missing)?;
+                let mut s = OpenAiSettings::new(&base_url, &model, key);
                 s.connect_timeout = self.connect_timeout;
                 s.idle_timeout = self.idle_timeout;
                 s.max_retries = self.max_retries;
@@ -476,14 +696,61 @@ impl Settings {
         }
     }
 
-    /// Whether an API key is set (the key itself is never shown).
-    pub fn has_api_key(&self) -> bool {
-        self.api_key.is_some()
+    /// Settings for the configured wire API's provider, or what is missing.
+    pub fn wire(&self) -> Result<ApiSettings, ConfigError> {
+        Ok(ApiSettings {
+            http: self.openai()?,
+            reasoning_effort: self.reasoning_effort.clone(),
+            thinking_budget: self.thinking_budget,
+            max_output_tokens: self.max_output_tokens,
+        })
     }
 
-    /// The key, for redacting it from text (never for printing).
+    /// Whether an API key is set or a command gives one (the key itself is never shown).
+    pub fn has_api_key(&self) -> bool {
+        self.api_key.is_some() || self.key_command.is_some() || self.vendor_key().is_some()
+    }
+
+    /// Where the key comes from (a variable's name, or `api_key_command`), for messages.
+    pub fn key_source(&self) -> Option<String> {
+        if self.api_key.is_some() {
+            return self.explicit_source.clone();
+        }
+        if self.key_command.is_some() {
+            return Some("api_key_command".to_string());
+        }
+        self.vendor_key()
+            .map(|_| self.api.key_variable().to_string())
+    }
+
+    /// The key of the api's own variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`), if set.
+    fn vendor_key(&self) -> Option<&str> {
+        let i = usize::from(self.api == Api::Anthropic);
+        self.vendor_keys[i].as_deref()
+    }
+
+    /// The key, for redacting it from text (never for printing): the variable's, else the
+    /// command's once it has run.
     pub(crate) fn api_key(&self) -> Option<&str> {
-        self.api_key.as_deref()
+        self.api_key
+            .as_deref()
+            .or_else(|| {
+                let cmd = self.key_command.as_deref()?;
+                super::key_command::cached(cmd)
+            })
+            .or_else(|| self.vendor_key())
+    }
+
+    /// The key to send: the variable's, else `api_key_command`'s output (the command runs
+    /// once per process); an error says why the command gave none, never what it printed.
+    fn resolved_key(&self) -> Result<Option<String>, String> {
+        if let Some(k) = &self.api_key {
+            return Ok(Some(k.clone()));
+        }
+        match &self.key_command {
+            Some(cmd) => super::key_command::run_once(cmd).map(Some),
+            None => Ok(self.vendor_key().map(str::to_string)),
+        }
     }
 }
 
@@ -560,11 +827,13 @@ mod tests {
             }
         );
         assert_eq!(s.limits.max_turns, Some(7));
-        assert_eq!(s.key_source, Some("OPENAI_API_KEY"));
+        assert_eq!(s.key_source().as_deref(), Some("OPENAI_API_KEY"));
         let flags = Overrides {
             model: Some("flag-model".into()),
             base_url: Some("http://flag/v1/".into()),
             approval: Some(ApprovalPolicy::NeverAsk),
+            api: None,
+            provider: None,
         };
         let s = Settings::load_with(home.path(), &flags, &env).unwrap();
         let o = s.openai().unwrap();
@@ -583,6 +852,112 @@ mod tests {
             ProviderStatus::Missing(m) => assert!(m.starts_with("no model configured"), "{m}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_api_picks_its_key_variable_and_base_url() {
+        let home = tempfile::tempdir().unwrap();
+        let env = env_of(&[
+            ("NEOCODE_API", "anthropic"),
+            ("ANTHROPIC_API_KEY", "ant-k"),
+            ("OPENAI_API_KEY", "oa-k"),
+            ("NEOCODE_MODEL", "claude-sonnet-4-5"),
+        ]);
+        let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+        assert_eq!(s.api, Api::Anthropic);
+        assert_eq!(s.key_source().as_deref(), Some("ANTHROPIC_API_KEY"));
+        let w = s.wire().unwrap();
+        assert_eq!(w.http.base_url, "https://api.anthropic.com/v1");
+        assert_eq!(w.http.api_key.as_deref(), Some("ant-k"));
+        // The flag wins over the environment.
+        let flags = Overrides {
+            api: Some(Api::Responses),
+            ..Overrides::default()
+        };
+        let s = Settings::load_with(home.path(), &flags, &env).unwrap();
+        assert_eq!(s.api, Api::Responses);
+        assert_eq!(s.wire().unwrap().http.base_url, "https://api.openai.com/v1");
+        assert_eq!(s.wire().unwrap().http.api_key.as_deref(), Some("oa-k"));
+        // Without a key, api.anthropic.com is not assumed.
+        let env = env_of(&[("NEOCODE_API", "anthropic"), ("NEOCODE_MODEL", "m")]);
+        let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+        assert!(matches!(s.provider_status(), ProviderStatus::Missing(_)));
+    }
+
+    #[test]
+    fn a_profile_overlays_provider_and_an_unknown_one_is_named() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join("config.toml"),
+            "[provider]\nmodel = \"local\"\nbase_url = \"http://localhost:8080/v1\"\nmax_retries = 1\n\
+             [providers.claude]\napi = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\nbase_url = \"https://api.anthropic.com/v1\"\n",
+        )
+        .unwrap();
+        let env = env_of(&[("NEOCODE_PROVIDER", "claude"), ("ANTHROPIC_API_KEY", "k")]);
+        let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+        assert_eq!(s.api, Api::Anthropic);
+        assert_eq!(s.profile.as_deref(), Some("claude"));
+        assert_eq!(s.model.as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(
+            s.max_retries, 1,
+            "keys the profile leaves out come from [provider]"
+        );
+        let flags = Overrides {
+            provider: Some("gpt".into()),
+            ..Overrides::default()
+        };
+        let e = Settings::load_with(home.path(), &flags, &env)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no provider profile `gpt` (profiles: claude)"),
+            "{e}"
+        );
+        // Without a choice, [provider] alone applies.
+        let s = Settings::load_with(home.path(), &Overrides::default(), &env_of(&[])).unwrap();
+        assert_eq!((s.api, s.model.as_deref()), (Api::Chat, Some("local")));
+    }
+
+    #[test]
+    fn a_model_may_name_its_api() {
+        assert_eq!(
+            Api::split_model("anthropic:claude-sonnet-4-5"),
+            (Some(Api::Anthropic), "claude-sonnet-4-5")
+        );
+        assert_eq!(
+            Api::split_model("qwen2.5-coder:7b"),
+            (None, "qwen2.5-coder:7b")
+        );
+        assert_eq!(Api::split_model("gpt-5"), (None, "gpt-5"));
+        let home = tempfile::tempdir().unwrap();
+        let env = env_of(&[
+            ("NEOCODE_MODEL", "responses:gpt-5"),
+            ("OPENAI_API_KEY", "k"),
+        ]);
+        let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+        assert_eq!((s.api, s.model.as_deref()), (Api::Responses, Some("gpt-5")));
+    }
+
+    #[test]
+    fn api_key_env_names_the_variable_and_a_bad_api_is_named() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join("config.toml"),
+            "[provider]\napi = \"responses\"\napi_key_env = \"MY_KEY\"\nmodel = \"gpt-5\"\n",
+        )
+        .unwrap();
+        let env = env_of(&[("MY_KEY", "mine"), ("OPENAI_API_KEY", "not-this")]);
+        let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+        assert_eq!(s.wire().unwrap().http.api_key.as_deref(), Some("mine"));
+        assert_eq!(s.key_source().as_deref(), Some("MY_KEY"));
+        let env = env_of(&[("NEOCODE_API", "gemini")]);
+        let e = Settings::load_with(home.path(), &Overrides::default(), &env)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`gemini` is not one of chat, responses, anthropic"),
+            "{e}"
+        );
     }
 
     #[test]

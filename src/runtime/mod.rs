@@ -6,16 +6,20 @@
 pub mod agent;
 pub mod cancel;
 pub mod config;
+pub mod cost;
 pub mod dangling;
 pub mod decide;
 pub mod hooks;
 pub mod import;
+pub mod key_command;
 pub mod mcp;
 pub mod permissions;
 pub mod project_context;
 pub mod provider;
 #[cfg(any(test, feature = "testkit"))]
 pub mod scripted;
+#[cfg(any(test, feature = "testkit"))]
+pub mod scripted_wire;
 pub mod sessions;
 pub mod tools;
 

@@ -116,12 +116,52 @@ pub enum Part {
         mime_type: Option<String>,
     },
     /// A model's reasoning summary, shown dimmed.
-    Reasoning { text: String },
+    Reasoning {
+        text: String,
+        /// What the provider that produced it needs to have it sent back verbatim (a
+        /// signature, encrypted content), with its provenance; `None`: text only (Chat
+        /// Completions, imported sessions).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replay: Option<Box<ReasoningReplay>>,
+    },
+}
+
+/// A reasoning part as its API returned it, so it can be replayed on the following requests
+/// of the turn and after a resume (Anthropic requires the thinking blocks of a tool turn back,
+/// the Responses API its encrypted reasoning items when nothing is stored server-side). Only
+/// replayed to the same provider and model family it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReasoningReplay {
+    /// The provider that produced it (its `Provider::name`: `anthropic`, `openai-responses`).
+    pub provider: String,
+    /// The model that produced it.
+    pub model: String,
+    /// The item id (Responses `rs_...`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The signature of an Anthropic thinking block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    /// Opaque content: the Responses `encrypted_content`, the data of an Anthropic
+    /// `redacted_thinking` block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encrypted: Option<String>,
+    /// An Anthropic `redacted_thinking` block (no readable text; `encrypted` is its data).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub redacted: bool,
 }
 
 impl Part {
     pub fn text(s: impl Into<String>) -> Part {
         Part::Text { text: s.into() }
+    }
+
+    /// A reasoning part of text only (nothing to replay).
+    pub fn reasoning(s: impl Into<String>) -> Part {
+        Part::Reasoning {
+            text: s.into(),
+            replay: None,
+        }
     }
 }
 
@@ -309,6 +349,9 @@ pub struct RuntimeLimits {
     /// Wall-clock budget in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_wall_secs: Option<u64>,
+    /// Spending budget in dollars (counts the model calls that have a price).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
 }
 
 /// What a session's runtime has consumed.
@@ -320,12 +363,22 @@ pub struct RuntimeUsage {
     /// Output tokens used.
     #[serde(default)]
     pub output_tokens: u64,
+    /// Prompt tokens read from the provider's cache, apart from `input_tokens`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    /// Prompt tokens written to the provider's cache, apart from `input_tokens`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
     /// Tool calls made.
     #[serde(default)]
     pub tool_calls: u64,
     /// Model turns taken.
     #[serde(default)]
     pub turns: u64,
+    /// Dollars spent on model calls with a price; `None` while no call had one (a model
+    /// without a price shows tokens only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     /// Time spent running turns, in ms (the wall-clock budget counts from `started_at_ms`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub wall_ms: u64,

@@ -268,8 +268,7 @@ impl TurnLink {
         let Some(a) = &self.agent else {
             return Err("no model provider is connected to the TUI".into());
         };
-        let mut settings = a.settings().clone();
-        settings.model = Some(name.to_string());
+        let settings = a.with_model(name).settings().clone();
         if let ProviderStatus::Missing(m) = settings.provider_status() {
             return Err(m);
         }

@@ -76,6 +76,12 @@ fn to_new(m: &Message) -> NewMessage {
 /// a compaction with no call since, the estimate made then (the kept messages' usage tells of
 /// the context before it). `newest_first`: the transcript's messages, newest first (the tail
 /// is enough). `None`: no model call yet.
+/// The prompt tokens of the model call that made `m`, cached and cache-written ones
+/// included (APIs with prompt caching count them apart, but they fill the window).
+pub fn prompt_tokens(m: &Message) -> u64 {
+    m.usage.input_tokens + m.extra.cached_input_tokens + m.extra.cache_write_tokens
+}
+
 pub fn context_now<'a>(
     h: &crate::session::SessionHeader,
     newest_first: impl IntoIterator<Item = &'a Message>,
@@ -86,7 +92,7 @@ pub fn context_now<'a>(
         .and_then(|v| v.as_i64());
     let latest = newest_first
         .into_iter()
-        .find(|m| m.role == Role::Assistant && m.usage.input_tokens > 0);
+        .find(|m| m.role == Role::Assistant && prompt_tokens(m) > 0);
     if let Some(m) = latest
         && compacted_at.is_none_or(|t| m.created_at_ms > t)
     {
@@ -97,13 +103,13 @@ pub fn context_now<'a>(
             .and_then(|v| v.get("usage_estimated"))
             .and_then(serde_json::Value::as_bool)
             .unwrap_or(false);
-        return Some((m.usage.input_tokens + m.usage.output_tokens, estimated));
+        return Some((prompt_tokens(m) + m.usage.output_tokens, estimated));
     }
     compacted_at?;
     state
         .and_then(|s| s.get("context_tokens_estimate"))
         .and_then(|v| v.as_u64())
-        .or_else(|| latest.map(|m| m.usage.input_tokens + m.usage.output_tokens))
+        .or_else(|| latest.map(|m| prompt_tokens(m) + m.usage.output_tokens))
         .map(|n| (n, true))
 }
 
@@ -225,6 +231,7 @@ fn summarise_in_pieces(
             system: req.system.clone(),
             messages: vec![ChatMessage::user_text(text)],
             tools: Vec::new(),
+            cache_key: req.cache_key.clone(),
         };
         let c = provider
             .stream(&piece_req, cancel, &mut |_| {})
@@ -304,7 +311,7 @@ pub fn compact_with(
         .iter()
         .flat_map(|m| m.parts.iter())
         .map(|p| match p {
-            crate::session::Part::Text { text } | crate::session::Part::Reasoning { text } => {
+            crate::session::Part::Text { text } | crate::session::Part::Reasoning { text, .. } => {
                 text.len()
             }
             _ => 0,

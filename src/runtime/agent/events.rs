@@ -355,6 +355,13 @@ stable_codes! {
         /// A message queued to steer the turn (Alt-Enter in the TUI) went in at this tool
         /// boundary, before the next model call.
         Steered => "steered",
+        /// The server cut the reply short (output limit, `response.incomplete`); it is kept,
+        /// marked with its stop reason.
+        ReplyTruncated => "reply_truncated",
+        /// The model refused to answer.
+        Refused => "refused",
+        /// Reasoning from another provider or model was left out of the request.
+        ReasoningLeftOut => "reasoning_left_out",
     }
 }
 

@@ -164,6 +164,8 @@ pub fn flag_for(why: &str) -> &'static str {
         "--max-output-tokens"
     } else if why.starts_with("max_wall_secs") {
         "--max-wall-secs"
+    } else if why.starts_with("max_cost_usd") {
+        "--max-cost"
     } else {
         "--max-turns"
     }
@@ -207,6 +209,9 @@ pub fn apply_user_limits(ledger: &mut RuntimeLedger, set: &RuntimeLimits) {
     if set.max_output_tokens.is_some() {
         l.max_output_tokens = set.max_output_tokens;
     }
+    if set.max_cost_usd.is_some() {
+        l.max_cost_usd = set.max_cost_usd;
+    }
     if let Some(secs) = set.max_wall_secs {
         l.max_wall_secs = Some(secs);
         let start = *ledger.started_at_ms.get_or_insert_with(now_ms);
@@ -241,6 +246,11 @@ pub fn model_call_blocked(ledger: &RuntimeLedger) -> Option<String> {
             "max_output_tokens reached ({}/{m})",
             u.output_tokens
         ));
+    }
+    if let (Some(m), Some(spent)) = (l.max_cost_usd, u.cost_usd)
+        && spent >= m
+    {
+        return Some(format!("max_cost_usd reached (${spent:.4} of ${m:.2})"));
     }
     wall_blocked(ledger)
 }

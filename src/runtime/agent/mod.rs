@@ -33,8 +33,8 @@ use std::sync::Arc;
 use crate::session::AppendMeta;
 
 use super::Sessions;
-use super::config::{ProviderStatus, Settings};
-use super::provider::{DemoModel, OpenAi, Provider, ProviderError, demo};
+use super::config::{Api, ProviderStatus, Settings};
+use super::provider::{Anthropic, DemoModel, OpenAi, Provider, ProviderError, Responses, demo};
 
 pub use compact::{CompactError, Compacted};
 use error::thread_error;
@@ -72,18 +72,22 @@ pub fn session_model(h: &crate::session::SessionHeader) -> Option<&str> {
     (h.ledger.is_some() && !h.model.trim().is_empty()).then_some(h.model.as_str())
 }
 
-/// The constructor of the provider `settings` configure, built on the turn's thread. Each
-/// provider is one line here (today there is one: the OpenAI-compatible one); what a session
-/// stores as its provider is that provider's [`Provider::name`].
+/// The constructor of the provider `settings` configure (its `api`), built on the turn's
+/// thread. Each provider is one line here; what a session stores as its provider is that
+/// provider's [`Provider::name`].
 fn provider_factory(settings: &Settings) -> ProviderFactory {
     let s = settings.clone();
     Arc::new(move || {
-        let o = s.openai().map_err(|m| ProviderError {
+        let config = |m: super::config::ConfigError| ProviderError {
             kind: super::provider::ErrorKind::Protocol,
             message: m.to_string(),
             partial: None,
-        })?;
-        Ok(Box::new(OpenAi::new(o)?) as Box<dyn Provider>)
+        };
+        Ok(match s.api {
+            Api::Chat => Box::new(OpenAi::new(s.openai().map_err(config)?)?) as Box<dyn Provider>,
+            Api::Responses => Box::new(Responses::new(s.wire().map_err(config)?)?),
+            Api::Anthropic => Box::new(Anthropic::new(s.wire().map_err(config)?)?),
+        })
     })
 }
 
@@ -106,9 +110,14 @@ impl Agent {
         a
     }
 
-    /// This agent with another model (same extensions, no MCP restart).
+    /// This agent with another model (same extensions, no MCP restart); `api:model` (as
+    /// `/model` takes it) switches the wire API too.
     pub fn with_model(&self, model: &str) -> Agent {
         let mut settings = self.settings.clone();
+        let (api, model) = Api::split_model(model);
+        if let Some(api) = api {
+            settings.api = api;
+        }
         settings.model = Some(model.to_string());
         let factory = if self.openai {
             provider_factory(&settings)

@@ -15,7 +15,7 @@ use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
 use crate::runtime::provider::openai::redact;
-use crate::runtime::provider::{Completion, ErrorKind, Provider, StreamEvent};
+use crate::runtime::provider::{Completion, ErrorKind, Provider, StopNote, StreamEvent};
 use crate::runtime::tools::{self, ToolContext, ToolKind, ToolOutput};
 use crate::session::{
     AppendMeta, NewMessage, Part, Plan, Role, RuntimeLedger, StateUpdate, Status, Step, StepStatus,
@@ -211,6 +211,7 @@ impl Turn {
         let mut stop_active = false;
         let mut warned_size = false;
         let mut overflow_compacted = false;
+        let mut told_foreign = false;
         loop {
             if self.cancel.is_cancelled() {
                 return Err(FinishReason::Cancelled);
@@ -240,6 +241,16 @@ impl Turn {
                 self.emit(TurnEvent::Warning { code, message });
             }
             let req = window::build_with(&self.sessions, &session, &extra.system, extra.tools);
+            let foreign = req.foreign_reasoning(self.provider.name(), self.provider.model());
+            if foreign > 0 && !told_foreign {
+                told_foreign = true;
+                self.emit(TurnEvent::Warning {
+                    code: WarningCode::ReasoningLeftOut,
+                    message: format!(
+                        "{foreign} reasoning part(s) from another provider or model are left out of the request (they are only valid where they were made)"
+                    ),
+                });
+            }
             // Reserved as late as possible: the request is made right after.
             if let Some(b) = &self.budget
                 && let Err(ledger::LimitReached(why)) = b.reserve_model_call()
@@ -288,11 +299,21 @@ impl Turn {
                 }
             };
             ledger::add_model_call(&mut self.ledger, completion.usage);
+            self.add_detail(&completion);
             if let Some(b) = &self.budget {
                 b.add_tokens(completion.usage);
             }
             self.usage.input_tokens += completion.usage.input_tokens;
             self.usage.output_tokens += completion.usage.output_tokens;
+            if let Some(note) = &completion.stop {
+                self.emit(TurnEvent::Warning {
+                    code: match note {
+                        StopNote::Truncated(_) => WarningCode::ReplyTruncated,
+                        StopNote::Refused => WarningCode::Refused,
+                    },
+                    message: note.message(),
+                });
+            }
             let cut = completion.finish_reason.as_deref() == Some("length");
             let meta = cut.then(|| {
                 json!({"incomplete": true, "reason": "length",
@@ -422,6 +443,21 @@ impl Turn {
         Ok(())
     }
 
+    /// Cache tokens (kept apart) and the dollars of one model call, in the ledger; a model
+    /// without a price adds no dollars.
+    fn add_detail(&mut self, c: &Completion) {
+        let u = &mut self.ledger.usage;
+        u.cached_input_tokens += c.detail.cached_input_tokens;
+        u.cache_write_tokens += c.detail.cache_write_tokens;
+        if let Some(cost) = self
+            .settings
+            .prices
+            .cost(self.provider.model(), c.usage, c.detail)
+        {
+            *u.cost_usd.get_or_insert(0.0) += cost;
+        }
+    }
+
     /// Compacts the transcript when the last prompt filled the context window past the
     /// threshold; the loaded session is read whole again afterwards.
     fn compact_if_full(&mut self, session: &mut crate::session::Session) -> Flow {
@@ -430,7 +466,8 @@ impl Turn {
             .iter()
             .rev()
             .find(|m| m.role == Role::Assistant)
-            .map_or(0, |m| m.usage.input_tokens);
+            // Cached prompt tokens are counted apart but fill the window all the same.
+            .map_or(0, compact::prompt_tokens);
         let threshold = (self.settings.context_window as f64 * self.settings.compact_at) as u64;
         if last_prompt >= threshold && session.messages.len() > 2 {
             let message = format!(
@@ -502,6 +539,7 @@ impl Turn {
     /// are dropped: their arguments may be cut).
     fn store_partial(&mut self, c: &Completion, kind: ErrorKind) -> Flow {
         ledger::add_model_call(&mut self.ledger, c.usage);
+        self.add_detail(c);
         if let Some(b) = &self.budget {
             b.add_tokens(c.usage);
         }
@@ -866,9 +904,10 @@ fn stream_event(e: StreamEvent) -> TurnEvent {
     }
 }
 
-/// The stored form of a completion: reasoning, then text; tool calls; usage (marked
-/// `usage_estimated` in the metadata when the server reported none). `incomplete`: the
-/// metadata of a reply that stopped early (its calls are dropped).
+/// The stored form of a completion: reasoning (with what replaying it needs), then text;
+/// tool calls; usage with its cache and reasoning counts (marked `usage_estimated` in the
+/// metadata when the server reported none); a stop reason that cut it short. `incomplete`:
+/// the metadata of a reply that stopped early (its calls are dropped).
 fn assistant_message(c: &Completion, incomplete: Option<Value>) -> NewMessage {
     let cut = incomplete.is_some();
     let mut meta = incomplete;
@@ -876,11 +915,18 @@ fn assistant_message(c: &Completion, incomplete: Option<Value>) -> NewMessage {
         let m = meta.get_or_insert_with(|| json!({}));
         m["usage_estimated"] = Value::Bool(true);
     }
+    if let Some(stop) = &c.stop {
+        let m = meta.get_or_insert_with(|| json!({}));
+        m["stop_reason"] = json!(stop.code());
+    }
     let mut parts = Vec::new();
-    if !c.reasoning.is_empty() {
-        parts.push(Part::Reasoning {
-            text: c.reasoning.clone(),
-        });
+    if !c.reasoning_items.is_empty() {
+        parts.extend(c.reasoning_items.iter().map(|r| Part::Reasoning {
+            text: r.text.clone(),
+            replay: r.replay.clone(),
+        }));
+    } else if !c.reasoning.is_empty() {
+        parts.push(Part::reasoning(c.reasoning.clone()));
     }
     if !c.text.is_empty() {
         parts.push(Part::text(c.text.clone()));
@@ -896,6 +942,12 @@ fn assistant_message(c: &Completion, incomplete: Option<Value>) -> NewMessage {
         is_error: cut,
         tool_metadata: meta,
         usage: c.usage,
+        extra: crate::session::MessageExtra {
+            cached_input_tokens: c.detail.cached_input_tokens,
+            cache_write_tokens: c.detail.cache_write_tokens,
+            reasoning_tokens: c.detail.reasoning_tokens,
+            ..crate::session::MessageExtra::default()
+        },
         ..NewMessage::default()
     }
 }

@@ -86,6 +86,7 @@ pub fn build_with(
         system,
         messages,
         tools,
+        cache_key: h.id.clone(),
     }
 }
 
@@ -137,7 +138,10 @@ pub fn conversation(sessions: &Sessions, session_id: &str, msgs: &[Message]) -> 
                         .parts
                         .iter()
                         .filter_map(|p| match p {
-                            Part::Reasoning { text } => Some(Reasoning { text: text.clone() }),
+                            Part::Reasoning { text, replay } => Some(Reasoning {
+                                text: text.clone(),
+                                replay: replay.clone(),
+                            }),
                             _ => None,
                         })
                         .collect(),
@@ -309,9 +313,7 @@ mod tests {
             mime_type: Some("image/png".into()),
         });
         let mut reply = msg(4, Role::Assistant, "seen");
-        reply
-            .parts
-            .insert(0, Part::Reasoning { text: "hmm".into() });
+        reply.parts.insert(0, Part::reasoning("hmm"));
         let mut failed = msg(6, Role::Tool, "boom");
         failed.tool_call_id = Some("c9".into());
         failed.is_error = true;
@@ -353,7 +355,7 @@ mod tests {
             w[2],
             ChatMessage::Assistant {
                 text: "seen".into(),
-                reasoning: vec![Reasoning { text: "hmm".into() }],
+                reasoning: vec![Reasoning::text("hmm")],
                 tool_calls: vec![],
             }
         );

@@ -127,7 +127,7 @@ impl Conv {
                 Some("thinking") => {
                     let t = block.get("thinking").map(text_of).unwrap_or_default();
                     if !t.trim().is_empty() {
-                        self.b.messages[idx].parts.push(Part::Reasoning { text: t });
+                        self.b.messages[idx].parts.push(Part::reasoning(t));
                     }
                 }
                 Some("tool_use") | Some("server_tool_use") => {

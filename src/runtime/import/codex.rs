@@ -191,7 +191,7 @@ impl Conv {
                     for s in sum {
                         let t = s.get("text").map(text_of).unwrap_or_default();
                         if !t.trim().is_empty() {
-                            self.b.messages[i].parts.push(Part::Reasoning { text: t });
+                            self.b.messages[i].parts.push(Part::reasoning(t));
                         }
                     }
                 }

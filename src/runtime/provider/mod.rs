@@ -1,22 +1,32 @@
 //! Model providers: a trait with one streaming call that takes neocode's typed request
-//! ([`ChatRequest`]) and encodes it in its own wire format. The only implementation speaks
-//! OpenAI Chat Completions over SSE, which OpenAI, Ollama, llama.cpp, vLLM and most gateways
-//! serve. tokio stays inside the provider: callers are plain threads.
+//! ([`ChatRequest`]) and encodes it in its own wire format: OpenAI Chat Completions
+//! (`openai.rs`, which OpenAI, Ollama, llama.cpp, vLLM and most gateways serve), OpenAI
+//! Responses (`responses.rs`) and Anthropic Messages (`anthropic.rs`), the last two sharing
+//! `http.rs`. tokio stays inside the provider: callers are plain threads.
 //!
 //! A new provider is its own file here implementing [`Provider`], plus one line in the
 //! constructor (`provider_factory` in `runtime/agent/mod.rs`). The demo model ([`demo`]) is
 //! the one other: in process and scripted, for `neocode demo` only.
 
+pub mod anthropic;
 pub mod demo;
+pub mod http;
 pub mod openai;
 pub mod quirks;
 mod request;
+pub mod responses;
 mod retry_after;
 pub mod sse;
 
+pub use anthropic::Anthropic;
 pub use demo::DemoModel;
+pub use http::ApiSettings;
 pub use openai::{OpenAi, OpenAiSettings};
-pub use request::{ChatMessage, ChatRequest, INTERRUPTED_RESULT, Reasoning, ToolDef, UserPart};
+pub use request::{
+    ChatMessage, ChatRequest, INTERRUPTED_RESULT, Reasoning, StopNote, TokenDetail, ToolDef,
+    UserPart, model_family, replays_to,
+};
+pub use responses::Responses;
 pub use sse::{Completion, Folder, StreamEvent};
 
 use super::cancel::CancelFlag;

@@ -83,7 +83,7 @@ pub struct OpenAi {
     rt: tokio::runtime::Runtime,
 }
 
-static CRYPTO: Once = Once::new();
+pub(super) static CRYPTO: Once = Once::new();
 
 impl OpenAi {
     /// Builds the client.
@@ -260,14 +260,18 @@ pub fn redact(s: &str, key: Option<&str>) -> String {
     out
 }
 
-enum Waited<T> {
+pub(super) enum Waited<T> {
     Done(T),
     Cancelled,
     TimedOut,
 }
 
 /// Awaits `fut` unless `cancel` is raised or `limit` passes first.
-async fn wait<F: Future>(fut: F, cancel: &CancelFlag, limit: Duration) -> Waited<F::Output> {
+pub(super) async fn wait<F: Future>(
+    fut: F,
+    cancel: &CancelFlag,
+    limit: Duration,
+) -> Waited<F::Output> {
     let deadline = tokio::time::Instant::now() + limit;
     tokio::pin!(fut);
     loop {
@@ -286,7 +290,7 @@ async fn wait<F: Future>(fut: F, cancel: &CancelFlag, limit: Duration) -> Waited
     }
 }
 
-fn secs(d: Duration) -> String {
+pub(super) fn secs(d: Duration) -> String {
     if d.as_millis() < 1000 {
         format!("{} ms", d.as_millis())
     } else {
@@ -814,7 +818,7 @@ enum Sent {
 }
 
 /// The innermost error's text: reqwest's outer text says only "error sending request".
-fn root_cause(e: &dyn std::error::Error) -> String {
+pub(super) fn root_cause(e: &dyn std::error::Error) -> String {
     let mut cur: &dyn std::error::Error = e;
     while let Some(next) = cur.source() {
         cur = next;
@@ -852,9 +856,7 @@ mod tests {
                 ]),
                 ChatMessage::Assistant {
                     text: String::new(),
-                    reasoning: vec![super::super::Reasoning {
-                        text: "not sent".into(),
-                    }],
+                    reasoning: vec![super::super::Reasoning::text("not sent")],
                     tool_calls: vec![ToolCall {
                         id: "c1".into(),
                         name: "read_file".into(),
@@ -877,7 +879,7 @@ mod tests {
                     tool_calls: vec![],
                 },
             ],
-            tools: vec![],
+            ..ChatRequest::default()
         };
         let expected = json!([
             {"role": "system", "content": "be brief"},

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::session::ToolCall;
+use crate::session::{ReasoningReplay, ToolCall};
 
 /// What a tool result says for a call that has none (the turn stopped before it finished).
 pub const INTERRUPTED_RESULT: &str = "No result: the call was interrupted before it finished.";
@@ -19,6 +19,62 @@ pub struct ChatRequest {
     pub messages: Vec<ChatMessage>,
     /// The tools the model may call (built-ins first, then `skill` and MCP tools).
     pub tools: Vec<ToolDef>,
+    /// A key stable across the requests of one session (its id), for a provider's prompt
+    /// cache routing (`prompt_cache_key`); empty: none is sent.
+    pub cache_key: String,
+}
+
+impl ChatRequest {
+    /// Reasoning parts carrying replay data that a request to `provider` / `model` leaves
+    /// out, because they came from another provider or model family ([`replays_to`]).
+    pub fn foreign_reasoning(&self, provider: &str, model: &str) -> usize {
+        self.messages
+            .iter()
+            .filter_map(|m| match m {
+                ChatMessage::Assistant { reasoning, .. } => Some(reasoning),
+                _ => None,
+            })
+            .flatten()
+            .filter(|r| r.replay.is_some() && !replays_to(r, provider, model))
+            .count()
+    }
+}
+
+/// Whether `r` may be sent back to `provider` / `model`: it carries replay data from the same
+/// provider and the same model family ([`model_family`]). Signatures and encrypted reasoning
+/// are only valid where they were made; sent elsewhere they break the call.
+pub fn replays_to(r: &Reasoning, provider: &str, model: &str) -> bool {
+    r.replay
+        .as_ref()
+        .is_some_and(|p| p.provider == provider && model_family(&p.model) == model_family(model))
+}
+
+/// A model name without its snapshot suffix: `claude-sonnet-4-5-20250929` and
+/// `claude-sonnet-4-5` are one family, `gpt-5-2025-08-07` and `gpt-5` too, `-latest` as well.
+pub fn model_family(model: &str) -> &str {
+    let m = model.trim();
+    if let Some(base) = m.strip_suffix("-latest") {
+        return base;
+    }
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    // `-YYYYMMDD`
+    if let Some((base, tail)) = m.rsplit_once('-')
+        && tail.len() == 8
+        && digits(tail)
+    {
+        return base;
+    }
+    // `-YYYY-MM-DD`
+    let parts: Vec<&str> = m.rsplitn(4, '-').collect();
+    if parts.len() == 4
+        && parts[0].len() == 2
+        && parts[1].len() == 2
+        && parts[2].len() == 4
+        && parts[..3].iter().all(|p| digits(p))
+    {
+        return parts[3];
+    }
+    m
 }
 
 /// One message of the conversation.
@@ -84,11 +140,67 @@ impl UserPart {
     }
 }
 
-/// Reasoning stored with a reply. Sessions keep the summarised text only (no signature or
-/// encrypted id), so a provider that needs one to send reasoning back leaves it out.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Reasoning stored with a reply: its text, and what the provider that made it needs to have
+/// it back (signature, encrypted content) with its provenance. A provider replays only parts
+/// that [`replays_to`] it; Chat Completions sends none back.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Reasoning {
     pub text: String,
+    pub replay: Option<Box<ReasoningReplay>>,
+}
+
+impl Reasoning {
+    /// Reasoning of text only.
+    pub fn text(text: impl Into<String>) -> Reasoning {
+        Reasoning {
+            text: text.into(),
+            replay: None,
+        }
+    }
+}
+
+/// Token counts beyond [`crate::session::Usage`] that some APIs report. Cached and written
+/// prompt tokens are counted apart from `input_tokens` (as the session stores them);
+/// reasoning tokens are part of `output_tokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TokenDetail {
+    /// Prompt tokens read from the provider's cache.
+    pub cached_input_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
+    pub cache_write_tokens: u64,
+    /// Output tokens spent on reasoning.
+    pub reasoning_tokens: u64,
+}
+
+/// Why a reply stopped short of a normal end, for the user and the stored message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopNote {
+    /// The output limit or another server limit cut the reply (`max_tokens`,
+    /// `response.incomplete`); the reason as the server named it. The reply is kept, marked
+    /// incomplete, and not asked for again.
+    Truncated(String),
+    /// The model declined to answer (`refusal`).
+    Refused,
+}
+
+impl StopNote {
+    /// The note in words.
+    pub fn message(&self) -> String {
+        match self {
+            StopNote::Truncated(why) => format!(
+                "the reply is incomplete: the server stopped it ({why}); ask to continue, or raise the output limit"
+            ),
+            StopNote::Refused => "the model refused to answer this request".to_string(),
+        }
+    }
+
+    /// The stored stop reason: `max_tokens`, the incomplete reason, or `refusal`.
+    pub fn code(&self) -> &str {
+        match self {
+            StopNote::Truncated(why) => why,
+            StopNote::Refused => "refusal",
+        }
+    }
 }
 
 /// A tool the model may call.
@@ -110,5 +222,29 @@ impl ToolDef {
             description: description.into(),
             parameters,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_families_drop_snapshot_suffixes_only() {
+        assert_eq!(
+            model_family("claude-sonnet-4-5-20250929"),
+            "claude-sonnet-4-5"
+        );
+        assert_eq!(model_family("gpt-5-2025-08-07"), "gpt-5");
+        assert_eq!(
+            model_family("claude-3-7-sonnet-latest"),
+            "claude-3-7-sonnet"
+        );
+        assert_eq!(model_family("gpt-5-mini"), "gpt-5-mini");
+        assert_eq!(model_family("o4-mini"), "o4-mini");
+        assert_ne!(
+            model_family("claude-opus-4-1"),
+            model_family("claude-sonnet-4-5")
+        );
     }
 }

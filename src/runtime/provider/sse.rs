@@ -73,6 +73,13 @@ pub struct Completion {
     pub finish_reason: Option<String>,
     /// The stream stopped before its end (cut, timeout, cancel): what is here is what arrived.
     pub incomplete: bool,
+    /// Reasoning with what its API needs to have it back (Anthropic thinking blocks,
+    /// Responses reasoning items), in order; stored instead of `reasoning` when not empty.
+    pub reasoning_items: Vec<super::Reasoning>,
+    /// Cache and reasoning token counts, where the API reports them.
+    pub detail: super::TokenDetail,
+    /// The reply stopped short (output limit, refusal), as the API said.
+    pub stop: Option<super::StopNote>,
 }
 
 #[derive(Debug, Default)]
@@ -261,6 +268,7 @@ impl Folder {
             usage_estimated: false,
             finish_reason: self.finish_reason,
             incomplete,
+            ..Completion::default()
         }
     }
 }

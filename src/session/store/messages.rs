@@ -430,7 +430,7 @@ fn search_len(parts: &[Part], calls: &[ToolCall]) -> usize {
     let parts: usize = parts
         .iter()
         .map(|p| match p {
-            Part::Text { text } | Part::Reasoning { text } => text.len() + 1,
+            Part::Text { text } | Part::Reasoning { text, .. } => text.len() + 1,
             Part::Image { .. } => 0,
         })
         .sum();
@@ -446,7 +446,7 @@ fn search_body(parts: &[Part], calls: &[ToolCall]) -> String {
     let mut out = String::new();
     for p in parts {
         match p {
-            Part::Text { text } | Part::Reasoning { text } => {
+            Part::Text { text } | Part::Reasoning { text, .. } => {
                 out.push_str(text);
                 out.push('\n');
             }

@@ -99,7 +99,7 @@ pub fn message_lines(
                     }
                 }
             }
-            Part::Reasoning { text } => {
+            Part::Reasoning { text, .. } => {
                 let clean = sanitize::text_without_sgr(text);
                 let rendered = markdown::render_with(
                     &clean,

@@ -162,9 +162,7 @@ fn reasoning_is_markdown_and_marked() {
     let m = msg(
         Role::Assistant,
         vec![
-            Part::Reasoning {
-                text: "Think **hard**".into(),
-            },
+            Part::reasoning("Think **hard**"),
             Part::Text {
                 text: "Answer".into(),
             },

@@ -352,6 +352,39 @@ fn step_lines(
     lines
 }
 
+/// The Usage tab's prompt-cache and cost lines, when the ledger has any.
+fn cache_and_cost(
+    ledger: &crate::session::RuntimeLedger,
+    t: &crate::tui::theme::Theme,
+) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    let u = &ledger.usage;
+    let prompt = u.input_tokens + u.cached_input_tokens + u.cache_write_tokens;
+    if u.cached_input_tokens + u.cache_write_tokens > 0 && prompt > 0 {
+        lines.push(Line::from(vec![
+            Span::styled("Prompt cache    ", t.dim()),
+            Span::raw(format!(
+                "{} read · {} written · {:.0}% of prompt tokens from the cache",
+                format::compact(u.cached_input_tokens),
+                format::compact(u.cache_write_tokens),
+                u.cached_input_tokens as f64 * 100.0 / prompt as f64
+            )),
+        ]));
+    }
+    if let Some(cost) = u.cost_usd {
+        let of = ledger
+            .limits
+            .max_cost_usd
+            .map(|m| format!(" of ${m:.2}"))
+            .unwrap_or_default();
+        lines.push(Line::from(vec![
+            Span::styled("Cost            ", t.dim()),
+            Span::raw(format!("${cost:.4}{of} (model calls with a known price)")),
+        ]));
+    }
+    lines
+}
+
 fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     let t = &app.theme;
     let Some(h) = &d.header else { return };
@@ -405,6 +438,7 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             Span::raw(context),
         ]),
     ];
+    lines.extend(cache_and_cost(&ledger, t));
     if let Some(term) = &ledger.termination {
         lines.push(Line::from(vec![
             Span::styled("Stopped         ", t.dim()),

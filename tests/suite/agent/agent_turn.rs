@@ -117,7 +117,7 @@ fn text_turn_streams_and_is_persisted_with_usage_title_and_ledger() {
     let a = &s.messages[1];
     assert_eq!(a.role, Role::Assistant);
     assert_eq!(a.text(), "Hello! How can I help?");
-    assert!(matches!(&a.parts[0], Part::Reasoning { text } if text == "Greeting the user."));
+    assert!(matches!(&a.parts[0], Part::Reasoning { text, .. } if text == "Greeting the user."));
     assert_eq!((a.usage.input_tokens, a.usage.output_tokens), (42, 7));
     assert_eq!(
         (s.header.token_input_total, s.header.token_output_total),

@@ -7,3 +7,4 @@ mod agent_turn;
 mod plan_run;
 mod project_context;
 mod rules_hooks_run;
+mod wire_apis;

@@ -463,9 +463,7 @@ fn real_use_session(ws: &Ws) -> String {
             NewMessage {
                 role: Some(Role::Assistant),
                 parts: vec![
-                    Part::Reasoning {
-                        text: "Think **hard** about <script>".into(),
-                    },
+                    Part::reasoning("Think **hard** about <script>"),
                     Part::text("Writing it."),
                     Part::Image {
                         asset_id: image.id,

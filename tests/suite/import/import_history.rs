@@ -142,7 +142,7 @@ fn claude_real_transcript_merges_streamed_lines_and_keeps_parallel_calls() {
     assert!(
         a.parts
             .iter()
-            .any(|p| matches!(p, Part::Reasoning { text } if text.starts_with("Let me start")))
+            .any(|p| matches!(p, Part::Reasoning { text, .. } if text.starts_with("Let me start")))
     );
     assert_eq!(
         (

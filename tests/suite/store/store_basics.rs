@@ -481,9 +481,7 @@ fn search_ranks_best_match_first_with_a_snippet_and_survives_hostile_queries() {
             msg(Role::User, "nothing relevant here", 0, 0),
             NewMessage {
                 role: Some(Role::Assistant),
-                parts: vec![Part::Reasoning {
-                    text: "thinking about the kraken".into(),
-                }],
+                parts: vec![Part::reasoning("thinking about the kraken")],
                 tool_calls: vec![ToolCall {
                     id: "c1".into(),
                     name: "grep_files".into(),

@@ -42,12 +42,7 @@ fn rich(s: &Store) -> String {
             },
             NewMessage {
                 role: Some(Role::Assistant),
-                parts: vec![
-                    Part::Reasoning {
-                        text: "need to list files".into(),
-                    },
-                    Part::text("listing"),
-                ],
+                parts: vec![Part::reasoning("need to list files"), Part::text("listing")],
                 tool_calls: vec![ToolCall {
                     id: "call-1".into(),
                     name: "shell".into(),

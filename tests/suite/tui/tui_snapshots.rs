@@ -188,6 +188,48 @@ fn usage_tab() {
 }
 
 #[test]
+fn the_usage_tab_shows_the_prompt_cache_and_the_cost() {
+    use neocode::session::{Change, RuntimeLedger, RuntimeLimits, RuntimeUsage};
+    let mut h = H::with(200, 35, |rt| {
+        let s = rt
+            .new_session(NewSession {
+                title: "Cached turns".into(),
+                ..NewSession::default()
+            })
+            .unwrap();
+        let ledger = RuntimeLedger {
+            usage: RuntimeUsage {
+                input_tokens: 1000,
+                cached_input_tokens: 9000,
+                cache_write_tokens: 0,
+                cost_usd: Some(0.0123),
+                turns: 2,
+                ..RuntimeUsage::default()
+            },
+            limits: RuntimeLimits {
+                max_cost_usd: Some(1.0),
+                ..RuntimeLimits::default()
+            },
+            ..RuntimeLedger::default()
+        };
+        rt.update_state(
+            &s.id,
+            &StateUpdate {
+                ledger: Change::Set(ledger),
+                ..StateUpdate::default()
+            },
+        )
+        .unwrap();
+    });
+    h.select_title("Cached turns");
+    h.key(KeyCode::Char(']'));
+    h.key(KeyCode::Char(']'));
+    let s = h.screen();
+    assert!(s.contains("90% of prompt tokens from the cache"), "{s}");
+    assert!(s.contains("$0.0123 of $1.00"), "{s}");
+}
+
+#[test]
 fn assets_tab_exports_the_asset() {
     let mut h = H::new(true, 120, 35);
     h.select_title("Match the login page");
@@ -603,7 +645,7 @@ fn hostile_text_never_reaches_a_cell() {
                 ),
                 NewMessage {
                     role: Some(Role::Assistant),
-                    parts: vec![Part::Reasoning { text: evil.into() }],
+                    parts: vec![Part::reasoning(evil)],
                     tool_calls: vec![ToolCall {
                         id: "c1".into(),
                         name: evil.into(),

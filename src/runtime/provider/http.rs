@@ -1,0 +1,504 @@
+//! What the Anthropic Messages and OpenAI Responses providers share: their settings, the
+//! HTTP client, the retries (429, 5xx and Anthropic's 529 before any of the reply arrived, and
+//! an `overloaded` error event that comes before anything was shown) and reading a stream of
+//! named SSE events into a [`WireFold`], the per-API state machine.
+
+use std::time::Duration;
+
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use super::openai::{CRYPTO, Waited, redact, root_cause, secs, wait};
+use super::quirks::server_message;
+use super::retry_after::retry_after;
+use super::sse::{Completion, StreamEvent};
+use super::{ErrorKind, OpenAiSettings, ProviderError};
+use crate::runtime::cancel::CancelFlag;
+
+/// How to reach a model over the Messages or Responses API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiSettings {
+    /// Base URL, model, key, timeouts and retries (as for Chat Completions).
+    pub http: OpenAiSettings,
+    /// `reasoning.effort` (Responses): `minimal`, `low`, `medium`, `high`.
+    pub reasoning_effort: Option<String>,
+    /// Extended thinking budget in tokens (Anthropic); 0: off.
+    pub thinking_budget: u32,
+    /// `max_tokens` of one reply (Anthropic requires one).
+    pub max_output_tokens: u32,
+}
+
+/// An event that says the reply failed: its message, and whether asking again may help
+/// (the server was overloaded).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireError {
+    /// The server's message.
+    pub message: String,
+    /// Overloaded or a server error: worth a retry while nothing was shown yet.
+    pub retryable: bool,
+}
+
+/// Folds one API's stream events into a completion.
+pub trait WireFold {
+    /// Feeds one event (`event:` name, may be empty, and its `data`); returns what streams to
+    /// the user.
+    fn feed(&mut self, event: &str, data: &str) -> Result<Vec<StreamEvent>, WireError>;
+    /// The stream's last event arrived (`message_stop`, `response.completed` ...).
+    fn is_done(&self) -> bool;
+    /// Something reached the user (text, reasoning) or a call began: asking again would
+    /// repeat it.
+    fn has_output(&self) -> bool;
+    /// Characters of answer text so far.
+    fn text_chars(&self) -> usize;
+    /// The answer so far; `incomplete` marks a stream that stopped early.
+    fn finish(self, incomplete: bool) -> Completion;
+}
+
+/// The HTTP side of a provider: a client and the single-threaded runtime it runs on.
+pub struct Wire {
+    pub settings: ApiSettings,
+    client: reqwest::Client,
+    rt: tokio::runtime::Runtime,
+}
+
+/// How reading a stream ended when it did not give a completion.
+enum ReadError {
+    /// An overloaded or server error event before anything was shown: ask again.
+    Retry(String),
+    Fail(ProviderError),
+}
+
+/// One request: where, with which headers, what body, and which variables name the key
+/// (for the message when it is refused).
+pub struct Call<'a> {
+    pub url: String,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: &'a Value,
+    pub key_hint: &'static str,
+}
+
+impl Wire {
+    /// Builds the client.
+    pub fn new(settings: ApiSettings) -> Result<Wire, ProviderError> {
+        CRYPTO.call_once(|| {
+            // Another part of the process may have installed one already; either is fine.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        });
+        let fail = |e: String| ProviderError {
+            kind: ErrorKind::Protocol,
+            message: e,
+            partial: None,
+        };
+        let client = reqwest::Client::builder()
+            .connect_timeout(settings.http.connect_timeout)
+            .build()
+            .map_err(|e| fail(format!("cannot set up the HTTP client: {e}")))?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| fail(format!("cannot start the provider's runtime: {e}")))?;
+        Ok(Wire {
+            settings,
+            client,
+            rt,
+        })
+    }
+
+    /// An error whose message never contains the key.
+    pub fn err(
+        &self,
+        kind: ErrorKind,
+        message: String,
+        partial: Option<Box<Completion>>,
+    ) -> ProviderError {
+        ProviderError {
+            kind,
+            message: redact(&message, self.settings.http.api_key.as_deref()),
+            partial,
+        }
+    }
+
+    /// Sends `call` and folds its stream with a fresh fold from `new_fold` per attempt.
+    pub fn stream<F: WireFold>(
+        &self,
+        call: &Call<'_>,
+        cancel: &CancelFlag,
+        on_event: &mut dyn FnMut(StreamEvent),
+        new_fold: &mut dyn FnMut() -> F,
+    ) -> Result<Completion, ProviderError> {
+        self.rt.block_on(async {
+            let s = &self.settings.http;
+            let mut attempt = 0u32;
+            loop {
+                let resp = self.send(call, cancel, on_event, &mut attempt).await?;
+                match self.read(resp, new_fold(), cancel, on_event).await {
+                    Ok(c) => return Ok(c),
+                    Err(ReadError::Fail(e)) => return Err(e),
+                    Err(ReadError::Retry(_)) if attempt < s.max_retries => {
+                        let pause = s.backoff.saturating_mul(1 << attempt.min(10));
+                        attempt += 1;
+                        on_event(StreamEvent::Retrying {
+                            status: 529,
+                            attempt,
+                            of: s.max_retries,
+                            wait: pause,
+                        });
+                        if let Waited::Cancelled = wait(
+                            tokio::time::sleep(pause),
+                            cancel,
+                            pause + Duration::from_secs(1),
+                        )
+                        .await
+                        {
+                            return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
+                        }
+                    }
+                    Err(ReadError::Retry(msg)) => {
+                        return Err(self.err(
+                            ErrorKind::Server,
+                            format!(
+                                "{} is overloaded (after {} attempts): {msg}",
+                                s.base_url,
+                                attempt + 1
+                            ),
+                            None,
+                        ));
+                    }
+                }
+            }
+        })
+    }
+
+    /// Posts the request until the server answers 2xx, retrying 429 and 5xx (Retry-After
+    /// honoured) while retries are left.
+    async fn send(
+        &self,
+        call: &Call<'_>,
+        cancel: &CancelFlag,
+        on_event: &mut dyn FnMut(StreamEvent),
+        attempt: &mut u32,
+    ) -> Result<reqwest::Response, ProviderError> {
+        let s = &self.settings.http;
+        let url = &call.url;
+        loop {
+            let mut rb = self
+                .client
+                .post(url)
+                .header("accept", "text/event-stream")
+                .json(call.body);
+            for (k, v) in &call.headers {
+                rb = rb.header(*k, v);
+            }
+            let resp = match wait(rb.send(), cancel, s.idle_timeout).await {
+                Waited::Done(Ok(r)) => r,
+                Waited::Cancelled => {
+                    return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
+                }
+                Waited::TimedOut => {
+                    return Err(self.err(
+                        ErrorKind::Timeout,
+                        format!("no answer from {url} within {}", secs(s.idle_timeout)),
+                        None,
+                    ));
+                }
+                Waited::Done(Err(e)) => return Err(self.send_error(&e, url)),
+            };
+            let status = resp.status().as_u16();
+            if (200..300).contains(&status) {
+                return Ok(resp);
+            }
+            let after = resp
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| retry_after(v, chrono::Utc::now()));
+            let text = match wait(resp.text(), cancel, s.idle_timeout).await {
+                Waited::Done(Ok(t)) => t,
+                _ => String::new(),
+            };
+            let msg = server_message(&text);
+            if (status == 429 || status >= 500) && *attempt < s.max_retries {
+                let pause = after.unwrap_or(s.backoff.saturating_mul(1 << (*attempt).min(10)));
+                if pause <= s.max_retry_wait {
+                    *attempt += 1;
+                    on_event(StreamEvent::Retrying {
+                        status,
+                        attempt: *attempt,
+                        of: s.max_retries,
+                        wait: pause,
+                    });
+                    if let Waited::Cancelled = wait(
+                        tokio::time::sleep(pause),
+                        cancel,
+                        pause + Duration::from_secs(1),
+                    )
+                    .await
+                    {
+                        return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
+                    }
+                    continue;
+                }
+            }
+            let (kind, message) = status_error(s, call, status, &msg, after, *attempt);
+            return Err(self.err(kind, message, None));
+        }
+    }
+
+    fn send_error(&self, e: &reqwest::Error, url: &str) -> ProviderError {
+        let s = &self.settings.http;
+        if e.is_connect() {
+            let why = if e.is_timeout() {
+                format!("no connection within {}", secs(s.connect_timeout))
+            } else {
+                root_cause(e)
+            };
+            return self.err(
+                ErrorKind::Unreachable,
+                format!(
+                    "cannot reach {url}: {why}; check base_url (NEOCODE_BASE_URL) and that the server runs"
+                ),
+                None,
+            );
+        }
+        if e.is_timeout() {
+            return self.err(
+                ErrorKind::Timeout,
+                format!("no answer from {url} within {}", secs(s.idle_timeout)),
+                None,
+            );
+        }
+        self.err(
+            ErrorKind::Unreachable,
+            format!("request to {url} failed: {}", root_cause(e)),
+            None,
+        )
+    }
+
+    /// Reads the event stream into `fold` until its last event, a cut, a timeout or a
+    /// cancel.
+    async fn read<F: WireFold>(
+        &self,
+        resp: reqwest::Response,
+        mut fold: F,
+        cancel: &CancelFlag,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<Completion, ReadError> {
+        let s = &self.settings.http;
+        let base = &s.base_url;
+        let mut events = resp.bytes_stream().eventsource();
+        let fail = |kind, message: String, partial: Option<Completion>| {
+            ReadError::Fail(self.err(kind, message, partial.map(Box::new)))
+        };
+        let mut seen = 0usize;
+        loop {
+            let next = match wait(events.next(), cancel, s.idle_timeout).await {
+                Waited::Done(n) => n,
+                Waited::Cancelled => {
+                    return Err(fail(
+                        ErrorKind::Cancelled,
+                        "cancelled".into(),
+                        Some(fold.finish(true)),
+                    ));
+                }
+                Waited::TimedOut => {
+                    return Err(fail(
+                        ErrorKind::Timeout,
+                        format!(
+                            "{base} sent nothing for {}; the reply so far is kept",
+                            secs(s.idle_timeout)
+                        ),
+                        Some(fold.finish(true)),
+                    ));
+                }
+            };
+            let ev = match next {
+                None if fold.is_done() => break,
+                None if seen == 0 => {
+                    return Err(fail(
+                        ErrorKind::Protocol,
+                        format!(
+                            "{base} answered but sent no event stream; check base_url (NEOCODE_BASE_URL) and api (NEOCODE_API)"
+                        ),
+                        None,
+                    ));
+                }
+                None | Some(Err(_)) => {
+                    let n = fold.text_chars();
+                    let why = match next {
+                        Some(Err(e)) => format!("the connection broke ({})", root_cause(&e)),
+                        _ => {
+                            "the server closed the connection before the reply finished".to_string()
+                        }
+                    };
+                    return Err(fail(
+                        ErrorKind::StreamCut,
+                        format!(
+                            "the reply from {base} was cut off after {n} characters: {why}; what arrived is kept, and continuing will ask again"
+                        ),
+                        Some(fold.finish(true)),
+                    ));
+                }
+                Some(Ok(ev)) => ev,
+            };
+            seen += 1;
+            match fold.feed(&ev.event, &ev.data) {
+                Ok(out) => {
+                    for e in out {
+                        on_event(e);
+                    }
+                    if fold.is_done() {
+                        break;
+                    }
+                }
+                Err(e) if e.retryable && !fold.has_output() => {
+                    return Err(ReadError::Retry(e.message));
+                }
+                Err(e) => {
+                    let msg = crate::sanitize::line(&e.message).into_owned();
+                    return Err(fail(
+                        ErrorKind::Server,
+                        format!("{base} reported an error mid-reply: {msg}"),
+                        Some(fold.finish(true)),
+                    ));
+                }
+            }
+        }
+        Ok(fold.finish(false))
+    }
+}
+
+/// The error for a status the retries did not fix, in words that say what to set.
+fn status_error(
+    s: &OpenAiSettings,
+    call: &Call<'_>,
+    status: u16,
+    msg: &str,
+    after: Option<Duration>,
+    attempt: u32,
+) -> (ErrorKind, String) {
+    let url = &call.url;
+    let tries = if attempt > 0 {
+        format!(" (after {} attempts)", attempt + 1)
+    } else {
+        String::new()
+    };
+    match status {
+        401 | 403 => (
+            ErrorKind::Auth,
+            format!(
+                "the provider rejected the API key (HTTP {status}: {msg}); set {} to a valid key for {}",
+                call.key_hint, s.base_url
+            ),
+        ),
+        404 => (
+            ErrorKind::NotFound,
+            format!(
+                "model `{}` or URL wrong: {url} answered HTTP 404 ({msg}); check model (NEOCODE_MODEL, --model), base_url (NEOCODE_BASE_URL, --base-url) and api (NEOCODE_API, --api)",
+                s.model
+            ),
+        ),
+        429 => (
+            ErrorKind::RateLimited,
+            match after {
+                Some(d) => format!(
+                    "rate limited by {}{tries}: {msg}; retry after {}",
+                    s.base_url,
+                    secs(d)
+                ),
+                None => format!("rate limited by {}{tries}: {msg}", s.base_url),
+            },
+        ),
+        500.. => (
+            ErrorKind::Server,
+            format!(
+                "server error HTTP {status} from {}{tries}: {msg}",
+                s.base_url
+            ),
+        ),
+        _ => (
+            ErrorKind::BadRequest,
+            format!("{url} refused the request (HTTP {status}): {msg}"),
+        ),
+    }
+}
+
+/// `data` as JSON, or `None` for the stray lines some servers send.
+pub fn json(data: &str) -> Option<Value> {
+    serde_json::from_str(data.trim()).ok()
+}
+
+/// A number field of `v`, 0 when absent.
+pub fn n(v: &Value, key: &str) -> u64 {
+    v.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// A string field of `v`, empty when absent.
+pub fn s<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// Folds a whole SSE body (bytes as they came, in any split) with `fold`, decoding with the
+/// same SSE parser the providers use, until the fold's last event. For tests and the
+/// benchmark.
+pub fn fold_wire_bytes<F: WireFold>(
+    pieces: Vec<Vec<u8>>,
+    mut fold: F,
+) -> Result<(Vec<StreamEvent>, Completion), WireError> {
+    let fail = |e: String| WireError {
+        message: e,
+        retryable: false,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(|e| fail(e.to_string()))?;
+    rt.block_on(async move {
+        let s = futures_util::stream::iter(pieces.into_iter().map(Ok::<_, std::io::Error>));
+        let mut events = s.eventsource();
+        let mut out = Vec::new();
+        while let Some(ev) = events.next().await {
+            let ev = ev.map_err(|e| fail(e.to_string()))?;
+            out.extend(fold.feed(&ev.event, &ev.data)?);
+            if fold.is_done() {
+                break;
+            }
+        }
+        Ok((out, fold.finish(false)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::provider::{anthropic, responses};
+    use crate::runtime::scripted_wire::{Messages, ResponsesStream};
+
+    #[test]
+    fn both_streams_fold_the_same_in_every_split() {
+        let m = Messages::start(3, 0, 0)
+            .thinking("ünï think", "sig", 3)
+            .text("héllo ✓", 4)
+            .ping()
+            .tool_use("t1", "grep", r#"{"pattern":"ä"}"#, 5)
+            .stop("tool_use", 7)
+            .body_bytes();
+        let r = ResponsesStream::start()
+            .reasoning("rs_1", "plän", "enc", 2)
+            .text("héllo ✓", 4)
+            .function_call("c1", "grep", r#"{"pattern":"ä"}"#, 5)
+            .completed(10, 4, 7, 2)
+            .body_bytes();
+        for split in [1, 2, 3, 7, 64, 4096] {
+            let pieces = |b: &[u8]| b.chunks(split).map(<[u8]>::to_vec).collect();
+            let (_, a) = fold_wire_bytes(pieces(&m), anthropic::Fold::new("m")).unwrap();
+            assert_eq!(a.text, "héllo ✓", "split {split}");
+            assert_eq!(a.reasoning, "ünï think");
+            assert_eq!(a.tool_calls[0].arguments, r#"{"pattern":"ä"}"#);
+            let (_, o) = fold_wire_bytes(pieces(&r), responses::Fold::new("m")).unwrap();
+            assert_eq!(o.text, "héllo ✓", "split {split}");
+            assert_eq!(o.reasoning, "plän");
+            assert_eq!(o.tool_calls[0].arguments, r#"{"pattern":"ä"}"#);
+            assert_eq!(o.detail.cached_input_tokens, 4);
+        }
+    }
+}
