@@ -12,6 +12,7 @@ pub mod import;
 pub mod mcp;
 pub mod project_context;
 pub mod provider;
+pub mod rewind;
 #[cfg(any(test, feature = "testkit"))]
 pub mod scripted;
 pub mod sessions;

@@ -536,7 +536,21 @@ impl Turn {
         let mut msg = NewMessage::tool_result(call.id.clone(), text.clone(), out.is_error);
         msg.parts.extend(images);
         msg.tool_metadata = out.metadata;
-        let seq = self.append(msg, self.state(None))?;
+        let seq = if out.files.is_empty() {
+            self.append(msg, self.state(None))?
+        } else {
+            let seqs = self
+                .sessions
+                .append_with_files(
+                    &self.session_id,
+                    &[msg],
+                    &self.meta,
+                    &self.state(None),
+                    &out.files,
+                )
+                .map_err(store_failed)?;
+            seqs.first().copied().unwrap_or(0)
+        };
         self.emit(TurnEvent::ToolResult {
             call_id: call.id.clone(),
             text,
@@ -646,6 +660,7 @@ impl Turn {
             ),
             is_error: false,
             metadata: Some(json!({"steps": plan.steps.len(), "completed": done})),
+            files: Vec::new(),
         }
     }
 

@@ -131,14 +131,26 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     let added = meta["added"].as_u64().unwrap_or(0);
     let removed = meta["removed"].as_u64().unwrap_or(0);
     let diff_text = meta["diff"].as_str().unwrap_or("");
+    let mut text = format!(
+        "edited {} (+{added} -{removed} lines):\n{}",
+        p.rel,
+        capped_diff(diff_text)
+    );
+    let (change, note) = super::written(
+        &p.rel,
+        &p.abs,
+        Some((before.into_bytes(), mode)),
+        after.into_bytes(),
+    );
+    if let Some(n) = note {
+        text.push_str(&n);
+        text.push('\n');
+    }
     ToolOutput {
-        text: format!(
-            "edited {} (+{added} -{removed} lines):\n{}",
-            p.rel,
-            capped_diff(diff_text)
-        ),
+        text,
         is_error: false,
         metadata: Some(meta),
+        files: vec![change],
     }
 }
 

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::fingerprint;
 use super::sandbox::{self, SandboxStatus};
 use super::{SandboxMode, ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
 
@@ -266,6 +267,7 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(c) => c,
         Err(e) => return ToolOutput::error(e),
     };
+    let watched = fingerprint::take(&root, home.as_deref());
     let started = Instant::now();
     let outcome = match execute(&mut cmd, timeout, ctx, ctx.output_cap, confined) {
         Ok(o) => o,
@@ -273,7 +275,7 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     };
     drop(cmd);
     let elapsed = started.elapsed();
-    report(
+    let mut out = report(
         &args.command,
         &status,
         ctx,
@@ -281,7 +283,14 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         outcome,
         elapsed,
         timeout,
-    )
+    );
+    // What the command changed in the workspace: recorded with the result, never restored.
+    let after = fingerprint::take(&root, home.as_deref());
+    let changed = fingerprint::changes(&watched, &after);
+    out.text
+        .push_str(&fingerprint::report(&watched, &after, &changed));
+    out.files = changed;
+    out
 }
 
 /// How the helper confines: in the namespace box (else the fallback), hiding `home`.
@@ -602,6 +611,7 @@ fn report(
             "sandbox": status.code(),
             "sandbox_blocked": blocked,
         })),
+        files: Vec::new(),
     }
 }
 

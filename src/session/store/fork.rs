@@ -12,6 +12,18 @@ impl Store {
     /// Forks a session at `at_seq` (default: its last message): a new session whose parent is
     /// the source, with the messages up to that seq and their assets copied, in one transaction.
     pub fn fork(&self, session_id: &str, at_seq: Option<i64>) -> Result<SessionHeader> {
+        self.fork_as(session_id, at_seq, &uuid::Uuid::new_v4().to_string())
+    }
+
+    /// [`Store::fork`] giving the new session the id `new_id` (a rewind journals it before
+    /// forking, so a start that finishes the rewind knows whether the fork was made).
+    pub fn fork_as(
+        &self,
+        session_id: &str,
+        at_seq: Option<i64>,
+        new_id: &str,
+    ) -> Result<SessionHeader> {
+        super::validate_id("session", new_id)?;
         let src = self.load_header(session_id)?;
         let at = at_seq.unwrap_or(src.last_seq);
         let exists_at = at == 0
@@ -29,7 +41,7 @@ impl Store {
                 last: src.last_seq,
             });
         }
-        let new_id = uuid::Uuid::new_v4().to_string();
+        let new_id = new_id.to_string();
         // Asset files first (outside the transaction); removed again if the transaction fails.
         let assets = self.assets_referenced(session_id, at)?;
         let new_dir = self.inner.paths.assets().join(&new_id);
@@ -105,6 +117,7 @@ impl Store {
                     params![session_id, new_id],
                 )?;
                 refresh_plan_counts(tx, &new_id)?;
+                super::files::copy_changes(tx, session_id, &new_id, at)?;
                 for a in &copied {
                     insert_asset_row(tx, a)?;
                 }

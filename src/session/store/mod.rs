@@ -7,6 +7,7 @@
 //! `steps` records plan progress, and `import` writes whole sessions from a file.
 
 mod assets;
+mod files;
 mod fork;
 mod import;
 pub mod imported;
