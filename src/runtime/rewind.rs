@@ -21,6 +21,7 @@ use crate::session::{
     FileChangeRow, FileState, Rewind, RewindFile, RewindState, Role, StoreError,
 };
 
+
 /// What a rewind covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -167,7 +168,8 @@ pub fn plan(
         Vec::new()
     } else {
         let changes = sessions.store().file_changes(session_id)?;
-        plan_files(sessions.root(), &changes, to_seq, force)
+        let rewound = sessions.store().rewound_states(session_id)?;
+        plan_files(sessions.root(), &changes, &rewound, to_seq, force)
     };
     let forks = scope != Scope::FilesOnly;
     Ok(Plan {
@@ -187,7 +189,13 @@ pub fn plan(
 
 /// Each path changed at or after `to_seq`: its target (the state before its first change
 /// there) checked against what the session last left it as and what is there now.
-fn plan_files(root: &Path, changes: &[FileChangeRow], to_seq: i64, force: bool) -> Vec<FilePlan> {
+fn plan_files(
+    root: &Path,
+    changes: &[FileChangeRow],
+    rewound: &[(String, FileState)],
+    to_seq: i64,
+    force: bool,
+) -> Vec<FilePlan> {
     // path -> (first change at or after to_seq, last change of all)
     let mut by_path: BTreeMap<&str, (Option<&FileChangeRow>, &FileChangeRow)> = BTreeMap::new();
     for c in changes {
@@ -205,12 +213,12 @@ fn plan_files(root: &Path, changes: &[FileChangeRow], to_seq: i64, force: bool) 
         } else if first.before == FileState::Unknown {
             Action::NotRestorable("not snapshotted (it was over the size cap)".into())
         } else {
-            decide(
-                &current_state(root, path),
-                &first.before,
-                &last.after,
-                force,
-            )
+            let current = current_state(root, path);
+            // What an earlier rewind of this session set the file to is the session's too.
+            let ours = rewound
+                .iter()
+                .any(|(p, st)| p == path && st.same(&current));
+            decide(&current, &first.before, &last.after, force || ours)
         };
         out.push(FilePlan {
             path: path.to_string(),
@@ -345,6 +353,12 @@ pub fn recover(sessions: &Sessions) {
         if rw.pid != std::process::id() && process_alive(rw.pid) {
             continue;
         }
+        // The temporary file a kill left behind, if it came between create and rename.
+        for f in &rw.files {
+            if let Ok(full) = checked_path(sessions.root(), &f.path) {
+                let _ = std::fs::remove_file(tmp_path(&full, rw.pid));
+            }
+        }
         let _ = finish(sessions, &rw);
     }
 }
@@ -378,8 +392,7 @@ fn set_file(sessions: &Sessions, f: &RewindFile) -> Result<()> {
 fn write_atomic(path: &Path, data: &[u8], mode: u32) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.neocode-rewind-{}.tmp", std::process::id()));
+    let tmp = tmp_path(path, std::process::id());
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(data)?;
@@ -392,6 +405,15 @@ fn write_atomic(path: &Path, data: &[u8], mode: u32) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// The temporary file process `pid` writes `path` through.
+fn tmp_path(path: &Path, pid: u32) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.neocode-rewind-{pid}.tmp"))
 }
 
 /// `root/rel`, refusing a stored path that is absolute, has `..`, or leads through a

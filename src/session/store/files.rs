@@ -246,6 +246,24 @@ impl Store {
         })
     }
 
+    /// The states finished rewinds of `session_id` set files to (path, state): a later
+    /// rewind of the session counts them as its own writes.
+    pub fn rewound_states(&self, session_id: &str) -> Result<Vec<(String, FileState)>> {
+        self.with_conn(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT f.path, f.target_hash, f.target_mode, f.target_absent
+                 FROM rewind_files f JOIN rewinds r ON r.id = f.rewind_id
+                 WHERE r.session_id = ?1 AND r.state IN ('done', 'undone')",
+            )?;
+            let rows = st
+                .query_map([session_id], |r| {
+                    Ok((r.get(0)?, state_from(r.get(1)?, r.get(2)?, None, r.get(3)?)))
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok(rows)
+        })
+    }
+
     /// Whether a session was made by a rewind.
     pub fn made_by_rewind(&self, session_id: &str) -> Result<bool> {
         self.with_conn(|c| {

@@ -4,4 +4,5 @@ mod cli_commands;
 mod cli_list_stream;
 mod cli_sessions;
 mod cli_tty;
+mod rewind;
 mod terminal_safety;
