@@ -312,26 +312,116 @@ pub fn apply(sessions: &Sessions, plan: &Plan) -> Result<String> {
         files,
     };
     store.begin_rewind(&rw)?;
-    finish(sessions, &rw)?;
+    if let Err(e) = finish(sessions, &rw) {
+        // Nothing was replaced when staging failed: the journal goes (a failure after the
+        // first rename leaves it for the next start to finish).
+        if !rw.files.iter().any(|f| current_state(root, &f.path).same(&f.target)) {
+            let _ = store.abandon_rewind(&rw.id);
+        }
+        return Err(e);
+    }
     Ok(rw.result_id)
 }
 
-/// The part of a rewind after its journal: the fork (unless it exists), every file, done.
-/// Safe to run again on a rewind that was partly applied.
+/// The part of a rewind after its journal: every file staged (its new content written to a
+/// temporary file beside it and fsynced, in parallel), then each replaced by a rename (or
+/// deleted), the folders fsynced, the fork made unless it exists, done. Safe to run again
+/// on a rewind that was partly applied. When staging fails nothing was changed: the error
+/// is returned and the journal is left for the next start to try again.
 fn finish(sessions: &Sessions, rw: &Rewind) -> Result<()> {
     let store = sessions.store();
-    if rw.forks && store.load_header(&rw.result_id).is_err() {
-        store.fork_as(&rw.session_id, Some(rw.to_seq - 1), &rw.result_id)?;
-    }
+    let staged = stage(sessions, rw)?;
     let pause = test_pause();
-    for f in &rw.files {
-        set_file(sessions, f)?;
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for (full, tmp) in &staged {
+        let done = match tmp {
+            Some(tmp) => std::fs::rename(tmp, full),
+            None => match std::fs::remove_file(full) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                other => other,
+            },
+        };
+        done.map_err(|e| file_error(&full.to_string_lossy(), &e))?;
+        if let Some(d) = full.parent()
+            && !dirs.iter().any(|x| x == d)
+        {
+            dirs.push(d.to_path_buf());
+        }
         if let Some(p) = pause {
             std::thread::sleep(p);
         }
     }
+    for d in dirs {
+        if let Ok(f) = std::fs::File::open(&d) {
+            let _ = f.sync_all();
+        }
+    }
+    if rw.forks && store.load_header(&rw.result_id).is_err() {
+        store.fork_as(&rw.session_id, Some(rw.to_seq - 1), &rw.result_id)?;
+    }
     store.finish_rewind(&rw.id)?;
     Ok(())
+}
+
+/// Each file's path and the fsynced temporary file holding its target (`None`: deleted).
+/// The blobs are read (their hashes checked) first; the writes run on a few threads, since
+/// most of their time is the disk's.
+fn stage(sessions: &Sessions, rw: &Rewind) -> Result<Vec<(PathBuf, Option<PathBuf>)>> {
+    let mut work: Vec<(PathBuf, Option<(Vec<u8>, u32)>)> = Vec::new();
+    for f in &rw.files {
+        let full = checked_path(sessions.root(), &f.path)?;
+        match &f.target {
+            FileState::Absent => work.push((full, None)),
+            FileState::Unknown => {}
+            FileState::Stored { hash, mode, .. } => {
+                let data = sessions.store().read_blob(hash)?;
+                work.push((full, Some((data, *mode))));
+            }
+        }
+    }
+    let threads = work.len().clamp(1, 8);
+    let chunk = work.len().div_ceil(threads).max(1);
+    let results: Vec<std::io::Result<()>> = std::thread::scope(|s| {
+        let handles: Vec<_> = work
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    for (full, content) in part {
+                        if let Some((data, mode)) = content {
+                            write_tmp(full, data, *mode)?;
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("a staging thread failed")))
+            })
+            .collect()
+    });
+    let staged: Vec<(PathBuf, Option<PathBuf>)> = work
+        .into_iter()
+        .map(|(full, content)| {
+            let tmp = content.map(|_| tmp_path(&full, std::process::id()));
+            (full, tmp)
+        })
+        .collect();
+    if let Some(e) = results.into_iter().find_map(std::result::Result::err) {
+        for (_, tmp) in &staged {
+            if let Some(t) = tmp {
+                let _ = std::fs::remove_file(t);
+            }
+        }
+        return Err(RewindError::File {
+            path: "a file of the rewind".into(),
+            detail: crate::session::io_error(&e),
+        });
+    }
+    Ok(staged)
 }
 
 /// Test hook (`tests/suite/cli/rewind.rs`): `NEOCODE_TEST_REWIND_PAUSE_MS` sleeps after each
@@ -371,25 +461,9 @@ fn process_alive(pid: u32) -> bool {
     unsafe { libc::kill(pid, 0) == 0 }
 }
 
-/// Puts one file in its target state: deleted, or its blob written atomically with its mode.
-fn set_file(sessions: &Sessions, f: &RewindFile) -> Result<()> {
-    let full = checked_path(sessions.root(), &f.path)?;
-    match &f.target {
-        FileState::Absent => match std::fs::remove_file(&full) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(file_error(&f.path, &e)),
-        },
-        FileState::Unknown => Ok(()),
-        FileState::Stored { hash, mode, .. } => {
-            let data = sessions.store().read_blob(hash)?;
-            write_atomic(&full, &data, *mode).map_err(|e| file_error(&f.path, &e))
-        }
-    }
-}
-
-/// Temporary file beside `path`, fsync, mode, rename over it, fsync of the folder.
-fn write_atomic(path: &Path, data: &[u8], mode: u32) -> std::io::Result<()> {
+/// Writes `data` with `mode` to the temporary file beside `path` and fsyncs it (its folder
+/// is created when missing).
+fn write_tmp(path: &Path, data: &[u8], mode: u32) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let tmp = tmp_path(path, std::process::id());
@@ -397,9 +471,7 @@ fn write_atomic(path: &Path, data: &[u8], mode: u32) -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(data)?;
         f.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        std::fs::File::open(dir)?.sync_all()
+        f.sync_all()
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
