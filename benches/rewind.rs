@@ -147,7 +147,13 @@ fn rewind_100(c: &mut Criterion) {
             for _ in 0..iters {
                 let t = Instant::now();
                 let plan = rewind::plan(&sessions, &id, 1, Scope::FilesOnly, false).unwrap();
-                assert_eq!(plan.files.iter().filter(|f| f.action.changes_file()).count(), 100);
+                assert_eq!(
+                    plan.files
+                        .iter()
+                        .filter(|f| f.action.changes_file())
+                        .count(),
+                    100
+                );
                 rewind::apply(&sessions, &plan).unwrap();
                 total += t.elapsed();
                 let undo = rewind::plan_undo(&sessions, &id, false).unwrap();

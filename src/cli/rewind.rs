@@ -29,7 +29,12 @@ pub struct RewindArgs {
     pub id: String,
     /// The user message (its seq, as `show` prints it) to go back to: the conversation
     /// continues from just before it, the files return to their state before its turn.
-    #[arg(long, value_name = "SEQ", required_unless_present = "undo", conflicts_with = "undo")]
+    #[arg(
+        long,
+        value_name = "SEQ",
+        required_unless_present = "undo",
+        conflicts_with = "undo"
+    )]
     pub to: Option<i64>,
     /// Put the files back only; no fork (the session is continued as it is).
     #[arg(long, conflicts_with = "conversation_only")]

@@ -17,10 +17,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use super::Sessions;
-use crate::session::{
-    FileChangeRow, FileState, Rewind, RewindFile, RewindState, Role, StoreError,
-};
-
+use crate::session::{FileChangeRow, FileState, Rewind, RewindFile, RewindState, Role, StoreError};
 
 /// What a rewind covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,7 +109,9 @@ pub struct Plan {
 pub enum RewindError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("message {seq} of session {session_id} is not a user message; rewind to one of: {user_seqs}")]
+    #[error(
+        "message {seq} of session {session_id} is not a user message; rewind to one of: {user_seqs}"
+    )]
     NotUserMessage {
         session_id: String,
         seq: i64,
@@ -215,9 +214,7 @@ fn plan_files(
         } else {
             let current = current_state(root, path);
             // What an earlier rewind of this session set the file to is the session's too.
-            let ours = rewound
-                .iter()
-                .any(|(p, st)| p == path && st.same(&current));
+            let ours = rewound.iter().any(|(p, st)| p == path && st.same(&current));
             decide(&current, &first.before, &last.after, force || ours)
         };
         out.push(FilePlan {
@@ -315,7 +312,11 @@ pub fn apply(sessions: &Sessions, plan: &Plan) -> Result<String> {
     if let Err(e) = finish(sessions, &rw) {
         // Nothing was replaced when staging failed: the journal goes (a failure after the
         // first rename leaves it for the next start to finish).
-        if !rw.files.iter().any(|f| current_state(root, &f.path).same(&f.target)) {
+        if !rw
+            .files
+            .iter()
+            .any(|f| current_state(root, &f.path).same(&f.target))
+        {
             let _ = store.abandon_rewind(&rw.id);
         }
         return Err(e);
@@ -363,11 +364,14 @@ fn finish(sessions: &Sessions, rw: &Rewind) -> Result<()> {
     Ok(())
 }
 
+/// A staged file's bytes and mode.
+type Content = (Vec<u8>, u32);
+
 /// Each file's path and the fsynced temporary file holding its target (`None`: deleted).
 /// The blobs are read (their hashes checked) first; the writes run on a few threads, since
 /// most of their time is the disk's.
 fn stage(sessions: &Sessions, rw: &Rewind) -> Result<Vec<(PathBuf, Option<PathBuf>)>> {
-    let mut work: Vec<(PathBuf, Option<(Vec<u8>, u32)>)> = Vec::new();
+    let mut work: Vec<(PathBuf, Option<Content>)> = Vec::new();
     for f in &rw.files {
         let full = checked_path(sessions.root(), &f.path)?;
         match &f.target {

@@ -276,7 +276,9 @@ impl Sessions {
         update: &StateUpdate,
         files: &[crate::session::FileChange],
     ) -> Result<Vec<i64>> {
-        self.locked(id, |s| s.append_with_files(id, messages, meta, update, files))
+        self.locked(id, |s| {
+            s.append_with_files(id, messages, meta, update, files)
+        })
     }
 
     /// Answers calls interrupted by a crash "not run" (the user marked them interrupted

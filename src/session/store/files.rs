@@ -367,7 +367,12 @@ fn state_cols(s: &FileState) -> (Option<&str>, Option<u32>, Option<i64>, bool) {
     }
 }
 
-fn state_from(hash: Option<String>, mode: Option<u32>, size: Option<i64>, absent: bool) -> FileState {
+fn state_from(
+    hash: Option<String>,
+    mode: Option<u32>,
+    size: Option<i64>,
+    absent: bool,
+) -> FileState {
     match (hash, absent) {
         (_, true) => FileState::Absent,
         (Some(hash), false) => FileState::Stored {
@@ -379,7 +384,12 @@ fn state_from(hash: Option<String>, mode: Option<u32>, size: Option<i64>, absent
     }
 }
 
-fn insert_change(tx: &Transaction<'_>, session_id: &str, seq: i64, r: &FileChangeRow) -> Result<()> {
+fn insert_change(
+    tx: &Transaction<'_>,
+    session_id: &str,
+    seq: i64,
+    r: &FileChangeRow,
+) -> Result<()> {
     let (bh, bm, bs, ba) = state_cols(&r.before);
     let (ah, am, asz, aa) = state_cols(&r.after);
     let mut st = tx.prepare_cached(&format!(

@@ -146,8 +146,15 @@ fn rewinding_to_the_second_turn_restores_bytes_and_modes_and_keeps_the_original(
         env.file("b.sh"),
         Some((b"#!/bin/sh\necho b\n".to_vec(), 0o755))
     );
-    assert_eq!(env.file("created2/nested.txt"), None, "the created file is gone");
-    assert_eq!(env.file("new1.txt"), Some((b"one\n".to_vec(), 0o666 & !umask())));
+    assert_eq!(
+        env.file("created2/nested.txt"),
+        None,
+        "the created file is gone"
+    );
+    assert_eq!(
+        env.file("new1.txt"),
+        Some((b"one\n".to_vec(), 0o666 & !umask()))
+    );
 
     // The original session still has everything after the message.
     let after = env.shown(&id);
@@ -203,7 +210,15 @@ fn a_file_the_user_edited_is_skipped_without_force() {
     assert_eq!(env.file("a.txt"), Some((b"mine\n".to_vec(), 0o600)));
     assert_eq!(env.file("created2/nested.txt"), None);
 
-    ok(env.nc(&["rewind", &id, "--to", &to, "--files-only", "--force", "--yes"]));
+    ok(env.nc(&[
+        "rewind",
+        &id,
+        "--to",
+        &to,
+        "--files-only",
+        "--force",
+        "--yes",
+    ]));
     assert_eq!(env.file("a.txt"), Some((b"ALPHA\n".to_vec(), 0o640)));
 }
 
@@ -218,7 +233,11 @@ fn a_rewind_is_undone() {
     assert_eq!(env.file("a.txt").unwrap().0, b"ALPHA\n");
 
     let back = ok(env.nc(&["rewind", &fork, "--undo", "--yes"]));
-    assert_eq!(back.trim(), id, "the undo continues in the original session");
+    assert_eq!(
+        back.trim(),
+        id,
+        "the undo continues in the original session"
+    );
     assert_eq!(env.file("a.txt"), Some((b"beta\n".to_vec(), 0o640)));
     assert_eq!(
         env.file("b.sh"),
