@@ -249,7 +249,8 @@ pub(super) fn turn_changes(
             } else {
                 "tool"
             },
-            restorable: c.by_command.is_none() && c.before != FileState::Unknown,
+            restorable: c.before_tree.is_some()
+                || (c.by_command.is_none() && c.before != FileState::Unknown),
             path: c.path,
         };
         match out.last_mut() {
@@ -274,7 +275,8 @@ pub(super) fn turn_lines(turns: &[TurnChanges]) -> Vec<String> {
         });
         for f in &t.files {
             let note = match (f.by, f.restorable) {
-                ("command", _) => " (by a command, not restorable)",
+                ("command", true) => " (by a command; restorable from git's snapshot)",
+                ("command", false) => " (by a command, not restorable)",
                 (_, false) => " (not snapshotted)",
                 _ => "",
             };

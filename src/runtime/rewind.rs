@@ -17,6 +17,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use super::Sessions;
+use super::tools::git_snapshot;
 use crate::session::{FileChangeRow, FileState, Rewind, RewindFile, RewindState, Role, StoreError};
 
 /// What a rewind covers.
@@ -84,6 +85,9 @@ pub struct FilePlan {
     pub action: Action,
     /// What the file is set to.
     pub target: FileState,
+    /// The target's bytes when they come from outside the blob store (a command's change,
+    /// read from git's snapshot); stored as a blob when the rewind is applied.
+    pub from_git: Option<Vec<u8>>,
 }
 
 /// What a rewind (or its undo) will do, before it does it.
@@ -207,23 +211,47 @@ fn plan_files(
     let mut out = Vec::new();
     for (path, (first, last)) in by_path {
         let Some(first) = first else { continue };
-        let action = if first.by_command.is_some() {
-            Action::NotRestorable("changed by a command, not restorable".into())
-        } else if first.before == FileState::Unknown {
-            Action::NotRestorable("not snapshotted (it was over the size cap)".into())
-        } else {
-            let current = current_state(root, path);
-            // What an earlier rewind of this session set the file to is the session's too.
-            let ours = rewound.iter().any(|(p, st)| p == path && st.same(&current));
-            decide(&current, &first.before, &last.after, force || ours)
+        let (target, from_git) = match target_of(root, first) {
+            Ok(t) => t,
+            Err(why) => {
+                out.push(FilePlan {
+                    path: path.to_string(),
+                    action: Action::NotRestorable(why),
+                    target: FileState::Unknown,
+                    from_git: None,
+                });
+                continue;
+            }
         };
+        let current = current_state(root, path);
+        // What an earlier rewind of this session set the file to is the session's too.
+        let ours = rewound.iter().any(|(p, st)| p == path && st.same(&current));
         out.push(FilePlan {
             path: path.to_string(),
-            action,
-            target: first.before.clone(),
+            action: decide(&current, &target, &last.after, force || ours),
+            target,
+            from_git,
         });
     }
     out
+}
+
+/// The state before a change (and, read from git, its bytes), or why it cannot be had.
+fn target_of(
+    root: &Path,
+    first: &FileChangeRow,
+) -> std::result::Result<(FileState, Option<Vec<u8>>), String> {
+    match (&first.by_command, &first.before_tree) {
+        (Some(_), Some(tree)) => match git_snapshot::read(root, tree, &first.path)? {
+            Some((data, mode)) => Ok((FileState::of(&data, mode), Some(data))),
+            None => Ok((FileState::Absent, None)),
+        },
+        (Some(_), None) => Err("changed by a command, not restorable".into()),
+        (None, _) if first.before == FileState::Unknown => {
+            Err("not snapshotted (it was over the size cap)".into())
+        }
+        (None, _) => Ok((first.before.clone(), None)),
+    }
 }
 
 /// What to do with a file now `current`, to be `target`, last left as `expected`.
@@ -261,6 +289,7 @@ pub fn plan_undo(sessions: &Sessions, session_id: &str, force: bool) -> Result<P
             path: f.path.clone(),
             action: decide(&current_state(root, &f.path), &f.previous, &f.target, force),
             target: f.previous.clone(),
+            from_git: None,
         })
         .collect();
     Ok(Plan {
@@ -282,6 +311,9 @@ pub fn apply(sessions: &Sessions, plan: &Plan) -> Result<String> {
     let mut files = Vec::new();
     for f in plan.files.iter().filter(|f| f.action.changes_file()) {
         let full = checked_path(root, &f.path)?;
+        if let Some(data) = &f.from_git {
+            store.put_blob(data)?;
+        }
         let previous = match std::fs::read(&full) {
             Ok(data) => {
                 let mode = file_mode(&full);

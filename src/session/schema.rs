@@ -201,7 +201,8 @@ pub const MIGRATIONS: &[&str] = &[
     // row per file a tool result changed (its message's seq; 0 once compaction renumbered the
     // transcript), the before- and after-state (blob hash, mode, size; `*_absent`: no file;
     // no hash and not absent: not kept — over the size cap, or changed by a command, whose
-    // change `by_command` names). Blobs live in `files/` beside the assets, shared across
+    // change `by_command` names; inside git, `before_tree` is the tree object of the working
+    // tree before the command, which holds its earlier content). Blobs live in `files/` beside the assets, shared across
     // sessions and deleted with the last row naming one. `rewinds` / `rewind_files`: the
     // journal of a rewind, written before any file is replaced, so a start finishes one a
     // kill interrupted; the previous states make it undoable.
@@ -218,7 +219,8 @@ pub const MIGRATIONS: &[&str] = &[
         after_hash    TEXT,
         after_mode    INTEGER,
         after_size    INTEGER,
-        after_absent  INTEGER NOT NULL DEFAULT 0
+        after_absent  INTEGER NOT NULL DEFAULT 0,
+        before_tree   TEXT
     );
     CREATE INDEX file_changes_by_session ON file_changes(session_id, seq);
     CREATE INDEX file_changes_by_blob ON file_changes(before_hash) WHERE before_hash IS NOT NULL;

@@ -61,9 +61,16 @@ pub enum FileChange {
         before: Image,
         after: Image,
     },
-    /// `run_command` changed this path; there is no before-image, so a rewind cannot
-    /// restore it.
-    ByCommand { path: String, change: CommandChange },
+    /// `run_command` changed this path. `after`: its state once the command ended
+    /// (`Unknown` over the size cap). `before_tree`: inside a git work tree, the tree object
+    /// of the working tree before the command (a rewind reads the file's earlier content
+    /// there); without one the change cannot be restored.
+    ByCommand {
+        path: String,
+        change: CommandChange,
+        after: FileState,
+        before_tree: Option<String>,
+    },
 }
 
 /// A file's state as recorded: what a rewind puts back or compares against.
@@ -115,6 +122,8 @@ pub struct FileChangeRow {
     pub by_command: Option<CommandChange>,
     pub before: FileState,
     pub after: FileState,
+    /// For a command's change inside git: the tree object holding the state before.
+    pub before_tree: Option<String>,
 }
 
 /// One file of a rewind's journal: what it is set to, and what was there before (kept, so

@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use crate::session::{CommandChange, FileChange};
+use crate::session::snapshot::SNAPSHOT_LIMIT;
+use crate::session::{CommandChange, FileChange, FileState};
 
 /// Files walked at most; a larger workspace is not fingerprinted (and the result says so).
 pub(crate) const FINGERPRINT_LIMIT: usize = 50_000;
@@ -63,30 +64,53 @@ pub(crate) fn take(root: &Path, home: Option<&Path>) -> Fingerprint {
     }
 }
 
-/// The paths that differ between two fingerprints, sorted.
-pub(crate) fn changes(before: &Fingerprint, after: &Fingerprint) -> Vec<FileChange> {
+/// The paths that differ between two fingerprints, sorted, each with its state after the
+/// command (hashed; `Unknown` over the snapshot cap) and the tree holding the state before.
+pub(crate) fn changes(
+    root: &Path,
+    before: &Fingerprint,
+    after: &Fingerprint,
+    before_tree: Option<&str>,
+) -> Vec<FileChange> {
     let mut out: Vec<FileChange> = Vec::new();
-    for (path, meta) in &after.files {
-        let change = match before.files.get(path) {
-            None => CommandChange::Created,
-            Some(old) if old != meta => CommandChange::Modified,
-            Some(_) => continue,
+    let change = |path: &str, change: CommandChange| {
+        let after = match change {
+            CommandChange::Deleted => FileState::Absent,
+            CommandChange::Created | CommandChange::Modified => state_now(&root.join(path)),
         };
-        out.push(FileChange::ByCommand {
-            path: path.clone(),
+        FileChange::ByCommand {
+            path: path.to_string(),
             change,
-        });
+            after,
+            before_tree: before_tree.map(str::to_string),
+        }
+    };
+    for (path, meta) in &after.files {
+        match before.files.get(path) {
+            None => out.push(change(path, CommandChange::Created)),
+            Some(old) if old != meta => out.push(change(path, CommandChange::Modified)),
+            Some(_) => {}
+        }
     }
     for path in before.files.keys() {
         if !after.files.contains_key(path) {
-            out.push(FileChange::ByCommand {
-                path: path.clone(),
-                change: CommandChange::Deleted,
-            });
+            out.push(change(path, CommandChange::Deleted));
         }
     }
     out.sort_by(|a, b| path_of(a).cmp(path_of(b)));
     out
+}
+
+/// A file's state now (`Unknown` when it cannot be read, is not a regular file, or is over
+/// the snapshot cap).
+fn state_now(path: &Path) -> FileState {
+    match std::fs::symlink_metadata(path) {
+        Ok(md) if md.is_file() && md.len() <= SNAPSHOT_LIMIT => std::fs::read(path)
+            .map_or(FileState::Unknown, |d| {
+                FileState::of(&d, md.mode() & 0o7777)
+            }),
+        _ => FileState::Unknown,
+    }
 }
 
 fn path_of(c: &FileChange) -> &str {
@@ -96,7 +120,12 @@ fn path_of(c: &FileChange) -> &str {
 }
 
 /// The line the result ends with when the command changed files (or could not be watched).
-pub(crate) fn report(before: &Fingerprint, after: &Fingerprint, changes: &[FileChange]) -> String {
+pub(crate) fn report(
+    before: &Fingerprint,
+    after: &Fingerprint,
+    changes: &[FileChange],
+    in_git: bool,
+) -> String {
     if !before.complete || !after.complete {
         return format!(
             "[the workspace has over {FINGERPRINT_LIMIT} files, so what the command changed was not recorded; a rewind cannot restore it]\n"
@@ -109,15 +138,22 @@ pub(crate) fn report(before: &Fingerprint, after: &Fingerprint, changes: &[FileC
         .iter()
         .take(NAMED)
         .map(|c| match c {
-            FileChange::ByCommand { path, change } => format!("{path} ({})", change.as_str()),
+            FileChange::ByCommand { path, change, .. } => {
+                format!("{path} ({})", change.as_str())
+            }
             FileChange::Written { path, .. } => path.clone(),
         })
         .collect();
     if changes.len() > NAMED {
         named.push(format!("and {} more", changes.len() - NAMED));
     }
+    let how = if in_git {
+        "restorable by a rewind (git holds the work tree as it was before)"
+    } else {
+        "not restorable by a rewind"
+    };
     format!(
-        "[files changed by a command, not restorable by a rewind: {}]\n",
+        "[files changed by a command, {how}: {}]\n",
         named.join(", ")
     )
 }
@@ -141,13 +177,25 @@ mod tests {
         std::fs::write(root.join("new"), "n").unwrap();
         std::fs::write(root.join("ignored/x"), "x").unwrap();
         let after = take(root, None);
-        let got: Vec<String> = changes(&before, &after)
+        let got: Vec<String> = changes(root, &before, &after, None)
             .iter()
             .map(|c| match c {
-                FileChange::ByCommand { path, change } => format!("{path} {}", change.as_str()),
+                FileChange::ByCommand {
+                    path,
+                    change,
+                    after,
+                    ..
+                } => format!("{path} {} {}", change.as_str(), after == &FileState::Absent),
                 FileChange::Written { .. } => unreachable!(),
             })
             .collect();
-        assert_eq!(got, ["edit modified", "gone deleted", "new created"]);
+        assert_eq!(
+            got,
+            [
+                "edit modified false",
+                "gone deleted true",
+                "new created false"
+            ]
+        );
     }
 }

@@ -13,6 +13,7 @@
 mod diff;
 mod edit_file;
 mod fingerprint;
+pub(crate) mod git_snapshot;
 mod grep;
 mod list_dir;
 mod path;

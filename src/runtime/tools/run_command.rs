@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::fingerprint;
 use super::sandbox::{self, SandboxStatus};
 use super::{SandboxMode, ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
+use super::{fingerprint, git_snapshot};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "run_command",
@@ -268,6 +268,7 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Err(e) => return ToolOutput::error(e),
     };
     let watched = fingerprint::take(&root, home.as_deref());
+    let tree = git_snapshot::snapshot(&root);
     let started = Instant::now();
     let outcome = match execute(&mut cmd, timeout, ctx, ctx.output_cap, confined) {
         Ok(o) => o,
@@ -286,9 +287,13 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     );
     // What the command changed in the workspace: recorded with the result, never restored.
     let after = fingerprint::take(&root, home.as_deref());
-    let changed = fingerprint::changes(&watched, &after);
-    out.text
-        .push_str(&fingerprint::report(&watched, &after, &changed));
+    let changed = fingerprint::changes(&root, &watched, &after, tree.as_deref());
+    out.text.push_str(&fingerprint::report(
+        &watched,
+        &after,
+        &changed,
+        tree.is_some(),
+    ));
     out.files = changed;
     out
 }

@@ -15,7 +15,7 @@ use crate::session::snapshot::*;
 
 /// The columns a change row is read with, in [`change_from_row`]'s order.
 const CHANGE_COLS: &str = "seq, path, by_command, before_hash, before_mode, before_size, \
-     before_absent, after_hash, after_mode, after_size, after_absent";
+     before_absent, after_hash, after_mode, after_size, after_absent, before_tree";
 
 impl Store {
     /// The file a blob is kept in (its hash checked to be one).
@@ -138,16 +138,20 @@ impl Store {
                     by_command: None,
                     before: self.image_state(before, true)?,
                     after: self.image_state(after, false)?,
+                    before_tree: None,
                 },
-                FileChange::ByCommand { path, change } => FileChangeRow {
+                FileChange::ByCommand {
+                    path,
+                    change,
+                    after,
+                    before_tree,
+                } => FileChangeRow {
                     seq: 0,
                     path: path.clone(),
                     by_command: Some(*change),
                     before: FileState::Unknown,
-                    after: match change {
-                        CommandChange::Deleted => FileState::Absent,
-                        CommandChange::Created | CommandChange::Modified => FileState::Unknown,
-                    },
+                    after: after.clone(),
+                    before_tree: before_tree.clone(),
                 },
             });
         }
@@ -394,7 +398,7 @@ fn insert_change(
     let (ah, am, asz, aa) = state_cols(&r.after);
     let mut st = tx.prepare_cached(&format!(
         "INSERT INTO file_changes (session_id, {CHANGE_COLS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
     ))?;
     st.execute(params![
         session_id,
@@ -408,7 +412,8 @@ fn insert_change(
         ah,
         am,
         asz,
-        aa
+        aa,
+        r.before_tree
     ])?;
     Ok(())
 }
@@ -425,6 +430,7 @@ fn change_from_row(r: &Row<'_>) -> rusqlite::Result<FileChangeRow> {
         }),
         before: state_from(r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?),
         after: state_from(r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?),
+        before_tree: r.get(11)?,
     })
 }
 

@@ -301,6 +301,58 @@ fn a_commands_changes_outside_git_are_reported_not_restorable() {
     );
 }
 
+fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let o = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+    o.stdout
+}
+
+#[test]
+fn a_commands_changes_inside_git_are_rewound_without_touching_the_index() {
+    let env = Env::new(KEY, "[sandbox]\nmode = \"off\"\n");
+    git(&env.workdir, &["init", "-q"]);
+    env.put("tracked.txt", "t1\n", 0o644);
+    env.put("gone.txt", "g\n", 0o755);
+    env.put("untracked.txt", "u1\n", 0o644);
+    git(&env.workdir, &["add", "tracked.txt", "gone.txt"]);
+    let status = git(&env.workdir, &["status", "--porcelain"]);
+    let index = std::fs::read(env.workdir.join(".git/index")).unwrap();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "c1",
+            "run_command",
+            &args(json!({"command":
+                "echo t2 > tracked.txt; echo u2 > untracked.txt; echo new > made.txt; rm gone.txt"})),
+        )]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    ok(env
+        .cmd(Some(&srv), &["run", "--approve", "never-ask", "change"])
+        .output()
+        .unwrap());
+    let tool = crate::support::agent::tool_message(&srv.requests()[1].json()).clone();
+    let text = tool["content"].as_str().unwrap();
+    assert!(text.contains("restorable by a rewind (git"), "{text}");
+    assert_eq!(
+        std::fs::read(env.workdir.join(".git/index")).unwrap(),
+        index,
+        "the user's index is untouched"
+    );
+    let id = env.shown("last")["id"].as_str().unwrap().to_string();
+    ok(env.nc(&["rewind", &id, "--to", "1", "--yes"]));
+    assert_eq!(env.file("tracked.txt"), Some((b"t1\n".to_vec(), 0o644)));
+    assert_eq!(env.file("untracked.txt"), Some((b"u1\n".to_vec(), 0o644)));
+    assert_eq!(env.file("gone.txt"), Some((b"g\n".to_vec(), 0o755)));
+    assert_eq!(env.file("made.txt"), None);
+    assert_eq!(git(&env.workdir, &["status", "--porcelain"]), status);
+}
+
 #[test]
 fn blobs_are_shared_and_deleted_with_their_last_session() {
     let env = Env::new(KEY, "");
