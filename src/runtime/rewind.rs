@@ -274,6 +274,36 @@ fn decide(current: &FileState, target: &FileState, expected: &FileState, force: 
     }
 }
 
+/// The seq of the session's last user message (`None`: it has none).
+pub fn last_user_seq(sessions: &Sessions, session_id: &str) -> Result<Option<i64>> {
+    const WINDOW: i64 = 256;
+    let mut to = sessions.header(session_id)?.last_seq;
+    while to >= 1 {
+        let from = (to - WINDOW + 1).max(1);
+        let msgs = sessions.messages(session_id, from, to)?;
+        if let Some(m) = msgs.iter().rev().find(|m| m.role == Role::User) {
+            return Ok(Some(m.seq));
+        }
+        to = from - 1;
+    }
+    Ok(None)
+}
+
+/// The TUI's `/undo`: the files the last turn changed go back (a files-only rewind to the
+/// last user message; the conversation is kept). Returns the plan and whether anything was
+/// applied (`None`: the session has no user message).
+pub fn undo_last_turn(sessions: &Sessions, session_id: &str) -> Result<Option<(Plan, bool)>> {
+    let Some(seq) = last_user_seq(sessions, session_id)? else {
+        return Ok(None);
+    };
+    let plan = plan(sessions, session_id, seq, Scope::FilesOnly, false)?;
+    let changes = plan.files.iter().any(|f| f.action.changes_file());
+    if changes {
+        apply(sessions, &plan)?;
+    }
+    Ok(Some((plan, changes)))
+}
+
 /// Plans undoing the newest rewind made from (or into) `session_id`: each file it changed
 /// goes back to what the rewind found.
 pub fn plan_undo(sessions: &Sessions, session_id: &str, force: bool) -> Result<Plan> {

@@ -481,3 +481,24 @@ fn a_rewind_killed_at_random_points_is_finished_by_the_next_start() {
     }
     eprintln!("{finished_by_start} of 8 kills landed mid-rewind");
 }
+
+/// The TUI's `/undo` (through its worker, as the conversation sends it): the last turn's
+/// files go back, the conversation stays, and the rewind it made is undone in turn.
+#[test]
+fn slash_undo_puts_back_the_last_turns_files() {
+    use neocode::tui::worker::{Reply, Request, handle};
+    let env = Env::new(KEY, "");
+    let id = two_turns(&env);
+    let before = env.shown(&id)["message_count"].clone();
+    let reply = handle(&env.sessions(), Request::UndoTurn { id: id.clone() }).unwrap();
+    let Reply::Undone(text) = reply else {
+        panic!("{reply:?}")
+    };
+    assert!(text.contains("Undid the last turn's changes to 3 files"), "{text}");
+    assert_eq!(env.file("a.txt").unwrap().0, b"ALPHA\n");
+    assert_eq!(env.file("b.sh").unwrap().0, b"#!/bin/sh\necho b\n");
+    assert_eq!(env.file("created2/nested.txt"), None);
+    assert_eq!(env.shown(&id)["message_count"], before);
+    ok(env.nc(&["rewind", &id, "--undo", "--yes"]));
+    assert_eq!(env.file("a.txt").unwrap().0, b"beta\n");
+}
