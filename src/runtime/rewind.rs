@@ -20,6 +20,9 @@ use super::Sessions;
 use super::tools::git_snapshot;
 use crate::session::{FileChangeRow, FileState, Rewind, RewindFile, RewindState, Role, StoreError};
 
+/// The mark a session made by a rewind carries in front of its title.
+pub const REWOUND: &str = "↺";
+
 /// What a rewind covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -421,6 +424,13 @@ fn finish(sessions: &Sessions, rw: &Rewind) -> Result<()> {
     }
     if rw.forks && store.load_header(&rw.result_id).is_err() {
         store.fork_as(&rw.session_id, Some(rw.to_seq - 1), &rw.result_id)?;
+        // The list (and `show`) mark a session a rewind made with `↺`.
+        let source = store.summary(&rw.session_id)?;
+        let title = source
+            .display_title()
+            .trim_start_matches(REWOUND)
+            .trim_start();
+        store.rename(&rw.result_id, &format!("{REWOUND} {title}"))?;
     }
     store.finish_rewind(&rw.id)?;
     Ok(())

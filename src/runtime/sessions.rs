@@ -261,11 +261,6 @@ impl Sessions {
         self.store.file_changes(id)
     }
 
-    /// Whether a session was made by a rewind (the list marks it `↺`).
-    pub fn made_by_rewind(&self, id: &str) -> Result<bool> {
-        self.store.made_by_rewind(id)
-    }
-
     /// [`Sessions::append_with_state`] for a tool result that changed workspace files: the
     /// changes (before-images as blobs) are recorded in the same transaction.
     pub fn append_with_files(

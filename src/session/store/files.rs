@@ -289,17 +289,6 @@ impl Store {
         })
     }
 
-    /// Whether a session was made by a rewind.
-    pub fn made_by_rewind(&self, session_id: &str) -> Result<bool> {
-        self.with_conn(|c| {
-            super::row_exists(
-                c,
-                "SELECT 1 FROM rewinds WHERE result_id = ?1 AND forks = 1",
-                [session_id],
-            )
-        })
-    }
-
     /// After a session's rows are gone: deletes the blobs of `candidates` no row refers to.
     pub(super) fn drop_unreferenced_blobs(&self, candidates: &BTreeSet<String>) -> Result<()> {
         if candidates.is_empty() {

@@ -163,6 +163,7 @@ fn rewinding_to_the_second_turn_restores_bytes_and_modes_and_keeps_the_original(
     // The fork continues from just before it.
     let fork = env.shown(&new_id);
     assert_eq!(fork["parent_id"], id.as_str());
+    assert_eq!(fork["title"], "↺ first", "the list marks it");
     assert_eq!(fork["message_count"], turns[1] - 1);
 
     // Back to the first turn, from the original: the first turn's changes go too.
@@ -494,7 +495,10 @@ fn slash_undo_puts_back_the_last_turns_files() {
     let Reply::Undone(text) = reply else {
         panic!("{reply:?}")
     };
-    assert!(text.contains("Undid the last turn's changes to 3 files"), "{text}");
+    assert!(
+        text.contains("Undid the last turn's changes to 3 files"),
+        "{text}"
+    );
     assert_eq!(env.file("a.txt").unwrap().0, b"ALPHA\n");
     assert_eq!(env.file("b.sh").unwrap().0, b"#!/bin/sh\necho b\n");
     assert_eq!(env.file("created2/nested.txt"), None);
