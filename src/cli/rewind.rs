@@ -84,9 +84,18 @@ pub fn run(loc: &Location, a: &RewindArgs) -> CmdResult {
     }
     .map_err(failure)?;
     if a.dry_run {
+        // Each file's line, then the hunks its rewind applies.
         let mut out = Out::stdout();
-        for l in report(&plan, true) {
-            out.line(&l)?;
+        let lines = report(&plan, true);
+        let files_from = lines.len() - plan.files.len();
+        for l in &lines[..files_from] {
+            out.line(l)?;
+        }
+        for (l, f) in lines[files_from..].iter().zip(&plan.files) {
+            out.line(l)?;
+            for h in rewind::hunks(&sessions, f) {
+                out.line(&format!("      {}", sanitize::line(&h)))?;
+            }
         }
         return out.finish();
     }

@@ -277,6 +277,57 @@ fn decide(current: &FileState, target: &FileState, expected: &FileState, force: 
     }
 }
 
+/// Lines of one file's hunks a preview shows at most.
+const PREVIEW_LINES: usize = 40;
+
+/// The hunks a file's rewind applies (from what is there now to its target), as unified
+/// diff lines, cut after [`PREVIEW_LINES`]; a binary file is one line saying so. Empty for
+/// a file left alone. Not yet sanitised.
+pub fn hunks(sessions: &Sessions, f: &FilePlan) -> Vec<String> {
+    if !f.action.changes_file() {
+        return Vec::new();
+    }
+    let read_now = checked_path(sessions.root(), &f.path)
+        .ok()
+        .and_then(|p| std::fs::read(p).ok());
+    let target = match (&f.target, &f.from_git) {
+        (_, Some(data)) => Some(data.clone()),
+        (FileState::Stored { hash, .. }, None) => sessions.store().read_blob(hash).ok(),
+        (FileState::Absent | FileState::Unknown, None) => None,
+    };
+    let (Ok(now), Ok(then)) = (
+        String::from_utf8(read_now.clone().unwrap_or_default()),
+        String::from_utf8(target.clone().unwrap_or_default()),
+    ) else {
+        return vec!["(binary content)".into()];
+    };
+    let from = if read_now.is_some() {
+        format!("a/{}", f.path)
+    } else {
+        "/dev/null".into()
+    };
+    let to = if target.is_some() {
+        format!("b/{}", f.path)
+    } else {
+        "/dev/null".into()
+    };
+    let text = similar::TextDiff::from_lines(&now, &then)
+        .unified_diff()
+        .context_radius(2)
+        .header(&from, &to)
+        .to_string();
+    let all: Vec<&str> = text.lines().collect();
+    let mut out: Vec<String> = all
+        .iter()
+        .take(PREVIEW_LINES)
+        .map(|l| l.to_string())
+        .collect();
+    if all.len() > PREVIEW_LINES {
+        out.push(format!("… {} more diff lines", all.len() - PREVIEW_LINES));
+    }
+    out
+}
+
 /// The seq of the session's last user message (`None`: it has none).
 pub fn last_user_seq(sessions: &Sessions, session_id: &str) -> Result<Option<i64>> {
     const WINDOW: i64 = 256;

@@ -202,6 +202,8 @@ fn a_file_the_user_edited_is_skipped_without_force() {
             .any(|l| l.trim_start().starts_with("restored") && l.contains("b.sh")),
         "{dry}"
     );
+    // The hunks: b.sh goes back to its first content.
+    assert!(dry.contains("-echo B2") && dry.contains("+echo b"), "{dry}");
     // A dry run changes nothing.
     assert!(env.file("created2/nested.txt").is_some());
 
