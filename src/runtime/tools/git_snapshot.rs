@@ -12,6 +12,12 @@ fn git(root: &Path, index: Option<&Path>) -> Command {
     let mut c = Command::new("git");
     c.arg("-C")
         .arg(root)
+        .args([
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+        ])
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
@@ -36,7 +42,7 @@ impl Drop for TempIndex {
 /// The tree of `root`'s working tree now (ignored files left out), or `None` outside a git
 /// work tree's top level or when git fails.
 pub(crate) fn snapshot(root: &Path) -> Option<String> {
-    if !root.join(".git").exists() {
+    if !root.join(".git").exists() || !safe_config(root) {
         return None;
     }
     let index = TempIndex(std::env::temp_dir().join(format!(
@@ -66,6 +72,28 @@ pub(crate) fn snapshot(root: &Path) -> Option<String> {
     let tree = git(root, Some(&index.0)).arg("write-tree").output().ok()?;
     let tree = String::from_utf8_lossy(&tree.stdout).trim().to_string();
     (tree.len() >= 40 && tree.bytes().all(|b| b.is_ascii_hexdigit())).then_some(tree)
+}
+
+/// Whether git may be run here outside the sandbox. A command may write the repository's
+/// own config (the workspace is writable), and `git add` runs the clean filters and the
+/// fsmonitor program a config names: a repository whose local config sets any of them (or
+/// includes another file, which could) gets no snapshot, so no command can have code run
+/// outside the sandbox this way.
+fn safe_config(root: &Path) -> bool {
+    let Ok(o) = git(root, None)
+        .args([
+            "config",
+            "--local",
+            "--name-only",
+            "--get-regexp",
+            r"^(filter\.|core\.fsmonitor|include)",
+        ])
+        .output()
+    else {
+        return false;
+    };
+    // Exit 1 with no output: no such key.
+    o.status.code() == Some(1) && o.stdout.is_empty()
 }
 
 /// `path` in `tree`: its bytes and mode (`None`: not in the tree — the command created it),

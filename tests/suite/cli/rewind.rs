@@ -356,6 +356,43 @@ fn a_commands_changes_inside_git_are_rewound_without_touching_the_index() {
     assert_eq!(git(&env.workdir, &["status", "--porcelain"]), status);
 }
 
+/// A command may write the repository's config; git is run outside the sandbox, so a
+/// repository whose local config names a filter (which `git add` would run) gets no snapshot,
+/// and its command's changes stay not restorable.
+#[test]
+fn a_repository_whose_config_names_a_filter_gets_no_snapshot() {
+    let env = Env::new(KEY, "[sandbox]\nmode = \"off\"\n");
+    git(&env.workdir, &["init", "-q"]);
+    let marker = env.tmp.path().join("filter-ran");
+    git(
+        &env.workdir,
+        &[
+            "config",
+            "filter.evil.clean",
+            &format!("touch {}; cat", marker.display()),
+        ],
+    );
+    env.put(".gitattributes", "* filter=evil\n", 0o644);
+    env.put("a.txt", "a\n", 0o644);
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "c1",
+            "run_command",
+            &args(json!({"command": "echo b > a.txt"})),
+        )]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    ok(env
+        .cmd(Some(&srv), &["run", "--approve", "never-ask", "change"])
+        .output()
+        .unwrap());
+    assert!(!marker.exists(), "neocode ran the repository's filter");
+    let tool = crate::support::agent::tool_message(&srv.requests()[1].json()).clone();
+    let text = tool["content"].as_str().unwrap();
+    assert!(text.contains("not restorable by a rewind"), "{text}");
+}
+
 #[test]
 fn blobs_are_shared_and_deleted_with_their_last_session() {
     let env = Env::new(KEY, "");
