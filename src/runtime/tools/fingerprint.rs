@@ -23,44 +23,52 @@ pub(crate) struct Fingerprint {
     complete: bool,
 }
 
-/// Walks `root` (its ignore files honoured, `.git` and `home` skipped).
+/// Walks `root` (its ignore files honoured, `.git` and `home` skipped) on two threads.
 pub(crate) fn take(root: &Path, home: Option<&Path>) -> Fingerprint {
+    use ignore::WalkState;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, Ordering};
     let home = home.map(Path::to_path_buf);
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .require_git(false)
         .parents(false)
         .follow_links(false)
+        .threads(2)
         .filter_entry(move |e| {
             e.file_name() != ".git" && home.as_deref().is_none_or(|h| e.path() != h)
         })
-        .build();
-    let mut files = HashMap::new();
-    for entry in walker.flatten() {
-        if entry.depth() == 0 || entry.file_type().is_some_and(|t| t.is_dir()) {
-            continue;
-        }
-        if files.len() >= FINGERPRINT_LIMIT {
-            return Fingerprint {
-                files,
-                complete: false,
+        .build_parallel();
+    let files: Mutex<HashMap<String, (u64, i128, u32)>> = Mutex::new(HashMap::new());
+    let over = AtomicBool::new(false);
+    walker.run(|| {
+        let (files, over) = (&files, &over);
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
             };
-        }
-        let Ok(rel) = entry.path().strip_prefix(root) else {
-            continue;
-        };
-        let Ok(md) = entry.path().symlink_metadata() else {
-            continue;
-        };
-        let mtime = i128::from(md.mtime()) * 1_000_000_000 + i128::from(md.mtime_nsec());
-        files.insert(
-            rel.to_string_lossy().into_owned(),
-            (md.size(), mtime, md.mode() & 0o7777),
-        );
-    }
+            if entry.depth() == 0 || entry.file_type().is_some_and(|t| t.is_dir()) {
+                return WalkState::Continue;
+            }
+            let (Ok(rel), Ok(md)) = (entry.path().strip_prefix(root), entry.metadata()) else {
+                return WalkState::Continue;
+            };
+            let mtime = i128::from(md.mtime()) * 1_000_000_000 + i128::from(md.mtime_nsec());
+            let mut files = files.lock().unwrap_or_else(|p| p.into_inner());
+            if files.len() >= FINGERPRINT_LIMIT {
+                over.store(true, Ordering::Relaxed);
+                return WalkState::Quit;
+            }
+            files.insert(
+                rel.to_string_lossy().into_owned(),
+                (md.size(), mtime, md.mode() & 0o7777),
+            );
+            WalkState::Continue
+        })
+    });
     Fingerprint {
-        files,
-        complete: true,
+        files: files.into_inner().unwrap_or_else(|p| p.into_inner()),
+        complete: !over.load(Ordering::Relaxed),
     }
 }
 
