@@ -162,6 +162,10 @@ pub enum Command {
         #[arg(long, value_name = "SEQ")]
         at: Option<i64>,
     },
+    /// Go back to a user message: a new session forked just before it, and the files the
+    /// session changed from then on put back as they were (the original stays as it is).
+    #[command(after_help = super::rewind::REWIND_HELP)]
+    Rewind(super::rewind::RewindArgs),
     /// Give a session a new title.
     #[command(after_help = "Example:\n  neocode rename last \"Fix the flaky login test\"")]
     Rename {

@@ -13,6 +13,7 @@ mod list;
 mod manage;
 mod mcp;
 pub mod out;
+mod rewind;
 mod rules;
 pub mod run;
 mod search;
@@ -228,6 +229,7 @@ pub fn run(cli: Cli) -> CmdResult {
         },
         Some(Command::Fork { id, at }) => manage::fork(&location(&cli)?, id, *at),
         Some(Command::Rename { id, title }) => manage::rename(&location(&cli)?, id, title),
+        Some(Command::Rewind(args)) => rewind::run(&location(&cli)?, args),
         Some(Command::Delete { id, yes }) => manage::delete(&location(&cli)?, id, *yes),
         Some(Command::Search { query, json, limit }) => {
             search::run(&location(&cli)?, query, *json, *limit)
@@ -351,6 +353,7 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Import { .. } => "import",
         Command::Fork { .. } => "fork",
         Command::Rename { .. } => "rename",
+        Command::Rewind(_) => "rewind",
         Command::Delete { .. } => "delete",
         Command::Search { .. } => "search",
         Command::Completions { .. } => "completions",

@@ -16,9 +16,9 @@ use clap::Args;
 use super::Failure;
 use super::out::Out;
 use crate::runtime::agent::{
-    Agent, Commands, FailCode, FinishReason, Lease, LeaseError, Permission, PlanRequest,
-    RuleScope, StartCode, StartError, Target, TurnCommand, TurnEvent, TurnRequest, TurnSink,
-    approval, plan_goal,
+    Agent, Commands, FailCode, FinishReason, Lease, LeaseError, Permission, PlanRequest, RuleScope,
+    StartCode, StartError, Target, TurnCommand, TurnEvent, TurnRequest, TurnSink, approval,
+    plan_goal,
 };
 use crate::runtime::config::{Api, ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::tools;

@@ -121,6 +121,8 @@ struct JsonShow<'a> {
     /// What the next request carries (README "Token figures"); `null` before a model call.
     context_now: Option<JsonContextNow>,
     last_messages: Vec<JsonMessage<'a>>,
+    /// The workspace files the session's tools changed, by turn (what a rewind restores).
+    file_changes: &'a [super::rewind::TurnChanges],
 }
 
 #[derive(Serialize)]
@@ -231,6 +233,7 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     let context_now = crate::runtime::agent::compact::context_now(&header, tail.iter().rev());
     let interrupted = sessions.interrupted_tool_calls(&id)?;
     let context = session_report(&loc.home, &sessions, &id)?;
+    let file_changes = super::rewind::turn_changes(&sessions, &id, header.last_seq)?;
     let steps = header
         .plan
         .as_ref()
@@ -285,6 +288,7 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                     ),
                 })
                 .collect(),
+            file_changes: &file_changes,
         };
         out.line(&fmt::to_json(&doc))?;
         return out.finish();
@@ -477,6 +481,19 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
                 l(&a.mime_type),
                 fmt::compact(a.size_bytes) + "B"
             ))?;
+        }
+    }
+
+    if !file_changes.is_empty() {
+        out.line("")?;
+        let n: usize = file_changes.iter().map(|t| t.files.len()).sum();
+        let heading = out.paint(
+            "1",
+            &format!("Files  {n} changes (neocode rewind <ID> --to <SEQ> goes back)"),
+        );
+        out.line(&heading)?;
+        for line in super::rewind::turn_lines(&file_changes) {
+            out.line(&line)?;
         }
     }
 

@@ -16,6 +16,7 @@ pub mod mcp;
 pub mod permissions;
 pub mod project_context;
 pub mod provider;
+pub mod rewind;
 #[cfg(any(test, feature = "testkit"))]
 pub mod scripted;
 #[cfg(any(test, feature = "testkit"))]

@@ -29,13 +29,20 @@ pub struct Sessions {
 
 impl Sessions {
     /// Opens (creating as needed) the workspace's store.
+    /// A rewind a kill interrupted is finished first (see [`super::rewind::recover`]).
     pub fn open(loc: &Location) -> Result<Sessions> {
-        Ok(Sessions::with_store(Store::open(loc.paths.clone())?))
+        let sessions = Sessions::with_store(Store::open(loc.paths.clone())?);
+        super::rewind::recover(&sessions);
+        Ok(sessions)
     }
 
     /// Opens the store only if it exists (for read-only commands on a fresh workspace).
     pub fn open_existing(loc: &Location) -> Result<Option<Sessions>> {
-        Ok(Store::open_existing(loc.paths.clone())?.map(Sessions::with_store))
+        let sessions = Store::open_existing(loc.paths.clone())?.map(Sessions::with_store);
+        if let Some(s) = &sessions {
+            super::rewind::recover(s);
+        }
+        Ok(sessions)
     }
 
     /// Opens every existing workspace store under `home` (never creating one), each with the
@@ -248,6 +255,26 @@ impl Sessions {
         update: &StateUpdate,
     ) -> Result<Vec<i64>> {
         self.locked(id, |s| s.append_with_state(id, messages, meta, update))
+    }
+
+    /// The workspace files a session's tools changed, by seq (see [`super::rewind`]).
+    pub fn file_changes(&self, id: &str) -> Result<Vec<crate::session::FileChangeRow>> {
+        self.store.file_changes(id)
+    }
+
+    /// [`Sessions::append_with_state`] for a tool result that changed workspace files: the
+    /// changes (before-images as blobs) are recorded in the same transaction.
+    pub fn append_with_files(
+        &self,
+        id: &str,
+        messages: &[NewMessage],
+        meta: &AppendMeta,
+        update: &StateUpdate,
+        files: &[crate::session::FileChange],
+    ) -> Result<Vec<i64>> {
+        self.locked(id, |s| {
+            s.append_with_files(id, messages, meta, update, files)
+        })
     }
 
     /// Answers calls interrupted by a crash "not run" (the user marked them interrupted

@@ -9,6 +9,7 @@ pub mod model;
 pub mod plan;
 mod schema;
 pub mod search;
+pub mod snapshot;
 pub mod store;
 pub mod workspace;
 
@@ -19,6 +20,9 @@ pub use plan::{
 };
 pub use schema::SCHEMA_VERSION;
 pub use search::{SEARCH_CANDIDATES, SearchResults};
+pub use snapshot::{
+    CommandChange, FileChange, FileChangeRow, FileState, Image, Rewind, RewindFile, RewindState,
+};
 pub use store::imported::ImportedRecord;
 pub use store::{
     Clock, NewSession, QueuedMessage, SessionOverview, StepConversation, Store, conversation_key,

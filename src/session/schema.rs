@@ -213,6 +213,60 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX queued_messages_waiting ON queued_messages(session_id, id)
         WHERE status = 'queued';
+    // Rewind (issue 26): what a session's tools changed in the workspace. `file_changes`: one
+    // row per file a tool result changed (its message's seq; 0 once compaction renumbered the
+    // transcript), the before- and after-state (blob hash, mode, size; `*_absent`: no file;
+    // no hash and not absent: not kept — over the size cap, or changed by a command, whose
+    // change `by_command` names; inside git, `before_tree` is the tree object of the working
+    // tree before the command, which holds its earlier content). Blobs live in `files/` beside the assets, shared across
+    // sessions and deleted with the last row naming one. `rewinds` / `rewind_files`: the
+    // journal of a rewind, written before any file is replaced, so a start finishes one a
+    // kill interrupted; the previous states make it undoable.
+    r#"
+    CREATE TABLE file_changes (
+        session_id    TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq           INTEGER NOT NULL,
+        path          TEXT NOT NULL,
+        by_command    TEXT,
+        before_hash   TEXT,
+        before_mode   INTEGER,
+        before_size   INTEGER,
+        before_absent INTEGER NOT NULL DEFAULT 0,
+        after_hash    TEXT,
+        after_mode    INTEGER,
+        after_size    INTEGER,
+        after_absent  INTEGER NOT NULL DEFAULT 0,
+        before_tree   TEXT
+    );
+    CREATE INDEX file_changes_by_session ON file_changes(session_id, seq);
+    CREATE INDEX file_changes_by_blob ON file_changes(before_hash) WHERE before_hash IS NOT NULL;
+    CREATE TABLE rewinds (
+        id            TEXT PRIMARY KEY,
+        session_id    TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        to_seq        INTEGER NOT NULL,
+        result_id     TEXT NOT NULL,
+        forks         INTEGER NOT NULL,
+        undo_of       TEXT,
+        state         TEXT NOT NULL CHECK (state IN ('applying', 'done', 'undone')),
+        pid           INTEGER NOT NULL,
+        created_at_ms INTEGER NOT NULL
+    );
+    CREATE INDEX rewinds_by_session ON rewinds(session_id);
+    CREATE INDEX rewinds_by_result ON rewinds(result_id);
+    CREATE INDEX rewinds_unfinished ON rewinds(state) WHERE state = 'applying';
+    CREATE TABLE rewind_files (
+        rewind_id     TEXT NOT NULL REFERENCES rewinds(id) ON DELETE CASCADE,
+        path          TEXT NOT NULL,
+        target_hash   TEXT,
+        target_mode   INTEGER,
+        target_absent INTEGER NOT NULL,
+        prev_hash     TEXT,
+        prev_mode     INTEGER,
+        prev_absent   INTEGER NOT NULL,
+        PRIMARY KEY (rewind_id, path)
+    ) WITHOUT ROWID;
+    CREATE INDEX rewind_files_by_target ON rewind_files(target_hash) WHERE target_hash IS NOT NULL;
+    CREATE INDEX rewind_files_by_prev ON rewind_files(prev_hash) WHERE prev_hash IS NOT NULL;
     "#,
 ];
 

@@ -86,6 +86,11 @@ impl WorkspacePaths {
         self.dir.join("assets")
     }
 
+    /// `files/`: the before-images of the files sessions changed (content-addressed blobs).
+    pub fn files(&self) -> PathBuf {
+        self.dir.join("files")
+    }
+
     /// Creates the folders with mode 0700.
     pub fn create_dirs(&self) -> Result<()> {
         for d in [

@@ -122,6 +122,8 @@ pub enum Request {
         /// The calls' ids.
         calls: Vec<String>,
     },
+    /// `/undo`: put back the files the session's last turn changed.
+    UndoTurn { id: String },
 }
 
 /// A kind of read whose queued copies collapse to the newest (see [`Request::replaceable`]).
@@ -162,6 +164,7 @@ impl Request {
             | Request::Enqueue { .. }
             | Request::Unqueue { .. }
             | Request::Find { .. }
+            | Request::UndoTurn { .. }
             | Request::Files => None,
         }
     }
@@ -258,6 +261,8 @@ pub enum Reply {
         query: String,
         seqs: Vec<i64>,
     },
+    /// `/undo` ran: what it did, one line for the conversation (already sanitised).
+    Undone(String),
 }
 
 /// A request with its token.
@@ -388,7 +393,43 @@ fn run(
             let seq = sessions.mark_interrupted(&id, calls)?;
             Reply::Appended { id, seq }
         }
+        Request::UndoTurn { id } => Reply::Undone(undo_turn(sessions, &id)?),
     })
+}
+
+/// `/undo`'s line: how many files went back, and each one left alone.
+fn undo_turn(sessions: &Sessions, id: &str) -> anyhow::Result<String> {
+    use crate::runtime::rewind::{self, Action};
+    use crate::sanitize;
+    let Some((plan, applied)) = rewind::undo_last_turn(sessions, id)? else {
+        return Ok("/undo: this session has no turn yet.".into());
+    };
+    let done = plan
+        .files
+        .iter()
+        .filter(|f| f.action.changes_file())
+        .count();
+    let left: Vec<String> = plan
+        .files
+        .iter()
+        .filter(|f| matches!(f.action, Action::Skip(_) | Action::NotRestorable(_)))
+        .map(|f| format!("{} ({})", sanitize::line(&f.path), f.action.why()))
+        .collect();
+    let mut text = if applied {
+        format!(
+            "Undid the last turn's changes to {done} file{}; `neocode rewind {} --undo` puts them back.",
+            if done == 1 { "" } else { "s" },
+            sanitize::line(id)
+        )
+    } else if left.is_empty() {
+        "The last turn changed no file.".to_string()
+    } else {
+        "Nothing was undone.".to_string()
+    };
+    if !left.is_empty() {
+        text.push_str(&format!(" Left as they are: {}.", left.join(", ")));
+    }
+    Ok(text)
 }
 
 /// A page of the list (and the count, when asked).

@@ -236,6 +236,7 @@ impl Extensions {
                 text: out.text,
                 is_error: out.is_error,
                 metadata: Some(out.metadata),
+                files: Vec::new(),
             },
             out.images,
         ))
@@ -270,6 +271,7 @@ impl Extensions {
                     "dir": skill.dir.display().to_string(),
                     "newly_activated": newly,
                 })),
+                files: Vec::new(),
             },
             Err(e) => ToolOutput::error(format!("cannot record the skill's activation: {e}")),
         }

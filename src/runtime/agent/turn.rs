@@ -125,8 +125,19 @@ impl Turn {
 
     pub(super) fn append(
         &mut self,
+        msg: NewMessage,
+        update: StateUpdate,
+    ) -> Result<i64, FinishReason> {
+        self.append_files(msg, update, &[])
+    }
+
+    /// [`Self::append`] with the workspace files a tool changed, stored in the same
+    /// transaction (their before-images make the turn rewindable).
+    pub(super) fn append_files(
+        &mut self,
         mut msg: NewMessage,
         mut update: StateUpdate,
+        files: &[crate::session::FileChange],
     ) -> Result<i64, FinishReason> {
         let runs = std::mem::take(&mut self.gate.pending);
         msg.tool_metadata = super::gate::with_hook_runs(msg.tool_metadata.take(), runs);
@@ -134,10 +145,14 @@ impl Turn {
         if update.ledger.is_keep() {
             update.ledger = crate::session::Change::Set(self.ledger.clone());
         }
-        let seqs = self
-            .sessions
-            .append_with_state(&self.session_id, &[msg], &self.meta, &update)
-            .map_err(store_failed)?;
+        let seqs = if files.is_empty() {
+            self.sessions
+                .append_with_state(&self.session_id, &[msg], &self.meta, &update)
+        } else {
+            self.sessions
+                .append_with_files(&self.session_id, &[msg], &self.meta, &update, files)
+        }
+        .map_err(store_failed)?;
         Ok(seqs.first().copied().unwrap_or(0))
     }
 
@@ -719,7 +734,7 @@ impl Turn {
             Some(p) => super::gate::with_permission(out.metadata, p),
             None => out.metadata,
         };
-        let seq = self.append(msg, self.state(None))?;
+        let seq = self.append_files(msg, self.state(None), &out.files)?;
         self.emit(TurnEvent::ToolResult {
             call_id: call.id.clone(),
             text,
@@ -847,6 +862,7 @@ impl Turn {
             ),
             is_error: false,
             metadata: Some(json!({"steps": plan.steps.len(), "completed": done})),
+            files: Vec::new(),
         }
     }
 

@@ -127,18 +127,41 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     if let Err(e) = write_atomic(&dir, &name, after.as_bytes(), Some(mode)) {
         return ToolOutput::error(format!("cannot write {}: {e}", p.rel));
     }
-    let meta = diff::metadata(&p.rel, Some(&before), &after);
+    result(&p.rel, &p.abs, before, after, mode)
+}
+
+/// The result of a done edit: the capped diff for the model, the full one for the views,
+/// and the change recorded for a rewind.
+fn result(
+    rel: &str,
+    abs: &std::path::Path,
+    before: String,
+    after: String,
+    mode: u32,
+) -> ToolOutput {
+    let meta = diff::metadata(rel, Some(&before), &after);
     let added = meta["added"].as_u64().unwrap_or(0);
     let removed = meta["removed"].as_u64().unwrap_or(0);
     let diff_text = meta["diff"].as_str().unwrap_or("");
+    let mut text = format!(
+        "edited {rel} (+{added} -{removed} lines):\n{}",
+        capped_diff(diff_text)
+    );
+    let (change, note) = super::written(
+        rel,
+        abs,
+        Some((before.into_bytes(), mode)),
+        after.into_bytes(),
+    );
+    if let Some(n) = note {
+        text.push_str(&n);
+        text.push('\n');
+    }
     ToolOutput {
-        text: format!(
-            "edited {} (+{added} -{removed} lines):\n{}",
-            p.rel,
-            capped_diff(diff_text)
-        ),
+        text,
         is_error: false,
         metadata: Some(meta),
+        files: vec![change],
     }
 }
 

@@ -210,5 +210,6 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         metadata: Some(
             json!({"path": p.rel, "matches": total, "files": files, "shown": lines.len()}),
         ),
+        files: Vec::new(),
     }
 }

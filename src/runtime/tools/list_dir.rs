@@ -137,5 +137,6 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         text,
         is_error: false,
         metadata: Some(json!({"path": p.rel, "entries": shown, "more": more, "depth": depth})),
+        files: Vec::new(),
     }
 }

@@ -12,6 +12,8 @@
 
 mod diff;
 mod edit_file;
+mod fingerprint;
+pub(crate) mod git_snapshot;
 mod grep;
 mod list_dir;
 mod path;
@@ -27,6 +29,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
+
+use crate::session::{FileChange, Image, snapshot::SNAPSHOT_LIMIT};
 
 /// What a tool does, which decides whether it asks for approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -168,6 +172,9 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// Structured details for the views (exit code, duration, path, diff ...).
     pub metadata: Option<Value>,
+    /// The workspace files the call changed, stored with the result so a rewind can put
+    /// them back (see `runtime::rewind`).
+    pub files: Vec<FileChange>,
 }
 
 impl ToolOutput {
@@ -177,6 +184,7 @@ impl ToolOutput {
             text: text.into(),
             is_error: true,
             metadata: None,
+            files: Vec::new(),
         }
     }
 }
@@ -312,6 +320,42 @@ pub(crate) fn one_line(s: &str) -> String {
         out.push_str(" …");
     }
     out
+}
+
+/// What `write_file` / `edit_file` record: the file before (`None`: it did not exist; its
+/// bytes are dropped over [`SNAPSHOT_LIMIT`]) and after (the bytes written, the mode the file
+/// has now). Returns the change and, when the before-image is not kept, the line the result
+/// says so with.
+pub(crate) fn written(
+    rel: &str,
+    abs: &std::path::Path,
+    before: Option<(Vec<u8>, u32)>,
+    after: Vec<u8>,
+) -> (FileChange, Option<String>) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut note = None;
+    let before = match before {
+        None => Image::Absent,
+        Some((data, mode)) if data.len() as u64 > SNAPSHOT_LIMIT => {
+            note = Some(format!(
+                "[not snapshotted: {rel} was over the {} MiB cap, so a rewind cannot restore its earlier content]",
+                SNAPSHOT_LIMIT / (1024 * 1024)
+            ));
+            Image::TooLarge {
+                size: data.len() as u64,
+                mode,
+            }
+        }
+        Some((data, mode)) => Image::Bytes { data, mode },
+    };
+    let mode = std::fs::symlink_metadata(abs).map_or(0o644, |m| m.permissions().mode() & 0o7777);
+    let after = Image::Bytes { data: after, mode };
+    let change = FileChange::Written {
+        path: rel.to_string(),
+        before,
+        after,
+    };
+    (change, note)
 }
 
 /// A string argument of a call.

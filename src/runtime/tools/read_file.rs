@@ -97,6 +97,7 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
             ),
             is_error: false,
             metadata: Some(json!({"path": p.rel, "binary": true, "size": size})),
+            files: Vec::new(),
         };
     }
     let offset = args.offset.unwrap_or(1).max(1);
@@ -183,6 +184,7 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
             "more": stopped_at.is_some(),
             "lossy_utf8": lossy,
         })),
+        files: Vec::new(),
     }
 }
 

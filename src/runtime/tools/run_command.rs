@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use super::sandbox::{self, SandboxStatus};
 use super::{SandboxMode, ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
+use super::{fingerprint, git_snapshot};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "run_command",
@@ -266,6 +267,8 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(c) => c,
         Err(e) => return ToolOutput::error(e),
     };
+    let watched = fingerprint::take(&root, home.as_deref());
+    let tree = git_snapshot::snapshot(&root);
     let started = Instant::now();
     let outcome = match execute(&mut cmd, timeout, ctx, ctx.output_cap, confined) {
         Ok(o) => o,
@@ -273,7 +276,7 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     };
     drop(cmd);
     let elapsed = started.elapsed();
-    report(
+    let mut out = report(
         &args.command,
         &status,
         ctx,
@@ -281,7 +284,18 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         outcome,
         elapsed,
         timeout,
-    )
+    );
+    // What the command changed in the workspace: recorded with the result, never restored.
+    let after = fingerprint::take(&root, home.as_deref());
+    let changed = fingerprint::changes(&root, &watched, &after, tree.as_deref());
+    out.text.push_str(&fingerprint::report(
+        &watched,
+        &after,
+        &changed,
+        tree.is_some(),
+    ));
+    out.files = changed;
+    out
 }
 
 /// How the helper confines: in the namespace box (else the fallback), hiding `home`.
@@ -612,6 +626,7 @@ fn report(
         text,
         is_error: false,
         metadata: Some(metadata),
+        files: Vec::new(),
     }
 }
 

@@ -101,10 +101,8 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
             if let Err(e) = f.read_to_end(&mut bytes) {
                 return ToolOutput::error(format!("cannot read {}: {e}", p.rel));
             }
-            (
-                Some(String::from_utf8_lossy(&bytes).into_owned()),
-                Some(st.st_mode & 0o7777),
-            )
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            (Some((text, bytes)), Some(st.st_mode & 0o7777))
         }
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => (None, None),
         Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
@@ -118,13 +116,25 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         return ToolOutput::error(format!("cannot write {}: {e}", p.rel));
     }
     let lines = args.content.lines().count();
-    let text = match &before {
+    let mut text = match &before {
         None => format!("created {} ({lines} lines)", p.rel),
         Some(_) => format!("wrote {} ({lines} lines)", p.rel),
     };
+    let metadata = diff::metadata(
+        &p.rel,
+        before.as_ref().map(|(t, _)| t.as_str()),
+        &args.content,
+    );
+    let before = before.zip(mode).map(|((_, bytes), m)| (bytes, m));
+    let (change, note) = super::written(&p.rel, &p.abs, before, args.content.into_bytes());
+    if let Some(n) = note {
+        text.push('\n');
+        text.push_str(&n);
+    }
     ToolOutput {
         text,
         is_error: false,
-        metadata: Some(diff::metadata(&p.rel, before.as_deref(), &args.content)),
+        metadata: Some(metadata),
+        files: vec![change],
     }
 }

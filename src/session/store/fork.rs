@@ -12,6 +12,18 @@ impl Store {
     /// Forks a session at `at_seq` (default: its last message): a new session whose parent is
     /// the source, with the messages up to that seq and their assets copied, in one transaction.
     pub fn fork(&self, session_id: &str, at_seq: Option<i64>) -> Result<SessionHeader> {
+        self.fork_as(session_id, at_seq, &uuid::Uuid::new_v4().to_string())
+    }
+
+    /// [`Store::fork`] giving the new session the id `new_id` (a rewind journals it before
+    /// forking, so a start that finishes the rewind knows whether the fork was made).
+    pub fn fork_as(
+        &self,
+        session_id: &str,
+        at_seq: Option<i64>,
+        new_id: &str,
+    ) -> Result<SessionHeader> {
+        super::validate_id("session", new_id)?;
         let src = self.load_header(session_id)?;
         let at = at_seq.unwrap_or(src.last_seq);
         let exists_at = at == 0
@@ -29,22 +41,21 @@ impl Store {
                 last: src.last_seq,
             });
         }
-        let new_id = uuid::Uuid::new_v4().to_string();
         // Asset files first (outside the transaction); removed again if the transaction fails.
         let assets = self.assets_referenced(session_id, at)?;
-        let new_dir = self.inner.paths.assets().join(&new_id);
+        let new_dir = self.inner.paths.assets().join(new_id);
         let copy = || -> Result<Vec<AssetMeta>> {
             let mut out = Vec::new();
             for a in &assets {
                 let src_path = self.checked_asset_path(a)?;
                 crate::session::workspace::create_private_dir(&new_dir)?;
-                let rel = asset_relative_path(&new_id, &a.id);
+                let rel = asset_relative_path(new_id, &a.id);
                 let dst = self.inner.paths.dir.join(&rel);
                 if std::fs::hard_link(&src_path, &dst).is_err() {
                     std::fs::copy(&src_path, &dst).map_err(|e| StoreError::io(&dst, e))?;
                 }
                 out.push(AssetMeta {
-                    session_id: new_id.clone(),
+                    session_id: new_id.to_string(),
                     relative_path: rel,
                     ..a.clone()
                 });
@@ -83,14 +94,14 @@ impl Store {
                     "UPDATE sessions SET message_count =
                         (SELECT count(*) FROM messages WHERE session_id = ?1)
                      WHERE id = ?1",
-                    [&new_id],
+                    [new_id],
                 )?;
                 let ledger: Option<String> = tx.query_row(
                     "SELECT ledger_json FROM sessions WHERE id = ?1",
-                    [&new_id],
+                    [new_id],
                     |r| r.get(0),
                 )?;
-                if let Some(mut l) = opt_json::<RuntimeLedger>(&new_id, "ledger_json", ledger)? {
+                if let Some(mut l) = opt_json::<RuntimeLedger>(new_id, "ledger_json", ledger)? {
                     l.usage = RuntimeUsage::default();
                     l.termination = None;
                     l.cancelled_at_ms = None;
@@ -104,7 +115,8 @@ impl Store {
                      SELECT ?2, step_id, kind, payload_json, write_seq FROM step_updates WHERE session_id = ?1",
                     params![session_id, new_id],
                 )?;
-                refresh_plan_counts(tx, &new_id)?;
+                refresh_plan_counts(tx, new_id)?;
+                super::files::copy_changes(tx, session_id, new_id, at)?;
                 for a in &copied {
                     insert_asset_row(tx, a)?;
                 }
@@ -115,6 +127,6 @@ impl Store {
             let _ = std::fs::remove_dir_all(&new_dir);
             return Err(e);
         }
-        self.load_header(&new_id)
+        self.load_header(new_id)
     }
 }

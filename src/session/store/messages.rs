@@ -177,6 +177,12 @@ impl Store {
             self.require(tx, session_id)?;
             tx.execute(DELETE_SESSION_FTS, [session_id])?;
             tx.execute("DELETE FROM messages WHERE session_id = ?1", [session_id])?;
+            // The recorded file changes stay (a rewind still compares against them) but no
+            // longer belong to a message of the new transcript.
+            tx.execute(
+                "UPDATE file_changes SET seq = 0 WHERE session_id = ?1",
+                [session_id],
+            )?;
             for (i, m) in rep.messages.iter().enumerate() {
                 insert_message(tx, session_id, i as i64 + 1, m, now)?;
             }

@@ -3,10 +3,13 @@
 //! One `Store` type; its methods live by domain, one file each (as codex's `state` crate):
 //! this file opens the database and lends connections, `sessions` creates, lists and resolves
 //! headers, `messages` appends, loads and replaces transcripts, `fork` copies a session,
-//! `assets` keeps files beside the database, `search` queries the full-text index,
-//! `steps` records plan progress, `queue` keeps messages typed while a turn runs, and `import` writes whole sessions from a file.
+//! `assets` keeps files beside the database, `files` the before-images of the workspace
+//! files sessions changed and the rewind journal, `search` queries the full-text index,
+//! `steps` records plan progress, `queue` keeps messages typed while a turn runs, and
+//! `import` writes whole sessions from a file.
 
 mod assets;
+mod files;
 mod fork;
 mod import;
 pub mod imported;

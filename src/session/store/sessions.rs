@@ -634,14 +634,17 @@ impl Store {
     /// sub-agents of it stay and keep its id as their parent (shown as not in the workspace).
     pub fn delete(&self, session_id: &str) -> Result<()> {
         validate_id("session", session_id)?;
-        self.write(|tx| {
+        let blobs = self.write(|tx| {
+            let blobs = super::files::session_blobs(tx, session_id)?;
             tx.execute(DELETE_SESSION_FTS, [session_id])?;
             let n = tx.execute("DELETE FROM sessions WHERE id = ?1", [session_id])?;
             if n == 0 {
                 return Err(self.not_found(session_id));
             }
-            Ok(())
+            Ok(blobs)
         })?;
+        // Blobs no other session (nor another session's rewind) refers to go with it.
+        self.drop_unreferenced_blobs(&blobs)?;
         let dir = self.inner.paths.assets().join(session_id);
         match std::fs::remove_dir_all(&dir) {
             Ok(()) => Ok(()),

@@ -123,6 +123,10 @@ impl App {
                 Vec::new()
             }
             Reply::Appended { seq, .. } => self.on_appended(seq),
+            Reply::Undone(text) => {
+                self.say(text);
+                self.refresh_detail()
+            }
             Reply::Files(files) => {
                 self.conv.files = Some(files);
                 if self.conv.picker {

@@ -31,6 +31,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "",
         "fork this session (at the selected message, else the end)",
     ),
+    (
+        "/undo",
+        "",
+        "put back the files the last turn changed (`neocode rewind ID --undo` reverts it)",
+    ),
     ("/rename", "TITLE", "rename this session"),
     (
         "/model",

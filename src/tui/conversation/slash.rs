@@ -28,6 +28,7 @@ impl Conversation {
             "/resume" => vec![Ask::Act(Action::ResumePicker)],
             "/fork" => vec![Ask::Act(Action::Fork)],
             "/rename" => Conversation::slash_rename(open, arg, ctx),
+            "/undo" => self.slash_undo(open, ctx),
             "/compact" => self.slash_compact(open, ctx),
             "/model" => self.slash_model(open, arg, ctx),
             "/approve" if arg == "network" => self.slash_allow_network(open, ctx),

@@ -24,6 +24,19 @@ impl Conversation {
         })]
     }
 
+    /// `/undo`: the files the last turn changed go back (the worker carries it out).
+    pub(super) fn slash_undo(&mut self, open: Option<String>, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        if self.turn_active() {
+            ctx.fail("/undo: wait for the turn to end first.");
+            return Vec::new();
+        }
+        let Some(id) = open else {
+            ctx.fail("/undo: this session has no turn yet.");
+            return Vec::new();
+        };
+        vec![Ask::Request(Request::UndoTurn { id })]
+    }
+
     /// `/plan [--width N] [--retry-failed] [GOAL]`: drafts and runs a plan, or resumes the open session's.
     pub(super) fn slash_plan(&mut self, arg: &str, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         if self.turn_active() {

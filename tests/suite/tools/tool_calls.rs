@@ -1011,3 +1011,59 @@ fn the_file_tools_never_write_inside_neocodes_home() {
     );
     assert!(!out.is_error, "{}", out.text);
 }
+
+/// Rewind's recording (issue 26): the file tools hand back the file before and after with
+/// their result; a file over the 10 MiB cap is not kept, and the result says so.
+#[test]
+fn file_tools_return_their_before_images_and_say_when_one_is_over_the_cap() {
+    use neocode::session::{FileChange, Image};
+    let s = Space::new();
+    let ctx = s.ctx();
+    s.write("small.txt", "one\n");
+    let out = call(
+        &ctx,
+        "edit_file",
+        json!({"path": "small.txt", "old_string": "one", "new_string": "two"}),
+    );
+    let FileChange::Written {
+        path,
+        before,
+        after,
+    } = &out.files[0]
+    else {
+        panic!("{:?}", out.files)
+    };
+    assert_eq!(path, "small.txt");
+    assert!(
+        matches!(before, Image::Bytes { data, .. } if data == b"one\n"),
+        "{before:?}"
+    );
+    assert!(
+        matches!(after, Image::Bytes { data, .. } if data == b"two\n"),
+        "{after:?}"
+    );
+    let out = call(
+        &ctx,
+        "write_file",
+        json!({"path": "new.txt", "content": "n\n"}),
+    );
+    assert!(matches!(
+        &out.files[0],
+        FileChange::Written {
+            before: Image::Absent,
+            ..
+        }
+    ));
+
+    s.write("big.bin", vec![b'x'; 10 * 1024 * 1024 + 1]);
+    let out = call(
+        &ctx,
+        "write_file",
+        json!({"path": "big.bin", "content": "small now\n"}),
+    );
+    assert!(!out.is_error, "{}", out.text);
+    assert!(out.text.contains("not snapshotted"), "{}", out.text);
+    assert!(
+        matches!(&out.files[0], FileChange::Written { before: Image::TooLarge { size, .. }, .. } if *size == 10 * 1024 * 1024 + 1)
+    );
+}

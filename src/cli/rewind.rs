@@ -1,0 +1,301 @@
+//! `neocode rewind`: back to a user message, conversation and files together (issue 26).
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use clap::Args;
+
+use super::out::Out;
+use super::{CmdResult, Failure, open_for_id};
+use crate::runtime::Location;
+use crate::runtime::rewind::{self, Plan, RewindError, Scope};
+use crate::sanitize;
+
+pub const REWIND_HELP: &str = "\
+Examples:
+  neocode show last                       find the seq of the user message to go back to
+  neocode rewind last --to 5 --dry-run    what would happen to each file
+  neocode rewind last --to 5 --yes        fork before message 5, files back; prints the new id
+  neocode rewind last --to 5 --files-only --yes
+  neocode rewind last --undo --yes        put back what the last rewind overwrote
+
+The original session is never changed: the default continues in a new fork. A file changed
+since the session last wrote it is skipped unless --force. Files changed by run_command were
+not snapshotted and are listed as not restorable.";
+
+/// `neocode rewind <ID> --to <SEQ>` / `--undo`.
+#[derive(Debug, Clone, Args)]
+pub struct RewindArgs {
+    /// Session: full id, unique prefix, or `last`.
+    pub id: String,
+    /// The user message (its seq, as `show` prints it) to go back to: the conversation
+    /// continues from just before it, the files return to their state before its turn.
+    #[arg(
+        long,
+        value_name = "SEQ",
+        required_unless_present = "undo",
+        conflicts_with = "undo"
+    )]
+    pub to: Option<i64>,
+    /// Put the files back only; no fork (the session is continued as it is).
+    #[arg(long, conflicts_with = "conversation_only")]
+    pub files_only: bool,
+    /// Fork before the message only; no file is touched.
+    #[arg(long)]
+    pub conversation_only: bool,
+    /// Print what would happen to each file and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Also replace files changed since the session's last write.
+    #[arg(long)]
+    pub force: bool,
+    /// Do not ask (needed when standard input is not a terminal).
+    #[arg(short, long)]
+    pub yes: bool,
+    /// Undo the session's last rewind: the files it overwrote come back.
+    #[arg(long, conflicts_with_all = ["files_only", "conversation_only"])]
+    pub undo: bool,
+}
+
+fn failure(e: RewindError) -> Failure {
+    let line = sanitize::line(&e.to_string()).into_owned();
+    if e.is_usage() {
+        Failure::usage(line)
+    } else {
+        Failure::runtime(line)
+    }
+}
+
+/// Runs `neocode rewind`.
+pub fn run(loc: &Location, a: &RewindArgs) -> CmdResult {
+    let (sessions, id) = open_for_id(loc, &a.id)?;
+    let plan = match a.to {
+        _ if a.undo => rewind::plan_undo(&sessions, &id, a.force),
+        Some(seq) => {
+            let scope = if a.files_only {
+                Scope::FilesOnly
+            } else if a.conversation_only {
+                Scope::ConversationOnly
+            } else {
+                Scope::Both
+            };
+            rewind::plan(&sessions, &id, seq, scope, a.force)
+        }
+        None => return Err(Failure::usage("rewind needs --to <SEQ> or --undo")),
+    }
+    .map_err(failure)?;
+    if a.dry_run {
+        // Each file's line, then the hunks its rewind applies.
+        let mut out = Out::stdout();
+        let lines = report(&plan, true);
+        let files_from = lines.len() - plan.files.len();
+        for l in &lines[..files_from] {
+            out.line(l)?;
+        }
+        for (l, f) in lines[files_from..].iter().zip(&plan.files) {
+            out.line(l)?;
+            for h in rewind::hunks(&sessions, f) {
+                out.line(&format!("      {}", sanitize::line(&h)))?;
+            }
+        }
+        return out.finish();
+    }
+    if !a.yes {
+        confirm(&plan)?;
+    }
+    let result = rewind::apply(&sessions, &plan).map_err(failure)?;
+    let mut err = std::io::stderr().lock();
+    for l in report(&plan, false) {
+        let _ = writeln!(err, "{l}");
+    }
+    let _ = writeln!(
+        err,
+        "continue with: neocode --resume {}",
+        sanitize::line(&result)
+    );
+    let mut out = Out::stdout();
+    out.line(&sanitize::line(&result))?;
+    out.finish()
+}
+
+/// The plan's lines: a heading, then one line a file.
+fn report(plan: &Plan, dry: bool) -> Vec<String> {
+    let will = if dry { "would be " } else { "" };
+    let mut lines = vec![match (plan.undo_of.is_some(), plan.scope) {
+        (true, _) => format!(
+            "undo of the last rewind of {}: files {will}put back",
+            sanitize::line(&plan.session_id)
+        ),
+        (false, Scope::Both) => format!(
+            "rewind of {} to message {}: a new session forked before it, files {will}put back",
+            sanitize::line(&plan.session_id),
+            plan.to_seq
+        ),
+        (false, Scope::FilesOnly) => format!(
+            "rewind of {} to message {}: files only {will}put back",
+            sanitize::line(&plan.session_id),
+            plan.to_seq
+        ),
+        (false, Scope::ConversationOnly) => format!(
+            "rewind of {} to message {}: conversation only (no file is touched)",
+            sanitize::line(&plan.session_id),
+            plan.to_seq
+        ),
+    }];
+    if plan.files.is_empty() && plan.scope != Scope::ConversationOnly {
+        lines.push("  no file was changed by the session from there on".into());
+    }
+    for f in &plan.files {
+        let why = f.action.why();
+        let why = if why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({why})")
+        };
+        lines.push(format!(
+            "  {:<14} {}{}",
+            f.action.word(),
+            sanitize::line(&f.path),
+            why
+        ));
+    }
+    lines
+}
+
+/// Shows the plan and asks on a terminal; refuses without one.
+fn confirm(plan: &Plan) -> CmdResult {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(Failure::usage(
+            "refusing to rewind without --yes when standard input is not a terminal (see --dry-run)",
+        ));
+    }
+    let mut err = std::io::stderr().lock();
+    for l in report(plan, true) {
+        let _ = writeln!(err, "{l}");
+    }
+    let n = plan
+        .files
+        .iter()
+        .filter(|f| f.action.changes_file())
+        .count();
+    let _ = write!(
+        err,
+        "go ahead ({n} files changed; `neocode rewind {} --undo` puts them back)? [y/N] ",
+        sanitize::line(&plan.result_id)
+    );
+    let _ = err.flush();
+    let mut answer = String::new();
+    stdin
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Failure::runtime(format!("cannot read the answer: {e}")))?;
+    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        Ok(())
+    } else {
+        let _ = writeln!(err, "nothing changed");
+        Err(Failure::quiet())
+    }
+}
+
+/// One file change as `show` lists it.
+#[derive(Debug, serde::Serialize)]
+pub(super) struct ShownChange {
+    /// The tool result that made it.
+    pub seq: i64,
+    pub path: String,
+    /// `created`, `modified` or `deleted`.
+    pub change: &'static str,
+    /// `tool` (write_file / edit_file) or `command` (run_command).
+    pub by: &'static str,
+    /// Whether a rewind can put back the state before it.
+    pub restorable: bool,
+}
+
+/// A turn's file changes: the user message that started it (0: before any, or recorded
+/// before a compaction renumbered the transcript).
+#[derive(Debug, serde::Serialize)]
+pub(super) struct TurnChanges {
+    pub turn: i64,
+    pub files: Vec<ShownChange>,
+}
+
+/// A session's file changes grouped by the turn they happened in.
+pub(super) fn turn_changes(
+    sessions: &crate::runtime::Sessions,
+    id: &str,
+    last_seq: i64,
+) -> Result<Vec<TurnChanges>, Failure> {
+    use crate::session::{CommandChange, FileState, Role};
+    let changes = sessions.file_changes(id)?;
+    if changes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let users: Vec<i64> = sessions
+        .messages(id, 1, last_seq)?
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.seq)
+        .collect();
+    let mut out: Vec<TurnChanges> = Vec::new();
+    for c in changes {
+        let turn = users
+            .iter()
+            .rev()
+            .find(|u| **u <= c.seq && c.seq > 0)
+            .copied()
+            .unwrap_or(0);
+        let change = match (&c.by_command, &c.before, &c.after) {
+            (Some(k), _, _) => k.as_str(),
+            (None, FileState::Absent, _) => CommandChange::Created.as_str(),
+            (None, _, FileState::Absent) => CommandChange::Deleted.as_str(),
+            (None, _, _) => CommandChange::Modified.as_str(),
+        };
+        let shown = ShownChange {
+            seq: c.seq,
+            change,
+            by: if c.by_command.is_some() {
+                "command"
+            } else {
+                "tool"
+            },
+            restorable: c.before_tree.is_some()
+                || (c.by_command.is_none() && c.before != FileState::Unknown),
+            path: c.path,
+        };
+        match out.last_mut() {
+            Some(t) if t.turn == turn => t.files.push(shown),
+            _ => out.push(TurnChanges {
+                turn,
+                files: vec![shown],
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// `show`'s text lines for [`turn_changes`].
+pub(super) fn turn_lines(turns: &[TurnChanges]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for t in turns {
+        lines.push(if t.turn > 0 {
+            format!("  turn at message {}", t.turn)
+        } else {
+            "  earlier (before a compaction)".to_string()
+        });
+        for f in &t.files {
+            let note = match (f.by, f.restorable) {
+                ("command", true) => " (by a command; restorable from git's snapshot)",
+                ("command", false) => " (by a command, not restorable)",
+                (_, false) => " (not snapshotted)",
+                _ => "",
+            };
+            lines.push(format!(
+                "    #{:<4} {:<9} {}{note}",
+                f.seq,
+                f.change,
+                sanitize::line(&f.path)
+            ));
+        }
+    }
+    lines
+}

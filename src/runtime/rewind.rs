@@ -1,0 +1,668 @@
+//! Rewind (issue 26): going back to a user message, conversation and files together.
+//!
+//! A rewind to seq `S` of session `X` forks `X` at `S - 1` (the original keeps everything
+//! after `S`) and puts every file the session's tools changed from `S` on back as it was
+//! just before: the before-image of its first change at or after `S`. A file changed since
+//! the session's last write (by the user's editor, another session) is skipped unless
+//! forced; what a rewind overwrites is stored first, so the rewind can be undone.
+//!
+//! Crash safety: the whole rewind (targets and previous states, blobs already stored) is
+//! journaled before any file is touched, each file is replaced atomically (temporary file,
+//! fsync, rename), and [`recover`] (run when a process opens the sessions) finishes a rewind
+//! a kill interrupted. So each file is always either old or new, and the journal ends done.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Component, Path, PathBuf};
+
+use super::Sessions;
+use super::tools::git_snapshot;
+use crate::session::{FileChangeRow, FileState, Rewind, RewindFile, RewindState, Role, StoreError};
+
+/// The mark a session made by a rewind carries in front of its title.
+pub const REWOUND: &str = "↺";
+
+/// What a rewind covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// A fork at the message and the files (the default).
+    Both,
+    /// The files only; the session itself is continued.
+    FilesOnly,
+    /// A fork only; no file is touched.
+    ConversationOnly,
+}
+
+/// What happens to one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Its earlier content is written back.
+    Restore,
+    /// Deleted: the session created it.
+    Delete,
+    /// Written again: it is gone now.
+    Recreate,
+    /// Already as it was.
+    Unchanged,
+    /// Left alone, and why.
+    Skip(String),
+    /// Cannot be restored, and why (changed by a command, not snapshotted).
+    NotRestorable(String),
+}
+
+impl Action {
+    /// The word the report starts the file's line with.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Action::Restore => "restored",
+            Action::Delete => "deleted",
+            Action::Recreate => "recreated",
+            Action::Unchanged => "unchanged",
+            Action::Skip(_) => "skipped",
+            Action::NotRestorable(_) => "not restorable",
+        }
+    }
+
+    /// Whether the file is written or deleted.
+    pub fn changes_file(&self) -> bool {
+        matches!(self, Action::Restore | Action::Delete | Action::Recreate)
+    }
+
+    /// Why, for the report (empty for a plain restore).
+    pub fn why(&self) -> String {
+        match self {
+            Action::Delete => "created by the session".into(),
+            Action::Recreate => "it was deleted since".into(),
+            Action::Skip(w) | Action::NotRestorable(w) => w.clone(),
+            Action::Restore | Action::Unchanged => String::new(),
+        }
+    }
+}
+
+/// One file of a rewind's plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilePlan {
+    /// Relative to the workspace root.
+    pub path: String,
+    pub action: Action,
+    /// What the file is set to.
+    pub target: FileState,
+    /// The target's bytes when they come from outside the blob store (a command's change,
+    /// read from git's snapshot); stored as a blob when the rewind is applied.
+    pub from_git: Option<Vec<u8>>,
+}
+
+/// What a rewind (or its undo) will do, before it does it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The session rewound.
+    pub session_id: String,
+    /// The user message gone back to (0 for an undo).
+    pub to_seq: i64,
+    pub scope: Scope,
+    /// The session to continue once it is done (a fork's id is chosen now).
+    pub result_id: String,
+    /// Whether `result_id` is a new fork.
+    pub forks: bool,
+    /// The rewind undone.
+    pub undo_of: Option<String>,
+    /// By path.
+    pub files: Vec<FilePlan>,
+}
+
+/// Why a rewind cannot be planned or applied: one line for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum RewindError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(
+        "message {seq} of session {session_id} is not a user message; rewind to one of: {user_seqs}"
+    )]
+    NotUserMessage {
+        session_id: String,
+        seq: i64,
+        user_seqs: String,
+    },
+    #[error("session {0} has no rewind to undo")]
+    NothingToUndo(String),
+    #[error("{path}: {detail}")]
+    File { path: String, detail: String },
+}
+
+impl RewindError {
+    /// Bad input (exit 2) rather than a failure.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            RewindError::Store(e) => e.is_usage(),
+            RewindError::NotUserMessage { .. } | RewindError::NothingToUndo(_) => true,
+            RewindError::File { .. } => false,
+        }
+    }
+}
+
+type Result<T> = std::result::Result<T, RewindError>;
+
+/// Plans a rewind of `session_id` to the user message `to_seq`.
+pub fn plan(
+    sessions: &Sessions,
+    session_id: &str,
+    to_seq: i64,
+    scope: Scope,
+    force: bool,
+) -> Result<Plan> {
+    let header = sessions.header(session_id)?;
+    let at = sessions.messages(session_id, to_seq, to_seq)?;
+    if to_seq < 1 || at.first().is_none_or(|m| m.role != Role::User) {
+        let users: Vec<String> = sessions
+            .messages(session_id, 1, header.last_seq)?
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .map(|m| m.seq.to_string())
+            .collect();
+        return Err(RewindError::NotUserMessage {
+            session_id: session_id.to_string(),
+            seq: to_seq,
+            user_seqs: if users.is_empty() {
+                "(none)".into()
+            } else {
+                users.join(", ")
+            },
+        });
+    }
+    let files = if scope == Scope::ConversationOnly {
+        Vec::new()
+    } else {
+        let changes = sessions.store().file_changes(session_id)?;
+        let rewound = sessions.store().rewound_states(session_id)?;
+        plan_files(sessions.root(), &changes, &rewound, to_seq, force)
+    };
+    let forks = scope != Scope::FilesOnly;
+    Ok(Plan {
+        session_id: session_id.to_string(),
+        to_seq,
+        scope,
+        result_id: if forks {
+            uuid::Uuid::new_v4().to_string()
+        } else {
+            session_id.to_string()
+        },
+        forks,
+        undo_of: None,
+        files,
+    })
+}
+
+/// Each path changed at or after `to_seq`: its target (the state before its first change
+/// there) checked against what the session last left it as and what is there now.
+fn plan_files(
+    root: &Path,
+    changes: &[FileChangeRow],
+    rewound: &[(String, FileState)],
+    to_seq: i64,
+    force: bool,
+) -> Vec<FilePlan> {
+    // path -> (first change at or after to_seq, last change of all)
+    let mut by_path: BTreeMap<&str, (Option<&FileChangeRow>, &FileChangeRow)> = BTreeMap::new();
+    for c in changes {
+        let e = by_path.entry(&c.path).or_insert((None, c));
+        e.1 = c;
+        if c.seq >= to_seq && e.0.is_none() {
+            e.0 = Some(c);
+        }
+    }
+    let mut out = Vec::new();
+    for (path, (first, last)) in by_path {
+        let Some(first) = first else { continue };
+        let (target, from_git) = match target_of(root, first) {
+            Ok(t) => t,
+            Err(why) => {
+                out.push(FilePlan {
+                    path: path.to_string(),
+                    action: Action::NotRestorable(why),
+                    target: FileState::Unknown,
+                    from_git: None,
+                });
+                continue;
+            }
+        };
+        let current = current_state(root, path);
+        // What an earlier rewind of this session set the file to is the session's too.
+        let ours = rewound.iter().any(|(p, st)| p == path && st.same(&current));
+        out.push(FilePlan {
+            path: path.to_string(),
+            action: decide(&current, &target, &last.after, force || ours),
+            target,
+            from_git,
+        });
+    }
+    out
+}
+
+/// The state before a change (and, read from git, its bytes), or why it cannot be had.
+fn target_of(
+    root: &Path,
+    first: &FileChangeRow,
+) -> std::result::Result<(FileState, Option<Vec<u8>>), String> {
+    match (&first.by_command, &first.before_tree) {
+        (Some(_), Some(tree)) => match git_snapshot::read(root, tree, &first.path)? {
+            Some((data, mode)) => Ok((FileState::of(&data, mode), Some(data))),
+            None => Ok((FileState::Absent, None)),
+        },
+        (Some(_), None) => Err("changed by a command, not restorable".into()),
+        (None, _) if first.before == FileState::Unknown => {
+            Err("not snapshotted (it was over the size cap)".into())
+        }
+        (None, _) => Ok((first.before.clone(), None)),
+    }
+}
+
+/// What to do with a file now `current`, to be `target`, last left as `expected`.
+fn decide(current: &FileState, target: &FileState, expected: &FileState, force: bool) -> Action {
+    if current.same(target) {
+        return Action::Unchanged;
+    }
+    if !force && !current.same(expected) {
+        let what = if expected == &FileState::Unknown {
+            "a command changed it after the session's last write, so its content is unknown"
+        } else {
+            "changed since the session's last write"
+        };
+        return Action::Skip(format!("{what} (--force replaces it)"));
+    }
+    match (target, current) {
+        (FileState::Absent, _) => Action::Delete,
+        (_, FileState::Absent) => Action::Recreate,
+        _ => Action::Restore,
+    }
+}
+
+/// Lines of one file's hunks a preview shows at most.
+const PREVIEW_LINES: usize = 40;
+
+/// The hunks a file's rewind applies (from what is there now to its target), as unified
+/// diff lines, cut after [`PREVIEW_LINES`]; a binary file is one line saying so. Empty for
+/// a file left alone. Not yet sanitised.
+pub fn hunks(sessions: &Sessions, f: &FilePlan) -> Vec<String> {
+    if !f.action.changes_file() {
+        return Vec::new();
+    }
+    let read_now = checked_path(sessions.root(), &f.path)
+        .ok()
+        .and_then(|p| std::fs::read(p).ok());
+    let target = match (&f.target, &f.from_git) {
+        (_, Some(data)) => Some(data.clone()),
+        (FileState::Stored { hash, .. }, None) => sessions.store().read_blob(hash).ok(),
+        (FileState::Absent | FileState::Unknown, None) => None,
+    };
+    let (Ok(now), Ok(then)) = (
+        String::from_utf8(read_now.clone().unwrap_or_default()),
+        String::from_utf8(target.clone().unwrap_or_default()),
+    ) else {
+        return vec!["(binary content)".into()];
+    };
+    let from = if read_now.is_some() {
+        format!("a/{}", f.path)
+    } else {
+        "/dev/null".into()
+    };
+    let to = if target.is_some() {
+        format!("b/{}", f.path)
+    } else {
+        "/dev/null".into()
+    };
+    let text = similar::TextDiff::from_lines(&now, &then)
+        .unified_diff()
+        .context_radius(2)
+        .header(&from, &to)
+        .to_string();
+    let all: Vec<&str> = text.lines().collect();
+    let mut out: Vec<String> = all
+        .iter()
+        .take(PREVIEW_LINES)
+        .map(|l| l.to_string())
+        .collect();
+    if all.len() > PREVIEW_LINES {
+        out.push(format!("… {} more diff lines", all.len() - PREVIEW_LINES));
+    }
+    out
+}
+
+/// The seq of the session's last user message (`None`: it has none).
+pub fn last_user_seq(sessions: &Sessions, session_id: &str) -> Result<Option<i64>> {
+    const WINDOW: i64 = 256;
+    let mut to = sessions.header(session_id)?.last_seq;
+    while to >= 1 {
+        let from = (to - WINDOW + 1).max(1);
+        let msgs = sessions.messages(session_id, from, to)?;
+        if let Some(m) = msgs.iter().rev().find(|m| m.role == Role::User) {
+            return Ok(Some(m.seq));
+        }
+        to = from - 1;
+    }
+    Ok(None)
+}
+
+/// The TUI's `/undo`: the files the last turn changed go back (a files-only rewind to the
+/// last user message; the conversation is kept). Returns the plan and whether anything was
+/// applied (`None`: the session has no user message).
+pub fn undo_last_turn(sessions: &Sessions, session_id: &str) -> Result<Option<(Plan, bool)>> {
+    let Some(seq) = last_user_seq(sessions, session_id)? else {
+        return Ok(None);
+    };
+    let plan = plan(sessions, session_id, seq, Scope::FilesOnly, false)?;
+    let changes = plan.files.iter().any(|f| f.action.changes_file());
+    if changes {
+        apply(sessions, &plan)?;
+    }
+    Ok(Some((plan, changes)))
+}
+
+/// Plans undoing the newest rewind made from (or into) `session_id`: each file it changed
+/// goes back to what the rewind found.
+pub fn plan_undo(sessions: &Sessions, session_id: &str, force: bool) -> Result<Plan> {
+    let rw = sessions
+        .store()
+        .last_rewind(session_id)?
+        .ok_or_else(|| RewindError::NothingToUndo(session_id.to_string()))?;
+    let root = sessions.root();
+    let files = rw
+        .files
+        .iter()
+        .map(|f| FilePlan {
+            path: f.path.clone(),
+            action: decide(&current_state(root, &f.path), &f.previous, &f.target, force),
+            target: f.previous.clone(),
+            from_git: None,
+        })
+        .collect();
+    Ok(Plan {
+        session_id: rw.session_id.clone(),
+        to_seq: 0,
+        scope: Scope::FilesOnly,
+        result_id: rw.session_id.clone(),
+        forks: false,
+        undo_of: Some(rw.id),
+        files,
+    })
+}
+
+/// Carries a plan out: stores what it overwrites, journals it, forks, replaces the files,
+/// marks it done. Returns the session to continue.
+pub fn apply(sessions: &Sessions, plan: &Plan) -> Result<String> {
+    let store = sessions.store();
+    let root = sessions.root();
+    let mut files = Vec::new();
+    for f in plan.files.iter().filter(|f| f.action.changes_file()) {
+        let full = checked_path(root, &f.path)?;
+        if let Some(data) = &f.from_git {
+            store.put_blob(data)?;
+        }
+        let previous = match std::fs::read(&full) {
+            Ok(data) => {
+                let mode = file_mode(&full);
+                store.put_blob(&data)?;
+                FileState::of(&data, mode)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileState::Absent,
+            Err(e) => return Err(file_error(&f.path, &e)),
+        };
+        files.push(RewindFile {
+            path: f.path.clone(),
+            target: f.target.clone(),
+            previous,
+        });
+    }
+    let rw = Rewind {
+        id: uuid::Uuid::new_v4().to_string(),
+        session_id: plan.session_id.clone(),
+        to_seq: plan.to_seq,
+        result_id: plan.result_id.clone(),
+        forks: plan.forks,
+        undo_of: plan.undo_of.clone(),
+        state: RewindState::Applying,
+        pid: std::process::id(),
+        files,
+    };
+    store.begin_rewind(&rw)?;
+    if let Err(e) = finish(sessions, &rw) {
+        // Nothing was replaced when staging failed: the journal goes (a failure after the
+        // first rename leaves it for the next start to finish).
+        if !rw
+            .files
+            .iter()
+            .any(|f| current_state(root, &f.path).same(&f.target))
+        {
+            let _ = store.abandon_rewind(&rw.id);
+        }
+        return Err(e);
+    }
+    Ok(rw.result_id)
+}
+
+/// The part of a rewind after its journal: every file staged (its new content written to a
+/// temporary file beside it and fsynced, in parallel), then each replaced by a rename (or
+/// deleted), the folders fsynced, the fork made unless it exists, done. Safe to run again
+/// on a rewind that was partly applied. When staging fails nothing was changed: the error
+/// is returned and the journal is left for the next start to try again.
+fn finish(sessions: &Sessions, rw: &Rewind) -> Result<()> {
+    let store = sessions.store();
+    let staged = stage(sessions, rw)?;
+    let pause = test_pause();
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for (full, tmp) in &staged {
+        let done = match tmp {
+            Some(tmp) => std::fs::rename(tmp, full),
+            None => match std::fs::remove_file(full) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                other => other,
+            },
+        };
+        done.map_err(|e| file_error(&full.to_string_lossy(), &e))?;
+        if let Some(d) = full.parent()
+            && !dirs.iter().any(|x| x == d)
+        {
+            dirs.push(d.to_path_buf());
+        }
+        if let Some(p) = pause {
+            std::thread::sleep(p);
+        }
+    }
+    for d in dirs {
+        if let Ok(f) = std::fs::File::open(&d) {
+            let _ = f.sync_all();
+        }
+    }
+    if rw.forks && store.load_header(&rw.result_id).is_err() {
+        store.fork_as(&rw.session_id, Some(rw.to_seq - 1), &rw.result_id)?;
+        // The list (and `show`) mark a session a rewind made with `↺`.
+        let source = store.summary(&rw.session_id)?;
+        let title = source
+            .display_title()
+            .trim_start_matches(REWOUND)
+            .trim_start();
+        store.rename(&rw.result_id, &format!("{REWOUND} {title}"))?;
+    }
+    store.finish_rewind(&rw.id)?;
+    Ok(())
+}
+
+/// A staged file's bytes and mode.
+type Content = (Vec<u8>, u32);
+
+/// Each file's path and the fsynced temporary file holding its target (`None`: deleted).
+/// The blobs are read (their hashes checked) first; the writes run on a few threads, since
+/// most of their time is the disk's.
+fn stage(sessions: &Sessions, rw: &Rewind) -> Result<Vec<(PathBuf, Option<PathBuf>)>> {
+    let mut work: Vec<(PathBuf, Option<Content>)> = Vec::new();
+    for f in &rw.files {
+        let full = checked_path(sessions.root(), &f.path)?;
+        match &f.target {
+            FileState::Absent => work.push((full, None)),
+            FileState::Unknown => {}
+            FileState::Stored { hash, mode, .. } => {
+                let data = sessions.store().read_blob(hash)?;
+                work.push((full, Some((data, *mode))));
+            }
+        }
+    }
+    let threads = work.len().clamp(1, 8);
+    let chunk = work.len().div_ceil(threads).max(1);
+    let results: Vec<std::io::Result<()>> = std::thread::scope(|s| {
+        let handles: Vec<_> = work
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    for (full, content) in part {
+                        if let Some((data, mode)) = content {
+                            write_tmp(full, data, *mode)?;
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("a staging thread failed")))
+            })
+            .collect()
+    });
+    let staged: Vec<(PathBuf, Option<PathBuf>)> = work
+        .into_iter()
+        .map(|(full, content)| {
+            let tmp = content.map(|_| tmp_path(&full, std::process::id()));
+            (full, tmp)
+        })
+        .collect();
+    if let Some(e) = results.into_iter().find_map(std::result::Result::err) {
+        for (_, tmp) in &staged {
+            if let Some(t) = tmp {
+                let _ = std::fs::remove_file(t);
+            }
+        }
+        return Err(RewindError::File {
+            path: "a file of the rewind".into(),
+            detail: crate::session::io_error(&e),
+        });
+    }
+    Ok(staged)
+}
+
+/// Test hook (`tests/suite/cli/rewind.rs`): `NEOCODE_TEST_REWIND_PAUSE_MS` sleeps after each
+/// file, so a kill lands in the middle of a rewind.
+fn test_pause() -> Option<std::time::Duration> {
+    std::env::var("NEOCODE_TEST_REWIND_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(std::time::Duration::from_millis)
+}
+
+/// Finishes every rewind a kill left journaled but not done (unless the process applying it
+/// is still alive). Best effort: what fails stays journaled for the next start.
+pub fn recover(sessions: &Sessions) {
+    let Ok(pending) = sessions.store().unfinished_rewinds() else {
+        return;
+    };
+    for rw in pending {
+        if rw.pid != std::process::id() && process_alive(rw.pid) {
+            continue;
+        }
+        // The temporary file a kill left behind, if it came between create and rename.
+        for f in &rw.files {
+            if let Ok(full) = checked_path(sessions.root(), &f.path) {
+                let _ = std::fs::remove_file(tmp_path(&full, rw.pid));
+            }
+        }
+        let _ = finish(sessions, &rw);
+    }
+}
+
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+/// Writes `data` with `mode` to the temporary file beside `path` and fsyncs it (its folder
+/// is created when missing).
+fn write_tmp(path: &Path, data: &[u8], mode: u32) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = tmp_path(path, std::process::id());
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(data)?;
+        f.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
+        f.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// The temporary file process `pid` writes `path` through.
+fn tmp_path(path: &Path, pid: u32) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.neocode-rewind-{pid}.tmp"))
+}
+
+/// `root/rel`, refusing a stored path that is absolute, has `..`, or leads through a
+/// symlinked folder out of the root.
+fn checked_path(root: &Path, rel: &str) -> Result<PathBuf> {
+    let escape = || RewindError::File {
+        path: rel.to_string(),
+        detail: "the recorded path leaves the workspace; refusing to touch it".into(),
+    };
+    let p = Path::new(rel);
+    if p.is_absolute() || p.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return Err(escape());
+    }
+    let full = root.join(p);
+    // The deepest folder that exists must resolve inside the root.
+    let mut dir = full.parent();
+    while let Some(d) = dir {
+        if let Ok(real) = d.canonicalize() {
+            if !real.starts_with(root) {
+                return Err(escape());
+            }
+            break;
+        }
+        dir = d.parent();
+    }
+    Ok(full)
+}
+
+/// The state of `root/rel` now (`Unknown` for something that is not a regular file).
+fn current_state(root: &Path, rel: &str) -> FileState {
+    let Ok(full) = checked_path(root, rel) else {
+        return FileState::Unknown;
+    };
+    match std::fs::symlink_metadata(&full) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileState::Absent,
+        Ok(md) if md.is_file() => match std::fs::read(&full) {
+            Ok(data) => FileState::of(&data, md.permissions().mode() & 0o7777),
+            Err(_) => FileState::Unknown,
+        },
+        _ => FileState::Unknown,
+    }
+}
+
+fn file_mode(path: &Path) -> u32 {
+    std::fs::symlink_metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o7777)
+}
+
+fn file_error(path: &str, e: &std::io::Error) -> RewindError {
+    RewindError::File {
+        path: path.to_string(),
+        detail: crate::session::io_error(e),
+    }
+}

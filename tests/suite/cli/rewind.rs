@@ -1,0 +1,547 @@
+//! `neocode rewind` (issue 26): the real binary runs turns against the scripted model (the
+//! tools change real files), then goes back; what a user checks is the bytes and modes of the
+//! files, the sessions `show` lists, and the blobs under the home.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use crate::support::agent::Env;
+use crate::support::{Rng, integrity_ok};
+use neocode::runtime::scripted::{Reply, ScriptedServer};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-rewind-test-KEY-26";
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn ok(o: Output) -> String {
+    assert!(o.status.success(), "exit {:?}: {}", o.status, stderr(&o));
+    stdout(&o)
+}
+
+/// A call's JSON arguments.
+fn args(v: Value) -> String {
+    v.to_string()
+}
+
+/// The binary's commands as a user types them.
+trait Rewinding {
+    fn nc(&self, a: &[&str]) -> Output;
+    fn shown(&self, id: &str) -> Value;
+    fn file(&self, rel: &str) -> Option<(Vec<u8>, u32)>;
+    fn put(&self, rel: &str, data: &str, mode: u32);
+    fn turns(&self, id: &str) -> Vec<i64>;
+}
+
+impl Rewinding for Env {
+    fn nc(&self, a: &[&str]) -> Output {
+        self.cmd(None, a).output().unwrap()
+    }
+
+    fn shown(&self, id: &str) -> Value {
+        serde_json::from_str(&ok(self.nc(&["show", id, "--json"]))).unwrap()
+    }
+
+    fn file(&self, rel: &str) -> Option<(Vec<u8>, u32)> {
+        let p = self.workdir.join(rel);
+        let data = std::fs::read(&p).ok()?;
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o7777;
+        Some((data, mode))
+    }
+
+    fn put(&self, rel: &str, data: &str, mode: u32) {
+        let p = self.workdir.join(rel);
+        std::fs::write(&p, data).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// The user messages' seqs of a session, from its turns' file changes.
+    fn turns(&self, id: &str) -> Vec<i64> {
+        self.shown(id)["file_changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["turn"].as_i64().unwrap())
+            .collect()
+    }
+}
+
+/// Two turns through `neocode run`: the first edits a.txt and creates new1.txt, the second
+/// rewrites b.sh, edits a.txt again and creates created2/nested.txt. Returns the session id.
+fn two_turns(env: &Env) -> String {
+    env.put("a.txt", "alpha\n", 0o640);
+    env.put("b.sh", "#!/bin/sh\necho b\n", 0o755);
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            (
+                "e1",
+                "edit_file",
+                &args(json!({"path": "a.txt", "old_string": "alpha", "new_string": "ALPHA"})),
+            ),
+            (
+                "w1",
+                "write_file",
+                &args(json!({"path": "new1.txt", "content": "one\n"})),
+            ),
+        ]),
+        Reply::text("turn one done"),
+        Reply::tool_calls(&[
+            (
+                "w2",
+                "write_file",
+                &args(json!({"path": "b.sh", "content": "#!/bin/sh\necho B2\n"})),
+            ),
+            (
+                "e2",
+                "edit_file",
+                &args(json!({"path": "a.txt", "old_string": "ALPHA", "new_string": "beta"})),
+            ),
+            (
+                "w3",
+                "write_file",
+                &args(json!({"path": "created2/nested.txt", "content": "nested\n"})),
+            ),
+        ]),
+        Reply::text("turn two done"),
+    ])
+    .unwrap();
+    ok(env
+        .cmd(Some(&srv), &["run", "--approve", "auto-edit", "first"])
+        .output()
+        .unwrap());
+    ok(env
+        .cmd(
+            Some(&srv),
+            &["run", "--continue", "--approve", "auto-edit", "second"],
+        )
+        .output()
+        .unwrap());
+    let id = env.shown("last")["id"].as_str().unwrap().to_string();
+    assert_eq!(env.file("a.txt").unwrap().0, b"beta\n");
+    id
+}
+
+#[test]
+fn rewinding_to_the_second_turn_restores_bytes_and_modes_and_keeps_the_original() {
+    let env = Env::new(KEY, "");
+    let id = two_turns(&env);
+    let turns = env.turns(&id);
+    assert_eq!(turns.len(), 2, "{turns:?}");
+    let before = env.shown(&id);
+
+    let o = env.nc(&["rewind", &id, "--to", &turns[1].to_string(), "--yes"]);
+    let new_id = ok(o).trim().to_string();
+    assert_ne!(new_id, id);
+
+    assert_eq!(env.file("a.txt"), Some((b"ALPHA\n".to_vec(), 0o640)));
+    assert_eq!(
+        env.file("b.sh"),
+        Some((b"#!/bin/sh\necho b\n".to_vec(), 0o755))
+    );
+    assert_eq!(
+        env.file("created2/nested.txt"),
+        None,
+        "the created file is gone"
+    );
+    assert_eq!(
+        env.file("new1.txt"),
+        Some((b"one\n".to_vec(), 0o666 & !umask()))
+    );
+
+    // The original session still has everything after the message.
+    let after = env.shown(&id);
+    assert_eq!(after["message_count"], before["message_count"]);
+    assert_eq!(after["file_changes"], before["file_changes"]);
+    // The fork continues from just before it.
+    let fork = env.shown(&new_id);
+    assert_eq!(fork["parent_id"], id.as_str());
+    assert_eq!(fork["title"], "↺ first", "the list marks it");
+    assert_eq!(fork["message_count"], turns[1] - 1);
+
+    // Back to the first turn, from the original: the first turn's changes go too.
+    ok(env.nc(&["rewind", &id, "--to", &turns[0].to_string(), "--yes"]));
+    assert_eq!(env.file("a.txt"), Some((b"alpha\n".to_vec(), 0o640)));
+    assert_eq!(env.file("new1.txt"), None);
+}
+
+fn umask() -> u32 {
+    // SAFETY: umask only swaps the process's mask; it is put back at once.
+    unsafe {
+        let m = libc::umask(0o022);
+        libc::umask(m);
+        m
+    }
+}
+
+#[test]
+fn a_file_the_user_edited_is_skipped_without_force() {
+    let env = Env::new(KEY, "");
+    let id = two_turns(&env);
+    let to = env.turns(&id)[1].to_string();
+    env.put("a.txt", "mine\n", 0o600);
+
+    let dry = ok(env.nc(&["rewind", &id, "--to", &to, "--dry-run"]));
+    let line = dry.lines().find(|l| l.contains("a.txt")).unwrap();
+    assert!(line.trim_start().starts_with("skipped"), "{dry}");
+    assert!(line.contains("--force"), "{dry}");
+    assert!(
+        dry.lines()
+            .any(|l| l.trim_start().starts_with("deleted") && l.contains("created2/nested.txt")),
+        "{dry}"
+    );
+    assert!(
+        dry.lines()
+            .any(|l| l.trim_start().starts_with("restored") && l.contains("b.sh")),
+        "{dry}"
+    );
+    // The hunks: b.sh goes back to its first content.
+    assert!(dry.contains("-echo B2") && dry.contains("+echo b"), "{dry}");
+    // A dry run changes nothing.
+    assert!(env.file("created2/nested.txt").is_some());
+
+    let o = env.nc(&["rewind", &id, "--to", &to, "--yes"]);
+    assert!(stderr(&o).contains("skipped"), "{}", stderr(&o));
+    ok(o);
+    assert_eq!(env.file("a.txt"), Some((b"mine\n".to_vec(), 0o600)));
+    assert_eq!(env.file("created2/nested.txt"), None);
+
+    ok(env.nc(&[
+        "rewind",
+        &id,
+        "--to",
+        &to,
+        "--files-only",
+        "--force",
+        "--yes",
+    ]));
+    assert_eq!(env.file("a.txt"), Some((b"ALPHA\n".to_vec(), 0o640)));
+}
+
+#[test]
+fn a_rewind_is_undone() {
+    let env = Env::new(KEY, "");
+    let id = two_turns(&env);
+    let to = env.turns(&id)[1].to_string();
+    let fork = ok(env.nc(&["rewind", &id, "--to", &to, "--yes"]))
+        .trim()
+        .to_string();
+    assert_eq!(env.file("a.txt").unwrap().0, b"ALPHA\n");
+
+    let back = ok(env.nc(&["rewind", &fork, "--undo", "--yes"]));
+    assert_eq!(
+        back.trim(),
+        id,
+        "the undo continues in the original session"
+    );
+    assert_eq!(env.file("a.txt"), Some((b"beta\n".to_vec(), 0o640)));
+    assert_eq!(
+        env.file("b.sh"),
+        Some((b"#!/bin/sh\necho B2\n".to_vec(), 0o755))
+    );
+    assert_eq!(env.file("created2/nested.txt").unwrap().0, b"nested\n");
+    // Nothing is left to undo.
+    let o = env.nc(&["rewind", &fork, "--undo", "--yes"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no rewind to undo"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_rewind_to_a_message_that_is_not_the_users_is_refused() {
+    let env = Env::new(KEY, "");
+    let id = two_turns(&env);
+    let to = (env.turns(&id)[1] + 1).to_string();
+    let o = env.nc(&["rewind", &id, "--to", &to, "--yes"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a user message"), "{}", stderr(&o));
+    let o = env.nc(&["rewind", &id, "--to", "1"]);
+    assert_eq!(o.status.code(), Some(2), "no --yes without a terminal");
+}
+
+#[test]
+fn a_commands_changes_outside_git_are_reported_not_restorable() {
+    let env = Env::new(KEY, "[sandbox]\nmode = \"off\"\n");
+    env.put("gone.txt", "g\n", 0o644);
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "c1",
+            "run_command",
+            &args(json!({"command": "echo made > made.txt; rm gone.txt"})),
+        )]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    ok(env
+        .cmd(Some(&srv), &["run", "--approve", "never-ask", "make"])
+        .output()
+        .unwrap());
+    let tool = crate::support::agent::tool_message(&srv.requests()[1].json()).clone();
+    let text = tool["content"].as_str().unwrap();
+    assert!(
+        text.contains("changed by a command, not restorable")
+            && text.contains("made.txt (created)")
+            && text.contains("gone.txt (deleted)"),
+        "{text}"
+    );
+    let shown = env.shown("last");
+    let files = &shown["file_changes"][0]["files"];
+    assert_eq!(files[0]["path"], "gone.txt");
+    assert_eq!(files[0]["by"], "command");
+    assert_eq!(files[0]["restorable"], false);
+    let id = shown["id"].as_str().unwrap();
+    let dry = ok(env.nc(&["rewind", id, "--to", "1", "--dry-run"]));
+    assert!(
+        dry.lines()
+            .any(|l| l.trim_start().starts_with("not restorable") && l.contains("made.txt")),
+        "{dry}"
+    );
+}
+
+fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let o = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+    o.stdout
+}
+
+#[test]
+fn a_commands_changes_inside_git_are_rewound_without_touching_the_index() {
+    let env = Env::new(KEY, "[sandbox]\nmode = \"off\"\n");
+    git(&env.workdir, &["init", "-q"]);
+    env.put("tracked.txt", "t1\n", 0o644);
+    env.put("gone.txt", "g\n", 0o755);
+    env.put("untracked.txt", "u1\n", 0o644);
+    git(&env.workdir, &["add", "tracked.txt", "gone.txt"]);
+    let status = git(&env.workdir, &["status", "--porcelain"]);
+    let index = std::fs::read(env.workdir.join(".git/index")).unwrap();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "c1",
+            "run_command",
+            &args(json!({"command":
+                "echo t2 > tracked.txt; echo u2 > untracked.txt; echo new > made.txt; rm gone.txt"})),
+        )]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    ok(env
+        .cmd(Some(&srv), &["run", "--approve", "never-ask", "change"])
+        .output()
+        .unwrap());
+    let tool = crate::support::agent::tool_message(&srv.requests()[1].json()).clone();
+    let text = tool["content"].as_str().unwrap();
+    assert!(text.contains("restorable by a rewind (git"), "{text}");
+    assert_eq!(
+        std::fs::read(env.workdir.join(".git/index")).unwrap(),
+        index,
+        "the user's index is untouched"
+    );
+    let id = env.shown("last")["id"].as_str().unwrap().to_string();
+    ok(env.nc(&["rewind", &id, "--to", "1", "--yes"]));
+    assert_eq!(env.file("tracked.txt"), Some((b"t1\n".to_vec(), 0o644)));
+    assert_eq!(env.file("untracked.txt"), Some((b"u1\n".to_vec(), 0o644)));
+    assert_eq!(env.file("gone.txt"), Some((b"g\n".to_vec(), 0o755)));
+    assert_eq!(env.file("made.txt"), None);
+    assert_eq!(git(&env.workdir, &["status", "--porcelain"]), status);
+}
+
+/// A command may write the repository's config; git is run outside the sandbox, so a
+/// repository whose local config names a filter (which `git add` would run) gets no snapshot,
+/// and its command's changes stay not restorable.
+#[test]
+fn a_repository_whose_config_names_a_filter_gets_no_snapshot() {
+    let env = Env::new(KEY, "[sandbox]\nmode = \"off\"\n");
+    git(&env.workdir, &["init", "-q"]);
+    let marker = env.tmp.path().join("filter-ran");
+    git(
+        &env.workdir,
+        &[
+            "config",
+            "filter.evil.clean",
+            &format!("touch {}; cat", marker.display()),
+        ],
+    );
+    env.put(".gitattributes", "* filter=evil\n", 0o644);
+    env.put("a.txt", "a\n", 0o644);
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "c1",
+            "run_command",
+            &args(json!({"command": "echo b > a.txt"})),
+        )]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    ok(env
+        .cmd(Some(&srv), &["run", "--approve", "never-ask", "change"])
+        .output()
+        .unwrap());
+    assert!(!marker.exists(), "neocode ran the repository's filter");
+    let tool = crate::support::agent::tool_message(&srv.requests()[1].json()).clone();
+    let text = tool["content"].as_str().unwrap();
+    assert!(text.contains("not restorable by a rewind"), "{text}");
+}
+
+#[test]
+fn blobs_are_shared_and_deleted_with_their_last_session() {
+    let env = Env::new(KEY, "");
+    env.put("same.txt", "the same before-image\n", 0o644);
+    let write = |content: &str| {
+        Reply::tool_calls(&[(
+            "w",
+            "write_file",
+            &args(json!({"path": "same.txt", "content": content})),
+        )])
+    };
+    let srv = ScriptedServer::start(vec![
+        write("x\n"),
+        Reply::text("a"),
+        write("y\n"),
+        Reply::text("b"),
+    ])
+    .unwrap();
+    let run = |prompt: &str| {
+        ok(env
+            .cmd(Some(&srv), &["run", "--approve", "auto-edit", prompt])
+            .output()
+            .unwrap());
+        env.shown("last")["id"].as_str().unwrap().to_string()
+    };
+    let a = run("one");
+    env.put("same.txt", "the same before-image\n", 0o644);
+    let b = run("two");
+    assert_ne!(a, b);
+    let store = env.store();
+    assert_eq!(store.blob_count(), 1, "one blob for the two sessions");
+    let fork = ok(env.nc(&["fork", &a])).trim().to_string();
+    assert_eq!(store.blob_count(), 1, "a fork shares it");
+    for (id, left) in [(&a, 1), (&b, 1), (&fork, 0)] {
+        ok(env.nc(&["delete", id, "--yes"]));
+        assert_eq!(store.blob_count(), left, "after deleting {id}");
+    }
+}
+
+/// The rewind that is killed: 200 files changed in one turn, then rewound (files only) with a
+/// pause after each file, killed at a random moment; the next start finishes it. Every file is
+/// at every moment either its old or its new content, and after the next start all are old
+/// (journal finished) or all new (the kill came before the journal).
+#[test]
+fn a_rewind_killed_at_random_points_is_finished_by_the_next_start() {
+    const N: usize = 200;
+    let env = Env::new(KEY, "[limits]\nmax_tool_calls_per_prompt = 1000\n");
+    let old = |i: usize| format!("old content of file {i}\n");
+    let new = |i: usize| format!("new content of file {i}, longer than the old one\n");
+    for i in 0..N {
+        env.put(&format!("f{i:03}.txt"), &old(i), 0o644);
+    }
+    let calls: Vec<(String, String, String)> = (0..N)
+        .map(|i| {
+            (
+                format!("w{i}"),
+                "write_file".to_string(),
+                args(json!({"path": format!("f{i:03}.txt"), "content": new(i)})),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str, &str)> = calls
+        .iter()
+        .map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))
+        .collect();
+    let srv =
+        ScriptedServer::start(vec![Reply::tool_calls(&refs), Reply::text("all written")]).unwrap();
+    ok(env
+        .cmd(Some(&srv), &["run", "--approve", "auto-edit", "write them"])
+        .output()
+        .unwrap());
+    let id = env.shown("last")["id"].as_str().unwrap().to_string();
+    let state = |env: &Env| -> (usize, usize) {
+        let (mut olds, mut news) = (0, 0);
+        for i in 0..N {
+            let got = std::fs::read_to_string(env.workdir.join(format!("f{i:03}.txt"))).unwrap();
+            if got == old(i) {
+                olds += 1;
+            } else if got == new(i) {
+                news += 1;
+            } else {
+                panic!("f{i:03}.txt is neither old nor new: {got:?}");
+            }
+        }
+        (olds, news)
+    };
+    let stray = |dir: &Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect()
+    };
+    assert_eq!(state(&env), (0, N));
+    let mut rng = Rng::from_time();
+    let mut finished_by_start = 0;
+    for round in 0..8 {
+        let mut child = env
+            .cmd(None, &["rewind", &id, "--to", "1", "--files-only", "--yes"])
+            .env("NEOCODE_TEST_REWIND_PAUSE_MS", "2")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20 + rng.below(500)));
+        let _ = child.kill();
+        child.wait().unwrap();
+        let mid = state(&env);
+        // Any start finishes what the kill interrupted.
+        ok(env.nc(&["show", &id]));
+        assert_eq!(integrity_ok(&env.db()), "ok");
+        let after = state(&env);
+        assert!(
+            after == (N, 0) || after == (0, N),
+            "round {round}: half applied after the next start: {after:?} (mid {mid:?})"
+        );
+        assert_eq!(stray(&env.workdir), Vec::<String>::new());
+        if mid.0 > 0 && mid.1 > 0 {
+            finished_by_start += 1;
+        }
+        if after == (N, 0) {
+            ok(env.nc(&["rewind", &id, "--undo", "--yes"]));
+            assert_eq!(state(&env), (0, N), "round {round}: the undo");
+        }
+    }
+    eprintln!("{finished_by_start} of 8 kills landed mid-rewind");
+}
+
+/// The TUI's `/undo` (through its worker, as the conversation sends it): the last turn's
+/// files go back, the conversation stays, and the rewind it made is undone in turn.
+#[test]
+fn slash_undo_puts_back_the_last_turns_files() {
+    use neocode::tui::worker::{Reply, Request, handle};
+    let env = Env::new(KEY, "");
+    let id = two_turns(&env);
+    let before = env.shown(&id)["message_count"].clone();
+    let reply = handle(&env.sessions(), Request::UndoTurn { id: id.clone() }).unwrap();
+    let Reply::Undone(text) = reply else {
+        panic!("{reply:?}")
+    };
+    assert!(
+        text.contains("Undid the last turn's changes to 3 files"),
+        "{text}"
+    );
+    assert_eq!(env.file("a.txt").unwrap().0, b"ALPHA\n");
+    assert_eq!(env.file("b.sh").unwrap().0, b"#!/bin/sh\necho b\n");
+    assert_eq!(env.file("created2/nested.txt"), None);
+    assert_eq!(env.shown(&id)["message_count"], before);
+    ok(env.nc(&["rewind", &id, "--undo", "--yes"]));
+    assert_eq!(env.file("a.txt").unwrap().0, b"beta\n");
+}
