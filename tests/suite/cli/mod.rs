@@ -4,5 +4,6 @@ mod cli_commands;
 mod cli_list_stream;
 mod cli_sessions;
 mod cli_tty;
+mod doctor_probe;
 mod rules_hooks;
 mod terminal_safety;
