@@ -186,7 +186,7 @@ fn plan_schema() -> Value {
         "properties": {
             "steps": {
                 "type": "array",
-                "description": "The whole plan. Each step: id, title, depends_on (ids), status (pending, running, completed, failed).",
+                "description": "The whole plan: steps with id, title, depends_on (step ids), status.",
                 "items": {
                     "type": "object",
                     "properties": {
@@ -209,7 +209,7 @@ fn plan_not_here(_arguments: &str, _ctx: &ToolContext) -> ToolOutput {
 
 const UPDATE_PLAN: ToolSpec = ToolSpec {
     name: "update_plan",
-    description: "Set the plan for this task as a DAG of steps and report step progress. Send the whole plan each time.",
+    description: "Set the task's plan (a DAG of steps) and report progress. Send the whole plan each time.",
     parameters: plan_schema,
     kind: ToolKind::Plan,
     run: plan_not_here,
