@@ -317,3 +317,28 @@ pub(crate) fn one_line(s: &str) -> String {
 pub(crate) fn arg<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
     v.get(k).and_then(Value::as_str)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::specs;
+    use crate::runtime::provider::quirks::estimate_tokens;
+
+    /// The built-in tools are sent with every request: on a 2,048-token local server their
+    /// definitions must leave room (issue 24). Counted as the `prompt_large` warning counts
+    /// them; docs/PERFORMANCE.md has the tokenizer's figure.
+    #[test]
+    fn the_built_in_tool_definitions_stay_lean() {
+        let tokens: u64 = specs()
+            .iter()
+            .map(|t| {
+                estimate_tokens(t.name)
+                    + estimate_tokens(t.description)
+                    + estimate_tokens(&(t.parameters)().to_string())
+            })
+            .sum();
+        println!("built-in tool definitions: ~{tokens} tokens");
+        assert_eq!(specs().len(), 7);
+        // 992 before the descriptions were trimmed, 833 after.
+        assert!(tokens <= 900, "~{tokens} tokens");
+    }
+}
