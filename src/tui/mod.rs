@@ -357,11 +357,7 @@ fn connect(sessions: &Sessions, loc: &Location) -> (Option<Agent>, live::AgentIn
         .then_some(settings.context_window);
     let agent = Agent::new(sessions.clone(), settings);
     // Off the loop (see `Connecting`): the server is asked for its window once, here.
-    let told = info
-        .provider
-        .is_ok()
-        .then(|| agent.told_window())
-        .flatten();
+    let told = info.provider.is_ok().then(|| agent.told_window()).flatten();
     let info = live::AgentInfo {
         window: live::gauge_window(configured, told),
         ..info

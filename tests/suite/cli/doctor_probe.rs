@@ -109,7 +109,10 @@ fn no_probe_makes_no_call_and_a_failing_probe_exits_1() {
     // A call that fails is named, and doctor exits 1 saying how to skip the probe.
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 1, "{out}\n{err}");
-    assert!(out.contains("  FAILED          a plain streamed call: "), "{out}");
+    assert!(
+        out.contains("  FAILED          a plain streamed call: "),
+        "{out}"
+    );
     assert!(err.contains("--no-probe"), "{err}");
     assert_eq!(srv.request_count(), 1);
 }
