@@ -230,10 +230,11 @@ pub enum Command {
     /// Run one agent turn without the TUI: answer text on stdout, tool activity on stderr.
     #[command(after_help = super::run::RUN_EXAMPLES)]
     Run(super::run::RunArgs),
-    /// Check the session databases (SQLite integrity check) and show the provider settings
-    /// and what confines commands; exit 1 when a database is damaged.
+    /// Check the session databases (SQLite integrity check), show the provider settings,
+    /// probe the configured server (streamed usage, streamed tool calls, its window) and what
+    /// confines commands; exit 1 when a database is damaged or the probe fails.
     #[command(
-        after_help = "Examples:\n  neocode doctor\n  neocode doctor --recover   write a recovered copy of a damaged database (the damaged file is kept beside it)"
+        after_help = "Examples:\n  neocode doctor\n  neocode doctor --no-probe  skip the two tiny model calls of the provider probe\n  neocode doctor --recover   write a recovered copy of a damaged database (the damaged file is kept beside it)"
     )]
     Doctor {
         /// Recover each damaged database: a copy through VACUUM INTO (or a row-by-row
@@ -242,6 +243,9 @@ pub enum Command {
         #[allow(rustdoc::invalid_html_tags)]
         #[arg(long)]
         recover: bool,
+        /// Do not probe the configured provider (no model calls).
+        #[arg(long)]
+        no_probe: bool,
     },
     /// Summarise a session's transcript now: the summary becomes its task state and the
     /// transcript becomes summary + recent messages (needs a configured provider).

@@ -246,7 +246,9 @@ pub fn run(cli: Cli) -> CmdResult {
         Some(Command::Hooks(c)) => hooks::run(&location(&cli)?, c),
         Some(Command::Run(args)) => run::run(&location(&cli)?, args),
         Some(Command::Compact { id }) => run::compact(&location(&cli)?, id),
-        Some(Command::Doctor { recover }) => doctor::run(&location(&cli)?, *recover),
+        Some(Command::Doctor { recover, no_probe }) => {
+            doctor::run(&location(&cli)?, *recover, !*no_probe)
+        }
         Some(Command::Bridge { dialect }) => bridge_cmd(&cli, *dialect),
         None if cli.list => {
             let opts = list::ListOptions {

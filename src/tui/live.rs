@@ -26,7 +26,8 @@ const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 pub struct AgentInfo {
     /// The model, or exactly what to configure.
     pub provider: Result<String, String>,
-    /// Context window in tokens; `None`: the config does not say ("window unknown").
+    /// Context window in tokens ([`gauge_window`]: the configured one or the one the server
+    /// tells); `None`: neither is known ("window unknown").
     pub window: Option<u64>,
     /// Approval policy of new turns.
     pub policy: ApprovalPolicy,
@@ -49,6 +50,16 @@ impl Default for AgentInfo {
             sandbox_on: false,
             mcp_failed: Vec::new(),
         }
+    }
+}
+
+/// The window the gauge shows: the smaller of the configured one (`context_window` in
+/// config.toml) and the one the server tells, as a turn uses them; either alone when only one
+/// is known; `None` ("window unknown") when neither is.
+pub fn gauge_window(configured: Option<u64>, told: Option<u64>) -> Option<u64> {
+    match (configured, told) {
+        (Some(c), Some(t)) => Some(c.min(t)),
+        (c, t) => c.or(t),
     }
 }
 
@@ -488,11 +499,24 @@ mod tests {
         let known = line(Some(2048));
         assert!(known.contains("~1.5k/2k"), "{known}");
         assert!(!known.contains("unknown"), "{known}");
-        let unknown = line(None);
+        let unknown = line(gauge_window(None, None));
         assert!(unknown.contains("~1.5k · window unknown"), "{unknown}");
         assert!(
             !unknown.contains('█') && !unknown.contains('░'),
             "{unknown}"
         );
+    }
+
+    #[test]
+    fn the_gauge_shows_a_window_the_server_told_when_the_config_sets_none() {
+        let told = line(gauge_window(None, Some(2048)));
+        assert!(told.contains("~1.5k/2k"), "{told}");
+        assert!(!told.contains("unknown"), "{told}");
+        assert!(told.contains("██████"), "1.5k of 2k fills 6 of 8: {told}");
+        // A smaller told window wins over a configured one, as in a turn.
+        let both = line(gauge_window(Some(128_000), Some(2048)));
+        assert!(both.contains("~1.5k/2k"), "{both}");
+        let configured = line(gauge_window(Some(4096), None));
+        assert!(configured.contains("~1.5k/4.1k"), "{configured}");
     }
 }

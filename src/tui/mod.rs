@@ -365,9 +365,7 @@ fn connect(sessions: &Sessions, loc: &Location, demo: bool) -> (Option<Agent>, l
             ProviderStatus::Ready { model, .. } => Ok(model),
             ProviderStatus::Missing(m) => Err(m),
         },
-        window: settings
-            .context_window_known
-            .then_some(settings.context_window),
+        window: None,
         policy: settings.approval,
         sandbox: if sandbox.is_enforced() {
             "on".into()
@@ -376,6 +374,15 @@ fn connect(sessions: &Sessions, loc: &Location, demo: bool) -> (Option<Agent>, l
         },
         sandbox_on: sandbox.is_enforced(),
         mcp_failed: Vec::new(),
+    };
+    let configured = settings
+        .context_window_known
+        .then_some(settings.context_window);
+    // Off the loop (see `Connecting`): the server is asked for its window once, here.
+    let told = info.provider.is_ok().then(|| agent.told_window()).flatten();
+    let info = live::AgentInfo {
+        window: live::gauge_window(configured, told),
+        ..info
     };
     (Some(agent), info)
 }
@@ -762,5 +769,49 @@ fn skill_answer(
                 names.join("; ")
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::scripted::ScriptedServer;
+
+    /// A config that sets no `context_window`, a server whose `/props` tells 2,048: the gauge
+    /// shows 2k, not "window unknown".
+    #[test]
+    fn the_status_line_shows_the_window_the_server_tells() {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = Location::scratch(dir.path());
+        let srv = ScriptedServer::start(vec![]).unwrap();
+        srv.set_props(serde_json::json!({"default_generation_settings": {"n_ctx": 2048}}));
+        std::fs::create_dir_all(&loc.home).unwrap();
+        std::fs::write(
+            loc.home.join("config.toml"),
+            format!(
+                "[provider]\nbase_url = \"{}\"\nmodel = \"m\"\n",
+                srv.base_url()
+            ),
+        )
+        .unwrap();
+        let sessions = Sessions::open(&loc).unwrap();
+        let (agent, info) = connect(&sessions, &loc, false);
+        assert!(agent.is_some());
+        assert_eq!(info.window, Some(2048));
+        let line: String = live::status_spans(
+            &info,
+            (1000, false),
+            0,
+            None,
+            info.policy,
+            &theme::Theme::new(false),
+        )
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
+        assert!(line.contains(" 1k/2k "), "{line}");
+        assert!(!line.contains("window unknown"), "{line}");
+        // Nothing was sent to the model for it.
+        assert_eq!(srv.request_count(), 0);
     }
 }

@@ -193,6 +193,13 @@ impl Agent {
         }
     }
 
+    /// The window the provider's server tells (llama.cpp's `/props`, `/v1/models`, an
+    /// overflow's numbers; probed once per server and process, so the first call may wait a
+    /// few seconds): `None` when it tells none or no provider can be made.
+    pub fn told_window(&self) -> Option<u64> {
+        (self.factory)().ok()?.context_window()
+    }
+
     /// The sessions.
     pub fn sessions(&self) -> &Sessions {
         &self.sessions

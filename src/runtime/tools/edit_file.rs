@@ -14,7 +14,7 @@ use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, diff, parse_args};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "edit_file",
-    description: "Replace exactly one occurrence of old_string with new_string in a file. old_string must match the file exactly (whitespace included) and occur exactly once: add surrounding lines to make it unique. Read the file first.",
+    description: "Replace old_string with new_string in a file. old_string must match exactly (whitespace too) and occur once: add surrounding lines to make it unique. Read the file first.",
     parameters: schema,
     kind: ToolKind::Edit,
     run,
@@ -34,9 +34,9 @@ fn schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "File path relative to the workspace root."},
-            "old_string": {"type": "string", "description": "Exact text to replace; must occur exactly once."},
-            "new_string": {"type": "string", "description": "Replacement text."}
+            "path": {"type": "string", "description": "File path."},
+            "old_string": {"type": "string", "description": "Exact text, occurring once."},
+            "new_string": {"type": "string", "description": "Replacement."}
         },
         "required": ["path", "old_string", "new_string"]
     })

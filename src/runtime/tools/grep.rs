@@ -14,7 +14,7 @@ use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "grep",
-    description: "Search file contents of the workspace with a regular expression (Rust regex syntax), skipping what .gitignore ignores and binary files. Prints `path:line:text`. Narrow with path (file or folder) and glob (e.g. `*.rs`).",
+    description: "Search file contents by regex (Rust syntax), skipping .gitignored and binary files. Prints `path:line:text`. Narrow with path and glob.",
     parameters: schema,
     kind: ToolKind::Read,
     run,
@@ -42,10 +42,10 @@ fn schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "pattern": {"type": "string", "description": "Regular expression."},
-            "path": {"type": "string", "description": "File or folder to search, relative to the workspace root. Default: the root."},
-            "glob": {"type": "string", "description": "Only files whose path matches this glob, e.g. `*.rs` or `src/**/*.toml`."},
-            "case_insensitive": {"type": "boolean", "description": "Ignore case. Default false."}
+            "pattern": {"type": "string", "description": "Regex."},
+            "path": {"type": "string", "description": "File or folder. Default: the root."},
+            "glob": {"type": "string", "description": "Path glob, e.g. `*.rs`, `src/**/*.toml`."},
+            "case_insensitive": {"type": "boolean", "description": "Default false."}
         },
         "required": ["pattern"]
     })

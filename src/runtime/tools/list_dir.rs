@@ -10,7 +10,7 @@ use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "list_dir",
-    description: "List a folder of the workspace as an indented tree (folders end with `/`), skipping what .gitignore ignores. depth 1 lists only the folder itself (default 2).",
+    description: "List a folder as an indented tree (folders end in `/`), skipping .gitignored files. depth 1: the folder only (default 2).",
     parameters: schema,
     kind: ToolKind::Read,
     run,
@@ -31,8 +31,8 @@ fn schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "Folder relative to the workspace root. Default: the root."},
-            "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "description": "Levels to descend. Default 2."}
+            "path": {"type": "string", "description": "Folder. Default: the root."},
+            "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "description": "Levels. Default 2."}
         }
     })
 }

@@ -195,7 +195,7 @@ fn plan_schema() -> Value {
         "properties": {
             "steps": {
                 "type": "array",
-                "description": "The whole plan. Each step: id, title, depends_on (ids), status (pending, running, completed, failed).",
+                "description": "The whole plan: steps with id, title, depends_on (step ids), status.",
                 "items": {
                     "type": "object",
                     "properties": {
@@ -218,7 +218,7 @@ fn plan_not_here(_arguments: &str, _ctx: &ToolContext) -> ToolOutput {
 
 const UPDATE_PLAN: ToolSpec = ToolSpec {
     name: "update_plan",
-    description: "Set the plan for this task as a DAG of steps and report step progress. Send the whole plan each time.",
+    description: "Set the task's plan (a DAG of steps) and report progress. Send the whole plan each time.",
     parameters: plan_schema,
     kind: ToolKind::Plan,
     run: plan_not_here,
@@ -361,4 +361,29 @@ pub(crate) fn written(
 /// A string argument of a call.
 pub(crate) fn arg<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
     v.get(k).and_then(Value::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::specs;
+    use crate::runtime::provider::quirks::estimate_tokens;
+
+    /// The built-in tools are sent with every request: on a 2,048-token local server their
+    /// definitions must leave room (issue 24). Counted as the `prompt_large` warning counts
+    /// them; docs/PERFORMANCE.md has the tokenizer's figure.
+    #[test]
+    fn the_built_in_tool_definitions_stay_lean() {
+        let tokens: u64 = specs()
+            .iter()
+            .map(|t| {
+                estimate_tokens(t.name)
+                    + estimate_tokens(t.description)
+                    + estimate_tokens(&(t.parameters)().to_string())
+            })
+            .sum();
+        println!("built-in tool definitions: ~{tokens} tokens");
+        assert_eq!(specs().len(), 7);
+        // 992 before the descriptions were trimmed, 833 after.
+        assert!(tokens <= 900, "~{tokens} tokens");
+    }
 }

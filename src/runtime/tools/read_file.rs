@@ -12,7 +12,7 @@ use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "read_file",
-    description: "Read a text file of the workspace. Lines come numbered (`   12\\tcode`). Use offset (1-based first line) and limit (number of lines) to page through long files.",
+    description: "Read a text file; lines come numbered (`   12\\tcode`). offset (first line, from 1) and limit (lines) page through long files.",
     parameters: schema,
     kind: ToolKind::Read,
     run,
@@ -33,9 +33,9 @@ fn schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "File path relative to the workspace root."},
-            "offset": {"type": "integer", "minimum": 1, "description": "First line to read (1-based). Default 1."},
-            "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read. Default 2000."}
+            "path": {"type": "string", "description": "File path."},
+            "offset": {"type": "integer", "minimum": 1, "description": "First line, from 1. Default 1."},
+            "limit": {"type": "integer", "minimum": 1, "description": "Lines to read. Default 2000."}
         },
         "required": ["path"]
     })

@@ -22,7 +22,7 @@ use super::{fingerprint, git_snapshot};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "run_command",
-    description: "Run a shell command (`sh -c`) in the workspace root and return its exit code and output (stdout and stderr together; long output keeps its beginning and end). Commands run in a sandbox: they can write only inside the workspace and $TMPDIR, and have no network unless the user allowed it. Background processes are killed when the command ends.",
+    description: "Run a command with `sh -c` in the workspace root; returns exit code and output (stdout and stderr together; long output keeps its start and end). Sandboxed: writes only inside the workspace and $TMPDIR, no network unless the user allowed it. Background processes are killed at the end.",
     parameters: schema,
     kind: ToolKind::Command,
     run,
@@ -49,8 +49,8 @@ fn schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "command": {"type": "string", "description": "Shell command line, run with sh -c in the workspace root."},
-            "timeout_secs": {"type": "integer", "minimum": 1, "description": "Time limit in seconds (capped by the session's limit)."}
+            "command": {"type": "string", "description": "Shell command line."},
+            "timeout_secs": {"type": "integer", "minimum": 1, "description": "Seconds (capped by the session's limit)."}
         },
         "required": ["command"]
     })

@@ -15,7 +15,7 @@ use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, diff, parse_args};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "write_file",
-    description: "Create a file or replace its whole content. Missing parent folders are created. Prefer edit_file for changing part of an existing file.",
+    description: "Create or overwrite a whole file (missing folders are created). To change part of a file, use edit_file.",
     parameters: schema,
     kind: ToolKind::Edit,
     run,
@@ -34,8 +34,8 @@ fn schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "File path relative to the workspace root."},
-            "content": {"type": "string", "description": "The complete new content."}
+            "path": {"type": "string", "description": "File path."},
+            "content": {"type": "string", "description": "The whole new content."}
         },
         "required": ["path", "content"]
     })

@@ -4,6 +4,7 @@ mod cli_commands;
 mod cli_list_stream;
 mod cli_sessions;
 mod cli_tty;
+mod doctor_probe;
 mod rewind;
 mod rules_hooks;
 mod terminal_safety;
