@@ -281,7 +281,7 @@ fn decide(current: &FileState, target: &FileState, expected: &FileState, force: 
 const PREVIEW_LINES: usize = 40;
 
 /// The hunks a file's rewind applies (from what is there now to its target), as unified
-/// diff lines, cut after [`PREVIEW_LINES`]; a binary file is one line saying so. Empty for
+/// diff lines, cut after `PREVIEW_LINES` (40); a binary file is one line saying so. Empty for
 /// a file left alone. Not yet sanitised.
 pub fn hunks(sessions: &Sessions, f: &FilePlan) -> Vec<String> {
     if !f.action.changes_file() {
