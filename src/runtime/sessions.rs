@@ -210,6 +210,12 @@ impl Sessions {
         self.store.search_counted(query, limit)
     }
 
+    /// The seqs of one session's messages matching `query`, in order (at most `limit`), and
+    /// whether more matched.
+    pub fn search_session(&self, id: &str, query: &str, limit: usize) -> Result<(Vec<i64>, bool)> {
+        self.store.search_session(id, query, limit)
+    }
+
     /// A session's assets.
     pub fn assets(&self, id: &str) -> Result<Vec<AssetMeta>> {
         self.store.list_assets(id)

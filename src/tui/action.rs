@@ -69,4 +69,14 @@ pub enum Action {
     PlanReject,
     /// Drop steps from the proposed plan (asks for their ids).
     PlanDrop,
+    /// Search the open session's transcript (or type the query again).
+    Find,
+    /// Move to the next match of the transcript search.
+    FindNext,
+    /// Move to the previous match.
+    FindPrev,
+    /// Copy the selected message (else the last) to the clipboard, by OSC 52.
+    Copy,
+    /// Copy a code block of the selected message (the next one on each press), by OSC 52.
+    CopyCode,
 }

@@ -15,6 +15,9 @@ pub enum Effect {
     /// Something for the agent; what happens comes back as
     /// [`TurnEvent`](crate::runtime::agent::TurnEvent)s.
     Turn(TurnEffect),
+    /// Write this escape sequence to the terminal as it is: OSC 52, which puts text on the
+    /// clipboard (built by [`crate::tui::clipboard::osc52`] from neutralised text).
+    Clipboard(String),
 }
 
 /// What the app asks of the agent.

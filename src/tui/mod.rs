@@ -26,6 +26,7 @@ use crate::tui::worker::{Done, Reply, Worker};
 pub mod action;
 pub mod app;
 pub mod browse;
+pub mod clipboard;
 pub mod composer;
 pub mod conversation;
 pub mod demo;
@@ -398,6 +399,18 @@ fn carry(app: &mut app::App, effects: Vec<Effect>, worker: &Worker, turns: &mut 
             Effect::Turn(t) => {
                 if let Err(why) = turns.dispatch(&t) {
                     app.turn_refused(&t, &why);
+                }
+            }
+            Effect::Clipboard(osc) => {
+                // Between frames, on the terminal the frames go to.
+                use std::io::Write;
+                let mut out = std::io::stdout();
+                if out
+                    .write_all(osc.as_bytes())
+                    .and_then(|()| out.flush())
+                    .is_err()
+                {
+                    app.copy_failed();
                 }
             }
         }

@@ -65,6 +65,13 @@ pub enum Request {
         query: String,
         limit: usize,
     },
+    /// Transcript search in one session: the seqs of its messages matching `query`.
+    Find {
+        id: String,
+        /// The query as typed.
+        query: String,
+        limit: usize,
+    },
     /// Fork a session at a seq (default: the end).
     Fork {
         id: String,
@@ -119,6 +126,8 @@ enum ReadKind {
     Detail,
     Usage,
     Search,
+    /// Transcript search in the open session.
+    Find,
     Poll,
     /// The list filter's matches (and closing the filter).
     Filter,
@@ -134,6 +143,7 @@ impl Request {
             Request::Detail { .. } => Some(ReadKind::Detail),
             Request::Usage { .. } => Some(ReadKind::Usage),
             Request::Search { .. } => Some(ReadKind::Search),
+            Request::Find { .. } => Some(ReadKind::Find),
             Request::Poll => Some(ReadKind::Poll),
             Request::History { .. } => Some(ReadKind::History),
             Request::Filter { .. } | Request::FilterClosed => Some(ReadKind::Filter),
@@ -212,6 +222,16 @@ pub enum Reply {
         query: String,
         /// Hits, best first, how many matched and how the last word was completed.
         found: Box<SearchResults>,
+    },
+    /// The open session's messages matching a transcript search.
+    Found {
+        id: String,
+        /// The query answered.
+        query: String,
+        /// Matching seqs, in order.
+        seqs: Vec<i64>,
+        /// More matched than were returned.
+        more: bool,
     },
     /// A fork was created.
     Forked(Box<SessionHeader>),
@@ -304,6 +324,15 @@ fn run(
             Reply::Search {
                 query,
                 found: Box::new(found),
+            }
+        }
+        Request::Find { id, query, limit } => {
+            let (seqs, more) = sessions.search_session(&id, &query, limit)?;
+            Reply::Found {
+                id,
+                query,
+                seqs,
+                more,
             }
         }
         Request::Fork { id, at } => Reply::Forked(Box::new(sessions.fork(&id, at)?)),

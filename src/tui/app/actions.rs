@@ -66,7 +66,19 @@ impl App {
                 }
                 self.tab_data()
             }
+            Action::Filter
+                if self.screen == Screen::Browse
+                    && self.focus == Focus::Detail
+                    && self.tab == Tab::Transcript =>
+            {
+                self.open_find()
+            }
             Action::Filter => self.open_filter(),
+            Action::Find => self.open_find(),
+            Action::FindNext => self.find_step(true),
+            Action::FindPrev => self.find_step(false),
+            Action::Copy => self.copy_selected(false),
+            Action::CopyCode => self.copy_selected(true),
             Action::Search => {
                 // A fresh dialog: an answer to an earlier one's query is not for it.
                 self.requests.tokens.remove(&Slot::Search);

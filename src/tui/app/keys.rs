@@ -69,6 +69,9 @@ impl App {
                 });
             }
         }
+        if let Some(effects) = self.find_key(&key) {
+            return effects;
+        }
         if self.screen == Screen::Conversation {
             return self.conversation_key(key);
         }

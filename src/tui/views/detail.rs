@@ -154,10 +154,12 @@ pub(super) fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rec
         );
         return;
     }
+    let needles = super::find::needles(app);
     let mut lines: Vec<Line<'static>> = tr
         .visible(w, h, th)
         .into_iter()
         .map(|(seq, line)| {
+            let line = super::find::highlight(line, &needles, th.matched());
             let sel = focused && tr.selected == Some(seq);
             let mut spans = vec![Span::styled(if sel { "▌" } else { " " }, th.accent())];
             spans.extend(line.spans);

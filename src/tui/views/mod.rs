@@ -3,6 +3,7 @@
 
 mod conversation;
 mod detail;
+mod find;
 pub use crate::tui::help;
 mod list;
 mod overlay;
@@ -114,6 +115,24 @@ fn status_line(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Overlay::Plan(p) => p.dropping.as_ref().map(|i| ("Drop steps (ids): ", i)),
         _ => None,
     };
+    if editing.is_none()
+        && let Some(f) = app.find()
+    {
+        let count = f.count();
+        let mut spans = vec![
+            Span::styled("Find: ", t.accent().patch(t.bold())),
+            Span::raw(sanitize::line(&f.input.text).into_owned()),
+        ];
+        if !count.is_empty() {
+            spans.push(Span::styled(format!("  {count}"), t.dim()));
+        }
+        frame.render_widget(Paragraph::new(Line::from(spans)), area);
+        if f.editing {
+            let x = area.x + 6 + input_cursor_width(&f.input.text, f.input.cursor);
+            frame.set_cursor_position((x.min(area.right().saturating_sub(1)), area.y));
+        }
+        return;
+    }
     if let Some((prefix, input)) = editing {
         let line = Line::from(vec![
             Span::styled(prefix, t.accent().patch(t.bold())),
@@ -223,6 +242,13 @@ fn bar_entries(app: &App) -> Vec<(&'static str, &'static str)> {
     out
 }
 
+/// Whether the open transcript search takes n/N now (the browse screen: in the transcript
+/// pane only).
+fn find_has_keys(app: &App) -> bool {
+    use super::app::{Focus, Tab};
+    app.screen == Screen::Conversation || (app.focus == Focus::Detail && app.tab == Tab::Transcript)
+}
+
 /// Keeps the last `keep` entries and as many of the others, in order, as fit `width`.
 pub fn fit_bar(
     entries: &[(&'static str, &'static str)],
@@ -270,6 +296,14 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
         }
         Overlay::Plan(_) => keymap::bar(keymap::Context::Plan).collect(),
         Overlay::Help(_) => vec![("↑↓", "scroll"), ("any key", "close")],
+        Overlay::None if app.find().is_some_and(|f| f.editing) => vec![
+            ("type", "to search the transcript"),
+            ("Enter", "keep (n/N move)"),
+            ("Esc", "close"),
+        ],
+        Overlay::None if app.find().is_some() && find_has_keys(app) => {
+            keymap::bar(keymap::Context::Find).collect()
+        }
         Overlay::None => {
             if app.screen == Screen::Browse
                 && app.browse.list.filter.as_ref().is_some_and(|f| f.editing)

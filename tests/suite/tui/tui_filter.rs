@@ -49,7 +49,7 @@ impl H {
             .into_iter()
             .filter_map(|e| match e {
                 Effect::Storage(j) => Some(j),
-                Effect::Turn(_) => None,
+                Effect::Turn(_) | Effect::Clipboard(_) => None,
             })
             .collect()
     }
