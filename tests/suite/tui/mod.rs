@@ -1,6 +1,7 @@
 //! The TUI: snapshots, filter, live turns, plans, fuzzing, a real terminal, panics.
 
 mod tui_filter;
+mod tui_find_copy;
 mod tui_fuzz;
 mod tui_live;
 mod tui_live_pty;
