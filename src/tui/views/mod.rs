@@ -165,6 +165,8 @@ fn bar_entries(app: &App) -> Vec<(&'static str, &'static str)> {
             A::Down,
             A::PageDown,
             A::Expand,
+            A::Find,
+            A::Copy,
             A::Fork,
             A::Help,
             A::Back,
@@ -185,6 +187,8 @@ fn bar_entries(app: &App) -> Vec<(&'static str, &'static str)> {
         (Screen::Browse, Focus::Detail, Tab::Transcript) => &[
             A::Down,
             A::Expand,
+            A::Find,
+            A::Copy,
             A::PageDown,
             A::Fork,
             A::Open,
