@@ -381,6 +381,8 @@ impl Reply {
 
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
+    /// What `GET /v1/models` lists (it takes no reply from the script).
+    models: Mutex<Vec<String>>,
     requests: Mutex<Vec<RecordedRequest>>,
     stop: AtomicBool,
 }
@@ -400,6 +402,7 @@ impl ScriptedServer {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             script: Mutex::new(replies.into()),
+            models: Mutex::new(Vec::new()),
             requests: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
         });
@@ -440,6 +443,11 @@ impl ScriptedServer {
     /// Appends replies to the script.
     pub fn push(&self, replies: impl IntoIterator<Item = Reply>) {
         lock(&self.shared.script).extend(replies);
+    }
+
+    /// The models `GET /v1/models` lists from now on (none at first).
+    pub fn set_models(&self, names: &[&str]) {
+        *lock(&self.shared.models) = names.iter().map(|n| n.to_string()).collect();
     }
 
     /// Replies not yet used.
@@ -529,7 +537,21 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
     if shared.stop.load(Ordering::SeqCst) {
         return Ok(());
     }
+    let models = req.method == "GET" && req.path.ends_with("/models");
     lock(&shared.requests).push(req);
+    if models {
+        let data: Vec<Value> = lock(&shared.models)
+            .iter()
+            .map(|id| json!({"id": id, "object": "model", "owned_by": "scripted"}))
+            .collect();
+        let body = json!({"object": "list", "data": data}).to_string();
+        write!(
+            conn,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )?;
+        return conn.flush();
+    }
     let reply = lock(&shared.script).pop_front();
     let reply = reply.unwrap_or_else(|| Reply::error(500, "scripted server: no reply left"));
     match reply {

@@ -39,6 +39,11 @@ pub enum Overlay {
     Confirm(Confirm),
     /// A plan run's proposed plan, waiting for run / reject / drop steps.
     Plan(PlanAsk),
+    /// `/model` without a name: the models the server offers, to pick one (sanitised names).
+    Models {
+        names: Vec<String>,
+        selected: usize,
+    },
 }
 
 /// The plan a `/plan` run proposes.

@@ -157,6 +157,12 @@ impl TurnLink {
                     Err(e) => Err(format!("Cannot compact: {}", e.message)),
                 })
             }
+            TurnEffect::Models => self.off_loop("neocode-models", Intent::Models, |agent| {
+                agent
+                    .models()
+                    .map(|names| names.join("\n"))
+                    .map_err(|e| format!("Cannot list the models: {e}"))
+            }),
             TurnEffect::AllowNetwork { session_id } => {
                 let id = session_id.clone();
                 self.off_loop("neocode-network", Intent::Network, move |agent| match agent

@@ -85,7 +85,32 @@ fn provider_factory(settings: &Settings) -> ProviderFactory {
     })
 }
 
+/// The model lists fetched in this process, by base URL (`/model` asks once per server).
+static MODELS: std::sync::OnceLock<
+    std::sync::Mutex<std::collections::HashMap<String, Vec<String>>>,
+> = std::sync::OnceLock::new();
+
 impl Agent {
+    /// The models the configured server offers (`GET /v1/models`), asked once per process
+    /// and server, then answered from memory. Errors are one line for the user.
+    pub fn models(&self) -> Result<Vec<String>, String> {
+        let o = self.settings.openai().map_err(|e| e.to_string())?;
+        let cache = MODELS.get_or_init(Default::default);
+        if let Ok(c) = cache.lock()
+            && let Some(names) = c.get(&o.base_url)
+        {
+            return Ok(names.clone());
+        }
+        let base = o.base_url.clone();
+        let names = OpenAi::new(o)
+            .and_then(|p| p.models())
+            .map_err(|e| e.message)?;
+        if let Ok(mut c) = cache.lock() {
+            c.insert(base, names.clone());
+        }
+        Ok(names)
+    }
+
     /// An agent using the OpenAI-compatible provider from `settings`.
     pub fn new(sessions: Sessions, settings: Settings) -> Agent {
         let factory = provider_factory(&settings);

@@ -62,6 +62,7 @@ impl App {
             } => return self.always_rule_key(call_id, input, scope, key),
             Overlay::Confirm(what) => return self.confirm_key(what, key),
             Overlay::Plan(p) => return self.plan_key(p, key),
+            Overlay::Models { names, selected } => return self.models_key(names, selected, key),
             Overlay::Search(mut s) => {
                 return self.search_key(&mut s, key).unwrap_or_else(|| {
                     self.overlay = Overlay::Search(s);
@@ -261,6 +262,38 @@ impl App {
                 Vec::new()
             }
             Confirm::Leave => self.leave_conversation(),
+        }
+    }
+
+    /// A key over the server's models: ↑↓ choose, Enter switches to it, anything else keeps
+    /// the model.
+    fn models_key(&mut self, names: Vec<String>, selected: usize, key: KeyEvent) -> Vec<Effect> {
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.overlay = Overlay::Models {
+                    selected: selected.saturating_sub(1),
+                    names,
+                };
+                Vec::new()
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.overlay = Overlay::Models {
+                    selected: (selected + 1).min(names.len().saturating_sub(1)),
+                    names,
+                };
+                Vec::new()
+            }
+            KeyCode::Enter => match names.get(selected) {
+                Some(name) => {
+                    let name = name.clone();
+                    self.with_conv(|c, ctx| c.pick_model(&name, ctx))
+                }
+                None => Vec::new(),
+            },
+            _ => {
+                self.say("Model kept.");
+                Vec::new()
+            }
         }
     }
 

@@ -25,7 +25,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     (
         "/model",
         "[NAME]",
-        "show or switch the model of the next turns",
+        "switch the model of the next turns (no name: pick from the server's models)",
     ),
     ("/limits", "", "budgets of this session: used and left"),
     (

@@ -300,6 +300,7 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
         }
         Overlay::Plan(_) => keymap::bar(keymap::Context::Plan).collect(),
         Overlay::Help(_) => vec![("↑↓", "scroll"), ("any key", "close")],
+        Overlay::Models { .. } => vec![("↑↓", "choose"), ("Enter", "switch"), ("Esc", "keep")],
         Overlay::None if app.find().is_some_and(|f| f.editing) => vec![
             ("type", "to search the transcript"),
             ("Enter", "keep (n/N move)"),

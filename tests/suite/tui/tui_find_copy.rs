@@ -69,6 +69,7 @@ impl H {
 
     fn screen(&self) -> String {
         views::draw_to_text(&self.app)
+            .replace(&self._env.workdir.display().to_string(), "[WORKSPACE]")
     }
 
     /// The effects of one key, not carried out.
@@ -98,9 +99,7 @@ fn osc52_text(effects: &[Effect]) -> Option<String> {
     effects.iter().find_map(|e| match e {
         Effect::Clipboard(s) => {
             let b64 = s.strip_prefix("\x1b]52;c;")?.strip_suffix('\x07')?;
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(b64)
-                .ok()?;
+            let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
             String::from_utf8(bytes).ok()
         }
         _ => None,
@@ -138,24 +137,42 @@ fn ctrl_f_searches_the_conversation_and_n_moves_between_matches() {
     let s = h.screen();
     assert!(s.contains("1/3") && s.contains("take 20"), "{s}");
     // The selected message is the match.
-    let t = h.app.browse.detail.as_ref().unwrap().transcript.as_ref().unwrap();
+    let t = h
+        .app
+        .browse
+        .detail
+        .as_ref()
+        .unwrap()
+        .transcript
+        .as_ref()
+        .unwrap();
     assert_eq!(t.selected, Some(20));
     // Esc closes the search line; the editor has the keys again (n was never typed into it).
     h.key(KeyCode::Esc);
     assert!(h.app.find().is_none());
     assert!(h.app.conv.composer.text().is_empty());
     assert!(!h.screen().contains("Find:"));
-    assert_eq!(h.app.screen, Screen::Conversation, "Esc closed only the search");
+    assert_eq!(
+        h.app.screen,
+        Screen::Conversation,
+        "Esc closed only the search"
+    );
 }
 
 #[test]
 fn slash_in_the_transcript_pane_searches_it_and_says_no_match() {
-    let msgs = vec![user("how do I rotate keys"), reply("Use `neocode keys rotate`.")];
+    let msgs = vec![
+        user("how do I rotate keys"),
+        reply("Use `neocode keys rotate`."),
+    ];
     let mut h = H::with(msgs, false);
     // On the list, / filters.
     h.key(KeyCode::Tab);
     h.key(KeyCode::Char('/'));
-    assert!(h.app.browse.list.filter.is_none(), "/ in the transcript pane is not the filter");
+    assert!(
+        h.app.browse.list.filter.is_none(),
+        "/ in the transcript pane is not the filter"
+    );
     h.chars("ROTATE");
     let s = h.screen();
     assert!(s.contains("Find: ROTATE  1/2"), "{s}");
@@ -190,9 +207,20 @@ fn a_hundred_thousand_message_transcript_is_searched_through_the_index() {
     h.key(KeyCode::Enter);
     h.key(KeyCode::Char('n'));
     let s = h.screen();
-    assert!(s.contains("1/10") && s.contains("needle number 10000"), "{s}");
+    assert!(
+        s.contains("1/10") && s.contains("needle number 10000"),
+        "{s}"
+    );
     // Only the window around the match is loaded, not the transcript.
-    let t = h.app.browse.detail.as_ref().unwrap().transcript.as_ref().unwrap();
+    let t = h
+        .app
+        .browse
+        .detail
+        .as_ref()
+        .unwrap()
+        .transcript
+        .as_ref()
+        .unwrap();
     assert!(t.msgs.len() < 5_000, "{} messages loaded", t.msgs.len());
     eprintln!("search + jump in {n} messages: {took:?}");
     assert!(took < Duration::from_secs(2), "{took:?}");
@@ -202,13 +230,18 @@ fn a_hundred_thousand_message_transcript_is_searched_through_the_index() {
 fn alt_c_copies_the_selected_message_by_osc52_sanitised() {
     let msgs = vec![
         user("show me"),
-        reply("Here:\n\n```sh\ncargo test\n```\n\nand\n\n```rust\nfn main() {}\n```\n\x1b]52;c;ZXZpbA==\x07done"),
+        reply(
+            "Here:\n\n```sh\ncargo test\n```\n\nand\n\n```rust\nfn main() {}\n```\n\x1b]52;c;ZXZpbA==\x07done",
+        ),
     ];
     let mut h = H::with(msgs, true);
     // Nothing selected: the last message.
     let fx = h.effects_of(KeyCode::Char('c'), KeyModifiers::ALT);
     let text = osc52_text(&fx).expect("an OSC 52 sequence");
-    assert!(text.starts_with("Here:") && text.contains("cargo test"), "{text:?}");
+    assert!(
+        text.starts_with("Here:") && text.contains("cargo test"),
+        "{text:?}"
+    );
     assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
     assert!(h.status().contains("Copied reply #2"), "{}", h.status());
     // Alt-K: the code blocks, one after the other.
@@ -275,7 +308,105 @@ fn osc52_reaches_the_terminal_and_the_wheel_still_scrolls() {
     pty.keys("\x1b[<64;10;5M\x1b[<64;10;5M\x1b[<64;10;5M\x1b[<64;10;5M\x1b[<64;10;5M");
     let start = Instant::now();
     while pty.screen().contains("the answer is 42") {
-        assert!(start.elapsed() < Duration::from_secs(20), "the wheel did not scroll:\n{}", pty.screen());
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the wheel did not scroll:\n{}",
+            pty.screen()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// `/model` with no name lists what the (scripted) server offers from `GET /v1/models`, once
+/// per process; picking one switches this session's model (kept in its header).
+#[test]
+fn model_without_a_name_lists_the_servers_models_to_pick_from() {
+    use neocode::runtime::scripted::ScriptedServer;
+    let srv = ScriptedServer::start(Vec::new()).unwrap();
+    srv.set_models(&["zeta-coder", "alpha-7b", "scripted-model"]);
+    let env = Env::new();
+    let rt = env.sessions();
+    let s = rt
+        .new_session(NewSession {
+            title: "Pick a model".into(),
+            ..NewSession::default()
+        })
+        .unwrap();
+    rt.append(&s.id, &[user("hello")], &AppendMeta::default())
+        .unwrap();
+    let base = srv.base_url();
+    let envs = [
+        ("NEOCODE_BASE_URL", base.as_str()),
+        ("NEOCODE_MODEL", "scripted-model"),
+        ("NEOCODE_API_KEY", ""),
+    ];
+    let mut pty = Pty::spawn(
+        &env.home,
+        &env.workdir,
+        &["--resume", &s.id],
+        &envs,
+        30,
+        100,
+    );
+    pty.wait_for("hello");
+    pty.keys("/model\r");
+    let screen = pty.wait_for("Models · 3");
+    // Sorted, the model in use selected.
+    let a = screen.find("alpha-7b").unwrap();
+    let z = screen.find("zeta-coder").unwrap();
+    assert!(a < z, "{screen}");
+    assert!(screen.contains("▶ scripted-model"), "{screen}");
+    pty.keys("\x1b[B");
+    pty.wait_for("▶ zeta-coder");
+    pty.keys("\r");
+    pty.wait_for("uses zeta-coder");
+    let start = Instant::now();
+    while rt.header(&s.id).unwrap().model != "zeta-coder" {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the switch was not stored"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Asked again: from memory, the server is not asked twice.
+    pty.keys("/model\r");
+    pty.wait_for("Models · 3");
+    pty.keys("\x1b");
+    let gets = srv
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path.ends_with("/v1/models"))
+        .count();
+    assert_eq!(gets, 1);
+}
+
+/// The views this adds: the search line with its count and keys, and the model picker.
+#[test]
+fn snapshots_of_the_search_line_and_the_model_picker() {
+    let msgs = vec![
+        user("where is the parser"),
+        reply("The parser lives in `src/parse.rs`."),
+        user("and the lexer?"),
+    ];
+    let mut h = H::with(msgs, true);
+    h.key_mod(KeyCode::Char('f'), KeyModifiers::CONTROL);
+    h.chars("parser");
+    h.key(KeyCode::Enter);
+    let s = h.screen();
+    assert!(s.contains("Find: parser  2/2"), "{s}");
+    assert!(s.contains("n next") && s.contains("Esc close"), "{s}");
+    insta::assert_snapshot!("find_line", s);
+    h.key(KeyCode::Esc);
+    let fx = h.app.on_outcome(neocode::tui::Outcome {
+        intent: neocode::tui::Intent::Models,
+        result: Ok("alpha-7b\nbeta\u{1b}[2J\nzeta-coder".into()),
+    });
+    assert!(fx.is_empty());
+    let s = h.screen();
+    assert!(
+        s.contains("Models · 3") && s.contains("Enter switch"),
+        "{s}"
+    );
+    assert!(!s.contains('\u{1b}'), "a hostile model name is neutralised");
+    insta::assert_snapshot!("model_picker", s);
 }
