@@ -9,7 +9,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 use super::error::{Result, StoreError};
 
 /// Newest schema version this binary reads and writes.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Forward migrations: entry `i` moves a database from version `i` to `i + 1`.
 pub const MIGRATIONS: &[&str] = &[
@@ -196,6 +196,18 @@ pub const MIGRATIONS: &[&str] = &[
         first_prompt, created_at_ms, provider, model, workdir, status, parent_id, fork_seq,
         message_count, token_input_total, token_output_total, plan_done, plan_failed,
         plan_total, asset_count, subagent_of, source_tool);
+    "#,
+    // (issue 29, b29b) the git branch a session started on: read from `.git/HEAD` of its
+    // workdir when it is created (NULL outside a repository, on a detached HEAD, and for
+    // sessions made before this). The list shows and filters it, so the covering index of
+    // the list (`sessions_listed`) is rebuilt with it at its end.
+    r#"
+    ALTER TABLE sessions ADD COLUMN branch TEXT;
+    DROP INDEX sessions_listed;
+    CREATE INDEX sessions_listed ON sessions(updated_at_ms, insert_order, id, title,
+        first_prompt, created_at_ms, provider, model, workdir, status, parent_id, fork_seq,
+        message_count, token_input_total, token_output_total, plan_done, plan_failed,
+        plan_total, asset_count, subagent_of, source_tool, branch);
     "#,
 ];
 

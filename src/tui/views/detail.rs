@@ -636,6 +636,10 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
         kv("status", h.status.as_str().to_string()),
         kv("workspace", app.paths.root.clone()),
         kv("workdir", h.workdir.clone()),
+        kv(
+            "branch",
+            h.branch.clone().unwrap_or_else(|| "(none recorded)".into()),
+        ),
         kv("provider", h.provider.clone()),
         kv("model", h.model.clone()),
         kv(
