@@ -229,6 +229,12 @@ pub fn run(loc: &Location, opts: ListOptions) -> CmdResult {
     if !listed {
         if opts.json {
             out.json_array(std::iter::empty::<JsonRow>())?;
+        } else if let Some(b) = &opts.branch {
+            out.line(&format!(
+                "no session started on branch {} in {}",
+                sanitize::line(b),
+                sanitize::line(&loc.root().to_string_lossy())
+            ))?;
         } else {
             out.line(&format!(
                 "no sessions yet in {} — run `neocode` there to start one",

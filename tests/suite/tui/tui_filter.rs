@@ -277,3 +277,46 @@ fn the_storage_thread_answers_the_last_text_of_a_burst() {
         result.rows.iter().map(|s| &s.title).collect::<Vec<_>>()
     );
 }
+
+/// `branch:NAME` in the filter keeps the sessions started on that branch (the rest of the
+/// text still matches fuzzily), and the Info tab shows a session's branch.
+#[test]
+fn branch_in_the_filter_keeps_the_sessions_of_that_branch() {
+    let env = Env::new();
+    let loc = env.location();
+    let rt = env.sessions();
+    for (title, branch) in [
+        ("Fix login redirect", Some("feature/login")),
+        ("Login copy tweaks", Some("main")),
+        ("Refactor login form", Some("feature/login")),
+        ("Unrelated chores", None),
+    ] {
+        rt.new_session(NewSession {
+            title: title.into(),
+            branch: branch.map(str::to_string),
+            ..NewSession::default()
+        })
+        .unwrap();
+    }
+    let root = loc.root().display().to_string();
+    let (mut app, jobs) = App::new(options(&root, env.tmp.path(), (120, 30), 1_748_779_200_000));
+    run_inline(&mut app, &rt, jobs);
+    let mut h = H { app, rt, _env: env };
+    h.press(KeyCode::Char('/'));
+    h.type_and_run("branch:feature/login");
+    let mut titles = h.titles();
+    titles.sort();
+    assert_eq!(titles, ["Fix login redirect", "Refactor login form"]);
+    h.type_and_run(" redir");
+    assert_eq!(h.titles(), ["Fix login redirect"]);
+    // Info shows it.
+    h.press(KeyCode::Enter);
+    let jobs = h.press(KeyCode::Tab);
+    h.answer(&jobs);
+    for _ in 0..4 {
+        let jobs = h.press(KeyCode::Char(']'));
+        h.answer(&jobs);
+    }
+    let s = h.screen();
+    assert!(s.contains("branch") && s.contains("feature/login"), "{s}");
+}
