@@ -79,4 +79,6 @@ pub enum Action {
     Copy,
     /// Copy a code block of the selected message (the next one on each press), by OSC 52.
     CopyCode,
+    /// Open the session picker over the conversation (`/resume`).
+    ResumePicker,
 }

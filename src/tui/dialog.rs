@@ -44,6 +44,9 @@ pub enum Overlay {
         names: Vec<String>,
         selected: usize,
     },
+    /// `/resume`: the session list over the conversation, with the list's filter (its text
+    /// and matches are the list's own); Enter switches, Esc returns.
+    Resume,
 }
 
 /// The plan a `/plan` run proposes.

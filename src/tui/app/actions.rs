@@ -77,6 +77,7 @@ impl App {
             Action::Find => self.open_find(),
             Action::FindNext => self.find_step(true),
             Action::FindPrev => self.find_step(false),
+            Action::ResumePicker => self.open_resume(),
             Action::Copy => self.copy_selected(false),
             Action::CopyCode => self.copy_selected(true),
             Action::Search => {

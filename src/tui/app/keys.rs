@@ -63,6 +63,7 @@ impl App {
             Overlay::Confirm(what) => return self.confirm_key(what, key),
             Overlay::Plan(p) => return self.plan_key(p, key),
             Overlay::Models { names, selected } => return self.models_key(names, selected, key),
+            Overlay::Resume => return self.resume_key(key),
             Overlay::Search(mut s) => {
                 return self.search_key(&mut s, key).unwrap_or_else(|| {
                     self.overlay = Overlay::Search(s);

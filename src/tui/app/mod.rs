@@ -20,6 +20,7 @@ mod detail;
 mod find;
 mod keys;
 mod list;
+mod resume;
 mod state;
 mod turn;
 

@@ -25,6 +25,7 @@ impl Conversation {
             }
             "/new" => vec![Ask::Act(Action::New)],
             "/fork" => vec![Ask::Act(Action::Fork)],
+            "/resume" => vec![Ask::Act(Action::ResumePicker)],
             "/rename" => Conversation::slash_rename(open, arg, ctx),
             "/compact" => self.slash_compact(open, ctx),
             "/model" => self.slash_model(open, arg, ctx),

@@ -9,6 +9,7 @@ mod list;
 mod overlay;
 mod parts;
 mod popup;
+mod resume;
 mod text;
 
 use ratatui::Frame;
@@ -301,6 +302,12 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Overlay::Plan(_) => keymap::bar(keymap::Context::Plan).collect(),
         Overlay::Help(_) => vec![("↑↓", "scroll"), ("any key", "close")],
         Overlay::Models { .. } => vec![("↑↓", "choose"), ("Enter", "switch"), ("Esc", "keep")],
+        Overlay::Resume => vec![
+            ("type", "to filter"),
+            ("↑↓", "choose"),
+            ("Enter", "switch to it"),
+            ("Esc", "back to the conversation"),
+        ],
         Overlay::None if app.find().is_some_and(|f| f.editing) => vec![
             ("type", "to search the transcript"),
             ("Enter", "keep (n/N move)"),

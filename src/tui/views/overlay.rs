@@ -72,6 +72,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
         Overlay::Search(s) => search(frame, app, size, s),
         Overlay::Plan(p) => plan(frame, app, size, p),
         Overlay::Models { names, selected } => models(frame, app, size, names, *selected),
+        Overlay::Resume => super::resume::draw(frame, app, size),
     }
 }
 

@@ -718,7 +718,11 @@ fn file_tree(dir: &std::path::Path) -> Vec<(String, u64)> {
 fn list_shows_and_filters_the_branch_a_session_started_on() {
     let ws = Ws::new();
     std::fs::create_dir_all(ws.workdir.join(".git")).unwrap();
-    std::fs::write(ws.workdir.join(".git/HEAD"), "ref: refs/heads/feature/login\n").unwrap();
+    std::fs::write(
+        ws.workdir.join(".git/HEAD"),
+        "ref: refs/heads/feature/login\n",
+    )
+    .unwrap();
     let on_feature = ws.session("On the feature branch", 1);
     std::fs::write(ws.workdir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     let on_main = ws.session("On main", 1);
@@ -737,7 +741,10 @@ fn list_shows_and_filters_the_branch_a_session_started_on() {
     assert_eq!(branch_of(&on_main), "main");
     assert!(branch_of(&detached).is_null());
     // The filter, as JSON and as the table.
-    let v = ok_json(ws.cmd().args(["--list", "--json", "--branch", "feature/login"]));
+    let v = ok_json(
+        ws.cmd()
+            .args(["--list", "--json", "--branch", "feature/login"]),
+    );
     let ids: Vec<&str> = v
         .as_array()
         .unwrap()
@@ -746,9 +753,19 @@ fn list_shows_and_filters_the_branch_a_session_started_on() {
         .collect();
     assert_eq!(ids, [on_feature.as_str()]);
     let out = ok_stdout(ws.cmd().args(["--list", "--branch", "main"]));
-    assert!(out.contains("On main") && !out.contains("On the feature"), "{out}");
+    assert!(
+        out.contains("On main") && !out.contains("On the feature"),
+        "{out}"
+    );
     let out = ok_stdout(ws.cmd().args(["--list", "--branch", "nope"]));
-    assert!(out.starts_with("no session started on branch nope"), "{out}");
+    assert!(
+        out.starts_with("no session started on branch nope"),
+        "{out}"
+    );
     // --branch belongs to --list.
-    ws.cmd().args(["--branch", "main"]).assert().failure().code(2);
+    ws.cmd()
+        .args(["--branch", "main"])
+        .assert()
+        .failure()
+        .code(2);
 }

@@ -410,3 +410,52 @@ fn snapshots_of_the_search_line_and_the_model_picker() {
     assert!(!s.contains('\u{1b}'), "a hostile model name is neutralised");
     insta::assert_snapshot!("model_picker", s);
 }
+
+/// `/resume` opens the session list over the conversation with the list's filter: typing
+/// filters, Esc returns to the same conversation (its unsent text intact), Enter switches.
+#[test]
+fn resume_picks_another_session_without_leaving_the_conversation() {
+    let mut h = H::with(vec![user("first session's question")], true);
+    let first = h.id.clone();
+    // Written by another process (another connection): the list learns of it by its poll.
+    let elsewhere = h._env.sessions();
+    let other = elsewhere
+        .new_session(NewSession {
+            title: "Billing migration notes".into(),
+            ..NewSession::default()
+        })
+        .unwrap();
+    elsewhere
+        .append(
+            &other.id,
+            &[user("what about invoices")],
+            &AppendMeta::default(),
+        )
+        .unwrap();
+    let fx = h.app.tick();
+    h.run(fx);
+    h.submit("/resume");
+    let s = h.screen();
+    assert!(s.contains("Resume a session"), "{s}");
+    assert!(
+        s.contains("Billing migration notes") && s.contains("Searchable"),
+        "{s}"
+    );
+    h.chars("billing");
+    let s = h.screen();
+    assert!(s.contains("1 match"), "{s}");
+    insta::assert_snapshot!("resume_picker", s.replace(&other.id[..8], "[ID]"));
+    // Esc: the same conversation, nothing switched.
+    h.key(KeyCode::Esc);
+    assert_eq!(h.app.screen, Screen::Conversation);
+    assert_eq!(h.app.browse.detail.as_ref().unwrap().id, first);
+    assert!(!h.screen().contains("Resume a session"));
+    h.submit("/resume");
+    h.chars("billing");
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.screen, Screen::Conversation);
+    assert_eq!(h.app.browse.detail.as_ref().unwrap().id, other.id);
+    let s = h.screen();
+    assert!(s.contains("what about invoices"), "{s}");
+    assert!(h.status().contains("Switched to session"), "{}", h.status());
+}
