@@ -657,6 +657,7 @@ mod tests {
                 total: n % 11,
             },
             source: some.then_some(other),
+            branch: (!some).then_some(text),
         }
     }
 

@@ -92,10 +92,7 @@ pub fn code_blocks(text: &str) -> Vec<String> {
             None => {
                 for fence in ["```", "~~~"] {
                     if t.starts_with(fence) {
-                        let n = t
-                            .chars()
-                            .take_while(|c| Some(*c) == fence.chars().next())
-                            .count();
+                        let n = t.chars().take_while(|c| fence.starts_with(*c)).count();
                         open = Some((fence[..1].repeat(n), Vec::new()));
                         break;
                     }
