@@ -309,6 +309,18 @@ fn branch_in_the_filter_keeps_the_sessions_of_that_branch() {
     assert_eq!(titles, ["Fix login redirect", "Refactor login form"]);
     h.type_and_run(" redir");
     assert_eq!(h.titles(), ["Fix login redirect"]);
+    // A wide list has a branch column; a narrow one keeps the title's room.
+    let fx = h.app.on_resize(200, 30);
+    run_inline(&mut h.app, &h.rt, fx);
+    let s = h.screen();
+    let row = s
+        .lines()
+        .find(|l| l.contains("○ Fix login redirect"))
+        .unwrap();
+    assert!(row.contains("feature/login"), "{s}");
+    assert!(s.contains("branch"), "{s}");
+    let fx = h.app.on_resize(120, 30);
+    run_inline(&mut h.app, &h.rt, fx);
     // Info shows it.
     h.press(KeyCode::Enter);
     let jobs = h.press(KeyCode::Tab);
