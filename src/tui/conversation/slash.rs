@@ -24,9 +24,8 @@ impl Conversation {
                 Vec::new()
             }
             "/new" => vec![Ask::Act(Action::New)],
-            "/find" => self.slash_find(open, arg, ctx),
-            "/resume" => vec![Ask::Act(Action::ResumePicker)],
             "/fork" => vec![Ask::Act(Action::Fork)],
+            "/resume" => vec![Ask::Act(Action::ResumePicker)],
             "/rename" => Conversation::slash_rename(open, arg, ctx),
             "/undo" => self.slash_undo(open, ctx),
             "/compact" => self.slash_compact(open, ctx),
