@@ -376,26 +376,9 @@ fn run(
         Request::SaveAsset { id, asset_id, dir } => save_asset(sessions, id, asset_id, dir)?,
         Request::Enqueue { id, text, steer } => {
             sessions.enqueue(&id, &text, steer)?;
-            Reply::Queue {
-                queued: sessions.queued(&id)?,
-                id,
-                taken: None,
-                unqueue: false,
-            }
+            queue_read(sessions, id, None)?
         }
-        Request::Unqueue { id, qid } => {
-            let waiting = sessions.queued(&id)?.into_iter().find(|q| q.id == qid);
-            let taken = match waiting {
-                Some(q) if sessions.remove_queued(&id, qid)? => Some(q),
-                _ => None,
-            };
-            Reply::Queue {
-                queued: sessions.queued(&id)?,
-                id,
-                taken,
-                unqueue: true,
-            }
-        }
+        Request::Unqueue { id, qid } => unqueue(sessions, id, qid)?,
         Request::Append { id, text } => {
             let seqs = sessions.append(
                 &id,
@@ -414,6 +397,31 @@ fn run(
         }
         Request::UndoTurn { id } => Reply::Undone(undo_turn(sessions, &id)?),
     })
+}
+
+/// The session's queue after an `Enqueue` (`taken`: `None`) or an `Unqueue`.
+fn queue_read(
+    sessions: &Sessions,
+    id: String,
+    taken: Option<Option<QueuedMessage>>,
+) -> anyhow::Result<Reply> {
+    Ok(Reply::Queue {
+        queued: sessions.queued(&id)?,
+        id,
+        unqueue: taken.is_some(),
+        taken: taken.flatten(),
+    })
+}
+
+/// `Unqueue`: the waiting message `qid` taken out of the queue (`None` when it no longer
+/// waited).
+fn unqueue(sessions: &Sessions, id: String, qid: i64) -> anyhow::Result<Reply> {
+    let waiting = sessions.queued(&id)?.into_iter().find(|q| q.id == qid);
+    let taken = match waiting {
+        Some(q) if sessions.remove_queued(&id, qid)? => Some(q),
+        _ => None,
+    };
+    queue_read(sessions, id, Some(taken))
 }
 
 /// `/undo`'s line: how many files went back, and each one left alone.
