@@ -567,3 +567,27 @@ pub fn bar_entry(context: Context, action: Action) -> Option<(&'static str, &'st
         .find(|b| b.context == context && b.action == action)
         .map(|b| b.bar.unwrap_or((b.label, b.help)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No key is bound twice in one context (the first binding would hide the other).
+    #[test]
+    fn no_key_is_bound_twice_in_a_context() {
+        let mut seen: Vec<(Context, (KeyCode, KeyModifiers), &str)> = Vec::new();
+        for b in BINDINGS {
+            for k in b.keys {
+                if let Some((_, _, other)) =
+                    seen.iter().find(|(c, kk, _)| *c == b.context && kk == k)
+                {
+                    panic!(
+                        "{k:?} is bound twice in {:?}: {other} and {}",
+                        b.context, b.label
+                    );
+                }
+                seen.push((b.context, *k, b.label));
+            }
+        }
+    }
+}
