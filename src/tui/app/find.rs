@@ -41,6 +41,34 @@ impl App {
         Vec::new()
     }
 
+    /// `/find TEXT`: the search line opened with TEXT as its query, asked at once; the
+    /// answer moves to the nearest match and n/N move on from there.
+    pub(super) fn find_text(&mut self, text: &str) -> Vec<Effect> {
+        let mut effects = self.open_find();
+        let Some(f) = self.find_mut() else {
+            return effects;
+        };
+        let query = text.trim().to_string();
+        f.input = crate::tui::input::Input::with(&query);
+        f.editing = false;
+        f.matches.clear();
+        f.answered.clear();
+        f.current = None;
+        f.searching = true;
+        let Some(id) = self.browse.detail.as_ref().map(|d| d.id.clone()) else {
+            return effects;
+        };
+        effects.push(self.ask(
+            Some(Slot::Find),
+            Request::Find {
+                id,
+                query,
+                limit: FIND_LIMIT,
+            },
+        ));
+        effects
+    }
+
     /// Closes the search line; its highlights go with it.
     fn close_find(&mut self) {
         if let Some(d) = self.browse.detail.as_mut() {

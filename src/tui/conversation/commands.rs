@@ -17,6 +17,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "switch to another session: the list, filtered as you type; Enter switches, Esc returns",
     ),
     (
+        "/find",
+        "[TEXT]",
+        "search this session's transcript (Ctrl-F), for TEXT when given: n/N move, Esc closes",
+    ),
+    (
         "/plan",
         "[--width N] [--retry-failed] [GOAL]",
         "draft a plan for GOAL, approve it, run it step by step (no goal: resume the plan); --width N runs up to N independent steps at once, --retry-failed reruns failed steps on resume",

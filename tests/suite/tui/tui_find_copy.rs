@@ -159,6 +159,36 @@ fn ctrl_f_searches_the_conversation_and_n_moves_between_matches() {
     );
 }
 
+/// `/find TEXT` opens the same search with TEXT as its query: the count, n/N, Esc.
+#[test]
+fn slash_find_text_opens_the_search_with_its_query() {
+    let mut msgs = Vec::new();
+    for i in 1..=60 {
+        msgs.push(if i % 20 == 0 {
+            reply(&format!("the Parser bug again, take {i}"))
+        } else {
+            user(&format!("filler message {i}"))
+        });
+    }
+    let mut h = H::with(msgs, true);
+    h.submit("/find parser");
+    let s = h.screen();
+    assert!(s.contains("Find: parser  3/3"), "{s}");
+    assert!(s.contains("take 60"), "{s}");
+    // The query is kept (not being typed): n moves, round to the first match.
+    h.key(KeyCode::Char('n'));
+    let s = h.screen();
+    assert!(s.contains("1/3") && s.contains("take 20"), "{s}");
+    assert!(h.app.conv.composer.text().is_empty());
+    h.key(KeyCode::Esc);
+    assert!(h.app.find().is_none());
+    // Without TEXT it opens the search line to type in.
+    h.submit("/find");
+    assert!(h.app.find().is_some_and(|f| f.editing));
+    h.chars("take 40");
+    assert!(h.screen().contains("Find: take 40  1/1"), "{}", h.screen());
+}
+
 #[test]
 fn slash_in_the_transcript_pane_searches_it_and_says_no_match() {
     let msgs = vec![
