@@ -57,6 +57,10 @@ pub struct Cli {
     #[arg(long, value_name = "N", requires = "list", value_parser = at_least_one)]
     pub limit: Option<usize>,
 
+    /// With --list: only the sessions started on this git branch.
+    #[arg(long, value_name = "NAME", requires = "list")]
+    pub branch: Option<String>,
+
     /// With --list: every workspace under the home, each with its root path.
     #[arg(long, requires = "list")]
     pub all_workspaces: bool,

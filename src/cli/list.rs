@@ -15,12 +15,21 @@ use crate::session::{
 };
 
 /// Options of `--list`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ListOptions {
     /// Print the stable JSON array.
     pub json: bool,
     /// At most this many rows per workspace (0 = all).
     pub limit: usize,
+    /// Only sessions started on this git branch (`--branch`).
+    pub branch: Option<String>,
+}
+
+impl ListOptions {
+    /// Every row, unfiltered: streamed from the store, never held together.
+    fn streamed(&self) -> bool {
+        self.limit == 0 && self.branch.is_none()
+    }
 }
 
 /// Token totals in the JSON rows.
@@ -46,6 +55,8 @@ pub(crate) struct JsonRow<'a> {
     subagent_of: Option<&'a str>,
     /// The tool an imported session came from; null for native sessions.
     source: Option<&'a str>,
+    /// The git branch the session started on; null when none was recorded.
+    branch: Option<&'a str>,
     plan: PlanCounts,
     asset_count: u64,
     workdir: &'a str,
@@ -82,6 +93,7 @@ impl<'a> JsonRow<'a> {
             parent_id: s.parent_id,
             subagent_of: s.subagent_of,
             source: s.source,
+            branch: s.branch,
             plan: s.plan,
             asset_count: s.asset_count,
             workdir: s.workdir,
@@ -154,6 +166,8 @@ impl JsonRow<'_> {
         opt(out, self.subagent_of)?;
         out.push_str(",\"source\":");
         opt(out, self.source)?;
+        out.push_str(",\"branch\":");
+        opt(out, self.branch)?;
         out.push_str(",\"plan\":{\"done\":");
         number(out, self.plan.done);
         out.push_str(",\"failed\":");
@@ -173,9 +187,10 @@ impl JsonRow<'_> {
     }
 }
 
-fn query(limit: usize) -> ListQuery {
+fn query(opts: &ListOptions) -> ListQuery {
     ListQuery {
-        limit,
+        limit: opts.limit,
+        branch: opts.branch.clone(),
         ..ListQuery::default()
     }
 }
@@ -188,7 +203,7 @@ pub fn run(loc: &Location, opts: ListOptions) -> CmdResult {
     let mut out = Out::stdout();
     let listed = match &sessions {
         None => false,
-        Some(sessions) if opts.limit == 0 => {
+        Some(sessions) if opts.streamed() => {
             if opts.json {
                 json_streamed(&mut out, sessions)?;
                 return out.finish();
@@ -196,7 +211,7 @@ pub fn run(loc: &Location, opts: ListOptions) -> CmdResult {
             table_streamed(&mut out, sessions)?
         }
         Some(sessions) => {
-            let items = sessions.list(&query(opts.limit))?.items;
+            let items = sessions.list(&query(&opts))?.items;
             if opts.json {
                 out.json_array(
                     items
@@ -214,6 +229,12 @@ pub fn run(loc: &Location, opts: ListOptions) -> CmdResult {
     if !listed {
         if opts.json {
             out.json_array(std::iter::empty::<JsonRow>())?;
+        } else if let Some(b) = &opts.branch {
+            out.line(&format!(
+                "no session started on branch {} in {}",
+                sanitize::line(b),
+                sanitize::line(&loc.root().to_string_lossy())
+            ))?;
         } else {
             out.line(&format!(
                 "no sessions yet in {} — run `neocode` there to start one",
@@ -334,7 +355,7 @@ pub fn run_all(home: &std::path::Path, opts: ListOptions) -> CmdResult {
         opened.push((sessions.root().to_string_lossy().into_owned(), sessions));
     }
     let mut out = Out::stdout();
-    if opts.limit == 0 {
+    if opts.streamed() {
         // Every row: streamed from each workspace in turn, never all in memory.
         if opts.json {
             let mut first = true;
@@ -368,7 +389,7 @@ pub fn run_all(home: &std::path::Path, opts: ListOptions) -> CmdResult {
     }
     let mut workspaces = Vec::new();
     for (root, sessions) in &opened {
-        workspaces.push((root, sessions, sessions.list(&query(opts.limit))?.items));
+        workspaces.push((root, sessions, sessions.list(&query(&opts))?.items));
     }
     if opts.json {
         out.json_array(workspaces.iter().flat_map(|(root, sessions, items)| {
@@ -636,6 +657,7 @@ mod tests {
                 total: n % 11,
             },
             source: some.then_some(other),
+            branch: (!some).then_some(text),
         }
     }
 

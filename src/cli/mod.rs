@@ -254,6 +254,7 @@ pub fn run(cli: Cli) -> CmdResult {
             let opts = list::ListOptions {
                 json: cli.json,
                 limit: cli.limit.unwrap_or(0),
+                branch: cli.branch.clone(),
             };
             if cli.all_workspaces {
                 let home =

@@ -503,6 +503,8 @@ struct Shared {
     /// What `GET /props` answers (llama.cpp's server), if set.
     props: Mutex<Option<Value>>,
     script: Mutex<VecDeque<Reply>>,
+    /// What `GET /v1/models` lists (it takes no reply from the script).
+    models: Mutex<Vec<String>>,
     requests: Mutex<Vec<RecordedRequest>>,
     stop: AtomicBool,
 }
@@ -541,6 +543,7 @@ impl ScriptedServer {
             like,
             props: Mutex::new(None),
             script: Mutex::new(replies.into()),
+            models: Mutex::new(Vec::new()),
             requests: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
         });
@@ -587,6 +590,11 @@ impl ScriptedServer {
     /// `default_generation_settings.n_ctx` is the window).
     pub fn set_props(&self, props: Value) {
         *lock(&self.shared.props) = Some(props);
+    }
+
+    /// The models `GET /v1/models` lists from now on (none at first: it answers 404 then).
+    pub fn set_models(&self, names: &[&str]) {
+        *lock(&self.shared.models) = names.iter().map(|n| n.to_string()).collect();
     }
 
     /// Replies not yet used.
@@ -677,10 +685,20 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
         return Ok(());
     }
     if !req.path.ends_with("/chat/completions") {
-        // `/props`, `/v1/models`: what the test set, else 404; neither recorded nor scripted.
+        // `/props`, `/v1/models`: what the test set, else 404; not scripted. A model list
+        // asked for is recorded once one is set (`/model` asks once per run).
         let props = lock(&shared.props).clone();
+        let models = lock(&shared.models).clone();
         let body = match (&props, req.path.as_str()) {
             (Some(p), "/props") => Some(p.to_string()),
+            (_, path) if path.ends_with("/models") && !models.is_empty() => {
+                let data: Vec<Value> = models
+                    .iter()
+                    .map(|id| json!({"id": id, "object": "model", "owned_by": "scripted"}))
+                    .collect();
+                lock(&shared.requests).push(req.clone());
+                Some(json!({"object": "list", "data": data}).to_string())
+            }
             _ => None,
         };
         let (status, body) = match body {

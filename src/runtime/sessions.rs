@@ -142,7 +142,10 @@ impl Sessions {
     }
 
     /// Every session's id, title and first prompt, newest activity first.
-    pub fn for_each_list_text(&self, f: impl FnMut(&str, &str, &str) -> Result<()>) -> Result<()> {
+    pub fn for_each_list_text(
+        &self,
+        f: impl FnMut(&str, &str, &str, &str) -> Result<()>,
+    ) -> Result<()> {
         self.store.for_each_list_text(f)
     }
 
@@ -218,6 +221,12 @@ impl Sessions {
         self.store.search_counted(query, limit)
     }
 
+    /// The seqs of one session's messages matching `query`, in order (at most `limit`), and
+    /// whether more matched.
+    pub fn search_session(&self, id: &str, query: &str, limit: usize) -> Result<(Vec<i64>, bool)> {
+        self.store.search_session(id, query, limit)
+    }
+
     /// A session's assets.
     pub fn assets(&self, id: &str) -> Result<Vec<AssetMeta>> {
         self.store.list_assets(id)
@@ -235,8 +244,12 @@ impl Sessions {
 
     // ----- changing -------------------------------------------------------------------------
 
-    /// Starts a new, empty session.
-    pub fn new_session(&self, new: NewSession) -> Result<SessionHeader> {
+    /// Starts a new, empty session. The git branch its workdir is on is recorded with it
+    /// (unless the caller names one).
+    pub fn new_session(&self, mut new: NewSession) -> Result<SessionHeader> {
+        if new.branch.is_none() && !new.workdir.is_empty() {
+            new.branch = git_branch(std::path::Path::new(&new.workdir));
+        }
         self.store.create_session(new)
     }
 
@@ -370,5 +383,63 @@ impl Sessions {
 
     pub(crate) fn store(&self) -> &Store {
         &self.store
+    }
+}
+
+/// The branch checked out where `dir` is: `.git/HEAD` of the nearest repository above it
+/// read directly (a worktree's `.git` file points at its own HEAD), so no process is run and
+/// nothing reaches the network. `None` outside a repository and on a detached HEAD.
+pub fn git_branch(dir: &std::path::Path) -> Option<String> {
+    let mut at = Some(dir);
+    for _ in 0..64 {
+        let d = at?;
+        let git = d.join(".git");
+        let head = if git.is_dir() {
+            Some(git.join("HEAD"))
+        } else if git.is_file() {
+            let text = std::fs::read_to_string(&git).ok()?;
+            let target = text.trim().strip_prefix("gitdir:")?.trim();
+            Some(d.join(target).join("HEAD"))
+        } else {
+            None
+        };
+        if let Some(head) = head {
+            let text = std::fs::read_to_string(head).ok()?;
+            let name = text.trim().strip_prefix("ref: refs/heads/")?;
+            return (!name.is_empty()).then(|| name.to_string());
+        }
+        at = d.parent();
+    }
+    None
+}
+
+#[cfg(test)]
+mod branch_tests {
+    use super::git_branch;
+
+    #[test]
+    fn the_branch_is_read_from_head_in_a_repository_and_its_worktrees() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("src/deep")).unwrap();
+        std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/feature/x\n").unwrap();
+        assert_eq!(
+            git_branch(&repo.join("src/deep")).as_deref(),
+            Some("feature/x")
+        );
+        std::fs::write(repo.join(".git/HEAD"), "3f2c9a0d\n").unwrap();
+        assert_eq!(git_branch(&repo), None, "a detached HEAD has no branch");
+        let wt = tmp.path().join("wt");
+        std::fs::create_dir_all(repo.join(".git/worktrees/wt")).unwrap();
+        std::fs::write(
+            repo.join(".git/worktrees/wt/HEAD"),
+            "ref: refs/heads/b29b\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(wt.join(".git"), "gitdir: ../repo/.git/worktrees/wt\n").unwrap();
+        assert_eq!(git_branch(&wt).as_deref(), Some("b29b"));
+        assert_eq!(git_branch(&tmp.path().join("none")), None);
     }
 }

@@ -69,6 +69,9 @@ pub struct FileSession {
     /// Fork point in the parent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork_seq: Option<i64>,
+    /// The git branch the session started on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_key: Option<String>,
     /// Plan with per-step progress.
@@ -526,6 +529,7 @@ pub fn export(store: &Store, session_id: &str) -> StoreResult<SessionFile> {
             subagent_of: h.subagent_of.clone(),
             source: h.source.clone(),
             fork_seq: h.fork_seq,
+            branch: h.branch.clone(),
             conversation_key: h.conversation_key.clone(),
             plan,
             tokens: FileTokens {
@@ -651,6 +655,7 @@ pub(crate) fn prepare(store: &Store, doc: SessionFile, new_id: bool) -> StoreRes
             fork_seq: if new_id { None } else { f.fork_seq },
             subagent_of: if new_id { None } else { f.subagent_of.clone() },
             source: f.source.clone(),
+            branch: f.branch.clone(),
             conversation_key: f.conversation_key.clone(),
             task_state: f.task_state.clone(),
             todos: f.todos.clone(),

@@ -457,6 +457,9 @@ pub struct SessionHeader {
     pub subagent_of: Option<String>,
     /// Where an imported session came from.
     pub source: Option<SessionSource>,
+    /// The git branch its workdir was on when it was created (`None`: not a repository, a
+    /// detached HEAD, or made before neocode recorded it).
+    pub branch: Option<String>,
 }
 
 /// One row of a session list: read from the header table alone.
@@ -490,6 +493,8 @@ pub struct SessionSummary {
     pub subagent_of: Option<String>,
     /// The tool an imported session came from (`claude-code`, `codex`); `None` for native.
     pub source: Option<String>,
+    /// The git branch it started on.
+    pub branch: Option<String>,
 }
 
 impl SessionSummary {
@@ -518,6 +523,7 @@ impl SessionSummary {
             token_output_total: self.token_output_total,
             plan: self.plan,
             source: self.source.as_deref(),
+            branch: self.branch.as_deref(),
         }
     }
 }
@@ -553,6 +559,8 @@ pub struct ListLine<'a> {
     pub plan: PlanCounts,
     /// The tool an imported session came from.
     pub source: Option<&'a str>,
+    /// The git branch it started on.
+    pub branch: Option<&'a str>,
 }
 
 impl ListLine<'_> {
@@ -744,6 +752,8 @@ pub struct ListQuery {
     pub before: Option<PageKey>,
     /// The last rows of the list (the oldest), returned newest first.
     pub from_end: bool,
+    /// Only sessions started on this git branch (exactly).
+    pub branch: Option<String>,
 }
 
 /// Where a list page ended: activity time and insertion position of its last row. Opaque to

@@ -213,6 +213,7 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX queued_messages_waiting ON queued_messages(session_id, id)
         WHERE status = 'queued';
+    "#,
     // Rewind (issue 26): what a session's tools changed in the workspace. `file_changes`: one
     // row per file a tool result changed (its message's seq; 0 once compaction renumbered the
     // transcript), the before- and after-state (blob hash, mode, size; `*_absent`: no file;
@@ -267,6 +268,18 @@ pub const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX rewind_files_by_target ON rewind_files(target_hash) WHERE target_hash IS NOT NULL;
     CREATE INDEX rewind_files_by_prev ON rewind_files(prev_hash) WHERE prev_hash IS NOT NULL;
+    "#,
+    // (issue 29, b29b) the git branch a session started on: read from `.git/HEAD` of its
+    // workdir when it is created (NULL outside a repository, on a detached HEAD, and for
+    // sessions made before this). The list shows and filters it, so the covering index of
+    // the list (`sessions_listed`) is rebuilt with it at its end.
+    r#"
+    ALTER TABLE sessions ADD COLUMN branch TEXT;
+    DROP INDEX sessions_listed;
+    CREATE INDEX sessions_listed ON sessions(updated_at_ms, insert_order, id, title,
+        first_prompt, created_at_ms, provider, model, workdir, status, parent_id, fork_seq,
+        message_count, token_input_total, token_output_total, plan_done, plan_failed,
+        plan_total, asset_count, subagent_of, source_tool, branch);
     "#,
 ];
 

@@ -69,20 +69,22 @@ pub enum Action {
     EditQueued,
     /// Open the message being written in `$VISUAL`/`$EDITOR`.
     EditDraft,
-    /// Copy the selected message (else the last) to the clipboard (OSC 52).
-    Copy,
-    /// `/find`: the next older match.
-    FindOlder,
-    /// `/find`: the next newer match.
-    FindNewer,
-    /// End the `/find`.
-    FindEnd,
-    /// `/resume`: the session picker over the conversation.
-    ResumePicker,
     /// Run the proposed plan.
     PlanRun,
     /// Reject the proposed plan (nothing runs).
     PlanReject,
     /// Drop steps from the proposed plan (asks for their ids).
     PlanDrop,
+    /// Search the open session's transcript (or type the query again).
+    Find,
+    /// Move to the next match of the transcript search.
+    FindNext,
+    /// Move to the previous match.
+    FindPrev,
+    /// Copy the selected message (else the last) to the clipboard, by OSC 52.
+    Copy,
+    /// Copy a code block of the selected message (the next one on each press), by OSC 52.
+    CopyCode,
+    /// Open the session picker over the conversation (`/resume`).
+    ResumePicker,
 }

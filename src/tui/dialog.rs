@@ -39,6 +39,14 @@ pub enum Overlay {
     Confirm(Confirm),
     /// A plan run's proposed plan, waiting for run / reject / drop steps.
     Plan(PlanAsk),
+    /// `/model` without a name: the models the server offers, to pick one (sanitised names).
+    Models {
+        names: Vec<String>,
+        selected: usize,
+    },
+    /// `/resume`: the session list over the conversation, with the list's filter (its text
+    /// and matches are the list's own); Enter switches, Esc returns.
+    Resume,
 }
 
 /// The plan a `/plan` run proposes.

@@ -15,6 +15,9 @@ pub enum Effect {
     /// Something for the agent; what happens comes back as
     /// [`TurnEvent`](crate::runtime::agent::TurnEvent)s.
     Turn(TurnEffect),
+    /// Write this escape sequence to the terminal as it is: OSC 52, which puts text on the
+    /// clipboard (built by [`crate::tui::clipboard::osc52`] from neutralised text).
+    Clipboard(String),
 }
 
 /// What the app asks of the agent.
@@ -60,6 +63,9 @@ pub enum TurnEffect {
         session_id: Option<String>,
         name: String,
     },
+    /// List the models the server offers (`/model` without a name); the outcome comes back
+    /// as an [`Outcome`] whose text is the names, one a line.
+    Models,
     /// Open the network to this session's commands from its next turn (`/approve network`);
     /// the outcome comes back as a [`Outcome`].
     AllowNetwork { session_id: String },
@@ -83,6 +89,8 @@ pub enum Intent {
     Skill,
     /// Switch the session's model.
     Model,
+    /// List the server's models (the names, one a line).
+    Models,
 }
 
 /// What an [`Intent`] came to: what to say, or why it could not be done (both in words).

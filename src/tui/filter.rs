@@ -36,6 +36,23 @@ pub struct FilterResult {
 struct Corpus {
     text: String,
     ends: Vec<[u32; 3]>,
+    /// Each entry's branch, as an index into `branch_names` (0: none).
+    branches: Vec<u32>,
+    /// The distinct branches ("" first, for none).
+    branch_names: Vec<String>,
+}
+
+/// Splits `branch:NAME` words out of a filter text: the branch asked for and the rest.
+fn branch_filter(text: &str) -> (Option<&str>, String) {
+    let mut branch = None;
+    let mut rest = Vec::new();
+    for w in text.split_whitespace() {
+        match w.strip_prefix("branch:") {
+            Some(b) if !b.is_empty() => branch = Some(b),
+            _ => rest.push(w),
+        }
+    }
+    (branch, rest.join(" "))
 }
 
 impl Corpus {
@@ -66,6 +83,30 @@ impl Corpus {
         }
         self.ends.push(ends);
         true
+    }
+
+    fn push_branch(&mut self, branch: &str) {
+        if self.branch_names.is_empty() {
+            self.branch_names.push(String::new());
+        }
+        let i = match self.branch_names.iter().position(|b| b == branch) {
+            Some(i) => i,
+            None => {
+                self.branch_names.push(branch.to_string());
+                self.branch_names.len() - 1
+            }
+        };
+        self.branches.push(i as u32);
+    }
+
+    /// The positions of the entries on `branch`.
+    fn on_branch(&self, branch: &str) -> Vec<u32> {
+        let Some(b) = self.branch_names.iter().position(|n| n == branch) else {
+            return Vec::new();
+        };
+        (0..self.branches.len() as u32)
+            .filter(|&i| self.branches.get(i as usize) == Some(&(b as u32)))
+            .collect()
     }
 }
 
@@ -164,7 +205,7 @@ impl FilterState {
             self.last = None;
             self.corpus = None;
             let mut corpus = Corpus::default();
-            sessions.for_each_list_text(|id, title, prompt| {
+            sessions.for_each_list_text(|id, title, prompt, branch| {
                 let title = sanitize::line(display_title(title, prompt));
                 let prompt = sanitize::line(prompt);
                 if !corpus.push(id, &title, &prompt) {
@@ -173,24 +214,32 @@ impl FilterState {
                         std::io::Error::other("too much text to filter"),
                     ));
                 }
+                corpus.push_branch(branch);
                 Ok(())
             })?;
             corpus.text.shrink_to_fit();
             corpus.ends.shrink_to_fit();
             self.corpus = Some((version, corpus));
         }
-        let text = text.trim();
+        let full = text.trim();
         let Some((_, corpus)) = &self.corpus else {
             return Ok(Some(FilterResult::default()));
         };
-        if text.is_empty() {
+        if full.is_empty() {
             // Only reading the text ahead of the first key.
             return Ok(Some(FilterResult::default()));
         }
+        // `branch:NAME` keeps the sessions started on that branch; the rest is matched.
+        let (branch, rest) = branch_filter(full);
+        let text = rest.as_str();
         let pattern = Pattern::parse(text, CaseMatching::Ignore, Normalization::Smart);
         let all: Vec<u32>;
-        let positions: &[u32] = match &self.last {
-            Some((prev, positions)) if narrows(prev, text) => positions,
+        let positions: &[u32] = match (&self.last, branch) {
+            (Some((prev, positions)), None) if narrows(prev, full) => positions,
+            (_, Some(b)) => {
+                all = corpus.on_branch(b);
+                &all
+            }
             _ => {
                 all = (0..corpus.len() as u32).collect();
                 &all
@@ -230,7 +279,7 @@ impl FilterState {
             }
         }
         let matched = scored.len();
-        self.last = Some((text.to_string(), scored.iter().map(|&(_, p)| p).collect()));
+        self.last = Some((full.to_string(), scored.iter().map(|&(_, p)| p).collect()));
         // The best first; equal scores in activity order (position). Only the shown ones
         // are sorted.
         let key = |&(s, p): &(u32, u32)| (std::cmp::Reverse(s), p);

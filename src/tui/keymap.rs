@@ -22,7 +22,7 @@ pub enum Context {
     Plan,
     /// Messages wait in the open session's queue and the editor is empty.
     Queue,
-    /// A `/find` is in progress and the editor is empty.
+    /// The transcript search is open and its query typed (Enter): moving between matches.
     Find,
 }
 
@@ -37,7 +37,7 @@ impl Context {
             Context::Dangling => "Resumed with interrupted tool calls",
             Context::Plan => "A plan (/plan) waits for your answer",
             Context::Queue => "Messages are queued (the editor empty)",
-            Context::Find => "After /find (the editor empty)",
+            Context::Find => "Searching the transcript (/ or Ctrl-F, then Enter)",
         }
     }
 }
@@ -168,8 +168,32 @@ pub const BINDINGS: &[Binding] = &[
         [(KeyCode::Char('/'), N)],
         "/",
         Filter,
-        "filter sessions as you type (fuzzy)",
+        "filter sessions as you type (fuzzy); in the transcript pane: search the transcript",
         Some(("/", "filter"))
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char('f'), C)],
+        "Ctrl-F",
+        Find,
+        "search the selected session's transcript (matches highlighted; n/N move)",
+        Some(("/", "find"))
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char('y'), N)],
+        "y",
+        Copy,
+        "copy the selected message (else the last) to the clipboard (OSC 52: works over SSH and tmux)",
+        Some(("y", "copy"))
+    ),
+    b!(
+        Browse,
+        [(KeyCode::Char('Y'), S), (KeyCode::Char('Y'), N)],
+        "Y",
+        CopyCode,
+        "copy a code block of the selected message (again: the next one)",
+        None
     ),
     b!(
         Browse,
@@ -315,17 +339,33 @@ pub const BINDINGS: &[Binding] = &[
         Conversation,
         [(KeyCode::Char('f'), C)],
         "Ctrl-F",
-        Fork,
-        "fork at the selected message (else the end)",
-        Some(("Ctrl-F", "fork"))
+        Find,
+        "search this session's transcript (matches highlighted; Enter, then n/N move)",
+        Some(("Ctrl-F", "find"))
     ),
     b!(
         Conversation,
         [(KeyCode::Char('c'), A)],
         "Alt-C",
         Copy,
-        "copy the selected message (else the last) to the clipboard (OSC 52: over SSH and in tmux too)",
+        "copy the selected message (else the last) to the clipboard (OSC 52: works over SSH and tmux)",
+        Some(("Alt-C", "copy"))
+    ),
+    b!(
+        Conversation,
+        [(KeyCode::Char('k'), A)],
+        "Alt-K",
+        CopyCode,
+        "copy a code block of the selected message (again: the next one)",
         None
+    ),
+    b!(
+        Conversation,
+        [(KeyCode::Char('o'), C)],
+        "Ctrl-O",
+        Fork,
+        "fork at the selected message (else the end; also /fork)",
+        Some(("Ctrl-O", "fork"))
     ),
     b!(
         Conversation,
@@ -408,30 +448,6 @@ pub const BINDINGS: &[Binding] = &[
         Some(("Ctrl-B", "background"))
     ),
     b!(
-        Find,
-        [(KeyCode::Char('n'), N)],
-        "n",
-        FindOlder,
-        "the next older match",
-        Some(("n/N", "older/newer match"))
-    ),
-    b!(
-        Find,
-        [(KeyCode::Char('N'), S), (KeyCode::Char('N'), N)],
-        "N",
-        FindNewer,
-        "the next newer match",
-        None
-    ),
-    b!(
-        Find,
-        [(KeyCode::Esc, N)],
-        "Esc",
-        FindEnd,
-        "end the search",
-        Some(("Esc", "end search"))
-    ),
-    b!(
         Queue,
         [(KeyCode::Char('e'), C)],
         "Ctrl-E",
@@ -479,6 +495,38 @@ pub const BINDINGS: &[Binding] = &[
         "drop steps: type their ids, Enter (the plan is proposed again)",
         Some(("d", "drop steps"))
     ),
+    b!(
+        Find,
+        [(KeyCode::Char('n'), N), (KeyCode::Enter, N)],
+        "n/Enter",
+        FindNext,
+        "next match (the transcript scrolls to it)",
+        Some(("n", "next"))
+    ),
+    b!(
+        Find,
+        [(KeyCode::Char('N'), S), (KeyCode::Char('N'), N)],
+        "N",
+        FindPrev,
+        "previous match",
+        Some(("N", "previous"))
+    ),
+    b!(
+        Find,
+        [(KeyCode::Char('/'), N), (KeyCode::Char('f'), C)],
+        "/",
+        Find,
+        "type the query again",
+        Some(("/", "edit"))
+    ),
+    b!(
+        Find,
+        [(KeyCode::Esc, N)],
+        "Esc",
+        Back,
+        "close the search (any other key also closes it and acts)",
+        Some(("Esc", "close"))
+    ),
 ];
 
 /// Ctrl-C, in every context: stops a running turn, else quits (handled before the table,
@@ -518,4 +566,28 @@ pub fn bar_entry(context: Context, action: Action) -> Option<(&'static str, &'st
         .iter()
         .find(|b| b.context == context && b.action == action)
         .map(|b| b.bar.unwrap_or((b.label, b.help)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No key is bound twice in one context (the first binding would hide the other).
+    #[test]
+    fn no_key_is_bound_twice_in_a_context() {
+        let mut seen: Vec<(Context, (KeyCode, KeyModifiers), &str)> = Vec::new();
+        for b in BINDINGS {
+            for k in b.keys {
+                if let Some((_, _, other)) =
+                    seen.iter().find(|(c, kk, _)| *c == b.context && kk == k)
+                {
+                    panic!(
+                        "{k:?} is bound twice in {:?}: {other} and {}",
+                        b.context, b.label
+                    );
+                }
+                seen.push((b.context, *k, b.label));
+            }
+        }
+    }
 }

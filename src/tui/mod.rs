@@ -26,6 +26,7 @@ use crate::tui::worker::{Done, Reply, Worker};
 pub mod action;
 pub mod app;
 pub mod browse;
+pub mod clipboard;
 pub mod composer;
 pub mod conversation;
 pub mod demo;
@@ -161,6 +162,12 @@ impl TurnLink {
                     Err(e) => Err(format!("Cannot compact: {}", e.message)),
                 })
             }
+            TurnEffect::Models => self.off_loop("neocode-models", Intent::Models, |agent| {
+                agent
+                    .models()
+                    .map(|names| names.join("\n"))
+                    .map_err(|e| format!("Cannot list the models: {e}"))
+            }),
             TurnEffect::AllowNetwork { session_id } => {
                 let id = session_id.clone();
                 self.off_loop("neocode-network", Intent::Network, move |agent| match agent
@@ -432,6 +439,18 @@ fn carry(app: &mut app::App, effects: Vec<Effect>, worker: &Worker, turns: &mut 
                     app.turn_refused(&t, &why);
                 }
             }
+            Effect::Clipboard(osc) => {
+                // Between frames, on the terminal the frames go to.
+                use std::io::Write;
+                let mut out = std::io::stdout();
+                if out
+                    .write_all(osc.as_bytes())
+                    .and_then(|()| out.flush())
+                    .is_err()
+                {
+                    app.copy_failed();
+                }
+            }
         }
     }
 }
@@ -698,12 +717,6 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 carry(&mut app, effects, &worker, &mut turns);
                 if app.quit {
                     return Ok(());
-                }
-                if let Some(text) = app.conv.copy.take() {
-                    use std::io::Write;
-                    let out = guard.terminal.backend_mut();
-                    let _ = out.write_all(conversation::copy::osc52(&text).as_bytes());
-                    let _ = out.flush();
                 }
                 if std::mem::take(&mut app.conv.edit_draft) {
                     let text = app.conv.composer.text();

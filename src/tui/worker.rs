@@ -65,6 +65,13 @@ pub enum Request {
         query: String,
         limit: usize,
     },
+    /// Transcript search in one session: the seqs of its messages matching `query`.
+    Find {
+        id: String,
+        /// The query as typed.
+        query: String,
+        limit: usize,
+    },
     /// Fork a session at a seq (default: the end).
     Fork {
         id: String,
@@ -113,8 +120,6 @@ pub enum Request {
     },
     /// Take a waiting message out of the session's queue (to edit it in the editor).
     Unqueue { id: String, qid: i64 },
-    /// The messages of one session whose text contains `query` (any case): `/find`.
-    Find { id: String, query: String },
     /// Answer tool calls a stopped session left without a result as "not run" (the user's
     /// "mark interrupted" on resume), so the transcript is whole and nothing replays.
     MarkInterrupted {
@@ -132,6 +137,8 @@ enum ReadKind {
     Detail,
     Usage,
     Search,
+    /// Transcript search in the open session.
+    Find,
     Poll,
     /// The list filter's matches (and closing the filter).
     Filter,
@@ -147,6 +154,7 @@ impl Request {
             Request::Detail { .. } => Some(ReadKind::Detail),
             Request::Usage { .. } => Some(ReadKind::Usage),
             Request::Search { .. } => Some(ReadKind::Search),
+            Request::Find { .. } => Some(ReadKind::Find),
             Request::Poll => Some(ReadKind::Poll),
             Request::History { .. } => Some(ReadKind::History),
             Request::Filter { .. } | Request::FilterClosed => Some(ReadKind::Filter),
@@ -163,7 +171,6 @@ impl Request {
             | Request::MarkInterrupted { .. }
             | Request::Enqueue { .. }
             | Request::Unqueue { .. }
-            | Request::Find { .. }
             | Request::UndoTurn { .. }
             | Request::Files => None,
         }
@@ -232,6 +239,16 @@ pub enum Reply {
         /// Hits, best first, how many matched and how the last word was completed.
         found: Box<SearchResults>,
     },
+    /// The open session's messages matching a transcript search.
+    Found {
+        id: String,
+        /// The query answered.
+        query: String,
+        /// Matching seqs, in order.
+        seqs: Vec<i64>,
+        /// More matched than were returned.
+        more: bool,
+    },
     /// A fork was created.
     Forked(Box<SessionHeader>),
     /// A session was deleted.
@@ -254,12 +271,6 @@ pub enum Reply {
         taken: Option<QueuedMessage>,
         /// The answer to an `Unqueue`.
         unqueue: bool,
-    },
-    /// What `/find` found: the seqs of the matching messages, oldest first.
-    Found {
-        id: String,
-        query: String,
-        seqs: Vec<i64>,
     },
     /// `/undo` ran: what it did, one line for the conversation (already sanitised).
     Undone(String),
@@ -342,6 +353,15 @@ fn run(
                 found: Box::new(found),
             }
         }
+        Request::Find { id, query, limit } => {
+            let (seqs, more) = sessions.search_session(&id, &query, limit)?;
+            Reply::Found {
+                id,
+                query,
+                seqs,
+                more,
+            }
+        }
         Request::Fork { id, at } => Reply::Forked(Box::new(sessions.fork(&id, at)?)),
         Request::Delete { id } => {
             sessions.delete(&id)?;
@@ -356,26 +376,9 @@ fn run(
         Request::SaveAsset { id, asset_id, dir } => save_asset(sessions, id, asset_id, dir)?,
         Request::Enqueue { id, text, steer } => {
             sessions.enqueue(&id, &text, steer)?;
-            Reply::Queue {
-                queued: sessions.queued(&id)?,
-                id,
-                taken: None,
-                unqueue: false,
-            }
+            queue_read(sessions, id, None)?
         }
-        Request::Unqueue { id, qid } => {
-            let waiting = sessions.queued(&id)?.into_iter().find(|q| q.id == qid);
-            let taken = match waiting {
-                Some(q) if sessions.remove_queued(&id, qid)? => Some(q),
-                _ => None,
-            };
-            Reply::Queue {
-                queued: sessions.queued(&id)?,
-                id,
-                taken,
-                unqueue: true,
-            }
-        }
+        Request::Unqueue { id, qid } => unqueue(sessions, id, qid)?,
         Request::Append { id, text } => {
             let seqs = sessions.append(
                 &id,
@@ -388,13 +391,37 @@ fn run(
             }
         }
         Request::Files => files(sessions)?,
-        Request::Find { id, query } => find(sessions, id, query)?,
         Request::MarkInterrupted { id, calls } => {
             let seq = sessions.mark_interrupted(&id, calls)?;
             Reply::Appended { id, seq }
         }
         Request::UndoTurn { id } => Reply::Undone(undo_turn(sessions, &id)?),
     })
+}
+
+/// The session's queue after an `Enqueue` (`taken`: `None`) or an `Unqueue`.
+fn queue_read(
+    sessions: &Sessions,
+    id: String,
+    taken: Option<Option<QueuedMessage>>,
+) -> anyhow::Result<Reply> {
+    Ok(Reply::Queue {
+        queued: sessions.queued(&id)?,
+        id,
+        unqueue: taken.is_some(),
+        taken: taken.flatten(),
+    })
+}
+
+/// `Unqueue`: the waiting message `qid` taken out of the queue (`None` when it no longer
+/// waited).
+fn unqueue(sessions: &Sessions, id: String, qid: i64) -> anyhow::Result<Reply> {
+    let waiting = sessions.queued(&id)?.into_iter().find(|q| q.id == qid);
+    let taken = match waiting {
+        Some(q) if sessions.remove_queued(&id, qid)? => Some(q),
+        _ => None,
+    };
+    queue_read(sessions, id, Some(taken))
 }
 
 /// `/undo`'s line: how many files went back, and each one left alone.
@@ -504,24 +531,6 @@ fn usage(sessions: &Sessions, id: String) -> anyhow::Result<Reply> {
         from = to + 1;
     }
     Ok(Reply::Usage { id, turns })
-}
-
-/// The messages of session `id` whose text contains `query`, any case; in batches.
-fn find(sessions: &Sessions, id: String, query: String) -> anyhow::Result<Reply> {
-    let last = sessions.header(&id)?.last_seq;
-    let needle = query.to_lowercase();
-    let mut seqs = Vec::new();
-    let mut from = 1;
-    while from <= last {
-        let to = from + USAGE_BATCH - 1;
-        for m in sessions.messages(&id, from, to)? {
-            if m.text().to_lowercase().contains(&needle) {
-                seqs.push(m.seq);
-            }
-        }
-        from = to + 1;
-    }
-    Ok(Reply::Found { id, query, seqs })
 }
 
 /// A new session, with its first message if one is given.

@@ -91,6 +91,11 @@ fn provider_factory(settings: &Settings) -> ProviderFactory {
     })
 }
 
+/// The model lists fetched in this process, by base URL (`/model` asks once per server).
+static MODELS: std::sync::OnceLock<
+    std::sync::Mutex<std::collections::HashMap<String, Vec<String>>>,
+> = std::sync::OnceLock::new();
+
 impl Agent {
     /// An agent whose turns talk to the scripted in-process demo model (`neocode demo`): no
     /// network, no settings needed; the tools, approvals and sandbox are the real ones.
@@ -100,6 +105,26 @@ impl Agent {
         let mut a = Agent::with_provider(sessions, settings, factory);
         a.fixed_model = Some(demo::DEMO_MODEL);
         a
+    }
+
+    /// The models the configured server offers (`GET /v1/models`), asked once per process
+    /// and server, then answered from memory. Errors are one line for the user.
+    pub fn models(&self) -> Result<Vec<String>, String> {
+        let o = self.settings.openai().map_err(|e| e.to_string())?;
+        let cache = MODELS.get_or_init(Default::default);
+        if let Ok(c) = cache.lock()
+            && let Some(names) = c.get(&o.base_url)
+        {
+            return Ok(names.clone());
+        }
+        let base = o.base_url.clone();
+        let names = OpenAi::new(o)
+            .and_then(|p| p.models())
+            .map_err(|e| e.message)?;
+        if let Ok(mut c) = cache.lock() {
+            c.insert(base, names.clone());
+        }
+        Ok(names)
     }
 
     /// An agent using the OpenAI-compatible provider from `settings`.

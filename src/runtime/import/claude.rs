@@ -312,6 +312,8 @@ impl Conv {
                 model,
                 workdir: cwd,
                 status: Status::Paused,
+                // Where the source recorded a branch it stays in its metadata.
+                branch: None,
                 parent_id: None,
                 subagent_of: parent,
                 source: Some(SessionSource {

@@ -348,6 +348,7 @@ impl Conv {
                 status: Status::Paused,
                 parent_id: fork,
                 subagent_of: None,
+                branch: None,
                 source: Some(SessionSource {
                     tool: "codex".into(),
                     version: meta.get("cli_version").map(text_of).unwrap_or_default(),

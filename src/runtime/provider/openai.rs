@@ -117,6 +117,67 @@ impl OpenAi {
         &self.settings
     }
 
+    /// The models the server offers (`GET <base_url>/models`), sorted; one attempt, no
+    /// retries, at most the idle timeout (10 s if that is longer).
+    pub fn models(&self) -> Result<Vec<String>, ProviderError> {
+        let s = &self.settings;
+        let url = format!("{}/models", s.base_url);
+        let limit = s.idle_timeout.min(Duration::from_secs(10));
+        let mut rb = self.client.get(&url).timeout(limit);
+        if let Some(k) = &s.api_key {
+            rb = rb.bearer_auth(k);
+        }
+        let fetched = self.rt.block_on(async {
+            let resp = rb.send().await?;
+            let status = resp.status().as_u16();
+            let text = resp.text().await?;
+            Ok::<_, reqwest::Error>((status, text))
+        });
+        let (status, text) = fetched.map_err(|e| {
+            let kind = if e.is_timeout() {
+                ErrorKind::Timeout
+            } else {
+                ErrorKind::Unreachable
+            };
+            self.err(
+                kind,
+                format!("cannot list the models of {url}: {}", root_cause(&e)),
+                None,
+            )
+        })?;
+        if !(200..300).contains(&status) {
+            let kind = match status {
+                401 | 403 => ErrorKind::Auth,
+                404 => ErrorKind::NotFound,
+                _ => ErrorKind::BadRequest,
+            };
+            return Err(self.err(
+                kind,
+                format!(
+                    "{url} answered HTTP {status} ({}): this server does not list its models",
+                    super::quirks::server_message(&text)
+                ),
+                None,
+            ));
+        }
+        let v: Value = serde_json::from_str(&text).map_err(|_| {
+            self.err(
+                ErrorKind::Protocol,
+                format!("{url} did not answer a model list (JSON with `data`)"),
+                None,
+            )
+        })?;
+        let mut names: Vec<String> = v["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["id"].as_str().map(str::to_string))
+            .collect();
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+
     /// The request body; `stream: false` for a server that cannot stream this request.
     /// Tools go with `tool_choice: "auto"` (llama-cpp-python ignores tools without it).
     fn body(&self, req: &ChatRequest, stream: bool) -> Value {

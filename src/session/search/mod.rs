@@ -165,6 +165,43 @@ pub(crate) fn search_within(
     })
 }
 
+/// The seqs of one session's messages that match `query` (its last word also as a prefix,
+/// as the search dialog types it), in seq order, at most `limit` of them; and whether more
+/// matched. Transcript search inside an open session: FTS5 finds the matching index rows,
+/// the `messages_by_fts` index maps them to this session's messages (a fork's copies share
+/// their source's rows, so the session is what filters).
+pub(crate) fn in_session(
+    c: &Connection,
+    session_id: &str,
+    query: &str,
+    limit: usize,
+) -> Result<(Vec<i64>, bool)> {
+    // A one-letter prefix would merge the posting lists of a good part of the index: the
+    // last word is completed from its second letter on.
+    let words = query_words(query);
+    let prefix = words
+        .last()
+        .and_then(|w| last_token(w))
+        .is_some_and(|(_, t)| t.chars().count() >= 2);
+    let Some(fts) = fts_query(query, prefix) else {
+        return Ok((Vec::new(), false));
+    };
+    let mut st = c.prepare_cached(
+        "SELECT m.seq FROM messages m
+         WHERE m.session_id = ?1
+           AND abs(m.fts_id) IN (SELECT rowid FROM message_fts WHERE message_fts MATCH ?2)
+         ORDER BY m.seq LIMIT ?3",
+    )?;
+    let mut seqs: Vec<i64> = st
+        .query_map(rusqlite::params![session_id, fts, limit as i64 + 1], |r| {
+            r.get(0)
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let more = seqs.len() > limit;
+    seqs.truncate(limit);
+    Ok((seqs, more))
+}
+
 #[cfg(test)]
 mod tests {
     use super::prefix::{key_range, page_terms, varint};

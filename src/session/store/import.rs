@@ -314,8 +314,8 @@ fn insert_full_in(tx: &Transaction<'_>, s: Session, summary_extra: &SessionSumma
     tx.execute(
         "INSERT INTO sessions (id, title, first_prompt, created_at_ms, updated_at_ms, provider, model, workdir,
             status, parent_id, fork_seq, conversation_key, task_state_json, todos_json, skills_json,
-            plan_json, ledger_json, token_input_total, token_output_total, last_seq, message_count)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+            plan_json, ledger_json, token_input_total, token_output_total, last_seq, message_count, branch)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
         params![
             h.id,
             h.title,
@@ -337,7 +337,8 @@ fn insert_full_in(tx: &Transaction<'_>, s: Session, summary_extra: &SessionSumma
             tok_in as i64,
             tok_out as i64,
             h.last_seq,
-            messages.len() as i64
+            messages.len() as i64,
+            h.branch
         ],
     )?;
     for m in messages {

@@ -12,12 +12,12 @@ use crate::session::plan::{PlanCounts, PlanProgress, StepUpdate};
 
 pub(super) const SUMMARY_COLS: &str = "id, title, first_prompt, created_at_ms, updated_at_ms, provider, model, \
      workdir, status, parent_id, fork_seq, message_count, token_input_total, token_output_total, \
-     plan_done, plan_failed, plan_total, asset_count, subagent_of, source_tool";
+     plan_done, plan_failed, plan_total, asset_count, subagent_of, source_tool, branch";
 
 pub(super) const HEADER_COLS: &str = "id, title, created_at_ms, updated_at_ms, provider, model, workdir, \
      status, parent_id, fork_seq, conversation_key, task_state_json, todos_json, skills_json, \
      plan_json, ledger_json, token_input_total, token_output_total, last_seq, message_count, \
-     subagent_of, source_tool, source_version, source_id, source_stamp, source_meta_json";
+     subagent_of, source_tool, source_version, source_id, source_stamp, source_meta_json, branch";
 
 pub(super) fn parse_status(session_id: &str, s: &str) -> Result<Status> {
     Status::parse(s).ok_or_else(|| StoreError::BadColumn {
@@ -56,6 +56,7 @@ pub(super) fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<Result<SessionSu
         asset_count: r.get::<_, i64>(17)? as u64,
         subagent_of: r.get(18)?,
         source: r.get(19)?,
+        branch: r.get(20)?,
         id,
     }))
 }
@@ -84,6 +85,7 @@ pub(super) fn load_header(c: &Connection, session_id: &str) -> Result<Option<Ses
                     last_seq: r.get(18)?,
                     message_count: r.get::<_, i64>(19)? as u64,
                     subagent_of: r.get(20)?,
+                    branch: r.get(26)?,
                     ..SessionHeader::default()
                 };
                 let status: String = r.get(7)?;

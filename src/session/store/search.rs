@@ -21,6 +21,18 @@ impl Store {
         self.with_conn(|c| search::search(c, query, limit))
     }
 
+    /// The seqs of session `session_id`'s messages matching `query`, in order, at most
+    /// `limit`, and whether more matched (transcript search in an open session).
+    pub fn search_session(
+        &self,
+        session_id: &str,
+        query: &str,
+        limit: usize,
+    ) -> Result<(Vec<i64>, bool)> {
+        let _ = self.index_pending_now();
+        self.with_conn(|c| search::in_session(c, session_id, query, limit))
+    }
+
     /// [`Store::search_counted`] with other limits on completing the last word than
     /// [`search::PREFIX_LIMITS`]: lets tests reach the completion of a costly prefix without a
     /// history of millions of messages.

@@ -30,6 +30,8 @@ pub struct NewSession {
     /// The session this one belongs to without being a fork of it (a plan step's
     /// conversation links to its plan run this way; `fork_seq` stays empty).
     pub parent_id: Option<String>,
+    /// The git branch it starts on (the runtime reads it from the workdir).
+    pub branch: Option<String>,
 }
 
 /// One session as opening it shows it: see [`Store::load_overview`].
@@ -69,9 +71,9 @@ impl Store {
                 self.require(tx, p)?;
             }
             tx.execute(
-                "INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, provider, model, workdir, conversation_key, parent_id)
-                 VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![id, new.title, now, new.provider, new.model, new.workdir, new.conversation_key, new.parent_id],
+                "INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, provider, model, workdir, conversation_key, parent_id, branch)
+                 VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![id, new.title, now, new.provider, new.model, new.workdir, new.conversation_key, new.parent_id, new.branch],
             )?;
             Ok(())
         })?;
@@ -274,8 +276,8 @@ impl Store {
         // place in the query (None: not read, left empty).
         const TABLE_COLS: &str = "id, title, first_prompt, updated_at_ms, model, parent_id, \
              subagent_of, message_count, token_input_total, token_output_total, plan_done, \
-             plan_failed, plan_total, source_tool";
-        const TABLE_POS: [Option<usize>; 20] = [
+             plan_failed, plan_total, source_tool, branch";
+        const TABLE_POS: [Option<usize>; 21] = [
             Some(0),
             Some(1),
             Some(2),
@@ -296,6 +298,7 @@ impl Store {
             None,
             Some(6),
             Some(13),
+            Some(14),
         ];
         let (cols, pos) = if details {
             (SUMMARY_COLS, std::array::from_fn(Some))
@@ -352,6 +355,7 @@ impl Store {
                         },
                         asset_count: count(17)?,
                         source: text(19)?,
+                        branch: text(20)?,
                     })?;
                 }
                 Ok(())
@@ -359,16 +363,16 @@ impl Store {
         })
     }
 
-    /// Every session's id, title and first prompt, newest activity first, borrowed row by
-    /// row (what a filter over the whole list matches against).
+    /// Every session's id, title, first prompt and branch ("" without one), newest activity
+    /// first, borrowed row by row (what a filter over the whole list matches against).
     pub fn for_each_list_text(
         &self,
-        mut f: impl FnMut(&str, &str, &str) -> Result<()>,
+        mut f: impl FnMut(&str, &str, &str, &str) -> Result<()>,
     ) -> Result<()> {
         self.with_conn(|c| {
             scan_with_small_cache(c, |c| {
                 let mut st = c.prepare_cached(
-                    "SELECT id, title, first_prompt FROM sessions INDEXED BY sessions_listed
+                    "SELECT id, title, first_prompt, branch FROM sessions INDEXED BY sessions_listed
                      ORDER BY updated_at_ms DESC, insert_order DESC",
                 )?;
                 let mut rows = st.query([])?;
@@ -376,7 +380,7 @@ impl Store {
                     let text = |i: usize| -> rusqlite::Result<&str> {
                         Ok(r.get_ref(i)?.as_str_or_null()?.unwrap_or_default())
                     };
-                    f(text(0)?, text(1)?, text(2)?)?;
+                    f(text(0)?, text(1)?, text(2)?, text(3)?)?;
                 }
                 Ok(())
             })
@@ -443,6 +447,10 @@ impl Store {
             args.push(Box::new(pat.clone()));
             args.push(Box::new(pat));
             args.push(Box::new(format!("{}%", like_escape(text))));
+        }
+        if let Some(b) = &q.branch {
+            sql.push_str(" AND branch = ?");
+            args.push(Box::new(b.clone()));
         }
         if !q.statuses.is_empty() {
             let marks = vec!["?"; q.statuses.len()].join(",");

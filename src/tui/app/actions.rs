@@ -50,11 +50,7 @@ impl App {
             Action::Up | Action::Down => self.select_step(action),
             Action::PageUp | Action::PageDown => self.select_page(action),
             Action::Top | Action::Bottom => self.select_end(action),
-            Action::Open => {
-                self.conv.resume_from = None;
-                self.open_selected()
-            }
-            Action::ResumePicker => self.resume_picker(),
+            Action::Open => self.open_selected(),
             Action::SwitchPane => {
                 self.focus = match self.focus {
                     Focus::List => Focus::Detail,
@@ -70,7 +66,20 @@ impl App {
                 }
                 self.tab_data()
             }
+            Action::Filter
+                if self.screen == Screen::Browse
+                    && self.focus == Focus::Detail
+                    && self.tab == Tab::Transcript =>
+            {
+                self.open_find()
+            }
             Action::Filter => self.open_filter(),
+            Action::Find => self.open_find(),
+            Action::FindNext => self.find_step(true),
+            Action::FindPrev => self.find_step(false),
+            Action::ResumePicker => self.open_resume(),
+            Action::Copy => self.copy_selected(false),
+            Action::CopyCode => self.copy_selected(true),
             Action::Search => {
                 // A fresh dialog: an answer to an earlier one's query is not for it.
                 self.requests.tokens.remove(&Slot::Search);
@@ -119,10 +128,6 @@ impl App {
             | Action::Steer
             | Action::EditQueued
             | Action::EditDraft
-            | Action::Copy
-            | Action::FindOlder
-            | Action::FindNewer
-            | Action::FindEnd
             | Action::Submit => self.with_conv(|c, ctx| c.act(action, ctx)),
         }
     }
@@ -350,22 +355,6 @@ impl App {
         }
         self.quit = true;
         Vec::new()
-    }
-
-    /// `/resume`: the session list with its filter open, over which Enter switches and Esc
-    /// comes back to this conversation.
-    fn resume_picker(&mut self) -> Vec<Effect> {
-        let from = self
-            .browse
-            .detail
-            .as_ref()
-            .filter(|_| !self.conv.draft)
-            .map(|d| d.id.clone());
-        let mut effects = self.back();
-        effects.extend(self.open_filter());
-        self.conv.resume_from = from;
-        self.say("Pick a session: type to filter, ↑↓ move, Enter switches, Esc comes back.");
-        effects
     }
 
     /// The open session is running, and not in this process.

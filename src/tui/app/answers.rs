@@ -80,9 +80,6 @@ impl App {
                 taken,
                 unqueue,
             } => self.with_conv(|c, ctx| c.queue_read(&id, queued, taken, unqueue, ctx)),
-            Reply::Found { id, query, seqs } => {
-                self.with_conv(|c, ctx| c.found(&id, query, seqs, ctx))
-            }
             Reply::Messages {
                 id, from, messages, ..
             } => {
@@ -114,6 +111,12 @@ impl App {
                 self.on_search(token, query, *found);
                 Vec::new()
             }
+            Reply::Found {
+                id,
+                query,
+                seqs,
+                more,
+            } => self.on_found(token, &id, query, seqs, more),
             Reply::Forked(h) => self.on_forked(&h),
             Reply::Deleted(id) => self.on_deleted(&id),
             Reply::Renamed { id, title } => self.on_renamed(&id, &title),
@@ -152,6 +155,11 @@ impl App {
             && let Overlay::Search(s) = &mut self.overlay
         {
             s.searching = false;
+        }
+        if self.current(Slot::Find, token)
+            && let Some(f) = self.browse.detail.as_mut().and_then(|d| d.find.as_mut())
+        {
+            f.searching = false;
         }
         if self.current(Slot::Detail, token) {
             // The message cannot be selected in a session that did not load.

@@ -62,12 +62,17 @@ impl App {
             } => return self.always_rule_key(call_id, input, scope, key),
             Overlay::Confirm(what) => return self.confirm_key(what, key),
             Overlay::Plan(p) => return self.plan_key(p, key),
+            Overlay::Models { names, selected } => return self.models_key(names, selected, key),
+            Overlay::Resume => return self.resume_key(key),
             Overlay::Search(mut s) => {
                 return self.search_key(&mut s, key).unwrap_or_else(|| {
                     self.overlay = Overlay::Search(s);
                     Vec::new()
                 });
             }
+        }
+        if let Some(effects) = self.find_key(&key) {
+            return effects;
         }
         if self.screen == Screen::Conversation {
             return self.conversation_key(key);
@@ -81,19 +86,10 @@ impl App {
                     if f.input.text.is_empty() {
                         self.browse.list.filter = None;
                     }
-                    // `/resume`: Enter switches to the chosen session at once.
-                    if self.conv.resume_from.take().is_some() {
-                        return self.open_selected();
-                    }
                     return Vec::new();
                 }
                 KeyCode::Esc => {
                     let mut effects = self.clear_filter();
-                    // `/resume`: Esc goes back to the conversation it was opened from.
-                    if let Some(id) = self.conv.resume_from.take() {
-                        effects.extend(self.resume(&id));
-                        return effects;
-                    }
                     effects.extend(self.sync_detail());
                     return effects;
                 }
@@ -267,6 +263,38 @@ impl App {
                 Vec::new()
             }
             Confirm::Leave => self.leave_conversation(),
+        }
+    }
+
+    /// A key over the server's models: ↑↓ choose, Enter switches to it, anything else keeps
+    /// the model.
+    fn models_key(&mut self, names: Vec<String>, selected: usize, key: KeyEvent) -> Vec<Effect> {
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.overlay = Overlay::Models {
+                    selected: selected.saturating_sub(1),
+                    names,
+                };
+                Vec::new()
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.overlay = Overlay::Models {
+                    selected: (selected + 1).min(names.len().saturating_sub(1)),
+                    names,
+                };
+                Vec::new()
+            }
+            KeyCode::Enter => match names.get(selected) {
+                Some(name) => {
+                    let name = name.clone();
+                    self.with_conv(|c, ctx| c.pick_model(&name, ctx))
+                }
+                None => Vec::new(),
+            },
+            _ => {
+                self.say("Model kept.");
+                Vec::new()
+            }
         }
     }
 

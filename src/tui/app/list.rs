@@ -203,6 +203,10 @@ impl App {
             let current = self.browse.list.current().map(|s| s.id.clone());
             self.stop_matching();
             self.rebuild_keeping(current);
+            // Over a conversation (`/resume`) the open session stays until Enter.
+            if self.screen != Screen::Browse {
+                return Vec::new();
+            }
             return self.sync_detail();
         }
         self.browse.list.filtering = true;

@@ -15,9 +15,12 @@
 mod actions;
 mod answers;
 mod cards;
+mod copy;
 mod detail;
+mod find;
 mod keys;
 mod list;
+mod resume;
 mod state;
 mod turn;
 
@@ -33,8 +36,8 @@ pub use crate::tui::conversation::commands::{
 pub use crate::tui::conversation::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS};
 pub use crate::tui::transcript::CANCELLED_MARK;
 pub use state::{
-    Confirm, Detail, Filter, Focus, Overlay, PendingSelection, PlanAsk, Row, Screen, SearchState,
-    SessionList, Status, Tab,
+    Confirm, Detail, Filter, Find, Focus, Overlay, PendingSelection, PlanAsk, Row, Screen,
+    SearchState, SessionList, Status, Tab,
 };
 
 use super::action::Action;
@@ -438,6 +441,8 @@ pub fn run_inline(
                 }));
             }
             Effect::Turn(t) => turns.push(t),
+            // Bytes for the terminal: a headless run has none.
+            Effect::Clipboard(_) => {}
         }
     }
     turns

@@ -2,7 +2,7 @@
 //! request slots (the screens' own state is in `tui::browse` and `tui::conversation`).
 
 pub(crate) use crate::tui::browse::Load;
-pub use crate::tui::browse::{Detail, Filter, Row, SearchState, SessionList};
+pub use crate::tui::browse::{Detail, Filter, Find, Row, SearchState, SessionList};
 pub use crate::tui::dialog::{Confirm, Overlay, PlanAsk, Status};
 pub use crate::tui::screen::{Focus, Screen, Tab};
 
@@ -36,4 +36,6 @@ pub(super) enum Slot {
     Search,
     Filter,
     History,
+    /// Transcript search in the open session.
+    Find,
 }

@@ -53,7 +53,7 @@ impl App {
             Ask::Effect(e) => vec![e],
             Ask::Request(r) => vec![self.ask(None, r)],
             Ask::Act(a) => self.act(a),
-            Ask::Select(seq) => self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)),
+            Ask::Find(text) => self.find_text(&text),
             Ask::RefreshDetail => self.refresh_detail(),
             Ask::ReloadTop => self.reload_top(),
             Ask::ReloadList => self.reload_list(),

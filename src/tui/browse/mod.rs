@@ -37,6 +37,62 @@ pub struct SearchState {
     pub summary: String,
 }
 
+/// Search in the open session's transcript (`/` in the transcript pane, Ctrl-F): the query,
+/// the seqs of the messages it matches (from the store's index, so a transcript of any
+/// length is searched, not only the loaded window) and which one is current.
+#[derive(Debug, Clone, Default)]
+pub struct Find {
+    /// The query being typed.
+    pub input: Input,
+    /// Keys go to the query (else n/N move between matches).
+    pub editing: bool,
+    /// Matching seqs of the last answered query, in order.
+    pub matches: Vec<i64>,
+    /// More messages matched than [`FIND_LIMIT`].
+    pub more: bool,
+    /// Index into `matches` of the current match (`None`: not moved to one yet).
+    pub current: Option<usize>,
+    /// The query `matches` answer ("" before the first answer).
+    pub answered: String,
+    /// A query is in flight.
+    pub searching: bool,
+}
+
+/// The most matches a transcript search holds.
+pub const FIND_LIMIT: usize = 10_000;
+
+impl Find {
+    /// "3/17", "0/17" before moving, "no match", or "searching…".
+    pub fn count(&self) -> String {
+        let q = self.input.text.trim();
+        if q.is_empty() {
+            return String::new();
+        }
+        if self.searching || self.answered != q {
+            return "searching…".into();
+        }
+        if self.matches.is_empty() {
+            return "no match".into();
+        }
+        let total = format!("{}{}", self.matches.len(), if self.more { "+" } else { "" });
+        match self.current {
+            Some(i) => format!("{}/{total}", i + 1),
+            None => format!("0/{total}"),
+        }
+    }
+
+    /// The words to highlight in what is drawn: the query's, lower case.
+    pub fn needles(&self) -> Vec<String> {
+        if self.answered.is_empty() {
+            return Vec::new();
+        }
+        self.answered
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect()
+    }
+}
+
 /// The list filter.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
@@ -194,6 +250,8 @@ pub struct Detail {
     pub context: Option<Box<crate::runtime::project_context::ContextReport>>,
     /// Messages waiting in its queue, oldest first (typed while a turn ran).
     pub queued: Vec<crate::session::QueuedMessage>,
+    /// Search in its transcript, while open.
+    pub find: Option<Find>,
 }
 
 impl Detail {
@@ -213,6 +271,7 @@ impl Detail {
             scroll: 0,
             steps: Vec::new(),
             plan_sel: 0,
+            find: None,
         }
     }
 

@@ -29,10 +29,6 @@ impl Conversation {
             Action::Submit => self.submit(ctx),
             Action::Steer => self.steer(ctx),
             Action::EditQueued => self.edit_queued(ctx),
-            Action::Copy => self.copy_message(ctx),
-            Action::FindOlder => self.find_step(true, ctx),
-            Action::FindNewer => self.find_step(false, ctx),
-            Action::FindEnd => self.find_end(ctx),
             Action::EditDraft => {
                 // The loop owns the terminal: it runs the editor before the next frame.
                 self.edit_draft = true;

@@ -14,12 +14,12 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     (
         "/resume",
         "",
-        "pick another session (the list's filter): Enter switches, Esc comes back",
+        "switch to another session: the list, filtered as you type; Enter switches, Esc returns",
     ),
     (
         "/find",
-        "TEXT",
-        "find TEXT in this session's messages: the newest match is selected, n older, N newer, Esc ends",
+        "[TEXT]",
+        "search this session's transcript (Ctrl-F), for TEXT when given: n/N move, Esc closes",
     ),
     (
         "/plan",
@@ -40,7 +40,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     (
         "/model",
         "[NAME]",
-        "show or switch the model of the next turns",
+        "switch the model of the next turns (no name: pick from the server's models)",
     ),
     ("/limits", "", "budgets of this session: used and left"),
     (

@@ -30,8 +30,8 @@ pub enum Ask {
     OpenNew(String),
     /// An action of the router's own (`/new`, `/fork`, a view key while a card waits).
     Act(Action),
-    /// Select message `seq` of the open transcript and scroll it into view (`/find`).
-    Select(i64),
+    /// `/find TEXT`: the transcript search, opened with TEXT as its query.
+    Find(String),
 }
 
 /// The part of the router a conversation transition sees: the clock, the screen and where

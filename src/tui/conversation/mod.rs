@@ -15,9 +15,7 @@ mod calls;
 mod cards;
 pub mod commands;
 mod complete;
-pub mod copy;
 mod ctx;
-pub mod find;
 pub mod picker;
 mod plan_events;
 mod queue;
@@ -82,12 +80,6 @@ pub struct Conversation {
     pub root: PathBuf,
     /// Ctrl-G asked for the draft to be edited in `$EDITOR` (the loop runs it).
     pub edit_draft: bool,
-    /// Text Alt-C copies (the loop writes it to the terminal as OSC 52).
-    pub copy: Option<String>,
-    /// A `/find` in progress.
-    pub find: Option<find::Find>,
-    /// `/resume` opened the picker from this session's conversation (Esc returns to it).
-    pub resume_from: Option<String>,
     /// Images to send with the next message (`/attach`, a pasted image path).
     pub attachments: Vec<PathBuf>,
     /// Approval policy chosen with `/approve` (else the agent's).
@@ -130,9 +122,6 @@ impl Conversation {
             files_asked: false,
             root: PathBuf::new(),
             edit_draft: false,
-            copy: None,
-            find: None,
-            resume_from: None,
             attachments: Vec::new(),
             policy: None,
             turn_running: false,

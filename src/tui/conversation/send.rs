@@ -215,6 +215,7 @@ impl Conversation {
             TurnEffect::Command(_) => "steer the turn",
             TurnEffect::Compact { .. } => "compact",
             TurnEffect::Model { .. } => "switch the model",
+            TurnEffect::Models => "list the models",
             TurnEffect::AllowNetwork { .. } => "allow the network",
             TurnEffect::Skill { name: None, .. } => "list the skills",
             TurnEffect::Skill { name: Some(_), .. } => "activate the skill",

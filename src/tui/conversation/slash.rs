@@ -24,9 +24,11 @@ impl Conversation {
                 Vec::new()
             }
             "/new" => vec![Ask::Act(Action::New)],
-            "/find" => self.slash_find(open, arg, ctx),
-            "/resume" => vec![Ask::Act(Action::ResumePicker)],
             "/fork" => vec![Ask::Act(Action::Fork)],
+            // The transcript search (Ctrl-F), with its query typed when one is given.
+            "/find" if arg.is_empty() => vec![Ask::Act(Action::Find)],
+            "/find" => vec![Ask::Find(arg.to_string())],
+            "/resume" => vec![Ask::Act(Action::ResumePicker)],
             "/rename" => Conversation::slash_rename(open, arg, ctx),
             "/undo" => self.slash_undo(open, ctx),
             "/compact" => self.slash_compact(open, ctx),

@@ -43,14 +43,17 @@ impl Conversation {
             match &self.next_model(ctx.detail()) {
                 Ok(m) => {
                     let m = sanitize::line(m).into_owned();
-                    ctx.say(format!("Model: {m}. /model NAME switches."));
+                    ctx.say(format!(
+                        "Model: {m}. Asking the server which models it offers… (/model NAME switches)"
+                    ));
                 }
                 Err(e) => {
                     let e = sanitize::line(e).into_owned();
                     ctx.fail(e);
+                    return Vec::new();
                 }
             }
-            return Vec::new();
+            return vec![Ask::Effect(Effect::Turn(TurnEffect::Models))];
         }
         if self.turn_active() {
             ctx.fail("/model: wait for the turn to end first.");
@@ -77,6 +80,36 @@ impl Conversation {
                 }))]
             }
         }
+    }
+
+    /// A model picked from the server's list (`/model` without a name): as `/model NAME`.
+    pub fn pick_model(&mut self, name: &str, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        let open = ctx.open_id();
+        self.slash_model(open, name, ctx)
+    }
+
+    /// The server's models arrived (one a line): the picker opens on the model in use.
+    pub(super) fn models_listed(&mut self, names: &str, ctx: &mut Ctx<'_>) {
+        let names: Vec<String> = names
+            .lines()
+            .filter(|n| !n.trim().is_empty())
+            .map(|n| sanitize::line(n).into_owned())
+            .collect();
+        if names.is_empty() {
+            ctx.say("The server lists no models: /model NAME switches to one by name.");
+            return;
+        }
+        let current = self.next_model(ctx.detail()).ok();
+        let selected = names
+            .iter()
+            .position(|n| Some(n) == current.as_ref())
+            .unwrap_or(0);
+        let keeps = current.map_or("the model".to_string(), |m| sanitize::line(&m).into_owned());
+        ctx.say(format!(
+            "{} models: ↑↓ choose, Enter switches, Esc keeps {keeps}.",
+            names.len()
+        ));
+        *ctx.overlay = crate::tui::dialog::Overlay::Models { names, selected };
     }
 
     /// `/approve network`: this session's commands may use the network.

@@ -22,6 +22,10 @@ impl Conversation {
     /// What a one-call intent of the agent came to (`/compact`, `/model NAME`,
     /// `/approve network`, `/skill`).
     pub fn on_outcome(&mut self, o: Outcome, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        if let (Intent::Models, Ok(names)) = (o.intent, &o.result) {
+            self.models_listed(names, ctx);
+            return Vec::new();
+        }
         let ok = o.result.is_ok();
         let msg = sanitize::line(o.result.as_ref().unwrap_or_else(|e| e)).into_owned();
         match (o.intent, ok) {
@@ -43,11 +47,11 @@ impl Conversation {
                 ctx.say(msg);
                 vec![Ask::RefreshDetail, Ask::ReloadList]
             }
-            (Intent::Compact | Intent::Network | Intent::Skill, false) => {
+            (Intent::Compact | Intent::Network | Intent::Skill | Intent::Models, false) => {
                 ctx.fail(msg);
                 Vec::new()
             }
-            (Intent::Network | Intent::Skill, true) => {
+            (Intent::Network | Intent::Skill | Intent::Models, true) => {
                 ctx.say(msg);
                 Vec::new()
             }
@@ -179,10 +183,6 @@ impl Conversation {
     /// The key contexts that come before the editor's, most specific first.
     pub fn turn_contexts(&self, screen: Screen, detail: Option<&Detail>) -> Vec<Context> {
         let mut v = Vec::new();
-        // A search's keys come first (its Esc ends it, not the turn).
-        if screen == Screen::Conversation && self.finding(detail.map(|d| d.id.as_str())) {
-            v.push(Context::Find);
-        }
         if let Some(l) = self.live_here(screen, detail)
             && !l.finished
         {

@@ -59,6 +59,8 @@ pub struct Transcript {
     pub expanded: HashSet<i64>,
     /// Tool call id → tool name, from loaded assistant messages.
     pub tool_names: HashMap<String, String>,
+    /// The code block copied last: (seq, index), so the next copy takes the one after.
+    pub code_copied: Option<(i64, usize)>,
     cache: RefCell<HashMap<i64, (usize, bool, Laid)>>,
 }
 

@@ -165,11 +165,13 @@ fn body(frame: &mut Frame<'_>, app: &App, area: Rect) {
         );
         return;
     }
+    let needles = super::find::needles(app);
     let mut lines: Vec<Line<'static>> = match tr {
         Some(tr) => tr
             .visible(w, h, t)
             .into_iter()
             .map(|(seq, line)| {
+                let line = super::find::highlight(line, &needles, t.matched());
                 let sel = tr.selected == Some(seq);
                 let mut spans = vec![Span::styled(if sel { "▌" } else { " " }, t.accent())];
                 spans.extend(line.spans);

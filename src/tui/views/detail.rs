@@ -154,10 +154,12 @@ pub(super) fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rec
         );
         return;
     }
+    let needles = super::find::needles(app);
     let mut lines: Vec<Line<'static>> = tr
         .visible(w, h, th)
         .into_iter()
         .map(|(seq, line)| {
+            let line = super::find::highlight(line, &needles, th.matched());
             let sel = focused && tr.selected == Some(seq);
             let mut spans = vec![Span::styled(if sel { "▌" } else { " " }, th.accent())];
             spans.extend(line.spans);
@@ -671,6 +673,10 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
         kv("status", h.status.as_str().to_string()),
         kv("workspace", app.paths.root.clone()),
         kv("workdir", h.workdir.clone()),
+        kv(
+            "branch",
+            h.branch.clone().unwrap_or_else(|| "(none recorded)".into()),
+        ),
         kv("provider", h.provider.clone()),
         kv("model", h.model.clone()),
         kv(

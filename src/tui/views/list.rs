@@ -21,6 +21,8 @@ enum Col {
     Tokens,
     Plan,
     Msgs,
+    /// The git branch it started on (only when some session shown has one).
+    Branch,
 }
 
 impl Col {
@@ -32,6 +34,7 @@ impl Col {
             Col::Tokens => 6,
             Col::Plan => 6,
             Col::Msgs => 4,
+            Col::Branch => 14,
         }
     }
 
@@ -42,16 +45,22 @@ impl Col {
             Col::Tokens => "tokens",
             Col::Plan => "plan",
             Col::Msgs => "msgs",
+            Col::Branch => "branch",
         }
     }
 }
 
-/// Columns for a list `width` wide: the title keeps at least about half the row.
-fn columns(width: usize) -> Vec<Col> {
+/// Columns for a list `width` wide: the title keeps at least about half the row. The branch
+/// column comes last, and only when a session shown has a branch.
+fn columns(width: usize, branches: bool) -> Vec<Col> {
     let min_title = (width * 2 / 5).max(16);
     let mut used = 3;
     let mut cols = Vec::new();
-    for c in [Col::Time, Col::Id, Col::Plan, Col::Tokens, Col::Msgs] {
+    let mut wanted = vec![Col::Time, Col::Id, Col::Plan, Col::Tokens, Col::Msgs];
+    if branches {
+        wanted.push(Col::Branch);
+    }
+    for c in wanted {
         if width.saturating_sub(used + c.width() + 1) < min_title {
             break;
         }
@@ -59,7 +68,14 @@ fn columns(width: usize) -> Vec<Col> {
         cols.push(c);
     }
     // Shown left to right in reading order.
-    let order = [Col::Plan, Col::Msgs, Col::Tokens, Col::Time, Col::Id];
+    let order = [
+        Col::Plan,
+        Col::Msgs,
+        Col::Tokens,
+        Col::Branch,
+        Col::Time,
+        Col::Id,
+    ];
     order.into_iter().filter(|c| cols.contains(c)).collect()
 }
 
@@ -129,7 +145,11 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     }
 
     let width = a.list_rows.width as usize;
-    let cols = columns(width);
+    let branches = l
+        .visible
+        .iter()
+        .any(|r| l.summary(r).is_some_and(|s| s.branch.is_some()));
+    let cols = columns(width, branches);
     if let Some(header) = a.list_header {
         let right: String = cols
             .iter()
@@ -199,6 +219,7 @@ fn row(
                 format::compact(s.token_input_total + s.token_output_total + live_tokens)
             }
             Col::Msgs => s.message_count.to_string(),
+            Col::Branch => crate::sanitize::line(s.branch.as_deref().unwrap_or("")).into_owned(),
             Col::Plan if s.plan.total == 0 => String::new(),
             Col::Plan if s.plan.failed > 0 => {
                 format!("{}/{}✗{}", s.plan.done, s.plan.total, s.plan.failed)

@@ -3,11 +3,13 @@
 
 mod conversation;
 mod detail;
+mod find;
 pub use crate::tui::help;
 mod list;
 mod overlay;
 mod parts;
 mod popup;
+mod resume;
 mod text;
 
 use ratatui::Frame;
@@ -114,6 +116,24 @@ fn status_line(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Overlay::Plan(p) => p.dropping.as_ref().map(|i| ("Drop steps (ids): ", i)),
         _ => None,
     };
+    if editing.is_none()
+        && let Some(f) = app.find()
+    {
+        let count = f.count();
+        let mut spans = vec![
+            Span::styled("Find: ", t.accent().patch(t.bold())),
+            Span::raw(sanitize::line(&f.input.text).into_owned()),
+        ];
+        if !count.is_empty() {
+            spans.push(Span::styled(format!("  {count}"), t.dim()));
+        }
+        frame.render_widget(Paragraph::new(Line::from(spans)), area);
+        if f.editing {
+            let x = area.x + 6 + input_cursor_width(&f.input.text, f.input.cursor);
+            frame.set_cursor_position((x.min(area.right().saturating_sub(1)), area.y));
+        }
+        return;
+    }
     if let Some((prefix, input)) = editing {
         let line = Line::from(vec![
             Span::styled(prefix, t.accent().patch(t.bold())),
@@ -146,6 +166,8 @@ fn bar_entries(app: &App) -> Vec<(&'static str, &'static str)> {
             A::Down,
             A::PageDown,
             A::Expand,
+            A::Find,
+            A::Copy,
             A::Fork,
             A::Help,
             A::Back,
@@ -166,6 +188,8 @@ fn bar_entries(app: &App) -> Vec<(&'static str, &'static str)> {
         (Screen::Browse, Focus::Detail, Tab::Transcript) => &[
             A::Down,
             A::Expand,
+            A::Find,
+            A::Copy,
             A::PageDown,
             A::Fork,
             A::Open,
@@ -223,6 +247,13 @@ fn bar_entries(app: &App) -> Vec<(&'static str, &'static str)> {
     out
 }
 
+/// Whether the open transcript search takes n/N now (the browse screen: in the transcript
+/// pane only).
+fn find_has_keys(app: &App) -> bool {
+    use super::app::{Focus, Tab};
+    app.screen == Screen::Conversation || (app.focus == Focus::Detail && app.tab == Tab::Transcript)
+}
+
 /// Keeps the last `keep` entries and as many of the others, in order, as fit `width`.
 pub fn fit_bar(
     entries: &[(&'static str, &'static str)],
@@ -270,6 +301,21 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
         }
         Overlay::Plan(_) => keymap::bar(keymap::Context::Plan).collect(),
         Overlay::Help(_) => vec![("↑↓", "scroll"), ("any key", "close")],
+        Overlay::Models { .. } => vec![("↑↓", "choose"), ("Enter", "switch"), ("Esc", "keep")],
+        Overlay::Resume => vec![
+            ("type", "to filter"),
+            ("↑↓", "choose"),
+            ("Enter", "switch to it"),
+            ("Esc", "back to the conversation"),
+        ],
+        Overlay::None if app.find().is_some_and(|f| f.editing) => vec![
+            ("type", "to search the transcript"),
+            ("Enter", "keep (n/N move)"),
+            ("Esc", "close"),
+        ],
+        Overlay::None if app.find().is_some() && find_has_keys(app) => {
+            keymap::bar(keymap::Context::Find).collect()
+        }
         Overlay::None => {
             if app.screen == Screen::Browse
                 && app.browse.list.filter.as_ref().is_some_and(|f| f.editing)

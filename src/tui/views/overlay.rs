@@ -71,7 +71,34 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
         }
         Overlay::Search(s) => search(frame, app, size, s),
         Overlay::Plan(p) => plan(frame, app, size, p),
+        Overlay::Models { names, selected } => models(frame, app, size, names, *selected),
+        Overlay::Resume => super::resume::draw(frame, app, size),
     }
+}
+
+/// The server's models, the selected one marked; scrolled to keep it in view.
+fn models(frame: &mut Frame<'_>, app: &App, size: Rect, names: &[String], selected: usize) {
+    let t = &app.theme;
+    let rows = size.height.saturating_sub(6).clamp(1, 20) as usize;
+    let first = selected.saturating_sub(rows.saturating_sub(1));
+    let lines: Vec<Line<'static>> = names
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(rows)
+        .map(|(i, n)| {
+            if i == selected {
+                Line::from(Span::styled(format!("▶ {n}"), t.selected()))
+            } else {
+                Line::from(format!("  {n}"))
+            }
+        })
+        .collect();
+    let h = (lines.len() as u16).saturating_add(2);
+    let area = centered(size, 60, h);
+    let title = format!("Models · {}", names.len());
+    let inner = popup(frame, app, area, &title);
+    frame.render_widget(Paragraph::new(lines), inner);
 }
 
 /// The proposed plan: its steps layer by layer (a layer runs after every earlier one), and

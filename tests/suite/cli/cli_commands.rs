@@ -66,6 +66,7 @@ fn list_json_has_the_stable_keys_and_values() {
         keys,
         [
             "asset_count",
+            "branch",
             "created_at",
             "id",
             "message_count",
@@ -709,4 +710,62 @@ fn file_tree(dir: &std::path::Path) -> Vec<(String, u64)> {
     }
     out.sort();
     out
+}
+
+/// Sessions record the git branch their workdir was on when they started (read from
+/// `.git/HEAD`); `--list --json` has it as `branch`, `--branch NAME` keeps only those.
+#[test]
+fn list_shows_and_filters_the_branch_a_session_started_on() {
+    let ws = Ws::new();
+    std::fs::create_dir_all(ws.workdir.join(".git")).unwrap();
+    std::fs::write(
+        ws.workdir.join(".git/HEAD"),
+        "ref: refs/heads/feature/login\n",
+    )
+    .unwrap();
+    let on_feature = ws.session("On the feature branch", 1);
+    std::fs::write(ws.workdir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let on_main = ws.session("On main", 1);
+    std::fs::write(ws.workdir.join(".git/HEAD"), "9f1c2e0\n").unwrap();
+    let detached = ws.session("Detached", 1);
+    let v = ok_json(ws.cmd().args(["--list", "--json"]));
+    let branch_of = |id: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .map(|r| r["branch"].clone())
+            .unwrap()
+    };
+    assert_eq!(branch_of(&on_feature), "feature/login");
+    assert_eq!(branch_of(&on_main), "main");
+    assert!(branch_of(&detached).is_null());
+    // The filter, as JSON and as the table.
+    let v = ok_json(
+        ws.cmd()
+            .args(["--list", "--json", "--branch", "feature/login"]),
+    );
+    let ids: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [on_feature.as_str()]);
+    let out = ok_stdout(ws.cmd().args(["--list", "--branch", "main"]));
+    assert!(
+        out.contains("On main") && !out.contains("On the feature"),
+        "{out}"
+    );
+    let out = ok_stdout(ws.cmd().args(["--list", "--branch", "nope"]));
+    assert!(
+        out.starts_with("no session started on branch nope"),
+        "{out}"
+    );
+    // --branch belongs to --list.
+    ws.cmd()
+        .args(["--branch", "main"])
+        .assert()
+        .failure()
+        .code(2);
 }

@@ -21,6 +21,7 @@ fn rich(s: &Store) -> String {
             workdir: "/src/app".into(),
             conversation_key: None,
             parent_id: None,
+            branch: Some("feature/everything".into()),
         })
         .unwrap();
     s.save_asset(&h.id, Some("shot"), "image/png", &[0, 159, 146, 150, 255])

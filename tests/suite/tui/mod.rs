@@ -2,6 +2,7 @@
 
 mod tui_demo;
 mod tui_filter;
+mod tui_find_copy;
 mod tui_fuzz;
 mod tui_live;
 mod tui_live_pty;

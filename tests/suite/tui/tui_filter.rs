@@ -49,7 +49,7 @@ impl H {
             .into_iter()
             .filter_map(|e| match e {
                 Effect::Storage(j) => Some(j),
-                Effect::Turn(_) => None,
+                Effect::Turn(_) | Effect::Clipboard(_) => None,
             })
             .collect()
     }
@@ -276,4 +276,59 @@ fn the_storage_thread_answers_the_last_text_of_a_burst() {
         "{:?}",
         result.rows.iter().map(|s| &s.title).collect::<Vec<_>>()
     );
+}
+
+/// `branch:NAME` in the filter keeps the sessions started on that branch (the rest of the
+/// text still matches fuzzily), and the Info tab shows a session's branch.
+#[test]
+fn branch_in_the_filter_keeps_the_sessions_of_that_branch() {
+    let env = Env::new();
+    let loc = env.location();
+    let rt = env.sessions();
+    for (title, branch) in [
+        ("Fix login redirect", Some("feature/login")),
+        ("Login copy tweaks", Some("main")),
+        ("Refactor login form", Some("feature/login")),
+        ("Unrelated chores", None),
+    ] {
+        rt.new_session(NewSession {
+            title: title.into(),
+            branch: branch.map(str::to_string),
+            ..NewSession::default()
+        })
+        .unwrap();
+    }
+    let root = loc.root().display().to_string();
+    let (mut app, jobs) = App::new(options(&root, env.tmp.path(), (120, 30), 1_748_779_200_000));
+    run_inline(&mut app, &rt, jobs);
+    let mut h = H { app, rt, _env: env };
+    h.press(KeyCode::Char('/'));
+    h.type_and_run("branch:feature/login");
+    let mut titles = h.titles();
+    titles.sort();
+    assert_eq!(titles, ["Fix login redirect", "Refactor login form"]);
+    h.type_and_run(" redir");
+    assert_eq!(h.titles(), ["Fix login redirect"]);
+    // A wide list has a branch column; a narrow one keeps the title's room.
+    let fx = h.app.on_resize(200, 30);
+    run_inline(&mut h.app, &h.rt, fx);
+    let s = h.screen();
+    let row = s
+        .lines()
+        .find(|l| l.contains("○ Fix login redirect"))
+        .unwrap();
+    assert!(row.contains("feature/login"), "{s}");
+    assert!(s.contains("branch"), "{s}");
+    let fx = h.app.on_resize(120, 30);
+    run_inline(&mut h.app, &h.rt, fx);
+    // Info shows it.
+    h.press(KeyCode::Enter);
+    let jobs = h.press(KeyCode::Tab);
+    h.answer(&jobs);
+    for _ in 0..4 {
+        let jobs = h.press(KeyCode::Char(']'));
+        h.answer(&jobs);
+    }
+    let s = h.screen();
+    assert!(s.contains("branch") && s.contains("feature/login"), "{s}");
 }

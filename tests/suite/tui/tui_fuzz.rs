@@ -152,7 +152,7 @@ impl Driver {
             match e {
                 Effect::Storage(j) => self.held.push(j),
                 // What the agent is asked to do; its events come as `Ev::Turn`.
-                Effect::Turn(_) => {}
+                Effect::Turn(_) | Effect::Clipboard(_) => {}
             }
         }
     }

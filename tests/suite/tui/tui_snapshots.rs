@@ -610,7 +610,7 @@ fn stale_answers_are_dropped() {
                     token: j.token,
                     result: worker::handle(&h.rt, j.request.clone()),
                 }),
-                Effect::Turn(_) => None,
+                Effect::Turn(_) | Effect::Clipboard(_) => None,
             })
             .collect()
     };
@@ -1271,7 +1271,7 @@ fn help_describes_forks_as_the_list_marks_them_and_a_filter_keeps_the_mark() {
     let mut h = H::new(true, 120, 35);
     h.key(KeyCode::Char('?'));
     let mut help = String::new();
-    for _ in 0..60 {
+    for _ in 0..120 {
         help.push_str(&h.screen());
         h.key(KeyCode::Down);
     }

@@ -1,0 +1,87 @@
+//! `/resume`: the session list as a picker over the conversation. It is the browse list
+//! itself (its loaded window, its filter, the filter's matches from the storage thread);
+//! only the open session does not follow the selection until Enter switches to it.
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::App;
+use super::state::{Filter, Overlay, Screen};
+use crate::format::short_id;
+use crate::tui::effect::Effect;
+use crate::tui::worker::Request;
+
+impl App {
+    /// Opens the picker on the open session's row, with the list's filter taking the keys.
+    pub(super) fn open_resume(&mut self) -> Vec<Effect> {
+        let open = self.browse.detail.as_ref().map(|d| d.id.clone());
+        if let Some(pos) = open.and_then(|id| self.browse.list.position(&id)) {
+            self.browse.list.selected = pos;
+        }
+        self.browse
+            .list
+            .filter
+            .get_or_insert_with(Filter::default)
+            .editing = true;
+        self.overlay = Overlay::Resume;
+        // The storage thread reads the text to match while the first key is typed.
+        vec![self.ask(
+            None,
+            Request::Filter {
+                text: String::new(),
+            },
+        )]
+    }
+
+    /// A key over the picker.
+    pub(super) fn resume_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let n = self.browse.list.visible.len();
+        match key.code {
+            KeyCode::Esc => {
+                self.say("Back to the conversation.");
+                self.clear_filter()
+            }
+            KeyCode::Up | KeyCode::Down => {
+                let l = &mut self.browse.list;
+                l.selected = if key.code == KeyCode::Up {
+                    l.selected.saturating_sub(1)
+                } else {
+                    (l.selected + 1).min(n.saturating_sub(1))
+                };
+                self.overlay = Overlay::Resume;
+                Vec::new()
+            }
+            KeyCode::Enter => {
+                let Some(id) = self.browse.list.current().map(|s| s.id.clone()) else {
+                    self.overlay = Overlay::Resume;
+                    return Vec::new();
+                };
+                let mut effects = self.clear_filter();
+                if self.browse.detail.as_ref().is_some_and(|d| d.id == id) && !self.conv.draft {
+                    self.say("That is this session.");
+                    return effects;
+                }
+                // Leaving this conversation as Esc would: its unsent text is kept for it.
+                self.stash_draft();
+                self.conv.draft = false;
+                self.screen = Screen::Browse;
+                effects.extend(self.resume(&id));
+                self.say(format!(
+                    "Switched to session {}. /resume goes on to another.",
+                    short_id(&id, 8)
+                ));
+                effects
+            }
+            _ => {
+                self.overlay = Overlay::Resume;
+                let Some(f) = self.browse.list.filter.as_mut() else {
+                    return Vec::new();
+                };
+                if f.input.key(&key) == Some(true) {
+                    self.browse.list.typed = true;
+                    return self.filter_changed();
+                }
+                Vec::new()
+            }
+        }
+    }
+}
