@@ -684,7 +684,9 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
     if shared.stop.load(Ordering::SeqCst) {
         return Ok(());
     }
-    if !req.path.ends_with("/chat/completions") {
+    // Model calls are POSTs (`/chat/completions`, `/responses`, `/messages`); the GETs are
+    // the servers' metadata.
+    if req.method == "GET" {
         // `/props`, `/v1/models`: what the test set, else 404; not scripted. A model list
         // asked for is recorded once one is set (`/model` asks once per run).
         let props = lock(&shared.props).clone();

@@ -320,7 +320,9 @@ impl Turn {
             }
             self.usage.input_tokens += completion.usage.input_tokens;
             self.usage.output_tokens += completion.usage.output_tokens;
-            if let Some(note) = &completion.stop {
+            let cut = completion.finish_reason.as_deref() == Some("length");
+            // A reply cut at the output limit is told once, by `reply_cut` below.
+            if let Some(note) = completion.stop.as_ref().filter(|_| !cut) {
                 self.emit(TurnEvent::Warning {
                     code: match note {
                         StopNote::Truncated(_) => WarningCode::ReplyTruncated,
@@ -329,7 +331,6 @@ impl Turn {
                     message: note.message(),
                 });
             }
-            let cut = completion.finish_reason.as_deref() == Some("length");
             let meta = cut.then(|| {
                 json!({"incomplete": true, "reason": "length",
                     "dropped_tool_calls": completion.tool_calls.len()})

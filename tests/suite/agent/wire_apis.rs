@@ -383,13 +383,21 @@ fn max_tokens_refusal_and_incomplete_are_told_and_kept() {
         Messages::start(5, 0, 0).stop("refusal", 0).reply(),
     ])
     .unwrap();
-    let o = env.run_model(&srv, CLAUDE, &["run", "write a lot"]);
-    assert!(
-        stderr(&o).contains("the reply is incomplete"),
-        "{}",
+    // A reply cut at the output limit is kept incomplete and pauses the session (exit 3),
+    // as a Chat Completions `finish_reason: length` does.
+    let o = env
+        .cmd(Some(&srv), &["run", "write a lot"])
+        .env("NEOCODE_MODEL", CLAUDE)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("output limit"), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).matches("warning:").count(),
+        1,
+        "told once: {}",
         stderr(&o)
     );
-    assert!(stderr(&o).contains("max_tokens"), "{}", stderr(&o));
     assert_eq!(srv.request_count(), 1, "a cut reply is not asked for again");
     let s = env.last_session();
     let m = s.messages.last().unwrap();
@@ -409,8 +417,13 @@ fn max_tokens_refusal_and_incomplete_are_told_and_kept() {
             .reply(),
     ])
     .unwrap();
-    let o = env.run_model(&srv, "gpt-5", &["run", "long"]);
-    assert!(stderr(&o).contains("max_output_tokens"), "{}", stderr(&o));
+    let o = env
+        .cmd(Some(&srv), &["run", "long"])
+        .env("NEOCODE_MODEL", "gpt-5")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("output limit"), "{}", stderr(&o));
     let s = env.last_session();
     let m = s.messages.last().unwrap();
     assert_eq!(m.text(), "Partial answ");
