@@ -1,0 +1,130 @@
+//! The server: its accept thread, the script, and what a test reads back.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::conn::serve;
+use super::llama::LlamaLike;
+use super::replies::Reply;
+use super::request::RecordedRequest;
+use super::shared::{Shared, lock};
+
+/// The running server; stops when dropped.
+pub struct ScriptedServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl ScriptedServer {
+    /// Starts a server on a free port of 127.0.0.1 answering with `replies` in order. When the
+    /// script is used up, requests get a 500 saying so.
+    pub fn start(replies: Vec<Reply>) -> std::io::Result<ScriptedServer> {
+        ScriptedServer::start_with(replies, None)
+    }
+
+    /// A server that behaves like llama-cpp-python's as measured here: an assistant message
+    /// whose `content` is not a string gets a 500 with a pydantic validation report; a prompt
+    /// past the window gets an empty 200 stream (a 400 with the numbers when not streamed); a
+    /// streamed request with tools and `tool_choice: "auto"` gets an empty 200 stream; streams
+    /// carry no usage; an unstreamed request gets the scripted reply whole, as JSON with usage.
+    /// Requests it answers itself leave the script as it is.
+    pub fn start_llama_like(
+        replies: Vec<Reply>,
+        like: LlamaLike,
+    ) -> std::io::Result<ScriptedServer> {
+        ScriptedServer::start_with(replies, Some(like))
+    }
+
+    fn start_with(replies: Vec<Reply>, like: Option<LlamaLike>) -> std::io::Result<ScriptedServer> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            like,
+            props: Mutex::new(None),
+            script: Mutex::new(replies.into()),
+            models: Mutex::new(Vec::new()),
+            requests: Mutex::new(Vec::new()),
+            stop: AtomicBool::new(false),
+        });
+        let s = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("scripted-server".into())
+            .spawn(move || {
+                for conn in listener.incoming() {
+                    if s.stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(conn) = conn else { continue };
+                    let s = s.clone();
+                    let _ = std::thread::Builder::new()
+                        .name("scripted-conn".into())
+                        .spawn(move || {
+                            let _ = serve(conn, &s);
+                        });
+                }
+            })?;
+        Ok(ScriptedServer {
+            addr,
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// The base URL to configure (`http://127.0.0.1:<port>/v1`).
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The socket address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Appends replies to the script.
+    pub fn push(&self, replies: impl IntoIterator<Item = Reply>) {
+        lock(&self.shared.script).extend(replies);
+    }
+
+    /// Answers `GET /props` with `props` from now on, as llama.cpp's server does (its
+    /// `default_generation_settings.n_ctx` is the window).
+    pub fn set_props(&self, props: Value) {
+        *lock(&self.shared.props) = Some(props);
+    }
+
+    /// The models `GET /v1/models` lists from now on (none at first: it answers 404 then).
+    pub fn set_models(&self, names: &[&str]) {
+        *lock(&self.shared.models) = names.iter().map(|n| n.to_string()).collect();
+    }
+
+    /// Replies not yet used.
+    pub fn remaining(&self) -> usize {
+        lock(&self.shared.script).len()
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.requests).clone()
+    }
+
+    /// Number of requests received so far.
+    pub fn request_count(&self) -> usize {
+        lock(&self.shared.requests).len()
+    }
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so it sees the flag.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
