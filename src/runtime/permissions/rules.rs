@@ -14,10 +14,10 @@ use super::types::{Decision, List, PATH_TOOLS, RuleRef, RulesError, SESSION_SOUR
 /// The permission rules of a workspace and a home.
 #[derive(Debug, Clone)]
 pub struct Rules {
-    rules: Vec<Rule>,
-    root: PathBuf,
-    home_dir: Option<PathBuf>,
-    files: Vec<PathBuf>,
+    pub(super) rules: Vec<Rule>,
+    pub(super) root: PathBuf,
+    pub(super) home_dir: Option<PathBuf>,
+    pub(super) files: Vec<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -116,7 +116,13 @@ impl Rules {
         Ok(())
     }
 
-    fn compile(&self, list: List, text: &str, file: &Path, line: usize) -> Result<Rule, String> {
+    pub(super) fn compile(
+        &self,
+        list: List,
+        text: &str,
+        file: &Path,
+        line: usize,
+    ) -> Result<Rule, String> {
         let (name, pat) = parse_rule(text, &self.root, self.home_dir.as_deref())?;
         let tool = if name == "*" {
             ToolPat::Any

@@ -104,7 +104,7 @@ pub struct Decision {
 }
 
 impl Decision {
-    fn default_() -> Decision {
+    pub(super) fn default_() -> Decision {
         Decision {
             verdict: Verdict::Default,
             rule: None,
