@@ -1,0 +1,433 @@
+//! [`Rules`]: loading the rule files and deciding a tool call.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::files::{line_of, read_optional, toml_error, user_home};
+use super::pattern::{self, CommandPattern, PathPattern};
+use super::rule::{Pat, Rule, ToolPat, parse_rule};
+use super::shell::{self, Part};
+use super::types::{Decision, List, PATH_TOOLS, RuleRef, RulesError, SESSION_SOURCE, Verdict};
+
+/// The permission rules of a workspace and a home.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    pub(super) rules: Vec<Rule>,
+    pub(super) root: PathBuf,
+    pub(super) home_dir: Option<PathBuf>,
+    pub(super) files: Vec<PathBuf>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RuleLists {
+    #[serde(default)]
+    allow: Vec<toml::Spanned<String>>,
+    #[serde(default)]
+    ask: Vec<toml::Spanned<String>>,
+    #[serde(default)]
+    deny: Vec<toml::Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+struct HomeConfig {
+    permissions: Option<RuleLists>,
+}
+
+impl Rules {
+    /// `<workspace>/.neocode/permissions.toml`.
+    pub fn workspace_file(workspace: &Path) -> PathBuf {
+        workspace.join(".neocode").join("permissions.toml")
+    }
+
+    /// `<home>/config.toml` (its `[permissions]` table).
+    pub fn home_file(home: &Path) -> PathBuf {
+        home.join("config.toml")
+    }
+
+    /// No rules at all (every call: the policy decides).
+    pub fn empty(workspace: &Path) -> Rules {
+        Rules {
+            rules: Vec::new(),
+            root: workspace.to_path_buf(),
+            home_dir: user_home(),
+            files: Vec::new(),
+        }
+    }
+
+    /// Reads the workspace file and the home config (each may be absent). A malformed file,
+    /// an unknown key or a rule that does not parse is an error naming the file and line.
+    pub fn load(home: &Path, workspace: &Path) -> Result<Rules, RulesError> {
+        Rules::load_with_home_dir(home, workspace, user_home().as_deref())
+    }
+
+    /// [`Rules::load`] with the folder `~/` stands for.
+    pub fn load_with_home_dir(
+        home: &Path,
+        workspace: &Path,
+        home_dir: Option<&Path>,
+    ) -> Result<Rules, RulesError> {
+        let mut rules = Rules {
+            rules: Vec::new(),
+            root: workspace.to_path_buf(),
+            home_dir: home_dir.map(Path::to_path_buf),
+            files: Vec::new(),
+        };
+        let ws_file = Rules::workspace_file(workspace);
+        if let Some(src) = read_optional(&ws_file)? {
+            let lists: RuleLists =
+                toml::from_str(&src).map_err(|e| toml_error(&ws_file, &src, &e))?;
+            rules.add(&ws_file, &src, lists)?;
+            rules.files.push(ws_file);
+        }
+        let home_file = Rules::home_file(home);
+        if let Some(src) = read_optional(&home_file)? {
+            let cfg: HomeConfig =
+                toml::from_str(&src).map_err(|e| toml_error(&home_file, &src, &e))?;
+            if let Some(lists) = cfg.permissions {
+                rules.add(&home_file, &src, lists)?;
+                rules.files.push(home_file);
+            }
+        }
+        Ok(rules)
+    }
+
+    fn add(&mut self, file: &Path, src: &str, lists: RuleLists) -> Result<(), RulesError> {
+        for (list, items) in [
+            (List::Allow, lists.allow),
+            (List::Ask, lists.ask),
+            (List::Deny, lists.deny),
+        ] {
+            for item in items {
+                let line = line_of(src, item.span().start);
+                let text = item.into_inner();
+                let rule = self
+                    .compile(list, &text, file, line)
+                    .map_err(|message| RulesError {
+                        file: file.to_path_buf(),
+                        line,
+                        message,
+                    })?;
+                self.rules.push(rule);
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn compile(
+        &self,
+        list: List,
+        text: &str,
+        file: &Path,
+        line: usize,
+    ) -> Result<Rule, String> {
+        let (name, pat) = parse_rule(text, &self.root, self.home_dir.as_deref())?;
+        let tool = if name == "*" {
+            ToolPat::Any
+        } else if name.contains('*') {
+            ToolPat::Glob(name.clone())
+        } else {
+            ToolPat::Exact(name.clone())
+        };
+        let pat = match pat {
+            None => Pat::None,
+            Some(p) if name == "run_command" => {
+                Pat::Command(CommandPattern::parse(&p).ok_or("an empty command pattern")?)
+            }
+            Some(p) => Pat::Path(PathPattern::parse(
+                &p,
+                &self.root,
+                self.home_dir.as_deref(),
+            )?),
+        };
+        Ok(Rule {
+            list,
+            at: RuleRef {
+                text: text.trim().to_string(),
+                file: file.to_path_buf(),
+                line,
+            },
+            tool,
+            pat,
+        })
+    }
+
+    /// These rules plus a session's "always" answers as allow rules: each grant is a rule
+    /// text (`run_command(cargo test *)`) or, as older sessions stored them, a bare tool name
+    /// (every call of that tool). A grant that is not a rule (`sandbox:network`) is skipped.
+    /// Their file is [`SESSION_SOURCE`] and their line 0.
+    pub fn with_session_grants(&self, grants: &[String]) -> Rules {
+        let mut out = self.clone();
+        for g in grants {
+            if let Ok(rule) = self.compile(List::Allow, g, Path::new(SESSION_SOURCE), 0) {
+                out.rules.push(rule);
+            }
+        }
+        out
+    }
+
+    /// Every rule, in file order (the workspace file first), allow before ask before deny
+    /// within a file.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// The files rules were read from.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// What the rules say about calling `tool` with `args` (the call's JSON arguments).
+    pub fn decide(&self, tool: &str, args: &Value) -> Decision {
+        let get = |k: &str| args.get(k).and_then(Value::as_str);
+        if tool == "run_command" {
+            let Some(command) = get("command") else {
+                return self.decide_simple(tool, None);
+            };
+            return self.decide_command(command);
+        }
+        if PATH_TOOLS.contains(&tool) {
+            let path = get("path").unwrap_or(".");
+            let abs = pattern::absolute(&self.root, path, self.home_dir.as_deref());
+            let lexical = self.decide_simple(tool, Some(&abs));
+            // A symlink is judged by where it points too: the stricter answer wins, and an
+            // allow needs both (`src/link -> ../.env` is denied by `read_file(.env)`).
+            return match self.resolved(&abs) {
+                Some(real) if real != abs => {
+                    let target = self.decide_simple(tool, Some(&real));
+                    if strictness(target.verdict) < strictness(lexical.verdict) {
+                        target
+                    } else {
+                        lexical
+                    }
+                }
+                _ => lexical,
+            };
+        }
+        self.decide_simple(tool, None)
+    }
+
+    /// `path` with its symlinks resolved, expressed under the workspace root as written
+    /// when it lies inside it; `None` when it does not exist.
+    fn resolved(&self, path: &Path) -> Option<PathBuf> {
+        let real = std::fs::canonicalize(path).ok()?;
+        let root = std::fs::canonicalize(&self.root).ok()?;
+        Some(match real.strip_prefix(&root) {
+            Ok(rel) => self.root.join(rel),
+            Err(_) => real,
+        })
+    }
+
+    /// The deny rule covering reads of `path` (for tools that walk folders, such as `grep`
+    /// and `list_dir`, to skip the files a `read_file(...)` deny covers).
+    pub fn read_denied(&self, path: &Path) -> Option<RuleRef> {
+        self.rules
+            .iter()
+            .find(|r| {
+                r.list == List::Deny
+                    && (r.tool.matches("read_file"))
+                    && match &r.pat {
+                        Pat::Path(p) => p.matches(path, false),
+                        Pat::None => true,
+                        Pat::Command(_) => false,
+                    }
+            })
+            .map(|r| r.at.clone())
+    }
+
+    /// Decides a tool call without a command: a path (absolute) or nothing.
+    fn decide_simple(&self, tool: &str, path: Option<&Path>) -> Decision {
+        let walks = matches!(tool, "list_dir" | "grep");
+        let mut best: Option<&Rule> = None;
+        for r in &self.rules {
+            let tool_ok = r.tool.matches(tool)
+                // Read denials cover the tools that read by walking.
+                || (r.list == List::Deny && walks && r.tool.matches("read_file"));
+            if !tool_ok {
+                continue;
+            }
+            let pat_ok = match (&r.pat, path) {
+                (Pat::None, _) => true,
+                (Pat::Path(p), Some(path)) => p.matches(path, walks),
+                _ => false,
+            };
+            if pat_ok && best.is_none_or(|b| r.list < b.list) {
+                best = Some(r);
+            }
+        }
+        match best {
+            Some(r) => Decision {
+                verdict: verdict_of(r.list),
+                rule: Some(r.at.clone()),
+                reason: None,
+            },
+            None => Decision::default_(),
+        }
+    }
+
+    /// The decision for one simple command's words.
+    fn decide_words(&self, words: &[String]) -> Option<&Rule> {
+        let mut best: Option<&Rule> = None;
+        for r in &self.rules {
+            if !r.tool.matches("run_command") {
+                continue;
+            }
+            let ok = match &r.pat {
+                Pat::None => true,
+                Pat::Command(c) if r.list == List::Allow => c.matches(words),
+                // Deny and ask also see through wrappers: `sudo rm`, `env X=1 rm`, `xargs rm`.
+                Pat::Command(c) => unwrapped(words).iter().any(|w| c.matches(w)),
+                Pat::Path(_) => false,
+            };
+            if ok && best.is_none_or(|b| r.list < b.list) {
+                best = Some(r);
+            }
+        }
+        best
+    }
+
+    /// A command line: deny when any part is denied; else ask when any part asks or cannot
+    /// be accounted for; else allow when every part is allowed; else the policy decides.
+    fn decide_command(&self, command: &str) -> Decision {
+        let parts = shell::split(command);
+        let mut deny: Option<&Rule> = None;
+        let mut ask: Option<&Rule> = None;
+        let mut unknown: Option<String> = None;
+        let mut allow: Option<&Rule> = None;
+        let mut all_allowed = true;
+        for p in &parts {
+            match p {
+                Part::Simple { words, .. } => match self.decide_words(words) {
+                    Some(r) if r.list == List::Deny => {
+                        deny.get_or_insert(r);
+                    }
+                    Some(r) if r.list == List::Ask => {
+                        ask.get_or_insert(r);
+                        all_allowed = false;
+                    }
+                    Some(r) => {
+                        allow.get_or_insert(r);
+                    }
+                    None => all_allowed = false,
+                },
+                Part::Unknown { reason, text } => {
+                    // A tool-wide deny (`run_command`, `*`) still denies it.
+                    if let Some(r) = self.decide_words(&[]).filter(|r| r.list == List::Deny) {
+                        deny.get_or_insert(r);
+                    }
+                    unknown.get_or_insert(format!("{reason}: `{text}`"));
+                    all_allowed = false;
+                }
+            }
+        }
+        if let Some(r) = deny {
+            return Decision {
+                verdict: Verdict::Deny,
+                rule: Some(r.at.clone()),
+                reason: None,
+            };
+        }
+        if let Some(r) = ask {
+            return Decision {
+                verdict: Verdict::Ask,
+                rule: Some(r.at.clone()),
+                reason: unknown,
+            };
+        }
+        if let Some(reason) = unknown {
+            return Decision {
+                verdict: Verdict::Ask,
+                rule: None,
+                reason: Some(reason),
+            };
+        }
+        if parts.is_empty() {
+            // Nothing runs (an empty line, only comments): the policy decides.
+            return self.decide_simple("run_command", None);
+        }
+        match (all_allowed, allow) {
+            (true, Some(r)) => Decision {
+                verdict: Verdict::Allow,
+                rule: Some(r.at.clone()),
+                reason: None,
+            },
+            _ => Decision::default_(),
+        }
+    }
+}
+
+/// Programs that run the rest of their arguments as a command.
+const WRAPPERS: &[&str] = &[
+    "sudo",
+    "doas",
+    "env",
+    "command",
+    "builtin",
+    "exec",
+    "nice",
+    "nohup",
+    "time",
+    "timeout",
+    "xargs",
+    "stdbuf",
+    "setsid",
+    "chrt",
+    "ionice",
+    "taskset",
+    "unbuffer",
+    "watch",
+    "strace",
+    "ltrace",
+    "flock",
+    "caffeinate",
+    "busybox",
+];
+
+/// `words` and, for each wrapper in front (`sudo -u x`, `env -i A=1`, `timeout 5`), the
+/// command it runs: options, assignments and numbers after a wrapper are skipped.
+fn unwrapped(words: &[String]) -> Vec<&[String]> {
+    let mut out = vec![words];
+    let mut rest = words;
+    while let Some(first) = rest.first() {
+        let name = first.rsplit('/').next().unwrap_or(first);
+        if !WRAPPERS.contains(&name) {
+            break;
+        }
+        let mut i = 1;
+        while i < rest.len() {
+            let w = &rest[i];
+            let option = w.starts_with('-') || w.contains('=');
+            let number = w.chars().next().is_some_and(|c| c.is_ascii_digit());
+            if !(option || number) {
+                break;
+            }
+            i += 1;
+        }
+        rest = &rest[i..];
+        if rest.is_empty() {
+            break;
+        }
+        out.push(rest);
+    }
+    out
+}
+
+/// Deny 0 < ask 1 < default 2 < allow 3: the lower, the stricter.
+fn strictness(v: Verdict) -> u8 {
+    match v {
+        Verdict::Deny => 0,
+        Verdict::Ask => 1,
+        Verdict::Default => 2,
+        Verdict::Allow => 3,
+    }
+}
+
+fn verdict_of(l: List) -> Verdict {
+    match l {
+        List::Allow => Verdict::Allow,
+        List::Ask => Verdict::Ask,
+        List::Deny => Verdict::Deny,
+    }
+}
