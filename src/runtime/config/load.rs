@@ -1,0 +1,189 @@
+//! Loading: the file (written first if absent), the environment and the flags, into
+//! [`Settings`].
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::file::FileConfig;
+use super::profile::chosen_provider;
+use super::{Api, ApprovalPolicy, ConfigError, DEFAULT_CONFIG, Overrides, Settings};
+use crate::runtime::tools::{SandboxMode, SandboxSettings};
+
+impl Settings {
+    /// Reads `<home>/config.toml` (writing the default first if there is none), the process
+    /// environment and `flags`. A config file that does not parse is an error naming it.
+    pub fn load(home: &Path, flags: &Overrides) -> Result<Settings, ConfigError> {
+        Settings::load_with(home, flags, &|k| std::env::var(k).ok())
+    }
+
+    /// [`Settings::load`] with an explicit environment (tests).
+    #[expect(clippy::too_many_lines)]
+    pub fn load_with(
+        home: &Path,
+        flags: &Overrides,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Settings, ConfigError> {
+        let path = home.join("config.toml");
+        let bad = |message: String| ConfigError::Bad {
+            path: path.clone(),
+            message,
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // Best effort: a read-only home must not stop browsing or sending.
+                let _ = crate::session::private_dir(home);
+                let _ = write_new(&path, DEFAULT_CONFIG);
+                DEFAULT_CONFIG.to_string()
+            }
+            Err(e) => {
+                return Err(ConfigError::Read {
+                    path,
+                    message: e.to_string(),
+                });
+            }
+        };
+        let mut file: FileConfig =
+            toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
+        let mcp_servers = crate::runtime::mcp::config::parse(&text).map_err(&bad)?;
+        let env = |k: &str| {
+            env(k)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        let profile = flags
+            .provider
+            .clone()
+            .or_else(|| env("NEOCODE_PROVIDER"))
+            .filter(|s| !s.trim().is_empty());
+        let p = chosen_provider(&mut file, profile.as_deref()).map_err(&bad)?;
+        let api = match flags.api {
+            Some(a) => a,
+            None => match env("NEOCODE_API").or_else(|| p.api.clone()) {
+                None => Api::Chat,
+                Some(s) => Api::parse(&s).ok_or_else(|| {
+                    bad(format!(
+                        "api `{s}` is not one of chat, responses, anthropic (NEOCODE_API or api in [provider])"
+                    ))
+                })?,
+            },
+        };
+        let model = flags
+            .model
+            .clone()
+            .or_else(|| env("NEOCODE_MODEL"))
+            .or(p.model.clone())
+            .filter(|s| !s.trim().is_empty());
+        // `api:model` names both; an explicit --api still wins.
+        let (api, model) = match model.as_deref().map(Api::split_model) {
+            Some((Some(a), m)) => (flags.api.unwrap_or(a), Some(m.to_string())),
+            _ => (api, model),
+        };
+        let key_env = p_str(p.api_key_env.as_deref()).map(str::to_string);
+        let key_command = p_str(p.api_key_command.as_deref()).map(str::to_string);
+        let (api_key, explicit_source) = match env("NEOCODE_API_KEY") {
+            Some(k) => (Some(k), Some("NEOCODE_API_KEY".to_string())),
+            None => match &key_env {
+                Some(name) => (env(name), Some(name.clone())),
+                None => (None, None),
+            },
+        };
+        // A named variable wins over the command; the command is only run when needed.
+        let key_command = key_command.filter(|_| explicit_source.is_none());
+        let vendor_keys = [
+            env(Api::Chat.key_variable()),
+            env(Api::Anthropic.key_variable()),
+        ];
+        let approval = match flags.approval {
+            Some(a) => a,
+            None => match p_str(file.approval.policy.as_deref()) {
+                None => ApprovalPolicy::Ask,
+                Some(s) => ApprovalPolicy::parse(s).ok_or_else(|| {
+                    bad(format!(
+                        "approval policy `{s}` is not one of ask, auto-edit, never-ask"
+                    ))
+                })?,
+            },
+        };
+        let mode = match p_str(file.sandbox.mode.as_deref()) {
+            None | Some("workspace-write") => SandboxMode::WorkspaceWrite,
+            Some("read-only") => SandboxMode::ReadOnly,
+            Some("off") => SandboxMode::Off,
+            Some(other) => {
+                return Err(bad(format!(
+                    "sandbox mode `{other}` is not one of workspace-write, read-only, off"
+                )));
+            }
+        };
+        let compact_at = p.compact_at.unwrap_or(0.8);
+        if !(0.1..=1.0).contains(&compact_at) {
+            return Err(bad("compact_at must be between 0.1 and 1.0".into()));
+        }
+        Ok(Settings {
+            base_url: flags
+                .base_url
+                .clone()
+                .or_else(|| env("NEOCODE_BASE_URL"))
+                .or(p.base_url)
+                .filter(|s| !s.trim().is_empty())
+                .map(|s| s.trim().trim_end_matches('/').to_string()),
+            model,
+            model_from_flag: flags.model.as_ref().is_some_and(|m| !m.trim().is_empty()),
+            path,
+            api,
+            profile,
+            reasoning_effort: p_str(p.reasoning_effort.as_deref()).map(str::to_string),
+            thinking_budget: p.thinking_budget.unwrap_or(0),
+            max_output_tokens: p.max_output_tokens.unwrap_or(16_000).max(1),
+            key_command,
+            api_key,
+            explicit_source,
+            vendor_keys,
+            context_window: p.context_window.unwrap_or(128_000).max(1),
+            context_window_known: p.context_window.is_some(),
+            compact_at,
+            max_tokens: p.max_tokens.filter(|n| *n > 0),
+            connect_timeout: Duration::from_secs(p.connect_timeout_secs.unwrap_or(10)),
+            idle_timeout: Duration::from_secs_f64(p.idle_timeout_secs.unwrap_or(300.0).max(0.05)),
+            max_retries: p.max_retries.unwrap_or(3),
+            retry_backoff: Duration::from_millis(p.retry_backoff_ms.unwrap_or(500)),
+            prompt_caps: crate::runtime::agent::ledger::PromptCaps {
+                tool_calls: match file.limits.max_tool_calls_per_prompt {
+                    Some(0) => None,
+                    Some(n) => Some(n),
+                    None => Some(crate::runtime::agent::ledger::DEFAULT_TOOL_CALLS_PER_PROMPT),
+                },
+                turns: match file.limits.max_turns_per_prompt {
+                    Some(0) => None,
+                    Some(n) => Some(n),
+                    None => Some(crate::runtime::agent::ledger::DEFAULT_TURNS_PER_PROMPT),
+                },
+            },
+            limits: file.limits.session,
+            prices: crate::runtime::cost::PriceTable::new(file.prices),
+            approval,
+            sandbox: SandboxSettings {
+                mode,
+                network: file.sandbox.network.unwrap_or(false),
+                simulate_unavailable: file.sandbox.simulate_unavailable.unwrap_or(false),
+                simulate_no_userns: file.sandbox.simulate_no_userns.unwrap_or(false),
+                home: Some(home.to_path_buf()),
+                env_allow: file.sandbox.env_allow.unwrap_or_default(),
+            },
+            command_timeout: Duration::from_secs(file.tools.command_timeout_secs.unwrap_or(120)),
+            output_cap: file.tools.output_cap_bytes.unwrap_or(30_000),
+            mcp_servers,
+        })
+    }
+}
+
+fn p_str(s: Option<&str>) -> Option<&str> {
+    s.map(str::trim).filter(|s| !s.is_empty())
+}
+
+fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    // create_new: two processes starting together must not clobber each other's file.
+    let mut f = crate::session::private_file(path, true)?;
+    f.write_all(text.as_bytes())
+}
