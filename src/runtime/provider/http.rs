@@ -9,10 +9,10 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use super::openai::{CRYPTO, Waited, redact, root_cause, secs, wait};
 use super::quirks::server_message;
 use super::retry_after::retry_after;
 use super::sse::{Completion, StreamEvent};
+use super::transport::{CRYPTO, Waited, redact, root_cause, secs, wait};
 use super::{ErrorKind, OpenAiSettings, ProviderError};
 use crate::runtime::cancel::CancelFlag;
 
