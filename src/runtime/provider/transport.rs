@@ -5,6 +5,7 @@ use std::future::Future;
 use std::sync::Once;
 use std::time::Duration;
 
+use super::ErrorKind;
 use crate::runtime::cancel::CancelFlag;
 
 pub(super) static CRYPTO: Once = Once::new();
@@ -73,4 +74,37 @@ pub(super) fn root_cause(e: &dyn std::error::Error) -> String {
     }
     let s = cur.to_string();
     if s.is_empty() { e.to_string() } else { s }
+}
+
+/// What a failed send (no HTTP answer) is, in words: for `url`, with the connect and idle
+/// timeouts the request had.
+pub(super) fn send_error(
+    e: &reqwest::Error,
+    url: &str,
+    connect_timeout: Duration,
+    idle_timeout: Duration,
+) -> (ErrorKind, String) {
+    if e.is_connect() {
+        let why = if e.is_timeout() {
+            format!("no connection within {}", secs(connect_timeout))
+        } else {
+            root_cause(e)
+        };
+        return (
+            ErrorKind::Unreachable,
+            format!(
+                "cannot reach {url}: {why}; check base_url (NEOCODE_BASE_URL) and that the server runs"
+            ),
+        );
+    }
+    if e.is_timeout() {
+        return (
+            ErrorKind::Timeout,
+            format!("no answer from {url} within {}", secs(idle_timeout)),
+        );
+    }
+    (
+        ErrorKind::Unreachable,
+        format!("request to {url} failed: {}", root_cause(e)),
+    )
 }

@@ -162,35 +162,9 @@ impl OpenAi {
     fn send_failed(&self, e: &reqwest::Error) -> ProviderError {
         let s = &self.settings;
         let url = s.url();
-        if e.is_connect() {
-            let why = if e.is_timeout() {
-                format!("no connection within {}", secs(s.connect_timeout))
-            } else {
-                root_cause(e)
-            };
-            return self.err(
-                ErrorKind::Unreachable,
-                format!(
-                    "cannot reach {url}: {why}; check base_url (NEOCODE_BASE_URL) and that the server runs"
-                ),
-                None,
-            );
-        }
-        if e.is_timeout() {
-            return self.err(
-                ErrorKind::Timeout,
-                format!(
-                    "no answer from {url} within {}",
-                    secs(self.settings.idle_timeout)
-                ),
-                None,
-            );
-        }
-        self.err(
-            ErrorKind::Unreachable,
-            format!("request to {url} failed: {}", root_cause(e)),
-            None,
-        )
+        let (kind, message) =
+            super::super::transport::send_error(e, &url, s.connect_timeout, s.idle_timeout);
+        self.err(kind, message, None)
     }
 
     /// The error an HTTP error status is, in words.
