@@ -9,10 +9,10 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use super::openai::{CRYPTO, Waited, redact, root_cause, secs, wait};
 use super::quirks::server_message;
 use super::retry_after::retry_after;
 use super::sse::{Completion, StreamEvent};
+use super::transport::{self, CRYPTO, Waited, redact, root_cause, secs, wait};
 use super::{ErrorKind, OpenAiSettings, ProviderError};
 use crate::runtime::cancel::CancelFlag;
 
@@ -247,32 +247,8 @@ impl Wire {
 
     fn send_error(&self, e: &reqwest::Error, url: &str) -> ProviderError {
         let s = &self.settings.http;
-        if e.is_connect() {
-            let why = if e.is_timeout() {
-                format!("no connection within {}", secs(s.connect_timeout))
-            } else {
-                root_cause(e)
-            };
-            return self.err(
-                ErrorKind::Unreachable,
-                format!(
-                    "cannot reach {url}: {why}; check base_url (NEOCODE_BASE_URL) and that the server runs"
-                ),
-                None,
-            );
-        }
-        if e.is_timeout() {
-            return self.err(
-                ErrorKind::Timeout,
-                format!("no answer from {url} within {}", secs(s.idle_timeout)),
-                None,
-            );
-        }
-        self.err(
-            ErrorKind::Unreachable,
-            format!("request to {url} failed: {}", root_cause(e)),
-            None,
-        )
+        let (kind, message) = transport::send_error(e, url, s.connect_timeout, s.idle_timeout);
+        self.err(kind, message, None)
     }
 
     /// Reads the event stream into `fold` until its last event, a cut, a timeout or a

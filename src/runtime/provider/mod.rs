@@ -17,6 +17,7 @@ mod request;
 pub mod responses;
 mod retry_after;
 pub mod sse;
+mod transport;
 
 pub use anthropic::Anthropic;
 pub use demo::DemoModel;

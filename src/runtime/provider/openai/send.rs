@@ -1,0 +1,263 @@
+//! One request: sent with 429 and 5xx retried (only before any of the reply arrived), then
+//! read; an error status in words.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::super::retry_after::retry_after;
+use super::super::sse::{Completion, Folder, StreamEvent};
+use super::super::{ErrorKind, ProviderError, quirks};
+use super::{OpenAi, Waited, root_cause, secs, wait};
+use crate::runtime::cancel::CancelFlag;
+
+/// What one request got.
+pub(super) enum Answer {
+    /// A completion (the usage estimated when the server reported none).
+    Done(Completion),
+    /// The server sent nothing a model says (an empty stream) or said it cannot stream the
+    /// request: why, in words.
+    Unstreamed(String),
+}
+
+impl OpenAi {
+    /// One request: sent (429 and 5xx retried), then read as a stream or a whole answer.
+    pub(super) async fn call(
+        &self,
+        body: &Value,
+        cancel: &CancelFlag,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<Answer, ProviderError> {
+        let resp = match self.send(body, cancel, on_event).await? {
+            Sent::Response(r) => r,
+            Sent::CannotStream(why) => return Ok(Answer::Unstreamed(why)),
+        };
+        let json_body = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
+        let mut folder = Folder::new();
+        if json_body {
+            self.read_whole(resp, &mut folder, cancel, on_event).await?;
+        } else {
+            self.read_stream(resp, &mut folder, body, cancel, on_event)
+                .await?;
+        }
+        if !folder.has_content() {
+            return Ok(Answer::Unstreamed("sent an empty stream".into()));
+        }
+        Ok(Answer::Done(self.complete(folder, false, body)))
+    }
+
+    /// The completion `folder` holds; when the server reported no usage, an estimate from
+    /// the request and the answer, marked so.
+    pub(super) fn complete(&self, folder: Folder, incomplete: bool, body: &Value) -> Completion {
+        let reported = folder.usage_reported();
+        let mut c = folder.finish(incomplete);
+        if !reported {
+            c.usage = quirks::estimate_usage(body, &c);
+            c.usage_estimated = true;
+        }
+        c
+    }
+
+    /// Sends `body`, retrying 429 and 5xx (not a 5xx that says the request is invalid) with
+    /// bounded backoff; an error status becomes its [`ProviderError`].
+    async fn send(
+        &self,
+        body: &Value,
+        cancel: &CancelFlag,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<Sent, ProviderError> {
+        let s = &self.settings;
+        let url = s.url();
+        let mut attempt = 0u32;
+        let mut resent = false;
+        loop {
+            let mut rb = self.client.post(&url).json(body);
+            if let Some(k) = &s.api_key {
+                rb = rb.bearer_auth(k);
+            }
+            let streamed = body.get("stream") == Some(&Value::Bool(true));
+            let resp = match wait(rb.send(), cancel, s.idle_timeout).await {
+                Waited::Done(Ok(r)) => r,
+                // A kept-alive connection the server closed meanwhile (llama-cpp-python does
+                // after a stream that failed): sent once more, on a new connection.
+                Waited::Done(Err(e)) if closed_unanswered(&e) && !resent => {
+                    resent = true;
+                    continue;
+                }
+                // Twice: the server drops a streamed request unanswered; asked unstreamed.
+                Waited::Done(Err(e)) if streamed && closed_unanswered(&e) => {
+                    return Ok(Sent::CannotStream(
+                        "closed the connection without answering a streamed request".into(),
+                    ));
+                }
+                Waited::Done(Err(e)) => return Err(self.send_failed(&e)),
+                Waited::Cancelled => {
+                    return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
+                }
+                Waited::TimedOut => {
+                    return Err(self.err(
+                        ErrorKind::Timeout,
+                        format!("no answer from {url} within {}", secs(s.idle_timeout)),
+                        None,
+                    ));
+                }
+            };
+            let status = resp.status().as_u16();
+            if (200..300).contains(&status) {
+                return Ok(Sent::Response(resp));
+            }
+            let retry_after = resp
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| retry_after(v, chrono::Utc::now()));
+            let text = match wait(resp.text(), cancel, s.idle_timeout).await {
+                Waited::Done(Ok(t)) => t,
+                _ => String::new(),
+            };
+            if streamed && status >= 500 && quirks::cannot_stream(&text) {
+                let msg = quirks::server_message(&text);
+                return Ok(Sent::CannotStream(format!(
+                    "said it cannot stream this request (HTTP {status}: {msg})"
+                )));
+            }
+            if let Some(o) = quirks::overflow(&text) {
+                if o.window.is_some() {
+                    quirks::remember_window(&s.base_url, o.window);
+                }
+                return Err(self.err(ErrorKind::ContextOverflow, self.overflow_text(o), None));
+            }
+            let retryable = (status == 429 || status >= 500) && !quirks::request_invalid(&text);
+            if retryable && attempt < s.max_retries {
+                let backoff = s.backoff.saturating_mul(1 << attempt.min(10));
+                let pause = retry_after.unwrap_or(backoff);
+                if pause <= s.max_retry_wait {
+                    attempt += 1;
+                    on_event(StreamEvent::Retrying {
+                        status,
+                        attempt,
+                        of: s.max_retries,
+                        wait: pause,
+                    });
+                    if let Waited::Cancelled = wait(
+                        tokio::time::sleep(pause),
+                        cancel,
+                        pause + Duration::from_secs(1),
+                    )
+                    .await
+                    {
+                        return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
+                    }
+                    continue;
+                }
+            }
+            return Err(self.status_error(status, &text, attempt, retry_after));
+        }
+    }
+
+    fn send_failed(&self, e: &reqwest::Error) -> ProviderError {
+        let s = &self.settings;
+        let url = s.url();
+        let (kind, message) =
+            super::super::transport::send_error(e, &url, s.connect_timeout, s.idle_timeout);
+        self.err(kind, message, None)
+    }
+
+    /// The error an HTTP error status is, in words.
+    fn status_error(
+        &self,
+        status: u16,
+        text: &str,
+        attempt: u32,
+        retry_after: Option<Duration>,
+    ) -> ProviderError {
+        let s = &self.settings;
+        let url = s.url();
+        let msg = quirks::server_message(text);
+        let tries = if attempt > 0 {
+            format!(" (after {} attempts)", attempt + 1)
+        } else {
+            String::new()
+        };
+        let (kind, message) = match status {
+            401 | 403 => (
+                ErrorKind::Auth,
+                format!(
+                    "the provider rejected the API key (HTTP {status}: {msg}); set NEOCODE_API_KEY or OPENAI_API_KEY to a valid key for {}",
+                    s.base_url
+                ),
+            ),
+            404 => (
+                ErrorKind::NotFound,
+                format!(
+                    "model `{}` or URL wrong: {url} answered HTTP 404 ({msg}); check model (NEOCODE_MODEL, --model) and base_url (NEOCODE_BASE_URL, --base-url)",
+                    s.model
+                ),
+            ),
+            429 => (
+                ErrorKind::RateLimited,
+                match retry_after {
+                    Some(d) => format!(
+                        "rate limited by {}{tries}: {msg}; retry after {}",
+                        s.base_url,
+                        secs(d)
+                    ),
+                    None => format!("rate limited by {}{tries}: {msg}", s.base_url),
+                },
+            ),
+            500.. if quirks::request_invalid(text) => (
+                ErrorKind::BadRequest,
+                format!(
+                    "{url} refused the request (HTTP {status}, not retried: the server says the request is invalid): {msg}"
+                ),
+            ),
+            500.. => (
+                ErrorKind::Server,
+                format!(
+                    "server error HTTP {status} from {}{tries}: {msg}",
+                    s.base_url
+                ),
+            ),
+            _ => (
+                ErrorKind::BadRequest,
+                format!("{url} refused the request (HTTP {status}): {msg}"),
+            ),
+        };
+        self.err(kind, message, None)
+    }
+
+    /// A context overflow in words, with the numbers the server gave.
+    fn overflow_text(&self, o: quirks::Overflow) -> String {
+        let base = &self.settings.base_url;
+        let what = match (o.prompt, o.window) {
+            (Some(p), Some(w)) => format!(
+                "the prompt needs {p} tokens but the model's context window at {base} is {w} tokens"
+            ),
+            (None, Some(w)) => format!(
+                "the prompt is longer than the model's context window at {base} ({w} tokens)"
+            ),
+            _ => format!("the prompt is longer than the model's context window at {base}"),
+        };
+        format!(
+            "{what}; compact the session (/compact, or `neocode compact`) or start a new one, and set context_window in config.toml to the server's window"
+        )
+    }
+}
+
+/// Whether the server accepted the request and closed the connection before any response
+/// (hyper's "connection closed before message completed"), not a refused connection.
+fn closed_unanswered(e: &reqwest::Error) -> bool {
+    !e.is_connect() && !e.is_timeout() && root_cause(e).contains("connection closed before message")
+}
+
+/// What sending got.
+enum Sent {
+    /// A 2xx answer, its body not read yet.
+    Response(reqwest::Response),
+    /// An error saying the server cannot stream this request (why, in words).
+    CannotStream(String),
+}
