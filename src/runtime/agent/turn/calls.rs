@@ -1,0 +1,313 @@
+//! Running tool calls: budgets, approvals, the tools themselves, and their stored results.
+
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::{Answer, Flow, Turn};
+use crate::runtime::agent::{FinishReason, TurnCommand, TurnEvent, WarningCode, ledger};
+use crate::runtime::provider::openai::redact;
+use crate::runtime::tools::{self, ToolContext, ToolKind, ToolOutput};
+use crate::session::{
+    NewMessage, Part, Plan, StateUpdate, Status, Step, StepStatus, StepUpdate, ToolCall,
+};
+
+impl Turn {
+    /// Runs calls in order; stops early on cancel or a budget. `replay`: calls interrupted by
+    /// a crash, offered again.
+    pub(super) fn run_calls(&mut self, calls: &[ToolCall], replay: bool) -> Flow {
+        let mut answered = 0;
+        let flow = self.run_calls_from(calls, replay, &mut answered);
+        // Calls the turn stopped before are answered "not run", so the transcript stays valid
+        // and the model knows; only a crash leaves calls without results (offered again on
+        // resume, where they may have run).
+        let why = match &flow {
+            Err(FinishReason::Cancelled) => "the user cancelled the turn".to_string(),
+            Err(FinishReason::LimitReached(l)) => format!("a budget was reached ({l})"),
+            Ok(()) | Err(FinishReason::Completed | FinishReason::Failed { .. }) => return flow,
+        };
+        // A call decided but stopped before it ran keeps no decision.
+        self.permission = None;
+        for call in &calls[answered..] {
+            let out = ToolOutput::error(format!("Not run: {why}."));
+            self.store_result(call, out, false)?;
+        }
+        flow
+    }
+
+    fn run_calls_from(&mut self, calls: &[ToolCall], replay: bool, answered: &mut usize) -> Flow {
+        for call in calls {
+            if self.cancel.is_cancelled() {
+                return Err(FinishReason::Cancelled);
+            }
+            if let Some(why) = ledger::tool_call_blocked(&self.ledger)
+                .or_else(|| self.caps.tool_call_blocked(&self.ledger, &self.caps_start))
+                .or_else(|| self.budget.as_ref().and_then(|b| b.tool_blocked()))
+            {
+                return Err(FinishReason::LimitReached(why));
+            }
+            let kind = tools::spec(&call.name)
+                .map(|s| s.kind)
+                .or_else(|| self.ext.kind(&call.name))
+                .unwrap_or(ToolKind::Read);
+            let summary = tools::summary(&call.name, &call.arguments);
+            self.emit(TurnEvent::ToolCall {
+                call: call.clone(),
+                kind,
+                summary: summary.clone(),
+            });
+            match self.decide_call(call, kind, &summary, replay)? {
+                Some(p) => self.permission = Some(p),
+                None => {
+                    *answered += 1;
+                    continue;
+                }
+            }
+            // Reserved once approved (a denied call does not count); another turn may have
+            // taken the last call while the user was asked.
+            if let Some(b) = &self.budget
+                && let Err(ledger::LimitReached(why)) = b.reserve_tool_call()
+            {
+                return Err(FinishReason::LimitReached(why));
+            }
+            let ours = if kind == ToolKind::Plan {
+                None
+            } else {
+                self.ext.run(
+                    &call.name,
+                    &call.arguments,
+                    &self.sessions,
+                    &self.session_id,
+                    &self.cancel,
+                )
+            };
+            let out = if let Some((out, images)) = ours {
+                self.store_result_with_images(call, out, images)?;
+                if self.cancel.is_cancelled() {
+                    return Err(FinishReason::Cancelled);
+                }
+                continue;
+            } else if kind == ToolKind::Plan {
+                self.update_plan(&call.arguments)
+            } else {
+                let ctx = ToolContext {
+                    root: self.sessions.root().to_path_buf(),
+                    cancel: self.cancel.clone(),
+                    sandbox: crate::runtime::agent::approval::session_sandbox(
+                        &self.settings.sandbox,
+                        &self.ledger.approved_tools,
+                    ),
+                    command_timeout: self.settings.command_timeout,
+                    output_cap: self.settings.output_cap,
+                    home: self
+                        .settings
+                        .path
+                        .parent()
+                        .map(std::path::Path::to_path_buf),
+                    read_rules: Some(self.gate.read_rules()),
+                };
+                tools::run(&call.name, &call.arguments, &ctx)
+            };
+            self.store_result(call, out, true)?;
+            *answered += 1;
+            if self.cancel.is_cancelled() {
+                return Err(FinishReason::Cancelled);
+            }
+        }
+        Ok(())
+    }
+
+    pub(in crate::runtime::agent) fn store_result(
+        &mut self,
+        call: &ToolCall,
+        out: ToolOutput,
+        ran: bool,
+    ) -> Flow {
+        self.store_result_parts(call, out, ran, Vec::new())
+    }
+
+    /// A result with images (MCP tools): each image becomes an asset of the session, shown in
+    /// the views; the model reads the result's text, which names them.
+    fn store_result_with_images(
+        &mut self,
+        call: &ToolCall,
+        mut out: ToolOutput,
+        images: Vec<crate::runtime::mcp::McpImage>,
+    ) -> Flow {
+        let mut parts = Vec::new();
+        for img in images {
+            match self
+                .sessions
+                .save_asset(&self.session_id, &img.mime_type, &img.data)
+            {
+                Ok(a) => parts.push(Part::Image {
+                    asset_id: a.id,
+                    mime_type: Some(img.mime_type),
+                }),
+                Err(e) => out
+                    .text
+                    .push_str(&format!("\n[an image could not be stored: {e}]")),
+            }
+        }
+        self.store_result_parts(call, out, true, parts)
+    }
+
+    fn store_result_parts(
+        &mut self,
+        call: &ToolCall,
+        out: ToolOutput,
+        ran: bool,
+        images: Vec<Part>,
+    ) -> Flow {
+        if ran {
+            self.ledger.usage.tool_calls += 1;
+        }
+        let permission = self.permission.take();
+        let mut text = redact(&out.text, self.key());
+        if ran && let Some(reason) = self.gate.post_tool_use(call, &text, out.is_error) {
+            text.push_str(&format!("\n\nA PostToolUse hook says: {reason}"));
+        }
+        let mut msg = NewMessage::tool_result(call.id.clone(), text.clone(), out.is_error);
+        msg.parts.extend(images);
+        msg.tool_metadata = match &permission {
+            Some(p) => crate::runtime::agent::gate::with_permission(out.metadata, p),
+            None => out.metadata,
+        };
+        let seq = self.append_files(msg, self.state(None), &out.files)?;
+        self.emit(TurnEvent::ToolResult {
+            call_id: call.id.clone(),
+            text,
+            is_error: out.is_error,
+            seq,
+            permission,
+        });
+        Ok(())
+    }
+
+    pub(in crate::runtime::agent) fn ask(
+        &mut self,
+        call: &ToolCall,
+        summary: &str,
+        reason: String,
+    ) -> Result<Answer, FinishReason> {
+        self.set_status(Status::Paused)?;
+        let rule = self.gate.propose(call);
+        self.gate.notify(
+            "permission_prompt",
+            &format!("neocode asks to run {summary}"),
+        );
+        self.notices();
+        self.emit(TurnEvent::ApprovalNeeded {
+            call: call.clone(),
+            summary: summary.to_string(),
+            reason,
+            rule: rule.clone(),
+        });
+        loop {
+            if self.cancel.is_cancelled() {
+                return Ok(Answer::Cancelled);
+            }
+            match self.commands.recv_timeout(Duration::from_millis(50)) {
+                Ok(TurnCommand::Approve { call_id, always }) if call_id == call.id => {
+                    let always = always.then(|| {
+                        (
+                            rule.clone(),
+                            crate::runtime::agent::gate::RuleScope::Session,
+                        )
+                    });
+                    return Ok(Answer::Run { always });
+                }
+                Ok(TurnCommand::AlwaysAllow {
+                    call_id,
+                    rule,
+                    scope,
+                }) if call_id == call.id => {
+                    return Ok(Answer::Run {
+                        always: Some((rule, scope)),
+                    });
+                }
+                Ok(TurnCommand::Deny { call_id, reason }) if call_id == call.id => {
+                    return Ok(Answer::Denied(reason));
+                }
+                Ok(TurnCommand::Cancel) => return Ok(Answer::Cancelled),
+                Ok(other) => self.emit(TurnEvent::Warning {
+                    code: WarningCode::UnexpectedCommand,
+                    message: format!("ignored {other:?}: waiting for an answer about {}", call.id),
+                }),
+                Err(RecvTimeoutError::Timeout) => {}
+                // Nobody is left to answer.
+                Err(RecvTimeoutError::Disconnected) => return Ok(Answer::Cancelled),
+            }
+        }
+    }
+
+    /// `update_plan`: the whole plan, with step statuses, written through the store.
+    fn update_plan(&mut self, arguments: &str) -> ToolOutput {
+        #[derive(serde::Deserialize)]
+        struct Args {
+            steps: Vec<ArgStep>,
+        }
+        #[derive(serde::Deserialize)]
+        struct ArgStep {
+            id: String,
+            title: String,
+            #[serde(default)]
+            depends_on: Vec<String>,
+            #[serde(default)]
+            status: Option<String>,
+        }
+        let args: Args = match serde_json::from_str(arguments) {
+            Ok(a) => a,
+            Err(e) => return ToolOutput::error(format!("bad update_plan arguments: {e}")),
+        };
+        let plan = Plan {
+            steps: args
+                .steps
+                .iter()
+                .map(|s| Step {
+                    id: s.id.clone(),
+                    title: s.title.clone(),
+                    depends_on: s.depends_on.clone(),
+                })
+                .collect(),
+        };
+        if let Err(e) = plan.validate() {
+            return ToolOutput::error(format!("plan rejected: {e}"));
+        }
+        let upd = StateUpdate {
+            plan: crate::session::Change::Set(plan.clone()),
+            ..StateUpdate::default()
+        };
+        if let Err(e) = self.sessions.update_state(&self.session_id, &upd) {
+            return ToolOutput::error(format!("cannot store the plan: {e}"));
+        }
+        let mut done = 0;
+        for s in &args.steps {
+            let Some(st) = s.status.as_deref() else {
+                continue;
+            };
+            let Some(status) = StepStatus::parse(st) else {
+                return ToolOutput::error(format!("step {}: unknown status `{st}`", s.id));
+            };
+            if status == StepStatus::Completed {
+                done += 1;
+            }
+            if let Err(e) =
+                self.sessions
+                    .step_update(&self.session_id, &s.id, &StepUpdate::Status { status })
+            {
+                return ToolOutput::error(format!("cannot store step {}: {e}", s.id));
+            }
+        }
+        ToolOutput {
+            text: format!(
+                "Plan updated: {} steps, {done} completed.",
+                plan.steps.len()
+            ),
+            is_error: false,
+            metadata: Some(json!({"steps": plan.steps.len(), "completed": done})),
+            files: Vec::new(),
+        }
+    }
+}

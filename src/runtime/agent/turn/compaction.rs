@@ -1,0 +1,68 @@
+//! Compaction: when the window is full before a model call, or the server says it overflowed.
+
+use super::{Flow, Turn, store_failed};
+use crate::runtime::agent::{FinishReason, TurnEvent, compact};
+use crate::session::{Role, Status};
+
+impl Turn {
+    /// Compacts the transcript when the last prompt filled the context window past the
+    /// threshold; the loaded session is read whole again afterwards.
+    pub(super) fn compact_if_full(&mut self, session: &mut crate::session::Session) -> Flow {
+        let last_prompt = session
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            // Cached prompt tokens are counted apart but fill the window all the same.
+            .map_or(0, compact::prompt_tokens);
+        let threshold = (self.settings.context_window as f64 * self.settings.compact_at) as u64;
+        if last_prompt >= threshold && session.messages.len() > 2 {
+            let message = format!(
+                "the last prompt used {last_prompt} of {} context tokens; compacting the transcript",
+                self.settings.context_window
+            );
+            self.compact_now(session, message)?;
+        }
+        Ok(())
+    }
+
+    /// Compacts the transcript now (telling why); true when it was replaced. The loaded
+    /// session is read whole again either way.
+    pub(super) fn compact_now(
+        &mut self,
+        session: &mut crate::session::Session,
+        message: String,
+    ) -> Result<bool, FinishReason> {
+        self.gate.pre_compact();
+        self.emit(TurnEvent::Compacting { message });
+        let done = match compact::compact_with(
+            &self.sessions,
+            &self.session_id,
+            self.provider.as_mut(),
+            &self.cancel,
+            &self.meta,
+        ) {
+            Ok(c) => {
+                // Lifetime usage stays in the ledger; only context totals reset.
+                self.ledger.usage.input_tokens += c.usage.input_tokens;
+                self.ledger.usage.output_tokens += c.usage.output_tokens;
+                if let Some(b) = &self.budget {
+                    b.add_tokens(c.usage);
+                }
+                self.usage.input_tokens += c.usage.input_tokens;
+                self.usage.output_tokens += c.usage.output_tokens;
+                self.set_status(Status::Running)?;
+                true
+            }
+            Err(e) => {
+                self.emit(TurnEvent::CompactionFailed {
+                    message: format!("compaction failed, nothing changed: {e}"),
+                });
+                false
+            }
+        };
+        // The transcript was replaced: read whole again.
+        *session = self.sessions.load(&self.session_id).map_err(store_failed)?;
+        Ok(done)
+    }
+}
