@@ -5,6 +5,7 @@
 //! agent runs the turn, and its events are written in nonoka's shape ([`outbound`]).
 //! `docs/bridge.md` ("The nonoka dialect") is the contract.
 
+pub mod contract;
 pub mod inbound;
 pub mod outbound;
 
@@ -255,11 +256,11 @@ impl Bridge<'_> {
             let busy = outbound::error("busy", "a chat turn is already running", None);
             return self.send_value(&busy);
         }
-        if let Err(r) = inbound::check_contract(req.protocol.as_ref()) {
+        if let Err(r) = contract::check_contract(req.protocol.as_ref()) {
             return self.send_value(&outbound::error(r.code, &r.message, Some(r.details)));
         }
         self.send_value(&outbound::ack());
-        let (limits, ignored) = inbound::limits(&req.limits);
+        let (limits, ignored) = contract::limits(&req.limits);
         if !ignored.is_empty() {
             let mut message = format!(
                 "neocode has no equivalent of {}; ignored",

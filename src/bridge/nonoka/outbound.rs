@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::runtime::agent::{FinishReason, TurnEvent};
 use crate::session::Usage;
 
-use super::inbound::{CAPABILITIES, VERSION};
+use super::contract::{CAPABILITIES, VERSION};
 
 /// `protocol_ack`: sent after a chat's contract was accepted, before anything else.
 pub fn ack() -> Value {
