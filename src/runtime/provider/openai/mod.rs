@@ -40,6 +40,9 @@ pub struct OpenAiSettings {
     pub max_retry_wait: Duration,
     /// `max_tokens` sent with each request; `None` leaves the server's default.
     pub max_tokens: Option<u64>,
+    /// `reasoning_effort` sent with each request (`low`, `medium`, `high` ...: the config's
+    /// `reasoning_effort`, which Responses sends as `reasoning.effort`); `None`: not sent.
+    pub reasoning_effort: Option<String>,
 }
 
 // The key must never reach a log line through `{:?}`.
@@ -67,6 +70,7 @@ impl OpenAiSettings {
             backoff: Duration::from_millis(500),
             max_retry_wait: Duration::from_secs(60),
             max_tokens: None,
+            reasoning_effort: None,
         }
     }
 
