@@ -295,9 +295,9 @@ impl Folder {
     }
 
     /// The answer so far; `incomplete` marks a stream that stopped early. Calls without an id
-    /// get one (some local servers omit it) so results can be paired with them. A reply that
-    /// makes calls keeps its reasoning and the calls' thought signatures as reasoning items
-    /// with their provenance, to be sent back on the following requests.
+    /// get one (some local servers omit it) so results can be paired with them. A complete
+    /// reply that makes calls keeps its reasoning and the calls' thought signatures as
+    /// reasoning items with their provenance, to be sent back on the following requests.
     pub fn finish(self, incomplete: bool) -> Completion {
         let mut signed = Vec::new();
         let tool_calls: Vec<ToolCall> = self
@@ -335,7 +335,8 @@ impl Folder {
             }))
         };
         let mut reasoning_items = Vec::new();
-        if !tool_calls.is_empty() {
+        // A reply cut short keeps no calls (the turn drops them): nothing to send back.
+        if !tool_calls.is_empty() && !incomplete {
             if !self.reasoning.is_empty() {
                 reasoning_items.push(Reasoning {
                     text: self.reasoning.clone(),
