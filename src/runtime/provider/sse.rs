@@ -203,7 +203,12 @@ impl Folder {
             // `reasoning`; a server sending both sends the same text twice.
             let reasoning = ["reasoning_content", "reasoning"]
                 .into_iter()
-                .find_map(|k| delta.get(k).and_then(Value::as_str).filter(|r| !r.is_empty()));
+                .find_map(|k| {
+                    delta
+                        .get(k)
+                        .and_then(Value::as_str)
+                        .filter(|r| !r.is_empty())
+                });
             if let Some(r) = reasoning {
                 self.reasoning.push_str(r);
                 out.push(StreamEvent::Reasoning(r.to_string()));
@@ -535,7 +540,10 @@ mod tests {
             .iter()
             .map(|r| {
                 let p = r.replay.as_ref().unwrap();
-                assert_eq!((p.provider.as_str(), p.model.as_str()), ("openai", "deepseek-reasoner"));
+                assert_eq!(
+                    (p.provider.as_str(), p.model.as_str()),
+                    ("openai", "deepseek-reasoner")
+                );
                 (r.text.as_str(), p.id.as_deref(), p.signature.as_deref())
             })
             .collect();
@@ -551,7 +559,10 @@ mod tests {
         f.feed(r#"{"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":5,"prompt_cache_hit_tokens":64,"prompt_cache_miss_tokens":36}}"#)
             .unwrap();
         let c = f.finish(false);
-        assert_eq!((c.usage.input_tokens, c.detail.cached_input_tokens), (36, 64));
+        assert_eq!(
+            (c.usage.input_tokens, c.detail.cached_input_tokens),
+            (36, 64)
+        );
     }
 
     #[test]

@@ -106,7 +106,10 @@ fn a_deepseek_tool_turn_sends_its_reasoning_back_also_after_a_restart() {
         "{:?}",
         r[0].parts
     );
-    assert_eq!(r[0].usage.input_tokens, 176, "cached tokens are counted apart");
+    assert_eq!(
+        r[0].usage.input_tokens, 176,
+        "cached tokens are counted apart"
+    );
     assert_eq!(r[0].extra.cached_input_tokens, 1024);
     assert_eq!(r[0].extra.reasoning_tokens, 40);
     assert_eq!(
@@ -114,11 +117,19 @@ fn a_deepseek_tool_turn_sends_its_reasoning_back_also_after_a_restart() {
         1024
     );
     // The reasoning of a reply without calls is text only: never sent back.
-    assert!(matches!(&r[1].parts[0], Part::Reasoning { replay: None, .. }));
+    assert!(matches!(
+        &r[1].parts[0],
+        Part::Reasoning { replay: None, .. }
+    ));
 
     // A second process continues: the tool turn's reasoning goes back again.
     srv.push([answer("Still.", "Still a.txt.")]);
-    run(&env, &srv, "deepseek-reasoner", &["run", "--continue", "and now?"]);
+    run(
+        &env,
+        &srv,
+        "deepseek-reasoner",
+        &["run", "--continue", "and now?"],
+    );
     let again = &bodies(&srv)[2];
     let (calls, plain) = assistants(again);
     assert_eq!(calls[0]["reasoning_content"], thought, "{again:#}");

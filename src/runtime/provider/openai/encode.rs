@@ -273,7 +273,11 @@ mod tests {
             m[0]["tool_calls"][0]["extra_content"],
             json!({"google": {"thought_signature": "sig-c1"}})
         );
-        assert!(m[0]["tool_calls"][1].get("extra_content").is_none(), "{}", m[0]);
+        assert!(
+            m[0]["tool_calls"][1].get("extra_content").is_none(),
+            "{}",
+            m[0]
+        );
         assert_eq!(m[1], json!({"role": "assistant", "content": "done"}));
         // Another model family gets none of it.
         let other = chat_messages(&req, "qwen3-coder");
