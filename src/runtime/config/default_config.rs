@@ -21,7 +21,7 @@ pub const DEFAULT_CONFIG: &str = r#"# neocode settings. The environment override
 # model = "gpt-4o-mini"
 # api_key_env = "MY_KEY_VARIABLE"      # read the key from this variable
 # api_key_command = "pass show openai"  # or from this command's output (run once per process)
-# reasoning_effort = "medium"          # responses: minimal | low | medium | high
+# reasoning_effort = "medium"          # responses (reasoning.effort), chat (reasoning_effort)
 # thinking_budget = 4000               # anthropic: extended thinking budget in tokens (0: off)
 # max_output_tokens = 16000            # anthropic: max_tokens of a reply
 # The model's context window in tokens; past compact_at of it the transcript is compacted.

@@ -100,7 +100,7 @@ pub struct Settings {
     pub api: Api,
     /// The `[providers.NAME]` profile chosen (`--provider`, `NEOCODE_PROVIDER`), if any.
     pub profile: Option<String>,
-    /// `reasoning_effort` (Responses), if set.
+    /// `reasoning_effort` (Responses `reasoning.effort`, Chat Completions `reasoning_effort`), if set.
     pub reasoning_effort: Option<String>,
     /// `thinking_budget` in tokens (Anthropic); 0: no extended thinking.
     pub thinking_budget: u32,

@@ -56,6 +56,7 @@ impl Settings {
                 s.max_retries = self.max_retries;
                 s.backoff = self.retry_backoff;
                 s.max_tokens = self.max_tokens;
+                s.reasoning_effort = self.reasoning_effort.clone();
                 Ok(s)
             }
         }

@@ -142,7 +142,8 @@ impl UserPart {
 
 /// Reasoning stored with a reply: its text, and what the provider that made it needs to have
 /// it back (signature, encrypted content) with its provenance. A provider replays only parts
-/// that [`replays_to`] it; Chat Completions sends none back.
+/// that [`replays_to`] it. Chat Completions keeps the `reasoning_content` of a tool turn (replay
+/// data of no fields) and a call's thought signature (`id`: the call, `signature`; no text).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Reasoning {
     pub text: String,

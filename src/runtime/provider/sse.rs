@@ -3,12 +3,18 @@
 //! pass straight through as events; tool-call fragments are accumulated per `index` (the id and
 //! name arrive once, the arguments in pieces, calls may interleave); usage arrives last, often
 //! in a chunk with empty `choices`.
+//!
+//! What a server needs back is kept with its provenance ([`Folder::set_origin`]): the
+//! `reasoning_content` of a reply that makes tool calls (DeepSeek answers 400 without it on
+//! the following requests) and Gemini's `extra_content.google.thought_signature` on a call,
+//! each as a reasoning part with replay data ([`Completion::reasoning_items`]).
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::session::{ToolCall, Usage};
+use super::{Reasoning, TokenDetail};
+use crate::session::{ReasoningReplay, ToolCall, Usage};
 
 /// What a stream says as it goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,10 +80,11 @@ pub struct Completion {
     /// The stream stopped before its end (cut, timeout, cancel): what is here is what arrived.
     pub incomplete: bool,
     /// Reasoning with what its API needs to have it back (Anthropic thinking blocks,
-    /// Responses reasoning items), in order; stored instead of `reasoning` when not empty.
-    pub reasoning_items: Vec<super::Reasoning>,
+    /// Responses reasoning items, the `reasoning_content` and thought signatures of a Chat
+    /// Completions tool turn), in order; stored instead of `reasoning` when not empty.
+    pub reasoning_items: Vec<Reasoning>,
     /// Cache and reasoning token counts, where the API reports them.
-    pub detail: super::TokenDetail,
+    pub detail: TokenDetail,
     /// The reply stopped short (output limit, refusal), as the API said.
     pub stop: Option<super::StopNote>,
 }
@@ -87,6 +94,8 @@ struct PartialCall {
     id: String,
     name: String,
     arguments: String,
+    /// Gemini's `extra_content.google.thought_signature`; empty: none.
+    signature: String,
 }
 
 /// Accumulates one stream's chunks.
@@ -100,6 +109,10 @@ pub struct Folder {
     usage_reported: bool,
     finish_reason: Option<String>,
     done: bool,
+    detail: TokenDetail,
+    /// The provider and model recorded as the provenance of what is kept for replay.
+    provider: String,
+    model: String,
 }
 
 /// A chunk the server sent that says something went wrong.
@@ -110,6 +123,13 @@ impl Folder {
     /// A fresh folder.
     pub fn new() -> Folder {
         Folder::default()
+    }
+
+    /// The provider name and model that kept reasoning and signatures are recorded as made
+    /// by ([`ReasoningReplay::provider`], [`ReasoningReplay::model`]).
+    pub fn set_origin(&mut self, provider: &str, model: &str) {
+        provider.clone_into(&mut self.provider);
+        model.clone_into(&mut self.model);
     }
 
     /// Whether `[DONE]` arrived.
@@ -165,14 +185,7 @@ impl Folder {
         }
         let mut out = Vec::new();
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
-            self.usage_reported = true;
-            let n = |k: &str| u.get(k).and_then(Value::as_u64);
-            if let Some(i) = n("prompt_tokens").or_else(|| n("input_tokens")) {
-                self.usage.input_tokens = i;
-            }
-            if let Some(o) = n("completion_tokens").or_else(|| n("output_tokens")) {
-                self.usage.output_tokens = o;
-            }
+            self.read_usage(u);
         }
         let choices = v.get("choices").and_then(Value::as_array);
         for choice in choices.into_iter().flatten() {
@@ -186,13 +199,19 @@ impl Folder {
             let Some(delta) = choice.get("delta").or_else(|| choice.get("message")) else {
                 continue;
             };
-            for key in ["reasoning_content", "reasoning"] {
-                if let Some(r) = delta.get(key).and_then(Value::as_str)
-                    && !r.is_empty()
-                {
-                    self.reasoning.push_str(r);
-                    out.push(StreamEvent::Reasoning(r.to_string()));
-                }
+            // DeepSeek, Kimi, vLLM and llama.cpp say `reasoning_content`, some servers
+            // `reasoning`; a server sending both sends the same text twice.
+            let reasoning = ["reasoning_content", "reasoning"]
+                .into_iter()
+                .find_map(|k| {
+                    delta
+                        .get(k)
+                        .and_then(Value::as_str)
+                        .filter(|r| !r.is_empty())
+                });
+            if let Some(r) = reasoning {
+                self.reasoning.push_str(r);
+                out.push(StreamEvent::Reasoning(r.to_string()));
             }
             if let Some(t) = delta.get("content").and_then(Value::as_str)
                 && !t.is_empty()
@@ -207,59 +226,133 @@ impl Folder {
                 .flatten()
                 .enumerate()
             {
-                let index = tc
-                    .get("index")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(pos as u64);
-                let call = self.calls.entry(index).or_default();
-                if let Some(id) = tc.get("id").and_then(Value::as_str)
-                    && !id.is_empty()
-                {
-                    call.id = id.to_string();
-                }
-                if let Some(f) = tc.get("function") {
-                    // vLLM and llama-cpp-python repeat the whole name in every delta of a
-                    // call: a copy of the name already set is not appended again.
-                    if let Some(n) = f.get("name").and_then(Value::as_str)
-                        && n != call.name
-                    {
-                        call.name.push_str(n);
-                    }
-                    if let Some(a) = f.get("arguments") {
-                        match a {
-                            Value::String(s) => call.arguments.push_str(s),
-                            // Some servers send the arguments as an object in one piece.
-                            Value::Null => {}
-                            other => call.arguments.push_str(&other.to_string()),
-                        }
-                    }
-                }
+                self.read_call(pos, tc);
             }
         }
         Ok(out)
     }
 
+    /// One `usage` object: prompt tokens with the cached ones counted apart
+    /// (`prompt_tokens_details.cached_tokens`; DeepSeek's `prompt_cache_hit_tokens`, Kimi's
+    /// `cached_tokens`), and the reasoning part of the completion tokens.
+    fn read_usage(&mut self, u: &Value) {
+        self.usage_reported = true;
+        let n = |k: &str| u.get(k).and_then(Value::as_u64);
+        let cached = u
+            .get("prompt_tokens_details")
+            .and_then(|d| d.get("cached_tokens"))
+            .and_then(Value::as_u64)
+            .or_else(|| n("prompt_cache_hit_tokens"))
+            .or_else(|| n("cached_tokens"))
+            .unwrap_or(0);
+        if let Some(i) = n("prompt_tokens").or_else(|| n("input_tokens")) {
+            self.usage.input_tokens = i.saturating_sub(cached);
+        }
+        if let Some(o) = n("completion_tokens").or_else(|| n("output_tokens")) {
+            self.usage.output_tokens = o;
+        }
+        self.detail.cached_input_tokens = cached;
+        self.detail.reasoning_tokens = u
+            .get("completion_tokens_details")
+            .and_then(|d| d.get("reasoning_tokens"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+    }
+
+    /// One tool-call fragment, `pos` its place in the delta (the index when it has none).
+    fn read_call(&mut self, pos: usize, tc: &Value) {
+        let index = tc
+            .get("index")
+            .and_then(Value::as_u64)
+            .unwrap_or(pos as u64);
+        let call = self.calls.entry(index).or_default();
+        if let Some(id) = tc.get("id").and_then(Value::as_str)
+            && !id.is_empty()
+        {
+            call.id = id.to_string();
+        }
+        if let Some(f) = tc.get("function") {
+            // vLLM and llama-cpp-python repeat the whole name in every delta of a
+            // call: a copy of the name already set is not appended again.
+            if let Some(n) = f.get("name").and_then(Value::as_str)
+                && n != call.name
+            {
+                call.name.push_str(n);
+            }
+            if let Some(a) = f.get("arguments") {
+                match a {
+                    Value::String(s) => call.arguments.push_str(s),
+                    // Some servers send the arguments as an object in one piece.
+                    Value::Null => {}
+                    other => call.arguments.push_str(&other.to_string()),
+                }
+            }
+        }
+        if let Some(sig) = tc
+            .get("extra_content")
+            .and_then(|e| e.get("google"))
+            .and_then(|g| g.get("thought_signature"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        {
+            sig.clone_into(&mut call.signature);
+        }
+    }
+
     /// The answer so far; `incomplete` marks a stream that stopped early. Calls without an id
-    /// get one (some local servers omit it) so results can be paired with them.
+    /// get one (some local servers omit it) so results can be paired with them. A complete
+    /// reply that makes calls keeps its reasoning and the calls' thought signatures as
+    /// reasoning items with their provenance, to be sent back on the following requests.
     pub fn finish(self, incomplete: bool) -> Completion {
-        let tool_calls = self
+        let mut signed = Vec::new();
+        let tool_calls: Vec<ToolCall> = self
             .calls
             .into_iter()
             .filter(|(_, c)| !c.name.is_empty())
-            .map(|(i, c)| ToolCall {
-                id: if c.id.is_empty() {
+            .map(|(i, c)| {
+                let id = if c.id.is_empty() {
                     format!("call_{i}_{}", uuid::Uuid::new_v4().simple())
                 } else {
                     c.id
-                },
-                name: c.name,
-                arguments: if c.arguments.trim().is_empty() {
-                    "{}".to_string()
-                } else {
-                    c.arguments
-                },
+                };
+                if !c.signature.is_empty() {
+                    signed.push((id.clone(), c.signature));
+                }
+                ToolCall {
+                    id,
+                    name: c.name,
+                    arguments: if c.arguments.trim().is_empty() {
+                        "{}".to_string()
+                    } else {
+                        c.arguments
+                    },
+                }
             })
             .collect();
+        let replay = |id: Option<String>, signature: Option<String>| {
+            Some(Box::new(ReasoningReplay {
+                provider: self.provider.clone(),
+                model: self.model.clone(),
+                id,
+                signature,
+                encrypted: None,
+                redacted: false,
+            }))
+        };
+        let mut reasoning_items = Vec::new();
+        // A reply cut short keeps no calls (the turn drops them): nothing to send back.
+        if !tool_calls.is_empty() && !incomplete {
+            if !self.reasoning.is_empty() {
+                reasoning_items.push(Reasoning {
+                    text: self.reasoning.clone(),
+                    replay: replay(None, None),
+                });
+            }
+            reasoning_items.extend(signed.into_iter().map(|(id, sig)| Reasoning {
+                text: String::new(),
+                replay: replay(Some(id), Some(sig)),
+            }));
+        }
         Completion {
             text: self.text,
             reasoning: self.reasoning,
@@ -268,6 +361,8 @@ impl Folder {
             usage_estimated: false,
             finish_reason: self.finish_reason,
             incomplete,
+            reasoning_items,
+            detail: self.detail,
             ..Completion::default()
         }
     }
@@ -417,6 +512,70 @@ mod tests {
             .unwrap();
         }
         assert_eq!(f.finish(false).tool_calls[0].name, "list_dir");
+    }
+
+    #[test]
+    fn a_tool_turn_keeps_its_reasoning_and_signatures_with_provenance_and_cache_counts() {
+        let s = Stream::new()
+            .role()
+            .reasoning("I should list it.", 3)
+            .signed_tool_call(0, "call_g", "list_dir", r#"{"path":"."}"#, "sig-G1")
+            .tool_call(1, "call_h", "grep", "{}", 1)
+            .finish("tool_calls")
+            .usage_detail(1200, 60, 1024, 40);
+        let mut f = Folder::new();
+        f.set_origin("openai", "deepseek-reasoner");
+        for p in &s.pieces {
+            if let Piece::Data(v) = p {
+                f.feed(&v.to_string()).unwrap();
+            }
+        }
+        let c = f.finish(false);
+        assert_eq!(c.usage.input_tokens, 176, "cached tokens are counted apart");
+        assert_eq!(c.detail.cached_input_tokens, 1024);
+        assert_eq!(c.detail.reasoning_tokens, 40);
+        assert_eq!(c.reasoning, "I should list it.");
+        let items: Vec<(&str, Option<&str>, Option<&str>)> = c
+            .reasoning_items
+            .iter()
+            .map(|r| {
+                let p = r.replay.as_ref().unwrap();
+                assert_eq!(
+                    (p.provider.as_str(), p.model.as_str()),
+                    ("openai", "deepseek-reasoner")
+                );
+                (r.text.as_str(), p.id.as_deref(), p.signature.as_deref())
+            })
+            .collect();
+        assert_eq!(
+            items,
+            [
+                ("I should list it.", None, None),
+                ("", Some("call_g"), Some("sig-G1"))
+            ]
+        );
+        // DeepSeek's own cache fields.
+        let mut f = Folder::new();
+        f.feed(r#"{"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":5,"prompt_cache_hit_tokens":64,"prompt_cache_miss_tokens":36}}"#)
+            .unwrap();
+        let c = f.finish(false);
+        assert_eq!(
+            (c.usage.input_tokens, c.detail.cached_input_tokens),
+            (36, 64)
+        );
+    }
+
+    #[test]
+    fn reasoning_without_calls_is_text_only_and_sent_once_under_either_key() {
+        let mut f = Folder::new();
+        f.set_origin("openai", "m");
+        f.feed(r#"{"choices":[{"index":0,"delta":{"reasoning_content":"hm","reasoning":"hm"}}]}"#)
+            .unwrap();
+        f.feed(r#"{"choices":[{"index":0,"delta":{"reasoning":" ok","content":"hi"}}]}"#)
+            .unwrap();
+        let c = f.finish(false);
+        assert_eq!(c.reasoning, "hm ok");
+        assert!(c.reasoning_items.is_empty(), "{:?}", c.reasoning_items);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use super::llama::{as_llama_sends, llama_like};
 use super::replies::{Piece, Reply, Stream};
 use super::request::read_request;
 use super::shared::{Shared, lock};
+use super::strict::refusal;
 
 pub(super) fn serve(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
     let Some(req) = read_request(&conn)? else {
@@ -49,7 +50,8 @@ pub(super) fn serve(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()>
         )?;
         return conn.flush();
     }
-    let own = shared.like.and_then(|like| llama_like(&req, like));
+    let strict = *lock(&shared.strict);
+    let own = refusal(&req, strict).or_else(|| shared.like.and_then(|like| llama_like(&req, like)));
     let streamed = req.json()["stream"] == json!(true);
     lock(&shared.requests).push(req);
     let reply = match own {

@@ -11,6 +11,8 @@
 //! [`ScriptedServer::start_llama_like`] adds what llama-cpp-python's server does on its own
 //! (a 500 for `content: null`, empty streams for tools and for overflow, no streamed usage);
 //! `GET /props` answers what [`ScriptedServer::set_props`] set, other paths 404.
+//! [`ScriptedServer::require_reasoning_back`] and [`ScriptedServer::require_thought_signatures`]
+//! refuse a history without DeepSeek's `reasoning_content` or Gemini's thought signatures.
 //!
 //! Plain std threads: the server must not need the caller to run an async runtime.
 
@@ -20,6 +22,7 @@ mod replies;
 mod request;
 mod server;
 mod shared;
+mod strict;
 #[cfg(test)]
 mod tests;
 

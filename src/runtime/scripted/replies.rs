@@ -173,6 +173,25 @@ impl Stream {
         self
     }
 
+    /// Adds one tool call at `index` as Gemini's OpenAI endpoint streams a Gemini 3 call: whole
+    /// in one chunk, with its thought signature in `extra_content.google.thought_signature`.
+    pub fn signed_tool_call(
+        mut self,
+        index: usize,
+        id: &str,
+        name: &str,
+        args: &str,
+        signature: &str,
+    ) -> Stream {
+        self.pieces.push(Piece::Data(chunk(
+            json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+                "function": {"name": name, "arguments": args},
+                "extra_content": {"google": {"thought_signature": signature}}}]}),
+            None,
+        )));
+        self
+    }
+
     /// Adds one tool call at `index` the way vLLM and llama-cpp-python stream it: every delta
     /// repeats the call's `id`, `type` and whole `function.name` (and a legacy
     /// `function_call`), with `content: null`, while the arguments arrive in `fragments`.
@@ -234,6 +253,17 @@ impl Stream {
     /// Adds the usage-only final chunk.
     pub fn usage(mut self, input: u64, output: u64) -> Stream {
         self.pieces.push(Piece::Data(usage_chunk(input, output)));
+        self
+    }
+
+    /// Adds the usage-only final chunk with OpenAI's details: `input` prompt tokens of which
+    /// `cached` were read from the cache, `output` completion tokens of which `reasoning`
+    /// were reasoning.
+    pub fn usage_detail(mut self, input: u64, output: u64, cached: u64, reasoning: u64) -> Stream {
+        let mut u = usage_chunk(input, output);
+        u["usage"]["prompt_tokens_details"] = json!({"cached_tokens": cached});
+        u["usage"]["completion_tokens_details"] = json!({"reasoning_tokens": reasoning});
+        self.pieces.push(Piece::Data(u));
         self
     }
 
@@ -361,16 +391,30 @@ impl Reply {
 pub fn completion_json(s: &Stream) -> Value {
     let folded = crate::runtime::provider::sse::fold_sse_bytes(vec![s.body_bytes()]);
     let c = folded.map(|(_, c)| c).unwrap_or_default();
+    let signature = |id: &str| {
+        c.reasoning_items
+            .iter()
+            .filter_map(|r| r.replay.as_ref())
+            .find(|p| p.id.as_deref() == Some(id))
+            .and_then(|p| p.signature.clone())
+    };
     let calls: Vec<Value> = c
         .tool_calls
         .iter()
         .map(|t| {
-            json!({"id": t.id, "type": "function",
-            "function": {"name": t.name, "arguments": t.arguments}})
+            let mut v = json!({"id": t.id, "type": "function",
+                "function": {"name": t.name, "arguments": t.arguments}});
+            if let Some(sig) = signature(&t.id) {
+                v["extra_content"] = json!({"google": {"thought_signature": sig}});
+            }
+            v
         })
         .collect();
     let mut message = json!({"role": "assistant",
         "content": if c.text.is_empty() { Value::Null } else { Value::String(c.text.clone()) }});
+    if !c.reasoning.is_empty() {
+        message["reasoning_content"] = Value::String(c.reasoning.clone());
+    }
     if !calls.is_empty() {
         message["tool_calls"] = Value::Array(calls);
     }
@@ -381,8 +425,10 @@ pub fn completion_json(s: &Stream) -> Value {
         "model": "scripted",
         "choices": [{"index": 0, "message": message,
             "finish_reason": c.finish_reason.unwrap_or_else(|| "stop".into())}],
-        "usage": {"prompt_tokens": c.usage.input_tokens,
+        "usage": {"prompt_tokens": c.usage.input_tokens + c.detail.cached_input_tokens,
             "completion_tokens": c.usage.output_tokens,
-            "total_tokens": c.usage.input_tokens + c.usage.output_tokens},
+            "total_tokens": c.usage.input_tokens + c.detail.cached_input_tokens + c.usage.output_tokens,
+            "prompt_tokens_details": {"cached_tokens": c.detail.cached_input_tokens},
+            "completion_tokens_details": {"reasoning_tokens": c.detail.reasoning_tokens}},
     })
 }

@@ -13,6 +13,7 @@ use super::llama::LlamaLike;
 use super::replies::Reply;
 use super::request::RecordedRequest;
 use super::shared::{Shared, lock};
+use super::strict::Strict;
 
 /// The running server; stops when dropped.
 pub struct ScriptedServer {
@@ -46,6 +47,7 @@ impl ScriptedServer {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             like,
+            strict: Mutex::new(Strict::default()),
             props: Mutex::new(None),
             script: Mutex::new(replies.into()),
             models: Mutex::new(Vec::new()),
@@ -95,6 +97,18 @@ impl ScriptedServer {
     /// `default_generation_settings.n_ctx` is the window).
     pub fn set_props(&self, props: Value) {
         *lock(&self.shared.props) = Some(props);
+    }
+
+    /// From now on a request whose assistant message with tool calls has no
+    /// `reasoning_content` gets the 400 DeepSeek's thinking mode answers.
+    pub fn require_reasoning_back(&self) {
+        lock(&self.shared.strict).reasoning_back = true;
+    }
+
+    /// From now on a request whose assistant message's first tool call has no
+    /// `extra_content.google.thought_signature` gets the 400 Gemini 3 answers.
+    pub fn require_thought_signatures(&self) {
+        lock(&self.shared.strict).thought_signatures = true;
     }
 
     /// The models `GET /v1/models` lists from now on (none at first: it answers 404 then).

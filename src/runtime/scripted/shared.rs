@@ -9,9 +9,12 @@ use serde_json::Value;
 use super::llama::LlamaLike;
 use super::replies::Reply;
 use super::request::RecordedRequest;
+use super::strict::Strict;
 
 pub(super) struct Shared {
     pub(super) like: Option<LlamaLike>,
+    /// What the server refuses as DeepSeek and Gemini do (nothing at first).
+    pub(super) strict: Mutex<Strict>,
     /// What `GET /props` answers (llama.cpp's server), if set.
     pub(super) props: Mutex<Option<Value>>,
     pub(super) script: Mutex<VecDeque<Reply>>,

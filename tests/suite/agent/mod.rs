@@ -8,3 +8,4 @@ mod plan_run;
 mod project_context;
 mod rules_hooks_run;
 mod wire_apis;
+mod wire_chat;

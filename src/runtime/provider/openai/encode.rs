@@ -1,10 +1,12 @@
-//! The Chat Completions request body: messages, user content with inlined images, tools.
+//! The Chat Completions request body: messages, user content with inlined images, tools,
+//! and what servers need back on a tool turn (`reasoning_content`, thought signatures).
 
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::super::{ChatMessage, ChatRequest, ToolDef, UserPart};
-use super::OpenAi;
+use super::super::{ChatMessage, ChatRequest, Reasoning, ToolDef, UserPart, replays_to};
+use super::{NAME, OpenAi};
+use crate::session::ToolCall;
 
 impl OpenAi {
     /// The request body; `stream: false` for a server that cannot stream this request.
@@ -12,7 +14,7 @@ impl OpenAi {
     pub(super) fn body(&self, req: &ChatRequest, stream: bool) -> Value {
         let mut body = json!({
             "model": self.settings.model,
-            "messages": chat_messages(req),
+            "messages": chat_messages(req, &self.settings.model),
             "stream": stream,
         });
         if stream {
@@ -20,6 +22,9 @@ impl OpenAi {
         }
         if let Some(n) = self.settings.max_tokens {
             body["max_tokens"] = n.into();
+        }
+        if let Some(e) = &self.settings.reasoning_effort {
+            body["reasoning_effort"] = e.as_str().into();
         }
         if !req.tools.is_empty() {
             body["tools"] = Value::Array(tool_definitions(&req.tools));
@@ -29,36 +34,47 @@ impl OpenAi {
     }
 }
 
-/// The Chat Completions `messages` of `req`: the system prompt first, then one object per
-/// message. Reasoning is not sent back (Chat Completions has no field for it) and a result's
-/// `is_error` is not either (its text says so).
-pub fn chat_messages(req: &ChatRequest) -> Vec<Value> {
+/// The Chat Completions `messages` of `req` for `model`: the system prompt first, then one
+/// object per message. An assistant message with tool calls carries back what this provider
+/// and model family kept of it ([`replays_to`]): its reasoning as `reasoning_content` (DeepSeek
+/// answers 400 without it) and each call's Gemini thought signature as
+/// `extra_content.google.thought_signature`. Other reasoning is not sent, nor a result's
+/// `is_error` (its text says so).
+pub fn chat_messages(req: &ChatRequest, model: &str) -> Vec<Value> {
     let mut out = Vec::with_capacity(req.messages.len() + 1);
     if !req.system.is_empty() {
         out.push(json!({"role": "system", "content": req.system}));
     }
-    out.extend(req.messages.iter().map(chat_message));
+    out.extend(req.messages.iter().map(|m| chat_message(m, model)));
     out
 }
 
-fn chat_message(m: &ChatMessage) -> Value {
+fn chat_message(m: &ChatMessage, model: &str) -> Value {
     match m {
         ChatMessage::System(text) => json!({"role": "system", "content": text}),
         ChatMessage::User(parts) => json!({"role": "user", "content": user_content(parts)}),
         ChatMessage::Assistant {
-            text, tool_calls, ..
+            text,
+            reasoning,
+            tool_calls,
         } => {
             // Always a string, "" for a reply made of calls alone: llama-cpp-python answers
             // `content: null` (and a missing content) with a 500 on every later request.
             let mut v = json!({"role": "assistant", "content": text});
             if !tool_calls.is_empty() {
-                v["tool_calls"] = tool_calls
+                let own: Vec<&Reasoning> = reasoning
                     .iter()
-                    .map(|c| {
-                        json!({"id": c.id, "type": "function",
-                            "function": {"name": c.name, "arguments": c.arguments}})
-                    })
+                    .filter(|r| replays_to(r, NAME, model))
                     .collect();
+                let thought: Vec<&str> = own
+                    .iter()
+                    .filter(|r| !r.text.is_empty() && signature_of(r).is_none())
+                    .map(|r| r.text.as_str())
+                    .collect();
+                if !thought.is_empty() {
+                    v["reasoning_content"] = thought.join("\n\n").into();
+                }
+                v["tool_calls"] = tool_calls.iter().map(|c| tool_call(c, &own)).collect();
             }
             v
         }
@@ -66,6 +82,26 @@ fn chat_message(m: &ChatMessage) -> Value {
             json!({"role": "tool", "tool_call_id": call_id, "content": text})
         }
     }
+}
+
+/// The call id and thought signature a reasoning part keeps, if it is one.
+fn signature_of(r: &Reasoning) -> Option<(&str, &str)> {
+    let p = r.replay.as_ref()?;
+    Some((p.id.as_deref()?, p.signature.as_deref()?))
+}
+
+/// One `tool_calls` entry, with its thought signature when `own` holds one for it.
+fn tool_call(c: &ToolCall, own: &[&Reasoning]) -> Value {
+    let mut v = json!({"id": c.id, "type": "function",
+        "function": {"name": c.name, "arguments": c.arguments}});
+    if let Some((_, sig)) = own
+        .iter()
+        .filter_map(|r| signature_of(r))
+        .find(|(id, _)| *id == c.id)
+    {
+        v["extra_content"] = json!({"google": {"thought_signature": sig}});
+    }
+    v
 }
 
 /// A user message's `content`: a string when it is text only (the parts joined by blank
@@ -186,7 +222,67 @@ mod tests {
             {"role": "assistant", "content": ""},
             {"role": "assistant", "content": "done"},
         ]);
-        assert_eq!(Value::Array(chat_messages(&req)), expected);
+        assert_eq!(Value::Array(chat_messages(&req, "m")), expected);
+    }
+
+    #[test]
+    fn a_tool_turn_sends_back_its_own_reasoning_and_signatures_only() {
+        use crate::runtime::provider::Reasoning;
+        use crate::session::ReasoningReplay;
+        let kept = |text: &str, provider: &str, model: &str, call: Option<&str>| Reasoning {
+            text: text.into(),
+            replay: Some(Box::new(ReasoningReplay {
+                provider: provider.into(),
+                model: model.into(),
+                id: call.map(str::to_string),
+                signature: call.map(|c| format!("sig-{c}")),
+                encrypted: None,
+                redacted: false,
+            })),
+        };
+        let call = |id: &str| ToolCall {
+            id: id.into(),
+            name: "list_dir".into(),
+            arguments: "{}".into(),
+        };
+        let req = ChatRequest {
+            messages: vec![
+                ChatMessage::Assistant {
+                    text: String::new(),
+                    reasoning: vec![
+                        kept("mine", NAME, "deepseek-chat", None),
+                        kept("theirs", "anthropic", "deepseek-chat", None),
+                        kept("other model", NAME, "gemini-3-pro", None),
+                        Reasoning::text("text only"),
+                        kept("", NAME, "deepseek-chat", Some("c1")),
+                        kept("", NAME, "gemini-3-pro", Some("c2")),
+                    ],
+                    tool_calls: vec![call("c1"), call("c2")],
+                },
+                ChatMessage::Assistant {
+                    text: "done".into(),
+                    reasoning: vec![kept("no calls", NAME, "deepseek-chat", None)],
+                    tool_calls: vec![],
+                },
+            ],
+            ..ChatRequest::default()
+        };
+        let m = chat_messages(&req, "deepseek-chat");
+        assert_eq!(m[0]["reasoning_content"], "mine");
+        assert_eq!(
+            m[0]["tool_calls"][0]["extra_content"],
+            json!({"google": {"thought_signature": "sig-c1"}})
+        );
+        assert!(
+            m[0]["tool_calls"][1].get("extra_content").is_none(),
+            "{}",
+            m[0]
+        );
+        assert_eq!(m[1], json!({"role": "assistant", "content": "done"}));
+        // Another model family gets none of it.
+        let other = chat_messages(&req, "qwen3-coder");
+        assert!(other[0].get("reasoning_content").is_none(), "{}", other[0]);
+        assert!(other[0]["tool_calls"][0].get("extra_content").is_none());
     }
 
     #[test]
@@ -202,6 +298,7 @@ mod tests {
         assert!(body.get("tools").is_none(), "{body}");
         assert!(body.get("tool_choice").is_none(), "{body}");
         assert!(body.get("max_tokens").is_none(), "{body}");
+        assert!(body.get("reasoning_effort").is_none(), "{body}");
         assert_eq!(body["stream_options"]["include_usage"], true);
         req.tools
             .push(ToolDef::new("grep", "search", json!({"type": "object"})));
@@ -217,7 +314,9 @@ mod tests {
         assert_eq!(plain["stream"], false);
         assert!(plain.get("stream_options").is_none(), "{plain}");
         settings.max_tokens = Some(256);
+        settings.reasoning_effort = Some("high".into());
         let p = OpenAi::new(settings).unwrap();
         assert_eq!(p.body(&req, true)["max_tokens"], 256);
+        assert_eq!(p.body(&req, true)["reasoning_effort"], "high");
     }
 }

@@ -2,6 +2,10 @@
 //! 429 and 5xx are retried with bounded backoff honouring `Retry-After` (seconds or an
 //! HTTP-date), but only before any of the reply arrived: a reply is never requested twice once
 //! it started streaming.
+//!
+//! A tool turn's `reasoning_content` and Gemini thought signatures are kept (`sse.rs`) and sent
+//! back on its assistant message to the same model family (`encode.rs`); `reasoning_effort` is
+//! sent when set.
 
 mod encode;
 mod models;
@@ -40,6 +44,9 @@ pub struct OpenAiSettings {
     pub max_retry_wait: Duration,
     /// `max_tokens` sent with each request; `None` leaves the server's default.
     pub max_tokens: Option<u64>,
+    /// `reasoning_effort` sent with each request (`low`, `medium`, `high` ...: the config's
+    /// `reasoning_effort`, which Responses sends as `reasoning.effort`); `None`: not sent.
+    pub reasoning_effort: Option<String>,
 }
 
 // The key must never reach a log line through `{:?}`.
@@ -67,6 +74,7 @@ impl OpenAiSettings {
             backoff: Duration::from_millis(500),
             max_retry_wait: Duration::from_secs(60),
             max_tokens: None,
+            reasoning_effort: None,
         }
     }
 

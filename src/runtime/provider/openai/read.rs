@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::super::sse::{Folder, StreamEvent};
 use super::super::{ErrorKind, ProviderError, quirks};
-use super::{OpenAi, Waited, root_cause, secs, wait};
+use super::{NAME, OpenAi, Waited, root_cause, secs, wait};
 use crate::runtime::cancel::CancelFlag;
 
 impl OpenAi {
@@ -19,6 +19,7 @@ impl OpenAi {
         cancel: &CancelFlag,
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<(), ProviderError> {
+        folder.set_origin(NAME, &self.settings.model);
         let url = self.settings.url();
         let text = match wait(resp.text(), cancel, self.settings.idle_timeout).await {
             Waited::Done(Ok(t)) => t,
@@ -55,6 +56,7 @@ impl OpenAi {
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<(), ProviderError> {
         let s = &self.settings;
+        folder.set_origin(NAME, &s.model);
         let url = s.url();
         let partial = |f: &mut Folder| Some(Box::new(self.complete(std::mem::take(f), true, body)));
         let mut events = resp.bytes_stream().eventsource();
