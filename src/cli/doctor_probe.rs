@@ -217,7 +217,9 @@ fn tool_request(window: Option<u64>) -> ChatRequest {
     let tokens = window.map_or(CACHEABLE_TOKENS, |w| (w / 4).min(CACHEABLE_TOKENS));
     let line = "This is neocode doctor's provider probe; the text only makes the prompt long enough for a prompt cache.\n";
     // About 4 characters a token.
-    let times = usize::try_from(tokens * 4 / line.len() as u64).unwrap_or(1).max(1);
+    let times = usize::try_from(tokens * 4 / line.len() as u64)
+        .unwrap_or(1)
+        .max(1);
     ChatRequest {
         system: line.repeat(times),
         messages: vec![ChatMessage::user_text(

@@ -38,7 +38,11 @@ fn bodies(srv: &ScriptedServer) -> Vec<Value> {
 }
 
 fn chat_answers(calls: &[(&str, &str, &str)]) -> Vec<Reply> {
-    vec![Reply::text("ok"), Reply::tool_calls(calls), Reply::text("ok")]
+    vec![
+        Reply::text("ok"),
+        Reply::tool_calls(calls),
+        Reply::text("ok"),
+    ]
 }
 
 #[test]
@@ -52,7 +56,10 @@ fn doctor_finds_what_a_llama_cpp_python_like_server_lacks_and_says_what_neocode_
     srv.set_props(serde_json::json!({"default_generation_settings": {"n_ctx": 2048}}));
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains("\nProvider probe (three small calls, api = chat"), "{out}");
+    assert!(
+        out.contains("\nProvider probe (three small calls, api = chat"),
+        "{out}"
+    );
     assert_eq!(row(&out, "streamed text"), "supported", "{out}");
     assert!(
         row(&out, "streaming usage").starts_with("not seen: neocode counts the tokens itself"),
@@ -154,7 +161,10 @@ fn no_probe_makes_no_call_and_a_failing_probe_exits_1() {
     // A call that fails is named, and doctor exits 1 saying how to skip the probe.
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 1, "{out}\n{err}");
-    assert!(row(&out, "FAILED").starts_with("a plain streamed call: "), "{out}");
+    assert!(
+        row(&out, "FAILED").starts_with("a plain streamed call: "),
+        "{out}"
+    );
     assert!(err.contains("--no-probe"), "{err}");
     assert_eq!(srv.request_count(), 1);
 }
@@ -185,7 +195,11 @@ fn doctor_probes_the_anthropic_api_with_and_without_caching() {
     let (code, out, err) = doctor(&caching, Some(&srv), &[]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("Provider probe (three small calls, api = anthropic"));
-    assert_eq!(row(&out, "streamed text"), "", "Chat Completions only: {out}");
+    assert_eq!(
+        row(&out, "streamed text"),
+        "",
+        "Chat Completions only: {out}"
+    );
     assert_eq!(row(&out, "streaming usage"), "supported", "{out}");
     assert_eq!(row(&out, "tool calls"), "supported", "{out}");
     assert!(row(&out, "parallel tool calls").starts_with("supported (2 calls"));
@@ -274,7 +288,11 @@ fn doctor_probes_the_responses_api_with_and_without_caching() {
     assert!(cached.starts_with("supported (1152 prompt tokens"), "{out}");
     let b = bodies(&srv);
     assert_eq!(b.len(), 3);
-    assert!(srv.requests().iter().all(|r| r.path.ends_with("/responses")));
+    assert!(
+        srv.requests()
+            .iter()
+            .all(|r| r.path.ends_with("/responses"))
+    );
     assert_eq!(b[1]["prompt_cache_key"], b[2]["prompt_cache_key"]);
     assert!(b[1]["prompt_cache_key"].is_string(), "{:#}", b[1]);
     let input = b[2]["input"].to_string();

@@ -81,10 +81,11 @@ impl OpenAi {
                 None => rb,
             }
         };
+        // Not retried: a request the server calls invalid, one it cannot stream, an overflow.
         let retryable = |r: &Refused| {
-            !quirks::request_invalid(&r.text)
-                && !(streamed && r.status >= 500 && quirks::cannot_stream(&r.text))
-                && quirks::overflow(&r.text).is_none()
+            let invalid = quirks::request_invalid(&r.text);
+            let cannot_stream = streamed && r.status >= 500 && quirks::cannot_stream(&r.text);
+            !invalid && !cannot_stream && quirks::overflow(&r.text).is_none()
         };
         let mut attempt = 0u32;
         let posted = transport::post(s, &url, &build, &retryable, &mut attempt, cancel, on_event)
