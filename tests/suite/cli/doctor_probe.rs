@@ -335,3 +335,34 @@ fn doctor_probes_the_responses_api_with_and_without_caching() {
     let b = bodies(&srv);
     assert_eq!(b[1]["input"], b[2]["input"]);
 }
+
+/// A server that refuses the thinking sent back (a proxy that rewrites signatures): the
+/// round trip is named as failed, with the server's words, and doctor exits 1.
+#[test]
+fn doctor_names_a_refused_reasoning_round_trip() {
+    let env = Env::new(KEY, "api = \"anthropic\"\nthinking_budget = 2000\n");
+    let srv = ScriptedServer::start(vec![
+        Messages::start(10, 0, 0)
+            .text("ok", 1)
+            .stop("end_turn", 1)
+            .reply(),
+        Messages::start(40, 0, 0)
+            .thinking("Echo.", "sig-bad", 1)
+            .tool_use("toolu_1", "echo", r#"{"text":"ok"}"#, 1)
+            .stop("tool_use", 5)
+            .reply(),
+        Reply::error(
+            400,
+            "messages.1.content.0: Invalid `signature` in `thinking` block",
+        ),
+    ])
+    .unwrap();
+    let (code, out, err) = doctor(&env, Some(&srv), &[]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        row(&out, "reasoning round trip").starts_with("FAILED: the server refused the reasoning"),
+        "{out}"
+    );
+    assert!(row(&out, "FAILED").contains("Invalid `signature`"), "{out}");
+    assert_eq!(srv.request_count(), 3, "a 400 is not retried");
+}
