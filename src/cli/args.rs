@@ -236,7 +236,8 @@ pub enum Command {
     Run(super::run::RunArgs),
     /// Check the session databases (SQLite integrity check), show the provider settings,
     /// probe the configured server (streaming usage, tool calls, parallel calls, reasoning
-    /// round trip, prompt caching, its window) and what confines commands; exit 1 when a database is damaged or the probe fails.
+    /// round trip, prompt caching, its window) and what confines commands; exit 1 when a
+    /// database is damaged or the probe fails.
     #[command(
         after_help = "Examples:\n  neocode doctor\n  neocode doctor --no-probe  skip the three small model calls of the provider probe\n  neocode doctor --recover   write a recovered copy of a damaged database (the damaged file is kept beside it)"
     )]
