@@ -235,10 +235,11 @@ pub enum Command {
     #[command(after_help = super::run::RUN_EXAMPLES)]
     Run(super::run::RunArgs),
     /// Check the session databases (SQLite integrity check), show the provider settings,
-    /// probe the configured server (streamed usage, streamed tool calls, its window) and what
-    /// confines commands; exit 1 when a database is damaged or the probe fails.
+    /// probe the configured server (streaming usage, tool calls, parallel calls, reasoning
+    /// round trip, prompt caching, its window) and what confines commands; exit 1 when a
+    /// database is damaged or the probe fails.
     #[command(
-        after_help = "Examples:\n  neocode doctor\n  neocode doctor --no-probe  skip the two tiny model calls of the provider probe\n  neocode doctor --recover   write a recovered copy of a damaged database (the damaged file is kept beside it)"
+        after_help = "Examples:\n  neocode doctor\n  neocode doctor --no-probe  skip the three small model calls of the provider probe\n  neocode doctor --recover   write a recovered copy of a damaged database (the damaged file is kept beside it)"
     )]
     Doctor {
         /// Recover each damaged database: a copy through VACUUM INTO (or a row-by-row

@@ -1,7 +1,7 @@
 //! `neocode doctor`: are the session databases sound (SQLite's integrity check), what to do
 //! when one is not (`--recover`), the provider settings (never the key), what the configured
-//! server can do (a probe: streamed usage, streamed tool calls, its window; `--no-probe`
-//! skips it) and what confines commands.
+//! server can do (a probe of three small calls, in `doctor_probe.rs`; `--no-probe` skips it)
+//! and what confines commands.
 
 use std::io::Write;
 
@@ -116,7 +116,7 @@ pub fn run(loc: &Location, recover: bool, probe: bool) -> CmdResult {
             if let crate::runtime::config::ProviderStatus::Missing(m) = s.provider_status() {
                 line(&mut out, format!("  missing   {m}"));
             } else if probe {
-                probe_failed = !probe_provider(&s, &mut out);
+                probe_failed = !super::doctor_probe::probe_provider(&s, &mut out);
             }
             out.push_str("\nSandbox\n");
             line(&mut out, format!("  {}", sandbox_report(&s.sandbox)));
@@ -156,123 +156,9 @@ pub fn run(loc: &Location, recover: bool, probe: bool) -> CmdResult {
     Ok(())
 }
 
-/// Asks the configured server three things, each in words with what neocode does about it:
-/// does a tiny streamed call report usage, can it stream a call with a tool and
-/// `tool_choice: "auto"`, and does it tell its context window. False when a call failed.
-fn probe_provider(s: &Settings, out: &mut String) -> bool {
-    use crate::runtime::provider::{OpenAi, Provider};
-    let mut line = |s: String| {
-        out.push_str(&sanitize::line(&s));
-        out.push('\n');
-    };
-    line("\nProvider probe (two tiny calls; --no-probe skips them)".into());
-    if s.api != crate::runtime::config::Api::Chat {
-        // The Responses and Anthropic APIs report usage and stream tool calls by design.
-        line(format!(
-            "  skipped         api = {}: the probe speaks Chat Completions only; that API streams usage and tool calls by design",
-            s.api.as_str()
-        ));
-        return true;
-    }
-    let provider = s
-        .openai()
-        .map_err(|e| e.to_string())
-        .and_then(|o| OpenAi::new(o).map_err(|e| e.to_string()));
-    let mut provider = match provider {
-        Ok(p) => p,
-        Err(e) => {
-            line(format!("  FAILED          {e}"));
-            return false;
-        }
-    };
-    let text = probe_call(&mut provider, false);
-    let usage = match &text {
-        Ok(p) => {
-            line(format!("  streamed text   {}", p.streamed_words()));
-            if p.usage_estimated {
-                "no: neocode counts the tokens itself (an estimate, marked estimated); budgets and auto-compaction use the estimate"
-            } else {
-                "yes"
-            }
-        }
-        Err(e) => {
-            line(format!("  FAILED          a plain streamed call: {e}"));
-            return false;
-        }
-    };
-    line(format!("  streamed usage  {usage}"));
-    match probe_call(&mut provider, true) {
-        Ok(p) if p.unstreamed.is_some() => line(
-            "  streamed tools  no: requests with tools are sent without streaming (replies arrive whole, text is not shown as it comes)".into(),
-        ),
-        Ok(_) => line("  streamed tools  yes".into()),
-        Err(e) => {
-            line(format!("  FAILED          a streamed call with a tool: {e}"));
-            return false;
-        }
-    }
-    line(format!(
-        "  window          {}",
-        window_words(provider.context_window(), s)
-    ));
-    true
-}
-
-/// What one probe call showed.
-struct Probed {
-    /// The server could not stream it: why, as the provider said (it was asked again whole).
-    unstreamed: Option<String>,
-    /// The server reported no usage.
-    usage_estimated: bool,
-}
-
-impl Probed {
-    fn streamed_words(&self) -> String {
-        match &self.unstreamed {
-            None => "yes".into(),
-            Some(why) => format!("no: {why}"),
-        }
-    }
-}
-
-/// One tiny call, with one tool offered when `tool` (the provider sends `tool_choice: "auto"`).
-fn probe_call(
-    provider: &mut crate::runtime::provider::OpenAi,
-    tool: bool,
-) -> Result<Probed, crate::runtime::provider::ProviderError> {
-    use crate::runtime::provider::{ChatMessage, ChatRequest, Provider, StreamEvent, ToolDef};
-    let mut req = ChatRequest {
-        system: String::new(),
-        messages: vec![ChatMessage::user_text("Reply with the word ok.")],
-        ..ChatRequest::default()
-    };
-    if tool {
-        req.messages = vec![ChatMessage::user_text(
-            "Call the echo tool with the text ok.",
-        )];
-        req.tools.push(ToolDef::new(
-            "echo",
-            "Echo a text.",
-            serde_json::json!({"type": "object",
-                "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-        ));
-    }
-    let mut unstreamed = None;
-    let cancel = crate::runtime::CancelFlag::default();
-    let c = provider.stream(&req, &cancel, &mut |e| {
-        if let StreamEvent::NotStreamed(why) = e {
-            unstreamed = Some(why);
-        }
-    })?;
-    Ok(Probed {
-        unstreamed,
-        usage_estimated: c.usage_estimated,
-    })
-}
-
 /// The window in words: the server's, the configured one, or neither (and what to set). A
 /// turn uses the smaller of the two when both are known.
-fn window_words(told: Option<u64>, s: &Settings) -> String {
+pub(super) fn window_words(told: Option<u64>, s: &Settings) -> String {
     let set = s.context_window;
     match told {
         Some(w) if s.context_window_known && set > w => format!(
@@ -311,11 +197,12 @@ fn sandbox_report(s: &crate::runtime::tools::SandboxSettings) -> String {
 /// `grep` and `list_dir` honour them).
 fn rules_report(loc: &Location, out: &mut String) {
     use crate::runtime::permissions::{List, Rules};
+    out.push('\n');
     let mut line = |s: String| {
         out.push_str(&sanitize::line(&s));
         out.push('\n');
     };
-    line("\nRules and hooks".into());
+    line("Rules and hooks".into());
     let rules = match Rules::load(&loc.home, loc.root()) {
         Ok(r) => r,
         Err(e) => {

@@ -6,6 +6,7 @@
 
 pub mod args;
 mod doctor;
+mod doctor_probe;
 pub mod fmt;
 mod hooks;
 mod import_from;

@@ -1,18 +1,17 @@
 //! What the Anthropic Messages and OpenAI Responses providers share: their settings, the
-//! HTTP client, the retries (429, 5xx and Anthropic's 529 before any of the reply arrived, and
+//! HTTP client (built, and requests sent, through `transport.rs` as for Chat Completions), the retries (429, 5xx and Anthropic's 529 before any of the reply arrived, and
 //! an `overloaded` error event that comes before anything was shown) and reading a stream of
 //! named SSE events into a [`WireFold`], the per-API state machine.
 
 use std::time::Duration;
 
-use eventsource_stream::Eventsource;
+use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::quirks::server_message;
-use super::retry_after::retry_after;
 use super::sse::{Completion, StreamEvent};
-use super::transport::{self, CRYPTO, Waited, redact, root_cause, secs, wait};
+use super::transport::{self, Posted, Waited, redact, root_cause, secs, wait};
 use super::{ErrorKind, OpenAiSettings, ProviderError};
 use crate::runtime::cancel::CancelFlag;
 
@@ -66,6 +65,8 @@ pub struct Wire {
 enum ReadError {
     /// An overloaded or server error event before anything was shown: ask again.
     Retry(String),
+    /// The connection was dropped before the first event (why): ask again, once.
+    Dropped(String),
     Fail(ProviderError),
 }
 
@@ -81,23 +82,7 @@ pub struct Call<'a> {
 impl Wire {
     /// Builds the client.
     pub fn new(settings: ApiSettings) -> Result<Wire, ProviderError> {
-        CRYPTO.call_once(|| {
-            // Another part of the process may have installed one already; either is fine.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        });
-        let fail = |e: String| ProviderError {
-            kind: ErrorKind::Protocol,
-            message: e,
-            partial: None,
-        };
-        let client = reqwest::Client::builder()
-            .connect_timeout(settings.http.connect_timeout)
-            .build()
-            .map_err(|e| fail(format!("cannot set up the HTTP client: {e}")))?;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| fail(format!("cannot start the provider's runtime: {e}")))?;
+        let (client, rt) = transport::client_and_runtime(settings.http.connect_timeout)?;
         Ok(Wire {
             settings,
             client,
@@ -130,29 +115,30 @@ impl Wire {
         self.rt.block_on(async {
             let s = &self.settings.http;
             let mut attempt = 0u32;
+            let mut resent = false;
             loop {
                 let resp = self.send(call, cancel, on_event, &mut attempt).await?;
                 match self.read(resp, new_fold(), cancel, on_event).await {
                     Ok(c) => return Ok(c),
                     Err(ReadError::Fail(e)) => return Err(e),
+                    // Reset before the first event (llama-cpp-python under an overflowing
+                    // prompt): asked once more, as an empty 200 is for Chat Completions.
+                    Err(ReadError::Dropped(_)) if !resent => resent = true,
+                    Err(ReadError::Dropped(why)) => {
+                        return Err(self.err(
+                            ErrorKind::StreamCut,
+                            format!(
+                                "{} dropped the connection before the reply began, twice ({why}); check the server's log (a prompt longer than its window does this)",
+                                s.base_url
+                            ),
+                            None,
+                        ));
+                    }
                     Err(ReadError::Retry(_)) if attempt < s.max_retries => {
-                        let pause = s.backoff.saturating_mul(1 << attempt.min(10));
-                        attempt += 1;
-                        on_event(StreamEvent::Retrying {
-                            status: 529,
-                            attempt,
-                            of: s.max_retries,
-                            wait: pause,
-                        });
-                        if let Waited::Cancelled = wait(
-                            tokio::time::sleep(pause),
-                            cancel,
-                            pause + Duration::from_secs(1),
-                        )
-                        .await
-                        {
-                            return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
-                        }
+                        let pause = transport::backoff(s, attempt);
+                        transport::pause_before_retry(s, 529, &mut attempt, pause, cancel, on_event)
+                            .await
+                            .map_err(|_| self.err(ErrorKind::Cancelled, "cancelled".into(), None))?;
                     }
                     Err(ReadError::Retry(msg)) => {
                         return Err(self.err(
@@ -170,8 +156,8 @@ impl Wire {
         })
     }
 
-    /// Posts the request until the server answers 2xx, retrying 429 and 5xx (Retry-After
-    /// honoured) while retries are left.
+    /// Posts the request through the shared send path until the server answers 2xx
+    /// (429 and 5xx retried, `Retry-After` honoured, while retries are left).
     async fn send(
         &self,
         call: &Call<'_>,
@@ -181,7 +167,7 @@ impl Wire {
     ) -> Result<reqwest::Response, ProviderError> {
         let s = &self.settings.http;
         let url = &call.url;
-        loop {
+        let build = || {
             let mut rb = self
                 .client
                 .post(url)
@@ -190,65 +176,25 @@ impl Wire {
             for (k, v) in &call.headers {
                 rb = rb.header(*k, v);
             }
-            let resp = match wait(rb.send(), cancel, s.idle_timeout).await {
-                Waited::Done(Ok(r)) => r,
-                Waited::Cancelled => {
-                    return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
-                }
-                Waited::TimedOut => {
-                    return Err(self.err(
-                        ErrorKind::Timeout,
-                        format!("no answer from {url} within {}", secs(s.idle_timeout)),
-                        None,
-                    ));
-                }
-                Waited::Done(Err(e)) => return Err(self.send_error(&e, url)),
-            };
-            let status = resp.status().as_u16();
-            if (200..300).contains(&status) {
-                return Ok(resp);
+            rb
+        };
+        let posted = transport::post(s, url, &build, &|_| true, attempt, cancel, on_event)
+            .await
+            .map_err(|(kind, message)| self.err(kind, message, None))?;
+        match posted {
+            Posted::Answer(resp) => Ok(resp),
+            Posted::Dropped(e) => {
+                let (kind, message) =
+                    transport::send_error(&e, url, s.connect_timeout, s.idle_timeout);
+                Err(self.err(kind, message, None))
             }
-            let after = resp
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| retry_after(v, chrono::Utc::now()));
-            let text = match wait(resp.text(), cancel, s.idle_timeout).await {
-                Waited::Done(Ok(t)) => t,
-                _ => String::new(),
-            };
-            let msg = server_message(&text);
-            if (status == 429 || status >= 500) && *attempt < s.max_retries {
-                let pause = after.unwrap_or(s.backoff.saturating_mul(1 << (*attempt).min(10)));
-                if pause <= s.max_retry_wait {
-                    *attempt += 1;
-                    on_event(StreamEvent::Retrying {
-                        status,
-                        attempt: *attempt,
-                        of: s.max_retries,
-                        wait: pause,
-                    });
-                    if let Waited::Cancelled = wait(
-                        tokio::time::sleep(pause),
-                        cancel,
-                        pause + Duration::from_secs(1),
-                    )
-                    .await
-                    {
-                        return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
-                    }
-                    continue;
-                }
+            Posted::Refused(r) => {
+                let msg = server_message(&r.text);
+                let (kind, message) =
+                    status_error(s, call, r.status, &msg, r.retry_after, *attempt);
+                Err(self.err(kind, message, None))
             }
-            let (kind, message) = status_error(s, call, status, &msg, after, *attempt);
-            return Err(self.err(kind, message, None));
         }
-    }
-
-    fn send_error(&self, e: &reqwest::Error, url: &str) -> ProviderError {
-        let s = &self.settings.http;
-        let (kind, message) = transport::send_error(e, url, s.connect_timeout, s.idle_timeout);
-        self.err(kind, message, None)
     }
 
     /// Reads the event stream into `fold` until its last event, a cut, a timeout or a
@@ -298,6 +244,11 @@ impl Wire {
                         ),
                         None,
                     ));
+                }
+                Some(Err(EventStreamError::Transport(e)))
+                    if seen == 0 && transport::is_drop(&root_cause(&e)) =>
+                {
+                    return Err(ReadError::Dropped(root_cause(&e)));
                 }
                 None | Some(Err(_)) => {
                     let n = fold.text_chars();

@@ -95,7 +95,40 @@ pub(super) fn serve(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()>
             conn.flush()
         }
         Reply::Stream(s) => serve_stream(conn, &s),
+        Reply::Reset { after_head } => {
+            if after_head {
+                conn.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+                )?;
+                conn.flush()?;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            reset(conn);
+            Ok(())
+        }
     }
+}
+
+/// Closes `conn` with a TCP RST (`SO_LINGER` 0), not a FIN: the client reads "connection
+/// reset by peer".
+fn reset(conn: TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: `conn` owns a valid socket for this call; the option value is a `linger` of
+    // the size passed.
+    unsafe {
+        libc::setsockopt(
+            conn.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&raw const linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+    drop(conn);
 }
 
 fn serve_stream(mut conn: TcpStream, s: &Stream) -> std::io::Result<()> {

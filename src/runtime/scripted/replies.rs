@@ -54,6 +54,13 @@ pub enum Reply {
     },
     /// A non-streamed JSON body with status 200.
     Json(Value),
+    /// The connection reset by peer (TCP RST) once the request is read: before any answer,
+    /// or after a 200 event-stream head (`after_head`), as llama-cpp-python's server does
+    /// under an overflowing prompt.
+    Reset {
+        /// Send the 200 head first.
+        after_head: bool,
+    },
 }
 
 fn chunk(delta: Value, finish: Option<&str>) -> Value {
@@ -375,6 +382,11 @@ impl Reply {
             message: message.into(),
             retry_after: None,
         }
+    }
+
+    /// The connection reset before any answer.
+    pub fn reset() -> Reply {
+        Reply::Reset { after_head: false }
     }
 
     /// A 429 with `Retry-After: secs`.

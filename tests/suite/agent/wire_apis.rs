@@ -598,3 +598,56 @@ fn a_paused_turn_is_continued_with_what_it_said_so_far() {
     assert_eq!(reply.text(), "Part one. Part two.");
     assert_eq!(reply.usage.output_tokens, 7);
 }
+
+/// A connection reset by peer (llama-cpp-python under an overflowing prompt) before the
+/// answer, or after a 200 head before any event, is asked once more, for every API; a second
+/// reset in a row is named, never taken for an answer.
+#[test]
+fn a_connection_reset_before_the_reply_is_asked_once_more_for_every_api() {
+    let chat = || Reply::text("after the reset");
+    let responses = || {
+        ResponsesStream::start()
+            .text("after the reset", 2)
+            .completed(10, 0, 3, 0)
+            .reply()
+    };
+    let anthropic = || {
+        Messages::start(10, 0, 0)
+            .text("after the reset", 2)
+            .stop("end_turn", 3)
+            .reply()
+    };
+    let cases: [(&str, &dyn Fn() -> Reply); 3] = [
+        ("chat", &chat),
+        ("responses", &responses),
+        ("anthropic", &anthropic),
+    ];
+    for (api, answer) in cases {
+        for after_head in [false, true] {
+            let env = Env::new(KEY, &format!("api = \"{api}\"\n"));
+            let srv = ScriptedServer::start(vec![Reply::Reset { after_head }, answer()]).unwrap();
+            let o = env.run_model(&srv, CLAUDE, &["run", "hello"]);
+            assert!(
+                String::from_utf8_lossy(&o.stdout).contains("after the reset"),
+                "{api} after_head={after_head}: {}",
+                stderr(&o)
+            );
+            assert_eq!(srv.request_count(), 2, "{api} after_head={after_head}");
+        }
+    }
+    // Reset twice in a row on the Messages API: said, exit non-zero, nothing stored as a reply.
+    let env = Env::new(KEY, "api = \"anthropic\"\n");
+    let srv = ScriptedServer::start(vec![
+        Reply::Reset { after_head: true },
+        Reply::Reset { after_head: true },
+    ])
+    .unwrap();
+    let o = env.cmd(Some(&srv), &["run", "hello"]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("dropped the connection before the reply began, twice"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(srv.request_count(), 2);
+}

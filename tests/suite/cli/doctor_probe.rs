@@ -1,8 +1,12 @@
-//! `neocode doctor` probes the configured provider (issue 24): does a streamed call report
-//! usage, can the server stream a call with a tool, does it tell its window, and what neocode
-//! does about each that is missing. `--no-probe` makes no call.
+//! `neocode doctor` probes the configured provider, whichever API it speaks (issues 24, 25):
+//! three small calls (a text reply, a tool turn, its follow-up repeating the tool turn's
+//! prompt) say per feature — streaming usage, tool calls, parallel tool calls, reasoning round
+//! trip, prompt caching — supported / not seen / not applicable, the window where the server
+//! tells it, and what neocode does about what is missing. `--no-probe` makes no call.
 
 use neocode::runtime::scripted::{LlamaLike, Reply, ScriptedServer};
+use neocode::runtime::scripted_wire::{Messages, ResponsesStream};
+use serde_json::Value;
 
 use crate::support::agent::Env;
 
@@ -19,73 +23,121 @@ fn doctor(env: &Env, srv: Option<&ScriptedServer>, args: &[&str]) -> (i32, Strin
     )
 }
 
+/// The report's row for `label` (what follows the label column), or "" when absent.
+fn row(out: &str, label: &str) -> String {
+    out.lines()
+        .find_map(|l| {
+            let rest = l.strip_prefix("  ")?.strip_prefix(label)?;
+            rest.starts_with("  ").then(|| rest.trim().to_string())
+        })
+        .unwrap_or_default()
+}
+
+fn bodies(srv: &ScriptedServer) -> Vec<Value> {
+    srv.requests().iter().map(|r| r.json()).collect()
+}
+
+fn chat_answers(calls: &[(&str, &str, &str)]) -> Vec<Reply> {
+    vec![
+        Reply::text("ok"),
+        Reply::tool_calls(calls),
+        Reply::text("ok"),
+    ]
+}
+
 #[test]
 fn doctor_finds_what_a_llama_cpp_python_like_server_lacks_and_says_what_neocode_does() {
     let env = Env::new(KEY, "");
     let srv = ScriptedServer::start_llama_like(
-        vec![
-            Reply::text("ok"),
-            Reply::tool_calls(&[("call_1", "echo", r#"{"text":"ok"}"#)]),
-        ],
+        chat_answers(&[("call_1", "echo", r#"{"text":"ok"}"#)]),
         LlamaLike { window: 2048 },
     )
     .unwrap();
     srv.set_props(serde_json::json!({"default_generation_settings": {"n_ctx": 2048}}));
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains("Provider probe"), "{out}");
-    assert!(out.contains("  streamed text   yes"), "{out}");
     assert!(
-        out.contains("  streamed usage  no: neocode counts the tokens itself (an estimate"),
+        out.contains("\nProvider probe (three small calls, api = chat"),
+        "{out}"
+    );
+    assert_eq!(row(&out, "streamed text"), "supported", "{out}");
+    assert!(
+        row(&out, "streaming usage").starts_with("not seen: neocode counts the tokens itself"),
         "{out}"
     );
     assert!(
-        out.contains("  streamed tools  no: requests with tools are sent without streaming"),
+        row(&out, "streamed tool calls")
+            .starts_with("not seen: requests with tools are sent without streaming"),
         "{out}"
     );
+    assert_eq!(row(&out, "tool calls"), "supported", "{out}");
+    assert!(row(&out, "parallel tool calls").starts_with("not seen: one call per reply"));
+    assert!(row(&out, "reasoning round trip").starts_with("not seen: no reasoning came"));
+    // The unstreamed follow-up reports usage, without cached tokens.
     assert!(
-        out.contains("  window          2048 tokens (told by the server"),
+        row(&out, "prompt caching").starts_with("not seen: the repeat"),
+        "{out}"
+    );
+    assert!(!out.contains("^J"), "{out}");
+    assert!(
+        row(&out, "context window").starts_with("2048 tokens (told by the server"),
         "{out}"
     );
     assert!(!out.contains(KEY) && !err.contains(KEY));
-    // The text call, the streamed tool call (an empty stream) and the tool call asked again whole.
-    let bodies: Vec<_> = srv.requests().iter().map(|r| r.json()).collect();
-    assert_eq!(bodies.len(), 3, "{bodies:#?}");
-    assert!(bodies[0].get("tools").is_none(), "{:#}", bodies[0]);
-    assert_eq!(bodies[1]["tool_choice"], "auto", "{:#}", bodies[1]);
-    assert_eq!(bodies[1]["stream"], true);
-    assert_eq!(bodies[2]["stream"], false);
+    // The text call, the streamed tool call (an empty stream), the tool call asked again
+    // whole, and its follow-up (unstreamed from then on), which fits the 2,048 window.
+    let b = bodies(&srv);
+    assert_eq!(b.len(), 4, "{b:#?}");
+    assert!(b[0].get("tools").is_none(), "{:#}", b[0]);
+    assert_eq!(b[1]["tool_choice"], "auto", "{:#}", b[1]);
+    assert_eq!(b[1]["stream"], true);
+    assert_eq!(b[2]["stream"], false);
+    let last = b[3]["messages"].as_array().unwrap();
+    assert_eq!(last.last().unwrap()["role"], "tool", "{:#}", b[3]);
+    assert!(srv.requests()[3].body.len() / 4 < 2048);
 }
 
 #[test]
-fn doctor_says_yes_to_a_full_server_and_asks_for_the_window_it_does_not_tell() {
+fn doctor_says_what_a_full_chat_server_does_and_asks_for_the_window_it_does_not_tell() {
     let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
-        Reply::text("ok"),
-        Reply::tool_calls(&[("call_1", "echo", r#"{"text":"ok"}"#)]),
-    ])
+    let srv = ScriptedServer::start(chat_answers(&[
+        ("call_1", "echo", r#"{"text":"ok"}"#),
+        ("call_2", "echo", r#"{"text":"yes"}"#),
+    ]))
     .unwrap();
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains("  streamed text   yes"), "{out}");
-    assert!(out.contains("  streamed usage  yes"), "{out}");
-    assert!(out.contains("  streamed tools  yes"), "{out}");
+    assert_eq!(row(&out, "streamed text"), "supported", "{out}");
+    assert_eq!(row(&out, "streaming usage"), "supported", "{out}");
+    assert_eq!(row(&out, "streamed tool calls"), "supported", "{out}");
     assert!(
-        out.contains("  window          not told by the server: set context_window in config.toml"),
+        row(&out, "parallel tool calls").starts_with("supported (2 calls in one reply"),
+        "{out}"
+    );
+    assert!(
+        row(&out, "prompt caching").starts_with("not seen: the repeat of the tool turn's prompt"),
+        "{out}"
+    );
+    assert!(
+        row(&out, "context window")
+            .starts_with("not told by the server: set context_window in config.toml"),
         "{out}"
     );
     assert!(out.contains("\"window unknown\""), "{out}");
-    assert_eq!(srv.request_count(), 2);
+    assert_eq!(srv.request_count(), 3);
+    // The follow-up repeats the tool turn's prompt (long enough to cache) and adds both results.
+    let b = bodies(&srv);
+    assert_eq!(b[2]["messages"][0], b[1]["messages"][0]);
+    assert!(b[1]["messages"][0]["content"].as_str().unwrap().len() > 4 * 1024 * 3);
+    let results = b[2]["messages"].as_array().unwrap();
+    assert_eq!(results.iter().filter(|m| m["role"] == "tool").count(), 2);
 }
 
 #[test]
 fn doctor_uses_the_configured_window_when_the_server_tells_none() {
     let env = Env::new(KEY, "context_window = 4096\n");
-    let srv = ScriptedServer::start(vec![
-        Reply::text("ok"),
-        Reply::tool_calls(&[("call_1", "echo", r#"{"text":"ok"}"#)]),
-    ])
-    .unwrap();
+    let srv =
+        ScriptedServer::start(chat_answers(&[("call_1", "echo", r#"{"text":"ok"}"#)])).unwrap();
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
@@ -110,9 +162,207 @@ fn no_probe_makes_no_call_and_a_failing_probe_exits_1() {
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 1, "{out}\n{err}");
     assert!(
-        out.contains("  FAILED          a plain streamed call: "),
+        row(&out, "FAILED").starts_with("a plain streamed call: "),
         "{out}"
     );
     assert!(err.contains("--no-probe"), "{err}");
     assert_eq!(srv.request_count(), 1);
+}
+
+/// The Anthropic Messages API: a server that thinks, calls twice and caches, and one that
+/// does none of it; the report names each difference.
+#[test]
+fn doctor_probes_the_anthropic_api_with_and_without_caching() {
+    let caching = Env::new(KEY, "api = \"anthropic\"\nthinking_budget = 2000\n");
+    let srv = ScriptedServer::start(vec![
+        Messages::start(10, 0, 0)
+            .text("ok", 1)
+            .stop("end_turn", 1)
+            .reply(),
+        Messages::start(40, 0, 1100)
+            .thinking("I will echo twice.", "sig-probe-1", 2)
+            .ping()
+            .tool_use("toolu_1", "echo", r#"{"text":"ok"}"#, 2)
+            .tool_use("toolu_2", "echo", r#"{"text":"yes"}"#, 2)
+            .stop("tool_use", 20)
+            .reply(),
+        Messages::start(60, 1100, 0)
+            .text("ok yes", 1)
+            .stop("end_turn", 2)
+            .reply(),
+    ])
+    .unwrap();
+    let (code, out, err) = doctor(&caching, Some(&srv), &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("Provider probe (three small calls, api = anthropic"));
+    assert_eq!(
+        row(&out, "streamed text"),
+        "",
+        "Chat Completions only: {out}"
+    );
+    assert_eq!(row(&out, "streaming usage"), "supported", "{out}");
+    assert_eq!(row(&out, "tool calls"), "supported", "{out}");
+    assert!(row(&out, "parallel tool calls").starts_with("supported (2 calls"));
+    assert!(
+        row(&out, "reasoning round trip").starts_with("supported: the tool turn's reasoning"),
+        "{out}"
+    );
+    let cached = row(&out, "prompt caching");
+    assert!(cached.starts_with("supported (1100 prompt tokens"), "{out}");
+    assert!(row(&out, "context window").starts_with("not told by the server"));
+    let b = bodies(&srv);
+    assert_eq!(b.len(), 3);
+    assert!(srv.requests().iter().all(|r| r.path.ends_with("/messages")));
+    // Breakpoints on the long system text; the signed thinking sent back with both results.
+    assert_eq!(b[1]["system"][0]["cache_control"]["type"], "ephemeral");
+    assert_eq!(b[1]["thinking"]["budget_tokens"], 2000, "{:#}", b[1]);
+    let follow = b[2]["messages"].to_string();
+    assert!(follow.contains("sig-probe-1"), "{follow}");
+    assert!(follow.contains("toolu_2"), "{follow}");
+
+    let plain = Env::new(KEY, "api = \"anthropic\"\n");
+    let srv = ScriptedServer::start(vec![
+        Messages::start(10, 0, 0)
+            .text("ok", 1)
+            .stop("end_turn", 1)
+            .reply(),
+        Messages::start(1200, 0, 0)
+            .tool_use("toolu_1", "echo", r#"{"text":"ok"}"#, 2)
+            .stop("tool_use", 20)
+            .reply(),
+        Messages::start(1260, 0, 0)
+            .text("ok", 1)
+            .stop("end_turn", 2)
+            .reply(),
+    ])
+    .unwrap();
+    let (code, out, err) = doctor(&plain, Some(&srv), &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(row(&out, "parallel tool calls").starts_with("not seen: one call per reply"));
+    assert!(
+        row(&out, "reasoning round trip").starts_with("not applicable: thinking is off"),
+        "{out}"
+    );
+    let uncached = row(&out, "prompt caching");
+    assert!(
+        uncached.starts_with("not seen: the repeat of the tool turn's prompt read nothing"),
+        "{out}"
+    );
+    assert!(uncached.contains("full prompt price"), "{out}");
+    assert_ne!(cached, uncached);
+    assert!(bodies(&srv)[1].get("thinking").is_none());
+}
+
+/// The OpenAI Responses API: encrypted reasoning sent back and a cache hit, then a server
+/// with neither.
+#[test]
+fn doctor_probes_the_responses_api_with_and_without_caching() {
+    let caching = Env::new(KEY, "api = \"responses\"\nreasoning_effort = \"low\"\n");
+    let srv = ScriptedServer::start(vec![
+        ResponsesStream::start()
+            .text("ok", 1)
+            .completed(10, 0, 1, 0)
+            .reply(),
+        ResponsesStream::start()
+            .reasoning("rs_1", "Echo twice.", "enc-probe-1", 2)
+            .function_call("call_1", "echo", r#"{"text":"ok"}"#, 2)
+            .function_call("call_2", "echo", r#"{"text":"yes"}"#, 2)
+            .completed(1200, 0, 20, 8)
+            .reply(),
+        ResponsesStream::start()
+            .text("ok yes", 1)
+            .completed(1300, 1152, 3, 0)
+            .reply(),
+    ])
+    .unwrap();
+    let (code, out, err) = doctor(&caching, Some(&srv), &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("Provider probe (three small calls, api = responses"));
+    assert_eq!(row(&out, "streaming usage"), "supported", "{out}");
+    assert!(row(&out, "parallel tool calls").starts_with("supported (2 calls"));
+    assert!(
+        row(&out, "reasoning round trip").starts_with("supported"),
+        "{out}"
+    );
+    let cached = row(&out, "prompt caching");
+    assert!(cached.starts_with("supported (1152 prompt tokens"), "{out}");
+    let b = bodies(&srv);
+    assert_eq!(b.len(), 3);
+    assert!(
+        srv.requests()
+            .iter()
+            .all(|r| r.path.ends_with("/responses"))
+    );
+    assert_eq!(b[1]["prompt_cache_key"], b[2]["prompt_cache_key"]);
+    assert!(b[1]["prompt_cache_key"].is_string(), "{:#}", b[1]);
+    let input = b[2]["input"].to_string();
+    assert!(input.contains("enc-probe-1"), "{input}");
+    assert!(input.contains("function_call_output"), "{input}");
+
+    let plain = Env::new(KEY, "api = \"responses\"\n");
+    let srv = ScriptedServer::start(vec![
+        ResponsesStream::start()
+            .text("ok", 1)
+            .completed(10, 0, 1, 0)
+            .reply(),
+        ResponsesStream::start()
+            .text("I cannot call tools.", 2)
+            .completed(1200, 0, 5, 0)
+            .reply(),
+        ResponsesStream::start()
+            .text("I cannot call tools.", 2)
+            .completed(1200, 0, 5, 0)
+            .reply(),
+    ])
+    .unwrap();
+    let (code, out, err) = doctor(&plain, Some(&srv), &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        row(&out, "tool calls").starts_with("not seen: the model answered without calling"),
+        "{out}"
+    );
+    assert!(row(&out, "parallel tool calls").starts_with("not applicable: no tool call"));
+    assert!(
+        row(&out, "reasoning round trip")
+            .starts_with("not seen: no reasoning came with the tool turn"),
+        "{out}"
+    );
+    assert!(row(&out, "reasoning round trip").contains("reasoning_effort"));
+    let uncached = row(&out, "prompt caching");
+    assert!(uncached.starts_with("not seen: the repeat"), "{out}");
+    assert_ne!(cached, uncached);
+    // Without a call the repeat is the same request again.
+    let b = bodies(&srv);
+    assert_eq!(b[1]["input"], b[2]["input"]);
+}
+
+/// A server that refuses the thinking sent back (a proxy that rewrites signatures): the
+/// round trip is named as failed, with the server's words, and doctor exits 1.
+#[test]
+fn doctor_names_a_refused_reasoning_round_trip() {
+    let env = Env::new(KEY, "api = \"anthropic\"\nthinking_budget = 2000\n");
+    let srv = ScriptedServer::start(vec![
+        Messages::start(10, 0, 0)
+            .text("ok", 1)
+            .stop("end_turn", 1)
+            .reply(),
+        Messages::start(40, 0, 0)
+            .thinking("Echo.", "sig-bad", 1)
+            .tool_use("toolu_1", "echo", r#"{"text":"ok"}"#, 1)
+            .stop("tool_use", 5)
+            .reply(),
+        Reply::error(
+            400,
+            "messages.1.content.0: Invalid `signature` in `thinking` block",
+        ),
+    ])
+    .unwrap();
+    let (code, out, err) = doctor(&env, Some(&srv), &[]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        row(&out, "reasoning round trip").starts_with("FAILED: the server refused the reasoning"),
+        "{out}"
+    );
+    assert!(row(&out, "FAILED").contains("Invalid `signature`"), "{out}");
+    assert_eq!(srv.request_count(), 3, "a 400 is not retried");
 }

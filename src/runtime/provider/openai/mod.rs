@@ -15,7 +15,7 @@ mod send;
 use std::time::Duration;
 
 pub use super::transport::redact;
-pub(super) use super::transport::{CRYPTO, Waited, root_cause, secs, wait};
+pub(super) use super::transport::{Waited, root_cause, secs, wait};
 pub use encode::{chat_messages, tool_definitions};
 
 use super::sse::{Completion, StreamEvent};
@@ -94,23 +94,7 @@ pub struct OpenAi {
 impl OpenAi {
     /// Builds the client.
     pub fn new(settings: OpenAiSettings) -> Result<OpenAi, ProviderError> {
-        CRYPTO.call_once(|| {
-            // Another part of the process may have installed one already; either is fine.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        });
-        let fail = |e: String| ProviderError {
-            kind: ErrorKind::Protocol,
-            message: e,
-            partial: None,
-        };
-        let client = reqwest::Client::builder()
-            .connect_timeout(settings.connect_timeout)
-            .build()
-            .map_err(|e| fail(format!("cannot set up the HTTP client: {e}")))?;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| fail(format!("cannot start the provider's runtime: {e}")))?;
+        let (client, rt) = super::transport::client_and_runtime(settings.connect_timeout)?;
         Ok(OpenAi {
             settings,
             client,

@@ -1,14 +1,14 @@
-//! One request: sent with 429 and 5xx retried (only before any of the reply arrived), then
-//! read; an error status in words.
+//! One request: sent through the shared send path (`transport::post`: 429 and 5xx retried
+//! only before any of the reply arrived), then read; an error status in words.
 
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::super::retry_after::retry_after;
 use super::super::sse::{Completion, Folder, StreamEvent};
+use super::super::transport::{self, Posted, Refused};
 use super::super::{ErrorKind, ProviderError, quirks};
-use super::{OpenAi, Waited, root_cause, secs, wait};
+use super::{OpenAi, secs};
 use crate::runtime::cancel::CancelFlag;
 
 /// What one request got.
@@ -62,8 +62,9 @@ impl OpenAi {
         c
     }
 
-    /// Sends `body`, retrying 429 and 5xx (not a 5xx that says the request is invalid) with
-    /// bounded backoff; an error status becomes its [`ProviderError`].
+    /// Sends `body` through the shared send path (429 and 5xx retried with bounded backoff,
+    /// but not a 5xx that says the request is invalid or cannot be streamed, nor an
+    /// overflow); an error status becomes its [`ProviderError`].
     async fn send(
         &self,
         body: &Value,
@@ -72,99 +73,53 @@ impl OpenAi {
     ) -> Result<Sent, ProviderError> {
         let s = &self.settings;
         let url = s.url();
+        let streamed = body.get("stream") == Some(&Value::Bool(true));
+        let build = || {
+            let rb = self.client.post(&url).json(body);
+            match &s.api_key {
+                Some(k) => rb.bearer_auth(k),
+                None => rb,
+            }
+        };
+        // Not retried: a request the server calls invalid, one it cannot stream, an overflow.
+        let retryable = |r: &Refused| {
+            let invalid = quirks::request_invalid(&r.text);
+            let cannot_stream = streamed && r.status >= 500 && quirks::cannot_stream(&r.text);
+            !invalid && !cannot_stream && quirks::overflow(&r.text).is_none()
+        };
         let mut attempt = 0u32;
-        let mut resent = false;
-        loop {
-            let mut rb = self.client.post(&url).json(body);
-            if let Some(k) = &s.api_key {
-                rb = rb.bearer_auth(k);
+        let posted = transport::post(s, &url, &build, &retryable, &mut attempt, cancel, on_event)
+            .await
+            .map_err(|(kind, message)| self.err(kind, message, None))?;
+        let r = match posted {
+            Posted::Answer(resp) => return Ok(Sent::Response(resp)),
+            // Twice: the server drops a streamed request unanswered; asked unstreamed.
+            Posted::Dropped(_) if streamed => {
+                return Ok(Sent::CannotStream(
+                    "closed the connection without answering a streamed request".into(),
+                ));
             }
-            let streamed = body.get("stream") == Some(&Value::Bool(true));
-            let resp = match wait(rb.send(), cancel, s.idle_timeout).await {
-                Waited::Done(Ok(r)) => r,
-                // A kept-alive connection the server closed meanwhile (llama-cpp-python does
-                // after a stream that failed): sent once more, on a new connection.
-                Waited::Done(Err(e)) if closed_unanswered(&e) && !resent => {
-                    resent = true;
-                    continue;
-                }
-                // Twice: the server drops a streamed request unanswered; asked unstreamed.
-                Waited::Done(Err(e)) if streamed && closed_unanswered(&e) => {
-                    return Ok(Sent::CannotStream(
-                        "closed the connection without answering a streamed request".into(),
-                    ));
-                }
-                Waited::Done(Err(e)) => return Err(self.send_failed(&e)),
-                Waited::Cancelled => {
-                    return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
-                }
-                Waited::TimedOut => {
-                    return Err(self.err(
-                        ErrorKind::Timeout,
-                        format!("no answer from {url} within {}", secs(s.idle_timeout)),
-                        None,
-                    ));
-                }
-            };
-            let status = resp.status().as_u16();
-            if (200..300).contains(&status) {
-                return Ok(Sent::Response(resp));
+            Posted::Dropped(e) => {
+                let (kind, message) =
+                    transport::send_error(&e, &url, s.connect_timeout, s.idle_timeout);
+                return Err(self.err(kind, message, None));
             }
-            let retry_after = resp
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| retry_after(v, chrono::Utc::now()));
-            let text = match wait(resp.text(), cancel, s.idle_timeout).await {
-                Waited::Done(Ok(t)) => t,
-                _ => String::new(),
-            };
-            if streamed && status >= 500 && quirks::cannot_stream(&text) {
-                let msg = quirks::server_message(&text);
-                return Ok(Sent::CannotStream(format!(
-                    "said it cannot stream this request (HTTP {status}: {msg})"
-                )));
-            }
-            if let Some(o) = quirks::overflow(&text) {
-                if o.window.is_some() {
-                    quirks::remember_window(&s.base_url, o.window);
-                }
-                return Err(self.err(ErrorKind::ContextOverflow, self.overflow_text(o), None));
-            }
-            let retryable = (status == 429 || status >= 500) && !quirks::request_invalid(&text);
-            if retryable && attempt < s.max_retries {
-                let backoff = s.backoff.saturating_mul(1 << attempt.min(10));
-                let pause = retry_after.unwrap_or(backoff);
-                if pause <= s.max_retry_wait {
-                    attempt += 1;
-                    on_event(StreamEvent::Retrying {
-                        status,
-                        attempt,
-                        of: s.max_retries,
-                        wait: pause,
-                    });
-                    if let Waited::Cancelled = wait(
-                        tokio::time::sleep(pause),
-                        cancel,
-                        pause + Duration::from_secs(1),
-                    )
-                    .await
-                    {
-                        return Err(self.err(ErrorKind::Cancelled, "cancelled".into(), None));
-                    }
-                    continue;
-                }
-            }
-            return Err(self.status_error(status, &text, attempt, retry_after));
+            Posted::Refused(r) => r,
+        };
+        let (status, text) = (r.status, &r.text);
+        if streamed && status >= 500 && quirks::cannot_stream(text) {
+            let msg = quirks::server_message(text);
+            return Ok(Sent::CannotStream(format!(
+                "said it cannot stream this request (HTTP {status}: {msg})"
+            )));
         }
-    }
-
-    fn send_failed(&self, e: &reqwest::Error) -> ProviderError {
-        let s = &self.settings;
-        let url = s.url();
-        let (kind, message) =
-            super::super::transport::send_error(e, &url, s.connect_timeout, s.idle_timeout);
-        self.err(kind, message, None)
+        if let Some(o) = quirks::overflow(text) {
+            if o.window.is_some() {
+                quirks::remember_window(&s.base_url, o.window);
+            }
+            return Err(self.err(ErrorKind::ContextOverflow, self.overflow_text(o), None));
+        }
+        Err(self.status_error(status, text, attempt, r.retry_after))
     }
 
     /// The error an HTTP error status is, in words.
@@ -246,12 +201,6 @@ impl OpenAi {
             "{what}; compact the session (/compact, or `neocode compact`) or start a new one, and set context_window in config.toml to the server's window"
         )
     }
-}
-
-/// Whether the server accepted the request and closed the connection before any response
-/// (hyper's "connection closed before message completed"), not a refused connection.
-fn closed_unanswered(e: &reqwest::Error) -> bool {
-    !e.is_connect() && !e.is_timeout() && root_cause(e).contains("connection closed before message")
 }
 
 /// What sending got.

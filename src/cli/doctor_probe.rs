@@ -1,0 +1,269 @@
+//! `neocode doctor`'s provider probe: three small calls to the configured provider, whichever
+//! API it speaks (Chat Completions, Responses, Anthropic Messages) — a text reply, a tool turn
+//! (with reasoning when the API and model give it), and the turn's follow-up, which repeats
+//! the tool turn's prompt and so should hit the provider's cache — and, per feature, what the
+//! endpoint really does (supported / not seen / not applicable) and what neocode does about
+//! what is missing.
+
+use crate::runtime::CancelFlag;
+use crate::runtime::config::{Api, Settings};
+use crate::runtime::provider::{
+    Anthropic, ChatMessage, ChatRequest, Completion, OpenAi, Provider, ProviderError, Reasoning,
+    Responses, StreamEvent, ToolDef,
+};
+use crate::sanitize;
+
+/// Prompt tokens the tool turn's system text aims at: above the smallest prompt a provider
+/// caches (1,024 tokens at OpenAI and for most Claude models, 4,096 for a few).
+const CACHEABLE_TOKENS: u64 = 4_200;
+
+/// The cache key the tool turn and its follow-up share (Responses' `prompt_cache_key`).
+const CACHE_KEY: &str = "neocode-doctor-probe";
+
+/// Writes the probe's report to `out`; false when a call failed.
+pub(super) fn probe_provider(s: &Settings, out: &mut String) -> bool {
+    out.push('\n');
+    let mut report = Report { out };
+    report.raw(format!(
+        "Provider probe (three small calls, api = {}; --no-probe skips them)",
+        s.api.as_str()
+    ));
+    let mut provider = match build(s) {
+        Ok(p) => p,
+        Err(e) => {
+            report.row("FAILED", e);
+            return false;
+        }
+    };
+    let chat = s.api == Api::Chat;
+    let text = match call(provider.as_mut(), &text_request()) {
+        Ok(p) => p,
+        Err(e) => {
+            report.row("FAILED", format!("a plain streamed call: {e}"));
+            return false;
+        }
+    };
+    if chat {
+        report.row("streamed text", text.streamed_words());
+    }
+    report.row(
+        "streaming usage",
+        if text.completion.usage_estimated {
+            "not seen: neocode counts the tokens itself (an estimate, marked estimated); budgets and auto-compaction use the estimate".into()
+        } else {
+            "supported".into()
+        },
+    );
+    let window = provider.context_window();
+    let tool_req = tool_request(window);
+    let tool = match call(provider.as_mut(), &tool_req) {
+        Ok(p) => p,
+        Err(e) => {
+            report.row("FAILED", format!("a streamed call with a tool: {e}"));
+            return false;
+        }
+    };
+    if chat {
+        report.row(
+            "streamed tool calls",
+            match &tool.unstreamed {
+                Some(_) => "not seen: requests with tools are sent without streaming (replies arrive whole, text is not shown as it comes)".into(),
+                None => "supported".into(),
+            },
+        );
+    }
+    tool_rows(&mut report, &tool.completion);
+    let follow = follow_up(&tool_req, &tool.completion);
+    let third = call(provider.as_mut(), &follow);
+    let reasoned = !reasoning_of(&tool.completion).is_empty();
+    let thinking_off = s.api == Api::Anthropic && s.thinking_budget == 0;
+    let reasoning = match (&third, reasoned) {
+        _ if thinking_off => "not applicable: thinking is off (thinking_budget = 0 in config.toml); set a budget to have Claude think, and neocode replays its signed thinking".into(),
+        (Ok(_), true) => "supported: the tool turn's reasoning was sent back with its result and the server accepted it; neocode stores it and replays it in the turn and after a resume".into(),
+        (Err(_), true) => "FAILED: the server refused the reasoning sent back (below); resumed tool turns will fail the same way".into(),
+        (_, false) => format!(
+            "not seen: no reasoning came with the tool turn; nothing to replay{}",
+            match s.api {
+                Api::Chat => " (a reasoning model behind this server streams reasoning_content)",
+                Api::Responses => " (set reasoning_effort in config.toml for a reasoning model)",
+                Api::Anthropic => "",
+            }
+        ),
+    };
+    report.row("reasoning round trip", reasoning);
+    let third = match third {
+        Ok(p) => p,
+        Err(e) => {
+            report.row("FAILED", format!("the tool turn's follow-up: {e}"));
+            return false;
+        }
+    };
+    report.row("prompt caching", caching_words(&third.completion));
+    report.row("context window", super::doctor::window_words(window, s));
+    true
+}
+
+/// The report's lines: a label column, then what was found.
+struct Report<'a> {
+    out: &'a mut String,
+}
+
+impl Report<'_> {
+    fn raw(&mut self, s: String) {
+        self.out.push_str(&sanitize::line(&s));
+        self.out.push('\n');
+    }
+
+    fn row(&mut self, label: &str, what: String) {
+        self.raw(format!("  {label:<22}{what}"));
+    }
+}
+
+/// The rows the tool turn answers: did the model call the tool, and twice in one reply.
+fn tool_rows(report: &mut Report<'_>, c: &Completion) {
+    let calls = c.tool_calls.len();
+    report.row(
+        "tool calls",
+        if calls > 0 {
+            "supported".into()
+        } else {
+            "not seen: the model answered without calling the offered tool; neocode's tools need a model that calls them (pick another model, or use it for chat only)".into()
+        },
+    );
+    report.row(
+        "parallel tool calls",
+        match calls {
+            0 => "not applicable: no tool call came back".into(),
+            1 => "not seen: one call per reply; neocode runs each reply's calls and asks again, so a task takes more round trips (nothing breaks)".into(),
+            n => format!("supported ({n} calls in one reply; neocode runs them in order and sends every result back)"),
+        },
+    );
+}
+
+/// Prompt caching in words, from the follow-up's usage.
+fn caching_words(c: &Completion) -> String {
+    let read = c.detail.cached_input_tokens;
+    if read > 0 {
+        return format!(
+            "supported ({read} prompt tokens of the repeat read from the cache; cost and the Usage tab count them at the cached price)"
+        );
+    }
+    if c.usage_estimated {
+        return "not seen: the server reports no usage, so no cache reads either; neocode counts every prompt token in full".into();
+    }
+    "not seen: the repeat of the tool turn's prompt read nothing from a cache; every request pays the full prompt price (neocode's cost figures count it so)".into()
+}
+
+/// The configured provider, as a turn builds it.
+fn build(s: &Settings) -> Result<Box<dyn Provider>, String> {
+    let p: Result<Box<dyn Provider>, ProviderError> = match s.api {
+        Api::Chat => {
+            let o = s.openai().map_err(|e| e.to_string())?;
+            OpenAi::new(o).map(|p| Box::new(p) as Box<dyn Provider>)
+        }
+        Api::Responses => {
+            let w = s.wire().map_err(|e| e.to_string())?;
+            Responses::new(w).map(|p| Box::new(p) as Box<dyn Provider>)
+        }
+        Api::Anthropic => {
+            let w = s.wire().map_err(|e| e.to_string())?;
+            Anthropic::new(w).map(|p| Box::new(p) as Box<dyn Provider>)
+        }
+    };
+    p.map_err(|e| e.to_string())
+}
+
+/// What one probe call showed.
+struct Probed {
+    /// The server could not stream it: why, as the provider said (it was asked again whole).
+    unstreamed: Option<String>,
+    completion: Completion,
+}
+
+impl Probed {
+    fn streamed_words(&self) -> String {
+        match &self.unstreamed {
+            None => "supported".into(),
+            Some(why) => format!("not seen: {why}"),
+        }
+    }
+}
+
+/// Sends `req`, noting whether the provider had to ask for it unstreamed.
+fn call(provider: &mut dyn Provider, req: &ChatRequest) -> Result<Probed, ProviderError> {
+    let mut unstreamed = None;
+    let cancel = CancelFlag::default();
+    let completion = provider.stream(req, &cancel, &mut |e| {
+        if let StreamEvent::NotStreamed(why) = e {
+            unstreamed = Some(why);
+        }
+    })?;
+    Ok(Probed {
+        unstreamed,
+        completion,
+    })
+}
+
+fn text_request() -> ChatRequest {
+    ChatRequest {
+        messages: vec![ChatMessage::user_text("Reply with the word ok.")],
+        ..ChatRequest::default()
+    }
+}
+
+/// The tool turn: one tool, asked for twice in one reply, under a system text long enough to
+/// be cached (a quarter of the window at most, when the server told it).
+fn tool_request(window: Option<u64>) -> ChatRequest {
+    let tokens = window.map_or(CACHEABLE_TOKENS, |w| (w / 4).min(CACHEABLE_TOKENS));
+    let line = "This is neocode doctor's provider probe; the text only makes the prompt long enough for a prompt cache.\n";
+    // About 4 characters a token.
+    let times = usize::try_from(tokens * 4 / line.len() as u64)
+        .unwrap_or(1)
+        .max(1);
+    ChatRequest {
+        system: line.repeat(times),
+        messages: vec![ChatMessage::user_text(
+            "Call the echo tool twice in one reply, in parallel: once with the text ok and once with the text yes.",
+        )],
+        tools: vec![ToolDef::new(
+            "echo",
+            "Echo a text.",
+            serde_json::json!({"type": "object",
+                "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        )],
+        cache_key: CACHE_KEY.into(),
+    }
+}
+
+/// The reasoning `c` carries, as a turn stores it.
+fn reasoning_of(c: &Completion) -> Vec<Reasoning> {
+    if !c.reasoning_items.is_empty() {
+        c.reasoning_items.clone()
+    } else if c.reasoning.is_empty() {
+        Vec::new()
+    } else {
+        vec![Reasoning::text(c.reasoning.clone())]
+    }
+}
+
+/// The tool turn's next request: its reply (reasoning included) and a result for each call;
+/// without calls, the same request again. Either way its prompt starts with the tool turn's.
+fn follow_up(req: &ChatRequest, c: &Completion) -> ChatRequest {
+    let mut next = req.clone();
+    if c.tool_calls.is_empty() {
+        return next;
+    }
+    next.messages.push(ChatMessage::Assistant {
+        text: c.text.clone(),
+        reasoning: reasoning_of(c),
+        tool_calls: c.tool_calls.clone(),
+    });
+    for t in &c.tool_calls {
+        next.messages.push(ChatMessage::ToolResult {
+            call_id: t.id.clone(),
+            text: "ok".into(),
+            is_error: false,
+        });
+    }
+    next
+}
