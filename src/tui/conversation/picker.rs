@@ -179,7 +179,7 @@ fn attachment(root: &Path, rel: &str, left: &mut usize) -> (String, String) {
 }
 
 /// `812 B`, `31.9 KiB`.
-fn size_text(n: u64) -> String {
+pub(super) fn size_text(n: u64) -> String {
     if n < 1024 {
         format!("{n} B")
     } else {
