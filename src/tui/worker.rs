@@ -611,7 +611,7 @@ fn files(sessions: &Sessions) -> anyhow::Result<Reply> {
 }
 
 /// Most workspace files listed for `@path` completion.
-const MAX_FILES: usize = 50_000;
+const MAX_FILES: usize = 250_000;
 
 pub use crate::runtime::agent::images::image_mime;
 
