@@ -92,7 +92,10 @@ fn the_demo_model_fixes_the_demo_project_with_an_approved_edit_and_runs_its_test
     approve(&mut pty, "run_command  sh test.sh  · waiting");
     let s = pty.wait_for("All tests pass");
     assert!(s.contains("2 passed"), "{s}");
-    pty.wait_for("Done in");
+    let s = pty.wait_for("Done in");
+    // The demo model tells its window: the gauge shows it, never "window unknown".
+    assert!(s.contains("/32k"), "{s}");
+    assert!(!s.contains("window unknown"), "{s}");
 
     // A plan run with two layers.
     pty.keys("/plan make greet.sh greet politely\r");
