@@ -120,6 +120,9 @@ fn load(doc: &Doc) -> Result<Config, ConfigError> {
     Ok(Config { url })
 }
 RS
+# The scripted server tells no window: the config names one, as a user of such a server would.
+mkdir -m 700 -p "$tmp/home"
+printf '[provider]\ncontext_window = 32000\n' > "$tmp/home/config.toml"
 tmux kill-session -t "$sess" 2>/dev/null || true
 tmux new-session -d -s "$sess" -x 120 -y 35 \
   "cd $ws && TERM=xterm-256color NEOCODE_HOME=$tmp/home NEOCODE_BASE_URL=$(cat "$tmp/url") NEOCODE_MODEL=scripted $bin"
