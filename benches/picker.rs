@@ -24,7 +24,9 @@ const FILES: usize = 100_000;
 
 /// Writes `FILES` empty files under `root`, named like a source tree.
 fn tree(root: &std::path::Path) {
-    let names = ["mod", "lib", "main", "util", "parser", "render", "store", "config"];
+    let names = [
+        "mod", "lib", "main", "util", "parser", "render", "store", "config",
+    ];
     for a in 0..100 {
         for b in 0..10 {
             let dir = root.join(format!("crate{a}/src/module{b}"));
@@ -67,7 +69,7 @@ fn main() {
         root: ws.display().to_string(),
         size: (120, 35),
         now_ms: neocode::session::now_ms(),
-        resume: Some(s.id.clone()),
+        resume: Some(s.id),
     });
     run_inline(&mut app, &rt, jobs);
     let mut term = Terminal::new(TestBackend::new(120, 35)).unwrap();
@@ -107,19 +109,22 @@ fn main() {
     });
     // "@modu" → "@mod": every file ranked again; the retype (untimed) puts "@modu" back.
     key(&mut app, &rt, KeyCode::Char('u'));
-    c.bench_function("@ picker, 100k files: erase a char (full rank) -> frame", |b| {
-        b.iter_custom(|iters| {
-            let mut timed = Duration::ZERO;
-            for _ in 0..iters {
-                let t = Instant::now();
-                key(&mut app, &rt, KeyCode::Backspace);
-                term.draw(|fr| views::draw(fr, &app)).unwrap();
-                timed += t.elapsed();
-                key(&mut app, &rt, KeyCode::Char('u'));
-            }
-            timed
-        })
-    });
+    c.bench_function(
+        "@ picker, 100k files: erase a char (full rank) -> frame",
+        |b| {
+            b.iter_custom(|iters| {
+                let mut timed = Duration::ZERO;
+                for _ in 0..iters {
+                    let t = Instant::now();
+                    key(&mut app, &rt, KeyCode::Backspace);
+                    term.draw(|fr| views::draw(fr, &app)).unwrap();
+                    timed += t.elapsed();
+                    key(&mut app, &rt, KeyCode::Char('u'));
+                }
+                timed
+            })
+        },
+    );
     // Down in the open picker: no ranking, the frame only.
     let mut down = true;
     c.bench_function("@ picker, 100k files: move -> frame", |b| {

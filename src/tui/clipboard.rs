@@ -140,7 +140,9 @@ fn on_path(program: &str) -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|d| d.join(program))
-        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// How long a clipboard program may take before it is stopped.
@@ -161,8 +163,14 @@ pub fn paste_image() -> Result<Vec<u8>, String> {
     let (ok, out, err) = run_limited(&prog, args).map_err(|e| format!("{name}: {e}"))?;
     let why = crate::sanitize::line(err.lines().next().unwrap_or("").trim()).into_owned();
     if !ok || !out.starts_with(PNG_MAGIC) {
-        let why = if why.is_empty() { String::new() } else { format!(" ({name}: {why})") };
-        return Err(format!("The clipboard holds no PNG image{why}; copy one, then Ctrl-V or /paste again"));
+        let why = if why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({name}: {why})")
+        };
+        return Err(format!(
+            "The clipboard holds no PNG image{why}; copy one, then Ctrl-V or /paste again"
+        ));
     }
     if out.len() as u64 > crate::runtime::agent::images::MAX_IMAGE_BYTES {
         return Err("The clipboard's image is larger than 20 MB; not attached".into());
@@ -207,7 +215,10 @@ fn run_limited(prog: &std::path::Path, args: &[&str]) -> Result<(bool, Vec<u8>, 
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("no answer in {} s; stopped", PASTE_TIMEOUT.as_secs()));
+                return Err(format!(
+                    "no answer in {} s; stopped",
+                    PASTE_TIMEOUT.as_secs()
+                ));
             }
             Err(e) => return Err(crate::format::io_error(&e)),
         }
@@ -224,17 +235,29 @@ pub fn save_pasted(bytes: &[u8]) -> Result<std::path::PathBuf, String> {
     let dir = std::env::temp_dir();
     let stamp = crate::session::now_ms();
     for n in 0..100 {
-        let path = dir.join(format!("neocode-paste-{}-{stamp}-{n}.png", std::process::id()));
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+        let path = dir.join(format!(
+            "neocode-paste-{}-{stamp}-{n}.png",
+            std::process::id()
+        ));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
             Ok(mut f) => {
-                return f
-                    .write_all(bytes)
-                    .map(|()| path)
-                    .map_err(|e| format!("cannot save the pasted image: {}", crate::format::io_error(&e)));
+                return f.write_all(bytes).map(|()| path).map_err(|e| {
+                    format!(
+                        "cannot save the pasted image: {}",
+                        crate::format::io_error(&e)
+                    )
+                });
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => {
-                return Err(format!("cannot save the pasted image: {}", crate::format::io_error(&e)));
+                return Err(format!(
+                    "cannot save the pasted image: {}",
+                    crate::format::io_error(&e)
+                ));
             }
         }
     }
@@ -290,11 +313,23 @@ mod tests {
         let png = dir.path().join("shot.png");
         std::fs::write(&png, PNG_MAGIC).unwrap();
         let shown = png.display().to_string();
-        assert_eq!(pasted_image_path(&format!("'{shown}' "), dir.path()), Some(png.clone()));
-        assert_eq!(pasted_image_path(&format!("file://{shown}"), dir.path()), Some(png.clone()));
-        assert_eq!(pasted_image_path("./shot.png", dir.path()), Some(dir.path().join("./shot.png")));
+        assert_eq!(
+            pasted_image_path(&format!("'{shown}' "), dir.path()),
+            Some(png.clone())
+        );
+        assert_eq!(
+            pasted_image_path(&format!("file://{shown}"), dir.path()),
+            Some(png)
+        );
+        assert_eq!(
+            pasted_image_path("./shot.png", dir.path()),
+            Some(dir.path().join("./shot.png"))
+        );
         // A missing file, text that is not a path, a file that is not an image: text.
-        assert_eq!(pasted_image_path(&format!("{shown}x.png"), dir.path()), None);
+        assert_eq!(
+            pasted_image_path(&format!("{shown}x.png"), dir.path()),
+            None
+        );
         assert_eq!(pasted_image_path("shot.png is nice", dir.path()), None);
         std::fs::write(dir.path().join("notes.txt"), "x").unwrap();
         assert_eq!(pasted_image_path("./notes.txt", dir.path()), None);

@@ -132,7 +132,6 @@ impl App {
             }
             Reply::Files(files) => {
                 self.conv.files = Some(files);
-                self.conv.picker_cache.clear();
                 if self.conv.picker {
                     let asks = self.conv.refresh_picker();
                     return self.carry_all(asks);

@@ -32,10 +32,12 @@ pub struct PickerCache {
     query: String,
     /// Indexes into the file list of every file that matched `query`.
     hits: Vec<u32>,
+    /// Length of the file list `hits` index (another list: nothing is narrowed).
+    files: usize,
 }
 
 impl PickerCache {
-    /// Forgets the last ranking (the file list changed).
+    /// Forgets the last ranking.
     pub fn clear(&mut self) {
         self.query.clear();
         self.hits.clear();
@@ -68,7 +70,9 @@ pub fn rank_with(files: &[String], query: &str, cache: &mut PickerCache) -> Vec<
         .matcher
         .get_or_insert_with(|| Matcher::new(Config::DEFAULT.match_paths()));
     let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
-    let narrow = narrows(&cache.query) && query.starts_with(cache.query.as_str());
+    let narrow = narrows(&cache.query)
+        && query.starts_with(cache.query.as_str())
+        && cache.files == files.len();
     let mut buf = Vec::new();
     let mut score = |i: u32| {
         let f = files.get(i as usize)?;
@@ -82,6 +86,7 @@ pub fn rank_with(files: &[String], query: &str, cache: &mut PickerCache) -> Vec<
         (0..files.len() as u32).filter_map(score).collect()
     };
     cache.query = query.to_string();
+    cache.files = files.len();
     cache.hits = scored.iter().map(|(i, _)| *i).collect();
     best(files, scored)
 }
@@ -272,10 +277,14 @@ mod tests {
             .collect();
         let mut cache = super::PickerCache::default();
         for q in [
-            "s", "sr", "src", "src/m", "src/mo", "src/m", "f", "fi", "file_1", "file_12", "",
-            "M", "Mo", "a", "a!", "a!b", "1 2", "1 23",
+            "s", "sr", "src", "src/m", "src/mo", "src/m", "f", "fi", "file_1", "file_12", "", "M",
+            "Mo", "a", "a!", "a!b", "1 2", "1 23",
         ] {
-            assert_eq!(super::rank_with(&files, q, &mut cache), rank(&files, q), "{q:?}");
+            assert_eq!(
+                super::rank_with(&files, q, &mut cache),
+                rank(&files, q),
+                "{q:?}"
+            );
         }
     }
 }

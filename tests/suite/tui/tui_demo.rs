@@ -335,7 +335,9 @@ fn ctrl_v_pastes_the_clipboards_image_and_it_is_sent_as_an_asset() {
     pty.keys("\x16");
     pty.wait_for("The clipboard holds no PNG image (xclip: Error: target image/png not");
     assert_eq!(
-        std::fs::read_to_string(root.join("xclip-args")).unwrap().trim(),
+        std::fs::read_to_string(root.join("xclip-args"))
+            .unwrap()
+            .trim(),
         "-selection clipboard -t image/png -o"
     );
     // An image on it: attached, and the draft says so.
