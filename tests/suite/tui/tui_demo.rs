@@ -292,8 +292,8 @@ fn slash_resume_picks_another_session_and_esc_comes_back() {
     pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
 }
 
-/// Ctrl-V reads the clipboard's image with `xclip` (a fake one on `$PATH` here): with no image
-/// it says so in one line; with one it is attached (said on the draft), sent with the message
+/// Ctrl-V (and `/paste`) reads the clipboard's image with `xclip` (a fake one on `$PATH` here):
+/// with no image it says so in one line; with one it is attached (said on the draft), sent with the message
 /// and stored as an asset of the session. A pasted path of an existing image attaches too.
 #[test]
 fn ctrl_v_pastes_the_clipboards_image_and_it_is_sent_as_an_asset() {
@@ -342,7 +342,7 @@ fn ctrl_v_pastes_the_clipboards_image_and_it_is_sent_as_an_asset() {
     );
     // An image on it: attached, and the draft says so.
     std::fs::write(&clip, png).unwrap();
-    pty.keys("\x16");
+    pty.keys("/paste\r");
     let s = pty.wait_for("Pasted a PNG image from the clipboard");
     assert!(s.contains("1 image attached"), "{s}");
     // A pasted path of an existing image attaches it too; a missing one is text.
