@@ -20,10 +20,29 @@ tmp=$(mktemp -d)
 cleanup() { tmux kill-session -t "$sess" 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-tmux new-session -d -s "$sess" -x 120 -y 35 "TERM=xterm-256color $bin demo"
-sleep 1.5
-
 keys() { tmux send-keys -t "$sess" "$@"; sleep 0.5; }
+
+# Waits (up to 30 s) until the pane shows the text $1; fails the script with what it saw.
+wait_for() {
+  for _ in $(seq 300); do
+    tmux capture-pane -t "$sess" -p 2>/dev/null | grep -qF -- "$1" && return 0
+    sleep 0.1
+  done
+  echo "screenshots.sh: the screen never showed: $1" >&2
+  tmux capture-pane -t "$sess" -p >&2 2>/dev/null || true
+  exit 1
+}
+
+# Ctrl-C until the program has quit: its tmux session (and, when it was the last one, the tmux
+# server) ends with it, so nothing after the quit may talk to that session.
+quit() {
+  for _ in $(seq 20); do
+    tmux has-session -t "$sess" 2>/dev/null || return 0
+    tmux send-keys -t "$sess" C-c 2>/dev/null || true
+    sleep 0.5
+  done
+  tmux kill-session -t "$sess" 2>/dev/null || true
+}
 
 shot() {
   local name=$1
@@ -43,6 +62,10 @@ shot() {
     "file://$tmp/$name.html" >/dev/null 2>&1
   echo "wrote $out/$name.png"
 }
+
+tmux new-session -d -s "$sess" -x 120 -y 35 "TERM=xterm-256color $bin demo"
+wait_for "13 sessions"
+sleep 0.5
 
 # The list in activity order, on the oldest session: the bug fix (its fork, marked ↳, is
 # higher up: it was active later).
@@ -73,14 +96,16 @@ keys Escape
 # The demo model at work (in process, scripted): a real turn on the demo workspace, its
 # read_file done and its edit_file waiting for approval with the diff.
 keys n
+wait_for "demo model — scripted, no network"
 tmux send-keys -t "$sess" -l 'fix the bug'
 keys Enter
-sleep 2.5
+wait_for "Allow?"
+sleep 0.3
 shot demo-agent
+sleep 0.5
 keys n
 sleep 1
-keys C-c
-keys C-c
+quit
 
 # The live conversation: a scripted model on 127.0.0.1 streams an answer, then asks to edit.
 cargo build --release --quiet --example scripted_model
@@ -95,20 +120,28 @@ fn load(doc: &Doc) -> Result<Config, ConfigError> {
     Ok(Config { url })
 }
 RS
+# The scripted server tells no window: the config names one, as a user of such a server would.
+mkdir -m 700 -p "$tmp/home"
+printf '[provider]\ncontext_window = 32000\n' > "$tmp/home/config.toml"
 tmux kill-session -t "$sess" 2>/dev/null || true
 tmux new-session -d -s "$sess" -x 120 -y 35 \
   "cd $ws && TERM=xterm-256color NEOCODE_HOME=$tmp/home NEOCODE_BASE_URL=$(cat "$tmp/url") NEOCODE_MODEL=scripted $bin"
-sleep 1.5
+wait_for "0 sessions"
 keys n
+wait_for "scripted"
 tmux send-keys -t "$sess" -l 'Why does an empty config.toml panic?'
 keys Enter
-sleep 1.2
+# Part way through the streamed answer (120 pieces, 25 ms apart).
+wait_for "reads"
+sleep 0.8
 shot live-streaming
-sleep 3
+wait_for "Done in"
 tmux send-keys -t "$sess" -l 'Fix it'
 keys Enter
-sleep 1.5
+wait_for "Allow?"
+sleep 0.3
 shot live-approval
+sleep 0.5
 keys y
-sleep 1
-keys C-c
+wait_for "which key is missing"
+quit

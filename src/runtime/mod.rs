@@ -9,6 +9,7 @@ pub mod config;
 pub mod cost;
 pub mod dangling;
 pub mod decide;
+pub mod export_md;
 pub mod hooks;
 pub mod import;
 pub mod key_command;

@@ -37,6 +37,8 @@ pub enum Action {
     Rename,
     /// Export the session (or the selected asset) to a file in the current directory.
     Export,
+    /// Export the session as a readable markdown transcript to the current directory.
+    ExportMarkdown,
     /// Expand or collapse the selected message's tool details.
     Expand,
     /// Show the help screen.
@@ -69,6 +71,8 @@ pub enum Action {
     EditQueued,
     /// Open the message being written in `$VISUAL`/`$EDITOR`.
     EditDraft,
+    /// Attach the clipboard's image to the next message (`wl-paste` or `xclip`).
+    PasteImage,
     /// Run the proposed plan.
     PlanRun,
     /// Reject the proposed plan (nothing runs).

@@ -245,6 +245,14 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b!(
         Browse,
+        [(KeyCode::Char('E'), S), (KeyCode::Char('E'), N)],
+        "E",
+        ExportMarkdown,
+        "export to <short-id>.md here (the markdown transcript)",
+        None
+    ),
+    b!(
+        Browse,
         [(KeyCode::Char(' '), N)],
         "Space",
         Expand,
@@ -373,6 +381,14 @@ pub const BINDINGS: &[Binding] = &[
         "Ctrl-G",
         EditDraft,
         "edit the message in $VISUAL / $EDITOR (the TUI comes back when it exits)",
+        None
+    ),
+    b!(
+        Conversation,
+        [(KeyCode::Char('v'), C)],
+        "Ctrl-V",
+        PasteImage,
+        "attach the clipboard's image to the next message (wl-paste or xclip; also /paste)",
         None
     ),
     b!(

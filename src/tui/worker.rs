@@ -89,11 +89,13 @@ pub enum Request {
         /// The user's first message.
         first: Option<String>,
     },
-    /// Write `<short-id>.json` (the session file) into `dir`.
+    /// Write `<short-id>.json` (the session file) into `dir`, or `<short-id>.md` (the readable
+    /// markdown transcript) when `markdown` is set.
     Export {
         id: String,
         /// Target folder.
         dir: PathBuf,
+        markdown: bool,
     },
     /// Write an asset's bytes to a file in `dir`.
     SaveAsset {
@@ -372,7 +374,7 @@ fn run(
             Reply::Renamed { id, title }
         }
         Request::NewSession { workdir, first } => new_session(sessions, workdir, first)?,
-        Request::Export { id, dir } => export(sessions, id, dir)?,
+        Request::Export { id, dir, markdown } => export(sessions, id, dir, markdown)?,
         Request::SaveAsset { id, asset_id, dir } => save_asset(sessions, id, asset_id, dir)?,
         Request::Enqueue { id, text, steer } => {
             sessions.enqueue(&id, &text, steer)?;
@@ -561,12 +563,17 @@ fn new_session(
     })
 }
 
-/// A session exported as JSON into `dir`.
-fn export(sessions: &Sessions, id: String, dir: PathBuf) -> anyhow::Result<Reply> {
+/// A session exported into `dir`: the session file as JSON, or the markdown transcript.
+fn export(sessions: &Sessions, id: String, dir: PathBuf, markdown: bool) -> anyhow::Result<Reply> {
     let doc = sessions.export(&id)?;
     let short = crate::format::short_id(&id, 8);
-    let path = dir.join(format!("{short}.json"));
-    let mut text = serde_json::to_string_pretty(&doc)?;
+    let (path, mut text) = if markdown {
+        let text = crate::runtime::export_md::markdown(&doc);
+        (dir.join(format!("{short}.md")), text)
+    } else {
+        let text = serde_json::to_string_pretty(&doc)?;
+        (dir.join(format!("{short}.json")), text)
+    };
     text.push('\n');
     write_new(&path, text.as_bytes())?;
     Ok(Reply::Wrote(path))
@@ -604,7 +611,7 @@ fn files(sessions: &Sessions) -> anyhow::Result<Reply> {
 }
 
 /// Most workspace files listed for `@path` completion.
-const MAX_FILES: usize = 50_000;
+const MAX_FILES: usize = 250_000;
 
 pub use crate::runtime::agent::images::image_mime;
 

@@ -28,6 +28,10 @@ pub const DEMO_MODEL: &str = "demo model — scripted, no network";
 /// The provider name the demo's sessions record.
 pub const DEMO_PROVIDER: &str = "demo";
 
+/// The demo model's context window in tokens (what it tells, as a server would): small, so
+/// the status line's gauge visibly fills as a demo session grows.
+pub const DEMO_WINDOW: u64 = 32_000;
+
 /// Milliseconds between two streamed pieces; `NEOCODE_DEMO_PACE_MS` changes it (tests make
 /// the stream slow enough to type during it, or instant).
 const PACE_MS: u64 = 18;
@@ -427,6 +431,10 @@ impl Provider for DemoModel {
 
     fn model(&self) -> &str {
         DEMO_MODEL
+    }
+
+    fn context_window(&mut self) -> Option<u64> {
+        Some(DEMO_WINDOW)
     }
 
     fn stream(

@@ -109,7 +109,8 @@ impl App {
                 }
                 Vec::new()
             }
-            Action::Export => self.export_selected(),
+            Action::Export => self.export_selected(false),
+            Action::ExportMarkdown => self.export_selected(true),
             Action::Expand => self.toggle_expand(),
             Action::Help => self.open_help(),
             Action::Back => self.back(),
@@ -128,6 +129,7 @@ impl App {
             | Action::Steer
             | Action::EditQueued
             | Action::EditDraft
+            | Action::PasteImage
             | Action::Submit => self.with_conv(|c, ctx| c.act(action, ctx)),
         }
     }
@@ -263,16 +265,17 @@ impl App {
         vec![self.load_history()]
     }
 
-    /// The selected asset or session is exported to the export directory.
-    fn export_selected(&mut self) -> Vec<Effect> {
-        if self.focus == Focus::Detail && self.tab == Tab::Assets {
+    /// The selected asset or session is exported to the export directory (the session as
+    /// markdown when `markdown` is set).
+    fn export_selected(&mut self, markdown: bool) -> Vec<Effect> {
+        if !markdown && self.focus == Focus::Detail && self.tab == Tab::Assets {
             return self.export_asset();
         }
         let Some((id, _)) = self.selected_id() else {
             return Vec::new();
         };
         let dir = self.paths.export_dir.clone();
-        vec![self.ask(None, Request::Export { id, dir })]
+        vec![self.ask(None, Request::Export { id, dir, markdown })]
     }
 
     /// The selected message expands or collapses.

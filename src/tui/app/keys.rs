@@ -483,14 +483,12 @@ impl App {
             Overlay::DenyReason { input, .. } => input.paste(text),
             Overlay::AlwaysRule { input, .. } => input.paste(text),
             Overlay::None if self.screen == Screen::Conversation => {
-                // A pasted image path (a file dragged into the terminal) attaches the image.
-                let t = text.trim().trim_matches(['\'', '"']);
-                let path_like = t.starts_with('/') || t.starts_with("./") || t.starts_with("~/");
-                if path_like
-                    && !t.contains('\n')
-                    && crate::tui::worker::image_mime(std::path::Path::new(t)).is_some()
+                // A pasted path of an existing image (a file dragged into the terminal)
+                // attaches the image.
+                if let Some(path) =
+                    crate::tui::clipboard::pasted_image_path(text, &self.paths.export_dir)
                 {
-                    let t = t.to_string();
+                    let t = path.to_string_lossy().into_owned();
                     self.with_conv(|c, ctx| {
                         c.attach(&t, ctx);
                         Vec::new()

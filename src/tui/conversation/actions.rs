@@ -29,6 +29,10 @@ impl Conversation {
             Action::Submit => self.submit(ctx),
             Action::Steer => self.steer(ctx),
             Action::EditQueued => self.edit_queued(ctx),
+            Action::PasteImage => {
+                self.paste_image(ctx);
+                Vec::new()
+            }
             Action::EditDraft => {
                 // The loop owns the terminal: it runs the editor before the next frame.
                 self.edit_draft = true;

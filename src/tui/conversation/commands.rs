@@ -58,6 +58,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "PATH",
         "attach an image (png, jpeg, gif, webp) to the next message",
     ),
+    (
+        "/paste",
+        "",
+        "attach the clipboard's image to the next message (Ctrl-V; reads it with wl-paste or xclip)",
+    ),
     ("/help", "", "keys and commands"),
 ];
 

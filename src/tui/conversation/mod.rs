@@ -74,6 +74,8 @@ pub struct Conversation {
     /// The `@` picker is open (its keys come first); `path_sel` is its chosen row.
     pub picker: bool,
     pub path_sel: usize,
+    /// The picker's last matches and matcher, kept between keys.
+    pub picker_cache: picker::PickerCache,
     /// The workspace's files were asked of the worker (once).
     pub(crate) files_asked: bool,
     /// The workspace root (`@path` attachments are read from it).
@@ -119,6 +121,7 @@ impl Conversation {
             path_matches: Vec::new(),
             picker: false,
             path_sel: 0,
+            picker_cache: picker::PickerCache::default(),
             files_asked: false,
             root: PathBuf::new(),
             edit_draft: false,

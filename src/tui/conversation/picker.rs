@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
-use nucleo_matcher::{Config, Matcher};
+use nucleo_matcher::{Config, Matcher, Utf32Str};
 
 use super::Conversation;
 use super::commands::at_word;
@@ -22,22 +22,88 @@ pub const ATTACH_FILE_CAP: usize = 32 * 1024;
 /// Bytes of all attached files of one message at most.
 pub const ATTACH_TOTAL_CAP: usize = 128 * 1024;
 
+/// What the last ranking matched, so typing on narrows those files instead of matching every
+/// file again (a longer plain query only ever matches fewer files), and the matcher with its
+/// memory, kept between keys.
+#[derive(Debug, Default)]
+pub struct PickerCache {
+    matcher: Option<Matcher>,
+    /// The query `hits` are for; empty when there is none.
+    query: String,
+    /// Indexes into the file list of every file that matched `query`.
+    hits: Vec<u32>,
+    /// Length of the file list `hits` index (another list: nothing is narrowed).
+    files: usize,
+}
+
+impl PickerCache {
+    /// Forgets the last ranking.
+    pub fn clear(&mut self) {
+        self.query.clear();
+        self.hits.clear();
+    }
+}
+
+/// Whether every file matching `query + more` also matches `query`: true for a query of
+/// plain path characters (no pattern syntax such as `!`, `^`, `$`, `'` or `\\`).
+fn narrows(query: &str) -> bool {
+    !query.is_empty()
+        && query
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | ' '))
+}
+
 /// The best `PICKER_ROWS` files for `query` (fuzzy, smart case), best first; with no query
 /// the shortest paths.
 pub fn rank(files: &[String], query: &str) -> Vec<String> {
+    rank_with(files, query, &mut PickerCache::default())
+}
+
+/// [`rank`], narrowing what `cache` kept from the last query when this one extends it.
+pub fn rank_with(files: &[String], query: &str, cache: &mut PickerCache) -> Vec<String> {
     if query.is_empty() {
-        let mut v: Vec<&String> = files.iter().collect();
-        v.sort_by_key(|f| (f.len(), f.as_str()));
-        return v.into_iter().take(PICKER_ROWS).cloned().collect();
+        cache.clear();
+        let scored = (0..files.len() as u32).map(|i| (i, 0)).collect();
+        return best(files, scored);
     }
-    let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
+    let matcher = cache
+        .matcher
+        .get_or_insert_with(|| Matcher::new(Config::DEFAULT.match_paths()));
     let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
-    let mut hits = pattern.match_list(files.iter(), &mut matcher);
-    // Best score first; among equals the shorter path.
-    hits.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.len().cmp(&b.0.len())));
-    hits.into_iter()
-        .take(PICKER_ROWS)
-        .map(|(f, _)| f.clone())
+    let narrow = narrows(&cache.query)
+        && query.starts_with(cache.query.as_str())
+        && cache.files == files.len();
+    let mut buf = Vec::new();
+    let mut score = |i: u32| {
+        let f = files.get(i as usize)?;
+        pattern
+            .score(Utf32Str::new(f, &mut buf), matcher)
+            .map(|s| (i, s))
+    };
+    let scored: Vec<(u32, u32)> = if narrow {
+        cache.hits.iter().filter_map(|&i| score(i)).collect()
+    } else {
+        (0..files.len() as u32).filter_map(score).collect()
+    };
+    cache.query = query.to_string();
+    cache.files = files.len();
+    cache.hits = scored.iter().map(|(i, _)| *i).collect();
+    best(files, scored)
+}
+
+/// The first `PICKER_ROWS` of `scored` (file index, score): best score first, among equals
+/// the shorter path, then the list's order. Only those are sorted.
+fn best(files: &[String], mut scored: Vec<(u32, u32)>) -> Vec<String> {
+    let len = |i: u32| files.get(i as usize).map_or(0, String::len);
+    let key = |&(i, s): &(u32, u32)| (std::cmp::Reverse(s), len(i), i);
+    if scored.len() > PICKER_ROWS {
+        scored.select_nth_unstable_by_key(PICKER_ROWS - 1, key);
+        scored.truncate(PICKER_ROWS);
+    }
+    scored.sort_unstable_by_key(key);
+    scored
+        .into_iter()
+        .filter_map(|(i, _)| files.get(i as usize).cloned())
         .collect()
 }
 
@@ -64,7 +130,7 @@ impl Conversation {
             self.picker = true;
             return vec![Ask::Request(Request::Files)];
         };
-        self.path_matches = rank(files, word);
+        self.path_matches = rank_with(files, word, &mut self.picker_cache);
         self.path_sel = 0;
         self.picker = true;
         Vec::new()
@@ -179,7 +245,7 @@ fn attachment(root: &Path, rel: &str, left: &mut usize) -> (String, String) {
 }
 
 /// `812 B`, `31.9 KiB`.
-fn size_text(n: u64) -> String {
+pub(super) fn size_text(n: u64) -> String {
     if n < 1024 {
         format!("{n} B")
     } else {
@@ -201,5 +267,24 @@ mod tests {
         assert_eq!(rank(&files, "rdme"), vec!["README.md"]);
         assert!(rank(&files, "zzz").is_empty());
         assert_eq!(rank(&files, "")[0], "README.md");
+    }
+
+    #[test]
+    fn narrowing_the_last_matches_ranks_as_matching_every_file() {
+        let files: Vec<String> = (0..3000)
+            .map(|i| format!("src/mod{}/file_{i}.rs", i % 37))
+            .chain(["src/Model.rs".to_string(), "a!b".to_string()])
+            .collect();
+        let mut cache = super::PickerCache::default();
+        for q in [
+            "s", "sr", "src", "src/m", "src/mo", "src/m", "f", "fi", "file_1", "file_12", "", "M",
+            "Mo", "a", "a!", "a!b", "1 2", "1 23",
+        ] {
+            assert_eq!(
+                super::rank_with(&files, q, &mut cache),
+                rank(&files, q),
+                "{q:?}"
+            );
+        }
     }
 }

@@ -44,6 +44,10 @@ impl Conversation {
                 self.attach(arg, ctx);
                 Vec::new()
             }
+            "/paste" => {
+                self.paste_image(ctx);
+                Vec::new()
+            }
             "/plan" => self.slash_plan(arg, ctx),
             "/limits" => {
                 let text = limits_text(ctx.detail());
@@ -84,6 +88,27 @@ impl Conversation {
             sanitize::line(path),
             if n == 1 { "" } else { "s" }
         ));
+    }
+}
+
+impl Conversation {
+    /// Ctrl-V and `/paste`: the clipboard's image (read with `wl-paste` or `xclip`) is saved
+    /// and attached to the next message, as `/attach` does.
+    pub fn paste_image(&mut self, ctx: &mut Ctx<'_>) {
+        let saved = crate::tui::clipboard::paste_image()
+            .and_then(|bytes| crate::tui::clipboard::save_pasted(&bytes).map(|p| (p, bytes.len())));
+        match saved {
+            Ok((path, len)) => {
+                self.attachments.push(path);
+                let n = self.attachments.len();
+                ctx.say(format!(
+                    "Pasted a PNG image from the clipboard ({}; {n} image{} with the next message).",
+                    super::picker::size_text(len as u64),
+                    if n == 1 { "" } else { "s" }
+                ));
+            }
+            Err(e) => ctx.fail(e),
+        }
     }
 }
 

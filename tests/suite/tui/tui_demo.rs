@@ -92,7 +92,10 @@ fn the_demo_model_fixes_the_demo_project_with_an_approved_edit_and_runs_its_test
     approve(&mut pty, "run_command  sh test.sh  · waiting");
     let s = pty.wait_for("All tests pass");
     assert!(s.contains("2 passed"), "{s}");
-    pty.wait_for("Done in");
+    let s = pty.wait_for("Done in");
+    // The demo model tells its window: the gauge shows it, never "window unknown".
+    assert!(s.contains("/32k"), "{s}");
+    assert!(!s.contains("window unknown"), "{s}");
 
     // A plan run with two layers.
     pty.keys("/plan make greet.sh greet politely\r");
@@ -287,4 +290,100 @@ fn slash_resume_picks_another_session_and_esc_comes_back() {
     );
     pty.keys("\x03");
     pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+}
+
+/// Ctrl-V (and `/paste`) reads the clipboard's image with `xclip` (a fake one on `$PATH` here):
+/// with no image it says so in one line; with one it is attached (said on the draft), sent with the message
+/// and stored as an asset of the session. A pasted path of an existing image attaches too.
+#[test]
+fn ctrl_v_pastes_the_clipboards_image_and_it_is_sent_as_an_asset() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let root = env.home.parent().unwrap().to_path_buf();
+    let bin = root.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let clip = root.join("clip.png");
+    let png: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR fake image bytes";
+    std::fs::write(
+        bin.join("xclip"),
+        format!(
+            "#!/bin/sh\necho \"$@\" > '{args}'\n[ -f '{clip}' ] || {{ echo 'Error: target image/png not available' >&2; exit 1; }}\ncat '{clip}'\n",
+            args = root.join("xclip-args").display(),
+            clip = clip.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(bin.join("xclip"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tmp = root.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_s = tmp.to_string_lossy().into_owned();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let envs = [
+        ("TMPDIR", tmp_s.as_str()),
+        ("PATH", path.as_str()),
+        ("WAYLAND_DISPLAY", ""),
+        ("NEOCODE_DEMO_PACE_MS", "1"),
+    ];
+    let mut pty = Pty::spawn_args(&env.home, &["demo", "--keep"], &envs, 40, 120);
+    pty.wait_for("13 sessions");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("hello\r");
+    pty.wait_for("Done in");
+
+    // Nothing on the clipboard: one clear line.
+    pty.keys("\x16");
+    pty.wait_for("The clipboard holds no PNG image (xclip: Error: target image/png not");
+    assert_eq!(
+        std::fs::read_to_string(root.join("xclip-args"))
+            .unwrap()
+            .trim(),
+        "-selection clipboard -t image/png -o"
+    );
+    // An image on it: attached, and the draft says so.
+    std::fs::write(&clip, png).unwrap();
+    pty.keys("/paste\r");
+    let s = pty.wait_for("Pasted a PNG image from the clipboard");
+    assert!(s.contains("1 image attached"), "{s}");
+    // A pasted path of an existing image attaches it too; a missing one is text.
+    pty.keys(&format!("\x1b[200~{}\x1b[201~", clip.display()));
+    pty.wait_for("2 images attached");
+    pty.keys("what is this\r");
+    let dir = kept_demo(&tmp);
+    let (sessions, _, _) = demo_sessions(&dir);
+    let id = sessions
+        .list(&ListQuery::default())
+        .unwrap()
+        .items
+        .into_iter()
+        .find(|s| s.title == "hello")
+        .expect("the session")
+        .id;
+    let start = std::time::Instant::now();
+    while sessions.assets(&id).unwrap().len() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(30), "never stored");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let msgs = sessions.messages(&id, 0, i64::MAX).unwrap();
+    let sent = msgs
+        .iter()
+        .find(|m| m.role == Role::User && m.text() == "what is this")
+        .expect("the message with the images");
+    let images = sent
+        .parts
+        .iter()
+        .filter(|p| matches!(p, neocode::session::Part::Image { .. }))
+        .count();
+    assert_eq!(images, 2, "{sent:?}");
+    for a in sessions.assets(&id).unwrap() {
+        let (meta, bytes) = sessions.asset_bytes(&id, &a.id).unwrap();
+        assert_eq!(meta.mime_type, "image/png");
+        assert_eq!(bytes, png);
+    }
+    // The demo model's answer may still run: the first Ctrl-C cancels it, the second quits.
+    pty.keys("\x03");
+    std::thread::sleep(Duration::from_millis(300));
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -142,3 +142,36 @@ fn real_use_fixes_in_a_real_terminal() {
     let code = pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
     assert_eq!(code, 0);
 }
+
+/// `E` on the list writes the selected session as the readable markdown transcript (the same
+/// text as `neocode export --format markdown`) into the current directory; `e` still writes
+/// the JSON session file.
+#[test]
+fn the_export_key_offers_markdown_as_well_as_json() {
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
+    let rt = env.sessions();
+    neocode::tui::demo::load_into(&rt, neocode::session::now_ms()).unwrap();
+    let first = rt.list(&ListQuery::default()).unwrap().items[0].clone();
+    let short: String = first.id.chars().take(8).collect();
+    let cwd = home.parent().unwrap().to_path_buf();
+
+    let mut pty = Pty::spawn(&home, &ws, &[], &[], 35, 120);
+    pty.wait_for("13 sessions");
+    pty.keys("E");
+    pty.wait_for(&format!("{short}.md"));
+    pty.keys("e");
+    pty.wait_for(&format!("{short}.json"));
+    pty.keys("q");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+
+    let md = std::fs::read_to_string(cwd.join(format!("{short}.md"))).unwrap();
+    assert!(md.starts_with(&format!("# {}", first.title)), "{md}");
+    assert!(md.contains("## Transcript"), "{md}");
+    assert!(md.contains(&format!("- **id:** `{}`", first.id)), "{md}");
+    // The very text the command line writes.
+    let doc = rt.export(&first.id).unwrap();
+    assert_eq!(md, neocode::runtime::export_md::markdown(&doc) + "\n");
+    let json = std::fs::read_to_string(cwd.join(format!("{short}.json"))).unwrap();
+    assert!(json.trim_start().starts_with('{'), "{json}");
+}
