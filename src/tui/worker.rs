@@ -129,6 +129,16 @@ pub enum Request {
     },
     /// `/undo`: put back the files the session's last turn changed.
     UndoTurn { id: String },
+    /// What a rewind from message `at` (else the last) would do: the rewind dialog opens on it.
+    RewindPreview { id: String, at: Option<i64> },
+    /// The rewind dialog's Enter: back to the user message `seq`.
+    Rewind {
+        id: String,
+        seq: i64,
+        scope: crate::runtime::rewind::Scope,
+    },
+    /// The session's file changes by turn (the Info tab).
+    FileChanges { id: String },
 }
 
 /// A kind of read whose queued copies collapse to the newest (see [`Request::replaceable`]).
@@ -172,6 +182,9 @@ impl Request {
             | Request::Enqueue { .. }
             | Request::Unqueue { .. }
             | Request::UndoTurn { .. }
+            | Request::RewindPreview { .. }
+            | Request::Rewind { .. }
+            | Request::FileChanges { .. }
             | Request::Files => None,
         }
     }
@@ -274,6 +287,15 @@ pub enum Reply {
     },
     /// `/undo` ran: what it did, one line for the conversation (already sanitised).
     Undone(String),
+    /// What a rewind would do (the dialog opens on it).
+    RewindPreview(Box<crate::tui::rewind::Preview>),
+    /// A rewind was done.
+    Rewound(Box<crate::tui::rewind::Rewound>),
+    /// A session's file changes by turn.
+    FileChanges {
+        id: String,
+        turns: Vec<crate::runtime::rewind::TurnChanges>,
+    },
 }
 
 /// A request with its token.
@@ -396,6 +418,17 @@ fn run(
             Reply::Appended { id, seq }
         }
         Request::UndoTurn { id } => Reply::Undone(undo_turn(sessions, &id)?),
+        Request::RewindPreview { id, at } => {
+            Reply::RewindPreview(Box::new(crate::tui::rewind::preview(sessions, &id, at)?))
+        }
+        Request::Rewind { id, seq, scope } => {
+            Reply::Rewound(Box::new(crate::tui::rewind::apply(sessions, &id, seq, scope)?))
+        }
+        Request::FileChanges { id } => {
+            let last = sessions.header(&id)?.last_seq;
+            let turns = crate::runtime::rewind::turn_changes(sessions, &id, last)?;
+            Reply::FileChanges { id, turns }
+        }
     })
 }
 

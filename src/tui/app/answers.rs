@@ -128,7 +128,23 @@ impl App {
             Reply::Appended { seq, .. } => self.on_appended(seq),
             Reply::Undone(text) => {
                 self.say(text);
-                self.refresh_detail()
+                if let Some(d) = self.browse.detail.as_mut() {
+                    d.changes_requested = false;
+                }
+                let mut effects = self.refresh_detail();
+                effects.extend(self.tab_data());
+                effects
+            }
+            Reply::RewindPreview(p) => self.on_rewind_preview(token, *p),
+            Reply::Rewound(r) => self.on_rewound(*r),
+            Reply::FileChanges { id, turns } => {
+                if self.current(Slot::FileChanges, token)
+                    && let Some(d) = self.browse.detail.as_mut()
+                    && d.id == id
+                {
+                    d.changes = Some(turns);
+                }
+                Vec::new()
             }
             Reply::Files(files) => {
                 self.conv.files = Some(files);

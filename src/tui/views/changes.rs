@@ -1,0 +1,72 @@
+//! The Info tab's file changes (issue 26): the workspace files the session's tools changed,
+//! turn by turn, as `neocode show` lists them. Only the lines in view are built.
+
+use ratatui::text::{Line, Span};
+
+use super::text::fit;
+use crate::sanitize;
+use crate::tui::app::Detail;
+use crate::tui::theme::Theme;
+
+/// Lines `from..from + n` of the file-changes part (a blank, the heading, then each turn's
+/// heading and files), `width` wide at most.
+pub(super) fn lines(t: &Theme, d: &Detail, from: usize, n: usize, width: usize) -> Vec<Line<'static>> {
+    let mut all: Vec<Line<'static>> = Vec::new();
+    let mut at = 0usize;
+    // Pushes line `at` when it is in view; false once the view is full.
+    let mut push = |at: &mut usize, make: &mut dyn FnMut() -> Line<'static>| {
+        if *at >= from && all.len() < n {
+            all.push(make());
+        }
+        *at += 1;
+        all.len() < n
+    };
+    push(&mut at, &mut Line::default);
+    let Some(turns) = &d.changes else {
+        push(&mut at, &mut || {
+            Line::from(Span::styled("file changes  reading…", t.dim()))
+        });
+        return all;
+    };
+    let count: usize = turns.iter().map(|c| c.files.len()).sum();
+    let heading = if count == 0 {
+        "file changes  none: its tools changed no workspace file".to_string()
+    } else {
+        format!(
+            "file changes  {count} in {} turn{} (Alt-R in the conversation rewinds)",
+            turns.len(),
+            if turns.len() == 1 { "" } else { "s" }
+        )
+    };
+    if !push(&mut at, &mut || {
+        Line::from(Span::styled(fit(&heading, width), t.dim()))
+    }) {
+        return all;
+    }
+    for turn in turns {
+        // A turn wholly above the view is skipped without building its lines.
+        if at + 1 + turn.files.len() <= from {
+            at += 1 + turn.files.len();
+            continue;
+        }
+        if !push(&mut at, &mut || {
+            Line::from(Span::styled(format!("  {}", turn.heading()), t.bold()))
+        }) {
+            return all;
+        }
+        for f in &turn.files {
+            let text = format!(
+                "    #{:<4} {:<9} {}{}",
+                f.seq,
+                f.change,
+                sanitize::line(&f.path),
+                f.note()
+            );
+            let style = if f.restorable { t.text() } else { t.warn() };
+            if !push(&mut at, &mut || Line::from(Span::styled(fit(&text, width), style))) {
+                return all;
+            }
+        }
+    }
+    all
+}
