@@ -27,15 +27,9 @@ pub fn choice_name(scope: Scope) -> &'static str {
 /// What a choice does, one line.
 pub fn choice_help(scope: Scope, seq: i64) -> String {
     match scope {
-        Scope::Both => format!(
-            "A new session forked before #{seq}, the files as they were then. The original stays."
-        ),
-        Scope::ConversationOnly => {
-            format!("A new session forked before #{seq}. No file is touched.")
-        }
-        Scope::FilesOnly => {
-            format!("The files as they were before #{seq}. The conversation goes on as it is.")
-        }
+        Scope::Both => format!("A new session forked before #{seq}, the files as they were then."),
+        Scope::ConversationOnly => format!("A new session forked before #{seq}; no file is touched."),
+        Scope::FilesOnly => format!("The files as they were before #{seq}; the same conversation."),
     }
 }
 

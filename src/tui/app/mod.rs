@@ -36,6 +36,7 @@ pub use crate::tui::conversation::commands::{
 };
 pub use crate::tui::conversation::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS};
 pub use crate::tui::transcript::CANCELLED_MARK;
+pub use rewind::ESC_ESC_MS;
 pub use state::{
     Confirm, Detail, Filter, Find, Focus, Overlay, PendingSelection, PlanAsk, Row, Screen,
     SearchState, SessionList, Status, Tab,

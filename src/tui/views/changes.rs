@@ -30,10 +30,10 @@ pub(super) fn lines(t: &Theme, d: &Detail, from: usize, n: usize, width: usize) 
     };
     let count: usize = turns.iter().map(|c| c.files.len()).sum();
     let heading = if count == 0 {
-        "file changes  none: its tools changed no workspace file".to_string()
+        "file changes  none".to_string()
     } else {
         format!(
-            "file changes  {count} in {} turn{} (Alt-R in the conversation rewinds)",
+            "file changes  {count} in {} turn{}; Alt-R in the conversation rewinds",
             turns.len(),
             if turns.len() == 1 { "" } else { "s" }
         )
