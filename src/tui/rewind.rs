@@ -28,7 +28,9 @@ pub fn choice_name(scope: Scope) -> &'static str {
 pub fn choice_help(scope: Scope, seq: i64) -> String {
     match scope {
         Scope::Both => format!("A new session forked before #{seq}, the files as they were then."),
-        Scope::ConversationOnly => format!("A new session forked before #{seq}; no file is touched."),
+        Scope::ConversationOnly => {
+            format!("A new session forked before #{seq}; no file is touched.")
+        }
         Scope::FilesOnly => format!("The files as they were before #{seq}; the same conversation."),
     }
 }
@@ -149,8 +151,7 @@ impl RewindDialog {
             };
             out.push((kind, format!("{:<14} {}{why}", f.word, f.path)));
             for h in &f.hunks {
-                let kind = if h.starts_with("@@") || h.starts_with("---") || h.starts_with("+++")
-                {
+                let kind = if h.starts_with("@@") || h.starts_with("---") || h.starts_with("+++") {
                     LineKind::Hunk
                 } else if h.starts_with('+') {
                     LineKind::Added

@@ -417,18 +417,30 @@ fn run(
             let seq = sessions.mark_interrupted(&id, calls)?;
             Reply::Appended { id, seq }
         }
+        r @ (Request::UndoTurn { .. }
+        | Request::RewindPreview { .. }
+        | Request::Rewind { .. }
+        | Request::FileChanges { .. }) => rewind_request(sessions, r)?,
+    })
+}
+
+/// The requests of rewind (issue 26): `/undo`, the rewind dialog, the Info tab's changes.
+fn rewind_request(sessions: &Sessions, request: Request) -> anyhow::Result<Reply> {
+    use crate::tui::rewind;
+    Ok(match request {
         Request::UndoTurn { id } => Reply::Undone(undo_turn(sessions, &id)?),
         Request::RewindPreview { id, at } => {
-            Reply::RewindPreview(Box::new(crate::tui::rewind::preview(sessions, &id, at)?))
+            Reply::RewindPreview(Box::new(rewind::preview(sessions, &id, at)?))
         }
         Request::Rewind { id, seq, scope } => {
-            Reply::Rewound(Box::new(crate::tui::rewind::apply(sessions, &id, seq, scope)?))
+            Reply::Rewound(Box::new(rewind::apply(sessions, &id, seq, scope)?))
         }
         Request::FileChanges { id } => {
             let last = sessions.header(&id)?.last_seq;
             let turns = crate::runtime::rewind::turn_changes(sessions, &id, last)?;
             Reply::FileChanges { id, turns }
         }
+        other => anyhow::bail!("not a rewind request: {other:?}"),
     })
 }
 

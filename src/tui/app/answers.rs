@@ -126,26 +126,10 @@ impl App {
                 Vec::new()
             }
             Reply::Appended { seq, .. } => self.on_appended(seq),
-            Reply::Undone(text) => {
-                self.say(text);
-                if let Some(d) = self.browse.detail.as_mut() {
-                    d.changes_requested = false;
-                }
-                let mut effects = self.refresh_detail();
-                effects.extend(self.tab_data());
-                effects
-            }
-            Reply::RewindPreview(p) => self.on_rewind_preview(token, *p),
-            Reply::Rewound(r) => self.on_rewound(*r),
-            Reply::FileChanges { id, turns } => {
-                if self.current(Slot::FileChanges, token)
-                    && let Some(d) = self.browse.detail.as_mut()
-                    && d.id == id
-                {
-                    d.changes = Some(turns);
-                }
-                Vec::new()
-            }
+            r @ (Reply::Undone(_)
+            | Reply::RewindPreview(_)
+            | Reply::Rewound(_)
+            | Reply::FileChanges { .. }) => self.rewind_reply(token, r),
             Reply::Files(files) => {
                 self.conv.files = Some(files);
                 if self.conv.picker {

@@ -10,7 +10,7 @@ use super::App;
 use super::state::{Overlay, Screen, Slot};
 use crate::tui::effect::Effect;
 use crate::tui::rewind::{CHOICES, Preview, RewindDialog, Rewound, preview_rows};
-use crate::tui::worker::Request;
+use crate::tui::worker::{Reply, Request};
 
 /// A second Esc this soon (ms) after the one that left the conversation opens the rewind
 /// dialog (Esc alone still goes back at once).
@@ -73,6 +73,33 @@ impl App {
         let mut effects = self.resume(&last.id);
         effects.extend(self.open_rewind(last.id, last.at));
         Some(effects)
+    }
+
+    /// The worker's answers about rewind: `/undo`'s, the dialog's, the Info tab's changes.
+    pub(super) fn rewind_reply(&mut self, token: u64, reply: Reply) -> Vec<Effect> {
+        match reply {
+            Reply::Undone(text) => {
+                self.say(text);
+                if let Some(d) = self.browse.detail.as_mut() {
+                    d.changes_requested = false;
+                }
+                let mut effects = self.refresh_detail();
+                effects.extend(self.tab_data());
+                effects
+            }
+            Reply::RewindPreview(p) => self.on_rewind_preview(token, *p),
+            Reply::Rewound(r) => self.on_rewound(*r),
+            Reply::FileChanges { id, turns } => {
+                if self.current(Slot::FileChanges, token)
+                    && let Some(d) = self.browse.detail.as_mut()
+                    && d.id == id
+                {
+                    d.changes = Some(turns);
+                }
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
     }
 
     /// What a rewind would do arrived: the dialog opens (unless something else was opened

@@ -747,12 +747,6 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     }
     // Long values (ids, paths) wrap under their value column instead of being cut.
     let wrapped = super::parts::wrap_lines(lines, area.width as usize, 12);
-    let (scroll, rows) = (usize::from(d.scroll), usize::from(area.height));
-    let head = wrapped.len();
-    let mut shown: Vec<Line<'static>> = wrapped.into_iter().skip(scroll).take(rows).collect();
-    // The file changes after the header, only the lines in view.
-    let room = rows.saturating_sub(shown.len());
-    let from = scroll.saturating_sub(head);
-    shown.extend(super::changes::lines(t, d, from, room, area.width as usize));
+    let shown = super::changes::with_changes(t, d, wrapped, area);
     frame.render_widget(Paragraph::new(shown), area);
 }

@@ -10,8 +10,7 @@ use super::popup::popup;
 use super::text::fit;
 use crate::tui::app::App;
 use crate::tui::rewind::{
-    CHOICES, HEAD_ROWS, LineKind, RewindDialog, choice_help, choice_name, dialog_area,
-    preview_rows,
+    CHOICES, HEAD_ROWS, LineKind, RewindDialog, choice_help, choice_name, dialog_area, preview_rows,
 };
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, d: &RewindDialog) {

@@ -590,7 +590,7 @@ fn export_with_files_lets_a_rewind_work_after_import_into_another_home() {
     assert_eq!(other.file("created2/nested.txt"), None);
 
     // A blob whose bytes do not match its hash is refused, and nothing is imported.
-    let mut bad = doc.clone();
+    let mut bad = doc;
     bad["blobs"][0]["data_base64"] = json!("AAAA");
     let third = Env::new(KEY, "");
     let bad_path = third.tmp.path().join("bad.json");

@@ -93,13 +93,22 @@ fn two_turns(rt: &Sessions, ws: &Path) -> String {
             ..NewSession::default()
         })
         .unwrap();
-    turn(rt, &h.id, ws, "first: a.txt says one", &[("a.txt", Some("zero\n"), "one\n")]);
+    turn(
+        rt,
+        &h.id,
+        ws,
+        "first: a.txt says one",
+        &[("a.txt", Some("zero\n"), "one\n")],
+    );
     turn(
         rt,
         &h.id,
         ws,
         "second: a.txt says two, and a new file",
-        &[("a.txt", Some("one\n"), "two\n"), ("new.txt", None, "new\n")],
+        &[
+            ("a.txt", Some("one\n"), "two\n"),
+            ("new.txt", None, "new\n"),
+        ],
     );
     h.id
 }
@@ -186,14 +195,21 @@ fn esc_esc_opens_the_dialog_and_enter_rewinds_conversation_and_files() {
     h.key(KeyCode::Esc);
     assert_eq!(h.app.screen, Screen::Browse, "Esc alone still goes back");
     h.key(KeyCode::Esc);
-    assert_eq!(h.app.screen, Screen::Conversation, "back in the conversation");
+    assert_eq!(
+        h.app.screen,
+        Screen::Conversation,
+        "back in the conversation"
+    );
     assert!(h.dialog_open(), "{}", h.screen());
     let s = h.screen();
     insta::assert_snapshot!("rewind_dialog", s);
     assert!(s.contains("Rewind to before message #5"), "{s}");
     assert!(s.contains("▶ 1 conversation and files"), "{s}");
     assert!(s.contains("restored       a.txt"), "{s}");
-    assert!(s.contains("deleted        new.txt (created by the session)"), "{s}");
+    assert!(
+        s.contains("deleted        new.txt (created by the session)"),
+        "{s}"
+    );
     assert!(s.contains("+one"), "{s}");
 
     // Tab: conversation only touches no file; back to the default.
@@ -205,7 +221,11 @@ fn esc_esc_opens_the_dialog_and_enter_rewinds_conversation_and_files() {
     h.key(KeyCode::Enter);
     assert!(!h.dialog_open());
     assert_eq!(read(&h.ws, "a.txt").as_deref(), Some("one\n"));
-    assert_eq!(read(&h.ws, "new.txt"), None, "the file the turn created is gone");
+    assert_eq!(
+        read(&h.ws, "new.txt"),
+        None,
+        "the file the turn created is gone"
+    );
     assert_eq!(h.count(), 2, "a fork: the original is kept");
     let open = h.app.browse.detail.as_ref().unwrap().id.clone();
     assert_ne!(open, h.id, "the conversation is the new session");
@@ -241,7 +261,11 @@ fn alt_r_on_a_selected_message_rewinds_to_it_and_files_only_keeps_the_session() 
     }
     h.key_mod(KeyCode::Char('r'), KeyModifiers::ALT);
     assert!(h.dialog_open(), "{}", h.screen());
-    assert!(h.screen().contains("Rewind to before message #1"), "{}", h.screen());
+    assert!(
+        h.screen().contains("Rewind to before message #1"),
+        "{}",
+        h.screen()
+    );
     h.key(KeyCode::Char('3'));
     assert!(h.screen().contains("▶ 3 files only"), "{}", h.screen());
     h.key(KeyCode::Enter);
@@ -249,8 +273,15 @@ fn alt_r_on_a_selected_message_rewinds_to_it_and_files_only_keeps_the_session() 
     assert_eq!(read(&h.ws, "new.txt"), None);
     assert_eq!(h.count(), 1, "files only: no fork");
     assert_eq!(h.app.browse.detail.as_ref().unwrap().id, h.id);
-    assert_eq!(h.rt.header(&h.id).unwrap().message_count, 9, "the conversation is kept");
-    assert!(h.status().contains("Put the files back as they were before message #1"));
+    assert_eq!(
+        h.rt.header(&h.id).unwrap().message_count,
+        9,
+        "the conversation is kept"
+    );
+    assert!(
+        h.status()
+            .contains("Put the files back as they were before message #1")
+    );
 }
 
 /// Esc in the dialog cancels: no file, no session changes. A lone Esc keeps its meanings:
