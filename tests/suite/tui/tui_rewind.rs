@@ -389,3 +389,84 @@ fn esc_esc_rewinds_in_a_real_terminal() {
     let code = pty.wait_exit(Duration::from_secs(30), "neocode did not quit on Ctrl-C");
     assert_eq!(code, 0);
 }
+
+/// A session with hundreds of file changes: the Info tab builds only the lines in view, and
+/// scrolling shows them in order without a gap or a repeat.
+#[test]
+fn the_info_tab_scrolls_through_many_file_changes() {
+    let env = Env::new();
+    let rt = env.sessions();
+    let h = rt
+        .new_session(NewSession {
+            title: "many files".into(),
+            ..NewSession::default()
+        })
+        .unwrap();
+    let meta = AppendMeta::default();
+    rt.append(
+        &h.id,
+        &[NewMessage::text(Role::User, "make 300 files")],
+        &meta,
+    )
+    .unwrap();
+    let changes: Vec<FileChange> = (0..300)
+        .map(|i| FileChange::Written {
+            path: format!("f{i:03}.txt"),
+            before: Image::Absent,
+            after: Image::Bytes {
+                data: format!("{i}\n").into_bytes(),
+                mode: 0o644,
+            },
+        })
+        .collect();
+    rt.append_with_files(
+        &h.id,
+        &[NewMessage::text(Role::Assistant, "made them")],
+        &meta,
+        &StateUpdate::default(),
+        &changes,
+    )
+    .unwrap();
+    let root = env.location().root().display().to_string();
+    let (app, jobs) = App::new(options(&root, env.tmp.path(), (100, 30), NOW));
+    let mut h = H {
+        app,
+        rt,
+        root,
+        ws: env.workdir.clone(),
+        id: h.id,
+        _env: env,
+    };
+    h.run(jobs);
+    h.key(KeyCode::Tab);
+    while h.app.tab != Tab::Info {
+        h.key(KeyCode::Char(']'));
+    }
+    let shown = |h: &H| -> Vec<usize> {
+        h.screen()
+            .lines()
+            .filter_map(|l| {
+                let at = l.find(" f")?;
+                let name = l[at + 2..].get(..3)?;
+                l[at..].contains(".txt").then(|| name.parse().ok())?
+            })
+            .collect()
+    };
+    for _ in 0..150 {
+        h.key(KeyCode::Down);
+    }
+    let first = shown(&h);
+    assert!(first.len() > 10, "{}", h.screen());
+    assert!(
+        first.windows(2).all(|w| w[1] == w[0] + 1),
+        "in order, no gap: {first:?}"
+    );
+    h.key(KeyCode::Down);
+    let next = shown(&h);
+    assert_eq!(next[0], first[0] + 1, "{first:?} then {next:?}");
+    assert_eq!(next.len(), first.len());
+    for _ in 0..400 {
+        h.key(KeyCode::Down);
+    }
+    assert!(shown(&h).is_empty(), "past the end: {}", h.screen());
+}
