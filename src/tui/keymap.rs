@@ -381,7 +381,7 @@ pub const BINDINGS: &[Binding] = &[
         "Alt-R, Esc Esc",
         Rewind,
         "rewind to the selected message (else the last): conversation and files, conversation only or files only, with a preview (Esc Esc: the editor empty)",
-        None
+        Some(("Alt-R", "rewind"))
     ),
     b!(
         Conversation,

@@ -171,6 +171,7 @@ fn bar_entries(app: &App) -> Vec<(&'static str, &'static str)> {
             A::Find,
             A::Copy,
             A::Fork,
+            A::Rewind,
             A::Help,
             A::Back,
         ],
