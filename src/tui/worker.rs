@@ -335,6 +335,7 @@ fn run(
             | Request::Rename { .. }
             | Request::NewSession { .. }
             | Request::Append { .. }
+            | Request::Rewind { .. }
     ) {
         // A write through this connection: `data_version` does not see it.
         filter.invalidate();

@@ -45,6 +45,10 @@ impl App {
             self.fail("Rewind: wait for the turn to end first (Esc cancels it).");
             return Vec::new();
         }
+        if self.running_elsewhere() && self.browse.detail.as_ref().is_some_and(|d| d.id == id) {
+            self.fail("Rewind: this session runs in another neocode process; wait until it stops.");
+            return Vec::new();
+        }
         self.say("Reading what a rewind would do…");
         vec![self.ask(Some(Slot::Rewind), Request::RewindPreview { id, at })]
     }

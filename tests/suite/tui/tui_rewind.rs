@@ -470,3 +470,32 @@ fn the_info_tab_scrolls_through_many_file_changes() {
     }
     assert!(shown(&h).is_empty(), "past the end: {}", h.screen());
 }
+
+/// A file the user edited after the session's last write is skipped: the preview says so and
+/// why, the rewind leaves it as it is, and the conversation says which file and why.
+#[test]
+fn a_file_edited_since_is_skipped_and_the_conversation_says_why() {
+    let mut h = H::new(100, 30);
+    put(&h.ws, "a.txt", "mine\n");
+    h.open();
+    h.key_mod(KeyCode::Char('r'), KeyModifiers::ALT);
+    let s = h.screen();
+    assert!(
+        s.contains("skipped        a.txt (changed since the session's last write)"),
+        "{s}"
+    );
+    assert!(!s.contains("--force"), "the TUI has no --force: {s}");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        read(&h.ws, "a.txt").as_deref(),
+        Some("mine\n"),
+        "left alone"
+    );
+    assert_eq!(read(&h.ws, "new.txt"), None);
+    let status = h.status();
+    assert!(status.contains("1 deleted"), "{status}");
+    assert!(
+        status.contains("Skipped: a.txt (changed since the session's last write)"),
+        "{status}"
+    );
+}
