@@ -499,3 +499,37 @@ fn a_file_edited_since_is_skipped_and_the_conversation_says_why() {
         "{status}"
     );
 }
+
+/// The real binary in a terminal, the message key: Alt-↑ selects the last message, Alt-R
+/// opens the dialog at its turn (#5), `3` chooses files only, Enter: the files are back and
+/// no session is made.
+#[test]
+fn alt_r_on_a_selected_message_in_a_real_terminal() {
+    let env = Env::new();
+    let rt = env.sessions();
+    let ws = env.workdir.clone();
+    let id = two_turns(&rt, &ws);
+    let mut pty = Pty::spawn(&env.home, &ws, &[], &[], 30, 100);
+    pty.wait_for("edit the files");
+    pty.keys("\r");
+    pty.wait_for("Assistant  #9");
+    pty.keys("\x1b[1;3A");
+    std::thread::sleep(Duration::from_millis(150));
+    pty.keys("\x1br");
+    pty.wait_for("Rewind to before message #5");
+    pty.keys("3");
+    pty.wait_for("▶ 3 files only");
+    pty.keys("\r");
+    pty.wait_for("Put the files back as they were before message #5");
+    assert_eq!(read(&ws, "a.txt").as_deref(), Some("one\n"));
+    assert_eq!(read(&ws, "new.txt"), None);
+    let all = rt
+        .list(&neocode::session::ListQuery::default())
+        .unwrap()
+        .items;
+    assert_eq!(all.len(), 1, "files only: no fork");
+    assert_eq!(rt.header(&id).unwrap().message_count, 9);
+    pty.keys("\x03");
+    let code = pty.wait_exit(Duration::from_secs(30), "neocode did not quit on Ctrl-C");
+    assert_eq!(code, 0);
+}
