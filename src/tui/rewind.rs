@@ -1,8 +1,8 @@
 //! The rewind dialog's state (issue 26): which message, what to go back ("conversation and
 //! files" / "conversation only" / "files only"), the preview of what happens to each file,
 //! scrolled. The plan, the preview and the rewind itself are the runtime's
-//! ([`crate::runtime::rewind`]); the storage worker calls [`preview`] and [`apply`], the
-//! router (`app/rewind.rs`) takes the keys and the view (`views/rewind.rs`) draws it.
+//! ([`crate::runtime::rewind`]); the storage worker calls [`preview`], [`apply`] and
+//! [`undo_turn`] (`/undo`), the router (`app/rewind.rs`) takes the keys and the view (`views/rewind.rs`) draws it.
 
 use ratatui::layout::Rect;
 
@@ -287,4 +287,37 @@ pub fn summary(plan: &Plan, result_id: &str) -> String {
         text.push_str(&format!(" Skipped: {}.", left.join(", ")));
     }
     text
+}
+
+/// `/undo`'s line: how many files went back, and each one left alone.
+pub fn undo_turn(sessions: &Sessions, id: &str) -> anyhow::Result<String> {
+    let Some((plan, applied)) = rewind::undo_last_turn(sessions, id)? else {
+        return Ok("/undo: this session has no turn yet.".into());
+    };
+    let done = plan
+        .files
+        .iter()
+        .filter(|f| f.action.changes_file())
+        .count();
+    let left: Vec<String> = plan
+        .files
+        .iter()
+        .filter(|f| matches!(f.action, Action::Skip(_) | Action::NotRestorable(_)))
+        .map(|f| format!("{} ({})", sanitize::line(&f.path), f.action.why()))
+        .collect();
+    let mut text = if applied {
+        format!(
+            "Undid the last turn's changes to {done} file{}; `neocode rewind {} --undo` puts them back.",
+            if done == 1 { "" } else { "s" },
+            sanitize::line(id)
+        )
+    } else if left.is_empty() {
+        "The last turn changed no file.".to_string()
+    } else {
+        "Nothing was undone.".to_string()
+    };
+    if !left.is_empty() {
+        text.push_str(&format!(" Left as they are: {}.", left.join(", ")));
+    }
+    Ok(text)
 }

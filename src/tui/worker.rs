@@ -429,7 +429,7 @@ fn run(
 fn rewind_request(sessions: &Sessions, request: Request) -> anyhow::Result<Reply> {
     use crate::tui::rewind;
     Ok(match request {
-        Request::UndoTurn { id } => Reply::Undone(undo_turn(sessions, &id)?),
+        Request::UndoTurn { id } => Reply::Undone(rewind::undo_turn(sessions, &id)?),
         Request::RewindPreview { id, at } => {
             Reply::RewindPreview(Box::new(rewind::preview(sessions, &id, at)?))
         }
@@ -468,41 +468,6 @@ fn unqueue(sessions: &Sessions, id: String, qid: i64) -> anyhow::Result<Reply> {
         _ => None,
     };
     queue_read(sessions, id, Some(taken))
-}
-
-/// `/undo`'s line: how many files went back, and each one left alone.
-fn undo_turn(sessions: &Sessions, id: &str) -> anyhow::Result<String> {
-    use crate::runtime::rewind::{self, Action};
-    use crate::sanitize;
-    let Some((plan, applied)) = rewind::undo_last_turn(sessions, id)? else {
-        return Ok("/undo: this session has no turn yet.".into());
-    };
-    let done = plan
-        .files
-        .iter()
-        .filter(|f| f.action.changes_file())
-        .count();
-    let left: Vec<String> = plan
-        .files
-        .iter()
-        .filter(|f| matches!(f.action, Action::Skip(_) | Action::NotRestorable(_)))
-        .map(|f| format!("{} ({})", sanitize::line(&f.path), f.action.why()))
-        .collect();
-    let mut text = if applied {
-        format!(
-            "Undid the last turn's changes to {done} file{}; `neocode rewind {} --undo` puts them back.",
-            if done == 1 { "" } else { "s" },
-            sanitize::line(id)
-        )
-    } else if left.is_empty() {
-        "The last turn changed no file.".to_string()
-    } else {
-        "Nothing was undone.".to_string()
-    };
-    if !left.is_empty() {
-        text.push_str(&format!(" Left as they are: {}.", left.join(", ")));
-    }
-    Ok(text)
 }
 
 /// A page of the list (and the count, when asked).
