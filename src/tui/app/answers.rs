@@ -327,6 +327,8 @@ impl App {
         let note = warn.then(|| interrupted_note(&interrupted));
         d.interrupted = interrupted;
         d.context = Some(context);
+        // The Info tab's file changes are read again with it (a turn may have made more).
+        d.changes_requested = false;
         let id = d.id.clone();
         if let Some(note) = note {
             self.say(note);
