@@ -136,6 +136,10 @@ pub enum Command {
         /// Replace the output file if it exists.
         #[arg(long, requires = "output")]
         force: bool,
+        /// Also carry the file changes and the snapshots of the files the session's tools
+        /// changed (JSON only), so `neocode rewind` works after `import`.
+        #[arg(long)]
+        with_files: bool,
     },
     /// Read a session file into this workspace and print the session's id; with --from,
     /// import Claude Code or Codex history.

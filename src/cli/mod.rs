@@ -210,7 +210,14 @@ pub fn run(cli: Cli) -> CmdResult {
             format,
             output,
             force,
-        }) => transfer::export(&location(&cli)?, id, *format, output.as_deref(), *force),
+            with_files,
+        }) => transfer::export(
+            &location(&cli)?,
+            id,
+            *format,
+            output.as_deref(),
+            (*force, *with_files),
+        ),
         Some(Command::Import {
             paths,
             new_id,

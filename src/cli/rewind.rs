@@ -10,6 +10,8 @@ use crate::runtime::Location;
 use crate::runtime::rewind::{self, Plan, RewindError, Scope};
 use crate::sanitize;
 
+pub(super) use crate::runtime::rewind::{TurnChanges, turn_changes};
+
 pub const REWIND_HELP: &str = "\
 Examples:
   neocode show last                       find the seq of the user message to go back to
@@ -197,103 +199,18 @@ fn confirm(plan: &Plan) -> CmdResult {
     }
 }
 
-/// One file change as `show` lists it.
-#[derive(Debug, serde::Serialize)]
-pub(super) struct ShownChange {
-    /// The tool result that made it.
-    pub seq: i64,
-    pub path: String,
-    /// `created`, `modified` or `deleted`.
-    pub change: &'static str,
-    /// `tool` (write_file / edit_file) or `command` (run_command).
-    pub by: &'static str,
-    /// Whether a rewind can put back the state before it.
-    pub restorable: bool,
-}
-
-/// A turn's file changes: the user message that started it (0: before any, or recorded
-/// before a compaction renumbered the transcript).
-#[derive(Debug, serde::Serialize)]
-pub(super) struct TurnChanges {
-    pub turn: i64,
-    pub files: Vec<ShownChange>,
-}
-
-/// A session's file changes grouped by the turn they happened in.
-pub(super) fn turn_changes(
-    sessions: &crate::runtime::Sessions,
-    id: &str,
-    last_seq: i64,
-) -> Result<Vec<TurnChanges>, Failure> {
-    use crate::session::{CommandChange, FileState, Role};
-    let changes = sessions.file_changes(id)?;
-    if changes.is_empty() {
-        return Ok(Vec::new());
-    }
-    let users: Vec<i64> = sessions
-        .messages(id, 1, last_seq)?
-        .iter()
-        .filter(|m| m.role == Role::User)
-        .map(|m| m.seq)
-        .collect();
-    let mut out: Vec<TurnChanges> = Vec::new();
-    for c in changes {
-        let turn = users
-            .iter()
-            .rev()
-            .find(|u| **u <= c.seq && c.seq > 0)
-            .copied()
-            .unwrap_or(0);
-        let change = match (&c.by_command, &c.before, &c.after) {
-            (Some(k), _, _) => k.as_str(),
-            (None, FileState::Absent, _) => CommandChange::Created.as_str(),
-            (None, _, FileState::Absent) => CommandChange::Deleted.as_str(),
-            (None, _, _) => CommandChange::Modified.as_str(),
-        };
-        let shown = ShownChange {
-            seq: c.seq,
-            change,
-            by: if c.by_command.is_some() {
-                "command"
-            } else {
-                "tool"
-            },
-            restorable: c.before_tree.is_some()
-                || (c.by_command.is_none() && c.before != FileState::Unknown),
-            path: c.path,
-        };
-        match out.last_mut() {
-            Some(t) if t.turn == turn => t.files.push(shown),
-            _ => out.push(TurnChanges {
-                turn,
-                files: vec![shown],
-            }),
-        }
-    }
-    Ok(out)
-}
-
 /// `show`'s text lines for [`turn_changes`].
 pub(super) fn turn_lines(turns: &[TurnChanges]) -> Vec<String> {
     let mut lines = Vec::new();
     for t in turns {
-        lines.push(if t.turn > 0 {
-            format!("  turn at message {}", t.turn)
-        } else {
-            "  earlier (before a compaction)".to_string()
-        });
+        lines.push(format!("  {}", t.heading()));
         for f in &t.files {
-            let note = match (f.by, f.restorable) {
-                ("command", true) => " (by a command; restorable from git's snapshot)",
-                ("command", false) => " (by a command, not restorable)",
-                (_, false) => " (not snapshotted)",
-                _ => "",
-            };
             lines.push(format!(
-                "    #{:<4} {:<9} {}{note}",
+                "    #{:<4} {:<9} {}{}",
                 f.seq,
                 f.change,
-                sanitize::line(&f.path)
+                sanitize::line(&f.path),
+                f.note()
             ));
         }
     }

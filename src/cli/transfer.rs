@@ -22,7 +22,7 @@ pub fn export(
     key: &str,
     format: ExportFormat,
     output: Option<&Path>,
-    force: bool,
+    (force, with_files): (bool, bool),
 ) -> CmdResult {
     let to_file = output.filter(|p| *p != Path::new("-"));
     if let Some(path) = to_file
@@ -34,9 +34,18 @@ pub fn export(
             sanitize::line(&path.to_string_lossy())
         )));
     }
+    if with_files && format != ExportFormat::Json {
+        return Err(Failure::usage(
+            "--with-files is for the JSON session file (--format json)",
+        ));
+    }
     let (sessions, id) = open_for_id(loc, key)?;
     let doc = sessions.export(&id)?;
     let mut text = match format {
+        ExportFormat::Json if with_files => fmt::to_json(&file::WithFiles {
+            doc: &doc,
+            files: &sessions.export_files(&id)?,
+        }),
         ExportFormat::Json => fmt::to_json(&doc),
         ExportFormat::Markdown => match to_file {
             Some(path) => {
@@ -110,8 +119,10 @@ pub fn import(loc: &Location, source: &Path, new_id: bool) -> CmdResult {
     })?;
     let doc = file::parse(&text)
         .map_err(|e| Failure::usage(format!("{shown}: {}", sanitize::line(&e.to_string()))))?;
+    let files = file::parse_files(&text)
+        .map_err(|e| Failure::usage(format!("{shown}: {}", sanitize::line(&e.to_string()))))?;
     let sessions = Sessions::open(loc)?;
-    let header = sessions.import(&doc, new_id)?;
+    let header = sessions.import_with_files(&doc, &files, new_id)?;
     let mut out = Out::stdout();
     out.line(&sanitize::line(&header.id))?;
     out.finish()

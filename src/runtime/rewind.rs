@@ -16,6 +16,10 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
+mod changes;
+
+pub use changes::{ShownChange, TurnChanges, turn_changes};
+
 use super::Sessions;
 use super::tools::git_snapshot;
 use crate::session::{FileChangeRow, FileState, Rewind, RewindFile, RewindState, Role, StoreError};
@@ -330,8 +334,16 @@ pub fn hunks(sessions: &Sessions, f: &FilePlan) -> Vec<String> {
 
 /// The seq of the session's last user message (`None`: it has none).
 pub fn last_user_seq(sessions: &Sessions, session_id: &str) -> Result<Option<i64>> {
+    user_seq_at(sessions, session_id, None)
+}
+
+/// The user message a rewind from message `at` goes back to: `at` itself when it is a user
+/// message, else the one that started its turn (the last user message at or before it);
+/// without `at`, the session's last user message. `None`: there is none.
+pub fn user_seq_at(sessions: &Sessions, session_id: &str, at: Option<i64>) -> Result<Option<i64>> {
     const WINDOW: i64 = 256;
-    let mut to = sessions.header(session_id)?.last_seq;
+    let last = sessions.header(session_id)?.last_seq;
+    let mut to = at.map_or(last, |a| a.min(last));
     while to >= 1 {
         let from = (to - WINDOW + 1).max(1);
         let msgs = sessions.messages(session_id, from, to)?;

@@ -381,6 +381,21 @@ impl Sessions {
         file::import(&self.store, doc, new_id)
     }
 
+    /// The session's file changes and the snapshots they refer to (`export --with-files`).
+    pub fn export_files(&self, id: &str) -> Result<file::FileSnapshots> {
+        file::export_files(&self.store, id)
+    }
+
+    /// [`Sessions::import`] with the file snapshots an `export --with-files` carried.
+    pub fn import_with_files(
+        &self,
+        doc: &SessionFile,
+        files: &file::FileSnapshots,
+        new_id: bool,
+    ) -> Result<SessionHeader> {
+        file::import_with_files(&self.store, doc, files, new_id)
+    }
+
     pub(crate) fn store(&self) -> &Store {
         &self.store
     }

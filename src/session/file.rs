@@ -7,6 +7,10 @@
 //! sub-agent link (apart from the fork link) and the `source` it was imported from. A
 //! version 1 file is a version 2 file without them.
 
+mod files;
+
+pub use files::{FileBlob, FileSnapshots, WithFiles, export_files, import_with_files, parse_files};
+
 use std::collections::HashSet;
 
 use base64::Engine;

@@ -112,7 +112,7 @@ impl FileState {
 }
 
 /// One recorded change, read back.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileChangeRow {
     /// The tool result's message.
     pub seq: i64,

@@ -91,4 +91,6 @@ pub enum Action {
     CopyCode,
     /// Open the session picker over the conversation (`/resume`).
     ResumePicker,
+    /// Open the rewind dialog at the selected message (else the last user message).
+    Rewind,
 }

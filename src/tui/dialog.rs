@@ -47,6 +47,8 @@ pub enum Overlay {
     /// `/resume`: the session list over the conversation, with the list's filter (its text
     /// and matches are the list's own); Enter switches, Esc returns.
     Resume,
+    /// The rewind dialog (Esc Esc, Alt-R): what to go back, the preview, Enter does it.
+    Rewind(Box<crate::tui::rewind::RewindDialog>),
 }
 
 /// The plan a `/plan` run proposes.

@@ -237,6 +237,14 @@ pub const BINDINGS: &[Binding] = &[
     ),
     b!(
         Browse,
+        [(KeyCode::Char('r'), N)],
+        "r",
+        Rewind,
+        "rewind to the selected message (else the last): conversation and files, conversation only or files only, with a preview",
+        None
+    ),
+    b!(
+        Browse,
         [(KeyCode::Char('e'), N)],
         "e",
         Export,
@@ -374,6 +382,14 @@ pub const BINDINGS: &[Binding] = &[
         Fork,
         "fork at the selected message (else the end; also /fork)",
         Some(("Ctrl-O", "fork"))
+    ),
+    b!(
+        Conversation,
+        [(KeyCode::Char('r'), A)],
+        "Alt-R, Esc Esc",
+        Rewind,
+        "rewind to the selected message (else the last): conversation and files, conversation only or files only, with a preview (Esc Esc: the editor empty)",
+        Some(("Alt-R", "rewind"))
     ),
     b!(
         Conversation,

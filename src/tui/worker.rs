@@ -131,6 +131,16 @@ pub enum Request {
     },
     /// `/undo`: put back the files the session's last turn changed.
     UndoTurn { id: String },
+    /// What a rewind from message `at` (else the last) would do: the rewind dialog opens on it.
+    RewindPreview { id: String, at: Option<i64> },
+    /// The rewind dialog's Enter: back to the user message `seq`.
+    Rewind {
+        id: String,
+        seq: i64,
+        scope: crate::runtime::rewind::Scope,
+    },
+    /// The session's file changes by turn (the Info tab).
+    FileChanges { id: String },
 }
 
 /// A kind of read whose queued copies collapse to the newest (see [`Request::replaceable`]).
@@ -174,6 +184,9 @@ impl Request {
             | Request::Enqueue { .. }
             | Request::Unqueue { .. }
             | Request::UndoTurn { .. }
+            | Request::RewindPreview { .. }
+            | Request::Rewind { .. }
+            | Request::FileChanges { .. }
             | Request::Files => None,
         }
     }
@@ -276,6 +289,15 @@ pub enum Reply {
     },
     /// `/undo` ran: what it did, one line for the conversation (already sanitised).
     Undone(String),
+    /// What a rewind would do (the dialog opens on it).
+    RewindPreview(Box<crate::tui::rewind::Preview>),
+    /// A rewind was done.
+    Rewound(Box<crate::tui::rewind::Rewound>),
+    /// A session's file changes by turn.
+    FileChanges {
+        id: String,
+        turns: Vec<crate::runtime::rewind::TurnChanges>,
+    },
 }
 
 /// A request with its token.
@@ -315,6 +337,7 @@ fn run(
             | Request::Rename { .. }
             | Request::NewSession { .. }
             | Request::Append { .. }
+            | Request::Rewind { .. }
     ) {
         // A write through this connection: `data_version` does not see it.
         filter.invalidate();
@@ -397,7 +420,30 @@ fn run(
             let seq = sessions.mark_interrupted(&id, calls)?;
             Reply::Appended { id, seq }
         }
-        Request::UndoTurn { id } => Reply::Undone(undo_turn(sessions, &id)?),
+        r @ (Request::UndoTurn { .. }
+        | Request::RewindPreview { .. }
+        | Request::Rewind { .. }
+        | Request::FileChanges { .. }) => rewind_request(sessions, r)?,
+    })
+}
+
+/// The requests of rewind (issue 26): `/undo`, the rewind dialog, the Info tab's changes.
+fn rewind_request(sessions: &Sessions, request: Request) -> anyhow::Result<Reply> {
+    use crate::tui::rewind;
+    Ok(match request {
+        Request::UndoTurn { id } => Reply::Undone(rewind::undo_turn(sessions, &id)?),
+        Request::RewindPreview { id, at } => {
+            Reply::RewindPreview(Box::new(rewind::preview(sessions, &id, at)?))
+        }
+        Request::Rewind { id, seq, scope } => {
+            Reply::Rewound(Box::new(rewind::apply(sessions, &id, seq, scope)?))
+        }
+        Request::FileChanges { id } => {
+            let last = sessions.header(&id)?.last_seq;
+            let turns = crate::runtime::rewind::turn_changes(sessions, &id, last)?;
+            Reply::FileChanges { id, turns }
+        }
+        other => anyhow::bail!("not a rewind request: {other:?}"),
     })
 }
 
@@ -424,41 +470,6 @@ fn unqueue(sessions: &Sessions, id: String, qid: i64) -> anyhow::Result<Reply> {
         _ => None,
     };
     queue_read(sessions, id, Some(taken))
-}
-
-/// `/undo`'s line: how many files went back, and each one left alone.
-fn undo_turn(sessions: &Sessions, id: &str) -> anyhow::Result<String> {
-    use crate::runtime::rewind::{self, Action};
-    use crate::sanitize;
-    let Some((plan, applied)) = rewind::undo_last_turn(sessions, id)? else {
-        return Ok("/undo: this session has no turn yet.".into());
-    };
-    let done = plan
-        .files
-        .iter()
-        .filter(|f| f.action.changes_file())
-        .count();
-    let left: Vec<String> = plan
-        .files
-        .iter()
-        .filter(|f| matches!(f.action, Action::Skip(_) | Action::NotRestorable(_)))
-        .map(|f| format!("{} ({})", sanitize::line(&f.path), f.action.why()))
-        .collect();
-    let mut text = if applied {
-        format!(
-            "Undid the last turn's changes to {done} file{}; `neocode rewind {} --undo` puts them back.",
-            if done == 1 { "" } else { "s" },
-            sanitize::line(id)
-        )
-    } else if left.is_empty() {
-        "The last turn changed no file.".to_string()
-    } else {
-        "Nothing was undone.".to_string()
-    };
-    if !left.is_empty() {
-        text.push_str(&format!(" Left as they are: {}.", left.join(", ")));
-    }
-    Ok(text)
 }
 
 /// A page of the list (and the count, when asked).

@@ -186,6 +186,20 @@ impl Store {
         })
     }
 
+    /// Records an imported session's file changes (`import` of a file exported with
+    /// `--with-files`); the blobs they name are stored already.
+    pub fn import_file_changes(&self, session_id: &str, rows: &[FileChangeRow]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        self.write(|tx| {
+            for r in rows {
+                insert_change(tx, session_id, r.seq, r)?;
+            }
+            Ok(())
+        })
+    }
+
     /// Journals a rewind (state `applying`) before any file is touched; the blobs of its
     /// targets and previous states must be stored already.
     pub fn begin_rewind(&self, rw: &Rewind) -> Result<()> {

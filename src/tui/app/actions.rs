@@ -13,7 +13,7 @@ use crate::tui::input::Input;
 use crate::tui::worker::Request;
 
 impl App {
-    fn selected_id(&self) -> Option<(String, String)> {
+    pub(super) fn selected_id(&self) -> Option<(String, String)> {
         if (self.screen == Screen::Conversation || self.focus == Focus::Detail)
             && let Some(d) = &self.browse.detail
         {
@@ -32,7 +32,7 @@ impl App {
             .map(|s| (s.id.clone(), sanitize::line(s.display_title()).into_owned()))
     }
 
-    fn transcript_selection(&self) -> Option<i64> {
+    pub(super) fn transcript_selection(&self) -> Option<i64> {
         let in_transcript = self.screen == Screen::Conversation
             || (self.focus == Focus::Detail && self.tab == Tab::Transcript);
         if !in_transcript {
@@ -78,6 +78,7 @@ impl App {
             Action::FindNext => self.find_step(true),
             Action::FindPrev => self.find_step(false),
             Action::ResumePicker => self.open_resume(),
+            Action::Rewind => self.rewind_selected(),
             Action::Copy => self.copy_selected(false),
             Action::CopyCode => self.copy_selected(true),
             Action::Search => {
@@ -331,6 +332,14 @@ impl App {
             return self.sync_detail();
         }
         if self.screen == Screen::Conversation {
+            if self.conv.composer.text().is_empty()
+                && self.card_focus().is_none()
+                && let Some(d) = &self.browse.detail
+            {
+                // A second Esc soon after opens the rewind dialog (`rewind`).
+                let at = d.transcript.as_ref().and_then(|t| t.selected);
+                self.remember_esc(d.id.clone(), at);
+            }
             self.stash_draft();
             self.screen = Screen::Browse;
             self.status = None;

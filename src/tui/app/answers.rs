@@ -126,10 +126,10 @@ impl App {
                 Vec::new()
             }
             Reply::Appended { seq, .. } => self.on_appended(seq),
-            Reply::Undone(text) => {
-                self.say(text);
-                self.refresh_detail()
-            }
+            r @ (Reply::Undone(_)
+            | Reply::RewindPreview(_)
+            | Reply::Rewound(_)
+            | Reply::FileChanges { .. }) => self.rewind_reply(token, r),
             Reply::Files(files) => {
                 self.conv.files = Some(files);
                 if self.conv.picker {
@@ -327,6 +327,8 @@ impl App {
         let note = warn.then(|| interrupted_note(&interrupted));
         d.interrupted = interrupted;
         d.context = Some(context);
+        // The Info tab's file changes are read again with it (a turn may have made more).
+        d.changes_requested = false;
         let id = d.id.clone();
         if let Some(note) = note {
             self.say(note);

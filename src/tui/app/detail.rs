@@ -83,6 +83,14 @@ impl App {
             let id = d.id.clone();
             effects.push(self.ask(Some(Slot::Usage), Request::Usage { id }));
         }
+        if self.tab == Tab::Info
+            && let Some(d) = self.browse.detail.as_mut()
+            && !d.changes_requested
+        {
+            d.changes_requested = true;
+            let id = d.id.clone();
+            effects.push(self.ask(Some(Slot::FileChanges), Request::FileChanges { id }));
+        }
         effects.extend(self.load_window());
         effects
     }

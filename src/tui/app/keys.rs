@@ -26,6 +26,7 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
+        let esc_back = self.esc_back.take();
         if crate::tui::keymap::is_ctrl_c(&key) {
             // The first Ctrl-C stops a running turn; the next one quits.
             if self
@@ -64,12 +65,16 @@ impl App {
             Overlay::Plan(p) => return self.plan_key(p, key),
             Overlay::Models { names, selected } => return self.models_key(names, selected, key),
             Overlay::Resume => return self.resume_key(key),
+            Overlay::Rewind(d) => return self.rewind_key(d, key),
             Overlay::Search(mut s) => {
                 return self.search_key(&mut s, key).unwrap_or_else(|| {
                     self.overlay = Overlay::Search(s);
                     Vec::new()
                 });
             }
+        }
+        if let Some(effects) = self.esc_esc(&key, esc_back) {
+            return effects;
         }
         if let Some(effects) = self.find_key(&key) {
             return effects;

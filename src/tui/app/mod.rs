@@ -21,6 +21,7 @@ mod find;
 mod keys;
 mod list;
 mod resume;
+mod rewind;
 mod state;
 mod turn;
 
@@ -35,6 +36,7 @@ pub use crate::tui::conversation::commands::{
 };
 pub use crate::tui::conversation::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS};
 pub use crate::tui::transcript::CANCELLED_MARK;
+pub use rewind::ESC_ESC_MS;
 pub use state::{
     Confirm, Detail, Filter, Find, Focus, Overlay, PendingSelection, PlanAsk, Row, Screen,
     SearchState, SessionList, Status, Tab,
@@ -127,6 +129,8 @@ pub struct App {
     /// The open conversation: editor, running turn, cards.
     pub conv: Conversation,
     requests: Requests,
+    /// The Esc that just left a conversation (a second one opens the rewind dialog).
+    esc_back: Option<rewind::EscBack>,
 }
 
 impl App {
@@ -152,6 +156,7 @@ impl App {
             browse: Browse::default(),
             conv: Conversation::new(opts.now_ms),
             requests: Requests::default(),
+            esc_back: None,
         };
         app.conv.root = std::path::PathBuf::from(&app.paths.root);
         // The change counter's baseline is taken before the first list is read (one worker,

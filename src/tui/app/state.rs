@@ -38,4 +38,8 @@ pub(super) enum Slot {
     History,
     /// Transcript search in the open session.
     Find,
+    /// The rewind dialog's preview (a newer one replaces it).
+    Rewind,
+    /// The Info tab's file changes.
+    FileChanges,
 }

@@ -252,6 +252,10 @@ pub struct Detail {
     pub queued: Vec<crate::session::QueuedMessage>,
     /// Search in its transcript, while open.
     pub find: Option<Find>,
+    /// Its file changes by turn (Info tab), once loaded.
+    pub changes: Option<Vec<crate::runtime::rewind::TurnChanges>>,
+    /// The file changes were asked for.
+    pub changes_requested: bool,
 }
 
 impl Detail {
@@ -272,6 +276,8 @@ impl Detail {
             steps: Vec::new(),
             plan_sel: 0,
             find: None,
+            changes: None,
+            changes_requested: false,
         }
     }
 

@@ -747,5 +747,6 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
     }
     // Long values (ids, paths) wrap under their value column instead of being cut.
     let wrapped = super::parts::wrap_lines(lines, area.width as usize, 12);
-    frame.render_widget(Paragraph::new(wrapped).scroll((d.scroll, 0)), area);
+    let shown = super::changes::with_changes(t, d, wrapped, area);
+    frame.render_widget(Paragraph::new(shown), area);
 }

@@ -1,6 +1,7 @@
 //! Pure views: functions of the app state that draw a frame. They read the state and the
 //! layout it settled on; they write nothing back.
 
+mod changes;
 mod conversation;
 mod detail;
 mod find;
@@ -10,6 +11,7 @@ mod overlay;
 mod parts;
 mod popup;
 mod resume;
+mod rewind;
 mod text;
 
 use ratatui::Frame;
@@ -169,6 +171,7 @@ fn bar_entries(app: &App) -> Vec<(&'static str, &'static str)> {
             A::Find,
             A::Copy,
             A::Fork,
+            A::Rewind,
             A::Help,
             A::Back,
         ],
@@ -302,6 +305,12 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Overlay::Plan(_) => keymap::bar(keymap::Context::Plan).collect(),
         Overlay::Help(_) => vec![("↑↓", "scroll"), ("any key", "close")],
         Overlay::Models { .. } => vec![("↑↓", "choose"), ("Enter", "switch"), ("Esc", "keep")],
+        Overlay::Rewind(_) => vec![
+            ("Enter", "rewind"),
+            ("Tab", "choose"),
+            ("↑↓", "scroll"),
+            ("Esc", "cancel"),
+        ],
         Overlay::Resume => vec![
             ("type", "to filter"),
             ("↑↓", "choose"),

@@ -73,6 +73,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
         Overlay::Plan(p) => plan(frame, app, size, p),
         Overlay::Models { names, selected } => models(frame, app, size, names, *selected),
         Overlay::Resume => super::resume::draw(frame, app, size),
+        Overlay::Rewind(d) => super::rewind::draw(frame, app, d),
     }
 }
 

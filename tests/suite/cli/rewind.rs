@@ -545,3 +545,58 @@ fn slash_undo_puts_back_the_last_turns_files() {
     ok(env.nc(&["rewind", &id, "--undo", "--yes"]));
     assert_eq!(env.file("a.txt").unwrap().0, b"beta\n");
 }
+
+/// `export --with-files` carries the file changes and their snapshots: imported into another
+/// home (the workspace's files copied there as they are now), a rewind puts back the exact
+/// bytes and modes. Without the flag the file carries neither.
+#[test]
+fn export_with_files_lets_a_rewind_work_after_import_into_another_home() {
+    let env = Env::new(KEY, "");
+    let id = two_turns(&env);
+    let turns = env.turns(&id);
+    let plain = ok(env.nc(&["export", &id]));
+    assert!(
+        !plain.contains("\"blobs\"") && !plain.contains("\"file_changes\""),
+        "{plain}"
+    );
+    let out = env.tmp.path().join("with-files.json");
+    let out_s = out.to_string_lossy().into_owned();
+    ok(env.nc(&["export", &id, "--with-files", "-o", &out_s]));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(doc["file_changes"].as_array().unwrap().len(), 5, "{doc:#}");
+    assert!(!doc["blobs"].as_array().unwrap().is_empty());
+    // A markdown export has no place for them.
+    let o = env.nc(&["export", &id, "--with-files", "--format", "markdown"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+
+    // Another home, the workspace's files as they are now.
+    let other = Env::new(KEY, "");
+    for rel in ["a.txt", "b.sh", "new1.txt", "created2/nested.txt"] {
+        let (data, mode) = env.file(rel).unwrap();
+        let p = other.workdir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, data).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let imported = ok(other.nc(&["import", &out_s])).trim().to_string();
+    assert_eq!(imported, id);
+    assert_eq!(other.turns(&id), turns, "show lists the same turns");
+    ok(other.nc(&["rewind", &id, "--to", &turns[1].to_string(), "--yes"]));
+    assert_eq!(other.file("a.txt"), Some((b"ALPHA\n".to_vec(), 0o640)));
+    assert_eq!(
+        other.file("b.sh"),
+        Some((b"#!/bin/sh\necho b\n".to_vec(), 0o755))
+    );
+    assert_eq!(other.file("created2/nested.txt"), None);
+
+    // A blob whose bytes do not match its hash is refused, and nothing is imported.
+    let mut bad = doc;
+    bad["blobs"][0]["data_base64"] = json!("AAAA");
+    let third = Env::new(KEY, "");
+    let bad_path = third.tmp.path().join("bad.json");
+    std::fs::write(&bad_path, bad.to_string()).unwrap();
+    let o = third.nc(&["import", &bad_path.to_string_lossy()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("does not match"), "{}", stderr(&o));
+    assert!(third.nc(&["show", &id]).status.code() != Some(0));
+}

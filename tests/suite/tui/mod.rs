@@ -10,4 +10,5 @@ mod tui_panic;
 mod tui_plan;
 mod tui_pty;
 mod tui_queue;
+mod tui_rewind;
 mod tui_snapshots;

@@ -1,0 +1,149 @@
+//! `export --with-files`: the session file with the workspace file changes its tools made
+//! and the snapshots (blobs) they refer to, inline, so that a rewind still works after
+//! `import` into another home (issue 26). Two top-level keys beside the session file's own:
+//! `file_changes` (the rows `show` lists, by seq) and `blobs` (`hash`, `data_base64`). A
+//! reader that does not know them reads the session file as usual.
+
+use std::collections::BTreeSet;
+
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+
+use super::{FileError, SessionFile, ferr, import};
+use crate::session::error::{Result as StoreResult, StoreError};
+use crate::session::model::SessionHeader;
+use crate::session::snapshot::{FileChangeRow, FileState, blob_hash};
+use crate::session::store::Store;
+
+/// The file snapshots of a session file (empty: it was exported without `--with-files`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileSnapshots {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub file_changes: Vec<FileChangeRow>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blobs: Vec<FileBlob>,
+}
+
+/// One snapshot: a file's bytes, named by their SHA-256.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileBlob {
+    /// Lower-case hex SHA-256 of the bytes.
+    pub hash: String,
+    pub data_base64: String,
+}
+
+/// The session file and its snapshots, written as one JSON document.
+#[derive(Debug, Serialize)]
+pub struct WithFiles<'a> {
+    #[serde(flatten)]
+    pub doc: &'a SessionFile,
+    #[serde(flatten)]
+    pub files: &'a FileSnapshots,
+}
+
+/// A session's file changes and every blob they refer to that the store holds (a change's
+/// before-image always; an after-image's bytes are not kept, only its hash).
+pub fn export_files(store: &Store, session_id: &str) -> StoreResult<FileSnapshots> {
+    let file_changes = store.file_changes(session_id)?;
+    let hashes: BTreeSet<&str> = file_changes
+        .iter()
+        .flat_map(|c| [&c.before, &c.after])
+        .filter_map(|s| match s {
+            FileState::Stored { hash, .. } => Some(hash.as_str()),
+            FileState::Absent | FileState::Unknown => None,
+        })
+        .collect();
+    let mut blobs = Vec::new();
+    for hash in hashes {
+        match store.read_blob(hash) {
+            Ok(data) => blobs.push(FileBlob {
+                hash: hash.to_string(),
+                data_base64: base64::engine::general_purpose::STANDARD.encode(data),
+            }),
+            // An after-image has no blob; a before-image always has one.
+            Err(StoreError::Io { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(FileSnapshots {
+        file_changes,
+        blobs,
+    })
+}
+
+/// The `file_changes` and `blobs` keys of a session file's text (both empty when absent).
+pub fn parse_files(text: &str) -> Result<FileSnapshots, FileError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let p = e.path().to_string();
+        let p = p.trim_end_matches('?').trim_end_matches('.');
+        ferr(format!("$.{p}"), e.inner().to_string())
+    })
+}
+
+/// Decodes and checks the snapshots: each blob's bytes match its hash, and each change's
+/// before-image is among them. Returns the blobs' bytes.
+fn decode(files: &FileSnapshots, last_seq: i64) -> Result<Vec<Vec<u8>>, FileError> {
+    let mut have = BTreeSet::new();
+    let mut out = Vec::with_capacity(files.blobs.len());
+    for (i, b) in files.blobs.iter().enumerate() {
+        let data = base64::engine::general_purpose::STANDARD
+            .decode(&b.data_base64)
+            .map_err(|e| ferr(format!("$.blobs[{i}].data_base64"), e.to_string()))?;
+        if blob_hash(&data) != b.hash {
+            return Err(ferr(
+                format!("$.blobs[{i}].hash"),
+                "does not match the SHA-256 of its data",
+            ));
+        }
+        have.insert(b.hash.as_str());
+        out.push(data);
+    }
+    for (i, c) in files.file_changes.iter().enumerate() {
+        if c.seq < 1 || c.seq > last_seq {
+            return Err(ferr(
+                format!("$.file_changes[{i}].seq"),
+                format!("{} is not a message of the session (1..={last_seq})", c.seq),
+            ));
+        }
+        if let FileState::Stored { hash, .. } = &c.before
+            && !have.contains(hash.as_str())
+        {
+            return Err(ferr(
+                format!("$.file_changes[{i}].before"),
+                "its snapshot is not among the file's blobs",
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// [`import`] with the snapshots: the blobs are stored, then the session, then its change
+/// rows; nothing of the session is left when a step fails.
+pub fn import_with_files(
+    store: &Store,
+    doc: &SessionFile,
+    files: &FileSnapshots,
+    new_id: bool,
+) -> StoreResult<SessionHeader> {
+    let last_seq = doc
+        .messages
+        .iter()
+        .map(|m| m.seq)
+        .max()
+        .unwrap_or(0)
+        .max(doc.session.last_seq.unwrap_or(0));
+    let blobs = decode(files, last_seq).map_err(|e| StoreError::Corrupt {
+        path: "<session file>".into(),
+        detail: e.to_string(),
+    })?;
+    for data in &blobs {
+        store.put_blob(data)?;
+    }
+    let header = import(store, doc, new_id)?;
+    if let Err(e) = store.import_file_changes(&header.id, &files.file_changes) {
+        let _ = store.delete(&header.id);
+        return Err(e);
+    }
+    Ok(header)
+}
