@@ -280,4 +280,48 @@ mod tests {
             ]
         );
     }
+
+    /// The two fingerprints are compared by merging sorted lists: paths whose order is not
+    /// their folders' order (`d/x` between `d-x` and `d0`) and many unchanged files around
+    /// the changed ones still give exactly the changed paths.
+    #[test]
+    fn only_the_changed_paths_among_many_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for d in ["d", "d/e", "z"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        for f in 0..300 {
+            std::fs::write(root.join(format!("d/e/f{f}")), "x").unwrap();
+        }
+        for f in ["d-x", "d0", "d/x", "z/y", "a"] {
+            std::fs::write(root.join(f), "1").unwrap();
+        }
+        let before = take(root, None);
+        assert!(before.complete);
+        assert_eq!(before.files.len(), 305);
+        std::fs::write(root.join("d/x"), "22").unwrap();
+        std::fs::write(root.join("d/e/f150"), "yy").unwrap();
+        std::fs::remove_file(root.join("d0")).unwrap();
+        std::fs::write(root.join("d/e/new"), "n").unwrap();
+        let after = take(root, None);
+        let got: Vec<String> = changes(root, &before, &after, None)
+            .iter()
+            .map(|c| match c {
+                FileChange::ByCommand { path, change, .. } => {
+                    format!("{path} {}", change.as_str())
+                }
+                FileChange::Written { .. } => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "d/e/f150 modified",
+                "d/e/new created",
+                "d/x modified",
+                "d0 deleted"
+            ]
+        );
+    }
 }
