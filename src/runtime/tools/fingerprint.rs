@@ -3,9 +3,9 @@
 //! home left out) before and after it, compared. A command leaves no before-image, so these
 //! changes are reported, never restored.
 
-use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::sync::Mutex;
 
 use crate::session::snapshot::SNAPSHOT_LIMIT;
 use crate::session::{CommandChange, FileChange, FileState};
@@ -16,18 +16,91 @@ pub(crate) const FINGERPRINT_LIMIT: usize = 50_000;
 /// Paths named in the result text at most (the stored change list keeps them all).
 const NAMED: usize = 20;
 
-/// (size, mtime in ns, mode) by path relative to the root.
+/// One file as the walk saw it: no content is read, only what `lstat` says.
+#[derive(Debug, PartialEq, Eq)]
+struct Entry {
+    /// Relative to the root.
+    path: Box<str>,
+    size: u64,
+    /// Modification time in nanoseconds since the epoch.
+    mtime: i64,
+    /// Permission bits.
+    mode: u32,
+}
+
+/// Every file of the workspace, sorted by path (two fingerprints are compared by merging).
 pub(crate) struct Fingerprint {
-    files: HashMap<String, (u64, i128, u32)>,
+    files: Vec<Entry>,
     /// False when the walk stopped at [`FINGERPRINT_LIMIT`].
     complete: bool,
 }
 
-/// Walks `root` (its ignore files honoured, `.git` and `home` skipped) on two threads.
+/// What one walking thread found, handed over when the walk drops its visitor.
+struct Visitor<'a> {
+    root: &'a Path,
+    found: Vec<Entry>,
+    all: &'a Mutex<Vec<Vec<Entry>>>,
+    seen: &'a std::sync::atomic::AtomicUsize,
+}
+
+impl Drop for Visitor<'_> {
+    fn drop(&mut self) {
+        let found = std::mem::take(&mut self.found);
+        self.all
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(found);
+    }
+}
+
+impl ignore::ParallelVisitor for Visitor<'_> {
+    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
+        use std::sync::atomic::Ordering;
+        let Ok(entry) = entry else {
+            return ignore::WalkState::Continue;
+        };
+        if entry.depth() == 0 || entry.file_type().is_some_and(|t| t.is_dir()) {
+            return ignore::WalkState::Continue;
+        }
+        let (Ok(rel), Ok(md)) = (entry.path().strip_prefix(self.root), entry.metadata()) else {
+            return ignore::WalkState::Continue;
+        };
+        if self.seen.fetch_add(1, Ordering::Relaxed) >= FINGERPRINT_LIMIT {
+            return ignore::WalkState::Quit;
+        }
+        self.found.push(Entry {
+            path: rel.to_string_lossy().into(),
+            size: md.size(),
+            mtime: md
+                .mtime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(md.mtime_nsec()),
+            mode: md.mode() & 0o7777,
+        });
+        ignore::WalkState::Continue
+    }
+}
+
+struct Visitors<'a> {
+    root: &'a Path,
+    all: &'a Mutex<Vec<Vec<Entry>>>,
+    seen: &'a std::sync::atomic::AtomicUsize,
+}
+
+impl<'s> ignore::ParallelVisitorBuilder<'s> for Visitors<'s> {
+    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 's> {
+        Box::new(Visitor {
+            root: self.root,
+            found: Vec::new(),
+            all: self.all,
+            seen: self.seen,
+        })
+    }
+}
+
+/// Walks `root` (its ignore files honoured, `.git` and `home` skipped) on two threads, each
+/// collecting its own list (no lock per file), merged and sorted at the end.
 pub(crate) fn take(root: &Path, home: Option<&Path>) -> Fingerprint {
-    use ignore::WalkState;
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicBool, Ordering};
     let home = home.map(Path::to_path_buf);
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
@@ -39,36 +112,24 @@ pub(crate) fn take(root: &Path, home: Option<&Path>) -> Fingerprint {
             e.file_name() != ".git" && home.as_deref().is_none_or(|h| e.path() != h)
         })
         .build_parallel();
-    let files: Mutex<HashMap<String, (u64, i128, u32)>> = Mutex::new(HashMap::new());
-    let over = AtomicBool::new(false);
-    walker.run(|| {
-        let (files, over) = (&files, &over);
-        Box::new(move |entry| {
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
-            };
-            if entry.depth() == 0 || entry.file_type().is_some_and(|t| t.is_dir()) {
-                return WalkState::Continue;
-            }
-            let (Ok(rel), Ok(md)) = (entry.path().strip_prefix(root), entry.metadata()) else {
-                return WalkState::Continue;
-            };
-            let mtime = i128::from(md.mtime()) * 1_000_000_000 + i128::from(md.mtime_nsec());
-            let mut files = files.lock().unwrap_or_else(|p| p.into_inner());
-            if files.len() >= FINGERPRINT_LIMIT {
-                over.store(true, Ordering::Relaxed);
-                return WalkState::Quit;
-            }
-            files.insert(
-                rel.to_string_lossy().into_owned(),
-                (md.size(), mtime, md.mode() & 0o7777),
-            );
-            WalkState::Continue
-        })
+    let all = Mutex::new(Vec::new());
+    let seen = std::sync::atomic::AtomicUsize::new(0);
+    walker.visit(&mut Visitors {
+        root,
+        all: &all,
+        seen: &seen,
     });
+    let parts = all
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut files: Vec<Entry> = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    for p in parts {
+        files.extend(p);
+    }
+    files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     Fingerprint {
-        files: files.into_inner().unwrap_or_else(|p| p.into_inner()),
-        complete: !over.load(Ordering::Relaxed),
+        files,
+        complete: seen.into_inner() <= FINGERPRINT_LIMIT,
     }
 }
 
@@ -80,7 +141,7 @@ pub(crate) fn changes(
     after: &Fingerprint,
     before_tree: Option<&str>,
 ) -> Vec<FileChange> {
-    let mut out: Vec<FileChange> = Vec::new();
+    use std::cmp::Ordering;
     let change = |path: &str, change: CommandChange| {
         let after = match change {
             CommandChange::Deleted => FileState::Absent,
@@ -93,19 +154,38 @@ pub(crate) fn changes(
             before_tree: before_tree.map(str::to_string),
         }
     };
-    for (path, meta) in &after.files {
-        match before.files.get(path) {
-            None => out.push(change(path, CommandChange::Created)),
-            Some(old) if old != meta => out.push(change(path, CommandChange::Modified)),
-            Some(_) => {}
+    let mut out: Vec<FileChange> = Vec::new();
+    let (mut old, mut new) = (
+        before.files.iter().peekable(),
+        after.files.iter().peekable(),
+    );
+    loop {
+        let order = match (old.peek(), new.peek()) {
+            (None, None) => break,
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (Some(o), Some(n)) => o.path.cmp(&n.path),
+        };
+        match order {
+            Ordering::Less => {
+                if let Some(o) = old.next() {
+                    out.push(change(&o.path, CommandChange::Deleted));
+                }
+            }
+            Ordering::Greater => {
+                if let Some(n) = new.next() {
+                    out.push(change(&n.path, CommandChange::Created));
+                }
+            }
+            Ordering::Equal => {
+                if let (Some(o), Some(n)) = (old.next(), new.next())
+                    && o != n
+                {
+                    out.push(change(&n.path, CommandChange::Modified));
+                }
+            }
         }
     }
-    for path in before.files.keys() {
-        if !after.files.contains_key(path) {
-            out.push(change(path, CommandChange::Deleted));
-        }
-    }
-    out.sort_by(|a, b| path_of(a).cmp(path_of(b)));
     out
 }
 
@@ -118,12 +198,6 @@ fn state_now(path: &Path) -> FileState {
                 FileState::of(&d, md.mode() & 0o7777)
             }),
         _ => FileState::Unknown,
-    }
-}
-
-fn path_of(c: &FileChange) -> &str {
-    match c {
-        FileChange::Written { path, .. } | FileChange::ByCommand { path, .. } => path,
     }
 }
 
@@ -203,6 +277,50 @@ mod tests {
                 "edit modified false",
                 "gone deleted true",
                 "new created false"
+            ]
+        );
+    }
+
+    /// The two fingerprints are compared by merging sorted lists: paths whose order is not
+    /// their folders' order (`d/x` between `d-x` and `d0`) and many unchanged files around
+    /// the changed ones still give exactly the changed paths.
+    #[test]
+    fn only_the_changed_paths_among_many_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for d in ["d", "d/e", "z"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        for f in 0..300 {
+            std::fs::write(root.join(format!("d/e/f{f}")), "x").unwrap();
+        }
+        for f in ["d-x", "d0", "d/x", "z/y", "a"] {
+            std::fs::write(root.join(f), "1").unwrap();
+        }
+        let before = take(root, None);
+        assert!(before.complete);
+        assert_eq!(before.files.len(), 305);
+        std::fs::write(root.join("d/x"), "22").unwrap();
+        std::fs::write(root.join("d/e/f150"), "yy").unwrap();
+        std::fs::remove_file(root.join("d0")).unwrap();
+        std::fs::write(root.join("d/e/new"), "n").unwrap();
+        let after = take(root, None);
+        let got: Vec<String> = changes(root, &before, &after, None)
+            .iter()
+            .map(|c| match c {
+                FileChange::ByCommand { path, change, .. } => {
+                    format!("{path} {}", change.as_str())
+                }
+                FileChange::Written { .. } => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "d/e/f150 modified",
+                "d/e/new created",
+                "d/x modified",
+                "d0 deleted"
             ]
         );
     }

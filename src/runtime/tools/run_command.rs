@@ -267,8 +267,12 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(c) => c,
         Err(e) => return ToolOutput::error(e),
     };
-    let watched = fingerprint::take(&root, home.as_deref());
-    let tree = git_snapshot::snapshot(&root);
+    // Both only read the workspace: the git snapshot runs beside the walk.
+    let (watched, tree) = std::thread::scope(|s| {
+        let tree = s.spawn(|| git_snapshot::snapshot(&root));
+        let watched = fingerprint::take(&root, home.as_deref());
+        (watched, tree.join().ok().flatten())
+    });
     let started = Instant::now();
     let outcome = match execute(&mut cmd, timeout, ctx, ctx.output_cap, confined) {
         Ok(o) => o,
