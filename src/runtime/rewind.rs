@@ -520,11 +520,19 @@ fn stage(sessions: &Sessions, rw: &Rewind) -> Result<Vec<(PathBuf, Option<PathBu
             }
         }
     }
-    let written: std::io::Result<Vec<std::fs::File>> = work
-        .iter()
-        .filter_map(|(full, content)| content.as_ref().map(|(d, m)| write_tmp(full, d, *m)))
-        .collect();
-    let synced = written.and_then(|files| sync_all(&files));
+    // In batches, so a rewind of thousands of files never holds more descriptors open
+    // than the process may have.
+    let mut synced = Ok(());
+    for batch in work.chunks(SYNC_BATCH) {
+        let written: std::io::Result<Vec<std::fs::File>> = batch
+            .iter()
+            .filter_map(|(full, content)| content.as_ref().map(|(d, m)| write_tmp(full, d, *m)))
+            .collect();
+        synced = written.and_then(|files| sync_all(&files));
+        if synced.is_err() {
+            break;
+        }
+    }
     let staged: Vec<(PathBuf, Option<PathBuf>)> = work
         .into_iter()
         .map(|(full, content)| {
@@ -548,6 +556,9 @@ fn stage(sessions: &Sessions, rw: &Rewind) -> Result<Vec<(PathBuf, Option<PathBu
 
 /// Threads the staged files are fsynced on at most.
 const SYNC_THREADS: usize = 32;
+
+/// Staged files held open at once (written, then fsynced together).
+const SYNC_BATCH: usize = 64;
 
 /// fsyncs every file, on up to [`SYNC_THREADS`] threads.
 fn sync_all(files: &[std::fs::File]) -> std::io::Result<()> {
