@@ -120,6 +120,8 @@ pub struct FilterState {
     matchers: Vec<Matcher>,
     /// From this many sessions to match on, the matching is split over the threads.
     parallel_from: usize,
+    /// The `@` picker's last ranking (the worker ranks files too).
+    picker: crate::tui::rank::PickerCache,
 }
 
 impl Default for FilterState {
@@ -181,7 +183,13 @@ impl FilterState {
                 .map(|_| Matcher::new(Config::DEFAULT))
                 .collect(),
             parallel_from,
+            picker: crate::tui::rank::PickerCache::default(),
         }
+    }
+
+    /// The `@` picker's ranking state, kept between its requests.
+    pub fn picker(&mut self) -> &mut crate::tui::rank::PickerCache {
+        &mut self.picker
     }
 
     /// Forgets the text kept (a write through this connection, which `data_version` does not

@@ -42,6 +42,7 @@ pub mod layout;
 pub mod live;
 pub mod markdown;
 pub mod pace;
+pub mod rank;
 pub mod rewind;
 pub mod screen;
 pub mod terminal;

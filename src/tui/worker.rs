@@ -113,6 +113,12 @@ pub enum Request {
     /// The workspace's files (relative paths, `.gitignore` respected), for `@path`
     /// completion.
     Files,
+    /// The `@` picker's best files for `query` among `files` (ranked here, so a key never
+    /// waits for it).
+    RankFiles {
+        files: std::sync::Arc<Vec<String>>,
+        query: String,
+    },
     /// Queue a message for the session (typed while a turn runs; `steer`: Alt-Enter, for the
     /// running turn's next tool boundary).
     Enqueue {
@@ -156,6 +162,8 @@ enum ReadKind {
     Filter,
     /// The editor's prompt history.
     History,
+    /// The `@` picker's ranking.
+    RankFiles,
 }
 
 impl Request {
@@ -169,6 +177,7 @@ impl Request {
             Request::Find { .. } => Some(ReadKind::Find),
             Request::Poll => Some(ReadKind::Poll),
             Request::History { .. } => Some(ReadKind::History),
+            Request::RankFiles { .. } => Some(ReadKind::RankFiles),
             Request::Filter { .. } | Request::FilterClosed => Some(ReadKind::Filter),
             Request::List { .. }
             | Request::ListAt { .. }
@@ -278,6 +287,8 @@ pub enum Reply {
     Appended { id: String, seq: i64 },
     /// Workspace files, sorted.
     Files(Vec<String>),
+    /// The `@` picker's matches for `query`, best first.
+    Ranked { query: String, matches: Vec<String> },
     /// A session's queue after a change: what still waits, oldest first, and the message
     /// taken out (`Unqueue`; `None` when it no longer waited).
     Queue {
@@ -416,6 +427,10 @@ fn run(
             }
         }
         Request::Files => files(sessions)?,
+        Request::RankFiles { files, query } => {
+            let matches = crate::tui::rank::rank_with(&files, &query, filter.picker());
+            Reply::Ranked { query, matches }
+        }
         Request::MarkInterrupted { id, calls } => {
             let seq = sessions.mark_interrupted(&id, calls)?;
             Reply::Appended { id, seq }

@@ -130,8 +130,20 @@ impl App {
             | Reply::RewindPreview(_)
             | Reply::Rewound(_)
             | Reply::FileChanges { .. }) => self.rewind_reply(token, r),
+            r @ (Reply::Ranked { .. } | Reply::Files(_)) => self.files_reply(r),
+        }
+    }
+
+    /// The workspace's files (the picker ranks them, or a completion waits for them) and the
+    /// picker's matches.
+    fn files_reply(&mut self, r: Reply) -> Vec<Effect> {
+        match r {
+            Reply::Ranked { query, matches } => {
+                self.conv.ranked(&query, matches);
+                Vec::new()
+            }
             Reply::Files(files) => {
-                self.conv.files = Some(files);
+                self.conv.files = Some(std::sync::Arc::new(files));
                 if self.conv.picker {
                     let asks = self.conv.refresh_picker();
                     return self.carry_all(asks);
@@ -141,6 +153,7 @@ impl App {
                     Vec::new()
                 })
             }
+            _ => Vec::new(),
         }
     }
 

@@ -67,15 +67,13 @@ pub struct Conversation {
     /// The running (or last) turn, as far as it has arrived.
     pub live: Option<Live>,
     /// Workspace files for `@path` completion, once listed.
-    pub files: Option<Vec<String>>,
+    pub files: Option<std::sync::Arc<Vec<String>>>,
     /// Paths the last `@` completion left to choose from, or the `@` picker's matches
     /// (shown above the editor).
     pub path_matches: Vec<String>,
     /// The `@` picker is open (its keys come first); `path_sel` is its chosen row.
     pub picker: bool,
     pub path_sel: usize,
-    /// The picker's last matches and matcher, kept between keys.
-    pub picker_cache: picker::PickerCache,
     /// The workspace's files were asked of the worker (once).
     pub(crate) files_asked: bool,
     /// The workspace root (`@path` attachments are read from it).
@@ -121,7 +119,6 @@ impl Conversation {
             path_matches: Vec::new(),
             picker: false,
             path_sel: 0,
-            picker_cache: picker::PickerCache::default(),
             files_asked: false,
             root: PathBuf::new(),
             edit_draft: false,

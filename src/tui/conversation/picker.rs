@@ -7,105 +7,16 @@
 
 use std::path::Path;
 
-use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
-use nucleo_matcher::{Config, Matcher, Utf32Str};
-
 use super::Conversation;
 use super::commands::at_word;
 use super::ctx::{Ask, Ctx};
 use crate::tui::worker::Request;
 
-/// Rows the picker lists.
-pub const PICKER_ROWS: usize = 8;
+pub use crate::tui::rank::PICKER_ROWS;
 /// Bytes of one attached file sent at most.
 pub const ATTACH_FILE_CAP: usize = 32 * 1024;
 /// Bytes of all attached files of one message at most.
 pub const ATTACH_TOTAL_CAP: usize = 128 * 1024;
-
-/// What the last ranking matched, so typing on narrows those files instead of matching every
-/// file again (a longer plain query only ever matches fewer files), and the matcher with its
-/// memory, kept between keys.
-#[derive(Debug, Default)]
-pub struct PickerCache {
-    matcher: Option<Matcher>,
-    /// The query `hits` are for; empty when there is none.
-    query: String,
-    /// Indexes into the file list of every file that matched `query`.
-    hits: Vec<u32>,
-    /// Length of the file list `hits` index (another list: nothing is narrowed).
-    files: usize,
-}
-
-impl PickerCache {
-    /// Forgets the last ranking.
-    pub fn clear(&mut self) {
-        self.query.clear();
-        self.hits.clear();
-    }
-}
-
-/// Whether every file matching `query + more` also matches `query`: true for a query of
-/// plain path characters (no pattern syntax such as `!`, `^`, `$`, `'` or `\\`).
-fn narrows(query: &str) -> bool {
-    !query.is_empty()
-        && query
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | ' '))
-}
-
-/// The best `PICKER_ROWS` files for `query` (fuzzy, smart case), best first; with no query
-/// the shortest paths.
-pub fn rank(files: &[String], query: &str) -> Vec<String> {
-    rank_with(files, query, &mut PickerCache::default())
-}
-
-/// [`rank`], narrowing what `cache` kept from the last query when this one extends it.
-pub fn rank_with(files: &[String], query: &str, cache: &mut PickerCache) -> Vec<String> {
-    if query.is_empty() {
-        cache.clear();
-        let scored = (0..files.len() as u32).map(|i| (i, 0)).collect();
-        return best(files, scored);
-    }
-    let matcher = cache
-        .matcher
-        .get_or_insert_with(|| Matcher::new(Config::DEFAULT.match_paths()));
-    let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
-    let narrow = narrows(&cache.query)
-        && query.starts_with(cache.query.as_str())
-        && cache.files == files.len();
-    let mut buf = Vec::new();
-    let mut score = |i: u32| {
-        let f = files.get(i as usize)?;
-        pattern
-            .score(Utf32Str::new(f, &mut buf), matcher)
-            .map(|s| (i, s))
-    };
-    let scored: Vec<(u32, u32)> = if narrow {
-        cache.hits.iter().filter_map(|&i| score(i)).collect()
-    } else {
-        (0..files.len() as u32).filter_map(score).collect()
-    };
-    cache.query = query.to_string();
-    cache.files = files.len();
-    cache.hits = scored.iter().map(|(i, _)| *i).collect();
-    best(files, scored)
-}
-
-/// The first `PICKER_ROWS` of `scored` (file index, score): best score first, among equals
-/// the shorter path, then the list's order. Only those are sorted.
-fn best(files: &[String], mut scored: Vec<(u32, u32)>) -> Vec<String> {
-    let len = |i: u32| files.get(i as usize).map_or(0, String::len);
-    let key = |&(i, s): &(u32, u32)| (std::cmp::Reverse(s), len(i), i);
-    if scored.len() > PICKER_ROWS {
-        scored.select_nth_unstable_by_key(PICKER_ROWS - 1, key);
-        scored.truncate(PICKER_ROWS);
-    }
-    scored.sort_unstable_by_key(key);
-    scored
-        .into_iter()
-        .filter_map(|(i, _)| files.get(i as usize).cloned())
-        .collect()
-}
 
 impl Conversation {
     /// Whether the picker lists files now (its keys come before the editor's).
@@ -130,10 +41,21 @@ impl Conversation {
             self.picker = true;
             return vec![Ask::Request(Request::Files)];
         };
-        self.path_matches = rank_with(files, word, &mut self.picker_cache);
-        self.path_sel = 0;
+        // Ranked by the worker: the key draws at once, with the last matches until these.
         self.picker = true;
-        Vec::new()
+        vec![Ask::Request(Request::RankFiles {
+            files: files.clone(),
+            query: word.to_string(),
+        })]
+    }
+
+    /// The worker's matches for `query`: shown if the `@word` being typed is still that.
+    pub fn ranked(&mut self, query: &str, matches: Vec<String>) {
+        let text = self.composer.text();
+        if self.picker && at_word(&text) == Some(query) {
+            self.path_matches = matches;
+            self.path_sel = 0;
+        }
     }
 
     /// A key while the picker is open: moving, choosing, closing; `None` for a key the
@@ -250,41 +172,5 @@ pub(super) fn size_text(n: u64) -> String {
         format!("{n} B")
     } else {
         format!("{:.1} KiB", n as f64 / 1024.0)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::rank;
-
-    #[test]
-    fn the_picker_ranks_fuzzy_matches_best_first() {
-        let files: Vec<String> = ["src/main.rs", "src/tui/mod.rs", "README.md", "docs/main.md"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        assert_eq!(rank(&files, "tuimod")[0], "src/tui/mod.rs");
-        assert_eq!(rank(&files, "rdme"), vec!["README.md"]);
-        assert!(rank(&files, "zzz").is_empty());
-        assert_eq!(rank(&files, "")[0], "README.md");
-    }
-
-    #[test]
-    fn narrowing_the_last_matches_ranks_as_matching_every_file() {
-        let files: Vec<String> = (0..3000)
-            .map(|i| format!("src/mod{}/file_{i}.rs", i % 37))
-            .chain(["src/Model.rs".to_string(), "a!b".to_string()])
-            .collect();
-        let mut cache = super::PickerCache::default();
-        for q in [
-            "s", "sr", "src", "src/m", "src/mo", "src/m", "f", "fi", "file_1", "file_12", "", "M",
-            "Mo", "a", "a!", "a!b", "1 2", "1 23",
-        ] {
-            assert_eq!(
-                super::rank_with(&files, q, &mut cache),
-                rank(&files, q),
-                "{q:?}"
-            );
-        }
     }
 }

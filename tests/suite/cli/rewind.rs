@@ -524,13 +524,23 @@ fn a_rewind_killed_at_random_points_is_finished_by_the_next_start() {
     if state(&env) == (N, 0) {
         ok(env.nc(&["rewind", &id, "--undo", "--yes"]));
     }
-    let mut low = env.cmd(None, &["rewind", &id, "--to", "1", "--files-only", "--yes"]);
+    rewind_under_a_descriptor_limit(&env, &id, 120);
+    assert_eq!(
+        state(&env),
+        (N, 0),
+        "all rewound under a 120-descriptor limit"
+    );
+}
+
+/// `neocode rewind ID --to 1 --files-only --yes` run with at most `limit` open descriptors.
+fn rewind_under_a_descriptor_limit(env: &Env, id: &str, limit: u64) {
+    let mut low = env.cmd(None, &["rewind", id, "--to", "1", "--files-only", "--yes"]);
     // SAFETY: only setrlimit between fork and exec.
     unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut low, || {
+        std::os::unix::process::CommandExt::pre_exec(&mut low, move || {
             let lim = libc::rlimit {
-                rlim_cur: 120,
-                rlim_max: 120,
+                rlim_cur: limit,
+                rlim_max: limit,
             };
             if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0 {
                 Ok(())
@@ -540,7 +550,6 @@ fn a_rewind_killed_at_random_points_is_finished_by_the_next_start() {
         });
     }
     ok(low.output().unwrap());
-    assert_eq!(state(&env), (N, 0), "all rewound under a 120-descriptor limit");
 }
 
 /// The TUI's `/undo` (through its worker, as the conversation sends it): the last turn's
