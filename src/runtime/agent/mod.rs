@@ -257,6 +257,7 @@ impl Agent {
             provider: None,
             model,
             workdir: Some(self.sessions.root().display().to_string()),
+            profile: self.settings.profile.clone(),
         }
     }
 

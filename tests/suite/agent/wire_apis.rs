@@ -598,3 +598,60 @@ fn a_paused_turn_is_continued_with_what_it_said_so_far() {
     assert_eq!(reply.text(), "Part one. Part two.");
     assert_eq!(reply.usage.output_tokens, 7);
 }
+
+#[test]
+fn a_session_keeps_its_dollars_and_profile_for_the_list_after_two_priced_turns() {
+    let env = Env::new(KEY, "[providers.claude]\napi = \"anthropic\"\n");
+    // Turn 1: 10k input ($0.03) + 1k output ($0.015). Turn 2: 20k input ($0.06) + 100k cache
+    // reads ($0.03) + 2k output ($0.03). claude-sonnet-4-5: $0.165 in all.
+    let srv = ScriptedServer::start(vec![
+        Messages::start(10_000, 0, 0)
+            .text("one", 1)
+            .stop("end_turn", 1_000)
+            .reply(),
+        Messages::start(20_000, 100_000, 0)
+            .text("two", 1)
+            .stop("end_turn", 2_000)
+            .reply(),
+    ])
+    .unwrap();
+    env.run_model(&srv, CLAUDE, &["run", "--provider", "claude", "hi"]);
+    env.run_model(
+        &srv,
+        CLAUDE,
+        &["run", "--provider", "claude", "--continue", "again"],
+    );
+    let list = |env: &Env| -> Value {
+        let o = env.cmd(None, &["--list", "--json"]).output().unwrap();
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let v = list(&env);
+    let row = &v[0];
+    let cost = row["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.165).abs() < 1e-9, "{row}");
+    assert_eq!(row["profile"], "claude", "{row}");
+    assert_eq!(row["provider"], "anthropic", "{row}");
+    assert_eq!(row["model"], CLAUDE, "{row}");
+    let table = String::from_utf8_lossy(&env.cmd(None, &["--list"]).output().unwrap().stdout)
+        .into_owned();
+    assert!(
+        table.contains("COST") && table.contains("$0.1"),
+        "{table}"
+    );
+    let text = String::from_utf8_lossy(&env.cmd(None, &["show", "last"]).output().unwrap().stdout)
+        .into_owned();
+    assert!(text.contains("profile    [providers.claude]"), "{text}");
+    assert!(!text.contains(KEY));
+
+    // A model without a price: null dollars, no profile, no COST column.
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![Reply::text("hi"), Reply::text("again")]).unwrap();
+    env.run_model(&srv, "test-model", &["run", "hi"]);
+    env.run_model(&srv, "test-model", &["run", "--continue", "again"]);
+    let v = list(&env);
+    assert_eq!(v[0]["cost_usd"], Value::Null, "{}", v[0]);
+    assert_eq!(v[0]["profile"], Value::Null, "{}", v[0]);
+    let table = String::from_utf8_lossy(&env.cmd(None, &["--list"]).output().unwrap().stdout)
+        .into_owned();
+    assert!(!table.contains("COST") && !table.contains('$'), "{table}");
+}
