@@ -816,6 +816,7 @@ mod tests {
             (1000, false),
             0,
             None,
+            None,
             info.policy,
             &theme::Theme::new(false),
         )

@@ -1212,3 +1212,50 @@ fn a_card_says_which_rule_let_its_call_run() {
         "{s}"
     );
 }
+
+/// The session's ledger as a turn leaves it: `cost` dollars so far.
+fn spent(h: &H, cost: Option<f64>) {
+    let mut ledger = neocode::session::RuntimeLedger::default();
+    ledger.usage.input_tokens = 1000;
+    ledger.usage.cost_usd = cost;
+    h.rt.update_state(
+        &h.id,
+        &neocode::session::StateUpdate {
+            ledger: neocode::session::Change::Set(ledger),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_status_line_shows_the_turns_and_the_sessions_dollars_only_when_priced() {
+    let mut h = H::new();
+    // A model without a price: tokens only, no dollar anywhere on the line.
+    spent(&h, None);
+    h.send("Hi");
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Completed,
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains(" tok "), "{s}");
+    assert!(!s.contains('$'), "{s}");
+
+    // Priced calls: $0.12 before the turn, $0.17 after it.
+    spent(&h, Some(0.12));
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Completed,
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains("· $0.12 session "), "{s}");
+    h.send("Again");
+    spent(&h, Some(0.17));
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Completed,
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains("· $0.05 turn · $0.17 session "), "{s}");
+}
