@@ -42,6 +42,7 @@ pub mod layout;
 pub mod live;
 pub mod markdown;
 pub mod pace;
+mod provider_switch;
 pub mod screen;
 pub mod terminal;
 pub mod theme;
@@ -206,6 +207,9 @@ impl TurnLink {
                 session_id: None,
                 name,
             } => self.switch_model(name),
+            TurnEffect::Provider { session_id, name } => {
+                self.switch_provider(session_id.clone(), name.as_deref())
+            }
         }
     }
 

@@ -222,6 +222,8 @@ impl Conversation {
             TurnEffect::Compact { .. } => "compact",
             TurnEffect::Model { .. } => "switch the model",
             TurnEffect::Models => "list the models",
+            TurnEffect::Provider { name: None, .. } => "list the profiles",
+            TurnEffect::Provider { name: Some(_), .. } => "switch the profile",
             TurnEffect::AllowNetwork { .. } => "allow the network",
             TurnEffect::Skill { name: None, .. } => "list the skills",
             TurnEffect::Skill { name: Some(_), .. } => "activate the skill",

@@ -655,3 +655,50 @@ fn a_session_keeps_its_dollars_and_profile_for_the_list_after_two_priced_turns()
         .into_owned();
     assert!(!table.contains("COST") && !table.contains('$'), "{table}");
 }
+
+#[test]
+fn a_switch_of_profile_gives_the_session_its_model_and_leaves_foreign_reasoning_out() {
+    let srv = ScriptedServer::start(vec![
+        Messages::start(5, 0, 0)
+            .thinking("hm", "sig-old", 1)
+            .text("hello", 1)
+            .stop("end_turn", 3)
+            .reply(),
+        ResponsesStream::start()
+            .text("hi", 1)
+            .completed(5, 0, 1, 0)
+            .reply(),
+    ])
+    .unwrap();
+    let env = Env::new(
+        KEY,
+        &format!(
+            "api = \"anthropic\"\nthinking_budget = 1024\n\
+             [providers.gpt]\napi = \"responses\"\nmodel = \"gpt-5\"\nbase_url = \"{}\"\n\
+             api_key_command = \"echo {KEY}\"\n",
+            srv.base_url()
+        ),
+    );
+    env.run_model(&srv, CLAUDE, &["run", "hi"]);
+    let id = env.last_session().header.id;
+    // What `/provider gpt` does in the TUI: the profile's agent, the session its model.
+    let gpt = env.agent(&srv).with_profile("gpt").unwrap();
+    assert_eq!(gpt.api_model().as_deref(), Some("responses:gpt-5"));
+    gpt.set_model(&id, &gpt.api_model().unwrap()).unwrap();
+    let o = env
+        .cmd(Some(&srv), &["run", "--continue", "--provider", "gpt", "and?"])
+        .env_remove("NEOCODE_MODEL")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let reqs = srv.requests();
+    assert_eq!(reqs[1].path, "/v1/responses");
+    assert_eq!(reqs[1].json()["model"], "gpt-5");
+    let input = b_input(&reqs[1].json());
+    assert!(input.iter().all(|i| i["type"] != "reasoning"), "{input:#?}");
+    let err = stderr(&o);
+    assert_eq!(err.matches("left out of the request").count(), 1, "{err}");
+    let h = env.last_session().header;
+    assert_eq!(h.profile.as_deref(), Some("gpt"));
+    assert_eq!(h.model, "responses:gpt-5");
+}

@@ -1259,3 +1259,47 @@ fn the_status_line_shows_the_turns_and_the_sessions_dollars_only_when_priced() {
     let s = h.screen();
     assert!(s.contains("· $0.05 turn · $0.17 session "), "{s}");
 }
+
+#[test]
+fn provider_lists_or_switches_the_profile_of_the_next_turns() {
+    let mut h = H::new();
+    h.chars("/prov");
+    assert!(h.screen().contains("/provider"), "{}", h.screen());
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.conv.composer.text(), "/provider ");
+    h.submit("");
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Provider {
+            session_id: Some(h.id.clone()),
+            name: None
+        })
+    );
+    h.outcome(Outcome {
+        intent: Intent::Provider,
+        result: Ok("Profiles: claude (current), local. /provider NAME switches.".into()),
+    });
+    assert!(h.screen().contains("claude (current), local"), "{}", h.screen());
+    h.submit("/provider local");
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Provider {
+            session_id: Some(h.id.clone()),
+            name: Some("local".into())
+        })
+    );
+    h.outcome(Outcome {
+        intent: Intent::Provider,
+        result: Err("Cannot switch the profile: session busy".into()),
+    });
+    assert!(h.screen().contains("Cannot switch the profile"), "{}", h.screen());
+    // Not while a turn runs.
+    h.send("Hi");
+    h.submit("/provider claude");
+    assert!(
+        !h.turns.iter().any(|t| matches!(t, TurnEffect::Provider { .. })),
+        "{:?}",
+        h.turns
+    );
+    assert!(h.screen().contains("/provider: wait for the turn"), "{}", h.screen());
+}
