@@ -522,10 +522,7 @@ impl RowWriter {
     fn new(out: &Out, widths: [usize; 7], id_len: usize, now: i64) -> RowWriter {
         // Everything before the title: the columns and their two-space gaps.
         let mut prefix: usize = widths.iter().map(|w| w + 2).sum();
-        let cost = widths[COST] > 0
-            && out
-                .width
-                .is_none_or(|w| w >= prefix + MIN_TITLE);
+        let cost = widths[COST] > 0 && out.width.is_none_or(|w| w >= prefix + MIN_TITLE);
         if !cost {
             prefix -= widths[COST] + 2;
         }

@@ -9,7 +9,7 @@ use super::provider::{TokenDetail, model_family};
 use crate::session::Usage;
 
 /// When the default prices were checked against the vendors' list prices (standard tier,
-/// short context; see [`DEFAULTS`] for where each row was read).
+/// short context; the table in this file says where each row was read).
 pub const PRICES_AS_OF: &str = "2026-12";
 
 /// One model's prices in dollars per million tokens.
@@ -157,11 +157,11 @@ mod tests {
         assert!((c - (0.3 + 0.15 + 0.3)).abs() < 1e-9, "{c}");
         assert_eq!(t.cost("qwen2.5-coder:7b", usage, detail), None);
         // Rows checked 2026-12: Opus 4.5 is a third of Opus 4.1, gpt-5.5 reads its cache at 0.1x.
-        assert_eq!(t.price("claude-opus-4-5-20251101").map(|p| p.input), Some(5.0));
         assert_eq!(
-            t.price("gpt-5.5").and_then(|p| p.cached_input),
-            Some(0.5)
+            t.price("claude-opus-4-5-20251101").map(|p| p.input),
+            Some(5.0)
         );
+        assert_eq!(t.price("gpt-5.5").and_then(|p| p.cached_input), Some(0.5));
         assert_eq!(t.cost("test-model", usage, detail), None);
         assert!(
             t.cost("anthropic:claude-haiku-4-5", usage, detail)

@@ -7,7 +7,11 @@ use crate::runtime::config::ProviderStatus;
 impl TurnLink {
     /// `/provider [NAME]`: lists the profiles (the current one marked), or makes the profile
     /// this TUI's agent and gives the open session its model (off the loop: the store).
-    pub(super) fn switch_provider(&mut self, session: Option<String>, name: Option<&str>) -> Result<(), String> {
+    pub(super) fn switch_provider(
+        &mut self,
+        session: Option<String>,
+        name: Option<&str>,
+    ) -> Result<(), String> {
         let Some(a) = &self.agent else {
             return Err("no model provider is connected to the TUI".into());
         };
@@ -55,7 +59,6 @@ impl TurnLink {
             }
         })
     }
-
 }
 
 #[cfg(test)]

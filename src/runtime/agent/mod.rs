@@ -192,11 +192,10 @@ impl Agent {
     /// The model requests go to with its api (`anthropic:claude-sonnet-4-5`), as `/model`
     /// and a session's header keep it; `None` while no model is configured.
     pub fn api_model(&self) -> Option<String> {
-        self.model_name()
-            .map(|m| match Api::split_model(&m) {
-                (Some(_), _) => m,
-                (None, _) => format!("{}:{m}", self.settings.api.as_str()),
-            })
+        self.model_name().map(|m| match Api::split_model(&m) {
+            (Some(_), _) => m,
+            (None, _) => format!("{}:{m}", self.settings.api.as_str()),
+        })
     }
 
     /// The agent a turn in session `id` runs with: the session's own model unless this run

@@ -632,12 +632,9 @@ fn a_session_keeps_its_dollars_and_profile_for_the_list_after_two_priced_turns()
     assert_eq!(row["profile"], "claude", "{row}");
     assert_eq!(row["provider"], "anthropic", "{row}");
     assert_eq!(row["model"], CLAUDE, "{row}");
-    let table = String::from_utf8_lossy(&env.cmd(None, &["--list"]).output().unwrap().stdout)
-        .into_owned();
-    assert!(
-        table.contains("COST") && table.contains("$0.1"),
-        "{table}"
-    );
+    let table =
+        String::from_utf8_lossy(&env.cmd(None, &["--list"]).output().unwrap().stdout).into_owned();
+    assert!(table.contains("COST") && table.contains("$0.1"), "{table}");
     let text = String::from_utf8_lossy(&env.cmd(None, &["show", "last"]).output().unwrap().stdout)
         .into_owned();
     assert!(text.contains("profile    [providers.claude]"), "{text}");
@@ -651,8 +648,8 @@ fn a_session_keeps_its_dollars_and_profile_for_the_list_after_two_priced_turns()
     let v = list(&env);
     assert_eq!(v[0]["cost_usd"], Value::Null, "{}", v[0]);
     assert_eq!(v[0]["profile"], Value::Null, "{}", v[0]);
-    let table = String::from_utf8_lossy(&env.cmd(None, &["--list"]).output().unwrap().stdout)
-        .into_owned();
+    let table =
+        String::from_utf8_lossy(&env.cmd(None, &["--list"]).output().unwrap().stdout).into_owned();
     assert!(!table.contains("COST") && !table.contains('$'), "{table}");
 }
 
@@ -686,7 +683,10 @@ fn a_switch_of_profile_gives_the_session_its_model_and_leaves_foreign_reasoning_
     assert_eq!(gpt.api_model().as_deref(), Some("responses:gpt-5"));
     gpt.set_model(&id, &gpt.api_model().unwrap()).unwrap();
     let o = env
-        .cmd(Some(&srv), &["run", "--continue", "--provider", "gpt", "and?"])
+        .cmd(
+            Some(&srv),
+            &["run", "--continue", "--provider", "gpt", "and?"],
+        )
         .env_remove("NEOCODE_MODEL")
         .output()
         .unwrap();

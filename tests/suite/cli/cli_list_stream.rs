@@ -248,7 +248,10 @@ fn the_list_shows_dollars_per_session_and_leaves_unpriced_ones_blank() {
     assert!(row("a priced one").contains("1k/100    $1.25  "), "{table}");
     assert!(row("a costly one").contains("1k/100   $12.3k  "), "{table}");
     // Tokens only: the cell is blank, never $0.00.
-    assert!(row("a local model").contains("1k/100           "), "{table}");
+    assert!(
+        row("a local model").contains("1k/100           "),
+        "{table}"
+    );
     assert!(!row("a local model").contains('$'), "{table}");
     let heading = title_column(&table, "TITLE");
     for title in ["a priced one", "a costly one", "a local model"] {

@@ -133,6 +133,9 @@ fn the_cost_column_shows_only_when_the_title_keeps_room_for_it() {
     assert!(wide.contains("A priced session"), "{wide}");
     // 80 columns: the title would keep less than 20 with it, so the column goes.
     let narrow = screen_of(80);
-    assert!(!narrow.contains("COST") && !narrow.contains('$'), "{narrow}");
+    assert!(
+        !narrow.contains("COST") && !narrow.contains('$'),
+        "{narrow}"
+    );
     assert!(narrow.contains("A priced session"), "{narrow}");
 }

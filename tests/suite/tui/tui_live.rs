@@ -1279,7 +1279,11 @@ fn provider_lists_or_switches_the_profile_of_the_next_turns() {
         intent: Intent::Provider,
         result: Ok("Profiles: claude (current), local. /provider NAME switches.".into()),
     });
-    assert!(h.screen().contains("claude (current), local"), "{}", h.screen());
+    assert!(
+        h.screen().contains("claude (current), local"),
+        "{}",
+        h.screen()
+    );
     h.submit("/provider local");
     assert_eq!(
         h.turns.pop(),
@@ -1292,14 +1296,24 @@ fn provider_lists_or_switches_the_profile_of_the_next_turns() {
         intent: Intent::Provider,
         result: Err("Cannot switch the profile: session busy".into()),
     });
-    assert!(h.screen().contains("Cannot switch the profile"), "{}", h.screen());
+    assert!(
+        h.screen().contains("Cannot switch the profile"),
+        "{}",
+        h.screen()
+    );
     // Not while a turn runs.
     h.send("Hi");
     h.submit("/provider claude");
     assert!(
-        !h.turns.iter().any(|t| matches!(t, TurnEffect::Provider { .. })),
+        !h.turns
+            .iter()
+            .any(|t| matches!(t, TurnEffect::Provider { .. })),
         "{:?}",
         h.turns
     );
-    assert!(h.screen().contains("/provider: wait for the turn"), "{}", h.screen());
+    assert!(
+        h.screen().contains("/provider: wait for the turn"),
+        "{}",
+        h.screen()
+    );
 }
