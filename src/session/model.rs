@@ -711,6 +711,8 @@ pub struct StateUpdate {
     pub workdir: Option<String>,
     pub provider: Option<String>,
     pub model: Option<String>,
+    /// The `[providers.NAME]` profile the session's turns run with (`/provider`).
+    pub profile: Option<String>,
     pub status: Option<Status>,
     pub task_state: Change<Value>,
     pub todos: Change<Value>,

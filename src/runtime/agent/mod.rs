@@ -199,20 +199,27 @@ impl Agent {
     }
 
     /// The agent a turn in session `id` runs with: the session's own model unless this run
-    /// was given one (`--model`). `None`: this one.
+    /// was given one (`--model`), on the profile it recorded (`/provider`) unless this run
+    /// chose one (`--provider`, `NEOCODE_PROVIDER`). `None`: this one.
     pub(crate) fn for_session(&self, id: &str) -> Result<Option<Agent>, StartError> {
         if self.settings.model_from_flag {
             return Ok(None);
         }
         let h = self.sessions.header(id)?;
+        // A profile that is no longer in the config leaves the configured provider.
+        let profiled = match (&self.settings.profile, &h.profile) {
+            (None, Some(p)) if self.openai => self.with_profile(p).ok(),
+            _ => None,
+        };
+        let base = profiled.as_ref().unwrap_or(self);
         Ok(match session_model(&h) {
-            Some(m) if self.settings.model.as_deref() != Some(m) => {
-                let mut a = self.with_model(m);
+            Some(m) if base.settings.model.as_deref() != Some(m) => {
+                let mut a = base.with_model(m);
                 // The session's model, settled: it is not looked up again.
                 a.settings.model_from_flag = true;
                 Some(a)
             }
-            _ => None,
+            _ => profiled,
         })
     }
 

@@ -117,6 +117,9 @@ impl Store {
             if let Some(m) = &update.model {
                 set("model", m)?;
             }
+            if let Some(p) = &update.profile {
+                set("profile", p)?;
+            }
             if let Some(s) = update.status {
                 set("status", &s.as_str())?;
             }
