@@ -76,6 +76,7 @@ fn fill(rt: &Sessions, id: &str, topic: &str, count: u64) {
         provider: Some("openai".into()),
         model: Some("gpt-5-codex".into()),
         workdir: None,
+        ..AppendMeta::default()
     };
     let mut written = 0;
     let mut batch = Vec::new();

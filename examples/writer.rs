@@ -75,6 +75,7 @@ fn run() -> Result<(), String> {
         provider: Some("writer".into()),
         model: Some("writer-1".into()),
         workdir: None,
+        ..AppendMeta::default()
     };
     let pid = std::process::id();
     let stdout = std::io::stdout();

@@ -77,6 +77,27 @@ pub fn push_compact(out: &mut String, n: u64) {
     }
 }
 
+/// Dollars as the list, `show` and the status line print them, at most 7 characters below
+/// a billion: `$0.42`, `$123.40`, `<$0.01` for a cost under a cent, `$1.2k` from $1,000.
+pub fn push_usd(out: &mut String, usd: f64) {
+    use std::fmt::Write as _;
+    if usd > 0.0 && usd < 0.005 {
+        out.push_str("<$0.01");
+    } else if usd < 999.995 {
+        let _ = write!(out, "${:.2}", usd.max(0.0));
+    } else {
+        out.push('$');
+        push_compact(out, usd.round() as u64);
+    }
+}
+
+/// [`push_usd`] as a new string.
+pub fn usd(usd: f64) -> String {
+    let mut s = String::with_capacity(8);
+    push_usd(&mut s, usd);
+    s
+}
+
 /// A timestamp in the local time zone with its offset: `2025-06-01 14:03 +02:00`.
 pub fn timestamp(ms: i64) -> String {
     timestamp_in(ms, &chrono::Local)
@@ -170,6 +191,17 @@ mod tests {
         assert_eq!(compact(4_000_000_000), "4G");
         // No overflow at the very top.
         assert_eq!(compact(u64::MAX), "18446744073G");
+    }
+
+    #[test]
+    fn dollars_fit_seven_columns() {
+        assert_eq!(usd(0.0), "$0.00");
+        assert_eq!(usd(0.004), "<$0.01");
+        assert_eq!(usd(1.234), "$1.23");
+        assert_eq!(usd(999.99), "$999.99");
+        assert_eq!(usd(999.996), "$1k");
+        assert_eq!(usd(12_345.0), "$12.3k");
+        assert_eq!(usd(999_000_000.0), "$999M");
     }
 
     #[test]

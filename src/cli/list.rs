@@ -50,6 +50,10 @@ pub(crate) struct JsonRow<'a> {
     tokens: JsonTokens,
     model: &'a str,
     provider: &'a str,
+    /// The `[providers.NAME]` profile its last turn ran with; null when none.
+    profile: Option<&'a str>,
+    /// Dollars of its priced model calls; null while no call had a price.
+    cost_usd: Option<f64>,
     status: &'static str,
     parent_id: Option<&'a str>,
     subagent_of: Option<&'a str>,
@@ -89,6 +93,8 @@ impl<'a> JsonRow<'a> {
             },
             model: s.model,
             provider: s.provider,
+            profile: s.profile,
+            cost_usd: s.cost_usd,
             status: s.status.as_str(),
             parent_id: s.parent_id,
             subagent_of: s.subagent_of,
@@ -158,6 +164,13 @@ impl JsonRow<'_> {
         string(out, self.model)?;
         out.push_str(",\"provider\":");
         string(out, self.provider)?;
+        out.push_str(",\"profile\":");
+        opt(out, self.profile)?;
+        out.push_str(",\"cost_usd\":");
+        match self.cost_usd {
+            Some(c) => out.push_str(&serde_json::to_string(&c)?),
+            None => out.push_str("null"),
+        }
         out.push_str(",\"status\":");
         string(out, self.status)?;
         out.push_str(",\"parent_id\":");
@@ -436,21 +449,30 @@ fn heading(out: &mut Out, root: &str, n: usize) -> CmdResult {
     out.line(&heading)
 }
 
-const HEADER: [&str; 7] = [
+const HEADER: [&str; 8] = [
     "ID",
     "ACTIVE",
     "MSGS",
     "TOKENS IN/OUT",
+    "COST",
     "PLAN",
     "MODEL",
     "TITLE",
 ];
 
+/// The COST column and the title, which is not padded.
+const COST: usize = 4;
+const TITLE: usize = 7;
+/// Dollar cells are at most this wide ([`crate::format::push_usd`]).
+const COST_WIDTH: usize = 7;
+/// The COST column shows only when the title keeps at least this many columns.
+const MIN_TITLE: usize = 20;
+
 /// The padded columns' widths (the title is not padded): at least the heading, and wide
 /// enough for any row within `b`. The same rule serves a streamed list (bounds from the
 /// store's indexes) and a collected one (bounds of its rows), so both print the same bytes.
-fn widths(b: &ListBounds, id_width: usize, now: i64) -> [usize; 6] {
-    let mut w = [0; 6];
+fn widths(b: &ListBounds, id_width: usize, now: i64) -> [usize; 7] {
+    let mut w = [0; 7];
     for (w, h) in w.iter_mut().zip(HEADER) {
         *w = fmt::width(h);
     }
@@ -463,15 +485,17 @@ fn widths(b: &ListBounds, id_width: usize, now: i64) -> [usize; 6] {
     }
     w[2] = w[2].max(b.max_message_count.to_string().len());
     // Token cells are at most "999.9k/999.9k" wide below a trillion: the heading's width.
+    // 0: no session has a cost, and the column is left out.
+    w[COST] = if b.any_cost { COST_WIDTH } else { 0 };
     if b.max_plan_total > 0 {
-        w[4] = w[4].max(fmt::width(&fmt::plan_progress(&PlanCounts {
+        w[5] = w[5].max(fmt::width(&fmt::plan_progress(&PlanCounts {
             done: b.max_plan_total,
             failed: b.max_plan_failed,
             total: b.max_plan_total,
         })));
     }
     for m in &b.models {
-        w[5] = w[5].max(if m.is_empty() {
+        w[6] = w[6].max(if m.is_empty() {
             1
         } else {
             fmt::width(&sanitize::line(m))
@@ -482,7 +506,9 @@ fn widths(b: &ListBounds, id_width: usize, now: i64) -> [usize; 6] {
 
 /// Prints table lines into one reused buffer: padded columns, the title cut to the width.
 struct RowWriter {
-    widths: [usize; 6],
+    widths: [usize; 7],
+    /// The COST column is printed (some session has a cost and it fits the width).
+    cost: bool,
     id_len: usize,
     now: i64,
     room: Option<usize>,
@@ -493,11 +519,16 @@ struct RowWriter {
 }
 
 impl RowWriter {
-    fn new(out: &Out, widths: [usize; 6], id_len: usize, now: i64) -> RowWriter {
+    fn new(out: &Out, widths: [usize; 7], id_len: usize, now: i64) -> RowWriter {
         // Everything before the title: the columns and their two-space gaps.
-        let prefix: usize = widths.iter().map(|w| w + 2).sum();
+        let mut prefix: usize = widths.iter().map(|w| w + 2).sum();
+        let cost = widths[COST] > 0 && out.width.is_none_or(|w| w >= prefix + MIN_TITLE);
+        if !cost {
+            prefix -= widths[COST] + 2;
+        }
         RowWriter {
             widths,
+            cost,
             id_len,
             now,
             room: out.width.map(|w| w.saturating_sub(prefix).max(1)),
@@ -553,15 +584,21 @@ impl RowWriter {
         crate::format::push_compact(&mut self.cell, l.token_output_total);
         self.push_cell(3, None);
         self.cell.clear();
+        // Blank for a session with no priced call: tokens only, never a made-up dollar.
+        if let Some(c) = l.cost_usd {
+            crate::format::push_usd(&mut self.cell, c);
+        }
+        self.push_cell(COST, None);
+        self.cell.clear();
         self.cell.push_str(&fmt::plan_progress(&l.plan));
-        self.push_cell(4, if l.plan.failed > 0 { paint("31") } else { None });
+        self.push_cell(5, if l.plan.failed > 0 { paint("31") } else { None });
         self.cell.clear();
         if l.model.is_empty() {
             self.cell.push('-');
         } else {
             self.cell.push_str(&sanitize::line(l.model));
         }
-        self.push_cell(5, paint("2"));
+        self.push_cell(6, paint("2"));
         self.cell.clear();
         if let Some(src) = l.source {
             self.cell.push('[');
@@ -572,19 +609,22 @@ impl RowWriter {
             self.cell.push_str("↳ ");
         }
         self.cell.push_str(&sanitize::line(l.display_title()));
-        self.push_cell(6, None);
+        self.push_cell(TITLE, None);
         out.line(self.line.trim_end())
     }
 
     /// Appends `self.cell` as column `j`: padded, or cut to the room left for the title.
     fn push_cell(&mut self, j: usize, code: Option<&str>) {
+        if j == COST && !self.cost {
+            return;
+        }
         let line = &mut self.line;
         if let Some(c) = code {
             line.push_str("\x1b[");
             line.push_str(c);
             line.push('m');
         }
-        if j == 6 {
+        if j == TITLE {
             match self.room {
                 Some(r) if fmt::width(&self.cell) > r => line.push_str(&fmt::cut(&self.cell, r)),
                 _ => line.push_str(&self.cell),
@@ -595,15 +635,16 @@ impl RowWriter {
         if code.is_some() {
             line.push_str("\x1b[0m");
         }
-        if j != 6 {
+        if j != TITLE {
             line.push_str("  ");
         }
     }
 }
 
-const ALIGN: [Align; 6] = [
+const ALIGN: [Align; 7] = [
     Align::Left,
     Align::Left,
+    Align::Right,
     Align::Right,
     Align::Right,
     Align::Left,
@@ -658,6 +699,8 @@ mod tests {
             },
             source: some.then_some(other),
             branch: (!some).then_some(text),
+            cost_usd: some.then_some(n as f64 / 1e4),
+            profile: (!some).then_some(other),
         }
     }
 

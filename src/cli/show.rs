@@ -321,6 +321,9 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
             },
         ),
     ];
+    if let Some(p) = &summary.profile {
+        lines.push(field(&out, "profile", format!("[providers.{}]", l(p))));
+    }
     if !summary.workdir.is_empty() {
         lines.push(field(&out, "workdir", l(&summary.workdir)));
     }

@@ -8,8 +8,9 @@ use serde::Deserialize;
 use super::provider::{TokenDetail, model_family};
 use crate::session::Usage;
 
-/// When the default prices were the vendors' list prices.
-pub const PRICES_AS_OF: &str = "2025-10";
+/// When the default prices were checked against the vendors' list prices (standard tier,
+/// short context; the table in this file says where each row was read).
+pub const PRICES_AS_OF: &str = "2026-12";
 
 /// One model's prices in dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
@@ -53,16 +54,37 @@ impl Price {
     }
 }
 
-/// Default prices by model family (a dated snapshot name takes its family's price).
+/// Default prices by model family (a dated snapshot name takes its family's price): input,
+/// cached input, cache write, output. Checked 2026-12 (rows marked otherwise were not).
+/// Models priced by prompt length (Claude Haiku 5.5) are left out: configure them.
 const DEFAULTS: &[(&str, Price)] = &[
-    // Anthropic: cache writes (5-minute) at 1.25x input, cache reads at 0.1x.
+    // Anthropic (platform.claude.com/docs/en/about-claude/pricing and the models' overview
+    // pages): 5-minute cache writes at 1.25x input.
+    ("claude-fable-5-1", Price::new(10.0, 0.25, 12.5, 50.0)),
+    ("claude-fable-5", Price::new(10.0, 1.0, 12.5, 50.0)),
+    // Opus 5.5: input and output from its overview page; cache rates from a third-party
+    // copy of the pricing page (0.05x reads), not read on Anthropic's own page.
+    ("claude-opus-5-5", Price::new(4.0, 0.2, 5.0, 20.0)),
+    ("claude-opus-5", Price::new(5.0, 0.5, 6.25, 25.0)),
+    ("claude-opus-4-8", Price::new(5.0, 0.5, 6.25, 25.0)),
+    ("claude-opus-4-7", Price::new(5.0, 0.5, 6.25, 25.0)),
+    ("claude-opus-4-6", Price::new(5.0, 0.5, 6.25, 25.0)),
+    ("claude-opus-4-5", Price::new(5.0, 0.5, 6.25, 25.0)),
     ("claude-opus-4-1", Price::new(15.0, 1.5, 18.75, 75.0)),
     ("claude-opus-4", Price::new(15.0, 1.5, 18.75, 75.0)),
+    ("claude-sonnet-5-5", Price::new(2.0, 0.2, 2.5, 10.0)),
+    ("claude-sonnet-5", Price::new(2.0, 0.2, 2.5, 10.0)),
+    ("claude-sonnet-4-6", Price::new(3.0, 0.3, 3.75, 15.0)),
     ("claude-sonnet-4-5", Price::new(3.0, 0.3, 3.75, 15.0)),
     ("claude-sonnet-4", Price::new(3.0, 0.3, 3.75, 15.0)),
     ("claude-haiku-4-5", Price::new(1.0, 0.1, 1.25, 5.0)),
     ("claude-3-5-haiku", Price::new(0.8, 0.08, 1.0, 4.0)),
-    // OpenAI: no charge for cache writes.
+    // OpenAI: no charge for cache writes. gpt-5.5 and gpt-5.4*: OpenAI's pricing page as
+    // quoted by two independent copies (2026-06); the older rows as of 2025-10, unchanged.
+    ("gpt-5.5", Price::new(5.0, 0.5, 5.0, 30.0)),
+    ("gpt-5.4", Price::new(2.5, 0.25, 2.5, 15.0)),
+    ("gpt-5.4-mini", Price::new(0.75, 0.075, 0.75, 4.5)),
+    ("gpt-5.4-nano", Price::new(0.2, 0.02, 0.2, 1.25)),
     ("gpt-5", Price::new(1.25, 0.125, 1.25, 10.0)),
     ("gpt-5-codex", Price::new(1.25, 0.125, 1.25, 10.0)),
     ("gpt-5-mini", Price::new(0.25, 0.025, 0.25, 2.0)),
@@ -134,6 +156,12 @@ mod tests {
         let c = t.cost("claude-sonnet-4-5-20250929", usage, detail).unwrap();
         assert!((c - (0.3 + 0.15 + 0.3)).abs() < 1e-9, "{c}");
         assert_eq!(t.cost("qwen2.5-coder:7b", usage, detail), None);
+        // Rows checked 2026-12: Opus 4.5 is a third of Opus 4.1, gpt-5.5 reads its cache at 0.1x.
+        assert_eq!(
+            t.price("claude-opus-4-5-20251101").map(|p| p.input),
+            Some(5.0)
+        );
+        assert_eq!(t.price("gpt-5.5").and_then(|p| p.cached_input), Some(0.5));
         assert_eq!(t.cost("test-model", usage, detail), None);
         assert!(
             t.cost("anthropic:claude-haiku-4-5", usage, detail)

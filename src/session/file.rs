@@ -76,6 +76,9 @@ pub struct FileSession {
     /// The git branch the session started on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// The `[providers.NAME]` profile its last turn ran with (never a key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_key: Option<String>,
     /// Plan with per-step progress.
@@ -534,6 +537,7 @@ pub fn export(store: &Store, session_id: &str) -> StoreResult<SessionFile> {
             source: h.source.clone(),
             fork_seq: h.fork_seq,
             branch: h.branch.clone(),
+            profile: h.profile.clone(),
             conversation_key: h.conversation_key.clone(),
             plan,
             tokens: FileTokens {
@@ -660,6 +664,7 @@ pub(crate) fn prepare(store: &Store, doc: SessionFile, new_id: bool) -> StoreRes
             subagent_of: if new_id { None } else { f.subagent_of.clone() },
             source: f.source.clone(),
             branch: f.branch.clone(),
+            profile: f.profile.clone(),
             conversation_key: f.conversation_key.clone(),
             task_state: f.task_state.clone(),
             todos: f.todos.clone(),

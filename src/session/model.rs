@@ -460,6 +460,9 @@ pub struct SessionHeader {
     /// The git branch its workdir was on when it was created (`None`: not a repository, a
     /// detached HEAD, or made before neocode recorded it).
     pub branch: Option<String>,
+    /// The `[providers.NAME]` profile its last turn ran with (`None`: none, or made before
+    /// neocode recorded it). Never a key.
+    pub profile: Option<String>,
 }
 
 /// One row of a session list: read from the header table alone.
@@ -495,6 +498,10 @@ pub struct SessionSummary {
     pub source: Option<String>,
     /// The git branch it started on.
     pub branch: Option<String>,
+    /// Dollars of its priced model calls; `None` while no call had a price.
+    pub cost_usd: Option<f64>,
+    /// The `[providers.NAME]` profile its last turn ran with.
+    pub profile: Option<String>,
 }
 
 impl SessionSummary {
@@ -524,6 +531,8 @@ impl SessionSummary {
             plan: self.plan,
             source: self.source.as_deref(),
             branch: self.branch.as_deref(),
+            cost_usd: self.cost_usd,
+            profile: self.profile.as_deref(),
         }
     }
 }
@@ -561,6 +570,10 @@ pub struct ListLine<'a> {
     pub source: Option<&'a str>,
     /// The git branch it started on.
     pub branch: Option<&'a str>,
+    /// Dollars of its priced model calls; `None` while no call had a price.
+    pub cost_usd: Option<f64>,
+    /// The `[providers.NAME]` profile its last turn ran with.
+    pub profile: Option<&'a str>,
 }
 
 impl ListLine<'_> {
@@ -590,6 +603,8 @@ pub struct ListBounds {
     pub max_plan_failed: u64,
     /// Every distinct model name.
     pub models: Vec<String>,
+    /// Some session has a cost in dollars (the list then has a COST column).
+    pub any_cost: bool,
 }
 
 impl ListBounds {
@@ -604,6 +619,7 @@ impl ListBounds {
             b.max_message_count = b.max_message_count.max(s.message_count);
             b.max_plan_total = b.max_plan_total.max(s.plan.total);
             b.max_plan_failed = b.max_plan_failed.max(s.plan.failed);
+            b.any_cost |= s.cost_usd.is_some();
             if !b.models.contains(&s.model) {
                 b.models.push(s.model.clone());
             }
@@ -695,6 +711,8 @@ pub struct StateUpdate {
     pub workdir: Option<String>,
     pub provider: Option<String>,
     pub model: Option<String>,
+    /// The `[providers.NAME]` profile the session's turns run with (`/provider`).
+    pub profile: Option<String>,
     pub status: Option<Status>,
     pub task_state: Change<Value>,
     pub todos: Change<Value>,
@@ -720,6 +738,8 @@ pub struct AppendMeta {
     pub model: Option<String>,
     /// Directory the run used.
     pub workdir: Option<String>,
+    /// The `[providers.NAME]` profile the run used (`None`: keep the session's).
+    pub profile: Option<String>,
 }
 
 /// What a transcript replacement (compaction) writes.

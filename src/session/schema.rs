@@ -281,6 +281,25 @@ pub const MIGRATIONS: &[&str] = &[
         message_count, token_input_total, token_output_total, plan_done, plan_failed,
         plan_total, asset_count, subagent_of, source_tool, branch);
     "#,
+    // (issue 25, c2) dollars and the provider profile per session. `cost_usd`: the lifetime
+    // dollars of the session's priced model calls (the ledger's `usage.cost_usd`, written in
+    // the same transaction as the ledger; NULL while no call had a price, and for sessions
+    // without a ledger). `profile`: the `[providers.NAME]` profile its last turn ran with
+    // (NULL: none, or made before this). Both are list columns, so the list's covering
+    // index is rebuilt with them at its end; `sessions_by_cost` answers "does any session
+    // have a cost" (the table's column) with one probe.
+    r#"
+    ALTER TABLE sessions ADD COLUMN cost_usd REAL;
+    ALTER TABLE sessions ADD COLUMN profile TEXT;
+    UPDATE sessions SET cost_usd = json_extract(ledger_json, '$.usage.cost_usd')
+        WHERE ledger_json IS NOT NULL AND json_valid(ledger_json);
+    CREATE INDEX sessions_by_cost ON sessions(cost_usd) WHERE cost_usd IS NOT NULL;
+    DROP INDEX sessions_listed;
+    CREATE INDEX sessions_listed ON sessions(updated_at_ms, insert_order, id, title,
+        first_prompt, created_at_ms, provider, model, workdir, status, parent_id, fork_seq,
+        message_count, token_input_total, token_output_total, plan_done, plan_failed,
+        plan_total, asset_count, subagent_of, source_tool, branch, cost_usd, profile);
+    "#,
 ];
 
 /// Maps SQLite's "not a database" and "corrupt" codes to [`StoreError::Damaged`].

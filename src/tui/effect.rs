@@ -66,6 +66,13 @@ pub enum TurnEffect {
     /// List the models the server offers (`/model` without a name); the outcome comes back
     /// as an [`Outcome`] whose text is the names, one a line.
     Models,
+    /// Switch to the `[providers.NAME]` profile for the next turns (`/provider NAME`; the
+    /// open session, if any, takes the profile's model, kept with it), or list the profiles
+    /// (`name: None`); the outcome comes back as an [`Outcome`].
+    Provider {
+        session_id: Option<String>,
+        name: Option<String>,
+    },
     /// Open the network to this session's commands from its next turn (`/approve network`);
     /// the outcome comes back as a [`Outcome`].
     AllowNetwork { session_id: String },
@@ -91,6 +98,8 @@ pub enum Intent {
     Model,
     /// List the server's models (the names, one a line).
     Models,
+    /// List or switch the provider profiles.
+    Provider,
 }
 
 /// What an [`Intent`] came to: what to say, or why it could not be done (both in words).

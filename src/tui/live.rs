@@ -145,6 +145,9 @@ pub struct Live {
     pub usage: Usage,
     /// Prompt tokens of the latest model call: how full the context is.
     pub context: u64,
+    /// The session's dollars when the turn started (`None`: none yet, or a new session):
+    /// the turn's own are the session's now less these.
+    pub cost_at_start: Option<f64>,
     /// Text chunks received (the list's live counter moves with them).
     pub chunks: u64,
     /// Cancel was asked for.
@@ -414,6 +417,7 @@ pub fn status_spans(
     info: &AgentInfo,
     (context, estimated): (u64, bool),
     session_tokens: u64,
+    dollars: Option<String>,
     budget_left: Option<String>,
     policy: ApprovalPolicy,
     theme: &Theme,
@@ -456,6 +460,9 @@ pub fn status_spans(
         format!("· {} tok ", format::compact(session_tokens)),
         t.dim(),
     ));
+    if let Some(d) = dollars {
+        v.push((format!("· {d} "), t.dim()));
+    }
     if let Some(b) = budget_left {
         v.push((format!("· {b} "), t.dim()));
     }
@@ -485,6 +492,7 @@ mod tests {
             &info,
             (1500, true),
             3000,
+            None,
             None,
             ApprovalPolicy::Ask,
             &Theme::new(false),

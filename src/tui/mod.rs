@@ -42,6 +42,7 @@ pub mod layout;
 pub mod live;
 pub mod markdown;
 pub mod pace;
+mod provider_switch;
 pub mod rank;
 pub mod rewind;
 pub mod screen;
@@ -208,6 +209,9 @@ impl TurnLink {
                 session_id: None,
                 name,
             } => self.switch_model(name),
+            TurnEffect::Provider { session_id, name } => {
+                self.switch_provider(session_id.clone(), name.as_deref())
+            }
         }
     }
 
@@ -817,6 +821,7 @@ mod tests {
             &info,
             (1000, false),
             0,
+            None,
             None,
             info.policy,
             &theme::Theme::new(false),

@@ -159,21 +159,67 @@ impl Agent {
         }
     }
 
+    /// This agent with the `[providers.NAME]` profile of `config.toml` (the file and the
+    /// environment read again, the approval policy kept; same extensions, no MCP restart), as
+    /// `/provider NAME` switches. An unknown profile is an error naming the ones there are.
+    pub fn with_profile(&self, name: &str) -> Result<Agent, super::config::ConfigError> {
+        let home = self
+            .settings
+            .path
+            .parent()
+            .unwrap_or_else(|| std::path::Path::new("."));
+        let flags = super::config::Overrides {
+            provider: Some(name.to_string()),
+            approval: Some(self.settings.approval),
+            ..super::config::Overrides::default()
+        };
+        let settings = Settings::load(home, &flags)?;
+        let factory = if self.openai {
+            provider_factory(&settings)
+        } else {
+            self.factory.clone()
+        };
+        Ok(Agent {
+            sessions: self.sessions.clone(),
+            settings,
+            factory,
+            ext: self.ext.clone(),
+            openai: self.openai,
+            fixed_model: self.fixed_model,
+        })
+    }
+
+    /// The model requests go to with its api (`anthropic:claude-sonnet-4-5`), as `/model`
+    /// and a session's header keep it; `None` while no model is configured.
+    pub fn api_model(&self) -> Option<String> {
+        self.model_name().map(|m| match Api::split_model(&m) {
+            (Some(_), _) => m,
+            (None, _) => format!("{}:{m}", self.settings.api.as_str()),
+        })
+    }
+
     /// The agent a turn in session `id` runs with: the session's own model unless this run
-    /// was given one (`--model`). `None`: this one.
+    /// was given one (`--model`), on the profile it recorded (`/provider`) unless this run
+    /// chose one (`--provider`, `NEOCODE_PROVIDER`). `None`: this one.
     pub(crate) fn for_session(&self, id: &str) -> Result<Option<Agent>, StartError> {
         if self.settings.model_from_flag {
             return Ok(None);
         }
         let h = self.sessions.header(id)?;
+        // A profile that is no longer in the config leaves the configured provider.
+        let profiled = match (&self.settings.profile, &h.profile) {
+            (None, Some(p)) if self.openai => self.with_profile(p).ok(),
+            _ => None,
+        };
+        let base = profiled.as_ref().unwrap_or(self);
         Ok(match session_model(&h) {
-            Some(m) if self.settings.model.as_deref() != Some(m) => {
-                let mut a = self.with_model(m);
+            Some(m) if base.settings.model.as_deref() != Some(m) => {
+                let mut a = base.with_model(m);
                 // The session's model, settled: it is not looked up again.
                 a.settings.model_from_flag = true;
                 Some(a)
             }
-            _ => None,
+            _ => profiled,
         })
     }
 
@@ -257,6 +303,7 @@ impl Agent {
             provider: None,
             model,
             workdir: Some(self.sessions.root().display().to_string()),
+            profile: self.settings.profile.clone(),
         }
     }
 

@@ -23,6 +23,8 @@ impl Agent {
             &id,
             &crate::session::StateUpdate {
                 model: Some(model.to_string()),
+                // `/provider`'s agent: the session keeps that profile too.
+                profile: self.settings.profile.clone(),
                 ledger: crate::session::Change::Set(ledger),
                 ..Default::default()
             },

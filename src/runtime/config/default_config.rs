@@ -61,7 +61,7 @@ max_turns_per_prompt = 100
 # max_cost_usd = 5.0   (counts model calls that have a price, see [prices])
 
 # Prices in dollars per million tokens, over the built-in ones (OpenAI and Anthropic list
-# prices as of 2025-10, by model family). A model without a price shows tokens only.
+# prices checked 2026-12, by model family). A model without a price shows tokens only.
 # [prices."my-model"]
 # input = 1.0
 # cached_input = 0.1

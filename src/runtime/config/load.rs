@@ -56,6 +56,7 @@ impl Settings {
             .clone()
             .or_else(|| env("NEOCODE_PROVIDER"))
             .filter(|s| !s.trim().is_empty());
+        let profiles: Vec<String> = file.providers.keys().cloned().collect();
         let p = chosen_provider(&mut file, profile.as_deref()).map_err(&bad)?;
         let api = match flags.api {
             Some(a) => a,
@@ -132,6 +133,7 @@ impl Settings {
             path,
             api,
             profile,
+            profiles,
             reasoning_effort: p_str(p.reasoning_effort.as_deref()).map(str::to_string),
             thinking_budget: p.thinking_budget.unwrap_or(0),
             max_output_tokens: p.max_output_tokens.unwrap_or(16_000).max(1),

@@ -100,6 +100,8 @@ pub struct Settings {
     pub api: Api,
     /// The `[providers.NAME]` profile chosen (`--provider`, `NEOCODE_PROVIDER`), if any.
     pub profile: Option<String>,
+    /// Every `[providers.NAME]` profile of the config file, by name (what `/provider` lists).
+    pub profiles: Vec<String>,
     /// `reasoning_effort` (Responses `reasoning.effort`, Chat Completions `reasoning_effort`), if set.
     pub reasoning_effort: Option<String>,
     /// `thinking_budget` in tokens (Anthropic); 0: no extended thinking.

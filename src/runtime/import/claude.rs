@@ -314,6 +314,7 @@ impl Conv {
                 status: Status::Paused,
                 // Where the source recorded a branch it stays in its metadata.
                 branch: None,
+                profile: None,
                 parent_id: None,
                 subagent_of: parent,
                 source: Some(SessionSource {

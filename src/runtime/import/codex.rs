@@ -349,6 +349,7 @@ impl Conv {
                 parent_id: fork,
                 subagent_of: None,
                 branch: None,
+                profile: None,
                 source: Some(SessionSource {
                     tool: "codex".into(),
                     version: meta.get("cli_version").map(text_of).unwrap_or_default(),

@@ -69,10 +69,10 @@ impl Store {
                     "INSERT INTO sessions (id, title, first_prompt, created_at_ms, updated_at_ms, provider, model,
                         workdir, status, parent_id, fork_seq, conversation_key, task_state_json, todos_json,
                         skills_json, plan_json, ledger_json, token_input_total, token_output_total, last_seq,
-                        message_count, asset_count, branch)
+                        message_count, asset_count, branch, profile)
                      SELECT ?2, CASE WHEN title = '' THEN '' ELSE 'Fork of ' || title END, first_prompt, ?3, ?3,
                         provider, model, workdir, 'paused', id, ?4, NULL, task_state_json, todos_json,
-                        skills_json, plan_json, ledger_json, 0, 0, ?4, 0, ?5, branch
+                        skills_json, plan_json, ledger_json, 0, 0, ?4, 0, ?5, branch, profile
                      FROM sessions WHERE id = ?1",
                     params![session_id, new_id, now, at, copied.len() as i64],
                 )?;

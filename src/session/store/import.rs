@@ -314,8 +314,10 @@ fn insert_full_in(tx: &Transaction<'_>, s: Session, summary_extra: &SessionSumma
     tx.execute(
         "INSERT INTO sessions (id, title, first_prompt, created_at_ms, updated_at_ms, provider, model, workdir,
             status, parent_id, fork_seq, conversation_key, task_state_json, todos_json, skills_json,
-            plan_json, ledger_json, token_input_total, token_output_total, last_seq, message_count, branch)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+            plan_json, ledger_json, token_input_total, token_output_total, last_seq, message_count, branch,
+            cost_usd, profile)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+            ?23, ?24)",
         params![
             h.id,
             h.title,
@@ -338,7 +340,9 @@ fn insert_full_in(tx: &Transaction<'_>, s: Session, summary_extra: &SessionSumma
             tok_out as i64,
             h.last_seq,
             messages.len() as i64,
-            h.branch
+            h.branch,
+            h.ledger.as_ref().and_then(|l| l.usage.cost_usd),
+            h.profile
         ],
     )?;
     for m in messages {

@@ -95,7 +95,8 @@ impl Store {
                     last_seq = ?8,
                     message_count = message_count + ?9,
                     first_prompt = ?10,
-                    conversation_key = ?11
+                    conversation_key = ?11,
+                    profile = coalesce(nullif(?12, ''), profile)
                  WHERE id = ?1",
                 params![
                     session_id,
@@ -108,7 +109,8 @@ impl Store {
                     last_seq + messages.len() as i64,
                     messages.len() as i64,
                     first_prompt,
-                    key
+                    key,
+                    meta.profile
                 ],
             )?;
             Ok(Appended {

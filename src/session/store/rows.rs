@@ -12,12 +12,14 @@ use crate::session::plan::{PlanCounts, PlanProgress, StepUpdate};
 
 pub(super) const SUMMARY_COLS: &str = "id, title, first_prompt, created_at_ms, updated_at_ms, provider, model, \
      workdir, status, parent_id, fork_seq, message_count, token_input_total, token_output_total, \
-     plan_done, plan_failed, plan_total, asset_count, subagent_of, source_tool, branch";
+     plan_done, plan_failed, plan_total, asset_count, subagent_of, source_tool, branch, cost_usd, \
+     profile";
 
 pub(super) const HEADER_COLS: &str = "id, title, created_at_ms, updated_at_ms, provider, model, workdir, \
      status, parent_id, fork_seq, conversation_key, task_state_json, todos_json, skills_json, \
      plan_json, ledger_json, token_input_total, token_output_total, last_seq, message_count, \
-     subagent_of, source_tool, source_version, source_id, source_stamp, source_meta_json, branch";
+     subagent_of, source_tool, source_version, source_id, source_stamp, source_meta_json, branch, \
+     profile";
 
 pub(super) fn parse_status(session_id: &str, s: &str) -> Result<Status> {
     Status::parse(s).ok_or_else(|| StoreError::BadColumn {
@@ -57,6 +59,8 @@ pub(super) fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<Result<SessionSu
         subagent_of: r.get(18)?,
         source: r.get(19)?,
         branch: r.get(20)?,
+        cost_usd: r.get(21)?,
+        profile: r.get(22)?,
         id,
     }))
 }
@@ -86,6 +90,7 @@ pub(super) fn load_header(c: &Connection, session_id: &str) -> Result<Option<Ses
                     message_count: r.get::<_, i64>(19)? as u64,
                     subagent_of: r.get(20)?,
                     branch: r.get(26)?,
+                    profile: r.get(27)?,
                     ..SessionHeader::default()
                 };
                 let status: String = r.get(7)?;

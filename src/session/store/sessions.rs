@@ -117,6 +117,9 @@ impl Store {
             if let Some(m) = &update.model {
                 set("model", m)?;
             }
+            if let Some(p) = &update.profile {
+                set("profile", p)?;
+            }
             if let Some(s) = update.status {
                 set("status", &s.as_str())?;
             }
@@ -131,6 +134,12 @@ impl Store {
                 Change::Set(l) => Some((l.usage.input_tokens, l.usage.output_tokens)),
                 Change::Keep | Change::Clear => None,
             });
+            // The list's dollars: the ledger's, in the same transaction.
+            match &update.ledger {
+                Change::Set(l) => set("cost_usd", &l.usage.cost_usd)?,
+                Change::Clear => set("cost_usd", &None::<f64>)?,
+                Change::Keep => {}
+            }
             if let Some((i, o)) = totals {
                 tx.execute(
                     "UPDATE sessions SET token_input_total = ?2, token_output_total = ?3 WHERE id = ?1",
@@ -276,8 +285,8 @@ impl Store {
         // place in the query (None: not read, left empty).
         const TABLE_COLS: &str = "id, title, first_prompt, updated_at_ms, model, parent_id, \
              subagent_of, message_count, token_input_total, token_output_total, plan_done, \
-             plan_failed, plan_total, source_tool, branch";
-        const TABLE_POS: [Option<usize>; 21] = [
+             plan_failed, plan_total, source_tool, branch, cost_usd";
+        const TABLE_POS: [Option<usize>; 23] = [
             Some(0),
             Some(1),
             Some(2),
@@ -299,6 +308,8 @@ impl Store {
             Some(6),
             Some(13),
             Some(14),
+            Some(15),
+            None,
         ];
         let (cols, pos) = if details {
             (SUMMARY_COLS, std::array::from_fn(Some))
@@ -328,6 +339,12 @@ impl Store {
                         }
                     };
                     let count = |i: usize| int(i).map(|n| n.max(0) as u64);
+                    let real = |i: usize| -> rusqlite::Result<Option<f64>> {
+                        match pos[i] {
+                            Some(p) => Ok(r.get_ref(p)?.as_f64_or_null()?),
+                            None => Ok(None),
+                        }
+                    };
                     let id = text(0)?.unwrap_or_default();
                     let status = match text(8)? {
                         Some(s) => parse_status(id, s)?,
@@ -356,6 +373,8 @@ impl Store {
                         asset_count: count(17)?,
                         source: text(19)?,
                         branch: text(20)?,
+                        cost_usd: real(21)?,
+                        profile: text(22)?,
                     })?;
                 }
                 Ok(())
@@ -409,7 +428,17 @@ impl Store {
                 next = st.query_row([&m], |r| r.get(0))?;
                 models.push(m);
             }
+            // One probe of `sessions_by_cost`.
+            let any_cost = c
+                .query_row(
+                    "SELECT 1 FROM sessions WHERE cost_usd IS NOT NULL LIMIT 1",
+                    [],
+                    |_| Ok(()),
+                )
+                .optional()?
+                .is_some();
             Ok(ListBounds {
+                any_cost,
                 oldest_updated_at_ms: oldest,
                 max_message_count: max_messages.unwrap_or(0).max(0) as u64,
                 max_plan_total: plan_total.unwrap_or(0).max(0) as u64,

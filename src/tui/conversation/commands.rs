@@ -42,6 +42,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "[NAME]",
         "switch the model of the next turns (no name: pick from the server's models)",
     ),
+    (
+        "/provider",
+        "[NAME]",
+        "switch to a [providers.NAME] profile of config.toml for the next turns (no name: list them)",
+    ),
     ("/limits", "", "budgets of this session: used and left"),
     (
         "/approve",

@@ -133,11 +133,17 @@ impl Conversation {
             .detail()
             .and_then(|d| d.header.as_ref())
             .map_or(0, |h| h.last_seq);
+        let cost_at_start = ctx
+            .detail()
+            .and_then(|d| d.header.as_ref())
+            .and_then(|h| h.ledger.as_ref())
+            .and_then(|l| l.usage.cost_usd);
         self.live = Some(Live {
             session_id: session_id.clone(),
             started_ms: ctx.now_ms,
             prompt: text,
             base_seq,
+            cost_at_start,
             ..Live::default()
         });
         self.turn_running = true;
@@ -216,6 +222,8 @@ impl Conversation {
             TurnEffect::Compact { .. } => "compact",
             TurnEffect::Model { .. } => "switch the model",
             TurnEffect::Models => "list the models",
+            TurnEffect::Provider { name: None, .. } => "list the profiles",
+            TurnEffect::Provider { name: Some(_), .. } => "switch the profile",
             TurnEffect::AllowNetwork { .. } => "allow the network",
             TurnEffect::Skill { name: None, .. } => "list the skills",
             TurnEffect::Skill { name: Some(_), .. } => "activate the skill",

@@ -33,6 +33,7 @@ impl Conversation {
             "/undo" => self.slash_undo(open, ctx),
             "/compact" => self.slash_compact(open, ctx),
             "/model" => self.slash_model(open, arg, ctx),
+            "/provider" => self.slash_provider(open, arg, ctx),
             "/approve" if arg == "network" => self.slash_allow_network(open, ctx),
             "/skill" => self.slash_skill(open, arg, ctx),
             "/approve" => self.slash_approve(arg, ctx),

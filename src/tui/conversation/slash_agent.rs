@@ -82,6 +82,24 @@ impl Conversation {
         }
     }
 
+    /// `/provider [NAME]`: lists the profiles, or switches the next turns to one (the open
+    /// session takes its model, kept with the session, as `/model` keeps one).
+    pub(super) fn slash_provider(
+        &mut self,
+        open: Option<String>,
+        arg: &str,
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
+        if !arg.is_empty() && self.turn_active() {
+            ctx.fail("/provider: wait for the turn to end first.");
+            return Vec::new();
+        }
+        vec![Ask::Effect(Effect::Turn(TurnEffect::Provider {
+            session_id: open.filter(|_| !self.draft),
+            name: (!arg.is_empty()).then(|| arg.to_string()),
+        }))]
+    }
+
     /// A model picked from the server's list (`/model` without a name): as `/model NAME`.
     pub fn pick_model(&mut self, name: &str, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         let open = ctx.open_id();

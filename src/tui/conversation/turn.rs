@@ -29,9 +29,13 @@ impl Conversation {
         let ok = o.result.is_ok();
         let msg = sanitize::line(o.result.as_ref().unwrap_or_else(|e| e)).into_owned();
         match (o.intent, ok) {
-            (Intent::Model, true) => {
+            (Intent::Model | Intent::Provider, true) => {
                 ctx.say(msg);
                 vec![Ask::RefreshDetail, Ask::ReloadList]
+            }
+            (Intent::Provider, false) => {
+                ctx.fail(msg);
+                Vec::new()
             }
             (Intent::Model, false) => {
                 self.model_switch = None;

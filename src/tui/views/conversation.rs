@@ -50,6 +50,30 @@ fn session_tokens(app: &App) -> u64 {
         .map_or(0, |h| h.token_input_total + h.token_output_total)
 }
 
+/// Dollars of the session's priced model calls, and of the turn shown (running or just
+/// finished) when it has any: `$0.04 turn · $0.17 session`. `None` while no call had a price
+/// (tokens only, never a made-up dollar).
+fn dollars(app: &App) -> Option<String> {
+    let session = app
+        .browse
+        .detail
+        .as_ref()
+        .and_then(|d| d.header.as_ref())
+        .and_then(|h| h.ledger.as_ref())
+        .and_then(|l| l.usage.cost_usd)?;
+    let mut s = String::new();
+    if let Some(l) = app.live_here() {
+        let turn = session - l.cost_at_start.unwrap_or(0.0);
+        if turn > 0.0 {
+            crate::format::push_usd(&mut s, turn);
+            s.push_str(" turn · ");
+        }
+    }
+    crate::format::push_usd(&mut s, session);
+    s.push_str(" session");
+    Some(s)
+}
+
 /// The agent line: the failure of the last turn in words, else model, gauge and the rest.
 fn agent_line(app: &App, width: usize) -> Line<'static> {
     let t = &app.theme;
@@ -72,6 +96,7 @@ fn agent_line(app: &App, width: usize) -> Line<'static> {
         &info,
         context_used(app),
         session_tokens(app),
+        dollars(app),
         app.budget_left(),
         app.approval(),
         t,

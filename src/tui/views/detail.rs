@@ -366,10 +366,10 @@ fn cache_and_cost(
         lines.push(Line::from(vec![
             Span::styled("Prompt cache    ", t.dim()),
             Span::raw(format!(
-                "{} read · {} written · {:.0}% of prompt tokens from the cache",
+                "{:.0}% hit rate (cached input / all input) · {} read · {} written",
+                u.cached_input_tokens as f64 * 100.0 / prompt as f64,
                 format::compact(u.cached_input_tokens),
                 format::compact(u.cache_write_tokens),
-                u.cached_input_tokens as f64 * 100.0 / prompt as f64
             )),
         ]));
     }
@@ -707,6 +707,9 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             ),
         )),
         (None, _) => lines.push(kv("forked from", "—".into())),
+    }
+    if let Some(p) = &h.profile {
+        lines.insert(8, kv("profile", format!("[providers.{p}]")));
     }
     if let Some(p) = &h.subagent_of {
         lines.push(kv("sub-agent of", p.clone()));

@@ -651,3 +651,106 @@ fn a_connection_reset_before_the_reply_is_asked_once_more_for_every_api() {
     );
     assert_eq!(srv.request_count(), 2);
 }
+
+#[test]
+fn a_session_keeps_its_dollars_and_profile_for_the_list_after_two_priced_turns() {
+    let env = Env::new(KEY, "[providers.claude]\napi = \"anthropic\"\n");
+    // Turn 1: 10k input ($0.03) + 1k output ($0.015). Turn 2: 20k input ($0.06) + 100k cache
+    // reads ($0.03) + 2k output ($0.03). claude-sonnet-4-5: $0.165 in all.
+    let srv = ScriptedServer::start(vec![
+        Messages::start(10_000, 0, 0)
+            .text("one", 1)
+            .stop("end_turn", 1_000)
+            .reply(),
+        Messages::start(20_000, 100_000, 0)
+            .text("two", 1)
+            .stop("end_turn", 2_000)
+            .reply(),
+    ])
+    .unwrap();
+    env.run_model(&srv, CLAUDE, &["run", "--provider", "claude", "hi"]);
+    env.run_model(
+        &srv,
+        CLAUDE,
+        &["run", "--provider", "claude", "--continue", "again"],
+    );
+    let list = |env: &Env| -> Value {
+        let o = env.cmd(None, &["--list", "--json"]).output().unwrap();
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let v = list(&env);
+    let row = &v[0];
+    let cost = row["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.165).abs() < 1e-9, "{row}");
+    assert_eq!(row["profile"], "claude", "{row}");
+    assert_eq!(row["provider"], "anthropic", "{row}");
+    assert_eq!(row["model"], CLAUDE, "{row}");
+    let table =
+        String::from_utf8_lossy(&env.cmd(None, &["--list"]).output().unwrap().stdout).into_owned();
+    assert!(table.contains("COST") && table.contains("$0.1"), "{table}");
+    let text = String::from_utf8_lossy(&env.cmd(None, &["show", "last"]).output().unwrap().stdout)
+        .into_owned();
+    assert!(text.contains("profile    [providers.claude]"), "{text}");
+    assert!(!text.contains(KEY));
+
+    // A model without a price: null dollars, no profile, no COST column.
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![Reply::text("hi"), Reply::text("again")]).unwrap();
+    env.run_model(&srv, "test-model", &["run", "hi"]);
+    env.run_model(&srv, "test-model", &["run", "--continue", "again"]);
+    let v = list(&env);
+    assert_eq!(v[0]["cost_usd"], Value::Null, "{}", v[0]);
+    assert_eq!(v[0]["profile"], Value::Null, "{}", v[0]);
+    let table =
+        String::from_utf8_lossy(&env.cmd(None, &["--list"]).output().unwrap().stdout).into_owned();
+    assert!(!table.contains("COST") && !table.contains('$'), "{table}");
+}
+
+#[test]
+fn a_switch_of_profile_gives_the_session_its_model_and_leaves_foreign_reasoning_out() {
+    let srv = ScriptedServer::start(vec![
+        Messages::start(5, 0, 0)
+            .thinking("hm", "sig-old", 1)
+            .text("hello", 1)
+            .stop("end_turn", 3)
+            .reply(),
+        ResponsesStream::start()
+            .text("hi", 1)
+            .completed(5, 0, 1, 0)
+            .reply(),
+    ])
+    .unwrap();
+    let env = Env::new(
+        KEY,
+        &format!(
+            "api = \"anthropic\"\nthinking_budget = 1024\n\
+             [providers.gpt]\napi = \"responses\"\nmodel = \"gpt-5\"\nbase_url = \"{}\"\n\
+             reasoning_effort = \"low\"\n\
+             api_key_command = \"echo {KEY}\"\n",
+            srv.base_url()
+        ),
+    );
+    env.run_model(&srv, CLAUDE, &["run", "hi"]);
+    let id = env.last_session().header.id;
+    // What `/provider gpt` does in the TUI: the profile's agent, the session its model.
+    let gpt = env.agent(&srv).with_profile("gpt").unwrap();
+    assert_eq!(gpt.api_model().as_deref(), Some("responses:gpt-5"));
+    gpt.set_model(&id, &gpt.api_model().unwrap()).unwrap();
+    // The next run names no profile: the session's own is used (its reasoning effort).
+    let o = env
+        .cmd(Some(&srv), &["run", "--continue", "and?"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let reqs = srv.requests();
+    assert_eq!(reqs[1].path, "/v1/responses");
+    assert_eq!(reqs[1].json()["model"], "gpt-5");
+    assert_eq!(reqs[1].json()["reasoning"]["effort"], "low");
+    let input = b_input(&reqs[1].json());
+    assert!(input.iter().all(|i| i["type"] != "reasoning"), "{input:#?}");
+    let err = stderr(&o);
+    assert_eq!(err.matches("left out of the request").count(), 1, "{err}");
+    let h = env.last_session().header;
+    assert_eq!(h.profile.as_deref(), Some("gpt"));
+    assert_eq!(h.model, "responses:gpt-5");
+}

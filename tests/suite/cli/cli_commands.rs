@@ -67,12 +67,14 @@ fn list_json_has_the_stable_keys_and_values() {
         [
             "asset_count",
             "branch",
+            "cost_usd",
             "created_at",
             "id",
             "message_count",
             "model",
             "parent_id",
             "plan",
+            "profile",
             "provider",
             "source",
             "status",
@@ -92,6 +94,9 @@ fn list_json_has_the_stable_keys_and_values() {
     );
     assert_eq!(row["model"], "gpt-rich");
     assert_eq!(row["provider"], "openai");
+    // No model call with a price, no profile: null, never a made-up dollar.
+    assert_eq!(row["cost_usd"], serde_json::Value::Null);
+    assert_eq!(row["profile"], serde_json::Value::Null);
     assert_eq!(row["status"], "created");
     assert!(row["parent_id"].is_null());
     assert_eq!(

@@ -205,3 +205,74 @@ fn sessions_active_in_the_same_millisecond_list_in_the_same_order_everywhere() {
         ok_stdout(ws.cmd().args(["--list", "--limit", "100"]))
     );
 }
+
+/// A session's dollars as its runs leave them: the ledger, written with the turn's state.
+fn spend(ws: &Ws, id: &str, cost: Option<f64>) {
+    let mut ledger = neocode::session::RuntimeLedger::default();
+    ledger.usage.input_tokens = 1000;
+    ledger.usage.output_tokens = 100;
+    ledger.usage.cost_usd = cost;
+    ws.sessions()
+        .update_state(
+            id,
+            &StateUpdate {
+                ledger: neocode::session::Change::Set(ledger),
+                ..StateUpdate::default()
+            },
+        )
+        .unwrap();
+}
+
+#[test]
+fn the_list_shows_dollars_per_session_and_leaves_unpriced_ones_blank() {
+    let ws = Ws::new();
+    let unpriced = ws.session("a local model", 1);
+    spend(&ws, &unpriced, None);
+    // No session has a price yet: no COST column at all.
+    let table = ok_stdout(ws.cmd().arg("--list"));
+    assert!(!table.contains("COST"), "{table}");
+    let priced = ws.session("a priced one", 1);
+    spend(&ws, &priced, Some(1.2534));
+    let big = ws.session("a costly one", 1);
+    spend(&ws, &big, Some(12_345.0));
+
+    let table = ok_stdout(ws.cmd().arg("--list"));
+    assert_eq!(
+        table,
+        ok_stdout(ws.cmd().args(["--list", "--limit", "10"])),
+        "streamed and collected tables agree"
+    );
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].contains("TOKENS IN/OUT     COST  PLAN"), "{table}");
+    let row = |title: &str| *lines.iter().find(|l| l.contains(title)).unwrap();
+    assert!(row("a priced one").contains("1k/100    $1.25  "), "{table}");
+    assert!(row("a costly one").contains("1k/100   $12.3k  "), "{table}");
+    // Tokens only: the cell is blank, never $0.00.
+    assert!(
+        row("a local model").contains("1k/100           "),
+        "{table}"
+    );
+    assert!(!row("a local model").contains('$'), "{table}");
+    let heading = title_column(&table, "TITLE");
+    for title in ["a priced one", "a costly one", "a local model"] {
+        assert_eq!(title_column(&table, title), heading, "{table}");
+    }
+
+    let json = ok_stdout(ws.cmd().args(["--list", "--json"]));
+    assert_eq!(
+        json,
+        ok_stdout(ws.cmd().args(["--list", "--json", "--limit", "10"]))
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let cost = |id: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap()["cost_usd"]
+            .clone()
+    };
+    assert_eq!(cost(&priced), 1.2534);
+    assert_eq!(cost(&big), 12_345.0);
+    assert_eq!(cost(&unpriced), serde_json::Value::Null);
+}

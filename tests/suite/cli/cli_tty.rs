@@ -101,3 +101,41 @@ fn search_highlights_matches_on_a_terminal() {
         "{out:?}"
     );
 }
+
+#[test]
+fn the_cost_column_shows_only_when_the_title_keeps_room_for_it() {
+    let ws = Ws::new();
+    let id = ws.session("A priced session", 1);
+    let mut ledger = neocode::session::RuntimeLedger::default();
+    ledger.usage.cost_usd = Some(0.42);
+    ws.sessions()
+        .update_state(
+            &id,
+            &neocode::session::StateUpdate {
+                ledger: neocode::session::Change::Set(ledger),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let screen_of = |cols: u16| {
+        let (ok, out) = on_tty(&ws, &["--list"], &[("NO_COLOR", "1")], "", cols);
+        assert!(ok, "{out}");
+        let mut screen = vt100::Parser::new(
+            std::num::NonZeroU16::new(40).unwrap(),
+            std::num::NonZeroU16::new(cols).unwrap(),
+            0,
+        );
+        screen.process(out.as_bytes());
+        screen.screen().contents()
+    };
+    let wide = screen_of(110);
+    assert!(wide.contains("COST") && wide.contains("$0.42"), "{wide}");
+    assert!(wide.contains("A priced session"), "{wide}");
+    // 80 columns: the title would keep less than 20 with it, so the column goes.
+    let narrow = screen_of(80);
+    assert!(
+        !narrow.contains("COST") && !narrow.contains('$'),
+        "{narrow}"
+    );
+    assert!(narrow.contains("A priced session"), "{narrow}");
+}

@@ -57,6 +57,7 @@ fn meta() -> AppendMeta {
         provider: Some("anthropic".into()),
         model: Some("claude-x".into()),
         workdir: Some("/src/app".into()),
+        ..AppendMeta::default()
     }
 }
 

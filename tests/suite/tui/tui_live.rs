@@ -1212,3 +1212,108 @@ fn a_card_says_which_rule_let_its_call_run() {
         "{s}"
     );
 }
+
+/// The session's ledger as a turn leaves it: `cost` dollars so far.
+fn spent(h: &H, cost: Option<f64>) {
+    let mut ledger = neocode::session::RuntimeLedger::default();
+    ledger.usage.input_tokens = 1000;
+    ledger.usage.cost_usd = cost;
+    h.rt.update_state(
+        &h.id,
+        &neocode::session::StateUpdate {
+            ledger: neocode::session::Change::Set(ledger),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_status_line_shows_the_turns_and_the_sessions_dollars_only_when_priced() {
+    let mut h = H::new();
+    // A model without a price: tokens only, no dollar anywhere on the line.
+    spent(&h, None);
+    h.send("Hi");
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Completed,
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains(" tok "), "{s}");
+    assert!(!s.contains('$'), "{s}");
+
+    // Priced calls: $0.12 before the turn, $0.17 after it.
+    spent(&h, Some(0.12));
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Completed,
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains("· $0.12 session "), "{s}");
+    h.send("Again");
+    spent(&h, Some(0.17));
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Completed,
+        usage: Usage::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains("· $0.05 turn · $0.17 session "), "{s}");
+}
+
+#[test]
+fn provider_lists_or_switches_the_profile_of_the_next_turns() {
+    let mut h = H::new();
+    h.chars("/prov");
+    assert!(h.screen().contains("/provider"), "{}", h.screen());
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.conv.composer.text(), "/provider ");
+    h.submit("");
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Provider {
+            session_id: Some(h.id.clone()),
+            name: None
+        })
+    );
+    h.outcome(Outcome {
+        intent: Intent::Provider,
+        result: Ok("Profiles: claude (current), local. /provider NAME switches.".into()),
+    });
+    assert!(
+        h.screen().contains("claude (current), local"),
+        "{}",
+        h.screen()
+    );
+    h.submit("/provider local");
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Provider {
+            session_id: Some(h.id.clone()),
+            name: Some("local".into())
+        })
+    );
+    h.outcome(Outcome {
+        intent: Intent::Provider,
+        result: Err("Cannot switch the profile: session busy".into()),
+    });
+    assert!(
+        h.screen().contains("Cannot switch the profile"),
+        "{}",
+        h.screen()
+    );
+    // Not while a turn runs.
+    h.send("Hi");
+    h.submit("/provider claude");
+    assert!(
+        !h.turns
+            .iter()
+            .any(|t| matches!(t, TurnEffect::Provider { .. })),
+        "{:?}",
+        h.turns
+    );
+    assert!(
+        h.screen().contains("/provider: wait for the turn"),
+        "{}",
+        h.screen()
+    );
+}

@@ -225,7 +225,7 @@ fn the_usage_tab_shows_the_prompt_cache_and_the_cost() {
     h.key(KeyCode::Char(']'));
     h.key(KeyCode::Char(']'));
     let s = h.screen();
-    assert!(s.contains("90% of prompt tokens from the cache"), "{s}");
+    assert!(s.contains("90% hit rate (cached input / all input)"), "{s}");
     assert!(s.contains("$0.0123 of $1.00"), "{s}");
 }
 
