@@ -192,6 +192,9 @@ fn message_text(m: &Message) -> String {
             Part::Image { asset_id, .. } => {
                 out.push_str(&format!("\n[image {asset_id}]"));
             }
+            // A part with no text (a thought signature, redacted thinking) is kept only to be
+            // sent back: nothing to show.
+            Part::Reasoning { text, .. } if text.trim().is_empty() => {}
             Part::Reasoning { text, .. } => {
                 out.push_str(&format!("\n[reasoning] {text}"));
             }
