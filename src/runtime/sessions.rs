@@ -324,15 +324,15 @@ impl Sessions {
         self.store.queued(id)
     }
 
-    /// Marks queued message `qid` delivered (the caller holds the lease and sends it now);
-    /// `None` when it no longer waits.
-    pub fn claim_queued(&self, id: &str, qid: i64) -> Result<Option<QueuedMessage>> {
-        self.store.claim_queued(id, qid)
+    /// Queued message `qid` if it still waits (nothing marked: the append storing it marks it
+    /// delivered, see [`crate::session::StateUpdate::delivers`]).
+    pub fn waiting(&self, id: &str, qid: i64) -> Result<Option<QueuedMessage>> {
+        self.store.waiting(id, qid)
     }
 
-    /// Takes the steering messages waiting for session `id` (the running turn sends them).
-    pub fn take_steer(&self, id: &str) -> Result<Vec<QueuedMessage>> {
-        self.store.take_steer(id)
+    /// The steering messages waiting for session `id` (the running turn stores them).
+    pub fn steer_waiting(&self, id: &str) -> Result<Vec<QueuedMessage>> {
+        self.store.steer_waiting(id)
     }
 
     /// Removes a waiting message; whether it still waited.

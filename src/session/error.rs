@@ -97,6 +97,10 @@ pub enum StoreError {
         /// Highest seq.
         last: i64,
     },
+    /// A queued message a write was to deliver no longer waits (removed, or delivered
+    /// already): nothing of that write is stored.
+    #[error("queued message #{0} no longer waits (removed, or sent already)")]
+    NotQueued(i64),
     /// A file-system operation failed.
     #[error("{}: {}", path.display(), io_error(source))]
     Io {

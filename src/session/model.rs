@@ -727,6 +727,10 @@ pub struct StateUpdate {
     pub token_totals: Option<(u64, u64)>,
     /// Touch `updated_at` (activity). Renames do not count as activity.
     pub touch: bool,
+    /// Queued messages (ids) this write delivers: marked `delivered` in the same transaction
+    /// as the messages appended with it, so a kill never leaves one delivered but not stored.
+    /// The write fails ([`crate::session::StoreError::NotQueued`]) when one no longer waits.
+    pub delivers: Vec<i64>,
 }
 
 /// What an append changes in the header besides the messages.

@@ -141,6 +141,17 @@ impl Pty {
         p.screen().contents()
     }
 
+    /// Kills the program with SIGKILL (no handler runs, nothing is cleaned up) and reaps it.
+    pub fn sigkill(&mut self) {
+        let pid = self.child.process_id().expect("a pid").to_string();
+        let st = std::process::Command::new("kill")
+            .args(["-9", &pid])
+            .status()
+            .unwrap();
+        assert!(st.success(), "kill -9 {pid}");
+        let _ = self.child.wait();
+    }
+
     /// Waits until the screen shows `what` (a generous limit: this is not a speed test).
     pub fn wait_for(&self, what: &str) -> String {
         let start = Instant::now();

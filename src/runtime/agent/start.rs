@@ -122,11 +122,12 @@ impl Agent {
         }
         let images = images::load(&req.images)?;
         let opened = self.open(target)?;
-        Agent::start_opened(opened, req, images, sink)
+        Agent::start_opened(opened, req, images, None, sink)
     }
 
     /// Starts a turn in session `key` whose message is queued message `qid`: under the
-    /// session's lease the row is marked delivered and its text becomes the prompt. Fails
+    /// session's lease its text becomes the prompt, and the append that stores it marks the
+    /// row delivered in the same transaction (a kill before then leaves it queued). Fails
     /// (nothing written) when the message no longer waits (removed, or sent already).
     pub fn start_queued(
         &self,
@@ -136,7 +137,7 @@ impl Agent {
         sink: impl TurnSink,
     ) -> Result<TurnHandle, StartError> {
         let opened = self.open(Target::Resume(key.to_string()))?;
-        let Some(q) = opened.agent.sessions.claim_queued(&opened.id, qid)? else {
+        let Some(q) = opened.agent.sessions.waiting(&opened.id, qid)? else {
             return Err(StartError {
                 code: StartCode::Usage,
                 message: "that queued message no longer waits (removed, or sent already)".into(),
@@ -147,14 +148,16 @@ impl Agent {
             approval,
             ..TurnRequest::default()
         };
-        Agent::start_opened(opened, req, Vec::new(), sink)
+        let meta = serde_json::json!({"queued": {"id": q.id}});
+        Agent::start_opened(opened, req, Vec::new(), Some(meta), sink)
     }
 
-    /// The turn of a session [`Agent::open`] opened.
+    /// The turn of a session [`Agent::open`] opened; `prompt_meta` is stored with its prompt.
     fn start_opened(
         opened: Opened,
         req: TurnRequest,
         images: Vec<images::Image>,
+        prompt_meta: Option<Value>,
         sink: impl TurnSink,
     ) -> Result<TurnHandle, StartError> {
         let Opened { agent, id, lease } = opened;
@@ -172,7 +175,7 @@ impl Agent {
                 budget: None,
                 policy,
                 prompt: req.prompt,
-                prompt_meta: None,
+                prompt_meta,
                 images,
                 caps: agent.settings.prompt_caps.for_run(&req.limits),
             },

@@ -1,12 +1,13 @@
 //! The durable queue: messages typed while a turn runs (or sent by another process with
 //! `neocode run --queue`), kept as rows until the process holding the session's lease
-//! delivers them. A row is `queued` until [`Store::claim_queued`] or [`Store::take_steer`]
-//! marks it `delivered`; removing one deletes it.
+//! delivers them. A row is `queued` until the append that stores it as a user message marks
+//! it `delivered`, in that append's own transaction ([`crate::session::StateUpdate::delivers`]): a kill
+//! before that commit leaves it queued, after it leaves it stored. Removing one deletes it.
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::Store;
-use crate::session::error::Result;
+use crate::session::error::{Result, StoreError};
 
 /// A message waiting in a session's queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,20 +68,18 @@ impl Store {
         })
     }
 
-    /// Marks queued message `id` of `session_id` delivered and returns it; `None` when it is
-    /// no longer waiting (removed, or delivered by someone else). The caller holds the
-    /// session's lease and sends the text at once.
-    pub fn claim_queued(&self, session_id: &str, id: i64) -> Result<Option<QueuedMessage>> {
-        let now = self.now();
-        self.write(|tx| {
-            let row = tx
+    /// Queued message `id` of `session_id` if it still waits; `None` when it does not
+    /// (removed, or delivered by someone else). Nothing is marked: the append that stores it
+    /// as a user message marks it delivered in its own transaction ([`crate::session::StateUpdate::delivers`]).
+    pub fn waiting(&self, session_id: &str, id: i64) -> Result<Option<QueuedMessage>> {
+        self.with_conn(|c| {
+            let row = c
                 .query_row(
                     &format!(
-                        "UPDATE queued_messages SET status = 'delivered', delivered_at_ms = ?3
-                         WHERE id = ?1 AND session_id = ?2 AND status = 'queued'
-                         RETURNING {COLS}"
+                        "SELECT {COLS} FROM queued_messages
+                         WHERE id = ?1 AND session_id = ?2 AND status = 'queued'"
                     ),
-                    params![id, session_id, now],
+                    params![id, session_id],
                     from_row,
                 )
                 .optional()?;
@@ -88,21 +87,32 @@ impl Store {
         })
     }
 
-    /// Takes every steering message waiting for session `session_id` (oldest first), marking
-    /// them delivered: the running turn sends them at its next tool boundary.
-    pub fn take_steer(&self, session_id: &str) -> Result<Vec<QueuedMessage>> {
-        let now = self.now();
-        self.write(|tx| {
-            let mut st = tx.prepare_cached(&format!(
-                "UPDATE queued_messages SET status = 'delivered', delivered_at_ms = ?2
-                 WHERE session_id = ?1 AND status = 'queued' AND steer = 1
-                 RETURNING {COLS}"
+    /// The steering messages waiting for session `session_id`, oldest first: the running
+    /// turn stores each at its next tool boundary, marking it delivered in that append.
+    pub fn steer_waiting(&self, session_id: &str) -> Result<Vec<QueuedMessage>> {
+        self.with_conn(|c| {
+            let mut st = c.prepare_cached(&format!(
+                "SELECT {COLS} FROM queued_messages
+                 WHERE session_id = ?1 AND status = 'queued' AND steer = 1 ORDER BY id"
             ))?;
-            let rows = st.query_map(params![session_id, now], from_row)?;
-            let mut out = rows.collect::<rusqlite::Result<Vec<_>>>()?;
-            out.sort_by_key(|m| m.id);
-            Ok(out)
+            let rows = st.query_map([session_id], from_row)?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
+    }
+
+    /// Marks queued message `id` delivered inside a caller's transaction (an append's); fails
+    /// with [`StoreError::NotQueued`] when it no longer waits, so the transaction (and the
+    /// message it stores) rolls back: delivered once, and never delivered without being stored.
+    pub(super) fn deliver_in(&self, tx: &Transaction<'_>, session_id: &str, id: i64) -> Result<()> {
+        let n = tx.execute(
+            "UPDATE queued_messages SET status = 'delivered', delivered_at_ms = ?3
+             WHERE id = ?1 AND session_id = ?2 AND status = 'queued'",
+            params![id, session_id, self.now()],
+        )?;
+        if n == 0 {
+            return Err(StoreError::NotQueued(id));
+        }
+        Ok(())
     }
 
     /// Removes a message still waiting; whether it was.
@@ -132,7 +142,9 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::session::{NewSession, Store, WorkspacePaths};
+    use crate::session::{
+        AppendMeta, NewMessage, NewSession, Role, StateUpdate, Store, StoreError, WorkspacePaths,
+    };
 
     fn store() -> (tempfile::TempDir, Store, String) {
         let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -148,25 +160,47 @@ mod tests {
     }
 
     #[test]
-    fn queued_rows_are_claimed_once_removed_or_edited_and_steer_is_taken_apart() {
+    fn queued_rows_are_delivered_once_by_the_append_that_stores_them() {
         let (_tmp, s, id) = store();
         let a = s.enqueue(&id, "first", false).unwrap();
         let b = s.enqueue(&id, "second", false).unwrap();
         let st = s.enqueue(&id, "look at the tests too", true).unwrap();
         assert_eq!(s.queued(&id).unwrap().len(), 3);
         assert!(s.edit_queued(&id, b.id, "second, edited").unwrap());
-        let taken = s.take_steer(&id).unwrap();
-        assert_eq!(taken.iter().map(|m| m.id).collect::<Vec<_>>(), vec![st.id]);
-        assert!(s.claim_queued(&id, a.id).unwrap().is_some());
+        let steer = s.steer_waiting(&id).unwrap();
+        assert_eq!(steer.iter().map(|m| m.id).collect::<Vec<_>>(), vec![st.id]);
+        assert_eq!(s.queued(&id).unwrap().len(), 3, "looking marks nothing");
+        assert!(s.waiting(&id, a.id).unwrap().is_some());
+        let deliver = |qid: i64| {
+            s.append_with_state(
+                &id,
+                &[NewMessage::text(Role::User, "first")],
+                &AppendMeta::default(),
+                &StateUpdate {
+                    delivers: vec![qid],
+                    ..StateUpdate::default()
+                },
+            )
+        };
+        deliver(a.id).unwrap();
+        assert!(s.waiting(&id, a.id).unwrap().is_none(), "delivered");
+        let again = deliver(a.id);
         assert!(
-            s.claim_queued(&id, a.id).unwrap().is_none(),
-            "delivered once"
+            matches!(again, Err(StoreError::NotQueued(n)) if n == a.id),
+            "delivered once: {again:?}"
         );
+        assert_eq!(
+            s.load_header(&id).unwrap().message_count,
+            1,
+            "the refused append stored nothing"
+        );
+        deliver(st.id).unwrap();
         let left = s.queued(&id).unwrap();
         assert_eq!(left.len(), 1);
         assert_eq!(left[0].text, "second, edited");
         assert!(s.remove_queued(&id, b.id).unwrap());
         assert!(s.queued(&id).unwrap().is_empty());
+        assert!(deliver(b.id).is_err(), "a removed message is not delivered");
         assert!(s.enqueue("nope", "x", false).is_err(), "unknown session");
     }
 }

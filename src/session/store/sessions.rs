@@ -180,6 +180,9 @@ impl Store {
                     params![session_id, self.now()],
                 )?;
             }
+            for &id in &update.delivers {
+                self.deliver_in(tx, session_id, id)?;
+            }
             Ok(())
         }
     }

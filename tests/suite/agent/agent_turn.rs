@@ -1279,7 +1279,8 @@ fn a_turn_past_the_window_compacts_once_and_asks_again() {
 
 /// The durable queue in the runtime, with the real provider: a steering message waiting when
 /// the turn reaches a tool boundary goes in as a user message before the next model call; a
-/// queued message starts its own turn only while it still waits (claimed under the lease).
+/// queued message starts its own turn only while it still waits (under the lease; the append
+/// storing it marks it delivered).
 #[test]
 fn steering_goes_in_at_the_tool_boundary_and_a_queued_message_is_claimed_once() {
     let env = Env::new(KEY, "");
@@ -1347,4 +1348,41 @@ fn steering_goes_in_at_the_tool_boundary_and_a_queued_message_is_claimed_once() 
     let s = sessions.load(&id).unwrap();
     assert_eq!(s.messages[5].text(), "and then this");
     assert_eq!(srv.requests().len(), 3);
+}
+
+/// A queued message is stored (and its row marked delivered by that append) even when its
+/// text is the session's unanswered last prompt: skipped as a retry, it would stay queued and
+/// be sent again and again.
+#[test]
+fn a_queued_message_equal_to_the_unanswered_last_prompt_is_stored_and_delivered() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![Reply::text("Answered.")]).unwrap();
+    let agent = env.agent(&srv);
+    let sessions = env.sessions();
+    let id = sessions
+        .new_session(neocode::session::NewSession::default())
+        .unwrap()
+        .id;
+    // A prompt whose model call never answered.
+    sessions
+        .append(
+            &id,
+            &[NewMessage::text(Role::User, "retry me")],
+            &AppendMeta::default(),
+        )
+        .unwrap();
+    let q = sessions.enqueue(&id, "retry me", false).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = agent.start_queued(&id, q.id, None, tx).unwrap();
+    let evs: Vec<TurnEvent> = rx.iter().collect();
+    h.join();
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    assert!(sessions.queued(&id).unwrap().is_empty(), "delivered");
+    let s = sessions.load(&id).unwrap();
+    let texts: Vec<String> = s.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(texts, ["retry me", "retry me", "Answered."]);
+    assert_eq!(
+        s.messages[1].tool_metadata.as_ref().unwrap()["queued"]["id"],
+        q.id
+    );
 }

@@ -2,7 +2,8 @@
 //! down so there is time to type): Enter while a turn runs queues the message (a store row,
 //! shown above the editor) and it is sent as the next turn once this one ends; Alt-Enter
 //! steers the running turn at its next tool boundary; a queued message survives a kill and is
-//! sent when the session is resumed; Ctrl-E takes one back into the editor.
+//! sent when the session is resumed; Ctrl-E takes one back into the editor. A SIGKILL between
+//! reading a queued (or steering) message and storing it never loses it.
 
 use std::time::Duration;
 
@@ -223,5 +224,107 @@ fn run_queue_from_another_process_is_sent_by_the_tui_running_the_session() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--queue needs --resume ID"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `neocode demo --keep` as [`spawn_demo`], with the test hook that sleeps between reading a
+/// queued message and the append that stores it (and marks it delivered).
+fn spawn_demo_paused(env: &Env, pace_ms: &str) -> (Pty, std::path::PathBuf) {
+    let tmp = env.home.parent().unwrap().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_s = tmp.to_string_lossy().into_owned();
+    let envs = [
+        ("TMPDIR", tmp_s.as_str()),
+        ("NEOCODE_DEMO_PACE_MS", pace_ms),
+        ("NEOCODE_TEST_QUEUE_PAUSE_MS", "60000"),
+    ];
+    let pty = Pty::spawn_args(&env.home, &["demo", "--keep"], &envs, 40, 120);
+    pty.wait_for("13 sessions");
+    (pty, tmp)
+}
+
+#[test]
+fn a_queued_message_killed_between_its_sending_and_its_storing_is_still_queued() {
+    let env = Env::new();
+    let (mut pty, tmp) = spawn_demo_paused(&env, "40");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("hello\r");
+    pty.wait_for("Hello from the demo model");
+    pty.keys("show me test.sh\r");
+    pty.wait_for("Queued (1)");
+    // The first turn ends, the queued one starts and stops before its message is stored.
+    pty.wait_for("Sending the next queued message");
+    std::thread::sleep(Duration::from_millis(1500));
+    pty.sigkill();
+    let dir = kept_demo(&tmp);
+    let (sessions, home, ws) = demo_sessions(&dir);
+    let id = session_titled(&sessions, "hello");
+    let waiting = sessions.queued(&id).unwrap();
+    assert_eq!(
+        waiting.iter().map(|q| q.text.as_str()).collect::<Vec<_>>(),
+        vec!["show me test.sh"],
+        "still queued after the kill (not marked delivered without being stored)"
+    );
+    assert_eq!(user_texts(&sessions, &id), vec!["hello"]);
+
+    // The next start sends it, once.
+    let mut pty = Pty::spawn(
+        &home,
+        &ws,
+        &["--resume", &id],
+        &[("NEOCODE_DEMO_PACE_MS", "2")],
+        40,
+        120,
+    );
+    let s = pty.wait_for("test.sh (");
+    assert!(s.contains("show me test.sh"), "{s}");
+    pty.wait_for("Done in");
+    pty.keys("\x03");
+    pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
+    assert!(sessions.queued(&id).unwrap().is_empty(), "delivered");
+    assert_eq!(user_texts(&sessions, &id), vec!["hello", "show me test.sh"]);
+    let msgs = sessions.messages(&id, 0, i64::MAX).unwrap();
+    let sent = msgs.iter().find(|m| m.text() == "show me test.sh").unwrap();
+    assert_eq!(
+        sent.tool_metadata
+            .as_ref()
+            .and_then(|m| m["queued"]["id"].as_i64()),
+        Some(waiting[0].id),
+        "the stored message names the queued row it delivered"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_steering_message_killed_before_it_is_stored_at_the_tool_boundary_is_still_queued() {
+    let env = Env::new();
+    let (mut pty, tmp) = spawn_demo_paused(&env, "60");
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    pty.keys("fix the bug\r");
+    pty.wait_for("Let me look");
+    pty.keys("show me README.md\x1b\r");
+    let dir = kept_demo(&tmp);
+    let (sessions, _, _) = demo_sessions(&dir);
+    let id = session_titled(&sessions, "fix the bug");
+    // The first tool result is stored; the steering message is next, at this boundary.
+    let start = std::time::Instant::now();
+    while !sessions
+        .messages(&id, 0, i64::MAX)
+        .unwrap()
+        .iter()
+        .any(|m| m.role == Role::Tool)
+    {
+        assert!(start.elapsed() < Duration::from_secs(30), "no tool result");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    pty.sigkill();
+    let waiting = sessions.queued(&id).unwrap();
+    assert_eq!(waiting.len(), 1, "still queued after the kill");
+    assert_eq!(waiting[0].text, "show me README.md");
+    assert!(waiting[0].steer);
+    assert_eq!(user_texts(&sessions, &id), vec!["fix the bug"]);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -44,12 +44,16 @@ impl Turn {
             });
             self.run_calls(&dangling, true)?;
         }
+        // A queued message is stored (never skipped as a retry) and marked delivered by the
+        // same append.
+        let queued = super::steer::queued_id(self.prompt_meta.as_ref());
         if let Some(p) = prompt
-            && !self.unanswered(&p, header.last_seq)?
+            && (queued.is_some() || !self.unanswered(&p, header.last_seq)?)
         {
             let title = header.title.trim().is_empty().then(|| title_from(&p));
             let update = StateUpdate {
                 title,
+                delivers: queued.into_iter().collect(),
                 ..self.state(Some(Status::Running))
             };
             context.extend(self.prompt_submitted(&p)?);
@@ -66,6 +70,9 @@ impl Turn {
                     asset_id: a.id,
                     mime_type: Some(img.mime.to_string()),
                 });
+            }
+            if queued.is_some() {
+                super::steer::test_pause();
             }
             self.append(msg, update)?;
         }

@@ -138,10 +138,21 @@ impl Turn {
     /// transaction (their before-images make the turn rewindable).
     pub(super) fn append_files(
         &mut self,
+        msg: NewMessage,
+        update: StateUpdate,
+        files: &[crate::session::FileChange],
+    ) -> Result<i64, FinishReason> {
+        self.try_append(msg, update, files).map_err(store_failed)
+    }
+
+    /// [`Self::append_files`] with the store's own error (a delivery checks for
+    /// [`crate::session::StoreError::NotQueued`]).
+    fn try_append(
+        &mut self,
         mut msg: NewMessage,
         mut update: StateUpdate,
         files: &[crate::session::FileChange],
-    ) -> Result<i64, FinishReason> {
+    ) -> crate::session::Result<i64> {
         let runs = std::mem::take(&mut self.gate.pending);
         msg.tool_metadata = super::gate::with_hook_runs(msg.tool_metadata.take(), runs);
         self.notices();
@@ -154,8 +165,7 @@ impl Turn {
         } else {
             self.sessions
                 .append_with_files(&self.session_id, &[msg], &self.meta, &update, files)
-        }
-        .map_err(store_failed)?;
+        }?;
         Ok(seqs.first().copied().unwrap_or(0))
     }
 
