@@ -102,9 +102,24 @@ keys Enter
 wait_for "Allow?"
 sleep 0.3
 shot demo-agent
+# Approve the edit and the test run, then Esc Esc: the rewind dialog, its preview the diff
+# that puts greet.sh back.
+keys y
+wait_for "sh test.sh  · waiting for approval"
+# A card takes its answer only after a quiet moment (typing cannot answer it).
+sleep 1.2
+keys y
+wait_for "try /plan"
+# The turn over (its key bar back), then the two Escs within half a second.
+wait_for "Esc back"
 sleep 0.5
-keys n
-sleep 1
+tmux send-keys -t "$sess" Escape
+sleep 0.15
+tmux send-keys -t "$sess" Escape
+wait_for "Rewind to before"
+sleep 0.3
+shot rewind
+keys Escape
 quit
 
 # The live conversation: a scripted model on 127.0.0.1 streams an answer, then asks to edit.
