@@ -95,14 +95,23 @@ pub(crate) fn finish(
             let line = fingerprint::report(&fp, &after, &changed, before_tree.is_some());
             (changed, line)
         }
-        Before::Watched(w) => match w.dirty() {
-            None => (Vec::new(), TOO_MANY.to_string()),
-            Some(d) => {
-                let changed = w.changes(root, home, &d, before_tree);
-                let line = fingerprint::named(&changed, before_tree.is_some());
-                (changed, line)
-            }
-        },
+        Before::Watched(w) => {
+            let out = match w.dirty() {
+                None => (Vec::new(), TOO_MANY.to_string()),
+                Some(d) => {
+                    let changed = w.changes(root, home, &d, before_tree);
+                    let line = fingerprint::named(&changed, before_tree.is_some());
+                    (changed, line)
+                }
+            };
+            // Closing an inotify descriptor waits for the kernel to free its watches (some
+            // milliseconds): done on a thread of its own, so the result does not wait. If no
+            // thread can be started, the closure is dropped (and the descriptor closed) here.
+            let _ = std::thread::Builder::new()
+                .name("inotify-close".into())
+                .spawn(move || drop(w));
+            out
+        }
     }
 }
 
