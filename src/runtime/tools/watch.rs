@@ -547,6 +547,20 @@ mod tests {
         );
     }
 
+    /// A folder deleted and made again: its new content was not watched, so a file there
+    /// before and after is reported modified (it may differ), never missed.
+    #[test]
+    fn a_folder_made_again_reports_its_files_modified() {
+        let dir = workspace();
+        let root = dir.path();
+        let (got, _) = around(root, &LIMITS, || {
+            std::fs::remove_dir_all(root.join("src/deep")).unwrap();
+            std::fs::create_dir(root.join("src/deep")).unwrap();
+            std::fs::write(root.join("src/deep/c"), "2").unwrap();
+        });
+        assert_eq!(got, ["src/deep/c modified"]);
+    }
+
     #[test]
     fn changes_in_ignored_paths_are_not_reported() {
         let dir = workspace();
