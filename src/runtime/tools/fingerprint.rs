@@ -98,20 +98,29 @@ impl<'s> ignore::ParallelVisitorBuilder<'s> for Visitors<'s> {
     }
 }
 
-/// Walks `root` (its ignore files honoured, `.git` and `home` skipped) on two threads, each
-/// collecting its own list (no lock per file), merged and sorted at the end.
-pub(crate) fn take(root: &Path, home: Option<&Path>) -> Fingerprint {
+/// The walk every fingerprint uses: ignore files honoured (not those above `root`), hidden
+/// files included, links not followed, `.git` and `home` skipped, and whatever `keep` refuses.
+pub(crate) fn walk(
+    root: &Path,
+    home: Option<&Path>,
+    keep: impl Fn(&ignore::DirEntry) -> bool + Send + Sync + 'static,
+) -> ignore::WalkBuilder {
     let home = home.map(Path::to_path_buf);
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
+    let mut b = ignore::WalkBuilder::new(root);
+    b.hidden(false)
         .require_git(false)
         .parents(false)
         .follow_links(false)
-        .threads(2)
         .filter_entry(move |e| {
-            e.file_name() != ".git" && home.as_deref().is_none_or(|h| e.path() != h)
-        })
-        .build_parallel();
+            e.file_name() != ".git" && home.as_deref().is_none_or(|h| e.path() != h) && keep(e)
+        });
+    b
+}
+
+/// Walks `root` (its ignore files honoured, `.git` and `home` skipped) on two threads, each
+/// collecting its own list (no lock per file), merged and sorted at the end.
+pub(crate) fn take(root: &Path, home: Option<&Path>) -> Fingerprint {
+    let walker = walk(root, home, |_| true).threads(2).build_parallel();
     let all = Mutex::new(Vec::new());
     let seen = std::sync::atomic::AtomicUsize::new(0);
     walker.visit(&mut Visitors {
@@ -142,18 +151,7 @@ pub(crate) fn changes(
     before_tree: Option<&str>,
 ) -> Vec<FileChange> {
     use std::cmp::Ordering;
-    let change = |path: &str, change: CommandChange| {
-        let after = match change {
-            CommandChange::Deleted => FileState::Absent,
-            CommandChange::Created | CommandChange::Modified => state_now(&root.join(path)),
-        };
-        FileChange::ByCommand {
-            path: path.to_string(),
-            change,
-            after,
-            before_tree: before_tree.map(str::to_string),
-        }
-    };
+    let change = |path: &str, change: CommandChange| by_command(root, path, change, before_tree);
     let mut out: Vec<FileChange> = Vec::new();
     let (mut old, mut new) = (
         before.files.iter().peekable(),
@@ -189,6 +187,25 @@ pub(crate) fn changes(
     out
 }
 
+/// One path a command changed, with its state now (hashed) and the tree holding it before.
+pub(crate) fn by_command(
+    root: &Path,
+    path: &str,
+    change: CommandChange,
+    before_tree: Option<&str>,
+) -> FileChange {
+    let after = match change {
+        CommandChange::Deleted => FileState::Absent,
+        CommandChange::Created | CommandChange::Modified => state_now(&root.join(path)),
+    };
+    FileChange::ByCommand {
+        path: path.to_string(),
+        change,
+        after,
+        before_tree: before_tree.map(str::to_string),
+    }
+}
+
 /// A file's state now (`Unknown` when it cannot be read, is not a regular file, or is over
 /// the snapshot cap).
 fn state_now(path: &Path) -> FileState {
@@ -213,6 +230,11 @@ pub(crate) fn report(
             "[the workspace has over {FINGERPRINT_LIMIT} files, so what the command changed was not recorded; a rewind cannot restore it]\n"
         );
     }
+    named(changes, in_git)
+}
+
+/// The line naming what a command changed (empty when nothing changed).
+pub(crate) fn named(changes: &[FileChange], in_git: bool) -> String {
     if changes.is_empty() {
         return String::new();
     }

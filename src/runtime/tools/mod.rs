@@ -23,6 +23,7 @@ mod read_file;
 mod run_command;
 pub mod sandbox;
 pub mod verification;
+mod watch;
 mod write_file;
 
 use std::path::PathBuf;

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::sandbox::{self, SandboxStatus};
 use super::{SandboxMode, ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
-use super::{fingerprint, git_snapshot};
+use super::{git_snapshot, watch};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "run_command",
@@ -270,7 +270,7 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     // Both only read the workspace: the git snapshot runs beside the walk.
     let (watched, tree) = std::thread::scope(|s| {
         let tree = s.spawn(|| git_snapshot::snapshot(&root));
-        let watched = fingerprint::take(&root, home.as_deref());
+        let watched = watch::before(&root, home.as_deref());
         (watched, tree.join().ok().flatten())
     });
     let started = Instant::now();
@@ -290,14 +290,8 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         timeout,
     );
     // What the command changed in the workspace: recorded with the result, never restored.
-    let after = fingerprint::take(&root, home.as_deref());
-    let changed = fingerprint::changes(&root, &watched, &after, tree.as_deref());
-    out.text.push_str(&fingerprint::report(
-        &watched,
-        &after,
-        &changed,
-        tree.is_some(),
-    ));
+    let (changed, line) = watch::finish(watched, &root, home.as_deref(), tree.as_deref());
+    out.text.push_str(&line);
     out.files = changed;
     out
 }
