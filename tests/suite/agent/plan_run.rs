@@ -1053,3 +1053,78 @@ fn run_plan_json_reports_the_plan_and_every_step() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("apply to plan runs"));
 }
+
+/// A plan step records its file changes like any turn: they are the step conversation's, shown
+/// with it, and a rewind of that conversation (to its user message, #2 after the step's system
+/// text) puts the files back.
+#[test]
+fn a_steps_file_changes_are_recorded_with_its_conversation_and_rewound() {
+    let env = Env::new(KEY, "");
+    std::fs::write(env.workdir.join("kept.txt"), "before\n").unwrap();
+    let plan = json!({"steps": [{"id": "w", "title": "Write the files"}]});
+    let mut script = draft(&plan);
+    script.push(Reply::tool_calls(&[
+        (
+            "s1",
+            "write_file",
+            &json!({"path": "made.txt", "content": "new\n"}).to_string(),
+        ),
+        (
+            "s2",
+            "write_file",
+            &json!({"path": "kept.txt", "content": "after\n"}).to_string(),
+        ),
+    ]));
+    script.push(Reply::text("RESULT-w: written"));
+    let srv = ScriptedServer::start(script).unwrap();
+    let agent = env.agent(&srv);
+    let h = agent
+        .watch_plan(Target::New, goal("write two files"))
+        .unwrap();
+    // The step's edits wait for approval (inside its `Step` events), answered as the TUI does.
+    let evs = drive(&h, |e| match e {
+        TurnEvent::Step { event, .. } => match event.as_ref() {
+            TurnEvent::ApprovalNeeded { call, .. } => Some(TurnCommand::Approve {
+                call_id: call.id.clone(),
+                always: false,
+            }),
+            _ => None,
+        },
+        _ => None,
+    });
+    let id = h.session_id.clone();
+    h.join();
+    assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
+    assert_eq!(
+        std::fs::read_to_string(env.workdir.join("kept.txt")).unwrap(),
+        "after\n"
+    );
+    let steps = env.sessions().step_conversations(&id).unwrap();
+    let step = &steps[0].session.id;
+    let out = env.cmd(None, &["show", step, "--json"]).output().unwrap();
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files: Vec<&str> = shown["file_changes"][0]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["made.txt", "kept.txt"], "{shown:#}");
+    let out = env
+        .cmd(
+            None,
+            &["rewind", step, "--to", "2", "--files-only", "--yes"],
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.workdir.join("kept.txt")).unwrap(),
+        "before\n"
+    );
+    assert!(!env.workdir.join("made.txt").exists());
+}
