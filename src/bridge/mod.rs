@@ -261,6 +261,7 @@ impl Bridge<'_> {
                     Ok(Request::Chat(req)) => self.chat(*req),
                     Ok(Request::Cancel(c)) => self.cancel(c.request_id),
                     Ok(Request::Approval(a)) => self.approval(a),
+                    Ok(Request::Queue(q)) => self.queue(q),
                 }
             }
             Input::TooLong => self.send(&Event::error(
@@ -320,6 +321,42 @@ impl Bridge<'_> {
         if let Some(r) = &self.running {
             let _ = r.commands.send(TurnCommand::Cancel);
         }
+    }
+
+    /// `queue`: the message joins the session's queue (the process running the session
+    /// sends it); answered with `queued`, or an `error`.
+    fn queue(&mut self, q: protocol::QueueRequest) {
+        let ev = match self.enqueue(&q) {
+            Ok(ev) => ev,
+            Err((code, message)) => Event::error(q.request_id, code, message),
+        };
+        self.send(&ev);
+    }
+
+    fn enqueue(&self, q: &protocol::QueueRequest) -> Result<Event, (&'static str, String)> {
+        if q.text.trim().is_empty() {
+            return Err(("invalid_request", "the message to queue is empty".into()));
+        }
+        let (sessions, _) = self.workspace(q.cwd.as_deref())?;
+        let line = |e: &dyn std::fmt::Display| crate::sanitize::line(&e.to_string()).into_owned();
+        let id = sessions.resolve(&q.session_id).map_err(|e| {
+            let code = if e.is_usage() {
+                "session_not_found"
+            } else {
+                "storage"
+            };
+            (code, line(&e))
+        })?;
+        let queued = sessions
+            .enqueue(&id, &q.text, q.steer)
+            .map_err(|e| ("storage", line(&e)))?;
+        Ok(Event::Queued {
+            request_id: q.request_id.clone(),
+            running: crate::runtime::agent::lease::is_held(sessions.data_dir(), &id),
+            session_id: id,
+            queue_id: queued.id,
+            steer: q.steer,
+        })
     }
 
     fn cancel(&mut self, request_id: Option<String>) {

@@ -26,6 +26,26 @@ pub enum Request {
     Cancel(CancelRequest),
     /// Answer an `approval_request`.
     Approval(ApprovalAnswer),
+    /// Queue a message for a session another process may be running.
+    Queue(QueueRequest),
+}
+
+/// A `queue` request: `text` joins the queue of session `session_id`; the process running the
+/// session sends it when its turn ends (with `steer`: at its turn's next tool boundary).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct QueueRequest {
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// The session (a unique id prefix will do).
+    pub session_id: String,
+    /// The message.
+    pub text: String,
+    /// Steer the running turn instead of waiting for its end.
+    #[serde(default)]
+    pub steer: bool,
+    /// The workspace directory (default: `--workdir` or the bridge's current directory).
+    #[serde(default)]
+    pub cwd: Option<String>,
 }
 
 /// A `cancel` request.
@@ -151,6 +171,20 @@ pub struct RecentSession {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
+    /// A `queue` request's message waits in the session's queue.
+    Queued {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
+        /// The full session id.
+        session_id: String,
+        /// The queued message's id.
+        queue_id: i64,
+        /// Whether it steers the running turn.
+        steer: bool,
+        /// Whether a process runs the session now (it sends the message); when false, the
+        /// message is sent when the session is next opened in the TUI.
+        running: bool,
+    },
     /// First line of every bridge process.
     ProtocolAck {
         /// [`PROTOCOL_NAME`].
@@ -363,7 +397,7 @@ pub fn parse_request(line: &[u8]) -> Result<Request, Event> {
             return Err(Event::error(
                 request_id,
                 "invalid_request",
-                "the request has no `type` field (chat, cancel or approval)",
+                "the request has no `type` field (chat, cancel, approval or queue)",
             ));
         }
     };
@@ -388,11 +422,14 @@ pub fn parse_request(line: &[u8]) -> Result<Request, Event> {
         "approval" => serde_path_to_error::deserialize(value)
             .map(Request::Approval)
             .map_err(bad),
+        "queue" => serde_path_to_error::deserialize(value)
+            .map(Request::Queue)
+            .map_err(bad),
         other => Err(Event::error(
             request_id.clone(),
             "unknown_type",
             format!(
-                "unknown request type {:?} (chat, cancel or approval)",
+                "unknown request type {:?} (chat, cancel, approval or queue)",
                 crate::sanitize::line(other)
             ),
         )),

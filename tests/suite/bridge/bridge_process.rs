@@ -1006,3 +1006,70 @@ fn retries_reach_the_caller_as_retrying_warnings() {
     assert_eq!(w["request_id"], "r1");
     assert_eq!(find(&ev, "finish")["reason"], "completed");
 }
+
+/// `queue` puts a message in a session's queue for the process running it (the TUI sends it
+/// when its turn ends, or at the next tool boundary with `steer`), says whether one runs it,
+/// and refuses an unknown session or an empty message without writing anything.
+#[test]
+fn queue_requests_join_the_sessions_queue_and_say_who_sends_them() {
+    let env = Env::new(vec![Reply::text("first")]);
+    let id = session_of(&env.client().turn("start here", false).unwrap());
+    let q = |rid: &str, sid: &str, text: &str, steer: bool| {
+        json!({"type": "queue", "request_id": rid, "session_id": sid, "text": text,
+            "steer": steer})
+        .to_string()
+    };
+    let ev = env.raw(&[
+        q("a", &id[..8], "then add a test", false),
+        q("b", "ffffffff-no-such", "lost?", false),
+        q("c", &id, "   ", false),
+    ]);
+    let queued = find(&ev, "queued");
+    assert_eq!(queued["request_id"], "a");
+    assert_eq!(queued["session_id"], id.as_str());
+    assert_eq!(
+        queued["running"], false,
+        "nothing runs it: the TUI sends it on open"
+    );
+    let errors: Vec<(&str, &str)> = ev
+        .iter()
+        .filter(|e| e["type"] == "error")
+        .map(|e| {
+            (
+                e["request_id"].as_str().unwrap(),
+                e["code"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [("b", "session_not_found"), ("c", "invalid_request")]
+    );
+    // While another process holds the session's lease, the answer says it runs it.
+    let sessions = env.sessions();
+    let lease = neocode::runtime::agent::lease::Lease::acquire(sessions.data_dir(), &id).unwrap();
+    let ev = env.raw(&[q("d", &id, "and steer this way", true)]);
+    let steered = find(&ev, "queued");
+    assert_eq!(
+        (steered["running"].clone(), steered["steer"].clone()),
+        (json!(true), json!(true))
+    );
+    drop(lease);
+    let rows: Vec<(String, bool)> = sessions
+        .queued(&id)
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.text, m.steer))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("then add a test".to_string(), false),
+            ("and steer this way".to_string(), true)
+        ]
+    );
+    assert_eq!(
+        queued["queue_id"].as_i64().unwrap() + 1,
+        steered["queue_id"].as_i64().unwrap()
+    );
+}
