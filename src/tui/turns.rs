@@ -1,0 +1,310 @@
+//! [`TurnLink`]: where the loop's turn effects go (the agent's turns, commands, compaction,
+//! model and provider switches), their events sent back to the loop as [`Msg::Turn`].
+
+use super::*;
+
+/// Where turn effects go: `dispatch` starts a turn on the agent (its own thread, owned by the
+/// runtime) or steers the running one; the turn's thread sends its events to the loop as
+/// [`Msg::Turn`]. Without a configured provider every turn effect is refused with what to
+/// set, which the status line shows.
+pub struct TurnLink {
+    events: Sender<Msg>,
+    pub(super) agent: Option<Agent>,
+    /// The running turn (its thread ends after its last event).
+    running: Option<TurnHandle>,
+}
+
+impl TurnLink {
+    /// A link without an agent: every turn effect is refused.
+    pub fn new(events: Sender<Msg>) -> TurnLink {
+        TurnLink {
+            events,
+            agent: None,
+            running: None,
+        }
+    }
+
+    /// A link that starts turns on `agent`.
+    pub fn with_agent(events: Sender<Msg>, agent: Agent) -> TurnLink {
+        TurnLink {
+            events,
+            agent: Some(agent),
+            running: None,
+        }
+    }
+
+    /// The sender a turn's events go to.
+    pub fn events(&self) -> Sender<Msg> {
+        self.events.clone()
+    }
+
+    fn agent(&self) -> Result<&Agent, String> {
+        let a = self
+            .agent
+            .as_ref()
+            .ok_or_else(|| "no model provider is connected to the TUI".to_string())?;
+        match a.provider_status() {
+            ProviderStatus::Ready { .. } => Ok(a),
+            ProviderStatus::Missing(m) => Err(m),
+        }
+    }
+
+    /// Whether a turn is still running.
+    pub fn busy(&mut self) -> bool {
+        if self.running.as_ref().is_some_and(TurnHandle::is_finished)
+            && let Some(h) = self.running.take()
+        {
+            h.join();
+        }
+        self.running.is_some()
+    }
+
+    /// Carries out one turn effect.
+    pub fn dispatch(&mut self, effect: &TurnEffect) -> Result<(), String> {
+        match effect {
+            TurnEffect::Start { .. } | TurnEffect::StartQueued { .. } | TurnEffect::Plan { .. } => {
+                self.start(effect)
+            }
+            TurnEffect::Command(cmd) => match &self.running {
+                Some(h) => h
+                    .commands
+                    .send(cmd.clone())
+                    .map_err(|_| "the turn has already ended".to_string()),
+                None => Err("no turn is running".into()),
+            },
+            TurnEffect::Compact { session_id } => {
+                let id = session_id.clone();
+                self.off_loop("neocode-compact", Intent::Compact, move |agent| match agent
+                    .compact(&id)
+                {
+                    Ok(c) => Ok(format!(
+                        "Compacted: {} messages → {} (summary + recent tail).",
+                        c.before, c.after
+                    )),
+                    Err(e) => Err(format!("Cannot compact: {}", e.message)),
+                })
+            }
+            TurnEffect::Models => self.off_loop("neocode-models", Intent::Models, |agent| {
+                agent
+                    .models()
+                    .map(|names| names.join("\n"))
+                    .map_err(|e| format!("Cannot list the models: {e}"))
+            }),
+            TurnEffect::AllowNetwork { session_id } => {
+                let id = session_id.clone();
+                self.off_loop("neocode-network", Intent::Network, move |agent| match agent
+                    .allow_network(&id)
+                {
+                    Ok(_) => Ok(
+                        "Network allowed for this session's commands, from its next \
+                                     turn (stored with the session)."
+                            .to_string(),
+                    ),
+                    Err(e) => Err(format!("Cannot allow the network: {}", e.message)),
+                })
+            }
+            TurnEffect::Skill { session_id, name } => {
+                let (id, name) = (session_id.clone(), name.clone());
+                self.off_loop("neocode-skill", Intent::Skill, move |agent| {
+                    skill_answer(&agent, id, name)
+                })
+            }
+            TurnEffect::Model {
+                session_id: Some(id),
+                name,
+            } => {
+                let (id, name) = (id.clone(), name.clone());
+                self.off_loop("neocode-model", Intent::Model, move |agent| {
+                    match agent.set_model(&id, &name) {
+                        Ok(_) => Ok(format!(
+                            "This session uses {name} from its next turn (kept with it; \
+                             run --model overrides it for one run)."
+                        )),
+                        Err(e) => Err(format!("Cannot switch the model: {}", e.message)),
+                    }
+                })
+            }
+            TurnEffect::Model {
+                session_id: None,
+                name,
+            } => self.switch_model(name),
+            TurnEffect::Provider { session_id, name } => {
+                self.switch_provider(session_id.clone(), name.as_deref())
+            }
+        }
+    }
+
+    /// Starts a turn or a plan run (`TurnEffect::Start`, `TurnEffect::Plan`).
+    fn start(&mut self, effect: &TurnEffect) -> Result<(), String> {
+        // The next queued message is sent once the turn before it said it finished: its
+        // thread is ending, so it is waited for rather than refused.
+        if matches!(effect, TurnEffect::StartQueued { .. })
+            && let Some(h) = self.running.take()
+        {
+            h.join();
+        }
+        if self.busy() {
+            return Err("a turn is already running".into());
+        }
+        let agent = self.agent()?;
+        let target = |session_id: &Option<String>| match session_id {
+            Some(id) => Target::Resume(id.clone()),
+            None => Target::New,
+        };
+        let (sink, flag) = self.sink();
+        let handle = match effect {
+            TurnEffect::Start {
+                session_id,
+                text,
+                images,
+                approval,
+            } => {
+                let req = TurnRequest {
+                    prompt: text.clone(),
+                    images: images.clone(),
+                    approval: Some(*approval),
+                    ..TurnRequest::default()
+                };
+                agent.start(target(session_id), req, sink)
+            }
+            TurnEffect::StartQueued {
+                session_id,
+                qid,
+                approval,
+                ..
+            } => agent.start_queued(session_id, *qid, Some(*approval), sink),
+            TurnEffect::Plan {
+                session_id,
+                goal,
+                approval,
+                width,
+                retry_failed,
+            } => {
+                let req = PlanRequest {
+                    goal: goal.clone(),
+                    width: (*width).max(1),
+                    retry_failed: *retry_failed,
+                    approval: Some(*approval),
+                    ..PlanRequest::default()
+                };
+                agent.start_plan(target(session_id), req, sink)
+            }
+            _ => return Err("not a turn to start".into()),
+        }
+        .map_err(|e| e.message)?;
+        self.running(handle, &flag)
+    }
+
+    /// `/model NAME` with no session yet: the model of the new sessions this TUI starts.
+    fn switch_model(&mut self, name: &str) -> Result<(), String> {
+        let Some(a) = &self.agent else {
+            return Err("no model provider is connected to the TUI".into());
+        };
+        let settings = a.with_model(name).settings().clone();
+        if let ProviderStatus::Missing(m) = settings.provider_status() {
+            return Err(m);
+        }
+        // Same extensions: MCP servers are not started again.
+        self.agent = Some(a.with_model(name));
+        Ok(())
+    }
+
+    /// What a turn's thread sends its events to: the loop's channel. When the loop is gone
+    /// the turn is cancelled (through the flag set once it started) rather than run unseen.
+    fn sink(
+        &self,
+    ) -> (
+        impl FnMut(TurnEvent) + Send + 'static,
+        Arc<OnceLock<CancelFlag>>,
+    ) {
+        let tx = self.events.clone();
+        let flag: Arc<OnceLock<CancelFlag>> = Arc::default();
+        let f = flag.clone();
+        let sink = move |ev| {
+            if tx.send(Msg::Turn(ev)).is_err()
+                && let Some(c) = f.get()
+            {
+                c.cancel();
+            }
+        };
+        (sink, flag)
+    }
+
+    fn running(&mut self, handle: TurnHandle, flag: &OnceLock<CancelFlag>) -> Result<(), String> {
+        let _ = flag.set(handle.cancel_flag());
+        self.running = Some(handle);
+        Ok(())
+    }
+
+    /// Runs `work` with the agent on its own thread, so the render loop never waits on the
+    /// store or the provider; its outcome comes back as [`Msg::Outcome`].
+    pub(super) fn off_loop(
+        &self,
+        name: &str,
+        intent: Intent,
+        work: impl FnOnce(Agent) -> Result<String, String> + Send + 'static,
+    ) -> Result<(), String> {
+        let agent = self.agent()?.clone();
+        let tx = self.events.clone();
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let result = work(agent);
+                let _ = tx.send(Msg::Outcome(Outcome { intent, result }));
+            })
+            .map_err(|e| format!("cannot start a thread: {e}"))?;
+        Ok(())
+    }
+
+    /// Quitting: cancels a running turn and waits a little for it to store what arrived and
+    /// release the session, so nothing is left marked running.
+    pub fn shutdown(&mut self) {
+        if let Some(h) = self.running.take() {
+            h.cancel();
+            let until = Instant::now() + Duration::from_secs(3);
+            while !h.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if h.is_finished() {
+                h.join();
+            }
+        }
+    }
+}
+
+/// `/skill` (list) or `/skill NAME` (activate in the open session).
+fn skill_answer(
+    agent: &Agent,
+    session_id: Option<String>,
+    name: Option<String>,
+) -> Result<String, String> {
+    match (name, session_id) {
+        (Some(name), Some(id)) => match agent.activate_skill(&id, &name) {
+            Ok(true) => Ok(format!(
+                "Skill {name} is active in this session: its body joins the next turns."
+            )),
+            Ok(false) => Ok(format!("Skill {name} was already active in this session.")),
+            Err(e) => Err(format!("Cannot activate {name}: {}", e.message)),
+        },
+        (Some(_), None) => Err("/skill NAME: no session is open".into()),
+        (None, _) => {
+            let skills = agent.extensions().skills();
+            if skills.skills.is_empty() {
+                return Ok(
+                    "No skills: add a folder with a SKILL.md under .neocode/skills/ or \
+                     <home>/skills/."
+                        .into(),
+                );
+            }
+            let names: Vec<String> = skills
+                .skills
+                .iter()
+                .map(|s| format!("{} ({})", s.name, s.description))
+                .collect();
+            Ok(format!(
+                "Skills: {}. /skill NAME activates one.",
+                names.join("; ")
+            ))
+        }
+    }
+}
