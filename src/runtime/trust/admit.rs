@@ -110,9 +110,11 @@ impl Admission {
     /// The personal skills and, when the workspace is trusted, its own (else
     /// [`Skills::workspace_left_out`] says why they are not there).
     pub fn skills(&self, home: &Path) -> Skills {
-        let uses = self.uses_workspace() || self.scan.home_is_dot_neocode;
-        let mut s = Skills::discover_with(home, &self.root, uses);
-        if !uses && self.declares_skills() {
+        // Only a folder that was seen (and hashed) is read: none when nothing is declared,
+        // nor when `<root>/.neocode` is the home (its skills are the personal ones).
+        let declares = self.declares_skills();
+        let mut s = Skills::discover_with(home, &self.root, declares && self.uses_workspace());
+        if declares && !self.uses_workspace() {
             s.workspace_left_out = self.left_out();
         }
         s

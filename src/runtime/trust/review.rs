@@ -9,7 +9,7 @@ use super::record::{self, TrustedWorkspace};
 use super::scan::{HOOKS_FILE, RULES_FILE, Scan};
 use crate::runtime::hooks::{HookEvent, parse_hooks};
 use crate::runtime::permissions::{List, rule_entries};
-use crate::runtime::project_context::skills::parse_skill_md;
+use crate::runtime::project_context::skills::{SkillError, parse_skill_md};
 
 /// A hook of `.neocode/hooks.json`.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,7 +77,7 @@ impl Declared {
                             name: folder.to_string(),
                             file: f.path.clone(),
                         });
-                        d.problems.push((f.path.clone(), why));
+                        d.problems.push((f.path.clone(), why.to_string()));
                     }
                 },
                 None => d.other.push(f.path.clone()),
@@ -206,12 +206,10 @@ fn skill_folder(path: &str) -> Option<&str> {
     (file == "SKILL.md").then_some(folder)
 }
 
-fn read_skill_name(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| crate::session::io_error(&e))?;
-    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
-    parse_skill_md(&text)
-        .map(|(fm, _)| fm.name)
-        .map_err(|e| e.to_string())
+fn read_skill_name(path: &Path) -> Result<String, SkillError> {
+    let bytes = std::fs::read(path).map_err(|e| SkillError::Read(crate::session::io_error(&e)))?;
+    let text = String::from_utf8(bytes).map_err(|_| SkillError::NotUtf8)?;
+    parse_skill_md(&text).map(|(fm, _)| fm.name)
 }
 
 /// What changed since the workspace was trusted.

@@ -121,20 +121,22 @@ pub fn scan(home: &Path, root: &Path) -> Result<Scan, TrustError> {
     Ok(out)
 }
 
+/// Whether `path` is the folder `home` (the same inode, however each is spelled).
 fn is_home(path: &Path, home: &Path) -> bool {
-    match (path.canonicalize(), home.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(path), std::fs::metadata(home)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
         _ => false,
     }
 }
 
 /// The walk's state: files kept with the bytes of the settings files, the bytes hashed so
-/// far, the folders entered (by their real path, so a symlink loop ends).
+/// far, the folders entered (by device and inode, so a symlink loop ends).
 struct Walk<'a> {
     root: &'a Path,
     files: Vec<(DeclaredFile, Vec<u8>)>,
     bytes: u64,
-    seen: HashSet<PathBuf>,
+    seen: HashSet<(u64, u64)>,
 }
 
 impl Walk<'_> {
@@ -169,8 +171,8 @@ impl Walk<'_> {
             if depth >= MAX_DEPTH {
                 return Ok(());
             }
-            let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-            if !self.seen.insert(real) {
+            use std::os::unix::fs::MetadataExt;
+            if !self.seen.insert((meta.dev(), meta.ino())) {
                 return Ok(());
             }
             let mut names: Vec<_> = match std::fs::read_dir(path) {

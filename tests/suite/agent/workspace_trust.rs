@@ -453,3 +453,35 @@ fn always_for_this_workspace_keeps_a_trusted_workspace_trusted() {
     assert_eq!(v["state"], "trusted", "{v:#}");
     assert_eq!(v["rules"][1]["rule"], "run_command(ls *)", "{v:#}");
 }
+
+#[test]
+fn always_for_an_untrusted_workspace_applies_to_the_session_only() {
+    let env = Env::new(KEY, NO_SANDBOX);
+    let evil = ScriptedServer::start(vec![]).unwrap();
+    hostile(&env, &evil);
+    let mut gate = neocode::runtime::agent::gate::Gate::empty(&env.home, &env.workdir, "s");
+    gate.load().unwrap();
+    assert!(gate.left_out.is_some());
+    let mut grants = Vec::new();
+    gate.keep(
+        "run_command(ls *)",
+        neocode::runtime::agent::RuleScope::Workspace,
+        &mut grants,
+    )
+    .unwrap();
+    assert_eq!(grants, ["run_command(ls *)"]);
+    assert!(
+        gate.notices
+            .iter()
+            .any(|n| n.contains("not used until you trust it")),
+        "{:?}",
+        gate.notices
+    );
+    let rules = std::fs::read_to_string(env.workdir.join(".neocode/permissions.toml")).unwrap();
+    assert!(rules.contains("run_command(ls *)"), "{rules}");
+    // Still untrusted: the user's rule did not make the repository's `allow = ["*"]` count.
+    let v: Value =
+        serde_json::from_slice(&env.cmd(None, &["trust", "--json"]).output().unwrap().stdout)
+            .unwrap();
+    assert_eq!(v["state"], "untrusted", "{v:#}");
+}
