@@ -1,8 +1,8 @@
 //! What workspace trust (issue 34) costs a turn: the check every turn makes before it reads
 //! rules and hooks ([`Admission::check`]) in a workspace that declares nothing (a `stat` or
 //! three, the record not read), in one that declares a typical `.neocode/` (hooks, rules,
-//! two skills) untrusted and trusted, and the whole gate load (check, rules, hooks) of the
-//! trusted one.
+//! two skills) untrusted and trusted, and for the trusted one what the gate then loads: its
+//! rules, its hooks, and the whole gate load (check, rules, hooks).
 //!
 //! `cargo bench --bench trust`.
 // Tests, benchmarks and examples may unwrap: a failure there is the report.
@@ -74,6 +74,13 @@ fn check(c: &mut Criterion) {
     assert!(Admission::check(&loc.home, loc.root()).uses_workspace());
     g.bench_function("typical_trusted", |b| {
         b.iter(|| black_box(Admission::check(&loc.home, loc.root()).uses_workspace()))
+    });
+    let admission = Admission::check(&loc.home, loc.root());
+    g.bench_function("rules_of_typical_trusted", |b| {
+        b.iter(|| black_box(admission.rules(&loc.home).unwrap().rules().len()))
+    });
+    g.bench_function("hooks_of_typical_trusted", |b| {
+        b.iter(|| black_box(admission.hooks(&loc.home).unwrap().commands().len()))
     });
     g.bench_function("gate_load_typical_trusted", |b| {
         b.iter(|| {

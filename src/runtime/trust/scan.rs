@@ -22,6 +22,13 @@ pub const DECLARING: [&str; 5] = [
     ".mcp.json",
 ];
 
+/// Files under a declaring path that are state neocode's own front ends write, never read as
+/// settings: the reference bridge client's session id and conversation (docs/bridge.md).
+pub const NOT_DECLARED: [&str; 2] = [
+    ".neocode/provider-session.id",
+    ".neocode/provider-history.json",
+];
+
 /// `.neocode/hooks.json`, as the record names it.
 pub const HOOKS_FILE: &str = ".neocode/hooks.json";
 /// `.neocode/permissions.toml`, as the record names it.
@@ -150,6 +157,9 @@ impl Walk<'_> {
         link: Option<PathBuf>,
         depth: usize,
     ) -> Result<(), TrustError> {
+        if NOT_DECLARED.contains(&rel) {
+            return Ok(());
+        }
         let Ok(lmeta) = std::fs::symlink_metadata(path) else {
             return Ok(());
         };
@@ -261,6 +271,9 @@ mod tests {
         std::fs::create_dir_all(root.join(".claude")).unwrap();
         write(&root, ".claude/settings.json", "{}");
         assert!(!anything_declared(&root));
+        assert!(scan(&home, &root).unwrap().is_empty());
+        // The bridge client's own state is not a setting.
+        write(&root, ".neocode/provider-session.id", "0192f3a1");
         assert!(scan(&home, &root).unwrap().is_empty());
 
         write(&root, ".neocode/hooks.json", "{\"hooks\":{}}");
