@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use super::review::{self, Declared, TrustState};
-use super::scan::{self, HOOKS_FILE, RULES_FILE, Scan};
-use super::{TRUST_FLAG, canonical};
+use super::scan::{self, HOOKS_FILE, RULES_FILE, Scan, canonical};
 use crate::runtime::hooks::{Hooks, HooksError};
 use crate::runtime::permissions::{Rules, RulesError, WorkspaceRules};
 use crate::runtime::project_context::Skills;
+use crate::runtime::tools::sandbox::trust::TRUST_FLAG;
 
 /// One look at a workspace's declared files against the trust record.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! sections of one line per entry. The text is the workspace's own (hook commands, rule
 //! texts, file names): front ends sanitise every line before it reaches a terminal.
 
-use super::Review;
+use super::act::Review;
 use super::review::TrustState;
 use super::scan::{HOOKS_FILE, RULES_FILE};
 

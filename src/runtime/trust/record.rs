@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::TrustError;
+use super::error::TrustError;
 use crate::session::workspace::{private_dir, private_file};
 
 /// The record's file name under neocode's home.

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::TrustError;
+use super::error::TrustError;
 use super::record::{self, TrustedWorkspace};
 use super::scan::{HOOKS_FILE, RULES_FILE, Scan};
 use crate::runtime::hooks::{HookEvent, parse_hooks};

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::TrustError;
+use super::error::TrustError;
 
 /// The paths under a workspace root whose files the workspace declares: neocode's own
 /// folder, Claude Code's commands, agents and skills, and the MCP server list (for later
@@ -79,6 +79,11 @@ impl Scan {
     pub fn file(&self, path: &str) -> Option<&DeclaredFile> {
         self.files.iter().find(|f| f.path == path)
     }
+}
+
+/// `root` with its symlinks resolved (as it is when it cannot be).
+pub(super) fn canonical(root: &Path) -> PathBuf {
+    root.canonicalize().unwrap_or_else(|_| root.to_path_buf())
 }
 
 /// Whether any declaring path exists under `root`: one `stat` each, no walk.
@@ -202,9 +207,7 @@ impl Walk<'_> {
             return self.keep(rel, hash, 0, link, Vec::new());
         }
         if self.bytes.saturating_add(meta.len()) > MAX_BYTES {
-            return Err(TrustError::TooLarge {
-                root: self.root.to_path_buf(),
-            });
+            return Err(too_large(self.root));
         }
         let bytes = std::fs::read(path).map_err(|e| TrustError::read(path, &e))?;
         self.bytes = self.bytes.saturating_add(bytes.len() as u64);
@@ -227,9 +230,7 @@ impl Walk<'_> {
         bytes: Vec<u8>,
     ) -> Result<(), TrustError> {
         if self.files.len() >= MAX_FILES {
-            return Err(TrustError::TooLarge {
-                root: self.root.to_path_buf(),
-            });
+            return Err(too_large(self.root));
         }
         self.files.push((
             DeclaredFile {
@@ -241,6 +242,14 @@ impl Walk<'_> {
             bytes,
         ));
         Ok(())
+    }
+}
+
+fn too_large(root: &Path) -> TrustError {
+    TrustError::TooLarge {
+        root: root.to_path_buf(),
+        max_files: MAX_FILES,
+        max_mib: MAX_BYTES / (1024 * 1024),
     }
 }
 

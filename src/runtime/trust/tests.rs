@@ -2,6 +2,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::runtime::permissions::List;
+use crate::runtime::tools::sandbox::trust as folder;
 
 struct W {
     _dir: tempfile::TempDir,
