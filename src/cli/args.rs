@@ -32,8 +32,9 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
 
-    /// Trust this workspace although it is / or your home folder, so commands may run there
-    /// (remembered under neocode's home).
+    /// Trust this workspace as it is now: its hooks, rules and skills are used (`neocode
+    /// trust` shows them), and commands may run although it is / or your home folder.
+    /// Remembered under neocode's home with a hash of each file; a change asks again.
     #[arg(long, global = true)]
     pub trust_workspace: bool,
 
@@ -235,6 +236,9 @@ pub enum Command {
     /// Hooks: your commands around session events, in Claude Code's format (docs/RULES.md).
     #[command(subcommand)]
     Hooks(super::hooks::HooksCommand),
+    /// What this workspace declares (hooks, rules, skills, other settings files) and whether
+    /// you trust it; --yes trusts it, --revoke forgets it.
+    Trust(super::trust::TrustArgs),
     /// Run one agent turn without the TUI: answer text on stdout, tool activity on stderr.
     #[command(after_help = super::run::RUN_EXAMPLES)]
     Run(super::run::RunArgs),

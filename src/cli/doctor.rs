@@ -196,14 +196,25 @@ fn sandbox_report(s: &crate::runtime::tools::SandboxSettings) -> String {
 /// are not held to (the sandbox cannot hide a file from a command yet: only `read_file`,
 /// `grep` and `list_dir` honour them).
 fn rules_report(loc: &Location, out: &mut String) {
-    use crate::runtime::permissions::{List, Rules};
+    use crate::runtime::permissions::List;
     out.push('\n');
     let mut line = |s: String| {
         out.push_str(&sanitize::line(&s));
         out.push('\n');
     };
     line("Rules and hooks".into());
-    let rules = match Rules::load(&loc.home, loc.root()) {
+    let admission = crate::runtime::trust::Admission::check(&loc.home, loc.root());
+    line(format!(
+        "  workspace trust  {}",
+        match &admission.state {
+            crate::runtime::trust::TrustState::Trusted { .. } =>
+                "trusted: its hooks, rules and skills are used".to_string(),
+            crate::runtime::trust::TrustState::NothingDeclared =>
+                "nothing to trust: the workspace declares no settings".to_string(),
+            _ => admission.left_out().unwrap_or_default(),
+        }
+    ));
+    let rules = match admission.rules(&loc.home) {
         Ok(r) => r,
         Err(e) => {
             line(format!("  BAD RULE FILE  {e}"));
@@ -225,7 +236,15 @@ fn rules_report(loc: &Location, out: &mut String) {
             ));
         }
     }
-    match crate::runtime::hooks::Hooks::load(&loc.home, loc.root()) {
+    for r in rules.ignored() {
+        line(format!(
+            "  not used (workspace not trusted)  allow {}  ({}:{})",
+            r.text,
+            r.file.display(),
+            r.line
+        ));
+    }
+    match admission.hooks(&loc.home) {
         Ok(h) if h.commands().is_empty() => line("  no hooks".into()),
         Ok(h) => {
             for f in h.files() {

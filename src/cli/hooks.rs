@@ -9,6 +9,7 @@ use super::out::Out;
 use super::{CmdResult, Failure};
 use crate::runtime::Location;
 use crate::runtime::hooks::{HookEvent, HookPayload, Hooks, import_claude_settings};
+use crate::runtime::trust::{Admission, OwnWrite};
 use crate::sanitize;
 
 /// `neocode hooks ...`.
@@ -71,9 +72,18 @@ pub fn run(loc: &Location, cmd: &HooksCommand) -> CmdResult {
     }
 }
 
-fn load(loc: &Location) -> Result<Hooks, Failure> {
-    Hooks::load(&loc.home, loc.root())
-        .map_err(|e| Failure::usage(sanitize::line(&e.to_string()).into_owned()))
+/// The hooks a session of this workspace runs (the workspace's only when it is trusted),
+/// and why the workspace's are left out when it declares some and they are.
+fn load(loc: &Location) -> Result<(Hooks, Option<String>), Failure> {
+    let admission = Admission::check(&loc.home, loc.root());
+    let hooks = admission
+        .hooks(&loc.home)
+        .map_err(|e| Failure::usage(sanitize::line(&e.to_string()).into_owned()))?;
+    let left_out = admission
+        .left_out()
+        .filter(|_| admission.declares_hooks())
+        .map(|why| format!("not run: {}", sanitize::line(&why)));
+    Ok((hooks, left_out))
 }
 
 fn shown(p: &std::path::Path) -> String {
@@ -81,9 +91,12 @@ fn shown(p: &std::path::Path) -> String {
 }
 
 fn list(loc: &Location) -> CmdResult {
-    let hooks = load(loc)?;
+    let (hooks, left_out) = load(loc)?;
     let mut out = Out::stdout();
-    if hooks.commands().is_empty() {
+    if let Some(l) = &left_out {
+        out.line(l)?;
+    }
+    if hooks.commands().is_empty() && left_out.is_none() {
         out.line(&format!(
             "no hooks (configure them in {} or {}; `neocode hooks import` converts Claude Code's)",
             shown(&Hooks::workspace_file(loc.root())),
@@ -159,8 +172,25 @@ fn import(loc: &Location, file: Option<&PathBuf>, force: bool) -> CmdResult {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::runtime(format!("cannot create {}: {e}", shown(dir))))?;
     }
+    let own = OwnWrite::begin(&loc.home, loc.root());
     std::fs::write(&target, text + "\n")
         .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", shown(&target))))?;
+    // The user's own change: a trusted workspace stays trusted (an untrusted one is not
+    // trusted by it: `neocode trust` reviews it).
+    let trusted = own.was_trusted();
+    match own.done(crate::runtime::trust::scan::HOOKS_FILE) {
+        Ok(true) => {}
+        Ok(false) if trusted => out.line(
+            "other files of this workspace changed too, so it is not trusted as it is: review it with `neocode trust`",
+        )?,
+        Ok(false) => out.line(
+            "this workspace is not trusted: its hooks run once you trust it (`neocode trust`)",
+        )?,
+        Err(e) => out.line(&format!(
+            "the trust record was not refreshed: {}",
+            sanitize::line(&e.to_string())
+        ))?,
+    }
     out.line(&format!(
         "wrote {} hook{} to {}",
         report.imported,
@@ -185,7 +215,11 @@ fn run_event(
             names.join(", ")
         )));
     };
-    let hooks = load(loc)?;
+    let (hooks, left_out) = load(loc)?;
+    if let Some(l) = &left_out {
+        let mut err = std::io::stderr().lock();
+        let _ = std::io::Write::write_all(&mut err, format!("neocode: {l}\n").as_bytes());
+    }
     let mut p = HookPayload::new("cli", loc.root());
     p.tool_name = tool.map(str::to_string);
     if let Some(i) = input {

@@ -21,6 +21,7 @@ mod search;
 mod show;
 mod skill;
 pub mod transfer;
+mod trust;
 
 use std::process::ExitCode;
 
@@ -153,9 +154,9 @@ fn location(cli: &Cli) -> Result<Location, Failure> {
 /// Runs a parsed command line.
 #[expect(clippy::too_many_lines)]
 pub fn run(cli: Cli) -> CmdResult {
-    if cli.trust_workspace {
+    if cli.trust_workspace && !matches!(&cli.command, Some(Command::Trust(t)) if t.revoke) {
         let loc = location(&cli)?;
-        sandbox::trust::trust(&loc.home, loc.root()).map_err(|e| {
+        crate::runtime::trust::trust(&loc.home, loc.root()).map_err(|e| {
             Failure::runtime(format!(
                 "cannot record that this workspace is trusted: {}",
                 sanitize::line(&e.to_string())
@@ -253,6 +254,7 @@ pub fn run(cli: Cli) -> CmdResult {
         Some(Command::Rules(c)) => rules::run(&location(&cli)?, c),
         Some(Command::Hooks(c)) => hooks::run(&location(&cli)?, c),
         Some(Command::Run(args)) => run::run(&location(&cli)?, args),
+        Some(Command::Trust(args)) => trust::run(&location(&cli)?, args),
         Some(Command::Compact { id }) => run::compact(&location(&cli)?, id),
         Some(Command::Doctor { recover, no_probe }) => {
             doctor::run(&location(&cli)?, *recover, !*no_probe)
@@ -374,6 +376,7 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Rules(_) => "rules",
         Command::Hooks(_) => "hooks",
         Command::Run(_) => "run",
+        Command::Trust(_) => "trust",
         Command::Compact { .. } => "compact",
         Command::Doctor { .. } => "doctor",
         Command::Bridge { .. } => "bridge",

@@ -8,6 +8,7 @@ use super::out::Out;
 use super::{CmdResult, Failure};
 use crate::runtime::Location;
 use crate::runtime::permissions::{Decision, Rules, Verdict, parse_rule, shell};
+use crate::runtime::trust::Admission;
 use crate::sanitize;
 
 /// `neocode rules ...`.
@@ -33,16 +34,32 @@ pub enum RulesCommand {
 
 /// Runs a `rules` subcommand.
 pub fn run(loc: &Location, cmd: &RulesCommand) -> CmdResult {
-    let rules = load(loc)?;
+    let admission = Admission::check(&loc.home, loc.root());
+    let rules = admission
+        .rules(&loc.home)
+        .map_err(|e| Failure::usage(sanitize::line(&e.to_string()).into_owned()))?;
+    let left_out = admission.left_out().filter(|_| !rules.ignored().is_empty());
     match cmd {
-        RulesCommand::Check { subject, tool } => check(&rules, tool, subject),
-        RulesCommand::List => list(loc, &rules),
+        RulesCommand::Check { subject, tool } => check(&rules, tool, subject, left_out.as_deref()),
+        RulesCommand::List => list(loc, &rules, left_out.as_deref()),
     }
 }
 
-fn load(loc: &Location) -> Result<Rules, Failure> {
-    Rules::load(&loc.home, loc.root())
-        .map_err(|e| Failure::usage(sanitize::line(&e.to_string()).into_owned()))
+/// The workspace's allow rules left out, and why, one line each.
+fn ignored_lines(rules: &Rules, why: Option<&str>) -> Vec<String> {
+    let Some(why) = why else {
+        return Vec::new();
+    };
+    let mut lines = vec![format!("not used: {}", sanitize::line(why))];
+    for r in rules.ignored() {
+        lines.push(format!(
+            "allow  {}  {}:{}  (not used)",
+            sanitize::line(&r.text),
+            sanitize::line(&r.file.display().to_string()),
+            r.line
+        ));
+    }
+    lines
 }
 
 fn args_for(tool: &str, subject: &str) -> Result<Value, Failure> {
@@ -75,7 +92,7 @@ fn describe(d: &Decision) -> String {
     }
 }
 
-fn check(rules: &Rules, tool: &str, subject: &str) -> CmdResult {
+fn check(rules: &Rules, tool: &str, subject: &str, left_out: Option<&str>) -> CmdResult {
     if tool.contains(['(', ')']) || parse_rule(tool, std::path::Path::new("/"), None).is_err() {
         return Err(Failure::usage(format!(
             "--tool {}: not a tool name (read_file, list_dir, grep, write_file, edit_file, run_command, update_plan, mcp__server__tool)",
@@ -116,12 +133,16 @@ fn check(rules: &Rules, tool: &str, subject: &str) -> CmdResult {
             }
         }
     }
+    if let Some(why) = left_out {
+        out.line(&format!("not used: {}", sanitize::line(why)))?;
+    }
     out.finish()
 }
 
-fn list(loc: &Location, rules: &Rules) -> CmdResult {
+fn list(loc: &Location, rules: &Rules, left_out: Option<&str>) -> CmdResult {
     let mut out = Out::stdout();
-    if rules.rules().is_empty() {
+    let ignored = ignored_lines(rules, left_out);
+    if rules.rules().is_empty() && ignored.is_empty() {
         out.line(&format!(
             "no rules (allow/ask/deny lists in {} or [permissions] in {})",
             sanitize::line(&Rules::workspace_file(loc.root()).display().to_string()),
@@ -137,6 +158,9 @@ fn list(loc: &Location, rules: &Rules) -> CmdResult {
             sanitize::line(&r.at.file.display().to_string()),
             r.at.line
         ))?;
+    }
+    for l in ignored {
+        out.line(&l)?;
     }
     out.finish()
 }

@@ -7,6 +7,7 @@ use super::out::Out;
 use super::{CmdResult, Failure, open_for_id};
 use crate::runtime::Location;
 use crate::runtime::project_context::{Skills, skills};
+use crate::runtime::trust::Admission;
 use crate::sanitize;
 
 #[derive(Serialize)]
@@ -24,11 +25,19 @@ struct JsonList<'a> {
     /// Active in the session but no longer on disk.
     missing: Vec<String>,
     skipped: Vec<String>,
+    /// Why the workspace's skills are not listed (it is not trusted), when they are not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    workspace_left_out: Option<String>,
+}
+
+/// The skills a session of this workspace may use (the workspace's only when trusted).
+fn discover(loc: &Location) -> Skills {
+    Admission::check(&loc.home, loc.root()).skills(&loc.home)
 }
 
 /// Prints the skills, with `session`'s active ones marked.
 pub fn list(loc: &Location, session: Option<&str>, json: bool) -> CmdResult {
-    let found = Skills::discover(&loc.home, loc.root());
+    let found = discover(loc);
     let active = match session {
         Some(key) => {
             let (sessions, id) = open_for_id(loc, key)?;
@@ -63,6 +72,7 @@ pub fn list(loc: &Location, session: Option<&str>, json: bool) -> CmdResult {
                 .collect(),
             missing,
             skipped,
+            workspace_left_out: found.workspace_left_out.clone(),
         };
         out.line(&super::fmt::to_json(&doc))?;
         return out.finish();
@@ -97,24 +107,34 @@ pub fn list(loc: &Location, session: Option<&str>, json: bool) -> CmdResult {
     for p in &skipped {
         out.line(&format!("skipped: {}", sanitize::line(p)))?;
     }
+    if let Some(why) = &found.workspace_left_out {
+        out.line(&format!("not listed: {}", sanitize::line(why)))?;
+    }
     out.finish()
 }
 
 /// Activates `name` in session `key`.
 pub fn activate(loc: &Location, key: &str, name: &str) -> CmdResult {
     let (sessions, id) = open_for_id(loc, key)?;
-    let found = Skills::discover(&loc.home, loc.root());
+    let found = discover(loc);
     let Some(skill) = found.get(name) else {
         let known: Vec<&str> = found.skills.iter().map(|s| s.name.as_str()).collect();
-        return Err(Failure::usage(format!(
-            "no skill named `{}`; available: {}",
-            sanitize::line(name),
-            if known.is_empty() {
-                "none".to_string()
-            } else {
-                known.join(", ")
-            }
-        )));
+        let why = found
+            .workspace_left_out
+            .as_ref()
+            .map(|w| format!(" ({w})"))
+            .unwrap_or_default();
+        return Err(Failure::usage(
+            sanitize::line(&format!(
+                "no skill named `{name}`; available: {}{why}",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ))
+            .into_owned(),
+        ));
     };
     let newly = skills::activate(&sessions, &id, skill)?;
     let mut out = Out::stdout();

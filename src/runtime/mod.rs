@@ -24,6 +24,7 @@ pub mod scripted;
 pub mod scripted_wire;
 pub mod sessions;
 pub mod tools;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 

@@ -49,6 +49,7 @@ pub mod screen;
 pub mod terminal;
 pub mod theme;
 pub mod transcript;
+pub mod trust;
 mod turns;
 pub mod views;
 pub mod worker;
@@ -347,6 +348,32 @@ fn deliver(
     }
 }
 
+/// The trust screen when the workspace declares settings it is not trusted with (or that
+/// changed since): the choice, and why trusting could not be recorded when it could not.
+/// `None` when nothing needs an answer (a stat or two for a workspace without settings).
+fn ask_trust(
+    guard: &mut terminal::Guard,
+    location: &Location,
+) -> anyhow::Result<
+    Option<(
+        trust::TrustChoice,
+        Option<crate::runtime::trust::TrustError>,
+    )>,
+> {
+    use crate::runtime::trust as ws_trust;
+    let admission = ws_trust::Admission::check(&location.home, location.root());
+    if admission.uses_workspace() {
+        return Ok(None);
+    }
+    let review = ws_trust::review_of(&location.home, &admission);
+    let choice = trust::ask(&mut guard.terminal, &review, theme::Theme::from_env())?;
+    let failed = match choice {
+        trust::TrustChoice::Trust => ws_trust::trust_as_shown(&location.home, &review).err(),
+        _ => None,
+    };
+    Ok(Some((choice, failed)))
+}
+
 /// Runs the TUI until the user quits. Restores the terminal on every exit path, panics
 /// included.
 #[expect(clippy::too_many_lines)]
@@ -361,6 +388,16 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
         Some(sessions) => sessions,
         None => Sessions::open(&opts.location)?,
     };
+    let mut guard = terminal::Guard::enter()?;
+    // Asked once, before anything runs: a workspace's settings are not used until trusted.
+    let trusted = if opts.demo {
+        None
+    } else {
+        match ask_trust(&mut guard, &opts.location)? {
+            Some((trust::TrustChoice::Quit, _)) => return Ok(()),
+            other => other,
+        }
+    };
     let (tx, rx) = mpsc::channel::<Msg>();
     let worker = {
         let tx = tx.clone();
@@ -372,7 +409,6 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
     };
     let (mut connecting, ready_rx) = spawn_connect(&sessions, &opts.location, &tx, opts.demo)?;
     let mut turns = TurnLink::new(tx.clone());
-    let mut guard = terminal::Guard::enter()?;
     let size = guard.terminal.size()?;
     let (mut app, effects) = start_app(&opts.location, opts.resume, (size.width, size.height));
     if opts.demo {
@@ -380,6 +416,14 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
             text: "Demo model (scripted, no network): press n and type `fix the bug` or `hello`."
                 .into(),
             error: false,
+            at_ms: app.now_ms,
+        });
+    }
+    if let Some((choice, failed)) = &trusted {
+        let (text, error) = trust::outcome_status(*choice, failed.as_ref());
+        app.status = Some(dialog::Status {
+            text,
+            error,
             at_ms: app.now_ms,
         });
     }

@@ -106,7 +106,10 @@ impl TurnLink {
             TurnEffect::Skill { session_id, name } => {
                 let (id, name) = (session_id.clone(), name.clone());
                 self.off_loop("neocode-skill", Intent::Skill, move |agent| {
-                    skill_answer(&agent, id, name)
+                    // Skill names, descriptions and why a workspace's are left out are the
+                    // workspace's own text: one sanitised line for the status line.
+                    let line = |s: String| crate::sanitize::line(&s).into_owned();
+                    skill_answer(&agent, id, name).map(line).map_err(line)
                 })
             }
             TurnEffect::Model {
@@ -289,12 +292,16 @@ fn skill_answer(
         (Some(_), None) => Err("/skill NAME: no session is open".into()),
         (None, _) => {
             let skills = agent.extensions().skills();
+            let left_out = skills
+                .workspace_left_out
+                .as_ref()
+                .map(|w| format!(" ({w})"))
+                .unwrap_or_default();
             if skills.skills.is_empty() {
-                return Ok(
+                return Ok(format!(
                     "No skills: add a folder with a SKILL.md under .neocode/skills/ or \
-                     <home>/skills/."
-                        .into(),
-                );
+                     <home>/skills/.{left_out}"
+                ));
             }
             let names: Vec<String> = skills
                 .skills
@@ -302,7 +309,7 @@ fn skill_answer(
                 .map(|s| format!("{} ({})", s.name, s.description))
                 .collect();
             Ok(format!(
-                "Skills: {}. /skill NAME activates one.",
+                "Skills: {}. /skill NAME activates one.{left_out}",
                 names.join("; ")
             ))
         }

@@ -6,6 +6,7 @@ pub mod agent;
 pub mod bridge;
 pub mod cli;
 pub mod env;
+pub mod hostile_repo;
 pub mod pty;
 pub mod rerun;
 pub mod tui;
@@ -31,6 +32,12 @@ impl Env {
             home: self.home.clone(),
             paths: WorkspacePaths::resolve(&self.home, &dir).unwrap(),
         }
+    }
+
+    /// Trusts the workspace as its files are now (what `neocode trust --yes` records): the
+    /// tests that write the workspace's own hooks, rules or skills are its user.
+    pub fn trust_workspace(&self) {
+        neocode::runtime::trust::trust(&self.home, &self.workdir).expect("recording trust");
     }
 
     /// The workspace's paths under the home.

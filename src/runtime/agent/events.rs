@@ -362,6 +362,9 @@ stable_codes! {
         Refused => "refused",
         /// Reasoning from another provider or model was left out of the request.
         ReasoningLeftOut => "reasoning_left_out",
+        /// The workspace's hooks, allow rules and skills are not used: it is not trusted
+        /// (or changed since it was); the message says what it declares and how to trust it.
+        WorkspaceUntrusted => "workspace_untrusted",
     }
 }
 

@@ -17,10 +17,24 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::runtime::hooks::{
-    HookEvent, HookOutcome, HookPayload, HookRun, Hooks, PermissionDecision,
+    HookEvent, HookOutcome, HookPayload, HookRun, Hooks, HooksError, PermissionDecision,
 };
-use crate::runtime::permissions::{self, List, RuleRef, Rules, SESSION_SOURCE, Verdict};
+use crate::runtime::permissions::{
+    self, List, RuleRef, Rules, RulesError, SESSION_SOURCE, Verdict,
+};
+use crate::runtime::trust::{Admission, OwnWrite};
 use crate::session::ToolCall;
+
+/// Why the rules and hooks of a turn could not be read: one line naming the file and line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GateError {
+    /// A rule file is malformed.
+    #[error("{0}")]
+    Rules(#[from] RulesError),
+    /// A hooks file is malformed.
+    #[error("{0}")]
+    Hooks(#[from] HooksError),
+}
 
 /// Where the rule of an "always" answer is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -167,10 +181,16 @@ pub struct Gate {
     pub pending: Vec<HookRun>,
     /// What the user should see of the hooks (errors, `systemMessage`s), drained by the turn.
     pub notices: Vec<String>,
+    /// Why the workspace's hooks, allow rules and skills are not used (it is not trusted as
+    /// it is), as [`Gate::load`] found it; `None` when they are.
+    pub left_out: Option<String>,
 }
 
 /// Sessions whose `SessionStart` hooks ran in this process.
 static STARTED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+
+/// What this process said already about workspace settings left out (once each).
+static SAID: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
 impl Gate {
     /// No rules, no hooks (until [`Gate::load`] reads them).
@@ -183,14 +203,28 @@ impl Gate {
             session_id: session_id.to_string(),
             pending: Vec::new(),
             notices: Vec::new(),
+            left_out: None,
         }
     }
 
-    /// Reads the rule and hook files; a malformed one is an error naming its file and line.
-    pub fn load(&mut self) -> Result<(), String> {
-        self.rules = Rules::load(&self.home, &self.root).map_err(|e| e.to_string())?;
-        self.hooks = Hooks::load(&self.home, &self.root).map_err(|e| e.to_string())?;
+    /// Reads the rule and hook files, the workspace's as far as the user trusts it
+    /// ([`Admission`]: an untrusted workspace's hooks and allow rules are left out, and
+    /// [`Gate::left_out`] says why); a malformed file is an error naming its file and line.
+    pub fn load(&mut self) -> Result<(), GateError> {
+        let admission = Admission::check(&self.home, &self.root);
+        self.rules = admission.rules(&self.home)?;
+        self.hooks = admission.hooks(&self.home)?;
+        self.left_out = admission.left_out();
         Ok(())
+    }
+
+    /// [`Gate::left_out`] unless this process said it already (the same words once).
+    pub fn left_out_unsaid(&self) -> Option<String> {
+        let why = self.left_out.clone()?;
+        let mut g = SAID.lock().unwrap_or_else(|p| p.into_inner());
+        g.get_or_insert_with(HashSet::new)
+            .insert(why.clone())
+            .then_some(why)
     }
 
     fn payload(&self) -> HookPayload {
@@ -371,6 +405,11 @@ impl Gate {
     /// Keeps `rule` at `scope`: a session grant (pushed to `grants`) or a line in the
     /// workspace's or the home's rule file (read again at once). `Err` says why it was not
     /// kept (the call still runs once).
+    ///
+    /// The workspace's file is the user's own change: when the workspace was trusted (or
+    /// declared nothing) before, the trust record is refreshed so it is not asked about.
+    /// When it was not trusted, its allow rules are not used: the rule is kept in the file
+    /// and as a session grant too, and a notice says so.
     pub fn keep(
         &mut self,
         rule: &str,
@@ -378,18 +417,36 @@ impl Gate {
         grants: &mut Vec<String>,
     ) -> Result<(), String> {
         permissions::parse_rule(rule, &self.root, None)?;
+        let grant = |grants: &mut Vec<String>| {
+            if !grants.iter().any(|g| g == rule) {
+                grants.push(rule.trim().to_string());
+            }
+        };
         let file = match scope {
             RuleScope::Session => {
-                if !grants.iter().any(|g| g == rule) {
-                    grants.push(rule.trim().to_string());
-                }
+                grant(grants);
                 return Ok(());
             }
             RuleScope::Workspace => Rules::workspace_file(&self.root),
             RuleScope::Everywhere => Rules::home_file(&self.home),
         };
+        let own = (scope == RuleScope::Workspace).then(|| OwnWrite::begin(&self.home, &self.root));
         permissions::append_rule(&file, List::Allow, rule).map_err(|e| e.to_string())?;
-        self.rules = Rules::load(&self.home, &self.root).map_err(|e| e.to_string())?;
+        if let Some(own) = own {
+            let trusted = own.was_trusted();
+            let refreshed = own
+                .done(crate::runtime::trust::scan::RULES_FILE)
+                .map_err(|e| e.to_string())?;
+            if !(trusted && refreshed) {
+                grant(grants);
+                self.notices.push(format!(
+                    "the rule `{rule}` was written to {}, but this workspace's allow rules are not used until you trust it (`neocode trust`); it applies to this session",
+                    file.display()
+                ));
+            }
+        }
+        let admission = Admission::check(&self.home, &self.root);
+        self.rules = admission.rules(&self.home).map_err(|e| e.to_string())?;
         Ok(())
     }
 }

@@ -105,9 +105,9 @@ impl Extensions {
         )
     }
 
-    /// The skills on disk.
+    /// The skills on disk (the workspace's only when the user trusts it).
     pub fn skills(&self) -> Skills {
-        Skills::discover(&self.home, &self.root)
+        crate::runtime::trust::Admission::check(&self.home, &self.root).skills(&self.home)
     }
 
     /// What the next model call of `session` gets beyond the built-ins. Starts MCP servers

@@ -43,12 +43,17 @@ impl Agent {
             return Err(StartError {
                 code: StartCode::Usage,
                 message: format!(
-                    "no skill named `{name}`; available: {}",
+                    "no skill named `{name}`; available: {}{}",
                     if known.is_empty() {
                         "none".to_string()
                     } else {
                         known.join(", ")
-                    }
+                    },
+                    skills
+                        .workspace_left_out
+                        .as_ref()
+                        .map(|w| format!(" ({w})"))
+                        .unwrap_or_default()
                 ),
             });
         };

@@ -61,6 +61,7 @@ impl Turn {
                 let mut grants = std::mem::take(&mut self.ledger.approved_tools);
                 let kept = self.gate.keep(&rule, scope, &mut grants);
                 self.ledger.approved_tools = grants;
+                self.notices();
                 if let Err(e) = kept {
                     self.emit(TurnEvent::Warning {
                         code: WarningCode::Hook,

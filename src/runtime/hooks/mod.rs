@@ -367,26 +367,35 @@ impl Hooks {
     }
 
     /// Reads both files (each may be absent); a malformed one is an error with its line.
+    /// Whether the workspace is trusted is not asked here: turns and the commands that show
+    /// or run hooks load them through `crate::runtime::trust::Admission`, which leaves out
+    /// the hooks of a workspace the user has not trusted.
     pub fn load(home: &Path, workspace: &Path) -> Result<Hooks, HooksError> {
+        let file = Hooks::workspace_file(workspace);
+        let src = read_optional(&file)?;
+        Hooks::load_from(home, workspace, src.as_deref())
+    }
+
+    /// The home's hooks and, when `workspace_src` is given, the workspace file's (its text:
+    /// what was hashed is what runs); `None` leaves the workspace's hooks out.
+    pub fn load_from(
+        home: &Path,
+        workspace: &Path,
+        workspace_src: Option<&str>,
+    ) -> Result<Hooks, HooksError> {
         let mut hooks = Hooks {
             commands: Vec::new(),
             root: workspace.to_path_buf(),
             files: Vec::new(),
         };
-        for file in [Hooks::workspace_file(workspace), Hooks::home_file(home)] {
-            let src = match std::fs::read_to_string(&file) {
-                Ok(s) => s,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => {
-                    return Err(HooksError {
-                        file,
-                        line: 0,
-                        message: format!("cannot read it: {e}"),
-                    });
-                }
-            };
-            let commands = parse_hooks(&src, &file)?;
-            hooks.commands.extend(commands);
+        if let Some(src) = workspace_src {
+            let file = Hooks::workspace_file(workspace);
+            hooks.commands.extend(parse_hooks(src, &file)?);
+            hooks.files.push(file);
+        }
+        let file = Hooks::home_file(home);
+        if let Some(src) = read_optional(&file)? {
+            hooks.commands.extend(parse_hooks(&src, &file)?);
             hooks.files.push(file);
         }
         Ok(hooks)
@@ -428,6 +437,19 @@ impl Hooks {
             outcome.runs.push(r);
         }
         outcome
+    }
+}
+
+/// A file's text, `None` when it does not exist.
+fn read_optional(file: &Path) -> Result<Option<String>, HooksError> {
+    match std::fs::read_to_string(file) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(HooksError {
+            file: file.to_path_buf(),
+            line: 0,
+            message: format!("cannot read it: {e}"),
+        }),
     }
 }
 

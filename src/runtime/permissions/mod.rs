@@ -24,7 +24,7 @@ mod types;
 
 pub use derive::{append_rule, derive_rule, derive_rules};
 pub use rule::{Rule, parse_rule};
-pub use rules::Rules;
+pub use rules::{Rules, WorkspaceRules, rule_entries};
 pub use types::{Decision, List, RuleRef, RulesError, SESSION_SOURCE, Verdict};
 
 #[cfg(test)]

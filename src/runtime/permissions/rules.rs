@@ -18,6 +18,20 @@ pub struct Rules {
     pub(super) root: PathBuf,
     pub(super) home_dir: Option<PathBuf>,
     pub(super) files: Vec<PathBuf>,
+    /// The workspace's allow rules left out because the workspace is not trusted.
+    pub(super) ignored: Vec<RuleRef>,
+}
+
+/// What of a workspace's rule file a load uses (`crate::runtime::trust` decides).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkspaceRules<'a> {
+    /// Every list: the workspace is trusted (the file's text, as its hash was taken).
+    All(&'a str),
+    /// Only `deny` and `ask`, which can only make neocode more careful: the workspace is not
+    /// trusted, so its `allow` rules are left out.
+    DenyAndAsk(&'a str),
+    /// None: the workspace has no rule file.
+    Absent,
 }
 
 #[derive(Deserialize)]
@@ -54,11 +68,15 @@ impl Rules {
             root: workspace.to_path_buf(),
             home_dir: user_home(),
             files: Vec::new(),
+            ignored: Vec::new(),
         }
     }
 
     /// Reads the workspace file and the home config (each may be absent). A malformed file,
     /// an unknown key or a rule that does not parse is an error naming the file and line.
+    /// Whether the workspace is trusted is not asked here: the turns and the commands that
+    /// show rules load them through `crate::runtime::trust::Admission`, which leaves out the
+    /// allow rules of a workspace the user has not trusted.
     pub fn load(home: &Path, workspace: &Path) -> Result<Rules, RulesError> {
         Rules::load_with_home_dir(home, workspace, user_home().as_deref())
     }
@@ -69,17 +87,56 @@ impl Rules {
         workspace: &Path,
         home_dir: Option<&Path>,
     ) -> Result<Rules, RulesError> {
+        let ws_file = Rules::workspace_file(workspace);
+        let src = read_optional(&ws_file)?;
+        let ws = src
+            .as_deref()
+            .map_or(WorkspaceRules::Absent, WorkspaceRules::All);
+        Rules::load_parts(home, workspace, ws, home_dir)
+    }
+
+    /// The home config's rules and, of the workspace's file, what `ws` says (its text is
+    /// given: what was hashed is what is used).
+    pub fn load_from(
+        home: &Path,
+        workspace: &Path,
+        ws: WorkspaceRules<'_>,
+    ) -> Result<Rules, RulesError> {
+        Rules::load_parts(home, workspace, ws, user_home().as_deref())
+    }
+
+    fn load_parts(
+        home: &Path,
+        workspace: &Path,
+        ws: WorkspaceRules<'_>,
+        home_dir: Option<&Path>,
+    ) -> Result<Rules, RulesError> {
         let mut rules = Rules {
             rules: Vec::new(),
             root: workspace.to_path_buf(),
             home_dir: home_dir.map(Path::to_path_buf),
             files: Vec::new(),
+            ignored: Vec::new(),
         };
         let ws_file = Rules::workspace_file(workspace);
-        if let Some(src) = read_optional(&ws_file)? {
-            let lists: RuleLists =
-                toml::from_str(&src).map_err(|e| toml_error(&ws_file, &src, &e))?;
-            rules.add(&ws_file, &src, lists)?;
+        let (src, allow) = match ws {
+            WorkspaceRules::All(src) => (Some(src), true),
+            WorkspaceRules::DenyAndAsk(src) => (Some(src), false),
+            WorkspaceRules::Absent => (None, true),
+        };
+        if let Some(src) = src {
+            let mut lists: RuleLists =
+                toml::from_str(src).map_err(|e| toml_error(&ws_file, src, &e))?;
+            if !allow {
+                for item in std::mem::take(&mut lists.allow) {
+                    rules.ignored.push(RuleRef {
+                        text: item.get_ref().trim().to_string(),
+                        file: ws_file.clone(),
+                        line: line_of(src, item.span().start),
+                    });
+                }
+            }
+            rules.add(&ws_file, src, lists)?;
             rules.files.push(ws_file);
         }
         let home_file = Rules::home_file(home);
@@ -177,6 +234,11 @@ impl Rules {
     /// The files rules were read from.
     pub fn files(&self) -> &[PathBuf] {
         &self.files
+    }
+
+    /// The workspace's allow rules that were left out (the workspace is not trusted).
+    pub fn ignored(&self) -> &[RuleRef] {
+        &self.ignored
     }
 
     /// What the rules say about calling `tool` with `args` (the call's JSON arguments).
@@ -356,6 +418,24 @@ impl Rules {
             _ => Decision::default_(),
         }
     }
+}
+
+/// The rules of a workspace rule file's text as written, without compiling them: (list,
+/// text, line), allow then ask then deny. For showing what a workspace declares.
+pub fn rule_entries(file: &Path, src: &str) -> Result<Vec<(List, String, usize)>, RulesError> {
+    let lists: RuleLists = toml::from_str(src).map_err(|e| toml_error(file, src, &e))?;
+    let mut out = Vec::new();
+    for (list, items) in [
+        (List::Allow, lists.allow),
+        (List::Ask, lists.ask),
+        (List::Deny, lists.deny),
+    ] {
+        for item in items {
+            let line = line_of(src, item.span().start);
+            out.push((list, item.into_inner().trim().to_string(), line));
+        }
+    }
+    Ok(out)
 }
 
 /// Programs that run the rest of their arguments as a command.

@@ -29,8 +29,10 @@ pub struct ProjectContext {
 
 impl ProjectContext {
     /// Gathers the context of a session: instruction files for the root, `<home>` and the
-    /// folders of `touched` paths, the skills on disk, and the session's activated skills
-    /// (`skills` field of its header).
+    /// folders of `touched` paths, the skills on disk (the workspace's only when the user
+    /// trusts it: [`crate::runtime::trust`]), and the session's activated skills (`skills`
+    /// field of its header; an active workspace skill of a workspace not trusted now is not
+    /// loaded).
     pub fn gather(
         home: &Path,
         root: &Path,
@@ -39,7 +41,7 @@ impl ProjectContext {
     ) -> ProjectContext {
         ProjectContext {
             instructions: Instructions::load(home, root, touched, instructions::DEFAULT_CAP),
-            skills: Skills::discover(home, root),
+            skills: crate::runtime::trust::Admission::check(home, root).skills(home),
             active: skills::active_skills(header_skills),
         }
     }
@@ -123,6 +125,10 @@ impl ProjectContext {
                     .iter()
                     .map(|(p, e)| format!("{}: {e}", p.display())),
             )
+            .chain(self.skills.workspace_left_out.as_ref().map(|_| {
+                ".neocode/skills/: left out, the workspace is not trusted (see `neocode trust`)"
+                    .to_string()
+            }))
             .collect();
         ContextReport {
             instructions,
@@ -306,6 +312,22 @@ mod tests {
         .unwrap();
         std::fs::write(root.join("AGENTS.md"), "Use tabs.").unwrap();
         let header = serde_json::json!([{"name": "deploy"}, {"name": "gone"}]);
+        // Not trusted: the workspace's skill is neither offered nor loaded, and that is said.
+        let ctx = ProjectContext::gather(&home, &root, &[], Some(&header));
+        let p = ctx.prompt_section(&root, &[]);
+        assert!(p.contains("Use tabs."), "{p}");
+        assert!(
+            !p.contains("deploy") && !p.contains("Run make deploy."),
+            "{p}"
+        );
+        let r = ctx.report(&root);
+        assert!(r.skills.is_empty());
+        assert!(
+            r.problems.iter().any(|p| p.contains("not trusted")),
+            "{:?}",
+            r.problems
+        );
+        crate::runtime::trust::trust(&home, &root).unwrap();
         let ctx = ProjectContext::gather(&home, &root, &[], Some(&header));
         let p = ctx.prompt_section(&root, &[]);
         assert!(p.contains("Use tabs."), "{p}");

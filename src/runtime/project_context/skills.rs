@@ -74,17 +74,31 @@ pub struct Skills {
     pub skills: Vec<Skill>,
     /// Files skipped as malformed.
     pub problems: Vec<SkillProblem>,
+    /// Why the workspace's skills were left out (it is not trusted), when they were.
+    pub workspace_left_out: Option<String>,
 }
 
 impl Skills {
-    /// Reads `<root>/.neocode/skills/*/SKILL.md` and `<home>/skills/*/SKILL.md`.
+    /// Reads `<root>/.neocode/skills/*/SKILL.md` and `<home>/skills/*/SKILL.md`. Whether
+    /// the workspace is trusted is not asked here: turns and the commands that list skills
+    /// go through `crate::runtime::trust::Admission::skills`.
     pub fn discover(home: &Path, root: &Path) -> Skills {
+        Skills::discover_with(home, root, true)
+    }
+
+    /// [`Skills::discover`], the workspace's skills only when `workspace` is true.
+    pub fn discover_with(home: &Path, root: &Path, workspace: bool) -> Skills {
         let mut out = Skills::default();
         let mut seen = HashSet::new();
-        for (dir, source) in [
-            (root.join(".neocode").join("skills"), SkillSource::Workspace),
-            (home.join("skills"), SkillSource::Personal),
-        ] {
+        let ws_dir = root.join(".neocode").join("skills");
+        let dirs = [
+            (Some(ws_dir).filter(|_| workspace), SkillSource::Workspace),
+            (Some(home.join("skills")), SkillSource::Personal),
+        ];
+        for (dir, source) in dirs {
+            let Some(dir) = dir else {
+                continue;
+            };
             let Ok(rd) = std::fs::read_dir(&dir) else {
                 continue;
             };

@@ -9,3 +9,4 @@ mod project_context;
 mod rules_hooks_run;
 mod wire_apis;
 mod wire_chat;
+mod workspace_trust;

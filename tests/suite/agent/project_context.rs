@@ -10,10 +10,15 @@ use neocode::runtime::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
 
 impl Env {
+    /// Writes a file of the workspace; one of its settings (`.neocode/...`) is the user's
+    /// own, so the workspace is trusted as it then is.
     fn write(&self, rel: &str, text: &str) {
         let p = self.workdir.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
+        if rel.starts_with(".neocode/") {
+            self.trust_workspace();
+        }
     }
 
     fn show_json(&self, id: &str) -> Value {

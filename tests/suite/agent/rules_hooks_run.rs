@@ -47,10 +47,13 @@ fn result_of<'a>(lines: &'a [Value], call_id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no tool_result for {call_id}"))
 }
 
+/// Writes a file of the workspace; its settings are the user's own here, so the workspace
+/// is trusted as it then is (`workspace_trust.rs` tests what an untrusted one does).
 fn write(env: &Env, rel: &str, text: &str) -> std::path::PathBuf {
     let p = env.workdir.join(rel);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(&p, text).unwrap();
+    env.trust_workspace();
     p
 }
 

@@ -33,6 +33,10 @@ impl Ws {
         };
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, text).unwrap();
+        // The workspace's settings are the user's own here: trusted as they now are.
+        if rel.starts_with("ws/") {
+            self.env.trust_workspace();
+        }
         p
     }
 

@@ -1210,6 +1210,7 @@ fn info_tab_lists_instructions_skills_and_mcp_servers() {
             "---\nname: deploy\ndescription: Deploy it\n---\nRun make deploy.",
         )
         .unwrap();
+        neocode::runtime::trust::trust(rt.home(), rt.root()).unwrap();
         std::fs::write(
             rt.home().join("config.toml"),
             "[mcp_servers.docs]\ncommand = \"docs-server\"\n",

@@ -17,10 +17,16 @@ impl Turn {
             .header(&self.session_id)
             .map_err(store_failed)?;
         self.caps_start = self.ledger.usage.clone();
-        self.gate.load().map_err(|message| FinishReason::Failed {
+        self.gate.load().map_err(|e| FinishReason::Failed {
             code: FailCode::Config,
-            message,
+            message: e.to_string(),
         })?;
+        if let Some(message) = self.gate.left_out_unsaid() {
+            self.emit(TurnEvent::Warning {
+                code: WarningCode::WorkspaceUntrusted,
+                message,
+            });
+        }
         // A server that says its window is smaller than the configured one wins: compaction
         // and the size warning then work for a small local window.
         if let Some(w) = self.provider.context_window()

@@ -63,6 +63,30 @@ pub fn trust(neocode_home: &Path, root: &Path) -> std::io::Result<()> {
     writeln!(f, "{line}")
 }
 
+/// Forgets that the user trusted `root`; whether it was listed. The file is rewritten whole
+/// (a temporary file renamed over it).
+pub fn revoke(neocode_home: &Path, root: &Path) -> std::io::Result<bool> {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let file = neocode_home.join(TRUST_FILE);
+    let text = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let kept: Vec<&str> = text.lines().filter(|l| Path::new(l) != root).collect();
+    if kept.len() == text.lines().count() {
+        return Ok(false);
+    }
+    let tmp = neocode_home.join(format!(".{TRUST_FILE}.{}.tmp", std::process::id()));
+    let mut body = kept.join("\n");
+    if !body.is_empty() {
+        body.push('\n');
+    }
+    std::fs::write(&tmp, body)?;
+    std::fs::rename(&tmp, &file)?;
+    Ok(true)
+}
+
 /// Why a command may not run yet in `root`, with what to do, or `None`.
 pub fn refusal(neocode_home: Option<&Path>, root: &Path) -> Option<String> {
     let what = needs_trust(root)?;
@@ -93,6 +117,11 @@ mod tests {
         assert_eq!(text.lines().count(), 1);
         let other = tempfile::tempdir().unwrap();
         assert!(!is_trusted(home.path(), other.path()));
+        trust(home.path(), other.path()).unwrap();
+        assert!(revoke(home.path(), ws.path()).unwrap());
+        assert!(!revoke(home.path(), ws.path()).unwrap());
+        assert!(!is_trusted(home.path(), ws.path()));
+        assert!(is_trusted(home.path(), other.path()));
     }
 
     #[test]
