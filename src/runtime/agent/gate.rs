@@ -22,6 +22,17 @@ use crate::runtime::hooks::{
 use crate::runtime::permissions::{self, List, RuleRef, Rules, SESSION_SOURCE, Verdict};
 use crate::session::ToolCall;
 
+/// Why the rules of an "always" answer were not kept.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeepError {
+    /// A rule does not parse (what is wrong with it).
+    #[error("{0}")]
+    Rule(String),
+    /// The rule file cannot be read, parsed or written.
+    #[error(transparent)]
+    File(#[from] permissions::RulesError),
+}
+
 /// Where the rule of an "always" answer is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RuleScope {
@@ -97,12 +108,13 @@ impl Permission {
         }
     }
 
-    /// The user answered (once, or "always" with the rule saved at `scope`).
-    pub fn user(always: Option<(&str, RuleScope)>) -> Permission {
+    /// The user answered (once, or "always" with the rules saved at `scope`; several are
+    /// named in one `rule`, separated by `, `).
+    pub fn user(always: Option<(&[String], RuleScope)>) -> Permission {
         match always {
             None => Permission::new(true, "user", Some("approved once".into())),
-            Some((rule, scope)) => Permission {
-                rule: Some(rule.to_string()),
+            Some((rules, scope)) => Permission {
+                rule: Some(rules.join(", ")),
                 reason: Some(format!("approved, always for {}", scope.label())),
                 ..Permission::new(true, "user", None)
             },
@@ -147,8 +159,15 @@ impl Permission {
 pub enum Gated {
     /// It runs without asking.
     Run(Permission),
-    /// The user is asked, for this reason.
-    Ask(String),
+    /// The user is asked.
+    Ask {
+        /// Why, in words.
+        reason: String,
+        /// Whether an allow rule could let such a call run without asking: false when an
+        /// `ask` rule or a `PreToolUse` hook asks (they ask whatever is allowed), so no
+        /// "always" is offered.
+        rules_can_allow: bool,
+    },
     /// It does not run; `text` is what the model is told.
     Deny {
         permission: Permission,
@@ -326,17 +345,23 @@ impl Gate {
         };
         match d.verdict {
             Verdict::Ask if unknown.is_none() => {
-                return Gated::Ask(match &d.rule {
-                    Some(r) => format!("the rule `{}` asks ({})", r.text, where_(r)),
-                    None => "a rule asks".into(),
-                });
+                return Gated::Ask {
+                    reason: match &d.rule {
+                        Some(r) => format!("the rule `{}` asks ({})", r.text, where_(r)),
+                        None => "a rule asks".into(),
+                    },
+                    rules_can_allow: false,
+                };
             }
             _ if matches!(hook_decision, Some((PermissionDecision::Ask, _))) => {
                 let why = hook_decision.and_then(|(_, w)| w);
-                return Gated::Ask(format!(
-                    "a PreToolUse hook asks{}",
-                    why.map(|w| format!(": {w}")).unwrap_or_default()
-                ));
+                return Gated::Ask {
+                    reason: format!(
+                        "a PreToolUse hook asks{}",
+                        why.map(|w| format!(": {w}")).unwrap_or_default()
+                    ),
+                    rules_can_allow: false,
+                };
             }
             Verdict::Allow => {
                 if let Some(r) = &d.rule {
@@ -349,10 +374,14 @@ impl Gate {
             return Gated::Run(Permission::new(true, "hook", why));
         }
         match (policy(), unknown) {
-            (Some(reason), Some(why)) => {
-                Gated::Ask(format!("{reason}; no rule can allow it: {why}"))
-            }
-            (Some(reason), None) => Gated::Ask(reason),
+            (Some(reason), Some(why)) => Gated::Ask {
+                reason: format!("{reason}; no rule can allow it: {why}"),
+                rules_can_allow: false,
+            },
+            (Some(reason), None) => Gated::Ask {
+                reason,
+                rules_can_allow: true,
+            },
             (None, _) => Gated::Run(Permission::new(true, "policy", None)),
         }
     }
@@ -362,34 +391,53 @@ impl Gate {
         std::sync::Arc::new(self.rules.clone())
     }
 
-    /// The rule an "always" answer proposes for `call` (`cargo test *` for `cargo test -p
-    /// core`).
-    pub fn propose(&self, call: &ToolCall) -> String {
-        permissions::derive_rule(&call.name, &arguments(call), &self.root)
+    /// The rules an "always" answer proposes for `call` with the session's `grants`: one
+    /// per part of a command that nothing allows yet (`cargo test *` for `cargo test -p
+    /// core`), a folder or glob for a file tool ([`Rules::propose`]). Empty when no rule can
+    /// allow the call (`rules_can_allow` false, or a part the shell grammar cannot account
+    /// for): no "always" is offered then.
+    pub fn propose(
+        &self,
+        call: &ToolCall,
+        grants: &[String],
+        rules_can_allow: bool,
+    ) -> Vec<String> {
+        if !rules_can_allow {
+            return Vec::new();
+        }
+        self.rules
+            .with_session_grants(grants)
+            .propose(&call.name, &arguments(call))
     }
 
-    /// Keeps `rule` at `scope`: a session grant (pushed to `grants`) or a line in the
-    /// workspace's or the home's rule file (read again at once). `Err` says why it was not
-    /// kept (the call still runs once).
+    /// Keeps `rules` at `scope`: session grants (pushed to `grants`) or lines in the
+    /// workspace's or the home's rule file, written at once (and read again). Every rule is
+    /// checked first: when one does not parse none is kept, and `Err` says why (the call
+    /// still runs once).
     pub fn keep(
         &mut self,
-        rule: &str,
+        rules: &[String],
         scope: RuleScope,
         grants: &mut Vec<String>,
-    ) -> Result<(), String> {
-        permissions::parse_rule(rule, &self.root, None)?;
+    ) -> Result<(), KeepError> {
+        for rule in rules {
+            permissions::parse_rule(rule, &self.root, None).map_err(KeepError::Rule)?;
+        }
         let file = match scope {
             RuleScope::Session => {
-                if !grants.iter().any(|g| g == rule) {
-                    grants.push(rule.trim().to_string());
+                for rule in rules {
+                    let rule = rule.trim();
+                    if !grants.iter().any(|g| g == rule) {
+                        grants.push(rule.to_string());
+                    }
                 }
                 return Ok(());
             }
             RuleScope::Workspace => Rules::workspace_file(&self.root),
             RuleScope::Everywhere => Rules::home_file(&self.home),
         };
-        permissions::append_rule(&file, List::Allow, rule).map_err(|e| e.to_string())?;
-        self.rules = Rules::load(&self.home, &self.root).map_err(|e| e.to_string())?;
+        permissions::append_rules(&file, List::Allow, rules)?;
+        self.rules = Rules::load(&self.home, &self.root)?;
         Ok(())
     }
 }

@@ -75,8 +75,11 @@ impl Conversation {
                 summary,
             } => self.tool_call(call, kind, summary, ctx),
             TurnEvent::ApprovalNeeded {
-                call, reason, rule, ..
-            } => self.approval_needed(call, reason, rule, ctx),
+                call,
+                reason,
+                rules,
+                ..
+            } => self.approval_needed(call, reason, rules, ctx),
             TurnEvent::ToolResult {
                 call_id,
                 text,
