@@ -52,6 +52,9 @@ pub enum Overlay {
     Resume,
     /// The rewind dialog (Esc Esc, Alt-R): what to go back, the preview, Enter does it.
     Rewind(Box<crate::tui::rewind::RewindDialog>),
+    /// `/permissions`: every rule in force and where it comes from; `d` revokes the
+    /// session's own.
+    Permissions(Box<crate::tui::permissions::PermissionsDialog>),
 }
 
 /// The plan a `/plan` run proposes.

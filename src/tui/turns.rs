@@ -131,7 +131,59 @@ impl TurnLink {
             TurnEffect::Provider { session_id, name } => {
                 self.switch_provider(session_id.clone(), name.as_deref())
             }
+            TurnEffect::Permissions { session_id } => self.list_rules(session_id.clone()),
+            TurnEffect::RevokeGrant { session_id, grant } => {
+                let (id, grant) = (session_id.clone(), grant.clone());
+                let agent = self.any_agent()?.clone();
+                self.spawn("neocode-revoke", move |tx| {
+                    let shown = crate::sanitize::line(&grant).into_owned();
+                    let result = match agent.revoke_grant(&id, &grant) {
+                        Ok(true) => Ok(format!(
+                            "Revoked `{shown}`: calls it allowed ask again from the next turn."
+                        )),
+                        Ok(false) => Ok(format!("`{shown}` was not among this session's rules.")),
+                        Err(e) => Err(format!("Cannot revoke it: {}", e.message)),
+                    };
+                    let _ = tx.send(Msg::Outcome(Outcome {
+                        intent: Intent::Revoke,
+                        result,
+                    }));
+                })
+            }
         }
+    }
+
+    /// The agent, whether or not it can send (rules need no model).
+    fn any_agent(&self) -> Result<&Agent, String> {
+        self.agent
+            .as_ref()
+            .ok_or_else(|| "no settings are loaded (see the status line)".to_string())
+    }
+
+    /// `/permissions`: reads the rules in force off the loop; they come back as
+    /// [`Msg::Rules`].
+    fn list_rules(&self, session_id: Option<String>) -> Result<(), String> {
+        let agent = self.any_agent()?.clone();
+        self.spawn("neocode-rules", move |tx| {
+            let rules = agent
+                .rules_in_force(session_id.as_deref())
+                .map_err(|e| e.message);
+            let _ = tx.send(Msg::Rules { session_id, rules });
+        })
+    }
+
+    /// Runs `work` on its own thread with the loop's sender.
+    fn spawn(
+        &self,
+        name: &str,
+        work: impl FnOnce(Sender<Msg>) + Send + 'static,
+    ) -> Result<(), String> {
+        let tx = self.events.clone();
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || work(tx))
+            .map(|_| ())
+            .map_err(|e| format!("cannot start a thread: {e}"))
     }
 
     /// Starts a turn or a plan run (`TurnEffect::Start`, `TurnEffect::Plan`).

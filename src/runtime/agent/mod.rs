@@ -44,6 +44,7 @@ pub use gate::{Permission, RuleScope};
 pub use handle::{Commands, TurnHandle, TurnSink, Watched};
 pub use lease::{Lease, LeaseError};
 pub use plan::{PlanRequest, plan_goal};
+pub use session_ops::RulesInForce;
 pub(crate) use start::{Opened, Spawn};
 pub use start::{Target, TurnRequest};
 pub use turn::title_from;

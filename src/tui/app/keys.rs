@@ -67,6 +67,7 @@ impl App {
             Overlay::Models { names, selected } => return self.models_key(names, selected, key),
             Overlay::Resume => return self.resume_key(key),
             Overlay::Rewind(d) => return self.rewind_key(d, key),
+            Overlay::Permissions(d) => return self.permissions_key(d, key),
             Overlay::Search(mut s) => {
                 return self.search_key(&mut s, key).unwrap_or_else(|| {
                     self.overlay = Overlay::Search(s);

@@ -227,6 +227,8 @@ impl Conversation {
             TurnEffect::AllowNetwork { .. } => "allow the network",
             TurnEffect::Skill { name: None, .. } => "list the skills",
             TurnEffect::Skill { name: Some(_), .. } => "activate the skill",
+            TurnEffect::Permissions { .. } => "list the permission rules",
+            TurnEffect::RevokeGrant { .. } => "revoke the rule",
         };
         if let (TurnEffect::Model { .. }, Some(prev)) = (effect, self.model_before.take()) {
             self.agent.provider = prev;

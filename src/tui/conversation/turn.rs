@@ -59,6 +59,23 @@ impl Conversation {
                 ctx.say(msg);
                 Vec::new()
             }
+            (Intent::Revoke, ok) => {
+                if ok {
+                    ctx.say(msg);
+                } else {
+                    ctx.fail(msg);
+                }
+                // The open `/permissions` list is read again.
+                let mut asks = vec![Ask::RefreshDetail];
+                if let crate::tui::dialog::Overlay::Permissions(d) = &*ctx.overlay {
+                    asks.push(Ask::Effect(crate::tui::effect::Effect::Turn(
+                        crate::tui::effect::TurnEffect::Permissions {
+                            session_id: d.session_id.clone(),
+                        },
+                    )));
+                }
+                asks
+            }
         }
     }
 

@@ -9,6 +9,7 @@ pub use crate::tui::help;
 mod list;
 mod overlay;
 mod parts;
+mod permissions;
 mod popup;
 mod resume;
 mod rewind;
@@ -339,6 +340,11 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
             ("Tab", "choose"),
             ("↑↓", "scroll"),
             ("Esc", "cancel"),
+        ],
+        Overlay::Permissions(_) => vec![
+            ("↑↓", "choose"),
+            ("d", "revoke (this session's)"),
+            ("Esc", "close"),
         ],
         Overlay::Resume => vec![
             ("type", "to filter"),

@@ -186,6 +186,70 @@ fn rules_list_shows_every_rule_with_its_source() {
     assert!(stdout(&o).starts_with("no rules"), "{}", stdout(&o));
 }
 
+/// Issue 35: a session's own rules ("always" for this session) were invisible to `rules list`
+/// and `rules check`; `--session ID` shows them and decides with them.
+#[test]
+fn rules_list_and_check_take_a_sessions_own_rules() {
+    use neocode::session::{Change, NewSession, RuntimeLedger, StateUpdate};
+    let w = Ws::new();
+    let ws_file = w.write("ws/.neocode/permissions.toml", RULES);
+    let sessions = w.env.sessions();
+    let h = sessions.new_session(NewSession::default()).unwrap();
+    sessions
+        .update_state(
+            &h.id,
+            &StateUpdate {
+                ledger: Change::Set(RuntimeLedger {
+                    approved_tools: vec![
+                        "run_command(sed -i s/a/b/ f.py)".into(),
+                        "sandbox:network".into(),
+                    ],
+                    ..RuntimeLedger::default()
+                }),
+                ..StateUpdate::default()
+            },
+        )
+        .unwrap();
+    let short = &h.id[..8];
+    let o = w.run(&["rules", "list", "--session", short]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("allow  run_command(sed -i s/a/b/ f.py)  this session ({short})"),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("network  its commands may use the network"),
+        "{out}"
+    );
+    assert_eq!(
+        lines[2],
+        format!("allow  run_command(cargo test *)  {}:2", ws_file.display())
+    );
+    // Without --session: the files' rules only, as before.
+    let o = w.run(&["rules", "list"]);
+    assert!(!stdout(&o).contains("this session"), "{}", stdout(&o));
+
+    let line = "sed -i s/a/b/ f.py && cargo test";
+    let o = w.run(&["rules", "check", line, "--session", "last"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("allow: "), "{out}");
+    assert!(
+        out.contains(
+            "sed -i s/a/b/ f.py  ←  allow: run_command(sed -i s/a/b/ f.py)  (this session)"
+        ),
+        "{out}"
+    );
+    let o = w.run(&["rules", "check", line]);
+    assert!(stdout(&o).starts_with("default: "), "{}", stdout(&o));
+    // An unknown session is a usage error.
+    let o = w.run(&["rules", "list", "--session", "nope"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
 const CLAUDE_SETTINGS: &str = r#"{
   "model": "opus",
   "permissions": {"allow": ["Bash(npm test:*)"]},

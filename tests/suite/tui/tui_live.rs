@@ -1437,3 +1437,62 @@ fn provider_lists_or_switches_the_profile_of_the_next_turns() {
         h.screen()
     );
 }
+
+/// Issue 35: `/permissions` asks for the rules in force and shows them grouped by source (the
+/// view the user reads); `d` on one of the session's own asks the agent to revoke it, and the
+/// list is read again once it is.
+#[test]
+fn permissions_shows_the_rules_in_force_and_d_revokes_a_session_rule() {
+    use neocode::runtime::agent::RulesInForce;
+    use neocode::runtime::permissions::{List, RuleRef};
+    let mut h = H::new();
+    h.submit("/permissions");
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Permissions {
+            session_id: Some(h.id.clone())
+        })
+    );
+    let ws_file = std::path::Path::new(&h.root).join(".neocode/permissions.toml");
+    let rules = RulesInForce {
+        session: vec!["run_command(git mv *)".into(), "sandbox:network".into()],
+        files: vec![(
+            List::Ask,
+            RuleRef {
+                text: "run_command(git push *)".into(),
+                file: ws_file.clone(),
+                line: 3,
+            },
+        )],
+        workspace_file: ws_file,
+        home_file: "/nonexistent-home/.neocode/config.toml".into(),
+        ..RulesInForce::default()
+    };
+    let effects = h.app.on_rules(Some(h.id.clone()), Ok(rules));
+    h.run(effects);
+    let s = h.screen();
+    assert!(s.contains("Permissions · 3 rules"), "{s}");
+    assert!(s.contains("▶ allow   run_command(git mv *)"), "{s}");
+    assert!(s.contains("ask     run_command(git push *) :3"), "{s}");
+    insta::assert_snapshot!("permissions_dialog", s);
+    h.key(KeyCode::Char('d'));
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::RevokeGrant {
+            session_id: h.id.clone(),
+            grant: "run_command(git mv *)".into()
+        })
+    );
+    h.outcome(Outcome {
+        intent: Intent::Revoke,
+        result: Ok("Revoked `run_command(git mv *)`.".into()),
+    });
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Permissions {
+            session_id: Some(h.id.clone())
+        })
+    );
+    h.key(KeyCode::Esc);
+    assert!(matches!(h.app.overlay, Overlay::None));
+}

@@ -423,3 +423,78 @@ fn a_retry_shows_in_the_status_line_while_it_waits() {
     pty.wait_for("Done in");
     assert_eq!(quit(&mut pty, 30), 0);
 }
+
+/// Issue 35: a session's own rules ("always" for this session) could be neither seen nor
+/// revoked in the TUI. `/permissions` lists every rule in force with where it comes from —
+/// this session, the workspace's file, the home's config — and `d` revokes one of the
+/// session's own, which the stored session then no longer has.
+#[test]
+fn permissions_lists_every_rule_with_its_source_and_revokes_a_session_rule() {
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
+    std::fs::create_dir_all(ws.join(".neocode")).unwrap();
+    std::fs::write(
+        ws.join(".neocode/permissions.toml"),
+        "allow = [\"run_command(cargo test *)\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        "[permissions]\ndeny = [\"read_file(.env)\"]\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join("a.tmp"), "x").unwrap();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "c1",
+            "run_command",
+            r#"{"command":"rm -f a.tmp && echo tidy"}"#,
+        )]),
+        Reply::text("Tidied."),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let mut pty = compose(&home, &ws, &base, 35, 120);
+    pty.wait_for("scripted-model");
+    submit(&mut pty, "Tidy up");
+    let s = pty.wait_for("▶ Allow?");
+    assert!(
+        s.contains("a always keeps 2 rules, one per part of the command:"),
+        "{s}"
+    );
+    deliberately(&mut pty, "a");
+    pty.wait_for("Always allow, for this session (rule 1 of 2)");
+    pty.keys("\r");
+    pty.wait_for("Tidied.");
+    pty.wait_for("Done in");
+
+    submit(&mut pty, "/permissions");
+    let s = pty.wait_for("Permissions · 4 rules");
+    for want in [
+        "This session (\"always\" for this session; d revokes)",
+        "▶ allow   run_command(rm -f a.tmp)",
+        "allow   run_command(echo tidy)",
+        ".neocode/permissions.toml, this workspace",
+        "allow   run_command(cargo test *)",
+        "config.toml [permissions], everywhere",
+        "deny    read_file(.env)",
+    ] {
+        assert!(s.contains(want), "{want}\n{s}");
+    }
+    pty.keys("d");
+    let s = pty.wait_for("Permissions · 3 rules");
+    assert!(!s.contains("allow   run_command(rm -f a.tmp)"), "{s}");
+    pty.wait_for("Revoked `run_command(rm -f a.tmp)`");
+    // The workspace's rules are not revoked here: the status line says where to edit them.
+    pty.keys("j");
+    pty.keys("d");
+    pty.wait_for("Only this session's own rules are revoked here");
+    pty.keys("\x1b");
+    assert_eq!(quit(&mut pty, 30), 0);
+
+    let rt = env.sessions();
+    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    let grants = rt.header(&id).unwrap().ledger.unwrap().approved_tools;
+    assert_eq!(grants, vec!["run_command(echo tidy)".to_string()]);
+}
