@@ -232,15 +232,17 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
         provider: args.provider.clone(),
     };
     let settings = Settings::load(&loc.home, &overrides).map_err(Failure::usage)?;
-    if let ProviderStatus::Missing(m) = settings.provider_status() {
-        return Err(Failure::usage(m));
-    }
-    let prompt = read_prompt(args.prompt.as_deref())?;
     let target = match (&args.resume, args.r#continue) {
         (Some(id), _) => Target::Resume(id.clone()),
         (None, true) => Target::Resume("last".into()),
         (None, false) => Target::New,
     };
+    // A resumed session that keeps a [providers.NAME] profile runs on it: the agent decides
+    // when it opens the session.
+    if let (ProviderStatus::Missing(m), Target::New) = (settings.provider_status(), &target) {
+        return Err(Failure::usage(m));
+    }
+    let prompt = read_prompt(args.prompt.as_deref())?;
     if prompt.is_none() && target == Target::New {
         return Err(Failure::usage(
             "a prompt is needed (or --resume/--continue to answer what is pending); see neocode run --help",

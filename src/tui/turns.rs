@@ -198,7 +198,9 @@ impl TurnLink {
         if self.busy() {
             return Err("a turn is already running".into());
         }
-        let agent = self.agent()?;
+        // The runtime checks the provider when it opens the session: a session that keeps a
+        // [providers.NAME] profile runs on it even when nothing else is configured.
+        let agent = self.any_agent()?;
         let target = |session_id: &Option<String>| match session_id {
             Some(id) => Target::Resume(id.clone()),
             None => Target::New,

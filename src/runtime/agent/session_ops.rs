@@ -173,11 +173,11 @@ impl Agent {
     /// Compacts a session now (`neocode compact`, the TUI's `/compact`). Blocks; fails without
     /// changing anything when the summary cannot be made or the session is running.
     pub fn compact(&self, key: &str) -> Result<Compacted, StartError> {
-        self.check_provider()?;
         let id = self.sessions.resolve(key)?;
         if let Some(a) = self.for_session(&id)? {
             return a.compact(&id);
         }
+        self.check_provider()?;
         let _lease = self.lease(&id)?;
         let mut provider = (self.factory)().map_err(|e| StartError {
             code: StartCode::Config,

@@ -498,3 +498,70 @@ fn permissions_lists_every_rule_with_its_source_and_revokes_a_session_rule() {
     let grants = rt.header(&id).unwrap().ledger.unwrap().approved_tools;
     assert_eq!(grants, vec!["run_command(echo tidy)".to_string()]);
 }
+
+/// Issue 35: with `NEOCODE_BASE_URL` / `NEOCODE_MODEL` set, `/provider err` said it switched
+/// while the requests still went to the environment's server; and reopened without those
+/// variables, the session that keeps the profile said "No model configured". Now the explicit
+/// profile wins for that session, and the session reopens on it.
+#[test]
+fn provider_wins_over_the_environment_and_a_profiled_session_reopens_without_it() {
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir);
+    let from_env = ScriptedServer::start(vec![Reply::text("Answer from the env server.")]).unwrap();
+    let profiled = ScriptedServer::start(vec![
+        Reply::text("Answer from the err profile."),
+        Reply::text("Again from the err profile."),
+    ])
+    .unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "[providers.err]\nbase_url = \"{}\"\nmodel = \"err-model\"\n",
+            profiled.base_url()
+        ),
+    )
+    .unwrap();
+    let env_base = from_env.base_url();
+    let vars = [
+        ("NEOCODE_BASE_URL", env_base.as_str()),
+        ("NEOCODE_MODEL", "env-model"),
+        ("NEOCODE_API_KEY", ""),
+    ];
+    let mut pty = Pty::spawn(&home, &ws, &[], &vars, 35, 120);
+    pty.wait_for("0 sessions");
+    pty.keys("n");
+    pty.wait_for("env-model");
+    submit(&mut pty, "Hello");
+    pty.wait_for("Answer from the env server.");
+    pty.wait_for("Done in");
+    submit(&mut pty, "/provider err");
+    pty.wait_for("Profile err: this session uses");
+    submit(&mut pty, "And now?");
+    pty.wait_for("Answer from the err profile.");
+    pty.wait_for("Done in");
+    assert_eq!(quit(&mut pty, 30), 0);
+    assert_eq!(
+        from_env.request_count(),
+        1,
+        "the env server got only the first"
+    );
+    assert_eq!(profiled.request_count(), 1);
+    assert_eq!(profiled.requests()[0].json()["model"], "err-model");
+
+    // Reopened with neither variable: the session runs on its profile.
+    let none = [
+        ("NEOCODE_BASE_URL", ""),
+        ("NEOCODE_MODEL", ""),
+        ("NEOCODE_API_KEY", ""),
+    ];
+    let mut pty = Pty::spawn(&home, &ws, &["--continue"], &none, 35, 120);
+    let s = pty.wait_for("err-model");
+    assert!(!s.contains("No model configured"), "{s}");
+    submit(&mut pty, "Once more");
+    pty.wait_for("Again from the err profile.");
+    pty.wait_for("Done in");
+    assert_eq!(quit(&mut pty, 30), 0);
+    assert_eq!(profiled.request_count(), 2);
+    assert_eq!(from_env.request_count(), 1);
+}
