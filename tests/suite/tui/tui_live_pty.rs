@@ -565,3 +565,28 @@ fn provider_wins_over_the_environment_and_a_profiled_session_reopens_without_it(
     assert_eq!(profiled.request_count(), 2);
     assert_eq!(from_env.request_count(), 1);
 }
+
+/// Issue 35: `/model` took a name the server does not list without a word (the next turn
+/// then failed, or went to another model). It still takes it (some servers route names they
+/// do not list), and says the server does not list it.
+#[test]
+fn model_says_when_the_server_does_not_list_the_name() {
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir);
+    let srv = ScriptedServer::start(vec![Reply::text("First answer.")]).unwrap();
+    srv.set_models(&["scripted-model", "big-model"]);
+    let base = srv.base_url();
+    let mut pty = compose(&home, &ws, &base, 35, 160);
+    pty.wait_for("scripted-model");
+    submit(&mut pty, "Hello");
+    pty.wait_for("First answer.");
+    pty.wait_for("Done in");
+    submit(&mut pty, "/model no-such-model");
+    pty.wait_for(
+        "This session uses no-such-model from its next turn, but the server does not list no-such-model (it lists big-model, scripted-model; /model alone picks one).",
+    );
+    submit(&mut pty, "/model big-model");
+    let s = pty.wait_for("This session uses big-model from its next turn (kept with it");
+    assert!(!s.contains("does not list big-model"), "{s}");
+    assert_eq!(quit(&mut pty, 30), 0);
+}
