@@ -351,6 +351,9 @@ pub fn card_lines(
         ));
         if let Some(p) = prompt {
             out.extend(always_lines(&p, width, t));
+        }
+        // While the rules are edited the status line and the key bar have the keys.
+        if let Some(p) = prompt.filter(|p| p.selected.is_none()) {
             // The card has the keyboard while it asks (the editor takes no keys).
             let mut spans = vec![("▶ Allow? ".to_string(), t.warn().patch(t.bold()))];
             for (k, what) in p.hints {
@@ -358,7 +361,7 @@ pub fn card_lines(
                 spans.push((format!(" {what}   "), t.text()));
             }
             out.extend(markdown::wrap(&spans, width, "  │ ", "  │ "));
-        } else {
+        } else if prompt.is_none() {
             out.push(Line::from(Span::styled(
                 "  │ waits for its turn to be asked",
                 t.dim(),

@@ -20,19 +20,19 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect, d: &Permissions
     let mut lines: Vec<Line<'static>> = Vec::new();
     for (i, row) in d.rows.iter().enumerate().skip(first).take(room) {
         lines.push(match row {
-            Row::Heading(h) => Line::from(Span::styled(fit(h, inner_w), t.bold())),
-            Row::Note(n) => Line::from(Span::styled(fit(&format!("  {n}"), inner_w), t.dim())),
+            Row::Heading(h) => Line::from(Span::styled(fit(&format!(" {h}"), inner_w), t.bold())),
+            Row::Note(n) => Line::from(Span::styled(fit(&format!("   {n}"), inner_w), t.dim())),
             Row::Rule {
                 list, text, line, ..
             } => {
                 let chosen = i == d.selected;
-                let mark = if chosen { "▶ " } else { "  " };
+                let mark = if chosen { " ▶ " } else { "   " };
                 let list_style = match *list {
                     "deny" => t.error(),
                     "ask" => t.warn(),
                     _ => t.ok(),
                 };
-                let text_w = inner_w.saturating_sub(2 + 8 + line.chars().count() + 1);
+                let text_w = inner_w.saturating_sub(3 + 8 + line.chars().count() + 1);
                 let body = if chosen { t.selected() } else { t.code() };
                 Line::from(vec![
                     Span::styled(mark.to_string(), body),
