@@ -186,8 +186,9 @@ fn always_on_a_compound_command_keeps_one_rule_per_part_and_none_where_no_rule_c
     ])
     .unwrap();
     // t1: always, Enter keeps the three rules, Enter: this session. t2 runs without asking.
-    // t3: `a` is not an answer there (no rule can allow it), then no.
-    let (code, out) = on_tty(&env, &srv, &["fix it"], "a\n\n\na\nn\n");
+    // t3: `a` is not an answer there (no rule can allow it), then no. (The spare "n"s keep a
+    // regression that asks more often from waiting for input forever.)
+    let (code, out) = on_tty(&env, &srv, &["fix it"], "a\n\n\na\nn\nn\nn\nn\n");
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("[a]lways (proposes a rule for each part)"),
