@@ -108,9 +108,11 @@ impl Rules {
     pub fn propose(&self, tool: &str, args: &Value) -> Vec<String> {
         let workspace = self.root.clone();
         let mut out: Vec<String> = Vec::new();
-        if tool == "run_command"
-            && let Some(cmd) = args.get("command").and_then(Value::as_str)
-        {
+        if tool == "run_command" {
+            // A call without a command line gets no rule (never the whole tool).
+            let Some(cmd) = args.get("command").and_then(Value::as_str) else {
+                return Vec::new();
+            };
             for p in shell::split(cmd) {
                 let Part::Simple { words, .. } = &p else {
                     return Vec::new();

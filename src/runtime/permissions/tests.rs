@@ -323,6 +323,11 @@ fn always_proposes_one_narrow_rule_per_part_and_none_where_no_rule_can_allow() {
             "{c}"
         );
     }
+    assert_eq!(
+        r.propose("run_command", &json!({})),
+        Vec::<String>::new(),
+        "no command: never the whole tool"
+    );
     // File tools: a folder, or the root's files of the extension; each allows the call.
     for (tool, path, rule) in [
         ("write_file", "notes.py", "write_file(./*.py)"),
