@@ -160,7 +160,9 @@ mkdir -p "$tmp/home3"
 for h in "$tmp/home" "$tmp/home3"; do
 	doctor_run "$h" "$tmp/doctor.txt"
 	[ "$rc" = 0 ] || { cat "$tmp/doctor.txt" "$tmp/doctor.txt.err" >&2; fail "doctor exited $rc on the 2,048-token server ($h)"; }
-	! grep -qi "session" "$tmp/doctor.txt" || fail "doctor's probe speaks of a session: $(cat "$tmp/doctor.txt")"
+	! grep -qiE "compact the session|start a new one" "$tmp/doctor.txt" "$tmp/doctor.txt.err" ||
+		fail "doctor's advice speaks of a session: $(cat "$tmp/doctor.txt")"
+	grep -q "^  tool calls" "$tmp/doctor.txt" || fail "doctor's probe did not reach the tool turn: $(cat "$tmp/doctor.txt")"
 	grep -q "context window" "$tmp/doctor.txt" || fail "doctor did not report the window: $(cat "$tmp/doctor.txt")"
 done
 say "doctor: the probe fits the 2,048-token window (configured, and told by an overflow)"
