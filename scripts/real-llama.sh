@@ -145,6 +145,28 @@ users=$(cd "$ws" && NEOCODE_HOME="$tmp/home" "$bin" export "$over_session" |
 [ "$users" = 1 ] || fail "the unanswered prompt was stored $users times"
 say "overflow: $over"
 
+# 3b. `neocode doctor` on the 2,048-token server (issue 35): the probe fits the configured
+#     window, and without one it is sent again sized to the window the overflow told; the
+#     advice never speaks of a session.
+doctor_run() {
+	local home=$1 out=$2
+	set +e
+	(cd "$ws" && env -u OPENAI_API_KEY -u NEOCODE_API_KEY NEOCODE_HOME="$home" \
+		NEOCODE_BASE_URL="$base" NEOCODE_MODEL=smollm2 "$bin" doctor >"$out" 2>"$out.err")
+	rc=$?
+	set -e
+}
+mkdir -p "$tmp/home3"
+for h in "$tmp/home" "$tmp/home3"; do
+	doctor_run "$h" "$tmp/doctor.txt"
+	[ "$rc" = 0 ] || { cat "$tmp/doctor.txt" "$tmp/doctor.txt.err" >&2; fail "doctor exited $rc on the 2,048-token server ($h)"; }
+	! grep -qiE "compact the session|start a new one" "$tmp/doctor.txt" "$tmp/doctor.txt.err" ||
+		fail "doctor's advice speaks of a session: $(cat "$tmp/doctor.txt")"
+	grep -q "^  tool calls" "$tmp/doctor.txt" || fail "doctor's probe did not reach the tool turn: $(cat "$tmp/doctor.txt")"
+	grep -q "context window" "$tmp/doctor.txt" || fail "doctor did not report the window: $(cat "$tmp/doctor.txt")"
+done
+say "doctor: the probe fits the 2,048-token window (configured, and told by an overflow)"
+
 kill "${pids[0]}"
 wait "${pids[0]}" 2>/dev/null || true
 

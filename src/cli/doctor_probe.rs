@@ -8,8 +8,8 @@
 use crate::runtime::CancelFlag;
 use crate::runtime::config::{Api, Settings};
 use crate::runtime::provider::{
-    Anthropic, ChatMessage, ChatRequest, Completion, OpenAi, Provider, ProviderError, Reasoning,
-    Responses, StreamEvent, ToolDef,
+    Anthropic, ChatMessage, ChatRequest, Completion, ErrorKind, OpenAi, Provider, ProviderError,
+    Reasoning, Responses, StreamEvent, ToolDef,
 };
 use crate::sanitize;
 
@@ -19,6 +19,9 @@ const CACHEABLE_TOKENS: u64 = 4_200;
 
 /// The cache key the tool turn and its follow-up share (Responses' `prompt_cache_key`).
 const CACHE_KEY: &str = "neocode-doctor-probe";
+
+/// Times the tool turn is sent again, smaller, when the server says it overflows its window.
+const OVERFLOW_RETRIES: usize = 2;
 
 /// Writes the probe's report to `out`; false when a call failed.
 pub(super) fn probe_provider(s: &Settings, out: &mut String) -> bool {
@@ -54,12 +57,13 @@ pub(super) fn probe_provider(s: &Settings, out: &mut String) -> bool {
             "supported".into()
         },
     );
-    let window = provider.context_window();
-    let tool_req = tool_request(window);
-    let tool = match call(provider.as_mut(), &tool_req) {
-        Ok(p) => p,
+    let (tool_req, tool) = match tool_turn(provider.as_mut(), s) {
+        Ok(sent) => sent,
         Err(e) => {
-            report.row("FAILED", format!("a streamed call with a tool: {e}"));
+            report.row(
+                "FAILED",
+                format!("a streamed call with a tool: {}", words(&e, s)),
+            );
             return false;
         }
     };
@@ -94,13 +98,71 @@ pub(super) fn probe_provider(s: &Settings, out: &mut String) -> bool {
     let third = match third {
         Ok(p) => p,
         Err(e) => {
-            report.row("FAILED", format!("the tool turn's follow-up: {e}"));
+            report.row(
+                "FAILED",
+                format!("the tool turn's follow-up: {}", words(&e, s)),
+            );
             return false;
         }
     };
     report.row("prompt caching", caching_words(&third.completion));
-    report.row("context window", super::doctor::window_words(window, s));
+    // What the server told, also by an overflow of the probe's own.
+    let told = provider.context_window();
+    report.row("context window", super::doctor::window_words(told, s));
     true
+}
+
+/// The smaller of the server's window and the configured one (`context_window`).
+fn window_of(provider: &mut dyn Provider, s: &Settings) -> Option<u64> {
+    let configured = s.context_window_known.then_some(s.context_window);
+    match (provider.context_window(), configured) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The tool turn, its prompt sized to the window (a quarter of it at most); when the server
+/// says the prompt overflows, sent again sized to the window the overflow told (else half
+/// as long), up to [`OVERFLOW_RETRIES`] times. The request that was answered, and its answer.
+fn tool_turn(
+    provider: &mut dyn Provider,
+    s: &Settings,
+) -> Result<(ChatRequest, Probed), ProviderError> {
+    let mut tokens = probe_tokens(window_of(provider, s));
+    let mut tries = 0;
+    loop {
+        let req = tool_request(tokens);
+        match call(provider, &req) {
+            Ok(p) => return Ok((req, p)),
+            Err(e) if e.kind == ErrorKind::ContextOverflow && tries < OVERFLOW_RETRIES => {
+                tries += 1;
+                let fits = probe_tokens(window_of(provider, s));
+                tokens = if fits < tokens { fits } else { tokens / 2 };
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A failed probe call in words. An overflow is said in the probe's terms: there is no
+/// session to compact, only a window to set.
+fn words(e: &ProviderError, s: &Settings) -> String {
+    if e.kind != ErrorKind::ContextOverflow {
+        return e.to_string();
+    }
+    let set = if s.context_window_known {
+        format!(
+            "context_window = {} in {} is larger than the server's window; set it to the server's",
+            s.context_window,
+            s.path.display()
+        )
+    } else {
+        format!(
+            "set context_window in {} to the server's window, and doctor sizes its probe to it",
+            s.path.display()
+        )
+    };
+    format!("the probe's prompt does not fit the server's context window even cut short; {set}")
 }
 
 /// The report's lines: a label column, then what was found.
@@ -211,10 +273,15 @@ fn text_request() -> ChatRequest {
     }
 }
 
-/// The tool turn: one tool, asked for twice in one reply, under a system text long enough to
-/// be cached (a quarter of the window at most, when the server told it).
-fn tool_request(window: Option<u64>) -> ChatRequest {
-    let tokens = window.map_or(CACHEABLE_TOKENS, |w| (w / 4).min(CACHEABLE_TOKENS));
+/// Prompt tokens of the tool turn's system text for `window`: long enough to be cached,
+/// and a quarter of the window at most.
+fn probe_tokens(window: Option<u64>) -> u64 {
+    window.map_or(CACHEABLE_TOKENS, |w| (w / 4).min(CACHEABLE_TOKENS))
+}
+
+/// The tool turn: one tool, asked for twice in one reply, under a system text of about
+/// `tokens` tokens.
+fn tool_request(tokens: u64) -> ChatRequest {
     let line = "This is neocode doctor's provider probe; the text only makes the prompt long enough for a prompt cache.\n";
     // About 4 characters a token.
     let times = usize::try_from(tokens * 4 / line.len() as u64)

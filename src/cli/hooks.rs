@@ -9,6 +9,7 @@ use super::out::Out;
 use super::{CmdResult, Failure};
 use crate::runtime::Location;
 use crate::runtime::hooks::{HookEvent, HookPayload, Hooks, import_claude_settings};
+use crate::runtime::permissions::Rules;
 use crate::runtime::trust::{Admission, OwnWrite};
 use crate::sanitize;
 
@@ -18,19 +19,29 @@ pub enum HooksCommand {
     /// Every configured hook: event, matcher, command, timeout, file.
     #[command(after_help = "Example:\n  neocode hooks list")]
     List,
-    /// Convert a Claude Code settings file's hooks into .neocode/hooks.json (tool names in
-    /// matchers mapped: Bash → run_command, Edit/MultiEdit → edit_file, Write → write_file,
-    /// Read → read_file, Grep → grep, Glob/LS → list_dir).
+    /// Convert Claude Code settings files: their hooks (tool names in matchers mapped: Bash
+    /// → run_command, Edit/MultiEdit → edit_file, Write → write_file, Read → read_file, Grep
+    /// → grep, Glob/LS → list_dir; the hooks are sent Claude Code's names) and their
+    /// permissions.allow/ask/deny. Your own (~/.claude/settings.json, settings.local.json) go
+    /// to neocode's home, the workspace's .claude/settings.json to .neocode/; what is written
+    /// and where is listed first, and asked on a terminal.
     #[command(
-        after_help = "Examples:\n  neocode hooks import                      ~/.claude/settings.json and .claude/settings.json\n  neocode hooks import .claude/settings.local.json --force"
+        after_help = "Examples:\n  neocode hooks import                      ~/.claude/settings.json → <home>, .claude/settings.json → .neocode/\n  neocode hooks import --dry-run            list what would be written, and where\n  neocode hooks import .claude/settings.local.json --to workspace --force"
     )]
     Import {
-        /// The settings file (default: ~/.claude/settings.json and the workspace's
-        /// .claude/settings.json, merged).
+        /// One settings file (default: ~/.claude/settings.json and the workspace's
+        /// .claude/settings.json).
         file: Option<PathBuf>,
-        /// Replace an existing .neocode/hooks.json.
+        /// Where everything goes (default: your own settings to your home, the workspace's
+        /// to the workspace).
+        #[arg(long, value_enum)]
+        to: Option<ImportTo>,
+        /// Replace an existing hooks file.
         #[arg(long)]
         force: bool,
+        /// List what would be written, and where, and write nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Run the hooks of one event now, as a session would, and print what they decided.
     #[command(
@@ -56,7 +67,20 @@ pub enum HooksCommand {
 pub fn run(loc: &Location, cmd: &HooksCommand) -> CmdResult {
     match cmd {
         HooksCommand::List => list(loc),
-        HooksCommand::Import { file, force } => import(loc, file.as_ref(), *force),
+        HooksCommand::Import {
+            file,
+            to,
+            force,
+            dry_run,
+        } => import(
+            loc,
+            file.as_ref(),
+            ImportOpts {
+                to: *to,
+                force: *force,
+                dry_run: *dry_run,
+            },
+        ),
         HooksCommand::Run {
             event,
             tool,
@@ -111,93 +135,296 @@ fn list(loc: &Location) -> CmdResult {
             c.matcher.text.as_str()
         };
         out.line(&format!(
-            "{}  {}  {}  (timeout {}s, {})",
+            "{}  {}  {}  (timeout {}s, {}{})",
             c.event,
             sanitize::line(matcher),
             sanitize::line(&c.command),
             c.timeout.as_secs_f64(),
-            shown(&c.file)
+            shown(&c.file),
+            if c.claude_code {
+                "; sent Claude Code's names"
+            } else {
+                ""
+            }
         ))?;
     }
     out.finish()
 }
 
-fn import(loc: &Location, file: Option<&PathBuf>, force: bool) -> CmdResult {
-    let target = Hooks::workspace_file(loc.root());
-    if target.exists() && !force {
-        return Err(Failure::usage(format!(
-            "{} exists; pass --force to replace it",
-            shown(&target)
-        )));
+/// Where imported hooks and rules go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImportTo {
+    /// `.neocode/hooks.json` and `.neocode/permissions.toml`: shared with the repository.
+    Workspace,
+    /// `<home>/hooks.json` and `[permissions]` of `<home>/config.toml`: yours, in every
+    /// workspace.
+    Home,
+}
+
+/// `hooks import`'s switches.
+#[derive(Debug, Clone, Copy)]
+struct ImportOpts {
+    to: Option<ImportTo>,
+    force: bool,
+    dry_run: bool,
+}
+
+/// The files of one destination and what goes into them.
+struct Target {
+    to: ImportTo,
+    hooks_file: PathBuf,
+    rules_file: PathBuf,
+    hooks: serde_json::Value,
+    hook_count: usize,
+    rules: Vec<(crate::runtime::permissions::List, String)>,
+}
+
+impl Target {
+    fn new(loc: &Location, to: ImportTo) -> Target {
+        let (hooks_file, rules_file) = match to {
+            ImportTo::Workspace => (
+                Hooks::workspace_file(loc.root()),
+                Rules::workspace_file(loc.root()),
+            ),
+            ImportTo::Home => (Hooks::home_file(&loc.home), Rules::home_file(&loc.home)),
+        };
+        Target {
+            to,
+            hooks_file,
+            rules_file,
+            hooks: serde_json::json!({ "hooks": {} }),
+            hook_count: 0,
+            rules: Vec::new(),
+        }
     }
-    let sources: Vec<PathBuf> = match file {
+
+    fn whose(&self) -> &'static str {
+        match self.to {
+            ImportTo::Workspace => "shared with the repository",
+            ImportTo::Home => "yours, in every workspace",
+        }
+    }
+}
+
+/// The settings files to read, each with whether it is the user's own and where it goes:
+/// the user's own (`~/.claude/settings.json`, a `settings.local.json`) to neocode's home,
+/// the workspace's to the workspace, unless `to` says.
+fn import_sources(
+    loc: &Location,
+    file: Option<&PathBuf>,
+    to: Option<ImportTo>,
+) -> Result<Vec<(PathBuf, bool, ImportTo)>, Failure> {
+    let user_claude = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".claude"));
+    let personal = |f: &std::path::Path| user_claude.as_ref().is_some_and(|d| f.starts_with(d));
+    Ok(match file {
         Some(f) => {
             if !f.exists() {
                 return Err(Failure::usage(format!("{}: no such file", shown(f))));
             }
-            vec![f.clone()]
+            let mine = personal(f);
+            // Claude Code's settings.local.json is the user's own too (not committed).
+            let local = f.file_name().is_some_and(|n| n == "settings.local.json");
+            let default = if mine || local {
+                ImportTo::Home
+            } else {
+                ImportTo::Workspace
+            };
+            vec![(f.clone(), mine, to.unwrap_or(default))]
         }
         None => {
             let mut v = Vec::new();
-            if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-                v.push(PathBuf::from(h).join(".claude").join("settings.json"));
+            if let Some(d) = &user_claude {
+                v.push((d.join("settings.json"), true, to.unwrap_or(ImportTo::Home)));
             }
-            v.push(loc.root().join(".claude").join("settings.json"));
+            v.push((
+                loc.root().join(".claude").join("settings.json"),
+                false,
+                to.unwrap_or(ImportTo::Workspace),
+            ));
             v
         }
-    };
-    let report = import_claude_settings(&sources)
-        .map_err(|e| Failure::usage(sanitize::line(&e).into_owned()))?;
+    })
+}
+
+/// `hooks import`: lists what each settings file gives and where it goes, asks on a
+/// terminal, then writes.
+fn import(loc: &Location, file: Option<&PathBuf>, opts: ImportOpts) -> CmdResult {
+    let sources = import_sources(loc, file, opts.to)?;
+    let files: Vec<(PathBuf, bool)> = sources.iter().map(|(f, p, _)| (f.clone(), *p)).collect();
+    let report = import_claude_settings(&files, loc.root())
+        .map_err(|e| Failure::usage(sanitize::line(&e.to_string()).into_owned()))?;
     let mut out = Out::stdout();
     for n in &report.notes {
         out.line(&sanitize::line(n))?;
     }
-    if report.imported == 0 {
+    let mut targets: Vec<Target> = Vec::new();
+    for src in &report.sources {
+        let to = sources
+            .iter()
+            .find(|(f, _, _)| *f == src.file)
+            .map_or(ImportTo::Workspace, |s| s.2);
+        if !targets.iter().any(|t| t.to == to) {
+            targets.push(Target::new(loc, to));
+        }
+        if let Some(t) = targets.iter_mut().find(|t| t.to == to) {
+            list_source(src, t, &mut out)?;
+        }
+    }
+    targets.retain(|t| t.hook_count > 0 || !t.rules.is_empty());
+    if targets.is_empty() {
         out.finish()?;
         return Err(Failure::runtime(format!(
-            "no command hooks to import from {}",
-            sources
+            "no command hooks or permission rules to import from {}",
+            files
                 .iter()
-                .map(|s| shown(s))
+                .map(|(f, _)| shown(f))
                 .collect::<Vec<_>>()
                 .join(", ")
         )));
     }
-    let text = serde_json::to_string_pretty(&report.hooks)
-        .map_err(|e| Failure::runtime(format!("cannot write the hooks: {e}")))?;
-    // What is written must load: the same parser the session uses.
-    crate::runtime::hooks::parse_hooks(&text, &target)
-        .map_err(|e| Failure::runtime(format!("the converted hooks do not load: {e}")))?;
-    if let Some(dir) = target.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Failure::runtime(format!("cannot create {}: {e}", shown(dir))))?;
+    for t in &targets {
+        if t.hook_count > 0 && t.hooks_file.exists() && !opts.force {
+            out.finish()?;
+            return Err(Failure::usage(format!(
+                "{} exists; pass --force to replace it",
+                shown(&t.hooks_file)
+            )));
+        }
+    }
+    if opts.dry_run {
+        out.line("Nothing written (--dry-run).")?;
+        return out.finish();
+    }
+    out.flush()?;
+    if !confirm_write()? {
+        out.line("Nothing written.")?;
+        return out.finish();
     }
     let own = OwnWrite::begin(&loc.home, loc.root());
-    std::fs::write(&target, text + "\n")
-        .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", shown(&target))))?;
-    // The user's own change: a trusted workspace stays trusted (an untrusted one is not
-    // trusted by it: `neocode trust` reviews it).
+    let to_workspace = targets.iter().any(|t| matches!(t.to, ImportTo::Workspace));
+    for t in &targets {
+        write_target(t, &mut out)?;
+    }
+    if to_workspace {
+        trust_after_import(own, &mut out)?;
+    }
+    out.finish()
+}
+
+/// Prints what `src` gives and where it goes, and adds it to `t`.
+fn list_source(
+    src: &crate::runtime::hooks::SourceImport,
+    t: &mut Target,
+    out: &mut Out,
+) -> Result<(), Failure> {
+    out.line(&format!("From {}:", shown(&src.file)))?;
+    for n in &src.notes {
+        out.line(&format!("  {}", sanitize::line(n)))?;
+    }
+    if src.imported > 0 {
+        out.line(&format!(
+            "  hooks → {} ({}; sent Claude Code's tool names and fields):",
+            shown(&t.hooks_file),
+            t.whose()
+        ))?;
+        for l in &src.hook_lines {
+            out.line(&format!("    {}", sanitize::line(l)))?;
+        }
+        crate::runtime::hooks::merge_hooks(&mut t.hooks, &src.hooks);
+        t.hook_count += src.imported;
+    }
+    if !src.rules.is_empty() {
+        out.line(&format!(
+            "  permission rules → {} ({}):",
+            shown(&t.rules_file),
+            t.whose()
+        ))?;
+        for (list, rule, from) in &src.rules {
+            out.line(&format!(
+                "    {:<5}  {}  (from {})",
+                list.key(),
+                sanitize::line(rule),
+                sanitize::line(from)
+            ))?;
+            t.rules.push((*list, rule.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// On a terminal, asks before writing (Enter: yes); elsewhere writes.
+fn confirm_write() -> Result<bool, Failure> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Ok(true);
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "Write these? [Y/n] ");
+    let _ = err.flush();
+    let mut line = String::new();
+    stdin
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| Failure::runtime(format!("cannot read the answer: {e}")))?;
+    Ok(!line.trim().to_ascii_lowercase().starts_with('n'))
+}
+
+/// The user's own change: a trusted workspace stays trusted (an untrusted one is not trusted
+/// by it: `neocode trust` reviews it).
+fn trust_after_import(own: OwnWrite, out: &mut Out) -> Result<(), Failure> {
+    use crate::runtime::trust::scan::{HOOKS_FILE, RULES_FILE};
     let trusted = own.was_trusted();
-    match own.done(crate::runtime::trust::scan::HOOKS_FILE) {
-        Ok(true) => {}
+    match own.done_all(&[HOOKS_FILE, RULES_FILE]) {
+        Ok(true) => Ok(()),
         Ok(false) if trusted => out.line(
             "other files of this workspace changed too, so it is not trusted as it is: review it with `neocode trust`",
-        )?,
+        ),
         Ok(false) => out.line(
-            "this workspace is not trusted: its hooks run once you trust it (`neocode trust`)",
-        )?,
+            "this workspace is not trusted: its hooks and allow rules apply once you trust it (`neocode trust`)",
+        ),
         Err(e) => out.line(&format!(
             "the trust record was not refreshed: {}",
             sanitize::line(&e.to_string())
-        ))?,
+        )),
     }
-    out.line(&format!(
-        "wrote {} hook{} to {}",
-        report.imported,
-        if report.imported == 1 { "" } else { "s" },
-        shown(&target)
-    ))?;
-    out.finish()
+}
+
+fn write_target(t: &Target, out: &mut Out) -> Result<(), Failure> {
+    use crate::runtime::permissions::List;
+    if t.hook_count > 0 {
+        crate::runtime::hooks::write_hooks_file(&t.hooks_file, &t.hooks).map_err(|e| {
+            Failure::runtime(sanitize::line(&format!("cannot write the hooks: {e}")).into_owned())
+        })?;
+        out.line(&format!(
+            "wrote {} hook{} to {}",
+            t.hook_count,
+            if t.hook_count == 1 { "" } else { "s" },
+            shown(&t.hooks_file)
+        ))?;
+    }
+    for list in [List::Allow, List::Ask, List::Deny] {
+        let rules: Vec<String> = t
+            .rules
+            .iter()
+            .filter(|(l, _)| *l == list)
+            .map(|(_, r)| r.clone())
+            .collect();
+        if rules.is_empty() {
+            continue;
+        }
+        let added = crate::runtime::permissions::append_rules(&t.rules_file, list, &rules)
+            .map_err(|e| Failure::runtime(sanitize::line(&e.to_string()).into_owned()))?;
+        out.line(&format!(
+            "added {added} {} rule{} to {}",
+            list.key(),
+            if added == 1 { "" } else { "s" },
+            shown(&t.rules_file)
+        ))?;
+    }
+    Ok(())
 }
 
 fn run_event(

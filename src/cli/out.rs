@@ -67,6 +67,11 @@ impl Out {
         }
     }
 
+    /// Writes out what is buffered so far (before a question asked on the terminal).
+    pub fn flush(&mut self) -> Result<(), Failure> {
+        self.w.flush().map_err(write_failure)
+    }
+
     /// Flushes; a closed pipe is success.
     pub fn finish(mut self) -> Result<(), Failure> {
         self.w.flush().map_err(write_failure)

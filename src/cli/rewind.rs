@@ -85,6 +85,9 @@ pub fn run(loc: &Location, a: &RewindArgs) -> CmdResult {
         None => return Err(Failure::usage("rewind needs --to <SEQ> or --undo")),
     }
     .map_err(failure)?;
+    // Files staged in git's index stay staged: said before and after.
+    let staged = rewind::staged_note(&rewind::staged_files(sessions.root(), &plan))
+        .map(|n| format!("  {}", sanitize::line(&n)));
     if a.dry_run {
         // Each file's line, then the hunks its rewind applies.
         let mut out = Out::stdout();
@@ -99,15 +102,21 @@ pub fn run(loc: &Location, a: &RewindArgs) -> CmdResult {
                 out.line(&format!("      {}", sanitize::line(&h)))?;
             }
         }
+        if let Some(n) = &staged {
+            out.line(n)?;
+        }
         return out.finish();
     }
     if !a.yes {
-        confirm(&plan)?;
+        confirm(&plan, staged.as_deref())?;
     }
     let result = rewind::apply(&sessions, &plan).map_err(failure)?;
     let mut err = std::io::stderr().lock();
     for l in report(&plan, false) {
         let _ = writeln!(err, "{l}");
+    }
+    if let Some(n) = &staged {
+        let _ = writeln!(err, "{n}");
     }
     let _ = writeln!(
         err,
@@ -164,7 +173,7 @@ fn report(plan: &Plan, dry: bool) -> Vec<String> {
 }
 
 /// Shows the plan and asks on a terminal; refuses without one.
-fn confirm(plan: &Plan) -> CmdResult {
+fn confirm(plan: &Plan, staged: Option<&str>) -> CmdResult {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
         return Err(Failure::usage(
@@ -174,6 +183,9 @@ fn confirm(plan: &Plan) -> CmdResult {
     let mut err = std::io::stderr().lock();
     for l in report(plan, true) {
         let _ = writeln!(err, "{l}");
+    }
+    if let Some(s) = staged {
+        let _ = writeln!(err, "{s}");
     }
     let n = plan
         .files

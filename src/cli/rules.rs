@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 use super::out::Out;
 use super::{CmdResult, Failure};
 use crate::runtime::Location;
-use crate::runtime::permissions::{Decision, Rules, Verdict, parse_rule, shell};
+use crate::runtime::agent::approval::NETWORK_GRANT;
+use crate::runtime::permissions::{Decision, Rules, SESSION_SOURCE, Verdict, parse_rule, shell};
 use crate::runtime::trust::Admission;
 use crate::sanitize;
 
@@ -26,10 +27,26 @@ pub enum RulesCommand {
         /// The tool called.
         #[arg(long, value_name = "NAME", default_value = "run_command")]
         tool: String,
+        /// Also the rules that session keeps ("always" answered for this session): full
+        /// id, unique prefix, or `last`.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
     },
-    /// Every rule with the file and line it comes from.
-    #[command(after_help = "Example:\n  neocode rules list")]
-    List,
+    /// Every rule with the file and line it comes from (with --session, that session's
+    /// rules too).
+    #[command(after_help = "Examples:\n  neocode rules list\n  neocode rules list --session last")]
+    List {
+        /// Also the rules that session keeps ("always" answered for this session): full
+        /// id, unique prefix, or `last`.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+    },
+}
+
+/// A session's own rules ("always" for this session), from its header.
+struct SessionGrants {
+    id: String,
+    grants: Vec<String>,
 }
 
 /// Runs a `rules` subcommand.
@@ -39,13 +56,30 @@ pub fn run(loc: &Location, cmd: &RulesCommand) -> CmdResult {
         .rules(&loc.home)
         .map_err(|e| Failure::usage(sanitize::line(&e.to_string()).into_owned()))?;
     let left_out = admission.left_out().filter(|_| !rules.ignored().is_empty());
+    let session = match cmd {
+        RulesCommand::Check { session, .. } | RulesCommand::List { session } => session,
+    };
+    let session = match session {
+        Some(key) => {
+            let (sessions, id) = super::open_for_id(loc, key)?;
+            let header = sessions.header(&id)?;
+            let grants = header.ledger.map(|l| l.approved_tools).unwrap_or_default();
+            Some(SessionGrants { id, grants })
+        }
+        None => None,
+    };
     match cmd {
-        RulesCommand::Check { subject, tool } => check(&rules, tool, subject, left_out.as_deref()),
-        RulesCommand::List => list(loc, &rules, left_out.as_deref()),
+        RulesCommand::Check { subject, tool, .. } => {
+            let rules = match &session {
+                Some(s) => rules.with_session_grants(&s.grants),
+                None => rules,
+            };
+            check(&rules, tool, subject, left_out.as_deref())
+        }
+        RulesCommand::List { .. } => list(loc, &rules, session.as_ref(), left_out.as_deref()),
     }
 }
 
-/// The workspace's allow rules left out, and why, one line each.
 fn ignored_lines(rules: &Rules, why: Option<&str>) -> Vec<String> {
     let Some(why) = why else {
         return Vec::new();
@@ -81,6 +115,12 @@ fn args_for(tool: &str, subject: &str) -> Result<Value, Failure> {
 fn describe(d: &Decision) -> String {
     let verdict = d.verdict.label();
     match (&d.rule, &d.reason) {
+        // A session's rule has no line.
+        (Some(r), _) if r.line == 0 => format!(
+            "{verdict}: {}  ({})",
+            sanitize::line(&r.text),
+            sanitize::line(&r.file.display().to_string()),
+        ),
         (Some(r), _) => format!(
             "{verdict}: {}  ({}:{})",
             sanitize::line(&r.text),
@@ -139,9 +179,30 @@ fn check(rules: &Rules, tool: &str, subject: &str, left_out: Option<&str>) -> Cm
     out.finish()
 }
 
-fn list(loc: &Location, rules: &Rules, left_out: Option<&str>) -> CmdResult {
+fn list(
+    loc: &Location,
+    rules: &Rules,
+    session: Option<&SessionGrants>,
+    left_out: Option<&str>,
+) -> CmdResult {
     let mut out = Out::stdout();
     let ignored = ignored_lines(rules, left_out);
+    if let Some(s) = session {
+        let short = crate::format::short_id(&s.id, 8);
+        if s.grants.is_empty() {
+            out.line(&format!(
+                "session {short}: no rules of its own (\"always\" for this session adds them)"
+            ))?;
+        }
+        for g in &s.grants {
+            let what = if g == NETWORK_GRANT {
+                "network  its commands may use the network (/approve network)".to_string()
+            } else {
+                format!("allow  {}", sanitize::line(g))
+            };
+            out.line(&format!("{what}  {SESSION_SOURCE} ({short})"))?;
+        }
+    }
     if rules.rules().is_empty() && ignored.is_empty() {
         out.line(&format!(
             "no rules (allow/ask/deny lists in {} or [permissions] in {})",

@@ -232,15 +232,17 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
         provider: args.provider.clone(),
     };
     let settings = Settings::load(&loc.home, &overrides).map_err(Failure::usage)?;
-    if let ProviderStatus::Missing(m) = settings.provider_status() {
-        return Err(Failure::usage(m));
-    }
-    let prompt = read_prompt(args.prompt.as_deref())?;
     let target = match (&args.resume, args.r#continue) {
         (Some(id), _) => Target::Resume(id.clone()),
         (None, true) => Target::Resume("last".into()),
         (None, false) => Target::New,
     };
+    // A resumed session that keeps a [providers.NAME] profile runs on it: the agent decides
+    // when it opens the session.
+    if let (ProviderStatus::Missing(m), Target::New) = (settings.provider_status(), &target) {
+        return Err(Failure::usage(m));
+    }
+    let prompt = read_prompt(args.prompt.as_deref())?;
     if prompt.is_none() && target == Target::New {
         return Err(Failure::usage(
             "a prompt is needed (or --resume/--continue to answer what is pending); see neocode run --help",
@@ -523,8 +525,8 @@ impl View {
                 call,
                 summary,
                 reason,
-                rule,
-            } => return Some(self.approval(call, summary, reason, rule)),
+                rules,
+            } => return Some(self.approval(call, summary, reason, rules)),
             TurnEvent::PlanProposed {
                 plan,
                 layers,
@@ -636,7 +638,7 @@ impl View {
         call: &crate::session::ToolCall,
         summary: &str,
         reason: &str,
-        rule: &str,
+        rules: &[String],
     ) -> TurnCommand {
         self.end_text();
         let mut err = std::io::stderr().lock();
@@ -665,69 +667,135 @@ impl View {
                 reason: Some(msg),
             };
         }
+        let choices = match rules.len() {
+            0 => "[y]es / [n]o (no rule can allow this call, so there is no \"always\")",
+            1 => "[y]es / [n]o / [a]lways (proposes a rule)",
+            _ => "[y]es / [n]o / [a]lways (proposes a rule for each part)",
+        };
         let _ = write!(
             err,
-            "Allow {}? ({})\n  [y]es / [n]o / [a]lways (proposes a rule): ",
+            "Allow {}? ({})\n  {choices}: ",
             short(summary, 100),
             sanitize::line(reason)
         );
-        let _ = err.flush();
-        let mut answer = String::new();
-        let _ = std::io::stdin().lock().read_line(&mut answer);
-        match answer.trim().to_ascii_lowercase().as_str() {
-            "y" | "yes" => TurnCommand::Approve {
-                call_id: call.id.clone(),
-                always: false,
-            },
-            "a" | "always" => {
-                let (rule, scope) = always_rule(&mut err, rule);
-                TurnCommand::AlwaysAllow {
-                    call_id: call.id.clone(),
-                    rule,
-                    scope,
+        loop {
+            let _ = err.flush();
+            let mut answer = String::new();
+            let _ = std::io::stdin().lock().read_line(&mut answer);
+            match answer.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" => {
+                    return TurnCommand::Approve {
+                        call_id: call.id.clone(),
+                        always: false,
+                    };
+                }
+                "a" | "always" if rules.is_empty() => {
+                    let _ = write!(
+                        err,
+                        "  No rule can allow this call ({}): [y]es / [n]o: ",
+                        sanitize::line(reason)
+                    );
+                }
+                "a" | "always" => {
+                    let (rules, scope) = always_rules(&mut err, rules);
+                    return TurnCommand::AlwaysAllow {
+                        call_id: call.id.clone(),
+                        rules,
+                        scope,
+                    };
+                }
+                _ => {
+                    return TurnCommand::Deny {
+                        call_id: call.id.clone(),
+                        reason: None,
+                    };
                 }
             }
-            _ => TurnCommand::Deny {
-                call_id: call.id.clone(),
-                reason: None,
-            },
         }
     }
 }
 
-/// Asks which rule an "always" answer keeps (the proposed one, or one the user types) and
-/// where: this session (the default), this workspace or everywhere.
-fn always_rule(err: &mut impl Write, proposed: &str) -> (String, RuleScope) {
-    let read = || {
-        let mut line = String::new();
-        let _ = std::io::stdin().lock().read_line(&mut line);
-        line.trim().to_string()
-    };
-    let _ = write!(
-        err,
-        "  Rule: {}\n  Enter keeps it, or type the rule to keep: ",
-        sanitize::line(proposed)
-    );
-    let _ = err.flush();
-    let typed = read();
-    let rule = if typed.is_empty() {
-        proposed.to_string()
+/// A line typed on the terminal, trimmed.
+fn read_answer() -> String {
+    let mut line = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut line);
+    line.trim().to_string()
+}
+
+/// Asks which rules an "always" answer keeps (the proposed ones, each of which can be
+/// retyped or left out) and where: this session (the default), this workspace or
+/// everywhere. One rule is shown with `Rule:` and kept with Enter; several are listed
+/// together, numbered, and a number changes that one.
+fn always_rules(err: &mut impl Write, proposed: &[String]) -> (Vec<String>, RuleScope) {
+    let mut rules: Vec<String> = proposed.to_vec();
+    if let [only] = proposed {
+        let _ = write!(
+            err,
+            "  Rule: {}\n  Enter keeps it, or type the rule to keep: ",
+            sanitize::line(only)
+        );
+        let _ = err.flush();
+        let typed = read_answer();
+        if !typed.is_empty() {
+            rules = vec![typed];
+        }
     } else {
-        typed
+        loop {
+            let _ = writeln!(err, "  Rules, one for each part of the command:");
+            for (i, r) in rules.iter().enumerate() {
+                let _ = writeln!(err, "    {}. {}", i + 1, sanitize::line(r));
+            }
+            let _ = write!(
+                err,
+                "  Enter keeps them all, or type a rule's number to change it: "
+            );
+            let _ = err.flush();
+            let typed = read_answer();
+            let Some(n) = typed
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=rules.len()).contains(n))
+            else {
+                break;
+            };
+            let _ = write!(
+                err,
+                "  Rule {n}: {}\n  Enter keeps it, type the rule to keep, or - to leave it out: ",
+                sanitize::line(&rules[n - 1])
+            );
+            let _ = err.flush();
+            match read_answer().as_str() {
+                "" => {}
+                "-" => {
+                    rules.remove(n - 1);
+                }
+                other => rules[n - 1] = other.to_string(),
+            }
+            if rules.is_empty() {
+                break;
+            }
+        }
+    }
+    let what = match rules.as_slice() {
+        [] => {
+            let _ = writeln!(err, "  No rule kept: the call runs once.");
+            return (rules, RuleScope::Session);
+        }
+        [one] => format!("`{}`", sanitize::line(one)),
+        many => format!("these {} rules", many.len()),
     };
     let _ = write!(
         err,
-        "  Keep `{}` for [s]this session / [w]this workspace (.neocode/permissions.toml) / [e]verywhere (config.toml): ",
-        sanitize::line(&rule)
+        "  Keep {what} for [s]this session / [w]this workspace (.neocode/permissions.toml) / [e]verywhere (config.toml): "
     );
     let _ = err.flush();
-    let scope = match read().to_ascii_lowercase().chars().next() {
+    let scope = match read_answer().to_ascii_lowercase().chars().next() {
         Some('w') => RuleScope::Workspace,
         Some('e') => RuleScope::Everywhere,
         _ => RuleScope::Session,
     };
     let _ = writeln!(err, "  Kept for {}.", scope.label());
-    (rule, scope)
+    (rules, scope)
 }
 
 /// A plan as its layers, one step a line.

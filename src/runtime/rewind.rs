@@ -17,8 +17,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
 mod changes;
+mod staged;
 
 pub use changes::{ShownChange, TurnChanges, turn_changes};
+pub use staged::{staged_files, staged_note};
 
 use super::Sessions;
 use super::tools::git_snapshot;

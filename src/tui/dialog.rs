@@ -29,10 +29,13 @@ pub enum Overlay {
         call_id: String,
         input: Input,
     },
-    /// An "always" answer: the rule to keep (proposed from the call, editable) and where.
+    /// An "always" answer: the rules to keep (proposed from the call, one per part of a
+    /// command; each editable), the one being edited, and where they are kept.
     AlwaysRule {
         call_id: String,
-        input: Input,
+        rules: Vec<Input>,
+        /// Index in `rules` of the rule edited on the status line.
+        selected: usize,
         scope: crate::runtime::agent::RuleScope,
     },
     /// "Really?" before leaving a running turn behind.
@@ -49,6 +52,9 @@ pub enum Overlay {
     Resume,
     /// The rewind dialog (Esc Esc, Alt-R): what to go back, the preview, Enter does it.
     Rewind(Box<crate::tui::rewind::RewindDialog>),
+    /// `/permissions`: every rule in force and where it comes from; `d` revokes the
+    /// session's own.
+    Permissions(Box<crate::tui::permissions::PermissionsDialog>),
 }
 
 /// The plan a `/plan` run proposes.

@@ -82,6 +82,13 @@ pub enum TurnEffect {
         session_id: Option<String>,
         name: Option<String>,
     },
+    /// Read every permission rule in force for the session (`/permissions`; `None`: a new
+    /// session, the files' only); the answer comes back as
+    /// [`Msg::Rules`](crate::tui::Msg::Rules).
+    Permissions { session_id: Option<String> },
+    /// Take `grant` out of the session's own rules (`/permissions`, `d`); the outcome comes
+    /// back as an [`Outcome`].
+    RevokeGrant { session_id: String, grant: String },
 }
 
 /// A one-call intent of the agent, run off the loop: `/compact`, `/approve network`,
@@ -100,6 +107,8 @@ pub enum Intent {
     Models,
     /// List or switch the provider profiles.
     Provider,
+    /// Revoke one of the session's own rules.
+    Revoke,
 }
 
 /// What an [`Intent`] came to: what to say, or why it could not be done (both in words).

@@ -187,8 +187,9 @@ impl Live {
 pub struct Asked {
     pub call_id: String,
     pub step: Option<String>,
-    /// The rule an "always" answer proposes (editable before it is kept).
-    pub rule: String,
+    /// The rules an "always" answer proposes (editable before they are kept); empty when no
+    /// rule can allow the call ("always" is not offered).
+    pub rules: Vec<String>,
 }
 
 impl Asked {
@@ -239,13 +240,76 @@ fn state_mark(s: &CardState, now_ms: i64) -> &'static str {
 /// The keys the approval prompt offers, from the key table: (keys, text).
 pub type Hints<'a> = &'a [(&'static str, &'static str)];
 
+/// The question of the card asked about now.
+#[derive(Debug, Clone, Copy)]
+pub struct Prompt<'a> {
+    /// The keys (from the key table; "always" is left out when no rule can allow the call).
+    pub hints: Hints<'a>,
+    /// The "always" rules being edited (their texts now) and the one the status line edits;
+    /// `None`: the card lists the rules the call's "always" proposes.
+    pub editing: Option<(&'a [String], usize)>,
+}
+
+/// What a card that asks shows under its question: the keys, the rules "always" keeps
+/// (empty: none can allow the call), and the rule being edited, if they are.
+#[derive(Debug, Clone, Copy)]
+pub struct CardPrompt<'a> {
+    pub hints: Hints<'a>,
+    pub rules: &'a [String],
+    pub selected: Option<usize>,
+}
+
+/// The card's lines about "always": the rules it keeps, one a line, the one being edited
+/// marked; or that no rule can allow the call.
+fn always_lines(p: &CardPrompt<'_>, width: usize, t: &Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    if let ([only], None) = (p.rules, p.selected) {
+        out.extend(markdown::wrap(
+            &[
+                ("a always keeps ".to_string(), t.dim()),
+                (sanitize::line(only).into_owned(), t.code()),
+            ],
+            width,
+            "  │ ",
+            "  │   ",
+        ));
+        return out;
+    }
+    let head = match (p.rules.len(), p.selected) {
+        (0, _) => "no rule can allow this call, so there is no \"always\"".to_string(),
+        (1, Some(_)) => "always keeps this rule (edit it below):".to_string(),
+        (_, Some(_)) => "always keeps these rules (↑↓ choose, edit below):".to_string(),
+        (n, None) => format!("a always keeps {n} rules, one per part of the command:"),
+    };
+    out.extend(markdown::plain(&head, width, "  │ ", t.dim()));
+    for (i, r) in p.rules.iter().enumerate() {
+        let chosen = p.selected == Some(i);
+        let (mark, style) = if chosen {
+            ("▶ ", t.selected())
+        } else {
+            ("· ", t.code())
+        };
+        out.extend(markdown::wrap(
+            &[
+                (mark.to_string(), style),
+                (sanitize::line(r).into_owned(), style),
+            ],
+            width,
+            "  │   ",
+            "  │     ",
+        ));
+    }
+    out
+}
+
 /// A tool card: name, summary, state (with elapsed time), the diff of an edit, the result
-/// collapsed to a few lines, and when `prompt` is given, the approval question with its keys.
+/// collapsed to a few lines, and when `prompt` is given, the approval question with its keys
+/// and the rules "always" keeps.
 pub fn card_lines(
     card: &Card,
     width: usize,
     now_ms: i64,
-    prompt: Option<Hints<'_>>,
+    prompt: Option<CardPrompt<'_>>,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     let width = width.max(16);
@@ -285,15 +349,19 @@ pub fn card_lines(
             "  │ ",
             "  │ ",
         ));
-        if let Some(hints) = prompt {
+        if let Some(p) = prompt {
+            out.extend(always_lines(&p, width, t));
+        }
+        // While the rules are edited the status line and the key bar have the keys.
+        if let Some(p) = prompt.filter(|p| p.selected.is_none()) {
             // The card has the keyboard while it asks (the editor takes no keys).
             let mut spans = vec![("▶ Allow? ".to_string(), t.warn().patch(t.bold()))];
-            for (k, what) in hints {
+            for (k, what) in p.hints {
                 spans.push((k.to_string(), t.accent().patch(t.bold())));
                 spans.push((format!(" {what}   "), t.text()));
             }
             out.extend(markdown::wrap(&spans, width, "  │ ", "  │ "));
-        } else {
+        } else if prompt.is_none() {
             out.push(Line::from(Span::styled(
                 "  │ waits for its turn to be asked",
                 t.dim(),
@@ -333,7 +401,7 @@ pub fn live_lines(
     stored_last: i64,
     width: usize,
     now_ms: i64,
-    prompt: Hints<'_>,
+    prompt: &Prompt<'_>,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     let t = theme;
@@ -403,8 +471,32 @@ pub fn live_lines(
         }
     }
     let asking = live.asking.front();
+    let always = crate::tui::keymap::bar_entry(
+        crate::tui::keymap::Context::Approval,
+        crate::tui::action::Action::ApproveAlways,
+    );
     for c in showing_cards {
-        let p = asking.is_some_and(|a| a.is(c)).then_some(prompt);
+        let p = asking.filter(|a| a.is(c)).map(|a| {
+            let (rules, selected) = match prompt.editing {
+                Some((rules, i)) => (rules, Some(i)),
+                None => (a.rules.as_slice(), None),
+            };
+            (rules, selected)
+        });
+        let hints: Vec<(&'static str, &'static str)> = match p {
+            Some(([], _)) => prompt
+                .hints
+                .iter()
+                .copied()
+                .filter(|h| Some(*h) != always)
+                .collect(),
+            _ => prompt.hints.to_vec(),
+        };
+        let p = p.map(|(rules, selected)| CardPrompt {
+            hints: &hints,
+            rules,
+            selected,
+        });
         out.extend(card_lines(c, width, now_ms, p, t));
     }
     out

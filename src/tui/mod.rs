@@ -42,6 +42,7 @@ pub mod layout;
 pub mod live;
 pub mod markdown;
 pub mod pace;
+pub mod permissions;
 mod provider_switch;
 pub mod rank;
 pub mod rewind;
@@ -83,6 +84,12 @@ pub enum Msg {
     Turn(TurnEvent),
     /// What a one-call intent of the agent came to (from its own thread).
     Outcome(Outcome),
+    /// The permission rules in force for a session (`/permissions`), or why they cannot be
+    /// read (from the agent's thread).
+    Rules {
+        session_id: Option<String>,
+        rules: Result<crate::runtime::agent::RulesInForce, String>,
+    },
     /// The settings thread is done: its result is ready to be joined.
     Connected,
 }
@@ -340,6 +347,7 @@ fn deliver(
         Msg::Storage(d) => app.on_done(d),
         Msg::Turn(ev) => app.on_turn(ev),
         Msg::Outcome(o) => app.on_outcome(o),
+        Msg::Rules { session_id, rules } => app.on_rules(session_id, rules),
         // Sent as the thread's last act: the join waits only for it to exit.
         Msg::Connected => {
             *dirty |= connected(connecting, true, app, turns);

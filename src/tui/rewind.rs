@@ -75,6 +75,9 @@ pub struct Preview {
     pub message: String,
     /// By path.
     pub files: Vec<PreviewFile>,
+    /// The files staged in git's index, which a rewind leaves staged: what to run (one line,
+    /// sanitised), when any are.
+    pub staged: Option<String>,
 }
 
 /// A rewind done: the session to continue and what happened, one line (sanitised).
@@ -138,6 +141,13 @@ impl RewindDialog {
             )];
         }
         let mut out = Vec::new();
+        if let Some(s) = &self.preview.staged {
+            // Its clauses one a line, so a narrow dialog cuts none.
+            for (i, part) in s.split("; ").enumerate() {
+                let indent = if i == 0 { "" } else { "  " };
+                out.push((LineKind::Left, format!("{indent}{part}")));
+            }
+        }
         for f in &self.preview.files {
             let why = if f.why.is_empty() {
                 String::new()
@@ -211,11 +221,14 @@ pub fn preview(sessions: &Sessions, id: &str, at: Option<i64>) -> anyhow::Result
                 .collect(),
         })
         .collect();
+    let staged = rewind::staged_note(&rewind::staged_files(sessions.root(), &plan))
+        .map(|n| sanitize::line(&n).into_owned());
     Ok(Preview {
         session_id: id.to_string(),
         seq,
         message,
         files,
+        staged,
     })
 }
 

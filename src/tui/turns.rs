@@ -112,29 +112,101 @@ impl TurnLink {
                     skill_answer(&agent, id, name).map(line).map_err(line)
                 })
             }
-            TurnEffect::Model {
-                session_id: Some(id),
-                name,
-            } => {
-                let (id, name) = (id.clone(), name.clone());
-                self.off_loop("neocode-model", Intent::Model, move |agent| {
-                    match agent.set_model(&id, &name) {
-                        Ok(_) => Ok(format!(
-                            "This session uses {name} from its next turn (kept with it; \
-                             run --model overrides it for one run)."
-                        )),
-                        Err(e) => Err(format!("Cannot switch the model: {}", e.message)),
-                    }
-                })
-            }
-            TurnEffect::Model {
-                session_id: None,
-                name,
-            } => self.switch_model(name),
+            TurnEffect::Model { session_id, name } => self.model(session_id.as_deref(), name),
             TurnEffect::Provider { session_id, name } => {
                 self.switch_provider(session_id.clone(), name.as_deref())
             }
+            TurnEffect::Permissions { session_id } => self.list_rules(session_id.clone()),
+            TurnEffect::RevokeGrant { session_id, grant } => {
+                self.revoke(session_id.clone(), grant.clone())
+            }
         }
+    }
+
+    /// `/model NAME`: the session's model from its next turn (kept with it), or the model of
+    /// the new sessions this TUI starts; the status line also says when the server does not
+    /// list the name.
+    fn model(&mut self, session_id: Option<&str>, name: &str) -> Result<(), String> {
+        let name = name.to_string();
+        let Some(id) = session_id.map(str::to_string) else {
+            self.switch_model(&name)?;
+            // Whether the server lists it, asked off the loop: said only when it does not.
+            let agent = self.any_agent()?.clone();
+            return self.spawn("neocode-model-check", move |tx| {
+                if let Some(note) = agent.unlisted_model(&name) {
+                    let _ = tx.send(Msg::Outcome(Outcome {
+                        intent: Intent::Model,
+                        result: Ok(format!("The new session uses {name}, but {note}.")),
+                    }));
+                }
+            });
+        };
+        self.off_loop("neocode-model", Intent::Model, move |agent| {
+            match agent.set_model(&id, &name) {
+                Ok(_) => Ok(match agent.unlisted_model(&name) {
+                    Some(note) => {
+                        format!("This session uses {name} from its next turn, but {note}.")
+                    }
+                    None => format!(
+                        "This session uses {name} from its next turn (kept with it; \
+                         run --model overrides it for one run)."
+                    ),
+                }),
+                Err(e) => Err(format!("Cannot switch the model: {}", e.message)),
+            }
+        })
+    }
+
+    /// `/permissions`, `d`: takes `grant` out of the session's own rules, off the loop.
+    fn revoke(&self, id: String, grant: String) -> Result<(), String> {
+        let agent = self.any_agent()?.clone();
+        self.spawn("neocode-revoke", move |tx| {
+            let shown = crate::sanitize::line(&grant).into_owned();
+            let result = match agent.revoke_grant(&id, &grant) {
+                Ok(true) => Ok(format!(
+                    "Revoked `{shown}`: calls it allowed ask again from the next turn."
+                )),
+                Ok(false) => Ok(format!("`{shown}` was not among this session's rules.")),
+                Err(e) => Err(format!("Cannot revoke it: {}", e.message)),
+            };
+            let _ = tx.send(Msg::Outcome(Outcome {
+                intent: Intent::Revoke,
+                result,
+            }));
+        })
+    }
+
+    /// The agent, whether or not it can send (rules need no model).
+    fn any_agent(&self) -> Result<&Agent, String> {
+        self.agent
+            .as_ref()
+            .ok_or_else(|| "no settings are loaded (see the status line)".to_string())
+    }
+
+    /// `/permissions`: reads the rules in force off the loop; they come back as
+    /// [`Msg::Rules`].
+    fn list_rules(&self, session_id: Option<String>) -> Result<(), String> {
+        let agent = self.any_agent()?.clone();
+        self.spawn("neocode-rules", move |tx| {
+            let rules = agent
+                .rules_in_force(session_id.as_deref())
+                .map_err(|e| e.message);
+            let _ = tx.send(Msg::Rules { session_id, rules });
+        })
+    }
+
+    /// Runs `work` on its own thread with the loop's sender.
+    fn spawn(
+        &self,
+        name: &str,
+        work: impl FnOnce(Sender<Msg>) + Send + 'static,
+    ) -> Result<(), String> {
+        let tx = self.events.clone();
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || work(tx))
+            .map(|_| ())
+            .map_err(|e| format!("cannot start a thread: {e}"))
     }
 
     /// Starts a turn or a plan run (`TurnEffect::Start`, `TurnEffect::Plan`).
@@ -149,7 +221,9 @@ impl TurnLink {
         if self.busy() {
             return Err("a turn is already running".into());
         }
-        let agent = self.agent()?;
+        // The runtime checks the provider when it opens the session: a session that keeps a
+        // [providers.NAME] profile runs on it even when nothing else is configured.
+        let agent = self.any_agent()?;
         let target = |session_id: &Option<String>| match session_id {
             Some(id) => Target::Resume(id.clone()),
             None => Target::New,

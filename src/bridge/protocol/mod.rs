@@ -136,7 +136,7 @@ pub struct ChatFunction {
 pub struct ApprovalAnswer {
     /// The call asked about.
     pub call_id: String,
-    /// `approve`, `always` (approve, and keep the rule proposed from the call, such as
+    /// `approve`, `always` (approve, and keep the rules proposed from the call, such as
     /// `run_command(cargo test *)`, for the rest of the session) or `deny`.
     pub decision: ApprovalDecision,
     /// Passed to the model on `deny`.
@@ -274,6 +274,10 @@ pub enum Event {
         summary: String,
         /// Why it asks.
         reason: String,
+        /// The rules an `always` answer keeps for the session (one per part of a command
+        /// that no rule allows yet, a folder or glob for a file tool); empty when no rule can
+        /// allow the call, and then `always` runs it once.
+        rules: Vec<String>,
     },
     /// A call finished and its result was stored.
     ToolResult {

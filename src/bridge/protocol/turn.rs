@@ -40,13 +40,14 @@ fn turn_events(e: &TurnEvent) -> Vec<Event> {
             call,
             summary,
             reason,
-            ..
+            rules,
         } => Event::ApprovalRequest {
             call_id: call.id.clone(),
             name: call.name.clone(),
             arguments: call.arguments.clone(),
             summary: summary.clone(),
             reason: reason.clone(),
+            rules: rules.clone(),
         },
         TurnEvent::ToolResult {
             call_id,

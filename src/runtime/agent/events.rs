@@ -43,9 +43,13 @@ pub enum TurnEvent {
         summary: String,
         /// Why it asks (policy, sandbox off, replay of an interrupted call, a rule).
         reason: String,
-        /// The rule an "always" answer would keep (`run_command(cargo test *)`), for the
-        /// user to edit before it is saved ([`TurnCommand::AlwaysAllow`]).
-        rule: String,
+        /// The rules an "always" answer would keep, for the user to edit before they are
+        /// saved ([`TurnCommand::AlwaysAllow`]): one per part of a command that no rule
+        /// allows yet (`run_command(cargo test *)`), a folder or glob for a file tool
+        /// (`edit_file(src/**)`). Empty when no rule can allow the call (an `ask` rule or a
+        /// hook asks, or a part the shell grammar cannot account for): "always" is not
+        /// offered.
+        rules: Vec<String>,
     },
     /// A call finished and its result was stored.
     ToolResult {
@@ -402,21 +406,22 @@ impl FinishReason {
 /// What a front end tells a running turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TurnCommand {
-    /// Run the waiting call; `always` allows this tool for the rest of the session (stored
-    /// with the session, survives a restart).
+    /// Run the waiting call; `always` keeps the rules [`TurnEvent::ApprovalNeeded`]
+    /// proposed for the rest of the session (stored with the session, survives a restart;
+    /// none when it proposed none: the call runs once).
     Approve {
         /// The call.
         call_id: String,
-        /// Allow this tool from now on in this session.
+        /// Keep the proposed rules for this session.
         always: bool,
     },
-    /// Run the waiting call and keep `rule` (an allow rule, as proposed by
+    /// Run the waiting call and keep `rules` (allow rules, as proposed by
     /// [`TurnEvent::ApprovalNeeded`] or edited by the user) at `scope`.
     AlwaysAllow {
         /// The call.
         call_id: String,
-        /// The rule's text.
-        rule: String,
+        /// The rules' texts.
+        rules: Vec<String>,
         /// Where it is kept.
         scope: super::gate::RuleScope,
     },

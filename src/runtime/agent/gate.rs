@@ -36,6 +36,20 @@ pub enum GateError {
     Hooks(#[from] HooksError),
 }
 
+/// Why the rules of an "always" answer were not kept.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeepError {
+    /// A rule does not parse (what is wrong with it).
+    #[error("{0}")]
+    Rule(String),
+    /// The rule file cannot be read, parsed or written.
+    #[error(transparent)]
+    File(#[from] permissions::RulesError),
+    /// The rule was written but the workspace's trust record could not be refreshed.
+    #[error(transparent)]
+    Trust(#[from] crate::runtime::trust::TrustError),
+}
+
 /// Where the rule of an "always" answer is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RuleScope {
@@ -111,12 +125,13 @@ impl Permission {
         }
     }
 
-    /// The user answered (once, or "always" with the rule saved at `scope`).
-    pub fn user(always: Option<(&str, RuleScope)>) -> Permission {
+    /// The user answered (once, or "always" with the rules saved at `scope`; several are
+    /// named in one `rule`, separated by `, `).
+    pub fn user(always: Option<(&[String], RuleScope)>) -> Permission {
         match always {
             None => Permission::new(true, "user", Some("approved once".into())),
-            Some((rule, scope)) => Permission {
-                rule: Some(rule.to_string()),
+            Some((rules, scope)) => Permission {
+                rule: Some(rules.join(", ")),
                 reason: Some(format!("approved, always for {}", scope.label())),
                 ..Permission::new(true, "user", None)
             },
@@ -161,8 +176,15 @@ impl Permission {
 pub enum Gated {
     /// It runs without asking.
     Run(Permission),
-    /// The user is asked, for this reason.
-    Ask(String),
+    /// The user is asked.
+    Ask {
+        /// Why, in words.
+        reason: String,
+        /// Whether an allow rule could let such a call run without asking: false when an
+        /// `ask` rule or a `PreToolUse` hook asks (they ask whatever is allowed), so no
+        /// "always" is offered.
+        rules_can_allow: bool,
+    },
     /// It does not run; `text` is what the model is told.
     Deny {
         permission: Permission,
@@ -360,17 +382,23 @@ impl Gate {
         };
         match d.verdict {
             Verdict::Ask if unknown.is_none() => {
-                return Gated::Ask(match &d.rule {
-                    Some(r) => format!("the rule `{}` asks ({})", r.text, where_(r)),
-                    None => "a rule asks".into(),
-                });
+                return Gated::Ask {
+                    reason: match &d.rule {
+                        Some(r) => format!("the rule `{}` asks ({})", r.text, where_(r)),
+                        None => "a rule asks".into(),
+                    },
+                    rules_can_allow: false,
+                };
             }
             _ if matches!(hook_decision, Some((PermissionDecision::Ask, _))) => {
                 let why = hook_decision.and_then(|(_, w)| w);
-                return Gated::Ask(format!(
-                    "a PreToolUse hook asks{}",
-                    why.map(|w| format!(": {w}")).unwrap_or_default()
-                ));
+                return Gated::Ask {
+                    reason: format!(
+                        "a PreToolUse hook asks{}",
+                        why.map(|w| format!(": {w}")).unwrap_or_default()
+                    ),
+                    rules_can_allow: false,
+                };
             }
             Verdict::Allow => {
                 if let Some(r) = &d.rule {
@@ -383,10 +411,14 @@ impl Gate {
             return Gated::Run(Permission::new(true, "hook", why));
         }
         match (policy(), unknown) {
-            (Some(reason), Some(why)) => {
-                Gated::Ask(format!("{reason}; no rule can allow it: {why}"))
-            }
-            (Some(reason), None) => Gated::Ask(reason),
+            (Some(reason), Some(why)) => Gated::Ask {
+                reason: format!("{reason}; no rule can allow it: {why}"),
+                rules_can_allow: false,
+            },
+            (Some(reason), None) => Gated::Ask {
+                reason,
+                rules_can_allow: true,
+            },
             (None, _) => Gated::Run(Permission::new(true, "policy", None)),
         }
     }
@@ -396,30 +428,49 @@ impl Gate {
         std::sync::Arc::new(self.rules.clone())
     }
 
-    /// The rule an "always" answer proposes for `call` (`cargo test *` for `cargo test -p
-    /// core`).
-    pub fn propose(&self, call: &ToolCall) -> String {
-        permissions::derive_rule(&call.name, &arguments(call), &self.root)
+    /// The rules an "always" answer proposes for `call` with the session's `grants`: one
+    /// per part of a command that nothing allows yet (`cargo test *` for `cargo test -p
+    /// core`), a folder or glob for a file tool ([`Rules::propose`]). Empty when no rule can
+    /// allow the call (`rules_can_allow` false, or a part the shell grammar cannot account
+    /// for): no "always" is offered then.
+    pub fn propose(
+        &self,
+        call: &ToolCall,
+        grants: &[String],
+        rules_can_allow: bool,
+    ) -> Vec<String> {
+        if !rules_can_allow {
+            return Vec::new();
+        }
+        self.rules
+            .with_session_grants(grants)
+            .propose(&call.name, &arguments(call))
     }
 
-    /// Keeps `rule` at `scope`: a session grant (pushed to `grants`) or a line in the
-    /// workspace's or the home's rule file (read again at once). `Err` says why it was not
-    /// kept (the call still runs once).
+    /// Keeps `rules` at `scope`: session grants (pushed to `grants`) or lines in the
+    /// workspace's or the home's rule file, written at once (and read again). Every rule is
+    /// checked first: when one does not parse none is kept, and `Err` says why (the call
+    /// still runs once).
     ///
     /// The workspace's file is the user's own change: when the workspace was trusted (or
     /// declared nothing) before, the trust record is refreshed so it is not asked about.
-    /// When it was not trusted, its allow rules are not used: the rule is kept in the file
-    /// and as a session grant too, and a notice says so.
+    /// When it was not trusted, its allow rules are not used: the rules are kept in the file
+    /// and as session grants too, and a notice says so.
     pub fn keep(
         &mut self,
-        rule: &str,
+        rules: &[String],
         scope: RuleScope,
         grants: &mut Vec<String>,
-    ) -> Result<(), String> {
-        permissions::parse_rule(rule, &self.root, None)?;
+    ) -> Result<(), KeepError> {
+        for rule in rules {
+            permissions::parse_rule(rule, &self.root, None).map_err(KeepError::Rule)?;
+        }
         let grant = |grants: &mut Vec<String>| {
-            if !grants.iter().any(|g| g == rule) {
-                grants.push(rule.trim().to_string());
+            for rule in rules {
+                let rule = rule.trim();
+                if !grants.iter().any(|g| g == rule) {
+                    grants.push(rule.to_string());
+                }
             }
         };
         let file = match scope {
@@ -431,22 +482,22 @@ impl Gate {
             RuleScope::Everywhere => Rules::home_file(&self.home),
         };
         let own = (scope == RuleScope::Workspace).then(|| OwnWrite::begin(&self.home, &self.root));
-        permissions::append_rule(&file, List::Allow, rule).map_err(|e| e.to_string())?;
+        permissions::append_rules(&file, List::Allow, rules)?;
         if let Some(own) = own {
             let trusted = own.was_trusted();
-            let refreshed = own
-                .done(crate::runtime::trust::scan::RULES_FILE)
-                .map_err(|e| e.to_string())?;
+            let refreshed = own.done(crate::runtime::trust::scan::RULES_FILE)?;
             if !(trusted && refreshed) {
                 grant(grants);
+                let shown: Vec<String> = rules.iter().map(|r| format!("`{}`", r.trim())).collect();
                 self.notices.push(format!(
-                    "the rule `{rule}` was written to {}, but this workspace's allow rules are not used until you trust it (`neocode trust`); it applies to this session",
+                    "{} written to {}, but this workspace's allow rules are not used until you trust it (`neocode trust`); kept for this session",
+                    shown.join(", "),
                     file.display()
                 ));
             }
         }
         let admission = Admission::check(&self.home, &self.root);
-        self.rules = admission.rules(&self.home).map_err(|e| e.to_string())?;
+        self.rules = admission.rules(&self.home)?;
         Ok(())
     }
 }

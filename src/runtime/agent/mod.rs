@@ -44,6 +44,7 @@ pub use gate::{Permission, RuleScope};
 pub use handle::{Commands, TurnHandle, TurnSink, Watched};
 pub use lease::{Lease, LeaseError};
 pub use plan::{PlanRequest, plan_goal};
+pub use session_ops::RulesInForce;
 pub(crate) use start::{Opened, Spawn};
 pub use start::{Target, TurnRequest};
 pub use turn::title_from;
@@ -125,6 +126,27 @@ impl Agent {
             c.insert(base, names.clone());
         }
         Ok(names)
+    }
+
+    /// When the server lists its models (`GET /v1/models`) and `name` (`api:model` too) is
+    /// not among them, the words saying so (`/model` keeps the name: some servers route names
+    /// they do not list); `None` when it is listed or the server lists none.
+    pub fn unlisted_model(&self, name: &str) -> Option<String> {
+        let (_, model) = Api::split_model(name.trim());
+        let names = self.models().ok()?;
+        if names.is_empty() || names.iter().any(|n| n == model) {
+            return None;
+        }
+        let shown: Vec<&str> = names.iter().take(4).map(String::as_str).collect();
+        let more = if names.len() > shown.len() {
+            ", …"
+        } else {
+            ""
+        };
+        Some(format!(
+            "the server does not list {model} (it lists {}{more}; /model alone picks one)",
+            shown.join(", ")
+        ))
     }
 
     /// An agent using the OpenAI-compatible provider from `settings`.

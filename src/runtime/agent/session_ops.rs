@@ -1,8 +1,31 @@
-//! What the agent changes in a session outside a turn: its model, skills, network grant, and
-//! a compaction on demand.
+//! What the agent changes in a session outside a turn: its model, skills, network grant, its
+//! own rules ("always" for this session: listed with every rule in force, and revoked), and a
+//! compaction on demand.
 
 use super::{Agent, Compacted, StartCode, StartError, approval, compact, ledger};
 use crate::runtime::cancel::CancelFlag;
+use crate::runtime::permissions::{List, RuleRef, Rules};
+
+/// Every permission rule in force for a session (`/permissions`): its own, then the rule
+/// files' (the workspace's first), in the order they are read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RulesInForce {
+    /// The session's own grants as stored ("always" for this session: rule texts, and
+    /// [`approval::NETWORK_GRANT`] for `/approve network`); empty without a session.
+    pub session: Vec<String>,
+    /// The rule files' rules: the list each is in, its text, file and line.
+    pub files: Vec<(List, RuleRef)>,
+    /// The rule files that exist: the workspace's `.neocode/permissions.toml`, the home's
+    /// `config.toml` (when it has `[permissions]`).
+    pub file_names: Vec<std::path::PathBuf>,
+    /// Where the rule files would be (for "no rules": where to add them).
+    pub workspace_file: std::path::PathBuf,
+    /// `<home>/config.toml`.
+    pub home_file: std::path::PathBuf,
+    /// A rule file that does not load (one line, its file and line): its rules are not
+    /// listed, and turns fail until it is fixed.
+    pub problem: Option<String>,
+}
 
 impl Agent {
     /// Switches session `key` to `model` from its next request on (`/model NAME`): stored in
@@ -91,14 +114,75 @@ impl Agent {
         Ok(id)
     }
 
+    /// Every rule in force for session `key` (`None`: a session not started yet, the files'
+    /// rules only), for `/permissions`. Reads the rule files; a broken one is named in
+    /// [`RulesInForce::problem`], not an error.
+    pub fn rules_in_force(&self, key: Option<&str>) -> Result<RulesInForce, StartError> {
+        let root = self.sessions.root();
+        let home = self
+            .settings
+            .path
+            .parent()
+            .unwrap_or_else(|| std::path::Path::new("."));
+        let session = match key {
+            Some(key) => {
+                let id = self.sessions.resolve(key)?;
+                let header = self.sessions.header(&id)?;
+                header.ledger.map(|l| l.approved_tools).unwrap_or_default()
+            }
+            None => Vec::new(),
+        };
+        let mut out = RulesInForce {
+            session,
+            workspace_file: Rules::workspace_file(root),
+            home_file: Rules::home_file(home),
+            ..RulesInForce::default()
+        };
+        match Rules::load(home, root) {
+            Ok(rules) => {
+                out.files = rules
+                    .rules()
+                    .iter()
+                    .map(|r| (r.list, r.at.clone()))
+                    .collect();
+                out.file_names = rules.files().to_vec();
+            }
+            Err(e) => out.problem = Some(e.to_string()),
+        }
+        Ok(out)
+    }
+
+    /// Takes `grant` (a rule text, or [`approval::NETWORK_GRANT`]) out of session `key`'s own
+    /// rules (`/permissions`): calls it allowed ask again from its next turn. Refused while
+    /// a turn runs (the turn owns the ledger). Returns whether it was there.
+    pub fn revoke_grant(&self, key: &str, grant: &str) -> Result<bool, StartError> {
+        let id = self.sessions.resolve(key)?;
+        let _lease = self.lease(&id)?;
+        let header = self.sessions.header(&id)?;
+        let mut ledger = ledger::of(&header, &self.settings.limits);
+        let before = ledger.approved_tools.len();
+        ledger.approved_tools.retain(|g| g.trim() != grant.trim());
+        if ledger.approved_tools.len() == before {
+            return Ok(false);
+        }
+        self.sessions.update_state(
+            &id,
+            &crate::session::StateUpdate {
+                ledger: crate::session::Change::Set(ledger),
+                ..Default::default()
+            },
+        )?;
+        Ok(true)
+    }
+
     /// Compacts a session now (`neocode compact`, the TUI's `/compact`). Blocks; fails without
     /// changing anything when the summary cannot be made or the session is running.
     pub fn compact(&self, key: &str) -> Result<Compacted, StartError> {
-        self.check_provider()?;
         let id = self.sessions.resolve(key)?;
         if let Some(a) = self.for_session(&id)? {
             return a.compact(&id);
         }
+        self.check_provider()?;
         let _lease = self.lease(&id)?;
         let mut provider = (self.factory)().map_err(|e| StartError {
             code: StartCode::Config,

@@ -69,25 +69,23 @@ pub(crate) struct Spawn {
 
 impl Agent {
     /// Opens the session a run goes to (a turn or a plan run): resolves and leases an
-    /// existing one, with the agent of its own model; or creates a new one. Fails before
-    /// anything is written when no provider is configured, the session is unknown, or another
-    /// process runs it.
+    /// existing one, with the agent of its own model and profile; or creates a new one. Fails
+    /// before anything is written when no provider is configured (for an existing session:
+    /// neither the settings nor the profile it keeps give one), the session is unknown, or
+    /// another process runs it.
     pub(crate) fn open(&self, target: Target) -> Result<Opened, StartError> {
-        self.check_provider()?;
         match target {
             Target::Resume(key) => {
                 let id = self.sessions.resolve(&key)?;
-                let agent = match self.for_session(&id)? {
-                    Some(a) => {
-                        a.check_provider()?;
-                        a
-                    }
-                    None => self.clone(),
-                };
+                // A session that keeps a profile runs on it even when the environment that
+                // configured the provider before is gone.
+                let agent = self.for_session(&id)?.unwrap_or_else(|| self.clone());
+                agent.check_provider()?;
                 let lease = agent.lease(&id)?;
                 Ok(Opened { agent, id, lease })
             }
             Target::New => {
+                self.check_provider()?;
                 let meta = self.meta();
                 // The provider is named by the turn's first append (it is built there).
                 let h = self.sessions.new_session(NewSession {

@@ -35,43 +35,57 @@ impl Turn {
             && matches!(kind, ToolKind::Edit | ToolKind::Command)
             && self.policy != ApprovalPolicy::NeverAsk;
         let gated = match gated {
-            Gated::Run(_) if replay_asks => Gated::Ask(
-                "replay of a call interrupted by a crash: it may already have run".to_string(),
-            ),
-            Gated::Ask(reason) if replay_asks => Gated::Ask(format!(
-                "replay of a call interrupted by a crash: it may already have run; {reason}"
-            )),
+            Gated::Run(_) if replay_asks => Gated::Ask {
+                reason: "replay of a call interrupted by a crash: it may already have run"
+                    .to_string(),
+                rules_can_allow: true,
+            },
+            Gated::Ask {
+                reason,
+                rules_can_allow,
+            } if replay_asks => Gated::Ask {
+                reason: format!(
+                    "replay of a call interrupted by a crash: it may already have run; {reason}"
+                ),
+                rules_can_allow,
+            },
             other => other,
         };
-        let reason = match gated {
+        let (reason, rules_can_allow) = match gated {
             Gated::Run(p) => return Ok(Some(p)),
             Gated::Deny { permission, text } => {
                 self.permission = Some(permission);
                 self.store_result(call, ToolOutput::error(text), false)?;
                 return Ok(None);
             }
-            Gated::Ask(reason) => reason,
+            Gated::Ask {
+                reason,
+                rules_can_allow,
+            } => (reason, rules_can_allow),
         };
-        match self.ask(call, summary, reason)? {
+        match self.ask(call, summary, reason, rules_can_allow)? {
             Answer::Run { always } => {
                 self.set_status(Status::Running)?;
-                let Some((rule, scope)) = always else {
+                let Some((rules, scope)) = always.filter(|(rules, _)| !rules.is_empty()) else {
                     return Ok(Some(Permission::user(None)));
                 };
                 let mut grants = std::mem::take(&mut self.ledger.approved_tools);
-                let kept = self.gate.keep(&rule, scope, &mut grants);
+                let kept = self.gate.keep(&rules, scope, &mut grants);
                 self.ledger.approved_tools = grants;
                 self.notices();
                 if let Err(e) = kept {
+                    let named: Vec<String> = rules.iter().map(|r| format!("`{r}`")).collect();
                     self.emit(TurnEvent::Warning {
                         code: WarningCode::Hook,
                         message: format!(
-                            "the rule `{rule}` was not kept ({e}); the call runs once"
+                            "{} {} not kept ({e}); the call runs once",
+                            named.join(", "),
+                            if rules.len() == 1 { "was" } else { "were" }
                         ),
                     });
                     return Ok(Some(Permission::user(None)));
                 }
-                Ok(Some(Permission::user(Some((&rule, scope)))))
+                Ok(Some(Permission::user(Some((&rules, scope)))))
             }
             Answer::Denied(why) => {
                 self.set_status(Status::Running)?;

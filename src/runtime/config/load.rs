@@ -57,10 +57,27 @@ impl Settings {
             .or_else(|| env("NEOCODE_PROVIDER"))
             .filter(|s| !s.trim().is_empty());
         let profiles: Vec<String> = file.providers.keys().cloned().collect();
+        // A profile chosen explicitly (`--provider`, `/provider`, a session's stored one) is
+        // what the user asked for: its own api, base URL and model win over the
+        // environment's (the flags still win over it).
+        let own = flags
+            .provider
+            .as_ref()
+            .and_then(|n| file.providers.get(n.trim()))
+            .map(|p| {
+                let own_key = p.api_key_env.is_some() || p.api_key_command.is_some();
+                (p.api.clone(), p.base_url.clone(), p.model.clone(), own_key)
+            })
+            .unwrap_or_default();
         let p = chosen_provider(&mut file, profile.as_deref()).map_err(&bad)?;
         let api = match flags.api {
             Some(a) => a,
-            None => match env("NEOCODE_API").or_else(|| p.api.clone()) {
+            None => match own
+                .0
+                .clone()
+                .or_else(|| env("NEOCODE_API"))
+                .or_else(|| p.api.clone())
+            {
                 None => Api::Chat,
                 Some(s) => Api::parse(&s).ok_or_else(|| {
                     bad(format!(
@@ -72,6 +89,7 @@ impl Settings {
         let model = flags
             .model
             .clone()
+            .or_else(|| own.2.clone())
             .or_else(|| env("NEOCODE_MODEL"))
             .or(p.model.clone())
             .filter(|s| !s.trim().is_empty());
@@ -82,7 +100,10 @@ impl Settings {
         };
         let key_env = p_str(p.api_key_env.as_deref()).map(str::to_string);
         let key_command = p_str(p.api_key_command.as_deref()).map(str::to_string);
-        let (api_key, explicit_source) = match env("NEOCODE_API_KEY") {
+        // An explicit profile with a key of its own never gets NEOCODE_API_KEY (another
+        // server's key).
+        let general_key = if own.3 { None } else { env("NEOCODE_API_KEY") };
+        let (api_key, explicit_source) = match general_key {
             Some(k) => (Some(k), Some("NEOCODE_API_KEY".to_string())),
             None => match &key_env {
                 Some(name) => (env(name), Some(name.clone())),
@@ -124,6 +145,7 @@ impl Settings {
             base_url: flags
                 .base_url
                 .clone()
+                .or_else(|| own.1.clone())
                 .or_else(|| env("NEOCODE_BASE_URL"))
                 .or(p.base_url)
                 .filter(|s| !s.trim().is_empty())

@@ -212,3 +212,47 @@ fn bad_file_is_one_clear_error() {
         .to_string();
     assert!(e.contains("maybe"), "{e}");
 }
+
+/// Issue 35: with the README's `NEOCODE_BASE_URL` / `NEOCODE_MODEL` set, `/provider err` said
+/// it switched while requests still went to the environment's server. A profile chosen
+/// explicitly (`--provider`, `/provider`, a session's stored one) wins over them; its own key
+/// source wins over `NEOCODE_API_KEY` (another server's key); flags still win over it.
+#[test]
+fn an_explicit_profile_wins_over_the_environment() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[providers.err]\nbase_url = \"http://127.0.0.1:9999/v1\"\nmodel = \"err-model\"\n\
+         api_key_env = \"ERR_KEY\"\n[providers.bare]\nmax_retries = 7\n",
+    )
+    .unwrap();
+    let env = env_of(&[
+        ("NEOCODE_BASE_URL", "http://127.0.0.1:1111/v1"),
+        ("NEOCODE_MODEL", "env-model"),
+        ("NEOCODE_API_KEY", "env-key"),
+        ("ERR_KEY", "err-key"),
+    ]);
+    let chosen = |name: &str| Overrides {
+        provider: Some(name.into()),
+        ..Overrides::default()
+    };
+    let s = Settings::load_with(home.path(), &chosen("err"), &env).unwrap();
+    assert_eq!(s.base_url.as_deref(), Some("http://127.0.0.1:9999/v1"));
+    assert_eq!(s.model.as_deref(), Some("err-model"));
+    assert_eq!(s.api_key(), Some("err-key"));
+    // Keys the profile leaves out still come from the environment.
+    let s = Settings::load_with(home.path(), &chosen("bare"), &env).unwrap();
+    assert_eq!(s.base_url.as_deref(), Some("http://127.0.0.1:1111/v1"));
+    assert_eq!(s.model.as_deref(), Some("env-model"));
+    assert_eq!(s.api_key(), Some("env-key"));
+    assert_eq!(s.max_retries, 7);
+    // Flags win over the profile; without a choice the environment applies as before.
+    let flags = Overrides {
+        model: Some("flag-model".into()),
+        ..chosen("err")
+    };
+    let s = Settings::load_with(home.path(), &flags, &env).unwrap();
+    assert_eq!(s.model.as_deref(), Some("flag-model"));
+    let s = Settings::load_with(home.path(), &Overrides::default(), &env).unwrap();
+    assert_eq!(s.model.as_deref(), Some("env-model"));
+}

@@ -18,6 +18,7 @@
 //! blocks with stderr as the reason, anything else is a non-blocking error for the user.
 //! Hooks run outside the model's sandbox: they are the user's commands, not the model's.
 
+mod claude;
 mod import;
 mod run;
 
@@ -28,7 +29,11 @@ use std::time::Duration;
 use regex::Regex;
 use serde::{Deserialize, Deserializer, Serialize};
 
-pub use import::{ImportReport, import_claude_settings, map_matcher};
+pub use claude::{claude_code_payload, claude_name};
+pub use import::{
+    ImportError, ImportReport, SourceImport, import_claude_settings, map_matcher, merge_hooks,
+    write_hooks_file,
+};
 pub use run::{OUTPUT_KEEP, strip_keys};
 
 /// A hook's timeout when its entry has none (Claude Code's default).
@@ -144,6 +149,22 @@ pub struct HookCommand {
     pub timeout: Duration,
     /// The file it is configured in.
     pub file: PathBuf,
+    /// It came from Claude Code (`"payload": "claude-code"`): it is sent Claude Code's tool
+    /// names and input fields (`Bash`, `tool_input.file_path`), and its matcher also matches
+    /// Claude Code's name of the tool.
+    pub claude_code: bool,
+}
+
+/// Which names a hook is sent (`"payload"` in its entry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+enum PayloadNames {
+    /// neocode's (`run_command`, `tool_input.path`).
+    #[default]
+    #[serde(rename = "neocode")]
+    Neocode,
+    /// Claude Code's (`Bash`, `tool_input.file_path`).
+    #[serde(rename = "claude-code")]
+    ClaudeCode,
 }
 
 #[derive(Deserialize)]
@@ -161,6 +182,8 @@ struct HookSpec {
     command: String,
     #[serde(default, deserialize_with = "timeout_secs")]
     timeout: Option<Duration>,
+    #[serde(default)]
+    payload: PayloadNames,
 }
 
 fn timeout_secs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
@@ -425,14 +448,29 @@ impl Hooks {
             payload.cwd = self.root.display().to_string();
         }
         let stdin = serde_json::to_vec(&payload).unwrap_or_default();
+        // What hooks from Claude Code are sent, made once when one of them runs.
+        let mut claude_stdin: Option<Vec<u8>> = None;
         let value = payload.match_value(event);
+        let tool_event = matches!(event, HookEvent::PreToolUse | HookEvent::PostToolUse);
         let mut outcome = HookOutcome::default();
-        for c in self
-            .commands
-            .iter()
-            .filter(|c| c.event == event && value.is_none_or(|v| c.matcher.matches(v)))
-        {
-            let r = run::run_one(c, &self.root, &stdin);
+        for c in self.commands.iter().filter(|c| {
+            c.event == event
+                && value.is_none_or(|v| {
+                    c.matcher.matches(v)
+                        || (c.claude_code
+                            && tool_event
+                            && claude::claude_names(v).any(|n| c.matcher.matches(n)))
+                })
+        }) {
+            let stdin = if c.claude_code {
+                claude_stdin.get_or_insert_with(|| {
+                    serde_json::to_vec(&claude::claude_code_payload(&payload, &self.root))
+                        .unwrap_or_default()
+                })
+            } else {
+                &stdin
+            };
+            let r = run::run_one(c, &self.root, stdin);
             run::interpret(event, &r, &mut outcome);
             outcome.runs.push(r);
         }
@@ -479,6 +517,7 @@ pub fn parse_hooks(src: &str, file: &Path) -> Result<Vec<HookCommand>, HooksErro
                     command: h.command,
                     timeout: h.timeout.unwrap_or(DEFAULT_TIMEOUT),
                     file: file.to_path_buf(),
+                    claude_code: h.payload == PayloadNames::ClaudeCode,
                 });
             }
         }

@@ -238,3 +238,35 @@ fn claude_code_matchers_map_to_neocode_tools() {
     assert_eq!(unknown, vec!["Notebook".to_string()]);
     assert_eq!(map_matcher("mcp__github__.*").0, "mcp__github__.*");
 }
+
+/// A hook marked `"payload": "claude-code"` is sent Claude Code's names and matched by them
+/// too (a hand-written `Bash` matcher); the others keep neocode's.
+#[test]
+fn a_claude_code_hook_is_sent_and_matched_by_claude_codes_names() {
+    let file = json!({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "cat > cc.json", "payload": "claude-code"}]},
+        {"matcher": "run_command", "hooks": [{"type": "command", "command": "cat > nc.json"}]}
+    ]}});
+    let (dir, hooks) = hooks_with(&file.to_string());
+    let ws = dir.path().join("ws");
+    let p = HookPayload {
+        tool_name: Some("run_command".into()),
+        tool_input: Some(json!({"command": "ruff check ."})),
+        ..HookPayload::new("s1", &ws)
+    };
+    let o = hooks.run_hooks(HookEvent::PreToolUse, &p);
+    assert_eq!(o.runs.len(), 2, "{:?}", o.errors);
+    let read = |f: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(ws.join(f)).unwrap()).unwrap()
+    };
+    assert_eq!(read("cc.json")["tool_name"], "Bash");
+    assert_eq!(read("cc.json")["tool_input"]["command"], "ruff check .");
+    assert_eq!(read("nc.json")["tool_name"], "run_command");
+    assert!(
+        hooks.commands()[0].claude_code && !hooks.commands()[1].claude_code,
+        "the payload field is read"
+    );
+    let bad = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x", "payload": "codex"}]}]}});
+    std::fs::write(ws.join(".neocode/hooks.json"), bad.to_string()).unwrap();
+    assert!(Hooks::load(&dir.path().join("home"), &ws).is_err());
+}

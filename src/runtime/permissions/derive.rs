@@ -7,8 +7,9 @@ use serde_json::Value;
 use super::files::{line_of, read_optional, user_home};
 use super::pattern;
 use super::rule::parse_rule;
+use super::rules::Rules;
 use super::shell::{self, Part};
-use super::types::{List, PATH_TOOLS, RulesError};
+use super::types::{List, PATH_TOOLS, RulesError, Verdict};
 
 /// The rule proposed when the user answers "always" to a call: the first of
 /// [`derive_rules`].
@@ -25,11 +26,14 @@ pub fn derive_rule(tool: &str, args: &Value, workspace: &Path) -> String {
 ///   when that looks like a subcommand (letters, digits, `-`, `_`, `:`, not starting with
 ///   `-`) are kept, the rest becomes `*`: `cargo test -p core` → `run_command(cargo test *)`,
 ///   `git diff --stat` → `run_command(git diff *)`. When only the command word would be
-///   kept (`python3 test_stats.py`, `rm -rf build`) the rule is the exact command, never
-///   `python3 *`. A command with nothing after the kept words is exact (`git status`).
+///   kept (`python3 test_stats.py`, `rm -rf build`, `sed -i 's/a b/c/' f`) the rule is the
+///   exact command, never `python3 *`; a word with spaces in it keeps a `*` for each run of
+///   spaces (`s/a*b/c/`), since a pattern's words are split at spaces. A command with nothing
+///   after the kept words is exact (`git status`).
 /// - File tools: the folder of the path, relative to the workspace, with `/**`
-///   (`src/a/b.rs` → `edit_file(src/a/**)`); a file at the root is named exactly
-///   (`edit_file(Cargo.toml)`); a path outside the workspace keeps its absolute folder.
+///   (`src/a/b.rs` → `edit_file(src/a/**)`); a file at the root gives the root's files of
+///   its extension (`write_file(./*.py)`), or itself when it has none
+///   (`edit_file(./Makefile)`); a path outside the workspace keeps its absolute folder.
 /// - Other tools (`update_plan`, MCP tools): the tool name.
 pub fn derive_rules(tool: &str, args: &Value, workspace: &Path) -> Vec<String> {
     let get = |k: &str| args.get(k).and_then(Value::as_str);
@@ -53,30 +57,94 @@ pub fn derive_rules(tool: &str, args: &Value, workspace: &Path) -> Vec<String> {
         return out;
     }
     if PATH_TOOLS.contains(&tool) {
-        let path = get("path").unwrap_or(".");
-        let abs = pattern::absolute(workspace, path, None);
-        let shown = match abs.strip_prefix(workspace) {
-            Ok(rel) => rel.to_path_buf(),
-            Err(_) => abs.clone(),
-        };
-        let is_dir = matches!(tool, "list_dir" | "grep") && !abs.is_file();
-        let glob = if is_dir {
-            if shown.as_os_str().is_empty() {
-                "**".to_string()
-            } else {
-                format!("{}/**", shown.display())
-            }
-        } else {
-            match shown.parent().filter(|p| !p.as_os_str().is_empty()) {
-                Some(dir) => format!("{}/**", dir.display()),
-                // A root file: exactly that file (with a `/` so it stays anchored).
-                None if abs.starts_with(workspace) => format!("./{}", shown.display()),
-                None => shown.display().to_string(),
-            }
-        };
-        return vec![format!("{tool}({glob})")];
+        return vec![format!(
+            "{tool}({})",
+            derive_glob(tool, get("path"), workspace)
+        )];
     }
     vec![tool.to_string()]
+}
+
+/// The glob a file tool's "always" rule proposes for `path` (see [`derive_rules`]).
+fn derive_glob(tool: &str, path: Option<&str>, workspace: &Path) -> String {
+    let abs = pattern::absolute(workspace, path.unwrap_or("."), None);
+    let inside = abs.starts_with(workspace);
+    let shown = match abs.strip_prefix(workspace) {
+        Ok(rel) => rel.to_path_buf(),
+        Err(_) => abs.clone(),
+    };
+    let escaped = |p: &Path| pattern::glob_escape(&p.display().to_string());
+    if matches!(tool, "list_dir" | "grep") && !abs.is_file() {
+        return if shown.as_os_str().is_empty() {
+            "**".to_string()
+        } else {
+            format!("{}/**", escaped(&shown))
+        };
+    }
+    if let Some(dir) = shown.parent().filter(|p| !p.as_os_str().is_empty()) {
+        return format!("{}/**", escaped(dir));
+    }
+    if !inside {
+        return escaped(&shown);
+    }
+    // A root file: the root's files of its extension (with a `/` so it stays anchored).
+    let ext = shown
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .filter(|e| !e.is_empty() && !e.contains(char::is_whitespace));
+    match ext {
+        Some(e) => format!("./*.{}", pattern::glob_escape(&e)),
+        None => format!("./{}", escaped(&shown)),
+    }
+}
+
+impl Rules {
+    /// The rules an "always" answer to `tool` with `args` would keep: one per part of a
+    /// command line that no rule allows yet ([`derive_rules`] for each), or the file tool's
+    /// folder or glob, or the tool. Empty when no rule can allow the call: a part the shell
+    /// grammar cannot account for, an `ask` or `deny` rule that covers it, or rules that
+    /// would still not allow it. These rules (with the session's grants) are what the
+    /// proposal is checked against.
+    pub fn propose(&self, tool: &str, args: &Value) -> Vec<String> {
+        let workspace = self.root.clone();
+        let mut out: Vec<String> = Vec::new();
+        if tool == "run_command" {
+            // A call without a command line gets no rule (never the whole tool).
+            let Some(cmd) = args.get("command").and_then(Value::as_str) else {
+                return Vec::new();
+            };
+            for p in shell::split(cmd) {
+                let Part::Simple { words, .. } = &p else {
+                    return Vec::new();
+                };
+                if self
+                    .decide_words(words)
+                    .is_some_and(|r| r.list == List::Allow)
+                {
+                    continue;
+                }
+                let r = format!("run_command({})", derive_words(words));
+                if !out.contains(&r) {
+                    out.push(r);
+                }
+            }
+        } else {
+            out = derive_rules(tool, args, &workspace);
+        }
+        if out.is_empty() {
+            return out;
+        }
+        let covered = self.with_session_grants(&out).decide(tool, args);
+        // Each proposed rule must parse (`with_session_grants` skips one that does not).
+        let all_parse = out
+            .iter()
+            .all(|r| parse_rule(r, &workspace, self.home_dir.as_deref()).is_ok());
+        if covered.verdict == Verdict::Allow && all_parse {
+            out
+        } else {
+            Vec::new()
+        }
+    }
 }
 
 fn derive_words(words: &[String]) -> String {
@@ -90,25 +158,63 @@ fn derive_words(words: &[String]) -> String {
     if words.len() > 1 && subcommand(&words[1]) {
         keep = 2;
     }
-    let spaced = |ws: &[String]| ws.iter().any(|w| w.chars().any(char::is_whitespace));
-    if keep >= words.len() || (keep == 1 && !spaced(words)) {
-        return words.join(" ");
+    let joined = |ws: &[String]| {
+        ws.iter()
+            .map(|w| pattern_word(w))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    if keep >= words.len() || keep == 1 {
+        return joined(words);
     }
-    format!("{} *", words[..keep].join(" "))
+    format!("{} *", joined(&words[..keep]))
 }
 
-/// Writes `rule` into the `list` of a rule file, keeping everything else in it (comments,
-/// other tables). `file` named `config.toml` gets it under `[permissions]`; any other file
-/// (`.neocode/permissions.toml`) at its top level. The folder is created when missing; a
-/// rule already in the list is not added twice. Returns whether the file changed.
+/// A command word as a pattern word: each run of whitespace (which would split the pattern)
+/// becomes `*`, and an empty word `*`.
+fn pattern_word(w: &str) -> String {
+    if w.is_empty() {
+        return "*".to_string();
+    }
+    let mut out = String::with_capacity(w.len());
+    let mut in_space = false;
+    for c in w.chars() {
+        if c.is_whitespace() {
+            if !in_space {
+                out.push('*');
+            }
+            in_space = true;
+        } else {
+            out.push(c);
+            in_space = false;
+        }
+    }
+    out
+}
+
+/// Writes `rule` into the `list` of a rule file: [`append_rules`] with one rule. Returns
+/// whether the file changed.
 pub fn append_rule(file: &Path, list: List, rule: &str) -> Result<bool, RulesError> {
+    append_rules(file, list, &[rule.to_string()]).map(|added| added > 0)
+}
+
+/// Writes `rules` into the `list` of a rule file in one write, keeping everything else in it
+/// (comments, other tables): the one place neocode writes a rule file. `file` named
+/// `config.toml` gets them under `[permissions]`; any other file
+/// (`.neocode/permissions.toml`) at its top level. The folder is created when missing; a
+/// rule already in the list is not added twice, and nothing is written when every rule is
+/// there already. Every rule is checked first: one that does not parse writes none. Returns
+/// how many rules were added.
+pub fn append_rules(file: &Path, list: List, rules: &[String]) -> Result<usize, RulesError> {
     let err = |line: usize, message: String| RulesError {
         file: file.to_path_buf(),
         line,
         message,
     };
     let root = file.parent().unwrap_or(Path::new("."));
-    parse_rule(rule, root, user_home().as_deref()).map_err(|m| err(0, m))?;
+    for rule in rules {
+        parse_rule(rule, root, user_home().as_deref()).map_err(|m| err(0, m))?;
+    }
     let src = read_optional(file)?.unwrap_or_default();
     let mut doc: toml_edit::DocumentMut = src.parse().map_err(|e: toml_edit::TomlError| {
         let line = e.span().map(|s| line_of(&src, s.start)).unwrap_or(0);
@@ -130,11 +236,18 @@ pub fn append_rule(file: &Path, list: List, rule: &str) -> Result<bool, RulesErr
         .or_insert_with(|| toml_edit::value(toml_edit::Array::new()))
         .as_array_mut()
         .ok_or_else(|| err(0, format!("`{}` is not a list", list.key())))?;
-    let rule = rule.trim();
-    if arr.iter().any(|v| v.as_str() == Some(rule)) {
-        return Ok(false);
+    let mut added = 0;
+    for rule in rules {
+        let rule = rule.trim();
+        if arr.iter().any(|v| v.as_str() == Some(rule)) {
+            continue;
+        }
+        arr.push(rule);
+        added += 1;
     }
-    arr.push(rule);
+    if added == 0 {
+        return Ok(0);
+    }
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| err(0, format!("cannot create {}: {e}", dir.display())))?;
@@ -143,5 +256,5 @@ pub fn append_rule(file: &Path, list: List, rule: &str) -> Result<bool, RulesErr
     std::fs::write(&tmp, doc.to_string())
         .and_then(|()| std::fs::rename(&tmp, file))
         .map_err(|e| err(0, format!("cannot write it: {e}")))?;
-    Ok(true)
+    Ok(added)
 }

@@ -22,7 +22,7 @@ mod rules;
 pub mod shell;
 mod types;
 
-pub use derive::{append_rule, derive_rule, derive_rules};
+pub use derive::{append_rule, append_rules, derive_rule, derive_rules};
 pub use rule::{Rule, parse_rule};
 pub use rules::{Rules, WorkspaceRules, rule_entries};
 pub use types::{Decision, List, RuleRef, RulesError, SESSION_SOURCE, Verdict};

@@ -134,7 +134,7 @@ impl PathPattern {
     }
 }
 
-fn glob_escape(s: &str) -> String {
+pub(super) fn glob_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if matches!(c, '*' | '?' | '[' | ']' | '{' | '}') {

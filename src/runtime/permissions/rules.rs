@@ -330,7 +330,7 @@ impl Rules {
     }
 
     /// The decision for one simple command's words.
-    fn decide_words(&self, words: &[String]) -> Option<&Rule> {
+    pub(super) fn decide_words(&self, words: &[String]) -> Option<&Rule> {
         let mut best: Option<&Rule> = None;
         for r in &self.rules {
             if !r.tool.matches("run_command") {

@@ -251,7 +251,11 @@ fn derived_rules_follow_the_heuristic() {
     );
     assert_eq!(
         d("write_file", json!({"path": "Cargo.toml"})),
-        "write_file(./Cargo.toml)"
+        "write_file(./*.toml)"
+    );
+    assert_eq!(
+        d("edit_file", json!({"path": "Makefile"})),
+        "edit_file(./Makefile)"
     );
     assert_eq!(d("update_plan", json!({})), "update_plan");
     // A derived rule allows the call it came from.
@@ -268,6 +272,86 @@ fn derived_rules_follow_the_heuristic() {
         let r = Rules::load(&dir.path().join("home"), &wsp).unwrap();
         assert_eq!(r.decide(tool, &args).verdict, Verdict::Allow, "{rule}");
     }
+}
+
+/// Issue 35: "always" on a compound command proposed `run_command(sed *)`, wider than the
+/// `sed` approved and still asking for the other three parts; it offered a rule where none
+/// could allow the command; a new file got that one path.
+#[test]
+fn always_proposes_one_narrow_rule_per_part_and_none_where_no_rule_can_allow() {
+    let (dir, r) = setup(
+        "allow = [\"run_command(git status)\"]\nask = [\"run_command(git push *)\"]\n",
+        "",
+    );
+    let ws = dir.path().join("ws");
+    let run = |c: &str| json!({ "command": c });
+    let line = "sed -i 's/old name/new name/' app.py && git mv old.py new.py && rm -f stale.py && python3 -m unittest";
+    let proposed = r.propose("run_command", &run(line));
+    assert_eq!(
+        proposed,
+        vec![
+            "run_command(sed -i s/old*name/new*name/ app.py)",
+            "run_command(git mv *)",
+            "run_command(rm -f stale.py)",
+            "run_command(python3 -m unittest)",
+        ]
+    );
+    // Together they allow the whole line, and each is no wider than its part.
+    let granted = r.with_session_grants(&proposed);
+    assert_eq!(cmd(&granted, line).verdict, Verdict::Allow);
+    assert_eq!(
+        cmd(&granted, "sed -i 's/x/y/' other.py").verdict,
+        Verdict::Default
+    );
+    assert_eq!(cmd(&granted, "rm -rf /").verdict, Verdict::Default);
+    // A part a rule allows already needs no new rule.
+    assert_eq!(
+        r.propose("run_command", &run("git status && cargo build")),
+        vec!["run_command(cargo build)"]
+    );
+    // No rule can allow: a redirect to a file, an `ask` rule, a part the grammar cannot read.
+    for c in [
+        "git checkout -- a.py > log.txt",
+        "git push origin main",
+        "cargo build && git push",
+        "eval \"$CMD\"",
+        "for f in *; do rm $f; done",
+    ] {
+        assert_eq!(
+            r.propose("run_command", &run(c)),
+            Vec::<String>::new(),
+            "{c}"
+        );
+    }
+    assert_eq!(
+        r.propose("run_command", &json!({})),
+        Vec::<String>::new(),
+        "no command: never the whole tool"
+    );
+    // File tools: a folder, or the root's files of the extension; each allows the call.
+    for (tool, path, rule) in [
+        ("write_file", "notes.py", "write_file(./*.py)"),
+        ("edit_file", "src/deep/a.rs", "edit_file(src/deep/**)"),
+        ("write_file", "[x]/a.txt", "write_file([[]x[]]/**)"),
+    ] {
+        let args = json!({ "path": path });
+        assert_eq!(r.propose(tool, &args), vec![rule.to_string()], "{path}");
+        let granted = r.with_session_grants(&[rule.to_string()]);
+        assert_eq!(
+            granted.decide(tool, &args).verdict,
+            Verdict::Allow,
+            "{rule}"
+        );
+    }
+    let granted = r.with_session_grants(&["write_file(./*.py)".to_string()]);
+    assert_eq!(
+        granted
+            .decide("write_file", &json!({"path": "sub/x.py"}))
+            .verdict,
+        Verdict::Default,
+        "the root's files only"
+    );
+    assert!(ws.is_dir());
 }
 
 #[test]

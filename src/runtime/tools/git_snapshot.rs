@@ -126,3 +126,26 @@ pub(crate) fn read(root: &Path, tree: &str, path: &str) -> Result<Option<(Vec<u8
     }
     Ok(Some((blob.stdout, mode)))
 }
+
+/// The paths (relative to `root`) staged in the user's index — `git add`ed, differing from
+/// `HEAD` — when `root` is a git work tree's top level; empty otherwise or when git fails.
+/// Reads the index and `HEAD` only (no filter runs).
+pub(crate) fn staged(root: &Path) -> Vec<String> {
+    if !root.join(".git").exists() {
+        return Vec::new();
+    }
+    let Ok(o) = git(root, None)
+        .args(["diff", "--cached", "--name-only", "--no-renames", "-z"])
+        .output()
+    else {
+        return Vec::new();
+    };
+    if !o.status.success() {
+        return Vec::new();
+    }
+    String::from_utf8_lossy(&o.stdout)
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect()
+}

@@ -125,6 +125,12 @@ impl OwnWrite {
     /// After writing `written` (relative, `.neocode/permissions.toml`): records the trust
     /// anew when the workspace was trusted before and nothing else changed. Whether it did.
     pub fn done(self, written: &str) -> Result<bool, TrustError> {
+        self.done_all(&[written])
+    }
+
+    /// [`OwnWrite::done`] after writing several files (`hooks import` writes the hooks and
+    /// the rules).
+    pub fn done_all(self, written: &[&str]) -> Result<bool, TrustError> {
         let Some(before) = self.before else {
             return Ok(false);
         };
@@ -133,7 +139,7 @@ impl OwnWrite {
             let others = |s: &scan::Scan| {
                 s.files
                     .iter()
-                    .filter(|f| f.path != written)
+                    .filter(|f| !written.contains(&f.path.as_str()))
                     .map(|f| (f.path.clone(), f.sha256.clone()))
                     .collect::<Vec<_>>()
             };

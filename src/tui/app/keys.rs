@@ -58,14 +58,16 @@ impl App {
             }
             Overlay::AlwaysRule {
                 call_id,
-                input,
+                rules,
+                selected,
                 scope,
-            } => return self.always_rule_key(call_id, input, scope, key),
+            } => return self.always_rule_key(call_id, rules, selected, scope, key),
             Overlay::Confirm(what) => return self.confirm_key(what, key),
             Overlay::Plan(p) => return self.plan_key(p, key),
             Overlay::Models { names, selected } => return self.models_key(names, selected, key),
             Overlay::Resume => return self.resume_key(key),
             Overlay::Rewind(d) => return self.rewind_key(d, key),
+            Overlay::Permissions(d) => return self.permissions_key(d, key),
             Overlay::Search(mut s) => {
                 return self.search_key(&mut s, key).unwrap_or_else(|| {
                     self.overlay = Overlay::Search(s);
@@ -198,59 +200,56 @@ impl App {
         }
     }
 
-    /// A key while the rule of an "always" answer is edited: Enter runs the call and keeps
-    /// the rule, Tab changes where, Esc goes back to the question.
+    /// A key while the rules of an "always" answer are edited: Enter runs the call and keeps
+    /// the rules (a rule emptied is left out), ↑↓ choose the rule the status line edits, Tab
+    /// changes where, Esc goes back to the question.
     fn always_rule_key(
         &mut self,
         call_id: String,
-        mut input: Input,
-        scope: crate::runtime::agent::RuleScope,
+        mut rules: Vec<Input>,
+        mut selected: usize,
+        mut scope: crate::runtime::agent::RuleScope,
         key: KeyEvent,
     ) -> Vec<Effect> {
         match key.code {
             KeyCode::Enter => {
-                let rule = input.text.trim().to_string();
-                if rule.is_empty() {
+                let kept: Vec<String> = rules
+                    .iter()
+                    .map(|i| i.text.trim().to_string())
+                    .filter(|r| !r.is_empty())
+                    .collect();
+                if kept.is_empty() {
                     self.say("A rule cannot be empty: type one, or Esc to go back.");
-                    self.overlay = Overlay::AlwaysRule {
-                        call_id,
-                        input,
-                        scope,
-                    };
-                    return Vec::new();
-                }
-                if self
+                } else if self
                     .live_here()
                     .and_then(|l| l.asking.front())
                     .is_some_and(|a| a.call_id == call_id)
                 {
-                    self.with_conv(|c, ctx| c.reply_always(rule, scope, ctx))
+                    return self.with_conv(|c, ctx| c.reply_always(kept, scope, ctx));
                 } else {
-                    Vec::new()
+                    return Vec::new();
                 }
             }
-            KeyCode::Tab => {
-                self.overlay = Overlay::AlwaysRule {
-                    call_id,
-                    input,
-                    scope: scope.next(),
-                };
-                Vec::new()
-            }
+            KeyCode::Tab => scope = scope.next(),
+            KeyCode::Up => selected = selected.saturating_sub(1),
+            KeyCode::Down => selected = (selected + 1).min(rules.len().saturating_sub(1)),
             KeyCode::Esc => {
                 self.say("Still asking: y yes, n no, r no with a reason, a always.");
-                Vec::new()
+                return Vec::new();
             }
             _ => {
-                input.key(&key);
-                self.overlay = Overlay::AlwaysRule {
-                    call_id,
-                    input,
-                    scope,
-                };
-                Vec::new()
+                if let Some(input) = rules.get_mut(selected) {
+                    input.key(&key);
+                }
             }
         }
+        self.overlay = Overlay::AlwaysRule {
+            call_id,
+            rules,
+            selected,
+            scope,
+        };
+        Vec::new()
     }
 
     /// A key over a yes/no question.
@@ -486,7 +485,13 @@ impl App {
             Overlay::Rename { input, .. } => input.paste(text),
             Overlay::Search(s) => s.input.paste(text),
             Overlay::DenyReason { input, .. } => input.paste(text),
-            Overlay::AlwaysRule { input, .. } => input.paste(text),
+            Overlay::AlwaysRule {
+                rules, selected, ..
+            } => {
+                if let Some(input) = rules.get_mut(*selected) {
+                    input.paste(text);
+                }
+            }
             Overlay::None if self.screen == Screen::Conversation => {
                 // A pasted path of an existing image (a file dragged into the terminal)
                 // attaches the image.

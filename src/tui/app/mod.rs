@@ -20,6 +20,7 @@ mod detail;
 mod find;
 mod keys;
 mod list;
+mod permissions;
 mod resume;
 mod rewind;
 mod state;

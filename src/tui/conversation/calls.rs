@@ -62,7 +62,7 @@ impl Conversation {
         &mut self,
         call: ToolCall,
         reason: String,
-        rule: String,
+        rules: Vec<String>,
         ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         let now = ctx.now_ms;
@@ -77,7 +77,7 @@ impl Conversation {
             l.asking.push_back(Asked {
                 call_id: call.id,
                 step: l.current_step.clone(),
-                rule,
+                rules,
             });
         }
         if self.live_here(ctx.screen, ctx.detail()).is_none() {
@@ -146,10 +146,11 @@ impl Conversation {
             }
         }
         let cmd = if approve {
-            ctx.say(if always {
-                "Allowed; the proposed rule is kept for this session."
-            } else {
-                "Allowed."
+            ctx.say(match asked.rules.len() {
+                _ if !always => "Allowed.",
+                0 => "Allowed once: no rule can allow this call.",
+                1 => "Allowed; the proposed rule is kept for this session.",
+                _ => "Allowed; the proposed rules are kept for this session.",
             });
             TurnCommand::Approve {
                 call_id: id,
@@ -165,26 +166,36 @@ impl Conversation {
         vec![Ask::Effect(Effect::Turn(TurnEffect::Command(cmd)))]
     }
 
-    /// "Always" for the asked call: its proposed rule is shown to edit, and where to keep it
-    /// is chosen (this session unless Tab changes it), before it is sent.
+    /// "Always" for the asked call: its proposed rules are shown to edit (the card lists
+    /// them, the status line edits the selected one), and where to keep them is chosen (this
+    /// session unless Tab changes it), before they are sent. When no rule can allow the call
+    /// there is no "always": the status line says so and the card still asks.
     pub(super) fn ask_always_rule(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
-        if let Some(a) = self
+        let Some(a) = self
             .live_here(ctx.screen, ctx.detail())
             .and_then(|l| l.asking.front().cloned())
-        {
-            *ctx.overlay = Overlay::AlwaysRule {
-                call_id: a.call_id,
-                input: Input::with(&a.rule),
-                scope: crate::runtime::agent::RuleScope::Session,
-            };
+        else {
+            return Vec::new();
+        };
+        if a.rules.is_empty() {
+            ctx.fail(
+                "No rule can allow this call (see the card), so there is no \"always\": y runs it once, n does not.",
+            );
+            return Vec::new();
         }
+        *ctx.overlay = Overlay::AlwaysRule {
+            call_id: a.call_id,
+            rules: a.rules.iter().map(|r| Input::with(r)).collect(),
+            selected: 0,
+            scope: crate::runtime::agent::RuleScope::Session,
+        };
         Vec::new()
     }
 
-    /// Runs the asked call and keeps `rule` at `scope`.
+    /// Runs the asked call and keeps `rules` at `scope`.
     pub fn reply_always(
         &mut self,
-        rule: String,
+        rules: Vec<String>,
         scope: crate::runtime::agent::RuleScope,
         ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
@@ -195,17 +206,24 @@ impl Conversation {
             {
                 *cmd = TurnCommand::AlwaysAllow {
                     call_id: call_id.clone(),
-                    rule: rule.clone(),
+                    rules: rules.clone(),
                     scope,
                 };
             }
         }
         if !asks.is_empty() {
-            ctx.say(format!(
-                "Allowed; `{}` is kept for {}.",
-                crate::sanitize::line(&rule),
-                scope.label()
-            ));
+            ctx.say(match rules.as_slice() {
+                [one] => format!(
+                    "Allowed; `{}` is kept for {}.",
+                    crate::sanitize::line(one),
+                    scope.label()
+                ),
+                many => format!(
+                    "Allowed; {} rules are kept for {} (/permissions lists them).",
+                    many.len(),
+                    scope.label()
+                ),
+            });
         }
         asks
     }

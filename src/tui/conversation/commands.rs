@@ -49,6 +49,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("/limits", "", "budgets of this session: used and left"),
     (
+        "/permissions",
+        "",
+        "every permission rule in force and where it comes from (this session, the workspace, your config); d revokes this session's",
+    ),
+    (
         "/approve",
         "[ask|auto-edit|never-ask|network]",
         "show or set the approval policy; `network` opens the network to this session's commands",

@@ -119,7 +119,7 @@ impl Conversation {
             || self.draft
             || self.turn_active()
             || self.turn_running
-            || self.agent.provider.is_err()
+            || self.next_model(ctx.detail()).is_err()
             || self.queue_held(ctx.detail()).is_some()
         {
             return Vec::new();

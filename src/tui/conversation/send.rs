@@ -20,7 +20,7 @@ impl Conversation {
             return Vec::new();
         }
         let slash = self.composer.text().trim_start().starts_with('/');
-        if !slash && self.agent.provider.is_ok() && self.turn_active() {
+        if !slash && self.next_model(ctx.detail()).is_ok() && self.turn_active() {
             let Outcome::Submit(text) = self
                 .composer
                 .key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
@@ -34,7 +34,7 @@ impl Conversation {
             self.queue_hold = None;
             return self.deliver_next(ctx);
         }
-        if !slash && let Some(why) = self.send_blocked() {
+        if !slash && let Some(why) = self.send_blocked(ctx.detail()) {
             ctx.fail(why);
             return Vec::new();
         }
@@ -51,8 +51,8 @@ impl Conversation {
     }
 
     /// Why a message cannot be sent now, if it cannot (the editor keeps the text).
-    pub fn send_blocked(&self) -> Option<String> {
-        if let Err(m) = &self.agent.provider {
+    pub fn send_blocked(&self, detail: Option<&crate::tui::browse::Detail>) -> Option<String> {
+        if let Err(m) = &self.next_model(detail) {
             return Some(format!("Cannot send: {}", sanitize::line(m)));
         }
         if self.turn_active() {
@@ -173,7 +173,7 @@ impl Conversation {
 
     /// Ctrl-R: the calls a stopped session left are run again.
     pub(super) fn rerun_interrupted(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
-        if let Err(m) = &self.agent.provider {
+        if let Err(m) = &self.next_model(ctx.detail()) {
             let m = sanitize::line(m).into_owned();
             ctx.fail(format!("Cannot rerun: {m}"));
             return Vec::new();
@@ -227,6 +227,8 @@ impl Conversation {
             TurnEffect::AllowNetwork { .. } => "allow the network",
             TurnEffect::Skill { name: None, .. } => "list the skills",
             TurnEffect::Skill { name: Some(_), .. } => "activate the skill",
+            TurnEffect::Permissions { .. } => "list the permission rules",
+            TurnEffect::RevokeGrant { .. } => "revoke the rule",
         };
         if let (TurnEffect::Model { .. }, Some(prev)) = (effect, self.model_before.take()) {
             self.agent.provider = prev;

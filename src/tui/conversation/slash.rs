@@ -35,6 +35,14 @@ impl Conversation {
             "/model" => self.slash_model(open, arg, ctx),
             "/provider" => self.slash_provider(open, arg, ctx),
             "/approve" if arg == "network" => self.slash_allow_network(open, ctx),
+            "/permissions" => {
+                ctx.say("Reading the permission rules…");
+                vec![Ask::Effect(crate::tui::effect::Effect::Turn(
+                    crate::tui::effect::TurnEffect::Permissions {
+                        session_id: open.filter(|_| !self.draft),
+                    },
+                ))]
+            }
             "/skill" => self.slash_skill(open, arg, ctx),
             "/approve" => self.slash_approve(arg, ctx),
             "/attach" => {

@@ -59,6 +59,23 @@ impl Conversation {
                 ctx.say(msg);
                 Vec::new()
             }
+            (Intent::Revoke, ok) => {
+                if ok {
+                    ctx.say(msg);
+                } else {
+                    ctx.fail(msg);
+                }
+                // The open `/permissions` list is read again.
+                let mut asks = vec![Ask::RefreshDetail];
+                if let crate::tui::dialog::Overlay::Permissions(d) = &*ctx.overlay {
+                    asks.push(Ask::Effect(crate::tui::effect::Effect::Turn(
+                        crate::tui::effect::TurnEffect::Permissions {
+                            session_id: d.session_id.clone(),
+                        },
+                    )));
+                }
+                asks
+            }
         }
     }
 
@@ -75,8 +92,11 @@ impl Conversation {
                 summary,
             } => self.tool_call(call, kind, summary, ctx),
             TurnEvent::ApprovalNeeded {
-                call, reason, rule, ..
-            } => self.approval_needed(call, reason, rule, ctx),
+                call,
+                reason,
+                rules,
+                ..
+            } => self.approval_needed(call, reason, rules, ctx),
             TurnEvent::ToolResult {
                 call_id,
                 text,
@@ -167,19 +187,21 @@ impl Conversation {
     }
 
     /// The model the next request of the open conversation (`detail`) uses: the session's
-    /// own (kept in its header, `/model`), else the configured one.
+    /// own (kept in its header, `/model`), else the configured one. A session that keeps a
+    /// `[providers.NAME]` profile (`/provider`) has its model even when nothing else is
+    /// configured: the runtime runs it on that profile (and says so if it cannot).
     pub fn next_model(&self, detail: Option<&Detail>) -> Result<String, String> {
         let d = detail.filter(|_| !self.draft);
         let switched = match (d, &self.model_switch) {
             (Some(d), Some((id, name))) if *id == d.id => Some(name.as_str()),
             _ => None,
         };
-        let own = switched.or_else(|| {
-            d.and_then(|d| d.header.as_ref())
-                .and_then(|h| crate::runtime::agent::session_model(h))
-        });
+        let header = d.and_then(|d| d.header.as_ref());
+        let own = switched.or_else(|| header.and_then(crate::runtime::agent::session_model));
+        let profiled = header.is_some_and(|h| h.profile.is_some());
         match (&self.agent.provider, own) {
             (Ok(_), Some(m)) => Ok(m.to_string()),
+            (Err(_), Some(m)) if profiled => Ok(m.to_string()),
             (p, _) => p.clone(),
         }
     }

@@ -20,6 +20,16 @@ fn approval_hints() -> Vec<(&'static str, &'static str)> {
     keymap::bar(Context::Approval).collect()
 }
 
+/// The "always" rules being edited (their texts) and the one the status line edits.
+fn always_editing(app: &App) -> Option<(Vec<String>, usize)> {
+    match &app.overlay {
+        crate::tui::dialog::Overlay::AlwaysRule {
+            rules, selected, ..
+        } => Some((rules.iter().map(|i| i.text.clone()).collect(), *selected)),
+        _ => None,
+    }
+}
+
 /// Prompt tokens of the latest model call the open transcript holds (how full the context
 /// is); the live turn's newer figure wins.
 /// The context now: what the next request carries (and whether it is an estimate, right
@@ -161,7 +171,12 @@ fn body(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let live = app.live_here();
     if let Some(l) = live {
         let hints = approval_hints();
-        extra = live::live_lines(l, stored_last, w, app.now_ms, &hints, t);
+        let editing = always_editing(app);
+        let prompt = live::Prompt {
+            hints: &hints,
+            editing: editing.as_ref().map(|(r, i)| (r.as_slice(), *i)),
+        };
+        extra = live::live_lines(l, stored_last, w, app.now_ms, &prompt, t);
         if let Some(e) = l.error.as_ref() {
             let full = format!(" ✗ {} ", sanitize::line(e));
             let border = area.width.saturating_sub(2) as usize;

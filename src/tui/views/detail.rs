@@ -143,7 +143,11 @@ pub(super) fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rec
         Some(l) if tr.follow_end || tr.last_seq == 0 => {
             let hints: Vec<(&'static str, &'static str)> =
                 crate::tui::keymap::bar(crate::tui::keymap::Context::Approval).collect();
-            crate::tui::live::live_lines(l, tr.last_seq, w, app.now_ms, &hints, th)
+            let prompt = crate::tui::live::Prompt {
+                hints: &hints,
+                editing: None,
+            };
+            crate::tui::live::live_lines(l, tr.last_seq, w, app.now_ms, &prompt, th)
         }
         _ => Vec::new(),
     };

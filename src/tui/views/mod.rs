@@ -9,6 +9,7 @@ pub use crate::tui::help;
 mod list;
 mod overlay;
 mod parts;
+mod permissions;
 mod popup;
 mod resume;
 mod rewind;
@@ -111,9 +112,23 @@ fn status_line(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let editing = match &app.overlay {
         Overlay::Rename { input, .. } => Some(("Rename to: ", input)),
         Overlay::DenyReason { input, .. } => Some(("Deny because: ", input)),
-        Overlay::AlwaysRule { input, scope, .. } => {
-            always = format!("Always allow, for {}: ", scope.label());
-            Some((always.as_str(), input))
+        Overlay::AlwaysRule {
+            rules,
+            selected,
+            scope,
+            ..
+        } => {
+            always = if rules.len() > 1 {
+                format!(
+                    "Always allow, for {} (rule {} of {}): ",
+                    scope.label(),
+                    selected + 1,
+                    rules.len()
+                )
+            } else {
+                format!("Always allow, for {}: ", scope.label())
+            };
+            rules.get(*selected).map(|input| (always.as_str(), input))
         }
         Overlay::Plan(p) => p.dropping.as_ref().map(|i| ("Drop steps (ids): ", i)),
         _ => None,
@@ -218,6 +233,14 @@ fn bar_entries(app: &App) -> Vec<(&'static str, &'static str)> {
         for c in app.turn_contexts() {
             out.extend(keymap::bar(c));
         }
+        if app
+            .live_here()
+            .is_some_and(|l| l.asking.front().is_some_and(|a| a.rules.is_empty()))
+        {
+            // No rule can allow the call asked about: no "always".
+            let always = keymap::bar_entry(keymap::Context::Approval, A::ApproveAlways);
+            out.retain(|e| Some(*e) != always);
+        }
         if !out.is_empty() {
             // The turn's keys first, then help; Esc cancels a running turn, so back is
             // offered only when no turn runs.
@@ -293,6 +316,13 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Overlay::ConfirmDelete { .. } => vec![("y", "delete"), ("n/Esc", "keep")],
         Overlay::Rename { .. } => vec![("Enter", "save"), ("Esc", "cancel")],
         Overlay::DenyReason { .. } => vec![("Enter", "deny with this reason"), ("Esc", "back")],
+        Overlay::AlwaysRule { rules, .. } if rules.len() > 1 => vec![
+            ("Enter", "run it, keep these rules"),
+            ("↑↓", "choose a rule to edit"),
+            ("Ctrl-U", "clear (an empty rule is left out)"),
+            ("Tab", "session / workspace / everywhere"),
+            ("Esc", "back"),
+        ],
         Overlay::AlwaysRule { .. } => vec![
             ("Enter", "run it, keep this rule"),
             ("Tab", "session / workspace / everywhere"),
@@ -310,6 +340,11 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
             ("Tab", "choose"),
             ("↑↓", "scroll"),
             ("Esc", "cancel"),
+        ],
+        Overlay::Permissions(_) => vec![
+            ("↑↓", "choose"),
+            ("d", "revoke (this session's)"),
+            ("Esc", "close"),
         ],
         Overlay::Resume => vec![
             ("type", "to filter"),

@@ -74,6 +74,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {
         Overlay::Models { names, selected } => models(frame, app, size, names, *selected),
         Overlay::Resume => super::resume::draw(frame, app, size),
         Overlay::Rewind(d) => super::rewind::draw(frame, app, d),
+        Overlay::Permissions(d) => super::permissions::draw(frame, app, size, d),
     }
 }
 

@@ -164,3 +164,68 @@ fn always_proposes_a_prefix_rule_and_keeps_it_at_each_scope() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("Allow run_command echo alpha 7?"), "{out}");
 }
+
+/// Issue 35: "always" on a compound command proposed one rule (`run_command(sed *)`, wider
+/// than the `sed` approved) and the other parts asked again. Now every part gets its own
+/// narrow rule, listed together (each can be changed), and the same line then runs without
+/// asking; a command no rule can allow (a redirect to a file) offers no "always".
+#[test]
+fn always_on_a_compound_command_keeps_one_rule_per_part_and_none_where_no_rule_can() {
+    let env = Env::new();
+    std::fs::write(env.workdir.join("a.txt"), "old text\n").unwrap();
+    std::fs::write(env.workdir.join("stale.txt"), "x").unwrap();
+    let line =
+        r#"{"command":"sed -i 's/old text/new text/' a.txt && rm -f stale.txt && cat a.txt"}"#;
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("t1", "run_command", line),
+            ("t2", "run_command", line),
+            ("t3", "run_command", r#"{"command":"echo hi > out.txt"}"#),
+        ]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    // t1: always, Enter keeps the three rules, Enter: this session. t2 runs without asking.
+    // t3: `a` is not an answer there (no rule can allow it), then no. (The spare "n"s keep a
+    // regression that asks more often from waiting for input forever.)
+    let (code, out) = on_tty(&env, &srv, &["fix it"], "a\n\n\na\nn\nn\nn\nn\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("[a]lways (proposes a rule for each part)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Rules, one for each part of the command:"),
+        "{out}"
+    );
+    assert!(
+        out.contains("1. run_command(sed -i s/old*text/new*text/ a.txt)"),
+        "{out}"
+    );
+    assert!(out.contains("2. run_command(rm -f stale.txt)"), "{out}");
+    assert!(out.contains("3. run_command(cat a.txt)"), "{out}");
+    assert!(!out.contains("run_command(sed *)"), "{out}");
+    assert!(
+        out.contains("Keep these 3 rules for [s]this session"),
+        "{out}"
+    );
+    assert!(out.contains("Kept for this session."), "{out}");
+    // The second identical line ran without asking: one question for the sed line.
+    assert_eq!(out.matches("Allow run_command sed -i").count(), 1, "{out}");
+    assert!(
+        out.contains(
+            "allowed by rule run_command(sed -i s/old*text/new*text/ a.txt) (this session)"
+        ) || out.contains("allowed by rule run_command(cat a.txt) (this session)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("[y]es / [n]o (no rule can allow this call, so there is no \"always\")"),
+        "{out}"
+    );
+    assert!(out.contains("No rule can allow this call"), "{out}");
+    assert!(!env.workdir.join("out.txt").exists(), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(env.workdir.join("a.txt")).unwrap(),
+        "new text\n"
+    );
+}

@@ -437,7 +437,7 @@ fn always_for_this_workspace_keeps_a_trusted_workspace_trusted() {
     gate.load().unwrap();
     let mut grants = Vec::new();
     gate.keep(
-        "run_command(ls *)",
+        &["run_command(ls *)".to_string()],
         neocode::runtime::agent::RuleScope::Workspace,
         &mut grants,
     )
@@ -464,7 +464,7 @@ fn always_for_an_untrusted_workspace_applies_to_the_session_only() {
     assert!(gate.left_out.is_some());
     let mut grants = Vec::new();
     gate.keep(
-        "run_command(ls *)",
+        &["run_command(ls *)".to_string()],
         neocode::runtime::agent::RuleScope::Workspace,
         &mut grants,
     )

@@ -86,7 +86,7 @@ impl TurnRunner for Double {
                 call,
                 summary: "make".into(),
                 reason: "policy ask".into(),
-                rule: "run_command(make)".into(),
+                rules: vec!["run_command(make)".into()],
             });
             let (text, is_error) = match commands.recv() {
                 Ok(TurnCommand::Approve { always, .. }) => {

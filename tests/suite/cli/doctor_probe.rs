@@ -366,3 +366,64 @@ fn doctor_names_a_refused_reasoning_round_trip() {
     assert!(row(&out, "FAILED").contains("Invalid `signature`"), "{out}");
     assert_eq!(srv.request_count(), 3, "a 400 is not retried");
 }
+
+/// Issue 35: on a 2,048-token server (llama-cpp-python's behaviour: a streamed overflow is an
+/// empty answer, an unstreamed one a 400 with the numbers) doctor always failed — its tool
+/// turn's prompt needed about 4,700 tokens even with `context_window = 2048` set — and its
+/// advice spoke of compacting a session that does not exist. Now the probe is sized to the
+/// configured window, and without one it is sent again sized to the window the overflow told.
+#[test]
+fn doctor_fits_its_probe_to_a_small_window_configured_or_told_by_an_overflow() {
+    for config in ["context_window = 2048\n", ""] {
+        let env = Env::new(KEY, config);
+        let srv = ScriptedServer::start_llama_like(
+            chat_answers(&[("call_1", "echo", r#"{"text":"ok"}"#)]),
+            LlamaLike { window: 2048 },
+        )
+        .unwrap();
+        let (code, out, err) = doctor(&env, Some(&srv), &[]);
+        assert_eq!(code, 0, "{config:?}\n{out}\n{err}");
+        assert_eq!(row(&out, "tool calls"), "supported", "{out}");
+        assert!(!out.contains("FAILED"), "{out}");
+        assert!(!out.contains("session"), "{out}");
+        assert!(!err.contains("session"), "{err}");
+        // With the window configured no request overflows; without, the first tool turn
+        // does (the overflow tells the window), and everything after it fits.
+        let sizes: Vec<usize> = srv.requests().iter().map(|r| r.body.len() / 4).collect();
+        let first_over = sizes.iter().position(|t| *t > 2048);
+        if config.is_empty() {
+            let last_over = sizes.iter().rposition(|t| *t > 2048);
+            assert!(first_over.is_some(), "{sizes:?}");
+            assert!(last_over < Some(sizes.len() - 2), "{sizes:?}");
+        } else {
+            assert_eq!(first_over, None, "{sizes:?}");
+        }
+        if config.is_empty() {
+            // The overflow told the window: the report says it.
+            assert!(
+                row(&out, "context window").starts_with("2048 tokens (told by the server"),
+                "{out}"
+            );
+        }
+    }
+}
+
+/// A window too small for any probe: the failure says what to set, not to compact a session.
+#[test]
+fn doctor_on_a_window_too_small_for_the_probe_says_what_to_set() {
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start_llama_like(
+        chat_answers(&[("call_1", "echo", r#"{"text":"ok"}"#)]),
+        LlamaLike { window: 120 },
+    )
+    .unwrap();
+    let (code, out, err) = doctor(&env, Some(&srv), &[]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    let failed = row(&out, "FAILED");
+    assert!(
+        failed.contains("the probe's prompt does not fit the server's context window"),
+        "{out}"
+    );
+    assert!(failed.contains("set context_window in"), "{out}");
+    assert!(!out.contains("session"), "{out}");
+}

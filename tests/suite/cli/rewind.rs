@@ -630,3 +630,66 @@ fn export_with_files_lets_a_rewind_work_after_import_into_another_home() {
     assert!(stderr(&o).contains("does not match"), "{}", stderr(&o));
     assert!(third.nc(&["show", &id]).status.code() != Some(0));
 }
+
+/// Issue 35: a rewind put the files back but left what the model had `git add`ed staged,
+/// without a word. The preview (and the report after) names the staged files and the
+/// command that unstages them; the index itself is the user's and is left alone.
+#[test]
+fn a_rewind_names_the_files_left_staged_in_gits_index() {
+    let env = Env::new(KEY, "[sandbox]\nmode = \"off\"\n");
+    git(&env.workdir, &["init", "-q"]);
+    env.put("tracked.txt", "t1\n", 0o644);
+    git(&env.workdir, &["add", "tracked.txt"]);
+    git(
+        &env.workdir,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "one",
+        ],
+    );
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "c1",
+            "run_command",
+            &args(json!({"command": "echo t2 > tracked.txt && git add tracked.txt"})),
+        )]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    ok(env
+        .cmd(
+            Some(&srv),
+            &["run", "--approve", "never-ask", "change and stage"],
+        )
+        .output()
+        .unwrap());
+    let id = env.shown("last")["id"].as_str().unwrap().to_string();
+    let dry = ok(env.nc(&["rewind", &id, "--to", "1", "--dry-run"]));
+    assert!(
+        dry.contains(
+            "git: tracked.txt is staged (git add): a rewind puts the files back, not git's index; `git restore --staged -- tracked.txt` unstages it"
+        ),
+        "{dry}"
+    );
+    let o = env.nc(&["rewind", &id, "--to", "1", "--yes"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("tracked.txt is staged"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(env.file("tracked.txt"), Some((b"t1\n".to_vec(), 0o644)));
+    // The index is still the model's: what the note says to run unstages it.
+    assert_eq!(
+        git(&env.workdir, &["diff", "--cached", "--name-only"]),
+        b"tracked.txt\n"
+    );
+    git(&env.workdir, &["restore", "--staged", "--", "tracked.txt"]);
+    assert!(git(&env.workdir, &["status", "--porcelain"]).is_empty());
+}

@@ -190,6 +190,70 @@ fn rules_list_shows_every_rule_with_its_source() {
     assert!(stdout(&o).starts_with("no rules"), "{}", stdout(&o));
 }
 
+/// Issue 35: a session's own rules ("always" for this session) were invisible to `rules list`
+/// and `rules check`; `--session ID` shows them and decides with them.
+#[test]
+fn rules_list_and_check_take_a_sessions_own_rules() {
+    use neocode::session::{Change, NewSession, RuntimeLedger, StateUpdate};
+    let w = Ws::new();
+    let ws_file = w.write("ws/.neocode/permissions.toml", RULES);
+    let sessions = w.env.sessions();
+    let h = sessions.new_session(NewSession::default()).unwrap();
+    sessions
+        .update_state(
+            &h.id,
+            &StateUpdate {
+                ledger: Change::Set(RuntimeLedger {
+                    approved_tools: vec![
+                        "run_command(sed -i s/a/b/ f.py)".into(),
+                        "sandbox:network".into(),
+                    ],
+                    ..RuntimeLedger::default()
+                }),
+                ..StateUpdate::default()
+            },
+        )
+        .unwrap();
+    let short = &h.id[..8];
+    let o = w.run(&["rules", "list", "--session", short]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("allow  run_command(sed -i s/a/b/ f.py)  this session ({short})"),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("network  its commands may use the network"),
+        "{out}"
+    );
+    assert_eq!(
+        lines[2],
+        format!("allow  run_command(cargo test *)  {}:2", ws_file.display())
+    );
+    // Without --session: the files' rules only, as before.
+    let o = w.run(&["rules", "list"]);
+    assert!(!stdout(&o).contains("this session"), "{}", stdout(&o));
+
+    let line = "sed -i s/a/b/ f.py && cargo test";
+    let o = w.run(&["rules", "check", line, "--session", "last"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("allow: "), "{out}");
+    assert!(
+        out.contains(
+            "sed -i s/a/b/ f.py  ←  allow: run_command(sed -i s/a/b/ f.py)  (this session)"
+        ),
+        "{out}"
+    );
+    let o = w.run(&["rules", "check", line]);
+    assert!(stdout(&o).starts_with("default: "), "{}", stdout(&o));
+    // An unknown session is a usage error.
+    let o = w.run(&["rules", "list", "--session", "nope"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
 const CLAUDE_SETTINGS: &str = r#"{
   "model": "opus",
   "permissions": {"allow": ["Bash(npm test:*)"]},
@@ -219,7 +283,14 @@ fn hooks_import_converts_a_claude_code_settings_file() {
     assert!(out.contains("matcher `Bash` → `run_command`"), "{out}");
     assert!(out.contains("SubagentStop skipped"), "{out}");
     assert!(
-        out.ends_with(&format!("wrote 3 hooks to {}\n", target.display())),
+        out.contains(&format!("wrote 3 hooks to {}\n", target.display())),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(&format!(
+            "added 1 allow rule to {}\n",
+            w.ws().join(".neocode/permissions.toml").display()
+        )),
         "{out}"
     );
     let v: serde_json::Value =
@@ -245,6 +316,115 @@ fn hooks_import_converts_a_claude_code_settings_file() {
     assert!(stderr(&o).contains("pass --force"), "{}", stderr(&o));
     let o = w.run(&["hooks", "import", settings.to_str().unwrap(), "--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Issue 35 (and 34's weakness 9): imported Claude Code hooks were sent neocode's names
+/// (`run_command`, `path`), so prettier/ruff hooks reading `.tool_input.file_path` did
+/// nothing; `permissions.allow/deny` were dropped without a word; and personal hooks were
+/// copied into the shared workspace file without being listed. Now each file's hooks and
+/// rules are listed with where they go — the user's own to neocode's home, the workspace's
+/// to `.neocode/` — and the hooks are sent Claude Code's names.
+#[test]
+fn hooks_import_lists_where_each_part_goes_and_hooks_get_claude_codes_names() {
+    let w = Ws::new();
+    let user = w.env.tmp.path().join("user");
+    w.write(
+        "user/.claude/settings.json",
+        r#"{"permissions": {"deny": ["Read(~/.ssh/**)", "WebFetch"]},
+            "hooks": {"PostToolUse": [{"matcher": "Edit|Write",
+              "hooks": [{"type": "command", "command": "cat > \"$CLAUDE_PROJECT_DIR/payload.json\""}]}]}}"#,
+    );
+    w.write(
+        "ws/.claude/settings.json",
+        r#"{"permissions": {"allow": ["Bash(npm test:*)", "Edit(src/**)"], "ask": ["Bash(git push:*)"]},
+            "hooks": {"PreToolUse": [{"matcher": "Bash",
+              "hooks": [{"type": "command", "command": "echo guard"}]}]}}"#,
+    );
+    let home_hooks = w.env.home.join("hooks.json");
+    let ws_hooks = w.ws().join(".neocode/hooks.json");
+    // --dry-run lists and writes nothing.
+    let o = w.run(&["hooks", "import", "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("Nothing written (--dry-run)."), "{out}");
+    assert!(!home_hooks.exists() && !ws_hooks.exists());
+    for want in [
+        format!("From {}:", user.join(".claude/settings.json").display()),
+        format!(
+            "  hooks → {} (yours, in every workspace; sent Claude Code's tool names and fields):",
+            home_hooks.display()
+        ),
+        r#"    PostToolUse  edit_file|write_file  cat > "$CLAUDE_PROJECT_DIR/payload.json""#
+            .to_string(),
+        "    deny   read_file(~/.ssh/**)  (from Read(~/.ssh/**))".to_string(),
+        "  permissions.deny `WebFetch` not imported: neocode has no `WebFetch` tool".to_string(),
+        format!(
+            "  hooks → {} (shared with the repository; sent Claude Code's tool names and fields):",
+            ws_hooks.display()
+        ),
+        "    PreToolUse  run_command  echo guard".to_string(),
+        "    allow  run_command(npm test *)  (from Bash(npm test:*))".to_string(),
+        "    allow  write_file(src/**)  (from Edit(src/**))".to_string(),
+        "    ask    run_command(git push *)  (from Bash(git push:*))".to_string(),
+    ] {
+        assert!(out.contains(&want), "{want}\n{out}");
+    }
+    let o = w.run(&["hooks", "import"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains(&format!("wrote 1 hook to {}", home_hooks.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("wrote 1 hook to {}", ws_hooks.display())),
+        "{out}"
+    );
+    // The personal hook is not in the shared file.
+    let shared = std::fs::read_to_string(&ws_hooks).unwrap();
+    assert!(!shared.contains("payload.json"), "{shared}");
+    let ws_rules = std::fs::read_to_string(w.ws().join(".neocode/permissions.toml")).unwrap();
+    assert!(
+        ws_rules.contains("\"run_command(npm test *)\""),
+        "{ws_rules}"
+    );
+    assert!(!ws_rules.contains(".ssh"), "{ws_rules}");
+    let home_cfg = std::fs::read_to_string(w.env.home.join("config.toml")).unwrap();
+    assert!(home_cfg.contains("\"read_file(~/.ssh/**)\""), "{home_cfg}");
+    let o = w.run(&["rules", "check", "npm test -- --watch"]);
+    assert!(
+        stdout(&o).starts_with("allow: run_command(npm test *)"),
+        "{}",
+        stdout(&o)
+    );
+
+    // The imported hook is sent Claude Code's names, as a session's PostToolUse sends it.
+    let o = w.run(&[
+        "hooks",
+        "run",
+        "PostToolUse",
+        "--tool",
+        "edit_file",
+        "--input",
+        r#"{"path":"src/../app.py","old_string":"a","new_string":"b"}"#,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sent: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(w.ws().join("payload.json")).unwrap())
+            .unwrap();
+    assert_eq!(sent["tool_name"], "Edit", "{sent:#}");
+    assert_eq!(
+        sent["tool_input"]["file_path"],
+        w.ws().join("app.py").display().to_string(),
+        "{sent:#}"
+    );
+    assert!(sent["tool_input"].get("path").is_none(), "{sent:#}");
+    let o = w.run(&["hooks", "list"]);
+    assert!(
+        stdout(&o).contains("; sent Claude Code's names)"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 fn hook(w: &Ws, event: &str, matcher: &str, command: &str, timeout: f64) -> PathBuf {

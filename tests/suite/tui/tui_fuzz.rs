@@ -235,7 +235,7 @@ impl Driver {
                         call,
                         summary: "write_file a.txt".into(),
                         reason: "edits ask".into(),
-                        rule: "run_command(make)".into(),
+                        rules: vec!["run_command(make)".into()],
                     },
                     4 => TurnEvent::ToolResult {
                         call_id: call.id,

@@ -150,7 +150,7 @@ fn approval(h: &mut H, id: &str, name: &str, summary: &str, reason: &str) {
         call: call(id, name, "{}"),
         summary: summary.into(),
         reason: reason.into(),
-        rule: "run_command(make)".into(),
+        rules: vec!["run_command(make)".into()],
     });
 }
 
@@ -416,7 +416,7 @@ fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
         vec![
             TurnEffect::Command(TurnCommand::AlwaysAllow {
                 call_id: "w1".into(),
-                rule: "run_command(make *)".into(),
+                rules: vec!["run_command(make *)".into()],
                 scope: RuleScope::Workspace,
             }),
             TurnEffect::Command(TurnCommand::Deny {
@@ -424,6 +424,126 @@ fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
                 reason: None
             }),
         ]
+    );
+}
+
+/// A command `line` that waits for approval, "always" proposing `rules`.
+fn ask_command(h: &mut H, id: &str, line: &str, reason: &str, rules: &[String]) {
+    tool(
+        h,
+        id,
+        "run_command",
+        &serde_json::json!({ "command": line }).to_string(),
+        ToolKind::Command,
+        line,
+    );
+    h.ev(TurnEvent::ApprovalNeeded {
+        call: call(id, "run_command", "{}"),
+        summary: line.into(),
+        reason: reason.into(),
+        rules: rules.to_vec(),
+    });
+}
+
+/// Issue 35: the card shows every rule "always" keeps for a compound command (one per part),
+/// and each can be edited (or left out) before they are kept.
+#[test]
+fn always_lists_a_rule_per_part_and_edits_each_before_keeping_them() {
+    let mut h = H::new();
+    h.send("Rename and test");
+    let rules = vec![
+        "run_command(sed -i s/a/b/ app.py)".to_string(),
+        "run_command(git mv *)".to_string(),
+        "run_command(python3 -m unittest)".to_string(),
+    ];
+    ask_command(
+        &mut h,
+        "c1",
+        "sed -i s/a/b/ app.py && git mv old.py new.py && python3 -m unittest",
+        "policy `ask`: commands need approval",
+        &rules,
+    );
+    let s = h.screen();
+    assert!(
+        s.contains("a always keeps 3 rules, one per part of the command:"),
+        "{s}"
+    );
+    for r in &rules {
+        assert!(s.contains(&format!("· {r}")), "{r}\n{s}");
+    }
+    insta::assert_snapshot!("live_always_rules_per_part", s);
+    h.answer('a');
+    let s = h.screen();
+    assert!(
+        s.contains(
+            "Always allow, for this session (rule 1 of 3): run_command(sed -i s/a/b/ app.py)"
+        ),
+        "{s}"
+    );
+    assert!(s.contains("▶ run_command(sed -i s/a/b/ app.py)"), "{s}");
+    // The second rule, narrowed; the third left out (emptied).
+    h.key(KeyCode::Down);
+    for _ in 0.."*)".len() {
+        h.key(KeyCode::Backspace);
+    }
+    h.chars("old.py new.py)");
+    h.key(KeyCode::Down);
+    h.key_mod(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    let s = h.screen();
+    assert!(s.contains("· run_command(git mv old.py new.py)"), "{s}");
+    h.key(KeyCode::Enter);
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Command(TurnCommand::AlwaysAllow {
+            call_id: "c1".into(),
+            rules: vec![
+                "run_command(sed -i s/a/b/ app.py)".into(),
+                "run_command(git mv old.py new.py)".into(),
+            ],
+            scope: RuleScope::Session,
+        }))
+    );
+    assert!(
+        h.screen()
+            .contains("Allowed; 2 rules are kept for this session (/permissions lists them)."),
+        "{}",
+        h.screen()
+    );
+}
+
+/// Issue 35: where no rule can allow the call (the runtime proposes none) neither the card nor
+/// the key bar offers "always", and `a` says why.
+#[test]
+fn always_is_not_offered_where_no_rule_can_allow_the_call() {
+    let mut h = H::new();
+    h.send("Reset a file");
+    ask_command(
+        &mut h,
+        "c2",
+        "git checkout -- a.py > log.txt",
+        "policy `ask`: commands need approval; no rule can allow it: an output redirection to a file",
+        &[],
+    );
+    let s = h.screen();
+    assert!(
+        s.contains("no rule can allow this call, so there is no \"always\""),
+        "{s}"
+    );
+    assert!(!s.contains("a always"), "{s}");
+    h.answer('a');
+    assert!(matches!(h.app.overlay, Overlay::None));
+    assert!(
+        h.screen().contains("No rule can allow this call"),
+        "{}",
+        h.screen()
+    );
+    h.answer('n');
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Command(TurnCommand::Deny {
+            call_id: "c2".into(),
+            reason: None
+        }))
     );
 }
 
@@ -1316,4 +1436,63 @@ fn provider_lists_or_switches_the_profile_of_the_next_turns() {
         "{}",
         h.screen()
     );
+}
+
+/// Issue 35: `/permissions` asks for the rules in force and shows them grouped by source (the
+/// view the user reads); `d` on one of the session's own asks the agent to revoke it, and the
+/// list is read again once it is.
+#[test]
+fn permissions_shows_the_rules_in_force_and_d_revokes_a_session_rule() {
+    use neocode::runtime::agent::RulesInForce;
+    use neocode::runtime::permissions::{List, RuleRef};
+    let mut h = H::new();
+    h.submit("/permissions");
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Permissions {
+            session_id: Some(h.id.clone())
+        })
+    );
+    let ws_file = std::path::Path::new(&h.root).join(".neocode/permissions.toml");
+    let rules = RulesInForce {
+        session: vec!["run_command(git mv *)".into(), "sandbox:network".into()],
+        files: vec![(
+            List::Ask,
+            RuleRef {
+                text: "run_command(git push *)".into(),
+                file: ws_file.clone(),
+                line: 3,
+            },
+        )],
+        workspace_file: ws_file,
+        home_file: "/nonexistent-home/.neocode/config.toml".into(),
+        ..RulesInForce::default()
+    };
+    let effects = h.app.on_rules(Some(h.id.clone()), Ok(rules));
+    h.run(effects);
+    let s = h.screen();
+    assert!(s.contains("Permissions · 3 rules"), "{s}");
+    assert!(s.contains("▶ allow   run_command(git mv *)"), "{s}");
+    assert!(s.contains("ask     run_command(git push *) :3"), "{s}");
+    insta::assert_snapshot!("permissions_dialog", s);
+    h.key(KeyCode::Char('d'));
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::RevokeGrant {
+            session_id: h.id.clone(),
+            grant: "run_command(git mv *)".into()
+        })
+    );
+    h.outcome(Outcome {
+        intent: Intent::Revoke,
+        result: Ok("Revoked `run_command(git mv *)`.".into()),
+    });
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Permissions {
+            session_id: Some(h.id.clone())
+        })
+    );
+    h.key(KeyCode::Esc);
+    assert!(matches!(h.app.overlay, Overlay::None));
 }

@@ -423,3 +423,171 @@ fn a_retry_shows_in_the_status_line_while_it_waits() {
     pty.wait_for("Done in");
     assert_eq!(quit(&mut pty, 30), 0);
 }
+
+/// Issue 35: a session's own rules ("always" for this session) could be neither seen nor
+/// revoked in the TUI. `/permissions` lists every rule in force with where it comes from —
+/// this session, the workspace's file, the home's config — and `d` revokes one of the
+/// session's own, which the stored session then no longer has.
+#[test]
+fn permissions_lists_every_rule_with_its_source_and_revokes_a_session_rule() {
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
+    std::fs::create_dir_all(ws.join(".neocode")).unwrap();
+    std::fs::write(
+        ws.join(".neocode/permissions.toml"),
+        "allow = [\"run_command(cargo test *)\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        "[permissions]\ndeny = [\"read_file(.env)\"]\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join("a.tmp"), "x").unwrap();
+    env.trust_workspace();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(
+            "c1",
+            "run_command",
+            r#"{"command":"rm -f a.tmp && echo tidy"}"#,
+        )]),
+        Reply::text("Tidied."),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let mut pty = compose(&home, &ws, &base, 35, 120);
+    pty.wait_for("scripted-model");
+    submit(&mut pty, "Tidy up");
+    let s = pty.wait_for("▶ Allow?");
+    assert!(
+        s.contains("a always keeps 2 rules, one per part of the command:"),
+        "{s}"
+    );
+    deliberately(&mut pty, "a");
+    pty.wait_for("Always allow, for this session (rule 1 of 2)");
+    pty.keys("\r");
+    pty.wait_for("Tidied.");
+    pty.wait_for("Done in");
+
+    submit(&mut pty, "/permissions");
+    let s = pty.wait_for("Permissions · 4 rules");
+    for want in [
+        "This session (\"always\" for this session; d revokes)",
+        "▶ allow   run_command(rm -f a.tmp)",
+        "allow   run_command(echo tidy)",
+        ".neocode/permissions.toml, this workspace",
+        "allow   run_command(cargo test *)",
+        "config.toml [permissions], everywhere",
+        "deny    read_file(.env)",
+    ] {
+        assert!(s.contains(want), "{want}\n{s}");
+    }
+    pty.keys("d");
+    let s = pty.wait_for("Permissions · 3 rules");
+    assert!(!s.contains("allow   run_command(rm -f a.tmp)"), "{s}");
+    pty.wait_for("Revoked `run_command(rm -f a.tmp)`");
+    // The workspace's rules are not revoked here: the status line says where to edit them.
+    pty.keys("j");
+    pty.keys("d");
+    pty.wait_for("Only this session's own rules are revoked here");
+    pty.keys("\x1b");
+    assert_eq!(quit(&mut pty, 30), 0);
+
+    let rt = env.sessions();
+    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    let grants = rt.header(&id).unwrap().ledger.unwrap().approved_tools;
+    assert_eq!(grants, vec!["run_command(echo tidy)".to_string()]);
+}
+
+/// Issue 35: with `NEOCODE_BASE_URL` / `NEOCODE_MODEL` set, `/provider err` said it switched
+/// while the requests still went to the environment's server; and reopened without those
+/// variables, the session that keeps the profile said "No model configured". Now the explicit
+/// profile wins for that session, and the session reopens on it.
+#[test]
+fn provider_wins_over_the_environment_and_a_profiled_session_reopens_without_it() {
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir);
+    let from_env = ScriptedServer::start(vec![Reply::text("Answer from the env server.")]).unwrap();
+    let profiled = ScriptedServer::start(vec![
+        Reply::text("Answer from the err profile."),
+        Reply::text("Again from the err profile."),
+    ])
+    .unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "[providers.err]\nbase_url = \"{}\"\nmodel = \"err-model\"\n",
+            profiled.base_url()
+        ),
+    )
+    .unwrap();
+    let env_base = from_env.base_url();
+    let vars = [
+        ("NEOCODE_BASE_URL", env_base.as_str()),
+        ("NEOCODE_MODEL", "env-model"),
+        ("NEOCODE_API_KEY", ""),
+    ];
+    let mut pty = Pty::spawn(&home, &ws, &[], &vars, 35, 120);
+    pty.wait_for("0 sessions");
+    pty.keys("n");
+    pty.wait_for("env-model");
+    submit(&mut pty, "Hello");
+    pty.wait_for("Answer from the env server.");
+    pty.wait_for("Done in");
+    submit(&mut pty, "/provider err");
+    pty.wait_for("Profile err: this session uses");
+    submit(&mut pty, "And now?");
+    pty.wait_for("Answer from the err profile.");
+    pty.wait_for("Done in");
+    assert_eq!(quit(&mut pty, 30), 0);
+    assert_eq!(
+        from_env.request_count(),
+        1,
+        "the env server got only the first"
+    );
+    assert_eq!(profiled.request_count(), 1);
+    assert_eq!(profiled.requests()[0].json()["model"], "err-model");
+
+    // Reopened with neither variable: the session runs on its profile.
+    let none = [
+        ("NEOCODE_BASE_URL", ""),
+        ("NEOCODE_MODEL", ""),
+        ("NEOCODE_API_KEY", ""),
+    ];
+    let mut pty = Pty::spawn(&home, &ws, &["--continue"], &none, 35, 120);
+    let s = pty.wait_for("err-model");
+    assert!(!s.contains("No model configured"), "{s}");
+    submit(&mut pty, "Once more");
+    pty.wait_for("Again from the err profile.");
+    pty.wait_for("Done in");
+    assert_eq!(quit(&mut pty, 30), 0);
+    assert_eq!(profiled.request_count(), 2);
+    assert_eq!(from_env.request_count(), 1);
+}
+
+/// Issue 35: `/model` took a name the server does not list without a word (the next turn
+/// then failed, or went to another model). It still takes it (some servers route names they
+/// do not list), and says the server does not list it.
+#[test]
+fn model_says_when_the_server_does_not_list_the_name() {
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir);
+    let srv = ScriptedServer::start(vec![Reply::text("First answer.")]).unwrap();
+    srv.set_models(&["scripted-model", "big-model"]);
+    let base = srv.base_url();
+    let mut pty = compose(&home, &ws, &base, 35, 160);
+    pty.wait_for("scripted-model");
+    submit(&mut pty, "Hello");
+    pty.wait_for("First answer.");
+    pty.wait_for("Done in");
+    submit(&mut pty, "/model no-such-model");
+    pty.wait_for(
+        "This session uses no-such-model from its next turn, but the server does not list no-such-model (it lists big-model, scripted-model; /model alone picks one).",
+    );
+    submit(&mut pty, "/model big-model");
+    let s = pty.wait_for("This session uses big-model from its next turn (kept with it");
+    assert!(!s.contains("does not list big-model"), "{s}");
+    assert_eq!(quit(&mut pty, 30), 0);
+}

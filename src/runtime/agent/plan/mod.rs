@@ -103,7 +103,6 @@ impl Agent {
         req: PlanRequest,
         sink: impl TurnSink,
     ) -> Result<TurnHandle, StartError> {
-        self.check_provider()?;
         if let Some(g) = &req.goal
             && g.trim().is_empty()
         {

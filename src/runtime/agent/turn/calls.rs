@@ -190,9 +190,12 @@ impl Turn {
         call: &ToolCall,
         summary: &str,
         reason: String,
+        rules_can_allow: bool,
     ) -> Result<Answer, FinishReason> {
         self.set_status(Status::Paused)?;
-        let rule = self.gate.propose(call);
+        let rules = self
+            .gate
+            .propose(call, &self.ledger.approved_tools, rules_can_allow);
         self.gate.notify(
             "permission_prompt",
             &format!("neocode asks to run {summary}"),
@@ -202,7 +205,7 @@ impl Turn {
             call: call.clone(),
             summary: summary.to_string(),
             reason,
-            rule: rule.clone(),
+            rules: rules.clone(),
         });
         loop {
             if self.cancel.is_cancelled() {
@@ -212,7 +215,7 @@ impl Turn {
                 Ok(TurnCommand::Approve { call_id, always }) if call_id == call.id => {
                     let always = always.then(|| {
                         (
-                            rule.clone(),
+                            rules.clone(),
                             crate::runtime::agent::gate::RuleScope::Session,
                         )
                     });
@@ -220,11 +223,11 @@ impl Turn {
                 }
                 Ok(TurnCommand::AlwaysAllow {
                     call_id,
-                    rule,
+                    rules,
                     scope,
                 }) if call_id == call.id => {
                     return Ok(Answer::Run {
-                        always: Some((rule, scope)),
+                        always: Some((rules, scope)),
                     });
                 }
                 Ok(TurnCommand::Deny { call_id, reason }) if call_id == call.id => {

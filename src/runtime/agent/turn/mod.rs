@@ -83,9 +83,9 @@ pub fn title_from(prompt: &str) -> String {
 }
 
 pub(super) enum Answer {
-    /// Run it; with "always", the rule to keep and where.
+    /// Run it; with "always", the rules to keep and where.
     Run {
-        always: Option<(String, super::gate::RuleScope)>,
+        always: Option<(Vec<String>, super::gate::RuleScope)>,
     },
     Denied(Option<String>),
     Cancelled,
