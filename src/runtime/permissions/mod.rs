@@ -16,13 +16,16 @@
 
 mod derive;
 mod files;
+mod lex;
 pub mod pattern;
 mod rule;
 mod rules;
 pub mod shell;
 mod types;
+mod wrappers;
 
 pub use derive::{append_rule, derive_rule, derive_rules};
+pub use lex::Bashism;
 pub use rule::{Rule, parse_rule};
 pub use rules::Rules;
 pub use types::{Decision, List, RuleRef, RulesError, SESSION_SOURCE, Verdict};

@@ -15,6 +15,7 @@ mod edit_file;
 mod fingerprint;
 pub(crate) mod git_snapshot;
 mod grep;
+pub mod interpreter;
 mod list_dir;
 mod path;
 #[doc(hidden)]

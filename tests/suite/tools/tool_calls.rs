@@ -1067,3 +1067,38 @@ fn file_tools_return_their_before_images_and_say_when_one_is_over_the_cap() {
         matches!(&out.files[0], FileChange::Written { before: Image::TooLarge { size, .. }, .. } if *size == 10 * 1024 * 1024 + 1)
     );
 }
+
+/// Issue 34, break 5: where only a POSIX `sh` exists, a line that `sh` reads otherwise than
+/// bash (whose grammar the rules parse) is refused, and nothing of it runs.
+#[test]
+fn without_bash_lines_sh_reads_otherwise_are_refused() {
+    let s = Space::new();
+    let mut ctx = s.ctx();
+    ctx.sandbox.mode = tools::SandboxMode::Off;
+    s.write("victim", "keep");
+    tools::interpreter::force_posix(true);
+    for line in [
+        "true &>/dev/null rm -rf victim",
+        "true 2&>/dev/null rm -rf victim",
+        "true >&victim",
+        "cat <<-EOF\n\tx\n\tEOF",
+    ] {
+        let out = sh(&ctx, line);
+        assert!(out.is_error, "{line:?}: {}", out.text);
+        assert!(
+            out.text
+                .starts_with("run_command: not run: this system has no bash"),
+            "{line:?}: {}",
+            out.text
+        );
+        assert_eq!(s.read("victim"), "keep", "{line:?}");
+    }
+    // A POSIX line runs.
+    let out = sh(&ctx, "echo ok >/dev/null 2>&1 && echo done");
+    assert!(!out.is_error && out.text.contains("done"), "{}", out.text);
+    tools::interpreter::force_posix(false);
+    // With bash, the same line runs as bash reads it: `true` with arguments.
+    let out = sh(&ctx, "true &>/dev/null rm -rf victim");
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(s.read("victim"), "keep");
+}
