@@ -20,6 +20,7 @@ mod list_dir;
 mod path;
 #[doc(hidden)]
 pub use path::force_walk_fallback;
+mod protected;
 mod read_file;
 mod run_command;
 pub mod sandbox;
