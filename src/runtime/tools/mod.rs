@@ -17,7 +17,7 @@ pub(crate) mod git_snapshot;
 mod grep;
 pub mod interpreter;
 mod list_dir;
-mod path;
+pub(crate) mod path;
 #[doc(hidden)]
 pub use path::force_walk_fallback;
 mod protected;
