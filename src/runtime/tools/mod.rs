@@ -20,7 +20,7 @@ mod list_dir;
 pub(crate) mod path;
 #[doc(hidden)]
 pub use path::force_walk_fallback;
-mod protected;
+pub(crate) mod protected;
 mod read_file;
 mod run_command;
 pub mod sandbox;

@@ -1073,3 +1073,63 @@ fn queue_requests_join_the_sessions_queue_and_say_who_sends_them() {
         steered["queue_id"].as_i64().unwrap()
     );
 }
+
+/// Issue 34, weakness 9: a 60 MB request line took 797 MB on its way through a turn. A line
+/// over the limit (16 MiB unless `--max-line-mib`) is skipped without being held, answered
+/// with `line_too_long` naming the flag, and the next line is served as usual.
+#[test]
+fn an_oversized_line_is_skipped_in_bounded_memory_and_the_next_one_served() {
+    use std::os::unix::process::CommandExt;
+    let env = Env::new(vec![Reply::text("small answer")]);
+    let mut cmd = Command::new(BIN);
+    // At most 512 MiB of address space (`ulimit -v`): the line took 797 MB of memory before.
+    // SAFETY: setrlimit is async-signal-safe and touches only the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 512 << 20,
+                rlim_max: 512 << 20,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .arg("bridge")
+        .envs(env.vars())
+        .current_dir(env.workdir.as_path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let big = chat(json!({"request_id": "big",
+            "messages": [user(&"too much text ".repeat(60 * 1024 * 1024 / 14))]}));
+        writeln!(stdin, "{big}").unwrap();
+        drop(big);
+        let small = chat(json!({"request_id": "small", "messages": [user("hello")]}));
+        writeln!(stdin, "{small}").unwrap();
+    });
+    let events: Vec<Value> = BufReader::new(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    writer.join().unwrap();
+    assert!(child.wait().unwrap().success());
+    let err = find(&events, "error");
+    assert_eq!(err["code"], "line_too_long", "{events:#?}");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("limited to 16 MiB (neocode bridge --max-line-mib raises it)"),
+        "{err}"
+    );
+    assert_eq!(find(&events, "finish")["request_id"], "small");
+    assert_eq!(env.server.request_count(), 1);
+}
