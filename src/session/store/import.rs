@@ -345,7 +345,11 @@ fn insert_full_in(tx: &Transaction<'_>, s: Session, summary_extra: &SessionSumma
             h.profile
         ],
     )?;
-    for m in messages {
+    for mut m in messages {
+        // Only this store's own turns say their calls came from the model.
+        if let Some(serde_json::Value::Object(meta)) = m.tool_metadata.as_mut() {
+            meta.remove(crate::session::model::CALLS_FROM);
+        }
         let nm = NewMessage {
             role: Some(m.role),
             parts: m.parts,

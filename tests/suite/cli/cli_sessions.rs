@@ -402,9 +402,11 @@ fn show_names_tool_calls_a_stopped_session_left_unanswered() {
         &id,
         &[
             NewMessage::text(Role::User, "run the tests and fix the lint"),
+            // As a turn that crashed leaves it: the calls came from the model here.
             NewMessage {
                 role: Some(Role::Assistant),
                 tool_calls: vec![call("call-a", "bash"), call("call-b", "clippy_fix")],
+                tool_metadata: Some(serde_json::json!({ "calls_from": "model" })),
                 ..NewMessage::default()
             },
             NewMessage::tool_result("call-a", "ok", false),
