@@ -37,9 +37,9 @@ pub enum Dialect {
 }
 
 /// Longest request line accepted unless `neocode bridge --max-line-mib` says otherwise (a
-/// whole conversation with pasted files fits easily). A line costs about ten times its size
-/// in memory on its way through a turn (its text is parsed, stored, read back and sent), so
-/// the limit bounds what one line can take.
+/// whole conversation with pasted files fits easily). A line costs up to about 17 times its
+/// size in memory on its way through a turn (its text is parsed, stored, read back and sent),
+/// so the limit bounds what one line can take.
 pub const MAX_LINE_BYTES: usize = 16 << 20;
 
 /// One turn to run, as the bridge hands it to the agent.

@@ -12,6 +12,8 @@
 //! (an unterminated quote, a here-doc next to a `case`) is an error: the splitter then
 //! asks about the line.
 
+pub use super::dialect::Bashism;
+
 /// Prefix of the marker words that stand for here-docs in a prepared line.
 const MARKER: &str = "__neocode_heredoc_";
 
@@ -104,49 +106,6 @@ struct Lexer<'a> {
     case: bool,
     /// A here-doc operator had no delimiter word.
     no_delimiter: bool,
-}
-
-/// Syntax that bash and a POSIX `sh` (dash) read differently, or that dash refuses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bashism {
-    /// `&>file`, `&>>file`, `2&>file`: bash sends both outputs to the file; dash runs what is
-    /// before `&` in the background and the rest as another command.
-    AmpRedirect,
-    /// `>&file`: bash writes both outputs to the file; dash refuses it.
-    DupToFile,
-    /// `<<-`: tab-stripped here-docs.
-    HeredocDash,
-    /// `<<<` here-strings.
-    HereString,
-    /// `|&`.
-    PipeBoth,
-    /// `<( … )` and `>( … )`.
-    ProcessSubstitution,
-    /// `$'…'` and `$"…"`.
-    DollarQuote,
-    /// `{a,b}` and `{1..3}`.
-    BraceExpansion,
-    /// `[[ … ]]`, `(( … ))` and `function`.
-    Keyword,
-}
-
-impl Bashism {
-    /// What it is, and what to write instead, for the refusal.
-    pub fn explain(self) -> &'static str {
-        match self {
-            Bashism::AmpRedirect => {
-                "`&>` (bash: both outputs to a file; sh: runs the command in the background, then the rest as another command); write `>file 2>&1`"
-            }
-            Bashism::DupToFile => "`>&file` (bash: both outputs to a file); write `>file 2>&1`",
-            Bashism::HeredocDash => "a `<<-` here-doc; write `<<` without indenting the body",
-            Bashism::HereString => "a `<<<` here-string; use `printf '%s\\n' … |`",
-            Bashism::PipeBoth => "`|&`; write `2>&1 |`",
-            Bashism::ProcessSubstitution => "a process substitution `<( … )`",
-            Bashism::DollarQuote => "a `$'…'` or `$\"…\"` string",
-            Bashism::BraceExpansion => "a brace expansion `{a,b}`",
-            Bashism::Keyword => "`[[`, `((` or `function`",
-        }
-    }
 }
 
 /// Cuts the here-docs out of `src` (see the module doc). A line without `<<` comes back as

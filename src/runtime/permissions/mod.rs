@@ -15,6 +15,7 @@
 //! A `read_file(...)` deny also denies `grep` and `list_dir` on the paths it covers.
 
 mod derive;
+mod dialect;
 mod files;
 mod lex;
 pub mod pattern;
@@ -22,6 +23,7 @@ mod rule;
 mod rules;
 pub mod shell;
 mod types;
+mod words;
 mod wrappers;
 
 pub use derive::{append_rule, derive_rule, derive_rules};
