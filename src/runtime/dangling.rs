@@ -47,12 +47,6 @@ impl Sessions {
     pub fn interrupted_tool_calls(&self, id: &str) -> Result<Vec<ToolCall>> {
         Ok(self.open_session(id)?.interrupted)
     }
-
-    /// The calls without a result that came into the session from outside (see
-    /// [`unrecorded_tool_calls`]).
-    pub fn unrecorded_tool_calls(&self, id: &str) -> Result<Vec<ToolCall>> {
-        Ok(self.open_session(id)?.unrecorded)
-    }
 }
 
 /// Whether this store's runtime received `m`'s calls from the model ([`CALLS_FROM`]).

@@ -35,21 +35,19 @@ impl Turn {
         let mut context = self.gate.session_start(header.message_count > 0);
         // Calls that came in a history neocode did not make (a bridge caller's, an imported
         // session's) are answered, never run, whatever the approval policy.
-        let unrecorded = self
+        // (The two lists name calls of one message, marked or not: never both.)
+        let opened = self
             .sessions
-            .unrecorded_tool_calls(&self.session_id)
+            .open_session(&self.session_id)
             .map_err(store_failed)?;
-        for call in &unrecorded {
+        for call in &opened.unrecorded {
             self.store_result(
                 call,
                 crate::runtime::tools::ToolOutput::error(NOT_RUN),
                 false,
             )?;
         }
-        let dangling = self
-            .sessions
-            .interrupted_tool_calls(&self.session_id)
-            .map_err(store_failed)?;
+        let dangling = opened.interrupted;
         if !dangling.is_empty() {
             self.emit(TurnEvent::Warning {
                 code: WarningCode::ReplayingInterruptedCalls,
