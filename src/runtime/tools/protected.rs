@@ -17,12 +17,13 @@ use super::path::{Beneath, FileId, file_id, refuse_under, stat_at};
 const CONTROL: [(&str, &str); 2] = [(".git", "git"), (".neocode", "neocode")];
 
 /// Whose control file `rel` (a path relative to the root) is: `git` or `neocode` when a
-/// component is `.git` or `.neocode`.
+/// component is `.git` or `.neocode` (in any case: `.GIT` is `.git` on a file system that
+/// ignores case).
 pub(crate) fn owner(rel: &str) -> Option<&'static str> {
     Path::new(rel).components().find_map(|c| match c {
         Component::Normal(n) => CONTROL
             .iter()
-            .find(|(name, _)| n == *name)
+            .find(|(name, _)| n.to_str().is_some_and(|n| n.eq_ignore_ascii_case(name)))
             .map(|(_, who)| *who),
         _ => None,
     })
@@ -163,6 +164,7 @@ mod tests {
         assert_eq!(owner(".git/hooks/pre-commit"), Some("git"));
         assert_eq!(owner("vendor/lib/.git/config"), Some("git"));
         assert_eq!(owner(".neocode/hooks.json"), Some("neocode"));
+        assert_eq!(owner(".GIT/config"), Some("git"));
         assert_eq!(owner(".gitignore"), None);
         assert_eq!(owner("src/git/.neocoderc"), None);
         assert!(
