@@ -504,6 +504,13 @@ fn execute(
                 drain_until = Some(Instant::now() + DRAIN);
             }
         }
+        if eof && exited.is_none() {
+            // The output closed before the command was seen to end: a program that closes
+            // its output at exit (coreutils do, and bash execs a lone command) is still
+            // exiting. Wait for its end (the deadline and cancel still apply), not kill it.
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
         if eof || drain_until.is_some_and(|d| Instant::now() >= d) {
             break;
         }

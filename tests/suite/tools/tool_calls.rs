@@ -1252,3 +1252,27 @@ fn the_reading_tools_keep_out_of_a_home_inside_the_workspace() {
     assert!(!out.text.contains("config.toml"), "{}", out.text);
     assert!(!out.text.contains("notes.txt"), "{}", out.text);
 }
+
+/// A command that closes its output before it ends (coreutils close theirs at exit, and bash
+/// execs a lone command) is waited for, not killed as soon as the output ends.
+#[test]
+fn a_command_that_closes_its_output_early_is_waited_for() {
+    let s = Space::new();
+    for mode in [tools::SandboxMode::Off, tools::SandboxMode::WorkspaceWrite] {
+        let mut ctx = s.ctx();
+        ctx.sandbox.mode = mode;
+        let out = sh(
+            &ctx,
+            "echo before; exec >&- 2>&-; sleep 0.3; touch done; exit 7",
+        );
+        assert_eq!(
+            out.metadata.as_ref().and_then(|m| m["exit_code"].as_i64()),
+            Some(7),
+            "{mode:?}: {}",
+            out.text
+        );
+        assert!(out.text.contains("before"), "{}", out.text);
+        assert!(exists(&s.root.join("done")), "{mode:?}");
+        std::fs::remove_file(s.root.join("done")).unwrap();
+    }
+}
