@@ -36,8 +36,11 @@ pub enum Dialect {
     Nonoka,
 }
 
-/// Longest request line accepted (a whole conversation with pasted files fits easily).
-pub const MAX_LINE_BYTES: usize = 64 << 20;
+/// Longest request line accepted unless `neocode bridge --max-line-mib` says otherwise (a
+/// whole conversation with pasted files fits easily). A line costs up to about 17 times its
+/// size in memory on its way through a turn (its text is parsed, stored, read back and sent),
+/// so the limit bounds what one line can take.
+pub const MAX_LINE_BYTES: usize = 16 << 20;
 
 /// One turn to run, as the bridge hands it to the agent.
 #[derive(Debug, Clone)]
@@ -80,11 +83,15 @@ pub struct BridgeOptions {
     pub workdir: Option<PathBuf>,
     /// Runs the turns.
     pub runner: Arc<dyn TurnRunner>,
+    /// Longest request line accepted ([`MAX_LINE_BYTES`] by default); a longer one is
+    /// skipped, never held, and answered with a `line_too_long` error.
+    pub max_line_bytes: usize,
 }
 
 enum Input {
     Line(Vec<u8>),
-    TooLong,
+    /// A line over the limit (in bytes) was skipped.
+    TooLong(usize),
     Eof,
     ReadFailed(String),
     /// An event of turn number `.0`.
@@ -123,7 +130,8 @@ pub fn serve_dialect(
 ) -> std::io::Result<()> {
     let (tx, rx) = mpsc::channel();
     let reader_tx = tx.clone();
-    std::thread::spawn(move || read_lines(std::io::BufReader::new(input), reader_tx));
+    let limit = opts.max_line_bytes.max(1);
+    std::thread::spawn(move || read_lines(std::io::BufReader::new(input), reader_tx, limit));
     if dialect == Dialect::Nonoka {
         nonoka::watch_signals(tx.clone());
     }
@@ -172,23 +180,22 @@ pub fn serve_dialect(
     }
 }
 
-fn read_lines(mut r: impl BufRead, tx: Sender<Input>) {
+fn read_lines(mut r: impl BufRead, tx: Sender<Input>, limit: usize) {
     loop {
         let mut buf = Vec::new();
-        let got = (&mut r)
-            .take(MAX_LINE_BYTES as u64 + 1)
-            .read_until(b'\n', &mut buf);
+        let got = (&mut r).take(limit as u64 + 1).read_until(b'\n', &mut buf);
         let msg = match got {
             Ok(0) => Input::Eof,
-            Ok(_) if buf.len() > MAX_LINE_BYTES && buf.last() != Some(&b'\n') => {
-                // Skip the rest of the oversized line so the next line parses on its own.
-                let mut sink = Vec::new();
-                if r.read_until(b'\n', &mut sink).is_err() {
-                    let _ = tx.send(Input::TooLong);
+            Ok(_) if buf.len() > limit && buf.last() != Some(&b'\n') => {
+                // Skip the rest of the oversized line (without keeping it) so the next line
+                // parses on its own.
+                drop(buf);
+                if skip_line(&mut r).is_err() {
+                    let _ = tx.send(Input::TooLong(limit));
                     let _ = tx.send(Input::Eof);
                     return;
                 }
-                Input::TooLong
+                Input::TooLong(limit)
             }
             Ok(_) => Input::Line(buf),
             Err(e) => Input::ReadFailed(e.to_string()),
@@ -196,6 +203,26 @@ fn read_lines(mut r: impl BufRead, tx: Sender<Input>) {
         let end = matches!(msg, Input::Eof | Input::ReadFailed(_));
         if tx.send(msg).is_err() || end {
             return;
+        }
+    }
+}
+
+/// Reads past the next newline (or to the end), keeping nothing.
+fn skip_line(r: &mut impl BufRead) -> std::io::Result<()> {
+    loop {
+        let chunk = r.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                r.consume(i + 1);
+                return Ok(());
+            }
+            None => {
+                let n = chunk.len();
+                r.consume(n);
+            }
         }
     }
 }
@@ -256,7 +283,11 @@ impl Bridge<'_> {
                 if self.dialect == Dialect::Nonoka {
                     return self.nonoka_line(trimmed);
                 }
-                match protocol::parse_request(trimmed) {
+                let parsed = protocol::parse_request(trimmed);
+                // The request holds what it needs: the line's bytes go before the chat is
+                // prepared.
+                drop(line);
+                match parsed {
                     Err(ev) => self.send(&ev),
                     Ok(Request::Chat(req)) => self.chat(*req),
                     Ok(Request::Cancel(c)) => self.cancel(c.request_id),
@@ -264,10 +295,13 @@ impl Bridge<'_> {
                     Ok(Request::Queue(q)) => self.queue(q),
                 }
             }
-            Input::TooLong => self.send(&Event::error(
+            Input::TooLong(limit) => self.send(&Event::error(
                 None,
                 "line_too_long",
-                format!("a request line is limited to {MAX_LINE_BYTES} bytes; it was skipped"),
+                format!(
+                    "a request line is limited to {} MiB (neocode bridge --max-line-mib raises it); it was skipped",
+                    limit.div_ceil(1 << 20)
+                ),
             )),
             Input::ReadFailed(e) => {
                 self.send(&Event::error(None, "read_failed", format!("stdin: {e}")));

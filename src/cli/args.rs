@@ -155,6 +155,10 @@ pub enum Command {
         /// Give the imported session a fresh id (to import a copy of an existing one).
         #[arg(long, conflicts_with = "from")]
         new_id: bool,
+        /// Largest session file accepted, in MiB (images and `--with-files` snapshots are
+        /// inside it).
+        #[arg(long, value_name = "MIB", default_value_t = 256, conflicts_with = "from", value_parser = clap::value_parser!(u64).range(1..=65536))]
+        max_size: u64,
         /// Import another tool's history instead of a session file.
         #[arg(long, value_enum, value_name = "TOOL")]
         from: Option<ImportSource>,
@@ -223,6 +227,10 @@ pub enum Command {
         /// The wire format: neocode's own (docs/bridge.md) or nonoka's NDJSON bridge.
         #[arg(long, value_enum, default_value = "neocode")]
         dialect: BridgeDialect,
+        /// Longest request line accepted, in MiB; a longer line is skipped with a
+        /// `line_too_long` error.
+        #[arg(long, value_name = "MIB", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        max_line_mib: u64,
     },
     /// MCP servers of `<home>/config.toml` (`[mcp_servers.NAME]`).
     #[command(subcommand)]

@@ -222,12 +222,13 @@ pub fn run(cli: Cli) -> CmdResult {
         Some(Command::Import {
             paths,
             new_id,
+            max_size,
             from,
             all_workspaces,
         }) => match from {
             Some(tool) => import_from::run(&location(&cli)?, *tool, paths, *all_workspaces),
             None => match paths.as_slice() {
-                [file] => transfer::import(&location(&cli)?, file, *new_id),
+                [file] => transfer::import(&location(&cli)?, file, *new_id, *max_size),
                 [] => Err(Failure::usage(
                     "import needs a session file, or --from claude-code|codex (see neocode import --help)",
                 )),
@@ -259,7 +260,10 @@ pub fn run(cli: Cli) -> CmdResult {
         Some(Command::Doctor { recover, no_probe }) => {
             doctor::run(&location(&cli)?, *recover, !*no_probe)
         }
-        Some(Command::Bridge { dialect }) => bridge_cmd(&cli, *dialect),
+        Some(Command::Bridge {
+            dialect,
+            max_line_mib,
+        }) => bridge_cmd(&cli, *dialect, *max_line_mib),
         None if cli.list => {
             let opts = list::ListOptions {
                 json: cli.json,
@@ -384,12 +388,13 @@ fn cmd_name(cmd: &Command) -> &'static str {
 }
 
 /// `neocode bridge`: serves until stdin ends; only a closed stdout is a failure.
-fn bridge_cmd(cli: &Cli, dialect: args::BridgeDialect) -> CmdResult {
+fn bridge_cmd(cli: &Cli, dialect: args::BridgeDialect, max_line_mib: u64) -> CmdResult {
     let home = crate::session::home_dir().map_err(|e| Failure::usage(sanitize::line(&e)))?;
     let opts = crate::bridge::BridgeOptions {
         home: home.clone(),
         workdir: cli.workdir.clone(),
         runner: crate::bridge::agent_runner(home),
+        max_line_bytes: usize::try_from(max_line_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

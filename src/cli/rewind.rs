@@ -22,7 +22,9 @@ Examples:
 
 The original session is never changed: the default continues in a new fork. A file changed
 since the session last wrote it is skipped unless --force. Files changed by run_command were
-not snapshotted and are listed as not restorable.";
+not snapshotted and are listed as not restorable. Every file is listed before anything is
+written; control files (.git, .neocode) and neocode's home are never written, and files get
+mode 0644 or 0755 at most (no set-user-id bit).";
 
 /// `neocode rewind <ID> --to <SEQ>` / `--undo`.
 #[derive(Debug, Clone, Args)]
@@ -107,14 +109,18 @@ pub fn run(loc: &Location, a: &RewindArgs) -> CmdResult {
         }
         return out.finish();
     }
-    if !a.yes {
+    if a.yes {
+        // Every file is listed before it is written (an imported session's changes are the
+        // session file's word: the list is the last look at them).
+        let mut err = std::io::stderr().lock();
+        for l in report(&plan, false) {
+            let _ = writeln!(err, "{l}");
+        }
+    } else {
         confirm(&plan, staged.as_deref())?;
     }
     let result = rewind::apply(&sessions, &plan).map_err(failure)?;
     let mut err = std::io::stderr().lock();
-    for l in report(&plan, false) {
-        let _ = writeln!(err, "{l}");
-    }
     if let Some(n) = &staged {
         let _ = writeln!(err, "{n}");
     }

@@ -23,7 +23,7 @@ pub use changes::{ShownChange, TurnChanges, turn_changes};
 pub use staged::{staged_files, staged_note};
 
 use super::Sessions;
-use super::tools::git_snapshot;
+use super::tools::{git_snapshot, protected};
 use crate::session::{FileChangeRow, FileState, Rewind, RewindFile, RewindState, Role, StoreError};
 
 /// The mark a session made by a rewind carries in front of its title.
@@ -181,7 +181,14 @@ pub fn plan(
     } else {
         let changes = sessions.store().file_changes(session_id)?;
         let rewound = sessions.store().rewound_states(session_id)?;
-        plan_files(sessions.root(), &changes, &rewound, to_seq, force)
+        plan_files(
+            sessions.root(),
+            Some(sessions.home()),
+            &changes,
+            &rewound,
+            to_seq,
+            force,
+        )
     };
     let forks = scope != Scope::FilesOnly;
     Ok(Plan {
@@ -203,6 +210,7 @@ pub fn plan(
 /// there) checked against what the session last left it as and what is there now.
 fn plan_files(
     root: &Path,
+    home: Option<&Path>,
     changes: &[FileChangeRow],
     rewound: &[(String, FileState)],
     to_seq: i64,
@@ -220,8 +228,17 @@ fn plan_files(
     let mut out = Vec::new();
     for (path, (first, last)) in by_path {
         let Some(first) = first else { continue };
+        if let Some(why) = refusal(root, home, path) {
+            out.push(FilePlan {
+                path: path.to_string(),
+                action: Action::NotRestorable(why),
+                target: FileState::Unknown,
+                from_git: None,
+            });
+            continue;
+        }
         let (target, from_git) = match target_of(root, first) {
-            Ok(t) => t,
+            Ok((t, bytes)) => (masked(t), bytes),
             Err(why) => {
                 out.push(FilePlan {
                     path: path.to_string(),
@@ -383,11 +400,18 @@ pub fn plan_undo(sessions: &Sessions, session_id: &str, force: bool) -> Result<P
     let files = rw
         .files
         .iter()
-        .map(|f| FilePlan {
-            path: f.path.clone(),
-            action: decide(&current_state(root, &f.path), &f.previous, &f.target, force),
-            target: f.previous.clone(),
-            from_git: None,
+        .map(|f| {
+            let target = masked(f.previous.clone());
+            let action = match refusal(root, Some(sessions.home()), &f.path) {
+                Some(why) => Action::NotRestorable(why),
+                None => decide(&current_state(root, &f.path), &target, &f.target, force),
+            };
+            FilePlan {
+                path: f.path.clone(),
+                action,
+                target,
+                from_git: None,
+            }
         })
         .collect();
     Ok(Plan {
@@ -512,6 +536,10 @@ type Content = (Vec<u8>, u32);
 fn stage(sessions: &Sessions, rw: &Rewind) -> Result<Vec<(PathBuf, Option<PathBuf>)>> {
     let mut work: Vec<(PathBuf, Option<Content>)> = Vec::new();
     for f in &rw.files {
+        if refusal(sessions.root(), Some(sessions.home()), &f.path).is_some() {
+            // Never written, whatever a journal says.
+            continue;
+        }
         let full = checked_path(sessions.root(), &f.path)?;
         match &f.target {
             FileState::Absent => work.push((full, None)),
@@ -627,7 +655,7 @@ fn write_tmp(path: &Path, data: &[u8], mode: u32) -> std::io::Result<std::fs::Fi
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(data)?;
-        f.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
+        f.set_permissions(std::fs::Permissions::from_mode(safe_mode(mode)))?;
         // SAFETY: an open descriptor of ours; only asks the kernel to start writing it out
         // (durability still comes from the fsync that follows).
         unsafe { libc::sync_file_range(f.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
@@ -646,6 +674,59 @@ fn tmp_path(path: &Path, pid: u32) -> PathBuf {
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
     path.with_file_name(format!(".{name}.neocode-rewind-{pid}.tmp"))
+}
+
+/// The mode a rewind writes a file with: at most 0755 (no set-user-id, set-group-id or
+/// sticky bit, nothing writable by group or others), whatever a session recorded.
+pub fn safe_mode(mode: u32) -> u32 {
+    mode & 0o755
+}
+
+/// `state` with its mode made [`safe_mode`].
+pub fn masked(state: FileState) -> FileState {
+    match state {
+        FileState::Stored { hash, mode, size } => FileState::Stored {
+            hash,
+            mode: safe_mode(mode),
+            size,
+        },
+        other => other,
+    }
+}
+
+/// Why a rewind (or an import) never writes the recorded path `rel`: it is absolute or has
+/// `..`, it is a control file (`.git`, `.neocode`: only the user changes them), or it lies,
+/// through the folders that exist now, in one or in neocode's `home`.
+pub fn refusal(root: &Path, home: Option<&Path>, rel: &str) -> Option<String> {
+    let p = Path::new(rel);
+    if p.is_absolute() || p.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return Some("the recorded path leaves the workspace".into());
+    }
+    let control = |who: &str| format!("{who}'s control file: only the user changes it");
+    if let Some(who) = protected::owner(rel) {
+        return Some(control(who));
+    }
+    let root_real = root.canonicalize().ok()?;
+    let home_real = home
+        .and_then(|h| h.canonicalize().ok())
+        .filter(|h| h.starts_with(&root_real));
+    let full = root_real.join(p);
+    let mut dir = full.parent();
+    while let Some(d) = dir {
+        if let Ok(real) = d.canonicalize() {
+            if let Ok(inside) = real.strip_prefix(&root_real)
+                && let Some(who) = protected::owner(&inside.to_string_lossy())
+            {
+                return Some(control(who));
+            }
+            if home_real.as_ref().is_some_and(|h| real.starts_with(h)) {
+                return Some("it lies in neocode's home, which only the user changes".into());
+            }
+            return None;
+        }
+        dir = d.parent();
+    }
+    None
 }
 
 /// `root/rel`, refusing a stored path that is absolute, has `..`, or leads through a
@@ -697,5 +778,39 @@ fn file_error(path: &str, e: &std::io::Error) -> RewindError {
     RewindError::File {
         path: path.to_string(),
         detail: crate::session::io_error(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_files_the_home_and_escapes_are_refused_and_modes_masked() {
+        let t = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = t.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root.join("home")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(".git", root.join("g")).unwrap_or_else(|e| panic!("{e}"));
+        let home = Some(root.join("home"));
+        let r = |rel: &str| refusal(&root, home.as_deref(), rel);
+        for rel in [
+            ".git/config",
+            ".git/hooks/pre-commit",
+            ".neocode/hooks.json",
+            "sub/.git",
+            "g/hooks/post-checkout",
+            "home/config.toml",
+            "../x",
+            "/etc/passwd",
+        ] {
+            assert!(r(rel).is_some(), "{rel}");
+        }
+        assert!(r("src/main.rs").is_none());
+        assert!(r(".gitignore").is_none());
+        assert_eq!(safe_mode(0o4755), 0o755);
+        assert_eq!(safe_mode(0o2777), 0o755);
+        assert_eq!(safe_mode(0o1666), 0o644);
+        assert_eq!(safe_mode(0o600), 0o600);
     }
 }

@@ -386,14 +386,47 @@ impl Sessions {
         file::export_files(&self.store, id)
     }
 
-    /// [`Sessions::import`] with the file snapshots an `export --with-files` carried.
+    /// [`Sessions::import`] with the file snapshots an `export --with-files` carried (see
+    /// [`Sessions::import_file`]).
     pub fn import_with_files(
         &self,
         doc: &SessionFile,
         files: &file::FileSnapshots,
         new_id: bool,
     ) -> Result<SessionHeader> {
-        file::import_with_files(&self.store, doc, files, new_id)
+        Ok(self.import_file(doc.clone(), files.clone(), new_id)?.0)
+    }
+
+    /// Imports a session file and its snapshots, consuming them. A session file is someone
+    /// else's word about this workspace: the file changes it records for a control file
+    /// (`.git`, `.neocode`), neocode's home or a path outside the workspace are left out
+    /// (returned as `path: why` lines), and every recorded mode is made at most 0755, so a
+    /// later rewind can write neither.
+    pub fn import_file(
+        &self,
+        doc: SessionFile,
+        mut files: file::FileSnapshots,
+        new_id: bool,
+    ) -> Result<(SessionHeader, Vec<String>)> {
+        let mut left_out = Vec::new();
+        let home = self.home().to_path_buf();
+        files.file_changes.retain_mut(|c| {
+            if let Some(why) = super::rewind::refusal(self.root(), Some(&home), &c.path) {
+                left_out.push(format!("{}: {why}", c.path));
+                return false;
+            }
+            c.before = super::rewind::masked(std::mem::replace(
+                &mut c.before,
+                crate::session::FileState::Unknown,
+            ));
+            c.after = super::rewind::masked(std::mem::replace(
+                &mut c.after,
+                crate::session::FileState::Unknown,
+            ));
+            true
+        });
+        let header = file::import_owned(&self.store, doc, files, new_id)?;
+        Ok((header, left_out))
     }
 
     pub(crate) fn store(&self) -> &Store {

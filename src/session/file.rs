@@ -9,7 +9,9 @@
 
 mod files;
 
-pub use files::{FileBlob, FileSnapshots, WithFiles, export_files, import_with_files, parse_files};
+pub use files::{
+    FileBlob, FileSnapshots, WithFiles, export_files, import_owned, import_with_files, parse_files,
+};
 
 use std::collections::HashSet;
 
@@ -325,23 +327,64 @@ fn truncate(s: &str) -> String {
     s.chars().take(60).collect()
 }
 
+/// A deserialisation error at its JSON path.
+fn path_error(e: serde_path_to_error::Error<serde_json::Error>) -> FileError {
+    // serde_path_to_error writes `.` for the root and `?` for a position it does not know
+    // (e.g. text that is not JSON at all); neither is a JSON path.
+    let p = e.path().to_string();
+    let p = p.trim_end_matches('?').trim_end_matches('.');
+    let path = if p.is_empty() {
+        "$".to_string()
+    } else {
+        format!("$.{p}")
+    };
+    ferr(path, e.inner().to_string())
+}
+
 /// Parses and validates a document. Nothing is written.
 pub fn parse(text: &str) -> Result<SessionFile, FileError> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    let doc: SessionFile = serde_path_to_error::deserialize(de).map_err(|e| {
-        // serde_path_to_error writes `.` for the root and `?` for a position it does not
-        // know (e.g. text that is not JSON at all); neither is a JSON path.
-        let p = e.path().to_string();
-        let p = p.trim_end_matches('?').trim_end_matches('.');
-        let path = if p.is_empty() {
-            "$".to_string()
-        } else {
-            format!("$.{p}")
-        };
-        ferr(path, e.inner().to_string())
-    })?;
+    let doc: SessionFile = serde_path_to_error::deserialize(de).map_err(path_error)?;
     validate(&doc)?;
     Ok(doc)
+}
+
+/// A session file with its snapshots, as [`read`] takes it in.
+#[derive(Deserialize)]
+struct Whole {
+    format: String,
+    version: u32,
+    session: FileSession,
+    messages: Vec<FileMessage>,
+    #[serde(default)]
+    assets: Vec<FileAsset>,
+    #[serde(default)]
+    file_changes: Vec<crate::session::snapshot::FileChangeRow>,
+    #[serde(default)]
+    blobs: Vec<FileBlob>,
+}
+
+/// Parses and validates a session file and its snapshots (`export --with-files`) in one pass
+/// over `reader`, never holding its text: what is kept is the document itself. Nothing is
+/// written.
+pub fn read(reader: impl std::io::Read) -> Result<(SessionFile, FileSnapshots), FileError> {
+    let de = &mut serde_json::Deserializer::from_reader(reader);
+    let w: Whole = serde_path_to_error::deserialize(de).map_err(path_error)?;
+    let doc = SessionFile {
+        format: w.format,
+        version: w.version,
+        session: w.session,
+        messages: w.messages,
+        assets: w.assets,
+    };
+    validate(&doc)?;
+    Ok((
+        doc,
+        FileSnapshots {
+            file_changes: w.file_changes,
+            blobs: w.blobs,
+        },
+    ))
 }
 
 /// Semantic checks beyond the types.
@@ -577,7 +620,16 @@ pub fn export(store: &Store, session_id: &str) -> StoreResult<SessionFile> {
 /// Writes a validated document into the store. With `new_id`, the session gets a fresh id
 /// (and no parent link); otherwise an existing id is refused. Nothing is written on error.
 pub fn import(store: &Store, doc: &SessionFile, new_id: bool) -> StoreResult<SessionHeader> {
-    let p = prepare(store, doc.clone(), new_id)?;
+    import_doc(store, doc.clone(), new_id)
+}
+
+/// [`import`] of a document the caller gives up (nothing of it is copied).
+pub(crate) fn import_doc(
+    store: &Store,
+    doc: SessionFile,
+    new_id: bool,
+) -> StoreResult<SessionHeader> {
+    let p = prepare(store, doc, new_id)?;
     let id = p.session.header.id.clone();
     store.insert_full(p.session, &p.summary)?;
     for (meta, data) in &p.assets {
@@ -644,10 +696,27 @@ pub(crate) fn prepare(store: &Store, doc: SessionFile, new_id: bool) -> StoreRes
         })
         .collect();
     let max_seq = messages.iter().map(|m| m.seq).max().unwrap_or(0);
+    // The first 200 characters of the first prompt, without joining a long message's text.
+    let head = |m: &Message| -> String {
+        let mut out = String::new();
+        for p in &m.parts {
+            if let Part::Text { text } = p {
+                if !out.is_empty() {
+                    out.push_str("\n\n");
+                }
+                out.extend(text.chars().take(200));
+                if out.chars().count() >= 200 {
+                    break;
+                }
+            }
+        }
+        out.chars().take(200).collect()
+    };
     let first_prompt: String = messages
         .iter()
-        .find(|m| m.role == Role::User && !m.extra.injected && !m.text().trim().is_empty())
-        .map(|m| m.text().chars().take(200).collect())
+        .filter(|m| m.role == Role::User && !m.extra.injected)
+        .map(head)
+        .find(|h| !h.trim().is_empty())
         .unwrap_or_default();
     let session = Session {
         header: SessionHeader {
@@ -681,7 +750,8 @@ pub(crate) fn prepare(store: &Store, doc: SessionFile, new_id: bool) -> StoreRes
     };
     // Decode every asset before writing anything, and check sizes.
     let mut assets = Vec::with_capacity(file_assets.len());
-    for (i, a) in file_assets.iter().enumerate() {
+    // Consumed one by one: each asset's text goes once it is decoded.
+    for (i, a) in file_assets.into_iter().enumerate() {
         let data = base64::engine::general_purpose::STANDARD
             .decode(&a.data_base64)
             .map_err(|e| StoreError::Corrupt {

@@ -509,6 +509,12 @@ pub struct SearchHit {
     pub snippet: String,
 }
 
+/// The `tool_metadata` key of an assistant message whose tool calls this store's runtime
+/// received from the model (value `"model"`): the turn sets it, an import never keeps it. Only
+/// such calls are replayed when a session stopped before their results; a call that came in
+/// some other way (a bridge caller's history, an imported session file) is answered "not run".
+pub const CALLS_FROM: &str = "calls_from";
+
 /// Marks the start of a matched term in [`SearchHit::snippet`].
 pub const SNIPPET_OPEN: char = '\u{E000}';
 /// Marks the end of a matched term in [`SearchHit::snippet`].

@@ -334,6 +334,9 @@ stable_codes! {
         SkillSkipped => "skill_skipped",
         /// A project instructions file cannot be read.
         InstructionsUnreadable => "instructions_unreadable",
+        /// A project instructions file was left out: it links outside the workspace, or a
+        /// read denial covers it.
+        InstructionsSkipped => "instructions_skipped",
         /// An MCP server failed to start or stopped.
         McpServerFailed => "mcp_server_failed",
         /// The transcript is compacted ([`TurnEvent::Compacting`] on the wire).

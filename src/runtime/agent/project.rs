@@ -125,6 +125,15 @@ impl Extensions {
                 format!("skipped {}: {}", p.path.display(), p.reason),
             );
         }
+        for (path, why) in ctx.instructions.unreported_skips() {
+            warn(
+                WarningCode::InstructionsSkipped,
+                format!(
+                    "skipped {}: {why}",
+                    project_context::instructions::display_path(&path, &self.root)
+                ),
+            );
+        }
         for (path, e) in &ctx.instructions.unreadable {
             warn(
                 WarningCode::InstructionsUnreadable,

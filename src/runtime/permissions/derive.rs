@@ -114,11 +114,14 @@ impl Rules {
                 return Vec::new();
             };
             for p in shell::split(cmd) {
-                let Part::Simple { words, .. } = &p else {
+                let Part::Simple {
+                    words, computed, ..
+                } = &p
+                else {
                     return Vec::new();
                 };
                 if self
-                    .decide_words(words)
+                    .decide_words(words, computed)
                     .is_some_and(|r| r.list == List::Allow)
                 {
                     continue;

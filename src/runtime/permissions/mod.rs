@@ -15,14 +15,19 @@
 //! A `read_file(...)` deny also denies `grep` and `list_dir` on the paths it covers.
 
 mod derive;
+mod dialect;
 mod files;
+mod lex;
 pub mod pattern;
 mod rule;
 mod rules;
 pub mod shell;
 mod types;
+mod words;
+mod wrappers;
 
 pub use derive::{append_rule, append_rules, derive_rule, derive_rules};
+pub use lex::Bashism;
 pub use rule::{Rule, parse_rule};
 pub use rules::{Rules, WorkspaceRules, rule_entries};
 pub use types::{Decision, List, RuleRef, RulesError, SESSION_SOURCE, Verdict};

@@ -44,7 +44,8 @@ impl CommandPattern {
         Some(CommandPattern { words, rest })
     }
 
-    /// Whether the simple command `cmd` (its words) matches.
+    /// Whether the simple command `cmd` (its words) matches, as written: what an allow
+    /// rule asks.
     pub fn matches(&self, cmd: &[String]) -> bool {
         if cmd.len() < self.words.len() || (!self.rest && cmd.len() != self.words.len()) {
             return false;
@@ -53,6 +54,40 @@ impl CommandPattern {
             .iter()
             .zip(cmd)
             .all(|(p, w)| word_glob(p.as_bytes(), w.as_bytes()))
+    }
+
+    /// Whether `cmd` may be a command this pattern covers, as a deny or ask rule reads it:
+    /// the command word by its program name (`/bin/rm` and `./rm` are `rm`) unless the
+    /// pattern's first word is a path, and a word `computed` when the command runs
+    /// (`$X`, `$(…)`, a glob) taken for any word: from the first such word on, the rest of
+    /// the pattern is taken to match.
+    pub fn may_match(&self, cmd: &[String], computed: &[bool]) -> bool {
+        let word_ok = |i: usize, p: &String, w: &String| {
+            let w = if i == 0 && !p.contains('/') {
+                w.rsplit('/').next().unwrap_or(w)
+            } else {
+                w.as_str()
+            };
+            word_glob(p.as_bytes(), w.as_bytes())
+        };
+        let first_computed = computed.iter().position(|c| *c).unwrap_or(cmd.len());
+        if first_computed < self.words.len() && first_computed <= cmd.len() {
+            return self
+                .words
+                .iter()
+                .zip(cmd)
+                .take(first_computed)
+                .enumerate()
+                .all(|(i, (p, w))| word_ok(i, p, w));
+        }
+        if cmd.len() < self.words.len() || (!self.rest && cmd.len() != self.words.len()) {
+            return false;
+        }
+        self.words
+            .iter()
+            .zip(cmd)
+            .enumerate()
+            .all(|(i, (p, w))| word_ok(i, p, w))
     }
 }
 
@@ -194,6 +229,22 @@ mod tests {
         assert!(!inner.matches(&cmd("python3 test_a.py extra")));
         let any = CommandPattern::parse("*").unwrap_or_else(|| unreachable!());
         assert!(any.matches(&cmd("rm -rf /")));
+    }
+
+    #[test]
+    fn deny_reading_sees_program_names_and_computed_words() {
+        let rm = CommandPattern::parse("rm *").unwrap_or_else(|| unreachable!());
+        let none = |s: &str| vec![false; cmd(s).len()];
+        for c in ["/bin/rm -rf x", "./rm x", "rm"] {
+            assert!(rm.may_match(&cmd(c), &none(c)), "{c}");
+            assert!(!rm.matches(&cmd(c)) || c == "rm", "{c}");
+        }
+        let by_path = CommandPattern::parse("/bin/rm *").unwrap_or_else(|| unreachable!());
+        assert!(!by_path.may_match(&cmd("/usr/bin/rm x"), &none("/usr/bin/rm x")));
+        let push = CommandPattern::parse("git push *").unwrap_or_else(|| unreachable!());
+        assert!(push.may_match(&cmd("git $X origin"), &[false, true, false]));
+        assert!(!push.may_match(&cmd("git log $X"), &[false, false, true]));
+        assert!(!push.matches(&cmd("git $X origin")));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use super::pattern::{self, CommandPattern, PathPattern};
 use super::rule::{Pat, Rule, ToolPat, parse_rule};
 use super::shell::{self, Part};
 use super::types::{Decision, List, PATH_TOOLS, RuleRef, RulesError, SESSION_SOURCE, Verdict};
+use super::wrappers;
 
 /// The permission rules of a workspace and a home.
 #[derive(Debug, Clone)]
@@ -329,9 +330,18 @@ impl Rules {
         }
     }
 
-    /// The decision for one simple command's words.
-    pub(super) fn decide_words(&self, words: &[String]) -> Option<&Rule> {
+    /// The decision for one simple command's words (`computed`: word by word, whether the
+    /// word is computed when the command runs).
+    pub(super) fn decide_words(&self, words: &[String], computed: &[bool]) -> Option<&Rule> {
         let mut best: Option<&Rule> = None;
+        // Deny and ask also see through wrappers (`sudo rm`, `env X=1 rm`, `xargs rm`,
+        // `find -exec rm`), name a program given by path by its name (`/bin/rm`), and take
+        // a computed word for any word.
+        let candidates = if words.is_empty() {
+            Vec::new()
+        } else {
+            wrappers::chain(&(words.to_vec(), computed.to_vec())).0
+        };
         for r in &self.rules {
             if !r.tool.matches("run_command") {
                 continue;
@@ -339,8 +349,7 @@ impl Rules {
             let ok = match &r.pat {
                 Pat::None => true,
                 Pat::Command(c) if r.list == List::Allow => c.matches(words),
-                // Deny and ask also see through wrappers: `sudo rm`, `env X=1 rm`, `xargs rm`.
-                Pat::Command(c) => unwrapped(words).iter().any(|w| c.matches(w)),
+                Pat::Command(c) => candidates.iter().any(|(w, cs)| c.may_match(w, cs)),
                 Pat::Path(_) => false,
             };
             if ok && best.is_none_or(|b| r.list < b.list) {
@@ -361,7 +370,9 @@ impl Rules {
         let mut all_allowed = true;
         for p in &parts {
             match p {
-                Part::Simple { words, .. } => match self.decide_words(words) {
+                Part::Simple {
+                    words, computed, ..
+                } => match self.decide_words(words, computed) {
                     Some(r) if r.list == List::Deny => {
                         deny.get_or_insert(r);
                     }
@@ -376,7 +387,7 @@ impl Rules {
                 },
                 Part::Unknown { reason, text } => {
                     // A tool-wide deny (`run_command`, `*`) still denies it.
-                    if let Some(r) = self.decide_words(&[]).filter(|r| r.list == List::Deny) {
+                    if let Some(r) = self.decide_words(&[], &[]).filter(|r| r.list == List::Deny) {
                         deny.get_or_insert(r);
                     }
                     unknown.get_or_insert(format!("{reason}: `{text}`"));
@@ -437,63 +448,6 @@ pub fn rule_entries(file: &Path, src: &str) -> Result<Vec<(List, String, usize)>
     }
     Ok(out)
 }
-
-/// Programs that run the rest of their arguments as a command.
-const WRAPPERS: &[&str] = &[
-    "sudo",
-    "doas",
-    "env",
-    "command",
-    "builtin",
-    "exec",
-    "nice",
-    "nohup",
-    "time",
-    "timeout",
-    "xargs",
-    "stdbuf",
-    "setsid",
-    "chrt",
-    "ionice",
-    "taskset",
-    "unbuffer",
-    "watch",
-    "strace",
-    "ltrace",
-    "flock",
-    "caffeinate",
-    "busybox",
-];
-
-/// `words` and, for each wrapper in front (`sudo -u x`, `env -i A=1`, `timeout 5`), the
-/// command it runs: options, assignments and numbers after a wrapper are skipped.
-fn unwrapped(words: &[String]) -> Vec<&[String]> {
-    let mut out = vec![words];
-    let mut rest = words;
-    while let Some(first) = rest.first() {
-        let name = first.rsplit('/').next().unwrap_or(first);
-        if !WRAPPERS.contains(&name) {
-            break;
-        }
-        let mut i = 1;
-        while i < rest.len() {
-            let w = &rest[i];
-            let option = w.starts_with('-') || w.contains('=');
-            let number = w.chars().next().is_some_and(|c| c.is_ascii_digit());
-            if !(option || number) {
-                break;
-            }
-            i += 1;
-        }
-        rest = &rest[i..];
-        if rest.is_empty() {
-            break;
-        }
-        out.push(rest);
-    }
-    out
-}
-
 /// Deny 0 < ask 1 < default 2 < allow 3: the lower, the stricter.
 fn strictness(v: Verdict) -> u8 {
     match v {

@@ -485,3 +485,42 @@ fn property_rules() -> Rules {
     }
     r
 }
+
+/// Issue 34: a deny rule names the program, whatever path, wrapper or shell string it comes
+/// through, and a computed word may be anything; an allow rule still matches as written.
+#[test]
+fn deny_rules_see_programs_through_paths_wrappers_and_shell_strings() {
+    let (_d, r) = setup(ISSUE_RULES, "");
+    for c in [
+        "/bin/rm -rf x",
+        "./rm x",
+        "/usr/bin/env rm x",
+        "command rm x",
+        "exec rm x",
+        "exec -a name rm x",
+        "busybox rm x",
+        "sudo -u root rm -rf /",
+        "env -u HOME rm x",
+        "env -S 'rm -rf x'",
+        "timeout -s KILL 5 rm x",
+        "nice -n 5 /usr/bin/rm x",
+        "flock /tmp/l rm x",
+        "find . -name '*.o' -exec rm {} +",
+        "xargs -I {} rm {}",
+        "sudo sh -c 'rm -rf /'",
+        "watch -n 1 'rm x'",
+        "bash <<'EOF'\nrm -rf x\nEOF",
+        "cat <<-EOF\n\t$(rm -rf x)\n\tEOF",
+        "cat <<EOF\n`rm -rf x`\nEOF",
+        "$'\\x72m' -rf x",
+    ] {
+        assert_eq!(cmd(&r, c).verdict, Verdict::Deny, "{c}");
+    }
+    assert_eq!(cmd(&r, "git $(echo push) origin").verdict, Verdict::Ask);
+    assert_eq!(cmd(&r, "git pu* origin").verdict, Verdict::Ask);
+    assert_eq!(cmd(&r, "git log $X").verdict, Verdict::Default);
+    // Allow rules match as written: a path or a wrapper is another program.
+    assert_eq!(cmd(&r, "./cargo test").verdict, Verdict::Default);
+    assert_eq!(cmd(&r, "sudo cargo test").verdict, Verdict::Default);
+    assert_eq!(cmd(&r, "cargo test &>/dev/null").verdict, Verdict::Allow);
+}

@@ -3,7 +3,12 @@
 //! personal `<home>/AGENTS.md`. They go into the system prompt, capped in size; what was used
 //! (and what was cut) is kept so the views can show it.
 
+use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+use super::beneath;
+use crate::runtime::permissions::Rules;
 
 /// Bytes of instructions kept in the system prompt, over all files (Codex keeps 32 KiB too).
 pub const DEFAULT_CAP: usize = 32 * 1024;
@@ -53,47 +58,84 @@ pub struct Instructions {
     pub files: Vec<InstructionFile>,
     /// Files that exist but could not be read, with the reason (shown as warnings).
     pub unreadable: Vec<(PathBuf, String)>,
+    /// Workspace files left out, with why: a link out of the workspace, a read denial.
+    pub skipped: Vec<(PathBuf, String)>,
 }
 
 impl Instructions {
     /// Collects the instruction files: `<home>/AGENTS.md`, the root's, and those of every folder
     /// between `root` and each of `touched` (files or folders the agent worked in). Paths
     /// outside `root` are ignored. The first `cap` bytes over all files are kept; a file cut
-    /// short says so in the prompt.
+    /// short says so in the prompt. Workspace files are read beneath the root, as the file
+    /// tools read: one that links outside it, or that a `read_file(...)` deny rule of the
+    /// workspace's rule files covers, is skipped (see [`Instructions::skipped`]).
     pub fn load(home: &Path, root: &Path, touched: &[PathBuf], cap: usize) -> Instructions {
+        let rules = beneath::read_rules(home, root);
+        Instructions::load_with(home, root, touched, cap, rules.as_ref())
+    }
+
+    /// [`Instructions::load`] with the rules whose read denials apply.
+    pub fn load_with(
+        home: &Path,
+        root: &Path,
+        touched: &[PathBuf],
+        cap: usize,
+        rules: Option<&Rules>,
+    ) -> Instructions {
         let mut out = Instructions::default();
-        let mut candidates: Vec<(PathBuf, Scope)> = Vec::new();
+        let mut left = cap;
         if let Some(p) = existing(&home.join("AGENTS.md")) {
-            candidates.push((p, Scope::Personal));
-        }
-        for dir in folders(root, touched) {
-            if let Some(p) = NAMES.iter().find_map(|n| existing(&dir.join(n))) {
-                candidates.push((p, Scope::Project));
+            match std::fs::read(&p) {
+                Ok(bytes) => {
+                    let size = bytes.len() as u64;
+                    left -= out.push(p, Scope::Personal, &bytes, size, left);
+                }
+                Err(e) => out.unreadable.push((p, e.to_string())),
             }
         }
-        let mut left = cap;
-        for (path, scope) in candidates {
-            let bytes = match std::fs::read(&path) {
-                Ok(b) => b,
-                Err(e) => {
-                    out.unreadable.push((path, e.to_string()));
-                    continue;
+        for dir in folders(root, touched) {
+            for name in NAMES {
+                let path = dir.join(name);
+                // A few bytes over the cap, so the cut falls on a character boundary.
+                match beneath::read(root, &path, left as u64 + 4, rules) {
+                    Ok(None) => continue,
+                    Ok(Some(c)) => left -= out.push(path, Scope::Project, &c.bytes, c.size, left),
+                    Err(beneath::Skip::Unreadable(e)) => out.unreadable.push((path, e)),
+                    Err(skip) => out.skipped.push((path, skip.to_string())),
                 }
-            };
-            let size = bytes.len();
-            let text = String::from_utf8_lossy(&bytes);
-            let kept = floor_char_boundary(&text, left);
-            let truncated = kept < text.len();
-            left -= kept;
-            out.files.push(InstructionFile {
-                path,
-                scope,
-                size,
-                text: text[..kept].to_string(),
-                truncated,
-            });
+                break;
+            }
         }
         out
+    }
+
+    /// Adds a file of `size` bytes whose first `bytes` were read, keeping at most `left` of
+    /// them; returns how many it kept.
+    fn push(&mut self, path: PathBuf, scope: Scope, bytes: &[u8], size: u64, left: usize) -> usize {
+        let text = String::from_utf8_lossy(bytes);
+        let kept = floor_char_boundary(&text, left);
+        let truncated = kept < text.len() || (size as usize) > bytes.len();
+        self.files.push(InstructionFile {
+            path,
+            scope,
+            size: size as usize,
+            text: text[..kept].to_string(),
+            truncated,
+        });
+        kept
+    }
+
+    /// Skipped files not yet reported by this process (each is reported once, not on every
+    /// turn that finds it again).
+    pub fn unreported_skips(&self) -> Vec<(PathBuf, String)> {
+        static REPORTED: Mutex<Option<HashSet<(PathBuf, String)>>> = Mutex::new(None);
+        let mut g = REPORTED.lock().unwrap_or_else(|p| p.into_inner());
+        let set = g.get_or_insert_with(HashSet::new);
+        self.skipped
+            .iter()
+            .filter(|s| set.insert((*s).clone()))
+            .cloned()
+            .collect()
     }
 
     /// Whether any file entered the context.

@@ -3,6 +3,7 @@
 //! prompt, and [`ProjectContext::report`] says what did, so the views (Info tab, `show`) can
 //! show it: nothing enters the context unseen.
 
+pub mod beneath;
 pub mod instructions;
 pub mod skills;
 
@@ -114,22 +115,25 @@ impl ProjectContext {
             .filter(|a| self.skills.get(&a.name).is_none())
             .map(|a| a.name.clone())
             .collect();
-        let problems = self
-            .skills
-            .problems
-            .iter()
-            .map(|p| format!("{}: {}", p.path.display(), p.reason))
-            .chain(
-                self.instructions
-                    .unreadable
-                    .iter()
-                    .map(|(p, e)| format!("{}: {e}", p.display())),
-            )
-            .chain(self.skills.workspace_left_out.as_ref().map(|_| {
-                ".neocode/skills/: left out, the workspace is not trusted (see `neocode trust`)"
-                    .to_string()
-            }))
-            .collect();
+        let problems =
+            self.skills
+                .problems
+                .iter()
+                .map(|p| format!("{}: {}", p.path.display(), p.reason))
+                .chain(
+                    self.instructions
+                        .unreadable
+                        .iter()
+                        .map(|(p, e)| format!("{}: {e}", p.display())),
+                )
+                .chain(self.instructions.skipped.iter().map(|(p, why)| {
+                    format!("{}: skipped: {why}", instructions::display_path(p, root))
+                }))
+                .chain(self.skills.workspace_left_out.as_ref().map(|_| {
+                    ".neocode/skills/: left out, the workspace is not trusted (see `neocode trust`)"
+                        .to_string()
+                }))
+                .collect();
         ContextReport {
             instructions,
             skills,

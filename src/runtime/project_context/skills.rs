@@ -81,13 +81,16 @@ pub struct Skills {
 impl Skills {
     /// Reads `<root>/.neocode/skills/*/SKILL.md` and `<home>/skills/*/SKILL.md`. Whether
     /// the workspace is trusted is not asked here: turns and the commands that list skills
-    /// go through `crate::runtime::trust::Admission::skills`.
+    /// go through `crate::runtime::trust::Admission::skills`. A workspace `SKILL.md` is
+    /// read beneath the root: one that links outside it, or that a `read_file(...)` deny
+    /// rule covers, is a problem, not a skill.
     pub fn discover(home: &Path, root: &Path) -> Skills {
         Skills::discover_with(home, root, true)
     }
 
     /// [`Skills::discover`], the workspace's skills only when `workspace` is true.
     pub fn discover_with(home: &Path, root: &Path, workspace: bool) -> Skills {
+        let rules = super::beneath::read_rules(home, root);
         let mut out = Skills::default();
         let mut seen = HashSet::new();
         let ws_dir = root.join(".neocode").join("skills");
@@ -109,7 +112,7 @@ impl Skills {
             folders.sort();
             for folder in folders {
                 let path = folder.join("SKILL.md");
-                match load_skill(&folder, source) {
+                match load_skill(root, &folder, source, rules.as_ref()) {
                     Ok(skill) => {
                         if seen.insert(skill.name.clone()) {
                             out.skills.push(skill);
@@ -331,6 +334,10 @@ pub enum SkillError {
     /// The file is not UTF-8.
     #[error("not UTF-8 text")]
     NotUtf8,
+    /// A workspace file left out: it links outside the workspace, a read denial covers it,
+    /// or it is too large.
+    #[error("skipped: {0}")]
+    Skipped(String),
     /// The front matter is missing or wrong.
     #[error("{0}")]
     FrontMatter(String),
@@ -513,9 +520,33 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn load_skill(folder: &Path, source: SkillSource) -> Result<Skill, SkillError> {
+/// Bytes of a `SKILL.md` read at most.
+const FILE_MAX: u64 = 1024 * 1024;
+
+fn load_skill(
+    root: &Path,
+    folder: &Path,
+    source: SkillSource,
+    rules: Option<&crate::runtime::permissions::Rules>,
+) -> Result<Skill, SkillError> {
     let path = folder.join("SKILL.md");
-    let bytes = std::fs::read(&path).map_err(|e| SkillError::Read(e.to_string()))?;
+    let bytes = match source {
+        SkillSource::Personal => {
+            std::fs::read(&path).map_err(|e| SkillError::Read(e.to_string()))?
+        }
+        SkillSource::Workspace => match super::beneath::read(root, &path, FILE_MAX + 1, rules) {
+            Ok(Some(c)) if c.size > FILE_MAX => {
+                return Err(SkillError::Skipped(format!(
+                    "it is larger than {} KiB",
+                    FILE_MAX / 1024
+                )));
+            }
+            Ok(Some(c)) => c.bytes,
+            Ok(None) => return Err(SkillError::Read("not a regular file".into())),
+            Err(super::beneath::Skip::Unreadable(e)) => return Err(SkillError::Read(e)),
+            Err(skip) => return Err(SkillError::Skipped(skip.to_string())),
+        },
+    };
     let text = String::from_utf8(bytes).map_err(|_| SkillError::NotUtf8)?;
     let (fm, body) = parse_skill_md(&text)?;
     Ok(Skill {

@@ -7,10 +7,9 @@ use std::io::Read;
 use std::os::fd::AsRawFd;
 
 use super::path::{
-    anchor, check_writable, confine, fstat, in_home, open_error, open_in, refuse_home, split,
-    write_atomic,
+    anchor, check_writable, confine, fstat, in_home, open_error, open_in, split, write_atomic,
 };
-use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, diff, parse_args};
+use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, diff, parse_args, protected};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "edit_file",
@@ -66,6 +65,9 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     if let Err(e) = in_home(&p.abs, ctx.home.as_deref()) {
         return ToolOutput::error(e);
     }
+    if let Err(e) = protected::refuse_write(&p.rel) {
+        return ToolOutput::error(e);
+    }
     let b = match anchor(&ctx.root) {
         Ok(b) => b,
         Err(e) => return ToolOutput::error(e),
@@ -78,7 +80,7 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(d) => d,
         Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
     };
-    if let Err(e) = refuse_home(&b, &dir, ctx.home.as_deref()) {
+    if let Err(e) = protected::refuse_write_dir(&b, &dir, ctx.home.as_deref(), &p.rel) {
         return ToolOutput::error(e);
     }
     let mut file = match open_in(&dir, &name) {

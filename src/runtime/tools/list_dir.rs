@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use std::os::fd::AsRawFd;
 
 use super::path::{anchor, confine, fstat, open_error, walk_root};
-use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
+use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args, protected};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "list_dir",
@@ -53,10 +53,18 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(p) => p,
         Err(e) => return ToolOutput::error(e),
     };
+    if let Err(e) = protected::refuse_read(&ctx.root, &p.abs, ctx.home.as_deref()) {
+        return ToolOutput::error(e);
+    }
     let b = match anchor(&ctx.root) {
         Ok(b) => b,
         Err(e) => return ToolOutput::error(e),
     };
+    if let Err(e) = protected::refuse_read_folder(&b, &ctx.root, &p.rel, ctx.home.as_deref()) {
+        return ToolOutput::error(e);
+    }
+    // neocode's home inside the workspace is not walked into.
+    let home_id = protected::skipped_home(&ctx.root, ctx.home.as_deref());
     let start = match b.open_rel(&p.rel, libc::O_PATH | libc::O_NOFOLLOW) {
         Ok(fd) => fd,
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
@@ -79,7 +87,7 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         .require_git(false)
         .follow_links(false)
         .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|e| e.file_name() != ".git")
+        .filter_entry(move |e| e.file_name() != ".git" && !protected::is(e, home_id))
         .build();
     let mut text = format!("{}/\n", p.rel);
     let mut shown = 0usize;

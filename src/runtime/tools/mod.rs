@@ -15,10 +15,12 @@ mod edit_file;
 mod fingerprint;
 pub(crate) mod git_snapshot;
 mod grep;
+pub mod interpreter;
 mod list_dir;
-mod path;
+pub(crate) mod path;
 #[doc(hidden)]
 pub use path::force_walk_fallback;
+pub(crate) mod protected;
 mod read_file;
 mod run_command;
 pub mod sandbox;

@@ -323,19 +323,40 @@ pub(crate) fn fstat(fd: RawFd) -> io::Result<libc::stat> {
     Ok(st)
 }
 
+/// `fstatat` of `name` in the folder `dir`, not following a final symlink.
+pub(crate) fn stat_at(dir: RawFd, name: &str) -> Option<libc::stat> {
+    let c = cstr(name.as_bytes()).ok()?;
+    // SAFETY: `st` is written by the kernel before it is read.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `dir` is an open folder descriptor, `c` NUL-terminated, `st` a valid out pointer.
+    let rc = unsafe { libc::fstatat(dir, c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+    (rc == 0).then_some(st)
+}
+
 fn stat_path(p: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
 }
 
-/// Refuses a write into neocode's home (`home`, when set): the folder `dir` (an open
-/// descriptor beneath the root) must not be the home nor lie inside it. Checked on the
-/// descriptor, walking `..` up to the root, so no path trick or race gets around it.
-pub(crate) fn refuse_home(b: &Beneath, dir: &OwnedFd, home: Option<&Path>) -> Result<(), String> {
-    let Some(home) = home else { return Ok(()) };
-    let Some(home_id) = stat_path(home) else {
+/// A folder's identity on disk (device, inode).
+pub(crate) type FileId = (u64, u64);
+
+/// The identity of the folder `p` (following a final symlink), if it exists.
+pub(crate) fn file_id(p: &Path) -> Option<FileId> {
+    stat_path(p)
+}
+
+/// Refuses the folder `dir` (an open descriptor beneath the root) when it is, or lies
+/// inside, one of the `protected` folders: the message of the first met, walking `..` from
+/// `dir` up to the root on descriptors, so no path trick or race gets around it.
+pub(crate) fn refuse_under(
+    b: &Beneath,
+    dir: &OwnedFd,
+    protected: &[(FileId, String)],
+) -> Result<(), String> {
+    if protected.is_empty() {
         return Ok(());
-    };
+    }
     let root = fstat(b.root_fd()).map_err(|e| format!("cannot check the folder: {e}"))?;
     let root_id = (root.st_dev, root.st_ino);
     let dotdot = cstr(b"..").map_err(|e| e.to_string())?;
@@ -344,11 +365,8 @@ pub(crate) fn refuse_home(b: &Beneath, dir: &OwnedFd, home: Option<&Path>) -> Re
         let fd = cur.as_ref().map_or(dir.as_raw_fd(), |f| f.as_raw_fd());
         let st = fstat(fd).map_err(|e| format!("cannot check the folder: {e}"))?;
         let id = (st.st_dev, st.st_ino);
-        if id == home_id {
-            return Err(format!(
-                "refused: that path lies in neocode's home ({}), which the tools never change",
-                home.display()
-            ));
+        if let Some((_, why)) = protected.iter().find(|(p, _)| *p == id) {
+            return Err(why.clone());
         }
         if id == root_id {
             return Ok(());

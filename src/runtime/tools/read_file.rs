@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use std::os::fd::AsRawFd;
 
 use super::path::{anchor, confine, fstat, open_error};
-use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
+use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args, protected};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "read_file",
@@ -58,10 +58,16 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(p) => p,
         Err(e) => return ToolOutput::error(e),
     };
+    if let Err(e) = protected::refuse_read(&ctx.root, &p.abs, ctx.home.as_deref()) {
+        return ToolOutput::error(e);
+    }
     let b = match anchor(&ctx.root) {
         Ok(b) => b,
         Err(e) => return ToolOutput::error(e),
     };
+    if let Err(e) = protected::refuse_read_folder(&b, &ctx.root, &p.rel, ctx.home.as_deref()) {
+        return ToolOutput::error(e);
+    }
     let file = match b.open_rel(&p.rel, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK) {
         Ok(fd) => std::fs::File::from(fd),
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {

@@ -1,7 +1,8 @@
-//! `run_command`: `sh -c` in the workspace root, confined by the sandbox helper, with a time
-//! limit, an output cap (head and tail kept), cancellation, and every process it started
-//! killed when it ends, times out, is cancelled, or neocode dies (the helper's PID namespace
-//! or subreaper; the process group as a last resort).
+//! `run_command`: `bash -c` (`sh -c` where bash is missing: [`Interpreter`]) in the
+//! workspace root, confined by the sandbox helper, with a time limit, an output cap (head
+//! and tail kept), cancellation, and every process it started killed when it ends, times
+//! out, is cancelled, or neocode dies (the helper's PID namespace or subreaper; the process
+//! group as a last resort).
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -16,13 +17,14 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::interpreter::Interpreter;
 use super::sandbox::{self, SandboxStatus};
 use super::{SandboxMode, ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
 use super::{git_snapshot, watch};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "run_command",
-    description: "Run a command with `sh -c` in the workspace root; returns exit code and output (stdout and stderr together; long output keeps its start and end). Sandboxed: writes only inside the workspace and $TMPDIR, no network unless the user allowed it. Background processes are killed at the end.",
+    description: "Run a command with `bash -c` in the workspace root; returns exit code and output (stdout and stderr together; long output keeps its start and end). Sandboxed: writes only inside the workspace and $TMPDIR, no network unless the user allowed it. Background processes are killed at the end.",
     parameters: schema,
     kind: ToolKind::Command,
     run,
@@ -216,6 +218,9 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     if args.command.contains('\0') {
         return ToolOutput::error("run_command: the command contains a NUL byte");
     }
+    if let Some(why) = Interpreter::detect().refusal(&args.command) {
+        return ToolOutput::error(why);
+    }
     let root = match ctx.root.canonicalize() {
         Ok(r) => r,
         Err(e) => return ToolOutput::error(format!("cannot resolve the workspace root: {e}")),
@@ -334,12 +339,13 @@ fn command_for(
             if let Some(h) = box_.home {
                 c.arg("--home").arg(h);
             }
-            c.arg("--").arg("/bin/sh").arg("-c").arg(command);
+            c.arg("--").args(Interpreter::detect().argv(command));
             c
         }
         SandboxStatus::Unavailable { .. } | SandboxStatus::Off => {
-            let mut c = Command::new("/bin/sh");
-            c.arg("-c").arg(command);
+            let argv = Interpreter::detect().argv(command);
+            let mut c = Command::new(&argv[0]);
+            c.args(&argv[1..]);
             c
         }
     };
@@ -497,6 +503,13 @@ fn execute(
                 exited = Some(stop(&mut child, pgid, helper)?);
                 drain_until = Some(Instant::now() + DRAIN);
             }
+        }
+        if eof && exited.is_none() {
+            // The output closed before the command was seen to end: a program that closes
+            // its output at exit (coreutils do, and bash execs a lone command) is still
+            // exiting. Wait for its end (the deadline and cancel still apply), not kill it.
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
         }
         if eof || drain_until.is_some_and(|d| Instant::now() >= d) {
             break;

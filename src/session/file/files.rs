@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 
-use super::{FileError, SessionFile, ferr, import};
+use super::{FileError, SessionFile, ferr, import_doc};
 use crate::session::error::{Result as StoreResult, StoreError};
 use crate::session::model::SessionHeader;
 use crate::session::snapshot::{FileChangeRow, FileState, blob_hash};
@@ -81,23 +81,27 @@ pub fn parse_files(text: &str) -> Result<FileSnapshots, FileError> {
     })
 }
 
-/// Decodes and checks the snapshots: each blob's bytes match its hash, and each change's
-/// before-image is among them. Returns the blobs' bytes.
-fn decode(files: &FileSnapshots, last_seq: i64) -> Result<Vec<Vec<u8>>, FileError> {
+/// One blob's bytes, checked against its hash.
+fn decode_blob(i: usize, b: &FileBlob) -> Result<Vec<u8>, FileError> {
+    let data = base64::engine::general_purpose::STANDARD
+        .decode(&b.data_base64)
+        .map_err(|e| ferr(format!("$.blobs[{i}].data_base64"), e.to_string()))?;
+    if blob_hash(&data) != b.hash {
+        return Err(ferr(
+            format!("$.blobs[{i}].hash"),
+            "does not match the SHA-256 of its data",
+        ));
+    }
+    Ok(data)
+}
+
+/// Checks the snapshots: each blob's bytes match its hash (decoded one at a time, never all
+/// at once), and each change's before-image is among them.
+fn check(files: &FileSnapshots, last_seq: i64) -> Result<(), FileError> {
     let mut have = BTreeSet::new();
-    let mut out = Vec::with_capacity(files.blobs.len());
     for (i, b) in files.blobs.iter().enumerate() {
-        let data = base64::engine::general_purpose::STANDARD
-            .decode(&b.data_base64)
-            .map_err(|e| ferr(format!("$.blobs[{i}].data_base64"), e.to_string()))?;
-        if blob_hash(&data) != b.hash {
-            return Err(ferr(
-                format!("$.blobs[{i}].hash"),
-                "does not match the SHA-256 of its data",
-            ));
-        }
+        decode_blob(i, b)?;
         have.insert(b.hash.as_str());
-        out.push(data);
     }
     for (i, c) in files.file_changes.iter().enumerate() {
         if c.seq < 1 || c.seq > last_seq {
@@ -115,15 +119,26 @@ fn decode(files: &FileSnapshots, last_seq: i64) -> Result<Vec<Vec<u8>>, FileErro
             ));
         }
     }
-    Ok(out)
+    Ok(())
 }
 
-/// [`import`] with the snapshots: the blobs are stored, then the session, then its change
-/// rows; nothing of the session is left when a step fails.
+/// [`import_owned`] of borrowed parts (they are copied).
 pub fn import_with_files(
     store: &Store,
     doc: &SessionFile,
     files: &FileSnapshots,
+    new_id: bool,
+) -> StoreResult<SessionHeader> {
+    import_owned(store, doc.clone(), files.clone(), new_id)
+}
+
+/// Imports a session file with its snapshots: the blobs are checked, then stored one at a
+/// time, then the session, then its change rows; nothing of the session is left when a step
+/// fails. The document is consumed as it is written, so an import holds it once.
+pub fn import_owned(
+    store: &Store,
+    doc: SessionFile,
+    files: FileSnapshots,
     new_id: bool,
 ) -> StoreResult<SessionHeader> {
     let last_seq = doc
@@ -133,15 +148,22 @@ pub fn import_with_files(
         .max()
         .unwrap_or(0)
         .max(doc.session.last_seq.unwrap_or(0));
-    let blobs = decode(files, last_seq).map_err(|e| StoreError::Corrupt {
+    let corrupt = |e: FileError| StoreError::Corrupt {
         path: "<session file>".into(),
         detail: e.to_string(),
-    })?;
-    for data in &blobs {
-        store.put_blob(data)?;
+    };
+    check(&files, last_seq).map_err(corrupt)?;
+    let FileSnapshots {
+        file_changes,
+        blobs,
+    } = files;
+    for (i, b) in blobs.into_iter().enumerate() {
+        let data = decode_blob(i, &b).map_err(corrupt)?;
+        drop(b);
+        store.put_blob(&data)?;
     }
-    let header = import(store, doc, new_id)?;
-    if let Err(e) = store.import_file_changes(&header.id, &files.file_changes) {
+    let header = import_doc(store, doc, new_id)?;
+    if let Err(e) = store.import_file_changes(&header.id, &file_changes) {
         let _ = store.delete(&header.id);
         return Err(e);
     }

@@ -30,6 +30,14 @@ use text::{fts_query, last_token, query_words};
 /// At most this many matches are ranked (the newest); the count stops there too.
 pub const SEARCH_CANDIDATES: usize = 1000;
 
+/// Bytes of a message's text the index holds: its first MiB. A message larger than that (a
+/// pasted log, an imported one) is found by the words of its first MiB, and neither the index
+/// nor a search holds more of it at once.
+pub const INDEX_MAX_BYTES: usize = 1024 * 1024;
+
+/// Characters of a snippet kept (a "word" can be megabytes long).
+const SNIPPET_MAX_CHARS: usize = 400;
+
 /// What a search found.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SearchResults {
@@ -138,7 +146,11 @@ pub(crate) fn search_within(
         if hits.len() >= limit {
             break;
         }
-        let snippet = one_line(&cand.snippet);
+        let mut snippet = one_line(&cand.snippet);
+        if let Some((cut, _)) = snippet.char_indices().nth(SNIPPET_MAX_CHARS) {
+            snippet.truncate(cut);
+            snippet.push('…');
+        }
         let rows = messages_st.query_map([cand.rowid], |r| {
             let title: String = r.get(1)?;
             let prompt: String = r.get(2)?;

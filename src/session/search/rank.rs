@@ -37,13 +37,21 @@ pub(super) fn candidates(c: &Connection, fts: &str, needles: &[String]) -> Resul
                            THEN snippet(message_fts, 0, char(57344), char(57345), '…', 12)
                       END AS snip,
                       CASE WHEN length(body) > ?3
-                           THEN substr(body, max(1, instr(lower(body), ?4) - 300), ?3)
+                           THEN substr(body, max(1, instr(lower(substr(body, 1, ?5)), ?4) - 300), ?3)
                       END AS head
                FROM message_fts WHERE message_fts MATCH ?1
                ORDER BY rowid DESC LIMIT ?2)",
     )?;
     let rows = st.query_map(
-        params![fts, SEARCH_CANDIDATES as i64 + 1, HIGHLIGHT_MAX, anchor],
+        params![
+            fts,
+            SEARCH_CANDIDATES as i64 + 1,
+            HIGHLIGHT_MAX,
+            anchor,
+            // Bodies indexed before the index was capped can be larger: a search reads no
+            // more of one than a capped body holds.
+            super::INDEX_MAX_BYTES as i64
+        ],
         |r| {
             let rowid = r.get(0)?;
             let len = r.get::<_, i64>(1)?.max(1) as f64;

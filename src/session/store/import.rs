@@ -8,7 +8,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
 use super::assets::{asset_relative_path, insert_asset_row};
 use super::imported::{find_imported_in, write_import_columns};
-use super::messages::insert_message;
+use super::messages::insert_owned;
 use super::rows::DELETE_SESSION_FTS;
 use super::steps::{progress_as_updates, refresh_plan_counts, write_step_update};
 use super::{Store, session_exists, to_json_opt, validate_id};
@@ -345,7 +345,11 @@ fn insert_full_in(tx: &Transaction<'_>, s: Session, summary_extra: &SessionSumma
             h.profile
         ],
     )?;
-    for m in messages {
+    for mut m in messages {
+        // Only this store's own turns say their calls came from the model.
+        if let Some(serde_json::Value::Object(meta)) = m.tool_metadata.as_mut() {
+            meta.remove(crate::session::model::CALLS_FROM);
+        }
         let nm = NewMessage {
             role: Some(m.role),
             parts: m.parts,
@@ -357,7 +361,7 @@ fn insert_full_in(tx: &Transaction<'_>, s: Session, summary_extra: &SessionSumma
             created_at_ms: Some(m.created_at_ms),
             extra: m.extra,
         };
-        insert_message(tx, &h.id, m.seq, &nm, m.created_at_ms)?;
+        insert_owned(tx, &h.id, m.seq, nm, m.created_at_ms)?;
     }
     write_import_columns(tx, h)?;
     for (step, update) in progress_as_updates(&plan_progress) {

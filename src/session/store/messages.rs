@@ -326,6 +326,21 @@ pub(super) fn insert_message(
     insert_indexed(tx, session_id, seq, m, now, Index::Now).map(|_| ())
 }
 
+/// [`insert_message`] of a message the caller gives up: its parts go as soon as they are
+/// serialised, so a long imported message is held once, not twice, while SQLite takes it.
+pub(super) fn insert_owned(
+    tx: &Transaction<'_>,
+    session_id: &str,
+    seq: i64,
+    mut m: NewMessage,
+    now: i64,
+) -> Result<()> {
+    let parts = serde_json::to_string(&m.parts).unwrap_or_else(|_| "[]".into());
+    let body = search_body(&m.parts, &m.tool_calls);
+    m.parts = Vec::new();
+    insert_with(tx, session_id, seq, &m, now, parts, Some(body)).map(|_| ())
+}
+
 /// Inserts one message and indexes its text (or reserves its index row). Returns whether
 /// indexing was deferred.
 fn insert_indexed(
@@ -337,20 +352,31 @@ fn insert_indexed(
     index: Index,
 ) -> Result<bool> {
     let parts = serde_json::to_string(&m.parts).unwrap_or_else(|_| "[]".into());
+    let defer =
+        index == Index::DeferLong && search_len(&m.parts, &m.tool_calls) >= DEFER_INDEX_BYTES;
+    let body = (!defer).then(|| search_body(&m.parts, &m.tool_calls));
+    insert_with(tx, session_id, seq, m, now, parts, body)
+}
+
+/// Inserts one message with its serialised parts; `body`: its index text (`None`: the index
+/// row is reserved, to be filled in later). Returns whether indexing was deferred.
+fn insert_with(
+    tx: &Transaction<'_>,
+    session_id: &str,
+    seq: i64,
+    m: &NewMessage,
+    now: i64,
+    parts: String,
+    body: Option<String>,
+) -> Result<bool> {
     let calls = if m.tool_calls.is_empty() {
         None
     } else {
         Some(serde_json::to_string(&m.tool_calls).unwrap_or_else(|_| "[]".into()))
     };
     let meta = to_json_opt(m.tool_metadata.as_ref());
-    let defer =
-        index == Index::DeferLong && search_len(&m.parts, &m.tool_calls) >= DEFER_INDEX_BYTES;
-    let fts_id = if defer {
-        let mut fts = tx.prepare_cached("INSERT INTO message_fts (body) VALUES ('')")?;
-        fts.execute([])?;
-        Some(-tx.last_insert_rowid())
-    } else {
-        let body = search_body(&m.parts, &m.tool_calls);
+    let defer = body.is_none();
+    let fts_id = if let Some(body) = body {
         let body = crate::session::search::index_text(&body);
         if body.is_empty() {
             None
@@ -359,6 +385,10 @@ fn insert_indexed(
             fts.execute([body])?;
             Some(tx.last_insert_rowid())
         }
+    } else {
+        let mut fts = tx.prepare_cached("INSERT INTO message_fts (body) VALUES ('')")?;
+        fts.execute([])?;
+        Some(-tx.last_insert_rowid())
     };
     let mut st = tx.prepare_cached(
         "INSERT INTO messages (session_id, seq, role, parts_json, tool_calls_json, tool_call_id, is_error,
@@ -452,20 +482,32 @@ fn search_len(parts: &[Part], calls: &[ToolCall]) -> usize {
 /// Text indexed for search: text parts, reasoning, and tool call names and arguments.
 fn search_body(parts: &[Part], calls: &[ToolCall]) -> String {
     let mut out = String::new();
+    let mut push = |s: &str| {
+        let room = crate::session::search::INDEX_MAX_BYTES.saturating_sub(out.len());
+        if s.len() <= room {
+            out.push_str(s);
+        } else {
+            let mut cut = room;
+            while !s.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            out.push_str(&s[..cut]);
+        }
+    };
     for p in parts {
         match p {
             Part::Text { text } | Part::Reasoning { text, .. } => {
-                out.push_str(text);
-                out.push('\n');
+                push(text);
+                push("\n");
             }
             Part::Image { .. } => {}
         }
     }
     for c in calls {
-        out.push_str(&c.name);
-        out.push(' ');
-        out.push_str(&c.arguments);
-        out.push('\n');
+        push(&c.name);
+        push(" ");
+        push(&c.arguments);
+        push("\n");
     }
     out.truncate(out.trim_end().len());
     out

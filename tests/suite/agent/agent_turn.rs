@@ -470,9 +470,11 @@ fn dangling_calls_rerun_exactly_the_unanswered_ones() {
             &h.id,
             &[
                 NewMessage::text(Role::User, "do three things"),
+                // As a turn that crashed leaves it: the calls came from the model here.
                 NewMessage {
                     role: Some(Role::Assistant),
                     tool_calls: calls,
+                    tool_metadata: Some(serde_json::json!({ "calls_from": "model" })),
                     ..Default::default()
                 },
                 NewMessage::tool_result("d1", "hello notes", false),

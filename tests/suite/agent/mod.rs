@@ -6,6 +6,7 @@ mod agent_tty;
 mod agent_turn;
 mod plan_run;
 mod project_context;
+mod rules_attacks;
 mod rules_hooks_run;
 mod wire_apis;
 mod wire_chat;

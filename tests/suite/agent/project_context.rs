@@ -375,3 +375,133 @@ fn neocode_run_in_two_processes_keeps_the_active_skill() {
     let later = system(&srv, 2);
     assert!(later.contains("- deploy (active): Deploy"), "{later}");
 }
+
+/// Issue 34, break 6: a committed `AGENTS.md -> ~/.ssh/id_ed25519` (or `sub/CLAUDE.md ->
+/// ~/.aws/credentials`) went into every request's system prompt. Instruction and skill files
+/// are read beneath the root, with the read denials applied; what is skipped is said once
+/// as a warning and listed by `show`.
+#[test]
+fn instruction_and_skill_files_that_link_outside_or_are_denied_are_skipped() {
+    let env = Env::new("sk-test", "");
+    let outside = env.tmp.path().join("user-secrets");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("id_ed25519"), "SSH-PRIVATE-KEY-MATERIAL").unwrap();
+    std::fs::write(
+        outside.join("credentials"),
+        "aws_secret_access_key=AWS-SECRET",
+    )
+    .unwrap();
+    std::fs::write(
+        outside.join("SKILL.md"),
+        "---\nname: leak\ndescription: SKILL-SECRET\n---\nSKILL-SECRET body\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.join("id_ed25519"), env.workdir.join("AGENTS.md")).unwrap();
+    env.write("sub/x.txt", "x");
+    std::os::unix::fs::symlink(
+        outside.join("credentials"),
+        env.workdir.join("sub/CLAUDE.md"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.workdir.join(".neocode/skills/leak")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.join("SKILL.md"),
+        env.workdir.join(".neocode/skills/leak/SKILL.md"),
+    )
+    .unwrap();
+    // A link inside the workspace is fine; a read denial covers `private/`.
+    env.write("docs/rules.md", "DOCS-RULE: fine to read.");
+    std::os::unix::fs::symlink("rules.md", env.workdir.join("docs/AGENTS.md")).unwrap();
+    env.write("private/AGENTS.md", "PRIVATE-RULE: denied.");
+    env.write(
+        ".neocode/permissions.toml",
+        "deny = [\"read_file(private/**)\"]\n",
+    );
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("c1", "read_file", r#"{"path":"sub/x.txt"}"#),
+            ("c2", "list_dir", r#"{"path":"docs"}"#),
+            ("c3", "list_dir", r#"{"path":"private"}"#),
+        ]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (id, events) = turn(&agent, Target::New, "look around");
+    for r in srv.requests() {
+        let body = r.json().to_string();
+        for secret in [
+            "SSH-PRIVATE-KEY-MATERIAL",
+            "AWS-SECRET",
+            "SKILL-SECRET",
+            "PRIVATE-RULE",
+        ] {
+            assert!(!body.contains(secret), "{secret} reached the model: {body}");
+        }
+    }
+    assert!(system(&srv, 1).contains("DOCS-RULE"), "{}", system(&srv, 1));
+    let warnings: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::Warning { code, message } if code == "instructions_skipped" => {
+                Some(message.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("skipped AGENTS.md: it links outside the workspace")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("skipped sub/CLAUDE.md")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("skipped private/AGENTS.md")
+                && w.contains("read_file(private/**)")),
+        "{warnings:?}"
+    );
+    // Nothing of them is stored or exported.
+    let export = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+        .args(["export", &id])
+        .env("NEOCODE_HOME", &env.home)
+        .current_dir(&env.workdir)
+        .output()
+        .unwrap();
+    let export = String::from_utf8_lossy(&export.stdout);
+    for secret in [
+        "SSH-PRIVATE-KEY-MATERIAL",
+        "AWS-SECRET",
+        "SKILL-SECRET",
+        "PRIVATE-RULE",
+    ] {
+        assert!(!export.contains(secret), "{secret} exported");
+    }
+    let show = env.show_json(&id);
+    let skipped = strings(&show["context"]["problems"]);
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s.starts_with("AGENTS.md: skipped: it links outside the workspace (to ")),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s.contains("leak/SKILL.md: skipped: it links outside")),
+        "{skipped:?}"
+    );
+    let text = env.show_text(&id);
+    assert!(
+        text.contains("AGENTS.md: skipped: it links outside"),
+        "{text}"
+    );
+    assert!(!text.contains("SSH-PRIVATE-KEY-MATERIAL"), "{text}");
+}

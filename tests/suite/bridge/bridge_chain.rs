@@ -206,6 +206,7 @@ impl Ws {
             home: self.home.clone(),
             workdir: Some(self.workdir.clone()),
             runner: Arc::new(Double),
+            max_line_bytes: neocode::bridge::MAX_LINE_BYTES,
         };
         let handle = std::thread::spawn(move || {
             let mut w = ChanWriter(out_tx, Vec::new());

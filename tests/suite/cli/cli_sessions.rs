@@ -402,9 +402,11 @@ fn show_names_tool_calls_a_stopped_session_left_unanswered() {
         &id,
         &[
             NewMessage::text(Role::User, "run the tests and fix the lint"),
+            // As a turn that crashed leaves it: the calls came from the model here.
             NewMessage {
                 role: Some(Role::Assistant),
                 tool_calls: vec![call("call-a", "bash"), call("call-b", "clippy_fix")],
+                tool_metadata: Some(serde_json::json!({ "calls_from": "model" })),
                 ..NewMessage::default()
             },
             NewMessage::tool_result("call-a", "ok", false),
@@ -617,4 +619,111 @@ fn show_counts_lines_in_words_and_draws_steps_like_the_tui() {
         .find("□ Step later  (pending)")
         .unwrap_or_else(|| panic!("{out}"));
     assert!(first < later, "{out}");
+}
+
+/// Runs `cmd` with its address space limited to `mib` MiB (`ulimit -v`): a process that
+/// needs more fails to allocate and aborts. Returns its status and standard error.
+fn under_memory_cap(
+    mut cmd: std::process::Command,
+    mib: u64,
+) -> (std::process::ExitStatus, String) {
+    use std::os::unix::process::CommandExt;
+    let bytes = mib << 20;
+    // SAFETY: setrlimit is async-signal-safe and touches only the child.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = cmd.stdout(Stdio::null()).output().unwrap();
+    (o.status, String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// A session file of `mib` MiB, nearly all of it one user message (the red team's shape),
+/// written as a stream.
+fn big_session_file(path: &std::path::Path, mib: usize) {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    write!(
+        f,
+        r#"{{"format":"neocode-session","version":2,"session":{{"id":"0192f3a1-0000-7000-8000-0000000000b1","title":"big","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:01Z","status":"completed"}},"messages":[{{"seq":1,"role":"user","created_at":"2026-01-01T00:00:00Z","parts":[{{"kind":"text","text":""#
+    )
+    .unwrap();
+    let line = "all work and no play makes a big session file ".repeat(1024);
+    let mut left = mib << 20;
+    while left > 0 {
+        let n = left.min(line.len());
+        f.write_all(&line.as_bytes()[..n]).unwrap();
+        left -= n;
+    }
+    write!(
+        f,
+        r#""}}]}},{{"seq":2,"role":"assistant","created_at":"2026-01-01T00:00:01Z","parts":[{{"kind":"text","text":"ok"}}]}}]}}"#
+    )
+    .unwrap();
+    f.flush().unwrap();
+}
+
+/// The binary on `ws`'s home and workspace, as a plain `std` command.
+fn std_cmd(ws: &Ws) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"));
+    c.env("NEOCODE_HOME", &ws.home)
+        .arg("--workdir")
+        .arg(ws.workdir.as_path());
+    c
+}
+
+/// Issue 34, weakness 9: importing a 200 MB session file took 1.85 GB. The file is read as a
+/// stream and held once; a file over the limit (256 MiB unless `--max-size`) is refused at
+/// once with a line that names the flag.
+#[test]
+fn a_200_mb_session_file_imports_in_bounded_memory_and_the_limit_is_clear() {
+    let ws = Ws::new();
+    let big = ws.workdir.as_path().join("big.json");
+    big_session_file(&big, 200);
+    // Under a cap of 1.25 GiB of address space (it took 1.85 GB of memory before; about
+    // 650 MB now, docs/PERFORMANCE.md).
+    let mut cmd = std_cmd(&ws);
+    cmd.arg("import").arg(&big);
+    let (status, err) = under_memory_cap(cmd, 1280);
+    assert!(status.success(), "{status}: {err}");
+    // The imported message is searchable (by its first MiB), in bounded memory too.
+    let mut cmd = std_cmd(&ws);
+    cmd.args(["search", "play"]);
+    let (status, err) = under_memory_cap(cmd, 512);
+    assert!(status.success(), "{status}: {err}");
+
+    // Over the limit: refused before it is read, with the flag to raise it.
+    let mut cmd = std_cmd(&ws);
+    cmd.args(["import", "--new-id", "--max-size", "100"])
+        .arg(&big);
+    let (status, err) = under_memory_cap(cmd, 256);
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("larger than the import limit of 100 MiB; raise it with --max-size"),
+        "{err}"
+    );
+    std::fs::remove_file(&big).unwrap();
+    // From standard input the limit is counted as it reads.
+    let small = ws.workdir.as_path().join("small.json");
+    big_session_file(&small, 2);
+    let o = std_cmd(&ws)
+        .args(["import", "--new-id", "--max-size", "1", "-"])
+        .stdin(std::fs::File::open(&small).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("standard input: larger than the import limit of 1 MiB"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

@@ -739,15 +739,18 @@ fn dangling_tool_calls_are_the_unanswered_calls_of_the_last_asking_message() {
         &id,
         &[
             msg(Role::User, "run things", 0, 0),
+            // Calls this store received from the model, as a turn marks them.
             NewMessage {
                 role: Some(Role::Assistant),
                 tool_calls: vec![call("old")],
+                tool_metadata: Some(serde_json::json!({ "calls_from": "model" })),
                 ..NewMessage::default()
             },
             NewMessage::tool_result("old", "done", false),
             NewMessage {
                 role: Some(Role::Assistant),
                 tool_calls: vec![call("a"), call("b"), call("c")],
+                tool_metadata: Some(serde_json::json!({ "calls_from": "model" })),
                 ..NewMessage::default()
             },
             NewMessage::tool_result("b", "done", false),
@@ -757,6 +760,18 @@ fn dangling_tool_calls_are_the_unanswered_calls_of_the_last_asking_message() {
     .unwrap();
     let msgs = rt.load(&id).unwrap().messages;
     let ids: Vec<String> = dangling_tool_calls(&msgs)
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(ids, ["a", "c"]);
+    assert!(neocode::runtime::dangling::unrecorded_tool_calls(&msgs).is_empty());
+    // Unmarked (a caller's history, an imported file): never replayed, answered instead.
+    let mut unmarked = msgs;
+    for m in &mut unmarked {
+        m.tool_metadata = None;
+    }
+    assert!(dangling_tool_calls(&unmarked).is_empty());
+    let ids: Vec<String> = neocode::runtime::dangling::unrecorded_tool_calls(&unmarked)
         .into_iter()
         .map(|c| c.id)
         .collect();
@@ -853,6 +868,7 @@ fn opening_a_session_reads_header_progress_assets_and_tail_together() {
                 name: "grep".into(),
                 arguments: "{}".into(),
             }],
+            tool_metadata: Some(serde_json::json!({ "calls_from": "model" })),
             ..NewMessage::default()
         }],
         &meta(),

@@ -1067,3 +1067,212 @@ fn file_tools_return_their_before_images_and_say_when_one_is_over_the_cap() {
         matches!(&out.files[0], FileChange::Written { before: Image::TooLarge { size, .. }, .. } if *size == 10 * 1024 * 1024 + 1)
     );
 }
+
+/// Issue 34, break 5: where only a POSIX `sh` exists, a line that `sh` reads otherwise than
+/// bash (whose grammar the rules parse) is refused, and nothing of it runs.
+#[test]
+fn without_bash_lines_sh_reads_otherwise_are_refused() {
+    let s = Space::new();
+    let mut ctx = s.ctx();
+    ctx.sandbox.mode = tools::SandboxMode::Off;
+    s.write("victim", "keep");
+    tools::interpreter::force_posix(true);
+    for line in [
+        "true &>/dev/null rm -rf victim",
+        "true 2&>/dev/null rm -rf victim",
+        "true >&victim",
+        "cat <<-EOF\n\tx\n\tEOF",
+    ] {
+        let out = sh(&ctx, line);
+        assert!(out.is_error, "{line:?}: {}", out.text);
+        assert!(
+            out.text
+                .starts_with("run_command: not run: this system has no bash"),
+            "{line:?}: {}",
+            out.text
+        );
+        assert_eq!(s.read("victim"), "keep", "{line:?}");
+    }
+    // A POSIX line runs.
+    let out = sh(&ctx, "echo ok >/dev/null 2>&1 && echo done");
+    assert!(!out.is_error && out.text.contains("done"), "{}", out.text);
+    tools::interpreter::force_posix(false);
+    // With bash, the same line runs as bash reads it: `true` with arguments.
+    let out = sh(&ctx, "true &>/dev/null rm -rf victim");
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(s.read("victim"), "keep");
+}
+
+/// Issue 34, break 3: the model wrote neocode's own configuration (`.neocode/hooks.json`
+/// runs as the user on the next turn) and git's (`.git/hooks/pre-commit`, `.git/config`).
+/// The file tools refuse every control file, by any path, and say whose it is.
+#[test]
+fn the_file_tools_never_write_control_files() {
+    let s = Space::new();
+    s.write(".git/config", "[core]\n\tbare = false\n");
+    s.write(".git/hooks/README", "hooks");
+    s.write(".neocode/permissions.toml", "deny = []\n");
+    s.write("vendor/lib/.git/config", "[core]\n");
+    symlink(".git", s.root.join("g")).unwrap();
+    let ctx = s.ctx();
+    let hooks =
+        r#"{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"curl evil"}]}]}}"#;
+    let attempts = [
+        (
+            "write_file",
+            json!({"path": ".neocode/hooks.json", "content": hooks}),
+        ),
+        (
+            "write_file",
+            json!({"path": ".neocode/permissions.toml", "content": "allow = [\"*\"]\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": ".neocode/skills/x/SKILL.md", "content": "x"}),
+        ),
+        (
+            "write_file",
+            json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ncurl evil\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "g/hooks/post-checkout", "content": "#!/bin/sh\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "./src/../.git/config", "content": "[core]\n\tfsmonitor = x\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "vendor/lib/.git/config", "content": "x"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "sub/.git", "content": "gitdir: /tmp/elsewhere\n"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": ".git/config", "old_string": "false", "new_string": "true"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": ".neocode/permissions.toml", "old_string": "deny", "new_string": "allow"}),
+        ),
+    ];
+    for (tool, args) in attempts {
+        let out = call(&ctx, tool, args.clone());
+        assert!(out.is_error, "{tool} {args} was not refused: {}", out.text);
+        assert!(
+            out.text.contains("control file: only the user changes it"),
+            "{tool} {args}: {}",
+            out.text
+        );
+    }
+    assert!(!exists(&s.root.join(".neocode/hooks.json")));
+    assert!(!exists(&s.root.join(".neocode/skills")));
+    assert!(!exists(&s.root.join(".git/hooks/pre-commit")));
+    assert!(!exists(&s.root.join(".git/hooks/post-checkout")));
+    assert!(!exists(&s.root.join("sub/.git")));
+    assert_eq!(s.read(".git/config"), "[core]\n\tbare = false\n");
+    assert_eq!(s.read(".neocode/permissions.toml"), "deny = []\n");
+    let out = call(
+        &ctx,
+        "write_file",
+        json!({"path": ".neocode/hooks.json", "content": "{}"}),
+    );
+    assert!(
+        out.text
+            .contains(".neocode/hooks.json is neocode's control file"),
+        "{}",
+        out.text
+    );
+    let out = call(
+        &ctx,
+        "write_file",
+        json!({"path": ".git/config", "content": "x"}),
+    );
+    assert!(
+        out.text.contains(".git/config is git's control file"),
+        "{}",
+        out.text
+    );
+    // Reading them is fine, and so is writing files that only look alike.
+    let out = call(&ctx, "read_file", json!({"path": ".git/config"}));
+    assert!(!out.is_error, "{}", out.text);
+    for path in [".gitignore", ".github/workflows/ci.yml", "src/.neocoderc"] {
+        let out = call(&ctx, "write_file", json!({"path": path, "content": "x"}));
+        assert!(!out.is_error, "{path}: {}", out.text);
+    }
+}
+
+/// Issue 34, weakness 9: with neocode's home inside the workspace the reading tools showed
+/// its `config.toml` (MCP tokens). They refuse it by any path and walk around it.
+#[test]
+fn the_reading_tools_keep_out_of_a_home_inside_the_workspace() {
+    let s = Space::new();
+    s.write(
+        "home/config.toml",
+        "[mcp_servers.gh]\nenv = { GITHUB_TOKEN = \"ghp_SECRET123\" }\n",
+    );
+    s.write("home/projects/x/notes.txt", "ghp_SECRET123");
+    s.write("src/lib.rs", "// uses ghp_ tokens\n");
+    symlink("home", s.root.join("h")).unwrap();
+    let mut ctx = s.ctx();
+    ctx.home = Some(s.root.join("home"));
+    for (tool, args) in [
+        ("read_file", json!({"path": "home/config.toml"})),
+        ("read_file", json!({"path": "h/config.toml"})),
+        (
+            "read_file",
+            json!({"path": "src/../home/projects/x/notes.txt"}),
+        ),
+        ("grep", json!({"pattern": "SECRET", "path": "home"})),
+        (
+            "grep",
+            json!({"pattern": "SECRET", "path": "h/config.toml"}),
+        ),
+        ("list_dir", json!({"path": "home"})),
+        ("list_dir", json!({"path": "h/projects"})),
+    ] {
+        let out = call(&ctx, tool, args.clone());
+        assert!(out.is_error, "{tool} {args} was not refused: {}", out.text);
+        assert!(
+            out.text.contains("neocode's home"),
+            "{tool} {args}: {}",
+            out.text
+        );
+        assert!(!out.text.contains("SECRET"), "{tool} {args}: {}", out.text);
+    }
+    // A walk of the whole workspace neither searches nor lists it.
+    let out = call(&ctx, "grep", json!({"pattern": "ghp_"}));
+    assert!(out.text.contains("src/lib.rs"), "{}", out.text);
+    assert!(!out.text.contains("SECRET"), "{}", out.text);
+    let out = call(&ctx, "list_dir", json!({"path": ".", "depth": 3}));
+    assert!(out.text.contains("src/"), "{}", out.text);
+    assert!(!out.text.contains("config.toml"), "{}", out.text);
+    assert!(!out.text.contains("notes.txt"), "{}", out.text);
+}
+
+/// A command that closes its output before it ends (coreutils close theirs at exit, and bash
+/// execs a lone command) is waited for, not killed as soon as the output ends.
+#[test]
+fn a_command_that_closes_its_output_early_is_waited_for() {
+    let s = Space::new();
+    for mode in [tools::SandboxMode::Off, tools::SandboxMode::WorkspaceWrite] {
+        let mut ctx = s.ctx();
+        ctx.sandbox.mode = mode;
+        let out = sh(
+            &ctx,
+            "echo before; exec >&- 2>&-; sleep 0.3; touch done; exit 7",
+        );
+        assert_eq!(
+            out.metadata.as_ref().and_then(|m| m["exit_code"].as_i64()),
+            Some(7),
+            "{mode:?}: {}",
+            out.text
+        );
+        assert!(out.text.contains("before"), "{}", out.text);
+        assert!(exists(&s.root.join("done")), "{mode:?}");
+        std::fs::remove_file(s.root.join("done")).unwrap();
+    }
+}

@@ -729,6 +729,8 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
         "write_file",
         r#"{"path":"x.txt","content":"1"}"#,
     )];
+    // As a turn that crashed leaves it: the calls came from the model here.
+    a.tool_metadata = Some(serde_json::json!({ "calls_from": "model" }));
     rt.append(
         &s.id,
         &[NewMessage::text(Role::User, "write x"), a],

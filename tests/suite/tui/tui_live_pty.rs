@@ -201,6 +201,8 @@ fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
         name: "write_file".into(),
         arguments: r#"{"path":"replayed.txt","content":"again\n"}"#.into(),
     }];
+    // As a turn that crashed leaves it: the calls came from the model here.
+    asked.tool_metadata = Some(serde_json::json!({ "calls_from": "model" }));
     rt.append(
         &s.id,
         &[NewMessage::text(Role::User, "write replayed.txt"), asked],

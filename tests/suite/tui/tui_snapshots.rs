@@ -823,6 +823,7 @@ fn opening_a_session_that_stopped_mid_turn_says_which_calls_were_interrupted() {
             &id,
             &[
                 NewMessage::text(Role::User, "edit the config"),
+                // As a turn that crashed leaves it: the calls came from the model here.
                 NewMessage {
                     role: Some(Role::Assistant),
                     tool_calls: vec![ToolCall {
@@ -830,6 +831,7 @@ fn opening_a_session_that_stopped_mid_turn_says_which_calls_were_interrupted() {
                         name: "edit_file".into(),
                         arguments: "{}".into(),
                     }],
+                    tool_metadata: Some(serde_json::json!({ "calls_from": "model" })),
                     ..NewMessage::default()
                 },
             ],

@@ -9,6 +9,9 @@ use crate::runtime::provider::openai::redact;
 use crate::runtime::provider::{ErrorKind, StopNote, StreamEvent};
 use crate::session::{NewMessage, Part, Role, StateUpdate, Status};
 
+/// The result of a call that came without one in a history neocode did not record making.
+const NOT_RUN: &str = "Not run: this call came in the conversation's history without a result, and neocode did not make it (it runs only the calls its own model turns made). Call the tool again if it is still needed.";
+
 impl Turn {
     #[expect(clippy::too_many_lines)]
     pub(super) fn body(&mut self, prompt: Option<String>) -> Flow {
@@ -36,10 +39,21 @@ impl Turn {
         }
         self.set_status(Status::Running)?;
         let mut context = self.gate.session_start(header.message_count > 0);
-        let dangling = self
+        // Calls that came in a history neocode did not make (a bridge caller's, an imported
+        // session's) are answered, never run, whatever the approval policy.
+        // (The two lists name calls of one message, marked or not: never both.)
+        let opened = self
             .sessions
-            .interrupted_tool_calls(&self.session_id)
+            .open_session(&self.session_id)
             .map_err(store_failed)?;
+        for call in &opened.unrecorded {
+            self.store_result(
+                call,
+                crate::runtime::tools::ToolOutput::error(NOT_RUN),
+                false,
+            )?;
+        }
+        let dangling = opened.interrupted;
         if !dangling.is_empty() {
             self.emit(TurnEvent::Warning {
                 code: WarningCode::ReplayingInterruptedCalls,

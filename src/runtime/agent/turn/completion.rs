@@ -60,6 +60,11 @@ impl Turn {
 pub(super) fn assistant_message(c: &Completion, incomplete: Option<Value>) -> NewMessage {
     let cut = incomplete.is_some();
     let mut meta = incomplete;
+    if !cut && !c.tool_calls.is_empty() {
+        // This store received these calls from the model: they may be replayed after a crash.
+        let m = meta.get_or_insert_with(|| json!({}));
+        m[crate::session::CALLS_FROM] = json!("model");
+    }
     if c.usage_estimated {
         let m = meta.get_or_insert_with(|| json!({}));
         m["usage_estimated"] = Value::Bool(true);
