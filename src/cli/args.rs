@@ -306,6 +306,9 @@ pub struct SandboxExec {
     /// No user namespaces (the fallback box).
     #[arg(long)]
     pub no_userns: bool,
+    /// Wait for one byte on this inherited descriptor before starting the command.
+    #[arg(long, value_name = "FD")]
+    pub gate_fd: Option<i32>,
     /// The program and its arguments, after `--`.
     #[arg(last = true)]
     pub command: Vec<OsString>,

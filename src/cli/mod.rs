@@ -322,6 +322,7 @@ fn sandbox_exec(argv: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
         target_abi: a.target_abi,
         home: a.home,
         no_userns: a.no_userns,
+        gate_fd: a.gate_fd,
         command: a.command,
     });
     ExitCode::from(u8::try_from(code).unwrap_or(1))

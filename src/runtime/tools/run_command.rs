@@ -263,21 +263,31 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         namespaced,
         home: home.as_deref(),
     };
-    let mut cmd = match command_for(&status, ctx, &root, &tmp.0, &box_, &args.command) {
+    // The helper starts (and builds the box) while the workspace's "before" is taken; the
+    // command itself waits for the gate to open.
+    let gate = if confined {
+        match pipe() {
+            Ok(p) => Some(p),
+            Err(e) => return ToolOutput::error(format!("cannot start the command: {e}")),
+        }
+    } else {
+        None
+    };
+    let gate_fd = gate.as_ref().map(|(r, _)| r.as_raw_fd());
+    let mut cmd = match command_for(&status, ctx, &root, &tmp.0, &box_, &args.command, gate_fd) {
         Ok(c) => c,
         Err(e) => return ToolOutput::error(e),
     };
-    // Both only read the workspace: the git snapshot runs beside the walk.
-    let (watched, tree) = std::thread::scope(|s| {
-        let tree = s.spawn(|| git_snapshot::snapshot(&root));
+    let prepare = || {
         let watched = watch::before(&root, home.as_deref());
-        (watched, tree.join().ok().flatten())
-    });
-    let started = Instant::now();
-    let outcome = match execute(&mut cmd, timeout, ctx, ctx.output_cap, confined) {
-        Ok(o) => o,
-        Err(e) => return ToolOutput::error(format!("cannot start the command: {e}")),
+        let tree = git_snapshot::snapshot(&root, &watched.paths());
+        (watched, tree)
     };
+    let (outcome, started, (watched, tree)) =
+        match execute(&mut cmd, timeout, ctx, ctx.output_cap, gate, prepare) {
+            Ok(o) => o,
+            Err(e) => return ToolOutput::error(format!("cannot start the command: {e}")),
+        };
     drop(cmd);
     let elapsed = started.elapsed();
     let mut out = report(
@@ -309,6 +319,7 @@ fn command_for(
     tmp: &Path,
     box_: &BoxPlan<'_>,
     command: &str,
+    gate: Option<i32>,
 ) -> Result<Command, String> {
     let mut cmd = match status {
         SandboxStatus::Enforced { .. } | SandboxStatus::Partial { .. } => {
@@ -333,6 +344,9 @@ fn command_for(
             }
             if let Some(h) = box_.home {
                 c.arg("--home").arg(h);
+            }
+            if let Some(g) = gate {
+                c.arg("--gate-fd").arg(g.to_string());
             }
             c.arg("--").arg("/bin/sh").arg("-c").arg(command);
             c
@@ -402,16 +416,53 @@ fn stop(
     child.wait()
 }
 
-fn execute(
+/// Runs `cmd` to its end (or the time limit, or a cancel). `prepare` is run before the
+/// command starts: with a gate (the helper waits on it), while the helper starts, then the
+/// gate opens; without one, before the spawn. Returns the outcome, when the command was let
+/// go, and what `prepare` returned.
+fn execute<T>(
     cmd: &mut Command,
     timeout: Duration,
     ctx: &ToolContext,
     cap: usize,
-    helper: bool,
-) -> std::io::Result<Outcome> {
+    gate: Option<(OwnedFd, OwnedFd)>,
+    prepare: impl FnOnce() -> T,
+) -> std::io::Result<(Outcome, Instant, T)> {
+    let helper = gate.is_some();
     let (read_end, write_end) = pipe()?;
     cmd.stdout(Stdio::from(write_end.try_clone()?))
         .stderr(Stdio::from(write_end));
+    own_session(cmd, gate.as_ref().map(|(r, _)| r.as_raw_fd()));
+    let (mut child, prepared) = match gate {
+        None => {
+            let prepared = prepare();
+            (spawn(cmd)?, prepared)
+        }
+        Some((gate_read, gate_write)) => {
+            let child = spawn(cmd);
+            drop(gate_read);
+            let child = child?;
+            let prepared = prepare();
+            // SAFETY: one byte from a local to the gate's writing end, which we own.
+            unsafe { libc::write(gate_write.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+            (child, prepared)
+        }
+    };
+    let started = Instant::now();
+    let outcome = supervise(&mut child, read_end, started + timeout, ctx, cap, helper)?;
+    Ok((outcome, started, prepared))
+}
+
+/// Spawns `cmd`, then lets go of our copies of its output pipe (or it never reaches EOF).
+fn spawn(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+    let spawned = cmd.spawn();
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    spawned
+}
+
+/// The child gets its own session and process group, dies with neocode, and inherits the
+/// gate's reading end `gate` when there is one.
+fn own_session(cmd: &mut Command, gate: Option<i32>) {
     // SAFETY: getpid before the fork; the closure only makes async-signal-safe syscalls and
     // allocates nothing.
     let parent = unsafe { libc::getpid() };
@@ -436,13 +487,26 @@ fn execute(
             if libc::getppid() != parent {
                 libc::_exit(1);
             }
+            if let Some(g) = gate
+                && libc::fcntl(g, libc::F_SETFD, 0) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
             Ok(())
         });
     }
-    let spawned = cmd.spawn();
-    // Our copies of the write end must close, or the pipe never reaches EOF.
-    cmd.stdout(Stdio::null()).stderr(Stdio::null());
-    let mut child = spawned?;
+}
+
+/// Reads the command's output until it ends (and its pipe closes, or [`DRAIN`] after), the
+/// `deadline` passes or the user cancels; then stops it (through the helper when `helper`).
+fn supervise(
+    child: &mut std::process::Child,
+    read_end: OwnedFd,
+    deadline: Instant,
+    ctx: &ToolContext,
+    cap: usize,
+    helper: bool,
+) -> std::io::Result<Outcome> {
     let pgid = child.id() as i32;
     let mut reader = std::fs::File::from(read_end);
     // SAFETY: fcntl on a descriptor we own.
@@ -452,7 +516,6 @@ fn execute(
         libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
     }
     let mut output = Capture::new(cap.max(1024));
-    let deadline = Instant::now() + timeout;
     let mut timed_out = false;
     let mut cancelled = false;
     let mut buf = vec![0u8; 64 * 1024];
@@ -494,7 +557,7 @@ fn execute(
                 } else {
                     timed_out = true;
                 }
-                exited = Some(stop(&mut child, pgid, helper)?);
+                exited = Some(stop(child, pgid, helper)?);
                 drain_until = Some(Instant::now() + DRAIN);
             }
         }
@@ -503,7 +566,7 @@ fn execute(
         }
     }
     if exited.is_none() {
-        exited = Some(stop(&mut child, pgid, helper)?);
+        exited = Some(stop(child, pgid, helper)?);
     }
     Ok(Outcome {
         status: exited,

@@ -27,12 +27,14 @@ mod helper;
 #[cfg(target_os = "linux")]
 mod linux;
 mod probe;
+#[cfg(target_os = "linux")]
+mod protect;
 mod report;
 #[cfg(target_os = "linux")]
 mod seccomp;
 pub mod trust;
 
-pub use env::{is_secret_name, protect_process, scrubbed_env};
+pub use env::{is_secret_name, is_side_door, protect_process, scrubbed_env};
 pub use probe::{must_ask, namespaced, status, walls};
 pub use report::{SandboxStatus, Walls};
 
@@ -104,6 +106,8 @@ pub struct HelperArgs {
     pub home: Option<PathBuf>,
     /// Do not use user namespaces (the fallback: Landlock, seccomp and a subreaper only).
     pub no_userns: bool,
+    /// An inherited descriptor the helper reads one byte from before it starts the command.
+    pub gate_fd: Option<i32>,
     /// The program and its arguments.
     pub command: Vec<OsString>,
 }
@@ -146,6 +150,7 @@ pub fn helper_main(args: HelperArgs) -> i32 {
         namespaces: !args.no_userns,
         require_full: args.require_full,
         target_abi: args.target_abi,
+        gate: args.gate_fd,
     };
     helper::run(&plan, &args.command)
 }
@@ -168,7 +173,7 @@ fn probe_lines(
     let ns = namespaces.is_ok();
     let (landlock, seccomp) = match outcome {
         linux::Outcome::Full { abi } => (*abi, true),
-        linux::Outcome::Partial { abi, detail } => (*abi, !detail.contains("network filter")),
+        linux::Outcome::Partial { abi, detail } => (*abi, !detail.contains("seccomp filter")),
         linux::Outcome::None { .. } => (0, false),
     };
     let b = |v: bool| u8::from(v);

@@ -69,6 +69,16 @@ pub(crate) struct Watched {
     events: usize,
 }
 
+impl Before {
+    /// The workspace's files before the command (relative to the root, sorted).
+    pub(crate) fn paths(&self) -> Vec<&str> {
+        match self {
+            Before::Watched(w) => w.files.iter().map(AsRef::as_ref).collect(),
+            Before::Full(fp) => fp.paths(),
+        }
+    }
+}
+
 /// Takes the "before" of a command in `root`.
 pub(crate) fn before(root: &Path, home: Option<&Path>) -> Before {
     before_with(root, home, &LIMITS)
