@@ -178,7 +178,8 @@ fn probe_lines(
     };
     let b = |v: bool| u8::from(v);
     format!(
-        "{status}\nwalls userns={} mountns={} pidns={} netns={} roroot={} proc={} home={} landlock={landlock} seccomp={} subreaper={}",
+        "{status}\nwalls userns={} mountns={} pidns={} netns={} roroot={} proc={} home={} protect={} landlock={landlock} seccomp={} subreaper={}",
+        b(ns),
         b(ns),
         b(ns),
         b(ns),

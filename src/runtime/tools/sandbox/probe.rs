@@ -26,6 +26,8 @@ pub fn walls(settings: &SandboxSettings) -> Walls {
     w.not_dumpable = not_dumpable();
     w.net_ns &= !settings.network;
     w.home_hidden &= settings.home.is_some();
+    w.unix_sockets_closed = w.seccomp && !settings.network;
+    w.set_id_refused = w.seccomp;
     w
 }
 
@@ -135,6 +137,7 @@ fn parse_walls(line: &str) -> Walls {
             "roroot" => w.ro_root = on,
             "proc" => w.fresh_proc = on,
             "home" => w.home_hidden = on,
+            "protect" => w.control_files = on,
             "landlock" => w.landlock_abi = v.parse().unwrap_or(0),
             "seccomp" => w.seccomp = on,
             "subreaper" => w.subreaper = on,
@@ -171,7 +174,7 @@ mod tests {
     #[test]
     fn walls_lines_parse_and_print() {
         let w = parse_walls(
-            "walls userns=1 mountns=1 pidns=1 netns=0 roroot=1 proc=1 home=1 landlock=7 seccomp=1 subreaper=1",
+            "walls userns=1 mountns=1 pidns=1 netns=0 roroot=1 proc=1 home=1 protect=1 landlock=7 seccomp=1 subreaper=1",
         );
         assert!(w.user_ns && w.mount_ns && w.pid_ns && !w.net_ns && w.ro_root);
         assert_eq!(w.landlock_abi, 7);
@@ -182,7 +185,7 @@ mod tests {
         .to_string();
         assert_eq!(
             text,
-            "sandbox enforced: namespaces: user mount pid; read-only root: yes; fresh /proc: yes; home hidden: yes; landlock: ABI 7; seccomp: yes; subreaper: yes; cgroup kill: no; neocode not dumpable: no"
+            "sandbox enforced: namespaces: user mount pid; read-only root: yes; fresh /proc: yes; home hidden: yes; control files read-only: yes; landlock: ABI 7; seccomp: yes; unix sockets closed: no; set-id bits refused: no; subreaper: yes; cgroup kill: no; neocode not dumpable: no"
         );
         assert_eq!(parse_walls("garbage"), Walls::default());
     }
