@@ -17,8 +17,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::sandbox::{self, SandboxStatus};
+use super::watch;
 use super::{SandboxMode, ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
-use super::{git_snapshot, watch};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "run_command",
@@ -279,8 +279,8 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Err(e) => return ToolOutput::error(e),
     };
     let prepare = || {
-        let watched = watch::before(&root, home.as_deref());
-        let tree = git_snapshot::snapshot(&root, &watched.paths());
+        let mut watched = watch::before(&root, home.as_deref());
+        let tree = watched.snapshot(&root);
         (watched, tree)
     };
     let (outcome, started, (watched, tree)) =
@@ -630,6 +630,8 @@ fn report(
         );
     } else if code == Some(sandbox::REFUSED_EXIT) && text.contains("neocode sandbox:") {
         text.push_str("[the sandbox could not confine the command, so it was not run]\n");
+        // Probed again next time: the kernel may have changed since.
+        sandbox::forget_probe(&ctx.sandbox);
     } else {
         match (code, signal) {
             (Some(c), _) => text.push_str(&format!("[exit code {c}, {secs:.1} s]\n")),

@@ -35,7 +35,7 @@ mod seccomp;
 pub mod trust;
 
 pub use env::{is_secret_name, is_side_door, protect_process, scrubbed_env};
-pub use probe::{must_ask, namespaced, status, walls};
+pub use probe::{forget_probe, must_ask, namespaced, status, walls};
 pub use report::{SandboxStatus, Walls};
 
 /// Name of the hidden subcommand the helper runs under.

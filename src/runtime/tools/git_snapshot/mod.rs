@@ -84,10 +84,16 @@ impl Stat {
     }
 }
 
-/// Files hashed by earlier snapshots of this process, per workspace root: a file whose stat
-/// is unchanged (and was at least a second old when it was hashed) is not read again.
-type Hashed = HashMap<Box<str>, (Stat, Oid, (i64, i64))>;
-static HASHED: Mutex<Vec<(PathBuf, Hashed)>> = Mutex::new(Vec::new());
+/// What earlier snapshots of this process learnt about one workspace root: each file's stat
+/// and blob id with when its content was known (a file whose stat is unchanged, and was at
+/// least a second old then, is not read again), and the trees known to be stored.
+#[derive(Default)]
+struct Known {
+    files: HashMap<Box<str>, (Stat, Oid, (i64, i64))>,
+    trees: std::collections::HashSet<Oid>,
+}
+
+static KNOWN: Mutex<Vec<(PathBuf, Known)>> = Mutex::new(Vec::new());
 
 /// The repository's folder `<root>/.git`, when a snapshot may be written or read: a real
 /// folder beneath the root whose objects are its own.
@@ -168,8 +174,14 @@ fn may_convert(root: &Path, git: &OwnedFd, files: &[&str], config: &[u8]) -> boo
 /// The tree of `root`'s files `files` (relative, sorted, as the change walk lists them) now,
 /// written into the repository's object folder; `None` outside a git work tree's top level,
 /// in a repository neocode does not write into (see the module comment), or when a file
-/// cannot be read.
-pub(crate) fn snapshot(root: &Path, files: &[&str]) -> Option<String> {
+/// cannot be read. A file for which `may_have_changed` is false and that an earlier snapshot
+/// of this process knows is taken as it was then, without even a `stat` (the caller watches
+/// the workspace and knows which files an event named).
+pub(crate) fn snapshot(
+    root: &Path,
+    files: &[&str],
+    may_have_changed: &dyn Fn(&str) -> bool,
+) -> Option<String> {
     let b = Beneath::open(root).ok()?;
     let git = git_dir(&b)?;
     let config = control_file(&git, "config")
@@ -188,53 +200,85 @@ pub(crate) fn snapshot(root: &Path, files: &[&str]) -> Option<String> {
         )
         .ok()?;
     let store = Store::new(objects);
-    let index = if may_convert(root, &git, files, &config) {
-        None
-    } else {
-        control_file(&git, "index").and_then(|(d, m)| index::parse(&d, (m.mtime(), m.mtime_nsec())))
-    };
-    let stats = stat_all(root, files);
-    let mut cache = HASHED
+    let mut known = KNOWN
         .lock()
         .ok()
-        .map(|mut all| {
-            all.iter()
-                .position(|(r, _)| r == root)
-                .map(|i| all.swap_remove(i).1)
-                .unwrap_or_default()
+        .and_then(|mut all| {
+            let i = all.iter().position(|(r, _)| r == root)?;
+            Some(all.swap_remove(i).1)
         })
         .unwrap_or_default();
+    let look: Vec<bool> = files
+        .iter()
+        .map(|f| may_have_changed(f) || !known.files.contains_key(*f))
+        .collect();
+    let to_stat: Vec<&str> = files
+        .iter()
+        .zip(&look)
+        .filter(|(_, l)| **l)
+        .map(|(f, _)| *f)
+        .collect();
+    let mut stats = stat_all(root, &to_stat).into_iter();
+    // The user's index, read only when a file needs it.
+    let mut index: Option<Option<index::Index>> = None;
     let now = now();
     let mut budget = HASH_BUDGET;
     let mut items: Vec<(&str, u32, Oid)> = Vec::with_capacity(files.len());
-    for (f, st) in files.iter().zip(stats) {
-        let Some(st) = st else { continue };
-        let Some(mode) = st.git_mode() else { continue };
-        let known = cache
-            .get(*f)
-            .filter(|(s, _, hashed_at)| *s == st && (st.mtime.0 + 1, st.mtime.1) <= *hashed_at)
-            .map(|(_, o, _)| *o)
-            .or_else(|| {
-                let ix = index.as_ref()?;
-                let e = ix.entries.get(*f)?;
-                (st.matches(e) && st.mtime < ix.written).then_some(e.oid)
-            });
-        let oid = match known {
-            Some(o) => o,
-            None => {
-                budget = budget.checked_sub(st.size)?;
-                let o = hash_file(&b, f, &st, &store)?;
-                cache.insert((*f).into(), (st, o, now));
-                o
-            }
+    for (f, looked) in files.iter().zip(look) {
+        let (st, oid) = if looked {
+            let Some(st) = stats.next().flatten() else {
+                continue;
+            };
+            let cached = known
+                .files
+                .get(*f)
+                .filter(|(s, _, at)| *s == st && (st.mtime.0 + 1, st.mtime.1) <= *at)
+                .map(|(_, o, _)| *o);
+            let oid = match cached {
+                Some(o) => o,
+                None => {
+                    let ix = index.get_or_insert_with(|| read_index(root, &git, files, &config));
+                    match ix
+                        .as_ref()
+                        .and_then(|ix| Some((ix.entries.get(*f)?, ix.written)))
+                    {
+                        Some((e, written)) if st.matches(e) && st.mtime < written => {
+                            known.files.insert((*f).into(), (st, e.oid, written));
+                            e.oid
+                        }
+                        _ => {
+                            budget = budget.checked_sub(st.size)?;
+                            let o = hash_file(&b, f, &st, &store)?;
+                            known.files.insert((*f).into(), (st, o, now));
+                            o
+                        }
+                    }
+                }
+            };
+            (st, oid)
+        } else {
+            let Some((st, oid, _)) = known.files.get(*f) else {
+                continue;
+            };
+            (*st, *oid)
         };
+        let Some(mode) = st.git_mode() else { continue };
         items.push((f, mode, oid));
     }
-    let tree = write_tree(&store, &items).ok()?;
-    if let Ok(mut all) = HASHED.lock() {
-        all.push((root.to_path_buf(), cache));
+    let tree = write_tree(&store, &items, &mut known.trees).ok()?;
+    if let Ok(mut all) = KNOWN.lock() {
+        all.push((root.to_path_buf(), known));
     }
     Some(objects::hex(&tree))
+}
+
+/// The user's index as a stat cache, unless git could convert a file's bytes.
+fn read_index(root: &Path, git: &OwnedFd, files: &[&str], config: &[u8]) -> Option<index::Index> {
+    if may_convert(root, git, files, config) {
+        return None;
+    }
+    let (data, meta) = control_file(git, "index")?;
+    index::parse(&data, (meta.mtime(), meta.mtime_nsec()))
 }
 
 /// The coarse time now, as `(seconds, nanoseconds)`.
@@ -299,8 +343,12 @@ fn hash_file(b: &Beneath, rel: &str, st: &Stat, store: &Store) -> Option<Oid> {
 }
 
 /// Writes the trees of `items` (paths relative to this tree, sorted) and returns the top
-/// one's id.
-fn write_tree(store: &Store, items: &[(&str, u32, Oid)]) -> std::io::Result<Oid> {
+/// one's id; `stored` holds the trees known to be in the object folder (not looked for).
+fn write_tree(
+    store: &Store,
+    items: &[(&str, u32, Oid)],
+    stored: &mut std::collections::HashSet<Oid>,
+) -> std::io::Result<Oid> {
     let mut entries = Vec::new();
     let mut i = 0;
     while i < items.len() {
@@ -330,13 +378,19 @@ fn write_tree(store: &Store, items: &[(&str, u32, Oid)]) -> std::io::Result<Oid>
                 entries.push(TreeEntry {
                     name: dir,
                     mode: "40000",
-                    oid: write_tree(store, &sub)?,
+                    oid: write_tree(store, &sub, stored)?,
                 });
                 i += n;
             }
         }
     }
-    store.put("tree", &objects::tree_body(&mut entries))
+    let body = objects::tree_body(&mut entries);
+    let oid = objects::hash("tree", &body);
+    if !stored.contains(&oid) {
+        store.put("tree", &body)?;
+        stored.insert(oid);
+    }
+    Ok(oid)
 }
 
 /// The `git` program, looked up once on neocode's `PATH`.
@@ -486,7 +540,7 @@ mod tests {
     fn ours(root: &Path) -> Option<String> {
         let f = files(root);
         let refs: Vec<&str> = f.iter().map(String::as_str).collect();
-        snapshot(root, &refs)
+        snapshot(root, &refs, &|_: &str| true)
     }
 
     #[test]

@@ -1,5 +1,13 @@
-//! Probing once per process what the kernel enforces (the helper in probe mode) and what
-//! that means for a command: [`status`], [`walls`], [`must_ask`].
+//! Probing what the kernel enforces (the helper in probe mode) and what that means for a
+//! command: [`status`], [`walls`], [`must_ask`].
+//!
+//! The probe starts the helper, which tries every namespace and mount of the box and the
+//! Landlock and seccomp rules (15-25 ms, once on the path of a process's first turn). Its
+//! answer is kept once per process, and on disk in neocode's home (`sandbox-probe`) keyed by
+//! everything it depends on: the boot (`/proc/sys/kernel/random/boot_id`), the helper
+//! binary (device, inode, size, modification time), the user, the user-namespace switch and
+//! the kernel settings that allow or refuse user namespaces. A stale answer cannot weaken the
+//! box: a helper told `--require-full` refuses to run a command it cannot confine fully.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -65,11 +73,34 @@ fn probed(settings: &SandboxSettings) -> (SandboxStatus, Walls) {
     {
         return (s.clone(), w.clone());
     }
-    let probed = probe(&helper, no_userns);
+    let key = probe_key(&helper, no_userns);
+    let file = settings.home.as_ref().map(|h| h.join(PROBE_FILE));
+    let probed = match (&key, &file) {
+        (Some(k), Some(f)) => match read_cached(f, k) {
+            Some(p) => p,
+            None => {
+                let p = probe(&helper, no_userns);
+                write_cached(f, k, &p);
+                p
+            }
+        },
+        _ => probe(&helper, no_userns),
+    };
     if let Ok(mut cache) = PROBED.lock() {
         cache.push((helper, no_userns, probed.0.clone(), probed.1.clone()));
     }
     probed
+}
+
+/// Forgets the probe's answer (in this process and on disk): the helper refused to run a
+/// command it was told it could confine, so the kernel changed since it was probed.
+pub fn forget_probe(settings: &SandboxSettings) {
+    if let Ok(mut cache) = PROBED.lock() {
+        cache.clear();
+    }
+    if let Some(h) = &settings.home {
+        let _ = std::fs::remove_file(h.join(PROBE_FILE));
+    }
 }
 
 /// Whether a command must ask the user whatever the approval policy: the sandbox is not
@@ -79,6 +110,85 @@ pub fn must_ask(settings: &SandboxSettings) -> bool {
     match status(settings) {
         SandboxStatus::Enforced { .. } | SandboxStatus::Off => false,
         SandboxStatus::Partial { .. } | SandboxStatus::Unavailable { .. } => true,
+    }
+}
+
+/// The probe's answer on disk, in neocode's home.
+const PROBE_FILE: &str = "sandbox-probe";
+
+/// What the probe's answer depends on, as one line (`None`: something cannot be read, so no
+/// answer is kept).
+fn probe_key(helper: &Path, no_userns: bool) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let bin = std::fs::metadata(helper).ok()?;
+    let switches: Vec<String> = [
+        "/proc/sys/user/max_user_namespaces",
+        "/proc/sys/kernel/unprivileged_userns_clone",
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+    ]
+    .iter()
+    .map(|f| std::fs::read_to_string(f).map_or("-".into(), |v| v.trim().to_string()))
+    .collect();
+    // SAFETY: plain syscall.
+    let uid = unsafe { libc::geteuid() };
+    Some(format!(
+        "v1 boot={} bin={}:{}:{}:{}.{} uid={uid} no_userns={} userns={}",
+        boot.trim(),
+        bin.dev(),
+        bin.ino(),
+        bin.size(),
+        bin.mtime(),
+        bin.mtime_nsec(),
+        u8::from(no_userns),
+        switches.join(",")
+    ))
+}
+
+/// The probe's answer kept in `file` under `key`, if it is there.
+fn read_cached(file: &Path, key: &str) -> Option<(SandboxStatus, Walls)> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let mut lines = text.lines();
+    if lines.next()? != key {
+        return None;
+    }
+    let status = parse_probe(lines.next()?.trim())?;
+    let mut walls = parse_walls(lines.next().unwrap_or(""));
+    walls.status = status.code();
+    Some((status, walls))
+}
+
+/// Keeps the probe's answer in `file` under `key` (best effort: written beside, then renamed).
+fn write_cached(file: &Path, key: &str, (status, walls): &(SandboxStatus, Walls)) {
+    let status_line = match status {
+        SandboxStatus::Enforced { abi } => format!("enforced {abi}"),
+        SandboxStatus::Partial { abi, detail } => format!("partial {abi} {detail}"),
+        // Not kept: the helper could not run, which may be over next time.
+        SandboxStatus::Unavailable { .. } | SandboxStatus::Off => return,
+    };
+    let b = |v: bool| u8::from(v);
+    let w = walls;
+    let text = format!(
+        "{key}\n{status_line}\nwalls userns={} mountns={} pidns={} netns={} roroot={} proc={} home={} protect={} landlock={} seccomp={} subreaper={}\n",
+        b(w.user_ns),
+        b(w.mount_ns),
+        b(w.pid_ns),
+        b(w.net_ns),
+        b(w.ro_root),
+        b(w.fresh_proc),
+        b(w.home_hidden),
+        b(w.control_files),
+        w.landlock_abi,
+        b(w.seccomp),
+        b(w.subreaper),
+    );
+    let Some(dir) = file.parent() else { return };
+    if !dir.is_dir() {
+        return;
+    }
+    let tmp = dir.join(format!(".{PROBE_FILE}.{}", std::process::id()));
+    if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, file).is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
 }
 
@@ -188,6 +298,44 @@ mod tests {
             "sandbox enforced: namespaces: user mount pid; read-only root: yes; fresh /proc: yes; home hidden: yes; control files read-only: yes; landlock: ABI 7; seccomp: yes; unix sockets closed: no; set-id bits refused: no; subreaper: yes; cgroup kill: no; neocode not dumpable: no"
         );
         assert_eq!(parse_walls("garbage"), Walls::default());
+    }
+
+    #[test]
+    fn a_kept_answer_is_used_only_under_its_own_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(PROBE_FILE);
+        let w = parse_walls(
+            "walls userns=1 mountns=1 pidns=1 netns=1 roroot=1 proc=1 home=1 protect=1 landlock=6 seccomp=1 subreaper=1",
+        );
+        let answer = (SandboxStatus::Enforced { abi: 6 }, w);
+        write_cached(&file, "key one", &answer);
+        let (status, walls) = read_cached(&file, "key one").unwrap();
+        assert_eq!(status, answer.0);
+        assert_eq!(
+            walls,
+            Walls {
+                status: "enforced",
+                ..answer.1
+            }
+        );
+        assert!(read_cached(&file, "key two").is_none());
+        // An answer saying the helper could not run is never kept.
+        write_cached(
+            &file,
+            "key three",
+            &(
+                SandboxStatus::Unavailable { reason: "x".into() },
+                Walls::default(),
+            ),
+        );
+        assert!(read_cached(&file, "key three").is_none());
+        // The key changes with the helper binary.
+        let bin = dir.path().join("helper");
+        std::fs::write(&bin, "a").unwrap();
+        let k1 = probe_key(&bin, false).unwrap();
+        assert_ne!(k1, probe_key(&bin, true).unwrap());
+        std::fs::write(&bin, "ab").unwrap();
+        assert_ne!(k1, probe_key(&bin, false).unwrap());
     }
 
     #[test]
