@@ -348,6 +348,7 @@ fn command_for(
             if let Some(g) = gate {
                 c.arg("--gate-fd").arg(g.to_string());
             }
+            c.arg("--parent").arg(std::process::id().to_string());
             c.arg("--").arg("/bin/sh").arg("-c").arg(command);
             c
         }
@@ -432,13 +433,20 @@ fn execute<T>(
     let (read_end, write_end) = pipe()?;
     cmd.stdout(Stdio::from(write_end.try_clone()?))
         .stderr(Stdio::from(write_end));
-    own_session(cmd, gate.as_ref().map(|(r, _)| r.as_raw_fd()));
     let (mut child, prepared) = match gate {
         None => {
+            own_session(cmd);
             let prepared = prepare();
             (spawn(cmd)?, prepared)
         }
         Some((gate_read, gate_write)) => {
+            // The helper makes its own session and checks its parent itself, so it is
+            // spawned without a closure run between fork and exec (which lets the standard
+            // library use `posix_spawn`, no copy of neocode's page tables). It inherits the
+            // gate's reading end; another process spawned in this instant may inherit it
+            // too, which is harmless (it never reads it).
+            // SAFETY: fcntl on a descriptor we own.
+            unsafe { libc::fcntl(gate_read.as_raw_fd(), libc::F_SETFD, 0) };
             let child = spawn(cmd);
             drop(gate_read);
             let child = child?;
@@ -460,9 +468,9 @@ fn spawn(cmd: &mut Command) -> std::io::Result<std::process::Child> {
     spawned
 }
 
-/// The child gets its own session and process group, dies with neocode, and inherits the
-/// gate's reading end `gate` when there is one.
-fn own_session(cmd: &mut Command, gate: Option<i32>) {
+/// The child (a shell run without the helper) gets its own session and process group and
+/// dies with neocode.
+fn own_session(cmd: &mut Command) {
     // SAFETY: getpid before the fork; the closure only makes async-signal-safe syscalls and
     // allocates nothing.
     let parent = unsafe { libc::getpid() };
@@ -486,11 +494,6 @@ fn own_session(cmd: &mut Command, gate: Option<i32>) {
             }
             if libc::getppid() != parent {
                 libc::_exit(1);
-            }
-            if let Some(g) = gate
-                && libc::fcntl(g, libc::F_SETFD, 0) != 0
-            {
-                return Err(std::io::Error::last_os_error());
             }
             Ok(())
         });

@@ -40,6 +40,8 @@ pub(super) struct Plan {
     /// A descriptor to read one byte from before the command starts (neocode takes the
     /// workspace's "before" meanwhile); end of file: the command is not run.
     pub gate: Option<i32>,
+    /// neocode's pid: the helper runs nothing when it is no longer its parent.
+    pub parent: Option<i32>,
 }
 
 impl Plan {
@@ -589,6 +591,9 @@ pub(super) fn run(plan: &Plan, command: &[OsString]) -> i32 {
     let set = helper_signals();
     // SAFETY: plain libc/prctl calls on this single-threaded process.
     unsafe {
+        // Its own session and process group, which neocode kills as a last resort, with no
+        // controlling terminal (nothing in the box can write over the TUI through /dev/tty).
+        libc::setsid();
         libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
         // neocode's death becomes a SIGTERM the helper waits for, so it cleans up first.
         libc::prctl(
@@ -598,7 +603,9 @@ pub(super) fn run(plan: &Plan, command: &[OsString]) -> i32 {
             0,
             0,
         );
-        if libc::getppid() == 1 {
+        // neocode died before the signal was set: it would never come.
+        let parent = libc::getppid();
+        if parent == 1 || plan.parent.is_some_and(|p| p != parent) {
             return 1;
         }
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -700,6 +707,7 @@ fn probe_in(base: &Path, ws: &Path, home: &Path, tmp: &Path) -> Result<(), Strin
             require_full: false,
             target_abi: None,
             gate: None,
+            parent: None,
         };
         if let Err(e) = enter_namespaces(false) {
             let _ = out.write_all(e.as_bytes());
