@@ -592,6 +592,10 @@ fn looks_blocked(text: &str, network_denied: bool) -> bool {
         "Read-only file system",
         "EROFS",
         "Errno 30",
+        // Renaming or removing a protected control file (a mount point in the box).
+        "Device or resource busy",
+        "EBUSY",
+        "Errno 16",
     ];
     const NETWORK: &[&str] = &[
         "Couldn't connect",
@@ -651,14 +655,14 @@ fn report(
         let writes = match ctx.sandbox.mode {
             SandboxMode::ReadOnly => "commands may not write anywhere (read-only mode)".to_string(),
             SandboxMode::WorkspaceWrite | SandboxMode::Off => format!(
-                "commands may write only inside the workspace {} and $TMPDIR",
+                "commands may write only inside the workspace {} and $TMPDIR, not its control files (.neocode/, .git/config, .git/hooks, .git/info), and may not set set-uid bits",
                 root.display()
             ),
         };
         let net = if ctx.sandbox.network {
             String::new()
         } else {
-            " and may not open network connections".to_string()
+            " and may not open network connections or unix sockets".to_string()
         };
         text.push_str(&format!(
             "[sandbox: a \"permission denied\" or \"read-only file system\" above is probably the sandbox blocking it: {writes}{net}. If the task needs it, ask the user (they can allow the network with /approve network, or change the sandbox mode).]\n"

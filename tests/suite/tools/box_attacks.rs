@@ -238,6 +238,11 @@ fn the_workspace_control_files_are_read_only_in_the_box() {
     ] {
         let out = sh(&ctx, &format!("{attack}; echo attempted"));
         assert!(out.text.contains("attempted"), "{attack}: {}", out.text);
+        assert!(
+            out.text.contains("not its control files"),
+            "{attack}: the result does not say the sandbox blocked it: {}",
+            out.text
+        );
         assert_eq!(
             control_state(&s),
             before,

@@ -51,16 +51,6 @@ struct Stat {
 }
 
 impl Stat {
-    fn of(m: &std::fs::Metadata) -> Stat {
-        Stat {
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
-            ino: m.ino(),
-            size: m.size(),
-            mode: m.mode(),
-        }
-    }
-
     /// The git mode of a regular file or symlink (`None`: neither, not snapshotted).
     fn git_mode(&self) -> Option<u32> {
         match self.mode & libc::S_IFMT {
@@ -218,7 +208,7 @@ pub(crate) fn snapshot(
         .filter(|(_, l)| **l)
         .map(|(f, _)| *f)
         .collect();
-    let mut stats = stat_all(root, &to_stat).into_iter();
+    let mut stats = stat_all(&b, &to_stat).into_iter();
     // The user's index, read only when a file needs it.
     let mut index: Option<Option<index::Index>> = None;
     let now = now();
@@ -289,23 +279,60 @@ fn now() -> (i64, i64) {
     (d.as_secs() as i64, i64::from(d.subsec_nanos()))
 }
 
-/// `lstat` of every file (on two threads for a large workspace).
-fn stat_all(root: &Path, files: &[&str]) -> Vec<Option<Stat>> {
-    let one = |f: &&str| {
-        std::fs::symlink_metadata(root.join(f))
-            .ok()
-            .map(|m| Stat::of(&m))
+/// `lstat` of every file (on two threads for a large workspace), each from a descriptor of
+/// its folder (one path component to look up, not the whole path).
+fn stat_all(b: &Beneath, files: &[&str]) -> Vec<Option<Stat>> {
+    let chunk = |files: &[&str]| {
+        let mut dir: Option<(&str, OwnedFd)> = None;
+        files
+            .iter()
+            .map(|f| {
+                let (d, name) = f.rsplit_once('/').unwrap_or(("", f));
+                if dir.as_ref().is_none_or(|(p, _)| *p != d) {
+                    let rel = if d.is_empty() { "." } else { d };
+                    let fd = b
+                        .open_rel(rel, libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW)
+                        .ok()?;
+                    dir = Some((d, fd));
+                }
+                let (_, fd) = dir.as_ref()?;
+                lstat_at(fd, name)
+            })
+            .collect::<Vec<_>>()
     };
     if files.len() < 512 {
-        return files.iter().map(one).collect();
+        return chunk(files);
     }
-    let (a, b) = files.split_at(files.len() / 2);
+    let (a, rest) = files.split_at(files.len() / 2);
     std::thread::scope(|s| {
-        let first = s.spawn(|| a.iter().map(one).collect::<Vec<_>>());
-        let mut second: Vec<Option<Stat>> = b.iter().map(one).collect();
+        let first = s.spawn(|| chunk(a));
+        let mut second = chunk(rest);
         let mut out = first.join().unwrap_or_else(|_| vec![None; a.len()]);
         out.append(&mut second);
         out
+    })
+}
+
+/// `lstat` of the entry `name` of the folder `dir`.
+fn lstat_at(dir: &OwnedFd, name: &str) -> Option<Stat> {
+    let c = std::ffi::CString::new(name).ok()?;
+    // SAFETY: `st` is written by the kernel before it is read.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: an open folder descriptor, one component, a valid out pointer.
+    let rc = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    (rc == 0).then_some(Stat {
+        mtime: (st.st_mtime, st.st_mtime_nsec),
+        ctime: (st.st_ctime, st.st_ctime_nsec),
+        ino: st.st_ino,
+        size: st.st_size as u64,
+        mode: st.st_mode,
     })
 }
 
