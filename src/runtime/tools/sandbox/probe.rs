@@ -186,8 +186,20 @@ fn write_cached(file: &Path, key: &str, (status, walls): &(SandboxStatus, Walls)
     if !dir.is_dir() {
         return;
     }
+    // Private like everything under the home (0600), written beside, then renamed.
     let tmp = dir.join(format!(".{PROBE_FILE}.{}", std::process::id()));
-    if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, file).is_err() {
+    let written = {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+    };
+    if written.is_err() || std::fs::rename(&tmp, file).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
 }
@@ -309,6 +321,11 @@ mod tests {
         );
         let answer = (SandboxStatus::Enforced { abi: 6 }, w);
         write_cached(&file, "key one", &answer);
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
         let (status, walls) = read_cached(&file, "key one").unwrap();
         assert_eq!(status, answer.0);
         assert_eq!(
