@@ -21,69 +21,20 @@
 
 mod index;
 mod objects;
+mod tree;
 
-use std::collections::HashMap;
 use std::io::Read as _;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use super::path::Beneath;
-use objects::{Oid, Store, TreeEntry};
-
-/// Bytes hashed for one snapshot at most: past it there is no snapshot (the command's
-/// changes are "not restorable") rather than a command that waits on gigabytes.
-const HASH_BUDGET: u64 = 256 << 20;
+use objects::Store;
 
 /// Config and index files are read up to this size.
 const CONTROL_LIMIT: u64 = 256 << 20;
-
-/// What `lstat` said about a file, as far as a cache compares it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stat {
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-    ino: u64,
-    size: u64,
-    mode: u32,
-}
-
-impl Stat {
-    /// The git mode of a regular file or symlink (`None`: neither, not snapshotted).
-    fn git_mode(&self) -> Option<u32> {
-        match self.mode & libc::S_IFMT {
-            libc::S_IFLNK => Some(0o120000),
-            libc::S_IFREG if self.mode & 0o100 != 0 => Some(0o100755),
-            libc::S_IFREG => Some(0o100644),
-            _ => None,
-        }
-    }
-
-    /// Whether the index `entry` describes this file (the comparison `git add` makes).
-    fn matches(&self, e: &index::Entry) -> bool {
-        let low = |v: i64| v as u32;
-        low(self.mtime.0) == e.mtime.0
-            && low(self.mtime.1) == e.mtime.1
-            && low(self.ctime.0) == e.ctime.0
-            && low(self.ctime.1) == e.ctime.1
-            && self.ino as u32 == e.ino
-            && self.size as u32 == e.size
-            && self.git_mode() == Some(e.mode)
-    }
-}
-
-/// What earlier snapshots of this process learnt about one workspace root: each file's stat
-/// and blob id with when its content was known (a file whose stat is unchanged, and was at
-/// least a second old then, is not read again), and the trees known to be stored.
-#[derive(Default)]
-struct Known {
-    files: HashMap<Box<str>, (Stat, Oid, (i64, i64))>,
-    trees: std::collections::HashSet<Oid>,
-}
-
-static KNOWN: Mutex<Vec<(PathBuf, Known)>> = Mutex::new(Vec::new());
 
 /// The repository's folder `<root>/.git`, when a snapshot may be written or read: a real
 /// folder beneath the root whose objects are its own.
@@ -164,13 +115,16 @@ fn may_convert(root: &Path, git: &OwnedFd, files: &[&str], config: &[u8]) -> boo
 /// The tree of `root`'s files `files` (relative, sorted, as the change walk lists them) now,
 /// written into the repository's object folder; `None` outside a git work tree's top level,
 /// in a repository neocode does not write into (see the module comment), or when a file
-/// cannot be read. A file for which `may_have_changed` is false and that an earlier snapshot
-/// of this process knows is taken as it was then, without even a `stat` (the caller watches
-/// the workspace and knows which files an event named).
+/// cannot be read. The caller, a watcher of the workspace (`watcher`, a number of its own;
+/// 0: none), says which files (`file_changed`) and folders (`dir_changed`: something inside
+/// it, at any depth) may have changed since its last snapshot of this root; what did not is
+/// taken from that snapshot without even a `stat` (`tree.rs`).
 pub(crate) fn snapshot(
     root: &Path,
     files: &[&str],
-    may_have_changed: &dyn Fn(&str) -> bool,
+    watcher: u64,
+    file_changed: &dyn Fn(&str) -> bool,
+    dir_changed: &dyn Fn(&str) -> bool,
 ) -> Option<String> {
     let b = Beneath::open(root).ok()?;
     let git = git_dir(&b)?;
@@ -189,77 +143,18 @@ pub(crate) fn snapshot(
             libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW,
         )
         .ok()?;
-    let store = Store::new(objects);
-    let mut known = KNOWN
-        .lock()
-        .ok()
-        .and_then(|mut all| {
-            let i = all.iter().position(|(r, _)| r == root)?;
-            Some(all.swap_remove(i).1)
-        })
-        .unwrap_or_default();
-    let look: Vec<bool> = files
-        .iter()
-        .map(|f| may_have_changed(f) || !known.files.contains_key(*f))
-        .collect();
-    let to_stat: Vec<&str> = files
-        .iter()
-        .zip(&look)
-        .filter(|(_, l)| **l)
-        .map(|(f, _)| *f)
-        .collect();
-    let mut stats = stat_all(&b, &to_stat).into_iter();
-    // The user's index, read only when a file needs it.
-    let mut index: Option<Option<index::Index>> = None;
-    let now = now();
-    let mut budget = HASH_BUDGET;
-    let mut items: Vec<(&str, u32, Oid)> = Vec::with_capacity(files.len());
-    for (f, looked) in files.iter().zip(look) {
-        let (st, oid) = if looked {
-            let Some(st) = stats.next().flatten() else {
-                continue;
-            };
-            let cached = known
-                .files
-                .get(*f)
-                .filter(|(s, _, at)| *s == st && (st.mtime.0 + 1, st.mtime.1) <= *at)
-                .map(|(_, o, _)| *o);
-            let oid = match cached {
-                Some(o) => o,
-                None => {
-                    let ix = index.get_or_insert_with(|| read_index(root, &git, files, &config));
-                    match ix
-                        .as_ref()
-                        .and_then(|ix| Some((ix.entries.get(*f)?, ix.written)))
-                    {
-                        Some((e, written)) if st.matches(e) && st.mtime < written => {
-                            known.files.insert((*f).into(), (st, e.oid, written));
-                            e.oid
-                        }
-                        _ => {
-                            budget = budget.checked_sub(st.size)?;
-                            let o = hash_file(&b, f, &st, &store)?;
-                            known.files.insert((*f).into(), (st, o, now));
-                            o
-                        }
-                    }
-                }
-            };
-            (st, oid)
-        } else {
-            let Some((st, oid, _)) = known.files.get(*f) else {
-                continue;
-            };
-            (*st, *oid)
-        };
-        let Some(mode) = st.git_mode() else { continue };
-        items.push((f, mode, oid));
+    let index = || read_index(root, &git, files, &config);
+    let oid = tree::Snapshot {
+        root,
+        watcher,
+        beneath: &b,
+        store: &Store::new(objects),
+        file_changed,
+        dir_changed,
+        index: &index,
     }
-    let tree = write_tree(&store, &items, &mut known.trees).ok()?;
-    if let Ok(mut all) = KNOWN.lock() {
-        all.push((root.to_path_buf(), known));
-    }
-    Some(objects::hex(&tree))
+    .take(files)?;
+    Some(objects::hex(&oid))
 }
 
 /// The user's index as a stat cache, unless git could convert a file's bytes.
@@ -269,155 +164,6 @@ fn read_index(root: &Path, git: &OwnedFd, files: &[&str], config: &[u8]) -> Opti
     }
     let (data, meta) = control_file(git, "index")?;
     index::parse(&data, (meta.mtime(), meta.mtime_nsec()))
-}
-
-/// The coarse time now, as `(seconds, nanoseconds)`.
-fn now() -> (i64, i64) {
-    let d = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    (d.as_secs() as i64, i64::from(d.subsec_nanos()))
-}
-
-/// `lstat` of every file (on two threads for a large workspace), each from a descriptor of
-/// its folder (one path component to look up, not the whole path).
-fn stat_all(b: &Beneath, files: &[&str]) -> Vec<Option<Stat>> {
-    let chunk = |files: &[&str]| {
-        let mut dir: Option<(&str, OwnedFd)> = None;
-        files
-            .iter()
-            .map(|f| {
-                let (d, name) = f.rsplit_once('/').unwrap_or(("", f));
-                if dir.as_ref().is_none_or(|(p, _)| *p != d) {
-                    let rel = if d.is_empty() { "." } else { d };
-                    let fd = b
-                        .open_rel(rel, libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW)
-                        .ok()?;
-                    dir = Some((d, fd));
-                }
-                let (_, fd) = dir.as_ref()?;
-                lstat_at(fd, name)
-            })
-            .collect::<Vec<_>>()
-    };
-    if files.len() < 512 {
-        return chunk(files);
-    }
-    let (a, rest) = files.split_at(files.len() / 2);
-    std::thread::scope(|s| {
-        let first = s.spawn(|| chunk(a));
-        let mut second = chunk(rest);
-        let mut out = first.join().unwrap_or_else(|_| vec![None; a.len()]);
-        out.append(&mut second);
-        out
-    })
-}
-
-/// `lstat` of the entry `name` of the folder `dir`.
-fn lstat_at(dir: &OwnedFd, name: &str) -> Option<Stat> {
-    let c = std::ffi::CString::new(name).ok()?;
-    // SAFETY: `st` is written by the kernel before it is read.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: an open folder descriptor, one component, a valid out pointer.
-    let rc = unsafe {
-        libc::fstatat(
-            dir.as_raw_fd(),
-            c.as_ptr(),
-            &mut st,
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    };
-    (rc == 0).then_some(Stat {
-        mtime: (st.st_mtime, st.st_mtime_nsec),
-        ctime: (st.st_ctime, st.st_ctime_nsec),
-        ino: st.st_ino,
-        size: st.st_size as u64,
-        mode: st.st_mode,
-    })
-}
-
-/// Stores the content of file `rel` (a symlink: its target) as a blob.
-fn hash_file(b: &Beneath, rel: &str, st: &Stat, store: &Store) -> Option<Oid> {
-    if st.git_mode() == Some(0o120000) {
-        let (dir, name) = super::path::split(rel);
-        let dir = b
-            .open_rel(&dir, libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW)
-            .ok()?;
-        let c = std::ffi::CString::new(name).ok()?;
-        let mut buf = vec![0u8; libc::PATH_MAX as usize];
-        // SAFETY: an open folder descriptor, one component, a buffer of the length given.
-        let n = unsafe {
-            libc::readlinkat(
-                dir.as_raw_fd(),
-                c.as_ptr(),
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-            )
-        };
-        let n = usize::try_from(n).ok()?;
-        return store.put("blob", &buf[..n]).ok();
-    }
-    let fd = b
-        .open_rel(rel, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .ok()?;
-    let mut file = std::fs::File::from(fd);
-    let len = file
-        .metadata()
-        .ok()
-        .filter(std::fs::Metadata::is_file)?
-        .len();
-    store.put_file(&mut file, len).ok()
-}
-
-/// Writes the trees of `items` (paths relative to this tree, sorted) and returns the top
-/// one's id; `stored` holds the trees known to be in the object folder (not looked for).
-fn write_tree(
-    store: &Store,
-    items: &[(&str, u32, Oid)],
-    stored: &mut std::collections::HashSet<Oid>,
-) -> std::io::Result<Oid> {
-    let mut entries = Vec::new();
-    let mut i = 0;
-    while i < items.len() {
-        let (path, mode, oid) = items[i];
-        match path.split_once('/') {
-            None => {
-                entries.push(TreeEntry {
-                    name: path,
-                    mode: match mode {
-                        0o120000 => "120000",
-                        0o100755 => "100755",
-                        _ => "100644",
-                    },
-                    oid,
-                });
-                i += 1;
-            }
-            Some((dir, _)) => {
-                let inside = |p: &str| {
-                    p.len() > dir.len() && p.starts_with(dir) && p.as_bytes()[dir.len()] == b'/'
-                };
-                let n = items[i..].iter().take_while(|it| inside(it.0)).count();
-                let sub: Vec<(&str, u32, Oid)> = items[i..i + n]
-                    .iter()
-                    .map(|(p, m, o)| (&p[dir.len() + 1..], *m, *o))
-                    .collect();
-                entries.push(TreeEntry {
-                    name: dir,
-                    mode: "40000",
-                    oid: write_tree(store, &sub, stored)?,
-                });
-                i += n;
-            }
-        }
-    }
-    let body = objects::tree_body(&mut entries);
-    let oid = objects::hash("tree", &body);
-    if !stored.contains(&oid) {
-        store.put("tree", &body)?;
-        stored.insert(oid);
-    }
-    Ok(oid)
 }
 
 /// The `git` program, looked up once on neocode's `PATH`.
@@ -567,7 +313,7 @@ mod tests {
     fn ours(root: &Path) -> Option<String> {
         let f = files(root);
         let refs: Vec<&str> = f.iter().map(String::as_str).collect();
-        snapshot(root, &refs, &|_: &str| true)
+        snapshot(root, &refs, 0, &|_: &str| true, &|_: &str| true)
     }
 
     #[test]

@@ -61,6 +61,17 @@ impl Dirty {
         self.touched.contains(file) || self.deep.iter().any(|(d, _)| under(file, d))
     }
 
+    /// Whether something inside the folder `dir` (at any depth; `""` is the root) may differ
+    /// from what it was before these events.
+    pub(crate) fn dir_may_have_changed(&self, dir: &str) -> bool {
+        self.shallow.iter().any(|s| under(s, dir))
+            || self
+                .deep
+                .iter()
+                .any(|(d, _)| under(d, dir) || under(dir, d))
+            || self.touched.iter().any(|t| under(t, dir))
+    }
+
     /// Adds what `other` names.
     pub(crate) fn merge(&mut self, other: &Dirty) {
         self.shallow.extend(other.shallow.iter().cloned());

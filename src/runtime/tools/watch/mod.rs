@@ -73,6 +73,8 @@ pub(crate) enum Before {
 }
 
 pub(crate) struct Watched {
+    /// A number of its own (from 1), which the snapshot's state remembers.
+    id: u64,
     root: PathBuf,
     home: Option<PathBuf>,
     fd: OwnedFd,
@@ -116,17 +118,23 @@ fn let_go(w: Watched) {
 
 impl Before {
     /// The rewind snapshot of the workspace now (see [`git_snapshot::snapshot`]): a kept
-    /// watcher lets it look again only at the files an event named since the last one.
+    /// watcher lets it look again only at the folders and files events named since the
+    /// last one.
     pub(crate) fn snapshot(&mut self, root: &Path) -> Option<String> {
+        let all = |_: &str| true;
         match self {
-            Before::Full(fp) => git_snapshot::snapshot(root, &fp.paths(), &|_: &str| true),
+            Before::Full(fp) => git_snapshot::snapshot(root, &fp.paths(), 0, &all, &all),
             Before::Watched(w) => {
                 let files: Vec<&str> = w.files.iter().map(AsRef::as_ref).collect();
                 let tree = match &w.since_snapshot {
-                    None => git_snapshot::snapshot(root, &files, &|_: &str| true),
-                    Some(d) => {
-                        git_snapshot::snapshot(root, &files, &|f: &str| d.may_have_changed(f))
-                    }
+                    None => git_snapshot::snapshot(root, &files, w.id, &all, &all),
+                    Some(d) => git_snapshot::snapshot(
+                        root,
+                        &files,
+                        w.id,
+                        &|f: &str| d.may_have_changed(f),
+                        &|dir: &str| d.dir_may_have_changed(dir),
+                    ),
                 };
                 if tree.is_some() {
                     w.since_snapshot = Some(Dirty::default());
@@ -223,7 +231,9 @@ fn watch(root: &Path, home: Option<&Path>, limits: &Limits) -> Option<Watched> {
             return None;
         }
     }
+    static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     Some(Watched {
+        id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         root: root.to_path_buf(),
         home: home.map(Path::to_path_buf),
         fd,
@@ -595,6 +605,9 @@ mod tests {
         let (_, _) = finish(before, root, None, Some(&first));
         std::fs::write(root.join("src/b"), "between").unwrap();
         std::fs::write(root.join("docs/new"), "new").unwrap();
+        std::fs::remove_file(root.join("docs/e")).unwrap();
+        std::fs::create_dir_all(root.join("src/deep/deeper")).unwrap();
+        std::fs::write(root.join("src/deep/deeper/z"), "z").unwrap();
         let mut before = before_with(root, None, &LIMITS);
         assert!(matches!(before, Before::Watched(ref w) if w.since_snapshot.is_some()));
         let second = before.snapshot(root).unwrap();
@@ -606,5 +619,16 @@ mod tests {
         assert_eq!(read(&first, "src/b"), Some(b"1".to_vec()));
         assert_eq!(read(&first, "docs/new"), None);
         assert_eq!(read(&second, "src/deep/c"), Some(b"1".to_vec()));
+        // The whole tree is the one git makes of the same files (the folders nothing
+        // changed in were taken from the first snapshot, the others built again).
+        let scratch = tempfile::tempdir().unwrap();
+        let theirs = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("git add -A && git write-tree")
+            .current_dir(root)
+            .env("GIT_INDEX_FILE", scratch.path().join("index"))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&theirs.stdout).trim(), second);
     }
 }
