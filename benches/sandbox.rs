@@ -1,7 +1,10 @@
 //! What the command box costs: `true` through `run_command` (helper start, namespaces and
-//! mounts or the fallback, Landlock, seccomp, `sh -c true`, reaping), per sandbox setting.
-//! The settings come from config text, so the same bench runs against older code (a setting
-//! that code does not know is skipped).
+//! mounts or the fallback, Landlock, seccomp, `sh -c true`, reaping), per sandbox setting,
+//! and in git repositories of a few files and of 10,000 (the rewind snapshot, the protected
+//! control files). The settings come from config text, so the same bench runs against older
+//! code (a setting that code does not know is skipped). Each iteration is a command of a
+//! process that ran commands before: a process's first command walks the workspace once
+//! (`scripts/command-turn-bench.py` times whole processes).
 //!
 //! `cargo bench --bench sandbox` (the release binary is the helper).
 // Tests, benchmarks and examples may unwrap: a failure there is the report.
@@ -21,16 +24,66 @@ fn settings(config: &str) -> Option<tools::SandboxSettings> {
     Some(s.sandbox)
 }
 
+/// A git repository of `files` files in 100 folders, committed.
+fn repository(files: usize) -> tempfile::TempDir {
+    let ws = tempfile::tempdir().expect("workspace");
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(ws.path())
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "b")
+            .env("GIT_AUTHOR_EMAIL", "b@example.com")
+            .env("GIT_COMMITTER_NAME", "b")
+            .env("GIT_COMMITTER_EMAIL", "b@example.com")
+            .output()
+            .expect("git")
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    let per = (files / 100).max(1);
+    for i in 0..files {
+        let dir = ws.path().join(format!("src/d{:03}", i / per));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("f{i:05}.rs")), format!("// {i}\n")).unwrap();
+    }
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "start"]);
+    ws
+}
+
 fn bench(c: &mut Criterion) {
     sandbox::set_helper(env!("CARGO_BIN_EXE_neocode"));
     let ws = tempfile::tempdir().expect("workspace");
+    let small = repository(3);
+    let big = repository(10_000);
     let mut g = c.benchmark_group("run_command_true");
     g.sample_size(50);
     g.measurement_time(Duration::from_secs(8));
-    for (name, config) in [
-        ("default", "[sandbox]\nmode = \"workspace-write\"\n"),
-        ("no_userns", "[sandbox]\nsimulate_no_userns = true\n"),
-        ("off", "[sandbox]\nmode = \"off\"\n"),
+    for (name, root, config) in [
+        (
+            "default",
+            ws.path(),
+            "[sandbox]\nmode = \"workspace-write\"\n",
+        ),
+        (
+            "git_small",
+            small.path(),
+            "[sandbox]\nmode = \"workspace-write\"\n",
+        ),
+        (
+            "git_10k_files",
+            big.path(),
+            "[sandbox]\nmode = \"workspace-write\"\n",
+        ),
+        (
+            "no_userns",
+            ws.path(),
+            "[sandbox]\nsimulate_no_userns = true\n",
+        ),
+        ("off", ws.path(), "[sandbox]\nmode = \"off\"\n"),
     ] {
         let Some(sb) = settings(config) else {
             eprintln!(
@@ -39,7 +92,7 @@ fn bench(c: &mut Criterion) {
             );
             continue;
         };
-        let mut ctx = ToolContext::new(ws.path());
+        let mut ctx = ToolContext::new(root);
         ctx.sandbox = sb;
         eprintln!("{name}: {}", sandbox::status(&ctx.sandbox).describe());
         g.bench_function(name, |b| {

@@ -3,6 +3,8 @@
 //! (`scripts/wire-turn-bench.sh`): `cargo run --release --features testkit --example
 //! wire_server -- chat|responses|anthropic [TURNS]` prints its base URL on the first line and
 //! serves TURNS replies (default 500), then exits when its standard input closes.
+//! `command` serves Chat Completions turns of two replies each: a `run_command` call of
+//! `true` (`COMMAND` overrides it), then a one-delta text, for timing a command's round trip.
 // Tests, benchmarks and examples may unwrap: a failure there is the report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -38,8 +40,21 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let api = args.next().unwrap_or_else(|| "chat".into());
     let turns: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(500);
-    let srv = ScriptedServer::start((0..turns).map(|_| one_delta(&api)).collect())
-        .expect("cannot start the scripted server");
+    let replies: Vec<Reply> = if api == "command" {
+        let command = std::env::var("COMMAND").unwrap_or_else(|_| "true".into());
+        let args = serde_json::json!({ "command": command }).to_string();
+        (0..turns)
+            .flat_map(|_| {
+                [
+                    Reply::tool_calls(&[("c1", "run_command", &args)]),
+                    one_delta("chat"),
+                ]
+            })
+            .collect()
+    } else {
+        (0..turns).map(|_| one_delta(&api)).collect()
+    };
+    let srv = ScriptedServer::start(replies).expect("cannot start the scripted server");
     println!("{}", srv.base_url());
     std::io::stdout().flush().unwrap();
     // Serve until the caller closes our standard input.

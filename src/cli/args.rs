@@ -1,6 +1,5 @@
 //! clap definitions of the command line.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -283,44 +282,6 @@ pub enum Command {
         #[arg(long)]
         keep: bool,
     },
-}
-
-/// `neocode __sandbox-exec`: the command sandbox's helper, which confines itself and then
-/// execs the command (docs/SECURITY.md). Parsed apart from [`Cli`] so it never shows in help
-/// or shell completions.
-#[derive(Debug, Parser)]
-#[command(name = "neocode __sandbox-exec", no_binary_name = true)]
-pub struct SandboxExec {
-    /// Print what the kernel enforces and exit.
-    #[arg(long)]
-    pub probe: bool,
-    /// Workspace root (writable).
-    #[arg(long, value_name = "DIR")]
-    pub root: Option<PathBuf>,
-    /// Private temporary folder (writable).
-    #[arg(long, value_name = "DIR")]
-    pub tmp: Option<PathBuf>,
-    /// Write nowhere.
-    #[arg(long)]
-    pub read_only: bool,
-    /// Leave the network open.
-    #[arg(long)]
-    pub network: bool,
-    /// Refuse to run unless every rule is enforced.
-    #[arg(long)]
-    pub require_full: bool,
-    /// Ask for the rights of this Landlock ABI (tests of the partial case).
-    #[arg(long, value_name = "N")]
-    pub target_abi: Option<i32>,
-    /// neocode's home, hidden from the command.
-    #[arg(long, value_name = "DIR")]
-    pub home: Option<PathBuf>,
-    /// No user namespaces (the fallback box).
-    #[arg(long)]
-    pub no_userns: bool,
-    /// The program and its arguments, after `--`.
-    #[arg(last = true)]
-    pub command: Vec<OsString>,
 }
 
 /// `neocode mcp ...`.

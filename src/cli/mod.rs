@@ -311,25 +311,14 @@ pub fn run(cli: Cli) -> CmdResult {
 /// `neocode __sandbox-exec`: confines itself, then execs the command (returns only when it
 /// did not).
 fn sandbox_exec(argv: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
-    let a = match args::SandboxExec::try_parse_from(argv) {
+    let args = match sandbox::HelperArgs::parse(argv) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("neocode sandbox: {}", clap_message(&e));
+            eprintln!("neocode sandbox: {e}");
             return ExitCode::from(2);
         }
     };
-    let code = sandbox::helper_main(sandbox::HelperArgs {
-        probe: a.probe,
-        root: a.root,
-        tmp: a.tmp,
-        read_only: a.read_only,
-        network: a.network,
-        require_full: a.require_full,
-        target_abi: a.target_abi,
-        home: a.home,
-        no_userns: a.no_userns,
-        command: a.command,
-    });
+    let code = sandbox::helper_main(args);
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Once;
 use std::time::Duration;
 
-use neocode::runtime::tools::{self, ToolContext, ToolOutput};
+use neocode::runtime::tools::{self, SandboxSettings, ToolContext, ToolOutput};
 use serde_json::{Value, json};
 
 static INIT: Once = Once::new();
@@ -17,12 +17,24 @@ pub const SECRETS: &[(&str, &str)] = &[
     ("FOO_TOKEN", "foo-token-secret"),
 ];
 
+/// Addresses of local servers the parent holds (a tmux server, the session bus, Docker):
+/// commands must not see them either.
+pub const SIDE_DOORS: &[(&str, &str)] = &[
+    ("TMUX", "/tmp/tmux-1000/default,4242,0"),
+    ("TMUX_PANE", "%7"),
+    ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1000/bus"),
+    ("DOCKER_HOST", "unix:///var/run/docker.sock"),
+    ("XDG_RUNTIME_DIR", "/run/user/1000"),
+    ("WAYLAND_DISPLAY", "wayland-0"),
+    ("DISPLAY", ":0"),
+];
+
 /// Once per test binary, before any test goes on: the helper is the built binary and the
-/// secrets are in the environment.
+/// secrets and side doors are in the environment.
 pub fn init() {
     INIT.call_once(|| {
         tools::sandbox::set_helper(env!("CARGO_BIN_EXE_neocode"));
-        for (k, v) in SECRETS {
+        for (k, v) in SECRETS.iter().chain(SIDE_DOORS) {
             // SAFETY: every test calls init() first and waits on the Once, so nothing reads
             // the environment while it is set.
             unsafe { std::env::set_var(k, v) };
@@ -66,6 +78,33 @@ impl Space {
     pub fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.root.join(rel)).unwrap()
     }
+}
+
+/// The sandbox modes the attacks run in: the namespace box (user namespaces available) and
+/// the fallback (user namespaces pretended unavailable: Landlock, seccomp, a subreaper).
+pub fn modes() -> Vec<(&'static str, SandboxSettings)> {
+    vec![
+        ("namespaces", SandboxSettings::default()),
+        (
+            "fallback",
+            SandboxSettings {
+                simulate_no_userns: true,
+                ..SandboxSettings::default()
+            },
+        ),
+    ]
+}
+
+/// Whether `name` confines with namespaces here (else the fallback claims are checked).
+pub fn namespaced(name: &str) -> bool {
+    name == "namespaces" && tools::sandbox::walls(&SandboxSettings::default()).mount_ns
+}
+
+/// A tool context in `s` with `settings`.
+pub fn ctx_in(s: &Space, settings: &SandboxSettings) -> ToolContext {
+    let mut ctx = s.ctx();
+    ctx.sandbox = settings.clone();
+    ctx
 }
 
 /// Runs a tool with JSON arguments.

@@ -117,6 +117,13 @@ pub(crate) fn walk(
     b
 }
 
+impl Fingerprint {
+    /// The files' paths, sorted.
+    pub(crate) fn paths(&self) -> Vec<&str> {
+        self.files.iter().map(|e| &*e.path).collect()
+    }
+}
+
 /// Walks `root` (its ignore files honoured, `.git` and `home` skipped) on two threads, each
 /// collecting its own list (no lock per file), merged and sorted at the end.
 pub(crate) fn take(root: &Path, home: Option<&Path>) -> Fingerprint {

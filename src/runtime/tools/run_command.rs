@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 
 use super::interpreter::Interpreter;
 use super::sandbox::{self, SandboxStatus};
+use super::watch;
 use super::{SandboxMode, ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
-use super::{git_snapshot, watch};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "run_command",
@@ -268,21 +268,31 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         namespaced,
         home: home.as_deref(),
     };
-    let mut cmd = match command_for(&status, ctx, &root, &tmp.0, &box_, &args.command) {
+    // The helper starts (and builds the box) while the workspace's "before" is taken; the
+    // command itself waits for the gate to open.
+    let gate = if confined {
+        match pipe() {
+            Ok(p) => Some(p),
+            Err(e) => return ToolOutput::error(format!("cannot start the command: {e}")),
+        }
+    } else {
+        None
+    };
+    let gate_fd = gate.as_ref().map(|(r, _)| r.as_raw_fd());
+    let mut cmd = match command_for(&status, ctx, &root, &tmp.0, &box_, &args.command, gate_fd) {
         Ok(c) => c,
         Err(e) => return ToolOutput::error(e),
     };
-    // Both only read the workspace: the git snapshot runs beside the walk.
-    let (watched, tree) = std::thread::scope(|s| {
-        let tree = s.spawn(|| git_snapshot::snapshot(&root));
-        let watched = watch::before(&root, home.as_deref());
-        (watched, tree.join().ok().flatten())
-    });
-    let started = Instant::now();
-    let outcome = match execute(&mut cmd, timeout, ctx, ctx.output_cap, confined) {
-        Ok(o) => o,
-        Err(e) => return ToolOutput::error(format!("cannot start the command: {e}")),
+    let prepare = || {
+        let mut watched = watch::before(&root, home.as_deref());
+        let tree = watched.snapshot(&root);
+        (watched, tree)
     };
+    let (outcome, started, (watched, tree)) =
+        match execute(&mut cmd, timeout, ctx, ctx.output_cap, gate, prepare) {
+            Ok(o) => o,
+            Err(e) => return ToolOutput::error(format!("cannot start the command: {e}")),
+        };
     drop(cmd);
     let elapsed = started.elapsed();
     let mut out = report(
@@ -314,6 +324,7 @@ fn command_for(
     tmp: &Path,
     box_: &BoxPlan<'_>,
     command: &str,
+    gate: Option<i32>,
 ) -> Result<Command, String> {
     let mut cmd = match status {
         SandboxStatus::Enforced { .. } | SandboxStatus::Partial { .. } => {
@@ -339,6 +350,10 @@ fn command_for(
             if let Some(h) = box_.home {
                 c.arg("--home").arg(h);
             }
+            if let Some(g) = gate {
+                c.arg("--gate-fd").arg(g.to_string());
+            }
+            c.arg("--parent").arg(std::process::id().to_string());
             c.arg("--").args(Interpreter::detect().argv(command));
             c
         }
@@ -408,16 +423,60 @@ fn stop(
     child.wait()
 }
 
-fn execute(
+/// Runs `cmd` to its end (or the time limit, or a cancel). `prepare` is run before the
+/// command starts: with a gate (the helper waits on it), while the helper starts, then the
+/// gate opens; without one, before the spawn. Returns the outcome, when the command was let
+/// go, and what `prepare` returned.
+fn execute<T>(
     cmd: &mut Command,
     timeout: Duration,
     ctx: &ToolContext,
     cap: usize,
-    helper: bool,
-) -> std::io::Result<Outcome> {
+    gate: Option<(OwnedFd, OwnedFd)>,
+    prepare: impl FnOnce() -> T,
+) -> std::io::Result<(Outcome, Instant, T)> {
+    let helper = gate.is_some();
     let (read_end, write_end) = pipe()?;
     cmd.stdout(Stdio::from(write_end.try_clone()?))
         .stderr(Stdio::from(write_end));
+    let (mut child, prepared) = match gate {
+        None => {
+            own_session(cmd);
+            let prepared = prepare();
+            (spawn(cmd)?, prepared)
+        }
+        Some((gate_read, gate_write)) => {
+            // The helper makes its own session and checks its parent itself, so it is
+            // spawned without a closure run between fork and exec (which lets the standard
+            // library use `posix_spawn`, no copy of neocode's page tables). It inherits the
+            // gate's reading end; another process spawned in this instant may inherit it
+            // too, which is harmless (it never reads it).
+            // SAFETY: fcntl on a descriptor we own.
+            unsafe { libc::fcntl(gate_read.as_raw_fd(), libc::F_SETFD, 0) };
+            let child = spawn(cmd);
+            drop(gate_read);
+            let child = child?;
+            let prepared = prepare();
+            // SAFETY: one byte from a local to the gate's writing end, which we own.
+            unsafe { libc::write(gate_write.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+            (child, prepared)
+        }
+    };
+    let started = Instant::now();
+    let outcome = supervise(&mut child, read_end, started + timeout, ctx, cap, helper)?;
+    Ok((outcome, started, prepared))
+}
+
+/// Spawns `cmd`, then lets go of our copies of its output pipe (or it never reaches EOF).
+fn spawn(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+    let spawned = cmd.spawn();
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    spawned
+}
+
+/// The child (a shell run without the helper) gets its own session and process group and
+/// dies with neocode.
+fn own_session(cmd: &mut Command) {
     // SAFETY: getpid before the fork; the closure only makes async-signal-safe syscalls and
     // allocates nothing.
     let parent = unsafe { libc::getpid() };
@@ -445,10 +504,18 @@ fn execute(
             Ok(())
         });
     }
-    let spawned = cmd.spawn();
-    // Our copies of the write end must close, or the pipe never reaches EOF.
-    cmd.stdout(Stdio::null()).stderr(Stdio::null());
-    let mut child = spawned?;
+}
+
+/// Reads the command's output until it ends (and its pipe closes, or [`DRAIN`] after), the
+/// `deadline` passes or the user cancels; then stops it (through the helper when `helper`).
+fn supervise(
+    child: &mut std::process::Child,
+    read_end: OwnedFd,
+    deadline: Instant,
+    ctx: &ToolContext,
+    cap: usize,
+    helper: bool,
+) -> std::io::Result<Outcome> {
     let pgid = child.id() as i32;
     let mut reader = std::fs::File::from(read_end);
     // SAFETY: fcntl on a descriptor we own.
@@ -458,7 +525,6 @@ fn execute(
         libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
     }
     let mut output = Capture::new(cap.max(1024));
-    let deadline = Instant::now() + timeout;
     let mut timed_out = false;
     let mut cancelled = false;
     let mut buf = vec![0u8; 64 * 1024];
@@ -500,7 +566,7 @@ fn execute(
                 } else {
                     timed_out = true;
                 }
-                exited = Some(stop(&mut child, pgid, helper)?);
+                exited = Some(stop(child, pgid, helper)?);
                 drain_until = Some(Instant::now() + DRAIN);
             }
         }
@@ -516,7 +582,7 @@ fn execute(
         }
     }
     if exited.is_none() {
-        exited = Some(stop(&mut child, pgid, helper)?);
+        exited = Some(stop(child, pgid, helper)?);
     }
     Ok(Outcome {
         status: exited,
@@ -539,6 +605,10 @@ fn looks_blocked(text: &str, network_denied: bool) -> bool {
         "Read-only file system",
         "EROFS",
         "Errno 30",
+        // Renaming or removing a protected control file (a mount point in the box).
+        "Device or resource busy",
+        "EBUSY",
+        "Errno 16",
     ];
     const NETWORK: &[&str] = &[
         "Couldn't connect",
@@ -580,6 +650,8 @@ fn report(
         );
     } else if code == Some(sandbox::REFUSED_EXIT) && text.contains("neocode sandbox:") {
         text.push_str("[the sandbox could not confine the command, so it was not run]\n");
+        // Probed again next time: the kernel may have changed since.
+        sandbox::forget_probe(&ctx.sandbox);
     } else {
         match (code, signal) {
             (Some(c), _) => text.push_str(&format!("[exit code {c}, {secs:.1} s]\n")),
@@ -596,14 +668,14 @@ fn report(
         let writes = match ctx.sandbox.mode {
             SandboxMode::ReadOnly => "commands may not write anywhere (read-only mode)".to_string(),
             SandboxMode::WorkspaceWrite | SandboxMode::Off => format!(
-                "commands may write only inside the workspace {} and $TMPDIR",
+                "commands may write only inside the workspace {} and $TMPDIR, not its control files (.neocode/, .git/config, .git/hooks, .git/info), and may not set set-uid bits",
                 root.display()
             ),
         };
         let net = if ctx.sandbox.network {
             String::new()
         } else {
-            " and may not open network connections".to_string()
+            " and may not open network connections or unix sockets".to_string()
         };
         text.push_str(&format!(
             "[sandbox: a \"permission denied\" or \"read-only file system\" above is probably the sandbox blocking it: {writes}{net}. If the task needs it, ask the user (they can allow the network with /approve network, or change the sandbox mode).]\n"

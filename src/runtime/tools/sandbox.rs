@@ -27,13 +27,15 @@ mod helper;
 #[cfg(target_os = "linux")]
 mod linux;
 mod probe;
+#[cfg(target_os = "linux")]
+mod protect;
 mod report;
 #[cfg(target_os = "linux")]
 mod seccomp;
 pub mod trust;
 
-pub use env::{is_secret_name, protect_process, scrubbed_env};
-pub use probe::{must_ask, namespaced, status, walls};
+pub use env::{is_secret_name, is_side_door, protect_process, scrubbed_env};
+pub use probe::{forget_probe, must_ask, namespaced, status, walls};
 pub use report::{SandboxStatus, Walls};
 
 /// Name of the hidden subcommand the helper runs under.
@@ -104,8 +106,77 @@ pub struct HelperArgs {
     pub home: Option<PathBuf>,
     /// Do not use user namespaces (the fallback: Landlock, seccomp and a subreaper only).
     pub no_userns: bool,
+    /// An inherited descriptor the helper reads one byte from before it starts the command.
+    pub gate_fd: Option<i32>,
+    /// The process that started the helper (neocode): when it is no longer the helper's
+    /// parent at start, it died meanwhile and nothing is run.
+    pub parent: Option<i32>,
     /// The program and its arguments.
     pub command: Vec<OsString>,
+}
+
+/// Why the helper's arguments were refused (it exits with code 2 and this line).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum HelperArgsError {
+    /// An option the helper does not know.
+    #[error("unknown option {0}")]
+    Unknown(String),
+    /// An option given without its value, or with a value it cannot read.
+    #[error("{0} needs a value")]
+    Value(&'static str),
+}
+
+impl HelperArgs {
+    /// Parses the helper's arguments (those after `__sandbox-exec`). By hand, not with the
+    /// command line parser of the CLI: the helper starts for every command, and this keeps
+    /// its start to the few pages it needs.
+    pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<HelperArgs, HelperArgsError> {
+        let mut a = HelperArgs::default();
+        let mut it = args.into_iter();
+        while let Some(arg) = it.next() {
+            let mut value = |name: &'static str| it.next().ok_or(HelperArgsError::Value(name));
+            match arg.to_str() {
+                Some("--") => {
+                    a.command = it.collect();
+                    break;
+                }
+                Some("--probe") => a.probe = true,
+                Some("--read-only") => a.read_only = true,
+                Some("--network") => a.network = true,
+                Some("--require-full") => a.require_full = true,
+                Some("--no-userns") => a.no_userns = true,
+                Some("--root") => a.root = Some(value("--root")?.into()),
+                Some("--tmp") => a.tmp = Some(value("--tmp")?.into()),
+                Some("--home") => a.home = Some(value("--home")?.into()),
+                Some("--target-abi") => {
+                    let v = value("--target-abi")?;
+                    a.target_abi = Some(
+                        v.to_str()
+                            .and_then(|v| v.parse().ok())
+                            .ok_or(HelperArgsError::Value("--target-abi"))?,
+                    );
+                }
+                Some("--gate-fd") => {
+                    let v = value("--gate-fd")?;
+                    a.gate_fd = Some(
+                        v.to_str()
+                            .and_then(|v| v.parse().ok())
+                            .ok_or(HelperArgsError::Value("--gate-fd"))?,
+                    );
+                }
+                Some("--parent") => {
+                    let v = value("--parent")?;
+                    a.parent = Some(
+                        v.to_str()
+                            .and_then(|v| v.parse().ok())
+                            .ok_or(HelperArgsError::Value("--parent"))?,
+                    );
+                }
+                _ => return Err(HelperArgsError::Unknown(arg.to_string_lossy().into_owned())),
+            }
+        }
+        Ok(a)
+    }
 }
 
 /// Devices every command may write to.
@@ -146,6 +217,8 @@ pub fn helper_main(args: HelperArgs) -> i32 {
         namespaces: !args.no_userns,
         require_full: args.require_full,
         target_abi: args.target_abi,
+        gate: args.gate_fd,
+        parent: args.parent,
     };
     helper::run(&plan, &args.command)
 }
@@ -168,12 +241,13 @@ fn probe_lines(
     let ns = namespaces.is_ok();
     let (landlock, seccomp) = match outcome {
         linux::Outcome::Full { abi } => (*abi, true),
-        linux::Outcome::Partial { abi, detail } => (*abi, !detail.contains("network filter")),
+        linux::Outcome::Partial { abi, detail } => (*abi, !detail.contains("seccomp filter")),
         linux::Outcome::None { .. } => (0, false),
     };
     let b = |v: bool| u8::from(v);
     format!(
-        "{status}\nwalls userns={} mountns={} pidns={} netns={} roroot={} proc={} home={} landlock={landlock} seccomp={} subreaper={}",
+        "{status}\nwalls userns={} mountns={} pidns={} netns={} roroot={} proc={} home={} protect={} landlock={landlock} seccomp={} subreaper={}",
+        b(ns),
         b(ns),
         b(ns),
         b(ns),
@@ -184,4 +258,62 @@ fn probe_lines(
         b(seccomp),
         b(subreaper),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<HelperArgs, HelperArgsError> {
+        HelperArgs::parse(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn helper_arguments_parse_and_refuse_what_they_do_not_know() {
+        let a = parse(&[
+            "--root",
+            "/w",
+            "--tmp",
+            "/t",
+            "--home",
+            "/h",
+            "--read-only",
+            "--network",
+            "--require-full",
+            "--no-userns",
+            "--target-abi",
+            "9",
+            "--gate-fd",
+            "7",
+            "--parent",
+            "42",
+            "--",
+            "/bin/sh",
+            "-c",
+            "echo --root",
+        ])
+        .unwrap();
+        assert_eq!(a.root, Some(PathBuf::from("/w")));
+        assert_eq!(a.tmp, Some(PathBuf::from("/t")));
+        assert_eq!(a.home, Some(PathBuf::from("/h")));
+        assert!(a.read_only && a.network && a.require_full && a.no_userns && !a.probe);
+        assert_eq!(
+            (a.target_abi, a.gate_fd, a.parent),
+            (Some(9), Some(7), Some(42))
+        );
+        assert_eq!(a.command, ["/bin/sh", "-c", "echo --root"]);
+        assert!(parse(&["--probe"]).unwrap().probe);
+        assert_eq!(
+            parse(&["--bogus", "--", "true"]).unwrap_err().to_string(),
+            "unknown option --bogus"
+        );
+        assert_eq!(
+            parse(&["--root"]).unwrap_err(),
+            HelperArgsError::Value("--root")
+        );
+        assert_eq!(
+            parse(&["--gate-fd", "x"]).unwrap_err(),
+            HelperArgsError::Value("--gate-fd")
+        );
+    }
 }

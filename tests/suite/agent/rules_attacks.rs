@@ -82,6 +82,7 @@ fn attack_lines_that_passed_the_rules_remove_nothing_under_never_ask() {
     let env = Env::new(KEY, NO_SANDBOX);
     std::fs::create_dir_all(env.workdir.join(".neocode")).unwrap();
     std::fs::write(env.workdir.join(".neocode/permissions.toml"), RULES).unwrap();
+    env.trust_workspace();
     victims(&env);
     let (_, lines) = run(&env, "never-ask");
     for (i, (id, line)) in attacks().iter().enumerate() {
@@ -106,6 +107,7 @@ fn an_allow_rule_lets_through_only_what_it_names_under_ask() {
     let env = Env::new(KEY, NO_SANDBOX);
     std::fs::create_dir_all(env.workdir.join(".neocode")).unwrap();
     std::fs::write(env.workdir.join(".neocode/permissions.toml"), RULES).unwrap();
+    env.trust_workspace();
     victims(&env);
     // No terminal to ask on: what no rule allows is not run.
     let (_, lines) = run(&env, "ask");

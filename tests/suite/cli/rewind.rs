@@ -356,11 +356,11 @@ fn a_commands_changes_inside_git_are_rewound_without_touching_the_index() {
     assert_eq!(git(&env.workdir, &["status", "--porcelain"]), status);
 }
 
-/// A command may write the repository's config; git is run outside the sandbox, so a
-/// repository whose local config names a filter (which `git add` would run) gets no snapshot,
-/// and its command's changes stay not restorable.
+/// A command may write the repository's config (outside the namespace box, or before the
+/// protected paths): the snapshot runs no git program, so a filter named there never runs
+/// outside the sandbox, and the snapshot holds the file's own bytes, which a rewind puts back.
 #[test]
-fn a_repository_whose_config_names_a_filter_gets_no_snapshot() {
+fn a_repository_whose_config_names_a_filter_never_runs_it_and_is_still_rewound() {
     let env = Env::new(KEY, "[sandbox]\nmode = \"off\"\n");
     git(&env.workdir, &["init", "-q"]);
     let marker = env.tmp.path().join("filter-ran");
@@ -369,7 +369,7 @@ fn a_repository_whose_config_names_a_filter_gets_no_snapshot() {
         &[
             "config",
             "filter.evil.clean",
-            &format!("touch {}; cat", marker.display()),
+            &format!("touch {}; tr a-z A-Z", marker.display()),
         ],
     );
     env.put(".gitattributes", "* filter=evil\n", 0o644);
@@ -390,7 +390,11 @@ fn a_repository_whose_config_names_a_filter_gets_no_snapshot() {
     assert!(!marker.exists(), "neocode ran the repository's filter");
     let tool = crate::support::agent::tool_message(&srv.requests()[1].json()).clone();
     let text = tool["content"].as_str().unwrap();
-    assert!(text.contains("not restorable by a rewind"), "{text}");
+    assert!(text.contains("restorable by a rewind (git"), "{text}");
+    let id = env.shown("last")["id"].as_str().unwrap().to_string();
+    ok(env.nc(&["rewind", &id, "--to", "1", "--yes"]));
+    assert_eq!(env.file("a.txt"), Some((b"a\n".to_vec(), 0o644)));
+    assert!(!marker.exists(), "the rewind ran the repository's filter");
 }
 
 #[test]

@@ -423,33 +423,8 @@ fn a_partially_enforced_sandbox_never_runs_silently() {
 
 // ---- Issue 22: the box holds (namespaces), and the fallback says what it holds -----------
 
-/// The sandbox modes the attacks run in: the namespace box (user namespaces available) and
-/// the fallback (user namespaces pretended unavailable: Landlock, seccomp, a subreaper).
-fn modes() -> Vec<(&'static str, SandboxSettings)> {
-    vec![
-        ("namespaces", SandboxSettings::default()),
-        (
-            "fallback",
-            SandboxSettings {
-                simulate_no_userns: true,
-                ..SandboxSettings::default()
-            },
-        ),
-    ]
-}
-
-/// Whether `name` confines with namespaces here (else the fallback claims are checked).
-fn namespaced(name: &str) -> bool {
-    name == "namespaces" && sandbox::walls(&SandboxSettings::default()).mount_ns
-}
-
-fn ctx_in(s: &Space, settings: &SandboxSettings) -> neocode::runtime::tools::ToolContext {
-    let mut ctx = s.ctx();
-    ctx.sandbox = settings.clone();
-    ctx
-}
-
 use tool_support::stopped_growing;
+use tool_support::{ctx_in, modes, namespaced};
 
 /// A loop that appends to `log` every 0.2 s, detached with `setsid`, and one that left its
 /// parent (double fork), both with their output away from the tool's pipe.
@@ -840,8 +815,11 @@ fn walls_say_exactly_what_stands_in_each_mode() {
         "read-only root:",
         "fresh /proc:",
         "home hidden:",
+        "control files read-only:",
         "landlock:",
         "seccomp:",
+        "unix sockets closed:",
+        "set-id bits refused:",
         "subreaper:",
         "cgroup kill:",
         "neocode not dumpable:",
@@ -851,6 +829,10 @@ fn walls_say_exactly_what_stands_in_each_mode() {
     if sandbox::status(&boxed).is_enforced() {
         assert!(w.user_ns && w.mount_ns && w.pid_ns && w.net_ns, "{text}");
         assert!(w.ro_root && w.fresh_proc && w.home_hidden, "{text}");
+        assert!(
+            w.control_files && w.unix_sockets_closed && w.set_id_refused,
+            "{text}"
+        );
         assert!(w.landlock_abi >= 5 && w.seccomp && w.subreaper, "{text}");
         assert!(
             text.starts_with("sandbox enforced: namespaces: user mount pid net;"),
@@ -862,6 +844,7 @@ fn walls_say_exactly_what_stands_in_each_mode() {
             ..boxed.clone()
         };
         assert!(!sandbox::walls(&open).net_ns);
+        assert!(!sandbox::walls(&open).unix_sockets_closed);
     }
     // The fallback: only Landlock, seccomp and the subreaper; partial, so every command asks.
     let fallback = SandboxSettings {
@@ -875,6 +858,7 @@ fn walls_say_exactly_what_stands_in_each_mode() {
         "{ftext}"
     );
     assert!(!f.ro_root && !f.fresh_proc && !f.home_hidden, "{ftext}");
+    assert!(!f.control_files, "{ftext}");
     assert!(ftext.contains("namespaces: none"), "{ftext}");
     if f.landlock_abi > 0 {
         assert!(f.subreaper, "{ftext}");

@@ -1,5 +1,6 @@
 //! Environment hygiene: neocode's own process hidden from others (not dumpable, initial
-//! environment wiped) and secret-looking variables scrubbed from what commands get.
+//! environment wiped), and secret-looking variables and the addresses of local servers that
+//! run commands (tmux, D-Bus, Docker, editors, terminals) scrubbed from what commands get.
 
 use std::ffi::OsString;
 
@@ -100,13 +101,73 @@ pub fn is_secret_name(name: &str) -> bool {
     upper.split('_').any(|seg| WORDS.contains(&seg))
 }
 
-/// The environment a command gets: neocode's own minus secret-looking names (unless allowed
-/// in `allow`).
+/// Variables naming a socket (or the key to one) of a local server that can be asked to run
+/// a program or act as the user: a terminal multiplexer, the desktop and session buses, a
+/// container engine, an editor's or a terminal's remote control, the SSH and GPG agents.
+const SIDE_DOORS: &[&str] = &[
+    "TMUX",
+    "TMUX_PANE",
+    "TMUX_TMPDIR",
+    "STY",
+    "ZELLIJ",
+    "ZELLIJ_SESSION_NAME",
+    "XDG_RUNTIME_DIR",
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "SSH_ASKPASS",
+    "GPG_AGENT_INFO",
+    "WAYLAND_DISPLAY",
+    "WAYLAND_SOCKET",
+    "DISPLAY",
+    "XAUTHORITY",
+    "SESSION_MANAGER",
+    "NOTIFY_SOCKET",
+    "CONTAINER_HOST",
+    "CONTAINERD_ADDRESS",
+    "BUILDKIT_HOST",
+    "PODMAN_HOST",
+    "PULSE_SERVER",
+    "PIPEWIRE_REMOTE",
+    "SWAYSOCK",
+    "I3SOCK",
+    "NIRI_SOCKET",
+    "HYPRLAND_INSTANCE_SIGNATURE",
+    "KITTY_LISTEN_ON",
+    "WEZTERM_UNIX_SOCKET",
+    "ALACRITTY_SOCKET",
+    "NVIM",
+    "NVIM_LISTEN_ADDRESS",
+    "EMACS_SOCKET_NAME",
+];
+
+/// Name prefixes of such variables.
+const SIDE_DOOR_PREFIXES: &[&str] = &[
+    "DBUS_",
+    "DOCKER_",
+    "KONSOLE_DBUS_",
+    "TERMINATOR_DBUS",
+    "VSCODE_IPC_",
+    "VSCODE_GIT_IPC_",
+    "GNOME_KEYRING_",
+    "AT_SPI_",
+];
+
+/// Whether an environment variable names a local server's socket through which a command
+/// could get something run outside the sandbox (`TMUX`, `DBUS_SESSION_BUS_ADDRESS`,
+/// `DOCKER_HOST`, `XDG_RUNTIME_DIR`, `DISPLAY`, ...), so commands do not see it.
+pub fn is_side_door(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SIDE_DOORS.contains(&upper.as_str()) || SIDE_DOOR_PREFIXES.iter().any(|p| upper.starts_with(p))
+}
+
+/// The environment a command gets: neocode's own minus secret-looking names and side doors
+/// (unless allowed by name in `allow`).
 pub fn scrubbed_env(allow: &[String]) -> Vec<(OsString, OsString)> {
     std::env::vars_os()
         .filter(|(k, _)| {
             let name = k.to_string_lossy();
-            !is_secret_name(&name) || allow.iter().any(|a| a == name.as_ref())
+            !(is_secret_name(&name) || is_side_door(&name))
+                || allow.iter().any(|a| a == name.as_ref())
         })
         .collect()
 }
@@ -137,6 +198,36 @@ mod tests {
             "LANG",
         ] {
             assert!(!is_secret_name(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn side_doors() {
+        for n in [
+            "TMUX",
+            "TMUX_PANE",
+            "DBUS_SESSION_BUS_ADDRESS",
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            "DOCKER_HOST",
+            "XDG_RUNTIME_DIR",
+            "SSH_AUTH_SOCK",
+            "WAYLAND_DISPLAY",
+            "DISPLAY",
+            "KITTY_LISTEN_ON",
+            "VSCODE_IPC_HOOK_CLI",
+            "NVIM",
+        ] {
+            assert!(is_side_door(n), "{n}");
+        }
+        for n in [
+            "PATH",
+            "HOME",
+            "TERM",
+            "TMUXINATOR_CONFIG",
+            "DISPLAY_NAME",
+            "LANG",
+        ] {
+            assert!(!is_side_door(n), "{n}");
         }
     }
 }

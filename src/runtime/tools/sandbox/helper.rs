@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use super::REFUSED_EXIT;
 use super::linux::{self, Outcome};
+use super::protect::Protected;
 
 /// What one helper run confines.
 pub(super) struct Plan {
@@ -36,6 +37,11 @@ pub(super) struct Plan {
     pub namespaces: bool,
     pub require_full: bool,
     pub target_abi: Option<i32>,
+    /// A descriptor to read one byte from before the command starts (neocode takes the
+    /// workspace's "before" meanwhile); end of file: the command is not run.
+    pub gate: Option<i32>,
+    /// neocode's pid: the helper runs nothing when it is no longer its parent.
+    pub parent: Option<i32>,
 }
 
 impl Plan {
@@ -168,9 +174,11 @@ fn mount(
 }
 
 /// The mount tree of the new namespace: everything read-only but the writable folders (which
-/// keep their own mounts and flags), a fresh `/proc` of the new PID namespace, neocode's home
-/// hidden under an empty read-only tmpfs. Runs in init, inside the namespaces.
-fn setup_mounts(plan: &Plan) -> Result<(), String> {
+/// keep their own mounts and flags), the workspace's control files read-only again
+/// (`protect.rs`), a fresh `/proc` of the new PID namespace, neocode's home hidden under an
+/// empty read-only tmpfs. Runs in init, inside the namespaces; returns what must be put back
+/// after the command.
+fn setup_mounts(plan: &Plan) -> Result<Protected, String> {
     let root = Path::new("/");
     mount("none", root, "", libc::MS_REC | libc::MS_PRIVATE, "")?;
     let writable = plan.writable();
@@ -242,6 +250,14 @@ fn setup_mounts(plan: &Plan) -> Result<(), String> {
             return Err(errno_text(&format!("move_mount onto {}", w.display())));
         }
     }
+    let protected = match (&plan.root, plan.read_only) {
+        (Some(root), false) => {
+            let p = Protected::find(root);
+            p.mount()?;
+            p
+        }
+        _ => Protected::default(),
+    };
     if let Some(home) = &plan.home {
         // A home that holds the workspace cannot be hidden without hiding the workspace; it is
         // read-only like everything outside the writable folders.
@@ -259,7 +275,38 @@ fn setup_mounts(plan: &Plan) -> Result<(), String> {
     // The working folder was looked up before the mounts: enter the new one.
     let cwd = plan.root.clone().unwrap_or_else(|| PathBuf::from("/"));
     std::env::set_current_dir(&cwd).map_err(|e| format!("chdir {}: {e}", cwd.display()))?;
-    Ok(())
+    Ok(protected)
+}
+
+/// Waits for neocode's go (one byte on `gate`); `false` when it closed the gate instead.
+fn wait_gate(gate: Option<i32>) -> bool {
+    let Some(fd) = gate else { return true };
+    let mut byte = 0u8;
+    let open = loop {
+        // SAFETY: reads one byte into a local from a descriptor we were given.
+        let n = unsafe { libc::read(fd, (&mut byte as *mut u8).cast(), 1) };
+        if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        break n == 1;
+    };
+    // SAFETY: our copy of the gate, not used again.
+    unsafe { libc::close(fd) };
+    open
+}
+
+/// In PID 1 of the namespace: kills every other process of it and reaps them all.
+fn end_all() {
+    // SAFETY: PID 1 signals every process of its namespace (never itself).
+    unsafe { libc::kill(-1, libc::SIGKILL) };
+    loop {
+        let mut st = 0;
+        // SAFETY: waitpid with a valid status pointer.
+        let r = unsafe { libc::waitpid(-1, &mut st, 0) };
+        if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return;
+        }
+    }
 }
 
 /// No capability is left, and none comes back on exec (bounding and ambient sets empty).
@@ -369,8 +416,15 @@ fn init(plan: &Plan, command: &[OsString], status: OwnedFd) -> ! {
         );
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
     }
-    if let Err(e) = setup_mounts(plan) {
-        eprintln!("neocode sandbox: the command was not run: {e}");
+    let protected = match setup_mounts(plan) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("neocode sandbox: the command was not run: {e}");
+            exit_now(REFUSED_EXIT);
+        }
+    };
+    if !wait_gate(plan.gate) {
+        eprintln!("neocode sandbox: the command was not run: neocode did not start it");
         exit_now(REFUSED_EXIT);
     }
     // SAFETY: fork in a single-threaded process.
@@ -391,6 +445,14 @@ fn init(plan: &Plan, command: &[OsString], status: OwnedFd) -> ! {
         // SAFETY: waitpid with a valid status pointer.
         let r = unsafe { libc::waitpid(-1, &mut st, 0) };
         if r == cmd {
+            if protected.needs_restore()
+                && let Some(root) = &plan.root
+            {
+                end_all();
+                for note in protected.restore(root) {
+                    eprintln!("[sandbox: {note}]");
+                }
+            }
             // SAFETY: writing 4 bytes from a local to a descriptor we own.
             unsafe {
                 libc::write(status.as_raw_fd(), (&st as *const i32).cast(), 4);
@@ -529,6 +591,9 @@ pub(super) fn run(plan: &Plan, command: &[OsString]) -> i32 {
     let set = helper_signals();
     // SAFETY: plain libc/prctl calls on this single-threaded process.
     unsafe {
+        // Its own session and process group, which neocode kills as a last resort, with no
+        // controlling terminal (nothing in the box can write over the TUI through /dev/tty).
+        libc::setsid();
         libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
         // neocode's death becomes a SIGTERM the helper waits for, so it cleans up first.
         libc::prctl(
@@ -538,10 +603,16 @@ pub(super) fn run(plan: &Plan, command: &[OsString]) -> i32 {
             0,
             0,
         );
-        if libc::getppid() == 1 {
+        // neocode died before the signal was set: it would never come.
+        let parent = libc::getppid();
+        if parent == 1 || plan.parent.is_some_and(|p| p != parent) {
             return 1;
         }
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        // The gate is ours and init's, never the command's.
+        if let Some(g) = plan.gate {
+            libc::fcntl(g, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
     }
     let (status_r, status_w) = match pipe() {
         Ok(p) => p,
@@ -554,6 +625,10 @@ pub(super) fn run(plan: &Plan, command: &[OsString]) -> i32 {
         && let Err(e) = enter_namespaces(plan.network)
     {
         eprintln!("neocode sandbox: the command was not run: cannot create the namespaces: {e}");
+        return REFUSED_EXIT;
+    }
+    if !plan.namespaces && !wait_gate(plan.gate) {
+        eprintln!("neocode sandbox: the command was not run: neocode did not start it");
         return REFUSED_EXIT;
     }
     // SAFETY: fork in a single-threaded process.
@@ -631,6 +706,8 @@ fn probe_in(base: &Path, ws: &Path, home: &Path, tmp: &Path) -> Result<(), Strin
             namespaces: true,
             require_full: false,
             target_abi: None,
+            gate: None,
+            parent: None,
         };
         if let Err(e) = enter_namespaces(false) {
             let _ = out.write_all(e.as_bytes());

@@ -1,5 +1,5 @@
 //! What a command restricts itself with: the Landlock ruleset (writes and TCP), plus the
-//! seccomp network filter of `seccomp.rs`.
+//! seccomp filter of `seccomp.rs` (sockets, set-id modes, foreign architectures).
 
 use std::path::PathBuf;
 
@@ -9,7 +9,7 @@ use landlock::{
 };
 
 use super::DEVICES;
-use super::seccomp::deny_network;
+use super::seccomp;
 
 /// The Landlock ABI whose rights we ask for: V5 covers truncate (V3), TCP (V4) and
 /// device ioctls (V5). A kernel below it enforces only part of the rules.
@@ -34,13 +34,13 @@ impl Outcome {
 pub(super) fn restrict(writable: &[PathBuf], network: bool, target: Option<i32>) -> Outcome {
     let target = target.map_or(DEFAULT_TARGET, ABI::from);
     let landlock = landlock(writable, network, target);
-    let seccomp = if network { Ok(()) } else { deny_network() };
+    let seccomp = seccomp::install(network);
     match (landlock, seccomp) {
         (Err(reason), _) => Outcome::None { reason },
         (Ok((abi, true)), Ok(())) => Outcome::Full { abi },
         (Ok((abi, true)), Err(e)) => Outcome::Partial {
             abi,
-            detail: format!("the network filter could not be installed: {e}"),
+            detail: format!("the seccomp filter could not be installed: {e}"),
         },
         (Ok((abi, false)), _) => Outcome::Partial {
             abi,

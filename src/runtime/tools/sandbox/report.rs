@@ -103,10 +103,17 @@ pub struct Walls {
     pub fresh_proc: bool,
     /// neocode's home is hidden (an empty read-only folder in its place).
     pub home_hidden: bool,
+    /// The workspace's control files (`.neocode/`, `.git`'s config, hooks and the like) are
+    /// read-only to commands, and `.git` cannot be renamed or replaced.
+    pub control_files: bool,
     /// Landlock ABI in use (0: none).
     pub landlock_abi: i32,
-    /// The seccomp network filter can be installed.
+    /// The seccomp filter can be installed.
     pub seccomp: bool,
+    /// No unix socket outside the box can be reached (seccomp, while the network is denied).
+    pub unix_sockets_closed: bool,
+    /// Set-uid and set-gid bits cannot be set (seccomp).
+    pub set_id_refused: bool,
     /// The helper is a subreaper and kills every descendant when the command ends.
     pub subreaper: bool,
     /// A cgroup with `cgroup.kill` (not used yet: the PID namespace or the subreaper kills).
@@ -142,12 +149,15 @@ impl std::fmt::Display for Walls {
         };
         write!(
             f,
-            "sandbox {}: namespaces: {ns}; read-only root: {}; fresh /proc: {}; home hidden: {}; landlock: {landlock}; seccomp: {}; subreaper: {}; cgroup kill: {}; neocode not dumpable: {}",
+            "sandbox {}: namespaces: {ns}; read-only root: {}; fresh /proc: {}; home hidden: {}; control files read-only: {}; landlock: {landlock}; seccomp: {}; unix sockets closed: {}; set-id bits refused: {}; subreaper: {}; cgroup kill: {}; neocode not dumpable: {}",
             self.status,
             yn(self.ro_root),
             yn(self.fresh_proc),
             yn(self.home_hidden),
+            yn(self.control_files),
             yn(self.seccomp),
+            yn(self.unix_sockets_closed),
+            yn(self.set_id_refused),
             yn(self.subreaper),
             yn(self.cgroup_kill),
             yn(self.not_dumpable),

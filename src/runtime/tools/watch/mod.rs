@@ -1,33 +1,45 @@
-//! The fast path of what a command changed (Linux `inotify`): before the command, one walk
-//! that stats nothing (the folder entries' types are enough) lists the workspace's files and
-//! puts a watch on every folder it walked; after the command, only the folders with events are
-//! listed again (through the same `ignore` walk, pruned to them) and only their files are
-//! compared, so an unchanged workspace costs no second walk at all.
+//! The fast path of what a command changed (Linux `inotify`): one walk that stats nothing
+//! (the folder entries' types are enough) lists the workspace's files and puts a watch on
+//! every folder it walked; after a command, only the folders with events are listed again
+//! (through the same `ignore` walk, pruned to them) and only their files are compared, so an
+//! unchanged workspace costs no second walk at all.
+//!
+//! The watcher outlives the command: it is kept (one per workspace root and home) for the
+//! next command of the process, which first reads the events that came in between (the
+//! user's edits, the file tools) and lists again only the folders they name. So only the
+//! first command of a process walks the whole workspace, and the rewind snapshot
+//! ([`Before::snapshot`]) looks again only at the files an event named since the last one.
 //!
 //! Whenever this cannot be sure, it says so or falls back to the two full fingerprints of
 //! [`super::fingerprint`]: `inotify` unavailable, a watch refused (the user's watch limit),
 //! more folders than [`Limits::watches`] or more files than the fingerprint limit -> the full
 //! fingerprint is taken before the command instead. A lost event (the kernel's queue
 //! overflowed, more events than [`Limits::events`], an event on an unknown watch, the
-//! workspace folder itself moved) is only known after the command, when there is no full
-//! "before" to compare with: the result then says the changes were too many to list, the way
-//! a workspace over the fingerprint limit is reported, and records none.
+//! workspace folder itself moved) between commands means a fresh walk; during a command it is
+//! only known after it, when there is no full "before" to compare with: the result then says
+//! the changes were too many to list, the way a workspace over the fingerprint limit is
+//! reported, records none, and the watcher is dropped.
+
+mod dirty;
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::fingerprint::{self, FINGERPRINT_LIMIT, Fingerprint};
-use crate::session::{CommandChange, FileChange};
+use super::git_snapshot;
+use crate::session::FileChange;
+use dirty::Dirty;
 
 /// When the fast path gives up.
+#[derive(Debug, Clone)]
 pub(crate) struct Limits {
     /// Folders watched at most (more: the full fingerprint instead).
     pub(crate) watches: usize,
-    /// Events read at most after one command (more: "too many changes to list").
+    /// Events read at most at once (more: "too many changes to list", or a fresh walk).
     pub(crate) events: usize,
 }
 
@@ -55,18 +67,82 @@ pub(crate) const TOO_MANY: &str = "[files changed by a command: too many changes
 /// The workspace as it was before the command.
 pub(crate) enum Before {
     /// Watched: its files' paths, and a watch per folder.
-    Watched(Watched),
+    Watched(Box<Watched>),
     /// The fast path could not be set up: today's full fingerprint.
     Full(Fingerprint),
 }
 
 pub(crate) struct Watched {
+    /// A number of its own (from 1), which the snapshot's state remembers.
+    id: u64,
+    root: PathBuf,
+    home: Option<PathBuf>,
     fd: OwnedFd,
     /// Each watch's folder, relative to the root (`""`: the root).
     dirs: HashMap<i32, Box<str>>,
-    /// Every file the walk saw, relative to the root, sorted.
+    /// Watches taken off (their last events are ignored).
+    retired: HashSet<i32>,
+    /// Every file of the workspace, relative to the root, sorted.
     files: Vec<Box<str>>,
-    events: usize,
+    limits: Limits,
+    /// What may have changed since the last snapshot (`None`: no snapshot yet).
+    since_snapshot: Option<Dirty>,
+}
+
+/// Watchers kept between commands, one per workspace root and home.
+static KEPT: Mutex<Vec<Watched>> = Mutex::new(Vec::new());
+
+fn take_kept(root: &Path, home: Option<&Path>) -> Option<Watched> {
+    let mut kept = KEPT.lock().ok()?;
+    let i = kept
+        .iter()
+        .position(|w| w.root == root && w.home.as_deref() == home)?;
+    Some(kept.swap_remove(i))
+}
+
+fn keep(w: Watched) {
+    if let Ok(mut kept) = KEPT.lock() {
+        kept.retain(|k| !(k.root == w.root && k.home == w.home));
+        kept.push(w);
+    }
+}
+
+/// Drops a watcher without waiting: closing an `inotify` descriptor waits for the kernel to
+/// free its watches (some milliseconds), so it is done on a thread of its own. If no thread
+/// can be started, the watcher is dropped (and the descriptor closed) here.
+fn let_go(w: Watched) {
+    let _ = std::thread::Builder::new()
+        .name("inotify-close".into())
+        .spawn(move || drop(w));
+}
+
+impl Before {
+    /// The rewind snapshot of the workspace now (see [`git_snapshot::snapshot`]): a kept
+    /// watcher lets it look again only at the folders and files events named since the
+    /// last one.
+    pub(crate) fn snapshot(&mut self, root: &Path) -> Option<String> {
+        let all = |_: &str| true;
+        match self {
+            Before::Full(fp) => git_snapshot::snapshot(root, &fp.paths(), 0, &all, &all),
+            Before::Watched(w) => {
+                let files: Vec<&str> = w.files.iter().map(AsRef::as_ref).collect();
+                let tree = match &w.since_snapshot {
+                    None => git_snapshot::snapshot(root, &files, w.id, &all, &all),
+                    Some(d) => git_snapshot::snapshot(
+                        root,
+                        &files,
+                        w.id,
+                        &|f: &str| d.may_have_changed(f),
+                        &|dir: &str| d.dir_may_have_changed(dir),
+                    ),
+                };
+                if tree.is_some() {
+                    w.since_snapshot = Some(Dirty::default());
+                }
+                tree
+            }
+        }
+    }
 }
 
 /// Takes the "before" of a command in `root`.
@@ -75,13 +151,28 @@ pub(crate) fn before(root: &Path, home: Option<&Path>) -> Before {
 }
 
 pub(crate) fn before_with(root: &Path, home: Option<&Path>, limits: &Limits) -> Before {
+    if let Some(mut w) = take_kept(root, home) {
+        // What changed since the last command (the user, the file tools): the lists are
+        // brought up to date from the events alone.
+        if let Some(d) = w.dirty() {
+            let now = w.now(root, home, &d);
+            if w.apply(root, &d, now).is_some() {
+                if let Some(s) = &mut w.since_snapshot {
+                    s.merge(&d);
+                }
+                return Before::Watched(Box::new(w));
+            }
+        }
+        let_go(w);
+    }
     match watch(root, home, limits) {
-        Some(w) => Before::Watched(w),
+        Some(w) => Before::Watched(Box::new(w)),
         None => Before::Full(fingerprint::take(root, home)),
     }
 }
 
-/// What the command changed since `before`, and the line the result ends with.
+/// What the command changed since `before`, and the line the result ends with. The watcher
+/// is kept for the next command unless events were lost.
 pub(crate) fn finish(
     before: Before,
     root: &Path,
@@ -95,22 +186,23 @@ pub(crate) fn finish(
             let line = fingerprint::report(&fp, &after, &changed, before_tree.is_some());
             (changed, line)
         }
-        Before::Watched(w) => {
-            let out = match w.dirty() {
-                None => (Vec::new(), TOO_MANY.to_string()),
-                Some(d) => {
-                    let changed = w.changes(root, home, &d, before_tree);
-                    let line = fingerprint::named(&changed, before_tree.is_some());
-                    (changed, line)
-                }
+        Before::Watched(mut w) => {
+            let Some(d) = w.dirty() else {
+                let_go(*w);
+                return (Vec::new(), TOO_MANY.to_string());
             };
-            // Closing an inotify descriptor waits for the kernel to free its watches (some
-            // milliseconds): done on a thread of its own, so the result does not wait. If no
-            // thread can be started, the closure is dropped (and the descriptor closed) here.
-            let _ = std::thread::Builder::new()
-                .name("inotify-close".into())
-                .spawn(move || drop(w));
-            out
+            let now = w.now(root, home, &d);
+            let changed = w.changes(root, &d, &now, before_tree);
+            let line = fingerprint::named(&changed, before_tree.is_some());
+            if w.apply(root, &d, now).is_some() {
+                if let Some(s) = &mut w.since_snapshot {
+                    s.merge(&d);
+                }
+                keep(*w);
+            } else {
+                let_go(*w);
+            }
+            (changed, line)
         }
     }
 }
@@ -139,11 +231,17 @@ fn watch(root: &Path, home: Option<&Path>, limits: &Limits) -> Option<Watched> {
             return None;
         }
     }
+    static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     Some(Watched {
+        id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        root: root.to_path_buf(),
+        home: home.map(Path::to_path_buf),
         fd,
         dirs: map,
+        retired: HashSet::new(),
         files,
-        events: limits.events,
+        limits: limits.clone(),
+        since_snapshot: None,
     })
 }
 
@@ -229,211 +327,6 @@ impl<'s> ignore::ParallelVisitorBuilder<'s> for Listers<'s> {
             all: self.all,
             seen: self.seen,
         })
-    }
-}
-
-/// The folders whose entries the events name.
-#[derive(Default, Debug)]
-struct Dirty {
-    /// Folders whose direct files are compared again.
-    shallow: HashSet<Box<str>>,
-    /// Folders compared whole; `true` when their content was not watched (created, moved,
-    /// deleted), so a file there before and after is reported modified.
-    deep: Vec<(Box<str>, bool)>,
-    /// Files an event named.
-    touched: HashSet<Box<str>>,
-}
-
-/// `path` is `dir` or inside it (`""` is the root).
-fn under(path: &str, dir: &str) -> bool {
-    dir.is_empty()
-        || path
-            .strip_prefix(dir)
-            .is_some_and(|r| r.is_empty() || r.starts_with('/'))
-}
-
-fn parent(path: &str) -> &str {
-    path.rfind('/').map_or("", |i| &path[..i])
-}
-
-impl Dirty {
-    fn holds(&self, file: &str) -> bool {
-        self.shallow.contains(parent(file)) || self.deep.iter().any(|(d, _)| under(file, d))
-    }
-
-    /// A folder the pruned walk must enter: a dirty one, one inside a deep one, or one on
-    /// the way to either.
-    fn enters(&self, dir: &str) -> bool {
-        self.deep
-            .iter()
-            .any(|(d, _)| under(dir, d) || under(d, dir))
-            || self.shallow.iter().any(|s| under(s, dir))
-    }
-
-    fn unwatched(&self, file: &str) -> bool {
-        self.deep.iter().any(|(d, u)| *u && under(file, d))
-    }
-}
-
-impl Watched {
-    /// Every event queued since the watches were set; `None` when one may be lost.
-    fn dirty(&self) -> Option<Dirty> {
-        const HEADER: usize = std::mem::size_of::<libc::inotify_event>();
-        let mut d = Dirty::default();
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut seen = 0usize;
-        loop {
-            // SAFETY: `buf` is writable for its length.
-            let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            let Ok(n) = usize::try_from(n) else {
-                match std::io::Error::last_os_error().kind() {
-                    std::io::ErrorKind::WouldBlock => break,
-                    std::io::ErrorKind::Interrupted => continue,
-                    _ => return None,
-                }
-            };
-            if n == 0 {
-                break;
-            }
-            let mut at = 0;
-            while at + HEADER <= n {
-                // SAFETY: `HEADER` bytes at `at` are inside `buf`; read unaligned.
-                let ev: libc::inotify_event =
-                    unsafe { std::ptr::read_unaligned(buf.as_ptr().add(at).cast()) };
-                let len = usize::try_from(ev.len).ok()?;
-                let name = buf.get(at + HEADER..at + HEADER + len)?;
-                let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(len)];
-                at += HEADER + len;
-                seen += 1;
-                if seen > self.events {
-                    return None;
-                }
-                self.note(&mut d, ev.wd, ev.mask, name)?;
-            }
-        }
-        Some(d)
-    }
-
-    fn note(&self, d: &mut Dirty, wd: i32, mask: u32, name: &[u8]) -> Option<()> {
-        if mask & (libc::IN_Q_OVERFLOW | libc::IN_UNMOUNT) != 0 {
-            return None;
-        }
-        if mask & libc::IN_IGNORED != 0 {
-            return Some(());
-        }
-        let dir = self.dirs.get(&wd)?;
-        if mask & (libc::IN_DELETE_SELF | libc::IN_MOVE_SELF) != 0 {
-            if dir.is_empty() {
-                return None;
-            }
-            d.deep.push((dir.clone(), true));
-            return Some(());
-        }
-        if name.is_empty() {
-            return Some(());
-        }
-        let name = String::from_utf8_lossy(name);
-        let path: Box<str> = if dir.is_empty() {
-            name.as_ref().into()
-        } else {
-            format!("{dir}/{name}").into()
-        };
-        if mask & libc::IN_ISDIR != 0 {
-            d.deep.push((path, true));
-        } else if name == ".gitignore" || name == ".ignore" {
-            // What is ignored below may have changed: the whole folder is listed again.
-            d.deep.push((dir.clone(), false));
-            d.touched.insert(path);
-        } else {
-            d.shallow.insert(dir.clone());
-            d.touched.insert(path);
-        }
-        Some(())
-    }
-
-    /// The dirty folders' files before and now, compared.
-    fn changes(
-        &self,
-        root: &Path,
-        home: Option<&Path>,
-        d: &Dirty,
-        before_tree: Option<&str>,
-    ) -> Vec<FileChange> {
-        use std::cmp::Ordering;
-        if d.shallow.is_empty() && d.deep.is_empty() {
-            return Vec::new();
-        }
-        let now = self.now(root, home, d);
-        let was: Vec<&str> = self
-            .files
-            .iter()
-            .map(AsRef::as_ref)
-            .filter(|f| d.holds(f))
-            .collect();
-        let mut out = Vec::new();
-        let (mut old, mut new) = (was.iter().peekable(), now.iter().peekable());
-        let change = |p: &str, c| fingerprint::by_command(root, p, c, before_tree);
-        loop {
-            let order = match (old.peek(), new.peek()) {
-                (None, None) => break,
-                (Some(_), None) => Ordering::Less,
-                (None, Some(_)) => Ordering::Greater,
-                (Some(o), Some(n)) => (**o).cmp(n.as_ref()),
-            };
-            match order {
-                Ordering::Less => {
-                    if let Some(o) = old.next() {
-                        out.push(change(o, CommandChange::Deleted));
-                    }
-                }
-                Ordering::Greater => {
-                    if let Some(n) = new.next() {
-                        out.push(change(n, CommandChange::Created));
-                    }
-                }
-                Ordering::Equal => {
-                    if let (Some(_), Some(n)) = (old.next(), new.next())
-                        && (d.touched.contains(n) || d.unwatched(n))
-                    {
-                        out.push(change(n, CommandChange::Modified));
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    /// The dirty folders' files now (the same walk, pruned to them), sorted.
-    fn now(&self, root: &Path, home: Option<&Path>, d: &Dirty) -> Vec<Box<str>> {
-        let scope = Dirty {
-            shallow: d.shallow.clone(),
-            deep: d.deep.clone(),
-            touched: HashSet::new(),
-        };
-        let base = root.to_path_buf();
-        let mut out: Vec<Box<str>> = Vec::new();
-        let walker = fingerprint::walk(root, home, move |e| {
-            let Ok(r) = e.path().strip_prefix(&base) else {
-                return false;
-            };
-            let r = r.to_string_lossy();
-            if e.file_type().is_some_and(|t| t.is_dir()) {
-                scope.enters(&r)
-            } else {
-                scope.holds(&r)
-            }
-        })
-        .build();
-        for e in walker.flatten() {
-            if e.depth() == 0 || e.file_type().is_some_and(|t| t.is_dir()) {
-                continue;
-            }
-            if let Ok(r) = e.path().strip_prefix(root) {
-                out.push(r.to_string_lossy().into());
-            }
-        }
-        out.sort_unstable();
-        out
     }
 }
 
@@ -639,5 +532,103 @@ mod tests {
         let (changed, line) = finish(before, &root, None, None);
         assert!(changed.is_empty());
         assert_eq!(line, TOO_MANY);
+    }
+
+    /// The watcher is kept between commands: what the user (or a file tool) changes in
+    /// between is not the next command's, and the lists stay right for the commands after.
+    #[test]
+    fn a_kept_watcher_tells_the_users_changes_from_the_commands() {
+        let dir = workspace();
+        let root = dir.path();
+        let (got, _) = around(root, &LIMITS, || {
+            std::fs::write(root.join("src/first"), "1").unwrap();
+        });
+        assert_eq!(got, ["src/first created"]);
+        // Between the commands: the user edits, deletes, makes folders and moves one.
+        std::fs::write(root.join("a"), "user").unwrap();
+        std::fs::remove_file(root.join("docs/e")).unwrap();
+        std::fs::create_dir_all(root.join("made/inner")).unwrap();
+        std::fs::write(root.join("made/inner/x"), "x").unwrap();
+        std::fs::rename(root.join("src/deep"), root.join("moved")).unwrap();
+        let (got, _) = around(root, &LIMITS, || {
+            std::fs::write(root.join("docs/d"), "2").unwrap();
+        });
+        assert_eq!(
+            got,
+            ["docs/d modified"],
+            "the user's changes are not the command's"
+        );
+        // The lists followed: files the user made or moved are known, by their new paths.
+        let (got, _) = around(root, &LIMITS, || {
+            std::fs::write(root.join("moved/c"), "3").unwrap();
+            std::fs::write(root.join("made/inner/x"), "y").unwrap();
+            std::fs::write(root.join("made/inner/new"), "n").unwrap();
+            std::fs::remove_file(root.join("a")).unwrap();
+        });
+        assert_eq!(
+            got,
+            [
+                "a deleted",
+                "made/inner/new created",
+                "made/inner/x modified",
+                "moved/c modified"
+            ]
+        );
+        // A folder moved out of the workspace is not watched any more.
+        let out = tempfile::tempdir().unwrap();
+        std::fs::rename(root.join("made"), out.path().join("made")).unwrap();
+        let (got, _) = around(root, &LIMITS, || {
+            std::fs::write(out.path().join("made/inner/x"), "outside").unwrap();
+            std::fs::write(root.join("src/b"), "4").unwrap();
+        });
+        assert_eq!(got, ["src/b modified"]);
+    }
+
+    /// The snapshot of a kept watcher looks again at the files events named, and only at
+    /// them: a file changed between commands is in the next snapshot with its new bytes.
+    #[test]
+    fn a_kept_watchers_snapshot_has_the_changes_made_between_commands() {
+        let dir = workspace();
+        let root = dir.path();
+        let git = |args: &[&str]| {
+            let o = std::process::Command::new("git")
+                .arg("-C")
+                .arg(root)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{args:?}");
+        };
+        git(&["init", "-q"]);
+        let mut before = before_with(root, None, &LIMITS);
+        let first = before.snapshot(root).unwrap();
+        let (_, _) = finish(before, root, None, Some(&first));
+        std::fs::write(root.join("src/b"), "between").unwrap();
+        std::fs::write(root.join("docs/new"), "new").unwrap();
+        std::fs::remove_file(root.join("docs/e")).unwrap();
+        std::fs::create_dir_all(root.join("src/deep/deeper")).unwrap();
+        std::fs::write(root.join("src/deep/deeper/z"), "z").unwrap();
+        let mut before = before_with(root, None, &LIMITS);
+        assert!(matches!(before, Before::Watched(ref w) if w.since_snapshot.is_some()));
+        let second = before.snapshot(root).unwrap();
+        finish(before, root, None, Some(&second));
+        assert_ne!(first, second);
+        let read = |tree: &str, p: &str| git_snapshot::read(root, tree, p).unwrap().map(|(d, _)| d);
+        assert_eq!(read(&second, "src/b"), Some(b"between".to_vec()));
+        assert_eq!(read(&second, "docs/new"), Some(b"new".to_vec()));
+        assert_eq!(read(&first, "src/b"), Some(b"1".to_vec()));
+        assert_eq!(read(&first, "docs/new"), None);
+        assert_eq!(read(&second, "src/deep/c"), Some(b"1".to_vec()));
+        // The whole tree is the one git makes of the same files (the folders nothing
+        // changed in were taken from the first snapshot, the others built again).
+        let scratch = tempfile::tempdir().unwrap();
+        let theirs = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("git add -A && git write-tree")
+            .current_dir(root)
+            .env("GIT_INDEX_FILE", scratch.path().join("index"))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&theirs.stdout).trim(), second);
     }
 }
