@@ -458,7 +458,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                     return Ok(());
                 }
                 if std::mem::take(&mut app.conv.edit_draft) {
-                    let text = app.conv.composer.text();
+                    let text = app.conv.composer.message();
                     let edited = editor::edit(&mut guard, &pause, &text);
                     app.draft_edited(edited);
                     dirty = true;

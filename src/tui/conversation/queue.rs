@@ -39,7 +39,7 @@ impl Conversation {
 
     /// Alt-Enter while a turn runs: the editor's text queued to steer it.
     pub(super) fn steer(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
-        let text = self.composer.text();
+        let text = self.composer.message();
         if text.trim().is_empty() {
             ctx.fail("Nothing to steer with: type a message, then Alt-Enter.");
             return Vec::new();

@@ -455,6 +455,12 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         );
         return;
     }
-    // The editor holds only neutralised text (typed characters, sanitised pastes).
-    frame.render_widget(app.conv.composer.area(), inner);
+    // The editor holds only neutralised text (typed characters, sanitised pastes). While a
+    // turn runs here, Alt-Enter steers it: the empty editor says so.
+    let placeholder = if app.live_here().is_some_and(|l| !l.finished) {
+        crate::tui::composer::PLACEHOLDER_TURN
+    } else {
+        crate::tui::composer::PLACEHOLDER
+    };
+    frame.render_widget(app.conv.composer.area_with(placeholder).as_ref(), inner);
 }

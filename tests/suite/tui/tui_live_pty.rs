@@ -288,8 +288,11 @@ fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
     let mut pty = compose(&home, &ws, &base, 40, 120);
     pty.keys("a message");
     pty.wait_for("a message");
-    // Enter waits for the settings; the loop does not: Ctrl-C still quits.
+    // Enter waits for the settings; the loop does not: Ctrl-C still clears the editor, and
+    // the next one quits.
     pty.keys("\r");
+    pty.keys("\x03");
+    pty.wait_for("Message cleared");
     assert_eq!(quit(&mut pty, 10), 0);
     assert_eq!(srv.request_count(), 0);
 }
