@@ -22,6 +22,7 @@ fn role_label(m: &Message, tools: &HashMap<String, String>, theme: &Theme) -> (S
             "Plan-drafting instructions (neocode to the model)".into(),
             theme.dim(),
         ),
+        Role::System if m.is_compaction() => ("Compaction summary".into(), theme.system()),
         Role::System => ("System".into(), theme.system()),
         Role::Tool => {
             let name = m

@@ -426,3 +426,56 @@ fn a_retry_shows_in_the_status_line_while_it_waits() {
     pty.wait_for("Done in");
     assert_eq!(quit(&mut pty, 30), 0);
 }
+
+#[test]
+fn compact_in_the_tui_keeps_the_transcript_on_screen_and_in_the_store() {
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
+    let srv = ScriptedServer::start(vec![
+        Reply::text("The first answer, about kiwis."),
+        Reply::text("Second answer."),
+        Reply::text("SUMMARY: kiwis, then a second question."),
+        Reply::text("Third answer, after the summary."),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let mut pty = compose(&home, &ws, &base, 35, 120);
+    pty.wait_for("scripted-model");
+    submit(&mut pty, "Tell me about kiwis");
+    pty.wait_for("The first answer, about kiwis.");
+    pty.wait_for("Done in");
+    submit(&mut pty, "And then?");
+    pty.wait_for("Second answer.");
+    pty.wait_for("Done in");
+    submit(&mut pty, "/compact");
+    let s = pty.wait_for("stay in the transcript");
+    assert!(
+        s.contains("Compacted: the model is now sent a summary of 2 messages and the last 2"),
+        "{s}"
+    );
+    // The messages the summary stands for are still on screen, the summary after them.
+    let s = pty.wait_for("Compaction summary");
+    assert!(s.contains("Tell me about kiwis"), "{s}");
+    assert!(s.contains("The first answer, about kiwis."), "{s}");
+    submit(&mut pty, "Go on");
+    pty.wait_for("Third answer, after the summary.");
+    pty.wait_for("Done in");
+    assert_eq!(quit(&mut pty, 30), 0);
+    // The model was sent the summary and the tail; the store kept everything.
+    let last = srv.requests()[3].json().to_string();
+    assert!(
+        last.contains("SUMMARY: kiwis") && !last.contains("about kiwis."),
+        "{last}"
+    );
+    let rt = env.sessions();
+    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    let texts: Vec<String> = rt
+        .load(&id)
+        .unwrap()
+        .messages
+        .iter()
+        .map(|m| m.text())
+        .collect();
+    assert_eq!(texts.len(), 7, "{texts:?}");
+    assert_eq!(texts[1], "The first answer, about kiwis.");
+}
