@@ -103,6 +103,9 @@ pub struct Conversation {
     /// The queue of this session does not go on by itself, and why (a budget stop, a failure
     /// or a cancel), until the user sends something: (session, why).
     pub(crate) queue_hold: Option<(String, String)>,
+    /// The session whose stored hold (its last turn failed, was cancelled or hit a budget) the
+    /// user lifted here (see `queue::queue_held`).
+    pub(crate) queue_released: Option<String>,
     /// The queued message last handed to the agent (tried once).
     pub(crate) delivering: Option<i64>,
 }
@@ -132,6 +135,7 @@ impl Conversation {
             card_since_ms: now_ms,
             drafts: HashMap::new(),
             queue_hold: None,
+            queue_released: None,
             delivering: None,
         }
     }

@@ -31,7 +31,7 @@ impl Conversation {
         }
         if !slash && self.composer.text().trim().is_empty() {
             // Enter on an empty editor sends the next queued message (a held queue goes on).
-            self.queue_hold = None;
+            self.release_queue(ctx);
             return self.deliver_next(ctx);
         }
         if !slash && let Some(why) = self.send_blocked() {
@@ -79,7 +79,7 @@ impl Conversation {
             return Vec::new();
         };
         // A turn the user starts lets a held queue go on after it.
-        self.queue_hold = None;
+        self.release_queue(ctx);
         ctx.say("Sending… Esc cancels.");
         vec![Ask::Effect(Effect::Turn(TurnEffect::Start {
             session_id,

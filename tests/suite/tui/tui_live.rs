@@ -428,6 +428,35 @@ fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
 }
 
 #[test]
+fn the_queue_panel_drops_a_message_once_it_is_sent() {
+    let mut h = H::new();
+    h.send("Explain it");
+    h.submit("then this");
+    assert!(h.screen().contains("1. next  then this"), "{}", h.screen());
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Completed,
+        usage: Usage::default(),
+    });
+    assert!(
+        h.turns.iter().any(|t| matches!(
+            t,
+            TurnEffect::StartQueued { text, .. } if text == "then this"
+        )),
+        "{:?}",
+        h.turns
+    );
+    // Sent: the live cell shows it, the panel no longer lists it, also when a read of the
+    // session lands before the turn stored it (the row still reads as waiting then).
+    let id = h.id.clone();
+    h.ev(TurnEvent::Started { session_id: id });
+    assert_eq!(h.rt.queued(&h.id).unwrap().len(), 1, "not stored yet");
+    let s = h.screen();
+    assert!(!s.contains("Queued (1)"), "{s}");
+    assert!(!s.contains("1. next  then this"), "{s}");
+    assert!(s.contains("then this"), "the live cell shows it:\n{s}");
+}
+
+#[test]
 fn ctrl_c_cancels_first_and_quits_second() {
     let mut h = H::new();
     h.send("Long one");

@@ -479,3 +479,53 @@ fn compact_in_the_tui_keeps_the_transcript_on_screen_and_in_the_store() {
     assert_eq!(texts.len(), 7, "{texts:?}");
     assert_eq!(texts[1], "The first answer, about kiwis.");
 }
+
+#[test]
+fn a_queue_held_by_a_failed_turn_is_not_sent_after_a_restart_without_asking() {
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
+    let srv = ScriptedServer::start(vec![
+        Reply::error(400, "the request was refused"),
+        Reply::text("Sent once you asked."),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let neocode = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .env("NEOCODE_HOME", &home)
+            .env("NEOCODE_BASE_URL", &base)
+            .env("NEOCODE_MODEL", "scripted-model")
+            .env("NEOCODE_API_KEY", "")
+            .arg("--workdir")
+            .arg(&ws)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // A turn fails; a message is queued behind it (from another process, as a queue held in
+    // a TUI that quit leaves it).
+    assert!(!neocode(&["run", "first question"]).status.success());
+    let rt = env.sessions();
+    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    assert_eq!(rt.header(&id).unwrap().status, Status::Failed);
+    assert!(
+        neocode(&["run", "--resume", &id, "--queue", "then this"])
+            .status
+            .success()
+    );
+    // Opened again: the queue is held, says why, and nothing is sent.
+    let mut pty = Pty::spawn(&home, &ws, &["--resume", &id], &model_env(&base), 35, 120);
+    let s = pty.wait_for("held: the last turn failed");
+    assert!(s.contains("1. next  then this"), "{s}");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(srv.request_count(), 1, "nothing sent without asking");
+    assert_eq!(rt.queued(&id).unwrap().len(), 1);
+    // Enter on the empty editor sends it; the panel drops it.
+    pty.keys("\r");
+    let s = pty.wait_for("Sent once you asked.");
+    assert!(!s.contains("Queued (1)"), "{s}");
+    pty.wait_for("Done in");
+    assert_eq!(quit(&mut pty, 30), 0);
+    assert!(rt.queued(&id).unwrap().is_empty());
+    assert_eq!(srv.request_count(), 2);
+}
