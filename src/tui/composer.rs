@@ -300,9 +300,17 @@ impl Composer {
             .map(|t| Draft::plain(&t))
             .collect();
         for sent in std::mem::take(&mut self.history) {
-            // Sent here: its chips beat the stored text it expands to.
-            let message = sent.message();
-            h.retain(|d| !(d.pastes.is_empty() && d.shown == message));
+            // Written here with chips: it stands in place of the stored text it expands to.
+            if !sent.pastes.is_empty() {
+                let message = sent.message();
+                if let Some(d) = h
+                    .iter_mut()
+                    .find(|d| d.pastes.is_empty() && d.shown == message)
+                {
+                    *d = sent;
+                    continue;
+                }
+            }
             if !h.contains(&sent) {
                 h.push(sent);
             }

@@ -356,11 +356,13 @@ pub fn live_lines(
     if let Some(p) = user_prompt {
         out.push(Line::from(Span::styled("You", t.user())));
         let clean = sanitize::text_without_sgr(p);
-        for l in markdown::render_with(&clean, width.saturating_sub(2), t, t.text(), true) {
-            let mut spans = vec![Span::raw("  ")];
-            spans.extend(l.spans);
-            out.push(Line::from(spans));
-        }
+        // `@path` attachments as chips, as the transcript shows them.
+        out.extend(crate::tui::transcript::user_text_lines(
+            &clean,
+            width.saturating_sub(2),
+            false,
+            t,
+        ));
         out.push(Line::default());
     }
     if !live.finished {

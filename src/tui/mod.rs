@@ -25,6 +25,7 @@ use crate::tui::worker::{Done, Reply, Worker};
 
 pub mod action;
 pub mod app;
+pub mod attachment;
 pub mod browse;
 pub mod clipboard;
 pub mod composer;

@@ -279,8 +279,8 @@ impl Store {
     }
 
     /// What the person typed recently, newest first (the editor's ↑ history): session
-    /// `first`'s own user messages, then the workspace's (plan steps' prompts and injected
-    /// text left out), each text once, at most `limit`. Cheap at any size: each part looks
+    /// `first`'s own user messages, then the workspace's (plan steps' prompts, injected text
+    /// and what hooks added to a prompt left out), each text once, at most `limit`. Cheap at any size: each part looks
     /// through at most the newest `HISTORY_SCAN` messages (the session's by its (session,
     /// seq) key, the workspace's by rowid).
     pub fn recent_user_texts(&self, first: Option<&str>, limit: usize) -> Result<Vec<String>> {
@@ -319,14 +319,14 @@ impl Store {
                 let Ok(parts) = serde_json::from_str::<Vec<Part>>(&parts) else {
                     continue;
                 };
-                let text: Vec<&str> = parts
-                    .iter()
-                    .filter_map(|p| match p {
-                        Part::Text { text } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                let text = text.join("\n\n");
+                // What was typed is the first text part: the parts after it are what hooks
+                // added (`additionalContext`), never typed.
+                let Some(text) = parts.iter().find_map(|p| match p {
+                    Part::Text { text } => Some(text.clone()),
+                    _ => None,
+                }) else {
+                    continue;
+                };
                 if !text.trim().is_empty() && !out.contains(&text) {
                     out.push(text);
                 }

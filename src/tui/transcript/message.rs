@@ -88,10 +88,10 @@ pub fn message_lines(
                         let rows = output_lines(text, width, "  │ ", style, theme);
                         out.extend(capped(rows, expanded, "  │ ", theme));
                     }
-                    Role::User | Role::Assistant | Role::System => {
-                        let keep_breaks = m.role == Role::User;
+                    Role::User => out.extend(user_text_lines(&clean, body_w, expanded, theme)),
+                    Role::Assistant | Role::System => {
                         let rendered =
-                            markdown::render_with(&clean, body_w, theme, theme.text(), keep_breaks);
+                            markdown::render_with(&clean, body_w, theme, theme.text(), false);
                         for l in rendered {
                             let mut spans = vec![Span::raw("  ")];
                             spans.extend(l.spans);
@@ -139,6 +139,13 @@ pub fn message_lines(
             }
         }
     }
+    if m.role == Role::Assistant && m.tool_calls.is_empty() && is_blank(m) {
+        // Said, not drawn as an empty message.
+        out.push(Line::from(Span::styled(
+            "  (an empty reply: the model sent no text)",
+            theme.dim(),
+        )));
+    }
     for call in &m.tool_calls {
         out.extend(call_lines(call, width, expanded, theme));
     }
@@ -150,6 +157,81 @@ pub fn message_lines(
         )));
     }
     out.push(Line::default());
+    out
+}
+
+/// Whether a message has nothing to show: no text but blanks, no reasoning, no image.
+fn is_blank(m: &Message) -> bool {
+    m.parts.iter().all(|p| match p {
+        Part::Text { text } => text.trim().is_empty(),
+        Part::Reasoning { text, .. } => text.trim().is_empty(),
+        Part::Image { .. } => false,
+    })
+}
+
+/// What a hook added to a prompt starts with (`runtime::agent::gate::context_parts`).
+const HOOK_CONTEXT: &str = "[context from a hook]\n";
+
+/// A user message's text part: what was typed (markdown, its line breaks kept), then each
+/// `@path` attachment and each hook's context as a one-line chip, their text shown only when
+/// the message is expanded.
+pub fn user_text_lines(
+    clean: &str,
+    body_w: usize,
+    expanded: bool,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    let chip = |head: String, lines: usize, out: &mut Vec<Line<'static>>| {
+        let mut spans = vec![
+            Span::raw("  "),
+            Span::styled(format!("[{head}]"), theme.accent()),
+        ];
+        if !expanded && lines > 0 {
+            let n = lines;
+            spans.push(Span::styled(
+                format!(
+                    "  {n} line{} · expand to read",
+                    if n == 1 { "" } else { "s" }
+                ),
+                theme.dim(),
+            ));
+        }
+        out.push(Line::from(spans));
+    };
+    let body = |text: &str, out: &mut Vec<Line<'static>>| {
+        if expanded {
+            let rows = output_lines(text, body_w + 2, "  │ ", theme.text(), theme);
+            out.extend(rows.into_iter().flatten());
+        }
+    };
+    if let Some(context) = clean.strip_prefix(HOOK_CONTEXT) {
+        chip(
+            "context from a hook".into(),
+            context.lines().count(),
+            &mut out,
+        );
+        body(context, &mut out);
+        return out;
+    }
+    let (typed, blocks) = crate::tui::attachment::split(clean);
+    if !typed.trim().is_empty() {
+        for l in markdown::render_with(typed, body_w, theme, theme.text(), true) {
+            let mut spans = vec![Span::raw("  ")];
+            spans.extend(l.spans);
+            out.push(Line::from(spans));
+        }
+    }
+    for b in blocks {
+        chip(
+            b.head.to_string(),
+            b.body.map_or(0, |t| t.lines().count()),
+            &mut out,
+        );
+        if let Some(text) = b.body {
+            body(text, &mut out);
+        }
+    }
     out
 }
 

@@ -21,23 +21,25 @@ use neocode::tui::live::AgentInfo;
 use neocode::tui::views;
 use neocode::tui::{Intent, Outcome};
 
-const NOW: i64 = 1_748_779_200_000;
+pub(super) const NOW: i64 = 1_748_779_200_000;
 
-struct H {
-    app: App,
-    rt: Sessions,
-    id: String,
-    root: String,
-    turns: Vec<TurnEffect>,
+/// The live conversation of one session on `TestBackend` (other modules of the TUI's tests
+/// use it too).
+pub(super) struct H {
+    pub(super) app: App,
+    pub(super) rt: Sessions,
+    pub(super) id: String,
+    pub(super) root: String,
+    pub(super) turns: Vec<TurnEffect>,
     env: Env,
 }
 
 impl H {
-    fn new() -> H {
+    pub(super) fn new() -> H {
         H::with_messages(1)
     }
 
-    fn with_messages(n: usize) -> H {
+    pub(super) fn with_messages(n: usize) -> H {
         let env = Env::new();
         let loc = env.location();
         let rt = env.sessions();
@@ -85,22 +87,22 @@ impl H {
         me
     }
 
-    fn ev(&mut self, e: TurnEvent) {
+    pub(super) fn ev(&mut self, e: TurnEvent) {
         let effects = self.app.on_turn(e);
         self.run(effects);
     }
 
-    fn outcome(&mut self, o: Outcome) {
+    pub(super) fn outcome(&mut self, o: Outcome) {
         let effects = self.app.on_outcome(o);
         self.run(effects);
     }
 
-    fn screen(&self) -> String {
+    pub(super) fn screen(&self) -> String {
         views::draw_to_text(&self.app).replace(&self.root, "[WORKSPACE]")
     }
 
     /// Sends a message and plays `Started`.
-    fn send(&mut self, text: &str) {
+    pub(super) fn send(&mut self, text: &str) {
         self.submit(text);
         let start = self.turns.pop().expect("a turn effect");
         assert_eq!(

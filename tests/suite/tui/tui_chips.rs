@@ -1,0 +1,126 @@
+//! What a user message carries besides what was typed, on `TestBackend`: an `@path`
+//! attachment is a one-line chip in the live cell and the transcript (its text on expand, and
+//! again after a reopen), a hook's context likewise; ↑ recalls only what was typed. An empty
+//! reply says so rather than showing as a blank message.
+
+use crossterm::event::{KeyCode, KeyModifiers};
+use neocode::runtime::agent::TurnEvent;
+use neocode::session::{AppendMeta, NewMessage, NewSession, Part, Role};
+use neocode::tui::effect::TurnEffect;
+
+use super::tui_live::H;
+use crate::support::tui::Keys;
+
+/// The text of the turn the last Enter started.
+fn started_text(h: &mut H) -> String {
+    match h.turns.pop() {
+        Some(TurnEffect::Start {
+            text: Some(text), ..
+        }) => text,
+        other => panic!("no turn started: {other:?}"),
+    }
+}
+
+#[test]
+fn an_at_file_is_a_one_line_chip_whose_text_shows_on_expand() {
+    let mut h = H::new();
+    let root = std::path::PathBuf::from(&h.root);
+    let notes: String = (0..650)
+        .map(|i| format!("line {i:03} of the notes file\n"))
+        .collect();
+    std::fs::write(root.join("notes.txt"), &notes).unwrap();
+    h.chars("what is in @notes.txt");
+    h.key(KeyCode::Tab);
+    h.chars("?");
+    h.key(KeyCode::Enter);
+    let sent = started_text(&mut h);
+    // The model is sent the file's text after what was typed.
+    assert!(sent.starts_with("what is in @notes.txt ?\n\n[@notes.txt attached ("));
+    assert!(sent.contains("line 649 of the notes file"));
+    let id = h.id.clone();
+    h.ev(TurnEvent::Started { session_id: id });
+    // The live cell shows one line for it, not 650.
+    let s = h.screen();
+    assert!(s.contains("[@notes.txt attached (17.1 KiB)]"), "{s}");
+    assert!(s.contains("650 lines · expand to read"), "{s}");
+    assert!(!s.contains("line 000 of the notes file"), "{s}");
+    // Stored, as the turn stores it: the transcript shows the chip too.
+    h.rt.append(
+        &h.id,
+        &[
+            NewMessage::text(Role::User, sent),
+            NewMessage::text(Role::Assistant, "It holds numbered lines."),
+        ],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    h.ev(TurnEvent::Finished {
+        reason: neocode::runtime::agent::FinishReason::Completed,
+        usage: Default::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains("It holds numbered lines."), "{s}");
+    assert!(s.contains("[@notes.txt attached (17.1 KiB)]"), "{s}");
+    assert!(!s.contains("line 000 of the notes file"), "{s}");
+    // Selected and expanded: its text is there to read.
+    h.key_mod(KeyCode::Up, KeyModifiers::ALT);
+    h.key_mod(KeyCode::Up, KeyModifiers::ALT);
+    h.key_mod(KeyCode::Char(' '), KeyModifiers::CONTROL);
+    let s = h.screen();
+    assert!(s.contains("│ line 649 of the notes file"), "{s}");
+    // ↑ recalls what was typed, not the file.
+    h.key(KeyCode::Esc);
+    h.key(KeyCode::Enter);
+    h.key(KeyCode::Up);
+    assert_eq!(h.app.conv.composer.text(), "what is in @notes.txt ?");
+}
+
+#[test]
+fn a_hooks_context_is_a_chip_and_up_never_recalls_it() {
+    let mut h = H::new();
+    let mut prompt = NewMessage::text(Role::User, "run the linter");
+    prompt.parts.push(Part::text(
+        "[context from a hook]\nBranch: main\nUncommitted: 3 files",
+    ));
+    let other = h.rt.new_session(NewSession::default()).unwrap();
+    h.rt.append(&other.id, &[prompt], &AppendMeta::default())
+        .unwrap();
+    // Opened (as after a restart): the transcript and the history are read from the store.
+    h.key(KeyCode::Esc);
+    let effects = h.app.resume(&other.id);
+    h.run(effects);
+    let s = h.screen();
+    assert!(s.contains("run the linter"), "{s}");
+    assert!(
+        s.contains("[context from a hook]  2 lines · expand to read"),
+        "{s}"
+    );
+    assert!(!s.contains("Uncommitted: 3 files"), "{s}");
+    h.key(KeyCode::Up);
+    assert_eq!(h.app.conv.composer.text(), "run the linter", "{s}");
+}
+
+#[test]
+fn an_empty_reply_says_so_instead_of_showing_a_blank_message() {
+    let mut h = H::new();
+    h.send("say nothing");
+    h.rt.append(
+        &h.id,
+        &[
+            NewMessage::text(Role::User, "say nothing"),
+            NewMessage::text(Role::Assistant, ""),
+        ],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    h.ev(TurnEvent::Finished {
+        reason: neocode::runtime::agent::FinishReason::Completed,
+        usage: Default::default(),
+    });
+    let s = h.screen();
+    let at = s.find("Assistant  #3").expect("the reply is shown");
+    assert!(
+        s[at..].contains("(an empty reply: the model sent no text)"),
+        "{s}"
+    );
+}
