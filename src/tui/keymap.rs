@@ -300,7 +300,7 @@ pub const BINDINGS: &[Binding] = &[
         [(KeyCode::Enter, N)],
         "Enter",
         Submit,
-        "send the message; while a turn runs, queue it for after the turn (Shift-Enter or Ctrl-J: new line, and Alt-Enter while no turn runs; a paste keeps its lines, a big one shows as a chip)",
+        "send the message; while a turn runs, queue it for after the turn; on the empty editor, retry a turn that failed, else send the next queued message (Shift-Enter or Ctrl-J: new line, and Alt-Enter while no turn runs; a paste keeps its lines, a big one shows as a chip)",
         Some(("Enter", "send"))
     ),
     b!(

@@ -518,13 +518,13 @@ mod tests {
             &info,
             (1000, false),
             0,
-            None,
+            (None, None),
             None,
             info.policy,
             &theme::Theme::new(false),
         )
         .into_iter()
-        .map(|(s, _)| s)
+        .map(|p| p.text)
         .collect();
         assert!(line.contains(" 1k/2k "), "{line}");
         assert!(!line.contains("window unknown"), "{line}");

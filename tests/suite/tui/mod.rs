@@ -14,3 +14,4 @@ mod tui_pty;
 mod tui_queue;
 mod tui_rewind;
 mod tui_snapshots;
+mod tui_status;

@@ -1,7 +1,7 @@
 //! The message editor in a real terminal (the binary in a pty, a scripted model on 127.0.0.1):
 //! a bracketed paste with the CR line breaks terminals send keeps its lines, a big paste is a
-//! chip whose whole text is sent, and Ctrl-C with a draft clears it (↑ brings it back) before
-//! a second Ctrl-C quits.
+//! chip whose whole text is sent, Ctrl-C with a draft clears it (↑ brings it back) before
+//! a second Ctrl-C quits, and Enter on the empty editor retries a turn that failed.
 
 use std::time::Duration;
 
@@ -121,4 +121,27 @@ fn ctrl_c_clears_the_draft_which_up_brings_back_and_a_second_ctrl_c_quits() {
     pty.keys("\x03");
     assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
     assert_eq!(user_texts(&env), ["a long thought I do not want to lose"]);
+}
+
+#[test]
+fn enter_on_the_empty_editor_retries_a_failed_turn_and_says_so() {
+    let env = Env::new();
+    let srv = ScriptedServer::start(vec![
+        Reply::error(400, "the request was refused"),
+        Reply::text("Answered on the retry."),
+    ])
+    .unwrap();
+    let mut pty = compose(&env, &srv.base_url(), 24, 80);
+    pty.keys("hello\r");
+    let s = pty.wait_for("Enter retries");
+    assert!(s.contains("the request was refused"), "{s}");
+    assert!(s.contains("the last turn failed: Enter retries it"), "{s}");
+    pty.keys("\r");
+    pty.wait_for("Answered on the retry.");
+    pty.wait_for("Done in");
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    // The prompt was asked again, not stored twice.
+    assert_eq!(user_texts(&env), ["hello"]);
+    assert_eq!(srv.request_count(), 2);
 }

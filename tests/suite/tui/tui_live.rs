@@ -1245,7 +1245,7 @@ fn a_card_says_which_rule_let_its_call_run() {
 }
 
 /// The session's ledger as a turn leaves it: `cost` dollars so far.
-fn spent(h: &H, cost: Option<f64>) {
+pub(super) fn spent(h: &H, cost: Option<f64>) {
     let mut ledger = neocode::session::RuntimeLedger::default();
     ledger.usage.input_tokens = 1000;
     ledger.usage.cost_usd = cost;

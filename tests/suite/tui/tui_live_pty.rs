@@ -486,6 +486,7 @@ fn a_queue_held_by_a_failed_turn_is_not_sent_after_a_restart_without_asking() {
     let (home, ws) = (env.home.clone(), env.workdir.clone());
     let srv = ScriptedServer::start(vec![
         Reply::error(400, "the request was refused"),
+        Reply::text("Answered on retry."),
         Reply::text("Sent once you asked."),
     ])
     .unwrap();
@@ -517,15 +518,18 @@ fn a_queue_held_by_a_failed_turn_is_not_sent_after_a_restart_without_asking() {
     let mut pty = Pty::spawn(&home, &ws, &["--resume", &id], &model_env(&base), 35, 120);
     let s = pty.wait_for("held: the last turn failed");
     assert!(s.contains("1. next  then this"), "{s}");
+    assert!(s.contains("Enter retries"), "{s}");
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(srv.request_count(), 1, "nothing sent without asking");
     assert_eq!(rt.queued(&id).unwrap().len(), 1);
-    // Enter on the empty editor sends it; the panel drops it.
+    // Enter on the empty editor retries the failed turn, then the queue goes on; the panel
+    // drops the message once it is sent.
     pty.keys("\r");
+    pty.wait_for("Answered on retry.");
     let s = pty.wait_for("Sent once you asked.");
     assert!(!s.contains("Queued (1)"), "{s}");
     pty.wait_for("Done in");
     assert_eq!(quit(&mut pty, 30), 0);
     assert!(rt.queued(&id).unwrap().is_empty());
-    assert_eq!(srv.request_count(), 2);
+    assert_eq!(srv.request_count(), 3);
 }
