@@ -487,16 +487,25 @@ fn finish(sessions: &Sessions, rw: &Rewind) -> Result<()> {
     }
     if rw.forks && store.load_header(&rw.result_id).is_err() {
         store.fork_as(&rw.session_id, Some(rw.to_seq - 1), &rw.result_id)?;
-        // The list (and `show`) mark a session a rewind made with `↺`.
+        // The list (and `show`) mark a session a rewind made with `↺`, and say where it went
+        // back to, so rewinds of one session are told apart.
         let source = store.summary(&rw.session_id)?;
-        let title = source
-            .display_title()
-            .trim_start_matches(REWOUND)
-            .trim_start();
-        store.rename(&rw.result_id, &format!("{REWOUND} {title}"))?;
+        let title = rewound_title(source.display_title(), rw.to_seq);
+        store.rename(&rw.result_id, &title)?;
     }
     store.finish_rewind(&rw.id)?;
     Ok(())
+}
+
+/// The title of a session a rewind of `source` (titled so) to message `to_seq` made:
+/// `↺ Fix the tests · before #12`; a rewind of such a session names its own point only.
+pub fn rewound_title(source: &str, to_seq: i64) -> String {
+    let base = source.trim_start_matches(REWOUND).trim_start();
+    let base = match base.rsplit_once(" · before #") {
+        Some((b, n)) if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => b,
+        _ => base,
+    };
+    format!("{REWOUND} {base} · before #{to_seq}")
 }
 
 /// A staged file's bytes and mode.
@@ -695,5 +704,26 @@ fn file_error(path: &str, e: &std::io::Error) -> RewindError {
     RewindError::File {
         path: path.to_string(),
         detail: crate::session::io_error(e),
+    }
+}
+
+#[cfg(test)]
+mod title_tests {
+    use super::rewound_title;
+
+    #[test]
+    fn a_rewound_session_says_where_it_went_back_to_once() {
+        assert_eq!(
+            rewound_title("Fix the tests", 12),
+            "↺ Fix the tests · before #12"
+        );
+        assert_eq!(
+            rewound_title("↺ Fix the tests · before #12", 5),
+            "↺ Fix the tests · before #5"
+        );
+        assert_eq!(
+            rewound_title("Notes · before #x", 3),
+            "↺ Notes · before #x · before #3"
+        );
     }
 }
