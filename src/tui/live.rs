@@ -303,7 +303,19 @@ pub fn card_lines(
     if let Some(d) = &card.decided {
         out.extend(markdown::plain(&sanitize::line(d), width, "  │ ", t.dim()));
     }
-    if let Some(r) = &card.result {
+    if let Some(r) = &card.result
+        && card.state == CardState::Done
+        && super::diff::is_edit(&card.call.name)
+    {
+        // A done edit shows what it changed, not its diff's headers.
+        out.extend(super::diff::result_lines(
+            r,
+            width,
+            "  │ ",
+            CARD_RESULT_LINES,
+            t,
+        ));
+    } else if let Some(r) = &card.result {
         let clean = sanitize::text_without_sgr(r);
         let rows: Vec<&str> = clean.trim_end().split('\n').collect();
         let style = if matches!(card.state, CardState::Failed | CardState::Denied) {

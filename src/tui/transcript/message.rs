@@ -73,32 +73,10 @@ pub fn message_lines(
         out.push(Line::default());
         return out;
     }
-    let body_w = width.saturating_sub(2);
     for p in &m.parts {
         match p {
             Part::Text { text } => {
-                let clean = sanitize::text_without_sgr(text);
-                match m.role {
-                    Role::Tool => {
-                        let style = if m.is_error {
-                            theme.error()
-                        } else {
-                            theme.text()
-                        };
-                        let rows = output_lines(text, width, "  │ ", style, theme);
-                        out.extend(capped(rows, expanded, "  │ ", theme));
-                    }
-                    Role::User => out.extend(user_text_lines(&clean, body_w, expanded, theme)),
-                    Role::Assistant | Role::System => {
-                        let rendered =
-                            markdown::render_with(&clean, body_w, theme, theme.text(), false);
-                        for l in rendered {
-                            let mut spans = vec![Span::raw("  ")];
-                            spans.extend(l.spans);
-                            out.push(Line::from(spans));
-                        }
-                    }
-                }
+                out.extend(text_lines(m, text, width, expanded, tools, theme));
             }
             Part::Reasoning { text, .. } => {
                 let clean = sanitize::text_without_sgr(text);
@@ -158,6 +136,53 @@ pub fn message_lines(
     }
     out.push(Line::default());
     out
+}
+
+/// One text part of `m` laid out: a tool's output (collapsed to a few lines; a done edit to
+/// what it changed), a user's text with its chips, or markdown.
+fn text_lines(
+    m: &Message,
+    text: &str,
+    width: usize,
+    expanded: bool,
+    tools: &HashMap<String, String>,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let body_w = width.saturating_sub(2);
+    let clean = sanitize::text_without_sgr(text);
+    let edit = m.role == Role::Tool
+        && !m.is_error
+        && !expanded
+        && m.tool_call_id
+            .as_deref()
+            .and_then(|id| tools.get(id))
+            .is_some_and(|n| crate::tui::diff::is_edit(n));
+    match m.role {
+        // A done edit, collapsed: what it changed, not its diff's headers.
+        Role::Tool if edit => {
+            crate::tui::diff::result_lines(text, width, "  │ ", super::COLLAPSED_LINES, theme)
+        }
+        Role::Tool => {
+            let style = if m.is_error {
+                theme.error()
+            } else {
+                theme.text()
+            };
+            let rows = output_lines(text, width, "  │ ", style, theme);
+            capped(rows, expanded, "  │ ", theme)
+        }
+        Role::User => user_text_lines(&clean, body_w, expanded, theme),
+        Role::Assistant | Role::System => {
+            markdown::render_with(&clean, body_w, theme, theme.text(), false)
+                .into_iter()
+                .map(|l| {
+                    let mut spans = vec![Span::raw("  ")];
+                    spans.extend(l.spans);
+                    Line::from(spans)
+                })
+                .collect()
+        }
+    }
 }
 
 /// Whether a message has nothing to show: no text but blanks, no reasoning, no image.

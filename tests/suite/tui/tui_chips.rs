@@ -1,7 +1,8 @@
 //! What a user message carries besides what was typed, on `TestBackend`: an `@path`
 //! attachment is a one-line chip in the live cell and the transcript (its text on expand, and
 //! again after a reopen), a hook's context likewise; ↑ recalls only what was typed. An empty
-//! reply says so rather than showing as a blank message.
+//! reply says so rather than showing as a blank message, and a done edit shows the lines it
+//! changed rather than its diff's headers.
 
 use crossterm::event::{KeyCode, KeyModifiers};
 use neocode::runtime::agent::TurnEvent;
@@ -123,4 +124,60 @@ fn an_empty_reply_says_so_instead_of_showing_a_blank_message() {
         s[at..].contains("(an empty reply: the model sent no text)"),
         "{s}"
     );
+}
+
+/// What `edit_file` answers: a line, then the diff (headers, context, changed lines).
+const EDITED: &str = "edited stats.py (+1 -1 lines):\n--- a/stats.py\n+++ b/stats.py\n@@ -1,3 +1,3 @@\n x = 0\n-total = 1\n+total = 2\n y = 3\n";
+
+#[test]
+fn a_done_edit_card_shows_the_changed_lines_not_the_diff_headers() {
+    use neocode::runtime::tools::ToolKind;
+    let mut h = H::new();
+    h.send("Bump the total");
+    super::tui_live::tool(
+        &mut h,
+        "e1",
+        "edit_file",
+        r#"{"path":"stats.py","old_string":"total = 1","new_string":"total = 2"}"#,
+        ToolKind::Edit,
+        "edit_file stats.py",
+    );
+    super::tui_live::result(&mut h, "e1", EDITED, false, 4);
+    let s = h.screen();
+    assert!(s.contains("│ edited stats.py (+1 -1 lines):"), "{s}");
+    assert!(
+        s.contains("│ -total = 1") && s.contains("│ +total = 2"),
+        "{s}"
+    );
+    assert!(
+        !s.contains("--- a/stats.py") && !s.contains("@@ -1,3"),
+        "{s}"
+    );
+    // Stored, in the transcript: the same, collapsed.
+    let mut asked = NewMessage::text(Role::Assistant, "");
+    asked.tool_calls = vec![neocode::session::ToolCall {
+        id: "e1".into(),
+        name: "edit_file".into(),
+        arguments: r#"{"path":"stats.py","old_string":"total = 1","new_string":"total = 2"}"#
+            .into(),
+    }];
+    h.rt.append(
+        &h.id,
+        &[
+            NewMessage::text(Role::User, "Bump the total"),
+            asked,
+            NewMessage::tool_result("e1", EDITED, false),
+        ],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    h.ev(TurnEvent::Finished {
+        reason: neocode::runtime::agent::FinishReason::Completed,
+        usage: Default::default(),
+    });
+    let s = h.screen();
+    let at = s.find("Tool · edit_file").expect("the result is shown");
+    let result = &s[at..];
+    assert!(result.contains("│ +total = 2"), "{s}");
+    assert!(!result.contains("--- a/stats.py"), "{s}");
 }

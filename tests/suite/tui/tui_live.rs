@@ -127,7 +127,7 @@ fn call(id: &str, name: &str, args: &str) -> ToolCall {
     }
 }
 
-fn tool(h: &mut H, id: &str, name: &str, args: &str, kind: ToolKind, summary: &str) {
+pub(super) fn tool(h: &mut H, id: &str, name: &str, args: &str, kind: ToolKind, summary: &str) {
     h.ev(TurnEvent::ToolCall {
         call: call(id, name, args),
         kind,
@@ -136,7 +136,7 @@ fn tool(h: &mut H, id: &str, name: &str, args: &str, kind: ToolKind, summary: &s
 }
 
 /// The result of call `id`, stored at `seq`.
-fn result(h: &mut H, id: &str, text: &str, is_error: bool, seq: i64) {
+pub(super) fn result(h: &mut H, id: &str, text: &str, is_error: bool, seq: i64) {
     h.ev(TurnEvent::ToolResult {
         call_id: id.into(),
         text: text.into(),
