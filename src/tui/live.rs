@@ -316,7 +316,7 @@ pub fn card_lines(
             t,
         ));
     } else if let Some(r) = &card.result {
-        let clean = sanitize::text_without_sgr(r);
+        let clean = sanitize::text_without_sgr(&super::denial::shown(r));
         let rows: Vec<&str> = clean.trim_end().split('\n').collect();
         let style = if matches!(card.state, CardState::Failed | CardState::Denied) {
             t.error()

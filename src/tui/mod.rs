@@ -31,6 +31,7 @@ pub mod clipboard;
 pub mod composer;
 pub mod conversation;
 pub mod demo;
+pub mod denial;
 pub mod dialog;
 pub mod diff;
 pub mod editor;

@@ -168,7 +168,8 @@ fn text_lines(
             } else {
                 theme.text()
             };
-            let rows = output_lines(text, width, "  │ ", style, theme);
+            let text = crate::tui::denial::shown(text);
+            let rows = output_lines(&text, width, "  │ ", style, theme);
             capped(rows, expanded, "  │ ", theme)
         }
         Role::User => user_text_lines(&clean, body_w, expanded, theme),
@@ -271,8 +272,7 @@ fn message_head(m: &Message, tools: &HashMap<String, String>, theme: &Theme) -> 
     if m.is_error {
         // The runtime's words for calls that never ran: the same states the live cards show.
         let text = m.text();
-        let (mark, style) = if m.role == Role::Tool && text.starts_with("The user denied this call")
-        {
+        let (mark, style) = if m.role == Role::Tool && crate::tui::denial::is_denial(&text) {
             ("  ⊘ denied", theme.error())
         } else if m.role == Role::Tool && text.starts_with("Not run:") {
             ("  ! interrupted", theme.warn())
@@ -311,6 +311,7 @@ fn decision_lines(m: &Message, theme: &Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     if let Some(p) = crate::runtime::agent::Permission::of_metadata(Some(meta))
         && (p.by == "rule" || p.by == "hook")
+        && !crate::tui::denial::decision_repeats(&p)
     {
         out.push(Line::from(Span::styled(
             format!("  {}", sanitize::line(&p.describe())),

@@ -533,3 +533,42 @@ fn a_queue_held_by_a_failed_turn_is_not_sent_after_a_restart_without_asking() {
     assert!(rt.queued(&id).unwrap().is_empty());
     assert_eq!(srv.request_count(), 3);
 }
+
+#[test]
+fn a_hook_denial_reads_denied_once_not_as_an_error_three_times() {
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir);
+    std::fs::create_dir_all(&home).unwrap();
+    // The user's own hook (no reason on stderr): it denies every command.
+    std::fs::write(
+        home.join("hooks.json"),
+        serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "run_command", "hooks": [
+            {"type": "command", "command": "test guard-marker && exit 2"}]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("c1", "run_command", r#"{"command":"touch ran.txt"}"#)]),
+        Reply::text("Understood, not running it."),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let mut pty = compose(&home, &ws, &base, 35, 120);
+    pty.wait_for("scripted-model");
+    submit(&mut pty, "touch ran.txt");
+    pty.wait_for("Understood, not running it.");
+    let s = pty.wait_for("Done in");
+    assert!(!ws.join("ran.txt").exists());
+    assert!(s.contains("⊘ denied"), "{s}");
+    assert!(!s.contains("✗ error"), "{s}");
+    assert!(
+        s.contains("Denied by a PreToolUse hook (it gave no reason)."),
+        "{s}"
+    );
+    assert_eq!(
+        s.matches("guard-marker").count(),
+        1,
+        "the command once:\n{s}"
+    );
+    assert_eq!(quit(&mut pty, 30), 0);
+}
