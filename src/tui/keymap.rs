@@ -348,7 +348,7 @@ pub const BINDINGS: &[Binding] = &[
         [(KeyCode::F(1), N)],
         "F1",
         Help,
-        "help (? types into the message here)",
+        "help, opened at these keys (? types into the message here)",
         Some(("F1", "help"))
     ),
     b!(

@@ -1,7 +1,9 @@
-//! The message editor in a real terminal (the binary in a pty, a scripted model on 127.0.0.1):
+//! The message editor and the conversation's keys in a real terminal (the binary in a pty, a
+//! scripted model on 127.0.0.1):
 //! a bracketed paste with the CR line breaks terminals send keeps its lines, a big paste is a
 //! chip whose whole text is sent, Ctrl-C with a draft clears it (↑ brings it back) before
-//! a second Ctrl-C quits, and Enter on the empty editor retries a turn that failed.
+//! a second Ctrl-C quits, Enter on the empty editor retries a turn that failed, and F1 opens
+//! the help at the conversation's keys.
 
 use std::time::Duration;
 
@@ -144,4 +146,28 @@ fn enter_on_the_empty_editor_retries_a_failed_turn_and_says_so() {
     // The prompt was asked again, not stored twice.
     assert_eq!(user_texts(&env), ["hello"]);
     assert_eq!(srv.request_count(), 2);
+}
+
+#[test]
+fn f1_in_the_conversation_opens_the_help_at_the_conversation_keys() {
+    let env = Env::new();
+    let srv = ScriptedServer::start(vec![]).unwrap();
+    let mut pty = compose(&env, &srv.base_url(), 35, 120);
+    pty.keys("\x1bOP");
+    let s = pty.wait_for("Help");
+    assert!(s.contains("Conversation view"), "{s}");
+    assert!(
+        !s.contains("Session list and detail"),
+        "not at the list's keys:\n{s}"
+    );
+    // Any key closes it; from the list, F1 opens at the top.
+    pty.keys("x");
+    pty.keys("\x1b");
+    pty.wait_for("0 sessions");
+    pty.keys("\x1bOP");
+    let s = pty.wait_for("Session list and detail");
+    assert!(s.contains("Help"), "{s}");
+    pty.keys("x");
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
 }
