@@ -195,6 +195,12 @@ fn is_blank(m: &Message) -> bool {
     })
 }
 
+/// A user message of more lines than this shows only its first [`USER_LINES_CUT`] until it is
+/// expanded.
+const USER_LINES: usize = 40;
+/// Lines of a long user message shown while it is collapsed.
+const USER_LINES_CUT: usize = 12;
+
 /// What a hook added to a prompt starts with (`runtime::agent::gate::context_parts`).
 const HOOK_CONTEXT: &str = "[context from a hook]\n";
 
@@ -242,10 +248,32 @@ pub fn user_text_lines(
     }
     let (typed, blocks) = crate::tui::attachment::split(clean);
     if !typed.trim().is_empty() {
-        for l in markdown::render_with(typed, body_w, theme, theme.text(), true) {
+        // A long message (a big paste sent whole) shows its beginning until expanded; only
+        // that much is laid out.
+        let total = typed.lines().count();
+        let cut = !expanded && total > USER_LINES;
+        let shown = if cut {
+            typed
+                .lines()
+                .take(USER_LINES_CUT)
+                .collect::<Vec<_>>()
+                .join("\n")
+        } else {
+            typed.to_string()
+        };
+        for l in markdown::render_with(&shown, body_w, theme, theme.text(), true) {
             let mut spans = vec![Span::raw("  ")];
             spans.extend(l.spans);
             out.push(Line::from(spans));
+        }
+        if cut {
+            out.push(Line::from(Span::styled(
+                format!(
+                    "  … {} more lines · expand to read",
+                    crate::format::thousands((total - USER_LINES_CUT) as u64)
+                ),
+                theme.dim(),
+            )));
         }
     }
     for b in blocks {

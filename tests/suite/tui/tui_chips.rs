@@ -1,8 +1,9 @@
 //! What a user message carries besides what was typed, on `TestBackend`: an `@path`
 //! attachment is a one-line chip in the live cell and the transcript (its text on expand, and
 //! again after a reopen), a hook's context likewise; ↑ recalls only what was typed. An empty
-//! reply says so rather than showing as a blank message, and a done edit shows the lines it
-//! changed rather than its diff's headers.
+//! reply says so rather than showing as a blank message, a long message (a big paste sent
+//! whole) shows its beginning until expanded, and a done edit shows the lines it changed
+//! rather than its diff's headers.
 
 use crossterm::event::{KeyCode, KeyModifiers};
 use neocode::runtime::agent::TurnEvent;
@@ -180,4 +181,48 @@ fn a_done_edit_card_shows_the_changed_lines_not_the_diff_headers() {
     let result = &s[at..];
     assert!(result.contains("│ +total = 2"), "{s}");
     assert!(!result.contains("--- a/stats.py"), "{s}");
+}
+
+#[test]
+fn a_long_message_shows_its_beginning_until_expanded() {
+    let mut h = H::new();
+    let log: String = (0..5000)
+        .map(|i| format!("worker {i:04} finished\n"))
+        .collect();
+    h.chars("why did these finish? ");
+    let e = h.app.on_paste(&log);
+    h.run(e);
+    assert!(h.screen().contains("[pasted 5,000 lines · 105 KB]"));
+    h.key(KeyCode::Enter);
+    let text = started_text(&mut h);
+    assert_eq!(text.lines().count(), 5000);
+    let id = h.id.clone();
+    h.ev(TurnEvent::Started { session_id: id });
+    // The live cell: the beginning and how much more, not 5,000 rows.
+    let s = h.screen();
+    assert!(s.contains("worker 0010 finished"), "{s}");
+    assert!(s.contains("… 4,988 more lines · expand to read"), "{s}");
+    assert!(!s.contains("worker 4999"), "{s}");
+    h.rt.append(
+        &h.id,
+        &[
+            NewMessage::text(Role::User, text),
+            NewMessage::text(Role::Assistant, "They all finished in order."),
+        ],
+        &AppendMeta::default(),
+    )
+    .unwrap();
+    h.ev(TurnEvent::Finished {
+        reason: neocode::runtime::agent::FinishReason::Completed,
+        usage: Default::default(),
+    });
+    let s = h.screen();
+    assert!(s.contains("… 4,988 more lines · expand to read"), "{s}");
+    // Expanded: all of it.
+    h.key_mod(KeyCode::Up, KeyModifiers::ALT);
+    h.key_mod(KeyCode::Up, KeyModifiers::ALT);
+    h.key_mod(KeyCode::Char(' '), KeyModifiers::CONTROL);
+    h.key_mod(KeyCode::Down, KeyModifiers::ALT);
+    let s = h.screen();
+    assert!(s.contains("worker 4999 finished"), "{s}");
 }
