@@ -498,14 +498,16 @@ fn finish(sessions: &Sessions, rw: &Rewind) -> Result<()> {
 }
 
 /// The title of a session a rewind of `source` (titled so) to message `to_seq` made:
-/// `↺ Fix the tests · before #12`; a rewind of such a session names its own point only.
+/// `↺ before #12 · Fix the tests` (the point first, so a narrow list still tells the rewinds
+/// of one session apart); a rewind of such a session names its own point only.
 pub fn rewound_title(source: &str, to_seq: i64) -> String {
     let base = source.trim_start_matches(REWOUND).trim_start();
-    let base = match base.rsplit_once(" · before #") {
-        Some((b, n)) if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => b,
-        _ => base,
-    };
-    format!("{REWOUND} {base} · before #{to_seq}")
+    let base = base
+        .strip_prefix("before #")
+        .and_then(|rest| rest.split_once(" · "))
+        .filter(|(n, _)| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+        .map_or(base, |(_, b)| b);
+    format!("{REWOUND} before #{to_seq} · {base}")
 }
 
 /// A staged file's bytes and mode.
@@ -715,15 +717,15 @@ mod title_tests {
     fn a_rewound_session_says_where_it_went_back_to_once() {
         assert_eq!(
             rewound_title("Fix the tests", 12),
-            "↺ Fix the tests · before #12"
+            "↺ before #12 · Fix the tests"
         );
         assert_eq!(
-            rewound_title("↺ Fix the tests · before #12", 5),
-            "↺ Fix the tests · before #5"
+            rewound_title("↺ before #12 · Fix the tests", 5),
+            "↺ before #5 · Fix the tests"
         );
         assert_eq!(
-            rewound_title("Notes · before #x", 3),
-            "↺ Notes · before #x · before #3"
+            rewound_title("before #x · Notes", 3),
+            "↺ before #3 · before #x · Notes"
         );
     }
 }

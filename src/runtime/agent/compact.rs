@@ -316,7 +316,8 @@ pub fn compact_with(
     // The model's context from now on: the summary, then the kept tail (none: what follows).
     let context_from = convo.get(start).map_or(summary_seq, |m| m.seq);
     let text = format!(
-        "Summary of the earlier conversation ({start} messages; the model is sent this and the messages from #{context_from} on, and every message stays here):\n\n{summary}"
+        "Summary of the earlier conversation ({start} message{}; the model is sent this and the messages from #{context_from} on, and every message stays here):\n\n{summary}",
+        if start == 1 { "" } else { "s" }
     );
     let row = NewMessage {
         role: Some(Role::System),

@@ -165,7 +165,7 @@ fn rewinding_to_the_second_turn_restores_bytes_and_modes_and_keeps_the_original(
     assert_eq!(fork["parent_id"], id.as_str());
     assert_eq!(
         fork["title"],
-        format!("↺ first · before #{}", turns[1]),
+        format!("↺ before #{} · first", turns[1]),
         "the list marks it and says where it went back to"
     );
     assert_eq!(fork["message_count"], turns[1] - 1);
@@ -176,7 +176,7 @@ fn rewinding_to_the_second_turn_restores_bytes_and_modes_and_keeps_the_original(
     let second = ok(o).trim().to_string();
     assert_eq!(
         env.shown(&second)["title"],
-        format!("↺ first · before #{}", turns[0])
+        format!("↺ before #{} · first", turns[0])
     );
     assert_eq!(env.file("a.txt"), Some((b"alpha\n".to_vec(), 0o640)));
     assert_eq!(env.file("new1.txt"), None);
