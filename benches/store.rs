@@ -251,6 +251,15 @@ fn bench_load_and_fork(c: &mut Criterion) {
         let (t, s) = new_store();
         let mut rng = Rng(0xA076_1D64_78BD_642F);
         fill(&s, &mut rng, "long", 10_000, 1000);
+        // The same, compacted at its end: a summary whose kept tail is the last 8 messages
+        // (what a turn reads of it: `load_context`).
+        fill(&s, &mut rng, "compacted", 10_000, 1000);
+        let mut summary = NewMessage::text(Role::System, "Summary of the earlier conversation.");
+        summary.tool_metadata = Some(serde_json::json!({
+            neocode::session::COMPACTION_MARK: true,
+            neocode::session::CONTEXT_FROM: 9_993,
+        }));
+        s.append_messages("compacted", &[summary], &meta()).unwrap();
         (t, s)
     });
     let mut g = c.benchmark_group("session_10000_messages");
@@ -259,6 +268,20 @@ fn bench_load_and_fork(c: &mut Criterion) {
             let loaded = s.load_session("long").unwrap();
             assert_eq!(loaded.messages.len(), 10_000);
             black_box(loaded)
+        })
+    });
+    g.bench_function("load_context_compacted", |b| {
+        b.iter(|| {
+            let ctx = s.load_context("compacted").unwrap();
+            assert_eq!(ctx.messages.len(), 9);
+            black_box(ctx)
+        })
+    });
+    g.bench_function("load_context_uncompacted", |b| {
+        b.iter(|| {
+            let ctx = s.load_context("long").unwrap();
+            assert_eq!(ctx.messages.len(), 10_000);
+            black_box(ctx)
         })
     });
     g.bench_function("fork", |b| {

@@ -47,6 +47,37 @@ pub fn compact(n: u64) -> String {
     s
 }
 
+/// `5,000`, `1,234,567`: a count with thousands separators.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `812 B`, `4.2 KB`, `324 KB`, `3.4 MB`: a size in bytes, decimal units, three figures at
+/// most.
+pub fn size_si(n: u64) -> String {
+    let unit = |v: f64, u: &str| {
+        if v < 9.95 {
+            format!("{v:.1} {u}")
+        } else {
+            format!("{v:.0} {u}")
+        }
+    };
+    match n {
+        0..1_000 => format!("{n} B"),
+        1_000..999_500 => unit(n as f64 / 1e3, "KB"),
+        999_500..999_500_000 => unit(n as f64 / 1e6, "MB"),
+        _ => unit(n as f64 / 1e9, "GB"),
+    }
+}
+
 /// The first `len` characters of an id (the list, the TUI's messages, `search`).
 pub fn short_id(id: &str, len: usize) -> &str {
     match id.char_indices().nth(len) {
@@ -175,6 +206,19 @@ mod tests {
         assert_eq!(r(30 * DAY), "2023-10-15");
         let plus9 = chrono::FixedOffset::east_opt(9 * 3600).unwrap();
         assert_eq!(relative_time(NOW, NOW - 30 * DAY, &plus9), "2023-10-16");
+    }
+
+    #[test]
+    fn counts_and_sizes_read_the_same_everywhere() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(5_000), "5,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(size_si(812), "812 B");
+        assert_eq!(size_si(4_200), "4.2 KB");
+        assert_eq!(size_si(324_000), "324 KB");
+        assert_eq!(size_si(999_999), "1.0 MB");
+        assert_eq!(size_si(3_400_000), "3.4 MB");
     }
 
     #[test]

@@ -208,9 +208,11 @@ pub struct Reconciled {
 /// Matches the caller's history against the stored transcript (system messages ignored on
 /// both sides). The new user message is never in `append`: the turn appends it.
 ///
-/// After a compaction the store holds a summary and the recent tail; the caller still sends
-/// the whole conversation. The tail is then aligned with the latest place in the caller's
-/// history where it fits, and what precedes that place counts as summarised.
+/// A compaction keeps every message (its summary is a system message, ignored here), so the
+/// stored transcript is compared whole. A session compacted before that holds a summary and
+/// the recent tail while the caller still sends the whole conversation: the tail is aligned
+/// with the latest place in the caller's history where it fits, and what precedes that place
+/// counts as summarised.
 pub fn reconcile(stored: &[Message], history: &History) -> Reconciled {
     let full = reconcile_all(stored, history);
     // Replies at the end that were cut off (stored incomplete) and that the caller does not
@@ -230,7 +232,10 @@ pub fn reconcile(stored: &[Message], history: &History) -> Reconciled {
 
 fn reconcile_all(stored: &[Message], history: &History) -> Reconciled {
     let before = &history.messages[..history.messages.len() - 1];
-    let summary = stored.iter().rposition(is_compaction);
+    // Only a summary that replaced what came before it cuts the stored history short.
+    let summary = stored
+        .iter()
+        .rposition(|m| is_compaction(m) && m.context_from().is_none());
     let tail: Vec<&Message> = stored[summary.map_or(0, |i| i + 1)..]
         .iter()
         .filter(|m| m.role != Role::System)

@@ -838,9 +838,6 @@ pub fn compact(loc: &Location, key: &str) -> Result<(), Failure> {
     let agent = Agent::new(sessions, settings);
     let c = agent.compact(&id).map_err(start_failure)?;
     let mut out = Out::stdout();
-    out.line(&format!(
-        "compacted {id}: {} messages → {} (summary + recent tail)",
-        c.before, c.after
-    ))?;
+    out.line(&format!("compacted {id}: {}", c.describe()))?;
     out.finish()
 }

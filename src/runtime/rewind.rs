@@ -513,16 +513,27 @@ fn finish(sessions: &Sessions, rw: &Rewind) -> Result<()> {
     }
     if rw.forks && store.load_header(&rw.result_id).is_err() {
         store.fork_as(&rw.session_id, Some(rw.to_seq - 1), &rw.result_id)?;
-        // The list (and `show`) mark a session a rewind made with `↺`.
+        // The list (and `show`) mark a session a rewind made with `↺`, and say where it went
+        // back to, so rewinds of one session are told apart.
         let source = store.summary(&rw.session_id)?;
-        let title = source
-            .display_title()
-            .trim_start_matches(REWOUND)
-            .trim_start();
-        store.rename(&rw.result_id, &format!("{REWOUND} {title}"))?;
+        let title = rewound_title(source.display_title(), rw.to_seq);
+        store.rename(&rw.result_id, &title)?;
     }
     store.finish_rewind(&rw.id)?;
     Ok(())
+}
+
+/// The title of a session a rewind of `source` (titled so) to message `to_seq` made:
+/// `↺ before #12 · Fix the tests` (the point first, so a narrow list still tells the rewinds
+/// of one session apart); a rewind of such a session names its own point only.
+pub fn rewound_title(source: &str, to_seq: i64) -> String {
+    let base = source.trim_start_matches(REWOUND).trim_start();
+    let base = base
+        .strip_prefix("before #")
+        .and_then(|rest| rest.split_once(" · "))
+        .filter(|(n, _)| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+        .map_or(base, |(_, b)| b);
+    format!("{REWOUND} before #{to_seq} · {base}")
 }
 
 /// A staged file's bytes and mode.
@@ -812,5 +823,26 @@ mod tests {
         assert_eq!(safe_mode(0o2777), 0o755);
         assert_eq!(safe_mode(0o1666), 0o644);
         assert_eq!(safe_mode(0o600), 0o600);
+    }
+}
+
+#[cfg(test)]
+mod title_tests {
+    use super::rewound_title;
+
+    #[test]
+    fn a_rewound_session_says_where_it_went_back_to_once() {
+        assert_eq!(
+            rewound_title("Fix the tests", 12),
+            "↺ before #12 · Fix the tests"
+        );
+        assert_eq!(
+            rewound_title("↺ before #12 · Fix the tests", 5),
+            "↺ before #5 · Fix the tests"
+        );
+        assert_eq!(
+            rewound_title("before #x · Notes", 3),
+            "↺ before #3 · before #x · Notes"
+        );
     }
 }

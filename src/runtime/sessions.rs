@@ -9,9 +9,8 @@ use std::sync::{Arc, Mutex};
 use crate::session::file::{self, SessionFile};
 use crate::session::{
     AppendMeta, AssetMeta, ListBounds, ListLine, ListPage, ListQuery, Message, NewMessage,
-    NewSession, PageKey, PlanProgress, QueuedMessage, Replacement, Result, SearchHit,
-    SearchResults, Session, SessionHeader, SessionSummary, StateUpdate, StepConversation,
-    StepUpdate, Store,
+    NewSession, PageKey, PlanProgress, QueuedMessage, Result, SearchHit, SearchResults, Session,
+    SessionHeader, SessionSummary, StateUpdate, StepConversation, StepUpdate, Store,
 };
 
 use super::Location;
@@ -200,6 +199,12 @@ impl Sessions {
         self.store.load_session(id)
     }
 
+    /// What the model is sent of a session: the messages from where the latest compaction's
+    /// kept tail starts (see [`Store::load_context`]), with the header and plan progress.
+    pub fn load_context(&self, id: &str) -> Result<Session> {
+        self.store.load_context(id)
+    }
+
     /// Messages `from..=to` of a session.
     pub fn messages(&self, id: &str, from: i64, to: i64) -> Result<Vec<Message>> {
         self.store.load_messages(id, from, to)
@@ -353,12 +358,6 @@ impl Sessions {
     /// Records step progress.
     pub fn step_update(&self, id: &str, step_id: &str, update: &StepUpdate) -> Result<()> {
         self.locked(id, |s| s.record_step_update(id, step_id, update))
-    }
-
-    /// Compaction: replaces the transcript, carrying the task state forward and resetting the
-    /// context token totals.
-    pub fn compact(&self, id: &str, rep: &Replacement) -> Result<()> {
-        self.locked(id, |s| s.replace_transcript(id, rep))
     }
 
     /// Forks at `at_seq` (default: the end).

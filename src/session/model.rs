@@ -294,6 +294,21 @@ impl NewMessage {
     }
 }
 
+/// Marks (in `tool_metadata`) the system message a compaction stores: the summary the model is
+/// sent in place of the messages before [`CONTEXT_FROM`].
+pub const COMPACTION_MARK: &str = "compaction_summary";
+
+/// The seq (in a compaction summary's `tool_metadata`) of the first message the compaction
+/// kept verbatim: the model's context is the summary and the messages from there on. The
+/// messages before it stay in the transcript (shown, searched, exported, rewound); only the
+/// requests leave them out. A summary without it (written before neocode kept the whole
+/// transcript) stands at the start of what it kept.
+pub const CONTEXT_FROM: &str = "context_from";
+
+/// The seq of the compaction summary (in the task state a compaction writes): a fork taken
+/// before it does not carry that task state.
+pub const TASK_SUMMARY_SEQ: &str = "summary_seq";
+
 /// A stored message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
@@ -319,6 +334,29 @@ pub struct Message {
 }
 
 impl Message {
+    /// Whether it is the summary a compaction stored ([`COMPACTION_MARK`]).
+    pub fn is_compaction(&self) -> bool {
+        self.role == Role::System
+            && self
+                .tool_metadata
+                .as_ref()
+                .and_then(|v| v.get(COMPACTION_MARK))
+                .is_some()
+    }
+
+    /// Where the model's context starts after the compaction this message is the summary of
+    /// (see [`CONTEXT_FROM`]); `None` for any other message, and for a summary of the kind
+    /// that replaced the transcript.
+    pub fn context_from(&self) -> Option<i64> {
+        if !self.is_compaction() {
+            return None;
+        }
+        self.tool_metadata
+            .as_ref()
+            .and_then(|v| v.get(CONTEXT_FROM))
+            .and_then(serde_json::Value::as_i64)
+    }
+
     /// All text parts joined by blank lines.
     pub fn text(&self) -> String {
         let mut out = String::new();

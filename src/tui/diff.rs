@@ -48,3 +48,59 @@ pub fn diff_lines(
     push(new, "+", t.ok(), &mut out);
     out
 }
+
+/// Whether `name` is a tool whose result is a unified diff of the file it changed.
+pub fn is_edit(name: &str) -> bool {
+    matches!(name, "edit_file" | "write_file")
+}
+
+/// A done edit's result in a few lines: its first line (`edited a.py (+1 -1 lines):`), then
+/// the changed lines coloured (the diff's `---`/`+++`/`@@` headers and context left out), at
+/// most `max` of them and how many more there are. The full result shows when expanded.
+pub fn result_lines(
+    text: &str,
+    width: usize,
+    prefix: &str,
+    max: usize,
+    t: &Theme,
+) -> Vec<Line<'static>> {
+    let clean = sanitize::text_without_sgr(text);
+    let mut rows = clean.trim_end().split('\n');
+    let mut out = Vec::new();
+    if let Some(first) = rows.next() {
+        out.extend(crate::tui::markdown::plain(first, width, prefix, t.dim()));
+    }
+    let changed: Vec<&str> = rows
+        .filter(|r| {
+            (r.starts_with('+') && !r.starts_with("+++ "))
+                || (r.starts_with('-') && !r.starts_with("--- "))
+        })
+        .collect();
+    let room = width.saturating_sub(prefix.chars().count());
+    for r in changed.iter().take(max) {
+        let style = if r.starts_with('+') {
+            t.ok()
+        } else {
+            t.error()
+        };
+        let mut s = (*r).to_string();
+        if s.chars().count() > room {
+            s = s.chars().take(room.saturating_sub(1)).collect::<String>() + "…";
+        }
+        out.push(Line::from(vec![
+            Span::styled(prefix.to_string(), t.dim()),
+            Span::styled(s, style),
+        ]));
+    }
+    if changed.len() > max {
+        let more = changed.len() - max;
+        out.push(Line::from(Span::styled(
+            format!(
+                "{prefix}… {more} more changed line{}",
+                if more == 1 { "" } else { "s" }
+            ),
+            t.dim(),
+        )));
+    }
+    out
+}

@@ -148,11 +148,22 @@ fn narrows(prev: &str, next: &str) -> bool {
     !prev.trim().is_empty() && next.starts_with(prev) && !special(prev) && !special(next)
 }
 
-/// Scores the corpus entries at `positions` (best of title and prompt); `None` when `stale`
-/// answered true on the way.
+/// What a session whose id starts with the query scores: above any fuzzy match.
+const ID_SCORE: u32 = u32::MAX / 2;
+
+/// The query as a session id prefix (4 characters or more of hex digits and dashes, as the
+/// list and `/resume` show ids), lowercased.
+fn id_prefix(text: &str) -> Option<String> {
+    (text.len() >= 4 && text.chars().all(|c| c.is_ascii_hexdigit() || c == '-'))
+        .then(|| text.to_ascii_lowercase())
+}
+
+/// Scores the corpus entries at `positions` (best of title and prompt; a session whose id
+/// starts with `id` first); `None` when `stale` answered true on the way.
 fn score_all(
     corpus: &Corpus,
     pattern: &Pattern,
+    id: Option<&str>,
     positions: &[u32],
     matcher: &mut Matcher,
     stale: &(dyn Fn() -> bool + Sync),
@@ -163,7 +174,11 @@ fn score_all(
         if n % 4096 == 0 && stale() {
             return None;
         }
-        let (_, title, prompt) = corpus.get(pos as usize);
+        let (sid, title, prompt) = corpus.get(pos as usize);
+        if id.is_some_and(|p| sid.starts_with(p)) {
+            scored.push((ID_SCORE, pos));
+            continue;
+        }
         let t = pattern.score(Utf32Str::new(title, &mut buf), matcher);
         let p = pattern.score(Utf32Str::new(prompt, &mut buf), matcher);
         if let Some(score) = t.max(p) {
@@ -241,9 +256,16 @@ impl FilterState {
         let (branch, rest) = branch_filter(full);
         let text = rest.as_str();
         let pattern = Pattern::parse(text, CaseMatching::Ignore, Normalization::Smart);
+        // `3f9a2c1e`: the session with that id prefix (the ids the picker shows).
+        let id = id_prefix(text);
         let all: Vec<u32>;
         let positions: &[u32] = match (&self.last, branch) {
-            (Some((prev, positions)), None) if narrows(prev, full) => positions,
+            // A query that just became an id prefix matches ids the shorter one did not.
+            (Some((prev, positions)), None)
+                if narrows(prev, full) && (id.is_none() || id_prefix(prev).is_some()) =>
+            {
+                positions
+            }
             (_, Some(b)) => {
                 all = corpus.on_branch(b);
                 &all
@@ -263,17 +285,18 @@ impl FilterState {
         let chunk = positions.len().div_ceil(threads).max(1);
         let answers: Vec<Option<Vec<(u32, u32)>>> = std::thread::scope(|scope| {
             let pattern = &pattern;
+            let id = id.as_deref();
             let mut handles = Vec::new();
             let mut matchers = self.matchers.iter_mut();
             let mut chunks = positions.chunks(chunk);
             let first = chunks.next().unwrap_or(&[]);
             let first_matcher = matchers.next();
             for (part, m) in chunks.zip(matchers) {
-                handles.push(scope.spawn(move || score_all(corpus, pattern, part, m, stale)));
+                handles.push(scope.spawn(move || score_all(corpus, pattern, id, part, m, stale)));
             }
             // There is always a first matcher (`threads.max(1)` of them are made).
             let mut out = vec![match first_matcher {
-                Some(m) => score_all(corpus, pattern, first, m, stale),
+                Some(m) => score_all(corpus, pattern, id, first, m, stale),
                 None => Some(Vec::new()),
             }];
             out.extend(handles.into_iter().map(|h| h.join().unwrap_or(None)));

@@ -102,7 +102,7 @@ pub fn help_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
     heading(&mut lines, "Filter (/)");
     para(
         &mut lines,
-        "Type to narrow the list (fuzzy over titles and first prompts). Enter keeps the filter, Esc clears it.",
+        "Type to narrow the list (fuzzy over titles and first prompts; an id prefix of 4 characters or more finds that session). Enter keeps the filter, Esc clears it.",
     );
     heading(&mut lines, "Search (s)");
     para(
@@ -119,10 +119,16 @@ pub fn help_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
 
 /// The scroll that puts the help's Model section at the top (F1 with no model configured).
 pub fn help_model_scroll(t: &Theme, size: Rect) -> u16 {
+    help_section_scroll(t, size, "Model")
+}
+
+/// The scroll that puts the section headed `heading` at the top (F1 opens at the keys of
+/// where it was pressed).
+pub fn help_section_scroll(t: &Theme, size: Rect, heading: &str) -> u16 {
     let inner = ratatui::widgets::Block::bordered().inner(help_area(size));
     let at = help_lines(t, inner.width as usize)
         .iter()
-        .position(|l| l.to_string() == "Model")
+        .position(|l| l.to_string() == heading)
         .unwrap_or(0);
     (at as u16).min(help_max_scroll(t, size))
 }

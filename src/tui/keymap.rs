@@ -300,7 +300,7 @@ pub const BINDINGS: &[Binding] = &[
         [(KeyCode::Enter, N)],
         "Enter",
         Submit,
-        "send the message; while a turn runs, queue it for after the turn (Alt-Enter, Shift-Enter or Ctrl-J: new line; a paste keeps its lines)",
+        "send the message; while a turn runs, queue it for after the turn; on the empty editor, retry a turn that failed, else send the next queued message (Shift-Enter or Ctrl-J: new line, and Alt-Enter while no turn runs; a paste keeps its lines, a big one shows as a chip)",
         Some(("Enter", "send"))
     ),
     b!(
@@ -348,7 +348,7 @@ pub const BINDINGS: &[Binding] = &[
         [(KeyCode::F(1), N)],
         "F1",
         Help,
-        "help (? types into the message here)",
+        "help, opened at these keys (? types into the message here)",
         Some(("F1", "help"))
     ),
     b!(
@@ -420,8 +420,8 @@ pub const BINDINGS: &[Binding] = &[
         [(KeyCode::Char('c'), C)],
         "Ctrl-C",
         Quit,
-        "quit",
-        Some(("Ctrl-C", "quit"))
+        "clear the message (↑ or Ctrl-Z brings it back); on an empty editor: quit",
+        Some(("Ctrl-C", "clear/quit"))
     ),
     b!(
         Approval,

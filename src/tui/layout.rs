@@ -6,6 +6,9 @@ use ratatui::widgets::Block;
 
 use crate::tui::screen::{Screen, Tab};
 
+/// Rows the status line grows to, at most, for a message too long for one.
+pub const STATUS_MAX_ROWS: u16 = 3;
+
 /// The smallest terminal the TUI draws into.
 pub const MIN_SIZE: (u16, u16) = (40, 10);
 
@@ -87,6 +90,18 @@ impl Layout {
     /// The layout of `screen` in `size`; `filtering` reserves the list's filter line,
     /// `composer_rows` is how many lines the message being written has.
     pub fn compute(screen: Screen, filtering: bool, composer_rows: u16, size: Rect) -> Layout {
+        Layout::compute_with_status(screen, filtering, composer_rows, 1, size)
+    }
+
+    /// [`Layout::compute`] with a status line of `status_rows` rows (a long message wraps
+    /// onto up to [`STATUS_MAX_ROWS`], taken from the main area).
+    pub fn compute_with_status(
+        screen: Screen,
+        filtering: bool,
+        composer_rows: u16,
+        status_rows: u16,
+        size: Rect,
+    ) -> Layout {
         let mut a = Layout {
             size,
             ..Layout::default()
@@ -97,10 +112,14 @@ impl Layout {
         } else {
             1
         };
+        // A wrapped status never leaves the main area less than half the terminal.
+        let status_rows = status_rows
+            .clamp(1, STATUS_MAX_ROWS)
+            .min((size.height / 4).max(1));
         let [title, main, status, bar] = Split::vertical([
             Constraint::Length(1),
             Constraint::Min(1),
-            Constraint::Length(1),
+            Constraint::Length(status_rows),
             Constraint::Length(bar_rows),
         ])
         .areas(size);

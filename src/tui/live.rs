@@ -371,8 +371,20 @@ pub fn card_lines(
     if let Some(d) = &card.decided {
         out.extend(markdown::plain(&sanitize::line(d), width, "  │ ", t.dim()));
     }
-    if let Some(r) = &card.result {
-        let clean = sanitize::text_without_sgr(r);
+    if let Some(r) = &card.result
+        && card.state == CardState::Done
+        && super::diff::is_edit(&card.call.name)
+    {
+        // A done edit shows what it changed, not its diff's headers.
+        out.extend(super::diff::result_lines(
+            r,
+            width,
+            "  │ ",
+            CARD_RESULT_LINES,
+            t,
+        ));
+    } else if let Some(r) = &card.result {
+        let clean = sanitize::text_without_sgr(&super::denial::shown(r));
         let rows: Vec<&str> = clean.trim_end().split('\n').collect();
         let style = if matches!(card.state, CardState::Failed | CardState::Denied) {
             t.error()
@@ -424,11 +436,13 @@ pub fn live_lines(
     if let Some(p) = user_prompt {
         out.push(Line::from(Span::styled("You", t.user())));
         let clean = sanitize::text_without_sgr(p);
-        for l in markdown::render_with(&clean, width.saturating_sub(2), t, t.text(), true) {
-            let mut spans = vec![Span::raw("  ")];
-            spans.extend(l.spans);
-            out.push(Line::from(spans));
-        }
+        // `@path` attachments as chips, as the transcript shows them.
+        out.extend(crate::tui::transcript::user_text_lines(
+            &clean,
+            width.saturating_sub(2),
+            false,
+            t,
+        ));
         out.push(Line::default());
     }
     if !live.finished {
@@ -502,6 +516,20 @@ pub fn live_lines(
     out
 }
 
+/// One piece of the agent line and when it goes: pieces with a higher `drop` go first when
+/// the line is too narrow (0: never; the model, the approval policy, the sandbox and the
+/// dollars stay longest).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusPart {
+    pub text: String,
+    pub style: Style,
+    pub drop: u8,
+}
+
+fn part(text: String, style: Style, drop: u8) -> StatusPart {
+    StatusPart { text, style, drop }
+}
+
 /// The agent line under the conversation: model, a context gauge (context now: what the next
 /// request carries, `~` when estimated), lifetime tokens used, budget, policy, sandbox (or,
 /// with no provider, what to configure).
@@ -509,65 +537,100 @@ pub fn status_spans(
     info: &AgentInfo,
     (context, estimated): (u64, bool),
     session_tokens: u64,
-    dollars: Option<String>,
+    (turn_usd, session_usd): (Option<String>, Option<String>),
     budget_left: Option<String>,
     policy: ApprovalPolicy,
     theme: &Theme,
-) -> Vec<(String, Style)> {
+) -> Vec<StatusPart> {
     let t = theme;
     let model = match &info.provider {
         Ok(m) => m,
         Err(_) => {
-            return vec![(
+            return vec![part(
                 "No model configured: F1 says how to set one up".into(),
                 t.warn(),
+                0,
             )];
         }
     };
     let est = if estimated { "~" } else { "" };
-    let mut v = vec![(format!("{} ", sanitize::line(model)), t.bold())];
+    let mut v = vec![part(format!("{} ", sanitize::line(model)), t.bold(), 0)];
     if let Some(window) = info.window {
         let window = window.max(1);
         let pct = (context.saturating_mul(100) / window).min(100);
         let filled = (pct as usize * 8).div_ceil(100).min(8);
         let gauge = format!("{}{}", "█".repeat(filled), "░".repeat(8 - filled));
         let gauge_style = if pct >= 80 { t.warn() } else { t.accent() };
-        v.push((gauge, gauge_style));
-        v.push((
+        v.push(part(gauge, gauge_style, 5));
+        v.push(part(
             format!(
                 " {est}{}/{} ",
                 format::compact(context),
                 format::compact(window)
             ),
             t.dim(),
+            2,
         ));
     } else {
         // No gauge without a window: set context_window in config.toml.
-        v.push((
+        v.push(part(
             format!("{est}{} · window unknown ", format::compact(context)),
             t.warn(),
+            2,
         ));
     }
-    v.push((
+    v.push(part(
         format!("· {} tok ", format::compact(session_tokens)),
         t.dim(),
+        4,
     ));
-    if let Some(d) = dollars {
-        v.push((format!("· {d} "), t.dim()));
+    if let Some(d) = turn_usd {
+        v.push(part(format!("· {d} turn "), t.dim(), 3));
+    }
+    if let Some(d) = session_usd {
+        v.push(part(format!("· {d} session "), t.dim(), 1));
     }
     if let Some(b) = budget_left {
-        v.push((format!("· {b} "), t.dim()));
+        v.push(part(format!("· {b} "), t.dim(), 3));
     }
-    v.push((format!("· approve {} ", policy.as_str()), t.dim()));
-    v.push((
+    v.push(part(format!("· approve {} ", policy.as_str()), t.dim(), 0));
+    v.push(part(
         format!("· sandbox {}", info.sandbox),
         if info.sandbox_on { t.dim() } else { t.warn() },
+        0,
     ));
     if !info.mcp_failed.is_empty() {
         let names: Vec<_> = info.mcp_failed.iter().map(|n| sanitize::line(n)).collect();
-        v.push((format!(" · mcp failed: {}", names.join(", ")), t.error()));
+        v.push(part(
+            format!(" · mcp failed: {}", names.join(", ")),
+            t.error(),
+            0,
+        ));
     }
     v
+}
+
+/// The agent line's pieces that fit `width` columns: the first to go are those with the
+/// highest `drop`, then the rest keep their order; what still does not fit is cut at the end.
+pub fn fit_status(mut parts: Vec<StatusPart>, width: usize) -> Vec<StatusPart> {
+    let w = |p: &[StatusPart]| -> usize {
+        p.iter()
+            .map(|s| unicode_width::UnicodeWidthStr::width(s.text.as_str()))
+            .sum()
+    };
+    while w(&parts) > width {
+        let Some(worst) = parts
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.drop > 0)
+            .max_by_key(|(i, p)| (p.drop, *i))
+            .map(|(i, _)| i)
+        else {
+            break;
+        };
+        parts.remove(worst);
+    }
+    parts
 }
 
 #[cfg(test)]
@@ -584,14 +647,57 @@ mod tests {
             &info,
             (1500, true),
             3000,
-            None,
+            (None, None),
             None,
             ApprovalPolicy::Ask,
             &Theme::new(false),
         )
         .into_iter()
-        .map(|(s, _)| s)
+        .map(|p| p.text)
         .collect()
+    }
+
+    #[test]
+    fn a_narrow_line_keeps_the_policy_the_sandbox_and_the_dollars() {
+        let info = AgentInfo {
+            provider: Ok("qwen2.5-coder:7b-instruct".into()),
+            window: Some(32_000),
+            sandbox: "on".into(),
+            sandbox_on: true,
+            ..AgentInfo::default()
+        };
+        let parts = status_spans(
+            &info,
+            (12_000, false),
+            48_000,
+            (Some("$0.04".into()), Some("$0.17".into())),
+            Some("12 turns left".into()),
+            ApprovalPolicy::AutoEdit,
+            &Theme::new(false),
+        );
+        let line = |w: usize| -> String {
+            fit_status(parts.clone(), w)
+                .into_iter()
+                .map(|p| p.text)
+                .collect()
+        };
+        let wide = line(200);
+        assert!(wide.contains("███░") && wide.contains("48k tok"), "{wide}");
+        // 80 columns (76 inside the border): the gauge, tokens and budget go first.
+        let narrow = line(76);
+        assert!(
+            unicode_width::UnicodeWidthStr::width(narrow.as_str()) <= 76,
+            "{narrow}"
+        );
+        for kept in [
+            "qwen2.5-coder",
+            "$0.17 session",
+            "approve auto-edit",
+            "sandbox on",
+        ] {
+            assert!(narrow.contains(kept), "{kept} kept: {narrow}");
+        }
+        assert!(!narrow.contains('░'), "{narrow}");
     }
 
     #[test]

@@ -25,11 +25,13 @@ use crate::tui::worker::{Done, Reply, Worker};
 
 pub mod action;
 pub mod app;
+pub mod attachment;
 pub mod browse;
 pub mod clipboard;
 pub mod composer;
 pub mod conversation;
 pub mod demo;
+pub mod denial;
 pub mod dialog;
 pub mod diff;
 pub mod editor;
@@ -510,7 +512,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                     return Ok(());
                 }
                 if std::mem::take(&mut app.conv.edit_draft) {
-                    let text = app.conv.composer.text();
+                    let text = app.conv.composer.message();
                     let edited = editor::edit(&mut guard, &pause, &text);
                     app.draft_edited(edited);
                     dirty = true;
@@ -569,13 +571,13 @@ mod tests {
             &info,
             (1000, false),
             0,
-            None,
+            (None, None),
             None,
             info.policy,
             &theme::Theme::new(false),
         )
         .into_iter()
-        .map(|(s, _)| s)
+        .map(|p| p.text)
         .collect();
         assert!(line.contains(" 1k/2k "), "{line}");
         assert!(!line.contains("window unknown"), "{line}");

@@ -77,10 +77,7 @@ impl TurnLink {
                 self.off_loop("neocode-compact", Intent::Compact, move |agent| match agent
                     .compact(&id)
                 {
-                    Ok(c) => Ok(format!(
-                        "Compacted: {} messages → {} (summary + recent tail).",
-                        c.before, c.after
-                    )),
+                    Ok(c) => Ok(format!("Compacted: {}.", c.describe())),
                     Err(e) => Err(format!("Cannot compact: {}", e.message)),
                 })
             }

@@ -1,18 +1,25 @@
-//! Compaction (seed 003 "ReplaceTranscript"): the provider summarises the conversation; the
-//! summary becomes the task state and the transcript becomes the summary plus the recent tail,
-//! in one transaction. Lifetime usage (the ledger, the token totals) is kept; what the next
-//! request carries shrinks to the summary and the tail. A failed summary changes nothing.
+//! Compaction (seed 003, reworked by issue 35): the provider summarises what the model is
+//! sent; the summary is appended to the transcript as a system message naming where the
+//! model's context now starts (the recent tail it keeps), and becomes the task state, in one
+//! transaction. Nothing is removed: every earlier message stays in the transcript, searchable,
+//! exportable, shown and rewindable; only the requests leave out what the summary stands for
+//! (see [`crate::session::CONTEXT_FROM`]). Lifetime usage (the ledger, the token totals) is
+//! kept; what the next request carries shrinks to the summary and the tail. A failed summary
+//! changes nothing.
 
 use serde_json::json;
 
-use super::window::{self, COMPACTION_MARK};
+use super::window;
 use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::provider::quirks::estimate_tokens;
 use crate::runtime::provider::{
     ChatMessage, ChatRequest, Completion, ErrorKind, Provider, ProviderError, UserPart,
 };
-use crate::session::{AppendMeta, Message, NewMessage, Replacement, Role, Usage, now_ms};
+use crate::session::{
+    AppendMeta, COMPACTION_MARK, CONTEXT_FROM, Change, Message, NewMessage, Role, StateUpdate,
+    TASK_SUMMARY_SEQ, Usage, now_ms,
+};
 
 /// Messages kept verbatim after the summary, at most.
 const TAIL_MAX: usize = 8;
@@ -20,54 +27,59 @@ const TAIL_MAX: usize = 8;
 /// What a compaction did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Compacted {
-    /// Messages before.
-    pub before: usize,
-    /// Messages after (summary + tail).
-    pub after: usize,
+    /// Messages of the model's context the summary now stands for (they stay stored).
+    pub summarised: usize,
+    /// Messages the model is still sent verbatim after the summary.
+    pub kept: usize,
+    /// Messages the transcript holds now, the summary included: nothing was removed.
+    pub stored: u64,
     /// Usage of the summary call (counted in the ledger by the caller).
     pub usage: Usage,
+}
+
+impl Compacted {
+    /// What it did, in one line.
+    pub fn describe(&self) -> String {
+        format!(
+            "the model is now sent a summary of {} message{} and the last {}; all {} stay in the transcript",
+            self.summarised,
+            if self.summarised == 1 { "" } else { "s" },
+            self.kept,
+            self.stored
+        )
+    }
 }
 
 const INSTRUCTION: &str = "Summarise the conversation so far so that the work can continue from the summary alone: the user's goal, decisions made, files read or changed (with paths), commands run and their outcome, the current state, and the next steps. Be concise and concrete.";
 
 /// Where the kept tail starts: the last user message when the tail stays short, else the
-/// latest message that is not a tool result (a tail never starts with an orphaned result).
-fn tail_start(msgs: &[Message]) -> usize {
+/// first message of the last [`TAIL_MAX`] that is not a tool result (a tail never starts with
+/// an orphaned result). A tail past a quarter of the `window` (tokens, estimated) starts at a
+/// later message that is not a tool result, down to the last one, so a small window is not
+/// filled by the tail again, and what waits for an answer is always kept.
+fn tail_start(msgs: &[&Message], window: u64) -> usize {
     let n = msgs.len();
     let lo = n.saturating_sub(TAIL_MAX);
-    if let Some(i) = msgs.iter().rposition(|m| m.role == Role::User)
-        && i >= lo
-        && i > 0
-    {
-        return i;
+    let mut start = match msgs.iter().rposition(|m| m.role == Role::User) {
+        Some(i) if i >= lo && i > 0 => i,
+        _ => (lo.max(1)..n)
+            .find(|&i| msgs[i].role != Role::Tool)
+            .unwrap_or(n),
+    };
+    let budget = window / 4;
+    let tokens = |from: usize| -> u64 {
+        msgs[from..]
+            .iter()
+            .map(|m| estimate_tokens(&m.text()))
+            .sum()
+    };
+    while start < n && tokens(start) > budget {
+        match (start + 1..n).find(|&i| msgs[i].role != Role::Tool) {
+            Some(next) => start = next,
+            None => break,
+        }
     }
-    (lo.max(1)..n)
-        .find(|&i| msgs[i].role != Role::Tool)
-        .unwrap_or(n)
-}
-
-/// The time of the last replaced message, or of the first kept one if that is earlier.
-fn summary_time(msgs: &[Message], start: usize) -> i64 {
-    let replaced = start
-        .checked_sub(1)
-        .and_then(|i| msgs.get(i))
-        .map_or_else(now_ms, |m| m.created_at_ms);
-    msgs.get(start)
-        .map_or(replaced, |m| m.created_at_ms.min(replaced))
-}
-
-fn to_new(m: &Message) -> NewMessage {
-    NewMessage {
-        role: Some(m.role),
-        parts: m.parts.clone(),
-        tool_calls: m.tool_calls.clone(),
-        tool_call_id: m.tool_call_id.clone(),
-        is_error: m.is_error,
-        tool_metadata: m.tool_metadata.clone(),
-        usage: m.usage,
-        created_at_ms: Some(m.created_at_ms),
-        extra: m.extra.clone(),
-    }
+    start
 }
 
 /// How full the context is: what the next request carries, in tokens, and whether that is
@@ -255,17 +267,24 @@ fn summarise_in_pieces(
 }
 
 /// Compacts `session_id` with `provider`. The caller holds the session's lease. A
-/// conversation too long for the model's window is summarised in pieces.
+/// conversation too long for the model's window is summarised in pieces. `window`: the
+/// context window in tokens as the caller knows it (a smaller one the server told wins).
 pub fn compact_with(
     sessions: &Sessions,
     session_id: &str,
     provider: &mut dyn Provider,
     cancel: &CancelFlag,
     meta: &AppendMeta,
+    window: u64,
 ) -> Result<Compacted, CompactError> {
-    let session = sessions.load(session_id)?;
-    let before = session.messages.len();
-    if before < 2 {
+    let session = sessions.load_context(session_id)?;
+    // The messages the model is sent (earlier summaries stand in the task state).
+    let convo: Vec<&Message> = session
+        .messages
+        .iter()
+        .filter(|m| !m.is_compaction())
+        .collect();
+    if convo.len() < 2 {
         return Err(CompactError::TooShort);
     }
     let mut req = window::build(sessions, &session);
@@ -291,51 +310,60 @@ pub fn compact_with(
         Some(l) => (l.usage.input_tokens, l.usage.output_tokens),
         None => (h.token_input_total, h.token_output_total),
     };
-    let start = tail_start(&session.messages);
-    let replaced = start;
-    let mut messages = vec![NewMessage {
+    let window = provider.context_window().map_or(window, |w| w.min(window));
+    let start = tail_start(&convo, window);
+    let summary_seq = h.last_seq + 1;
+    // The model's context from now on: the summary, then the kept tail (none: what follows).
+    let context_from = convo.get(start).map_or(summary_seq, |m| m.seq);
+    let text = format!(
+        "Summary of the earlier conversation ({start} message{}; the model is sent this and the messages from #{context_from} on, and every message stays here):\n\n{summary}",
+        if start == 1 { "" } else { "s" }
+    );
+    let row = NewMessage {
         role: Some(Role::System),
-        parts: vec![crate::session::Part::text(format!(
-            "Summary of the earlier conversation ({replaced} messages):\n\n{summary}"
-        ))],
-        tool_metadata: Some(json!({COMPACTION_MARK: true, "replaced_messages": replaced})),
-        // It stands where the replaced messages stood: its time is theirs (the last of them),
-        // never later than the tail kept after it. When it was written is in the task state.
-        created_at_ms: Some(summary_time(&session.messages, start)),
+        parts: vec![crate::session::Part::text(text)],
+        tool_metadata: Some(json!({
+            COMPACTION_MARK: true,
+            "replaced_messages": start,
+            CONTEXT_FROM: context_from,
+        })),
         ..NewMessage::default()
-    }];
-    messages.extend(session.messages[start..].iter().map(to_new));
-    let after = messages.len();
+    };
     // What the next request carries until a model call says: about 4 characters a token.
-    let chars: usize = messages
-        .iter()
-        .flat_map(|m| m.parts.iter())
-        .map(|p| match p {
-            crate::session::Part::Text { text } | crate::session::Part::Reasoning { text, .. } => {
-                text.len()
-            }
-            _ => 0,
-        })
+    let chars: usize = std::iter::once(summary.len())
+        .chain(
+            convo[start..]
+                .iter()
+                .flat_map(|m| m.parts.iter())
+                .map(|p| match p {
+                    crate::session::Part::Text { text }
+                    | crate::session::Part::Reasoning { text, .. } => text.len(),
+                    _ => 0,
+                }),
+        )
         .sum();
-    let rep = Replacement {
-        messages,
-        task_state: Some(json!({
+    let update = StateUpdate {
+        task_state: Change::Set(json!({
             "summary": summary,
             "compacted_at_ms": now_ms(),
-            "replaced_messages": replaced,
+            "replaced_messages": start,
             "context_tokens_estimate": chars.div_ceil(4),
+            TASK_SUMMARY_SEQ: summary_seq,
+            CONTEXT_FROM: context_from,
         })),
         // Lifetime usage is kept, this summary's call included.
-        token_totals: (
+        token_totals: Some((
             lifetime.0 + c.usage.input_tokens,
             lifetime.1 + c.usage.output_tokens,
-        ),
-        meta: meta.clone(),
+        )),
+        touch: true,
+        ..StateUpdate::default()
     };
-    sessions.compact(session_id, &rep)?;
+    sessions.append_with_state(session_id, &[row], meta, &update)?;
     Ok(Compacted {
-        before,
-        after,
+        summarised: start,
+        kept: convo.len() - start,
+        stored: h.message_count + 1,
         usage: c.usage,
     })
 }
@@ -389,6 +417,7 @@ mod tests {
             &mut p,
             &CancelFlag::default(),
             &AppendMeta::default(),
+            128_000,
         )
         .err()
         .unwrap();

@@ -195,6 +195,7 @@ impl Agent {
             provider.as_mut(),
             &CancelFlag::default(),
             &meta,
+            self.settings.context_window,
         )
         .map_err(|e| StartError {
             code: StartCode::Provider,

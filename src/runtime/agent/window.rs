@@ -15,7 +15,7 @@ use crate::runtime::tools;
 use crate::session::{Message, Part, Role, Session};
 
 /// Marks the transcript message a compaction wrote (its text is in the task state already).
-pub const COMPACTION_MARK: &str = "compaction_summary";
+pub use crate::session::COMPACTION_MARK;
 
 /// The system prompt for a workspace.
 pub fn system_prompt(root: &str) -> String {
@@ -61,12 +61,8 @@ pub fn build_with(
         system.push_str("\n\n");
         system.push_str(project.trim_end());
     }
-    if let Some(ts) = &h.task_state {
-        let text = ts
-            .get("summary")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| ts.to_string());
+    let (summary, msgs) = context(session);
+    if let Some(text) = summary {
         system.push_str("\n\nTask state (summary of the earlier conversation):\n");
         system.push_str(&text);
     }
@@ -79,7 +75,7 @@ pub fn build_with(
             system.push_str(&format!("\n- [{}] {}: {}", st.as_str(), s.id, s.title));
         }
     }
-    let messages = conversation(sessions, &h.id, &session.messages);
+    let messages = conversation(sessions, &h.id, msgs);
     let mut tools = tool_definitions();
     tools.extend(extra_tools);
     ChatRequest {
@@ -88,6 +84,38 @@ pub fn build_with(
         tools,
         cache_key: h.id.clone(),
     }
+}
+
+/// What of `session` the model is sent: the summary standing for the earlier conversation and
+/// the messages after it. The latest compaction summary among the messages gives both (its
+/// text, and the messages from its `context_from` on); without one, the task state's summary
+/// (a session compacted before the whole transcript was kept, or imported), unless it names a
+/// summary the messages lack (a fork taken before it), and every message.
+fn context(session: &Session) -> (Option<String>, &[Message]) {
+    let msgs = &session.messages;
+    if let Some(row) = msgs.iter().rev().find(|m| m.context_from().is_some()) {
+        let from = row.context_from().unwrap_or(1);
+        let text = row.text();
+        // The row's first paragraph is its heading for the person reading the transcript.
+        let summary = text
+            .split_once("\n\n")
+            .map_or(text.as_str(), |(_, s)| s)
+            .to_string();
+        let start = msgs.partition_point(|m| m.seq < from);
+        return (Some(summary), &msgs[start..]);
+    }
+    let summary = session.header.task_state.as_ref().and_then(|ts| {
+        if ts.get(crate::session::TASK_SUMMARY_SEQ).is_some() {
+            return None;
+        }
+        Some(
+            ts.get("summary")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| ts.to_string()),
+        )
+    });
+    (summary, msgs)
 }
 
 /// The stored messages as the model is sent them. Every call of an assistant message gets a
@@ -180,11 +208,7 @@ pub fn is_incomplete(m: &Message) -> bool {
 
 /// Whether `m` is the summary a compaction wrote.
 pub fn is_compaction(m: &Message) -> bool {
-    m.role == Role::System
-        && m.tool_metadata
-            .as_ref()
-            .and_then(|v| v.get(COMPACTION_MARK))
-            .is_some()
+    m.is_compaction()
 }
 
 /// A user message's text and images in order, each image read from the session's assets.

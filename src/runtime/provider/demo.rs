@@ -124,17 +124,17 @@ struct Done<'a> {
     is_error: bool,
 }
 
-/// The last user message's text and the results that came after it, in order.
+/// The last user message's text and the results that came after it, in order. With no user
+/// message (a compaction summarised a prompt too big for the window), the results of all the
+/// messages sent: the turn goes on from them rather than starting over.
 fn since_prompt(messages: &[ChatMessage]) -> (String, Vec<Done<'_>>, Option<&str>) {
     let start = messages
         .iter()
-        .rposition(|m| matches!(m, ChatMessage::User(_)));
-    let Some(start) = start else {
-        return (String::new(), Vec::new(), None);
-    };
-    let prompt = match &messages[start] {
+        .rposition(|m| matches!(m, ChatMessage::User(_)))
+        .unwrap_or(0);
+    let prompt = match messages.get(start) {
         // Files attached with `@path` follow the typed words; only those choose the reply.
-        ChatMessage::User(parts) => parts
+        Some(ChatMessage::User(parts)) => parts
             .iter()
             .filter_map(|p| match p {
                 UserPart::Text(t) => Some(t.as_str()),
@@ -503,6 +503,20 @@ mod tests {
             is_error: false,
         });
         req
+    }
+
+    /// A compaction summarised a prompt too big for the window: the turn goes on from the
+    /// results it has (it never starts over, reading greet.sh again and again).
+    #[test]
+    fn without_its_prompt_the_turn_goes_on_from_its_results() {
+        let req = with_result(
+            ChatRequest::default(),
+            "read_file",
+            json!({"path": "greet.sh"}),
+            "echo \"Helo, $name!\"",
+        );
+        let m = asked(&req);
+        assert_eq!(m.call.as_ref().map(|c| c.0), Some("edit_file"), "{m:?}");
     }
 
     #[test]

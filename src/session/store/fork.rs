@@ -96,20 +96,8 @@ impl Store {
                      WHERE id = ?1",
                     [new_id],
                 )?;
-                let ledger: Option<String> = tx.query_row(
-                    "SELECT ledger_json FROM sessions WHERE id = ?1",
-                    [new_id],
-                    |r| r.get(0),
-                )?;
-                if let Some(mut l) = opt_json::<RuntimeLedger>(new_id, "ledger_json", ledger)? {
-                    l.usage = RuntimeUsage::default();
-                    l.termination = None;
-                    l.cancelled_at_ms = None;
-                    tx.execute(
-                        "UPDATE sessions SET ledger_json = ?2 WHERE id = ?1",
-                        params![new_id, to_json_opt(Some(&l))],
-                    )?;
-                }
+                drop_later_task_state(tx, new_id, at)?;
+                reset_ledger(tx, new_id)?;
                 tx.execute(
                     "INSERT INTO step_updates (session_id, step_id, kind, payload_json, write_seq)
                      SELECT ?2, step_id, kind, payload_json, write_seq FROM step_updates WHERE session_id = ?1",
@@ -129,4 +117,44 @@ impl Store {
         }
         self.load_header(new_id)
     }
+}
+
+/// The task state a compaction after the fork point (`at`) wrote summarises messages the fork
+/// does not have: the fork starts without it (the summaries it copied still stand in its
+/// transcript).
+fn drop_later_task_state(tx: &rusqlite::Transaction<'_>, new_id: &str, at: i64) -> Result<()> {
+    let task: Option<String> = tx.query_row(
+        "SELECT task_state_json FROM sessions WHERE id = ?1",
+        [new_id],
+        |r| r.get(0),
+    )?;
+    let later = opt_json::<serde_json::Value>(new_id, "task_state_json", task)?
+        .and_then(|t| t.get(TASK_SUMMARY_SEQ).and_then(serde_json::Value::as_i64))
+        .is_some_and(|s| s > at);
+    if later {
+        tx.execute(
+            "UPDATE sessions SET task_state_json = NULL WHERE id = ?1",
+            [new_id],
+        )?;
+    }
+    Ok(())
+}
+
+/// The copied ledger keeps its limits and "always" answers but not its usage, stop or cancel.
+fn reset_ledger(tx: &rusqlite::Transaction<'_>, new_id: &str) -> Result<()> {
+    let ledger: Option<String> = tx.query_row(
+        "SELECT ledger_json FROM sessions WHERE id = ?1",
+        [new_id],
+        |r| r.get(0),
+    )?;
+    if let Some(mut l) = opt_json::<RuntimeLedger>(new_id, "ledger_json", ledger)? {
+        l.usage = RuntimeUsage::default();
+        l.termination = None;
+        l.cancelled_at_ms = None;
+        tx.execute(
+            "UPDATE sessions SET ledger_json = ?2 WHERE id = ?1",
+            params![new_id, to_json_opt(Some(&l))],
+        )?;
+    }
+    Ok(())
 }

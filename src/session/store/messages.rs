@@ -1,4 +1,6 @@
-//! Messages: append, load, and replace a whole transcript (compaction).
+//! Messages: append, load (all of them, or the model's context), and replace a whole
+//! transcript (seed 003's ReplaceTranscript; compaction no longer uses it: it appends its
+//! summary and keeps every message).
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
@@ -6,6 +8,27 @@ use super::rows::{DELETE_SESSION_FTS, load_header, load_messages, load_progress}
 use super::{Store, conversation_key, from_json, opt_json, to_json_opt};
 use crate::session::error::Result;
 use crate::session::model::*;
+
+/// The seq the model's context of a session starts at: the latest compaction summary's
+/// [`CONTEXT_FROM`] (1 for a summary that replaced the transcript, and when there is none).
+/// Walks back from the newest message to that summary, so it reads only the context itself.
+pub(super) fn context_start(c: &Connection, session_id: &str) -> Result<i64> {
+    let meta: Option<Option<String>> = c
+        .query_row(
+            "SELECT tool_metadata_json FROM messages
+             WHERE session_id = ?1 AND role = 'system' AND tool_metadata_json LIKE ?2
+             ORDER BY seq DESC LIMIT 1",
+            params![session_id, format!("%\"{COMPACTION_MARK}\"%")],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(meta
+        .flatten()
+        .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
+        .filter(|v| v.get(COMPACTION_MARK).is_some())
+        .and_then(|v| v.get(CONTEXT_FROM).and_then(serde_json::Value::as_i64))
+        .unwrap_or(1))
+}
 
 /// A message whose searchable text is at least this long is indexed after its commit, not in
 /// it. Indexing is most of the cost of committing a long reply (tokenising 140 KB, then
@@ -231,14 +254,33 @@ impl Store {
         })
     }
 
+    /// What the model is sent of a session, in one read transaction: the header, plan
+    /// progress and the messages from where the latest compaction's kept tail starts (its
+    /// summary among them), or every message when it was never compacted. Reads only that
+    /// part, however long the transcript before it.
+    pub fn load_context(&self, session_id: &str) -> Result<Session> {
+        self.with_conn(|c| {
+            let tx = c.transaction()?;
+            let header = load_header(&tx, session_id)?.ok_or_else(|| self.not_found(session_id))?;
+            let plan_progress = load_progress(&tx, session_id)?;
+            let from = context_start(&tx, session_id)?;
+            let messages = load_messages(&tx, session_id, from, i64::MAX)?;
+            Ok(Session {
+                header,
+                plan_progress,
+                messages,
+            })
+        })
+    }
+
     /// Messages with `from <= seq <= to`, by seq. For long transcripts.
     pub fn load_messages(&self, session_id: &str, from: i64, to: i64) -> Result<Vec<Message>> {
         self.with_conn(|c| load_messages(c, session_id, from, to))
     }
 
     /// What the person typed recently, newest first (the editor's ↑ history): session
-    /// `first`'s own user messages, then the workspace's (plan steps' prompts and injected
-    /// text left out), each text once, at most `limit`. Cheap at any size: each part looks
+    /// `first`'s own user messages, then the workspace's (plan steps' prompts, injected text
+    /// and what hooks added to a prompt left out), each text once, at most `limit`. Cheap at any size: each part looks
     /// through at most the newest `HISTORY_SCAN` messages (the session's by its (session,
     /// seq) key, the workspace's by rowid).
     pub fn recent_user_texts(&self, first: Option<&str>, limit: usize) -> Result<Vec<String>> {
@@ -277,14 +319,14 @@ impl Store {
                 let Ok(parts) = serde_json::from_str::<Vec<Part>>(&parts) else {
                     continue;
                 };
-                let text: Vec<&str> = parts
-                    .iter()
-                    .filter_map(|p| match p {
-                        Part::Text { text } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                let text = text.join("\n\n");
+                // What was typed is the first text part: the parts after it are what hooks
+                // added (`additionalContext`), never typed.
+                let Some(text) = parts.iter().find_map(|p| match p {
+                    Part::Text { text } => Some(text.clone()),
+                    _ => None,
+                }) else {
+                    continue;
+                };
                 if !text.trim().is_empty() && !out.contains(&text) {
                     out.push(text);
                 }

@@ -296,14 +296,19 @@ impl App {
 
     /// The help screen.
     fn open_help(&mut self) -> Vec<Effect> {
-        // With no model configured the help opens at how to set one up.
-        let at = if self.conv.agent.provider.is_err() && self.screen == Screen::Conversation {
-            crate::tui::help::help_model_scroll(
-                &self.theme,
-                ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1),
-            )
-        } else {
+        // With no model configured the help opens at how to set one up; in the conversation
+        // at its keys (those of a running turn, an approval and the queue follow them).
+        let size = ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1);
+        let at = if self.screen != Screen::Conversation {
             0
+        } else if self.conv.agent.provider.is_err() {
+            crate::tui::help::help_model_scroll(&self.theme, size)
+        } else {
+            crate::tui::help::help_section_scroll(
+                &self.theme,
+                size,
+                crate::tui::keymap::Context::Conversation.title(),
+            )
         };
         self.overlay = Overlay::Help(at);
         Vec::new()

@@ -99,7 +99,15 @@ impl App {
             }
             Reply::History(texts) => {
                 if self.current(Slot::History, token) {
-                    self.conv.composer.set_history(texts);
+                    // What was typed: `@path` attachments were sent with it, not typed.
+                    let mut typed: Vec<String> = Vec::with_capacity(texts.len());
+                    for t in &texts {
+                        let t = crate::tui::attachment::typed(t).to_string();
+                        if !typed.contains(&t) {
+                            typed.push(t);
+                        }
+                    }
+                    self.conv.composer.set_history(typed);
                 }
                 Vec::new()
             }

@@ -38,6 +38,17 @@ impl App {
                 self.overlay = Overlay::None;
                 return self.with_conv(|c, ctx| c.cancel_turn(ctx));
             }
+            // Text in the editor is cleared first (kept: ↑ or Ctrl-Z brings it back), as in
+            // Claude Code and Codex; Ctrl-C on an empty editor quits.
+            if self.screen == Screen::Conversation
+                && matches!(self.overlay, Overlay::None)
+                && self.conv.composer.clear_to_history()
+            {
+                self.conv.path_matches.clear();
+                self.conv.picker = false;
+                self.say("Message cleared: ↑ or Ctrl-Z brings it back; Ctrl-C again quits.");
+                return Vec::new();
+            }
             self.quit = true;
             return Vec::new();
         }

@@ -204,6 +204,8 @@ impl App {
         });
         if expired {
             self.status = None;
+            // A wrapped message's rows go back to the transcript.
+            self.settle();
         }
         expired
     }
@@ -343,12 +345,45 @@ impl App {
     /// The layout of the current state: the same function the views and the mouse use, here
     /// for transitions that run before the state settles (a screen change mid-update).
     fn current_layout(&self) -> Layout {
-        Layout::compute(
+        Layout::compute_with_status(
             self.screen,
             self.browse.list.filter.is_some(),
             self.conv.composer.rows(),
+            self.status_rows(),
             Rect::new(0, 0, self.size.0, self.size.1),
         )
+    }
+
+    /// The status message wrapped to the terminal's width (what the status line shows; one
+    /// line while the line edits something or shows the transcript search).
+    pub fn status_lines(&self) -> Vec<ratatui::text::Line<'static>> {
+        let Some(s) = &self.status else {
+            return Vec::new();
+        };
+        let style = if s.error {
+            self.theme.error()
+        } else {
+            self.theme.text()
+        };
+        crate::tui::markdown::wrap(
+            &[(s.text.clone(), style)],
+            self.size.0.saturating_sub(1) as usize,
+            " ",
+            " ",
+        )
+    }
+
+    /// Rows the status line needs: a message longer than the width wraps (at most
+    /// [`crate::tui::layout::STATUS_MAX_ROWS`]) instead of being cut.
+    pub fn status_rows(&self) -> u16 {
+        let editing = matches!(
+            self.overlay,
+            Overlay::Rename { .. } | Overlay::DenyReason { .. } | Overlay::AlwaysRule { .. }
+        ) || matches!(&self.overlay, Overlay::Plan(p) if p.dropping.is_some());
+        if editing || self.find().is_some() {
+            return 1;
+        }
+        self.status_lines().len().max(1) as u16
     }
 
     /// After every transition: the layout for what will be drawn, and the list's first drawn

@@ -16,7 +16,7 @@ use crate::tui::worker::Request;
 
 /// How a stored tool result reads when the call never ran (the runtime's words).
 fn result_state(text: &str, is_error: bool) -> CardState {
-    if text.starts_with("The user denied this call") {
+    if crate::tui::denial::is_denial(text) {
         CardState::Denied
     } else if text.starts_with("Not run:") {
         CardState::Interrupted
@@ -99,6 +99,7 @@ impl Conversation {
         let now = ctx.now_ms;
         let decided = permission
             .filter(|p| p.by == "rule" || p.by == "hook")
+            .filter(|p| !crate::tui::denial::decision_repeats(p))
             .map(|p| p.describe());
         if let Some(l) = self.live.as_mut() {
             let step = l.current_step.clone();

@@ -99,10 +99,13 @@ pub struct Conversation {
     pub(crate) card_since_ms: i64,
     /// Unsent text of conversations left, by session id ("" for the new session being
     /// written): it is there again when the conversation is opened again.
-    pub(crate) drafts: HashMap<String, String>,
+    pub(crate) drafts: HashMap<String, crate::tui::composer::Draft>,
     /// The queue of this session does not go on by itself, and why (a budget stop, a failure
     /// or a cancel), until the user sends something: (session, why).
     pub(crate) queue_hold: Option<(String, String)>,
+    /// The session whose stored hold (its last turn failed, was cancelled or hit a budget) the
+    /// user lifted here (see `queue::queue_held`).
+    pub(crate) queue_released: Option<String>,
     /// The queued message last handed to the agent (tried once).
     pub(crate) delivering: Option<i64>,
 }
@@ -132,6 +135,7 @@ impl Conversation {
             card_since_ms: now_ms,
             drafts: HashMap::new(),
             queue_hold: None,
+            queue_released: None,
             delivering: None,
         }
     }
@@ -143,8 +147,7 @@ impl Conversation {
     pub fn draft_edited(&mut self, result: Result<String, String>, ctx: &mut Ctx<'_>) {
         match result {
             Ok(text) => {
-                self.composer.set_text("");
-                self.composer.paste(&text);
+                self.composer.put(&text);
                 ctx.say("The message is back from the editor: Enter sends it.");
             }
             Err(why) => ctx.fail(why),
@@ -162,11 +165,11 @@ impl Conversation {
     /// Leaving a conversation: its unsent text is kept for when it is opened again.
     pub fn stash_draft(&mut self, detail: Option<&Detail>) {
         let key = self.draft_key(detail);
-        let text = self.composer.text();
-        if text.trim().is_empty() {
+        let draft = self.composer.draft_now();
+        if draft.shown.trim().is_empty() {
             self.drafts.remove(&key);
         } else {
-            self.drafts.insert(key, text);
+            self.drafts.insert(key, draft);
         }
         self.composer.set_text("");
     }
@@ -174,8 +177,8 @@ impl Conversation {
     /// Entering a conversation: the text left unsent in it comes back.
     pub fn restore_draft(&mut self, detail: Option<&Detail>) {
         let key = self.draft_key(detail);
-        let text = self.drafts.remove(&key).unwrap_or_default();
-        self.composer.set_text(&text);
+        let draft = self.drafts.remove(&key).unwrap_or_default();
+        self.composer.set_draft(&draft);
     }
 }
 

@@ -132,14 +132,14 @@ fn attachment(root: &Path, rel: &str, left: &mut usize) -> (String, String) {
         Err(e) => {
             let why = crate::session::io_error(&e);
             return (
-                format!("\n\n[@{rel} not attached: {why}]"),
+                crate::tui::attachment::not_attached(rel, &why),
                 format!("@{rel} (not read: {why})"),
             );
         }
     };
     if bytes.contains(&0) {
         return (
-            format!("\n\n[@{rel} not attached: a binary file]"),
+            crate::tui::attachment::not_attached(rel, "a binary file"),
             format!("@{rel} (binary, not attached)"),
         );
     }
@@ -163,7 +163,7 @@ fn attachment(root: &Path, rel: &str, left: &mut usize) -> (String, String) {
             format!("@{rel} ({size})"),
         )
     };
-    (format!("\n\n[{head}]\n```\n{body}\n```"), note)
+    (crate::tui::attachment::block(&head, &body), note)
 }
 
 /// `812 B`, `31.9 KiB`.

@@ -6,6 +6,8 @@
 //! once the open session is idle: one turn at a time, never while an approval waits (its turn
 //! has not ended), and not after a budget stop, a failure or a cancel (the queue is held, and
 //! the panel says why, until the user sends something or presses Enter on an empty editor).
+//! The hold is read from the session's stored status, so it holds after a restart too; a
+//! message leaves the panel as soon as it is sent.
 
 use super::Conversation;
 use super::ctx::{Ask, Ctx};
@@ -39,7 +41,7 @@ impl Conversation {
 
     /// Alt-Enter while a turn runs: the editor's text queued to steer it.
     pub(super) fn steer(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
-        let text = self.composer.text();
+        let text = self.composer.message();
         if text.trim().is_empty() {
             ctx.fail("Nothing to steer with: type a message, then Alt-Enter.");
             return Vec::new();
@@ -78,6 +80,12 @@ impl Conversation {
             && d.id == id
         {
             d.queued = queued;
+            // The message being sent may still read as waiting until its turn stores it.
+            if self.turn_active()
+                && let Some(sent) = self.delivering
+            {
+                d.queued.retain(|w| w.id != sent);
+            }
         }
         match taken {
             Some(q) if self.composer.is_empty() => {
@@ -96,7 +104,10 @@ impl Conversation {
         self.deliver_next(ctx)
     }
 
-    /// Why the open session's queue does not go on by itself now, if it is held.
+    /// Why the open session's queue does not go on by itself now, if it is held. The hold is
+    /// the session's stored state: its last turn failed, was cancelled or hit a budget (in
+    /// this process or another, before a restart too), until the user sends something or
+    /// presses Enter on the empty editor here.
     pub fn queue_held(&self, detail: Option<&crate::tui::browse::Detail>) -> Option<String> {
         let d = detail?;
         if let Some((sid, why)) = &self.queue_hold
@@ -104,12 +115,28 @@ impl Conversation {
         {
             return Some(why.clone());
         }
-        // Reopened after a budget stop (in this process or another).
-        let budget_stop = d.header.as_ref().is_some_and(|h| {
-            h.status == Status::Paused && h.ledger.as_ref().is_some_and(|l| l.termination.is_some())
-        });
-        (budget_stop && !self.turn_active())
-            .then(|| "a budget stopped the session (/limits)".to_string())
+        if self.queue_released.as_deref() == Some(d.id.as_str()) || self.turn_active() {
+            return None;
+        }
+        let h = d.header.as_ref()?;
+        let budget_stop = h.status == Status::Paused
+            && h.ledger
+                .as_ref()
+                .and_then(|l| l.termination.as_deref())
+                .is_some_and(|t| t.starts_with("limit reached"));
+        match h.status {
+            Status::Failed => Some("the last turn failed".to_string()),
+            Status::Cancelled => Some("the last turn was cancelled".to_string()),
+            _ if budget_stop => Some("a budget stopped the session (/limits)".to_string()),
+            _ => None,
+        }
+    }
+
+    /// The user let the open session's queue go on (they sent something, or pressed Enter on
+    /// the empty editor): its stored hold no longer counts here.
+    pub(super) fn release_queue(&mut self, ctx: &Ctx<'_>) {
+        self.queue_hold = None;
+        self.queue_released = ctx.open_id();
     }
 
     /// Sends the open session's next waiting message when nothing runs here and the queue is
@@ -135,6 +162,11 @@ impl Conversation {
             return Vec::new();
         }
         self.delivering = Some(q.id);
+        // Sent: the panel lists it no more (a read racing the append that marks it delivered
+        // is filtered too, see `queue_read`).
+        if let Some(d) = ctx.detail.as_deref_mut() {
+            d.queued.retain(|w| w.id != q.id);
+        }
         if self.begin_live(Some(q.text.clone()), ctx).is_none() {
             return Vec::new();
         }

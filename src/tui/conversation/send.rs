@@ -30,8 +30,18 @@ impl Conversation {
             return self.queue_message(text, false, ctx);
         }
         if !slash && self.composer.text().trim().is_empty() {
-            // Enter on an empty editor sends the next queued message (a held queue goes on).
-            self.queue_hold = None;
+            // Enter on an empty editor retries a failed turn, else sends the next queued
+            // message (a held queue goes on, after the retried turn).
+            self.release_queue(ctx);
+            if self.retry_offered(ctx.detail()) {
+                if let Some(why) = self.send_blocked(ctx.detail()) {
+                    ctx.fail(why);
+                    return Vec::new();
+                }
+                let asks = self.start_turn(None, ctx);
+                ctx.say("Retrying the turn that failed… Esc cancels.");
+                return asks;
+            }
             return self.deliver_next(ctx);
         }
         if !slash && let Some(why) = self.send_blocked(ctx.detail()) {
@@ -48,6 +58,17 @@ impl Conversation {
             return self.slash(text.trim(), ctx);
         }
         self.send(text, ctx)
+    }
+
+    /// Whether Enter on the empty editor retries: the open session's last turn failed (a
+    /// provider or tool failure, here or before a restart; not a budget stop or a cancel)
+    /// and nothing runs.
+    pub fn retry_offered(&self, detail: Option<&crate::tui::browse::Detail>) -> bool {
+        !self.turn_active()
+            && !self.draft
+            && detail
+                .and_then(|d| d.header.as_ref())
+                .is_some_and(|h| h.status == crate::session::Status::Failed)
     }
 
     /// Why a message cannot be sent now, if it cannot (the editor keeps the text).
@@ -79,7 +100,7 @@ impl Conversation {
             return Vec::new();
         };
         // A turn the user starts lets a held queue go on after it.
-        self.queue_hold = None;
+        self.release_queue(ctx);
         ctx.say("Sending… Esc cancels.");
         vec![Ask::Effect(Effect::Turn(TurnEffect::Start {
             session_id,

@@ -152,6 +152,8 @@ impl Conversation {
             None => None,
         };
         self.queue_hold = hold;
+        // The session's stored status says again whether its queue is held.
+        self.queue_released = None;
         self.delivering = None;
         match said {
             Ok(m) => ctx.say(m),

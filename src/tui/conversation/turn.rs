@@ -43,8 +43,8 @@ impl Conversation {
                 Vec::new()
             }
             (Intent::Compact, true) => {
-                // The transcript starts again at #1: a finished turn's cell (its prompt, text
-                // and cards) must not be drawn again after the summary.
+                // The summary is stored after the finished turn's messages: that turn's cell
+                // (its prompt, text and cards) must not be drawn again after it.
                 if self.live.as_ref().is_some_and(|l| l.finished) {
                     self.live = None;
                 }

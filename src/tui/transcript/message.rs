@@ -22,6 +22,7 @@ fn role_label(m: &Message, tools: &HashMap<String, String>, theme: &Theme) -> (S
             "Plan-drafting instructions (neocode to the model)".into(),
             theme.dim(),
         ),
+        Role::System if m.is_compaction() => ("Compaction summary".into(), theme.system()),
         Role::System => ("System".into(), theme.system()),
         Role::Tool => {
             let name = m
@@ -72,32 +73,10 @@ pub fn message_lines(
         out.push(Line::default());
         return out;
     }
-    let body_w = width.saturating_sub(2);
     for p in &m.parts {
         match p {
             Part::Text { text } => {
-                let clean = sanitize::text_without_sgr(text);
-                match m.role {
-                    Role::Tool => {
-                        let style = if m.is_error {
-                            theme.error()
-                        } else {
-                            theme.text()
-                        };
-                        let rows = output_lines(text, width, "  │ ", style, theme);
-                        out.extend(capped(rows, expanded, "  │ ", theme));
-                    }
-                    Role::User | Role::Assistant | Role::System => {
-                        let keep_breaks = m.role == Role::User;
-                        let rendered =
-                            markdown::render_with(&clean, body_w, theme, theme.text(), keep_breaks);
-                        for l in rendered {
-                            let mut spans = vec![Span::raw("  ")];
-                            spans.extend(l.spans);
-                            out.push(Line::from(spans));
-                        }
-                    }
-                }
+                out.extend(text_lines(m, text, width, expanded, tools, theme));
             }
             Part::Reasoning { text, .. } => {
                 let clean = sanitize::text_without_sgr(text);
@@ -138,6 +117,13 @@ pub fn message_lines(
             }
         }
     }
+    if m.role == Role::Assistant && m.tool_calls.is_empty() && is_blank(m) {
+        // Said, not drawn as an empty message.
+        out.push(Line::from(Span::styled(
+            "  (an empty reply: the model sent no text)",
+            theme.dim(),
+        )));
+    }
     for call in &m.tool_calls {
         out.extend(call_lines(call, width, expanded, theme));
     }
@@ -152,6 +138,157 @@ pub fn message_lines(
     out
 }
 
+/// One text part of `m` laid out: a tool's output (collapsed to a few lines; a done edit to
+/// what it changed), a user's text with its chips, or markdown.
+fn text_lines(
+    m: &Message,
+    text: &str,
+    width: usize,
+    expanded: bool,
+    tools: &HashMap<String, String>,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let body_w = width.saturating_sub(2);
+    let clean = sanitize::text_without_sgr(text);
+    let edit = m.role == Role::Tool
+        && !m.is_error
+        && !expanded
+        && m.tool_call_id
+            .as_deref()
+            .and_then(|id| tools.get(id))
+            .is_some_and(|n| crate::tui::diff::is_edit(n));
+    match m.role {
+        // A done edit, collapsed: what it changed, not its diff's headers.
+        Role::Tool if edit => {
+            crate::tui::diff::result_lines(text, width, "  │ ", super::COLLAPSED_LINES, theme)
+        }
+        Role::Tool => {
+            let style = if m.is_error {
+                theme.error()
+            } else {
+                theme.text()
+            };
+            let text = crate::tui::denial::shown(text);
+            let rows = output_lines(&text, width, "  │ ", style, theme);
+            capped(rows, expanded, "  │ ", theme)
+        }
+        Role::User => user_text_lines(&clean, body_w, expanded, theme),
+        Role::Assistant | Role::System => {
+            markdown::render_with(&clean, body_w, theme, theme.text(), false)
+                .into_iter()
+                .map(|l| {
+                    let mut spans = vec![Span::raw("  ")];
+                    spans.extend(l.spans);
+                    Line::from(spans)
+                })
+                .collect()
+        }
+    }
+}
+
+/// Whether a message has nothing to show: no text but blanks, no reasoning, no image.
+fn is_blank(m: &Message) -> bool {
+    m.parts.iter().all(|p| match p {
+        Part::Text { text } => text.trim().is_empty(),
+        Part::Reasoning { text, .. } => text.trim().is_empty(),
+        Part::Image { .. } => false,
+    })
+}
+
+/// A user message of more lines than this shows only its first [`USER_LINES_CUT`] until it is
+/// expanded.
+const USER_LINES: usize = 40;
+/// Lines of a long user message shown while it is collapsed.
+const USER_LINES_CUT: usize = 12;
+
+/// What a hook added to a prompt starts with (`runtime::agent::gate::context_parts`).
+const HOOK_CONTEXT: &str = "[context from a hook]\n";
+
+/// A user message's text part: what was typed (markdown, its line breaks kept), then each
+/// `@path` attachment and each hook's context as a one-line chip, their text shown only when
+/// the message is expanded.
+pub fn user_text_lines(
+    clean: &str,
+    body_w: usize,
+    expanded: bool,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    let chip = |head: String, lines: usize, out: &mut Vec<Line<'static>>| {
+        let mut spans = vec![
+            Span::raw("  "),
+            Span::styled(format!("[{head}]"), theme.accent()),
+        ];
+        if !expanded && lines > 0 {
+            let n = lines;
+            spans.push(Span::styled(
+                format!(
+                    "  {n} line{} · expand to read",
+                    if n == 1 { "" } else { "s" }
+                ),
+                theme.dim(),
+            ));
+        }
+        out.push(Line::from(spans));
+    };
+    let body = |text: &str, out: &mut Vec<Line<'static>>| {
+        if expanded {
+            let rows = output_lines(text, body_w + 2, "  │ ", theme.text(), theme);
+            out.extend(rows.into_iter().flatten());
+        }
+    };
+    if let Some(context) = clean.strip_prefix(HOOK_CONTEXT) {
+        chip(
+            "context from a hook".into(),
+            context.lines().count(),
+            &mut out,
+        );
+        body(context, &mut out);
+        return out;
+    }
+    let (typed, blocks) = crate::tui::attachment::split(clean);
+    if !typed.trim().is_empty() {
+        // A long message (a big paste sent whole) shows its beginning until expanded; only
+        // that much is laid out.
+        let total = typed.lines().count();
+        let cut = !expanded && total > USER_LINES;
+        let shown = if cut {
+            typed
+                .lines()
+                .take(USER_LINES_CUT)
+                .collect::<Vec<_>>()
+                .join("\n")
+        } else {
+            typed.to_string()
+        };
+        for l in markdown::render_with(&shown, body_w, theme, theme.text(), true) {
+            let mut spans = vec![Span::raw("  ")];
+            spans.extend(l.spans);
+            out.push(Line::from(spans));
+        }
+        if cut {
+            out.push(Line::from(Span::styled(
+                format!(
+                    "  … {} more lines · expand to read",
+                    crate::format::thousands((total - USER_LINES_CUT) as u64)
+                ),
+                theme.dim(),
+            )));
+        }
+    }
+    for b in blocks {
+        chip(
+            b.head.to_string(),
+            b.body.map_or(0, |t| t.lines().count()),
+            &mut out,
+        );
+        if let Some(text) = b.body {
+            body(text, &mut out);
+        }
+    }
+    out
+}
+
 /// A message's head line: who wrote it, its marks (cancelled, denied, error, injected), its
 /// seq and its tokens.
 fn message_head(m: &Message, tools: &HashMap<String, String>, theme: &Theme) -> Line<'static> {
@@ -163,8 +300,7 @@ fn message_head(m: &Message, tools: &HashMap<String, String>, theme: &Theme) -> 
     if m.is_error {
         // The runtime's words for calls that never ran: the same states the live cards show.
         let text = m.text();
-        let (mark, style) = if m.role == Role::Tool && text.starts_with("The user denied this call")
-        {
+        let (mark, style) = if m.role == Role::Tool && crate::tui::denial::is_denial(&text) {
             ("  ⊘ denied", theme.error())
         } else if m.role == Role::Tool && text.starts_with("Not run:") {
             ("  ! interrupted", theme.warn())
@@ -203,6 +339,7 @@ fn decision_lines(m: &Message, theme: &Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     if let Some(p) = crate::runtime::agent::Permission::of_metadata(Some(meta))
         && (p.by == "rule" || p.by == "hook")
+        && !crate::tui::denial::decision_repeats(&p)
     {
         out.push(Line::from(Span::styled(
             format!("  {}", sanitize::line(&p.describe())),

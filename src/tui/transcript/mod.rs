@@ -14,7 +14,7 @@ use crate::session::Message;
 mod message;
 mod tool;
 
-pub use message::message_lines;
+pub use message::{message_lines, user_text_lines};
 pub use tool::args_summary;
 
 /// What the runtime appends to the output of a command the user's cancel killed.

@@ -60,40 +60,43 @@ fn session_tokens(app: &App) -> u64 {
         .map_or(0, |h| h.token_input_total + h.token_output_total)
 }
 
-/// Dollars of the session's priced model calls, and of the turn shown (running or just
-/// finished) when it has any: `$0.04 turn · $0.17 session`. `None` while no call had a price
-/// (tokens only, never a made-up dollar).
-fn dollars(app: &App) -> Option<String> {
-    let session = app
+/// Dollars of the turn shown (running or just finished) when it has any, and of the
+/// session's priced model calls: (`$0.04`, `$0.17`), read `$0.04 turn · $0.17 session`.
+/// `None` while no call had a price (tokens only, never a made-up dollar).
+fn dollars(app: &App) -> (Option<String>, Option<String>) {
+    let Some(session) = app
         .browse
         .detail
         .as_ref()
         .and_then(|d| d.header.as_ref())
         .and_then(|h| h.ledger.as_ref())
-        .and_then(|l| l.usage.cost_usd)?;
-    let mut s = String::new();
-    if let Some(l) = app.live_here() {
-        let turn = session - l.cost_at_start.unwrap_or(0.0);
-        if turn > 0.0 {
-            crate::format::push_usd(&mut s, turn);
-            s.push_str(" turn · ");
-        }
-    }
-    crate::format::push_usd(&mut s, session);
-    s.push_str(" session");
-    Some(s)
+        .and_then(|l| l.usage.cost_usd)
+    else {
+        return (None, None);
+    };
+    let turn = app
+        .live_here()
+        .map(|l| session - l.cost_at_start.unwrap_or(0.0))
+        .filter(|t| *t > 0.0)
+        .map(crate::format::usd);
+    (turn, Some(crate::format::usd(session)))
 }
 
 /// The agent line: the failure of the last turn in words, else model, gauge and the rest.
 fn agent_line(app: &App, width: usize) -> Line<'static> {
     let t = &app.theme;
     if let Some(e) = app.live_here().and_then(|l| l.error.as_ref()) {
-        let full = format!(" ✗ {} ", sanitize::line(e));
+        let retry = if app.conv.retry_offered(app.browse.detail.as_ref()) {
+            "· Enter retries "
+        } else {
+            ""
+        };
+        let full = format!(" ✗ {} {retry}", sanitize::line(e));
         // Too long for the border: the whole of it is wrapped at the end of the transcript.
         let shown = if unicode_width::UnicodeWidthStr::width(full.as_str()) <= width {
             full
         } else {
-            " ✗ the turn failed: why is written above ".to_string()
+            format!(" ✗ the turn failed: why is written above {retry}")
         };
         return Line::from(Span::styled(fit(&shown, width), t.error()));
     }
@@ -111,15 +114,19 @@ fn agent_line(app: &App, width: usize) -> Line<'static> {
         app.approval(),
         t,
     );
+    // Too narrow for all of it: the gauge, tokens and budget go before the policy, the
+    // sandbox and the dollars; what still does not fit is cut at the end.
     let mut out = vec![Span::raw(" ")];
     let mut used = 2;
-    for (s, st) in spans {
-        let w = unicode_width::UnicodeWidthStr::width(s.as_str());
+    for p in live::fit_status(spans, width.saturating_sub(2)) {
+        let w = unicode_width::UnicodeWidthStr::width(p.text.as_str());
         if used + w > width {
+            let room = width.saturating_sub(used);
+            out.push(Span::styled(fit(&p.text, room), p.style));
             break;
         }
         used += w;
-        out.push(Span::styled(s, st));
+        out.push(Span::styled(p.text, p.style));
     }
     out.push(Span::raw(" "));
     Line::from(out)
@@ -363,6 +370,9 @@ fn queue_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
     // At most a third of the transcript's rows.
     let shown = n.min((area.height / 3).saturating_sub(1).max(1) as usize);
     let state = match app.conv.queue_held(Some(d)) {
+        Some(why) if app.conv.retry_offered(Some(d)) => {
+            format!(" · held: {why}; Enter on an empty editor retries it, then the queue goes on")
+        }
         Some(why) => format!(" · held: {why}; Enter on an empty editor sends the next"),
         None if app.turn_active() => " · sent one at a time when the turn ends".to_string(),
         None => String::new(),
@@ -439,6 +449,11 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
             "running in another process: shown live, read-only".to_string(),
             t.warn(),
         )
+    } else if app.conv.retry_offered(app.browse.detail.as_ref()) && app.conv.composer.is_empty() {
+        (
+            "the last turn failed: Enter retries it".to_string(),
+            t.warn(),
+        )
     } else {
         ("Tab completes /commands".to_string(), t.dim())
     };
@@ -470,6 +485,12 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         );
         return;
     }
-    // The editor holds only neutralised text (typed characters, sanitised pastes).
-    frame.render_widget(app.conv.composer.area(), inner);
+    // The editor holds only neutralised text (typed characters, sanitised pastes). While a
+    // turn runs here, Alt-Enter steers it: the empty editor says so.
+    let placeholder = if app.live_here().is_some_and(|l| !l.finished) {
+        crate::tui::composer::PLACEHOLDER_TURN
+    } else {
+        crate::tui::composer::PLACEHOLDER
+    };
+    frame.render_widget(app.conv.composer.area_with(placeholder).as_ref(), inner);
 }

@@ -68,10 +68,11 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     let a = if app.layout.size == size {
         &app.layout
     } else {
-        computed = Layout::compute(
+        computed = Layout::compute_with_status(
             app.screen,
             app.browse.list.filter.is_some(),
             app.conv.composer.rows(),
+            app.status_rows(),
             size,
         );
         &computed
@@ -161,14 +162,17 @@ fn status_line(frame: &mut Frame<'_>, app: &App, area: Rect) {
         frame.set_cursor_position((x.min(area.right().saturating_sub(1)), area.y));
         return;
     }
-    let line = match &app.status {
-        Some(s) => Line::from(Span::styled(
-            format!(" {}", s.text),
-            if s.error { t.error() } else { t.text() },
-        )),
-        None => Line::default(),
-    };
-    frame.render_widget(Paragraph::new(line), area);
+    // A message too long for the width wraps onto the rows the layout gave it; past those
+    // its last row ends with "…".
+    let mut lines = app.status_lines();
+    let rows = area.height.max(1) as usize;
+    if lines.len() > rows {
+        lines.truncate(rows);
+        if let Some(last) = lines.last_mut() {
+            last.spans.push(Span::styled(" …", t.dim()));
+        }
+    }
+    frame.render_widget(Paragraph::new(lines), area);
 }
 
 /// What the bar offers where the keyboard is: the focused pane, its tab, the dialog. The last

@@ -517,7 +517,7 @@ fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call()
 }
 
 #[test]
-fn compact_command_replaces_the_transcript() {
+fn compact_command_keeps_the_transcript_and_the_model_is_sent_the_summary() {
     let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::text("one"),
@@ -533,14 +533,31 @@ fn compact_command_replaces_the_transcript() {
     );
     let o = env.run(&srv, &["compact", "last"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("4 messages → 3"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(
+            "the model is now sent a summary of 2 messages and the last 2; all 5 stay in the transcript"
+        ),
+        "{}",
+        stdout(&o)
+    );
     let ex = env.export("last");
     assert_eq!(
         find(&ex, "task_state").unwrap()["summary"],
         "The user said hi twice."
     );
+    // Every message stays: exported, searchable, shown.
+    let texts: Vec<&str> = ex["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["parts"][0]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts[..4], ["hi", "one", "hi again", "two"]);
+    assert!(texts[4].contains("The user said hi twice."), "{}", texts[4]);
+    let found = env.cmd(None, &["search", "again"]).output().unwrap();
+    assert!(stdout(&found).contains("hi again"), "{}", stdout(&found));
     let s = env.show("last");
-    assert_eq!(s["message_count"], 3);
+    assert_eq!(s["message_count"], 5);
     // Compaction keeps the lifetime usage (the summary's call included): the tokens are the
     // ledger's.
     assert_ne!(s["tokens"]["input"], 0);
@@ -874,7 +891,7 @@ fn continuing_a_finished_plan_run_says_nothing_was_run() {
 }
 
 #[test]
-fn after_compact_the_summary_is_not_later_than_the_tail_and_its_headings_nest() {
+fn after_compact_the_export_reads_in_time_order_and_the_summary_headings_nest() {
     let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::text("one"),
@@ -898,7 +915,7 @@ fn after_compact_the_summary_is_not_later_than_the_tail_and_its_headings_nest() 
         .iter()
         .map(|m| chrono::DateTime::parse_from_rfc3339(m["created_at"].as_str().unwrap()).unwrap())
         .collect();
-    assert_eq!(times.len(), 3);
+    assert_eq!(times.len(), 5, "nothing was removed");
     assert!(
         times.windows(2).all(|w| w[0] <= w[1]),
         "the export reads in time order: {times:?}"

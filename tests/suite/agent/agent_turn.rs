@@ -520,7 +520,7 @@ fn dangling_calls_rerun_exactly_the_unanswered_ones() {
 }
 
 #[test]
-fn compaction_replaces_the_transcript_and_a_failed_summary_changes_nothing() {
+fn compaction_keeps_every_message_and_a_failed_summary_changes_nothing() {
     let env = Env::new(KEY, "");
     let srv = ScriptedServer::start(vec![
         Reply::text("first answer"),
@@ -548,16 +548,28 @@ fn compaction_replaces_the_transcript_and_a_failed_summary_changes_nothing() {
     );
 
     let c = agent.compact(&id).unwrap();
-    assert_eq!((c.before, c.after), (4, 3));
+    assert_eq!((c.summarised, c.kept, c.stored), (2, 2, 5));
+    // Nothing was removed: the four messages, then the summary naming where the model's
+    // context starts (the kept tail: "second" on).
     let s = env.sessions().load(&id).unwrap();
-    assert_eq!(s.messages[0].role, Role::System);
-    assert!(
-        s.messages[0]
-            .text()
-            .contains("SUMMARY: the user asked twice.")
+    let texts: Vec<String> = s.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(
+        texts[..4],
+        before.messages.iter().map(|m| m.text()).collect::<Vec<_>>()[..]
     );
-    assert_eq!(s.messages[1].text(), "second");
-    assert_eq!(s.messages[2].text(), "second answer");
+    assert_eq!(s.messages[4].role, Role::System);
+    assert_eq!(s.messages[4].seq, 5);
+    assert!(
+        texts[4].contains("SUMMARY: the user asked twice."),
+        "{}",
+        texts[4]
+    );
+    assert!(texts[4].contains("the messages from #3 on"), "{}", texts[4]);
+    assert_eq!(s.messages[4].context_from(), Some(3));
+    // The model's context: the tail and the summary, not what it stands for.
+    let ctx = env.sessions().load_context(&id).unwrap();
+    let seqs: Vec<i64> = ctx.messages.iter().map(|m| m.seq).collect();
+    assert_eq!(seqs, [3, 4, 5]);
     assert_eq!(
         s.header.task_state.unwrap()["summary"],
         "SUMMARY: the user asked twice."
@@ -664,7 +676,11 @@ fn automatic_compaction_past_the_share_of_the_window() {
     );
     assert!(
         !third.to_string().contains("big answer"),
-        "old turns were replaced"
+        "the summary stands for the old turns in the request"
+    );
+    assert!(
+        s.messages.iter().any(|m| m.text() == "big answer"),
+        "and they stay in the transcript"
     );
 }
 
@@ -1194,7 +1210,8 @@ fn a_transcript_too_long_for_the_window_is_summarised_in_pieces_that_fit() {
         .append(&id, &msgs, &AppendMeta::default())
         .unwrap();
     let c = agent.compact(&id).unwrap();
-    assert!(c.after < c.before, "{c:?}");
+    assert!(c.kept < c.summarised, "{c:?}");
+    assert_eq!(c.stored, 21, "every message stays: {c:?}");
     let reqs = srv.requests();
     // The whole transcript overflowed (streamed: empty; unstreamed: the numbers), then pieces.
     assert_eq!(reqs[0].json()["stream"], true);
@@ -1266,8 +1283,15 @@ fn a_turn_past_the_window_compacts_once_and_asks_again() {
         "{}",
         compacting[0]
     );
+    // What the model is sent shrank; every message stays stored.
+    let ctx = env.sessions().load_context(&id).unwrap();
+    assert!(ctx.messages.len() < 20, "compacted: {}", ctx.messages.len());
     let s = env.sessions().load(&id).unwrap();
-    assert!(s.messages.len() < 20, "compacted: {}", s.messages.len());
+    assert_eq!(
+        s.messages.iter().filter(|m| !m.is_compaction()).count(),
+        42,
+        "the 40 messages, the prompt and its answer"
+    );
     let users: Vec<String> = s
         .messages
         .iter()

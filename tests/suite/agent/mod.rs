@@ -4,6 +4,7 @@ mod agent_provider;
 mod agent_run;
 mod agent_tty;
 mod agent_turn;
+mod compaction;
 mod plan_run;
 mod project_context;
 mod rules_attacks;

@@ -163,11 +163,21 @@ fn rewinding_to_the_second_turn_restores_bytes_and_modes_and_keeps_the_original(
     // The fork continues from just before it.
     let fork = env.shown(&new_id);
     assert_eq!(fork["parent_id"], id.as_str());
-    assert_eq!(fork["title"], "↺ first", "the list marks it");
+    assert_eq!(
+        fork["title"],
+        format!("↺ before #{} · first", turns[1]),
+        "the list marks it and says where it went back to"
+    );
     assert_eq!(fork["message_count"], turns[1] - 1);
 
-    // Back to the first turn, from the original: the first turn's changes go too.
-    ok(env.nc(&["rewind", &id, "--to", &turns[0].to_string(), "--yes"]));
+    // Back to the first turn, from the original: the first turn's changes go too, and the
+    // second fork's title tells it from the first.
+    let o = env.nc(&["rewind", &id, "--to", &turns[0].to_string(), "--yes"]);
+    let second = ok(o).trim().to_string();
+    assert_eq!(
+        env.shown(&second)["title"],
+        format!("↺ before #{} · first", turns[0])
+    );
     assert_eq!(env.file("a.txt"), Some((b"alpha\n".to_vec(), 0o640)));
     assert_eq!(env.file("new1.txt"), None);
 }

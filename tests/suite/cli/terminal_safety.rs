@@ -195,7 +195,13 @@ fn tui_draws_hostile_text_as_visible_characters() {
     assert_terminal_untouched(&bytes, &watch, "list and detail tabs");
     assert!(screen.contains("pwn"), "{screen}");
     // The conversation view of the hostile session.
-    let (bytes, screen, watch) = run_tui(&env, &["--resume", &id], "searchable", &["k", "k"]);
+    // (PgUp scrolls; typed text would be cleared by the first Ctrl-C instead of quitting.)
+    let (bytes, screen, watch) = run_tui(
+        &env,
+        &["--resume", &id],
+        "searchable",
+        &["\x1b[5~", "\x1b[5~"],
+    );
     assert_terminal_untouched(&bytes, &watch, "conversation view");
     assert!(
         screen.contains("^[") || screen.contains("pwned"),

@@ -1,6 +1,8 @@
 //! The TUI: snapshots, filter, live turns, plans, fuzzing, a real terminal, panics.
 
+mod tui_chips;
 mod tui_demo;
+mod tui_editor_pty;
 mod tui_filter;
 mod tui_find_copy;
 mod tui_fuzz;
@@ -12,4 +14,5 @@ mod tui_pty;
 mod tui_queue;
 mod tui_rewind;
 mod tui_snapshots;
+mod tui_status;
 mod tui_trust;

@@ -494,3 +494,34 @@ fn resume_picks_another_session_without_leaving_the_conversation() {
     assert!(s.contains("what about invoices"), "{s}");
     assert!(h.status().contains("Switched to session"), "{}", h.status());
 }
+
+/// `/resume` finds a session by the id it shows (a prefix, as `--resume` takes), also when
+/// its title is one many sessions share (rewinds of one session).
+#[test]
+fn resume_filters_by_id_prefix() {
+    let mut h = H::with(vec![user("first session's question")], true);
+    let elsewhere = h._env.sessions();
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let s = elsewhere
+            .new_session(NewSession {
+                title: "Same title".into(),
+                ..NewSession::default()
+            })
+            .unwrap();
+        elsewhere
+            .append(&s.id, &[user("a question")], &AppendMeta::default())
+            .unwrap();
+        ids.push(s.id);
+    }
+    let fx = h.app.tick();
+    h.run(fx);
+    h.submit("/resume");
+    let want = &ids[1];
+    h.chars(&want[..6]);
+    let s = h.screen();
+    assert!(s.contains("1 match"), "{s}");
+    assert!(s.contains(&want[..8]), "{s}");
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.browse.detail.as_ref().unwrap().id, *want);
+}

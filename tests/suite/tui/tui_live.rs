@@ -21,23 +21,25 @@ use neocode::tui::live::AgentInfo;
 use neocode::tui::views;
 use neocode::tui::{Intent, Outcome};
 
-const NOW: i64 = 1_748_779_200_000;
+pub(super) const NOW: i64 = 1_748_779_200_000;
 
-struct H {
-    app: App,
-    rt: Sessions,
-    id: String,
-    root: String,
-    turns: Vec<TurnEffect>,
+/// The live conversation of one session on `TestBackend` (other modules of the TUI's tests
+/// use it too).
+pub(super) struct H {
+    pub(super) app: App,
+    pub(super) rt: Sessions,
+    pub(super) id: String,
+    pub(super) root: String,
+    pub(super) turns: Vec<TurnEffect>,
     env: Env,
 }
 
 impl H {
-    fn new() -> H {
+    pub(super) fn new() -> H {
         H::with_messages(1)
     }
 
-    fn with_messages(n: usize) -> H {
+    pub(super) fn with_messages(n: usize) -> H {
         let env = Env::new();
         let loc = env.location();
         let rt = env.sessions();
@@ -85,22 +87,22 @@ impl H {
         me
     }
 
-    fn ev(&mut self, e: TurnEvent) {
+    pub(super) fn ev(&mut self, e: TurnEvent) {
         let effects = self.app.on_turn(e);
         self.run(effects);
     }
 
-    fn outcome(&mut self, o: Outcome) {
+    pub(super) fn outcome(&mut self, o: Outcome) {
         let effects = self.app.on_outcome(o);
         self.run(effects);
     }
 
-    fn screen(&self) -> String {
+    pub(super) fn screen(&self) -> String {
         views::draw_to_text(&self.app).replace(&self.root, "[WORKSPACE]")
     }
 
     /// Sends a message and plays `Started`.
-    fn send(&mut self, text: &str) {
+    pub(super) fn send(&mut self, text: &str) {
         self.submit(text);
         let start = self.turns.pop().expect("a turn effect");
         assert_eq!(
@@ -125,7 +127,7 @@ fn call(id: &str, name: &str, args: &str) -> ToolCall {
     }
 }
 
-fn tool(h: &mut H, id: &str, name: &str, args: &str, kind: ToolKind, summary: &str) {
+pub(super) fn tool(h: &mut H, id: &str, name: &str, args: &str, kind: ToolKind, summary: &str) {
     h.ev(TurnEvent::ToolCall {
         call: call(id, name, args),
         kind,
@@ -134,7 +136,7 @@ fn tool(h: &mut H, id: &str, name: &str, args: &str, kind: ToolKind, summary: &s
 }
 
 /// The result of call `id`, stored at `seq`.
-fn result(h: &mut H, id: &str, text: &str, is_error: bool, seq: i64) {
+pub(super) fn result(h: &mut H, id: &str, text: &str, is_error: bool, seq: i64) {
     h.ev(TurnEvent::ToolResult {
         call_id: id.into(),
         text: text.into(),
@@ -545,6 +547,35 @@ fn always_is_not_offered_where_no_rule_can_allow_the_call() {
             reason: None
         }))
     );
+}
+
+#[test]
+fn the_queue_panel_drops_a_message_once_it_is_sent() {
+    let mut h = H::new();
+    h.send("Explain it");
+    h.submit("then this");
+    assert!(h.screen().contains("1. next  then this"), "{}", h.screen());
+    h.ev(TurnEvent::Finished {
+        reason: FinishReason::Completed,
+        usage: Usage::default(),
+    });
+    assert!(
+        h.turns.iter().any(|t| matches!(
+            t,
+            TurnEffect::StartQueued { text, .. } if text == "then this"
+        )),
+        "{:?}",
+        h.turns
+    );
+    // Sent: the live cell shows it, the panel no longer lists it, also when a read of the
+    // session lands before the turn stored it (the row still reads as waiting then).
+    let id = h.id.clone();
+    h.ev(TurnEvent::Started { session_id: id });
+    assert_eq!(h.rt.queued(&h.id).unwrap().len(), 1, "not stored yet");
+    let s = h.screen();
+    assert!(!s.contains("Queued (1)"), "{s}");
+    assert!(!s.contains("1. next  then this"), "{s}");
+    assert!(s.contains("then this"), "the live cell shows it:\n{s}");
 }
 
 #[test]
@@ -1336,7 +1367,7 @@ fn a_card_says_which_rule_let_its_call_run() {
 }
 
 /// The session's ledger as a turn leaves it: `cost` dollars so far.
-fn spent(h: &H, cost: Option<f64>) {
+pub(super) fn spent(h: &H, cost: Option<f64>) {
     let mut ledger = neocode::session::RuntimeLedger::default();
     ledger.usage.input_tokens = 1000;
     ledger.usage.cost_usd = cost;

@@ -290,8 +290,11 @@ fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
     let mut pty = compose(&home, &ws, &base, 40, 120);
     pty.keys("a message");
     pty.wait_for("a message");
-    // Enter waits for the settings; the loop does not: Ctrl-C still quits.
+    // Enter waits for the settings; the loop does not: Ctrl-C still clears the editor, and
+    // the next one quits.
     pty.keys("\r");
+    pty.keys("\x03");
+    pty.wait_for("Message cleared");
     assert_eq!(quit(&mut pty, 10), 0);
     assert_eq!(srv.request_count(), 0);
 }
@@ -591,5 +594,151 @@ fn model_says_when_the_server_does_not_list_the_name() {
     submit(&mut pty, "/model big-model");
     let s = pty.wait_for("This session uses big-model from its next turn (kept with it");
     assert!(!s.contains("does not list big-model"), "{s}");
+    assert_eq!(quit(&mut pty, 30), 0);
+}
+
+#[test]
+fn compact_in_the_tui_keeps_the_transcript_on_screen_and_in_the_store() {
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
+    let srv = ScriptedServer::start(vec![
+        Reply::text("The first answer, about kiwis."),
+        Reply::text("Second answer."),
+        Reply::text("SUMMARY: kiwis, then a second question."),
+        Reply::text("Third answer, after the summary."),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let mut pty = compose(&home, &ws, &base, 35, 120);
+    pty.wait_for("scripted-model");
+    submit(&mut pty, "Tell me about kiwis");
+    pty.wait_for("The first answer, about kiwis.");
+    pty.wait_for("Done in");
+    submit(&mut pty, "And then?");
+    pty.wait_for("Second answer.");
+    pty.wait_for("Done in");
+    submit(&mut pty, "/compact");
+    let s = pty.wait_for("stay in the transcript");
+    assert!(
+        s.contains("Compacted: the model is now sent a summary of 2 messages and the last 2"),
+        "{s}"
+    );
+    // The messages the summary stands for are still on screen, the summary after them.
+    let s = pty.wait_for("Compaction summary");
+    assert!(s.contains("Tell me about kiwis"), "{s}");
+    assert!(s.contains("The first answer, about kiwis."), "{s}");
+    submit(&mut pty, "Go on");
+    pty.wait_for("Third answer, after the summary.");
+    pty.wait_for("Done in");
+    assert_eq!(quit(&mut pty, 30), 0);
+    // The model was sent the summary and the tail; the store kept everything.
+    let last = srv.requests()[3].json().to_string();
+    assert!(
+        last.contains("SUMMARY: kiwis") && !last.contains("about kiwis."),
+        "{last}"
+    );
+    let rt = env.sessions();
+    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    let texts: Vec<String> = rt
+        .load(&id)
+        .unwrap()
+        .messages
+        .iter()
+        .map(|m| m.text())
+        .collect();
+    assert_eq!(texts.len(), 7, "{texts:?}");
+    assert_eq!(texts[1], "The first answer, about kiwis.");
+}
+
+#[test]
+fn a_queue_held_by_a_failed_turn_is_not_sent_after_a_restart_without_asking() {
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
+    let srv = ScriptedServer::start(vec![
+        Reply::error(400, "the request was refused"),
+        Reply::text("Answered on retry."),
+        Reply::text("Sent once you asked."),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let neocode = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .env("NEOCODE_HOME", &home)
+            .env("NEOCODE_BASE_URL", &base)
+            .env("NEOCODE_MODEL", "scripted-model")
+            .env("NEOCODE_API_KEY", "")
+            .arg("--workdir")
+            .arg(&ws)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // A turn fails; a message is queued behind it (from another process, as a queue held in
+    // a TUI that quit leaves it).
+    assert!(!neocode(&["run", "first question"]).status.success());
+    let rt = env.sessions();
+    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    assert_eq!(rt.header(&id).unwrap().status, Status::Failed);
+    assert!(
+        neocode(&["run", "--resume", &id, "--queue", "then this"])
+            .status
+            .success()
+    );
+    // Opened again: the queue is held, says why, and nothing is sent.
+    let mut pty = Pty::spawn(&home, &ws, &["--resume", &id], &model_env(&base), 35, 120);
+    let s = pty.wait_for("held: the last turn failed");
+    assert!(s.contains("1. next  then this"), "{s}");
+    assert!(s.contains("Enter retries"), "{s}");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(srv.request_count(), 1, "nothing sent without asking");
+    assert_eq!(rt.queued(&id).unwrap().len(), 1);
+    // Enter on the empty editor retries the failed turn, then the queue goes on; the panel
+    // drops the message once it is sent.
+    pty.keys("\r");
+    pty.wait_for("Answered on retry.");
+    let s = pty.wait_for("Sent once you asked.");
+    assert!(!s.contains("Queued (1)"), "{s}");
+    pty.wait_for("Done in");
+    assert_eq!(quit(&mut pty, 30), 0);
+    assert!(rt.queued(&id).unwrap().is_empty());
+    assert_eq!(srv.request_count(), 3);
+}
+
+#[test]
+fn a_hook_denial_reads_denied_once_not_as_an_error_three_times() {
+    let env = Env::new();
+    let (home, ws) = (env.home.clone(), env.workdir);
+    std::fs::create_dir_all(&home).unwrap();
+    // The user's own hook (no reason on stderr): it denies every command.
+    std::fs::write(
+        home.join("hooks.json"),
+        serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "run_command", "hooks": [
+            {"type": "command", "command": "test guard-marker && exit 2"}]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("c1", "run_command", r#"{"command":"touch ran.txt"}"#)]),
+        Reply::text("Understood, not running it."),
+    ])
+    .unwrap();
+    let base = srv.base_url();
+    let mut pty = compose(&home, &ws, &base, 35, 120);
+    pty.wait_for("scripted-model");
+    submit(&mut pty, "touch ran.txt");
+    pty.wait_for("Understood, not running it.");
+    let s = pty.wait_for("Done in");
+    assert!(!ws.join("ran.txt").exists());
+    assert!(s.contains("⊘ denied"), "{s}");
+    assert!(!s.contains("✗ error"), "{s}");
+    assert!(
+        s.contains("Denied by a PreToolUse hook (it gave no reason)."),
+        "{s}"
+    );
+    assert_eq!(
+        s.matches("guard-marker").count(),
+        1,
+        "the command once:\n{s}"
+    );
     assert_eq!(quit(&mut pty, 30), 0);
 }

@@ -160,6 +160,9 @@ fn ctrl_e_takes_the_last_queued_message_back_into_the_editor() {
     std::thread::sleep(Duration::from_millis(500));
     let s = pty.screen();
     assert!(!s.contains("You  #3"), "nothing was sent:\n{s}");
+    // The first Ctrl-C clears the editor's text, the second quits.
+    pty.keys("\x03");
+    pty.wait_for("Message cleared");
     pty.keys("\x03");
     pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
     let dir = kept_demo(&tmp);

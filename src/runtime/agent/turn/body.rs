@@ -96,8 +96,12 @@ impl Turn {
             }
             self.append(msg, update)?;
         }
-        // Read whole once; before each model call only what changed since is read.
-        let mut session = self.sessions.load(&self.session_id).map_err(store_failed)?;
+        // The model's context read once (the messages a compaction summarised stay stored but
+        // are not read); before each model call only what changed since is read.
+        let mut session = self
+            .sessions
+            .load_context(&self.session_id)
+            .map_err(store_failed)?;
         let mut fresh = true;
         let mut stop_active = false;
         let mut warned_size = false;
@@ -111,7 +115,8 @@ impl Turn {
                 self.catch_up(&mut session)?;
             }
             fresh = false;
-            match session.messages.last() {
+            // A compaction's summary at the end answers nothing: what came before it waits.
+            match session.messages.iter().rev().find(|m| !m.is_compaction()) {
                 Some(m) if m.role == Role::User || m.role == Role::Tool => {}
                 // A reply that was cut off is asked for again.
                 Some(m) if window::is_incomplete(m) => {}
@@ -165,7 +170,7 @@ impl Turn {
                 {
                     overflow_compacted = true;
                     let why = format!(
-                        "{}; compacting the transcript and asking again",
+                        "{}; compacting what the model is sent and asking again",
                         redact(&e.message, self.key())
                     );
                     if self.compact_now(&mut session, why)? {
@@ -189,6 +194,9 @@ impl Turn {
                     });
                 }
             };
+            // The call fit: a later overflow in this prompt (its tool results grew the context
+            // again) may compact once more.
+            overflow_compacted = false;
             ledger::add_model_call(&mut self.ledger, completion.usage);
             self.add_detail(&completion);
             if let Some(b) = &self.budget {
@@ -247,12 +255,15 @@ impl Turn {
         if !self.images.is_empty() || last_seq < 1 {
             return Ok(false);
         }
+        // The last messages: a compaction (of a retry that overflowed) may follow the prompt.
         let tail = self
             .sessions
-            .messages(&self.session_id, last_seq, last_seq)
+            .messages(&self.session_id, last_seq - 3, last_seq)
             .map_err(store_failed)?;
         Ok(tail
-            .last()
+            .iter()
+            .rev()
+            .find(|m| !m.is_compaction())
             .is_some_and(|m| m.role == Role::User && m.text() == prompt))
     }
 

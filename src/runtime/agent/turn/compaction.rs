@@ -5,20 +5,22 @@ use crate::runtime::agent::{FinishReason, TurnEvent, compact};
 use crate::session::{Role, Status};
 
 impl Turn {
-    /// Compacts the transcript when the last prompt filled the context window past the
-    /// threshold; the loaded session is read whole again afterwards.
+    /// Compacts the model's context when the last prompt filled the window past the
+    /// threshold; the loaded context is read again afterwards.
     pub(super) fn compact_if_full(&mut self, session: &mut crate::session::Session) -> Flow {
+        // A reply from before the latest compaction tells of the context before it.
         let last_prompt = session
             .messages
             .iter()
             .rev()
+            .take_while(|m| !m.is_compaction())
             .find(|m| m.role == Role::Assistant)
             // Cached prompt tokens are counted apart but fill the window all the same.
             .map_or(0, compact::prompt_tokens);
         let threshold = (self.settings.context_window as f64 * self.settings.compact_at) as u64;
         if last_prompt >= threshold && session.messages.len() > 2 {
             let message = format!(
-                "the last prompt used {last_prompt} of {} context tokens; compacting the transcript",
+                "the last prompt used {last_prompt} of {} context tokens; compacting what the model is sent (every message stays stored)",
                 self.settings.context_window
             );
             self.compact_now(session, message)?;
@@ -26,8 +28,8 @@ impl Turn {
         Ok(())
     }
 
-    /// Compacts the transcript now (telling why); true when it was replaced. The loaded
-    /// session is read whole again either way.
+    /// Compacts the model's context now (telling why); true when it was. The loaded context
+    /// is read again either way.
     pub(super) fn compact_now(
         &mut self,
         session: &mut crate::session::Session,
@@ -41,6 +43,7 @@ impl Turn {
             self.provider.as_mut(),
             &self.cancel,
             &self.meta,
+            self.settings.context_window,
         ) {
             Ok(c) => {
                 // Lifetime usage stays in the ledger; only context totals reset.
@@ -61,8 +64,11 @@ impl Turn {
                 false
             }
         };
-        // The transcript was replaced: read whole again.
-        *session = self.sessions.load(&self.session_id).map_err(store_failed)?;
+        // The model's context changed: read it again.
+        *session = self
+            .sessions
+            .load_context(&self.session_id)
+            .map_err(store_failed)?;
         Ok(done)
     }
 }

@@ -1,0 +1,173 @@
+//! The message editor and the conversation's keys in a real terminal (the binary in a pty, a
+//! scripted model on 127.0.0.1):
+//! a bracketed paste with the CR line breaks terminals send keeps its lines, a big paste is a
+//! chip whose whole text is sent, Ctrl-C with a draft clears it (↑ brings it back) before
+//! a second Ctrl-C quits, Enter on the empty editor retries a turn that failed, and F1 opens
+//! the help at the conversation's keys.
+
+use std::time::Duration;
+
+use crate::support::Env;
+use crate::support::pty::Pty;
+use neocode::runtime::scripted::{Reply, ScriptedServer};
+use neocode::session::{ListQuery, Role};
+
+/// The TUI on the scripted model, in a new conversation on an empty list.
+fn compose(env: &Env, base: &str, rows: u16, cols: u16) -> Pty {
+    let vars = [
+        ("NEOCODE_BASE_URL", base),
+        ("NEOCODE_MODEL", "scripted-model"),
+        ("NEOCODE_API_KEY", ""),
+    ];
+    let mut pty = Pty::spawn(&env.home, &env.workdir, &[], &vars, rows, cols);
+    pty.wait_for("0 sessions");
+    pty.keys("n");
+    pty.wait_for("scripted-model");
+    pty
+}
+
+/// `text` as a terminal pastes it with bracketed paste on.
+fn bracketed(text: &str) -> String {
+    format!("\x1b[200~{text}\x1b[201~")
+}
+
+fn user_texts(env: &Env) -> Vec<String> {
+    let rt = env.sessions();
+    let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
+    rt.messages(&id, 1, i64::MAX)
+        .unwrap()
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.text())
+        .collect()
+}
+
+#[test]
+fn a_terminal_paste_keeps_its_lines_and_a_big_one_is_a_chip_sent_whole() {
+    let env = Env::new();
+    let srv = ScriptedServer::start(vec![
+        Reply::text("Three lines came."),
+        Reply::text("The log came."),
+    ])
+    .unwrap();
+    let mut pty = compose(&env, &srv.base_url(), 35, 120);
+    // tmux, xterm, VTE and Alacritty send CR for each newline of a paste.
+    pty.keys(&bracketed("alpha\rbeta\rgamma"));
+    let s = pty.wait_for("gamma");
+    assert!(!s.contains("alphabetagamma"), "{s}");
+    let rows: Vec<&str> = s
+        .lines()
+        .filter(|l| l.contains("alpha") || l.contains("beta") || l.contains("gamma"))
+        .collect();
+    assert_eq!(rows.len(), 3, "one row each:\n{s}");
+    pty.keys("\r");
+    pty.wait_for("Three lines came.");
+    pty.wait_for("Done in");
+
+    // 5,000 lines (CRLF, as Windows Terminal sends them): a chip, not 5,000 rows.
+    let log: String = (0..5000)
+        .map(|i| format!("2026-01-01 12:00:00 worker {i:04} finished its batch\r\n"))
+        .collect();
+    pty.keys("why did these finish? ");
+    pty.keys(&bracketed(&log));
+    let s = pty.wait_for("[pasted 5,000 lines · 255 KB]");
+    assert!(
+        !s.contains("worker 4999"),
+        "the lines are not in the editor:\n{s}"
+    );
+    pty.keys("\r");
+    pty.wait_for("The log came.");
+    pty.wait_for("Done in");
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+
+    let texts = user_texts(&env);
+    assert_eq!(texts[0], "alpha\nbeta\ngamma");
+    let sent = &texts[1];
+    assert!(sent.starts_with("why did these finish? 2026-01-01 12:00:00 worker 0000"));
+    assert_eq!(sent.lines().count(), 5000, "its line breaks are kept");
+    assert!(!sent.contains('\r'));
+    // The model got the lines, not one 255 KB line.
+    let req = srv.requests()[1].json();
+    let content = req["messages"][3]["content"].as_str().unwrap().to_string();
+    assert_eq!(content.lines().count(), 5000);
+    assert!(content.contains("worker 4999 finished its batch"));
+}
+
+#[test]
+fn ctrl_c_clears_the_draft_which_up_brings_back_and_a_second_ctrl_c_quits() {
+    let env = Env::new();
+    let srv = ScriptedServer::start(vec![Reply::text("Got the draft.")]).unwrap();
+    let mut pty = compose(&env, &srv.base_url(), 24, 80);
+    pty.keys("a long thought I do not want to lose");
+    pty.wait_for("a long thought");
+    pty.keys("\x03");
+    let s = pty.wait_for("Message cleared");
+    assert!(!s.contains("a long thought"), "cleared:\n{s}");
+    // Still running: the draft comes back with ↑ and can be sent.
+    pty.keys("\x1b[A");
+    pty.wait_for("a long thought I do not want to lose");
+    pty.keys("\r");
+    pty.wait_for("Got the draft.");
+    pty.wait_for("Done in");
+    // Ctrl-Z undoes a clearing too.
+    pty.keys("second draft");
+    pty.wait_for("second draft");
+    pty.keys("\x03");
+    pty.wait_for("Message cleared");
+    pty.keys("\x1a");
+    pty.wait_for("second draft");
+    // With text, the first Ctrl-C clears; on the empty editor the next one quits.
+    pty.keys("\x03");
+    pty.wait_for("Message cleared");
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    assert_eq!(user_texts(&env), ["a long thought I do not want to lose"]);
+}
+
+#[test]
+fn enter_on_the_empty_editor_retries_a_failed_turn_and_says_so() {
+    let env = Env::new();
+    let srv = ScriptedServer::start(vec![
+        Reply::error(400, "the request was refused"),
+        Reply::text("Answered on the retry."),
+    ])
+    .unwrap();
+    let mut pty = compose(&env, &srv.base_url(), 24, 80);
+    pty.keys("hello\r");
+    let s = pty.wait_for("Enter retries");
+    assert!(s.contains("the request was refused"), "{s}");
+    assert!(s.contains("the last turn failed: Enter retries it"), "{s}");
+    pty.keys("\r");
+    pty.wait_for("Answered on the retry.");
+    pty.wait_for("Done in");
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    // The prompt was asked again, not stored twice.
+    assert_eq!(user_texts(&env), ["hello"]);
+    assert_eq!(srv.request_count(), 2);
+}
+
+#[test]
+fn f1_in_the_conversation_opens_the_help_at_the_conversation_keys() {
+    let env = Env::new();
+    let srv = ScriptedServer::start(vec![]).unwrap();
+    let mut pty = compose(&env, &srv.base_url(), 35, 120);
+    pty.keys("\x1bOP");
+    let s = pty.wait_for("Help");
+    assert!(s.contains("Conversation view"), "{s}");
+    assert!(
+        !s.contains("Session list and detail"),
+        "not at the list's keys:\n{s}"
+    );
+    // Any key closes it; from the list, F1 opens at the top.
+    pty.keys("x");
+    pty.keys("\x1b");
+    pty.wait_for("0 sessions");
+    pty.keys("\x1bOP");
+    let s = pty.wait_for("Session list and detail");
+    assert!(s.contains("Help"), "{s}");
+    pty.keys("x");
+    pty.keys("\x03");
+    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+}
