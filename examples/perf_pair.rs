@@ -17,8 +17,8 @@
 //! --spread-days` (and the SQLite shell reading the same columns from the same database, for
 //! reference); a one-delta `run` turn per wire API; a 10,000-delta turn; 20 `run_command true`
 //! round trips in one turn; a 50-turn session (one `run`, then 49 `run --continue`: each turn
-//! is a pair); the TUI in a pseudo-terminal while a reply streams at ~1,000 chunks/s (its CPU
-//! time from start to quit).
+//! is a pair); 50 turns in one `neocode bridge` process (CPU per turn); the TUI in a
+//! pseudo-terminal while a reply streams at ~1,000 chunks/s (its CPU time from start to quit).
 //!
 //! `serve` stands up the scripted server alone (its URL on the first line of standard output)
 //! for profiling one process by hand; it serves until standard input closes.
@@ -381,6 +381,77 @@ fn session_row(ctx: &Ctx, turns: usize) -> Row {
     }
 }
 
+/// `turns` chats in one `neocode bridge` process (what an editor plugin runs), each with the
+/// whole conversation so far; the process's CPU divided by the turns is one sample.
+fn bridge_row(ctx: &Ctx, turns: usize) -> Row {
+    let srv = ScriptedServer::start(Vec::new()).unwrap();
+    let places = [
+        place(&ctx.work, "bridge-old"),
+        place(&ctx.work, "bridge-new"),
+    ];
+    let run = |is_new: bool, _: usize| {
+        let p = &places[usize::from(is_new)];
+        srv.push((0..turns).map(|_| text_reply("chat", 60)));
+        let mut c = neocode(ctx.bin(is_new), &p.home, &p.ws);
+        with_server(&mut c, &srv, "chat");
+        c.arg("bridge")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let start = Instant::now();
+        let mut child = c.spawn().expect("spawn the bridge");
+        let mut to = child.stdin.take().unwrap();
+        let mut from = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut history: Vec<serde_json::Value> = Vec::new();
+        let mut session = String::new();
+        let mut line = String::new();
+        for i in 0..turns {
+            history.push(serde_json::json!({"role": "user", "content": format!("turn {i}")}));
+            let mut chat = serde_json::json!({"type": "chat", "request_id": format!("r{i}"),
+                "messages": history});
+            if !session.is_empty() {
+                chat["session_id"] = serde_json::json!(session);
+            }
+            writeln!(to, "{chat}").unwrap();
+            to.flush().unwrap();
+            let mut reply = String::new();
+            loop {
+                line.clear();
+                assert!(from.read_line(&mut line).unwrap() > 0, "the bridge ended");
+                let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+                match v["type"].as_str() {
+                    Some("session_init") => session = v["session_id"].as_str().unwrap().into(),
+                    Some("text_delta") => reply.push_str(v["text"].as_str().unwrap()),
+                    Some("finish") => {
+                        assert_eq!(v["reason"], "completed", "{line}");
+                        break;
+                    }
+                    Some("error") => panic!("the bridge said {line}"),
+                    _ => {}
+                }
+            }
+            history.push(serde_json::json!({"role": "assistant", "content": reply}));
+        }
+        drop(to);
+        let mut rest = Vec::new();
+        from.read_to_end(&mut rest).unwrap();
+        let (status, cpu_ms) = wait_rusage(child.id());
+        std::mem::forget(child);
+        assert_eq!(status, 0, "the bridge exited with {status}");
+        Sample {
+            wall_ms: ms(start.elapsed()) / turns as f64,
+            cpu_ms: cpu_ms / turns as f64,
+            first_ms: None,
+        }
+    };
+    let (old, new) = pairs(ctx.runs.div_ceil(3).max(2), run);
+    Row {
+        name: format!("{turns} turns in one `neocode bridge` process, per turn"),
+        old,
+        new,
+    }
+}
+
 /// The TUI in a pseudo-terminal: a new conversation, one prompt, a reply of `chunks` chunks
 /// one millisecond apart; CPU from start to quit.
 fn tui_row(ctx: &Ctx, chunks: usize) -> Row {
@@ -688,6 +759,10 @@ fn main() {
     if wanted("session-50") {
         eprintln!("perf_pair: session-50");
         rows.push(session_row(&ctx, 50));
+    }
+    if wanted("bridge-50") {
+        eprintln!("perf_pair: bridge-50");
+        rows.push(bridge_row(&ctx, 50));
     }
     if wanted("tui") {
         eprintln!("perf_pair: tui");
