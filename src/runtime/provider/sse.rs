@@ -668,7 +668,7 @@ mod tests {
                     choice.insert("delta".into(), Value::Array(delta.values().cloned().collect()));
                 }
                 Some(_) => {
-                    choice.insert("delta".into(), Value::Object(delta.clone()));
+                    choice.insert("delta".into(), Value::Object(delta));
                 }
                 None => {}
             }
