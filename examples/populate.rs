@@ -1,9 +1,14 @@
 //! Builds a large workspace for benchmarks and manual testing:
-//! `populate --home H --workdir W [--sessions 10000] [--messages 1000000] [--long 0]`
+//! `populate --home H --workdir W [--sessions 10000] [--messages 1000000] [--long 0]
+//! [--spread-days 0]`
 //!
 //! Sessions get realistic titles, a small plan, tool calls and token usage; `--messages` is
 //! spread evenly over them. `--long N` adds one more session holding N messages (for transcript
-//! scrolling). Everything goes through the runtime, as the agent would write it.
+//! scrolling). Everything goes through the runtime, as the agent would write it. With
+//! `--spread-days D` each session is then exported, its times moved back (the newest now, the
+//! oldest D days ago, a few minutes apart like real use) and imported again under its id, so
+//! that `--list` shows every kind of ACTIVE cell (minutes, hours, days, dates) as a user's
+//! list does, instead of "just now" on every row.
 // Tests, benchmarks and examples may unwrap: a failure there is the report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,9 +16,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use neocode::runtime::{Location, Sessions};
+use neocode::session::file::rfc3339;
 use neocode::session::{
     AppendMeta, NewMessage, NewSession, Part, Plan, Role, StateUpdate, Step, StepStatus,
-    StepUpdate, ToolCall, Usage, WorkspacePaths,
+    StepUpdate, Store, ToolCall, Usage, WorkspacePaths, now_ms,
 };
 
 const TOPICS: &[&str] = &[
@@ -107,6 +113,9 @@ fn main() {
         .parse()
         .expect("--messages");
     let long: u64 = arg("--long", Some("0")).parse().expect("--long");
+    let spread_days: u64 = arg("--spread-days", Some("0"))
+        .parse()
+        .expect("--spread-days");
     std::fs::create_dir_all(&workdir).expect("create workdir");
     let loc = Location {
         paths: WorkspacePaths::resolve(&home, &workdir).expect("workspace"),
@@ -114,6 +123,7 @@ fn main() {
     };
     let rt = Sessions::open(&loc).expect("open");
     let start = Instant::now();
+    let mut ids = Vec::new();
     let per = messages.checked_div(sessions).unwrap_or(0);
     let plan = Plan {
         steps: vec![
@@ -164,9 +174,13 @@ fn main() {
             .expect("step");
         }
         fill(&rt, &h.id, topic, per);
+        ids.push(h.id);
         if s % 1000 == 999 {
             eprintln!("{} sessions, {:.1}s", s + 1, start.elapsed().as_secs_f64());
         }
+    }
+    if spread_days > 0 {
+        spread(&loc.paths, &ids, spread_days);
     }
     if long > 0 {
         let h = rt
@@ -183,4 +197,30 @@ fn main() {
         rt.data_dir().display(),
         start.elapsed().as_secs_f64()
     );
+}
+
+/// Moves the sessions' times back over `days` (the last of `ids` newest), through export,
+/// delete and import of each session file.
+fn spread(paths: &WorkspacePaths, ids: &[String], days: u64) {
+    let store = Store::open(paths.clone()).expect("open store");
+    let now = now_ms();
+    let span = (days * 24 * 3600 * 1000) as i64;
+    let n = ids.len().max(1) as i64;
+    for (i, id) in ids.iter().enumerate() {
+        // Older sessions further back; the step grows a little with age, as activity thins.
+        let back = span * (n - 1 - i as i64) / n;
+        let updated = now - back - (i as i64 % 7) * 1_000;
+        let created = updated - 3_600_000 - (i as i64 % 13) * 60_000;
+        let mut doc = neocode::session::file::export(&store, id).expect("export");
+        doc.session.created_at = rfc3339(created);
+        doc.session.updated_at = rfc3339(updated);
+        for m in &mut doc.messages {
+            m.created_at = rfc3339(created + m.seq * 1_000);
+        }
+        store.delete(id).expect("delete");
+        neocode::session::file::import(&store, &doc, false).expect("import");
+        if i % 1000 == 999 {
+            eprintln!("{} sessions moved back in time", i + 1);
+        }
+    }
 }

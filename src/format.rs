@@ -40,6 +40,70 @@ where
     }
 }
 
+/// [`relative_time`] for many times in a row (a list): the cell is made once per value it
+/// can take (a minute, an hour, a day, a local date) and reused while the times give the
+/// same one, instead of formatting a date for every row of a long list.
+pub struct RelativeCells<Tz: TimeZone> {
+    now_ms: i64,
+    tz: Tz,
+    /// What decides the cell last made, and the cell.
+    last: Option<(CellKey, String)>,
+}
+
+/// What a [`relative_time`] cell depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CellKey {
+    /// Under a week ago: the bucket (minutes, hours or days ago, by size).
+    Ago(i64, i64),
+    /// The local date, as days since the epoch in the zone.
+    Date(i64),
+}
+
+impl<Tz: TimeZone> RelativeCells<Tz>
+where
+    Tz::Offset: std::fmt::Display,
+{
+    /// Cells relative to `now_ms`, dates in `tz`.
+    pub fn new(now_ms: i64, tz: Tz) -> RelativeCells<Tz> {
+        RelativeCells {
+            now_ms,
+            tz,
+            last: None,
+        }
+    }
+
+    /// The cell of `then_ms`: exactly [`relative_time`]`(now_ms, then_ms, tz)`.
+    pub fn cell(&mut self, then_ms: i64) -> &str {
+        let d = self.now_ms.saturating_sub(then_ms);
+        let key = if d < MINUTE {
+            CellKey::Ago(0, 0)
+        } else if d < HOUR {
+            CellKey::Ago(1, d / MINUTE)
+        } else if d < DAY {
+            CellKey::Ago(2, d / HOUR)
+        } else if d < 2 * DAY {
+            CellKey::Ago(3, 0)
+        } else if d < 7 * DAY {
+            CellKey::Ago(4, d / DAY)
+        } else {
+            // The local date is the UTC time moved by the zone's offset at that instant.
+            let utc = Utc
+                .timestamp_millis_opt(then_ms)
+                .single()
+                .unwrap_or_default()
+                .naive_utc();
+            let offset = i64::from(
+                chrono::Offset::fix(&self.tz.offset_from_utc_datetime(&utc)).local_minus_utc(),
+            );
+            CellKey::Date((then_ms.div_euclid(1000) + offset).div_euclid(86_400))
+        };
+        if self.last.as_ref().is_none_or(|(k, _)| *k != key) {
+            self.last = Some((key, relative_time(self.now_ms, then_ms, &self.tz)));
+        }
+        self.last.as_ref().map_or("", |(_, c)| c.as_str())
+    }
+}
+
 /// 999, 1.2k, 12.3k, 123k, 1.2M, 1.2G: at most four characters plus the unit.
 pub fn compact(n: u64) -> String {
     let mut s = String::with_capacity(6);
@@ -80,17 +144,40 @@ pub fn size_si(n: u64) -> String {
 
 /// The first `len` characters of an id (the list, the TUI's messages, `search`).
 pub fn short_id(id: &str, len: usize) -> &str {
+    // Ids are ASCII (UUIDs) nearly always: a byte is a character.
+    if id.len() <= len {
+        return id;
+    }
+    if id.as_bytes()[..len].is_ascii() {
+        return &id[..len];
+    }
     match id.char_indices().nth(len) {
         Some((i, _)) => &id[..i],
         None => id,
     }
 }
 
+/// `n` in decimal appended to `out` (what `write!(out, "{n}")` writes, without `core::fmt`,
+/// which was a tenth of a `--list` row).
+pub fn push_u64(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    out.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
+}
+
 /// [`compact`] appended to `out` (no allocation: `--list` writes two per row).
 pub fn push_compact(out: &mut String, n: u64) {
-    use std::fmt::Write as _;
     let (unit, suffix) = if n < 1_000 {
-        let _ = write!(out, "{n}");
+        push_u64(out, n);
         return;
     } else if n < 999_500 {
         (1_000, 'k')
@@ -101,11 +188,14 @@ pub fn push_compact(out: &mut String, n: u64) {
     };
     // Tenths, rounded half up, in integers to avoid float formatting surprises.
     let tenths = (n as u128 * 10 + unit as u128 / 2) / unit as u128;
-    if tenths >= 1000 || tenths.is_multiple_of(10) {
-        let _ = write!(out, "{}{suffix}", tenths / 10);
-    } else {
-        let _ = write!(out, "{}.{}{suffix}", tenths / 10, tenths % 10);
+    // At most u64::MAX / 10^8: it fits a u64.
+    let tenths = tenths as u64;
+    push_u64(out, tenths / 10);
+    if tenths < 1000 && !tenths.is_multiple_of(10) {
+        out.push('.');
+        push_u64(out, tenths % 10);
     }
+    out.push(suffix);
 }
 
 /// Dollars as the list, `show` and the status line print them, at most 7 characters below
@@ -222,6 +312,51 @@ mod tests {
     }
 
     #[test]
+    fn relative_cells_are_relative_time_whatever_the_order() {
+        let zones = [
+            chrono::FixedOffset::east_opt(0).unwrap(),
+            chrono::FixedOffset::east_opt(9 * 3600).unwrap(),
+            chrono::FixedOffset::west_opt(5 * 3600 + 1800).unwrap(),
+        ];
+        for tz in zones {
+            let mut cells = RelativeCells::new(NOW, tz);
+            // Newest first as the list reads, then back and forth, over 120 days.
+            let mut ago: Vec<i64> = (0..3000).map(|i| i * i * 1_151).collect();
+            ago.extend((0..400).map(|i| (i * 7_919_993) % (120 * DAY)));
+            ago.extend([
+                -5,
+                0,
+                MINUTE - 1,
+                MINUTE,
+                HOUR,
+                DAY,
+                2 * DAY,
+                7 * DAY - 1,
+                7 * DAY,
+            ]);
+            for a in ago {
+                assert_eq!(
+                    cells.cell(NOW - a),
+                    relative_time(NOW, NOW - a, &tz),
+                    "{a} ms ago"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn digits_as_format_writes_them() {
+        for n in [0, 7, 10, 999, 1_000, 123_456_789, u64::MAX] {
+            let mut s = String::new();
+            push_u64(&mut s, n);
+            assert_eq!(s, n.to_string());
+        }
+        assert_eq!(short_id("0192f3a1-aaaa", 8), "0192f3a1");
+        assert_eq!(short_id("ünïcödé-idé", 3), "ünï");
+        assert_eq!(short_id("abc", 8), "abc");
+    }
+
+    #[test]
     fn compact_numbers() {
         assert_eq!(compact(0), "0");
         assert_eq!(compact(999), "999");
@@ -235,6 +370,32 @@ mod tests {
         assert_eq!(compact(4_000_000_000), "4G");
         // No overflow at the very top.
         assert_eq!(compact(u64::MAX), "18446744073G");
+        // As `core::fmt` wrote them before (digits by hand since).
+        let old = |n: u64| {
+            if n < 1_000 {
+                return n.to_string();
+            }
+            let (unit, suffix) = if n < 999_500 {
+                (1_000u128, 'k')
+            } else if n < 999_500_000 {
+                (1_000_000, 'M')
+            } else {
+                (1_000_000_000, 'G')
+            };
+            let tenths = (n as u128 * 10 + unit / 2) / unit;
+            if tenths >= 1000 || tenths.is_multiple_of(10) {
+                format!("{}{suffix}", tenths / 10)
+            } else {
+                format!("{}.{}{suffix}", tenths / 10, tenths % 10)
+            }
+        };
+        let mut n = 1u64;
+        while n < u64::MAX / 3 {
+            for m in [n - 1, n, n + 1, n / 2 * 3, n + n / 20] {
+                assert_eq!(compact(m), old(m), "{m}");
+            }
+            n = n * 3 + 1;
+        }
     }
 
     #[test]

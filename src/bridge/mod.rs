@@ -148,6 +148,7 @@ pub fn serve_dialect(
         dialect,
         nonoka: nonoka::State::default(),
         stop: false,
+        opened: std::cell::RefCell::new(Vec::new()),
     };
     if dialect == Dialect::Native {
         b.send(&Event::ProtocolAck {
@@ -246,6 +247,9 @@ struct Bridge<'a> {
     nonoka: nonoka::State,
     /// End now, without waiting for the turn (nonoka: paused for an approval).
     stop: bool,
+    /// The workspaces chats went to, by data folder, kept open: opening a store (a
+    /// connection, its schema, every statement prepared again) was most of a chat's cost.
+    opened: std::cell::RefCell<Vec<(PathBuf, Sessions)>>,
 }
 
 impl Bridge<'_> {
@@ -587,13 +591,18 @@ impl Bridge<'_> {
             paths: WorkspacePaths::resolve(&self.opts.home, &workdir)
                 .map_err(|e| ("invalid_cwd", crate::sanitize::line(&e).into_owned()))?,
         };
+        let root = loc.root().display().to_string();
+        let dir = loc.paths.db();
+        if let Some((_, s)) = self.opened.borrow().iter().find(|(d, _)| *d == dir) {
+            return Ok((s.clone(), root));
+        }
         let sessions = Sessions::open(&loc).map_err(|e| {
             (
                 "storage",
                 crate::sanitize::line(&e.to_string()).into_owned(),
             )
         })?;
-        let root = loc.root().display().to_string();
+        self.opened.borrow_mut().push((dir, sessions.clone()));
         Ok((sessions, root))
     }
 

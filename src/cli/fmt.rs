@@ -11,12 +11,23 @@ pub use crate::format::{compact, relative_time};
 
 /// Plan progress: `3/7`, `3/7 ✗1` with failures, `-` without a plan.
 pub fn plan_progress(p: &PlanCounts) -> String {
+    let mut s = String::new();
+    push_plan_progress(&mut s, p);
+    s
+}
+
+/// [`plan_progress`] appended to `out`.
+pub fn push_plan_progress(out: &mut String, p: &PlanCounts) {
     if p.total == 0 {
-        "-".to_string()
-    } else if p.failed > 0 {
-        format!("{}/{} ✗{}", p.done, p.total, p.failed)
-    } else {
-        format!("{}/{}", p.done, p.total)
+        out.push('-');
+        return;
+    }
+    crate::format::push_u64(out, p.done);
+    out.push('/');
+    crate::format::push_u64(out, p.total);
+    if p.failed > 0 {
+        out.push_str(" ✗");
+        crate::format::push_u64(out, p.failed);
     }
 }
 
@@ -65,11 +76,21 @@ pub fn column_widths<S: AsRef<str>>(rows: &[Vec<S>]) -> Vec<usize> {
 pub fn push_padded(out: &mut String, cell: &str, w: usize, align: Align) {
     let pad = w.saturating_sub(width(cell));
     if align == Align::Right {
-        out.extend(std::iter::repeat_n(' ', pad));
+        push_spaces(out, pad);
     }
     out.push_str(cell);
     if align == Align::Left {
-        out.extend(std::iter::repeat_n(' ', pad));
+        push_spaces(out, pad);
+    }
+}
+
+/// `n` spaces appended to `out`, a slice at a time (not a character at a time).
+pub fn push_spaces(out: &mut String, mut n: usize) {
+    const SPACES: &str = "                                ";
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.push_str(&SPACES[..k]);
+        n -= k;
     }
 }
 

@@ -1,7 +1,5 @@
 //! `neocode --list`: the workspace's sessions, newest activity first.
 
-use std::fmt::Write as _;
-
 use serde::Serialize;
 
 use super::fmt::{self, Align};
@@ -340,7 +338,12 @@ fn streamed_short_id_len(sessions: &Sessions) -> Result<(usize, usize), Failure>
     let mut longest = 0;
     let mut prev = String::new();
     sessions.for_each_id(|id| {
-        longest = longest.max(id.chars().count());
+        let chars = if id.is_ascii() {
+            id.len()
+        } else {
+            id.chars().count()
+        };
+        longest = longest.max(chars);
         let common = prev
             .bytes()
             .zip(id.bytes())
@@ -510,12 +513,11 @@ struct RowWriter {
     /// The COST column is printed (some session has a cost and it fits the width).
     cost: bool,
     id_len: usize,
-    now: i64,
     room: Option<usize>,
     line: String,
     cell: String,
-    /// The last ACTIVE cell and what decides it (neighbouring rows mostly share it).
-    active: Option<((bool, i64), String)>,
+    /// ACTIVE cells, made once per minute, hour, day or date the rows fall in.
+    active: crate::format::RelativeCells<chrono::Local>,
 }
 
 impl RowWriter {
@@ -530,11 +532,10 @@ impl RowWriter {
             widths,
             cost,
             id_len,
-            now,
             room: out.width.map(|w| w.saturating_sub(prefix).max(1)),
             line: String::with_capacity(256),
             cell: String::with_capacity(64),
-            active: None,
+            active: crate::format::RelativeCells::new(now, chrono::Local),
         }
     }
 
@@ -557,26 +558,10 @@ impl RowWriter {
             .push_str(&sanitize::line(fmt::short_id(l.id, self.id_len)));
         self.push_cell(0, paint("33"));
         self.cell.clear();
-        // Within a week the cell follows from the whole minutes elapsed; past it, it is the
-        // local date, which changes only at a whole minute (zone offsets are whole minutes).
-        const MINUTE: i64 = 60_000;
-        let elapsed = self.now.saturating_sub(l.updated_at_ms);
-        let key = if elapsed < 7 * 24 * 60 * MINUTE {
-            (true, elapsed.div_euclid(MINUTE))
-        } else {
-            (false, l.updated_at_ms.div_euclid(MINUTE))
-        };
-        match &self.active {
-            Some((k, cell)) if *k == key => self.cell.push_str(cell),
-            _ => {
-                let cell = fmt::relative_time(self.now, l.updated_at_ms, &chrono::Local);
-                self.cell.push_str(&cell);
-                self.active = Some((key, cell));
-            }
-        }
+        self.cell.push_str(self.active.cell(l.updated_at_ms));
         self.push_cell(1, paint("2"));
         self.cell.clear();
-        let _ = write!(self.cell, "{}", l.message_count);
+        crate::format::push_u64(&mut self.cell, l.message_count);
         self.push_cell(2, None);
         self.cell.clear();
         crate::format::push_compact(&mut self.cell, l.token_input_total);
@@ -590,7 +575,7 @@ impl RowWriter {
         }
         self.push_cell(COST, None);
         self.cell.clear();
-        self.cell.push_str(&fmt::plan_progress(&l.plan));
+        fmt::push_plan_progress(&mut self.cell, &l.plan);
         self.push_cell(5, if l.plan.failed > 0 { paint("31") } else { None });
         self.cell.clear();
         if l.model.is_empty() {
@@ -610,7 +595,11 @@ impl RowWriter {
         }
         self.cell.push_str(&sanitize::line(l.display_title()));
         self.push_cell(TITLE, None);
-        out.line(self.line.trim_end())
+        // One write per line, the newline with it.
+        let end = self.line.trim_end().len();
+        self.line.truncate(end);
+        self.line.push('\n');
+        out.bytes(self.line.as_bytes())
     }
 
     /// Appends `self.cell` as column `j`: padded, or cut to the room left for the title.

@@ -267,6 +267,7 @@ impl Agent {
                     caps_start: Default::default(),
                     gate: super::gate::Gate::empty(&home, &root, &sid_gate),
                     permission: None,
+                    sandbox_told: false,
                 };
                 t.run(prompt);
             })

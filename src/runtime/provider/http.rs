@@ -5,12 +5,11 @@
 
 use std::time::Duration;
 
-use eventsource_stream::{EventStreamError, Eventsource};
-use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::quirks::server_message;
-use super::sse::{Completion, StreamEvent};
+use super::sse::{Completion, StreamEvent, push_merged};
+use super::sse_decode::{NotUtf8, SseDecoder};
 use super::transport::{self, Posted, Waited, redact, root_cause, secs, wait};
 use super::{ErrorKind, OpenAiSettings, ProviderError};
 use crate::runtime::cancel::CancelFlag;
@@ -198,45 +197,73 @@ impl Wire {
     }
 
     /// Reads the event stream into `fold` until its last event, a cut, a timeout or a
-    /// cancel.
+    /// cancel. The events of one network read reach `on_event` together, consecutive text
+    /// joined ([`push_merged`]).
     async fn read<F: WireFold>(
         &self,
-        resp: reqwest::Response,
+        mut resp: reqwest::Response,
         mut fold: F,
         cancel: &CancelFlag,
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<Completion, ReadError> {
         let s = &self.settings.http;
         let base = &s.base_url;
-        let mut events = resp.bytes_stream().eventsource();
+        let mut decoder = SseDecoder::new();
         let fail = |kind, message: String, partial: Option<Completion>| {
             ReadError::Fail(self.err(kind, message, partial.map(Box::new)))
         };
         let mut seen = 0usize;
+        let mut read = Vec::new();
         loop {
-            let next = match wait(events.next(), cancel, s.idle_timeout).await {
-                Waited::Done(n) => n,
-                Waited::Cancelled => {
+            let fed = fold_ready(&mut decoder, &mut fold, &mut read, &mut seen);
+            read.drain(..).for_each(&mut *on_event);
+            let broke = match fed {
+                Ok(true) => break,
+                Ok(false) => None,
+                Err(Ok(e)) if e.retryable && !fold.has_output() => {
+                    return Err(ReadError::Retry(e.message));
+                }
+                Err(Ok(e)) => {
+                    let msg = crate::sanitize::line(&e.message).into_owned();
                     return Err(fail(
-                        ErrorKind::Cancelled,
-                        "cancelled".into(),
+                        ErrorKind::Server,
+                        format!("{base} reported an error mid-reply: {msg}"),
                         Some(fold.finish(true)),
                     ));
                 }
-                Waited::TimedOut => {
-                    return Err(fail(
-                        ErrorKind::Timeout,
-                        format!(
-                            "{base} sent nothing for {}; the reply so far is kept",
-                            secs(s.idle_timeout)
-                        ),
-                        Some(fold.finish(true)),
-                    ));
-                }
+                Err(Err(e)) => Some(e.to_string()),
             };
-            let ev = match next {
-                None if fold.is_done() => break,
-                None if seen == 0 => {
+            let next = match broke {
+                Some(why) => Err(why),
+                None => match wait(resp.chunk(), cancel, s.idle_timeout).await {
+                    Waited::Done(Ok(chunk)) => Ok(chunk),
+                    Waited::Done(Err(e)) if seen == 0 && transport::is_drop(&root_cause(&e)) => {
+                        return Err(ReadError::Dropped(root_cause(&e)));
+                    }
+                    Waited::Done(Err(e)) => Err(root_cause(&e)),
+                    Waited::Cancelled => {
+                        return Err(fail(
+                            ErrorKind::Cancelled,
+                            "cancelled".into(),
+                            Some(fold.finish(true)),
+                        ));
+                    }
+                    Waited::TimedOut => {
+                        return Err(fail(
+                            ErrorKind::Timeout,
+                            format!(
+                                "{base} sent nothing for {}; the reply so far is kept",
+                                secs(s.idle_timeout)
+                            ),
+                            Some(fold.finish(true)),
+                        ));
+                    }
+                },
+            };
+            match next {
+                Ok(Some(bytes)) => decoder.push(&bytes),
+                Ok(None) if fold.is_done() => break,
+                Ok(None) if seen == 0 => {
                     return Err(fail(
                         ErrorKind::Protocol,
                         format!(
@@ -245,16 +272,11 @@ impl Wire {
                         None,
                     ));
                 }
-                Some(Err(EventStreamError::Transport(e)))
-                    if seen == 0 && transport::is_drop(&root_cause(&e)) =>
-                {
-                    return Err(ReadError::Dropped(root_cause(&e)));
-                }
-                None | Some(Err(_)) => {
+                cut => {
                     let n = fold.text_chars();
-                    let why = match next {
-                        Some(Err(e)) => format!("the connection broke ({})", root_cause(&e)),
-                        _ => {
+                    let why = match cut {
+                        Err(why) => format!("the connection broke ({why})"),
+                        Ok(_) => {
                             "the server closed the connection before the reply finished".to_string()
                         }
                     };
@@ -266,33 +288,31 @@ impl Wire {
                         Some(fold.finish(true)),
                     ));
                 }
-                Some(Ok(ev)) => ev,
-            };
-            seen += 1;
-            match fold.feed(&ev.event, &ev.data) {
-                Ok(out) => {
-                    for e in out {
-                        on_event(e);
-                    }
-                    if fold.is_done() {
-                        break;
-                    }
-                }
-                Err(e) if e.retryable && !fold.has_output() => {
-                    return Err(ReadError::Retry(e.message));
-                }
-                Err(e) => {
-                    let msg = crate::sanitize::line(&e.message).into_owned();
-                    return Err(fail(
-                        ErrorKind::Server,
-                        format!("{base} reported an error mid-reply: {msg}"),
-                        Some(fold.finish(true)),
-                    ));
-                }
             }
         }
         Ok(fold.finish(false))
     }
+}
+
+/// Feeds `fold` every event the bytes `decoder` holds complete, their stream events merged
+/// into `read`, counting them in `seen`: whether the fold's last event came, or the error
+/// the fold found (`Ok`) or the bytes are (`Err`).
+fn fold_ready<F: WireFold>(
+    decoder: &mut SseDecoder,
+    fold: &mut F,
+    read: &mut Vec<StreamEvent>,
+    seen: &mut usize,
+) -> Result<bool, Result<WireError, NotUtf8>> {
+    while let Some(ev) = decoder.next_event().map_err(Err)? {
+        *seen += 1;
+        for e in fold.feed(ev.event, ev.data).map_err(Ok)? {
+            push_merged(read, e);
+        }
+        if fold.is_done() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The error for a status the retries did not fix, in words that say what to set.
@@ -366,32 +386,32 @@ pub fn s<'a>(v: &'a Value, key: &str) -> &'a str {
 }
 
 /// Folds a whole SSE body (bytes as they came, in any split) with `fold`, decoding with the
-/// same SSE parser the providers use, until the fold's last event. For tests and the
-/// benchmark.
+/// same SSE decoder the providers use, until the fold's last event; each piece's events are
+/// merged as the providers merge one network read's. For tests and the benchmark.
 pub fn fold_wire_bytes<F: WireFold>(
     pieces: Vec<Vec<u8>>,
     mut fold: F,
 ) -> Result<(Vec<StreamEvent>, Completion), WireError> {
-    let fail = |e: String| WireError {
-        message: e,
-        retryable: false,
-    };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .map_err(|e| fail(e.to_string()))?;
-    rt.block_on(async move {
-        let s = futures_util::stream::iter(pieces.into_iter().map(Ok::<_, std::io::Error>));
-        let mut events = s.eventsource();
-        let mut out = Vec::new();
-        while let Some(ev) = events.next().await {
-            let ev = ev.map_err(|e| fail(e.to_string()))?;
-            out.extend(fold.feed(&ev.event, &ev.data)?);
+    let mut decoder = SseDecoder::new();
+    let mut out = Vec::new();
+    'pieces: for p in pieces {
+        decoder.push(&p);
+        let mut read = Vec::new();
+        while let Some(ev) = decoder.next_event().map_err(|e| WireError {
+            message: e.to_string(),
+            retryable: false,
+        })? {
+            for e in fold.feed(ev.event, ev.data)? {
+                push_merged(&mut read, e);
+            }
             if fold.is_done() {
-                break;
+                out.append(&mut read);
+                break 'pieces;
             }
         }
-        Ok((out, fold.finish(false)))
-    })
+        out.append(&mut read);
+    }
+    Ok((out, fold.finish(false)))
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ mod request;
 pub mod responses;
 mod retry_after;
 pub mod sse;
+mod sse_decode;
 mod transport;
 
 pub use anthropic::Anthropic;

@@ -119,6 +119,95 @@ pub struct Folder {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamError(pub String);
 
+/// An `error` object's message (its `message`, else the object as JSON).
+fn error_message(err: &Value) -> StreamError {
+    StreamError(
+        err.get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| err.to_string()),
+    )
+}
+
+/// Appends `e` to `out`, joined to the last event when both are text, or both reasoning:
+/// the deltas of one network read reach the front ends as one event (one write, one redraw
+/// instead of one per delta), in order and with the same text.
+pub fn push_merged(out: &mut Vec<StreamEvent>, e: StreamEvent) {
+    match (out.last_mut(), e) {
+        (Some(StreamEvent::Text(last)), StreamEvent::Text(t))
+        | (Some(StreamEvent::Reasoning(last)), StreamEvent::Reasoning(t)) => last.push_str(&t),
+        (_, e) => out.push(e),
+    }
+}
+
+/// A Chat Completions chunk of the usual shape, its strings borrowed where they have no
+/// escapes. Anything else (a field of another type, a duplicate key) fails to read and the
+/// chunk is read as a JSON tree instead, so both readings agree on every chunk this reads.
+#[derive(serde::Deserialize)]
+struct Chunk<'a> {
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default, borrow)]
+    choices: Option<Vec<MapOnly<Choice<'a>>>>,
+}
+
+#[derive(serde::Deserialize)]
+struct Choice<'a> {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default, borrow)]
+    finish_reason: Option<std::borrow::Cow<'a, str>>,
+    /// Absent: None; `null`: Some(None).
+    #[serde(default, borrow, deserialize_with = "present")]
+    delta: Option<Option<MapOnly<Delta<'a>>>>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    message: Option<Option<MapOnly<Delta<'a>>>>,
+}
+
+#[derive(serde::Deserialize)]
+struct Delta<'a> {
+    #[serde(default, borrow)]
+    content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning_content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    tool_calls: Option<Vec<Value>>,
+}
+
+/// `T` read only from a JSON object: serde also reads a struct from an array, which the
+/// tree reading does not.
+struct MapOnly<T>(T);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for MapOnly<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Object<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Object<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(Object(std::marker::PhantomData))
+            .map(MapOnly)
+    }
+}
+
+/// A field that is there, `null` or not: `Some(None)` for `null`.
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
+}
+
 impl Folder {
     /// A fresh folder.
     pub fn new() -> Folder {
@@ -164,26 +253,80 @@ impl Folder {
     /// Feeds one event's `data` payload; returns what streams to the user. Payloads that are
     /// not JSON are skipped (some servers send stray lines); an `error` object is an error.
     pub fn feed(&mut self, data: &str) -> Result<Vec<StreamEvent>, StreamError> {
+        let mut out = Vec::new();
+        self.feed_into(data, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Folder::feed`] appending what streams to `out`, text joined to a text event
+    /// already last in `out` ([`push_merged`]).
+    pub fn feed_into(&mut self, data: &str, out: &mut Vec<StreamEvent>) -> Result<(), StreamError> {
         let data = data.trim();
         if data.is_empty() {
-            return Ok(Vec::new());
+            return Ok(());
         }
         if data == "[DONE]" {
             self.done = true;
-            return Ok(Vec::new());
+            return Ok(());
         }
-        let Ok(v) = serde_json::from_str::<Value>(data) else {
-            return Ok(Vec::new());
-        };
+        // The usual chunk is read into borrowed fields; any other shape (or JSON that is not
+        // a chunk) goes through the JSON tree, which decides what it means.
+        match serde_json::from_str::<MapOnly<Chunk<'_>>>(data) {
+            Ok(MapOnly(c)) => self.chunk(c, out),
+            Err(_) => {
+                let Ok(v) = serde_json::from_str::<Value>(data) else {
+                    return Ok(());
+                };
+                self.value(&v, out)
+            }
+        }
+    }
+
+    /// A chunk of the usual shape: the same reading as [`Folder::value`] gives its tree.
+    fn chunk(&mut self, c: Chunk<'_>, out: &mut Vec<StreamEvent>) -> Result<(), StreamError> {
+        if let Some(err) = c.error {
+            return Err(error_message(&err));
+        }
+        if let Some(u) = c.usage.filter(Value::is_object) {
+            self.read_usage(&u);
+        }
+        for MapOnly(choice) in c.choices.into_iter().flatten() {
+            // Only the first choice is asked for; ignore others should a server send them.
+            if choice.index.unwrap_or(0) != 0 {
+                continue;
+            }
+            if let Some(f) = choice.finish_reason {
+                self.finish_reason = Some(f.into_owned());
+            }
+            // A `delta` key, even null, is read and `message` not.
+            let delta = match choice.delta {
+                Some(d) => d,
+                None => choice.message.flatten(),
+            };
+            let Some(MapOnly(d)) = delta else { continue };
+            let reasoning = [&d.reasoning_content, &d.reasoning]
+                .into_iter()
+                .find_map(|r| r.as_deref().filter(|r| !r.is_empty()));
+            if let Some(r) = reasoning {
+                self.reasoning.push_str(r);
+                push_merged(out, StreamEvent::Reasoning(r.to_string()));
+            }
+            if let Some(t) = d.content.as_deref().filter(|t| !t.is_empty()) {
+                self.text.push_str(t);
+                push_merged(out, StreamEvent::Text(t.to_string()));
+            }
+            for (pos, tc) in d.tool_calls.iter().flatten().enumerate() {
+                self.read_call(pos, tc);
+            }
+        }
+        Ok(())
+    }
+
+    /// A chunk read as a JSON tree (any shape).
+    fn value(&mut self, v: &Value, out: &mut Vec<StreamEvent>) -> Result<(), StreamError> {
         if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-            let msg = err
-                .get("message")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| err.to_string());
-            return Err(StreamError(msg));
+            return Err(error_message(err));
         }
-        let mut out = Vec::new();
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
             self.read_usage(u);
         }
@@ -211,13 +354,13 @@ impl Folder {
                 });
             if let Some(r) = reasoning {
                 self.reasoning.push_str(r);
-                out.push(StreamEvent::Reasoning(r.to_string()));
+                push_merged(out, StreamEvent::Reasoning(r.to_string()));
             }
             if let Some(t) = delta.get("content").and_then(Value::as_str)
                 && !t.is_empty()
             {
                 self.text.push_str(t);
-                out.push(StreamEvent::Text(t.to_string()));
+                push_merged(out, StreamEvent::Text(t.to_string()));
             }
             for (pos, tc) in delta
                 .get("tool_calls")
@@ -229,7 +372,7 @@ impl Folder {
                 self.read_call(pos, tc);
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// One `usage` object: prompt tokens with the cached ones counted apart
@@ -369,27 +512,28 @@ impl Folder {
 }
 
 /// Folds a whole SSE body (bytes as they came, in any split) into events and a completion,
-/// decoding with the same SSE parser the provider uses. For tests and the benchmark.
+/// decoding with the same SSE decoder the provider uses, each piece's events merged as the
+/// provider merges one network read's. For tests and the benchmark.
 pub fn fold_sse_bytes(pieces: Vec<Vec<u8>>) -> Result<(Vec<StreamEvent>, Completion), StreamError> {
-    use eventsource_stream::Eventsource;
-    use futures_util::StreamExt;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .map_err(|e| StreamError(e.to_string()))?;
-    rt.block_on(async move {
-        let s = futures_util::stream::iter(pieces.into_iter().map(Ok::<_, std::io::Error>));
-        let mut events = s.eventsource();
-        let mut folder = Folder::new();
-        let mut out = Vec::new();
-        while let Some(ev) = events.next().await {
-            let ev = ev.map_err(|e| StreamError(e.to_string()))?;
-            out.extend(folder.feed(&ev.data)?);
+    let mut decoder = super::sse_decode::SseDecoder::new();
+    let mut folder = Folder::new();
+    let mut out = Vec::new();
+    'pieces: for p in pieces {
+        decoder.push(&p);
+        let mut read = Vec::new();
+        while let Some(ev) = decoder
+            .next_event()
+            .map_err(|e| StreamError(e.to_string()))?
+        {
+            folder.feed_into(ev.data, &mut read)?;
             if folder.is_done() {
-                break;
+                out.append(&mut read);
+                break 'pieces;
             }
         }
-        Ok((out, folder.finish(false)))
-    })
+        out.append(&mut read);
+    }
+    Ok((out, folder.finish(false)))
 }
 
 #[cfg(test)]
@@ -453,6 +597,117 @@ mod tests {
         assert_eq!(c.reasoning, "think first");
         assert!(ev.contains(&StreamEvent::Reasoning("thi".into())) || !ev.is_empty());
         assert_eq!(c.usage.input_tokens, 7);
+    }
+
+    #[test]
+    fn the_deltas_of_one_read_are_one_event() {
+        let body = Stream::new()
+            .role()
+            .text_deltas("one two three four five six", 6)
+            .finish("stop")
+            .usage(3, 6)
+            .body_bytes();
+        // Arrived together: one event with the whole text.
+        let (ev, c) = fold_all(&body, body.len());
+        assert_eq!(
+            ev,
+            [StreamEvent::Text("one two three four five six".into())]
+        );
+        assert_eq!(c.text, "one two three four five six");
+        // Arrived apart: as many events, the same text.
+        let (ev, _) = fold_all(&body, 40);
+        assert!(ev.len() > 1, "{ev:?}");
+        assert_eq!(text_of(&ev), "one two three four five six");
+    }
+
+    /// A chunk's `field` as one of the shapes servers send, and some they should not.
+    fn shape() -> impl proptest::strategy::Strategy<Value = Option<Value>> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(None),
+            Just(Some(Value::Null)),
+            "[a-z é\\\\\"]{0,6}".prop_map(|t| Some(Value::String(t))),
+            Just(Some(serde_json::json!(""))),
+            (0u64..3).prop_map(|n| Some(serde_json::json!(n))),
+            Just(Some(serde_json::json!(-1))),
+            Just(Some(serde_json::json!(1.5))),
+            Just(Some(serde_json::json!(["x"]))),
+            Just(Some(serde_json::json!({"message": "m"}))),
+            Just(Some(
+                serde_json::json!([{"index": 0, "id": "c", "function": {"name": "grep", "arguments": "{}"}}])
+            )),
+        ]
+    }
+
+    proptest::proptest! {
+        /// The borrowed reading of a chunk folds exactly as the JSON tree does, whatever each
+        /// field holds (a shape it cannot read goes to the tree).
+        #[test]
+        fn the_fast_reading_folds_as_the_tree(
+            fields in proptest::collection::vec(shape(), 14),
+            as_array in proptest::prelude::any::<bool>(),
+            twice in proptest::prelude::any::<bool>(),
+        ) {
+            let put = |o: &mut serde_json::Map<String, Value>, k: &str, v: &Option<Value>| {
+                if let Some(v) = v {
+                    o.insert(k.to_string(), v.clone());
+                }
+            };
+            let mut delta = serde_json::Map::new();
+            for (k, v) in ["content", "reasoning_content", "reasoning", "tool_calls"].iter().zip(&fields[..4]) {
+                put(&mut delta, k, v);
+            }
+            let mut choice = serde_json::Map::new();
+            put(&mut choice, "index", &fields[4]);
+            put(&mut choice, "finish_reason", &fields[5]);
+            match &fields[6] {
+                Some(Value::Null) => {
+                    choice.insert("delta".into(), Value::Null);
+                }
+                Some(_) if as_array => {
+                    choice.insert("delta".into(), Value::Array(delta.values().cloned().collect()));
+                }
+                Some(_) => {
+                    choice.insert("delta".into(), Value::Object(delta));
+                }
+                None => {}
+            }
+            put(&mut choice, "message", &fields[7]);
+            let mut chunk = serde_json::Map::new();
+            put(&mut chunk, "error", &fields[8]);
+            put(&mut chunk, "usage", &fields[9].as_ref().map(|v| match v {
+                Value::Array(_) => serde_json::json!({"prompt_tokens": 5, "completion_tokens": 2}),
+                other => other.clone(),
+            }));
+            match &fields[10] {
+                Some(Value::Null) => {
+                    chunk.insert("choices".into(), Value::Null);
+                }
+                Some(Value::String(_)) => {
+                    chunk.insert("choices".into(), serde_json::json!("x"));
+                }
+                Some(_) => {
+                    chunk.insert("choices".into(), Value::Array(vec![Value::Object(choice)]));
+                }
+                None => {}
+            }
+            put(&mut chunk, "id", &fields[11]);
+            let mut text = Value::Object(chunk).to_string();
+            if twice {
+                // A duplicate key: the tree keeps the last.
+                text = text.replacen('{', r#"{"choices":[{"delta":{"content":"dup"}}],"#, 1);
+            }
+            let (mut fast, mut tree) = (Folder::new(), Folder::new());
+            let (mut fast_out, mut tree_out) = (Vec::new(), Vec::new());
+            let a = fast.feed_into(&text, &mut fast_out);
+            let b = match serde_json::from_str::<Value>(&text) {
+                Ok(v) => tree.value(&v, &mut tree_out),
+                Err(_) => Ok(()),
+            };
+            proptest::prop_assert_eq!(a, b);
+            proptest::prop_assert_eq!(fast_out, tree_out);
+            proptest::prop_assert_eq!(fast.finish(false), tree.finish(false));
+        }
     }
 
     #[test]

@@ -4,8 +4,12 @@
 //! cancel and a limit, durations and errors in words, and the key kept out of messages.
 
 use std::future::Future;
-use std::sync::Once;
+use std::sync::{Arc, Once, OnceLock};
 use std::time::Duration;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
 
 use super::retry_after::retry_after;
 use super::sse::StreamEvent;
@@ -114,21 +118,20 @@ pub(super) fn send_error(
 }
 
 /// The HTTP client (with `connect_timeout`) and the single-threaded runtime a provider runs
-/// its calls on; the crypto provider is installed once per process.
+/// its calls on; the crypto provider is installed once per process, and the TLS settings
+/// ([`tls_config`]) are made once and shared.
 pub(super) fn client_and_runtime(
     connect_timeout: Duration,
 ) -> Result<(reqwest::Client, tokio::runtime::Runtime), ProviderError> {
-    CRYPTO.call_once(|| {
-        // Another part of the process may have installed one already; either is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
     let fail = |e: String| ProviderError {
         kind: ErrorKind::Protocol,
         message: e,
         partial: None,
     };
+    let tls = tls_config().map_err(|e| fail(format!("cannot set up TLS: {e}")))?;
     let client = reqwest::Client::builder()
         .connect_timeout(connect_timeout)
+        .tls_backend_preconfigured(tls)
         .build()
         .map_err(|e| fail(format!("cannot set up the HTTP client: {e}")))?;
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -136,6 +139,115 @@ pub(super) fn client_and_runtime(
         .build()
         .map_err(|e| fail(format!("cannot start the provider's runtime: {e}")))?;
     Ok((client, rt))
+}
+
+static TLS: OnceLock<rustls::ClientConfig> = OnceLock::new();
+static VERIFIER: OnceLock<Arc<LazyVerifier>> = OnceLock::new();
+
+/// What reqwest would set up itself (TLS 1.2 and 1.3, the system's certificate authorities
+/// through the platform verifier, ALPN `h2` and `http/1.1`), made once per process, with
+/// the verifier built at the first TLS handshake ([`LazyVerifier`]).
+fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
+    if let Some(c) = TLS.get() {
+        return Ok(c.clone());
+    }
+    CRYPTO.call_once(|| {
+        // Another part of the process may have installed one already; either is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    let provider = rustls::crypto::CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
+    let verifier = VERIFIER
+        .get_or_init(|| {
+            Arc::new(LazyVerifier {
+                provider: provider.clone(),
+                inner: OnceLock::new(),
+            })
+        })
+        .clone();
+    let mut c = rustls::ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(rustls::ALL_VERSIONS)?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    c.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(TLS.get_or_init(|| c).clone())
+}
+
+/// The platform's certificate verifier, built on first use: building it reads and parses
+/// every certificate authority of the system (about 150 files, 19 million instructions here,
+/// most of the CPU of a one-delta turn), which a server on plain HTTP (a local model) never
+/// needs, and which each new client used to do again. Signatures are checked with the
+/// crypto provider's algorithms, as the platform verifier checks them, without the roots.
+#[derive(Debug)]
+struct LazyVerifier {
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    inner: OnceLock<Result<rustls_platform_verifier::Verifier, rustls::Error>>,
+}
+
+impl LazyVerifier {
+    fn roots(&self) -> Result<&rustls_platform_verifier::Verifier, rustls::Error> {
+        self.inner
+            .get_or_init(|| rustls_platform_verifier::Verifier::new(self.provider.clone()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+impl ServerCertVerifier for LazyVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.roots()?
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
+/// Whether this process read the system's certificate authorities (a TLS handshake
+/// happened).
+#[cfg(test)]
+fn tls_roots_loaded() -> bool {
+    VERIFIER.get().is_some_and(|v| v.inner.get().is_some())
 }
 
 /// Whether the server took the request and dropped the connection before any answer:
@@ -272,5 +384,49 @@ pub(super) async fn post(
             continue;
         }
         return Ok(Posted::Refused(refused));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    #[test]
+    fn plain_http_reads_no_certificate_and_clients_share_the_tls_settings() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            for _ in 0..2 {
+                let (mut c, _) = listener.accept().unwrap();
+                let mut buf = [0u8; 4096];
+                let _ = c.read(&mut buf).unwrap();
+                c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+                    .unwrap();
+            }
+        });
+        for _ in 0..2 {
+            let (client, rt) = client_and_runtime(Duration::from_secs(5)).unwrap();
+            let text = rt.block_on(async {
+                client
+                    .get(format!("http://{addr}/"))
+                    .send()
+                    .await
+                    .unwrap()
+                    .text()
+                    .await
+                    .unwrap()
+            });
+            assert_eq!(text, "ok");
+        }
+        server.join().unwrap();
+        assert!(
+            !tls_roots_loaded(),
+            "the system's certificate authorities were read for plain HTTP"
+        );
+        // The verifier still checks signatures and names its schemes without the roots.
+        let v = VERIFIER.get().unwrap();
+        assert!(!v.supported_verify_schemes().is_empty());
+        assert!(!tls_roots_loaded());
     }
 }

@@ -2,6 +2,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::TcpStream;
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -16,6 +17,8 @@ pub struct RecordedRequest {
     pub headers: Vec<(String, String)>,
     /// The body as text.
     pub body: String,
+    /// When its first line was read (time from a process's spawn to its first request).
+    pub received: Instant,
 }
 
 impl RecordedRequest {
@@ -40,6 +43,7 @@ pub(super) fn read_request(conn: &TcpStream) -> std::io::Result<Option<RecordedR
     if r.read_line(&mut line)? == 0 {
         return Ok(None);
     }
+    let received = Instant::now();
     let mut it = line.split_whitespace();
     let method = it.next().unwrap_or_default().to_string();
     let path = it.next().unwrap_or_default().to_string();
@@ -80,5 +84,6 @@ pub(super) fn read_request(conn: &TcpStream) -> std::io::Result<Option<RecordedR
         path,
         headers,
         body: String::from_utf8_lossy(&body).into_owned(),
+        received,
     }))
 }

@@ -107,7 +107,8 @@ impl Store {
                 tout += m.usage.output_tokens;
                 seqs.push(seq);
             }
-            tx.execute(
+            // Every append runs it: compiled once per connection.
+            tx.prepare_cached(
                 "UPDATE sessions SET
                     updated_at_ms = max(updated_at_ms, ?2),
                     provider = coalesce(nullif(?3, ''), provider),
@@ -121,21 +122,21 @@ impl Store {
                     conversation_key = ?11,
                     profile = coalesce(nullif(?12, ''), profile)
                  WHERE id = ?1",
-                params![
-                    session_id,
-                    now,
-                    meta.provider,
-                    meta.model,
-                    meta.workdir,
-                    tin as i64,
-                    tout as i64,
-                    last_seq + messages.len() as i64,
-                    messages.len() as i64,
-                    first_prompt,
-                    key,
-                    meta.profile
-                ],
-            )?;
+            )?
+            .execute(params![
+                session_id,
+                now,
+                meta.provider,
+                meta.model,
+                meta.workdir,
+                tin as i64,
+                tout as i64,
+                last_seq + messages.len() as i64,
+                messages.len() as i64,
+                first_prompt,
+                key,
+                meta.profile
+            ])?;
             Ok(Appended {
                 seqs,
                 index_pending,
@@ -211,7 +212,8 @@ impl Store {
             for (i, m) in rep.messages.iter().enumerate() {
                 insert_message(tx, session_id, i as i64 + 1, m, now)?;
             }
-            tx.execute(
+            // Every append runs it: compiled once per connection.
+            tx.prepare_cached(
                 "UPDATE sessions SET
                     updated_at_ms = max(updated_at_ms, ?2),
                     task_state_json = ?3,
@@ -223,18 +225,18 @@ impl Store {
                     last_seq = ?9,
                     message_count = ?9
                  WHERE id = ?1",
-                params![
-                    session_id,
-                    now,
-                    to_json_opt(rep.task_state.as_ref()),
-                    rep.token_totals.0 as i64,
-                    rep.token_totals.1 as i64,
-                    rep.meta.provider,
-                    rep.meta.model,
-                    rep.meta.workdir,
-                    rep.messages.len() as i64
-                ],
-            )?;
+            )?
+            .execute(params![
+                session_id,
+                now,
+                to_json_opt(rep.task_state.as_ref()),
+                rep.token_totals.0 as i64,
+                rep.token_totals.1 as i64,
+                rep.meta.provider,
+                rep.meta.model,
+                rep.meta.workdir,
+                rep.messages.len() as i64
+            ])?;
             Ok(())
         })
     }

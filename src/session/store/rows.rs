@@ -68,39 +68,37 @@ pub(super) fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<Result<SessionSu
 pub(super) fn load_header(c: &Connection, session_id: &str) -> Result<Option<SessionHeader>> {
     // Plain columns go straight into the header; status and JSON columns are parsed after
     // the row is read, so a bad value names its column.
+    // Read several times a turn: compiled once per connection.
     let row = c
-        .query_row(
-            &format!("SELECT {HEADER_COLS} FROM sessions WHERE id = ?1"),
-            [session_id],
-            |r| {
-                let header = SessionHeader {
-                    id: r.get(0)?,
-                    title: r.get(1)?,
-                    created_at_ms: r.get(2)?,
-                    updated_at_ms: r.get(3)?,
-                    provider: r.get(4)?,
-                    model: r.get(5)?,
-                    workdir: r.get(6)?,
-                    parent_id: r.get(8)?,
-                    fork_seq: r.get(9)?,
-                    conversation_key: r.get(10)?,
-                    token_input_total: r.get::<_, i64>(16)? as u64,
-                    token_output_total: r.get::<_, i64>(17)? as u64,
-                    last_seq: r.get(18)?,
-                    message_count: r.get::<_, i64>(19)? as u64,
-                    subagent_of: r.get(20)?,
-                    branch: r.get(26)?,
-                    profile: r.get(27)?,
-                    ..SessionHeader::default()
-                };
-                let status: String = r.get(7)?;
-                let json: [Option<String>; 5] =
-                    [r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?, r.get(15)?];
-                let source: [Option<String>; 5] =
-                    [r.get(21)?, r.get(22)?, r.get(23)?, r.get(24)?, r.get(25)?];
-                Ok((header, status, json, source))
-            },
-        )
+        .prepare_cached(&format!("SELECT {HEADER_COLS} FROM sessions WHERE id = ?1"))?
+        .query_row([session_id], |r| {
+            let header = SessionHeader {
+                id: r.get(0)?,
+                title: r.get(1)?,
+                created_at_ms: r.get(2)?,
+                updated_at_ms: r.get(3)?,
+                provider: r.get(4)?,
+                model: r.get(5)?,
+                workdir: r.get(6)?,
+                parent_id: r.get(8)?,
+                fork_seq: r.get(9)?,
+                conversation_key: r.get(10)?,
+                token_input_total: r.get::<_, i64>(16)? as u64,
+                token_output_total: r.get::<_, i64>(17)? as u64,
+                last_seq: r.get(18)?,
+                message_count: r.get::<_, i64>(19)? as u64,
+                subagent_of: r.get(20)?,
+                branch: r.get(26)?,
+                profile: r.get(27)?,
+                ..SessionHeader::default()
+            };
+            let status: String = r.get(7)?;
+            let json: [Option<String>; 5] =
+                [r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?, r.get(15)?];
+            let source: [Option<String>; 5] =
+                [r.get(21)?, r.get(22)?, r.get(23)?, r.get(24)?, r.get(25)?];
+            Ok((header, status, json, source))
+        })
         .optional()?;
     let Some((mut h, status, [task, todos, skills, plan, ledger], source)) = row else {
         return Ok(None);

@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 
+use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use sha2::{Digest, Sha256};
 
@@ -96,95 +97,109 @@ impl Store {
         session_id: &str,
         update: &StateUpdate,
     ) -> Result<()> {
-        {
-            self.require(tx, session_id)?;
-            let set = |col: &str, v: &dyn rusqlite::ToSql| -> Result<()> {
-                tx.execute(
-                    &format!("UPDATE sessions SET {col} = ?2 WHERE id = ?1"),
-                    params![session_id, v],
-                )?;
-                Ok(())
-            };
-            if let Some(t) = &update.title {
-                set("title", t)?;
-            }
-            if let Some(w) = &update.workdir {
-                set("workdir", w)?;
-            }
-            if let Some(p) = &update.provider {
-                set("provider", p)?;
-            }
-            if let Some(m) = &update.model {
-                set("model", m)?;
-            }
-            if let Some(p) = &update.profile {
-                set("profile", p)?;
-            }
-            if let Some(s) = update.status {
-                set("status", &s.as_str())?;
-            }
-            set_json(&set, "task_state_json", &update.task_state)?;
-            set_json(&set, "todos_json", &update.todos)?;
-            set_json(&set, "skills_json", &update.skills)?;
-            set_json(&set, "ledger_json", &update.ledger)?;
-            // A session with a ledger counts its tokens once: its totals are the ledger's
-            // lifetime usage (every model call, also those that stored no message: a
-            // compaction's summary, a reply cancelled before its text), never reset.
-            let totals = update.token_totals.or(match &update.ledger {
-                Change::Set(l) => Some((l.usage.input_tokens, l.usage.output_tokens)),
-                Change::Keep | Change::Clear => None,
-            });
-            // The list's dollars: the ledger's, in the same transaction.
-            match &update.ledger {
-                Change::Set(l) => set("cost_usd", &l.usage.cost_usd)?,
-                Change::Clear => set("cost_usd", &None::<f64>)?,
-                Change::Keep => {}
-            }
-            if let Some((i, o)) = totals {
-                tx.execute(
-                    "UPDATE sessions SET token_input_total = ?2, token_output_total = ?3 WHERE id = ?1",
-                    params![session_id, i as i64, o as i64],
-                )?;
-            }
-            if !update.plan.is_keep() {
-                set_json(&set, "plan_json", &update.plan)?;
-                if let Change::Set(plan) = &update.plan {
-                    let keep: HashSet<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
-                    let stale: Vec<String> = {
-                        let mut st = tx.prepare(
-                            "SELECT DISTINCT step_id FROM step_updates WHERE session_id = ?1",
-                        )?;
-                        st.query_map([session_id], |r| r.get::<_, String>(0))?
-                            .collect::<rusqlite::Result<Vec<_>>>()?
-                            .into_iter()
-                            .filter(|s| !keep.contains(s.as_str()))
-                            .collect()
-                    };
-                    for s in stale {
-                        tx.execute(
-                            "DELETE FROM step_updates WHERE session_id = ?1 AND step_id = ?2",
-                            params![session_id, s],
-                        )?;
-                    }
-                } else {
-                    tx.execute(
-                        "DELETE FROM step_updates WHERE session_id = ?1",
-                        [session_id],
-                    )?;
-                }
-                refresh_plan_counts(tx, session_id)?;
-            }
-            if update.touch {
-                tx.execute(
-                    "UPDATE sessions SET updated_at_ms = max(updated_at_ms, ?2) WHERE id = ?1",
-                    params![session_id, self.now()],
-                )?;
-            }
-            for &id in &update.delivers {
-                self.deliver_in(tx, session_id, id)?;
-            }
-            Ok(())
+        self.require(tx, session_id)?;
+        // Every column that changes, in one UPDATE: each statement rewrites the row and the
+        // list's covering index entry (`sessions_listed` holds nearly every column), so one
+        // per column was several rewrites (and statements to compile) per turn's state.
+        let mut cols: Vec<(&str, SqlValue)> = Vec::new();
+        let text = |s: &str| SqlValue::Text(s.to_string());
+        if let Some(t) = &update.title {
+            cols.push(("title", text(t)));
         }
+        if let Some(w) = &update.workdir {
+            cols.push(("workdir", text(w)));
+        }
+        if let Some(p) = &update.provider {
+            cols.push(("provider", text(p)));
+        }
+        if let Some(m) = &update.model {
+            cols.push(("model", text(m)));
+        }
+        if let Some(p) = &update.profile {
+            cols.push(("profile", text(p)));
+        }
+        if let Some(s) = update.status {
+            cols.push(("status", text(s.as_str())));
+        }
+        json_col(&mut cols, "task_state_json", &update.task_state);
+        json_col(&mut cols, "todos_json", &update.todos);
+        json_col(&mut cols, "skills_json", &update.skills);
+        json_col(&mut cols, "ledger_json", &update.ledger);
+        // A session with a ledger counts its tokens once: its totals are the ledger's
+        // lifetime usage (every model call, also those that stored no message: a
+        // compaction's summary, a reply cancelled before its text), never reset.
+        let totals = update.token_totals.or(match &update.ledger {
+            Change::Set(l) => Some((l.usage.input_tokens, l.usage.output_tokens)),
+            Change::Keep | Change::Clear => None,
+        });
+        // The list's dollars: the ledger's, in the same transaction.
+        match &update.ledger {
+            Change::Set(l) => cols.push((
+                "cost_usd",
+                l.usage.cost_usd.map_or(SqlValue::Null, SqlValue::Real),
+            )),
+            Change::Clear => cols.push(("cost_usd", SqlValue::Null)),
+            Change::Keep => {}
+        }
+        if let Some((i, o)) = totals {
+            cols.push(("token_input_total", SqlValue::Integer(i as i64)));
+            cols.push(("token_output_total", SqlValue::Integer(o as i64)));
+        }
+        json_col(&mut cols, "plan_json", &update.plan);
+        if update.touch {
+            cols.push(("updated_at_ms", SqlValue::Integer(self.now())));
+        }
+        if !cols.is_empty() {
+            let mut sql = String::from("UPDATE sessions SET ");
+            for (i, (col, _)) in cols.iter().enumerate() {
+                if i > 0 {
+                    sql.push_str(", ");
+                }
+                // Activity only moves forward.
+                if *col == "updated_at_ms" {
+                    sql.push_str(&format!("{col} = max({col}, ?{})", i + 2));
+                } else {
+                    sql.push_str(&format!("{col} = ?{}", i + 2));
+                }
+            }
+            sql.push_str(" WHERE id = ?1");
+            let mut st = tx.prepare_cached(&sql)?;
+            st.raw_bind_parameter(1, session_id)?;
+            for (i, (_, v)) in cols.iter().enumerate() {
+                st.raw_bind_parameter(i + 2, v)?;
+            }
+            st.raw_execute()?;
+        }
+        if let Change::Set(plan) = &update.plan {
+            let keep: HashSet<&str> = plan.steps.iter().map(|s| s.id.as_str()).collect();
+            let stale: Vec<String> = {
+                let mut st =
+                    tx.prepare("SELECT DISTINCT step_id FROM step_updates WHERE session_id = ?1")?;
+                st.query_map([session_id], |r| r.get::<_, String>(0))?
+                    .collect::<rusqlite::Result<Vec<_>>>()?
+                    .into_iter()
+                    .filter(|s| !keep.contains(s.as_str()))
+                    .collect()
+            };
+            for s in stale {
+                tx.execute(
+                    "DELETE FROM step_updates WHERE session_id = ?1 AND step_id = ?2",
+                    params![session_id, s],
+                )?;
+            }
+        } else if matches!(update.plan, Change::Clear) {
+            tx.execute(
+                "DELETE FROM step_updates WHERE session_id = ?1",
+                [session_id],
+            )?;
+        }
+        if !update.plan.is_keep() {
+            refresh_plan_counts(tx, session_id)?;
+        }
+        for &id in &update.delivers {
+            self.deliver_in(tx, session_id, id)?;
+        }
+        Ok(())
     }
 
     /// Renames a session (not counted as activity).
@@ -705,15 +720,19 @@ fn like_escape(s: &str) -> String {
 /// that cache was most of `--list`'s memory).
 /// Writes one JSON column of a header change: nothing for [`Change::Keep`], NULL for
 /// [`Change::Clear`].
-fn set_json<T: serde::Serialize>(
-    set: &dyn Fn(&str, &dyn rusqlite::ToSql) -> Result<()>,
-    col: &str,
+/// A JSON column's change, as the value to store (`Keep`: none).
+fn json_col<T: serde::Serialize>(
+    cols: &mut Vec<(&str, SqlValue)>,
+    col: &'static str,
     change: &Change<T>,
-) -> Result<()> {
+) {
     match change {
-        Change::Keep => Ok(()),
-        Change::Clear => set(col, &None::<String>),
-        Change::Set(v) => set(col, &to_json_opt(Some(v))),
+        Change::Keep => {}
+        Change::Clear => cols.push((col, SqlValue::Null)),
+        Change::Set(v) => cols.push((
+            col,
+            to_json_opt(Some(v)).map_or(SqlValue::Null, SqlValue::Text),
+        )),
     }
 }
 

@@ -650,6 +650,43 @@ fn an_unavailable_sandbox_is_announced_and_commands_ask() {
     assert!(!env.workdir.join("made.txt").exists());
 }
 
+/// The sandbox's state matters to commands: a turn that runs none says nothing of it (and
+/// starts no sandbox probe, a helper process that was most of a short turn's start); a turn
+/// that calls one says it before the call.
+#[test]
+fn the_sandbox_is_told_before_the_first_command_not_when_a_turn_runs_none() {
+    let env = Env::new(KEY, "[sandbox]\nsimulate_unavailable = true\n");
+    let srv = ScriptedServer::start(vec![
+        Reply::text("just words"),
+        Reply::tool_calls(&[("s1", "run_command", r#"{"command":"true"}"#)]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    let o = env.run(&srv, &["run", "--json", "say something"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kinds: Vec<String> = json_lines(&o)
+        .iter()
+        .map(|v| format!("{}/{}", v["type"], v["code"]))
+        .collect();
+    assert!(
+        !kinds.iter().any(|k| k.contains("sandbox")),
+        "a turn without commands spoke of the sandbox: {kinds:?}"
+    );
+    let o = env.run(&srv, &["run", "--json", "--approve", "never-ask", "run it"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines = json_lines(&o);
+    let at = |f: &dyn Fn(&Value) -> bool| lines.iter().position(f);
+    let warned =
+        at(&|v| v["type"] == "warning" && v["code"] == "sandbox").expect("no sandbox warning");
+    let called = at(&|v| v["type"] == "tool_call").expect("no tool call");
+    assert!(warned < called, "{lines:?}");
+    assert_eq!(
+        lines.iter().filter(|v| v["code"] == "sandbox").count(),
+        1,
+        "said once"
+    );
+}
+
 #[test]
 fn sigint_during_a_command_kills_it_and_records_the_cancel() {
     let env = Env::new(KEY, "[sandbox]\nmode = \"off\"\n");

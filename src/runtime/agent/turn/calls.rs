@@ -51,6 +51,9 @@ impl Turn {
                 .map(|s| s.kind)
                 .or_else(|| self.ext.kind(&call.name))
                 .unwrap_or(ToolKind::Read);
+            if kind == ToolKind::Command {
+                self.tell_sandbox();
+            }
             let summary = tools::summary(&call.name, &call.arguments);
             self.emit(TurnEvent::ToolCall {
                 call: call.clone(),

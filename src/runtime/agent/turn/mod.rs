@@ -59,6 +59,8 @@ pub(super) struct Turn {
     pub gate: super::gate::Gate,
     /// Who decided the call now running: stored with its result.
     pub permission: Option<super::gate::Permission>,
+    /// Whether the sandbox's status was looked at (before the turn's first command call).
+    pub sandbox_told: bool,
 }
 
 /// How a step of the loop ended early.
@@ -96,6 +98,21 @@ impl Turn {
         self.sink.event(e);
     }
 
+    /// Before the turn's first command call: says when commands are not confined. Knowing
+    /// it takes the sandbox probe (a helper process, once per process), which a turn that
+    /// runs no command never needs.
+    pub(super) fn tell_sandbox(&mut self) {
+        if std::mem::replace(&mut self.sandbox_told, true) {
+            return;
+        }
+        if let Some(w) = tools::sandbox::status(&self.settings.sandbox).warning() {
+            self.emit(TurnEvent::Warning {
+                code: WarningCode::Sandbox,
+                message: w,
+            });
+        }
+    }
+
     fn key(&self) -> Option<&str> {
         self.settings.api_key()
     }
@@ -103,12 +120,6 @@ impl Turn {
     /// Runs the turn and reports how it ended (always ends with `Finished`).
     pub fn run(mut self, prompt: Option<String>) {
         let started = std::time::Instant::now();
-        if let Some(w) = tools::sandbox::status(&self.settings.sandbox).warning() {
-            self.emit(TurnEvent::Warning {
-                code: WarningCode::Sandbox,
-                message: w,
-            });
-        }
         let reason = match self.body(prompt) {
             Ok(()) => FinishReason::Completed,
             Err(r) => r,

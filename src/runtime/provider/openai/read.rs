@@ -1,10 +1,9 @@
 //! Reading the answer: an SSE stream folded as it arrives, or a whole JSON completion.
 
-use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::super::sse::{Folder, StreamEvent};
+use super::super::sse_decode::{NotUtf8, SseDecoder};
 use super::super::{ErrorKind, ProviderError, quirks};
 use super::{NAME, OpenAi, Waited, root_cause, secs, wait};
 use crate::runtime::cancel::CancelFlag;
@@ -46,10 +45,13 @@ impl OpenAi {
     }
 
     /// Reads the event stream into `folder` until `[DONE]` or the end; a cut, a stall, a
-    /// cancel or an error chunk is an error carrying what arrived.
+    /// cancel or an error chunk is an error carrying what arrived. The events of one network
+    /// read reach `on_event` together, consecutive text joined ([`push_merged`]).
+    ///
+    /// [`push_merged`]: super::super::sse::push_merged
     pub(super) async fn read_stream(
         &self,
-        resp: reqwest::Response,
+        mut resp: reqwest::Response,
         folder: &mut Folder,
         body: &Value,
         cancel: &CancelFlag,
@@ -59,32 +61,57 @@ impl OpenAi {
         folder.set_origin(NAME, &s.model);
         let url = s.url();
         let partial = |f: &mut Folder| Some(Box::new(self.complete(std::mem::take(f), true, body)));
-        let mut events = resp.bytes_stream().eventsource();
+        let mut decoder = SseDecoder::new();
+        let mut read = Vec::new();
         loop {
-            let next = match wait(events.next(), cancel, s.idle_timeout).await {
-                Waited::Done(n) => n,
-                Waited::Cancelled => {
-                    return Err(self.err(
-                        ErrorKind::Cancelled,
-                        "cancelled".into(),
-                        partial(folder),
-                    ));
-                }
-                Waited::TimedOut => {
-                    return Err(self.err(
-                        ErrorKind::Timeout,
-                        format!(
-                            "{url} sent nothing for {}; the reply so far is kept",
-                            secs(s.idle_timeout)
-                        ),
-                        partial(folder),
-                    ));
+            // Every event the bytes so far complete.
+            let fed = loop {
+                let ev = match decoder.next_event() {
+                    Ok(Some(ev)) => ev,
+                    Ok(None) => break Ok(false),
+                    Err(e) => break Err(Broke::NotUtf8(e)),
+                };
+                match folder.feed_into(ev.data, &mut read) {
+                    Ok(()) if folder.is_done() => break Ok(true),
+                    Ok(()) => {}
+                    Err(e) => break Err(Broke::Chunk(e.0)),
                 }
             };
+            read.drain(..).for_each(&mut *on_event);
+            let broke = match fed {
+                Ok(true) => return Ok(()),
+                Ok(false) => None,
+                Err(b) => Some(b),
+            };
+            let next = match broke {
+                Some(b) => Err(b),
+                None => match wait(resp.chunk(), cancel, s.idle_timeout).await {
+                    Waited::Done(Ok(chunk)) => Ok(chunk),
+                    Waited::Done(Err(e)) => Err(Broke::Transport(e)),
+                    Waited::Cancelled => {
+                        return Err(self.err(
+                            ErrorKind::Cancelled,
+                            "cancelled".into(),
+                            partial(folder),
+                        ));
+                    }
+                    Waited::TimedOut => {
+                        return Err(self.err(
+                            ErrorKind::Timeout,
+                            format!(
+                                "{url} sent nothing for {}; the reply so far is kept",
+                                secs(s.idle_timeout)
+                            ),
+                            partial(folder),
+                        ));
+                    }
+                },
+            };
             match next {
+                Ok(Some(bytes)) => decoder.push(&bytes),
                 // A clean close before `[DONE]` or a `finish_reason` (what proxies and load
                 // balancers do on a timeout) is a cut, not an answer.
-                None if !folder.is_done() && !folder.has_finished() && folder.has_content() => {
+                Ok(None) if !folder.is_done() && !folder.has_finished() && folder.has_content() => {
                     let n = folder.text_chars();
                     return Err(self.err(
                         ErrorKind::StreamCut,
@@ -95,39 +122,35 @@ impl OpenAi {
                         partial(folder),
                     ));
                 }
-                None => return Ok(()),
-                Some(Ok(ev)) => match folder.feed(&ev.data) {
-                    Ok(out) => {
-                        out.into_iter().for_each(&mut *on_event);
-                        if folder.is_done() {
-                            return Ok(());
-                        }
-                    }
-                    Err(e) => {
-                        let msg = crate::sanitize::line(&e.0).into_owned();
-                        let kind = if quirks::overflow(&msg).is_some() {
-                            ErrorKind::ContextOverflow
-                        } else {
-                            ErrorKind::Server
-                        };
-                        return Err(self.err(
-                            kind,
-                            format!("{} reported an error mid-reply: {msg}", s.base_url),
-                            partial(folder),
-                        ));
-                    }
-                },
+                Ok(None) => return Ok(()),
+                Err(Broke::Chunk(e)) => {
+                    let msg = crate::sanitize::line(&e).into_owned();
+                    let kind = if quirks::overflow(&msg).is_some() {
+                        ErrorKind::ContextOverflow
+                    } else {
+                        ErrorKind::Server
+                    };
+                    return Err(self.err(
+                        kind,
+                        format!("{} reported an error mid-reply: {msg}", s.base_url),
+                        partial(folder),
+                    ));
+                }
                 // A connection that breaks before anything arrived is what llama-cpp-python
                 // does when its stream fails at once: the same as an empty stream.
-                Some(Err(_)) if !folder.has_content() => return Ok(()),
-                Some(Err(e)) => {
+                Err(_) if !folder.has_content() => return Ok(()),
+                Err(b) => {
+                    let why = match &b {
+                        Broke::Transport(e) => root_cause(e),
+                        Broke::NotUtf8(e) => e.to_string(),
+                        Broke::Chunk(m) => m.clone(),
+                    };
                     return Err(self.err(
                         ErrorKind::StreamCut,
                         format!(
-                            "the reply was cut off after {} characters: the connection to {} broke ({}); what arrived is kept, and continuing will ask again",
+                            "the reply was cut off after {} characters: the connection to {} broke ({why}); what arrived is kept, and continuing will ask again",
                             folder.text_chars(),
                             s.base_url,
-                            root_cause(&e)
                         ),
                         partial(folder),
                     ));
@@ -147,4 +170,14 @@ impl OpenAi {
             None,
         )
     }
+}
+
+/// Why reading a stream stopped before its end.
+enum Broke {
+    /// The connection failed.
+    Transport(reqwest::Error),
+    /// The bytes are not an event stream's text.
+    NotUtf8(NotUtf8),
+    /// The server sent an error chunk (its message).
+    Chunk(String),
 }
