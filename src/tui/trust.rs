@@ -12,7 +12,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
-use unicode_width::UnicodeWidthChar;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::runtime::trust::Review;
 use crate::sanitize;
@@ -215,11 +215,13 @@ impl TrustScreen {
                     continue;
                 }
             };
-            for (i, piece) in cut(text, width.saturating_sub(indent).max(8), 4)
+            // An item goes on under itself, indented; prose wraps flush.
+            let hang = if matches!(kind, Kind::Item) { 4 } else { 0 };
+            for (i, piece) in cut(text, width.saturating_sub(indent).max(8), hang)
                 .into_iter()
                 .enumerate()
             {
-                let pad = indent + if i > 0 { 4 } else { 0 };
+                let pad = indent + if i > 0 { hang } else { 0 };
                 out.push(Line::from(vec![
                     Span::raw(" ".repeat(pad)),
                     Span::styled(piece, style),
@@ -231,23 +233,37 @@ impl TrustScreen {
 }
 
 /// `s` in pieces of at most `width` columns, every piece after the first `indent` narrower.
+/// Lines break between words; a word wider than the line is cut where the line ends.
 fn cut(s: &str, width: usize, indent: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut w = 0;
-    let mut limit = width;
-    for c in s.chars() {
-        let cw = c.width().unwrap_or(0);
-        if w + cw > limit && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
-            w = 0;
-            limit = width.saturating_sub(indent).max(4);
+    let mut limit = width.max(1);
+    let next = |out: &mut Vec<String>, cur: &mut String, w: &mut usize, limit: &mut usize| {
+        out.push(cur.trim_end().to_string());
+        cur.clear();
+        *w = 0;
+        *limit = width.saturating_sub(indent).max(4);
+    };
+    for word in s.split_inclusive(' ') {
+        let ww = word.trim_end().width();
+        if w > 0 && w + ww > limit {
+            next(&mut out, &mut cur, &mut w, &mut limit);
         }
-        cur.push(c);
-        w += cw;
+        for c in word.chars() {
+            let cw = c.width().unwrap_or(0);
+            if w + cw > limit && w > 0 && c != ' ' {
+                next(&mut out, &mut cur, &mut w, &mut limit);
+            }
+            if c == ' ' && w == 0 {
+                continue;
+            }
+            cur.push(c);
+            w += cw;
+        }
     }
-    if !cur.is_empty() || out.is_empty() {
-        out.push(cur);
+    if !cur.trim_end().is_empty() || out.is_empty() {
+        out.push(cur.trim_end().to_string());
     }
     out
 }
@@ -301,5 +317,23 @@ pub fn outcome_status(
             "Opened without this workspace's hooks, allow rules and skills; `neocode trust` reviews them.".into(),
             false,
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut;
+
+    #[test]
+    fn prose_breaks_between_words_and_a_long_word_is_cut() {
+        assert_eq!(
+            cut("Opening without them uses none of its hooks", 20, 0),
+            vec!["Opening without them", "uses none of its", "hooks"]
+        );
+        assert_eq!(
+            cut("touch abcdefghijklmnopqrstuvwxyz", 12, 4),
+            vec!["touch", "abcdefgh", "ijklmnop", "qrstuvwx", "yz"]
+        );
+        assert_eq!(cut("", 10, 0), vec![""]);
     }
 }
