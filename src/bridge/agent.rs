@@ -1,20 +1,16 @@
-//! The bridge's turns, run by the agent runtime (the same [`Agent`] the TUI uses).
+//! The bridge's turns, run by the agent runtime (the same [`Agent`] the TUI uses), through the
+//! one port every front end submits to ([`Agent::submit`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::time::Duration;
 
-use crate::runtime::agent::{
-    Agent, FailCode, FinishReason, Target, TurnCommand, TurnEvent, TurnRequest,
-};
+use crate::runtime::agent::{Agent, Op, OpError, OpOutcome, Sink, Started, Target, TurnRequest};
 use crate::runtime::config::{Overrides, ProviderStatus, Settings};
-use crate::session::Usage;
 
-use super::{TurnRunner, TurnSpec};
+use super::{PreparedTurn, Refusal, TurnRunner, TurnSpec, start_refusal};
 
 /// The runner `neocode bridge` uses: settings from `home` (file, environment), with the
-/// request's model override.
+/// request's model override, read once per chat.
 pub fn agent_runner(home: PathBuf) -> Arc<dyn TurnRunner> {
     Arc::new(AgentRunner { home })
 }
@@ -23,84 +19,48 @@ struct AgentRunner {
     home: PathBuf,
 }
 
-impl AgentRunner {
-    fn settings(&self, model: Option<&str>) -> Result<Settings, String> {
-        Settings::load(
+impl TurnRunner for AgentRunner {
+    fn prepare(&self, model: Option<&str>) -> Result<Box<dyn PreparedTurn>, Refusal> {
+        let settings = Settings::load(
             &self.home,
             &Overrides {
                 model: model.map(str::to_string),
                 ..Overrides::default()
             },
         )
-        .map_err(String::from)
+        .map_err(|e| ("config", e.to_string()))?;
+        match settings.provider_status() {
+            ProviderStatus::Ready { .. } => Ok(Box::new(Ready { settings })),
+            ProviderStatus::Missing(m) => Err(("config", m)),
+        }
     }
 }
 
-impl TurnRunner for AgentRunner {
-    fn check(&self, model: Option<&str>) -> Result<(), (&'static str, String)> {
-        match self.settings(model).map(|s| s.provider_status()) {
-            Ok(ProviderStatus::Ready { .. }) => Ok(()),
-            Ok(ProviderStatus::Missing(m)) | Err(m) => Err(("config", m)),
-        }
-    }
+/// A chat's settings, read once.
+struct Ready {
+    settings: Settings,
+}
 
-    fn run(
-        &self,
-        spec: TurnSpec,
-        emit: &mut dyn FnMut(TurnEvent),
-        commands: Receiver<TurnCommand>,
-    ) {
-        let failed = |code: FailCode, message: String| TurnEvent::Finished {
-            reason: FinishReason::Failed { code, message },
-            usage: Usage::default(),
-        };
-        let settings = match self.settings(spec.model.as_deref()) {
-            Ok(s) => s,
-            Err(m) => return emit(failed(FailCode::Config, m)),
-        };
-        let mut agent = Agent::new(spec.sessions.clone(), settings);
+impl PreparedTurn for Ready {
+    fn start(self: Box<Self>, spec: TurnSpec, sink: Sink) -> Result<Started, Refusal> {
+        let mut agent = Agent::new(spec.sessions, self.settings);
         if !spec.host_tools.is_empty() {
-            agent = agent.with_host_tools(spec.host_tools.clone());
+            agent = agent.with_host_tools(spec.host_tools);
         }
-        let (tx, events) = channel();
-        let handle = match agent.start(
-            Target::Resume(spec.session_id.clone()),
-            TurnRequest {
-                prompt: spec.prompt.clone(),
-                images: Vec::new(),
-                limits: spec.limits.unwrap_or_default(),
-                approval: None,
-            },
-            tx,
-        ) {
-            Ok(h) => h,
-            Err(e) => return emit(failed(e.code.into(), e.message)),
+        let req = TurnRequest {
+            prompt: spec.prompt,
+            limits: spec.limits.unwrap_or_default(),
+            adopt: spec.adopt,
+            ..TurnRequest::default()
         };
-        let mut finished = false;
-        loop {
-            // Approvals and cancel from the bridge's input reach the turn (a cancel raises
-            // its flag at once, on this side).
-            while let Ok(c) = commands.try_recv() {
-                let _ = handle.commands.send(c);
-            }
-            match events.recv_timeout(Duration::from_millis(10)) {
-                Ok(ev) => {
-                    finished = matches!(ev, TurnEvent::Finished { .. });
-                    emit(ev);
-                    if finished {
-                        break;
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
-        }
-        handle.join();
-        if !finished {
-            emit(failed(
-                FailCode::Internal,
-                "the turn ended without finishing".into(),
-            ));
+        match agent.submit(Target::Resume(spec.session_id), Op::Turn(req), sink) {
+            Ok(OpOutcome::Started(s)) => Ok(s),
+            Ok(_) => Err(("internal", "the agent started no turn".into())),
+            Err(OpError::Start(e)) => Err(start_refusal(&e)),
+            Err(e) => Err((
+                "storage",
+                crate::sanitize::line(&e.to_string()).into_owned(),
+            )),
         }
     }
 }

@@ -1,12 +1,14 @@
 //! Choosing the session of a `chat` request (seed 000 §2's decision chain, which lives in
-//! [`Sessions::decide`]) and bringing it up to the caller's history: the events that tell
-//! the caller what happened (`session_init`, warnings) come from here.
+//! [`Sessions::decide`]); the turn adopts the caller's history into it under its own lease
+//! ([`crate::runtime::agent::adopt`]). The warnings that tell the caller what happened come
+//! from here.
 
-use crate::runtime::agent::{Lease, LeaseError, WarningCode};
+use crate::runtime::agent::WarningCode;
+use crate::runtime::agent::adopt::Adopted;
 use crate::runtime::{Decision, SessionRequest, Sessions};
-use crate::session::{AppendMeta, NewSession, StoreError, conversation_key};
+use crate::session::{NewSession, StoreError, conversation_key};
 
-use super::history::{self, History};
+use super::history::History;
 use super::protocol::{ChatRequest, Event, RecentSession};
 
 /// The session a chat runs in, ready for its turn.
@@ -16,10 +18,10 @@ pub struct Chosen {
     pub session_id: String,
     /// `session_id_missing` or `session_not_found` when the conversation key found it.
     pub recovery_reason: Option<&'static str>,
-    /// Warnings to send after `session_init`.
+    /// The decision's warning to send after `session_init`, if any.
     pub warnings: Vec<Event>,
-    /// The new user message is already stored, unanswered: the turn answers it.
-    pub prompt_stored: bool,
+    /// The conversation key a fork of the session keeps.
+    pub conversation_key: Option<String>,
 }
 
 /// Why a chat could not get its session: an `error` event's code and message.
@@ -32,11 +34,8 @@ fn storage(e: StoreError) -> ChooseError {
     )
 }
 
-/// Runs the decision chain for `req`, then appends what the session lacks of the caller's
-/// history, forking where the two disagree. Writes happen only after the request was
-/// checked (the caller's `History` is already valid), and never into a session another
-/// process is running a turn in (`busy`, nothing written).
-#[expect(clippy::too_many_lines)]
+/// Runs the decision chain for `req` (a new session is created here; nothing is written into
+/// an existing one: the turn adopts the history under its lease).
 pub fn choose(
     sessions: &Sessions,
     req: &ChatRequest,
@@ -69,10 +68,9 @@ pub fn choose(
         )
         .map_err(storage)?;
     let mut warnings = Vec::new();
-    let (mut session_id, recovery_reason, fresh) = match decision {
-        Decision::Continue(id) => (id, None, false),
-        Decision::New(id) => (id, None, true),
-        Decision::Recovered { session_id, reason } => (session_id, Some(reason), false),
+    let (session_id, recovery_reason) = match decision {
+        Decision::Continue(id) | Decision::New(id) => (id, None),
+        Decision::Recovered { session_id, reason } => (session_id, Some(reason)),
         Decision::NewWithWarning {
             session_id,
             warning,
@@ -98,78 +96,49 @@ pub fn choose(
                         .collect(),
                 ),
             });
-            (session_id, None, true)
+            (session_id, None)
         }
     };
 
-    // Held while the caller's history is written, so it never lands in the middle of a turn
-    // another process runs; released before the turn takes its own lease.
-    let _lease = if fresh {
-        None
-    } else {
-        Some(
-            Lease::acquire(sessions.data_dir(), &session_id).map_err(|e| match e {
-                LeaseError::Busy { pid } => (
-                    "busy",
-                    match pid {
-                        Some(p) => format!("session {session_id} is running in pid {p}"),
-                        None => format!("session {session_id} is running in another process"),
-                    },
-                ),
-                LeaseError::Io(m) => ("storage", m),
-            })?,
-        )
-    };
-    let stored = if fresh {
-        Vec::new()
-    } else {
-        sessions.load(&session_id).map_err(storage)?.messages
-    };
-    let plan = history::reconcile(&stored, history);
-    if let Some(at) = plan.fork_at {
-        let fork = sessions
-            .fork_conversation(&session_id, at, key.as_deref())
-            .map_err(storage)?;
-        warnings.push(Event::warning(
-            rid(),
-            WarningCode::HistoryDiverged.as_str(),
-            format!(
-                "message {} of your history differs from session {session_id}; continuing in \
-                 fork {} taken after its message {at}, the session itself is unchanged",
-                plan.diverged_at + 1,
-                fork.id
-            ),
-        ));
-        session_id = fork.id;
-    }
-    if !plan.append.is_empty() {
-        let new: Vec<_> = plan.append.iter().map(|m| m.to_new()).collect();
-        sessions
-            .append(
-                &session_id,
-                &new,
-                &AppendMeta {
-                    workdir: Some(workdir.to_string()),
-                    ..AppendMeta::default()
-                },
-            )
-            .map_err(storage)?;
-    }
-    if history.dropped_parts > 0 {
-        warnings.push(Event::warning(
-            rid(),
-            WarningCode::ContentPartsDropped.as_str(),
-            format!(
-                "{} non-text content part(s) (images, files) were left out; protocol version 1 \
-                 carries text only",
-                history.dropped_parts
-            ),
-        ));
-    }
     Ok(Chosen {
         session_id,
         recovery_reason,
         warnings,
-        prompt_stored: plan.prompt_stored,
+        conversation_key: key,
     })
+}
+
+/// The warnings about the caller's history, after the decision's: the turn continued in a
+/// fork, non-text parts were dropped.
+pub fn adopted_warnings(
+    rid: Option<&String>,
+    adopted: Option<&Adopted>,
+    dropped_parts: usize,
+) -> Vec<Event> {
+    let mut warnings = Vec::new();
+    if let Some(f) = adopted.and_then(|a| a.fork.as_ref()) {
+        warnings.push(Event::warning(
+            rid.cloned(),
+            WarningCode::HistoryDiverged.as_str(),
+            format!(
+                "message {} of your history differs from session {}; continuing in \
+                 fork {} taken after its message {}, the session itself is unchanged",
+                f.diverged_at + 1,
+                f.from,
+                f.id,
+                f.at
+            ),
+        ));
+    }
+    if dropped_parts > 0 {
+        warnings.push(Event::warning(
+            rid.cloned(),
+            WarningCode::ContentPartsDropped.as_str(),
+            format!(
+                "{dropped_parts} non-text content part(s) (images, files) were left out; \
+                 protocol version 1 carries text only"
+            ),
+        ));
+    }
+    warnings
 }

@@ -6,45 +6,11 @@
 
 use serde_json::Value;
 
-use crate::runtime::agent::window::{is_compaction, is_incomplete};
-use crate::session::{Message, NewMessage, Part, Role, ToolCall};
+use crate::session::{Message, Role, ToolCall};
+
+pub use crate::runtime::agent::adopt::{Incoming, Reconciled};
 
 use super::protocol::ChatMessage;
-
-/// A caller message in the store's terms; `system` and `developer` messages are not part of
-/// a transcript (neocode has its own instructions) and are dropped before this.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Incoming {
-    /// Author.
-    pub role: Role,
-    /// Text parts joined by newlines (as the store joins them for the conversation key).
-    pub text: String,
-    /// Calls of an assistant message.
-    pub tool_calls: Vec<ToolCall>,
-    /// The call a tool message answers.
-    pub tool_call_id: Option<String>,
-    /// A tool message standing for a result the caller did not send (the nonoka dialect: a
-    /// call the bridge ran comes back without its result): it matches the stored result of
-    /// the same call whatever its text.
-    pub placeholder: bool,
-}
-
-impl Incoming {
-    /// The message to append.
-    pub fn to_new(&self) -> NewMessage {
-        NewMessage {
-            role: Some(self.role),
-            parts: if self.text.is_empty() {
-                Vec::new()
-            } else {
-                vec![Part::text(self.text.clone())]
-            },
-            tool_calls: self.tool_calls.clone(),
-            tool_call_id: self.tool_call_id.clone(),
-            ..NewMessage::default()
-        }
-    }
-}
 
 /// Why a history was refused (nothing is written).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,6 +130,12 @@ pub fn parse(messages: &[ChatMessage]) -> Result<History, HistoryError> {
 
 /// The text of OpenAI `content`: a string, null, or an array of parts of which `text` parts
 /// count (joined by newlines); the count of other parts is returned beside it.
+/// Matches the caller's history against the stored transcript (the runtime does it under
+/// the turn's lease, [`crate::runtime::agent::adopt::reconcile`]).
+pub fn reconcile(stored: &[Message], history: &History) -> Reconciled {
+    crate::runtime::agent::adopt::reconcile(stored, &history.messages)
+}
+
 fn content_text(content: &Value) -> Result<(String, usize), String> {
     match content {
         Value::Null => Ok((String::new(), 0)),
@@ -187,191 +159,11 @@ fn content_text(content: &Value) -> Result<(String, usize), String> {
     }
 }
 
-/// What to do with a chosen session so that it holds the caller's history.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Reconciled {
-    /// `None`: the stored transcript is a prefix of the caller's history. `Some(seq)`: the
-    /// two part after stored message `seq` (0: before the first one); continue in a fork
-    /// taken there.
-    pub fork_at: Option<i64>,
-    /// Index (in the caller's history without system messages) of the first message that
-    /// differs, for the warning.
-    pub diverged_at: usize,
-    /// Caller messages the session (or the fork) lacks, before the new user message.
-    pub append: Vec<Incoming>,
-    /// The new user message is already the last stored message, unanswered (an earlier
-    /// turn failed before the reply, and the caller retries): the turn answers it instead
-    /// of storing it twice.
-    pub prompt_stored: bool,
-}
-
-/// Matches the caller's history against the stored transcript (system messages ignored on
-/// both sides). The new user message is never in `append`: the turn appends it.
-///
-/// A compaction keeps every message (its summary is a system message, ignored here), so the
-/// stored transcript is compared whole. A session compacted before that holds a summary and
-/// the recent tail while the caller still sends the whole conversation: the tail is aligned
-/// with the latest place in the caller's history where it fits, and what precedes that place
-/// counts as summarised.
-pub fn reconcile(stored: &[Message], history: &History) -> Reconciled {
-    let full = reconcile_all(stored, history);
-    // Replies at the end that were cut off (stored incomplete) and that the caller does not
-    // have: a caller retrying after the cut asks again, in the same session.
-    let kept = stored
-        .iter()
-        .rposition(|m| !is_incomplete(m))
-        .map_or(0, |i| i + 1);
-    if full.fork_at.is_some() && kept < stored.len() {
-        let again = reconcile_all(&stored[..kept], history);
-        if again.fork_at.is_none() {
-            return again;
-        }
-    }
-    full
-}
-
-fn reconcile_all(stored: &[Message], history: &History) -> Reconciled {
-    let before = &history.messages[..history.messages.len() - 1];
-    // Only a summary that replaced what came before it cuts the stored history short.
-    let summary = stored
-        .iter()
-        .rposition(|m| is_compaction(m) && m.context_from().is_none());
-    let tail: Vec<&Message> = stored[summary.map_or(0, |i| i + 1)..]
-        .iter()
-        .filter(|m| m.role != Role::System)
-        .collect();
-    // Where the kept part of the store starts: after the summary, or at the beginning.
-    let base_seq = summary.map_or(0, |i| stored[i].seq);
-    let (start, m) = match summary {
-        None => (0, compare(&tail, before, history.prompt())),
-        Some(_) if tail.is_empty() => {
-            // Only the summary is left: it covers everything the caller sent before.
-            return Reconciled {
-                fork_at: None,
-                diverged_at: before.len(),
-                append: Vec::new(),
-                prompt_stored: false,
-            };
-        }
-        Some(_) => align(&tail, before, history.prompt()),
-    };
-    let common = m.common;
-    if m.complete {
-        return Reconciled {
-            fork_at: None,
-            diverged_at: start + common,
-            append: if m.prompt_stored {
-                Vec::new()
-            } else {
-                before[start + common..].to_vec()
-            },
-            prompt_stored: m.prompt_stored,
-        };
-    }
-    Reconciled {
-        fork_at: Some(if common == 0 {
-            base_seq
-        } else {
-            tail[common - 1].seq
-        }),
-        diverged_at: start + common,
-        append: before[start + common..].to_vec(),
-        prompt_stored: false,
-    }
-}
-
-/// How far stored messages match the caller's, from the first stored one on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Match {
-    /// Stored messages matched in order.
-    common: usize,
-    /// Every stored message matched (the caller may have more).
-    complete: bool,
-    /// All but the last stored message matched the caller's history entirely, and the last
-    /// is the new user message, unanswered.
-    prompt_stored: bool,
-}
-
-fn compare(stored: &[&Message], caller: &[Incoming], prompt: &Incoming) -> Match {
-    let common = stored
-        .iter()
-        .zip(caller)
-        .take_while(|(s, c)| same(s, c))
-        .count();
-    if common == stored.len() {
-        return Match {
-            common,
-            complete: true,
-            prompt_stored: false,
-        };
-    }
-    let retry =
-        common == caller.len() && stored.len() == common + 1 && same(stored[common], prompt);
-    Match {
-        common,
-        complete: retry,
-        prompt_stored: retry,
-    }
-}
-
-/// The latest start in `caller` where the whole compacted tail fits; else the start with the
-/// longest partial fit; else nothing fits (fork right after the summary).
-fn align(tail: &[&Message], caller: &[Incoming], prompt: &Incoming) -> (usize, Match) {
-    let mut best: Option<(usize, Match)> = None;
-    for start in (0..=caller.len()).rev() {
-        let m = compare(tail, &caller[start..], prompt);
-        if m.complete {
-            return (start, m);
-        }
-        if m.common > 0 && best.is_none_or(|(_, b)| m.common > b.common) {
-            best = Some((start, m));
-        }
-    }
-    best.unwrap_or((
-        caller.len(),
-        Match {
-            common: 0,
-            complete: false,
-            prompt_stored: false,
-        },
-    ))
-}
-
-/// A stored message and a caller message are the same message. Text is compared without
-/// surrounding whitespace (callers trim); reasoning and images are not compared.
-fn same(s: &Message, c: &Incoming) -> bool {
-    let any_text = c.placeholder && c.role == Role::Tool;
-    if s.role != c.role || (!any_text && s.text().trim() != c.text.trim()) {
-        return false;
-    }
-    match s.role {
-        Role::Assistant => {
-            s.tool_calls.len() == c.tool_calls.len()
-                && s.tool_calls
-                    .iter()
-                    .zip(&c.tool_calls)
-                    .all(|(a, b)| a.id == b.id && a.name == b.name && same_args(a, b))
-        }
-        Role::Tool => s.tool_call_id == c.tool_call_id,
-        Role::User | Role::System => true,
-    }
-}
-
-/// Arguments compare as JSON values when both parse (callers re-serialise them), else as text.
-fn same_args(a: &ToolCall, b: &ToolCall) -> bool {
-    match (
-        serde_json::from_str::<Value>(&a.arguments),
-        serde_json::from_str::<Value>(&b.arguments),
-    ) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a.arguments == b.arguments,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::bridge::protocol::{ChatFunction, ChatToolCall};
+    use crate::session::Part;
     use serde_json::json;
 
     fn msg(role: &str, content: Value) -> ChatMessage {
@@ -635,6 +427,7 @@ mod tests {
 mod properties {
     use super::*;
     use crate::bridge::protocol::ChatMessage;
+    use crate::session::Part;
     use proptest::prelude::*;
 
     fn message(seq: i64, role: Role, text: &str) -> Message {

@@ -17,9 +17,13 @@ use std::collections::HashSet;
 use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Sender};
 
-use crate::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
+use crate::runtime::agent::adopt::{Adopt, Adopted};
+use crate::runtime::agent::{
+    Commands, FinishReason, Sink, StartCode, StartError, Started, TurnCommand, TurnEvent,
+    TurnHandle, TurnSink,
+};
 use crate::runtime::{Location, Sessions};
 use crate::session::{RuntimeLimits, Usage, WorkspacePaths};
 
@@ -43,17 +47,18 @@ pub enum Dialect {
 pub const MAX_LINE_BYTES: usize = 16 << 20;
 
 /// One turn to run, as the bridge hands it to the agent.
-#[derive(Debug, Clone)]
 pub struct TurnSpec {
     /// The workspace's sessions.
     pub sessions: Sessions,
-    /// The session, already holding the caller's earlier history.
+    /// The session the decision chain chose.
     pub session_id: String,
-    /// The new user message, which the turn appends; `None` when it is already stored and
-    /// unanswered (a retry), so the turn only answers it.
+    /// The caller's conversation, adopted into the session by the turn under its own lease
+    /// (appended, or continued in a fork where it parted from the store); its last message
+    /// is the prompt. `None`: `prompt` is the turn's message.
+    pub adopt: Option<Adopt>,
+    /// The new user message when nothing is adopted; `None` with no `adopt`: answer what is
+    /// pending (the nonoka dialect's paused calls).
     pub prompt: Option<String>,
-    /// Model override.
-    pub model: Option<String>,
     /// Ledger limit overrides.
     pub limits: Option<RuntimeLimits>,
     /// The caller's own tools, offered to the model beside neocode's and never run here (the
@@ -61,18 +66,42 @@ pub struct TurnSpec {
     pub host_tools: Vec<crate::runtime::provider::ToolDef>,
 }
 
-/// Runs turns for the bridge: the agent in the binary, a scripted double in unit tests.
+/// Runs turns for the bridge: the agent in the binary, a scripted double in tests.
 pub trait TurnRunner: Send + Sync {
-    /// Whether a turn with this model override can run at all (a provider is configured),
-    /// asked before anything is written; the error is an `error` event's code and message.
-    fn check(&self, model: Option<&str>) -> Result<(), (&'static str, String)> {
-        let _ = model;
-        Ok(())
-    }
+    /// Reads the settings once for a chat with this model override and says whether a turn
+    /// can run at all (a provider is configured), before anything is written; the error is
+    /// an `error` event's code and message.
+    fn prepare(&self, model: Option<&str>) -> Result<Box<dyn PreparedTurn>, Refusal>;
+}
 
-    /// Runs one turn to its end on the calling thread. Events go to `emit`, in order, ending
-    /// with `Finished`; commands (approvals, cancel) arrive on `commands`.
-    fn run(&self, spec: TurnSpec, emit: &mut dyn FnMut(TurnEvent), commands: Receiver<TurnCommand>);
+/// A chat's turn, its settings read: [`PreparedTurn::start`] starts it.
+pub trait PreparedTurn: Send {
+    /// Starts the turn (adopting `spec.adopt` under the turn's lease first) and returns at
+    /// once; its events go to `sink` from the turn's thread, in order, ending with
+    /// `Finished`. An error (the session busy in another process, the store) means nothing
+    /// runs.
+    fn start(self: Box<Self>, spec: TurnSpec, sink: Sink) -> Result<Started, Refusal>;
+}
+
+/// A chat's turn ready to start: its runner and what it runs.
+pub(crate) struct Prepared {
+    runner: Box<dyn PreparedTurn>,
+    spec: TurnSpec,
+}
+
+/// Why a request was refused: an `error` event's code and message.
+pub type Refusal = (&'static str, String);
+
+/// The wire code of a turn that could not start.
+pub(crate) fn start_refusal(e: &StartError) -> Refusal {
+    let code = match e.code {
+        StartCode::Config => "config",
+        StartCode::Busy => "busy",
+        StartCode::NotFound => "session_not_found",
+        StartCode::Usage => "invalid_request",
+        StartCode::Store | StartCode::Provider => "storage",
+    };
+    (code, crate::sanitize::line(&e.message).into_owned())
 }
 
 /// How the bridge was started.
@@ -96,7 +125,7 @@ enum Input {
     ReadFailed(String),
     /// An event of turn number `.0`.
     Turn(u64, TurnEvent),
-    /// Turn number `.0`'s runner returned.
+    /// Turn number `.0`'s thread let go of its sink.
     TurnEnded(u64),
     /// SIGTERM or SIGINT arrived (the nonoka dialect records the running turn as cancelled).
     Signal,
@@ -105,8 +134,27 @@ enum Input {
 struct Running {
     turn: u64,
     request_id: Option<String>,
-    commands: Sender<TurnCommand>,
+    commands: Commands,
     pending_approvals: HashSet<String>,
+}
+
+/// The sink of a bridge turn: its events join the bridge's input, and when the turn's thread
+/// lets go of it (after `Finished`, or a panic) the bridge hears that the turn ended.
+struct ToBridge {
+    tx: Sender<Input>,
+    turn: u64,
+}
+
+impl TurnSink for ToBridge {
+    fn event(&mut self, event: TurnEvent) {
+        let _ = self.tx.send(Input::Turn(self.turn, event));
+    }
+}
+
+impl Drop for ToBridge {
+    fn drop(&mut self) {
+        let _ = self.tx.send(Input::TurnEnded(self.turn));
+    }
 }
 
 /// Serves requests from `input` until it ends (and the running turn, if any, finished).
@@ -173,7 +221,7 @@ pub fn serve_dialect(
     if let Some(t) = b.last_runner.take()
         && !b.stop
     {
-        let _ = t.join();
+        t.join();
     }
     match b.write_failed {
         Some(e) => Err(e),
@@ -239,9 +287,9 @@ struct Bridge<'a> {
     write_failed: Option<std::io::Error>,
     /// Turns started, numbering them so a late message of an ended turn is recognised.
     turns: u64,
-    /// The thread of the latest turn: joined before the bridge returns, so the process never
-    /// exits under a runner that is still writing.
-    last_runner: Option<std::thread::JoinHandle<()>>,
+    /// The latest turn: joined before the bridge returns, so the process never exits under
+    /// a turn that is still writing.
+    last_runner: Option<TurnHandle>,
     dialect: Dialect,
     /// What the nonoka dialect keeps between lines.
     nonoka: nonoka::State,
@@ -503,31 +551,36 @@ impl Bridge<'_> {
             );
             return self.send(&Event::error(rid, "busy", busy));
         }
-        match self.prepare(&req) {
-            Ok((spec, chosen)) => {
-                if self.announced.as_deref() != Some(chosen.session_id.as_str()) {
-                    self.send(&Event::SessionInit {
-                        request_id: rid.clone(),
-                        session_id: chosen.session_id.clone(),
-                        recovered: chosen.recovery_reason.is_some(),
-                        recovery_reason: chosen.recovery_reason,
-                    });
-                    self.announced = Some(chosen.session_id.clone());
-                }
-                for w in &chosen.warnings {
-                    self.send(w);
-                }
-                self.start(spec, rid);
-            }
-            Err((code, message)) => self.send(&Event::error(rid, code, message)),
+        let prepared = self.prepare(&req);
+        let (prepared, chosen, dropped) = match prepared {
+            Ok(p) => p,
+            Err((code, message)) => return self.send(&Event::error(rid, code, message)),
+        };
+        // The turn runs in the chosen session, or in a fork when the history parted from it.
+        let (session_id, adopted) = match self.start(prepared, rid.clone()) {
+            Ok(started) => started,
+            Err((code, message)) => return self.send(&Event::error(rid, code, message)),
+        };
+        if self.announced.as_deref() != Some(session_id.as_str()) {
+            self.send(&Event::SessionInit {
+                request_id: rid.clone(),
+                session_id: session_id.clone(),
+                recovered: chosen.recovery_reason.is_some(),
+                recovery_reason: chosen.recovery_reason,
+            });
+            self.announced = Some(session_id);
+        }
+        for w in &chosen.warnings {
+            self.send(w);
+        }
+        for w in handoff::adopted_warnings(rid.as_ref(), adopted.as_ref(), dropped) {
+            self.send(&w);
         }
     }
 
-    /// Checks the request, chooses the session and brings it up to the caller's history.
-    fn prepare(
-        &self,
-        req: &ChatRequest,
-    ) -> Result<(TurnSpec, handoff::Chosen), (&'static str, String)> {
+    /// Checks the request and chooses the session; the turn adopts the caller's history.
+    /// Also says how many non-text parts the history dropped.
+    fn prepare(&self, req: &ChatRequest) -> Result<(Prepared, handoff::Chosen, usize), Refusal> {
         if let Some(v) = req.protocol_version
             && v > PROTOCOL_VERSION
         {
@@ -537,28 +590,35 @@ impl Bridge<'_> {
             ));
         }
         let history = history::parse(&req.messages).map_err(|e| ("invalid_request", e.0))?;
-        self.prepare_history(req, &history)
+        let dropped = history.dropped_parts;
+        let (p, chosen) = self.prepare_history(req, history)?;
+        Ok((p, chosen, dropped))
     }
 
-    /// [`Bridge::prepare`] for a history already checked and converted.
+    /// [`Bridge::prepare`] for a history already checked and converted: the settings read
+    /// once, the session chosen (no lease taken: the turn takes it and adopts the history
+    /// under it).
     fn prepare_history(
         &self,
         req: &ChatRequest,
-        history: &history::History,
-    ) -> Result<(TurnSpec, handoff::Chosen), (&'static str, String)> {
+        history: history::History,
+    ) -> Result<(Prepared, handoff::Chosen), Refusal> {
         let model = req.model.clone().filter(|m| !m.is_empty());
-        self.opts.runner.check(model.as_deref())?;
+        let runner = self.opts.runner.prepare(model.as_deref())?;
         let (sessions, root) = self.workspace(req.cwd.as_deref())?;
-        let chosen = handoff::choose(&sessions, req, history, &root)?;
+        let chosen = handoff::choose(&sessions, req, &history, &root)?;
         let spec = TurnSpec {
             sessions,
             session_id: chosen.session_id.clone(),
-            prompt: (!chosen.prompt_stored).then(|| history.prompt().text.clone()),
-            model,
+            adopt: Some(Adopt {
+                messages: history.messages,
+                conversation_key: chosen.conversation_key.clone(),
+            }),
+            prompt: None,
             limits: req.limits.clone(),
             host_tools: Vec::new(),
         };
-        Ok((spec, chosen))
+        Ok((Prepared { runner, spec }, chosen))
     }
 
     /// The sessions of the workspace of `cwd` (default: `--workdir`, else the current
@@ -606,32 +666,28 @@ impl Bridge<'_> {
         Ok((sessions, root))
     }
 
-    fn start(&mut self, spec: TurnSpec, request_id: Option<String>) {
-        let (cmd_tx, cmd_rx) = mpsc::channel();
+    /// Starts the turn; its events then arrive as [`Input::Turn`]. Returns the session it
+    /// runs in and what adopting the caller's history did.
+    fn start(
+        &mut self,
+        prepared: Prepared,
+        request_id: Option<String>,
+    ) -> Result<(String, Option<Adopted>), Refusal> {
         self.turns += 1;
         let turn = self.turns;
+        let tx = self.tx.clone();
+        let sink = Sink::to(ToBridge { tx, turn });
+        let Prepared { runner, spec } = prepared;
+        let Started { handle, adopted } = runner.start(spec, sink)?;
         self.running = Some(Running {
             turn,
             request_id,
-            commands: cmd_tx,
+            commands: handle.commands.clone(),
             pending_approvals: HashSet::new(),
         });
-        let runner = self.opts.runner.clone();
-        let tx = self.tx.clone();
-        self.last_runner = Some(std::thread::spawn(move || {
-            let events = tx.clone();
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                runner.run(
-                    spec,
-                    &mut |ev| {
-                        let _ = events.send(Input::Turn(turn, ev));
-                    },
-                    cmd_rx,
-                )
-            }));
-            drop(result);
-            let _ = tx.send(Input::TurnEnded(turn));
-        }));
+        let id = handle.session_id.clone();
+        self.last_runner = Some(handle);
+        Ok((id, adopted))
     }
 }
 

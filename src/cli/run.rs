@@ -8,7 +8,6 @@
 use std::io::{BufRead, IsTerminal, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use clap::Args;
@@ -16,9 +15,9 @@ use clap::Args;
 use super::Failure;
 use super::out::Out;
 use crate::runtime::agent::{
-    Agent, Commands, FailCode, FinishReason, Lease, LeaseError, Permission, PlanRequest, RuleScope,
-    StartCode, StartError, Target, TurnCommand, TurnEvent, TurnRequest, TurnSink, approval,
-    plan_goal,
+    Agent, Commands, FailCode, FinishReason, Lease, LeaseError, Op, OpError, OpOutcome, Permission,
+    PlanRequest, RuleScope, Sink, StartCode, StartError, Target, TurnCommand, TurnEvent,
+    TurnRequest, TurnSink, approval, plan_goal,
 };
 use crate::runtime::config::{Api, ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::tools;
@@ -148,6 +147,16 @@ fn restore_sigint() {
     // SAFETY: resetting a signal's disposition to the default.
     unsafe {
         libc::signal(libc::SIGINT, libc::SIG_DFL);
+    }
+}
+
+fn op_failure(e: OpError) -> Failure {
+    match e {
+        OpError::Start(e) => start_failure(e),
+        OpError::Config(_) | OpError::NoSession => {
+            Failure::usage(sanitize::line(&e.to_string()).into_owned())
+        }
+        _ => Failure::runtime(sanitize::line(&e.to_string()).into_owned()),
     }
 }
 
@@ -299,39 +308,35 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
         kinds: Default::default(),
     };
     let (done_tx, done) = std::sync::mpsc::channel();
-    let commands: Arc<OnceLock<Commands>> = Arc::default();
-    let printer = Printer {
+    // The printer answers approvals with the turn's own commands, given when it is built.
+    let sink = Sink::new(move |commands: &Commands| Printer {
         view,
         commands: commands.clone(),
         done: Some(done_tx),
-    };
-    let handle = if plan_run {
-        agent.start_plan(
-            target,
-            PlanRequest {
-                goal: prompt,
-                width: args.width,
-                retry_failed: args.retry_failed,
-                approved: args.yes,
-                limits,
-                approval: args.approve,
-            },
-            printer,
-        )
+    });
+    let op = if plan_run {
+        Op::Plan(PlanRequest {
+            goal: prompt,
+            width: args.width,
+            retry_failed: args.retry_failed,
+            approved: args.yes,
+            limits,
+            approval: args.approve,
+        })
     } else {
-        agent.start(
-            target,
-            TurnRequest {
-                prompt,
-                images: Vec::new(),
-                limits,
-                approval: args.approve,
-            },
-            printer,
-        )
-    }
-    .map_err(start_failure)?;
-    let _ = commands.set(handle.commands.clone());
+        Op::Turn(TurnRequest {
+            prompt,
+            images: Vec::new(),
+            limits,
+            approval: args.approve,
+            adopt: None,
+        })
+    };
+    let handle = match agent.submit(target, op, sink) {
+        Ok(OpOutcome::Started(s)) => s.handle,
+        Ok(_) => return Err(Failure::runtime("the agent started no turn")),
+        Err(e) => return Err(op_failure(e)),
+    };
     let finished = wait(&handle, &done);
     let id = handle.session_id.clone();
     // The printer ends its text when the turn's thread drops it.
@@ -415,15 +420,15 @@ fn finished_plan(sessions: &Sessions, key: &str) -> Option<(String, usize)> {
 /// and for Ctrl-C.
 struct Printer {
     view: View,
-    /// The running turn's commands (set once `start` returned).
-    commands: Arc<OnceLock<Commands>>,
+    /// The running turn's commands (the sink is built with them).
+    commands: Commands,
     done: Option<std::sync::mpsc::Sender<FinishReason>>,
 }
 
 impl TurnSink for Printer {
     fn event(&mut self, ev: TurnEvent) {
         if let Some(cmd) = self.view.show(&ev) {
-            let _ = self.commands.wait().send(cmd);
+            let _ = self.commands.send(cmd);
         }
         if let TurnEvent::Finished { reason, .. } = ev
             && let Some(done) = self.done.take()

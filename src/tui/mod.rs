@@ -8,14 +8,13 @@
 //! [`layout`] it settled on. The loop drains what is queued, then draws once; it wakes by
 //! itself only when [`pace`] says (the next poll, a clock redraw, a streaming frame).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event};
 
-use crate::runtime::CancelFlag;
 use crate::runtime::agent::{Agent, PlanRequest, Target, TurnEvent, TurnHandle, TurnRequest};
 use crate::runtime::config::{Overrides, ProviderStatus, Settings};
 use crate::runtime::{Location, Sessions};

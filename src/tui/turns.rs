@@ -2,6 +2,8 @@
 //! model and provider switches), their events sent back to the loop as [`Msg::Turn`].
 
 use super::*;
+use crate::runtime::agent::{Op, OpError, OpOutcome, Sink};
+use crate::runtime::config::Api;
 
 /// Where turn effects go: `dispatch` starts a turn on the agent (its own thread, owned by the
 /// runtime) or steers the running one; the turn's thread sends its events to the loop as
@@ -59,54 +61,67 @@ impl TurnLink {
         self.running.is_some()
     }
 
-    /// Carries out one turn effect.
+    /// Carries out one turn effect: an [`Op`] submitted to the agent (the ones that block run
+    /// off the loop), its outcome worded for the status line.
     pub fn dispatch(&mut self, effect: &TurnEffect) -> Result<(), String> {
         match effect {
             TurnEffect::Start { .. } | TurnEffect::StartQueued { .. } | TurnEffect::Plan { .. } => {
                 self.start(effect)
             }
-            TurnEffect::Command(cmd) => match &self.running {
-                Some(h) => h
-                    .commands
-                    .send(cmd.clone())
-                    .map_err(|_| "the turn has already ended".to_string()),
-                None => Err("no turn is running".into()),
-            },
+            TurnEffect::Command(cmd) => {
+                let Some(h) = &self.running else {
+                    return Err("no turn is running".into());
+                };
+                let to = Target::Resume(h.session_id.clone());
+                self.any_agent()?
+                    .submit(to, Op::Command(cmd.clone()), Sink::none())
+                    .map(drop)
+                    // The handle is still held: the turn is ending.
+                    .map_err(|_| "the turn has already ended".to_string())
+            }
             TurnEffect::Compact { session_id } => {
-                let id = session_id.clone();
-                self.off_loop("neocode-compact", Intent::Compact, move |agent| match agent
-                    .compact(&id)
-                {
-                    Ok(c) => Ok(format!("Compacted: {}.", c.describe())),
-                    Err(e) => Err(format!("Cannot compact: {}", e.message)),
-                })
+                let to = Target::Resume(session_id.clone());
+                self.off_loop(
+                    "neocode-compact",
+                    Intent::Compact,
+                    move |agent| match agent.submit(to, Op::Compact, Sink::none()) {
+                        Ok(OpOutcome::Compacted(c)) => Ok(format!("Compacted: {}.", c.describe())),
+                        other => Err(format!("Cannot compact: {}", failure(other))),
+                    },
+                )
             }
             TurnEffect::Models => self.off_loop("neocode-models", Intent::Models, |agent| {
-                agent
-                    .models()
-                    .map(|names| names.join("\n"))
-                    .map_err(|e| format!("Cannot list the models: {e}"))
+                match agent.submit(Target::New, Op::ListModels, Sink::none()) {
+                    Ok(OpOutcome::Models(names)) => Ok(names.join("\n")),
+                    other => Err(format!("Cannot list the models: {}", failure(other))),
+                }
             }),
             TurnEffect::AllowNetwork { session_id } => {
-                let id = session_id.clone();
-                self.off_loop("neocode-network", Intent::Network, move |agent| match agent
-                    .allow_network(&id)
-                {
-                    Ok(_) => Ok(
-                        "Network allowed for this session's commands, from its next \
+                let to = Target::Resume(session_id.clone());
+                self.off_loop(
+                    "neocode-network",
+                    Intent::Network,
+                    move |agent| match agent.submit(to, Op::AllowNetwork, Sink::none()) {
+                        Ok(OpOutcome::NetworkAllowed { .. }) => Ok(
+                            "Network allowed for this session's commands, from its next \
                                      turn (stored with the session)."
-                            .to_string(),
-                    ),
-                    Err(e) => Err(format!("Cannot allow the network: {}", e.message)),
-                })
+                                .to_string(),
+                        ),
+                        other => Err(format!("Cannot allow the network: {}", failure(other))),
+                    },
+                )
             }
             TurnEffect::Skill { session_id, name } => {
-                let (id, name) = (session_id.clone(), name.clone());
+                let to = target(session_id.as_ref());
+                let name = name.clone();
                 self.off_loop("neocode-skill", Intent::Skill, move |agent| {
                     // Skill names, descriptions and why a workspace's are left out are the
                     // workspace's own text: one sanitised line for the status line.
                     let line = |s: String| crate::sanitize::line(&s).into_owned();
-                    skill_answer(&agent, id, name).map(line).map_err(line)
+                    let asked = name.clone();
+                    skill_answer(agent.submit(to, Op::Skill(name), Sink::none()), asked)
+                        .map(line)
+                        .map_err(line)
                 })
             }
             TurnEffect::Model { session_id, name } => self.model(session_id.as_deref(), name),
@@ -130,7 +145,7 @@ impl TurnLink {
             // Whether the server lists it, asked off the loop: said only when it does not.
             let agent = self.any_agent()?.clone();
             return self.spawn("neocode-model-check", move |tx| {
-                if let Some(note) = agent.unlisted_model(&name) {
+                if let Some(note) = unlisted(&agent, &name) {
                     let _ = tx.send(Msg::Outcome(Outcome {
                         intent: Intent::Model,
                         result: Ok(format!("The new session uses {name}, but {note}.")),
@@ -139,8 +154,8 @@ impl TurnLink {
             });
         };
         self.off_loop("neocode-model", Intent::Model, move |agent| {
-            match agent.set_model(&id, &name) {
-                Ok(_) => Ok(match agent.unlisted_model(&name) {
+            match agent.submit(Target::Resume(id), Op::SetModel(name.clone()), Sink::none()) {
+                Ok(OpOutcome::ModelSet { .. }) => Ok(match unlisted(&agent, &name) {
                     Some(note) => {
                         format!("This session uses {name} from its next turn, but {note}.")
                     }
@@ -149,7 +164,7 @@ impl TurnLink {
                          run --model overrides it for one run)."
                     ),
                 }),
-                Err(e) => Err(format!("Cannot switch the model: {}", e.message)),
+                other => Err(format!("Cannot switch the model: {}", failure(other))),
             }
         })
     }
@@ -221,52 +236,58 @@ impl TurnLink {
         // The runtime checks the provider when it opens the session: a session that keeps a
         // [providers.NAME] profile runs on it even when nothing else is configured.
         let agent = self.any_agent()?;
-        let target = |session_id: &Option<String>| match session_id {
-            Some(id) => Target::Resume(id.clone()),
-            None => Target::New,
-        };
-        let (sink, flag) = self.sink();
-        let handle = match effect {
+        let (to, op) = match effect {
             TurnEffect::Start {
                 session_id,
                 text,
                 images,
                 approval,
-            } => {
-                let req = TurnRequest {
+            } => (
+                target(session_id.as_ref()),
+                Op::Turn(TurnRequest {
                     prompt: text.clone(),
                     images: images.clone(),
                     approval: Some(*approval),
                     ..TurnRequest::default()
-                };
-                agent.start(target(session_id), req, sink)
-            }
+                }),
+            ),
             TurnEffect::StartQueued {
                 session_id,
                 qid,
                 approval,
                 ..
-            } => agent.start_queued(session_id, *qid, Some(*approval), sink),
+            } => (
+                Target::Resume(session_id.clone()),
+                Op::Queued {
+                    qid: *qid,
+                    approval: Some(*approval),
+                },
+            ),
             TurnEffect::Plan {
                 session_id,
                 goal,
                 approval,
                 width,
                 retry_failed,
-            } => {
-                let req = PlanRequest {
+            } => (
+                target(session_id.as_ref()),
+                Op::Plan(PlanRequest {
                     goal: goal.clone(),
                     width: (*width).max(1),
                     retry_failed: *retry_failed,
                     approval: Some(*approval),
                     ..PlanRequest::default()
-                };
-                agent.start_plan(target(session_id), req, sink)
-            }
+                }),
+            ),
             _ => return Err("not a turn to start".into()),
+        };
+        match agent.submit(to, op, self.sink()) {
+            Ok(OpOutcome::Started(s)) => {
+                self.running = Some(s.handle);
+                Ok(())
+            }
+            other => Err(failure(other)),
         }
-        .map_err(|e| e.message)?;
-        self.running(handle, &flag)
     }
 
     /// `/model NAME` with no session yet: the model of the new sessions this TUI starts.
@@ -284,30 +305,18 @@ impl TurnLink {
     }
 
     /// What a turn's thread sends its events to: the loop's channel. When the loop is gone
-    /// the turn is cancelled (through the flag set once it started) rather than run unseen.
-    fn sink(
-        &self,
-    ) -> (
-        impl FnMut(TurnEvent) + Send + 'static,
-        Arc<OnceLock<CancelFlag>>,
-    ) {
+    /// the turn is cancelled (through its commands, which the sink is built with) rather
+    /// than run unseen.
+    fn sink(&self) -> Sink {
         let tx = self.events.clone();
-        let flag: Arc<OnceLock<CancelFlag>> = Arc::default();
-        let f = flag.clone();
-        let sink = move |ev| {
-            if tx.send(Msg::Turn(ev)).is_err()
-                && let Some(c) = f.get()
-            {
-                c.cancel();
+        Sink::new(move |commands| {
+            let commands = commands.clone();
+            move |ev| {
+                if tx.send(Msg::Turn(ev)).is_err() {
+                    commands.cancel();
+                }
             }
-        };
-        (sink, flag)
-    }
-
-    fn running(&mut self, handle: TurnHandle, flag: &OnceLock<CancelFlag>) -> Result<(), String> {
-        let _ = flag.set(handle.cancel_flag());
-        self.running = Some(handle);
-        Ok(())
+        })
     }
 
     /// Runs `work` with the agent on its own thread, so the render loop never waits on the
@@ -346,23 +355,57 @@ impl TurnLink {
     }
 }
 
-/// `/skill` (list) or `/skill NAME` (activate in the open session).
-fn skill_answer(
-    agent: &Agent,
-    session_id: Option<String>,
-    name: Option<String>,
-) -> Result<String, String> {
-    match (name, session_id) {
-        (Some(name), Some(id)) => match agent.activate_skill(&id, &name) {
-            Ok(true) => Ok(format!(
-                "Skill {name} is active in this session: its body joins the next turns."
-            )),
-            Ok(false) => Ok(format!("Skill {name} was already active in this session.")),
-            Err(e) => Err(format!("Cannot activate {name}: {}", e.message)),
-        },
-        (Some(_), None) => Err("/skill NAME: no session is open".into()),
-        (None, _) => {
-            let skills = agent.extensions().skills();
+/// The target of an effect's session (`None`: a new one).
+fn target(session_id: Option<&String>) -> Target {
+    match session_id {
+        Some(id) => Target::Resume(id.clone()),
+        None => Target::New,
+    }
+}
+
+/// Why an op did not give the outcome asked for, in one line.
+fn failure(r: Result<OpOutcome, OpError>) -> String {
+    match r {
+        Err(e) => e.to_string(),
+        Ok(_) => "the agent answered another request".to_string(),
+    }
+}
+
+/// When the server lists its models (`GET /v1/models`) and `name` (`api:model` too) is not
+/// among them, the words saying so (`/model` keeps the name: some servers route names they
+/// do not list); `None` when it is listed or the server lists none.
+fn unlisted(agent: &Agent, name: &str) -> Option<String> {
+    let (_, model) = Api::split_model(name.trim());
+    let Ok(OpOutcome::Models(names)) = agent.submit(Target::New, Op::ListModels, Sink::none())
+    else {
+        return None;
+    };
+    if names.is_empty() || names.iter().any(|n| n == model) {
+        return None;
+    }
+    let shown: Vec<&str> = names.iter().take(4).map(String::as_str).collect();
+    let more = if names.len() > shown.len() {
+        ", …"
+    } else {
+        ""
+    };
+    Some(format!(
+        "the server does not list {model} (it lists {}{more}; /model alone picks one)",
+        shown.join(", ")
+    ))
+}
+
+/// `/skill` (list) or `/skill NAME` (activate in the open session): the op's outcome in
+/// words.
+fn skill_answer(r: Result<OpOutcome, OpError>, asked: Option<String>) -> Result<String, String> {
+    match r {
+        Ok(OpOutcome::SkillActivated { name, newly: true }) => Ok(format!(
+            "Skill {name} is active in this session: its body joins the next turns."
+        )),
+        Ok(OpOutcome::SkillActivated { name, newly: false }) => {
+            Ok(format!("Skill {name} was already active in this session."))
+        }
+        Ok(OpOutcome::Skills(skills)) => {
             let left_out = skills
                 .workspace_left_out
                 .as_ref()
@@ -384,5 +427,11 @@ fn skill_answer(
                 names.join("; ")
             ))
         }
+        Err(OpError::NoSession) => Err("/skill NAME: no session is open".into()),
+        Err(e) => Err(format!(
+            "Cannot activate {}: {e}",
+            asked.unwrap_or_default()
+        )),
+        other => Err(failure(other)),
     }
 }

@@ -25,7 +25,7 @@ use crate::session::{
 
 use super::history::History;
 use super::protocol::{ChatRequest, Event};
-use super::{Bridge, Input, TurnSpec};
+use super::{Bridge, Input, Prepared, TurnSpec};
 
 /// What the dialect keeps between lines of one process.
 #[derive(Debug, Default)]
@@ -50,6 +50,18 @@ pub(super) struct State {
 }
 
 type Refusal = (&'static str, String);
+
+/// What a chat's turn starts with besides its spec.
+struct Begin {
+    /// Why the session was recovered by its conversation key, if it was.
+    recovery: Option<&'static str>,
+    /// The decision chain's warnings.
+    warnings: Vec<Event>,
+    /// The caller's own tools.
+    host_tools: Vec<crate::runtime::provider::ToolDef>,
+    /// Approval answers the provider already gave.
+    answers: HashMap<String, bool>,
+}
 
 static SIGNALLED: AtomicBool = AtomicBool::new(false);
 
@@ -301,10 +313,13 @@ impl Bridge<'_> {
         let rid = req.request_id.clone();
         if title {
             self.nonoka.store = None;
-            return match self.nonoka_title(&req, &tr) {
-                Ok(spec) => self.start(spec, rid),
-                Err((code, m)) => self.send_value(&outbound::error(code, &m, None)),
-            };
+            let started = self
+                .nonoka_title(&req, &tr)
+                .and_then(|p| self.start(p, rid));
+            if let Err((code, m)) = started {
+                self.send_value(&outbound::error(code, &m, None));
+            }
+            return;
         }
         for r in tr.results.iter().filter(|r| r.invalid.is_some()) {
             let message = format!(
@@ -329,25 +344,43 @@ impl Bridge<'_> {
             self.nonoka_resume(&req, &answers, &tr.results, limits, key)
         };
         match prepared {
-            Ok((mut spec, recovery, warnings)) => {
-                self.nonoka.host = host_tools.iter().map(|t| t.name.clone()).collect();
-                spec.host_tools = host_tools;
-                if self.announced.as_deref() != Some(spec.session_id.as_str()) {
-                    self.send_value(&outbound::session_init(&spec.session_id, recovery));
-                    self.announced = Some(spec.session_id.clone());
-                }
-                for w in warnings {
-                    if let Event::Warning { code, message, .. } = w {
-                        self.send_value(&outbound::warning(&code, &message));
-                    }
-                }
-                self.nonoka.answers = answers;
-                self.nonoka.usage = Usage::default();
-                self.nonoka.store = Some((spec.sessions.clone(), spec.session_id.clone()));
-                self.start(spec, rid);
+            Ok((prepared, recovery, warnings)) => {
+                let begin = Begin {
+                    recovery,
+                    warnings,
+                    host_tools,
+                    answers,
+                };
+                self.nonoka_begin(prepared, begin, rid);
             }
             Err((code, m)) => self.send_value(&outbound::error(code, &m, None)),
         }
+    }
+
+    /// Starts a prepared turn: it adopts the history under its lease (and may fork), so the
+    /// session it runs in is the one announced, then the warnings.
+    fn nonoka_begin(&mut self, mut prepared: Prepared, b: Begin, rid: Option<String>) {
+        let host: HashSet<String> = b.host_tools.iter().map(|t| t.name.clone()).collect();
+        prepared.spec.host_tools = b.host_tools;
+        let sessions = prepared.spec.sessions.clone();
+        let (session_id, adopted) = match self.start(prepared, rid.clone()) {
+            Ok(started) => started,
+            Err((code, m)) => return self.send_value(&outbound::error(code, &m, None)),
+        };
+        self.nonoka.host = host;
+        if self.announced.as_deref() != Some(session_id.as_str()) {
+            self.send_value(&outbound::session_init(&session_id, b.recovery));
+            self.announced = Some(session_id.clone());
+        }
+        let adopted = super::handoff::adopted_warnings(rid.as_ref(), adopted.as_ref(), 0);
+        for w in b.warnings.into_iter().chain(adopted) {
+            if let Event::Warning { code, message, .. } = w {
+                self.send_value(&outbound::warning(&code, &message));
+            }
+        }
+        self.nonoka.answers = b.answers;
+        self.nonoka.usage = Usage::default();
+        self.nonoka.store = Some((sessions, session_id));
     }
 
     /// A new user message: the bridge's decision chain and history reconciliation, with the
@@ -357,7 +390,7 @@ impl Bridge<'_> {
         req: &inbound::Chat,
         tr: inbound::Translated,
         limits: Option<RuntimeLimits>,
-    ) -> Result<(TurnSpec, Option<&'static str>, Vec<Event>), Refusal> {
+    ) -> Result<(Prepared, Option<&'static str>, Vec<Event>), Refusal> {
         let history = History {
             messages: tr.history,
             dropped_parts: 0,
@@ -387,8 +420,8 @@ impl Bridge<'_> {
             limits,
             ..ChatRequest::default()
         };
-        let (spec, chosen) = self.prepare_history(&native, &history)?;
-        Ok((spec, chosen.recovery_reason, chosen.warnings))
+        let (prepared, chosen) = self.prepare_history(&native, history)?;
+        Ok((prepared, chosen.recovery_reason, chosen.warnings))
     }
 
     /// A history ending with approval answers or with results of the caller's own tools: the
@@ -401,9 +434,9 @@ impl Bridge<'_> {
         results: &[inbound::HostResult],
         limits: Option<RuntimeLimits>,
         key: Option<String>,
-    ) -> Result<(TurnSpec, Option<&'static str>, Vec<Event>), Refusal> {
+    ) -> Result<(Prepared, Option<&'static str>, Vec<Event>), Refusal> {
         let model = req.model.clone().filter(|m| !m.is_empty());
-        self.opts.runner.check(model.as_deref())?;
+        let runner = self.opts.runner.prepare(model.as_deref())?;
         let (sessions, _) = self.workspace(req.cwd.as_deref())?;
         let storage = |e: crate::session::StoreError| {
             let m = crate::sanitize::line(&e.to_string()).into_owned();
@@ -452,12 +485,12 @@ impl Bridge<'_> {
         let spec = TurnSpec {
             sessions,
             session_id: id,
+            adopt: None,
             prompt: None,
-            model,
             limits,
             host_tools: Vec::new(),
         };
-        Ok((spec, recovery, Vec::new()))
+        Ok((Prepared { runner, spec }, recovery, Vec::new()))
     }
 
     /// A title request: the model answers in a throwaway store (nothing of the workspace is
@@ -466,7 +499,7 @@ impl Bridge<'_> {
         &mut self,
         req: &inbound::Chat,
         tr: &inbound::Translated,
-    ) -> Result<TurnSpec, Refusal> {
+    ) -> Result<Prepared, Refusal> {
         let Some(prompt) = tr
             .history
             .iter()
@@ -476,7 +509,7 @@ impl Bridge<'_> {
             return Err(("invalid_request", "no title prompt in the request".into()));
         };
         let model = req.model.clone().filter(|m| !m.is_empty());
-        self.opts.runner.check(model.as_deref())?;
+        let runner = self.opts.runner.prepare(model.as_deref())?;
         let (_, root) = self.workspace(req.cwd.as_deref())?;
         let scratch = std::env::temp_dir().join(format!("neocode-title-{}", uuid::Uuid::new_v4()));
         let opened = scratch_session(&scratch, &root);
@@ -488,18 +521,19 @@ impl Bridge<'_> {
             }
         };
         self.nonoka.scratch = Some(scratch);
-        Ok(TurnSpec {
+        let spec = TurnSpec {
             sessions,
             session_id,
+            adopt: None,
             prompt: Some(prompt.text.clone()),
-            model,
             limits: Some(RuntimeLimits {
                 max_turns: Some(1),
                 max_tool_calls: Some(0),
                 ..RuntimeLimits::default()
             }),
             host_tools: Vec::new(),
-        })
+        };
+        Ok(Prepared { runner, spec })
     }
 
     /// One event of the running turn, in nonoka's shape. A call that needs an approval the

@@ -22,6 +22,12 @@ impl TurnSink for Sender<TurnEvent> {
     }
 }
 
+impl TurnSink for Box<dyn TurnSink> {
+    fn event(&mut self, event: TurnEvent) {
+        (**self).event(event);
+    }
+}
+
 impl<F: FnMut(TurnEvent) + Send + 'static> TurnSink for F {
     fn event(&mut self, event: TurnEvent) {
         self(event);
@@ -38,8 +44,9 @@ pub struct Commands {
 }
 
 impl Commands {
-    /// A sender, the turn's receiver and the flag a cancel raises.
-    pub(crate) fn channel() -> (Commands, Receiver<TurnCommand>, CancelFlag) {
+    /// A sender, the turn's receiver and the flag a cancel raises (a front end's test
+    /// double that runs turns of its own makes its handle from them).
+    pub fn channel() -> (Commands, Receiver<TurnCommand>, CancelFlag) {
         let (tx, rx) = channel();
         let cancel = CancelFlag::default();
         (
@@ -50,6 +57,12 @@ impl Commands {
             rx,
             cancel,
         )
+    }
+
+    /// Raises the turn's cancel flag without a command (a sink whose front end went away;
+    /// a signal path).
+    pub fn cancel(&self) {
+        self.cancel.cancel();
     }
 
     /// Sends a command; fails when the turn has ended.
@@ -75,6 +88,22 @@ pub struct TurnHandle {
 }
 
 impl TurnHandle {
+    /// The handle of a turn running on `thread` (a test double's own turn; the agent makes
+    /// its handles itself).
+    pub fn new(
+        session_id: String,
+        commands: Commands,
+        cancel: CancelFlag,
+        thread: JoinHandle<()>,
+    ) -> TurnHandle {
+        TurnHandle {
+            session_id,
+            commands,
+            cancel,
+            thread: Some(thread),
+        }
+    }
+
     /// Cancels the turn (same as sending [`TurnCommand::Cancel`], usable from a signal path).
     pub fn cancel(&self) {
         let _ = self.commands.send(TurnCommand::Cancel);

@@ -11,6 +11,7 @@
 //! [`TurnEvent::Step`] and [`TurnEvent::StepFinished`]; `Finished` ends the run. Each step's
 //! sub-turn is the same turn loop started by `Agent::spawn` in a child session.
 
+pub mod adopt;
 pub mod approval;
 pub mod compact;
 mod error;
@@ -20,6 +21,7 @@ mod handle;
 pub mod images;
 pub mod lease;
 pub mod ledger;
+mod op;
 pub mod plan;
 pub mod project;
 mod session_ops;
@@ -43,6 +45,7 @@ pub use events::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode};
 pub use gate::{Permission, RuleScope};
 pub use handle::{Commands, TurnHandle, TurnSink, Watched};
 pub use lease::{Lease, LeaseError};
+pub use op::{Op, OpError, OpOutcome, Sink, Started};
 pub use plan::{PlanRequest, plan_goal};
 pub use session_ops::RulesInForce;
 pub(crate) use start::{Opened, Spawn};
@@ -64,6 +67,8 @@ pub struct Agent {
     openai: bool,
     /// The provider needs no settings and always answers as this model (the demo model).
     fixed_model: Option<&'static str>,
+    /// The turns this agent (and the agents made from it) runs in this process.
+    running: op::Running,
 }
 
 /// The model a session keeps: the one its header names, once neocode has run it or `/model`
@@ -109,9 +114,9 @@ impl Agent {
     }
 
     /// The models the configured server offers (`GET /v1/models`), asked once per process
-    /// and server, then answered from memory. Errors are one line for the user.
-    pub fn models(&self) -> Result<Vec<String>, String> {
-        let o = self.settings.openai().map_err(|e| e.to_string())?;
+    /// and server, then answered from memory.
+    pub fn models(&self) -> Result<Vec<String>, OpError> {
+        let o = self.settings.openai()?;
         let cache = MODELS.get_or_init(Default::default);
         if let Ok(c) = cache.lock()
             && let Some(names) = c.get(&o.base_url)
@@ -121,32 +126,11 @@ impl Agent {
         let base = o.base_url.clone();
         let names = OpenAi::new(o)
             .and_then(|p| p.models())
-            .map_err(|e| e.message)?;
+            .map_err(|e| OpError::Provider(e.message))?;
         if let Ok(mut c) = cache.lock() {
             c.insert(base, names.clone());
         }
         Ok(names)
-    }
-
-    /// When the server lists its models (`GET /v1/models`) and `name` (`api:model` too) is
-    /// not among them, the words saying so (`/model` keeps the name: some servers route names
-    /// they do not list); `None` when it is listed or the server lists none.
-    pub fn unlisted_model(&self, name: &str) -> Option<String> {
-        let (_, model) = Api::split_model(name.trim());
-        let names = self.models().ok()?;
-        if names.is_empty() || names.iter().any(|n| n == model) {
-            return None;
-        }
-        let shown: Vec<&str> = names.iter().take(4).map(String::as_str).collect();
-        let more = if names.len() > shown.len() {
-            ", …"
-        } else {
-            ""
-        };
-        Some(format!(
-            "the server does not list {model} (it lists {}{more}; /model alone picks one)",
-            shown.join(", ")
-        ))
     }
 
     /// An agent using the OpenAI-compatible provider from `settings`.
@@ -178,6 +162,7 @@ impl Agent {
             ext: self.ext.clone(),
             openai: self.openai,
             fixed_model: self.fixed_model,
+            running: self.running.clone(),
         }
     }
 
@@ -208,6 +193,7 @@ impl Agent {
             ext: self.ext.clone(),
             openai: self.openai,
             fixed_model: self.fixed_model,
+            running: self.running.clone(),
         })
     }
 
@@ -259,6 +245,7 @@ impl Agent {
             ext,
             openai: false,
             fixed_model: None,
+            running: op::Running::default(),
         }
     }
 
@@ -348,18 +335,23 @@ impl Agent {
     }
 
     pub(crate) fn lease(&self, id: &str) -> Result<Lease, StartError> {
-        Lease::acquire(self.sessions.data_dir(), id).map_err(|e| match e {
-            LeaseError::Busy { pid } => StartError {
-                code: StartCode::Busy,
-                message: match pid {
-                    Some(p) => format!("session {id} is running in pid {p}"),
-                    None => format!("session {id} is running in another process"),
-                },
-            },
-            LeaseError::Io(m) => StartError {
-                code: StartCode::Store,
-                message: m,
-            },
-        })
+        lease_of(&self.sessions, id)
     }
+}
+
+/// Takes session `id`'s lease: `busy` when another process runs it.
+pub(crate) fn lease_of(sessions: &Sessions, id: &str) -> Result<Lease, StartError> {
+    Lease::acquire(sessions.data_dir(), id).map_err(|e| match e {
+        LeaseError::Busy { pid } => StartError {
+            code: StartCode::Busy,
+            message: match pid {
+                Some(p) => format!("session {id} is running in pid {p}"),
+                None => format!("session {id} is running in another process"),
+            },
+        },
+        LeaseError::Io(m) => StartError {
+            code: StartCode::Store,
+            message: m,
+        },
+    })
 }

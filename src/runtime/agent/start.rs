@@ -5,7 +5,9 @@ use std::sync::mpsc::channel;
 
 use serde_json::Value;
 
+use super::adopt::{Adopt, Adopted};
 use super::error::thread_error;
+use super::op::Sink;
 use super::{
     Agent, Commands, FailCode, FinishReason, Lease, StartCode, StartError, TurnEvent, TurnHandle,
     TurnSink, Watched, images, ledger, turn,
@@ -36,6 +38,11 @@ pub struct TurnRequest {
     pub limits: RuntimeLimits,
     /// Approval policy for this run (default: from the settings).
     pub approval: Option<ApprovalPolicy>,
+    /// The caller's whole conversation (the bridge), adopted into the session under the
+    /// turn's lease before the turn runs: what the store lacks is appended, a history that
+    /// parted from the store continues in a fork. Its last message is the prompt (`prompt`
+    /// is not read).
+    pub adopt: Option<Adopt>,
 }
 
 #[allow(clippy::derivable_impls)]
@@ -112,6 +119,17 @@ impl Agent {
         req: TurnRequest,
         sink: impl TurnSink,
     ) -> Result<TurnHandle, StartError> {
+        self.start_with(target, req, Sink::to(sink)).map(|(h, _)| h)
+    }
+
+    /// [`Agent::start`] with a sink built from the turn's commands; says what adopting the
+    /// request's conversation did, when it carried one.
+    pub(crate) fn start_with(
+        &self,
+        target: Target,
+        mut req: TurnRequest,
+        sink: Sink,
+    ) -> Result<(TurnHandle, Option<Adopted>), StartError> {
         if !req.images.is_empty() && req.prompt.is_none() {
             return Err(StartError {
                 code: StartCode::Usage,
@@ -119,8 +137,16 @@ impl Agent {
             });
         }
         let images = images::load(&req.images)?;
-        let opened = self.open(target)?;
-        Agent::start_opened(opened, req, images, None, sink)
+        let mut opened = self.open(target)?;
+        let mut adopted = None;
+        if let Some(a) = req.adopt.take() {
+            let (o, done, prompt) = Agent::adopt(opened, &a)?;
+            opened = o;
+            req.prompt = prompt;
+            adopted = Some(done);
+        }
+        let handle = Agent::start_opened(opened, req, images, None, sink)?;
+        Ok((handle, adopted))
     }
 
     /// Starts a turn in session `key` whose message is queued message `qid`: under the
@@ -133,6 +159,17 @@ impl Agent {
         qid: i64,
         approval: Option<ApprovalPolicy>,
         sink: impl TurnSink,
+    ) -> Result<TurnHandle, StartError> {
+        self.start_queued_with(key, qid, approval, Sink::to(sink))
+    }
+
+    /// [`Agent::start_queued`] with a sink built from the turn's commands.
+    pub(crate) fn start_queued_with(
+        &self,
+        key: &str,
+        qid: i64,
+        approval: Option<ApprovalPolicy>,
+        sink: Sink,
     ) -> Result<TurnHandle, StartError> {
         let opened = self.open(Target::Resume(key.to_string()))?;
         let Some(q) = opened.agent.sessions.waiting(&opened.id, qid)? else {
@@ -156,7 +193,7 @@ impl Agent {
         req: TurnRequest,
         images: Vec<images::Image>,
         prompt_meta: Option<Value>,
-        sink: impl TurnSink,
+        sink: Sink,
     ) -> Result<TurnHandle, StartError> {
         let Opened { agent, id, lease } = opened;
         let header = agent.sessions.header(&id)?;
@@ -165,7 +202,7 @@ impl Agent {
         ledger::apply_user_limits(&mut ledger, &req.limits);
         ledger.termination = None;
         let policy = req.approval.unwrap_or(agent.settings.approval);
-        agent.spawn(
+        agent.spawn_on(
             id,
             Some(lease),
             Spawn {
@@ -177,7 +214,7 @@ impl Agent {
                 images,
                 caps: agent.settings.prompt_caps.for_run(&req.limits),
             },
-            Box::new(sink),
+            sink,
         )
     }
 
@@ -197,7 +234,18 @@ impl Agent {
         id: String,
         lease: Option<Lease>,
         s: Spawn,
-        mut sink: Box<dyn TurnSink>,
+        sink: Box<dyn TurnSink>,
+    ) -> Result<TurnHandle, StartError> {
+        self.spawn_on(id, lease, s, Sink::to(sink))
+    }
+
+    /// [`Agent::spawn`] with a sink built from the turn's commands.
+    fn spawn_on(
+        &self,
+        id: String,
+        lease: Option<Lease>,
+        s: Spawn,
+        sink: Sink,
     ) -> Result<TurnHandle, StartError> {
         let mut meta = self.meta();
         let Spawn {
@@ -210,6 +258,7 @@ impl Agent {
             caps,
         } = s;
         let (commands, inner_rx, cancel) = Commands::channel();
+        let mut sink = sink.build(&commands);
         let sessions = self.sessions.clone();
         let settings = self.settings.clone();
         let factory = self.factory.clone();

@@ -11,31 +11,66 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Duration;
 
-use neocode::bridge::{BridgeOptions, TurnRunner, TurnSpec, serve};
+use neocode::bridge::{BridgeOptions, PreparedTurn, Refusal, TurnRunner, TurnSpec, serve};
 use neocode::runtime::Sessions;
-use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
+use neocode::runtime::agent::{
+    Commands, FinishReason, Lease, Sink, Started, TurnCommand, TurnEvent, TurnHandle, adopt,
+};
 use neocode::runtime::tools::ToolKind;
 use neocode::session::{AppendMeta, NewMessage, Role, ToolCall, Usage, conversation_key};
 use serde_json::{Value, json};
 
-/// Stands in for the agent: stores the prompt and a reply the way a turn does, and for
-/// prompts starting with `ask` or `slow` exercises approvals and cancel.
+/// Stands in for the agent: takes the session's lease and adopts the caller's history with
+/// the runtime's own function (as a turn does), stores the prompt and a reply the way a turn
+/// does, and for prompts starting with `ask` or `slow` exercises approvals and cancel.
 struct Double;
 
 impl TurnRunner for Double {
+    fn prepare(&self, _model: Option<&str>) -> Result<Box<dyn PreparedTurn>, Refusal> {
+        Ok(Box::new(Double))
+    }
+}
+
+impl PreparedTurn for Double {
+    fn start(self: Box<Self>, spec: TurnSpec, sink: Sink) -> Result<Started, Refusal> {
+        let s = spec.sessions.clone();
+        let lease = Lease::acquire(s.data_dir(), &spec.session_id)
+            .map_err(|e| ("busy", format!("{e:?}")))?;
+        let (id, lease, adopted, prompt) = match &spec.adopt {
+            Some(a) => {
+                let done = adopt::adopt(&s, spec.session_id.clone(), lease, a)
+                    .map_err(|e| ("storage", e.message))?;
+                (done.id, done.lease, Some(done.adopted), done.prompt)
+            }
+            None => (spec.session_id.clone(), lease, None, spec.prompt.clone()),
+        };
+        let (commands, rx, cancel) = Commands::channel();
+        let mut sink = sink.build(&commands);
+        let turn_id = id.clone();
+        let thread = std::thread::spawn(move || {
+            let _lease = lease;
+            Double::body(&s, turn_id, prompt, &mut |ev| sink.event(ev), &rx);
+        });
+        Ok(Started {
+            handle: TurnHandle::new(id, commands, cancel, thread),
+            adopted,
+        })
+    }
+}
+
+impl Double {
     #[expect(clippy::too_many_lines)]
-    fn run(
-        &self,
-        spec: TurnSpec,
+    fn body(
+        s: &Sessions,
+        id: String,
+        given: Option<String>,
         emit: &mut dyn FnMut(TurnEvent),
-        commands: Receiver<TurnCommand>,
+        commands: &Receiver<TurnCommand>,
     ) {
-        let s = &spec.sessions;
-        let id = spec.session_id.clone();
         emit(TurnEvent::Started {
             session_id: id.clone(),
         });
-        let prompt = match &spec.prompt {
+        let prompt = match &given {
             Some(p) => {
                 s.append(
                     &id,
@@ -53,7 +88,7 @@ impl TurnRunner for Double {
             output_tokens: 2,
         };
         let finish = |reason| TurnEvent::Finished { reason, usage };
-        if prompt.starts_with("fail") && spec.prompt.is_some() {
+        if prompt.starts_with("fail") && given.is_some() {
             return emit(finish(FinishReason::Failed {
                 code: neocode::runtime::agent::FailCode::Unreachable,
                 message: "no model at 127.0.0.1:9".into(),

@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::lease::Lease;
+use super::op::Sink;
 use super::{
     Agent, Commands, FailCode, FinishReason, Opened, Spawn, StartCode, StartError, Target,
     TurnCommand, TurnEvent, TurnHandle, TurnSink, WarningCode, Watched, ledger, thread_error,
@@ -103,6 +104,16 @@ impl Agent {
         req: PlanRequest,
         sink: impl TurnSink,
     ) -> Result<TurnHandle, StartError> {
+        self.start_plan_with(target, req, Sink::to(sink))
+    }
+
+    /// [`Agent::start_plan`] with a sink built from the run's commands.
+    pub(crate) fn start_plan_with(
+        &self,
+        target: Target,
+        req: PlanRequest,
+        sink: Sink,
+    ) -> Result<TurnHandle, StartError> {
         if let Some(g) = &req.goal
             && g.trim().is_empty()
         {
@@ -112,7 +123,7 @@ impl Agent {
             return Err(usage("a plan run needs a goal (or a session to resume)"));
         }
         let Opened { agent, id, lease } = self.open(target)?;
-        agent.run_plan(id, lease, req, Box::new(sink))
+        agent.run_plan(id, lease, req, sink)
     }
 
     /// [`Agent::start_plan`] with a channel for the events.
@@ -127,7 +138,7 @@ impl Agent {
         id: String,
         lease: Lease,
         req: PlanRequest,
-        sink: Box<dyn TurnSink>,
+        sink: Sink,
     ) -> Result<TurnHandle, StartError> {
         let session = self.sessions.load(&id)?;
         let goal = match &req.goal {
@@ -153,6 +164,7 @@ impl Agent {
         led.termination = None;
 
         let (commands, inner_rx, cancel) = Commands::channel();
+        let sink = sink.build(&commands);
         let run = Run {
             agent: self.clone(),
             policy: req.approval.unwrap_or(self.settings.approval),
