@@ -1199,3 +1199,99 @@ fn a_tool_call_in_a_callers_history_is_answered_not_run_under_never_ask() {
         "{tool}"
     );
 }
+
+/// The caller's history is adopted by the turn under its own lease, so from the moment the
+/// bridge chose a session until its turn ends no second process can take it. The bridge is
+/// held at every read of its `config.toml` (a FIFO this test answers, empty: the environment
+/// configures the provider), and at the turn's approval request: at the first of these after
+/// the caller's history was written (the gap the old hand-off left: its lease let go, the
+/// turn's not yet taken), `neocode run --resume` from a second process must be refused busy.
+#[test]
+fn a_second_process_cannot_take_the_session_between_hand_off_and_turn() {
+    use std::os::unix::fs::OpenOptionsExt;
+
+    let env = Env::new(vec![
+        Reply::text("first answer"),
+        Reply::tool_calls(&[("call_w", "write_file", r#"{"path":"b.txt","content":"x"}"#)]),
+        Reply::text("left it"),
+    ]);
+    let first = env.raw(&[chat(json!({"messages": [user("one")]}))]);
+    let id = session_id(&first);
+
+    // A second home sharing the workspace's store (its projects folder), with its own
+    // regular config, for the intruding process.
+    let home2 = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(env.home.join("projects"), home2.path().join("projects")).unwrap();
+    let intrude = || {
+        Command::new(BIN)
+            .args(["run", "--resume", &id, "intrude"])
+            .envs(env.vars())
+            .env("NEOCODE_HOME", home2.path())
+            .current_dir(env.workdir.as_path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let fifo = env.home.join("config.toml");
+    let _ = std::fs::remove_file(&fifo);
+    let c = std::ffi::CString::new(fifo.display().to_string()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo touches no memory of ours.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+
+    let mut b = env.spawn();
+    b.send(&chat(json!({
+        "session_id": id,
+        "messages": [user("one"), assistant("first answer"), user("aside"),
+                     assistant("noted"), user("now write b.txt")],
+    })));
+    let mut intruder = None;
+    let mut events = Vec::new();
+    loop {
+        // A reader waits on config.toml: let it read an empty file, after running the
+        // intruder when the history is already written.
+        if let Ok(w) = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+        {
+            let handed_off = env.texts(&id).iter().any(|(_, t)| t == "aside");
+            if handed_off && intruder.is_none() {
+                intruder = Some(intrude());
+            }
+            drop(w);
+        }
+        let Ok(ev) = b.events.recv_timeout(Duration::from_millis(10)) else {
+            continue;
+        };
+        if ev["type"] == "approval_request" {
+            if intruder.is_none() {
+                intruder = Some(intrude());
+            }
+            b.send(r#"{"type":"approval","call_id":"call_w","decision":"deny"}"#);
+        }
+        let end = ev["type"] == "finish" || ev["type"] == "error";
+        events.push(ev);
+        if end {
+            break;
+        }
+    }
+    let _ = std::fs::remove_file(&fifo);
+    b.close();
+    let out = intruder.expect("the bridge was held after the hand-off");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "the second process took the session: {err}"
+    );
+    assert!(err.contains("is running in pid"), "{err}");
+    assert_eq!(session_id(&events), id);
+    assert_eq!(events.last().unwrap()["reason"], "completed", "{events:#?}");
+    // The session holds the caller's history once and no turn of the intruder.
+    let texts: Vec<String> = env.texts(&id).into_iter().map(|(_, t)| t).collect();
+    assert_eq!(
+        texts.iter().filter(|t| *t == "aside").count(),
+        1,
+        "{texts:?}"
+    );
+    assert!(!texts.iter().any(|t| t == "intrude"), "{texts:?}");
+}
