@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::runtime::agent::{Agent, Op, OpError, OpOutcome, Sink, Started, Target, TurnRequest};
 use crate::runtime::config::{Overrides, ProviderStatus, Settings};
 
-use super::{PreparedTurn, Refusal, TurnRunner, TurnSpec, start_refusal};
+use super::{BridgeError, ErrorCode, PreparedTurn, TurnRunner, TurnSpec};
 
 /// The runner `neocode bridge` uses: settings from `home` (file, environment), with the
 /// request's model override, read once per chat.
@@ -20,7 +20,7 @@ struct AgentRunner {
 }
 
 impl TurnRunner for AgentRunner {
-    fn prepare(&self, model: Option<&str>) -> Result<Box<dyn PreparedTurn>, Refusal> {
+    fn prepare(&self, model: Option<&str>) -> Result<Box<dyn PreparedTurn>, BridgeError> {
         let settings = Settings::load(
             &self.home,
             &Overrides {
@@ -28,10 +28,10 @@ impl TurnRunner for AgentRunner {
                 ..Overrides::default()
             },
         )
-        .map_err(|e| ("config", e.to_string()))?;
+        .map_err(|e| BridgeError::new(ErrorCode::Config, e.to_string()))?;
         match settings.provider_status() {
             ProviderStatus::Ready { .. } => Ok(Box::new(Ready { settings })),
-            ProviderStatus::Missing(m) => Err(("config", m)),
+            ProviderStatus::Missing(m) => Err(BridgeError::new(ErrorCode::Config, m)),
         }
     }
 }
@@ -42,7 +42,7 @@ struct Ready {
 }
 
 impl PreparedTurn for Ready {
-    fn start(self: Box<Self>, spec: TurnSpec, sink: Sink) -> Result<Started, Refusal> {
+    fn start(self: Box<Self>, spec: TurnSpec, sink: Sink) -> Result<Started, BridgeError> {
         let mut agent = Agent::new(spec.sessions, self.settings);
         if !spec.host_tools.is_empty() {
             agent = agent.with_host_tools(spec.host_tools);
@@ -55,10 +55,13 @@ impl PreparedTurn for Ready {
         };
         match agent.submit(Target::Resume(spec.session_id), Op::Turn(req), sink) {
             Ok(OpOutcome::Started(s)) => Ok(s),
-            Ok(_) => Err(("internal", "the agent started no turn".into())),
-            Err(OpError::Start(e)) => Err(start_refusal(&e)),
-            Err(e) => Err((
-                "storage",
+            Ok(_) => Err(BridgeError::new(
+                ErrorCode::Internal,
+                "the agent started no turn",
+            )),
+            Err(OpError::Start(e)) => Err(BridgeError::from(&e)),
+            Err(e) => Err(BridgeError::new(
+                ErrorCode::Storage,
                 crate::sanitize::line(&e.to_string()).into_owned(),
             )),
         }

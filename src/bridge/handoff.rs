@@ -10,6 +10,7 @@ use crate::session::{NewSession, StoreError, conversation_key};
 
 use super::history::History;
 use super::protocol::{ChatRequest, Event, RecentSession};
+use super::{BridgeError, ErrorCode};
 
 /// The session a chat runs in, ready for its turn.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,12 +25,9 @@ pub struct Chosen {
     pub conversation_key: Option<String>,
 }
 
-/// Why a chat could not get its session: an `error` event's code and message.
-pub type ChooseError = (&'static str, String);
-
-fn storage(e: StoreError) -> ChooseError {
-    (
-        "storage",
+fn storage(e: StoreError) -> BridgeError {
+    BridgeError::new(
+        ErrorCode::Storage,
         crate::sanitize::line(&e.to_string()).into_owned(),
     )
 }
@@ -41,7 +39,7 @@ pub fn choose(
     req: &ChatRequest,
     history: &History,
     workdir: &str,
-) -> Result<Chosen, ChooseError> {
+) -> Result<Chosen, BridgeError> {
     let rid = || req.request_id.clone();
     let given_key = req.conversation_key.clone().filter(|k| !k.is_empty());
     // The key is stored with every session the bridge creates; a request without one

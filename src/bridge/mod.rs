@@ -8,6 +8,7 @@
 //! agent), and writes the turn's events. It never opens the database itself.
 
 mod agent;
+mod error;
 pub mod handoff;
 pub mod history;
 pub mod nonoka;
@@ -21,13 +22,13 @@ use std::sync::mpsc::{self, Sender};
 
 use crate::runtime::agent::adopt::{Adopt, Adopted};
 use crate::runtime::agent::{
-    Commands, FinishReason, Sink, StartCode, StartError, Started, TurnCommand, TurnEvent,
-    TurnHandle, TurnSink,
+    Commands, FinishReason, Sink, Started, TurnCommand, TurnEvent, TurnHandle, TurnSink,
 };
 use crate::runtime::{Location, Sessions};
 use crate::session::{RuntimeLimits, Usage, WorkspacePaths};
 
 pub use agent::agent_runner;
+pub use error::{BridgeError, ErrorCode};
 use protocol::{ApprovalDecision, ChatRequest, Event, PROTOCOL_NAME, PROTOCOL_VERSION, Request};
 
 /// The wire format a bridge process speaks (`neocode bridge --dialect`).
@@ -71,7 +72,7 @@ pub trait TurnRunner: Send + Sync {
     /// Reads the settings once for a chat with this model override and says whether a turn
     /// can run at all (a provider is configured), before anything is written; the error is
     /// an `error` event's code and message.
-    fn prepare(&self, model: Option<&str>) -> Result<Box<dyn PreparedTurn>, Refusal>;
+    fn prepare(&self, model: Option<&str>) -> Result<Box<dyn PreparedTurn>, BridgeError>;
 }
 
 /// A chat's turn, its settings read: [`PreparedTurn::start`] starts it.
@@ -80,28 +81,13 @@ pub trait PreparedTurn: Send {
     /// once; its events go to `sink` from the turn's thread, in order, ending with
     /// `Finished`. An error (the session busy in another process, the store) means nothing
     /// runs.
-    fn start(self: Box<Self>, spec: TurnSpec, sink: Sink) -> Result<Started, Refusal>;
+    fn start(self: Box<Self>, spec: TurnSpec, sink: Sink) -> Result<Started, BridgeError>;
 }
 
 /// A chat's turn ready to start: its runner and what it runs.
 pub(crate) struct Prepared {
     runner: Box<dyn PreparedTurn>,
     spec: TurnSpec,
-}
-
-/// Why a request was refused: an `error` event's code and message.
-pub type Refusal = (&'static str, String);
-
-/// The wire code of a turn that could not start.
-pub(crate) fn start_refusal(e: &StartError) -> Refusal {
-    let code = match e.code {
-        StartCode::Config => "config",
-        StartCode::Busy => "busy",
-        StartCode::NotFound => "session_not_found",
-        StartCode::Usage => "invalid_request",
-        StartCode::Store | StartCode::Provider => "storage",
-    };
-    (code, crate::sanitize::line(&e.message).into_owned())
 }
 
 /// How the bridge was started.
@@ -349,14 +335,14 @@ impl Bridge<'_> {
             }
             Input::TooLong(limit) => self.send(&Event::error(
                 None,
-                "line_too_long",
+                ErrorCode::LineTooLong.as_str(),
                 format!(
                     "a request line is limited to {} MiB (neocode bridge --max-line-mib raises it); it was skipped",
                     limit.div_ceil(1 << 20)
                 ),
             )),
             Input::ReadFailed(e) => {
-                self.send(&Event::error(None, "read_failed", format!("stdin: {e}")));
+                self.send(&Event::error(None, ErrorCode::ReadFailed.as_str(), format!("stdin: {e}")));
                 self.end_of_input();
             }
             Input::Eof | Input::Signal if self.dialect == Dialect::Nonoka => {
@@ -414,28 +400,31 @@ impl Bridge<'_> {
     fn queue(&mut self, q: protocol::QueueRequest) {
         let ev = match self.enqueue(&q) {
             Ok(ev) => ev,
-            Err((code, message)) => Event::error(q.request_id, code, message),
+            Err(e) => Event::error(q.request_id, e.code(), e.message),
         };
         self.send(&ev);
     }
 
-    fn enqueue(&self, q: &protocol::QueueRequest) -> Result<Event, (&'static str, String)> {
+    fn enqueue(&self, q: &protocol::QueueRequest) -> Result<Event, BridgeError> {
         if q.text.trim().is_empty() {
-            return Err(("invalid_request", "the message to queue is empty".into()));
+            return Err(BridgeError::new(
+                ErrorCode::InvalidRequest,
+                "the message to queue is empty",
+            ));
         }
         let (sessions, _) = self.workspace(q.cwd.as_deref())?;
         let line = |e: &dyn std::fmt::Display| crate::sanitize::line(&e.to_string()).into_owned();
         let id = sessions.resolve(&q.session_id).map_err(|e| {
             let code = if e.is_usage() {
-                "session_not_found"
+                ErrorCode::SessionNotFound
             } else {
-                "storage"
+                ErrorCode::Storage
             };
-            (code, line(&e))
+            BridgeError::new(code, line(&e))
         })?;
         let queued = sessions
             .enqueue(&id, &q.text, q.steer)
-            .map_err(|e| ("storage", line(&e)))?;
+            .map_err(|e| BridgeError::new(ErrorCode::Storage, line(&e)))?;
         Ok(Event::Queued {
             request_id: q.request_id.clone(),
             running: crate::runtime::agent::lease::is_held(sessions.data_dir(), &id),
@@ -452,12 +441,12 @@ impl Bridge<'_> {
             }
             Some(_) => self.send(&Event::error(
                 request_id,
-                "unknown_request",
+                ErrorCode::UnknownRequest.as_str(),
                 "no running turn has this request_id",
             )),
             None => self.send(&Event::error(
                 request_id,
-                "no_running_turn",
+                ErrorCode::NoRunningTurn.as_str(),
                 "there is no running turn to cancel",
             )),
         }
@@ -467,7 +456,7 @@ impl Bridge<'_> {
         let Some(r) = &mut self.running else {
             return self.send(&Event::error(
                 None,
-                "no_running_turn",
+                ErrorCode::NoRunningTurn.as_str(),
                 "there is no running turn waiting for an approval",
             ));
         };
@@ -475,7 +464,7 @@ impl Bridge<'_> {
             let rid = r.request_id.clone();
             return self.send(&Event::error(
                 rid,
-                "unknown_call",
+                ErrorCode::UnknownCall.as_str(),
                 format!(
                     "no approval is waiting for call {:?}",
                     crate::sanitize::line(&a.call_id)
@@ -549,17 +538,17 @@ impl Bridge<'_> {
                 "a turn is running (request {}); send one chat at a time",
                 r.request_id.as_deref().unwrap_or("without id")
             );
-            return self.send(&Event::error(rid, "busy", busy));
+            return self.send(&Event::error(rid, ErrorCode::Busy.as_str(), busy));
         }
         let prepared = self.prepare(&req);
         let (prepared, chosen, dropped) = match prepared {
             Ok(p) => p,
-            Err((code, message)) => return self.send(&Event::error(rid, code, message)),
+            Err(e) => return self.send(&Event::error(rid, e.code(), e.message)),
         };
         // The turn runs in the chosen session, or in a fork when the history parted from it.
         let (session_id, adopted) = match self.start(prepared, rid.clone()) {
             Ok(started) => started,
-            Err((code, message)) => return self.send(&Event::error(rid, code, message)),
+            Err(e) => return self.send(&Event::error(rid, e.code(), e.message)),
         };
         if self.announced.as_deref() != Some(session_id.as_str()) {
             self.send(&Event::SessionInit {
@@ -580,16 +569,20 @@ impl Bridge<'_> {
 
     /// Checks the request and chooses the session; the turn adopts the caller's history.
     /// Also says how many non-text parts the history dropped.
-    fn prepare(&self, req: &ChatRequest) -> Result<(Prepared, handoff::Chosen, usize), Refusal> {
+    fn prepare(
+        &self,
+        req: &ChatRequest,
+    ) -> Result<(Prepared, handoff::Chosen, usize), BridgeError> {
         if let Some(v) = req.protocol_version
             && v > PROTOCOL_VERSION
         {
-            return Err((
-                "unsupported_version",
+            return Err(BridgeError::new(
+                ErrorCode::UnsupportedVersion,
                 format!("this neocode speaks bridge protocol {PROTOCOL_VERSION}, not {v}"),
             ));
         }
-        let history = history::parse(&req.messages).map_err(|e| ("invalid_request", e.0))?;
+        let history = history::parse(&req.messages)
+            .map_err(|e| BridgeError::new(ErrorCode::InvalidRequest, e.0))?;
         let dropped = history.dropped_parts;
         let (p, chosen) = self.prepare_history(req, history)?;
         Ok((p, chosen, dropped))
@@ -602,7 +595,7 @@ impl Bridge<'_> {
         &self,
         req: &ChatRequest,
         history: history::History,
-    ) -> Result<(Prepared, handoff::Chosen), Refusal> {
+    ) -> Result<(Prepared, handoff::Chosen), BridgeError> {
         let model = req.model.clone().filter(|m| !m.is_empty());
         let runner = self.opts.runner.prepare(model.as_deref())?;
         let (sessions, root) = self.workspace(req.cwd.as_deref())?;
@@ -623,23 +616,23 @@ impl Bridge<'_> {
 
     /// The sessions of the workspace of `cwd` (default: `--workdir`, else the current
     /// directory) and its root, as the agent records it on every append.
-    fn workspace(&self, cwd: Option<&str>) -> Result<(Sessions, String), (&'static str, String)> {
+    fn workspace(&self, cwd: Option<&str>) -> Result<(Sessions, String), BridgeError> {
         let dir: Option<PathBuf> = match cwd.filter(|c| !c.is_empty()) {
             Some(c) => Some(PathBuf::from(c)),
             None => self.opts.workdir.clone(),
         };
         let workdir = match &dir {
-            Some(d) => absolute(d).map_err(|e| ("invalid_cwd", e))?,
+            Some(d) => absolute(d).map_err(|e| BridgeError::new(ErrorCode::InvalidCwd, e))?,
             None => std::env::current_dir().map_err(|e| {
-                (
-                    "invalid_cwd",
+                BridgeError::new(
+                    ErrorCode::InvalidCwd,
                     format!("cannot read the current directory: {e}"),
                 )
             })?,
         };
         if !workdir.is_dir() {
-            return Err((
-                "invalid_cwd",
+            return Err(BridgeError::new(
+                ErrorCode::InvalidCwd,
                 format!(
                     "cwd {} is not a directory",
                     crate::sanitize::line(&workdir.display().to_string())
@@ -648,8 +641,12 @@ impl Bridge<'_> {
         }
         let loc = Location {
             home: self.opts.home.clone(),
-            paths: WorkspacePaths::resolve(&self.opts.home, &workdir)
-                .map_err(|e| ("invalid_cwd", crate::sanitize::line(&e).into_owned()))?,
+            paths: WorkspacePaths::resolve(&self.opts.home, &workdir).map_err(|e| {
+                BridgeError::new(
+                    ErrorCode::InvalidCwd,
+                    crate::sanitize::line(&e).into_owned(),
+                )
+            })?,
         };
         let root = loc.root().display().to_string();
         let dir = loc.paths.db();
@@ -657,8 +654,8 @@ impl Bridge<'_> {
             return Ok((s.clone(), root));
         }
         let sessions = Sessions::open(&loc).map_err(|e| {
-            (
-                "storage",
+            BridgeError::new(
+                ErrorCode::Storage,
                 crate::sanitize::line(&e.to_string()).into_owned(),
             )
         })?;
@@ -672,7 +669,7 @@ impl Bridge<'_> {
         &mut self,
         prepared: Prepared,
         request_id: Option<String>,
-    ) -> Result<(String, Option<Adopted>), Refusal> {
+    ) -> Result<(String, Option<Adopted>), BridgeError> {
         self.turns += 1;
         let turn = self.turns;
         let tx = self.tx.clone();

@@ -25,7 +25,7 @@ use crate::session::{
 
 use super::history::History;
 use super::protocol::{ChatRequest, Event};
-use super::{Bridge, Input, Prepared, TurnSpec};
+use super::{Bridge, BridgeError, ErrorCode, Input, Prepared, TurnSpec};
 
 /// What the dialect keeps between lines of one process.
 #[derive(Debug, Default)]
@@ -48,8 +48,6 @@ pub(super) struct State {
     /// "interrupted calls are offered again" (these calls were paused on purpose).
     resumed: Option<String>,
 }
-
-type Refusal = (&'static str, String);
 
 /// What a chat's turn starts with besides its spec.
 struct Begin {
@@ -118,13 +116,13 @@ fn store_results(
     id: &str,
     pending: &[crate::session::ToolCall],
     results: &[inbound::HostResult],
-) -> Result<(), Refusal> {
+) -> Result<(), BridgeError> {
     if results.is_empty() {
         return Ok(());
     }
     let storage = |e: crate::session::StoreError| {
         let m = crate::sanitize::line(&e.to_string()).into_owned();
-        ("storage", m)
+        BridgeError::new(ErrorCode::Storage, m)
     };
     let stored = sessions.load(id).map_err(storage)?.messages;
     let mut new = Vec::new();
@@ -137,8 +135,8 @@ fn store_results(
             .iter()
             .any(|m| m.tool_call_id.as_deref() == Some(r.call_id.as_str()))
         {
-            return Err((
-                "unknown_call",
+            return Err(BridgeError::new(
+                ErrorCode::UnknownCall,
                 format!(
                     "no call {} waits for its result in session {id}",
                     crate::sanitize::line(&r.call_id)
@@ -151,11 +149,11 @@ fn store_results(
     }
     let _lease =
         crate::runtime::agent::Lease::acquire(sessions.data_dir(), id).map_err(|e| match e {
-            crate::runtime::agent::LeaseError::Busy { .. } => (
-                "busy",
+            crate::runtime::agent::LeaseError::Busy { .. } => BridgeError::new(
+                ErrorCode::Busy,
                 format!("session {id} is running in another process"),
             ),
-            crate::runtime::agent::LeaseError::Io(m) => ("storage", m),
+            crate::runtime::agent::LeaseError::Io(m) => BridgeError::new(ErrorCode::Storage, m),
         })?;
     let meta = crate::session::AppendMeta {
         workdir: Some(sessions.root().display().to_string()),
@@ -165,12 +163,11 @@ fn store_results(
     Ok(())
 }
 
-fn no_session() -> Refusal {
-    (
-        "session_id_missing",
+fn no_session() -> BridgeError {
+    BridgeError::new(
+        ErrorCode::SessionIdMissing,
         "the answers and results need the session of the paused turn, and the request names none \
-         (was .nonoka/provider-session.id removed?)"
-            .into(),
+         (was .nonoka/provider-session.id removed?)",
     )
 }
 
@@ -265,7 +262,11 @@ impl Bridge<'_> {
 
     fn nonoka_chat(&mut self, req: inbound::Chat) {
         if self.running.is_some() {
-            let busy = outbound::error("busy", "a chat turn is already running", None);
+            let busy = outbound::error(
+                ErrorCode::Busy.as_str(),
+                "a chat turn is already running",
+                None,
+            );
             return self.send_value(&busy);
         }
         if let Err(r) = contract::check_contract(req.protocol.as_ref()) {
@@ -316,8 +317,8 @@ impl Bridge<'_> {
             let started = self
                 .nonoka_title(&req, &tr)
                 .and_then(|p| self.start(p, rid));
-            if let Err((code, m)) = started {
-                self.send_value(&outbound::error(code, &m, None));
+            if let Err(e) = started {
+                self.send_value(&outbound::error(e.code(), &e.message, None));
             }
             return;
         }
@@ -353,7 +354,7 @@ impl Bridge<'_> {
                 };
                 self.nonoka_begin(prepared, begin, rid);
             }
-            Err((code, m)) => self.send_value(&outbound::error(code, &m, None)),
+            Err(e) => self.send_value(&outbound::error(e.code(), &e.message, None)),
         }
     }
 
@@ -365,7 +366,7 @@ impl Bridge<'_> {
         let sessions = prepared.spec.sessions.clone();
         let (session_id, adopted) = match self.start(prepared, rid.clone()) {
             Ok(started) => started,
-            Err((code, m)) => return self.send_value(&outbound::error(code, &m, None)),
+            Err(e) => return self.send_value(&outbound::error(e.code(), &e.message, None)),
         };
         self.nonoka.host = host;
         if self.announced.as_deref() != Some(session_id.as_str()) {
@@ -390,7 +391,7 @@ impl Bridge<'_> {
         req: &inbound::Chat,
         tr: inbound::Translated,
         limits: Option<RuntimeLimits>,
-    ) -> Result<(Prepared, Option<&'static str>, Vec<Event>), Refusal> {
+    ) -> Result<(Prepared, Option<&'static str>, Vec<Event>), BridgeError> {
         let history = History {
             messages: tr.history,
             dropped_parts: 0,
@@ -398,11 +399,10 @@ impl Bridge<'_> {
         match history.messages.last() {
             Some(m) if m.role == Role::User && !m.text.trim().is_empty() => {}
             _ => {
-                return Err((
-                    "invalid_request",
+                return Err(BridgeError::new(
+                    ErrorCode::InvalidRequest,
                     "the last message must be the new user message, with text (or the history \
-                     must end with approval answers)"
-                        .into(),
+                     must end with approval answers)",
                 ));
             }
         }
@@ -434,13 +434,13 @@ impl Bridge<'_> {
         results: &[inbound::HostResult],
         limits: Option<RuntimeLimits>,
         key: Option<String>,
-    ) -> Result<(Prepared, Option<&'static str>, Vec<Event>), Refusal> {
+    ) -> Result<(Prepared, Option<&'static str>, Vec<Event>), BridgeError> {
         let model = req.model.clone().filter(|m| !m.is_empty());
         let runner = self.opts.runner.prepare(model.as_deref())?;
         let (sessions, _) = self.workspace(req.cwd.as_deref())?;
         let storage = |e: crate::session::StoreError| {
             let m = crate::sanitize::line(&e.to_string()).into_owned();
-            ("storage", m)
+            BridgeError::new(ErrorCode::Storage, m)
         };
         // Without an id, a history that still holds its first user message (older providers
         // resend everything) finds the session by its conversation key.
@@ -459,8 +459,8 @@ impl Bridge<'_> {
             },
         };
         if sessions.header(&id).is_err() {
-            return Err((
-                "session_not_found",
+            return Err(BridgeError::new(
+                ErrorCode::SessionNotFound,
                 format!(
                     "session {} is not in this workspace; its paused call cannot be answered",
                     crate::sanitize::line(&id)
@@ -472,8 +472,8 @@ impl Bridge<'_> {
         ids.sort();
         for call_id in ids {
             if !pending.iter().any(|c| &c.id == call_id) {
-                return Err((
-                    "unknown_call",
+                return Err(BridgeError::new(
+                    ErrorCode::UnknownCall,
                     format!(
                         "no call {} waits for an approval in session {id}",
                         crate::sanitize::line(call_id)
@@ -499,14 +499,17 @@ impl Bridge<'_> {
         &mut self,
         req: &inbound::Chat,
         tr: &inbound::Translated,
-    ) -> Result<Prepared, Refusal> {
+    ) -> Result<Prepared, BridgeError> {
         let Some(prompt) = tr
             .history
             .iter()
             .rev()
             .find(|m| m.role == Role::User && !m.text.trim().is_empty())
         else {
-            return Err(("invalid_request", "no title prompt in the request".into()));
+            return Err(BridgeError::new(
+                ErrorCode::InvalidRequest,
+                "no title prompt in the request",
+            ));
         };
         let model = req.model.clone().filter(|m| !m.is_empty());
         let runner = self.opts.runner.prepare(model.as_deref())?;
@@ -517,7 +520,10 @@ impl Bridge<'_> {
             Ok(s) => s,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&scratch);
-                return Err(("storage", crate::sanitize::line(&e).into_owned()));
+                return Err(BridgeError::new(
+                    ErrorCode::Storage,
+                    crate::sanitize::line(&e).into_owned(),
+                ));
             }
         };
         self.nonoka.scratch = Some(scratch);

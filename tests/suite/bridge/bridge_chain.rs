@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Duration;
 
-use neocode::bridge::{BridgeOptions, PreparedTurn, Refusal, TurnRunner, TurnSpec, serve};
+use neocode::bridge::{
+    BridgeError, BridgeOptions, ErrorCode, PreparedTurn, TurnRunner, TurnSpec, serve,
+};
 use neocode::runtime::Sessions;
 use neocode::runtime::agent::{
     Commands, FinishReason, Lease, Sink, Started, TurnCommand, TurnEvent, TurnHandle, adopt,
@@ -26,20 +28,20 @@ use serde_json::{Value, json};
 struct Double;
 
 impl TurnRunner for Double {
-    fn prepare(&self, _model: Option<&str>) -> Result<Box<dyn PreparedTurn>, Refusal> {
+    fn prepare(&self, _model: Option<&str>) -> Result<Box<dyn PreparedTurn>, BridgeError> {
         Ok(Box::new(Double))
     }
 }
 
 impl PreparedTurn for Double {
-    fn start(self: Box<Self>, spec: TurnSpec, sink: Sink) -> Result<Started, Refusal> {
+    fn start(self: Box<Self>, spec: TurnSpec, sink: Sink) -> Result<Started, BridgeError> {
         let s = spec.sessions.clone();
         let lease = Lease::acquire(s.data_dir(), &spec.session_id)
-            .map_err(|e| ("busy", format!("{e:?}")))?;
+            .map_err(|e| BridgeError::new(ErrorCode::Busy, format!("{e:?}")))?;
         let (id, lease, adopted, prompt) = match &spec.adopt {
             Some(a) => {
                 let done = adopt::adopt(&s, spec.session_id.clone(), lease, a)
-                    .map_err(|e| ("storage", e.message))?;
+                    .map_err(|e| BridgeError::from(&e))?;
                 (done.id, done.lease, Some(done.adopted), done.prompt)
             }
             None => (spec.session_id.clone(), lease, None, spec.prompt.clone()),
