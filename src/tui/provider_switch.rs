@@ -2,7 +2,7 @@
 //! marked), or the TUI's agent switched to one, the open session taking its model.
 
 use super::{Intent, TurnLink};
-use crate::runtime::config::ProviderStatus;
+use crate::runtime::agent::{Op, OpOutcome, Sink, Target};
 
 impl TurnLink {
     /// `/provider [NAME]`: lists the profiles (the current one marked), or makes the profile
@@ -38,22 +38,29 @@ impl TurnLink {
             };
             return self.off_loop("neocode-provider", Intent::Provider, move |_| Ok(text));
         };
-        let next = a.with_profile(name).map_err(|e| e.to_string())?;
-        if let ProviderStatus::Missing(m) = next.provider_status() {
-            return Err(m);
-        }
-        let model = next.api_model().unwrap_or_default();
+        // The profile's agent, checked here (no session named: nothing is written); the open
+        // session takes its model off the loop.
+        let OpOutcome::Provider { agent, model, .. } = a
+            .submit(Target::New, Op::Provider(name.to_string()), Sink::none())
+            .map_err(|e| e.to_string())?
+        else {
+            return Err("the agent answered another request".into());
+        };
         // Same extensions: MCP servers are not started again.
-        self.agent = Some(next);
+        self.agent = Some(*agent);
         let name = name.to_string();
         self.off_loop("neocode-provider", Intent::Provider, move |agent| {
             let shown = crate::sanitize::line(&model).into_owned();
             match session {
-                Some(id) => match agent.set_model(&id, &model) {
+                Some(id) => match agent.submit(
+                    Target::Resume(id),
+                    Op::SetModel(model.clone()),
+                    Sink::none(),
+                ) {
                     Ok(_) => Ok(format!(
                         "Profile {name}: this session uses {shown} from its next turn."
                     )),
-                    Err(e) => Err(format!("Cannot switch the profile: {}", e.message)),
+                    Err(e) => Err(format!("Cannot switch the profile: {e}")),
                 },
                 None => Ok(format!("Profile {name}: new sessions use {shown}.")),
             }

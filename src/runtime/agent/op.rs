@@ -7,6 +7,7 @@
 //! from the start; nothing is patched in once the turn runs).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{
@@ -201,6 +202,8 @@ struct Tracked {
     inner: Box<dyn TurnSink>,
     running: Running,
     id: Option<String>,
+    /// Raised at `Finished`: a turn that ends before it was entered is not entered.
+    done: Arc<AtomicBool>,
 }
 
 impl TurnSink for Tracked {
@@ -210,6 +213,7 @@ impl TurnSink for Tracked {
                 self.id = Some(session_id.clone());
             }
             TurnEvent::Finished { .. } => {
+                self.done.store(true, Ordering::SeqCst);
                 if let Some(id) = &self.id {
                     self.running.remove(id);
                 }
@@ -232,17 +236,20 @@ impl Agent {
         };
         match op {
             Op::Turn(req) => {
-                let (handle, adopted) = self.start_with(target, req, self.tracked(sink))?;
-                Ok(self.started(handle, adopted))
+                let (sink, done) = self.tracked(sink);
+                let (handle, adopted) = self.start_with(target, req, sink)?;
+                Ok(self.started(handle, adopted, &done))
             }
             Op::Queued { qid, approval } => {
                 let key = session(&target)?;
-                let handle = self.start_queued_with(&key, qid, approval, self.tracked(sink))?;
-                Ok(self.started(handle, None))
+                let (sink, done) = self.tracked(sink);
+                let handle = self.start_queued_with(&key, qid, approval, sink)?;
+                Ok(self.started(handle, None, &done))
             }
             Op::Plan(req) => {
-                let handle = self.start_plan_with(target, req, self.tracked(sink))?;
-                Ok(self.started(handle, None))
+                let (sink, done) = self.tracked(sink);
+                let handle = self.start_plan_with(target, req, sink)?;
+                Ok(self.started(handle, None, &done))
             }
             Op::Command(cmd) => {
                 let id = session(&target).map_err(|_| OpError::NoTurn)?;
@@ -294,23 +301,35 @@ impl Agent {
         }
     }
 
-    /// `sink`, taking the turn out of the running ones when it finishes.
-    fn tracked(&self, sink: Sink) -> Sink {
+    /// `sink`, taking the turn out of the running ones when it finishes; the flag says it
+    /// did.
+    fn tracked(&self, sink: Sink) -> (Sink, Arc<AtomicBool>) {
         let running = self.running.clone();
-        Sink(Box::new(move |c| {
+        let done = Arc::new(AtomicBool::new(false));
+        let flag = done.clone();
+        let sink = Sink(Box::new(move |c| {
             Box::new(Tracked {
                 inner: sink.build(c),
                 running,
                 id: None,
+                done: flag,
             })
-        }))
+        }));
+        (sink, done)
     }
 
-    fn started(&self, handle: TurnHandle, adopted: Option<Adopted>) -> OpOutcome {
-        // A turn that already finished is not entered: its `Finished` has passed.
-        if !handle.is_finished() {
-            self.running
-                .insert(&handle.session_id, handle.commands.clone());
+    /// Enters a started turn among the running ones (out again at once when its `Finished`
+    /// already passed).
+    fn started(
+        &self,
+        handle: TurnHandle,
+        adopted: Option<Adopted>,
+        done: &AtomicBool,
+    ) -> OpOutcome {
+        let id = &handle.session_id;
+        self.running.insert(id, handle.commands.clone());
+        if done.load(Ordering::SeqCst) {
+            self.running.remove(id);
         }
         OpOutcome::Started(Started { handle, adopted })
     }

@@ -1,5 +1,6 @@
 //! The agent: providers, turns, `neocode run`, plans, project context.
 
+mod agent_port;
 mod agent_provider;
 mod agent_run;
 mod agent_tty;
