@@ -51,6 +51,7 @@ impl PreparedTurn for Ready {
             prompt: spec.prompt,
             limits: spec.limits.unwrap_or_default(),
             adopt: spec.adopt,
+            results: spec.results,
             ..TurnRequest::default()
         };
         match agent.submit(Target::Resume(spec.session_id), Op::Turn(req), sink) {

@@ -60,6 +60,9 @@ pub struct TurnSpec {
     /// The new user message when nothing is adopted; `None` with no `adopt`: answer what is
     /// pending (the nonoka dialect's paused calls).
     pub prompt: Option<String>,
+    /// Results of the session's waiting calls that the caller's own tools produced (the
+    /// nonoka dialect), stored by the turn under its lease before it runs.
+    pub results: Vec<crate::session::NewMessage>,
     /// Ledger limit overrides.
     pub limits: Option<RuntimeLimits>,
     /// The caller's own tools, offered to the model beside neocode's and never run here (the
@@ -608,6 +611,7 @@ impl Bridge<'_> {
                 conversation_key: chosen.conversation_key.clone(),
             }),
             prompt: None,
+            results: Vec::new(),
             limits: req.limits.clone(),
             host_tools: Vec::new(),
         };

@@ -330,6 +330,7 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
             limits,
             approval: args.approve,
             adopt: None,
+            results: Vec::new(),
         })
     };
     let handle = match agent.submit(target, op, sink) {

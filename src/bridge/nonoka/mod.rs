@@ -108,17 +108,18 @@ fn scratch_session(scratch: &std::path::Path, root: &str) -> Result<(Sessions, S
     Ok((sessions, header.id))
 }
 
-/// Stores the caller's results of calls waiting in session `id` (`pending`), in one append
-/// under the session's lease. A result for a call already answered in the store (a retried
-/// request) is skipped; one for a call the session never made is refused, nothing written.
-fn store_results(
+/// The caller's results of calls waiting in session `id` (`pending`), checked (read only) and
+/// made into the tool messages the turn stores under its lease. A result for a call already
+/// answered in the store (a retried request) is left out; one for a call the session never
+/// made is refused, nothing written.
+fn results_to_store(
     sessions: &Sessions,
     id: &str,
     pending: &[crate::session::ToolCall],
     results: &[inbound::HostResult],
-) -> Result<(), BridgeError> {
+) -> Result<Vec<NewMessage>, BridgeError> {
     if results.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let storage = |e: crate::session::StoreError| {
         let m = crate::sanitize::line(&e.to_string()).into_owned();
@@ -144,23 +145,7 @@ fn store_results(
             ));
         }
     }
-    if new.is_empty() {
-        return Ok(());
-    }
-    let _lease =
-        crate::runtime::agent::Lease::acquire(sessions.data_dir(), id).map_err(|e| match e {
-            crate::runtime::agent::LeaseError::Busy { .. } => BridgeError::new(
-                ErrorCode::Busy,
-                format!("session {id} is running in another process"),
-            ),
-            crate::runtime::agent::LeaseError::Io(m) => BridgeError::new(ErrorCode::Storage, m),
-        })?;
-    let meta = crate::session::AppendMeta {
-        workdir: Some(sessions.root().display().to_string()),
-        ..crate::session::AppendMeta::default()
-    };
-    sessions.append(id, &new, &meta).map_err(storage)?;
-    Ok(())
+    Ok(new)
 }
 
 fn no_session() -> BridgeError {
@@ -481,12 +466,13 @@ impl Bridge<'_> {
                 ));
             }
         }
-        store_results(&sessions, &id, &pending, results)?;
+        let results = results_to_store(&sessions, &id, &pending, results)?;
         let spec = TurnSpec {
             sessions,
             session_id: id,
             adopt: None,
             prompt: None,
+            results,
             limits,
             host_tools: Vec::new(),
         };
@@ -532,6 +518,7 @@ impl Bridge<'_> {
             session_id,
             adopt: None,
             prompt: Some(prompt.text.clone()),
+            results: Vec::new(),
             limits: Some(RuntimeLimits {
                 max_turns: Some(1),
                 max_tool_calls: Some(0),

@@ -109,6 +109,50 @@ pub fn adopt(
     })
 }
 
+/// Stores `results` (tool messages answering calls the session waits on, which the front
+/// end's own tools ran: the nonoka dialect's host tools) in session `id`, whose lease the
+/// caller holds (the turn's own), in one append: a result for a call already answered is
+/// skipped (a retried request), one for a call the session never made refuses the turn with
+/// nothing written.
+pub fn store_results(
+    sessions: &Sessions,
+    id: &str,
+    results: &[NewMessage],
+) -> Result<(), StartError> {
+    if results.is_empty() {
+        return Ok(());
+    }
+    let pending = sessions.interrupted_tool_calls(id)?;
+    let stored = sessions.load(id)?.messages;
+    let mut new = Vec::new();
+    for r in results {
+        let call = r.tool_call_id.as_deref().unwrap_or_default();
+        if pending.iter().any(|c| c.id == call) {
+            new.push(r.clone());
+        } else if !stored
+            .iter()
+            .any(|m| m.tool_call_id.as_deref() == Some(call))
+        {
+            return Err(StartError::new(
+                StartCode::Usage,
+                format!(
+                    "no call {} waits for its result in session {id}",
+                    crate::sanitize::line(call)
+                ),
+            ));
+        }
+    }
+    if new.is_empty() {
+        return Ok(());
+    }
+    let meta = AppendMeta {
+        workdir: Some(sessions.root().display().to_string()),
+        ..AppendMeta::default()
+    };
+    sessions.append(id, &new, &meta)?;
+    Ok(())
+}
+
 impl Agent {
     /// [`adopt`] for a session [`Agent::open`] opened.
     pub(crate) fn adopt(

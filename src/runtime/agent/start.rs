@@ -43,6 +43,10 @@ pub struct TurnRequest {
     /// parted from the store continues in a fork. Its last message is the prompt (`prompt`
     /// is not read).
     pub adopt: Option<Adopt>,
+    /// Results of the session's waiting calls that the front end's own tools produced (tool
+    /// messages), stored under the turn's lease before it runs
+    /// ([`adopt::store_results`](super::adopt::store_results)).
+    pub results: Vec<crate::session::NewMessage>,
 }
 
 #[allow(clippy::derivable_impls)]
@@ -138,6 +142,7 @@ impl Agent {
         }
         let images = images::load(&req.images)?;
         let mut opened = self.open(target)?;
+        super::adopt::store_results(&opened.agent.sessions, &opened.id, &req.results)?;
         let mut adopted = None;
         if let Some(a) = req.adopt.take() {
             let (o, done, prompt) = Agent::adopt(opened, &a)?;
