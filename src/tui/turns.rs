@@ -5,10 +5,11 @@ use super::*;
 use crate::runtime::agent::{Op, OpError, OpOutcome, Sink};
 use crate::runtime::config::Api;
 
-/// Where turn effects go: `dispatch` starts a turn on the agent (its own thread, owned by the
-/// runtime) or steers the running one; the turn's thread sends its events to the loop as
-/// [`Msg::Turn`]. Without a configured provider every turn effect is refused with what to
-/// set, which the status line shows.
+/// Where turn effects go: `dispatch` submits each as an [`Op`] to the agent (a turn runs on
+/// its own thread, owned by the runtime; commands reach the running one) and words the
+/// outcome for the status line; this link only holds the running turn's handle. The turn's
+/// thread sends its events to the loop as [`Msg::Turn`]. Without a configured provider every
+/// turn effect is refused with what to set, which the status line shows.
 pub struct TurnLink {
     events: Sender<Msg>,
     pub(super) agent: Option<Agent>,
