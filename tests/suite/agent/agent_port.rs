@@ -190,3 +190,90 @@ fn one_call_ops_answer_with_typed_outcomes() {
         other => panic!("{:?}", other.err()),
     }
 }
+
+/// A caller's history that parts from the stored session continues in a fork, adopted under
+/// the turn's own lease: while the turn runs, the fork is held and the session it came from
+/// is free again and unchanged.
+#[test]
+fn a_parted_history_runs_in_a_fork_held_by_the_turn() {
+    use neocode::runtime::agent::Lease;
+    use neocode::runtime::agent::adopt::{Adopt, Incoming};
+
+    let env = Env::new(KEY, "");
+    let srv = ScriptedServer::start(vec![
+        Reply::text("first"),
+        Reply::tool_calls(&[("c1", "write_file", r#"{"path":"port.txt","content":"x\n"}"#)]),
+        Reply::text("Left it."),
+    ])
+    .unwrap();
+    let agent = env.agent(&srv);
+    let (tx, rx) = channel();
+    let Ok(OpOutcome::Started(s)) = agent.submit(Target::New, turn("one"), Sink::to(tx)) else {
+        panic!("no turn started");
+    };
+    assert_eq!(until_finished(&rx), FinishReason::Completed);
+    let id = s.handle.session_id.clone();
+    s.handle.join();
+
+    let said = |role, text: &str| Incoming {
+        role,
+        text: text.into(),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        placeholder: false,
+    };
+    let req = TurnRequest {
+        adopt: Some(Adopt {
+            messages: vec![
+                said(Role::User, "one"),
+                said(Role::Assistant, "an answer from elsewhere"),
+                said(Role::User, "write it"),
+            ],
+            conversation_key: None,
+        }),
+        ..TurnRequest::default()
+    };
+    let (tx, rx) = channel();
+    let Ok(OpOutcome::Started(s)) =
+        agent.submit(Target::Resume(id.clone()), Op::Turn(req), Sink::to(tx))
+    else {
+        panic!("no turn started");
+    };
+    let fork = s.adopted.as_ref().and_then(|a| a.fork.clone()).unwrap();
+    assert_eq!((fork.from.as_str(), fork.at), (id.as_str(), 1));
+    assert_eq!(s.handle.session_id, fork.id);
+    let call = loop {
+        if let TurnEvent::ApprovalNeeded { call, .. } =
+            rx.recv_timeout(Duration::from_secs(30)).unwrap()
+        {
+            break call;
+        }
+    };
+    let data = env.sessions().data_dir().to_path_buf();
+    assert!(Lease::acquire(&data, &fork.id).is_err(), "the fork is held");
+    drop(Lease::acquire(&data, &id).expect("the session it came from is free"));
+    let deny = TurnCommand::Deny {
+        call_id: call.id,
+        reason: None,
+    };
+    let sent = agent.submit(
+        Target::Resume(fork.id.clone()),
+        Op::Command(deny),
+        Sink::none(),
+    );
+    assert!(matches!(sent, Ok(OpOutcome::Sent)));
+    assert_eq!(until_finished(&rx), FinishReason::Completed);
+    s.handle.join();
+    let texts = |id: &str| -> Vec<String> {
+        env.sessions()
+            .load(id)
+            .unwrap()
+            .messages
+            .iter()
+            .map(|m| m.text())
+            .collect()
+    };
+    assert_eq!(texts(&id), ["one", "first"]);
+    let forked = texts(&fork.id);
+    assert_eq!(forked[..3], ["one", "an answer from elsewhere", "write it"]);
+}
