@@ -80,7 +80,7 @@ impl Sessions {
     /// Only running rows pay for the check (one try-lock of the lease file).
     pub fn shown_status(&self, id: &str, status: crate::session::Status) -> &'static str {
         if status == crate::session::Status::Running
-            && !super::agent::lease::is_held(self.data_dir(), id)
+            && !super::lease::is_held(self.data_dir(), id)
         {
             INTERRUPTED
         } else {

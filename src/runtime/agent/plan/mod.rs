@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::lease::Lease;
+use crate::runtime::lease::Lease;
 use super::{
     Agent, Commands, FailCode, FinishReason, Opened, Spawn, StartCode, StartError, Target,
     TurnCommand, TurnEvent, TurnHandle, TurnSink, WarningCode, Watched, ledger, thread_error,

@@ -15,7 +15,7 @@ use std::sync::mpsc::Receiver;
 
 use serde_json::Value;
 
-use super::lease::Lease;
+use crate::runtime::lease::Lease;
 use super::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode, ledger};
 use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
