@@ -3,8 +3,8 @@
 //! ([`crate::runtime::agent::adopt`]). The warnings that tell the caller what happened come
 //! from here.
 
-use crate::runtime::agent::WarningCode;
 use crate::runtime::agent::adopt::Adopted;
+use crate::runtime::codes::WarningCode;
 use crate::runtime::{Decision, SessionRequest, Sessions};
 use crate::session::{NewSession, StoreError, conversation_key};
 

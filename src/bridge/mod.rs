@@ -430,7 +430,7 @@ impl Bridge<'_> {
             .map_err(|e| BridgeError::new(ErrorCode::Storage, line(&e)))?;
         Ok(Event::Queued {
             request_id: q.request_id.clone(),
-            running: crate::runtime::agent::lease::is_held(sessions.data_dir(), &id),
+            running: crate::runtime::lease::is_held(sessions.data_dir(), &id),
             session_id: id,
             queue_id: queued.id,
             steer: q.steer,

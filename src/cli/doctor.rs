@@ -183,7 +183,7 @@ fn running_turn(db: &std::path::Path) -> Option<String> {
     leases.flatten().find_map(|e| {
         let name = e.file_name().to_string_lossy().into_owned();
         let id = name.strip_suffix(".lock")?;
-        crate::runtime::agent::lease::is_held(dir, id).then(|| id.to_string())
+        crate::runtime::lease::is_held(dir, id).then(|| id.to_string())
     })
 }
 

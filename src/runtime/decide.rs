@@ -4,7 +4,7 @@
 use crate::session::{ListQuery, NewSession, Result, StoreError};
 
 use super::Sessions;
-use super::agent::WarningCode;
+use super::codes::WarningCode;
 
 /// How the lifecycle seed's decision chain ended for one request.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod cancel;
+pub mod codes;
 pub mod config;
 pub mod cost;
 pub mod dangling;
@@ -13,6 +14,7 @@ pub mod export_md;
 pub mod hooks;
 pub mod import;
 pub mod key_command;
+pub mod lease;
 pub mod mcp;
 pub mod permissions;
 pub mod project_context;

@@ -79,8 +79,7 @@ impl Sessions {
     /// turn holder is gone (its process was killed) is `interrupted` until it is resumed.
     /// Only running rows pay for the check (one try-lock of the lease file).
     pub fn shown_status(&self, id: &str, status: crate::session::Status) -> &'static str {
-        if status == crate::session::Status::Running
-            && !super::agent::lease::is_held(self.data_dir(), id)
+        if status == crate::session::Status::Running && !super::lease::is_held(self.data_dir(), id)
         {
             INTERRUPTED
         } else {

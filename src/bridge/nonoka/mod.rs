@@ -579,7 +579,7 @@ impl Bridge<'_> {
                 self.nonoka.names.insert(call.id.clone(), call.name.clone());
             }
             TurnEvent::Warning {
-                code: crate::runtime::agent::WarningCode::ReplayingInterruptedCalls,
+                code: crate::runtime::codes::WarningCode::ReplayingInterruptedCalls,
                 ..
             } if self.nonoka.resumed.is_some() => {
                 let note = self.nonoka.resumed.take().unwrap_or_default();

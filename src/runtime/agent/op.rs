@@ -264,7 +264,7 @@ impl Agent {
                 let id = self.sessions.resolve(&session(&target)?)?;
                 let queued = self.sessions.enqueue(&id, &text, steer)?;
                 Ok(OpOutcome::Queued {
-                    running: super::lease::is_held(self.sessions.data_dir(), &id),
+                    running: crate::runtime::lease::is_held(self.sessions.data_dir(), &id),
                     session_id: id,
                     queue_id: queued.id,
                 })

@@ -171,16 +171,16 @@ impl Settings {
             idle_timeout: Duration::from_secs_f64(p.idle_timeout_secs.unwrap_or(300.0).max(0.05)),
             max_retries: p.max_retries.unwrap_or(3),
             retry_backoff: Duration::from_millis(p.retry_backoff_ms.unwrap_or(500)),
-            prompt_caps: crate::runtime::agent::ledger::PromptCaps {
+            prompt_caps: super::caps::PromptCaps {
                 tool_calls: match file.limits.max_tool_calls_per_prompt {
                     Some(0) => None,
                     Some(n) => Some(n),
-                    None => Some(crate::runtime::agent::ledger::DEFAULT_TOOL_CALLS_PER_PROMPT),
+                    None => Some(super::caps::DEFAULT_TOOL_CALLS_PER_PROMPT),
                 },
                 turns: match file.limits.max_turns_per_prompt {
                     Some(0) => None,
                     Some(n) => Some(n),
-                    None => Some(crate::runtime::agent::ledger::DEFAULT_TURNS_PER_PROMPT),
+                    None => Some(super::caps::DEFAULT_TURNS_PER_PROMPT),
                 },
             },
             limits: file.limits.session,

@@ -5,6 +5,7 @@
 //! config, the database, exports, logs or error messages.
 
 mod api;
+pub mod caps;
 mod default_config;
 mod file;
 mod load;
@@ -138,7 +139,7 @@ pub struct Settings {
     /// Prices of models (`[prices."MODEL"]` over the defaults).
     pub prices: super::cost::PriceTable,
     /// What one prompt may spend (`max_tool_calls_per_prompt`, `max_turns_per_prompt`).
-    pub prompt_caps: crate::runtime::agent::ledger::PromptCaps,
+    pub prompt_caps: caps::PromptCaps,
     /// Approval policy.
     pub approval: ApprovalPolicy,
     /// Sandbox of commands.

@@ -1059,7 +1059,7 @@ fn queue_requests_join_the_sessions_queue_and_say_who_sends_them() {
     );
     // While another process holds the session's lease, the answer says it runs it.
     let sessions = env.sessions();
-    let lease = neocode::runtime::agent::lease::Lease::acquire(sessions.data_dir(), &id).unwrap();
+    let lease = neocode::runtime::lease::Lease::acquire(sessions.data_dir(), &id).unwrap();
     let ev = env.raw(&[q("d", &id, "and steer this way", true)]);
     let steered = find(&ev, "queued");
     assert_eq!(

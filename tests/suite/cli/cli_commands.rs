@@ -539,8 +539,7 @@ fn a_damaged_database_stops_writes_and_doctor_recovers_it() {
     );
 
     // Not while a live process runs a turn there (it would go on writing the damaged file).
-    let lease =
-        neocode::runtime::agent::lease::Lease::acquire(&ws.location().paths.dir, &ids[0]).unwrap();
+    let lease = neocode::runtime::lease::Lease::acquire(&ws.location().paths.dir, &ids[0]).unwrap();
     let out = ws.cmd().args(["doctor", "--recover"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");

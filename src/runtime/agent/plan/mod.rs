@@ -40,7 +40,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::lease::Lease;
 use super::op::Sink;
 use super::{
     Agent, Commands, FailCode, FinishReason, Opened, Spawn, StartCode, StartError, Target,
@@ -48,6 +47,7 @@ use super::{
 };
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::ApprovalPolicy;
+use crate::runtime::lease::Lease;
 use crate::runtime::provider::openai::redact;
 use crate::session::{
     NewMessage, NewSession, Plan, PlanProgress, Role, RuntimeLedger, RuntimeLimits, Session,

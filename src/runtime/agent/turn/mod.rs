@@ -15,11 +15,11 @@ use std::sync::mpsc::Receiver;
 
 use serde_json::Value;
 
-use super::lease::Lease;
 use super::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode, ledger};
 use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
+use crate::runtime::lease::Lease;
 use crate::runtime::provider::Provider;
 use crate::runtime::provider::openai::redact;
 use crate::runtime::tools;
