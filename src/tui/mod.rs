@@ -160,7 +160,7 @@ fn connected(
     }
     if let Some(Ok((agent, info))) = connecting.take().map(|h| h.join()) {
         turns.agent = agent;
-        app.conv.agent = info;
+        app.conv.set_agent(info);
     }
     true
 }
@@ -511,8 +511,7 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
                 if app.quit {
                     return Ok(());
                 }
-                if std::mem::take(&mut app.conv.edit_draft) {
-                    let text = app.conv.composer.message();
+                if let Some(text) = app.conv.take_edit_request() {
                     let edited = editor::edit(&mut guard, &pause, &text);
                     app.draft_edited(edited);
                     dirty = true;

@@ -253,12 +253,12 @@ impl App {
         if self.screen == Screen::Conversation {
             self.stash_draft();
         }
-        self.conv.draft = true;
+        self.conv.set_draft(true);
         self.browse.detail = None;
         self.restore_draft();
         self.screen = Screen::Conversation;
         self.overlay = Overlay::None;
-        if self.conv.composer.is_empty() {
+        if self.conv.composer().is_empty() {
             self.say("A new session: it is saved when you send the first message. Esc goes back.");
         } else {
             self.say("Your unsent new-session message is back. Enter sends it.");
@@ -301,7 +301,7 @@ impl App {
         let size = ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1);
         let at = if self.screen != Screen::Conversation {
             0
-        } else if self.conv.agent.provider.is_err() {
+        } else if self.conv.agent().provider.is_err() {
             crate::tui::help::help_model_scroll(&self.theme, size)
         } else {
             crate::tui::help::help_section_scroll(
@@ -324,10 +324,10 @@ impl App {
             self.overlay = Overlay::Confirm(Confirm::Quit);
             return Vec::new();
         }
-        if self.screen == Screen::Conversation && self.conv.draft {
-            let kept = !self.conv.composer.text().trim().is_empty();
+        if self.screen == Screen::Conversation && self.conv.draft() {
+            let kept = !self.conv.composer().text().trim().is_empty();
             self.stash_draft();
-            self.conv.draft = false;
+            self.conv.set_draft(false);
             self.screen = Screen::Browse;
             self.status = None;
             if kept {
@@ -337,7 +337,7 @@ impl App {
             return self.sync_detail();
         }
         if self.screen == Screen::Conversation {
-            if self.conv.composer.text().is_empty()
+            if self.conv.composer().text().is_empty()
                 && self.card_focus().is_none()
                 && let Some(d) = &self.browse.detail
             {
@@ -389,7 +389,7 @@ impl App {
     pub(super) fn leave_conversation(&mut self) -> Vec<Effect> {
         self.stash_draft();
         self.screen = Screen::Browse;
-        self.conv.draft = false;
+        self.conv.set_draft(false);
         self.say("The turn keeps running; Enter on its row comes back to it.");
         self.sync_detail()
     }

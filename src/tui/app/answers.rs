@@ -107,7 +107,7 @@ impl App {
                             typed.push(t);
                         }
                     }
-                    self.conv.composer.set_history(typed);
+                    self.conv.set_history(typed);
                 }
                 Vec::new()
             }
@@ -150,17 +150,7 @@ impl App {
                 self.conv.ranked(&query, matches);
                 Vec::new()
             }
-            Reply::Files(files) => {
-                self.conv.files = Some(std::sync::Arc::new(files));
-                if self.conv.picker {
-                    let asks = self.conv.refresh_picker();
-                    return self.carry_all(asks);
-                }
-                self.with_conv(|c, ctx| {
-                    c.complete_path(ctx);
-                    Vec::new()
-                })
-            }
+            Reply::Files(files) => self.with_conv(|c, ctx| c.files_listed(files, ctx)),
             _ => Vec::new(),
         }
     }
@@ -298,10 +288,7 @@ impl App {
             return Vec::new();
         }
         // A session whose turn runs in the background opens at its end, where it streams.
-        let running_here =
-            self.conv.live.as_ref().is_some_and(|l| {
-                !l.finished && l.session_id.as_deref() == Some(header.id.as_str())
-            });
+        let running_here = self.conv.running_in(&header.id);
         let conversation = self.screen == Screen::Conversation;
         let Some(d) = self.browse.detail.as_mut() else {
             return Vec::new();
@@ -310,14 +297,7 @@ impl App {
             return Vec::new();
         }
         d.steps = steps;
-        if self
-            .conv
-            .model_switch
-            .as_ref()
-            .is_some_and(|(id, m)| *id == header.id && header.model == *m)
-        {
-            self.conv.model_switch = None;
-        }
+        self.conv.model_stored(&header.id, &header.model);
         let Some(d) = self.browse.detail.as_mut() else {
             return Vec::new();
         };

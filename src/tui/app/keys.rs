@@ -31,8 +31,7 @@ impl App {
             // The first Ctrl-C stops a running turn; the next one quits.
             if self
                 .conv
-                .live
-                .as_ref()
+                .live()
                 .is_some_and(|l| !l.finished && !l.cancelling)
             {
                 self.overlay = Overlay::None;
@@ -42,10 +41,8 @@ impl App {
             // Claude Code and Codex; Ctrl-C on an empty editor quits.
             if self.screen == Screen::Conversation
                 && matches!(self.overlay, Overlay::None)
-                && self.conv.composer.clear_to_history()
+                && self.conv.clear_message()
             {
-                self.conv.path_matches.clear();
-                self.conv.picker = false;
                 self.say("Message cleared: ↑ or Ctrl-Z brings it back; Ctrl-C again quits.");
                 return Vec::new();
             }
@@ -372,13 +369,11 @@ impl App {
                 return self.carry_all(asks);
             }
         }
-        self.conv.path_matches.clear();
+        self.conv.forget_matches();
         if let Some(a) = keymap::lookup(Context::Conversation, &key) {
             return self.act(a);
         }
-        self.conv.composer.key(key);
-        // The `@` picker follows what is typed.
-        let asks = self.conv.refresh_picker();
+        let asks = self.conv.edit_key(key);
         self.carry_all(asks)
     }
 
@@ -515,7 +510,7 @@ impl App {
                         Vec::new()
                     });
                 } else {
-                    self.conv.composer.paste(text)
+                    self.conv.paste(text)
                 }
             }
             _ => {}

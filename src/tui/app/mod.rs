@@ -137,6 +137,7 @@ pub struct App {
 impl App {
     /// A new app and the first work to do.
     pub fn new(opts: AppOptions) -> (App, Vec<Effect>) {
+        let conv = Conversation::new(opts.now_ms, PathBuf::from(&opts.root));
         let mut app = App {
             theme: opts.theme,
             now_ms: opts.now_ms,
@@ -155,11 +156,10 @@ impl App {
             pending: PendingSelection::None,
             layout: Layout::default(),
             browse: Browse::default(),
-            conv: Conversation::new(opts.now_ms),
+            conv,
             requests: Requests::default(),
             esc_back: None,
         };
-        app.conv.root = std::path::PathBuf::from(&app.paths.root);
         // The change counter's baseline is taken before the first list is read (one worker,
         // in order), so a write landing between the two still shows at the next poll.
         let mut effects = app.tick();
@@ -325,7 +325,7 @@ impl App {
     /// Whether something on screen moves by itself (a streaming turn), so the loop draws
     /// frames on a timer, at most ~30 a second.
     pub fn animating(&self) -> bool {
-        self.conv.turn_running
+        self.conv.animating()
     }
 
     /// The key context of the current screen.
@@ -348,7 +348,7 @@ impl App {
         Layout::compute_with_status(
             self.screen,
             self.browse.list.filter.is_some(),
-            self.conv.composer.rows(),
+            self.conv.composer().rows(),
             self.status_rows(),
             Rect::new(0, 0, self.size.0, self.size.1),
         )

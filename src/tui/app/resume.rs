@@ -56,13 +56,13 @@ impl App {
                     return Vec::new();
                 };
                 let mut effects = self.clear_filter();
-                if self.browse.detail.as_ref().is_some_and(|d| d.id == id) && !self.conv.draft {
+                if self.browse.detail.as_ref().is_some_and(|d| d.id == id) && !self.conv.draft() {
                     self.say("That is this session.");
                     return effects;
                 }
                 // Leaving this conversation as Esc would: its unsent text is kept for it.
                 self.stash_draft();
-                self.conv.draft = false;
+                self.conv.set_draft(false);
                 self.screen = Screen::Browse;
                 effects.extend(self.resume(&id));
                 self.say(format!(

@@ -35,7 +35,7 @@ impl Conversation {
             }
             Action::EditDraft => {
                 // The loop owns the terminal: it runs the editor before the next frame.
-                self.edit_draft = true;
+                self.editor.ask_edit();
                 Vec::new()
             }
             _ => Vec::new(),

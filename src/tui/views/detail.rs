@@ -136,8 +136,7 @@ pub(super) fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rec
     // streams so far show live after the stored messages, as in the conversation.
     let extra: Vec<Line<'static>> = match app
         .conv
-        .live
-        .as_ref()
+        .live()
         .filter(|l| l.session_id.as_deref() == Some(d.id.as_str()))
     {
         Some(l) if tr.follow_end || tr.last_seq == 0 => {
@@ -427,7 +426,7 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             "{}{} of {} (what the next request carries)",
             if est { "~" } else { "" },
             format::compact(n),
-            app.conv.agent.window.map_or_else(
+            app.conv.agent().window.map_or_else(
                 || "? (window unknown: set context_window in config.toml)".to_string(),
                 format::compact
             )

@@ -201,8 +201,7 @@ fn row(
     // (stored usage plus the chunks streaming now).
     let running = app
         .conv
-        .live
-        .as_ref()
+        .live()
         .filter(|l| !l.finished && l.session_id.as_deref() == Some(s.id.as_str()));
     let (mark, mark_style) = match running {
         Some(_) => (crate::tui::live::spinner(app.now_ms), t.accent()),
