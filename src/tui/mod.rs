@@ -49,6 +49,7 @@ mod provider_switch;
 pub mod rank;
 pub mod rewind;
 pub mod screen;
+pub mod seam;
 pub mod terminal;
 pub mod theme;
 pub mod transcript;

@@ -188,7 +188,7 @@ impl App {
         let detail_focus = self.screen == Screen::Conversation || self.focus == Focus::Detail;
         if !detail_focus && action == Action::Bottom && self.browse.list.next.is_some() {
             // Read the last page upwards, then land on the true last session.
-            self.pending = PendingSelection::LastRow;
+            self.browse.select_when_loaded(PendingSelection::LastRow);
             return self.last_page();
         }
         if !detail_focus && action == Action::Top && self.browse.list.above.is_some() {

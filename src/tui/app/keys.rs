@@ -92,35 +92,9 @@ impl App {
         if self.screen == Screen::Conversation {
             return self.conversation_key(key);
         }
-        if let Some(f) = self.browse.list.filter.as_mut()
-            && f.editing
-        {
-            match key.code {
-                KeyCode::Enter => {
-                    f.editing = false;
-                    if f.input.text.is_empty() {
-                        self.browse.list.filter = None;
-                    }
-                    return Vec::new();
-                }
-                KeyCode::Esc => {
-                    let mut effects = self.clear_filter();
-                    effects.extend(self.sync_detail());
-                    return effects;
-                }
-                KeyCode::Up => return self.move_list(-1),
-                KeyCode::Down => return self.move_list(1),
-                _ => {
-                    if f.input.key(&key) == Some(true) {
-                        // The selection moves to the best match when the matches arrive,
-                        // not now: the rows shown until then are the old ones, and the
-                        // detail pane must keep showing the selected one.
-                        self.browse.list.typed = true;
-                        return self.filter_changed();
-                    }
-                    return Vec::new();
-                }
-            }
+        let screen = self.screen;
+        if let Some(asks) = self.browse.filter_key(&key, screen) {
+            return self.carry_all(asks);
         }
         match keymap::lookup(Context::Browse, &key) {
             Some(a) => self.act(a),
@@ -449,10 +423,10 @@ impl App {
                 .detail
                 .as_ref()
                 .is_some_and(|d| d.id == id && d.transcript.is_some());
-            self.pending = PendingSelection::Session {
+            self.browse.select_when_loaded(PendingSelection::Session {
                 id: id.to_string(),
                 message: (!has_transcript).then_some(seq),
-            };
+            });
             effects.extend(self.window_at(id));
             if has_transcript {
                 effects.extend(self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)));
@@ -469,10 +443,10 @@ impl App {
             if has_transcript {
                 effects.extend(self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)));
             } else {
-                self.pending = PendingSelection::Message {
+                self.browse.select_when_loaded(PendingSelection::Message {
                     id: id.to_string(),
                     seq,
-                };
+                });
             }
         }
         self.say(format!("Message #{seq}. Tab goes back to the list."));

@@ -32,6 +32,7 @@ use std::path::PathBuf;
 use crossterm::event::{KeyEvent, MouseEvent};
 use ratatui::layout::Rect;
 
+pub use crate::tui::browse::{PAGE, WINDOW};
 pub use crate::tui::conversation::commands::{
     COMMANDS as SLASH_COMMANDS, matching as slash_matches,
 };
@@ -58,12 +59,6 @@ use crate::tui::live::Live;
 use crate::tui::worker::{Done, Job, Request};
 use state::Slot;
 
-/// Sessions per list page.
-pub const PAGE: usize = 200;
-/// The most rows the list holds at once: a window over the sessions.
-pub const WINDOW: usize = 5 * PAGE;
-/// Fetch the next page when the selection is this close to the end of what is loaded.
-const PREFETCH: usize = 50;
 /// How long a status message stays.
 pub const STATUS_MS: i64 = 6_000;
 /// How long an error stays (long enough to read a path in it).
@@ -120,8 +115,6 @@ pub struct App {
     pub status: Option<Status>,
     /// The user asked to quit.
     pub quit: bool,
-    /// What to select when the answer holding it arrives.
-    pub pending: PendingSelection,
     /// Where things were last drawn for the terminal size: views draw into it and mouse
     /// clicks are hit-tested against it.
     pub layout: Layout,
@@ -153,7 +146,6 @@ impl App {
             overlay: Overlay::None,
             status: None,
             quit: false,
-            pending: PendingSelection::None,
             layout: Layout::default(),
             browse: Browse::default(),
             conv,
@@ -174,10 +166,10 @@ impl App {
     /// Opens a session's conversation: `--resume`, a new session, a fork made from the
     /// conversation. The list selects it once a page holding it arrives.
     pub fn resume(&mut self, id: &str) -> Vec<Effect> {
-        self.pending = PendingSelection::Session {
+        self.browse.select_when_loaded(PendingSelection::Session {
             id: id.to_string(),
             message: None,
-        };
+        });
         let mut effects = self.open_detail(id);
         let entering = self.screen != Screen::Conversation;
         self.enter_conversation();
@@ -418,6 +410,14 @@ impl App {
     /// Whether `token` answers the latest request of `slot`.
     fn current(&self, slot: Slot, token: u64) -> bool {
         self.requests.tokens.get(&slot) == Some(&token)
+    }
+
+    /// The slot whose latest request `token` is (tokens are never reused: one at most).
+    fn slot_of(&self, token: u64) -> Option<Slot> {
+        self.requests
+            .tokens
+            .iter()
+            .find_map(|(slot, t)| (*t == token).then_some(*slot))
     }
 
     /// Leaving a conversation: its unsent text is kept for when it is opened again.

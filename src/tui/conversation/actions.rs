@@ -3,10 +3,10 @@
 //! browse screen's) stay with the router, which hands these here.
 
 use super::Conversation;
-use super::ctx::{Ask, Ctx};
 use crate::runtime::agent::TurnCommand;
 use crate::tui::action::Action;
 use crate::tui::dialog::{Confirm, Overlay};
+use crate::tui::seam::{Ask, Ctx};
 
 impl Conversation {
     /// Applies one of the conversation's actions; any other does nothing here.

@@ -3,7 +3,6 @@
 //! calls as never run).
 
 use super::Conversation;
-use super::ctx::{Ask, Ctx};
 use crate::runtime::agent::TurnCommand;
 use crate::runtime::tools::ToolKind;
 use crate::session::ToolCall;
@@ -11,6 +10,7 @@ use crate::tui::dialog::Overlay;
 use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::input::Input;
 use crate::tui::live::{Asked, Card, CardState};
+use crate::tui::seam::{Ask, Ctx};
 use crate::tui::transcript::CANCELLED_MARK;
 use crate::tui::worker::Request;
 

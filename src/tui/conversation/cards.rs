@@ -9,13 +9,13 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::ctx::{Ask, Ctx};
 use super::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS, Conversation, Held};
 use crate::tui::action::Action;
 use crate::tui::browse::Detail;
 use crate::tui::dialog::Overlay;
 use crate::tui::keymap::{self, Context};
 use crate::tui::screen::Screen;
+use crate::tui::seam::{Ask, Ctx};
 
 fn printable(key: &KeyEvent) -> bool {
     matches!(key.code, KeyCode::Char(_))

@@ -18,7 +18,6 @@ mod agent_state;
 mod calls;
 mod cards;
 pub mod commands;
-mod ctx;
 mod delivery;
 mod editor;
 mod plan_events;
@@ -31,8 +30,8 @@ mod stream;
 mod turn;
 mod turn_view;
 
+pub use crate::tui::seam::{Ask, Ctx};
 pub use agent_state::AgentState;
-pub use ctx::{Ask, Ctx};
 pub use delivery::Delivery;
 pub use editor::{Editor, picker};
 pub use slash::{budget_left, limits_text};

@@ -2,7 +2,6 @@
 //! own turn shown like the turn's; and the user's answer to a proposed plan.
 
 use super::Conversation;
-use super::ctx::{Ask, Ctx};
 use crate::runtime::agent::{TurnCommand, TurnEvent};
 use crate::sanitize;
 use crate::session::{Plan, StepFailure};
@@ -10,6 +9,7 @@ use crate::tui::dialog::{Overlay, PlanAsk};
 use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::input::Input;
 use crate::tui::live::elapsed;
+use crate::tui::seam::{Ask, Ctx};
 
 impl Conversation {
     /// A plan run proposes its plan (or runs an approved one).

@@ -10,10 +10,10 @@
 //! message leaves the panel as soon as it is sent.
 
 use super::Conversation;
-use super::ctx::{Ask, Ctx};
 use crate::session::{QueuedMessage, Status};
 use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::screen::Screen;
+use crate::tui::seam::{Ask, Ctx};
 use crate::tui::worker::Request;
 
 impl Conversation {

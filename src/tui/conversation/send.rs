@@ -6,12 +6,12 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::Conversation;
 use super::commands::PlanOpts;
-use super::ctx::{Ask, Ctx};
 use crate::runtime::agent::TurnCommand;
 use crate::sanitize;
 use crate::tui::composer::Outcome;
 use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::live::Live;
+use crate::tui::seam::{Ask, Ctx};
 
 impl Conversation {
     /// Enter in the editor: a slash command runs or the message is sent.

@@ -3,12 +3,12 @@
 
 use super::Conversation;
 use super::commands::COMMANDS;
-use super::ctx::{Ask, Ctx};
 use crate::format;
 use crate::sanitize;
 use crate::tui::action::Action;
 use crate::tui::browse::Detail;
 use crate::tui::dialog::Overlay;
+use crate::tui::seam::{Ask, Ctx};
 
 impl Conversation {
     /// Runs a slash command.

@@ -1,10 +1,10 @@
 //! Slash commands that steer the agent: `/compact`, `/model`, `/approve`, `/skill`.
 
 use super::Conversation;
-use super::ctx::{Ask, Ctx};
 use crate::runtime::config::ApprovalPolicy;
 use crate::sanitize;
 use crate::tui::effect::{Effect, TurnEffect};
+use crate::tui::seam::{Ask, Ctx};
 
 impl Conversation {
     /// `/compact`: the model summarises the transcript now.

@@ -2,9 +2,9 @@
 
 use super::Conversation;
 use super::commands::parse_plan_args;
-use super::ctx::{Ask, Ctx};
 use crate::sanitize;
 use crate::session::StepStatus;
+use crate::tui::seam::{Ask, Ctx};
 use crate::tui::worker::Request;
 
 impl Conversation {

@@ -2,7 +2,6 @@
 //! warnings and outcomes, and how it finished.
 
 use super::Conversation;
-use super::ctx::{Ask, Ctx};
 use crate::format;
 use crate::runtime::agent::FinishReason;
 use crate::sanitize;
@@ -10,6 +9,7 @@ use crate::session::Usage;
 use crate::tui::dialog::Overlay;
 use crate::tui::live::{CardState, Live, elapsed};
 use crate::tui::screen::Screen;
+use crate::tui::seam::{Ask, Ctx};
 
 impl Conversation {
     /// The turn opened its session (a new session exists now).

@@ -8,7 +8,6 @@
 //! shown here, which policy and model the next one uses).
 
 use super::Conversation;
-use super::ctx::{Ask, Ctx};
 use crate::runtime::agent::TurnEvent;
 use crate::runtime::config::ApprovalPolicy;
 use crate::sanitize;
@@ -17,6 +16,7 @@ use crate::tui::effect::{Intent, Outcome};
 use crate::tui::keymap::Context;
 use crate::tui::live::Live;
 use crate::tui::screen::Screen;
+use crate::tui::seam::{Ask, Ctx};
 
 impl Conversation {
     /// What a one-call intent of the agent came to (`/compact`, `/model NAME`,

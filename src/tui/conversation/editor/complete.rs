@@ -4,7 +4,7 @@
 use super::Editor;
 use crate::sanitize;
 use crate::tui::conversation::commands::{PLAN_OPTIONS, at_word, matching};
-use crate::tui::conversation::ctx::{Ask, Ctx};
+use crate::tui::seam::{Ask, Ctx};
 use crate::tui::worker::Request;
 
 impl Editor {

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::Editor;
 use crate::tui::conversation::commands::at_word;
-use crate::tui::conversation::ctx::{Ask, Ctx};
+use crate::tui::seam::{Ask, Ctx};
 use crate::tui::worker::Request;
 
 pub use crate::tui::rank::PICKER_ROWS;
