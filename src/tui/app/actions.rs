@@ -1,9 +1,7 @@
 //! Actions (from the keymap or the mouse) applied to the state.
 
 use super::App;
-use super::state::{
-    Confirm, Filter, Focus, Overlay, PendingSelection, Screen, SearchState, Slot, Tab,
-};
+use super::state::{Confirm, Focus, Overlay, Screen, SearchState, Slot, Tab};
 use crate::format::short_id;
 use crate::sanitize;
 use crate::tui::action::Action;
@@ -147,23 +145,9 @@ impl App {
             _ if self.screen == Screen::Conversation => {
                 self.with_transcript(|t, w, h, th| t.select_by(d, w, h, th))
             }
-            Tab::Assets => {
+            tab @ (Tab::Assets | Tab::Plan | Tab::Usage | Tab::Info) => {
                 if let Some(det) = self.browse.detail.as_mut() {
-                    let n = det.assets.len() as i64;
-                    det.asset_sel = (det.asset_sel as i64 + d).clamp(0, (n - 1).max(0)) as usize;
-                }
-                Vec::new()
-            }
-            Tab::Plan => {
-                if let Some(det) = self.browse.detail.as_mut() {
-                    let n = det.plan_order().len() as i64;
-                    det.plan_sel = (det.plan_sel as i64 + d).clamp(0, (n - 1).max(0)) as usize;
-                }
-                Vec::new()
-            }
-            Tab::Usage | Tab::Info => {
-                if let Some(det) = self.browse.detail.as_mut() {
-                    det.scroll = det.scroll.saturating_add_signed(d as i16);
+                    det.step_tab(tab, d);
                 }
                 Vec::new()
             }
@@ -186,23 +170,9 @@ impl App {
     /// Home / End: the first or last session (loading the pages between), or message.
     fn select_end(&mut self, action: Action) -> Vec<Effect> {
         let detail_focus = self.screen == Screen::Conversation || self.focus == Focus::Detail;
-        if !detail_focus && action == Action::Bottom && self.browse.list.next.is_some() {
-            // Read the last page upwards, then land on the true last session.
-            self.browse.select_when_loaded(PendingSelection::LastRow);
-            return self.last_page();
-        }
-        if !detail_focus && action == Action::Top && self.browse.list.above.is_some() {
-            return self.home();
-        }
         if !detail_focus {
-            // Far enough to clamp at either end, and halved so adding it to the
-            // selection cannot overflow.
-            let target = if action == Action::Top {
-                i64::MIN / 2
-            } else {
-                i64::MAX / 2
-            };
-            return self.move_list(target);
+            let top = action == Action::Top;
+            return self.with_browse(|b, _| b.list_end(top));
         }
         self.with_transcript(|t, _, _, _| {
             if action == Action::Top {
@@ -235,8 +205,7 @@ impl App {
 
     /// The list filter takes the keys.
     fn open_filter(&mut self) -> Vec<Effect> {
-        let f = self.browse.list.filter.get_or_insert_with(Filter::default);
-        f.editing = true;
+        self.browse.start_filter();
         self.focus = Focus::List;
         // The storage thread reads the text to match while the first key is typed.
         vec![self.ask(

@@ -7,12 +7,9 @@ use super::state::{Focus, Overlay, PendingSelection, Screen, Slot};
 use super::{App, interrupted_note};
 use crate::format::short_id;
 use crate::sanitize;
-use crate::session::{
-    AssetMeta, PlanProgress, SearchResults, SessionHeader, StepConversation, ToolCall,
-};
-use crate::tui::browse::BrowseReply;
+use crate::session::{SearchResults, SessionHeader};
+use crate::tui::browse::{BrowseReply, DetailRead};
 use crate::tui::effect::Effect;
-use crate::tui::transcript::{Transcript, chunk_of};
 use crate::tui::worker::{Done, Reply};
 
 impl App {
@@ -64,12 +61,14 @@ impl App {
                 ..
             } => self.on_detail(
                 token,
-                *header,
-                progress,
-                assets,
-                interrupted,
-                steps,
-                context,
+                DetailRead {
+                    header: *header,
+                    progress,
+                    assets,
+                    interrupted,
+                    steps,
+                    context,
+                },
             ),
             Reply::Queue {
                 id,
@@ -172,65 +171,24 @@ impl App {
         self.fail(sanitize::line(e).into_owned());
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn on_detail(
-        &mut self,
-        token: u64,
-        header: SessionHeader,
-        progress: PlanProgress,
-        assets: Vec<AssetMeta>,
-        interrupted: Vec<ToolCall>,
-        steps: Vec<StepConversation>,
-        context: Box<crate::runtime::project_context::ContextReport>,
-    ) -> Vec<Effect> {
+    fn on_detail(&mut self, token: u64, read: DetailRead) -> Vec<Effect> {
         if !self.current(Slot::Detail, token) {
             return Vec::new();
         }
+        let id = read.header.id.clone();
+        if self.browse.detail.as_ref().is_none_or(|d| d.id != id) {
+            return Vec::new();
+        }
+        self.conv.model_stored(&id, &read.header.model);
         // A session whose turn runs in the background opens at its end, where it streams.
-        let running_here = self.conv.running_in(&header.id);
         let conversation = self.screen == Screen::Conversation;
+        let at_end = conversation || self.conv.running_in(&id);
         let Some(d) = self.browse.detail.as_mut() else {
             return Vec::new();
         };
-        if d.id != header.id {
-            return Vec::new();
-        }
-        d.steps = steps;
-        self.conv.model_stored(&header.id, &header.model);
-        let Some(d) = self.browse.detail.as_mut() else {
-            return Vec::new();
-        };
-        let last = header.last_seq;
-        let first_load = d.transcript.is_none();
-        match d.transcript.as_mut() {
-            Some(t) if t.last_seq != last => {
-                // Grown (or shrunk): the chunks from the old end on must be reloaded.
-                let from = chunk_of(t.last_seq.min(last).max(1));
-                t.chunks.retain(|c, _| *c < from);
-                t.last_seq = last;
-                t.clear_cache();
-            }
-            Some(_) => {}
-            None => {
-                d.transcript = Some(Transcript::new(
-                    &header.id,
-                    last,
-                    conversation || running_here,
-                ))
-            }
-        }
-        d.header = Some(header);
-        d.progress = progress;
-        d.asset_sel = d.asset_sel.min(assets.len().saturating_sub(1));
-        d.assets = assets;
-        let warn = first_load && conversation && !interrupted.is_empty();
-        let note = warn.then(|| interrupted_note(&interrupted));
-        d.interrupted = interrupted;
-        d.context = Some(context);
-        // The Info tab's file changes are read again with it (a turn may have made more).
-        d.changes_requested = false;
-        let id = d.id.clone();
-        if let Some(note) = note {
+        let first_load = d.take_read(read, at_end);
+        if first_load && conversation && !d.interrupted.is_empty() {
+            let note = interrupted_note(&d.interrupted);
             self.say(note);
         }
         match self.browse.message_to_select(&id) {

@@ -27,16 +27,6 @@ impl App {
         self.with_browse(|b, _| b.reload_top())
     }
 
-    /// The first page, landing on its first row.
-    pub(super) fn home(&mut self) -> Vec<Effect> {
-        self.with_browse(|b, _| b.home())
-    }
-
-    /// The oldest page, read upwards from the end.
-    pub(super) fn last_page(&mut self) -> Vec<Effect> {
-        self.with_browse(|b, _| b.last_page())
-    }
-
     /// A window starting at a session outside the loaded one.
     pub(super) fn window_at(&mut self, id: &str) -> Vec<Effect> {
         self.with_browse(|b, _| b.window_at(id))

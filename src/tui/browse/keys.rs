@@ -52,6 +52,11 @@ impl Browse {
         if let Some(pos) = open.and_then(|id| self.list.position(&id)) {
             self.list.selected = pos;
         }
+        self.start_filter();
+    }
+
+    /// The filter takes the keys (one is made if there is none).
+    pub fn start_filter(&mut self) {
         self.list.filter.get_or_insert_with(Filter::default).editing = true;
     }
 

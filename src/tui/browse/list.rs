@@ -40,7 +40,7 @@ impl Browse {
     }
 
     /// The first page, landing on its first row.
-    pub(crate) fn home(&mut self) -> Vec<Ask> {
+    fn home(&mut self) -> Vec<Ask> {
         self.first_page(Load::Home)
     }
 
@@ -83,7 +83,7 @@ impl Browse {
     }
 
     /// The oldest page, read upwards from the end: End costs one page at any list size.
-    pub(crate) fn last_page(&mut self) -> Vec<Ask> {
+    fn last_page(&mut self) -> Vec<Ask> {
         let query = ListQuery {
             limit: PAGE,
             from_end: true,
@@ -362,6 +362,22 @@ impl Browse {
             Some(id) => vec![Ask::Load(Slot::Detail, Request::Detail { id })],
             None => Vec::new(),
         }
+    }
+
+    /// Home or End on the list: the first or the last session, the pages between read when
+    /// the window does not reach that end.
+    pub(crate) fn list_end(&mut self, top: bool) -> Vec<Ask> {
+        if !top && self.list.next.is_some() {
+            // Read the last page upwards, then land on the true last session.
+            self.pending = PendingSelection::LastRow;
+            return self.last_page();
+        }
+        if top && self.list.above.is_some() {
+            return self.home();
+        }
+        // Far enough to clamp at either end, and halved so adding it to the selection cannot
+        // overflow.
+        self.move_list(if top { i64::MIN / 2 } else { i64::MAX / 2 })
     }
 
     /// Session `id` was deleted: it leaves the detail pane and the list (the selection stays

@@ -1,6 +1,7 @@
 //! The browse screen: its state (`state`: the session list, the detail pane, the selection
 //! waiting for an answer) and its transitions, which are its own. `list` moves the window of
 //! pages, the filter's matches and the selection, and makes the detail pane follow it;
+//! `detail` takes what was read of the open session and steps through its tabs;
 //! `reply` takes the storage worker's answers for the list, the filter, the change counter
 //! and the usage; `keys` the filter's keys and the `/resume` picker's. Like the conversation's, they see the router through the [`Ask`]s they
 //! return (storage reads whose stale answers are dropped, in their [`Slot`]) and the screen
@@ -9,11 +10,13 @@
 //! [`Ask`]: crate::tui::seam::Ask
 //! [`Slot`]: crate::tui::seam::Slot
 
+mod detail;
 mod keys;
 mod list;
 mod reply;
 mod state;
 
+pub use detail::DetailRead;
 pub use list::{PAGE, WINDOW};
 pub use reply::BrowseReply;
 pub use state::{
