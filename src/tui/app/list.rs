@@ -27,15 +27,6 @@ impl App {
         self.with_browse(|b, _| b.reload_top())
     }
 
-    /// A window starting at a session outside the loaded one.
-    pub(super) fn window_at(&mut self, id: &str) -> Vec<Effect> {
-        self.with_browse(|b, _| b.window_at(id))
-    }
-
-    pub(super) fn maybe_prefetch(&mut self) -> Vec<Effect> {
-        self.with_browse(|b, _| b.maybe_prefetch())
-    }
-
     /// Removes the filter and its matches.
     pub(super) fn clear_filter(&mut self) -> Vec<Effect> {
         self.with_browse(|b, _| b.clear_filter())

@@ -47,7 +47,7 @@ pub use state::{
 use super::action::Action;
 use super::effect::{Effect, TurnEffect};
 use super::keymap::Context;
-use super::layout::{Layout, list_offset};
+use super::layout::Layout;
 use super::theme::Theme;
 use crate::runtime::agent::TurnEvent;
 use crate::runtime::config::ApprovalPolicy;
@@ -382,13 +382,10 @@ impl App {
     /// row moved just enough to show the selection.
     fn settle(&mut self) {
         self.layout = self.current_layout();
-        if self.screen == Screen::Browse && !self.browse.list.visible.is_empty() {
-            self.browse.list.offset = list_offset(
-                self.browse.list.selected,
-                self.browse.list.offset,
-                self.layout.list_rows.height as usize,
-                self.browse.list.visible.len(),
-            );
+        if self.screen == Screen::Browse {
+            self.browse
+                .list
+                .keep_in_view(self.layout.list_rows.height as usize);
         }
     }
 

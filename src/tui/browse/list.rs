@@ -93,7 +93,7 @@ impl Browse {
     }
 
     /// A window starting at a session outside the loaded one.
-    pub(crate) fn window_at(&mut self, id: &str) -> Vec<Ask> {
+    pub(super) fn window_at(&mut self, id: &str) -> Vec<Ask> {
         self.list.loading = true;
         self.list.load = Load::At;
         vec![Ask::Load(
@@ -188,7 +188,7 @@ impl Browse {
         }
     }
 
-    pub(crate) fn maybe_prefetch(&mut self) -> Vec<Ask> {
+    pub(super) fn maybe_prefetch(&mut self) -> Vec<Ask> {
         // Filter matches come whole from the storage thread: no paging for them.
         if self.list.showing_matches || !self.list.filter_text().is_empty() {
             return Vec::new();
@@ -323,9 +323,9 @@ impl Browse {
         }
         let sel = (self.list.selected as i64 + delta).clamp(0, n as i64 - 1) as usize;
         self.list.selected = sel;
-        let mut effects = self.sync_detail();
-        effects.extend(self.maybe_prefetch());
-        effects
+        let mut asks = self.sync_detail();
+        asks.extend(self.maybe_prefetch());
+        asks
     }
 
     /// Makes the detail pane follow the list selection.
@@ -380,6 +380,61 @@ impl Browse {
         self.move_list(if top { i64::MIN / 2 } else { i64::MAX / 2 })
     }
 
+    /// A click on the list's `drawn`th row (from the first drawn): it is selected and the
+    /// detail pane follows; nothing below the last row.
+    pub(crate) fn click_row(&mut self, drawn: usize) -> Vec<Ask> {
+        let row = self.list.offset + drawn;
+        if row >= self.list.visible.len() {
+            return Vec::new();
+        }
+        self.list.selected = row;
+        let mut asks = self.sync_detail();
+        asks.extend(self.maybe_prefetch());
+        asks
+    }
+
+    /// A search hit: session `id` is selected (a filter hiding it goes, the window moves to
+    /// it) and message `seq` is selected in its transcript once it is there. The asks, and
+    /// whether the transcript is there to select `seq` in now.
+    pub(crate) fn jump(&mut self, id: &str, seq: i64) -> (Vec<Ask>, bool) {
+        let mut asks = Vec::new();
+        // Search is global: a filter that hides the session goes, so the list can show it.
+        if self.list.filter.is_some() && self.list.position(id).is_none() {
+            asks.extend(self.clear_filter());
+        }
+        let row = self.list.position(id);
+        if let Some(pos) = row {
+            self.list.selected = pos;
+        }
+        if row.is_none() && (self.list.next.is_some() || self.list.above.is_some()) {
+            // Outside the loaded window: move the window to it, then select it; the detail
+            // pane follows the selection when it lands (the list and the detail pane must
+            // never show two different sessions, also while the window is on its way).
+            asks.extend(self.sync_detail());
+            let has_transcript = self
+                .detail
+                .as_ref()
+                .is_some_and(|d| d.id == id && d.transcript.is_some());
+            self.pending = PendingSelection::Session {
+                id: id.to_string(),
+                message: (!has_transcript).then_some(seq),
+            };
+            asks.extend(self.window_at(id));
+            return (asks, has_transcript);
+        }
+        if self.detail.as_ref().is_none_or(|d| d.id != id) {
+            asks.extend(self.open_detail(id));
+        }
+        let has_transcript = self.detail.as_ref().is_some_and(|d| d.transcript.is_some());
+        if !has_transcript {
+            self.pending = PendingSelection::Message {
+                id: id.to_string(),
+                seq,
+            };
+        }
+        (asks, has_transcript)
+    }
+
     /// Session `id` was deleted: it leaves the detail pane and the list (the selection stays
     /// where it was), and the window is read again.
     pub(crate) fn session_deleted(&mut self, id: &str) -> Vec<Ask> {
@@ -429,4 +484,101 @@ fn tree(rows: &[SessionSummary]) -> Vec<Row> {
 /// 1 for a session that came from another (a fork, a plan step's session), else 0.
 fn lineage(s: &SessionSummary) -> u8 {
     u8::from(s.parent_id.is_some() || s.subagent_of.is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PAGE;
+    use crate::session::{ListQuery, PageKey, SessionSummary};
+    use crate::tui::browse::{Browse, Filter, PendingSelection, Row};
+    use crate::tui::seam::{Ask, Slot};
+    use crate::tui::worker::Request;
+
+    /// A browse screen whose window holds `n` sessions (`s0` newest), more below it.
+    fn browse(n: usize) -> Browse {
+        let mut b = Browse::default();
+        let l = &mut b.list;
+        for i in 0..n {
+            l.rows.push(SessionSummary {
+                id: format!("s{i}"),
+                ..SessionSummary::default()
+            });
+            l.titles.push(format!("session {i}"));
+            l.keys.push(PageKey {
+                updated_at_ms: 1_000 - i as i64,
+                rowid: i as i64,
+            });
+            l.visible.push(Row {
+                idx: i,
+                depth: 0,
+                hl: Vec::new(),
+            });
+        }
+        l.next = l.keys.last().cloned();
+        l.loaded = true;
+        b
+    }
+
+    #[test]
+    fn end_reads_the_last_page_and_waits_to_land_on_its_last_row() {
+        let mut b = browse(3);
+        let asks = b.list_end(false);
+        let query = ListQuery {
+            limit: PAGE,
+            from_end: true,
+            ..ListQuery::default()
+        };
+        assert_eq!(
+            asks,
+            vec![Ask::Load(Slot::List, Request::List { query, count: true })]
+        );
+        assert_eq!(b.pending, PendingSelection::LastRow);
+        assert!(b.list.loading, "the page is on its way");
+    }
+
+    #[test]
+    fn clearing_the_filter_makes_a_match_in_flight_stale_and_the_worker_lets_go() {
+        let mut b = browse(2);
+        b.list.filter = Some(Filter::default());
+        b.list.filtering = true;
+        let asks = b.clear_filter();
+        assert_eq!(
+            asks,
+            vec![
+                Ask::Forget(Slot::Filter),
+                Ask::Request(Request::FilterClosed)
+            ]
+        );
+        assert!(b.list.filter.is_none() && !b.list.filtering);
+    }
+
+    #[test]
+    fn a_click_selects_the_row_drawn_there_and_the_detail_follows_it() {
+        let mut b = browse(3);
+        assert_eq!(b.click_row(7), Vec::new(), "below the last row: nothing");
+        let asks = b.click_row(1);
+        assert_eq!(b.list.selected, 1);
+        assert_eq!(
+            asks.first(),
+            Some(&Ask::Load(
+                Slot::Detail,
+                Request::Detail { id: "s1".into() }
+            ))
+        );
+        assert_eq!(b.detail.as_ref().map(|d| d.id.as_str()), Some("s1"));
+    }
+
+    #[test]
+    fn a_deleted_session_leaves_the_list_and_the_selection_stays_on_its_session() {
+        let mut b = browse(3);
+        b.list.selected = 2;
+        let asks = b.session_deleted("s0");
+        assert_eq!(b.list.rows.len(), 2);
+        assert_eq!(b.list.current().map(|s| s.id.as_str()), Some("s2"));
+        assert!(
+            asks.iter()
+                .any(|a| matches!(a, Ask::Load(Slot::List, Request::List { .. }))),
+            "the window is read again: {asks:?}"
+        );
+    }
 }

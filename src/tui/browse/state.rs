@@ -239,6 +239,18 @@ impl SessionList {
             .position(|r| self.summary(r).is_some_and(|s| s.id == id))
     }
 
+    /// Moves the first drawn row just enough to show the selection in `rows` rows.
+    pub(crate) fn keep_in_view(&mut self, rows: usize) {
+        if !self.visible.is_empty() {
+            self.offset = crate::tui::layout::list_offset(
+                self.selected,
+                self.offset,
+                rows,
+                self.visible.len(),
+            );
+        }
+    }
+
     /// The filter's text, trimmed ("" without a filter).
     pub(crate) fn filter_text(&self) -> &str {
         self.filter.as_ref().map_or("", |f| f.input.text.trim())
