@@ -3,14 +3,15 @@
 //! to do as [`Effect`]s; none does IO.
 //!
 //! `App` is the router: the screen, focus, tab, dialog, status line, layout and the request
-//! tokens; the screens' own state is [`Browse`] (`tui::browse`) and [`Conversation`]
-//! (`tui::conversation`, which also owns the conversation's transitions). By concern: `state`
-//! holds the router's types, `list` loads and orders the session list, `detail` the open
-//! session and its transcript window, `keys` turns keys and the mouse into actions, `actions`
-//! applies the router's and hands the conversation its own, `answers` takes the storage
-//! worker's answers (one method per answer kind), `turn` routes the agent's events and the
-//! conversation's actions and carries out what they ask back, and `cards` hands a waiting
-//! card its keys.
+//! tokens; the screens own their state and their transitions: [`Browse`] (`tui::browse`: the
+//! list, the filter, the detail pane's reads) and [`Conversation`] (`tui::conversation`).
+//! Both answer with [`Ask`](crate::tui::seam::Ask)s the router carries out (`turn`). By
+//! concern: `state` names the router's types, `list` hands the list's transitions to
+//! `Browse`, `detail` the open session's transcript window, `keys` turns keys and the mouse
+//! into actions, `actions` applies the router's and hands the screens theirs, `answers`
+//! takes the storage worker's answers (stale ones dropped by slot; the browse screen's go to
+//! it), `turn` routes the agent's events and the conversation's actions and carries out what
+//! the screens ask back, and `cards` hands a waiting card its keys.
 
 mod actions;
 mod answers;

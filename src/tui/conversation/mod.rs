@@ -1,9 +1,9 @@
 //! The conversation screen's state and transitions. Its state is cut into parts that own
-//! their fields: the [`Editor`] (the message being written, the `@` picker and completion,
-//! attachments, the unsent drafts of conversations left), the [`TurnView`] (the running turn
-//! as far as it has arrived, the cards' clock and held answer), the [`Delivery`] of the
-//! session's queue and the [`AgentState`] (the agent as shown, the policy and model chosen
-//! here). No file sees all of them; the router and the views call methods of
+//! their fields: the `Editor` (`editor/`: the message being written, the `@` picker and
+//! completion, attachments, the unsent drafts of conversations left), the `TurnView` (the
+//! running turn as far as it has arrived, the cards' clock and held answer), the `Delivery`
+//! of the session's queue and the `AgentState` (the agent as shown, the policy and model
+//! chosen here). No file sees all of them; the router and the views call methods of
 //! [`Conversation`]. Its transitions are its own: a running turn's events
 //! ([`Conversation::on_turn`]: `turn` routes to `stream`, `calls` and `plan_events`) and its
 //! actions ([`Conversation::act`]: `actions` routes to `calls` (approvals), `plan_events`
@@ -31,11 +31,8 @@ mod turn;
 mod turn_view;
 
 pub use crate::tui::seam::{Ask, Ctx};
-pub use agent_state::AgentState;
-pub use delivery::Delivery;
-pub use editor::{Editor, picker};
+pub use editor::picker;
 pub use slash::{budget_left, limits_text};
-pub use turn_view::TurnView;
 
 use std::path::PathBuf;
 
@@ -46,6 +43,10 @@ use crate::tui::browse::Detail;
 use crate::tui::composer::Composer;
 use crate::tui::keymap::Context;
 use crate::tui::live::{AgentInfo, Live};
+use agent_state::AgentState;
+use delivery::Delivery;
+use editor::Editor;
+use turn_view::TurnView;
 
 /// Quiet before a one-letter answer: since the last printable key or paste, and since the
 /// card appeared (a key typed as it appears was meant for the editor).
