@@ -138,7 +138,7 @@ impl App {
         let detail_focus = self.screen == Screen::Conversation || self.focus == Focus::Detail;
         let d = if action == Action::Up { -1 } else { 1 };
         if !detail_focus {
-            return self.move_list(d);
+            return self.with_browse(|b, _| b.act(action, 1));
         }
         match self.tab {
             Tab::Transcript => self.with_transcript(|t, w, h, th| t.select_by(d, w, h, th)),
@@ -160,8 +160,8 @@ impl App {
         let (_, vh) = self.viewport();
         let d = if action == Action::PageUp { -1 } else { 1 };
         if !detail_focus {
-            let page = self.list_page_height() as i64;
-            return self.move_list(d * page.max(1));
+            let page = self.list_page_height();
+            return self.with_browse(|b, _| b.act(action, page));
         }
         let page = (vh as i64 - 2).max(1);
         self.with_transcript(|t, w, h, th| t.scroll(d * page, w, h, th))
@@ -171,8 +171,7 @@ impl App {
     fn select_end(&mut self, action: Action) -> Vec<Effect> {
         let detail_focus = self.screen == Screen::Conversation || self.focus == Focus::Detail;
         if !detail_focus {
-            let top = action == Action::Top;
-            return self.with_browse(|b, _| b.list_end(top));
+            return self.with_browse(|b, _| b.act(action, 1));
         }
         self.with_transcript(|t, _, _, _| {
             if action == Action::Top {

@@ -1,13 +1,29 @@
-//! Keys the browse screen takes itself: the list filter's (typing, Enter, Esc, moving) and
-//! those of the `/resume` picker over the same list.
+//! Keys and actions the browse screen takes itself: moving in the list, the list filter's
+//! keys (typing, Enter, Esc, moving) and those of the `/resume` picker over the same list.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::state::{Browse, Filter};
+use crate::tui::action::Action;
 use crate::tui::screen::Screen;
 use crate::tui::seam::Ask;
 
 impl Browse {
+    /// An action while the list has the focus: Up/Down a row, Page Up/Down `page` rows,
+    /// Home/End the first or last session; any other does nothing here.
+    pub fn act(&mut self, action: Action, page: usize) -> Vec<Ask> {
+        let page = page.max(1) as i64;
+        match action {
+            Action::Up => self.move_list(-1),
+            Action::Down => self.move_list(1),
+            Action::PageUp => self.move_list(-page),
+            Action::PageDown => self.move_list(page),
+            Action::Top => self.list_end(true),
+            Action::Bottom => self.list_end(false),
+            _ => Vec::new(),
+        }
+    }
+
     /// A key while the list filter is being edited; `None` when it is not (the key is the
     /// keymap's).
     pub fn filter_key(&mut self, key: &KeyEvent, screen: Screen) -> Option<Vec<Ask>> {

@@ -366,7 +366,7 @@ impl Browse {
 
     /// Home or End on the list: the first or the last session, the pages between read when
     /// the window does not reach that end.
-    pub(crate) fn list_end(&mut self, top: bool) -> Vec<Ask> {
+    pub(super) fn list_end(&mut self, top: bool) -> Vec<Ask> {
         if !top && self.list.next.is_some() {
             // Read the last page upwards, then land on the true last session.
             self.pending = PendingSelection::LastRow;
@@ -522,7 +522,7 @@ mod tests {
     #[test]
     fn end_reads_the_last_page_and_waits_to_land_on_its_last_row() {
         let mut b = browse(3);
-        let asks = b.list_end(false);
+        let asks = b.act(crate::tui::action::Action::Bottom, 1);
         let query = ListQuery {
             limit: PAGE,
             from_end: true,

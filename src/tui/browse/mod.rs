@@ -3,7 +3,8 @@
 //! pages, the filter's matches and the selection, and makes the detail pane follow it;
 //! `detail` takes what was read of the open session and steps through its tabs;
 //! `reply` takes the storage worker's answers for the list, the filter, the change counter
-//! and the usage; `keys` the filter's keys and the `/resume` picker's. Like the conversation's, they see the router through the [`Ask`]s they
+//! and the usage; `keys` the list's actions (`Browse::act`), the filter's keys and the
+//! `/resume` picker's. Like the conversation's, they see the router through the [`Ask`]s they
 //! return (storage reads whose stale answers are dropped, in their [`Slot`]) and the screen
 //! shown, passed in; nothing here imports the router (`tui::app`).
 //!
