@@ -1,7 +1,8 @@
 //! The browse screen: its state (`state`: the session list, the detail pane, the selection
 //! waiting for an answer) and its transitions, which are its own. `list` moves the window of
 //! pages, the filter's matches and the selection, and makes the detail pane follow it;
-//! `detail` takes what was read of the open session and steps through its tabs;
+//! `detail` takes what was read of the open session and steps through its tabs, `find`
+//! its transcript search's query and answer;
 //! `reply` takes the storage worker's answers for the list, the filter, the change counter
 //! and the usage; `keys` the list's actions (`Browse::act`), the filter's keys and the
 //! `/resume` picker's. Like the conversation's, they see the router through the [`Ask`]s they
@@ -12,6 +13,7 @@
 //! [`Slot`]: crate::tui::seam::Slot
 
 mod detail;
+mod find;
 mod keys;
 mod list;
 mod reply;
