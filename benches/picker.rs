@@ -111,7 +111,7 @@ fn main() {
     let start = Instant::now();
     key(&mut app, &rt, KeyCode::Char('@'));
     let listed = start.elapsed();
-    let n = app.conv.files.as_ref().map_or(0, |f| f.len());
+    let n = app.conv.files().map_or(0, |f| f.len());
     assert_eq!(n, FILES, "every file listed");
     assert!(app.conv.picker_open(), "the picker is open");
     println!("listing {n} files (ignore walk, first @): {listed:.1?}");

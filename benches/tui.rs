@@ -343,7 +343,7 @@ fn live_measurements() {
     let f = fixture();
     let id = long_session(&f.rt, 200, "Streaming here");
     let mut a = app(&f, Some(id.clone()));
-    a.conv.agent.provider = Ok("bench".into());
+    a.conv.set_provider(Ok("bench".into()));
     for c in "go".chars() {
         let e = a.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
         run(&f.rt, &mut a, e);

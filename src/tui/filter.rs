@@ -214,36 +214,42 @@ impl FilterState {
         self.last = None;
     }
 
+    /// Reads the sessions' text again when the database changed since it was read.
+    fn read_corpus(&mut self, sessions: &Sessions) -> crate::session::Result<()> {
+        let version = sessions.data_version()?;
+        if self.corpus.as_ref().is_some_and(|(v, _)| *v == version) {
+            return Ok(());
+        }
+        self.last = None;
+        self.corpus = None;
+        let mut corpus = Corpus::default();
+        sessions.for_each_list_text(|id, title, prompt, branch| {
+            let title = sanitize::line(display_title(title, prompt));
+            let prompt = sanitize::line(prompt);
+            if !corpus.push(id, &title, &prompt) {
+                return Err(StoreError::io(
+                    "filter",
+                    std::io::Error::other("too much text to filter"),
+                ));
+            }
+            corpus.push_branch(branch);
+            Ok(())
+        })?;
+        corpus.text.shrink_to_fit();
+        corpus.ends.shrink_to_fit();
+        self.corpus = Some((version, corpus));
+        Ok(())
+    }
+
     /// Matches `text` against every session. `stale` is polled while matching; when it
     /// answers true a newer query is waiting and `None` is returned.
-    #[expect(clippy::too_many_lines)]
     pub fn run(
         &mut self,
         sessions: &Sessions,
         text: &str,
         stale: &(dyn Fn() -> bool + Sync),
     ) -> crate::session::Result<Option<FilterResult>> {
-        let version = sessions.data_version()?;
-        if self.corpus.as_ref().is_none_or(|(v, _)| *v != version) {
-            self.last = None;
-            self.corpus = None;
-            let mut corpus = Corpus::default();
-            sessions.for_each_list_text(|id, title, prompt, branch| {
-                let title = sanitize::line(display_title(title, prompt));
-                let prompt = sanitize::line(prompt);
-                if !corpus.push(id, &title, &prompt) {
-                    return Err(StoreError::io(
-                        "filter",
-                        std::io::Error::other("too much text to filter"),
-                    ));
-                }
-                corpus.push_branch(branch);
-                Ok(())
-            })?;
-            corpus.text.shrink_to_fit();
-            corpus.ends.shrink_to_fit();
-            self.corpus = Some((version, corpus));
-        }
+        self.read_corpus(sessions)?;
         let full = text.trim();
         let Some((_, corpus)) = &self.corpus else {
             return Ok(Some(FilterResult::default()));
@@ -275,19 +281,58 @@ impl FilterState {
                 &all
             }
         };
-        // Matched in contiguous chunks, one per thread, so the chunks' answers joined in
-        // order stay in activity order.
+        let query = Query {
+            corpus,
+            pattern: &pattern,
+            id: id.as_deref(),
+            stale,
+        };
         let threads = if positions.len() < self.parallel_from {
             1
         } else {
             self.matchers.len()
         };
-        let chunk = positions.len().div_ceil(threads).max(1);
+        let Some(mut scored) = query.score(positions, &mut self.matchers[..threads]) else {
+            return Ok(None);
+        };
+        let matched = scored.len();
+        self.last = Some((full.to_string(), scored.iter().map(|&(_, p)| p).collect()));
+        // The best first; equal scores in activity order (position). Only the shown ones
+        // are sorted.
+        let key = |&(s, p): &(u32, u32)| (std::cmp::Reverse(s), p);
+        if scored.len() > FILTER_ROWS {
+            scored.select_nth_unstable_by_key(FILTER_ROWS, key);
+            scored.truncate(FILTER_ROWS);
+        }
+        scored.sort_unstable_by_key(key);
+        let mut out = FilterResult {
+            matched,
+            ..FilterResult::default()
+        };
+        query.rows(sessions, &scored, &mut self.matchers[0], &mut out)?;
+        Ok(Some(out))
+    }
+}
+
+/// One query over the corpus: its pattern, the id prefix it may be, and how to tell that a
+/// newer one waits.
+struct Query<'a> {
+    corpus: &'a Corpus,
+    pattern: &'a Pattern,
+    id: Option<&'a str>,
+    stale: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl Query<'_> {
+    /// Scores the sessions at `positions` on one thread per matcher (at least one), in
+    /// contiguous chunks so the chunks' answers joined in order stay in activity order;
+    /// `None` when a newer query is waiting.
+    fn score(&self, positions: &[u32], matchers: &mut [Matcher]) -> Option<Vec<(u32, u32)>> {
+        let chunk = positions.len().div_ceil(matchers.len().max(1)).max(1);
         let answers: Vec<Option<Vec<(u32, u32)>>> = std::thread::scope(|scope| {
-            let pattern = &pattern;
-            let id = id.as_deref();
+            let (corpus, pattern, id, stale) = (self.corpus, self.pattern, self.id, self.stale);
             let mut handles = Vec::new();
-            let mut matchers = self.matchers.iter_mut();
+            let mut matchers = matchers.iter_mut();
             let mut chunks = positions.chunks(chunk);
             let first = chunks.next().unwrap_or(&[]);
             let first_matcher = matchers.next();
@@ -304,29 +349,22 @@ impl FilterState {
         });
         let mut scored: Vec<(u32, u32)> = Vec::new();
         for a in answers {
-            match a {
-                Some(a) => scored.extend(a),
-                None => return Ok(None),
-            }
+            scored.extend(a?);
         }
-        let matched = scored.len();
-        self.last = Some((full.to_string(), scored.iter().map(|&(_, p)| p).collect()));
-        // The best first; equal scores in activity order (position). Only the shown ones
-        // are sorted.
-        let key = |&(s, p): &(u32, u32)| (std::cmp::Reverse(s), p);
-        if scored.len() > FILTER_ROWS {
-            scored.select_nth_unstable_by_key(FILTER_ROWS, key);
-            scored.truncate(FILTER_ROWS);
-        }
-        scored.sort_unstable_by_key(key);
-        let mut out = FilterResult {
-            matched,
-            ..FilterResult::default()
-        };
-        let matcher = &mut self.matchers[0];
+        Some(scored)
+    }
+
+    /// The sessions `scored` names as rows, each with the title's matched characters.
+    fn rows(
+        &self,
+        sessions: &Sessions,
+        scored: &[(u32, u32)],
+        matcher: &mut Matcher,
+        out: &mut FilterResult,
+    ) -> crate::session::Result<()> {
         let mut buf = Vec::new();
-        for &(_, pos) in &scored {
-            let (id, _, _) = corpus.get(pos as usize);
+        for &(_, pos) in scored {
+            let (id, _, _) = self.corpus.get(pos as usize);
             let s = match sessions.summary(id) {
                 Ok(s) => s,
                 // Deleted since the text was read: a later poll reloads.
@@ -335,7 +373,8 @@ impl FilterState {
             };
             let mut hl = Vec::new();
             let title = sanitize::line(s.display_title());
-            if pattern
+            if self
+                .pattern
                 .indices(Utf32Str::new(&title, &mut buf), matcher, &mut hl)
                 .is_none()
             {
@@ -346,7 +385,7 @@ impl FilterState {
             out.rows.push(s);
             out.hl.push(hl);
         }
-        Ok(Some(out))
+        Ok(())
     }
 }
 

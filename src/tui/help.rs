@@ -23,62 +23,8 @@ pub fn help_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
     let para = |lines: &mut Vec<Line<'static>>, s: &str| {
         lines.extend(wrap(&[(s.to_string(), t.text())], width, "  ", "  "));
     };
-    for ctx in [
-        Context::Browse,
-        Context::Conversation,
-        Context::Turn,
-        Context::Approval,
-        Context::Dangling,
-        Context::Plan,
-        Context::Queue,
-        Context::Find,
-    ] {
-        heading(&mut lines, ctx.title());
-        for b in keymap::BINDINGS.iter().filter(|b| b.context == ctx) {
-            lines.extend(wrap(
-                &[
-                    (format!("{:<12}", b.label), t.accent()),
-                    (b.help.to_string(), t.text()),
-                ],
-                width,
-                "  ",
-                "              ",
-            ));
-        }
-        lines.push(Line::default());
-    }
-    heading(&mut lines, "Session status (list)");
-    let mut legend = Vec::new();
-    for s in [
-        Status::Created,
-        Status::Running,
-        Status::Paused,
-        Status::Completed,
-        Status::Failed,
-        Status::Cancelled,
-    ] {
-        let (m, st) = marker(s, t);
-        legend.push((m.to_string(), st));
-        legend.push((format!(" {}   ", s.as_str()), t.text()));
-    }
-    lines.extend(wrap(&legend, width, "  ", "  "));
-    para(
-        &mut lines,
-        "↳ marks a fork (or a plan step's session): it came from another session. Rows are in order of activity, so a fork active now sits above its parent.",
-    );
-    heading(&mut lines, "Plan steps");
-    let mut steps = Vec::new();
-    for s in [
-        StepStatus::Pending,
-        StepStatus::Running,
-        StepStatus::Completed,
-        StepStatus::Failed,
-    ] {
-        let (m, st) = step_icon(s, t);
-        steps.push((m.to_string(), st));
-        steps.push((format!(" {}   ", s.as_str()), t.text()));
-    }
-    lines.extend(wrap(&steps, width, "  ", "  "));
+    lines.extend(key_lines(t, width));
+    lines.extend(legend_lines(t, width));
     lines.push(Line::default());
     heading(
         &mut lines,
@@ -114,6 +60,83 @@ pub fn help_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
         &mut lines,
         "The wheel scrolls what is under it; a click selects a row or a tab.",
     );
+    lines
+}
+
+/// Every key context's bindings, from the keymap (the same table the keys and the key bar
+/// use).
+fn key_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
+    use crate::tui::markdown::wrap;
+    let mut lines = Vec::new();
+    for ctx in [
+        Context::Browse,
+        Context::Conversation,
+        Context::Turn,
+        Context::Approval,
+        Context::Dangling,
+        Context::Plan,
+        Context::Queue,
+        Context::Find,
+    ] {
+        lines.push(Line::from(Span::styled(ctx.title().to_string(), t.bold())));
+        for b in keymap::BINDINGS.iter().filter(|b| b.context == ctx) {
+            lines.extend(wrap(
+                &[
+                    (format!("{:<12}", b.label), t.accent()),
+                    (b.help.to_string(), t.text()),
+                ],
+                width,
+                "  ",
+                "              ",
+            ));
+        }
+        lines.push(Line::default());
+    }
+    lines
+}
+
+/// What the list's status marks and the plan's step icons mean.
+fn legend_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
+    use crate::tui::markdown::wrap;
+    let mut lines = Vec::new();
+    let heading = |lines: &mut Vec<Line<'static>>, s: &str| {
+        lines.push(Line::from(Span::styled(s.to_string(), t.bold())));
+    };
+    let para = |lines: &mut Vec<Line<'static>>, s: &str| {
+        lines.extend(wrap(&[(s.to_string(), t.text())], width, "  ", "  "));
+    };
+    heading(&mut lines, "Session status (list)");
+    let mut legend = Vec::new();
+    for s in [
+        Status::Created,
+        Status::Running,
+        Status::Paused,
+        Status::Completed,
+        Status::Failed,
+        Status::Cancelled,
+    ] {
+        let (m, st) = marker(s, t);
+        legend.push((m.to_string(), st));
+        legend.push((format!(" {}   ", s.as_str()), t.text()));
+    }
+    lines.extend(wrap(&legend, width, "  ", "  "));
+    para(
+        &mut lines,
+        "↳ marks a fork (or a plan step's session): it came from another session. Rows are in order of activity, so a fork active now sits above its parent.",
+    );
+    heading(&mut lines, "Plan steps");
+    let mut steps = Vec::new();
+    for s in [
+        StepStatus::Pending,
+        StepStatus::Running,
+        StepStatus::Completed,
+        StepStatus::Failed,
+    ] {
+        let (m, st) = step_icon(s, t);
+        steps.push((m.to_string(), st));
+        steps.push((format!(" {}   ", s.as_str()), t.text()));
+    }
+    lines.extend(wrap(&steps, width, "  ", "  "));
     lines
 }
 

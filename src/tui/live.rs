@@ -465,6 +465,20 @@ pub fn live_lines(
     for s in &live.steps {
         out.push(Line::from(Span::styled(format!("  {s}"), t.dim())));
     }
+    out.extend(streamed_lines(live, stored_text, width, t));
+    out.extend(cards_lines(live, &showing_cards, width, now_ms, prompt, t));
+    out
+}
+
+/// The reasoning and the text streamed so far (`stored_text`: the part of it already stored
+/// but not yet read back), as markdown.
+fn streamed_lines(
+    live: &Live,
+    stored_text: Option<&str>,
+    width: usize,
+    t: &Theme,
+) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
     if !live.reasoning.is_empty() {
         let clean = sanitize::text_without_sgr(&live.reasoning);
         for l in markdown::render_with(&clean, width.saturating_sub(4), t, t.reasoning(), false) {
@@ -484,12 +498,26 @@ pub fn live_lines(
             out.push(Line::from(spans));
         }
     }
+    out
+}
+
+/// The cards not yet in the transcript; the one asked about now carries its prompt (the
+/// keys to answer and, while a rule is being chosen, the rules).
+fn cards_lines(
+    live: &Live,
+    showing_cards: &[&Card],
+    width: usize,
+    now_ms: i64,
+    prompt: &Prompt<'_>,
+    t: &Theme,
+) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
     let asking = live.asking.front();
     let always = crate::tui::keymap::bar_entry(
         crate::tui::keymap::Context::Approval,
         crate::tui::action::Action::ApproveAlways,
     );
-    for c in showing_cards {
+    for &c in showing_cards {
         let p = asking.filter(|a| a.is(c)).map(|a| {
             let (rules, selected) = match prompt.editing {
                 Some((rules, i)) => (rules, Some(i)),

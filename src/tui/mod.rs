@@ -48,6 +48,7 @@ mod provider_switch;
 pub mod rank;
 pub mod rewind;
 pub mod screen;
+pub mod seam;
 pub mod terminal;
 pub mod theme;
 pub mod transcript;
@@ -159,7 +160,7 @@ fn connected(
     }
     if let Some(Ok((agent, info))) = connecting.take().map(|h| h.join()) {
         turns.agent = agent;
-        app.conv.agent = info;
+        app.conv.set_agent(info);
     }
     true
 }
@@ -385,7 +386,6 @@ fn ask_trust(
 
 /// Runs the TUI until the user quits. Restores the terminal on every exit path, panics
 /// included.
-#[expect(clippy::too_many_lines)]
 pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
@@ -420,117 +420,26 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
     let mut turns = TurnLink::new(tx.clone());
     let size = guard.terminal.size()?;
     let (mut app, effects) = start_app(&opts.location, opts.resume, (size.width, size.height));
-    if opts.demo {
-        app.status = Some(dialog::Status {
-            text: "Demo model (scripted, no network): press n and type `fix the bug` or `hello`."
-                .into(),
-            error: false,
-            at_ms: app.now_ms,
-        });
-    }
-    if let Some((choice, failed)) = &trusted {
-        let (text, error) = trust::outcome_status(*choice, failed.as_ref());
-        app.status = Some(dialog::Status {
-            text,
-            error,
-            at_ms: app.now_ms,
-        });
-    }
+    first_status(&mut app, opts.demo, trusted.as_ref());
     carry(&mut app, effects, &worker, &mut turns);
 
     let stop = Arc::new(AtomicBool::new(false));
     let pause = editor::InputPause::default();
     let input = spawn_input(tx, stop.clone(), pause.clone())?;
 
-    let result = (|| -> anyhow::Result<()> {
-        let mut dirty = true;
-        // What waits to be drawn includes the user's input (drawn sooner while streaming).
-        let mut typed = false;
-        let mut pace = Pace::new(Instant::now());
-        let mut grace = Some(Instant::now() + STATUS_GRACE);
-        let mut held: std::collections::VecDeque<Msg> = std::collections::VecDeque::new();
-        loop {
-            dirty |= settings_grace(&mut grace, &ready_rx, &mut connecting, &mut app, &mut turns);
-            dirty |= connected(&mut connecting, false, &mut app, &mut turns);
-            let now = Instant::now();
-            if pace.poll_due(now) {
-                pace.polled(now);
-                let effects = app.tick();
-                carry(&mut app, effects, &worker, &mut turns);
-            }
-            dirty |= pace.clock_due(now);
-            let animating = app.animating();
-            if (dirty || animating) && pace.may_draw(now, animating, typed) {
-                app.now_ms = crate::session::now_ms();
-                guard.terminal.draw(|f| views::draw(f, &app))?;
-                dirty = false;
-                typed = false;
-                pace.drew(now);
-                test_panic_hook();
-            }
-            let mut wait = pace
-                .deadline(dirty, animating, typed)
-                .saturating_duration_since(Instant::now());
-            if app.answer_pending() {
-                // A card's answer takes effect after a quiet moment (see `conversation::cards`).
-                wait = wait.min(Duration::from_millis(50));
-            }
-            let first = match rx.recv_timeout(wait) {
-                Ok(m) => m,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    dirty |= clock_moved(&mut app, &worker, &mut turns);
-                    continue;
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
-            };
-            // Statuses are stamped with the time they are said, and expire by it.
-            app.now_ms = crate::session::now_ms();
-            dirty |= app.expire_status(app.now_ms);
-            let mut next = Some(first);
-            while let Some(msg) = next {
-                // An unchanged poll answer changes nothing on screen: no redraw for it.
-                let quiet_poll =
-                    matches!(&msg, Msg::Storage(d) if matches!(d.result, Ok(Reply::Version(_))));
-                typed |= matches!(msg, Msg::Input(_));
-                // A key that needs the agent waits for the settings, and so does every input
-                // after it (kept in order); the loop goes on drawing and answering meanwhile.
-                // Ctrl-C is never held: quitting must not depend on the settings.
-                if let Msg::Input(Event::Key(k)) = &msg
-                    && connecting.is_some()
-                    && !keymap::is_ctrl_c(k)
-                    && (!held.is_empty() || needs_agent(k))
-                {
-                    held.push_back(msg);
-                    next = rx.try_recv().ok();
-                    continue;
-                }
-                let effects = deliver(msg, &mut app, &mut connecting, &mut turns, &mut dirty);
-                dirty |= !(quiet_poll && effects.is_empty());
-                carry(&mut app, effects, &worker, &mut turns);
-                if app.quit {
-                    return Ok(());
-                }
-                if std::mem::take(&mut app.conv.edit_draft) {
-                    let text = app.conv.composer.message();
-                    let edited = editor::edit(&mut guard, &pause, &text);
-                    app.draft_edited(edited);
-                    dirty = true;
-                }
-                // Held input goes first once the settings are known.
-                next = if connecting.is_none() {
-                    held.pop_front()
-                } else {
-                    None
-                }
-                .or_else(|| rx.try_recv().ok());
-            }
-            if app.answer_pending() {
-                let effects = app.on_clock(crate::session::now_ms());
-                dirty = true;
-                carry(&mut app, effects, &worker, &mut turns);
-            }
-        }
-    })();
+    let result = event_loop(
+        &mut app,
+        &mut Loop {
+            guard: &mut guard,
+            worker: &worker,
+            turns: &mut turns,
+            connecting: &mut connecting,
+            ready: &ready_rx,
+            rx: &rx,
+            pause: &pause,
+            held: std::collections::VecDeque::new(),
+        },
+    );
     stop.store(true, Ordering::Relaxed);
     turns.shutdown();
     let _ = input.join();
@@ -538,6 +447,156 @@ pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
     drop(turns);
     drop(worker);
     result
+}
+
+/// The status line the TUI opens with: the demo's hint, or what the trust question decided.
+fn first_status(
+    app: &mut app::App,
+    demo: bool,
+    trusted: Option<&(
+        trust::TrustChoice,
+        Option<crate::runtime::trust::TrustError>,
+    )>,
+) {
+    if demo {
+        app.status = Some(dialog::Status {
+            text: "Demo model (scripted, no network): press n and type `fix the bug` or `hello`."
+                .into(),
+            error: false,
+            at_ms: app.now_ms,
+        });
+    }
+    if let Some((choice, failed)) = trusted {
+        let (text, error) = trust::outcome_status(*choice, failed.as_ref());
+        app.status = Some(dialog::Status {
+            text,
+            error,
+            at_ms: app.now_ms,
+        });
+    }
+}
+
+/// What the event loop works with besides the app: the terminal, the storage worker, the
+/// agent (and the thread still connecting it), the messages, and the input held until the
+/// settings are known.
+struct Loop<'a> {
+    guard: &'a mut terminal::Guard,
+    worker: &'a Worker,
+    turns: &'a mut TurnLink,
+    connecting: &'a mut Connecting,
+    /// Says the settings are read (the status line may show them).
+    ready: &'a mpsc::Receiver<()>,
+    rx: &'a mpsc::Receiver<Msg>,
+    /// Stops the input thread while `$EDITOR` has the terminal.
+    pause: &'a editor::InputPause,
+    /// Keys that need the agent, and every input after them, kept in order until the
+    /// settings are known.
+    held: std::collections::VecDeque<Msg>,
+}
+
+/// Draws when something changed (or a turn streams) and hands every message to the app,
+/// until the user quits.
+fn event_loop(app: &mut app::App, l: &mut Loop<'_>) -> anyhow::Result<()> {
+    let mut dirty = true;
+    // What waits to be drawn includes the user's input (drawn sooner while streaming).
+    let mut typed = false;
+    let mut pace = Pace::new(Instant::now());
+    let mut grace = Some(Instant::now() + STATUS_GRACE);
+    loop {
+        dirty |= settings_grace(&mut grace, l.ready, l.connecting, app, l.turns);
+        dirty |= connected(l.connecting, false, app, l.turns);
+        let now = Instant::now();
+        if pace.poll_due(now) {
+            pace.polled(now);
+            let effects = app.tick();
+            carry(app, effects, l.worker, l.turns);
+        }
+        dirty |= pace.clock_due(now);
+        let animating = app.animating();
+        if (dirty || animating) && pace.may_draw(now, animating, typed) {
+            app.now_ms = crate::session::now_ms();
+            l.guard.terminal.draw(|f| views::draw(f, app))?;
+            dirty = false;
+            typed = false;
+            pace.drew(now);
+            test_panic_hook();
+        }
+        let mut wait = pace
+            .deadline(dirty, animating, typed)
+            .saturating_duration_since(Instant::now());
+        if app.answer_pending() {
+            // A card's answer takes effect after a quiet moment (see `conversation::cards`).
+            wait = wait.min(Duration::from_millis(50));
+        }
+        let first = match l.rx.recv_timeout(wait) {
+            Ok(m) => m,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                dirty |= clock_moved(app, l.worker, l.turns);
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+        };
+        // Statuses are stamped with the time they are said, and expire by it.
+        app.now_ms = crate::session::now_ms();
+        dirty |= app.expire_status(app.now_ms);
+        if drain(app, l, first, &mut dirty, &mut typed) {
+            return Ok(());
+        }
+        if app.answer_pending() {
+            let effects = app.on_clock(crate::session::now_ms());
+            dirty = true;
+            carry(app, effects, l.worker, l.turns);
+        }
+    }
+}
+
+/// Hands `first` and every message already waiting to the app, in order; true when the user
+/// quit.
+fn drain(
+    app: &mut app::App,
+    l: &mut Loop<'_>,
+    first: Msg,
+    dirty: &mut bool,
+    typed: &mut bool,
+) -> bool {
+    let mut next = Some(first);
+    while let Some(msg) = next {
+        // An unchanged poll answer changes nothing on screen: no redraw for it.
+        let quiet_poll =
+            matches!(&msg, Msg::Storage(d) if matches!(d.result, Ok(Reply::Version(_))));
+        *typed |= matches!(msg, Msg::Input(_));
+        // A key that needs the agent waits for the settings, and so does every input after
+        // it (kept in order); the loop goes on drawing and answering meanwhile. Ctrl-C is
+        // never held: quitting must not depend on the settings.
+        if let Msg::Input(Event::Key(k)) = &msg
+            && l.connecting.is_some()
+            && !keymap::is_ctrl_c(k)
+            && (!l.held.is_empty() || needs_agent(k))
+        {
+            l.held.push_back(msg);
+            next = l.rx.try_recv().ok();
+            continue;
+        }
+        let effects = deliver(msg, app, l.connecting, l.turns, dirty);
+        *dirty |= !(quiet_poll && effects.is_empty());
+        carry(app, effects, l.worker, l.turns);
+        if app.quit {
+            return true;
+        }
+        if let Some(text) = app.conv.take_edit_request() {
+            let edited = editor::edit(l.guard, l.pause, &text);
+            app.draft_edited(edited);
+            *dirty = true;
+        }
+        // Held input goes first once the settings are known.
+        next = if l.connecting.is_none() {
+            l.held.pop_front()
+        } else {
+            None
+        }
+        .or_else(|| l.rx.try_recv().ok());
+    }
+    false
 }
 
 #[cfg(test)]

@@ -1,9 +1,7 @@
 //! Actions (from the keymap or the mouse) applied to the state.
 
 use super::App;
-use super::state::{
-    Confirm, Filter, Focus, Overlay, PendingSelection, Screen, SearchState, Slot, Tab,
-};
+use super::state::{Confirm, Focus, Overlay, Screen, SearchState, Slot, Tab};
 use crate::format::short_id;
 use crate::sanitize;
 use crate::tui::action::Action;
@@ -140,30 +138,16 @@ impl App {
         let detail_focus = self.screen == Screen::Conversation || self.focus == Focus::Detail;
         let d = if action == Action::Up { -1 } else { 1 };
         if !detail_focus {
-            return self.move_list(d);
+            return self.with_browse(|b, _| b.act(action, 1));
         }
         match self.tab {
             Tab::Transcript => self.with_transcript(|t, w, h, th| t.select_by(d, w, h, th)),
             _ if self.screen == Screen::Conversation => {
                 self.with_transcript(|t, w, h, th| t.select_by(d, w, h, th))
             }
-            Tab::Assets => {
+            tab @ (Tab::Assets | Tab::Plan | Tab::Usage | Tab::Info) => {
                 if let Some(det) = self.browse.detail.as_mut() {
-                    let n = det.assets.len() as i64;
-                    det.asset_sel = (det.asset_sel as i64 + d).clamp(0, (n - 1).max(0)) as usize;
-                }
-                Vec::new()
-            }
-            Tab::Plan => {
-                if let Some(det) = self.browse.detail.as_mut() {
-                    let n = det.plan_order().len() as i64;
-                    det.plan_sel = (det.plan_sel as i64 + d).clamp(0, (n - 1).max(0)) as usize;
-                }
-                Vec::new()
-            }
-            Tab::Usage | Tab::Info => {
-                if let Some(det) = self.browse.detail.as_mut() {
-                    det.scroll = det.scroll.saturating_add_signed(d as i16);
+                    det.step_tab(tab, d);
                 }
                 Vec::new()
             }
@@ -176,8 +160,8 @@ impl App {
         let (_, vh) = self.viewport();
         let d = if action == Action::PageUp { -1 } else { 1 };
         if !detail_focus {
-            let page = self.list_page_height() as i64;
-            return self.move_list(d * page.max(1));
+            let page = self.list_page_height();
+            return self.with_browse(|b, _| b.act(action, page));
         }
         let page = (vh as i64 - 2).max(1);
         self.with_transcript(|t, w, h, th| t.scroll(d * page, w, h, th))
@@ -186,23 +170,8 @@ impl App {
     /// Home / End: the first or last session (loading the pages between), or message.
     fn select_end(&mut self, action: Action) -> Vec<Effect> {
         let detail_focus = self.screen == Screen::Conversation || self.focus == Focus::Detail;
-        if !detail_focus && action == Action::Bottom && self.browse.list.next.is_some() {
-            // Read the last page upwards, then land on the true last session.
-            self.pending = PendingSelection::LastRow;
-            return self.last_page();
-        }
-        if !detail_focus && action == Action::Top && self.browse.list.above.is_some() {
-            return self.home();
-        }
         if !detail_focus {
-            // Far enough to clamp at either end, and halved so adding it to the
-            // selection cannot overflow.
-            let target = if action == Action::Top {
-                i64::MIN / 2
-            } else {
-                i64::MAX / 2
-            };
-            return self.move_list(target);
+            return self.with_browse(|b, _| b.act(action, 1));
         }
         self.with_transcript(|t, _, _, _| {
             if action == Action::Top {
@@ -235,8 +204,7 @@ impl App {
 
     /// The list filter takes the keys.
     fn open_filter(&mut self) -> Vec<Effect> {
-        let f = self.browse.list.filter.get_or_insert_with(Filter::default);
-        f.editing = true;
+        self.browse.start_filter();
         self.focus = Focus::List;
         // The storage thread reads the text to match while the first key is typed.
         vec![self.ask(
@@ -253,12 +221,12 @@ impl App {
         if self.screen == Screen::Conversation {
             self.stash_draft();
         }
-        self.conv.draft = true;
+        self.conv.set_draft(true);
         self.browse.detail = None;
         self.restore_draft();
         self.screen = Screen::Conversation;
         self.overlay = Overlay::None;
-        if self.conv.composer.is_empty() {
+        if self.conv.composer().is_empty() {
             self.say("A new session: it is saved when you send the first message. Esc goes back.");
         } else {
             self.say("Your unsent new-session message is back. Enter sends it.");
@@ -301,7 +269,7 @@ impl App {
         let size = ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1);
         let at = if self.screen != Screen::Conversation {
             0
-        } else if self.conv.agent.provider.is_err() {
+        } else if self.conv.agent().provider.is_err() {
             crate::tui::help::help_model_scroll(&self.theme, size)
         } else {
             crate::tui::help::help_section_scroll(
@@ -324,10 +292,10 @@ impl App {
             self.overlay = Overlay::Confirm(Confirm::Quit);
             return Vec::new();
         }
-        if self.screen == Screen::Conversation && self.conv.draft {
-            let kept = !self.conv.composer.text().trim().is_empty();
+        if self.screen == Screen::Conversation && self.conv.draft() {
+            let kept = !self.conv.composer().text().trim().is_empty();
             self.stash_draft();
-            self.conv.draft = false;
+            self.conv.set_draft(false);
             self.screen = Screen::Browse;
             self.status = None;
             if kept {
@@ -337,7 +305,7 @@ impl App {
             return self.sync_detail();
         }
         if self.screen == Screen::Conversation {
-            if self.conv.composer.text().is_empty()
+            if self.conv.composer().text().is_empty()
                 && self.card_focus().is_none()
                 && let Some(d) = &self.browse.detail
             {
@@ -389,7 +357,7 @@ impl App {
     pub(super) fn leave_conversation(&mut self) -> Vec<Effect> {
         self.stash_draft();
         self.screen = Screen::Browse;
-        self.conv.draft = false;
+        self.conv.set_draft(false);
         self.say("The turn keeps running; Enter on its row comes back to it.");
         self.sync_detail()
     }

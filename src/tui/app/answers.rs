@@ -3,16 +3,13 @@
 
 use std::path::Path;
 
-use super::state::{Focus, Load, Overlay, PendingSelection, Screen, Slot};
+use super::state::{Focus, Overlay, PendingSelection, Screen, Slot};
 use super::{App, interrupted_note};
 use crate::format::short_id;
 use crate::sanitize;
-use crate::session::{
-    AssetMeta, ListPage, PlanProgress, SearchResults, SessionHeader, StepConversation, ToolCall,
-    Usage,
-};
+use crate::session::{SearchResults, SessionHeader};
+use crate::tui::browse::{BrowseReply, DetailRead};
 use crate::tui::effect::Effect;
-use crate::tui::transcript::{Transcript, chunk_of};
 use crate::tui::worker::{Done, Reply};
 
 impl App {
@@ -41,22 +38,19 @@ impl App {
 
     fn reply(&mut self, token: u64, reply: Reply) -> Vec<Effect> {
         match reply {
-            Reply::Version(v) => self.on_version(v),
+            Reply::Version(v) => self.browse_reply(None, token, BrowseReply::Version(v)),
             Reply::List {
                 page, count, base, ..
-            } => self.on_list(token, page, count, base),
-            Reply::Filter { text, result } => {
-                // `None`: a newer text stopped it; that one's answer follows.
-                match result {
-                    Some(r)
-                        if self.current(Slot::Filter, token)
-                            && self.browse.list.filter_text() == text =>
-                    {
-                        self.show_matches(r)
-                    }
-                    _ => Vec::new(),
-                }
-            }
+            } => self.browse_reply(
+                Some(Slot::List),
+                token,
+                BrowseReply::List { page, count, base },
+            ),
+            Reply::Filter { text, result } => self.browse_reply(
+                Some(Slot::Filter),
+                token,
+                BrowseReply::Filter { text, result },
+            ),
             Reply::Detail {
                 header,
                 progress,
@@ -67,12 +61,14 @@ impl App {
                 ..
             } => self.on_detail(
                 token,
-                *header,
-                progress,
-                assets,
-                interrupted,
-                steps,
-                context,
+                DetailRead {
+                    header: *header,
+                    progress,
+                    assets,
+                    interrupted,
+                    steps,
+                    context,
+                },
             ),
             Reply::Queue {
                 id,
@@ -107,13 +103,12 @@ impl App {
                             typed.push(t);
                         }
                     }
-                    self.conv.composer.set_history(typed);
+                    self.conv.set_history(typed);
                 }
                 Vec::new()
             }
             Reply::Usage { id, turns } => {
-                self.on_usage(token, &id, turns);
-                Vec::new()
+                self.browse_reply(Some(Slot::Usage), token, BrowseReply::Usage { id, turns })
             }
             Reply::Search { query, found } => {
                 self.on_search(token, query, *found);
@@ -150,231 +145,55 @@ impl App {
                 self.conv.ranked(&query, matches);
                 Vec::new()
             }
-            Reply::Files(files) => {
-                self.conv.files = Some(std::sync::Arc::new(files));
-                if self.conv.picker {
-                    let asks = self.conv.refresh_picker();
-                    return self.carry_all(asks);
-                }
-                self.with_conv(|c, ctx| {
-                    c.complete_path(ctx);
-                    Vec::new()
-                })
-            }
+            Reply::Files(files) => self.with_conv(|c, ctx| c.files_listed(files, ctx)),
             _ => Vec::new(),
         }
     }
 
+    /// Hands the browse screen its answer when it is still the latest of its slot (`None`:
+    /// an answer that is never stale).
+    fn browse_reply(&mut self, slot: Option<Slot>, token: u64, reply: BrowseReply) -> Vec<Effect> {
+        if slot.is_some_and(|s| !self.current(s, token)) {
+            return Vec::new();
+        }
+        self.with_browse(|b, screen| b.on_reply(reply, screen))
+    }
+
     fn failed(&mut self, token: u64, e: &str) {
-        if self.current(Slot::List, token) {
-            self.browse.list.loading = false;
-        }
-        if self.current(Slot::Filter, token) {
-            self.browse.list.filtering = false;
-        }
-        if self.current(Slot::Search, token)
-            && let Overlay::Search(s) = &mut self.overlay
-        {
-            s.searching = false;
-        }
-        if self.current(Slot::Find, token)
-            && let Some(f) = self.browse.detail.as_mut().and_then(|d| d.find.as_mut())
-        {
-            f.searching = false;
-        }
-        if self.current(Slot::Detail, token) {
-            // The message cannot be selected in a session that did not load.
-            match &mut self.pending {
-                PendingSelection::Message { .. } => self.pending = PendingSelection::None,
-                PendingSelection::Session { message, .. } => *message = None,
-                PendingSelection::None | PendingSelection::LastRow | PendingSelection::Reloaded => {
-                }
+        if let Some(slot) = self.slot_of(token) {
+            if slot == Slot::Search
+                && let Overlay::Search(s) = &mut self.overlay
+            {
+                s.searching = false;
             }
+            self.browse.request_failed(slot);
         }
         self.fail(sanitize::line(e).into_owned());
     }
 
-    /// The database's change counter. It moves only when another process wrote (this
-    /// process's own writes are applied where they are made).
-    fn on_version(&mut self, v: i64) -> Vec<Effect> {
-        if self.browse.list.loading && self.browse.data_version.is_some() {
-            // Keep the old baseline: the next poll compares against it again, so a write the
-            // loading list may have missed is not lost.
-            return Vec::new();
-        }
-        let changed = self.browse.data_version.is_some_and(|old| old != v);
-        self.browse.data_version = Some(v);
-        if !changed {
-            return Vec::new();
-        }
-        // Reload what is shown, keeping the selection; the open session refreshes once the
-        // list says it still exists. A selection the user is waiting for keeps precedence.
-        if matches!(
-            self.pending,
-            PendingSelection::None | PendingSelection::Reloaded
-        ) {
-            self.pending = PendingSelection::Reloaded;
-        }
-        self.reload_list()
-    }
-
-    fn on_list(
-        &mut self,
-        token: u64,
-        page: ListPage,
-        count: Option<u64>,
-        base: Option<u64>,
-    ) -> Vec<Effect> {
-        if !self.current(Slot::List, token) {
-            return Vec::new();
-        }
-        self.browse.list.loading = false;
-        self.browse.list.loaded = true;
-        if let Some(c) = count {
-            self.browse.list.total = Some(c);
-        }
-        let load = self.browse.list.load;
-        let current = if load == Load::Home {
-            // Home lands on the first session.
-            self.browse.list.selected = 0;
-            None
-        } else {
-            self.browse.list.current().map(|s| s.id.clone())
-        };
-        self.place_page(page, base);
-        self.rebuild_keeping(current);
-        let mut effects = Vec::new();
-        match std::mem::take(&mut self.pending) {
-            PendingSelection::LastRow if self.browse.list.next.is_none() => {
-                self.browse.list.selected = self.browse.list.visible.len().saturating_sub(1);
-            }
-            // Still not there (the rebuild settles it when it is).
-            PendingSelection::Session { id, message } => {
-                if load != Load::At
-                    && (self.browse.list.next.is_some() || self.browse.list.above.is_some())
-                {
-                    // Outside this window: move the window to it (once).
-                    self.pending = PendingSelection::Session {
-                        id: id.clone(),
-                        message,
-                    };
-                    effects.extend(self.window_at(&id));
-                } else if let Some(seq) = message {
-                    self.pending = PendingSelection::Message { id, seq };
-                }
-            }
-            PendingSelection::Reloaded => {
-                if let Some(d) = &self.browse.detail
-                    && self.browse.list.rows.iter().any(|s| s.id == d.id)
-                {
-                    effects.extend(self.refresh_detail());
-                }
-            }
-            other => self.pending = other,
-        }
-        if self.screen == Screen::Browse {
-            effects.extend(self.sync_detail());
-        }
-        if !matches!(load, Load::Down | Load::Up) && !self.browse.list.filter_text().is_empty() {
-            // The sessions changed: match the filter again.
-            effects.extend(self.filter_changed());
-        }
-        effects.extend(self.maybe_prefetch());
-        effects
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn on_detail(
-        &mut self,
-        token: u64,
-        header: SessionHeader,
-        progress: PlanProgress,
-        assets: Vec<AssetMeta>,
-        interrupted: Vec<ToolCall>,
-        steps: Vec<StepConversation>,
-        context: Box<crate::runtime::project_context::ContextReport>,
-    ) -> Vec<Effect> {
+    fn on_detail(&mut self, token: u64, read: DetailRead) -> Vec<Effect> {
         if !self.current(Slot::Detail, token) {
             return Vec::new();
         }
+        let id = read.header.id.clone();
+        if self.browse.detail.as_ref().is_none_or(|d| d.id != id) {
+            return Vec::new();
+        }
+        self.conv.model_stored(&id, &read.header.model);
         // A session whose turn runs in the background opens at its end, where it streams.
-        let running_here =
-            self.conv.live.as_ref().is_some_and(|l| {
-                !l.finished && l.session_id.as_deref() == Some(header.id.as_str())
-            });
         let conversation = self.screen == Screen::Conversation;
+        let at_end = conversation || self.conv.running_in(&id);
         let Some(d) = self.browse.detail.as_mut() else {
             return Vec::new();
         };
-        if d.id != header.id {
-            return Vec::new();
-        }
-        d.steps = steps;
-        if self
-            .conv
-            .model_switch
-            .as_ref()
-            .is_some_and(|(id, m)| *id == header.id && header.model == *m)
-        {
-            self.conv.model_switch = None;
-        }
-        let Some(d) = self.browse.detail.as_mut() else {
-            return Vec::new();
-        };
-        let last = header.last_seq;
-        let first_load = d.transcript.is_none();
-        match d.transcript.as_mut() {
-            Some(t) if t.last_seq != last => {
-                // Grown (or shrunk): the chunks from the old end on must be reloaded.
-                let from = chunk_of(t.last_seq.min(last).max(1));
-                t.chunks.retain(|c, _| *c < from);
-                t.last_seq = last;
-                t.clear_cache();
-            }
-            Some(_) => {}
-            None => {
-                d.transcript = Some(Transcript::new(
-                    &header.id,
-                    last,
-                    conversation || running_here,
-                ))
-            }
-        }
-        d.header = Some(header);
-        d.progress = progress;
-        d.asset_sel = d.asset_sel.min(assets.len().saturating_sub(1));
-        d.assets = assets;
-        let warn = first_load && conversation && !interrupted.is_empty();
-        let note = warn.then(|| interrupted_note(&interrupted));
-        d.interrupted = interrupted;
-        d.context = Some(context);
-        // The Info tab's file changes are read again with it (a turn may have made more).
-        d.changes_requested = false;
-        let id = d.id.clone();
-        if let Some(note) = note {
+        let first_load = d.take_read(read, at_end);
+        if first_load && conversation && !d.interrupted.is_empty() {
+            let note = interrupted_note(&d.interrupted);
             self.say(note);
         }
-        let seq = match &mut self.pending {
-            PendingSelection::Session { id: want, message } if *want == id => message.take(),
-            PendingSelection::Message { id: want, seq } if *want == id => {
-                let seq = *seq;
-                self.pending = PendingSelection::None;
-                Some(seq)
-            }
-            _ => None,
-        };
-        match seq {
+        match self.browse.message_to_select(&id) {
             Some(seq) => self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)),
             None => self.tab_data(),
-        }
-    }
-
-    fn on_usage(&mut self, token: u64, id: &str, turns: Vec<(i64, Usage)>) {
-        if self.current(Slot::Usage, token)
-            && let Some(d) = self.browse.detail.as_mut()
-            && d.id == id
-        {
-            d.usage = Some(turns);
         }
     }
 
@@ -411,44 +230,19 @@ impl App {
             "Forked at message #{at} into new session {}.",
             short_id(&h.id, 8)
         ));
-        self.pending = PendingSelection::Session {
+        self.browse.select_when_loaded(PendingSelection::Session {
             id: h.id.clone(),
             message: None,
-        };
+        });
         self.focus = Focus::List;
         self.reload_top()
     }
 
     fn on_deleted(&mut self, id: &str) -> Vec<Effect> {
         self.say(format!("Deleted session {}.", short_id(id, 8)));
-        if self.browse.detail.as_ref().is_some_and(|d| d.id == id) {
-            self.browse.detail = None;
-        }
         self.screen = Screen::Browse;
         self.focus = Focus::List;
-        // `visible` indexes `rows` (or `matches`): take the selection before they shift.
-        let current = self.browse.list.current().map(|s| s.id.clone());
-        if let Some(pos) = self.browse.list.rows.iter().position(|s| s.id == id) {
-            self.browse.list.rows.remove(pos);
-            self.browse.list.titles.remove(pos);
-            self.browse.list.keys.remove(pos);
-        }
-        if let Some(pos) = self.browse.list.matches.iter().position(|s| s.id == id) {
-            let l = &mut self.browse.list;
-            l.matches.remove(pos);
-            l.match_titles.remove(pos);
-            l.matched = l.matched.saturating_sub(1);
-            l.visible.retain(|r| r.idx != pos);
-            for r in &mut l.visible {
-                if r.idx > pos {
-                    r.idx -= 1;
-                }
-            }
-        }
-        self.rebuild_keeping(current);
-        let mut effects = self.sync_detail();
-        effects.extend(self.reload_list());
-        effects
+        self.with_browse(|b, _| b.session_deleted(id))
     }
 
     fn on_renamed(&mut self, id: &str, title: &str) -> Vec<Effect> {

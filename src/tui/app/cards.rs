@@ -39,7 +39,7 @@ impl App {
 
     /// Whether an answer waits for the quiet after it (the loop wakes for it).
     pub fn answer_pending(&self) -> bool {
-        self.conv.held.is_some()
+        self.conv.holds_answer()
     }
 
     /// The clock moved: a held answer that stayed alone takes effect (if its card still

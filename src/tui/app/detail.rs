@@ -101,7 +101,7 @@ impl App {
             .browse
             .detail
             .as_ref()
-            .filter(|_| !self.conv.draft)
+            .filter(|_| !self.conv.draft())
             .map(|d| d.id.clone());
         self.ask(Some(Slot::History), Request::History { id })
     }

@@ -8,10 +8,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::App;
 use super::state::{Find, Focus, Screen, Slot, Tab};
 use crate::tui::action::Action;
-use crate::tui::browse::FIND_LIMIT;
 use crate::tui::effect::Effect;
 use crate::tui::keymap::{self, Context};
-use crate::tui::worker::Request;
 
 impl App {
     /// The open session's transcript search, while it is open.
@@ -45,36 +43,27 @@ impl App {
     /// answer moves to the nearest match and n/N move on from there.
     pub(super) fn find_text(&mut self, text: &str) -> Vec<Effect> {
         let mut effects = self.open_find();
-        let Some(f) = self.find_mut() else {
-            return effects;
-        };
-        let query = text.trim().to_string();
-        f.input = crate::tui::input::Input::with(&query);
-        f.editing = false;
-        f.matches.clear();
-        f.answered.clear();
-        f.current = None;
-        f.searching = true;
-        let Some(id) = self.browse.detail.as_ref().map(|d| d.id.clone()) else {
-            return effects;
-        };
-        effects.push(self.ask(
-            Some(Slot::Find),
-            Request::Find {
-                id,
-                query,
-                limit: FIND_LIMIT,
-            },
-        ));
+        let asks = self
+            .browse
+            .detail
+            .as_mut()
+            .map(|d| d.find_text(text))
+            .unwrap_or_default();
+        effects.extend(self.carry_all(asks));
         effects
     }
 
     /// Closes the search line; its highlights go with it.
     fn close_find(&mut self) {
-        if let Some(d) = self.browse.detail.as_mut() {
-            d.find = None;
+        match self.browse.detail.as_mut() {
+            Some(d) => {
+                let forget = d.close_find();
+                self.carry_all(vec![forget]);
+            }
+            None => {
+                self.requests.tokens.remove(&Slot::Find);
+            }
         }
-        self.requests.tokens.remove(&Slot::Find);
     }
 
     /// A key while the search line is open: `Some` when it took the key.
@@ -136,33 +125,13 @@ impl App {
                 Vec::new()
             }
             _ => {
-                let Some(f) = self.find_mut() else {
-                    return Vec::new();
-                };
-                if f.input.key(key) != Some(true) {
-                    return Vec::new();
-                }
-                let query = f.input.text.trim().to_string();
-                if query.is_empty() {
-                    f.matches.clear();
-                    f.answered.clear();
-                    f.current = None;
-                    f.searching = false;
-                    self.requests.tokens.remove(&Slot::Find);
-                    return Vec::new();
-                }
-                f.searching = true;
-                let Some(id) = self.browse.detail.as_ref().map(|d| d.id.clone()) else {
-                    return Vec::new();
-                };
-                vec![self.ask(
-                    Some(Slot::Find),
-                    Request::Find {
-                        id,
-                        query,
-                        limit: FIND_LIMIT,
-                    },
-                )]
+                let asks = self
+                    .browse
+                    .detail
+                    .as_mut()
+                    .map(|d| d.find_typed(key))
+                    .unwrap_or_default();
+                self.carry_all(asks)
             }
         }
     }
@@ -189,15 +158,7 @@ impl App {
         let Some(d) = self.browse.detail.as_mut().filter(|d| d.id == id) else {
             return Vec::new();
         };
-        let Some(f) = d.find.as_mut().filter(|f| f.input.text.trim() == query) else {
-            return Vec::new();
-        };
-        f.matches = seqs;
-        f.more = more;
-        f.answered = query;
-        f.searching = false;
-        f.current = None;
-        if f.matches.is_empty() {
+        if !d.found(query, seqs, more) {
             return Vec::new();
         }
         self.find_step(!from_end)
@@ -206,43 +167,19 @@ impl App {
     /// n / N: the next or previous match after the current one (else after the selected or
     /// first shown message), round the ends; the transcript scrolls to it and selects it.
     pub(super) fn find_step(&mut self, forward: bool) -> Vec<Effect> {
-        let Some(d) = self.browse.detail.as_ref() else {
+        let Some(d) = self.browse.detail.as_mut() else {
             return Vec::new();
         };
+        if let Some(seq) = d.next_match(forward) {
+            return self.with_transcript(|t, w, h, th| t.select(seq, w, h, th));
+        }
         let Some(f) = d.find.as_ref() else {
             return Vec::new();
         };
-        if f.matches.is_empty() {
-            let q = f.input.text.trim().to_string();
-            if !q.is_empty() && !f.searching {
-                self.say(format!("No message matches {}.", crate::sanitize::line(&q)));
-            }
-            return Vec::new();
+        let q = f.input.text.trim().to_string();
+        if !q.is_empty() && !f.searching {
+            self.say(format!("No message matches {}.", crate::sanitize::line(&q)));
         }
-        let n = f.matches.len();
-        let next = match f.current {
-            Some(i) if forward => (i + 1) % n,
-            Some(i) => (i + n - 1) % n,
-            None => {
-                let t = d.transcript.as_ref();
-                let from = match t {
-                    Some(t) if t.follow_end => t.last_seq + 1,
-                    Some(t) => t.selected.unwrap_or(t.top.0),
-                    None => 1,
-                };
-                if forward {
-                    f.matches.iter().position(|s| *s >= from).unwrap_or(0)
-                } else {
-                    f.matches.iter().rposition(|s| *s <= from).unwrap_or(n - 1)
-                }
-            }
-        };
-        let Some(&seq) = f.matches.get(next) else {
-            return Vec::new();
-        };
-        if let Some(f) = self.find_mut() {
-            f.current = Some(next);
-        }
-        self.with_transcript(|t, w, h, th| t.select(seq, w, h, th))
+        Vec::new()
     }
 }

@@ -5,9 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent,
 use ratatui::layout::Position;
 
 use super::App;
-use super::state::{
-    Confirm, Focus, Overlay, PendingSelection, PlanAsk, Screen, SearchState, Slot, Tab,
-};
+use super::state::{Confirm, Focus, Overlay, PlanAsk, Screen, SearchState, Slot, Tab};
 use crate::runtime::agent::TurnCommand;
 use crate::tui::conversation::Conversation;
 use crate::tui::effect::Effect;
@@ -31,8 +29,7 @@ impl App {
             // The first Ctrl-C stops a running turn; the next one quits.
             if self
                 .conv
-                .live
-                .as_ref()
+                .live()
                 .is_some_and(|l| !l.finished && !l.cancelling)
             {
                 self.overlay = Overlay::None;
@@ -42,10 +39,8 @@ impl App {
             // Claude Code and Codex; Ctrl-C on an empty editor quits.
             if self.screen == Screen::Conversation
                 && matches!(self.overlay, Overlay::None)
-                && self.conv.composer.clear_to_history()
+                && self.conv.clear_message()
             {
-                self.conv.path_matches.clear();
-                self.conv.picker = false;
                 self.say("Message cleared: ↑ or Ctrl-Z brings it back; Ctrl-C again quits.");
                 return Vec::new();
             }
@@ -95,35 +90,9 @@ impl App {
         if self.screen == Screen::Conversation {
             return self.conversation_key(key);
         }
-        if let Some(f) = self.browse.list.filter.as_mut()
-            && f.editing
-        {
-            match key.code {
-                KeyCode::Enter => {
-                    f.editing = false;
-                    if f.input.text.is_empty() {
-                        self.browse.list.filter = None;
-                    }
-                    return Vec::new();
-                }
-                KeyCode::Esc => {
-                    let mut effects = self.clear_filter();
-                    effects.extend(self.sync_detail());
-                    return effects;
-                }
-                KeyCode::Up => return self.move_list(-1),
-                KeyCode::Down => return self.move_list(1),
-                _ => {
-                    if f.input.key(&key) == Some(true) {
-                        // The selection moves to the best match when the matches arrive,
-                        // not now: the rows shown until then are the old ones, and the
-                        // detail pane must keep showing the selected one.
-                        self.browse.list.typed = true;
-                        return self.filter_changed();
-                    }
-                    return Vec::new();
-                }
-            }
+        let screen = self.screen;
+        if let Some(asks) = self.browse.filter_key(&key, screen) {
+            return self.carry_all(asks);
         }
         match keymap::lookup(Context::Browse, &key) {
             Some(a) => self.act(a),
@@ -372,13 +341,11 @@ impl App {
                 return self.carry_all(asks);
             }
         }
-        self.conv.path_matches.clear();
+        self.conv.forget_matches();
         if let Some(a) = keymap::lookup(Context::Conversation, &key) {
             return self.act(a);
         }
-        self.conv.composer.key(key);
-        // The `@` picker follows what is typed.
-        let asks = self.conv.refresh_picker();
+        let asks = self.conv.edit_key(key);
         self.carry_all(asks)
     }
 
@@ -432,53 +399,13 @@ impl App {
 
     /// Opens a session's transcript at a message (a search hit).
     fn jump(&mut self, id: &str, seq: i64) -> Vec<Effect> {
-        let mut effects = Vec::new();
-        // Search is global: a filter that hides the session goes, so the list can show it.
-        if self.browse.list.filter.is_some() && self.browse.list.position(id).is_none() {
-            effects.extend(self.clear_filter());
-        }
-        let row = self.browse.list.position(id);
-        if let Some(pos) = row {
-            self.browse.list.selected = pos;
-        }
+        let (asks, select_now) = self.browse.jump(id, seq);
         self.screen = Screen::Browse;
         self.tab = Tab::Transcript;
         self.focus = Focus::Detail;
-        if row.is_none() && (self.browse.list.next.is_some() || self.browse.list.above.is_some()) {
-            // Outside the loaded window: move the window to it, then select it; the detail
-            // pane follows the selection when it lands (the list and the detail pane must
-            // never show two different sessions, also while the window is on its way).
-            effects.extend(self.sync_detail());
-            let has_transcript = self
-                .browse
-                .detail
-                .as_ref()
-                .is_some_and(|d| d.id == id && d.transcript.is_some());
-            self.pending = PendingSelection::Session {
-                id: id.to_string(),
-                message: (!has_transcript).then_some(seq),
-            };
-            effects.extend(self.window_at(id));
-            if has_transcript {
-                effects.extend(self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)));
-            }
-        } else {
-            if self.browse.detail.as_ref().is_none_or(|d| d.id != id) {
-                effects.extend(self.open_detail(id));
-            }
-            let has_transcript = self
-                .browse
-                .detail
-                .as_ref()
-                .is_some_and(|d| d.transcript.is_some());
-            if has_transcript {
-                effects.extend(self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)));
-            } else {
-                self.pending = PendingSelection::Message {
-                    id: id.to_string(),
-                    seq,
-                };
-            }
+        let mut effects = self.carry_all(asks);
+        if select_now {
+            effects.extend(self.with_transcript(|t, w, h, th| t.select(seq, w, h, th)));
         }
         self.say(format!("Message #{seq}. Tab goes back to the list."));
         effects
@@ -515,7 +442,7 @@ impl App {
                         Vec::new()
                     });
                 } else {
-                    self.conv.composer.paste(text)
+                    self.conv.paste(text)
                 }
             }
             _ => {}
@@ -546,16 +473,11 @@ impl App {
             MouseEventKind::Down(MouseButton::Left) => {
                 if in_list {
                     self.focus = Focus::List;
-                    if m.row >= a.list_rows.y {
-                        let row = self.browse.list.offset + (m.row - a.list_rows.y) as usize;
-                        if row < self.browse.list.visible.len() {
-                            self.browse.list.selected = row;
-                            let mut effects = self.sync_detail();
-                            effects.extend(self.maybe_prefetch());
-                            return effects;
-                        }
+                    if m.row < a.list_rows.y {
+                        return Vec::new();
                     }
-                    Vec::new()
+                    let drawn = (m.row - a.list_rows.y) as usize;
+                    self.with_browse(|b, _| b.click_row(drawn))
                 } else if self.screen == Screen::Browse && a.detail.contains(at) {
                     self.focus = Focus::Detail;
                     if let Some(t) = a.tab_at(m.column, m.row) {

@@ -1,373 +1,52 @@
-//! The session list: a window of pages moved from either edge, rows in tree order or the
-//! filter's matches from the storage thread, moving the selection, and the detail pane
-//! following it.
+//! The session list's transitions are the browse screen's own (`tui::browse`): the router
+//! hands it the screen shown and carries out what it asks back.
 
-use super::state::{Detail, Load, PendingSelection, Row, Screen, Slot};
-use super::{App, PAGE, PREFETCH, WINDOW};
-use crate::sanitize;
-use crate::session::{ListPage, ListQuery, SessionSummary};
+use super::App;
+use crate::tui::browse::Browse;
 use crate::tui::effect::Effect;
-use crate::tui::filter::FilterResult;
-use crate::tui::worker::Request;
+use crate::tui::screen::Screen;
+use crate::tui::seam::Ask;
 
 impl App {
-    fn list_job(&mut self, load: Load, query: ListQuery, count: bool) -> Vec<Effect> {
-        self.browse.list.loading = true;
-        self.browse.list.load = load;
-        vec![self.ask(Some(Slot::List), Request::List { query, count })]
+    /// Runs a browse transition (it sees the screen shown) and carries out what it asks.
+    pub(super) fn with_browse(
+        &mut self,
+        f: impl FnOnce(&mut Browse, Screen) -> Vec<Ask>,
+    ) -> Vec<Effect> {
+        let asks = f(&mut self.browse, self.screen);
+        self.carry_all(asks)
     }
 
     /// Reads the window again (something changed), from its first row, with the total.
     pub(super) fn reload_list(&mut self) -> Vec<Effect> {
-        let query = ListQuery {
-            limit: self.browse.list.rows.len().clamp(PAGE, WINDOW),
-            after: self.browse.list.above.clone(),
-            ..ListQuery::default()
-        };
-        self.list_job(Load::Reload, query, true)
+        self.with_browse(|b, _| b.reload_list())
     }
 
     /// The first page: after this app wrote a session (it is the newest now) or resumed one.
     pub(super) fn reload_top(&mut self) -> Vec<Effect> {
-        self.first_page(Load::Top)
+        self.with_browse(|b, _| b.reload_top())
     }
 
-    /// The first page, landing on its first row.
-    pub(super) fn home(&mut self) -> Vec<Effect> {
-        self.first_page(Load::Home)
-    }
-
-    fn first_page(&mut self, load: Load) -> Vec<Effect> {
-        let query = ListQuery {
-            limit: PAGE,
-            ..ListQuery::default()
-        };
-        self.list_job(load, query, true)
-    }
-
-    fn next_page(&mut self) -> Vec<Effect> {
-        if self.browse.list.loading {
-            return Vec::new();
-        }
-        let Some(after) = self.browse.list.next.clone() else {
-            return Vec::new();
-        };
-        let query = ListQuery {
-            limit: PAGE,
-            after: Some(after),
-            ..ListQuery::default()
-        };
-        self.list_job(Load::Down, query, false)
-    }
-
-    fn prev_page(&mut self) -> Vec<Effect> {
-        if self.browse.list.loading || self.browse.list.above.is_none() {
-            return Vec::new();
-        }
-        let Some(before) = self.browse.list.keys.first().cloned() else {
-            return Vec::new();
-        };
-        let query = ListQuery {
-            limit: PAGE,
-            before: Some(before),
-            ..ListQuery::default()
-        };
-        self.list_job(Load::Up, query, false)
-    }
-
-    /// The oldest page, read upwards from the end: End costs one page at any list size.
-    pub(super) fn last_page(&mut self) -> Vec<Effect> {
-        let query = ListQuery {
-            limit: PAGE,
-            from_end: true,
-            ..ListQuery::default()
-        };
-        self.list_job(Load::End, query, true)
-    }
-
-    /// A window starting at a session outside the loaded one.
-    pub(super) fn window_at(&mut self, id: &str) -> Vec<Effect> {
-        self.browse.list.loading = true;
-        self.browse.list.load = Load::At;
-        vec![self.ask(
-            Some(Slot::List),
-            Request::ListAt {
-                id: id.to_string(),
-                limit: PAGE,
-            },
-        )]
-    }
-
-    /// Puts an answered page into the window as its load asked; keeps at most [`WINDOW`]
-    /// rows, dropping from the far edge.
-    pub(super) fn place_page(&mut self, mut page: ListPage, base: Option<u64>) {
-        let l = &mut self.browse.list;
-        let read = page.items.len();
-        if matches!(l.load, Load::Down | Load::Up) {
-            // Another process's write the window has not reloaded for yet can move a session
-            // it holds into the page beside it (activity moves it to the top): the window's
-            // copy stays until that reload, which the next poll asks for.
-            let held: std::collections::HashSet<&str> =
-                l.rows.iter().map(|s| s.id.as_str()).collect();
-            let mut keys = std::mem::take(&mut page.keys).into_iter();
-            let mut kept_keys = Vec::with_capacity(page.items.len());
-            page.items.retain(|s| {
-                let key = keys.next();
-                let new = !held.contains(s.id.as_str());
-                if new {
-                    kept_keys.extend(key);
-                }
-                new
-            });
-            page.keys = kept_keys;
-        }
-        let titles: Vec<String> = page
-            .items
-            .iter()
-            .map(|s| sanitize::line(s.display_title()).into_owned())
-            .collect();
-        let n = page.items.len();
-        match l.load {
-            Load::Reload | Load::Top | Load::Home | Load::End | Load::At => {
-                l.rows = page.items;
-                l.titles = titles;
-                l.keys = page.keys;
-                l.next = page.next;
-                match l.load {
-                    Load::Top | Load::Home => l.above = None,
-                    Load::End | Load::At => l.above = page.above,
-                    _ => {}
-                }
-                l.base = match l.load {
-                    _ if l.above.is_none() => 0,
-                    Load::End => l.total.map_or(0, |t| (t as usize).saturating_sub(n)),
-                    Load::At => base.unwrap_or(0) as usize,
-                    _ => l.base,
-                };
-            }
-            Load::Down => {
-                l.rows.extend(page.items);
-                l.titles.extend(titles);
-                l.keys.extend(page.keys);
-                l.next = page.next;
-                if l.rows.len() > WINDOW {
-                    let d = l.rows.len() - WINDOW;
-                    l.above = Some(l.keys[d - 1].clone());
-                    l.rows.drain(..d);
-                    l.titles.drain(..d);
-                    l.keys.drain(..d);
-                    l.base += d;
-                    l.offset = l.offset.saturating_sub(d);
-                }
-            }
-            Load::Up => {
-                l.rows.splice(0..0, page.items);
-                l.titles.splice(0..0, titles);
-                l.keys.splice(0..0, page.keys);
-                l.above = page.above;
-                l.base = if l.above.is_none() {
-                    0
-                } else {
-                    l.base.saturating_sub(read)
-                };
-                l.offset += n;
-                if l.rows.len() > WINDOW {
-                    l.rows.truncate(WINDOW);
-                    l.titles.truncate(WINDOW);
-                    l.keys.truncate(WINDOW);
-                    l.next = l.keys.last().cloned();
-                }
-            }
-        }
-    }
-
-    pub(super) fn maybe_prefetch(&mut self) -> Vec<Effect> {
-        // Filter matches come whole from the storage thread: no paging for them.
-        if self.browse.list.showing_matches || !self.browse.list.filter_text().is_empty() {
-            return Vec::new();
-        }
-        if self.browse.list.selected + PREFETCH >= self.browse.list.visible.len() {
-            self.next_page()
-        } else if self.browse.list.selected < PREFETCH {
-            self.prev_page()
-        } else {
-            Vec::new()
-        }
-    }
-
-    /// The filter text changed: ask the storage thread for its matches (the newest text
-    /// wins there and here), or go back to the whole list when it is empty.
-    pub(super) fn filter_changed(&mut self) -> Vec<Effect> {
-        let text = self.browse.list.filter_text().to_string();
-        if text.is_empty() {
-            let current = self.browse.list.current().map(|s| s.id.clone());
-            self.stop_matching();
-            self.rebuild_keeping(current);
-            // Over a conversation (`/resume`) the open session stays until Enter.
-            if self.screen != Screen::Browse {
-                return Vec::new();
-            }
-            return self.sync_detail();
-        }
-        self.browse.list.filtering = true;
-        vec![self.ask(Some(Slot::Filter), Request::Filter { text })]
-    }
-
-    /// Leaves the filter's matches for the whole list (the caller rebuilds).
-    fn stop_matching(&mut self) {
-        self.requests.tokens.remove(&Slot::Filter);
-        let l = &mut self.browse.list;
-        l.filtering = false;
-        l.typed = false;
-        if l.showing_matches {
-            l.showing_matches = false;
-            l.visible.clear();
-        }
-        l.matches = Vec::new();
-        l.match_titles = Vec::new();
-        l.matched = 0;
-    }
-
-    /// Removes the filter and its matches; the storage thread lets go of the text it kept.
+    /// Removes the filter and its matches.
     pub(super) fn clear_filter(&mut self) -> Vec<Effect> {
-        // Taken before the matches go: `visible` indexes them until the rebuild.
-        let current = self.browse.list.current().map(|s| s.id.clone());
-        self.browse.list.filter = None;
-        self.stop_matching();
-        self.rebuild_keeping(current);
-        vec![self.ask(None, Request::FilterClosed)]
-    }
-
-    /// The filter's matches arrived.
-    pub(super) fn show_matches(&mut self, result: FilterResult) -> Vec<Effect> {
-        let current = self.browse.list.current().map(|s| s.id.clone());
-        let l = &mut self.browse.list;
-        l.filtering = false;
-        l.showing_matches = true;
-        l.matched = result.matched;
-        l.match_titles = result
-            .rows
-            .iter()
-            .map(|s| sanitize::line(s.display_title()).into_owned())
-            .collect();
-        l.matches = result.rows;
-        let matches = &l.matches;
-        l.visible = result
-            .hl
-            .into_iter()
-            .enumerate()
-            .map(|(idx, hl)| Row {
-                idx,
-                // A fork keeps its mark among the matches.
-                depth: matches.get(idx).map_or(0, lineage),
-                hl,
-            })
-            .collect();
-        // Typing starts from the best match; a re-match keeps the selection.
-        let keep = current.filter(|_| !std::mem::take(&mut l.typed));
-        l.selected = 0;
-        self.rebuild_keeping(keep);
-        if self.screen == Screen::Browse {
-            self.sync_detail()
-        } else {
-            Vec::new()
-        }
-    }
-
-    /// Rebuilds the visible rows (tree order) after the rows or matches changed: `current` is
-    /// the id selected before (taken before they changed, as `visible` indexes them). A
-    /// pending session selection wins over it, and is settled once its row is there. The
-    /// filter's matches are not rebuilt here: they come from the storage thread.
-    pub(super) fn rebuild_keeping(&mut self, current: Option<String>) {
-        let wanted = match &self.pending {
-            PendingSelection::Session { id, .. } => Some(id.clone()),
-            _ => None,
-        };
-        let keep = wanted.clone().or(current);
-        if !self.browse.list.showing_matches {
-            self.browse.list.visible = tree(&self.browse.list.rows);
-        }
-        if let Some(id) = keep
-            && let Some(pos) = self.browse.list.position(&id)
-        {
-            self.browse.list.selected = pos;
-            if wanted.as_deref() == Some(id.as_str())
-                && let PendingSelection::Session { message, .. } = &self.pending
-            {
-                self.pending = match *message {
-                    Some(seq) => PendingSelection::Message { id, seq },
-                    None => PendingSelection::None,
-                };
-            }
-        }
-        self.browse.list.selected = self
-            .browse
-            .list
-            .selected
-            .min(self.browse.list.visible.len().saturating_sub(1));
+        self.with_browse(|b, _| b.clear_filter())
     }
 
     pub(super) fn move_list(&mut self, delta: i64) -> Vec<Effect> {
-        let n = self.browse.list.visible.len();
-        if n == 0 {
-            return Vec::new();
-        }
-        let sel = (self.browse.list.selected as i64 + delta).clamp(0, n as i64 - 1) as usize;
-        self.browse.list.selected = sel;
-        let mut effects = self.sync_detail();
-        effects.extend(self.maybe_prefetch());
-        effects
+        self.with_browse(|b, _| b.move_list(delta))
     }
 
     /// Makes the detail pane follow the list selection.
     pub(super) fn sync_detail(&mut self) -> Vec<Effect> {
-        let Some(id) = self.browse.list.current().map(|s| s.id.clone()) else {
-            self.browse.detail = None;
-            return Vec::new();
-        };
-        if self.browse.detail.as_ref().is_some_and(|d| d.id == id) {
-            return Vec::new();
-        }
-        self.open_detail(&id)
+        self.with_browse(|b, _| b.sync_detail())
     }
 
-    /// Shows another session in the detail pane; a message selection pending for the one it
-    /// replaces is dropped with it.
+    /// Shows another session in the detail pane.
     pub(super) fn open_detail(&mut self, id: &str) -> Vec<Effect> {
-        match &mut self.pending {
-            PendingSelection::Message { id: other, .. } if other != id => {
-                self.pending = PendingSelection::None;
-            }
-            PendingSelection::Session { id: other, message } if other != id => *message = None,
-            _ => {}
-        }
-        self.browse.detail = Some(Detail::new(id));
-        vec![self.ask(Some(Slot::Detail), Request::Detail { id: id.to_string() })]
+        self.with_browse(|b, _| b.open_detail(id))
     }
 
     pub(super) fn refresh_detail(&mut self) -> Vec<Effect> {
-        match self.browse.detail.as_ref().map(|d| d.id.clone()) {
-            Some(id) => vec![self.ask(Some(Slot::Detail), Request::Detail { id })],
-            None => Vec::new(),
-        }
+        self.with_browse(|b, _| b.refresh_detail())
     }
-}
-
-/// Rows in tree order: each fork right under its parent when the parent is loaded.
-fn tree(rows: &[SessionSummary]) -> Vec<Row> {
-    // Rows stay in activity order (the order `--list` and `--continue` use): a fork active now
-    // is at the top, not nested far down under an old parent. Lineage shows as a mark.
-    rows.iter()
-        .enumerate()
-        .map(|(i, s)| Row {
-            idx: i,
-            depth: lineage(s),
-            hl: Vec::new(),
-        })
-        .collect()
-}
-
-/// 1 for a session that came from another (a fork, a plan step's session), else 0.
-fn lineage(s: &SessionSummary) -> u8 {
-    u8::from(s.parent_id.is_some() || s.subagent_of.is_some())
 }

@@ -3,14 +3,15 @@
 //! to do as [`Effect`]s; none does IO.
 //!
 //! `App` is the router: the screen, focus, tab, dialog, status line, layout and the request
-//! tokens; the screens' own state is [`Browse`] (`tui::browse`) and [`Conversation`]
-//! (`tui::conversation`, which also owns the conversation's transitions). By concern: `state`
-//! holds the router's types, `list` loads and orders the session list, `detail` the open
-//! session and its transcript window, `keys` turns keys and the mouse into actions, `actions`
-//! applies the router's and hands the conversation its own, `answers` takes the storage
-//! worker's answers (one method per answer kind), `turn` routes the agent's events and the
-//! conversation's actions and carries out what they ask back, and `cards` hands a waiting
-//! card its keys.
+//! tokens; the screens own their state and their transitions: [`Browse`] (`tui::browse`: the
+//! list, the filter, the detail pane's reads) and [`Conversation`] (`tui::conversation`).
+//! Both answer with [`Ask`](crate::tui::seam::Ask)s the router carries out (`turn`). By
+//! concern: `state` names the router's types, `list` hands the list's transitions to
+//! `Browse`, `detail` the open session's transcript window, `keys` turns keys and the mouse
+//! into actions, `actions` applies the router's and hands the screens theirs, `answers`
+//! takes the storage worker's answers (stale ones dropped by slot; the browse screen's go to
+//! it), `turn` routes the agent's events and the conversation's actions and carries out what
+//! the screens ask back, and `cards` hands a waiting card its keys.
 
 mod actions;
 mod answers;
@@ -32,6 +33,7 @@ use std::path::PathBuf;
 use crossterm::event::{KeyEvent, MouseEvent};
 use ratatui::layout::Rect;
 
+pub use crate::tui::browse::{PAGE, WINDOW};
 pub use crate::tui::conversation::commands::{
     COMMANDS as SLASH_COMMANDS, matching as slash_matches,
 };
@@ -46,7 +48,7 @@ pub use state::{
 use super::action::Action;
 use super::effect::{Effect, TurnEffect};
 use super::keymap::Context;
-use super::layout::{Layout, list_offset};
+use super::layout::Layout;
 use super::theme::Theme;
 use crate::runtime::agent::TurnEvent;
 use crate::runtime::config::ApprovalPolicy;
@@ -58,12 +60,6 @@ use crate::tui::live::Live;
 use crate::tui::worker::{Done, Job, Request};
 use state::Slot;
 
-/// Sessions per list page.
-pub const PAGE: usize = 200;
-/// The most rows the list holds at once: a window over the sessions.
-pub const WINDOW: usize = 5 * PAGE;
-/// Fetch the next page when the selection is this close to the end of what is loaded.
-const PREFETCH: usize = 50;
 /// How long a status message stays.
 pub const STATUS_MS: i64 = 6_000;
 /// How long an error stays (long enough to read a path in it).
@@ -120,8 +116,6 @@ pub struct App {
     pub status: Option<Status>,
     /// The user asked to quit.
     pub quit: bool,
-    /// What to select when the answer holding it arrives.
-    pub pending: PendingSelection,
     /// Where things were last drawn for the terminal size: views draw into it and mouse
     /// clicks are hit-tested against it.
     pub layout: Layout,
@@ -137,6 +131,7 @@ pub struct App {
 impl App {
     /// A new app and the first work to do.
     pub fn new(opts: AppOptions) -> (App, Vec<Effect>) {
+        let conv = Conversation::new(opts.now_ms, PathBuf::from(&opts.root));
         let mut app = App {
             theme: opts.theme,
             now_ms: opts.now_ms,
@@ -152,14 +147,12 @@ impl App {
             overlay: Overlay::None,
             status: None,
             quit: false,
-            pending: PendingSelection::None,
             layout: Layout::default(),
             browse: Browse::default(),
-            conv: Conversation::new(opts.now_ms),
+            conv,
             requests: Requests::default(),
             esc_back: None,
         };
-        app.conv.root = std::path::PathBuf::from(&app.paths.root);
         // The change counter's baseline is taken before the first list is read (one worker,
         // in order), so a write landing between the two still shows at the next poll.
         let mut effects = app.tick();
@@ -174,10 +167,10 @@ impl App {
     /// Opens a session's conversation: `--resume`, a new session, a fork made from the
     /// conversation. The list selects it once a page holding it arrives.
     pub fn resume(&mut self, id: &str) -> Vec<Effect> {
-        self.pending = PendingSelection::Session {
+        self.browse.select_when_loaded(PendingSelection::Session {
             id: id.to_string(),
             message: None,
-        };
+        });
         let mut effects = self.open_detail(id);
         let entering = self.screen != Screen::Conversation;
         self.enter_conversation();
@@ -325,7 +318,7 @@ impl App {
     /// Whether something on screen moves by itself (a streaming turn), so the loop draws
     /// frames on a timer, at most ~30 a second.
     pub fn animating(&self) -> bool {
-        self.conv.turn_running
+        self.conv.animating()
     }
 
     /// The key context of the current screen.
@@ -348,7 +341,7 @@ impl App {
         Layout::compute_with_status(
             self.screen,
             self.browse.list.filter.is_some(),
-            self.conv.composer.rows(),
+            self.conv.composer().rows(),
             self.status_rows(),
             Rect::new(0, 0, self.size.0, self.size.1),
         )
@@ -390,13 +383,10 @@ impl App {
     /// row moved just enough to show the selection.
     fn settle(&mut self) {
         self.layout = self.current_layout();
-        if self.screen == Screen::Browse && !self.browse.list.visible.is_empty() {
-            self.browse.list.offset = list_offset(
-                self.browse.list.selected,
-                self.browse.list.offset,
-                self.layout.list_rows.height as usize,
-                self.browse.list.visible.len(),
-            );
+        if self.screen == Screen::Browse {
+            self.browse
+                .list
+                .keep_in_view(self.layout.list_rows.height as usize);
         }
     }
 
@@ -418,6 +408,14 @@ impl App {
     /// Whether `token` answers the latest request of `slot`.
     fn current(&self, slot: Slot, token: u64) -> bool {
         self.requests.tokens.get(&slot) == Some(&token)
+    }
+
+    /// The slot whose latest request `token` is (tokens are never reused: one at most).
+    fn slot_of(&self, token: u64) -> Option<Slot> {
+        self.requests
+            .tokens
+            .iter()
+            .find_map(|(slot, t)| (*t == token).then_some(*slot))
     }
 
     /// Leaving a conversation: its unsent text is kept for when it is opened again.

@@ -5,7 +5,7 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::App;
-use super::state::{Filter, Overlay, Screen};
+use super::state::{Overlay, Screen};
 use crate::format::short_id;
 use crate::tui::effect::Effect;
 use crate::tui::worker::Request;
@@ -13,15 +13,7 @@ use crate::tui::worker::Request;
 impl App {
     /// Opens the picker on the open session's row, with the list's filter taking the keys.
     pub(super) fn open_resume(&mut self) -> Vec<Effect> {
-        let open = self.browse.detail.as_ref().map(|d| d.id.clone());
-        if let Some(pos) = open.and_then(|id| self.browse.list.position(&id)) {
-            self.browse.list.selected = pos;
-        }
-        self.browse
-            .list
-            .filter
-            .get_or_insert_with(Filter::default)
-            .editing = true;
+        self.browse.open_picker();
         self.overlay = Overlay::Resume;
         // The storage thread reads the text to match while the first key is typed.
         vec![self.ask(
@@ -34,19 +26,13 @@ impl App {
 
     /// A key over the picker.
     pub(super) fn resume_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let n = self.browse.list.visible.len();
         match key.code {
             KeyCode::Esc => {
                 self.say("Back to the conversation.");
                 self.clear_filter()
             }
             KeyCode::Up | KeyCode::Down => {
-                let l = &mut self.browse.list;
-                l.selected = if key.code == KeyCode::Up {
-                    l.selected.saturating_sub(1)
-                } else {
-                    (l.selected + 1).min(n.saturating_sub(1))
-                };
+                self.browse.picker_step(key.code == KeyCode::Up);
                 self.overlay = Overlay::Resume;
                 Vec::new()
             }
@@ -56,13 +42,13 @@ impl App {
                     return Vec::new();
                 };
                 let mut effects = self.clear_filter();
-                if self.browse.detail.as_ref().is_some_and(|d| d.id == id) && !self.conv.draft {
+                if self.browse.detail.as_ref().is_some_and(|d| d.id == id) && !self.conv.draft() {
                     self.say("That is this session.");
                     return effects;
                 }
                 // Leaving this conversation as Esc would: its unsent text is kept for it.
                 self.stash_draft();
-                self.conv.draft = false;
+                self.conv.set_draft(false);
                 self.screen = Screen::Browse;
                 effects.extend(self.resume(&id));
                 self.say(format!(
@@ -73,14 +59,7 @@ impl App {
             }
             _ => {
                 self.overlay = Overlay::Resume;
-                let Some(f) = self.browse.list.filter.as_mut() else {
-                    return Vec::new();
-                };
-                if f.input.key(&key) == Some(true) {
-                    self.browse.list.typed = true;
-                    return self.filter_changed();
-                }
-                Vec::new()
+                self.with_browse(|b, screen| b.type_filter(&key, screen))
             }
         }
     }

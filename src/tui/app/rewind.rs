@@ -28,7 +28,7 @@ pub(super) struct EscBack {
 impl App {
     /// Alt-R / `r`: the rewind dialog at the selected message (else the last user message).
     pub(super) fn rewind_selected(&mut self) -> Vec<Effect> {
-        if self.screen == Screen::Conversation && self.conv.draft {
+        if self.screen == Screen::Conversation && self.conv.draft() {
             self.fail("A new session has nothing to rewind yet.");
             return Vec::new();
         }

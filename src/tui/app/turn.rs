@@ -52,6 +52,11 @@ impl App {
         match ask {
             Ask::Effect(e) => vec![e],
             Ask::Request(r) => vec![self.ask(None, r)],
+            Ask::Load(slot, r) => vec![self.ask(Some(slot), r)],
+            Ask::Forget(slot) => {
+                self.requests.tokens.remove(&slot);
+                Vec::new()
+            }
             Ask::Act(a) => self.act(a),
             Ask::Find(text) => self.find_text(&text),
             Ask::RefreshDetail => self.refresh_detail(),

@@ -3,10 +3,10 @@
 //! browse screen's) stay with the router, which hands these here.
 
 use super::Conversation;
-use super::ctx::{Ask, Ctx};
 use crate::runtime::agent::TurnCommand;
 use crate::tui::action::Action;
 use crate::tui::dialog::{Confirm, Overlay};
+use crate::tui::seam::{Ask, Ctx};
 
 impl Conversation {
     /// Applies one of the conversation's actions; any other does nothing here.
@@ -35,7 +35,7 @@ impl Conversation {
             }
             Action::EditDraft => {
                 // The loop owns the terminal: it runs the editor before the next frame.
-                self.edit_draft = true;
+                self.editor.ask_edit();
                 Vec::new()
             }
             _ => Vec::new(),

@@ -3,7 +3,6 @@
 //! calls as never run).
 
 use super::Conversation;
-use super::ctx::{Ask, Ctx};
 use crate::runtime::agent::TurnCommand;
 use crate::runtime::tools::ToolKind;
 use crate::session::ToolCall;
@@ -11,6 +10,7 @@ use crate::tui::dialog::Overlay;
 use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::input::Input;
 use crate::tui::live::{Asked, Card, CardState};
+use crate::tui::seam::{Ask, Ctx};
 use crate::tui::transcript::CANCELLED_MARK;
 use crate::tui::worker::Request;
 
@@ -40,7 +40,7 @@ impl Conversation {
         ctx: &Ctx<'_>,
     ) -> Vec<Ask> {
         let now = ctx.now_ms;
-        if let Some(l) = self.live.as_mut() {
+        if let Some(l) = self.turn.live_mut() {
             l.cards.push(Card {
                 call,
                 kind,
@@ -66,10 +66,10 @@ impl Conversation {
         ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         let now = ctx.now_ms;
-        if self.live.as_ref().is_some_and(|l| l.asking.is_empty()) {
+        if self.turn.live().is_some_and(|l| l.asking.is_empty()) {
             self.card_shown(now);
         }
-        if let Some(l) = self.live.as_mut() {
+        if let Some(l) = self.turn.live_mut() {
             if let Some(c) = l.card_mut(&call.id) {
                 c.state = CardState::Waiting(reason);
                 c.since_ms = now;
@@ -101,7 +101,7 @@ impl Conversation {
             .filter(|p| p.by == "rule" || p.by == "hook")
             .filter(|p| !crate::tui::denial::decision_repeats(p))
             .map(|p| p.describe());
-        if let Some(l) = self.live.as_mut() {
+        if let Some(l) = self.turn.live_mut() {
             let step = l.current_step.clone();
             l.asking.retain(|a| a.call_id != call_id || a.step != step);
             if let Some(c) = l.card_mut(&call_id) {
@@ -135,7 +135,7 @@ impl Conversation {
         let now = ctx.now_ms;
         // The next card (if one is queued) waits a moment before it takes an answer.
         self.card_shown(now);
-        if let Some(l) = self.live.as_mut() {
+        if let Some(l) = self.turn.live_mut() {
             l.asking.pop_front();
             if let Some(c) = l.cards.iter_mut().find(|c| asked.is(c)) {
                 c.since_ms = now;

@@ -9,13 +9,13 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::ctx::{Ask, Ctx};
 use super::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS, Conversation, Held};
 use crate::tui::action::Action;
 use crate::tui::browse::Detail;
 use crate::tui::dialog::Overlay;
 use crate::tui::keymap::{self, Context};
 use crate::tui::screen::Screen;
+use crate::tui::seam::{Ask, Ctx};
 
 fn printable(key: &KeyEvent) -> bool {
     matches!(key.code, KeyCode::Char(_))
@@ -54,11 +54,7 @@ impl Conversation {
     /// Remembers a printable key or a paste in the conversation; whether it came in a burst
     /// (another one just before it).
     pub fn typed_now(&mut self, now: i64) -> bool {
-        let burst = self
-            .last_typed_ms
-            .is_some_and(|t| now.saturating_sub(t) < ANSWER_BEFORE_MS);
-        self.last_typed_ms = Some(now);
-        burst
+        self.turn.typed_now(now)
     }
 
     fn card_keys(context: Context) -> String {
@@ -88,12 +84,12 @@ impl Conversation {
             if !is_printable {
                 return vec![Ask::Act(action)];
             }
-            let fresh = ctx.now_ms.saturating_sub(self.card_since_ms) < ANSWER_BEFORE_MS;
-            if self.held.take().is_some() || burst || fresh {
+            let fresh = ctx.now_ms.saturating_sub(self.turn.card_since_ms()) < ANSWER_BEFORE_MS;
+            if self.turn.take_held().is_some() || burst || fresh {
                 Conversation::typing_ignored(context, ctx);
                 return Vec::new();
             }
-            self.held = Some(Held {
+            self.turn.hold(Held {
                 action,
                 context,
                 call: self.asked_call(ctx.screen, ctx.detail()),
@@ -103,7 +99,7 @@ impl Conversation {
             ctx.say(format!("{label}…"));
             return Vec::new();
         }
-        if is_printable && self.held.take().is_some() {
+        if is_printable && self.turn.take_held().is_some() {
             // The answer key was the start of a word.
             Conversation::typing_ignored(context, ctx);
             return Vec::new();
@@ -136,7 +132,7 @@ impl Conversation {
     /// A paste while a card has the keyboard: it goes nowhere, and is typing.
     pub fn card_paste(&mut self, context: Context, ctx: &mut Ctx<'_>) {
         self.typed_now(ctx.now_ms);
-        self.held = None;
+        self.turn.take_held();
         Conversation::typing_ignored(context, ctx);
     }
 
@@ -150,13 +146,13 @@ impl Conversation {
         detail: Option<&Detail>,
     ) -> Option<Action> {
         let due = self
-            .held
-            .as_ref()
+            .turn
+            .held()
             .is_some_and(|h| now_ms.saturating_sub(h.at_ms) >= ANSWER_AFTER_MS);
         if !due {
             return None;
         }
-        let h = self.held.take()?;
+        let h = self.turn.take_held()?;
         if self.card_focus(screen, overlay, detail) != Some(h.context)
             || (h.context == Context::Approval && self.asked_call(screen, detail) != h.call)
         {

@@ -1,22 +1,25 @@
-//! The conversation screen's state: the editor and what it sends (drafts, attachments, the
-//! message waiting for its images), the running turn as far as it has arrived, the approval
-//! cards' held answer, and the policy and model chosen here. Its transitions are its own:
-//! a running turn's events ([`Conversation::on_turn`]: `turn` routes to `stream`, `calls`
-//! and `plan_events`) and its actions ([`Conversation::act`]: `actions` routes to `calls`
-//! (approvals), `plan_events` (the plan's answer), `send` (sending, cancelling) and `slash`
-//! (slash commands, by group in `slash_agent` and `slash_session`); `complete` is Tab in
-//! the editor and `cards` the keys of a card waiting for an answer. They see the router
-//! through a narrow [`Ctx`] and leave what only the router can do (storage requests, the
-//! list, opening a session, its own actions) as [`Ask`]s. The views read it; nothing here
-//! imports the router (`tui::app`).
+//! The conversation screen's state and transitions. Its state is cut into parts that own
+//! their fields: the `Editor` (`editor/`: the message being written, the `@` picker and
+//! completion, attachments, the unsent drafts of conversations left), the `TurnView` (the
+//! running turn as far as it has arrived, the cards' clock and held answer), the `Delivery`
+//! of the session's queue and the `AgentState` (the agent as shown, the policy and model
+//! chosen here). No file sees all of them; the router and the views call methods of
+//! [`Conversation`]. Its transitions are its own: a running turn's events
+//! ([`Conversation::on_turn`]: `turn` routes to `stream`, `calls` and `plan_events`) and its
+//! actions ([`Conversation::act`]: `actions` routes to `calls` (approvals), `plan_events`
+//! (the plan's answer), `send` (sending, cancelling) and `slash` (slash commands, by group
+//! in `slash_agent` and `slash_session`); `cards` takes the keys of a card waiting for an
+//! answer. They see the router through a narrow [`Ctx`] and leave what only the router can
+//! do (storage requests, the list, opening a session, its own actions) as [`Ask`]s. Nothing
+//! here imports the router (`tui::app`).
 
 mod actions;
+mod agent_state;
 mod calls;
 mod cards;
 pub mod commands;
-mod complete;
-mod ctx;
-pub mod picker;
+mod delivery;
+mod editor;
 mod plan_events;
 mod queue;
 mod send;
@@ -25,19 +28,25 @@ mod slash_agent;
 mod slash_session;
 mod stream;
 mod turn;
+mod turn_view;
 
-pub use ctx::{Ask, Ctx};
+pub use crate::tui::seam::{Ask, Ctx};
+pub use editor::picker;
 pub use slash::{budget_left, limits_text};
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 
-use crate::runtime::config::ApprovalPolicy;
+use crossterm::event::KeyEvent;
+
 use crate::tui::action::Action;
 use crate::tui::browse::Detail;
 use crate::tui::composer::Composer;
 use crate::tui::keymap::Context;
 use crate::tui::live::{AgentInfo, Live};
+use agent_state::AgentState;
+use delivery::Delivery;
+use editor::Editor;
+use turn_view::TurnView;
 
 /// Quiet before a one-letter answer: since the last printable key or paste, and since the
 /// card appeared (a key typed as it appears was meant for the editor).
@@ -55,99 +64,187 @@ pub(crate) struct Held {
     pub(crate) at_ms: i64,
 }
 
-/// What the conversation screen holds.
+/// What the conversation screen holds, in parts that own their fields: the editor, the
+/// running turn, the queue's delivery and the agent. Only the conversation's transitions see
+/// the parts; the router and the views call methods.
 pub struct Conversation {
-    /// The message editor.
-    pub composer: Composer,
+    editor: Editor,
+    turn: TurnView,
+    delivery: Delivery,
+    agent: AgentState,
     /// The conversation view shows a new session that does not exist yet: it is created
     /// when its first message is sent, so opening one and leaving leaves nothing behind.
-    pub draft: bool,
-    /// The agent as the status line shows it (set by the loop when it connects one).
-    pub agent: AgentInfo,
-    /// The running (or last) turn, as far as it has arrived.
-    pub live: Option<Live>,
-    /// Workspace files for `@path` completion, once listed.
-    pub files: Option<std::sync::Arc<Vec<String>>>,
-    /// Paths the last `@` completion left to choose from, or the `@` picker's matches
-    /// (shown above the editor).
-    pub path_matches: Vec<String>,
-    /// The `@` picker is open (its keys come first); `path_sel` is its chosen row.
-    pub picker: bool,
-    pub path_sel: usize,
-    /// The workspace's files were asked of the worker (once).
-    pub(crate) files_asked: bool,
-    /// The workspace root (`@path` attachments are read from it).
-    pub root: PathBuf,
-    /// Ctrl-G asked for the draft to be edited in `$EDITOR` (the loop runs it).
-    pub edit_draft: bool,
-    /// Images to send with the next message (`/attach`, a pasted image path).
-    pub attachments: Vec<PathBuf>,
-    /// Approval policy chosen with `/approve` (else the agent's).
-    pub policy: Option<ApprovalPolicy>,
-    /// A turn is running: frames are paced for streaming.
-    pub(crate) turn_running: bool,
-    /// The provider before a `/model` switch the agent has not accepted yet.
-    pub(crate) model_before: Option<Result<String, String>>,
-    /// A `/model NAME` of a session on its way to the store: (session, model), shown until
-    /// the session's header names it.
-    pub(crate) model_switch: Option<(String, String)>,
-    /// A card's one-letter answer waiting for the quiet after it (see `cards`).
-    pub(crate) held: Option<Held>,
-    /// When the last printable key or paste came in the conversation, ms.
-    pub(crate) last_typed_ms: Option<i64>,
-    /// When the card waiting for an answer appeared, ms.
-    pub(crate) card_since_ms: i64,
-    /// Unsent text of conversations left, by session id ("" for the new session being
-    /// written): it is there again when the conversation is opened again.
-    pub(crate) drafts: HashMap<String, crate::tui::composer::Draft>,
-    /// The queue of this session does not go on by itself, and why (a budget stop, a failure
-    /// or a cancel), until the user sends something: (session, why).
-    pub(crate) queue_hold: Option<(String, String)>,
-    /// The session whose stored hold (its last turn failed, was cancelled or hit a budget) the
-    /// user lifted here (see `queue::queue_held`).
-    pub(crate) queue_released: Option<String>,
-    /// The queued message last handed to the agent (tried once).
-    pub(crate) delivering: Option<i64>,
+    draft: bool,
 }
 
 impl Conversation {
-    /// An empty conversation; `now_ms` starts the card clock.
-    pub fn new(now_ms: i64) -> Conversation {
+    /// An empty conversation; `now_ms` starts the card clock, `root` is the workspace
+    /// `@path` attachments are read from.
+    pub fn new(now_ms: i64, root: PathBuf) -> Conversation {
+        let mut editor = Editor::new();
+        editor.set_root(root);
         Conversation {
-            composer: Composer::new(),
+            editor,
+            turn: TurnView::new(now_ms),
+            delivery: Delivery::default(),
+            agent: AgentState::default(),
             draft: false,
-            agent: AgentInfo::default(),
-            live: None,
-            files: None,
-            path_matches: Vec::new(),
-            picker: false,
-            path_sel: 0,
-            files_asked: false,
-            root: PathBuf::new(),
-            edit_draft: false,
-            attachments: Vec::new(),
-            policy: None,
-            turn_running: false,
-            model_before: None,
-            model_switch: None,
-            held: None,
-            last_typed_ms: None,
-            card_since_ms: now_ms,
-            drafts: HashMap::new(),
-            queue_hold: None,
-            queue_released: None,
-            delivering: None,
         }
     }
-}
 
-impl Conversation {
+    /// The message editor, read.
+    pub fn composer(&self) -> &Composer {
+        self.editor.composer()
+    }
+
+    /// Whether the view shows a new session that does not exist yet.
+    pub fn draft(&self) -> bool {
+        self.draft
+    }
+
+    /// Shows (or stops showing) a new session that does not exist yet.
+    pub fn set_draft(&mut self, draft: bool) {
+        self.draft = draft;
+    }
+
+    /// The agent as the status line shows it.
+    pub fn agent(&self) -> &AgentInfo {
+        self.agent.info()
+    }
+
+    /// The loop connected an agent: this is how the status line shows it.
+    pub fn set_agent(&mut self, info: AgentInfo) {
+        self.agent.set_info(info);
+    }
+
+    /// The configured model, or what to configure (a run without an agent sets it).
+    pub fn set_provider(&mut self, provider: Result<String, String>) {
+        self.agent.set_provider(provider);
+    }
+
+    /// The running (or last) turn, as far as it has arrived.
+    pub fn live(&self) -> Option<&Live> {
+        self.turn.live()
+    }
+
+    /// Whether a turn of session `id` runs in this app and has not finished.
+    pub fn running_in(&self, id: &str) -> bool {
+        self.turn
+            .live()
+            .is_some_and(|l| !l.finished && l.session_id.as_deref() == Some(id))
+    }
+
+    /// Whether a turn streams (frames are paced for it).
+    pub fn animating(&self) -> bool {
+        self.turn.running()
+    }
+
+    /// Whether a card's one-letter answer waits for the quiet after it.
+    pub fn holds_answer(&self) -> bool {
+        self.turn.held().is_some()
+    }
+
+    /// Session `id`'s stored header names `model`: a `/model` switch to it is done.
+    pub fn model_stored(&mut self, id: &str, model: &str) {
+        self.agent.model_stored(id, model);
+    }
+
+    /// Workspace files for `@path` completion, once listed.
+    pub fn files(&self) -> Option<&std::sync::Arc<Vec<String>>> {
+        self.editor.files()
+    }
+
+    /// Paths offered above the editor (the `@` picker's matches or the last completion's).
+    pub fn path_matches(&self) -> &[String] {
+        self.editor.path_matches()
+    }
+
+    /// The `@` picker's chosen row, while it lists files.
+    pub fn picker_row(&self) -> Option<usize> {
+        self.editor.picker_row()
+    }
+
+    /// Whether the `@` picker lists files now (its keys come before the editor's).
+    pub fn picker_open(&self) -> bool {
+        self.editor.picker_open()
+    }
+
+    /// A key while the picker is open: moving, choosing, closing; `None` for a key the
+    /// editor takes.
+    pub fn picker_key(&mut self, key: KeyEvent) -> Option<Vec<Ask>> {
+        self.editor.picker_key(key)
+    }
+
+    /// The worker's matches for `query`: shown if the `@word` being typed is still that.
+    pub fn ranked(&mut self, query: &str, matches: Vec<String>) {
+        self.editor.ranked(query, matches);
+    }
+
+    /// The workspace's files arrived: the picker waiting for them ranks them, else the Tab
+    /// that asked for them completes.
+    pub fn files_listed(&mut self, files: Vec<String>, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        if self.editor.set_files(files) {
+            return self.editor.refresh_picker();
+        }
+        self.editor.complete_path(ctx);
+        Vec::new()
+    }
+
+    /// Tab in the editor: completes a slash command or an `@path`; `None` when there was
+    /// nothing to complete.
+    pub fn complete(&mut self, ctx: &mut Ctx<'_>) -> Option<Vec<Ask>> {
+        self.editor.complete(ctx)
+    }
+
+    /// Images waiting to go with the next message.
+    pub fn attachments(&self) -> &[PathBuf] {
+        self.editor.attachments()
+    }
+
+    /// Ctrl-C with text in the editor: it is cleared (↑ or Ctrl-Z brings it back) and the
+    /// paths offered go; false when the editor was empty.
+    pub fn clear_message(&mut self) -> bool {
+        if !self.editor.composer_mut().clear_to_history() {
+            return false;
+        }
+        self.editor.close_picker();
+        true
+    }
+
+    /// A key that is no action: the paths offered go (the key makes them stale).
+    pub fn forget_matches(&mut self) {
+        self.editor.clear_matches();
+    }
+
+    /// A key for the editor: it edits, and the `@` picker follows what is typed.
+    pub fn edit_key(&mut self, key: KeyEvent) -> Vec<Ask> {
+        self.editor.composer_mut().key(key);
+        self.editor.refresh_picker()
+    }
+
+    /// Pasted text goes into the editor.
+    pub fn paste(&mut self, text: &str) {
+        self.editor.composer_mut().paste(text);
+    }
+
+    /// What was typed in this workspace before, oldest first (↑ in the editor).
+    pub fn set_history(&mut self, typed: Vec<String>) {
+        self.editor.composer_mut().set_history(typed);
+    }
+
+    /// The draft to edit in `$EDITOR`, when Ctrl-G asked for it (the request is taken).
+    pub fn take_edit_request(&mut self) -> Option<String> {
+        self.editor
+            .take_edit()
+            .then(|| self.editor.composer().message())
+    }
+
     /// What `$EDITOR` left (Ctrl-G): the draft is replaced by it (sanitised like a paste), or
     /// the status says why not.
     pub fn draft_edited(&mut self, result: Result<String, String>, ctx: &mut Ctx<'_>) {
         match result {
             Ok(text) => {
-                self.composer.put(&text);
+                self.editor.composer_mut().put(&text);
                 ctx.say("The message is back from the editor: Enter sends it.");
             }
             Err(why) => ctx.fail(why),
@@ -165,20 +262,13 @@ impl Conversation {
     /// Leaving a conversation: its unsent text is kept for when it is opened again.
     pub fn stash_draft(&mut self, detail: Option<&Detail>) {
         let key = self.draft_key(detail);
-        let draft = self.composer.draft_now();
-        if draft.shown.trim().is_empty() {
-            self.drafts.remove(&key);
-        } else {
-            self.drafts.insert(key, draft);
-        }
-        self.composer.set_text("");
+        self.editor.stash(key);
     }
 
     /// Entering a conversation: the text left unsent in it comes back.
     pub fn restore_draft(&mut self, detail: Option<&Detail>) {
         let key = self.draft_key(detail);
-        let draft = self.drafts.remove(&key).unwrap_or_default();
-        self.composer.set_draft(&draft);
+        self.editor.restore(&key);
     }
 }
 

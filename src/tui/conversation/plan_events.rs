@@ -2,7 +2,6 @@
 //! own turn shown like the turn's; and the user's answer to a proposed plan.
 
 use super::Conversation;
-use super::ctx::{Ask, Ctx};
 use crate::runtime::agent::{TurnCommand, TurnEvent};
 use crate::sanitize;
 use crate::session::{Plan, StepFailure};
@@ -10,6 +9,7 @@ use crate::tui::dialog::{Overlay, PlanAsk};
 use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::input::Input;
 use crate::tui::live::elapsed;
+use crate::tui::seam::{Ask, Ctx};
 
 impl Conversation {
     /// A plan run proposes its plan (or runs an approved one).
@@ -65,7 +65,7 @@ impl Conversation {
         let again = retry.map_or(String::new(), |r| {
             format!(" (again: {})", sanitize::line(&r))
         });
-        if let Some(l) = self.live.as_mut() {
+        if let Some(l) = self.turn.live_mut() {
             l.steps.push(format!("▸ {id} · {title}{again}"));
         }
         ctx.say(format!("Step {id}: {title}{again}"));
@@ -89,7 +89,7 @@ impl Conversation {
                 sanitize::line(&f.message)
             ),
         };
-        if let Some(l) = self.live.as_mut() {
+        if let Some(l) = self.turn.live_mut() {
             // The step's text and calls are in its own session now (the Plan tab
             // opens it); the progress line stays, and so do the calls of steps
             // still running beside it.
@@ -122,7 +122,7 @@ impl Conversation {
                 | TurnEvent::ReasoningDelta(_)
                 | TurnEvent::AssistantStored { .. }
         );
-        if let Some(l) = self.live.as_mut()
+        if let Some(l) = self.turn.live_mut()
             && streamed
             && *l.following.get_or_insert_with(|| step_id.clone()) != step_id
         {
@@ -139,13 +139,13 @@ impl Conversation {
             _ => None,
         };
         let stored = matches!(event.as_ref(), TurnEvent::AssistantStored { .. });
-        if let Some(l) = self.live.as_mut() {
+        if let Some(l) = self.turn.live_mut() {
             l.current_step = Some(step_id);
         }
         let asks = self.on_turn(*event, ctx);
         // The step's messages are stored in its own session, never in the open
         // transcript: they stay in the live cell until the step ends.
-        if let Some(l) = self.live.as_mut() {
+        if let Some(l) = self.turn.live_mut() {
             if stored {
                 l.stored_seq = i64::MAX;
             }

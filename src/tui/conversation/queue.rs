@@ -10,10 +10,10 @@
 //! message leaves the panel as soon as it is sent.
 
 use super::Conversation;
-use super::ctx::{Ask, Ctx};
 use crate::session::{QueuedMessage, Status};
 use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::screen::Screen;
+use crate::tui::seam::{Ask, Ctx};
 use crate::tui::worker::Request;
 
 impl Conversation {
@@ -25,7 +25,7 @@ impl Conversation {
         ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         let Some(id) = ctx.open_id().filter(|_| !self.draft) else {
-            self.composer.set_text(&text);
+            self.editor.composer_mut().set_text(&text);
             ctx.fail("A turn is running: a message queues in a saved session; wait for the turn, or Esc cancels it.");
             return Vec::new();
         };
@@ -41,7 +41,7 @@ impl Conversation {
 
     /// Alt-Enter while a turn runs: the editor's text queued to steer it.
     pub(super) fn steer(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
-        let text = self.composer.message();
+        let text = self.editor.composer().message();
         if text.trim().is_empty() {
             ctx.fail("Nothing to steer with: type a message, then Alt-Enter.");
             return Vec::new();
@@ -50,7 +50,7 @@ impl Conversation {
             ctx.fail("A slash command cannot steer a turn; Enter runs it.");
             return Vec::new();
         }
-        self.composer.set_text("");
+        self.editor.composer_mut().set_text("");
         self.queue_message(text, true, ctx)
     }
 
@@ -82,20 +82,20 @@ impl Conversation {
             d.queued = queued;
             // The message being sent may still read as waiting until its turn stores it.
             if self.turn_active()
-                && let Some(sent) = self.delivering
+                && let Some(sent) = self.delivery.delivering()
             {
                 d.queued.retain(|w| w.id != sent);
             }
         }
         match taken {
-            Some(q) if self.composer.is_empty() => {
-                self.composer.set_text(&q.text);
+            Some(q) if self.editor.composer().is_empty() => {
+                self.editor.composer_mut().set_text(&q.text);
                 ctx.say("Back in the editor, out of the queue: Enter queues it again.");
             }
             Some(q) => {
                 // Typed meanwhile: the message goes after it.
-                let text = format!("{}\n{}", self.composer.text(), q.text);
-                self.composer.set_text(&text);
+                let text = format!("{}\n{}", self.editor.composer().text(), q.text);
+                self.editor.composer_mut().set_text(&text);
                 ctx.say("Back in the editor (after what you typed), out of the queue.");
             }
             None if unqueue => ctx.fail("That message was sent already."),
@@ -110,12 +110,10 @@ impl Conversation {
     /// presses Enter on the empty editor here.
     pub fn queue_held(&self, detail: Option<&crate::tui::browse::Detail>) -> Option<String> {
         let d = detail?;
-        if let Some((sid, why)) = &self.queue_hold
-            && *sid == d.id
-        {
-            return Some(why.clone());
+        if let Some(why) = self.delivery.hold_of(&d.id) {
+            return Some(why.to_string());
         }
-        if self.queue_released.as_deref() == Some(d.id.as_str()) || self.turn_active() {
+        if self.delivery.released(&d.id) || self.turn_active() {
             return None;
         }
         let h = d.header.as_ref()?;
@@ -135,8 +133,7 @@ impl Conversation {
     /// The user let the open session's queue go on (they sent something, or pressed Enter on
     /// the empty editor): its stored hold no longer counts here.
     pub(super) fn release_queue(&mut self, ctx: &Ctx<'_>) {
-        self.queue_hold = None;
-        self.queue_released = ctx.open_id();
+        self.delivery.release(ctx.open_id());
     }
 
     /// Sends the open session's next waiting message when nothing runs here and the queue is
@@ -145,7 +142,7 @@ impl Conversation {
         if ctx.screen != Screen::Conversation
             || self.draft
             || self.turn_active()
-            || self.turn_running
+            || self.turn.running()
             || self.next_model(ctx.detail()).is_err()
             || self.queue_held(ctx.detail()).is_some()
         {
@@ -158,10 +155,9 @@ impl Conversation {
             return Vec::new();
         };
         // One try per message: a refusal (the session runs elsewhere) is not retried in a loop.
-        if self.delivering == Some(q.id) {
+        if !self.delivery.deliver(q.id) {
             return Vec::new();
         }
-        self.delivering = Some(q.id);
         // Sent: the panel lists it no more (a read racing the append that marks it delivered
         // is filtered too, see `queue_read`).
         if let Some(d) = ctx.detail.as_deref_mut() {

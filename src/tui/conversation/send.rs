@@ -6,12 +6,12 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::Conversation;
 use super::commands::PlanOpts;
-use super::ctx::{Ask, Ctx};
 use crate::runtime::agent::TurnCommand;
 use crate::sanitize;
 use crate::tui::composer::Outcome;
 use crate::tui::effect::{Effect, TurnEffect};
 use crate::tui::live::Live;
+use crate::tui::seam::{Ask, Ctx};
 
 impl Conversation {
     /// Enter in the editor: a slash command runs or the message is sent.
@@ -19,17 +19,18 @@ impl Conversation {
         if !self.draft && ctx.detail.is_none() {
             return Vec::new();
         }
-        let slash = self.composer.text().trim_start().starts_with('/');
+        let slash = self.editor.composer().text().trim_start().starts_with('/');
         if !slash && self.next_model(ctx.detail()).is_ok() && self.turn_active() {
             let Outcome::Submit(text) = self
-                .composer
+                .editor
+                .composer_mut()
                 .key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
             else {
                 return Vec::new();
             };
             return self.queue_message(text, false, ctx);
         }
-        if !slash && self.composer.text().trim().is_empty() {
+        if !slash && self.editor.composer().text().trim().is_empty() {
             // Enter on an empty editor retries a failed turn, else sends the next queued
             // message (a held queue goes on, after the retried turn).
             self.release_queue(ctx);
@@ -49,7 +50,8 @@ impl Conversation {
             return Vec::new();
         }
         let Outcome::Submit(text) = self
-            .composer
+            .editor
+            .composer_mut()
             .key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
         else {
             return Vec::new();
@@ -159,7 +161,7 @@ impl Conversation {
             .and_then(|d| d.header.as_ref())
             .and_then(|h| h.ledger.as_ref())
             .and_then(|l| l.usage.cost_usd);
-        self.live = Some(Live {
+        self.turn.begin(Live {
             session_id: session_id.clone(),
             started_ms: ctx.now_ms,
             prompt: text,
@@ -167,7 +169,6 @@ impl Conversation {
             cost_at_start,
             ..Live::default()
         });
-        self.turn_running = true;
         if let Some(t) = ctx.detail.as_mut().and_then(|d| d.transcript.as_mut()) {
             t.follow_end = true;
             t.selected = None;
@@ -179,16 +180,16 @@ impl Conversation {
     /// the message.
     pub(super) fn send(&mut self, text: String, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         // `@path`s of workspace files carry the file's text.
-        let text = self.attach_files(text, ctx);
-        if self.attachments.is_empty() {
+        let text = self.editor.attach_files(text, ctx);
+        if self.editor.attachments().is_empty() {
             return self.start_turn(Some(text), ctx);
         }
         if self.draft || ctx.detail.is_none() {
-            self.composer.set_text(&text);
+            self.editor.composer_mut().set_text(&text);
             ctx.fail("Images attach to a saved session: send a first message, then /attach.");
             return Vec::new();
         }
-        let images = std::mem::take(&mut self.attachments);
+        let images = self.editor.take_attachments();
         self.start_turn_with(Some(text), images, ctx)
     }
 
@@ -207,7 +208,7 @@ impl Conversation {
 
     /// Cancels the running turn.
     pub fn cancel_turn(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
-        match self.live.as_mut() {
+        match self.turn.live_mut() {
             Some(l) if !l.finished && !l.cancelling => {
                 l.cancelling = true;
                 ctx.say("Cancelling… what arrived is kept. Ctrl-C again quits.");
@@ -224,19 +225,16 @@ impl Conversation {
         let what = match effect {
             TurnEffect::Start { .. } => {
                 // Nothing runs: the live cell goes, the message stays in the history (↑).
-                self.live = None;
-                self.turn_running = false;
+                self.turn.clear();
                 "start a turn"
             }
             TurnEffect::StartQueued { .. } => {
                 // The message stays queued (the row is claimed only once the turn starts).
-                self.live = None;
-                self.turn_running = false;
+                self.turn.clear();
                 "send the queued message"
             }
             TurnEffect::Plan { .. } => {
-                self.live = None;
-                self.turn_running = false;
+                self.turn.clear();
                 "start the plan run"
             }
             TurnEffect::Command(_) => "steer the turn",
@@ -251,11 +249,8 @@ impl Conversation {
             TurnEffect::Permissions { .. } => "list the permission rules",
             TurnEffect::RevokeGrant { .. } => "revoke the rule",
         };
-        if let (TurnEffect::Model { .. }, Some(prev)) = (effect, self.model_before.take()) {
-            self.agent.provider = prev;
-        }
         if matches!(effect, TurnEffect::Model { .. }) {
-            self.model_switch = None;
+            self.agent.switch_refused();
         }
         ctx.fail(format!("Cannot {what}: {}", sanitize::line(why)));
     }

@@ -3,12 +3,12 @@
 
 use super::Conversation;
 use super::commands::COMMANDS;
-use super::ctx::{Ask, Ctx};
 use crate::format;
 use crate::sanitize;
 use crate::tui::action::Action;
 use crate::tui::browse::Detail;
 use crate::tui::dialog::Overlay;
+use crate::tui::seam::{Ask, Ctx};
 
 impl Conversation {
     /// Runs a slash command.
@@ -90,8 +90,7 @@ impl Conversation {
             ));
             return;
         }
-        self.attachments.push(full);
-        let n = self.attachments.len();
+        let n = self.editor.attach(full);
         ctx.say(format!(
             "Attached {} ({n} image{} with the next message).",
             sanitize::line(path),
@@ -108,8 +107,7 @@ impl Conversation {
             .and_then(|bytes| crate::tui::clipboard::save_pasted(&bytes).map(|p| (p, bytes.len())));
         match saved {
             Ok((path, len)) => {
-                self.attachments.push(path);
-                let n = self.attachments.len();
+                let n = self.editor.attach(path);
                 ctx.say(format!(
                     "Pasted a PNG image from the clipboard ({}; {n} image{} with the next message).",
                     super::picker::size_text(len as u64),

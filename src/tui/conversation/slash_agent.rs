@@ -1,10 +1,10 @@
 //! Slash commands that steer the agent: `/compact`, `/model`, `/approve`, `/skill`.
 
 use super::Conversation;
-use super::ctx::{Ask, Ctx};
 use crate::runtime::config::ApprovalPolicy;
 use crate::sanitize;
 use crate::tui::effect::{Effect, TurnEffect};
+use crate::tui::seam::{Ask, Ctx};
 
 impl Conversation {
     /// `/compact`: the model summarises the transcript now.
@@ -17,15 +17,13 @@ impl Conversation {
             ctx.fail("/compact: wait for the turn to end (or Esc to cancel it).");
             return Vec::new();
         }
-        if let Err(m) = &self.agent.provider {
+        if let Err(m) = self.agent.provider() {
             let m = sanitize::line(m).into_owned();
             ctx.fail(format!("/compact needs a model: {m}"));
             return Vec::new();
         }
         // Compaction starts from a clean live cell.
-        if self.live.as_ref().is_some_and(|l| l.finished) {
-            self.live = None;
-        }
+        self.turn.drop_finished();
         ctx.say("Compacting… (the model writes a summary)");
         vec![Ask::Effect(Effect::Turn(TurnEffect::Compact {
             session_id: id,
@@ -63,7 +61,7 @@ impl Conversation {
         match open.filter(|_| !self.draft) {
             Some(id) => {
                 // Kept with the session (its header), so a restart keeps it too.
-                self.model_switch = Some((id.clone(), arg.to_string()));
+                self.agent.switch_session(id.clone(), arg.to_string());
                 ctx.say(format!("This session's next turns use {shown}."));
                 vec![Ask::Effect(Effect::Turn(TurnEffect::Model {
                     session_id: Some(id),
@@ -71,8 +69,7 @@ impl Conversation {
                 }))]
             }
             None => {
-                self.model_before = Some(self.agent.provider.clone());
-                self.agent.provider = Ok(arg.to_string());
+                self.agent.switch_agent(arg.to_string());
                 ctx.say(format!("The new session uses {shown}."));
                 vec![Ask::Effect(Effect::Turn(TurnEffect::Model {
                     session_id: None,
@@ -181,7 +178,7 @@ impl Conversation {
         }
         match ApprovalPolicy::parse(arg) {
             Some(p) => {
-                self.policy = Some(p);
+                self.agent.set_policy(p);
                 ctx.say(format!(
                     "Approval policy of the next turns: {}.",
                     p.as_str()

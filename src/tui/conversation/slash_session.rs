@@ -2,9 +2,9 @@
 
 use super::Conversation;
 use super::commands::parse_plan_args;
-use super::ctx::{Ask, Ctx};
 use crate::sanitize;
 use crate::session::StepStatus;
+use crate::tui::seam::{Ask, Ctx};
 use crate::tui::worker::Request;
 
 impl Conversation {
@@ -43,7 +43,7 @@ impl Conversation {
             ctx.fail("/plan: wait for the turn to end first.");
             return Vec::new();
         }
-        if let Err(m) = &self.agent.provider {
+        if let Err(m) = self.agent.provider() {
             let m = sanitize::line(m).into_owned();
             ctx.fail(format!("/plan needs a model: {m}"));
             return Vec::new();

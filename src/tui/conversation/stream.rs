@@ -2,7 +2,6 @@
 //! warnings and outcomes, and how it finished.
 
 use super::Conversation;
-use super::ctx::{Ask, Ctx};
 use crate::format;
 use crate::runtime::agent::FinishReason;
 use crate::sanitize;
@@ -10,16 +9,16 @@ use crate::session::Usage;
 use crate::tui::dialog::Overlay;
 use crate::tui::live::{CardState, Live, elapsed};
 use crate::tui::screen::Screen;
+use crate::tui::seam::{Ask, Ctx};
 
 impl Conversation {
     /// The turn opened its session (a new session exists now).
     pub(super) fn turn_started(&mut self, session_id: String, ctx: &Ctx<'_>) -> Vec<Ask> {
         let now = ctx.now_ms;
-        self.turn_running = true;
         let draft = self.draft;
         // A turn this app did not start here (a test, a future steering front end)
         // is shown all the same.
-        let l = self.live.get_or_insert_with(|| Live {
+        let l = self.turn.started(|| Live {
             started_ms: now,
             ..Live::default()
         });
@@ -33,7 +32,7 @@ impl Conversation {
     }
 
     pub(super) fn text_delta(&mut self, t: String) -> Vec<Ask> {
-        if let Some(l) = self.live.as_mut() {
+        if let Some(l) = self.turn.live_mut() {
             l.text.push_str(&t);
             l.chunks += 1;
         }
@@ -41,7 +40,7 @@ impl Conversation {
     }
 
     pub(super) fn reasoning_delta(&mut self, t: String) -> Vec<Ask> {
-        if let Some(l) = self.live.as_mut() {
+        if let Some(l) = self.turn.live_mut() {
             l.reasoning.push_str(&t);
             l.chunks += 1;
         }
@@ -50,7 +49,7 @@ impl Conversation {
 
     /// The streamed message is stored.
     pub(super) fn assistant_stored(&mut self, seq: i64, usage: Usage, ctx: &Ctx<'_>) -> Vec<Ask> {
-        if let Some(l) = self.live.as_mut() {
+        if let Some(l) = self.turn.live_mut() {
             // The stored message replaces the streamed text once the transcript has
             // it; until the refresh lands the text stays (no flicker to empty).
             l.stored_text = std::mem::take(&mut l.text);
@@ -79,9 +78,7 @@ impl Conversation {
             "mcp_server_failed" => {
                 // "MCP server `name`: why": the status line keeps the name.
                 let name = msg.split('`').nth(1).unwrap_or(&msg).to_string();
-                if !self.agent.mcp_failed.contains(&name) {
-                    self.agent.mcp_failed.push(name);
-                }
+                self.agent.mcp_failed(name);
                 ctx.fail(msg);
             }
             _ => ctx.say(msg),
@@ -97,12 +94,12 @@ impl Conversation {
         ctx: &mut Ctx<'_>,
     ) -> Vec<Ask> {
         let now = ctx.now_ms;
-        self.turn_running = false;
+        self.turn.stop();
         // A plan nobody answered (the run was cancelled) is no longer asked about.
         if matches!(ctx.overlay, Overlay::Plan(_)) {
             *ctx.overlay = Overlay::None;
         }
-        let Some(l) = self.live.as_mut() else {
+        let Some(l) = self.turn.live_mut() else {
             return Vec::new();
         };
         l.finished = true;
@@ -151,10 +148,8 @@ impl Conversation {
             Some(w) => l.session_id.clone().map(|s| (s, (*w).to_string())),
             None => None,
         };
-        self.queue_hold = hold;
+        self.delivery.turn_ended(hold);
         // The session's stored status says again whether its queue is held.
-        self.queue_released = None;
-        self.delivering = None;
         match said {
             Ok(m) => ctx.say(m),
             Err(m) => ctx.fail(m),

@@ -1,7 +1,7 @@
 //! The conversation's transitions on their own, with no router: a `Ctx` built from plain
 //! values, and the asks checked as the router would carry them out.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{Ask, Conversation, Ctx};
 use crate::runtime::agent::{FinishReason, TurnEvent};
@@ -42,10 +42,10 @@ impl Router {
 #[test]
 fn a_new_sessions_turn_asks_the_router_to_open_it_and_its_end_asks_for_the_list() {
     let mut r = Router::new(None);
-    let mut c = Conversation::new(0);
+    let mut c = Conversation::new(0, PathBuf::new());
     c.draft = true;
-    c.composer.set_text("hello");
-    c.agent.provider = Ok("m".into());
+    c.editor.composer_mut().set_text("hello");
+    c.set_provider(Ok("m".into()));
     let asks = c.act(Action::Submit, &mut r.ctx());
     assert!(matches!(
         asks.as_slice(),
@@ -89,19 +89,19 @@ fn a_new_sessions_turn_asks_the_router_to_open_it_and_its_end_asks_for_the_list(
 #[test]
 fn slash_commands_of_the_router_and_the_store_come_back_as_asks() {
     let mut r = Router::new(Some("s1"));
-    let mut c = Conversation::new(0);
-    c.composer.set_text("/fork");
+    let mut c = Conversation::new(0, PathBuf::new());
+    c.editor.composer_mut().set_text("/fork");
     assert_eq!(
         c.act(Action::Submit, &mut r.ctx()),
         vec![Ask::Act(Action::Fork)]
     );
-    c.composer.set_text("/rename New title");
+    c.editor.composer_mut().set_text("/rename New title");
     let asks = c.act(Action::Submit, &mut r.ctx());
     assert!(matches!(
         asks.as_slice(),
         [Ask::Request(crate::tui::worker::Request::Rename { id, title })] if id == "s1" && title == "New title"
     ));
-    c.composer.set_text("/nope");
+    c.editor.composer_mut().set_text("/nope");
     assert!(c.act(Action::Submit, &mut r.ctx()).is_empty());
     assert!(
         r.status

@@ -8,7 +8,6 @@
 //! shown here, which policy and model the next one uses).
 
 use super::Conversation;
-use super::ctx::{Ask, Ctx};
 use crate::runtime::agent::TurnEvent;
 use crate::runtime::config::ApprovalPolicy;
 use crate::sanitize;
@@ -17,6 +16,7 @@ use crate::tui::effect::{Intent, Outcome};
 use crate::tui::keymap::Context;
 use crate::tui::live::Live;
 use crate::tui::screen::Screen;
+use crate::tui::seam::{Ask, Ctx};
 
 impl Conversation {
     /// What a one-call intent of the agent came to (`/compact`, `/model NAME`,
@@ -38,16 +38,14 @@ impl Conversation {
                 Vec::new()
             }
             (Intent::Model, false) => {
-                self.model_switch = None;
+                self.agent.switch_answered();
                 ctx.fail(msg);
                 Vec::new()
             }
             (Intent::Compact, true) => {
                 // The summary is stored after the finished turn's messages: that turn's cell
                 // (its prompt, text and cards) must not be drawn again after it.
-                if self.live.as_ref().is_some_and(|l| l.finished) {
-                    self.live = None;
-                }
+                self.turn.drop_finished();
                 ctx.say(msg);
                 vec![Ask::RefreshDetail, Ask::ReloadList]
             }
@@ -137,10 +135,7 @@ impl Conversation {
 
     /// Whether `detail` (the open session) is the live turn's.
     pub fn turn_is_open(&self, detail: Option<&Detail>) -> bool {
-        match (
-            self.live.as_ref().and_then(|l| l.session_id.as_ref()),
-            detail,
-        ) {
+        match (self.turn.live().and_then(|l| l.session_id.as_ref()), detail) {
             (Some(s), Some(d)) => *s == d.id,
             _ => false,
         }
@@ -149,7 +144,7 @@ impl Conversation {
     /// The live turn, when it belongs to the session shown in the conversation view (the
     /// screen and the open session are the router's).
     pub fn live_here(&self, screen: Screen, detail: Option<&Detail>) -> Option<&Live> {
-        let l = self.live.as_ref()?;
+        let l = self.turn.live()?;
         if screen != Screen::Conversation {
             return None;
         }
@@ -163,8 +158,7 @@ impl Conversation {
 
     /// A card appeared (or another one took its place): answers wait a moment again.
     pub fn card_shown(&mut self, now_ms: i64) {
-        self.card_since_ms = now_ms;
-        self.held = None;
+        self.turn.card_shown(now_ms);
     }
 
     /// The open session is read again when the live turn is its own.
@@ -178,12 +172,12 @@ impl Conversation {
 
     /// A turn runs (here or in the background) and has not finished.
     pub fn turn_active(&self) -> bool {
-        self.live.as_ref().is_some_and(|l| !l.finished)
+        self.turn.live().is_some_and(|l| !l.finished)
     }
 
     /// The approval policy of the next turn.
     pub fn approval(&self) -> ApprovalPolicy {
-        self.policy.unwrap_or(self.agent.policy)
+        self.agent.approval()
     }
 
     /// The model the next request of the open conversation (`detail`) uses: the session's
@@ -192,14 +186,11 @@ impl Conversation {
     /// configured: the runtime runs it on that profile (and says so if it cannot).
     pub fn next_model(&self, detail: Option<&Detail>) -> Result<String, String> {
         let d = detail.filter(|_| !self.draft);
-        let switched = match (d, &self.model_switch) {
-            (Some(d), Some((id, name))) if *id == d.id => Some(name.as_str()),
-            _ => None,
-        };
+        let switched = d.and_then(|d| self.agent.switched_model(&d.id));
         let header = d.and_then(|d| d.header.as_ref());
         let own = switched.or_else(|| header.and_then(crate::runtime::agent::session_model));
         let profiled = header.is_some_and(|h| h.profile.is_some());
-        match (&self.agent.provider, own) {
+        match (self.agent.provider(), own) {
             (Ok(_), Some(m)) => Ok(m.to_string()),
             (Err(_), Some(m)) if profiled => Ok(m.to_string()),
             (p, _) => p.clone(),
@@ -224,7 +215,7 @@ impl Conversation {
         }
         if screen == Screen::Conversation
             && !self.draft
-            && self.composer.is_empty()
+            && self.editor.composer().is_empty()
             && detail.is_some_and(|d| !d.queued.is_empty())
         {
             v.push(Context::Queue);

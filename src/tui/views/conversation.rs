@@ -103,7 +103,7 @@ fn agent_line(app: &App, width: usize) -> Line<'static> {
     // The model the next request uses: the session's own, else the configured one.
     let info = live::AgentInfo {
         provider: app.next_model(),
-        ..app.conv.agent.clone()
+        ..app.conv.agent().clone()
     };
     let spans = live::status_spans(
         &info,
@@ -138,7 +138,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let title = match d.and_then(|d| d.header.as_ref()) {
         Some(h) if !h.title.trim().is_empty() => sanitize::line(&h.title).into_owned(),
         Some(h) => format!("session {}", short_id(&h.id, 8)),
-        None if app.conv.draft => "New session".into(),
+        None if app.conv.draft() => "New session".into(),
         None => "Loading…".into(),
     };
     let width = a.conversation.width.saturating_sub(4) as usize;
@@ -201,7 +201,7 @@ fn body(frame: &mut Frame<'_>, app: &App, area: Rect) {
     {
         extra = dangling_lines(app, &d.interrupted, w);
     }
-    if tr.is_none() && app.conv.draft && extra.is_empty() {
+    if tr.is_none() && app.conv.draft() && extra.is_empty() {
         frame.render_widget(
             Paragraph::new(Span::styled(
                 "Nothing is saved until you send the first message; Esc goes back (what you typed is kept).",
@@ -225,7 +225,7 @@ fn body(frame: &mut Frame<'_>, app: &App, area: Rect) {
                 Line::from(spans)
             })
             .collect(),
-        None if !app.conv.draft => vec![Line::from(Span::styled(" Loading…", t.dim()))],
+        None if !app.conv.draft() => vec![Line::from(Span::styled(" Loading…", t.dim()))],
         None => Vec::new(),
     };
     if tr.is_some_and(|t| t.last_seq == 0) && extra.is_empty() {
@@ -296,14 +296,14 @@ fn dangling_lines(app: &App, calls: &[crate::session::ToolCall], w: usize) -> Ve
 /// Slash commands matching what is typed, just above the editor.
 fn completion(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
-    let m: Vec<(String, String, String)> = if app.conv.path_matches.is_empty() {
-        crate::tui::conversation::commands::matching(&app.conv.composer.text())
+    let m: Vec<(String, String, String)> = if app.conv.path_matches().is_empty() {
+        crate::tui::conversation::commands::matching(&app.conv.composer().text())
             .iter()
             .map(|(n, a, w)| (n.to_string(), a.to_string(), w.to_string()))
             .collect()
     } else {
         app.conv
-            .path_matches
+            .path_matches()
             .iter()
             .map(|p| {
                 (
@@ -325,7 +325,7 @@ fn completion(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         n,
     );
     frame.render_widget(Clear, r);
-    let picked = app.conv.picker_open().then_some(app.conv.path_sel);
+    let picked = app.conv.picker_row();
     let lines: Vec<Line<'static>> = m
         .iter()
         .take(n as usize)
@@ -359,7 +359,7 @@ fn split_bottom(area: Rect, h: u16) -> (Rect, Rect) {
 /// marked), and whether it goes on by itself or is held (and why). Empty: nothing waits.
 fn queue_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
     let t = &app.theme;
-    let Some(d) = app.browse.detail.as_ref().filter(|_| !app.conv.draft) else {
+    let Some(d) = app.browse.detail.as_ref().filter(|_| !app.conv.draft()) else {
         return Vec::new();
     };
     if d.queued.is_empty() || area.height < 8 {
@@ -421,7 +421,7 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
             "@ files: ↑↓ choose, Enter or Tab inserts, Esc closes".to_string(),
             t.accent(),
         )
-    } else if app.conv.agent.provider.is_err() {
+    } else if app.conv.agent().provider.is_err() {
         // "▶ Message · " and the hint must fit whole in the border.
         let long = "no model configured: F1 says how";
         let hint = if 12 + long.chars().count() < room {
@@ -449,7 +449,7 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
             "running in another process: shown live, read-only".to_string(),
             t.warn(),
         )
-    } else if app.conv.retry_offered(app.browse.detail.as_ref()) && app.conv.composer.is_empty() {
+    } else if app.conv.retry_offered(app.browse.detail.as_ref()) && app.conv.composer().is_empty() {
         (
             "the last turn failed: Enter retries it".to_string(),
             t.warn(),
@@ -465,8 +465,8 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
         ),
         Span::styled(format!("· {hint} "), style),
     ];
-    if !app.conv.attachments.is_empty() {
-        let n = app.conv.attachments.len();
+    if !app.conv.attachments().is_empty() {
+        let n = app.conv.attachments().len();
         title.push(Span::styled(
             format!("· {n} image{} attached ", if n == 1 { "" } else { "s" }),
             t.accent(),
@@ -475,7 +475,7 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let input_block = super::parts::pane_block(t, focused).title(Line::from(title));
     let inner = input_block.inner(a.input);
     frame.render_widget(input_block, a.input);
-    if card.is_some() && app.conv.composer.is_empty() {
+    if card.is_some() && app.conv.composer().is_empty() {
         frame.render_widget(
             Paragraph::new(Span::styled(
                 " Typing is paused: pause, then press one of the keys it offers.",
@@ -492,5 +492,5 @@ fn composer(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     } else {
         crate::tui::composer::PLACEHOLDER
     };
-    frame.render_widget(app.conv.composer.area_with(placeholder).as_ref(), inner);
+    frame.render_widget(app.conv.composer().area_with(placeholder).as_ref(), inner);
 }

@@ -9,7 +9,7 @@ use super::text::fit;
 use crate::format;
 use crate::format::short_id;
 use crate::sanitize;
-use crate::session::Usage;
+use crate::session::{SessionHeader, Usage};
 use crate::tui::app::{App, Detail, Focus, Tab};
 use crate::tui::layout::Layout;
 use crate::tui::theme::Theme;
@@ -136,8 +136,7 @@ pub(super) fn transcript(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rec
     // streams so far show live after the stored messages, as in the conversation.
     let extra: Vec<Line<'static>> = match app
         .conv
-        .live
-        .as_ref()
+        .live()
         .filter(|l| l.session_id.as_deref() == Some(d.id.as_str()))
     {
         Some(l) if tr.follow_end || tr.last_seq == 0 => {
@@ -427,7 +426,7 @@ fn usage(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             "{}{} of {} (what the next request carries)",
             if est { "~" } else { "" },
             format::compact(n),
-            app.conv.agent.window.map_or_else(
+            app.conv.agent().window.map_or_else(
                 || "? (window unknown: set context_window in config.toml)".to_string(),
                 format::compact
             )
@@ -655,15 +654,18 @@ fn human_size(n: u64) -> String {
     }
 }
 
-fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
+/// A `key         value` line of the Info tab (the value sanitised).
+fn kv(t: &Theme, k: &str, v: String) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(format!("{k:<12}"), t.dim()),
+        Span::raw(sanitize::line(&v).into_owned()),
+    ])
+}
+
+/// The Info tab's lines about the session itself: its header, where it came from, when.
+fn header_lines(app: &App, d: &Detail, h: &SessionHeader) -> Vec<Line<'static>> {
     let t = &app.theme;
-    let Some(h) = &d.header else { return };
-    let kv = |k: &str, v: String| {
-        Line::from(vec![
-            Span::styled(format!("{k:<12}"), t.dim()),
-            Span::raw(sanitize::line(&v).into_owned()),
-        ])
-    };
+    let kv = |k: &str, v: String| kv(t, k, v);
     let mut lines = vec![
         kv("id", h.id.clone()),
         kv(
@@ -740,6 +742,13 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             format::relative_time(app.now_ms, h.updated_at_ms, &Local)
         ),
     ));
+    lines
+}
+
+fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
+    let t = &app.theme;
+    let Some(h) = &d.header else { return };
+    let mut lines = header_lines(app, d, h);
     if let Some(c) = &d.context {
         for (k, v) in [
             ("instr files", &c.instructions),
@@ -748,7 +757,7 @@ fn info(frame: &mut Frame<'_>, app: &App, d: &Detail, area: Rect) {
             ("skipped", &c.problems),
         ] {
             if !v.is_empty() {
-                lines.push(kv(k, v.join(", ")));
+                lines.push(kv(t, k, v.join(", ")));
             }
         }
     }

@@ -9,8 +9,9 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 use super::text::{fit, input_cursor_width};
 use crate::format;
 use crate::session::SessionSummary;
-use crate::tui::app::{App, Focus, Row};
+use crate::tui::app::{App, Focus, Row, SessionList};
 use crate::tui::layout::Layout;
+use crate::tui::theme::Theme;
 use chrono::Local;
 
 /// The columns beside the title, in the order they are given room as the list widens.
@@ -84,51 +85,12 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
     let l = &app.browse.list;
     let focused = app.focus == Focus::List;
-    let pos = if l.visible.is_empty() {
-        0
-    } else if l.filter.is_some() {
-        l.selected + 1
-    } else {
-        // The list holds a window of rows: the position counts from the newest session.
-        l.base + l.selected + 1
-    };
-    let shown = match (l.total, l.visible.len(), l.filter.is_some()) {
-        (total, 0, _) => format!("Sessions {} ", total.unwrap_or(0)),
-        (Some(total), n, true) => format!("Sessions {pos}/{n} of {total} "),
-        (Some(total), _, false) => format!("Sessions {pos}/{total} "),
-        (None, n, _) => format!("Sessions {pos}/{n} "),
-    };
     let block = super::parts::pane_block(t, focused).title(Span::styled(
-        format!("{}{}", super::parts::focus_mark(focused), shown),
+        format!("{}{}", super::parts::focus_mark(focused), pane_title(l)),
         t.bold(),
     ));
     frame.render_widget(block, area);
-
-    if let (Some(f), Some(line_area)) = (&l.filter, a.list_filter) {
-        let prefix = "/ ";
-        let n = if l.showing_matches {
-            l.matched
-        } else {
-            l.visible.len()
-        };
-        let mut count = format!("  {n} match{}", if n == 1 { "" } else { "es" });
-        if l.showing_matches && l.visible.len() < n {
-            count.push_str(&format!(", best {} shown", l.visible.len()));
-        }
-        if l.filtering {
-            count.push('…');
-        }
-        let line = Line::from(vec![
-            Span::styled(prefix, t.accent().patch(t.bold())),
-            Span::raw(crate::sanitize::line(&f.input.text).into_owned()),
-            Span::styled(count, t.dim()),
-        ]);
-        frame.render_widget(Paragraph::new(line), line_area);
-        if f.editing {
-            let x = line_area.x + 2 + input_cursor_width(&f.input.text, f.input.cursor);
-            frame.set_cursor_position((x.min(line_area.right().saturating_sub(1)), line_area.y));
-        }
-    }
+    draw_filter(frame, app, a);
 
     if l.visible.is_empty() {
         let msg = if !l.loaded {
@@ -187,6 +149,58 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
+/// "Sessions 3/120 ": where the selection is among the sessions (the window's rows count
+/// from the newest session; with a filter, among its matches).
+fn pane_title(l: &SessionList) -> String {
+    let pos = if l.visible.is_empty() {
+        0
+    } else if l.filter.is_some() {
+        l.selected + 1
+    } else {
+        // The list holds a window of rows: the position counts from the newest session.
+        l.base + l.selected + 1
+    };
+    match (l.total, l.visible.len(), l.filter.is_some()) {
+        (total, 0, _) => format!("Sessions {} ", total.unwrap_or(0)),
+        (Some(total), n, true) => format!("Sessions {pos}/{n} of {total} "),
+        (Some(total), _, false) => format!("Sessions {pos}/{total} "),
+        (None, n, _) => format!("Sessions {pos}/{n} "),
+    }
+}
+
+/// The filter's line above the rows: its text, how many match, and the cursor while it is
+/// edited.
+fn draw_filter(frame: &mut Frame<'_>, app: &App, a: &Layout) {
+    let t = &app.theme;
+    let l = &app.browse.list;
+    let (Some(f), Some(line_area)) = (&l.filter, a.list_filter) else {
+        return;
+    };
+    let prefix = "/ ";
+    let n = if l.showing_matches {
+        l.matched
+    } else {
+        l.visible.len()
+    };
+    let mut count = format!("  {n} match{}", if n == 1 { "" } else { "es" });
+    if l.showing_matches && l.visible.len() < n {
+        count.push_str(&format!(", best {} shown", l.visible.len()));
+    }
+    if l.filtering {
+        count.push('…');
+    }
+    let line = Line::from(vec![
+        Span::styled(prefix, t.accent().patch(t.bold())),
+        Span::raw(crate::sanitize::line(&f.input.text).into_owned()),
+        Span::styled(count, t.dim()),
+    ]);
+    frame.render_widget(Paragraph::new(line), line_area);
+    if f.editing {
+        let x = line_area.x + 2 + input_cursor_width(&f.input.text, f.input.cursor);
+        frame.set_cursor_position((x.min(line_area.right().saturating_sub(1)), line_area.y));
+    }
+}
+
 fn row(
     app: &App,
     r: &Row,
@@ -201,8 +215,7 @@ fn row(
     // (stored usage plus the chunks streaming now).
     let running = app
         .conv
-        .live
-        .as_ref()
+        .live()
         .filter(|l| !l.finished && l.session_id.as_deref() == Some(s.id.as_str()));
     let (mark, mark_style) = match running {
         Some(_) => (crate::tui::live::spinner(app.now_ms), t.accent()),
@@ -257,28 +270,7 @@ fn row(
         Span::styled(indent, t.dim()),
         Span::styled(source, t.dim()),
     ];
-    // Title with matched characters highlighted.
-    let mut used = 0;
-    let mut run = String::new();
-    let mut run_hl = false;
-    for (i, c) in shown.chars().enumerate() {
-        let hl = r.hl.binary_search(&(i as u32)).is_ok();
-        if hl != run_hl && !run.is_empty() {
-            spans.push(Span::styled(
-                std::mem::take(&mut run),
-                if run_hl { t.matched() } else { t.text() },
-            ));
-        }
-        run_hl = hl;
-        run.push(c);
-        used += c.width().unwrap_or(0);
-    }
-    if !run.is_empty() {
-        spans.push(Span::styled(
-            run,
-            if run_hl { t.matched() } else { t.text() },
-        ));
-    }
+    let used = title_spans(&shown, &r.hl, t, &mut spans);
     spans.push(Span::raw(" ".repeat(title_w.saturating_sub(used))));
     for (text, style) in right {
         spans.push(Span::styled(text, style));
@@ -289,4 +281,31 @@ fn row(
     } else {
         line
     }
+}
+
+/// The title with its matched characters (`hl`, character indices) highlighted, pushed onto
+/// `spans`; the columns it takes.
+fn title_spans(shown: &str, hl: &[u32], t: &Theme, spans: &mut Vec<Span<'static>>) -> usize {
+    let mut used = 0;
+    let mut run = String::new();
+    let mut run_hl = false;
+    for (i, c) in shown.chars().enumerate() {
+        let lit = hl.binary_search(&(i as u32)).is_ok();
+        if lit != run_hl && !run.is_empty() {
+            spans.push(Span::styled(
+                std::mem::take(&mut run),
+                if run_hl { t.matched() } else { t.text() },
+            ));
+        }
+        run_hl = lit;
+        run.push(c);
+        used += c.width().unwrap_or(0);
+    }
+    if !run.is_empty() {
+        spans.push(Span::styled(
+            run,
+            if run_hl { t.matched() } else { t.text() },
+        ));
+    }
+    used
 }

@@ -71,7 +71,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         computed = Layout::compute_with_status(
             app.screen,
             app.browse.list.filter.is_some(),
-            app.conv.composer.rows(),
+            app.conv.composer().rows(),
             app.status_rows(),
             size,
         );

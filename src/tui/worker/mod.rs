@@ -59,6 +59,41 @@ fn run(
             let result = filter.run(sessions, &text, stale)?;
             Reply::Filter { text, result }
         }
+        Request::Files => files(sessions)?,
+        Request::RankFiles { files, query } => {
+            let matches = crate::tui::rank::rank_with(&files, &query, filter.picker());
+            Reply::Ranked { query, matches }
+        }
+        r @ (Request::Poll
+        | Request::List { .. }
+        | Request::ListAt { .. }
+        | Request::Detail { .. }
+        | Request::Messages { .. }
+        | Request::History { .. }
+        | Request::Usage { .. }
+        | Request::Search { .. }
+        | Request::Find { .. }) => read_request(sessions, r)?,
+        r @ (Request::Fork { .. }
+        | Request::Delete { .. }
+        | Request::Rename { .. }
+        | Request::NewSession { .. }
+        | Request::Export { .. }
+        | Request::SaveAsset { .. }
+        | Request::Enqueue { .. }
+        | Request::Unqueue { .. }
+        | Request::Append { .. }
+        | Request::MarkInterrupted { .. }) => write_request(sessions, r)?,
+        r @ (Request::UndoTurn { .. }
+        | Request::RewindPreview { .. }
+        | Request::Rewind { .. }
+        | Request::FileChanges { .. }) => rewind_request(sessions, r)?,
+    })
+}
+
+/// The reads: the change counter, list pages, a session's detail, messages, history and
+/// usage, the searches.
+fn read_request(sessions: &Sessions, request: Request) -> anyhow::Result<Reply> {
+    Ok(match request {
         Request::Poll => Reply::Version(sessions.data_version()?),
         Request::List { query, count } => list_page(sessions, query, count)?,
         Request::ListAt { id, limit } => list_at(sessions, id, limit)?,
@@ -92,6 +127,14 @@ fn run(
                 more,
             }
         }
+        other => anyhow::bail!("not a read request: {other:?}"),
+    })
+}
+
+/// The one-call intents: fork, delete, rename, a new session, exports, the queue, appends
+/// and marking interrupted calls.
+fn write_request(sessions: &Sessions, request: Request) -> anyhow::Result<Reply> {
+    Ok(match request {
         Request::Fork { id, at } => Reply::Forked(Box::new(sessions.fork(&id, at)?)),
         Request::Delete { id } => {
             sessions.delete(&id)?;
@@ -120,19 +163,11 @@ fn run(
                 seq: seqs.last().copied().unwrap_or(0),
             }
         }
-        Request::Files => files(sessions)?,
-        Request::RankFiles { files, query } => {
-            let matches = crate::tui::rank::rank_with(&files, &query, filter.picker());
-            Reply::Ranked { query, matches }
-        }
         Request::MarkInterrupted { id, calls } => {
             let seq = sessions.mark_interrupted(&id, calls)?;
             Reply::Appended { id, seq }
         }
-        r @ (Request::UndoTurn { .. }
-        | Request::RewindPreview { .. }
-        | Request::Rewind { .. }
-        | Request::FileChanges { .. }) => rewind_request(sessions, r)?,
+        other => anyhow::bail!("not a write request: {other:?}"),
     })
 }
 

@@ -74,7 +74,7 @@ fn an_at_file_is_a_one_line_chip_whose_text_shows_on_expand() {
     h.key(KeyCode::Esc);
     h.key(KeyCode::Enter);
     h.key(KeyCode::Up);
-    assert_eq!(h.app.conv.composer.text(), "what is in @notes.txt ?");
+    assert_eq!(h.app.conv.composer().text(), "what is in @notes.txt ?");
 }
 
 #[test]
@@ -99,7 +99,7 @@ fn a_hooks_context_is_a_chip_and_up_never_recalls_it() {
     );
     assert!(!s.contains("Uncommitted: 3 files"), "{s}");
     h.key(KeyCode::Up);
-    assert_eq!(h.app.conv.composer.text(), "run the linter", "{s}");
+    assert_eq!(h.app.conv.composer().text(), "run the linter", "{s}");
 }
 
 #[test]

@@ -150,7 +150,7 @@ fn ctrl_f_searches_the_conversation_and_n_moves_between_matches() {
     // Esc closes the search line; the editor has the keys again (n was never typed into it).
     h.key(KeyCode::Esc);
     assert!(h.app.find().is_none());
-    assert!(h.app.conv.composer.text().is_empty());
+    assert!(h.app.conv.composer().text().is_empty());
     assert!(!h.screen().contains("Find:"));
     assert_eq!(
         h.app.screen,
@@ -179,7 +179,7 @@ fn slash_find_text_opens_the_search_with_its_query() {
     h.key(KeyCode::Char('n'));
     let s = h.screen();
     assert!(s.contains("1/3") && s.contains("take 20"), "{s}");
-    assert!(h.app.conv.composer.text().is_empty());
+    assert!(h.app.conv.composer().text().is_empty());
     h.key(KeyCode::Esc);
     assert!(h.app.find().is_none());
     // Without TEXT it opens the search line to type in.
@@ -287,7 +287,7 @@ fn alt_c_copies_the_selected_message_by_osc52_sanitised() {
     assert_eq!(osc52_text(&fx).as_deref(), Some("show me"));
     assert!(h.status().contains("your message #1"), "{}", h.status());
     // The editor got none of it.
-    assert!(h.app.conv.composer.text().is_empty());
+    assert!(h.app.conv.composer().text().is_empty());
 }
 
 #[test]

@@ -130,7 +130,7 @@ impl Driver {
         });
         let other = env.sessions();
         let mut app = app;
-        app.conv.agent.provider = Ok("fuzz-model".into());
+        app.conv.set_provider(Ok("fuzz-model".into()));
         let mut d = Driver {
             app,
             rt,

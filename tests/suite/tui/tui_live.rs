@@ -67,14 +67,14 @@ impl H {
             resume: Some(h.id.clone()),
             ..options(&root, env.tmp.path(), (100, 34), NOW)
         });
-        app.conv.agent = AgentInfo {
+        app.conv.set_agent(AgentInfo {
             provider: Ok("scripted-model".into()),
             window: Some(100_000),
             policy: ApprovalPolicy::Ask,
             sandbox: "on".into(),
             sandbox_on: true,
             mcp_failed: Vec::new(),
-        };
+        });
         let mut me = H {
             app,
             rt,
@@ -664,7 +664,7 @@ fn slash_commands_complete_and_act() {
     h.chars("/ap");
     assert!(h.screen().contains("/approve"), "{}", h.screen());
     h.key(KeyCode::Tab);
-    assert_eq!(h.app.conv.composer.text(), "/approve ");
+    assert_eq!(h.app.conv.composer().text(), "/approve ");
     h.submit("auto-edit");
     assert_eq!(h.app.approval(), ApprovalPolicy::AutoEdit);
     assert!(h.screen().contains("approve auto-edit"), "{}", h.screen());
@@ -736,10 +736,10 @@ fn slash_commands_complete_and_act() {
 #[test]
 fn no_provider_disables_sending_with_the_reason() {
     let mut h = H::new();
-    h.app.conv.agent = AgentInfo::default();
+    h.app.conv.set_agent(AgentInfo::default());
     h.submit("hello");
     assert!(h.turns.is_empty());
-    assert_eq!(h.app.conv.composer.text(), "hello", "the text stays");
+    assert_eq!(h.app.conv.composer().text(), "hello", "the text stays");
     let s = h.screen();
     assert!(
         s.contains("Cannot send: no model provider configured"),
@@ -773,7 +773,7 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
         resume: Some(s.id.clone()),
         ..options(&root, env.tmp.path(), (100, 30), NOW)
     });
-    app.conv.agent.provider = Ok("m".into());
+    app.conv.set_provider(Ok("m".into()));
     let mut h = H {
         app,
         rt,
@@ -796,7 +796,7 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
         "{screen}"
     );
     h.submit("hey");
-    assert_eq!(h.app.conv.composer.text(), "");
+    assert_eq!(h.app.conv.composer().text(), "");
     assert!(h.turns.is_empty(), "{:?}", h.turns);
     // Mark interrupted: a "not run" result is stored, nothing offers any more.
     h.key_mod(KeyCode::Char('d'), KeyModifiers::CONTROL);
@@ -818,7 +818,7 @@ fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_i
     // A pasted path of an image attaches it too.
     let effects = h.app.on_paste(&format!("'{}'", png.display()));
     h.run(effects);
-    assert_eq!(h.app.conv.attachments.len(), 2);
+    assert_eq!(h.app.conv.attachments().len(), 2);
     h.submit("What is in these?");
     // The turn starts with the message and its images.
     assert_eq!(
@@ -877,7 +877,7 @@ fn an_attached_image_is_stored_as_an_asset_on_the_message_and_the_turn_answers_i
         .collect();
     assert_eq!(images.len(), 2, "{m:?}");
     assert_eq!(h.rt.assets(&h.id).unwrap().len(), 2);
-    assert!(h.app.conv.attachments.is_empty());
+    assert!(h.app.conv.attachments().is_empty());
     // The live cell shows the prompt until the transcript has it; the stored message shows
     // its images.
     for ev in events {
@@ -899,7 +899,7 @@ fn at_path_completes_workspace_files() {
     std::fs::write(root.join("README.md"), "").unwrap();
     h.chars("look at @READ");
     h.key(KeyCode::Tab);
-    assert_eq!(h.app.conv.composer.text(), "look at @README.md ");
+    assert_eq!(h.app.conv.composer().text(), "look at @README.md ");
     // The picker lists the matches as the word is typed (no Tab needed) ...
     h.chars("and @src/tui/comp");
     let s = h.screen();
@@ -911,7 +911,7 @@ fn at_path_completes_workspace_files() {
     assert!(!h.screen().contains("@src/tui/compact.rs"));
     h.key(KeyCode::Tab);
     assert_eq!(
-        h.app.conv.composer.text(),
+        h.app.conv.composer().text(),
         "look at @README.md and @src/tui/composer.rs "
     );
 }
@@ -1051,8 +1051,8 @@ fn typing_never_answers_a_waiting_approval() {
     h.chars("hey there");
     clock(&mut h, 2_000);
     assert_eq!(approvals(&h), 0, "{:?}", h.turns);
-    assert_eq!(h.app.conv.composer.text(), "");
-    assert_eq!(h.app.conv.live.as_ref().unwrap().asking.len(), 1);
+    assert_eq!(h.app.conv.composer().text(), "");
+    assert_eq!(h.app.conv.live().unwrap().asking.len(), 1);
     assert!(h.screen().contains("Typing is not taken"), "{}", h.screen());
     // Typing a word that starts with an answer key after a pause: the next letter follows
     // at once, so it is a word, not an answer.
@@ -1063,7 +1063,7 @@ fn typing_never_answers_a_waiting_approval() {
     clock(&mut h, 2_000);
     assert_eq!(approvals(&h), 0, "{:?}", h.turns);
     // A key the moment the card appears was meant for the editor.
-    let fresh = h.app.conv.live.as_ref().unwrap().asking.len();
+    let fresh = h.app.conv.live().unwrap().asking.len();
     assert_eq!(fresh, 1);
     // A paste is typing too: it goes nowhere and answers nothing.
     clock(&mut h, 2_000);
@@ -1071,7 +1071,7 @@ fn typing_never_answers_a_waiting_approval() {
     h.run(e);
     clock(&mut h, 2_000);
     assert_eq!(approvals(&h), 0, "{:?}", h.turns);
-    assert_eq!(h.app.conv.composer.text(), "");
+    assert_eq!(h.app.conv.composer().text(), "");
     // Enter does not send what the editor holds while the card waits.
     h.key(KeyCode::Enter);
     assert!(h.turns.is_empty(), "{:?}", h.turns);
@@ -1101,7 +1101,7 @@ fn a_key_as_the_card_appears_and_typing_into_it_do_not_answer() {
     clock(&mut h, 2_000);
     assert_eq!(approvals(&h), 0, "{:?}", h.turns);
     // What was typed before the card stays in the editor, untouched.
-    assert_eq!(h.app.conv.composer.text(), "he");
+    assert_eq!(h.app.conv.composer().text(), "he");
     // Esc still cancels the turn while the card waits.
     h.key(KeyCode::Esc);
     assert_eq!(h.turns, vec![TurnEffect::Command(TurnCommand::Cancel)]);
@@ -1144,14 +1144,18 @@ fn ctrl_u_deletes_to_the_line_start_and_drafts_survive_esc() {
     // Ctrl-U is readline's: the line up to the cursor goes (not one undo step).
     h.chars("hello world");
     h.key_mod(KeyCode::Char('u'), KeyModifiers::CONTROL);
-    assert_eq!(h.app.conv.composer.text(), "");
+    assert_eq!(h.app.conv.composer().text(), "");
     // An existing session's unsent text is there again when it is opened again.
     h.chars("for the live session");
     h.key(KeyCode::Esc);
     assert_eq!(h.app.screen, Screen::Browse);
     // A new session's draft: kept on Esc (nothing is saved), back on `n`.
     h.key(KeyCode::Char('n'));
-    assert_eq!(h.app.conv.composer.text(), "", "a new session starts empty");
+    assert_eq!(
+        h.app.conv.composer().text(),
+        "",
+        "a new session starts empty"
+    );
     h.chars("half a thought");
     h.key(KeyCode::Esc);
     assert_eq!(h.app.screen, Screen::Browse);
@@ -1162,11 +1166,11 @@ fn ctrl_u_deletes_to_the_line_start_and_drafts_survive_esc() {
     );
     assert_eq!(h.rt.count().unwrap(), 1, "nothing was saved");
     h.key(KeyCode::Char('n'));
-    assert_eq!(h.app.conv.composer.text(), "half a thought");
+    assert_eq!(h.app.conv.composer().text(), "half a thought");
     h.key(KeyCode::Esc);
     h.key(KeyCode::Enter);
     assert_eq!(h.app.screen, Screen::Conversation);
-    assert_eq!(h.app.conv.composer.text(), "for the live session");
+    assert_eq!(h.app.conv.composer().text(), "for the live session");
 }
 
 #[test]
@@ -1237,7 +1241,7 @@ fn a_cancelled_command_is_never_done_and_compact_starts_from_a_clean_cell() {
     let s = h.screen();
     assert!(!s.contains("sleep 30"), "{s}");
     assert!(!s.contains("Run the tests"), "{s}");
-    assert!(h.app.conv.live.is_none());
+    assert!(h.app.conv.live().is_none());
 }
 
 #[test]
@@ -1245,9 +1249,9 @@ fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
     let mut h = H::with_messages(3);
     // Opened with --resume: ↑ recalls the session's own messages from the store.
     h.key(KeyCode::Up);
-    assert_eq!(h.app.conv.composer.text(), "Earlier message 2");
+    assert_eq!(h.app.conv.composer().text(), "Earlier message 2");
     h.key(KeyCode::Down);
-    assert_eq!(h.app.conv.composer.text(), "");
+    assert_eq!(h.app.conv.composer().text(), "");
     let user = |rt: &Sessions, id: &str, text: &str| {
         rt.append(
             id,
@@ -1281,7 +1285,7 @@ fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
     let mut seen = Vec::new();
     for _ in 0..6 {
         h.key(KeyCode::Up);
-        seen.push(h.app.conv.composer.text());
+        seen.push(h.app.conv.composer().text());
     }
     assert_eq!(
         seen,
@@ -1295,7 +1299,7 @@ fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
         ]
     );
     h.key(KeyCode::Down);
-    assert_eq!(h.app.conv.composer.text(), "newest in the other session");
+    assert_eq!(h.app.conv.composer().text(), "newest in the other session");
 }
 
 #[test]
@@ -1419,7 +1423,7 @@ fn provider_lists_or_switches_the_profile_of_the_next_turns() {
     h.chars("/prov");
     assert!(h.screen().contains("/provider"), "{}", h.screen());
     h.key(KeyCode::Tab);
-    assert_eq!(h.app.conv.composer.text(), "/provider ");
+    assert_eq!(h.app.conv.composer().text(), "/provider ");
     h.submit("");
     assert_eq!(
         h.turns.pop(),

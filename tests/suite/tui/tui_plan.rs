@@ -64,14 +64,14 @@ impl H {
             resume: Some(s.id.clone()),
             ..options(&root, &env.workdir, (100, 34), NOW)
         });
-        app.conv.agent = AgentInfo {
+        app.conv.set_agent(AgentInfo {
             provider: Ok("test-model".into()),
             window: Some(100_000),
             policy: ApprovalPolicy::Ask,
             sandbox: "on".into(),
             sandbox_on: true,
             mcp_failed: Vec::new(),
-        };
+        });
         let mut h = H {
             app,
             rt,
@@ -554,7 +554,7 @@ fn plan_options_with_bad_values_say_why_in_one_line_and_start_nothing() {
     // Tab completes an option; the command list names them.
     h.chars("/plan --w");
     h.key(KeyCode::Tab);
-    assert_eq!(h.app.conv.composer.text(), "/plan --width ");
+    assert_eq!(h.app.conv.composer().text(), "/plan --width ");
     let plan = neocode::tui::app::SLASH_COMMANDS
         .iter()
         .find(|c| c.0 == "/plan")
@@ -587,14 +587,12 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
     h.submit("/plan --width 2 write two files");
     h.pump("plan proposal", proposed);
     h.answer('y');
-    let asks =
-        |app: &App, _: &TurnEvent| app.conv.live.as_ref().is_some_and(|l| l.asking.len() == 2);
+    let asks = |app: &App, _: &TurnEvent| app.conv.live().is_some_and(|l| l.asking.len() == 2);
     h.pump("both steps' questions", asks);
     let first = h
         .app
         .conv
-        .live
-        .as_ref()
+        .live()
         .unwrap()
         .asking_now()
         .unwrap()
@@ -617,8 +615,7 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
     let second = h
         .app
         .conv
-        .live
-        .as_ref()
+        .live()
         .unwrap()
         .asking_now()
         .unwrap()

@@ -315,7 +315,7 @@ fn a_cancelled_rewind_changes_nothing_and_a_lone_esc_still_goes_back() {
     h.key(KeyCode::Enter);
     // The unsent text came back; Ctrl-U empties the editor.
     h.key_mod(KeyCode::Char('u'), KeyModifiers::CONTROL);
-    assert_eq!(h.app.conv.composer.text(), "");
+    assert_eq!(h.app.conv.composer().text(), "");
     h.key(KeyCode::Esc);
     assert_eq!(h.app.screen, Screen::Browse);
     h.app.now_ms += ESC_ESC_MS + 1;

@@ -394,7 +394,7 @@ fn conversation_view_without_a_provider_keeps_the_message_and_says_why() {
     let hd = h.rt.header(&id).unwrap();
     assert_eq!(hd.message_count, before);
     assert_eq!(
-        h.app.conv.composer.text(),
+        h.app.conv.composer().text(),
         "Yes please, add it to the README"
     );
     let s = h.screen();
@@ -449,7 +449,7 @@ fn new_session_and_export() {
     h.key(KeyCode::Char('n'));
     h.submit("Start here");
     assert_eq!(h.rt.count().unwrap(), 13);
-    assert_eq!(h.app.conv.composer.text(), "Start here");
+    assert_eq!(h.app.conv.composer().text(), "Start here");
     assert_eq!(h.app.screen, Screen::Conversation);
     h.key(KeyCode::Esc);
     h.select_title("Add rate limiting");
@@ -1103,7 +1103,7 @@ fn the_composer_is_multi_line_with_history() {
     assert!(s.contains("second linepasted"), "{s}");
     assert!(s.contains("third^[[2J"), "{s}");
     // With a model configured, Enter starts a turn with the text as written.
-    h.app.conv.agent.provider = Ok("m".into());
+    h.app.conv.set_provider(Ok("m".into()));
     let id = h.app.browse.detail.as_ref().unwrap().id.clone();
     let fx = h
         .app
@@ -1121,7 +1121,7 @@ fn the_composer_is_multi_line_with_history() {
     // ↑ in the empty editor brings the sent message back.
     h.key(KeyCode::Up);
     assert_eq!(
-        h.app.conv.composer.text(),
+        h.app.conv.composer().text(),
         "first line\nsecond linepasted\nthird^[[2J"
     );
     // Sent messages keep their line breaks in the transcript.

@@ -1,5 +1,7 @@
-//! What the conversation's transitions see of the router ([`Ctx`]) and what they leave it to
-//! do ([`Ask`]). The conversation never imports the router: the router builds a `Ctx` from its
+//! The seam between the router (`tui::app`) and the screens that own their transitions
+//! (`tui::conversation`, `tui::browse`): what a transition sees of the router ([`Ctx`]) and
+//! what it leaves the router to do ([`Ask`]), and the request [`Slot`]s whose stale answers
+//! the router drops. The screens never import the router: the router builds a `Ctx` from its
 //! own fields and carries out the asks, in order.
 
 use std::path::Path;
@@ -11,15 +13,20 @@ use crate::tui::effect::Effect;
 use crate::tui::screen::Screen;
 use crate::tui::worker::Request;
 
-/// What a conversation transition leaves to the router, in order: work for the outside
-/// world, or a request only the router can make (it holds the request tokens, the list and
-/// the open session).
+/// What a screen's transition leaves to the router, in order: work for the outside world, or
+/// a request only the router can make (it holds the request tokens, the list and the open
+/// session).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ask {
     /// Carry this out as it is (a turn effect).
     Effect(Effect),
     /// Storage work whose answer is never stale (a one-call intent: rename, mark calls).
     Request(Request),
+    /// A read whose answer counts only while it is the slot's latest (an older one in flight
+    /// is stale from now on).
+    Load(Slot, Request),
+    /// Whatever is in flight for the slot is stale (its answer is dropped).
+    Forget(Slot),
     /// Read the open session again.
     RefreshDetail,
     /// Read the list's first page again (the turn's session is the newest now).
@@ -32,6 +39,23 @@ pub enum Ask {
     Act(Action),
     /// `/find TEXT`: the transcript search, opened with TEXT as its query.
     Find(String),
+}
+
+/// Requests whose stale answers are dropped: only the latest token per slot counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Slot {
+    List,
+    Detail,
+    Usage,
+    Search,
+    Filter,
+    History,
+    /// Transcript search in the open session.
+    Find,
+    /// The rewind dialog's preview (a newer one replaces it).
+    Rewind,
+    /// The Info tab's file changes.
+    FileChanges,
 }
 
 /// The part of the router a conversation transition sees: the clock, the screen and where

@@ -1,13 +1,13 @@
 //! Tab in the editor: completing a slash command, a `/plan` option or an `@path` from the
 //! workspace's files.
 
-use super::Conversation;
-use super::commands::{PLAN_OPTIONS, at_word, matching};
-use super::ctx::{Ask, Ctx};
+use super::Editor;
 use crate::sanitize;
+use crate::tui::conversation::commands::{PLAN_OPTIONS, at_word, matching};
+use crate::tui::seam::{Ask, Ctx};
 use crate::tui::worker::Request;
 
-impl Conversation {
+impl Editor {
     /// Tab in the editor: completes a slash command or an `@path`; true when it did
     /// something. The first `@` completion asks the worker for the workspace's files.
     pub fn complete(&mut self, ctx: &mut Ctx<'_>) -> Option<Vec<Ask>> {

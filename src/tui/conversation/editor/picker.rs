@@ -7,9 +7,9 @@
 
 use std::path::Path;
 
-use super::Conversation;
-use super::commands::at_word;
-use super::ctx::{Ask, Ctx};
+use super::Editor;
+use crate::tui::conversation::commands::at_word;
+use crate::tui::seam::{Ask, Ctx};
 use crate::tui::worker::Request;
 
 pub use crate::tui::rank::PICKER_ROWS;
@@ -18,7 +18,7 @@ pub const ATTACH_FILE_CAP: usize = 32 * 1024;
 /// Bytes of all attached files of one message at most.
 pub const ATTACH_TOTAL_CAP: usize = 128 * 1024;
 
-impl Conversation {
+impl Editor {
     /// Whether the picker lists files now (its keys come before the editor's).
     pub fn picker_open(&self) -> bool {
         self.picker && !self.path_matches.is_empty()
@@ -95,7 +95,11 @@ impl Conversation {
 
     /// The message with the text of each `@path` it names attached after it (workspace files
     /// only, each and all size-capped); what was attached, for the status line.
-    pub(super) fn attach_files(&self, text: String, ctx: &mut Ctx<'_>) -> String {
+    pub(in crate::tui::conversation) fn attach_files(
+        &self,
+        text: String,
+        ctx: &mut Ctx<'_>,
+    ) -> String {
         let Some(files) = &self.files else {
             return text;
         };
@@ -167,7 +171,7 @@ fn attachment(root: &Path, rel: &str, left: &mut usize) -> (String, String) {
 }
 
 /// `812 B`, `31.9 KiB`.
-pub(super) fn size_text(n: u64) -> String {
+pub(in crate::tui::conversation) fn size_text(n: u64) -> String {
     if n < 1024 {
         format!("{n} B")
     } else {
