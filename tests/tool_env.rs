@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support {
+    pub mod process;
     pub mod rerun;
     pub mod tools;
 }

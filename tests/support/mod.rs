@@ -7,23 +7,54 @@ pub mod bridge;
 pub mod cli;
 pub mod env;
 pub mod hostile_repo;
+pub mod live;
+pub mod process;
 pub mod pty;
 pub mod rerun;
 pub mod tui;
 
 pub use env::Env;
+pub use process::Succeeds;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use neocode::runtime::Location;
 use neocode::runtime::agent::{FinishReason, TurnEvent};
 use neocode::runtime::scripted::{RecordedRequest, ScriptedServer};
 use neocode::session::testing::{MIGRATIONS, register_functions};
-use neocode::session::{Store, WorkspacePaths};
+use neocode::session::{AppendMeta, NewMessage, NewSession, Role, Store, WorkspacePaths};
 
 /// Extensions of the one [`Env`] for the store, crash and command-line harnesses.
 impl Env {
+    /// A new empty session (the defaults of [`NewSession`]); its id.
+    pub fn new_session(&self) -> String {
+        self.sessions()
+            .new_session(NewSession::default())
+            .expect("creating a session")
+            .id
+    }
+
+    /// A new session holding `n` messages, user and assistant in turn, each
+    /// `message <i>: ` and sixty words (about 80 tokens); its id.
+    pub fn session_with(&self, n: usize) -> String {
+        let id = self.new_session();
+        let msgs: Vec<NewMessage> = (0..n)
+            .map(|i| {
+                let role = if i % 2 == 0 {
+                    Role::User
+                } else {
+                    Role::Assistant
+                };
+                NewMessage::text(role, format!("message {i}: {}", "word ".repeat(60)))
+            })
+            .collect();
+        self.sessions()
+            .append(&id, &msgs, &AppendMeta::default())
+            .expect("appending the messages");
+        id
+    }
+
     /// Another workspace, `tmp/<name>` (created), under the same home.
     pub fn sibling(&self, name: &str) -> Location {
         let dir = self.tmp.path().join(name);
@@ -181,4 +212,42 @@ fn step_of(r: &RecordedRequest) -> Option<String> {
 /// The steps of a plan run, in the order their requests reached the scripted model.
 pub fn steps_requested(srv: &ScriptedServer) -> Vec<String> {
     srv.requests().iter().filter_map(step_of).collect()
+}
+
+/// A process's standard output, lossily decoded.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A process's standard error, lossily decoded.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Every file under `dir`, depth first.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Asserts that no file under `dir` holds any of `secrets` (an API key, or a part of one).
+pub fn assert_no_file_holds(dir: &Path, secrets: &[&str]) {
+    for f in files_under(dir) {
+        let hay = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
+        for secret in secrets {
+            assert!(
+                !hay.contains(secret),
+                "{secret:?} leaked into {}",
+                f.display()
+            );
+        }
+    }
 }

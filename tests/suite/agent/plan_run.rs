@@ -2,6 +2,7 @@
 //! store, the real binary for the crash case. What ran is read from the recorded requests (the
 //! step a request was for is named in its prompt) and from the store.
 
+use crate::support::Succeeds;
 use crate::support::agent::{Env, drive};
 use crate::support::{finish, steps_requested};
 
@@ -154,8 +155,7 @@ fn a_diamond_runs_layer_by_layer_and_each_step_sees_what_it_depends_on() {
 
 #[test]
 fn a_failing_step_skips_its_dependants_and_a_retry_on_request_clears_the_failure() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(draft(&diamond())).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&diamond()));
     srv.push([
         Reply::text("RESULT-a"),
         Reply::text("FAILED: the grammar is ambiguous"),
@@ -313,8 +313,7 @@ fn an_invalid_plan_is_bounced_back_to_the_model_with_the_reason() {
 
 #[test]
 fn the_user_drops_a_step_or_rejects_the_plan_before_anything_runs() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(draft(&diamond())).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&diamond()));
     srv.push([
         Reply::text("RESULT-a"),
         Reply::text("RESULT-b"),
@@ -389,8 +388,7 @@ fn the_user_drops_a_step_or_rejects_the_plan_before_anything_runs() {
 
 #[test]
 fn steps_of_a_layer_run_together_up_to_the_width() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(draft(&diamond())).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&diamond()));
     srv.push([Reply::text("RESULT-first")]);
     // b, c and d each take a while: with width 3 they overlap.
     for _ in 0..3 {
@@ -440,8 +438,7 @@ fn steps_of_a_layer_run_together_up_to_the_width() {
 
 #[test]
 fn a_budget_stops_the_run_inside_a_step_and_a_raised_limit_resumes_it() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(draft(&diamond())).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&diamond()));
     srv.push([Reply::text("RESULT-a")]);
     // b reads a file and would need a second model call: the budget of 4 stops it there.
     srv.push([Reply::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)])]);
@@ -512,8 +509,7 @@ fn newest_plan_run(env: &Env) -> String {
 
 #[test]
 fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(draft(&three_at_once())).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&three_at_once()));
     // Each step would read the directory, then answer: two model calls a step. The slow
     // replies keep all three steps in flight together.
     for _ in 0..3 {
@@ -602,8 +598,7 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
 
 #[test]
 fn parallel_steps_share_the_tool_call_budget() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(draft(&three_at_once())).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&three_at_once()));
     for _ in 0..3 {
         srv.push(
             [Stream::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)])
@@ -780,8 +775,7 @@ fn step_updates_racing_from_many_writers_keep_the_merge_rules() {
 /// resumed: only the unfinished steps reach the model (counted at the server).
 #[test]
 fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(draft(&diamond())).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&diamond()));
     srv.push([
         Reply::text("RESULT-a"),
         Reply::text("RESULT-b"),
@@ -857,8 +851,7 @@ fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
 
 #[test]
 fn run_plan_without_a_terminal_asks_for_yes_and_runs_nothing() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(draft(&diamond())).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&diamond()));
     let out = env
         .cmd(Some(&srv), &["run", "--plan", "a goal"])
         .output()
@@ -1110,18 +1103,11 @@ fn a_steps_file_changes_are_recorded_with_its_conversation_and_rewound() {
         .map(|f| f["path"].as_str().unwrap())
         .collect();
     assert_eq!(files, ["made.txt", "kept.txt"], "{shown:#}");
-    let out = env
-        .cmd(
-            None,
-            &["rewind", step, "--to", "2", "--files-only", "--yes"],
-        )
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    env.cmd(
+        None,
+        &["rewind", step, "--to", "2", "--files-only", "--yes"],
+    )
+    .succeeds();
     assert_eq!(
         std::fs::read_to_string(env.workdir.join("kept.txt")).unwrap(),
         "before\n"

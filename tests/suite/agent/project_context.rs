@@ -2,6 +2,7 @@
 //! server on 127.0.0.1, the real store, and `neocode show` in a separate process. What the
 //! model server receives is the proof that instructions and skills reached the model.
 
+use crate::support::Succeeds;
 use crate::support::agent::{Env, drive, tool_message, watch};
 use crate::support::finish;
 
@@ -26,13 +27,7 @@ impl Env {
             .args(["show", id, "--json"])
             .env("NEOCODE_HOME", &self.home)
             .current_dir(&self.workdir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .succeeds();
         serde_json::from_slice(&out.stdout).unwrap()
     }
 

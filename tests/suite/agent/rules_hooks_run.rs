@@ -5,6 +5,7 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use crate::support::agent::Env;
+use crate::support::stderr;
 
 use neocode::runtime::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
@@ -14,10 +15,6 @@ const NO_SANDBOX: &str = "[sandbox]\nmode = \"off\"\n";
 
 fn run(env: &Env, srv: &ScriptedServer, args: &[&str]) -> Output {
     env.cmd(Some(srv), args).output().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn json_lines(o: &Output) -> Vec<Value> {

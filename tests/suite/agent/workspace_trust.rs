@@ -10,6 +10,7 @@ use std::process::{Command, Output, Stdio};
 use crate::support::agent::Env;
 use crate::support::cli::assert_harmless;
 use crate::support::hostile_repo::HostileRepo;
+use crate::support::{stderr, stdout};
 
 use neocode::runtime::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
@@ -20,14 +21,6 @@ const LEFT_OUT: &str = "this workspace's hooks, allow rules and skills are not u
 
 fn hostile(env: &Env, evil: &ScriptedServer) -> HostileRepo {
     HostileRepo::plant(&env.workdir, &evil.base_url())
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 fn ok(o: &Output) {
@@ -329,11 +322,7 @@ fn rules_skills_hooks_and_doctor_say_what_was_left_out() {
             .contains("not trusted"),
         "{v:#}"
     );
-    let id = env
-        .sessions()
-        .new_session(neocode::session::NewSession::default())
-        .unwrap()
-        .id;
+    let id = env.new_session();
     let o = env
         .cmd(None, &["skill", "activate", &id, "setup"])
         .output()

@@ -99,12 +99,10 @@ fn doctor_finds_what_a_llama_cpp_python_like_server_lacks_and_says_what_neocode_
 
 #[test]
 fn doctor_says_what_a_full_chat_server_does_and_asks_for_the_window_it_does_not_tell() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(chat_answers(&[
+    let (env, srv) = Env::new(KEY, "").with_server(chat_answers(&[
         ("call_1", "echo", r#"{"text":"ok"}"#),
         ("call_2", "echo", r#"{"text":"yes"}"#),
-    ]))
-    .unwrap();
+    ]));
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert_eq!(row(&out, "streamed text"), "supported", "{out}");
@@ -148,8 +146,8 @@ fn doctor_uses_the_configured_window_when_the_server_tells_none() {
 
 #[test]
 fn no_probe_makes_no_call_and_a_failing_probe_exits_1() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![Reply::error(401, "Incorrect API key provided")]).unwrap();
+    let (env, srv) =
+        Env::new(KEY, "").with_server(vec![Reply::error(401, "Incorrect API key provided")]);
     let (code, out, err) = doctor(&env, Some(&srv), &["--no-probe"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(!out.contains("Provider probe"), "{out}");
@@ -340,23 +338,22 @@ fn doctor_probes_the_responses_api_with_and_without_caching() {
 /// round trip is named as failed, with the server's words, and doctor exits 1.
 #[test]
 fn doctor_names_a_refused_reasoning_round_trip() {
-    let env = Env::new(KEY, "api = \"anthropic\"\nthinking_budget = 2000\n");
-    let srv = ScriptedServer::start(vec![
-        Messages::start(10, 0, 0)
-            .text("ok", 1)
-            .stop("end_turn", 1)
-            .reply(),
-        Messages::start(40, 0, 0)
-            .thinking("Echo.", "sig-bad", 1)
-            .tool_use("toolu_1", "echo", r#"{"text":"ok"}"#, 1)
-            .stop("tool_use", 5)
-            .reply(),
-        Reply::error(
-            400,
-            "messages.1.content.0: Invalid `signature` in `thinking` block",
-        ),
-    ])
-    .unwrap();
+    let (env, srv) =
+        Env::new(KEY, "api = \"anthropic\"\nthinking_budget = 2000\n").with_server(vec![
+            Messages::start(10, 0, 0)
+                .text("ok", 1)
+                .stop("end_turn", 1)
+                .reply(),
+            Messages::start(40, 0, 0)
+                .thinking("Echo.", "sig-bad", 1)
+                .tool_use("toolu_1", "echo", r#"{"text":"ok"}"#, 1)
+                .stop("tool_use", 5)
+                .reply(),
+            Reply::error(
+                400,
+                "messages.1.content.0: Invalid `signature` in `thinking` block",
+            ),
+        ]);
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 1, "{out}\n{err}");
     assert!(

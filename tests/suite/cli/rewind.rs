@@ -9,18 +9,11 @@ use std::time::Duration;
 
 use crate::support::agent::Env;
 use crate::support::{Rng, integrity_ok};
+use crate::support::{stderr, stdout};
 use neocode::runtime::scripted::{Reply, ScriptedServer};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-rewind-test-KEY-26";
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 fn ok(o: Output) -> String {
     assert!(o.status.success(), "exit {:?}: {}", o.status, stderr(&o));

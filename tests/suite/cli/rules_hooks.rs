@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use crate::support::Env;
+use crate::support::{stderr, stdout};
 
 /// The one [`Env`] with a user home (`tmp/user`, for `~/`) and the workspace's `.neocode/`.
 pub struct Ws {
@@ -52,14 +53,6 @@ impl Ws {
     pub fn run(&self, args: &[&str]) -> Output {
         self.command().args(args).output().unwrap()
     }
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 const RULES: &str = r#"# shared rules

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::support::cli::{Ws, assert_harmless, fail, ok_stdout};
+use crate::support::files_under;
 use base64::Engine;
 use neocode::runtime::import::{self, SourceTool};
 use neocode::session::file::SessionFile;
@@ -371,22 +372,9 @@ fn source_files_are_never_written() {
     import_cmd(&ws, "codex", &[&data("codex")]);
     assert_eq!(snapshot(&data("claude-code")), before_c);
     assert_eq!(snapshot(&data("codex")), before_x);
-    let names = |d: &Path| -> Vec<PathBuf> { walk(d) };
+    let names = |d: &Path| -> Vec<PathBuf> { files_under(d) };
     assert_eq!(names(&data("claude-code")).len(), 2);
     assert_eq!(names(&data("codex")).len(), 1);
-}
-
-fn walk(d: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in fs::read_dir(d).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]

@@ -5,12 +5,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::process::Output;
 
+use crate::support::stderr;
 use crate::support::{Env, integrity_ok};
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role};
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
 
 /// One line on stderr, starting `neocode:`.
 fn assert_one_line_error(o: &Output, code: i32, needle: &str) {

@@ -3,6 +3,7 @@
 //! naming a repository outside, writes to the workspace's control files, unix sockets
 //! outside the workspace, socket addresses in the environment, set-uid bits.
 
+use crate::support::process::Succeeds;
 use crate::support::tools as tool_support;
 
 use std::io::ErrorKind;
@@ -24,13 +25,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "t")
         .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+        .succeeds();
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
