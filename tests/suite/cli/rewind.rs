@@ -67,6 +67,21 @@ impl Rewinding for Env {
     }
 }
 
+/// One turn through `neocode run` asked as `prompt`, in which the model runs `command` (never
+/// asking) and then says "done"; the server, to read what the model was sent.
+fn command_turn(env: &Env, command: &str, prompt: &str) -> ScriptedServer {
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("c1", "run_command", &args(json!({ "command": command })))]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    ok(env
+        .cmd(Some(&srv), &["run", "--approve", "never-ask", prompt])
+        .output()
+        .unwrap());
+    srv
+}
+
 /// Two turns through `neocode run`: the first edits a.txt and creates new1.txt, the second
 /// rewrites b.sh, edits a.txt again and creates created2/nested.txt. Returns the session id.
 fn two_turns(env: &Env) -> String {
@@ -272,19 +287,7 @@ fn a_rewind_to_a_message_that_is_not_the_users_is_refused() {
 fn a_commands_changes_outside_git_are_reported_not_restorable() {
     let env = Env::new(KEY, "[sandbox]\nmode = \"off\"\n");
     env.put("gone.txt", "g\n", 0o644);
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[(
-            "c1",
-            "run_command",
-            &args(json!({"command": "echo made > made.txt; rm gone.txt"})),
-        )]),
-        Reply::text("done"),
-    ])
-    .unwrap();
-    ok(env
-        .cmd(Some(&srv), &["run", "--approve", "never-ask", "make"])
-        .output()
-        .unwrap());
+    let srv = command_turn(&env, "echo made > made.txt; rm gone.txt", "make");
     let tool = crate::support::agent::tool_message(&srv.requests()[1].json()).clone();
     let text = tool["content"].as_str().unwrap();
     assert!(
@@ -328,20 +331,11 @@ fn a_commands_changes_inside_git_are_rewound_without_touching_the_index() {
     git(&env.workdir, &["add", "tracked.txt", "gone.txt"]);
     let status = git(&env.workdir, &["status", "--porcelain"]);
     let index = std::fs::read(env.workdir.join(".git/index")).unwrap();
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[(
-            "c1",
-            "run_command",
-            &args(json!({"command":
-                "echo t2 > tracked.txt; echo u2 > untracked.txt; echo new > made.txt; rm gone.txt"})),
-        )]),
-        Reply::text("done"),
-    ])
-    .unwrap();
-    ok(env
-        .cmd(Some(&srv), &["run", "--approve", "never-ask", "change"])
-        .output()
-        .unwrap());
+    let srv = command_turn(
+        &env,
+        "echo t2 > tracked.txt; echo u2 > untracked.txt; echo new > made.txt; rm gone.txt",
+        "change",
+    );
     let tool = crate::support::agent::tool_message(&srv.requests()[1].json()).clone();
     let text = tool["content"].as_str().unwrap();
     assert!(text.contains("restorable by a rewind (git"), "{text}");
@@ -377,19 +371,7 @@ fn a_repository_whose_config_names_a_filter_never_runs_it_and_is_still_rewound()
     );
     env.put(".gitattributes", "* filter=evil\n", 0o644);
     env.put("a.txt", "a\n", 0o644);
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[(
-            "c1",
-            "run_command",
-            &args(json!({"command": "echo b > a.txt"})),
-        )]),
-        Reply::text("done"),
-    ])
-    .unwrap();
-    ok(env
-        .cmd(Some(&srv), &["run", "--approve", "never-ask", "change"])
-        .output()
-        .unwrap());
+    let srv = command_turn(&env, "echo b > a.txt", "change");
     assert!(!marker.exists(), "neocode ran the repository's filter");
     let tool = crate::support::agent::tool_message(&srv.requests()[1].json()).clone();
     let text = tool["content"].as_str().unwrap();
@@ -660,22 +642,11 @@ fn a_rewind_names_the_files_left_staged_in_gits_index() {
             "one",
         ],
     );
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[(
-            "c1",
-            "run_command",
-            &args(json!({"command": "echo t2 > tracked.txt && git add tracked.txt"})),
-        )]),
-        Reply::text("done"),
-    ])
-    .unwrap();
-    ok(env
-        .cmd(
-            Some(&srv),
-            &["run", "--approve", "never-ask", "change and stage"],
-        )
-        .output()
-        .unwrap());
+    command_turn(
+        &env,
+        "echo t2 > tracked.txt && git add tracked.txt",
+        "change and stage",
+    );
     let id = env.shown("last")["id"].as_str().unwrap().to_string();
     let dry = ok(env.nc(&["rewind", &id, "--to", "1", "--dry-run"]));
     assert!(

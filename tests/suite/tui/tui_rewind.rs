@@ -385,8 +385,7 @@ fn esc_esc_rewinds_in_a_real_terminal() {
             .any(|s| s.parent_id.as_deref() == Some(id.as_str()) && s.title.starts_with("↺")),
         "the fork, marked"
     );
-    pty.keys("\x03");
-    let code = pty.wait_exit(Duration::from_secs(30), "neocode did not quit on Ctrl-C");
+    let code = pty.quit();
     assert_eq!(code, 0);
 }
 
@@ -529,7 +528,6 @@ fn alt_r_on_a_selected_message_in_a_real_terminal() {
         .items;
     assert_eq!(all.len(), 1, "files only: no fork");
     assert_eq!(rt.header(&id).unwrap().message_count, 9);
-    pty.keys("\x03");
-    let code = pty.wait_exit(Duration::from_secs(30), "neocode did not quit on Ctrl-C");
+    let code = pty.quit();
     assert_eq!(code, 0);
 }
