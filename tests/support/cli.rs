@@ -62,18 +62,23 @@ impl Ws {
         c
     }
 
-    /// A plain session with `n` user/assistant exchanges.
-    pub fn session(&self, title: &str, n: usize) -> String {
-        let rt = self.sessions();
-        let h = rt
+    /// A new empty session titled `title`, on openai's `model`, in this workspace.
+    fn titled(&self, title: &str, model: &str) -> neocode::session::SessionHeader {
+        self.sessions()
             .new_session(NewSession {
                 title: title.into(),
                 provider: "openai".into(),
-                model: "gpt-test".into(),
+                model: model.into(),
                 workdir: self.workdir.to_string_lossy().into(),
                 ..NewSession::default()
             })
-            .unwrap();
+            .unwrap()
+    }
+
+    /// A plain session with `n` user/assistant exchanges.
+    pub fn session(&self, title: &str, n: usize) -> String {
+        let rt = self.sessions();
+        let h = self.titled(title, "gpt-test");
         for i in 0..n {
             rt.append(
                 &h.id,
@@ -98,15 +103,7 @@ impl Ws {
     /// an asset, token usage of 12,345 in / 678 out.
     pub fn rich_session(&self, title: &str) -> String {
         let rt = self.sessions();
-        let h = rt
-            .new_session(NewSession {
-                title: title.into(),
-                provider: "openai".into(),
-                model: "gpt-rich".into(),
-                workdir: self.workdir.to_string_lossy().into(),
-                ..NewSession::default()
-            })
-            .unwrap();
+        let h = self.titled(title, "gpt-rich");
         let plan = Plan {
             steps: vec![
                 step("read", "Read the code", &[]),

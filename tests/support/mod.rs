@@ -24,6 +24,7 @@ use neocode::runtime::agent::{FinishReason, TurnEvent};
 use neocode::runtime::scripted::{RecordedRequest, ScriptedServer};
 use neocode::session::testing::{MIGRATIONS, register_functions};
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, Store, WorkspacePaths};
+use serde_json::Value;
 
 /// Extensions of the one [`Env`] for the store, crash and command-line harnesses.
 impl Env {
@@ -250,4 +251,16 @@ pub fn assert_no_file_holds(dir: &Path, secrets: &[&str]) {
             );
         }
     }
+}
+
+/// The text of the result of call `call_id` in a request body the scripted server recorded.
+pub fn tool_text(body: &Value, call_id: &str) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_else(|| panic!("no result for {call_id} in {body:#}"))
+        .to_string()
 }

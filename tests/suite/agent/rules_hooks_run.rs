@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::agent::Env;
 use crate::support::stderr;
+use crate::support::tool_text;
 
 use neocode::runtime::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
@@ -22,18 +23,6 @@ fn json_lines(o: &Output) -> Vec<Value> {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
-}
-
-/// The `tool` messages of a request body, by call id.
-fn tool_text(body: &Value, call_id: &str) -> String {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_else(|| panic!("no result for {call_id} in {body:#}"))
-        .to_string()
 }
 
 /// The `tool_result` event of `call_id` in `run --json` output.

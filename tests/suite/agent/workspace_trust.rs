@@ -10,6 +10,7 @@ use std::process::{Command, Output, Stdio};
 use crate::support::agent::Env;
 use crate::support::cli::assert_harmless;
 use crate::support::hostile_repo::HostileRepo;
+use crate::support::tool_text;
 use crate::support::{stderr, stdout};
 
 use neocode::runtime::scripted::{Reply, ScriptedServer};
@@ -31,18 +32,6 @@ fn ok(o: &Output) {
         stdout(o),
         stderr(o)
     );
-}
-
-/// The `tool` message of `call_id` in a request body.
-fn tool_text(body: &Value, call_id: &str) -> String {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_else(|| panic!("no result for {call_id} in {body:#}"))
-        .to_string()
 }
 
 /// A turn that runs a command and writes a file, then answers.

@@ -5,7 +5,7 @@
 //! per turn. What a user checks: the files on disk, the sessions, the screen.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::support::Env;
@@ -14,7 +14,9 @@ use crate::support::tui::{Keys, options};
 use crossterm::event::{KeyCode, KeyModifiers};
 use neocode::runtime::Sessions;
 use neocode::session::snapshot::{FileChange, Image};
-use neocode::session::{AppendMeta, NewMessage, NewSession, Role, StateUpdate, ToolCall};
+use neocode::session::{
+    AppendMeta, ListQuery, NewMessage, NewSession, Role, StateUpdate, ToolCall,
+};
 use neocode::tui::app::{App, ESC_ESC_MS, Overlay, Screen, Tab, run_inline};
 use neocode::tui::effect::Effect;
 use neocode::tui::views;
@@ -343,18 +345,26 @@ fn the_info_tab_shows_the_file_changes_per_turn() {
     assert!(s.contains("#8    created   new.txt"), "{s}");
 }
 
+/// [`two_turns`] in `env`'s workspace, and the real binary in a `rows` x `cols` terminal
+/// opened on it (its last message in view): the sessions, the workspace, the session, the
+/// terminal.
+fn two_turns_open(env: &Env, rows: u16, cols: u16) -> (Sessions, PathBuf, String, Pty) {
+    let rt = env.sessions();
+    let ws = env.workdir.clone();
+    let id = two_turns(&rt, &ws);
+    let mut pty = Pty::spawn(&env.home, &ws, &[], &[], rows, cols);
+    pty.wait_for("edit the files");
+    pty.keys("\r");
+    pty.wait_for("Assistant  #9");
+    (rt, ws, id, pty)
+}
+
 /// The real binary in a terminal: Esc Esc, the preview, Esc cancels (nothing changes), Esc Esc
 /// again, Enter: the files on disk are back and the conversation is the fork.
 #[test]
 fn esc_esc_rewinds_in_a_real_terminal() {
     let env = Env::new();
-    let rt = env.sessions();
-    let ws = env.workdir.clone();
-    let id = two_turns(&rt, &ws);
-    let mut pty = Pty::spawn(&env.home, &ws, &[], &[], 24, 80);
-    pty.wait_for("edit the files");
-    pty.keys("\r");
-    pty.wait_for("Assistant  #9");
+    let (rt, ws, id, mut pty) = two_turns_open(&env, 24, 80);
 
     let esc_esc = |pty: &mut Pty| {
         pty.keys("\x1b");
@@ -375,10 +385,7 @@ fn esc_esc_rewinds_in_a_real_terminal() {
     pty.wait_for("Rewound to before message #5");
     assert_eq!(read(&ws, "a.txt").as_deref(), Some("one\n"));
     assert_eq!(read(&ws, "new.txt"), None);
-    let all = rt
-        .list(&neocode::session::ListQuery::default())
-        .unwrap()
-        .items;
+    let all = rt.list(&ListQuery::default()).unwrap().items;
     assert_eq!(all.len(), 2);
     assert!(
         all.iter()
@@ -505,13 +512,7 @@ fn a_file_edited_since_is_skipped_and_the_conversation_says_why() {
 #[test]
 fn alt_r_on_a_selected_message_in_a_real_terminal() {
     let env = Env::new();
-    let rt = env.sessions();
-    let ws = env.workdir.clone();
-    let id = two_turns(&rt, &ws);
-    let mut pty = Pty::spawn(&env.home, &ws, &[], &[], 30, 100);
-    pty.wait_for("edit the files");
-    pty.keys("\r");
-    pty.wait_for("Assistant  #9");
+    let (rt, ws, id, mut pty) = two_turns_open(&env, 30, 100);
     pty.keys("\x1b[1;3A");
     std::thread::sleep(Duration::from_millis(150));
     pty.keys("\x1br");
@@ -522,10 +523,7 @@ fn alt_r_on_a_selected_message_in_a_real_terminal() {
     pty.wait_for("Put the files back as they were before message #5");
     assert_eq!(read(&ws, "a.txt").as_deref(), Some("one\n"));
     assert_eq!(read(&ws, "new.txt"), None);
-    let all = rt
-        .list(&neocode::session::ListQuery::default())
-        .unwrap()
-        .items;
+    let all = rt.list(&ListQuery::default()).unwrap().items;
     assert_eq!(all.len(), 1, "files only: no fork");
     assert_eq!(rt.header(&id).unwrap().message_count, 9);
     let code = pty.quit();
