@@ -7,6 +7,7 @@
 mod support {
     pub mod process;
     pub mod rerun;
+    pub mod text;
     pub mod tools;
 }
 

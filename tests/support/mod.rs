@@ -11,6 +11,7 @@ pub mod live;
 pub mod process;
 pub mod pty;
 pub mod rerun;
+pub mod text;
 pub mod tui;
 
 pub use env::Env;

@@ -1,6 +1,7 @@
 //! `neocode run` and `neocode compact`: the real binary against the scripted server on
 //! 127.0.0.1; what was stored is checked with `neocode show` / `neocode export`.
 
+use crate::support::text::has;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -290,10 +291,7 @@ fn prompt_caps_are_configurable_and_a_flag_lifts_them() {
     let o = env.run(&srv2, &["run", "--continue", "more"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(
-        err.contains("max_tool_calls_per_prompt reached (4/4"),
-        "{err}"
-    );
+    has(&err, "max_tool_calls_per_prompt reached (4/4");
     assert!(err.contains("--max-tool-calls N"), "{err}");
 
     // An explicit flag replaces the cap for its run: the unanswered call and the rest run.
@@ -784,15 +782,9 @@ fn retries_are_shown_on_stderr_and_as_json_warnings() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "finally\n");
     let err = stderr(&o);
-    assert!(
-        err.contains("rate limited (429), retry 1/3 in 1 s"),
-        "{err}"
-    );
+    has(&err, "rate limited (429), retry 1/3 in 1 s");
     // The second retry doubles the configured 10 ms backoff.
-    assert!(
-        err.contains("server error (500), retry 2/3 in 20 ms"),
-        "{err}"
-    );
+    has(&err, "server error (500), retry 2/3 in 20 ms");
 
     let o = env.run(&srv, &["run", "--json", "--continue", "more"]);
     assert!(o.status.success(), "{}", stderr(&o));

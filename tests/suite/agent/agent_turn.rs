@@ -2,6 +2,7 @@
 //! on 127.0.0.1, real tools, the real store. Every turn is checked in the store afterwards.
 
 use crate::support::agent::{Env, drive, watch};
+use crate::support::text::has;
 use crate::support::{assert_no_file_holds, finish};
 
 use std::sync::Arc;
@@ -386,10 +387,7 @@ fn a_running_session_cannot_be_started_twice() {
         panic!("second start succeeded");
     };
     assert_eq!(code, "busy");
-    assert!(
-        message.contains(&format!("running in pid {}", std::process::id())),
-        "{message}"
-    );
+    has(&message, &format!("running in pid {}", std::process::id()));
     let evs = drive(&h, |_| None);
     assert_eq!(finish(&evs), FinishReason::Completed);
     let sid = h.session_id.clone();
@@ -930,10 +928,7 @@ fn one_definition_of_tokens_through_compaction_fork_and_show() {
     assert_eq!(lifetime(&id), (3000, 300));
     let s = show(&env, &id);
     assert!(s.contains("3000 in / 300 out (lifetime)"), "{s}");
-    assert!(
-        s.contains("2200 tokens (what the next request carries)"),
-        "{s}"
-    );
+    has(&s, "2200 tokens (what the next request carries)");
 
     // Compaction spends a call and keeps the lifetime; the context shrinks to an estimate.
     agent.compact(&id).unwrap();
@@ -958,10 +953,7 @@ fn one_definition_of_tokens_through_compaction_fork_and_show() {
     let s = show(&env, &fork.id);
     assert!(s.contains("0 in / 0 out (lifetime)"), "{s}");
     // Its context is the parent's transcript it carries.
-    assert!(
-        s.contains("440 tokens (what the next request carries)"),
-        "{s}"
-    );
+    has(&s, "440 tokens (what the next request carries)");
 }
 
 fn warnings(evs: &[TurnEvent], code: &str) -> Vec<String> {

@@ -1,6 +1,7 @@
 //! Permission rules and hooks in real turns (issue 27): `neocode run` without a terminal
 //! against the scripted server; what the model was told is read from its next request.
 
+use crate::support::text::has;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
@@ -111,17 +112,14 @@ fn rules_allow_deny_and_ask_in_a_run_without_a_terminal() {
     );
     // A read denial.
     let t = tool_text(&next, "c4");
-    assert!(
-        t.contains("Denied by the permission rule `read_file(.env)`"),
-        "{t}"
-    );
+    has(&t, "Denied by the permission rule `read_file(.env)`");
     assert!(!t.contains("SECRET"), "{t}");
     // grep and list_dir walk past what a read denial covers.
     let t = tool_text(&next, "c5");
     assert!(!t.contains("SECRET=1"), "{t}");
-    assert!(
-        t.contains("1 file(s) not searched: a permission rule denies reading them"),
-        "{t}"
+    has(
+        &t,
+        "1 file(s) not searched: a permission rule denies reading them",
     );
     let t = tool_text(&next, "c6");
     assert!(t.contains(".neocode/") && !t.contains(".env"), "{t}");
@@ -316,9 +314,9 @@ fn each_hook_event_fires_once_with_the_documented_stdin_and_is_recorded() {
     assert!(export.contains("\"duration_ms\""));
     let shown = env.cmd(None, &["show", &session]).output().unwrap();
     let shown = String::from_utf8_lossy(&shown.stdout);
-    assert!(
-        shown.contains("hook Stop `cat >> hooks.log; echo >> hooks.log` exit 0, "),
-        "{shown}"
+    has(
+        &shown,
+        "hook Stop `cat >> hooks.log; echo >> hooks.log` exit 0, ",
     );
 }
 
@@ -408,10 +406,7 @@ fn an_ask_rule_asks_even_under_never_ask_and_says_no_flag_lifts_it() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!env.workdir.join("asked.txt").exists());
     let err = stderr(&o);
-    assert!(
-        err.contains("the rule `run_command(touch *)` asks ("),
-        "{err}"
-    );
+    has(&err, "the rule `run_command(touch *)` asks (");
     assert!(err.contains("allow it with a rule"), "{err}");
     assert!(!err.contains("--approve"), "{err}");
 }
@@ -428,10 +423,7 @@ fn a_malformed_rule_file_fails_the_turn_with_its_file_and_line() {
     let o = run(&env, &srv, &["run", "hello"]);
     assert!(!o.status.success());
     let err = stderr(&o);
-    assert!(
-        err.contains(&format!("{}:3: rule `run_comand(rm *)`", f.display())),
-        "{err}"
-    );
+    has(&err, &format!("{}:3: rule `run_comand(rm *)`", f.display()));
     assert!(srv.requests().is_empty());
 }
 
@@ -452,10 +444,7 @@ fn a_stop_hook_exit_2_makes_the_turn_go_on_once_with_its_reason() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(srv.requests().len(), 2);
     let second = srv.requests()[1].json().to_string();
-    assert!(
-        second.contains("[a Stop hook asks to go on] run the tests first"),
-        "{second}"
-    );
+    has(&second, "[a Stop hook asks to go on] run the tests first");
     let log = std::fs::read_to_string(env.workdir.join("stop.log")).unwrap();
     let active: Vec<Value> = log
         .lines()

@@ -4,6 +4,7 @@
 //! breakpoints and cached tokens, a model switch leaving foreign reasoning out, a key from
 //! `api_key_command`, and the stop reasons a user is told about.
 
+use crate::support::text::has;
 use std::process::Output;
 
 use neocode::runtime::scripted::{RecordedRequest, Reply, ScriptedServer};
@@ -334,10 +335,7 @@ fn the_key_comes_from_api_key_command_run_once_and_stored_nowhere() {
         .unwrap();
     assert!(!o.status.success());
     let err = stderr(&o);
-    assert!(
-        err.contains("api_key_command failed with exit status 7"),
-        "{err}"
-    );
+    has(&err, "api_key_command failed with exit status 7");
     assert!(!err.contains("secret-out"), "{err}");
 }
 

@@ -2,6 +2,7 @@
 
 use crate::support::cli::*;
 use crate::support::integrity_ok;
+use crate::support::text::has;
 use assert_cmd::Command;
 use neocode::session::NewSession;
 
@@ -178,14 +179,8 @@ fn all_workspaces_lists_each_root() {
         loc_b.root().to_string_lossy().as_ref()
     );
     let out = ok_stdout(ws.cmd().args(["--list", "--all-workspaces"]));
-    assert!(
-        out.contains(&format!("{}  (1 session)", ws.workdir.display())),
-        "{out}"
-    );
-    assert!(
-        out.contains(&format!("{}  (1 session)", loc_b.root().display())),
-        "{out}"
-    );
+    has(&out, &format!("{}  (1 session)", ws.workdir.display()));
+    has(&out, &format!("{}  (1 session)", loc_b.root().display()));
     assert!(out.contains("in workspace A") && out.contains("in workspace B"));
 }
 

@@ -4,6 +4,7 @@
 //! trip, prompt caching — supported / not seen / not applicable, the window where the server
 //! tells it, and what neocode does about what is missing. `--no-probe` makes no call.
 
+use crate::support::text::has;
 use neocode::runtime::scripted::{LlamaLike, Reply, ScriptedServer};
 use neocode::runtime::scripted_wire::{Messages, ResponsesStream};
 use serde_json::Value;
@@ -56,10 +57,7 @@ fn doctor_finds_what_a_llama_cpp_python_like_server_lacks_and_says_what_neocode_
     srv.set_props(serde_json::json!({"default_generation_settings": {"n_ctx": 2048}}));
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(
-        out.contains("\nProvider probe (three small calls, api = chat"),
-        "{out}"
-    );
+    has(&out, "\nProvider probe (three small calls, api = chat");
     assert_eq!(row(&out, "streamed text"), "supported", "{out}");
     assert!(
         row(&out, "streaming usage").starts_with("not seen: neocode counts the tokens itself"),
@@ -138,9 +136,9 @@ fn doctor_uses_the_configured_window_when_the_server_tells_none() {
         ScriptedServer::start(chat_answers(&[("call_1", "echo", r#"{"text":"ok"}"#)])).unwrap();
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(
-        out.contains("not told by the server; context_window = 4096 from config.toml is used"),
-        "{out}"
+    has(
+        &out,
+        "not told by the server; context_window = 4096 from config.toml is used",
     );
 }
 

@@ -2,6 +2,7 @@
 //! tools change real files), then goes back; what a user checks is the bytes and modes of the
 //! files, the sessions `show` lists, and the blobs under the home.
 
+use crate::support::text::has;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Output, Stdio};
@@ -553,10 +554,7 @@ fn slash_undo_puts_back_the_last_turns_files() {
     let Reply::Undone(text) = reply else {
         panic!("{reply:?}")
     };
-    assert!(
-        text.contains("Undid the last turn's changes to 3 files"),
-        "{text}"
-    );
+    has(&text, "Undid the last turn's changes to 3 files");
     assert_eq!(env.file("a.txt").unwrap().0, b"ALPHA\n");
     assert_eq!(env.file("b.sh").unwrap().0, b"#!/bin/sh\necho b\n");
     assert_eq!(env.file("created2/nested.txt"), None);
@@ -721,9 +719,9 @@ fn a_crafted_session_file_can_make_a_rewind_write_no_control_file_nor_a_setuid_o
     let o = other.nc(&["import", &crafted.to_string_lossy()]);
     let said = stderr(&o);
     assert_eq!(ok(o).trim(), id);
-    assert!(
-        said.contains("left out 4 recorded file change(s) a rewind must never write"),
-        "{said}"
+    has(
+        &said,
+        "left out 4 recorded file change(s) a rewind must never write",
     );
     for p in [
         ".neocode/hooks.json",

@@ -1,6 +1,7 @@
 //! `neocode rules check|list` and `neocode hooks list|import|run` (issue 27), through the
 //! binary: what a user types and reads.
 
+use crate::support::text::has;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -81,9 +82,9 @@ fn rules_check_prints_the_decision_and_the_rule() {
         )),
         "{out}"
     );
-    assert!(
-        out.contains("  cargo test -p core  ←  allow: run_command(cargo test *)"),
-        "{out}"
+    has(
+        &out,
+        "  cargo test -p core  ←  allow: run_command(cargo test *)",
     );
     let o = w.run(&["rules", "check", "curl https://example.com"]);
     assert_eq!(
@@ -269,16 +270,13 @@ fn hooks_import_converts_a_claude_code_settings_file() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let target = w.ws().join(".neocode/hooks.json");
-    assert!(
-        out.contains("matcher `Edit|MultiEdit|Write` → `edit_file|write_file`"),
-        "{out}"
+    has(
+        &out,
+        "matcher `Edit|MultiEdit|Write` → `edit_file|write_file`",
     );
     assert!(out.contains("matcher `Bash` → `run_command`"), "{out}");
     assert!(out.contains("SubagentStop skipped"), "{out}");
-    assert!(
-        out.contains(&format!("wrote 3 hooks to {}\n", target.display())),
-        "{out}"
-    );
+    has(&out, &format!("wrote 3 hooks to {}\n", target.display()));
     assert!(
         out.ends_with(&format!(
             "added 1 allow rule to {}\n",
@@ -298,9 +296,9 @@ fn hooks_import_converts_a_claude_code_settings_file() {
     // Listed as configured.
     let o = w.run(&["hooks", "list"]);
     let out = stdout(&o);
-    assert!(
-        out.contains("PreToolUse  edit_file|write_file  echo edit  (timeout 5s"),
-        "{out}"
+    has(
+        &out,
+        "PreToolUse  edit_file|write_file  echo edit  (timeout 5s",
     );
     assert!(out.contains("Stop  *  echo stop  (timeout 60s"), "{out}");
     // Not overwritten without --force; replaced with it.
@@ -365,22 +363,13 @@ fn hooks_import_lists_where_each_part_goes_and_hooks_get_claude_codes_names() {
     let o = w.run(&["hooks", "import"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    assert!(
-        out.contains(&format!("wrote 1 hook to {}", home_hooks.display())),
-        "{out}"
-    );
-    assert!(
-        out.contains(&format!("wrote 1 hook to {}", ws_hooks.display())),
-        "{out}"
-    );
+    has(&out, &format!("wrote 1 hook to {}", home_hooks.display()));
+    has(&out, &format!("wrote 1 hook to {}", ws_hooks.display()));
     // The personal hook is not in the shared file.
     let shared = std::fs::read_to_string(&ws_hooks).unwrap();
     assert!(!shared.contains("payload.json"), "{shared}");
     let ws_rules = std::fs::read_to_string(w.ws().join(".neocode/permissions.toml")).unwrap();
-    assert!(
-        ws_rules.contains("\"run_command(npm test *)\""),
-        "{ws_rules}"
-    );
+    has(&ws_rules, "\"run_command(npm test *)\"");
     assert!(!ws_rules.contains(".ssh"), "{ws_rules}");
     let home_cfg = std::fs::read_to_string(w.env.home.join("config.toml")).unwrap();
     assert!(home_cfg.contains("\"read_file(~/.ssh/**)\""), "{home_cfg}");
@@ -436,13 +425,10 @@ fn a_hung_hook_is_killed_at_its_timeout() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(took < Duration::from_secs(10), "took {took:?}");
     let out = stdout(&o);
-    assert!(
-        out.contains("ran `sleep 60 & sleep 60`: killed at its timeout"),
-        "{out}"
-    );
-    assert!(
-        out.contains("error: PreToolUse hook `sleep 60 & sleep 60` was killed after"),
-        "{out}"
+    has(&out, "ran `sleep 60 & sleep 60`: killed at its timeout");
+    has(
+        &out,
+        "error: PreToolUse hook `sleep 60 & sleep 60` was killed after",
     );
 }
 
@@ -467,14 +453,8 @@ fn a_pre_tool_use_exit_2_blocks_with_its_reason() {
     ]);
     let out = stdout(&o);
     assert!(out.contains(": exit 2 in "), "{out}");
-    assert!(
-        out.contains("blocked: generated files are read-only\n"),
-        "{out}"
-    );
-    assert!(
-        out.contains("permission: deny (generated files are read-only)"),
-        "{out}"
-    );
+    has(&out, "blocked: generated files are read-only\n");
+    has(&out, "permission: deny (generated files are read-only)");
     // Not matched by read_file; a path the hook lets through continues.
     let o = w.run(&["hooks", "run", "PreToolUse", "--tool", "read_file"]);
     assert_eq!(stdout(&o), "no PreToolUse hook matches\n");
@@ -516,10 +496,7 @@ fn a_json_permission_decision_allow_is_parsed_and_keys_are_hidden() {
         r#"{"command": "cargo test"}"#,
     ]);
     let out = stdout(&o);
-    assert!(
-        out.contains("permission: allow (cargo test is fine)\n"),
-        "{out}"
-    );
+    has(&out, "permission: allow (cargo test is fine)\n");
     assert!(!out.contains("blocked"), "{out}");
     let keys = std::fs::read_to_string(w.ws().join("keys.txt")).unwrap();
     assert_eq!(keys.trim(), "none/none");
@@ -552,10 +529,7 @@ fn doctor_says_where_commands_are_not_held_to_a_read_denial() {
     let o = w.run(&["doctor"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    assert!(
-        out.contains(&format!("  7 rule(s)  {}", file.display())),
-        "{out}"
-    );
+    has(&out, &format!("  7 rule(s)  {}", file.display()));
     assert!(
         out.contains(
             "  read_file(.env): read_file, grep and list_dir honour it; commands are not held to it"
@@ -566,8 +540,5 @@ fn doctor_says_where_commands_are_not_held_to_a_read_denial() {
     // A bad rule file is named with its line here too.
     w.write("ws/.neocode/permissions.toml", "deny = [\"nope(x)\"]\n");
     let out = stdout(&w.run(&["doctor"]));
-    assert!(
-        out.contains(&format!("  BAD RULE FILE  {}:1:", file.display())),
-        "{out}"
-    );
+    has(&out, &format!("  BAD RULE FILE  {}:1:", file.display()));
 }

@@ -1,5 +1,6 @@
 //! The model's tools through `tools::run`, on real files and real commands.
 
+use crate::support::text::has;
 use crate::support::tools as tool_support;
 
 use std::os::unix::fs::symlink;
@@ -326,10 +327,7 @@ fn write_file_creates_parents_and_returns_a_diff() {
     assert_eq!(meta["created"], true);
     assert_eq!(meta["added"], 2);
     let diff = meta["diff"].as_str().unwrap();
-    assert!(
-        diff.contains("--- /dev/null\n+++ b/deep/er/new.txt\n"),
-        "{diff}"
-    );
+    has(diff, "--- /dev/null\n+++ b/deep/er/new.txt\n");
     assert!(diff.contains("+one\n+two\n"), "{diff}");
 
     let out = call(

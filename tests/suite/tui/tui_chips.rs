@@ -5,6 +5,7 @@
 //! whole) shows its beginning until expanded, and a done edit shows the lines it changed
 //! rather than its diff's headers.
 
+use crate::support::text::has;
 use crossterm::event::{KeyCode, KeyModifiers};
 use neocode::runtime::agent::TurnEvent;
 use neocode::session::{AppendMeta, NewMessage, NewSession, Part, Role};
@@ -93,10 +94,7 @@ fn a_hooks_context_is_a_chip_and_up_never_recalls_it() {
     h.run(effects);
     let s = h.screen();
     assert!(s.contains("run the linter"), "{s}");
-    assert!(
-        s.contains("[context from a hook]  2 lines · expand to read"),
-        "{s}"
-    );
+    has(&s, "[context from a hook]  2 lines · expand to read");
     assert!(!s.contains("Uncommitted: 3 files"), "{s}");
     h.key(KeyCode::Up);
     assert_eq!(h.app.conv.composer.text(), "run the linter", "{s}");

@@ -4,6 +4,7 @@
 //! cancel, a second Ctrl-C quitting, slash commands).
 
 use crate::support::Env;
+use crate::support::text::has;
 use crate::support::tui::{Keys, options};
 use crossterm::event::{KeyCode, KeyModifiers};
 use neocode::runtime::Sessions;
@@ -244,9 +245,9 @@ fn a_budget_stop_holds_the_queue_and_says_so_until_enter_on_an_empty_editor() {
         h.turns
     );
     let s = h.screen();
-    assert!(
-        s.contains("held: a budget stopped the turn; Enter on an empty editor sends the next"),
-        "{s}"
+    has(
+        &s,
+        "held: a budget stopped the turn; Enter on an empty editor sends the next",
     );
     assert_eq!(h.rt.queued(&h.id).unwrap().len(), 1, "still waiting");
     // Enter on the empty editor lets it go.
@@ -262,7 +263,6 @@ fn a_budget_stop_holds_the_queue_and_says_so_until_enter_on_an_empty_editor() {
 }
 
 #[test]
-#[expect(clippy::too_many_lines)]
 fn tool_cards_in_each_state_and_the_approval_prompt() {
     let mut h = H::new();
     h.send("Fix it");
@@ -297,10 +297,7 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
         "edits ask under the `ask` policy",
     );
     let s = h.screen();
-    assert!(
-        s.contains("Allow? y yes   n no   r no+why   a always"),
-        "{s}"
-    );
+    has(&s, "Allow? y yes   n no   r no+why   a always");
     assert!(s.contains("- let v = s.parse().unwrap();"), "{s}");
     assert!(s.contains("+ let v = s.parse()?;"), "{s}");
     assert!(s.contains("✓ read_file  src/config.rs  · done"), "{s}");
@@ -367,14 +364,8 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
     });
     let s = h.screen();
     assert!(s.contains("⊘ run_command  rm -rf target  · denied"), "{s}");
-    assert!(
-        s.contains("The user denied this call: too slow to rebuild"),
-        "{s}"
-    );
-    assert!(
-        s.contains("! run_command  cargo test  · interrupted"),
-        "{s}"
-    );
+    has(&s, "The user denied this call: too slow to rebuild");
+    has(&s, "! run_command  cargo test  · interrupted");
     assert!(s.contains("✓ edit_file"), "{s}");
     assert!(s.contains("Cancelled; what arrived is kept"), "{s}");
     insta::assert_snapshot!("live_cards_all_states", s);
@@ -399,17 +390,14 @@ fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
     // "always" shows the proposed rule to edit and where it is kept; Tab changes where.
     h.answer('a');
     let screen = h.screen();
-    assert!(
-        screen.contains("Always allow, for this session: run_command(make)"),
-        "{screen}"
-    );
+    has(&screen, "Always allow, for this session: run_command(make)");
     h.key(KeyCode::Tab);
     h.key(KeyCode::Backspace);
     h.chars(" *)");
     let screen = h.screen();
-    assert!(
-        screen.contains("Always allow, for this workspace: run_command(make *)"),
-        "{screen}"
+    has(
+        &screen,
+        "Always allow, for this workspace: run_command(make *)",
     );
     h.key(KeyCode::Enter);
     h.answer('n');
@@ -466,10 +454,7 @@ fn always_lists_a_rule_per_part_and_edits_each_before_keeping_them() {
         &rules,
     );
     let s = h.screen();
-    assert!(
-        s.contains("a always keeps 3 rules, one per part of the command:"),
-        "{s}"
-    );
+    has(&s, "a always keeps 3 rules, one per part of the command:");
     for r in &rules {
         assert!(s.contains(&format!("· {r}")), "{r}\n{s}");
     }
@@ -527,10 +512,7 @@ fn always_is_not_offered_where_no_rule_can_allow_the_call() {
         &[],
     );
     let s = h.screen();
-    assert!(
-        s.contains("no rule can allow this call, so there is no \"always\""),
-        "{s}"
-    );
+    has(&s, "no rule can allow this call, so there is no \"always\"");
     assert!(!s.contains("a always"), "{s}");
     h.answer('a');
     assert!(matches!(h.app.overlay, Overlay::None));
@@ -633,10 +615,7 @@ fn a_failed_turn_says_why_in_the_status_line() {
         usage: Usage::default(),
     });
     let s = h.screen();
-    assert!(
-        s.contains("✗ the provider refused the API key (401) (auth)"),
-        "{s}"
-    );
+    has(&s, "✗ the provider refused the API key (401) (auth)");
 }
 
 #[test]
@@ -741,10 +720,7 @@ fn no_provider_disables_sending_with_the_reason() {
     assert!(h.turns.is_empty());
     assert_eq!(h.app.conv.composer.text(), "hello", "the text stays");
     let s = h.screen();
-    assert!(
-        s.contains("Cannot send: no model provider configured"),
-        "{s}"
-    );
+    has(&s, "Cannot send: no model provider configured");
     assert!(s.contains("no model configured: F1 says how"), "{s}");
 }
 
@@ -784,16 +760,13 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
     };
     h.run(jobs);
     let screen = h.screen();
-    assert!(
-        screen.contains("! write_file  x.txt  · interrupted"),
-        "{screen}"
-    );
+    has(&screen, "! write_file  x.txt  · interrupted");
     assert!(screen.contains("Ctrl-R rerun"), "{screen}");
     // The card has the keys: typing goes nowhere, Enter sends nothing (which would replay
     // the calls).
-    assert!(
-        screen.contains("not taking keys: the interrupted calls above have them"),
-        "{screen}"
+    has(
+        &screen,
+        "not taking keys: the interrupted calls above have them",
     );
     h.submit("hey");
     assert_eq!(h.app.conv.composer.text(), "");
@@ -1041,10 +1014,7 @@ fn typing_never_answers_a_waiting_approval() {
     // The card has the keys: the editor says so.
     let s = h.screen();
     assert!(s.contains("▶ Allow?"), "{s}");
-    assert!(
-        s.contains("not taking keys: the approval above has them"),
-        "{s}"
-    );
+    has(&s, "not taking keys: the approval above has them");
     // "hey there" typed quickly (all in one frame, as a burst arrives): nothing answers it,
     // nothing lands in the editor, however long it then waits.
     clock(&mut h, 2_000);
@@ -1360,9 +1330,9 @@ fn a_card_says_which_rule_let_its_call_run() {
         }),
     });
     let s = h.screen();
-    assert!(
-        s.contains("allowed by rule run_command(make *) (/ws/.neocode/permissions.toml:2)"),
-        "{s}"
+    has(
+        &s,
+        "allowed by rule run_command(make *) (/ws/.neocode/permissions.toml:2)",
     );
 }
 

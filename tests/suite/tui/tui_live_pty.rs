@@ -4,6 +4,7 @@
 //! reply, quit, and find it all in `neocode show`.
 
 use crate::support::Env;
+use crate::support::text::has;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -406,10 +407,7 @@ fn permissions_lists_every_rule_with_its_source_and_revokes_a_session_rule() {
     pty.wait_for("scripted-model");
     pty.submit("Tidy up");
     let s = pty.wait_for("▶ Allow?");
-    assert!(
-        s.contains("a always keeps 2 rules, one per part of the command:"),
-        "{s}"
-    );
+    has(&s, "a always keeps 2 rules, one per part of the command:");
     pty.deliberately("a");
     pty.wait_for("Always allow, for this session (rule 1 of 2)");
     pty.keys("\r");
@@ -544,9 +542,9 @@ fn compact_in_the_tui_keeps_the_transcript_on_screen_and_in_the_store() {
     pty.exchange("And then?", "Second answer.");
     pty.submit("/compact");
     let s = pty.wait_for("stay in the transcript");
-    assert!(
-        s.contains("Compacted: the model is now sent a summary of 2 messages and the last 2"),
-        "{s}"
+    has(
+        &s,
+        "Compacted: the model is now sent a summary of 2 messages and the last 2",
     );
     // The messages the summary stands for are still on screen, the summary after them.
     let s = pty.wait_for("Compaction summary");
@@ -640,10 +638,7 @@ fn a_hook_denial_reads_denied_once_not_as_an_error_three_times() {
     assert!(!ws.join("ran.txt").exists());
     assert!(s.contains("⊘ denied"), "{s}");
     assert!(!s.contains("✗ error"), "{s}");
-    assert!(
-        s.contains("Denied by a PreToolUse hook (it gave no reason)."),
-        "{s}"
-    );
+    has(&s, "Denied by a PreToolUse hook (it gave no reason).");
     assert_eq!(
         s.matches("guard-marker").count(),
         1,

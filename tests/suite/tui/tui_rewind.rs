@@ -4,6 +4,7 @@
 //! session to continue; Esc cancels and nothing changes. The Info tab lists the file changes
 //! per turn. What a user checks: the files on disk, the sessions, the screen.
 
+use crate::support::text::has;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -208,10 +209,7 @@ fn esc_esc_opens_the_dialog_and_enter_rewinds_conversation_and_files() {
     assert!(s.contains("Rewind to before message #5"), "{s}");
     assert!(s.contains("▶ 1 conversation and files"), "{s}");
     assert!(s.contains("restored       a.txt"), "{s}");
-    assert!(
-        s.contains("deleted        new.txt (created by the session)"),
-        "{s}"
-    );
+    has(&s, "deleted        new.txt (created by the session)");
     assert!(s.contains("+one"), "{s}");
 
     // Tab: conversation only touches no file; back to the default.
@@ -486,9 +484,9 @@ fn a_file_edited_since_is_skipped_and_the_conversation_says_why() {
     h.open();
     h.key_mod(KeyCode::Char('r'), KeyModifiers::ALT);
     let s = h.screen();
-    assert!(
-        s.contains("skipped        a.txt (changed since the session's last write)"),
-        "{s}"
+    has(
+        &s,
+        "skipped        a.txt (changed since the session's last write)",
     );
     assert!(!s.contains("--force"), "the TUI has no --force: {s}");
     h.key(KeyCode::Enter);
@@ -500,9 +498,9 @@ fn a_file_edited_since_is_skipped_and_the_conversation_says_why() {
     assert_eq!(read(&h.ws, "new.txt"), None);
     let status = h.status();
     assert!(status.contains("1 deleted"), "{status}");
-    assert!(
-        status.contains("Skipped: a.txt (changed since the session's last write)"),
-        "{status}"
+    has(
+        &status,
+        "Skipped: a.txt (changed since the session's last write)",
     );
 }
 
