@@ -11,6 +11,27 @@ use neocode::session::{
 
 use super::Env;
 
+/// The ids of a `--list --json` answer, in its order.
+pub fn list_ids(list: &serde_json::Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect()
+}
+
+/// Sets the plan of session `id`.
+pub fn set_plan(rt: &neocode::runtime::Sessions, id: &str, plan: Plan) {
+    rt.update_state(
+        id,
+        &StateUpdate {
+            plan: neocode::session::Change::Set(plan),
+            ..StateUpdate::default()
+        },
+    )
+    .unwrap();
+}
+
 /// Hostile text: OSC title change with BEL, CSI clear screen, 8-bit CSI, bidi override.
 pub const HOSTILE: &str = "evil\x1b]0;pwned\x07 \x1b[2J\u{9b}31m \u{202e}desrever";
 
@@ -111,14 +132,7 @@ impl Ws {
                 step("test", "Run the tests", &["fix"]),
             ],
         };
-        rt.update_state(
-            &h.id,
-            &StateUpdate {
-                plan: neocode::session::Change::Set(plan),
-                ..StateUpdate::default()
-            },
-        )
-        .unwrap();
+        set_plan(&rt, &h.id, plan);
         rt.append(
             &h.id,
             &[

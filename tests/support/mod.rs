@@ -83,9 +83,10 @@ impl Env {
         Store::open(self.paths()).expect("open the store")
     }
 
-    /// The workspace's database as a release of schema `version` left it: its first `version`
-    /// migrations run on a plain connection (with the store's SQL functions), no store opened.
-    pub fn database_of_version(&self, version: usize) -> rusqlite::Connection {
+    /// The workspace's database as a release of schema `version` left it, holding `rows` (SQL
+    /// that release could have written): its first `version` migrations and `rows` run on a
+    /// plain connection (with the store's SQL functions), no store opened.
+    pub fn database_of_version(&self, version: usize, rows: &str) -> rusqlite::Connection {
         let paths = self.paths();
         paths.create_dirs().unwrap();
         let c = rusqlite::Connection::open(paths.db()).unwrap();
@@ -95,6 +96,7 @@ impl Env {
         }
         c.pragma_update(None, "user_version", version as i64)
             .unwrap();
+        c.execute_batch(rows).unwrap();
         c
     }
 
@@ -264,4 +266,14 @@ pub fn tool_text(body: &Value, call_id: &str) -> String {
         .and_then(|m| m["content"].as_str())
         .unwrap_or_else(|| panic!("no result for {call_id} in {body:#}"))
         .to_string()
+}
+
+/// The last message of the `n`th request (from 0) the scripted server recorded.
+pub fn last_message(srv: &ScriptedServer, n: usize) -> Value {
+    srv.requests()[n].json()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone()
 }

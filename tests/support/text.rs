@@ -6,4 +6,3 @@
 pub fn has(text: &str, needle: &str) {
     assert!(text.contains(needle), "{needle:?} is not in:\n{text}");
 }
-

@@ -1245,13 +1245,7 @@ fn steering_goes_in_at_the_tool_boundary_and_a_queued_message_is_claimed_once() 
         ]
     );
     assert_eq!(s.messages[3].text(), "also mention the size");
-    let second = srv.requests()[1].json();
-    let last = second["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
+    let last = crate::support::last_message(&srv, 1);
     assert_eq!(last["role"], "user");
     assert!(last.to_string().contains("also mention the size"), "{last}");
     assert!(sessions.queued(&id).unwrap().is_empty());

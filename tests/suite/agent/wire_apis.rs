@@ -544,13 +544,7 @@ fn a_paused_turn_is_continued_with_what_it_said_so_far() {
         String::from_utf8_lossy(&o.stdout).trim_end(),
         "Part one. Part two."
     );
-    let second = srv.requests()[1].json();
-    let last = second["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
+    let last = crate::support::last_message(&srv, 1);
     assert_eq!(last["role"], "assistant");
     assert_eq!(last["content"][0]["text"], "Part one. ");
     let s = env.last_session();

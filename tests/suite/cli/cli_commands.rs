@@ -745,12 +745,7 @@ fn list_shows_and_filters_the_branch_a_session_started_on() {
         ws.cmd()
             .args(["--list", "--json", "--branch", "feature/login"]),
     );
-    let ids: Vec<&str> = v
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_str().unwrap())
-        .collect();
+    let ids = crate::support::cli::list_ids(&v);
     assert_eq!(ids, [on_feature.as_str()]);
     let out = ok_stdout(ws.cmd().args(["--list", "--branch", "main"]));
     assert!(

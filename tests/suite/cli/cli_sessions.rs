@@ -340,12 +340,7 @@ fn delete_needs_yes_off_a_terminal() {
     let out = ok_stdout(ws.cmd().args(["delete", &doomed, "--yes"]));
     assert_eq!(out.trim(), format!("deleted {doomed}"));
     let v = ok_json(ws.cmd().args(["--list", "--json"]));
-    let ids: Vec<&str> = v
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_str().unwrap())
-        .collect();
+    let ids = crate::support::cli::list_ids(&v);
     assert_eq!(ids, [keep.as_str()]);
 }
 
@@ -573,7 +568,7 @@ fn tool_metadata_floats_survive_export_and_import_exactly() {
 
 #[test]
 fn show_counts_lines_in_words_and_draws_steps_like_the_tui() {
-    use neocode::session::{Plan, StateUpdate, Step, StepStatus, StepUpdate};
+    use neocode::session::{Plan, Step, StepStatus, StepUpdate};
     let ws = Ws::new();
     let rt = ws.sessions();
     let h = rt.new_session(NewSession::default()).unwrap();
@@ -586,14 +581,7 @@ fn show_counts_lines_in_words_and_draws_steps_like_the_tui() {
     let plan = Plan {
         steps: vec![step("later", &["first"]), step("first", &[])],
     };
-    rt.update_state(
-        &h.id,
-        &StateUpdate {
-            plan: neocode::session::Change::Set(plan),
-            ..StateUpdate::default()
-        },
-    )
-    .unwrap();
+    crate::support::cli::set_plan(&rt, &h.id, plan);
     rt.step_update(
         &h.id,
         "first",

@@ -128,8 +128,8 @@ fn a_version_2_database_migrates_keeping_rows_order_and_links() {
     let t = Env::new();
     let paths = t.paths();
     {
-        let c = t.database_of_version(2);
-        c.execute_batch(
+        t.database_of_version(
+            2,
             r#"
             INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, last_seq, message_count)
                 VALUES ('p', 'parent', 1, 5, 2, 2);
@@ -141,8 +141,7 @@ fn a_version_2_database_migrates_keeping_rows_order_and_links() {
                        (3, 'f', 1, 'user', '[{"kind":"text","text":"okapi"}]', 1, 7, 1);
             INSERT INTO message_fts (rowid, body) VALUES (1, 'okapi'), (2, 'zebu');
             "#,
-        )
-        .unwrap();
+        );
     }
     let s = Store::open(paths.clone()).unwrap();
     let c = Connection::open(paths.db()).unwrap();
