@@ -20,11 +20,13 @@ pub use process::Succeeds;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use neocode::runtime::Location;
 use neocode::runtime::agent::{FinishReason, TurnEvent};
 use neocode::runtime::scripted::{RecordedRequest, ScriptedServer};
+use neocode::runtime::{Location, Sessions};
 use neocode::session::testing::{MIGRATIONS, register_functions};
-use neocode::session::{AppendMeta, NewMessage, NewSession, Role, Store, WorkspacePaths};
+use neocode::session::{
+    AppendMeta, NewMessage, NewSession, Role, SessionHeader, Store, WorkspacePaths,
+};
 use serde_json::Value;
 
 /// Extensions of the one [`Env`] for the store, crash and command-line harnesses.
@@ -276,4 +278,13 @@ pub fn last_message(srv: &ScriptedServer, n: usize) -> Value {
         .last()
         .unwrap()
         .clone()
+}
+
+/// A new session titled `title`, through the runtime's [`Sessions`].
+pub fn titled(rt: &Sessions, title: &str) -> SessionHeader {
+    rt.new_session(NewSession {
+        title: title.into(),
+        ..NewSession::default()
+    })
+    .unwrap()
 }

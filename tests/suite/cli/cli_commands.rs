@@ -162,13 +162,7 @@ fn all_workspaces_lists_each_root() {
     let a = ws.session("in workspace A", 1);
     let loc_b = ws.sibling("b");
     let rt_b = neocode::runtime::Sessions::open(&loc_b).unwrap();
-    let b = rt_b
-        .new_session(NewSession {
-            title: "in workspace B".into(),
-            ..NewSession::default()
-        })
-        .unwrap()
-        .id;
+    let b = crate::support::titled(&rt_b, "in workspace B").id;
     let v = ok_json(ws.cmd().args(["--list", "--json", "--all-workspaces"]));
     let arr = v.as_array().unwrap();
     assert_eq!(arr.len(), 2);

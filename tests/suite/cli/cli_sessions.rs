@@ -439,12 +439,7 @@ fn show_names_tool_calls_a_stopped_session_left_unanswered() {
 fn real_use_session(ws: &Ws) -> String {
     use neocode::session::{Part, ToolCall};
     let rt = ws.sessions();
-    let h = rt
-        .new_session(NewSession {
-            title: "Real <use>".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let h = crate::support::titled(&rt, "Real <use>");
     let content: String = (0..120).map(|i| format!("line {i}\n")).collect();
     let args = serde_json::json!({"path": "src/big.rs", "content": content, "mode": {"append": false, "tabs": 4}});
     let image = rt.save_asset(&h.id, "image/png", b"\x89PNG fake").unwrap();

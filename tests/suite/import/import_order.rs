@@ -7,7 +7,7 @@ use std::path::Path;
 
 use neocode::runtime::Sessions;
 use neocode::session::file::SessionFile;
-use neocode::session::{AppendMeta, NewMessage, NewSession, Role, SCHEMA_VERSION, Store};
+use neocode::session::{AppendMeta, NewMessage, Role, SCHEMA_VERSION, Store};
 use rusqlite::Connection;
 
 /// Sessions on workspace `tmp/<name>` under the env's one home.
@@ -18,12 +18,7 @@ fn sessions(t: &Env, name: &str) -> Sessions {
 /// A parent, its fork, the fork's fork, and a sub-agent of the parent, as session files.
 fn family(t: &Env) -> Vec<SessionFile> {
     let rt = sessions(t, "origin");
-    let p = rt
-        .new_session(NewSession {
-            title: "parent".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let p = crate::support::titled(&rt, "parent");
     let msgs: Vec<NewMessage> = (0..4)
         .map(|i| {
             NewMessage::text(

@@ -26,12 +26,7 @@ fn assert_one_line_error(o: &Output, code: i32, needle: &str) {
 /// A workspace with one session holding a few messages; returns its id.
 fn seeded(env: &Env) -> String {
     let rt = env.sessions();
-    let h = rt
-        .new_session(NewSession {
-            title: "keep me".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let h = crate::support::titled(&rt, "keep me");
     rt.append(
         &h.id,
         &[

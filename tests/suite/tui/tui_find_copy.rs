@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use neocode::runtime::Sessions;
-use neocode::session::{AppendMeta, NewMessage, NewSession, Role};
+use neocode::session::{AppendMeta, NewMessage, Role};
 use neocode::tui::app::{App, Screen, run_inline};
 use neocode::tui::effect::Effect;
 use neocode::tui::views;
@@ -41,12 +41,7 @@ impl H {
     fn with(messages: Vec<NewMessage>, open: bool) -> H {
         let env = Env::new();
         let rt = env.sessions();
-        let s = rt
-            .new_session(NewSession {
-                title: "Searchable".into(),
-                ..NewSession::default()
-            })
-            .unwrap();
+        let s = crate::support::titled(&rt, "Searchable");
         for batch in messages.chunks(5000) {
             rt.append(&s.id, batch, &AppendMeta::default()).unwrap();
         }
@@ -312,12 +307,7 @@ fn y_copies_a_tool_result_in_the_transcript_pane() {
 fn osc52_reaches_the_terminal_and_the_wheel_still_scrolls() {
     let env = Env::new();
     let rt = env.sessions();
-    let s = rt
-        .new_session(NewSession {
-            title: "Copy me".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let s = crate::support::titled(&rt, "Copy me");
     let mut msgs = vec![user("first question")];
     for i in 2..=80 {
         msgs.push(reply(&format!("line {i}")));
@@ -356,12 +346,7 @@ fn model_without_a_name_lists_the_servers_models_to_pick_from() {
     srv.set_models(&["zeta-coder", "alpha-7b", "scripted-model"]);
     let env = Env::new();
     let rt = env.sessions();
-    let s = rt
-        .new_session(NewSession {
-            title: "Pick a model".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let s = crate::support::titled(&rt, "Pick a model");
     rt.append(&s.id, &[user("hello")], &AppendMeta::default())
         .unwrap();
     let base = srv.base_url();
@@ -454,12 +439,7 @@ fn resume_picks_another_session_without_leaving_the_conversation() {
     let first = h.id.clone();
     // Written by another process (another connection): the list learns of it by its poll.
     let elsewhere = h._env.sessions();
-    let other = elsewhere
-        .new_session(NewSession {
-            title: "Billing migration notes".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let other = crate::support::titled(&elsewhere, "Billing migration notes");
     elsewhere
         .append(
             &other.id,
@@ -503,12 +483,7 @@ fn resume_filters_by_id_prefix() {
     let elsewhere = h._env.sessions();
     let mut ids = Vec::new();
     for _ in 0..3 {
-        let s = elsewhere
-            .new_session(NewSession {
-                title: "Same title".into(),
-                ..NewSession::default()
-            })
-            .unwrap();
+        let s = crate::support::titled(&elsewhere, "Same title");
         elsewhere
             .append(&s.id, &[user("a question")], &AppendMeta::default())
             .unwrap();

@@ -44,12 +44,7 @@ impl H {
         let env = Env::new();
         let loc = env.location();
         let rt = env.sessions();
-        let h = rt
-            .new_session(NewSession {
-                title: "Live session".into(),
-                ..NewSession::default()
-            })
-            .unwrap();
+        let h = crate::support::titled(&rt, "Live session");
         for i in 0..n {
             let text = if i == 0 {
                 "Earlier question".to_string()
@@ -1227,12 +1222,7 @@ fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
         .unwrap();
     };
     // Another session of the workspace, newer than this one's messages.
-    let other =
-        h.rt.new_session(NewSession {
-            title: "Other".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let other = crate::support::titled(&h.rt, "Other");
     user(&h.rt, &other.id, "from the other session");
     user(&h.rt, &other.id, "newest in the other session");
     // A plan step's prompt (a child session that is not a fork) is not something typed.

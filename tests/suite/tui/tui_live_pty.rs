@@ -147,17 +147,12 @@ fn stream_approve_deny_cancel_quit_and_show() {
 
 #[test]
 fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
-    use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall};
+    use neocode::session::{AppendMeta, NewMessage, Role, ToolCall};
     let env = Env::new();
     let (home, ws) = (env.home.clone(), env.workdir.clone());
     let rt = env.sessions();
     // A session that stopped between "the model asked" and "the tool answered".
-    let s = rt
-        .new_session(NewSession {
-            title: "Crashed mid-turn".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let s = crate::support::titled(&rt, "Crashed mid-turn");
     let mut asked = NewMessage::text(Role::Assistant, "Writing it.");
     asked.tool_calls = vec![ToolCall {
         id: "d1".into(),

@@ -14,7 +14,7 @@ use neocode::runtime::Sessions;
 use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use neocode::runtime::config::ApprovalPolicy;
 use neocode::runtime::scripted::{Reply, ScriptedServer};
-use neocode::session::{AppendMeta, NewMessage, NewSession, Role, StepStatus};
+use neocode::session::{AppendMeta, NewMessage, Role, StepStatus};
 use neocode::tui::app::{App, AppOptions, Overlay, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
 use neocode::tui::live::AgentInfo;
@@ -43,12 +43,7 @@ impl H {
     fn new(script: Vec<Reply>) -> H {
         let env = Env::new("sk-tui-plan-KEY", "");
         let rt = env.sessions();
-        let s = rt
-            .new_session(NewSession {
-                title: "Printer work".into(),
-                ..NewSession::default()
-            })
-            .unwrap();
+        let s = crate::support::titled(&rt, "Printer work");
         rt.append(
             &s.id,
             &[NewMessage::text(Role::User, "Earlier question")],

@@ -400,12 +400,7 @@ fn esc_esc_rewinds_in_a_real_terminal() {
 fn the_info_tab_scrolls_through_many_file_changes() {
     let env = Env::new();
     let rt = env.sessions();
-    let h = rt
-        .new_session(NewSession {
-            title: "many files".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let h = crate::support::titled(&rt, "many files");
     let meta = AppendMeta::default();
     rt.append(
         &h.id,

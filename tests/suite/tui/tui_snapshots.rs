@@ -189,12 +189,7 @@ fn usage_tab() {
 fn the_usage_tab_shows_the_prompt_cache_and_the_cost() {
     use neocode::session::{Change, RuntimeLedger, RuntimeLimits, RuntimeUsage};
     let mut h = H::with(200, 35, |rt| {
-        let s = rt
-            .new_session(NewSession {
-                title: "Cached turns".into(),
-                ..NewSession::default()
-            })
-            .unwrap();
+        let s = crate::support::titled(rt, "Cached turns");
         let ledger = RuntimeLedger {
             usage: RuntimeUsage {
                 input_tokens: 1000,
