@@ -110,8 +110,36 @@ impl H {
                 approval: ApprovalPolicy::Ask,
             }
         );
+        self.started();
+    }
+
+    /// Plays `Started` for the turn of this session.
+    pub(super) fn started(&mut self) {
         let id = self.id.clone();
         self.ev(TurnEvent::Started { session_id: id });
+    }
+
+    /// Plays `Finished`: completed, no usage.
+    pub(super) fn completed(&mut self) {
+        self.ev(TurnEvent::Finished {
+            reason: FinishReason::Completed,
+            usage: Usage::default(),
+        });
+    }
+
+    /// Stores `messages` as the turn stores them, then plays `Finished` (completed).
+    pub(super) fn store_and_finish(&mut self, messages: &[NewMessage]) {
+        self.rt
+            .append(&self.id, messages, &AppendMeta::default())
+            .unwrap();
+        self.completed();
+    }
+
+    /// Selects the message two above the newest (Alt-↑ twice) and expands it (Ctrl-Space).
+    pub(super) fn expand_two_up(&mut self) {
+        self.key_mod(KeyCode::Up, KeyModifiers::ALT);
+        self.key_mod(KeyCode::Up, KeyModifiers::ALT);
+        self.key_mod(KeyCode::Char(' '), KeyModifiers::CONTROL);
     }
 }
 
@@ -209,10 +237,7 @@ fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
     );
     insta::assert_snapshot!("live_queued", s);
     // The turn ends: the queued message is the next turn.
-    h.ev(TurnEvent::Finished {
-        reason: neocode::runtime::agent::FinishReason::Completed,
-        usage: Usage::default(),
-    });
+    h.completed();
     assert!(
         h.turns.iter().any(|t| matches!(
             t,
@@ -532,10 +557,7 @@ fn the_queue_panel_drops_a_message_once_it_is_sent() {
     h.send("Explain it");
     h.submit("then this");
     assert!(h.screen().contains("1. next  then this"), "{}", h.screen());
-    h.ev(TurnEvent::Finished {
-        reason: FinishReason::Completed,
-        usage: Usage::default(),
-    });
+    h.completed();
     assert!(
         h.turns.iter().any(|t| matches!(
             t,
@@ -546,8 +568,7 @@ fn the_queue_panel_drops_a_message_once_it_is_sent() {
     );
     // Sent: the live cell shows it, the panel no longer lists it, also when a read of the
     // session lands before the turn stored it (the row still reads as waiting then).
-    let id = h.id.clone();
-    h.ev(TurnEvent::Started { session_id: id });
+    h.started();
     assert_eq!(h.rt.queued(&h.id).unwrap().len(), 1, "not stored yet");
     let s = h.screen();
     assert!(!s.contains("Queued (1)"), "{s}");
@@ -621,10 +642,7 @@ fn a_failed_mcp_server_stays_on_the_status_line() {
         code: WarningCode::McpServerFailed,
         message: "MCP server `docs`: cannot start `docs-server`: not found".into(),
     });
-    h.ev(TurnEvent::Finished {
-        reason: FinishReason::Completed,
-        usage: Usage::default(),
-    });
+    h.completed();
     // Long after the status message expired, the agent line still names the server.
     h.app.expire_status(NOW + 3_600_000);
     let s = h.screen();
@@ -1078,8 +1096,7 @@ fn typing_never_answers_a_proposed_plan() {
     let mut h = H::new();
     h.submit("/plan do it");
     h.turns.clear();
-    let id = h.id.clone();
-    h.ev(TurnEvent::Started { session_id: id });
+    h.started();
     let step = |id: &str| Step {
         id: id.into(),
         title: format!("Step {id}"),
@@ -1347,28 +1364,19 @@ fn the_status_line_shows_the_turns_and_the_sessions_dollars_only_when_priced() {
     // A model without a price: tokens only, no dollar anywhere on the line.
     spent(&h, None);
     h.send("Hi");
-    h.ev(TurnEvent::Finished {
-        reason: FinishReason::Completed,
-        usage: Usage::default(),
-    });
+    h.completed();
     let s = h.screen();
     assert!(s.contains(" tok "), "{s}");
     assert!(!s.contains('$'), "{s}");
 
     // Priced calls: $0.12 before the turn, $0.17 after it.
     spent(&h, Some(0.12));
-    h.ev(TurnEvent::Finished {
-        reason: FinishReason::Completed,
-        usage: Usage::default(),
-    });
+    h.completed();
     let s = h.screen();
     assert!(s.contains("· $0.12 session "), "{s}");
     h.send("Again");
     spent(&h, Some(0.17));
-    h.ev(TurnEvent::Finished {
-        reason: FinishReason::Completed,
-        usage: Usage::default(),
-    });
+    h.completed();
     let s = h.screen();
     assert!(s.contains("· $0.05 turn · $0.17 session "), "{s}");
 }
