@@ -505,9 +505,37 @@ fn newest_plan_run(env: &Env) -> String {
     sessions.header(&id).unwrap().parent_id.unwrap_or(id)
 }
 
+/// Makes the `n` steps of a layer all start before any of them asks the model: each step's
+/// `UserPromptSubmit` hook (which runs before the turn reserves its first model call) marks
+/// that it started, then waits until `n` have. Without it, how many steps start before the
+/// shared budget runs out depends on scheduling (a step is not started once the budget is
+/// spent; one already started ends `limit_reached`). The wait gives up after a minute so a
+/// regression fails the assertions instead of hanging.
+fn steps_start_together(env: &Env, n: usize) -> std::path::PathBuf {
+    let marks = env.home.join("steps-started");
+    std::fs::create_dir_all(&marks).unwrap();
+    let m = marks.display();
+    let command = format!(
+        "grep -q 'Your step:' || exit 0; mktemp '{m}/s.XXXXXX' >/dev/null; i=0; \
+         while [ \"$(ls '{m}' | wc -l)\" -lt {n} ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; exit 0"
+    );
+    let hooks = json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": command}]}]}});
+    std::fs::create_dir_all(env.workdir.join(".neocode")).unwrap();
+    std::fs::write(env.workdir.join(".neocode/hooks.json"), hooks.to_string()).unwrap();
+    env.trust_workspace();
+    marks
+}
+
+/// How many steps marked their start (see [`steps_start_together`]).
+fn started_marks(marks: &std::path::Path) -> usize {
+    std::fs::read_dir(marks).unwrap().count()
+}
+
 #[test]
 fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
     let (env, srv) = Env::new(KEY, "").with_server(draft(&three_at_once()));
+    let marks = steps_start_together(&env, 3);
     // Each step would read the directory, then answer: two model calls a step. The slow
     // replies keep all three steps in flight together.
     for _ in 0..3 {
@@ -556,6 +584,11 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
     // Every step's conversation ended cleanly: none is left running, each is paused.
     let convs = sessions.step_conversations(&id).unwrap();
     assert_eq!(convs.len(), 3);
+    assert_eq!(
+        started_marks(&marks),
+        3,
+        "each step's hook marked its start"
+    );
     for c in &convs {
         let st = sessions.header(&c.session.id).unwrap().status;
         assert_eq!(st, Status::Paused, "step {}", c.step_id);
@@ -597,6 +630,7 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
 #[test]
 fn parallel_steps_share_the_tool_call_budget() {
     let (env, srv) = Env::new(KEY, "").with_server(draft(&three_at_once()));
+    let marks = steps_start_together(&env, 3);
     for _ in 0..3 {
         srv.push(
             [Stream::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)])
@@ -623,6 +657,11 @@ fn parallel_steps_share_the_tool_call_budget() {
         FinishReason::LimitReached(why) => assert!(why.starts_with("max_tool_calls"), "{why}"),
         other => panic!("{other:?}"),
     }
+    assert_eq!(
+        started_marks(&marks),
+        3,
+        "each step's hook marked its start"
+    );
     let sessions = env.sessions();
     assert_eq!(
         sessions
