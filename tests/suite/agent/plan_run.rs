@@ -11,7 +11,9 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use neocode::runtime::agent::{Agent, FinishReason, PlanRequest, Target, TurnCommand, TurnEvent};
+use neocode::runtime::agent::{
+    Agent, FinishReason, PlanRequest, Target, TurnCommand, TurnEvent, Watched,
+};
 use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
 use neocode::session::{Role, RuntimeLimits, Status, StepFailure, StepStatus, StepUpdate};
@@ -34,6 +36,35 @@ fn diamond() -> Value {
 /// The model's reply calling tool `name` as `id` with `args`.
 fn call(id: &str, name: &str, args: &Value) -> Reply {
     Reply::tool_calls(&[(id, name, &args.to_string())])
+}
+
+/// A plan run for `goal` that waits for the user to approve the plan it proposes.
+fn proposed(agent: &Agent, goal: &str) -> Watched {
+    agent
+        .watch_plan(
+            Target::New,
+            PlanRequest {
+                goal: Some(goal.into()),
+                ..PlanRequest::default()
+            },
+        )
+        .unwrap()
+}
+
+/// Asserts that the run stopped at the limit whose reason starts with `limit`.
+#[track_caller]
+fn limit_reached(evs: &[TurnEvent], limit: &str) {
+    match finish(evs) {
+        FinishReason::LimitReached(why) => assert!(why.starts_with(limit), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The diamond drafted, then its steps answered with `texts` in order.
+fn diamond_answering(texts: &[&str]) -> (Env, ScriptedServer) {
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&diamond()));
+    srv.push(texts.iter().map(|t| Reply::text(t)));
+    (env, srv)
 }
 
 fn draft(plan: &Value) -> Vec<Reply> {
@@ -156,12 +187,11 @@ fn a_diamond_runs_layer_by_layer_and_each_step_sees_what_it_depends_on() {
 
 #[test]
 fn a_failing_step_skips_its_dependants_and_a_retry_on_request_clears_the_failure() {
-    let (env, srv) = Env::new(KEY, "").with_server(draft(&diamond()));
-    srv.push([
-        Reply::text("RESULT-a"),
-        Reply::text("FAILED: the grammar is ambiguous"),
-        Reply::text("RESULT-c"),
-        Reply::text("RESULT-d"),
+    let (env, srv) = diamond_answering(&[
+        "RESULT-a",
+        "FAILED: the grammar is ambiguous",
+        "RESULT-c",
+        "RESULT-d",
     ]);
     let agent = env.agent(&srv);
     let (id, evs) = plan_run(&agent, Target::New, goal("parser"));
@@ -311,23 +341,9 @@ fn an_invalid_plan_is_bounced_back_to_the_model_with_the_reason() {
 
 #[test]
 fn the_user_drops_a_step_or_rejects_the_plan_before_anything_runs() {
-    let (env, srv) = Env::new(KEY, "").with_server(draft(&diamond()));
-    srv.push([
-        Reply::text("RESULT-a"),
-        Reply::text("RESULT-b"),
-        Reply::text("RESULT-c"),
-        Reply::text("RESULT-e"),
-    ]);
+    let (env, srv) = diamond_answering(&["RESULT-a", "RESULT-b", "RESULT-c", "RESULT-e"]);
     let agent = env.agent(&srv);
-    let h = agent
-        .watch_plan(
-            Target::New,
-            PlanRequest {
-                goal: Some("printer".into()),
-                ..PlanRequest::default()
-            },
-        )
-        .unwrap();
+    let h = proposed(&agent, "printer");
     let mut proposals = Vec::new();
     let evs = drive(&h, |e| match e {
         TurnEvent::PlanProposed {
@@ -364,15 +380,7 @@ fn the_user_drops_a_step_or_rejects_the_plan_before_anything_runs() {
     // Rejected: nothing runs, the run says so.
     let srv = ScriptedServer::start(draft(&diamond())).unwrap();
     let agent = env.agent(&srv);
-    let h = agent
-        .watch_plan(
-            Target::New,
-            PlanRequest {
-                goal: Some("printer".into()),
-                ..PlanRequest::default()
-            },
-        )
-        .unwrap();
+    let h = proposed(&agent, "printer");
     let evs = drive(&h, |e| {
         matches!(e, TurnEvent::PlanProposed { .. }).then_some(TurnCommand::RejectPlan)
     });
@@ -452,10 +460,7 @@ fn a_budget_stops_the_run_inside_a_step_and_a_raised_limit_resumes_it() {
             ..goal("budgeted")
         },
     );
-    match finish(&evs) {
-        FinishReason::LimitReached(why) => assert!(why.starts_with("max_turns"), "{why}"),
-        other => panic!("{other:?}"),
-    }
+    limit_reached(&evs, "max_turns");
     assert_eq!(started(&evs), ["a", "b"], "no step starts after the limit");
     let sessions = env.sessions();
     let p = sessions.plan_progress(&id).unwrap();
@@ -511,7 +516,7 @@ fn newest_plan_run(env: &Env) -> String {
 /// shared budget runs out depends on scheduling (a step is not started once the budget is
 /// spent; one already started ends `limit_reached`). The wait gives up after a minute so a
 /// regression fails the assertions instead of hanging.
-fn steps_start_together(env: &Env, n: usize) -> std::path::PathBuf {
+fn steps_start_together(env: &Env, n: usize) -> PathBuf {
     let marks = env.home.join("steps-started");
     std::fs::create_dir_all(&marks).unwrap();
     let m = marks.display();
@@ -532,12 +537,12 @@ fn started_marks(marks: &std::path::Path) -> usize {
     std::fs::read_dir(marks).unwrap().count()
 }
 
-#[test]
-fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
+/// [`three_at_once`] drafted, its steps started together ([`steps_start_together`]), each
+/// step's first answer a slow `list_dir` call: each step would read the directory, then
+/// answer (two model calls a step), and the slow replies keep all three in flight together.
+fn three_slow_readers() -> (Env, ScriptedServer, PathBuf) {
     let (env, srv) = Env::new(KEY, "").with_server(draft(&three_at_once()));
     let marks = steps_start_together(&env, 3);
-    // Each step would read the directory, then answer: two model calls a step. The slow
-    // replies keep all three steps in flight together.
     for _ in 0..3 {
         srv.push(
             [Stream::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)])
@@ -545,6 +550,12 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
                 .reply()],
         );
     }
+    (env, srv, marks)
+}
+
+#[test]
+fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
+    let (env, srv, marks) = three_slow_readers();
     // Two drafting calls, then room for two more: the third step's first call, and every
     // step's second call, must not be made.
     let out = env
@@ -629,15 +640,7 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
 
 #[test]
 fn parallel_steps_share_the_tool_call_budget() {
-    let (env, srv) = Env::new(KEY, "").with_server(draft(&three_at_once()));
-    let marks = steps_start_together(&env, 3);
-    for _ in 0..3 {
-        srv.push(
-            [Stream::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)])
-                .delays(Duration::from_millis(300), Duration::ZERO)
-                .reply()],
-        );
-    }
+    let (env, srv, marks) = three_slow_readers();
     srv.push([Reply::text("RESULT-read"), Reply::text("spare")]);
     let agent = env.agent(&srv);
     // update_plan while drafting is one call: one is left for the three steps.
@@ -653,10 +656,7 @@ fn parallel_steps_share_the_tool_call_budget() {
             ..goal("three reads")
         },
     );
-    match finish(&evs) {
-        FinishReason::LimitReached(why) => assert!(why.starts_with("max_tool_calls"), "{why}"),
-        other => panic!("{other:?}"),
-    }
+    limit_reached(&evs, "max_tool_calls");
     assert_eq!(
         started_marks(&marks),
         3,
