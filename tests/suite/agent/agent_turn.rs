@@ -30,9 +30,39 @@ fn run(agent: &Agent, target: Target, prompt: &str) -> (String, Vec<TurnEvent>) 
 
 /// Continues session `id` with no new prompt and the default limits, watching its events.
 fn resume(agent: &Agent, id: &str) -> Watched {
+    resume_with(agent, id, RuntimeLimits::default())
+}
+
+/// Continues session `id` with no new prompt under `limits` (what the user raised),
+/// watching its events.
+fn resume_with(agent: &Agent, id: &str, limits: RuntimeLimits) -> Watched {
     agent
-        .watch(Target::Resume(id.to_string()), TurnRequest::default())
+        .watch(
+            Target::Resume(id.to_string()),
+            TurnRequest {
+                limits,
+                ..TurnRequest::default()
+            },
+        )
         .unwrap()
+}
+
+/// The error of a new turn that must not start; `started` says what starting would mean.
+#[track_caller]
+fn refused(agent: &Agent, req: TurnRequest, started: &str) -> StartError {
+    let Err(e) = agent.watch(Target::New, req) else {
+        panic!("{started}");
+    };
+    e
+}
+
+/// Sends queued message `queued` of session `id` as a turn of its own; every event of it.
+fn send_queued(agent: &Agent, id: &str, queued: i64) -> Vec<TurnEvent> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = agent.start_queued(id, queued, None, tx).unwrap();
+    let evs: Vec<TurnEvent> = rx.iter().collect();
+    h.join();
+    evs
 }
 
 fn approve_all(always: bool) -> impl FnMut(&TurnEvent) -> Option<TurnCommand> {
@@ -308,18 +338,14 @@ fn budget_is_enforced_across_a_restart_and_only_a_flag_raises_it() {
     h.join();
 
     // The user raises the limit explicitly.
-    let h = agent
-        .watch(
-            Target::Resume(id.clone()),
-            TurnRequest {
-                limits: RuntimeLimits {
-                    max_turns: Some(5),
-                    ..RuntimeLimits::default()
-                },
-                ..TurnRequest::default()
-            },
-        )
-        .unwrap();
+    let h = resume_with(
+        &agent,
+        &id,
+        RuntimeLimits {
+            max_turns: Some(5),
+            ..RuntimeLimits::default()
+        },
+    );
     let evs = drive(&h, |_| None);
     assert_eq!(finish(&evs), FinishReason::Completed);
     let l = env.sessions().header(&id).unwrap().ledger.unwrap();
@@ -673,15 +699,14 @@ fn nothing_configured_says_what_to_set() {
     let env = Env::new(KEY, "");
     let settings = Settings::load_with(&env.home, &Overrides::default(), &|_| None).unwrap();
     let agent = Agent::new(env.sessions(), settings);
-    let Err(e) = agent.watch(
-        Target::New,
+    let e = refused(
+        &agent,
         TurnRequest {
             prompt: Some("x".into()),
             ..Default::default()
         },
-    ) else {
-        panic!("started without a provider");
-    };
+        "started without a provider",
+    );
     assert_eq!(e.code, "config");
     assert!(e.message.contains("NEOCODE_BASE_URL"), "{}", e.message);
     assert_eq!(env.sessions().count().unwrap(), 0, "nothing was written");
@@ -693,16 +718,15 @@ fn a_prompt_carries_its_images_and_a_bad_one_refuses_the_turn_before_anything_is
     let agent = env.agent(&srv);
     let notes = env.workdir.join("notes.txt");
     std::fs::write(&notes, "not an image").unwrap();
-    let Err(e) = agent.watch(
-        Target::New,
+    let e = refused(
+        &agent,
         TurnRequest {
             prompt: Some("look".into()),
             images: vec![notes],
             ..Default::default()
         },
-    ) else {
-        panic!("started with a text file as an image");
-    };
+        "started with a text file as an image",
+    );
     assert_eq!(e.code, "usage");
     assert!(e.message.contains("is not an image"), "{}", e.message);
     assert_eq!(env.sessions().count().unwrap(), 0, "nothing was written");
@@ -809,18 +833,14 @@ fn calls_stopped_by_a_budget_or_cancel_are_answered_not_run() {
     assert_eq!(s.header.ledger.unwrap().usage.tool_calls, 1);
 
     // Raising the limit continues with the model, which sees all three answers.
-    let h = agent
-        .watch(
-            Target::Resume(id),
-            TurnRequest {
-                limits: RuntimeLimits {
-                    max_tool_calls: Some(10),
-                    ..Default::default()
-                },
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let h = resume_with(
+        &agent,
+        &id,
+        RuntimeLimits {
+            max_tool_calls: Some(10),
+            ..RuntimeLimits::default()
+        },
+    );
     assert_eq!(finish(&drive(&h, |_| None)), FinishReason::Completed);
     let msgs = srv.requests()[1].json()["messages"]
         .as_array()
@@ -1217,10 +1237,7 @@ fn steering_goes_in_at_the_tool_boundary_and_a_queued_message_is_claimed_once() 
     .unwrap();
     let agent = env.agent(&srv);
     let sessions = env.sessions();
-    let id = sessions
-        .new_session(neocode::session::NewSession::default())
-        .unwrap()
-        .id;
+    let id = env.new_session();
     // Waiting to steer when the turn starts: it goes in at the first tool boundary, not before.
     sessions
         .enqueue(&id, "also mention the size", true)
@@ -1257,10 +1274,7 @@ fn steering_goes_in_at_the_tool_boundary_and_a_queued_message_is_claimed_once() 
     let err = agent.start_queued(&id, gone.id, None, tx).err().unwrap();
     assert_eq!(err.code.as_str(), "usage", "{}", err.message);
     let q = sessions.enqueue(&id, "and then this", false).unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let h = agent.start_queued(&id, q.id, None, tx).unwrap();
-    let evs: Vec<TurnEvent> = rx.iter().collect();
-    h.join();
+    let evs = send_queued(&agent, &id, q.id);
     assert_eq!(finish(&evs), FinishReason::Completed);
     assert!(sessions.queued(&id).unwrap().is_empty(), "delivered");
     let s = sessions.load(&id).unwrap();
@@ -1276,10 +1290,7 @@ fn a_queued_message_equal_to_the_unanswered_last_prompt_is_stored_and_delivered(
     let (env, srv) = Env::new(KEY, "").with_server(vec![Reply::text("Answered.")]);
     let agent = env.agent(&srv);
     let sessions = env.sessions();
-    let id = sessions
-        .new_session(neocode::session::NewSession::default())
-        .unwrap()
-        .id;
+    let id = env.new_session();
     // A prompt whose model call never answered.
     sessions
         .append(
@@ -1289,10 +1300,7 @@ fn a_queued_message_equal_to_the_unanswered_last_prompt_is_stored_and_delivered(
         )
         .unwrap();
     let q = sessions.enqueue(&id, "retry me", false).unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let h = agent.start_queued(&id, q.id, None, tx).unwrap();
-    let evs: Vec<TurnEvent> = rx.iter().collect();
-    h.join();
+    let evs = send_queued(&agent, &id, q.id);
     assert_eq!(finish(&evs), FinishReason::Completed);
     assert!(sessions.queued(&id).unwrap().is_empty(), "delivered");
     let s = sessions.load(&id).unwrap();
