@@ -26,6 +26,14 @@ impl Env {
             .succeeds()
     }
 
+    /// Like [`Env::run_model`], for a run that may fail: its output.
+    fn try_model(&self, srv: &ScriptedServer, model: &str, args: &[&str]) -> Output {
+        self.cmd(Some(srv), args)
+            .env("NEOCODE_MODEL", model)
+            .output()
+            .unwrap()
+    }
+
     fn last_session(&self) -> Session {
         let s = self.sessions();
         let id = s.resolve("last").unwrap();
@@ -36,6 +44,14 @@ impl Env {
 /// The requests that reached the model's endpoint (not the 529s' retries' answers).
 fn bodies(srv: &ScriptedServer) -> Vec<Value> {
     srv.requests().iter().map(RecordedRequest::json).collect()
+}
+
+/// A Messages reply that says "done" to a prompt of `input` tokens.
+fn claude_done(input: u64) -> Reply {
+    Messages::start(input, 0, 0)
+        .text("done", 1)
+        .stop("end_turn", 1)
+        .reply()
 }
 
 fn anthropic_tool_turn() -> Vec<Reply> {
@@ -298,10 +314,7 @@ fn the_key_comes_from_api_key_command_run_once_and_stored_nowhere() {
             .tool_use("toolu_9", "list_dir", r#"{"path":"."}"#, 2)
             .stop("tool_use", 3)
             .reply(),
-        Messages::start(5, 0, 0)
-            .text("done", 1)
-            .stop("end_turn", 1)
-            .reply(),
+        claude_done(5),
     ])
     .unwrap();
     let o = env
@@ -350,11 +363,7 @@ fn max_tokens_refusal_and_incomplete_are_told_and_kept() {
     ]);
     // A reply cut at the output limit is kept incomplete and pauses the session (exit 3),
     // as a Chat Completions `finish_reason: length` does.
-    let o = env
-        .cmd(Some(&srv), &["run", "write a lot"])
-        .env("NEOCODE_MODEL", CLAUDE)
-        .output()
-        .unwrap();
+    let o = env.try_model(&srv, CLAUDE, &["run", "write a lot"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("output limit"), "{}", stderr(&o));
     assert_eq!(
@@ -380,11 +389,7 @@ fn max_tokens_refusal_and_incomplete_are_told_and_kept() {
             .incomplete("max_output_tokens", 50, 100)
             .reply(),
     ]);
-    let o = env
-        .cmd(Some(&srv), &["run", "long"])
-        .env("NEOCODE_MODEL", "gpt-5")
-        .output()
-        .unwrap();
+    let o = env.try_model(&srv, "gpt-5", &["run", "long"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("output limit"), "{}", stderr(&o));
     let s = env.last_session();
@@ -436,17 +441,10 @@ fn dollars_are_counted_per_priced_call_and_max_cost_pauses_until_raised() {
             .tool_use("toolu_1", "list_dir", r#"{"path":"."}"#, 2)
             .stop("tool_use", 10_000)
             .reply(),
-        Messages::start(10, 0, 0)
-            .text("done", 1)
-            .stop("end_turn", 1)
-            .reply(),
+        claude_done(10),
     ])
     .unwrap();
-    let o = env
-        .cmd(Some(&srv), &["run", "--max-cost", "0.10", "look"])
-        .env("NEOCODE_MODEL", CLAUDE)
-        .output()
-        .unwrap();
+    let o = env.try_model(&srv, CLAUDE, &["run", "--max-cost", "0.10", "look"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("max_cost_usd reached"),
@@ -467,11 +465,7 @@ fn dollars_are_counted_per_priced_call_and_max_cost_pauses_until_raised() {
     assert!((spent - 0.195).abs() < 1e-9, "{spent}");
     assert_eq!(show(&env)["runtime"]["limits"]["max_cost_usd"], 0.1);
     // The budget is stored: a resume without the flag stops again; raising it goes on.
-    let o = env
-        .cmd(Some(&srv), &["run", "--continue"])
-        .env("NEOCODE_MODEL", CLAUDE)
-        .output()
-        .unwrap();
+    let o = env.try_model(&srv, CLAUDE, &["run", "--continue"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     env.run_model(&srv, CLAUDE, &["run", "--continue", "--max-cost", "2"]);
     assert_eq!(srv.request_count(), 2);
@@ -513,11 +507,7 @@ fn cached_prompt_tokens_count_towards_the_context_window() {
 fn a_server_that_is_not_the_configured_api_is_named_not_taken_for_a_cut() {
     let (env, srv) = Env::new(KEY, "api = \"anthropic\"\n")
         .with_server(vec![Reply::Json(json!({"choices": []}))]);
-    let o = env
-        .cmd(Some(&srv), &["run", "hi"])
-        .env("NEOCODE_MODEL", CLAUDE)
-        .output()
-        .unwrap();
+    let o = env.try_model(&srv, CLAUDE, &["run", "hi"]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(
