@@ -9,7 +9,7 @@ use base64::Engine;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use neocode::runtime::Sessions;
 use neocode::session::{AppendMeta, NewMessage, Role};
-use neocode::tui::app::{App, Screen, run_inline};
+use neocode::tui::app::{App, Screen};
 use neocode::tui::effect::Effect;
 use neocode::tui::views;
 
@@ -26,14 +26,7 @@ struct H {
     _env: Env,
 }
 
-impl Keys for H {
-    fn app(&mut self) -> &mut App {
-        &mut self.app
-    }
-    fn run(&mut self, effects: Vec<Effect>) {
-        run_inline(&mut self.app, &self.rt, effects);
-    }
-}
+crate::support::tui::inline_keys!(H);
 
 impl H {
     /// A session holding `messages` (appended in one batch), open in the conversation view
@@ -73,11 +66,7 @@ impl H {
     }
 
     fn status(&self) -> String {
-        self.app
-            .status
-            .as_ref()
-            .map(|s| s.text.clone())
-            .unwrap_or_default()
+        crate::support::tui::status_text(&self.app)
     }
 }
 

@@ -18,8 +18,7 @@ use neocode::session::snapshot::{FileChange, Image};
 use neocode::session::{
     AppendMeta, ListQuery, NewMessage, NewSession, Role, StateUpdate, ToolCall,
 };
-use neocode::tui::app::{App, ESC_ESC_MS, Overlay, Screen, Tab, run_inline};
-use neocode::tui::effect::Effect;
+use neocode::tui::app::{App, ESC_ESC_MS, Overlay, Screen, Tab};
 use neocode::tui::views;
 
 /// 2025-06-01 12:00:00 UTC: the clock of every snapshot.
@@ -159,11 +158,7 @@ impl H {
     }
 
     fn status(&self) -> String {
-        self.app
-            .status
-            .as_ref()
-            .map(|s| s.text.clone())
-            .unwrap_or_default()
+        crate::support::tui::status_text(&self.app)
     }
 
     /// Opens the session's conversation from the list.
@@ -178,15 +173,7 @@ impl H {
     }
 }
 
-impl Keys for H {
-    fn app(&mut self) -> &mut App {
-        &mut self.app
-    }
-
-    fn run(&mut self, effects: Vec<Effect>) {
-        run_inline(&mut self.app, &self.rt, effects);
-    }
-}
+crate::support::tui::inline_keys!(H);
 
 /// Esc Esc in the conversation opens the dialog at the last user message with the preview
 /// (the same plan `--dry-run` prints); Enter on the default choice forks and puts the files

@@ -120,16 +120,7 @@ fn numbered(rt: &Sessions, n: usize) {
     }
 }
 
-impl Keys for H {
-    fn app(&mut self) -> &mut App {
-        &mut self.app
-    }
-
-    /// Runs jobs (and the jobs their answers cause) to completion, like the worker would.
-    fn run(&mut self, effects: Vec<Effect>) {
-        run_inline(&mut self.app, &self.rt, effects);
-    }
-}
+crate::support::tui::inline_keys!(H);
 
 #[test]
 fn empty_workspace_says_how_to_start() {
