@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use neocode::runtime::agent::{FinishReason, TurnEvent};
-use neocode::runtime::scripted::{RecordedRequest, ScriptedServer};
+use neocode::runtime::scripted::{RecordedRequest, ScriptedServer, Stream};
 use neocode::runtime::{Location, Sessions};
 use neocode::session::testing::{MIGRATIONS, register_functions};
 use neocode::session::{
@@ -287,4 +287,24 @@ pub fn titled(rt: &Sessions, title: &str) -> SessionHeader {
         ..NewSession::default()
     })
     .unwrap()
+}
+
+/// A streamed text answer in `parts` deltas, `between` apart (slow enough to interrupt).
+pub fn slow_text(text: &str, parts: usize, between: std::time::Duration) -> Stream {
+    Stream::new()
+        .role()
+        .text_deltas(text, parts)
+        .delays(std::time::Duration::ZERO, between)
+}
+
+/// What only the suite's agent tests use of [`agent::Env`] (`tests/mcp.rs` shares the rest).
+impl agent::Env {
+    /// [`agent::Env::cmd`] on `srv` started in the background, its output and errors piped.
+    pub fn spawn(&self, srv: &ScriptedServer, args: &[&str]) -> std::process::Child {
+        self.cmd(Some(srv), args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
 }

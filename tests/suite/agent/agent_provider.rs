@@ -204,11 +204,7 @@ fn refused_connection_says_cannot_reach() {
 #[test]
 fn cancel_stops_a_slow_stream_and_keeps_text() {
     let srv = ScriptedServer::start(vec![
-        Stream::new()
-            .role()
-            .text_deltas("abcdefghij", 10)
-            .delays(Duration::ZERO, Duration::from_millis(150))
-            .reply(),
+        crate::support::slow_text("abcdefghij", 10, Duration::from_millis(150)).reply(),
     ])
     .unwrap();
     let mut p = provider(&srv);

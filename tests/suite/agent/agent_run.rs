@@ -370,19 +370,15 @@ fn kill(child: &Child, sig: i32) {
 #[test]
 fn sigint_cancels_keeps_the_text_and_the_session_continues() {
     let (env, srv) = Env::new(KEY, "").with_server(vec![
-        Stream::new()
-            .role()
-            .text_deltas("alpha beta gamma delta epsilon zeta eta theta", 8)
-            .delays(Duration::ZERO, Duration::from_millis(300))
-            .reply(),
+        crate::support::slow_text(
+            "alpha beta gamma delta epsilon zeta eta theta",
+            8,
+            Duration::from_millis(300),
+        )
+        .reply(),
         Reply::text("resumed fine"),
     ]);
-    let child = env
-        .cmd(Some(&srv), &["run", "--json", "slow please"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = env.spawn(&srv, &["run", "--json", "slow please"]);
     wait_for("the request", || srv.request_count() == 1);
     std::thread::sleep(Duration::from_millis(800));
     kill(&child, libc::SIGINT);
@@ -425,12 +421,7 @@ fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call()
         Reply::text("finished after the crash"),
     ])
     .unwrap();
-    let child = env
-        .cmd(Some(&srv), &["run", "--approve", "never-ask", "do both"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = env.spawn(&srv, &["run", "--approve", "never-ask", "do both"]);
     wait_for("the command to start", || {
         env.workdir.join("started").exists()
     });
@@ -566,12 +557,7 @@ fn a_second_process_is_told_which_pid_runs_the_session() {
             .reply(),
     ]);
     assert!(env.run(&srv, &["run", "one"]).status.success());
-    let a = env
-        .cmd(Some(&srv), &["run", "--continue", "two"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let a = env.spawn(&srv, &["run", "--continue", "two"]);
     wait_for("the second request", || srv.request_count() == 2);
     let o = env.run(&srv, &["run", "--continue", "three"]);
     assert_eq!(o.status.code(), Some(1));
@@ -648,15 +634,7 @@ fn sigint_during_a_command_kills_it_and_records_the_cancel() {
             ),
             ("s2", "list_dir", r#"{"path":"."}"#),
         ])]);
-    let child = env
-        .cmd(
-            Some(&srv),
-            &["run", "--json", "--approve", "never-ask", "wait"],
-        )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = env.spawn(&srv, &["run", "--json", "--approve", "never-ask", "wait"]);
     wait_for("the command to start", || {
         env.workdir.join("started").exists()
     });
@@ -917,19 +895,15 @@ fn after_compact_the_export_reads_in_time_order_and_the_summary_headings_nest() 
 #[test]
 fn a_killed_run_is_listed_as_interrupted() {
     let (env, srv) = Env::new(KEY, "").with_server(vec![
-        Stream::new()
-            .role()
-            .text_deltas("one two three four five six seven eight nine ten", 10)
-            .delays(Duration::ZERO, Duration::from_millis(500))
-            .reply(),
+        crate::support::slow_text(
+            "one two three four five six seven eight nine ten",
+            10,
+            Duration::from_millis(500),
+        )
+        .reply(),
         Reply::text("resumed"),
     ]);
-    let child = env
-        .cmd(Some(&srv), &["run", "slow please"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = env.spawn(&srv, &["run", "slow please"]);
     wait_for("the request", || srv.request_count() == 1);
     std::thread::sleep(Duration::from_millis(300));
     let status = |env: &Env| {

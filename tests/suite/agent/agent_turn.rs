@@ -356,11 +356,12 @@ fn budget_is_enforced_across_a_restart_and_only_a_flag_raises_it() {
 #[test]
 fn cancel_keeps_what_arrived_and_the_session_continues() {
     let (env, srv) = Env::new(KEY, "").with_server(vec![
-        Stream::new()
-            .role()
-            .text_deltas("one two three four five six seven eight", 8)
-            .delays(Duration::ZERO, Duration::from_millis(200))
-            .reply(),
+        crate::support::slow_text(
+            "one two three four five six seven eight",
+            8,
+            Duration::from_millis(200),
+        )
+        .reply(),
         Reply::text("continued"),
     ]);
     let agent = env.agent(&srv);

@@ -8,7 +8,6 @@ use crate::support::text::has;
 use crate::support::{finish, steps_requested};
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use neocode::runtime::agent::{
@@ -821,15 +820,10 @@ fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
             .delays(Duration::from_secs(30), Duration::ZERO)
             .reply(),
     ]);
-    let mut child = env
-        .cmd(
-            Some(&srv),
-            &["run", "--plan", "--yes", "--json", "make a printer"],
-        )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = env.spawn(
+        &srv,
+        &["run", "--plan", "--yes", "--json", "make a printer"],
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     while srv.request_count() < 5 {
         assert!(Instant::now() < deadline, "step c was never requested");

@@ -810,13 +810,14 @@ fn a_title_request_answers_with_text_and_stores_nothing() {
 #[test]
 fn sigterm_mid_stream_records_the_turn_cancelled_with_its_partial_text() {
     let env = Env::new(vec![
-        Stream::new()
-            .role()
-            .text_deltas("Once upon a time there was a very long story", 12)
-            .delays(Duration::ZERO, Duration::from_millis(300))
-            .finish("stop")
-            .usage(10, 5)
-            .reply(),
+        crate::support::slow_text(
+            "Once upon a time there was a very long story",
+            12,
+            Duration::from_millis(300),
+        )
+        .finish("stop")
+        .usage(10, 5)
+        .reply(),
     ]);
     let mut p = env.provider();
     let mut deltas = 0;
@@ -847,12 +848,13 @@ fn sigterm_mid_stream_records_the_turn_cancelled_with_its_partial_text() {
 #[test]
 fn a_closed_stdin_cancels_the_running_turn_too() {
     let env = Env::new(vec![
-        Stream::new()
-            .role()
-            .text_deltas("A long answer that takes its time to arrive", 12)
-            .delays(Duration::ZERO, Duration::from_millis(300))
-            .finish("stop")
-            .reply(),
+        crate::support::slow_text(
+            "A long answer that takes its time to arrive",
+            12,
+            Duration::from_millis(300),
+        )
+        .finish("stop")
+        .reply(),
     ]);
     let mut p = env.provider();
     let req = p.request(&[system(), user("go slowly")], false);
