@@ -6,3 +6,12 @@
 pub fn has(text: &str, needle: &str) {
     assert!(text.contains(needle), "{needle:?} is not in:\n{text}");
 }
+
+/// Asserts that `text` starts with `prefix`.
+#[track_caller]
+pub fn starts(text: &str, prefix: &str) {
+    assert!(
+        text.starts_with(prefix),
+        "does not start with {prefix:?}:\n{text}"
+    );
+}

@@ -561,11 +561,7 @@ fn a_second_process_is_told_which_pid_runs_the_session() {
     wait_for("the second request", || srv.request_count() == 2);
     let o = env.run(&srv, &["run", "--continue", "three"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).contains(&format!("is running in pid {}", a.id())),
-        "{}",
-        stderr(&o)
-    );
+    has(&stderr(&o), &format!("is running in pid {}", a.id()));
     let out = a.wait_with_output().unwrap();
     assert!(out.status.success());
     assert_eq!(srv.request_count(), 2, "the refused run sent nothing");

@@ -2,7 +2,7 @@
 //! on 127.0.0.1, real tools, the real store. Every turn is checked in the store afterwards.
 
 use crate::support::agent::{Env, drive, watch};
-use crate::support::text::has;
+use crate::support::text::{has, starts};
 use crate::support::{assert_no_file_holds, finish};
 
 use std::sync::Arc;
@@ -1165,9 +1165,9 @@ fn a_transcript_too_long_for_the_window_is_summarised_in_pieces_that_fit() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(
-        second.starts_with("Summary of the earlier parts:\n\nsummary 1\n\nPart 2 of"),
-        "{second}"
+    starts(
+        &second,
+        "Summary of the earlier parts:\n\nsummary 1\n\nPart 2 of",
     );
     let s = env.sessions().load(&id).unwrap();
     let summary = s.header.task_state.unwrap()["summary"]

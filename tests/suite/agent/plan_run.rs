@@ -304,21 +304,9 @@ fn an_invalid_plan_is_bounced_back_to_the_model_with_the_reason() {
         let m = msgs.iter().rev().find(|m| m["role"] == "tool").unwrap();
         m["content"].as_str().unwrap().to_string()
     };
-    assert!(
-        last_tool(1).contains("plan rejected: plan has a dependency cycle"),
-        "{}",
-        last_tool(1)
-    );
-    assert!(
-        last_tool(2).contains("depends on unknown step 'ghost'"),
-        "{}",
-        last_tool(2)
-    );
-    assert!(
-        last_tool(3).contains("two steps with id 'a'"),
-        "{}",
-        last_tool(3)
-    );
+    has(&last_tool(1), "plan rejected: plan has a dependency cycle");
+    has(&last_tool(2), "depends on unknown step 'ghost'");
+    has(&last_tool(3), "two steps with id 'a'");
     assert!(last_tool(4).starts_with("Plan updated: 2 steps"));
     let proposed: Vec<&TurnEvent> = evs
         .iter()

@@ -2,7 +2,7 @@
 
 use crate::support::cli::*;
 use crate::support::integrity_ok;
-use crate::support::text::has;
+use crate::support::text::{has, starts};
 use assert_cmd::Command;
 use neocode::session::NewSession;
 
@@ -392,10 +392,7 @@ fn the_tui_without_a_terminal_says_what_to_use_and_writes_nothing() {
         let err = String::from_utf8_lossy(&out.stderr);
         if args.is_empty() {
             assert_eq!(out.status.code(), Some(1), "{err}");
-            assert!(
-                err.starts_with("neocode: the full-screen TUI needs a terminal"),
-                "{err}"
-            );
+            starts(&err, "neocode: the full-screen TUI needs a terminal");
             assert!(err.contains("neocode --list"), "{err}");
         } else {
             // Nothing to continue in an empty workspace: said plainly, before the terminal.
@@ -747,10 +744,7 @@ fn list_shows_and_filters_the_branch_a_session_started_on() {
         "{out}"
     );
     let out = ok_stdout(ws.cmd().args(["--list", "--branch", "nope"]));
-    assert!(
-        out.starts_with("no session started on branch nope"),
-        "{out}"
-    );
+    starts(&out, "no session started on branch nope");
     // --branch belongs to --list.
     ws.cmd()
         .args(["--branch", "main"])

@@ -1,7 +1,7 @@
 //! `neocode rules check|list` and `neocode hooks list|import|run` (issue 27), through the
 //! binary: what a user types and reads.
 
-use crate::support::text::has;
+use crate::support::text::{has, starts};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -92,11 +92,7 @@ fn rules_check_prints_the_decision_and_the_rule() {
         "default: no rule: the approval policy decides\n"
     );
     let o = w.run(&["rules", "check", "eval \"$X\""]);
-    assert!(
-        stdout(&o).starts_with("ask: no rule: eval runs a string as code"),
-        "{}",
-        stdout(&o)
-    );
+    starts(&stdout(&o), "ask: no rule: eval runs a string as code");
     assert!(
         stdout(&o).contains(
             "(no rule can allow it: the approval policy decides, asking unless never-ask)"
@@ -105,20 +101,12 @@ fn rules_check_prints_the_decision_and_the_rule() {
         stdout(&o)
     );
     let o = w.run(&["rules", "check", "config/.env", "--tool", "read_file"]);
-    assert!(
-        stdout(&o).starts_with("deny: read_file(.env)"),
-        "{}",
-        stdout(&o)
-    );
+    starts(&stdout(&o), "deny: read_file(.env)");
     let o = w.run(&["rules", "check", "config", "--tool", "grep"]);
     assert!(stdout(&o).starts_with("default:"), "{}", stdout(&o));
     let o = w.run(&["rules", "check", "x", "--tool", "Bash"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).starts_with("neocode: --tool Bash: not a tool name"),
-        "{}",
-        stderr(&o)
-    );
+    starts(&stderr(&o), "neocode: --tool Bash: not a tool name");
 }
 
 #[test]
@@ -147,11 +135,7 @@ fn a_bad_rule_file_is_an_error_with_file_and_line() {
     );
     let o = w.run(&["rules", "list"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).starts_with(&format!("neocode: {}:", cfg.display())),
-        "{}",
-        stderr(&o)
-    );
+    starts(&stderr(&o), &format!("neocode: {}:", cfg.display()));
 }
 
 #[test]
@@ -374,11 +358,7 @@ fn hooks_import_lists_where_each_part_goes_and_hooks_get_claude_codes_names() {
     let home_cfg = std::fs::read_to_string(w.env.home.join("config.toml")).unwrap();
     assert!(home_cfg.contains("\"read_file(~/.ssh/**)\""), "{home_cfg}");
     let o = w.run(&["rules", "check", "npm test -- --watch"]);
-    assert!(
-        stdout(&o).starts_with("allow: run_command(npm test *)"),
-        "{}",
-        stdout(&o)
-    );
+    starts(&stdout(&o), "allow: run_command(npm test *)");
 
     // The imported hook is sent Claude Code's names, as a session's PostToolUse sends it.
     let o = w.run(&[
@@ -402,11 +382,7 @@ fn hooks_import_lists_where_each_part_goes_and_hooks_get_claude_codes_names() {
     );
     assert!(sent["tool_input"].get("path").is_none(), "{sent:#}");
     let o = w.run(&["hooks", "list"]);
-    assert!(
-        stdout(&o).contains("; sent Claude Code's names)"),
-        "{}",
-        stdout(&o)
-    );
+    has(&stdout(&o), "; sent Claude Code's names)");
 }
 
 fn hook(w: &Ws, event: &str, matcher: &str, command: &str, timeout: f64) -> PathBuf {

@@ -1,7 +1,7 @@
 //! `neocode import --from claude-code|codex`: real transcripts from public repositories
 //! (tests/data/import/README.md) and made-up hostile ones.
 
-use crate::support::text::has;
+use crate::support::text::{has, starts};
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io::Write;
@@ -298,10 +298,7 @@ fn reimport_changes_nothing_and_growth_updates() {
     fs::copy(data(CODEX_FILE), &file).unwrap();
     let claude = data("claude-code");
     let out = import_cmd(&ws, "claude-code", &[&claude]);
-    assert!(
-        out.starts_with("imported 2, updated 0, skipped 0 unchanged, failed 0"),
-        "{out}"
-    );
+    starts(&out, "imported 2, updated 0, skipped 0 unchanged, failed 0");
     let out = import_cmd(&ws, "codex", &[&file]);
     assert!(out.starts_with("imported 1,"), "{out}");
     let rt = ws.sessions();
@@ -310,15 +307,9 @@ fn reimport_changes_nothing_and_growth_updates() {
         .map(|id| rt.export(id).unwrap())
         .collect();
     let out = import_cmd(&ws, "claude-code", &[&claude]);
-    assert!(
-        out.starts_with("imported 0, updated 0, skipped 2 unchanged, failed 0"),
-        "{out}"
-    );
+    starts(&out, "imported 0, updated 0, skipped 2 unchanged, failed 0");
     let out = import_cmd(&ws, "codex", &[&file]);
-    assert!(
-        out.starts_with("imported 0, updated 0, skipped 1 unchanged"),
-        "{out}"
-    );
+    starts(&out, "imported 0, updated 0, skipped 1 unchanged");
     let after: Vec<SessionFile> = [CLAUDE_MAIN, "019c8a4d-8f45-7010-8b5d-7fad920aa6f9"]
         .iter()
         .map(|id| rt.export(id).unwrap())
@@ -536,10 +527,7 @@ fn hostile_claude_transcript_imports_what_is_sound() {
     let mut c = ws.cmd();
     c.args(["import", "--from", "claude-code"]).arg(&path);
     let out = ok_stdout(&mut c);
-    assert!(
-        out.starts_with("imported 2, updated 0, skipped 0 unchanged, failed 0"),
-        "{out}"
-    );
+    starts(&out, "imported 2, updated 0, skipped 0 unchanged, failed 0");
     assert!(out.contains("1 malformed line(s) skipped"), "{out}");
     assert!(out.contains("still being written"), "{out}");
     let rt = ws.sessions();
@@ -844,10 +832,7 @@ fn discovery_finds_this_workspaces_sessions_and_all_workspaces_files_each() {
     assert_eq!(ws.sessions().count().unwrap(), 4);
 
     let (out, _) = run("codex", &["--all-workspaces"]);
-    assert!(
-        out.starts_with("imported 1, updated 0, skipped 2 unchanged"),
-        "{out}"
-    );
+    starts(&out, "imported 1, updated 0, skipped 2 unchanged");
     let theirs = neocode::runtime::Sessions::open(&other_loc).unwrap();
     assert_eq!(theirs.count().unwrap(), 1);
     assert_eq!(
@@ -918,10 +903,7 @@ fn a_transcript_without_messages_is_skipped_not_imported() {
     );
     let ws = Ws::new();
     let out = import_cmd(&ws, "claude-code", &[&path]);
-    assert!(
-        out.starts_with("imported 0, updated 0, skipped 0 unchanged, failed 0"),
-        "{out}"
-    );
+    starts(&out, "imported 0, updated 0, skipped 0 unchanged, failed 0");
     has(&out, "1 transcript(s) without messages skipped");
     assert_eq!(ws.sessions().count().unwrap(), 0);
 }

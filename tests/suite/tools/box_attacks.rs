@@ -4,6 +4,7 @@
 //! outside the workspace, socket addresses in the environment, set-uid bits.
 
 use crate::support::process::Succeeds;
+use crate::support::text::has;
 use crate::support::tools as tool_support;
 
 use std::io::ErrorKind;
@@ -255,11 +256,7 @@ fn the_workspace_control_files_are_read_only_in_the_box() {
     assert!(out.text.contains("planted"), "{}", out.text);
     assert_eq!(control_state(&s), before, "{}", out.text);
     assert!(out.text.contains("created .git/commondir"), "{}", out.text);
-    assert!(
-        out.text.contains("created .git/config.worktree"),
-        "{}",
-        out.text
-    );
+    has(&out.text, "created .git/config.worktree");
     // A hooks folder the repository lacks cannot be created with a hook in it.
     std::fs::remove_dir_all(s.root.join(".git/hooks")).unwrap();
     let out = sh(
@@ -415,11 +412,7 @@ fn socket_addresses_in_the_environment_do_not_reach_commands() {
                 out.text
             );
         }
-        assert!(
-            out.text.contains("NEOCODE_TEST_VISIBLE=visible-value"),
-            "{}",
-            out.text
-        );
+        has(&out.text, "NEOCODE_TEST_VISIBLE=visible-value");
         ctx.sandbox.env_allow = vec!["DISPLAY".into()];
         let out = sh(&ctx, "env");
         assert!(out.text.contains("DISPLAY=:0"), "{name}: {}", out.text);

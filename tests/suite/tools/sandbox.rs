@@ -2,7 +2,7 @@
 //! cannot do, and what the tool result tells the model. On a kernel without Landlock the
 //! confinement tests say so on stderr and check the fallback (every command asks) instead.
 
-use crate::support::text::has;
+use crate::support::text::{has, starts};
 use crate::support::tools as tool_support;
 
 use std::io::ErrorKind;
@@ -286,22 +286,14 @@ fn commands_do_not_see_secret_variables() {
             "the value of {k} reached the command"
         );
     }
-    assert!(
-        out.text.contains("NEOCODE_TEST_VISIBLE=visible-value"),
-        "{}",
-        out.text
-    );
+    has(&out.text, "NEOCODE_TEST_VISIBLE=visible-value");
     assert!(out.text.contains("TMPDIR="), "{}", out.text);
     assert!(out.text.contains("PATH="), "{}", out.text);
 
     let mut ctx = s.ctx();
     ctx.sandbox.env_allow = vec!["FOO_TOKEN".to_string()];
     let out = sh(&ctx, "env");
-    assert!(
-        out.text.contains("FOO_TOKEN=foo-token-secret"),
-        "{}",
-        out.text
-    );
+    has(&out.text, "FOO_TOKEN=foo-token-secret");
     assert!(!out.text.contains("OPENAI_API_KEY"), "{}", out.text);
 }
 
@@ -833,10 +825,7 @@ fn walls_say_exactly_what_stands_in_each_mode() {
             "{text}"
         );
         assert!(w.landlock_abi >= 5 && w.seccomp && w.subreaper, "{text}");
-        assert!(
-            text.starts_with("sandbox enforced: namespaces: user mount pid net;"),
-            "{text}"
-        );
+        starts(&text, "sandbox enforced: namespaces: user mount pid net;");
         // With the network allowed there is no network namespace.
         let open = SandboxSettings {
             network: true,
