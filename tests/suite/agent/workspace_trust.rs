@@ -25,6 +25,28 @@ fn hostile(env: &Env, evil: &ScriptedServer) -> HostileRepo {
     HostileRepo::plant(&env.workdir, &evil.base_url())
 }
 
+/// A workspace holding the hostile repository, whose settings point at `evil` (a model
+/// server that must never be asked).
+fn hostile_ws() -> (Env, ScriptedServer, HostileRepo) {
+    let env = Env::new(KEY, NO_SANDBOX);
+    let evil = ScriptedServer::start(vec![]).unwrap();
+    let repo = hostile(&env, &evil);
+    (env, evil, repo)
+}
+
+/// The user's "always, this workspace" for `rule` through the gate: the grants it gave the
+/// session (none when the rule was kept in the workspace's file).
+fn always_for_workspace(gate: &mut neocode::runtime::agent::gate::Gate, rule: &str) -> Vec<String> {
+    let mut grants = Vec::new();
+    gate.keep(
+        &[rule.to_string()],
+        neocode::runtime::agent::RuleScope::Workspace,
+        &mut grants,
+    )
+    .unwrap();
+    grants
+}
+
 fn ok(o: &Output) {
     assert!(
         o.status.success(),
@@ -48,9 +70,7 @@ fn two_calls() -> Vec<Reply> {
 
 #[test]
 fn an_untrusted_hostile_repository_runs_nothing_of_its_own() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let evil = ScriptedServer::start(vec![]).unwrap();
-    let repo = hostile(&env, &evil);
+    let (env, evil, repo) = hostile_ws();
     let srv = ScriptedServer::start(two_calls()).unwrap();
     let o = env.cmd(Some(&srv), &["run", "go"]).output().unwrap();
     ok(&o);
@@ -95,9 +115,7 @@ fn an_untrusted_hostile_repository_runs_nothing_of_its_own() {
 
 #[test]
 fn never_ask_does_not_imply_trust() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let evil = ScriptedServer::start(vec![]).unwrap();
-    let repo = hostile(&env, &evil);
+    let (env, _evil, repo) = hostile_ws();
     let srv = ScriptedServer::start(two_calls()).unwrap();
     let o = env
         .cmd(
@@ -131,9 +149,7 @@ fn never_ask_does_not_imply_trust() {
 
 #[test]
 fn the_hostile_repository_trusted_with_the_flag_is_used() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let evil = ScriptedServer::start(vec![]).unwrap();
-    let repo = hostile(&env, &evil);
+    let (env, evil, repo) = hostile_ws();
     let srv = ScriptedServer::start(two_calls()).unwrap();
     let o = env
         .cmd(Some(&srv), &["--trust-workspace", "run", "go"])
@@ -172,9 +188,7 @@ fn the_hostile_repository_trusted_with_the_flag_is_used() {
 
 #[test]
 fn a_file_changed_after_trust_is_not_used_until_trusted_again() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let evil = ScriptedServer::start(vec![]).unwrap();
-    let repo = hostile(&env, &evil);
+    let (env, _evil, repo) = hostile_ws();
     let srv = ScriptedServer::start(vec![
         Reply::text("one"),
         Reply::text("two"),
@@ -278,9 +292,7 @@ fn base_urls_and_keys_never_come_from_a_workspace() {
 
 #[test]
 fn rules_skills_hooks_and_doctor_say_what_was_left_out() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let evil = ScriptedServer::start(vec![]).unwrap();
-    hostile(&env, &evil);
+    let (env, _evil, _repo) = hostile_ws();
     let o = env.cmd(None, &["rules", "list"]).output().unwrap();
     ok(&o);
     let out = stdout(&o);
@@ -354,9 +366,7 @@ fn rules_skills_hooks_and_doctor_say_what_was_left_out() {
 
 #[test]
 fn the_bridge_goes_on_without_them_and_says_so_once() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let evil = ScriptedServer::start(vec![]).unwrap();
-    let repo = hostile(&env, &evil);
+    let (env, evil, repo) = hostile_ws();
     let srv = ScriptedServer::start(vec![Reply::text("one"), Reply::text("two")]).unwrap();
     let mut child = env
         .cmd(Some(&srv), &["bridge"])
@@ -411,13 +421,7 @@ fn always_for_this_workspace_keeps_a_trusted_workspace_trusted() {
     // the rule in the file and the record follows the user's own change.
     let mut gate = neocode::runtime::agent::gate::Gate::empty(&env.home, &env.workdir, "s");
     gate.load().unwrap();
-    let mut grants = Vec::new();
-    gate.keep(
-        &["run_command(ls *)".to_string()],
-        neocode::runtime::agent::RuleScope::Workspace,
-        &mut grants,
-    )
-    .unwrap();
+    let grants = always_for_workspace(&mut gate, "run_command(ls *)");
     assert!(grants.is_empty(), "kept in the file, not as a grant");
     let o = Command::new(env!("CARGO_BIN_EXE_neocode"))
         .args(["trust", "--json", "--workdir"])
@@ -432,19 +436,11 @@ fn always_for_this_workspace_keeps_a_trusted_workspace_trusted() {
 
 #[test]
 fn always_for_an_untrusted_workspace_applies_to_the_session_only() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let evil = ScriptedServer::start(vec![]).unwrap();
-    hostile(&env, &evil);
+    let (env, _evil, _repo) = hostile_ws();
     let mut gate = neocode::runtime::agent::gate::Gate::empty(&env.home, &env.workdir, "s");
     gate.load().unwrap();
     assert!(gate.left_out.is_some());
-    let mut grants = Vec::new();
-    gate.keep(
-        &["run_command(ls *)".to_string()],
-        neocode::runtime::agent::RuleScope::Workspace,
-        &mut grants,
-    )
-    .unwrap();
+    let grants = always_for_workspace(&mut gate, "run_command(ls *)");
     assert_eq!(grants, ["run_command(ls *)"]);
     assert!(
         gate.notices
