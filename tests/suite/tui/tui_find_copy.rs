@@ -11,6 +11,7 @@ use neocode::runtime::Sessions;
 use neocode::session::{AppendMeta, NewMessage, Role};
 use neocode::tui::app::{App, Screen};
 use neocode::tui::effect::Effect;
+use neocode::tui::transcript::Transcript;
 use neocode::tui::views;
 
 use crate::support::Env;
@@ -29,6 +30,18 @@ struct H {
 crate::support::tui::inline_keys!(H);
 
 impl H {
+    /// The open session's transcript as the conversation view holds it.
+    fn transcript(&self) -> &Transcript {
+        self.app
+            .browse
+            .detail
+            .as_ref()
+            .unwrap()
+            .transcript
+            .as_ref()
+            .unwrap()
+    }
+
     /// A session holding `messages` (appended in one batch), open in the conversation view
     /// when `open`, else on the list.
     fn with(messages: Vec<NewMessage>, open: bool) -> H {
@@ -90,17 +103,22 @@ fn osc52_text(effects: &[Effect]) -> Option<String> {
     })
 }
 
+/// Sixty messages, "the Parser bug again" in three replies (20, 40, 60).
+fn parser_three_times() -> Vec<NewMessage> {
+    (1..=60)
+        .map(|i| {
+            if i % 20 == 0 {
+                reply(&format!("the Parser bug again, take {i}"))
+            } else {
+                user(&format!("filler message {i}"))
+            }
+        })
+        .collect()
+}
+
 #[test]
 fn ctrl_f_searches_the_conversation_and_n_moves_between_matches() {
-    let mut msgs = Vec::new();
-    for i in 1..=60 {
-        msgs.push(if i % 20 == 0 {
-            reply(&format!("the Parser bug again, take {i}"))
-        } else {
-            user(&format!("filler message {i}"))
-        });
-    }
-    let mut h = H::with(msgs, true);
+    let mut h = H::with(parser_three_times(), true);
     assert_eq!(h.app.screen, Screen::Conversation);
     h.key_mod(KeyCode::Char('f'), KeyModifiers::CONTROL);
     h.chars("parser");
@@ -121,15 +139,7 @@ fn ctrl_f_searches_the_conversation_and_n_moves_between_matches() {
     let s = h.screen();
     assert!(s.contains("1/3") && s.contains("take 20"), "{s}");
     // The selected message is the match.
-    let t = h
-        .app
-        .browse
-        .detail
-        .as_ref()
-        .unwrap()
-        .transcript
-        .as_ref()
-        .unwrap();
+    let t = h.transcript();
     assert_eq!(t.selected, Some(20));
     // Esc closes the search line; the editor has the keys again (n was never typed into it).
     h.key(KeyCode::Esc);
@@ -146,15 +156,7 @@ fn ctrl_f_searches_the_conversation_and_n_moves_between_matches() {
 /// `/find TEXT` opens the same search with TEXT as its query: the count, n/N, Esc.
 #[test]
 fn slash_find_text_opens_the_search_with_its_query() {
-    let mut msgs = Vec::new();
-    for i in 1..=60 {
-        msgs.push(if i % 20 == 0 {
-            reply(&format!("the Parser bug again, take {i}"))
-        } else {
-            user(&format!("filler message {i}"))
-        });
-    }
-    let mut h = H::with(msgs, true);
+    let mut h = H::with(parser_three_times(), true);
     h.submit("/find parser");
     let s = h.screen();
     assert!(s.contains("Find: parser  3/3"), "{s}");
@@ -226,15 +228,7 @@ fn a_hundred_thousand_message_transcript_is_searched_through_the_index() {
         "{s}"
     );
     // Only the window around the match is loaded, not the transcript.
-    let t = h
-        .app
-        .browse
-        .detail
-        .as_ref()
-        .unwrap()
-        .transcript
-        .as_ref()
-        .unwrap();
+    let t = h.transcript();
     assert!(t.msgs.len() < 5_000, "{} messages loaded", t.msgs.len());
     eprintln!("search + jump in {n} messages: {took:?}");
     assert!(took < Duration::from_secs(2), "{took:?}");
