@@ -230,11 +230,9 @@ fn a_file_changed_after_trust_is_not_used_until_trusted_again() {
     let out = stdout(&o);
     assert!(out.contains("What changed"), "{out}");
     assert!(out.contains("modified  .neocode/hooks.json"), "{out}");
-    assert!(
-        out.contains(&format!(
-            "new       .neocode/hooks.json: Stop * touch {m}/stop"
-        )),
-        "{out}"
+    has(
+        &out,
+        &format!("new       .neocode/hooks.json: Stop * touch {m}/stop"),
     );
     let json: Value =
         serde_json::from_slice(&env.cmd(None, &["trust", "--json"]).output().unwrap().stdout)

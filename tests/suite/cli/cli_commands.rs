@@ -435,11 +435,9 @@ fn demo_keep_says_where_and_how_to_reopen_and_workdir_is_refused() {
         .find_map(|l| l.strip_prefix("The demo is kept in "))
         .unwrap_or_else(|| panic!("{stdout}"))
         .to_string();
-    assert!(
-        stdout.contains(&format!(
-            "NEOCODE_HOME={dir}/home neocode --workdir {dir}/workspace"
-        )),
-        "{stdout}"
+    has(
+        &stdout,
+        &format!("NEOCODE_HOME={dir}/home neocode --workdir {dir}/workspace"),
     );
     let listed = Command::cargo_bin("neocode")
         .unwrap()

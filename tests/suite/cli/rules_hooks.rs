@@ -75,12 +75,9 @@ fn rules_check_prints_the_decision_and_the_rule() {
     // A compound command: denied by its one denied part, each part shown.
     let o = w.run(&["rules", "check", "cargo test -p core && rm -rf target"]);
     let out = stdout(&o);
-    assert!(
-        out.starts_with(&format!(
-            "deny: run_command(rm *)  ({}:4)\n",
-            file.display()
-        )),
-        "{out}"
+    starts(
+        &out,
+        &format!("deny: run_command(rm *)  ({}:4)\n", file.display()),
     );
     has(
         &out,
@@ -120,12 +117,12 @@ fn a_bad_rule_file_is_an_error_with_file_and_line() {
     assert_eq!(o.status.code(), Some(2));
     assert!(o.stdout.is_empty());
     let err = stderr(&o);
-    assert!(
-        err.starts_with(&format!(
+    starts(
+        &err,
+        &format!(
             "neocode: {}:3: rule `run_comand(cargo test *)`: unknown tool",
             file.display()
-        )),
-        "{err}"
+        ),
     );
     // The home config's table too, and a TOML syntax error.
     w.write("ws/.neocode/permissions.toml", "");
@@ -488,12 +485,9 @@ fn a_malformed_hooks_file_is_an_error_with_file_and_line() {
     let o = w.run(&["hooks", "list"]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(
-        err.starts_with(&format!(
-            "neocode: {}:2: unknown field `PreToolUze`",
-            f.display()
-        )),
-        "{err}"
+    starts(
+        &err,
+        &format!("neocode: {}:2: unknown field `PreToolUze`", f.display()),
     );
 }
 
