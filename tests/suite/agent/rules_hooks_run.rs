@@ -44,6 +44,31 @@ fn write(env: &Env, rel: &str, text: &str) -> std::path::PathBuf {
     p
 }
 
+/// A workspace (no sandbox) whose `.neocode/permissions.toml` holds `rules`; that file.
+fn with_rules(rules: &str) -> (Env, std::path::PathBuf) {
+    let env = Env::new(KEY, NO_SANDBOX);
+    let file = write(&env, ".neocode/permissions.toml", rules);
+    (env, file)
+}
+
+/// A workspace (no sandbox) whose `.neocode/hooks.json` holds `hooks`.
+fn with_hooks(hooks: Value) -> Env {
+    let env = Env::new(KEY, NO_SANDBOX);
+    hooks_file(&env, hooks);
+    env
+}
+
+/// A log the hooks appended their input to (one JSON line a run): its text and its runs.
+fn hook_log(env: &Env, rel: &str) -> (String, Vec<Value>) {
+    let text = std::fs::read_to_string(env.workdir.join(rel)).unwrap();
+    let runs = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (text, runs)
+}
+
 fn hooks_file(env: &Env, hooks: Value) {
     write(
         env,
@@ -54,10 +79,7 @@ fn hooks_file(env: &Env, hooks: Value) {
 
 #[test]
 fn rules_allow_deny_and_ask_in_a_run_without_a_terminal() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let rules = write(
-        &env,
-        ".neocode/permissions.toml",
+    let (env, rules) = with_rules(
         "allow = [\"run_command(echo *)\", \"run_command(touch *)\", \"read_file(**)\"]\n\
          deny = [\"run_command(touch blocked*)\", \"read_file(.env)\"]\n",
     );
@@ -144,9 +166,7 @@ fn rules_allow_deny_and_ask_in_a_run_without_a_terminal() {
 
 #[test]
 fn a_pre_tool_use_exit_2_denies_an_edit_and_the_model_reads_why() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    hooks_file(
-        &env,
+    let env = with_hooks(
         serde_json::json!({"PreToolUse": [{"matcher": "edit_file|write_file", "hooks": [
             {"type": "command", "command": "echo 'generated files are read-only' >&2; exit 2"}]}]}),
     );
@@ -194,9 +214,7 @@ fn a_hook_permission_decision_allow_runs_a_command_unasked() {
 
 #[test]
 fn a_hung_hook_is_killed_at_its_timeout_and_the_turn_goes_on() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    hooks_file(
-        &env,
+    let env = with_hooks(
         serde_json::json!({"PreToolUse": [{"matcher": "*", "hooks": [
             {"type": "command", "command": "sleep 60", "timeout": 0.5}]}]}),
     );
@@ -247,12 +265,7 @@ fn each_hook_event_fires_once_with_the_documented_stdin_and_is_recorded() {
         .as_str()
         .unwrap()
         .to_string();
-    let text = std::fs::read_to_string(env.workdir.join("hooks.log")).unwrap();
-    let events: Vec<Value> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let (_, events) = hook_log(&env, "hooks.log");
     let names: Vec<&str> = events
         .iter()
         .map(|e| e["hook_event_name"].as_str().unwrap())
@@ -314,12 +327,8 @@ fn each_hook_event_fires_once_with_the_documented_stdin_and_is_recorded() {
 
 #[test]
 fn a_user_prompt_submit_exit_2_refuses_the_prompt() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    hooks_file(
-        &env,
-        serde_json::json!({"UserPromptSubmit": [{"hooks": [
-            {"type": "command", "command": "grep -q password && { echo 'no secrets in prompts' >&2; exit 2; }; exit 0"}]}]}),
-    );
+    let env = with_hooks(serde_json::json!({"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": "grep -q password && { echo 'no secrets in prompts' >&2; exit 2; }; exit 0"}]}]}));
     let srv = ScriptedServer::start(vec![Reply::text("never")]).unwrap();
     let o = run(&env, &srv, &["run", "my password is hunter2"]);
     assert!(!o.status.success());
@@ -362,12 +371,7 @@ fn pre_compact_fires_once_before_an_automatic_compaction() {
     );
     let o = run(&env, &srv, &["run", "--continue", "second"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let log = std::fs::read_to_string(env.workdir.join("compact.log")).unwrap();
-    let runs: Vec<Value> = log
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let (log, runs) = hook_log(&env, "compact.log");
     assert_eq!(runs.len(), 1, "{log}");
     assert_eq!(runs[0]["hook_event_name"], "PreCompact");
     assert_eq!(runs[0]["trigger"], "auto");
@@ -375,12 +379,7 @@ fn pre_compact_fires_once_before_an_automatic_compaction() {
 
 #[test]
 fn an_ask_rule_asks_even_under_never_ask_and_says_no_flag_lifts_it() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    write(
-        &env,
-        ".neocode/permissions.toml",
-        "ask = [\"run_command(touch *)\"]\n",
-    );
+    let (env, _) = with_rules("ask = [\"run_command(touch *)\"]\n");
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("t1", "run_command", r#"{"command":"touch asked.txt"}"#)]),
         Reply::text("ok"),
@@ -397,12 +396,7 @@ fn an_ask_rule_asks_even_under_never_ask_and_says_no_flag_lifts_it() {
 
 #[test]
 fn a_malformed_rule_file_fails_the_turn_with_its_file_and_line() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let f = write(
-        &env,
-        ".neocode/permissions.toml",
-        "allow = [\n  \"run_command(ls)\",\n  \"run_comand(rm *)\",\n]\n",
-    );
+    let (env, f) = with_rules("allow = [\n  \"run_command(ls)\",\n  \"run_comand(rm *)\",\n]\n");
     let srv = ScriptedServer::start(vec![Reply::text("never")]).unwrap();
     let o = run(&env, &srv, &["run", "hello"]);
     assert!(!o.status.success());
@@ -413,12 +407,8 @@ fn a_malformed_rule_file_fails_the_turn_with_its_file_and_line() {
 
 #[test]
 fn a_stop_hook_exit_2_makes_the_turn_go_on_once_with_its_reason() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    hooks_file(
-        &env,
-        serde_json::json!({"Stop": [{"hooks": [{"type": "command",
-            "command": "cat >> stop.log; echo >> stop.log; [ -e stopped ] || { touch stopped; echo 'run the tests first' >&2; exit 2; }"}]}]}),
-    );
+    let env = with_hooks(serde_json::json!({"Stop": [{"hooks": [{"type": "command",
+            "command": "cat >> stop.log; echo >> stop.log; [ -e stopped ] || { touch stopped; echo 'run the tests first' >&2; exit 2; }"}]}]}));
     let srv = ScriptedServer::start(vec![
         Reply::text("done, I think"),
         Reply::text("tests pass"),
