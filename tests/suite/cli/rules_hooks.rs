@@ -54,6 +54,11 @@ impl Ws {
     pub fn run(&self, args: &[&str]) -> Output {
         self.command().args(args).output().unwrap()
     }
+
+    /// `neocode hooks run <event> --tool <tool> --input <input>`.
+    pub fn hooks_run(&self, event: &str, tool: &str, input: &str) -> Output {
+        self.run(&["hooks", "run", event, "--tool", tool, "--input", input])
+    }
 }
 
 const RULES: &str = r#"# shared rules
@@ -358,15 +363,11 @@ fn hooks_import_lists_where_each_part_goes_and_hooks_get_claude_codes_names() {
     starts(&stdout(&o), "allow: run_command(npm test *)");
 
     // The imported hook is sent Claude Code's names, as a session's PostToolUse sends it.
-    let o = w.run(&[
-        "hooks",
-        "run",
+    let o = w.hooks_run(
         "PostToolUse",
-        "--tool",
         "edit_file",
-        "--input",
         r#"{"path":"src/../app.py","old_string":"a","new_string":"b"}"#,
-    ]);
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let sent: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(w.ws().join("payload.json")).unwrap())
@@ -415,15 +416,7 @@ fn a_pre_tool_use_exit_2_blocks_with_its_reason() {
         "grep -q generated && echo 'generated files are read-only' >&2 && exit 2; exit 0",
         10.0,
     );
-    let o = w.run(&[
-        "hooks",
-        "run",
-        "PreToolUse",
-        "--tool",
-        "edit_file",
-        "--input",
-        r#"{"path": "src/generated.rs"}"#,
-    ]);
+    let o = w.hooks_run("PreToolUse", "edit_file", r#"{"path": "src/generated.rs"}"#);
     let out = stdout(&o);
     assert!(out.contains(": exit 2 in "), "{out}");
     has(&out, "blocked: generated files are read-only\n");
@@ -431,15 +424,7 @@ fn a_pre_tool_use_exit_2_blocks_with_its_reason() {
     // Not matched by read_file; a path the hook lets through continues.
     let o = w.run(&["hooks", "run", "PreToolUse", "--tool", "read_file"]);
     assert_eq!(stdout(&o), "no PreToolUse hook matches\n");
-    let o = w.run(&[
-        "hooks",
-        "run",
-        "PreToolUse",
-        "--tool",
-        "edit_file",
-        "--input",
-        r#"{"path": "src/a.rs"}"#,
-    ]);
+    let o = w.hooks_run("PreToolUse", "edit_file", r#"{"path": "src/a.rs"}"#);
     assert!(stdout(&o).ends_with("continue\n"), "{}", stdout(&o));
 }
 
@@ -459,15 +444,7 @@ fn a_json_permission_decision_allow_is_parsed_and_keys_are_hidden() {
         &format!("sh {}", script.display()),
         10.0,
     );
-    let o = w.run(&[
-        "hooks",
-        "run",
-        "PreToolUse",
-        "--tool",
-        "run_command",
-        "--input",
-        r#"{"command": "cargo test"}"#,
-    ]);
+    let o = w.hooks_run("PreToolUse", "run_command", r#"{"command": "cargo test"}"#);
     let out = stdout(&o);
     has(&out, "permission: allow (cargo test is fine)\n");
     assert!(!out.contains("blocked"), "{out}");
