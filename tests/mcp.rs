@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use neocode::runtime::agent::{Agent, FinishReason, Target, TurnCommand, TurnEvent};
 use neocode::runtime::mcp::{McpManager, ServerConfig, ServerState};
-use neocode::runtime::scripted::{Reply, ScriptedServer};
+use neocode::runtime::scripted::Reply;
 use neocode::runtime::tools::{CancelFlag, ToolKind};
 use neocode::session::{Part, Role};
 
@@ -537,15 +537,13 @@ fn tool_names(req: &serde_json::Value) -> Vec<String> {
 }
 
 fn agent_offers_mcp_tools_and_asks_for_mutating_ones() {
-    let env = Env::new("sk-test", &table("t", ""));
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new("sk-test", &table("t", "")).with_server(vec![
         Reply::tool_calls(&[("c1", "mcp__t__echo", r#"{"text":"ro"}"#)]),
         Reply::tool_calls(&[("c2", "mcp__t__write_note", r#"{"text":"denied"}"#)]),
         Reply::text("ok"),
         Reply::tool_calls(&[("c3", "mcp__t__write_note", r#"{"text":"approved"}"#)]),
         Reply::text("done"),
-    ])
-    .unwrap();
+    ]);
     let agent = env.agent(&srv);
     let (id, events) = turn(&agent, Target::New, "use the tools", Some(false));
     finished_ok(&events);
@@ -590,14 +588,12 @@ fn agent_offers_mcp_tools_and_asks_for_mutating_ones() {
 }
 
 fn always_and_never_ask_cover_mutating_mcp_tools() {
-    let env = Env::new("sk-test", &table("t", ""));
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new("sk-test", &table("t", "")).with_server(vec![
         Reply::tool_calls(&[("c1", "mcp__t__write_note", r#"{"text":"one"}"#)]),
         Reply::text("ok"),
         Reply::tool_calls(&[("c2", "mcp__t__write_note", r#"{"text":"two"}"#)]),
         Reply::text("ok"),
-    ])
-    .unwrap();
+    ]);
     let agent = env.agent(&srv);
     let h = watch(&agent, Target::New, "note");
     let id = h.session_id.clone();
@@ -624,15 +620,14 @@ fn always_and_never_ask_cover_mutating_mcp_tools() {
         "two"
     );
 
-    let env = Env::new(
+    let (env, srv) = Env::new(
         "sk-test",
         &format!("[approval]\npolicy = \"never-ask\"\n{}", table("t", "")),
-    );
-    let srv = ScriptedServer::start(vec![
+    )
+    .with_server(vec![
         Reply::tool_calls(&[("c1", "mcp__t__write_note", r#"{"text":"free"}"#)]),
         Reply::text("ok"),
-    ])
-    .unwrap();
+    ]);
     let (_, events) = turn(&env.agent(&srv), Target::New, "note", None);
     finished_ok(&events);
     assert_eq!(
@@ -642,14 +637,12 @@ fn always_and_never_ask_cover_mutating_mcp_tools() {
 }
 
 fn neocode_run_calls_mcp_tools_and_asks_for_mutating_ones() {
-    let env = Env::new("sk-test", &table("t", ""));
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new("sk-test", &table("t", "")).with_server(vec![
         Reply::tool_calls(&[("c1", "mcp__t__write_note", r#"{"text":"from run"}"#)]),
         Reply::text("refused"),
         Reply::tool_calls(&[("c2", "mcp__t__write_note", r#"{"text":"from run"}"#)]),
         Reply::text("written"),
-    ])
-    .unwrap();
+    ]);
     let run = |args: &[&str]| env.cmd(Some(&srv), &["run"]).args(args).output().unwrap();
     // No terminal to ask on: the call is denied, naming the flag that allows it.
     let out = run(&["write a note"]);
@@ -669,12 +662,10 @@ fn neocode_run_calls_mcp_tools_and_asks_for_mutating_ones() {
 }
 
 fn agent_stores_image_results_as_assets() {
-    let env = Env::new("sk-test", &table("t", ""));
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new("sk-test", &table("t", "")).with_server(vec![
         Reply::tool_calls(&[("c1", "mcp__t__picture", "{}")]),
         Reply::text("a pixel"),
-    ])
-    .unwrap();
+    ]);
     let agent = env.agent(&srv);
     let (id, events) = turn(&agent, Target::New, "draw", None);
     finished_ok(&events);
@@ -704,11 +695,11 @@ fn agent_stores_image_results_as_assets() {
 }
 
 fn agent_reports_a_failed_server_once_and_goes_on() {
-    let env = Env::new(
+    let (env, srv) = Env::new(
         "sk-test",
         "[mcp_servers.gone]\ncommand = \"/nonexistent/mcp\"\n",
-    );
-    let srv = ScriptedServer::start(vec![Reply::text("hi"), Reply::text("again")]).unwrap();
+    )
+    .with_server(vec![Reply::text("hi"), Reply::text("again")]);
     let agent = env.agent(&srv);
     let (id, events) = turn(&agent, Target::New, "hello", None);
     finished_ok(&events);

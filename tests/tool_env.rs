@@ -5,7 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support {
+    pub mod process;
     pub mod rerun;
+    pub mod text;
     pub mod tools;
 }
 

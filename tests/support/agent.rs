@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use neocode::runtime::agent::{Agent, Target, TurnCommand, TurnEvent, TurnRequest, Watched};
 use neocode::runtime::config::{Overrides, Settings};
-use neocode::runtime::scripted::ScriptedServer;
+use neocode::runtime::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
 
 use super::env;
@@ -34,6 +34,12 @@ impl Env {
             base: env::Env::with_config(config),
             key,
         }
+    }
+
+    /// This env and a scripted model server on 127.0.0.1 answering with `replies` in order.
+    pub fn with_server(self, replies: Vec<Reply>) -> (Env, ScriptedServer) {
+        let srv = ScriptedServer::start(replies).expect("starting the scripted server");
+        (self, srv)
     }
 
     /// A fresh agent over a fresh store handle, as a new process builds it.

@@ -2,10 +2,79 @@
 //! bridge's events (in-process or from a real process), and the session a turn's
 //! `session_init` names.
 
-use std::sync::mpsc::Receiver;
+use std::io::{BufRead, BufReader, Read};
+use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
+use neocode::runtime::scripted::{Reply, ScriptedServer};
+use neocode::session::Role;
 use serde_json::Value;
+
+/// The one [`super::env::Env`] (its home made) and a scripted model, for a bridge process;
+/// each front end's tests add how they start it.
+pub struct Env {
+    pub base: super::env::Env,
+    pub server: ScriptedServer,
+}
+
+impl std::ops::Deref for Env {
+    type Target = super::env::Env;
+
+    fn deref(&self) -> &super::env::Env {
+        &self.base
+    }
+}
+
+impl Env {
+    pub fn new(replies: Vec<Reply>) -> Env {
+        let base = super::env::Env::new();
+        std::fs::create_dir_all(&base.home).unwrap();
+        Env {
+            base,
+            server: ScriptedServer::start(replies).unwrap(),
+        }
+    }
+
+    /// Each stored message of session `id`: its role and text.
+    pub fn texts(&self, id: &str) -> Vec<(Role, String)> {
+        self.sessions()
+            .load(id)
+            .unwrap()
+            .messages
+            .iter()
+            .map(|m| (m.role, m.text()))
+            .collect()
+    }
+}
+
+/// What [`json_lines`] does with a line that is not JSON.
+#[derive(Clone, Copy)]
+pub enum NotJson {
+    /// The reader panics: every line the process writes must be JSON.
+    Panic,
+    /// The line is passed over.
+    Skip,
+}
+
+/// The JSON lines a process writes on `stdout`, read on a thread into a channel until the
+/// stream ends (or nobody listens).
+pub fn json_lines(stdout: impl Read + Send + 'static, not_json: NotJson) -> Receiver<Value> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            let v = match (serde_json::from_str::<Value>(&line), not_json) {
+                (Ok(v), _) => v,
+                (Err(_), NotJson::Skip) => continue,
+                (Err(e), NotJson::Panic) => panic!("not a JSON line ({e}): {line:?}"),
+            };
+            if tx.send(v).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
 
 /// A plain answered turn, one run of `text_delta`s.
 pub const PLAIN_TURN: [&str; 5] = [

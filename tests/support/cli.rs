@@ -11,6 +11,27 @@ use neocode::session::{
 
 use super::Env;
 
+/// The ids of a `--list --json` answer, in its order.
+pub fn list_ids(list: &serde_json::Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect()
+}
+
+/// Sets the plan of session `id`.
+pub fn set_plan(rt: &neocode::runtime::Sessions, id: &str, plan: Plan) {
+    rt.update_state(
+        id,
+        &StateUpdate {
+            plan: neocode::session::Change::Set(plan),
+            ..StateUpdate::default()
+        },
+    )
+    .unwrap();
+}
+
 /// Hostile text: OSC title change with BEL, CSI clear screen, 8-bit CSI, bidi override.
 pub const HOSTILE: &str = "evil\x1b]0;pwned\x07 \x1b[2J\u{9b}31m \u{202e}desrever";
 
@@ -62,18 +83,23 @@ impl Ws {
         c
     }
 
-    /// A plain session with `n` user/assistant exchanges.
-    pub fn session(&self, title: &str, n: usize) -> String {
-        let rt = self.sessions();
-        let h = rt
+    /// A new empty session titled `title`, on openai's `model`, in this workspace.
+    fn titled(&self, title: &str, model: &str) -> neocode::session::SessionHeader {
+        self.sessions()
             .new_session(NewSession {
                 title: title.into(),
                 provider: "openai".into(),
-                model: "gpt-test".into(),
+                model: model.into(),
                 workdir: self.workdir.to_string_lossy().into(),
                 ..NewSession::default()
             })
-            .unwrap();
+            .unwrap()
+    }
+
+    /// A plain session with `n` user/assistant exchanges.
+    pub fn session(&self, title: &str, n: usize) -> String {
+        let rt = self.sessions();
+        let h = self.titled(title, "gpt-test");
         for i in 0..n {
             rt.append(
                 &h.id,
@@ -98,15 +124,7 @@ impl Ws {
     /// an asset, token usage of 12,345 in / 678 out.
     pub fn rich_session(&self, title: &str) -> String {
         let rt = self.sessions();
-        let h = rt
-            .new_session(NewSession {
-                title: title.into(),
-                provider: "openai".into(),
-                model: "gpt-rich".into(),
-                workdir: self.workdir.to_string_lossy().into(),
-                ..NewSession::default()
-            })
-            .unwrap();
+        let h = self.titled(title, "gpt-rich");
         let plan = Plan {
             steps: vec![
                 step("read", "Read the code", &[]),
@@ -114,14 +132,7 @@ impl Ws {
                 step("test", "Run the tests", &["fix"]),
             ],
         };
-        rt.update_state(
-            &h.id,
-            &StateUpdate {
-                plan: neocode::session::Change::Set(plan),
-                ..StateUpdate::default()
-            },
-        )
-        .unwrap();
+        set_plan(&rt, &h.id, plan);
         rt.append(
             &h.id,
             &[

@@ -7,23 +7,58 @@ pub mod bridge;
 pub mod cli;
 pub mod env;
 pub mod hostile_repo;
+pub mod live;
+pub mod process;
 pub mod pty;
 pub mod rerun;
+pub mod text;
 pub mod tui;
 
 pub use env::Env;
+pub use process::Succeeds;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
-use neocode::runtime::Location;
 use neocode::runtime::agent::{FinishReason, TurnEvent};
-use neocode::runtime::scripted::{RecordedRequest, ScriptedServer};
+use neocode::runtime::scripted::{RecordedRequest, ScriptedServer, Stream};
+use neocode::runtime::{Location, Sessions};
 use neocode::session::testing::{MIGRATIONS, register_functions};
-use neocode::session::{Store, WorkspacePaths};
+use neocode::session::{
+    AppendMeta, NewMessage, NewSession, Role, SessionHeader, Store, WorkspacePaths,
+};
+use serde_json::Value;
 
 /// Extensions of the one [`Env`] for the store, crash and command-line harnesses.
 impl Env {
+    /// A new empty session (the defaults of [`NewSession`]); its id.
+    pub fn new_session(&self) -> String {
+        self.sessions()
+            .new_session(NewSession::default())
+            .expect("creating a session")
+            .id
+    }
+
+    /// A new session holding `n` messages, user and assistant in turn, each
+    /// `message <i>: ` and sixty words (about 80 tokens); its id.
+    pub fn session_with(&self, n: usize) -> String {
+        let id = self.new_session();
+        let msgs: Vec<NewMessage> = (0..n)
+            .map(|i| {
+                let role = if i % 2 == 0 {
+                    Role::User
+                } else {
+                    Role::Assistant
+                };
+                NewMessage::text(role, format!("message {i}: {}", "word ".repeat(60)))
+            })
+            .collect();
+        self.sessions()
+            .append(&id, &msgs, &AppendMeta::default())
+            .expect("appending the messages");
+        id
+    }
+
     /// Another workspace, `tmp/<name>` (created), under the same home.
     pub fn sibling(&self, name: &str) -> Location {
         let dir = self.tmp.path().join(name);
@@ -50,9 +85,10 @@ impl Env {
         Store::open(self.paths()).expect("open the store")
     }
 
-    /// The workspace's database as a release of schema `version` left it: its first `version`
-    /// migrations run on a plain connection (with the store's SQL functions), no store opened.
-    pub fn database_of_version(&self, version: usize) -> rusqlite::Connection {
+    /// The workspace's database as a release of schema `version` left it, holding `rows` (SQL
+    /// that release could have written): its first `version` migrations and `rows` run on a
+    /// plain connection (with the store's SQL functions), no store opened.
+    pub fn database_of_version(&self, version: usize, rows: &str) -> rusqlite::Connection {
         let paths = self.paths();
         paths.create_dirs().unwrap();
         let c = rusqlite::Connection::open(paths.db()).unwrap();
@@ -62,6 +98,7 @@ impl Env {
         }
         c.pragma_update(None, "user_version", version as i64)
             .unwrap();
+        c.execute_batch(rows).unwrap();
         c
     }
 
@@ -181,4 +218,93 @@ fn step_of(r: &RecordedRequest) -> Option<String> {
 /// The steps of a plan run, in the order their requests reached the scripted model.
 pub fn steps_requested(srv: &ScriptedServer) -> Vec<String> {
     srv.requests().iter().filter_map(step_of).collect()
+}
+
+/// A process's standard output, lossily decoded.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A process's standard error, lossily decoded.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Every file under `dir`, depth first.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Asserts that no file under `dir` holds any of `secrets` (an API key, or a part of one).
+pub fn assert_no_file_holds(dir: &Path, secrets: &[&str]) {
+    for f in files_under(dir) {
+        let hay = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
+        for secret in secrets {
+            assert!(
+                !hay.contains(secret),
+                "{secret:?} leaked into {}",
+                f.display()
+            );
+        }
+    }
+}
+
+/// The text of the result of call `call_id` in a request body the scripted server recorded.
+pub fn tool_text(body: &Value, call_id: &str) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_else(|| panic!("no result for {call_id} in {body:#}"))
+        .to_string()
+}
+
+/// The last message of the `n`th request (from 0) the scripted server recorded.
+pub fn last_message(srv: &ScriptedServer, n: usize) -> Value {
+    srv.requests()[n].json()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone()
+}
+
+/// A new session titled `title`, through the runtime's [`Sessions`].
+pub fn titled(rt: &Sessions, title: &str) -> SessionHeader {
+    rt.new_session(NewSession {
+        title: title.into(),
+        ..NewSession::default()
+    })
+    .unwrap()
+}
+
+/// A streamed text answer in `parts` deltas, `between` apart (slow enough to interrupt).
+pub fn slow_text(text: &str, parts: usize, between: std::time::Duration) -> Stream {
+    Stream::new()
+        .role()
+        .text_deltas(text, parts)
+        .delays(std::time::Duration::ZERO, between)
+}
+
+/// What only the suite's agent tests use of [`agent::Env`] (`tests/mcp.rs` shares the rest).
+impl agent::Env {
+    /// [`agent::Env::cmd`] on `srv` started in the background, its output and errors piped.
+    pub fn spawn(&self, srv: &ScriptedServer, args: &[&str]) -> std::process::Child {
+        self.cmd(Some(srv), args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
 }

@@ -191,6 +191,37 @@ impl Pty {
         std::thread::sleep(Duration::from_millis(200));
     }
 
+    /// Types `text` and then Enter, as two keystrokes (a message, or a slash command).
+    pub fn submit(&mut self, text: &str) {
+        self.keys(text);
+        self.keys("\r");
+    }
+
+    /// Sends `text` and waits for `answer`, then for the turn's end (`Done in`); the screen
+    /// at the end.
+    pub fn exchange(&mut self, text: &str, answer: &str) -> String {
+        self.submit(text);
+        self.wait_for(answer);
+        self.wait_for("Done in")
+    }
+
+    /// A card's one-key answer as a person gives it: after a look at the card, alone.
+    pub fn deliberately(&mut self, key: &str) {
+        std::thread::sleep(Duration::from_millis(800));
+        self.keys(key);
+    }
+
+    /// Ctrl-C, then the exit code within `secs` seconds.
+    pub fn quit_within(&mut self, secs: u64) -> u32 {
+        self.keys("\x03");
+        self.wait_exit(Duration::from_secs(secs), "neocode did not quit on Ctrl-C")
+    }
+
+    /// Ctrl-C, then the exit code (within 30 s).
+    pub fn quit(&mut self) -> u32 {
+        self.quit_within(30)
+    }
+
     /// Waits for the program to exit (panicking after `limit`), closes the pty and returns
     /// the exit code.
     pub fn wait_exit(&mut self, limit: Duration, what: &str) -> u32 {

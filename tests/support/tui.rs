@@ -22,6 +22,31 @@ pub fn options(root: &str, export_dir: &Path, size: (u16, u16), now_ms: i64) -> 
     }
 }
 
+/// What the status line says now ("" when nothing).
+pub fn status_text(app: &App) -> String {
+    app.status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default()
+}
+
+/// Implements [`Keys`] for a harness `$h` with fields `app: App` and `rt: Sessions`: the
+/// effects' jobs run inline to completion, like the worker would.
+macro_rules! inline_keys {
+    ($h:ty) => {
+        impl $crate::support::tui::Keys for $h {
+            fn app(&mut self) -> &mut neocode::tui::app::App {
+                &mut self.app
+            }
+
+            fn run(&mut self, effects: Vec<neocode::tui::effect::Effect>) {
+                neocode::tui::app::run_inline(&mut self.app, &self.rt, effects);
+            }
+        }
+    };
+}
+pub(crate) use inline_keys;
+
 /// A harness around an [`App`] that carries out the effects its keys cause (`run`), typed at
 /// like a user types.
 pub trait Keys {

@@ -1,5 +1,6 @@
 //! The OpenAI provider against a real HTTP server on 127.0.0.1 (the scripted server).
 
+use crate::support::text::{has, starts};
 use std::time::{Duration, Instant};
 
 use neocode::runtime::provider::{
@@ -194,21 +195,13 @@ fn refused_connection_says_cannot_reach() {
     let mut p = OpenAi::new(OpenAiSettings::new(&url, "m", Some(KEY.into()))).unwrap();
     let e = call(&mut p).1.unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unreachable);
-    assert!(
-        e.message.starts_with(&format!("cannot reach {url}")),
-        "{}",
-        e.message
-    );
+    starts(&e.message, &format!("cannot reach {url}"));
 }
 
 #[test]
 fn cancel_stops_a_slow_stream_and_keeps_text() {
     let srv = ScriptedServer::start(vec![
-        Stream::new()
-            .role()
-            .text_deltas("abcdefghij", 10)
-            .delays(Duration::ZERO, Duration::from_millis(150))
-            .reply(),
+        crate::support::slow_text("abcdefghij", 10, Duration::from_millis(150)).reply(),
     ])
     .unwrap();
     let mut p = provider(&srv);
@@ -398,11 +391,7 @@ fn a_clean_close_without_a_finish_is_a_cut_not_an_answer() {
     let mut p = provider(&srv);
     let e = call(&mut p).1.unwrap_err();
     assert_eq!(e.kind, ErrorKind::StreamCut, "{}", e.message);
-    assert!(
-        e.message.contains("cut off after 11 characters"),
-        "{}",
-        e.message
-    );
+    has(&e.message, "cut off after 11 characters");
     let partial = e.partial.unwrap();
     assert!(partial.incomplete);
     assert_eq!(partial.text, "half an ans");

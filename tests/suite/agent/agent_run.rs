@@ -1,6 +1,7 @@
 //! `neocode run` and `neocode compact`: the real binary against the scripted server on
 //! 127.0.0.1; what was stored is checked with `neocode show` / `neocode export`.
 
+use crate::support::text::has;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -8,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use crate::support;
 use crate::support::agent::{Env, tool_message};
+use crate::support::assert_no_file_holds;
+use crate::support::{stderr, stdout};
 
 use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
 use serde_json::Value;
@@ -41,14 +44,6 @@ fn find<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
     }
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 fn json_lines(o: &Output) -> Vec<Value> {
     stdout(o)
         .lines()
@@ -60,40 +55,14 @@ fn session_of(lines: &[Value]) -> String {
     lines[0]["session_id"].as_str().unwrap().to_string()
 }
 
-fn all_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(all_files(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
-
-fn assert_key_nowhere(home: &Path) {
-    for f in all_files(home) {
-        let hay = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
-        assert!(
-            !hay.contains("KEY-77aa01"),
-            "the API key leaked into {}",
-            f.display()
-        );
-    }
-}
-
 #[test]
 fn text_to_stdout_and_the_turn_is_stored() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
         Stream::text("Hello \u{1b}[31mred\u{1b}[0m world.")
             .keep_alives_between()
             .crlf()
             .reply(),
-    ])
-    .unwrap();
+    ]);
     let o = env.run(&srv, &["run", "greet me"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
@@ -114,17 +83,15 @@ fn text_to_stdout_and_the_turn_is_stored() {
         srv.requests()[0].json()["messages"][1]["content"],
         "greet me"
     );
-    assert_key_nowhere(&env.home);
+    assert_no_file_holds(&env.home, &["KEY-77aa01"]);
 }
 
 #[test]
 fn json_events_and_prompt_from_stdin() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
         Reply::tool_calls(&[("c1", "list_dir", r#"{"path":"."}"#)]),
         Reply::text("Nothing here."),
-    ])
-    .unwrap();
+    ]);
     std::fs::write(env.workdir.join("a.txt"), "x").unwrap();
     let mut child = env
         .cmd(Some(&srv), &["run", "--json", "-"])
@@ -198,12 +165,10 @@ fn without_a_terminal_a_write_is_denied_and_the_flag_is_named() {
 
 #[test]
 fn a_limit_exits_3_and_holds_across_restarts_until_raised() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
         Reply::tool_calls(&[("l1", "list_dir", r#"{"path":"."}"#)]),
         Reply::text("done after raise"),
-    ])
-    .unwrap();
+    ]);
     let o = env.run(&srv, &["run", "--max-turns", "1", "look"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("max_turns"), "{}", stderr(&o));
@@ -326,10 +291,7 @@ fn prompt_caps_are_configurable_and_a_flag_lifts_them() {
     let o = env.run(&srv2, &["run", "--continue", "more"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(
-        err.contains("max_tool_calls_per_prompt reached (4/4"),
-        "{err}"
-    );
+    has(&err, "max_tool_calls_per_prompt reached (4/4");
     assert!(err.contains("--max-tool-calls N"), "{err}");
 
     // An explicit flag replaces the cap for its run: the unanswered call and the rest run.
@@ -341,8 +303,7 @@ fn prompt_caps_are_configurable_and_a_flag_lifts_them() {
 
 #[test]
 fn provider_errors_exit_1_with_what_to_do() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
         Reply::error(401, &format!("Incorrect API key provided: {KEY}")),
         Reply::rate_limited(1),
         Reply::text("after the rate limit"),
@@ -350,8 +311,7 @@ fn provider_errors_exit_1_with_what_to_do() {
         Reply::error(500, "b"),
         Reply::error(500, "c"),
         Reply::error(500, "d"),
-    ])
-    .unwrap();
+    ]);
     let o = env.run(&srv, &["run", "hi"]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
@@ -372,7 +332,7 @@ fn provider_errors_exit_1_with_what_to_do() {
     assert_eq!(e["code"], "server_error");
     assert_eq!(lines.last().unwrap()["reason"], "failed");
     assert_eq!(srv.request_count(), 7);
-    assert_key_nowhere(&env.home);
+    assert_no_file_holds(&env.home, &["KEY-77aa01"]);
 }
 
 #[test]
@@ -409,22 +369,16 @@ fn kill(child: &Child, sig: i32) {
 
 #[test]
 fn sigint_cancels_keeps_the_text_and_the_session_continues() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
-        Stream::new()
-            .role()
-            .text_deltas("alpha beta gamma delta epsilon zeta eta theta", 8)
-            .delays(Duration::ZERO, Duration::from_millis(300))
-            .reply(),
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        crate::support::slow_text(
+            "alpha beta gamma delta epsilon zeta eta theta",
+            8,
+            Duration::from_millis(300),
+        )
+        .reply(),
         Reply::text("resumed fine"),
-    ])
-    .unwrap();
-    let child = env
-        .cmd(Some(&srv), &["run", "--json", "slow please"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    ]);
+    let child = env.spawn(&srv, &["run", "--json", "slow please"]);
     wait_for("the request", || srv.request_count() == 1);
     std::thread::sleep(Duration::from_millis(800));
     kill(&child, libc::SIGINT);
@@ -467,12 +421,7 @@ fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call()
         Reply::text("finished after the crash"),
     ])
     .unwrap();
-    let child = env
-        .cmd(Some(&srv), &["run", "--approve", "never-ask", "do both"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = env.spawn(&srv, &["run", "--approve", "never-ask", "do both"]);
     wait_for("the command to start", || {
         env.workdir.join("started").exists()
     });
@@ -518,13 +467,11 @@ fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call()
 
 #[test]
 fn compact_command_keeps_the_transcript_and_the_model_is_sent_the_summary() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
         Reply::text("one"),
         Reply::text("two"),
         Reply::text("The user said hi twice."),
-    ])
-    .unwrap();
+    ]);
     assert!(env.run(&srv, &["run", "hi"]).status.success());
     assert!(
         env.run(&srv, &["run", "--continue", "hi again"])
@@ -603,29 +550,18 @@ fn a_silent_server_times_out_and_the_partial_reply_is_kept() {
 
 #[test]
 fn a_second_process_is_told_which_pid_runs_the_session() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
         Reply::text("first"),
         Stream::text("slow second")
             .delays(Duration::from_millis(1500), Duration::ZERO)
             .reply(),
-    ])
-    .unwrap();
+    ]);
     assert!(env.run(&srv, &["run", "one"]).status.success());
-    let a = env
-        .cmd(Some(&srv), &["run", "--continue", "two"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let a = env.spawn(&srv, &["run", "--continue", "two"]);
     wait_for("the second request", || srv.request_count() == 2);
     let o = env.run(&srv, &["run", "--continue", "three"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).contains(&format!("is running in pid {}", a.id())),
-        "{}",
-        stderr(&o)
-    );
+    has(&stderr(&o), &format!("is running in pid {}", a.id()));
     let out = a.wait_with_output().unwrap();
     assert!(out.status.success());
     assert_eq!(srv.request_count(), 2, "the refused run sent nothing");
@@ -633,12 +569,10 @@ fn a_second_process_is_told_which_pid_runs_the_session() {
 
 #[test]
 fn an_unavailable_sandbox_is_announced_and_commands_ask() {
-    let env = Env::new(KEY, "[sandbox]\nsimulate_unavailable = true\n");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "[sandbox]\nsimulate_unavailable = true\n").with_server(vec![
         Reply::tool_calls(&[("s1", "run_command", r#"{"command":"touch made.txt"}"#)]),
         Reply::text("ok"),
-    ])
-    .unwrap();
+    ]);
     let o = env.run(&srv, &["run", "--approve", "never-ask", "make a file"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
@@ -655,13 +589,11 @@ fn an_unavailable_sandbox_is_announced_and_commands_ask() {
 /// that calls one says it before the call.
 #[test]
 fn the_sandbox_is_told_before_the_first_command_not_when_a_turn_runs_none() {
-    let env = Env::new(KEY, "[sandbox]\nsimulate_unavailable = true\n");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "[sandbox]\nsimulate_unavailable = true\n").with_server(vec![
         Reply::text("just words"),
         Reply::tool_calls(&[("s1", "run_command", r#"{"command":"true"}"#)]),
         Reply::text("done"),
-    ])
-    .unwrap();
+    ]);
     let o = env.run(&srv, &["run", "--json", "say something"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let kinds: Vec<String> = json_lines(&o)
@@ -689,25 +621,16 @@ fn the_sandbox_is_told_before_the_first_command_not_when_a_turn_runs_none() {
 
 #[test]
 fn sigint_during_a_command_kills_it_and_records_the_cancel() {
-    let env = Env::new(KEY, "[sandbox]\nmode = \"off\"\n");
-    let srv = ScriptedServer::start(vec![Reply::tool_calls(&[
-        (
-            "s1",
-            "run_command",
-            r#"{"command":"touch started; sleep 5; touch finished"}"#,
-        ),
-        ("s2", "list_dir", r#"{"path":"."}"#),
-    ])])
-    .unwrap();
-    let child = env
-        .cmd(
-            Some(&srv),
-            &["run", "--json", "--approve", "never-ask", "wait"],
-        )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (env, srv) =
+        Env::new(KEY, "[sandbox]\nmode = \"off\"\n").with_server(vec![Reply::tool_calls(&[
+            (
+                "s1",
+                "run_command",
+                r#"{"command":"touch started; sleep 5; touch finished"}"#,
+            ),
+            ("s2", "list_dir", r#"{"path":"."}"#),
+        ])]);
+    let child = env.spawn(&srv, &["run", "--json", "--approve", "never-ask", "wait"]);
     wait_for("the command to start", || {
         env.workdir.join("started").exists()
     });
@@ -822,28 +745,20 @@ fn a_clean_close_mid_reply_is_a_cut_stored_incomplete_and_continuing_asks_again(
 
 #[test]
 fn retries_are_shown_on_stderr_and_as_json_warnings() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
         Reply::rate_limited(1),
         Reply::error(500, "boom"),
         Reply::text("finally"),
         Reply::rate_limited(1),
         Reply::text("again"),
-    ])
-    .unwrap();
+    ]);
     let o = env.run(&srv, &["run", "hi"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "finally\n");
     let err = stderr(&o);
-    assert!(
-        err.contains("rate limited (429), retry 1/3 in 1 s"),
-        "{err}"
-    );
+    has(&err, "rate limited (429), retry 1/3 in 1 s");
     // The second retry doubles the configured 10 ms backoff.
-    assert!(
-        err.contains("server error (500), retry 2/3 in 20 ms"),
-        "{err}"
-    );
+    has(&err, "server error (500), retry 2/3 in 20 ms");
 
     let o = env.run(&srv, &["run", "--json", "--continue", "more"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -929,13 +844,11 @@ fn continuing_a_finished_plan_run_says_nothing_was_run() {
 
 #[test]
 fn after_compact_the_export_reads_in_time_order_and_the_summary_headings_nest() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
         Reply::text("one"),
         Reply::text("two"),
         Reply::text("## Summary\n\nThe user said hi twice.\n\n```\n## not a heading\n```"),
-    ])
-    .unwrap();
+    ]);
     assert!(env.run(&srv, &["run", "hi"]).status.success());
     std::thread::sleep(Duration::from_millis(20));
     assert!(
@@ -977,22 +890,16 @@ fn after_compact_the_export_reads_in_time_order_and_the_summary_headings_nest() 
 /// `--list --json` and `show`, while a live one stays `running`; resuming it clears that.
 #[test]
 fn a_killed_run_is_listed_as_interrupted() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
-        Stream::new()
-            .role()
-            .text_deltas("one two three four five six seven eight nine ten", 10)
-            .delays(Duration::ZERO, Duration::from_millis(500))
-            .reply(),
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        crate::support::slow_text(
+            "one two three four five six seven eight nine ten",
+            10,
+            Duration::from_millis(500),
+        )
+        .reply(),
         Reply::text("resumed"),
-    ])
-    .unwrap();
-    let child = env
-        .cmd(Some(&srv), &["run", "slow please"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    ]);
+    let child = env.spawn(&srv, &["run", "slow please"]);
     wait_for("the request", || srv.request_count() == 1);
     std::thread::sleep(Duration::from_millis(300));
     let status = |env: &Env| {

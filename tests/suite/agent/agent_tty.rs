@@ -1,6 +1,7 @@
 //! `neocode run` asking on a real terminal (pseudo-terminal): yes / no / always, and
 //! "always" surviving a restart of the process.
 
+use crate::support::text::has;
 use crate::support::{Env, pty};
 
 use neocode::runtime::scripted::{Reply, ScriptedServer};
@@ -78,10 +79,7 @@ fn run_plan_asks_on_a_terminal_and_a_dropped_step_never_runs() {
     assert!(out.contains("Plan: 3 steps in 3 layers"), "{out}");
     // c no longer waits for the dropped b.
     assert!(out.contains("Plan: 2 steps in 1 layer\r\n"), "{out}");
-    assert!(
-        out.contains("Run this plan? [y]es / [n]o / [d]rop"),
-        "{out}"
-    );
+    has(&out, "Run this plan? [y]es / [n]o / [d]rop");
     assert!(out.contains("✔ step a done"), "{out}");
     assert!(out.contains("✔ step c done"), "{out}");
     assert!(!out.contains("step b:"), "{out}");
@@ -124,20 +122,14 @@ fn always_proposes_a_prefix_rule_and_keeps_it_at_each_scope() {
     assert!(out.contains("Kept for this workspace."), "{out}");
     assert!(out.contains("Kept for everywhere."), "{out}");
     let ws_rules = std::fs::read_to_string(env.workdir.join(".neocode/permissions.toml")).unwrap();
-    assert!(
-        ws_rules.contains("\"run_command(echo beta *)\""),
-        "{ws_rules}"
-    );
+    has(&ws_rules, "\"run_command(echo beta *)\"");
     assert!(
         !ws_rules.contains("alpha") && !ws_rules.contains("gamma"),
         "{ws_rules}"
     );
     let home_cfg = std::fs::read_to_string(env.home.join("config.toml")).unwrap();
     assert!(home_cfg.contains("[permissions]"), "{home_cfg}");
-    assert!(
-        home_cfg.contains("\"run_command(echo gamma *)\""),
-        "{home_cfg}"
-    );
+    has(&home_cfg, "\"run_command(echo gamma *)\"");
     assert!(!home_cfg.contains("alpha"), "{home_cfg}");
 
     // The same session in a new process: all three run without asking (a "n" typed would
@@ -145,19 +137,13 @@ fn always_proposes_a_prefix_rule_and_keeps_it_at_each_scope() {
     let (code, out) = on_tty(&env, &srv, &["--continue", "again"], "n\nn\nn\n");
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("Allow run_command"), "{out}");
-    assert!(
-        out.contains("allowed by rule run_command(echo alpha *) (this session)"),
-        "{out}"
+    has(
+        &out,
+        "allowed by rule run_command(echo alpha *) (this session)",
     );
-    assert!(
-        out.contains("allowed by rule run_command(echo beta *) ("),
-        "{out}"
-    );
+    has(&out, "allowed by rule run_command(echo beta *) (");
     assert!(out.contains("permissions.toml:"), "{out}");
-    assert!(
-        out.contains("allowed by rule run_command(echo gamma *) ("),
-        "{out}"
-    );
+    has(&out, "allowed by rule run_command(echo gamma *) (");
 
     // A new session: the session's grant is not there, so it asks.
     let (code, out) = on_tty(&env, &srv, &["fresh"], "n\n");
@@ -190,25 +176,13 @@ fn always_on_a_compound_command_keeps_one_rule_per_part_and_none_where_no_rule_c
     // regression that asks more often from waiting for input forever.)
     let (code, out) = on_tty(&env, &srv, &["fix it"], "a\n\n\na\nn\nn\nn\nn\n");
     assert_eq!(code, 0, "{out}");
-    assert!(
-        out.contains("[a]lways (proposes a rule for each part)"),
-        "{out}"
-    );
-    assert!(
-        out.contains("Rules, one for each part of the command:"),
-        "{out}"
-    );
-    assert!(
-        out.contains("1. run_command(sed -i s/old*text/new*text/ a.txt)"),
-        "{out}"
-    );
+    has(&out, "[a]lways (proposes a rule for each part)");
+    has(&out, "Rules, one for each part of the command:");
+    has(&out, "1. run_command(sed -i s/old*text/new*text/ a.txt)");
     assert!(out.contains("2. run_command(rm -f stale.txt)"), "{out}");
     assert!(out.contains("3. run_command(cat a.txt)"), "{out}");
     assert!(!out.contains("run_command(sed *)"), "{out}");
-    assert!(
-        out.contains("Keep these 3 rules for [s]this session"),
-        "{out}"
-    );
+    has(&out, "Keep these 3 rules for [s]this session");
     assert!(out.contains("Kept for this session."), "{out}");
     // The second identical line ran without asking: one question for the sed line.
     assert_eq!(out.matches("Allow run_command sed -i").count(), 1, "{out}");
@@ -218,9 +192,9 @@ fn always_on_a_compound_command_keeps_one_rule_per_part_and_none_where_no_rule_c
         ) || out.contains("allowed by rule run_command(cat a.txt) (this session)"),
         "{out}"
     );
-    assert!(
-        out.contains("[y]es / [n]o (no rule can allow this call, so there is no \"always\")"),
-        "{out}"
+    has(
+        &out,
+        "[y]es / [n]o (no rule can allow this call, so there is no \"always\")",
     );
     assert!(out.contains("No rule can allow this call"), "{out}");
     assert!(!env.workdir.join("out.txt").exists(), "{out}");

@@ -2,9 +2,9 @@
 //! on 127.0.0.1, real tools, the real store. Every turn is checked in the store afterwards.
 
 use crate::support::agent::{Env, drive, watch};
-use crate::support::finish;
+use crate::support::text::{has, starts};
+use crate::support::{assert_no_file_holds, finish};
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,9 +30,39 @@ fn run(agent: &Agent, target: Target, prompt: &str) -> (String, Vec<TurnEvent>) 
 
 /// Continues session `id` with no new prompt and the default limits, watching its events.
 fn resume(agent: &Agent, id: &str) -> Watched {
+    resume_with(agent, id, RuntimeLimits::default())
+}
+
+/// Continues session `id` with no new prompt under `limits` (what the user raised),
+/// watching its events.
+fn resume_with(agent: &Agent, id: &str, limits: RuntimeLimits) -> Watched {
     agent
-        .watch(Target::Resume(id.to_string()), TurnRequest::default())
+        .watch(
+            Target::Resume(id.to_string()),
+            TurnRequest {
+                limits,
+                ..TurnRequest::default()
+            },
+        )
         .unwrap()
+}
+
+/// The error of a new turn that must not start; `started` says what starting would mean.
+#[track_caller]
+fn refused(agent: &Agent, req: TurnRequest, started: &str) -> StartError {
+    let Err(e) = agent.watch(Target::New, req) else {
+        panic!("{started}");
+    };
+    e
+}
+
+/// Sends queued message `queued` of session `id` as a turn of its own; every event of it.
+fn send_queued(agent: &Agent, id: &str, queued: i64) -> Vec<TurnEvent> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = agent.start_queued(id, queued, None, tx).unwrap();
+    let evs: Vec<TurnEvent> = rx.iter().collect();
+    h.join();
+    evs
 }
 
 fn approve_all(always: bool) -> impl FnMut(&TurnEvent) -> Option<TurnCommand> {
@@ -45,40 +75,9 @@ fn approve_all(always: bool) -> impl FnMut(&TurnEvent) -> Option<TurnCommand> {
     }
 }
 
-fn all_files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(all_files_under(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
-
-fn assert_key_nowhere(home: &Path) {
-    for f in all_files_under(home) {
-        let bytes = std::fs::read(&f).unwrap();
-        let hay = String::from_utf8_lossy(&bytes);
-        assert!(
-            !hay.contains(KEY),
-            "the API key leaked into {}",
-            f.display()
-        );
-        assert!(
-            !hay.contains("KEY-5f3a9c"),
-            "part of the key leaked into {}",
-            f.display()
-        );
-    }
-}
-
 #[test]
 fn text_turn_streams_and_is_persisted_with_usage_title_and_ledger() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
         Stream::new()
             .role()
             .reasoning("Greeting the user.", 2)
@@ -88,8 +87,7 @@ fn text_turn_streams_and_is_persisted_with_usage_title_and_ledger() {
             .keep_alives_between()
             .crlf()
             .reply(),
-    ])
-    .unwrap();
+    ]);
     let agent = env.agent(&srv);
     let (id, evs) = run(&agent, Target::New, "Say hello\nto me");
     assert_eq!(finish(&evs), FinishReason::Completed);
@@ -149,13 +147,12 @@ fn text_turn_streams_and_is_persisted_with_usage_title_and_ledger() {
         tools.contains(&"update_plan") && tools.contains(&"write_file"),
         "{tools:?}"
     );
-    assert_key_nowhere(&env.home);
+    assert_no_file_holds(&env.home, &[KEY, "KEY-5f3a9c"]);
 }
 
 #[test]
 fn approved_edit_runs_denied_edit_does_not_and_the_model_sees_both() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
         Stream::new()
             .role()
             .interleaved_calls(
@@ -178,8 +175,7 @@ fn approved_edit_runs_denied_edit_does_not_and_the_model_sees_both() {
             .no_done()
             .reply(),
         Reply::text("Wrote yes.txt; you declined no.txt."),
-    ])
-    .unwrap();
+    ]);
     let agent = env.agent(&srv);
     let h = watch(&agent, Target::New, "write two files");
     let mut asked = Vec::new();
@@ -317,12 +313,10 @@ fn update_plan_writes_the_plan_and_step_statuses() {
 
 #[test]
 fn budget_is_enforced_across_a_restart_and_only_a_flag_raises_it() {
-    let env = Env::new(KEY, "[limits]\nmax_turns = 1\n");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "[limits]\nmax_turns = 1\n").with_server(vec![
         Reply::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)]),
         Reply::text("after raise"),
-    ])
-    .unwrap();
+    ]);
     let agent = env.agent(&srv);
     let (id, evs) = run(&agent, Target::New, "look around");
     match finish(&evs) {
@@ -344,18 +338,14 @@ fn budget_is_enforced_across_a_restart_and_only_a_flag_raises_it() {
     h.join();
 
     // The user raises the limit explicitly.
-    let h = agent
-        .watch(
-            Target::Resume(id.clone()),
-            TurnRequest {
-                limits: RuntimeLimits {
-                    max_turns: Some(5),
-                    ..RuntimeLimits::default()
-                },
-                ..TurnRequest::default()
-            },
-        )
-        .unwrap();
+    let h = resume_with(
+        &agent,
+        &id,
+        RuntimeLimits {
+            max_turns: Some(5),
+            ..RuntimeLimits::default()
+        },
+    );
     let evs = drive(&h, |_| None);
     assert_eq!(finish(&evs), FinishReason::Completed);
     let l = env.sessions().header(&id).unwrap().ledger.unwrap();
@@ -365,16 +355,15 @@ fn budget_is_enforced_across_a_restart_and_only_a_flag_raises_it() {
 
 #[test]
 fn cancel_keeps_what_arrived_and_the_session_continues() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
-        Stream::new()
-            .role()
-            .text_deltas("one two three four five six seven eight", 8)
-            .delays(Duration::ZERO, Duration::from_millis(200))
-            .reply(),
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        crate::support::slow_text(
+            "one two three four five six seven eight",
+            8,
+            Duration::from_millis(200),
+        )
+        .reply(),
         Reply::text("continued"),
-    ])
-    .unwrap();
+    ]);
     let agent = env.agent(&srv);
     let h = watch(&agent, Target::New, "count");
     let mut deltas = 0;
@@ -411,13 +400,11 @@ fn cancel_keeps_what_arrived_and_the_session_continues() {
 
 #[test]
 fn a_running_session_cannot_be_started_twice() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
         Stream::text("slow reply")
             .delays(Duration::from_millis(800), Duration::ZERO)
             .reply(),
-    ])
-    .unwrap();
+    ]);
     let agent = env.agent(&srv);
     let h = watch(&agent, Target::New, "x");
     let other = env.agent(&srv);
@@ -427,10 +414,7 @@ fn a_running_session_cannot_be_started_twice() {
         panic!("second start succeeded");
     };
     assert_eq!(code, "busy");
-    assert!(
-        message.contains(&format!("running in pid {}", std::process::id())),
-        "{message}"
-    );
+    has(&message, &format!("running in pid {}", std::process::id()));
     let evs = drive(&h, |_| None);
     assert_eq!(finish(&evs), FinishReason::Completed);
     let sid = h.session_id.clone();
@@ -521,8 +505,7 @@ fn dangling_calls_rerun_exactly_the_unanswered_ones() {
 
 #[test]
 fn compaction_keeps_every_message_and_a_failed_summary_changes_nothing() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
         Reply::text("first answer"),
         Reply::text("second answer"),
         Reply::error(500, "no summary today"),
@@ -532,8 +515,7 @@ fn compaction_keeps_every_message_and_a_failed_summary_changes_nothing() {
         Stream::text("SUMMARY: the user asked twice.")
             .usage(100, 20)
             .reply(),
-    ])
-    .unwrap();
+    ]);
     let agent = env.agent(&srv);
     let (id, _) = run(&agent, Target::New, "first");
     run(&agent, Target::Resume(id.clone()), "second");
@@ -611,13 +593,11 @@ impl Provider for Renamed {
 
 #[test]
 fn the_stored_provider_name_is_the_one_of_the_provider_that_ran() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
         Reply::text("first answer"),
         Reply::text("second answer"),
         Stream::text("SUMMARY: asked twice.").reply(),
-    ])
-    .unwrap();
+    ]);
     let settings = env.settings(&srv);
     let openai = settings.openai().unwrap();
     let factory: ProviderFactory =
@@ -649,13 +629,11 @@ fn the_stored_provider_name_is_the_one_of_the_provider_that_ran() {
 
 #[test]
 fn automatic_compaction_past_the_share_of_the_window() {
-    let env = Env::new(KEY, "context_window = 1000\ncompact_at = 0.5\n");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "context_window = 1000\ncompact_at = 0.5\n").with_server(vec![
         Stream::text("big answer").usage(900, 10).reply(),
         Stream::text("short summary").usage(50, 5).reply(),
         Reply::text("answer after compaction"),
-    ])
-    .unwrap();
+    ]);
     let agent = env.agent(&srv);
     let (id, _) = run(&agent, Target::New, "first");
     let (_, evs) = run(&agent, Target::Resume(id.clone()), "second");
@@ -686,16 +664,14 @@ fn automatic_compaction_past_the_share_of_the_window() {
 
 #[test]
 fn provider_failures_fail_the_turn_with_an_actionable_message() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
         Reply::error(401, &format!("Incorrect API key provided: {KEY}")),
         Stream::new()
             .role()
             .text_deltas("half of it", 4)
             .cut_after(3)
             .reply(),
-    ])
-    .unwrap();
+    ]);
     let agent = env.agent(&srv);
     let (id, evs) = run(&agent, Target::New, "hi");
     match finish(&evs) {
@@ -716,7 +692,7 @@ fn provider_failures_fail_the_turn_with_an_actionable_message() {
     assert_eq!(s.messages.len(), 2);
     assert!(s.messages[1].is_error);
     assert!(!s.messages[1].text().is_empty());
-    assert_key_nowhere(&env.home);
+    assert_no_file_holds(&env.home, &[KEY, "KEY-5f3a9c"]);
 }
 
 #[test]
@@ -724,15 +700,14 @@ fn nothing_configured_says_what_to_set() {
     let env = Env::new(KEY, "");
     let settings = Settings::load_with(&env.home, &Overrides::default(), &|_| None).unwrap();
     let agent = Agent::new(env.sessions(), settings);
-    let Err(e) = agent.watch(
-        Target::New,
+    let e = refused(
+        &agent,
         TurnRequest {
             prompt: Some("x".into()),
             ..Default::default()
         },
-    ) else {
-        panic!("started without a provider");
-    };
+        "started without a provider",
+    );
     assert_eq!(e.code, "config");
     assert!(e.message.contains("NEOCODE_BASE_URL"), "{}", e.message);
     assert_eq!(env.sessions().count().unwrap(), 0, "nothing was written");
@@ -740,21 +715,19 @@ fn nothing_configured_says_what_to_set() {
 
 #[test]
 fn a_prompt_carries_its_images_and_a_bad_one_refuses_the_turn_before_anything_is_written() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![Reply::text("A screenshot.")]).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(vec![Reply::text("A screenshot.")]);
     let agent = env.agent(&srv);
     let notes = env.workdir.join("notes.txt");
     std::fs::write(&notes, "not an image").unwrap();
-    let Err(e) = agent.watch(
-        Target::New,
+    let e = refused(
+        &agent,
         TurnRequest {
             prompt: Some("look".into()),
             images: vec![notes],
             ..Default::default()
         },
-    ) else {
-        panic!("started with a text file as an image");
-    };
+        "started with a text file as an image",
+    );
     assert_eq!(e.code, "usage");
     assert!(e.message.contains("is not an image"), "{}", e.message);
     assert_eq!(env.sessions().count().unwrap(), 0, "nothing was written");
@@ -792,8 +765,7 @@ fn a_prompt_carries_its_images_and_a_bad_one_refuses_the_turn_before_anything_is
 
 #[test]
 fn images_from_assets_are_sent_as_data_urls() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![Reply::text("a red pixel")]).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(vec![Reply::text("a red pixel")]);
     let sessions = env.sessions();
     let h = sessions.new_session(Default::default()).unwrap();
     let png = b"\x89PNG\r\n\x1a\nfakepixel";
@@ -832,16 +804,14 @@ fn images_from_assets_are_sent_as_data_urls() {
 
 #[test]
 fn calls_stopped_by_a_budget_or_cancel_are_answered_not_run() {
-    let env = Env::new(KEY, "[limits]\nmax_tool_calls = 1\n");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "[limits]\nmax_tool_calls = 1\n").with_server(vec![
         Reply::tool_calls(&[
             ("b1", "list_dir", r#"{"path":"."}"#),
             ("b2", "list_dir", r#"{"path":"."}"#),
             ("b3", "write_file", r#"{"path":"x.txt","content":"x"}"#),
         ]),
         Reply::text("carrying on"),
-    ])
-    .unwrap();
+    ]);
     let agent = env.agent(&srv);
     let (id, evs) = run(&agent, Target::New, "three calls");
     assert!(matches!(finish(&evs), FinishReason::LimitReached(w) if w.contains("max_tool_calls")));
@@ -864,18 +834,14 @@ fn calls_stopped_by_a_budget_or_cancel_are_answered_not_run() {
     assert_eq!(s.header.ledger.unwrap().usage.tool_calls, 1);
 
     // Raising the limit continues with the model, which sees all three answers.
-    let h = agent
-        .watch(
-            Target::Resume(id),
-            TurnRequest {
-                limits: RuntimeLimits {
-                    max_tool_calls: Some(10),
-                    ..Default::default()
-                },
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let h = resume_with(
+        &agent,
+        &id,
+        RuntimeLimits {
+            max_tool_calls: Some(10),
+            ..RuntimeLimits::default()
+        },
+    );
     assert_eq!(finish(&drive(&h, |_| None)), FinishReason::Completed);
     let msgs = srv.requests()[1].json()["messages"]
         .as_array()
@@ -959,14 +925,12 @@ fn show(env: &Env, id: &str) -> String {
 
 #[test]
 fn one_definition_of_tokens_through_compaction_fork_and_show() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
         Stream::text("first answer").usage(1000, 100).reply(),
         Stream::text("second answer").usage(2000, 200).reply(),
         Stream::text("the summary").usage(2500, 50).reply(),
         Stream::text("after compaction").usage(400, 40).reply(),
-    ])
-    .unwrap();
+    ]);
     let agent = env.agent(&srv);
     let (id, _) = run(&agent, Target::New, "one");
     run(&agent, Target::Resume(id.clone()), "two");
@@ -985,10 +949,7 @@ fn one_definition_of_tokens_through_compaction_fork_and_show() {
     assert_eq!(lifetime(&id), (3000, 300));
     let s = show(&env, &id);
     assert!(s.contains("3000 in / 300 out (lifetime)"), "{s}");
-    assert!(
-        s.contains("2200 tokens (what the next request carries)"),
-        "{s}"
-    );
+    has(&s, "2200 tokens (what the next request carries)");
 
     // Compaction spends a call and keeps the lifetime; the context shrinks to an estimate.
     agent.compact(&id).unwrap();
@@ -1013,10 +974,7 @@ fn one_definition_of_tokens_through_compaction_fork_and_show() {
     let s = show(&env, &fork.id);
     assert!(s.contains("0 in / 0 out (lifetime)"), "{s}");
     // Its context is the parent's transcript it carries.
-    assert!(
-        s.contains("440 tokens (what the next request carries)"),
-        "{s}"
-    );
+    has(&s, "440 tokens (what the next request carries)");
 }
 
 fn warnings(evs: &[TurnEvent], code: &str) -> Vec<String> {
@@ -1080,16 +1038,14 @@ fn a_tool_turn_and_a_continue_work_against_a_llama_cpp_python_like_server() {
 
 #[test]
 fn a_reply_cut_at_the_length_limit_is_kept_incomplete_and_the_turn_pauses() {
-    let env = Env::new(KEY, "max_tokens = 16\n");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "max_tokens = 16\n").with_server(vec![
         Stream::new()
             .role()
             .text_deltas("The answer begins and then", 3)
             .finish("length")
             .usage(30, 16)
             .reply(),
-    ])
-    .unwrap();
+    ]);
     let agent = env.agent(&srv);
     let (id, evs) = run(&agent, Target::New, "explain");
     assert!(
@@ -1113,12 +1069,10 @@ fn a_reply_cut_at_the_length_limit_is_kept_incomplete_and_the_turn_pauses() {
 
 #[test]
 fn a_prompt_that_was_never_answered_is_not_stored_again() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
         Reply::error(400, "bad request"),
         Reply::text("answered at last"),
-    ])
-    .unwrap();
+    ]);
     let agent = env.agent(&srv);
     let (id, evs) = run(&agent, Target::New, "do the thing");
     assert!(matches!(finish(&evs), FinishReason::Failed { .. }));
@@ -1165,8 +1119,7 @@ fn an_overflow_fails_in_words_and_prompt_and_tools_past_a_third_of_the_window_wa
 
 #[test]
 fn a_window_the_server_tells_in_props_replaces_a_larger_configured_one() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![Reply::text("hi")]).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(vec![Reply::text("hi")]);
     srv.set_props(serde_json::json!({"default_generation_settings": {"n_ctx": 2048}}));
     let agent = env.agent(&srv);
     let (_, evs) = run(&agent, Target::New, "hello");
@@ -1191,24 +1144,7 @@ fn a_transcript_too_long_for_the_window_is_summarised_in_pieces_that_fit() {
         .collect();
     let srv = ScriptedServer::start_llama_like(replies, LlamaLike { window }).unwrap();
     let agent = env.agent(&srv);
-    let id = env
-        .sessions()
-        .new_session(neocode::session::NewSession::default())
-        .unwrap()
-        .id;
-    let msgs: Vec<NewMessage> = (0..20)
-        .map(|i| {
-            let role = if i % 2 == 0 {
-                Role::User
-            } else {
-                Role::Assistant
-            };
-            NewMessage::text(role, format!("message {i}: {}", "word ".repeat(60)))
-        })
-        .collect();
-    env.sessions()
-        .append(&id, &msgs, &AppendMeta::default())
-        .unwrap();
+    let id = env.session_with(20);
     let c = agent.compact(&id).unwrap();
     assert!(c.kept < c.summarised, "{c:?}");
     assert_eq!(c.stored, 21, "every message stays: {c:?}");
@@ -1229,9 +1165,9 @@ fn a_transcript_too_long_for_the_window_is_summarised_in_pieces_that_fit() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(
-        second.starts_with("Summary of the earlier parts:\n\nsummary 1\n\nPart 2 of"),
-        "{second}"
+    starts(
+        &second,
+        "Summary of the earlier parts:\n\nsummary 1\n\nPart 2 of",
     );
     let s = env.sessions().load(&id).unwrap();
     let summary = s.header.task_state.unwrap()["summary"]
@@ -1250,24 +1186,7 @@ fn a_turn_past_the_window_compacts_once_and_asks_again() {
         .collect();
     let srv = ScriptedServer::start_llama_like(replies, LlamaLike { window: 3000 }).unwrap();
     let agent = env.agent(&srv);
-    let id = env
-        .sessions()
-        .new_session(neocode::session::NewSession::default())
-        .unwrap()
-        .id;
-    let msgs: Vec<NewMessage> = (0..40)
-        .map(|i| {
-            let role = if i % 2 == 0 {
-                Role::User
-            } else {
-                Role::Assistant
-            };
-            NewMessage::text(role, format!("message {i}: {}", "word ".repeat(60)))
-        })
-        .collect();
-    env.sessions()
-        .append(&id, &msgs, &AppendMeta::default())
-        .unwrap();
+    let id = env.session_with(40);
     let (_, evs) = run(&agent, Target::Resume(id.clone()), "and now?");
     assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
     let compacting: Vec<&String> = evs
@@ -1319,10 +1238,7 @@ fn steering_goes_in_at_the_tool_boundary_and_a_queued_message_is_claimed_once() 
     .unwrap();
     let agent = env.agent(&srv);
     let sessions = env.sessions();
-    let id = sessions
-        .new_session(neocode::session::NewSession::default())
-        .unwrap()
-        .id;
+    let id = env.new_session();
     // Waiting to steer when the turn starts: it goes in at the first tool boundary, not before.
     sessions
         .enqueue(&id, "also mention the size", true)
@@ -1347,13 +1263,7 @@ fn steering_goes_in_at_the_tool_boundary_and_a_queued_message_is_claimed_once() 
         ]
     );
     assert_eq!(s.messages[3].text(), "also mention the size");
-    let second = srv.requests()[1].json();
-    let last = second["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
+    let last = crate::support::last_message(&srv, 1);
     assert_eq!(last["role"], "user");
     assert!(last.to_string().contains("also mention the size"), "{last}");
     assert!(sessions.queued(&id).unwrap().is_empty());
@@ -1365,10 +1275,7 @@ fn steering_goes_in_at_the_tool_boundary_and_a_queued_message_is_claimed_once() 
     let err = agent.start_queued(&id, gone.id, None, tx).err().unwrap();
     assert_eq!(err.code.as_str(), "usage", "{}", err.message);
     let q = sessions.enqueue(&id, "and then this", false).unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let h = agent.start_queued(&id, q.id, None, tx).unwrap();
-    let evs: Vec<TurnEvent> = rx.iter().collect();
-    h.join();
+    let evs = send_queued(&agent, &id, q.id);
     assert_eq!(finish(&evs), FinishReason::Completed);
     assert!(sessions.queued(&id).unwrap().is_empty(), "delivered");
     let s = sessions.load(&id).unwrap();
@@ -1381,14 +1288,10 @@ fn steering_goes_in_at_the_tool_boundary_and_a_queued_message_is_claimed_once() 
 /// be sent again and again.
 #[test]
 fn a_queued_message_equal_to_the_unanswered_last_prompt_is_stored_and_delivered() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![Reply::text("Answered.")]).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(vec![Reply::text("Answered.")]);
     let agent = env.agent(&srv);
     let sessions = env.sessions();
-    let id = sessions
-        .new_session(neocode::session::NewSession::default())
-        .unwrap()
-        .id;
+    let id = env.new_session();
     // A prompt whose model call never answered.
     sessions
         .append(
@@ -1398,10 +1301,7 @@ fn a_queued_message_equal_to_the_unanswered_last_prompt_is_stored_and_delivered(
         )
         .unwrap();
     let q = sessions.enqueue(&id, "retry me", false).unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let h = agent.start_queued(&id, q.id, None, tx).unwrap();
-    let evs: Vec<TurnEvent> = rx.iter().collect();
-    h.join();
+    let evs = send_queued(&agent, &id, q.id);
     assert_eq!(finish(&evs), FinishReason::Completed);
     assert!(sessions.queued(&id).unwrap().is_empty(), "delivered");
     let s = sessions.load(&id).unwrap();

@@ -3,22 +3,13 @@
 //! 127.0.0.1) loses nothing: every message stays stored, searchable, exported, shown and
 //! rewindable, through the real binary.
 
-use std::process::Output;
-
 use crate::support::agent::Env;
+use crate::support::{stderr, stdout};
 use neocode::runtime::scripted::{LlamaLike, Reply, ScriptedServer};
 use neocode::session::Role;
 use serde_json::Value;
 
 const KEY: &str = "sk-compaction-KEY-3e1c";
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// `neocode <args>` against `srv`, which must succeed; its standard output.
 fn neocode(env: &Env, srv: &ScriptedServer, args: &[&str]) -> String {

@@ -2,14 +2,17 @@
 //! store, the real binary for the crash case. What ran is read from the recorded requests (the
 //! step a request was for is named in its prompt) and from the store.
 
+use crate::support::Succeeds;
 use crate::support::agent::{Env, drive};
+use crate::support::text::has;
 use crate::support::{finish, steps_requested};
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use neocode::runtime::agent::{Agent, FinishReason, PlanRequest, Target, TurnCommand, TurnEvent};
+use neocode::runtime::agent::{
+    Agent, FinishReason, PlanRequest, Target, TurnCommand, TurnEvent, Watched,
+};
 use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
 use neocode::session::{Role, RuntimeLimits, Status, StepFailure, StepStatus, StepUpdate};
@@ -32,6 +35,35 @@ fn diamond() -> Value {
 /// The model's reply calling tool `name` as `id` with `args`.
 fn call(id: &str, name: &str, args: &Value) -> Reply {
     Reply::tool_calls(&[(id, name, &args.to_string())])
+}
+
+/// A plan run for `goal` that waits for the user to approve the plan it proposes.
+fn proposed(agent: &Agent, goal: &str) -> Watched {
+    agent
+        .watch_plan(
+            Target::New,
+            PlanRequest {
+                goal: Some(goal.into()),
+                ..PlanRequest::default()
+            },
+        )
+        .unwrap()
+}
+
+/// Asserts that the run stopped at the limit whose reason starts with `limit`.
+#[track_caller]
+fn limit_reached(evs: &[TurnEvent], limit: &str) {
+    match finish(evs) {
+        FinishReason::LimitReached(why) => assert!(why.starts_with(limit), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The diamond drafted, then its steps answered with `texts` in order.
+fn diamond_answering(texts: &[&str]) -> (Env, ScriptedServer) {
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&diamond()));
+    srv.push(texts.iter().map(|t| Reply::text(t)));
+    (env, srv)
 }
 
 fn draft(plan: &Value) -> Vec<Reply> {
@@ -154,23 +186,18 @@ fn a_diamond_runs_layer_by_layer_and_each_step_sees_what_it_depends_on() {
 
 #[test]
 fn a_failing_step_skips_its_dependants_and_a_retry_on_request_clears_the_failure() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(draft(&diamond())).unwrap();
-    srv.push([
-        Reply::text("RESULT-a"),
-        Reply::text("FAILED: the grammar is ambiguous"),
-        Reply::text("RESULT-c"),
-        Reply::text("RESULT-d"),
+    let (env, srv) = diamond_answering(&[
+        "RESULT-a",
+        "FAILED: the grammar is ambiguous",
+        "RESULT-c",
+        "RESULT-d",
     ]);
     let agent = env.agent(&srv);
     let (id, evs) = plan_run(&agent, Target::New, goal("parser"));
     match finish(&evs) {
         FinishReason::Failed { code, message } => {
             assert_eq!(code, "plan_failed");
-            assert!(
-                message.contains("b (step_failed: the grammar is ambiguous)"),
-                "{message}"
-            );
+            has(&message, "b (step_failed: the grammar is ambiguous)");
             assert!(message.contains("skipped: e"), "{message}");
         }
         other => panic!("{other:?}"),
@@ -277,21 +304,9 @@ fn an_invalid_plan_is_bounced_back_to_the_model_with_the_reason() {
         let m = msgs.iter().rev().find(|m| m["role"] == "tool").unwrap();
         m["content"].as_str().unwrap().to_string()
     };
-    assert!(
-        last_tool(1).contains("plan rejected: plan has a dependency cycle"),
-        "{}",
-        last_tool(1)
-    );
-    assert!(
-        last_tool(2).contains("depends on unknown step 'ghost'"),
-        "{}",
-        last_tool(2)
-    );
-    assert!(
-        last_tool(3).contains("two steps with id 'a'"),
-        "{}",
-        last_tool(3)
-    );
+    has(&last_tool(1), "plan rejected: plan has a dependency cycle");
+    has(&last_tool(2), "depends on unknown step 'ghost'");
+    has(&last_tool(3), "two steps with id 'a'");
     assert!(last_tool(4).starts_with("Plan updated: 2 steps"));
     let proposed: Vec<&TurnEvent> = evs
         .iter()
@@ -313,24 +328,9 @@ fn an_invalid_plan_is_bounced_back_to_the_model_with_the_reason() {
 
 #[test]
 fn the_user_drops_a_step_or_rejects_the_plan_before_anything_runs() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(draft(&diamond())).unwrap();
-    srv.push([
-        Reply::text("RESULT-a"),
-        Reply::text("RESULT-b"),
-        Reply::text("RESULT-c"),
-        Reply::text("RESULT-e"),
-    ]);
+    let (env, srv) = diamond_answering(&["RESULT-a", "RESULT-b", "RESULT-c", "RESULT-e"]);
     let agent = env.agent(&srv);
-    let h = agent
-        .watch_plan(
-            Target::New,
-            PlanRequest {
-                goal: Some("printer".into()),
-                ..PlanRequest::default()
-            },
-        )
-        .unwrap();
+    let h = proposed(&agent, "printer");
     let mut proposals = Vec::new();
     let evs = drive(&h, |e| match e {
         TurnEvent::PlanProposed {
@@ -367,15 +367,7 @@ fn the_user_drops_a_step_or_rejects_the_plan_before_anything_runs() {
     // Rejected: nothing runs, the run says so.
     let srv = ScriptedServer::start(draft(&diamond())).unwrap();
     let agent = env.agent(&srv);
-    let h = agent
-        .watch_plan(
-            Target::New,
-            PlanRequest {
-                goal: Some("printer".into()),
-                ..PlanRequest::default()
-            },
-        )
-        .unwrap();
+    let h = proposed(&agent, "printer");
     let evs = drive(&h, |e| {
         matches!(e, TurnEvent::PlanProposed { .. }).then_some(TurnCommand::RejectPlan)
     });
@@ -389,8 +381,7 @@ fn the_user_drops_a_step_or_rejects_the_plan_before_anything_runs() {
 
 #[test]
 fn steps_of_a_layer_run_together_up_to_the_width() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(draft(&diamond())).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&diamond()));
     srv.push([Reply::text("RESULT-first")]);
     // b, c and d each take a while: with width 3 they overlap.
     for _ in 0..3 {
@@ -440,8 +431,7 @@ fn steps_of_a_layer_run_together_up_to_the_width() {
 
 #[test]
 fn a_budget_stops_the_run_inside_a_step_and_a_raised_limit_resumes_it() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(draft(&diamond())).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&diamond()));
     srv.push([Reply::text("RESULT-a")]);
     // b reads a file and would need a second model call: the budget of 4 stops it there.
     srv.push([Reply::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)])]);
@@ -457,10 +447,7 @@ fn a_budget_stops_the_run_inside_a_step_and_a_raised_limit_resumes_it() {
             ..goal("budgeted")
         },
     );
-    match finish(&evs) {
-        FinishReason::LimitReached(why) => assert!(why.starts_with("max_turns"), "{why}"),
-        other => panic!("{other:?}"),
-    }
+    limit_reached(&evs, "max_turns");
     assert_eq!(started(&evs), ["a", "b"], "no step starts after the limit");
     let sessions = env.sessions();
     let p = sessions.plan_progress(&id).unwrap();
@@ -510,12 +497,39 @@ fn newest_plan_run(env: &Env) -> String {
     sessions.header(&id).unwrap().parent_id.unwrap_or(id)
 }
 
-#[test]
-fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(draft(&three_at_once())).unwrap();
-    // Each step would read the directory, then answer: two model calls a step. The slow
-    // replies keep all three steps in flight together.
+/// Makes the `n` steps of a layer all start before any of them asks the model: each step's
+/// `UserPromptSubmit` hook (which runs before the turn reserves its first model call) marks
+/// that it started, then waits until `n` have. Without it, how many steps start before the
+/// shared budget runs out depends on scheduling (a step is not started once the budget is
+/// spent; one already started ends `limit_reached`). The wait gives up after a minute so a
+/// regression fails the assertions instead of hanging.
+fn steps_start_together(env: &Env, n: usize) -> PathBuf {
+    let marks = env.home.join("steps-started");
+    std::fs::create_dir_all(&marks).unwrap();
+    let m = marks.display();
+    let command = format!(
+        "grep -q 'Your step:' || exit 0; mktemp '{m}/s.XXXXXX' >/dev/null; i=0; \
+         while [ \"$(ls '{m}' | wc -l)\" -lt {n} ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; exit 0"
+    );
+    let hooks = json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": command}]}]}});
+    std::fs::create_dir_all(env.workdir.join(".neocode")).unwrap();
+    std::fs::write(env.workdir.join(".neocode/hooks.json"), hooks.to_string()).unwrap();
+    env.trust_workspace();
+    marks
+}
+
+/// How many steps marked their start (see [`steps_start_together`]).
+fn started_marks(marks: &std::path::Path) -> usize {
+    std::fs::read_dir(marks).unwrap().count()
+}
+
+/// [`three_at_once`] drafted, its steps started together ([`steps_start_together`]), each
+/// step's first answer a slow `list_dir` call: each step would read the directory, then
+/// answer (two model calls a step), and the slow replies keep all three in flight together.
+fn three_slow_readers() -> (Env, ScriptedServer, PathBuf) {
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&three_at_once()));
+    let marks = steps_start_together(&env, 3);
     for _ in 0..3 {
         srv.push(
             [Stream::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)])
@@ -523,6 +537,12 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
                 .reply()],
         );
     }
+    (env, srv, marks)
+}
+
+#[test]
+fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
+    let (env, srv, marks) = three_slow_readers();
     // Two drafting calls, then room for two more: the third step's first call, and every
     // step's second call, must not be made.
     let out = env
@@ -562,6 +582,11 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
     // Every step's conversation ended cleanly: none is left running, each is paused.
     let convs = sessions.step_conversations(&id).unwrap();
     assert_eq!(convs.len(), 3);
+    assert_eq!(
+        started_marks(&marks),
+        3,
+        "each step's hook marked its start"
+    );
     for c in &convs {
         let st = sessions.header(&c.session.id).unwrap().status;
         assert_eq!(st, Status::Paused, "step {}", c.step_id);
@@ -602,15 +627,7 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
 
 #[test]
 fn parallel_steps_share_the_tool_call_budget() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(draft(&three_at_once())).unwrap();
-    for _ in 0..3 {
-        srv.push(
-            [Stream::tool_calls(&[("r1", "list_dir", r#"{"path":"."}"#)])
-                .delays(Duration::from_millis(300), Duration::ZERO)
-                .reply()],
-        );
-    }
+    let (env, srv, marks) = three_slow_readers();
     srv.push([Reply::text("RESULT-read"), Reply::text("spare")]);
     let agent = env.agent(&srv);
     // update_plan while drafting is one call: one is left for the three steps.
@@ -626,10 +643,12 @@ fn parallel_steps_share_the_tool_call_budget() {
             ..goal("three reads")
         },
     );
-    match finish(&evs) {
-        FinishReason::LimitReached(why) => assert!(why.starts_with("max_tool_calls"), "{why}"),
-        other => panic!("{other:?}"),
-    }
+    limit_reached(&evs, "max_tool_calls");
+    assert_eq!(
+        started_marks(&marks),
+        3,
+        "each step's hook marked its start"
+    );
     let sessions = env.sessions();
     assert_eq!(
         sessions
@@ -780,8 +799,7 @@ fn step_updates_racing_from_many_writers_keep_the_merge_rules() {
 /// resumed: only the unfinished steps reach the model (counted at the server).
 #[test]
 fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(draft(&diamond())).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&diamond()));
     srv.push([
         Reply::text("RESULT-a"),
         Reply::text("RESULT-b"),
@@ -790,15 +808,10 @@ fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
             .delays(Duration::from_secs(30), Duration::ZERO)
             .reply(),
     ]);
-    let mut child = env
-        .cmd(
-            Some(&srv),
-            &["run", "--plan", "--yes", "--json", "make a printer"],
-        )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = env.spawn(
+        &srv,
+        &["run", "--plan", "--yes", "--json", "make a printer"],
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     while srv.request_count() < 5 {
         assert!(Instant::now() < deadline, "step c was never requested");
@@ -857,8 +870,7 @@ fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
 
 #[test]
 fn run_plan_without_a_terminal_asks_for_yes_and_runs_nothing() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(draft(&diamond())).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&diamond()));
     let out = env
         .cmd(Some(&srv), &["run", "--plan", "a goal"])
         .output()
@@ -1110,18 +1122,11 @@ fn a_steps_file_changes_are_recorded_with_its_conversation_and_rewound() {
         .map(|f| f["path"].as_str().unwrap())
         .collect();
     assert_eq!(files, ["made.txt", "kept.txt"], "{shown:#}");
-    let out = env
-        .cmd(
-            None,
-            &["rewind", step, "--to", "2", "--files-only", "--yes"],
-        )
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    env.cmd(
+        None,
+        &["rewind", step, "--to", "2", "--files-only", "--yes"],
+    )
+    .succeeds();
     assert_eq!(
         std::fs::read_to_string(env.workdir.join("kept.txt")).unwrap(),
         "before\n"

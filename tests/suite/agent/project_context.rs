@@ -2,8 +2,10 @@
 //! server on 127.0.0.1, the real store, and `neocode show` in a separate process. What the
 //! model server receives is the proof that instructions and skills reached the model.
 
+use crate::support::Succeeds;
 use crate::support::agent::{Env, drive, tool_message, watch};
 use crate::support::finish;
+use crate::support::text::has;
 
 use neocode::runtime::agent::{Agent, FinishReason, Target, TurnEvent};
 use neocode::runtime::scripted::{Reply, ScriptedServer};
@@ -26,13 +28,7 @@ impl Env {
             .args(["show", id, "--json"])
             .env("NEOCODE_HOME", &self.home)
             .current_dir(&self.workdir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .succeeds();
         serde_json::from_slice(&out.stdout).unwrap()
     }
 
@@ -100,10 +96,7 @@ fn instruction_files_reach_the_model_and_show_names_them() {
     assert!(first.find("PERSONAL").unwrap() < first.find("ROOT").unwrap());
     // After read_file touched crates/core, its folder's instructions join.
     let second = system(&srv, 1);
-    assert!(
-        second.contains("CORE: no unwrap in library code."),
-        "{second}"
-    );
+    has(&second, "CORE: no unwrap in library code.");
     assert!(second.contains("crates/core/CLAUDE.md"), "{second}");
     assert!(!second.contains("DOCS:"), "{second}");
 
@@ -118,10 +111,7 @@ fn instruction_files_reach_the_model_and_show_names_them() {
     assert_eq!(files[2], "crates/core/CLAUDE.md (project, 32 B)");
     let text = env.show_text(&id);
     assert!(text.contains("instructions"), "{text}");
-    assert!(
-        text.contains("crates/core/CLAUDE.md (project, 32 B)"),
-        "{text}"
-    );
+    has(&text, "crates/core/CLAUDE.md (project, 32 B)");
 }
 
 #[test]
@@ -176,10 +166,7 @@ fn a_skill_activated_by_the_model_survives_resume_and_fork() {
 
     let req0 = srv.requests()[0].json();
     let sys0 = system(&srv, 0);
-    assert!(
-        sys0.contains("- deploy: Deploy the service to staging."),
-        "{sys0}"
-    );
+    has(&sys0, "- deploy: Deploy the service to staging.");
     assert!(sys0.contains("- review: Review a diff"), "{sys0}");
     assert!(
         !sys0.contains("make deploy-staging"),
@@ -227,10 +214,7 @@ fn a_skill_activated_by_the_model_survives_resume_and_fork() {
     assert_eq!(fork.skills.as_ref().unwrap()[0]["name"], "deploy");
     turn(&agent2, Target::Resume(fork.id), "and now?");
     let sys = system(&srv2, 1);
-    assert!(
-        sys.contains("This skill is active in this session"),
-        "{sys}"
-    );
+    has(&sys, "This skill is active in this session");
     assert!(sys.contains("Run `make deploy-staging`"), "{sys}");
 }
 
@@ -333,9 +317,9 @@ fn a_skill_activated_by_another_process_is_active_when_the_session_resumes() {
     );
     let out = neocode(&["skill", "list", "--session", "last"]);
     let listed = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        listed.contains("deploy  workspace  active  Deploy the service to staging."),
-        "{listed}"
+    has(
+        &listed,
+        "deploy  workspace  active  Deploy the service to staging.",
     );
 
     // This process resumes it with a fresh agent: the body is in the system prompt.
@@ -499,9 +483,6 @@ fn instruction_and_skill_files_that_link_outside_or_are_denied_are_skipped() {
         "{skipped:?}"
     );
     let text = env.show_text(&id);
-    assert!(
-        text.contains("AGENTS.md: skipped: it links outside"),
-        "{text}"
-    );
+    has(&text, "AGENTS.md: skipped: it links outside");
     assert!(!text.contains("SSH-PRIVATE-KEY-MATERIAL"), "{text}");
 }

@@ -1,10 +1,13 @@
 //! Permission rules and hooks in real turns (issue 27): `neocode run` without a terminal
 //! against the scripted server; what the model was told is read from its next request.
 
+use crate::support::text::has;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
 use crate::support::agent::Env;
+use crate::support::stderr;
+use crate::support::tool_text;
 
 use neocode::runtime::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
@@ -16,27 +19,11 @@ fn run(env: &Env, srv: &ScriptedServer, args: &[&str]) -> Output {
     env.cmd(Some(srv), args).output().unwrap()
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 fn json_lines(o: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&o.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
-}
-
-/// The `tool` messages of a request body, by call id.
-fn tool_text(body: &Value, call_id: &str) -> String {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_else(|| panic!("no result for {call_id} in {body:#}"))
-        .to_string()
 }
 
 /// The `tool_result` event of `call_id` in `run --json` output.
@@ -57,6 +44,31 @@ fn write(env: &Env, rel: &str, text: &str) -> std::path::PathBuf {
     p
 }
 
+/// A workspace (no sandbox) whose `.neocode/permissions.toml` holds `rules`; that file.
+fn with_rules(rules: &str) -> (Env, std::path::PathBuf) {
+    let env = Env::new(KEY, NO_SANDBOX);
+    let file = write(&env, ".neocode/permissions.toml", rules);
+    (env, file)
+}
+
+/// A workspace (no sandbox) whose `.neocode/hooks.json` holds `hooks`.
+fn with_hooks(hooks: Value) -> Env {
+    let env = Env::new(KEY, NO_SANDBOX);
+    hooks_file(&env, hooks);
+    env
+}
+
+/// A log the hooks appended their input to (one JSON line a run): its text and its runs.
+fn hook_log(env: &Env, rel: &str) -> (String, Vec<Value>) {
+    let text = std::fs::read_to_string(env.workdir.join(rel)).unwrap();
+    let runs = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (text, runs)
+}
+
 fn hooks_file(env: &Env, hooks: Value) {
     write(
         env,
@@ -67,10 +79,7 @@ fn hooks_file(env: &Env, hooks: Value) {
 
 #[test]
 fn rules_allow_deny_and_ask_in_a_run_without_a_terminal() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let rules = write(
-        &env,
-        ".neocode/permissions.toml",
+    let (env, rules) = with_rules(
         "allow = [\"run_command(echo *)\", \"run_command(touch *)\", \"read_file(**)\"]\n\
          deny = [\"run_command(touch blocked*)\", \"read_file(.env)\"]\n",
     );
@@ -125,17 +134,14 @@ fn rules_allow_deny_and_ask_in_a_run_without_a_terminal() {
     );
     // A read denial.
     let t = tool_text(&next, "c4");
-    assert!(
-        t.contains("Denied by the permission rule `read_file(.env)`"),
-        "{t}"
-    );
+    has(&t, "Denied by the permission rule `read_file(.env)`");
     assert!(!t.contains("SECRET"), "{t}");
     // grep and list_dir walk past what a read denial covers.
     let t = tool_text(&next, "c5");
     assert!(!t.contains("SECRET=1"), "{t}");
-    assert!(
-        t.contains("1 file(s) not searched: a permission rule denies reading them"),
-        "{t}"
+    has(
+        &t,
+        "1 file(s) not searched: a permission rule denies reading them",
     );
     let t = tool_text(&next, "c6");
     assert!(t.contains(".neocode/") && !t.contains(".env"), "{t}");
@@ -160,9 +166,7 @@ fn rules_allow_deny_and_ask_in_a_run_without_a_terminal() {
 
 #[test]
 fn a_pre_tool_use_exit_2_denies_an_edit_and_the_model_reads_why() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    hooks_file(
-        &env,
+    let env = with_hooks(
         serde_json::json!({"PreToolUse": [{"matcher": "edit_file|write_file", "hooks": [
             {"type": "command", "command": "echo 'generated files are read-only' >&2; exit 2"}]}]}),
     );
@@ -205,18 +209,12 @@ fn a_hook_permission_decision_allow_runs_a_command_unasked() {
     let o = run(&env, &srv, &["run", "go"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(env.workdir.join("ran.txt").exists(), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("allowed by hook: touch is fine"),
-        "{}",
-        stderr(&o)
-    );
+    has(&stderr(&o), "allowed by hook: touch is fine");
 }
 
 #[test]
 fn a_hung_hook_is_killed_at_its_timeout_and_the_turn_goes_on() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    hooks_file(
-        &env,
+    let env = with_hooks(
         serde_json::json!({"PreToolUse": [{"matcher": "*", "hooks": [
             {"type": "command", "command": "sleep 60", "timeout": 0.5}]}]}),
     );
@@ -233,11 +231,7 @@ fn a_hung_hook_is_killed_at_its_timeout_and_the_turn_goes_on() {
         t.elapsed()
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("PreToolUse hook `sleep 60` was killed after"),
-        "{}",
-        stderr(&o)
-    );
+    has(&stderr(&o), "PreToolUse hook `sleep 60` was killed after");
     assert!(!tool_text(&srv.requests()[1].json(), "l1").contains("Denied"));
 }
 
@@ -271,12 +265,7 @@ fn each_hook_event_fires_once_with_the_documented_stdin_and_is_recorded() {
         .as_str()
         .unwrap()
         .to_string();
-    let text = std::fs::read_to_string(env.workdir.join("hooks.log")).unwrap();
-    let events: Vec<Value> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let (_, events) = hook_log(&env, "hooks.log");
     let names: Vec<&str> = events
         .iter()
         .map(|e| e["hook_event_name"].as_str().unwrap())
@@ -330,33 +319,21 @@ fn each_hook_event_fires_once_with_the_documented_stdin_and_is_recorded() {
     assert!(export.contains("\"duration_ms\""));
     let shown = env.cmd(None, &["show", &session]).output().unwrap();
     let shown = String::from_utf8_lossy(&shown.stdout);
-    assert!(
-        shown.contains("hook Stop `cat >> hooks.log; echo >> hooks.log` exit 0, "),
-        "{shown}"
+    has(
+        &shown,
+        "hook Stop `cat >> hooks.log; echo >> hooks.log` exit 0, ",
     );
 }
 
 #[test]
 fn a_user_prompt_submit_exit_2_refuses_the_prompt() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    hooks_file(
-        &env,
-        serde_json::json!({"UserPromptSubmit": [{"hooks": [
-            {"type": "command", "command": "grep -q password && { echo 'no secrets in prompts' >&2; exit 2; }; exit 0"}]}]}),
-    );
+    let env = with_hooks(serde_json::json!({"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": "grep -q password && { echo 'no secrets in prompts' >&2; exit 2; }; exit 0"}]}]}));
     let srv = ScriptedServer::start(vec![Reply::text("never")]).unwrap();
     let o = run(&env, &srv, &["run", "my password is hunter2"]);
     assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("no secrets in prompts"),
-        "{}",
-        stderr(&o)
-    );
-    assert!(
-        stderr(&o).contains("(hooks run: `grep -q"),
-        "{}",
-        stderr(&o)
-    );
+    has(&stderr(&o), "no secrets in prompts");
+    has(&stderr(&o), "(hooks run: `grep -q");
     assert!(srv.requests().is_empty(), "the model saw the prompt");
     // Nothing of the prompt was stored.
     let list = env.cmd(None, &["export", "last"]).output().unwrap();
@@ -394,12 +371,7 @@ fn pre_compact_fires_once_before_an_automatic_compaction() {
     );
     let o = run(&env, &srv, &["run", "--continue", "second"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let log = std::fs::read_to_string(env.workdir.join("compact.log")).unwrap();
-    let runs: Vec<Value> = log
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let (log, runs) = hook_log(&env, "compact.log");
     assert_eq!(runs.len(), 1, "{log}");
     assert_eq!(runs[0]["hook_event_name"], "PreCompact");
     assert_eq!(runs[0]["trigger"], "auto");
@@ -407,12 +379,7 @@ fn pre_compact_fires_once_before_an_automatic_compaction() {
 
 #[test]
 fn an_ask_rule_asks_even_under_never_ask_and_says_no_flag_lifts_it() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    write(
-        &env,
-        ".neocode/permissions.toml",
-        "ask = [\"run_command(touch *)\"]\n",
-    );
+    let (env, _) = with_rules("ask = [\"run_command(touch *)\"]\n");
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("t1", "run_command", r#"{"command":"touch asked.txt"}"#)]),
         Reply::text("ok"),
@@ -422,41 +389,26 @@ fn an_ask_rule_asks_even_under_never_ask_and_says_no_flag_lifts_it() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!env.workdir.join("asked.txt").exists());
     let err = stderr(&o);
-    assert!(
-        err.contains("the rule `run_command(touch *)` asks ("),
-        "{err}"
-    );
+    has(&err, "the rule `run_command(touch *)` asks (");
     assert!(err.contains("allow it with a rule"), "{err}");
     assert!(!err.contains("--approve"), "{err}");
 }
 
 #[test]
 fn a_malformed_rule_file_fails_the_turn_with_its_file_and_line() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let f = write(
-        &env,
-        ".neocode/permissions.toml",
-        "allow = [\n  \"run_command(ls)\",\n  \"run_comand(rm *)\",\n]\n",
-    );
+    let (env, f) = with_rules("allow = [\n  \"run_command(ls)\",\n  \"run_comand(rm *)\",\n]\n");
     let srv = ScriptedServer::start(vec![Reply::text("never")]).unwrap();
     let o = run(&env, &srv, &["run", "hello"]);
     assert!(!o.status.success());
     let err = stderr(&o);
-    assert!(
-        err.contains(&format!("{}:3: rule `run_comand(rm *)`", f.display())),
-        "{err}"
-    );
+    has(&err, &format!("{}:3: rule `run_comand(rm *)`", f.display()));
     assert!(srv.requests().is_empty());
 }
 
 #[test]
 fn a_stop_hook_exit_2_makes_the_turn_go_on_once_with_its_reason() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    hooks_file(
-        &env,
-        serde_json::json!({"Stop": [{"hooks": [{"type": "command",
-            "command": "cat >> stop.log; echo >> stop.log; [ -e stopped ] || { touch stopped; echo 'run the tests first' >&2; exit 2; }"}]}]}),
-    );
+    let env = with_hooks(serde_json::json!({"Stop": [{"hooks": [{"type": "command",
+            "command": "cat >> stop.log; echo >> stop.log; [ -e stopped ] || { touch stopped; echo 'run the tests first' >&2; exit 2; }"}]}]}));
     let srv = ScriptedServer::start(vec![
         Reply::text("done, I think"),
         Reply::text("tests pass"),
@@ -466,10 +418,7 @@ fn a_stop_hook_exit_2_makes_the_turn_go_on_once_with_its_reason() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(srv.requests().len(), 2);
     let second = srv.requests()[1].json().to_string();
-    assert!(
-        second.contains("[a Stop hook asks to go on] run the tests first"),
-        "{second}"
-    );
+    has(&second, "[a Stop hook asks to go on] run the tests first");
     let log = std::fs::read_to_string(env.workdir.join("stop.log")).unwrap();
     let active: Vec<Value> = log
         .lines()

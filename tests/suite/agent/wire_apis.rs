@@ -4,6 +4,7 @@
 //! breakpoints and cached tokens, a model switch leaving foreign reasoning out, a key from
 //! `api_key_command`, and the stop reasons a user is told about.
 
+use crate::support::text::has;
 use std::process::Output;
 
 use neocode::runtime::scripted::{RecordedRequest, Reply, ScriptedServer};
@@ -12,23 +13,25 @@ use neocode::session::{Part, Role, Session};
 use serde_json::{Value, json};
 
 use crate::support::agent::Env;
+use crate::support::stderr;
+use crate::support::{Succeeds, assert_no_file_holds};
 
 const KEY: &str = "sk-wire-test-KEY-5e5e";
 const CLAUDE: &str = "claude-sonnet-4-5";
 
 impl Env {
     fn run_model(&self, srv: &ScriptedServer, model: &str, args: &[&str]) -> Output {
-        let o = self
-            .cmd(Some(srv), args)
+        self.cmd(Some(srv), args)
+            .env("NEOCODE_MODEL", model)
+            .succeeds()
+    }
+
+    /// Like [`Env::run_model`], for a run that may fail: its output.
+    fn try_model(&self, srv: &ScriptedServer, model: &str, args: &[&str]) -> Output {
+        self.cmd(Some(srv), args)
             .env("NEOCODE_MODEL", model)
             .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        o
+            .unwrap()
     }
 
     fn last_session(&self) -> Session {
@@ -38,13 +41,17 @@ impl Env {
     }
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 /// The requests that reached the model's endpoint (not the 529s' retries' answers).
 fn bodies(srv: &ScriptedServer) -> Vec<Value> {
     srv.requests().iter().map(RecordedRequest::json).collect()
+}
+
+/// A Messages reply that says "done" to a prompt of `input` tokens.
+fn claude_done(input: u64) -> Reply {
+    Messages::start(input, 0, 0)
+        .text("done", 1)
+        .stop("end_turn", 1)
+        .reply()
 }
 
 fn anthropic_tool_turn() -> Vec<Reply> {
@@ -225,23 +232,22 @@ fn a_responses_tool_turn_replays_encrypted_reasoning_across_processes() {
 
 #[test]
 fn a_switch_of_model_leaves_foreign_reasoning_out_and_says_so_once() {
-    let env = Env::new(KEY, "api = \"anthropic\"\nthinking_budget = 1024\n");
-    let srv = ScriptedServer::start(vec![
-        Messages::start(5, 0, 0)
-            .thinking("hm", "sig-old", 1)
-            .text("hello", 1)
-            .stop("end_turn", 3)
-            .reply(),
-        Messages::start(5, 0, 0)
-            .text("again", 1)
-            .stop("end_turn", 3)
-            .reply(),
-        ResponsesStream::start()
-            .text("hi", 1)
-            .completed(5, 0, 1, 0)
-            .reply(),
-    ])
-    .unwrap();
+    let (env, srv) =
+        Env::new(KEY, "api = \"anthropic\"\nthinking_budget = 1024\n").with_server(vec![
+            Messages::start(5, 0, 0)
+                .thinking("hm", "sig-old", 1)
+                .text("hello", 1)
+                .stop("end_turn", 3)
+                .reply(),
+            Messages::start(5, 0, 0)
+                .text("again", 1)
+                .stop("end_turn", 3)
+                .reply(),
+            ResponsesStream::start()
+                .text("hi", 1)
+                .completed(5, 0, 1, 0)
+                .reply(),
+        ]);
     env.run_model(&srv, "claude-sonnet-4-5-20250929", &["run", "hi"]);
     // Another model family of the same API: no thinking block goes to it.
     let o = env.run_model(
@@ -279,11 +285,7 @@ fn a_switch_of_model_leaves_foreign_reasoning_out_and_says_so_once() {
     );
     let input = b_input(&bodies(&srv)[2]);
     assert!(input.iter().all(|i| i["type"] != "reasoning"), "{input:#?}");
-    assert!(
-        stderr(&o).contains("left out of the request"),
-        "{}",
-        stderr(&o)
-    );
+    has(&stderr(&o), "left out of the request");
 }
 
 fn b_input(body: &Value) -> Vec<Value> {
@@ -308,10 +310,7 @@ fn the_key_comes_from_api_key_command_run_once_and_stored_nowhere() {
             .tool_use("toolu_9", "list_dir", r#"{"path":"."}"#, 2)
             .stop("tool_use", 3)
             .reply(),
-        Messages::start(5, 0, 0)
-            .text("done", 1)
-            .stop("end_turn", 1)
-            .reply(),
+        claude_done(5),
     ])
     .unwrap();
     let o = env
@@ -331,14 +330,7 @@ fn the_key_comes_from_api_key_command_run_once_and_stored_nowhere() {
         "run\n",
         "run once"
     );
-    for f in walk(&env.home) {
-        let hay = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
-        assert!(
-            !hay.contains("CMDKEY"),
-            "the key leaked into {}",
-            f.display()
-        );
-    }
+    assert_no_file_holds(&env.home, &["CMDKEY"]);
     // A command that fails is one clear line, without its output.
     std::fs::write(
         env.home.join("config.toml"),
@@ -352,44 +344,22 @@ fn the_key_comes_from_api_key_command_run_once_and_stored_nowhere() {
         .unwrap();
     assert!(!o.status.success());
     let err = stderr(&o);
-    assert!(
-        err.contains("api_key_command failed with exit status 7"),
-        "{err}"
-    );
+    has(&err, "api_key_command failed with exit status 7");
     assert!(!err.contains("secret-out"), "{err}");
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]
 fn max_tokens_refusal_and_incomplete_are_told_and_kept() {
-    let env = Env::new(KEY, "api = \"anthropic\"\n");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "api = \"anthropic\"\n").with_server(vec![
         Messages::start(5, 0, 0)
             .text("The first half of", 2)
             .stop("max_tokens", 16000)
             .reply(),
         Messages::start(5, 0, 0).stop("refusal", 0).reply(),
-    ])
-    .unwrap();
+    ]);
     // A reply cut at the output limit is kept incomplete and pauses the session (exit 3),
     // as a Chat Completions `finish_reason: length` does.
-    let o = env
-        .cmd(Some(&srv), &["run", "write a lot"])
-        .env("NEOCODE_MODEL", CLAUDE)
-        .output()
-        .unwrap();
+    let o = env.try_model(&srv, CLAUDE, &["run", "write a lot"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("output limit"), "{}", stderr(&o));
     assert_eq!(
@@ -409,19 +379,13 @@ fn max_tokens_refusal_and_incomplete_are_told_and_kept() {
     let o = env.run_model(&srv, CLAUDE, &["run", "--continue", "something bad"]);
     assert!(stderr(&o).contains("the model refused"), "{}", stderr(&o));
 
-    let env = Env::new(KEY, "api = \"responses\"\n");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "api = \"responses\"\n").with_server(vec![
         ResponsesStream::start()
             .text("Partial answ", 2)
             .incomplete("max_output_tokens", 50, 100)
             .reply(),
-    ])
-    .unwrap();
-    let o = env
-        .cmd(Some(&srv), &["run", "long"])
-        .env("NEOCODE_MODEL", "gpt-5")
-        .output()
-        .unwrap();
+    ]);
+    let o = env.try_model(&srv, "gpt-5", &["run", "long"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("output limit"), "{}", stderr(&o));
     let s = env.last_session();
@@ -473,23 +437,12 @@ fn dollars_are_counted_per_priced_call_and_max_cost_pauses_until_raised() {
             .tool_use("toolu_1", "list_dir", r#"{"path":"."}"#, 2)
             .stop("tool_use", 10_000)
             .reply(),
-        Messages::start(10, 0, 0)
-            .text("done", 1)
-            .stop("end_turn", 1)
-            .reply(),
+        claude_done(10),
     ])
     .unwrap();
-    let o = env
-        .cmd(Some(&srv), &["run", "--max-cost", "0.10", "look"])
-        .env("NEOCODE_MODEL", CLAUDE)
-        .output()
-        .unwrap();
+    let o = env.try_model(&srv, CLAUDE, &["run", "--max-cost", "0.10", "look"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("max_cost_usd reached"),
-        "{}",
-        stderr(&o)
-    );
+    has(&stderr(&o), "max_cost_usd reached");
     assert!(stderr(&o).contains("--max-cost"), "{}", stderr(&o));
     assert_eq!(
         srv.request_count(),
@@ -504,11 +457,7 @@ fn dollars_are_counted_per_priced_call_and_max_cost_pauses_until_raised() {
     assert!((spent - 0.195).abs() < 1e-9, "{spent}");
     assert_eq!(show(&env)["runtime"]["limits"]["max_cost_usd"], 0.1);
     // The budget is stored: a resume without the flag stops again; raising it goes on.
-    let o = env
-        .cmd(Some(&srv), &["run", "--continue"])
-        .env("NEOCODE_MODEL", CLAUDE)
-        .output()
-        .unwrap();
+    let o = env.try_model(&srv, CLAUDE, &["run", "--continue"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     env.run_model(&srv, CLAUDE, &["run", "--continue", "--max-cost", "2"]);
     assert_eq!(srv.request_count(), 2);
@@ -517,8 +466,7 @@ fn dollars_are_counted_per_priced_call_and_max_cost_pauses_until_raised() {
     assert!(text.contains("$0.1950 / $2.00"), "{text}");
 
     // A model without a price: tokens only, no dollars.
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![Reply::text("hi")]).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(vec![Reply::text("hi")]);
     env.run_model(&srv, "test-model", &["run", "hi"]);
     let usage = &show(&env)["runtime"]["usage"];
     assert!(usage.get("cost_usd").is_none(), "{usage}");
@@ -549,13 +497,9 @@ fn cached_prompt_tokens_count_towards_the_context_window() {
 
 #[test]
 fn a_server_that_is_not_the_configured_api_is_named_not_taken_for_a_cut() {
-    let env = Env::new(KEY, "api = \"anthropic\"\n");
-    let srv = ScriptedServer::start(vec![Reply::Json(json!({"choices": []}))]).unwrap();
-    let o = env
-        .cmd(Some(&srv), &["run", "hi"])
-        .env("NEOCODE_MODEL", CLAUDE)
-        .output()
-        .unwrap();
+    let (env, srv) = Env::new(KEY, "api = \"anthropic\"\n")
+        .with_server(vec![Reply::Json(json!({"choices": []}))]);
+    let o = env.try_model(&srv, CLAUDE, &["run", "hi"]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(
@@ -567,8 +511,7 @@ fn a_server_that_is_not_the_configured_api_is_named_not_taken_for_a_cut() {
 
 #[test]
 fn a_paused_turn_is_continued_with_what_it_said_so_far() {
-    let env = Env::new(KEY, "api = \"anthropic\"\n");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "api = \"anthropic\"\n").with_server(vec![
         Messages::start(5, 0, 0)
             .text("Part one. ", 2)
             .stop("pause_turn", 4)
@@ -577,20 +520,13 @@ fn a_paused_turn_is_continued_with_what_it_said_so_far() {
             .text("Part two.", 2)
             .stop("end_turn", 3)
             .reply(),
-    ])
-    .unwrap();
+    ]);
     let o = env.run_model(&srv, CLAUDE, &["run", "go"]);
     assert_eq!(
         String::from_utf8_lossy(&o.stdout).trim_end(),
         "Part one. Part two."
     );
-    let second = srv.requests()[1].json();
-    let last = second["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
+    let last = crate::support::last_message(&srv, 1);
     assert_eq!(last["role"], "assistant");
     assert_eq!(last["content"][0]["text"], "Part one. ");
     let s = env.last_session();
@@ -624,8 +560,8 @@ fn a_connection_reset_before_the_reply_is_asked_once_more_for_every_api() {
     ];
     for (api, answer) in cases {
         for after_head in [false, true] {
-            let env = Env::new(KEY, &format!("api = \"{api}\"\n"));
-            let srv = ScriptedServer::start(vec![Reply::Reset { after_head }, answer()]).unwrap();
+            let (env, srv) = Env::new(KEY, &format!("api = \"{api}\"\n"))
+                .with_server(vec![Reply::Reset { after_head }, answer()]);
             let o = env.run_model(&srv, CLAUDE, &["run", "hello"]);
             assert!(
                 String::from_utf8_lossy(&o.stdout).contains("after the reset"),
@@ -636,18 +572,15 @@ fn a_connection_reset_before_the_reply_is_asked_once_more_for_every_api() {
         }
     }
     // Reset twice in a row on the Messages API: said, exit non-zero, nothing stored as a reply.
-    let env = Env::new(KEY, "api = \"anthropic\"\n");
-    let srv = ScriptedServer::start(vec![
+    let (env, srv) = Env::new(KEY, "api = \"anthropic\"\n").with_server(vec![
         Reply::Reset { after_head: true },
         Reply::Reset { after_head: true },
-    ])
-    .unwrap();
+    ]);
     let o = env.cmd(Some(&srv), &["run", "hello"]).output().unwrap();
     assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("dropped the connection before the reply began, twice"),
-        "{}",
-        stderr(&o)
+    has(
+        &stderr(&o),
+        "dropped the connection before the reply began, twice",
     );
     assert_eq!(srv.request_count(), 2);
 }
@@ -694,8 +627,7 @@ fn a_session_keeps_its_dollars_and_profile_for_the_list_after_two_priced_turns()
     assert!(!text.contains(KEY));
 
     // A model without a price: null dollars, no profile, no COST column.
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![Reply::text("hi"), Reply::text("again")]).unwrap();
+    let (env, srv) = Env::new(KEY, "").with_server(vec![Reply::text("hi"), Reply::text("again")]);
     env.run_model(&srv, "test-model", &["run", "hi"]);
     env.run_model(&srv, "test-model", &["run", "--continue", "again"]);
     let v = list(&env);

@@ -10,23 +10,16 @@ use neocode::runtime::scripted::{RecordedRequest, Reply, ScriptedServer, Stream}
 use neocode::session::{Message, Part, Role, Session};
 use serde_json::Value;
 
+use crate::support::Succeeds;
 use crate::support::agent::Env;
 
 const KEY: &str = "sk-chat-test-KEY-7a7a";
 const LIST: &str = r#"{"path":"."}"#;
 
 fn run(env: &Env, srv: &ScriptedServer, model: &str, args: &[&str]) -> Output {
-    let o = env
-        .cmd(Some(srv), args)
+    env.cmd(Some(srv), args)
         .env("NEOCODE_MODEL", model)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
+        .succeeds()
 }
 
 fn last_session(env: &Env) -> Session {

@@ -4,12 +4,15 @@
 //! a change after trust is not used until trusted again; `never-ask` never implies trust;
 //! base URLs and keys never come from a workspace; the bridge says so once with a stable code.
 
+use crate::support::text::has;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Output, Stdio};
 
 use crate::support::agent::Env;
 use crate::support::cli::assert_harmless;
 use crate::support::hostile_repo::HostileRepo;
+use crate::support::tool_text;
+use crate::support::{stderr, stdout};
 
 use neocode::runtime::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
@@ -22,12 +25,26 @@ fn hostile(env: &Env, evil: &ScriptedServer) -> HostileRepo {
     HostileRepo::plant(&env.workdir, &evil.base_url())
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+/// A workspace holding the hostile repository, whose settings point at `evil` (a model
+/// server that must never be asked).
+fn hostile_ws() -> (Env, ScriptedServer, HostileRepo) {
+    let env = Env::new(KEY, NO_SANDBOX);
+    let evil = ScriptedServer::start(vec![]).unwrap();
+    let repo = hostile(&env, &evil);
+    (env, evil, repo)
 }
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
+/// The user's "always, this workspace" for `rule` through the gate: the grants it gave the
+/// session (none when the rule was kept in the workspace's file).
+fn always_for_workspace(gate: &mut neocode::runtime::agent::gate::Gate, rule: &str) -> Vec<String> {
+    let mut grants = Vec::new();
+    gate.keep(
+        &[rule.to_string()],
+        neocode::runtime::agent::RuleScope::Workspace,
+        &mut grants,
+    )
+    .unwrap();
+    grants
 }
 
 fn ok(o: &Output) {
@@ -38,18 +55,6 @@ fn ok(o: &Output) {
         stdout(o),
         stderr(o)
     );
-}
-
-/// The `tool` message of `call_id` in a request body.
-fn tool_text(body: &Value, call_id: &str) -> String {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_else(|| panic!("no result for {call_id} in {body:#}"))
-        .to_string()
 }
 
 /// A turn that runs a command and writes a file, then answers.
@@ -65,9 +70,7 @@ fn two_calls() -> Vec<Reply> {
 
 #[test]
 fn an_untrusted_hostile_repository_runs_nothing_of_its_own() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let evil = ScriptedServer::start(vec![]).unwrap();
-    let repo = hostile(&env, &evil);
+    let (env, evil, repo) = hostile_ws();
     let srv = ScriptedServer::start(two_calls()).unwrap();
     let o = env.cmd(Some(&srv), &["run", "go"]).output().unwrap();
     ok(&o);
@@ -112,9 +115,7 @@ fn an_untrusted_hostile_repository_runs_nothing_of_its_own() {
 
 #[test]
 fn never_ask_does_not_imply_trust() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let evil = ScriptedServer::start(vec![]).unwrap();
-    let repo = hostile(&env, &evil);
+    let (env, _evil, repo) = hostile_ws();
     let srv = ScriptedServer::start(two_calls()).unwrap();
     let o = env
         .cmd(
@@ -148,9 +149,7 @@ fn never_ask_does_not_imply_trust() {
 
 #[test]
 fn the_hostile_repository_trusted_with_the_flag_is_used() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let evil = ScriptedServer::start(vec![]).unwrap();
-    let repo = hostile(&env, &evil);
+    let (env, evil, repo) = hostile_ws();
     let srv = ScriptedServer::start(two_calls()).unwrap();
     let o = env
         .cmd(Some(&srv), &["--trust-workspace", "run", "go"])
@@ -189,9 +188,7 @@ fn the_hostile_repository_trusted_with_the_flag_is_used() {
 
 #[test]
 fn a_file_changed_after_trust_is_not_used_until_trusted_again() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let evil = ScriptedServer::start(vec![]).unwrap();
-    let repo = hostile(&env, &evil);
+    let (env, _evil, repo) = hostile_ws();
     let srv = ScriptedServer::start(vec![
         Reply::text("one"),
         Reply::text("two"),
@@ -222,25 +219,20 @@ fn a_file_changed_after_trust_is_not_used_until_trusted_again() {
     assert_eq!(repo.hooks_that_ran(), Vec::<String>::new());
     let err = stderr(&o);
     assert!(err.contains("changed since you trusted it"), "{err}");
-    assert!(
-        err.contains("modified .neocode/hooks.json, .neocode/skills/setup/SKILL.md"),
-        "{err}"
+    has(
+        &err,
+        "modified .neocode/hooks.json, .neocode/skills/setup/SKILL.md",
     );
-    assert!(
-        err.contains(&format!(".neocode/hooks.json: Stop * touch {m}/stop")),
-        "{err}"
-    );
+    has(&err, &format!(".neocode/hooks.json: Stop * touch {m}/stop"));
     // `neocode trust` names what changed.
     let o = env.cmd(None, &["trust"]).output().unwrap();
     ok(&o);
     let out = stdout(&o);
     assert!(out.contains("What changed"), "{out}");
     assert!(out.contains("modified  .neocode/hooks.json"), "{out}");
-    assert!(
-        out.contains(&format!(
-            "new       .neocode/hooks.json: Stop * touch {m}/stop"
-        )),
-        "{out}"
+    has(
+        &out,
+        &format!("new       .neocode/hooks.json: Stop * touch {m}/stop"),
     );
     let json: Value =
         serde_json::from_slice(&env.cmd(None, &["trust", "--json"]).output().unwrap().stdout)
@@ -298,9 +290,7 @@ fn base_urls_and_keys_never_come_from_a_workspace() {
 
 #[test]
 fn rules_skills_hooks_and_doctor_say_what_was_left_out() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let evil = ScriptedServer::start(vec![]).unwrap();
-    hostile(&env, &evil);
+    let (env, _evil, _repo) = hostile_ws();
     let o = env.cmd(None, &["rules", "list"]).output().unwrap();
     ok(&o);
     let out = stdout(&o);
@@ -329,11 +319,7 @@ fn rules_skills_hooks_and_doctor_say_what_was_left_out() {
             .contains("not trusted"),
         "{v:#}"
     );
-    let id = env
-        .sessions()
-        .new_session(neocode::session::NewSession::default())
-        .unwrap()
-        .id;
+    let id = env.new_session();
     let o = env
         .cmd(None, &["skill", "activate", &id, "setup"])
         .output()
@@ -378,9 +364,7 @@ fn rules_skills_hooks_and_doctor_say_what_was_left_out() {
 
 #[test]
 fn the_bridge_goes_on_without_them_and_says_so_once() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let evil = ScriptedServer::start(vec![]).unwrap();
-    let repo = hostile(&env, &evil);
+    let (env, evil, repo) = hostile_ws();
     let srv = ScriptedServer::start(vec![Reply::text("one"), Reply::text("two")]).unwrap();
     let mut child = env
         .cmd(Some(&srv), &["bridge"])
@@ -435,13 +419,7 @@ fn always_for_this_workspace_keeps_a_trusted_workspace_trusted() {
     // the rule in the file and the record follows the user's own change.
     let mut gate = neocode::runtime::agent::gate::Gate::empty(&env.home, &env.workdir, "s");
     gate.load().unwrap();
-    let mut grants = Vec::new();
-    gate.keep(
-        &["run_command(ls *)".to_string()],
-        neocode::runtime::agent::RuleScope::Workspace,
-        &mut grants,
-    )
-    .unwrap();
+    let grants = always_for_workspace(&mut gate, "run_command(ls *)");
     assert!(grants.is_empty(), "kept in the file, not as a grant");
     let o = Command::new(env!("CARGO_BIN_EXE_neocode"))
         .args(["trust", "--json", "--workdir"])
@@ -456,19 +434,11 @@ fn always_for_this_workspace_keeps_a_trusted_workspace_trusted() {
 
 #[test]
 fn always_for_an_untrusted_workspace_applies_to_the_session_only() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    let evil = ScriptedServer::start(vec![]).unwrap();
-    hostile(&env, &evil);
+    let (env, _evil, _repo) = hostile_ws();
     let mut gate = neocode::runtime::agent::gate::Gate::empty(&env.home, &env.workdir, "s");
     gate.load().unwrap();
     assert!(gate.left_out.is_some());
-    let mut grants = Vec::new();
-    gate.keep(
-        &["run_command(ls *)".to_string()],
-        neocode::runtime::agent::RuleScope::Workspace,
-        &mut grants,
-    )
-    .unwrap();
+    let grants = always_for_workspace(&mut gate, "run_command(ls *)");
     assert_eq!(grants, ["run_command(ls *)"]);
     assert!(
         gate.notices

@@ -5,13 +5,15 @@
 #[path = "../../../examples/bridge_client.rs"]
 mod client;
 
-use crate::support::bridge::{PLAIN_TURN, WARNED_TURN, find, session_id, until};
-use crate::support::{self, pty};
+use crate::support::bridge::{
+    Env, NotJson, PLAIN_TURN, WARNED_TURN, find, json_lines, session_id, until,
+};
+use crate::support::pty;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use client::{Client, Outcome};
@@ -21,30 +23,7 @@ use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_neocode");
 
-/// The one [`support::env::Env`] (its home made) and a scripted model.
-struct Env {
-    base: support::env::Env,
-    server: ScriptedServer,
-}
-
-impl std::ops::Deref for Env {
-    type Target = support::env::Env;
-
-    fn deref(&self) -> &support::env::Env {
-        &self.base
-    }
-}
-
 impl Env {
-    fn new(replies: Vec<Reply>) -> Env {
-        let base = support::env::Env::new();
-        std::fs::create_dir_all(&base.home).unwrap();
-        Env {
-            base,
-            server: ScriptedServer::start(replies).unwrap(),
-        }
-    }
-
     fn vars(&self) -> Vec<(String, String)> {
         vec![
             (
@@ -68,16 +47,6 @@ impl Env {
         }
     }
 
-    fn texts(&self, id: &str) -> Vec<(Role, String)> {
-        self.sessions()
-            .load(id)
-            .unwrap()
-            .messages
-            .iter()
-            .map(|m| (m.role, m.text()))
-            .collect()
-    }
-
     /// A bridge process to talk to line by line.
     fn spawn(&self) -> Bridge {
         let mut child = Command::new(BIN)
@@ -89,18 +58,7 @@ impl Env {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                let v: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("not a JSON line ({e}): {line:?}"));
-                if tx.send(v).is_err() {
-                    return;
-                }
-            }
-        });
+        let rx = json_lines(child.stdout.take().unwrap(), NotJson::Panic);
         Bridge {
             stdin: child.stdin.take(),
             child,

@@ -8,17 +8,17 @@
 //! events into AI SDK stream parts, writes the session id file, and kills the process at the
 //! terminal part. The model is a scripted server on 127.0.0.1.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
+use neocode::runtime::scripted::{Reply, Stream};
 use neocode::session::{Role, Status};
 use serde_json::{Value, json};
 
-use crate::support;
+use crate::support::bridge::{Env, NotJson, json_lines};
 
 const BIN: &str = env!("CARGO_BIN_EXE_neocode");
 
@@ -34,29 +34,7 @@ const PROVIDER_CAPABILITIES: [&str; 5] = [
 
 const TITLE_SENTINEL: &str = "Generate a title for this conversation";
 
-struct Env {
-    base: support::env::Env,
-    server: ScriptedServer,
-}
-
-impl std::ops::Deref for Env {
-    type Target = support::env::Env;
-
-    fn deref(&self) -> &support::env::Env {
-        &self.base
-    }
-}
-
 impl Env {
-    fn new(replies: Vec<Reply>) -> Env {
-        let base = support::env::Env::new();
-        std::fs::create_dir_all(&base.home).unwrap();
-        Env {
-            base,
-            server: ScriptedServer::start(replies).unwrap(),
-        }
-    }
-
     /// A provider instance (a fresh OpenCode process): it reads the id file now.
     fn provider(&self) -> Provider {
         let cwd = self.workdir.clone();
@@ -80,16 +58,6 @@ impl Env {
             chat_session_id,
             extra: json!({}),
         }
-    }
-
-    fn messages(&self, id: &str) -> Vec<(Role, String)> {
-        self.sessions()
-            .load(id)
-            .unwrap()
-            .messages
-            .iter()
-            .map(|m| (m.role, m.text()))
-            .collect()
     }
 }
 
@@ -314,19 +282,8 @@ impl Provider {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                // The provider ignores lines that are not JSON.
-                if let Ok(v) = serde_json::from_str::<Value>(&line)
-                    && tx.send(v).is_err()
-                {
-                    return;
-                }
-            }
-        });
+        // The provider ignores lines that are not JSON.
+        let rx = json_lines(child.stdout.take().unwrap(), NotJson::Skip);
         (child, rx)
     }
 
@@ -599,7 +556,7 @@ fn new_continue_restart_lost_id_file_and_new_as_the_provider_drives_them() {
         "re-saved"
     );
     assert_eq!(env.sessions().count().unwrap(), 1);
-    assert_eq!(env.messages(&id).len(), 8, "{:#?}", env.messages(&id));
+    assert_eq!(env.texts(&id).len(), 8, "{:#?}", env.texts(&id));
 
     // OpenCode's /new: system + user only, the same first words: a new session.
     let t5 = p.chat(&[system(), user("remember the milk")]);
@@ -661,7 +618,7 @@ fn a_tool_turn_comes_back_in_the_ai_sdk_shape_and_continues_without_fork_or_reru
     assert!(t2.event("tool_call").is_none(), "nothing ran again");
     assert_eq!(t2.text, "You're welcome.");
     assert_eq!(env.sessions().count().unwrap(), 1);
-    let roles: Vec<Role> = env.messages(&id).iter().map(|m| m.0).collect();
+    let roles: Vec<Role> = env.texts(&id).iter().map(|m| m.0).collect();
     use Role::{Assistant as A, Tool as T, User as U};
     assert_eq!(roles, [U, A, T, A, U, A]);
     // The model was asked three times and saw the one stored result once.
@@ -811,7 +768,7 @@ fn an_approval_ends_the_process_and_the_next_one_runs_or_denies_exactly_that_cal
     assert_eq!(s.header(&id).unwrap().status, Status::Completed);
     assert!(s.interrupted_tool_calls(&id).unwrap().is_empty());
     use Role::{Assistant as A, Tool as T, User as U};
-    let roles: Vec<Role> = env.messages(&id).iter().map(|m| m.0).collect();
+    let roles: Vec<Role> = env.texts(&id).iter().map(|m| m.0).collect();
     assert_eq!(roles, [U, A, T, A, U, A, T, A]);
     // An answer for a call that waits nowhere is refused, nothing runs.
     let t5 = env
@@ -853,13 +810,14 @@ fn a_title_request_answers_with_text_and_stores_nothing() {
 #[test]
 fn sigterm_mid_stream_records_the_turn_cancelled_with_its_partial_text() {
     let env = Env::new(vec![
-        Stream::new()
-            .role()
-            .text_deltas("Once upon a time there was a very long story", 12)
-            .delays(Duration::ZERO, Duration::from_millis(300))
-            .finish("stop")
-            .usage(10, 5)
-            .reply(),
+        crate::support::slow_text(
+            "Once upon a time there was a very long story",
+            12,
+            Duration::from_millis(300),
+        )
+        .finish("stop")
+        .usage(10, 5)
+        .reply(),
     ]);
     let mut p = env.provider();
     let mut deltas = 0;
@@ -879,7 +837,7 @@ fn sigterm_mid_stream_records_the_turn_cancelled_with_its_partial_text() {
     let id = t.session();
     let s = env.sessions();
     assert_eq!(s.header(&id).unwrap().status, Status::Cancelled);
-    let msgs = env.messages(&id);
+    let msgs = env.texts(&id);
     assert_eq!(msgs[0], (Role::User, "tell me a story".into()));
     let (role, partial) = &msgs[1];
     assert_eq!(*role, Role::Assistant);
@@ -890,12 +848,13 @@ fn sigterm_mid_stream_records_the_turn_cancelled_with_its_partial_text() {
 #[test]
 fn a_closed_stdin_cancels_the_running_turn_too() {
     let env = Env::new(vec![
-        Stream::new()
-            .role()
-            .text_deltas("A long answer that takes its time to arrive", 12)
-            .delays(Duration::ZERO, Duration::from_millis(300))
-            .finish("stop")
-            .reply(),
+        crate::support::slow_text(
+            "A long answer that takes its time to arrive",
+            12,
+            Duration::from_millis(300),
+        )
+        .finish("stop")
+        .reply(),
     ]);
     let mut p = env.provider();
     let req = p.request(&[system(), user("go slowly")], false);
@@ -1100,7 +1059,7 @@ fn host_tools_are_offered_run_by_the_host_and_their_results_resume_the_turn() {
     assert!(continued(&t3), "{:#?}", t3.events);
     assert_eq!(t3.text, "Bye.");
     use Role::{Assistant as A, Tool as T, User as U};
-    let msgs = env.messages(&id);
+    let msgs = env.texts(&id);
     let roles: Vec<Role> = msgs.iter().map(|m| m.0).collect();
     assert_eq!(roles, [U, A, T, A, U, A]);
     assert_eq!(msgs[2].1, "hi\n");

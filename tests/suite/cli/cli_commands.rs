@@ -2,6 +2,7 @@
 
 use crate::support::cli::*;
 use crate::support::integrity_ok;
+use crate::support::text::{has, starts};
 use assert_cmd::Command;
 use neocode::session::NewSession;
 
@@ -161,13 +162,7 @@ fn all_workspaces_lists_each_root() {
     let a = ws.session("in workspace A", 1);
     let loc_b = ws.sibling("b");
     let rt_b = neocode::runtime::Sessions::open(&loc_b).unwrap();
-    let b = rt_b
-        .new_session(NewSession {
-            title: "in workspace B".into(),
-            ..NewSession::default()
-        })
-        .unwrap()
-        .id;
+    let b = crate::support::titled(&rt_b, "in workspace B").id;
     let v = ok_json(ws.cmd().args(["--list", "--json", "--all-workspaces"]));
     let arr = v.as_array().unwrap();
     assert_eq!(arr.len(), 2);
@@ -178,14 +173,8 @@ fn all_workspaces_lists_each_root() {
         loc_b.root().to_string_lossy().as_ref()
     );
     let out = ok_stdout(ws.cmd().args(["--list", "--all-workspaces"]));
-    assert!(
-        out.contains(&format!("{}  (1 session)", ws.workdir.display())),
-        "{out}"
-    );
-    assert!(
-        out.contains(&format!("{}  (1 session)", loc_b.root().display())),
-        "{out}"
-    );
+    has(&out, &format!("{}  (1 session)", ws.workdir.display()));
+    has(&out, &format!("{}  (1 session)", loc_b.root().display()));
     assert!(out.contains("in workspace A") && out.contains("in workspace B"));
 }
 
@@ -403,10 +392,7 @@ fn the_tui_without_a_terminal_says_what_to_use_and_writes_nothing() {
         let err = String::from_utf8_lossy(&out.stderr);
         if args.is_empty() {
             assert_eq!(out.status.code(), Some(1), "{err}");
-            assert!(
-                err.starts_with("neocode: the full-screen TUI needs a terminal"),
-                "{err}"
-            );
+            starts(&err, "neocode: the full-screen TUI needs a terminal");
             assert!(err.contains("neocode --list"), "{err}");
         } else {
             // Nothing to continue in an empty workspace: said plainly, before the terminal.
@@ -449,11 +435,9 @@ fn demo_keep_says_where_and_how_to_reopen_and_workdir_is_refused() {
         .find_map(|l| l.strip_prefix("The demo is kept in "))
         .unwrap_or_else(|| panic!("{stdout}"))
         .to_string();
-    assert!(
-        stdout.contains(&format!(
-            "NEOCODE_HOME={dir}/home neocode --workdir {dir}/workspace"
-        )),
-        "{stdout}"
+    has(
+        &stdout,
+        &format!("NEOCODE_HOME={dir}/home neocode --workdir {dir}/workspace"),
     );
     let listed = Command::cargo_bin("neocode")
         .unwrap()
@@ -749,12 +733,7 @@ fn list_shows_and_filters_the_branch_a_session_started_on() {
         ws.cmd()
             .args(["--list", "--json", "--branch", "feature/login"]),
     );
-    let ids: Vec<&str> = v
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_str().unwrap())
-        .collect();
+    let ids = crate::support::cli::list_ids(&v);
     assert_eq!(ids, [on_feature.as_str()]);
     let out = ok_stdout(ws.cmd().args(["--list", "--branch", "main"]));
     assert!(
@@ -762,10 +741,7 @@ fn list_shows_and_filters_the_branch_a_session_started_on() {
         "{out}"
     );
     let out = ok_stdout(ws.cmd().args(["--list", "--branch", "nope"]));
-    assert!(
-        out.starts_with("no session started on branch nope"),
-        "{out}"
-    );
+    starts(&out, "no session started on branch nope");
     // --branch belongs to --list.
     ws.cmd()
         .args(["--branch", "main"])

@@ -191,12 +191,7 @@ fn sessions_active_in_the_same_millisecond_list_in_the_same_order_everywhere() {
         ok_stdout(ws.cmd().args(["--list", "--json", "--limit", "100"]))
     );
     let v: serde_json::Value = serde_json::from_str(&streamed).unwrap();
-    let order: Vec<&str> = v
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_str().unwrap())
-        .collect();
+    let order = list_ids(&v);
     let mut expected: Vec<&str> = ids.iter().map(String::as_str).rev().collect();
     expected.insert(0, &fork.id);
     assert_eq!(order, expected, "ties go to the later-created session");

@@ -1,6 +1,7 @@
 //! End-to-end tests of the real binary: show, export/import, fork, rename, delete, search,
 //! hostile text and closed pipes.
 
+use crate::support::text::has;
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
@@ -339,12 +340,7 @@ fn delete_needs_yes_off_a_terminal() {
     let out = ok_stdout(ws.cmd().args(["delete", &doomed, "--yes"]));
     assert_eq!(out.trim(), format!("deleted {doomed}"));
     let v = ok_json(ws.cmd().args(["--list", "--json"]));
-    let ids: Vec<&str> = v
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_str().unwrap())
-        .collect();
+    let ids = crate::support::cli::list_ids(&v);
     assert_eq!(ids, [keep.as_str()]);
 }
 
@@ -416,10 +412,7 @@ fn show_names_tool_calls_a_stopped_session_left_unanswered() {
     )
     .unwrap();
     let out = ok_stdout(ws.cmd().args(["show", &id]));
-    assert!(
-        out.contains("Interrupted  1 tool call never got a result"),
-        "{out}"
-    );
+    has(&out, "Interrupted  1 tool call never got a result");
     assert!(out.contains("call-b  clippy_fix"), "{out}");
     assert!(!out.contains("call-a  bash"), "{out}");
     let v = ok_json(ws.cmd().args(["show", &id, "--json"]));
@@ -446,12 +439,7 @@ fn show_names_tool_calls_a_stopped_session_left_unanswered() {
 fn real_use_session(ws: &Ws) -> String {
     use neocode::session::{Part, ToolCall};
     let rt = ws.sessions();
-    let h = rt
-        .new_session(NewSession {
-            title: "Real <use>".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let h = crate::support::titled(&rt, "Real <use>");
     let content: String = (0..120).map(|i| format!("line {i}\n")).collect();
     let args = serde_json::json!({"path": "src/big.rs", "content": content, "mode": {"append": false, "tabs": 4}});
     let image = rt.save_asset(&h.id, "image/png", b"\x89PNG fake").unwrap();
@@ -575,7 +563,7 @@ fn tool_metadata_floats_survive_export_and_import_exactly() {
 
 #[test]
 fn show_counts_lines_in_words_and_draws_steps_like_the_tui() {
-    use neocode::session::{Plan, StateUpdate, Step, StepStatus, StepUpdate};
+    use neocode::session::{Plan, Step, StepStatus, StepUpdate};
     let ws = Ws::new();
     let rt = ws.sessions();
     let h = rt.new_session(NewSession::default()).unwrap();
@@ -588,14 +576,7 @@ fn show_counts_lines_in_words_and_draws_steps_like_the_tui() {
     let plan = Plan {
         steps: vec![step("later", &["first"]), step("first", &[])],
     };
-    rt.update_state(
-        &h.id,
-        &StateUpdate {
-            plan: neocode::session::Change::Set(plan),
-            ..StateUpdate::default()
-        },
-    )
-    .unwrap();
+    crate::support::cli::set_plan(&rt, &h.id, plan);
     rt.step_update(
         &h.id,
         "first",
@@ -706,9 +687,9 @@ fn a_200_mb_session_file_imports_in_bounded_memory_and_the_limit_is_clear() {
         .arg(&big);
     let (status, err) = under_memory_cap(cmd, 256);
     assert_eq!(status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("larger than the import limit of 100 MiB; raise it with --max-size"),
-        "{err}"
+    has(
+        &err,
+        "larger than the import limit of 100 MiB; raise it with --max-size",
     );
     std::fs::remove_file(&big).unwrap();
     // From standard input the limit is counted as it reads.

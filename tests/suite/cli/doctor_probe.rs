@@ -4,6 +4,7 @@
 //! trip, prompt caching — supported / not seen / not applicable, the window where the server
 //! tells it, and what neocode does about what is missing. `--no-probe` makes no call.
 
+use crate::support::text::has;
 use neocode::runtime::scripted::{LlamaLike, Reply, ScriptedServer};
 use neocode::runtime::scripted_wire::{Messages, ResponsesStream};
 use serde_json::Value;
@@ -33,6 +34,36 @@ fn row(out: &str, label: &str) -> String {
         .unwrap_or_default()
 }
 
+/// Asserts that the report's row for `label` starts with `start`.
+#[track_caller]
+fn row_starts(out: &str, label: &str, start: &str) {
+    let r = row(out, label);
+    assert!(r.starts_with(start), "{label}: {r:?}\n{out}");
+}
+
+/// Doctor's report on `srv`, which must exit 0.
+fn probed(env: &Env, srv: &ScriptedServer) -> String {
+    let (code, out, err) = doctor(env, Some(srv), &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    out
+}
+
+/// The probe's first call answered by the Messages API: a plain "ok".
+fn messages_ok() -> Reply {
+    Messages::start(10, 0, 0)
+        .text("ok", 1)
+        .stop("end_turn", 1)
+        .reply()
+}
+
+/// The probe's first call answered by the Responses API: a plain "ok".
+fn responses_ok() -> Reply {
+    ResponsesStream::start()
+        .text("ok", 1)
+        .completed(10, 0, 1, 0)
+        .reply()
+}
+
 fn bodies(srv: &ScriptedServer) -> Vec<Value> {
     srv.requests().iter().map(|r| r.json()).collect()
 }
@@ -56,33 +87,25 @@ fn doctor_finds_what_a_llama_cpp_python_like_server_lacks_and_says_what_neocode_
     srv.set_props(serde_json::json!({"default_generation_settings": {"n_ctx": 2048}}));
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(
-        out.contains("\nProvider probe (three small calls, api = chat"),
-        "{out}"
-    );
+    has(&out, "\nProvider probe (three small calls, api = chat");
     assert_eq!(row(&out, "streamed text"), "supported", "{out}");
-    assert!(
-        row(&out, "streaming usage").starts_with("not seen: neocode counts the tokens itself"),
-        "{out}"
+    row_starts(
+        &out,
+        "streaming usage",
+        "not seen: neocode counts the tokens itself",
     );
-    assert!(
-        row(&out, "streamed tool calls")
-            .starts_with("not seen: requests with tools are sent without streaming"),
-        "{out}"
+    row_starts(
+        &out,
+        "streamed tool calls",
+        "not seen: requests with tools are sent without streaming",
     );
     assert_eq!(row(&out, "tool calls"), "supported", "{out}");
-    assert!(row(&out, "parallel tool calls").starts_with("not seen: one call per reply"));
-    assert!(row(&out, "reasoning round trip").starts_with("not seen: no reasoning came"));
+    row_starts(&out, "parallel tool calls", "not seen: one call per reply");
+    row_starts(&out, "reasoning round trip", "not seen: no reasoning came");
     // The unstreamed follow-up reports usage, without cached tokens.
-    assert!(
-        row(&out, "prompt caching").starts_with("not seen: the repeat"),
-        "{out}"
-    );
+    row_starts(&out, "prompt caching", "not seen: the repeat");
     assert!(!out.contains("^J"), "{out}");
-    assert!(
-        row(&out, "context window").starts_with("2048 tokens (told by the server"),
-        "{out}"
-    );
+    row_starts(&out, "context window", "2048 tokens (told by the server");
     assert!(!out.contains(KEY) && !err.contains(KEY));
     // The text call, the streamed tool call (an empty stream), the tool call asked again
     // whole, and its follow-up (unstreamed from then on), which fits the 2,048 window.
@@ -99,29 +122,28 @@ fn doctor_finds_what_a_llama_cpp_python_like_server_lacks_and_says_what_neocode_
 
 #[test]
 fn doctor_says_what_a_full_chat_server_does_and_asks_for_the_window_it_does_not_tell() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(chat_answers(&[
+    let (env, srv) = Env::new(KEY, "").with_server(chat_answers(&[
         ("call_1", "echo", r#"{"text":"ok"}"#),
         ("call_2", "echo", r#"{"text":"yes"}"#),
-    ]))
-    .unwrap();
-    let (code, out, err) = doctor(&env, Some(&srv), &[]);
-    assert_eq!(code, 0, "{out}\n{err}");
+    ]));
+    let out = probed(&env, &srv);
     assert_eq!(row(&out, "streamed text"), "supported", "{out}");
     assert_eq!(row(&out, "streaming usage"), "supported", "{out}");
     assert_eq!(row(&out, "streamed tool calls"), "supported", "{out}");
-    assert!(
-        row(&out, "parallel tool calls").starts_with("supported (2 calls in one reply"),
-        "{out}"
+    row_starts(
+        &out,
+        "parallel tool calls",
+        "supported (2 calls in one reply",
     );
-    assert!(
-        row(&out, "prompt caching").starts_with("not seen: the repeat of the tool turn's prompt"),
-        "{out}"
+    row_starts(
+        &out,
+        "prompt caching",
+        "not seen: the repeat of the tool turn's prompt",
     );
-    assert!(
-        row(&out, "context window")
-            .starts_with("not told by the server: set context_window in config.toml"),
-        "{out}"
+    row_starts(
+        &out,
+        "context window",
+        "not told by the server: set context_window in config.toml",
     );
     assert!(out.contains("\"window unknown\""), "{out}");
     assert_eq!(srv.request_count(), 3);
@@ -138,18 +160,17 @@ fn doctor_uses_the_configured_window_when_the_server_tells_none() {
     let env = Env::new(KEY, "context_window = 4096\n");
     let srv =
         ScriptedServer::start(chat_answers(&[("call_1", "echo", r#"{"text":"ok"}"#)])).unwrap();
-    let (code, out, err) = doctor(&env, Some(&srv), &[]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    assert!(
-        out.contains("not told by the server; context_window = 4096 from config.toml is used"),
-        "{out}"
+    let out = probed(&env, &srv);
+    has(
+        &out,
+        "not told by the server; context_window = 4096 from config.toml is used",
     );
 }
 
 #[test]
 fn no_probe_makes_no_call_and_a_failing_probe_exits_1() {
-    let env = Env::new(KEY, "");
-    let srv = ScriptedServer::start(vec![Reply::error(401, "Incorrect API key provided")]).unwrap();
+    let (env, srv) =
+        Env::new(KEY, "").with_server(vec![Reply::error(401, "Incorrect API key provided")]);
     let (code, out, err) = doctor(&env, Some(&srv), &["--no-probe"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(!out.contains("Provider probe"), "{out}");
@@ -161,10 +182,7 @@ fn no_probe_makes_no_call_and_a_failing_probe_exits_1() {
     // A call that fails is named, and doctor exits 1 saying how to skip the probe.
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 1, "{out}\n{err}");
-    assert!(
-        row(&out, "FAILED").starts_with("a plain streamed call: "),
-        "{out}"
-    );
+    row_starts(&out, "FAILED", "a plain streamed call: ");
     assert!(err.contains("--no-probe"), "{err}");
     assert_eq!(srv.request_count(), 1);
 }
@@ -175,10 +193,7 @@ fn no_probe_makes_no_call_and_a_failing_probe_exits_1() {
 fn doctor_probes_the_anthropic_api_with_and_without_caching() {
     let caching = Env::new(KEY, "api = \"anthropic\"\nthinking_budget = 2000\n");
     let srv = ScriptedServer::start(vec![
-        Messages::start(10, 0, 0)
-            .text("ok", 1)
-            .stop("end_turn", 1)
-            .reply(),
+        messages_ok(),
         Messages::start(40, 0, 1100)
             .thinking("I will echo twice.", "sig-probe-1", 2)
             .ping()
@@ -192,8 +207,7 @@ fn doctor_probes_the_anthropic_api_with_and_without_caching() {
             .reply(),
     ])
     .unwrap();
-    let (code, out, err) = doctor(&caching, Some(&srv), &[]);
-    assert_eq!(code, 0, "{out}\n{err}");
+    let out = probed(&caching, &srv);
     assert!(out.contains("Provider probe (three small calls, api = anthropic"));
     assert_eq!(
         row(&out, "streamed text"),
@@ -202,14 +216,15 @@ fn doctor_probes_the_anthropic_api_with_and_without_caching() {
     );
     assert_eq!(row(&out, "streaming usage"), "supported", "{out}");
     assert_eq!(row(&out, "tool calls"), "supported", "{out}");
-    assert!(row(&out, "parallel tool calls").starts_with("supported (2 calls"));
-    assert!(
-        row(&out, "reasoning round trip").starts_with("supported: the tool turn's reasoning"),
-        "{out}"
+    row_starts(&out, "parallel tool calls", "supported (2 calls");
+    row_starts(
+        &out,
+        "reasoning round trip",
+        "supported: the tool turn's reasoning",
     );
     let cached = row(&out, "prompt caching");
     assert!(cached.starts_with("supported (1100 prompt tokens"), "{out}");
-    assert!(row(&out, "context window").starts_with("not told by the server"));
+    row_starts(&out, "context window", "not told by the server");
     let b = bodies(&srv);
     assert_eq!(b.len(), 3);
     assert!(srv.requests().iter().all(|r| r.path.ends_with("/messages")));
@@ -222,10 +237,7 @@ fn doctor_probes_the_anthropic_api_with_and_without_caching() {
 
     let plain = Env::new(KEY, "api = \"anthropic\"\n");
     let srv = ScriptedServer::start(vec![
-        Messages::start(10, 0, 0)
-            .text("ok", 1)
-            .stop("end_turn", 1)
-            .reply(),
+        messages_ok(),
         Messages::start(1200, 0, 0)
             .tool_use("toolu_1", "echo", r#"{"text":"ok"}"#, 2)
             .stop("tool_use", 20)
@@ -236,12 +248,12 @@ fn doctor_probes_the_anthropic_api_with_and_without_caching() {
             .reply(),
     ])
     .unwrap();
-    let (code, out, err) = doctor(&plain, Some(&srv), &[]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    assert!(row(&out, "parallel tool calls").starts_with("not seen: one call per reply"));
-    assert!(
-        row(&out, "reasoning round trip").starts_with("not applicable: thinking is off"),
-        "{out}"
+    let out = probed(&plain, &srv);
+    row_starts(&out, "parallel tool calls", "not seen: one call per reply");
+    row_starts(
+        &out,
+        "reasoning round trip",
+        "not applicable: thinking is off",
     );
     let uncached = row(&out, "prompt caching");
     assert!(
@@ -259,10 +271,7 @@ fn doctor_probes_the_anthropic_api_with_and_without_caching() {
 fn doctor_probes_the_responses_api_with_and_without_caching() {
     let caching = Env::new(KEY, "api = \"responses\"\nreasoning_effort = \"low\"\n");
     let srv = ScriptedServer::start(vec![
-        ResponsesStream::start()
-            .text("ok", 1)
-            .completed(10, 0, 1, 0)
-            .reply(),
+        responses_ok(),
         ResponsesStream::start()
             .reasoning("rs_1", "Echo twice.", "enc-probe-1", 2)
             .function_call("call_1", "echo", r#"{"text":"ok"}"#, 2)
@@ -275,15 +284,11 @@ fn doctor_probes_the_responses_api_with_and_without_caching() {
             .reply(),
     ])
     .unwrap();
-    let (code, out, err) = doctor(&caching, Some(&srv), &[]);
-    assert_eq!(code, 0, "{out}\n{err}");
+    let out = probed(&caching, &srv);
     assert!(out.contains("Provider probe (three small calls, api = responses"));
     assert_eq!(row(&out, "streaming usage"), "supported", "{out}");
-    assert!(row(&out, "parallel tool calls").starts_with("supported (2 calls"));
-    assert!(
-        row(&out, "reasoning round trip").starts_with("supported"),
-        "{out}"
-    );
+    row_starts(&out, "parallel tool calls", "supported (2 calls");
+    row_starts(&out, "reasoning round trip", "supported");
     let cached = row(&out, "prompt caching");
     assert!(cached.starts_with("supported (1152 prompt tokens"), "{out}");
     let b = bodies(&srv);
@@ -301,10 +306,7 @@ fn doctor_probes_the_responses_api_with_and_without_caching() {
 
     let plain = Env::new(KEY, "api = \"responses\"\n");
     let srv = ScriptedServer::start(vec![
-        ResponsesStream::start()
-            .text("ok", 1)
-            .completed(10, 0, 1, 0)
-            .reply(),
+        responses_ok(),
         ResponsesStream::start()
             .text("I cannot call tools.", 2)
             .completed(1200, 0, 5, 0)
@@ -315,17 +317,17 @@ fn doctor_probes_the_responses_api_with_and_without_caching() {
             .reply(),
     ])
     .unwrap();
-    let (code, out, err) = doctor(&plain, Some(&srv), &[]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    assert!(
-        row(&out, "tool calls").starts_with("not seen: the model answered without calling"),
-        "{out}"
+    let out = probed(&plain, &srv);
+    row_starts(
+        &out,
+        "tool calls",
+        "not seen: the model answered without calling",
     );
-    assert!(row(&out, "parallel tool calls").starts_with("not applicable: no tool call"));
-    assert!(
-        row(&out, "reasoning round trip")
-            .starts_with("not seen: no reasoning came with the tool turn"),
-        "{out}"
+    row_starts(&out, "parallel tool calls", "not applicable: no tool call");
+    row_starts(
+        &out,
+        "reasoning round trip",
+        "not seen: no reasoning came with the tool turn",
     );
     assert!(row(&out, "reasoning round trip").contains("reasoning_effort"));
     let uncached = row(&out, "prompt caching");
@@ -340,28 +342,25 @@ fn doctor_probes_the_responses_api_with_and_without_caching() {
 /// round trip is named as failed, with the server's words, and doctor exits 1.
 #[test]
 fn doctor_names_a_refused_reasoning_round_trip() {
-    let env = Env::new(KEY, "api = \"anthropic\"\nthinking_budget = 2000\n");
-    let srv = ScriptedServer::start(vec![
-        Messages::start(10, 0, 0)
-            .text("ok", 1)
-            .stop("end_turn", 1)
-            .reply(),
-        Messages::start(40, 0, 0)
-            .thinking("Echo.", "sig-bad", 1)
-            .tool_use("toolu_1", "echo", r#"{"text":"ok"}"#, 1)
-            .stop("tool_use", 5)
-            .reply(),
-        Reply::error(
-            400,
-            "messages.1.content.0: Invalid `signature` in `thinking` block",
-        ),
-    ])
-    .unwrap();
+    let (env, srv) =
+        Env::new(KEY, "api = \"anthropic\"\nthinking_budget = 2000\n").with_server(vec![
+            messages_ok(),
+            Messages::start(40, 0, 0)
+                .thinking("Echo.", "sig-bad", 1)
+                .tool_use("toolu_1", "echo", r#"{"text":"ok"}"#, 1)
+                .stop("tool_use", 5)
+                .reply(),
+            Reply::error(
+                400,
+                "messages.1.content.0: Invalid `signature` in `thinking` block",
+            ),
+        ]);
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 1, "{out}\n{err}");
-    assert!(
-        row(&out, "reasoning round trip").starts_with("FAILED: the server refused the reasoning"),
-        "{out}"
+    row_starts(
+        &out,
+        "reasoning round trip",
+        "FAILED: the server refused the reasoning",
     );
     assert!(row(&out, "FAILED").contains("Invalid `signature`"), "{out}");
     assert_eq!(srv.request_count(), 3, "a 400 is not retried");
@@ -400,10 +399,7 @@ fn doctor_fits_its_probe_to_a_small_window_configured_or_told_by_an_overflow() {
         }
         if config.is_empty() {
             // The overflow told the window: the report says it.
-            assert!(
-                row(&out, "context window").starts_with("2048 tokens (told by the server"),
-                "{out}"
-            );
+            row_starts(&out, "context window", "2048 tokens (told by the server");
         }
     }
 }

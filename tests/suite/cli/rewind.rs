@@ -2,6 +2,7 @@
 //! tools change real files), then goes back; what a user checks is the bytes and modes of the
 //! files, the sessions `show` lists, and the blobs under the home.
 
+use crate::support::text::has;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Output, Stdio};
@@ -9,18 +10,11 @@ use std::time::Duration;
 
 use crate::support::agent::Env;
 use crate::support::{Rng, integrity_ok};
+use crate::support::{stderr, stdout};
 use neocode::runtime::scripted::{Reply, ScriptedServer};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-rewind-test-KEY-26";
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 fn ok(o: Output) -> String {
     assert!(o.status.success(), "exit {:?}: {}", o.status, stderr(&o));
@@ -72,6 +66,21 @@ impl Rewinding for Env {
             .map(|t| t["turn"].as_i64().unwrap())
             .collect()
     }
+}
+
+/// One turn through `neocode run` asked as `prompt`, in which the model runs `command` (never
+/// asking) and then says "done"; the server, to read what the model was sent.
+fn command_turn(env: &Env, command: &str, prompt: &str) -> ScriptedServer {
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("c1", "run_command", &args(json!({ "command": command })))]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    ok(env
+        .cmd(Some(&srv), &["run", "--approve", "never-ask", prompt])
+        .output()
+        .unwrap());
+    srv
 }
 
 /// Two turns through `neocode run`: the first edits a.txt and creates new1.txt, the second
@@ -279,19 +288,7 @@ fn a_rewind_to_a_message_that_is_not_the_users_is_refused() {
 fn a_commands_changes_outside_git_are_reported_not_restorable() {
     let env = Env::new(KEY, "[sandbox]\nmode = \"off\"\n");
     env.put("gone.txt", "g\n", 0o644);
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[(
-            "c1",
-            "run_command",
-            &args(json!({"command": "echo made > made.txt; rm gone.txt"})),
-        )]),
-        Reply::text("done"),
-    ])
-    .unwrap();
-    ok(env
-        .cmd(Some(&srv), &["run", "--approve", "never-ask", "make"])
-        .output()
-        .unwrap());
+    let srv = command_turn(&env, "echo made > made.txt; rm gone.txt", "make");
     let tool = crate::support::agent::tool_message(&srv.requests()[1].json()).clone();
     let text = tool["content"].as_str().unwrap();
     assert!(
@@ -335,20 +332,11 @@ fn a_commands_changes_inside_git_are_rewound_without_touching_the_index() {
     git(&env.workdir, &["add", "tracked.txt", "gone.txt"]);
     let status = git(&env.workdir, &["status", "--porcelain"]);
     let index = std::fs::read(env.workdir.join(".git/index")).unwrap();
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[(
-            "c1",
-            "run_command",
-            &args(json!({"command":
-                "echo t2 > tracked.txt; echo u2 > untracked.txt; echo new > made.txt; rm gone.txt"})),
-        )]),
-        Reply::text("done"),
-    ])
-    .unwrap();
-    ok(env
-        .cmd(Some(&srv), &["run", "--approve", "never-ask", "change"])
-        .output()
-        .unwrap());
+    let srv = command_turn(
+        &env,
+        "echo t2 > tracked.txt; echo u2 > untracked.txt; echo new > made.txt; rm gone.txt",
+        "change",
+    );
     let tool = crate::support::agent::tool_message(&srv.requests()[1].json()).clone();
     let text = tool["content"].as_str().unwrap();
     assert!(text.contains("restorable by a rewind (git"), "{text}");
@@ -384,19 +372,7 @@ fn a_repository_whose_config_names_a_filter_never_runs_it_and_is_still_rewound()
     );
     env.put(".gitattributes", "* filter=evil\n", 0o644);
     env.put("a.txt", "a\n", 0o644);
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[(
-            "c1",
-            "run_command",
-            &args(json!({"command": "echo b > a.txt"})),
-        )]),
-        Reply::text("done"),
-    ])
-    .unwrap();
-    ok(env
-        .cmd(Some(&srv), &["run", "--approve", "never-ask", "change"])
-        .output()
-        .unwrap());
+    let srv = command_turn(&env, "echo b > a.txt", "change");
     assert!(!marker.exists(), "neocode ran the repository's filter");
     let tool = crate::support::agent::tool_message(&srv.requests()[1].json()).clone();
     let text = tool["content"].as_str().unwrap();
@@ -578,10 +554,7 @@ fn slash_undo_puts_back_the_last_turns_files() {
     let Reply::Undone(text) = reply else {
         panic!("{reply:?}")
     };
-    assert!(
-        text.contains("Undid the last turn's changes to 3 files"),
-        "{text}"
-    );
+    has(&text, "Undid the last turn's changes to 3 files");
     assert_eq!(env.file("a.txt").unwrap().0, b"ALPHA\n");
     assert_eq!(env.file("b.sh").unwrap().0, b"#!/bin/sh\necho b\n");
     assert_eq!(env.file("created2/nested.txt"), None);
@@ -667,22 +640,11 @@ fn a_rewind_names_the_files_left_staged_in_gits_index() {
             "one",
         ],
     );
-    let srv = ScriptedServer::start(vec![
-        Reply::tool_calls(&[(
-            "c1",
-            "run_command",
-            &args(json!({"command": "echo t2 > tracked.txt && git add tracked.txt"})),
-        )]),
-        Reply::text("done"),
-    ])
-    .unwrap();
-    ok(env
-        .cmd(
-            Some(&srv),
-            &["run", "--approve", "never-ask", "change and stage"],
-        )
-        .output()
-        .unwrap());
+    command_turn(
+        &env,
+        "echo t2 > tracked.txt && git add tracked.txt",
+        "change and stage",
+    );
     let id = env.shown("last")["id"].as_str().unwrap().to_string();
     let dry = ok(env.nc(&["rewind", &id, "--to", "1", "--dry-run"]));
     assert!(
@@ -693,11 +655,7 @@ fn a_rewind_names_the_files_left_staged_in_gits_index() {
     );
     let o = env.nc(&["rewind", &id, "--to", "1", "--yes"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("tracked.txt is staged"),
-        "{}",
-        stderr(&o)
-    );
+    has(&stderr(&o), "tracked.txt is staged");
     assert_eq!(env.file("tracked.txt"), Some((b"t1\n".to_vec(), 0o644)));
     // The index is still the model's: what the note says to run unstages it.
     assert_eq!(
@@ -757,9 +715,9 @@ fn a_crafted_session_file_can_make_a_rewind_write_no_control_file_nor_a_setuid_o
     let o = other.nc(&["import", &crafted.to_string_lossy()]);
     let said = stderr(&o);
     assert_eq!(ok(o).trim(), id);
-    assert!(
-        said.contains("left out 4 recorded file change(s) a rewind must never write"),
-        "{said}"
+    has(
+        &said,
+        "left out 4 recorded file change(s) a rewind must never write",
     );
     for p in [
         ".neocode/hooks.json",

@@ -1,11 +1,13 @@
 //! `neocode rules check|list` and `neocode hooks list|import|run` (issue 27), through the
 //! binary: what a user types and reads.
 
+use crate::support::text::{has, starts};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use crate::support::Env;
+use crate::support::{stderr, stdout};
 
 /// The one [`Env`] with a user home (`tmp/user`, for `~/`) and the workspace's `.neocode/`.
 pub struct Ws {
@@ -52,14 +54,11 @@ impl Ws {
     pub fn run(&self, args: &[&str]) -> Output {
         self.command().args(args).output().unwrap()
     }
-}
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    /// `neocode hooks run <event> --tool <tool> --input <input>`.
+    pub fn hooks_run(&self, event: &str, tool: &str, input: &str) -> Output {
+        self.run(&["hooks", "run", event, "--tool", tool, "--input", input])
+    }
 }
 
 const RULES: &str = r#"# shared rules
@@ -81,16 +80,13 @@ fn rules_check_prints_the_decision_and_the_rule() {
     // A compound command: denied by its one denied part, each part shown.
     let o = w.run(&["rules", "check", "cargo test -p core && rm -rf target"]);
     let out = stdout(&o);
-    assert!(
-        out.starts_with(&format!(
-            "deny: run_command(rm *)  ({}:4)\n",
-            file.display()
-        )),
-        "{out}"
+    starts(
+        &out,
+        &format!("deny: run_command(rm *)  ({}:4)\n", file.display()),
     );
-    assert!(
-        out.contains("  cargo test -p core  ←  allow: run_command(cargo test *)"),
-        "{out}"
+    has(
+        &out,
+        "  cargo test -p core  ←  allow: run_command(cargo test *)",
     );
     let o = w.run(&["rules", "check", "curl https://example.com"]);
     assert_eq!(
@@ -98,11 +94,7 @@ fn rules_check_prints_the_decision_and_the_rule() {
         "default: no rule: the approval policy decides\n"
     );
     let o = w.run(&["rules", "check", "eval \"$X\""]);
-    assert!(
-        stdout(&o).starts_with("ask: no rule: eval runs a string as code"),
-        "{}",
-        stdout(&o)
-    );
+    starts(&stdout(&o), "ask: no rule: eval runs a string as code");
     assert!(
         stdout(&o).contains(
             "(no rule can allow it: the approval policy decides, asking unless never-ask)"
@@ -111,20 +103,12 @@ fn rules_check_prints_the_decision_and_the_rule() {
         stdout(&o)
     );
     let o = w.run(&["rules", "check", "config/.env", "--tool", "read_file"]);
-    assert!(
-        stdout(&o).starts_with("deny: read_file(.env)"),
-        "{}",
-        stdout(&o)
-    );
+    starts(&stdout(&o), "deny: read_file(.env)");
     let o = w.run(&["rules", "check", "config", "--tool", "grep"]);
     assert!(stdout(&o).starts_with("default:"), "{}", stdout(&o));
     let o = w.run(&["rules", "check", "x", "--tool", "Bash"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).starts_with("neocode: --tool Bash: not a tool name"),
-        "{}",
-        stderr(&o)
-    );
+    starts(&stderr(&o), "neocode: --tool Bash: not a tool name");
 }
 
 #[test]
@@ -138,12 +122,12 @@ fn a_bad_rule_file_is_an_error_with_file_and_line() {
     assert_eq!(o.status.code(), Some(2));
     assert!(o.stdout.is_empty());
     let err = stderr(&o);
-    assert!(
-        err.starts_with(&format!(
+    starts(
+        &err,
+        &format!(
             "neocode: {}:3: rule `run_comand(cargo test *)`: unknown tool",
             file.display()
-        )),
-        "{err}"
+        ),
     );
     // The home config's table too, and a TOML syntax error.
     w.write("ws/.neocode/permissions.toml", "");
@@ -153,11 +137,7 @@ fn a_bad_rule_file_is_an_error_with_file_and_line() {
     );
     let o = w.run(&["rules", "list"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).starts_with(&format!("neocode: {}:", cfg.display())),
-        "{}",
-        stderr(&o)
-    );
+    starts(&stderr(&o), &format!("neocode: {}:", cfg.display()));
 }
 
 #[test]
@@ -276,16 +256,13 @@ fn hooks_import_converts_a_claude_code_settings_file() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let target = w.ws().join(".neocode/hooks.json");
-    assert!(
-        out.contains("matcher `Edit|MultiEdit|Write` → `edit_file|write_file`"),
-        "{out}"
+    has(
+        &out,
+        "matcher `Edit|MultiEdit|Write` → `edit_file|write_file`",
     );
     assert!(out.contains("matcher `Bash` → `run_command`"), "{out}");
     assert!(out.contains("SubagentStop skipped"), "{out}");
-    assert!(
-        out.contains(&format!("wrote 3 hooks to {}\n", target.display())),
-        "{out}"
-    );
+    has(&out, &format!("wrote 3 hooks to {}\n", target.display()));
     assert!(
         out.ends_with(&format!(
             "added 1 allow rule to {}\n",
@@ -305,9 +282,9 @@ fn hooks_import_converts_a_claude_code_settings_file() {
     // Listed as configured.
     let o = w.run(&["hooks", "list"]);
     let out = stdout(&o);
-    assert!(
-        out.contains("PreToolUse  edit_file|write_file  echo edit  (timeout 5s"),
-        "{out}"
+    has(
+        &out,
+        "PreToolUse  edit_file|write_file  echo edit  (timeout 5s",
     );
     assert!(out.contains("Stop  *  echo stop  (timeout 60s"), "{out}");
     // Not overwritten without --force; replaced with it.
@@ -372,42 +349,25 @@ fn hooks_import_lists_where_each_part_goes_and_hooks_get_claude_codes_names() {
     let o = w.run(&["hooks", "import"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    assert!(
-        out.contains(&format!("wrote 1 hook to {}", home_hooks.display())),
-        "{out}"
-    );
-    assert!(
-        out.contains(&format!("wrote 1 hook to {}", ws_hooks.display())),
-        "{out}"
-    );
+    has(&out, &format!("wrote 1 hook to {}", home_hooks.display()));
+    has(&out, &format!("wrote 1 hook to {}", ws_hooks.display()));
     // The personal hook is not in the shared file.
     let shared = std::fs::read_to_string(&ws_hooks).unwrap();
     assert!(!shared.contains("payload.json"), "{shared}");
     let ws_rules = std::fs::read_to_string(w.ws().join(".neocode/permissions.toml")).unwrap();
-    assert!(
-        ws_rules.contains("\"run_command(npm test *)\""),
-        "{ws_rules}"
-    );
+    has(&ws_rules, "\"run_command(npm test *)\"");
     assert!(!ws_rules.contains(".ssh"), "{ws_rules}");
     let home_cfg = std::fs::read_to_string(w.env.home.join("config.toml")).unwrap();
     assert!(home_cfg.contains("\"read_file(~/.ssh/**)\""), "{home_cfg}");
     let o = w.run(&["rules", "check", "npm test -- --watch"]);
-    assert!(
-        stdout(&o).starts_with("allow: run_command(npm test *)"),
-        "{}",
-        stdout(&o)
-    );
+    starts(&stdout(&o), "allow: run_command(npm test *)");
 
     // The imported hook is sent Claude Code's names, as a session's PostToolUse sends it.
-    let o = w.run(&[
-        "hooks",
-        "run",
+    let o = w.hooks_run(
         "PostToolUse",
-        "--tool",
         "edit_file",
-        "--input",
         r#"{"path":"src/../app.py","old_string":"a","new_string":"b"}"#,
-    ]);
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let sent: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(w.ws().join("payload.json")).unwrap())
@@ -420,11 +380,7 @@ fn hooks_import_lists_where_each_part_goes_and_hooks_get_claude_codes_names() {
     );
     assert!(sent["tool_input"].get("path").is_none(), "{sent:#}");
     let o = w.run(&["hooks", "list"]);
-    assert!(
-        stdout(&o).contains("; sent Claude Code's names)"),
-        "{}",
-        stdout(&o)
-    );
+    has(&stdout(&o), "; sent Claude Code's names)");
 }
 
 fn hook(w: &Ws, event: &str, matcher: &str, command: &str, timeout: f64) -> PathBuf {
@@ -443,13 +399,10 @@ fn a_hung_hook_is_killed_at_its_timeout() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(took < Duration::from_secs(10), "took {took:?}");
     let out = stdout(&o);
-    assert!(
-        out.contains("ran `sleep 60 & sleep 60`: killed at its timeout"),
-        "{out}"
-    );
-    assert!(
-        out.contains("error: PreToolUse hook `sleep 60 & sleep 60` was killed after"),
-        "{out}"
+    has(&out, "ran `sleep 60 & sleep 60`: killed at its timeout");
+    has(
+        &out,
+        "error: PreToolUse hook `sleep 60 & sleep 60` was killed after",
     );
 }
 
@@ -463,37 +416,15 @@ fn a_pre_tool_use_exit_2_blocks_with_its_reason() {
         "grep -q generated && echo 'generated files are read-only' >&2 && exit 2; exit 0",
         10.0,
     );
-    let o = w.run(&[
-        "hooks",
-        "run",
-        "PreToolUse",
-        "--tool",
-        "edit_file",
-        "--input",
-        r#"{"path": "src/generated.rs"}"#,
-    ]);
+    let o = w.hooks_run("PreToolUse", "edit_file", r#"{"path": "src/generated.rs"}"#);
     let out = stdout(&o);
     assert!(out.contains(": exit 2 in "), "{out}");
-    assert!(
-        out.contains("blocked: generated files are read-only\n"),
-        "{out}"
-    );
-    assert!(
-        out.contains("permission: deny (generated files are read-only)"),
-        "{out}"
-    );
+    has(&out, "blocked: generated files are read-only\n");
+    has(&out, "permission: deny (generated files are read-only)");
     // Not matched by read_file; a path the hook lets through continues.
     let o = w.run(&["hooks", "run", "PreToolUse", "--tool", "read_file"]);
     assert_eq!(stdout(&o), "no PreToolUse hook matches\n");
-    let o = w.run(&[
-        "hooks",
-        "run",
-        "PreToolUse",
-        "--tool",
-        "edit_file",
-        "--input",
-        r#"{"path": "src/a.rs"}"#,
-    ]);
+    let o = w.hooks_run("PreToolUse", "edit_file", r#"{"path": "src/a.rs"}"#);
     assert!(stdout(&o).ends_with("continue\n"), "{}", stdout(&o));
 }
 
@@ -513,20 +444,9 @@ fn a_json_permission_decision_allow_is_parsed_and_keys_are_hidden() {
         &format!("sh {}", script.display()),
         10.0,
     );
-    let o = w.run(&[
-        "hooks",
-        "run",
-        "PreToolUse",
-        "--tool",
-        "run_command",
-        "--input",
-        r#"{"command": "cargo test"}"#,
-    ]);
+    let o = w.hooks_run("PreToolUse", "run_command", r#"{"command": "cargo test"}"#);
     let out = stdout(&o);
-    assert!(
-        out.contains("permission: allow (cargo test is fine)\n"),
-        "{out}"
-    );
+    has(&out, "permission: allow (cargo test is fine)\n");
     assert!(!out.contains("blocked"), "{out}");
     let keys = std::fs::read_to_string(w.ws().join("keys.txt")).unwrap();
     assert_eq!(keys.trim(), "none/none");
@@ -542,12 +462,9 @@ fn a_malformed_hooks_file_is_an_error_with_file_and_line() {
     let o = w.run(&["hooks", "list"]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(
-        err.starts_with(&format!(
-            "neocode: {}:2: unknown field `PreToolUze`",
-            f.display()
-        )),
-        "{err}"
+    starts(
+        &err,
+        &format!("neocode: {}:2: unknown field `PreToolUze`", f.display()),
     );
 }
 
@@ -559,10 +476,7 @@ fn doctor_says_where_commands_are_not_held_to_a_read_denial() {
     let o = w.run(&["doctor"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    assert!(
-        out.contains(&format!("  7 rule(s)  {}", file.display())),
-        "{out}"
-    );
+    has(&out, &format!("  7 rule(s)  {}", file.display()));
     assert!(
         out.contains(
             "  read_file(.env): read_file, grep and list_dir honour it; commands are not held to it"
@@ -573,8 +487,5 @@ fn doctor_says_where_commands_are_not_held_to_a_read_denial() {
     // A bad rule file is named with its line here too.
     w.write("ws/.neocode/permissions.toml", "deny = [\"nope(x)\"]\n");
     let out = stdout(&w.run(&["doctor"]));
-    assert!(
-        out.contains(&format!("  BAD RULE FILE  {}:1:", file.display())),
-        "{out}"
-    );
+    has(&out, &format!("  BAD RULE FILE  {}:1:", file.display()));
 }

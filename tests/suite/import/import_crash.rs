@@ -6,6 +6,7 @@
 //! uninterrupted import. Then every file grows and the re-import (an update of every session)
 //! is killed the same way: each session is always either the old one or the new one, whole.
 
+use crate::support::text::has;
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -190,11 +191,9 @@ fn sigkill_mid_import_leaves_whole_sessions_and_a_rerun_finishes() {
     // What an import that is left alone writes.
     let reference = Env::new();
     let out = import_whole(&reference, &dir);
-    assert!(
-        out.contains(&format!(
-            "imported {FILES}, updated 0, skipped 0 unchanged, failed 0"
-        )),
-        "{out}"
+    has(
+        &out,
+        &format!("imported {FILES}, updated 0, skipped 0 unchanged, failed 0"),
     );
     let want = exports(&reference);
     assert_eq!(want.len(), FILES);
@@ -229,11 +228,9 @@ fn sigkill_mid_import_leaves_whole_sessions_and_a_rerun_finishes() {
     std::thread::sleep(Duration::from_millis(20));
     write_all(&dir, 520);
     let out = import_whole(&reference, &dir);
-    assert!(
-        out.contains(&format!(
-            "imported 0, updated {FILES}, skipped 0 unchanged, failed 0"
-        )),
-        "{out}"
+    has(
+        &out,
+        &format!("imported 0, updated {FILES}, skipped 0 unchanged, failed 0"),
     );
     let grown = exports(&reference);
     let (mixed, _, _) = kill_until_done(&env, &dir, &mut rng, |kill, got| {

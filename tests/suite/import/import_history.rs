@@ -1,12 +1,14 @@
 //! `neocode import --from claude-code|codex`: real transcripts from public repositories
 //! (tests/data/import/README.md) and made-up hostile ones.
 
+use crate::support::text::{has, starts};
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::support::cli::{Ws, assert_harmless, fail, ok_stdout};
+use crate::support::files_under;
 use base64::Engine;
 use neocode::runtime::import::{self, SourceTool};
 use neocode::session::file::SessionFile;
@@ -296,10 +298,7 @@ fn reimport_changes_nothing_and_growth_updates() {
     fs::copy(data(CODEX_FILE), &file).unwrap();
     let claude = data("claude-code");
     let out = import_cmd(&ws, "claude-code", &[&claude]);
-    assert!(
-        out.starts_with("imported 2, updated 0, skipped 0 unchanged, failed 0"),
-        "{out}"
-    );
+    starts(&out, "imported 2, updated 0, skipped 0 unchanged, failed 0");
     let out = import_cmd(&ws, "codex", &[&file]);
     assert!(out.starts_with("imported 1,"), "{out}");
     let rt = ws.sessions();
@@ -308,15 +307,9 @@ fn reimport_changes_nothing_and_growth_updates() {
         .map(|id| rt.export(id).unwrap())
         .collect();
     let out = import_cmd(&ws, "claude-code", &[&claude]);
-    assert!(
-        out.starts_with("imported 0, updated 0, skipped 2 unchanged, failed 0"),
-        "{out}"
-    );
+    starts(&out, "imported 0, updated 0, skipped 2 unchanged, failed 0");
     let out = import_cmd(&ws, "codex", &[&file]);
-    assert!(
-        out.starts_with("imported 0, updated 0, skipped 1 unchanged"),
-        "{out}"
-    );
+    starts(&out, "imported 0, updated 0, skipped 1 unchanged");
     let after: Vec<SessionFile> = [CLAUDE_MAIN, "019c8a4d-8f45-7010-8b5d-7fad920aa6f9"]
         .iter()
         .map(|id| rt.export(id).unwrap())
@@ -371,22 +364,9 @@ fn source_files_are_never_written() {
     import_cmd(&ws, "codex", &[&data("codex")]);
     assert_eq!(snapshot(&data("claude-code")), before_c);
     assert_eq!(snapshot(&data("codex")), before_x);
-    let names = |d: &Path| -> Vec<PathBuf> { walk(d) };
+    let names = |d: &Path| -> Vec<PathBuf> { files_under(d) };
     assert_eq!(names(&data("claude-code")).len(), 2);
     assert_eq!(names(&data("codex")).len(), 1);
-}
-
-fn walk(d: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in fs::read_dir(d).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]
@@ -547,10 +527,7 @@ fn hostile_claude_transcript_imports_what_is_sound() {
     let mut c = ws.cmd();
     c.args(["import", "--from", "claude-code"]).arg(&path);
     let out = ok_stdout(&mut c);
-    assert!(
-        out.starts_with("imported 2, updated 0, skipped 0 unchanged, failed 0"),
-        "{out}"
-    );
+    starts(&out, "imported 2, updated 0, skipped 0 unchanged, failed 0");
     assert!(out.contains("1 malformed line(s) skipped"), "{out}");
     assert!(out.contains("still being written"), "{out}");
     let rt = ws.sessions();
@@ -855,10 +832,7 @@ fn discovery_finds_this_workspaces_sessions_and_all_workspaces_files_each() {
     assert_eq!(ws.sessions().count().unwrap(), 4);
 
     let (out, _) = run("codex", &["--all-workspaces"]);
-    assert!(
-        out.starts_with("imported 1, updated 0, skipped 2 unchanged"),
-        "{out}"
-    );
+    starts(&out, "imported 1, updated 0, skipped 2 unchanged");
     let theirs = neocode::runtime::Sessions::open(&other_loc).unwrap();
     assert_eq!(theirs.count().unwrap(), 1);
     assert_eq!(
@@ -929,13 +903,7 @@ fn a_transcript_without_messages_is_skipped_not_imported() {
     );
     let ws = Ws::new();
     let out = import_cmd(&ws, "claude-code", &[&path]);
-    assert!(
-        out.starts_with("imported 0, updated 0, skipped 0 unchanged, failed 0"),
-        "{out}"
-    );
-    assert!(
-        out.contains("1 transcript(s) without messages skipped"),
-        "{out}"
-    );
+    starts(&out, "imported 0, updated 0, skipped 0 unchanged, failed 0");
+    has(&out, "1 transcript(s) without messages skipped");
     assert_eq!(ws.sessions().count().unwrap(), 0);
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use neocode::runtime::Sessions;
 use neocode::session::file::SessionFile;
-use neocode::session::{AppendMeta, NewMessage, NewSession, Role, SCHEMA_VERSION, Store};
+use neocode::session::{AppendMeta, NewMessage, Role, SCHEMA_VERSION, Store};
 use rusqlite::Connection;
 
 /// Sessions on workspace `tmp/<name>` under the env's one home.
@@ -18,12 +18,7 @@ fn sessions(t: &Env, name: &str) -> Sessions {
 /// A parent, its fork, the fork's fork, and a sub-agent of the parent, as session files.
 fn family(t: &Env) -> Vec<SessionFile> {
     let rt = sessions(t, "origin");
-    let p = rt
-        .new_session(NewSession {
-            title: "parent".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let p = crate::support::titled(&rt, "parent");
     let msgs: Vec<NewMessage> = (0..4)
         .map(|i| {
             NewMessage::text(
@@ -128,8 +123,8 @@ fn a_version_2_database_migrates_keeping_rows_order_and_links() {
     let t = Env::new();
     let paths = t.paths();
     {
-        let c = t.database_of_version(2);
-        c.execute_batch(
+        t.database_of_version(
+            2,
             r#"
             INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, last_seq, message_count)
                 VALUES ('p', 'parent', 1, 5, 2, 2);
@@ -141,8 +136,7 @@ fn a_version_2_database_migrates_keeping_rows_order_and_links() {
                        (3, 'f', 1, 'user', '[{"kind":"text","text":"okapi"}]', 1, 7, 1);
             INSERT INTO message_fts (rowid, body) VALUES (1, 'okapi'), (2, 'zebu');
             "#,
-        )
-        .unwrap();
+        );
     }
     let s = Store::open(paths.clone()).unwrap();
     let c = Connection::open(paths.db()).unwrap();

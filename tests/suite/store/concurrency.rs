@@ -13,17 +13,10 @@ use neocode::session::NewSession;
 const PER_WRITER: u64 = 250;
 
 #[test]
-#[expect(clippy::too_many_lines)]
 fn eight_writers_and_a_reader_never_collide() {
     let env = Env::new();
     let rt = env.sessions();
-    let shared = rt
-        .new_session(NewSession {
-            title: "shared".into(),
-            ..NewSession::default()
-        })
-        .unwrap()
-        .id;
+    let shared = crate::support::titled(&rt, "shared").id;
     let own: Vec<String> = (0..4)
         .map(|i| {
             rt.new_session(NewSession {

@@ -5,12 +5,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::process::Output;
 
+use crate::support::stderr;
 use crate::support::{Env, integrity_ok};
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role};
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
 
 /// One line on stderr, starting `neocode:`.
 fn assert_one_line_error(o: &Output, code: i32, needle: &str) {
@@ -29,12 +26,7 @@ fn assert_one_line_error(o: &Output, code: i32, needle: &str) {
 /// A workspace with one session holding a few messages; returns its id.
 fn seeded(env: &Env) -> String {
     let rt = env.sessions();
-    let h = rt
-        .new_session(NewSession {
-            title: "keep me".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let h = crate::support::titled(&rt, "keep me");
     rt.append(
         &h.id,
         &[

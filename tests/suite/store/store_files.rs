@@ -526,8 +526,8 @@ fn a_version_1_database_with_data_migrates_and_stays_searchable() {
     let paths = t.paths();
     {
         // What the first release wrote: the search row's rowid is the message id.
-        let c = t.database_of_version(1);
-        c.execute_batch(
+        t.database_of_version(
+            1,
             r#"
             INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, last_seq, message_count)
                 VALUES ('old', 'from v1', 1, 2, 3, 3);
@@ -537,8 +537,7 @@ fn a_version_1_database_with_data_migrates_and_stays_searchable() {
                        (3, 'old', 3, 'assistant', '[{"kind":"text","text":"armadillo three"}]', 2);
             INSERT INTO message_fts (rowid, body) VALUES (1, 'armadillo one'), (3, 'armadillo three');
             "#,
-        )
-        .unwrap();
+        );
     }
     let s = Store::open(paths.clone()).unwrap();
     let uv: i64 = plain(&paths.db())

@@ -174,8 +174,8 @@ fn a_version_2_index_is_rebuilt_so_old_cjk_text_is_found() {
     let paths = t.paths();
     {
         // What schema version 2 wrote: CJK runs stored as they were typed.
-        let c = t.database_of_version(2);
-        c.execute_batch(
+        let c = t.database_of_version(
+            2,
             r#"
             INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, last_seq, message_count)
                 VALUES ('old', 'v2', 1, 2, 2, 2);
@@ -184,8 +184,7 @@ fn a_version_2_index_is_rebuilt_so_old_cjk_text_is_found() {
                 VALUES (1, 'old', 1, 'user', '[{"kind":"text","text":"请修正状态栏 ✅"}]', 1, 7),
                        (2, 'old', 2, 'user', '[{"kind":"text","text":"plain walrus"}]', 1, 9);
             "#,
-        )
-        .unwrap();
+        );
         assert!(
             c.query_row(
                 "SELECT count(*) FROM message_fts WHERE message_fts MATCH '\"修正\"'",

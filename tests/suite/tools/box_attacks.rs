@@ -3,6 +3,8 @@
 //! naming a repository outside, writes to the workspace's control files, unix sockets
 //! outside the workspace, socket addresses in the environment, set-uid bits.
 
+use crate::support::process::Succeeds;
+use crate::support::text::has;
 use crate::support::tools as tool_support;
 
 use std::io::ErrorKind;
@@ -24,13 +26,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "t")
         .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+        .succeeds();
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
@@ -260,11 +256,7 @@ fn the_workspace_control_files_are_read_only_in_the_box() {
     assert!(out.text.contains("planted"), "{}", out.text);
     assert_eq!(control_state(&s), before, "{}", out.text);
     assert!(out.text.contains("created .git/commondir"), "{}", out.text);
-    assert!(
-        out.text.contains("created .git/config.worktree"),
-        "{}",
-        out.text
-    );
+    has(&out.text, "created .git/config.worktree");
     // A hooks folder the repository lacks cannot be created with a hook in it.
     std::fs::remove_dir_all(s.root.join(".git/hooks")).unwrap();
     let out = sh(
@@ -420,11 +412,7 @@ fn socket_addresses_in_the_environment_do_not_reach_commands() {
                 out.text
             );
         }
-        assert!(
-            out.text.contains("NEOCODE_TEST_VISIBLE=visible-value"),
-            "{}",
-            out.text
-        );
+        has(&out.text, "NEOCODE_TEST_VISIBLE=visible-value");
         ctx.sandbox.env_allow = vec!["DISPLAY".into()];
         let out = sh(&ctx, "env");
         assert!(out.text.contains("DISPLAY=:0"), "{name}: {}", out.text);

@@ -2,6 +2,7 @@
 //! cannot do, and what the tool result tells the model. On a kernel without Landlock the
 //! confinement tests say so on stderr and check the fallback (every command asks) instead.
 
+use crate::support::text::{has, starts};
 use crate::support::tools as tool_support;
 
 use std::io::ErrorKind;
@@ -285,22 +286,14 @@ fn commands_do_not_see_secret_variables() {
             "the value of {k} reached the command"
         );
     }
-    assert!(
-        out.text.contains("NEOCODE_TEST_VISIBLE=visible-value"),
-        "{}",
-        out.text
-    );
+    has(&out.text, "NEOCODE_TEST_VISIBLE=visible-value");
     assert!(out.text.contains("TMPDIR="), "{}", out.text);
     assert!(out.text.contains("PATH="), "{}", out.text);
 
     let mut ctx = s.ctx();
     ctx.sandbox.env_allow = vec!["FOO_TOKEN".to_string()];
     let out = sh(&ctx, "env");
-    assert!(
-        out.text.contains("FOO_TOKEN=foo-token-secret"),
-        "{}",
-        out.text
-    );
+    has(&out.text, "FOO_TOKEN=foo-token-secret");
     assert!(!out.text.contains("OPENAI_API_KEY"), "{}", out.text);
 }
 
@@ -436,6 +429,27 @@ fn survivors(a: &str, b: &str) -> String {
     )
 }
 
+/// [`survivors`] and a third loop (`bg3.log`) the command waits on.
+fn survivors_and_a_waited_loop() -> String {
+    format!(
+        "{}; (while :; do date >> bg3.log; sleep 0.2; done) & wait",
+        survivors("bg1.log", "bg2.log")
+    )
+}
+
+/// The logs of `names` under the space's root.
+fn logs_in(s: &Space, names: &[&str]) -> Vec<std::path::PathBuf> {
+    names.iter().map(|l| s.root.join(l)).collect()
+}
+
+/// Panics (naming the mode and what should have ended them) if a log still grows.
+#[track_caller]
+fn none_outlived(logs: &[std::path::PathBuf], name: &str, what: &str) {
+    if let Err(e) = stopped_growing(logs) {
+        panic!("{name}: a process outlived {what}: {e}");
+    }
+}
+
 #[test]
 fn no_environment_of_neocode_or_any_other_process_is_readable_through_proc() {
     tool_support::init();
@@ -520,13 +534,11 @@ fn nothing_a_command_started_outlives_it() {
         let s = Space::new();
         let out = sh(&ctx_in(&s, &settings), &survivors("bg1.log", "bg2.log"));
         assert!(out.text.contains("started"), "{name}: {}", out.text);
-        let logs = [s.root.join("bg1.log"), s.root.join("bg2.log")];
+        let logs = logs_in(&s, &["bg1.log", "bg2.log"]);
         for l in &logs {
             assert!(exists(l), "{name}: {} was never written", l.display());
         }
-        if let Err(e) = stopped_growing(&logs) {
-            panic!("{name}: a process outlived its command: {e}");
-        }
+        none_outlived(&logs, name, "its command");
     }
 }
 
@@ -535,23 +547,15 @@ fn nothing_outlives_a_timeout_or_a_cancel() {
     for (name, settings) in modes() {
         // Timed out, still waiting on a child.
         let s = Space::new();
-        let cmd = format!(
-            "{}; (while :; do date >> bg3.log; sleep 0.2; done) & wait",
-            survivors("bg1.log", "bg2.log")
-        );
+        let cmd = survivors_and_a_waited_loop();
         let out = tool_support::call(
             &ctx_in(&s, &settings),
             "run_command",
             serde_json::json!({"command": cmd, "timeout_secs": 2}),
         );
         assert!(out.text.contains("timed out"), "{name}: {}", out.text);
-        let logs: Vec<_> = ["bg1.log", "bg2.log", "bg3.log"]
-            .iter()
-            .map(|l| s.root.join(l))
-            .collect();
-        if let Err(e) = stopped_growing(&logs) {
-            panic!("{name}: a process outlived the timeout: {e}");
-        }
+        let logs = logs_in(&s, &["bg1.log", "bg2.log", "bg3.log"]);
+        none_outlived(&logs, name, "the timeout");
         // Cancelled.
         let s = Space::new();
         let ctx = ctx_in(&s, &settings);
@@ -563,13 +567,8 @@ fn nothing_outlives_a_timeout_or_a_cancel() {
         let out = sh(&ctx, &cmd);
         t.join().unwrap();
         assert!(out.text.contains("cancelled"), "{name}: {}", out.text);
-        let logs: Vec<_> = ["bg1.log", "bg2.log", "bg3.log"]
-            .iter()
-            .map(|l| s.root.join(l))
-            .collect();
-        if let Err(e) = stopped_growing(&logs) {
-            panic!("{name}: a process outlived the cancel: {e}");
-        }
+        let logs = logs_in(&s, &["bg1.log", "bg2.log", "bg3.log"]);
+        none_outlived(&logs, name, "the cancel");
     }
 }
 
@@ -577,10 +576,7 @@ fn nothing_outlives_a_timeout_or_a_cancel() {
 fn nothing_outlives_neocode_killed_with_sigkill() {
     for (name, _) in modes() {
         let s = Space::new();
-        let cmd = format!(
-            "{}; (while :; do date >> bg3.log; sleep 0.2; done) & wait",
-            survivors("bg1.log", "bg2.log")
-        );
+        let cmd = survivors_and_a_waited_loop();
         let mut stand_in = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
@@ -595,10 +591,7 @@ fn nothing_outlives_neocode_killed_with_sigkill() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let logs: Vec<_> = ["bg1.log", "bg2.log", "bg3.log"]
-            .iter()
-            .map(|l| s.root.join(l))
-            .collect();
+        let logs = logs_in(&s, &["bg1.log", "bg2.log", "bg3.log"]);
         assert!(
             tool_support::eventually(20, || logs.iter().all(|l| exists(l))),
             "{name}: the stand-in never started the command"
@@ -607,9 +600,7 @@ fn nothing_outlives_neocode_killed_with_sigkill() {
         stand_in.wait().unwrap();
         // Give the kernel a moment to deliver the deaths.
         std::thread::sleep(Duration::from_millis(300));
-        if let Err(e) = stopped_growing(&logs) {
-            panic!("{name}: a process outlived neocode's SIGKILL: {e}");
-        }
+        none_outlived(&logs, name, "neocode's SIGKILL");
     }
 }
 
@@ -834,10 +825,7 @@ fn walls_say_exactly_what_stands_in_each_mode() {
             "{text}"
         );
         assert!(w.landlock_abi >= 5 && w.seccomp && w.subreaper, "{text}");
-        assert!(
-            text.starts_with("sandbox enforced: namespaces: user mount pid net;"),
-            "{text}"
-        );
+        starts(&text, "sandbox enforced: namespaces: user mount pid net;");
         // With the network allowed there is no network namespace.
         let open = SandboxSettings {
             network: true,
@@ -901,10 +889,7 @@ fn neocode_run_in_the_fallback_says_partial_and_every_command_asks() {
     let (o, _srv) = run_scripted(&s.root, &home, "touch made.txt", &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    assert!(
-        err.contains("warning: sandbox only partially enforced"),
-        "{err}"
-    );
+    has(&err, "warning: sandbox only partially enforced");
     assert!(err.contains("no namespace box"), "{err}");
     assert!(
         err.contains("denied"),

@@ -1,5 +1,6 @@
 //! The model's tools through `tools::run`, on real files and real commands.
 
+use crate::support::text::{has, starts};
 use crate::support::tools as tool_support;
 
 use std::os::unix::fs::symlink;
@@ -103,11 +104,7 @@ fn read_file_numbers_lines_and_pages_with_offset_and_limit() {
     let ctx = s.ctx();
     let out = call(&ctx, "read_file", json!({"path": "a.txt"}));
     assert!(!out.is_error, "{}", out.text);
-    assert!(
-        out.text.starts_with("     1\tline 1\n     2\tline 2\n"),
-        "{}",
-        out.text
-    );
+    starts(&out.text, "     1\tline 1\n     2\tline 2\n");
     assert!(out.text.contains("    10\tline 10\n"));
 
     let out = call(
@@ -161,11 +158,7 @@ fn read_file_shows_invalid_utf8_lossily_with_a_note() {
     s.write("latin1.txt", b"caf\xe9 au lait\nok\n");
     let out = call(&s.ctx(), "read_file", json!({"path": "latin1.txt"}));
     assert!(!out.is_error, "{}", out.text);
-    assert!(
-        out.text.contains("     1\tcaf\u{FFFD} au lait\n"),
-        "{}",
-        out.text
-    );
+    has(&out.text, "     1\tcaf\u{FFFD} au lait\n");
     assert!(out.text.contains("not valid UTF-8"), "{}", out.text);
     assert_eq!(out.metadata.unwrap()["lossy_utf8"], true);
 }
@@ -326,10 +319,7 @@ fn write_file_creates_parents_and_returns_a_diff() {
     assert_eq!(meta["created"], true);
     assert_eq!(meta["added"], 2);
     let diff = meta["diff"].as_str().unwrap();
-    assert!(
-        diff.contains("--- /dev/null\n+++ b/deep/er/new.txt\n"),
-        "{diff}"
-    );
+    has(diff, "--- /dev/null\n+++ b/deep/er/new.txt\n");
     assert!(diff.contains("+one\n+two\n"), "{diff}");
 
     let out = call(
@@ -458,11 +448,7 @@ fn run_command_reports_exit_code_and_output() {
     assert_eq!(meta["timed_out"], false);
 
     let out = sh(&ctx, "pwd");
-    assert!(
-        out.text.starts_with(&format!("{}\n", s.root.display())),
-        "{}",
-        out.text
-    );
+    starts(&out.text, &format!("{}\n", s.root.display()));
     let out = call(&ctx, "run_command", json!({"command": "  "}));
     assert!(out.is_error);
 }
@@ -816,16 +802,8 @@ fn edit_file_returns_the_unified_diff_to_the_model_capped() {
         json!({"path": "stats.py", "old_string": "sum(xs) / len(xs)", "new_string": "sum(xs) / max(len(xs), 1)"}),
     );
     assert!(!out.is_error, "{}", out.text);
-    assert!(
-        out.text.starts_with("edited stats.py (+1 -1 lines):\n"),
-        "{}",
-        out.text
-    );
-    assert!(
-        out.text.contains("--- a/stats.py\n+++ b/stats.py\n"),
-        "{}",
-        out.text
-    );
+    starts(&out.text, "edited stats.py (+1 -1 lines):\n");
+    has(&out.text, "--- a/stats.py\n+++ b/stats.py\n");
     assert!(
         out.text
             .contains("-    return sum(xs) / len(xs)\n+    return sum(xs) / max(len(xs), 1)\n"),
@@ -1191,11 +1169,7 @@ fn the_file_tools_never_write_control_files() {
         "write_file",
         json!({"path": ".git/config", "content": "x"}),
     );
-    assert!(
-        out.text.contains(".git/config is git's control file"),
-        "{}",
-        out.text
-    );
+    has(&out.text, ".git/config is git's control file");
     // Reading them is fine, and so is writing files that only look alike.
     let out = call(&ctx, "read_file", json!({"path": ".git/config"}));
     assert!(!out.is_error, "{}", out.text);

@@ -5,8 +5,8 @@
 //! whole) shows its beginning until expanded, and a done edit shows the lines it changed
 //! rather than its diff's headers.
 
+use crate::support::text::has;
 use crossterm::event::{KeyCode, KeyModifiers};
-use neocode::runtime::agent::TurnEvent;
 use neocode::session::{AppendMeta, NewMessage, NewSession, Part, Role};
 use neocode::tui::effect::TurnEffect;
 
@@ -39,35 +39,23 @@ fn an_at_file_is_a_one_line_chip_whose_text_shows_on_expand() {
     // The model is sent the file's text after what was typed.
     assert!(sent.starts_with("what is in @notes.txt ?\n\n[@notes.txt attached ("));
     assert!(sent.contains("line 649 of the notes file"));
-    let id = h.id.clone();
-    h.ev(TurnEvent::Started { session_id: id });
+    h.started();
     // The live cell shows one line for it, not 650.
     let s = h.screen();
     assert!(s.contains("[@notes.txt attached (17.1 KiB)]"), "{s}");
     assert!(s.contains("650 lines · expand to read"), "{s}");
     assert!(!s.contains("line 000 of the notes file"), "{s}");
     // Stored, as the turn stores it: the transcript shows the chip too.
-    h.rt.append(
-        &h.id,
-        &[
-            NewMessage::text(Role::User, sent),
-            NewMessage::text(Role::Assistant, "It holds numbered lines."),
-        ],
-        &AppendMeta::default(),
-    )
-    .unwrap();
-    h.ev(TurnEvent::Finished {
-        reason: neocode::runtime::agent::FinishReason::Completed,
-        usage: Default::default(),
-    });
+    h.store_and_finish(&[
+        NewMessage::text(Role::User, sent),
+        NewMessage::text(Role::Assistant, "It holds numbered lines."),
+    ]);
     let s = h.screen();
     assert!(s.contains("It holds numbered lines."), "{s}");
     assert!(s.contains("[@notes.txt attached (17.1 KiB)]"), "{s}");
     assert!(!s.contains("line 000 of the notes file"), "{s}");
     // Selected and expanded: its text is there to read.
-    h.key_mod(KeyCode::Up, KeyModifiers::ALT);
-    h.key_mod(KeyCode::Up, KeyModifiers::ALT);
-    h.key_mod(KeyCode::Char(' '), KeyModifiers::CONTROL);
+    h.expand_two_up();
     let s = h.screen();
     assert!(s.contains("│ line 649 of the notes file"), "{s}");
     // ↑ recalls what was typed, not the file.
@@ -93,10 +81,7 @@ fn a_hooks_context_is_a_chip_and_up_never_recalls_it() {
     h.run(effects);
     let s = h.screen();
     assert!(s.contains("run the linter"), "{s}");
-    assert!(
-        s.contains("[context from a hook]  2 lines · expand to read"),
-        "{s}"
-    );
+    has(&s, "[context from a hook]  2 lines · expand to read");
     assert!(!s.contains("Uncommitted: 3 files"), "{s}");
     h.key(KeyCode::Up);
     assert_eq!(h.app.conv.composer().text(), "run the linter", "{s}");
@@ -106,19 +91,10 @@ fn a_hooks_context_is_a_chip_and_up_never_recalls_it() {
 fn an_empty_reply_says_so_instead_of_showing_a_blank_message() {
     let mut h = H::new();
     h.send("say nothing");
-    h.rt.append(
-        &h.id,
-        &[
-            NewMessage::text(Role::User, "say nothing"),
-            NewMessage::text(Role::Assistant, ""),
-        ],
-        &AppendMeta::default(),
-    )
-    .unwrap();
-    h.ev(TurnEvent::Finished {
-        reason: neocode::runtime::agent::FinishReason::Completed,
-        usage: Default::default(),
-    });
+    h.store_and_finish(&[
+        NewMessage::text(Role::User, "say nothing"),
+        NewMessage::text(Role::Assistant, ""),
+    ]);
     let s = h.screen();
     let at = s.find("Assistant  #3").expect("the reply is shown");
     assert!(
@@ -162,20 +138,11 @@ fn a_done_edit_card_shows_the_changed_lines_not_the_diff_headers() {
         arguments: r#"{"path":"stats.py","old_string":"total = 1","new_string":"total = 2"}"#
             .into(),
     }];
-    h.rt.append(
-        &h.id,
-        &[
-            NewMessage::text(Role::User, "Bump the total"),
-            asked,
-            NewMessage::tool_result("e1", EDITED, false),
-        ],
-        &AppendMeta::default(),
-    )
-    .unwrap();
-    h.ev(TurnEvent::Finished {
-        reason: neocode::runtime::agent::FinishReason::Completed,
-        usage: Default::default(),
-    });
+    h.store_and_finish(&[
+        NewMessage::text(Role::User, "Bump the total"),
+        asked,
+        NewMessage::tool_result("e1", EDITED, false),
+    ]);
     let s = h.screen();
     let at = s.find("Tool · edit_file").expect("the result is shown");
     let result = &s[at..];
@@ -196,32 +163,20 @@ fn a_long_message_shows_its_beginning_until_expanded() {
     h.key(KeyCode::Enter);
     let text = started_text(&mut h);
     assert_eq!(text.lines().count(), 5000);
-    let id = h.id.clone();
-    h.ev(TurnEvent::Started { session_id: id });
+    h.started();
     // The live cell: the beginning and how much more, not 5,000 rows.
     let s = h.screen();
     assert!(s.contains("worker 0010 finished"), "{s}");
     assert!(s.contains("… 4,988 more lines · expand to read"), "{s}");
     assert!(!s.contains("worker 4999"), "{s}");
-    h.rt.append(
-        &h.id,
-        &[
-            NewMessage::text(Role::User, text),
-            NewMessage::text(Role::Assistant, "They all finished in order."),
-        ],
-        &AppendMeta::default(),
-    )
-    .unwrap();
-    h.ev(TurnEvent::Finished {
-        reason: neocode::runtime::agent::FinishReason::Completed,
-        usage: Default::default(),
-    });
+    h.store_and_finish(&[
+        NewMessage::text(Role::User, text),
+        NewMessage::text(Role::Assistant, "They all finished in order."),
+    ]);
     let s = h.screen();
     assert!(s.contains("… 4,988 more lines · expand to read"), "{s}");
     // Expanded: all of it.
-    h.key_mod(KeyCode::Up, KeyModifiers::ALT);
-    h.key_mod(KeyCode::Up, KeyModifiers::ALT);
-    h.key_mod(KeyCode::Char(' '), KeyModifiers::CONTROL);
+    h.expand_two_up();
     h.key_mod(KeyCode::Down, KeyModifiers::ALT);
     let s = h.screen();
     assert!(s.contains("worker 4999 finished"), "{s}");

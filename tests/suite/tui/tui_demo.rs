@@ -44,18 +44,39 @@ pub(super) fn demo_sessions(dir: &Path) -> (Sessions, PathBuf, PathBuf) {
 }
 
 /// `neocode demo --keep` with its temp folder under the test's, the demo model at `pace_ms`
-/// a piece; the folder it is kept in.
-pub(super) fn spawn_demo(env: &Env, pace_ms: &str) -> (Pty, PathBuf) {
+/// a piece and `more` in its environment; the folder it is kept in.
+pub(super) fn spawn_demo_with(env: &Env, pace_ms: &str, more: &[(&str, &str)]) -> (Pty, PathBuf) {
     let tmp = env.home.parent().unwrap().join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let tmp_s = tmp.to_string_lossy().into_owned();
-    let envs = [
+    let mut envs = vec![
         ("TMPDIR", tmp_s.as_str()),
         ("NEOCODE_DEMO_PACE_MS", pace_ms),
     ];
+    envs.extend_from_slice(more);
     let pty = Pty::spawn_args(&env.home, &["demo", "--keep"], &envs, 40, 120);
     pty.wait_for("13 sessions");
     (pty, tmp)
+}
+
+/// [`spawn_demo_with`], then a new conversation on the demo model.
+pub(super) fn demo_conversation(env: &Env, pace_ms: &str, more: &[(&str, &str)]) -> (Pty, PathBuf) {
+    let (mut pty, tmp) = spawn_demo_with(env, pace_ms, more);
+    pty.keys("n");
+    pty.wait_for("demo model — scripted, no network");
+    (pty, tmp)
+}
+
+/// The kept demo's session `id` opened again in the TUI (the demo model kept, at full pace).
+pub(super) fn resume_demo(home: &Path, ws: &Path, id: &str) -> Pty {
+    Pty::spawn(
+        home,
+        ws,
+        &["--resume", id],
+        &[("NEOCODE_DEMO_PACE_MS", "2")],
+        40,
+        120,
+    )
 }
 
 #[test]
@@ -137,9 +158,7 @@ fn the_demo_model_fixes_the_demo_project_with_an_approved_edit_and_runs_its_test
 #[test]
 fn the_at_picker_ranks_files_fuzzily_inserts_the_chosen_one_and_attaches_its_text() {
     let env = Env::new();
-    let (mut pty, tmp) = spawn_demo(&env, "2");
-    pty.keys("n");
-    pty.wait_for("demo model — scripted, no network");
+    let (mut pty, tmp) = demo_conversation(&env, "2", &[]);
     pty.keys("explain @tst");
     let s = pty.wait_for("@ files: ↑↓ choose");
     assert!(s.contains(" @test.sh"), "{s}");
@@ -153,8 +172,7 @@ fn the_at_picker_ranks_files_fuzzily_inserts_the_chosen_one_and_attaches_its_tex
         s.contains("test.sh ("),
         "the demo model read the typed words:\n{s}"
     );
-    pty.keys("\x03");
-    pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+    pty.quit();
     let dir = kept_demo(&tmp);
     let (sessions, _, _) = demo_sessions(&dir);
     let items = sessions.list(&ListQuery::default()).unwrap().items;
@@ -222,8 +240,7 @@ fn ctrl_g_edits_the_draft_in_the_editor_and_the_tui_comes_back() {
     // And keys are the TUI's again: the edited draft is sent.
     pty.keys("\r");
     pty.wait_for("Done in");
-    pty.keys("\x03");
-    pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+    pty.quit();
     let demo = kept_demo(&tmp);
     let (sessions, _, _) = demo_sessions(&demo);
     let items = sessions.list(&ListQuery::default()).unwrap().items;
@@ -240,9 +257,7 @@ fn ctrl_g_edits_the_draft_in_the_editor_and_the_tui_comes_back() {
 fn alt_c_copies_the_last_message_to_the_clipboard_with_osc_52() {
     use base64::Engine;
     let env = Env::new();
-    let (mut pty, _tmp) = spawn_demo(&env, "1");
-    pty.keys("n");
-    pty.wait_for("demo model — scripted, no network");
+    let (mut pty, _tmp) = demo_conversation(&env, "1", &[]);
     pty.keys("hello\r");
     pty.wait_for("Done in");
     pty.keys("\x1bc");
@@ -257,16 +272,13 @@ fn alt_c_copies_the_last_message_to_the_clipboard_with_osc_52() {
         .unwrap();
     let text = String::from_utf8(text).unwrap();
     assert!(text.starts_with("# Hello from the demo model"), "{text}");
-    pty.keys("\x03");
-    pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+    pty.quit();
 }
 
 #[test]
 fn slash_resume_picks_another_session_and_esc_comes_back() {
     let env = Env::new();
-    let (mut pty, _tmp) = spawn_demo(&env, "1");
-    pty.keys("n");
-    pty.wait_for("demo model — scripted, no network");
+    let (mut pty, _tmp) = demo_conversation(&env, "1", &[]);
     pty.keys("hello\r");
     pty.wait_for("Done in");
     // The picker, and Esc back to this conversation.
@@ -288,8 +300,7 @@ fn slash_resume_picks_another_session_and_esc_comes_back() {
         s.contains("┌ Draft release notes for v0.4 "),
         "its conversation:\n{s}"
     );
-    pty.keys("\x03");
-    pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+    pty.quit();
 }
 
 /// Ctrl-V (and `/paste`) reads the clipboard's image with `xclip` (a fake one on `$PATH` here):
@@ -383,7 +394,6 @@ fn ctrl_v_pastes_the_clipboards_image_and_it_is_sent_as_an_asset() {
     // The demo model's answer may still run: the first Ctrl-C cancels it, the second quits.
     pty.keys("\x03");
     std::thread::sleep(Duration::from_millis(300));
-    pty.keys("\x03");
-    pty.wait_exit(Duration::from_secs(30), "neocode demo did not quit");
+    pty.quit();
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -5,23 +5,14 @@
 //! a second Ctrl-C quits, Enter on the empty editor retries a turn that failed, and F1 opens
 //! the help at the conversation's keys.
 
-use std::time::Duration;
-
 use crate::support::Env;
 use crate::support::pty::Pty;
 use neocode::runtime::scripted::{Reply, ScriptedServer};
 use neocode::session::{ListQuery, Role};
 
 /// The TUI on the scripted model, in a new conversation on an empty list.
-fn compose(env: &Env, base: &str, rows: u16, cols: u16) -> Pty {
-    let vars = [
-        ("NEOCODE_BASE_URL", base),
-        ("NEOCODE_MODEL", "scripted-model"),
-        ("NEOCODE_API_KEY", ""),
-    ];
-    let mut pty = Pty::spawn(&env.home, &env.workdir, &[], &vars, rows, cols);
-    pty.wait_for("0 sessions");
-    pty.keys("n");
+fn compose(env: &Env, srv: &ScriptedServer, rows: u16, cols: u16) -> Pty {
+    let pty = env.compose(srv, rows, cols);
     pty.wait_for("scripted-model");
     pty
 }
@@ -50,7 +41,7 @@ fn a_terminal_paste_keeps_its_lines_and_a_big_one_is_a_chip_sent_whole() {
         Reply::text("The log came."),
     ])
     .unwrap();
-    let mut pty = compose(&env, &srv.base_url(), 35, 120);
+    let mut pty = compose(&env, &srv, 35, 120);
     // tmux, xterm, VTE and Alacritty send CR for each newline of a paste.
     pty.keys(&bracketed("alpha\rbeta\rgamma"));
     let s = pty.wait_for("gamma");
@@ -78,8 +69,7 @@ fn a_terminal_paste_keeps_its_lines_and_a_big_one_is_a_chip_sent_whole() {
     pty.keys("\r");
     pty.wait_for("The log came.");
     pty.wait_for("Done in");
-    pty.keys("\x03");
-    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    assert_eq!(pty.quit(), 0);
 
     let texts = user_texts(&env);
     assert_eq!(texts[0], "alpha\nbeta\ngamma");
@@ -98,7 +88,7 @@ fn a_terminal_paste_keeps_its_lines_and_a_big_one_is_a_chip_sent_whole() {
 fn ctrl_c_clears_the_draft_which_up_brings_back_and_a_second_ctrl_c_quits() {
     let env = Env::new();
     let srv = ScriptedServer::start(vec![Reply::text("Got the draft.")]).unwrap();
-    let mut pty = compose(&env, &srv.base_url(), 24, 80);
+    let mut pty = compose(&env, &srv, 24, 80);
     pty.keys("a long thought I do not want to lose");
     pty.wait_for("a long thought");
     pty.keys("\x03");
@@ -120,8 +110,7 @@ fn ctrl_c_clears_the_draft_which_up_brings_back_and_a_second_ctrl_c_quits() {
     // With text, the first Ctrl-C clears; on the empty editor the next one quits.
     pty.keys("\x03");
     pty.wait_for("Message cleared");
-    pty.keys("\x03");
-    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    assert_eq!(pty.quit(), 0);
     assert_eq!(user_texts(&env), ["a long thought I do not want to lose"]);
 }
 
@@ -133,7 +122,7 @@ fn enter_on_the_empty_editor_retries_a_failed_turn_and_says_so() {
         Reply::text("Answered on the retry."),
     ])
     .unwrap();
-    let mut pty = compose(&env, &srv.base_url(), 24, 80);
+    let mut pty = compose(&env, &srv, 24, 80);
     pty.keys("hello\r");
     let s = pty.wait_for("Enter retries");
     assert!(s.contains("the request was refused"), "{s}");
@@ -141,8 +130,7 @@ fn enter_on_the_empty_editor_retries_a_failed_turn_and_says_so() {
     pty.keys("\r");
     pty.wait_for("Answered on the retry.");
     pty.wait_for("Done in");
-    pty.keys("\x03");
-    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    assert_eq!(pty.quit(), 0);
     // The prompt was asked again, not stored twice.
     assert_eq!(user_texts(&env), ["hello"]);
     assert_eq!(srv.request_count(), 2);
@@ -152,7 +140,7 @@ fn enter_on_the_empty_editor_retries_a_failed_turn_and_says_so() {
 fn f1_in_the_conversation_opens_the_help_at_the_conversation_keys() {
     let env = Env::new();
     let srv = ScriptedServer::start(vec![]).unwrap();
-    let mut pty = compose(&env, &srv.base_url(), 35, 120);
+    let mut pty = compose(&env, &srv, 35, 120);
     pty.keys("\x1bOP");
     let s = pty.wait_for("Help");
     assert!(s.contains("Conversation view"), "{s}");
@@ -168,6 +156,5 @@ fn f1_in_the_conversation_opens_the_help_at_the_conversation_keys() {
     let s = pty.wait_for("Session list and detail");
     assert!(s.contains("Help"), "{s}");
     pty.keys("x");
-    pty.keys("\x03");
-    assert_eq!(pty.wait_exit(Duration::from_secs(30), "no quit"), 0);
+    assert_eq!(pty.quit(), 0);
 }

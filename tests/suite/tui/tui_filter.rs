@@ -3,6 +3,7 @@
 //! and the latest text typed wins whatever order the storage thread's answers arrive in.
 
 use crate::support::Env;
+use crate::support::text::has;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -139,10 +140,7 @@ fn many_matches_show_the_best_with_the_count_of_all() {
     assert_eq!(h.app.browse.list.visible.len(), FILTER_ROWS);
     assert_eq!(h.app.browse.list.matched, n);
     let screen = h.screen();
-    assert!(
-        screen.contains(&format!("{n} matches, best {FILTER_ROWS} shown")),
-        "{screen}"
-    );
+    has(&screen, &format!("{n} matches, best {FILTER_ROWS} shown"));
     // Equal scores keep activity order: the newest first.
     assert_eq!(h.titles()[0], format!("Session number {}", n - 1));
     // Typing on narrows to the one session.

@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use neocode::runtime::Sessions;
-use neocode::session::{AppendMeta, NewMessage, NewSession, Role};
-use neocode::tui::app::{App, Screen, run_inline};
+use neocode::session::{AppendMeta, NewMessage, Role};
+use neocode::tui::app::{App, Screen};
 use neocode::tui::effect::Effect;
+use neocode::tui::transcript::Transcript;
 use neocode::tui::views;
 
 use crate::support::Env;
@@ -26,27 +27,27 @@ struct H {
     _env: Env,
 }
 
-impl Keys for H {
-    fn app(&mut self) -> &mut App {
-        &mut self.app
-    }
-    fn run(&mut self, effects: Vec<Effect>) {
-        run_inline(&mut self.app, &self.rt, effects);
-    }
-}
+crate::support::tui::inline_keys!(H);
 
 impl H {
+    /// The open session's transcript as the conversation view holds it.
+    fn transcript(&self) -> &Transcript {
+        self.app
+            .browse
+            .detail
+            .as_ref()
+            .unwrap()
+            .transcript
+            .as_ref()
+            .unwrap()
+    }
+
     /// A session holding `messages` (appended in one batch), open in the conversation view
     /// when `open`, else on the list.
     fn with(messages: Vec<NewMessage>, open: bool) -> H {
         let env = Env::new();
         let rt = env.sessions();
-        let s = rt
-            .new_session(NewSession {
-                title: "Searchable".into(),
-                ..NewSession::default()
-            })
-            .unwrap();
+        let s = crate::support::titled(&rt, "Searchable");
         for batch in messages.chunks(5000) {
             rt.append(&s.id, batch, &AppendMeta::default()).unwrap();
         }
@@ -78,11 +79,7 @@ impl H {
     }
 
     fn status(&self) -> String {
-        self.app
-            .status
-            .as_ref()
-            .map(|s| s.text.clone())
-            .unwrap_or_default()
+        crate::support::tui::status_text(&self.app)
     }
 }
 
@@ -106,17 +103,22 @@ fn osc52_text(effects: &[Effect]) -> Option<String> {
     })
 }
 
+/// Sixty messages, "the Parser bug again" in three replies (20, 40, 60).
+fn parser_three_times() -> Vec<NewMessage> {
+    (1..=60)
+        .map(|i| {
+            if i % 20 == 0 {
+                reply(&format!("the Parser bug again, take {i}"))
+            } else {
+                user(&format!("filler message {i}"))
+            }
+        })
+        .collect()
+}
+
 #[test]
 fn ctrl_f_searches_the_conversation_and_n_moves_between_matches() {
-    let mut msgs = Vec::new();
-    for i in 1..=60 {
-        msgs.push(if i % 20 == 0 {
-            reply(&format!("the Parser bug again, take {i}"))
-        } else {
-            user(&format!("filler message {i}"))
-        });
-    }
-    let mut h = H::with(msgs, true);
+    let mut h = H::with(parser_three_times(), true);
     assert_eq!(h.app.screen, Screen::Conversation);
     h.key_mod(KeyCode::Char('f'), KeyModifiers::CONTROL);
     h.chars("parser");
@@ -137,15 +139,7 @@ fn ctrl_f_searches_the_conversation_and_n_moves_between_matches() {
     let s = h.screen();
     assert!(s.contains("1/3") && s.contains("take 20"), "{s}");
     // The selected message is the match.
-    let t = h
-        .app
-        .browse
-        .detail
-        .as_ref()
-        .unwrap()
-        .transcript
-        .as_ref()
-        .unwrap();
+    let t = h.transcript();
     assert_eq!(t.selected, Some(20));
     // Esc closes the search line; the editor has the keys again (n was never typed into it).
     h.key(KeyCode::Esc);
@@ -162,15 +156,7 @@ fn ctrl_f_searches_the_conversation_and_n_moves_between_matches() {
 /// `/find TEXT` opens the same search with TEXT as its query: the count, n/N, Esc.
 #[test]
 fn slash_find_text_opens_the_search_with_its_query() {
-    let mut msgs = Vec::new();
-    for i in 1..=60 {
-        msgs.push(if i % 20 == 0 {
-            reply(&format!("the Parser bug again, take {i}"))
-        } else {
-            user(&format!("filler message {i}"))
-        });
-    }
-    let mut h = H::with(msgs, true);
+    let mut h = H::with(parser_three_times(), true);
     h.submit("/find parser");
     let s = h.screen();
     assert!(s.contains("Find: parser  3/3"), "{s}");
@@ -242,15 +228,7 @@ fn a_hundred_thousand_message_transcript_is_searched_through_the_index() {
         "{s}"
     );
     // Only the window around the match is loaded, not the transcript.
-    let t = h
-        .app
-        .browse
-        .detail
-        .as_ref()
-        .unwrap()
-        .transcript
-        .as_ref()
-        .unwrap();
+    let t = h.transcript();
     assert!(t.msgs.len() < 5_000, "{} messages loaded", t.msgs.len());
     eprintln!("search + jump in {n} messages: {took:?}");
     assert!(took < Duration::from_secs(2), "{took:?}");
@@ -312,12 +290,7 @@ fn y_copies_a_tool_result_in_the_transcript_pane() {
 fn osc52_reaches_the_terminal_and_the_wheel_still_scrolls() {
     let env = Env::new();
     let rt = env.sessions();
-    let s = rt
-        .new_session(NewSession {
-            title: "Copy me".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let s = crate::support::titled(&rt, "Copy me");
     let mut msgs = vec![user("first question")];
     for i in 2..=80 {
         msgs.push(reply(&format!("line {i}")));
@@ -356,12 +329,7 @@ fn model_without_a_name_lists_the_servers_models_to_pick_from() {
     srv.set_models(&["zeta-coder", "alpha-7b", "scripted-model"]);
     let env = Env::new();
     let rt = env.sessions();
-    let s = rt
-        .new_session(NewSession {
-            title: "Pick a model".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let s = crate::support::titled(&rt, "Pick a model");
     rt.append(&s.id, &[user("hello")], &AppendMeta::default())
         .unwrap();
     let base = srv.base_url();
@@ -454,12 +422,7 @@ fn resume_picks_another_session_without_leaving_the_conversation() {
     let first = h.id.clone();
     // Written by another process (another connection): the list learns of it by its poll.
     let elsewhere = h._env.sessions();
-    let other = elsewhere
-        .new_session(NewSession {
-            title: "Billing migration notes".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let other = crate::support::titled(&elsewhere, "Billing migration notes");
     elsewhere
         .append(
             &other.id,
@@ -503,12 +466,7 @@ fn resume_filters_by_id_prefix() {
     let elsewhere = h._env.sessions();
     let mut ids = Vec::new();
     for _ in 0..3 {
-        let s = elsewhere
-            .new_session(NewSession {
-                title: "Same title".into(),
-                ..NewSession::default()
-            })
-            .unwrap();
+        let s = crate::support::titled(&elsewhere, "Same title");
         elsewhere
             .append(&s.id, &[user("a question")], &AppendMeta::default())
             .unwrap();

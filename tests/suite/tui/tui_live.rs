@@ -4,6 +4,7 @@
 //! cancel, a second Ctrl-C quitting, slash commands).
 
 use crate::support::Env;
+use crate::support::text::has;
 use crate::support::tui::{Keys, options};
 use crossterm::event::{KeyCode, KeyModifiers};
 use neocode::runtime::Sessions;
@@ -43,12 +44,7 @@ impl H {
         let env = Env::new();
         let loc = env.location();
         let rt = env.sessions();
-        let h = rt
-            .new_session(NewSession {
-                title: "Live session".into(),
-                ..NewSession::default()
-            })
-            .unwrap();
+        let h = crate::support::titled(&rt, "Live session");
         for i in 0..n {
             let text = if i == 0 {
                 "Earlier question".to_string()
@@ -114,8 +110,36 @@ impl H {
                 approval: ApprovalPolicy::Ask,
             }
         );
+        self.started();
+    }
+
+    /// Plays `Started` for the turn of this session.
+    pub(super) fn started(&mut self) {
         let id = self.id.clone();
         self.ev(TurnEvent::Started { session_id: id });
+    }
+
+    /// Plays `Finished`: completed, no usage.
+    pub(super) fn completed(&mut self) {
+        self.ev(TurnEvent::Finished {
+            reason: FinishReason::Completed,
+            usage: Usage::default(),
+        });
+    }
+
+    /// Stores `messages` as the turn stores them, then plays `Finished` (completed).
+    pub(super) fn store_and_finish(&mut self, messages: &[NewMessage]) {
+        self.rt
+            .append(&self.id, messages, &AppendMeta::default())
+            .unwrap();
+        self.completed();
+    }
+
+    /// Selects the message two above the newest (Alt-↑ twice) and expands it (Ctrl-Space).
+    pub(super) fn expand_two_up(&mut self) {
+        self.key_mod(KeyCode::Up, KeyModifiers::ALT);
+        self.key_mod(KeyCode::Up, KeyModifiers::ALT);
+        self.key_mod(KeyCode::Char(' '), KeyModifiers::CONTROL);
     }
 }
 
@@ -213,10 +237,7 @@ fn streamed_text_shows_as_it_arrives_with_a_spinner_and_elapsed_time() {
     );
     insta::assert_snapshot!("live_queued", s);
     // The turn ends: the queued message is the next turn.
-    h.ev(TurnEvent::Finished {
-        reason: neocode::runtime::agent::FinishReason::Completed,
-        usage: Usage::default(),
-    });
+    h.completed();
     assert!(
         h.turns.iter().any(|t| matches!(
             t,
@@ -244,9 +265,9 @@ fn a_budget_stop_holds_the_queue_and_says_so_until_enter_on_an_empty_editor() {
         h.turns
     );
     let s = h.screen();
-    assert!(
-        s.contains("held: a budget stopped the turn; Enter on an empty editor sends the next"),
-        "{s}"
+    has(
+        &s,
+        "held: a budget stopped the turn; Enter on an empty editor sends the next",
     );
     assert_eq!(h.rt.queued(&h.id).unwrap().len(), 1, "still waiting");
     // Enter on the empty editor lets it go.
@@ -262,7 +283,6 @@ fn a_budget_stop_holds_the_queue_and_says_so_until_enter_on_an_empty_editor() {
 }
 
 #[test]
-#[expect(clippy::too_many_lines)]
 fn tool_cards_in_each_state_and_the_approval_prompt() {
     let mut h = H::new();
     h.send("Fix it");
@@ -297,10 +317,7 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
         "edits ask under the `ask` policy",
     );
     let s = h.screen();
-    assert!(
-        s.contains("Allow? y yes   n no   r no+why   a always"),
-        "{s}"
-    );
+    has(&s, "Allow? y yes   n no   r no+why   a always");
     assert!(s.contains("- let v = s.parse().unwrap();"), "{s}");
     assert!(s.contains("+ let v = s.parse()?;"), "{s}");
     assert!(s.contains("✓ read_file  src/config.rs  · done"), "{s}");
@@ -367,14 +384,8 @@ fn tool_cards_in_each_state_and_the_approval_prompt() {
     });
     let s = h.screen();
     assert!(s.contains("⊘ run_command  rm -rf target  · denied"), "{s}");
-    assert!(
-        s.contains("The user denied this call: too slow to rebuild"),
-        "{s}"
-    );
-    assert!(
-        s.contains("! run_command  cargo test  · interrupted"),
-        "{s}"
-    );
+    has(&s, "The user denied this call: too slow to rebuild");
+    has(&s, "! run_command  cargo test  · interrupted");
     assert!(s.contains("✓ edit_file"), "{s}");
     assert!(s.contains("Cancelled; what arrived is kept"), "{s}");
     insta::assert_snapshot!("live_cards_all_states", s);
@@ -399,17 +410,14 @@ fn several_pending_calls_are_answered_in_order_and_always_is_sent() {
     // "always" shows the proposed rule to edit and where it is kept; Tab changes where.
     h.answer('a');
     let screen = h.screen();
-    assert!(
-        screen.contains("Always allow, for this session: run_command(make)"),
-        "{screen}"
-    );
+    has(&screen, "Always allow, for this session: run_command(make)");
     h.key(KeyCode::Tab);
     h.key(KeyCode::Backspace);
     h.chars(" *)");
     let screen = h.screen();
-    assert!(
-        screen.contains("Always allow, for this workspace: run_command(make *)"),
-        "{screen}"
+    has(
+        &screen,
+        "Always allow, for this workspace: run_command(make *)",
     );
     h.key(KeyCode::Enter);
     h.answer('n');
@@ -466,10 +474,7 @@ fn always_lists_a_rule_per_part_and_edits_each_before_keeping_them() {
         &rules,
     );
     let s = h.screen();
-    assert!(
-        s.contains("a always keeps 3 rules, one per part of the command:"),
-        "{s}"
-    );
+    has(&s, "a always keeps 3 rules, one per part of the command:");
     for r in &rules {
         assert!(s.contains(&format!("· {r}")), "{r}\n{s}");
     }
@@ -527,10 +532,7 @@ fn always_is_not_offered_where_no_rule_can_allow_the_call() {
         &[],
     );
     let s = h.screen();
-    assert!(
-        s.contains("no rule can allow this call, so there is no \"always\""),
-        "{s}"
-    );
+    has(&s, "no rule can allow this call, so there is no \"always\"");
     assert!(!s.contains("a always"), "{s}");
     h.answer('a');
     assert!(matches!(h.app.overlay, Overlay::None));
@@ -555,10 +557,7 @@ fn the_queue_panel_drops_a_message_once_it_is_sent() {
     h.send("Explain it");
     h.submit("then this");
     assert!(h.screen().contains("1. next  then this"), "{}", h.screen());
-    h.ev(TurnEvent::Finished {
-        reason: FinishReason::Completed,
-        usage: Usage::default(),
-    });
+    h.completed();
     assert!(
         h.turns.iter().any(|t| matches!(
             t,
@@ -569,8 +568,7 @@ fn the_queue_panel_drops_a_message_once_it_is_sent() {
     );
     // Sent: the live cell shows it, the panel no longer lists it, also when a read of the
     // session lands before the turn stored it (the row still reads as waiting then).
-    let id = h.id.clone();
-    h.ev(TurnEvent::Started { session_id: id });
+    h.started();
     assert_eq!(h.rt.queued(&h.id).unwrap().len(), 1, "not stored yet");
     let s = h.screen();
     assert!(!s.contains("Queued (1)"), "{s}");
@@ -633,10 +631,7 @@ fn a_failed_turn_says_why_in_the_status_line() {
         usage: Usage::default(),
     });
     let s = h.screen();
-    assert!(
-        s.contains("✗ the provider refused the API key (401) (auth)"),
-        "{s}"
-    );
+    has(&s, "✗ the provider refused the API key (401) (auth)");
 }
 
 #[test]
@@ -647,10 +642,7 @@ fn a_failed_mcp_server_stays_on_the_status_line() {
         code: WarningCode::McpServerFailed,
         message: "MCP server `docs`: cannot start `docs-server`: not found".into(),
     });
-    h.ev(TurnEvent::Finished {
-        reason: FinishReason::Completed,
-        usage: Usage::default(),
-    });
+    h.completed();
     // Long after the status message expired, the agent line still names the server.
     h.app.expire_status(NOW + 3_600_000);
     let s = h.screen();
@@ -741,10 +733,7 @@ fn no_provider_disables_sending_with_the_reason() {
     assert!(h.turns.is_empty());
     assert_eq!(h.app.conv.composer().text(), "hello", "the text stays");
     let s = h.screen();
-    assert!(
-        s.contains("Cannot send: no model provider configured"),
-        "{s}"
-    );
+    has(&s, "Cannot send: no model provider configured");
     assert!(s.contains("no model configured: F1 says how"), "{s}");
 }
 
@@ -784,16 +773,13 @@ fn interrupted_calls_offer_rerun_and_mark_interrupted() {
     };
     h.run(jobs);
     let screen = h.screen();
-    assert!(
-        screen.contains("! write_file  x.txt  · interrupted"),
-        "{screen}"
-    );
+    has(&screen, "! write_file  x.txt  · interrupted");
     assert!(screen.contains("Ctrl-R rerun"), "{screen}");
     // The card has the keys: typing goes nowhere, Enter sends nothing (which would replay
     // the calls).
-    assert!(
-        screen.contains("not taking keys: the interrupted calls above have them"),
-        "{screen}"
+    has(
+        &screen,
+        "not taking keys: the interrupted calls above have them",
     );
     h.submit("hey");
     assert_eq!(h.app.conv.composer().text(), "");
@@ -1041,10 +1027,7 @@ fn typing_never_answers_a_waiting_approval() {
     // The card has the keys: the editor says so.
     let s = h.screen();
     assert!(s.contains("▶ Allow?"), "{s}");
-    assert!(
-        s.contains("not taking keys: the approval above has them"),
-        "{s}"
-    );
+    has(&s, "not taking keys: the approval above has them");
     // "hey there" typed quickly (all in one frame, as a burst arrives): nothing answers it,
     // nothing lands in the editor, however long it then waits.
     clock(&mut h, 2_000);
@@ -1113,8 +1096,7 @@ fn typing_never_answers_a_proposed_plan() {
     let mut h = H::new();
     h.submit("/plan do it");
     h.turns.clear();
-    let id = h.id.clone();
-    h.ev(TurnEvent::Started { session_id: id });
+    h.started();
     let step = |id: &str| Step {
         id: id.into(),
         title: format!("Step {id}"),
@@ -1261,12 +1243,7 @@ fn up_recalls_the_stored_history_this_session_first_then_the_workspace() {
         .unwrap();
     };
     // Another session of the workspace, newer than this one's messages.
-    let other =
-        h.rt.new_session(NewSession {
-            title: "Other".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let other = crate::support::titled(&h.rt, "Other");
     user(&h.rt, &other.id, "from the other session");
     user(&h.rt, &other.id, "newest in the other session");
     // A plan step's prompt (a child session that is not a fork) is not something typed.
@@ -1364,9 +1341,9 @@ fn a_card_says_which_rule_let_its_call_run() {
         }),
     });
     let s = h.screen();
-    assert!(
-        s.contains("allowed by rule run_command(make *) (/ws/.neocode/permissions.toml:2)"),
-        "{s}"
+    has(
+        &s,
+        "allowed by rule run_command(make *) (/ws/.neocode/permissions.toml:2)",
     );
 }
 
@@ -1391,28 +1368,19 @@ fn the_status_line_shows_the_turns_and_the_sessions_dollars_only_when_priced() {
     // A model without a price: tokens only, no dollar anywhere on the line.
     spent(&h, None);
     h.send("Hi");
-    h.ev(TurnEvent::Finished {
-        reason: FinishReason::Completed,
-        usage: Usage::default(),
-    });
+    h.completed();
     let s = h.screen();
     assert!(s.contains(" tok "), "{s}");
     assert!(!s.contains('$'), "{s}");
 
     // Priced calls: $0.12 before the turn, $0.17 after it.
     spent(&h, Some(0.12));
-    h.ev(TurnEvent::Finished {
-        reason: FinishReason::Completed,
-        usage: Usage::default(),
-    });
+    h.completed();
     let s = h.screen();
     assert!(s.contains("· $0.12 session "), "{s}");
     h.send("Again");
     spent(&h, Some(0.17));
-    h.ev(TurnEvent::Finished {
-        reason: FinishReason::Completed,
-        usage: Usage::default(),
-    });
+    h.completed();
     let s = h.screen();
     assert!(s.contains("· $0.05 turn · $0.17 session "), "{s}");
 }

@@ -4,7 +4,7 @@
 //! reply, quit, and find it all in `neocode show`.
 
 use crate::support::Env;
-use std::path::Path;
+use crate::support::text::has;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -18,41 +18,6 @@ fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
         assert!(start.elapsed() < Duration::from_secs(30), "never: {what}");
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// The environment pointing the TUI at the scripted model server at `base`.
-fn model_env(base: &str) -> [(&'static str, &str); 3] {
-    [
-        ("NEOCODE_BASE_URL", base),
-        ("NEOCODE_MODEL", "scripted-model"),
-        ("NEOCODE_API_KEY", ""),
-    ]
-}
-
-/// A card's one-key answer as a person gives it: after a look at the card, alone.
-/// The TUI on the scripted model, `rows` x `cols`, in a new conversation on an empty list.
-fn compose(home: &Path, ws: &Path, base: &str, rows: u16, cols: u16) -> Pty {
-    let mut pty = Pty::spawn(home, ws, &[], &model_env(base), rows, cols);
-    pty.wait_for("0 sessions");
-    pty.keys("n");
-    pty
-}
-
-/// Types `text` into the composer and sends it.
-fn submit(pty: &mut Pty, text: &str) {
-    pty.keys(text);
-    pty.keys("\r");
-}
-
-/// Ctrl-C, then the exit code within `secs` seconds.
-fn quit(pty: &mut Pty, secs: u64) -> u32 {
-    pty.keys("\x03");
-    pty.wait_exit(Duration::from_secs(secs), "no quit")
-}
-
-fn deliberately(pty: &mut Pty, key: &str) {
-    std::thread::sleep(Duration::from_millis(800));
-    pty.keys(key);
 }
 
 #[test]
@@ -89,20 +54,19 @@ fn stream_approve_deny_cancel_quit_and_show() {
             .reply(),
     ])
     .unwrap();
-    let base = srv.base_url();
     // The status line names the model once in the conversation.
-    let mut pty = compose(&home, &ws, &base, 40, 120);
+    let mut pty = env.compose(&srv, 40, 120);
     let s = pty.wait_for("scripted-model");
     assert!(s.contains("approve ask"), "{s}");
 
     // 1: streamed reply.
-    submit(&mut pty, "Say hello");
+    pty.submit("Say hello");
     let s = pty.wait_for("Hello from the scripted model.");
     assert!(s.contains("Say hello"), "{s}");
     pty.wait_for("Done in");
 
     // 2: approve the write, deny the command.
-    submit(&mut pty, "Write hello.txt, then touch ran.txt");
+    pty.submit("Write hello.txt, then touch ran.txt");
     let s = pty.wait_for("Allow?");
     assert!(s.contains("write_file"), "{s}");
     assert!(s.contains("hello.txt"), "{s}");
@@ -110,12 +74,12 @@ fn stream_approve_deny_cancel_quit_and_show() {
         s.contains("+ hi there"),
         "the card shows the new content as a diff:\n{s}"
     );
-    deliberately(&mut pty, "y");
+    pty.deliberately("y");
     wait_until("hello.txt written", || ws.join("hello.txt").exists());
     // The command's card was on screen all along (waiting its turn); now it asks.
     let s = pty.wait_for("▶ Allow?");
     assert!(s.contains("touch ran.txt"), "{s}");
-    deliberately(&mut pty, "n");
+    pty.deliberately("n");
     pty.wait_for("Wrote hello.txt and skipped the command.");
     pty.wait_for("Done in");
     assert_eq!(
@@ -125,14 +89,13 @@ fn stream_approve_deny_cancel_quit_and_show() {
     assert!(!ws.join("ran.txt").exists(), "the denied command never ran");
 
     // 3: cancel a long reply once it streams.
-    submit(&mut pty, "Tell me a long story");
+    pty.submit("Tell me a long story");
     pty.wait_for("word3 ");
     pty.keys("\x1b");
     pty.wait_for("Cancelled; what arrived is kept");
 
     // Quit: no turn runs, Ctrl-C quits at once.
-    pty.keys("\x03");
-    let code = pty.wait_exit(Duration::from_secs(30), "neocode did not quit on Ctrl-C");
+    let code = pty.quit();
     assert_eq!(code, 0);
 
     // The store has all of it.
@@ -184,17 +147,12 @@ fn stream_approve_deny_cancel_quit_and_show() {
 
 #[test]
 fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
-    use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall};
+    use neocode::session::{AppendMeta, NewMessage, Role, ToolCall};
     let env = Env::new();
     let (home, ws) = (env.home.clone(), env.workdir.clone());
     let rt = env.sessions();
     // A session that stopped between "the model asked" and "the tool answered".
-    let s = rt
-        .new_session(NewSession {
-            title: "Crashed mid-turn".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let s = crate::support::titled(&rt, "Crashed mid-turn");
     let mut asked = NewMessage::text(Role::Assistant, "Writing it.");
     asked.tool_calls = vec![ToolCall {
         id: "d1".into(),
@@ -225,21 +183,21 @@ fn resume_lands_in_the_view_and_reruns_an_interrupted_call_after_asking() {
     pty.keys("\x12"); // Ctrl-R
     let screen = pty.wait_for("Allow?");
     assert!(screen.contains("may already have run"), "{screen}");
-    deliberately(&mut pty, "y");
+    pty.deliberately("y");
     pty.wait_for("Replayed and done.");
     assert_eq!(
         std::fs::read_to_string(ws.join("replayed.txt")).unwrap(),
         "again\n"
     );
     assert!(rt.interrupted_tool_calls(&s.id).unwrap().is_empty());
-    assert_eq!(quit(&mut pty, 30), 0);
+    assert_eq!(pty.quit(), 0);
 }
 
 #[test]
 fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
     use std::io::Write;
     let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir);
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::create_dir_all(&home).unwrap();
     // The settings file is a FIFO: loading the settings blocks until the test writes it.
@@ -249,8 +207,7 @@ fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let srv =
         ScriptedServer::start(vec![Reply::text("Answered after the settings came.")]).unwrap();
-    let base = srv.base_url();
-    let mut pty = compose(&home, &ws, &base, 40, 120);
+    let mut pty = env.compose(&srv, 40, 120);
     pty.keys("typed before the settings");
     // The keys were handled while the settings thread is still blocked on the FIFO.
     let screen = pty.wait_for("typed before the settings");
@@ -273,21 +230,20 @@ fn typing_goes_on_while_the_settings_load_and_enter_waits_for_them() {
     let screen = pty.wait_for("scripted-model");
     assert!(!screen.contains("Cannot send"), "{screen}");
     assert_eq!(srv.request_count(), 1);
-    assert_eq!(quit(&mut pty, 30), 0);
+    assert_eq!(pty.quit(), 0);
 }
 
 #[test]
 fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
     let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir);
+    let home = env.home.clone();
     std::fs::create_dir_all(&home).unwrap();
     // The settings never come: the file is a FIFO nobody writes.
     let c = std::ffi::CString::new(home.join("config.toml").to_str().unwrap()).unwrap();
     // SAFETY: a valid C string; mkfifo only creates the node.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let srv = ScriptedServer::start(vec![Reply::text("never asked")]).unwrap();
-    let base = srv.base_url();
-    let mut pty = compose(&home, &ws, &base, 40, 120);
+    let mut pty = env.compose(&srv, 40, 120);
     pty.keys("a message");
     pty.wait_for("a message");
     // Enter waits for the settings; the loop does not: Ctrl-C still clears the editor, and
@@ -295,14 +251,14 @@ fn while_the_settings_load_a_held_enter_does_not_freeze_quitting() {
     pty.keys("\r");
     pty.keys("\x03");
     pty.wait_for("Message cleared");
-    assert_eq!(quit(&mut pty, 10), 0);
+    assert_eq!(pty.quit_within(10), 0);
     assert_eq!(srv.request_count(), 0);
 }
 
 #[test]
 fn typing_while_an_approval_waits_never_answers_it() {
     let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir);
+    let ws = env.workdir.clone();
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("stats.py"), "total = 1\n").unwrap();
     let srv = ScriptedServer::start(vec![
@@ -314,10 +270,9 @@ fn typing_while_an_approval_waits_never_answers_it() {
         Reply::text("Edited stats.py."),
     ])
     .unwrap();
-    let base = srv.base_url();
-    let mut pty = compose(&home, &ws, &base, 40, 120);
+    let mut pty = env.compose(&srv, 40, 120);
     pty.wait_for("scripted-model");
-    submit(&mut pty, "Bump the total");
+    pty.submit("Bump the total");
     let s = pty.wait_for("Allow?");
     assert!(s.contains("edit_file"), "{s}");
     // The next message typed quickly while the card waits: its y, n and a answer nothing.
@@ -336,60 +291,45 @@ fn typing_while_an_approval_waits_never_answers_it() {
     );
     assert_eq!(srv.request_count(), 1);
     // A deliberate y approves it.
-    deliberately(&mut pty, "y");
+    pty.deliberately("y");
     pty.wait_for("Edited stats.py.");
     assert_eq!(
         std::fs::read_to_string(ws.join("stats.py")).unwrap(),
         "total = 2\n"
     );
-    assert_eq!(quit(&mut pty, 30), 0);
+    assert_eq!(pty.quit(), 0);
 }
 
 #[test]
 fn a_switched_model_is_kept_by_the_session_across_a_restart() {
     let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir.clone());
     let srv = ScriptedServer::start(vec![
         Reply::text("First answer."),
         Reply::text("Second answer."),
         Reply::text("Third answer."),
     ])
     .unwrap();
-    let base = srv.base_url();
-    let mut pty = compose(&home, &ws, &base, 40, 120);
+    let mut pty = env.compose(&srv, 40, 120);
     pty.wait_for("scripted-model");
-    submit(&mut pty, "Hello");
-    pty.wait_for("First answer.");
-    pty.wait_for("Done in");
-    submit(&mut pty, "/model fake-big");
+    pty.exchange("Hello", "First answer.");
+    pty.submit("/model fake-big");
     pty.wait_for("uses fake-big from its next turn");
-    assert_eq!(quit(&mut pty, 30), 0);
+    assert_eq!(pty.quit(), 0);
     let rt = env.sessions();
     let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
     let neocode = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_neocode"))
-            .env("NEOCODE_HOME", &home)
-            .env("NEOCODE_BASE_URL", &base)
-            .env("NEOCODE_MODEL", "scripted-model")
-            .env("NEOCODE_API_KEY", "")
-            .arg("--workdir")
-            .arg(&ws)
-            .args(args)
-            .output()
-            .unwrap();
+        let out = env.run_on(&srv, args);
         assert!(out.status.success(), "{out:?}");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     assert!(neocode(&["--list"]).contains("fake-big"));
 
     // Resumed: the status line names the session's model, and the next request asks for it.
-    let mut pty = Pty::spawn(&home, &ws, &["--resume", &id], &model_env(&base), 40, 120);
+    let mut pty = env.tui(&srv, &["--resume", &id], 40, 120);
     let s = pty.wait_for("fake-big");
     assert!(!s.contains("scripted-model ░"), "{s}");
-    submit(&mut pty, "Again");
-    pty.wait_for("Second answer.");
-    pty.wait_for("Done in");
-    assert_eq!(quit(&mut pty, 30), 0);
+    pty.exchange("Again", "Second answer.");
+    assert_eq!(pty.quit(), 0);
     let models: Vec<String> = srv
         .requests()
         .iter()
@@ -411,22 +351,20 @@ fn a_switched_model_is_kept_by_the_session_across_a_restart() {
 #[test]
 fn a_retry_shows_in_the_status_line_while_it_waits() {
     let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir);
     let srv = ScriptedServer::start(vec![
         Reply::rate_limited(2),
         Reply::text("Answered after the wait."),
     ])
     .unwrap();
-    let base = srv.base_url();
-    let mut pty = compose(&home, &ws, &base, 24, 100);
+    let mut pty = env.compose(&srv, 24, 100);
     pty.wait_for("scripted-model");
-    submit(&mut pty, "hi");
+    pty.submit("hi");
     let s = pty.wait_for("rate limited (429), retry 1/3 in 2 s");
     assert!(!s.contains("Answered after the wait."), "{s}");
     pty.wait_for("Answered after the wait.");
     assert_eq!(srv.request_count(), 2);
     pty.wait_for("Done in");
-    assert_eq!(quit(&mut pty, 30), 0);
+    assert_eq!(pty.quit(), 0);
 }
 
 /// Issue 35: a session's own rules ("always" for this session) could be neither seen nor
@@ -460,22 +398,18 @@ fn permissions_lists_every_rule_with_its_source_and_revokes_a_session_rule() {
         Reply::text("Tidied."),
     ])
     .unwrap();
-    let base = srv.base_url();
-    let mut pty = compose(&home, &ws, &base, 35, 120);
+    let mut pty = env.compose(&srv, 35, 120);
     pty.wait_for("scripted-model");
-    submit(&mut pty, "Tidy up");
+    pty.submit("Tidy up");
     let s = pty.wait_for("▶ Allow?");
-    assert!(
-        s.contains("a always keeps 2 rules, one per part of the command:"),
-        "{s}"
-    );
-    deliberately(&mut pty, "a");
+    has(&s, "a always keeps 2 rules, one per part of the command:");
+    pty.deliberately("a");
     pty.wait_for("Always allow, for this session (rule 1 of 2)");
     pty.keys("\r");
     pty.wait_for("Tidied.");
     pty.wait_for("Done in");
 
-    submit(&mut pty, "/permissions");
+    pty.submit("/permissions");
     let s = pty.wait_for("Permissions · 4 rules");
     for want in [
         "This session (\"always\" for this session; d revokes)",
@@ -497,7 +431,7 @@ fn permissions_lists_every_rule_with_its_source_and_revokes_a_session_rule() {
     pty.keys("d");
     pty.wait_for("Only this session's own rules are revoked here");
     pty.keys("\x1b");
-    assert_eq!(quit(&mut pty, 30), 0);
+    assert_eq!(pty.quit(), 0);
 
     let rt = env.sessions();
     let id = rt.list(&ListQuery::default()).unwrap().items[0].id.clone();
@@ -538,15 +472,11 @@ fn provider_wins_over_the_environment_and_a_profiled_session_reopens_without_it(
     pty.wait_for("0 sessions");
     pty.keys("n");
     pty.wait_for("env-model");
-    submit(&mut pty, "Hello");
-    pty.wait_for("Answer from the env server.");
-    pty.wait_for("Done in");
-    submit(&mut pty, "/provider err");
+    pty.exchange("Hello", "Answer from the env server.");
+    pty.submit("/provider err");
     pty.wait_for("Profile err: this session uses");
-    submit(&mut pty, "And now?");
-    pty.wait_for("Answer from the err profile.");
-    pty.wait_for("Done in");
-    assert_eq!(quit(&mut pty, 30), 0);
+    pty.exchange("And now?", "Answer from the err profile.");
+    assert_eq!(pty.quit(), 0);
     assert_eq!(
         from_env.request_count(),
         1,
@@ -564,10 +494,8 @@ fn provider_wins_over_the_environment_and_a_profiled_session_reopens_without_it(
     let mut pty = Pty::spawn(&home, &ws, &["--continue"], &none, 35, 120);
     let s = pty.wait_for("err-model");
     assert!(!s.contains("No model configured"), "{s}");
-    submit(&mut pty, "Once more");
-    pty.wait_for("Again from the err profile.");
-    pty.wait_for("Done in");
-    assert_eq!(quit(&mut pty, 30), 0);
+    pty.exchange("Once more", "Again from the err profile.");
+    assert_eq!(pty.quit(), 0);
     assert_eq!(profiled.request_count(), 2);
     assert_eq!(from_env.request_count(), 1);
 }
@@ -578,29 +506,24 @@ fn provider_wins_over_the_environment_and_a_profiled_session_reopens_without_it(
 #[test]
 fn model_says_when_the_server_does_not_list_the_name() {
     let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir);
     let srv = ScriptedServer::start(vec![Reply::text("First answer.")]).unwrap();
     srv.set_models(&["scripted-model", "big-model"]);
-    let base = srv.base_url();
-    let mut pty = compose(&home, &ws, &base, 35, 160);
+    let mut pty = env.compose(&srv, 35, 160);
     pty.wait_for("scripted-model");
-    submit(&mut pty, "Hello");
-    pty.wait_for("First answer.");
-    pty.wait_for("Done in");
-    submit(&mut pty, "/model no-such-model");
+    pty.exchange("Hello", "First answer.");
+    pty.submit("/model no-such-model");
     pty.wait_for(
         "This session uses no-such-model from its next turn, but the server does not list no-such-model (it lists big-model, scripted-model; /model alone picks one).",
     );
-    submit(&mut pty, "/model big-model");
+    pty.submit("/model big-model");
     let s = pty.wait_for("This session uses big-model from its next turn (kept with it");
     assert!(!s.contains("does not list big-model"), "{s}");
-    assert_eq!(quit(&mut pty, 30), 0);
+    assert_eq!(pty.quit(), 0);
 }
 
 #[test]
 fn compact_in_the_tui_keeps_the_transcript_on_screen_and_in_the_store() {
     let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir.clone());
     let srv = ScriptedServer::start(vec![
         Reply::text("The first answer, about kiwis."),
         Reply::text("Second answer."),
@@ -608,29 +531,22 @@ fn compact_in_the_tui_keeps_the_transcript_on_screen_and_in_the_store() {
         Reply::text("Third answer, after the summary."),
     ])
     .unwrap();
-    let base = srv.base_url();
-    let mut pty = compose(&home, &ws, &base, 35, 120);
+    let mut pty = env.compose(&srv, 35, 120);
     pty.wait_for("scripted-model");
-    submit(&mut pty, "Tell me about kiwis");
-    pty.wait_for("The first answer, about kiwis.");
-    pty.wait_for("Done in");
-    submit(&mut pty, "And then?");
-    pty.wait_for("Second answer.");
-    pty.wait_for("Done in");
-    submit(&mut pty, "/compact");
+    pty.exchange("Tell me about kiwis", "The first answer, about kiwis.");
+    pty.exchange("And then?", "Second answer.");
+    pty.submit("/compact");
     let s = pty.wait_for("stay in the transcript");
-    assert!(
-        s.contains("Compacted: the model is now sent a summary of 2 messages and the last 2"),
-        "{s}"
+    has(
+        &s,
+        "Compacted: the model is now sent a summary of 2 messages and the last 2",
     );
     // The messages the summary stands for are still on screen, the summary after them.
     let s = pty.wait_for("Compaction summary");
     assert!(s.contains("Tell me about kiwis"), "{s}");
     assert!(s.contains("The first answer, about kiwis."), "{s}");
-    submit(&mut pty, "Go on");
-    pty.wait_for("Third answer, after the summary.");
-    pty.wait_for("Done in");
-    assert_eq!(quit(&mut pty, 30), 0);
+    pty.exchange("Go on", "Third answer, after the summary.");
+    assert_eq!(pty.quit(), 0);
     // The model was sent the summary and the tail; the store kept everything.
     let last = srv.requests()[3].json().to_string();
     assert!(
@@ -653,26 +569,13 @@ fn compact_in_the_tui_keeps_the_transcript_on_screen_and_in_the_store() {
 #[test]
 fn a_queue_held_by_a_failed_turn_is_not_sent_after_a_restart_without_asking() {
     let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir.clone());
     let srv = ScriptedServer::start(vec![
         Reply::error(400, "the request was refused"),
         Reply::text("Answered on retry."),
         Reply::text("Sent once you asked."),
     ])
     .unwrap();
-    let base = srv.base_url();
-    let neocode = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_neocode"))
-            .env("NEOCODE_HOME", &home)
-            .env("NEOCODE_BASE_URL", &base)
-            .env("NEOCODE_MODEL", "scripted-model")
-            .env("NEOCODE_API_KEY", "")
-            .arg("--workdir")
-            .arg(&ws)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let neocode = |args: &[&str]| env.run_on(&srv, args);
     // A turn fails; a message is queued behind it (from another process, as a queue held in
     // a TUI that quit leaves it).
     assert!(!neocode(&["run", "first question"]).status.success());
@@ -685,7 +588,7 @@ fn a_queue_held_by_a_failed_turn_is_not_sent_after_a_restart_without_asking() {
             .success()
     );
     // Opened again: the queue is held, says why, and nothing is sent.
-    let mut pty = Pty::spawn(&home, &ws, &["--resume", &id], &model_env(&base), 35, 120);
+    let mut pty = env.tui(&srv, &["--resume", &id], 35, 120);
     let s = pty.wait_for("held: the last turn failed");
     assert!(s.contains("1. next  then this"), "{s}");
     assert!(s.contains("Enter retries"), "{s}");
@@ -699,7 +602,7 @@ fn a_queue_held_by_a_failed_turn_is_not_sent_after_a_restart_without_asking() {
     let s = pty.wait_for("Sent once you asked.");
     assert!(!s.contains("Queued (1)"), "{s}");
     pty.wait_for("Done in");
-    assert_eq!(quit(&mut pty, 30), 0);
+    assert_eq!(pty.quit(), 0);
     assert!(rt.queued(&id).unwrap().is_empty());
     assert_eq!(srv.request_count(), 3);
 }
@@ -707,7 +610,7 @@ fn a_queue_held_by_a_failed_turn_is_not_sent_after_a_restart_without_asking() {
 #[test]
 fn a_hook_denial_reads_denied_once_not_as_an_error_three_times() {
     let env = Env::new();
-    let (home, ws) = (env.home.clone(), env.workdir);
+    let (home, ws) = (env.home.clone(), env.workdir.clone());
     std::fs::create_dir_all(&home).unwrap();
     // The user's own hook (no reason on stderr): it denies every command.
     std::fs::write(
@@ -722,23 +625,19 @@ fn a_hook_denial_reads_denied_once_not_as_an_error_three_times() {
         Reply::text("Understood, not running it."),
     ])
     .unwrap();
-    let base = srv.base_url();
-    let mut pty = compose(&home, &ws, &base, 35, 120);
+    let mut pty = env.compose(&srv, 35, 120);
     pty.wait_for("scripted-model");
-    submit(&mut pty, "touch ran.txt");
+    pty.submit("touch ran.txt");
     pty.wait_for("Understood, not running it.");
     let s = pty.wait_for("Done in");
     assert!(!ws.join("ran.txt").exists());
     assert!(s.contains("⊘ denied"), "{s}");
     assert!(!s.contains("✗ error"), "{s}");
-    assert!(
-        s.contains("Denied by a PreToolUse hook (it gave no reason)."),
-        "{s}"
-    );
+    has(&s, "Denied by a PreToolUse hook (it gave no reason).");
     assert_eq!(
         s.matches("guard-marker").count(),
         1,
         "the command once:\n{s}"
     );
-    assert_eq!(quit(&mut pty, 30), 0);
+    assert_eq!(pty.quit(), 0);
 }

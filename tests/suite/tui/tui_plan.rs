@@ -14,7 +14,7 @@ use neocode::runtime::Sessions;
 use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use neocode::runtime::config::ApprovalPolicy;
 use neocode::runtime::scripted::{Reply, ScriptedServer};
-use neocode::session::{AppendMeta, NewMessage, NewSession, Role, StepStatus};
+use neocode::session::{AppendMeta, NewMessage, Role, StepStatus};
 use neocode::tui::app::{App, AppOptions, Overlay, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
 use neocode::tui::live::AgentInfo;
@@ -40,15 +40,47 @@ struct H {
 }
 
 impl H {
+    /// The summary of the question the live turn shows now.
+    fn asking_now(&self) -> String {
+        self.app
+            .conv
+            .live()
+            .unwrap()
+            .asking_now()
+            .unwrap()
+            .summary
+            .clone()
+    }
+
+    /// Asserts that the last event seen is the run's completed `Finished`.
+    #[track_caller]
+    fn assert_completed(&self) {
+        assert!(
+            matches!(
+                self.seen.last(),
+                Some(TurnEvent::Finished {
+                    reason: FinishReason::Completed,
+                    ..
+                })
+            ),
+            "{:#?}",
+            self.seen.last()
+        );
+    }
+
+    /// Asserts each step's stored status.
+    #[track_caller]
+    fn assert_steps(&self, want: &[(&str, StepStatus)]) {
+        let p = self.rt.plan_progress(&self.id).unwrap();
+        for (step, status) in want {
+            assert_eq!(p.status(step), *status, "{step}: {p:?}");
+        }
+    }
+
     fn new(script: Vec<Reply>) -> H {
         let env = Env::new("sk-tui-plan-KEY", "");
         let rt = env.sessions();
-        let s = rt
-            .new_session(NewSession {
-                title: "Printer work".into(),
-                ..NewSession::default()
-            })
-            .unwrap();
+        let s = crate::support::titled(&rt, "Printer work");
         rt.append(
             &s.id,
             &[NewMessage::text(Role::User, "Earlier question")],
@@ -136,6 +168,11 @@ fn replies_for_plan() -> Vec<Reply> {
 
 fn proposed(_: &App, e: &TurnEvent) -> bool {
     matches!(e, TurnEvent::PlanProposed { .. })
+}
+
+fn step_asks(_: &App, e: &TurnEvent) -> bool {
+    matches!(e, TurnEvent::Step { event, .. }
+        if matches!(**event, TurnEvent::ApprovalNeeded { .. }))
 }
 
 fn finished(_: &App, e: &TurnEvent) -> bool {
@@ -227,13 +264,7 @@ fn plan_goal_proposes_the_plan_in_a_dialog_and_y_runs_every_step() {
     let s = h.screen();
     assert!(s.contains("✓ a done"), "{s}");
     h.pump("the end of the run", finished);
-    assert!(matches!(
-        h.seen.last(),
-        Some(TurnEvent::Finished {
-            reason: FinishReason::Completed,
-            ..
-        })
-    ));
+    h.assert_completed();
     let s = h.screen();
     assert!(s.contains("3 of 3 steps completed."), "{s}");
     assert!(s.contains("Done in"), "{s}");
@@ -306,10 +337,7 @@ fn a_steps_tool_call_asks_in_the_live_cell_and_y_approves_it_on_the_plan_run() {
     h.submit("/plan write a note");
     h.pump("plan proposal", proposed);
     h.answer('y');
-    h.pump("the step's approval question", |_, e| {
-        matches!(e, TurnEvent::Step { event, .. }
-            if matches!(**event, TurnEvent::ApprovalNeeded { .. }))
-    });
+    h.pump("the step's approval question", step_asks);
     let s = h.screen();
     assert!(s.contains("write_file"), "{s}");
     assert!(s.contains("Allow? y yes"), "{s}");
@@ -326,13 +354,7 @@ fn a_steps_tool_call_asks_in_the_live_cell_and_y_approves_it_on_the_plan_run() {
         }))
     );
     h.pump("the end of the run", finished);
-    assert!(matches!(
-        h.seen.last(),
-        Some(TurnEvent::Finished {
-            reason: FinishReason::Completed,
-            ..
-        })
-    ));
+    h.assert_completed();
     assert_eq!(
         std::fs::read_to_string(h.env.workdir.join("note.txt")).unwrap(),
         "from step a\n"
@@ -394,10 +416,7 @@ fn plan_alone_resumes_a_cancelled_plan_run_without_asking_again() {
     h.submit("/plan write a note");
     h.pump("plan proposal", proposed);
     h.answer('y');
-    h.pump("the step's approval question", |_, e| {
-        matches!(e, TurnEvent::Step { event, .. }
-            if matches!(**event, TurnEvent::ApprovalNeeded { .. }))
-    });
+    h.pump("the step's approval question", step_asks);
     h.key(KeyCode::Esc);
     assert_eq!(
         h.asked.last(),
@@ -420,16 +439,8 @@ fn plan_alone_resumes_a_cancelled_plan_run_without_asking_again() {
         matches!(h.app.overlay, Overlay::None),
         "a started run is not asked about again"
     );
-    assert!(matches!(
-        h.seen.last(),
-        Some(TurnEvent::Finished {
-            reason: FinishReason::Completed,
-            ..
-        })
-    ));
-    let p = h.rt.plan_progress(&h.id).unwrap();
-    assert_eq!(p.status("a"), StepStatus::Completed, "{p:?}");
-    assert_eq!(p.status("b"), StepStatus::Completed, "{p:?}");
+    h.assert_completed();
+    h.assert_steps(&[("a", StepStatus::Completed), ("b", StepStatus::Completed)]);
 }
 
 #[test]
@@ -468,16 +479,8 @@ fn plan_width_two_runs_two_independent_steps_at_once() {
     assert!(s.contains("▸ a · Write the printer"), "{s}");
     assert!(s.contains("▸ b · Write the docs"), "{s}");
     h.pump("the end of the run", finished);
-    assert!(matches!(
-        h.seen.last(),
-        Some(TurnEvent::Finished {
-            reason: FinishReason::Completed,
-            ..
-        })
-    ));
-    let p = h.rt.plan_progress(&h.id).unwrap();
-    assert_eq!(p.status("a"), StepStatus::Completed, "{p:?}");
-    assert_eq!(p.status("b"), StepStatus::Completed, "{p:?}");
+    h.assert_completed();
+    h.assert_steps(&[("a", StepStatus::Completed), ("b", StepStatus::Completed)]);
     assert_eq!(h._srv.request_count(), 4);
 }
 
@@ -509,13 +512,7 @@ fn plan_retry_failed_reruns_only_the_failed_step() {
     h.submit("/plan --retry-failed");
     assert_eq!(h.asked.last(), Some(&plan_run(Some(&h.id), None, 1, true)));
     h.pump("the end of the retry", finished);
-    assert!(matches!(
-        h.seen.last(),
-        Some(TurnEvent::Finished {
-            reason: FinishReason::Completed,
-            ..
-        })
-    ));
+    h.assert_completed();
     // Only b reached the model again.
     assert_eq!(h._srv.request_count(), before + 1);
     assert_eq!(
@@ -589,15 +586,7 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
     h.answer('y');
     let asks = |app: &App, _: &TurnEvent| app.conv.live().is_some_and(|l| l.asking.len() == 2);
     h.pump("both steps' questions", asks);
-    let first = h
-        .app
-        .conv
-        .live()
-        .unwrap()
-        .asking_now()
-        .unwrap()
-        .summary
-        .clone();
+    let first = h.asking_now();
     let (denied, allowed) = if first.contains("one.txt") {
         ("one.txt", "two.txt")
     } else {
@@ -612,15 +601,7 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
     );
     // No to the question shown first, yes to the other.
     h.answer('n');
-    let second = h
-        .app
-        .conv
-        .live()
-        .unwrap()
-        .asking_now()
-        .unwrap()
-        .summary
-        .clone();
+    let second = h.asking_now();
     assert!(second.contains(allowed), "{second}");
     h.answer('y');
     h.pump("the end of the run", finished);

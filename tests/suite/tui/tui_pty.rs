@@ -78,17 +78,12 @@ fn browse_filter_tabs_fork_quit_in_a_real_terminal() {
 /// Esc leaves no session, and PgUp from the end of a transcript moves one page.
 #[test]
 fn real_use_fixes_in_a_real_terminal() {
-    use neocode::session::{AppendMeta, NewMessage, NewSession, Role};
+    use neocode::session::{AppendMeta, NewMessage, Role};
     let env = Env::new();
     let (home, ws) = (env.home.clone(), env.workdir.clone());
     let rt = env.sessions();
     neocode::tui::demo::load_into(&rt, neocode::session::now_ms()).unwrap();
-    let kana = rt
-        .new_session(NewSession {
-            title: "ﾊﾟﾝﾀﾞ notes".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let kana = crate::support::titled(&rt, "ﾊﾟﾝﾀﾞ notes");
     rt.append(
         &kana.id,
         &[NewMessage::text(Role::User, "ﾊﾟﾝﾀﾞ ﾊﾟﾝﾀﾞ ﾊﾟﾝﾀﾞ")],

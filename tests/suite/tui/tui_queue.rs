@@ -7,9 +7,12 @@
 
 use std::time::Duration;
 
-use super::tui_demo::{approve, demo_sessions, kept_demo, spawn_demo};
+use super::tui_demo::{approve, demo_conversation, demo_sessions, kept_demo, resume_demo};
+
+/// The test hook that sleeps between reading a queued message and the append that stores it
+/// (and marks it delivered).
+const PAUSED: &[(&str, &str)] = &[("NEOCODE_TEST_QUEUE_PAUSE_MS", "60000")];
 use crate::support::Env;
-use crate::support::pty::Pty;
 use neocode::session::{ListQuery, Role};
 
 fn user_texts(sessions: &neocode::runtime::Sessions, id: &str) -> Vec<String> {
@@ -36,9 +39,7 @@ fn session_titled(sessions: &neocode::runtime::Sessions, title: &str) -> String 
 #[test]
 fn enter_while_a_turn_streams_queues_the_message_and_it_is_sent_after_the_turn() {
     let env = Env::new();
-    let (mut pty, tmp) = spawn_demo(&env, "40");
-    pty.keys("n");
-    pty.wait_for("demo model — scripted, no network");
+    let (mut pty, tmp) = demo_conversation(&env, "40", &[]);
     pty.keys("hello\r");
     pty.wait_for("Hello from the demo model");
     // Still streaming: Enter queues instead of refusing.
@@ -62,8 +63,7 @@ fn enter_while_a_turn_streams_queues_the_message_and_it_is_sent_after_the_turn()
     );
     pty.wait_for("The tests fail");
     pty.wait_for("Done in");
-    pty.keys("\x03");
-    pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
+    pty.quit();
     assert!(sessions.queued(&id).unwrap().is_empty(), "delivered");
     assert_eq!(user_texts(&sessions, &id), vec!["hello", "run the tests"]);
     let _ = std::fs::remove_dir_all(&dir);
@@ -72,9 +72,7 @@ fn enter_while_a_turn_streams_queues_the_message_and_it_is_sent_after_the_turn()
 #[test]
 fn alt_enter_steers_the_running_turn_at_its_next_tool_boundary() {
     let env = Env::new();
-    let (mut pty, tmp) = spawn_demo(&env, "60");
-    pty.keys("n");
-    pty.wait_for("demo model — scripted, no network");
+    let (mut pty, tmp) = demo_conversation(&env, "60", &[]);
     pty.keys("fix the bug\r");
     pty.wait_for("Let me look");
     // Alt-Enter while the first reply streams: delivered after its read_file, in this turn.
@@ -82,8 +80,7 @@ fn alt_enter_steers_the_running_turn_at_its_next_tool_boundary() {
     pty.wait_for("Reading README.md.");
     let s = pty.wait_for("Done in");
     assert!(s.contains("README.md (6 lines)"), "{s}");
-    pty.keys("\x03");
-    pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
+    pty.quit();
     let dir = kept_demo(&tmp);
     let (sessions, _, _) = demo_sessions(&dir);
     let id = session_titled(&sessions, "fix the bug");
@@ -102,9 +99,7 @@ fn alt_enter_steers_the_running_turn_at_its_next_tool_boundary() {
 #[test]
 fn a_queued_message_survives_a_kill_and_is_sent_when_the_session_is_resumed() {
     let env = Env::new();
-    let (mut pty, tmp) = spawn_demo(&env, "200");
-    pty.keys("n");
-    pty.wait_for("demo model — scripted, no network");
+    let (mut pty, tmp) = demo_conversation(&env, "200", &[]);
     pty.keys("hello\r");
     pty.wait_for("Hello from the demo model");
     pty.keys("show me test.sh\r");
@@ -121,19 +116,11 @@ fn a_queued_message_survives_a_kill_and_is_sent_when_the_session_is_resumed() {
     );
 
     // Resumed (the kept demo keeps its demo model): the queue goes on by itself.
-    let mut pty = Pty::spawn(
-        &home,
-        &ws,
-        &["--resume", &id],
-        &[("NEOCODE_DEMO_PACE_MS", "2")],
-        40,
-        120,
-    );
+    let mut pty = resume_demo(&home, &ws, &id);
     let s = pty.wait_for("test.sh (");
     assert!(s.contains("show me test.sh"), "{s}");
     pty.wait_for("Done in");
-    pty.keys("\x03");
-    pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
+    pty.quit();
     assert!(sessions.queued(&id).unwrap().is_empty(), "delivered once");
     assert_eq!(user_texts(&sessions, &id), vec!["hello", "show me test.sh"]);
     let _ = std::fs::remove_dir_all(&dir);
@@ -142,9 +129,7 @@ fn a_queued_message_survives_a_kill_and_is_sent_when_the_session_is_resumed() {
 #[test]
 fn ctrl_e_takes_the_last_queued_message_back_into_the_editor() {
     let env = Env::new();
-    let (mut pty, tmp) = spawn_demo(&env, "60");
-    pty.keys("n");
-    pty.wait_for("demo model — scripted, no network");
+    let (mut pty, tmp) = demo_conversation(&env, "60", &[]);
     pty.keys("hello\r");
     pty.wait_for("Hello from the demo model");
     pty.keys("run the tests\r");
@@ -163,8 +148,7 @@ fn ctrl_e_takes_the_last_queued_message_back_into_the_editor() {
     // The first Ctrl-C clears the editor's text, the second quits.
     pty.keys("\x03");
     pty.wait_for("Message cleared");
-    pty.keys("\x03");
-    pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
+    pty.quit();
     let dir = kept_demo(&tmp);
     let (sessions, _, _) = demo_sessions(&dir);
     let id = session_titled(&sessions, "hello");
@@ -176,9 +160,7 @@ fn ctrl_e_takes_the_last_queued_message_back_into_the_editor() {
 #[test]
 fn run_queue_from_another_process_is_sent_by_the_tui_running_the_session() {
     let env = Env::new();
-    let (mut pty, tmp) = spawn_demo(&env, "50");
-    pty.keys("n");
-    pty.wait_for("demo model — scripted, no network");
+    let (mut pty, tmp) = demo_conversation(&env, "50", &[]);
     pty.keys("hello\r");
     pty.wait_for("Hello from the demo model");
     let dir = kept_demo(&tmp);
@@ -202,8 +184,7 @@ fn run_queue_from_another_process_is_sent_by_the_tui_running_the_session() {
     let s = pty.wait_for("test.sh (");
     assert!(s.contains("show me test.sh"), "{s}");
     pty.wait_for("Done in");
-    pty.keys("\x03");
-    pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
+    pty.quit();
     assert_eq!(user_texts(&sessions, &id), vec!["hello", "show me test.sh"]);
 
     // Nothing runs the session now: the message waits, and the line says so.
@@ -230,28 +211,10 @@ fn run_queue_from_another_process_is_sent_by_the_tui_running_the_session() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `neocode demo --keep` as [`spawn_demo`], with the test hook that sleeps between reading a
-/// queued message and the append that stores it (and marks it delivered).
-fn spawn_demo_paused(env: &Env, pace_ms: &str) -> (Pty, std::path::PathBuf) {
-    let tmp = env.home.parent().unwrap().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let tmp_s = tmp.to_string_lossy().into_owned();
-    let envs = [
-        ("TMPDIR", tmp_s.as_str()),
-        ("NEOCODE_DEMO_PACE_MS", pace_ms),
-        ("NEOCODE_TEST_QUEUE_PAUSE_MS", "60000"),
-    ];
-    let pty = Pty::spawn_args(&env.home, &["demo", "--keep"], &envs, 40, 120);
-    pty.wait_for("13 sessions");
-    (pty, tmp)
-}
-
 #[test]
 fn a_queued_message_killed_between_its_sending_and_its_storing_is_still_queued() {
     let env = Env::new();
-    let (mut pty, tmp) = spawn_demo_paused(&env, "40");
-    pty.keys("n");
-    pty.wait_for("demo model — scripted, no network");
+    let (mut pty, tmp) = demo_conversation(&env, "40", PAUSED);
     pty.keys("hello\r");
     pty.wait_for("Hello from the demo model");
     pty.keys("show me test.sh\r");
@@ -272,19 +235,11 @@ fn a_queued_message_killed_between_its_sending_and_its_storing_is_still_queued()
     assert_eq!(user_texts(&sessions, &id), vec!["hello"]);
 
     // The next start sends it, once.
-    let mut pty = Pty::spawn(
-        &home,
-        &ws,
-        &["--resume", &id],
-        &[("NEOCODE_DEMO_PACE_MS", "2")],
-        40,
-        120,
-    );
+    let mut pty = resume_demo(&home, &ws, &id);
     let s = pty.wait_for("test.sh (");
     assert!(s.contains("show me test.sh"), "{s}");
     pty.wait_for("Done in");
-    pty.keys("\x03");
-    pty.wait_exit(Duration::from_secs(30), "neocode did not quit");
+    pty.quit();
     assert!(sessions.queued(&id).unwrap().is_empty(), "delivered");
     assert_eq!(user_texts(&sessions, &id), vec!["hello", "show me test.sh"]);
     let msgs = sessions.messages(&id, 0, i64::MAX).unwrap();
@@ -302,9 +257,7 @@ fn a_queued_message_killed_between_its_sending_and_its_storing_is_still_queued()
 #[test]
 fn a_steering_message_killed_before_it_is_stored_at_the_tool_boundary_is_still_queued() {
     let env = Env::new();
-    let (mut pty, tmp) = spawn_demo_paused(&env, "60");
-    pty.keys("n");
-    pty.wait_for("demo model — scripted, no network");
+    let (mut pty, tmp) = demo_conversation(&env, "60", PAUSED);
     pty.keys("fix the bug\r");
     pty.wait_for("Let me look");
     pty.keys("show me README.md\x1b\r");

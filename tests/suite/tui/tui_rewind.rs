@@ -4,8 +4,9 @@
 //! session to continue; Esc cancels and nothing changes. The Info tab lists the file changes
 //! per turn. What a user checks: the files on disk, the sessions, the screen.
 
+use crate::support::text::has;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::support::Env;
@@ -14,9 +15,10 @@ use crate::support::tui::{Keys, options};
 use crossterm::event::{KeyCode, KeyModifiers};
 use neocode::runtime::Sessions;
 use neocode::session::snapshot::{FileChange, Image};
-use neocode::session::{AppendMeta, NewMessage, NewSession, Role, StateUpdate, ToolCall};
-use neocode::tui::app::{App, ESC_ESC_MS, Overlay, Screen, Tab, run_inline};
-use neocode::tui::effect::Effect;
+use neocode::session::{
+    AppendMeta, ListQuery, NewMessage, NewSession, Role, StateUpdate, ToolCall,
+};
+use neocode::tui::app::{App, ESC_ESC_MS, Overlay, Screen, Tab};
 use neocode::tui::views;
 
 /// 2025-06-01 12:00:00 UTC: the clock of every snapshot.
@@ -156,11 +158,7 @@ impl H {
     }
 
     fn status(&self) -> String {
-        self.app
-            .status
-            .as_ref()
-            .map(|s| s.text.clone())
-            .unwrap_or_default()
+        crate::support::tui::status_text(&self.app)
     }
 
     /// Opens the session's conversation from the list.
@@ -175,15 +173,7 @@ impl H {
     }
 }
 
-impl Keys for H {
-    fn app(&mut self) -> &mut App {
-        &mut self.app
-    }
-
-    fn run(&mut self, effects: Vec<Effect>) {
-        run_inline(&mut self.app, &self.rt, effects);
-    }
-}
+crate::support::tui::inline_keys!(H);
 
 /// Esc Esc in the conversation opens the dialog at the last user message with the preview
 /// (the same plan `--dry-run` prints); Enter on the default choice forks and puts the files
@@ -206,10 +196,7 @@ fn esc_esc_opens_the_dialog_and_enter_rewinds_conversation_and_files() {
     assert!(s.contains("Rewind to before message #5"), "{s}");
     assert!(s.contains("▶ 1 conversation and files"), "{s}");
     assert!(s.contains("restored       a.txt"), "{s}");
-    assert!(
-        s.contains("deleted        new.txt (created by the session)"),
-        "{s}"
-    );
+    has(&s, "deleted        new.txt (created by the session)");
     assert!(s.contains("+one"), "{s}");
 
     // Tab: conversation only touches no file; back to the default.
@@ -343,18 +330,26 @@ fn the_info_tab_shows_the_file_changes_per_turn() {
     assert!(s.contains("#8    created   new.txt"), "{s}");
 }
 
+/// [`two_turns`] in `env`'s workspace, and the real binary in a `rows` x `cols` terminal
+/// opened on it (its last message in view): the sessions, the workspace, the session, the
+/// terminal.
+fn two_turns_open(env: &Env, rows: u16, cols: u16) -> (Sessions, PathBuf, String, Pty) {
+    let rt = env.sessions();
+    let ws = env.workdir.clone();
+    let id = two_turns(&rt, &ws);
+    let mut pty = Pty::spawn(&env.home, &ws, &[], &[], rows, cols);
+    pty.wait_for("edit the files");
+    pty.keys("\r");
+    pty.wait_for("Assistant  #9");
+    (rt, ws, id, pty)
+}
+
 /// The real binary in a terminal: Esc Esc, the preview, Esc cancels (nothing changes), Esc Esc
 /// again, Enter: the files on disk are back and the conversation is the fork.
 #[test]
 fn esc_esc_rewinds_in_a_real_terminal() {
     let env = Env::new();
-    let rt = env.sessions();
-    let ws = env.workdir.clone();
-    let id = two_turns(&rt, &ws);
-    let mut pty = Pty::spawn(&env.home, &ws, &[], &[], 24, 80);
-    pty.wait_for("edit the files");
-    pty.keys("\r");
-    pty.wait_for("Assistant  #9");
+    let (rt, ws, id, mut pty) = two_turns_open(&env, 24, 80);
 
     let esc_esc = |pty: &mut Pty| {
         pty.keys("\x1b");
@@ -375,18 +370,14 @@ fn esc_esc_rewinds_in_a_real_terminal() {
     pty.wait_for("Rewound to before message #5");
     assert_eq!(read(&ws, "a.txt").as_deref(), Some("one\n"));
     assert_eq!(read(&ws, "new.txt"), None);
-    let all = rt
-        .list(&neocode::session::ListQuery::default())
-        .unwrap()
-        .items;
+    let all = rt.list(&ListQuery::default()).unwrap().items;
     assert_eq!(all.len(), 2);
     assert!(
         all.iter()
             .any(|s| s.parent_id.as_deref() == Some(id.as_str()) && s.title.starts_with("↺")),
         "the fork, marked"
     );
-    pty.keys("\x03");
-    let code = pty.wait_exit(Duration::from_secs(30), "neocode did not quit on Ctrl-C");
+    let code = pty.quit();
     assert_eq!(code, 0);
 }
 
@@ -396,12 +387,7 @@ fn esc_esc_rewinds_in_a_real_terminal() {
 fn the_info_tab_scrolls_through_many_file_changes() {
     let env = Env::new();
     let rt = env.sessions();
-    let h = rt
-        .new_session(NewSession {
-            title: "many files".into(),
-            ..NewSession::default()
-        })
-        .unwrap();
+    let h = crate::support::titled(&rt, "many files");
     let meta = AppendMeta::default();
     rt.append(
         &h.id,
@@ -480,9 +466,9 @@ fn a_file_edited_since_is_skipped_and_the_conversation_says_why() {
     h.open();
     h.key_mod(KeyCode::Char('r'), KeyModifiers::ALT);
     let s = h.screen();
-    assert!(
-        s.contains("skipped        a.txt (changed since the session's last write)"),
-        "{s}"
+    has(
+        &s,
+        "skipped        a.txt (changed since the session's last write)",
     );
     assert!(!s.contains("--force"), "the TUI has no --force: {s}");
     h.key(KeyCode::Enter);
@@ -494,9 +480,9 @@ fn a_file_edited_since_is_skipped_and_the_conversation_says_why() {
     assert_eq!(read(&h.ws, "new.txt"), None);
     let status = h.status();
     assert!(status.contains("1 deleted"), "{status}");
-    assert!(
-        status.contains("Skipped: a.txt (changed since the session's last write)"),
-        "{status}"
+    has(
+        &status,
+        "Skipped: a.txt (changed since the session's last write)",
     );
 }
 
@@ -506,13 +492,7 @@ fn a_file_edited_since_is_skipped_and_the_conversation_says_why() {
 #[test]
 fn alt_r_on_a_selected_message_in_a_real_terminal() {
     let env = Env::new();
-    let rt = env.sessions();
-    let ws = env.workdir.clone();
-    let id = two_turns(&rt, &ws);
-    let mut pty = Pty::spawn(&env.home, &ws, &[], &[], 30, 100);
-    pty.wait_for("edit the files");
-    pty.keys("\r");
-    pty.wait_for("Assistant  #9");
+    let (rt, ws, id, mut pty) = two_turns_open(&env, 30, 100);
     pty.keys("\x1b[1;3A");
     std::thread::sleep(Duration::from_millis(150));
     pty.keys("\x1br");
@@ -523,13 +503,9 @@ fn alt_r_on_a_selected_message_in_a_real_terminal() {
     pty.wait_for("Put the files back as they were before message #5");
     assert_eq!(read(&ws, "a.txt").as_deref(), Some("one\n"));
     assert_eq!(read(&ws, "new.txt"), None);
-    let all = rt
-        .list(&neocode::session::ListQuery::default())
-        .unwrap()
-        .items;
+    let all = rt.list(&ListQuery::default()).unwrap().items;
     assert_eq!(all.len(), 1, "files only: no fork");
     assert_eq!(rt.header(&id).unwrap().message_count, 9);
-    pty.keys("\x03");
-    let code = pty.wait_exit(Duration::from_secs(30), "neocode did not quit on Ctrl-C");
+    let code = pty.quit();
     assert_eq!(code, 0);
 }

@@ -4,6 +4,7 @@
 //! answers, sanitising).
 
 use crate::support::Env;
+use crate::support::text::has;
 use std::path::PathBuf;
 
 use crate::support::tui::{Keys, options};
@@ -119,16 +120,7 @@ fn numbered(rt: &Sessions, n: usize) {
     }
 }
 
-impl Keys for H {
-    fn app(&mut self) -> &mut App {
-        &mut self.app
-    }
-
-    /// Runs jobs (and the jobs their answers cause) to completion, like the worker would.
-    fn run(&mut self, effects: Vec<Effect>) {
-        run_inline(&mut self.app, &self.rt, effects);
-    }
-}
+crate::support::tui::inline_keys!(H);
 
 #[test]
 fn empty_workspace_says_how_to_start() {
@@ -168,10 +160,7 @@ fn plan_tab() {
     assert_eq!(h.app.tab, Tab::Plan);
     let s = h.screen();
     assert!(s.contains("4/7 done, 1 failed"), "{s}");
-    assert!(
-        s.contains("CompileError: MutexGuard held across .await"),
-        "{s}"
-    );
+    has(&s, "CompileError: MutexGuard held across .await");
     insta::assert_snapshot!("plan", s);
 }
 
@@ -191,12 +180,7 @@ fn usage_tab() {
 fn the_usage_tab_shows_the_prompt_cache_and_the_cost() {
     use neocode::session::{Change, RuntimeLedger, RuntimeLimits, RuntimeUsage};
     let mut h = H::with(200, 35, |rt| {
-        let s = rt
-            .new_session(NewSession {
-                title: "Cached turns".into(),
-                ..NewSession::default()
-            })
-            .unwrap();
+        let s = crate::support::titled(rt, "Cached turns");
         let ledger = RuntimeLedger {
             usage: RuntimeUsage {
                 input_tokens: 1000,
@@ -268,10 +252,7 @@ fn transcript_tool_call_expands() {
         h.key(KeyCode::Char('j'));
     }
     let collapsed = h.screen();
-    assert!(
-        collapsed.contains("⚙ bash  cargo test -p acme-config empty_file"),
-        "{collapsed}"
-    );
+    has(&collapsed, "⚙ bash  cargo test -p acme-config empty_file");
     assert!(collapsed.contains("✗ error"), "{collapsed}");
     assert!(!collapsed.contains("could not compile"), "{collapsed}");
     h.key(KeyCode::Char(' '));
@@ -398,10 +379,7 @@ fn conversation_view_without_a_provider_keeps_the_message_and_says_why() {
         "Yes please, add it to the README"
     );
     let s = h.screen();
-    assert!(
-        s.contains("Cannot send: no model provider configured"),
-        "{s}"
-    );
+    has(&s, "Cannot send: no model provider configured");
     h.key(KeyCode::Esc);
     assert_eq!(h.app.screen, Screen::Browse);
 }
@@ -842,10 +820,7 @@ fn opening_a_session_that_stopped_mid_turn_says_which_calls_were_interrupted() {
     h.key(KeyCode::Enter);
     assert_eq!(h.app.screen, Screen::Conversation);
     let s = h.screen();
-    assert!(
-        s.contains("1 tool call never got a result (edit_file)"),
-        "{s}"
-    );
+    has(&s, "1 tool call never got a result (edit_file)");
     h.key(KeyCode::Esc);
     h.key(KeyCode::Char(']'));
     h.key(KeyCode::Char(']'));
@@ -1350,15 +1325,12 @@ fn limits_without_budgets_say_used_and_no_limit() {
         s
     };
     let s = set(&mut h, &l);
-    assert!(
-        s.contains("No budgets set (config.toml [limits], neocode run --max-*); used: turns 7 · tool calls 3"),
-        "{s}"
+    has(
+        &s,
+        "No budgets set (config.toml [limits], neocode run --max-*); used: turns 7 · tool calls 3",
     );
     // With one limit set, the others say they have none.
     l.limits.max_turns = Some(40);
     let s = set(&mut h, &l);
-    assert!(
-        s.contains("Budgets: turns 7/40 · tool calls used 3 (no limit)"),
-        "{s}"
-    );
+    has(&s, "Budgets: turns 7/40 · tool calls used 3 (no limit)");
 }

@@ -2,8 +2,7 @@
 //! long for the width wraps whole instead of being cut, and at 80 columns the agent line keeps
 //! the approval policy, the sandbox and the dollars (the gauge and the token count go first).
 
-use neocode::runtime::agent::{FinishReason, TurnEvent};
-use neocode::session::Usage;
+use neocode::runtime::agent::TurnEvent;
 
 use super::tui_live::{H, spent};
 use crate::support::tui::Keys;
@@ -47,10 +46,7 @@ fn at_80_columns_the_agent_line_keeps_the_policy_the_sandbox_and_the_dollars() {
     spent(&h, Some(0.12));
     h.send("Again");
     spent(&h, Some(0.17));
-    h.ev(TurnEvent::Finished {
-        reason: FinishReason::Completed,
-        usage: Usage::default(),
-    });
+    h.completed();
     let s = h.screen();
     let line = s
         .lines()

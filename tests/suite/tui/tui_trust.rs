@@ -3,6 +3,7 @@
 //! once before anything runs, "open without" records nothing, "trust" records the hashes
 //! and is not asked again.
 
+use crate::support::text::has;
 use std::time::Duration;
 
 use crate::support::Env;
@@ -101,9 +102,9 @@ fn the_trust_screen_shows_what_changed() {
     assert!(s.contains("changed since you trusted it"), "{s}");
     assert!(s.contains("What changed"), "{s}");
     assert!(s.contains("modified  .neocode/permissions.toml"), "{s}");
-    assert!(
-        s.contains("new       .neocode/permissions.toml: allow run_command(curl *)"),
-        "{s}"
+    has(
+        &s,
+        "new       .neocode/permissions.toml: allow run_command(curl *)",
     );
 }
 
@@ -113,9 +114,9 @@ fn the_tui_asks_once_and_open_without_records_nothing() {
     let repo = HostileRepo::plant(&env.workdir, EVIL_URL);
     let mut pty = Pty::spawn(&env.home, &env.workdir, &[], &[("NO_COLOR", "1")], 35, 120);
     let s = pty.wait_for("Do you trust this workspace?");
-    assert!(
-        s.contains("SessionStart  *  touch ../hostile-markers/session-start"),
-        "{s}"
+    has(
+        &s,
+        "SessionStart  *  touch ../hostile-markers/session-start",
     );
     assert!(s.contains("^[]0;pwned"), "{s}");
     // A smaller terminal: the same screen, redrawn.
