@@ -108,7 +108,7 @@ pub(super) fn probe_provider(s: &Settings, out: &mut String) -> bool {
     report.row("prompt caching", caching_words(&third.completion));
     // What the server told, also by an overflow of the probe's own.
     let told = provider.context_window();
-    report.row("context window", super::doctor::window_words(told, s));
+    report.row("context window", window_words(told, s));
     true
 }
 
@@ -333,4 +333,23 @@ fn follow_up(req: &ChatRequest, c: &Completion) -> ChatRequest {
         });
     }
     next
+}
+
+/// The window in words: the server's, the configured one, or neither (and what to set). A
+/// turn uses the smaller of the two when both are known.
+fn window_words(told: Option<u64>, s: &Settings) -> String {
+    let set = s.context_window;
+    match told {
+        Some(w) if s.context_window_known && set > w => format!(
+            "{w} tokens (told by the server); context_window = {set} in config.toml is larger, so neocode uses {w}"
+        ),
+        Some(w) if s.context_window_known && set < w => format!(
+            "{w} tokens (told by the server); neocode keeps context_window = {set} from config.toml"
+        ),
+        Some(w) => format!("{w} tokens (told by the server; the gauge and compaction use it)"),
+        None if s.context_window_known => {
+            format!("not told by the server; context_window = {set} from config.toml is used")
+        }
+        None => "not told by the server: set context_window in config.toml to the server's window (until then the gauge says \"window unknown\" and compaction cannot plan)".into(),
+    }
 }
