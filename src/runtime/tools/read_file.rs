@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use std::os::fd::AsRawFd;
 
-use super::path::{anchor, confine, fstat, open_error};
-use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args, protected};
+use super::path::fstat;
+use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, access, parse_args};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "read_file",
@@ -54,27 +54,15 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(a) => a,
         Err(e) => return e,
     };
-    let p = match confine(&ctx.root, &args.path) {
-        Ok(p) => p,
-        Err(e) => return ToolOutput::error(e),
+    let target = match access::readable(ctx, &args.path) {
+        Ok(t) => t,
+        Err(e) => return e,
     };
-    if let Err(e) = protected::refuse_read(&ctx.root, &p.abs, ctx.home.as_deref()) {
-        return ToolOutput::error(e);
-    }
-    let b = match anchor(&ctx.root) {
-        Ok(b) => b,
-        Err(e) => return ToolOutput::error(e),
-    };
-    if let Err(e) = protected::refuse_read_folder(&b, &ctx.root, &p.rel, ctx.home.as_deref()) {
-        return ToolOutput::error(e);
-    }
-    let file = match b.open_rel(&p.rel, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK) {
+    let file = match target.open(libc::O_RDONLY | libc::O_NONBLOCK, "read") {
         Ok(fd) => std::fs::File::from(fd),
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-            return ToolOutput::error(format!("cannot read {}: {e}", p.rel));
-        }
-        Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
+        Err(e) => return e,
     };
+    let p = &target.path;
     let st = match fstat(file.as_raw_fd()) {
         Ok(st) => st,
         Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
