@@ -6,7 +6,7 @@
 //! what is missing.
 
 use crate::runtime::CancelFlag;
-use crate::runtime::config::{Api, Settings};
+use crate::runtime::config::{Api, ConfigError, Settings};
 use crate::runtime::provider::{
     Anthropic, ChatMessage, ChatRequest, Completion, ErrorKind, OpenAi, Provider, ProviderError,
     Reasoning, Responses, StreamEvent, ToolDef,
@@ -34,7 +34,7 @@ pub(super) fn probe_provider(s: &Settings, out: &mut String) -> bool {
     let mut provider = match build(s) {
         Ok(p) => p,
         Err(e) => {
-            report.row("FAILED", e);
+            report.row("FAILED", e.to_string());
             return false;
         }
     };
@@ -216,23 +216,22 @@ fn caching_words(c: &Completion) -> String {
     "not seen: the repeat of the tool turn's prompt read nothing from a cache; every request pays the full prompt price (neocode's cost figures count it so)".into()
 }
 
+/// Why the configured provider could not be built.
+#[derive(Debug, thiserror::Error)]
+enum BuildError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+}
+
 /// The configured provider, as a turn builds it.
-fn build(s: &Settings) -> Result<Box<dyn Provider>, String> {
-    let p: Result<Box<dyn Provider>, ProviderError> = match s.api {
-        Api::Chat => {
-            let o = s.openai().map_err(|e| e.to_string())?;
-            OpenAi::new(o).map(|p| Box::new(p) as Box<dyn Provider>)
-        }
-        Api::Responses => {
-            let w = s.wire().map_err(|e| e.to_string())?;
-            Responses::new(w).map(|p| Box::new(p) as Box<dyn Provider>)
-        }
-        Api::Anthropic => {
-            let w = s.wire().map_err(|e| e.to_string())?;
-            Anthropic::new(w).map(|p| Box::new(p) as Box<dyn Provider>)
-        }
-    };
-    p.map_err(|e| e.to_string())
+fn build(s: &Settings) -> Result<Box<dyn Provider>, BuildError> {
+    Ok(match s.api {
+        Api::Chat => Box::new(OpenAi::new(s.openai()?)?),
+        Api::Responses => Box::new(Responses::new(s.wire()?)?),
+        Api::Anthropic => Box::new(Anthropic::new(s.wire()?)?),
+    })
 }
 
 /// What one probe call showed.
