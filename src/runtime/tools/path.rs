@@ -81,9 +81,28 @@ pub(crate) enum PathError {
     LeftWorkspace,
     #[error("refused: the folder is nested too deep to check")]
     TooDeep,
-    /// A protected path (a control file, neocode's home): `super::protected` words it.
+    /// A protected path (a control file, neocode's home).
     #[error(transparent)]
-    Protected(#[from] super::protected::Refusal),
+    Protected(#[from] Refusal),
+}
+
+/// A protected path a tool met (a control file, neocode's home): the refusal a model reads.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum Refusal {
+    #[error(
+        "refused: {rel} is {who}'s control file: only the user changes it (the file tools never write in .git or .neocode)"
+    )]
+    ControlFile { rel: String, who: &'static str },
+    #[error(
+        "refused: that path lies in neocode's home ({}), which the tools never change",
+        home.display()
+    )]
+    HomeWrite { home: PathBuf },
+    #[error(
+        "refused: that path lies in neocode's home ({}), which holds its configuration and keys: the tools do not read it",
+        home.display()
+    )]
+    HomeRead { home: PathBuf },
 }
 
 impl From<PathError> for String {
@@ -419,7 +438,7 @@ pub(crate) fn file_id(p: &Path) -> Option<FileId> {
 pub(crate) fn refuse_under(
     b: &Beneath,
     dir: &OwnedFd,
-    protected: &[(FileId, super::protected::Refusal)],
+    protected: &[(FileId, Refusal)],
 ) -> Result<(), PathError> {
     if protected.is_empty() {
         return Ok(());

@@ -9,9 +9,9 @@
 //! swapped for a link after the first check is caught too.
 
 use std::os::fd::OwnedFd;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, Path};
 
-use super::path::{Beneath, FileId, PathError, file_id, refuse_under, stat_at};
+use super::path::{Beneath, FileId, PathError, Refusal, file_id, refuse_under, stat_at};
 
 /// The control folders at the workspace root, with whose they are.
 const CONTROL: [(&str, &str); 2] = [(".git", "git"), (".neocode", "neocode")];
@@ -27,25 +27,6 @@ pub(crate) fn owner(rel: &str) -> Option<&'static str> {
             .map(|(_, who)| *who),
         _ => None,
     })
-}
-
-/// A protected path a tool met: the refusal a model reads.
-#[derive(Debug, Clone, thiserror::Error)]
-pub(crate) enum Refusal {
-    #[error(
-        "refused: {rel} is {who}'s control file: only the user changes it (the file tools never write in .git or .neocode)"
-    )]
-    ControlFile { rel: String, who: &'static str },
-    #[error(
-        "refused: that path lies in neocode's home ({}), which the tools never change",
-        home.display()
-    )]
-    HomeWrite { home: PathBuf },
-    #[error(
-        "refused: that path lies in neocode's home ({}), which holds its configuration and keys: the tools do not read it",
-        home.display()
-    )]
-    HomeRead { home: PathBuf },
 }
 
 /// Refuses writing `rel` (relative to the root) when it is a control file.
