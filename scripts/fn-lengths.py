@@ -18,8 +18,8 @@ Usage:
   scripts/fn-lengths.py --record           rewrite scripts/long-functions.txt
   scripts/fn-lengths.py --over N [--span]  list functions over N lines, longest first
 
-Standard library only: the lexer below knows Rust's comments, strings, raw strings, byte
-strings, char literals and lifetimes, which is all a brace count needs.
+No dependency beyond Python itself: the lexer below knows Rust's comments, strings, raw
+strings, byte strings, char literals and lifetimes, which is all a brace count needs.
 """
 
 import os

@@ -338,7 +338,7 @@ fn header_lines(out: &Out, r: &SessionReport, now: i64) -> Vec<String> {
     if let Some(parent) = &r.header.subagent_of {
         lines.push(field(
             "sub-agent",
-            format!("of {}{}", l(parent), elsewhere(r.subagent_of_here)),
+            format!("of {}{}", l(parent), elsewhere(r.sub_agent_parent_here)),
         ));
     }
     if let Some(src) = &r.header.source {

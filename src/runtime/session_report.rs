@@ -38,7 +38,7 @@ pub struct SessionReport {
     /// without it, or deleted); `None` when it is no fork.
     pub parent_here: Option<bool>,
     /// Whether the session it is a sub-agent of is in this workspace; `None` when it is none.
-    pub subagent_of_here: Option<bool>,
+    pub sub_agent_parent_here: Option<bool>,
 }
 
 impl Sessions {
@@ -64,7 +64,7 @@ impl Sessions {
                 context: session_report(home, self, id)?,
                 file_changes: turn_changes(self, id, header.last_seq)?,
                 parent_here: here(&summary.parent_id),
-                subagent_of_here: here(&header.subagent_of),
+                sub_agent_parent_here: here(&header.subagent_of),
                 last_messages: last,
                 summary,
                 header,
