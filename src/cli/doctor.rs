@@ -1,7 +1,7 @@
 //! `neocode doctor`: are the session databases sound (SQLite's integrity check), what to do
 //! when one is not (`--recover`), the provider settings (never the key), what the configured
-//! server can do (a probe of three small calls, in `doctor_probe.rs`; `--no-probe` skips it)
-//! and what confines commands.
+//! server can do (a probe of three small calls, in `doctor_probe.rs`, which imports nothing
+//! from here; `--no-probe` skips it) and what confines commands.
 
 use std::io::Write;
 
@@ -13,123 +13,12 @@ use crate::session::doctor;
 
 /// Runs the checks; exit 1 when a database is damaged (and not recovered) or the probe of
 /// the configured provider failed.
-#[expect(clippy::too_many_lines)]
 pub fn run(loc: &Location, recover: bool, probe: bool) -> CmdResult {
     let mut out = String::new();
-    let line = |out: &mut String, s: String| {
-        out.push_str(&sanitize::line(&s));
-        out.push('\n');
-    };
     line(&mut out, format!("home       {}", loc.home.display()));
     line(&mut out, format!("workspace  {}", loc.root().display()));
-
-    out.push_str("\nDatabases\n");
-    let mut dbs = crate::session::workspace::all_workspace_dbs(&loc.home);
-    let current = loc.paths.db();
-    if current.is_file() && !dbs.contains(&current) {
-        dbs.push(current);
-    }
-    if dbs.is_empty() {
-        out.push_str("  none yet\n");
-    }
-    let mut damaged = 0usize;
-    let mut failed = 0usize;
-    let mut probe_failed = false;
-    for db in &dbs {
-        let h = doctor::check(db);
-        if h.ok {
-            line(&mut out, format!("  ok       {}", db.display()));
-            continue;
-        }
-        line(&mut out, format!("  DAMAGED  {}", db.display()));
-        for p in h.problems.iter().take(10) {
-            line(&mut out, format!("           {p}"));
-        }
-        if let Some(m) = &h.marked {
-            line(
-                &mut out,
-                format!("           a write stopped earlier on: {}", m.trim()),
-            );
-        }
-        if !recover {
-            damaged += 1;
-            out.push_str("           neocode writes nothing more to it. Stop every neocode using this workspace, then run\n");
-            out.push_str("           `neocode doctor --recover`: it writes a recovered copy in its place and keeps the\n");
-            out.push_str("           damaged file beside it (session.db.damaged-<time>); nothing is deleted.\n");
-            continue;
-        }
-        if let Some(id) = running_turn(db) {
-            failed += 1;
-            line(
-                &mut out,
-                format!(
-                    "  NOT RECOVERED {}: session {id} is running a turn in another neocode; stop it first",
-                    db.display()
-                ),
-            );
-            continue;
-        }
-        match doctor::recover(db) {
-            Ok(r) => {
-                let how = if r.method == "vacuum" {
-                    "copied whole through VACUUM INTO".to_string()
-                } else {
-                    format!("salvaged row by row ({} unreadable rows lost)", r.lost_rows)
-                };
-                line(
-                    &mut out,
-                    format!(
-                        "  RECOVERED {}: {how}; {} sessions; the damaged file is kept as {}",
-                        db.display(),
-                        r.sessions,
-                        r.kept.display()
-                    ),
-                );
-            }
-            Err(e) => {
-                failed += 1;
-                line(&mut out, format!("  NOT RECOVERED {}: {e}", db.display()));
-            }
-        }
-    }
-
-    out.push_str("\nProvider\n");
-    match Settings::load(&loc.home, &Overrides::default()) {
-        Ok(s) => {
-            line(
-                &mut out,
-                format!(
-                    "  base url  {}",
-                    s.effective_base_url().as_deref().unwrap_or("(not set)")
-                ),
-            );
-            line(
-                &mut out,
-                format!("  model     {}", s.model.as_deref().unwrap_or("(not set)")),
-            );
-            line(&mut out, format!("  api       {}", s.api.as_str()));
-            let key = match s.key_source() {
-                Some(src) if s.has_api_key() => format!("yes (from {src})"),
-                _ => "no".to_string(),
-            };
-            line(&mut out, format!("  api key   {key}"));
-            if let crate::runtime::config::ProviderStatus::Missing(m) = s.provider_status() {
-                line(&mut out, format!("  missing   {m}"));
-            } else if probe {
-                probe_failed = !super::doctor_probe::probe_provider(&s, &mut out);
-            }
-            out.push_str("\nSandbox\n");
-            line(&mut out, format!("  {}", sandbox_report(&s.sandbox)));
-        }
-        Err(e) => {
-            line(&mut out, format!("  cannot read the settings: {e}"));
-            out.push_str("\nSandbox\n");
-            line(
-                &mut out,
-                format!("  {}", sandbox_report(&Default::default())),
-            );
-        }
-    }
+    let dbs = databases_report(loc, recover, &mut out);
+    let probe_failed = provider_report(loc, probe, &mut out);
     rules_report(loc, &mut out);
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout.write_all(out.as_bytes()) {
@@ -138,14 +27,16 @@ pub fn run(loc: &Location, recover: bool, probe: bool) -> CmdResult {
         }
         return Err(Failure::runtime(format!("writing the report: {e}")));
     }
-    if damaged > 0 {
+    if dbs.damaged > 0 {
         return Err(Failure::runtime(format!(
-            "{damaged} damaged database(s); run `neocode doctor --recover`"
+            "{} damaged database(s); run `neocode doctor --recover`",
+            dbs.damaged
         )));
     }
-    if failed > 0 {
+    if dbs.failed > 0 {
         return Err(Failure::runtime(format!(
-            "{failed} database(s) could not be recovered; the damaged files were left as they are"
+            "{} database(s) could not be recovered; the damaged files were left as they are",
+            dbs.failed
         )));
     }
     if probe_failed {
@@ -156,23 +47,141 @@ pub fn run(loc: &Location, recover: bool, probe: bool) -> CmdResult {
     Ok(())
 }
 
-/// The window in words: the server's, the configured one, or neither (and what to set). A
-/// turn uses the smaller of the two when both are known.
-pub(super) fn window_words(told: Option<u64>, s: &Settings) -> String {
-    let set = s.context_window;
-    match told {
-        Some(w) if s.context_window_known && set > w => format!(
-            "{w} tokens (told by the server); context_window = {set} in config.toml is larger, so neocode uses {w}"
-        ),
-        Some(w) if s.context_window_known && set < w => format!(
-            "{w} tokens (told by the server); neocode keeps context_window = {set} from config.toml"
-        ),
-        Some(w) => format!("{w} tokens (told by the server; the gauge and compaction use it)"),
-        None if s.context_window_known => {
-            format!("not told by the server; context_window = {set} from config.toml is used")
-        }
-        None => "not told by the server: set context_window in config.toml to the server's window (until then the gauge says \"window unknown\" and compaction cannot plan)".into(),
+/// One line of the report, sanitised.
+fn line(out: &mut String, s: String) {
+    out.push_str(&sanitize::line(&s));
+    out.push('\n');
+}
+
+/// What the databases section found: damaged ones left as they are (no `--recover`) and
+/// ones `--recover` could not recover.
+struct Databases {
+    damaged: usize,
+    failed: usize,
+}
+
+/// The databases section: every workspace database's integrity, and with `recover` a
+/// recovered copy of each damaged one.
+fn databases_report(loc: &Location, recover: bool, out: &mut String) -> Databases {
+    out.push_str("\nDatabases\n");
+    let mut dbs = crate::session::workspace::all_workspace_dbs(&loc.home);
+    let current = loc.paths.db();
+    if current.is_file() && !dbs.contains(&current) {
+        dbs.push(current);
     }
+    if dbs.is_empty() {
+        out.push_str("  none yet\n");
+    }
+    let mut found = Databases {
+        damaged: 0,
+        failed: 0,
+    };
+    for db in &dbs {
+        let h = doctor::check(db);
+        if h.ok {
+            line(out, format!("  ok       {}", db.display()));
+            continue;
+        }
+        line(out, format!("  DAMAGED  {}", db.display()));
+        for p in h.problems.iter().take(10) {
+            line(out, format!("           {p}"));
+        }
+        if let Some(m) = &h.marked {
+            line(
+                out,
+                format!("           a write stopped earlier on: {}", m.trim()),
+            );
+        }
+        if !recover {
+            found.damaged += 1;
+            out.push_str("           neocode writes nothing more to it. Stop every neocode using this workspace, then run\n");
+            out.push_str("           `neocode doctor --recover`: it writes a recovered copy in its place and keeps the\n");
+            out.push_str("           damaged file beside it (session.db.damaged-<time>); nothing is deleted.\n");
+            continue;
+        }
+        if !recover_one(db, out) {
+            found.failed += 1;
+        }
+    }
+    found
+}
+
+/// Recovers one damaged database and says how; false when it could not.
+fn recover_one(db: &std::path::Path, out: &mut String) -> bool {
+    if let Some(id) = running_turn(db) {
+        line(
+            out,
+            format!(
+                "  NOT RECOVERED {}: session {id} is running a turn in another neocode; stop it first",
+                db.display()
+            ),
+        );
+        return false;
+    }
+    match doctor::recover(db) {
+        Ok(r) => {
+            let how = if r.method == "vacuum" {
+                "copied whole through VACUUM INTO".to_string()
+            } else {
+                format!("salvaged row by row ({} unreadable rows lost)", r.lost_rows)
+            };
+            line(
+                out,
+                format!(
+                    "  RECOVERED {}: {how}; {} sessions; the damaged file is kept as {}",
+                    db.display(),
+                    r.sessions,
+                    r.kept.display()
+                ),
+            );
+            true
+        }
+        Err(e) => {
+            line(out, format!("  NOT RECOVERED {}: {e}", db.display()));
+            false
+        }
+    }
+}
+
+/// The provider section (settings, never the key; the probe unless `probe` is off) and the
+/// sandbox section; true when the probe ran and failed.
+fn provider_report(loc: &Location, probe: bool, out: &mut String) -> bool {
+    out.push_str("\nProvider\n");
+    let mut probe_failed = false;
+    match Settings::load(&loc.home, &Overrides::default()) {
+        Ok(s) => {
+            line(
+                out,
+                format!(
+                    "  base url  {}",
+                    s.effective_base_url().as_deref().unwrap_or("(not set)")
+                ),
+            );
+            line(
+                out,
+                format!("  model     {}", s.model.as_deref().unwrap_or("(not set)")),
+            );
+            line(out, format!("  api       {}", s.api.as_str()));
+            let key = match s.key_source() {
+                Some(src) if s.has_api_key() => format!("yes (from {src})"),
+                _ => "no".to_string(),
+            };
+            line(out, format!("  api key   {key}"));
+            if let crate::runtime::config::ProviderStatus::Missing(m) = s.provider_status() {
+                line(out, format!("  missing   {m}"));
+            } else if probe {
+                probe_failed = !super::doctor_probe::probe_provider(&s, out);
+            }
+            out.push_str("\nSandbox\n");
+            line(out, format!("  {}", sandbox_report(&s.sandbox)));
+        }
+        Err(e) => {
+            line(out, format!("  cannot read the settings: {e}"));
+            out.push_str("\nSandbox\n");
+            line(out, format!("  {}", sandbox_report(&Default::default())));
+        }
+    }
+    probe_failed
 }
 
 /// A session of the database `db`'s workspace whose turn a live process runs (its lease is

@@ -6,7 +6,7 @@
 //! what is missing.
 
 use crate::runtime::CancelFlag;
-use crate::runtime::config::{Api, Settings};
+use crate::runtime::config::{Api, ConfigError, Settings};
 use crate::runtime::provider::{
     Anthropic, ChatMessage, ChatRequest, Completion, ErrorKind, OpenAi, Provider, ProviderError,
     Reasoning, Responses, StreamEvent, ToolDef,
@@ -34,7 +34,7 @@ pub(super) fn probe_provider(s: &Settings, out: &mut String) -> bool {
     let mut provider = match build(s) {
         Ok(p) => p,
         Err(e) => {
-            report.row("FAILED", e);
+            report.row("FAILED", e.to_string());
             return false;
         }
     };
@@ -108,7 +108,7 @@ pub(super) fn probe_provider(s: &Settings, out: &mut String) -> bool {
     report.row("prompt caching", caching_words(&third.completion));
     // What the server told, also by an overflow of the probe's own.
     let told = provider.context_window();
-    report.row("context window", super::doctor::window_words(told, s));
+    report.row("context window", window_words(told, s));
     true
 }
 
@@ -216,23 +216,22 @@ fn caching_words(c: &Completion) -> String {
     "not seen: the repeat of the tool turn's prompt read nothing from a cache; every request pays the full prompt price (neocode's cost figures count it so)".into()
 }
 
+/// Why the configured provider could not be built.
+#[derive(Debug, thiserror::Error)]
+enum BuildError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+}
+
 /// The configured provider, as a turn builds it.
-fn build(s: &Settings) -> Result<Box<dyn Provider>, String> {
-    let p: Result<Box<dyn Provider>, ProviderError> = match s.api {
-        Api::Chat => {
-            let o = s.openai().map_err(|e| e.to_string())?;
-            OpenAi::new(o).map(|p| Box::new(p) as Box<dyn Provider>)
-        }
-        Api::Responses => {
-            let w = s.wire().map_err(|e| e.to_string())?;
-            Responses::new(w).map(|p| Box::new(p) as Box<dyn Provider>)
-        }
-        Api::Anthropic => {
-            let w = s.wire().map_err(|e| e.to_string())?;
-            Anthropic::new(w).map(|p| Box::new(p) as Box<dyn Provider>)
-        }
-    };
-    p.map_err(|e| e.to_string())
+fn build(s: &Settings) -> Result<Box<dyn Provider>, BuildError> {
+    Ok(match s.api {
+        Api::Chat => Box::new(OpenAi::new(s.openai()?)?),
+        Api::Responses => Box::new(Responses::new(s.wire()?)?),
+        Api::Anthropic => Box::new(Anthropic::new(s.wire()?)?),
+    })
 }
 
 /// What one probe call showed.
@@ -333,4 +332,23 @@ fn follow_up(req: &ChatRequest, c: &Completion) -> ChatRequest {
         });
     }
     next
+}
+
+/// The window in words: the server's, the configured one, or neither (and what to set). A
+/// turn uses the smaller of the two when both are known.
+fn window_words(told: Option<u64>, s: &Settings) -> String {
+    let set = s.context_window;
+    match told {
+        Some(w) if s.context_window_known && set > w => format!(
+            "{w} tokens (told by the server); context_window = {set} in config.toml is larger, so neocode uses {w}"
+        ),
+        Some(w) if s.context_window_known && set < w => format!(
+            "{w} tokens (told by the server); neocode keeps context_window = {set} from config.toml"
+        ),
+        Some(w) => format!("{w} tokens (told by the server; the gauge and compaction use it)"),
+        None if s.context_window_known => {
+            format!("not told by the server; context_window = {set} from config.toml is used")
+        }
+        None => "not told by the server: set context_window in config.toml to the server's window (until then the gauge says \"window unknown\" and compaction cannot plan)".into(),
+    }
 }

@@ -10,7 +10,7 @@ use crate::runtime::Location;
 use crate::runtime::rewind::{self, Plan, RewindError, Scope};
 use crate::sanitize;
 
-pub(super) use crate::runtime::rewind::{TurnChanges, turn_changes};
+pub(super) use crate::runtime::rewind::TurnChanges;
 
 pub const REWIND_HELP: &str = "\
 Examples:
@@ -217,7 +217,7 @@ fn confirm(plan: &Plan, staged: Option<&str>) -> CmdResult {
     }
 }
 
-/// `show`'s text lines for [`turn_changes`].
+/// `show`'s text lines for [`crate::runtime::rewind::turn_changes`].
 pub(super) fn turn_lines(turns: &[TurnChanges]) -> Vec<String> {
     let mut lines = Vec::new();
     for t in turns {

@@ -7,18 +7,17 @@ use super::fmt;
 use super::list::JsonRow;
 use super::out::Out;
 use super::{CmdResult, open_for_id};
-use crate::runtime::project_context::{ContextReport, session_report};
+use crate::runtime::project_context::ContextReport;
+use crate::runtime::session_report::SessionReport;
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 use crate::session::file::rfc3339;
 use crate::session::{
-    Message, Part, RuntimeLedger, RuntimeLimits, RuntimeUsage, StepStatus, now_ms,
+    Message, Part, RuntimeLedger, RuntimeLimits, RuntimeUsage, Step, StepStatus, now_ms,
 };
 
 /// Messages shown at the end of `show`.
 const LAST_MESSAGES: usize = 5;
-/// Messages read from the end to find the latest model call (context now).
-const CONTEXT_TAIL: i64 = 64;
 /// Lines of each message shown.
 const MESSAGE_LINES: usize = 6;
 
@@ -139,22 +138,6 @@ struct JsonCall<'a> {
     arguments: &'a str,
 }
 
-/// The last `n` messages, even after compaction left `last_seq` beyond the stored seqs.
-fn last_messages(
-    sessions: &Sessions,
-    id: &str,
-    last_seq: i64,
-    n: usize,
-) -> crate::session::Result<Vec<Message>> {
-    let from = (last_seq - n as i64 + 1).max(1);
-    let mut msgs = sessions.messages(id, from, last_seq)?;
-    if msgs.len() < n && from > 1 {
-        msgs = sessions.messages(id, 1, last_seq)?;
-    }
-    let skip = msgs.len().saturating_sub(n);
-    Ok(msgs.split_off(skip))
-}
-
 /// What a message records of its decision and its hooks: who let the call run or denied it,
 /// and each hook run (`hook PreToolUse \`cmd\` exit 0, 12 ms`).
 fn decision_notes(m: &Message) -> Vec<String> {
@@ -214,108 +197,120 @@ fn when(now: i64, ms: i64) -> String {
 }
 
 /// A note when a linked session is not in this workspace (imported without it, or deleted).
-fn elsewhere(sessions: &crate::runtime::Sessions, id: &str) -> &'static str {
-    if sessions.summary(id).is_ok() {
-        ""
-    } else {
+fn elsewhere(here: Option<bool>) -> &'static str {
+    if here == Some(false) {
         " (not in this workspace)"
+    } else {
+        ""
     }
 }
 
 /// `neocode show`.
-#[expect(clippy::too_many_lines)]
 pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     let (sessions, id) = open_for_id(loc, key)?;
-    let summary = sessions.summary(&id)?;
-    let header = sessions.header(&id)?;
-    let progress = sessions.plan_progress(&id)?;
-    let assets = sessions.assets(&id)?;
-    let msgs = last_messages(&sessions, &id, header.last_seq, LAST_MESSAGES)?;
-    // Context now: the latest model call's figures, found in the transcript's tail.
-    let tail = sessions.messages(&id, header.last_seq - CONTEXT_TAIL + 1, header.last_seq)?;
-    let context_now = crate::runtime::agent::compact::context_now(&header, tail.iter().rev());
-    let interrupted = sessions.interrupted_tool_calls(&id)?;
-    let context = session_report(&loc.home, &sessions, &id)?;
-    let file_changes = super::rewind::turn_changes(&sessions, &id, header.last_seq)?;
-    let steps = header
+    let report = sessions.report(&loc.home, &id, LAST_MESSAGES)?;
+    let mut out = Out::stdout();
+    if json {
+        out.line(&fmt::to_json(&json_doc(&sessions, &report)))?;
+        return out.finish();
+    }
+    let now = now_ms();
+    let title = out.paint("1", &l(report.summary.display_title()));
+    out.line(&title)?;
+    for line in header_lines(&out, &report, now) {
+        out.line(&line)?;
+    }
+    plan_section(&mut out, &report)?;
+    runtime_section(&mut out, &report, now)?;
+    interrupted_section(&mut out, &report)?;
+    context_section(&mut out, &report.context)?;
+    assets_section(&mut out, &report)?;
+    files_section(&mut out, &report)?;
+    messages_section(&mut out, &report)?;
+    out.finish()
+}
+
+/// One line of untrusted text, sanitised.
+fn l(s: &str) -> String {
+    sanitize::line(s).into_owned()
+}
+
+/// The plan's steps (none without a plan).
+fn steps(r: &SessionReport) -> &[Step] {
+    r.header
         .plan
         .as_ref()
         .map(|p| p.steps.as_slice())
-        .unwrap_or(&[]);
-    let mut out = Out::stdout();
-    if json {
-        let doc = JsonShow {
-            row: JsonRow::new(&summary.list_line(), None).shown(&sessions, summary.status),
-            fork_seq: summary.fork_seq,
-            steps: steps
-                .iter()
-                .map(|s| JsonStep {
-                    id: &s.id,
-                    title: &s.title,
-                    depends_on: &s.depends_on,
-                    status: progress.status(&s.id).as_str(),
-                })
-                .collect(),
-            assets: assets
-                .iter()
-                .map(|a| JsonAsset {
-                    id: &a.id,
-                    mime_type: &a.mime_type,
-                    size_bytes: a.size_bytes,
-                    created_at: rfc3339(a.created_at_ms),
-                })
-                .collect(),
-            interrupted_tool_calls: interrupted
-                .iter()
-                .map(|c| JsonCall {
-                    id: &c.id,
-                    name: &c.name,
-                    arguments: &c.arguments,
-                })
-                .collect(),
-            context: &context,
-            runtime: header.ledger.as_ref().map(JsonRuntime::new),
-            context_now: context_now
-                .map(|(tokens, estimated)| JsonContextNow { tokens, estimated }),
-            last_messages: msgs
-                .iter()
-                .map(|m| JsonMessage {
-                    seq: m.seq,
-                    role: m.role.as_str(),
-                    text: message_text(m),
-                    tool_calls: m.tool_calls.iter().map(|c| c.name.as_str()).collect(),
-                    is_error: m.is_error,
-                    created_at: rfc3339(m.created_at_ms),
-                    permission: crate::runtime::agent::Permission::of_metadata(
-                        m.tool_metadata.as_ref(),
-                    ),
-                })
-                .collect(),
-            file_changes: &file_changes,
-        };
-        out.line(&fmt::to_json(&doc))?;
-        return out.finish();
-    }
+        .unwrap_or(&[])
+}
 
-    let now = now_ms();
-    let l = |s: &str| sanitize::line(s).into_owned();
-    let title = out.paint("1", &l(summary.display_title()));
-    out.line(&title)?;
-    let field =
-        |out: &Out, k: &str, v: String| format!("{}  {v}", out.paint("2", &format!("{k:<9}")));
+/// `show --json`'s document.
+fn json_doc<'a>(sessions: &Sessions, r: &'a SessionReport) -> JsonShow<'a> {
+    JsonShow {
+        row: JsonRow::new(&r.summary.list_line(), None).shown(sessions, r.summary.status),
+        fork_seq: r.summary.fork_seq,
+        steps: steps(r)
+            .iter()
+            .map(|s| JsonStep {
+                id: &s.id,
+                title: &s.title,
+                depends_on: &s.depends_on,
+                status: r.progress.status(&s.id).as_str(),
+            })
+            .collect(),
+        assets: r
+            .assets
+            .iter()
+            .map(|a| JsonAsset {
+                id: &a.id,
+                mime_type: &a.mime_type,
+                size_bytes: a.size_bytes,
+                created_at: rfc3339(a.created_at_ms),
+            })
+            .collect(),
+        interrupted_tool_calls: r
+            .interrupted
+            .iter()
+            .map(|c| JsonCall {
+                id: &c.id,
+                name: &c.name,
+                arguments: &c.arguments,
+            })
+            .collect(),
+        context: &r.context,
+        runtime: r.header.ledger.as_ref().map(JsonRuntime::new),
+        context_now: r
+            .context_now
+            .map(|(tokens, estimated)| JsonContextNow { tokens, estimated }),
+        last_messages: r
+            .last_messages
+            .iter()
+            .map(|m| JsonMessage {
+                seq: m.seq,
+                role: m.role.as_str(),
+                text: message_text(m),
+                tool_calls: m.tool_calls.iter().map(|c| c.name.as_str()).collect(),
+                is_error: m.is_error,
+                created_at: rfc3339(m.created_at_ms),
+                permission: crate::runtime::agent::Permission::of_metadata(
+                    m.tool_metadata.as_ref(),
+                ),
+            })
+            .collect(),
+        file_changes: &r.file_changes,
+    }
+}
+
+/// The `key  value` lines under the title: who, when, which model, where from, how big.
+fn header_lines(out: &Out, r: &SessionReport, now: i64) -> Vec<String> {
+    let summary = &r.summary;
+    let field = |k: &str, v: String| format!("{}  {v}", out.paint("2", &format!("{k:<9}")));
     let mut lines = vec![
-        field(&out, "id", l(&summary.id)),
+        field("id", l(&summary.id)),
+        field("status", r.status.to_string()),
+        field("created", when(now, summary.created_at_ms)),
+        field("active", when(now, summary.updated_at_ms)),
         field(
-            &out,
-            "status",
-            sessions
-                .shown_status(&summary.id, summary.status)
-                .to_string(),
-        ),
-        field(&out, "created", when(now, summary.created_at_ms)),
-        field(&out, "active", when(now, summary.updated_at_ms)),
-        field(
-            &out,
             "model",
             match (summary.provider.is_empty(), summary.model.is_empty()) {
                 (_, true) => "-".to_string(),
@@ -325,10 +320,10 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
         ),
     ];
     if let Some(p) = &summary.profile {
-        lines.push(field(&out, "profile", format!("[providers.{}]", l(p))));
+        lines.push(field("profile", format!("[providers.{}]", l(p))));
     }
     if !summary.workdir.is_empty() {
-        lines.push(field(&out, "workdir", l(&summary.workdir)));
+        lines.push(field("workdir", l(&summary.workdir)));
     }
     if let Some(parent) = &summary.parent_id {
         let at = summary
@@ -336,21 +331,18 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
             .map(|s| format!(" at message {s}"))
             .unwrap_or_default();
         lines.push(field(
-            &out,
             "forked",
-            format!("from {}{at}{}", l(parent), elsewhere(&sessions, parent)),
+            format!("from {}{at}{}", l(parent), elsewhere(r.parent_here)),
         ));
     }
-    if let Some(parent) = &header.subagent_of {
+    if let Some(parent) = &r.header.subagent_of {
         lines.push(field(
-            &out,
             "sub-agent",
-            format!("of {}{}", l(parent), elsewhere(&sessions, parent)),
+            format!("of {}{}", l(parent), elsewhere(r.sub_agent_parent_here)),
         ));
     }
-    if let Some(src) = &header.source {
+    if let Some(src) = &r.header.source {
         lines.push(field(
-            &out,
             "source",
             format!("imported from {} {}", l(&src.tool), l(&src.version))
                 .trim_end()
@@ -358,16 +350,14 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
         ));
     }
     lines.push(field(
-        &out,
         "tokens",
         format!(
             "{} in / {} out (lifetime)",
             summary.token_input_total, summary.token_output_total
         ),
     ));
-    if let Some((n, est)) = context_now {
+    if let Some((n, est)) = r.context_now {
         lines.push(field(
-            &out,
             "context",
             format!(
                 "{}{n} tokens (what the next request carries)",
@@ -375,83 +365,102 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
             ),
         ));
     }
-    lines.push(field(&out, "messages", summary.message_count.to_string()));
-    for line in lines {
+    lines.push(field("messages", summary.message_count.to_string()));
+    lines
+}
+
+/// The plan's steps with their status, in the TUI's order.
+fn plan_section(out: &mut Out, r: &SessionReport) -> CmdResult {
+    let steps = steps(r);
+    if steps.is_empty() {
+        return Ok(());
+    }
+    out.line("")?;
+    let heading = format!("Plan  {}", fmt::plan_progress(&r.summary.plan));
+    let heading = out.paint("1", &heading);
+    out.line(&heading)?;
+    // The TUI's order: layer by layer (a step after everything it depends on).
+    let ordered: Vec<&Step> = r
+        .header
+        .plan
+        .as_ref()
+        .and_then(|p| p.layers().ok())
+        .map(|layers| layers.into_iter().flatten().collect())
+        .unwrap_or_else(|| steps.iter().collect());
+    for s in ordered {
+        let st = r.progress.status(&s.id);
+        let sgr = match st {
+            StepStatus::Completed => "32",
+            StepStatus::Failed => "31",
+            StepStatus::Running => "33",
+            StepStatus::Pending => "2",
+        };
+        let mark = st.symbol();
+        let mut line = format!(
+            "  {} {}  ({})",
+            out.paint(sgr, mark),
+            l(&s.title),
+            st.as_str()
+        );
+        if let Some(f) = r.progress.failures.get(&s.id) {
+            line.push_str(&format!(" — {}: {}", l(&f.error_type), l(&f.message)));
+        }
         out.line(&line)?;
     }
+    Ok(())
+}
 
-    if !steps.is_empty() {
-        out.line("")?;
-        let heading = format!("Plan  {}", fmt::plan_progress(&summary.plan));
-        let heading = out.paint("1", &heading);
-        out.line(&heading)?;
-        // The TUI's order: layer by layer (a step after everything it depends on).
-        let ordered: Vec<&crate::session::Step> = header
-            .plan
-            .as_ref()
-            .and_then(|p| p.layers().ok())
-            .map(|layers| layers.into_iter().flatten().collect())
-            .unwrap_or_else(|| steps.iter().collect());
-        for s in ordered {
-            let st = progress.status(&s.id);
-            let sgr = match st {
-                StepStatus::Completed => "32",
-                StepStatus::Failed => "31",
-                StepStatus::Running => "33",
-                StepStatus::Pending => "2",
-            };
-            let mark = st.symbol();
-            let mut line = format!(
-                "  {} {}  ({})",
-                out.paint(sgr, mark),
-                l(&s.title),
-                st.as_str()
-            );
-            if let Some(f) = progress.failures.get(&s.id) {
-                line.push_str(&format!(" — {}: {}", l(&f.error_type), l(&f.message)));
-            }
-            out.line(&line)?;
-        }
+/// The runtime ledger: used against the limits, and why the last run stopped.
+fn runtime_section(out: &mut Out, r: &SessionReport, now: i64) -> CmdResult {
+    let Some(ledger) = &r.header.ledger else {
+        return Ok(());
+    };
+    out.line("")?;
+    let heading = out.paint("1", "Runtime  (used / limit across every run)");
+    out.line(&heading)?;
+    let mut rows = ledger_rows(ledger);
+    if let Some(t) = &ledger.termination {
+        rows.push(("stopped", l(t)));
     }
-
-    if let Some(ledger) = &header.ledger {
-        out.line("")?;
-        let heading = out.paint("1", "Runtime  (used / limit across every run)");
-        out.line(&heading)?;
-        let mut rows = ledger_rows(ledger);
-        if let Some(t) = &ledger.termination {
-            rows.push(("stopped", l(t)));
-        }
-        if let Some(at) = ledger.cancelled_at_ms {
-            rows.push(("cancelled", when(now, at)));
-        }
-        for (k, v) in rows {
-            let key = out.paint("2", &format!("{k:<11}"));
-            out.line(&format!("  {key}{v}"))?;
-        }
+    if let Some(at) = ledger.cancelled_at_ms {
+        rows.push(("cancelled", when(now, at)));
     }
-
-    if !interrupted.is_empty() {
-        out.line("")?;
-        let heading = out.paint(
-            "1;33",
-            &format!(
-                "Interrupted  {} tool call{} never got a result (the session stopped mid-turn; resuming replays them)",
-                interrupted.len(),
-                if interrupted.len() == 1 { "" } else { "s" }
-            ),
-        );
-        out.line(&heading)?;
-        for c in &interrupted {
-            out.line(&format!(
-                "  {}  {}  {}",
-                l(&c.id),
-                l(&c.name),
-                fmt::cut(&l(&c.arguments), 80)
-            ))?;
-        }
+    for (k, v) in rows {
+        let key = out.paint("2", &format!("{k:<11}"));
+        out.line(&format!("  {key}{v}"))?;
     }
+    Ok(())
+}
 
+/// Tool calls that never got a result.
+fn interrupted_section(out: &mut Out, r: &SessionReport) -> CmdResult {
+    let interrupted = &r.interrupted;
+    if interrupted.is_empty() {
+        return Ok(());
+    }
+    out.line("")?;
+    let heading = out.paint(
+        "1;33",
+        &format!(
+            "Interrupted  {} tool call{} never got a result (the session stopped mid-turn; resuming replays them)",
+            interrupted.len(),
+            if interrupted.len() == 1 { "" } else { "s" }
+        ),
+    );
+    out.line(&heading)?;
+    for c in interrupted {
+        out.line(&format!(
+            "  {}  {}  {}",
+            l(&c.id),
+            l(&c.name),
+            fmt::cut(&l(&c.arguments), 80)
+        ))?;
+    }
+    Ok(())
+}
+
+/// What the next turn takes in beyond the transcript.
+fn context_section(out: &mut Out, context: &ContextReport) -> CmdResult {
     let ctx_rows: [(&str, &[String]); 5] = [
         ("instructions", &context.instructions),
         ("skills", &context.skills),
@@ -459,109 +468,129 @@ pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
         ("mcp servers", &context.mcp_servers),
         ("skipped", &context.problems),
     ];
-    if ctx_rows.iter().any(|(_, v)| !v.is_empty()) {
-        out.line("")?;
-        let heading = out.paint(
-            "1",
-            "Context  (what the next turn takes in beyond the transcript)",
-        );
-        out.line(&heading)?;
-        for (k, v) in ctx_rows {
-            if v.is_empty() {
-                continue;
-            }
-            let key = out.paint("2", &format!("{k:<14}"));
-            let vals: Vec<String> = v.iter().map(|s| l(s)).collect();
-            out.line(&format!("  {key}{}", vals.join(", ")))?;
-        }
+    if ctx_rows.iter().all(|(_, v)| v.is_empty()) {
+        return Ok(());
     }
+    out.line("")?;
+    let heading = out.paint(
+        "1",
+        "Context  (what the next turn takes in beyond the transcript)",
+    );
+    out.line(&heading)?;
+    for (k, v) in ctx_rows {
+        if v.is_empty() {
+            continue;
+        }
+        let key = out.paint("2", &format!("{k:<14}"));
+        let vals: Vec<String> = v.iter().map(|s| l(s)).collect();
+        out.line(&format!("  {key}{}", vals.join(", ")))?;
+    }
+    Ok(())
+}
 
-    if !assets.is_empty() {
-        out.line("")?;
-        let heading = out.paint("1", &format!("Assets  {}", assets.len()));
-        out.line(&heading)?;
-        for a in &assets {
-            out.line(&format!(
-                "  {}  {}  {}",
-                l(&a.id),
-                l(&a.mime_type),
-                fmt::compact(a.size_bytes) + "B"
-            ))?;
-        }
+/// The session's stored files (pasted images).
+fn assets_section(out: &mut Out, r: &SessionReport) -> CmdResult {
+    if r.assets.is_empty() {
+        return Ok(());
     }
+    out.line("")?;
+    let heading = out.paint("1", &format!("Assets  {}", r.assets.len()));
+    out.line(&heading)?;
+    for a in &r.assets {
+        out.line(&format!(
+            "  {}  {}  {}",
+            l(&a.id),
+            l(&a.mime_type),
+            fmt::compact(a.size_bytes) + "B"
+        ))?;
+    }
+    Ok(())
+}
 
-    if !file_changes.is_empty() {
-        out.line("")?;
-        let n: usize = file_changes.iter().map(|t| t.files.len()).sum();
-        let heading = out.paint(
-            "1",
-            &format!("Files  {n} changes (neocode rewind <ID> --to <SEQ> goes back)"),
-        );
-        out.line(&heading)?;
-        for line in super::rewind::turn_lines(&file_changes) {
-            out.line(&line)?;
-        }
+/// The workspace files the session's tools changed, by turn.
+fn files_section(out: &mut Out, r: &SessionReport) -> CmdResult {
+    if r.file_changes.is_empty() {
+        return Ok(());
     }
+    out.line("")?;
+    let n: usize = r.file_changes.iter().map(|t| t.files.len()).sum();
+    let heading = out.paint(
+        "1",
+        &format!("Files  {n} changes (neocode rewind <ID> --to <SEQ> goes back)"),
+    );
+    out.line(&heading)?;
+    for line in super::rewind::turn_lines(&r.file_changes) {
+        out.line(&line)?;
+    }
+    Ok(())
+}
 
-    if !msgs.is_empty() {
-        out.line("")?;
-        let heading = out.paint(
-            "1",
-            &format!("Last {} of {} messages", msgs.len(), summary.message_count),
-        );
-        out.line(&heading)?;
-        for m in &msgs {
-            let mut head = format!("#{} {}", m.seq, m.role.as_str());
-            if !m.tool_calls.is_empty() {
-                let names: Vec<String> = m.tool_calls.iter().map(|c| l(&c.name)).collect();
-                head.push_str(&format!(" → {}", names.join(", ")));
-            }
-            if m.is_error {
-                // A reply the user cancelled is not an error (the list's ⊘ cancelled).
-                let cancelled = m
-                    .tool_metadata
-                    .as_ref()
-                    .and_then(|v| v.get("reason"))
-                    .and_then(|r| r.as_str())
-                    == Some("cancelled");
-                head.push_str(if cancelled {
-                    " (cancelled)"
-                } else {
-                    " (error)"
-                });
-            }
-            let head = out.paint("36", &head);
-            out.line(&head)?;
-            for note in decision_notes(m) {
-                let note = out.paint("2", &format!("  {}", l(&note)));
-                out.line(&note)?;
-            }
-            let text = message_text(m);
-            let all: Vec<&str> = text.lines().collect();
-            for t in all.iter().take(MESSAGE_LINES) {
-                let t = l(t);
-                let t = match out.width {
-                    Some(w) => fmt::cut(&t, w.saturating_sub(2).max(1)),
-                    None => t,
-                };
-                out.line(&format!("  {t}"))?;
-            }
-            if all.len() > MESSAGE_LINES {
-                let more = out.paint(
-                    "2",
-                    &format!(
-                        "  … {} more line{}",
-                        all.len() - MESSAGE_LINES,
-                        if all.len() - MESSAGE_LINES == 1 {
-                            ""
-                        } else {
-                            "s"
-                        }
-                    ),
-                );
-                out.line(&more)?;
-            }
-        }
+/// The last messages, a few lines each.
+fn messages_section(out: &mut Out, r: &SessionReport) -> CmdResult {
+    let msgs = &r.last_messages;
+    if msgs.is_empty() {
+        return Ok(());
     }
-    out.finish()
+    out.line("")?;
+    let heading = out.paint(
+        "1",
+        &format!(
+            "Last {} of {} messages",
+            msgs.len(),
+            r.summary.message_count
+        ),
+    );
+    out.line(&heading)?;
+    for m in msgs {
+        message_lines(out, m)?;
+    }
+    Ok(())
+}
+
+/// One message: its head (seq, role, calls, error), its decision notes, its first lines.
+fn message_lines(out: &mut Out, m: &Message) -> CmdResult {
+    let mut head = format!("#{} {}", m.seq, m.role.as_str());
+    if !m.tool_calls.is_empty() {
+        let names: Vec<String> = m.tool_calls.iter().map(|c| l(&c.name)).collect();
+        head.push_str(&format!(" → {}", names.join(", ")));
+    }
+    if m.is_error {
+        // A reply the user cancelled is not an error (the list's ⊘ cancelled).
+        let cancelled = m
+            .tool_metadata
+            .as_ref()
+            .and_then(|v| v.get("reason"))
+            .and_then(|r| r.as_str())
+            == Some("cancelled");
+        head.push_str(if cancelled {
+            " (cancelled)"
+        } else {
+            " (error)"
+        });
+    }
+    let head = out.paint("36", &head);
+    out.line(&head)?;
+    for note in decision_notes(m) {
+        let note = out.paint("2", &format!("  {}", l(&note)));
+        out.line(&note)?;
+    }
+    let text = message_text(m);
+    let all: Vec<&str> = text.lines().collect();
+    for t in all.iter().take(MESSAGE_LINES) {
+        let t = l(t);
+        let t = match out.width {
+            Some(w) => fmt::cut(&t, w.saturating_sub(2).max(1)),
+            None => t,
+        };
+        out.line(&format!("  {t}"))?;
+    }
+    if all.len() > MESSAGE_LINES {
+        let more = all.len() - MESSAGE_LINES;
+        let more = out.paint(
+            "2",
+            &format!("  … {more} more line{}", if more == 1 { "" } else { "s" }),
+        );
+        out.line(&more)?;
+    }
+    Ok(())
 }

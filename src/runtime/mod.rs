@@ -24,6 +24,7 @@ pub mod rewind;
 pub mod scripted;
 #[cfg(any(test, feature = "testkit"))]
 pub mod scripted_wire;
+pub mod session_report;
 pub mod sessions;
 pub mod tools;
 pub mod trust;

@@ -388,7 +388,6 @@ pub fn read(reader: impl std::io::Read) -> Result<(SessionFile, FileSnapshots), 
 }
 
 /// Semantic checks beyond the types.
-#[expect(clippy::too_many_lines)]
 pub fn validate(doc: &SessionFile) -> Result<(), FileError> {
     if doc.format != FORMAT {
         return Err(ferr(
@@ -405,7 +404,13 @@ pub fn validate(doc: &SessionFile) -> Result<(), FileError> {
             ),
         ));
     }
-    let s = &doc.session;
+    validate_session(&doc.session)?;
+    validate_messages(doc)?;
+    validate_assets(&doc.assets)
+}
+
+/// The header: ids, times, source and plan.
+fn validate_session(s: &FileSession) -> Result<(), FileError> {
     validate_id("session", &s.id).map_err(|e| ferr("$.session.id", e.to_string()))?;
     parse_time("$.session.created_at", &s.created_at)?;
     parse_time("$.session.updated_at", &s.updated_at)?;
@@ -433,6 +438,12 @@ pub fn validate(doc: &SessionFile) -> Result<(), FileError> {
             .validate()
             .map_err(|e| ferr("$.session.plan.steps", e.to_string()))?;
     }
+    Ok(())
+}
+
+/// The messages: seqs unique and in order, every tool result after its call, every image's
+/// asset in the file.
+fn validate_messages(doc: &SessionFile) -> Result<(), FileError> {
     let mut seqs = HashSet::new();
     let mut calls: HashSet<&str> = HashSet::new();
     let asset_ids: HashSet<&str> = doc.assets.iter().map(|a| a.id.as_str()).collect();
@@ -498,8 +509,13 @@ pub fn validate(doc: &SessionFile) -> Result<(), FileError> {
             }
         }
     }
+    Ok(())
+}
+
+/// The assets: ids valid and unique, times, base64 content.
+fn validate_assets(assets: &[FileAsset]) -> Result<(), FileError> {
     let mut seen = HashSet::new();
-    for (i, a) in doc.assets.iter().enumerate() {
+    for (i, a) in assets.iter().enumerate() {
         validate_id("asset", &a.id)
             .map_err(|e| ferr(format!("$.assets[{i}].id"), e.to_string()))?;
         if !seen.insert(a.id.as_str()) {
@@ -644,7 +660,6 @@ pub(crate) fn import_doc(
 
 /// Validates `doc` and decodes everything the store needs, so that a write cannot fail on
 /// the document's content halfway.
-#[expect(clippy::too_many_lines)]
 pub(crate) fn prepare(store: &Store, doc: SessionFile, new_id: bool) -> StoreResult<Prepared> {
     validate(&doc).map_err(|e| StoreError::Corrupt {
         path: "<session file>".into(),
@@ -662,20 +677,7 @@ pub(crate) fn prepare(store: &Store, doc: SessionFile, new_id: bool) -> StoreRes
         f.id.clone()
     };
     let ms = |s: &str| parse_time("", s).unwrap_or(0);
-    let mut progress = PlanProgress::default();
-    if let Some(plan) = &f.plan {
-        for st in &plan.steps {
-            if st.status != StepStatus::Pending {
-                progress.statuses.insert(st.id.clone(), st.status);
-            }
-            if let Some(r) = &st.result {
-                progress.results.insert(st.id.clone(), r.clone());
-            }
-            if let Some(e) = &st.error {
-                progress.failures.insert(st.id.clone(), e.clone());
-            }
-        }
-    }
+    let progress = file_progress(f.plan.as_ref());
     // The parts are moved, not copied: they are most of an imported transcript's bytes.
     let messages: Vec<Message> = file_messages
         .into_iter()
@@ -696,28 +698,7 @@ pub(crate) fn prepare(store: &Store, doc: SessionFile, new_id: bool) -> StoreRes
         })
         .collect();
     let max_seq = messages.iter().map(|m| m.seq).max().unwrap_or(0);
-    // The first 200 characters of the first prompt, without joining a long message's text.
-    let head = |m: &Message| -> String {
-        let mut out = String::new();
-        for p in &m.parts {
-            if let Part::Text { text } = p {
-                if !out.is_empty() {
-                    out.push_str("\n\n");
-                }
-                out.extend(text.chars().take(200));
-                if out.chars().count() >= 200 {
-                    break;
-                }
-            }
-        }
-        out.chars().take(200).collect()
-    };
-    let first_prompt: String = messages
-        .iter()
-        .filter(|m| m.role == Role::User && !m.extra.injected)
-        .map(head)
-        .find(|h| !h.trim().is_empty())
-        .unwrap_or_default();
+    let first_prompt = first_prompt(&messages);
     let session = Session {
         header: SessionHeader {
             id: id.clone(),
@@ -748,7 +729,66 @@ pub(crate) fn prepare(store: &Store, doc: SessionFile, new_id: bool) -> StoreRes
         plan_progress: progress,
         messages,
     };
-    // Decode every asset before writing anything, and check sizes.
+    Ok(Prepared {
+        session,
+        summary: SessionSummary {
+            first_prompt,
+            ..SessionSummary::default()
+        },
+        assets: decode_assets(store, &id, file_assets)?,
+    })
+}
+
+/// The plan progress a session file's steps carry.
+fn file_progress(plan: Option<&FilePlan>) -> PlanProgress {
+    let mut progress = PlanProgress::default();
+    for st in plan.map(|p| p.steps.as_slice()).unwrap_or(&[]) {
+        if st.status != StepStatus::Pending {
+            progress.statuses.insert(st.id.clone(), st.status);
+        }
+        if let Some(r) = &st.result {
+            progress.results.insert(st.id.clone(), r.clone());
+        }
+        if let Some(e) = &st.error {
+            progress.failures.insert(st.id.clone(), e.clone());
+        }
+    }
+    progress
+}
+
+/// The first 200 characters of the first prompt the person typed, without joining a long
+/// message's text.
+fn first_prompt(messages: &[Message]) -> String {
+    let head = |m: &Message| -> String {
+        let mut out = String::new();
+        for p in &m.parts {
+            if let Part::Text { text } = p {
+                if !out.is_empty() {
+                    out.push_str("\n\n");
+                }
+                out.extend(text.chars().take(200));
+                if out.chars().count() >= 200 {
+                    break;
+                }
+            }
+        }
+        out.chars().take(200).collect()
+    };
+    messages
+        .iter()
+        .filter(|m| m.role == Role::User && !m.extra.injected)
+        .map(head)
+        .find(|h| !h.trim().is_empty())
+        .unwrap_or_default()
+}
+
+/// Every asset decoded (before anything is written) and its size checked, for session `id`.
+fn decode_assets(
+    store: &Store,
+    id: &str,
+    file_assets: Vec<FileAsset>,
+) -> StoreResult<Vec<(AssetMeta, Vec<u8>)>> {
+    let ms = |s: &str| parse_time("", s).unwrap_or(0);
     let mut assets = Vec::with_capacity(file_assets.len());
     // Consumed one by one: each asset's text goes once it is decoded.
     for (i, a) in file_assets.into_iter().enumerate() {
@@ -767,7 +807,7 @@ pub(crate) fn prepare(store: &Store, doc: SessionFile, new_id: bool) -> StoreRes
         }
         let meta = AssetMeta {
             id: a.id.clone(),
-            session_id: id.clone(),
+            session_id: id.to_string(),
             mime_type: a.mime_type.clone(),
             size_bytes: 0,
             relative_path: String::new(),
@@ -775,14 +815,7 @@ pub(crate) fn prepare(store: &Store, doc: SessionFile, new_id: bool) -> StoreRes
         };
         assets.push((meta, data));
     }
-    Ok(Prepared {
-        session,
-        summary: SessionSummary {
-            first_prompt,
-            ..SessionSummary::default()
-        },
-        assets,
-    })
+    Ok(assets)
 }
 
 #[cfg(test)]

@@ -301,27 +301,24 @@ impl Agent {
                 // What the turn stores names the provider that answered.
                 meta.provider = Some(provider.name().to_string());
                 let t = turn::Turn {
-                    sessions,
-                    settings,
-                    session_id: sid,
-                    provider,
-                    sink,
-                    commands: inner_rx,
-                    cancel: cancel2,
-                    ledger,
-                    budget,
-                    policy,
-                    usage: Usage::default(),
-                    meta,
-                    lease,
-                    prompt_meta,
-                    images,
-                    ext,
-                    caps,
-                    caps_start: Default::default(),
-                    gate: super::gate::Gate::empty(&home, &root, &sid_gate),
-                    permission: None,
-                    sandbox_told: false,
+                    ctx: turn::TurnContext {
+                        settings,
+                        session_id: sid,
+                        policy,
+                        meta,
+                        ext,
+                        caps,
+                        gate: super::gate::Gate::empty(&home, &root, &sid_gate),
+                    },
+                    state: turn::TurnState::new(ledger, budget, prompt_meta, images),
+                    io: turn::TurnIo {
+                        sessions,
+                        provider,
+                        sink,
+                        commands: inner_rx,
+                        cancel: cancel2,
+                        lease,
+                    },
                 };
                 t.run(prompt);
             })

@@ -19,11 +19,11 @@ impl Turn {
         summary: &str,
         replay: bool,
     ) -> Result<Option<Permission>, FinishReason> {
-        let grants = self.ledger.approved_tools.clone();
-        let (policy, sandbox) = (self.policy, self.settings.sandbox.clone());
-        let ext = self.ext.clone();
+        let grants = self.state.ledger.approved_tools.clone();
+        let (policy, sandbox) = (self.ctx.policy, self.ctx.settings.sandbox.clone());
+        let ext = self.ctx.ext.clone();
         let name = call.name.clone();
-        let gated = self.gate.decide(call, &grants, || {
+        let gated = self.ctx.gate.decide(call, &grants, || {
             if ext.is_mcp(&name) {
                 ext.mcp_approval(kind, &name, policy, &grants)
             } else {
@@ -33,7 +33,7 @@ impl Turn {
         self.notices();
         let replay_asks = replay
             && matches!(kind, ToolKind::Edit | ToolKind::Command)
-            && self.policy != ApprovalPolicy::NeverAsk;
+            && self.ctx.policy != ApprovalPolicy::NeverAsk;
         let gated = match gated {
             Gated::Run(_) if replay_asks => Gated::Ask {
                 reason: "replay of a call interrupted by a crash: it may already have run"
@@ -54,7 +54,7 @@ impl Turn {
         let (reason, rules_can_allow) = match gated {
             Gated::Run(p) => return Ok(Some(p)),
             Gated::Deny { permission, text } => {
-                self.permission = Some(permission);
+                self.state.permission = Some(permission);
                 self.store_result(call, ToolOutput::error(text), false)?;
                 return Ok(None);
             }
@@ -69,9 +69,9 @@ impl Turn {
                 let Some((rules, scope)) = always.filter(|(rules, _)| !rules.is_empty()) else {
                     return Ok(Some(Permission::user(None)));
                 };
-                let mut grants = std::mem::take(&mut self.ledger.approved_tools);
-                let kept = self.gate.keep(&rules, scope, &mut grants);
-                self.ledger.approved_tools = grants;
+                let mut grants = std::mem::take(&mut self.state.ledger.approved_tools);
+                let kept = self.ctx.gate.keep(&rules, scope, &mut grants);
+                self.state.ledger.approved_tools = grants;
                 self.notices();
                 if let Err(e) = kept {
                     let named: Vec<String> = rules.iter().map(|r| format!("`{r}`")).collect();
@@ -93,7 +93,7 @@ impl Turn {
                     Some(w) => format!("The user denied this call: {w}"),
                     None => "The user denied this call.".to_string(),
                 };
-                self.permission = Some(Permission::user_denied());
+                self.state.permission = Some(Permission::user_denied());
                 self.store_result(call, ToolOutput::error(text), false)?;
                 Ok(None)
             }
@@ -105,10 +105,10 @@ impl Turn {
     /// the prompt is stored) with the hook's reason; the runs are named in that reason, which
     /// the session keeps as its ledger's termination.
     pub(super) fn prompt_submitted(&mut self, prompt: &str) -> Result<Vec<String>, FinishReason> {
-        let r = self.gate.prompt_submit(prompt);
+        let r = self.ctx.gate.prompt_submit(prompt);
         self.notices();
         r.map_err(|reason| {
-            let runs: Vec<String> = std::mem::take(&mut self.gate.pending)
+            let runs: Vec<String> = std::mem::take(&mut self.ctx.gate.pending)
                 .iter()
                 .map(|r| {
                     let exit = r
@@ -136,13 +136,13 @@ impl Turn {
             format!("[a Stop hook asks to go on] {}", reason.trim()),
         );
         msg.tool_metadata = Some(serde_json::json!({"hook_event": "Stop"}));
-        let update = self.state(None);
+        let update = self.update(None);
         self.append(msg, update).map(|_| ())
     }
 
     /// Shows the user what hooks said (errors, messages) as `hook` warnings.
     pub(super) fn notices(&mut self) {
-        for message in std::mem::take(&mut self.gate.notices) {
+        for message in std::mem::take(&mut self.ctx.gate.notices) {
             self.emit(TurnEvent::Warning {
                 code: WarningCode::Hook,
                 message,

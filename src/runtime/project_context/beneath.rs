@@ -67,7 +67,7 @@ pub fn read(
             return Err(Skip::Denied(rule.text));
         }
     }
-    let b = anchor(root).map_err(Skip::Unreadable)?;
+    let b = anchor(root).map_err(|e| Skip::Unreadable(e.to_string()))?;
     let file = match b.open_rel(&p.rel, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK) {
         Ok(fd) => std::fs::File::from(fd),
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),

@@ -6,10 +6,8 @@ use serde_json::{Value, json};
 use std::io::Read;
 use std::os::fd::AsRawFd;
 
-use super::path::{
-    anchor, check_writable, confine, fstat, in_home, open_error, open_in, split, write_atomic,
-};
-use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, diff, parse_args, protected};
+use super::path::{check_writable, fstat, open_error, open_in, split, write_atomic};
+use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, access, diff, parse_args, protected};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "edit_file",
@@ -58,19 +56,9 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
             "edit_file: old_string is empty; use write_file to create a file",
         );
     }
-    let p = match confine(&ctx.root, &args.path) {
-        Ok(p) => p,
-        Err(e) => return ToolOutput::error(e),
-    };
-    if let Err(e) = in_home(&p.abs, ctx.home.as_deref()) {
-        return ToolOutput::error(e);
-    }
-    if let Err(e) = protected::refuse_write(&p.rel) {
-        return ToolOutput::error(e);
-    }
-    let b = match anchor(&ctx.root) {
-        Ok(b) => b,
-        Err(e) => return ToolOutput::error(e),
+    let (p, b) = match access::writable(ctx, &args.path, None) {
+        Ok(w) => w,
+        Err(e) => return e,
     };
     let (dir_rel, name) = split(&p.rel);
     if p.rel == "." {

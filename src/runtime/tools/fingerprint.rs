@@ -6,6 +6,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::session::snapshot::SNAPSHOT_LIMIT;
 use crate::session::{CommandChange, FileChange, FileState};
@@ -35,15 +36,25 @@ pub(crate) struct Fingerprint {
     complete: bool,
 }
 
-/// What one walking thread found, handed over when the walk drops its visitor.
-struct Visitor<'a> {
-    root: &'a Path,
-    found: Vec<Entry>,
-    all: &'a Mutex<Vec<Vec<Entry>>>,
-    seen: &'a std::sync::atomic::AtomicUsize,
+/// What [`collect`] keeps of one walked entry.
+pub(crate) enum Found<T> {
+    Skip,
+    /// Kept, not counted against [`FINGERPRINT_LIMIT`] (a folder).
+    Kept(T),
+    /// Kept and counted: past the limit the walk stops.
+    Counted(T),
 }
 
-impl Drop for Visitor<'_> {
+/// What one walking thread found, handed over when the walk drops its visitor.
+struct Visitor<'a, T: Send, F> {
+    root: &'a Path,
+    see: &'a F,
+    found: Vec<T>,
+    all: &'a Mutex<Vec<Vec<T>>>,
+    seen: &'a AtomicUsize,
+}
+
+impl<T: Send, F> Drop for Visitor<'_, T, F> {
     fn drop(&mut self) {
         let found = std::mem::take(&mut self.found);
         self.all
@@ -53,49 +64,81 @@ impl Drop for Visitor<'_> {
     }
 }
 
-impl ignore::ParallelVisitor for Visitor<'_> {
+impl<T: Send, F> ignore::ParallelVisitor for Visitor<'_, T, F>
+where
+    F: Fn(&ignore::DirEntry, &Path) -> Found<T> + Sync,
+{
     fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
-        use std::sync::atomic::Ordering;
         let Ok(entry) = entry else {
             return ignore::WalkState::Continue;
         };
-        if entry.depth() == 0 || entry.file_type().is_some_and(|t| t.is_dir()) {
-            return ignore::WalkState::Continue;
-        }
-        let (Ok(rel), Ok(md)) = (entry.path().strip_prefix(self.root), entry.metadata()) else {
+        let Ok(rel) = entry.path().strip_prefix(self.root) else {
             return ignore::WalkState::Continue;
         };
-        if self.seen.fetch_add(1, Ordering::Relaxed) >= FINGERPRINT_LIMIT {
-            return ignore::WalkState::Quit;
+        match (self.see)(&entry, rel) {
+            Found::Skip => {}
+            Found::Kept(t) => self.found.push(t),
+            Found::Counted(t) => {
+                if self.seen.fetch_add(1, Ordering::Relaxed) >= FINGERPRINT_LIMIT {
+                    return ignore::WalkState::Quit;
+                }
+                self.found.push(t);
+            }
         }
-        self.found.push(Entry {
-            path: rel.to_string_lossy().into(),
-            size: md.size(),
-            mtime: md
-                .mtime()
-                .saturating_mul(1_000_000_000)
-                .saturating_add(md.mtime_nsec()),
-            mode: md.mode() & 0o7777,
-        });
         ignore::WalkState::Continue
     }
 }
 
-struct Visitors<'a> {
+struct Visitors<'a, T: Send, F> {
     root: &'a Path,
-    all: &'a Mutex<Vec<Vec<Entry>>>,
-    seen: &'a std::sync::atomic::AtomicUsize,
+    see: &'a F,
+    all: &'a Mutex<Vec<Vec<T>>>,
+    seen: &'a AtomicUsize,
 }
 
-impl<'s> ignore::ParallelVisitorBuilder<'s> for Visitors<'s> {
+impl<'s, T: Send + 's, F> ignore::ParallelVisitorBuilder<'s> for Visitors<'s, T, F>
+where
+    F: Fn(&ignore::DirEntry, &Path) -> Found<T> + Sync + 's,
+{
     fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 's> {
         Box::new(Visitor {
             root: self.root,
+            see: self.see,
             found: Vec::new(),
             all: self.all,
             seen: self.seen,
         })
     }
+}
+
+/// Walks `root` ([`walk`]'s rules) on two threads, each collecting what `see` keeps of an
+/// entry (given with its path relative to `root`) in its own list (no lock per file),
+/// merged at the end. Also returns how many counted entries were seen: above
+/// [`FINGERPRINT_LIMIT`] the walk stopped early and the list is incomplete.
+pub(crate) fn collect<T: Send>(
+    root: &Path,
+    home: Option<&Path>,
+    see: impl Fn(&ignore::DirEntry, &Path) -> Found<T> + Sync,
+) -> (Vec<T>, usize) {
+    let all = Mutex::new(Vec::new());
+    let seen = AtomicUsize::new(0);
+    walk(root, home, |_| true)
+        .threads(2)
+        .build_parallel()
+        .visit(&mut Visitors {
+            root,
+            see: &see,
+            all: &all,
+            seen: &seen,
+        });
+    let parts = all
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut found = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    for p in parts {
+        found.extend(p);
+    }
+    (found, seen.into_inner())
 }
 
 /// The walk every fingerprint uses: ignore files honoured (not those above `root`), hidden
@@ -124,28 +167,30 @@ impl Fingerprint {
     }
 }
 
-/// Walks `root` (its ignore files honoured, `.git` and `home` skipped) on two threads, each
-/// collecting its own list (no lock per file), merged and sorted at the end.
+/// Walks `root` (its ignore files honoured, `.git` and `home` skipped): every file's
+/// `lstat`, sorted by path.
 pub(crate) fn take(root: &Path, home: Option<&Path>) -> Fingerprint {
-    let walker = walk(root, home, |_| true).threads(2).build_parallel();
-    let all = Mutex::new(Vec::new());
-    let seen = std::sync::atomic::AtomicUsize::new(0);
-    walker.visit(&mut Visitors {
-        root,
-        all: &all,
-        seen: &seen,
+    let (mut files, seen) = collect(root, home, |entry, rel| {
+        if entry.depth() == 0 || entry.file_type().is_some_and(|t| t.is_dir()) {
+            return Found::Skip;
+        }
+        let Ok(md) = entry.metadata() else {
+            return Found::Skip;
+        };
+        Found::Counted(Entry {
+            path: rel.to_string_lossy().into(),
+            size: md.size(),
+            mtime: md
+                .mtime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(md.mtime_nsec()),
+            mode: md.mode() & 0o7777,
+        })
     });
-    let parts = all
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut files: Vec<Entry> = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-    for p in parts {
-        files.extend(p);
-    }
     files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     Fingerprint {
         files,
-        complete: seen.into_inner() <= FINGERPRINT_LIMIT,
+        complete: seen <= FINGERPRINT_LIMIT,
     }
 }
 

@@ -7,10 +7,10 @@ use grep_searcher::{BinaryDetection, SearcherBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 
-use super::path::{anchor, confine, fstat, open_error, walk_root};
-use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args, protected};
+use super::path::{Beneath, Confined, FileId, fstat, walk_root};
+use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, access, parse_args, protected};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "grep",
@@ -60,7 +60,6 @@ struct Args {
     case_insensitive: bool,
 }
 
-#[expect(clippy::too_many_lines)]
 fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     let args: Args = match parse_args("grep", arguments) {
         Ok(a) => a,
@@ -75,32 +74,45 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
             return ToolOutput::error(format!("grep: bad regular expression: {e}"));
         }
     };
-    let p = match confine(&ctx.root, args.path.as_deref().unwrap_or(".")) {
-        Ok(p) => p,
-        Err(e) => return ToolOutput::error(e),
+    let target = match access::readable(ctx, args.path.as_deref().unwrap_or(".")) {
+        Ok(t) => t,
+        Err(e) => return e,
     };
-    if let Err(e) = protected::refuse_read(&ctx.root, &p.abs, ctx.home.as_deref()) {
-        return ToolOutput::error(e);
-    }
-    let b = match anchor(&ctx.root) {
-        Ok(b) => b,
-        Err(e) => return ToolOutput::error(e),
-    };
-    if let Err(e) = protected::refuse_read_folder(&b, &ctx.root, &p.rel, ctx.home.as_deref()) {
-        return ToolOutput::error(e);
-    }
     // neocode's home inside the workspace is not walked into.
     let home_id = protected::skipped_home(&ctx.root, ctx.home.as_deref());
-    let start = match b.open_rel(&p.rel, libc::O_PATH | libc::O_NOFOLLOW) {
+    let start = match target.open(libc::O_PATH, "search") {
         Ok(fd) => fd,
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-            return ToolOutput::error(format!("cannot search {}: {e}", p.rel));
-        }
-        Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
+        Err(e) => return e,
     };
+    let files = match files_to_search(&target.path, &start, args.glob.as_deref(), home_id) {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
+    let mut found = Matches::default();
+    if found.search(files, &target.anchor, &matcher, ctx).is_err() {
+        return ToolOutput::error("grep: cancelled");
+    }
+    found.output(&args.pattern, &target.path.rel, ctx.output_cap)
+}
+
+/// The search was cancelled.
+struct Cancelled;
+
+/// The files to search, relative to the root: the one file asked for, or what the walk
+/// from the folder `start` finds (ignore files honoured, `.git` and neocode's home skipped,
+/// never following a symlink), narrowed by `glob`.
+fn files_to_search(
+    p: &Confined,
+    start: &OwnedFd,
+    glob: Option<&str>,
+    home_id: Option<FileId>,
+) -> Result<Box<dyn Iterator<Item = String>>, ToolOutput> {
     let start_is_dir =
         fstat(start.as_raw_fd()).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR);
-    let walk_from = walk_root(&start, &p.abs);
+    if !start_is_dir {
+        return Ok(Box::new(std::iter::once(p.rel.clone())));
+    }
+    let walk_from = walk_root(start, &p.abs);
     let prefix = if p.rel == "." {
         String::new()
     } else {
@@ -112,112 +124,140 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         .follow_links(false)
         .sort_by_file_name(|a, b| a.cmp(b))
         .filter_entry(move |e| e.file_name() != ".git" && !protected::is(e, home_id));
-    if let Some(glob) = &args.glob {
+    if let Some(glob) = glob {
         let mut ob = ignore::overrides::OverrideBuilder::new(&walk_from);
         if let Err(e) = ob.add(glob) {
-            return ToolOutput::error(format!("grep: bad glob {glob}: {e}"));
+            return Err(ToolOutput::error(format!("grep: bad glob {glob}: {e}")));
         }
         match ob.build() {
             Ok(o) => {
                 walk.overrides(o);
             }
-            Err(e) => return ToolOutput::error(format!("grep: bad glob {glob}: {e}")),
+            Err(e) => return Err(ToolOutput::error(format!("grep: bad glob {glob}: {e}"))),
         }
     }
-    let mut searcher = SearcherBuilder::new()
-        .binary_detection(BinaryDetection::quit(0))
-        .line_number(true)
-        .build();
-    let mut lines: Vec<String> = Vec::new();
-    let mut total = 0usize;
-    let mut files = 0usize;
-    // The files to search, relative to the root: the one file asked for, or what the walk
-    // finds (it never follows a symlink).
-    let found: Box<dyn Iterator<Item = String>> = if start_is_dir {
-        Box::new(walk.build().filter_map(|entry| {
-            let entry = entry.ok()?;
-            if entry.path_is_symlink() || !entry.file_type().is_some_and(|t| t.is_file()) {
-                return None;
+    Ok(Box::new(walk.build().filter_map(move |entry| {
+        let entry = entry.ok()?;
+        if entry.path_is_symlink() || !entry.file_type().is_some_and(|t| t.is_file()) {
+            return None;
+        }
+        let below = entry.path().strip_prefix(&walk_from).ok()?;
+        Some(format!("{prefix}{}", below.to_string_lossy()))
+    })))
+}
+
+/// What the search found.
+#[derive(Default)]
+struct Matches {
+    /// The first [`MAX_MATCHES`] matching lines, `path:line:text`.
+    lines: Vec<String>,
+    /// Matching lines in all.
+    total: usize,
+    /// Files with a match.
+    files: usize,
+    /// Files a permission rule kept from being searched.
+    withheld: usize,
+}
+
+impl Matches {
+    /// Searches each of `files` (opened beneath the root) for `matcher`.
+    fn search(
+        &mut self,
+        files: impl Iterator<Item = String>,
+        b: &Beneath,
+        matcher: &grep_regex::RegexMatcher,
+        ctx: &ToolContext,
+    ) -> Result<(), Cancelled> {
+        let mut searcher = SearcherBuilder::new()
+            .binary_detection(BinaryDetection::quit(0))
+            .line_number(true)
+            .build();
+        for rel in files {
+            if ctx.cancel.is_cancelled() {
+                return Err(Cancelled);
             }
-            let below = entry.path().strip_prefix(&walk_from).ok()?;
-            Some(format!("{prefix}{}", below.to_string_lossy()))
-        }))
-    } else {
-        Box::new(std::iter::once(p.rel.clone()))
-    };
-    let mut withheld = 0usize;
-    for rel in found {
-        if ctx.cancel.is_cancelled() {
-            return ToolOutput::error("grep: cancelled");
+            if ctx.read_denied(&rel) {
+                self.withheld += 1;
+                continue;
+            }
+            // Read through a descriptor opened beneath the root: a folder swapped for a link
+            // since the walk saw it is refused, never followed out.
+            let Ok(fd) = b.open_rel(&rel, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            else {
+                continue;
+            };
+            let file = std::fs::File::from(fd);
+            if !fstat(file.as_raw_fd()).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG) {
+                continue;
+            }
+            let before = self.total;
+            let (lines, total) = (&mut self.lines, &mut self.total);
+            let result = searcher.search_file(
+                matcher,
+                &file,
+                Lossy(|n, text| {
+                    *total += 1;
+                    if lines.len() < MAX_MATCHES {
+                        lines.push(format!("{rel}:{n}:{}", shown_line(text)));
+                    }
+                    Ok(true)
+                }),
+            );
+            if result.is_ok() && self.total > before {
+                self.files += 1;
+            }
         }
-        if ctx.read_denied(&rel) {
-            withheld += 1;
-            continue;
-        }
-        // Read through a descriptor opened beneath the root: a folder swapped for a link
-        // since the walk saw it is refused, never followed out.
-        let Ok(fd) = b.open_rel(&rel, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK) else {
-            continue;
+        Ok(())
+    }
+
+    /// The tool's result: the lines, what more there was, cut at the output cap.
+    fn output(&self, pattern: &str, rel: &str, output_cap: usize) -> ToolOutput {
+        let mut text = if self.lines.is_empty() {
+            format!("no matches for {pattern} in {rel}\n")
+        } else {
+            let mut t = self.lines.join("\n");
+            t.push('\n');
+            t
         };
-        let file = std::fs::File::from(fd);
-        if !fstat(file.as_raw_fd()).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG) {
-            continue;
+        if self.total > self.lines.len() {
+            text.push_str(&format!(
+                "… {} more matches (narrow the search with path or glob)\n",
+                self.total - self.lines.len()
+            ));
         }
-        let before = total;
-        let result = searcher.search_file(
-            &matcher,
-            &file,
-            Lossy(|n, text| {
-                total += 1;
-                if lines.len() < MAX_MATCHES {
-                    let text = text.trim_end_matches(['\n', '\r']);
-                    let shown: String = if text.chars().count() > MAX_LINE_CHARS {
-                        let cut: String = text.chars().take(MAX_LINE_CHARS).collect();
-                        format!("{cut} …")
-                    } else {
-                        text.to_string()
-                    };
-                    lines.push(format!("{rel}:{n}:{shown}"));
-                }
-                Ok(true)
-            }),
-        );
-        if result.is_ok() && total > before {
-            files += 1;
+        if self.withheld > 0 {
+            text.push_str(&format!(
+                "({} file(s) not searched: a permission rule denies reading them)\n",
+                self.withheld
+            ));
+        }
+        if text.len() > output_cap.max(1024) {
+            let mut cut = output_cap.max(1024);
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+            text.push_str("\n… (output cut; narrow the search)\n");
+        }
+        ToolOutput {
+            text,
+            is_error: false,
+            metadata: Some(
+                json!({"path": rel, "matches": self.total, "files": self.files,
+                "shown": self.lines.len()}),
+            ),
+            files: Vec::new(),
         }
     }
-    let mut text = if lines.is_empty() {
-        format!("no matches for {} in {}\n", args.pattern, p.rel)
+}
+
+/// A matching line as shown: without its line end, cut at [`MAX_LINE_CHARS`].
+fn shown_line(text: &str) -> String {
+    let text = text.trim_end_matches(['\n', '\r']);
+    if text.chars().count() > MAX_LINE_CHARS {
+        let cut: String = text.chars().take(MAX_LINE_CHARS).collect();
+        format!("{cut} …")
     } else {
-        let mut t = lines.join("\n");
-        t.push('\n');
-        t
-    };
-    if total > lines.len() {
-        text.push_str(&format!(
-            "… {} more matches (narrow the search with path or glob)\n",
-            total - lines.len()
-        ));
-    }
-    if withheld > 0 {
-        text.push_str(&format!(
-            "({withheld} file(s) not searched: a permission rule denies reading them)\n"
-        ));
-    }
-    if text.len() > ctx.output_cap.max(1024) {
-        let mut cut = ctx.output_cap.max(1024);
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-        text.push_str("\n… (output cut; narrow the search)\n");
-    }
-    ToolOutput {
-        text,
-        is_error: false,
-        metadata: Some(
-            json!({"path": p.rel, "matches": total, "files": files, "shown": lines.len()}),
-        ),
-        files: Vec::new(),
+        text.to_string()
     }
 }

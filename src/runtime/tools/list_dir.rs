@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use std::os::fd::AsRawFd;
 
-use super::path::{anchor, confine, fstat, open_error, walk_root};
-use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args, protected};
+use super::path::{fstat, walk_root};
+use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, access, parse_args, protected};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "list_dir",
@@ -49,29 +49,17 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Err(e) => return e,
     };
     let user = args.path.as_deref().unwrap_or(".");
-    let p = match confine(&ctx.root, user) {
-        Ok(p) => p,
-        Err(e) => return ToolOutput::error(e),
+    let target = match access::readable(ctx, user) {
+        Ok(t) => t,
+        Err(e) => return e,
     };
-    if let Err(e) = protected::refuse_read(&ctx.root, &p.abs, ctx.home.as_deref()) {
-        return ToolOutput::error(e);
-    }
-    let b = match anchor(&ctx.root) {
-        Ok(b) => b,
-        Err(e) => return ToolOutput::error(e),
-    };
-    if let Err(e) = protected::refuse_read_folder(&b, &ctx.root, &p.rel, ctx.home.as_deref()) {
-        return ToolOutput::error(e);
-    }
     // neocode's home inside the workspace is not walked into.
     let home_id = protected::skipped_home(&ctx.root, ctx.home.as_deref());
-    let start = match b.open_rel(&p.rel, libc::O_PATH | libc::O_NOFOLLOW) {
+    let start = match target.open(libc::O_PATH, "list") {
         Ok(fd) => fd,
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-            return ToolOutput::error(format!("cannot list {}: {e}", p.rel));
-        }
-        Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
+        Err(e) => return e,
     };
+    let p = &target.path;
     match fstat(start.as_raw_fd()) {
         Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => {}
         Ok(_) => {

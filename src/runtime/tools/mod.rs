@@ -10,6 +10,7 @@
 //! One file per tool: it holds the tool's [`ToolSpec`] (name, description, schema, kind and
 //! run function); [`specs`] lists them. `run_command` confines its child with [`sandbox`].
 
+mod access;
 mod diff;
 mod edit_file;
 mod fingerprint;

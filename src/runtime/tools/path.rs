@@ -37,14 +37,89 @@ pub(crate) struct Confined {
     pub rel: String,
 }
 
-/// Checks `user` (as the model wrote it) against `root`.
-pub(crate) fn confine(root: &Path, user: &str) -> Result<Confined, String> {
-    if user.contains('\0') {
-        return Err("path contains a NUL byte".into());
+/// Why a tool may not use a path; the message is what the model reads.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PathError {
+    #[error("path contains a NUL byte")]
+    Nul,
+    #[error("cannot resolve the workspace root {}: {source}", root.display())]
+    Root { root: PathBuf, source: io::Error },
+    #[error("cannot open the workspace root {}: {source}", root.display())]
+    OpenRoot { root: PathBuf, source: io::Error },
+    #[error(
+        "refused: {user} is outside the workspace; tools only work inside {} (use a path relative to it)",
+        root.display()
+    )]
+    Outside { user: String, root: PathBuf },
+    #[error("cannot resolve {user}")]
+    Unresolved { user: String },
+    #[error("cannot resolve {user}: {source}")]
+    UnresolvedIo { user: String, source: io::Error },
+    #[error(
+        "refused: {user} is a symlink whose target does not exist (cannot check it stays inside the workspace)"
+    )]
+    DanglingLink { user: String },
+    #[error(
+        "refused: {user} leads outside the workspace through a symlink (to {}); tools only work inside {}",
+        target.display(),
+        root.display()
+    )]
+    LinkOutside {
+        user: String,
+        target: PathBuf,
+        root: PathBuf,
+    },
+    #[error(
+        "refused: {} lies in neocode's home ({}), which the tools never change",
+        path.display(),
+        home.display()
+    )]
+    InHome { path: PathBuf, home: PathBuf },
+    #[error("cannot check the folder: {0}")]
+    Check(io::Error),
+    #[error("refused: the folder left the workspace while it was checked")]
+    LeftWorkspace,
+    #[error("refused: the folder is nested too deep to check")]
+    TooDeep,
+    /// A protected path (a control file, neocode's home).
+    #[error(transparent)]
+    Protected(#[from] Refusal),
+}
+
+/// A protected path a tool met (a control file, neocode's home): the refusal a model reads.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum Refusal {
+    #[error(
+        "refused: {rel} is {who}'s control file: only the user changes it (the file tools never write in .git or .neocode)"
+    )]
+    ControlFile { rel: String, who: &'static str },
+    #[error(
+        "refused: that path lies in neocode's home ({}), which the tools never change",
+        home.display()
+    )]
+    HomeWrite { home: PathBuf },
+    #[error(
+        "refused: that path lies in neocode's home ({}), which holds its configuration and keys: the tools do not read it",
+        home.display()
+    )]
+    HomeRead { home: PathBuf },
+}
+
+impl From<PathError> for String {
+    fn from(e: PathError) -> String {
+        e.to_string()
     }
-    let root = root
-        .canonicalize()
-        .map_err(|e| format!("cannot resolve the workspace root {}: {e}", root.display()))?;
+}
+
+/// Checks `user` (as the model wrote it) against `root`.
+pub(crate) fn confine(root: &Path, user: &str) -> Result<Confined, PathError> {
+    if user.contains('\0') {
+        return Err(PathError::Nul);
+    }
+    let root = root.canonicalize().map_err(|source| PathError::Root {
+        root: root.to_path_buf(),
+        source,
+    })?;
     let given = Path::new(user);
     let joined = if given.is_absolute() {
         given.to_path_buf()
@@ -53,7 +128,10 @@ pub(crate) fn confine(root: &Path, user: &str) -> Result<Confined, String> {
     };
     let lexical = fold(&joined);
     if !lexical.starts_with(&root) {
-        return Err(outside(user, &root));
+        return Err(PathError::Outside {
+            user: user.into(),
+            root,
+        });
     }
     // Walk up to the longest prefix that exists on disk; what lies below it does not exist
     // yet, so it cannot be a symlink.
@@ -64,31 +142,32 @@ pub(crate) fn confine(root: &Path, user: &str) -> Result<Confined, String> {
             Ok(_) => break,
             Err(_) => {
                 let Some(name) = existing.file_name().map(|n| n.to_os_string()) else {
-                    return Err(format!("cannot resolve {user}"));
+                    return Err(PathError::Unresolved { user: user.into() });
                 };
                 tail.push(name);
                 if !existing.pop() {
-                    return Err(format!("cannot resolve {user}"));
+                    return Err(PathError::Unresolved { user: user.into() });
                 }
             }
         }
     }
-    let resolved = existing.canonicalize().map_err(|e| {
+    let resolved = existing.canonicalize().map_err(|source| {
+        let user = user.to_string();
         if existing
             .symlink_metadata()
             .is_ok_and(|m| m.file_type().is_symlink())
         {
-            format!("refused: {user} is a symlink whose target does not exist (cannot check it stays inside the workspace)")
+            PathError::DanglingLink { user }
         } else {
-            format!("cannot resolve {user}: {e}")
+            PathError::UnresolvedIo { user, source }
         }
     })?;
     if !resolved.starts_with(&root) {
-        return Err(format!(
-            "refused: {user} leads outside the workspace through a symlink (to {}); tools only work inside {}",
-            resolved.display(),
-            root.display()
-        ));
+        return Err(PathError::LinkOutside {
+            user: user.into(),
+            target: resolved,
+            root,
+        });
     }
     let mut abs = resolved;
     for name in tail.iter().rev() {
@@ -97,7 +176,12 @@ pub(crate) fn confine(root: &Path, user: &str) -> Result<Confined, String> {
     let rel = match abs.strip_prefix(&root) {
         Ok(r) if r.as_os_str().is_empty() => ".".to_string(),
         Ok(r) => r.to_string_lossy().into_owned(),
-        Err(_) => return Err(outside(user, &root)),
+        Err(_) => {
+            return Err(PathError::Outside {
+                user: user.into(),
+                root,
+            });
+        }
     };
     Ok(Confined { abs, rel })
 }
@@ -199,24 +283,26 @@ impl Beneath {
 }
 
 /// The root of a tool call held open (`root` canonicalised, as [`confine`] does).
-pub(crate) fn anchor(root: &Path) -> Result<Beneath, String> {
-    let canon = root
-        .canonicalize()
-        .map_err(|e| format!("cannot resolve the workspace root {}: {e}", root.display()))?;
-    Beneath::open(&canon)
-        .map_err(|e| format!("cannot open the workspace root {}: {e}", canon.display()))
+pub(crate) fn anchor(root: &Path) -> Result<Beneath, PathError> {
+    let canon = root.canonicalize().map_err(|source| PathError::Root {
+        root: root.to_path_buf(),
+        source,
+    })?;
+    Beneath::open(&canon).map_err(|source| PathError::OpenRoot {
+        root: canon,
+        source,
+    })
 }
 
 /// The lexical half of [`refuse_home`]: a clear message before anything is touched.
-pub(crate) fn in_home(abs: &Path, home: Option<&Path>) -> Result<(), String> {
+pub(crate) fn in_home(abs: &Path, home: Option<&Path>) -> Result<(), PathError> {
     let Some(home) = home else { return Ok(()) };
     let canon = home.canonicalize().unwrap_or_else(|_| home.to_path_buf());
     if abs.starts_with(&canon) {
-        return Err(format!(
-            "refused: {} lies in neocode's home ({}), which the tools never change",
-            abs.display(),
-            canon.display()
-        ));
+        return Err(PathError::InHome {
+            path: abs.to_path_buf(),
+            home: canon,
+        });
     }
     Ok(())
 }
@@ -352,21 +438,21 @@ pub(crate) fn file_id(p: &Path) -> Option<FileId> {
 pub(crate) fn refuse_under(
     b: &Beneath,
     dir: &OwnedFd,
-    protected: &[(FileId, String)],
-) -> Result<(), String> {
+    protected: &[(FileId, Refusal)],
+) -> Result<(), PathError> {
     if protected.is_empty() {
         return Ok(());
     }
-    let root = fstat(b.root_fd()).map_err(|e| format!("cannot check the folder: {e}"))?;
+    let root = fstat(b.root_fd()).map_err(PathError::Check)?;
     let root_id = (root.st_dev, root.st_ino);
-    let dotdot = cstr(b"..").map_err(|e| e.to_string())?;
+    let dotdot = cstr(b"..").map_err(PathError::Check)?;
     let mut cur: Option<OwnedFd> = None;
     for _ in 0..4096 {
         let fd = cur.as_ref().map_or(dir.as_raw_fd(), |f| f.as_raw_fd());
-        let st = fstat(fd).map_err(|e| format!("cannot check the folder: {e}"))?;
+        let st = fstat(fd).map_err(PathError::Check)?;
         let id = (st.st_dev, st.st_ino);
         if let Some((_, why)) = protected.iter().find(|(p, _)| *p == id) {
-            return Err(why.clone());
+            return Err(why.clone().into());
         }
         if id == root_id {
             return Ok(());
@@ -380,21 +466,18 @@ pub(crate) fn refuse_under(
             )
         };
         if up < 0 {
-            return Err(format!(
-                "cannot check the folder: {}",
-                io::Error::last_os_error()
-            ));
+            return Err(PathError::Check(io::Error::last_os_error()));
         }
         // SAFETY: fresh descriptor.
         let up = unsafe { OwnedFd::from_raw_fd(up) };
-        let ust = fstat(up.as_raw_fd()).map_err(|e| format!("cannot check the folder: {e}"))?;
+        let ust = fstat(up.as_raw_fd()).map_err(PathError::Check)?;
         if (ust.st_dev, ust.st_ino) == id {
             // The file system's top: the folder is not beneath the root any more.
-            return Err("refused: the folder left the workspace while it was checked".into());
+            return Err(PathError::LeftWorkspace);
         }
         cur = Some(up);
     }
-    Err("refused: the folder is nested too deep to check".into())
+    Err(PathError::TooDeep)
 }
 
 /// Writes `bytes` as the file `name` of the folder `dir`: a temporary file beside it, then
@@ -553,13 +636,6 @@ pub(crate) fn open_error(rel: &str, e: &io::Error) -> String {
         }
         _ => format!("cannot open {rel}: {e}"),
     }
-}
-
-fn outside(user: &str, root: &Path) -> String {
-    format!(
-        "refused: {user} is outside the workspace; tools only work inside {} (use a path relative to it)",
-        root.display()
-    )
 }
 
 /// Folds `.` and `..` without touching the disk; `..` at the top stays at `/`.

@@ -11,7 +11,7 @@
 use std::os::fd::OwnedFd;
 use std::path::{Component, Path};
 
-use super::path::{Beneath, FileId, file_id, refuse_under, stat_at};
+use super::path::{Beneath, FileId, PathError, Refusal, file_id, refuse_under, stat_at};
 
 /// The control folders at the workspace root, with whose they are.
 const CONTROL: [(&str, &str); 2] = [(".git", "git"), (".neocode", "neocode")];
@@ -29,17 +29,14 @@ pub(crate) fn owner(rel: &str) -> Option<&'static str> {
     })
 }
 
-/// The refusal a model reads.
-pub(crate) fn message(rel: &str, who: &str) -> String {
-    format!(
-        "refused: {rel} is {who}'s control file: only the user changes it (the file tools never write in .git or .neocode)"
-    )
-}
-
 /// Refuses writing `rel` (relative to the root) when it is a control file.
-pub(crate) fn refuse_write(rel: &str) -> Result<(), String> {
+pub(crate) fn refuse_write(rel: &str) -> Result<(), PathError> {
     match owner(rel) {
-        Some(who) => Err(message(rel, who)),
+        Some(who) => Err(Refusal::ControlFile {
+            rel: rel.into(),
+            who,
+        }
+        .into()),
         None => Ok(()),
     }
 }
@@ -51,24 +48,29 @@ pub(crate) fn refuse_write_dir(
     dir: &OwnedFd,
     home: Option<&Path>,
     rel: &str,
-) -> Result<(), String> {
-    let mut protected: Vec<(FileId, String)> = Vec::new();
+) -> Result<(), PathError> {
+    let mut protected: Vec<(FileId, Refusal)> = Vec::new();
     if let Some(h) = home
         && let Some(id) = file_id(h)
     {
         protected.push((
             id,
-            format!(
-                "refused: that path lies in neocode's home ({}), which the tools never change",
-                h.display()
-            ),
+            Refusal::HomeWrite {
+                home: h.to_path_buf(),
+            },
         ));
     }
     for (name, who) in CONTROL {
         if let Some(st) = stat_at(b.root_fd(), name)
             && st.st_mode & libc::S_IFMT == libc::S_IFDIR
         {
-            protected.push(((st.st_dev, st.st_ino), message(rel, who)));
+            protected.push((
+                (st.st_dev, st.st_ino),
+                Refusal::ControlFile {
+                    rel: rel.into(),
+                    who,
+                },
+            ));
         }
     }
     refuse_under(b, dir, &protected)
@@ -83,23 +85,18 @@ pub(crate) fn home_inside<'a>(root: &Path, home: Option<&'a Path>) -> Option<&'a
     (canon.starts_with(&root) && canon != root).then_some(home)
 }
 
-/// The message for a read of neocode's home.
-fn read_message(home: &Path) -> String {
-    format!(
-        "refused: that path lies in neocode's home ({}), which holds its configuration and keys: the tools do not read it",
-        home.display()
-    )
-}
-
 /// Refuses reading `abs` (resolved) when neocode's home lies inside the workspace and
 /// `abs` inside the home.
-pub(crate) fn refuse_read(root: &Path, abs: &Path, home: Option<&Path>) -> Result<(), String> {
+pub(crate) fn refuse_read(root: &Path, abs: &Path, home: Option<&Path>) -> Result<(), PathError> {
     let Some(home) = home_inside(root, home) else {
         return Ok(());
     };
     let canon = home.canonicalize().unwrap_or_else(|_| home.to_path_buf());
     if abs.starts_with(&canon) {
-        return Err(read_message(home));
+        return Err(Refusal::HomeRead {
+            home: home.to_path_buf(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -111,14 +108,17 @@ pub(crate) fn refuse_read_dir(
     root: &Path,
     dir: &OwnedFd,
     home: Option<&Path>,
-) -> Result<(), String> {
+) -> Result<(), PathError> {
     let Some(home) = home_inside(root, home) else {
         return Ok(());
     };
     let Some(id) = file_id(home) else {
         return Ok(());
     };
-    refuse_under(b, dir, &[(id, read_message(home))])
+    let why = Refusal::HomeRead {
+        home: home.to_path_buf(),
+    };
+    refuse_under(b, dir, &[(id, why)])
 }
 
 /// [`refuse_read_dir`] for the folder of `rel` (itself when it is one), opened beneath the
@@ -128,7 +128,7 @@ pub(crate) fn refuse_read_folder(
     root: &Path,
     rel: &str,
     home: Option<&Path>,
-) -> Result<(), String> {
+) -> Result<(), PathError> {
     if home_inside(root, home).is_none() {
         return Ok(());
     }
@@ -170,6 +170,7 @@ mod tests {
         assert!(
             refuse_write(".neocode/hooks.json")
                 .unwrap_err()
+                .to_string()
                 .contains("is neocode's control file: only the user changes it")
         );
     }

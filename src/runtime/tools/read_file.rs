@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use std::os::fd::AsRawFd;
 
-use super::path::{anchor, confine, fstat, open_error};
-use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args, protected};
+use super::path::{Confined, fstat};
+use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, access, parse_args};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "read_file",
@@ -48,48 +48,15 @@ struct Args {
     limit: Option<usize>,
 }
 
-#[expect(clippy::too_many_lines)]
 fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     let args: Args = match parse_args("read_file", arguments) {
         Ok(a) => a,
         Err(e) => return e,
     };
-    let p = match confine(&ctx.root, &args.path) {
-        Ok(p) => p,
-        Err(e) => return ToolOutput::error(e),
+    let (file, p, size) = match open_regular(ctx, &args.path) {
+        Ok(f) => f,
+        Err(e) => return e,
     };
-    if let Err(e) = protected::refuse_read(&ctx.root, &p.abs, ctx.home.as_deref()) {
-        return ToolOutput::error(e);
-    }
-    let b = match anchor(&ctx.root) {
-        Ok(b) => b,
-        Err(e) => return ToolOutput::error(e),
-    };
-    if let Err(e) = protected::refuse_read_folder(&b, &ctx.root, &p.rel, ctx.home.as_deref()) {
-        return ToolOutput::error(e);
-    }
-    let file = match b.open_rel(&p.rel, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK) {
-        Ok(fd) => std::fs::File::from(fd),
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-            return ToolOutput::error(format!("cannot read {}: {e}", p.rel));
-        }
-        Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
-    };
-    let st = match fstat(file.as_raw_fd()) {
-        Ok(st) => st,
-        Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
-    };
-    if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
-        return ToolOutput::error(format!(
-            "{} is a directory; use list_dir to see what it holds",
-            p.rel
-        ));
-    }
-    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
-        // A FIFO or device would block or never end.
-        return ToolOutput::error(format!("{} is not a regular file", p.rel));
-    }
-    let size = st.st_size as u64;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = match reader.fill_buf() {
         Ok(b) => &b[..b.len().min(SNIFF)],
@@ -109,88 +76,146 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     let offset = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
     let cap = ctx.output_cap.max(1024);
-
-    let mut text = String::new();
-    let mut line_no = 0usize;
-    let mut shown = 0usize;
-    let mut lossy = false;
-    let mut long_lines = false;
-    let mut stopped_at: Option<usize> = None;
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match read_line(&mut reader, &mut buf) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
-        }
-        line_no += 1;
-        if line_no < offset {
-            continue;
-        }
-        if shown == limit || text.len() >= cap {
-            stopped_at = Some(line_no);
-            break;
-        }
-        let raw = buf.strip_suffix(b"\n").unwrap_or(&buf);
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let line = match std::str::from_utf8(raw) {
-            Ok(s) => std::borrow::Cow::Borrowed(s),
-            Err(_) => {
-                lossy = true;
-                String::from_utf8_lossy(raw)
-            }
-        };
-        let line = if line.chars().count() > MAX_LINE_CHARS {
-            long_lines = true;
-            let cut: String = line.chars().take(MAX_LINE_CHARS).collect();
-            std::borrow::Cow::Owned(format!("{cut} … (line cut)"))
-        } else {
-            line
-        };
-        text.push_str(&format!("{line_no:>6}\t{line}\n"));
-        shown += 1;
-    }
-    if shown == 0 && stopped_at.is_none() {
-        if line_no == 0 {
-            text.push_str(&format!("({} is empty)\n", p.rel));
+    let mut excerpt = match Excerpt::read(&mut reader, offset, limit, cap) {
+        Ok(e) => e,
+        Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
+    };
+    if excerpt.shown == 0 && excerpt.stopped_at.is_none() {
+        if excerpt.line_no == 0 {
+            excerpt.text.push_str(&format!("({} is empty)\n", p.rel));
         } else {
             return ToolOutput::error(format!(
-                "{} has {line_no} lines; offset {offset} is past the end",
-                p.rel
+                "{} has {} lines; offset {offset} is past the end",
+                p.rel, excerpt.line_no
             ));
         }
     }
-    let mut notes = Vec::new();
-    if let Some(next) = stopped_at {
-        notes.push(format!(
-            "showing lines {offset}-{}; more follow, continue with offset={next}",
-            next - 1
-        ));
+    excerpt.output(&p.rel, size, offset)
+}
+
+/// The file `user` names, opened for reading beneath the root if it is a regular file, with
+/// its confined path and size.
+fn open_regular(
+    ctx: &ToolContext,
+    user: &str,
+) -> Result<(std::fs::File, Confined, u64), ToolOutput> {
+    let target = access::readable(ctx, user)?;
+    let file = std::fs::File::from(target.open(libc::O_RDONLY | libc::O_NONBLOCK, "read")?);
+    let p = target.path;
+    let st = fstat(file.as_raw_fd())
+        .map_err(|e| ToolOutput::error(format!("cannot read {}: {e}", p.rel)))?;
+    if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
+        return Err(ToolOutput::error(format!(
+            "{} is a directory; use list_dir to see what it holds",
+            p.rel
+        )));
     }
-    if lossy {
-        notes.push("the file is not valid UTF-8; invalid bytes are shown as \u{FFFD}".to_string());
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        // A FIFO or device would block or never end.
+        return Err(ToolOutput::error(format!(
+            "{} is not a regular file",
+            p.rel
+        )));
     }
-    if long_lines {
-        notes.push(format!(
-            "lines longer than {MAX_LINE_CHARS} characters were cut"
-        ));
+    Ok((file, p, st.st_size as u64))
+}
+
+/// The lines shown, numbered, and what was left out.
+#[derive(Default)]
+struct Excerpt {
+    text: String,
+    /// Lines read (the last one read when it stopped early).
+    line_no: usize,
+    shown: usize,
+    /// Some bytes were not UTF-8 (shown as U+FFFD).
+    lossy: bool,
+    /// Some lines were cut at [`MAX_LINE_CHARS`].
+    long_lines: bool,
+    /// The first line not shown, when more follow.
+    stopped_at: Option<usize>,
+}
+
+impl Excerpt {
+    /// `limit` lines from line `offset` (1-based), stopping early once `cap` bytes are shown.
+    fn read(
+        reader: &mut impl BufRead,
+        offset: usize,
+        limit: usize,
+        cap: usize,
+    ) -> std::io::Result<Excerpt> {
+        let mut x = Excerpt::default();
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            if !read_line(reader, &mut buf)? {
+                break;
+            }
+            x.line_no += 1;
+            if x.line_no < offset {
+                continue;
+            }
+            if x.shown == limit || x.text.len() >= cap {
+                x.stopped_at = Some(x.line_no);
+                break;
+            }
+            let raw = buf.strip_suffix(b"\n").unwrap_or(&buf);
+            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+            let line = match std::str::from_utf8(raw) {
+                Ok(s) => std::borrow::Cow::Borrowed(s),
+                Err(_) => {
+                    x.lossy = true;
+                    String::from_utf8_lossy(raw)
+                }
+            };
+            let line = if line.chars().count() > MAX_LINE_CHARS {
+                x.long_lines = true;
+                let cut: String = line.chars().take(MAX_LINE_CHARS).collect();
+                std::borrow::Cow::Owned(format!("{cut} … (line cut)"))
+            } else {
+                line
+            };
+            x.text.push_str(&format!("{:>6}\t{line}\n", x.line_no));
+            x.shown += 1;
+        }
+        Ok(x)
     }
-    for n in &notes {
-        text.push_str(&format!("({n})\n"));
-    }
-    ToolOutput {
-        text,
-        is_error: false,
-        metadata: Some(json!({
-            "path": p.rel,
-            "size": size,
-            "first_line": offset,
-            "lines_shown": shown,
-            "more": stopped_at.is_some(),
-            "lossy_utf8": lossy,
-        })),
-        files: Vec::new(),
+
+    /// The tool's result: the lines, then a note for each thing left out.
+    fn output(self, rel: &str, size: u64, offset: usize) -> ToolOutput {
+        let mut text = self.text;
+        let mut notes = Vec::new();
+        if let Some(next) = self.stopped_at {
+            notes.push(format!(
+                "showing lines {offset}-{}; more follow, continue with offset={next}",
+                next - 1
+            ));
+        }
+        if self.lossy {
+            notes.push(
+                "the file is not valid UTF-8; invalid bytes are shown as \u{FFFD}".to_string(),
+            );
+        }
+        if self.long_lines {
+            notes.push(format!(
+                "lines longer than {MAX_LINE_CHARS} characters were cut"
+            ));
+        }
+        for n in &notes {
+            text.push_str(&format!("({n})\n"));
+        }
+        ToolOutput {
+            text,
+            is_error: false,
+            metadata: Some(json!({
+                "path": rel,
+                "size": size,
+                "first_line": offset,
+                "lines_shown": self.shown,
+                "more": self.stopped_at.is_some(),
+                "lossy_utf8": self.lossy,
+            })),
+            files: Vec::new(),
+        }
     }
 }
 

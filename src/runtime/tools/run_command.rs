@@ -281,7 +281,7 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     let gate_fd = gate.as_ref().map(|(r, _)| r.as_raw_fd());
     let mut cmd = match command_for(&status, ctx, &root, &tmp.0, &box_, &args.command, gate_fd) {
         Ok(c) => c,
-        Err(e) => return ToolOutput::error(e),
+        Err(e) => return ToolOutput::error(e.to_string()),
     };
     let prepare = || {
         let mut watched = watch::before(&root, home.as_deref());
@@ -325,7 +325,7 @@ fn command_for(
     box_: &BoxPlan<'_>,
     command: &str,
     gate: Option<i32>,
-) -> Result<Command, String> {
+) -> Result<Command, sandbox::HelperNotFound> {
     let mut cmd = match status {
         SandboxStatus::Enforced { .. } | SandboxStatus::Partial { .. } => {
             let helper = sandbox::helper()?;

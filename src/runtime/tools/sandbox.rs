@@ -23,6 +23,8 @@ use std::sync::Mutex;
 
 mod env;
 #[cfg(target_os = "linux")]
+mod fault;
+#[cfg(target_os = "linux")]
 mod helper;
 #[cfg(target_os = "linux")]
 mod linux;
@@ -54,13 +56,24 @@ pub fn set_helper(path: impl Into<PathBuf>) {
     }
 }
 
+/// Why no neocode binary could be found to run as the sandbox helper.
+#[derive(Debug, thiserror::Error)]
+pub enum HelperNotFound {
+    #[error("cannot find the neocode binary for the sandbox helper: {0}")]
+    NoExe(std::io::Error),
+    #[error(
+        "cannot find the neocode binary for the sandbox helper (running from {})",
+        .0.display()
+    )]
+    NotBeside(PathBuf),
+}
+
 /// The neocode binary to run as the helper.
-pub fn helper() -> Result<PathBuf, String> {
+pub fn helper() -> Result<PathBuf, HelperNotFound> {
     if let Some(p) = HELPER.lock().ok().and_then(|h| h.clone()) {
         return Ok(p);
     }
-    let exe = std::env::current_exe()
-        .map_err(|e| format!("cannot find the neocode binary for the sandbox helper: {e}"))?;
+    let exe = std::env::current_exe().map_err(HelperNotFound::NoExe)?;
     let name = exe.file_name().unwrap_or_default();
     if name == OsStr::new("neocode") || name == OsStr::new("neocode (deleted)") {
         // The running image itself, even when the file was replaced by an upgrade since.
@@ -78,10 +91,7 @@ pub fn helper() -> Result<PathBuf, String> {
             }
         }
     }
-    Err(format!(
-        "cannot find the neocode binary for the sandbox helper (running from {})",
-        exe.display()
-    ))
+    Err(HelperNotFound::NotBeside(exe))
 }
 
 /// Arguments of the hidden helper subcommand.
@@ -194,7 +204,9 @@ const DEVICES: &[&str] = &[
 pub fn helper_main(args: HelperArgs) -> i32 {
     if args.probe {
         let namespaces = if args.no_userns {
-            Err("simulated by configuration (sandbox.simulate_no_userns)".to_string())
+            Err(fault::BoxError::Lacks(
+                "simulated by configuration (sandbox.simulate_no_userns)",
+            ))
         } else {
             helper::probe_namespaces()
         };
@@ -227,14 +239,14 @@ pub fn helper_main(args: HelperArgs) -> i32 {
 #[cfg(target_os = "linux")]
 fn probe_lines(
     outcome: &linux::Outcome,
-    namespaces: &Result<(), String>,
+    namespaces: &Result<(), fault::BoxError>,
     subreaper: bool,
 ) -> String {
     let status = match (outcome, namespaces) {
         (linux::Outcome::Full { abi }, Ok(())) => format!("enforced {abi}"),
         (linux::Outcome::Full { abi }, Err(why)) => format!(
             "partial {abi} no namespace box ({}): /proc of other processes is readable, metadata outside can change, neocode's home is not hidden",
-            why.trim()
+            why.to_string().trim()
         ),
         (other, _) => other.probe_line(),
     };

@@ -102,11 +102,21 @@ fn lower(s: &str) -> String {
     s.to_ascii_lowercase()
 }
 
+/// A receipt that does not read: the field and what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+#[error("at `{path}`: {problem}")]
+pub struct ReceiptError {
+    path: String,
+    problem: serde_json::Error,
+}
+
 impl Receipt {
     /// Checks a receipt the host sent (`result.verification`): the message names the field.
-    pub fn parse(value: &Value) -> Result<Receipt, String> {
-        serde_path_to_error::deserialize::<_, Receipt>(value.clone())
-            .map_err(|e| format!("at `{}`: {}", e.path(), e.inner()))
+    pub fn parse(value: &Value) -> Result<Receipt, ReceiptError> {
+        serde_path_to_error::deserialize::<_, Receipt>(value.clone()).map_err(|e| ReceiptError {
+            path: e.path().to_string(),
+            problem: e.into_inner(),
+        })
     }
 
     /// One line for the model and the views: `[verification: test (focused) passed: 3
@@ -626,9 +636,19 @@ mod tests {
         );
         let mut bad = v.clone();
         bad["status"] = "green".into();
-        assert!(Receipt::parse(&bad).unwrap_err().contains("status"));
+        assert!(
+            Receipt::parse(&bad)
+                .unwrap_err()
+                .to_string()
+                .contains("status")
+        );
         let mut missing = v;
         missing.as_object_mut().unwrap().remove("timed_out");
-        assert!(Receipt::parse(&missing).unwrap_err().contains("timed_out"));
+        assert!(
+            Receipt::parse(&missing)
+                .unwrap_err()
+                .to_string()
+                .contains("timed_out")
+        );
     }
 }

@@ -7,10 +7,8 @@ use serde_json::{Value, json};
 use std::io::Read;
 use std::os::fd::AsRawFd;
 
-use super::path::{
-    anchor, check_writable, confine, fstat, in_home, open_error, open_in, split, write_atomic,
-};
-use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, diff, parse_args, protected};
+use super::path::{check_writable, fstat, open_error, open_in, split, write_atomic};
+use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, access, diff, parse_args, protected};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "write_file",
@@ -51,22 +49,10 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(a) => a,
         Err(e) => return e,
     };
-    let p = match confine(&ctx.root, &args.path) {
-        Ok(p) => p,
-        Err(e) => return ToolOutput::error(e),
-    };
-    if p.rel == "." {
-        return ToolOutput::error("write_file needs a file path, not the workspace root");
-    }
-    if let Err(e) = in_home(&p.abs, ctx.home.as_deref()) {
-        return ToolOutput::error(e);
-    }
-    if let Err(e) = protected::refuse_write(&p.rel) {
-        return ToolOutput::error(e);
-    }
-    let b = match anchor(&ctx.root) {
-        Ok(b) => b,
-        Err(e) => return ToolOutput::error(e),
+    let root_refused = "write_file needs a file path, not the workspace root";
+    let (p, b) = match access::writable(ctx, &args.path, Some(root_refused)) {
+        Ok(w) => w,
+        Err(e) => return e,
     };
     let (dir_rel, name) = split(&p.rel);
     // The folder is opened beneath the root (created there when missing) and everything

@@ -244,7 +244,7 @@ impl Store {
     /// Header, plan progress and every message, in one read transaction.
     pub fn load_session(&self, session_id: &str) -> Result<Session> {
         self.with_conn(|c| {
-            let tx = c.transaction()?;
+            let tx = c.savepoint()?; // its own transaction, or part of a `read_consistent` one
             let header = load_header(&tx, session_id)?.ok_or_else(|| self.not_found(session_id))?;
             let plan_progress = load_progress(&tx, session_id)?;
             let messages = load_messages(&tx, session_id, 1, i64::MAX)?;
@@ -262,7 +262,7 @@ impl Store {
     /// part, however long the transcript before it.
     pub fn load_context(&self, session_id: &str) -> Result<Session> {
         self.with_conn(|c| {
-            let tx = c.transaction()?;
+            let tx = c.savepoint()?; // its own transaction, or part of a `read_consistent` one
             let header = load_header(&tx, session_id)?.ok_or_else(|| self.not_found(session_id))?;
             let plan_progress = load_progress(&tx, session_id)?;
             let from = context_start(&tx, session_id)?;
@@ -287,7 +287,7 @@ impl Store {
     /// seq) key, the workspace's by rowid).
     pub fn recent_user_texts(&self, first: Option<&str>, limit: usize) -> Result<Vec<String>> {
         self.with_conn(|c| {
-            let tx = c.transaction()?;
+            let tx = c.savepoint()?; // its own transaction, or part of a `read_consistent` one
             let mut raw: Vec<String> = Vec::new();
             if let Some(id) = first {
                 let mut st = tx.prepare_cached(

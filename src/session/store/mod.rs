@@ -297,23 +297,83 @@ impl Store {
         self.inner.asset_limit
     }
 
-    fn with_conn<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+    /// Runs `f` with every read this store makes on this thread inside one read transaction,
+    /// so the reads see one committed state of the database however many statements they
+    /// take (a writer committing between two of them is seen by neither, or by both). Writes
+    /// made inside `f` go through the writing connection as always (and are not seen by
+    /// those reads). Nested calls join the outer transaction.
+    pub fn read_consistent<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let key = Arc::as_ptr(&self.inner) as usize;
+        if PINNED.with(|p| p.borrow().iter().any(|(k, _)| *k == key)) {
+            return f();
+        }
+        let conn = self.take_conn()?;
+        // `BEGIN` defers the snapshot to the first read: one read now pins it.
+        let begun = conn
+            .execute_batch("BEGIN; SELECT count(*) FROM sessions;")
+            .map_err(|e| self.noted(e.into()));
+        if let Err(e) = begun {
+            self.give_back(conn);
+            return Err(e);
+        }
+        PINNED.with(|p| p.borrow_mut().push((key, Some(conn))));
+        let out = f();
+        let conn = PINNED.with(|p| {
+            let mut pinned = p.borrow_mut();
+            let at = pinned.iter().rposition(|(k, _)| *k == key)?;
+            pinned.remove(at).1
+        });
+        if let Some(conn) = conn {
+            // Only reads ran: ending the transaction cannot lose anything.
+            let _ = conn.execute_batch("COMMIT");
+            self.give_back(conn);
+        }
+        out
+    }
+
+    fn take_conn(&self) -> Result<Connection> {
         let taken = self
             .inner
             .pool
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .pop();
-        let mut conn = match taken {
-            Some(c) => c,
-            None => open_connection(&self.inner.db, false, &self.inner.paths.root)?,
-        };
-        let out = f(&mut conn);
+        match taken {
+            Some(c) => Ok(c),
+            None => open_connection(&self.inner.db, false, &self.inner.paths.root),
+        }
+    }
+
+    fn give_back(&self, conn: Connection) {
         let mut pool = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner());
         // Enough idle connections for the threads that read at once; more are closed.
         if pool.len() < 8 {
             pool.push(conn);
         }
+    }
+
+    fn with_conn<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+        // Inside [`Store::read_consistent`] on this thread: its connection, unless a read is
+        // already using it (a read that reads again takes a pooled one, as before).
+        let key = Arc::as_ptr(&self.inner) as usize;
+        let pinned = PINNED.with(|p| {
+            let mut pinned = p.borrow_mut();
+            let slot = pinned.iter_mut().rev().find(|(k, _)| *k == key)?;
+            slot.1.take()
+        });
+        if let Some(mut conn) = pinned {
+            let out = f(&mut conn);
+            PINNED.with(|p| {
+                let mut pinned = p.borrow_mut();
+                if let Some(slot) = pinned.iter_mut().rev().find(|(k, _)| *k == key) {
+                    slot.1 = Some(conn);
+                }
+            });
+            return out.map_err(|e| self.noted(e));
+        }
+        let mut conn = self.take_conn()?;
+        let out = f(&mut conn);
+        self.give_back(conn);
         out.map_err(|e| self.noted(e))
     }
 
@@ -406,6 +466,13 @@ impl Store {
     }
 }
 
+thread_local! {
+    /// The connections of the [`Store::read_consistent`] calls running on this thread, by
+    /// store (the address of its shared part); `None` while a read is using it.
+    static PINNED: std::cell::RefCell<Vec<(usize, Option<Connection>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Whether `sql` (a `SELECT 1 ...`) finds a row.
 fn row_exists(c: &Connection, sql: &str, args: impl rusqlite::Params) -> Result<bool> {
     Ok(c.query_row(sql, args, |_| Ok(())).optional()?.is_some())
@@ -433,4 +500,52 @@ fn opt_json<T: DeserializeOwned>(
     s: Option<String>,
 ) -> Result<Option<T>> {
     s.map(|s| from_json(session_id, column, &s)).transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::session::{AppendMeta, NewMessage, NewSession, Role, Store, WorkspacePaths};
+
+    fn paths(tmp: &tempfile::TempDir) -> WorkspacePaths {
+        WorkspacePaths {
+            root: tmp.path().join("ws"),
+            dir: tmp.path().join("data"),
+        }
+    }
+
+    #[test]
+    fn reads_inside_read_consistent_see_one_state_while_another_handle_writes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let reader = Store::open(paths(&tmp)).unwrap();
+        // Another handle (its own connections), as another process would be.
+        let writer = Store::open(paths(&tmp)).unwrap();
+        let id = reader.create_session(NewSession::default()).unwrap().id;
+        let say = |text: &str| {
+            writer
+                .append_messages(
+                    &id,
+                    &[NewMessage::text(Role::User, text)],
+                    &AppendMeta::default(),
+                )
+                .unwrap();
+        };
+        say("first");
+        let (before, during, overview) = reader
+            .read_consistent(|| {
+                let before = reader.summary(&id)?.message_count;
+                say("second, written between two reads");
+                let during = reader.load_messages(&id, 1, i64::MAX)?.len();
+                // A read that opens a transaction of its own joins this one.
+                let overview = reader.load_overview(&id, 10)?.tail.len();
+                Ok((before, during, overview))
+            })
+            .unwrap();
+        assert_eq!((before, during, overview), (1, 1, 1));
+        assert_eq!(
+            reader.summary(&id).unwrap().message_count,
+            2,
+            "seen after it"
+        );
+        assert_eq!(reader.load_messages(&id, 1, i64::MAX).unwrap().len(), 2);
+    }
 }

@@ -670,7 +670,7 @@ impl Store {
     /// appends.
     pub fn load_overview(&self, session_id: &str, tail: i64) -> Result<SessionOverview> {
         self.with_conn(|c| {
-            let tx = c.transaction()?;
+            let tx = c.savepoint()?; // its own transaction, or part of a `read_consistent` one
             let header = load_header(&tx, session_id)?.ok_or_else(|| self.not_found(session_id))?;
             let plan_progress = load_progress(&tx, session_id)?;
             let assets = list_assets(&tx, session_id)?;

@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::op::Sink;
+use super::turn::store_failed;
 use super::{
     Agent, Commands, FailCode, FinishReason, Opened, Spawn, StartCode, StartError, Target,
     TurnCommand, TurnEvent, TurnHandle, TurnSink, WarningCode, Watched, ledger, thread_error,
@@ -51,7 +52,7 @@ use crate::runtime::lease::Lease;
 use crate::runtime::provider::openai::redact;
 use crate::session::{
     NewMessage, NewSession, Plan, PlanProgress, Role, RuntimeLedger, RuntimeLimits, Session,
-    StateUpdate, Status, Step, StepFailure, StepStatus, StepUpdate, Usage, now_ms,
+    StateUpdate, Status, Step, StepFailure, StepStatus, StepUpdate, Usage,
 };
 
 pub use prompts::result_text;
@@ -197,13 +198,6 @@ fn usage(m: &str) -> StartError {
     StartError {
         code: StartCode::Usage,
         message: m.to_string(),
-    }
-}
-
-fn store_failed(e: impl std::fmt::Display) -> FinishReason {
-    FinishReason::Failed {
-        code: FailCode::Store,
-        message: format!("cannot write the session: {e}"),
     }
 }
 
@@ -380,14 +374,7 @@ impl Run {
         let header = self.sessions().header(&self.id).ok();
         let plan = header.and_then(|h| h.plan).unwrap_or_default();
         let t = self.tally(&plan);
-        let (status, word) = match &reason {
-            FinishReason::Completed => (Status::Completed, "completed".to_string()),
-            FinishReason::Cancelled => (Status::Cancelled, "cancelled by the user".to_string()),
-            FinishReason::LimitReached(why) => (Status::Paused, format!("paused: {why}")),
-            FinishReason::Failed { code, message } => {
-                (Status::Failed, format!("failed ({code}): {message}"))
-            }
-        };
+        let (status, word) = super::turn::ending(&reason, "paused");
         let key = self.agent.settings.api_key();
         let word = redact(&word, key);
         let mut text = format!(
@@ -419,10 +406,6 @@ impl Run {
                 "\nResuming runs what is not finished (failed steps again only on request).",
             );
         }
-        if matches!(reason, FinishReason::Cancelled) {
-            self.ledger.cancelled_at_ms = Some(now_ms());
-        }
-        self.ledger.termination = Some(word);
         let mut msg = NewMessage::text(Role::Assistant, text);
         msg.tool_metadata = Some(json!({"plan_run_summary": {
             "outcome": reason.as_str(),
@@ -432,24 +415,18 @@ impl Run {
             "open": t.open,
             "total": plan.steps.len(),
         }}));
-        let update = StateUpdate {
-            status: Some(status),
-            ledger: crate::session::Change::Set(self.ledger.clone()),
-            touch: true,
-            ..StateUpdate::default()
-        };
-        let mut reason = reason;
-        if let Err(e) =
-            self.sessions()
-                .append_with_state(&self.id, &[msg], &self.agent.meta(), &update)
-            && !matches!(reason, FinishReason::Failed { .. })
-        {
-            reason = store_failed(e);
-        }
-        drop(self.lease.take());
-        self.emit(TurnEvent::Finished {
-            reason,
+        let sessions = &self.agent.sessions;
+        let meta = self.agent.meta();
+        super::turn::Closing {
+            ledger: &mut self.ledger,
+            lease: &mut self.lease,
+            sink: self.sink.as_mut(),
             usage: self.usage,
+        }
+        .close(reason, status, word, |update| {
+            sessions
+                .append_with_state(&self.id, &[msg], &meta, update)
+                .map(drop)
         });
     }
 }

@@ -28,7 +28,7 @@ impl Turn {
             Ok(()) | Err(FinishReason::Completed | FinishReason::Failed { .. }) => return flow,
         };
         // A call decided but stopped before it ran keeps no decision.
-        self.permission = None;
+        self.state.permission = None;
         for call in &calls[answered..] {
             let out = ToolOutput::error(format!("Not run: {why}."));
             self.store_result(call, out, false)?;
@@ -38,18 +38,22 @@ impl Turn {
 
     fn run_calls_from(&mut self, calls: &[ToolCall], replay: bool, answered: &mut usize) -> Flow {
         for call in calls {
-            if self.cancel.is_cancelled() {
+            if self.io.cancel.is_cancelled() {
                 return Err(FinishReason::Cancelled);
             }
-            if let Some(why) = ledger::tool_call_blocked(&self.ledger)
-                .or_else(|| self.caps.tool_call_blocked(&self.ledger, &self.caps_start))
-                .or_else(|| self.budget.as_ref().and_then(|b| b.tool_blocked()))
+            if let Some(why) = ledger::tool_call_blocked(&self.state.ledger)
+                .or_else(|| {
+                    self.ctx
+                        .caps
+                        .tool_call_blocked(&self.state.ledger, &self.state.caps_start)
+                })
+                .or_else(|| self.state.budget.as_ref().and_then(|b| b.tool_blocked()))
             {
                 return Err(FinishReason::LimitReached(why));
             }
             let kind = tools::spec(&call.name)
                 .map(|s| s.kind)
-                .or_else(|| self.ext.kind(&call.name))
+                .or_else(|| self.ctx.ext.kind(&call.name))
                 .unwrap_or(ToolKind::Read);
             if kind == ToolKind::Command {
                 self.tell_sandbox();
@@ -61,7 +65,7 @@ impl Turn {
                 summary: summary.clone(),
             });
             match self.decide_call(call, kind, &summary, replay)? {
-                Some(p) => self.permission = Some(p),
+                Some(p) => self.state.permission = Some(p),
                 None => {
                     *answered += 1;
                     continue;
@@ -69,7 +73,7 @@ impl Turn {
             }
             // Reserved once approved (a denied call does not count); another turn may have
             // taken the last call while the user was asked.
-            if let Some(b) = &self.budget
+            if let Some(b) = &self.state.budget
                 && let Err(ledger::LimitReached(why)) = b.reserve_tool_call()
             {
                 return Err(FinishReason::LimitReached(why));
@@ -77,17 +81,17 @@ impl Turn {
             let ours = if kind == ToolKind::Plan {
                 None
             } else {
-                self.ext.run(
+                self.ctx.ext.run(
                     &call.name,
                     &call.arguments,
-                    &self.sessions,
-                    &self.session_id,
-                    &self.cancel,
+                    &self.io.sessions,
+                    &self.ctx.session_id,
+                    &self.io.cancel,
                 )
             };
             let out = if let Some((out, images)) = ours {
                 self.store_result_with_images(call, out, images)?;
-                if self.cancel.is_cancelled() {
+                if self.io.cancel.is_cancelled() {
                     return Err(FinishReason::Cancelled);
                 }
                 continue;
@@ -95,26 +99,27 @@ impl Turn {
                 self.update_plan(&call.arguments)
             } else {
                 let ctx = ToolContext {
-                    root: self.sessions.root().to_path_buf(),
-                    cancel: self.cancel.clone(),
+                    root: self.io.sessions.root().to_path_buf(),
+                    cancel: self.io.cancel.clone(),
                     sandbox: crate::runtime::agent::approval::session_sandbox(
-                        &self.settings.sandbox,
-                        &self.ledger.approved_tools,
+                        &self.ctx.settings.sandbox,
+                        &self.state.ledger.approved_tools,
                     ),
-                    command_timeout: self.settings.command_timeout,
-                    output_cap: self.settings.output_cap,
+                    command_timeout: self.ctx.settings.command_timeout,
+                    output_cap: self.ctx.settings.output_cap,
                     home: self
+                        .ctx
                         .settings
                         .path
                         .parent()
                         .map(std::path::Path::to_path_buf),
-                    read_rules: Some(self.gate.read_rules()),
+                    read_rules: Some(self.ctx.gate.read_rules()),
                 };
                 tools::run(&call.name, &call.arguments, &ctx)
             };
             self.store_result(call, out, true)?;
             *answered += 1;
-            if self.cancel.is_cancelled() {
+            if self.io.cancel.is_cancelled() {
                 return Err(FinishReason::Cancelled);
             }
         }
@@ -141,8 +146,9 @@ impl Turn {
         let mut parts = Vec::new();
         for img in images {
             match self
+                .io
                 .sessions
-                .save_asset(&self.session_id, &img.mime_type, &img.data)
+                .save_asset(&self.ctx.session_id, &img.mime_type, &img.data)
             {
                 Ok(a) => parts.push(Part::Image {
                     asset_id: a.id,
@@ -164,11 +170,11 @@ impl Turn {
         images: Vec<Part>,
     ) -> Flow {
         if ran {
-            self.ledger.usage.tool_calls += 1;
+            self.state.ledger.usage.tool_calls += 1;
         }
-        let permission = self.permission.take();
+        let permission = self.state.permission.take();
         let mut text = redact(&out.text, self.key());
-        if ran && let Some(reason) = self.gate.post_tool_use(call, &text, out.is_error) {
+        if ran && let Some(reason) = self.ctx.gate.post_tool_use(call, &text, out.is_error) {
             text.push_str(&format!("\n\nA PostToolUse hook says: {reason}"));
         }
         let mut msg = NewMessage::tool_result(call.id.clone(), text.clone(), out.is_error);
@@ -177,7 +183,7 @@ impl Turn {
             Some(p) => crate::runtime::agent::gate::with_permission(out.metadata, p),
             None => out.metadata,
         };
-        let seq = self.append_files(msg, self.state(None), &out.files)?;
+        let seq = self.append_files(msg, self.update(None), &out.files)?;
         self.emit(TurnEvent::ToolResult {
             call_id: call.id.clone(),
             text,
@@ -197,9 +203,10 @@ impl Turn {
     ) -> Result<Answer, FinishReason> {
         self.set_status(Status::Paused)?;
         let rules = self
+            .ctx
             .gate
-            .propose(call, &self.ledger.approved_tools, rules_can_allow);
-        self.gate.notify(
+            .propose(call, &self.state.ledger.approved_tools, rules_can_allow);
+        self.ctx.gate.notify(
             "permission_prompt",
             &format!("neocode asks to run {summary}"),
         );
@@ -211,10 +218,10 @@ impl Turn {
             rules: rules.clone(),
         });
         loop {
-            if self.cancel.is_cancelled() {
+            if self.io.cancel.is_cancelled() {
                 return Ok(Answer::Cancelled);
             }
-            match self.commands.recv_timeout(Duration::from_millis(50)) {
+            match self.io.commands.recv_timeout(Duration::from_millis(50)) {
                 Ok(TurnCommand::Approve { call_id, always }) if call_id == call.id => {
                     let always = always.then(|| {
                         (
@@ -285,7 +292,7 @@ impl Turn {
             plan: crate::session::Change::Set(plan.clone()),
             ..StateUpdate::default()
         };
-        if let Err(e) = self.sessions.update_state(&self.session_id, &upd) {
+        if let Err(e) = self.io.sessions.update_state(&self.ctx.session_id, &upd) {
             return ToolOutput::error(format!("cannot store the plan: {e}"));
         }
         let mut done = 0;
@@ -299,10 +306,11 @@ impl Turn {
             if status == StepStatus::Completed {
                 done += 1;
             }
-            if let Err(e) =
-                self.sessions
-                    .step_update(&self.session_id, &s.id, &StepUpdate::Status { status })
-            {
+            if let Err(e) = self.io.sessions.step_update(
+                &self.ctx.session_id,
+                &s.id,
+                &StepUpdate::Status { status },
+            ) {
                 return ToolOutput::error(format!("cannot store step {}: {e}", s.id));
             }
         }

@@ -17,11 +17,12 @@ impl Turn {
             .find(|m| m.role == Role::Assistant)
             // Cached prompt tokens are counted apart but fill the window all the same.
             .map_or(0, compact::prompt_tokens);
-        let threshold = (self.settings.context_window as f64 * self.settings.compact_at) as u64;
+        let threshold =
+            (self.ctx.settings.context_window as f64 * self.ctx.settings.compact_at) as u64;
         if last_prompt >= threshold && session.messages.len() > 2 {
             let message = format!(
                 "the last prompt used {last_prompt} of {} context tokens; compacting what the model is sent (every message stays stored)",
-                self.settings.context_window
+                self.ctx.settings.context_window
             );
             self.compact_now(session, message)?;
         }
@@ -35,25 +36,25 @@ impl Turn {
         session: &mut crate::session::Session,
         message: String,
     ) -> Result<bool, FinishReason> {
-        self.gate.pre_compact();
+        self.ctx.gate.pre_compact();
         self.emit(TurnEvent::Compacting { message });
         let done = match compact::compact_with(
-            &self.sessions,
-            &self.session_id,
-            self.provider.as_mut(),
-            &self.cancel,
-            &self.meta,
-            self.settings.context_window,
+            &self.io.sessions,
+            &self.ctx.session_id,
+            self.io.provider.as_mut(),
+            &self.io.cancel,
+            &self.ctx.meta,
+            self.ctx.settings.context_window,
         ) {
             Ok(c) => {
                 // Lifetime usage stays in the ledger; only context totals reset.
-                self.ledger.usage.input_tokens += c.usage.input_tokens;
-                self.ledger.usage.output_tokens += c.usage.output_tokens;
-                if let Some(b) = &self.budget {
+                self.state.ledger.usage.input_tokens += c.usage.input_tokens;
+                self.state.ledger.usage.output_tokens += c.usage.output_tokens;
+                if let Some(b) = &self.state.budget {
                     b.add_tokens(c.usage);
                 }
-                self.usage.input_tokens += c.usage.input_tokens;
-                self.usage.output_tokens += c.usage.output_tokens;
+                self.state.usage.input_tokens += c.usage.input_tokens;
+                self.state.usage.output_tokens += c.usage.output_tokens;
                 self.set_status(Status::Running)?;
                 true
             }
@@ -66,8 +67,9 @@ impl Turn {
         };
         // The model's context changed: read it again.
         *session = self
+            .io
             .sessions
-            .load_context(&self.session_id)
+            .load_context(&self.ctx.session_id)
             .map_err(store_failed)?;
         Ok(done)
     }

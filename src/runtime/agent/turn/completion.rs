@@ -11,13 +11,14 @@ impl Turn {
     /// Cache tokens (kept apart) and the dollars of one model call, in the ledger; a model
     /// without a price adds no dollars.
     pub(super) fn add_detail(&mut self, c: &Completion) {
-        let u = &mut self.ledger.usage;
+        let u = &mut self.state.ledger.usage;
         u.cached_input_tokens += c.detail.cached_input_tokens;
         u.cache_write_tokens += c.detail.cache_write_tokens;
-        if let Some(cost) = self
-            .settings
-            .prices
-            .cost(self.provider.model(), c.usage, c.detail)
+        if let Some(cost) =
+            self.ctx
+                .settings
+                .prices
+                .cost(self.io.provider.model(), c.usage, c.detail)
         {
             *u.cost_usd.get_or_insert(0.0) += cost;
         }
@@ -26,17 +27,18 @@ impl Turn {
     /// Stores what arrived of a reply that stopped early (tool calls of an unfinished reply
     /// are dropped: their arguments may be cut).
     pub(super) fn store_partial(&mut self, c: &Completion, kind: ErrorKind) -> Flow {
-        ledger::add_model_call(&mut self.ledger, c.usage);
+        ledger::add_model_call(&mut self.state.ledger, c.usage);
         self.add_detail(c);
-        if let Some(b) = &self.budget {
+        if let Some(b) = &self.state.budget {
             b.add_tokens(c.usage);
         }
-        self.usage.input_tokens += c.usage.input_tokens;
-        self.usage.output_tokens += c.usage.output_tokens;
+        self.state.usage.input_tokens += c.usage.input_tokens;
+        self.state.usage.output_tokens += c.usage.output_tokens;
         if c.text.is_empty() && c.reasoning.is_empty() {
             return self
+                .io
                 .sessions
-                .update_state(&self.session_id, &self.state(None))
+                .update_state(&self.ctx.session_id, &self.update(None))
                 .map_err(store_failed);
         }
         let meta = json!({
@@ -44,7 +46,7 @@ impl Turn {
             "reason": kind.code(),
             "dropped_tool_calls": c.tool_calls.len(),
         });
-        let seq = self.append(assistant_message(c, Some(meta)), self.state(None))?;
+        let seq = self.append(assistant_message(c, Some(meta)), self.update(None))?;
         self.emit(TurnEvent::AssistantStored {
             seq,
             usage: c.usage,

@@ -25,48 +25,88 @@ use crate::runtime::provider::openai::redact;
 use crate::runtime::tools;
 use crate::session::{AppendMeta, NewMessage, RuntimeLedger, StateUpdate, Status, Usage, now_ms};
 
-/// Everything a turn thread owns.
+/// Everything a turn thread owns, in three parts: what it knows ([`TurnContext`]), what it
+/// counts as it goes ([`TurnState`]) and what it talks to ([`TurnIo`]).
 pub(super) struct Turn {
-    pub sessions: Sessions,
+    pub ctx: TurnContext,
+    pub state: TurnState,
+    pub io: TurnIo,
+}
+
+/// What a turn knows: its session, its settings and what it may do.
+pub(super) struct TurnContext {
     pub settings: Settings,
     pub session_id: String,
-    pub provider: Box<dyn Provider>,
-    /// Where the events go (called on this thread).
-    pub sink: Box<dyn super::TurnSink>,
-    pub commands: Receiver<TurnCommand>,
-    pub cancel: CancelFlag,
+    pub policy: ApprovalPolicy,
+    /// Stored with every message the turn appends (the provider that answered, ...).
+    pub meta: AppendMeta,
+    /// Project context, `skill` and MCP tools.
+    pub ext: std::sync::Arc<super::project::Extensions>,
+    /// What this prompt may spend on its own, counted from [`TurnState::caps_start`].
+    pub caps: ledger::PromptCaps,
+    /// Permission rules and hooks (read when the turn starts).
+    pub gate: super::gate::Gate,
+}
+
+/// What a turn counts and carries as it goes.
+pub(super) struct TurnState {
     pub ledger: RuntimeLedger,
     /// The plan run's budget when turns run side by side: reserved before each model call and
     /// tool call, on top of this turn's own ledger.
     pub budget: Option<ledger::SharedBudget>,
-    pub policy: ApprovalPolicy,
+    /// This turn's tokens (sent with `Finished`).
     pub usage: Usage,
-    pub meta: AppendMeta,
-    /// Held until the end is recorded; released before `Finished` is sent, so a front end
-    /// may start the next turn as soon as it reads it.
-    pub lease: Option<Lease>,
-    /// Metadata stored with the prompt's user message.
-    pub prompt_meta: Option<Value>,
-    /// Images stored with the prompt's user message.
-    pub images: Vec<super::images::Image>,
-    /// Project context, `skill` and MCP tools.
-    pub ext: std::sync::Arc<super::project::Extensions>,
-    /// What this prompt may spend on its own, counted from `caps_start`.
-    pub caps: ledger::PromptCaps,
     /// The ledger's usage when this prompt started.
     pub caps_start: crate::session::RuntimeUsage,
-    /// Permission rules and hooks (read when the turn starts).
-    pub gate: super::gate::Gate,
+    /// Metadata stored with the prompt's user message (taken when it is stored).
+    pub prompt_meta: Option<Value>,
+    /// Images stored with the prompt's user message (taken when it is stored).
+    pub images: Vec<super::images::Image>,
     /// Who decided the call now running: stored with its result.
     pub permission: Option<super::gate::Permission>,
     /// Whether the sandbox's status was looked at (before the turn's first command call).
     pub sandbox_told: bool,
 }
 
+impl TurnState {
+    /// The state of a turn that has done nothing yet.
+    pub fn new(
+        ledger: RuntimeLedger,
+        budget: Option<ledger::SharedBudget>,
+        prompt_meta: Option<Value>,
+        images: Vec<super::images::Image>,
+    ) -> TurnState {
+        TurnState {
+            ledger,
+            budget,
+            usage: Usage::default(),
+            caps_start: Default::default(),
+            prompt_meta,
+            images,
+            permission: None,
+            sandbox_told: false,
+        }
+    }
+}
+
+/// What a turn talks to: the store, the model, the front end.
+pub(super) struct TurnIo {
+    pub sessions: Sessions,
+    pub provider: Box<dyn Provider>,
+    /// Where the events go (called on this thread).
+    pub sink: Box<dyn super::TurnSink>,
+    pub commands: Receiver<TurnCommand>,
+    pub cancel: CancelFlag,
+    /// Held until the end is recorded; released before `Finished` is sent, so a front end
+    /// may start the next turn as soon as it reads it.
+    pub lease: Option<Lease>,
+}
+
 /// How a step of the loop ended early.
 type Flow = Result<(), FinishReason>;
 
-fn store_failed(e: impl std::fmt::Display) -> FinishReason {
+/// A store write that failed, as the reason a turn or plan run ends.
+pub(super) fn store_failed(e: impl std::fmt::Display) -> FinishReason {
     FinishReason::Failed {
         code: FailCode::Store,
         message: format!("cannot write the session: {e}"),
@@ -95,17 +135,17 @@ pub(super) enum Answer {
 
 impl Turn {
     pub(super) fn emit(&mut self, e: TurnEvent) {
-        self.sink.event(e);
+        self.io.sink.event(e);
     }
 
     /// Before the turn's first command call: says when commands are not confined. Knowing
     /// it takes the sandbox probe (a helper process, once per process), which a turn that
     /// runs no command never needs.
     pub(super) fn tell_sandbox(&mut self) {
-        if std::mem::replace(&mut self.sandbox_told, true) {
+        if std::mem::replace(&mut self.state.sandbox_told, true) {
             return;
         }
-        if let Some(w) = tools::sandbox::status(&self.settings.sandbox).warning() {
+        if let Some(w) = tools::sandbox::status(&self.ctx.settings.sandbox).warning() {
             self.emit(TurnEvent::Warning {
                 code: WarningCode::Sandbox,
                 message: w,
@@ -114,7 +154,7 @@ impl Turn {
     }
 
     fn key(&self) -> Option<&str> {
-        self.settings.api_key()
+        self.ctx.settings.api_key()
     }
 
     /// Runs the turn and reports how it ended (always ends with `Finished`).
@@ -124,14 +164,14 @@ impl Turn {
             Ok(()) => FinishReason::Completed,
             Err(r) => r,
         };
-        self.ledger.usage.wall_ms += started.elapsed().as_millis() as u64;
+        self.state.ledger.usage.wall_ms += started.elapsed().as_millis() as u64;
         self.finish(reason);
     }
 
-    pub(super) fn state(&self, status: Option<Status>) -> StateUpdate {
+    pub(super) fn update(&self, status: Option<Status>) -> StateUpdate {
         StateUpdate {
             status,
-            ledger: crate::session::Change::Set(self.ledger.clone()),
+            ledger: crate::session::Change::Set(self.state.ledger.clone()),
             touch: true,
             ..StateUpdate::default()
         }
@@ -164,51 +204,106 @@ impl Turn {
         mut update: StateUpdate,
         files: &[crate::session::FileChange],
     ) -> crate::session::Result<i64> {
-        let runs = std::mem::take(&mut self.gate.pending);
+        let runs = std::mem::take(&mut self.ctx.gate.pending);
         msg.tool_metadata = super::gate::with_hook_runs(msg.tool_metadata.take(), runs);
         self.notices();
         if update.ledger.is_keep() {
-            update.ledger = crate::session::Change::Set(self.ledger.clone());
+            update.ledger = crate::session::Change::Set(self.state.ledger.clone());
         }
         let seqs = if files.is_empty() {
-            self.sessions
-                .append_with_state(&self.session_id, &[msg], &self.meta, &update)
+            self.io.sessions.append_with_state(
+                &self.ctx.session_id,
+                &[msg],
+                &self.ctx.meta,
+                &update,
+            )
         } else {
-            self.sessions
-                .append_with_files(&self.session_id, &[msg], &self.meta, &update, files)
+            self.io.sessions.append_with_files(
+                &self.ctx.session_id,
+                &[msg],
+                &self.ctx.meta,
+                &update,
+                files,
+            )
         }?;
         Ok(seqs.first().copied().unwrap_or(0))
     }
 
     pub(super) fn set_status(&self, status: Status) -> Flow {
-        self.sessions
-            .update_state(&self.session_id, &self.state(Some(status)))
+        self.io
+            .sessions
+            .update_state(&self.ctx.session_id, &self.update(Some(status)))
             .map_err(store_failed)
     }
 
     fn finish(&mut self, reason: FinishReason) {
-        let (status, termination) = match &reason {
-            FinishReason::Completed => (Status::Completed, "completed".to_string()),
-            FinishReason::Cancelled => (Status::Cancelled, "cancelled by the user".to_string()),
-            FinishReason::LimitReached(why) => (Status::Paused, format!("limit reached: {why}")),
-            FinishReason::Failed { code, message } => {
-                (Status::Failed, format!("failed ({code}): {message}"))
-            }
-        };
+        let (status, word) = ending(&reason, "limit reached");
+        let word = redact(&word, self.key());
+        let sessions = &self.io.sessions;
+        let id = &self.ctx.session_id;
+        Closing {
+            ledger: &mut self.state.ledger,
+            lease: &mut self.io.lease,
+            sink: self.io.sink.as_mut(),
+            usage: self.state.usage,
+        }
+        .close(reason, status, word, |update| {
+            sessions.update_state(id, update)
+        });
+    }
+}
+
+/// The status a turn or plan run ends in, and the words its ledger keeps for why
+/// (`limit` names a reached limit: "limit reached" for a turn, "paused" for a plan run).
+pub(super) fn ending(reason: &FinishReason, limit: &str) -> (Status, String) {
+    match reason {
+        FinishReason::Completed => (Status::Completed, "completed".to_string()),
+        FinishReason::Cancelled => (Status::Cancelled, "cancelled by the user".to_string()),
+        FinishReason::LimitReached(why) => (Status::Paused, format!("{limit}: {why}")),
+        FinishReason::Failed { code, message } => {
+            (Status::Failed, format!("failed ({code}): {message}"))
+        }
+    }
+}
+
+/// What the end of a turn or plan run touches: its ledger, its lease, its front end.
+pub(super) struct Closing<'a> {
+    pub ledger: &'a mut RuntimeLedger,
+    pub lease: &'a mut Option<Lease>,
+    pub sink: &'a mut dyn super::TurnSink,
+    pub usage: Usage,
+}
+
+impl Closing<'_> {
+    /// The one end of a turn or plan run: the ledger takes the termination (`word`, already
+    /// redacted) and, for a cancel, its time; `write` stores it with `status` (a store
+    /// failure becomes the reason unless the run already failed); the lease is released,
+    /// then `Finished` is sent.
+    pub fn close(
+        self,
+        reason: FinishReason,
+        status: Status,
+        word: String,
+        write: impl FnOnce(&StateUpdate) -> crate::session::Result<()>,
+    ) {
         if matches!(reason, FinishReason::Cancelled) {
             self.ledger.cancelled_at_ms = Some(now_ms());
         }
-        self.ledger.termination = Some(redact(&termination, self.key()));
+        self.ledger.termination = Some(word);
+        let update = StateUpdate {
+            status: Some(status),
+            ledger: crate::session::Change::Set(self.ledger.clone()),
+            touch: true,
+            ..StateUpdate::default()
+        };
         let mut reason = reason;
-        if let Err(e) = self
-            .sessions
-            .update_state(&self.session_id, &self.state(Some(status)))
+        if let Err(e) = write(&update)
             && !matches!(reason, FinishReason::Failed { .. })
         {
             reason = store_failed(e);
         }
         drop(self.lease.take());
-        self.emit(TurnEvent::Finished {
+        self.sink.event(TurnEvent::Finished {
             reason,
             usage: self.usage,
         });

@@ -30,8 +30,9 @@ impl Turn {
     /// skipped.
     pub(super) fn deliver_steer(&mut self) -> Flow {
         let steer = self
+            .io
             .sessions
-            .steer_waiting(&self.session_id)
+            .steer_waiting(&self.ctx.session_id)
             .map_err(store_failed)?;
         for q in steer {
             test_pause();
@@ -39,7 +40,7 @@ impl Turn {
             msg.tool_metadata = Some(json!({"queued": {"id": q.id, "steer": true}}));
             let update = crate::session::StateUpdate {
                 delivers: vec![q.id],
-                ..self.state(None)
+                ..self.update(None)
             };
             match self.try_append(msg, update, &[]) {
                 Ok(_) => {}

@@ -42,7 +42,7 @@ impl Turn {
             })
             .sum();
         let system = estimate_tokens(&req.system);
-        let window = self.settings.context_window;
+        let window = self.ctx.settings.context_window;
         if (system + tools) * 3 <= window {
             return;
         }
@@ -50,10 +50,10 @@ impl Turn {
             let mut warned = WARNED
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if warned.contains(&self.session_id) {
+            if warned.contains(&self.ctx.session_id) {
                 return;
             }
-            warned.push(self.session_id.clone());
+            warned.push(self.ctx.session_id.clone());
         }
         self.emit(TurnEvent::Warning {
             code: WarningCode::PromptLarge,

@@ -182,14 +182,12 @@ fn git_program() -> Option<&'static Path> {
 /// switches (no secret, no `PATH`, no `HOME`), no system or global config, the repository
 /// and work tree named explicitly, no lazy fetch, no replace refs, and every setting that
 /// names a program overridden on the command line (which beats every config file).
-fn hardened_git(root: &Path) -> Result<Command, String> {
-    let b = Beneath::open(root).map_err(|e| format!("cannot open the workspace: {e}"))?;
+fn hardened_git(root: &Path) -> Result<Command, SnapshotError> {
+    let b = Beneath::open(root).map_err(SnapshotError::Workspace)?;
     if git_dir(&b).is_none() {
-        return Err(
-            "the workspace's .git is no longer a folder of its own, so git is not run there".into(),
-        );
+        return Err(SnapshotError::GitDirMoved);
     }
-    let program = git_program().ok_or("git is not installed (not on PATH)")?;
+    let program = git_program().ok_or(SnapshotError::NoGit)?;
     let mut c = Command::new(program);
     c.env_clear()
         .env("GIT_DIR", root.join(".git"))
@@ -225,15 +223,45 @@ fn hardened_git(root: &Path) -> Result<Command, String> {
     Ok(c)
 }
 
+/// Why a file could not be read from a snapshot; the message is one line of a rewind's
+/// report.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SnapshotError {
+    #[error("cannot open the workspace: {0}")]
+    Workspace(std::io::Error),
+    #[error("the workspace's .git is no longer a folder of its own, so git is not run there")]
+    GitDirMoved,
+    #[error("git is not installed (not on PATH)")]
+    NoGit,
+    #[error("cannot run git: {0}")]
+    Run(std::io::Error),
+    #[error("git cannot read the snapshot taken before the command")]
+    Tree,
+    #[error("the snapshot holds something other than a file there")]
+    NotAFile,
+    #[error("git cannot read the file's content in the snapshot")]
+    Blob,
+}
+
+impl From<SnapshotError> for String {
+    fn from(e: SnapshotError) -> String {
+        e.to_string()
+    }
+}
+
 /// `path` in `tree`: its bytes and mode (`None`: not in the tree — the command created it),
-/// or an error line when git cannot read it.
-pub(crate) fn read(root: &Path, tree: &str, path: &str) -> Result<Option<(Vec<u8>, u32)>, String> {
+/// or why git cannot read it.
+pub(crate) fn read(
+    root: &Path,
+    tree: &str,
+    path: &str,
+) -> Result<Option<(Vec<u8>, u32)>, SnapshotError> {
     let listed = hardened_git(root)?
         .args(["ls-tree", "-z", tree, "--", path])
         .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
+        .map_err(SnapshotError::Run)?;
     if !listed.status.success() {
-        return Err("git cannot read the snapshot taken before the command".into());
+        return Err(SnapshotError::Tree);
     }
     // `<mode> blob <object>\t<path>\0`
     let line = String::from_utf8_lossy(&listed.stdout);
@@ -243,15 +271,15 @@ pub(crate) fn read(root: &Path, tree: &str, path: &str) -> Result<Option<(Vec<u8
     let mut fields = entry.split_whitespace();
     let (Some(mode), Some("blob"), Some(object)) = (fields.next(), fields.next(), fields.next())
     else {
-        return Err("the snapshot holds something other than a file there".into());
+        return Err(SnapshotError::NotAFile);
     };
     let mode = if mode == "100755" { 0o755 } else { 0o644 };
     let blob = hardened_git(root)?
         .args(["cat-file", "blob", object])
         .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
+        .map_err(SnapshotError::Run)?;
     if !blob.status.success() {
-        return Err("git cannot read the file's content in the snapshot".into());
+        return Err(SnapshotError::Blob);
     }
     Ok(Some((blob.stdout, mode)))
 }

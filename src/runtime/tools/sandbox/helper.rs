@@ -24,6 +24,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::REFUSED_EXIT;
+use super::fault::BoxError;
 use super::linux::{self, Outcome};
 use super::protect::Protected;
 
@@ -71,15 +72,15 @@ struct MountAttr {
     userns_fd: u64,
 }
 
-fn errno_text(what: &str) -> String {
-    format!("{what}: {}", std::io::Error::last_os_error())
+fn errno_text(what: &str) -> BoxError {
+    BoxError::last_os(what)
 }
 
-fn cstr(p: &Path) -> Result<CString, String> {
-    CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("{} has a NUL byte", p.display()))
+fn cstr(p: &Path) -> Result<CString, BoxError> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| BoxError::NulPath(p.to_path_buf()))
 }
 
-fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
+fn pipe() -> Result<(OwnedFd, OwnedFd), BoxError> {
     let mut fds = [0; 2];
     // SAFETY: pipe2 fills two descriptors we then own.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -111,7 +112,7 @@ fn helper_signals() -> libc::sigset_t {
 
 /// Enters new user, mount and PID namespaces (and a network namespace when the network is
 /// denied), mapping the caller's own uid and gid. The next child is PID 1 of the new one.
-fn enter_namespaces(network: bool) -> Result<(), String> {
+fn enter_namespaces(network: bool) -> Result<(), BoxError> {
     // SAFETY: plain syscalls.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
@@ -122,13 +123,13 @@ fn enter_namespaces(network: bool) -> Result<(), String> {
     if unsafe { libc::unshare(flags) } != 0 {
         return Err(errno_text("unshare"));
     }
-    let write = |file: &str, text: String| -> Result<(), String> {
-        std::fs::write(file, text).map_err(|e| format!("{file}: {e}"))
+    let write = |file: &str, text: String| -> Result<(), BoxError> {
+        std::fs::write(file, text).map_err(|e| BoxError::os(file, e))
     };
     match std::fs::write("/proc/self/setgroups", "deny") {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(format!("/proc/self/setgroups: {e}")),
+        Err(e) => return Err(BoxError::os("/proc/self/setgroups", e)),
     }
     write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
     write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
@@ -141,11 +142,11 @@ fn mount(
     fstype: &str,
     flags: libc::c_ulong,
     data: &str,
-) -> Result<(), String> {
-    let s = CString::new(src).map_err(|e| e.to_string())?;
+) -> Result<(), BoxError> {
+    let s = CString::new(src)?;
     let t = cstr(target)?;
-    let f = CString::new(fstype).map_err(|e| e.to_string())?;
-    let d = CString::new(data).map_err(|e| e.to_string())?;
+    let f = CString::new(fstype)?;
+    let d = CString::new(data)?;
     // SAFETY: valid C strings that outlive the call.
     let r = unsafe {
         libc::mount(
@@ -178,7 +179,7 @@ fn mount(
 /// (`protect.rs`), a fresh `/proc` of the new PID namespace, neocode's home hidden under an
 /// empty read-only tmpfs. Runs in init, inside the namespaces; returns what must be put back
 /// after the command.
-fn setup_mounts(plan: &Plan) -> Result<Protected, String> {
+fn setup_mounts(plan: &Plan) -> Result<Protected, BoxError> {
     let root = Path::new("/");
     mount("none", root, "", libc::MS_REC | libc::MS_PRIVATE, "")?;
     let writable = plan.writable();
@@ -274,7 +275,8 @@ fn setup_mounts(plan: &Plan) -> Result<Protected, String> {
     }
     // The working folder was looked up before the mounts: enter the new one.
     let cwd = plan.root.clone().unwrap_or_else(|| PathBuf::from("/"));
-    std::env::set_current_dir(&cwd).map_err(|e| format!("chdir {}: {e}", cwd.display()))?;
+    std::env::set_current_dir(&cwd)
+        .map_err(|e| BoxError::os(format!("chdir {}", cwd.display()), e))?;
     Ok(protected)
 }
 
@@ -668,7 +670,7 @@ pub(super) fn run(plan: &Plan, command: &[OsString]) -> i32 {
 
 /// What the namespace box holds here: `Ok` when a trial run in a scratch folder set up every
 /// namespace and mount and the writes landed where they should.
-pub(super) fn probe_namespaces() -> Result<(), String> {
+pub(super) fn probe_namespaces() -> Result<(), BoxError> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
@@ -679,7 +681,7 @@ pub(super) fn probe_namespaces() -> Result<(), String> {
     let home = base.join("home");
     let tmp = base.join("tmp");
     for d in [&ws, &home, &tmp] {
-        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+        std::fs::create_dir_all(d).map_err(|e| BoxError::os(d.display().to_string(), e))?;
     }
     let _ = std::fs::write(home.join("secret"), "x");
     let result = probe_in(&base, &ws, &home, &tmp);
@@ -687,7 +689,7 @@ pub(super) fn probe_namespaces() -> Result<(), String> {
     result
 }
 
-fn probe_in(base: &Path, ws: &Path, home: &Path, tmp: &Path) -> Result<(), String> {
+fn probe_in(base: &Path, ws: &Path, home: &Path, tmp: &Path) -> Result<(), BoxError> {
     let (r, w) = pipe()?;
     // SAFETY: fork in a single-threaded process.
     let pid = unsafe { libc::fork() };
@@ -710,34 +712,34 @@ fn probe_in(base: &Path, ws: &Path, home: &Path, tmp: &Path) -> Result<(), Strin
             parent: None,
         };
         if let Err(e) = enter_namespaces(false) {
-            let _ = out.write_all(e.as_bytes());
+            let _ = out.write_all(e.to_string().as_bytes());
             exit_now(1);
         }
         // SAFETY: fork in a single-threaded process.
         let init = unsafe { libc::fork() };
         if init == 0 {
-            let check = || -> Result<(), String> {
+            let check = || -> Result<(), BoxError> {
                 setup_mounts(&plan)?;
                 // SAFETY: plain syscall.
                 if unsafe { libc::getpid() } != 1 {
-                    return Err("not PID 1 in the new PID namespace".into());
+                    return Err(BoxError::Lacks("not PID 1 in the new PID namespace"));
                 }
                 std::fs::write(ws.join("probe"), "x")
-                    .map_err(|e| format!("the workspace is not writable: {e}"))?;
+                    .map_err(|e| BoxError::os("the workspace is not writable", e))?;
                 std::fs::write(tmp.join("probe"), "x")
-                    .map_err(|e| format!("TMPDIR is not writable: {e}"))?;
+                    .map_err(|e| BoxError::os("TMPDIR is not writable", e))?;
                 if std::fs::write(base.join("outside"), "x").is_ok() {
-                    return Err("the root did not turn read-only".into());
+                    return Err(BoxError::Lacks("the root did not turn read-only"));
                 }
                 if home.join("secret").exists() {
-                    return Err("the home could not be hidden".into());
+                    return Err(BoxError::Lacks("the home could not be hidden"));
                 }
                 Ok(())
             };
             match check() {
                 Ok(()) => exit_now(0),
                 Err(e) => {
-                    let _ = out.write_all(e.as_bytes());
+                    let _ = out.write_all(e.to_string().as_bytes());
                     exit_now(1);
                 }
             }
@@ -760,8 +762,8 @@ fn probe_in(base: &Path, ws: &Path, home: &Path, tmp: &Path) -> Result<(), Strin
     if libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0 {
         Ok(())
     } else if text.is_empty() {
-        Err("the namespace trial run failed".into())
+        Err(BoxError::Lacks("the namespace trial run failed"))
     } else {
-        Err(text)
+        Err(BoxError::Trial(text))
     }
 }

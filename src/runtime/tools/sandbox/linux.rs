@@ -9,6 +9,7 @@ use landlock::{
 };
 
 use super::DEVICES;
+use super::fault::BoxError;
 use super::seccomp;
 
 /// The Landlock ABI whose rights we ask for: V5 covers truncate (V3), TCP (V4) and
@@ -36,7 +37,9 @@ pub(super) fn restrict(writable: &[PathBuf], network: bool, target: Option<i32>)
     let landlock = landlock(writable, network, target);
     let seccomp = seccomp::install(network);
     match (landlock, seccomp) {
-        (Err(reason), _) => Outcome::None { reason },
+        (Err(reason), _) => Outcome::None {
+            reason: reason.to_string(),
+        },
         (Ok((abi, true)), Ok(())) => Outcome::Full { abi },
         (Ok((abi, true)), Err(e)) => Outcome::Partial {
             abi,
@@ -50,16 +53,22 @@ pub(super) fn restrict(writable: &[PathBuf], network: bool, target: Option<i32>)
 }
 
 /// Applies the ruleset; `Ok((abi, fully_enforced))`.
-fn landlock(writable: &[PathBuf], network: bool, target: ABI) -> Result<(i32, bool), String> {
+fn landlock(writable: &[PathBuf], network: bool, target: ABI) -> Result<(i32, bool), BoxError> {
+    let refused = |e: &dyn std::fmt::Display| BoxError::Landlock {
+        rule: false,
+        detail: e.to_string(),
+    };
+    let rule_refused = |e: &dyn std::fmt::Display| BoxError::Landlock {
+        rule: true,
+        detail: e.to_string(),
+    };
     let write = AccessFs::from_all(target) & !AccessFs::from_read(target);
     let mut ruleset = Ruleset::default()
         .handle_access(write)
-        .map_err(|e| format!("Landlock: {e}"))?;
+        .map_err(|e| refused(&e))?;
     let net = AccessNet::from_all(target);
     if !network && !net.is_empty() {
-        ruleset = ruleset
-            .handle_access(net)
-            .map_err(|e| format!("Landlock: {e}"))?;
+        ruleset = ruleset.handle_access(net).map_err(|e| refused(&e))?;
     }
     // Signals and abstract UNIX sockets that leave the sandbox (ABI 6): a command cannot
     // kill neocode or talk to a desktop bus. Asked only where the kernel has them, so an
@@ -67,32 +76,34 @@ fn landlock(writable: &[PathBuf], network: bool, target: ABI) -> Result<(i32, bo
     if kernel_abi() >= 6 {
         ruleset = ruleset
             .scope(Scope::from_all(ABI::V6))
-            .map_err(|e| format!("Landlock: {e}"))?;
+            .map_err(|e| refused(&e))?;
     }
     let status = ruleset
         .create()
-        .map_err(|e| format!("Landlock: {e}"))?
+        .map_err(|e| refused(&e))?
         .add_rules(path_beneath_rules(writable, write))
-        .map_err(|e| format!("Landlock rule: {e}"))?
+        .map_err(|e| rule_refused(&e))?
         .add_rules(path_beneath_rules(DEVICES, write))
-        .map_err(|e| format!("Landlock rule: {e}"))?
+        .map_err(|e| rule_refused(&e))?
         .restrict_self()
-        .map_err(|e| format!("Landlock: {e}"))?;
+        .map_err(|e| refused(&e))?;
     let abi = match status.landlock {
         LandlockStatus::Available { effective_abi, .. } => effective_abi as i32,
         LandlockStatus::NotEnabled => {
-            return Err("Landlock is not enabled in this kernel (lsm= boot parameter)".into());
+            return Err(BoxError::Lacks(
+                "Landlock is not enabled in this kernel (lsm= boot parameter)",
+            ));
         }
         LandlockStatus::NotImplemented => {
-            return Err("this kernel has no Landlock (CONFIG_SECURITY_LANDLOCK)".into());
+            return Err(BoxError::Lacks(
+                "this kernel has no Landlock (CONFIG_SECURITY_LANDLOCK)",
+            ));
         }
     };
     match status.ruleset {
         RulesetStatus::FullyEnforced => Ok((abi, true)),
         RulesetStatus::PartiallyEnforced => Ok((abi, false)),
-        RulesetStatus::NotEnforced => {
-            Err(format!("Landlock could not enforce the rules (ABI {abi})"))
-        }
+        RulesetStatus::NotEnforced => Err(BoxError::NotEnforced(abi)),
     }
 }
 

@@ -63,7 +63,11 @@ fn probed(settings: &SandboxSettings) -> (SandboxStatus, Walls) {
     }
     let helper = match helper() {
         Ok(h) => h,
-        Err(reason) => return plain(SandboxStatus::Unavailable { reason }),
+        Err(e) => {
+            return plain(SandboxStatus::Unavailable {
+                reason: e.to_string(),
+            });
+        }
     };
     let no_userns = settings.simulate_no_userns;
     if let Ok(cache) = PROBED.lock()

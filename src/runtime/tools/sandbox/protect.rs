@@ -24,6 +24,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use super::fault::BoxError;
+
 /// Repositories (the workspace's, its submodules') protected at most.
 const MAX_REPOS: usize = 64;
 
@@ -155,7 +157,7 @@ impl Protected {
     }
 
     /// Mounts the protection (in the box's mount namespace, before the command starts).
-    pub(super) fn mount(&self) -> Result<(), String> {
+    pub(super) fn mount(&self) -> Result<(), BoxError> {
         for p in &self.pinned {
             bind_onto_itself(p, false)?;
         }
@@ -240,19 +242,16 @@ struct MountAttr {
     userns_fd: u64,
 }
 
-fn os_error(what: &str, p: &Path) -> String {
-    format!(
-        "{what} {}: {}",
-        p.display(),
-        std::io::Error::last_os_error()
-    )
+fn os_error(what: &str, p: &Path) -> BoxError {
+    let source = std::io::Error::last_os_error();
+    BoxError::os(format!("{what} {}", p.display()), source)
 }
 
 /// Binds `path` (a folder or a file, not a symlink) onto itself, read-only when asked, so it
 /// becomes a mount point.
-fn bind_onto_itself(path: &Path, read_only: bool) -> Result<(), String> {
+fn bind_onto_itself(path: &Path, read_only: bool) -> Result<(), BoxError> {
     let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| format!("{} has a NUL byte", path.display()))?;
+        .map_err(|_| BoxError::NulPath(path.to_path_buf()))?;
     // SAFETY: open_tree with a valid path; the result is a descriptor we own.
     let fd = unsafe {
         libc::syscall(

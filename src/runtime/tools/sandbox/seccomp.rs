@@ -13,6 +13,8 @@
 //! could `sendto` any socket path), and `io_uring_setup` fails (io_uring could open sockets
 //! past the filter).
 
+use super::fault::BoxError;
+
 #[cfg(target_arch = "x86_64")]
 const AUDIT_ARCH: u32 = 0xC000_003E;
 #[cfg(target_arch = "aarch64")]
@@ -170,8 +172,9 @@ fn assemble(p: &[(Option<To>, Op)]) -> Option<Vec<libc::sock_filter>> {
 
 /// Installs the filter on this process (and every process it starts).
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub(super) fn install(network: bool) -> Result<(), String> {
-    let filter = assemble(&program(network)).ok_or("the seccomp program does not assemble")?;
+pub(super) fn install(network: bool) -> Result<(), BoxError> {
+    let filter = assemble(&program(network))
+        .ok_or(BoxError::Lacks("the seccomp program does not assemble"))?;
     let prog = libc::sock_fprog {
         len: filter.len() as u16,
         filter: filter.as_ptr() as *mut libc::sock_filter,
@@ -180,7 +183,7 @@ pub(super) fn install(network: bool) -> Result<(), String> {
     // the program.
     unsafe {
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            return Err(std::io::Error::last_os_error().to_string());
+            return Err(BoxError::System(std::io::Error::last_os_error()));
         }
         if libc::prctl(
             libc::PR_SET_SECCOMP,
@@ -188,15 +191,17 @@ pub(super) fn install(network: bool) -> Result<(), String> {
             &prog as *const libc::sock_fprog,
         ) != 0
         {
-            return Err(std::io::Error::last_os_error().to_string());
+            return Err(BoxError::System(std::io::Error::last_os_error()));
         }
     }
     Ok(())
 }
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-pub(super) fn install(_network: bool) -> Result<(), String> {
-    Err("no seccomp filter for this CPU architecture".into())
+pub(super) fn install(_network: bool) -> Result<(), BoxError> {
+    Err(BoxError::Lacks(
+        "no seccomp filter for this CPU architecture",
+    ))
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::fingerprint::{self, FINGERPRINT_LIMIT, Fingerprint};
+use super::fingerprint::{self, FINGERPRINT_LIMIT, Fingerprint, Found};
 use super::git_snapshot;
 use crate::session::FileChange;
 use dirty::Dirty;
@@ -250,84 +250,22 @@ type Lists = (Vec<Box<str>>, Vec<Box<str>>);
 /// Every folder and file of the workspace (relative paths), from the entries' types only;
 /// `None` over the fingerprint limit.
 fn list(root: &Path, home: Option<&Path>) -> Option<Lists> {
-    let all: Mutex<Vec<Lists>> = Mutex::new(Vec::new());
-    let seen = std::sync::atomic::AtomicUsize::new(0);
-    fingerprint::walk(root, home, |_| true)
-        .threads(2)
-        .build_parallel()
-        .visit(&mut Listers {
-            root,
-            all: &all,
-            seen: &seen,
-        });
-    if seen.into_inner() > FINGERPRINT_LIMIT {
-        return None;
-    }
-    let (mut dirs, mut files) = (Vec::new(), Vec::new());
-    for (d, f) in all
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-    {
-        dirs.extend(d);
-        files.extend(f);
-    }
-    Some((dirs, files))
-}
-
-struct Lister<'a> {
-    root: &'a Path,
-    found: Lists,
-    all: &'a Mutex<Vec<Lists>>,
-    seen: &'a std::sync::atomic::AtomicUsize,
-}
-
-impl Drop for Lister<'_> {
-    fn drop(&mut self) {
-        let found = std::mem::take(&mut self.found);
-        self.all
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(found);
-    }
-}
-
-impl ignore::ParallelVisitor for Lister<'_> {
-    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
-        use std::sync::atomic::Ordering;
-        let Ok(entry) = entry else {
-            return ignore::WalkState::Continue;
-        };
-        let Ok(rel) = entry.path().strip_prefix(self.root) else {
-            return ignore::WalkState::Continue;
-        };
+    let (found, seen) = fingerprint::collect(root, home, |entry, rel| {
         let rel: Box<str> = rel.to_string_lossy().into();
         if entry.file_type().is_some_and(|t| t.is_dir()) {
-            self.found.0.push(rel);
-            return ignore::WalkState::Continue;
+            Found::Kept((true, rel))
+        } else {
+            Found::Counted((false, rel))
         }
-        if self.seen.fetch_add(1, Ordering::Relaxed) >= FINGERPRINT_LIMIT {
-            return ignore::WalkState::Quit;
-        }
-        self.found.1.push(rel);
-        ignore::WalkState::Continue
+    });
+    if seen > FINGERPRINT_LIMIT {
+        return None;
     }
-}
-
-struct Listers<'a> {
-    root: &'a Path,
-    all: &'a Mutex<Vec<Lists>>,
-    seen: &'a std::sync::atomic::AtomicUsize,
-}
-
-impl<'s> ignore::ParallelVisitorBuilder<'s> for Listers<'s> {
-    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 's> {
-        Box::new(Lister {
-            root: self.root,
-            found: Lists::default(),
-            all: self.all,
-            seen: self.seen,
-        })
-    }
+    let (dirs, files): (Vec<_>, Vec<_>) = found.into_iter().partition(|(dir, _)| *dir);
+    Some((
+        dirs.into_iter().map(|(_, p)| p).collect(),
+        files.into_iter().map(|(_, p)| p).collect(),
+    ))
 }
 
 #[cfg(test)]
