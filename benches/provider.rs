@@ -15,9 +15,9 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use neocode::runtime::agent::{Agent, Target, TurnEvent, TurnRequest};
 use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::provider::sse::fold_sse_bytes;
-use neocode::runtime::scripted::{ScriptedServer, Stream};
 use neocode::runtime::{Location, Sessions};
 use neocode::session::{AppendMeta, NewMessage, Role, StateUpdate, Store, Usage, WorkspacePaths};
+use neocode::testkit::scripted::{ScriptedServer, Stream};
 
 const CHUNKS: usize = 10_000;
 

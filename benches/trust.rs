@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use neocode::runtime::Location;
-use neocode::runtime::agent::gate::Gate;
+use neocode::runtime::policy::gate::Gate;
 use neocode::runtime::trust::{self, Admission};
 
 fn write(root: &Path, rel: &str, text: &str) {

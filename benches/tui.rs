@@ -336,7 +336,7 @@ fn cpu_secs(pid: u32) -> f64 {
 #[expect(clippy::too_many_lines)]
 fn live_measurements() {
     use neocode::runtime::agent::TurnEvent;
-    use neocode::runtime::scripted::{ScriptedServer, Stream};
+    use neocode::testkit::scripted::{ScriptedServer, Stream};
 
     // In-process: one ms of stream per chunk, a key and a frame every 16 chunks (what
     // queues up between two frames at 1,000 chunks/s), the whole reply rendered each frame.

@@ -11,7 +11,7 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use neocode::runtime::provider::http::fold_wire_bytes;
 use neocode::runtime::provider::{anthropic, responses};
-use neocode::runtime::scripted_wire::{Messages, ResponsesStream};
+use neocode::testkit::scripted_wire::{Messages, ResponsesStream};
 
 const DELTAS: usize = 10_000;
 

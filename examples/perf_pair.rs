@@ -33,9 +33,9 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
-use neocode::runtime::scripted_wire::{Messages, ResponsesStream};
 use neocode::session::WorkspacePaths;
+use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
+use neocode::testkit::scripted_wire::{Messages, ResponsesStream};
 
 /// One timed process.
 #[derive(Debug, Clone, Copy)]

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
+use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
 
 fn main() {
     let answer = "The config loader lives in `src/config.rs`. It reads `config.toml`, then \

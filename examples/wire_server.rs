@@ -10,8 +10,8 @@
 
 use std::io::{BufRead, Write};
 
-use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
-use neocode::runtime::scripted_wire::{Messages, ResponsesStream};
+use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
+use neocode::testkit::scripted_wire::{Messages, ResponsesStream};
 
 fn one_delta(api: &str) -> Reply {
     match api {

@@ -2,6 +2,7 @@
 //!
 //! Layers, one direction only: `cli` → `tui` → `runtime` → `session`, `cli` → `bridge` →
 //! `runtime` (the bridge beside the TUI, neither knowing the other), and `cli` → `runtime`.
+//! `testkit` (the scripted model servers) is built for tests, benches and examples only.
 
 pub mod bridge;
 pub mod cli;
@@ -9,4 +10,6 @@ pub mod format;
 pub mod runtime;
 pub mod sanitize;
 pub mod session;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
 pub mod tui;

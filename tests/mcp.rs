@@ -23,10 +23,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use neocode::runtime::agent::{Agent, FinishReason, Target, TurnCommand, TurnEvent};
-use neocode::runtime::mcp::{McpManager, ServerConfig, ServerState};
-use neocode::runtime::scripted::Reply;
+use neocode::runtime::extensions::mcp::{McpManager, ServerConfig, ServerState};
 use neocode::runtime::tools::{CancelFlag, ToolKind};
 use neocode::session::{Part, Role};
+use neocode::testkit::scripted::Reply;
 
 const SERVER_ENV: &str = "NEOCODE_TEST_MCP_SERVER";
 /// Set in this process before anything else runs: a server must never see it.

@@ -205,7 +205,7 @@ fn sandbox_report(s: &crate::runtime::tools::SandboxSettings) -> String {
 /// are not held to (the sandbox cannot hide a file from a command yet: only `read_file`,
 /// `grep` and `list_dir` honour them).
 fn rules_report(loc: &Location, out: &mut String) {
-    use crate::runtime::permissions::List;
+    use crate::runtime::policy::permissions::List;
     out.push('\n');
     let mut line = |s: String| {
         out.push_str(&sanitize::line(&s));

@@ -8,8 +8,8 @@ use clap::Subcommand;
 use super::out::Out;
 use super::{CmdResult, Failure};
 use crate::runtime::Location;
-use crate::runtime::hooks::{HookEvent, HookPayload, Hooks, import_claude_settings};
-use crate::runtime::permissions::Rules;
+use crate::runtime::policy::hooks::{HookEvent, HookPayload, Hooks, import_claude_settings};
+use crate::runtime::policy::permissions::Rules;
 use crate::runtime::trust::{Admission, OwnWrite};
 use crate::sanitize;
 
@@ -176,7 +176,7 @@ struct Target {
     rules_file: PathBuf,
     hooks: serde_json::Value,
     hook_count: usize,
-    rules: Vec<(crate::runtime::permissions::List, String)>,
+    rules: Vec<(crate::runtime::policy::permissions::List, String)>,
 }
 
 impl Target {
@@ -315,7 +315,7 @@ fn import(loc: &Location, file: Option<&PathBuf>, opts: ImportOpts) -> CmdResult
 
 /// Prints what `src` gives and where it goes, and adds it to `t`.
 fn list_source(
-    src: &crate::runtime::hooks::SourceImport,
+    src: &crate::runtime::policy::hooks::SourceImport,
     t: &mut Target,
     out: &mut Out,
 ) -> Result<(), Failure> {
@@ -332,7 +332,7 @@ fn list_source(
         for l in &src.hook_lines {
             out.line(&format!("    {}", sanitize::line(l)))?;
         }
-        crate::runtime::hooks::merge_hooks(&mut t.hooks, &src.hooks);
+        crate::runtime::policy::hooks::merge_hooks(&mut t.hooks, &src.hooks);
         t.hook_count += src.imported;
     }
     if !src.rules.is_empty() {
@@ -393,9 +393,9 @@ fn trust_after_import(own: OwnWrite, out: &mut Out) -> Result<(), Failure> {
 }
 
 fn write_target(t: &Target, out: &mut Out) -> Result<(), Failure> {
-    use crate::runtime::permissions::List;
+    use crate::runtime::policy::permissions::List;
     if t.hook_count > 0 {
-        crate::runtime::hooks::write_hooks_file(&t.hooks_file, &t.hooks).map_err(|e| {
+        crate::runtime::policy::hooks::write_hooks_file(&t.hooks_file, &t.hooks).map_err(|e| {
             Failure::runtime(sanitize::line(&format!("cannot write the hooks: {e}")).into_owned())
         })?;
         out.line(&format!(
@@ -415,7 +415,7 @@ fn write_target(t: &Target, out: &mut Out) -> Result<(), Failure> {
         if rules.is_empty() {
             continue;
         }
-        let added = crate::runtime::permissions::append_rules(&t.rules_file, list, &rules)
+        let added = crate::runtime::policy::permissions::append_rules(&t.rules_file, list, &rules)
             .map_err(|e| Failure::runtime(sanitize::line(&e.to_string()).into_owned()))?;
         out.line(&format!(
             "added {added} {} rule{} to {}",
@@ -492,9 +492,9 @@ fn run_event(
     }
     if let Some((d, why)) = &o.permission {
         let d = match d {
-            crate::runtime::hooks::PermissionDecision::Allow => "allow",
-            crate::runtime::hooks::PermissionDecision::Ask => "ask",
-            crate::runtime::hooks::PermissionDecision::Deny => "deny",
+            crate::runtime::policy::hooks::PermissionDecision::Allow => "allow",
+            crate::runtime::policy::hooks::PermissionDecision::Ask => "ask",
+            crate::runtime::policy::hooks::PermissionDecision::Deny => "deny",
         };
         match why {
             Some(w) => out.line(&format!("permission: {d} ({})", sanitize::line(w)))?,

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::out::Out;
 use super::{CmdResult, Failure};
 use crate::runtime::Location;
-use crate::runtime::mcp::{McpManager, ServerState, config};
+use crate::runtime::extensions::mcp::{McpManager, ServerState, config};
 use crate::runtime::tools::ToolKind;
 use crate::sanitize;
 

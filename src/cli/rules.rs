@@ -7,8 +7,10 @@ use serde_json::{Value, json};
 use super::out::Out;
 use super::{CmdResult, Failure};
 use crate::runtime::Location;
-use crate::runtime::agent::approval::NETWORK_GRANT;
-use crate::runtime::permissions::{Decision, Rules, SESSION_SOURCE, Verdict, parse_rule, shell};
+use crate::runtime::policy::approval::NETWORK_GRANT;
+use crate::runtime::policy::permissions::{
+    Decision, Rules, SESSION_SOURCE, Verdict, parse_rule, shell,
+};
 use crate::runtime::trust::Admission;
 use crate::sanitize;
 

@@ -17,9 +17,10 @@ use super::out::Out;
 use crate::runtime::agent::{
     Agent, Commands, FailCode, FinishReason, Lease, LeaseError, Op, OpError, OpOutcome, Permission,
     PlanRequest, RuleScope, Sink, StartCode, StartError, Target, TurnCommand, TurnEvent,
-    TurnRequest, TurnSink, approval, plan_goal,
+    TurnRequest, TurnSink, plan_goal,
 };
 use crate::runtime::config::{Api, ApprovalPolicy, Overrides, ProviderStatus, Settings};
+use crate::runtime::policy::approval;
 use crate::runtime::tools;
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;

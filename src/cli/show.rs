@@ -7,7 +7,7 @@ use super::fmt;
 use super::list::JsonRow;
 use super::out::Out;
 use super::{CmdResult, open_for_id};
-use crate::runtime::project_context::ContextReport;
+use crate::runtime::extensions::project_context::ContextReport;
 use crate::runtime::session_report::SessionReport;
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::out::Out;
 use super::{CmdResult, Failure, open_for_id};
 use crate::runtime::Location;
-use crate::runtime::project_context::{Skills, skills};
+use crate::runtime::extensions::project_context::{Skills, skills};
 use crate::runtime::trust::Admission;
 use crate::sanitize;
 

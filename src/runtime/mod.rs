@@ -11,19 +11,13 @@ pub mod cost;
 pub mod dangling;
 pub mod decide;
 pub mod export_md;
-pub mod hooks;
+pub mod extensions;
 pub mod import;
 pub mod key_command;
 pub mod lease;
-pub mod mcp;
-pub mod permissions;
-pub mod project_context;
+pub mod policy;
 pub mod provider;
 pub mod rewind;
-#[cfg(any(test, feature = "testkit"))]
-pub mod scripted;
-#[cfg(any(test, feature = "testkit"))]
-pub mod scripted_wire;
 pub mod session_report;
 pub mod sessions;
 pub mod tools;

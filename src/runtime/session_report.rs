@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::runtime::Sessions;
-use crate::runtime::project_context::{ContextReport, session_report};
+use crate::runtime::extensions::project_context::{ContextReport, session_report};
 use crate::runtime::rewind::{TurnChanges, turn_changes};
 use crate::session::{
     AssetMeta, Message, PlanProgress, Result, SessionHeader, SessionSummary, ToolCall,

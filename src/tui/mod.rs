@@ -602,7 +602,7 @@ fn drain(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::scripted::ScriptedServer;
+    use crate::testkit::scripted::ScriptedServer;
 
     /// A config that sets no `context_window`, a server whose `/props` tells 2,048: the gauge
     /// shows 2k, not "window unknown".

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use crate::runtime::agent::RulesInForce;
-use crate::runtime::agent::approval::NETWORK_GRANT;
+use crate::runtime::policy::approval::NETWORK_GRANT;
 use crate::sanitize;
 
 /// One row of the dialog.
@@ -170,7 +170,7 @@ fn shown_path(file: &Path, root: &Path, home_dir: Option<&Path>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::permissions::{List, RuleRef};
+    use crate::runtime::policy::permissions::{List, RuleRef};
 
     #[test]
     fn rows_group_the_rules_by_source_and_select_only_rules() {

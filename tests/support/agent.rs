@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use neocode::runtime::agent::{Agent, Target, TurnCommand, TurnEvent, TurnRequest, Watched};
 use neocode::runtime::config::{Overrides, Settings};
-use neocode::runtime::scripted::{Reply, ScriptedServer};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
 
 use super::env;

@@ -6,8 +6,8 @@ use std::io::{BufRead, BufReader, Read};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
-use neocode::runtime::scripted::{Reply, ScriptedServer};
 use neocode::session::Role;
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
 
 /// The one [`super::env::Env`] (its home made) and a scripted model, for a bridge process;

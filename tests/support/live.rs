@@ -4,7 +4,7 @@
 
 use std::process::{Command, Output};
 
-use neocode::runtime::scripted::ScriptedServer;
+use neocode::testkit::scripted::ScriptedServer;
 
 use super::Env;
 use super::pty::Pty;

@@ -21,12 +21,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use neocode::runtime::agent::{FinishReason, TurnEvent};
-use neocode::runtime::scripted::{RecordedRequest, ScriptedServer, Stream};
 use neocode::runtime::{Location, Sessions};
 use neocode::session::testing::{MIGRATIONS, register_functions};
 use neocode::session::{
     AppendMeta, NewMessage, NewSession, Role, SessionHeader, Store, WorkspacePaths,
 };
+use neocode::testkit::scripted::{RecordedRequest, ScriptedServer, Stream};
 use serde_json::Value;
 
 /// Extensions of the one [`Env`] for the store, crash and command-line harnesses.

@@ -63,7 +63,7 @@ pub enum TurnEvent {
         seq: i64,
         /// Who let it run or kept it from running (a rule and its file, a hook, the policy,
         /// the user); `None` for calls the turn stopped before deciding.
-        permission: Option<super::gate::Permission>,
+        permission: Option<crate::runtime::policy::gate::Permission>,
     },
     /// Something the user should know that does not stop the turn.
     Warning {
@@ -273,7 +273,7 @@ pub enum TurnCommand {
         /// The rules' texts.
         rules: Vec<String>,
         /// Where it is kept.
-        scope: super::gate::RuleScope,
+        scope: crate::runtime::policy::gate::RuleScope,
     },
     /// Do not run the call; the model is told, with the user's reason if given.
     Deny {

@@ -12,17 +12,14 @@
 //! sub-turn is the same turn loop started by `Agent::spawn` in a child session.
 
 pub mod adopt;
-pub mod approval;
 pub mod compact;
 mod error;
 mod events;
-pub mod gate;
 mod handle;
 pub mod images;
 pub mod ledger;
 mod op;
 pub mod plan;
-pub mod project;
 mod session_ops;
 mod start;
 mod turn;
@@ -38,11 +35,11 @@ use super::config::{Api, ProviderStatus, Settings};
 use super::provider::{Anthropic, DemoModel, OpenAi, Provider, ProviderError, Responses, demo};
 
 pub use crate::runtime::lease::{Lease, LeaseError};
+pub use crate::runtime::policy::gate::{Permission, RuleScope};
 pub use compact::{CompactError, Compacted};
 use error::thread_error;
 pub use error::{StartCode, StartError};
 pub use events::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode};
-pub use gate::{Permission, RuleScope};
 pub use handle::{Commands, TurnHandle, TurnSink, Watched};
 pub use op::{Op, OpError, OpOutcome, Sink, Started};
 pub use plan::{PlanRequest, plan_goal};
@@ -60,7 +57,7 @@ pub struct Agent {
     sessions: Sessions,
     settings: Settings,
     factory: ProviderFactory,
-    ext: Arc<project::Extensions>,
+    ext: Arc<crate::runtime::extensions::project::Extensions>,
     /// The provider is the OpenAI-compatible one built from `settings` (so another model
     /// means another provider); false for a test's or demo's own provider.
     openai: bool,
@@ -236,7 +233,7 @@ impl Agent {
         settings: Settings,
         factory: ProviderFactory,
     ) -> Agent {
-        let ext = project::Extensions::new(&settings, sessions.root());
+        let ext = crate::runtime::extensions::project::Extensions::new(&settings, sessions.root());
         Agent {
             sessions,
             settings,
@@ -251,13 +248,16 @@ impl Agent {
     /// This agent offering the front end's own `tools` too (never run here: a call of one
     /// waits for the front end, like a call waiting for approval).
     pub fn with_host_tools(mut self, tools: Vec<super::provider::ToolDef>) -> Agent {
-        self.ext =
-            project::Extensions::with_host_tools(&self.settings, self.sessions.root(), tools);
+        self.ext = crate::runtime::extensions::project::Extensions::with_host_tools(
+            &self.settings,
+            self.sessions.root(),
+            tools,
+        );
         self
     }
 
     /// Instruction files, skills and MCP servers of this agent.
-    pub fn extensions(&self) -> &project::Extensions {
+    pub fn extensions(&self) -> &crate::runtime::extensions::project::Extensions {
         &self.ext
     }
 

@@ -15,7 +15,7 @@ use super::{
     TurnHandle, TurnRequest, TurnSink, adopt::Adopted,
 };
 use crate::runtime::config::{ApprovalPolicy, ConfigError, ProviderStatus};
-use crate::runtime::project_context::skills::Skills;
+use crate::runtime::extensions::project_context::skills::Skills;
 use crate::session::StoreError;
 
 /// What a front end asks of the agent.

@@ -2,9 +2,10 @@
 //! own rules ("always" for this session: listed with every rule in force, and revoked), and a
 //! compaction on demand.
 
-use super::{Agent, Compacted, StartCode, StartError, approval, compact, ledger};
+use super::{Agent, Compacted, StartCode, StartError, compact, ledger};
 use crate::runtime::cancel::CancelFlag;
-use crate::runtime::permissions::{List, RuleRef, Rules};
+use crate::runtime::policy::approval;
+use crate::runtime::policy::permissions::{List, RuleRef, Rules};
 
 /// Every permission rule in force for a session (`/permissions`): its own, then the rule
 /// files' (the workspace's first), in the order they are read.
@@ -80,11 +81,13 @@ impl Agent {
                 ),
             });
         };
-        Ok(crate::runtime::project_context::skills::activate(
-            &self.sessions,
-            &id,
-            skill,
-        )?)
+        Ok(
+            crate::runtime::extensions::project_context::skills::activate(
+                &self.sessions,
+                &id,
+                skill,
+            )?,
+        )
     }
 
     /// Opens the network to the commands of session `key` from its next turn on

@@ -308,7 +308,7 @@ impl Agent {
                         meta,
                         ext,
                         caps,
-                        gate: super::gate::Gate::empty(&home, &root, &sid_gate),
+                        gate: crate::runtime::policy::gate::Gate::empty(&home, &root, &sid_gate),
                     },
                     state: turn::TurnState::new(ledger, budget, prompt_meta, images),
                     io: turn::TurnIo {

@@ -1,11 +1,12 @@
-//! The turn's side of [`super::gate`]: deciding a call (rules, hooks, policy, the user),
+//! The turn's side of [`crate::runtime::policy::gate`]: deciding a call (rules, hooks, policy, the user),
 //! keeping an "always" answer's rule, a refused prompt, a `Stop` hook that makes the turn go
 //! on, and showing what hooks said.
 
-use super::gate::{Gated, Permission};
 use super::turn::{Answer, Turn};
-use super::{FailCode, FinishReason, TurnEvent, WarningCode, approval};
+use super::{FailCode, FinishReason, TurnEvent, WarningCode};
 use crate::runtime::config::ApprovalPolicy;
+use crate::runtime::policy::approval;
+use crate::runtime::policy::gate::{Gated, Permission};
 use crate::runtime::tools::{ToolKind, ToolOutput};
 use crate::session::{NewMessage, Role, Status, ToolCall};
 

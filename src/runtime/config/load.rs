@@ -45,7 +45,7 @@ impl Settings {
         };
         let mut file: FileConfig =
             toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
-        let mcp_servers = crate::runtime::mcp::config::parse(&text).map_err(&bad)?;
+        let mcp_servers = crate::runtime::extensions::mcp::config::parse(&text).map_err(&bad)?;
         let env = |k: &str| {
             env(k)
                 .map(|v| v.trim().to_string())

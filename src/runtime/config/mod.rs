@@ -149,7 +149,7 @@ pub struct Settings {
     /// Bytes of tool output kept.
     pub output_cap: usize,
     /// MCP servers (`[mcp_servers.NAME]`); a bad table is kept, marked invalid.
-    pub mcp_servers: Vec<crate::runtime::mcp::ServerConfig>,
+    pub mcp_servers: Vec<crate::runtime::extensions::mcp::ServerConfig>,
 }
 
 impl std::fmt::Debug for Settings {

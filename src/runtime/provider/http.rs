@@ -418,7 +418,7 @@ pub fn fold_wire_bytes<F: WireFold>(
 mod tests {
     use super::*;
     use crate::runtime::provider::{anthropic, responses};
-    use crate::runtime::scripted_wire::{Messages, ResponsesStream};
+    use crate::testkit::scripted_wire::{Messages, ResponsesStream};
 
     #[test]
     fn both_streams_fold_the_same_in_every_split() {

@@ -539,7 +539,7 @@ pub fn fold_sse_bytes(pieces: Vec<Vec<u8>>) -> Result<(Vec<StreamEvent>, Complet
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::scripted::{Piece, Stream};
+    use crate::testkit::scripted::{Piece, Stream};
 
     fn fold_all(body: &[u8], split: usize) -> (Vec<StreamEvent>, Completion) {
         let pieces = body.chunks(split.max(1)).map(<[u8]>::to_vec).collect();
@@ -850,7 +850,7 @@ mod tests {
         assert_eq!(c.finish_reason.as_deref(), Some("length"));
         assert_eq!(c.usage, Usage::default());
         let mut f = Folder::new();
-        f.feed(&crate::runtime::scripted::usage_chunk(0, 0).to_string())
+        f.feed(&crate::testkit::scripted::usage_chunk(0, 0).to_string())
             .unwrap();
         assert!(f.usage_reported(), "a reported zero is reported");
     }

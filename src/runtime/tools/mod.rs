@@ -134,14 +134,14 @@ pub struct ToolContext {
     pub home: Option<PathBuf>,
     /// Permission rules whose read denials (`read_file(.env)`) `grep` and `list_dir` honour
     /// while they walk: a covered file is neither searched nor listed (`None`: no rules).
-    pub read_rules: Option<std::sync::Arc<crate::runtime::permissions::Rules>>,
+    pub read_rules: Option<std::sync::Arc<crate::runtime::policy::permissions::Rules>>,
 }
 
 impl ToolContext {
     /// Whether a read denial covers `rel` (a path relative to the root).
     pub fn read_denied(&self, rel: &str) -> bool {
         self.read_rules.as_ref().is_some_and(|r| {
-            let abs = crate::runtime::permissions::pattern::absolute(&self.root, rel, None);
+            let abs = crate::runtime::policy::permissions::pattern::absolute(&self.root, rel, None);
             r.read_denied(&abs).is_some()
         })
     }

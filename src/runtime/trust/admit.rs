@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use super::review::{self, Declared, TrustState};
 use super::scan::{self, HOOKS_FILE, RULES_FILE, Scan, canonical};
-use crate::runtime::hooks::{Hooks, HooksError};
-use crate::runtime::permissions::{Rules, RulesError, WorkspaceRules};
-use crate::runtime::project_context::Skills;
+use crate::runtime::extensions::project_context::Skills;
+use crate::runtime::policy::hooks::{Hooks, HooksError};
+use crate::runtime::policy::permissions::{Rules, RulesError, WorkspaceRules};
 use crate::runtime::tools::sandbox::trust::TRUST_FLAG;
 
 /// One look at a workspace's declared files against the trust record.

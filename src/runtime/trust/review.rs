@@ -7,9 +7,9 @@ use std::path::Path;
 use super::error::TrustError;
 use super::record::{self, TrustedWorkspace};
 use super::scan::{HOOKS_FILE, RULES_FILE, Scan};
-use crate::runtime::hooks::{HookEvent, parse_hooks};
-use crate::runtime::permissions::{List, rule_entries};
-use crate::runtime::project_context::skills::{SkillError, parse_skill_md};
+use crate::runtime::extensions::project_context::skills::{SkillError, parse_skill_md};
+use crate::runtime::policy::hooks::{HookEvent, parse_hooks};
+use crate::runtime::policy::permissions::{List, rule_entries};
 
 /// A hook of `.neocode/hooks.json`.
 #[derive(Debug, Clone, PartialEq)]

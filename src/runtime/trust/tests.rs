@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::runtime::permissions::List;
+use crate::runtime::policy::permissions::List;
 use crate::runtime::tools::sandbox::trust as folder;
 
 struct W {

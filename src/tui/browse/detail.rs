@@ -2,7 +2,7 @@
 //! Up/Down of its Assets, Plan, Usage and Info tabs.
 
 use super::state::Detail;
-use crate::runtime::project_context::ContextReport;
+use crate::runtime::extensions::project_context::ContextReport;
 use crate::session::{AssetMeta, PlanProgress, SessionHeader, StepConversation, ToolCall};
 use crate::tui::screen::Tab;
 use crate::tui::transcript::{Transcript, chunk_of};

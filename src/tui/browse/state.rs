@@ -281,7 +281,7 @@ pub struct Detail {
     /// Selected step of the Plan tab (index into [`Detail::plan_order`]).
     pub plan_sel: usize,
     /// Instruction files, skills and MCP servers its turns take in (Info tab).
-    pub context: Option<Box<crate::runtime::project_context::ContextReport>>,
+    pub context: Option<Box<crate::runtime::extensions::project_context::ContextReport>>,
     /// Messages waiting in its queue, oldest first (typed while a turn ran).
     pub queued: Vec<crate::session::QueuedMessage>,
     /// Search in its transcript, while open.

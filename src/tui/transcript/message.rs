@@ -201,7 +201,7 @@ const USER_LINES: usize = 40;
 /// Lines of a long user message shown while it is collapsed.
 const USER_LINES_CUT: usize = 12;
 
-/// What a hook added to a prompt starts with (`runtime::agent::gate::context_parts`).
+/// What a hook added to a prompt starts with (`runtime::policy::gate::context_parts`).
 const HOOK_CONTEXT: &str = "[context from a hook]\n";
 
 /// A user message's text part: what was typed (markdown, its line breaks kept), then each

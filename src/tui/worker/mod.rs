@@ -10,7 +10,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 
 use crate::runtime::Sessions;
-use crate::runtime::project_context::header_report;
+use crate::runtime::extensions::project_context::header_report;
 use crate::session::{AppendMeta, ListQuery, NewMessage, NewSession, QueuedMessage, Role};
 use crate::tui::filter::FilterState;
 

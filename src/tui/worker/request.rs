@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::runtime::project_context::ContextReport;
+use crate::runtime::extensions::project_context::ContextReport;
 use crate::session::{
     AssetMeta, ListPage, ListQuery, Message, PlanProgress, QueuedMessage, SearchResults,
     SessionHeader, StepConversation, ToolCall, Usage,

@@ -11,8 +11,8 @@ use std::time::Duration;
 use neocode::runtime::agent::{
     FinishReason, Op, OpError, OpOutcome, Sink, Target, TurnCommand, TurnEvent, TurnRequest,
 };
-use neocode::runtime::scripted::{Reply, ScriptedServer};
 use neocode::session::Role;
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 
 const KEY: &str = "sk-agent-port-KEY-81c2";
 

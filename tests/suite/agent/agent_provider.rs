@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use neocode::runtime::provider::{
     ChatMessage, ChatRequest, ErrorKind, OpenAi, OpenAiSettings, Provider, StreamEvent,
 };
-use neocode::runtime::scripted::{LlamaLike, Reply, ScriptedServer, Stream};
 use neocode::runtime::tools::CancelFlag;
+use neocode::testkit::scripted::{LlamaLike, Reply, ScriptedServer, Stream};
 
 const KEY: &str = "sk-test-SECRET-0123456789";
 

@@ -12,7 +12,7 @@ use crate::support::agent::{Env, tool_message};
 use crate::support::assert_no_file_holds;
 use crate::support::{stderr, stdout};
 
-use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
+use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
 use serde_json::Value;
 
 const KEY: &str = "sk-run-test-KEY-77aa01";
@@ -527,7 +527,7 @@ fn a_silent_server_times_out_and_the_partial_reply_is_kept() {
         Stream::new()
             .role()
             .text_deltas("first words", 1)
-            .piece(neocode::runtime::scripted::Piece::Pause(
+            .piece(neocode::testkit::scripted::Piece::Pause(
                 Duration::from_millis(1500),
             ))
             .text_deltas(" never seen", 1)

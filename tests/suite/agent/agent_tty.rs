@@ -4,7 +4,7 @@
 use crate::support::text::has;
 use crate::support::{Env, pty};
 
-use neocode::runtime::scripted::{Reply, ScriptedServer};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 use portable_pty::CommandBuilder;
 
 /// Runs `neocode run` on a pty with `input` already typed; returns (exit code, output).

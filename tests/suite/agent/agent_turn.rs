@@ -16,9 +16,9 @@ use neocode::runtime::config::{Overrides, Settings};
 use neocode::runtime::provider::{
     ChatRequest, Completion, ErrorKind, OpenAi, Provider, ProviderError, StreamEvent,
 };
-use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
 use neocode::runtime::tools::CancelFlag;
 use neocode::session::{AppendMeta, NewMessage, Part, Role, RuntimeLimits, Status, ToolCall};
+use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
 
 const KEY: &str = "sk-agent-test-KEY-5f3a9c";
 
@@ -988,7 +988,7 @@ fn warnings(evs: &[TurnEvent], code: &str) -> Vec<String> {
 
 #[test]
 fn a_tool_turn_and_a_continue_work_against_a_llama_cpp_python_like_server() {
-    use neocode::runtime::scripted::LlamaLike;
+    use neocode::testkit::scripted::LlamaLike;
     let env = Env::new(KEY, "");
     std::fs::write(env.workdir.join("a.txt"), "x").unwrap();
     let srv = ScriptedServer::start_llama_like(
@@ -1093,7 +1093,7 @@ fn a_prompt_that_was_never_answered_is_not_stored_again() {
 
 #[test]
 fn an_overflow_fails_in_words_and_prompt_and_tools_past_a_third_of_the_window_warn() {
-    use neocode::runtime::scripted::LlamaLike;
+    use neocode::testkit::scripted::LlamaLike;
     let env = Env::new(KEY, "context_window = 2048\n");
     let srv = ScriptedServer::start_llama_like(vec![], LlamaLike { window: 2048 }).unwrap();
     let agent = env.agent(&srv);
@@ -1136,7 +1136,7 @@ fn a_window_the_server_tells_in_props_replaces_a_larger_configured_one() {
 
 #[test]
 fn a_transcript_too_long_for_the_window_is_summarised_in_pieces_that_fit() {
-    use neocode::runtime::scripted::LlamaLike;
+    use neocode::testkit::scripted::LlamaLike;
     let env = Env::new(KEY, "");
     let window = 1200;
     let replies = (1..=40)
@@ -1179,7 +1179,7 @@ fn a_transcript_too_long_for_the_window_is_summarised_in_pieces_that_fit() {
 
 #[test]
 fn a_turn_past_the_window_compacts_once_and_asks_again() {
-    use neocode::runtime::scripted::LlamaLike;
+    use neocode::testkit::scripted::LlamaLike;
     let env = Env::new(KEY, "");
     let replies = (1..=40)
         .map(|i| Reply::text(&format!("reply {i}")))

@@ -5,8 +5,8 @@
 
 use crate::support::agent::Env;
 use crate::support::{stderr, stdout};
-use neocode::runtime::scripted::{LlamaLike, Reply, ScriptedServer};
 use neocode::session::Role;
+use neocode::testkit::scripted::{LlamaLike, Reply, ScriptedServer};
 use serde_json::Value;
 
 const KEY: &str = "sk-compaction-KEY-3e1c";

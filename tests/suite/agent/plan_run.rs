@@ -14,8 +14,8 @@ use neocode::runtime::agent::{
     Agent, FinishReason, PlanRequest, Target, TurnCommand, TurnEvent, Watched,
 };
 use neocode::runtime::config::{Overrides, Settings};
-use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
 use neocode::session::{Role, RuntimeLimits, Status, StepFailure, StepStatus, StepUpdate};
+use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-plan-test-KEY-31c7e0";

@@ -8,7 +8,7 @@ use crate::support::finish;
 use crate::support::text::has;
 
 use neocode::runtime::agent::{Agent, FinishReason, Target, TurnEvent};
-use neocode::runtime::scripted::{Reply, ScriptedServer};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
 
 impl Env {

@@ -8,7 +8,7 @@ use std::process::Output;
 
 use crate::support::agent::Env;
 
-use neocode::runtime::scripted::{Reply, ScriptedServer};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
 
 const KEY: &str = "sk-rules-attack-KEY-3417";

@@ -9,7 +9,7 @@ use crate::support::agent::Env;
 use crate::support::stderr;
 use crate::support::tool_text;
 
-use neocode::runtime::scripted::{Reply, ScriptedServer};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
 
 const KEY: &str = "sk-rules-test-KEY-5511";
@@ -354,10 +354,10 @@ fn pre_compact_fires_once_before_an_automatic_compaction() {
             {"type": "command", "command": "cat >> compact.log; echo >> compact.log"}]}]}),
     );
     let srv = ScriptedServer::start(vec![
-        neocode::runtime::scripted::Stream::text("big answer")
+        neocode::testkit::scripted::Stream::text("big answer")
             .usage(900, 10)
             .reply(),
-        neocode::runtime::scripted::Stream::text("short summary")
+        neocode::testkit::scripted::Stream::text("short summary")
             .usage(50, 5)
             .reply(),
         Reply::text("answer after compaction"),

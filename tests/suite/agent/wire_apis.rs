@@ -7,9 +7,9 @@
 use crate::support::text::has;
 use std::process::Output;
 
-use neocode::runtime::scripted::{RecordedRequest, Reply, ScriptedServer};
-use neocode::runtime::scripted_wire::{Messages, ResponsesStream, overloaded};
 use neocode::session::{Part, Role, Session};
+use neocode::testkit::scripted::{RecordedRequest, Reply, ScriptedServer};
+use neocode::testkit::scripted_wire::{Messages, ResponsesStream, overloaded};
 use serde_json::{Value, json};
 
 use crate::support::agent::Env;

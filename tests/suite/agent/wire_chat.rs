@@ -6,8 +6,8 @@
 
 use std::process::Output;
 
-use neocode::runtime::scripted::{RecordedRequest, Reply, ScriptedServer, Stream};
 use neocode::session::{Message, Part, Role, Session};
+use neocode::testkit::scripted::{RecordedRequest, Reply, ScriptedServer, Stream};
 use serde_json::Value;
 
 use crate::support::Succeeds;

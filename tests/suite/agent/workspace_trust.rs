@@ -14,7 +14,7 @@ use crate::support::hostile_repo::HostileRepo;
 use crate::support::tool_text;
 use crate::support::{stderr, stdout};
 
-use neocode::runtime::scripted::{Reply, ScriptedServer};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
 
 const KEY: &str = "sk-trust-test-KEY-7731";
@@ -36,7 +36,10 @@ fn hostile_ws() -> (Env, ScriptedServer, HostileRepo) {
 
 /// The user's "always, this workspace" for `rule` through the gate: the grants it gave the
 /// session (none when the rule was kept in the workspace's file).
-fn always_for_workspace(gate: &mut neocode::runtime::agent::gate::Gate, rule: &str) -> Vec<String> {
+fn always_for_workspace(
+    gate: &mut neocode::runtime::policy::gate::Gate,
+    rule: &str,
+) -> Vec<String> {
     let mut grants = Vec::new();
     gate.keep(
         &[rule.to_string()],
@@ -417,7 +420,7 @@ fn always_for_this_workspace_keeps_a_trusted_workspace_trusted() {
     env.trust_workspace();
     // What `neocode run` on a terminal does for "always, this workspace": the gate keeps
     // the rule in the file and the record follows the user's own change.
-    let mut gate = neocode::runtime::agent::gate::Gate::empty(&env.home, &env.workdir, "s");
+    let mut gate = neocode::runtime::policy::gate::Gate::empty(&env.home, &env.workdir, "s");
     gate.load().unwrap();
     let grants = always_for_workspace(&mut gate, "run_command(ls *)");
     assert!(grants.is_empty(), "kept in the file, not as a grant");
@@ -435,7 +438,7 @@ fn always_for_this_workspace_keeps_a_trusted_workspace_trusted() {
 #[test]
 fn always_for_an_untrusted_workspace_applies_to_the_session_only() {
     let (env, _evil, _repo) = hostile_ws();
-    let mut gate = neocode::runtime::agent::gate::Gate::empty(&env.home, &env.workdir, "s");
+    let mut gate = neocode::runtime::policy::gate::Gate::empty(&env.home, &env.workdir, "s");
     gate.load().unwrap();
     assert!(gate.left_out.is_some());
     let grants = always_for_workspace(&mut gate, "run_command(ls *)");

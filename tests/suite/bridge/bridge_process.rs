@@ -17,8 +17,8 @@ use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use client::{Client, Outcome};
-use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
 use neocode::session::{Role, Status, conversation_key};
+use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_neocode");

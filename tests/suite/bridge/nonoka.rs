@@ -14,8 +14,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-use neocode::runtime::scripted::{Reply, Stream};
 use neocode::session::{Role, Status};
+use neocode::testkit::scripted::{Reply, Stream};
 use serde_json::{Value, json};
 
 use crate::support::bridge::{Env, NotJson, json_lines};

@@ -5,8 +5,8 @@
 //! tells it, and what neocode does about what is missing. `--no-probe` makes no call.
 
 use crate::support::text::has;
-use neocode::runtime::scripted::{LlamaLike, Reply, ScriptedServer};
-use neocode::runtime::scripted_wire::{Messages, ResponsesStream};
+use neocode::testkit::scripted::{LlamaLike, Reply, ScriptedServer};
+use neocode::testkit::scripted_wire::{Messages, ResponsesStream};
 use serde_json::Value;
 
 use crate::support::agent::Env;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::support::agent::Env;
 use crate::support::{Rng, integrity_ok};
 use crate::support::{stderr, stdout};
-use neocode::runtime::scripted::{Reply, ScriptedServer};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-rewind-test-KEY-26";

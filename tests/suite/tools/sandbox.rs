@@ -737,9 +737,9 @@ fn run_scripted(
     extra: &[&str],
 ) -> (
     std::process::Output,
-    neocode::runtime::scripted::ScriptedServer,
+    neocode::testkit::scripted::ScriptedServer,
 ) {
-    use neocode::runtime::scripted::{Reply, ScriptedServer};
+    use neocode::testkit::scripted::{Reply, ScriptedServer};
     let args = serde_json::json!({ "command": command }).to_string();
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[("c1", "run_command", &args)]),
@@ -938,7 +938,7 @@ fn a_workspace_of_the_root_asks_first_and_trust_is_remembered() {
 #[test]
 fn neocode_run_in_the_home_folder_refuses_commands_until_trusted() {
     tool_support::init();
-    use neocode::runtime::scripted::{Reply, ScriptedServer};
+    use neocode::testkit::scripted::{Reply, ScriptedServer};
     let tmp = tempfile::tempdir().unwrap();
     let user_home = tmp.path().canonicalize().unwrap().join("user");
     let home = tmp.path().join("neocode-home");

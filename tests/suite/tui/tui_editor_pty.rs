@@ -7,8 +7,8 @@
 
 use crate::support::Env;
 use crate::support::pty::Pty;
-use neocode::runtime::scripted::{Reply, ScriptedServer};
 use neocode::session::{ListQuery, Role};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 
 /// The TUI on the scripted model, in a new conversation on an empty list.
 fn compose(env: &Env, srv: &ScriptedServer, rows: u16, cols: u16) -> Pty {

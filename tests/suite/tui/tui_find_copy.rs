@@ -324,7 +324,7 @@ fn osc52_reaches_the_terminal_and_the_wheel_still_scrolls() {
 /// per process; picking one switches this session's model (kept in its header).
 #[test]
 fn model_without_a_name_lists_the_servers_models_to_pick_from() {
-    use neocode::runtime::scripted::ScriptedServer;
+    use neocode::testkit::scripted::ScriptedServer;
     let srv = ScriptedServer::start(Vec::new()).unwrap();
     srv.set_models(&["zeta-coder", "alpha-7b", "scripted-model"]);
     let env = Env::new();

@@ -13,9 +13,9 @@ use neocode::runtime::agent::{
     WarningCode,
 };
 use neocode::runtime::config::{ApprovalPolicy, Overrides, Settings};
-use neocode::runtime::scripted::{Reply, ScriptedServer};
 use neocode::runtime::tools::ToolKind;
 use neocode::session::{AppendMeta, NewMessage, NewSession, Role, ToolCall, Usage};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 use neocode::tui::app::{App, AppOptions, Overlay, Screen, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
 use neocode::tui::live::AgentInfo;
@@ -1449,7 +1449,7 @@ fn provider_lists_or_switches_the_profile_of_the_next_turns() {
 #[test]
 fn permissions_shows_the_rules_in_force_and_d_revokes_a_session_rule() {
     use neocode::runtime::agent::RulesInForce;
-    use neocode::runtime::permissions::{List, RuleRef};
+    use neocode::runtime::policy::permissions::{List, RuleRef};
     let mut h = H::new();
     h.submit("/permissions");
     assert_eq!(

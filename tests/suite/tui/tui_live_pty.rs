@@ -9,8 +9,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::pty::Pty;
-use neocode::runtime::scripted::{Reply, ScriptedServer, Stream};
 use neocode::session::{ListQuery, Status};
+use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
 
 fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     let start = Instant::now();

@@ -13,8 +13,8 @@ use crossterm::event::KeyCode;
 use neocode::runtime::Sessions;
 use neocode::runtime::agent::{FinishReason, TurnCommand, TurnEvent};
 use neocode::runtime::config::ApprovalPolicy;
-use neocode::runtime::scripted::{Reply, ScriptedServer};
 use neocode::session::{AppendMeta, NewMessage, Role, StepStatus};
+use neocode::testkit::scripted::{Reply, ScriptedServer};
 use neocode::tui::app::{App, AppOptions, Overlay, run_inline};
 use neocode::tui::effect::{Effect, TurnEffect};
 use neocode::tui::live::AgentInfo;
@@ -451,7 +451,7 @@ fn plan_width_two_runs_two_independent_steps_at_once() {
     ]});
     // Each step's answer takes a while: with width 2 both are asked before either answers.
     let slow = |t: &str| {
-        neocode::runtime::scripted::Stream::text(t)
+        neocode::testkit::scripted::Stream::text(t)
             .delays(Duration::from_millis(800), Duration::ZERO)
             .reply()
     };
@@ -570,7 +570,7 @@ fn steps_side_by_side_asking_about_calls_with_the_same_id_get_their_own_answers(
     let mut h = H::new(vec![
         Reply::tool_calls(&[("p1", "update_plan", &plan.to_string())]),
         Reply::text("Plan stored."),
-        neocode::runtime::scripted::Stream::tool_calls(&[(
+        neocode::testkit::scripted::Stream::tool_calls(&[(
             "w1",
             "write_file",
             r#"{"path":"one.txt","content":"1\n"}"#,

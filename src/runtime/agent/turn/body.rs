@@ -158,7 +158,7 @@ impl Turn {
         context.extend(self.prompt_submitted(&p)?);
         let mut msg = NewMessage::text(Role::User, p);
         msg.parts
-            .extend(crate::runtime::agent::gate::context_parts(&context));
+            .extend(crate::runtime::policy::gate::context_parts(&context));
         msg.tool_metadata = self.state.prompt_meta.take();
         for img in std::mem::take(&mut self.state.images) {
             let a = self

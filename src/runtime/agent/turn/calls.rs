@@ -101,7 +101,7 @@ impl Turn {
                 let ctx = ToolContext {
                     root: self.io.sessions.root().to_path_buf(),
                     cancel: self.io.cancel.clone(),
-                    sandbox: crate::runtime::agent::approval::session_sandbox(
+                    sandbox: crate::runtime::policy::approval::session_sandbox(
                         &self.ctx.settings.sandbox,
                         &self.state.ledger.approved_tools,
                     ),
@@ -141,7 +141,7 @@ impl Turn {
         &mut self,
         call: &ToolCall,
         mut out: ToolOutput,
-        images: Vec<crate::runtime::mcp::McpImage>,
+        images: Vec<crate::runtime::extensions::mcp::McpImage>,
     ) -> Flow {
         let mut parts = Vec::new();
         for img in images {
@@ -180,7 +180,7 @@ impl Turn {
         let mut msg = NewMessage::tool_result(call.id.clone(), text.clone(), out.is_error);
         msg.parts.extend(images);
         msg.tool_metadata = match &permission {
-            Some(p) => crate::runtime::agent::gate::with_permission(out.metadata, p),
+            Some(p) => crate::runtime::policy::gate::with_permission(out.metadata, p),
             None => out.metadata,
         };
         let seq = self.append_files(msg, self.update(None), &out.files)?;
@@ -226,7 +226,7 @@ impl Turn {
                     let always = always.then(|| {
                         (
                             rules.clone(),
-                            crate::runtime::agent::gate::RuleScope::Session,
+                            crate::runtime::policy::gate::RuleScope::Session,
                         )
                     });
                     return Ok(Answer::Run { always });

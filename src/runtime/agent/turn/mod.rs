@@ -41,11 +41,11 @@ pub(super) struct TurnContext {
     /// Stored with every message the turn appends (the provider that answered, ...).
     pub meta: AppendMeta,
     /// Project context, `skill` and MCP tools.
-    pub ext: std::sync::Arc<super::project::Extensions>,
+    pub ext: std::sync::Arc<crate::runtime::extensions::project::Extensions>,
     /// What this prompt may spend on its own, counted from [`TurnState::caps_start`].
     pub caps: ledger::PromptCaps,
     /// Permission rules and hooks (read when the turn starts).
-    pub gate: super::gate::Gate,
+    pub gate: crate::runtime::policy::gate::Gate,
 }
 
 /// What a turn counts and carries as it goes.
@@ -63,7 +63,7 @@ pub(super) struct TurnState {
     /// Images stored with the prompt's user message (taken when it is stored).
     pub images: Vec<super::images::Image>,
     /// Who decided the call now running: stored with its result.
-    pub permission: Option<super::gate::Permission>,
+    pub permission: Option<crate::runtime::policy::gate::Permission>,
     /// Whether the sandbox's status was looked at (before the turn's first command call).
     pub sandbox_told: bool,
 }
@@ -127,7 +127,7 @@ pub fn title_from(prompt: &str) -> String {
 pub(super) enum Answer {
     /// Run it; with "always", the rules to keep and where.
     Run {
-        always: Option<(Vec<String>, super::gate::RuleScope)>,
+        always: Option<(Vec<String>, crate::runtime::policy::gate::RuleScope)>,
     },
     Denied(Option<String>),
     Cancelled,
@@ -205,7 +205,8 @@ impl Turn {
         files: &[crate::session::FileChange],
     ) -> crate::session::Result<i64> {
         let runs = std::mem::take(&mut self.ctx.gate.pending);
-        msg.tool_metadata = super::gate::with_hook_runs(msg.tool_metadata.take(), runs);
+        msg.tool_metadata =
+            crate::runtime::policy::gate::with_hook_runs(msg.tool_metadata.take(), runs);
         self.notices();
         if update.ledger.is_keep() {
             update.ledger = crate::session::Change::Set(self.state.ledger.clone());

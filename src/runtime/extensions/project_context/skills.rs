@@ -527,7 +527,7 @@ fn load_skill(
     root: &Path,
     folder: &Path,
     source: SkillSource,
-    rules: Option<&crate::runtime::permissions::Rules>,
+    rules: Option<&crate::runtime::policy::permissions::Rules>,
 ) -> Result<Skill, SkillError> {
     let path = folder.join("SKILL.md");
     let bytes = match source {

@@ -27,7 +27,7 @@ pub use status::{
     McpImage, McpOutput, McpTool, ServerState, ServerStatus, by_name, problems, status_lines,
 };
 
-use super::cancel::CancelFlag;
+use crate::runtime::cancel::CancelFlag;
 use call::{call, parse_arguments};
 use server::{Slot, start};
 

@@ -11,15 +11,15 @@ use serde_json::{Value, json};
 use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
-use crate::runtime::mcp::{McpImage, McpManager};
-use crate::runtime::project_context::{self, ProjectContext, Skills, skills};
+use crate::runtime::extensions::mcp::{McpImage, McpManager};
+use crate::runtime::extensions::project_context::{self, ProjectContext, Skills, skills};
 use crate::runtime::provider::ToolDef;
 use crate::runtime::tools::{ToolKind, ToolOutput};
 use crate::session::Session;
 
-use super::WarningCode;
+use crate::runtime::codes::WarningCode;
 
-/// The per-process extensions of an [`super::Agent`]: where personal instructions and skills
+/// The per-process extensions of an [`crate::runtime::agent::Agent`]: where personal instructions and skills
 /// live, and the MCP servers (started on first use, shared by all turns of the process).
 pub struct Extensions {
     home: PathBuf,
@@ -179,7 +179,7 @@ impl Extensions {
 
     /// The MCP tool `name`, starting the servers first if needed (a call replayed after a
     /// restart comes before any model call has listed the tools).
-    fn mcp_tool(&self, name: &str) -> Option<crate::runtime::mcp::McpTool> {
+    fn mcp_tool(&self, name: &str) -> Option<crate::runtime::extensions::mcp::McpTool> {
         let mcp = self.mcp.as_ref()?;
         if !name.starts_with("mcp__") {
             return None;

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::HookEvent;
 use super::claude::TOOL_MAP;
-use crate::runtime::permissions::{List, parse_rule};
+use crate::runtime::policy::permissions::{List, parse_rule};
 
 /// Claude Code tool names inside a matcher (a regular expression) replaced by neocode's:
 /// `Edit|MultiEdit|Write` → `edit_file|write_file`. Returns the matcher and the names left

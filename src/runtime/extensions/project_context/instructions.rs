@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
 use super::beneath;
-use crate::runtime::permissions::Rules;
+use crate::runtime::policy::permissions::Rules;
 
 /// Bytes of instructions kept in the system prompt, over all files (Codex keeps 32 KiB too).
 pub const DEFAULT_CAP: usize = 32 * 1024;

@@ -7,7 +7,7 @@ use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use crate::runtime::permissions::Rules;
+use crate::runtime::policy::permissions::Rules;
 use crate::runtime::tools::path::{anchor, confine, fstat};
 
 /// Why a workspace file was not read (one line for the views and the turn's warning).
@@ -61,7 +61,7 @@ pub fn read(
         Skip::Outside(to)
     })?;
     if let Some(r) = rules {
-        let lexical = crate::runtime::permissions::pattern::absolute(root, &rel, None);
+        let lexical = crate::runtime::policy::permissions::pattern::absolute(root, &rel, None);
         let resolved: PathBuf = root.join(&p.rel);
         if let Some(rule) = r.read_denied(&lexical).or_else(|| r.read_denied(&resolved)) {
             return Err(Skip::Denied(rule.text));

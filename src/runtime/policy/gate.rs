@@ -16,10 +16,10 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::runtime::hooks::{
+use crate::runtime::policy::hooks::{
     HookEvent, HookOutcome, HookPayload, HookRun, Hooks, HooksError, PermissionDecision,
 };
-use crate::runtime::permissions::{
+use crate::runtime::policy::permissions::{
     self, List, RuleRef, Rules, RulesError, SESSION_SOURCE, Verdict,
 };
 use crate::runtime::trust::{Admission, OwnWrite};

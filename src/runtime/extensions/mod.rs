@@ -1,0 +1,7 @@
+//! What a turn knows beyond the conversation: the project's instructions and skills
+//! (`project_context/`), MCP servers (`mcp/`), and the per-process bundle of them an agent
+//! carries (`project.rs`).
+
+pub mod mcp;
+pub mod project;
+pub mod project_context;

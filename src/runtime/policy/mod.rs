@@ -1,0 +1,9 @@
+//! Who decides whether a tool call runs: the permission rules (`permissions/`), the hooks
+//! (`hooks/`), the approval policy's default (`approval.rs`) and the gate that asks them in
+//! order and records what decided (`gate.rs`). The turn's side of it (asking the user,
+//! answering the model) is `agent::turn_gate`.
+
+pub mod approval;
+pub mod gate;
+pub mod hooks;
+pub mod permissions;
