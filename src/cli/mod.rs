@@ -152,59 +152,10 @@ fn location(cli: &Cli) -> Result<Location, Failure> {
 }
 
 /// Runs a parsed command line.
-#[expect(clippy::too_many_lines)]
 pub fn run(cli: Cli) -> CmdResult {
-    if cli.trust_workspace && !matches!(&cli.command, Some(Command::Trust(t)) if t.revoke) {
-        let loc = location(&cli)?;
-        crate::runtime::trust::trust(&loc.home, loc.root()).map_err(|e| {
-            Failure::runtime(format!(
-                "cannot record that this workspace is trusted: {}",
-                sanitize::line(&e.to_string())
-            ))
-        })?;
-    }
-    if let Some(cmd) = &cli.command {
-        let flag = if cli.list {
-            Some("--list")
-        } else if cli.resume.is_some() {
-            Some("--resume")
-        } else if cli.r#continue {
-            Some("--continue")
-        } else {
-            None
-        };
-        if let Some(flag) = flag {
-            let name = cmd_name(cmd);
-            return Err(Failure::usage(format!(
-                "{flag} cannot be used with the '{name}' command (see neocode --help)"
-            )));
-        }
-    }
+    check_global_flags(&cli)?;
     match &cli.command {
-        Some(Command::Demo { keep }) => {
-            if cli.workdir.is_some() {
-                return Err(Failure::usage(
-                    "demo makes its own throwaway workspace; --workdir does not apply to it",
-                ));
-            }
-            let demo = tui::demo::prepare(*keep)?;
-            let run = tui::run(TuiOptions {
-                location: demo.location.clone(),
-                resume: None,
-                sessions: None,
-                demo: true,
-            });
-            if *keep {
-                // Said even when the TUI could not start: the folder is there either way.
-                let mut out = out::Out::stdout();
-                for line in demo_kept(&demo) {
-                    out.line(&line)?;
-                }
-                out.finish()?;
-            }
-            run?;
-            Ok(())
-        }
+        Some(Command::Demo { keep }) => demo(&cli, *keep),
         Some(Command::Show { id, json }) => show::run(&location(&cli)?, id, *json),
         Some(Command::Export {
             id,
@@ -264,48 +215,111 @@ pub fn run(cli: Cli) -> CmdResult {
             dialect,
             max_line_mib,
         }) => bridge_cmd(&cli, *dialect, *max_line_mib),
-        None if cli.list => {
-            let opts = list::ListOptions {
-                json: cli.json,
-                limit: cli.limit.unwrap_or(0),
-                branch: cli.branch.clone(),
-            };
-            if cli.all_workspaces {
-                let home =
-                    crate::session::home_dir().map_err(|e| Failure::usage(sanitize::line(&e)))?;
-                list::run_all(&home, opts)
-            } else {
-                list::run(&location(&cli)?, opts)
-            }
-        }
-        None => {
-            let loc = location(&cli)?;
-            // The store opened to resolve the id is the one the TUI uses: opened once.
-            let key = match &cli.resume {
-                Some(key) => Some(key.as_str()),
-                None => cli.r#continue.then_some("last"),
-            };
-            let (sessions, resume) = match key {
-                Some(key) => {
-                    let (sessions, id) = open_for_id(&loc, key).map_err(|f| match key {
-                        "last" => no_sessions_yet(&loc, f),
-                        _ => f,
-                    })?;
-                    (Some(sessions), Some(id))
-                }
-                None => (None, None),
-            };
-            // A kept demo reopened keeps its demo model.
-            let demo = tui::demo::is_demo_home(&loc.home);
-            tui::run(TuiOptions {
-                location: loc,
-                resume,
-                sessions,
-                demo,
-            })?;
-            Ok(())
+        None if cli.list => list_sessions(&cli),
+        None => open_tui(&cli),
+    }
+}
+
+/// `--trust-workspace` (recorded before any command reads the workspace) and the flags that
+/// go with no subcommand.
+fn check_global_flags(cli: &Cli) -> CmdResult {
+    if cli.trust_workspace && !matches!(&cli.command, Some(Command::Trust(t)) if t.revoke) {
+        let loc = location(cli)?;
+        crate::runtime::trust::trust(&loc.home, loc.root()).map_err(|e| {
+            Failure::runtime(format!(
+                "cannot record that this workspace is trusted: {}",
+                sanitize::line(&e.to_string())
+            ))
+        })?;
+    }
+    if let Some(cmd) = &cli.command {
+        let flag = if cli.list {
+            Some("--list")
+        } else if cli.resume.is_some() {
+            Some("--resume")
+        } else if cli.r#continue {
+            Some("--continue")
+        } else {
+            None
+        };
+        if let Some(flag) = flag {
+            let name = cmd_name(cmd);
+            return Err(Failure::usage(format!(
+                "{flag} cannot be used with the '{name}' command (see neocode --help)"
+            )));
         }
     }
+    Ok(())
+}
+
+/// `neocode demo [--keep]`: the TUI on a throwaway workspace.
+fn demo(cli: &Cli, keep: bool) -> CmdResult {
+    if cli.workdir.is_some() {
+        return Err(Failure::usage(
+            "demo makes its own throwaway workspace; --workdir does not apply to it",
+        ));
+    }
+    let demo = tui::demo::prepare(keep)?;
+    let run = tui::run(TuiOptions {
+        location: demo.location.clone(),
+        resume: None,
+        sessions: None,
+        demo: true,
+    });
+    if keep {
+        // Said even when the TUI could not start: the folder is there either way.
+        let mut out = out::Out::stdout();
+        for line in demo_kept(&demo) {
+            out.line(&line)?;
+        }
+        out.finish()?;
+    }
+    run?;
+    Ok(())
+}
+
+/// `neocode --list`: this workspace's sessions, or every workspace's.
+fn list_sessions(cli: &Cli) -> CmdResult {
+    let opts = list::ListOptions {
+        json: cli.json,
+        limit: cli.limit.unwrap_or(0),
+        branch: cli.branch.clone(),
+    };
+    if cli.all_workspaces {
+        let home = crate::session::home_dir().map_err(|e| Failure::usage(sanitize::line(&e)))?;
+        list::run_all(&home, opts)
+    } else {
+        list::run(&location(cli)?, opts)
+    }
+}
+
+/// `neocode` (the TUI), `--resume ID` or `--continue`.
+fn open_tui(cli: &Cli) -> CmdResult {
+    let loc = location(cli)?;
+    // The store opened to resolve the id is the one the TUI uses: opened once.
+    let key = match &cli.resume {
+        Some(key) => Some(key.as_str()),
+        None => cli.r#continue.then_some("last"),
+    };
+    let (sessions, resume) = match key {
+        Some(key) => {
+            let (sessions, id) = open_for_id(&loc, key).map_err(|f| match key {
+                "last" => no_sessions_yet(&loc, f),
+                _ => f,
+            })?;
+            (Some(sessions), Some(id))
+        }
+        None => (None, None),
+    };
+    // A kept demo reopened keeps its demo model.
+    let demo = tui::demo::is_demo_home(&loc.home);
+    tui::run(TuiOptions {
+        location: loc,
+        resume,
+        sessions,
+        demo,
+    })?;
+    Ok(())
 }
 
 /// `neocode __sandbox-exec`: confines itself, then execs the command (returns only when it

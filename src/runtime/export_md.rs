@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::sanitize;
-use crate::session::file::SessionFile;
+use crate::session::file::{FilePlan, SessionFile};
 use crate::session::{Part, StepStatus};
 
 /// A fence longer than any backtick run in `s`.
@@ -38,12 +38,8 @@ pub fn markdown(doc: &SessionFile) -> String {
 }
 
 /// The markdown transcript, with images linked where `links` has a file for their asset.
-#[expect(clippy::too_many_lines)]
 pub fn markdown_with(doc: &SessionFile, links: &HashMap<String, String>) -> String {
-    // Single-line fields go into headings and lists: neutralised, and `<` escaped so nothing
-    // reads as HTML.
-    let l = |s: &str| sanitize::line(&sanitize::text_without_sgr(s)).replace('<', "&lt;");
-    let t = |s: &str| sanitize::text_without_sgr(s);
+    let (l, t) = (md_line, md_text);
     let tools: HashMap<&str, &str> = doc
         .messages
         .iter()
@@ -90,34 +86,7 @@ pub fn markdown_with(doc: &SessionFile, links: &HashMap<String, String>) -> Stri
     md.push('\n');
 
     if let Some(plan) = s.plan.as_ref().filter(|p| !p.steps.is_empty()) {
-        md.push_str("## Plan\n\n");
-        for step in &plan.steps {
-            let mark = match step.status {
-                StepStatus::Completed => "[x]",
-                StepStatus::Failed => "[!]",
-                StepStatus::Running => "[~]",
-                StepStatus::Pending => "[ ]",
-            };
-            md.push_str(&format!(
-                "- {mark} {} (`{}`) — {}",
-                l(&step.title),
-                l(&step.id),
-                step.status.as_str()
-            ));
-            if !step.depends_on.is_empty() {
-                let deps: Vec<String> = step
-                    .depends_on
-                    .iter()
-                    .map(|d| format!("`{}`", l(d)))
-                    .collect();
-                md.push_str(&format!(", after {}", deps.join(", ")));
-            }
-            if let Some(e) = &step.error {
-                md.push_str(&format!(": {}: {}", l(&e.error_type), l(&e.message)));
-            }
-            md.push('\n');
-        }
-        md.push('\n');
+        plan_section(&mut md, plan);
     }
 
     md.push_str("## Transcript\n\n");
@@ -142,47 +111,7 @@ pub fn markdown_with(doc: &SessionFile, links: &HashMap<String, String>) -> Stri
         }
         md.push_str(&format!("{head}\n\n_{}_\n\n", l(&m.created_at)));
         for p in &m.parts {
-            match p {
-                Part::Text { text } => {
-                    let body = t(text);
-                    if m.tool_call_id.is_some() {
-                        fenced(&mut md, "", &body);
-                    } else {
-                        // Headings in a message sit under its `###` heading, never beside
-                        // the export's own (`## Transcript`).
-                        md.push_str(demote_headings(&escape_html(&body)).trim_end());
-                        md.push_str("\n\n");
-                    }
-                }
-                Part::Reasoning { text, .. } => {
-                    md.push_str("> **Reasoning**\n>\n");
-                    for line in escape_html(&t(text)).lines() {
-                        md.push_str(&format!("> _{}_\n", line.trim_end()).replace("> __\n", ">\n"));
-                    }
-                    md.push('\n');
-                }
-                Part::Image {
-                    asset_id,
-                    mime_type,
-                } => {
-                    if let Some(link) = links.get(asset_id) {
-                        md.push_str(&format!(
-                            "![image {}](<{}>)\n\n",
-                            l(asset_id).replace(['[', ']'], ""),
-                            link.replace(['<', '>'], "")
-                        ));
-                        continue;
-                    }
-                    md.push_str(&format!(
-                        "_[image `{}`{}]_\n\n",
-                        l(asset_id),
-                        mime_type
-                            .as_deref()
-                            .map(|m| format!(", {}", l(m)))
-                            .unwrap_or_default()
-                    ));
-                }
-            }
+            part(&mut md, p, m.tool_call_id.is_some(), links);
         }
         for c in &m.tool_calls {
             md.push_str(&format!(
@@ -203,6 +132,96 @@ pub fn markdown_with(doc: &SessionFile, links: &HashMap<String, String>) -> Stri
         md.pop();
     }
     md
+}
+
+/// A single-line field for a heading or a list: neutralised, and `<` escaped so nothing reads
+/// as HTML.
+fn md_line(s: &str) -> String {
+    sanitize::line(&sanitize::text_without_sgr(s)).replace('<', "&lt;")
+}
+
+/// Session text without escape sequences.
+fn md_text(s: &str) -> String {
+    sanitize::text_without_sgr(s)
+}
+
+/// The plan's steps as a checklist.
+fn plan_section(md: &mut String, plan: &FilePlan) {
+    let l = md_line;
+    md.push_str("## Plan\n\n");
+    for step in &plan.steps {
+        let mark = match step.status {
+            StepStatus::Completed => "[x]",
+            StepStatus::Failed => "[!]",
+            StepStatus::Running => "[~]",
+            StepStatus::Pending => "[ ]",
+        };
+        md.push_str(&format!(
+            "- {mark} {} (`{}`) — {}",
+            l(&step.title),
+            l(&step.id),
+            step.status.as_str()
+        ));
+        if !step.depends_on.is_empty() {
+            let deps: Vec<String> = step
+                .depends_on
+                .iter()
+                .map(|d| format!("`{}`", l(d)))
+                .collect();
+            md.push_str(&format!(", after {}", deps.join(", ")));
+        }
+        if let Some(e) = &step.error {
+            md.push_str(&format!(": {}: {}", l(&e.error_type), l(&e.message)));
+        }
+        md.push('\n');
+    }
+    md.push('\n');
+}
+
+/// One part of a message (`result`: the message is a tool's result, shown fenced).
+fn part(md: &mut String, p: &Part, result: bool, links: &HashMap<String, String>) {
+    let (l, t) = (md_line, md_text);
+    match p {
+        Part::Text { text } => {
+            let body = t(text);
+            if result {
+                fenced(md, "", &body);
+            } else {
+                // Headings in a message sit under its `###` heading, never beside
+                // the export's own (`## Transcript`).
+                md.push_str(demote_headings(&escape_html(&body)).trim_end());
+                md.push_str("\n\n");
+            }
+        }
+        Part::Reasoning { text, .. } => {
+            md.push_str("> **Reasoning**\n>\n");
+            for line in escape_html(&t(text)).lines() {
+                md.push_str(&format!("> _{}_\n", line.trim_end()).replace("> __\n", ">\n"));
+            }
+            md.push('\n');
+        }
+        Part::Image {
+            asset_id,
+            mime_type,
+        } => {
+            if let Some(link) = links.get(asset_id) {
+                md.push_str(&format!(
+                    "![image {}](<{}>)\n\n",
+                    l(asset_id).replace(['[', ']'], ""),
+                    link.replace(['<', '>'], "")
+                ));
+                return;
+            }
+            md.push_str(&format!(
+                "_[image `{}`{}]_\n\n",
+                l(asset_id),
+                mime_type
+                    .as_deref()
+                    .map(|m| format!(", {}", l(m)))
+                    .unwrap_or_default()
+            ));
+        }
+    }
 }
 
 /// ATX headings (`# x` ... `###### x`) outside code fences moved three levels down (at most

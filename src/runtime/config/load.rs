@@ -28,21 +28,7 @@ impl Settings {
             path: path.clone(),
             message,
         };
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                // Best effort: a read-only home must not stop browsing or sending.
-                let _ = crate::session::private_dir(home);
-                let _ = write_new(&path, DEFAULT_CONFIG);
-                DEFAULT_CONFIG.to_string()
-            }
-            Err(e) => {
-                return Err(ConfigError::Read {
-                    path,
-                    message: e.to_string(),
-                });
-            }
-        };
+        let text = read_or_create(home, &path)?;
         let mut file: FileConfig =
             toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
         let mcp_servers = crate::runtime::extensions::mcp::config::parse(&text).map_err(&bad)?;
@@ -118,25 +104,9 @@ impl Settings {
         ];
         let approval = match flags.approval {
             Some(a) => a,
-            None => match p_str(file.approval.policy.as_deref()) {
-                None => ApprovalPolicy::Ask,
-                Some(s) => ApprovalPolicy::parse(s).ok_or_else(|| {
-                    bad(format!(
-                        "approval policy `{s}` is not one of ask, auto-edit, never-ask"
-                    ))
-                })?,
-            },
+            None => approval_policy(file.approval.policy.as_deref(), &bad)?,
         };
-        let mode = match p_str(file.sandbox.mode.as_deref()) {
-            None | Some("workspace-write") => SandboxMode::WorkspaceWrite,
-            Some("read-only") => SandboxMode::ReadOnly,
-            Some("off") => SandboxMode::Off,
-            Some(other) => {
-                return Err(bad(format!(
-                    "sandbox mode `{other}` is not one of workspace-write, read-only, off"
-                )));
-            }
-        };
+        let mode = sandbox_mode(file.sandbox.mode.as_deref(), &bad)?;
         let compact_at = p.compact_at.unwrap_or(0.8);
         if !(0.1..=1.0).contains(&compact_at) {
             return Err(bad("compact_at must be between 0.1 and 1.0".into()));
@@ -172,16 +142,14 @@ impl Settings {
             max_retries: p.max_retries.unwrap_or(3),
             retry_backoff: Duration::from_millis(p.retry_backoff_ms.unwrap_or(500)),
             prompt_caps: super::caps::PromptCaps {
-                tool_calls: match file.limits.max_tool_calls_per_prompt {
-                    Some(0) => None,
-                    Some(n) => Some(n),
-                    None => Some(super::caps::DEFAULT_TOOL_CALLS_PER_PROMPT),
-                },
-                turns: match file.limits.max_turns_per_prompt {
-                    Some(0) => None,
-                    Some(n) => Some(n),
-                    None => Some(super::caps::DEFAULT_TURNS_PER_PROMPT),
-                },
+                tool_calls: cap(
+                    file.limits.max_tool_calls_per_prompt,
+                    super::caps::DEFAULT_TOOL_CALLS_PER_PROMPT,
+                ),
+                turns: cap(
+                    file.limits.max_turns_per_prompt,
+                    super::caps::DEFAULT_TURNS_PER_PROMPT,
+                ),
             },
             limits: file.limits.session,
             prices: crate::runtime::cost::PriceTable::new(file.prices),
@@ -198,6 +166,62 @@ impl Settings {
             output_cap: file.tools.output_cap_bytes.unwrap_or(30_000),
             mcp_servers,
         })
+    }
+}
+
+/// `config.toml`'s text; a missing file is written with the commented default (best effort:
+/// a read-only home must not stop browsing or sending).
+fn read_or_create(home: &Path, path: &Path) -> Result<String, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let _ = crate::session::private_dir(home);
+            let _ = write_new(path, DEFAULT_CONFIG);
+            Ok(DEFAULT_CONFIG.to_string())
+        }
+        Err(e) => Err(ConfigError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// `[approval] policy`: ask when unset.
+fn approval_policy(
+    policy: Option<&str>,
+    bad: &dyn Fn(String) -> ConfigError,
+) -> Result<ApprovalPolicy, ConfigError> {
+    match p_str(policy) {
+        None => Ok(ApprovalPolicy::Ask),
+        Some(s) => ApprovalPolicy::parse(s).ok_or_else(|| {
+            bad(format!(
+                "approval policy `{s}` is not one of ask, auto-edit, never-ask"
+            ))
+        }),
+    }
+}
+
+/// `[sandbox] mode`: workspace-write when unset.
+fn sandbox_mode(
+    mode: Option<&str>,
+    bad: &dyn Fn(String) -> ConfigError,
+) -> Result<SandboxMode, ConfigError> {
+    match p_str(mode) {
+        None | Some("workspace-write") => Ok(SandboxMode::WorkspaceWrite),
+        Some("read-only") => Ok(SandboxMode::ReadOnly),
+        Some("off") => Ok(SandboxMode::Off),
+        Some(other) => Err(bad(format!(
+            "sandbox mode `{other}` is not one of workspace-write, read-only, off"
+        ))),
+    }
+}
+
+/// A per-prompt cap as configured: 0 is none, unset is the default.
+fn cap(set: Option<u64>, default: u64) -> Option<u64> {
+    match set {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None => Some(default),
     }
 }
 
