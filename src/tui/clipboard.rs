@@ -153,14 +153,15 @@ const PNG_MAGIC: &[u8] = b"\x89PNG\r\n\x1a\n";
 
 /// The PNG image on the system clipboard, read with `wl-paste` or `xclip` (whichever is on
 /// `$PATH`); the error is one line saying what to do.
-pub fn paste_image() -> Result<Vec<u8>, String> {
+pub fn paste_image() -> Result<Vec<u8>, crate::tui::error::Failure> {
     let Some((name, prog, args)) = image_readers()
         .into_iter()
         .find_map(|(name, args)| on_path(name).map(|p| (name, p, args)))
     else {
         return Err("No clipboard tool to read an image: install wl-clipboard (Wayland) or xclip (X11), or paste the image file's path".into());
     };
-    let (ok, out, err) = run_limited(&prog, args).map_err(|e| format!("{name}: {e}"))?;
+    let (ok, out, err) =
+        run_limited(&prog, args).map_err(|e| crate::tui::error::failed!("{name}: {e}"))?;
     let why = crate::sanitize::line(err.lines().next().unwrap_or("").trim()).into_owned();
     if !ok || !out.starts_with(PNG_MAGIC) {
         let why = if why.is_empty() {
@@ -168,7 +169,7 @@ pub fn paste_image() -> Result<Vec<u8>, String> {
         } else {
             format!(" ({name}: {why})")
         };
-        return Err(format!(
+        return Err(crate::tui::error::failed!(
             "The clipboard holds no PNG image{why}; copy one, then Ctrl-V or /paste again"
         ));
     }
@@ -180,7 +181,10 @@ pub fn paste_image() -> Result<Vec<u8>, String> {
 
 /// Runs `prog args` with no input, stopped after [`PASTE_TIMEOUT`]: whether it succeeded,
 /// its output (capped a little past the image limit) and its error text.
-fn run_limited(prog: &std::path::Path, args: &[&str]) -> Result<(bool, Vec<u8>, String), String> {
+fn run_limited(
+    prog: &std::path::Path,
+    args: &[&str],
+) -> Result<(bool, Vec<u8>, String), crate::tui::error::Failure> {
     use std::io::Read;
     use std::process::{Command, Stdio};
     let mut child = Command::new(prog)
@@ -215,12 +219,12 @@ fn run_limited(prog: &std::path::Path, args: &[&str]) -> Result<(bool, Vec<u8>, 
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
+                return Err(crate::tui::error::failed!(
                     "no answer in {} s; stopped",
                     PASTE_TIMEOUT.as_secs()
                 ));
             }
-            Err(e) => return Err(crate::format::io_error(&e)),
+            Err(e) => return Err(crate::format::io_error(&e).into()),
         }
     };
     let out = out.and_then(|h| h.join().ok()).unwrap_or_default();
@@ -230,7 +234,7 @@ fn run_limited(prog: &std::path::Path, args: &[&str]) -> Result<(bool, Vec<u8>, 
 
 /// Writes a pasted image to a new file in the temporary folder, so it attaches to the next
 /// message the way `/attach` does (the turn stores it as an asset of the session).
-pub fn save_pasted(bytes: &[u8]) -> Result<std::path::PathBuf, String> {
+pub fn save_pasted(bytes: &[u8]) -> Result<std::path::PathBuf, crate::tui::error::Failure> {
     use std::io::Write;
     let dir = std::env::temp_dir();
     let stamp = crate::session::now_ms();
@@ -246,7 +250,7 @@ pub fn save_pasted(bytes: &[u8]) -> Result<std::path::PathBuf, String> {
         {
             Ok(mut f) => {
                 return f.write_all(bytes).map(|()| path).map_err(|e| {
-                    format!(
+                    crate::tui::error::failed!(
                         "cannot save the pasted image: {}",
                         crate::format::io_error(&e)
                     )
@@ -254,7 +258,7 @@ pub fn save_pasted(bytes: &[u8]) -> Result<std::path::PathBuf, String> {
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => {
-                return Err(format!(
+                return Err(crate::tui::error::failed!(
                     "cannot save the pasted image: {}",
                     crate::format::io_error(&e)
                 ));

@@ -11,6 +11,39 @@ use std::time::{Duration, Instant};
 
 use super::terminal::Guard;
 
+/// Why Ctrl-G left the draft as it was (each one line, shown on the status line).
+#[derive(Debug, thiserror::Error)]
+pub enum EditorError {
+    /// Neither `$VISUAL` nor `$EDITOR` is set.
+    #[error("Ctrl-G opens $VISUAL or $EDITOR: neither is set (e.g. export EDITOR=vim)")]
+    Unset,
+    /// The draft could not be written to its temporary file.
+    #[error("cannot write the draft for the editor: {0}")]
+    WriteDraft(std::io::Error),
+    /// The terminal could not be taken back after the editor.
+    #[error("{0}")]
+    Terminal(String),
+    /// The editor ran and failed (the draft is kept).
+    #[error("the editor ({editor}) exited with {status}; the message is as it was")]
+    Exited {
+        /// The editor command, sanitised.
+        editor: String,
+        /// How it exited.
+        status: std::process::ExitStatus,
+    },
+    /// The editor could not be started.
+    #[error("cannot run the editor ({editor}): {reason}")]
+    Run {
+        /// The editor command, sanitised.
+        editor: String,
+        /// Why, worded by `session::io_error`.
+        reason: String,
+    },
+    /// The edited file could not be read back.
+    #[error("cannot read the edited draft: {0}")]
+    ReadDraft(String),
+}
+
 /// Stops the input thread reading the terminal while another program has it.
 #[derive(Debug, Clone, Default)]
 pub struct InputPause {
@@ -37,18 +70,16 @@ impl InputPause {
 }
 
 /// The editor command: `$VISUAL`, else `$EDITOR` (either may carry arguments, `code -w`).
-fn editor_command() -> Result<String, String> {
+fn editor_command() -> Result<String, EditorError> {
     ["VISUAL", "EDITOR"]
         .iter()
         .filter_map(|v| std::env::var(v).ok())
         .find(|v| !v.trim().is_empty())
-        .ok_or_else(|| {
-            "Ctrl-G opens $VISUAL or $EDITOR: neither is set (e.g. export EDITOR=vim)".to_string()
-        })
+        .ok_or(EditorError::Unset)
 }
 
 /// A new private file holding `text`.
-fn draft_file(text: &str) -> Result<PathBuf, String> {
+fn draft_file(text: &str) -> Result<PathBuf, EditorError> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
@@ -57,15 +88,14 @@ fn draft_file(text: &str) -> Result<PathBuf, String> {
         "neocode-draft-{}-{nanos:08x}.md",
         std::process::id()
     ));
-    let mut f = crate::session::private_file(&path, true)
-        .map_err(|e| format!("cannot write the draft for the editor: {e}"))?;
+    let mut f = crate::session::private_file(&path, true).map_err(EditorError::WriteDraft)?;
     f.write_all(text.as_bytes())
-        .map_err(|e| format!("cannot write the draft for the editor: {e}"))?;
+        .map_err(EditorError::WriteDraft)?;
     Ok(path)
 }
 
 /// Runs the editor on `text`; the edited text (one trailing newline dropped), or why not.
-pub fn edit(guard: &mut Guard, input: &InputPause, text: &str) -> Result<String, String> {
+pub fn edit(guard: &mut Guard, input: &InputPause, text: &str) -> Result<String, EditorError> {
     let cmd = editor_command()?;
     let path = draft_file(text)?;
     input.pause();
@@ -81,28 +111,22 @@ pub fn edit(guard: &mut Guard, input: &InputPause, text: &str) -> Result<String,
     input.resume();
     let edited = std::fs::read_to_string(&path);
     let _ = std::fs::remove_file(&path);
-    back.map_err(|e| e.to_string())?;
+    back.map_err(|e| EditorError::Terminal(e.to_string()))?;
     match status {
         Ok(s) if s.success() => {}
         Ok(s) => {
-            return Err(format!(
-                "the editor ({}) exited with {s}; the message is as it was",
-                crate::sanitize::line(&cmd)
-            ));
+            return Err(EditorError::Exited {
+                editor: crate::sanitize::line(&cmd).into_owned(),
+                status: s,
+            });
         }
         Err(e) => {
-            return Err(format!(
-                "cannot run the editor ({}): {}",
-                crate::sanitize::line(&cmd),
-                crate::session::io_error(&e)
-            ));
+            return Err(EditorError::Run {
+                editor: crate::sanitize::line(&cmd).into_owned(),
+                reason: crate::session::io_error(&e),
+            });
         }
     }
-    let edited = edited.map_err(|e| {
-        format!(
-            "cannot read the edited draft: {}",
-            crate::session::io_error(&e)
-        )
-    })?;
+    let edited = edited.map_err(|e| EditorError::ReadDraft(crate::session::io_error(&e)))?;
     Ok(edited.strip_suffix('\n').unwrap_or(&edited).to_string())
 }

@@ -117,7 +117,7 @@ pub struct Outcome {
     /// What was asked.
     pub intent: Intent,
     /// What to say on the status line, or the error.
-    pub result: Result<String, String>,
+    pub result: Result<String, crate::tui::error::Failure>,
 }
 
 impl From<Job> for Effect {

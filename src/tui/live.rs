@@ -25,7 +25,7 @@ const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentInfo {
     /// The model, or exactly what to configure.
-    pub provider: Result<String, String>,
+    pub provider: Result<String, crate::tui::error::Failure>,
     /// Context window in tokens ([`gauge_window`]: the configured one or the one the server
     /// tells); `None`: neither is known ("window unknown").
     pub window: Option<u64>,

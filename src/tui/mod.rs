@@ -35,6 +35,7 @@ pub mod dialog;
 pub mod diff;
 pub mod editor;
 pub mod effect;
+pub mod error;
 pub mod filter;
 pub mod help;
 pub mod input;
@@ -90,7 +91,7 @@ pub enum Msg {
     /// read (from the agent's thread).
     Rules {
         session_id: Option<String>,
-        rules: Result<crate::runtime::agent::RulesInForce, String>,
+        rules: Result<crate::runtime::agent::RulesInForce, crate::tui::error::Failure>,
     },
     /// The settings thread is done: its result is ready to be joined.
     Connected,
@@ -103,7 +104,7 @@ fn connect(sessions: &Sessions, loc: &Location, demo: bool) -> (Option<Agent>, l
         Ok(s) => s,
         Err(e) => {
             let info = live::AgentInfo {
-                provider: Err(e.into()),
+                provider: Err(crate::tui::error::Failure::new(String::from(e))),
                 ..live::AgentInfo::default()
             };
             return (None, info);
@@ -119,7 +120,7 @@ fn connect(sessions: &Sessions, loc: &Location, demo: bool) -> (Option<Agent>, l
     let info = live::AgentInfo {
         provider: match agent.provider_status() {
             ProviderStatus::Ready { model, .. } => Ok(model),
-            ProviderStatus::Missing(m) => Err(m),
+            ProviderStatus::Missing(m) => Err(crate::tui::error::Failure::new(m)),
         },
         window: None,
         policy: settings.approval,

@@ -11,7 +11,7 @@ impl TurnLink {
         &mut self,
         session: Option<String>,
         name: Option<&str>,
-    ) -> Result<(), String> {
+    ) -> Result<(), crate::tui::error::Failure> {
         let Some(a) = &self.agent else {
             return Err("no model provider is connected to the TUI".into());
         };
@@ -60,7 +60,7 @@ impl TurnLink {
                     Ok(_) => Ok(format!(
                         "Profile {name}: this session uses {shown} from its next turn."
                     )),
-                    Err(e) => Err(format!("Cannot switch the profile: {e}")),
+                    Err(e) => Err(crate::tui::error::failed!("Cannot switch the profile: {e}")),
                 },
                 None => Ok(format!("Profile {name}: new sessions use {shown}.")),
             }
@@ -119,7 +119,7 @@ mod tests {
                 name: Some("nope".into()),
             })
             .unwrap_err();
-        assert!(e.contains("no provider profile `nope`"), "{e}");
+        assert!(e.as_str().contains("no provider profile `nope`"), "{e}");
         link.dispatch(&TurnEffect::Provider {
             session_id: None,
             name: Some("claude".into()),

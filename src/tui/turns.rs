@@ -4,6 +4,7 @@
 use super::*;
 use crate::runtime::agent::{Op, OpError, OpOutcome, Sink};
 use crate::runtime::config::Api;
+use crate::tui::error::Failure;
 
 /// Where turn effects go: `dispatch` submits each as an [`Op`] to the agent (a turn runs on
 /// its own thread, owned by the runtime; commands reach the running one) and words the
@@ -41,14 +42,14 @@ impl TurnLink {
         self.events.clone()
     }
 
-    fn agent(&self) -> Result<&Agent, String> {
+    fn agent(&self) -> Result<&Agent, crate::tui::error::Failure> {
         let a = self
             .agent
             .as_ref()
-            .ok_or_else(|| "no model provider is connected to the TUI".to_string())?;
+            .ok_or_else(|| Failure::new("no model provider is connected to the TUI"))?;
         match a.provider_status() {
             ProviderStatus::Ready { .. } => Ok(a),
-            ProviderStatus::Missing(m) => Err(m),
+            ProviderStatus::Missing(m) => Err(Failure::new(m)),
         }
     }
 
@@ -64,7 +65,7 @@ impl TurnLink {
 
     /// Carries out one turn effect: an [`Op`] submitted to the agent (the ones that block run
     /// off the loop), its outcome worded for the status line.
-    pub fn dispatch(&mut self, effect: &TurnEffect) -> Result<(), String> {
+    pub fn dispatch(&mut self, effect: &TurnEffect) -> Result<(), crate::tui::error::Failure> {
         match effect {
             TurnEffect::Start { .. } | TurnEffect::StartQueued { .. } | TurnEffect::Plan { .. } => {
                 self.start(effect)
@@ -78,7 +79,7 @@ impl TurnLink {
                     .submit(to, Op::Command(cmd.clone()), Sink::none())
                     .map(drop)
                     // The handle is still held: the turn is ending.
-                    .map_err(|_| "the turn has already ended".to_string())
+                    .map_err(|_| Failure::new("the turn has already ended"))
             }
             TurnEffect::Compact { session_id } => {
                 let to = Target::Resume(session_id.clone());
@@ -87,14 +88,20 @@ impl TurnLink {
                     Intent::Compact,
                     move |agent| match agent.submit(to, Op::Compact, Sink::none()) {
                         Ok(OpOutcome::Compacted(c)) => Ok(format!("Compacted: {}.", c.describe())),
-                        other => Err(format!("Cannot compact: {}", failure(other))),
+                        other => Err(crate::tui::error::failed!(
+                            "Cannot compact: {}",
+                            failure(other)
+                        )),
                     },
                 )
             }
             TurnEffect::Models => self.off_loop("neocode-models", Intent::Models, |agent| {
                 match agent.submit(Target::New, Op::ListModels, Sink::none()) {
                     Ok(OpOutcome::Models(names)) => Ok(names.join("\n")),
-                    other => Err(format!("Cannot list the models: {}", failure(other))),
+                    other => Err(crate::tui::error::failed!(
+                        "Cannot list the models: {}",
+                        failure(other)
+                    )),
                 }
             }),
             TurnEffect::AllowNetwork { session_id } => {
@@ -108,7 +115,10 @@ impl TurnLink {
                                      turn (stored with the session)."
                                 .to_string(),
                         ),
-                        other => Err(format!("Cannot allow the network: {}", failure(other))),
+                        other => Err(crate::tui::error::failed!(
+                            "Cannot allow the network: {}",
+                            failure(other)
+                        )),
                     },
                 )
             }
@@ -122,7 +132,7 @@ impl TurnLink {
                     let asked = name.clone();
                     skill_answer(agent.submit(to, Op::Skill(name), Sink::none()), asked)
                         .map(line)
-                        .map_err(line)
+                        .map_err(|e| Failure::new(line(e.to_string())))
                 })
             }
             TurnEffect::Model { session_id, name } => self.model(session_id.as_deref(), name),
@@ -139,7 +149,11 @@ impl TurnLink {
     /// `/model NAME`: the session's model from its next turn (kept with it), or the model of
     /// the new sessions this TUI starts; the status line also says when the server does not
     /// list the name.
-    fn model(&mut self, session_id: Option<&str>, name: &str) -> Result<(), String> {
+    fn model(
+        &mut self,
+        session_id: Option<&str>,
+        name: &str,
+    ) -> Result<(), crate::tui::error::Failure> {
         let name = name.to_string();
         let Some(id) = session_id.map(str::to_string) else {
             self.switch_model(&name)?;
@@ -165,13 +179,16 @@ impl TurnLink {
                          run --model overrides it for one run)."
                     ),
                 }),
-                other => Err(format!("Cannot switch the model: {}", failure(other))),
+                other => Err(crate::tui::error::failed!(
+                    "Cannot switch the model: {}",
+                    failure(other)
+                )),
             }
         })
     }
 
     /// `/permissions`, `d`: takes `grant` out of the session's own rules, off the loop.
-    fn revoke(&self, id: String, grant: String) -> Result<(), String> {
+    fn revoke(&self, id: String, grant: String) -> Result<(), crate::tui::error::Failure> {
         let agent = self.any_agent()?.clone();
         self.spawn("neocode-revoke", move |tx| {
             let shown = crate::sanitize::line(&grant).into_owned();
@@ -180,7 +197,10 @@ impl TurnLink {
                     "Revoked `{shown}`: calls it allowed ask again from the next turn."
                 )),
                 Ok(false) => Ok(format!("`{shown}` was not among this session's rules.")),
-                Err(e) => Err(format!("Cannot revoke it: {}", e.message)),
+                Err(e) => Err(crate::tui::error::failed!(
+                    "Cannot revoke it: {}",
+                    e.message
+                )),
             };
             let _ = tx.send(Msg::Outcome(Outcome {
                 intent: Intent::Revoke,
@@ -190,20 +210,20 @@ impl TurnLink {
     }
 
     /// The agent, whether or not it can send (rules need no model).
-    fn any_agent(&self) -> Result<&Agent, String> {
+    fn any_agent(&self) -> Result<&Agent, crate::tui::error::Failure> {
         self.agent
             .as_ref()
-            .ok_or_else(|| "no settings are loaded (see the status line)".to_string())
+            .ok_or_else(|| Failure::new("no settings are loaded (see the status line)"))
     }
 
     /// `/permissions`: reads the rules in force off the loop; they come back as
     /// [`Msg::Rules`].
-    fn list_rules(&self, session_id: Option<String>) -> Result<(), String> {
+    fn list_rules(&self, session_id: Option<String>) -> Result<(), crate::tui::error::Failure> {
         let agent = self.any_agent()?.clone();
         self.spawn("neocode-rules", move |tx| {
             let rules = agent
                 .rules_in_force(session_id.as_deref())
-                .map_err(|e| e.message);
+                .map_err(|e| Failure::new(e.message));
             let _ = tx.send(Msg::Rules { session_id, rules });
         })
     }
@@ -213,17 +233,17 @@ impl TurnLink {
         &self,
         name: &str,
         work: impl FnOnce(Sender<Msg>) + Send + 'static,
-    ) -> Result<(), String> {
+    ) -> Result<(), crate::tui::error::Failure> {
         let tx = self.events.clone();
         std::thread::Builder::new()
             .name(name.into())
             .spawn(move || work(tx))
             .map(|_| ())
-            .map_err(|e| format!("cannot start a thread: {e}"))
+            .map_err(|e| crate::tui::error::failed!("cannot start a thread: {e}"))
     }
 
     /// Starts a turn or a plan run (`TurnEffect::Start`, `TurnEffect::Plan`).
-    fn start(&mut self, effect: &TurnEffect) -> Result<(), String> {
+    fn start(&mut self, effect: &TurnEffect) -> Result<(), crate::tui::error::Failure> {
         // The next queued message is sent once the turn before it said it finished: its
         // thread is ending, so it is waited for rather than refused.
         if matches!(effect, TurnEffect::StartQueued { .. })
@@ -287,18 +307,18 @@ impl TurnLink {
                 self.running = Some(s.handle);
                 Ok(())
             }
-            other => Err(failure(other)),
+            other => Err(Failure::new(failure(other))),
         }
     }
 
     /// `/model NAME` with no session yet: the model of the new sessions this TUI starts.
-    fn switch_model(&mut self, name: &str) -> Result<(), String> {
+    fn switch_model(&mut self, name: &str) -> Result<(), crate::tui::error::Failure> {
         let Some(a) = &self.agent else {
             return Err("no model provider is connected to the TUI".into());
         };
         let settings = a.with_model(name).settings().clone();
         if let ProviderStatus::Missing(m) = settings.provider_status() {
-            return Err(m);
+            return Err(Failure::new(m));
         }
         // Same extensions: MCP servers are not started again.
         self.agent = Some(a.with_model(name));
@@ -326,8 +346,8 @@ impl TurnLink {
         &self,
         name: &str,
         intent: Intent,
-        work: impl FnOnce(Agent) -> Result<String, String> + Send + 'static,
-    ) -> Result<(), String> {
+        work: impl FnOnce(Agent) -> Result<String, crate::tui::error::Failure> + Send + 'static,
+    ) -> Result<(), crate::tui::error::Failure> {
         let agent = self.agent()?.clone();
         let tx = self.events.clone();
         std::thread::Builder::new()
@@ -336,7 +356,7 @@ impl TurnLink {
                 let result = work(agent);
                 let _ = tx.send(Msg::Outcome(Outcome { intent, result }));
             })
-            .map_err(|e| format!("cannot start a thread: {e}"))?;
+            .map_err(|e| crate::tui::error::failed!("cannot start a thread: {e}"))?;
         Ok(())
     }
 
@@ -398,7 +418,10 @@ fn unlisted(agent: &Agent, name: &str) -> Option<String> {
 
 /// `/skill` (list) or `/skill NAME` (activate in the open session): the op's outcome in
 /// words.
-fn skill_answer(r: Result<OpOutcome, OpError>, asked: Option<String>) -> Result<String, String> {
+fn skill_answer(
+    r: Result<OpOutcome, OpError>,
+    asked: Option<String>,
+) -> Result<String, crate::tui::error::Failure> {
     match r {
         Ok(OpOutcome::SkillActivated { name, newly: true }) => Ok(format!(
             "Skill {name} is active in this session: its body joins the next turns."
@@ -429,10 +452,10 @@ fn skill_answer(r: Result<OpOutcome, OpError>, asked: Option<String>) -> Result<
             ))
         }
         Err(OpError::NoSession) => Err("/skill NAME: no session is open".into()),
-        Err(e) => Err(format!(
+        Err(e) => Err(crate::tui::error::failed!(
             "Cannot activate {}: {e}",
             asked.unwrap_or_default()
         )),
-        other => Err(failure(other)),
+        other => Err(Failure::new(failure(other))),
     }
 }

@@ -18,7 +18,7 @@ impl App {
         let reply = match done.result {
             Ok(r) => r,
             Err(e) => {
-                self.failed(token, &e);
+                self.failed(token, e.as_str());
                 return Vec::new();
             }
         };

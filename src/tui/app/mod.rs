@@ -228,7 +228,7 @@ impl App {
     }
 
     /// What `$EDITOR` left for the draft (Ctrl-G): the new draft, or why not.
-    pub fn draft_edited(&mut self, result: Result<String, String>) {
+    pub fn draft_edited(&mut self, result: Result<String, crate::tui::editor::EditorError>) {
         self.with_conv(|c, ctx| {
             c.draft_edited(result, ctx);
             Vec::new()
@@ -278,14 +278,14 @@ impl App {
     }
 
     /// A turn effect could not be carried out (no provider, the session is busy); says why.
-    pub fn turn_refused(&mut self, effect: &TurnEffect, why: &str) {
+    pub fn turn_refused(&mut self, effect: &TurnEffect, why: &(impl AsRef<str> + ?Sized)) {
         let (conv, mut ctx) = self.split();
-        conv.turn_refused(effect, why, &mut ctx);
+        conv.turn_refused(effect, why.as_ref(), &mut ctx);
     }
 
     /// The model the next request of the open conversation uses: the session's own (kept
     /// in its header, `/model`), else the configured one.
-    pub fn next_model(&self) -> Result<String, String> {
+    pub fn next_model(&self) -> Result<String, crate::tui::error::Failure> {
         self.conv.next_model(self.browse.detail.as_ref())
     }
 

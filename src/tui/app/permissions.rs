@@ -17,14 +17,14 @@ impl App {
     pub fn on_rules(
         &mut self,
         session_id: Option<String>,
-        rules: Result<RulesInForce, String>,
+        rules: Result<RulesInForce, crate::tui::error::Failure>,
     ) -> Vec<Effect> {
         let rules = match rules {
             Ok(r) => r,
             Err(e) => {
                 self.fail(format!(
                     "Cannot read the permission rules: {}",
-                    crate::sanitize::line(&e)
+                    crate::sanitize::line(e.as_str())
                 ));
                 return Vec::new();
             }

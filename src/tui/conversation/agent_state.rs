@@ -12,7 +12,7 @@ pub struct AgentState {
     /// Approval policy chosen with `/approve` (else the agent's).
     policy: Option<ApprovalPolicy>,
     /// The provider before a `/model` switch the agent has not accepted yet.
-    model_before: Option<Result<String, String>>,
+    model_before: Option<Result<String, crate::tui::error::Failure>>,
     /// A `/model NAME` of a session on its way to the store: (session, model), shown until
     /// the session's header names it.
     model_switch: Option<(String, String)>,
@@ -29,11 +29,11 @@ impl AgentState {
     }
 
     /// The configured model, or why there is none.
-    pub(super) fn provider(&self) -> &Result<String, String> {
+    pub(super) fn provider(&self) -> &Result<String, crate::tui::error::Failure> {
         &self.info.provider
     }
 
-    pub(super) fn set_provider(&mut self, provider: Result<String, String>) {
+    pub(super) fn set_provider(&mut self, provider: Result<String, crate::tui::error::Failure>) {
         self.info.provider = provider;
     }
 

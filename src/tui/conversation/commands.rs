@@ -99,7 +99,7 @@ impl Default for PlanOpts {
 
 /// Splits `/plan`'s argument into its leading options and the goal (the rest, as typed; `--`
 /// ends the options, for a goal that starts with one). Errors are one line for the user.
-pub fn parse_plan_args(arg: &str) -> Result<(PlanOpts, &str), String> {
+pub fn parse_plan_args(arg: &str) -> Result<(PlanOpts, &str), crate::tui::error::Failure> {
     let mut opts = PlanOpts::default();
     let mut rest = arg.trim_start();
     let next_word = |s: &str| -> (usize, usize) {
@@ -133,7 +133,7 @@ pub fn parse_plan_args(arg: &str) -> Result<(PlanOpts, &str), String> {
                 match value.parse::<usize>() {
                     Ok(n) if n >= 1 => opts.width = n,
                     _ => {
-                        return Err(format!(
+                        return Err(crate::tui::error::failed!(
                             "/plan: --width must be a whole number of steps at once, at least 1 (not `{}`)",
                             sanitize::line(value)
                         ));
@@ -141,7 +141,7 @@ pub fn parse_plan_args(arg: &str) -> Result<(PlanOpts, &str), String> {
                 }
             }
             _ => {
-                return Err(format!(
+                return Err(crate::tui::error::failed!(
                     "/plan: unknown option `{}`; /plan takes --width N and --retry-failed",
                     sanitize::line(word)
                 ));
@@ -194,15 +194,26 @@ mod tests {
             p("add --width 2"),
             Ok((PlanOpts::default(), "add --width 2"))
         );
-        assert!(p("--width 0 x").unwrap_err().contains("at least 1"));
-        assert!(p("--width -1 x").unwrap_err().contains("not `-1`"));
-        assert!(p("--width").unwrap_err().contains("needs a number"));
+        assert!(
+            p("--width 0 x")
+                .unwrap_err()
+                .as_str()
+                .contains("at least 1")
+        );
+        assert!(p("--width -1 x").unwrap_err().as_str().contains("not `-1`"));
+        assert!(
+            p("--width")
+                .unwrap_err()
+                .as_str()
+                .contains("needs a number")
+        );
         assert!(
             p("--retry-failed=yes")
                 .unwrap_err()
+                .as_str()
                 .contains("unknown option")
         );
         // Hostile text in an error is neutralised.
-        assert!(!p("--\u{1b}[2J x").unwrap_err().contains('\u{1b}'));
+        assert!(!p("--\u{1b}[2J x").unwrap_err().as_str().contains('\u{1b}'));
     }
 }

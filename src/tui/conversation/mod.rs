@@ -118,7 +118,7 @@ impl Conversation {
     }
 
     /// The configured model, or what to configure (a run without an agent sets it).
-    pub fn set_provider(&mut self, provider: Result<String, String>) {
+    pub fn set_provider(&mut self, provider: Result<String, crate::tui::error::Failure>) {
         self.agent.set_provider(provider);
     }
 
@@ -241,13 +241,17 @@ impl Conversation {
 
     /// What `$EDITOR` left (Ctrl-G): the draft is replaced by it (sanitised like a paste), or
     /// the status says why not.
-    pub fn draft_edited(&mut self, result: Result<String, String>, ctx: &mut Ctx<'_>) {
+    pub fn draft_edited(
+        &mut self,
+        result: Result<String, crate::tui::editor::EditorError>,
+        ctx: &mut Ctx<'_>,
+    ) {
         match result {
             Ok(text) => {
                 self.editor.composer_mut().put(&text);
                 ctx.say("The message is back from the editor: Enter sends it.");
             }
-            Err(why) => ctx.fail(why),
+            Err(why) => ctx.fail(why.to_string()),
         }
     }
 

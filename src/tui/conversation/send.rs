@@ -76,7 +76,7 @@ impl Conversation {
     /// Why a message cannot be sent now, if it cannot (the editor keeps the text).
     pub fn send_blocked(&self, detail: Option<&crate::tui::browse::Detail>) -> Option<String> {
         if let Err(m) = &self.next_model(detail) {
-            return Some(format!("Cannot send: {}", sanitize::line(m)));
+            return Some(format!("Cannot send: {}", sanitize::line(m.as_str())));
         }
         if self.turn_active() {
             return Some("A turn is running: wait for it, or Esc to cancel it.".into());
@@ -196,7 +196,7 @@ impl Conversation {
     /// Ctrl-R: the calls a stopped session left are run again.
     pub(super) fn rerun_interrupted(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         if let Err(m) = &self.next_model(ctx.detail()) {
-            let m = sanitize::line(m).into_owned();
+            let m = sanitize::line(m.as_str()).into_owned();
             ctx.fail(format!("Cannot rerun: {m}"));
             return Vec::new();
         }

@@ -18,7 +18,7 @@ impl Conversation {
             return Vec::new();
         }
         if let Err(m) = self.agent.provider() {
-            let m = sanitize::line(m).into_owned();
+            let m = sanitize::line(m.as_str()).into_owned();
             ctx.fail(format!("/compact needs a model: {m}"));
             return Vec::new();
         }
@@ -40,13 +40,13 @@ impl Conversation {
         if arg.is_empty() {
             match &self.next_model(ctx.detail()) {
                 Ok(m) => {
-                    let m = sanitize::line(m).into_owned();
+                    let m = sanitize::line(m.as_str()).into_owned();
                     ctx.say(format!(
                         "Model: {m}. Asking the server which models it offers… (/model NAME switches)"
                     ));
                 }
                 Err(e) => {
-                    let e = sanitize::line(e).into_owned();
+                    let e = sanitize::line(e.as_str()).into_owned();
                     ctx.fail(e);
                     return Vec::new();
                 }

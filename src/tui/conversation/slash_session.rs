@@ -44,7 +44,7 @@ impl Conversation {
             return Vec::new();
         }
         if let Err(m) = self.agent.provider() {
-            let m = sanitize::line(m).into_owned();
+            let m = sanitize::line(m.as_str()).into_owned();
             ctx.fail(format!("/plan needs a model: {m}"));
             return Vec::new();
         }

@@ -27,7 +27,11 @@ impl Conversation {
             return Vec::new();
         }
         let ok = o.result.is_ok();
-        let msg = sanitize::line(o.result.as_ref().unwrap_or_else(|e| e)).into_owned();
+        let msg = match &o.result {
+            Ok(said) => sanitize::line(said),
+            Err(e) => sanitize::line(e.as_str()),
+        }
+        .into_owned();
         match (o.intent, ok) {
             (Intent::Model | Intent::Provider, true) => {
                 ctx.say(msg);
@@ -184,7 +188,10 @@ impl Conversation {
     /// own (kept in its header, `/model`), else the configured one. A session that keeps a
     /// `[providers.NAME]` profile (`/provider`) has its model even when nothing else is
     /// configured: the runtime runs it on that profile (and says so if it cannot).
-    pub fn next_model(&self, detail: Option<&Detail>) -> Result<String, String> {
+    pub fn next_model(
+        &self,
+        detail: Option<&Detail>,
+    ) -> Result<String, crate::tui::error::Failure> {
         let d = detail.filter(|_| !self.draft);
         let switched = d.and_then(|d| self.agent.switched_model(&d.id));
         let header = d.and_then(|d| d.header.as_ref());

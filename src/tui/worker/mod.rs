@@ -23,8 +23,9 @@ const USAGE_BATCH: i64 = 2048;
 const HISTORY: usize = 200;
 
 /// Runs one request synchronously (tests and headless runs; nothing is kept between calls).
-pub fn handle(sessions: &Sessions, request: Request) -> Result<Reply, String> {
-    run(sessions, &mut FilterState::default(), &|| false, request).map_err(|e| e.to_string())
+pub fn handle(sessions: &Sessions, request: Request) -> Result<Reply, crate::tui::error::Failure> {
+    run(sessions, &mut FilterState::default(), &|| false, request)
+        .map_err(|e| crate::tui::error::Failure::new(e.to_string()))
 }
 
 /// Runs one request. `filter` is the filter's state kept between requests; `stale` tells a
@@ -465,8 +466,8 @@ fn worker_loop(sessions: Sessions, rx: Receiver<Job>, filters: &AtomicU64, deliv
         if let Some(job) = queue.pop_front() {
             let at = filters.load(Ordering::SeqCst);
             let stale = || filters.load(Ordering::SeqCst) != at;
-            let result =
-                run(&sessions, &mut filter, &stale, job.request).map_err(|e| e.to_string());
+            let result = run(&sessions, &mut filter, &stale, job.request)
+                .map_err(|e| crate::tui::error::Failure::new(e.to_string()));
             deliver(Done {
                 token: job.token,
                 result,

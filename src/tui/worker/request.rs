@@ -312,5 +312,5 @@ pub struct Done {
     /// The job's token.
     pub token: u64,
     /// The result, or a one-line user-facing error.
-    pub result: Result<Reply, String>,
+    pub result: Result<Reply, crate::tui::error::Failure>,
 }
