@@ -130,3 +130,37 @@ pub fn edit(guard: &mut Guard, input: &InputPause, text: &str) -> Result<String,
     let edited = edited.map_err(|e| EditorError::ReadDraft(crate::session::io_error(&e)))?;
     Ok(edited.strip_suffix('\n').unwrap_or(&edited).to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn editor_errors_read_as_one_line_saying_what_to_do() {
+        assert_eq!(
+            EditorError::Unset.to_string(),
+            "Ctrl-G opens $VISUAL or $EDITOR: neither is set (e.g. export EDITOR=vim)"
+        );
+        let exited = EditorError::Exited {
+            editor: "vim".into(),
+            status: std::process::ExitStatus::from_raw(1 << 8),
+        };
+        assert_eq!(
+            exited.to_string(),
+            "the editor (vim) exited with exit status: 1; the message is as it was"
+        );
+        let run = EditorError::Run {
+            editor: "nano -w".into(),
+            reason: "no such file or folder".into(),
+        };
+        assert_eq!(
+            run.to_string(),
+            "cannot run the editor (nano -w): no such file or folder"
+        );
+        assert_eq!(
+            EditorError::ReadDraft("permission denied".into()).to_string(),
+            "cannot read the edited draft: permission denied"
+        );
+    }
+}
