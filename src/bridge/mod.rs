@@ -648,7 +648,7 @@ impl Bridge<'_> {
             paths: WorkspacePaths::resolve(&self.opts.home, &workdir).map_err(|e| {
                 BridgeError::new(
                     ErrorCode::InvalidCwd,
-                    crate::sanitize::line(&e).into_owned(),
+                    crate::sanitize::line(&e.to_string()).into_owned(),
                 )
             })?,
         };
