@@ -58,7 +58,7 @@ fn run() -> Result<(), String> {
     let loc = match &args.home {
         Some(home) => Location {
             home: home.clone(),
-            paths: WorkspacePaths::resolve(home, &args.workdir)?,
+            paths: WorkspacePaths::resolve(home, &args.workdir).map_err(|e| e.to_string())?,
         },
         None => Location::resolve(Some(&args.workdir)).map_err(|e| e.to_string())?,
     };

@@ -136,7 +136,18 @@ pub fn reconcile(stored: &[Message], history: &History) -> Reconciled {
     crate::runtime::agent::adopt::reconcile(stored, &history.messages)
 }
 
-fn content_text(content: &Value) -> Result<(String, usize), String> {
+/// Why a message's `content` cannot be read as text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum ContentError {
+    #[error("a text part without a string `text`")]
+    TextNotString,
+    #[error("a content part without a `type`")]
+    NoType,
+    #[error("`content` must be a string, an array of parts, or null")]
+    Shape,
+}
+
+fn content_text(content: &Value) -> Result<(String, usize), ContentError> {
     match content {
         Value::Null => Ok((String::new(), 0)),
         Value::String(s) => Ok((s.clone(), 0)),
@@ -147,21 +158,38 @@ fn content_text(content: &Value) -> Result<(String, usize), String> {
                 match p.get("type").and_then(Value::as_str) {
                     Some("text") => match p.get("text").and_then(Value::as_str) {
                         Some(t) => texts.push(t),
-                        None => return Err("a text part without a string `text`".into()),
+                        None => return Err(ContentError::TextNotString),
                     },
                     Some(_) => dropped += 1,
-                    None => return Err("a content part without a `type`".into()),
+                    None => return Err(ContentError::NoType),
                 }
             }
             Ok((texts.join("\n"), dropped))
         }
-        _ => Err("`content` must be a string, an array of parts, or null".into()),
+        _ => Err(ContentError::Shape),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unreadable_content_keeps_its_wire_words() {
+        let e = |v: Value| content_text(&v).unwrap_err().to_string();
+        assert_eq!(
+            e(serde_json::json!(7)),
+            "`content` must be a string, an array of parts, or null"
+        );
+        assert_eq!(
+            e(serde_json::json!([{"text": "x"}])),
+            "a content part without a `type`"
+        );
+        assert_eq!(
+            e(serde_json::json!([{"type": "text", "text": 1}])),
+            "a text part without a string `text`"
+        );
+    }
     use crate::bridge::protocol::{ChatFunction, ChatToolCall};
     use crate::session::Part;
     use serde_json::json;

@@ -626,7 +626,9 @@ impl Bridge<'_> {
             None => self.opts.workdir.clone(),
         };
         let workdir = match &dir {
-            Some(d) => absolute(d).map_err(|e| BridgeError::new(ErrorCode::InvalidCwd, e))?,
+            Some(d) => {
+                absolute(d).map_err(|e| BridgeError::new(ErrorCode::InvalidCwd, e.to_string()))?
+            }
             None => std::env::current_dir().map_err(|e| {
                 BridgeError::new(
                     ErrorCode::InvalidCwd,
@@ -648,7 +650,7 @@ impl Bridge<'_> {
             paths: WorkspacePaths::resolve(&self.opts.home, &workdir).map_err(|e| {
                 BridgeError::new(
                     ErrorCode::InvalidCwd,
-                    crate::sanitize::line(&e).into_owned(),
+                    crate::sanitize::line(&e.to_string()).into_owned(),
                 )
             })?,
         };
@@ -694,11 +696,17 @@ impl Bridge<'_> {
 
 const NO_ONE_TO_ASK: &str = "denied: the bridge's input is closed, so no one can approve it";
 
-fn absolute(p: &Path) -> Result<PathBuf, String> {
-    std::path::absolute(p).map_err(|e| {
-        format!(
-            "cwd {}: {e}",
-            crate::sanitize::line(&p.display().to_string())
-        )
+/// A `cwd` that cannot be made absolute (the current directory is gone).
+#[derive(Debug, thiserror::Error)]
+#[error("cwd {}: {source}", crate::sanitize::line(&path.display().to_string()))]
+struct CwdError {
+    path: PathBuf,
+    source: std::io::Error,
+}
+
+fn absolute(p: &Path) -> Result<PathBuf, CwdError> {
+    std::path::absolute(p).map_err(|source| CwdError {
+        path: p.to_path_buf(),
+        source,
     })
 }

@@ -70,12 +70,32 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+/// Why a flag's value was refused; clap prints it after naming the flag.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ValueError {
+    /// A count of zero where one is needed.
+    #[error("must be at least 1")]
+    Zero,
+    /// Not a whole number.
+    #[error("'{0}' is not a whole number")]
+    NotWhole(String),
+    /// Not an amount of dollars.
+    #[error("`{0}` is not an amount of dollars, e.g. 2.50")]
+    NotDollars(String),
+    /// Not a wire API name.
+    #[error("`{0}` is not one of chat, responses, anthropic")]
+    NotApi(String),
+    /// Not an approval policy name.
+    #[error("`{0}` is not one of ask, auto-edit, never-ask")]
+    NotPolicy(String),
+}
+
 /// A count that must be positive (`--limit 0` would print nothing).
-fn at_least_one(s: &str) -> Result<usize, String> {
+fn at_least_one(s: &str) -> Result<usize, ValueError> {
     match s.parse::<usize>() {
-        Ok(0) => Err("must be at least 1".into()),
+        Ok(0) => Err(ValueError::Zero),
         Ok(n) => Ok(n),
-        Err(_) => Err(format!("'{s}' is not a whole number")),
+        Err(_) => Err(ValueError::NotWhole(s.to_string())),
     }
 }
 
@@ -319,4 +339,24 @@ pub enum SkillCommand {
         /// The skill's name.
         name: String,
     },
+}
+
+#[cfg(test)]
+mod value_tests {
+    use super::*;
+
+    #[test]
+    fn refused_values_keep_their_words() {
+        assert_eq!(
+            at_least_one("0").unwrap_err().to_string(),
+            "must be at least 1"
+        );
+        assert_eq!(
+            at_least_one("x").unwrap_err().to_string(),
+            "'x' is not a whole number"
+        );
+        assert_eq!(at_least_one("3").unwrap(), 3);
+        let e = Cli::try_parse_from(["neocode", "--list", "--limit", "0"]).unwrap_err();
+        assert!(e.to_string().contains("must be at least 1"), "{e}");
+    }
 }

@@ -286,7 +286,8 @@ fn list_sessions(cli: &Cli) -> CmdResult {
         branch: cli.branch.clone(),
     };
     if cli.all_workspaces {
-        let home = crate::session::home_dir().map_err(|e| Failure::usage(sanitize::line(&e)))?;
+        let home = crate::session::home_dir()
+            .map_err(|e| Failure::usage(sanitize::line(&e.to_string())))?;
         list::run_all(&home, opts)
     } else {
         list::run(&location(cli)?, opts)
@@ -392,7 +393,8 @@ fn cmd_name(cmd: &Command) -> &'static str {
 
 /// `neocode bridge`: serves until stdin ends; only a closed stdout is a failure.
 fn bridge_cmd(cli: &Cli, dialect: args::BridgeDialect, max_line_mib: u64) -> CmdResult {
-    let home = crate::session::home_dir().map_err(|e| Failure::usage(sanitize::line(&e)))?;
+    let home =
+        crate::session::home_dir().map_err(|e| Failure::usage(sanitize::line(&e.to_string())))?;
     let opts = crate::bridge::BridgeOptions {
         home: home.clone(),
         workdir: cli.workdir.clone(),

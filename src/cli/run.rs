@@ -13,6 +13,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::Failure;
+use super::args::ValueError;
 use super::out::Out;
 use crate::runtime::agent::{
     Agent, Commands, FailCode, FinishReason, Lease, LeaseError, Op, OpError, OpOutcome, Permission,
@@ -99,19 +100,19 @@ pub struct RunArgs {
     pub steer: bool,
 }
 
-fn parse_cost(s: &str) -> Result<f64, String> {
+fn parse_cost(s: &str) -> Result<f64, ValueError> {
     match s.trim().trim_start_matches('$').parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("`{s}` is not an amount of dollars, e.g. 2.50")),
+        _ => Err(ValueError::NotDollars(s.to_string())),
     }
 }
 
-fn parse_api(s: &str) -> Result<Api, String> {
-    Api::parse(s).ok_or_else(|| format!("`{s}` is not one of chat, responses, anthropic"))
+fn parse_api(s: &str) -> Result<Api, ValueError> {
+    Api::parse(s).ok_or_else(|| ValueError::NotApi(s.to_string()))
 }
 
-fn parse_policy(s: &str) -> Result<ApprovalPolicy, String> {
-    ApprovalPolicy::parse(s).ok_or_else(|| format!("`{s}` is not one of ask, auto-edit, never-ask"))
+fn parse_policy(s: &str) -> Result<ApprovalPolicy, ValueError> {
+    ApprovalPolicy::parse(s).ok_or_else(|| ValueError::NotPolicy(s.to_string()))
 }
 
 /// Help text of `neocode run`.

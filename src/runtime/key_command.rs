@@ -8,8 +8,29 @@ use std::sync::Mutex;
 
 /// The command that ran and what it gave: the key (kept for the life of the process, so
 /// redaction can borrow it) or why there is none.
-type Ran = Option<(String, Result<&'static str, String>)>;
+type Ran = Option<(String, Result<&'static str, KeyCommandError>)>;
 static RAN: Mutex<Ran> = Mutex::new(None);
+
+/// Why `api_key_command` gave no key: how it failed, never what it printed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyCommandError {
+    /// `sh` could not be started (the I/O error, in words).
+    #[error("api_key_command cannot be started: {0}")]
+    Start(String),
+    /// The command exited unsuccessfully: with this status, or (`None`) by a signal.
+    #[error("api_key_command failed with {}; run it yourself to see why, or set NEOCODE_API_KEY", exit_how(*.0))]
+    Failed(Option<i32>),
+    /// The output is empty or is not one word.
+    #[error("api_key_command printed no key (its output must be the key alone, on one line)")]
+    NoKey,
+}
+
+fn exit_how(code: Option<i32>) -> String {
+    match code {
+        Some(c) => format!("exit status {c}"),
+        None => "a signal".to_string(),
+    }
+}
 
 fn lock() -> std::sync::MutexGuard<'static, Ran> {
     RAN.lock().unwrap_or_else(|p| p.into_inner())
@@ -17,7 +38,7 @@ fn lock() -> std::sync::MutexGuard<'static, Ran> {
 
 /// The key `cmd` gives: its trimmed standard output. Runs `cmd` with `sh -c` the first time
 /// only; later calls (another turn, another provider) get the same answer.
-pub fn run_once(cmd: &str) -> Result<String, String> {
+pub fn run_once(cmd: &str) -> Result<String, KeyCommandError> {
     let mut ran = lock();
     if let Some((c, out)) = ran.as_ref()
         && c == cmd
@@ -37,7 +58,7 @@ pub fn cached(cmd: &str) -> Option<&'static str> {
     }
 }
 
-fn run(cmd: &str) -> Result<String, String> {
+fn run(cmd: &str) -> Result<String, KeyCommandError> {
     let out = Command::new("sh")
         .arg("-c")
         .arg(cmd)
@@ -45,27 +66,13 @@ fn run(cmd: &str) -> Result<String, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .output()
-        .map_err(|e| {
-            format!(
-                "api_key_command cannot be started: {}",
-                crate::session::io_error(&e)
-            )
-        })?;
+        .map_err(|e| KeyCommandError::Start(crate::session::io_error(&e)))?;
     if !out.status.success() {
-        let how = match out.status.code() {
-            Some(c) => format!("exit status {c}"),
-            None => "a signal".to_string(),
-        };
-        return Err(format!(
-            "api_key_command failed with {how}; run it yourself to see why, or set NEOCODE_API_KEY"
-        ));
+        return Err(KeyCommandError::Failed(out.status.code()));
     }
     let key = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if key.is_empty() || key.contains(char::is_whitespace) {
-        return Err(
-            "api_key_command printed no key (its output must be the key alone, on one line)"
-                .to_string(),
-        );
+        return Err(KeyCommandError::NoKey);
     }
     Ok(key)
 }

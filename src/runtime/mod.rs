@@ -37,13 +37,13 @@ pub use sessions::Sessions;
 pub enum LocationError {
     /// The neocode home cannot be found.
     #[error("{0}")]
-    Home(String),
+    Home(crate::session::HomeError),
     /// The current directory cannot be read.
     #[error("cannot read the current directory: {0}")]
     CurrentDir(std::io::Error),
     /// The workspace of the directory cannot be resolved.
     #[error("{0}")]
-    Workspace(String),
+    Workspace(crate::session::WorkspaceError),
 }
 
 /// Where neocode keeps data and which workspace it acts on.

@@ -29,7 +29,8 @@ pub use store::{
     now_ms, validate_id,
 };
 pub use workspace::{
-    WorkspacePaths, home_dir, private_dir, private_file, workspace_hash, workspace_root,
+    HomeError, WorkspaceError, WorkspacePaths, home_dir, private_dir, private_file, workspace_hash,
+    workspace_root,
 };
 
 #[doc(hidden)]

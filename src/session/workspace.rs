@@ -8,34 +8,62 @@ use sha2::{Digest, Sha256};
 
 use super::error::{Result, StoreError};
 
+/// Why [`home_dir`] found no neocode home.
+#[derive(Debug, thiserror::Error)]
+pub enum HomeError {
+    /// `$NEOCODE_HOME` is relative and the current directory cannot be read.
+    #[error("cannot read the current directory: {0}")]
+    CurrentDir(std::io::Error),
+    /// Neither variable is set.
+    #[error(
+        "neither NEOCODE_HOME nor HOME is set; set NEOCODE_HOME to a folder for neocode's data"
+    )]
+    Unset,
+}
+
+/// Why [`workspace_root`] cannot resolve a directory to a workspace.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    /// The directory cannot be opened (missing, no permission, a dangling link).
+    #[error("cannot open workspace {}: {source}", path.display())]
+    Open {
+        /// The directory given.
+        path: PathBuf,
+        /// What the file system said.
+        source: std::io::Error,
+    },
+    /// The path names something other than a directory.
+    #[error("workspace {} is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+}
+
 /// The neocode home: `$NEOCODE_HOME`, else `~/.neocode`.
-pub fn home_dir() -> std::result::Result<PathBuf, String> {
+pub fn home_dir() -> std::result::Result<PathBuf, HomeError> {
     if let Some(h) = std::env::var_os("NEOCODE_HOME").filter(|h| !h.is_empty()) {
         let p = PathBuf::from(h);
         return Ok(if p.is_absolute() {
             p
         } else {
             std::env::current_dir()
-                .map_err(|e| format!("cannot read the current directory: {e}"))?
+                .map_err(HomeError::CurrentDir)?
                 .join(p)
         });
     }
     match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
         Some(h) => Ok(PathBuf::from(h).join(".neocode")),
-        None => Err(
-            "neither NEOCODE_HOME nor HOME is set; set NEOCODE_HOME to a folder for neocode's data"
-                .into(),
-        ),
+        None => Err(HomeError::Unset),
     }
 }
 
 /// The workspace root for `dir`: absolute, symlinks resolved, and the top level of the git
 /// work tree when inside one (found by walking up to a `.git` entry; no git binary needed).
-pub fn workspace_root(dir: &Path) -> std::result::Result<PathBuf, String> {
-    let canon = fs::canonicalize(dir)
-        .map_err(|e| format!("cannot open workspace {}: {e}", dir.display()))?;
+pub fn workspace_root(dir: &Path) -> std::result::Result<PathBuf, WorkspaceError> {
+    let canon = fs::canonicalize(dir).map_err(|source| WorkspaceError::Open {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     if !canon.is_dir() {
-        return Err(format!("workspace {} is not a directory", canon.display()));
+        return Err(WorkspaceError::NotADirectory(canon));
     }
     let mut cur = Some(canon.as_path());
     while let Some(d) = cur {
@@ -72,7 +100,7 @@ impl WorkspacePaths {
     }
 
     /// Resolves `dir` to its workspace root and returns that workspace's paths under `home`.
-    pub fn resolve(home: &Path, dir: &Path) -> std::result::Result<WorkspacePaths, String> {
+    pub fn resolve(home: &Path, dir: &Path) -> std::result::Result<WorkspacePaths, WorkspaceError> {
         Ok(WorkspacePaths::new(home, &workspace_root(dir)?))
     }
 
@@ -193,5 +221,32 @@ mod tests {
         let b = workspace_root(&t.path().join("link")).unwrap();
         assert_eq!(a, b);
         assert_eq!(a, fs::canonicalize(&repo).unwrap());
+    }
+
+    #[test]
+    fn a_missing_or_non_directory_workspace_reads_as_one_line() {
+        let t = tempfile::tempdir().unwrap();
+        let gone = t.path().join("gone");
+        let e = workspace_root(&gone).unwrap_err();
+        assert!(matches!(e, WorkspaceError::Open { .. }));
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "cannot open workspace {}: No such file or directory (os error 2)",
+                gone.display()
+            )
+        );
+        let file = t.path().join("f");
+        fs::write(&file, "x").unwrap();
+        let e = WorkspacePaths::resolve(t.path(), &file).unwrap_err();
+        let canon = fs::canonicalize(&file).unwrap();
+        assert_eq!(
+            e.to_string(),
+            format!("workspace {} is not a directory", canon.display())
+        );
+        assert_eq!(
+            HomeError::Unset.to_string(),
+            "neither NEOCODE_HOME nor HOME is set; set NEOCODE_HOME to a folder for neocode's data"
+        );
     }
 }

@@ -144,25 +144,34 @@ impl HostResult {
 
 /// Checks a host receipt (`NonokaExternalToolReceipt`): its `completeness` and `truncated`
 /// when present, and its `verification` when present. `Ok(None)`: no verification.
-fn check_receipt(result: &Value) -> Result<Option<Receipt>, String> {
+/// Why a host receipt is refused (the message names the field).
+#[derive(Debug, thiserror::Error)]
+enum BadReceipt {
+    #[error("at `completeness`: {0} is not complete, partial or unknown")]
+    Completeness(Value),
+    #[error("at `truncated`: not a boolean")]
+    Truncated,
+    #[error("at `verification` {0}")]
+    Verification(crate::runtime::tools::verification::ReceiptError),
+}
+
+fn check_receipt(result: &Value) -> Result<Option<Receipt>, BadReceipt> {
     let Some(obj) = result.as_object() else {
         return Ok(None);
     };
     if let Some(c) = obj.get("completeness")
         && !matches!(c.as_str(), Some("complete" | "partial" | "unknown"))
     {
-        return Err(format!(
-            "at `completeness`: {c} is not complete, partial or unknown"
-        ));
+        return Err(BadReceipt::Completeness(c.clone()));
     }
     if obj.get("truncated").is_some_and(|t| !t.is_boolean()) {
-        return Err("at `truncated`: not a boolean".into());
+        return Err(BadReceipt::Truncated);
     }
     match obj.get("verification") {
         None | Some(Value::Null) => Ok(None),
         Some(v) => Receipt::parse(v)
             .map(Some)
-            .map_err(|e| format!("at `verification` {e}")),
+            .map_err(BadReceipt::Verification),
     }
 }
 
@@ -170,7 +179,10 @@ fn host_result(m: &Message) -> HostResult {
     let mut text = tool_text(m);
     let (verification, invalid) = match m.result.as_ref().map(check_receipt) {
         Some(Ok(v)) => (v, None),
-        Some(Err(e)) => (None, Some(crate::sanitize::line(&e).into_owned())),
+        Some(Err(e)) => (
+            None,
+            Some(crate::sanitize::line(&e.to_string()).into_owned()),
+        ),
         None => (None, None),
     };
     if let Some(v) = &verification {

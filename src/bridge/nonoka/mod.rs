@@ -92,19 +92,31 @@ pub(super) fn watch_signals(tx: Sender<Input>) {
 
 /// A store of its own under `scratch` (a throwaway home) for the workspace `root`, and a
 /// session in it.
-fn scratch_session(scratch: &std::path::Path, root: &str) -> Result<(Sessions, String), String> {
-    crate::session::private_dir(scratch).map_err(|e| e.to_string())?;
+/// Why the scratch store for a title could not be opened.
+#[derive(Debug, thiserror::Error)]
+enum ScratchError {
+    /// The scratch folder cannot be made.
+    #[error("{0}")]
+    Dir(#[from] std::io::Error),
+    /// The store in it cannot be opened or written.
+    #[error("{0}")]
+    Store(#[from] crate::session::StoreError),
+}
+
+fn scratch_session(
+    scratch: &std::path::Path,
+    root: &str,
+) -> Result<(Sessions, String), ScratchError> {
+    crate::session::private_dir(scratch)?;
     let loc = Location {
         home: scratch.to_path_buf(),
         paths: WorkspacePaths::new(scratch, std::path::Path::new(root)),
     };
-    let sessions = Sessions::open(&loc).map_err(|e| e.to_string())?;
-    let header = sessions
-        .new_session(NewSession {
-            workdir: root.to_string(),
-            ..NewSession::default()
-        })
-        .map_err(|e| e.to_string())?;
+    let sessions = Sessions::open(&loc)?;
+    let header = sessions.new_session(NewSession {
+        workdir: root.to_string(),
+        ..NewSession::default()
+    })?;
     Ok((sessions, header.id))
 }
 
@@ -508,7 +520,7 @@ impl Bridge<'_> {
                 let _ = std::fs::remove_dir_all(&scratch);
                 return Err(BridgeError::new(
                     ErrorCode::Storage,
-                    crate::sanitize::line(&e).into_owned(),
+                    crate::sanitize::line(&e.to_string()).into_owned(),
                 ));
             }
         };

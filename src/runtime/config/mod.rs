@@ -186,6 +186,9 @@ pub enum ConfigError {
     /// No usable provider is configured (what to set, in words: [`ProviderStatus::Missing`]).
     #[error("{0}")]
     Missing(String),
+    /// `api_key_command` gave no key.
+    #[error("{0}")]
+    KeyCommand(#[from] crate::runtime::key_command::KeyCommandError),
 }
 
 impl From<ConfigError> for String {

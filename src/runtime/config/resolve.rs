@@ -49,7 +49,7 @@ impl Settings {
         match self.provider_status() {
             ProviderStatus::Missing(m) => Err(ConfigError::Missing(m)),
             ProviderStatus::Ready { base_url, model } => {
-                let key = self.resolved_key().map_err(ConfigError::Missing)?;
+                let key = self.resolved_key()?;
                 let mut s = OpenAiSettings::new(&base_url, &model, key);
                 s.connect_timeout = self.connect_timeout;
                 s.idle_timeout = self.idle_timeout;
@@ -109,7 +109,7 @@ impl Settings {
 
     /// The key to send: the variable's, else `api_key_command`'s output (the command runs
     /// once per process); an error says why the command gave none, never what it printed.
-    fn resolved_key(&self) -> Result<Option<String>, String> {
+    fn resolved_key(&self) -> Result<Option<String>, crate::runtime::key_command::KeyCommandError> {
         if let Some(k) = &self.api_key {
             return Ok(Some(k.clone()));
         }
