@@ -231,6 +231,16 @@ pub fn tool_names(req: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// How many messages of `role` a chat-completions request body sends.
+pub fn messages_of_role(req: &Value, role: &str) -> usize {
+    req["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == role)
+        .count()
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

@@ -1078,12 +1078,7 @@ fn a_prompt_that_was_never_answered_is_not_stored_again() {
     let users = s.messages.iter().filter(|m| m.role == Role::User).count();
     assert_eq!(users, 1, "{:#?}", s.messages);
     let sent = srv.requests()[1].json();
-    let user_msgs = sent["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .count();
+    let user_msgs = support::messages_of_role(&sent, "user");
     assert_eq!(user_msgs, 1);
 }
 

@@ -625,12 +625,7 @@ fn a_tool_turn_comes_back_in_the_ai_sdk_shape_and_continues_without_fork_or_reru
     // The model was asked three times and saw the one stored result once.
     assert_eq!(env.server.request_count(), 3);
     let third = env.server.requests()[2].json();
-    let tools = third["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .count();
+    let tools = support::messages_of_role(&third, "tool");
     assert_eq!(tools, 1);
 }
 
