@@ -517,6 +517,11 @@ fn turn(
     (id, events)
 }
 
+/// What the MCP server's `write_note` left in the workspace.
+fn note(env: &Env) -> String {
+    std::fs::read_to_string(env.workdir.join("note.txt")).unwrap()
+}
+
 fn finished_ok(events: &[TurnEvent]) {
     match events.last() {
         Some(TurnEvent::Finished {
@@ -581,10 +586,7 @@ fn agent_offers_mcp_tools_and_asks_for_mutating_ones() {
 
     let (_, events) = turn(&agent, Target::Resume(id), "again", Some(true));
     finished_ok(&events);
-    assert_eq!(
-        std::fs::read_to_string(env.workdir.join("note.txt")).unwrap(),
-        "approved"
-    );
+    assert_eq!(note(&env), "approved");
 }
 
 fn always_and_never_ask_cover_mutating_mcp_tools() {
@@ -615,10 +617,7 @@ fn always_and_never_ask_cover_mutating_mcp_tools() {
     // "always" is session state: the next turn does not ask (turn() panics if it does).
     let (_, events) = turn(&agent, Target::Resume(id), "again", None);
     finished_ok(&events);
-    assert_eq!(
-        std::fs::read_to_string(env.workdir.join("note.txt")).unwrap(),
-        "two"
-    );
+    assert_eq!(note(&env), "two");
 
     let (env, srv) = Env::new(
         "sk-test",
@@ -630,10 +629,7 @@ fn always_and_never_ask_cover_mutating_mcp_tools() {
     ]);
     let (_, events) = turn(&env.agent(&srv), Target::New, "note", None);
     finished_ok(&events);
-    assert_eq!(
-        std::fs::read_to_string(env.workdir.join("note.txt")).unwrap(),
-        "free"
-    );
+    assert_eq!(note(&env), "free");
 }
 
 fn neocode_run_calls_mcp_tools_and_asks_for_mutating_ones() {
@@ -655,10 +651,7 @@ fn neocode_run_calls_mcp_tools_and_asks_for_mutating_ones() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(
-        std::fs::read_to_string(env.workdir.join("note.txt")).unwrap(),
-        "from run"
-    );
+    assert_eq!(note(&env), "from run");
 }
 
 fn agent_stores_image_results_as_assets() {

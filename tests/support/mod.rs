@@ -221,6 +221,26 @@ pub fn steps_requested(srv: &ScriptedServer) -> Vec<String> {
 }
 
 /// A process's standard output, lossily decoded.
+/// The names of the tools a chat-completions request body offers the model.
+pub fn tool_names(req: &Value) -> Vec<&str> {
+    req["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect()
+}
+
+/// How many messages of `role` a chat-completions request body sends.
+pub fn messages_of_role(req: &Value, role: &str) -> usize {
+    req["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == role)
+        .count()
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

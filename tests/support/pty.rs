@@ -47,6 +47,9 @@ pub fn run_typed(cmd: CommandBuilder, input: &str, rows: u16, cols: u16) -> (Exi
 }
 
 /// A running `neocode` in a pty of a fixed size.
+/// Environment variables set for the program, as `(name, value)` pairs.
+pub type Envs<'a> = &'a [(&'a str, &'a str)];
+
 pub struct Pty {
     child: Box<dyn Child + Send + Sync>,
     writer: Box<dyn Write + Send>,
@@ -76,13 +79,7 @@ impl Pty {
 
     /// Starts `neocode <args>` (no `--workdir` added) with `NEOCODE_HOME=<home>` and `envs`,
     /// in the folder above `home`.
-    pub fn spawn_args(
-        home: &Path,
-        args: &[&str],
-        envs: &[(&str, &str)],
-        rows: u16,
-        cols: u16,
-    ) -> Pty {
+    pub fn spawn_args(home: &Path, args: &[&str], envs: Envs, rows: u16, cols: u16) -> Pty {
         let pair = open(rows, cols);
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_neocode"));
         cmd.env("NEOCODE_HOME", home);

@@ -152,3 +152,18 @@ pub fn stopped_growing(files: &[PathBuf]) -> Result<(), String> {
 pub fn writer_loop(log: &str) -> String {
     format!("while :; do date >> {log}; sleep 0.2; done")
 }
+
+/// This test binary, set to run only the ignored test `name` in `module` (a stand-in for
+/// neocode that the caller kills), with its output dropped.
+pub fn stand_in(module: &str, name: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "--exact",
+        &crate::support::rerun::test_name(module, name),
+        "--nocapture",
+        "--ignored",
+    ])
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null());
+    cmd
+}

@@ -9,7 +9,7 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 use neocode::runtime::agent::{
-    FinishReason, Op, OpError, OpOutcome, Sink, Target, TurnCommand, TurnEvent, TurnRequest,
+    Agent, FinishReason, Op, OpError, OpOutcome, Sink, Target, TurnCommand, TurnEvent, TurnRequest,
 };
 use neocode::session::Role;
 use neocode::testkit::scripted::{Reply, ScriptedServer};
@@ -35,6 +35,14 @@ fn write_then_text() -> ScriptedServer {
     .unwrap()
 }
 
+/// A workspace whose agent's server writes `port.txt`, then answers.
+fn writing_agent() -> (Env, ScriptedServer, Agent) {
+    let env = Env::new(KEY, "");
+    let srv = write_then_text();
+    let agent = env.agent(&srv);
+    (env, srv, agent)
+}
+
 fn until_finished(rx: &Receiver<TurnEvent>) -> FinishReason {
     loop {
         if let TurnEvent::Finished { reason, .. } =
@@ -47,9 +55,7 @@ fn until_finished(rx: &Receiver<TurnEvent>) -> FinishReason {
 
 #[test]
 fn a_sink_built_with_the_turns_commands_answers_its_approval() {
-    let env = Env::new(KEY, "");
-    let srv = write_then_text();
-    let agent = env.agent(&srv);
+    let (env, _srv, agent) = writing_agent();
     let (tx, rx) = channel();
     // As `neocode run` answers on the terminal: from the turn's own thread, with the
     // commands the sink was built with (nothing patched in after the turn started).
@@ -79,9 +85,7 @@ fn a_sink_built_with_the_turns_commands_answers_its_approval() {
 
 #[test]
 fn commands_reach_the_turn_this_process_runs_and_not_an_ended_one() {
-    let env = Env::new(KEY, "");
-    let srv = write_then_text();
-    let agent = env.agent(&srv);
+    let (env, _srv, agent) = writing_agent();
     let (tx, rx) = channel();
     let Ok(OpOutcome::Started(started)) = agent.submit(Target::New, turn("write it"), Sink::to(tx))
     else {

@@ -316,13 +316,30 @@ fn dated_provider(base: &str, backoff: Duration) -> OpenAi {
     OpenAi::new(s).unwrap()
 }
 
+type Arrived = std::sync::Arc<std::sync::Mutex<Vec<Instant>>>;
+
+/// One call against a 429 whose `Retry-After` is the date `from_now` away, then `reply`;
+/// the provider backs off by `backoff`. The call's result and when each request arrived.
+fn after_a_dated_429(
+    from_now: chrono::Duration,
+    reply: &str,
+    backoff: Duration,
+) -> (
+    Result<neocode::runtime::provider::Completion, neocode::runtime::provider::ProviderError>,
+    Arrived,
+) {
+    let at = chrono::Utc::now() + from_now;
+    let (base, arrived) = dated_server(vec![limited(&http_date(at)), answered(reply)]);
+    let mut p = dated_provider(&base, backoff);
+    (call(&mut p).1, arrived)
+}
+
 #[test]
 fn retry_after_as_an_http_date_is_waited_for() {
     // Three seconds ahead, cut to whole seconds by the format: a wait of more than two.
-    let at = chrono::Utc::now() + chrono::Duration::seconds(3);
-    let (base, arrived) = dated_server(vec![limited(&http_date(at)), answered("ok at last")]);
-    let mut p = dated_provider(&base, Duration::from_millis(20));
-    let c = call(&mut p).1.unwrap();
+    let ahead = chrono::Duration::seconds(3);
+    let (c, arrived) = after_a_dated_429(ahead, "ok at last", Duration::from_millis(20));
+    let c = c.unwrap();
     assert_eq!(c.text, "ok at last");
     let arrived = arrived.lock().unwrap();
     assert_eq!(arrived.len(), 2);
@@ -336,20 +353,21 @@ fn retry_after_as_an_http_date_is_waited_for() {
 #[test]
 fn retry_after_as_a_past_date_retries_at_once() {
     // The backoff alone is longer than any wait allowed: only "at once" gets a second try.
-    let past = chrono::Utc::now() - chrono::Duration::hours(1);
-    let (base, arrived) = dated_server(vec![limited(&http_date(past)), answered("ok")]);
-    let mut p = dated_provider(&base, Duration::from_secs(120));
-    let c = call(&mut p).1.unwrap();
+    let ago = -chrono::Duration::hours(1);
+    let (c, arrived) = after_a_dated_429(ago, "ok", Duration::from_secs(120));
+    let c = c.unwrap();
     assert_eq!(c.text, "ok");
     assert_eq!(arrived.lock().unwrap().len(), 2);
 }
 
 #[test]
 fn retry_after_as_a_far_date_is_not_waited_for() {
-    let later = chrono::Utc::now() + chrono::Duration::hours(2);
-    let (base, arrived) = dated_server(vec![limited(&http_date(later)), answered("never")]);
-    let mut p = dated_provider(&base, Duration::from_millis(20));
-    let e = call(&mut p).1.unwrap_err();
+    let (e, arrived) = after_a_dated_429(
+        chrono::Duration::hours(2),
+        "never",
+        Duration::from_millis(20),
+    );
+    let e = e.unwrap_err();
     assert_eq!(e.kind, ErrorKind::RateLimited);
     assert!(e.message.contains("retry after 71"), "{}", e.message);
     assert_eq!(

@@ -186,14 +186,9 @@ fn a_limit_exits_3_and_holds_across_restarts_until_raised() {
     let text = stdout(&o);
     assert!(o.status.success(), "{}", stderr(&o));
     let runtime = &text[text.find("Runtime").expect(&text)..];
-    assert!(
-        runtime.contains("turns") && runtime.contains("1 / 1"),
-        "{text}"
-    );
-    assert!(
-        runtime.contains("stopped") && runtime.contains("max_turns"),
-        "{text}"
-    );
+    for want in ["turns", "1 / 1", "stopped", "max_turns"] {
+        has(runtime, want);
+    }
 
     let o = env.run(&srv, &["run", "--continue"]);
     assert_eq!(
@@ -465,13 +460,18 @@ fn sigkill_between_call_and_result_then_continue_runs_only_the_unanswered_call()
     assert_eq!(srv.request_count(), 2);
 }
 
-#[test]
-fn compact_command_keeps_the_transcript_and_the_model_is_sent_the_summary() {
-    let (env, srv) = Env::new(KEY, "").with_server(vec![
+/// A workspace whose server answers "one", "two", then `summary` (what a compaction asks for).
+fn answering_one_two_then(summary: &str) -> (Env, ScriptedServer) {
+    Env::new(KEY, "").with_server(vec![
         Reply::text("one"),
         Reply::text("two"),
-        Reply::text("The user said hi twice."),
-    ]);
+        Reply::text(summary),
+    ])
+}
+
+#[test]
+fn compact_command_keeps_the_transcript_and_the_model_is_sent_the_summary() {
+    let (env, srv) = answering_one_two_then("The user said hi twice.");
     assert!(env.run(&srv, &["run", "hi"]).status.success());
     assert!(
         env.run(&srv, &["run", "--continue", "hi again"])
@@ -704,12 +704,9 @@ fn a_clean_close_mid_reply_is_a_cut_stored_incomplete_and_continuing_asks_again(
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(stdout(&o), "The answer is half a sen\n");
     let err = stderr(&o);
-    assert!(
-        err.contains("the reply was cut off after 24 characters")
-            && err.contains("continuing will ask again")
-            && err.contains("(stream_cut)"),
-        "{err}"
-    );
+    has(&err, "the reply was cut off after 24 characters");
+    has(&err, "continuing will ask again");
+    has(&err, "(stream_cut)");
     let s = env.show("last");
     assert_eq!(s["status"], "failed");
     assert_eq!(s["last_messages"][1]["text"], "The answer is half a sen");
@@ -844,11 +841,9 @@ fn continuing_a_finished_plan_run_says_nothing_was_run() {
 
 #[test]
 fn after_compact_the_export_reads_in_time_order_and_the_summary_headings_nest() {
-    let (env, srv) = Env::new(KEY, "").with_server(vec![
-        Reply::text("one"),
-        Reply::text("two"),
-        Reply::text("## Summary\n\nThe user said hi twice.\n\n```\n## not a heading\n```"),
-    ]);
+    let (env, srv) = answering_one_two_then(
+        "## Summary\n\nThe user said hi twice.\n\n```\n## not a heading\n```",
+    );
     assert!(env.run(&srv, &["run", "hi"]).status.success());
     std::thread::sleep(Duration::from_millis(20));
     assert!(

@@ -117,10 +117,14 @@ fn always_proposes_a_prefix_rule_and_keeps_it_at_each_scope() {
     // Each: always, Enter keeps the proposed rule, then the scope (Enter = this session).
     let (code, out) = on_tty(&env, &srv, &["three"], "a\n\n\na\n\nw\na\n\ne\n");
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("Rule: run_command(echo alpha *)"), "{out}");
-    assert!(out.contains("Kept for this session."), "{out}");
-    assert!(out.contains("Kept for this workspace."), "{out}");
-    assert!(out.contains("Kept for everywhere."), "{out}");
+    for line in [
+        "Rule: run_command(echo alpha *)",
+        "Kept for this session.",
+        "Kept for this workspace.",
+        "Kept for everywhere.",
+    ] {
+        has(&out, line);
+    }
     let ws_rules = std::fs::read_to_string(env.workdir.join(".neocode/permissions.toml")).unwrap();
     has(&ws_rules, "\"run_command(echo beta *)\"");
     assert!(

@@ -1,6 +1,7 @@
 //! Agent turns end to end in the library: the real OpenAI provider against the scripted server
 //! on 127.0.0.1, real tools, the real store. Every turn is checked in the store afterwards.
 
+use crate::support;
 use crate::support::agent::{Env, drive, watch};
 use crate::support::text::{has, starts};
 use crate::support::{assert_no_file_holds, finish};
@@ -137,12 +138,7 @@ fn text_turn_streams_and_is_persisted_with_usage_title_and_ledger() {
             .contains(&env.workdir.canonicalize().unwrap().display().to_string())
     );
     assert_eq!(msgs[1]["content"], "Say hello\nto me");
-    let tools: Vec<&str> = req["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let tools = support::tool_names(&req);
     assert!(
         tools.contains(&"update_plan") && tools.contains(&"write_file"),
         "{tools:?}"
@@ -1082,12 +1078,7 @@ fn a_prompt_that_was_never_answered_is_not_stored_again() {
     let users = s.messages.iter().filter(|m| m.role == Role::User).count();
     assert_eq!(users, 1, "{:#?}", s.messages);
     let sent = srv.requests()[1].json();
-    let user_msgs = sent["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .count();
+    let user_msgs = support::messages_of_role(&sent, "user");
     assert_eq!(user_msgs, 1);
 }
 

@@ -59,6 +59,11 @@ fn limit_reached(evs: &[TurnEvent], limit: &str) {
     }
 }
 
+/// A server that answers with `texts` in order.
+fn texts_server(texts: &[&str]) -> ScriptedServer {
+    ScriptedServer::start(texts.iter().map(|t| Reply::text(t)).collect()).unwrap()
+}
+
 /// The diamond drafted, then its steps answered with `texts` in order.
 fn diamond_answering(texts: &[&str]) -> (Env, ScriptedServer) {
     let (env, srv) = Env::new(KEY, "").with_server(draft(&diamond()));
@@ -593,12 +598,7 @@ fn parallel_steps_share_the_turn_budget_and_a_larger_budget_finishes_the_run() {
     }
 
     // A larger budget: the three stopped steps run again (answers straight away) and finish.
-    let srv2 = ScriptedServer::start(vec![
-        Reply::text("RESULT-1"),
-        Reply::text("RESULT-2"),
-        Reply::text("RESULT-3"),
-    ])
-    .unwrap();
+    let srv2 = texts_server(&["RESULT-1", "RESULT-2", "RESULT-3"]);
     let out = env
         .cmd(
             Some(&srv2),
@@ -838,12 +838,7 @@ fn sigkill_in_layer_two_then_resume_runs_only_the_unfinished_steps() {
     );
     assert_eq!(p.status("d"), StepStatus::Pending);
 
-    let srv2 = ScriptedServer::start(vec![
-        Reply::text("RESULT-c"),
-        Reply::text("RESULT-d"),
-        Reply::text("RESULT-e"),
-    ])
-    .unwrap();
+    let srv2 = texts_server(&["RESULT-c", "RESULT-d", "RESULT-e"]);
     let out = env
         .cmd(Some(&srv2), &["run", "--resume", &id])
         .output()

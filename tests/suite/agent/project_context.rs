@@ -2,6 +2,7 @@
 //! server on 127.0.0.1, the real store, and `neocode show` in a separate process. What the
 //! model server receives is the proof that instructions and skills reached the model.
 
+use crate::support;
 use crate::support::Succeeds;
 use crate::support::agent::{Env, drive, tool_message, watch};
 use crate::support::finish;
@@ -172,12 +173,7 @@ fn a_skill_activated_by_the_model_survives_resume_and_fork() {
         !sys0.contains("make deploy-staging"),
         "bodies wait for activation"
     );
-    let tools: Vec<&str> = req0["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let tools = support::tool_names(&req0);
     assert!(tools.contains(&"skill"), "{tools:?}");
     // The activation loaded the body through the tool result.
     let req2 = srv.requests()[2].json();

@@ -37,6 +37,16 @@ fn attacks() -> Vec<(&'static str, String)> {
     ]
 }
 
+/// A trusted workspace (no sandbox) holding `RULES` and the victim files.
+fn ruled_workspace_with_victims() -> Env {
+    let env = Env::new(KEY, NO_SANDBOX);
+    std::fs::create_dir_all(env.workdir.join(".neocode")).unwrap();
+    std::fs::write(env.workdir.join(".neocode/permissions.toml"), RULES).unwrap();
+    env.trust_workspace();
+    victims(&env);
+    env
+}
+
 fn victims(env: &Env) {
     for i in 1..=8 {
         std::fs::write(env.workdir.join(format!("v{i}")), "keep me").unwrap();
@@ -79,11 +89,7 @@ fn result<'a>(lines: &'a [Value], id: &str) -> &'a Value {
 
 #[test]
 fn attack_lines_that_passed_the_rules_remove_nothing_under_never_ask() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    std::fs::create_dir_all(env.workdir.join(".neocode")).unwrap();
-    std::fs::write(env.workdir.join(".neocode/permissions.toml"), RULES).unwrap();
-    env.trust_workspace();
-    victims(&env);
+    let env = ruled_workspace_with_victims();
     let (_, lines) = run(&env, "never-ask");
     for (i, (id, line)) in attacks().iter().enumerate() {
         let v = env.workdir.join(format!("v{}", i + 1));
@@ -104,11 +110,7 @@ fn attack_lines_that_passed_the_rules_remove_nothing_under_never_ask() {
 
 #[test]
 fn an_allow_rule_lets_through_only_what_it_names_under_ask() {
-    let env = Env::new(KEY, NO_SANDBOX);
-    std::fs::create_dir_all(env.workdir.join(".neocode")).unwrap();
-    std::fs::write(env.workdir.join(".neocode/permissions.toml"), RULES).unwrap();
-    env.trust_workspace();
-    victims(&env);
+    let env = ruled_workspace_with_victims();
     // No terminal to ask on: what no rule allows is not run.
     let (_, lines) = run(&env, "ask");
     for i in 1..=8 {

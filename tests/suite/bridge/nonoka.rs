@@ -18,6 +18,7 @@ use neocode::session::{Role, Status};
 use neocode::testkit::scripted::{Reply, Stream};
 use serde_json::{Value, json};
 
+use crate::support;
 use crate::support::bridge::{Env, NotJson, json_lines};
 
 const BIN: &str = env!("CARGO_BIN_EXE_neocode");
@@ -624,12 +625,7 @@ fn a_tool_turn_comes_back_in_the_ai_sdk_shape_and_continues_without_fork_or_reru
     // The model was asked three times and saw the one stored result once.
     assert_eq!(env.server.request_count(), 3);
     let third = env.server.requests()[2].json();
-    let tools = third["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .count();
+    let tools = support::messages_of_role(&third, "tool");
     assert_eq!(tools, 1);
 }
 
@@ -1010,12 +1006,7 @@ fn host_tools_are_offered_run_by_the_host_and_their_results_resume_the_turn() {
     );
     // The model saw the host's bash beside neocode's tools, and one grep: neocode's.
     let sent = env.server.requests()[0].json();
-    let names: Vec<&str> = sent["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let names = support::tool_names(&sent);
     assert!(names.contains(&"bash"), "{names:?}");
     assert_eq!(
         names.iter().filter(|n| **n == "grep").count(),

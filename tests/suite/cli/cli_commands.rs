@@ -5,6 +5,12 @@ use crate::support::integrity_ok;
 use crate::support::text::{has, starts};
 use assert_cmd::Command;
 use neocode::session::NewSession;
+use std::path::Path;
+
+/// Whether the folder `dir` holds nothing.
+fn is_empty(dir: &Path) -> bool {
+    std::fs::read_dir(dir).unwrap().next().is_none()
+}
 
 #[test]
 fn list_prints_a_table_newest_activity_first() {
@@ -135,25 +141,14 @@ fn empty_workspace_says_so_and_creates_nothing() {
     assert!(out.contains("neocode"));
     let v = ok_json(ws.cmd().args(["--list", "--json"]));
     assert_eq!(v, serde_json::json!([]));
-    assert!(
-        std::fs::read_dir(ws.home.as_path())
-            .unwrap()
-            .next()
-            .is_none(),
-        "the home must stay empty"
-    );
+    assert!(is_empty(ws.home.as_path()), "the home must stay empty");
     // Reading commands on a fresh workspace do not create it either.
     let (code, _, err) = fail(ws.cmd().args(["show", "last"]));
     assert_eq!(code, 2, "{err}");
     let (code, _, _) = fail(ws.cmd().args(["--resume", "abc"]));
     assert_eq!(code, 2);
     ok_stdout(ws.cmd().args(["search", "anything"]));
-    assert!(
-        std::fs::read_dir(ws.home.as_path())
-            .unwrap()
-            .next()
-            .is_none()
-    );
+    assert!(is_empty(ws.home.as_path()));
 }
 
 #[test]
@@ -402,13 +397,7 @@ fn the_tui_without_a_terminal_says_what_to_use_and_writes_nothing() {
         }
         assert_eq!(err.lines().count(), 1, "{err}");
     }
-    assert!(
-        std::fs::read_dir(ws.home.as_path())
-            .unwrap()
-            .next()
-            .is_none(),
-        "the home was written to"
-    );
+    assert!(is_empty(ws.home.as_path()), "the home was written to");
 }
 
 #[test]

@@ -443,42 +443,38 @@ fn real_use_session(ws: &Ws) -> String {
     let content: String = (0..120).map(|i| format!("line {i}\n")).collect();
     let args = serde_json::json!({"path": "src/big.rs", "content": content, "mode": {"append": false, "tabs": 4}});
     let image = rt.save_asset(&h.id, "image/png", b"\x89PNG fake").unwrap();
-    rt.append(
-        &h.id,
-        &[
-            NewMessage::text(
-                Role::User,
-                "Render <div onclick=x>this</div> and `<b>` in code",
-            ),
-            NewMessage {
-                role: Some(Role::Assistant),
-                parts: vec![
-                    Part::reasoning("Think **hard** about <script>"),
-                    Part::text("Writing it."),
-                    Part::Image {
-                        asset_id: image.id,
-                        mime_type: Some("image/png".into()),
-                    },
-                ],
-                tool_calls: vec![ToolCall {
-                    id: "call_w".into(),
-                    name: "write_file".into(),
-                    arguments: args.to_string(),
-                }],
-                ..NewMessage::default()
-            },
-            NewMessage {
-                tool_metadata: Some(serde_json::json!({"duration_s": 18.446941166000034})),
-                ..NewMessage::tool_result(
-                    "call_w",
-                    "\x1b[32mwrote\x1b[0m 120 lines \x1b]0;t\x07",
-                    false,
-                )
-            },
-        ],
-        &AppendMeta::default(),
-    )
-    .unwrap();
+    let messages = [
+        NewMessage::text(
+            Role::User,
+            "Render <div onclick=x>this</div> and `<b>` in code",
+        ),
+        NewMessage {
+            role: Some(Role::Assistant),
+            parts: vec![
+                Part::reasoning("Think **hard** about <script>"),
+                Part::text("Writing it."),
+                Part::Image {
+                    asset_id: image.id,
+                    mime_type: Some("image/png".into()),
+                },
+            ],
+            tool_calls: vec![ToolCall {
+                id: "call_w".into(),
+                name: "write_file".into(),
+                arguments: args.to_string(),
+            }],
+            ..NewMessage::default()
+        },
+        NewMessage {
+            tool_metadata: Some(serde_json::json!({"duration_s": 18.446941166000034})),
+            ..NewMessage::tool_result(
+                "call_w",
+                "\x1b[32mwrote\x1b[0m 120 lines \x1b]0;t\x07",
+                false,
+            )
+        },
+    ];
+    rt.append(&h.id, &messages, &AppendMeta::default()).unwrap();
     h.id
 }
 

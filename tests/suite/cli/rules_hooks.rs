@@ -23,6 +23,13 @@ impl Ws {
         Ws { env }
     }
 
+    /// A workspace with one file written (see [`Ws::write`]), and that file's path.
+    pub fn with(rel: &str, text: &str) -> (Ws, PathBuf) {
+        let w = Ws::new();
+        let file = w.write(rel, text);
+        (w, file)
+    }
+
     pub fn ws(&self) -> PathBuf {
         self.env.workdir.clone()
     }
@@ -113,8 +120,7 @@ fn rules_check_prints_the_decision_and_the_rule() {
 
 #[test]
 fn a_bad_rule_file_is_an_error_with_file_and_line() {
-    let w = Ws::new();
-    let file = w.write(
+    let (w, file) = Ws::with(
         "ws/.neocode/permissions.toml",
         "allow = [\n  \"run_command(ls)\",\n  \"run_comand(cargo test *)\",\n]\n",
     );
@@ -454,8 +460,7 @@ fn a_json_permission_decision_allow_is_parsed_and_keys_are_hidden() {
 
 #[test]
 fn a_malformed_hooks_file_is_an_error_with_file_and_line() {
-    let w = Ws::new();
-    let f = w.write(
+    let (w, f) = Ws::with(
         "ws/.neocode/hooks.json",
         "{\"hooks\": {\n  \"PreToolUze\": []\n}}\n",
     );

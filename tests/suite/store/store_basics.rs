@@ -42,6 +42,15 @@ fn named(id: &str, title: &str) -> NewSession {
     }
 }
 
+/// A transcript replaced by the one system message `text`, with `token_totals` given.
+fn summary(text: &str, token_totals: (u64, u64)) -> Replacement {
+    Replacement {
+        messages: vec![msg(Role::System, text, 0, 0)],
+        token_totals,
+        ..Replacement::default()
+    }
+}
+
 fn msg(role: Role, text: &str, input: u64, output: u64) -> NewMessage {
     NewMessage {
         usage: Usage {
@@ -184,15 +193,8 @@ fn lifecycle_round_trip() {
     assert_eq!(h.updated_at_ms, before);
 
     // Replace transcript.
-    s.replace_transcript(
-        "s1",
-        &Replacement {
-            messages: vec![msg(Role::System, "summary: parser fixed", 0, 0)],
-            token_totals: (0, 0),
-            ..Replacement::default()
-        },
-    )
-    .unwrap();
+    s.replace_transcript("s1", &summary("summary: parser fixed", (0, 0)))
+        .unwrap();
     assert_eq!(s.load_session("s1").unwrap().messages.len(), 1);
 
     // Delete: rows and the asset folder.
@@ -446,15 +448,8 @@ fn replace_transcript_keeps_title_restarts_seqs_resets_tokens_and_reindexes() {
     assert_eq!((hits[0].session_id.as_str(), hits[0].seq), ("c", 1));
 
     // Given non-zero totals are written as given; appends continue from the new seqs.
-    s.replace_transcript(
-        "c",
-        &Replacement {
-            messages: vec![msg(Role::System, "again", 0, 0)],
-            token_totals: (7, 3),
-            ..Replacement::default()
-        },
-    )
-    .unwrap();
+    s.replace_transcript("c", &summary("again", (7, 3)))
+        .unwrap();
     let h = s.load_header("c").unwrap();
     assert_eq!((h.token_input_total, h.token_output_total), (7, 3));
     assert_eq!(

@@ -30,6 +30,13 @@ fn msg(role: Role, text: &str, tokens: u64) -> NewMessage {
     }
 }
 
+/// Creates session `id` holding one user message `text`.
+fn one_user_message(s: &Store, id: &str, text: &str) {
+    s.create_session(named(id)).unwrap();
+    s.append_messages(id, &[msg(Role::User, text, 0)], &AppendMeta::default())
+        .unwrap();
+}
+
 fn mode(p: &Path) -> u32 {
     fs::metadata(p)
         .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
@@ -105,9 +112,7 @@ fn folders_are_0700_and_files_0600_including_wal_and_shm() {
     let t = Env::new();
     // A permissive umask would make the default 0644/0755; the store must not depend on it.
     let s = t.store();
-    s.create_session(named("p")).unwrap();
-    s.append_messages("p", &[msg(Role::User, "hi", 0)], &AppendMeta::default())
-        .unwrap();
+    one_user_message(&s, "p", "hi");
     s.save_asset("p", Some("img"), "image/png", b"png bytes")
         .unwrap();
     let dir = s.paths().dir.clone();
@@ -199,9 +204,7 @@ fn an_append_that_fails_half_way_leaves_nothing() {
 fn corrupt_json_in_a_column_names_the_column() {
     let t = Env::new();
     let s = t.store();
-    s.create_session(named("j")).unwrap();
-    s.append_messages("j", &[msg(Role::User, "hello", 0)], &AppendMeta::default())
-        .unwrap();
+    one_user_message(&s, "j", "hello");
     let db = s.paths().db();
     plain(&db)
         .execute("UPDATE sessions SET plan_json = '{bad' WHERE id = 'j'", [])

@@ -577,18 +577,10 @@ fn nothing_outlives_neocode_killed_with_sigkill() {
     for (name, _) in modes() {
         let s = Space::new();
         let cmd = survivors_and_a_waited_loop();
-        let mut stand_in = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                crate::support::rerun::test_name(module_path!(), "sigkill_stand_in").as_str(),
-                "--nocapture",
-                "--ignored",
-            ])
+        let mut stand_in = crate::support::tools::stand_in(module_path!(), "sigkill_stand_in")
             .env("NEOCODE_STAND_IN_ROOT", &s.root)
             .env("NEOCODE_STAND_IN_COMMAND", &cmd)
             .env("NEOCODE_STAND_IN_MODE", name)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
         let logs = logs_in(&s, &["bg1.log", "bg2.log", "bg3.log"]);

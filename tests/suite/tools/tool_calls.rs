@@ -572,17 +572,8 @@ fn the_command_dies_with_neocode() {
     // A neocode stand-in: a child process that runs the tool and is then killed. The
     // command (PR_SET_PDEATHSIG) must die with it.
     let s = Space::new();
-    let exe = std::env::current_exe().unwrap();
-    let mut stand_in = std::process::Command::new(exe)
-        .args([
-            "--exact",
-            crate::support::rerun::test_name(module_path!(), "pdeathsig_stand_in").as_str(),
-            "--nocapture",
-            "--ignored",
-        ])
+    let mut stand_in = crate::support::tools::stand_in(module_path!(), "pdeathsig_stand_in")
         .env("NEOCODE_STAND_IN_ROOT", &s.root)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let log = s.root.join("cmd.log");
@@ -626,18 +617,10 @@ fn command_stand_in(
     tmp: &std::path::Path,
     command: &str,
 ) -> std::process::Child {
-    std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            crate::support::rerun::test_name(module_path!(), "run_command_stand_in").as_str(),
-            "--nocapture",
-            "--ignored",
-        ])
+    crate::support::tools::stand_in(module_path!(), "run_command_stand_in")
         .env("NEOCODE_STAND_IN_ROOT", root)
         .env("NEOCODE_STAND_IN_COMMAND", command)
         .env("TMPDIR", tmp)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap()
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::support::Env;
 use crate::support::pty::Pty;
+use crate::support::text::has;
 use neocode::runtime::{Location, Sessions};
 use neocode::session::{ListQuery, Role, WorkspacePaths};
 
@@ -228,15 +229,11 @@ fn ctrl_g_edits_the_draft_in_the_editor_and_the_tui_comes_back() {
     pty.keys("\x07");
     let s = pty.wait_for("The message is back from the editor");
     assert_eq!(std::fs::read_to_string(&seen).unwrap(), "my draft");
-    assert!(
-        s.contains("┃hello") && s.contains("┃from the editor"),
-        "{s}"
-    );
+    has(&s, "┃hello");
+    has(&s, "┃from the editor");
     // The whole screen came back (title bar, status line).
-    assert!(
-        s.contains(" neocode ") && s.contains("demo model — scripted"),
-        "{s}"
-    );
+    has(&s, " neocode ");
+    has(&s, "demo model — scripted");
     // And keys are the TUI's again: the edited draft is sent.
     pty.keys("\r");
     pty.wait_for("Done in");
@@ -283,11 +280,9 @@ fn slash_resume_picks_another_session_and_esc_comes_back() {
     pty.wait_for("Done in");
     // The picker, and Esc back to this conversation.
     pty.keys("/resume\r");
-    let s = pty.wait_for("Resume a session");
-    assert!(s.contains("Filter: "), "the picker:\n{s}");
+    has(&pty.wait_for("Resume a session"), "Filter: ");
     pty.keys("\x1b");
-    let s = pty.wait_for("Back to the conversation.");
-    assert!(s.contains("┌ hello "), "back in the conversation:\n{s}");
+    has(&pty.wait_for("Back to the conversation."), "┌ hello ");
     // The picker again: filter, Enter switches to the chosen session's conversation.
     pty.keys("/resume\r");
     pty.wait_for("Resume a session");

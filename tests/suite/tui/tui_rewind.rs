@@ -38,6 +38,12 @@ fn read(ws: &Path, rel: &str) -> Option<String> {
     std::fs::read_to_string(ws.join(rel)).ok()
 }
 
+/// The files as they were before message #5: `a.txt` back to its first content, `new.txt` gone.
+fn files_as_before_message_5(ws: &Path) {
+    assert_eq!(read(ws, "a.txt").as_deref(), Some("one\n"));
+    assert_eq!(read(ws, "new.txt"), None);
+}
+
 /// One turn as the runtime records it: the user's message, a `write_file` call per file,
 /// their results with the files' before- and after-images (the files written for real),
 /// and the reply. `writes`: (path, content before or `None` when new, content after).
@@ -368,8 +374,7 @@ fn esc_esc_rewinds_in_a_real_terminal() {
     pty.wait_for("Rewind to before message #5");
     pty.keys("\r");
     pty.wait_for("Rewound to before message #5");
-    assert_eq!(read(&ws, "a.txt").as_deref(), Some("one\n"));
-    assert_eq!(read(&ws, "new.txt"), None);
+    files_as_before_message_5(&ws);
     let all = rt.list(&ListQuery::default()).unwrap().items;
     assert_eq!(all.len(), 2);
     assert!(
@@ -501,8 +506,7 @@ fn alt_r_on_a_selected_message_in_a_real_terminal() {
     pty.wait_for("▶ 3 files only");
     pty.keys("\r");
     pty.wait_for("Put the files back as they were before message #5");
-    assert_eq!(read(&ws, "a.txt").as_deref(), Some("one\n"));
-    assert_eq!(read(&ws, "new.txt"), None);
+    files_as_before_message_5(&ws);
     let all = rt.list(&ListQuery::default()).unwrap().items;
     assert_eq!(all.len(), 1, "files only: no fork");
     assert_eq!(rt.header(&id).unwrap().message_count, 9);
