@@ -13,3 +13,6 @@ pub mod session;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub mod tui;
+
+#[cfg(test)]
+mod tests;

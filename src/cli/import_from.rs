@@ -191,7 +191,7 @@ fn count(done: import::FileDone, tally: &mut Tally) {
                 }
             }
         }
-        Err(reason) => tally.failed.push((done.path, reason)),
+        Err(reason) => tally.failed.push((done.path, reason.to_string())),
     }
 }
 

@@ -242,7 +242,7 @@ fn plan_files(
             Err(why) => {
                 out.push(FilePlan {
                     path: path.to_string(),
-                    action: Action::NotRestorable(why),
+                    action: Action::NotRestorable(why.to_string()),
                     target: FileState::Unknown,
                     from_git: None,
                 });
@@ -262,20 +262,32 @@ fn plan_files(
     out
 }
 
+/// Why a file's state before the rewound turns cannot be had.
+#[derive(Debug, thiserror::Error)]
+enum Unrestorable {
+    /// Its git snapshot cannot be read.
+    #[error("{0}")]
+    Snapshot(#[from] git_snapshot::SnapshotError),
+    /// A command changed it and no snapshot was taken before.
+    #[error("changed by a command, not restorable")]
+    ByCommand,
+    /// It was too large to snapshot.
+    #[error("not snapshotted (it was over the size cap)")]
+    OverCap,
+}
+
 /// The state before a change (and, read from git, its bytes), or why it cannot be had.
 fn target_of(
     root: &Path,
     first: &FileChangeRow,
-) -> std::result::Result<(FileState, Option<Vec<u8>>), String> {
+) -> std::result::Result<(FileState, Option<Vec<u8>>), Unrestorable> {
     match (&first.by_command, &first.before_tree) {
         (Some(_), Some(tree)) => match git_snapshot::read(root, tree, &first.path)? {
             Some((data, mode)) => Ok((FileState::of(&data, mode), Some(data))),
             None => Ok((FileState::Absent, None)),
         },
-        (Some(_), None) => Err("changed by a command, not restorable".into()),
-        (None, _) if first.before == FileState::Unknown => {
-            Err("not snapshotted (it was over the size cap)".into())
-        }
+        (Some(_), None) => Err(Unrestorable::ByCommand),
+        (None, _) if first.before == FileState::Unknown => Err(Unrestorable::OverCap),
         (None, _) => Ok((first.before.clone(), None)),
     }
 }

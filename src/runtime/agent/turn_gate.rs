@@ -108,7 +108,7 @@ impl Turn {
     pub(super) fn prompt_submitted(&mut self, prompt: &str) -> Result<Vec<String>, FinishReason> {
         let r = self.ctx.gate.prompt_submit(prompt);
         self.notices();
-        r.map_err(|reason| {
+        r.map_err(|refused| {
             let runs: Vec<String> = std::mem::take(&mut self.ctx.gate.pending)
                 .iter()
                 .map(|r| {
@@ -122,7 +122,7 @@ impl Turn {
                 code: FailCode::PromptRefused,
                 message: format!(
                     "a UserPromptSubmit hook refused the prompt: {} (hooks run: {})",
-                    reason.trim(),
+                    refused.reason.trim(),
                     runs.join("; ")
                 ),
             }

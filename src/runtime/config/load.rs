@@ -31,7 +31,8 @@ impl Settings {
         let text = read_or_create(home, &path)?;
         let mut file: FileConfig =
             toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
-        let mcp_servers = crate::runtime::extensions::mcp::config::parse(&text).map_err(&bad)?;
+        let mcp_servers = crate::runtime::extensions::mcp::config::parse(&text)
+            .map_err(|e| bad(e.to_string()))?;
         let env = |k: &str| {
             env(k)
                 .map(|v| v.trim().to_string())
@@ -55,7 +56,7 @@ impl Settings {
                 (p.api.clone(), p.base_url.clone(), p.model.clone(), own_key)
             })
             .unwrap_or_default();
-        let p = chosen_provider(&mut file, profile.as_deref()).map_err(&bad)?;
+        let p = chosen_provider(&mut file, profile.as_deref()).map_err(|e| bad(e.to_string()))?;
         let api = match flags.api {
             Some(a) => a,
             None => match own

@@ -25,28 +25,48 @@ impl FileProvider {
     }
 }
 
+/// A provider profile asked for (`--provider`, `NEOCODE_PROVIDER`, `provider =`) that the
+/// file has no `[providers.NAME]` table for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) struct UnknownProfile {
+    name: String,
+    /// The profiles the file does have, in file order.
+    known: Vec<String>,
+}
+
+impl std::fmt::Display for UnknownProfile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = &self.name;
+        if self.known.is_empty() {
+            write!(
+                f,
+                "no provider profile `{name}`: add a [providers.{name}] table"
+            )
+        } else {
+            write!(
+                f,
+                "no provider profile `{name}` (profiles: {}); add a [providers.{name}] table",
+                self.known.join(", ")
+            )
+        }
+    }
+}
+
 /// `[provider]` with the chosen profile's keys over it; a profile that is not in the file is
 /// an error naming the ones that are.
 pub(super) fn chosen_provider(
     file: &mut FileConfig,
     name: Option<&str>,
-) -> Result<FileProvider, String> {
+) -> Result<FileProvider, UnknownProfile> {
     let base = std::mem::take(&mut file.provider);
     let Some(name) = name else {
         return Ok(base);
     };
     match file.providers.remove(name) {
         Some(profile) => Ok(base.overlay(profile)),
-        None => {
-            let known: Vec<&str> = file.providers.keys().map(String::as_str).collect();
-            Err(if known.is_empty() {
-                format!("no provider profile `{name}`: add a [providers.{name}] table")
-            } else {
-                format!(
-                    "no provider profile `{name}` (profiles: {}); add a [providers.{name}] table",
-                    known.join(", ")
-                )
-            })
-        }
+        None => Err(UnknownProfile {
+            name: name.to_string(),
+            known: file.providers.keys().cloned().collect(),
+        }),
     }
 }

@@ -379,7 +379,21 @@ pub struct FileDone {
     /// Sessions that held no message (skipped).
     pub empty: u64,
     /// The sessions written, or why the file was not (then none of it was written).
-    pub result: std::result::Result<Vec<Outcome>, String>,
+    pub result: std::result::Result<Vec<Outcome>, FileFailed>,
+}
+
+/// Why none of a file's sessions were written.
+#[derive(Debug, thiserror::Error)]
+pub enum FileFailed {
+    /// The file cannot be read.
+    #[error("cannot read: {0}")]
+    Read(std::io::Error),
+    /// Writing one of its sessions failed (the file's writes were undone).
+    #[error("{0}")]
+    Store(StoreError),
+    /// Its batch's commit failed (the message the commit gave).
+    #[error("not saved: {0}")]
+    NotSaved(String),
 }
 
 /// What [`import_files`] reports as it goes.
@@ -401,7 +415,7 @@ fn commit_batch(
     let r = bulk.commit();
     for mut done in pending.drain(..) {
         if let Err(e) = &r {
-            done.result = Err(format!("not saved: {e}"));
+            done.result = Err(FileFailed::NotSaved(e.to_string()));
         }
         on(Progress::Done(done));
     }
@@ -435,7 +449,7 @@ pub fn import_files(
                         path,
                         stats: ReadStats::default(),
                         empty: 0,
-                        result: Err(format!("cannot read: {e}")),
+                        result: Err(FileFailed::Read(e)),
                     }));
                     continue;
                 }
@@ -458,7 +472,7 @@ pub fn import_files(
             if let Err(e) = bulk.begin_file() {
                 // No transaction was open (the write lock stayed taken by another process
                 // past the busy timeout, say): nothing pending is lost; this file failed.
-                done.result = Err(e.to_string());
+                done.result = Err(FileFailed::Store(e));
                 on(Progress::Done(done));
                 continue;
             }
@@ -485,7 +499,7 @@ pub fn import_files(
                 match put(store, bulk, doc) {
                     Ok(o) => outcomes.push(o),
                     Err(e) => {
-                        failed = Some(e.to_string());
+                        failed = Some(e);
                         break;
                     }
                 }
@@ -497,7 +511,7 @@ pub fn import_files(
                 }
                 Some(why) => {
                     bulk.end_file(false)?;
-                    done.result = Err(why);
+                    done.result = Err(FileFailed::Store(why));
                 }
             }
             pending.push(done);

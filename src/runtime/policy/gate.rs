@@ -41,13 +41,21 @@ pub enum GateError {
 pub enum KeepError {
     /// A rule does not parse (what is wrong with it).
     #[error("{0}")]
-    Rule(String),
+    Rule(#[from] permissions::RuleError),
     /// The rule file cannot be read, parsed or written.
     #[error(transparent)]
     File(#[from] permissions::RulesError),
     /// The rule was written but the workspace's trust record could not be refreshed.
     #[error(transparent)]
     Trust(#[from] crate::runtime::trust::TrustError),
+}
+
+/// A `UserPromptSubmit` hook blocked the prompt.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct PromptRefused {
+    /// The hook's reason, as it gave it.
+    pub reason: String,
 }
 
 /// Where the rule of an "always" answer is kept.
@@ -283,13 +291,14 @@ impl Gate {
         self.fire(HookEvent::SessionStart, &p).additional_context
     }
 
-    /// `UserPromptSubmit`: `Err(reason)` refuses the prompt; `Ok` has the context to add.
-    pub fn prompt_submit(&mut self, prompt: &str) -> Result<Vec<String>, String> {
+    /// `UserPromptSubmit`: `Err` refuses the prompt (with the hook's reason); `Ok` has the
+    /// context to add.
+    pub fn prompt_submit(&mut self, prompt: &str) -> Result<Vec<String>, PromptRefused> {
         let mut p = self.payload();
         p.prompt = Some(prompt.to_string());
         let o = self.fire(HookEvent::UserPromptSubmit, &p);
         match o.block {
-            Some(reason) => Err(reason),
+            Some(reason) => Err(PromptRefused { reason }),
             None => Ok(o.additional_context),
         }
     }
@@ -463,7 +472,7 @@ impl Gate {
         grants: &mut Vec<String>,
     ) -> Result<(), KeepError> {
         for rule in rules {
-            permissions::parse_rule(rule, &self.root, None).map_err(KeepError::Rule)?;
+            permissions::parse_rule(rule, &self.root, None)?;
         }
         let grant = |grants: &mut Vec<String>| {
             for rule in rules {

@@ -9,6 +9,7 @@ use rmcp::model::{CallToolRequestParams, ContentBlock, ResourceContents};
 use rmcp::service::ServiceError;
 use serde_json::{Value, json};
 
+use super::error::ArgumentsError;
 use super::server::{Slot, connect, secs};
 use super::status::{McpImage, McpOutput, McpTool, ServerState};
 use crate::runtime::cancel::CancelFlag;
@@ -20,15 +21,15 @@ const IMAGE_CAP: usize = 10 * 1024 * 1024;
 
 pub(super) fn parse_arguments(
     arguments: &str,
-) -> Result<Option<serde_json::Map<String, Value>>, String> {
+) -> Result<Option<serde_json::Map<String, Value>>, ArgumentsError> {
     if arguments.trim().is_empty() {
         return Ok(None);
     }
     match serde_json::from_str::<Value>(arguments) {
         Ok(Value::Object(m)) => Ok(Some(m)),
         Ok(Value::Null) => Ok(None),
-        Ok(_) => Err("arguments must be a JSON object".into()),
-        Err(e) => Err(format!("arguments are not valid JSON: {e}")),
+        Ok(_) => Err(ArgumentsError::NotAnObject),
+        Err(e) => Err(ArgumentsError::NotJson(e.to_string())),
     }
 }
 
@@ -49,7 +50,7 @@ pub(super) async fn call(
     };
     let peer = match connect(&slot).await {
         Ok(p) => p,
-        Err(e) => return McpOutput::error(e, meta(false)),
+        Err(e) => return McpOutput::error(e.to_string(), meta(false)),
     };
     let mut params = CallToolRequestParams::new(tool.tool.clone());
     params.arguments = args;
@@ -235,6 +236,11 @@ mod tests {
         assert_eq!(parse_arguments("").unwrap(), None);
         assert!(parse_arguments("{\"a\":1}").unwrap().is_some());
         assert!(parse_arguments("[1]").is_err());
-        assert!(parse_arguments("{").unwrap_err().contains("not valid JSON"));
+        assert!(
+            parse_arguments("{")
+                .unwrap_err()
+                .to_string()
+                .contains("not valid JSON")
+        );
     }
 }

@@ -20,6 +20,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::error::{BadTimeout, ConfigFileError, ServersError};
+
 /// Seconds a server may take to start and list its tools.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Seconds one tool call may take.
@@ -105,26 +107,31 @@ fn yes() -> bool {
 
 /// Reads the servers from `<home>/config.toml`. A missing file means no servers; a file that
 /// is not TOML is an error (one line, with the position).
-pub fn load(home: &Path) -> Result<Vec<ServerConfig>, String> {
+pub fn load(home: &Path) -> Result<Vec<ServerConfig>, ConfigFileError> {
     let path = home.join("config.toml");
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => {
+            return Err(ConfigFileError::Read {
+                path,
+                message: e.to_string(),
+            });
+        }
     };
-    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    parse(&text).map_err(|source| ConfigFileError::Servers { path, source })
 }
 
 /// Reads the `[mcp_servers.*]` tables of a config file's text, sorted by name.
-pub fn parse(text: &str) -> Result<Vec<ServerConfig>, String> {
-    let doc: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| e.to_string().lines().next().unwrap_or("").to_string())?;
+pub fn parse(text: &str) -> Result<Vec<ServerConfig>, ServersError> {
+    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        ServersError::Toml(e.to_string().lines().next().unwrap_or("").to_string())
+    })?;
     let Some(servers) = doc.get("mcp_servers") else {
         return Ok(Vec::new());
     };
     let toml::Value::Table(servers) = servers else {
-        return Err("`mcp_servers` must be a table of servers ([mcp_servers.NAME])".into());
+        return Err(ServersError::NotATable);
     };
     let mut out: Vec<ServerConfig> = servers.iter().map(|(n, v)| one(n, v)).collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -164,24 +171,22 @@ fn one(name: &str, value: &toml::Value) -> ServerConfig {
     let Some(command) = raw.command.filter(|c| !c.trim().is_empty()) else {
         return invalid(cfg, "missing `command`".into());
     };
-    let secs = |v: Option<f64>, what: &str| -> Result<Option<Duration>, String> {
+    let secs = |v: Option<f64>, key: &'static str| -> Result<Option<Duration>, BadTimeout> {
         match v {
             None => Ok(None),
             Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => {
                 Ok(Some(Duration::from_secs_f64(s)))
             }
-            Some(s) => Err(format!(
-                "`{what}` must be between 0 and 86400 seconds, not {s}"
-            )),
+            Some(value) => Err(BadTimeout { key, value }),
         }
     };
     let startup = match secs(raw.startup_timeout_sec, "startup_timeout_sec") {
         Ok(s) => s.or(raw.startup_timeout_ms.map(Duration::from_millis)),
-        Err(e) => return invalid(cfg, e),
+        Err(e) => return invalid(cfg, e.to_string()),
     };
     let tool = match secs(raw.tool_timeout_sec, "tool_timeout_sec") {
         Ok(t) => t,
-        Err(e) => return invalid(cfg, e),
+        Err(e) => return invalid(cfg, e.to_string()),
     };
     cfg.command = command;
     cfg.args = raw.args;
@@ -269,7 +274,7 @@ tool_timeout_sec = -1
 
     #[test]
     fn not_toml_is_one_line_error_and_no_section_is_empty() {
-        let e = parse("[mcp_servers.x\ncommand=").unwrap_err();
+        let e = parse("[mcp_servers.x\ncommand=").unwrap_err().to_string();
         assert!(!e.contains('\n'), "{e}");
         assert!(parse("model = \"m\"").unwrap().is_empty());
         assert!(parse("mcp_servers = 3").is_err());

@@ -10,6 +10,7 @@
 
 mod call;
 pub mod config;
+mod error;
 mod name;
 mod server;
 mod status;
@@ -22,6 +23,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use config::ServerConfig;
+pub use error::{ConfigFileError, McpError, ServersError};
 pub use name::tool_name;
 pub use status::{
     McpImage, McpOutput, McpTool, ServerState, ServerStatus, by_name, problems, status_lines,
@@ -43,24 +45,6 @@ impl std::fmt::Debug for McpManager {
         f.debug_struct("McpManager")
             .field("servers", &self.statuses())
             .finish()
-    }
-}
-
-/// Why the MCP servers cannot be managed at all (one server failing is a
-/// [`ServerState`], not this).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum McpError {
-    /// The async runtime the servers run on cannot start.
-    #[error("cannot start the MCP runtime: {0}")]
-    Runtime(String),
-    /// The `[mcp]` tables cannot be read.
-    #[error("{0}")]
-    Config(String),
-}
-
-impl From<McpError> for String {
-    fn from(e: McpError) -> String {
-        e.to_string()
     }
 }
 
@@ -114,7 +98,7 @@ impl McpManager {
 
     /// A manager for the servers of `<home>/config.toml`.
     pub fn from_home(home: &Path, workdir: &Path) -> Result<McpManager, McpError> {
-        McpManager::new(config::load(home).map_err(McpError::Config)?, workdir)
+        McpManager::new(config::load(home)?, workdir)
     }
 
     /// Whether any server is configured.
@@ -206,7 +190,7 @@ impl McpManager {
         };
         let args = match parse_arguments(arguments) {
             Ok(a) => a,
-            Err(e) => return McpOutput::error(e, Value::Null),
+            Err(e) => return McpOutput::error(e.to_string(), Value::Null),
         };
         let cancel = cancel.clone();
         self.block(async move { call(slot, tool, args, cancel).await })

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
 use super::ServerConfig;
+use super::error::ConnectError;
 use super::name::tool_name;
 use super::status::{McpTool, ServerState, ServerStatus};
 use crate::runtime::tools::ToolKind;
@@ -263,7 +264,7 @@ pub(super) fn secs(d: Duration) -> String {
 
 /// The peer of a running server, starting it (again) if it is not running. A server found
 /// dead is recorded as crashed before it is started again.
-pub(super) async fn connect(slot: &Slot) -> Result<Peer<RoleClient>, String> {
+pub(super) async fn connect(slot: &Slot) -> Result<Peer<RoleClient>, ConnectError> {
     let mut live = slot.live.lock().await;
     if live.as_ref().is_some_and(Live::is_closed)
         && let Some(mut l) = live.take()
@@ -279,23 +280,29 @@ pub(super) async fn connect(slot: &Slot) -> Result<Peer<RoleClient>, String> {
             ServerState::NotStarted => {}
             ServerState::Ready => {}
             ServerState::Failed(why) | ServerState::Invalid(why) => {
-                return Err(format!(
-                    "MCP server `{}` is not available: {why}",
-                    slot.cfg.name
-                ));
+                return Err(ConnectError::Unavailable {
+                    server: slot.cfg.name.clone(),
+                    why,
+                });
             }
             ServerState::Disabled => {
-                return Err(format!("MCP server `{}` is disabled", slot.cfg.name));
+                return Err(ConnectError::Disabled {
+                    server: slot.cfg.name.clone(),
+                });
             }
         }
         *live = start(slot).await;
     }
     match live.as_ref() {
         Some(l) => Ok(l.client.peer().clone()),
-        None => Err(format!(
-            "MCP server `{}` could not be started again: {}",
-            slot.cfg.name,
-            slot.status().state.reason().unwrap_or("unknown reason")
-        )),
+        None => Err(ConnectError::NotRestarted {
+            server: slot.cfg.name.clone(),
+            why: slot
+                .status()
+                .state
+                .reason()
+                .unwrap_or("unknown reason")
+                .to_string(),
+        }),
     }
 }

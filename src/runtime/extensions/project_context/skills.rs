@@ -416,7 +416,7 @@ pub fn parse_skill_md(text: &str) -> Result<(FrontMatter, String), SkillError> {
 /// A small reader for the top-level scalar keys of YAML front matter: plain, quoted, folded
 /// (`>`) and literal (`|`) values, with continuation lines. Nested values of other keys
 /// (`metadata:` maps, lists) are skipped; a line that is none of these is an error.
-fn parse_front_matter(lines: &[&str]) -> Result<Vec<(String, String)>, String> {
+fn parse_front_matter(lines: &[&str]) -> Result<Vec<(String, String)>, SkillError> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
@@ -431,7 +431,9 @@ fn parse_front_matter(lines: &[&str]) -> Result<Vec<(String, String)>, String> {
             continue;
         }
         let Some((key, rest)) = line.split_once(':') else {
-            return Err(format!("front matter line {i} is not `key: value`: {t:?}"));
+            return Err(SkillError::FrontMatter(format!(
+                "front matter line {i} is not `key: value`: {t:?}"
+            )));
         };
         let key = key.trim().to_string();
         let rest = rest.trim();

@@ -168,7 +168,8 @@ fn import_hooks(file: &Path, v: &Value, one: &mut SourceImport) -> Result<(), Im
                     return Err(shape(format!("hooks.{event_name} is not a list")));
                 };
                 for g in groups {
-                    convert_group(event_name, g, &mut table, one).map_err(&shape)?;
+                    convert_group(event_name, g, &mut table, one)
+                        .map_err(|e| shape(e.to_string()))?;
                 }
             }
         }
@@ -177,12 +178,20 @@ fn import_hooks(file: &Path, v: &Value, one: &mut SourceImport) -> Result<(), Im
     Ok(())
 }
 
+/// A hook group whose matcher (once mapped to neocode's names) does not compile.
+#[derive(Debug, thiserror::Error)]
+#[error("{event}: {source}")]
+struct BadMatcher {
+    event: String,
+    source: super::MatcherError,
+}
+
 fn convert_group(
     event: &str,
     g: &Value,
     table: &mut Map<String, Value>,
     one: &mut SourceImport,
-) -> Result<(), String> {
+) -> Result<(), BadMatcher> {
     let matcher = g.get("matcher").and_then(Value::as_str).unwrap_or("");
     let (mapped, unknown) = map_matcher(matcher);
     if mapped != matcher {
@@ -195,7 +204,10 @@ fn convert_group(
             unknown.join(", ")
         ));
     }
-    super::Matcher::new(&mapped).map_err(|e| format!("{event}: {e}"))?;
+    super::Matcher::new(&mapped).map_err(|source| BadMatcher {
+        event: event.to_string(),
+        source,
+    })?;
     let mut kept = Vec::new();
     for h in g
         .get("hooks")

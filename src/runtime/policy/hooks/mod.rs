@@ -108,9 +108,18 @@ pub struct Matcher {
     regex: Option<Regex>,
 }
 
+/// A matcher that is not a regular expression.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("matcher `{text}` is not a valid regular expression: {message}")]
+pub struct MatcherError {
+    text: String,
+    /// The regex parser's words.
+    message: String,
+}
+
 impl Matcher {
     /// Compiles a matcher (empty or `*`: everything).
-    pub fn new(text: &str) -> Result<Matcher, String> {
+    pub fn new(text: &str) -> Result<Matcher, MatcherError> {
         let t = text.trim();
         if t.is_empty() || t == "*" {
             return Ok(Matcher {
@@ -118,8 +127,10 @@ impl Matcher {
                 regex: None,
             });
         }
-        let regex = Regex::new(&format!("^(?:{t})$"))
-            .map_err(|e| format!("matcher `{t}` is not a valid regular expression: {e}"))?;
+        let regex = Regex::new(&format!("^(?:{t})$")).map_err(|e| MatcherError {
+            text: t.to_string(),
+            message: e.to_string(),
+        })?;
         Ok(Matcher {
             text: text.to_string(),
             regex: Some(regex),

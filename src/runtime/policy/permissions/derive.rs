@@ -216,7 +216,7 @@ pub fn append_rules(file: &Path, list: List, rules: &[String]) -> Result<usize, 
     };
     let root = file.parent().unwrap_or(Path::new("."));
     for rule in rules {
-        parse_rule(rule, root, user_home().as_deref()).map_err(|m| err(0, m))?;
+        parse_rule(rule, root, user_home().as_deref()).map_err(|e| err(0, e.to_string()))?;
     }
     let src = read_optional(file)?.unwrap_or_default();
     let mut doc: toml_edit::DocumentMut = src.parse().map_err(|e: toml_edit::TomlError| {

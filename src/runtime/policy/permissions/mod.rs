@@ -28,7 +28,7 @@ mod wrappers;
 
 pub use derive::{append_rule, append_rules, derive_rule, derive_rules};
 pub use lex::Bashism;
-pub use rule::{Rule, parse_rule};
+pub use rule::{Rule, RuleError, parse_rule};
 pub use rules::{Rules, WorkspaceRules, rule_entries};
 pub use types::{Decision, List, RuleRef, RulesError, SESSION_SOURCE, Verdict};
 

@@ -129,15 +129,33 @@ pub struct PathPattern {
     dir: Option<PathBuf>,
 }
 
+/// Why a path pattern does not compile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    /// Nothing but spaces.
+    #[error("an empty path pattern")]
+    Empty,
+    /// `~/…` with no home folder to put in front.
+    #[error("`~/` used but the home folder is unknown")]
+    NoHome,
+    /// Not a glob (the glob parser's words).
+    #[error("bad path pattern `{text}`: {kind}")]
+    Bad { text: String, kind: String },
+}
+
 impl PathPattern {
     /// Compiles `text` for the workspace `root` and the user's `home_dir` (for `~/`).
-    pub fn parse(text: &str, root: &Path, home_dir: Option<&Path>) -> Result<PathPattern, String> {
+    pub fn parse(
+        text: &str,
+        root: &Path,
+        home_dir: Option<&Path>,
+    ) -> Result<PathPattern, PatternError> {
         let text = text.trim();
         if text.is_empty() {
-            return Err("an empty path pattern".to_string());
+            return Err(PatternError::Empty);
         }
         let full: String = if let Some(rest) = text.strip_prefix("~/") {
-            let home = home_dir.ok_or("`~/` used but the home folder is unknown")?;
+            let home = home_dir.ok_or(PatternError::NoHome)?;
             format!("{}/{}", glob_escape(&home.to_string_lossy()), rest)
         } else if text.starts_with('/') {
             text.to_string()
@@ -150,7 +168,10 @@ impl PathPattern {
         let matcher = GlobBuilder::new(&full)
             .literal_separator(true)
             .build()
-            .map_err(|e| format!("bad path pattern `{text}`: {}", e.kind()))?
+            .map_err(|e| PatternError::Bad {
+                text: text.to_string(),
+                kind: e.kind().to_string(),
+            })?
             .compile_matcher();
         let dir = full
             .strip_suffix("/**")

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::pattern::{CommandPattern, PathPattern};
+use super::pattern::{CommandPattern, PathPattern, PatternError};
 use super::types::{List, OWN_TOOLS, PATH_TOOLS, RuleRef};
 
 #[derive(Debug, Clone)]
@@ -53,24 +53,63 @@ impl Rule {
     }
 }
 
+/// What is wrong with a rule's text (each names the rule as written).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    /// `tool(pattern` without the closing `)`.
+    #[error("rule `{0}` opens `(` but does not end with `)`")]
+    Unclosed(String),
+    /// `(pattern)` alone.
+    #[error("rule `{0}` has no tool name")]
+    NoTool(String),
+    /// Neither one of neocode's tools, an `mcp__` name nor `*`.
+    #[error("rule `{rule}`: unknown tool `{tool}` (tools: {}, mcp__server__tool, *)", OWN_TOOLS.join(", "))]
+    UnknownTool { rule: String, tool: String },
+    /// `tool()`.
+    #[error("rule `{0}` has an empty pattern")]
+    EmptyPattern(String),
+    /// `run_command( )` and the like.
+    #[error("rule `{0}`: an empty command pattern")]
+    EmptyCommand(String),
+    /// The path pattern of a file tool does not compile.
+    #[error("rule `{rule}`: {source}")]
+    Path { rule: String, source: PatternError },
+    /// A pattern on a tool that takes none.
+    #[error("rule `{rule}`: only run_command and the file tools ({}) take a pattern", PATH_TOOLS.join(", "))]
+    NoPatternTaken { rule: String },
+}
+
+/// Why a rule's text does not compile into a [`Rule`]: the syntax, or a pattern the
+/// syntax check lets through.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum CompileError {
+    #[error("{0}")]
+    Rule(#[from] RuleError),
+    #[error("an empty command pattern")]
+    EmptyCommand,
+    #[error("{0}")]
+    Path(#[from] PatternError),
+}
+
 /// Parses one rule's text; `Err` says what is wrong with it.
 pub fn parse_rule(
     text: &str,
     root: &Path,
     home_dir: Option<&Path>,
-) -> Result<(String, Option<String>), String> {
+) -> Result<(String, Option<String>), RuleError> {
     let t = text.trim();
+    let rule = || t.to_string();
     let (name, pat) = match t.find('(') {
         Some(i) => {
             let Some(inner) = t[i + 1..].strip_suffix(')') else {
-                return Err(format!("rule `{t}` opens `(` but does not end with `)`"));
+                return Err(RuleError::Unclosed(rule()));
             };
             (t[..i].trim(), Some(inner.trim().to_string()))
         }
         None => (t, None),
     };
     if name.is_empty() {
-        return Err(format!("rule `{t}` has no tool name"));
+        return Err(RuleError::NoTool(rule()));
     }
     let known = name == "*"
         || OWN_TOOLS.contains(&name)
@@ -80,26 +119,26 @@ pub fn parse_rule(
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*')));
     if !known {
-        return Err(format!(
-            "rule `{t}`: unknown tool `{name}` (tools: {}, mcp__server__tool, *)",
-            OWN_TOOLS.join(", ")
-        ));
+        return Err(RuleError::UnknownTool {
+            rule: rule(),
+            tool: name.to_string(),
+        });
     }
     if let Some(p) = &pat {
         if p.is_empty() {
-            return Err(format!("rule `{t}` has an empty pattern"));
+            return Err(RuleError::EmptyPattern(rule()));
         }
         if name == "run_command" {
             if CommandPattern::parse(p).is_none() {
-                return Err(format!("rule `{t}`: an empty command pattern"));
+                return Err(RuleError::EmptyCommand(rule()));
             }
         } else if PATH_TOOLS.contains(&name) {
-            PathPattern::parse(p, root, home_dir).map_err(|e| format!("rule `{t}`: {e}"))?;
+            PathPattern::parse(p, root, home_dir).map_err(|source| RuleError::Path {
+                rule: rule(),
+                source,
+            })?;
         } else {
-            return Err(format!(
-                "rule `{t}`: only run_command and the file tools ({}) take a pattern",
-                PATH_TOOLS.join(", ")
-            ));
+            return Err(RuleError::NoPatternTaken { rule: rule() });
         }
     }
     Ok((name.to_string(), pat))

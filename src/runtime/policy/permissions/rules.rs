@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::files::{line_of, read_optional, toml_error, user_home};
 use super::pattern::{self, CommandPattern, PathPattern};
-use super::rule::{Pat, Rule, ToolPat, parse_rule};
+use super::rule::{CompileError, Pat, Rule, ToolPat, parse_rule};
 use super::shell::{self, Part};
 use super::types::{Decision, List, PATH_TOOLS, RuleRef, RulesError, SESSION_SOURCE, Verdict};
 use super::wrappers;
@@ -163,10 +163,10 @@ impl Rules {
                 let text = item.into_inner();
                 let rule = self
                     .compile(list, &text, file, line)
-                    .map_err(|message| RulesError {
+                    .map_err(|e| RulesError {
                         file: file.to_path_buf(),
                         line,
-                        message,
+                        message: e.to_string(),
                     })?;
                 self.rules.push(rule);
             }
@@ -180,7 +180,7 @@ impl Rules {
         text: &str,
         file: &Path,
         line: usize,
-    ) -> Result<Rule, String> {
+    ) -> Result<Rule, CompileError> {
         let (name, pat) = parse_rule(text, &self.root, self.home_dir.as_deref())?;
         let tool = if name == "*" {
             ToolPat::Any
@@ -192,7 +192,7 @@ impl Rules {
         let pat = match pat {
             None => Pat::None,
             Some(p) if name == "run_command" => {
-                Pat::Command(CommandPattern::parse(&p).ok_or("an empty command pattern")?)
+                Pat::Command(CommandPattern::parse(&p).ok_or(CompileError::EmptyCommand)?)
             }
             Some(p) => Pat::Path(PathPattern::parse(
                 &p,
