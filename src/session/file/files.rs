@@ -7,30 +7,14 @@
 use std::collections::BTreeSet;
 
 use base64::Engine;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::{FileError, SessionFile, ferr, import_doc};
+use super::doc::{FileBlob, FileError, FileSnapshots, SessionFile, ferr};
+use super::prepare::import_doc;
 use crate::session::error::{Result as StoreResult, StoreError};
 use crate::session::model::SessionHeader;
-use crate::session::snapshot::{FileChangeRow, FileState, blob_hash};
+use crate::session::snapshot::{FileState, blob_hash};
 use crate::session::store::Store;
-
-/// The file snapshots of a session file (empty: it was exported without `--with-files`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileSnapshots {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub file_changes: Vec<FileChangeRow>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub blobs: Vec<FileBlob>,
-}
-
-/// One snapshot: a file's bytes, named by their SHA-256.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileBlob {
-    /// Lower-case hex SHA-256 of the bytes.
-    pub hash: String,
-    pub data_base64: String,
-}
 
 /// The session file and its snapshots, written as one JSON document.
 #[derive(Debug, Serialize)]
