@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::Plan;
+use super::types::Plan;
 use crate::runtime::tools::git_snapshot;
 
 /// The plan's files that are staged in the workspace's git index (empty outside git).

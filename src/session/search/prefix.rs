@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::limits::{PrefixLimits, PrefixSearch};
 use super::text::{fold, fold_char, quoted, word_char};
-use super::{PrefixLimits, PrefixSearch};
 use crate::session::error::Result;
 
 /// Leaf pages read, at most, for the words of a range (pages where its words start).

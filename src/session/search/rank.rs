@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, params};
 
-use super::SEARCH_CANDIDATES;
+use super::limits::{INDEX_MAX_BYTES, SEARCH_CANDIDATES};
 use super::snippet::{Candidate, long_candidate};
 use crate::session::error::Result;
 
@@ -50,7 +50,7 @@ pub(super) fn candidates(c: &Connection, fts: &str, needles: &[String]) -> Resul
             anchor,
             // Bodies indexed before the index was capped can be larger: a search reads no
             // more of one than a capped body holds.
-            super::INDEX_MAX_BYTES as i64
+            INDEX_MAX_BYTES as i64
         ],
         |r| {
             let rowid = r.get(0)?;

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 /// Why the MCP servers cannot be managed at all (one server failing is a
-/// [`ServerState`](super::ServerState), not this).
+/// [`ServerState`](super::status::ServerState), not this).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum McpError {
     /// The async runtime the servers run on cannot start.

@@ -14,7 +14,7 @@ use rmcp::{Peer, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-use super::ServerConfig;
+use super::config::ServerConfig;
 use super::error::ConnectError;
 use super::name::tool_name;
 use super::status::{McpTool, ServerState, ServerStatus};
