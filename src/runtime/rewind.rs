@@ -110,23 +110,13 @@ fn plan_files(
     for (path, (first, last)) in by_path {
         let Some(first) = first else { continue };
         if let Some(why) = refusal(root, home, path) {
-            out.push(FilePlan {
-                path: path.to_string(),
-                action: Action::NotRestorable(why),
-                target: FileState::Unknown,
-                from_git: None,
-            });
+            out.push(FilePlan::not_restorable(path, why));
             continue;
         }
         let (target, from_git) = match target_of(root, first) {
             Ok((t, bytes)) => (masked(t), bytes),
             Err(why) => {
-                out.push(FilePlan {
-                    path: path.to_string(),
-                    action: Action::NotRestorable(why.to_string()),
-                    target: FileState::Unknown,
-                    from_git: None,
-                });
+                out.push(FilePlan::not_restorable(path, why.to_string()));
                 continue;
             }
         };

@@ -75,6 +75,18 @@ pub struct FilePlan {
     pub from_git: Option<Vec<u8>>,
 }
 
+impl FilePlan {
+    /// A file the rewind leaves as it is, and why.
+    pub(super) fn not_restorable(path: &str, why: String) -> FilePlan {
+        FilePlan {
+            path: path.to_string(),
+            action: Action::NotRestorable(why),
+            target: FileState::Unknown,
+            from_git: None,
+        }
+    }
+}
+
 /// What a rewind (or its undo) will do, before it does it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {

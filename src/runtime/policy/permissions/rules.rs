@@ -46,6 +46,24 @@ pub(super) struct RuleLists {
     deny: Vec<toml::Spanned<String>>,
 }
 
+impl RuleLists {
+    /// Every rule as (list, text as written, line in `src`), allow then ask then deny.
+    fn entries(self, src: &str) -> impl Iterator<Item = (List, String, usize)> {
+        [
+            (List::Allow, self.allow),
+            (List::Ask, self.ask),
+            (List::Deny, self.deny),
+        ]
+        .into_iter()
+        .flat_map(move |(list, items)| {
+            items.into_iter().map(move |item| {
+                let line = line_of(src, item.span().start);
+                (list, item.into_inner(), line)
+            })
+        })
+    }
+}
+
 #[derive(Deserialize)]
 struct HomeConfig {
     permissions: Option<RuleLists>,
@@ -153,23 +171,15 @@ impl Rules {
     }
 
     fn add(&mut self, file: &Path, src: &str, lists: RuleLists) -> Result<(), RulesError> {
-        for (list, items) in [
-            (List::Allow, lists.allow),
-            (List::Ask, lists.ask),
-            (List::Deny, lists.deny),
-        ] {
-            for item in items {
-                let line = line_of(src, item.span().start);
-                let text = item.into_inner();
-                let rule = self
-                    .compile(list, &text, file, line)
-                    .map_err(|e| RulesError {
-                        file: file.to_path_buf(),
-                        line,
-                        message: e.to_string(),
-                    })?;
-                self.rules.push(rule);
-            }
+        for (list, text, line) in lists.entries(src) {
+            let rule = self
+                .compile(list, &text, file, line)
+                .map_err(|e| RulesError {
+                    file: file.to_path_buf(),
+                    line,
+                    message: e.to_string(),
+                })?;
+            self.rules.push(rule);
         }
         Ok(())
     }
@@ -435,18 +445,10 @@ impl Rules {
 /// text, line), allow then ask then deny. For showing what a workspace declares.
 pub fn rule_entries(file: &Path, src: &str) -> Result<Vec<(List, String, usize)>, RulesError> {
     let lists: RuleLists = toml::from_str(src).map_err(|e| toml_error(file, src, &e))?;
-    let mut out = Vec::new();
-    for (list, items) in [
-        (List::Allow, lists.allow),
-        (List::Ask, lists.ask),
-        (List::Deny, lists.deny),
-    ] {
-        for item in items {
-            let line = line_of(src, item.span().start);
-            out.push((list, item.into_inner().trim().to_string(), line));
-        }
-    }
-    Ok(out)
+    Ok(lists
+        .entries(src)
+        .map(|(list, text, line)| (list, text.trim().to_string(), line))
+        .collect())
 }
 /// Deny 0 < ask 1 < default 2 < allow 3: the lower, the stricter.
 fn strictness(v: Verdict) -> u8 {
