@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use super::{CmdResult, Failure};
+use super::common::{CmdResult, Failure};
 use crate::runtime::Location;
 use crate::runtime::config::{Overrides, Settings};
 use crate::sanitize;

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
+use super::common::{CmdResult, Failure};
 use super::out::Out;
-use super::{CmdResult, Failure};
 use crate::runtime::Location;
 use crate::runtime::policy::hooks::{HookEvent, HookPayload, Hooks, import_claude_settings};
 use crate::runtime::policy::permissions::Rules;

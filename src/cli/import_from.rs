@@ -6,8 +6,8 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use super::args::ImportSource;
+use super::common::{CmdResult, Failure};
 use super::out::Out;
-use super::{CmdResult, Failure};
 use crate::runtime::import::{self, Outcome, SourceTool};
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;

@@ -2,9 +2,9 @@
 
 use serde::Serialize;
 
+use super::common::{CmdResult, Failure};
 use super::fmt::{self, Align};
 use super::out::Out;
-use super::{CmdResult, Failure};
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
 use crate::session::file::rfc3339;

@@ -2,8 +2,8 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 
+use super::common::{CmdResult, Failure, open_for_id};
 use super::out::Out;
-use super::{CmdResult, Failure, open_for_id};
 use crate::runtime::Location;
 use crate::sanitize;
 

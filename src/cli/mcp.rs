@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
+use super::common::{CmdResult, Failure};
 use super::out::Out;
-use super::{CmdResult, Failure};
 use crate::runtime::Location;
 use crate::runtime::extensions::mcp::{McpManager, ServerState, config};
 use crate::runtime::tools::ToolKind;

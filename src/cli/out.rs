@@ -3,7 +3,7 @@
 
 use std::io::{self, BufWriter, IsTerminal, StdoutLock, Write};
 
-use super::Failure;
+use super::common::Failure;
 
 /// Buffered standard output with what the commands need to know about it.
 pub struct Out {

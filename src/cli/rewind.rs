@@ -4,8 +4,8 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use clap::Args;
 
+use super::common::{CmdResult, Failure, open_for_id};
 use super::out::Out;
-use super::{CmdResult, Failure, open_for_id};
 use crate::runtime::Location;
 use crate::runtime::rewind::{self, Plan, RewindError, Scope};
 use crate::sanitize;

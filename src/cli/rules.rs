@@ -4,8 +4,8 @@
 use clap::Subcommand;
 use serde_json::{Value, json};
 
+use super::common::{CmdResult, Failure};
 use super::out::Out;
-use super::{CmdResult, Failure};
 use crate::runtime::Location;
 use crate::runtime::policy::approval::NETWORK_GRANT;
 use crate::runtime::policy::permissions::{
@@ -63,7 +63,7 @@ pub fn run(loc: &Location, cmd: &RulesCommand) -> CmdResult {
     };
     let session = match session {
         Some(key) => {
-            let (sessions, id) = super::open_for_id(loc, key)?;
+            let (sessions, id) = super::common::open_for_id(loc, key)?;
             let header = sessions.header(&id)?;
             let grants = header.ledger.map(|l| l.approved_tools).unwrap_or_default();
             Some(SessionGrants { id, grants })

@@ -2,9 +2,9 @@
 
 use serde::Serialize;
 
+use super::common::{CmdResult, Failure};
 use super::fmt::{self, Align};
 use super::out::Out;
-use super::{CmdResult, Failure};
 use crate::format::{search_completion, search_summary};
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;

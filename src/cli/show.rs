@@ -3,10 +3,10 @@
 
 use serde::Serialize;
 
+use super::common::{CmdResult, open_for_id};
 use super::fmt;
 use super::list::JsonRow;
 use super::out::Out;
-use super::{CmdResult, open_for_id};
 use crate::runtime::extensions::project_context::ContextReport;
 use crate::runtime::session_report::SessionReport;
 use crate::runtime::{Location, Sessions};

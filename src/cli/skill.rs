@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
+use super::common::{CmdResult, Failure, open_for_id};
 use super::out::Out;
-use super::{CmdResult, Failure, open_for_id};
 use crate::runtime::Location;
 use crate::runtime::extensions::project_context::{Skills, skills};
 use crate::runtime::trust::Admission;

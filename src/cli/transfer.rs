@@ -6,8 +6,9 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use super::args::ExportFormat;
+use super::common::{CmdResult, Failure, open_for_id};
+use super::fmt;
 use super::out::Out;
-use super::{CmdResult, Failure, fmt, open_for_id};
 use crate::runtime::export_md::{markdown, markdown_with};
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;

@@ -4,8 +4,8 @@
 use clap::Args;
 use serde::Serialize;
 
+use super::common::{CmdResult, Failure};
 use super::out::Out;
-use super::{CmdResult, Failure};
 use crate::runtime::Location;
 use crate::runtime::trust::{self, Review, TRUST_FLAG, TrustState};
 use crate::sanitize;

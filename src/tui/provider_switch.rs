@@ -1,7 +1,8 @@
 //! `/provider [NAME]` on the agent side: the profiles of `config.toml` listed (the current one
 //! marked), or the TUI's agent switched to one, the open session taking its model.
 
-use super::{Intent, TurnLink};
+use super::effect::Intent;
+use super::turns::TurnLink;
 use crate::runtime::agent::{Op, OpOutcome, Sink, Target};
 
 impl TurnLink {
@@ -74,8 +75,9 @@ mod tests {
     use crate::runtime::agent::Agent;
     use crate::runtime::config::{Overrides, Settings};
     use crate::runtime::{Location, Sessions};
+    use crate::tui::effect::Outcome;
     use crate::tui::effect::TurnEffect;
-    use crate::tui::{Msg, Outcome};
+    use crate::tui::msg::Msg;
 
     #[test]
     fn provider_lists_the_profiles_marks_the_current_one_and_switches() {

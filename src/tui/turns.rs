@@ -1,9 +1,15 @@
 //! [`TurnLink`]: where the loop's turn effects go (the agent's turns, commands, compaction,
 //! model and provider switches), their events sent back to the loop as [`Msg::Turn`].
 
-use super::*;
-use crate::runtime::agent::{Op, OpError, OpOutcome, Sink};
-use crate::runtime::config::Api;
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+use super::msg::Msg;
+use crate::runtime::agent::{
+    Agent, Op, OpError, OpOutcome, PlanRequest, Sink, Target, TurnHandle, TurnRequest,
+};
+use crate::runtime::config::{Api, ProviderStatus};
+use crate::tui::effect::{Intent, Outcome, TurnEffect};
 use crate::tui::error::Failure;
 
 /// Where turn effects go: `dispatch` submits each as an [`Op`] to the agent (a turn runs on

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::Event;
+use super::wire::Event;
 use crate::runtime::agent::plan::SKIPPED;
 use crate::runtime::agent::{FinishReason, TurnEvent, WarningCode};
 use crate::runtime::tools::ToolKind;

@@ -123,7 +123,6 @@ impl App {
             Reply::Forked(h) => self.on_forked(&h),
             Reply::Deleted(id) => self.on_deleted(&id),
             Reply::Renamed { id, title } => self.on_renamed(&id, &title),
-            Reply::Created(h) => self.on_created(&h.id, h.message_count),
             Reply::Wrote(path) => {
                 self.on_wrote(&path);
                 Vec::new()
@@ -251,22 +250,6 @@ impl App {
         let mut effects = self.reload_top();
         if self.browse.detail.as_ref().is_some_and(|d| d.id == id) {
             effects.extend(self.refresh_detail());
-        }
-        effects
-    }
-
-    fn on_created(&mut self, id: &str, messages: u64) -> Vec<Effect> {
-        let effects = self.resume(id);
-        if messages > 0 {
-            self.say(format!(
-                "New session {}: your message is saved as #1.",
-                short_id(id, 8)
-            ));
-        } else {
-            self.say(format!(
-                "New session {}. Type a message and press Enter.",
-                short_id(id, 8)
-            ));
         }
         effects
     }

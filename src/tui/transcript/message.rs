@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::CANCELLED_MARK;
+use super::marks::{CANCELLED_MARK, COLLAPSED_LINES};
 use super::tool::{call_lines, capped, output_lines};
 use crate::format;
 use crate::sanitize;
@@ -160,7 +160,7 @@ fn text_lines(
     match m.role {
         // A done edit, collapsed: what it changed, not its diff's headers.
         Role::Tool if edit => {
-            crate::tui::diff::result_lines(text, width, "  │ ", super::COLLAPSED_LINES, theme)
+            crate::tui::diff::result_lines(text, width, "  │ ", COLLAPSED_LINES, theme)
         }
         Role::Tool => {
             let style = if m.is_error {

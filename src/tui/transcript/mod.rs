@@ -11,21 +11,18 @@ use ratatui::text::{Line, Span};
 use super::theme::Theme;
 use crate::session::Message;
 
+mod marks;
 mod message;
 mod tool;
 
+pub use marks::CANCELLED_MARK;
 pub use message::{message_lines, user_text_lines};
 pub use tool::args_summary;
-
-/// What the runtime appends to the output of a command the user's cancel killed.
-pub const CANCELLED_MARK: &str = "[cancelled by the user;";
 
 /// Messages per loaded chunk.
 pub const CHUNK: i64 = 128;
 /// Chunks kept in memory before far ones are dropped.
 const MAX_CHUNKS: usize = 24;
-/// Lines of a collapsed tool result.
-pub(super) const COLLAPSED_LINES: usize = 4;
 
 /// Where a chunk stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::COLLAPSED_LINES;
+use super::marks::COLLAPSED_LINES;
 use crate::sanitize;
 use crate::tui::markdown;
 use crate::tui::theme::Theme;

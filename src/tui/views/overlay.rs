@@ -5,13 +5,13 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::help::{help_area, help_lines, help_max_scroll};
 use super::popup::{centered, popup};
 use super::text::{fit, input_cursor_width};
 use crate::format::short_id;
 use crate::sanitize;
 use crate::session::{SNIPPET_CLOSE, SNIPPET_OPEN};
 use crate::tui::app::{App, Confirm, Overlay, PlanAsk, SearchState};
+use crate::tui::help::{help_area, help_lines, help_max_scroll};
 use crate::tui::keymap::{self, Context};
 
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App, size: Rect) {

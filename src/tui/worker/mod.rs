@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 
 use crate::runtime::Sessions;
 use crate::runtime::extensions::project_context::header_report;
-use crate::session::{AppendMeta, ListQuery, NewMessage, NewSession, QueuedMessage, Role};
+use crate::session::{ListQuery, QueuedMessage};
 use crate::tui::filter::FilterState;
 
 mod request;
@@ -41,8 +41,6 @@ fn run(
         Request::Fork { .. }
             | Request::Delete { .. }
             | Request::Rename { .. }
-            | Request::NewSession { .. }
-            | Request::Append { .. }
             | Request::Rewind { .. }
     ) {
         // A write through this connection: `data_version` does not see it.
@@ -77,12 +75,10 @@ fn run(
         r @ (Request::Fork { .. }
         | Request::Delete { .. }
         | Request::Rename { .. }
-        | Request::NewSession { .. }
         | Request::Export { .. }
         | Request::SaveAsset { .. }
         | Request::Enqueue { .. }
         | Request::Unqueue { .. }
-        | Request::Append { .. }
         | Request::MarkInterrupted { .. }) => write_request(sessions, r)?,
         r @ (Request::UndoTurn { .. }
         | Request::RewindPreview { .. }
@@ -145,7 +141,6 @@ fn write_request(sessions: &Sessions, request: Request) -> anyhow::Result<Reply>
             sessions.rename(&id, &title)?;
             Reply::Renamed { id, title }
         }
-        Request::NewSession { workdir, first } => new_session(sessions, workdir, first)?,
         Request::Export { id, dir, markdown } => export(sessions, id, dir, markdown)?,
         Request::SaveAsset { id, asset_id, dir } => save_asset(sessions, id, asset_id, dir)?,
         Request::Enqueue { id, text, steer } => {
@@ -153,17 +148,6 @@ fn write_request(sessions: &Sessions, request: Request) -> anyhow::Result<Reply>
             queue_read(sessions, id, None)?
         }
         Request::Unqueue { id, qid } => unqueue(sessions, id, qid)?,
-        Request::Append { id, text } => {
-            let seqs = sessions.append(
-                &id,
-                &[NewMessage::text(Role::User, text)],
-                &AppendMeta::default(),
-            )?;
-            Reply::Appended {
-                id,
-                seq: seqs.last().copied().unwrap_or(0),
-            }
-        }
         Request::MarkInterrupted { id, calls } => {
             let seq = sessions.mark_interrupted(&id, calls)?;
             Reply::Appended { id, seq }
@@ -289,34 +273,6 @@ fn usage(sessions: &Sessions, id: String) -> anyhow::Result<Reply> {
         from = to + 1;
     }
     Ok(Reply::Usage { id, turns })
-}
-
-/// A new session, with its first message if one is given.
-fn new_session(
-    sessions: &Sessions,
-    workdir: String,
-    first: Option<String>,
-) -> anyhow::Result<Reply> {
-    let h = sessions.new_session(NewSession {
-        workdir,
-        ..NewSession::default()
-    })?;
-    Ok(match first {
-        None => Reply::Created(Box::new(h)),
-        Some(text) => {
-            let appended = sessions.append(
-                &h.id,
-                &[NewMessage::text(Role::User, text)],
-                &AppendMeta::default(),
-            );
-            if let Err(e) = appended {
-                // No empty session left behind by a message that was not saved.
-                let _ = sessions.delete(&h.id);
-                return Err(e.into());
-            }
-            Reply::Created(Box::new(sessions.header(&h.id)?))
-        }
-    })
 }
 
 /// A session exported into `dir`: the session file as JSON, or the markdown transcript.

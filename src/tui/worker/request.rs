@@ -69,13 +69,6 @@ pub enum Request {
     Delete { id: String },
     /// Rename a session.
     Rename { id: String, title: String },
-    /// Start a new session, with its first message when there is one.
-    NewSession {
-        /// Its workdir.
-        workdir: String,
-        /// The user's first message.
-        first: Option<String>,
-    },
     /// Write `<short-id>.json` (the session file) into `dir`, or `<short-id>.md` (the readable
     /// markdown transcript) when `markdown` is set.
     Export {
@@ -90,12 +83,6 @@ pub enum Request {
         asset_id: String,
         /// Target folder.
         dir: PathBuf,
-    },
-    /// Append a user message.
-    Append {
-        id: String,
-        /// The text the user submitted.
-        text: String,
     },
     /// The workspace's files (relative paths, `.gitignore` respected), for `@path`
     /// completion.
@@ -172,10 +159,8 @@ impl Request {
             | Request::Fork { .. }
             | Request::Delete { .. }
             | Request::Rename { .. }
-            | Request::NewSession { .. }
             | Request::Export { .. }
             | Request::SaveAsset { .. }
-            | Request::Append { .. }
             | Request::MarkInterrupted { .. }
             | Request::Enqueue { .. }
             | Request::Unqueue { .. }
@@ -266,8 +251,6 @@ pub enum Reply {
     Deleted(String),
     /// A session was renamed.
     Renamed { id: String, title: String },
-    /// A session was created.
-    Created(Box<SessionHeader>),
     /// A file was written.
     Wrote(PathBuf),
     /// A message was appended.

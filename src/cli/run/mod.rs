@@ -1,0 +1,15 @@
+//! `neocode run`: one agent turn without the TUI. Streamed text to stdout, tool activity as
+//! one-line summaries on stderr; `--json` prints the event lines the bridge uses. SIGINT
+//! cancels. Exit 0 done, 1 provider or tool failure, 2 bad usage, 3 a limit stopped the turn,
+//! 130 cancelled.
+//!
+//! `neocode compact`: summarise a session's transcript now.
+
+mod args;
+mod print;
+mod prompt;
+mod text;
+mod turn;
+
+pub use args::{RUN_EXAMPLES, RunArgs};
+pub use turn::{compact, run};

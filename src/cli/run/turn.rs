@@ -1,0 +1,334 @@
+//! Running `neocode run` and `neocode compact`: the turn (or plan) is submitted to the agent,
+//! printed as it goes, and its finish becomes the exit code.
+
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::Duration;
+
+use super::args::RunArgs;
+use super::print::{Printer, View};
+use crate::cli::common::{Failure, open_for_id};
+use crate::cli::out::Out;
+use crate::runtime::agent::{
+    Agent, Commands, FailCode, FinishReason, Lease, LeaseError, Op, OpError, OpOutcome,
+    PlanRequest, Sink, StartCode, StartError, Target, TurnRequest, plan_goal,
+};
+use crate::runtime::config::{Overrides, ProviderStatus, Settings};
+use crate::runtime::{Location, Sessions};
+use crate::sanitize;
+use crate::session::RuntimeLimits;
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+fn install_sigint() {
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(
+            libc::SIGINT,
+            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+    }
+}
+
+fn restore_sigint() {
+    // SAFETY: resetting a signal's disposition to the default.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+    }
+}
+
+fn op_failure(e: OpError) -> Failure {
+    match e {
+        OpError::Start(e) => start_failure(e),
+        OpError::Config(_) | OpError::NoSession => {
+            Failure::usage(sanitize::line(&e.to_string()).into_owned())
+        }
+        _ => Failure::runtime(sanitize::line(&e.to_string()).into_owned()),
+    }
+}
+
+fn start_failure(e: StartError) -> Failure {
+    let msg = sanitize::line(&e.message).into_owned();
+    match e.code {
+        StartCode::Config | StartCode::Usage | StartCode::NotFound => Failure::usage(msg),
+        _ => Failure::runtime(msg),
+    }
+}
+
+fn read_prompt(p: Option<&str>) -> Result<Option<String>, Failure> {
+    match p {
+        None => Ok(None),
+        Some("-") => {
+            let mut s = String::new();
+            std::io::stdin().read_to_string(&mut s).map_err(|e| {
+                Failure::usage(format!("cannot read the prompt from standard input: {e}"))
+            })?;
+            if s.trim().is_empty() {
+                return Err(Failure::usage("the prompt on standard input is empty"));
+            }
+            Ok(Some(s))
+        }
+        Some(s) if s.trim().is_empty() => Err(Failure::usage("the prompt is empty")),
+        Some(s) => Ok(Some(s.to_string())),
+    }
+}
+
+/// `neocode run --resume ID --queue TEXT`: the message joins the session's queue; the
+/// process running the session (its lease holder) sends it. Says which process that is.
+fn enqueue(loc: &Location, args: &RunArgs, text: &str) -> Result<(), Failure> {
+    let key = match (&args.resume, args.r#continue) {
+        (Some(id), _) => id.clone(),
+        (None, true) => "last".to_string(),
+        (None, false) => {
+            return Err(Failure::usage(
+                "--queue needs --resume ID or --continue: it queues into an existing session",
+            ));
+        }
+    };
+    if text.trim().is_empty() {
+        return Err(Failure::usage("the message to queue is empty"));
+    }
+    let (sessions, id) = open_for_id(loc, &key)?;
+    let q = sessions.enqueue(&id, text, args.steer)?;
+    let short = &id[..id.len().min(8)];
+    let when = if args.steer {
+        "at its turn's next tool boundary"
+    } else {
+        "when its turn ends"
+    };
+    let line = match Lease::acquire(sessions.data_dir(), &id) {
+        Err(LeaseError::Busy { pid }) => {
+            let who = pid.map_or("another process".to_string(), |p| format!("pid {p}"));
+            format!(
+                "queued #{} in session {short}: {who} runs it and sends it {when}",
+                q.id
+            )
+        }
+        _ => format!(
+            "queued #{} in session {short}: nothing runs it now; it is sent when the session is next opened (neocode --resume {short})",
+            q.id
+        ),
+    };
+    let mut out = Out::stdout();
+    out.line(&line)?;
+    out.finish()
+}
+
+/// Runs `neocode run`.
+pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
+    if let Some(text) = &args.queue {
+        return enqueue(loc, args, text);
+    }
+    let overrides = Overrides {
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        approval: args.approve,
+        api: args.api,
+        provider: args.provider.clone(),
+    };
+    let settings = Settings::load(&loc.home, &overrides).map_err(Failure::usage)?;
+    let target = match (&args.resume, args.r#continue) {
+        (Some(id), _) => Target::Resume(id.clone()),
+        (None, true) => Target::Resume("last".into()),
+        (None, false) => Target::New,
+    };
+    // A resumed session that keeps a [providers.NAME] profile runs on it: the agent decides
+    // when it opens the session.
+    if let (ProviderStatus::Missing(m), Target::New) = (settings.provider_status(), &target) {
+        return Err(Failure::usage(m));
+    }
+    let prompt = read_prompt(args.prompt.as_deref())?;
+    if prompt.is_none() && target == Target::New {
+        return Err(Failure::usage(
+            "a prompt is needed (or --resume/--continue to answer what is pending); see neocode run --help",
+        ));
+    }
+    let sessions = Sessions::open(loc)?;
+    let limits = limits(args);
+    let plan_run = is_plan_run(args, &sessions, &target, prompt.as_ref());
+    if plan_run
+        && prompt.is_none()
+        && let Target::Resume(key) = &target
+        && let Some((id, n)) = finished_plan(&sessions, key)
+    {
+        // Nothing is left to run: say so instead of printing the plan as if it ran.
+        let short = &id[..id.len().min(8)];
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(
+            err,
+            "neocode: the plan run of session {short} already finished ({n} of {n} steps completed); nothing was run. Give a new goal to plan again: neocode run --resume {short} --plan \"...\""
+        );
+        return Ok(());
+    }
+    if !plan_run && (args.retry_failed || args.yes || args.width != 1) {
+        return Err(Failure::usage(
+            "--yes, --width and --retry-failed apply to plan runs (--plan, or --resume of a plan run)",
+        ));
+    }
+    if args.width == 0 {
+        return Err(Failure::usage("--width must be at least 1"));
+    }
+    let agent = Agent::new(sessions, settings);
+    install_sigint();
+    let view = View::new(args.json);
+    let (done_tx, done) = std::sync::mpsc::channel();
+    // The printer answers approvals with the turn's own commands, given when it is built.
+    let sink = Sink::new(move |commands: &Commands| Printer::new(view, commands.clone(), done_tx));
+    let op = op(args, plan_run, prompt, limits);
+    let handle = match agent.submit(target, op, sink) {
+        Ok(OpOutcome::Started(s)) => s.handle,
+        Ok(_) => return Err(Failure::runtime("the agent started no turn")),
+        Err(e) => return Err(op_failure(e)),
+    };
+    let finished = wait(&handle, &done);
+    let id = handle.session_id.clone();
+    // The printer ends its text when the turn's thread drops it.
+    handle.join();
+    restore_sigint();
+    outcome(finished, &id, plan_run)
+}
+
+/// The limits the flags set for this run.
+fn limits(args: &RunArgs) -> RuntimeLimits {
+    RuntimeLimits {
+        max_turns: args.max_turns,
+        max_tool_calls: args.max_tool_calls,
+        max_input_tokens: args.max_input_tokens,
+        max_output_tokens: args.max_output_tokens,
+        max_wall_secs: args.max_wall_secs,
+        max_cost_usd: args.max_cost,
+    }
+}
+
+/// Whether this run is a plan run: `--plan`, or a resumed plan run given no new prompt.
+fn is_plan_run(
+    args: &RunArgs,
+    sessions: &Sessions,
+    target: &Target,
+    prompt: Option<&String>,
+) -> bool {
+    // Resuming a plan run without a new prompt goes on with the plan (seed 000 §5: the
+    // session's plan decides which executor resumes it).
+    args.plan
+        || match (&target, &prompt) {
+            (Target::Resume(key), None) => sessions
+                .resolve(key)
+                .and_then(|id| sessions.load(&id))
+                .is_ok_and(|s| plan_goal(&s).is_some()),
+            _ => false,
+        }
+}
+
+/// What to submit: the plan run or the one turn.
+fn op(args: &RunArgs, plan_run: bool, prompt: Option<String>, limits: RuntimeLimits) -> Op {
+    if plan_run {
+        Op::Plan(PlanRequest {
+            goal: prompt,
+            width: args.width,
+            retry_failed: args.retry_failed,
+            approved: args.yes,
+            limits,
+            approval: args.approve,
+        })
+    } else {
+        Op::Turn(TurnRequest {
+            prompt,
+            images: Vec::new(),
+            limits,
+            approval: args.approve,
+            adopt: None,
+            results: Vec::new(),
+        })
+    }
+}
+
+/// The run's result from how its turn finished: what to say and the exit code.
+fn outcome(finished: FinishReason, id: &str, plan_run: bool) -> Result<(), Failure> {
+    match finished {
+        FinishReason::Completed => Ok(()),
+        FinishReason::Cancelled if plan_run => Err(Failure {
+            code: 130,
+            lines: vec![format!(
+                "cancelled; finished steps are kept. Resume the plan run with: neocode run --resume {id}"
+            )],
+        }),
+        FinishReason::Cancelled => Err(Failure {
+            code: 130,
+            lines: vec![format!(
+                "cancelled; what arrived is kept. Continue with: neocode run --resume {id} \"...\""
+            )],
+        }),
+        FinishReason::LimitReached(why) => Err(Failure {
+            code: 3,
+            lines: vec![format!(
+                "{}; the session is paused. Raise the limit to go on, e.g. neocode run --resume {id} {} N",
+                sanitize::line(&why),
+                crate::runtime::agent::ledger::flag_for(&why)
+            )],
+        }),
+        FinishReason::Failed {
+            code: FailCode::PlanFailed,
+            message,
+        } => Err(Failure::runtime(format!(
+            "plan run failed: {}; session {id}. Retry the failed steps with: neocode run --resume {id} --retry-failed",
+            sanitize::line(&message)
+        ))),
+        FinishReason::Failed { code, message } => Err(Failure::runtime(format!(
+            "{} ({code}); session {id}",
+            sanitize::line(&message)
+        ))),
+    }
+}
+
+/// Waits for the turn's finish; the first Ctrl-C cancels it.
+fn wait(
+    handle: &crate::runtime::agent::TurnHandle,
+    done: &std::sync::mpsc::Receiver<FinishReason>,
+) -> FinishReason {
+    let mut cancel_sent = false;
+    loop {
+        if INTERRUPTED.load(Ordering::SeqCst) && !cancel_sent {
+            cancel_sent = true;
+            handle.cancel();
+            // A second Ctrl-C ends neocode at once.
+            restore_sigint();
+        }
+        match done.recv_timeout(Duration::from_millis(50)) {
+            Ok(reason) => return reason,
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                return FinishReason::Failed {
+                    code: FailCode::Internal,
+                    message: "the turn ended without saying why".into(),
+                };
+            }
+        }
+    }
+}
+
+/// The session `key` names and its plan's step count, when every step of its plan completed.
+fn finished_plan(sessions: &Sessions, key: &str) -> Option<(String, usize)> {
+    let id = sessions.resolve(key).ok()?;
+    let s = sessions.load(&id).ok()?;
+    let plan = s.header.plan.as_ref().filter(|p| !p.steps.is_empty())?;
+    plan.steps
+        .iter()
+        .all(|st| s.plan_progress.status(&st.id) == crate::session::StepStatus::Completed)
+        .then_some((id, plan.steps.len()))
+}
+
+/// Runs `neocode compact <ID>`.
+pub fn compact(loc: &Location, key: &str) -> Result<(), Failure> {
+    let settings = Settings::load(&loc.home, &Overrides::default()).map_err(Failure::usage)?;
+    let (sessions, id) = open_for_id(loc, key)?;
+    let agent = Agent::new(sessions, settings);
+    let c = agent.compact(&id).map_err(start_failure)?;
+    let mut out = Out::stdout();
+    out.line(&format!("compacted {id}: {}", c.describe()))?;
+    out.finish()
+}
