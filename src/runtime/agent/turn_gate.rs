@@ -2,8 +2,11 @@
 //! keeping an "always" answer's rule, a refused prompt, a `Stop` hook that makes the turn go
 //! on, and showing what hooks said.
 
+use super::events::FailCode;
+use super::events::FinishReason;
+use super::events::TurnEvent;
+use super::events::WarningCode;
 use super::turn::{Answer, Turn};
-use super::{FailCode, FinishReason, TurnEvent, WarningCode};
 use crate::runtime::config::ApprovalPolicy;
 use crate::runtime::policy::approval;
 use crate::runtime::policy::gate::{Gated, Permission};

@@ -35,17 +35,25 @@ mod draft;
 mod prompts;
 mod steps;
 
-use std::sync::mpsc::{Receiver, TryRecvError, channel};
-use std::time::{Duration, Instant};
-
-use serde_json::{Value, json};
-
-use super::op::Sink;
+use super::base::Agent;
+use super::base::Opened;
+use super::error::StartCode;
+use super::error::StartError;
+use super::error::thread_error;
+use super::events::FailCode;
+use super::events::FinishReason;
+use super::events::TurnCommand;
+use super::events::TurnEvent;
+use super::events::WarningCode;
+use super::handle::Commands;
+use super::handle::Sink;
+use super::handle::TurnHandle;
+use super::handle::TurnSink;
+use super::handle::Watched;
+use super::ledger;
+use super::start::Spawn;
+use super::start::Target;
 use super::turn::store_failed;
-use super::{
-    Agent, Commands, FailCode, FinishReason, Opened, Spawn, StartCode, StartError, Target,
-    TurnCommand, TurnEvent, TurnHandle, TurnSink, WarningCode, Watched, ledger, thread_error,
-};
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::ApprovalPolicy;
 use crate::runtime::lease::Lease;
@@ -54,6 +62,9 @@ use crate::session::{
     NewMessage, NewSession, Plan, PlanProgress, Role, RuntimeLedger, RuntimeLimits, Session,
     StateUpdate, Status, Step, StepFailure, StepStatus, StepUpdate, Usage,
 };
+use serde_json::{Value, json};
+use std::sync::mpsc::{Receiver, TryRecvError, channel};
+use std::time::{Duration, Instant};
 
 pub use prompts::result_text;
 use prompts::{DRAFT_INSTRUCTIONS, step_context, step_prompt};

@@ -1,7 +1,9 @@
 //! Warnings about the server: a prompt large for its window, a reply cut at its output limit.
 
 use super::Turn;
-use crate::runtime::agent::{FinishReason, TurnEvent, WarningCode};
+use crate::runtime::agent::events::FinishReason;
+use crate::runtime::agent::events::TurnEvent;
+use crate::runtime::agent::events::WarningCode;
 use crate::runtime::provider::Completion;
 
 impl Turn {
