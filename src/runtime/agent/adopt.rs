@@ -4,10 +4,8 @@
 //! from the store (edited or truncated on the caller's side) continues in a fork taken where
 //! the two part; the stored session is never overwritten.
 
-use super::base::Agent;
-use super::base::Opened;
-use super::error::StartCode;
-use super::error::StartError;
+use super::base::{Agent, Opened};
+use super::error::{StartCode, StartError};
 use super::window::{is_compaction, is_incomplete};
 use crate::runtime::Sessions;
 use crate::runtime::lease::Lease;

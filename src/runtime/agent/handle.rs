@@ -1,8 +1,7 @@
 //! The two ends of a running turn: [`TurnSink`] (where its events go), [`Commands`] and
 //! [`TurnHandle`] (what a front end holds), and [`Watched`] (a turn with a channel sink).
 
-use super::events::TurnCommand;
-use super::events::TurnEvent;
+use super::events::{TurnCommand, TurnEvent};
 use crate::runtime::cancel::CancelFlag;
 use std::collections::HashMap;
 use std::sync::mpsc::{Receiver, Sender, channel};

@@ -1,8 +1,7 @@
 //! Images a user message carries ([`super::start::TurnRequest::images`]): read and checked before
 //! the turn starts, stored as assets of the session with the message the turn appends.
 
-use super::error::StartCode;
-use super::error::StartError;
+use super::error::{StartCode, StartError};
 use std::path::{Path, PathBuf};
 
 /// Largest image sent to a model.

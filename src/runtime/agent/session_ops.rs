@@ -4,8 +4,7 @@
 
 use super::base::Agent;
 use super::compact::Compacted;
-use super::error::StartCode;
-use super::error::StartError;
+use super::error::{StartCode, StartError};
 use super::op::OpError;
 use super::{compact, ledger};
 use crate::runtime::cancel::CancelFlag;

@@ -2,19 +2,10 @@
 //! create) the session, and spawning the turn loop on its own thread.
 
 use super::adopt::{Adopt, Adopted};
-use super::base::Agent;
-use super::base::Opened;
-use super::error::StartCode;
-use super::error::StartError;
-use super::error::thread_error;
-use super::events::FailCode;
-use super::events::FinishReason;
-use super::events::TurnEvent;
-use super::handle::Commands;
-use super::handle::Sink;
-use super::handle::TurnHandle;
-use super::handle::TurnSink;
-use super::handle::Watched;
+use super::base::{Agent, Opened};
+use super::error::{StartCode, StartError, thread_error};
+use super::events::{FailCode, FinishReason, TurnEvent};
+use super::handle::{Commands, Sink, TurnHandle, TurnSink, Watched};
 use super::{images, ledger, turn};
 use crate::runtime::config::ApprovalPolicy;
 use crate::runtime::lease::Lease;

@@ -2,10 +2,7 @@
 //! keeping an "always" answer's rule, a refused prompt, a `Stop` hook that makes the turn go
 //! on, and showing what hooks said.
 
-use super::events::FailCode;
-use super::events::FinishReason;
-use super::events::TurnEvent;
-use super::events::WarningCode;
+use super::events::{FailCode, FinishReason, TurnEvent, WarningCode};
 use super::turn::{Answer, Turn};
 use crate::runtime::config::ApprovalPolicy;
 use crate::runtime::policy::approval;

@@ -2,10 +2,7 @@
 
 use super::completion::assistant_message;
 use super::{Flow, Turn, store_failed, title_from};
-use crate::runtime::agent::events::FailCode;
-use crate::runtime::agent::events::FinishReason;
-use crate::runtime::agent::events::TurnEvent;
-use crate::runtime::agent::events::WarningCode;
+use crate::runtime::agent::events::{FailCode, FinishReason, TurnEvent, WarningCode};
 use crate::runtime::agent::{ledger, window};
 use crate::runtime::provider::openai::redact;
 use crate::runtime::provider::{Completion, ErrorKind, ProviderError, StopNote, StreamEvent};

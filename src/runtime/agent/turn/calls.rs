@@ -1,10 +1,7 @@
 //! Running tool calls: budgets, approvals, the tools themselves, and their stored results.
 
 use super::{Answer, Flow, Turn};
-use crate::runtime::agent::events::FinishReason;
-use crate::runtime::agent::events::TurnCommand;
-use crate::runtime::agent::events::TurnEvent;
-use crate::runtime::agent::events::WarningCode;
+use crate::runtime::agent::events::{FinishReason, TurnCommand, TurnEvent, WarningCode};
 use crate::runtime::agent::ledger;
 use crate::runtime::provider::openai::redact;
 use crate::runtime::tools::{self, ToolContext, ToolKind, ToolOutput};

@@ -2,8 +2,7 @@
 
 use super::{Flow, Turn, store_failed};
 use crate::runtime::agent::compact;
-use crate::runtime::agent::events::FinishReason;
-use crate::runtime::agent::events::TurnEvent;
+use crate::runtime::agent::events::{FinishReason, TurnEvent};
 use crate::session::{Role, Status};
 
 impl Turn {

@@ -11,11 +11,7 @@ mod completion;
 mod steer;
 mod warnings;
 
-use super::events::FailCode;
-use super::events::FinishReason;
-use super::events::TurnCommand;
-use super::events::TurnEvent;
-use super::events::WarningCode;
+use super::events::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode};
 use super::ledger;
 use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;

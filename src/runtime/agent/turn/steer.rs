@@ -3,8 +3,7 @@
 //! so a kill at any point leaves it either still queued or stored, never lost.
 
 use super::{Flow, Turn, store_failed, title_from};
-use crate::runtime::agent::events::TurnEvent;
-use crate::runtime::agent::events::WarningCode;
+use crate::runtime::agent::events::{TurnEvent, WarningCode};
 use crate::session::{NewMessage, Role, StoreError};
 use serde_json::{Value, json};
 
