@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use super::env::not_dumpable;
 use super::report::{SandboxStatus, Walls};
 use super::{HELPER_SUBCOMMAND, helper};
-use crate::runtime::tools::{SandboxMode, SandboxSettings};
+use crate::runtime::tools::spec::{SandboxMode, SandboxSettings};
 
 /// Probe results by helper path and user-namespace switch (the kernel does not change while we
 /// run).
