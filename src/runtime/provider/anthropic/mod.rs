@@ -19,11 +19,12 @@ mod stream;
 use base64::Engine;
 use serde_json::{Value, json};
 
+use super::contract::Provider;
+use super::error::ProviderError;
 use super::http::{ApiSettings, Call, Wire};
+use super::request::{ChatMessage, ChatRequest};
+use super::request::{Reasoning, ToolDef, UserPart, replays_to};
 use super::sse::{Completion, StreamEvent};
-use super::{
-    ChatMessage, ChatRequest, Provider, ProviderError, Reasoning, ToolDef, UserPart, replays_to,
-};
 use crate::runtime::cancel::CancelFlag;
 use crate::session::ToolCall;
 
@@ -296,7 +297,7 @@ fn merge(mut a: Completion, b: Completion) -> Completion {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::provider::OpenAiSettings;
+    use crate::runtime::provider::settings::OpenAiSettings;
     use crate::session::ReasoningReplay;
 
     #[test]

@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use super::NAME;
 use crate::runtime::provider::http::{WireError, WireFold, json as parse, n, s};
+use crate::runtime::provider::request::{Reasoning, StopNote, TokenDetail};
 use crate::runtime::provider::sse::{Completion, StreamEvent};
-use crate::runtime::provider::{Reasoning, StopNote, TokenDetail};
 use crate::session::{ReasoningReplay, ToolCall, Usage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::super::{ErrorKind, ProviderError, quirks};
+use super::super::quirks;
+
+use super::super::error::ErrorKind;
+
+use super::super::error::ProviderError;
 use super::{OpenAi, root_cause};
 
 impl OpenAi {

@@ -2,9 +2,10 @@
 
 use serde_json::Value;
 
+use super::super::error::{ErrorKind, ProviderError};
+use super::super::quirks;
 use super::super::sse::{Folder, StreamEvent};
 use super::super::sse_decode::{NotUtf8, SseDecoder};
-use super::super::{ErrorKind, ProviderError, quirks};
 use super::{NAME, OpenAi, Waited, root_cause, secs, wait};
 use crate::runtime::cancel::CancelFlag;
 

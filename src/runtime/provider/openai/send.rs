@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::super::error::{ErrorKind, ProviderError};
+use super::super::quirks;
 use super::super::sse::{Completion, Folder, StreamEvent};
 use super::super::transport::{self, Posted, Refused};
-use super::super::{ErrorKind, ProviderError, quirks};
 use super::{OpenAi, secs};
 use crate::runtime::cancel::CancelFlag;
 
