@@ -7,8 +7,8 @@
 use super::base::{Agent, Opened};
 use super::error::{StartCode, StartError};
 use super::window::{is_compaction, is_incomplete};
-use crate::runtime::Sessions;
 use crate::runtime::lease::Lease;
+use crate::runtime::sessions::Sessions;
 use crate::session::{AppendMeta, Message, NewMessage, Part, Role, ToolCall};
 use serde_json::Value;
 

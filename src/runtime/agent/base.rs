@@ -4,12 +4,12 @@ use std::sync::Arc;
 
 use crate::session::AppendMeta;
 
-use crate::runtime::Sessions;
 use crate::runtime::config::{Api, ProviderStatus, Settings};
 use crate::runtime::lease::{Lease, LeaseError};
 use crate::runtime::provider::{
     Anthropic, DemoModel, OpenAi, Provider, ProviderError, Responses, demo,
 };
+use crate::runtime::sessions::Sessions;
 
 use super::error::{StartCode, StartError};
 use super::handle::Running;

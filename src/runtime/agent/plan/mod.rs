@@ -268,7 +268,7 @@ impl Run {
         self.sink.event(e);
     }
 
-    fn sessions(&self) -> &crate::runtime::Sessions {
+    fn sessions(&self) -> &crate::runtime::sessions::Sessions {
         &self.agent.sessions
     }
 

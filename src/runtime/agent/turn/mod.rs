@@ -13,12 +13,12 @@ mod warnings;
 
 use super::events::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode};
 use super::ledger;
-use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
 use crate::runtime::lease::Lease;
 use crate::runtime::provider::Provider;
 use crate::runtime::provider::openai::redact;
+use crate::runtime::sessions::Sessions;
 use crate::runtime::tools;
 use crate::session::{AppendMeta, NewMessage, RuntimeLedger, StateUpdate, Status, Usage, now_ms};
 use serde_json::Value;
