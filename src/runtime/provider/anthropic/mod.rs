@@ -28,10 +28,8 @@ use super::sse::{Completion, StreamEvent};
 use crate::runtime::cancel::CancelFlag;
 use crate::session::ToolCall;
 
-pub use stream::Fold;
+pub use stream::{Fold, NAME};
 
-/// The name sessions store for this provider (and reasoning provenance).
-pub const NAME: &str = "anthropic";
 /// The API version sent in `anthropic-version`.
 pub const VERSION: &str = "2023-06-01";
 /// How often a `pause_turn` is continued before the reply is taken as it is.

@@ -1,22 +1,13 @@
 //! The Chat Completions request body: messages, user content with inlined images, tools,
 //! and what servers need back on a tool turn (`reasoning_content`, thought signatures).
 
+use super::client::{NAME, OpenAi};
+use crate::runtime::provider::request::{
+    ChatMessage, ChatRequest, Reasoning, ToolDef, UserPart, replays_to,
+};
+use crate::session::ToolCall;
 use base64::Engine;
 use serde_json::{Value, json};
-
-use super::super::request::ChatMessage;
-
-use super::super::request::ChatRequest;
-
-use super::super::request::Reasoning;
-
-use super::super::request::ToolDef;
-
-use super::super::request::UserPart;
-
-use super::super::request::replays_to;
-use super::{NAME, OpenAi};
-use crate::session::ToolCall;
 
 impl OpenAi {
     /// The request body; `stream: false` for a server that cannot stream this request.
