@@ -7,7 +7,7 @@ use crate::session::{
     AssetMeta, CALLS_FROM, Message, PlanProgress, Result, Role, SessionHeader, ToolCall,
 };
 
-use super::Sessions;
+use super::sessions::Sessions;
 
 /// How many trailing messages [`Sessions::interrupted_tool_calls`] reads: the answers to one
 /// assistant message's calls follow it directly, so a dangling call is always near the end.

@@ -3,8 +3,8 @@
 
 use crate::session::{ListQuery, NewSession, Result, StoreError};
 
-use super::Sessions;
 use super::codes::WarningCode;
+use super::sessions::Sessions;
 
 /// How the lifecycle seed's decision chain ended for one request.
 #[derive(Debug, Clone, PartialEq, Eq)]

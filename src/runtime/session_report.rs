@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use crate::runtime::Sessions;
 use crate::runtime::extensions::project_context::{ContextReport, session_report};
 use crate::runtime::rewind::{TurnChanges, turn_changes};
+use crate::runtime::sessions::Sessions;
 use crate::session::{
     AssetMeta, Message, PlanProgress, Result, SessionHeader, SessionSummary, ToolCall,
 };

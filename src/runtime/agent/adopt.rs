@@ -4,14 +4,15 @@
 //! from the store (edited or truncated on the caller's side) continues in a fork taken where
 //! the two part; the stored session is never overwritten.
 
+use super::base::{Agent, Opened};
+use super::error::{StartCode, StartError};
+use super::window::{is_compaction, is_incomplete};
+use crate::runtime::lease::Lease;
+use crate::runtime::sessions::Sessions;
+use crate::session::{AppendMeta, Message, NewMessage, Part, Role, ToolCall};
 use serde_json::Value;
 
-use super::window::{is_compaction, is_incomplete};
-use super::{Agent, Lease, Opened, StartCode, StartError};
-use crate::runtime::Sessions;
-use crate::session::{AppendMeta, Message, NewMessage, Part, Role, ToolCall};
-
-/// The caller's conversation a turn adopts before it runs ([`super::TurnRequest::adopt`]).
+/// The caller's conversation a turn adopts before it runs ([`super::start::TurnRequest::adopt`]).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Adopt {
     /// The conversation without system messages, ending with the new user message: the
@@ -78,7 +79,7 @@ pub fn adopt(
         Some(at) => {
             let fork = sessions.fork_conversation(&id, at, adopt.conversation_key.as_deref())?;
             // Nobody knows the fork yet; its lease is taken before the session's goes.
-            let fork_lease = super::lease_of(sessions, &fork.id)?;
+            let fork_lease = super::base::lease_of(sessions, &fork.id)?;
             drop(lease);
             let forked = Forked {
                 from: id,

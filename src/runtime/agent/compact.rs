@@ -10,12 +10,12 @@
 use serde_json::json;
 
 use super::window;
-use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::provider::quirks::estimate_tokens;
 use crate::runtime::provider::{
     ChatMessage, ChatRequest, Completion, ErrorKind, Provider, ProviderError, UserPart,
 };
+use crate::runtime::sessions::Sessions;
 use crate::session::{
     AppendMeta, COMPACTION_MARK, CONTEXT_FROM, Change, Message, NewMessage, Role, StateUpdate,
     TASK_SUMMARY_SEQ, Usage, now_ms,
@@ -371,7 +371,7 @@ pub fn compact_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::Location;
+    use crate::runtime::location::Location;
     use crate::runtime::provider::StreamEvent;
     use crate::session::NewSession;
 

@@ -1,7 +1,7 @@
 //! What a running turn reports and what a front end tells it: [`TurnEvent`], [`FinishReason`],
 //! [`TurnCommand`] and the runtime's stable failure and warning codes.
 
-use super::StartCode;
+use super::error::StartCode;
 use crate::runtime::provider::ErrorKind;
 use crate::runtime::tools::ToolKind;
 use crate::session::{Plan, StepFailure, ToolCall, Usage};

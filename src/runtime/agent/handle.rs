@@ -1,11 +1,12 @@
 //! The two ends of a running turn: [`TurnSink`] (where its events go), [`Commands`] and
 //! [`TurnHandle`] (what a front end holds), and [`Watched`] (a turn with a channel sink).
 
-use std::sync::mpsc::{Receiver, Sender, channel};
-use std::thread::JoinHandle;
-
-use super::{TurnCommand, TurnEvent};
+use super::events::{TurnCommand, TurnEvent};
 use crate::runtime::cancel::CancelFlag;
+use std::collections::HashMap;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
 /// Where a running turn's events go: the turn's (or plan run's) own thread calls it, in
 /// order, ending with [`TurnEvent::Finished`]. A channel's sender is one; so is any
@@ -127,7 +128,7 @@ impl TurnHandle {
     }
 }
 
-/// A turn started with a channel for its events ([`Agent::watch`](super::Agent::watch)): the
+/// A turn started with a channel for its events ([`Agent::watch`](super::base::Agent::watch)): the
 /// handle, and the events to read.
 pub struct Watched {
     /// The running turn.
@@ -147,5 +148,57 @@ impl Watched {
     /// Waits for the turn's thread to end.
     pub fn join(self) {
         self.handle.join();
+    }
+}
+
+/// The turns (and plan runs) this process runs, by session: where `Op::Command` goes. An
+/// entry leaves when its turn's `Finished` passes.
+#[derive(Clone, Default)]
+pub(crate) struct Running(Arc<Mutex<HashMap<String, Commands>>>);
+
+impl Running {
+    pub(super) fn insert(&self, id: &str, commands: Commands) {
+        if let Ok(mut m) = self.0.lock() {
+            m.insert(id.to_string(), commands);
+        }
+    }
+
+    pub(super) fn remove(&self, id: &str) {
+        if let Ok(mut m) = self.0.lock() {
+            m.remove(id);
+        }
+    }
+
+    pub(super) fn get(&self, id: &str) -> Option<Commands> {
+        self.0.lock().ok()?.get(id).cloned()
+    }
+}
+
+/// Where a submitted turn's events go: built from the turn's own [`Commands`] when the turn
+/// is built, so a sink that answers approvals or cancels holds them from its first event.
+pub struct Sink(pub(super) MakeSink);
+
+/// What a [`Sink`] holds: makes the turn's sink from its commands.
+pub(super) type MakeSink = Box<dyn FnOnce(&Commands) -> Box<dyn TurnSink> + Send>;
+
+impl Sink {
+    /// A sink made with the turn's commands.
+    pub fn new<S: TurnSink>(make: impl FnOnce(&Commands) -> S + Send + 'static) -> Sink {
+        Sink(Box::new(move |c| Box::new(make(c))))
+    }
+
+    /// A sink that needs no commands.
+    pub fn to(sink: impl TurnSink) -> Sink {
+        Sink(Box::new(move |_| Box::new(sink)))
+    }
+
+    /// For ops that start no turn: events (there are none) are dropped.
+    pub fn none() -> Sink {
+        Sink::to(|_: TurnEvent| {})
+    }
+
+    /// The sink, made with the turn's commands (by whoever starts the turn).
+    pub fn build(self, commands: &Commands) -> Box<dyn TurnSink> {
+        (self.0)(commands)
     }
 }

@@ -1,9 +1,8 @@
-//! Images a user message carries ([`super::TurnRequest::images`]): read and checked before
+//! Images a user message carries ([`super::start::TurnRequest::images`]): read and checked before
 //! the turn starts, stored as assets of the session with the message the turn appends.
 
+use super::error::{StartCode, StartError};
 use std::path::{Path, PathBuf};
-
-use super::{StartCode, StartError};
 
 /// Largest image sent to a model.
 pub const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;

@@ -6,17 +6,20 @@
 //! the turn's own [`Commands`] (a sink that answers approvals or cancels the turn holds them
 //! from the start; nothing is patched in once the turn runs).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-
-use super::{
-    Agent, Commands, Compacted, PlanRequest, StartError, Target, TurnCommand, TurnEvent,
-    TurnHandle, TurnRequest, TurnSink, adopt::Adopted,
-};
+use super::adopt::Adopted;
+use super::base::Agent;
+use super::compact::Compacted;
+use super::error::StartError;
+use super::events::{TurnCommand, TurnEvent};
+use super::handle::{Running, Sink};
+use super::handle::{TurnHandle, TurnSink};
+use super::plan::PlanRequest;
+use super::start::{Target, TurnRequest};
 use crate::runtime::config::{ApprovalPolicy, ConfigError, ProviderStatus};
 use crate::runtime::extensions::project_context::skills::Skills;
 use crate::session::StoreError;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a front end asks of the agent.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,58 +146,6 @@ pub enum OpError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-/// Where a submitted turn's events go: built from the turn's own [`Commands`] when the turn
-/// is built, so a sink that answers approvals or cancels holds them from its first event.
-pub struct Sink(MakeSink);
-
-/// What a [`Sink`] holds: makes the turn's sink from its commands.
-type MakeSink = Box<dyn FnOnce(&Commands) -> Box<dyn TurnSink> + Send>;
-
-impl Sink {
-    /// A sink made with the turn's commands.
-    pub fn new<S: TurnSink>(make: impl FnOnce(&Commands) -> S + Send + 'static) -> Sink {
-        Sink(Box::new(move |c| Box::new(make(c))))
-    }
-
-    /// A sink that needs no commands.
-    pub fn to(sink: impl TurnSink) -> Sink {
-        Sink(Box::new(move |_| Box::new(sink)))
-    }
-
-    /// For ops that start no turn: events (there are none) are dropped.
-    pub fn none() -> Sink {
-        Sink::to(|_: TurnEvent| {})
-    }
-
-    /// The sink, made with the turn's commands (by whoever starts the turn).
-    pub fn build(self, commands: &Commands) -> Box<dyn TurnSink> {
-        (self.0)(commands)
-    }
-}
-
-/// The turns (and plan runs) this process runs, by session: where [`Op::Command`] goes. An
-/// entry leaves when its turn's `Finished` passes.
-#[derive(Clone, Default)]
-pub(crate) struct Running(Arc<Mutex<HashMap<String, Commands>>>);
-
-impl Running {
-    fn insert(&self, id: &str, commands: Commands) {
-        if let Ok(mut m) = self.0.lock() {
-            m.insert(id.to_string(), commands);
-        }
-    }
-
-    fn remove(&self, id: &str) {
-        if let Ok(mut m) = self.0.lock() {
-            m.remove(id);
-        }
-    }
-
-    fn get(&self, id: &str) -> Option<Commands> {
-        self.0.lock().ok()?.get(id).cloned()
-    }
 }
 
 /// The sink of a submitted turn: takes the turn out of [`Running`] when it finishes.

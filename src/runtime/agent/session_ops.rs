@@ -2,10 +2,15 @@
 //! own rules ("always" for this session: listed with every rule in force, and revoked), and a
 //! compaction on demand.
 
-use super::{Agent, Compacted, StartCode, StartError, compact, ledger};
+use super::base::Agent;
+use super::compact::Compacted;
+use super::error::{StartCode, StartError};
+use super::op::OpError;
+use super::{compact, ledger};
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::policy::approval;
 use crate::runtime::policy::permissions::{List, RuleRef, Rules};
+use crate::runtime::provider::OpenAi;
 
 /// Every permission rule in force for a session (`/permissions`): its own, then the rule
 /// files' (the workspace's first), in the order they are read.
@@ -28,7 +33,32 @@ pub struct RulesInForce {
     pub problem: Option<String>,
 }
 
+/// The model lists fetched in this process, by base URL (`/model` asks once per server).
+static MODELS: std::sync::OnceLock<
+    std::sync::Mutex<std::collections::HashMap<String, Vec<String>>>,
+> = std::sync::OnceLock::new();
+
 impl Agent {
+    /// The models the configured server offers (`GET /v1/models`), asked once per process
+    /// and server, then answered from memory.
+    pub fn models(&self) -> Result<Vec<String>, OpError> {
+        let o = self.settings.openai()?;
+        let cache = MODELS.get_or_init(Default::default);
+        if let Ok(c) = cache.lock()
+            && let Some(names) = c.get(&o.base_url)
+        {
+            return Ok(names.clone());
+        }
+        let base = o.base_url.clone();
+        let names = OpenAi::new(o)
+            .and_then(|p| p.models())
+            .map_err(|e| OpError::Provider(e.message))?;
+        if let Ok(mut c) = cache.lock() {
+            c.insert(base, names.clone());
+        }
+        Ok(names)
+    }
+
     /// Switches session `key` to `model` from its next request on (`/model NAME`): stored in
     /// its header, so it survives a restart; `run --model` overrides it for one run.
     pub fn set_model(&self, key: &str, model: &str) -> Result<String, StartError> {

@@ -1,19 +1,17 @@
 //! Starting a run: the [`Target`] session and [`TurnRequest`], opening (resolve, lease or
 //! create) the session, and spawning the turn loop on its own thread.
 
-use std::sync::mpsc::channel;
-
-use serde_json::Value;
-
 use super::adopt::{Adopt, Adopted};
-use super::error::thread_error;
-use super::op::Sink;
-use super::{
-    Agent, Commands, FailCode, FinishReason, Lease, StartCode, StartError, TurnEvent, TurnHandle,
-    TurnSink, Watched, images, ledger, turn,
-};
+use super::base::{Agent, Opened};
+use super::error::{StartCode, StartError, thread_error};
+use super::events::{FailCode, FinishReason, TurnEvent};
+use super::handle::{Commands, Sink, TurnHandle, TurnSink, Watched};
+use super::{images, ledger, turn};
 use crate::runtime::config::ApprovalPolicy;
+use crate::runtime::lease::Lease;
 use crate::session::{NewSession, RuntimeLimits, Usage};
+use serde_json::Value;
+use std::sync::mpsc::channel;
 
 /// Which session a turn runs in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,14 +52,6 @@ impl Default for Target {
     fn default() -> Target {
         Target::New
     }
-}
-
-/// A session opened for a run: the agent that runs it (the session's own model unless this
-/// run was given one), its id and its lease.
-pub(crate) struct Opened {
-    pub agent: Agent,
-    pub id: String,
-    pub lease: Lease,
 }
 
 /// What [`Agent::spawn`] runs: the turn's own ledger, policy and first message.

@@ -2,8 +2,8 @@
 //! keeping an "always" answer's rule, a refused prompt, a `Stop` hook that makes the turn go
 //! on, and showing what hooks said.
 
+use super::events::{FailCode, FinishReason, TurnEvent, WarningCode};
 use super::turn::{Answer, Turn};
-use super::{FailCode, FinishReason, TurnEvent, WarningCode};
 use crate::runtime::config::ApprovalPolicy;
 use crate::runtime::policy::approval;
 use crate::runtime::policy::gate::{Gated, Permission};

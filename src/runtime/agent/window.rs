@@ -7,10 +7,10 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::runtime::Sessions;
 use crate::runtime::provider::{
     ChatMessage, ChatRequest, INTERRUPTED_RESULT, Reasoning, ToolDef, UserPart,
 };
+use crate::runtime::sessions::Sessions;
 use crate::runtime::tools;
 use crate::session::{Message, Part, Role, Session};
 
@@ -269,7 +269,7 @@ mod tests {
         let ws = d.path().join("ws");
         std::fs::create_dir_all(&ws).unwrap();
         let paths = crate::session::WorkspacePaths::resolve(&d.path().join("home"), &ws).unwrap();
-        let loc = crate::runtime::Location {
+        let loc = crate::runtime::location::Location {
             home: d.path().join("home"),
             paths,
         };

@@ -15,10 +15,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::UserPart;
-use super::{
-    ChatMessage, ChatRequest, Completion, ErrorKind, Provider, ProviderError, StreamEvent,
-};
+use super::contract::Provider;
+use super::error::ErrorKind;
+use super::error::ProviderError;
+use super::request::{ChatMessage, ChatRequest, UserPart};
+use super::sse::Completion;
+use super::sse::StreamEvent;
 use crate::runtime::cancel::CancelFlag;
 use crate::session::{ToolCall, Usage};
 

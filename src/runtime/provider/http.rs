@@ -7,11 +7,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::error::ErrorKind;
+use super::error::ProviderError;
 use super::quirks::server_message;
+use super::settings::OpenAiSettings;
 use super::sse::{Completion, StreamEvent, push_merged};
 use super::sse_decode::{NotUtf8, SseDecoder};
 use super::transport::{self, Posted, Waited, redact, root_cause, secs, wait};
-use super::{ErrorKind, OpenAiSettings, ProviderError};
 use crate::runtime::cancel::CancelFlag;
 
 /// How to reach a model over the Messages or Responses API.
@@ -412,40 +414,4 @@ pub fn fold_wire_bytes<F: WireFold>(
         out.append(&mut read);
     }
     Ok((out, fold.finish(false)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::runtime::provider::{anthropic, responses};
-    use crate::testkit::scripted_wire::{Messages, ResponsesStream};
-
-    #[test]
-    fn both_streams_fold_the_same_in_every_split() {
-        let m = Messages::start(3, 0, 0)
-            .thinking("ünï think", "sig", 3)
-            .text("héllo ✓", 4)
-            .ping()
-            .tool_use("t1", "grep", r#"{"pattern":"ä"}"#, 5)
-            .stop("tool_use", 7)
-            .body_bytes();
-        let r = ResponsesStream::start()
-            .reasoning("rs_1", "plän", "enc", 2)
-            .text("héllo ✓", 4)
-            .function_call("c1", "grep", r#"{"pattern":"ä"}"#, 5)
-            .completed(10, 4, 7, 2)
-            .body_bytes();
-        for split in [1, 2, 3, 7, 64, 4096] {
-            let pieces = |b: &[u8]| b.chunks(split).map(<[u8]>::to_vec).collect();
-            let (_, a) = fold_wire_bytes(pieces(&m), anthropic::Fold::new("m")).unwrap();
-            assert_eq!(a.text, "héllo ✓", "split {split}");
-            assert_eq!(a.reasoning, "ünï think");
-            assert_eq!(a.tool_calls[0].arguments, r#"{"pattern":"ä"}"#);
-            let (_, o) = fold_wire_bytes(pieces(&r), responses::Fold::new("m")).unwrap();
-            assert_eq!(o.text, "héllo ✓", "split {split}");
-            assert_eq!(o.reasoning, "plän");
-            assert_eq!(o.tool_calls[0].arguments, r#"{"pattern":"ä"}"#);
-            assert_eq!(o.detail.cached_input_tokens, 4);
-        }
-    }
 }

@@ -18,12 +18,12 @@ use std::collections::BTreeMap;
 use base64::Engine;
 use serde_json::{Value, json};
 
+use super::contract::Provider;
+use super::error::ProviderError;
 use super::http::{ApiSettings, Call, Wire, WireError, WireFold, json as parse, n, s};
+use super::request::{ChatMessage, ChatRequest};
+use super::request::{Reasoning, StopNote, TokenDetail, ToolDef, UserPart, replays_to};
 use super::sse::{Completion, StreamEvent};
-use super::{
-    ChatMessage, ChatRequest, Provider, ProviderError, Reasoning, StopNote, TokenDetail, ToolDef,
-    UserPart, replays_to,
-};
 use crate::runtime::cancel::CancelFlag;
 use crate::session::{ReasoningReplay, ToolCall, Usage};
 
@@ -502,7 +502,10 @@ impl WireFold for Fold {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::provider::OpenAiSettings;
+    use crate::runtime::provider::anthropic;
+    use crate::runtime::provider::http::fold_wire_bytes;
+    use crate::runtime::provider::settings::OpenAiSettings;
+    use crate::testkit::scripted_wire::{Messages, ResponsesStream};
 
     #[test]
     fn a_stream_with_reasoning_and_a_call_folds_into_one_completion() {
@@ -662,5 +665,34 @@ mod tests {
             input[1].get("id").is_none(),
             "store: false keeps no item to point at"
         );
+    }
+
+    #[test]
+    fn both_streams_fold_the_same_in_every_split() {
+        let m = Messages::start(3, 0, 0)
+            .thinking("ünï think", "sig", 3)
+            .text("héllo ✓", 4)
+            .ping()
+            .tool_use("t1", "grep", r#"{"pattern":"ä"}"#, 5)
+            .stop("tool_use", 7)
+            .body_bytes();
+        let r = ResponsesStream::start()
+            .reasoning("rs_1", "plän", "enc", 2)
+            .text("héllo ✓", 4)
+            .function_call("c1", "grep", r#"{"pattern":"ä"}"#, 5)
+            .completed(10, 4, 7, 2)
+            .body_bytes();
+        for split in [1, 2, 3, 7, 64, 4096] {
+            let pieces = |b: &[u8]| b.chunks(split).map(<[u8]>::to_vec).collect();
+            let (_, a) = fold_wire_bytes(pieces(&m), anthropic::Fold::new("m")).unwrap();
+            assert_eq!(a.text, "héllo ✓", "split {split}");
+            assert_eq!(a.reasoning, "ünï think");
+            assert_eq!(a.tool_calls[0].arguments, r#"{"pattern":"ä"}"#);
+            let (_, o) = fold_wire_bytes(pieces(&r), Fold::new("m")).unwrap();
+            assert_eq!(o.text, "héllo ✓", "split {split}");
+            assert_eq!(o.reasoning, "plän");
+            assert_eq!(o.tool_calls[0].arguments, r#"{"pattern":"ä"}"#);
+            assert_eq!(o.detail.cached_input_tokens, 4);
+        }
     }
 }

@@ -13,7 +13,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{Reasoning, TokenDetail};
+use super::request::Reasoning;
+
+use super::request::TokenDetail;
 use crate::session::{ReasoningReplay, ToolCall, Usage};
 
 /// What a stream says as it goes.
@@ -86,7 +88,7 @@ pub struct Completion {
     /// Cache and reasoning token counts, where the API reports them.
     pub detail: TokenDetail,
     /// The reply stopped short (output limit, refusal), as the API said.
-    pub stop: Option<super::StopNote>,
+    pub stop: Option<super::request::StopNote>,
 }
 
 #[derive(Debug, Default)]

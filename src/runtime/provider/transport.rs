@@ -11,9 +11,11 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 
+use super::error::ErrorKind;
+use super::error::ProviderError;
 use super::retry_after::retry_after;
+use super::settings::OpenAiSettings;
 use super::sse::StreamEvent;
-use super::{ErrorKind, OpenAiSettings, ProviderError};
 use crate::runtime::cancel::CancelFlag;
 
 static CRYPTO: Once = Once::new();

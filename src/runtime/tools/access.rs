@@ -5,7 +5,8 @@
 use std::os::fd::OwnedFd;
 
 use super::path::{Beneath, Confined, anchor, confine, in_home, open_error};
-use super::{ToolContext, ToolOutput, protected};
+use super::protected;
+use super::spec::{ToolContext, ToolOutput};
 
 /// A path a reading tool may look at.
 pub(super) struct Readable {

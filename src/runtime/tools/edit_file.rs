@@ -7,7 +7,8 @@ use std::io::Read;
 use std::os::fd::AsRawFd;
 
 use super::path::{check_writable, fstat, open_error, open_in, split, write_atomic};
-use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, access, diff, parse_args, protected};
+use super::spec::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
+use super::{access, diff, protected};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "edit_file",
@@ -19,9 +20,13 @@ pub(super) const SPEC: ToolSpec = ToolSpec {
     preview: Some(preview),
 };
 
-fn preview(v: &Value) -> super::Preview {
-    let get = |a: &str, b: &str| super::arg(v, a).or(super::arg(v, b)).map(str::to_string);
-    super::Preview {
+fn preview(v: &Value) -> super::spec::Preview {
+    let get = |a: &str, b: &str| {
+        super::spec::arg(v, a)
+            .or(super::spec::arg(v, b))
+            .map(str::to_string)
+    };
+    super::spec::Preview {
         old: get("old_string", "old"),
         new: get("new_string", "new"),
     }
@@ -137,7 +142,7 @@ fn result(
         "edited {rel} (+{added} -{removed} lines):\n{}",
         capped_diff(diff_text)
     );
-    let (change, note) = super::written(
+    let (change, note) = super::spec::written(
         rel,
         abs,
         Some((before.into_bytes(), mode)),

@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use super::path::{Beneath, Confined, FileId, fstat, walk_root};
-use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, access, parse_args, protected};
+use super::spec::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
+use super::{access, protected};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "grep",
@@ -23,7 +24,7 @@ pub(super) const SPEC: ToolSpec = ToolSpec {
 };
 
 fn summary(v: &Value) -> String {
-    let get = |k: &str| super::arg(v, k);
+    let get = |k: &str| super::spec::arg(v, k);
     let pattern = get("pattern").unwrap_or("");
     match (get("path"), get("glob")) {
         (Some(p), Some(g)) => format!("grep {pattern} in {p} ({g})"),

@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 use std::os::fd::AsRawFd;
 
 use super::path::{fstat, walk_root};
-use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, access, parse_args, protected};
+use super::spec::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
+use super::{access, protected};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "list_dir",
@@ -19,7 +20,7 @@ pub(super) const SPEC: ToolSpec = ToolSpec {
 };
 
 fn summary(v: &Value) -> String {
-    format!("list_dir {}", super::arg(v, "path").unwrap_or("."))
+    format!("list_dir {}", super::spec::arg(v, "path").unwrap_or("."))
 }
 
 /// Entries shown before the rest is only counted.

@@ -7,8 +7,9 @@ use serde_json::{Value, json};
 
 use std::os::fd::AsRawFd;
 
+use super::access;
 use super::path::{Confined, fstat};
-use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, access, parse_args};
+use super::spec::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "read_file",

@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 
 use super::interpreter::Interpreter;
 use super::sandbox::{self, SandboxStatus};
+use super::spec::{SandboxMode, ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
 use super::watch;
-use super::{SandboxMode, ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "run_command",
@@ -33,8 +33,8 @@ pub(super) const SPEC: ToolSpec = ToolSpec {
 };
 
 fn summary(v: &Value) -> String {
-    match super::arg(v, "command") {
-        Some(c) => format!("run_command {}", super::one_line(c)),
+    match super::spec::arg(v, "command") {
+        Some(c) => format!("run_command {}", super::spec::one_line(c)),
         None => "run_command".to_string(),
     }
 }

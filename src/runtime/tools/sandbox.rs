@@ -21,6 +21,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+mod abi;
 mod env;
 #[cfg(target_os = "linux")]
 mod fault;
@@ -36,15 +37,10 @@ mod report;
 mod seccomp;
 pub mod trust;
 
+pub use abi::{HELPER_SUBCOMMAND, REFUSED_EXIT};
 pub use env::{is_secret_name, is_side_door, protect_process, scrubbed_env};
 pub use probe::{forget_probe, must_ask, namespaced, status, walls};
 pub use report::{SandboxStatus, Walls};
-
-/// Name of the hidden subcommand the helper runs under.
-pub const HELPER_SUBCOMMAND: &str = "__sandbox-exec";
-
-/// Exit code of the helper when it refuses to run a command it cannot confine.
-pub const REFUSED_EXIT: i32 = 125;
 
 static HELPER: Mutex<Option<PathBuf>> = Mutex::new(None);
 
@@ -188,15 +184,6 @@ impl HelperArgs {
         Ok(a)
     }
 }
-
-/// Devices every command may write to.
-const DEVICES: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/random",
-    "/dev/urandom",
-];
 
 /// Runs the helper: confines the command (namespaces, or the fallback), runs it and waits, or
 /// prints the probe result. Returns the exit code.

@@ -8,7 +8,8 @@ use std::io::Read;
 use std::os::fd::AsRawFd;
 
 use super::path::{check_writable, fstat, open_error, open_in, split, write_atomic};
-use super::{ToolContext, ToolKind, ToolOutput, ToolSpec, access, diff, parse_args, protected};
+use super::spec::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
+use super::{access, diff, protected};
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
     name: "write_file",
@@ -20,10 +21,10 @@ pub(super) const SPEC: ToolSpec = ToolSpec {
     preview: Some(preview),
 };
 
-fn preview(v: &Value) -> super::Preview {
-    super::Preview {
+fn preview(v: &Value) -> super::spec::Preview {
+    super::spec::Preview {
         old: None,
-        new: super::arg(v, "content").map(str::to_string),
+        new: super::spec::arg(v, "content").map(str::to_string),
     }
 }
 
@@ -114,7 +115,7 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         &args.content,
     );
     let before = before.zip(mode).map(|((_, bytes), m)| (bytes, m));
-    let (change, note) = super::written(&p.rel, &p.abs, before, args.content.into_bytes());
+    let (change, note) = super::spec::written(&p.rel, &p.abs, before, args.content.into_bytes());
     if let Some(n) = note {
         text.push('\n');
         text.push_str(&n);

@@ -20,7 +20,7 @@ impl Run {
                 &self.id,
                 &StateUpdate {
                     plan: crate::session::Change::Clear,
-                    title: untitled.then(|| crate::runtime::agent::title_from(goal)),
+                    title: untitled.then(|| crate::runtime::agent::turn::title_from(goal)),
                     ..StateUpdate::default()
                 },
             )

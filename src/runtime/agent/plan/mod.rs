@@ -35,17 +35,13 @@ mod draft;
 mod prompts;
 mod steps;
 
-use std::sync::mpsc::{Receiver, TryRecvError, channel};
-use std::time::{Duration, Instant};
-
-use serde_json::{Value, json};
-
-use super::op::Sink;
+use super::base::{Agent, Opened};
+use super::error::{StartCode, StartError, thread_error};
+use super::events::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode};
+use super::handle::{Commands, Sink, TurnHandle, TurnSink, Watched};
+use super::ledger;
+use super::start::{Spawn, Target};
 use super::turn::store_failed;
-use super::{
-    Agent, Commands, FailCode, FinishReason, Opened, Spawn, StartCode, StartError, Target,
-    TurnCommand, TurnEvent, TurnHandle, TurnSink, WarningCode, Watched, ledger, thread_error,
-};
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::ApprovalPolicy;
 use crate::runtime::lease::Lease;
@@ -54,6 +50,9 @@ use crate::session::{
     NewMessage, NewSession, Plan, PlanProgress, Role, RuntimeLedger, RuntimeLimits, Session,
     StateUpdate, Status, Step, StepFailure, StepStatus, StepUpdate, Usage,
 };
+use serde_json::{Value, json};
+use std::sync::mpsc::{Receiver, TryRecvError, channel};
+use std::time::{Duration, Instant};
 
 pub use prompts::result_text;
 use prompts::{DRAFT_INSTRUCTIONS, step_context, step_prompt};
@@ -269,7 +268,7 @@ impl Run {
         self.sink.event(e);
     }
 
-    fn sessions(&self) -> &crate::runtime::Sessions {
+    fn sessions(&self) -> &crate::runtime::sessions::Sessions {
         &self.agent.sessions
     }
 

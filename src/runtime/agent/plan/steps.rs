@@ -256,7 +256,7 @@ impl Run {
         let child = self
             .sessions()
             .new_session(NewSession {
-                title: crate::runtime::agent::title_from(&format!(
+                title: crate::runtime::agent::turn::title_from(&format!(
                     "step {}: {}",
                     step.id, step.title
                 )),

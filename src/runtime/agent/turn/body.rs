@@ -1,13 +1,13 @@
 //! The loop itself: prompt stored, then model call, tool calls, model call ... until it ends.
 
-use serde_json::json;
-
 use super::completion::assistant_message;
 use super::{Flow, Turn, store_failed, title_from};
-use crate::runtime::agent::{FailCode, FinishReason, TurnEvent, WarningCode, ledger, window};
+use crate::runtime::agent::events::{FailCode, FinishReason, TurnEvent, WarningCode};
+use crate::runtime::agent::{ledger, window};
 use crate::runtime::provider::openai::redact;
 use crate::runtime::provider::{Completion, ErrorKind, ProviderError, StopNote, StreamEvent};
 use crate::session::{NewMessage, Part, Role, Session, SessionHeader, StateUpdate, Status};
+use serde_json::json;
 
 /// The result of a call that came without one in a history neocode did not record making.
 const NOT_RUN: &str = "Not run: this call came in the conversation's history without a result, and neocode did not make it (it runs only the calls its own model turns made). Call the tool again if it is still needed.";

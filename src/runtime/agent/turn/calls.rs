@@ -1,17 +1,16 @@
 //! Running tool calls: budgets, approvals, the tools themselves, and their stored results.
 
-use std::sync::mpsc::RecvTimeoutError;
-use std::time::Duration;
-
-use serde_json::json;
-
 use super::{Answer, Flow, Turn};
-use crate::runtime::agent::{FinishReason, TurnCommand, TurnEvent, WarningCode, ledger};
+use crate::runtime::agent::events::{FinishReason, TurnCommand, TurnEvent, WarningCode};
+use crate::runtime::agent::ledger;
 use crate::runtime::provider::openai::redact;
 use crate::runtime::tools::{self, ToolContext, ToolKind, ToolOutput};
 use crate::session::{
     NewMessage, Part, Plan, StateUpdate, Status, Step, StepStatus, StepUpdate, ToolCall,
 };
+use serde_json::json;
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::Duration;
 
 impl Turn {
     /// Runs calls in order; stops early on cancel or a budget. `replay`: calls interrupted by

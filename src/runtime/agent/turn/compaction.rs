@@ -1,7 +1,8 @@
 //! Compaction: when the window is full before a model call, or the server says it overflowed.
 
 use super::{Flow, Turn, store_failed};
-use crate::runtime::agent::{FinishReason, TurnEvent, compact};
+use crate::runtime::agent::compact;
+use crate::runtime::agent::events::{FinishReason, TurnEvent};
 use crate::session::{Role, Status};
 
 impl Turn {

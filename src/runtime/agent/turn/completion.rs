@@ -1,11 +1,11 @@
 //! A completion in the ledger and the transcript: its usage and cost, and its stored form.
 
-use serde_json::{Value, json};
-
 use super::{Flow, Turn, store_failed};
-use crate::runtime::agent::{TurnEvent, ledger};
+use crate::runtime::agent::events::TurnEvent;
+use crate::runtime::agent::ledger;
 use crate::runtime::provider::{Completion, ErrorKind};
 use crate::session::{NewMessage, Part, Role};
+use serde_json::{Value, json};
 
 impl Turn {
     /// Cache tokens (kept apart) and the dollars of one model call, in the ledger; a model

@@ -11,19 +11,18 @@ mod completion;
 mod steer;
 mod warnings;
 
-use std::sync::mpsc::Receiver;
-
-use serde_json::Value;
-
-use super::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode, ledger};
-use crate::runtime::Sessions;
+use super::events::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode};
+use super::ledger;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
 use crate::runtime::lease::Lease;
 use crate::runtime::provider::Provider;
 use crate::runtime::provider::openai::redact;
+use crate::runtime::sessions::Sessions;
 use crate::runtime::tools;
 use crate::session::{AppendMeta, NewMessage, RuntimeLedger, StateUpdate, Status, Usage, now_ms};
+use serde_json::Value;
+use std::sync::mpsc::Receiver;
 
 /// Everything a turn thread owns, in three parts: what it knows ([`TurnContext`]), what it
 /// counts as it goes ([`TurnState`]) and what it talks to ([`TurnIo`]).
@@ -94,7 +93,7 @@ pub(super) struct TurnIo {
     pub sessions: Sessions,
     pub provider: Box<dyn Provider>,
     /// Where the events go (called on this thread).
-    pub sink: Box<dyn super::TurnSink>,
+    pub sink: Box<dyn super::handle::TurnSink>,
     pub commands: Receiver<TurnCommand>,
     pub cancel: CancelFlag,
     /// Held until the end is recorded; released before `Finished` is sent, so a front end
@@ -271,7 +270,7 @@ pub(super) fn ending(reason: &FinishReason, limit: &str) -> (Status, String) {
 pub(super) struct Closing<'a> {
     pub ledger: &'a mut RuntimeLedger,
     pub lease: &'a mut Option<Lease>,
-    pub sink: &'a mut dyn super::TurnSink,
+    pub sink: &'a mut dyn super::handle::TurnSink,
     pub usage: Usage,
 }
 

@@ -2,11 +2,10 @@
 //! A queued message is marked delivered by the very append that stores it (one transaction),
 //! so a kill at any point leaves it either still queued or stored, never lost.
 
-use serde_json::{Value, json};
-
 use super::{Flow, Turn, store_failed, title_from};
-use crate::runtime::agent::{TurnEvent, WarningCode};
+use crate::runtime::agent::events::{TurnEvent, WarningCode};
 use crate::session::{NewMessage, Role, StoreError};
+use serde_json::{Value, json};
 
 /// Test hook (`tests/suite/tui/tui_queue.rs`): `NEOCODE_TEST_QUEUE_PAUSE_MS` sleeps between
 /// reading a queued message and the append that stores it, so a kill lands in between.

@@ -1,7 +1,7 @@
 //! Warnings about the server: a prompt large for its window, a reply cut at its output limit.
 
 use super::Turn;
-use crate::runtime::agent::{FinishReason, TurnEvent, WarningCode};
+use crate::runtime::agent::events::{FinishReason, TurnEvent, WarningCode};
 use crate::runtime::provider::Completion;
 
 impl Turn {

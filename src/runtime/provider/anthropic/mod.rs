@@ -19,18 +19,17 @@ mod stream;
 use base64::Engine;
 use serde_json::{Value, json};
 
+use super::contract::Provider;
+use super::error::ProviderError;
 use super::http::{ApiSettings, Call, Wire};
+use super::request::{ChatMessage, ChatRequest};
+use super::request::{Reasoning, ToolDef, UserPart, replays_to};
 use super::sse::{Completion, StreamEvent};
-use super::{
-    ChatMessage, ChatRequest, Provider, ProviderError, Reasoning, ToolDef, UserPart, replays_to,
-};
 use crate::runtime::cancel::CancelFlag;
 use crate::session::ToolCall;
 
-pub use stream::Fold;
+pub use stream::{Fold, NAME};
 
-/// The name sessions store for this provider (and reasoning provenance).
-pub const NAME: &str = "anthropic";
 /// The API version sent in `anthropic-version`.
 pub const VERSION: &str = "2023-06-01";
 /// How often a `pause_turn` is continued before the reply is taken as it is.
@@ -296,7 +295,7 @@ fn merge(mut a: Completion, b: Completion) -> Completion {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::provider::OpenAiSettings;
+    use crate::runtime::provider::settings::OpenAiSettings;
     use crate::session::ReasoningReplay;
 
     #[test]

@@ -9,10 +9,9 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::NAME;
 use crate::runtime::provider::http::{WireError, WireFold, json as parse, n, s};
+use crate::runtime::provider::request::{Reasoning, StopNote, TokenDetail};
 use crate::runtime::provider::sse::{Completion, StreamEvent};
-use crate::runtime::provider::{Reasoning, StopNote, TokenDetail};
 use crate::session::{ReasoningReplay, ToolCall, Usage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +37,9 @@ struct Block {
     input: Option<Value>,
     stopped: bool,
 }
+
+/// The name sessions store for this provider (and reasoning provenance).
+pub const NAME: &str = "anthropic";
 
 /// Folds one Messages stream.
 #[derive(Debug)]

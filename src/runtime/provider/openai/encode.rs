@@ -1,12 +1,13 @@
 //! The Chat Completions request body: messages, user content with inlined images, tools,
 //! and what servers need back on a tool turn (`reasoning_content`, thought signatures).
 
+use super::client::{NAME, OpenAi};
+use crate::runtime::provider::request::{
+    ChatMessage, ChatRequest, Reasoning, ToolDef, UserPart, replays_to,
+};
+use crate::session::ToolCall;
 use base64::Engine;
 use serde_json::{Value, json};
-
-use super::super::{ChatMessage, ChatRequest, Reasoning, ToolDef, UserPart, replays_to};
-use super::{NAME, OpenAi};
-use crate::session::ToolCall;
 
 impl OpenAi {
     /// The request body; `stream: false` for a server that cannot stream this request.
@@ -153,7 +154,8 @@ pub fn tool_definitions(tools: &[ToolDef]) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::provider::{INTERRUPTED_RESULT, OpenAiSettings};
+    use crate::runtime::provider::request::INTERRUPTED_RESULT;
+    use crate::runtime::provider::settings::OpenAiSettings;
     use crate::session::ToolCall;
 
     #[test]
@@ -179,7 +181,9 @@ mod tests {
                 ]),
                 ChatMessage::Assistant {
                     text: String::new(),
-                    reasoning: vec![crate::runtime::provider::Reasoning::text("not sent")],
+                    reasoning: vec![crate::runtime::provider::request::Reasoning::text(
+                        "not sent",
+                    )],
                     tool_calls: vec![ToolCall {
                         id: "c1".into(),
                         name: "read_file".into(),
@@ -227,7 +231,7 @@ mod tests {
 
     #[test]
     fn a_tool_turn_sends_back_its_own_reasoning_and_signatures_only() {
-        use crate::runtime::provider::Reasoning;
+        use crate::runtime::provider::request::Reasoning;
         use crate::session::ReasoningReplay;
         let kept = |text: &str, provider: &str, model: &str, call: Option<&str>| Reasoning {
             text: text.into(),

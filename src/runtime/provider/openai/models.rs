@@ -2,10 +2,11 @@
 
 use std::time::Duration;
 
+use super::client::OpenAi;
+use crate::runtime::provider::error::{ErrorKind, ProviderError};
+use crate::runtime::provider::quirks;
+use crate::runtime::provider::transport::root_cause;
 use serde_json::Value;
-
-use super::super::{ErrorKind, ProviderError, quirks};
-use super::{OpenAi, root_cause};
 
 impl OpenAi {
     /// The models the server offers (`GET <base_url>/models`), sorted; one attempt, no
@@ -46,7 +47,7 @@ impl OpenAi {
                 kind,
                 format!(
                     "{url} answered HTTP {status} ({}): this server does not list its models",
-                    super::quirks::server_message(&text)
+                    quirks::server_message(&text)
                 ),
                 None,
             ));

@@ -1,12 +1,13 @@
 //! Reading the answer: an SSE stream folded as it arrives, or a whole JSON completion.
 
-use serde_json::Value;
-
-use super::super::sse::{Folder, StreamEvent};
-use super::super::sse_decode::{NotUtf8, SseDecoder};
-use super::super::{ErrorKind, ProviderError, quirks};
-use super::{NAME, OpenAi, Waited, root_cause, secs, wait};
+use super::client::{NAME, OpenAi};
 use crate::runtime::cancel::CancelFlag;
+use crate::runtime::provider::error::{ErrorKind, ProviderError};
+use crate::runtime::provider::quirks;
+use crate::runtime::provider::sse::{Folder, StreamEvent};
+use crate::runtime::provider::sse_decode::{NotUtf8, SseDecoder};
+use crate::runtime::provider::transport::{Waited, root_cause, secs, wait};
+use serde_json::Value;
 
 impl OpenAi {
     /// Reads a whole (non-streamed) completion: a server that ignores `stream: true`, or the
@@ -48,7 +49,7 @@ impl OpenAi {
     /// cancel or an error chunk is an error carrying what arrived. The events of one network
     /// read reach `on_event` together, consecutive text joined ([`push_merged`]).
     ///
-    /// [`push_merged`]: super::super::sse::push_merged
+    /// [`push_merged`]: crate::runtime::provider::sse::push_merged
     pub(super) async fn read_stream(
         &self,
         mut resp: reqwest::Response,

@@ -3,13 +3,14 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
-
-use super::super::sse::{Completion, Folder, StreamEvent};
-use super::super::transport::{self, Posted, Refused};
-use super::super::{ErrorKind, ProviderError, quirks};
-use super::{OpenAi, secs};
+use super::client::OpenAi;
 use crate::runtime::cancel::CancelFlag;
+use crate::runtime::provider::error::{ErrorKind, ProviderError};
+use crate::runtime::provider::quirks;
+use crate::runtime::provider::sse::{Completion, Folder, StreamEvent};
+use crate::runtime::provider::transport::secs;
+use crate::runtime::provider::transport::{self, Posted, Refused};
+use serde_json::Value;
 
 /// What one request got.
 pub(super) enum Answer {

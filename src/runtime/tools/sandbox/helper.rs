@@ -23,7 +23,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::REFUSED_EXIT;
+use super::abi::REFUSED_EXIT;
 use super::fault::BoxError;
 use super::linux::{self, Outcome};
 use super::protect::Protected;

@@ -81,7 +81,7 @@ impl SandboxStatus {
 
 /// Which walls stand around a command on this machine with these settings (see
 /// docs/SECURITY.md). Meant for `neocode doctor` and the status line
-/// ([`walls`](super::walls)).
+/// ([`walls`](super::probe::walls)).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Walls {
     /// The confinement in use: `enforced`, `partial`, `unavailable` or `off`.

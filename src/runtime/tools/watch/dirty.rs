@@ -4,12 +4,56 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
 use std::os::fd::AsRawFd;
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::{MASK, Watched};
 use crate::runtime::tools::fingerprint;
 use crate::session::{CommandChange, FileChange};
+
+/// When the fast path gives up.
+#[derive(Debug, Clone)]
+pub(crate) struct Limits {
+    /// Folders watched at most (more: the full fingerprint instead).
+    pub(crate) watches: usize,
+    /// Events read at most at once (more: "too many changes to list", or a fresh walk).
+    pub(crate) events: usize,
+}
+
+pub(crate) const LIMITS: Limits = Limits {
+    watches: 20_000,
+    events: 100_000,
+};
+
+/// What happens to a folder's entries that is reported.
+pub(super) const MASK: u32 = libc::IN_CREATE
+    | libc::IN_DELETE
+    | libc::IN_MODIFY
+    | libc::IN_CLOSE_WRITE
+    | libc::IN_ATTRIB
+    | libc::IN_MOVED_FROM
+    | libc::IN_MOVED_TO
+    | libc::IN_DELETE_SELF
+    | libc::IN_MOVE_SELF
+    | libc::IN_ONLYDIR
+    | libc::IN_DONT_FOLLOW;
+
+pub(crate) struct Watched {
+    /// A number of its own (from 1), which the snapshot's state remembers.
+    pub(super) id: u64,
+    pub(super) root: PathBuf,
+    pub(super) home: Option<PathBuf>,
+    pub(super) fd: OwnedFd,
+    /// Each watch's folder, relative to the root (`""`: the root).
+    pub(super) dirs: HashMap<i32, Box<str>>,
+    /// Watches taken off (their last events are ignored).
+    pub(super) retired: HashSet<i32>,
+    /// Every file of the workspace, relative to the root, sorted.
+    pub(super) files: Vec<Box<str>>,
+    pub(super) limits: Limits,
+    /// What may have changed since the last snapshot (`None`: no snapshot yet).
+    pub(super) since_snapshot: Option<Dirty>,
+}
 
 /// The folders whose entries the events name.
 #[derive(Default, Debug, Clone)]

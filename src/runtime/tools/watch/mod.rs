@@ -26,40 +26,14 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 
 use super::fingerprint::{self, FINGERPRINT_LIMIT, Fingerprint, Found};
 use super::git_snapshot;
 use crate::session::FileChange;
-use dirty::Dirty;
-
-/// When the fast path gives up.
-#[derive(Debug, Clone)]
-pub(crate) struct Limits {
-    /// Folders watched at most (more: the full fingerprint instead).
-    pub(crate) watches: usize,
-    /// Events read at most at once (more: "too many changes to list", or a fresh walk).
-    pub(crate) events: usize,
-}
-
-pub(crate) const LIMITS: Limits = Limits {
-    watches: 20_000,
-    events: 100_000,
-};
-
-/// What happens to a folder's entries that is reported.
-const MASK: u32 = libc::IN_CREATE
-    | libc::IN_DELETE
-    | libc::IN_MODIFY
-    | libc::IN_CLOSE_WRITE
-    | libc::IN_ATTRIB
-    | libc::IN_MOVED_FROM
-    | libc::IN_MOVED_TO
-    | libc::IN_DELETE_SELF
-    | libc::IN_MOVE_SELF
-    | libc::IN_ONLYDIR
-    | libc::IN_DONT_FOLLOW;
+use dirty::{Dirty, MASK, Watched};
+pub(crate) use dirty::{LIMITS, Limits};
 
 /// The result's line when events were lost.
 pub(crate) const TOO_MANY: &str = "[files changed by a command: too many changes to list, so what it changed was not recorded; a rewind cannot restore it]\n";
@@ -70,23 +44,6 @@ pub(crate) enum Before {
     Watched(Box<Watched>),
     /// The fast path could not be set up: today's full fingerprint.
     Full(Fingerprint),
-}
-
-pub(crate) struct Watched {
-    /// A number of its own (from 1), which the snapshot's state remembers.
-    id: u64,
-    root: PathBuf,
-    home: Option<PathBuf>,
-    fd: OwnedFd,
-    /// Each watch's folder, relative to the root (`""`: the root).
-    dirs: HashMap<i32, Box<str>>,
-    /// Watches taken off (their last events are ignored).
-    retired: HashSet<i32>,
-    /// Every file of the workspace, relative to the root, sorted.
-    files: Vec<Box<str>>,
-    limits: Limits,
-    /// What may have changed since the last snapshot (`None`: no snapshot yet).
-    since_snapshot: Option<Dirty>,
 }
 
 /// Watchers kept between commands, one per workspace root and home.
