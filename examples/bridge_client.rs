@@ -35,11 +35,12 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 /// The system message an editor would put first; neocode ignores it for the transcript.
-pub const SYSTEM_PROMPT: &str = "You are driven through the neocode bridge reference client.";
+pub(crate) const SYSTEM_PROMPT: &str =
+    "You are driven through the neocode bridge reference client.";
 
 /// One editor-side provider for one working directory.
 #[derive(Debug, Clone)]
-pub struct Client {
+pub(crate) struct Client {
     /// The `neocode` binary.
     pub bin: PathBuf,
     /// The editor's working directory (the workspace; the files live under `.neocode/`).
@@ -52,7 +53,7 @@ pub struct Client {
 
 /// What one turn produced.
 #[derive(Debug, Clone, Default)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// Every event line, in order.
     pub events: Vec<Value>,
     /// The request sent.
@@ -65,12 +66,12 @@ pub struct Outcome {
 
 impl Outcome {
     /// The first event of this type.
-    pub fn event(&self, ty: &str) -> Option<&Value> {
+    pub(crate) fn event(&self, ty: &str) -> Option<&Value> {
         self.events.iter().find(|e| e["type"] == ty)
     }
 
     /// The types of the events, in order.
-    pub fn types(&self) -> Vec<String> {
+    pub(crate) fn types(&self) -> Vec<String> {
         self.events
             .iter()
             .map(|e| e["type"].as_str().unwrap_or("?").to_string())
@@ -80,17 +81,17 @@ impl Outcome {
 
 impl Client {
     /// `<cwd>/.neocode/provider-session.id`.
-    pub fn id_file(&self) -> PathBuf {
+    pub(crate) fn id_file(&self) -> PathBuf {
         self.cwd.join(".neocode").join("provider-session.id")
     }
 
     /// `<cwd>/.neocode/provider-history.json`.
-    pub fn history_file(&self) -> PathBuf {
+    pub(crate) fn history_file(&self) -> PathBuf {
         self.cwd.join(".neocode").join("provider-history.json")
     }
 
     /// The seed's `loadChatSessionId`: the trimmed file content, or none.
-    pub fn load_session_id(&self) -> Option<String> {
+    pub(crate) fn load_session_id(&self) -> Option<String> {
         let id = std::fs::read_to_string(self.id_file()).ok()?;
         let id = id.trim();
         (!id.is_empty()).then(|| id.to_string())
@@ -102,7 +103,7 @@ impl Client {
     }
 
     /// The conversation so far (a system message when there is none yet).
-    pub fn load_history(&self) -> Vec<Value> {
+    pub(crate) fn load_history(&self) -> Vec<Value> {
         std::fs::read(self.history_file())
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
@@ -115,7 +116,7 @@ impl Client {
     }
 
     /// Builds the request for `prompt` the way the seed's provider does.
-    pub fn request(&self, history: &[Value], new: bool) -> Value {
+    pub(crate) fn request(&self, history: &[Value], new: bool) -> Value {
         let mut req = json!({
             "type": "chat",
             "request_id": uuid_like(),
@@ -136,7 +137,7 @@ impl Client {
     }
 
     /// Runs one turn in a fresh bridge process. `new` is the editor's `/new`.
-    pub fn turn(&self, prompt: &str, new: bool) -> std::io::Result<Outcome> {
+    pub(crate) fn turn(&self, prompt: &str, new: bool) -> std::io::Result<Outcome> {
         let mut history = if new {
             vec![json!({"role": "system", "content": SYSTEM_PROMPT})]
         } else {
@@ -242,7 +243,7 @@ impl Client {
 }
 
 /// The seed's `isNewConversation`: no assistant or tool message in the prompt.
-pub fn is_new_conversation(history: &[Value]) -> bool {
+pub(crate) fn is_new_conversation(history: &[Value]) -> bool {
     !history
         .iter()
         .any(|m| m["role"] == "assistant" || m["role"] == "tool")
@@ -250,7 +251,7 @@ pub fn is_new_conversation(history: &[Value]) -> bool {
 
 /// The seed's `computeConversationKey`: hex SHA-256 of the first user message's text (the
 /// same as `neocode::session::conversation_key`).
-pub fn conversation_key(history: &[Value]) -> Option<String> {
+pub(crate) fn conversation_key(history: &[Value]) -> Option<String> {
     let first = history.iter().find(|m| m["role"] == "user")?;
     let text = match &first["content"] {
         Value::String(s) => s.clone(),

@@ -8,7 +8,7 @@ use crate::session::search::PrefixSearch;
 use crate::session::{SEARCH_CANDIDATES, SearchResults};
 
 /// Kept here for the callers outside the session layer; it lives in `session::error`.
-pub use crate::session::io_error;
+pub(crate) use crate::session::io_error;
 
 const MINUTE: i64 = 60_000;
 const HOUR: i64 = 60 * MINUTE;
@@ -16,7 +16,7 @@ const DAY: i64 = 24 * HOUR;
 
 /// "just now", "3m ago", "2h ago", "yesterday", "5d ago", then the date (`2024-03-05`) in `tz`.
 /// A time in the future (clock skew) reads "just now".
-pub fn relative_time<Tz: TimeZone>(now_ms: i64, then_ms: i64, tz: &Tz) -> String
+pub(crate) fn relative_time<Tz: TimeZone>(now_ms: i64, then_ms: i64, tz: &Tz) -> String
 where
     Tz::Offset: std::fmt::Display,
 {
@@ -43,7 +43,7 @@ where
 /// [`relative_time`] for many times in a row (a list): the cell is made once per value it
 /// can take (a minute, an hour, a day, a local date) and reused while the times give the
 /// same one, instead of formatting a date for every row of a long list.
-pub struct RelativeCells<Tz: TimeZone> {
+pub(crate) struct RelativeCells<Tz: TimeZone> {
     now_ms: i64,
     tz: Tz,
     /// What decides the cell last made, and the cell.
@@ -64,7 +64,7 @@ where
     Tz::Offset: std::fmt::Display,
 {
     /// Cells relative to `now_ms`, dates in `tz`.
-    pub fn new(now_ms: i64, tz: Tz) -> RelativeCells<Tz> {
+    pub(crate) fn new(now_ms: i64, tz: Tz) -> RelativeCells<Tz> {
         RelativeCells {
             now_ms,
             tz,
@@ -73,7 +73,7 @@ where
     }
 
     /// The cell of `then_ms`: exactly [`relative_time`]`(now_ms, then_ms, tz)`.
-    pub fn cell(&mut self, then_ms: i64) -> &str {
+    pub(crate) fn cell(&mut self, then_ms: i64) -> &str {
         let d = self.now_ms.saturating_sub(then_ms);
         let key = if d < MINUTE {
             CellKey::Ago(0, 0)
@@ -105,14 +105,14 @@ where
 }
 
 /// 999, 1.2k, 12.3k, 123k, 1.2M, 1.2G: at most four characters plus the unit.
-pub fn compact(n: u64) -> String {
+pub(crate) fn compact(n: u64) -> String {
     let mut s = String::with_capacity(6);
     push_compact(&mut s, n);
     s
 }
 
 /// `5,000`, `1,234,567`: a count with thousands separators.
-pub fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
@@ -126,7 +126,7 @@ pub fn thousands(n: u64) -> String {
 
 /// `812 B`, `4.2 KB`, `324 KB`, `3.4 MB`: a size in bytes, decimal units, three figures at
 /// most.
-pub fn size_si(n: u64) -> String {
+pub(crate) fn size_si(n: u64) -> String {
     let unit = |v: f64, u: &str| {
         if v < 9.95 {
             format!("{v:.1} {u}")
@@ -143,7 +143,7 @@ pub fn size_si(n: u64) -> String {
 }
 
 /// The first `len` characters of an id (the list, the TUI's messages, `search`).
-pub fn short_id(id: &str, len: usize) -> &str {
+pub(crate) fn short_id(id: &str, len: usize) -> &str {
     // Ids are ASCII (UUIDs) nearly always: a byte is a character.
     if id.len() <= len {
         return id;
@@ -159,7 +159,7 @@ pub fn short_id(id: &str, len: usize) -> &str {
 
 /// `n` in decimal appended to `out` (what `write!(out, "{n}")` writes, without `core::fmt`,
 /// which was a tenth of a `--list` row).
-pub fn push_u64(out: &mut String, mut n: u64) {
+pub(crate) fn push_u64(out: &mut String, mut n: u64) {
     let mut digits = [0u8; 20];
     let mut i = digits.len();
     loop {
@@ -175,7 +175,7 @@ pub fn push_u64(out: &mut String, mut n: u64) {
 }
 
 /// [`compact`] appended to `out` (no allocation: `--list` writes two per row).
-pub fn push_compact(out: &mut String, n: u64) {
+pub(crate) fn push_compact(out: &mut String, n: u64) {
     let (unit, suffix) = if n < 1_000 {
         push_u64(out, n);
         return;
@@ -200,7 +200,7 @@ pub fn push_compact(out: &mut String, n: u64) {
 
 /// Dollars as the list, `show` and the status line print them, at most 7 characters below
 /// a billion: `$0.42`, `$123.40`, `<$0.01` for a cost under a cent, `$1.2k` from $1,000.
-pub fn push_usd(out: &mut String, usd: f64) {
+pub(crate) fn push_usd(out: &mut String, usd: f64) {
     use std::fmt::Write as _;
     if usd > 0.0 && usd < 0.005 {
         out.push_str("<$0.01");
@@ -213,19 +213,19 @@ pub fn push_usd(out: &mut String, usd: f64) {
 }
 
 /// [`push_usd`] as a new string.
-pub fn usd(usd: f64) -> String {
+pub(crate) fn usd(usd: f64) -> String {
     let mut s = String::with_capacity(8);
     push_usd(&mut s, usd);
     s
 }
 
 /// A timestamp in the local time zone with its offset: `2025-06-01 14:03 +02:00`.
-pub fn timestamp(ms: i64) -> String {
+pub(crate) fn timestamp(ms: i64) -> String {
     timestamp_in(ms, &chrono::Local)
 }
 
 /// `timestamp` in a given zone.
-pub fn timestamp_in<Tz: TimeZone>(ms: i64, tz: &Tz) -> String
+pub(crate) fn timestamp_in<Tz: TimeZone>(ms: i64, tz: &Tz) -> String
 where
     Tz::Offset: std::fmt::Display,
 {
@@ -237,7 +237,7 @@ where
 
 /// The line under the hits: how many matched, how they are ordered, and how the last word was
 /// completed when it was not completed in full.
-pub fn search_summary(found: &SearchResults) -> String {
+pub(crate) fn search_summary(found: &SearchResults) -> String {
     let shown = found.hits.len();
     let counted = if found.more {
         format!(
@@ -255,7 +255,7 @@ pub fn search_summary(found: &SearchResults) -> String {
 }
 
 /// How the last word was completed, when it was not in full.
-pub fn search_completion(prefix: &PrefixSearch) -> Option<String> {
+pub(crate) fn search_completion(prefix: &PrefixSearch) -> Option<String> {
     Some(match prefix {
         PrefixSearch::Complete => return None,
         PrefixSearch::RecentWords { prefix, words } if words.iter().any(|w| w != prefix) => {

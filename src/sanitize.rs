@@ -106,7 +106,7 @@ pub fn text(s: &str) -> Cow<'_, str> {
 
 /// A colour named by an SGR sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SgrColor {
+pub(crate) enum SgrColor {
     /// One of the 256 indexed colours (0-15 are the classic ones).
     Indexed(u8),
     /// A 24-bit colour.
@@ -116,7 +116,7 @@ pub enum SgrColor {
 /// The text attributes SGR sequences (`ESC [ … m`) set; the only escape sequences whose meaning
 /// is kept (tool output is full of them), and only as attributes of the text that follows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Sgr {
+pub(crate) struct Sgr {
     pub fg: Option<SgrColor>,
     pub bg: Option<SgrColor>,
     pub bold: bool,
@@ -191,7 +191,7 @@ fn sgr_at(s: &str) -> Option<(usize, &str)> {
 /// Multi-line untrusted text split into runs by the SGR sequences in it: each run's text is
 /// neutralised like `text` (so every other escape sequence stays visible), the sequences
 /// themselves become the run's attributes.
-pub fn sgr_runs(s: &str) -> Vec<(Sgr, String)> {
+pub(crate) fn sgr_runs(s: &str) -> Vec<(Sgr, String)> {
     let mut out = Vec::new();
     let mut cur = Sgr::default();
     let mut start = 0;
@@ -218,14 +218,14 @@ pub fn sgr_runs(s: &str) -> Vec<(Sgr, String)> {
 
 /// Multi-line untrusted text without its SGR colour sequences, otherwise neutralised like
 /// `text` (for plain-text destinations such as the markdown export).
-pub fn text_without_sgr(s: &str) -> String {
+pub(crate) fn text_without_sgr(s: &str) -> String {
     sgr_runs(s).into_iter().map(|(_, t)| t).collect()
 }
 
 /// Serialised JSON made safe for a terminal, losslessly: the dangerous characters serde_json
 /// leaves raw (DEL, C1 controls, bidi overrides; it escapes C0 itself) become `\uXXXX`
 /// escapes, which any JSON reader turns back. They can only occur inside strings.
-pub fn json(s: &str) -> Cow<'_, str> {
+pub(crate) fn json(s: &str) -> Cow<'_, str> {
     let unsafe_char = |c: char| c != '\n' && is_dangerous(c);
     // Fast path (a 100,000-row `--list --json` goes through here): serde_json escapes C0
     // itself, so plain ASCII is unsafe only with DEL.

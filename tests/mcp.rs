@@ -13,8 +13,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support {
-    pub mod agent;
-    pub mod env;
+    pub(crate) mod agent;
+    pub(crate) mod env;
 }
 
 use support::agent::{Env, drive, tool_message, watch};
@@ -148,7 +148,7 @@ mod server {
         }
     }
 
-    pub fn serve() {
+    pub(crate) fn serve() {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

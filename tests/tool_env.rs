@@ -5,10 +5,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support {
-    pub mod process;
-    pub mod rerun;
-    pub mod text;
-    pub mod tools;
+    pub(crate) mod process;
+    pub(crate) mod rerun;
+    pub(crate) mod text;
+    pub(crate) mod tools;
 }
 
 mod suite {

@@ -11,7 +11,7 @@ use super::{BridgeError, ErrorCode, PreparedTurn, TurnRunner, TurnSpec};
 
 /// The runner `neocode bridge` uses: settings from `home` (file, environment), with the
 /// request's model override, read once per chat.
-pub fn agent_runner(home: PathBuf) -> Arc<dyn TurnRunner> {
+pub(crate) fn agent_runner(home: PathBuf) -> Arc<dyn TurnRunner> {
     Arc::new(AgentRunner { home })
 }
 

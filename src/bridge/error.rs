@@ -38,7 +38,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// The wire string.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ErrorCode::Config => "config",
             ErrorCode::Busy => "busy",
@@ -78,7 +78,7 @@ impl BridgeError {
     }
 
     /// The wire code.
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         self.kind.as_str()
     }
 }

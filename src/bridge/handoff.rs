@@ -14,7 +14,7 @@ use super::{BridgeError, ErrorCode};
 
 /// The session a chat runs in, ready for its turn.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Chosen {
+pub(crate) struct Chosen {
     /// Where the turn runs.
     pub session_id: String,
     /// `session_id_missing` or `session_not_found` when the conversation key found it.
@@ -34,7 +34,7 @@ fn storage(e: StoreError) -> BridgeError {
 
 /// Runs the decision chain for `req` (a new session is created here; nothing is written into
 /// an existing one: the turn adopts the history under its lease).
-pub fn choose(
+pub(crate) fn choose(
     sessions: &Sessions,
     req: &ChatRequest,
     history: &History,
@@ -108,7 +108,7 @@ pub fn choose(
 
 /// The warnings about the caller's history, after the decision's: the turn continued in a
 /// fork, non-text parts were dropped.
-pub fn adopted_warnings(
+pub(crate) fn adopted_warnings(
     rid: Option<&String>,
     adopted: Option<&Adopted>,
     dropped_parts: usize,

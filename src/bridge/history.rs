@@ -6,19 +6,23 @@
 
 use serde_json::Value;
 
-use crate::session::{Message, Role, ToolCall};
+use crate::session::{Role, ToolCall};
 
-pub use crate::runtime::agent::adopt::{Incoming, Reconciled};
+pub(crate) use crate::runtime::agent::adopt::Incoming;
+#[cfg(test)]
+use crate::runtime::agent::adopt::Reconciled;
+#[cfg(test)]
+use crate::session::Message;
 
 use super::protocol::ChatMessage;
 
 /// Why a history was refused (nothing is written).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HistoryError(pub String);
+pub(crate) struct HistoryError(pub String);
 
 /// The caller's history, checked and converted.
 #[derive(Debug, Clone, PartialEq)]
-pub struct History {
+pub(crate) struct History {
     /// The conversation without system messages; the last one is the new user message.
     pub messages: Vec<Incoming>,
     /// Non-text content parts (images, files) were dropped.
@@ -27,7 +31,7 @@ pub struct History {
 
 impl History {
     /// The text of the first user message: what the conversation key is computed from.
-    pub fn first_user_text(&self) -> Option<&str> {
+    pub(crate) fn first_user_text(&self) -> Option<&str> {
         self.messages
             .iter()
             .find(|m| m.role == Role::User)
@@ -35,22 +39,16 @@ impl History {
     }
 
     /// The history has assistant or tool messages (the seed's sign of a continuation).
-    pub fn has_continuation(&self) -> bool {
+    pub(crate) fn has_continuation(&self) -> bool {
         self.messages
             .iter()
             .any(|m| matches!(m.role, Role::Assistant | Role::Tool))
-    }
-
-    /// The new user message (the last one).
-    pub fn prompt(&self) -> &Incoming {
-        // `parse` guarantees a last user message.
-        &self.messages[self.messages.len() - 1]
     }
 }
 
 /// Checks and converts the caller's messages: known roles, a non-empty last user message,
 /// tool results only for calls made earlier in the history.
-pub fn parse(messages: &[ChatMessage]) -> Result<History, HistoryError> {
+pub(crate) fn parse(messages: &[ChatMessage]) -> Result<History, HistoryError> {
     let mut out = Vec::with_capacity(messages.len());
     let mut dropped_parts = 0;
     let mut calls = std::collections::HashSet::new();
@@ -132,7 +130,8 @@ pub fn parse(messages: &[ChatMessage]) -> Result<History, HistoryError> {
 /// count (joined by newlines); the count of other parts is returned beside it.
 /// Matches the caller's history against the stored transcript (the runtime does it under
 /// the turn's lease, [`crate::runtime::agent::adopt::reconcile`]).
-pub fn reconcile(stored: &[Message], history: &History) -> Reconciled {
+#[cfg(test)]
+pub(crate) fn reconcile(stored: &[Message], history: &History) -> Reconciled {
     crate::runtime::agent::adopt::reconcile(stored, &history.messages)
 }
 

@@ -9,10 +9,10 @@
 
 mod agent;
 mod error;
-pub mod handoff;
-pub mod history;
-pub mod nonoka;
-pub mod protocol;
+pub(crate) mod handoff;
+pub(crate) mod history;
+pub(crate) mod nonoka;
+pub(crate) mod protocol;
 
 use std::collections::HashSet;
 use std::io::{BufRead, Read, Write};
@@ -27,13 +27,13 @@ use crate::runtime::agent::{
 use crate::runtime::{Location, Sessions};
 use crate::session::{RuntimeLimits, Usage, WorkspacePaths};
 
-pub use agent::agent_runner;
+pub(crate) use agent::agent_runner;
 pub use error::{BridgeError, ErrorCode};
 use protocol::{ApprovalDecision, ChatRequest, Event, PROTOCOL_NAME, PROTOCOL_VERSION, Request};
 
 /// The wire format a bridge process speaks (`neocode bridge --dialect`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Dialect {
+pub(crate) enum Dialect {
     /// neocode's own protocol, `docs/bridge.md`.
     #[default]
     Native,
@@ -159,7 +159,7 @@ pub fn serve(
 /// [`serve`] in the given dialect. The nonoka dialect also records the running turn as
 /// cancelled on SIGTERM or SIGINT, and returns at once after a turn paused for an approval
 /// (its call stays stored without a result; the next process answers it).
-pub fn serve_dialect(
+pub(crate) fn serve_dialect(
     opts: BridgeOptions,
     dialect: Dialect,
     input: impl Read + Send + 'static,

@@ -15,7 +15,7 @@ pub struct Failure {
 
 impl Failure {
     /// A bad-usage failure (exit 2).
-    pub fn usage(msg: impl Into<String>) -> Failure {
+    pub(crate) fn usage(msg: impl Into<String>) -> Failure {
         Failure {
             code: 2,
             lines: vec![msg.into()],
@@ -23,7 +23,7 @@ impl Failure {
     }
 
     /// Ends the command quietly with success (stdout was closed: `| head`).
-    pub fn quiet() -> Failure {
+    pub(crate) fn quiet() -> Failure {
         Failure {
             code: 0,
             lines: Vec::new(),
@@ -31,7 +31,7 @@ impl Failure {
     }
 
     /// A runtime failure (exit 1).
-    pub fn runtime(msg: impl Into<String>) -> Failure {
+    pub(crate) fn runtime(msg: impl Into<String>) -> Failure {
         Failure {
             code: 1,
             lines: vec![msg.into()],
@@ -63,7 +63,7 @@ impl From<anyhow::Error> for Failure {
 }
 
 /// Result of a command.
-pub type CmdResult = Result<(), Failure>;
+pub(crate) type CmdResult = Result<(), Failure>;
 
 /// Opens an existing workspace and resolves `key` in it; a workspace without a database has
 /// no sessions, and nothing is created.

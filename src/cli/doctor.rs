@@ -13,7 +13,7 @@ use crate::session::doctor;
 
 /// Runs the checks; exit 1 when a database is damaged (and not recovered) or the probe of
 /// the configured provider failed.
-pub fn run(loc: &Location, recover: bool, probe: bool) -> CmdResult {
+pub(super) fn run(loc: &Location, recover: bool, probe: bool) -> CmdResult {
     let mut out = String::new();
     line(&mut out, format!("home       {}", loc.home.display()));
     line(&mut out, format!("workspace  {}", loc.root().display()));

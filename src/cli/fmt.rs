@@ -7,17 +7,17 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::session::{PlanCounts, SNIPPET_CLOSE, SNIPPET_OPEN};
 
-pub use crate::format::{compact, relative_time};
+pub(crate) use crate::format::{compact, relative_time};
 
 /// Plan progress: `3/7`, `3/7 ✗1` with failures, `-` without a plan.
-pub fn plan_progress(p: &PlanCounts) -> String {
+pub(crate) fn plan_progress(p: &PlanCounts) -> String {
     let mut s = String::new();
     push_plan_progress(&mut s, p);
     s
 }
 
 /// [`plan_progress`] appended to `out`.
-pub fn push_plan_progress(out: &mut String, p: &PlanCounts) {
+pub(crate) fn push_plan_progress(out: &mut String, p: &PlanCounts) {
     if p.total == 0 {
         out.push('-');
         return;
@@ -32,7 +32,7 @@ pub fn push_plan_progress(out: &mut String, p: &PlanCounts) {
 }
 
 /// The shortest prefix length (at least 8) that keeps every id of `ids` distinct.
-pub fn short_id_len<'a>(ids: impl IntoIterator<Item = &'a str>) -> usize {
+pub(crate) fn short_id_len<'a>(ids: impl IntoIterator<Item = &'a str>) -> usize {
     let mut v: Vec<&str> = ids.into_iter().collect();
     v.sort_unstable();
     v.dedup();
@@ -48,10 +48,10 @@ pub fn short_id_len<'a>(ids: impl IntoIterator<Item = &'a str>) -> usize {
     len
 }
 
-pub use crate::format::short_id;
+pub(crate) use crate::format::short_id;
 
 /// Display width of a (sanitised) string.
-pub fn width(s: &str) -> usize {
+pub(crate) fn width(s: &str) -> usize {
     if s.is_ascii() {
         // Sanitised text has no control characters, so ASCII is one column per byte.
         s.len()
@@ -61,7 +61,7 @@ pub fn width(s: &str) -> usize {
 }
 
 /// The widest cell of each column.
-pub fn column_widths<S: AsRef<str>>(rows: &[Vec<S>]) -> Vec<usize> {
+pub(crate) fn column_widths<S: AsRef<str>>(rows: &[Vec<S>]) -> Vec<usize> {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut widths = vec![0; cols];
     for r in rows {
@@ -73,7 +73,7 @@ pub fn column_widths<S: AsRef<str>>(rows: &[Vec<S>]) -> Vec<usize> {
 }
 
 /// Appends `cell` padded to `w` columns.
-pub fn push_padded(out: &mut String, cell: &str, w: usize, align: Align) {
+pub(crate) fn push_padded(out: &mut String, cell: &str, w: usize, align: Align) {
     let pad = w.saturating_sub(width(cell));
     if align == Align::Right {
         push_spaces(out, pad);
@@ -85,7 +85,7 @@ pub fn push_padded(out: &mut String, cell: &str, w: usize, align: Align) {
 }
 
 /// `n` spaces appended to `out`, a slice at a time (not a character at a time).
-pub fn push_spaces(out: &mut String, mut n: usize) {
+pub(crate) fn push_spaces(out: &mut String, mut n: usize) {
     const SPACES: &str = "                                ";
     while n > 0 {
         let k = n.min(SPACES.len());
@@ -95,7 +95,7 @@ pub fn push_spaces(out: &mut String, mut n: usize) {
 }
 
 /// Cuts `s` to at most `max` columns, ending with `…` when something was cut.
-pub fn cut(s: &str, max: usize) -> String {
+pub(crate) fn cut(s: &str, max: usize) -> String {
     if width(s) <= max {
         return s.to_string();
     }
@@ -118,7 +118,7 @@ pub fn cut(s: &str, max: usize) -> String {
 
 /// Column alignment in [`layout`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Align {
+pub(crate) enum Align {
     /// Pad on the right.
     Left,
     /// Pad on the left.
@@ -128,7 +128,7 @@ pub enum Align {
 /// Lays out rows of cells into columns two spaces apart; the last column is not padded.
 /// Returns, for each row, each cell already padded (so colour can be added per cell without
 /// disturbing the alignment).
-pub fn layout(rows: &[Vec<String>], align: &[Align]) -> Vec<Vec<String>> {
+pub(crate) fn layout(rows: &[Vec<String>], align: &[Align]) -> Vec<Vec<String>> {
     let widths = column_widths(rows);
     let cols = widths.len();
     rows.iter()
@@ -151,7 +151,7 @@ pub fn layout(rows: &[Vec<String>], align: &[Align]) -> Vec<Vec<String>> {
 }
 
 /// Width taken by every column but the last of a laid-out row, separators included.
-pub fn prefix_width(cells: &[String]) -> usize {
+pub(crate) fn prefix_width(cells: &[String]) -> usize {
     cells
         .iter()
         .take(cells.len().saturating_sub(1))
@@ -160,7 +160,7 @@ pub fn prefix_width(cells: &[String]) -> usize {
 }
 
 /// A search snippet (already sanitised) with its match markers turned into `open`/`close`.
-pub fn mark_snippet(snippet: &str, open: &str, close: &str) -> String {
+pub(crate) fn mark_snippet(snippet: &str, open: &str, close: &str) -> String {
     let mut out = String::with_capacity(snippet.len() + 16);
     for c in snippet.chars() {
         match c {
@@ -173,7 +173,7 @@ pub fn mark_snippet(snippet: &str, open: &str, close: &str) -> String {
 }
 
 /// Pretty JSON of `v`, safe to print.
-pub fn to_json<T: serde::Serialize + ?Sized>(v: &T) -> String {
+pub(crate) fn to_json<T: serde::Serialize + ?Sized>(v: &T) -> String {
     let s = serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".to_string());
     crate::sanitize::json(&s).into_owned()
 }
@@ -181,7 +181,7 @@ pub fn to_json<T: serde::Serialize + ?Sized>(v: &T) -> String {
 /// Writes `rows` as a JSON array, one compact object per line, then a newline — streamed
 /// row by row through one reused buffer (a 10,000-session list never sits in memory twice),
 /// each row made safe to print before it is written.
-pub fn write_json_array<W: Write, T: serde::Serialize>(
+pub(crate) fn write_json_array<W: Write, T: serde::Serialize>(
     w: &mut W,
     rows: impl IntoIterator<Item = T>,
 ) -> io::Result<()> {

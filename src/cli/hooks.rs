@@ -64,7 +64,7 @@ pub enum HooksCommand {
 }
 
 /// Runs a `hooks` subcommand.
-pub fn run(loc: &Location, cmd: &HooksCommand) -> CmdResult {
+pub(super) fn run(loc: &Location, cmd: &HooksCommand) -> CmdResult {
     match cmd {
         HooksCommand::List => list(loc),
         HooksCommand::Import {

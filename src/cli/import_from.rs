@@ -30,7 +30,7 @@ struct Tally {
 
 /// Runs the import.
 #[expect(clippy::too_many_lines)]
-pub fn run(
+pub(super) fn run(
     loc: &Location,
     from: ImportSource,
     paths: &[PathBuf],

@@ -14,7 +14,7 @@ use crate::session::{
 
 /// Options of `--list`.
 #[derive(Debug, Clone)]
-pub struct ListOptions {
+pub(super) struct ListOptions {
     /// Print the stable JSON array.
     pub json: bool,
     /// At most this many rows per workspace (0 = all).
@@ -209,7 +209,7 @@ fn query(opts: &ListOptions) -> ListQuery {
 /// `neocode --list` for one workspace. Without `--limit` the rows are streamed from the
 /// store and never held together, so memory stays flat at any number of sessions; the table
 /// takes two passes (column widths, then rows) to print exactly what a collected list would.
-pub fn run(loc: &Location, opts: ListOptions) -> CmdResult {
+pub(super) fn run(loc: &Location, opts: ListOptions) -> CmdResult {
     let sessions = Sessions::open_existing(loc)?;
     let mut out = Out::stdout();
     let listed = match &sessions {
@@ -359,7 +359,7 @@ fn streamed_short_id_len(sessions: &Sessions) -> Result<(usize, usize), Failure>
 }
 
 /// `neocode --list --all-workspaces`: every workspace under the home with its root path.
-pub fn run_all(home: &std::path::Path, opts: ListOptions) -> CmdResult {
+pub(super) fn run_all(home: &std::path::Path, opts: ListOptions) -> CmdResult {
     // Every workspace opens before anything is printed: one that cannot fails the command.
     let mut opened = Vec::new();
     for (dir, sessions) in Sessions::open_all(home) {

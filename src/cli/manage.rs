@@ -8,7 +8,7 @@ use crate::runtime::Location;
 use crate::sanitize;
 
 /// `neocode fork <ID> [--at SEQ]`: prints the new id.
-pub fn fork(loc: &Location, key: &str, at: Option<i64>) -> CmdResult {
+pub(super) fn fork(loc: &Location, key: &str, at: Option<i64>) -> CmdResult {
     let (sessions, id) = open_for_id(loc, key)?;
     let header = sessions.fork(&id, at)?;
     let mut out = Out::stdout();
@@ -17,7 +17,7 @@ pub fn fork(loc: &Location, key: &str, at: Option<i64>) -> CmdResult {
 }
 
 /// `neocode rename <ID> <TITLE>`.
-pub fn rename(loc: &Location, key: &str, title: &str) -> CmdResult {
+pub(super) fn rename(loc: &Location, key: &str, title: &str) -> CmdResult {
     if title.trim().is_empty() {
         return Err(Failure::usage("the new title is empty"));
     }
@@ -33,7 +33,7 @@ pub fn rename(loc: &Location, key: &str, title: &str) -> CmdResult {
 }
 
 /// `neocode delete <ID> [--yes]`: asks on a terminal, needs `--yes` otherwise.
-pub fn delete(loc: &Location, key: &str, yes: bool) -> CmdResult {
+pub(super) fn delete(loc: &Location, key: &str, yes: bool) -> CmdResult {
     let (sessions, id) = open_for_id(loc, key)?;
     if !yes {
         let stdin = std::io::stdin();

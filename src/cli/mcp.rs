@@ -30,7 +30,7 @@ struct JsonServer<'a> {
 }
 
 /// Prints the servers of `<home>/config.toml` with their state and tools.
-pub fn list(loc: &Location, json: bool) -> CmdResult {
+pub(super) fn list(loc: &Location, json: bool) -> CmdResult {
     let servers =
         config::load(&loc.home).map_err(|e| Failure::runtime(sanitize::line(&e.to_string())))?;
     let m = McpManager::new(servers, loc.root()).map_err(Failure::runtime)?;

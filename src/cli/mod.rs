@@ -4,27 +4,26 @@
 //! `neocode: <message>` on stderr with exit code 1 (runtime failure) or 2 (bad usage, unknown
 //! or ambiguous id).
 
-pub mod args;
+pub(crate) mod args;
 mod common;
 mod dispatch;
 mod doctor;
 mod doctor_probe;
-pub mod fmt;
+pub(crate) mod fmt;
 mod hooks;
 mod import_from;
 mod list;
 mod manage;
 mod mcp;
-pub mod out;
+pub(crate) mod out;
 mod rewind;
 mod rules;
 pub mod run;
 mod search;
 mod show;
 mod skill;
-pub mod transfer;
+pub(crate) mod transfer;
 mod trust;
 mod value;
 
-pub use common::{CmdResult, Failure};
 pub use dispatch::{main, run};

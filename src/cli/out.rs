@@ -6,10 +6,8 @@ use std::io::{self, BufWriter, IsTerminal, StdoutLock, Write};
 use super::common::Failure;
 
 /// Buffered standard output with what the commands need to know about it.
-pub struct Out {
+pub(crate) struct Out {
     w: BufWriter<StdoutLock<'static>>,
-    /// Stdout is a terminal.
-    pub tty: bool,
     /// Colour may be used.
     pub color: bool,
     /// Columns available on the terminal (`None` when piped: print in full).
@@ -18,7 +16,7 @@ pub struct Out {
 
 impl Out {
     /// Standard output.
-    pub fn stdout() -> Out {
+    pub(crate) fn stdout() -> Out {
         let stdout = io::stdout();
         let tty = stdout.is_terminal();
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
@@ -33,25 +31,24 @@ impl Out {
         };
         Out {
             w: BufWriter::with_capacity(64 * 1024, stdout.lock()),
-            tty,
             color: tty && !no_color,
             width,
         }
     }
 
     /// Writes one line.
-    pub fn line(&mut self, s: &str) -> Result<(), Failure> {
+    pub(crate) fn line(&mut self, s: &str) -> Result<(), Failure> {
         self.w.write_all(s.as_bytes()).map_err(write_failure)?;
         self.w.write_all(b"\n").map_err(write_failure)
     }
 
     /// Writes raw bytes (already safe).
-    pub fn bytes(&mut self, b: &[u8]) -> Result<(), Failure> {
+    pub(crate) fn bytes(&mut self, b: &[u8]) -> Result<(), Failure> {
         self.w.write_all(b).map_err(write_failure)
     }
 
     /// Writes `rows` as a pretty JSON array (streamed, safe to print) and a newline.
-    pub fn json_array<T: serde::Serialize>(
+    pub(crate) fn json_array<T: serde::Serialize>(
         &mut self,
         rows: impl IntoIterator<Item = T>,
     ) -> Result<(), Failure> {
@@ -59,7 +56,7 @@ impl Out {
     }
 
     /// Wraps `s` in an SGR colour when colour is on.
-    pub fn paint(&self, sgr: &str, s: &str) -> String {
+    pub(crate) fn paint(&self, sgr: &str, s: &str) -> String {
         if self.color && !s.is_empty() {
             format!("\x1b[{sgr}m{s}\x1b[0m")
         } else {
@@ -68,18 +65,18 @@ impl Out {
     }
 
     /// Writes out what is buffered so far (before a question asked on the terminal).
-    pub fn flush(&mut self) -> Result<(), Failure> {
+    pub(crate) fn flush(&mut self) -> Result<(), Failure> {
         self.w.flush().map_err(write_failure)
     }
 
     /// Flushes; a closed pipe is success.
-    pub fn finish(mut self) -> Result<(), Failure> {
+    pub(crate) fn finish(mut self) -> Result<(), Failure> {
         self.w.flush().map_err(write_failure)
     }
 }
 
 /// A failed write to stdout: a closed pipe ends the command quietly with success.
-pub fn write_failure(e: io::Error) -> Failure {
+pub(crate) fn write_failure(e: io::Error) -> Failure {
     if e.kind() == io::ErrorKind::BrokenPipe {
         Failure::quiet()
     } else {

@@ -12,7 +12,7 @@ use crate::sanitize;
 
 pub(super) use crate::runtime::rewind::TurnChanges;
 
-pub const REWIND_HELP: &str = "\
+pub(super) const REWIND_HELP: &str = "\
 Examples:
   neocode show last                       find the seq of the user message to go back to
   neocode rewind last --to 5 --dry-run    what would happen to each file
@@ -70,7 +70,7 @@ fn failure(e: RewindError) -> Failure {
 }
 
 /// Runs `neocode rewind`.
-pub fn run(loc: &Location, a: &RewindArgs) -> CmdResult {
+pub(super) fn run(loc: &Location, a: &RewindArgs) -> CmdResult {
     let (sessions, id) = open_for_id(loc, &a.id)?;
     let plan = match a.to {
         _ if a.undo => rewind::plan_undo(&sessions, &id, a.force),

@@ -52,7 +52,7 @@ struct SessionGrants {
 }
 
 /// Runs a `rules` subcommand.
-pub fn run(loc: &Location, cmd: &RulesCommand) -> CmdResult {
+pub(super) fn run(loc: &Location, cmd: &RulesCommand) -> CmdResult {
     let admission = Admission::check(&loc.home, loc.root());
     let rules = admission
         .rules(&loc.home)

@@ -20,7 +20,7 @@ struct JsonHit<'a> {
 }
 
 /// `neocode search`.
-pub fn run(loc: &Location, query: &str, json: bool, limit: usize) -> CmdResult {
+pub(super) fn run(loc: &Location, query: &str, json: bool, limit: usize) -> CmdResult {
     if query.trim().is_empty() {
         return Err(Failure::usage("the search query is empty"));
     }

@@ -206,7 +206,7 @@ fn elsewhere(here: Option<bool>) -> &'static str {
 }
 
 /// `neocode show`.
-pub fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
+pub(super) fn run(loc: &Location, key: &str, json: bool) -> CmdResult {
     let (sessions, id) = open_for_id(loc, key)?;
     let report = sessions.report(&loc.home, &id, LAST_MESSAGES)?;
     let mut out = Out::stdout();

@@ -36,7 +36,7 @@ fn discover(loc: &Location) -> Skills {
 }
 
 /// Prints the skills, with `session`'s active ones marked.
-pub fn list(loc: &Location, session: Option<&str>, json: bool) -> CmdResult {
+pub(super) fn list(loc: &Location, session: Option<&str>, json: bool) -> CmdResult {
     let found = discover(loc);
     let active = match session {
         Some(key) => {
@@ -114,7 +114,7 @@ pub fn list(loc: &Location, session: Option<&str>, json: bool) -> CmdResult {
 }
 
 /// Activates `name` in session `key`.
-pub fn activate(loc: &Location, key: &str, name: &str) -> CmdResult {
+pub(super) fn activate(loc: &Location, key: &str, name: &str) -> CmdResult {
     let (sessions, id) = open_for_id(loc, key)?;
     let found = discover(loc);
     let Some(skill) = found.get(name) else {

@@ -15,7 +15,7 @@ use crate::sanitize;
 use crate::session::file::{self, SessionFile};
 
 /// `neocode export`.
-pub fn export(
+pub(crate) fn export(
     loc: &Location,
     key: &str,
     format: ExportFormat,
@@ -173,7 +173,7 @@ impl<R: Read> Read for Utf8Checked<R> {
 
 /// `neocode import`: parse and validate everything before the workspace is touched. The
 /// file is read as a stream (never held as text), up to `max_mib` MiB.
-pub fn import(loc: &Location, source: &Path, new_id: bool, max_mib: u64) -> CmdResult {
+pub(crate) fn import(loc: &Location, source: &Path, new_id: bool, max_mib: u64) -> CmdResult {
     let from_stdin = source == Path::new("-");
     let shown = if from_stdin {
         "standard input".to_string()

@@ -124,7 +124,7 @@ fn json_of<'a>(r: &'a Review, loc: &Location) -> JsonReview<'a> {
 }
 
 /// Runs `neocode trust`.
-pub fn run(loc: &Location, args: &TrustArgs) -> CmdResult {
+pub(super) fn run(loc: &Location, args: &TrustArgs) -> CmdResult {
     let mut out = Out::stdout();
     let failed =
         |e: trust::TrustError| Failure::runtime(sanitize::line(&e.to_string()).into_owned());

@@ -16,7 +16,7 @@ impl CancelFlag {
     }
 
     /// Whether the flag is raised.
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::SeqCst)
     }
 }

@@ -8,14 +8,10 @@ use serde::Deserialize;
 use super::provider::{TokenDetail, model_family};
 use crate::session::Usage;
 
-/// When the default prices were checked against the vendors' list prices (standard tier,
-/// short context; the table in this file says where each row was read).
-pub const PRICES_AS_OF: &str = "2026-12";
-
 /// One model's prices in dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Price {
+pub(crate) struct Price {
     /// Prompt tokens not read from a cache.
     pub input: f64,
     /// Prompt tokens read from the cache (default: `input`).
@@ -39,7 +35,7 @@ impl Price {
     }
 
     /// What one model call cost in dollars.
-    pub fn cost(&self, usage: Usage, detail: TokenDetail) -> f64 {
+    pub(crate) fn cost(&self, usage: Usage, detail: TokenDetail) -> f64 {
         let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
         per(usage.input_tokens, self.input)
             + per(
@@ -105,7 +101,7 @@ pub struct PriceTable {
 
 impl PriceTable {
     /// The defaults with `configured` (model name to price) over them.
-    pub fn new(configured: impl IntoIterator<Item = (String, Price)>) -> PriceTable {
+    pub(crate) fn new(configured: impl IntoIterator<Item = (String, Price)>) -> PriceTable {
         PriceTable {
             configured: configured.into_iter().collect(),
         }
@@ -113,7 +109,7 @@ impl PriceTable {
 
     /// The price of `model` (an `api:` prefix ignored): a configured one for the name or its
     /// family, else a default for its family; `None` when neocode knows none.
-    pub fn price(&self, model: &str) -> Option<Price> {
+    pub(crate) fn price(&self, model: &str) -> Option<Price> {
         let model = match model.split_once(':') {
             Some(("chat" | "responses" | "anthropic", m)) => m,
             _ => model,
@@ -132,7 +128,7 @@ impl PriceTable {
     }
 
     /// What one call of `model` cost, if it has a price.
-    pub fn cost(&self, model: &str, usage: Usage, detail: TokenDetail) -> Option<f64> {
+    pub(crate) fn cost(&self, model: &str, usage: Usage, detail: TokenDetail) -> Option<f64> {
         self.price(model).map(|p| p.cost(usage, detail))
     }
 }

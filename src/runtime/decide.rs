@@ -94,7 +94,7 @@ impl Sessions {
     /// Forks `id` after message `at_seq` for a caller whose history parted from the stored
     /// one there; the fork carries the conversation key, so a later recovery by key lands in
     /// the fork the caller continues rather than in the transcript it left.
-    pub fn fork_conversation(
+    pub(crate) fn fork_conversation(
         &self,
         id: &str,
         at_seq: i64,

@@ -38,7 +38,7 @@ pub fn markdown(doc: &SessionFile) -> String {
 }
 
 /// The markdown transcript, with images linked where `links` has a file for their asset.
-pub fn markdown_with(doc: &SessionFile, links: &HashMap<String, String>) -> String {
+pub(crate) fn markdown_with(doc: &SessionFile, links: &HashMap<String, String>) -> String {
     let (l, t) = (md_line, md_text);
     let tools: HashMap<&str, &str> = doc
         .messages

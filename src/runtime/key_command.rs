@@ -38,7 +38,7 @@ fn lock() -> std::sync::MutexGuard<'static, Ran> {
 
 /// The key `cmd` gives: its trimmed standard output. Runs `cmd` with `sh -c` the first time
 /// only; later calls (another turn, another provider) get the same answer.
-pub fn run_once(cmd: &str) -> Result<String, KeyCommandError> {
+pub(crate) fn run_once(cmd: &str) -> Result<String, KeyCommandError> {
     let mut ran = lock();
     if let Some((c, out)) = ran.as_ref()
         && c == cmd
@@ -51,7 +51,7 @@ pub fn run_once(cmd: &str) -> Result<String, KeyCommandError> {
 }
 
 /// The key `cmd` gave, if it already ran and gave one.
-pub fn cached(cmd: &str) -> Option<&'static str> {
+pub(crate) fn cached(cmd: &str) -> Option<&'static str> {
     match lock().as_ref() {
         Some((c, Ok(k))) if c == cmd => Some(*k),
         _ => None,

@@ -6,13 +6,12 @@
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A held lease; released when dropped.
 #[derive(Debug)]
 pub struct Lease {
     file: File,
-    path: PathBuf,
 }
 
 /// Why a lease could not be taken.
@@ -49,12 +48,7 @@ impl Lease {
         let _ = file.rewind();
         let _ = write!(file, "{}", std::process::id());
         let _ = file.flush();
-        Ok(Lease { file, path })
-    }
-
-    /// The lease file.
-    pub fn path(&self) -> &Path {
-        &self.path
+        Ok(Lease { file })
     }
 }
 
@@ -62,7 +56,7 @@ impl Lease {
 /// the lease file (a shared lock, released at once), never creating anything, so it works in
 /// a read-only home. A missing file means nobody holds it; an error that says nothing is
 /// taken as "held" (the stored status is then shown as it is).
-pub fn is_held(data_dir: &Path, session_id: &str) -> bool {
+pub(crate) fn is_held(data_dir: &Path, session_id: &str) -> bool {
     let path = data_dir.join("leases").join(format!("{session_id}.lock"));
     let file = match File::open(&path) {
         Ok(f) => f,

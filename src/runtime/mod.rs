@@ -4,28 +4,28 @@
 //! loop, tools, ledger) lives beside it in this folder.
 
 pub mod agent;
-pub mod cancel;
-pub mod codes;
+pub(crate) mod cancel;
+pub(crate) mod codes;
 pub mod config;
-pub mod cost;
+pub(crate) mod cost;
 pub mod dangling;
-pub mod decide;
+pub(crate) mod decide;
 pub mod export_md;
 pub mod extensions;
 pub mod import;
-pub mod key_command;
+pub(crate) mod key_command;
 pub mod lease;
-pub mod location;
+pub(crate) mod location;
 pub mod policy;
 pub mod provider;
 pub mod rewind;
 mod session_entry;
-pub mod session_report;
-pub mod sessions;
+pub(crate) mod session_report;
+pub(crate) mod sessions;
 pub mod tools;
 pub mod trust;
 
-pub use cancel::CancelFlag;
+pub(crate) use cancel::CancelFlag;
 pub use dangling::dangling_tool_calls;
 pub use decide::{Decision, SessionRequest};
 pub use sessions::Sessions;

@@ -20,8 +20,8 @@ mod changes;
 mod staged;
 mod types;
 
-pub use changes::{ShownChange, TurnChanges, turn_changes};
-pub use staged::{staged_files, staged_note};
+pub(crate) use changes::{TurnChanges, turn_changes};
+pub(crate) use staged::{staged_files, staged_note};
 pub use types::{Action, FilePlan, Plan, REWOUND, RewindError, Scope};
 
 use super::Sessions;
@@ -189,7 +189,7 @@ const PREVIEW_LINES: usize = 40;
 /// The hunks a file's rewind applies (from what is there now to its target), as unified
 /// diff lines, cut after `PREVIEW_LINES` (40); a binary file is one line saying so. Empty for
 /// a file left alone. Not yet sanitised.
-pub fn hunks(sessions: &Sessions, f: &FilePlan) -> Vec<String> {
+pub(crate) fn hunks(sessions: &Sessions, f: &FilePlan) -> Vec<String> {
     if !f.action.changes_file() {
         return Vec::new();
     }
@@ -235,14 +235,18 @@ pub fn hunks(sessions: &Sessions, f: &FilePlan) -> Vec<String> {
 }
 
 /// The seq of the session's last user message (`None`: it has none).
-pub fn last_user_seq(sessions: &Sessions, session_id: &str) -> Result<Option<i64>> {
+pub(crate) fn last_user_seq(sessions: &Sessions, session_id: &str) -> Result<Option<i64>> {
     user_seq_at(sessions, session_id, None)
 }
 
 /// The user message a rewind from message `at` goes back to: `at` itself when it is a user
 /// message, else the one that started its turn (the last user message at or before it);
 /// without `at`, the session's last user message. `None`: there is none.
-pub fn user_seq_at(sessions: &Sessions, session_id: &str, at: Option<i64>) -> Result<Option<i64>> {
+pub(crate) fn user_seq_at(
+    sessions: &Sessions,
+    session_id: &str,
+    at: Option<i64>,
+) -> Result<Option<i64>> {
     const WINDOW: i64 = 256;
     let last = sessions.header(session_id)?.last_seq;
     let mut to = at.map_or(last, |a| a.min(last));
@@ -260,7 +264,10 @@ pub fn user_seq_at(sessions: &Sessions, session_id: &str, at: Option<i64>) -> Re
 /// The TUI's `/undo`: the files the last turn changed go back (a files-only rewind to the
 /// last user message; the conversation is kept). Returns the plan and whether anything was
 /// applied (`None`: the session has no user message).
-pub fn undo_last_turn(sessions: &Sessions, session_id: &str) -> Result<Option<(Plan, bool)>> {
+pub(crate) fn undo_last_turn(
+    sessions: &Sessions,
+    session_id: &str,
+) -> Result<Option<(Plan, bool)>> {
     let Some(seq) = last_user_seq(sessions, session_id)? else {
         return Ok(None);
     };
@@ -409,7 +416,7 @@ fn finish(sessions: &Sessions, rw: &Rewind) -> Result<()> {
 /// The title of a session a rewind of `source` (titled so) to message `to_seq` made:
 /// `↺ before #12 · Fix the tests` (the point first, so a narrow list still tells the rewinds
 /// of one session apart); a rewind of such a session names its own point only.
-pub fn rewound_title(source: &str, to_seq: i64) -> String {
+pub(crate) fn rewound_title(source: &str, to_seq: i64) -> String {
     let base = source.trim_start_matches(REWOUND).trim_start();
     let base = base
         .strip_prefix("before #")
@@ -513,7 +520,7 @@ fn test_pause() -> Option<std::time::Duration> {
 
 /// Finishes every rewind a kill left journaled but not done (unless the process applying it
 /// is still alive). Best effort: what fails stays journaled for the next start.
-pub fn recover(sessions: &Sessions) {
+pub(crate) fn recover(sessions: &Sessions) {
     let Ok(pending) = sessions.store().unfinished_rewinds() else {
         return;
     };
@@ -572,12 +579,12 @@ fn tmp_path(path: &Path, pid: u32) -> PathBuf {
 
 /// The mode a rewind writes a file with: at most 0755 (no set-user-id, set-group-id or
 /// sticky bit, nothing writable by group or others), whatever a session recorded.
-pub fn safe_mode(mode: u32) -> u32 {
+pub(crate) fn safe_mode(mode: u32) -> u32 {
     mode & 0o755
 }
 
 /// `state` with its mode made [`safe_mode`].
-pub fn masked(state: FileState) -> FileState {
+pub(crate) fn masked(state: FileState) -> FileState {
     match state {
         FileState::Stored { hash, mode, size } => FileState::Stored {
             hash,
@@ -591,7 +598,7 @@ pub fn masked(state: FileState) -> FileState {
 /// Why a rewind (or an import) never writes the recorded path `rel`: it is absolute or has
 /// `..`, it is a control file (`.git`, `.neocode`: only the user changes them), or it lies,
 /// through the folders that exist now, in one or in neocode's `home`.
-pub fn refusal(root: &Path, home: Option<&Path>, rel: &str) -> Option<String> {
+pub(crate) fn refusal(root: &Path, home: Option<&Path>, rel: &str) -> Option<String> {
     let p = Path::new(rel);
     if p.is_absolute() || p.components().any(|c| !matches!(c, Component::Normal(_))) {
         return Some("the recorded path leaves the workspace".into());

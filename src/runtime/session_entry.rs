@@ -18,7 +18,7 @@ impl Sessions {
     }
 
     /// Opens the store only if it exists (for read-only commands on a fresh workspace).
-    pub fn open_existing(loc: &Location) -> Result<Option<Sessions>> {
+    pub(crate) fn open_existing(loc: &Location) -> Result<Option<Sessions>> {
         let sessions = Store::open_existing(loc.paths.clone())?.map(Sessions::with_store);
         if let Some(s) = &sessions {
             super::rewind::recover(s);
@@ -32,19 +32,8 @@ impl Sessions {
     }
 
     /// The session's file changes and the snapshots they refer to (`export --with-files`).
-    pub fn export_files(&self, id: &str) -> Result<file::FileSnapshots> {
+    pub(crate) fn export_files(&self, id: &str) -> Result<file::FileSnapshots> {
         file::export_files(&self.store, id)
-    }
-
-    /// [`Sessions::import`] with the file snapshots an `export --with-files` carried (see
-    /// [`Sessions::import_file`]).
-    pub fn import_with_files(
-        &self,
-        doc: &SessionFile,
-        files: &file::FileSnapshots,
-        new_id: bool,
-    ) -> Result<SessionHeader> {
-        Ok(self.import_file(doc.clone(), files.clone(), new_id)?.0)
     }
 
     /// Imports a session file and its snapshots, consuming them. A session file is someone
@@ -52,7 +41,7 @@ impl Sessions {
     /// (`.git`, `.neocode`), neocode's home or a path outside the workspace are left out
     /// (returned as `path: why` lines), and every recorded mode is made at most 0755, so a
     /// later rewind can write neither.
-    pub fn import_file(
+    pub(crate) fn import_file(
         &self,
         doc: SessionFile,
         mut files: file::FileSnapshots,

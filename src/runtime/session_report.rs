@@ -15,7 +15,7 @@ const CONTEXT_TAIL: i64 = 64;
 
 /// One session as a report shows it; formatting is the front end's.
 #[derive(Debug)]
-pub struct SessionReport {
+pub(crate) struct SessionReport {
     pub summary: SessionSummary,
     pub header: SessionHeader,
     /// The status to show ([`Sessions::shown_status`]: `interrupted` for a running session
@@ -44,7 +44,12 @@ pub struct SessionReport {
 impl Sessions {
     /// The report on session `id` with its last `last_messages` messages, read in one read
     /// transaction; `home` is where the user's instructions, skills and MCP servers are.
-    pub fn report(&self, home: &Path, id: &str, last_messages: usize) -> Result<SessionReport> {
+    pub(crate) fn report(
+        &self,
+        home: &Path,
+        id: &str,
+        last_messages: usize,
+    ) -> Result<SessionReport> {
         self.store().read_consistent(|| {
             let summary = self.summary(id)?;
             let header = self.header(id)?;

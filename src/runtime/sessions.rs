@@ -9,13 +9,13 @@ use std::sync::{Arc, Mutex};
 use crate::session::file::{self, SessionFile};
 use crate::session::{
     AppendMeta, AssetMeta, ListBounds, ListLine, ListPage, ListQuery, Message, NewMessage,
-    NewSession, PageKey, PlanProgress, QueuedMessage, Result, SearchHit, SearchResults, Session,
+    NewSession, PageKey, PlanProgress, QueuedMessage, Result, SearchResults, Session,
     SessionHeader, SessionSummary, StateUpdate, StepConversation, StepUpdate, Store,
 };
 
 /// The status shown for a `running` session whose process died (see
 /// [`Sessions::shown_status`]); never stored.
-pub const INTERRUPTED: &str = "interrupted";
+pub(crate) const INTERRUPTED: &str = "interrupted";
 
 /// The sessions of one workspace's store.
 #[derive(Clone, Debug)]
@@ -28,7 +28,7 @@ impl Sessions {
     /// Opens every existing workspace store under `home` (never creating one), each with the
     /// workspace root recorded inside its database. A database that cannot be opened is
     /// returned as an error next to its folder, so one bad workspace does not hide the others.
-    pub fn open_all(home: &Path) -> Vec<(PathBuf, Result<Sessions>)> {
+    pub(crate) fn open_all(home: &Path) -> Vec<(PathBuf, Result<Sessions>)> {
         crate::session::workspace::all_workspace_dbs(home)
             .into_iter()
             .map(|db| {
@@ -59,7 +59,7 @@ impl Sessions {
     /// The status to show for session `id` stored as `status`: a `running` session whose
     /// turn holder is gone (its process was killed) is `interrupted` until it is resumed.
     /// Only running rows pay for the check (one try-lock of the lease file).
-    pub fn shown_status(&self, id: &str, status: crate::session::Status) -> &'static str {
+    pub(crate) fn shown_status(&self, id: &str, status: crate::session::Status) -> &'static str {
         if status == crate::session::Status::Running && !super::lease::is_held(self.data_dir(), id)
         {
             INTERRUPTED
@@ -96,23 +96,14 @@ impl Sessions {
         self.store.list(q)
     }
 
-    /// The rows of [`Sessions::list`], one at a time, never all in memory.
-    pub fn for_each_summary(
-        &self,
-        q: &ListQuery,
-        f: impl FnMut(SessionSummary) -> Result<()>,
-    ) -> Result<()> {
-        self.store.for_each_summary(q, f)
-    }
-
     /// A key starting a list page at a session, and the number of sessions above it.
-    pub fn locate(&self, id: &str) -> Result<Option<(PageKey, u64)>> {
+    pub(crate) fn locate(&self, id: &str) -> Result<Option<(PageKey, u64)>> {
         self.store.locate(id)
     }
 
     /// Every session as `--list` prints it, newest activity first, borrowed row by row
     /// (without `details`, only what the table shows).
-    pub fn for_each_list_line(
+    pub(crate) fn for_each_list_line(
         &self,
         details: bool,
         f: impl FnMut(&ListLine<'_>) -> Result<()>,
@@ -121,7 +112,7 @@ impl Sessions {
     }
 
     /// Every session's id, title and first prompt, newest activity first.
-    pub fn for_each_list_text(
+    pub(crate) fn for_each_list_text(
         &self,
         f: impl FnMut(&str, &str, &str, &str) -> Result<()>,
     ) -> Result<()> {
@@ -129,12 +120,12 @@ impl Sessions {
     }
 
     /// What the whole list's column widths depend on, read from indexes alone.
-    pub fn list_bounds(&self) -> Result<ListBounds> {
+    pub(crate) fn list_bounds(&self) -> Result<ListBounds> {
         self.store.list_bounds()
     }
 
     /// Every session id in byte order, one at a time.
-    pub fn for_each_id(&self, f: impl FnMut(&str)) -> Result<()> {
+    pub(crate) fn for_each_id(&self, f: impl FnMut(&str)) -> Result<()> {
         self.store.for_each_id(f)
     }
 
@@ -145,7 +136,7 @@ impl Sessions {
 
     /// Changes whenever anything commits to the workspace's database (see
     /// [`Store::data_version`]): views poll it to stay live without reloading blindly.
-    pub fn data_version(&self) -> Result<i64> {
+    pub(crate) fn data_version(&self) -> Result<i64> {
         self.store.data_version()
     }
 
@@ -192,23 +183,27 @@ impl Sessions {
 
     /// What the person typed recently, newest first: session `first`'s messages, then the
     /// workspace's (the editor's ↑ history).
-    pub fn recent_user_texts(&self, first: Option<&str>, limit: usize) -> Result<Vec<String>> {
+    pub(crate) fn recent_user_texts(
+        &self,
+        first: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>> {
         self.store.recent_user_texts(first, limit)
     }
 
-    /// Full-text search across the workspace.
-    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
-        self.store.search(query, limit)
-    }
-
     /// Full-text search with the (bounded) number of matching messages.
-    pub fn search_counted(&self, query: &str, limit: usize) -> Result<SearchResults> {
+    pub(crate) fn search_counted(&self, query: &str, limit: usize) -> Result<SearchResults> {
         self.store.search_counted(query, limit)
     }
 
     /// The seqs of one session's messages matching `query`, in order (at most `limit`), and
     /// whether more matched.
-    pub fn search_session(&self, id: &str, query: &str, limit: usize) -> Result<(Vec<i64>, bool)> {
+    pub(crate) fn search_session(
+        &self,
+        id: &str,
+        query: &str,
+        limit: usize,
+    ) -> Result<(Vec<i64>, bool)> {
         self.store.search_session(id, query, limit)
     }
 
@@ -245,7 +240,7 @@ impl Sessions {
 
     /// Appends messages and changes header state (status, ledger, title) in one transaction:
     /// the agent's append points.
-    pub fn append_with_state(
+    pub(crate) fn append_with_state(
         &self,
         id: &str,
         messages: &[NewMessage],
@@ -256,7 +251,7 @@ impl Sessions {
     }
 
     /// The workspace files a session's tools changed, by seq (see [`super::rewind`]).
-    pub fn file_changes(&self, id: &str) -> Result<Vec<crate::session::FileChangeRow>> {
+    pub(crate) fn file_changes(&self, id: &str) -> Result<Vec<crate::session::FileChangeRow>> {
         self.store.file_changes(id)
     }
 
@@ -278,7 +273,7 @@ impl Sessions {
     /// Answers calls interrupted by a crash "not run" (the user marked them interrupted
     /// instead of running them again): a tool result each, so nothing offers them any more.
     /// Returns the last seq.
-    pub fn mark_interrupted(&self, id: &str, calls: Vec<String>) -> Result<i64> {
+    pub(crate) fn mark_interrupted(&self, id: &str, calls: Vec<String>) -> Result<i64> {
         let msgs: Vec<NewMessage> = calls
             .into_iter()
             .map(|c| {
@@ -311,23 +306,18 @@ impl Sessions {
 
     /// Queued message `qid` if it still waits (nothing marked: the append storing it marks it
     /// delivered, see [`crate::session::StateUpdate::delivers`]).
-    pub fn waiting(&self, id: &str, qid: i64) -> Result<Option<QueuedMessage>> {
+    pub(crate) fn waiting(&self, id: &str, qid: i64) -> Result<Option<QueuedMessage>> {
         self.store.waiting(id, qid)
     }
 
     /// The steering messages waiting for session `id` (the running turn stores them).
-    pub fn steer_waiting(&self, id: &str) -> Result<Vec<QueuedMessage>> {
+    pub(crate) fn steer_waiting(&self, id: &str) -> Result<Vec<QueuedMessage>> {
         self.store.steer_waiting(id)
     }
 
     /// Removes a waiting message; whether it still waited.
     pub fn remove_queued(&self, id: &str, qid: i64) -> Result<bool> {
         self.store.remove_queued(id, qid)
-    }
-
-    /// Replaces a waiting message's text; whether it still waited.
-    pub fn edit_queued(&self, id: &str, qid: i64, text: &str) -> Result<bool> {
-        self.store.edit_queued(id, qid, text)
     }
 
     /// Renames a session.
@@ -363,7 +353,7 @@ impl Sessions {
 /// The branch checked out where `dir` is: `.git/HEAD` of the nearest repository above it
 /// read directly (a worktree's `.git` file points at its own HEAD), so no process is run and
 /// nothing reaches the network. `None` outside a repository and on a detached HEAD.
-pub fn git_branch(dir: &std::path::Path) -> Option<String> {
+pub(crate) fn git_branch(dir: &std::path::Path) -> Option<String> {
     let mut at = Some(dir);
     for _ in 0..64 {
         let d = at?;

@@ -18,7 +18,7 @@ use super::error::{Result, StoreError};
 
 /// Marker beside a database that a statement found damaged: while it exists, the store
 /// writes nothing to that database (in any process). `doctor --recover` removes it.
-pub fn damaged_marker(db: &Path) -> PathBuf {
+pub(crate) fn damaged_marker(db: &Path) -> PathBuf {
     let mut s = db.as_os_str().to_os_string();
     s.push(".damaged");
     PathBuf::from(s)
@@ -26,7 +26,7 @@ pub fn damaged_marker(db: &Path) -> PathBuf {
 
 /// What `integrity_check` said about one database.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Health {
+pub(crate) struct Health {
     /// The database file.
     pub db: PathBuf,
     /// `true` when SQLite answered `ok` and no damage marker is left.
@@ -55,7 +55,7 @@ fn integrity(c: &Connection) -> std::result::Result<Vec<String>, rusqlite::Error
 }
 
 /// Checks `db` with `PRAGMA integrity_check` (read-only).
-pub fn check(db: &Path) -> Health {
+pub(crate) fn check(db: &Path) -> Health {
     let marked = std::fs::read_to_string(damaged_marker(db)).ok();
     let problems = match open_read_only(db) {
         Ok(c) => match integrity(&c) {
@@ -75,7 +75,7 @@ pub fn check(db: &Path) -> Health {
 
 /// What a recovery did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recovered {
+pub(crate) struct Recovered {
     /// The database, now the recovered copy.
     pub db: PathBuf,
     /// Where the damaged file was kept.
@@ -89,7 +89,7 @@ pub struct Recovered {
 }
 
 /// Recovers `db` (see the module doc). Stop every other neocode of this workspace first.
-pub fn recover(db: &Path) -> Result<Recovered> {
+pub(crate) fn recover(db: &Path) -> Result<Recovered> {
     let root: PathBuf = open_read_only(db)
         .ok()
         .and_then(|c| {

@@ -115,7 +115,7 @@ pub enum StoreError {
 
 impl StoreError {
     /// Wraps an I/O error with its path.
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> StoreError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> StoreError {
         StoreError::Io {
             path: path.into(),
             source,
@@ -124,7 +124,7 @@ impl StoreError {
 
     /// True for errors caused by what the user asked (unknown or ambiguous id, bad id, ...),
     /// which the command line reports with exit code 2.
-    pub fn is_usage(&self) -> bool {
+    pub(crate) fn is_usage(&self) -> bool {
         matches!(
             self,
             StoreError::NotFound { .. }

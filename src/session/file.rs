@@ -16,7 +16,7 @@ mod validate;
 
 pub use doc::*;
 pub use export::export;
-pub use files::{WithFiles, export_files, import_owned, import_with_files, parse_files};
+pub(crate) use files::{WithFiles, export_files, import_owned};
 pub use prepare::import;
 pub(crate) use prepare::prepare;
 pub use time::rfc3339;

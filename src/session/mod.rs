@@ -2,16 +2,16 @@
 //! the session file format. It is the only code in neocode that knows SQL, table names or the
 //! file layout.
 
-pub mod doctor;
-pub mod error;
+pub(crate) mod doctor;
+pub(crate) mod error;
 pub mod file;
-pub mod model;
-pub mod plan;
+pub(crate) mod model;
+pub(crate) mod plan;
 mod schema;
 pub mod search;
 pub mod snapshot;
-pub mod store;
-pub mod workspace;
+pub(crate) mod store;
+pub(crate) mod workspace;
 
 pub use error::{Result, StoreError, io_error};
 pub use model::*;

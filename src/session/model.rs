@@ -32,7 +32,7 @@ pub enum Status {
 
 impl Status {
     /// Every status, in display order.
-    pub const ALL: [Status; 6] = [
+    pub(crate) const ALL: [Status; 6] = [
         Status::Created,
         Status::Running,
         Status::Paused,
@@ -42,7 +42,7 @@ impl Status {
     ];
 
     /// The lower-case name used in the database, JSON and the command line.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Status::Created => "created",
             Status::Running => "running",
@@ -81,7 +81,7 @@ pub enum Role {
 
 impl Role {
     /// The lower-case name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Role::User => "user",
             Role::Assistant => "assistant",
@@ -215,12 +215,7 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-impl MessageExtra {
-    /// Nothing beyond the defaults.
-    pub fn is_empty(&self) -> bool {
-        *self == MessageExtra::default()
-    }
-}
+impl MessageExtra {}
 
 /// Where an imported session came from. Native sessions have none.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -289,7 +284,7 @@ impl NewMessage {
     }
 
     /// The role, defaulting to user.
-    pub fn role(&self) -> Role {
+    pub(crate) fn role(&self) -> Role {
         self.role.unwrap_or(Role::User)
     }
 }
@@ -307,7 +302,7 @@ pub const CONTEXT_FROM: &str = "context_from";
 
 /// The seq of the compaction summary (in the task state a compaction writes): a fork taken
 /// before it does not carry that task state.
-pub const TASK_SUMMARY_SEQ: &str = "summary_seq";
+pub(crate) const TASK_SUMMARY_SEQ: &str = "summary_seq";
 
 /// A stored message.
 #[derive(Debug, Clone, PartialEq)]
@@ -551,7 +546,7 @@ pub struct SearchHit {
 /// received from the model (value `"model"`): the turn sets it, an import never keeps it. Only
 /// such calls are replayed when a session stopped before their results; a call that came in
 /// some other way (a bridge caller's history, an imported session file) is answered "not run".
-pub const CALLS_FROM: &str = "calls_from";
+pub(crate) const CALLS_FROM: &str = "calls_from";
 
 /// Marks the start of a matched term in [`SearchHit::snippet`].
 pub const SNIPPET_OPEN: char = '\u{E000}';
@@ -572,7 +567,7 @@ pub enum Change<T> {
 
 impl<T> Change<T> {
     /// True for [`Change::Keep`].
-    pub fn is_keep(&self) -> bool {
+    pub(crate) fn is_keep(&self) -> bool {
         matches!(self, Change::Keep)
     }
 }

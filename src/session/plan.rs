@@ -45,7 +45,7 @@ pub enum StepStatus {
 
 impl StepStatus {
     /// Completed and failed are terminal.
-    pub fn is_terminal(self) -> bool {
+    pub(crate) fn is_terminal(self) -> bool {
         matches!(self, StepStatus::Completed | StepStatus::Failed)
     }
 
@@ -60,7 +60,7 @@ impl StepStatus {
     }
 
     /// The one-character mark `show` and the TUI both draw.
-    pub fn symbol(self) -> &'static str {
+    pub(crate) fn symbol(self) -> &'static str {
         match self {
             StepStatus::Pending => "□",
             StepStatus::Running => "◐",
@@ -111,7 +111,7 @@ pub enum StepUpdate {
 
 impl StepUpdate {
     /// The storage key kind: `status`, `result` or `error`.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             StepUpdate::Status { .. } => "status",
             StepUpdate::Result { .. } => "result",
@@ -133,7 +133,7 @@ pub struct PlanProgress {
 
 impl PlanProgress {
     /// Applies one update by the seed's three rules.
-    pub fn apply(&mut self, step_id: &str, update: &StepUpdate) {
+    pub(crate) fn apply(&mut self, step_id: &str, update: &StepUpdate) {
         match update {
             StepUpdate::Status { status } => {
                 let current = self.statuses.get(step_id).copied();
@@ -158,7 +158,8 @@ impl PlanProgress {
     }
 
     /// Merges updates given in write order.
-    pub fn merge<'a>(updates: impl IntoIterator<Item = (&'a str, &'a StepUpdate)>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn merge<'a>(updates: impl IntoIterator<Item = (&'a str, &'a StepUpdate)>) -> Self {
         let mut p = PlanProgress::default();
         for (step, u) in updates {
             p.apply(step, u);
@@ -172,7 +173,7 @@ impl PlanProgress {
     }
 
     /// Done / failed / total for `plan`.
-    pub fn counts(&self, plan: &Plan) -> PlanCounts {
+    pub(crate) fn counts(&self, plan: &Plan) -> PlanCounts {
         let mut c = PlanCounts {
             total: plan.steps.len() as u64,
             ..Default::default()
@@ -213,7 +214,7 @@ impl Plan {
 
     /// Steps layered in topological order: every step's dependencies are in earlier layers.
     /// Within a layer, steps keep authoring order.
-    pub fn layers(&self) -> Result<Vec<Vec<&Step>>, PlanError> {
+    pub(crate) fn layers(&self) -> Result<Vec<Vec<&Step>>, PlanError> {
         let mut index: HashMap<&str, usize> = HashMap::new();
         for (i, s) in self.steps.iter().enumerate() {
             if s.id.is_empty() {

@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 /// Largest file whose before-image is stored (10 MiB); a larger one is recorded as
 /// "not snapshotted" and a rewind cannot restore it.
-pub const SNAPSHOT_LIMIT: u64 = 10 * 1024 * 1024;
+pub(crate) const SNAPSHOT_LIMIT: u64 = 10 * 1024 * 1024;
 
 /// Lower-case hex SHA-256 of `data`: a blob's name.
 pub fn blob_hash(data: &[u8]) -> String {
@@ -43,7 +43,7 @@ pub enum CommandChange {
 }
 
 impl CommandChange {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             CommandChange::Created => "created",
             CommandChange::Modified => "modified",
@@ -88,7 +88,7 @@ pub enum FileState {
 
 impl FileState {
     /// The state of a file with `data` and `mode` (hashing it).
-    pub fn of(data: &[u8], mode: u32) -> FileState {
+    pub(crate) fn of(data: &[u8], mode: u32) -> FileState {
         FileState::Stored {
             hash: blob_hash(data),
             mode,
@@ -97,7 +97,7 @@ impl FileState {
     }
 
     /// Whether two states have the same bytes and mode (`Unknown` equals nothing).
-    pub fn same(&self, other: &FileState) -> bool {
+    pub(crate) fn same(&self, other: &FileState) -> bool {
         match (self, other) {
             (FileState::Absent, FileState::Absent) => true,
             (
@@ -148,14 +148,6 @@ pub enum RewindState {
 }
 
 impl RewindState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RewindState::Applying => "applying",
-            RewindState::Done => "done",
-            RewindState::Undone => "undone",
-        }
-    }
-
     pub fn parse(s: &str) -> Option<RewindState> {
         match s {
             "applying" => Some(RewindState::Applying),

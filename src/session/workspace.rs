@@ -92,7 +92,7 @@ pub struct WorkspacePaths {
 
 impl WorkspacePaths {
     /// Paths for `root` (already canonical) under `home`.
-    pub fn new(home: &Path, root: &Path) -> WorkspacePaths {
+    pub(crate) fn new(home: &Path, root: &Path) -> WorkspacePaths {
         WorkspacePaths {
             root: root.to_path_buf(),
             dir: home.join("projects").join(workspace_hash(root)),
@@ -183,7 +183,7 @@ pub fn private_file(path: &Path, create_new: bool) -> std::io::Result<fs::File> 
 }
 
 /// Every workspace folder under `home` (those holding a `session.db`).
-pub fn all_workspace_dbs(home: &Path) -> Vec<PathBuf> {
+pub(crate) fn all_workspace_dbs(home: &Path) -> Vec<PathBuf> {
     let Ok(rd) = fs::read_dir(home.join("projects")) else {
         return Vec::new();
     };

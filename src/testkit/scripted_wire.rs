@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::scripted::{Piece, Reply, Stream};
 
 /// One named SSE event: `event: NAME` then `data: JSON`.
-pub fn event(name: &str, data: &Value) -> Piece {
+pub(crate) fn event(name: &str, data: &Value) -> Piece {
     Piece::Raw(format!("event: {name}\ndata: {data}\n\n"))
 }
 
@@ -273,12 +273,6 @@ impl ResponsesStream {
             "id": "resp_scripted", "status": "incomplete",
             "incomplete_details": {"reason": reason},
             "usage": {"input_tokens": input, "output_tokens": output}}}));
-        self.into_stream()
-    }
-
-    /// An `error` event, and the stream ends there.
-    pub fn error(mut self, code: &str, message: &str) -> Stream {
-        self.push(json!({"type": "error", "code": code, "message": message, "param": null}));
         self.into_stream()
     }
 

@@ -5,7 +5,7 @@
 
 /// One attachment block of a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Attachment<'a> {
+pub(crate) struct Attachment<'a> {
     /// Its head without the brackets: `@src/big.rs attached (31.9 KiB)`.
     pub head: &'a str,
     /// The file's text as sent (`None`: not attached).
@@ -13,12 +13,12 @@ pub struct Attachment<'a> {
 }
 
 /// The block a file's text is sent as, after the message.
-pub fn block(head: &str, body: &str) -> String {
+pub(crate) fn block(head: &str, body: &str) -> String {
     format!("\n\n[{head}]\n```\n{body}\n```")
 }
 
 /// The block saying a file was not attached.
-pub fn not_attached(rel: &str, why: &str) -> String {
+pub(crate) fn not_attached(rel: &str, why: &str) -> String {
     format!("\n\n[@{rel} not attached: {why}]")
 }
 
@@ -45,7 +45,7 @@ fn starts(text: &str) -> Vec<usize> {
 }
 
 /// What was typed and the attachment blocks after it. A text without blocks is all typed.
-pub fn split(text: &str) -> (&str, Vec<Attachment<'_>>) {
+pub(crate) fn split(text: &str) -> (&str, Vec<Attachment<'_>>) {
     let at = starts(text);
     let Some(&first) = at.first() else {
         return (text, Vec::new());
@@ -65,7 +65,7 @@ pub fn split(text: &str) -> (&str, Vec<Attachment<'_>>) {
 }
 
 /// What the person typed of a stored message's text (the editor's ↑ history).
-pub fn typed(text: &str) -> &str {
+pub(crate) fn typed(text: &str) -> &str {
     split(text).0
 }
 

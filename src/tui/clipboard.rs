@@ -10,10 +10,10 @@ use crate::session::{Message, Part, Role};
 
 /// The most bytes of text one copy sends (about 100 KB once base64 encoded: what xterm,
 /// kitty and tmux accept by default).
-pub const COPY_MAX: usize = 74 * 1024;
+pub(crate) const COPY_MAX: usize = 74 * 1024;
 
 /// The escape sequence that puts `text` on the system clipboard.
-pub fn osc52(text: &str) -> String {
+pub(crate) fn osc52(text: &str) -> String {
     let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
     format!("\x1b]52;c;{b64}\x07")
 }
@@ -21,7 +21,7 @@ pub fn osc52(text: &str) -> String {
 /// Text for the clipboard: SGR colours and every other escape or control character go
 /// (tabs and newlines stay, so code pastes as it was), cut at [`COPY_MAX`] on a character
 /// boundary; and whether it was cut.
-pub fn clean(text: &str) -> (String, bool) {
+pub(crate) fn clean(text: &str) -> (String, bool) {
     let mut out = String::with_capacity(text.len().min(COPY_MAX));
     for (i, line) in text.split('\n').enumerate() {
         if i > 0 {
@@ -51,7 +51,7 @@ pub fn clean(text: &str) -> (String, bool) {
 
 /// A message as text to copy: its text (a tool result: its output), then each tool call it
 /// makes as `name arguments`.
-pub fn message_text(m: &Message) -> String {
+pub(crate) fn message_text(m: &Message) -> String {
     let mut out = m.text();
     for call in &m.tool_calls {
         if !out.is_empty() {
@@ -73,7 +73,7 @@ pub fn message_text(m: &Message) -> String {
 }
 
 /// What a copied message is called on the status line.
-pub fn message_kind(m: &Message) -> &'static str {
+pub(crate) fn message_kind(m: &Message) -> &'static str {
     match m.role {
         Role::Tool => "tool result",
         Role::User => "your message",
@@ -83,7 +83,7 @@ pub fn message_kind(m: &Message) -> &'static str {
 }
 
 /// The fenced code blocks (```` ``` ```` or `~~~`) of a message's text, their bodies only.
-pub fn code_blocks(text: &str) -> Vec<String> {
+pub(crate) fn code_blocks(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut open: Option<(String, Vec<&str>)> = None;
     for line in text.lines() {
@@ -153,7 +153,7 @@ const PNG_MAGIC: &[u8] = b"\x89PNG\r\n\x1a\n";
 
 /// The PNG image on the system clipboard, read with `wl-paste` or `xclip` (whichever is on
 /// `$PATH`); the error is one line saying what to do.
-pub fn paste_image() -> Result<Vec<u8>, crate::tui::error::Failure> {
+pub(crate) fn paste_image() -> Result<Vec<u8>, crate::tui::error::Failure> {
     let Some((name, prog, args)) = image_readers()
         .into_iter()
         .find_map(|(name, args)| on_path(name).map(|p| (name, p, args)))
@@ -234,7 +234,7 @@ fn run_limited(
 
 /// Writes a pasted image to a new file in the temporary folder, so it attaches to the next
 /// message the way `/attach` does (the turn stores it as an asset of the session).
-pub fn save_pasted(bytes: &[u8]) -> Result<std::path::PathBuf, crate::tui::error::Failure> {
+pub(crate) fn save_pasted(bytes: &[u8]) -> Result<std::path::PathBuf, crate::tui::error::Failure> {
     use std::io::Write;
     let dir = std::env::temp_dir();
     let stamp = crate::session::now_ms();
@@ -270,7 +270,7 @@ pub fn save_pasted(bytes: &[u8]) -> Result<std::path::PathBuf, crate::tui::error
 
 /// A pasted text that is the path of an existing image file (a file dragged into the
 /// terminal: quoted, `~/`, or a `file://` URL), as that path.
-pub fn pasted_image_path(text: &str, cwd: &std::path::Path) -> Option<std::path::PathBuf> {
+pub(crate) fn pasted_image_path(text: &str, cwd: &std::path::Path) -> Option<std::path::PathBuf> {
     let t = text.trim().trim_matches(['\'', '"']);
     if t.is_empty() || t.contains('\n') {
         return None;

@@ -11,7 +11,7 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 /// What a key did to the composer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Send this text (chips expanded; the editor is now empty).
     Submit(String),
     /// The text or the cursor changed.
@@ -21,24 +21,24 @@ pub enum Outcome {
 }
 
 /// What an empty editor shows.
-pub const PLACEHOLDER: &str =
+pub(crate) const PLACEHOLDER: &str =
     "Type a message… Enter sends, Ctrl-J starts a new line, ↑ recalls what you sent";
 
 /// What an empty editor shows while a turn runs (Alt-Enter steers then).
-pub const PLACEHOLDER_TURN: &str =
+pub(crate) const PLACEHOLDER_TURN: &str =
     "Type a message… Enter queues it, Alt-Enter steers the turn, Ctrl-J starts a new line";
 
 /// Most lines the editor grows to before it scrolls.
-pub const MAX_ROWS: u16 = 8;
+pub(crate) const MAX_ROWS: u16 = 8;
 
 /// A paste of more lines than this shows as a chip (more than the editor shows at once).
-pub const CHIP_LINES: usize = MAX_ROWS as usize;
+pub(crate) const CHIP_LINES: usize = MAX_ROWS as usize;
 /// A paste of more bytes than this shows as a chip, however few its lines.
-pub const CHIP_BYTES: usize = 4_000;
+pub(crate) const CHIP_BYTES: usize = 4_000;
 
 /// A big paste: the chip the editor shows and the text it stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Paste {
+pub(crate) struct Paste {
     /// `[pasted 5,000 lines · 324 KB]` (` #2` before the `]` when the same label is there).
     pub chip: String,
     /// The pasted text (line breaks as LF, control characters made visible).
@@ -47,14 +47,14 @@ pub struct Paste {
 
 /// What is written: the editor's text (chips as their labels) and the pastes they stand for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Draft {
+pub(crate) struct Draft {
     pub shown: String,
     pub pastes: Vec<Paste>,
 }
 
 impl Draft {
     /// A draft of plain text (no chips).
-    pub fn plain(text: &str) -> Draft {
+    pub(crate) fn plain(text: &str) -> Draft {
         Draft {
             shown: text.to_string(),
             pastes: Vec::new(),
@@ -62,7 +62,7 @@ impl Draft {
     }
 
     /// The message it makes: each chip still in the text replaced by its paste.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         let mut out = self.shown.clone();
         for p in &self.pastes {
             if let Some(at) = out.find(&p.chip) {
@@ -96,7 +96,7 @@ impl Default for Composer {
 
 impl Composer {
     /// An empty editor.
-    pub fn new() -> Composer {
+    pub(crate) fn new() -> Composer {
         Composer {
             area: fresh(""),
             pastes: Vec::new(),
@@ -112,12 +112,12 @@ impl Composer {
     }
 
     /// The message the text makes: chips expanded to what was pasted.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         self.draft_now().message()
     }
 
     /// The text and the pastes its chips stand for (to keep a draft whole).
-    pub fn draft_now(&self) -> Draft {
+    pub(crate) fn draft_now(&self) -> Draft {
         let shown = self.text();
         let pastes = self
             .pastes
@@ -129,18 +129,18 @@ impl Composer {
     }
 
     /// Nothing written.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.area.is_empty()
     }
 
     /// Lines of text (at least one).
-    pub fn rows(&self) -> u16 {
+    pub(crate) fn rows(&self) -> u16 {
         self.area.lines().len().max(1) as u16
     }
 
     /// Replaces the text (cursor at the end), leaving history browsing. Chips still in it
     /// keep standing for their pastes.
-    pub fn set_text(&mut self, text: &str) {
+    pub(crate) fn set_text(&mut self, text: &str) {
         self.area = fresh(text);
         if text.is_empty() {
             self.pastes.clear();
@@ -149,7 +149,7 @@ impl Composer {
     }
 
     /// Puts a kept draft back (chips and all).
-    pub fn set_draft(&mut self, draft: &Draft) {
+    pub(crate) fn set_draft(&mut self, draft: &Draft) {
         self.area = fresh(&draft.shown);
         self.pastes = draft.pastes.clone();
         self.browsing = None;
@@ -158,7 +158,7 @@ impl Composer {
     /// Ctrl-C with text written: the editor is emptied and what it held becomes the newest
     /// history entry (↑ brings it back; Ctrl-Z undoes the clearing too). Whether there was
     /// anything to clear.
-    pub fn clear_to_history(&mut self) -> bool {
+    pub(crate) fn clear_to_history(&mut self) -> bool {
         if self.text().trim().is_empty() {
             return false;
         }
@@ -174,7 +174,7 @@ impl Composer {
     }
 
     /// Handles a key meant for the editor.
-    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> Outcome {
         let mods = key.modifiers;
         let newline = match key.code {
             KeyCode::Enter => mods.intersects(KeyModifiers::ALT | KeyModifiers::SHIFT),
@@ -257,7 +257,7 @@ impl Composer {
 
     /// Replaces the text with `text` as it is (line breaks normalised, control characters
     /// made visible; never a chip): what `$EDITOR` left.
-    pub fn put(&mut self, text: &str) {
+    pub(crate) fn put(&mut self, text: &str) {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
         self.set_text(&crate::sanitize::text(&text));
     }
@@ -265,7 +265,7 @@ impl Composer {
     /// Inserts pasted text with its line breaks: CR and CRLF (what terminals send for a
     /// newline in a bracketed paste) become LF, every other control character is made visible
     /// (the editor draws its text as it is). A big paste goes in as a chip.
-    pub fn paste(&mut self, text: &str) {
+    pub(crate) fn paste(&mut self, text: &str) {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
         let clean = crate::sanitize::text(&text).into_owned();
         let lines = clean.lines().count();
@@ -293,7 +293,7 @@ impl Composer {
     /// The history read from the store, newest first (this session's messages, then the
     /// workspace's); messages sent here that it lacks stay the newest (as they were written,
     /// chips included). Leaves history browsing.
-    pub fn set_history(&mut self, newest_first: Vec<String>) {
+    pub(crate) fn set_history(&mut self, newest_first: Vec<String>) {
         let mut h: Vec<Draft> = newest_first
             .into_iter()
             .rev()
@@ -344,14 +344,9 @@ impl Composer {
         self.browsing = next;
     }
 
-    /// The editor, for drawing.
-    pub fn area(&self) -> &TextArea<'static> {
-        &self.area
-    }
-
     /// The editor for drawing, with `placeholder` shown while it is empty (only an empty
     /// editor is copied for it).
-    pub fn area_with(&self, placeholder: &str) -> std::borrow::Cow<'_, TextArea<'static>> {
+    pub(crate) fn area_with(&self, placeholder: &str) -> std::borrow::Cow<'_, TextArea<'static>> {
         if !self.is_empty() || placeholder == PLACEHOLDER {
             return std::borrow::Cow::Borrowed(&self.area);
         }

@@ -9,7 +9,7 @@ use crate::session::WorkspacePaths;
 use crate::session::file::{self, SessionFile, rfc3339};
 
 /// The shipped session files, in name order.
-pub const FILES: &[(&str, &str)] = &[
+pub(crate) const FILES: &[(&str, &str)] = &[
     (
         "01-bugfix.json",
         include_str!("../../assets/demo/01-bugfix.json"),
@@ -68,7 +68,7 @@ pub const FILES: &[(&str, &str)] = &[
 
 /// The demo workspace's project: a greeting script with a typo and its tests, which the demo
 /// model (`runtime::provider::demo`) reads, fixes and runs.
-pub const WORKSPACE_FILES: &[(&str, &str)] = &[
+pub(crate) const WORKSPACE_FILES: &[(&str, &str)] = &[
     (
         "README.md",
         "# greet\n\nA tiny demo project: `greet.sh NAME` prints a greeting, `sh test.sh` checks it.\n\n\
@@ -95,14 +95,14 @@ pub const WORKSPACE_FILES: &[(&str, &str)] = &[
 const MARKER: &str = "DEMO";
 
 /// Whether `home` is a demo's home (made by [`prepare`]).
-pub fn is_demo_home(home: &std::path::Path) -> bool {
+pub(crate) fn is_demo_home(home: &std::path::Path) -> bool {
     home.join(MARKER).is_file()
 }
 
 /// A prepared demo: where its data lives. The folder is removed when this is dropped unless
 /// `keep` is set.
 #[derive(Debug)]
-pub struct Demo {
+pub(crate) struct Demo {
     /// Home and workspace of the demo.
     pub location: Location,
     /// The throwaway folder holding both.
@@ -121,7 +121,7 @@ impl Drop for Demo {
 
 /// Creates the throwaway home + workspace under the system temp folder and imports every
 /// shipped demo session.
-pub fn prepare(keep: bool) -> anyhow::Result<Demo> {
+pub(crate) fn prepare(keep: bool) -> anyhow::Result<Demo> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())

@@ -11,7 +11,7 @@ use crate::runtime::agent::Permission;
 const HOOK_NO_REASON: &str = "Denied by a PreToolUse hook: blocked by PreToolUse hook `";
 
 /// Whether a tool result tells of a call denied before it ran.
-pub fn is_denial(text: &str) -> bool {
+pub(crate) fn is_denial(text: &str) -> bool {
     text.starts_with("The user denied this call")
         || text.starts_with("Denied by the permission rule")
         || text.starts_with("Denied by a PreToolUse hook")
@@ -19,7 +19,7 @@ pub fn is_denial(text: &str) -> bool {
 
 /// A result as shown: a hook's denial without a reason of its own does not repeat the hook's
 /// command (the hook's run is listed with the result).
-pub fn shown(text: &str) -> Cow<'_, str> {
+pub(crate) fn shown(text: &str) -> Cow<'_, str> {
     if text.starts_with(HOOK_NO_REASON) {
         Cow::Borrowed("Denied by a PreToolUse hook (it gave no reason).")
     } else {
@@ -29,7 +29,7 @@ pub fn shown(text: &str) -> Cow<'_, str> {
 
 /// Whether the line naming what decided a call would repeat its result: a hook's denial
 /// (the result says so, the hook's run says which).
-pub fn decision_repeats(p: &Permission) -> bool {
+pub(crate) fn decision_repeats(p: &Permission) -> bool {
     p.decision != "allow" && p.by == "hook"
 }
 

@@ -10,7 +10,7 @@ use crate::tui::theme::Theme;
 
 /// The change an `edit_file` / `write_file` call makes, coloured: removed lines red, added
 /// green, at most `max` of each (expanding the message shows all). Empty for other tools.
-pub fn diff_lines(
+pub(crate) fn diff_lines(
     call: &ToolCall,
     width: usize,
     prefix: &str,
@@ -50,14 +50,14 @@ pub fn diff_lines(
 }
 
 /// Whether `name` is a tool whose result is a unified diff of the file it changed.
-pub fn is_edit(name: &str) -> bool {
+pub(crate) fn is_edit(name: &str) -> bool {
     matches!(name, "edit_file" | "write_file")
 }
 
 /// A done edit's result in a few lines: its first line (`edited a.py (+1 -1 lines):`), then
 /// the changed lines coloured (the diff's `---`/`+++`/`@@` headers and context left out), at
 /// most `max` of them and how many more there are. The full result shows when expanded.
-pub fn result_lines(
+pub(crate) fn result_lines(
     text: &str,
     width: usize,
     prefix: &str,

@@ -13,7 +13,7 @@ use super::terminal::Guard;
 
 /// Why Ctrl-G left the draft as it was (each one line, shown on the status line).
 #[derive(Debug, thiserror::Error)]
-pub enum EditorError {
+pub(crate) enum EditorError {
     /// Neither `$VISUAL` nor `$EDITOR` is set.
     #[error("Ctrl-G opens $VISUAL or $EDITOR: neither is set (e.g. export EDITOR=vim)")]
     Unset,
@@ -46,7 +46,7 @@ pub enum EditorError {
 
 /// Stops the input thread reading the terminal while another program has it.
 #[derive(Debug, Clone, Default)]
-pub struct InputPause {
+pub(crate) struct InputPause {
     /// Asked: stop reading.
     pub paused: Arc<AtomicBool>,
     /// The input thread stopped (it sets this once it saw `paused`).
@@ -95,7 +95,11 @@ fn draft_file(text: &str) -> Result<PathBuf, EditorError> {
 }
 
 /// Runs the editor on `text`; the edited text (one trailing newline dropped), or why not.
-pub fn edit(guard: &mut Guard, input: &InputPause, text: &str) -> Result<String, EditorError> {
+pub(crate) fn edit(
+    guard: &mut Guard,
+    input: &InputPause,
+    text: &str,
+) -> Result<String, EditorError> {
     let cmd = editor_command()?;
     let path = draft_file(text)?;
     input.pause();

@@ -20,7 +20,7 @@ use crate::tui::worker::{Reply, Worker};
 
 /// How the TUI starts.
 #[derive(Debug, Clone)]
-pub struct TuiOptions {
+pub(crate) struct TuiOptions {
     /// Home and workspace to act on.
     pub location: Location,
     /// Open directly in the conversation view of this session (a full, resolved id):
@@ -323,7 +323,7 @@ fn ask_trust(
 
 /// Runs the TUI until the user quits. Restores the terminal on every exit path, panics
 /// included.
-pub fn run(opts: TuiOptions) -> anyhow::Result<()> {
+pub(crate) fn run(opts: TuiOptions) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         anyhow::bail!(

@@ -203,13 +203,13 @@ impl FilterState {
     }
 
     /// The `@` picker's ranking state, kept between its requests.
-    pub fn picker(&mut self) -> &mut crate::tui::rank::PickerCache {
+    pub(crate) fn picker(&mut self) -> &mut crate::tui::rank::PickerCache {
         &mut self.picker
     }
 
     /// Forgets the text kept (a write through this connection, which `data_version` does not
     /// count).
-    pub fn invalidate(&mut self) {
+    pub(crate) fn invalidate(&mut self) {
         self.corpus = None;
         self.last = None;
     }

@@ -11,10 +11,10 @@ use crate::tui::layout::centered;
 use crate::tui::theme::{Theme, marker, step_icon};
 
 /// What the help says about configuring a model.
-pub const NO_MODEL: &str = "With no model configured nothing can be sent. Set NEOCODE_BASE_URL, NEOCODE_MODEL and NEOCODE_API_KEY, or write config.toml in neocode's home ($NEOCODE_HOME, else ~/.neocode).";
+pub(crate) const NO_MODEL: &str = "With no model configured nothing can be sent. Set NEOCODE_BASE_URL, NEOCODE_MODEL and NEOCODE_API_KEY, or write config.toml in neocode's home ($NEOCODE_HOME, else ~/.neocode).";
 
 /// The help text laid out for `width` columns: every line wraps, so nothing is cut mid-word.
-pub fn help_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
+pub(crate) fn help_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
     use crate::tui::markdown::wrap;
     let mut lines = Vec::new();
     let heading = |lines: &mut Vec<Line<'static>>, s: &str| {
@@ -141,13 +141,13 @@ fn legend_lines(t: &Theme, width: usize) -> Vec<Line<'static>> {
 }
 
 /// The scroll that puts the help's Model section at the top (F1 with no model configured).
-pub fn help_model_scroll(t: &Theme, size: Rect) -> u16 {
+pub(crate) fn help_model_scroll(t: &Theme, size: Rect) -> u16 {
     help_section_scroll(t, size, "Model")
 }
 
 /// The scroll that puts the section headed `heading` at the top (F1 opens at the keys of
 /// where it was pressed).
-pub fn help_section_scroll(t: &Theme, size: Rect, heading: &str) -> u16 {
+pub(crate) fn help_section_scroll(t: &Theme, size: Rect, heading: &str) -> u16 {
     let inner = ratatui::widgets::Block::bordered().inner(help_area(size));
     let at = help_lines(t, inner.width as usize)
         .iter()
@@ -157,12 +157,12 @@ pub fn help_section_scroll(t: &Theme, size: Rect, heading: &str) -> u16 {
 }
 
 /// The help popup's area for a terminal size.
-pub fn help_area(size: Rect) -> Rect {
+pub(crate) fn help_area(size: Rect) -> Rect {
     centered(size, 76, size.height.saturating_sub(2))
 }
 
 /// The furthest the help can scroll: its last line at the bottom, never blank space.
-pub fn help_max_scroll(t: &Theme, size: Rect) -> u16 {
+pub(crate) fn help_max_scroll(t: &Theme, size: Rect) -> u16 {
     let inner = ratatui::widgets::Block::bordered().inner(help_area(size));
     let n = help_lines(t, inner.width as usize).len();
     n.saturating_sub(inner.height as usize) as u16

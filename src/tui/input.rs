@@ -13,7 +13,7 @@ pub struct Input {
 
 impl Input {
     /// An input holding `text`, cursor at the end.
-    pub fn with(text: &str) -> Input {
+    pub(crate) fn with(text: &str) -> Input {
         Input {
             text: text.to_string(),
             cursor: text.chars().count(),
@@ -30,7 +30,7 @@ impl Input {
 
     /// Applies an editing key; returns whether the text changed (`None` if the key is not an
     /// editing key).
-    pub fn key(&mut self, key: &KeyEvent) -> Option<bool> {
+    pub(crate) fn key(&mut self, key: &KeyEvent) -> Option<bool> {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Char('u') if ctrl => {
@@ -78,7 +78,7 @@ impl Input {
     }
 
     /// Inserts pasted text (newlines become spaces).
-    pub fn paste(&mut self, s: &str) {
+    pub(crate) fn paste(&mut self, s: &str) {
         for c in s.chars() {
             let c = if c == '\n' || c == '\r' || c == '\t' {
                 ' '

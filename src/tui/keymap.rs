@@ -28,7 +28,7 @@ pub enum Context {
 
 impl Context {
     /// Heading of the context's keys in the help screen.
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             Context::Browse => "Session list and detail",
             Context::Conversation => "Conversation view",
@@ -563,12 +563,12 @@ pub const BINDINGS: &[Binding] = &[
 
 /// Ctrl-C, in every context: stops a running turn, else quits (handled before the table,
 /// and never held back by the event loop).
-pub fn is_ctrl_c(key: &KeyEvent) -> bool {
+pub(crate) fn is_ctrl_c(key: &KeyEvent) -> bool {
     key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL)
 }
 
 /// The action bound to `key` in `context`.
-pub fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
+pub(crate) fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
     let mods = key.modifiers & (KeyModifiers::SHIFT | KeyModifiers::CONTROL | KeyModifiers::ALT);
     BINDINGS
         .iter()
@@ -585,7 +585,7 @@ pub fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
 }
 
 /// The bottom bar's entries for a context: (keys, text).
-pub fn bar(context: Context) -> impl Iterator<Item = (&'static str, &'static str)> {
+pub(crate) fn bar(context: Context) -> impl Iterator<Item = (&'static str, &'static str)> {
     BINDINGS
         .iter()
         .filter(move |b| b.context == context)
@@ -593,7 +593,7 @@ pub fn bar(context: Context) -> impl Iterator<Item = (&'static str, &'static str
 }
 
 /// The bar entry of an action in a context (from the same table as the keys).
-pub fn bar_entry(context: Context, action: Action) -> Option<(&'static str, &'static str)> {
+pub(crate) fn bar_entry(context: Context, action: Action) -> Option<(&'static str, &'static str)> {
     BINDINGS
         .iter()
         .find(|b| b.context == context && b.action == action)

@@ -7,18 +7,18 @@ use ratatui::widgets::Block;
 use crate::tui::screen::{Screen, Tab};
 
 /// Rows the status line grows to, at most, for a message too long for one.
-pub const STATUS_MAX_ROWS: u16 = 3;
+pub(crate) const STATUS_MAX_ROWS: u16 = 3;
 
 /// The smallest terminal the TUI draws into.
-pub const MIN_SIZE: (u16, u16) = (40, 10);
+pub(crate) const MIN_SIZE: (u16, u16) = (40, 10);
 
 /// Lists at least this wide have a column beside the title (the age first), and so a row of
 /// column heads.
-pub const LIST_WIDE: u16 = 30;
+pub(crate) const LIST_WIDE: u16 = 30;
 
 /// A browse screen narrower than this gets a key bar of two rows: the list's keys need about
 /// 103 columns, and none of them may go missing (Tab, `[ ]`, `d` ...).
-pub const BAR_ONE_ROW: u16 = 104;
+pub(crate) const BAR_ONE_ROW: u16 = 104;
 
 /// How the detail tabs are labelled: the first form that fits the tab row.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -34,7 +34,7 @@ pub enum TabForm {
 
 impl TabForm {
     /// The label of `tab` in this form, without the separator after it.
-    pub fn label(self, tab: Tab) -> String {
+    pub(crate) fn label(self, tab: Tab) -> String {
         match self {
             TabForm::Padded => format!(" {} ", tab.title()),
             TabForm::Tight => tab.title().to_string(),
@@ -89,13 +89,19 @@ pub struct Layout {
 impl Layout {
     /// The layout of `screen` in `size`; `filtering` reserves the list's filter line,
     /// `composer_rows` is how many lines the message being written has.
-    pub fn compute(screen: Screen, filtering: bool, composer_rows: u16, size: Rect) -> Layout {
+    #[cfg(test)]
+    pub(crate) fn compute(
+        screen: Screen,
+        filtering: bool,
+        composer_rows: u16,
+        size: Rect,
+    ) -> Layout {
         Layout::compute_with_status(screen, filtering, composer_rows, 1, size)
     }
 
     /// [`Layout::compute`] with a status line of `status_rows` rows (a long message wraps
     /// onto up to [`STATUS_MAX_ROWS`], taken from the main area).
-    pub fn compute_with_status(
+    pub(crate) fn compute_with_status(
         screen: Screen,
         filtering: bool,
         composer_rows: u16,
@@ -204,7 +210,7 @@ impl Layout {
 
 /// The first list row to draw so that `selected` is visible in `height` rows, moving the
 /// previous `offset` only as far as needed (the list does not jump under the cursor).
-pub fn list_offset(selected: usize, offset: usize, height: usize, len: usize) -> usize {
+pub(crate) fn list_offset(selected: usize, offset: usize, height: usize, len: usize) -> usize {
     let mut offset = offset;
     if selected < offset {
         offset = selected;
@@ -215,7 +221,7 @@ pub fn list_offset(selected: usize, offset: usize, height: usize, len: usize) ->
 }
 
 /// A centred rectangle of at most `w` x `h`.
-pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
+pub(crate) fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width);
     let h = h.min(area.height);
     Rect {

@@ -56,7 +56,7 @@ impl Default for AgentInfo {
 /// The window the gauge shows: the smaller of the configured one (`context_window` in
 /// config.toml) and the one the server tells, as a turn uses them; either alone when only one
 /// is known; `None` ("window unknown") when neither is.
-pub fn gauge_window(configured: Option<u64>, told: Option<u64>) -> Option<u64> {
+pub(crate) fn gauge_window(configured: Option<u64>, told: Option<u64>) -> Option<u64> {
     match (configured, told) {
         (Some(c), Some(t)) => Some(c.min(t)),
         (c, t) => c.or(t),
@@ -84,7 +84,7 @@ pub enum CardState {
 
 impl CardState {
     /// The word shown on the card.
-    pub fn word(&self) -> &'static str {
+    pub(crate) fn word(&self) -> &'static str {
         match self {
             CardState::Waiting(_) => "waiting for approval",
             CardState::Running => "running",
@@ -167,7 +167,7 @@ pub struct Live {
 
 impl Live {
     /// A card by call id (of the step whose event is being applied, if any).
-    pub fn card_mut(&mut self, id: &str) -> Option<&mut Card> {
+    pub(crate) fn card_mut(&mut self, id: &str) -> Option<&mut Card> {
         let step = self.current_step.clone();
         self.cards
             .iter_mut()
@@ -194,18 +194,18 @@ pub struct Asked {
 
 impl Asked {
     /// Whether `card` is this call's.
-    pub fn is(&self, card: &Card) -> bool {
+    pub(crate) fn is(&self, card: &Card) -> bool {
         card.call.id == self.call_id && card.step == self.step
     }
 }
 
 /// The spinner frame for a time.
-pub fn spinner(now_ms: i64) -> &'static str {
+pub(crate) fn spinner(now_ms: i64) -> &'static str {
     SPINNER[(now_ms / 80).rem_euclid(SPINNER.len() as i64) as usize]
 }
 
 /// Seconds as `4.2s`, `1m05s`.
-pub fn elapsed(ms: i64) -> String {
+pub(crate) fn elapsed(ms: i64) -> String {
     let ms = ms.max(0);
     if ms < 60_000 {
         format!("{:.1}s", ms as f64 / 1000.0)
@@ -238,11 +238,11 @@ fn state_mark(s: &CardState, now_ms: i64) -> &'static str {
 }
 
 /// The keys the approval prompt offers, from the key table: (keys, text).
-pub type Hints<'a> = &'a [(&'static str, &'static str)];
+pub(crate) type Hints<'a> = &'a [(&'static str, &'static str)];
 
 /// The question of the card asked about now.
 #[derive(Debug, Clone, Copy)]
-pub struct Prompt<'a> {
+pub(crate) struct Prompt<'a> {
     /// The keys (from the key table; "always" is left out when no rule can allow the call).
     pub hints: Hints<'a>,
     /// The "always" rules being edited (their texts now) and the one the status line edits;
@@ -253,7 +253,7 @@ pub struct Prompt<'a> {
 /// What a card that asks shows under its question: the keys, the rules "always" keeps
 /// (empty: none can allow the call), and the rule being edited, if they are.
 #[derive(Debug, Clone, Copy)]
-pub struct CardPrompt<'a> {
+pub(crate) struct CardPrompt<'a> {
     pub hints: Hints<'a>,
     pub rules: &'a [String],
     pub selected: Option<usize>,
@@ -305,7 +305,7 @@ fn always_lines(p: &CardPrompt<'_>, width: usize, t: &Theme) -> Vec<Line<'static
 /// A tool card: name, summary, state (with elapsed time), the diff of an edit, the result
 /// collapsed to a few lines, and when `prompt` is given, the approval question with its keys
 /// and the rules "always" keeps.
-pub fn card_lines(
+pub(crate) fn card_lines(
     card: &Card,
     width: usize,
     now_ms: i64,
@@ -408,7 +408,7 @@ pub fn card_lines(
 
 /// The live cell: a header with the spinner and elapsed time, the streamed reasoning and text
 /// (markdown as in the transcript), then the cards not yet in the transcript.
-pub fn live_lines(
+pub(crate) fn live_lines(
     live: &Live,
     stored_last: i64,
     width: usize,
@@ -548,7 +548,7 @@ fn cards_lines(
 /// the line is too narrow (0: never; the model, the approval policy, the sandbox and the
 /// dollars stay longest).
 #[derive(Debug, Clone, PartialEq)]
-pub struct StatusPart {
+pub(crate) struct StatusPart {
     pub text: String,
     pub style: Style,
     pub drop: u8,
@@ -561,7 +561,7 @@ fn part(text: String, style: Style, drop: u8) -> StatusPart {
 /// The agent line under the conversation: model, a context gauge (context now: what the next
 /// request carries, `~` when estimated), lifetime tokens used, budget, policy, sandbox (or,
 /// with no provider, what to configure).
-pub fn status_spans(
+pub(crate) fn status_spans(
     info: &AgentInfo,
     (context, estimated): (u64, bool),
     session_tokens: u64,
@@ -640,7 +640,7 @@ pub fn status_spans(
 
 /// The agent line's pieces that fit `width` columns: the first to go are those with the
 /// highest `drop`, then the rest keep their order; what still does not fit is cut at the end.
-pub fn fit_status(mut parts: Vec<StatusPart>, width: usize) -> Vec<StatusPart> {
+pub(crate) fn fit_status(mut parts: Vec<StatusPart>, width: usize) -> Vec<StatusPart> {
     let w = |p: &[StatusPart]| -> usize {
         p.iter()
             .map(|s| unicode_width::UnicodeWidthStr::width(s.text.as_str()))

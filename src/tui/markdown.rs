@@ -10,7 +10,7 @@ use super::theme::Theme;
 
 /// Wraps styled pieces into lines of at most `width` columns; continuation lines start with
 /// `indent`.
-pub fn wrap(
+pub(crate) fn wrap(
     pieces: &[(String, Style)],
     width: usize,
     first: &str,
@@ -98,7 +98,7 @@ fn split_words(s: &str) -> Vec<&str> {
 }
 
 /// Plain (non-markdown) text, line by line, wrapped, with a prefix on each line.
-pub fn plain(text: &str, width: usize, prefix: &str, style: Style) -> Vec<Line<'static>> {
+pub(crate) fn plain(text: &str, width: usize, prefix: &str, style: Style) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     for l in text.split('\n') {
         out.extend(wrap(&[(l.to_string(), style)], width, prefix, prefix));
@@ -107,13 +107,14 @@ pub fn plain(text: &str, width: usize, prefix: &str, style: Style) -> Vec<Line<'
 }
 
 /// Renders markdown into lines for `width` columns.
-pub fn render(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+#[cfg(test)]
+pub(crate) fn render(text: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     render_with(text, width, theme, theme.text(), false)
 }
 
 /// Renders markdown with `base` as the style of plain text; `keep_breaks` keeps every line
 /// break of the source (a person's message, where a newline is meant as one).
-pub fn render_with(
+pub(crate) fn render_with(
     text: &str,
     width: usize,
     theme: &Theme,

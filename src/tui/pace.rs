@@ -6,26 +6,26 @@
 use std::time::{Duration, Instant};
 
 /// How often the loop asks whether another process wrote.
-pub const POLL: Duration = Duration::from_secs(1);
+pub(crate) const POLL: Duration = Duration::from_secs(1);
 /// How often an idle screen is redrawn so "5m ago" stays true.
-pub const CLOCK: Duration = Duration::from_secs(30);
+pub(crate) const CLOCK: Duration = Duration::from_secs(30);
 /// The shortest gap between two frames while animating (~30 fps).
-pub const FRAME: Duration = Duration::from_millis(33);
+pub(crate) const FRAME: Duration = Duration::from_millis(33);
 /// The shortest gap while animating when the user typed something: a key is answered on
 /// the next frame at once (well under 16 ms), the stream alone never draws faster than
 /// [`FRAME`].
-pub const INPUT_FRAME: Duration = Duration::from_millis(8);
+pub(crate) const INPUT_FRAME: Duration = Duration::from_millis(8);
 
 /// The loop's timers.
 #[derive(Debug, Clone, Copy)]
-pub struct Pace {
+pub(crate) struct Pace {
     next_poll: Instant,
     next_clock: Instant,
     last_frame: Option<Instant>,
 }
 
 impl Pace {
-    pub fn new(now: Instant) -> Pace {
+    pub(crate) fn new(now: Instant) -> Pace {
         Pace {
             next_poll: now + POLL,
             next_clock: now + CLOCK,
@@ -33,35 +33,35 @@ impl Pace {
         }
     }
 
-    pub fn poll_due(&self, now: Instant) -> bool {
+    pub(crate) fn poll_due(&self, now: Instant) -> bool {
         now >= self.next_poll
     }
 
-    pub fn polled(&mut self, now: Instant) {
+    pub(crate) fn polled(&mut self, now: Instant) {
         self.next_poll = now + POLL;
     }
 
     /// Relative times are due for a redraw.
-    pub fn clock_due(&self, now: Instant) -> bool {
+    pub(crate) fn clock_due(&self, now: Instant) -> bool {
         now >= self.next_clock
     }
 
     /// Whether a frame may be drawn now: always when idle (draw as soon as something
     /// changed), at most every [`FRAME`] while animating, or every [`INPUT_FRAME`] when
     /// `input` (the user typed) waits to be shown.
-    pub fn may_draw(&self, now: Instant, animating: bool, input: bool) -> bool {
+    pub(crate) fn may_draw(&self, now: Instant, animating: bool, input: bool) -> bool {
         let gap = if input { INPUT_FRAME } else { FRAME };
         !animating || self.last_frame.is_none_or(|t| now >= t + gap)
     }
 
-    pub fn drew(&mut self, now: Instant) {
+    pub(crate) fn drew(&mut self, now: Instant) {
         self.last_frame = Some(now);
         self.next_clock = now + CLOCK;
     }
 
     /// When to wake if no message arrives. `dirty`: a change waits to be drawn; `input`:
     /// it is the user's.
-    pub fn deadline(&self, dirty: bool, animating: bool, input: bool) -> Instant {
+    pub(crate) fn deadline(&self, dirty: bool, animating: bool, input: bool) -> Instant {
         let mut at = self.next_poll.min(self.next_clock);
         if animating {
             // The next frame: the spinner or stream moves even if no message arrives.

@@ -43,7 +43,7 @@ pub struct PermissionsDialog {
 impl PermissionsDialog {
     /// The dialog for `rules`, `root` the workspace (its files are named relative to it),
     /// `home_dir` the user's home (shown as `~`).
-    pub fn new(
+    pub(crate) fn new(
         session_id: Option<String>,
         rules: &RulesInForce,
         root: &Path,
@@ -123,7 +123,7 @@ impl PermissionsDialog {
     }
 
     /// How many rules it lists.
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.rows
             .iter()
             .filter(|r| matches!(r, Row::Rule { .. }))
@@ -131,7 +131,7 @@ impl PermissionsDialog {
     }
 
     /// Moves the selection to the next rule up (`up`) or down.
-    pub fn step(&mut self, up: bool) {
+    pub(crate) fn step(&mut self, up: bool) {
         let rules: Vec<usize> = self
             .rows
             .iter()
@@ -150,7 +150,7 @@ impl PermissionsDialog {
     }
 
     /// The selected row.
-    pub fn selected_row(&self) -> Option<&Row> {
+    pub(crate) fn selected_row(&self) -> Option<&Row> {
         self.rows.get(self.selected)
     }
 }

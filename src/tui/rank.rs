@@ -8,13 +8,13 @@ use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 
 /// Rows the picker lists.
-pub const PICKER_ROWS: usize = 8;
+pub(crate) const PICKER_ROWS: usize = 8;
 
 /// What the last ranking matched, so typing on narrows those files instead of matching every
 /// file again (a longer plain query only ever matches fewer files), and the matcher with its
 /// memory, kept between keys.
 #[derive(Debug, Default)]
-pub struct PickerCache {
+pub(crate) struct PickerCache {
     matcher: Option<Matcher>,
     /// The query `hits` are for; empty when there is none.
     query: String,
@@ -27,7 +27,7 @@ pub struct PickerCache {
 
 impl PickerCache {
     /// Forgets the last ranking.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.query.clear();
         self.hits.clear();
     }
@@ -44,7 +44,8 @@ fn narrows(query: &str) -> bool {
 
 /// The best `PICKER_ROWS` files for `query` (fuzzy, smart case), best first; with no query
 /// the shortest paths.
-pub fn rank(files: &[String], query: &str) -> Vec<String> {
+#[cfg(test)]
+pub(crate) fn rank(files: &[String], query: &str) -> Vec<String> {
     rank_with(
         &Arc::new(files.to_vec()),
         query,
@@ -56,7 +57,11 @@ pub fn rank(files: &[String], query: &str) -> Vec<String> {
 const PARALLEL_FROM: usize = 20_000;
 
 /// [`rank`], narrowing what `cache` kept from the last query when this one extends it.
-pub fn rank_with(files: &Arc<Vec<String>>, query: &str, cache: &mut PickerCache) -> Vec<String> {
+pub(crate) fn rank_with(
+    files: &Arc<Vec<String>>,
+    query: &str,
+    cache: &mut PickerCache,
+) -> Vec<String> {
     if query.is_empty() {
         cache.clear();
         let scored = (0..files.len() as u32).map(|i| (i, 0)).collect();

@@ -13,10 +13,10 @@ use crate::sanitize;
 
 /// The choices in the order the dialog offers them; the first (a fork, the files put back,
 /// what they are overwritten with kept for `--undo`) is the default.
-pub const CHOICES: [Scope; 3] = [Scope::Both, Scope::ConversationOnly, Scope::FilesOnly];
+pub(crate) const CHOICES: [Scope; 3] = [Scope::Both, Scope::ConversationOnly, Scope::FilesOnly];
 
 /// A choice's name in the dialog.
-pub fn choice_name(scope: Scope) -> &'static str {
+pub(crate) fn choice_name(scope: Scope) -> &'static str {
     match scope {
         Scope::Both => "conversation and files",
         Scope::ConversationOnly => "conversation only",
@@ -25,7 +25,7 @@ pub fn choice_name(scope: Scope) -> &'static str {
 }
 
 /// What a choice does, one line.
-pub fn choice_help(scope: Scope, seq: i64) -> String {
+pub(crate) fn choice_help(scope: Scope, seq: i64) -> String {
     match scope {
         Scope::Both => format!("A new session forked before #{seq}, the files as they were then."),
         Scope::ConversationOnly => {
@@ -36,7 +36,7 @@ pub fn choice_help(scope: Scope, seq: i64) -> String {
 }
 
 /// Where the dialog is drawn on a screen of `size` (width, height).
-pub fn dialog_area(size: (u16, u16)) -> Rect {
+pub(crate) fn dialog_area(size: (u16, u16)) -> Rect {
     let screen = Rect::new(0, 0, size.0, size.1);
     let w = size.0.saturating_sub(4).min(100);
     let h = size.1.saturating_sub(4);
@@ -45,10 +45,10 @@ pub fn dialog_area(size: (u16, u16)) -> Rect {
 
 /// Lines above the preview inside the dialog: the message, a blank, the choices, what the
 /// choice does, a blank.
-pub const HEAD_ROWS: u16 = 5;
+pub(crate) const HEAD_ROWS: u16 = 5;
 
 /// The preview lines the dialog shows at once.
-pub fn preview_rows(size: (u16, u16)) -> usize {
+pub(crate) fn preview_rows(size: (u16, u16)) -> usize {
     // The border, the head, and the scroll line under the preview.
     usize::from(dialog_area(size).height.saturating_sub(2 + HEAD_ROWS + 1)).max(1)
 }
@@ -101,7 +101,7 @@ pub struct RewindDialog {
 
 /// How a preview line is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LineKind {
+pub(crate) enum LineKind {
     /// A file's line: what happens to it.
     File,
     /// A file left alone.
@@ -114,7 +114,7 @@ pub enum LineKind {
 }
 
 impl RewindDialog {
-    pub fn new(preview: Preview) -> RewindDialog {
+    pub(crate) fn new(preview: Preview) -> RewindDialog {
         RewindDialog {
             preview,
             choice: 0,
@@ -122,12 +122,12 @@ impl RewindDialog {
         }
     }
 
-    pub fn scope(&self) -> Scope {
+    pub(crate) fn scope(&self) -> Scope {
         CHOICES[self.choice % CHOICES.len()]
     }
 
     /// The preview's lines for the chosen scope.
-    pub fn lines(&self) -> Vec<(LineKind, String)> {
+    pub(crate) fn lines(&self) -> Vec<(LineKind, String)> {
         if self.scope() == Scope::ConversationOnly {
             return vec![(
                 LineKind::Plain,
@@ -177,7 +177,7 @@ impl RewindDialog {
     }
 
     /// Moves the preview by `by` lines, kept within `shown` lines of room.
-    pub fn scroll_by(&mut self, by: i64, shown: usize) {
+    pub(crate) fn scroll_by(&mut self, by: i64, shown: usize) {
         let max = self.lines().len().saturating_sub(shown.max(1));
         let next = (self.scroll as i64 + by).clamp(0, max as i64);
         self.scroll = next as usize;
@@ -198,7 +198,7 @@ fn tidy(why: String) -> String {
 /// The storage worker's half of opening the dialog: the user message a rewind from `at`
 /// goes back to (the selected message's turn, else the last) and what it would do to each
 /// file.
-pub fn preview(sessions: &Sessions, id: &str, at: Option<i64>) -> anyhow::Result<Preview> {
+pub(crate) fn preview(sessions: &Sessions, id: &str, at: Option<i64>) -> anyhow::Result<Preview> {
     let Some(seq) = rewind::user_seq_at(sessions, id, at)? else {
         anyhow::bail!("This session has no message of yours to rewind to.");
     };
@@ -234,7 +234,12 @@ pub fn preview(sessions: &Sessions, id: &str, at: Option<i64>) -> anyhow::Result
 
 /// The storage worker's half of Enter: plans the rewind again (the files may have changed
 /// since the preview) and carries it out.
-pub fn apply(sessions: &Sessions, id: &str, seq: i64, scope: Scope) -> anyhow::Result<Rewound> {
+pub(crate) fn apply(
+    sessions: &Sessions,
+    id: &str,
+    seq: i64,
+    scope: Scope,
+) -> anyhow::Result<Rewound> {
     let plan = rewind::plan(sessions, id, seq, scope, false)?;
     let result_id = rewind::apply(sessions, &plan)?;
     Ok(Rewound {
@@ -246,7 +251,7 @@ pub fn apply(sessions: &Sessions, id: &str, seq: i64, scope: Scope) -> anyhow::R
 
 /// What a rewind did, one line: where the conversation is, how many files went back, and
 /// each one left alone with why.
-pub fn summary(plan: &Plan, result_id: &str) -> String {
+pub(crate) fn summary(plan: &Plan, result_id: &str) -> String {
     let short = sanitize::line(short_id(result_id, 8)).into_owned();
     let mut text = match plan.scope {
         Scope::Both => format!(
@@ -303,7 +308,7 @@ pub fn summary(plan: &Plan, result_id: &str) -> String {
 }
 
 /// `/undo`'s line: how many files went back, and each one left alone.
-pub fn undo_turn(sessions: &Sessions, id: &str) -> anyhow::Result<String> {
+pub(crate) fn undo_turn(sessions: &Sessions, id: &str) -> anyhow::Result<String> {
     let Some((plan, applied)) = rewind::undo_last_turn(sessions, id)? else {
         return Ok("/undo: this session has no turn yet.".into());
     };

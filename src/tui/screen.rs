@@ -31,7 +31,7 @@ pub enum Tab {
 }
 
 impl Tab {
-    pub const ALL: [Tab; 5] = [
+    pub(crate) const ALL: [Tab; 5] = [
         Tab::Transcript,
         Tab::Plan,
         Tab::Usage,
@@ -39,7 +39,7 @@ impl Tab {
         Tab::Info,
     ];
 
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             Tab::Transcript => "Transcript",
             Tab::Plan => "Plan",

@@ -17,7 +17,7 @@ use crate::tui::worker::Request;
 /// a request only the router can make (it holds the request tokens, the list and the open
 /// session).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Ask {
+pub(crate) enum Ask {
     /// Carry this out as it is (a turn effect).
     Effect(Effect),
     /// Storage work whose answer is never stale (a one-call intent: rename, mark calls).
@@ -43,7 +43,7 @@ pub enum Ask {
 
 /// Requests whose stale answers are dropped: only the latest token per slot counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Slot {
+pub(crate) enum Slot {
     List,
     Detail,
     Usage,
@@ -60,7 +60,7 @@ pub enum Slot {
 
 /// The part of the router a conversation transition sees: the clock, the screen and where
 /// files are written (read), the open session, the dialog and the status line (set).
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     /// The clock, ms since the epoch.
     pub now_ms: i64,
     pub screen: Screen,
@@ -74,7 +74,7 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// A status-line message.
-    pub fn say(&mut self, text: impl Into<String>) {
+    pub(crate) fn say(&mut self, text: impl Into<String>) {
         *self.status = Some(Status {
             text: text.into(),
             error: false,
@@ -83,7 +83,7 @@ impl Ctx<'_> {
     }
 
     /// A status-line error.
-    pub fn fail(&mut self, text: impl Into<String>) {
+    pub(crate) fn fail(&mut self, text: impl Into<String>) {
         *self.status = Some(Status {
             text: text.into(),
             error: true,
@@ -92,12 +92,12 @@ impl Ctx<'_> {
     }
 
     /// The open session, read.
-    pub fn detail(&self) -> Option<&Detail> {
+    pub(crate) fn detail(&self) -> Option<&Detail> {
         self.detail.as_deref()
     }
 
     /// The open session's id.
-    pub fn open_id(&self) -> Option<String> {
+    pub(crate) fn open_id(&self) -> Option<String> {
         self.detail().map(|d| d.id.clone())
     }
 }

@@ -14,13 +14,13 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
 /// Owns the terminal while the TUI runs.
-pub struct Guard {
+pub(crate) struct Guard {
     /// The ratatui terminal.
     pub terminal: Terminal<CrosstermBackend<Stdout>>,
 }
 
 /// Puts the terminal back: idempotent, safe to call from a panic hook.
-pub fn restore() {
+pub(crate) fn restore() {
     let _ = disable_raw_mode();
     let mut out = io::stdout();
     let _ = execute!(
@@ -35,7 +35,7 @@ pub fn restore() {
 
 impl Guard {
     /// Enters raw mode and the alternate screen and installs the panic hook.
-    pub fn enter() -> anyhow::Result<Guard> {
+    pub(crate) fn enter() -> anyhow::Result<Guard> {
         let prev = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             restore();
@@ -70,12 +70,12 @@ impl Guard {
 impl Guard {
     /// Hands the terminal to another program (`$EDITOR`): the screen and modes as they were
     /// before the TUI.
-    pub fn suspend(&mut self) {
+    pub(crate) fn suspend(&mut self) {
         restore();
     }
 
     /// Takes the terminal back after [`Guard::suspend`]; the next frame is drawn whole.
-    pub fn resume(&mut self) -> anyhow::Result<()> {
+    pub(crate) fn resume(&mut self) -> anyhow::Result<()> {
         enable_raw_mode()
             .map_err(|e| anyhow::anyhow!("cannot put the terminal in raw mode: {e}"))?;
         execute!(

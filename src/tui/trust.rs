@@ -269,7 +269,7 @@ fn cut(s: &str, width: usize, indent: usize) -> Vec<String> {
 }
 
 /// Shows the screen on `terminal` until the user chooses (a resize redraws it).
-pub fn ask<B: ratatui::backend::Backend>(
+pub(crate) fn ask<B: ratatui::backend::Backend>(
     terminal: &mut ratatui::Terminal<B>,
     review: &Review,
     theme: Theme,
@@ -297,7 +297,7 @@ pub fn ask<B: ratatui::backend::Backend>(
 
 /// The status line after the choice (`failed`: why trusting could not be recorded), and
 /// whether it is an error.
-pub fn outcome_status(
+pub(crate) fn outcome_status(
     choice: TrustChoice,
     failed: Option<&crate::runtime::trust::TrustError>,
 ) -> (String, bool) {

@@ -26,7 +26,7 @@ pub struct TurnLink {
 
 impl TurnLink {
     /// A link without an agent: every turn effect is refused.
-    pub fn new(events: Sender<Msg>) -> TurnLink {
+    pub(crate) fn new(events: Sender<Msg>) -> TurnLink {
         TurnLink {
             events,
             agent: None,
@@ -41,11 +41,6 @@ impl TurnLink {
             agent: Some(agent),
             running: None,
         }
-    }
-
-    /// The sender a turn's events go to.
-    pub fn events(&self) -> Sender<Msg> {
-        self.events.clone()
     }
 
     fn agent(&self) -> Result<&Agent, crate::tui::error::Failure> {

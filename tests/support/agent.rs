@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::env;
 
 /// The one [`env::Env`] with a config for fast turns and the key the agents send.
-pub struct Env {
+pub(crate) struct Env {
     base: env::Env,
     /// The API key the agents send; tests check it never lands under the home.
     pub key: &'static str,
@@ -29,7 +29,7 @@ impl std::ops::Deref for Env {
 
 impl Env {
     /// `config` follows the `[provider]` table of the config file (it may open other tables).
-    pub fn new(key: &'static str, config: &str) -> Env {
+    pub(crate) fn new(key: &'static str, config: &str) -> Env {
         Env {
             base: env::Env::with_config(config),
             key,
@@ -37,18 +37,18 @@ impl Env {
     }
 
     /// This env and a scripted model server on 127.0.0.1 answering with `replies` in order.
-    pub fn with_server(self, replies: Vec<Reply>) -> (Env, ScriptedServer) {
+    pub(crate) fn with_server(self, replies: Vec<Reply>) -> (Env, ScriptedServer) {
         let srv = ScriptedServer::start(replies).expect("starting the scripted server");
         (self, srv)
     }
 
     /// A fresh agent over a fresh store handle, as a new process builds it.
-    pub fn agent(&self, srv: &ScriptedServer) -> Agent {
+    pub(crate) fn agent(&self, srv: &ScriptedServer) -> Agent {
         Agent::new(self.sessions(), self.settings(srv))
     }
 
     /// The settings a new process loads, pointed at `srv`.
-    pub fn settings(&self, srv: &ScriptedServer) -> Settings {
+    pub(crate) fn settings(&self, srv: &ScriptedServer) -> Settings {
         let url = srv.base_url();
         let key = self.key;
         let env = move |k: &str| match k {
@@ -63,7 +63,7 @@ impl Env {
     /// The neocode binary in the workspace, on this home, its standard input closed and no model
     /// settings of the caller's environment let in: pointed at `srv` (as the test model, with
     /// this env's key) when one is given.
-    pub fn cmd(&self, srv: Option<&ScriptedServer>, args: &[&str]) -> Command {
+    pub(crate) fn cmd(&self, srv: Option<&ScriptedServer>, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_neocode"));
         c.args(args)
             .current_dir(&self.workdir)
@@ -83,7 +83,7 @@ impl Env {
 }
 
 /// The first `tool` message of a request body the scripted server recorded.
-pub fn tool_message(body: &Value) -> &Value {
+pub(crate) fn tool_message(body: &Value) -> &Value {
     body["messages"]
         .as_array()
         .expect("the request has messages")
@@ -93,7 +93,7 @@ pub fn tool_message(body: &Value) -> &Value {
 }
 
 /// Reads a turn's (or a plan run's) events until `Finished`, answering each with `answer`.
-pub fn drive(
+pub(crate) fn drive(
     h: &Watched,
     mut answer: impl FnMut(&TurnEvent) -> Option<TurnCommand>,
 ) -> Vec<TurnEvent> {
@@ -115,7 +115,7 @@ pub fn drive(
 }
 
 /// Starts a turn on `target` with `prompt` and the default limits, watching its events.
-pub fn watch(agent: &Agent, target: Target, prompt: &str) -> Watched {
+pub(crate) fn watch(agent: &Agent, target: Target, prompt: &str) -> Watched {
     agent
         .watch(
             target,

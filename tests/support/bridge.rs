@@ -12,7 +12,7 @@ use serde_json::Value;
 
 /// The one [`super::env::Env`] (its home made) and a scripted model, for a bridge process;
 /// each front end's tests add how they start it.
-pub struct Env {
+pub(crate) struct Env {
     pub base: super::env::Env,
     pub server: ScriptedServer,
 }
@@ -26,7 +26,7 @@ impl std::ops::Deref for Env {
 }
 
 impl Env {
-    pub fn new(replies: Vec<Reply>) -> Env {
+    pub(crate) fn new(replies: Vec<Reply>) -> Env {
         let base = super::env::Env::new();
         std::fs::create_dir_all(&base.home).unwrap();
         Env {
@@ -36,7 +36,7 @@ impl Env {
     }
 
     /// Each stored message of session `id`: its role and text.
-    pub fn texts(&self, id: &str) -> Vec<(Role, String)> {
+    pub(crate) fn texts(&self, id: &str) -> Vec<(Role, String)> {
         self.sessions()
             .load(id)
             .unwrap()
@@ -49,7 +49,7 @@ impl Env {
 
 /// What [`json_lines`] does with a line that is not JSON.
 #[derive(Clone, Copy)]
-pub enum NotJson {
+pub(crate) enum NotJson {
     /// The reader panics: every line the process writes must be JSON.
     Panic,
     /// The line is passed over.
@@ -58,7 +58,7 @@ pub enum NotJson {
 
 /// The JSON lines a process writes on `stdout`, read on a thread into a channel until the
 /// stream ends (or nobody listens).
-pub fn json_lines(stdout: impl Read + Send + 'static, not_json: NotJson) -> Receiver<Value> {
+pub(crate) fn json_lines(stdout: impl Read + Send + 'static, not_json: NotJson) -> Receiver<Value> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
@@ -77,7 +77,7 @@ pub fn json_lines(stdout: impl Read + Send + 'static, not_json: NotJson) -> Rece
 }
 
 /// A plain answered turn, one run of `text_delta`s.
-pub const PLAIN_TURN: [&str; 5] = [
+pub(crate) const PLAIN_TURN: [&str; 5] = [
     "protocol_ack",
     "session_init",
     "text_delta",
@@ -86,7 +86,7 @@ pub const PLAIN_TURN: [&str; 5] = [
 ];
 
 /// A turn that warns before it answers (a new session or a fork instead of the one asked for).
-pub const WARNED_TURN: [&str; 6] = [
+pub(crate) const WARNED_TURN: [&str; 6] = [
     "protocol_ack",
     "session_init",
     "warning",
@@ -96,7 +96,7 @@ pub const WARNED_TURN: [&str; 6] = [
 ];
 
 /// The session a turn's `session_init` names.
-pub fn session_id(events: &[Value]) -> String {
+pub(crate) fn session_id(events: &[Value]) -> String {
     events
         .iter()
         .find(|e| e["type"] == "session_init")
@@ -107,14 +107,14 @@ pub fn session_id(events: &[Value]) -> String {
 }
 
 /// The next event a bridge wrote, waiting up to 30 s.
-pub fn next(events: &Receiver<Value>) -> Value {
+pub(crate) fn next(events: &Receiver<Value>) -> Value {
     events
         .recv_timeout(Duration::from_secs(30))
         .expect("an event within 30 s")
 }
 
 /// Events up to and including the next one of type `ty`.
-pub fn until(events: &Receiver<Value>, ty: &str) -> Vec<Value> {
+pub(crate) fn until(events: &Receiver<Value>, ty: &str) -> Vec<Value> {
     let mut out = Vec::new();
     loop {
         let v = next(events);
@@ -127,7 +127,7 @@ pub fn until(events: &Receiver<Value>, ty: &str) -> Vec<Value> {
 }
 
 /// The first event of type `ty`.
-pub fn find<'a>(events: &'a [Value], ty: &str) -> &'a Value {
+pub(crate) fn find<'a>(events: &'a [Value], ty: &str) -> &'a Value {
     events
         .iter()
         .find(|e| e["type"] == ty)

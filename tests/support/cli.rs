@@ -12,7 +12,7 @@ use neocode::session::{
 use super::Env;
 
 /// The ids of a `--list --json` answer, in its order.
-pub fn list_ids(list: &serde_json::Value) -> Vec<&str> {
+pub(crate) fn list_ids(list: &serde_json::Value) -> Vec<&str> {
     list.as_array()
         .unwrap()
         .iter()
@@ -21,7 +21,7 @@ pub fn list_ids(list: &serde_json::Value) -> Vec<&str> {
 }
 
 /// Sets the plan of session `id`.
-pub fn set_plan(rt: &neocode::runtime::Sessions, id: &str, plan: Plan) {
+pub(crate) fn set_plan(rt: &neocode::runtime::Sessions, id: &str, plan: Plan) {
     rt.update_state(
         id,
         &StateUpdate {
@@ -33,10 +33,10 @@ pub fn set_plan(rt: &neocode::runtime::Sessions, id: &str, plan: Plan) {
 }
 
 /// Hostile text: OSC title change with BEL, CSI clear screen, 8-bit CSI, bidi override.
-pub const HOSTILE: &str = "evil\x1b]0;pwned\x07 \x1b[2J\u{9b}31m \u{202e}desrever";
+pub(crate) const HOSTILE: &str = "evil\x1b]0;pwned\x07 \x1b[2J\u{9b}31m \u{202e}desrever";
 
 /// Bytes that must never reach stdout raw.
-pub fn assert_harmless(stdout: &[u8]) {
+pub(crate) fn assert_harmless(stdout: &[u8]) {
     let s = String::from_utf8_lossy(stdout);
     for (bad, name) in [
         ('\x1b', "ESC"),
@@ -52,7 +52,7 @@ pub fn assert_harmless(stdout: &[u8]) {
 
 /// The one [`Env`], its home made (empty), populated through the library and driven
 /// through the real binary.
-pub struct Ws(Env);
+pub(crate) struct Ws(Env);
 
 impl std::ops::Deref for Ws {
     type Target = Env;
@@ -63,18 +63,18 @@ impl std::ops::Deref for Ws {
 }
 
 impl Ws {
-    pub fn new() -> Ws {
+    pub(crate) fn new() -> Ws {
         let env = Env::new();
         std::fs::create_dir_all(&env.home).unwrap();
         Ws(env)
     }
 
     /// The real binary on this home and workspace, colour forced off by the pipe.
-    pub fn cmd(&self) -> Command {
+    pub(crate) fn cmd(&self) -> Command {
         self.cmd_in(&self.workdir)
     }
 
-    pub fn cmd_in(&self, workdir: &Path) -> Command {
+    pub(crate) fn cmd_in(&self, workdir: &Path) -> Command {
         let mut c = Command::cargo_bin("neocode").unwrap();
         c.env("NEOCODE_HOME", &self.home)
             .env_remove("NO_COLOR")
@@ -97,7 +97,7 @@ impl Ws {
     }
 
     /// A plain session with `n` user/assistant exchanges.
-    pub fn session(&self, title: &str, n: usize) -> String {
+    pub(crate) fn session(&self, title: &str, n: usize) -> String {
         let rt = self.sessions();
         let h = self.titled(title, "gpt-test");
         for i in 0..n {
@@ -122,7 +122,7 @@ impl Ws {
 
     /// A rich session: plan with a completed and a failed step, a tool call and its result,
     /// an asset, token usage of 12,345 in / 678 out.
-    pub fn rich_session(&self, title: &str) -> String {
+    pub(crate) fn rich_session(&self, title: &str) -> String {
         let rt = self.sessions();
         let h = self.titled(title, "gpt-rich");
         let plan = Plan {
@@ -206,7 +206,7 @@ fn step(id: &str, title: &str, deps: &[&str]) -> Step {
 }
 
 /// Stdout of a successful run.
-pub fn ok_stdout(cmd: &mut Command) -> String {
+pub(crate) fn ok_stdout(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
@@ -219,13 +219,13 @@ pub fn ok_stdout(cmd: &mut Command) -> String {
 }
 
 /// Parsed JSON stdout of a successful run.
-pub fn ok_json(cmd: &mut Command) -> serde_json::Value {
+pub(crate) fn ok_json(cmd: &mut Command) -> serde_json::Value {
     let s = ok_stdout(cmd);
     serde_json::from_str(&s).unwrap_or_else(|e| panic!("not JSON ({e}):\n{s}"))
 }
 
 /// (exit code, stdout, stderr) of a failing run.
-pub fn fail(cmd: &mut Command) -> (i32, String, String) {
+pub(crate) fn fail(cmd: &mut Command) -> (i32, String, String) {
     let out = cmd.output().unwrap();
     assert!(
         !out.status.success(),

@@ -10,7 +10,7 @@ use neocode::runtime::{Location, Sessions};
 
 /// `tmp/home` and `tmp/ws`: the workspace is created, the home is left for neocode to make
 /// (privately) unless [`Env::with_config`] writes a config into it.
-pub struct Env {
+pub(crate) struct Env {
     pub tmp: tempfile::TempDir,
     pub home: PathBuf,
     /// The workspace root, canonical (as the runtime records it).
@@ -18,7 +18,7 @@ pub struct Env {
 }
 
 impl Env {
-    pub fn new() -> Env {
+    pub(crate) fn new() -> Env {
         let tmp = tempfile::tempdir().expect("temp dir");
         let loc = Location::scratch(tmp.path());
         let (home, workdir) = (loc.home.clone(), loc.root().to_path_buf());
@@ -27,7 +27,7 @@ impl Env {
 
     /// A home whose `config.toml` retries fast and times out a silent stream quickly;
     /// `config` follows its `[provider]` table (it may open other tables).
-    pub fn with_config(config: &str) -> Env {
+    pub(crate) fn with_config(config: &str) -> Env {
         let env = Env::new();
         std::fs::create_dir_all(&env.home).expect("creating the home");
         std::fs::write(
@@ -38,12 +38,12 @@ impl Env {
         env
     }
 
-    pub fn location(&self) -> Location {
+    pub(crate) fn location(&self) -> Location {
         Location::scratch(self.tmp.path())
     }
 
     /// A fresh sessions handle (its own connections), creating the store if needed.
-    pub fn sessions(&self) -> Sessions {
+    pub(crate) fn sessions(&self) -> Sessions {
         Sessions::open(&self.location()).expect("open the sessions")
     }
 }

@@ -15,13 +15,13 @@
 use std::path::{Path, PathBuf};
 
 /// What the hooks and the fixture's names carry that must never reach a terminal raw.
-pub const HOSTILE_TEXT: &str = "\x1b]0;pwned\x07\x1b[2J";
+pub(crate) const HOSTILE_TEXT: &str = "\x1b]0;pwned\x07\x1b[2J";
 
 /// The markers' folder, beside the workspace.
-pub const MARKERS: &str = "hostile-markers";
+pub(crate) const MARKERS: &str = "hostile-markers";
 
 /// A planted malicious repository.
-pub struct HostileRepo {
+pub(crate) struct HostileRepo {
     /// The workspace root.
     pub root: PathBuf,
     /// Where its hooks write their markers (outside the workspace).
@@ -33,7 +33,7 @@ impl HostileRepo {
     /// `<root>/../hostile-markers` (created), outside the workspace, by a relative path (hooks
     /// run in the root), so the commands read the same on every machine. `evil_base_url` is
     /// the base URL its `.neocode/config.toml` and `.env` name (a server never to be asked).
-    pub fn plant(root: &Path, evil_base_url: &str) -> HostileRepo {
+    pub(crate) fn plant(root: &Path, evil_base_url: &str) -> HostileRepo {
         let markers = root.parent().unwrap().join(MARKERS);
         std::fs::create_dir_all(&markers).unwrap();
         let m = format!("../{MARKERS}");
@@ -78,14 +78,14 @@ impl HostileRepo {
     }
 
     /// Writes `text` at `rel` under the root.
-    pub fn write(&self, rel: &str, text: &str) {
+    pub(crate) fn write(&self, rel: &str, text: &str) {
         let p = self.root.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     }
 
     /// The markers that exist, by name: empty when none of its hooks ran.
-    pub fn hooks_that_ran(&self) -> Vec<String> {
+    pub(crate) fn hooks_that_ran(&self) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(&self.markers)
             .unwrap()
             .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
@@ -95,7 +95,7 @@ impl HostileRepo {
     }
 
     /// Removes every marker (to see what runs next).
-    pub fn clear_markers(&self) {
+    pub(crate) fn clear_markers(&self) {
         for name in self.hooks_that_ran() {
             std::fs::remove_file(self.markers.join(name)).unwrap();
         }

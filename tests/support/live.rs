@@ -10,7 +10,7 @@ use super::Env;
 use super::pty::Pty;
 
 /// The environment pointing neocode at the scripted model server at `base`.
-pub fn model_env(base: &str) -> [(&'static str, &str); 3] {
+pub(crate) fn model_env(base: &str) -> [(&'static str, &str); 3] {
     [
         ("NEOCODE_BASE_URL", base),
         ("NEOCODE_MODEL", "scripted-model"),
@@ -20,7 +20,7 @@ pub fn model_env(base: &str) -> [(&'static str, &str); 3] {
 
 impl Env {
     /// The TUI (`neocode <args>` in the workspace) on `srv`'s model in a `rows` x `cols` pty.
-    pub fn tui(&self, srv: &ScriptedServer, args: &[&str], rows: u16, cols: u16) -> Pty {
+    pub(crate) fn tui(&self, srv: &ScriptedServer, args: &[&str], rows: u16, cols: u16) -> Pty {
         let base = srv.base_url();
         Pty::spawn(
             &self.home,
@@ -33,7 +33,7 @@ impl Env {
     }
 
     /// The TUI on `srv`'s model in a new conversation, opened from the empty list.
-    pub fn compose(&self, srv: &ScriptedServer, rows: u16, cols: u16) -> Pty {
+    pub(crate) fn compose(&self, srv: &ScriptedServer, rows: u16, cols: u16) -> Pty {
         let mut pty = self.tui(srv, &[], rows, cols);
         pty.wait_for("0 sessions");
         pty.keys("n");
@@ -41,7 +41,7 @@ impl Env {
     }
 
     /// The binary on `srv`'s model, in the workspace on this home (colour left as it is).
-    pub fn neocode_on(&self, srv: &ScriptedServer) -> Command {
+    pub(crate) fn neocode_on(&self, srv: &ScriptedServer) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_neocode"));
         c.env("NEOCODE_HOME", &self.home);
         for (k, v) in model_env(&srv.base_url()) {
@@ -52,7 +52,7 @@ impl Env {
     }
 
     /// `neocode <args>` on `srv`'s model, run to its end.
-    pub fn run_on(&self, srv: &ScriptedServer, args: &[&str]) -> Output {
+    pub(crate) fn run_on(&self, srv: &ScriptedServer, args: &[&str]) -> Output {
         self.neocode_on(srv).args(args).output().unwrap()
     }
 }

@@ -2,20 +2,20 @@
 //! the helpers that extend it for the store and crash harnesses, the command line ([`cli`]),
 //! the agent ([`agent`]) and the real binary in a pseudo-terminal ([`pty`]).
 
-pub mod agent;
-pub mod bridge;
-pub mod cli;
-pub mod env;
-pub mod hostile_repo;
-pub mod live;
-pub mod process;
-pub mod pty;
-pub mod rerun;
-pub mod text;
-pub mod tui;
+pub(crate) mod agent;
+pub(crate) mod bridge;
+pub(crate) mod cli;
+pub(crate) mod env;
+pub(crate) mod hostile_repo;
+pub(crate) mod live;
+pub(crate) mod process;
+pub(crate) mod pty;
+pub(crate) mod rerun;
+pub(crate) mod text;
+pub(crate) mod tui;
 
-pub use env::Env;
-pub use process::Succeeds;
+pub(crate) use env::Env;
+pub(crate) use process::Succeeds;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -32,7 +32,7 @@ use serde_json::Value;
 /// Extensions of the one [`Env`] for the store, crash and command-line harnesses.
 impl Env {
     /// A new empty session (the defaults of [`NewSession`]); its id.
-    pub fn new_session(&self) -> String {
+    pub(crate) fn new_session(&self) -> String {
         self.sessions()
             .new_session(NewSession::default())
             .expect("creating a session")
@@ -41,7 +41,7 @@ impl Env {
 
     /// A new session holding `n` messages, user and assistant in turn, each
     /// `message <i>: ` and sixty words (about 80 tokens); its id.
-    pub fn session_with(&self, n: usize) -> String {
+    pub(crate) fn session_with(&self, n: usize) -> String {
         let id = self.new_session();
         let msgs: Vec<NewMessage> = (0..n)
             .map(|i| {
@@ -60,7 +60,7 @@ impl Env {
     }
 
     /// Another workspace, `tmp/<name>` (created), under the same home.
-    pub fn sibling(&self, name: &str) -> Location {
+    pub(crate) fn sibling(&self, name: &str) -> Location {
         let dir = self.tmp.path().join(name);
         std::fs::create_dir_all(&dir).unwrap();
         Location {
@@ -71,24 +71,24 @@ impl Env {
 
     /// Trusts the workspace as its files are now (what `neocode trust --yes` records): the
     /// tests that write the workspace's own hooks, rules or skills are its user.
-    pub fn trust_workspace(&self) {
+    pub(crate) fn trust_workspace(&self) {
         neocode::runtime::trust::trust(&self.home, &self.workdir).expect("recording trust");
     }
 
     /// The workspace's paths under the home.
-    pub fn paths(&self) -> WorkspacePaths {
+    pub(crate) fn paths(&self) -> WorkspacePaths {
         self.location().paths
     }
 
     /// The bare store of the workspace (no runtime around it).
-    pub fn store(&self) -> Store {
+    pub(crate) fn store(&self) -> Store {
         Store::open(self.paths()).expect("open the store")
     }
 
     /// The workspace's database as a release of schema `version` left it, holding `rows` (SQL
     /// that release could have written): its first `version` migrations and `rows` run on a
     /// plain connection (with the store's SQL functions), no store opened.
-    pub fn database_of_version(&self, version: usize, rows: &str) -> rusqlite::Connection {
+    pub(crate) fn database_of_version(&self, version: usize, rows: &str) -> rusqlite::Connection {
         let paths = self.paths();
         paths.create_dirs().unwrap();
         let c = rusqlite::Connection::open(paths.db()).unwrap();
@@ -102,12 +102,12 @@ impl Env {
         c
     }
 
-    pub fn db(&self) -> PathBuf {
+    pub(crate) fn db(&self) -> PathBuf {
         self.location().paths.db()
     }
 
     /// The neocode binary with this env's home and workspace.
-    pub fn neocode(&self) -> Command {
+    pub(crate) fn neocode(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_neocode"));
         c.env("NEOCODE_HOME", &self.home)
             .env("NO_COLOR", "1")
@@ -117,7 +117,7 @@ impl Env {
     }
 
     /// The dev-only writer example, appending to `session`.
-    pub fn writer(&self, session: &str, count: u64, batch: u64) -> Command {
+    pub(crate) fn writer(&self, session: &str, count: u64, batch: u64) -> Command {
         let mut c = Command::new(writer_path());
         c.arg("--home")
             .arg(&self.home)
@@ -134,7 +134,7 @@ impl Env {
 }
 
 /// `target/<profile>/examples/writer`, built by `cargo test` along with the tests.
-pub fn writer_path() -> PathBuf {
+pub(crate) fn writer_path() -> PathBuf {
     let bin = Path::new(env!("CARGO_BIN_EXE_neocode"));
     let p = bin.parent().unwrap().join("examples").join("writer");
     assert!(
@@ -146,7 +146,7 @@ pub fn writer_path() -> PathBuf {
 }
 
 /// Every `committed <seq>` line's seq.
-pub fn committed_seqs(stdout: &str) -> Vec<i64> {
+pub(crate) fn committed_seqs(stdout: &str) -> Vec<i64> {
     stdout
         .lines()
         .filter_map(|l| l.strip_prefix("committed "))
@@ -155,10 +155,10 @@ pub fn committed_seqs(stdout: &str) -> Vec<i64> {
 }
 
 /// xorshift64*: enough randomness for kill timings, reproducible from a printed seed.
-pub struct Rng(pub u64);
+pub(crate) struct Rng(pub u64);
 
 impl Rng {
-    pub fn from_time() -> Rng {
+    pub(crate) fn from_time() -> Rng {
         let seed = std::env::var("NEOCODE_TEST_SEED")
             .ok()
             .and_then(|s| s.parse().ok())
@@ -173,7 +173,7 @@ impl Rng {
         Rng(seed)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -182,20 +182,20 @@ impl Rng {
         x.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
 }
 
 /// `PRAGMA integrity_check` on a plain connection.
-pub fn integrity_ok(db: &Path) -> String {
+pub(crate) fn integrity_ok(db: &Path) -> String {
     let c = rusqlite::Connection::open(db).expect("open db");
     c.query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))
         .expect("integrity_check")
 }
 
 /// Why the turn whose events these are ended.
-pub fn finish(evs: &[TurnEvent]) -> FinishReason {
+pub(crate) fn finish(evs: &[TurnEvent]) -> FinishReason {
     match evs.last() {
         Some(TurnEvent::Finished { reason, .. }) => reason.clone(),
         other => panic!("last event {other:?}"),
@@ -216,13 +216,13 @@ fn step_of(r: &RecordedRequest) -> Option<String> {
 }
 
 /// The steps of a plan run, in the order their requests reached the scripted model.
-pub fn steps_requested(srv: &ScriptedServer) -> Vec<String> {
+pub(crate) fn steps_requested(srv: &ScriptedServer) -> Vec<String> {
     srv.requests().iter().filter_map(step_of).collect()
 }
 
 /// A process's standard output, lossily decoded.
 /// The names of the tools a chat-completions request body offers the model.
-pub fn tool_names(req: &Value) -> Vec<&str> {
+pub(crate) fn tool_names(req: &Value) -> Vec<&str> {
     req["tools"]
         .as_array()
         .unwrap()
@@ -232,7 +232,7 @@ pub fn tool_names(req: &Value) -> Vec<&str> {
 }
 
 /// How many messages of `role` a chat-completions request body sends.
-pub fn messages_of_role(req: &Value, role: &str) -> usize {
+pub(crate) fn messages_of_role(req: &Value, role: &str) -> usize {
     req["messages"]
         .as_array()
         .unwrap()
@@ -241,17 +241,17 @@ pub fn messages_of_role(req: &Value, role: &str) -> usize {
         .count()
 }
 
-pub fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// A process's standard error, lossily decoded.
-pub fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Every file under `dir`, depth first.
-pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path();
@@ -265,7 +265,7 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Asserts that no file under `dir` holds any of `secrets` (an API key, or a part of one).
-pub fn assert_no_file_holds(dir: &Path, secrets: &[&str]) {
+pub(crate) fn assert_no_file_holds(dir: &Path, secrets: &[&str]) {
     for f in files_under(dir) {
         let hay = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
         for secret in secrets {
@@ -279,7 +279,7 @@ pub fn assert_no_file_holds(dir: &Path, secrets: &[&str]) {
 }
 
 /// The text of the result of call `call_id` in a request body the scripted server recorded.
-pub fn tool_text(body: &Value, call_id: &str) -> String {
+pub(crate) fn tool_text(body: &Value, call_id: &str) -> String {
     body["messages"]
         .as_array()
         .unwrap()
@@ -291,7 +291,7 @@ pub fn tool_text(body: &Value, call_id: &str) -> String {
 }
 
 /// The last message of the `n`th request (from 0) the scripted server recorded.
-pub fn last_message(srv: &ScriptedServer, n: usize) -> Value {
+pub(crate) fn last_message(srv: &ScriptedServer, n: usize) -> Value {
     srv.requests()[n].json()["messages"]
         .as_array()
         .unwrap()
@@ -301,7 +301,7 @@ pub fn last_message(srv: &ScriptedServer, n: usize) -> Value {
 }
 
 /// A new session titled `title`, through the runtime's [`Sessions`].
-pub fn titled(rt: &Sessions, title: &str) -> SessionHeader {
+pub(crate) fn titled(rt: &Sessions, title: &str) -> SessionHeader {
     rt.new_session(NewSession {
         title: title.into(),
         ..NewSession::default()
@@ -310,7 +310,7 @@ pub fn titled(rt: &Sessions, title: &str) -> SessionHeader {
 }
 
 /// A streamed text answer in `parts` deltas, `between` apart (slow enough to interrupt).
-pub fn slow_text(text: &str, parts: usize, between: std::time::Duration) -> Stream {
+pub(crate) fn slow_text(text: &str, parts: usize, between: std::time::Duration) -> Stream {
     Stream::new()
         .role()
         .text_deltas(text, parts)
@@ -320,7 +320,7 @@ pub fn slow_text(text: &str, parts: usize, between: std::time::Duration) -> Stre
 /// What only the suite's agent tests use of [`agent::Env`] (`tests/mcp.rs` shares the rest).
 impl agent::Env {
     /// [`agent::Env::cmd`] on `srv` started in the background, its output and errors piped.
-    pub fn spawn(&self, srv: &ScriptedServer, args: &[&str]) -> std::process::Child {
+    pub(crate) fn spawn(&self, srv: &ScriptedServer, args: &[&str]) -> std::process::Child {
         self.cmd(Some(srv), args)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())

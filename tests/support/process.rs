@@ -3,7 +3,7 @@
 use std::process::{Command, Output};
 
 /// A process run to its end that must have succeeded.
-pub trait Succeeds {
+pub(crate) trait Succeeds {
     /// Runs it to its end and asserts it exited 0 (saying the command and its stderr if not).
     fn succeeds(&mut self) -> Output;
 }

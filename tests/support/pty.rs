@@ -25,7 +25,12 @@ fn open(rows: u16, cols: u16) -> PtyPair {
 
 /// Runs `cmd` to its end on a `rows` x `cols` pty with `input` already typed; its exit status
 /// and everything it wrote.
-pub fn run_typed(cmd: CommandBuilder, input: &str, rows: u16, cols: u16) -> (ExitStatus, String) {
+pub(crate) fn run_typed(
+    cmd: CommandBuilder,
+    input: &str,
+    rows: u16,
+    cols: u16,
+) -> (ExitStatus, String) {
     let pair = open(rows, cols);
     let mut child = pair.slave.spawn_command(cmd).unwrap();
     drop(pair.slave);
@@ -48,9 +53,9 @@ pub fn run_typed(cmd: CommandBuilder, input: &str, rows: u16, cols: u16) -> (Exi
 
 /// A running `neocode` in a pty of a fixed size.
 /// Environment variables set for the program, as `(name, value)` pairs.
-pub type Envs<'a> = &'a [(&'a str, &'a str)];
+pub(crate) type Envs<'a> = &'a [(&'a str, &'a str)];
 
-pub struct Pty {
+pub(crate) struct Pty {
     child: Box<dyn Child + Send + Sync>,
     writer: Box<dyn Write + Send>,
     master: Option<Box<dyn MasterPty + Send>>,
@@ -63,7 +68,7 @@ pub struct Pty {
 impl Pty {
     /// Starts `neocode --workdir <workdir> <args>` with `NEOCODE_HOME=<home>` and `envs`, in a
     /// pty sized `rows` x `cols` before the program starts (a pty starts at 0x0).
-    pub fn spawn(
+    pub(crate) fn spawn(
         home: &Path,
         workdir: &Path,
         args: &[&str],
@@ -79,7 +84,7 @@ impl Pty {
 
     /// Starts `neocode <args>` (no `--workdir` added) with `NEOCODE_HOME=<home>` and `envs`,
     /// in the folder above `home`.
-    pub fn spawn_args(home: &Path, args: &[&str], envs: Envs, rows: u16, cols: u16) -> Pty {
+    pub(crate) fn spawn_args(home: &Path, args: &[&str], envs: Envs, rows: u16, cols: u16) -> Pty {
         let pair = open(rows, cols);
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_neocode"));
         cmd.env("NEOCODE_HOME", home);
@@ -120,26 +125,26 @@ impl Pty {
     }
 
     /// Every byte the program wrote so far.
-    pub fn bytes(&self) -> Vec<u8> {
+    pub(crate) fn bytes(&self) -> Vec<u8> {
         self.raw.lock().unwrap().clone()
     }
 
     /// The bytes so far, replayed into a terminal with `callbacks`.
-    pub fn replay<C: vt100::Callbacks>(&self, callbacks: C) -> vt100::Parser<C> {
+    pub(crate) fn replay<C: vt100::Callbacks>(&self, callbacks: C) -> vt100::Parser<C> {
         let mut p = vt100::Parser::new_with_callbacks(self.rows, self.cols, 0, callbacks);
         p.process(&self.bytes());
         p
     }
 
     /// The screen's text now.
-    pub fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         let mut p = vt100::Parser::new(self.rows, self.cols, 0);
         p.process(&self.bytes());
         p.screen().contents()
     }
 
     /// Kills the program with SIGKILL (no handler runs, nothing is cleaned up) and reaps it.
-    pub fn sigkill(&mut self) {
+    pub(crate) fn sigkill(&mut self) {
         let pid = self.child.process_id().expect("a pid").to_string();
         let st = std::process::Command::new("kill")
             .args(["-9", &pid])
@@ -150,7 +155,7 @@ impl Pty {
     }
 
     /// Waits until the screen shows `what` (a generous limit: this is not a speed test).
-    pub fn wait_for(&self, what: &str) -> String {
+    pub(crate) fn wait_for(&self, what: &str) -> String {
         let start = Instant::now();
         loop {
             let s = self.screen();
@@ -166,7 +171,7 @@ impl Pty {
     }
 
     /// Resizes the terminal (the program gets SIGWINCH); the screen is read at the new size.
-    pub fn resize(&mut self, rows: u16, cols: u16) {
+    pub(crate) fn resize(&mut self, rows: u16, cols: u16) {
         if let Some(m) = &self.master {
             m.resize(PtySize {
                 rows,
@@ -182,46 +187,46 @@ impl Pty {
     }
 
     /// Types `s`, then gives the program a moment to draw.
-    pub fn keys(&mut self, s: &str) {
+    pub(crate) fn keys(&mut self, s: &str) {
         self.writer.write_all(s.as_bytes()).unwrap();
         self.writer.flush().unwrap();
         std::thread::sleep(Duration::from_millis(200));
     }
 
     /// Types `text` and then Enter, as two keystrokes (a message, or a slash command).
-    pub fn submit(&mut self, text: &str) {
+    pub(crate) fn submit(&mut self, text: &str) {
         self.keys(text);
         self.keys("\r");
     }
 
     /// Sends `text` and waits for `answer`, then for the turn's end (`Done in`); the screen
     /// at the end.
-    pub fn exchange(&mut self, text: &str, answer: &str) -> String {
+    pub(crate) fn exchange(&mut self, text: &str, answer: &str) -> String {
         self.submit(text);
         self.wait_for(answer);
         self.wait_for("Done in")
     }
 
     /// A card's one-key answer as a person gives it: after a look at the card, alone.
-    pub fn deliberately(&mut self, key: &str) {
+    pub(crate) fn deliberately(&mut self, key: &str) {
         std::thread::sleep(Duration::from_millis(800));
         self.keys(key);
     }
 
     /// Ctrl-C, then the exit code within `secs` seconds.
-    pub fn quit_within(&mut self, secs: u64) -> u32 {
+    pub(crate) fn quit_within(&mut self, secs: u64) -> u32 {
         self.keys("\x03");
         self.wait_exit(Duration::from_secs(secs), "neocode did not quit on Ctrl-C")
     }
 
     /// Ctrl-C, then the exit code (within 30 s).
-    pub fn quit(&mut self) -> u32 {
+    pub(crate) fn quit(&mut self) -> u32 {
         self.quit_within(30)
     }
 
     /// Waits for the program to exit (panicking after `limit`), closes the pty and returns
     /// the exit code.
-    pub fn wait_exit(&mut self, limit: Duration, what: &str) -> u32 {
+    pub(crate) fn wait_exit(&mut self, limit: Duration, what: &str) -> u32 {
         let start = Instant::now();
         let status = loop {
             if let Some(s) = self.child.try_wait().unwrap() {

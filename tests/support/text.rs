@@ -3,13 +3,13 @@
 
 /// Asserts that `text` holds `needle`.
 #[track_caller]
-pub fn has(text: &str, needle: &str) {
+pub(crate) fn has(text: &str, needle: &str) {
     assert!(text.contains(needle), "{needle:?} is not in:\n{text}");
 }
 
 /// Asserts that `text` starts with `prefix`.
 #[track_caller]
-pub fn starts(text: &str, prefix: &str) {
+pub(crate) fn starts(text: &str, prefix: &str) {
     assert!(
         text.starts_with(prefix),
         "does not start with {prefix:?}:\n{text}"

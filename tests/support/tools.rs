@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 static INIT: Once = Once::new();
 
 /// Secrets the parent holds; commands must not see them.
-pub const SECRETS: &[(&str, &str)] = &[
+pub(crate) const SECRETS: &[(&str, &str)] = &[
     ("NEOCODE_API_KEY", "sk-neocode-secret"),
     ("OPENAI_API_KEY", "sk-openai-secret"),
     ("FOO_TOKEN", "foo-token-secret"),
@@ -19,7 +19,7 @@ pub const SECRETS: &[(&str, &str)] = &[
 
 /// Addresses of local servers the parent holds (a tmux server, the session bus, Docker):
 /// commands must not see them either.
-pub const SIDE_DOORS: &[(&str, &str)] = &[
+pub(crate) const SIDE_DOORS: &[(&str, &str)] = &[
     ("TMUX", "/tmp/tmux-1000/default,4242,0"),
     ("TMUX_PANE", "%7"),
     ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1000/bus"),
@@ -31,7 +31,7 @@ pub const SIDE_DOORS: &[(&str, &str)] = &[
 
 /// Once per test binary, before any test goes on: the helper is the built binary and the
 /// secrets and side doors are in the environment.
-pub fn init() {
+pub(crate) fn init() {
     INIT.call_once(|| {
         tools::sandbox::set_helper(env!("CARGO_BIN_EXE_neocode"));
         for (k, v) in SECRETS.iter().chain(SIDE_DOORS) {
@@ -44,14 +44,14 @@ pub fn init() {
 }
 
 /// `tmp/ws` (the workspace root) and `tmp/outside` (a folder beside it).
-pub struct Space {
+pub(crate) struct Space {
     pub tmp: tempfile::TempDir,
     pub root: PathBuf,
     pub outside: PathBuf,
 }
 
 impl Space {
-    pub fn new() -> Space {
+    pub(crate) fn new() -> Space {
         init();
         let tmp = tempfile::tempdir().expect("temp dir");
         let base = tmp.path().canonicalize().unwrap();
@@ -62,27 +62,27 @@ impl Space {
         Space { tmp, root, outside }
     }
 
-    pub fn ctx(&self) -> ToolContext {
+    pub(crate) fn ctx(&self) -> ToolContext {
         let mut ctx = ToolContext::new(&self.root);
         ctx.command_timeout = Duration::from_secs(60);
         ctx
     }
 
-    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+    pub(crate) fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
         let p = self.root.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, content).unwrap();
         p
     }
 
-    pub fn read(&self, rel: &str) -> String {
+    pub(crate) fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.root.join(rel)).unwrap()
     }
 }
 
 /// The sandbox modes the attacks run in: the namespace box (user namespaces available) and
 /// the fallback (user namespaces pretended unavailable: Landlock, seccomp, a subreaper).
-pub fn modes() -> Vec<(&'static str, SandboxSettings)> {
+pub(crate) fn modes() -> Vec<(&'static str, SandboxSettings)> {
     vec![
         ("namespaces", SandboxSettings::default()),
         (
@@ -96,29 +96,29 @@ pub fn modes() -> Vec<(&'static str, SandboxSettings)> {
 }
 
 /// Whether `name` confines with namespaces here (else the fallback claims are checked).
-pub fn namespaced(name: &str) -> bool {
+pub(crate) fn namespaced(name: &str) -> bool {
     name == "namespaces" && tools::sandbox::walls(&SandboxSettings::default()).mount_ns
 }
 
 /// A tool context in `s` with `settings`.
-pub fn ctx_in(s: &Space, settings: &SandboxSettings) -> ToolContext {
+pub(crate) fn ctx_in(s: &Space, settings: &SandboxSettings) -> ToolContext {
     let mut ctx = s.ctx();
     ctx.sandbox = settings.clone();
     ctx
 }
 
 /// Runs a tool with JSON arguments.
-pub fn call(ctx: &ToolContext, name: &str, args: Value) -> ToolOutput {
+pub(crate) fn call(ctx: &ToolContext, name: &str, args: Value) -> ToolOutput {
     tools::run(name, &args.to_string(), ctx)
 }
 
 /// Runs a command.
-pub fn sh(ctx: &ToolContext, command: &str) -> ToolOutput {
+pub(crate) fn sh(ctx: &ToolContext, command: &str) -> ToolOutput {
     call(ctx, "run_command", json!({ "command": command }))
 }
 
 /// Waits up to `secs` for `f` to be true.
-pub fn eventually(secs: u64, mut f: impl FnMut() -> bool) -> bool {
+pub(crate) fn eventually(secs: u64, mut f: impl FnMut() -> bool) -> bool {
     let end = std::time::Instant::now() + Duration::from_secs(secs);
     while std::time::Instant::now() < end {
         if f() {
@@ -129,14 +129,14 @@ pub fn eventually(secs: u64, mut f: impl FnMut() -> bool) -> bool {
     f()
 }
 
-pub fn exists(p: &Path) -> bool {
+pub(crate) fn exists(p: &Path) -> bool {
     p.symlink_metadata().is_ok()
 }
 
 /// Ok when none of `files` grows over 1.5 s (nothing writes them any more). Commands may run
 /// in a PID namespace, where the pids they print mean nothing outside: tests watch what a
 /// process does instead.
-pub fn stopped_growing(files: &[PathBuf]) -> Result<(), String> {
+pub(crate) fn stopped_growing(files: &[PathBuf]) -> Result<(), String> {
     let size = |p: &PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
     let before: Vec<u64> = files.iter().map(size).collect();
     std::thread::sleep(Duration::from_millis(1500));
@@ -149,13 +149,13 @@ pub fn stopped_growing(files: &[PathBuf]) -> Result<(), String> {
 }
 
 /// A shell loop appending the date to `log` every 0.2 s.
-pub fn writer_loop(log: &str) -> String {
+pub(crate) fn writer_loop(log: &str) -> String {
     format!("while :; do date >> {log}; sleep 0.2; done")
 }
 
 /// This test binary, set to run only the ignored test `name` in `module` (a stand-in for
 /// neocode that the caller kills), with its output dropped.
-pub fn stand_in(module: &str, name: &str) -> std::process::Command {
+pub(crate) fn stand_in(module: &str, name: &str) -> std::process::Command {
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
     cmd.args([
         "--exact",

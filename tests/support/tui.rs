@@ -10,7 +10,7 @@ use neocode::tui::theme::Theme;
 
 /// Options for an app on the workspace `root` (also the workdir new sessions record), writing
 /// exports to `export_dir`, drawn at `size`, with its clock at `now_ms`.
-pub fn options(root: &str, export_dir: &Path, size: (u16, u16), now_ms: i64) -> AppOptions {
+pub(crate) fn options(root: &str, export_dir: &Path, size: (u16, u16), now_ms: i64) -> AppOptions {
     AppOptions {
         theme: Theme::new(false),
         export_dir: export_dir.to_path_buf(),
@@ -23,7 +23,7 @@ pub fn options(root: &str, export_dir: &Path, size: (u16, u16), now_ms: i64) -> 
 }
 
 /// What the status line says now ("" when nothing).
-pub fn status_text(app: &App) -> String {
+pub(crate) fn status_text(app: &App) -> String {
     app.status
         .as_ref()
         .map(|s| s.text.clone())
@@ -49,7 +49,7 @@ pub(crate) use inline_keys;
 
 /// A harness around an [`App`] that carries out the effects its keys cause (`run`), typed at
 /// like a user types.
-pub trait Keys {
+pub(crate) trait Keys {
     fn app(&mut self) -> &mut App;
 
     /// Carries out `effects` (and whatever their answers cause).

@@ -8,13 +8,13 @@ use serde_json::Value;
 use crate::session::RuntimeLimits;
 
 /// The contract version this bridge speaks (its major must match the provider's).
-pub const VERSION: &str = "1.1";
+pub(crate) const VERSION: &str = "1.1";
 
 /// The capabilities neocode honours, advertised in `protocol_ack`: results (and receipts) of
 /// the host's own tools, limits stored with the session, `finish.termination`, approvals
 /// across processes, and typed verification receipts (the host's are validated, stored and
 /// summarised for the model; `run_command`'s checks carry one in `tool_result.result`).
-pub const CAPABILITIES: &[&str] = &[
+pub(crate) const CAPABILITIES: &[&str] = &[
     "external_tool_receipts",
     "persistent_runtime_limits",
     "termination_reasons",
@@ -24,7 +24,7 @@ pub const CAPABILITIES: &[&str] = &[
 
 /// What the provider requires of the bridge for one request.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Contract {
+pub(crate) struct Contract {
     pub version: String,
     #[serde(default)]
     pub required_capabilities: Vec<String>,
@@ -34,7 +34,7 @@ pub struct Contract {
 
 /// nonoka's limit and policy fields, flat on the request.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-pub struct FlatLimits {
+pub(crate) struct FlatLimits {
     #[serde(default)]
     pub max_turns: Option<u64>,
     #[serde(default)]
@@ -63,7 +63,7 @@ pub struct FlatLimits {
 
 /// A refused contract: the `error` event's code, message and details.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Refused {
+pub(crate) struct Refused {
     pub code: &'static str,
     pub message: String,
     pub details: Value,
@@ -71,7 +71,7 @@ pub struct Refused {
 
 /// Checks the provider's contract: present, the same major version, and every required
 /// capability one neocode honours.
-pub fn check_contract(c: Option<&Contract>) -> Result<(), Refused> {
+pub(crate) fn check_contract(c: Option<&Contract>) -> Result<(), Refused> {
     let Some(c) = c else {
         return Err(Refused {
             code: "protocol_contract_required",
@@ -121,7 +121,7 @@ pub fn check_contract(c: Option<&Contract>) -> Result<(), Refused> {
 
 /// The ledger limits the request's flat fields mean, and the names of the fields set that
 /// have no ledger counterpart (ignored).
-pub fn limits(f: &FlatLimits) -> (Option<RuntimeLimits>, Vec<&'static str>) {
+pub(crate) fn limits(f: &FlatLimits) -> (Option<RuntimeLimits>, Vec<&'static str>) {
     let l = RuntimeLimits {
         max_turns: f.max_turns,
         max_tool_calls: f.tool_budget,

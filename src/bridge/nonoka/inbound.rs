@@ -17,7 +17,7 @@ use crate::session::{Role, ToolCall};
 
 /// A nonoka `chat` request. Fields neocode does not know are ignored.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Chat {
+pub(crate) struct Chat {
     #[serde(default)]
     pub protocol: Option<Contract>,
     /// `chat` (default) or `title`.
@@ -47,7 +47,7 @@ pub struct Chat {
 
 /// One message as the provider sends it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Message {
+pub(crate) struct Message {
     pub role: String,
     #[serde(default)]
     pub content: Value,
@@ -62,7 +62,7 @@ pub struct Message {
 
 /// A call as nonoka sends it: `{id, name, arguments}` (arguments a JSON text).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct FlatCall {
+pub(crate) struct FlatCall {
     pub id: String,
     pub name: String,
     #[serde(default)]
@@ -94,7 +94,7 @@ fn unwrap_encoded(arguments: &str) -> String {
 
 /// The history in the store's terms, and the approval answers it ends with.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Translated {
+pub(crate) struct Translated {
     /// Without system messages; approval answers at the end are not in it.
     pub history: Vec<Incoming>,
     /// `(call id, approved)` from the `tool-approval-response` parts of the trailing tool
@@ -109,7 +109,7 @@ pub struct Translated {
 
 /// A result the caller sends for a call of one of its own tools.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HostResult {
+pub(crate) struct HostResult {
     pub call_id: String,
     /// What the model reads: the result's text, then the one-line summary of its
     /// verification receipt (or the reason the receipt was not accepted).
@@ -125,7 +125,7 @@ pub struct HostResult {
 impl HostResult {
     /// The stored result's `tool_metadata`: who ran it, the receipt as sent, and its
     /// verification (or why it was refused).
-    pub fn metadata(&self) -> Option<Value> {
+    pub(crate) fn metadata(&self) -> Option<Value> {
         let receipt = self.receipt.as_ref()?;
         let mut m = serde_json::json!({"executor": "host", "receipt": receipt});
         if let Some(v) = self
@@ -218,7 +218,7 @@ fn tool_text(m: &Message) -> String {
 /// The caller's tool definitions (`{name, description, parameters}`) that may be offered to
 /// the model, and the names left out because neocode has a tool of that name (so a call is
 /// never ambiguous, and never runs twice).
-pub fn host_tools(tools: &[Value]) -> (Vec<ToolDef>, Vec<String>) {
+pub(crate) fn host_tools(tools: &[Value]) -> (Vec<ToolDef>, Vec<String>) {
     let mut offered: Vec<ToolDef> = Vec::new();
     let mut hidden = Vec::new();
     for t in tools {
@@ -292,7 +292,7 @@ fn approval_answers(m: &Message) -> Option<Vec<(String, bool)>> {
 /// call of neocode's own tools (neocode ran it: the stored result is the result, whatever the
 /// host made of the call), and so does one of the host's tools (`is_host`), which carries
 /// its receipt's summary line as the stored result does.
-pub fn translate(messages: &[Message], is_host: &dyn Fn(&str) -> bool) -> Translated {
+pub(crate) fn translate(messages: &[Message], is_host: &dyn Fn(&str) -> bool) -> Translated {
     let mut end = messages.len();
     let mut approvals = Vec::new();
     let mut results = Vec::new();

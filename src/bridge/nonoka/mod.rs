@@ -5,9 +5,9 @@
 //! agent runs the turn, and its events are written in nonoka's shape ([`outbound`]).
 //! `docs/bridge.md` ("The nonoka dialect") is the contract.
 
-pub mod contract;
-pub mod inbound;
-pub mod outbound;
+pub(crate) mod contract;
+pub(crate) mod inbound;
+pub(crate) mod outbound;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;

@@ -9,7 +9,7 @@ use crate::session::Usage;
 use super::contract::{CAPABILITIES, VERSION};
 
 /// `protocol_ack`: sent after a chat's contract was accepted, before anything else.
-pub fn ack() -> Value {
+pub(crate) fn ack() -> Value {
     json!({
         "type": "protocol_ack",
         "version": VERSION,
@@ -20,7 +20,7 @@ pub fn ack() -> Value {
 }
 
 /// `error {message, code}` (with `details` when given).
-pub fn error(code: &str, message: &str, details: Option<Value>) -> Value {
+pub(crate) fn error(code: &str, message: &str, details: Option<Value>) -> Value {
     let mut v = json!({"type": "error", "code": code, "message": message, "retryable": false});
     if let Some(d) = details {
         v["details"] = d;
@@ -29,7 +29,7 @@ pub fn error(code: &str, message: &str, details: Option<Value>) -> Value {
 }
 
 /// `session_init {session_id}`; the recovery fields are neocode's (the provider ignores them).
-pub fn session_init(session_id: &str, recovery_reason: Option<&str>) -> Value {
+pub(crate) fn session_init(session_id: &str, recovery_reason: Option<&str>) -> Value {
     json!({
         "type": "session_init",
         "session_id": session_id,
@@ -39,7 +39,7 @@ pub fn session_init(session_id: &str, recovery_reason: Option<&str>) -> Value {
 }
 
 /// A neocode warning as nonoka's `debug {level: "warning"}` (OpenCode does not show it).
-pub fn warning(code: &str, message: &str) -> Value {
+pub(crate) fn warning(code: &str, message: &str) -> Value {
     json!({"type": "debug", "level": "warning", "message": message, "payload": {"code": code}})
 }
 
@@ -48,7 +48,7 @@ fn runtime(usage: Usage) -> Value {
 }
 
 /// `finish {finish_reason: "approval_required"}`: the turn is paused on a call.
-pub fn approval_required(usage: Usage) -> Value {
+pub(crate) fn approval_required(usage: Usage) -> Value {
     json!({
         "type": "finish",
         "finish_reason": "approval_required",
@@ -58,7 +58,7 @@ pub fn approval_required(usage: Usage) -> Value {
 }
 
 /// `finish {finish_reason: "tool_calls"}`: the turn waits for the host to run its tools.
-pub fn host_tool_calls(usage: Usage) -> Value {
+pub(crate) fn host_tool_calls(usage: Usage) -> Value {
     json!({
         "type": "finish",
         "finish_reason": "tool_calls",
@@ -68,7 +68,7 @@ pub fn host_tool_calls(usage: Usage) -> Value {
 }
 
 /// The end of a turn: `finish` (after an `error` when the turn failed or a limit stopped it).
-pub fn finish(reason: &FinishReason, usage: Usage) -> Vec<Value> {
+pub(crate) fn finish(reason: &FinishReason, usage: Usage) -> Vec<Value> {
     let (finish_reason, termination) = match reason {
         FinishReason::Completed => ("stop", json!({"reason": "completed"})),
         FinishReason::Cancelled => ("cancel", json!({"reason": "cancelled"})),
@@ -119,7 +119,7 @@ fn args(arguments: &str) -> Value {
 
 /// The nonoka lines of one turn event other than `Finished` and `ApprovalNeeded` (which the
 /// bridge decides on). `tool_name` names the call a `ToolResult` answers.
-pub fn turn_lines(ev: &TurnEvent, tool_name: &dyn Fn(&str) -> String) -> Vec<Value> {
+pub(crate) fn turn_lines(ev: &TurnEvent, tool_name: &dyn Fn(&str) -> String) -> Vec<Value> {
     match ev {
         TurnEvent::TextDelta(t) if !t.is_empty() => vec![json!({"type": "text_delta", "text": t})],
         TurnEvent::ToolCall {
@@ -157,7 +157,7 @@ pub fn turn_lines(ev: &TurnEvent, tool_name: &dyn Fn(&str) -> String) -> Vec<Val
 /// (`run_command` ran a check): nonoka's external tool receipt `{result, exit_code,
 /// truncated, completeness, host, verification}`. `None` without a receipt (the result is
 /// then its text).
-pub fn receipt(text: &str, metadata: &Value) -> Option<Value> {
+pub(crate) fn receipt(text: &str, metadata: &Value) -> Option<Value> {
     let v = metadata.get("verification")?;
     Some(json!({
         "result": text,
@@ -171,7 +171,7 @@ pub fn receipt(text: &str, metadata: &Value) -> Option<Value> {
 
 /// `approval_request {id, tool_call_id, tool_name, args}`: the approval's id is the call's,
 /// which is what the provider answers with.
-pub fn approval_request(call: &crate::session::ToolCall) -> Value {
+pub(crate) fn approval_request(call: &crate::session::ToolCall) -> Value {
     json!({
         "type": "approval_request",
         "id": call.id,

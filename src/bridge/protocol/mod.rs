@@ -8,5 +8,5 @@ mod tests;
 mod turn;
 mod wire;
 
-pub use turn::turn_lines;
-pub use wire::*;
+pub(crate) use turn::turn_lines;
+pub(crate) use wire::*;

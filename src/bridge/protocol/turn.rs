@@ -167,7 +167,7 @@ fn finish_events(reason: &FinishReason, usage: Usage) -> Vec<Event> {
 /// A turn event as the JSON lines of `neocode run --json` and the bridge: objects with a
 /// `type` field (keys in sorted order). A failed finish is preceded by an `error` line; a plan
 /// step's events carry its `step_id`.
-pub fn turn_lines(e: &TurnEvent) -> Vec<Value> {
+pub(crate) fn turn_lines(e: &TurnEvent) -> Vec<Value> {
     let mut lines: Vec<Value> = turn_events(e)
         .iter()
         // Serialising these types cannot fail: every map key is a string.

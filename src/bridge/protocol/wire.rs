@@ -6,14 +6,14 @@ use serde_json::Value;
 use crate::session::{RuntimeLimits, Step, Usage};
 
 /// Version of the protocol this binary speaks. A request asking for a newer one is refused.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub(crate) const PROTOCOL_VERSION: u32 = 1;
 
 /// Name sent in `protocol_ack`, so a caller can tell it is talking to the right program.
-pub const PROTOCOL_NAME: &str = "neocode-bridge";
+pub(crate) const PROTOCOL_NAME: &str = "neocode-bridge";
 
 /// One request line.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Request {
+pub(crate) enum Request {
     /// Run one turn.
     Chat(Box<ChatRequest>),
     /// Stop the running turn.
@@ -27,7 +27,7 @@ pub enum Request {
 /// A `queue` request: `text` joins the queue of session `session_id`; the process running the
 /// session sends it when its turn ends (with `steer`: at its turn's next tool boundary).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct QueueRequest {
+pub(crate) struct QueueRequest {
     #[serde(default)]
     pub request_id: Option<String>,
     /// The session (a unique id prefix will do).
@@ -44,7 +44,7 @@ pub struct QueueRequest {
 
 /// A `cancel` request.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct CancelRequest {
+pub(crate) struct CancelRequest {
     /// The chat to stop; any running one when absent.
     #[serde(default)]
     pub request_id: Option<String>,
@@ -53,7 +53,7 @@ pub struct CancelRequest {
 /// A `chat` request: the caller's whole history (OpenAI shape) and what it knows about the
 /// session.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-pub struct ChatRequest {
+pub(crate) struct ChatRequest {
     /// Echoed on every event of this turn.
     #[serde(default)]
     pub request_id: Option<String>,
@@ -85,7 +85,7 @@ pub struct ChatRequest {
 
 /// One message in OpenAI chat shape.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
-pub struct ChatMessage {
+pub(crate) struct ChatMessage {
     /// `system`, `developer`, `user`, `assistant` or `tool`.
     pub role: String,
     /// A string, an array of content parts, or null.
@@ -101,7 +101,7 @@ pub struct ChatMessage {
 
 /// An OpenAI tool call: `{"id", "type": "function", "function": {"name", "arguments"}}`.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
-pub struct ChatToolCall {
+pub(crate) struct ChatToolCall {
     /// Call id.
     pub id: String,
     /// Always `function`.
@@ -117,7 +117,7 @@ fn function_type() -> String {
 
 /// Name and JSON-string arguments of a call.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
-pub struct ChatFunction {
+pub(crate) struct ChatFunction {
     /// Tool name.
     pub name: String,
     /// Arguments as a JSON string.
@@ -127,7 +127,7 @@ pub struct ChatFunction {
 
 /// The caller's answer to an `approval_request`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct ApprovalAnswer {
+pub(crate) struct ApprovalAnswer {
     /// The call asked about.
     pub call_id: String,
     /// `approve`, `always` (approve, and keep the rules proposed from the call, such as
@@ -141,7 +141,7 @@ pub struct ApprovalAnswer {
 /// What the caller decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ApprovalDecision {
+pub(crate) enum ApprovalDecision {
     /// Run it once.
     Approve,
     /// Run it and allow the tool from now on in this session.
@@ -152,7 +152,7 @@ pub enum ApprovalDecision {
 
 /// A session the caller may have meant, listed by the `*_starting_*` warnings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RecentSession {
+pub(crate) struct RecentSession {
     /// Full id.
     pub id: String,
     /// Title (or first prompt).
@@ -164,7 +164,7 @@ pub struct RecentSession {
 /// `neocode run --json`, with the chat's `request_id` added by the bridge).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Event {
+pub(crate) enum Event {
     /// A `queue` request's message waits in the session's queue.
     Queued {
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -343,7 +343,11 @@ pub enum Event {
 
 impl Event {
     /// An `error` event.
-    pub fn error(request_id: Option<String>, code: &str, message: impl Into<String>) -> Event {
+    pub(crate) fn error(
+        request_id: Option<String>,
+        code: &str,
+        message: impl Into<String>,
+    ) -> Event {
         Event::Error {
             request_id,
             code: code.to_string(),
@@ -352,7 +356,11 @@ impl Event {
     }
 
     /// A `warning` event without a session list.
-    pub fn warning(request_id: Option<String>, code: &str, message: impl Into<String>) -> Event {
+    pub(crate) fn warning(
+        request_id: Option<String>,
+        code: &str,
+        message: impl Into<String>,
+    ) -> Event {
         Event::Warning {
             request_id,
             code: code.to_string(),
@@ -362,7 +370,7 @@ impl Event {
     }
 
     /// The line to write (without the newline).
-    pub fn to_line(&self) -> String {
+    pub(crate) fn to_line(&self) -> String {
         // Serialising these types cannot fail: every map key is a string.
         serde_json::to_string(self)
             .unwrap_or_else(|e| format!(r#"{{"type":"error","code":"internal","message":"{e}"}}"#))
@@ -373,7 +381,7 @@ impl Event {
 /// never reaches a session.
 // The error is one line, written at once: its size does not matter.
 #[allow(clippy::result_large_err)]
-pub fn parse_request(line: &[u8]) -> Result<Request, Event> {
+pub(crate) fn parse_request(line: &[u8]) -> Result<Request, Event> {
     let text = std::str::from_utf8(line)
         .map_err(|e| Event::error(None, "invalid_utf8", format!("the line is not UTF-8: {e}")))?;
     let value: Value = serde_json::from_str(text)

@@ -94,7 +94,7 @@ fn parse_policy(s: &str) -> Result<ApprovalPolicy, ValueError> {
 }
 
 /// Help text of `neocode run`.
-pub const RUN_EXAMPLES: &str = "\
+pub(crate) const RUN_EXAMPLES: &str = "\
 Examples:
   neocode run \"explain src/main.rs\"
   git diff | neocode run -                      prompt from standard input

@@ -11,5 +11,5 @@ mod prompt;
 mod text;
 mod turn;
 
-pub use args::{RUN_EXAMPLES, RunArgs};
+pub(crate) use args::{RUN_EXAMPLES, RunArgs};
 pub use turn::{compact, run};

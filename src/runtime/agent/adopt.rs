@@ -115,7 +115,7 @@ pub fn adopt(
 /// caller holds (the turn's own), in one append: a result for a call already answered is
 /// skipped (a retried request), one for a call the session never made refuses the turn with
 /// nothing written.
-pub fn store_results(
+pub(crate) fn store_results(
     sessions: &Sessions,
     id: &str,
     results: &[NewMessage],
@@ -191,7 +191,7 @@ pub struct Incoming {
 
 impl Incoming {
     /// The message to append.
-    pub fn to_new(&self) -> NewMessage {
+    pub(crate) fn to_new(&self) -> NewMessage {
         NewMessage {
             role: Some(self.role),
             parts: if self.text.is_empty() {
@@ -208,7 +208,7 @@ impl Incoming {
 
 /// What to do with a chosen session so that it holds the caller's history.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reconciled {
+pub(crate) struct Reconciled {
     /// `None`: the stored transcript is a prefix of the caller's history. `Some(seq)`: the
     /// two part after stored message `seq` (0: before the first one); continue in a fork
     /// taken there.
@@ -232,7 +232,7 @@ pub struct Reconciled {
 /// the recent tail while the caller still sends the whole conversation: the tail is aligned
 /// with the latest place in the caller's history where it fits, and what precedes that place
 /// counts as summarised.
-pub fn reconcile(stored: &[Message], history: &[Incoming]) -> Reconciled {
+pub(crate) fn reconcile(stored: &[Message], history: &[Incoming]) -> Reconciled {
     let full = reconcile_all(stored, history);
     // Replies at the end that were cut off (stored incomplete) and that the caller does not
     // have: a caller retrying after the cut asks again, in the same session.

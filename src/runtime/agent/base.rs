@@ -62,7 +62,7 @@ fn provider_factory(settings: &Settings) -> ProviderFactory {
 impl Agent {
     /// An agent whose turns talk to the scripted in-process demo model (`neocode demo`): no
     /// network, no settings needed; the tools, approvals and sandbox are the real ones.
-    pub fn demo(sessions: Sessions, settings: Settings) -> Agent {
+    pub(crate) fn demo(sessions: Sessions, settings: Settings) -> Agent {
         let factory: ProviderFactory =
             Arc::new(|| Ok(Box::new(DemoModel::new()) as Box<dyn Provider>));
         let mut a = Agent::with_provider(sessions, settings, factory);
@@ -188,7 +188,10 @@ impl Agent {
 
     /// This agent offering the front end's own `tools` too (never run here: a call of one
     /// waits for the front end, like a call waiting for approval).
-    pub fn with_host_tools(mut self, tools: Vec<crate::runtime::provider::ToolDef>) -> Agent {
+    pub(crate) fn with_host_tools(
+        mut self,
+        tools: Vec<crate::runtime::provider::ToolDef>,
+    ) -> Agent {
         self.ext = crate::runtime::extensions::project::Extensions::with_host_tools(
             &self.settings,
             self.sessions.root(),
@@ -197,13 +200,8 @@ impl Agent {
         self
     }
 
-    /// Instruction files, skills and MCP servers of this agent.
-    pub fn extensions(&self) -> &crate::runtime::extensions::project::Extensions {
-        &self.ext
-    }
-
     /// Whether sending works, or exactly which setting is missing.
-    pub fn provider_status(&self) -> ProviderStatus {
+    pub(crate) fn provider_status(&self) -> ProviderStatus {
         match self.fixed_model {
             Some(model) => ProviderStatus::Ready {
                 base_url: "in process (no network)".into(),
@@ -216,17 +214,12 @@ impl Agent {
     /// The window the provider's server tells (llama.cpp's `/props`, `/v1/models`, an
     /// overflow's numbers; probed once per server and process, so the first call may wait a
     /// few seconds): `None` when it tells none or no provider can be made.
-    pub fn told_window(&self) -> Option<u64> {
+    pub(crate) fn told_window(&self) -> Option<u64> {
         (self.factory)().ok()?.context_window()
     }
 
-    /// The sessions.
-    pub fn sessions(&self) -> &Sessions {
-        &self.sessions
-    }
-
     /// The settings.
-    pub fn settings(&self) -> &Settings {
+    pub(crate) fn settings(&self) -> &Settings {
         &self.settings
     }
 

@@ -39,7 +39,7 @@ pub struct Compacted {
 
 impl Compacted {
     /// What it did, in one line.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "the model is now sent a summary of {} message{} and the last {}; all {} stay in the transcript",
             self.summarised,
@@ -90,11 +90,11 @@ fn tail_start(msgs: &[&Message], window: u64) -> usize {
 /// is enough). `None`: no model call yet.
 /// The prompt tokens of the model call that made `m`, cached and cache-written ones
 /// included (APIs with prompt caching count them apart, but they fill the window).
-pub fn prompt_tokens(m: &Message) -> u64 {
+pub(crate) fn prompt_tokens(m: &Message) -> u64 {
     m.usage.input_tokens + m.extra.cached_input_tokens + m.extra.cache_write_tokens
 }
 
-pub fn context_now<'a>(
+pub(crate) fn context_now<'a>(
     h: &crate::session::SessionHeader,
     newest_first: impl IntoIterator<Item = &'a Message>,
 ) -> Option<(u64, bool)> {
@@ -127,7 +127,7 @@ pub fn context_now<'a>(
 
 /// Why a compaction did not happen (nothing changed).
 #[derive(Debug, thiserror::Error)]
-pub enum CompactError {
+pub(crate) enum CompactError {
     /// The session could not be read or replaced.
     #[error("{0}")]
     Store(#[from] crate::session::StoreError),
@@ -269,7 +269,7 @@ fn summarise_in_pieces(
 /// Compacts `session_id` with `provider`. The caller holds the session's lease. A
 /// conversation too long for the model's window is summarised in pieces. `window`: the
 /// context window in tokens as the caller knows it (a smaller one the server told wins).
-pub fn compact_with(
+pub(crate) fn compact_with(
     sessions: &Sessions,
     session_id: &str,
     provider: &mut dyn Provider,

@@ -65,16 +65,11 @@ pub struct StartError {
 
 impl StartError {
     /// A start error.
-    pub fn new(code: StartCode, message: impl Into<String>) -> StartError {
+    pub(crate) fn new(code: StartCode, message: impl Into<String>) -> StartError {
         StartError {
             code,
             message: message.into(),
         }
-    }
-
-    /// The stable code: `config`, `busy`, `not_found`, `usage`, `store` or `provider`.
-    pub fn code(&self) -> &'static str {
-        self.code.as_str()
     }
 }
 

@@ -136,8 +136,9 @@ pub enum TurnEvent {
     },
 }
 
+pub(crate) use crate::runtime::codes::UnknownCode;
+pub(crate) use crate::runtime::codes::WarningCode;
 use crate::runtime::codes::stable_codes;
-pub use crate::runtime::codes::{UnknownCode, WarningCode};
 
 stable_codes! {
     /// Why a turn failed ([`FinishReason::Failed`]): a provider failure (from its
@@ -243,7 +244,7 @@ pub enum FinishReason {
 
 impl FinishReason {
     /// `completed`, `cancelled`, `limit_reached` or `failed`.
-    pub fn as_str(&self) -> &'static str {
+    pub(crate) fn as_str(&self) -> &'static str {
         match self {
             FinishReason::Completed => "completed",
             FinishReason::Cancelled => "cancelled",

@@ -62,7 +62,7 @@ impl Commands {
 
     /// Raises the turn's cancel flag without a command (a sink whose front end went away;
     /// a signal path).
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         self.cancel.cancel();
     }
 
@@ -106,17 +106,12 @@ impl TurnHandle {
     }
 
     /// Cancels the turn (same as sending [`TurnCommand::Cancel`], usable from a signal path).
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         let _ = self.commands.send(TurnCommand::Cancel);
     }
 
-    /// A clone of the turn's cancel flag.
-    pub fn cancel_flag(&self) -> CancelFlag {
-        self.cancel.clone()
-    }
-
     /// Whether the turn's thread has ended (its last event was sent).
-    pub fn is_finished(&self) -> bool {
+    pub(crate) fn is_finished(&self) -> bool {
         self.thread.as_ref().is_none_or(JoinHandle::is_finished)
     }
 

@@ -5,10 +5,10 @@ use super::error::{StartCode, StartError};
 use std::path::{Path, PathBuf};
 
 /// Largest image sent to a model.
-pub const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
+pub(crate) const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
 
 /// The MIME type of an image file by its extension.
-pub fn image_mime(path: &Path) -> Option<&'static str> {
+pub(crate) fn image_mime(path: &Path) -> Option<&'static str> {
     let ext = path.extension()?.to_str()?.to_ascii_lowercase();
     Some(match ext.as_str() {
         "png" => "image/png",

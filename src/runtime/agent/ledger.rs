@@ -10,7 +10,7 @@ use crate::session::{RuntimeLedger, RuntimeLimits, Usage, now_ms};
 /// [`model_call_blocked`] and [`tool_call_blocked`] say it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct LimitReached(pub String);
+pub(crate) struct LimitReached(pub String);
 
 /// One ledger shared by turns running at once (the steps of a plan run with a width above 1).
 /// Each turn reserves a model call or a tool call here before making it, under one lock, so
@@ -18,11 +18,11 @@ pub struct LimitReached(pub String);
 /// began. What cannot be reserved: the tokens of a response, known only once it has streamed,
 /// so a token limit can still be passed by at most one response per turn in flight.
 #[derive(Clone, Debug)]
-pub struct SharedBudget(Arc<Mutex<RuntimeLedger>>);
+pub(crate) struct SharedBudget(Arc<Mutex<RuntimeLedger>>);
 
 impl SharedBudget {
     /// A budget starting from `ledger` (its limits, deadline and what was spent).
-    pub fn new(ledger: &RuntimeLedger) -> SharedBudget {
+    pub(crate) fn new(ledger: &RuntimeLedger) -> SharedBudget {
         SharedBudget(Arc::new(Mutex::new(ledger.clone())))
     }
 
@@ -32,7 +32,7 @@ impl SharedBudget {
     }
 
     /// Counts a model call about to be made, or says which limit forbids it.
-    pub fn reserve_model_call(&self) -> Result<(), LimitReached> {
+    pub(crate) fn reserve_model_call(&self) -> Result<(), LimitReached> {
         let mut l = self.lock();
         match model_call_blocked(&l) {
             Some(why) => Err(LimitReached(why)),
@@ -44,14 +44,14 @@ impl SharedBudget {
     }
 
     /// Adds tokens spent (a response once it has streamed, a compaction).
-    pub fn add_tokens(&self, usage: Usage) {
+    pub(crate) fn add_tokens(&self, usage: Usage) {
         let mut l = self.lock();
         l.usage.input_tokens += usage.input_tokens;
         l.usage.output_tokens += usage.output_tokens;
     }
 
     /// Counts a tool call about to run, or says which limit forbids it.
-    pub fn reserve_tool_call(&self) -> Result<(), LimitReached> {
+    pub(crate) fn reserve_tool_call(&self) -> Result<(), LimitReached> {
         let mut l = self.lock();
         match tool_call_blocked(&l) {
             Some(why) => Err(LimitReached(why)),
@@ -63,28 +63,26 @@ impl SharedBudget {
     }
 
     /// The limit that forbids another tool call, if one is reached.
-    pub fn tool_blocked(&self) -> Option<String> {
+    pub(crate) fn tool_blocked(&self) -> Option<String> {
         tool_call_blocked(&self.lock())
     }
 
     /// The limit that forbids starting anything more, if one is reached.
-    pub fn blocked(&self) -> Option<String> {
+    pub(crate) fn blocked(&self) -> Option<String> {
         model_call_blocked(&self.lock())
     }
 
     /// What was spent so far, reservations included.
-    pub fn usage(&self) -> crate::session::RuntimeUsage {
+    pub(crate) fn usage(&self) -> crate::session::RuntimeUsage {
         self.lock().usage.clone()
     }
 }
 
-pub use crate::runtime::config::caps::{
-    DEFAULT_TOOL_CALLS_PER_PROMPT, DEFAULT_TURNS_PER_PROMPT, PromptCaps,
-};
+pub(crate) use crate::runtime::config::caps::PromptCaps;
 
 impl PromptCaps {
     /// The cap that forbids another model call, `start` being the usage when the prompt began.
-    pub fn model_call_blocked(
+    pub(crate) fn model_call_blocked(
         &self,
         ledger: &RuntimeLedger,
         start: &crate::session::RuntimeUsage,
@@ -100,7 +98,7 @@ impl PromptCaps {
     }
 
     /// The cap that forbids another tool call.
-    pub fn tool_call_blocked(
+    pub(crate) fn tool_call_blocked(
         &self,
         ledger: &RuntimeLedger,
         start: &crate::session::RuntimeUsage,
@@ -117,7 +115,7 @@ impl PromptCaps {
 }
 
 /// The flag that raises the limit `why` names (a message of this module), for hints.
-pub fn flag_for(why: &str) -> &'static str {
+pub(crate) fn flag_for(why: &str) -> &'static str {
     if why.starts_with("max_tool_calls") {
         "--max-tool-calls"
     } else if why.starts_with("max_input_tokens") {
@@ -134,7 +132,7 @@ pub fn flag_for(why: &str) -> &'static str {
 }
 
 /// A new session's ledger: limits from the settings, the clock started now.
-pub fn fresh(limits: &RuntimeLimits) -> RuntimeLedger {
+pub(crate) fn fresh(limits: &RuntimeLimits) -> RuntimeLedger {
     let now = now_ms();
     RuntimeLedger {
         limits: limits.clone(),
@@ -147,7 +145,7 @@ pub fn fresh(limits: &RuntimeLimits) -> RuntimeLedger {
 /// A session's ledger: the stored one, else a fresh one whose token usage starts from what
 /// the session's messages spent (an imported session's lifetime usage is not dropped when
 /// neocode first runs it; the store keeps a ledger session's token totals equal to it).
-pub fn of(h: &crate::session::SessionHeader, limits: &RuntimeLimits) -> RuntimeLedger {
+pub(crate) fn of(h: &crate::session::SessionHeader, limits: &RuntimeLimits) -> RuntimeLedger {
     h.ledger.clone().unwrap_or_else(|| {
         let mut l = fresh(limits);
         l.usage.input_tokens = h.token_input_total;
@@ -157,7 +155,7 @@ pub fn of(h: &crate::session::SessionHeader, limits: &RuntimeLimits) -> RuntimeL
 }
 
 /// Applies limits the user set explicitly for this run (flags); unset ones stay as stored.
-pub fn apply_user_limits(ledger: &mut RuntimeLedger, set: &RuntimeLimits) {
+pub(crate) fn apply_user_limits(ledger: &mut RuntimeLedger, set: &RuntimeLimits) {
     let l = &mut ledger.limits;
     if set.max_turns.is_some() {
         l.max_turns = set.max_turns;
@@ -182,14 +180,14 @@ pub fn apply_user_limits(ledger: &mut RuntimeLedger, set: &RuntimeLimits) {
 }
 
 /// Records one model call.
-pub fn add_model_call(ledger: &mut RuntimeLedger, usage: Usage) {
+pub(crate) fn add_model_call(ledger: &mut RuntimeLedger, usage: Usage) {
     ledger.usage.turns += 1;
     ledger.usage.input_tokens += usage.input_tokens;
     ledger.usage.output_tokens += usage.output_tokens;
 }
 
 /// The limit that forbids another model call, in words.
-pub fn model_call_blocked(ledger: &RuntimeLedger) -> Option<String> {
+pub(crate) fn model_call_blocked(ledger: &RuntimeLedger) -> Option<String> {
     let (l, u) = (&ledger.limits, &ledger.usage);
     if let Some(m) = l.max_turns
         && u.turns >= m
@@ -218,7 +216,7 @@ pub fn model_call_blocked(ledger: &RuntimeLedger) -> Option<String> {
 }
 
 /// The limit that forbids another tool call, in words.
-pub fn tool_call_blocked(ledger: &RuntimeLedger) -> Option<String> {
+pub(crate) fn tool_call_blocked(ledger: &RuntimeLedger) -> Option<String> {
     if let Some(m) = ledger.limits.max_tool_calls
         && ledger.usage.tool_calls >= m
     {

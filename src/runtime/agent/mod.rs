@@ -13,30 +13,29 @@
 
 pub mod adopt;
 mod base;
-pub mod compact;
+pub(crate) mod compact;
 mod error;
 mod events;
 mod handle;
-pub mod images;
-pub mod ledger;
+pub(crate) mod images;
+pub(crate) mod ledger;
 mod op;
-pub mod plan;
+pub(crate) mod plan;
 mod session_ops;
 mod start;
 mod turn;
 mod turn_gate;
-pub mod window;
+pub(crate) mod window;
 
+pub use crate::runtime::codes::WarningCode;
 pub use crate::runtime::lease::{Lease, LeaseError};
 pub use crate::runtime::policy::gate::{Permission, RuleScope};
 pub use base::{Agent, ProviderFactory, session_model};
-pub use compact::{CompactError, Compacted};
 pub use error::{StartCode, StartError};
-pub use events::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode};
+pub use events::{FailCode, FinishReason, TurnCommand, TurnEvent};
 pub use handle::Sink;
 pub use handle::{Commands, TurnHandle, TurnSink, Watched};
 pub use op::{Op, OpError, OpOutcome, Started};
 pub use plan::{PlanRequest, plan_goal};
 pub use session_ops::RulesInForce;
 pub use start::{Target, TurnRequest};
-pub use turn::title_from;

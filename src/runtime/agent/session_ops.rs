@@ -41,7 +41,7 @@ static MODELS: std::sync::OnceLock<
 impl Agent {
     /// The models the configured server offers (`GET /v1/models`), asked once per process
     /// and server, then answered from memory.
-    pub fn models(&self) -> Result<Vec<String>, OpError> {
+    pub(crate) fn models(&self) -> Result<Vec<String>, OpError> {
         let o = self.settings.openai()?;
         let cache = MODELS.get_or_init(Default::default);
         if let Ok(c) = cache.lock()
@@ -150,7 +150,7 @@ impl Agent {
     /// Every rule in force for session `key` (`None`: a session not started yet, the files'
     /// rules only), for `/permissions`. Reads the rule files; a broken one is named in
     /// [`RulesInForce::problem`], not an error.
-    pub fn rules_in_force(&self, key: Option<&str>) -> Result<RulesInForce, StartError> {
+    pub(crate) fn rules_in_force(&self, key: Option<&str>) -> Result<RulesInForce, StartError> {
         let root = self.sessions.root();
         let home = self
             .settings
@@ -188,7 +188,7 @@ impl Agent {
     /// Takes `grant` (a rule text, or [`approval::NETWORK_GRANT`]) out of session `key`'s own
     /// rules (`/permissions`): calls it allowed ask again from its next turn. Refused while
     /// a turn runs (the turn owns the ledger). Returns whether it was there.
-    pub fn revoke_grant(&self, key: &str, grant: &str) -> Result<bool, StartError> {
+    pub(crate) fn revoke_grant(&self, key: &str, grant: &str) -> Result<bool, StartError> {
         let id = self.sessions.resolve(key)?;
         let _lease = self.lease(&id)?;
         let header = self.sessions.header(&id)?;

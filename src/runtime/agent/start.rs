@@ -107,7 +107,7 @@ impl Agent {
     /// Starts a turn; its events go to `sink` from the turn's thread. Fails before anything
     /// is written when no provider is configured, the session is unknown, or another process
     /// runs it.
-    pub fn start(
+    pub(crate) fn start(
         &self,
         target: Target,
         req: TurnRequest,

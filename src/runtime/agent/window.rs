@@ -14,11 +14,8 @@ use crate::runtime::sessions::Sessions;
 use crate::runtime::tools;
 use crate::session::{Message, Part, Role, Session};
 
-/// Marks the transcript message a compaction wrote (its text is in the task state already).
-pub use crate::session::COMPACTION_MARK;
-
 /// The system prompt for a workspace.
-pub fn system_prompt(root: &str) -> String {
+pub(crate) fn system_prompt(root: &str) -> String {
     let date = chrono::Local::now().format("%Y-%m-%d");
     let os = std::env::consts::OS;
     format!(
@@ -35,7 +32,7 @@ pub fn system_prompt(root: &str) -> String {
 }
 
 /// The built-in tools' definitions.
-pub fn tool_definitions() -> Vec<ToolDef> {
+pub(crate) fn tool_definitions() -> Vec<ToolDef> {
     tools::specs()
         .iter()
         .map(|s| ToolDef::new(s.name, s.description, (s.parameters)()))
@@ -43,13 +40,13 @@ pub fn tool_definitions() -> Vec<ToolDef> {
 }
 
 /// Builds the request for the next model call of `session`.
-pub fn build(sessions: &Sessions, session: &Session) -> ChatRequest {
+pub(crate) fn build(sessions: &Sessions, session: &Session) -> ChatRequest {
     build_with(sessions, session, "", Vec::new())
 }
 
 /// [`build`] with the project context (instructions, skills) after the base prompt and tools
 /// beyond the built-ins (`skill`, MCP tools).
-pub fn build_with(
+pub(crate) fn build_with(
     sessions: &Sessions,
     session: &Session,
     project: &str,
@@ -123,7 +120,11 @@ fn context(session: &Session) -> (Option<String>, &[Message]) {
 /// answering no call, or one already answered, are dropped; a compaction's summary is left
 /// out (the task state carries it); replies cut off at the end are left out (the model is
 /// asked again).
-pub fn conversation(sessions: &Sessions, session_id: &str, msgs: &[Message]) -> Vec<ChatMessage> {
+pub(crate) fn conversation(
+    sessions: &Sessions,
+    session_id: &str,
+    msgs: &[Message],
+) -> Vec<ChatMessage> {
     let mut out = Vec::with_capacity(msgs.len());
     let mut pending: Vec<String> = Vec::new();
     let mut answered: HashSet<String> = HashSet::new();
@@ -197,7 +198,7 @@ pub fn conversation(sessions: &Sessions, session_id: &str, msgs: &[Message]) -> 
 
 /// Whether `m` is a reply stored from a stream that stopped before its end (cut, timeout,
 /// cancel): `tool_metadata.incomplete`.
-pub fn is_incomplete(m: &Message) -> bool {
+pub(crate) fn is_incomplete(m: &Message) -> bool {
     m.role == Role::Assistant
         && m.tool_metadata
             .as_ref()
@@ -207,7 +208,7 @@ pub fn is_incomplete(m: &Message) -> bool {
 }
 
 /// Whether `m` is the summary a compaction wrote.
-pub fn is_compaction(m: &Message) -> bool {
+pub(crate) fn is_compaction(m: &Message) -> bool {
     m.is_compaction()
 }
 
@@ -239,7 +240,7 @@ fn user_parts(sessions: &Sessions, session_id: &str, m: &Message) -> Vec<UserPar
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::ToolCall;
+    use crate::session::{COMPACTION_MARK, ToolCall};
 
     fn call(id: &str, name: &str) -> ToolCall {
         ToolCall {

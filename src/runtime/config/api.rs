@@ -15,7 +15,7 @@ pub enum Api {
 
 impl Api {
     /// Parses `chat`, `responses`, `anthropic`.
-    pub fn parse(s: &str) -> Option<Api> {
+    pub(crate) fn parse(s: &str) -> Option<Api> {
         match s.trim() {
             "chat" => Some(Api::Chat),
             "responses" => Some(Api::Responses),
@@ -25,7 +25,7 @@ impl Api {
     }
 
     /// The name as written in config and flags.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Api::Chat => "chat",
             Api::Responses => "responses",
@@ -36,7 +36,7 @@ impl Api {
     /// A model name with an api in front (`anthropic:claude-sonnet-4-5`, as `/model` and
     /// `--model` accept it) split in two; a name without one (or with another prefix, such
     /// as Ollama's `qwen2.5-coder:7b`) is left whole.
-    pub fn split_model(name: &str) -> (Option<Api>, &str) {
+    pub(crate) fn split_model(name: &str) -> (Option<Api>, &str) {
         match name.split_once(':') {
             Some((api, model)) if !model.trim().is_empty() => match Api::parse(api) {
                 Some(a) => (Some(a), model.trim()),

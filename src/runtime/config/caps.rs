@@ -4,9 +4,9 @@
 use crate::session::RuntimeLimits;
 
 /// Tool calls one prompt (or one resume) may make when nothing else is configured.
-pub const DEFAULT_TOOL_CALLS_PER_PROMPT: u64 = 200;
+pub(crate) const DEFAULT_TOOL_CALLS_PER_PROMPT: u64 = 200;
 /// Model calls one prompt (or one resume) may make when nothing else is configured.
-pub const DEFAULT_TURNS_PER_PROMPT: u64 = 100;
+pub(crate) const DEFAULT_TURNS_PER_PROMPT: u64 = 100;
 
 /// Caps on what one prompt (one `neocode run`, one message in the TUI, one resume) may
 /// spend, on top of the session's budgets: a model looping on tools stops by itself, paused.
@@ -31,7 +31,7 @@ impl Default for PromptCaps {
 impl PromptCaps {
     /// These caps for a run whose user set session limits explicitly (`set`, the flags): a
     /// limit the user gave replaces the cap of the same kind for this run.
-    pub fn for_run(self, set: &RuntimeLimits) -> PromptCaps {
+    pub(crate) fn for_run(self, set: &RuntimeLimits) -> PromptCaps {
         PromptCaps {
             tool_calls: if set.max_tool_calls.is_some() {
                 None

@@ -2,7 +2,7 @@
 
 /// The default config file, written on first use. Everything is commented or a default, so
 /// the file documents itself.
-pub const DEFAULT_CONFIG: &str = r#"# neocode settings. The environment overrides this file, flags override both:
+pub(crate) const DEFAULT_CONFIG: &str = r#"# neocode settings. The environment overrides this file, flags override both:
 #   NEOCODE_BASE_URL   OpenAI-compatible base URL ending in /v1
 #   NEOCODE_MODEL      model name
 #   NEOCODE_API        chat | responses | anthropic (the wire API; see api below)

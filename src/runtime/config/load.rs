@@ -13,7 +13,7 @@ use crate::runtime::tools::{SandboxMode, SandboxSettings};
 impl Settings {
     /// Reads `<home>/config.toml` (writing the default first if there is none), the process
     /// environment and `flags`. A config file that does not parse is an error naming it.
-    pub fn load(home: &Path, flags: &Overrides) -> Result<Settings, ConfigError> {
+    pub(crate) fn load(home: &Path, flags: &Overrides) -> Result<Settings, ConfigError> {
         Settings::load_with(home, flags, &|k| std::env::var(k).ok())
     }
 

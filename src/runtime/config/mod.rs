@@ -5,7 +5,7 @@
 //! config, the database, exports, logs or error messages.
 
 mod api;
-pub mod caps;
+pub(crate) mod caps;
 mod default_config;
 mod file;
 mod load;
@@ -20,8 +20,8 @@ use std::time::Duration;
 use super::tools::SandboxSettings;
 use crate::session::RuntimeLimits;
 
-pub use api::Api;
-pub use default_config::DEFAULT_CONFIG;
+pub(crate) use api::Api;
+pub(crate) use default_config::DEFAULT_CONFIG;
 
 /// When tool calls ask the user first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -37,7 +37,7 @@ pub enum ApprovalPolicy {
 
 impl ApprovalPolicy {
     /// Parses `ask`, `auto-edit`, `never-ask`.
-    pub fn parse(s: &str) -> Option<ApprovalPolicy> {
+    pub(crate) fn parse(s: &str) -> Option<ApprovalPolicy> {
         match s {
             "ask" => Some(ApprovalPolicy::Ask),
             "auto-edit" => Some(ApprovalPolicy::AutoEdit),
@@ -47,7 +47,7 @@ impl ApprovalPolicy {
     }
 
     /// The name as written in config and flags.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ApprovalPolicy::Ask => "ask",
             ApprovalPolicy::AutoEdit => "auto-edit",
@@ -73,7 +73,7 @@ pub struct Overrides {
 
 /// Whether a model can be called, and if not, what to set.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProviderStatus {
+pub(crate) enum ProviderStatus {
     /// Ready to send.
     Ready {
         /// Base URL.

@@ -6,7 +6,7 @@ use crate::runtime::provider::{ApiSettings, OpenAiSettings};
 impl Settings {
     /// The base URL a request would go to: the configured one, else OpenAI's when a key is set.
     /// The base URL requests go to (the OpenAI default when only a key is set), if any.
-    pub fn effective_base_url(&self) -> Option<String> {
+    pub(crate) fn effective_base_url(&self) -> Option<String> {
         self.base_url.clone().or_else(|| {
             self.has_api_key()
                 .then(|| self.api.default_url().to_string())
@@ -14,7 +14,7 @@ impl Settings {
     }
 
     /// Whether sending can work, else exactly which setting is missing.
-    pub fn provider_status(&self) -> ProviderStatus {
+    pub(crate) fn provider_status(&self) -> ProviderStatus {
         let file = self.path.display();
         let Some(base_url) = self.effective_base_url() else {
             return ProviderStatus::Missing(format!(
@@ -63,7 +63,7 @@ impl Settings {
     }
 
     /// Settings for the configured wire API's provider, or what is missing.
-    pub fn wire(&self) -> Result<ApiSettings, ConfigError> {
+    pub(crate) fn wire(&self) -> Result<ApiSettings, ConfigError> {
         Ok(ApiSettings {
             http: self.openai()?,
             reasoning_effort: self.reasoning_effort.clone(),
@@ -73,12 +73,12 @@ impl Settings {
     }
 
     /// Whether an API key is set or a command gives one (the key itself is never shown).
-    pub fn has_api_key(&self) -> bool {
+    pub(crate) fn has_api_key(&self) -> bool {
         self.api_key.is_some() || self.key_command.is_some() || self.vendor_key().is_some()
     }
 
     /// Where the key comes from (a variable's name, or `api_key_command`), for messages.
-    pub fn key_source(&self) -> Option<String> {
+    pub(crate) fn key_source(&self) -> Option<String> {
         if self.api_key.is_some() {
             return self.explicit_source.clone();
         }

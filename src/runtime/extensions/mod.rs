@@ -3,5 +3,5 @@
 //! carries (`project.rs`).
 
 pub mod mcp;
-pub mod project;
-pub mod project_context;
+pub(crate) mod project;
+pub(crate) mod project_context;

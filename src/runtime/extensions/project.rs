@@ -21,7 +21,7 @@ use crate::runtime::codes::WarningCode;
 
 /// The per-process extensions of an [`crate::runtime::agent::Agent`]: where personal instructions and skills
 /// live, and the MCP servers (started on first use, shared by all turns of the process).
-pub struct Extensions {
+pub(crate) struct Extensions {
     home: PathBuf,
     root: PathBuf,
     mcp: Option<McpManager>,
@@ -31,7 +31,7 @@ pub struct Extensions {
 }
 
 /// Why a call of a front end's own tool waits ([`Extensions::with_host_tools`]).
-pub const HOST_TOOL_REASON: &str = "a tool of the front end: it runs there";
+pub(crate) const HOST_TOOL_REASON: &str = "a tool of the front end: it runs there";
 
 impl std::fmt::Debug for Extensions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -43,7 +43,7 @@ impl std::fmt::Debug for Extensions {
 }
 
 /// The additions to one model call.
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// Appended to the system prompt (may be empty).
     pub system: String,
     /// Tool definitions beyond the built-in ones.
@@ -53,7 +53,7 @@ pub struct Prepared {
 impl Extensions {
     /// Extensions for a workspace: home from the settings' file, MCP servers from its
     /// `[mcp_servers]` tables (none started yet).
-    pub fn new(settings: &Settings, root: &Path) -> Arc<Extensions> {
+    pub(crate) fn new(settings: &Settings, root: &Path) -> Arc<Extensions> {
         let home = settings
             .path
             .parent()
@@ -73,7 +73,7 @@ impl Extensions {
     }
 
     /// Extensions for a workspace whose turns also offer the front end's `host` tools.
-    pub fn with_host_tools(
+    pub(crate) fn with_host_tools(
         settings: &Settings,
         root: &Path,
         host: Vec<ToolDef>,
@@ -86,17 +86,12 @@ impl Extensions {
     }
 
     /// Whether `name` is one of the front end's own tools.
-    pub fn is_host(&self, name: &str) -> bool {
+    pub(crate) fn is_host(&self, name: &str) -> bool {
         self.host.iter().any(|t| t.name == name)
     }
 
-    /// The MCP servers, if any are configured.
-    pub fn mcp(&self) -> Option<&McpManager> {
-        self.mcp.as_ref()
-    }
-
     /// The project context of `session` as it stands on disk now.
-    pub fn context(&self, session: &Session) -> ProjectContext {
+    pub(crate) fn context(&self, session: &Session) -> ProjectContext {
         ProjectContext::gather(
             &self.home,
             &self.root,
@@ -106,14 +101,14 @@ impl Extensions {
     }
 
     /// The skills on disk (the workspace's only when the user trusts it).
-    pub fn skills(&self) -> Skills {
+    pub(crate) fn skills(&self) -> Skills {
         crate::runtime::trust::Admission::check(&self.home, &self.root).skills(&self.home)
     }
 
     /// What the next model call of `session` gets beyond the built-ins. Starts MCP servers
     /// on first use. Problems (a malformed `SKILL.md`, a server that failed) go to `warn`
     /// once each.
-    pub fn prepare(
+    pub(crate) fn prepare(
         &self,
         session: &Session,
         warn: &mut dyn FnMut(WarningCode, String),
@@ -167,7 +162,7 @@ impl Extensions {
     }
 
     /// The approval class of a tool that is not built in, if it is one of ours.
-    pub fn kind(&self, name: &str) -> Option<ToolKind> {
+    pub(crate) fn kind(&self, name: &str) -> Option<ToolKind> {
         if name == skills::SKILL_TOOL.name {
             return Some(skills::SKILL_TOOL.kind);
         }
@@ -193,7 +188,7 @@ impl Extensions {
     /// Whether an MCP call asks first: only tools the server marks read-only run without
     /// asking, under every policy but `never-ask` (the sandbox does not reach them, so its
     /// state does not matter here).
-    pub fn mcp_approval(
+    pub(crate) fn mcp_approval(
         &self,
         kind: ToolKind,
         name: &str,
@@ -217,12 +212,12 @@ impl Extensions {
 
     /// Whether `name` is an MCP tool or a front end's own tool (both ask by
     /// [`Extensions::mcp_approval`]; a front end's always waits).
-    pub fn is_mcp(&self, name: &str) -> bool {
+    pub(crate) fn is_mcp(&self, name: &str) -> bool {
         self.is_host(name) || self.mcp_tool(name).is_some()
     }
 
     /// Carries out a call of ours (`skill`, `mcp__...`); `None` for anything else.
-    pub fn run(
+    pub(crate) fn run(
         &self,
         name: &str,
         arguments: &str,

@@ -354,7 +354,7 @@ fn subagent_parent(path: &Path) -> Option<String> {
 }
 
 /// The session id of a transcript path: its stem, or `<parent>-<stem>` for a sub-agent.
-pub fn expected_id(path: &Path) -> Option<String> {
+pub(crate) fn expected_id(path: &Path) -> Option<String> {
     let stem = path.file_stem()?.to_string_lossy().into_owned();
     Some(match subagent_parent(path) {
         Some(parent) => safe_id(&format!("{parent}-{stem}")),
@@ -363,7 +363,7 @@ pub fn expected_id(path: &Path) -> Option<String> {
 }
 
 /// Converts one Claude Code transcript.
-pub fn convert(path: &Path) -> std::io::Result<Converted> {
+pub(crate) fn convert(path: &Path) -> std::io::Result<Converted> {
     let mut lines = Lines::open(path)?;
     let sub_parent = subagent_parent(path).map(|p| safe_id(&p));
     let mut main = Conv::default();

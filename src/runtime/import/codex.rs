@@ -441,7 +441,7 @@ fn output(raw: &Value) -> (String, Option<Value>, bool) {
 }
 
 /// The uuid at the end of `rollout-<time>-<uuid>.jsonl`.
-pub fn expected_id(path: &Path) -> Option<String> {
+pub(crate) fn expected_id(path: &Path) -> Option<String> {
     let stem = path.file_stem()?.to_string_lossy().into_owned();
     let tail = stem.get(stem.len().checked_sub(36)?..)?;
     let ok = tail.bytes().enumerate().all(|(i, b)| {
@@ -455,7 +455,7 @@ pub fn expected_id(path: &Path) -> Option<String> {
 }
 
 /// Converts one Codex rollout.
-pub fn convert(path: &Path) -> std::io::Result<Converted> {
+pub(crate) fn convert(path: &Path) -> std::io::Result<Converted> {
     let mut lines = Lines::open(path)?;
     let mut conv = Conv::default();
     let mut stats = super::ReadStats::default();

@@ -8,8 +8,8 @@
 //! replaces a session whose file changed, and never touches a session that was continued in
 //! neocode since it was imported.
 
-pub mod claude;
-pub mod codex;
+pub(crate) mod claude;
+pub(crate) mod codex;
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -39,7 +39,7 @@ pub enum SourceTool {
 
 impl SourceTool {
     /// The name stored with imported sessions.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SourceTool::ClaudeCode => "claude-code",
             SourceTool::Codex => "codex",
@@ -154,7 +154,7 @@ pub(crate) struct Builder {
 
 impl Builder {
     /// Appends a message, giving it the next seq; returns its index.
-    pub fn push(&mut self, mut m: FileMessage) -> usize {
+    pub(crate) fn push(&mut self, mut m: FileMessage) -> usize {
         m.seq = self.messages.len() as i64 + 1;
         if m.created_at.is_empty() {
             m.created_at = self.last_time.clone();
@@ -167,7 +167,7 @@ impl Builder {
     }
 
     /// Adds a tool call to message `idx` unless a call with that id was already made.
-    pub fn add_call(&mut self, idx: usize, call: ToolCall) -> bool {
+    pub(crate) fn add_call(&mut self, idx: usize, call: ToolCall) -> bool {
         if !self.calls.insert(call.id.clone()) {
             return false;
         }
@@ -177,7 +177,7 @@ impl Builder {
 
     /// Stores image bytes as an asset (content-addressed, so one image is stored once) and
     /// returns the part that shows it.
-    pub fn image(&mut self, mime: &str, data: &[u8]) -> Part {
+    pub(crate) fn image(&mut self, mime: &str, data: &[u8]) -> Part {
         let hash = Sha256::digest(data);
         let id = format!("img-{}", hex(&hash[..12]));
         if self.asset_ids.insert(id.clone()) {
@@ -199,7 +199,7 @@ impl Builder {
     }
 
     /// A base64 image as a part; undecodable data becomes a note instead.
-    pub fn base64_image(&mut self, mime: &str, b64: &str) -> Part {
+    pub(crate) fn base64_image(&mut self, mime: &str, b64: &str) -> Part {
         let cleaned: String = b64.chars().filter(|c| !c.is_ascii_whitespace()).collect();
         match base64::engine::general_purpose::STANDARD.decode(cleaned.as_bytes()) {
             Ok(bytes) => self.image(mime, &bytes),
@@ -208,7 +208,7 @@ impl Builder {
     }
 
     /// A `data:<mime>;base64,<data>` URL as an image part, if it is one.
-    pub fn data_url_image(&mut self, url: &str) -> Option<Part> {
+    pub(crate) fn data_url_image(&mut self, url: &str) -> Option<Part> {
         let rest = url.strip_prefix("data:")?;
         let (head, data) = rest.split_once(',')?;
         let mime = head.strip_suffix(";base64")?;
@@ -596,7 +596,7 @@ pub(crate) fn text_of(v: &Value) -> String {
 
 /// Where a tool keeps its history: `$CLAUDE_CONFIG_DIR` or `~/.claude`, `$CODEX_HOME` or
 /// `~/.codex`.
-pub fn tool_home(tool: SourceTool) -> Option<PathBuf> {
+pub(crate) fn tool_home(tool: SourceTool) -> Option<PathBuf> {
     let (var, dot) = match tool {
         SourceTool::ClaudeCode => ("CLAUDE_CONFIG_DIR", ".claude"),
         SourceTool::Codex => ("CODEX_HOME", ".codex"),
@@ -620,7 +620,7 @@ pub fn claude_project_dir_name(dir: &Path) -> String {
 
 /// The working directory a transcript recorded (Claude Code: a line's `cwd`; Codex:
 /// `session_meta.cwd`), from its first lines.
-pub fn peek_cwd(tool: SourceTool, path: &Path) -> Option<String> {
+pub(crate) fn peek_cwd(tool: SourceTool, path: &Path) -> Option<String> {
     let mut lines = Lines::open(path).ok()?;
     for _ in 0..200 {
         let v = lines.next_object().ok()??;
@@ -639,13 +639,13 @@ pub fn peek_cwd(tool: SourceTool, path: &Path) -> Option<String> {
 }
 
 /// Whether `cwd` is `root` or inside it.
-pub fn within(root: &Path, cwd: &str) -> bool {
+pub(crate) fn within(root: &Path, cwd: &str) -> bool {
     Path::new(cwd).starts_with(root)
 }
 
 /// Every transcript file the tool keeps under `home`; with `root`, only those of sessions that
 /// ran in that directory or below it. Parents come before their sub-agents.
-pub fn discover(tool: SourceTool, home: &Path, root: Option<&Path>) -> Vec<PathBuf> {
+pub(crate) fn discover(tool: SourceTool, home: &Path, root: Option<&Path>) -> Vec<PathBuf> {
     let mut out = Vec::new();
     match tool {
         SourceTool::ClaudeCode => {
@@ -705,7 +705,7 @@ pub fn discover(tool: SourceTool, home: &Path, root: Option<&Path>) -> Vec<PathB
 
 /// Sorts sub-agent transcripts after the others (links survive any order; this only makes
 /// a partial import more useful).
-pub fn order_parents_first(files: &mut [PathBuf]) {
+pub(crate) fn order_parents_first(files: &mut [PathBuf]) {
     files.sort_by_key(|p| {
         let sub = p
             .parent()
@@ -718,7 +718,7 @@ pub fn order_parents_first(files: &mut [PathBuf]) {
 /// Converts `files` on a second thread while the caller writes what was converted before, so
 /// reading and parsing overlap with SQLite. At most two converted files wait at a time, which
 /// keeps memory flat however many files there are; dropping the iterator stops the thread.
-pub fn convert_in_background(
+pub(crate) fn convert_in_background(
     tool: SourceTool,
     files: Vec<PathBuf>,
 ) -> impl Iterator<Item = (PathBuf, std::io::Result<Converted>)> {

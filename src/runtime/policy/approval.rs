@@ -10,18 +10,18 @@ use crate::runtime::tools::{SandboxSettings, ToolKind, sandbox};
 /// The grant, kept among a session's "always" answers (`RuntimeLedger::approved_tools`), that
 /// opens the network to its commands (`/approve network`). A colon never occurs in a tool
 /// name, so it cannot be mistaken for one.
-pub const NETWORK_GRANT: &str = "sandbox:network";
+pub(crate) const NETWORK_GRANT: &str = "sandbox:network";
 
 /// The sandbox a session's commands run under: the configured one, with the network open when
 /// the config allows it or the user allowed it for this session.
-pub fn session_sandbox(configured: &SandboxSettings, always: &[String]) -> SandboxSettings {
+pub(crate) fn session_sandbox(configured: &SandboxSettings, always: &[String]) -> SandboxSettings {
     let mut sb = configured.clone();
     sb.network |= always.iter().any(|t| t == NETWORK_GRANT);
     sb
 }
 
 /// Why the call must ask, or `None` when it may run.
-pub fn needs_approval(
+pub(crate) fn needs_approval(
     kind: ToolKind,
     name: &str,
     policy: ApprovalPolicy,
@@ -57,7 +57,7 @@ pub fn needs_approval(
 
 /// The weakest `--approve` policy under which a call of `kind` runs without asking, for
 /// telling a non-interactive user which flag allows it.
-pub fn policy_allowing(kind: ToolKind) -> &'static str {
+pub(crate) fn policy_allowing(kind: ToolKind) -> &'static str {
     match kind {
         ToolKind::Read | ToolKind::Plan => "ask",
         ToolKind::Edit => "auto-edit",

@@ -53,7 +53,7 @@ pub enum KeepError {
 /// A `UserPromptSubmit` hook blocked the prompt.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{reason}")]
-pub struct PromptRefused {
+pub(crate) struct PromptRefused {
     /// The hook's reason, as it gave it.
     pub reason: String,
 }
@@ -72,7 +72,7 @@ pub enum RuleScope {
 
 impl RuleScope {
     /// In words, for prompts.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             RuleScope::Session => "this session",
             RuleScope::Workspace => "this workspace",
@@ -81,7 +81,7 @@ impl RuleScope {
     }
 
     /// The next scope (the TUI cycles through them).
-    pub fn next(self) -> RuleScope {
+    pub(crate) fn next(self) -> RuleScope {
         match self {
             RuleScope::Session => RuleScope::Workspace,
             RuleScope::Workspace => RuleScope::Everywhere,
@@ -135,7 +135,7 @@ impl Permission {
 
     /// The user answered (once, or "always" with the rules saved at `scope`; several are
     /// named in one `rule`, separated by `, `).
-    pub fn user(always: Option<(&[String], RuleScope)>) -> Permission {
+    pub(crate) fn user(always: Option<(&[String], RuleScope)>) -> Permission {
         match always {
             None => Permission::new(true, "user", Some("approved once".into())),
             Some((rules, scope)) => Permission {
@@ -147,12 +147,12 @@ impl Permission {
     }
 
     /// The user denied the call.
-    pub fn user_denied() -> Permission {
+    pub(crate) fn user_denied() -> Permission {
         Permission::new(false, "user", None)
     }
 
     /// One line: `allowed by rule run_command(cargo test *) (/w/.neocode/permissions.toml:2)`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let verb = if self.decision == "allow" {
             "allowed"
         } else {
@@ -174,14 +174,14 @@ impl Permission {
     }
 
     /// The permission stored in a tool result's metadata.
-    pub fn of_metadata(meta: Option<&Value>) -> Option<Permission> {
+    pub(crate) fn of_metadata(meta: Option<&Value>) -> Option<Permission> {
         serde_json::from_value(meta?.get("permission")?.clone()).ok()
     }
 }
 
 /// What the gate says about a call.
 #[derive(Debug, Clone)]
-pub enum Gated {
+pub(crate) enum Gated {
     /// It runs without asking.
     Run(Permission),
     /// The user is asked.
@@ -249,7 +249,7 @@ impl Gate {
     }
 
     /// [`Gate::left_out`] unless this process said it already (the same words once).
-    pub fn left_out_unsaid(&self) -> Option<String> {
+    pub(crate) fn left_out_unsaid(&self) -> Option<String> {
         let why = self.left_out.clone()?;
         let mut g = SAID.lock().unwrap_or_else(|p| p.into_inner());
         g.get_or_insert_with(HashSet::new)
@@ -276,7 +276,7 @@ impl Gate {
 
     /// `SessionStart`, once per session and process (`startup` for a session without
     /// messages, else `resume`). Returns the context its hooks add.
-    pub fn session_start(&mut self, has_messages: bool) -> Vec<String> {
+    pub(crate) fn session_start(&mut self, has_messages: bool) -> Vec<String> {
         let first = match STARTED.lock() {
             Ok(mut g) => g
                 .get_or_insert_with(HashSet::new)
@@ -293,7 +293,7 @@ impl Gate {
 
     /// `UserPromptSubmit`: `Err` refuses the prompt (with the hook's reason); `Ok` has the
     /// context to add.
-    pub fn prompt_submit(&mut self, prompt: &str) -> Result<Vec<String>, PromptRefused> {
+    pub(crate) fn prompt_submit(&mut self, prompt: &str) -> Result<Vec<String>, PromptRefused> {
         let mut p = self.payload();
         p.prompt = Some(prompt.to_string());
         let o = self.fire(HookEvent::UserPromptSubmit, &p);
@@ -304,7 +304,12 @@ impl Gate {
     }
 
     /// `PostToolUse`: a reason to add to the result for the model, when a hook blocks.
-    pub fn post_tool_use(&mut self, call: &ToolCall, text: &str, is_error: bool) -> Option<String> {
+    pub(crate) fn post_tool_use(
+        &mut self,
+        call: &ToolCall,
+        text: &str,
+        is_error: bool,
+    ) -> Option<String> {
         let mut p = self.payload();
         p.tool_name = Some(call.name.clone());
         p.tool_input = Some(arguments(call));
@@ -313,7 +318,7 @@ impl Gate {
     }
 
     /// `Stop` (the model answered without calls): a reason to go on, when a hook blocks.
-    pub fn stop(&mut self, active: bool) -> Option<String> {
+    pub(crate) fn stop(&mut self, active: bool) -> Option<String> {
         let mut p = self.payload();
         p.stop_hook_active = Some(active);
         self.fire(HookEvent::Stop, &p).block
@@ -322,7 +327,7 @@ impl Gate {
     /// The model answered without calls: `Stop`, and when the turn does end (no `Stop` hook
     /// makes it go on), `Notification` `idle_prompt`. A reason to go on, when a hook blocks
     /// (`active`: the turn already went on once for a `Stop` hook, and does not again).
-    pub fn turn_end(&mut self, active: bool) -> Option<String> {
+    pub(crate) fn turn_end(&mut self, active: bool) -> Option<String> {
         let go_on = self.stop(active);
         if go_on.is_none() || active {
             self.notify(
@@ -334,14 +339,14 @@ impl Gate {
     }
 
     /// `PreCompact` with trigger `auto` (the context window filled).
-    pub fn pre_compact(&mut self) {
+    pub(crate) fn pre_compact(&mut self) {
         let mut p = self.payload();
         p.trigger = Some("auto".into());
         self.fire(HookEvent::PreCompact, &p);
     }
 
     /// `Notification` (`permission_prompt`: a call waits for the user).
-    pub fn notify(&mut self, kind: &str, message: &str) {
+    pub(crate) fn notify(&mut self, kind: &str, message: &str) {
         let mut p = self.payload();
         p.notification_type = Some(kind.to_string());
         p.message = Some(message.to_string());
@@ -350,7 +355,7 @@ impl Gate {
 
     /// Decides `call`: rules (with the session's `grants`), then `PreToolUse` hooks, then
     /// `policy` (the approval policy's reason to ask, `None` when it lets the call run).
-    pub fn decide(
+    pub(crate) fn decide(
         &mut self,
         call: &ToolCall,
         grants: &[String],
@@ -433,7 +438,7 @@ impl Gate {
     }
 
     /// The rules whose read denials `grep` and `list_dir` honour while they walk.
-    pub fn read_rules(&self) -> std::sync::Arc<Rules> {
+    pub(crate) fn read_rules(&self) -> std::sync::Arc<Rules> {
         std::sync::Arc::new(self.rules.clone())
     }
 
@@ -442,7 +447,7 @@ impl Gate {
     /// core`), a folder or glob for a file tool ([`Rules::propose`]). Empty when no rule can
     /// allow the call (`rules_can_allow` false, or a part the shell grammar cannot account
     /// for): no "always" is offered then.
-    pub fn propose(
+    pub(crate) fn propose(
         &self,
         call: &ToolCall,
         grants: &[String],
@@ -525,7 +530,7 @@ fn arguments(call: &ToolCall) -> Value {
 }
 
 /// `meta` with the hook `runs` added under `hooks` (an object is made when `meta` is none).
-pub fn with_hook_runs(meta: Option<Value>, runs: Vec<HookRun>) -> Option<Value> {
+pub(crate) fn with_hook_runs(meta: Option<Value>, runs: Vec<HookRun>) -> Option<Value> {
     if runs.is_empty() {
         return meta;
     }
@@ -548,7 +553,7 @@ pub fn with_hook_runs(meta: Option<Value>, runs: Vec<HookRun>) -> Option<Value> 
 }
 
 /// `meta` with `permission` set.
-pub fn with_permission(meta: Option<Value>, p: &Permission) -> Option<Value> {
+pub(crate) fn with_permission(meta: Option<Value>, p: &Permission) -> Option<Value> {
     let mut m = match meta {
         Some(Value::Object(m)) => m,
         _ => serde_json::Map::new(),
@@ -561,7 +566,7 @@ pub fn with_permission(meta: Option<Value>, p: &Permission) -> Option<Value> {
 
 /// The text parts a prompt carries for the context hooks added (`additionalContext`, or a
 /// `SessionStart` / `UserPromptSubmit` hook's plain output), each marked as a hook's.
-pub fn context_parts(context: &[String]) -> Vec<crate::session::Part> {
+pub(crate) fn context_parts(context: &[String]) -> Vec<crate::session::Part> {
     context
         .iter()
         .filter(|c| !c.trim().is_empty())

@@ -3,7 +3,7 @@
 //! order and records what decided (`gate.rs`). The turn's side of it (asking the user,
 //! answering the model) is `agent::turn_gate`.
 
-pub mod approval;
+pub(crate) mod approval;
 pub mod gate;
-pub mod hooks;
+pub(crate) mod hooks;
 pub mod permissions;

@@ -25,14 +25,14 @@ use crate::runtime::cancel::CancelFlag;
 use crate::session::{ToolCall, Usage};
 
 /// The model name the demo's sessions record and the status line shows.
-pub const DEMO_MODEL: &str = "demo model — scripted, no network";
+pub(crate) const DEMO_MODEL: &str = "demo model — scripted, no network";
 
 /// The provider name the demo's sessions record.
-pub const DEMO_PROVIDER: &str = "demo";
+pub(crate) const DEMO_PROVIDER: &str = "demo";
 
 /// The demo model's context window in tokens (what it tells, as a server would): small, so
 /// the status line's gauge visibly fills as a demo session grows.
-pub const DEMO_WINDOW: u64 = 32_000;
+pub(crate) const DEMO_WINDOW: u64 = 32_000;
 
 /// Milliseconds between two streamed pieces; `NEOCODE_DEMO_PACE_MS` changes it (tests make
 /// the stream slow enough to type during it, or instant).
@@ -40,7 +40,7 @@ const PACE_MS: u64 = 18;
 
 /// The scripted demo model.
 #[derive(Debug, Clone)]
-pub struct DemoModel {
+pub(crate) struct DemoModel {
     pace: Duration,
 }
 
@@ -52,7 +52,7 @@ impl Default for DemoModel {
 
 impl DemoModel {
     /// The demo model at its pace (`NEOCODE_DEMO_PACE_MS`, else 18 ms a piece).
-    pub fn new() -> DemoModel {
+    pub(crate) fn new() -> DemoModel {
         let ms = std::env::var("NEOCODE_DEMO_PACE_MS")
             .ok()
             .and_then(|v| v.trim().parse::<u64>().ok())

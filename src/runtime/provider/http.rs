@@ -18,7 +18,7 @@ use crate::runtime::cancel::CancelFlag;
 
 /// How to reach a model over the Messages or Responses API.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiSettings {
+pub(crate) struct ApiSettings {
     /// Base URL, model, key, timeouts and retries (as for Chat Completions).
     pub http: OpenAiSettings,
     /// `reasoning.effort` (Responses): `minimal`, `low`, `medium`, `high`.
@@ -56,7 +56,7 @@ pub trait WireFold {
 }
 
 /// The HTTP side of a provider: a client and the single-threaded runtime it runs on.
-pub struct Wire {
+pub(crate) struct Wire {
     pub settings: ApiSettings,
     client: reqwest::Client,
     rt: tokio::runtime::Runtime,
@@ -73,7 +73,7 @@ enum ReadError {
 
 /// One request: where, with which headers, what body, and which variables name the key
 /// (for the message when it is refused).
-pub struct Call<'a> {
+pub(crate) struct Call<'a> {
     pub url: String,
     pub headers: Vec<(&'static str, String)>,
     pub body: &'a Value,
@@ -82,7 +82,7 @@ pub struct Call<'a> {
 
 impl Wire {
     /// Builds the client.
-    pub fn new(settings: ApiSettings) -> Result<Wire, ProviderError> {
+    pub(crate) fn new(settings: ApiSettings) -> Result<Wire, ProviderError> {
         let (client, rt) = transport::client_and_runtime(settings.http.connect_timeout)?;
         Ok(Wire {
             settings,
@@ -92,7 +92,7 @@ impl Wire {
     }
 
     /// An error whose message never contains the key.
-    pub fn err(
+    pub(crate) fn err(
         &self,
         kind: ErrorKind,
         message: String,
@@ -106,7 +106,7 @@ impl Wire {
     }
 
     /// Sends `call` and folds its stream with a fresh fold from `new_fold` per attempt.
-    pub fn stream<F: WireFold>(
+    pub(crate) fn stream<F: WireFold>(
         &self,
         call: &Call<'_>,
         cancel: &CancelFlag,
@@ -373,17 +373,17 @@ fn status_error(
 }
 
 /// `data` as JSON, or `None` for the stray lines some servers send.
-pub fn json(data: &str) -> Option<Value> {
+pub(crate) fn json(data: &str) -> Option<Value> {
     serde_json::from_str(data.trim()).ok()
 }
 
 /// A number field of `v`, 0 when absent.
-pub fn n(v: &Value, key: &str) -> u64 {
+pub(crate) fn n(v: &Value, key: &str) -> u64 {
     v.get(key).and_then(Value::as_u64).unwrap_or(0)
 }
 
 /// A string field of `v`, empty when absent.
-pub fn s<'a>(v: &'a Value, key: &str) -> &'a str {
+pub(crate) fn s<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
 }
 

@@ -10,11 +10,11 @@
 
 pub mod anthropic;
 mod contract;
-pub mod demo;
+pub(crate) mod demo;
 mod error;
 pub mod http;
-pub mod openai;
-pub mod quirks;
+pub(crate) mod openai;
+pub(crate) mod quirks;
 mod request;
 pub mod responses;
 mod retry_after;
@@ -23,16 +23,16 @@ pub mod sse;
 mod sse_decode;
 mod transport;
 
-pub use anthropic::Anthropic;
+pub(crate) use anthropic::Anthropic;
 pub use contract::Provider;
-pub use demo::DemoModel;
+pub(crate) use demo::DemoModel;
 pub use error::{ErrorKind, ProviderError};
-pub use http::ApiSettings;
+pub(crate) use http::ApiSettings;
 pub use openai::OpenAi;
 pub use request::{
     ChatMessage, ChatRequest, INTERRUPTED_RESULT, Reasoning, StopNote, TokenDetail, ToolDef,
     UserPart, model_family, replays_to,
 };
-pub use responses::Responses;
+pub(crate) use responses::Responses;
 pub use settings::OpenAiSettings;
 pub use sse::{Completion, Folder, StreamEvent};

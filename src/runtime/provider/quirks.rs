@@ -182,7 +182,7 @@ pub(super) fn cannot_stream(body: &str) -> bool {
 
 /// A context overflow an error body reports, with the numbers it gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Overflow {
+pub(crate) struct Overflow {
     /// Tokens the request needed, when the server says.
     pub prompt: Option<u64>,
     /// The model's context window, when the server says.
@@ -207,7 +207,7 @@ fn number_after(b: &str, phrases: &[&str]) -> Option<u64> {
 /// The overflow an error body reports (OpenAI's and vLLM's `context_length_exceeded`,
 /// llama.cpp's `exceed_context_size_error` with `n_prompt_tokens` / `n_ctx`, "exceeds the
 /// context window"), else `None`.
-pub fn overflow(body: &str) -> Option<Overflow> {
+pub(crate) fn overflow(body: &str) -> Option<Overflow> {
     let b = body.to_ascii_lowercase();
     let said = [
         "context_length_exceeded",
@@ -327,7 +327,7 @@ pub(super) fn props_window(v: &Value) -> Option<u64> {
 }
 
 /// Whether `base_url` is known (this process) not to stream tool calls.
-pub fn cannot_stream_tools(base_url: &str) -> bool {
+pub(crate) fn cannot_stream_tools(base_url: &str) -> bool {
     listed(&UNSTREAMED_TOOLS, base_url)
 }
 
@@ -347,7 +347,7 @@ pub(super) fn first_missing_usage(base_url: &str) -> bool {
 /// one, and a character outside ASCII two (CJK, emoji). Calibrated on SmolLM2's tokenizer
 /// against neocode's own request: the system prompt within 3 %, the tool definitions 7 %
 /// high (docs/PERFORMANCE.md); it errs high rather than low.
-pub fn estimate_tokens(text: &str) -> u64 {
+pub(crate) fn estimate_tokens(text: &str) -> u64 {
     #[derive(Default)]
     struct Runs {
         n: u64,

@@ -27,7 +27,7 @@ pub struct ChatRequest {
 impl ChatRequest {
     /// Reasoning parts carrying replay data that a request to `provider` / `model` leaves
     /// out, because they came from another provider or model family ([`replays_to`]).
-    pub fn foreign_reasoning(&self, provider: &str, model: &str) -> usize {
+    pub(crate) fn foreign_reasoning(&self, provider: &str, model: &str) -> usize {
         self.messages
             .iter()
             .filter_map(|m| match m {
@@ -135,7 +135,7 @@ pub enum UserPart {
 
 impl UserPart {
     /// The text an [`UserPart::Unavailable`] image is sent as.
-    pub fn unavailable_text(asset_id: &str, reason: &str) -> String {
+    pub(crate) fn unavailable_text(asset_id: &str, reason: &str) -> String {
         format!("[image {asset_id} unavailable: {reason}]")
     }
 }
@@ -152,7 +152,7 @@ pub struct Reasoning {
 
 impl Reasoning {
     /// Reasoning of text only.
-    pub fn text(text: impl Into<String>) -> Reasoning {
+    pub(crate) fn text(text: impl Into<String>) -> Reasoning {
         Reasoning {
             text: text.into(),
             replay: None,
@@ -186,7 +186,7 @@ pub enum StopNote {
 
 impl StopNote {
     /// The note in words.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         match self {
             StopNote::Truncated(why) => format!(
                 "the reply is incomplete: the server stopped it ({why}); ask to continue, or raise the output limit"
@@ -196,7 +196,7 @@ impl StopNote {
     }
 
     /// The stored stop reason: `max_tokens`, the incomplete reason, or `refusal`.
-    pub fn code(&self) -> &str {
+    pub(crate) fn code(&self) -> &str {
         match self {
             StopNote::Truncated(why) => why,
             StopNote::Refused => "refusal",

@@ -28,23 +28,23 @@ use crate::runtime::cancel::CancelFlag;
 use crate::session::{ReasoningReplay, ToolCall, Usage};
 
 /// The name sessions store for this provider (and reasoning provenance).
-pub const NAME: &str = "openai-responses";
+pub(crate) const NAME: &str = "openai-responses";
 
 /// The OpenAI Responses provider.
-pub struct Responses {
+pub(crate) struct Responses {
     wire: Wire,
 }
 
 impl Responses {
     /// Builds the client.
-    pub fn new(settings: ApiSettings) -> Result<Responses, ProviderError> {
+    pub(crate) fn new(settings: ApiSettings) -> Result<Responses, ProviderError> {
         Ok(Responses {
             wire: Wire::new(settings)?,
         })
     }
 
     /// The request body of `req`.
-    pub fn body(&self, req: &ChatRequest) -> Value {
+    pub(crate) fn body(&self, req: &ChatRequest) -> Value {
         let st = &self.wire.settings;
         let model = &st.http.model;
         let mut body = json!({
@@ -83,7 +83,7 @@ fn reasoning_model(model: &str) -> bool {
 }
 
 /// The Responses `tools`: one `function` per definition.
-pub fn tool_definitions(tools: &[ToolDef]) -> Vec<Value> {
+pub(crate) fn tool_definitions(tools: &[ToolDef]) -> Vec<Value> {
     tools
         .iter()
         .map(|t| {
@@ -94,7 +94,7 @@ pub fn tool_definitions(tools: &[ToolDef]) -> Vec<Value> {
 }
 
 /// The `input` items of `req`.
-pub fn input(req: &ChatRequest, model: &str) -> Vec<Value> {
+pub(crate) fn input(req: &ChatRequest, model: &str) -> Vec<Value> {
     let mut out = Vec::with_capacity(req.messages.len());
     for m in &req.messages {
         match m {

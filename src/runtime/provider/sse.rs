@@ -134,7 +134,7 @@ fn error_message(err: &Value) -> StreamError {
 /// Appends `e` to `out`, joined to the last event when both are text, or both reasoning:
 /// the deltas of one network read reach the front ends as one event (one write, one redraw
 /// instead of one per delta), in order and with the same text.
-pub fn push_merged(out: &mut Vec<StreamEvent>, e: StreamEvent) {
+pub(crate) fn push_merged(out: &mut Vec<StreamEvent>, e: StreamEvent) {
     match (out.last_mut(), e) {
         (Some(StreamEvent::Text(last)), StreamEvent::Text(t))
         | (Some(StreamEvent::Reasoning(last)), StreamEvent::Reasoning(t)) => last.push_str(&t),
@@ -212,24 +212,24 @@ where
 
 impl Folder {
     /// A fresh folder.
-    pub fn new() -> Folder {
+    pub(crate) fn new() -> Folder {
         Folder::default()
     }
 
     /// The provider name and model that kept reasoning and signatures are recorded as made
     /// by ([`ReasoningReplay::provider`], [`ReasoningReplay::model`]).
-    pub fn set_origin(&mut self, provider: &str, model: &str) {
+    pub(crate) fn set_origin(&mut self, provider: &str, model: &str) {
         provider.clone_into(&mut self.provider);
         model.clone_into(&mut self.model);
     }
 
     /// Whether `[DONE]` arrived.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.done
     }
 
     /// Whether anything of a completion arrived (text, reasoning, calls, a finish or usage).
-    pub fn has_content(&self) -> bool {
+    pub(crate) fn has_content(&self) -> bool {
         !self.text.is_empty()
             || !self.reasoning.is_empty()
             || !self.calls.is_empty()
@@ -238,23 +238,23 @@ impl Folder {
     }
 
     /// Characters of answer text so far.
-    pub fn text_chars(&self) -> usize {
+    pub(crate) fn text_chars(&self) -> usize {
         self.text.chars().count()
     }
 
     /// Whether the server reported usage (a `usage` object arrived).
-    pub fn usage_reported(&self) -> bool {
+    pub(crate) fn usage_reported(&self) -> bool {
         self.usage_reported
     }
 
     /// Whether the choice has finished (`finish_reason` arrived).
-    pub fn has_finished(&self) -> bool {
+    pub(crate) fn has_finished(&self) -> bool {
         self.finish_reason.is_some()
     }
 
     /// Feeds one event's `data` payload; returns what streams to the user. Payloads that are
     /// not JSON are skipped (some servers send stray lines); an `error` object is an error.
-    pub fn feed(&mut self, data: &str) -> Result<Vec<StreamEvent>, StreamError> {
+    pub(crate) fn feed(&mut self, data: &str) -> Result<Vec<StreamEvent>, StreamError> {
         let mut out = Vec::new();
         self.feed_into(data, &mut out)?;
         Ok(out)
@@ -262,7 +262,11 @@ impl Folder {
 
     /// [`Folder::feed`] appending what streams to `out`, text joined to a text event
     /// already last in `out` ([`push_merged`]).
-    pub fn feed_into(&mut self, data: &str, out: &mut Vec<StreamEvent>) -> Result<(), StreamError> {
+    pub(crate) fn feed_into(
+        &mut self,
+        data: &str,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), StreamError> {
         let data = data.trim();
         if data.is_empty() {
             return Ok(());
@@ -448,7 +452,7 @@ impl Folder {
     /// get one (some local servers omit it) so results can be paired with them. A complete
     /// reply that makes calls keeps its reasoning and the calls' thought signatures as
     /// reasoning items with their provenance, to be sent back on the following requests.
-    pub fn finish(self, incomplete: bool) -> Completion {
+    pub(crate) fn finish(self, incomplete: bool) -> Completion {
         let mut signed = Vec::new();
         let tool_calls: Vec<ToolCall> = self
             .calls

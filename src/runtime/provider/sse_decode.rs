@@ -13,7 +13,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// A stream whose bytes are not UTF-8: its lines cannot be read as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotUtf8;
+pub(super) struct NotUtf8;
 
 impl std::fmt::Display for NotUtf8 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -26,14 +26,14 @@ impl std::error::Error for NotUtf8 {}
 /// One dispatched event: its `event` name (`message` when the stream named none) and its
 /// `data` (the event's `data` lines joined by newlines).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SseEvent<'a> {
+pub(super) struct SseEvent<'a> {
     pub event: &'a str,
     pub data: &'a str,
 }
 
 /// The decoder: bytes in ([`SseDecoder::push`]), events out ([`SseDecoder::next_event`]).
 #[derive(Debug)]
-pub struct SseDecoder {
+pub(super) struct SseDecoder {
     /// Bytes received; those before `pos` are consumed.
     buf: Vec<u8>,
     pos: usize,
@@ -58,7 +58,7 @@ impl Default for SseDecoder {
 
 impl SseDecoder {
     /// A decoder at the start of a stream.
-    pub fn new() -> SseDecoder {
+    pub(super) fn new() -> SseDecoder {
         SseDecoder {
             buf: Vec::new(),
             pos: 0,
@@ -72,7 +72,7 @@ impl SseDecoder {
     }
 
     /// Appends bytes as they came (split anywhere).
-    pub fn push(&mut self, bytes: &[u8]) {
+    pub(super) fn push(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
@@ -112,7 +112,7 @@ impl SseDecoder {
 
     /// The next event the pushed bytes complete, if any. A line that is not UTF-8 is an
     /// error: the stream cannot be read further.
-    pub fn next_event(&mut self) -> Result<Option<SseEvent<'_>>, NotUtf8> {
+    pub(super) fn next_event(&mut self) -> Result<Option<SseEvent<'_>>, NotUtf8> {
         self.reset_if_handed_out();
         if self.at_start {
             return Ok(None);

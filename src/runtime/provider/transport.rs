@@ -21,7 +21,7 @@ use crate::runtime::cancel::CancelFlag;
 static CRYPTO: Once = Once::new();
 
 /// Replaces `key` and `sk-...` tokens in `s` with `***`.
-pub fn redact(s: &str, key: Option<&str>) -> String {
+pub(crate) fn redact(s: &str, key: Option<&str>) -> String {
     let mut out = match key {
         Some(k) if k.len() >= 4 => s.replace(k, "***"),
         _ => s.to_string(),

@@ -20,7 +20,7 @@ pub struct ShownChange {
 
 impl ShownChange {
     /// What a reader should know beyond the change ("" for a restorable tool change).
-    pub fn note(&self) -> &'static str {
+    pub(crate) fn note(&self) -> &'static str {
         match (self.by, self.restorable) {
             ("command", true) => " (by a command; restorable from git's snapshot)",
             ("command", false) => " (by a command, not restorable)",
@@ -40,7 +40,7 @@ pub struct TurnChanges {
 
 impl TurnChanges {
     /// The turn's heading line.
-    pub fn heading(&self) -> String {
+    pub(crate) fn heading(&self) -> String {
         if self.turn > 0 {
             format!("turn at message {}", self.turn)
         } else {
@@ -50,7 +50,7 @@ impl TurnChanges {
 }
 
 /// A session's file changes grouped by the turn they happened in, oldest first.
-pub fn turn_changes(
+pub(crate) fn turn_changes(
     sessions: &Sessions,
     id: &str,
     last_seq: i64,

@@ -8,7 +8,7 @@ use super::types::Plan;
 use crate::runtime::tools::git_snapshot;
 
 /// The plan's files that are staged in the workspace's git index (empty outside git).
-pub fn staged_files(root: &Path, plan: &Plan) -> Vec<String> {
+pub(crate) fn staged_files(root: &Path, plan: &Plan) -> Vec<String> {
     if plan.files.is_empty() {
         return Vec::new();
     }
@@ -21,7 +21,7 @@ pub fn staged_files(root: &Path, plan: &Plan) -> Vec<String> {
 }
 
 /// The warning for `staged` files (`None` when there are none), one line.
-pub fn staged_note(staged: &[String]) -> Option<String> {
+pub(crate) fn staged_note(staged: &[String]) -> Option<String> {
     let (first, rest) = staged.split_first()?;
     let (names, verb) = if rest.is_empty() {
         (first.clone(), "is")

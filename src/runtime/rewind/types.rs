@@ -35,7 +35,7 @@ pub enum Action {
 
 impl Action {
     /// The word the report starts the file's line with.
-    pub fn word(&self) -> &'static str {
+    pub(crate) fn word(&self) -> &'static str {
         match self {
             Action::Restore => "restored",
             Action::Delete => "deleted",
@@ -52,7 +52,7 @@ impl Action {
     }
 
     /// Why, for the report (empty for a plain restore).
-    pub fn why(&self) -> String {
+    pub(crate) fn why(&self) -> String {
         match self {
             Action::Delete => "created by the session".into(),
             Action::Recreate => "it was deleted since".into(),
@@ -126,7 +126,7 @@ pub enum RewindError {
 
 impl RewindError {
     /// Bad input (exit 2) rather than a failure.
-    pub fn is_usage(&self) -> bool {
+    pub(crate) fn is_usage(&self) -> bool {
         match self {
             RewindError::Store(e) => e.is_usage(),
             RewindError::NotUserMessage { .. } | RewindError::NothingToUndo(_) => true,

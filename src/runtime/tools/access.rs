@@ -29,7 +29,7 @@ pub(super) fn readable(ctx: &ToolContext, user: &str) -> Result<Readable, ToolOu
 impl Readable {
     /// Opens the path beneath the anchor with `flags` (plus `O_NOFOLLOW`); a missing one is
     /// "cannot `verb` `path`: ...".
-    pub fn open(&self, flags: i32, verb: &str) -> Result<OwnedFd, ToolOutput> {
+    pub(super) fn open(&self, flags: i32, verb: &str) -> Result<OwnedFd, ToolOutput> {
         let rel = &self.path.rel;
         self.anchor
             .open_rel(rel, flags | libc::O_NOFOLLOW)

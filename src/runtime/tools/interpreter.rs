@@ -26,7 +26,7 @@ pub fn force_posix(on: bool) {
 
 /// The shell commands run with.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Interpreter {
+pub(crate) enum Interpreter {
     /// bash: the grammar the rules parse.
     Bash(PathBuf),
     /// A POSIX `sh` (dash, busybox ash): bash-only syntax is refused.
@@ -35,7 +35,7 @@ pub enum Interpreter {
 
 impl Interpreter {
     /// The one found on this machine (looked up once per process).
-    pub fn detect() -> &'static Interpreter {
+    pub(crate) fn detect() -> &'static Interpreter {
         static FOUND: OnceLock<Interpreter> = OnceLock::new();
         static POSIX: OnceLock<Interpreter> = OnceLock::new();
         if FORCE_POSIX.with(Cell::get) {
@@ -45,7 +45,7 @@ impl Interpreter {
     }
 
     /// The first of `candidates` that is an executable file, as bash; else `/bin/sh`.
-    pub fn find(candidates: &[&str]) -> Interpreter {
+    pub(crate) fn find(candidates: &[&str]) -> Interpreter {
         use std::os::unix::fs::PermissionsExt;
         candidates
             .iter()
@@ -61,7 +61,7 @@ impl Interpreter {
     }
 
     /// The program and its arguments that run `command`.
-    pub fn argv(&self, command: &str) -> Vec<OsString> {
+    pub(crate) fn argv(&self, command: &str) -> Vec<OsString> {
         let program = match self {
             Interpreter::Bash(p) | Interpreter::Posix(p) => p.as_os_str().to_os_string(),
         };
@@ -70,7 +70,7 @@ impl Interpreter {
 
     /// Why `command` is not run with this shell: `None` with bash, or when `sh` reads it as
     /// bash does.
-    pub fn refusal(&self, command: &str) -> Option<String> {
+    pub(crate) fn refusal(&self, command: &str) -> Option<String> {
         let Interpreter::Posix(sh) = self else {
             return None;
         };

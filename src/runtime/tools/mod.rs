@@ -27,7 +27,7 @@ mod registry;
 mod run_command;
 pub mod sandbox;
 mod spec;
-pub mod verification;
+pub(crate) mod verification;
 mod watch;
 mod write_file;
 

@@ -216,7 +216,7 @@ pub(crate) struct Beneath {
 
 impl Beneath {
     /// Opens `root` (a folder) as the anchor.
-    pub fn open(root: &Path) -> io::Result<Beneath> {
+    pub(crate) fn open(root: &Path) -> io::Result<Beneath> {
         let c = cstr(root.as_os_str().as_bytes())?;
         // SAFETY: a NUL-terminated path; the returned descriptor is owned below.
         let fd = unsafe {
@@ -235,14 +235,14 @@ impl Beneath {
     }
 
     /// The root descriptor.
-    pub fn root_fd(&self) -> RawFd {
+    pub(crate) fn root_fd(&self) -> RawFd {
         self.root.as_raw_fd()
     }
 
     /// Opens `rel` (a checked path relative to the root, `.` for the root) with `flags`
     /// (`O_CLOEXEC` is added; pass `O_NOFOLLOW` to refuse a final symlink) without leaving
     /// the root on the way.
-    pub fn open_rel(&self, rel: &str, flags: i32) -> io::Result<OwnedFd> {
+    pub(crate) fn open_rel(&self, rel: &str, flags: i32) -> io::Result<OwnedFd> {
         let comps = components(rel)?;
         let use_walk = FORCE_WALK.with(Cell::get) || NO_OPENAT2.load(Ordering::Relaxed);
         if !use_walk {
@@ -258,7 +258,7 @@ impl Beneath {
 
     /// Opens the folder `rel` (an `O_PATH` descriptor), creating the missing folders on the
     /// way when `create`.
-    pub fn dir(&self, rel: &str, create: bool) -> io::Result<OwnedFd> {
+    pub(crate) fn dir(&self, rel: &str, create: bool) -> io::Result<OwnedFd> {
         let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW;
         let comps = components(rel)?;
         let mut cur = self.open_rel(".", flags)?;

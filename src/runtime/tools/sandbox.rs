@@ -38,7 +38,7 @@ mod seccomp;
 pub mod trust;
 
 pub use abi::{HELPER_SUBCOMMAND, REFUSED_EXIT};
-pub use env::{is_secret_name, is_side_door, protect_process, scrubbed_env};
+pub(crate) use env::{protect_process, scrubbed_env};
 pub use probe::{forget_probe, must_ask, namespaced, status, walls};
 pub use report::{SandboxStatus, Walls};
 
@@ -54,7 +54,7 @@ pub fn set_helper(path: impl Into<PathBuf>) {
 
 /// Why no neocode binary could be found to run as the sandbox helper.
 #[derive(Debug, thiserror::Error)]
-pub enum HelperNotFound {
+pub(crate) enum HelperNotFound {
     #[error("cannot find the neocode binary for the sandbox helper: {0}")]
     NoExe(std::io::Error),
     #[error(
@@ -65,7 +65,7 @@ pub enum HelperNotFound {
 }
 
 /// The neocode binary to run as the helper.
-pub fn helper() -> Result<PathBuf, HelperNotFound> {
+pub(crate) fn helper() -> Result<PathBuf, HelperNotFound> {
     if let Some(p) = HELPER.lock().ok().and_then(|h| h.clone()) {
         return Ok(p);
     }
@@ -92,7 +92,7 @@ pub fn helper() -> Result<PathBuf, HelperNotFound> {
 
 /// Arguments of the hidden helper subcommand.
 #[derive(Debug, Clone, Default)]
-pub struct HelperArgs {
+pub(crate) struct HelperArgs {
     /// Print what the kernel enforces and exit.
     pub probe: bool,
     /// Workspace root (writable unless `read_only`).
@@ -123,7 +123,7 @@ pub struct HelperArgs {
 
 /// Why the helper's arguments were refused (it exits with code 2 and this line).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum HelperArgsError {
+pub(crate) enum HelperArgsError {
     /// An option the helper does not know.
     #[error("unknown option {0}")]
     Unknown(String),
@@ -136,7 +136,9 @@ impl HelperArgs {
     /// Parses the helper's arguments (those after `__sandbox-exec`). By hand, not with the
     /// command line parser of the CLI: the helper starts for every command, and this keeps
     /// its start to the few pages it needs.
-    pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<HelperArgs, HelperArgsError> {
+    pub(crate) fn parse(
+        args: impl IntoIterator<Item = OsString>,
+    ) -> Result<HelperArgs, HelperArgsError> {
         let mut a = HelperArgs::default();
         let mut it = args.into_iter();
         while let Some(arg) = it.next() {
@@ -188,7 +190,7 @@ impl HelperArgs {
 /// Runs the helper: confines the command (namespaces, or the fallback), runs it and waits, or
 /// prints the probe result. Returns the exit code.
 #[cfg(target_os = "linux")]
-pub fn helper_main(args: HelperArgs) -> i32 {
+pub(crate) fn helper_main(args: HelperArgs) -> i32 {
     if args.probe {
         let namespaces = if args.no_userns {
             Err(fault::BoxError::Lacks(

@@ -110,7 +110,7 @@ pub struct ToolContext {
 
 impl ToolContext {
     /// Whether a read denial covers `rel` (a path relative to the root).
-    pub fn read_denied(&self, rel: &str) -> bool {
+    pub(crate) fn read_denied(&self, rel: &str) -> bool {
         self.read_rules.as_ref().is_some_and(|r| {
             let abs = crate::runtime::policy::permissions::pattern::absolute(&self.root, rel, None);
             r.read_denied(&abs).is_some()
@@ -154,7 +154,7 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     /// An error result with `text`.
-    pub fn error(text: impl Into<String>) -> ToolOutput {
+    pub(crate) fn error(text: impl Into<String>) -> ToolOutput {
         ToolOutput {
             text: text.into(),
             is_error: true,

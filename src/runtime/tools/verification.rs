@@ -16,7 +16,7 @@ use serde_json::Value;
 /// How the check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub(crate) enum Status {
     /// It ran and succeeded (a test run: at least one test executed).
     Passed,
     /// It ran and failed (exit code not 0, killed, timed out).
@@ -31,14 +31,14 @@ pub enum Status {
 /// A focused check of the change, or a broad suite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Level {
+pub(crate) enum Level {
     Focused,
     Full,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Kind {
+pub(crate) enum Kind {
     Test,
     Build,
     Lint,
@@ -49,7 +49,7 @@ pub enum Kind {
 /// Whether the output the receipt describes was seen whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Completeness {
+pub(crate) enum Completeness {
     Complete,
     Partial,
     Unknown,
@@ -58,7 +58,7 @@ pub enum Completeness {
 /// nonoka's `NonokaVerificationReceipt`, field for field. Unknown fields of a receipt the
 /// host sends are ignored; the required ones must be there with their types.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Receipt {
+pub(crate) struct Receipt {
     pub status: Status,
     pub level: Level,
     pub kind: Kind,
@@ -88,7 +88,7 @@ pub struct Receipt {
 
 /// How a finished command ended, as `run_command` saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Ended {
+pub(crate) struct Ended {
     /// `None`: killed by a signal (or no status).
     pub exit_code: Option<i32>,
     pub timed_out: bool,
@@ -105,14 +105,14 @@ fn lower(s: &str) -> String {
 /// A receipt that does not read: the field and what is wrong with it.
 #[derive(Debug, thiserror::Error)]
 #[error("at `{path}`: {problem}")]
-pub struct ReceiptError {
+pub(crate) struct ReceiptError {
     path: String,
     problem: serde_json::Error,
 }
 
 impl Receipt {
     /// Checks a receipt the host sent (`result.verification`): the message names the field.
-    pub fn parse(value: &Value) -> Result<Receipt, ReceiptError> {
+    pub(crate) fn parse(value: &Value) -> Result<Receipt, ReceiptError> {
         serde_path_to_error::deserialize::<_, Receipt>(value.clone()).map_err(|e| ReceiptError {
             path: e.path().to_string(),
             problem: e.into_inner(),
@@ -121,7 +121,7 @@ impl Receipt {
 
     /// One line for the model and the views: `[verification: test (focused) passed: 3
     /// passed, 0 failed: cargo test -p core]`.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let mut s = format!(
             "[verification: {} ({}) {}",
             word(&self.kind),
@@ -300,7 +300,7 @@ fn kind_of(p: &[String]) -> Option<(Kind, usize)> {
 }
 
 /// The check a command line runs: its kind, level, and whether a pipe takes its exit status.
-pub fn classify(command: &str) -> Option<(Kind, Level, bool)> {
+pub(crate) fn classify(command: &str) -> Option<(Kind, Level, bool)> {
     for (words, piped) in segments(command) {
         let (p, level) = program(&words);
         if let Some((kind, used)) = kind_of(&p) {
@@ -401,7 +401,7 @@ fn failures(output: &str) -> Option<String> {
 }
 
 /// The receipt of a command `run_command` ran in `cwd`, if the command is a known check.
-pub fn receipt(command: &str, cwd: &str, output: &str, ended: Ended) -> Option<Receipt> {
+pub(crate) fn receipt(command: &str, cwd: &str, output: &str, ended: Ended) -> Option<Receipt> {
     let (kind, level, piped) = classify(command)?;
     let c = (kind == Kind::Test).then(|| counts(output));
     let executed = c.as_ref().filter(|c| c.seen).map(|c| c.passed + c.failed);
@@ -488,7 +488,7 @@ pub fn receipt(command: &str, cwd: &str, output: &str, ended: Ended) -> Option<R
 
 /// Adds the receipt of `command` (if it is a check) to `run_command`'s result metadata as
 /// `verification`.
-pub fn attach(metadata: &mut Value, command: &str, cwd: &str, output: &str, ended: Ended) {
+pub(crate) fn attach(metadata: &mut Value, command: &str, cwd: &str, output: &str, ended: Ended) {
     if let Some(r) = receipt(command, cwd, output, ended)
         && let Ok(v) = serde_json::to_value(r)
         && let Some(m) = metadata.as_object_mut()

@@ -107,7 +107,7 @@ pub struct OwnWrite {
 
 impl OwnWrite {
     /// Looks at the workspace before the write.
-    pub fn begin(home: &Path, root: &Path) -> OwnWrite {
+    pub(crate) fn begin(home: &Path, root: &Path) -> OwnWrite {
         let a = Admission::check(home, root);
         let before = a.uses_workspace().then(|| a.scan().clone());
         OwnWrite {
@@ -118,19 +118,19 @@ impl OwnWrite {
     }
 
     /// Whether the workspace was trusted (or declared nothing) before the write.
-    pub fn was_trusted(&self) -> bool {
+    pub(crate) fn was_trusted(&self) -> bool {
         self.before.is_some()
     }
 
     /// After writing `written` (relative, `.neocode/permissions.toml`): records the trust
     /// anew when the workspace was trusted before and nothing else changed. Whether it did.
-    pub fn done(self, written: &str) -> Result<bool, TrustError> {
+    pub(crate) fn done(self, written: &str) -> Result<bool, TrustError> {
         self.done_all(&[written])
     }
 
     /// [`OwnWrite::done`] after writing several files (`hooks import` writes the hooks and
     /// the rules).
-    pub fn done_all(self, written: &[&str]) -> Result<bool, TrustError> {
+    pub(crate) fn done_all(self, written: &[&str]) -> Result<bool, TrustError> {
         let Some(before) = self.before else {
             return Ok(false);
         };

@@ -52,12 +52,12 @@ impl Admission {
     }
 
     /// The workspace root (canonical).
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
     /// What was found and hashed.
-    pub fn scan(&self) -> &Scan {
+    pub(crate) fn scan(&self) -> &Scan {
         &self.scan
     }
 
@@ -109,7 +109,7 @@ impl Admission {
 
     /// The personal skills and, when the workspace is trusted, its own (else
     /// [`Skills::workspace_left_out`] says why they are not there).
-    pub fn skills(&self, home: &Path) -> Skills {
+    pub(crate) fn skills(&self, home: &Path) -> Skills {
         // Only a folder that was seen (and hashed) is read: none when nothing is declared,
         // nor when `<root>/.neocode` is the home (its skills are the personal ones).
         let declares = self.declares_skills();
@@ -128,18 +128,18 @@ impl Admission {
     }
 
     /// Whether the workspace declares hooks (a `hooks.json` of its own).
-    pub fn declares_hooks(&self) -> bool {
+    pub(crate) fn declares_hooks(&self) -> bool {
         self.scan.file(HOOKS_FILE).is_some()
     }
 
     /// What it declares, entry by entry.
-    pub fn declared(&self) -> Declared {
+    pub(crate) fn declared(&self) -> Declared {
         Declared::of(&self.scan, &self.root)
     }
 
     /// One line saying that the workspace's settings are not used and why, with what to do;
     /// `None` when they are used (or there are none).
-    pub fn left_out(&self) -> Option<String> {
+    pub(crate) fn left_out(&self) -> Option<String> {
         let why = match &self.state {
             TrustState::NothingDeclared | TrustState::Trusted { .. } => return None,
             TrustState::Untrusted {

@@ -8,7 +8,7 @@ use super::scan::{HOOKS_FILE, RULES_FILE};
 
 /// One part of what a workspace declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Section {
+pub(crate) struct Section {
     /// The part's heading.
     pub title: String,
     /// One line per entry.
@@ -19,7 +19,7 @@ pub struct Section {
 
 impl Review {
     /// One line: where the workspace stands.
-    pub fn headline(&self) -> String {
+    pub(crate) fn headline(&self) -> String {
         match &self.state {
             TrustState::NothingDeclared => {
                 "This workspace declares no hooks, rules, skills or other settings.".to_string()
@@ -45,7 +45,7 @@ impl Review {
 
     /// What the workspace declares (and, when it changed, what changed first), part by
     /// part; parts with nothing in them are left out.
-    pub fn sections(&self) -> Vec<Section> {
+    pub(crate) fn sections(&self) -> Vec<Section> {
         let d = &self.declared;
         let mut out = Vec::new();
         if let TrustState::Changed(c) = &self.state {

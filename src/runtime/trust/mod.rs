@@ -21,19 +21,17 @@ mod act;
 mod admit;
 mod describe;
 mod error;
-pub mod record;
+pub(crate) mod record;
 pub mod review;
-pub mod scan;
+pub(crate) mod scan;
 
 pub use act::{OwnWrite, Review, review, review_of, revoke, trust, trust_as_shown};
 pub use admit::Admission;
-pub use describe::Section;
-pub use error::TrustError;
+pub(crate) use error::TrustError;
 pub use review::{Changes, Declared, DeclaredHook, DeclaredRule, DeclaredSkill, TrustState};
-pub use scan::DeclaredFile;
 
 /// The flag that trusts the current workspace.
-pub const TRUST_FLAG: &str = crate::runtime::tools::sandbox::trust::TRUST_FLAG;
+pub(crate) const TRUST_FLAG: &str = crate::runtime::tools::sandbox::trust::TRUST_FLAG;
 
 #[cfg(test)]
 mod tests;

@@ -19,14 +19,14 @@ use super::error::TrustError;
 use crate::session::workspace::{private_dir, private_file};
 
 /// The record's file name under neocode's home.
-pub const RECORD_FILE: &str = "trust.json";
+pub(crate) const RECORD_FILE: &str = "trust.json";
 const LOCK_FILE: &str = "trust.lock";
 const VERSION: u32 = 1;
 
 /// Every trusted workspace.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Record {
+pub(crate) struct Record {
     /// The format's version (1).
     pub version: u32,
     /// By canonical root path.
@@ -36,7 +36,7 @@ pub struct Record {
 
 /// One trusted workspace.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TrustedWorkspace {
+pub(crate) struct TrustedWorkspace {
     /// When the user trusted it, ms since the epoch.
     pub trusted_at_ms: i64,
     /// SHA-256 (hex) of each declared file then, by its path relative to the root.
@@ -49,12 +49,12 @@ pub struct TrustedWorkspace {
 }
 
 /// The record's path under `home`.
-pub fn path(home: &Path) -> PathBuf {
+pub(crate) fn path(home: &Path) -> PathBuf {
     home.join(RECORD_FILE)
 }
 
 /// The key of `root` (canonical) in the record.
-pub fn key(root: &Path) -> Result<String, TrustError> {
+pub(crate) fn key(root: &Path) -> Result<String, TrustError> {
     match root.to_str() {
         Some(s) if !s.is_empty() => Ok(s.to_string()),
         _ => Err(TrustError::NotUtf8 {
@@ -64,7 +64,7 @@ pub fn key(root: &Path) -> Result<String, TrustError> {
 }
 
 /// Reads the record (none yet: an empty one).
-pub fn read(home: &Path) -> Result<Record, TrustError> {
+pub(crate) fn read(home: &Path) -> Result<Record, TrustError> {
     let file = path(home);
     let meta = match std::fs::metadata(&file) {
         Ok(m) => m,
@@ -92,7 +92,7 @@ pub fn read(home: &Path) -> Result<Record, TrustError> {
 
 /// Changes the record under its lock: reads it (a damaged one is kept aside and replaced by
 /// an empty one), lets `change` edit it and writes it back atomically.
-pub fn update(home: &Path, change: impl FnOnce(&mut Record)) -> Result<(), TrustError> {
+pub(crate) fn update(home: &Path, change: impl FnOnce(&mut Record)) -> Result<(), TrustError> {
     private_dir(home).map_err(|e| TrustError::write(home, &e))?;
     let lock_path = home.join(LOCK_FILE);
     let lock = private_file(&lock_path, false).map_err(|e| TrustError::write(&lock_path, &e))?;

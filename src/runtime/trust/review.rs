@@ -56,7 +56,7 @@ pub struct Declared {
 
 impl Declared {
     /// The entries of `scan`'s files; `root` is where the skills are read from.
-    pub fn of(scan: &Scan, root: &Path) -> Declared {
+    pub(crate) fn of(scan: &Scan, root: &Path) -> Declared {
         let mut d = Declared::default();
         if !scan.home_is_dot_neocode {
             d.read_hooks(scan, root);
@@ -130,17 +130,8 @@ impl Declared {
         }
     }
 
-    /// Whether nothing at all is declared.
-    pub fn is_empty(&self) -> bool {
-        self.hooks.is_empty()
-            && self.rules.is_empty()
-            && self.skills.is_empty()
-            && self.other.is_empty()
-            && self.problems.is_empty()
-    }
-
     /// `2 hooks, 1 rule, 1 skill, 3 other files`: what there is, for one line.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let mut parts = Vec::new();
         for (n, one, many) in [
             (self.hooks.len(), "hook", "hooks"),
@@ -162,7 +153,7 @@ impl Declared {
     }
 
     /// The entries of the settings files, by file, as the record keeps them.
-    pub fn entries(&self) -> std::collections::BTreeMap<String, Vec<String>> {
+    pub(crate) fn entries(&self) -> std::collections::BTreeMap<String, Vec<String>> {
         let mut m = std::collections::BTreeMap::new();
         if !self.hooks.is_empty() {
             m.insert(
@@ -181,12 +172,12 @@ impl Declared {
 }
 
 /// A hook as one entry: `PreToolUse run_command echo hi`.
-pub fn hook_entry(h: &DeclaredHook) -> String {
+pub(crate) fn hook_entry(h: &DeclaredHook) -> String {
     format!("{} {} {}", h.event, h.matcher, h.command)
 }
 
 /// A rule as one entry: `allow run_command(cargo test *)`.
-pub fn rule_entry(r: &DeclaredRule) -> String {
+pub(crate) fn rule_entry(r: &DeclaredRule) -> String {
     format!("{} {}", r.list.key(), r.text)
 }
 
@@ -229,7 +220,7 @@ pub struct Changes {
 
 impl Changes {
     /// `modified .neocode/hooks.json; added .mcp.json`, for one line.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let mut parts = Vec::new();
         for (word, list) in [
             ("modified", &self.modified),
@@ -265,7 +256,7 @@ pub enum TrustState {
 impl TrustState {
     /// Whether the workspace's settings are used: it is trusted as it is, or declares
     /// nothing.
-    pub fn uses_workspace(&self) -> bool {
+    pub(crate) fn uses_workspace(&self) -> bool {
         matches!(
             self,
             TrustState::NothingDeclared | TrustState::Trusted { .. }
@@ -273,7 +264,7 @@ impl TrustState {
     }
 
     /// `trusted`, `untrusted`, `changed`, `nothing_declared`, `unreviewable` (JSON, tests).
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             TrustState::NothingDeclared => "nothing_declared",
             TrustState::Trusted { .. } => "trusted",
@@ -285,7 +276,7 @@ impl TrustState {
 }
 
 /// `scan` (of `root`) against what the record holds for it.
-pub fn state_of(
+pub(crate) fn state_of(
     scan: &Scan,
     root: &Path,
     record: Result<Option<&TrustedWorkspace>, &TrustError>,
@@ -342,7 +333,7 @@ pub fn state_of(
 }
 
 /// The record's entry for `scan` of `root` as it is now.
-pub fn trusted_now(scan: &Scan, root: &Path) -> TrustedWorkspace {
+pub(crate) fn trusted_now(scan: &Scan, root: &Path) -> TrustedWorkspace {
     TrustedWorkspace {
         trusted_at_ms: crate::session::now_ms(),
         files: scan
@@ -355,7 +346,7 @@ pub fn trusted_now(scan: &Scan, root: &Path) -> TrustedWorkspace {
 }
 
 /// The record's entry for `root` (`Ok(None)`: not in the record).
-pub fn recorded(home: &Path, root: &Path) -> Result<Option<TrustedWorkspace>, TrustError> {
+pub(crate) fn recorded(home: &Path, root: &Path) -> Result<Option<TrustedWorkspace>, TrustError> {
     let key = record::key(root)?;
     Ok(record::read(home)?.workspaces.remove(&key))
 }

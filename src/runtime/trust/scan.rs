@@ -14,7 +14,7 @@ use super::error::TrustError;
 /// The paths under a workspace root whose files the workspace declares: neocode's own
 /// folder, Claude Code's commands, agents and skills, and the MCP server list (for later
 /// features: declared, hashed and shown, not used yet).
-pub const DECLARING: [&str; 5] = [
+pub(crate) const DECLARING: [&str; 5] = [
     ".neocode",
     ".claude/commands",
     ".claude/agents",
@@ -24,20 +24,20 @@ pub const DECLARING: [&str; 5] = [
 
 /// Files under a declaring path that are state neocode's own front ends write, never read as
 /// settings: the reference bridge client's session id and conversation (docs/bridge.md).
-pub const NOT_DECLARED: [&str; 2] = [
+pub(crate) const NOT_DECLARED: [&str; 2] = [
     ".neocode/provider-session.id",
     ".neocode/provider-history.json",
 ];
 
 /// `.neocode/hooks.json`, as the record names it.
-pub const HOOKS_FILE: &str = ".neocode/hooks.json";
+pub(crate) const HOOKS_FILE: &str = ".neocode/hooks.json";
 /// `.neocode/permissions.toml`, as the record names it.
-pub const RULES_FILE: &str = ".neocode/permissions.toml";
+pub(crate) const RULES_FILE: &str = ".neocode/permissions.toml";
 
 /// At most this many files are reviewed; a workspace declaring more cannot be trusted.
-pub const MAX_FILES: usize = 2000;
+pub(crate) const MAX_FILES: usize = 2000;
 /// At most this many bytes are hashed in all; a workspace declaring more cannot be trusted.
-pub const MAX_BYTES: u64 = 32 * 1024 * 1024;
+pub(crate) const MAX_BYTES: u64 = 32 * 1024 * 1024;
 /// Folders deeper than this beneath a declaring path are not entered (a symlink loop).
 const MAX_DEPTH: usize = 16;
 
@@ -57,7 +57,7 @@ pub struct DeclaredFile {
 
 /// Every file a workspace declares, and the bytes of its settings files.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Scan {
+pub(crate) struct Scan {
     /// Sorted by path.
     pub files: Vec<DeclaredFile>,
     /// `.neocode/hooks.json` as hashed, when it exists.
@@ -71,12 +71,12 @@ pub struct Scan {
 
 impl Scan {
     /// Whether the workspace declares anything.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.files.is_empty()
     }
 
     /// The file at `path` (relative, as recorded).
-    pub fn file(&self, path: &str) -> Option<&DeclaredFile> {
+    pub(crate) fn file(&self, path: &str) -> Option<&DeclaredFile> {
         self.files.iter().find(|f| f.path == path)
     }
 }
@@ -87,7 +87,7 @@ pub(super) fn canonical(root: &Path) -> PathBuf {
 }
 
 /// Whether any declaring path exists under `root`: one `stat` each, no walk.
-pub fn anything_declared(root: &Path) -> bool {
+pub(crate) fn anything_declared(root: &Path) -> bool {
     let exists = |rel: &str| std::fs::symlink_metadata(root.join(rel)).is_ok();
     if exists(".neocode") || exists(".mcp.json") {
         return true;
@@ -98,7 +98,7 @@ pub fn anything_declared(root: &Path) -> bool {
 
 /// Reads and hashes every declared file of `root` (canonical). `home` is neocode's home: a
 /// `<root>/.neocode` that is the home is the user's own, not the workspace's.
-pub fn scan(home: &Path, root: &Path) -> Result<Scan, TrustError> {
+pub(crate) fn scan(home: &Path, root: &Path) -> Result<Scan, TrustError> {
     let mut out = Scan::default();
     if !anything_declared(root) {
         return Ok(out);
@@ -254,7 +254,7 @@ fn too_large(root: &Path) -> TrustError {
 }
 
 /// Lower-case hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {
         let _ = write!(s, "{b:02x}");

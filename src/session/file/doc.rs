@@ -9,11 +9,11 @@ use crate::session::plan::{Plan, Step, StepFailure, StepStatus};
 use crate::session::snapshot::FileChangeRow;
 
 /// The `format` field's value.
-pub const FORMAT: &str = "neocode-session";
+pub(crate) const FORMAT: &str = "neocode-session";
 /// The version this binary writes.
-pub const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 2;
 /// The oldest version this binary reads.
-pub const MIN_VERSION: u32 = 1;
+pub(crate) const MIN_VERSION: u32 = 1;
 
 /// The whole document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -184,7 +184,7 @@ pub struct FileMessage {
 
 impl FileMessage {
     /// The message's usage and extra fields in the store's shape.
-    pub fn split_usage(&self) -> (Usage, MessageExtra) {
+    pub(crate) fn split_usage(&self) -> (Usage, MessageExtra) {
         (
             Usage {
                 input_tokens: self.usage.input_tokens,
@@ -202,7 +202,7 @@ impl FileMessage {
 }
 
 /// A file usage from the store's usage and extras.
-pub fn file_usage(u: &Usage, x: &MessageExtra) -> FileUsage {
+pub(crate) fn file_usage(u: &Usage, x: &MessageExtra) -> FileUsage {
     FileUsage {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,

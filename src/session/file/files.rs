@@ -18,7 +18,7 @@ use crate::session::store::Store;
 
 /// The session file and its snapshots, written as one JSON document.
 #[derive(Debug, Serialize)]
-pub struct WithFiles<'a> {
+pub(crate) struct WithFiles<'a> {
     #[serde(flatten)]
     pub doc: &'a SessionFile,
     #[serde(flatten)]
@@ -27,7 +27,7 @@ pub struct WithFiles<'a> {
 
 /// A session's file changes and every blob they refer to that the store holds (a change's
 /// before-image always; an after-image's bytes are not kept, only its hash).
-pub fn export_files(store: &Store, session_id: &str) -> StoreResult<FileSnapshots> {
+pub(crate) fn export_files(store: &Store, session_id: &str) -> StoreResult<FileSnapshots> {
     let file_changes = store.file_changes(session_id)?;
     let hashes: BTreeSet<&str> = file_changes
         .iter()
@@ -52,16 +52,6 @@ pub fn export_files(store: &Store, session_id: &str) -> StoreResult<FileSnapshot
     Ok(FileSnapshots {
         file_changes,
         blobs,
-    })
-}
-
-/// The `file_changes` and `blobs` keys of a session file's text (both empty when absent).
-pub fn parse_files(text: &str) -> Result<FileSnapshots, FileError> {
-    let de = &mut serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let p = e.path().to_string();
-        let p = p.trim_end_matches('?').trim_end_matches('.');
-        ferr(format!("$.{p}"), e.inner().to_string())
     })
 }
 
@@ -106,20 +96,10 @@ fn check(files: &FileSnapshots, last_seq: i64) -> Result<(), FileError> {
     Ok(())
 }
 
-/// [`import_owned`] of borrowed parts (they are copied).
-pub fn import_with_files(
-    store: &Store,
-    doc: &SessionFile,
-    files: &FileSnapshots,
-    new_id: bool,
-) -> StoreResult<SessionHeader> {
-    import_owned(store, doc.clone(), files.clone(), new_id)
-}
-
 /// Imports a session file with its snapshots: the blobs are checked, then stored one at a
 /// time, then the session, then its change rows; nothing of the session is left when a step
 /// fails. The document is consumed as it is written, so an import holds it once.
-pub fn import_owned(
+pub(crate) fn import_owned(
     store: &Store,
     doc: SessionFile,
     files: FileSnapshots,

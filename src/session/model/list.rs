@@ -44,12 +44,12 @@ pub struct SessionSummary {
 
 impl SessionSummary {
     /// The title, or the first prompt when untitled, or a placeholder.
-    pub fn display_title(&self) -> &str {
+    pub(crate) fn display_title(&self) -> &str {
         display_title(&self.title, &self.first_prompt)
     }
 
     /// This summary as a list row.
-    pub fn list_line(&self) -> ListLine<'_> {
+    pub(crate) fn list_line(&self) -> ListLine<'_> {
         ListLine {
             id: &self.id,
             title: &self.title,
@@ -79,7 +79,7 @@ impl SessionSummary {
 /// ([`crate::session::Store::for_each_list_line`]): a [`SessionSummary`] without a copy of
 /// any text, for printing a whole list.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ListLine<'a> {
+pub(crate) struct ListLine<'a> {
     pub id: &'a str,
     /// Title (may be empty).
     pub title: &'a str,
@@ -116,12 +116,12 @@ pub struct ListLine<'a> {
 
 impl ListLine<'_> {
     /// The title, or the first prompt when untitled, or a placeholder.
-    pub fn display_title(&self) -> &str {
+    pub(crate) fn display_title(&self) -> &str {
         display_title(self.title, self.first_prompt)
     }
 
     /// A fork or a sub-agent's session.
-    pub fn child(&self) -> bool {
+    pub(crate) fn child(&self) -> bool {
         self.parent_id.is_some() || self.subagent_of.is_some()
     }
 }
@@ -130,7 +130,7 @@ impl ListLine<'_> {
 /// without touching a row ([`crate::session::Store::list_bounds`]), so a streamed table can
 /// be laid out before its first line.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct ListBounds {
+pub(crate) struct ListBounds {
     /// The oldest last activity (None: no session).
     pub oldest_updated_at_ms: Option<i64>,
     /// The most messages in one session.
@@ -147,7 +147,7 @@ pub struct ListBounds {
 
 impl ListBounds {
     /// The bounds of the given rows (for a list already in memory).
-    pub fn of<'a>(rows: impl IntoIterator<Item = &'a SessionSummary>) -> ListBounds {
+    pub(crate) fn of<'a>(rows: impl IntoIterator<Item = &'a SessionSummary>) -> ListBounds {
         let mut b = ListBounds::default();
         for s in rows {
             b.oldest_updated_at_ms = Some(
@@ -167,7 +167,7 @@ impl ListBounds {
 }
 
 /// The title, or the first prompt when the title is blank, or a placeholder.
-pub fn display_title<'a>(title: &'a str, first_prompt: &'a str) -> &'a str {
+pub(crate) fn display_title<'a>(title: &'a str, first_prompt: &'a str) -> &'a str {
     if !title.trim().is_empty() {
         title
     } else if !first_prompt.trim().is_empty() {

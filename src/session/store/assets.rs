@@ -10,7 +10,7 @@ use crate::session::error::{Result, StoreError};
 use crate::session::model::*;
 
 /// Default largest asset accepted, in bytes.
-pub const DEFAULT_ASSET_LIMIT: u64 = 32 * 1024 * 1024;
+pub(crate) const DEFAULT_ASSET_LIMIT: u64 = 32 * 1024 * 1024;
 
 impl Store {
     /// Saves an asset: checks id and size, writes a temp file, fsyncs, renames into place, then
@@ -125,7 +125,7 @@ impl Store {
     }
 
     /// Metadata of one asset.
-    pub fn stat_asset(&self, session_id: &str, asset_id: &str) -> Result<AssetMeta> {
+    pub(crate) fn stat_asset(&self, session_id: &str, asset_id: &str) -> Result<AssetMeta> {
         validate_id("session", session_id)?;
         validate_id("asset", asset_id)?;
         self.with_conn(|c| {

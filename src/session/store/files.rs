@@ -34,7 +34,7 @@ impl Store {
     /// database's commits (`synchronous = NORMAL`) and the file tools' own writes: a kill
     /// loses nothing, a power cut may lose the newest blobs, which [`Store::read_blob`]'s
     /// hash check then refuses.
-    pub fn put_blob(&self, data: &[u8]) -> Result<String> {
+    pub(crate) fn put_blob(&self, data: &[u8]) -> Result<String> {
         let hash = blob_hash(data);
         self.put_blob_hashed(&hash, data)?;
         Ok(hash)
@@ -68,7 +68,7 @@ impl Store {
 
     /// A blob's bytes, checked against its hash (a blob a power cut cut short is refused,
     /// never restored).
-    pub fn read_blob(&self, hash: &str) -> Result<Vec<u8>> {
+    pub(crate) fn read_blob(&self, hash: &str) -> Result<Vec<u8>> {
         let path = self.blob_path(hash)?;
         let data = std::fs::read(&path).map_err(|e| StoreError::io(&path, e))?;
         if blob_hash(&data) != hash {
@@ -99,7 +99,7 @@ impl Store {
     /// [`Store::append_with_state`] that also records the file changes of the tool result
     /// among `messages` (the last one): the before-images' blobs are written first, the rows
     /// in the same transaction as the messages.
-    pub fn append_with_files(
+    pub(crate) fn append_with_files(
         &self,
         session_id: &str,
         messages: &[NewMessage],
@@ -174,7 +174,7 @@ impl Store {
     }
 
     /// Every file change of a session, by seq (then path).
-    pub fn file_changes(&self, session_id: &str) -> Result<Vec<FileChangeRow>> {
+    pub(crate) fn file_changes(&self, session_id: &str) -> Result<Vec<FileChangeRow>> {
         self.with_conn(|c| {
             let mut st = c.prepare_cached(&format!(
                 "SELECT {CHANGE_COLS} FROM file_changes WHERE session_id = ?1 ORDER BY seq, rowid"
@@ -188,7 +188,11 @@ impl Store {
 
     /// Records an imported session's file changes (`import` of a file exported with
     /// `--with-files`); the blobs they name are stored already.
-    pub fn import_file_changes(&self, session_id: &str, rows: &[FileChangeRow]) -> Result<()> {
+    pub(crate) fn import_file_changes(
+        &self,
+        session_id: &str,
+        rows: &[FileChangeRow],
+    ) -> Result<()> {
         if rows.is_empty() {
             return Ok(());
         }
@@ -202,7 +206,7 @@ impl Store {
 
     /// Journals a rewind (state `applying`) before any file is touched; the blobs of its
     /// targets and previous states must be stored already.
-    pub fn begin_rewind(&self, rw: &Rewind) -> Result<()> {
+    pub(crate) fn begin_rewind(&self, rw: &Rewind) -> Result<()> {
         let now = self.now();
         self.write(|tx| {
             tx.execute(
@@ -235,7 +239,7 @@ impl Store {
     }
 
     /// Marks a journaled rewind done (and the rewind it undoes, undone).
-    pub fn finish_rewind(&self, id: &str) -> Result<()> {
+    pub(crate) fn finish_rewind(&self, id: &str) -> Result<()> {
         self.write(|tx| {
             tx.execute("UPDATE rewinds SET state = 'done' WHERE id = ?1", [id])?;
             tx.execute(
@@ -248,7 +252,7 @@ impl Store {
     }
 
     /// Drops the journal of a rewind that changed nothing (it failed before its first file).
-    pub fn abandon_rewind(&self, id: &str) -> Result<()> {
+    pub(crate) fn abandon_rewind(&self, id: &str) -> Result<()> {
         self.write(|tx| {
             tx.execute(
                 "DELETE FROM rewinds WHERE id = ?1 AND state = 'applying'",
@@ -259,7 +263,7 @@ impl Store {
     }
 
     /// Rewinds journaled but not finished (a kill in the middle), oldest first.
-    pub fn unfinished_rewinds(&self) -> Result<Vec<Rewind>> {
+    pub(crate) fn unfinished_rewinds(&self) -> Result<Vec<Rewind>> {
         self.with_conn(|c| {
             let ids: Vec<String> = c
                 .prepare_cached("SELECT id FROM rewinds WHERE state = 'applying' ORDER BY rowid")?
@@ -271,7 +275,7 @@ impl Store {
 
     /// The newest finished rewind of `session_id` (made from it, or that made it) that is
     /// not an undo and was not undone.
-    pub fn last_rewind(&self, session_id: &str) -> Result<Option<Rewind>> {
+    pub(crate) fn last_rewind(&self, session_id: &str) -> Result<Option<Rewind>> {
         self.with_conn(|c| {
             let id: Option<String> = c
                 .query_row(
@@ -287,7 +291,7 @@ impl Store {
 
     /// The states finished rewinds of `session_id` set files to (path, state): a later
     /// rewind of the session counts them as its own writes.
-    pub fn rewound_states(&self, session_id: &str) -> Result<Vec<(String, FileState)>> {
+    pub(crate) fn rewound_states(&self, session_id: &str) -> Result<Vec<(String, FileState)>> {
         self.with_conn(|c| {
             let mut st = c.prepare_cached(
                 "SELECT f.path, f.target_hash, f.target_mode, f.target_absent

@@ -17,7 +17,7 @@ impl Store {
 
     /// [`Store::fork`] giving the new session the id `new_id` (a rewind journals it before
     /// forking, so a start that finishes the rewind knows whether the fork was made).
-    pub fn fork_as(
+    pub(crate) fn fork_as(
         &self,
         session_id: &str,
         at_seq: Option<i64>,

@@ -45,21 +45,12 @@ pub(super) fn write_import_columns(tx: &Transaction<'_>, h: &SessionHeader) -> R
 
 impl Store {
     /// The session imported from `tool`'s session `source_id`, if any.
-    pub fn find_imported(&self, tool: &str, source_id: &str) -> Result<Option<ImportedRecord>> {
+    pub(crate) fn find_imported(
+        &self,
+        tool: &str,
+        source_id: &str,
+    ) -> Result<Option<ImportedRecord>> {
         self.with_conn(|c| find_imported_in(c, tool, source_id))
-    }
-
-    /// Whether a session with this id exists.
-    pub fn has_session(&self, session_id: &str) -> Result<bool> {
-        self.with_conn(|c| {
-            Ok(
-                c.query_row("SELECT 1 FROM sessions WHERE id = ?1", [session_id], |_| {
-                    Ok(())
-                })
-                .optional()?
-                .is_some(),
-            )
-        })
     }
 }
 

@@ -285,7 +285,11 @@ impl Store {
     /// and what hooks added to a prompt left out), each text once, at most `limit`. Cheap at any size: each part looks
     /// through at most the newest `HISTORY_SCAN` messages (the session's by its (session,
     /// seq) key, the workspace's by rowid).
-    pub fn recent_user_texts(&self, first: Option<&str>, limit: usize) -> Result<Vec<String>> {
+    pub(crate) fn recent_user_texts(
+        &self,
+        first: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>> {
         self.with_conn(|c| {
             let tx = c.savepoint()?; // its own transaction, or part of a `read_consistent` one
             let mut raw: Vec<String> = Vec::new();
@@ -342,7 +346,7 @@ impl Store {
 }
 
 /// How many of the newest messages the workspace's ↑ history looks through.
-pub const HISTORY_SCAN: i64 = 20_000;
+pub(super) const HISTORY_SCAN: i64 = 20_000;
 
 /// What an append carries out: the seqs given, and whether indexing was left for later.
 pub(super) struct Appended {

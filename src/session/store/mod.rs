@@ -12,7 +12,7 @@ mod assets;
 mod files;
 mod fork;
 mod import;
-pub mod imported;
+pub(crate) mod imported;
 mod messages;
 mod queue;
 mod rows;
@@ -33,7 +33,7 @@ use super::error::{Result, StoreError};
 use super::schema::{classify, open_connection};
 use super::workspace::WorkspacePaths;
 
-pub use assets::DEFAULT_ASSET_LIMIT;
+pub(crate) use assets::DEFAULT_ASSET_LIMIT;
 pub(crate) use import::{BulkImport, BulkOutcome, Prepared};
 pub use queue::QueuedMessage;
 pub use sessions::{NewSession, SessionOverview, conversation_key};
@@ -124,7 +124,7 @@ impl Store {
 
     /// Opens the existing store in a workspace data folder (`<home>/projects/<hash>`), taking
     /// the workspace root from the database itself. For commands that span every workspace.
-    pub fn open_workspace_dir(dir: &Path) -> Result<Store> {
+    pub(crate) fn open_workspace_dir(dir: &Path) -> Result<Store> {
         let probe = WorkspacePaths {
             root: dir.to_path_buf(),
             dir: dir.to_path_buf(),
@@ -302,7 +302,7 @@ impl Store {
     /// take (a writer committing between two of them is seen by neither, or by both). Writes
     /// made inside `f` go through the writing connection as always (and are not seen by
     /// those reads). Nested calls join the outer transaction.
-    pub fn read_consistent<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    pub(crate) fn read_consistent<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
         let key = Arc::as_ptr(&self.inner) as usize;
         if PINNED.with(|p| p.borrow().iter().any(|(k, _)| *k == key)) {
             return f();
@@ -396,7 +396,7 @@ impl Store {
 
     /// What SQLite said when a statement of this store found the database damaged, if one
     /// did; every write fails from then on.
-    pub fn damaged(&self) -> Option<String> {
+    pub(crate) fn damaged(&self) -> Option<String> {
         self.inner
             .damaged
             .lock()

@@ -37,7 +37,12 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<QueuedMessage> {
 
 impl Store {
     /// Queues `text` for session `session_id` (which must exist); the row, with its id.
-    pub fn enqueue(&self, session_id: &str, text: &str, steer: bool) -> Result<QueuedMessage> {
+    pub(crate) fn enqueue(
+        &self,
+        session_id: &str,
+        text: &str,
+        steer: bool,
+    ) -> Result<QueuedMessage> {
         let now = self.now();
         self.write(|tx| {
             self.require(tx, session_id)?;
@@ -57,7 +62,7 @@ impl Store {
     }
 
     /// The messages still waiting in a session's queue, oldest first.
-    pub fn queued(&self, session_id: &str) -> Result<Vec<QueuedMessage>> {
+    pub(crate) fn queued(&self, session_id: &str) -> Result<Vec<QueuedMessage>> {
         self.with_conn(|c| {
             let mut st = c.prepare_cached(&format!(
                 "SELECT {COLS} FROM queued_messages
@@ -71,7 +76,7 @@ impl Store {
     /// Queued message `id` of `session_id` if it still waits; `None` when it does not
     /// (removed, or delivered by someone else). Nothing is marked: the append that stores it
     /// as a user message marks it delivered in its own transaction ([`crate::session::StateUpdate::delivers`]).
-    pub fn waiting(&self, session_id: &str, id: i64) -> Result<Option<QueuedMessage>> {
+    pub(crate) fn waiting(&self, session_id: &str, id: i64) -> Result<Option<QueuedMessage>> {
         self.with_conn(|c| {
             let row = c
                 .query_row(
@@ -89,7 +94,7 @@ impl Store {
 
     /// The steering messages waiting for session `session_id`, oldest first: the running
     /// turn stores each at its next tool boundary, marking it delivered in that append.
-    pub fn steer_waiting(&self, session_id: &str) -> Result<Vec<QueuedMessage>> {
+    pub(crate) fn steer_waiting(&self, session_id: &str) -> Result<Vec<QueuedMessage>> {
         self.with_conn(|c| {
             let mut st = c.prepare_cached(&format!(
                 "SELECT {COLS} FROM queued_messages
@@ -116,7 +121,7 @@ impl Store {
     }
 
     /// Removes a message still waiting; whether it was.
-    pub fn remove_queued(&self, session_id: &str, id: i64) -> Result<bool> {
+    pub(crate) fn remove_queued(&self, session_id: &str, id: i64) -> Result<bool> {
         self.write(|tx| {
             let n = tx.execute(
                 "DELETE FROM queued_messages
@@ -128,7 +133,8 @@ impl Store {
     }
 
     /// Replaces the text of a message still waiting; whether it was.
-    pub fn edit_queued(&self, session_id: &str, id: i64, text: &str) -> Result<bool> {
+    #[cfg(test)]
+    pub(crate) fn edit_queued(&self, session_id: &str, id: i64, text: &str) -> Result<bool> {
         self.write(|tx| {
             let n = tx.execute(
                 "UPDATE queued_messages SET text = ?3

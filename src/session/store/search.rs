@@ -23,7 +23,7 @@ impl Store {
 
     /// The seqs of session `session_id`'s messages matching `query`, in order, at most
     /// `limit`, and whether more matched (transcript search in an open session).
-    pub fn search_session(
+    pub(crate) fn search_session(
         &self,
         session_id: &str,
         query: &str,

@@ -254,7 +254,7 @@ impl Store {
 
     /// Where a session stands in the list: a key that starts a page at it (for
     /// [`ListQuery::after`]) and the number of sessions above it. `None` if it does not exist.
-    pub fn locate(&self, session_id: &str) -> Result<Option<(PageKey, u64)>> {
+    pub(crate) fn locate(&self, session_id: &str) -> Result<Option<(PageKey, u64)>> {
         self.with_conn(|c| {
             let Some((at, rowid)) = c
                 .query_row(
@@ -280,21 +280,11 @@ impl Store {
         })
     }
 
-    /// The rows [`Store::list`] would return, handed to `f` one at a time in list order and
-    /// never held together: memory stays flat however many sessions there are.
-    pub fn for_each_summary(
-        &self,
-        q: &ListQuery,
-        mut f: impl FnMut(SessionSummary) -> Result<()>,
-    ) -> Result<()> {
-        self.each_summary_row(q, q.limit, |s, _| f(s))
-    }
-
     /// Every session as `--list` prints it, newest activity first, each row borrowed from
     /// the database (no text is copied) and handed to `f`; an error from `f` stops the scan.
     /// Without `details` the fields the table does not show (creation time, provider,
     /// workdir, status, assets) are left empty, which saves reading them.
-    pub fn for_each_list_line(
+    pub(crate) fn for_each_list_line(
         &self,
         details: bool,
         mut f: impl FnMut(&ListLine<'_>) -> Result<()>,
@@ -402,7 +392,7 @@ impl Store {
 
     /// Every session's id, title, first prompt and branch ("" without one), newest activity
     /// first, borrowed row by row (what a filter over the whole list matches against).
-    pub fn for_each_list_text(
+    pub(crate) fn for_each_list_text(
         &self,
         mut f: impl FnMut(&str, &str, &str, &str) -> Result<()>,
     ) -> Result<()> {
@@ -426,7 +416,7 @@ impl Store {
 
     /// What the list's column widths depend on, from indexes alone (a handful of index
     /// probes and one probe per distinct model; no row is read).
-    pub fn list_bounds(&self) -> Result<ListBounds> {
+    pub(crate) fn list_bounds(&self) -> Result<ListBounds> {
         self.with_conn(|c| {
             let oldest: Option<i64> =
                 c.query_row("SELECT min(updated_at_ms) FROM sessions", [], |r| r.get(0))?;
@@ -467,7 +457,7 @@ impl Store {
     }
 
     /// Every session id in byte order, one at a time (from the primary-key index alone).
-    pub fn for_each_id(&self, mut f: impl FnMut(&str)) -> Result<()> {
+    pub(crate) fn for_each_id(&self, mut f: impl FnMut(&str)) -> Result<()> {
         self.with_conn(|c| {
             let mut st = c.prepare_cached("SELECT id FROM sessions ORDER BY id")?;
             let mut rows = st.query([])?;
@@ -647,7 +637,7 @@ impl Store {
 
     /// Sets the conversation key of a session (a fork made to continue a caller's diverging
     /// conversation carries the caller's key, so recovery by key finds the fork).
-    pub fn set_conversation_key(&self, session_id: &str, key: &str) -> Result<()> {
+    pub(crate) fn set_conversation_key(&self, session_id: &str, key: &str) -> Result<()> {
         self.write(|tx| {
             let n = tx.execute(
                 "UPDATE sessions SET conversation_key = ?2 WHERE id = ?1",

@@ -20,7 +20,7 @@ pub struct StepConversation {
 
 impl Store {
     /// Every step conversation of a plan run, oldest attempt first.
-    pub fn step_conversations(&self, session_id: &str) -> Result<Vec<StepConversation>> {
+    pub(crate) fn step_conversations(&self, session_id: &str) -> Result<Vec<StepConversation>> {
         self.with_conn(|c| {
             let mut st = c.prepare_cached(&format!(
                 "SELECT {SUMMARY_COLS},

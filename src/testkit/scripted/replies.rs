@@ -384,11 +384,6 @@ impl Reply {
         }
     }
 
-    /// The connection reset before any answer.
-    pub fn reset() -> Reply {
-        Reply::Reset { after_head: false }
-    }
-
     /// A 429 with `Retry-After: secs`.
     pub fn rate_limited(secs: u64) -> Reply {
         Reply::Error {

@@ -84,7 +84,8 @@ impl ScriptedServer {
     }
 
     /// The socket address.
-    pub fn addr(&self) -> SocketAddr {
+    #[cfg(test)]
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
 

@@ -343,7 +343,7 @@ impl App {
     }
 
     /// The open session is running, and not in this process.
-    pub fn running_elsewhere(&self) -> bool {
+    pub(crate) fn running_elsewhere(&self) -> bool {
         !self.turn_active()
             && self
                 .browse

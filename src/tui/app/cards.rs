@@ -9,7 +9,7 @@ use crate::tui::keymap::Context;
 
 impl App {
     /// The card that has the keyboard now, if one waits.
-    pub fn card_focus(&self) -> Option<Context> {
+    pub(crate) fn card_focus(&self) -> Option<Context> {
         self.conv
             .card_focus(self.screen, &self.overlay, self.browse.detail.as_ref())
     }
@@ -38,7 +38,7 @@ impl App {
     }
 
     /// Whether an answer waits for the quiet after it (the loop wakes for it).
-    pub fn answer_pending(&self) -> bool {
+    pub(crate) fn answer_pending(&self) -> bool {
         self.conv.holds_answer()
     }
 

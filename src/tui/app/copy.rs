@@ -74,7 +74,7 @@ impl App {
 
 impl App {
     /// The terminal did not take the copy's bytes.
-    pub fn copy_failed(&mut self) {
+    pub(crate) fn copy_failed(&mut self) {
         self.fail("Could not write to the terminal: nothing was copied.");
     }
 }

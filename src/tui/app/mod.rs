@@ -38,7 +38,7 @@ pub use crate::tui::conversation::commands::{
     COMMANDS as SLASH_COMMANDS, matching as slash_matches,
 };
 pub use crate::tui::conversation::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS};
-pub use crate::tui::transcript::CANCELLED_MARK;
+pub(crate) use crate::tui::transcript::CANCELLED_MARK;
 pub use rewind::ESC_ESC_MS;
 pub use state::{
     Confirm, Detail, Filter, Find, Focus, Overlay, PendingSelection, PlanAsk, Row, Screen,
@@ -61,9 +61,9 @@ use crate::tui::worker::{Done, Job, Request};
 use state::Slot;
 
 /// How long a status message stays.
-pub const STATUS_MS: i64 = 6_000;
+pub(crate) const STATUS_MS: i64 = 6_000;
 /// How long an error stays (long enough to read a path in it).
-pub const STATUS_ERROR_MS: i64 = 15_000;
+pub(crate) const STATUS_ERROR_MS: i64 = 15_000;
 
 /// How the app starts.
 #[derive(Debug, Clone)]
@@ -183,7 +183,7 @@ impl App {
 
     /// Whether the terminal is below the size the TUI draws into; only resizing and
     /// quitting act then (nothing may happen that cannot be seen).
-    pub fn too_small(&self) -> bool {
+    pub(crate) fn too_small(&self) -> bool {
         let (w, h) = crate::tui::layout::MIN_SIZE;
         self.size.0 < w || self.size.1 < h
     }
@@ -228,7 +228,7 @@ impl App {
     }
 
     /// What `$EDITOR` left for the draft (Ctrl-G): the new draft, or why not.
-    pub fn draft_edited(&mut self, result: Result<String, crate::tui::editor::EditorError>) {
+    pub(crate) fn draft_edited(&mut self, result: Result<String, crate::tui::editor::EditorError>) {
         self.with_conv(|c, ctx| {
             c.draft_edited(result, ctx);
             Vec::new()
@@ -285,7 +285,7 @@ impl App {
 
     /// The model the next request of the open conversation uses: the session's own (kept
     /// in its header, `/model`), else the configured one.
-    pub fn next_model(&self) -> Result<String, crate::tui::error::Failure> {
+    pub(crate) fn next_model(&self) -> Result<String, crate::tui::error::Failure> {
         self.conv.next_model(self.browse.detail.as_ref())
     }
 
@@ -295,22 +295,17 @@ impl App {
     }
 
     /// A turn runs (here or in the background) and has not finished.
-    pub fn turn_active(&self) -> bool {
+    pub(crate) fn turn_active(&self) -> bool {
         self.conv.turn_active()
     }
 
-    /// The open session's budgets in one line (`/limits`).
-    pub fn limits_text(&self) -> String {
-        crate::tui::conversation::limits_text(self.browse.detail.as_ref())
-    }
-
     /// The tightest budget left, in words (the status line), when any is set.
-    pub fn budget_left(&self) -> Option<String> {
+    pub(crate) fn budget_left(&self) -> Option<String> {
         crate::tui::conversation::budget_left(self.browse.detail.as_ref())
     }
 
     /// The live turn, when it belongs to the session shown in the conversation view.
-    pub fn live_here(&self) -> Option<&Live> {
+    pub(crate) fn live_here(&self) -> Option<&Live> {
         self.conv
             .live_here(self.screen, self.browse.detail.as_ref())
     }
@@ -322,7 +317,7 @@ impl App {
     }
 
     /// The key context of the current screen.
-    pub fn context(&self) -> Context {
+    pub(crate) fn context(&self) -> Context {
         match self.screen {
             Screen::Browse => Context::Browse,
             Screen::Conversation => Context::Conversation,
@@ -330,7 +325,7 @@ impl App {
     }
 
     /// The key contexts that come before the editor's, most specific first.
-    pub fn turn_contexts(&self) -> Vec<Context> {
+    pub(crate) fn turn_contexts(&self) -> Vec<Context> {
         self.conv
             .turn_contexts(self.screen, self.browse.detail.as_ref())
     }
@@ -349,7 +344,7 @@ impl App {
 
     /// The status message wrapped to the terminal's width (what the status line shows; one
     /// line while the line edits something or shows the transcript search).
-    pub fn status_lines(&self) -> Vec<ratatui::text::Line<'static>> {
+    pub(crate) fn status_lines(&self) -> Vec<ratatui::text::Line<'static>> {
         let Some(s) = &self.status else {
             return Vec::new();
         };
@@ -368,7 +363,7 @@ impl App {
 
     /// Rows the status line needs: a message longer than the width wraps (at most
     /// [`crate::tui::layout::STATUS_MAX_ROWS`]) instead of being cut.
-    pub fn status_rows(&self) -> u16 {
+    pub(crate) fn status_rows(&self) -> u16 {
         let editing = matches!(
             self.overlay,
             Overlay::Rename { .. } | Overlay::DenyReason { .. } | Overlay::AlwaysRule { .. }
@@ -446,7 +441,7 @@ impl App {
 }
 
 /// What the user is told about tool calls a stopped session left without a result.
-pub fn interrupted_note(calls: &[ToolCall]) -> String {
+pub(crate) fn interrupted_note(calls: &[ToolCall]) -> String {
     let names: Vec<String> = calls
         .iter()
         .map(|c| sanitize::line(&c.name).into_owned())

@@ -9,7 +9,7 @@ use crate::tui::transcript::{Transcript, chunk_of};
 
 /// What the worker read of a session for the detail pane.
 #[derive(Debug)]
-pub struct DetailRead {
+pub(crate) struct DetailRead {
     pub header: SessionHeader,
     pub progress: PlanProgress,
     pub assets: Vec<AssetMeta>,
@@ -23,7 +23,7 @@ impl Detail {
     /// Takes what was read of the session; a transcript made now starts at its end when
     /// `at_end` (the conversation, or a turn streaming into it). True when this was its first
     /// read (the transcript is new).
-    pub fn take_read(&mut self, read: DetailRead, at_end: bool) -> bool {
+    pub(crate) fn take_read(&mut self, read: DetailRead, at_end: bool) -> bool {
         let DetailRead {
             header,
             progress,
@@ -58,7 +58,7 @@ impl Detail {
     }
 
     /// Up (`d` < 0) or Down in a tab other than the transcript: its selection or its scroll.
-    pub fn step_tab(&mut self, tab: Tab, d: i64) {
+    pub(crate) fn step_tab(&mut self, tab: Tab, d: i64) {
         match tab {
             Tab::Assets => {
                 let n = self.assets.len() as i64;

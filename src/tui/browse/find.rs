@@ -24,7 +24,7 @@ impl Detail {
 
     /// `/find TEXT`: the open search line takes TEXT as its query, asked at once (nothing
     /// when the search line is not open).
-    pub fn find_text(&mut self, text: &str) -> Vec<Ask> {
+    pub(crate) fn find_text(&mut self, text: &str) -> Vec<Ask> {
         let Some(f) = self.find.as_mut() else {
             return Vec::new();
         };
@@ -40,7 +40,7 @@ impl Detail {
 
     /// A key for the query being typed: when it changed the text, the new query is asked (an
     /// empty one asks nothing, and an answer on its way is stale).
-    pub fn find_typed(&mut self, key: &KeyEvent) -> Vec<Ask> {
+    pub(crate) fn find_typed(&mut self, key: &KeyEvent) -> Vec<Ask> {
         let Some(f) = self.find.as_mut() else {
             return Vec::new();
         };
@@ -60,14 +60,14 @@ impl Detail {
     }
 
     /// Closes the search line; its highlights go with it, and an answer on its way is stale.
-    pub fn close_find(&mut self) -> Ask {
+    pub(crate) fn close_find(&mut self) -> Ask {
         self.find = None;
         Ask::Forget(Slot::Find)
     }
 
     /// The store's matches for `query` (when it is still the query typed): true when there
     /// is one to move to.
-    pub fn found(&mut self, query: String, seqs: Vec<i64>, more: bool) -> bool {
+    pub(crate) fn found(&mut self, query: String, seqs: Vec<i64>, more: bool) -> bool {
         let Some(f) = self.find.as_mut().filter(|f| f.input.text.trim() == query) else {
             return false;
         };
@@ -82,7 +82,7 @@ impl Detail {
     /// n / N: the next or previous match after the current one (else after the selected or
     /// first shown message), round the ends; it becomes the current one. Its seq, or `None`
     /// when nothing matches.
-    pub fn next_match(&mut self, forward: bool) -> Option<i64> {
+    pub(crate) fn next_match(&mut self, forward: bool) -> Option<i64> {
         let t = self.transcript.as_ref();
         let from = match t {
             Some(t) if t.follow_end => t.last_seq + 1,

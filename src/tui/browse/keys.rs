@@ -11,7 +11,7 @@ use crate::tui::seam::Ask;
 impl Browse {
     /// An action while the list has the focus: Up/Down a row, Page Up/Down `page` rows,
     /// Home/End the first or last session; any other does nothing here.
-    pub fn act(&mut self, action: Action, page: usize) -> Vec<Ask> {
+    pub(crate) fn act(&mut self, action: Action, page: usize) -> Vec<Ask> {
         let page = page.max(1) as i64;
         match action {
             Action::Up => self.move_list(-1),
@@ -26,7 +26,7 @@ impl Browse {
 
     /// A key while the list filter is being edited; `None` when it is not (the key is the
     /// keymap's).
-    pub fn filter_key(&mut self, key: &KeyEvent, screen: Screen) -> Option<Vec<Ask>> {
+    pub(crate) fn filter_key(&mut self, key: &KeyEvent, screen: Screen) -> Option<Vec<Ask>> {
         let f = self.list.filter.as_mut().filter(|f| f.editing)?;
         Some(match key.code {
             KeyCode::Enter => {
@@ -51,7 +51,7 @@ impl Browse {
     }
 
     /// A key for the filter's text: when it changed the text, its matches are asked for.
-    pub fn type_filter(&mut self, key: &KeyEvent, screen: Screen) -> Vec<Ask> {
+    pub(crate) fn type_filter(&mut self, key: &KeyEvent, screen: Screen) -> Vec<Ask> {
         let Some(f) = self.list.filter.as_mut() else {
             return Vec::new();
         };
@@ -63,7 +63,7 @@ impl Browse {
     }
 
     /// `/resume`: the list selects the open session's row and its filter takes the keys.
-    pub fn open_picker(&mut self) {
+    pub(crate) fn open_picker(&mut self) {
         let open = self.detail.as_ref().map(|d| d.id.clone());
         if let Some(pos) = open.and_then(|id| self.list.position(&id)) {
             self.list.selected = pos;
@@ -72,12 +72,12 @@ impl Browse {
     }
 
     /// The filter takes the keys (one is made if there is none).
-    pub fn start_filter(&mut self) {
+    pub(crate) fn start_filter(&mut self) {
         self.list.filter.get_or_insert_with(Filter::default).editing = true;
     }
 
     /// ↑ or ↓ over the `/resume` picker: the selection moves, the open session stays.
-    pub fn picker_step(&mut self, up: bool) {
+    pub(crate) fn picker_step(&mut self, up: bool) {
         let n = self.list.visible.len();
         let l = &mut self.list;
         l.selected = if up {

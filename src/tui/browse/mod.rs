@@ -19,9 +19,9 @@ mod list;
 mod reply;
 mod state;
 
-pub use detail::DetailRead;
+pub(crate) use detail::DetailRead;
 pub use list::{PAGE, WINDOW};
-pub use reply::BrowseReply;
+pub(crate) use reply::BrowseReply;
 pub use state::{
     Browse, Detail, FIND_LIMIT, Filter, Find, PendingSelection, Row, SearchState, SessionList,
 };

@@ -10,7 +10,7 @@ use crate::tui::seam::{Ask, Slot};
 
 /// An answer for the browse screen.
 #[derive(Debug)]
-pub enum BrowseReply {
+pub(crate) enum BrowseReply {
     /// The database's change counter.
     Version(i64),
     /// A page of the list, with the total when it was counted and the sessions above a page
@@ -35,7 +35,7 @@ pub enum BrowseReply {
 impl Browse {
     /// Takes an answer; `screen` is the one shown (the detail pane follows the list only on
     /// the browse screen).
-    pub fn on_reply(&mut self, reply: BrowseReply, screen: Screen) -> Vec<Ask> {
+    pub(crate) fn on_reply(&mut self, reply: BrowseReply, screen: Screen) -> Vec<Ask> {
         match reply {
             BrowseReply::Version(v) => self.on_version(v),
             BrowseReply::List { page, count, base } => self.on_list(page, count, base, screen),
@@ -57,7 +57,7 @@ impl Browse {
     }
 
     /// The latest request of `slot` failed: what waited for it stops waiting.
-    pub fn request_failed(&mut self, slot: Slot) {
+    pub(crate) fn request_failed(&mut self, slot: Slot) {
         match slot {
             Slot::List => self.list.loading = false,
             Slot::Filter => self.list.filtering = false,
@@ -78,13 +78,13 @@ impl Browse {
     }
 
     /// Selects `what` when the answer holding it arrives (it replaces an older wish).
-    pub fn select_when_loaded(&mut self, what: PendingSelection) {
+    pub(crate) fn select_when_loaded(&mut self, what: PendingSelection) {
         self.pending = what;
     }
 
     /// Session `id` loaded: the message waiting to be selected in it, if one does (the wish
     /// is settled).
-    pub fn message_to_select(&mut self, id: &str) -> Option<i64> {
+    pub(crate) fn message_to_select(&mut self, id: &str) -> Option<i64> {
         match &mut self.pending {
             PendingSelection::Session { id: want, message } if *want == id => message.take(),
             PendingSelection::Message { id: want, seq } if *want == id => {

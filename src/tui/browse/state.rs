@@ -85,7 +85,7 @@ pub const FIND_LIMIT: usize = 10_000;
 
 impl Find {
     /// "3/17", "0/17" before moving, "no match", or "searching…".
-    pub fn count(&self) -> String {
+    pub(crate) fn count(&self) -> String {
         let q = self.input.text.trim();
         if q.is_empty() {
             return String::new();
@@ -104,7 +104,7 @@ impl Find {
     }
 
     /// The words to highlight in what is drawn: the query's, lower case.
-    pub fn needles(&self) -> Vec<String> {
+    pub(crate) fn needles(&self) -> Vec<String> {
         if self.answered.is_empty() {
             return Vec::new();
         }
@@ -214,7 +214,7 @@ impl SessionList {
     }
 
     /// The session a visible row shows.
-    pub fn summary(&self, r: &Row) -> Option<&SessionSummary> {
+    pub(crate) fn summary(&self, r: &Row) -> Option<&SessionSummary> {
         if self.showing_matches {
             self.matches.get(r.idx)
         } else {
@@ -233,7 +233,7 @@ impl SessionList {
     }
 
     /// Position of a session among the visible rows.
-    pub fn position(&self, id: &str) -> Option<usize> {
+    pub(crate) fn position(&self, id: &str) -> Option<usize> {
         self.visible
             .iter()
             .position(|r| self.summary(r).is_some_and(|s| s.id == id))
@@ -316,7 +316,7 @@ impl Detail {
     }
 
     /// Step ids of the plan in the order the Plan tab lists them (layer by layer).
-    pub fn plan_order(&self) -> Vec<String> {
+    pub(crate) fn plan_order(&self) -> Vec<String> {
         let Some(plan) = self.header.as_ref().and_then(|h| h.plan.as_ref()) else {
             return Vec::new();
         };
@@ -330,7 +330,7 @@ impl Detail {
     }
 
     /// The newest conversation of a step, with how many attempts it had.
-    pub fn step_conversation(&self, step_id: &str) -> Option<(&StepConversation, usize)> {
+    pub(crate) fn step_conversation(&self, step_id: &str) -> Option<(&StepConversation, usize)> {
         let mut it = self.steps.iter().filter(|c| c.step_id == step_id);
         let n = it.clone().count();
         it.next_back().map(|c| (c, n))

@@ -10,7 +10,7 @@ use crate::tui::seam::{Ask, Ctx};
 
 impl Conversation {
     /// Applies one of the conversation's actions; any other does nothing here.
-    pub fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+    pub(crate) fn act(&mut self, action: Action, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         match action {
             Action::Approve => self.reply_to_call(true, false, None, ctx),
             Action::ApproveAlways => self.ask_always_rule(ctx),

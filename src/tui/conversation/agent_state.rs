@@ -6,7 +6,7 @@ use crate::tui::live::AgentInfo;
 
 /// What the conversation knows of the agent.
 #[derive(Default)]
-pub struct AgentState {
+pub(super) struct AgentState {
     /// The agent as the status line shows it (set by the loop when it connects one).
     info: AgentInfo,
     /// Approval policy chosen with `/approve` (else the agent's).
@@ -20,7 +20,7 @@ pub struct AgentState {
 
 impl AgentState {
     /// The agent as the status line shows it.
-    pub fn info(&self) -> &AgentInfo {
+    pub(super) fn info(&self) -> &AgentInfo {
         &self.info
     }
 

@@ -118,7 +118,7 @@ impl Conversation {
 
 impl Conversation {
     /// Answers the call asked about now.
-    pub fn reply_to_call(
+    pub(crate) fn reply_to_call(
         &mut self,
         approve: bool,
         always: bool,
@@ -194,7 +194,7 @@ impl Conversation {
     }
 
     /// Runs the asked call and keeps `rules` at `scope`.
-    pub fn reply_always(
+    pub(crate) fn reply_always(
         &mut self,
         rules: Vec<String>,
         scope: crate::runtime::agent::RuleScope,

@@ -26,7 +26,7 @@ fn printable(key: &KeyEvent) -> bool {
 
 impl Conversation {
     /// The card that has the keyboard now, if one waits.
-    pub fn card_focus(
+    pub(crate) fn card_focus(
         &self,
         screen: Screen,
         overlay: &Overlay,
@@ -53,7 +53,7 @@ impl Conversation {
 
     /// Remembers a printable key or a paste in the conversation; whether it came in a burst
     /// (another one just before it).
-    pub fn typed_now(&mut self, now: i64) -> bool {
+    pub(crate) fn typed_now(&mut self, now: i64) -> bool {
         self.turn.typed_now(now)
     }
 
@@ -77,7 +77,12 @@ impl Conversation {
     }
 
     /// A key while a card has the keyboard.
-    pub fn card_key(&mut self, context: Context, key: KeyEvent, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+    pub(crate) fn card_key(
+        &mut self,
+        context: Context,
+        key: KeyEvent,
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
         let is_printable = printable(&key);
         let burst = is_printable && self.typed_now(ctx.now_ms);
         if let Some(action) = keymap::lookup(context, &key) {
@@ -130,7 +135,7 @@ impl Conversation {
     }
 
     /// A paste while a card has the keyboard: it goes nowhere, and is typing.
-    pub fn card_paste(&mut self, context: Context, ctx: &mut Ctx<'_>) {
+    pub(crate) fn card_paste(&mut self, context: Context, ctx: &mut Ctx<'_>) {
         self.typed_now(ctx.now_ms);
         self.turn.take_held();
         Conversation::typing_ignored(context, ctx);
@@ -138,7 +143,7 @@ impl Conversation {
 
     /// The clock moved: the held answer that stayed alone, if its card still waits (it is
     /// taken either way once due).
-    pub fn due_answer(
+    pub(crate) fn due_answer(
         &mut self,
         now_ms: i64,
         screen: Screen,

@@ -77,11 +77,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
 ];
 
 /// The options of `/plan`, named as `neocode run --plan`'s flags.
-pub const PLAN_OPTIONS: &[&str] = &["--width", "--retry-failed"];
+pub(crate) const PLAN_OPTIONS: &[&str] = &["--width", "--retry-failed"];
 
 /// Options of `/plan`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlanOpts {
+pub(crate) struct PlanOpts {
     /// Steps of one layer that may run at once.
     pub width: usize,
     /// Run failed steps again (resume only).
@@ -99,7 +99,7 @@ impl Default for PlanOpts {
 
 /// Splits `/plan`'s argument into its leading options and the goal (the rest, as typed; `--`
 /// ends the options, for a goal that starts with one). Errors are one line for the user.
-pub fn parse_plan_args(arg: &str) -> Result<(PlanOpts, &str), crate::tui::error::Failure> {
+pub(crate) fn parse_plan_args(arg: &str) -> Result<(PlanOpts, &str), crate::tui::error::Failure> {
     let mut opts = PlanOpts::default();
     let mut rest = arg.trim_start();
     let next_word = |s: &str| -> (usize, usize) {
@@ -161,7 +161,7 @@ pub fn matching(typed: &str) -> Vec<&'static (&'static str, &'static str, &'stat
 }
 
 /// The path being typed after a trailing `@`, if the editor ends in one.
-pub fn at_word(text: &str) -> Option<&str> {
+pub(crate) fn at_word(text: &str) -> Option<&str> {
     let last = text.rsplit(char::is_whitespace).next()?;
     last.strip_prefix('@')
 }

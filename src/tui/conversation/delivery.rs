@@ -4,7 +4,7 @@
 
 /// Whether (and what) the conversation delivers from the session's queue.
 #[derive(Debug, Default)]
-pub struct Delivery {
+pub(super) struct Delivery {
     /// The queue of this session does not go on by itself, and why (a budget stop, a failure
     /// or a cancel), until the user sends something: (session, why).
     hold: Option<(String, String)>,

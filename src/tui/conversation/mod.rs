@@ -17,7 +17,7 @@ mod actions;
 mod agent_state;
 mod calls;
 mod cards;
-pub mod commands;
+pub(crate) mod commands;
 mod delivery;
 mod editor;
 mod plan_events;
@@ -30,9 +30,9 @@ mod stream;
 mod turn;
 mod turn_view;
 
-pub use crate::tui::seam::{Ask, Ctx};
-pub use editor::picker;
-pub use slash::{budget_left, limits_text};
+pub(crate) use crate::tui::seam::{Ask, Ctx};
+pub(crate) use editor::picker;
+pub(crate) use slash::budget_left;
 
 use std::path::PathBuf;
 
@@ -80,7 +80,7 @@ pub struct Conversation {
 impl Conversation {
     /// An empty conversation; `now_ms` starts the card clock, `root` is the workspace
     /// `@path` attachments are read from.
-    pub fn new(now_ms: i64, root: PathBuf) -> Conversation {
+    pub(crate) fn new(now_ms: i64, root: PathBuf) -> Conversation {
         let mut editor = Editor::new();
         editor.set_root(root);
         Conversation {
@@ -98,17 +98,17 @@ impl Conversation {
     }
 
     /// Whether the view shows a new session that does not exist yet.
-    pub fn draft(&self) -> bool {
+    pub(crate) fn draft(&self) -> bool {
         self.draft
     }
 
     /// Shows (or stops showing) a new session that does not exist yet.
-    pub fn set_draft(&mut self, draft: bool) {
+    pub(crate) fn set_draft(&mut self, draft: bool) {
         self.draft = draft;
     }
 
     /// The agent as the status line shows it.
-    pub fn agent(&self) -> &AgentInfo {
+    pub(crate) fn agent(&self) -> &AgentInfo {
         self.agent.info()
     }
 
@@ -128,24 +128,24 @@ impl Conversation {
     }
 
     /// Whether a turn of session `id` runs in this app and has not finished.
-    pub fn running_in(&self, id: &str) -> bool {
+    pub(crate) fn running_in(&self, id: &str) -> bool {
         self.turn
             .live()
             .is_some_and(|l| !l.finished && l.session_id.as_deref() == Some(id))
     }
 
     /// Whether a turn streams (frames are paced for it).
-    pub fn animating(&self) -> bool {
+    pub(crate) fn animating(&self) -> bool {
         self.turn.running()
     }
 
     /// Whether a card's one-letter answer waits for the quiet after it.
-    pub fn holds_answer(&self) -> bool {
+    pub(crate) fn holds_answer(&self) -> bool {
         self.turn.held().is_some()
     }
 
     /// Session `id`'s stored header names `model`: a `/model` switch to it is done.
-    pub fn model_stored(&mut self, id: &str, model: &str) {
+    pub(crate) fn model_stored(&mut self, id: &str, model: &str) {
         self.agent.model_stored(id, model);
     }
 
@@ -155,12 +155,12 @@ impl Conversation {
     }
 
     /// Paths offered above the editor (the `@` picker's matches or the last completion's).
-    pub fn path_matches(&self) -> &[String] {
+    pub(crate) fn path_matches(&self) -> &[String] {
         self.editor.path_matches()
     }
 
     /// The `@` picker's chosen row, while it lists files.
-    pub fn picker_row(&self) -> Option<usize> {
+    pub(crate) fn picker_row(&self) -> Option<usize> {
         self.editor.picker_row()
     }
 
@@ -171,18 +171,18 @@ impl Conversation {
 
     /// A key while the picker is open: moving, choosing, closing; `None` for a key the
     /// editor takes.
-    pub fn picker_key(&mut self, key: KeyEvent) -> Option<Vec<Ask>> {
+    pub(crate) fn picker_key(&mut self, key: KeyEvent) -> Option<Vec<Ask>> {
         self.editor.picker_key(key)
     }
 
     /// The worker's matches for `query`: shown if the `@word` being typed is still that.
-    pub fn ranked(&mut self, query: &str, matches: Vec<String>) {
+    pub(crate) fn ranked(&mut self, query: &str, matches: Vec<String>) {
         self.editor.ranked(query, matches);
     }
 
     /// The workspace's files arrived: the picker waiting for them ranks them, else the Tab
     /// that asked for them completes.
-    pub fn files_listed(&mut self, files: Vec<String>, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+    pub(crate) fn files_listed(&mut self, files: Vec<String>, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         if self.editor.set_files(files) {
             return self.editor.refresh_picker();
         }
@@ -192,7 +192,7 @@ impl Conversation {
 
     /// Tab in the editor: completes a slash command or an `@path`; `None` when there was
     /// nothing to complete.
-    pub fn complete(&mut self, ctx: &mut Ctx<'_>) -> Option<Vec<Ask>> {
+    pub(crate) fn complete(&mut self, ctx: &mut Ctx<'_>) -> Option<Vec<Ask>> {
         self.editor.complete(ctx)
     }
 
@@ -203,7 +203,7 @@ impl Conversation {
 
     /// Ctrl-C with text in the editor: it is cleared (↑ or Ctrl-Z brings it back) and the
     /// paths offered go; false when the editor was empty.
-    pub fn clear_message(&mut self) -> bool {
+    pub(crate) fn clear_message(&mut self) -> bool {
         if !self.editor.composer_mut().clear_to_history() {
             return false;
         }
@@ -212,28 +212,28 @@ impl Conversation {
     }
 
     /// A key that is no action: the paths offered go (the key makes them stale).
-    pub fn forget_matches(&mut self) {
+    pub(crate) fn forget_matches(&mut self) {
         self.editor.clear_matches();
     }
 
     /// A key for the editor: it edits, and the `@` picker follows what is typed.
-    pub fn edit_key(&mut self, key: KeyEvent) -> Vec<Ask> {
+    pub(crate) fn edit_key(&mut self, key: KeyEvent) -> Vec<Ask> {
         self.editor.composer_mut().key(key);
         self.editor.refresh_picker()
     }
 
     /// Pasted text goes into the editor.
-    pub fn paste(&mut self, text: &str) {
+    pub(crate) fn paste(&mut self, text: &str) {
         self.editor.composer_mut().paste(text);
     }
 
     /// What was typed in this workspace before, oldest first (↑ in the editor).
-    pub fn set_history(&mut self, typed: Vec<String>) {
+    pub(crate) fn set_history(&mut self, typed: Vec<String>) {
         self.editor.composer_mut().set_history(typed);
     }
 
     /// The draft to edit in `$EDITOR`, when Ctrl-G asked for it (the request is taken).
-    pub fn take_edit_request(&mut self) -> Option<String> {
+    pub(crate) fn take_edit_request(&mut self) -> Option<String> {
         self.editor
             .take_edit()
             .then(|| self.editor.composer().message())
@@ -241,7 +241,7 @@ impl Conversation {
 
     /// What `$EDITOR` left (Ctrl-G): the draft is replaced by it (sanitised like a paste), or
     /// the status says why not.
-    pub fn draft_edited(
+    pub(crate) fn draft_edited(
         &mut self,
         result: Result<String, crate::tui::editor::EditorError>,
         ctx: &mut Ctx<'_>,
@@ -264,13 +264,13 @@ impl Conversation {
     }
 
     /// Leaving a conversation: its unsent text is kept for when it is opened again.
-    pub fn stash_draft(&mut self, detail: Option<&Detail>) {
+    pub(crate) fn stash_draft(&mut self, detail: Option<&Detail>) {
         let key = self.draft_key(detail);
         self.editor.stash(key);
     }
 
     /// Entering a conversation: the text left unsent in it comes back.
-    pub fn restore_draft(&mut self, detail: Option<&Detail>) {
+    pub(crate) fn restore_draft(&mut self, detail: Option<&Detail>) {
         let key = self.draft_key(detail);
         self.editor.restore(&key);
     }

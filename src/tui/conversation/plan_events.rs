@@ -160,7 +160,7 @@ impl Conversation {
 
 impl Conversation {
     /// Answers the proposed plan.
-    pub fn answer_plan(cmd: TurnCommand, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+    pub(crate) fn answer_plan(cmd: TurnCommand, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         *ctx.overlay = Overlay::None;
         ctx.say(match &cmd {
             TurnCommand::ApprovePlan => "Running the plan…".to_string(),

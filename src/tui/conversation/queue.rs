@@ -68,7 +68,7 @@ impl Conversation {
 
     /// The queue of session `id` as read (with the session, or after a change); `taken` is a
     /// message Ctrl-E took out. The next message may go now.
-    pub fn queue_read(
+    pub(crate) fn queue_read(
         &mut self,
         id: &str,
         queued: Vec<QueuedMessage>,
@@ -108,7 +108,7 @@ impl Conversation {
     /// the session's stored state: its last turn failed, was cancelled or hit a budget (in
     /// this process or another, before a restart too), until the user sends something or
     /// presses Enter on the empty editor here.
-    pub fn queue_held(&self, detail: Option<&crate::tui::browse::Detail>) -> Option<String> {
+    pub(crate) fn queue_held(&self, detail: Option<&crate::tui::browse::Detail>) -> Option<String> {
         let d = detail?;
         if let Some(why) = self.delivery.hold_of(&d.id) {
             return Some(why.to_string());

@@ -65,7 +65,7 @@ impl Conversation {
     /// Whether Enter on the empty editor retries: the open session's last turn failed (a
     /// provider or tool failure, here or before a restart; not a budget stop or a cancel)
     /// and nothing runs.
-    pub fn retry_offered(&self, detail: Option<&crate::tui::browse::Detail>) -> bool {
+    pub(crate) fn retry_offered(&self, detail: Option<&crate::tui::browse::Detail>) -> bool {
         !self.turn_active()
             && !self.draft
             && detail
@@ -74,7 +74,10 @@ impl Conversation {
     }
 
     /// Why a message cannot be sent now, if it cannot (the editor keeps the text).
-    pub fn send_blocked(&self, detail: Option<&crate::tui::browse::Detail>) -> Option<String> {
+    pub(crate) fn send_blocked(
+        &self,
+        detail: Option<&crate::tui::browse::Detail>,
+    ) -> Option<String> {
         if let Err(m) = &self.next_model(detail) {
             return Some(format!("Cannot send: {}", sanitize::line(m.as_str())));
         }
@@ -207,7 +210,7 @@ impl Conversation {
     }
 
     /// Cancels the running turn.
-    pub fn cancel_turn(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+    pub(crate) fn cancel_turn(&mut self, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         match self.turn.live_mut() {
             Some(l) if !l.finished && !l.cancelling => {
                 l.cancelling = true;
@@ -221,7 +224,7 @@ impl Conversation {
     }
 
     /// A turn effect could not be carried out (no provider, the session is busy); says why.
-    pub fn turn_refused(&mut self, effect: &TurnEffect, why: &str, ctx: &mut Ctx<'_>) {
+    pub(crate) fn turn_refused(&mut self, effect: &TurnEffect, why: &str, ctx: &mut Ctx<'_>) {
         let what = match effect {
             TurnEffect::Start { .. } => {
                 // Nothing runs: the live cell goes, the message stays in the history (↑).

@@ -76,7 +76,7 @@ impl Conversation {
     }
 
     /// Adds an image to the next message (relative paths are from the current directory).
-    pub fn attach(&mut self, path: &str, ctx: &mut Ctx<'_>) {
+    pub(crate) fn attach(&mut self, path: &str, ctx: &mut Ctx<'_>) {
         let p = std::path::Path::new(path);
         let full = if p.is_absolute() {
             p.to_path_buf()
@@ -102,7 +102,7 @@ impl Conversation {
 impl Conversation {
     /// Ctrl-V and `/paste`: the clipboard's image (read with `wl-paste` or `xclip`) is saved
     /// and attached to the next message, as `/attach` does.
-    pub fn paste_image(&mut self, ctx: &mut Ctx<'_>) {
+    pub(crate) fn paste_image(&mut self, ctx: &mut Ctx<'_>) {
         let saved = crate::tui::clipboard::paste_image()
             .and_then(|bytes| crate::tui::clipboard::save_pasted(&bytes).map(|p| (p, bytes.len())));
         match saved {
@@ -120,7 +120,7 @@ impl Conversation {
 }
 
 /// The session's budgets in one line: used / limit of each.
-pub fn limits_text(detail: Option<&Detail>) -> String {
+pub(crate) fn limits_text(detail: Option<&Detail>) -> String {
     let Some(l) = detail
         .and_then(|d| d.header.as_ref())
         .and_then(|h| h.ledger.as_ref())
@@ -162,7 +162,7 @@ pub fn limits_text(detail: Option<&Detail>) -> String {
 }
 
 /// The tightest budget left, in words (the status line), when any is set.
-pub fn budget_left(detail: Option<&Detail>) -> Option<String> {
+pub(crate) fn budget_left(detail: Option<&Detail>) -> Option<String> {
     let l = detail?.header.as_ref()?.ledger.as_ref()?;
     let mut best: Option<(f64, String)> = None;
     for (name, used, max) in [

@@ -98,7 +98,7 @@ impl Conversation {
     }
 
     /// A model picked from the server's list (`/model` without a name): as `/model NAME`.
-    pub fn pick_model(&mut self, name: &str, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+    pub(crate) fn pick_model(&mut self, name: &str, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         let open = ctx.open_id();
         self.slash_model(open, name, ctx)
     }

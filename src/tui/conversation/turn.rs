@@ -21,7 +21,7 @@ use crate::tui::seam::{Ask, Ctx};
 impl Conversation {
     /// What a one-call intent of the agent came to (`/compact`, `/model NAME`,
     /// `/approve network`, `/skill`).
-    pub fn on_outcome(&mut self, o: Outcome, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+    pub(crate) fn on_outcome(&mut self, o: Outcome, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         if let (Intent::Models, Ok(names)) = (o.intent, &o.result) {
             self.models_listed(names, ctx);
             return Vec::new();
@@ -82,7 +82,7 @@ impl Conversation {
     }
 
     /// Takes an event of a running turn; what is left to do comes back in order.
-    pub fn on_turn(&mut self, event: TurnEvent, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+    pub(crate) fn on_turn(&mut self, event: TurnEvent, ctx: &mut Ctx<'_>) -> Vec<Ask> {
         match event {
             TurnEvent::Started { session_id } => self.turn_started(session_id, ctx),
             TurnEvent::TextDelta(t) => self.text_delta(t),
@@ -138,7 +138,7 @@ impl Conversation {
     }
 
     /// Whether `detail` (the open session) is the live turn's.
-    pub fn turn_is_open(&self, detail: Option<&Detail>) -> bool {
+    pub(crate) fn turn_is_open(&self, detail: Option<&Detail>) -> bool {
         match (self.turn.live().and_then(|l| l.session_id.as_ref()), detail) {
             (Some(s), Some(d)) => *s == d.id,
             _ => false,
@@ -147,7 +147,7 @@ impl Conversation {
 
     /// The live turn, when it belongs to the session shown in the conversation view (the
     /// screen and the open session are the router's).
-    pub fn live_here(&self, screen: Screen, detail: Option<&Detail>) -> Option<&Live> {
+    pub(crate) fn live_here(&self, screen: Screen, detail: Option<&Detail>) -> Option<&Live> {
         let l = self.turn.live()?;
         if screen != Screen::Conversation {
             return None;
@@ -161,7 +161,7 @@ impl Conversation {
     }
 
     /// A card appeared (or another one took its place): answers wait a moment again.
-    pub fn card_shown(&mut self, now_ms: i64) {
+    pub(crate) fn card_shown(&mut self, now_ms: i64) {
         self.turn.card_shown(now_ms);
     }
 
@@ -175,12 +175,12 @@ impl Conversation {
     }
 
     /// A turn runs (here or in the background) and has not finished.
-    pub fn turn_active(&self) -> bool {
+    pub(crate) fn turn_active(&self) -> bool {
         self.turn.live().is_some_and(|l| !l.finished)
     }
 
     /// The approval policy of the next turn.
-    pub fn approval(&self) -> ApprovalPolicy {
+    pub(crate) fn approval(&self) -> ApprovalPolicy {
         self.agent.approval()
     }
 
@@ -188,7 +188,7 @@ impl Conversation {
     /// own (kept in its header, `/model`), else the configured one. A session that keeps a
     /// `[providers.NAME]` profile (`/provider`) has its model even when nothing else is
     /// configured: the runtime runs it on that profile (and says so if it cannot).
-    pub fn next_model(
+    pub(crate) fn next_model(
         &self,
         detail: Option<&Detail>,
     ) -> Result<String, crate::tui::error::Failure> {
@@ -205,7 +205,7 @@ impl Conversation {
     }
 
     /// The key contexts that come before the editor's, most specific first.
-    pub fn turn_contexts(&self, screen: Screen, detail: Option<&Detail>) -> Vec<Context> {
+    pub(crate) fn turn_contexts(&self, screen: Screen, detail: Option<&Detail>) -> Vec<Context> {
         let mut v = Vec::new();
         if let Some(l) = self.live_here(screen, detail)
             && !l.finished

@@ -7,7 +7,7 @@ use super::Held;
 use crate::tui::live::Live;
 
 /// What the conversation knows of the running (or last) turn.
-pub struct TurnView {
+pub(super) struct TurnView {
     /// The running (or last) turn, as far as it has arrived.
     live: Option<Live>,
     /// A turn is running: frames are paced for streaming.
@@ -33,7 +33,7 @@ impl TurnView {
     }
 
     /// The running (or last) turn.
-    pub fn live(&self) -> Option<&Live> {
+    pub(super) fn live(&self) -> Option<&Live> {
         self.live.as_ref()
     }
 
@@ -74,7 +74,7 @@ impl TurnView {
     }
 
     /// Whether frames are paced for a streaming turn.
-    pub fn running(&self) -> bool {
+    pub(super) fn running(&self) -> bool {
         self.running
     }
 

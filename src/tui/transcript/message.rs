@@ -55,7 +55,7 @@ fn cancelled_reply(m: &Message) -> bool {
 }
 
 /// Lays out one message.
-pub fn message_lines(
+pub(crate) fn message_lines(
     m: &Message,
     width: usize,
     expanded: bool,
@@ -207,7 +207,7 @@ const HOOK_CONTEXT: &str = "[context from a hook]\n";
 /// A user message's text part: what was typed (markdown, its line breaks kept), then each
 /// `@path` attachment and each hook's context as a one-line chip, their text shown only when
 /// the message is expanded.
-pub fn user_text_lines(
+pub(crate) fn user_text_lines(
     clean: &str,
     body_w: usize,
     expanded: bool,

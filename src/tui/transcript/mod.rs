@@ -15,12 +15,11 @@ mod marks;
 mod message;
 mod tool;
 
-pub use marks::CANCELLED_MARK;
-pub use message::{message_lines, user_text_lines};
-pub use tool::args_summary;
+pub(crate) use marks::CANCELLED_MARK;
+pub(crate) use message::{message_lines, user_text_lines};
 
 /// Messages per loaded chunk.
-pub const CHUNK: i64 = 128;
+pub(crate) const CHUNK: i64 = 128;
 /// Chunks kept in memory before far ones are dropped.
 const MAX_CHUNKS: usize = 24;
 
@@ -62,18 +61,18 @@ pub struct Transcript {
 }
 
 /// The chunk holding `seq`.
-pub fn chunk_of(seq: i64) -> i64 {
+pub(crate) fn chunk_of(seq: i64) -> i64 {
     (seq.max(1) - 1) / CHUNK
 }
 
 /// First and last seq of a chunk.
-pub fn chunk_range(c: i64) -> (i64, i64) {
+pub(crate) fn chunk_range(c: i64) -> (i64, i64) {
     (c * CHUNK + 1, (c + 1) * CHUNK)
 }
 
 impl Transcript {
     /// An empty window over session `id` whose highest seq is `last_seq`.
-    pub fn new(id: &str, last_seq: i64, follow_end: bool) -> Transcript {
+    pub(crate) fn new(id: &str, last_seq: i64, follow_end: bool) -> Transcript {
         Transcript {
             id: id.to_string(),
             last_seq,
@@ -84,7 +83,7 @@ impl Transcript {
     }
 
     /// Chunks needed for a viewport of `height` lines that are neither loaded nor asked for.
-    pub fn wanted_chunks(&self, height: usize) -> Vec<i64> {
+    pub(crate) fn wanted_chunks(&self, height: usize) -> Vec<i64> {
         if self.last_seq == 0 {
             return Vec::new();
         }
@@ -102,12 +101,12 @@ impl Transcript {
     }
 
     /// Marks a chunk requested.
-    pub fn requested(&mut self, chunk: i64, token: u64) {
+    pub(crate) fn requested(&mut self, chunk: i64, token: u64) {
         self.chunks.insert(chunk, ChunkState::Requested(token));
     }
 
     /// Takes a loaded chunk if it is the answer still awaited.
-    pub fn loaded(&mut self, token: u64, from: i64, messages: Vec<Message>) -> bool {
+    pub(crate) fn loaded(&mut self, token: u64, from: i64, messages: Vec<Message>) -> bool {
         let c = chunk_of(from);
         if self.chunks.get(&c) != Some(&ChunkState::Requested(token)) {
             return false;
@@ -149,7 +148,7 @@ impl Transcript {
     }
 
     /// The lines of message `seq` for `width` columns (cached).
-    pub fn lines(&self, seq: i64, width: usize, theme: &Theme) -> Laid {
+    pub(crate) fn lines(&self, seq: i64, width: usize, theme: &Theme) -> Laid {
         let expanded = self.expanded.contains(&seq);
         if let Some((w, e, l)) = self.cache.borrow().get(&seq)
             && *w == width
@@ -178,7 +177,12 @@ impl Transcript {
     }
 
     /// The visible lines for a viewport, each with the seq it belongs to.
-    pub fn visible(&self, width: usize, height: usize, theme: &Theme) -> Vec<(i64, Line<'static>)> {
+    pub(crate) fn visible(
+        &self,
+        width: usize,
+        height: usize,
+        theme: &Theme,
+    ) -> Vec<(i64, Line<'static>)> {
         if self.last_seq == 0 || height == 0 {
             return Vec::new();
         }
@@ -227,7 +231,7 @@ impl Transcript {
     }
 
     /// Scrolls by `delta` lines.
-    pub fn scroll(&mut self, delta: i64, width: usize, height: usize, theme: &Theme) {
+    pub(crate) fn scroll(&mut self, delta: i64, width: usize, height: usize, theme: &Theme) {
         if self.last_seq == 0 {
             return;
         }
@@ -286,7 +290,7 @@ impl Transcript {
     }
 
     /// Moves the selection by `delta` messages (skipping gaps) and brings it into view.
-    pub fn select_by(&mut self, delta: i64, width: usize, height: usize, theme: &Theme) {
+    pub(crate) fn select_by(&mut self, delta: i64, width: usize, height: usize, theme: &Theme) {
         if self.last_seq == 0 {
             return;
         }
@@ -353,7 +357,7 @@ impl Transcript {
     }
 
     /// Goes to the start.
-    pub fn home(&mut self) {
+    pub(crate) fn home(&mut self) {
         self.follow_end = false;
         self.top = (1, 0);
         if self.selected.is_some() {
@@ -362,7 +366,7 @@ impl Transcript {
     }
 
     /// Goes to the end.
-    pub fn end(&mut self) {
+    pub(crate) fn end(&mut self) {
         self.follow_end = true;
         if self.selected.is_some() {
             self.selected = Some(self.last_seq);
@@ -370,7 +374,7 @@ impl Transcript {
     }
 
     /// Forgets the layout cache (the theme or a tool name changed).
-    pub fn clear_cache(&self) {
+    pub(crate) fn clear_cache(&self) {
         self.cache.borrow_mut().clear();
     }
 }

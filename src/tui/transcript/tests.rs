@@ -1,5 +1,6 @@
 //! Tests of message and tool-call layout.
 
+use super::tool::args_summary;
 use super::*;
 use crate::session::{Part, Role, ToolCall, Usage};
 use ratatui::style::{Color, Modifier};

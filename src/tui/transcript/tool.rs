@@ -14,7 +14,8 @@ const TELLING: [&str; 7] = ["command", "cmd", "path", "file", "pattern", "query"
 
 /// A one-line summary of a tool call's JSON arguments: the first line of the most telling
 /// field, else the compact JSON (` …` marks that there is more).
-pub fn args_summary(arguments: &str) -> String {
+#[cfg(test)]
+pub(crate) fn args_summary(arguments: &str) -> String {
     summary(arguments).0
 }
 

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use crate::tui::app::App;
 
 /// The words the open search highlights, lower case, as characters (empty: none).
-pub fn needles(app: &App) -> Vec<Vec<char>> {
+pub(super) fn needles(app: &App) -> Vec<Vec<char>> {
     app.find()
         .map(|f| f.needles())
         .unwrap_or_default()
@@ -22,7 +22,7 @@ fn lower(c: char) -> char {
 
 /// `line` with every case-insensitive occurrence of a needle inside one span in `style`
 /// (patched over the span's own).
-pub fn highlight(line: Line<'static>, needles: &[Vec<char>], style: Style) -> Line<'static> {
+pub(super) fn highlight(line: Line<'static>, needles: &[Vec<char>], style: Style) -> Line<'static> {
     if needles.is_empty() {
         return line;
     }

@@ -5,7 +5,6 @@ mod changes;
 mod conversation;
 mod detail;
 mod find;
-pub use crate::tui::help;
 mod list;
 mod overlay;
 mod parts;
@@ -20,7 +19,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-pub use text::{fit, input_cursor_width};
+pub(crate) use text::input_cursor_width;
 
 use super::app::{App, Overlay, Screen};
 use super::keymap;
@@ -285,7 +284,7 @@ fn find_has_keys(app: &App) -> bool {
 }
 
 /// Keeps the last `keep` entries and as many of the others, in order, as fit `width`.
-pub fn fit_bar(
+pub(crate) fn fit_bar(
     entries: &[(&'static str, &'static str)],
     keep: usize,
     width: usize,
@@ -405,7 +404,7 @@ fn key_bar(frame: &mut Frame<'_>, app: &App, area: Rect) {
 
 /// The bar over `rows` rows of `width`: every entry in order when they all fit; else the last
 /// `keep` entries end the last row and as many of the others as fit come before them.
-pub fn fit_bar_rows(
+pub(crate) fn fit_bar_rows(
     entries: &[(&'static str, &'static str)],
     keep: usize,
     width: usize,

@@ -148,7 +148,7 @@ fn help(frame: &mut Frame<'_>, app: &App, size: Rect, scroll: u16) {
 }
 
 /// A snippet with its marked terms highlighted; the markers themselves are never drawn.
-pub fn snippet_spans(snippet: &str, app: &App) -> Vec<Span<'static>> {
+pub(super) fn snippet_spans(snippet: &str, app: &App) -> Vec<Span<'static>> {
     let t = &app.theme;
     let clean = sanitize::line(snippet);
     let mut spans = Vec::new();

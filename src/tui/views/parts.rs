@@ -5,11 +5,11 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType};
 
 use crate::tui::theme::Theme;
-pub use crate::tui::theme::{marker, step_icon};
+pub(super) use crate::tui::theme::{marker, step_icon};
 
 /// A pane's border: focus shows as a thick border in its accent colour, so it stays visible
 /// without colour (`NO_COLOR`).
-pub fn pane_block(t: &Theme, focused: bool) -> Block<'static> {
+pub(super) fn pane_block(t: &Theme, focused: bool) -> Block<'static> {
     if focused {
         Block::bordered()
             .border_type(BorderType::Thick)
@@ -20,13 +20,17 @@ pub fn pane_block(t: &Theme, focused: bool) -> Block<'static> {
 }
 
 /// The start of a pane title: a marker on the focused pane.
-pub fn focus_mark(focused: bool) -> &'static str {
+pub(super) fn focus_mark(focused: bool) -> &'static str {
     if focused { "▶ " } else { " " }
 }
 
 /// Lines wrapped to `width`, continuation lines indented by `indent` columns (key/value
 /// panes whose values can be long: ids, paths).
-pub fn wrap_lines(lines: Vec<Line<'static>>, width: usize, indent: usize) -> Vec<Line<'static>> {
+pub(super) fn wrap_lines(
+    lines: Vec<Line<'static>>,
+    width: usize,
+    indent: usize,
+) -> Vec<Line<'static>> {
     let pad = " ".repeat(indent);
     lines
         .into_iter()

@@ -6,10 +6,10 @@ use ratatui::text::Span;
 use ratatui::widgets::{Block, Borders, Clear};
 
 use crate::tui::app::App;
-pub use crate::tui::layout::centered;
+pub(super) use crate::tui::layout::centered;
 
 /// Clears an area and draws a bordered block with a title there; returns the inner area.
-pub fn popup(frame: &mut Frame<'_>, app: &App, area: Rect, title: &str) -> Rect {
+pub(super) fn popup(frame: &mut Frame<'_>, app: &App, area: Rect, title: &str) -> Rect {
     let t = &app.theme;
     frame.render_widget(Clear, area);
     let block = Block::default()

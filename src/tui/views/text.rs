@@ -3,13 +3,13 @@
 use crate::sanitize;
 
 /// Display width of the first `cursor` characters of `text` (sanitised as drawn).
-pub fn input_cursor_width(text: &str, cursor: usize) -> u16 {
+pub(crate) fn input_cursor_width(text: &str, cursor: usize) -> u16 {
     let before: String = text.chars().take(cursor).collect();
     unicode_width::UnicodeWidthStr::width(sanitize::line(&before).as_ref()) as u16
 }
 
 /// Truncates to `w` display columns with an ellipsis.
-pub fn fit(s: &str, w: usize) -> String {
+pub(crate) fn fit(s: &str, w: usize) -> String {
     use unicode_width::UnicodeWidthChar;
     if unicode_width::UnicodeWidthStr::width(s) <= w {
         return s.to_string();

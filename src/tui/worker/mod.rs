@@ -325,7 +325,7 @@ fn files(sessions: &Sessions) -> anyhow::Result<Reply> {
 /// Most workspace files listed for `@path` completion.
 const MAX_FILES: usize = 250_000;
 
-pub use crate::runtime::agent::images::image_mime;
+pub(crate) use crate::runtime::agent::images::image_mime;
 
 /// Writes a file, refusing to overwrite an existing one.
 fn write_new(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
@@ -435,7 +435,7 @@ fn worker_loop(sessions: Sessions, rx: Receiver<Job>, filters: &AtomicU64, deliv
 /// Queues a job behind the others, dropping queued reads of the same replaceable kind: only
 /// the newest of those is worth running (its answer is the only one the app still wants).
 /// Writes are never dropped and keep their order.
-pub fn enqueue(queue: &mut VecDeque<Job>, job: Job) {
+pub(crate) fn enqueue(queue: &mut VecDeque<Job>, job: Job) {
     if let Some(kind) = job.request.replaceable() {
         queue.retain(|q| q.request.replaceable() != Some(kind));
     }

@@ -10,12 +10,12 @@ use crate::support::Env;
 use crate::support::{stderr, stdout};
 
 /// The one [`Env`] with a user home (`tmp/user`, for `~/`) and the workspace's `.neocode/`.
-pub struct Ws {
+pub(super) struct Ws {
     pub env: Env,
 }
 
 impl Ws {
-    pub fn new() -> Ws {
+    pub(super) fn new() -> Ws {
         let env = Env::new();
         std::fs::create_dir_all(env.workdir.join(".neocode")).unwrap();
         std::fs::create_dir_all(&env.home).unwrap();
@@ -24,18 +24,18 @@ impl Ws {
     }
 
     /// A workspace with one file written (see [`Ws::write`]), and that file's path.
-    pub fn with(rel: &str, text: &str) -> (Ws, PathBuf) {
+    pub(super) fn with(rel: &str, text: &str) -> (Ws, PathBuf) {
         let w = Ws::new();
         let file = w.write(rel, text);
         (w, file)
     }
 
-    pub fn ws(&self) -> PathBuf {
+    pub(super) fn ws(&self) -> PathBuf {
         self.env.workdir.clone()
     }
 
     /// Writes `text` at `rel`: `ws/...` in the workspace, anything else under the temp dir.
-    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+    pub(super) fn write(&self, rel: &str, text: &str) -> PathBuf {
         let p = match rel.strip_prefix("ws/") {
             Some(r) => self.env.workdir.join(r),
             None => self.env.tmp.path().join(rel),
@@ -50,7 +50,7 @@ impl Ws {
     }
 
     /// The binary with this workspace, a user home and fake keys (which hooks must not see).
-    pub fn command(&self) -> Command {
+    pub(super) fn command(&self) -> Command {
         let mut c = self.env.neocode();
         c.env("HOME", self.env.tmp.path().join("user"))
             .env("OPENAI_API_KEY", "sk-test-secret")
@@ -58,12 +58,12 @@ impl Ws {
         c
     }
 
-    pub fn run(&self, args: &[&str]) -> Output {
+    pub(super) fn run(&self, args: &[&str]) -> Output {
         self.command().args(args).output().unwrap()
     }
 
     /// `neocode hooks run <event> --tool <tool> --input <input>`.
-    pub fn hooks_run(&self, event: &str, tool: &str, input: &str) -> Output {
+    pub(super) fn hooks_run(&self, event: &str, tool: &str, input: &str) -> Output {
         self.run(&["hooks", "run", event, "--tool", tool, "--input", input])
     }
 }

@@ -54,15 +54,15 @@ use serde_json::{Value, json};
 use std::sync::mpsc::{Receiver, TryRecvError, channel};
 use std::time::{Duration, Instant};
 
-pub use prompts::result_text;
+pub(crate) use prompts::result_text;
 use prompts::{DRAFT_INSTRUCTIONS, step_context, step_prompt};
 
 /// Error type of a step that did not run because a dependency did not complete.
-pub const SKIPPED: &str = "skipped";
+pub(crate) const SKIPPED: &str = "skipped";
 /// Error type of a step stopped by a budget.
-pub const LIMIT_REACHED: &str = "limit_reached";
+pub(crate) const LIMIT_REACHED: &str = "limit_reached";
 /// Error type of a step the user cancelled.
-pub const CANCELLED: &str = "cancelled";
+pub(crate) const CANCELLED: &str = "cancelled";
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -98,7 +98,7 @@ impl Agent {
     /// first; without, the session's plan run resumes. Events and commands as for a turn, plus
     /// the plan events ([`TurnEvent::PlanProposed`], [`TurnEvent::StepStarted`],
     /// [`TurnEvent::Step`], [`TurnEvent::StepFinished`]); the last event is `Finished`.
-    pub fn start_plan(
+    pub(crate) fn start_plan(
         &self,
         target: Target,
         req: PlanRequest,
@@ -217,7 +217,7 @@ fn layer_ids(plan: &Plan) -> Vec<Vec<String>> {
 }
 
 /// `plan` without the steps in `drop`; dependants no longer wait for a dropped step.
-pub fn drop_steps(plan: &Plan, drop: &[String]) -> Plan {
+pub(crate) fn drop_steps(plan: &Plan, drop: &[String]) -> Plan {
     Plan {
         steps: plan
             .steps

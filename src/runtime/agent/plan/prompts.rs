@@ -57,7 +57,7 @@ pub(super) fn step_prompt(step: &Step) -> String {
 }
 
 /// The text of a stored step result (`{"answer": ...}` or any other JSON).
-pub fn result_text(v: &Value) -> String {
+pub(crate) fn result_text(v: &Value) -> String {
     match v.get("answer").and_then(Value::as_str) {
         Some(a) => a.to_string(),
         None => match v {

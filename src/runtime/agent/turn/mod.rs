@@ -69,7 +69,7 @@ pub(super) struct TurnState {
 
 impl TurnState {
     /// The state of a turn that has done nothing yet.
-    pub fn new(
+    pub(super) fn new(
         ledger: RuntimeLedger,
         budget: Option<ledger::SharedBudget>,
         prompt_meta: Option<Value>,
@@ -113,7 +113,7 @@ pub(super) fn store_failed(e: impl std::fmt::Display) -> FinishReason {
 }
 
 /// The title a first prompt gives a session: its first line, at most 60 characters.
-pub fn title_from(prompt: &str) -> String {
+pub(crate) fn title_from(prompt: &str) -> String {
     let first = prompt.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let t: String = first.trim().chars().take(60).collect();
     if first.trim().chars().count() > 60 {
@@ -157,7 +157,7 @@ impl Turn {
     }
 
     /// Runs the turn and reports how it ended (always ends with `Finished`).
-    pub fn run(mut self, prompt: Option<String>) {
+    pub(super) fn run(mut self, prompt: Option<String>) {
         let started = std::time::Instant::now();
         let reason = match self.body(prompt) {
             Ok(()) => FinishReason::Completed,
@@ -279,7 +279,7 @@ impl Closing<'_> {
     /// redacted) and, for a cancel, its time; `write` stores it with `status` (a store
     /// failure becomes the reason unless the run already failed); the lease is released,
     /// then `Finished` is sent.
-    pub fn close(
+    pub(super) fn close(
         self,
         reason: FinishReason,
         status: Status,

@@ -23,9 +23,9 @@ use serde::Deserialize;
 use super::error::{BadTimeout, ConfigFileError, ServersError};
 
 /// Seconds a server may take to start and list its tools.
-pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Seconds one tool call may take.
-pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One configured server.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,7 +73,7 @@ impl ServerConfig {
     }
 
     /// Whether the server offers `tool` (after `enabled_tools` / `disabled_tools`).
-    pub fn offers(&self, tool: &str) -> bool {
+    pub(crate) fn offers(&self, tool: &str) -> bool {
         self.enabled_tools
             .as_ref()
             .is_none_or(|e| e.iter().any(|t| t == tool))
@@ -107,7 +107,7 @@ fn yes() -> bool {
 
 /// Reads the servers from `<home>/config.toml`. A missing file means no servers; a file that
 /// is not TOML is an error (one line, with the position).
-pub fn load(home: &Path) -> Result<Vec<ServerConfig>, ConfigFileError> {
+pub(crate) fn load(home: &Path) -> Result<Vec<ServerConfig>, ConfigFileError> {
     let path = home.join("config.toml");
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -123,7 +123,7 @@ pub fn load(home: &Path) -> Result<Vec<ServerConfig>, ConfigFileError> {
 }
 
 /// Reads the `[mcp_servers.*]` tables of a config file's text, sorted by name.
-pub fn parse(text: &str) -> Result<Vec<ServerConfig>, ServersError> {
+pub(crate) fn parse(text: &str) -> Result<Vec<ServerConfig>, ServersError> {
     let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         ServersError::Toml(e.to_string().lines().next().unwrap_or("").to_string())
     })?;

@@ -9,7 +9,7 @@
 //! that may be made from any thread, including from inside another runtime's blocking task.
 
 mod call;
-pub mod config;
+pub(crate) mod config;
 mod error;
 mod name;
 mod server;
@@ -23,8 +23,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use config::ServerConfig;
-pub use error::{ConfigFileError, McpError, ServersError};
-pub use name::tool_name;
+pub(crate) use error::McpError;
 pub use status::{
     McpImage, McpOutput, McpTool, ServerState, ServerStatus, by_name, problems, status_lines,
 };
@@ -96,16 +95,6 @@ impl McpManager {
         })
     }
 
-    /// A manager for the servers of `<home>/config.toml`.
-    pub fn from_home(home: &Path, workdir: &Path) -> Result<McpManager, McpError> {
-        McpManager::new(config::load(home)?, workdir)
-    }
-
-    /// Whether any server is configured.
-    pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
-    }
-
     /// Every server's state and tools, without waiting for anything.
     pub fn statuses(&self) -> Vec<ServerStatus> {
         self.slots.iter().map(|s| s.status()).collect()
@@ -129,7 +118,7 @@ impl McpManager {
 
     /// Starts every server that has not been started yet, all at once, and waits until each
     /// is ready or has failed (each within its startup timeout).
-    pub fn start_all(&self) {
+    pub(crate) fn start_all(&self) {
         let pending: Vec<Arc<Slot>> = self
             .slots
             .iter()
@@ -168,7 +157,7 @@ impl McpManager {
     }
 
     /// The tool called `name` (`mcp__...`), among the tools listed so far.
-    pub fn tool(&self, name: &str) -> Option<McpTool> {
+    pub(crate) fn tool(&self, name: &str) -> Option<McpTool> {
         self.slots
             .iter()
             .find_map(|s| s.status().tools.into_iter().find(|t| t.name == name))

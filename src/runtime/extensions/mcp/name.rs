@@ -7,7 +7,7 @@ const NAME_MAX: usize = 64;
 
 /// `mcp__<server>__<tool>` made safe for providers (`[A-Za-z0-9_-]`, at most 64 characters)
 /// and unique among `taken`.
-pub fn tool_name(server: &str, tool: &str, taken: &[String]) -> String {
+pub(crate) fn tool_name(server: &str, tool: &str, taken: &[String]) -> String {
     let raw = format!("mcp__{server}__{tool}");
     let clean: String = raw
         .chars()

@@ -66,7 +66,7 @@ impl ServerState {
     }
 
     /// Whether the status line should show the server as broken.
-    pub fn is_problem(&self) -> bool {
+    pub(crate) fn is_problem(&self) -> bool {
         matches!(
             self,
             ServerState::Invalid(_) | ServerState::Failed(_) | ServerState::Crashed(_)

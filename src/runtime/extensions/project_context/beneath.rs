@@ -12,7 +12,7 @@ use crate::runtime::tools::path::{anchor, confine, fstat};
 
 /// Why a workspace file was not read (one line for the views and the turn's warning).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Skip {
+pub(crate) enum Skip {
     /// It is, or goes through, a symlink out of the workspace (or one whose target is gone).
     #[error("it links outside the workspace{0}; files there are never read into the context")]
     Outside(String),
@@ -26,13 +26,13 @@ pub enum Skip {
 
 /// The read denials of a workspace (both rule files; deny rules only ever make neocode more
 /// careful). A malformed file gives none here: the turn fails on it at its start anyway.
-pub fn read_rules(home: &Path, root: &Path) -> Option<Rules> {
+pub(crate) fn read_rules(home: &Path, root: &Path) -> Option<Rules> {
     Rules::load(home, root).ok()
 }
 
 /// A workspace file read: its first bytes and its size.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Contents {
+pub(crate) struct Contents {
     /// At most the `cap` asked for.
     pub bytes: Vec<u8>,
     /// The whole file's size.
@@ -41,7 +41,7 @@ pub struct Contents {
 
 /// Reads at most `cap` bytes of `path` (a file under `root`) beneath the root. `Ok(None)`:
 /// there is no regular file there.
-pub fn read(
+pub(crate) fn read(
     root: &Path,
     path: &Path,
     cap: u64,

@@ -11,14 +11,14 @@ use super::beneath;
 use crate::runtime::policy::permissions::Rules;
 
 /// Bytes of instructions kept in the system prompt, over all files (Codex keeps 32 KiB too).
-pub const DEFAULT_CAP: usize = 32 * 1024;
+pub(crate) const DEFAULT_CAP: usize = 32 * 1024;
 
 /// File names looked for in each folder, first found wins.
 const NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
 
 /// Where an instruction file comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// `<home>/AGENTS.md`: the user's own rules, for every workspace.
     Personal,
     /// A file inside the workspace.
@@ -27,7 +27,7 @@ pub enum Scope {
 
 impl Scope {
     /// Lower-case name for views and JSON.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Scope::Personal => "personal",
             Scope::Project => "project",
@@ -37,7 +37,7 @@ impl Scope {
 
 /// One instruction file that entered the context.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InstructionFile {
+pub(crate) struct InstructionFile {
     /// Absolute path.
     pub path: PathBuf,
     /// Personal or project.
@@ -53,7 +53,7 @@ pub struct InstructionFile {
 /// The instruction files for one turn, in prompt order: personal first, then the workspace
 /// root, then deeper folders (the more specific rule comes last, so it reads as the override).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Instructions {
+pub(crate) struct Instructions {
     /// Files used, in prompt order.
     pub files: Vec<InstructionFile>,
     /// Files that exist but could not be read, with the reason (shown as warnings).
@@ -69,13 +69,13 @@ impl Instructions {
     /// short says so in the prompt. Workspace files are read beneath the root, as the file
     /// tools read: one that links outside it, or that a `read_file(...)` deny rule of the
     /// workspace's rule files covers, is skipped (see [`Instructions::skipped`]).
-    pub fn load(home: &Path, root: &Path, touched: &[PathBuf], cap: usize) -> Instructions {
+    pub(crate) fn load(home: &Path, root: &Path, touched: &[PathBuf], cap: usize) -> Instructions {
         let rules = beneath::read_rules(home, root);
         Instructions::load_with(home, root, touched, cap, rules.as_ref())
     }
 
     /// [`Instructions::load`] with the rules whose read denials apply.
-    pub fn load_with(
+    pub(crate) fn load_with(
         home: &Path,
         root: &Path,
         touched: &[PathBuf],
@@ -127,7 +127,7 @@ impl Instructions {
 
     /// Skipped files not yet reported by this process (each is reported once, not on every
     /// turn that finds it again).
-    pub fn unreported_skips(&self) -> Vec<(PathBuf, String)> {
+    pub(crate) fn unreported_skips(&self) -> Vec<(PathBuf, String)> {
         static REPORTED: Mutex<Option<HashSet<(PathBuf, String)>>> = Mutex::new(None);
         let mut g = REPORTED.lock().unwrap_or_else(|p| p.into_inner());
         let set = g.get_or_insert_with(HashSet::new);
@@ -139,13 +139,14 @@ impl Instructions {
     }
 
     /// Whether any file entered the context.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.files.is_empty()
     }
 
     /// The system prompt section; empty when there are no files. Each file is introduced by its
     /// path so the model knows which folder a rule belongs to.
-    pub fn prompt_section(&self, root: &Path) -> String {
+    pub(crate) fn prompt_section(&self, root: &Path) -> String {
         if self.files.is_empty() {
             return String::new();
         }
@@ -171,7 +172,7 @@ impl Instructions {
 }
 
 /// A path as the user reads it: relative to the workspace root when inside it.
-pub fn display_path(path: &Path, root: &Path) -> String {
+pub(crate) fn display_path(path: &Path, root: &Path) -> String {
     match path.strip_prefix(root) {
         Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
         _ => path.display().to_string(),

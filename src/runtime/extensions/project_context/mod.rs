@@ -3,9 +3,9 @@
 //! prompt, and [`ProjectContext::report`] says what did, so the views (Info tab, `show`) can
 //! show it: nothing enters the context unseen.
 
-pub mod beneath;
-pub mod instructions;
-pub mod skills;
+pub(crate) mod beneath;
+pub(crate) mod instructions;
+pub(crate) mod skills;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -14,12 +14,12 @@ use serde_json::Value;
 
 use crate::session::{Message, Role};
 
-pub use instructions::{InstructionFile, Instructions};
-pub use skills::{Activation, Skill, SkillProblem, Skills};
+pub(crate) use instructions::Instructions;
+pub(crate) use skills::{Activation, Skills};
 
 /// The project context of one turn.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ProjectContext {
+pub(crate) struct ProjectContext {
     /// Instruction files used.
     pub instructions: Instructions,
     /// Skills found.
@@ -34,7 +34,7 @@ impl ProjectContext {
     /// trusts it: [`crate::runtime::trust`]), and the session's activated skills (`skills`
     /// field of its header; an active workspace skill of a workspace not trusted now is not
     /// loaded).
-    pub fn gather(
+    pub(crate) fn gather(
         home: &Path,
         root: &Path,
         touched: &[PathBuf],
@@ -51,7 +51,7 @@ impl ProjectContext {
     /// and the bodies of active skills whose activation is not in `transcript` (after a
     /// resume from a compacted transcript, a fork before the activation, or `/skill NAME`,
     /// the body would otherwise be missing).
-    pub fn prompt_section(&self, root: &Path, transcript: &[Message]) -> String {
+    pub(crate) fn prompt_section(&self, root: &Path, transcript: &[Message]) -> String {
         let loaded = skills_loaded_in(transcript);
         let mut parts: Vec<String> = Vec::new();
         let ins = self.instructions.prompt_section(root);
@@ -77,7 +77,7 @@ impl ProjectContext {
     }
 
     /// What entered the context, one line each, for the views.
-    pub fn report(&self, root: &Path) -> ContextReport {
+    pub(crate) fn report(&self, root: &Path) -> ContextReport {
         let instructions = self
             .instructions
             .files
@@ -148,7 +148,7 @@ impl ProjectContext {
 /// What a stored session's next turn would take in beyond its transcript: its instruction
 /// files (including those of folders its tools worked in), skills, active skills, and the
 /// configured MCP servers (not started here). For `show`.
-pub fn session_report(
+pub(crate) fn session_report(
     home: &Path,
     sessions: &crate::runtime::Sessions,
     id: &str,
@@ -165,7 +165,11 @@ pub fn session_report(
 
 /// [`session_report`] without reading the transcript (instructions of nested folders are
 /// left out): cheap enough for a view that refreshes on every change.
-pub fn header_report(home: &Path, root: &Path, header_skills: Option<&Value>) -> ContextReport {
+pub(crate) fn header_report(
+    home: &Path,
+    root: &Path,
+    header_skills: Option<&Value>,
+) -> ContextReport {
     report_for(home, root, &[], header_skills)
 }
 
@@ -218,7 +222,7 @@ fn bytes(n: usize) -> String {
 
 /// Names of skills whose `skill` tool call succeeded within `transcript` (their body is in the
 /// transcript already).
-pub fn skills_loaded_in(transcript: &[Message]) -> HashSet<String> {
+pub(crate) fn skills_loaded_in(transcript: &[Message]) -> HashSet<String> {
     let ok_results: HashSet<&str> = transcript
         .iter()
         .filter(|m| m.role == Role::Tool && !m.is_error)
@@ -240,7 +244,7 @@ pub fn skills_loaded_in(transcript: &[Message]) -> HashSet<String> {
 
 /// Paths the agent worked on in `transcript` (the `path` argument of its tool calls), for the
 /// nested instruction files of their folders.
-pub fn touched_paths(transcript: &[Message]) -> Vec<PathBuf> {
+pub(crate) fn touched_paths(transcript: &[Message]) -> Vec<PathBuf> {
     let mut seen = HashSet::new();
     transcript
         .iter()

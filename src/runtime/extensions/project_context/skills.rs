@@ -16,7 +16,7 @@ use crate::runtime::tools::{ToolContext, ToolKind, ToolOutput, ToolSpec};
 use crate::session::{StateUpdate, now_ms};
 
 /// Bytes of a skill body kept in the context.
-pub const BODY_CAP: usize = 32 * 1024;
+pub(crate) const BODY_CAP: usize = 32 * 1024;
 /// Files beside `SKILL.md` listed to the model.
 const FILES_LISTED: usize = 50;
 const NAME_MAX: usize = 64;
@@ -33,7 +33,7 @@ pub enum SkillSource {
 
 impl SkillSource {
     /// Lower-case name for views and the header record.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SkillSource::Workspace => "workspace",
             SkillSource::Personal => "personal",
@@ -84,12 +84,13 @@ impl Skills {
     /// go through `crate::runtime::trust::Admission::skills`. A workspace `SKILL.md` is
     /// read beneath the root: one that links outside it, or that a `read_file(...)` deny
     /// rule covers, is a problem, not a skill.
-    pub fn discover(home: &Path, root: &Path) -> Skills {
+    #[cfg(test)]
+    pub(crate) fn discover(home: &Path, root: &Path) -> Skills {
         Skills::discover_with(home, root, true)
     }
 
     /// [`Skills::discover`], the workspace's skills only when `workspace` is true.
-    pub fn discover_with(home: &Path, root: &Path, workspace: bool) -> Skills {
+    pub(crate) fn discover_with(home: &Path, root: &Path, workspace: bool) -> Skills {
         let rules = super::beneath::read_rules(home, root);
         let mut out = Skills::default();
         let mut seen = HashSet::new();
@@ -129,13 +130,13 @@ impl Skills {
     }
 
     /// The skill called `name`.
-    pub fn get(&self, name: &str) -> Option<&Skill> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Skill> {
         self.skills.iter().find(|s| s.name == name)
     }
 
     /// Problems not yet reported by this process: a malformed file is reported once, not on
     /// every turn that rediscovers it.
-    pub fn unreported_problems(&self) -> Vec<SkillProblem> {
+    pub(crate) fn unreported_problems(&self) -> Vec<SkillProblem> {
         static REPORTED: Mutex<Option<HashSet<SkillProblem>>> = Mutex::new(None);
         let mut g = REPORTED.lock().unwrap_or_else(|p| p.into_inner());
         let set = g.get_or_insert_with(HashSet::new);
@@ -148,7 +149,7 @@ impl Skills {
 
     /// The system prompt's catalogue: each skill's name and description, active ones marked.
     /// Empty when there are no skills.
-    pub fn catalogue_section(&self, active: &[Activation]) -> String {
+    pub(crate) fn catalogue_section(&self, active: &[Activation]) -> String {
         if self.skills.is_empty() {
             return String::new();
         }
@@ -174,7 +175,7 @@ impl Skills {
 }
 
 /// The text that loads a skill into the context: its body (capped) and where its files are.
-pub fn activation_text(skill: &Skill) -> String {
+pub(crate) fn activation_text(skill: &Skill) -> String {
     let mut s = format!("# Skill: {}\n\n", skill.name);
     let cut = floor_char_boundary(&skill.body, BODY_CAP);
     s.push_str(skill.body[..cut].trim());
@@ -200,7 +201,7 @@ pub fn activation_text(skill: &Skill) -> String {
 
 /// One activation as stored in the session header (`skills` field, a JSON array).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Activation {
+pub(crate) struct Activation {
     /// The skill's name.
     pub name: String,
     /// `workspace` or `personal` at the time of activation.
@@ -224,7 +225,7 @@ impl Activation {
 
 /// The activations recorded in a header's `skills` value, oldest first. Entries that are not
 /// objects with a `name` are ignored (a session file may carry another agent's shape).
-pub fn active_skills(skills: Option<&Value>) -> Vec<Activation> {
+pub(crate) fn active_skills(skills: Option<&Value>) -> Vec<Activation> {
     let Some(Value::Array(items)) = skills else {
         return Vec::new();
     };
@@ -254,7 +255,7 @@ pub fn active_skills(skills: Option<&Value>) -> Vec<Activation> {
 
 /// Records `skill` as active in the session header. Returns `false` when it already was
 /// (nothing is written then).
-pub fn activate(
+pub(crate) fn activate(
     sessions: &Sessions,
     session_id: &str,
     skill: &Skill,
@@ -306,7 +307,7 @@ fn skill_not_here(_arguments: &str, _ctx: &ToolContext) -> ToolOutput {
 /// The `skill` tool: loads a skill's instructions into the context. It changes only the
 /// session's own state, so it never asks. Carried out by the agent turn (it writes the
 /// session header), like `update_plan`.
-pub const SKILL_TOOL: ToolSpec = ToolSpec {
+pub(crate) const SKILL_TOOL: ToolSpec = ToolSpec {
     name: "skill",
     description: "Activate a skill by name: its instructions are loaded into your context and stay active for the rest of the session.",
     parameters: skill_schema,
@@ -318,7 +319,7 @@ pub const SKILL_TOOL: ToolSpec = ToolSpec {
 
 /// Front matter fields neocode reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FrontMatter {
+pub(crate) struct FrontMatter {
     /// `name`.
     pub name: String,
     /// `description`.
@@ -327,7 +328,7 @@ pub struct FrontMatter {
 
 /// Why a `SKILL.md` cannot be used (listed as a problem of the skills; one line).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SkillError {
+pub(crate) enum SkillError {
     /// The file cannot be read.
     #[error("cannot read: {0}")]
     Read(String),
@@ -356,7 +357,7 @@ impl From<String> for SkillError {
 }
 
 /// Splits a `SKILL.md` into its front matter and body, and checks `name` and `description`.
-pub fn parse_skill_md(text: &str) -> Result<(FrontMatter, String), SkillError> {
+pub(crate) fn parse_skill_md(text: &str) -> Result<(FrontMatter, String), SkillError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split_inclusive('\n');
     match lines.next() {

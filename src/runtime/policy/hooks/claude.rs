@@ -23,7 +23,7 @@ pub(super) const TOOL_MAP: &[(&str, &str)] = &[
 ];
 
 /// Claude Code's name for neocode's `tool` (`run_command` → `Bash`), if it has one.
-pub fn claude_name(tool: &str) -> Option<&'static str> {
+pub(crate) fn claude_name(tool: &str) -> Option<&'static str> {
     TOOL_MAP
         .iter()
         .find(|(_, ours)| *ours == tool)
@@ -42,7 +42,7 @@ pub(super) fn claude_names(tool: &str) -> impl Iterator<Item = &'static str> + '
 /// Code's fields (`path` → `file_path`, made absolute against `root`; `timeout_secs` →
 /// `timeout` in milliseconds; `case_insensitive` → `-i`). Tools Claude Code has no name for
 /// (`update_plan`, MCP tools, whose names are the same) are sent as they are.
-pub fn claude_code_payload(payload: &HookPayload, root: &Path) -> HookPayload {
+pub(crate) fn claude_code_payload(payload: &HookPayload, root: &Path) -> HookPayload {
     let mut p = payload.clone();
     let Some(tool) = payload.tool_name.as_deref() else {
         return p;

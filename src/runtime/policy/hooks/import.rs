@@ -12,7 +12,7 @@ use crate::runtime::policy::permissions::{List, parse_rule};
 /// Claude Code tool names inside a matcher (a regular expression) replaced by neocode's:
 /// `Edit|MultiEdit|Write` → `edit_file|write_file`. Returns the matcher and the names left
 /// that neocode has no tool for (`WebFetch`, `NotebookEdit`, …).
-pub fn map_matcher(m: &str) -> (String, Vec<String>) {
+pub(crate) fn map_matcher(m: &str) -> (String, Vec<String>) {
     let t = m.trim();
     if t.is_empty() || t == "*" {
         return (t.to_string(), Vec::new());
@@ -55,7 +55,7 @@ pub fn map_matcher(m: &str) -> (String, Vec<String>) {
 
 /// Why a Claude Code settings file could not be imported (one line, naming the file).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ImportError {
+pub(crate) enum ImportError {
     /// The file exists but cannot be read.
     #[error("{}: cannot read it: {message}", file.display())]
     Read { file: PathBuf, message: String },
@@ -73,7 +73,7 @@ pub enum ImportError {
 
 /// What one settings file gives neocode.
 #[derive(Debug, Clone, Default)]
-pub struct SourceImport {
+pub(crate) struct SourceImport {
     /// The settings file.
     pub file: PathBuf,
     /// Its hooks as a neocode hooks file (`{"hooks": …}`), each marked
@@ -90,16 +90,11 @@ pub struct SourceImport {
     pub notes: Vec<String>,
 }
 
-impl SourceImport {
-    /// Whether it gives anything to write.
-    pub fn is_empty(&self) -> bool {
-        self.imported == 0 && self.rules.is_empty()
-    }
-}
+impl SourceImport {}
 
 /// What an import found.
 #[derive(Debug, Clone, Default)]
-pub struct ImportReport {
+pub(crate) struct ImportReport {
     /// The files read, in order (those that exist).
     pub sources: Vec<SourceImport>,
     /// Files that do not exist (skipped).
@@ -112,7 +107,7 @@ pub struct ImportReport {
 /// a path rule relative to such a file has no place in neocode and is named, not imported.
 /// A file that does not exist is noted and skipped; one that is not JSON is an error naming
 /// it and the line.
-pub fn import_claude_settings(
+pub(crate) fn import_claude_settings(
     files: &[(PathBuf, bool)],
     root: &Path,
 ) -> Result<ImportReport, ImportError> {
@@ -255,7 +250,7 @@ fn convert_group(
 /// Writes a hooks file (`.neocode/hooks.json` or `<home>/hooks.json`): the one place neocode
 /// writes one. What is written must load (checked with the parser sessions use); the folder
 /// is created when missing, and the file is replaced whole (written beside it, then moved).
-pub fn write_hooks_file(file: &Path, hooks: &Value) -> Result<(), super::HooksError> {
+pub(crate) fn write_hooks_file(file: &Path, hooks: &Value) -> Result<(), super::HooksError> {
     let err = |message: String| super::HooksError {
         file: file.to_path_buf(),
         line: 0,
@@ -273,7 +268,7 @@ pub fn write_hooks_file(file: &Path, hooks: &Value) -> Result<(), super::HooksEr
 }
 
 /// `b`'s hooks added to `a`'s (both `{"hooks": {EVENT: [groups]}}`), event by event.
-pub fn merge_hooks(a: &mut Value, b: &Value) {
+pub(crate) fn merge_hooks(a: &mut Value, b: &Value) {
     let Some(from) = b.get("hooks").and_then(Value::as_object) else {
         return;
     };

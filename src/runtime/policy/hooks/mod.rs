@@ -29,15 +29,10 @@ use std::time::Duration;
 use regex::Regex;
 use serde::{Deserialize, Deserializer, Serialize};
 
-pub use claude::{claude_code_payload, claude_name};
-pub use import::{
-    ImportError, ImportReport, SourceImport, import_claude_settings, map_matcher, merge_hooks,
-    write_hooks_file,
-};
-pub use run::{OUTPUT_KEEP, strip_keys};
+pub(crate) use import::{SourceImport, import_claude_settings, merge_hooks, write_hooks_file};
 
 /// A hook's timeout when its entry has none (Claude Code's default).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The events hooks can run at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -53,7 +48,7 @@ pub enum HookEvent {
 
 impl HookEvent {
     /// Every event, in the order above.
-    pub const ALL: [HookEvent; 7] = [
+    pub(crate) const ALL: [HookEvent; 7] = [
         HookEvent::SessionStart,
         HookEvent::UserPromptSubmit,
         HookEvent::PreToolUse,
@@ -64,7 +59,7 @@ impl HookEvent {
     ];
 
     /// The name as written in hooks files (`PreToolUse`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             HookEvent::SessionStart => "SessionStart",
             HookEvent::UserPromptSubmit => "UserPromptSubmit",
@@ -77,13 +72,13 @@ impl HookEvent {
     }
 
     /// Parses a name as written in hooks files.
-    pub fn parse(s: &str) -> Option<HookEvent> {
+    pub(crate) fn parse(s: &str) -> Option<HookEvent> {
         HookEvent::ALL.into_iter().find(|e| e.name() == s)
     }
 
     /// Whether exit code 2 blocks the event's action (elsewhere it is an error shown to the
     /// user: the session has started, the compaction and the notification happen anyway).
-    pub fn can_block(self) -> bool {
+    pub(crate) fn can_block(self) -> bool {
         matches!(
             self,
             HookEvent::UserPromptSubmit
@@ -111,7 +106,7 @@ pub struct Matcher {
 /// A matcher that is not a regular expression.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("matcher `{text}` is not a valid regular expression: {message}")]
-pub struct MatcherError {
+pub(crate) struct MatcherError {
     text: String,
     /// The regex parser's words.
     message: String,
@@ -119,7 +114,7 @@ pub struct MatcherError {
 
 impl Matcher {
     /// Compiles a matcher (empty or `*`: everything).
-    pub fn new(text: &str) -> Result<Matcher, MatcherError> {
+    pub(crate) fn new(text: &str) -> Result<Matcher, MatcherError> {
         let t = text.trim();
         if t.is_empty() || t == "*" {
             return Ok(Matcher {
@@ -138,7 +133,7 @@ impl Matcher {
     }
 
     /// Whether `value` (a tool name, a source…) matches.
-    pub fn matches(&self, value: &str) -> bool {
+    pub(crate) fn matches(&self, value: &str) -> bool {
         self.regex.as_ref().is_none_or(|r| r.is_match(value))
     }
 }
@@ -272,7 +267,7 @@ impl std::error::Error for HooksError {}
 /// What a hook is told: the JSON object on its stdin (Claude Code's field names). Fields
 /// that do not apply to an event are left out.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct HookPayload {
+pub(crate) struct HookPayload {
     pub session_id: String,
     /// The workspace root (also the hook's working folder).
     pub cwd: String,
@@ -309,7 +304,7 @@ pub struct HookPayload {
 
 impl HookPayload {
     /// A payload with the session and workspace filled in.
-    pub fn new(session_id: &str, workspace: &Path) -> HookPayload {
+    pub(crate) fn new(session_id: &str, workspace: &Path) -> HookPayload {
         HookPayload {
             session_id: session_id.to_string(),
             cwd: workspace.display().to_string(),
@@ -332,7 +327,7 @@ impl HookPayload {
 /// A permission decision from a `PreToolUse` hook's JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum PermissionDecision {
+pub(crate) enum PermissionDecision {
     Deny,
     Ask,
     Allow,
@@ -361,7 +356,7 @@ pub struct HookRun {
 
 /// What the hooks of one event decided.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct HookOutcome {
+pub(crate) struct HookOutcome {
     /// Every run, in order.
     pub runs: Vec<HookRun>,
     /// The event's action is refused, with the reason for the model (exit 2's stderr, or
@@ -391,12 +386,12 @@ pub struct Hooks {
 
 impl Hooks {
     /// `<workspace>/.neocode/hooks.json`.
-    pub fn workspace_file(workspace: &Path) -> PathBuf {
+    pub(crate) fn workspace_file(workspace: &Path) -> PathBuf {
         workspace.join(".neocode").join("hooks.json")
     }
 
     /// `<home>/hooks.json`.
-    pub fn home_file(home: &Path) -> PathBuf {
+    pub(crate) fn home_file(home: &Path) -> PathBuf {
         home.join("hooks.json")
     }
 
@@ -404,7 +399,8 @@ impl Hooks {
     /// Whether the workspace is trusted is not asked here: turns and the commands that show
     /// or run hooks load them through `crate::runtime::trust::Admission`, which leaves out
     /// the hooks of a workspace the user has not trusted.
-    pub fn load(home: &Path, workspace: &Path) -> Result<Hooks, HooksError> {
+    #[cfg(test)]
+    pub(crate) fn load(home: &Path, workspace: &Path) -> Result<Hooks, HooksError> {
         let file = Hooks::workspace_file(workspace);
         let src = read_optional(&file)?;
         Hooks::load_from(home, workspace, src.as_deref())
@@ -412,7 +408,7 @@ impl Hooks {
 
     /// The home's hooks and, when `workspace_src` is given, the workspace file's (its text:
     /// what was hashed is what runs); `None` leaves the workspace's hooks out.
-    pub fn load_from(
+    pub(crate) fn load_from(
         home: &Path,
         workspace: &Path,
         workspace_src: Option<&str>,
@@ -441,18 +437,18 @@ impl Hooks {
     }
 
     /// The files read.
-    pub fn files(&self) -> &[PathBuf] {
+    pub(crate) fn files(&self) -> &[PathBuf] {
         &self.files
     }
 
     /// Whether any hook is configured for `event`.
-    pub fn has(&self, event: HookEvent) -> bool {
+    pub(crate) fn has(&self, event: HookEvent) -> bool {
         self.commands.iter().any(|c| c.event == event)
     }
 
     /// Runs the hooks of `event` that match `payload`, one after the other, and combines
     /// what they decided.
-    pub fn run_hooks(&self, event: HookEvent, payload: &HookPayload) -> HookOutcome {
+    pub(crate) fn run_hooks(&self, event: HookEvent, payload: &HookPayload) -> HookOutcome {
         let mut payload = payload.clone();
         payload.hook_event_name = event.name().to_string();
         if payload.cwd.is_empty() {
@@ -503,7 +499,7 @@ fn read_optional(file: &Path) -> Result<Option<String>, HooksError> {
 }
 
 /// Parses a hooks file's text.
-pub fn parse_hooks(src: &str, file: &Path) -> Result<Vec<HookCommand>, HooksError> {
+pub(crate) fn parse_hooks(src: &str, file: &Path) -> Result<Vec<HookCommand>, HooksError> {
     let parsed: HooksFile = serde_json::from_str(src).map_err(|e| HooksError {
         file: file.to_path_buf(),
         line: e.line(),

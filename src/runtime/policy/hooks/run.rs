@@ -12,14 +12,14 @@ use serde_json::Value;
 use super::{HookCommand, HookEvent, HookOutcome, HookRun, PermissionDecision};
 
 /// Bytes of stdout and of stderr kept per run; the rest is read and dropped.
-pub const OUTPUT_KEEP: usize = 8 * 1024;
+pub(crate) const OUTPUT_KEEP: usize = 8 * 1024;
 
 /// How long the output pipes may stay open after the hook exits or is killed (a background
 /// child still holding them) before the run gives up reading them.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
 /// The environment variables a hook never sees (neocode's and the providers' keys).
-pub fn strip_keys(cmd: &mut Command) {
+pub(crate) fn strip_keys(cmd: &mut Command) {
     for k in ["NEOCODE_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"] {
         cmd.env_remove(k);
     }

@@ -3,6 +3,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::import::map_matcher;
+use super::run::OUTPUT_KEEP;
 use super::*;
 
 fn hooks_with(json: &str) -> (tempfile::TempDir, Hooks) {

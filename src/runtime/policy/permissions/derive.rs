@@ -13,7 +13,8 @@ use super::types::{List, PATH_TOOLS, RulesError, Verdict};
 
 /// The rule proposed when the user answers "always" to a call: the first of
 /// [`derive_rules`].
-pub fn derive_rule(tool: &str, args: &Value, workspace: &Path) -> String {
+#[cfg(test)]
+pub(crate) fn derive_rule(tool: &str, args: &Value, workspace: &Path) -> String {
     derive_rules(tool, args, workspace)
         .into_iter()
         .next()
@@ -35,7 +36,7 @@ pub fn derive_rule(tool: &str, args: &Value, workspace: &Path) -> String {
 ///   its extension (`write_file(./*.py)`), or itself when it has none
 ///   (`edit_file(./Makefile)`); a path outside the workspace keeps its absolute folder.
 /// - Other tools (`update_plan`, MCP tools): the tool name.
-pub fn derive_rules(tool: &str, args: &Value, workspace: &Path) -> Vec<String> {
+pub(crate) fn derive_rules(tool: &str, args: &Value, workspace: &Path) -> Vec<String> {
     let get = |k: &str| args.get(k).and_then(Value::as_str);
     if tool == "run_command" {
         let Some(cmd) = get("command") else {
@@ -105,7 +106,7 @@ impl Rules {
     /// grammar cannot account for, an `ask` or `deny` rule that covers it, or rules that
     /// would still not allow it. These rules (with the session's grants) are what the
     /// proposal is checked against.
-    pub fn propose(&self, tool: &str, args: &Value) -> Vec<String> {
+    pub(crate) fn propose(&self, tool: &str, args: &Value) -> Vec<String> {
         let workspace = self.root.clone();
         let mut out: Vec<String> = Vec::new();
         if tool == "run_command" {
@@ -197,7 +198,8 @@ fn pattern_word(w: &str) -> String {
 
 /// Writes `rule` into the `list` of a rule file: [`append_rules`] with one rule. Returns
 /// whether the file changed.
-pub fn append_rule(file: &Path, list: List, rule: &str) -> Result<bool, RulesError> {
+#[cfg(test)]
+pub(crate) fn append_rule(file: &Path, list: List, rule: &str) -> Result<bool, RulesError> {
     append_rules(file, list, &[rule.to_string()]).map(|added| added > 0)
 }
 
@@ -208,7 +210,7 @@ pub fn append_rule(file: &Path, list: List, rule: &str) -> Result<bool, RulesErr
 /// rule already in the list is not added twice, and nothing is written when every rule is
 /// there already. Every rule is checked first: one that does not parse writes none. Returns
 /// how many rules were added.
-pub fn append_rules(file: &Path, list: List, rules: &[String]) -> Result<usize, RulesError> {
+pub(crate) fn append_rules(file: &Path, list: List, rules: &[String]) -> Result<usize, RulesError> {
     let err = |line: usize, message: String| RulesError {
         file: file.to_path_buf(),
         line,

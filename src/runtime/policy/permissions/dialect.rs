@@ -4,7 +4,7 @@
 
 /// Syntax that bash and a POSIX `sh` (dash) read differently, or that dash refuses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bashism {
+pub(crate) enum Bashism {
     /// `&>file`, `&>>file`, `2&>file`: bash sends both outputs to the file; dash runs what is
     /// before `&` in the background and the rest as another command.
     AmpRedirect,
@@ -28,7 +28,7 @@ pub enum Bashism {
 
 impl Bashism {
     /// What it is, and what to write instead, for the refusal.
-    pub fn explain(self) -> &'static str {
+    pub(crate) fn explain(self) -> &'static str {
         match self {
             Bashism::AmpRedirect => {
                 "`&>` (bash: both outputs to a file; sh: runs the command in the background, then the rest as another command); write `>file 2>&1`"

@@ -12,14 +12,14 @@
 //! (an unterminated quote, a here-doc next to a `case`) is an error: the splitter then
 //! asks about the line.
 
-pub use super::dialect::Bashism;
+pub(crate) use super::dialect::Bashism;
 
 /// Prefix of the marker words that stand for here-docs in a prepared line.
 const MARKER: &str = "__neocode_heredoc_";
 
 /// One here-doc of a command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Doc {
+pub(super) struct Doc {
     /// The word that stands for it in [`Prepared::text`] (after a `<`).
     pub marker: String,
     /// The operator and delimiter as written (`<<-'EOF'`), to put back in messages.
@@ -32,14 +32,14 @@ pub struct Doc {
 
 impl Doc {
     /// The body is the same text whatever the environment (nothing in it expands).
-    pub fn literal(&self) -> bool {
+    pub(super) fn literal(&self) -> bool {
         !self.expands || !self.body.contains(['$', '`', '\\'])
     }
 }
 
 /// A command line with its here-docs cut out.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Prepared {
+pub(super) struct Prepared {
     /// The line with each here-doc operator replaced by `<MARKER` and each body (with its
     /// delimiter line) removed.
     pub text: String,
@@ -48,12 +48,12 @@ pub struct Prepared {
 
 impl Prepared {
     /// The here-doc a marker word stands for.
-    pub fn doc(&self, word: &str) -> Option<&Doc> {
+    pub(super) fn doc(&self, word: &str) -> Option<&Doc> {
         self.docs.iter().find(|d| d.marker == word)
     }
 
     /// `s` with every marker put back as the operator it stands for.
-    pub fn restore(&self, s: &str) -> String {
+    pub(super) fn restore(&self, s: &str) -> String {
         let mut out = s.to_string();
         for d in &self.docs {
             out = out.replace(&format!("<{}", d.marker), &d.original);
@@ -64,7 +64,7 @@ impl Prepared {
 
 /// Why the lexer gave up (the line is then asked about).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LexError {
+pub(super) enum LexError {
     #[error("an unterminated quote, substitution or here-doc")]
     Unterminated,
     #[error("a here-doc without a delimiter word")]
@@ -110,7 +110,7 @@ struct Lexer<'a> {
 
 /// Cuts the here-docs out of `src` (see the module doc). A line without `<<` comes back as
 /// it is.
-pub fn prepare(src: &str) -> Result<Prepared, LexError> {
+pub(super) fn prepare(src: &str) -> Result<Prepared, LexError> {
     if !src.contains("<<") {
         return Ok(Prepared {
             text: src.to_string(),
@@ -157,7 +157,7 @@ pub fn prepare(src: &str) -> Result<Prepared, LexError> {
 /// The syntax of `src` that a POSIX `sh` reads differently from bash, in order of
 /// appearance (each kind once). A line the lexer cannot follow reports nothing here: the
 /// splitter asks about it anyway.
-pub fn bashisms(src: &str) -> Vec<Bashism> {
+pub(super) fn bashisms(src: &str) -> Vec<Bashism> {
     let mut lx = Lexer::new(src);
     let _ = lx.shell(Close::Eof);
     let mut out: Vec<Bashism> = Vec::new();
@@ -171,7 +171,7 @@ pub fn bashisms(src: &str) -> Vec<Bashism> {
 
 /// The command texts of the substitutions an unquoted here-doc body runs (`$( … )`,
 /// backticks, also inside `${ … }` and `$(( … ))`), in order.
-pub fn body_substitutions(body: &str) -> Result<Vec<String>, LexError> {
+pub(super) fn body_substitutions(body: &str) -> Result<Vec<String>, LexError> {
     let s = body.as_bytes();
     let mut out = Vec::new();
     scan_expanding(body, s, 0, s.len(), &mut out)?;

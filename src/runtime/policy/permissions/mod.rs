@@ -18,18 +18,17 @@ mod derive;
 mod dialect;
 mod files;
 mod lex;
-pub mod pattern;
+pub(crate) mod pattern;
 mod rule;
 mod rules;
-pub mod shell;
+pub(crate) mod shell;
 mod types;
 mod words;
 mod wrappers;
 
-pub use derive::{append_rule, append_rules, derive_rule, derive_rules};
-pub use lex::Bashism;
-pub use rule::{Rule, RuleError, parse_rule};
-pub use rules::{Rules, WorkspaceRules, rule_entries};
+pub(crate) use derive::append_rules;
+pub(crate) use rule::{RuleError, parse_rule};
+pub(crate) use rules::{Rules, WorkspaceRules, rule_entries};
 pub use types::{Decision, List, RuleRef, RulesError, SESSION_SOURCE, Verdict};
 
 #[cfg(test)]

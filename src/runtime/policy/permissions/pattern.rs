@@ -16,14 +16,14 @@ use globset::{GlobBuilder, GlobMatcher};
 ///   (`git diff*` matches `git diff`, `git diff --stat` and also `git difftool`).
 /// - Otherwise the command must have exactly as many words as the pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommandPattern {
+pub(crate) struct CommandPattern {
     words: Vec<String>,
     rest: bool,
 }
 
 impl CommandPattern {
     /// Parses a pattern; `None` when it has no word.
-    pub fn parse(text: &str) -> Option<CommandPattern> {
+    pub(crate) fn parse(text: &str) -> Option<CommandPattern> {
         let mut words: Vec<String> = text.split_whitespace().map(str::to_string).collect();
         if words.is_empty() {
             return None;
@@ -46,7 +46,7 @@ impl CommandPattern {
 
     /// Whether the simple command `cmd` (its words) matches, as written: what an allow
     /// rule asks.
-    pub fn matches(&self, cmd: &[String]) -> bool {
+    pub(crate) fn matches(&self, cmd: &[String]) -> bool {
         if cmd.len() < self.words.len() || (!self.rest && cmd.len() != self.words.len()) {
             return false;
         }
@@ -61,7 +61,7 @@ impl CommandPattern {
     /// pattern's first word is a path, and a word `computed` when the command runs
     /// (`$X`, `$(…)`, a glob) taken for any word: from the first such word on, the rest of
     /// the pattern is taken to match.
-    pub fn may_match(&self, cmd: &[String], computed: &[bool]) -> bool {
+    pub(crate) fn may_match(&self, cmd: &[String], computed: &[bool]) -> bool {
         let word_ok = |i: usize, p: &String, w: &String| {
             let w = if i == 0 && !p.contains('/') {
                 w.rsplit('/').next().unwrap_or(w)
@@ -123,7 +123,7 @@ fn word_glob(p: &[u8], w: &[u8]) -> bool {
 ///   `config/.env`; `*.pem` every PEM file), in the workspace or outside it.
 /// - `dir/**` matches everything under `dir` and, for `list_dir` and `grep`, `dir` itself.
 #[derive(Debug, Clone)]
-pub struct PathPattern {
+pub(crate) struct PathPattern {
     matcher: GlobMatcher,
     /// `dir` of a `dir/**` pattern, absolute.
     dir: Option<PathBuf>,
@@ -145,7 +145,7 @@ pub enum PatternError {
 
 impl PathPattern {
     /// Compiles `text` for the workspace `root` and the user's `home_dir` (for `~/`).
-    pub fn parse(
+    pub(crate) fn parse(
         text: &str,
         root: &Path,
         home_dir: Option<&Path>,
@@ -182,7 +182,7 @@ impl PathPattern {
 
     /// Whether the absolute, normalised `path` matches; `as_dir` also matches the folder of
     /// a `dir/**` pattern.
-    pub fn matches(&self, path: &Path, as_dir: bool) -> bool {
+    pub(crate) fn matches(&self, path: &Path, as_dir: bool) -> bool {
         if self.matcher.is_match(path) {
             return true;
         }
@@ -205,7 +205,7 @@ pub(super) fn glob_escape(s: &str) -> String {
 }
 
 /// `path` made absolute against `root` and normalised lexically (`.` and `..` removed).
-pub fn absolute(root: &Path, path: &str, home_dir: Option<&Path>) -> PathBuf {
+pub(crate) fn absolute(root: &Path, path: &str, home_dir: Option<&Path>) -> PathBuf {
     let p = match (path.strip_prefix("~/"), home_dir) {
         (Some(rest), Some(h)) => h.join(rest),
         _ => root.join(path),

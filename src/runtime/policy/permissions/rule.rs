@@ -45,7 +45,7 @@ pub struct Rule {
 
 impl Rule {
     /// The tool name part (`*` for any).
-    pub fn tool(&self) -> &str {
+    pub(crate) fn tool(&self) -> &str {
         match &self.tool {
             ToolPat::Any => "*",
             ToolPat::Exact(t) | ToolPat::Glob(t) => t,
@@ -92,7 +92,7 @@ pub(super) enum CompileError {
 }
 
 /// Parses one rule's text; `Err` says what is wrong with it.
-pub fn parse_rule(
+pub(crate) fn parse_rule(
     text: &str,
     root: &Path,
     home_dir: Option<&Path>,

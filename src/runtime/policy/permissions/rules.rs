@@ -25,7 +25,7 @@ pub struct Rules {
 
 /// What of a workspace's rule file a load uses (`crate::runtime::trust` decides).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WorkspaceRules<'a> {
+pub(crate) enum WorkspaceRules<'a> {
     /// Every list: the workspace is trusted (the file's text, as its hash was taken).
     All(&'a str),
     /// Only `deny` and `ask`, which can only make neocode more careful: the workspace is not
@@ -71,17 +71,17 @@ struct HomeConfig {
 
 impl Rules {
     /// `<workspace>/.neocode/permissions.toml`.
-    pub fn workspace_file(workspace: &Path) -> PathBuf {
+    pub(crate) fn workspace_file(workspace: &Path) -> PathBuf {
         workspace.join(".neocode").join("permissions.toml")
     }
 
     /// `<home>/config.toml` (its `[permissions]` table).
-    pub fn home_file(home: &Path) -> PathBuf {
+    pub(crate) fn home_file(home: &Path) -> PathBuf {
         home.join("config.toml")
     }
 
     /// No rules at all (every call: the policy decides).
-    pub fn empty(workspace: &Path) -> Rules {
+    pub(crate) fn empty(workspace: &Path) -> Rules {
         Rules {
             rules: Vec::new(),
             root: workspace.to_path_buf(),
@@ -96,12 +96,12 @@ impl Rules {
     /// Whether the workspace is trusted is not asked here: the turns and the commands that
     /// show rules load them through `crate::runtime::trust::Admission`, which leaves out the
     /// allow rules of a workspace the user has not trusted.
-    pub fn load(home: &Path, workspace: &Path) -> Result<Rules, RulesError> {
+    pub(crate) fn load(home: &Path, workspace: &Path) -> Result<Rules, RulesError> {
         Rules::load_with_home_dir(home, workspace, user_home().as_deref())
     }
 
     /// [`Rules::load`] with the folder `~/` stands for.
-    pub fn load_with_home_dir(
+    pub(crate) fn load_with_home_dir(
         home: &Path,
         workspace: &Path,
         home_dir: Option<&Path>,
@@ -116,7 +116,7 @@ impl Rules {
 
     /// The home config's rules and, of the workspace's file, what `ws` says (its text is
     /// given: what was hashed is what is used).
-    pub fn load_from(
+    pub(crate) fn load_from(
         home: &Path,
         workspace: &Path,
         ws: WorkspaceRules<'_>,
@@ -226,7 +226,7 @@ impl Rules {
     /// text (`run_command(cargo test *)`) or, as older sessions stored them, a bare tool name
     /// (every call of that tool). A grant that is not a rule (`sandbox:network`) is skipped.
     /// Their file is [`SESSION_SOURCE`] and their line 0.
-    pub fn with_session_grants(&self, grants: &[String]) -> Rules {
+    pub(crate) fn with_session_grants(&self, grants: &[String]) -> Rules {
         let mut out = self.clone();
         for g in grants {
             if let Ok(rule) = self.compile(List::Allow, g, Path::new(SESSION_SOURCE), 0) {
@@ -243,17 +243,17 @@ impl Rules {
     }
 
     /// The files rules were read from.
-    pub fn files(&self) -> &[PathBuf] {
+    pub(crate) fn files(&self) -> &[PathBuf] {
         &self.files
     }
 
     /// The workspace's allow rules that were left out (the workspace is not trusted).
-    pub fn ignored(&self) -> &[RuleRef] {
+    pub(crate) fn ignored(&self) -> &[RuleRef] {
         &self.ignored
     }
 
     /// What the rules say about calling `tool` with `args` (the call's JSON arguments).
-    pub fn decide(&self, tool: &str, args: &Value) -> Decision {
+    pub(crate) fn decide(&self, tool: &str, args: &Value) -> Decision {
         let get = |k: &str| args.get(k).and_then(Value::as_str);
         if tool == "run_command" {
             let Some(command) = get("command") else {
@@ -295,7 +295,7 @@ impl Rules {
 
     /// The deny rule covering reads of `path` (for tools that walk folders, such as `grep`
     /// and `list_dir`, to skip the files a `read_file(...)` deny covers).
-    pub fn read_denied(&self, path: &Path) -> Option<RuleRef> {
+    pub(crate) fn read_denied(&self, path: &Path) -> Option<RuleRef> {
         self.rules
             .iter()
             .find(|r| {
@@ -443,7 +443,10 @@ impl Rules {
 
 /// The rules of a workspace rule file's text as written, without compiling them: (list,
 /// text, line), allow then ask then deny. For showing what a workspace declares.
-pub fn rule_entries(file: &Path, src: &str) -> Result<Vec<(List, String, usize)>, RulesError> {
+pub(crate) fn rule_entries(
+    file: &Path,
+    src: &str,
+) -> Result<Vec<(List, String, usize)>, RulesError> {
     let lists: RuleLists = toml::from_str(src).map_err(|e| toml_error(file, src, &e))?;
     Ok(lists
         .entries(src)

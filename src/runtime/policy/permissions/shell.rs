@@ -25,11 +25,11 @@ use super::words::{
 use super::wrappers::{self, Runs};
 
 /// How deep `sh -c` strings and substitutions are followed before the rest is unknown.
-pub const MAX_DEPTH: usize = 8;
+pub(crate) const MAX_DEPTH: usize = 8;
 
 /// One simple command of a command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Part {
+pub(crate) enum Part {
     /// A command whose words are known: the command word first, then its arguments as
     /// written after quote removal (expansions in arguments stay as written, e.g. `$HOME`).
     /// Leading `NAME=value` assignments are not among the words. `computed` says, word by
@@ -47,7 +47,7 @@ pub enum Part {
 
 impl Part {
     /// The source text of the part.
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         match self {
             Part::Simple { text, .. } | Part::Unknown { text, .. } => text,
         }
@@ -62,7 +62,7 @@ impl Part {
 
 /// The syntax of `command` that a POSIX `sh` (dash) reads differently from bash, or
 /// refuses, each kind once in order of appearance (empty: the line means the same to both).
-pub fn sh_differences(command: &str) -> Vec<Bashism> {
+pub(crate) fn sh_differences(command: &str) -> Vec<Bashism> {
     lex::bashisms(command)
 }
 
@@ -74,7 +74,7 @@ const STDIN_PATHS: &[&str] = &["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"
 
 /// Splits `command` into its simple commands. Never fails: what cannot be read is an
 /// unknown part.
-pub fn split(command: &str) -> Vec<Part> {
+pub(crate) fn split(command: &str) -> Vec<Part> {
     let mut out = Vec::new();
     split_into(command, 0, &mut out);
     out

@@ -3,6 +3,7 @@ use std::path::Path;
 use proptest::prelude::*;
 use serde_json::json;
 
+use super::derive::{append_rule, derive_rule, derive_rules};
 use super::*;
 
 fn setup(ws_rules: &str, home_rules: &str) -> (tempfile::TempDir, Rules) {

@@ -30,7 +30,7 @@ pub enum List {
 
 impl List {
     /// `allow`, `ask` or `deny`.
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             List::Allow => "allow",
             List::Ask => "ask",
@@ -39,7 +39,7 @@ impl List {
     }
 
     /// Parses `allow`, `ask`, `deny`.
-    pub fn parse(s: &str) -> Option<List> {
+    pub(crate) fn parse(s: &str) -> Option<List> {
         match s {
             "allow" => Some(List::Allow),
             "ask" => Some(List::Ask),
@@ -64,7 +64,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// `allow`, `ask`, `deny`, `default`.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Verdict::Allow => "allow",
             Verdict::Ask => "ask",

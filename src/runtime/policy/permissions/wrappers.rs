@@ -9,7 +9,7 @@
 
 /// A word list with, for each word, whether it is computed when the command runs (an
 /// expansion, a substitution, an unquoted glob or brace expansion).
-pub type Words = (Vec<String>, Vec<bool>);
+pub(super) type Words = (Vec<String>, Vec<bool>);
 
 struct Wrapper {
     name: &'static str,
@@ -160,13 +160,13 @@ const WRAPPERS: &[Wrapper] = &[
 ];
 
 /// The program name of a command word: `/usr/bin/rm` and `./rm` are `rm`.
-pub fn program(word: &str) -> &str {
+pub(super) fn program(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 
 /// What a wrapper runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Runs {
+pub(super) enum Runs {
     /// A command given as words (`sudo rm x`).
     Words(Words),
     /// A shell string (`watch 'rm x'`, `flock f -c 'rm x'`), which `sh -c` runs.
@@ -178,7 +178,7 @@ pub enum Runs {
 }
 
 /// What the wrapper `words[0]` runs; `None` when it is no wrapper or runs nothing.
-pub fn inner(words: &Words) -> Option<Runs> {
+pub(super) fn inner(words: &Words) -> Option<Runs> {
     let (ws, cs) = words;
     let name = program(ws.first()?);
     let wrapper = WRAPPERS.iter().find(|w| w.name == name)?;
@@ -258,7 +258,7 @@ fn split_string(s: &str, computed: bool, ws: &[String], cs: &[bool], rest: usize
 /// (`sudo timeout 5 rm x`: also `timeout 5 rm x` and `rm x`), and the commands of `find`'s
 /// `-exec`, `-execdir`, `-ok` and `-okdir`. A shell string a wrapper runs ends the chain and
 /// is returned beside it.
-pub fn chain(words: &Words) -> (Vec<Words>, Option<Runs>) {
+pub(super) fn chain(words: &Words) -> (Vec<Words>, Option<Runs>) {
     let mut out = vec![words.clone()];
     let mut script = None;
     let mut cur = words.clone();

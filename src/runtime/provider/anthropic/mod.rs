@@ -31,25 +31,25 @@ use crate::session::ToolCall;
 pub use stream::{Fold, NAME};
 
 /// The API version sent in `anthropic-version`.
-pub const VERSION: &str = "2023-06-01";
+pub(crate) const VERSION: &str = "2023-06-01";
 /// How often a `pause_turn` is continued before the reply is taken as it is.
 const MAX_PAUSES: usize = 4;
 
 /// The Anthropic Messages provider.
-pub struct Anthropic {
+pub(crate) struct Anthropic {
     wire: Wire,
 }
 
 impl Anthropic {
     /// Builds the client.
-    pub fn new(settings: ApiSettings) -> Result<Anthropic, ProviderError> {
+    pub(crate) fn new(settings: ApiSettings) -> Result<Anthropic, ProviderError> {
         Ok(Anthropic {
             wire: Wire::new(settings)?,
         })
     }
 
     /// The request body of `req`.
-    pub fn body(&self, req: &ChatRequest) -> Value {
+    pub(crate) fn body(&self, req: &ChatRequest) -> Value {
         let st = &self.wire.settings;
         let model = &st.http.model;
         let mut max_tokens = st.max_output_tokens;
@@ -97,7 +97,7 @@ fn system_blocks(req: &ChatRequest) -> Vec<Value> {
 }
 
 /// The Messages `tools`, the cache breakpoint on the last.
-pub fn tool_definitions(tools: &[ToolDef]) -> Vec<Value> {
+pub(crate) fn tool_definitions(tools: &[ToolDef]) -> Vec<Value> {
     let mut out: Vec<Value> = tools
         .iter()
         .map(
@@ -113,7 +113,7 @@ pub fn tool_definitions(tools: &[ToolDef]) -> Vec<Value> {
 /// The Messages `messages` of `req`: user and assistant turns alternating (tool results
 /// and the user text after them share one user turn), the cache breakpoint on the last
 /// block. System messages go to the `system` field.
-pub fn messages(req: &ChatRequest, model: &str) -> Vec<Value> {
+pub(crate) fn messages(req: &ChatRequest, model: &str) -> Vec<Value> {
     let mut out: Vec<(&str, Vec<Value>)> = Vec::new();
     let mut push = |role: &'static str, blocks: Vec<Value>| {
         if blocks.is_empty() {

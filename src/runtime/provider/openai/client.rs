@@ -25,11 +25,6 @@ impl OpenAi {
         })
     }
 
-    /// The settings.
-    pub fn settings(&self) -> &OpenAiSettings {
-        &self.settings
-    }
-
     /// Removes the key (and anything shaped like an OpenAI key) from text shown to the user.
     pub(super) fn redact(&self, s: &str) -> String {
         crate::runtime::provider::transport::redact(s, self.settings.api_key.as_deref())

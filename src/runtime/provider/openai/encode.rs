@@ -41,7 +41,7 @@ impl OpenAi {
 /// answers 400 without it) and each call's Gemini thought signature as
 /// `extra_content.google.thought_signature`. Other reasoning is not sent, nor a result's
 /// `is_error` (its text says so).
-pub fn chat_messages(req: &ChatRequest, model: &str) -> Vec<Value> {
+pub(crate) fn chat_messages(req: &ChatRequest, model: &str) -> Vec<Value> {
     let mut out = Vec::with_capacity(req.messages.len() + 1);
     if !req.system.is_empty() {
         out.push(json!({"role": "system", "content": req.system}));
@@ -135,7 +135,7 @@ fn user_content(parts: &[UserPart]) -> Value {
 }
 
 /// The Chat Completions `tools`: one `function` object per definition.
-pub fn tool_definitions(tools: &[ToolDef]) -> Vec<Value> {
+pub(crate) fn tool_definitions(tools: &[ToolDef]) -> Vec<Value> {
     tools
         .iter()
         .map(|t| {

@@ -14,6 +14,5 @@ mod read;
 mod send;
 mod stream;
 
-pub use super::transport::redact;
+pub(crate) use super::transport::redact;
 pub use client::OpenAi;
-pub use encode::{chat_messages, tool_definitions};

@@ -11,7 +11,7 @@ use serde_json::Value;
 impl OpenAi {
     /// The models the server offers (`GET <base_url>/models`), sorted; one attempt, no
     /// retries, at most the idle timeout (10 s if that is longer).
-    pub fn models(&self) -> Result<Vec<String>, ProviderError> {
+    pub(crate) fn models(&self) -> Result<Vec<String>, ProviderError> {
         let s = &self.settings;
         let url = format!("{}/models", s.base_url);
         let limit = s.idle_timeout.min(Duration::from_secs(10));

@@ -24,7 +24,7 @@ pub(super) fn not_dumpable() -> bool {
 ///
 /// # Safety
 /// Call it before any other thread exists: it rewrites the process environment.
-pub unsafe fn protect_process() {
+pub(crate) unsafe fn protect_process() {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: plain prctl on this process.
@@ -84,7 +84,7 @@ fn wipe_initial_environment() {
 
 /// Whether an environment variable name looks like a secret (`*_KEY`, `*_TOKEN`,
 /// `*_SECRET`, `*_PASSWORD`, ... in any segment), so commands do not see it.
-pub fn is_secret_name(name: &str) -> bool {
+pub(crate) fn is_secret_name(name: &str) -> bool {
     const WORDS: &[&str] = &[
         "KEY",
         "APIKEY",
@@ -155,14 +155,14 @@ const SIDE_DOOR_PREFIXES: &[&str] = &[
 /// Whether an environment variable names a local server's socket through which a command
 /// could get something run outside the sandbox (`TMUX`, `DBUS_SESSION_BUS_ADDRESS`,
 /// `DOCKER_HOST`, `XDG_RUNTIME_DIR`, `DISPLAY`, ...), so commands do not see it.
-pub fn is_side_door(name: &str) -> bool {
+pub(crate) fn is_side_door(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     SIDE_DOORS.contains(&upper.as_str()) || SIDE_DOOR_PREFIXES.iter().any(|p| upper.starts_with(p))
 }
 
 /// The environment a command gets: neocode's own minus secret-looking names and side doors
 /// (unless allowed by name in `allow`).
-pub fn scrubbed_env(allow: &[String]) -> Vec<(OsString, OsString)> {
+pub(crate) fn scrubbed_env(allow: &[String]) -> Vec<(OsString, OsString)> {
     std::env::vars_os()
         .filter(|(k, _)| {
             let name = k.to_string_lossy();

@@ -7,14 +7,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The file under neocode's home that lists trusted workspaces.
-pub const TRUST_FILE: &str = "trusted-workspaces";
+pub(crate) const TRUST_FILE: &str = "trusted-workspaces";
 
 /// The flag that trusts the current workspace.
-pub const TRUST_FLAG: &str = "--trust-workspace";
+pub(crate) const TRUST_FLAG: &str = "--trust-workspace";
 
 /// What makes `root` a workspace that must be trusted first, if anything: it is `/`, the
 /// user's home folder (`$HOME`) or a folder above it.
-pub fn needs_trust(root: &Path) -> Option<String> {
+pub(crate) fn needs_trust(root: &Path) -> Option<String> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     if root == Path::new("/") {
         return Some("the whole file system (/)".to_string());
@@ -36,7 +36,7 @@ pub fn needs_trust(root: &Path) -> Option<String> {
 }
 
 /// Whether the user trusted `root` (recorded under `neocode_home`).
-pub fn is_trusted(neocode_home: &Path, root: &Path) -> bool {
+pub(crate) fn is_trusted(neocode_home: &Path, root: &Path) -> bool {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let Ok(text) = std::fs::read_to_string(neocode_home.join(TRUST_FILE)) else {
         return false;
@@ -65,7 +65,7 @@ pub fn trust(neocode_home: &Path, root: &Path) -> std::io::Result<()> {
 
 /// Forgets that the user trusted `root`; whether it was listed. The file is rewritten whole
 /// (a temporary file renamed over it).
-pub fn revoke(neocode_home: &Path, root: &Path) -> std::io::Result<bool> {
+pub(crate) fn revoke(neocode_home: &Path, root: &Path) -> std::io::Result<bool> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let file = neocode_home.join(TRUST_FILE);
     let text = match std::fs::read_to_string(&file) {
@@ -88,7 +88,7 @@ pub fn revoke(neocode_home: &Path, root: &Path) -> std::io::Result<bool> {
 }
 
 /// Why a command may not run yet in `root`, with what to do, or `None`.
-pub fn refusal(neocode_home: Option<&Path>, root: &Path) -> Option<String> {
+pub(crate) fn refusal(neocode_home: Option<&Path>, root: &Path) -> Option<String> {
     let what = needs_trust(root)?;
     if neocode_home.is_some_and(|h| is_trusted(h, root)) {
         return None;

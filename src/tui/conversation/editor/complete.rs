@@ -10,7 +10,7 @@ use crate::tui::worker::Request;
 impl Editor {
     /// Tab in the editor: completes a slash command or an `@path`; true when it did
     /// something. The first `@` completion asks the worker for the workspace's files.
-    pub fn complete(&mut self, ctx: &mut Ctx<'_>) -> Option<Vec<Ask>> {
+    pub(crate) fn complete(&mut self, ctx: &mut Ctx<'_>) -> Option<Vec<Ask>> {
         if at_word(&self.composer.text()).is_some() {
             if self.files.is_none() {
                 ctx.say("Listing the workspace's files…");
@@ -55,7 +55,7 @@ impl Editor {
 
     /// Completes the `@word` at the end of the editor from the workspace's files: a single
     /// match is taken whole, several extend to what they share and are listed.
-    pub fn complete_path(&mut self, ctx: &mut Ctx<'_>) {
+    pub(crate) fn complete_path(&mut self, ctx: &mut Ctx<'_>) {
         let text = self.composer.text();
         let Some(word) = at_word(&text) else {
             return;

@@ -5,7 +5,7 @@
 //! transitions and the router reach them through these methods.
 
 mod complete;
-pub mod picker;
+pub(crate) mod picker;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::tui::composer::{Composer, Draft};
 
 /// What the conversation's editor holds.
-pub struct Editor {
+pub(super) struct Editor {
     composer: Composer,
     /// Workspace files for `@path` completion, once listed.
     files: Option<Arc<Vec<String>>>,
@@ -55,12 +55,12 @@ impl Editor {
     }
 
     /// The message editor, read.
-    pub fn composer(&self) -> &Composer {
+    pub(super) fn composer(&self) -> &Composer {
         &self.composer
     }
 
     /// The message editor, to edit.
-    pub fn composer_mut(&mut self) -> &mut Composer {
+    pub(super) fn composer_mut(&mut self) -> &mut Composer {
         &mut self.composer
     }
 
@@ -70,7 +70,7 @@ impl Editor {
     }
 
     /// The workspace's files, once listed.
-    pub fn files(&self) -> Option<&Arc<Vec<String>>> {
+    pub(super) fn files(&self) -> Option<&Arc<Vec<String>>> {
         self.files.as_ref()
     }
 
@@ -81,12 +81,12 @@ impl Editor {
     }
 
     /// The paths offered above the editor (the picker's matches or the last completion's).
-    pub fn path_matches(&self) -> &[String] {
+    pub(super) fn path_matches(&self) -> &[String] {
         &self.path_matches
     }
 
     /// The picker's chosen row, while it lists files.
-    pub fn picker_row(&self) -> Option<usize> {
+    pub(super) fn picker_row(&self) -> Option<usize> {
         self.picker_open().then_some(self.path_sel)
     }
 
@@ -113,7 +113,7 @@ impl Editor {
     }
 
     /// Images waiting to go with the next message.
-    pub fn attachments(&self) -> &[PathBuf] {
+    pub(super) fn attachments(&self) -> &[PathBuf] {
         &self.attachments
     }
 

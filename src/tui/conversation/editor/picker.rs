@@ -12,21 +12,20 @@ use crate::tui::conversation::commands::at_word;
 use crate::tui::seam::{Ask, Ctx};
 use crate::tui::worker::Request;
 
-pub use crate::tui::rank::PICKER_ROWS;
 /// Bytes of one attached file sent at most.
-pub const ATTACH_FILE_CAP: usize = 32 * 1024;
+pub(crate) const ATTACH_FILE_CAP: usize = 32 * 1024;
 /// Bytes of all attached files of one message at most.
-pub const ATTACH_TOTAL_CAP: usize = 128 * 1024;
+pub(crate) const ATTACH_TOTAL_CAP: usize = 128 * 1024;
 
 impl Editor {
     /// Whether the picker lists files now (its keys come before the editor's).
-    pub fn picker_open(&self) -> bool {
+    pub(crate) fn picker_open(&self) -> bool {
         self.picker && !self.path_matches.is_empty()
     }
 
     /// After an edit: the picker follows the `@word` being typed (the first one asks the
     /// worker for the files).
-    pub fn refresh_picker(&mut self) -> Vec<Ask> {
+    pub(crate) fn refresh_picker(&mut self) -> Vec<Ask> {
         let text = self.composer.text();
         let Some(word) = at_word(&text) else {
             self.picker = false;
@@ -50,7 +49,7 @@ impl Editor {
     }
 
     /// The worker's matches for `query`: shown if the `@word` being typed is still that.
-    pub fn ranked(&mut self, query: &str, matches: Vec<String>) {
+    pub(crate) fn ranked(&mut self, query: &str, matches: Vec<String>) {
         let text = self.composer.text();
         if self.picker && at_word(&text) == Some(query) {
             self.path_matches = matches;
@@ -60,7 +59,7 @@ impl Editor {
 
     /// A key while the picker is open: moving, choosing, closing; `None` for a key the
     /// editor takes.
-    pub fn picker_key(&mut self, key: crossterm::event::KeyEvent) -> Option<Vec<Ask>> {
+    pub(crate) fn picker_key(&mut self, key: crossterm::event::KeyEvent) -> Option<Vec<Ask>> {
         use crossterm::event::{KeyCode, KeyModifiers};
         if !key.modifiers.difference(KeyModifiers::SHIFT).is_empty() {
             return None;
