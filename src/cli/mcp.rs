@@ -6,7 +6,8 @@ use serde::Serialize;
 use super::common::{CmdResult, Failure};
 use super::out::Out;
 use crate::runtime::Location;
-use crate::runtime::extensions::mcp::{McpManager, ServerState, config};
+use crate::runtime::config::mcp as config;
+use crate::runtime::extensions::mcp::{McpManager, ServerState};
 use crate::runtime::tools::ToolKind;
 use crate::sanitize;
 

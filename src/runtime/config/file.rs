@@ -33,7 +33,7 @@ pub(super) struct FileConfig {
     pub(super) sandbox: FileSandbox,
     #[serde(default)]
     pub(super) tools: FileTools,
-    /// Read by `runtime::extensions::mcp::config` (its own error per server).
+    /// Read by `runtime::config::mcp` (its own error per server).
     #[serde(default, rename = "mcp_servers")]
     pub(super) _mcp_servers: Option<toml::Value>,
     /// Read by `runtime::policy::permissions` (errors with their line).

@@ -5,9 +5,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::file::FileConfig;
+use super::mcp;
 use super::profile::chosen_provider;
 use super::{Api, ApprovalPolicy, ConfigError, DEFAULT_CONFIG, Overrides, Settings};
-use crate::runtime::extensions::mcp;
 use crate::runtime::tools::{SandboxMode, SandboxSettings};
 
 impl Settings {
@@ -32,7 +32,7 @@ impl Settings {
         let text = read_or_create(home, &path)?;
         let mut file: FileConfig =
             toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
-        let mcp_servers = mcp::config::parse(&text).map_err(|e| bad(e.to_string()))?;
+        let mcp_servers = mcp::parse(&text).map_err(|e| bad(e.to_string()))?;
         let env = |k: &str| {
             env(k)
                 .map(|v| v.trim().to_string())

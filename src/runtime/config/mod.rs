@@ -9,6 +9,8 @@ pub(crate) mod caps;
 mod default_config;
 mod file;
 mod load;
+pub(crate) mod mcp;
+pub(crate) mod mcp_error;
 mod profile;
 mod resolve;
 #[cfg(test)]
@@ -149,7 +151,7 @@ pub struct Settings {
     /// Bytes of tool output kept.
     pub output_cap: usize,
     /// MCP servers (`[mcp_servers.NAME]`); a bad table is kept, marked invalid.
-    pub mcp_servers: Vec<crate::runtime::extensions::mcp::ServerConfig>,
+    pub mcp_servers: Vec<mcp::ServerConfig>,
 }
 
 impl std::fmt::Debug for Settings {

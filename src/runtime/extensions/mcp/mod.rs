@@ -9,7 +9,6 @@
 //! that may be made from any thread, including from inside another runtime's blocking task.
 
 mod call;
-pub(crate) mod config;
 mod error;
 mod name;
 mod server;
@@ -22,7 +21,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-pub use config::ServerConfig;
+pub use crate::runtime::config::mcp::ServerConfig;
 pub(crate) use error::McpError;
 pub use status::{
     McpImage, McpOutput, McpTool, ServerState, ServerStatus, by_name, problems, status_lines,

@@ -14,10 +14,10 @@ use rmcp::{Peer, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-use super::config::ServerConfig;
 use super::error::ConnectError;
 use super::name::tool_name;
 use super::status::{McpTool, ServerState, ServerStatus};
+use crate::runtime::config::mcp::ServerConfig;
 use crate::runtime::tools::ToolKind;
 
 /// Variables a server inherits from neocode's environment; everything else must be named in

@@ -181,7 +181,7 @@ fn report_for(
 ) -> ContextReport {
     let ctx = ProjectContext::gather(home, root, touched, header_skills);
     let mut report = ctx.report(root);
-    report.mcp_servers = match crate::runtime::extensions::mcp::config::load(home) {
+    report.mcp_servers = match crate::runtime::config::mcp::load(home) {
         Ok(servers) => servers
             .iter()
             .map(|s| match (&s.invalid, s.enabled) {

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::error::{BadTimeout, ConfigFileError, ServersError};
+use super::mcp_error::{BadTimeout, ConfigFileError, ServersError};
 
 /// Seconds a server may take to start and list its tools.
 pub(crate) const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
