@@ -39,7 +39,7 @@ pub use crate::tui::conversation::commands::{
 };
 pub use crate::tui::conversation::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS};
 pub(crate) use crate::tui::transcript::CANCELLED_MARK;
-pub use rewind::ESC_ESC_MS;
+pub use state::ESC_ESC_MS;
 pub use state::{
     Confirm, Detail, Filter, Find, Focus, Overlay, PendingSelection, PlanAsk, Row, Screen,
     SearchState, SessionList, Status, Tab,
@@ -125,7 +125,7 @@ pub struct App {
     pub conv: Conversation,
     requests: Requests,
     /// The Esc that just left a conversation (a second one opens the rewind dialog).
-    esc_back: Option<rewind::EscBack>,
+    esc_back: Option<state::EscBack>,
 }
 
 impl App {

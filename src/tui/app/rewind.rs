@@ -7,23 +7,10 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::App;
-use super::state::{Overlay, Screen, Slot};
+use super::state::{ESC_ESC_MS, EscBack, Overlay, Screen, Slot};
 use crate::tui::effect::Effect;
 use crate::tui::rewind::{CHOICES, Preview, RewindDialog, Rewound, preview_rows};
 use crate::tui::worker::{Reply, Request};
-
-/// A second Esc this soon (ms) after the one that left the conversation opens the rewind
-/// dialog (Esc alone still goes back at once).
-pub const ESC_ESC_MS: i64 = 500;
-
-/// The Esc that left a conversation with its editor empty and nothing over it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct EscBack {
-    id: String,
-    /// The message selected then.
-    at: Option<i64>,
-    at_ms: i64,
-}
 
 impl App {
     /// Alt-R / `r`: the rewind dialog at the selected message (else the last user message).

@@ -9,7 +9,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS, Conversation, Held};
+use super::turn_view::Held;
+use super::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS, Conversation};
 use crate::tui::action::Action;
 use crate::tui::browse::Detail;
 use crate::tui::dialog::Overlay;

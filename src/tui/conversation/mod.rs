@@ -20,6 +20,7 @@ mod cards;
 pub(crate) mod commands;
 mod delivery;
 mod editor;
+mod limits;
 mod plan_events;
 mod queue;
 mod send;
@@ -32,16 +33,14 @@ mod turn_view;
 
 pub(crate) use crate::tui::seam::{Ask, Ctx};
 pub(crate) use editor::picker;
-pub(crate) use slash::budget_left;
+pub(crate) use limits::budget_left;
 
 use std::path::PathBuf;
 
 use crossterm::event::KeyEvent;
 
-use crate::tui::action::Action;
 use crate::tui::browse::Detail;
 use crate::tui::composer::Composer;
-use crate::tui::keymap::Context;
 use crate::tui::live::{AgentInfo, Live};
 use agent_state::AgentState;
 use delivery::Delivery;
@@ -53,16 +52,6 @@ use turn_view::TurnView;
 pub const ANSWER_BEFORE_MS: i64 = 500;
 /// Quiet after it: a printable key this soon after makes it part of a burst of typing.
 pub const ANSWER_AFTER_MS: i64 = 300;
-
-/// An answer key waiting to be confirmed by the quiet after it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Held {
-    pub(crate) action: Action,
-    pub(crate) context: Context,
-    /// The approval it answers (the call asked about when the key came).
-    pub(crate) call: Option<String>,
-    pub(crate) at_ms: i64,
-}
 
 /// What the conversation screen holds, in parts that own their fields: the editor, the
 /// running turn, the queue's delivery and the agent. Only the conversation's transitions see

@@ -3,7 +3,8 @@
 //! are its own: `stream`, `calls`, `plan_events`, `send` and `cards` reach them through these
 //! methods.
 
-use super::Held;
+use crate::tui::action::Action;
+use crate::tui::keymap::Context;
 use crate::tui::live::Live;
 
 /// What the conversation knows of the running (or last) turn.
@@ -113,4 +114,14 @@ impl TurnView {
     pub(super) fn take_held(&mut self) -> Option<Held> {
         self.held.take()
     }
+}
+
+/// An answer key waiting to be confirmed by the quiet after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Held {
+    pub(crate) action: Action,
+    pub(crate) context: Context,
+    /// The approval it answers (the call asked about when the key came).
+    pub(crate) call: Option<String>,
+    pub(crate) at_ms: i64,
 }
