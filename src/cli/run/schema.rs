@@ -130,7 +130,10 @@ mod tests {
     #[test]
     fn a_valid_answer_passes_fenced_or_not() {
         let s = schema();
-        assert_eq!(s.check(r#"{"n": 3}"#).ok(), Some(serde_json::json!({"n": 3})));
+        assert_eq!(
+            s.check(r#"{"n": 3}"#).ok(),
+            Some(serde_json::json!({"n": 3}))
+        );
         assert!(s.check("```json\n{\"n\": 3}\n```").is_ok());
     }
 
@@ -141,7 +144,11 @@ mod tests {
         let e = e.unwrap_or_default();
         assert!(e.contains("at /n:"), "{e}");
         assert!(e.contains("integer"), "{e}");
-        let e = s.check("three").err().map(|e| e.to_string()).unwrap_or_default();
+        let e = s
+            .check("three")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(e.starts_with("the answer is not a JSON document"), "{e}");
     }
 }

@@ -205,7 +205,16 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
     });
     restore_sigint();
     let (turn, structured, schema_error) = ran?;
-    finish(&sessions, args, format, before, turn, structured, schema_error, plan_run)
+    finish(
+        &sessions,
+        args,
+        format,
+        before,
+        turn,
+        structured,
+        schema_error,
+        plan_run,
+    )
 }
 
 /// The checks a plan run's flags need; a finished plan run resumed without a goal ends here
@@ -339,7 +348,9 @@ fn finish(
     if res.is_ok()
         && let Some(e) = &schema_error
     {
-        res = Err(Failure::runtime(sanitize::line(&e.to_string()).into_owned()));
+        res = Err(Failure::runtime(
+            sanitize::line(&e.to_string()).into_owned(),
+        ));
     }
     let answer = headless::answer(sessions, &turn.session_id, before);
     if let Some(path) = &args.output
