@@ -241,7 +241,7 @@ pub enum Command {
     Trust(super::trust::TrustArgs),
     /// Run one agent turn without the TUI: answer text on stdout, tool activity on stderr.
     #[command(after_help = super::run::RUN_EXAMPLES)]
-    Run(super::run::RunArgs),
+    Run(Box<super::run::RunArgs>),
     /// Check the session databases (SQLite integrity check), show the provider settings,
     /// probe the configured server (streaming usage, tool calls, parallel calls, reasoning
     /// round trip, prompt caching, its window) and what confines commands; exit 1 when a

@@ -1,6 +1,8 @@
 //! The flags of `neocode run` and the parsers of their values.
 
-use clap::Args;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
 
 use crate::cli::value::ValueError;
 use crate::runtime::config::{Api, ApprovalPolicy};
@@ -17,9 +19,27 @@ pub struct RunArgs {
     /// Continue the most recently active session.
     #[arg(long = "continue")]
     pub r#continue: bool,
-    /// Print one JSON event per line on stdout instead of text.
-    #[arg(long)]
+    /// Print one JSON event per line on stdout instead of text (the bridge's turn events,
+    /// as before `--output-format`; see docs/headless.md).
+    #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
+    /// What stdout carries: `text` (the answer as it streams), `json` (only the final result
+    /// object), `stream-json` (one versioned JSON event per line, ending with the result).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<OutputFormat>,
+    /// Write the final answer to FILE as well.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Nothing on stderr but a failure's own lines (no tool activity, no warnings).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Read the prompt from FILE (piped standard input is added after it).
+    #[arg(long, value_name = "FILE", conflicts_with = "prompt")]
+    pub prompt_file: Option<PathBuf>,
+    /// The final answer must be a JSON document valid against this JSON Schema: validated,
+    /// asked once to fix, else exit 1 with the validation error.
+    #[arg(long, value_name = "FILE", conflicts_with = "plan")]
+    pub output_schema: Option<PathBuf>,
     /// Approval policy for this run: ask, auto-edit, never-ask.
     #[arg(long, value_name = "POLICY", value_parser = parse_policy)]
     pub approve: Option<ApprovalPolicy>,
@@ -78,6 +98,17 @@ pub struct RunArgs {
     pub steer: bool,
 }
 
+/// What `neocode run` prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The answer as it streams.
+    Text,
+    /// Only the final result object.
+    Json,
+    /// One JSON event per line, ending with the result object.
+    StreamJson,
+}
+
 fn parse_cost(s: &str) -> Result<f64, ValueError> {
     match s.trim().trim_start_matches('$').parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
@@ -98,6 +129,10 @@ pub(crate) const RUN_EXAMPLES: &str = "\
 Examples:
   neocode run \"explain src/main.rs\"
   git diff | neocode run -                      prompt from standard input
+  git diff | neocode run \"review this\"           piped text added to the prompt
+  neocode run --prompt-file task.md -o answer.md --quiet
+  neocode run --output-format stream-json \"fix the build\" | jq -c .
+  neocode run --output-format json --output-schema schema.json \"list the TODOs\"
   neocode run --continue \"now add a test\"
   neocode run --resume 0192f3a1 --max-turns 40   raise a limit and go on
   neocode run --json --approve auto-edit \"fix the typo in README.md\"
@@ -105,4 +140,5 @@ Examples:
 
 Settings: NEOCODE_API, NEOCODE_BASE_URL, NEOCODE_MODEL, NEOCODE_API_KEY (or OPENAI_API_KEY /
 ANTHROPIC_API_KEY), <home>/config.toml.
-Exit codes: 0 done, 1 provider or tool failure, 2 bad usage, 3 a limit stopped the turn, 130 cancelled.";
+Exit codes: 0 done, 1 provider or tool failure (or an answer invalid against --output-schema),
+2 bad usage, 3 a limit stopped the turn, 130 cancelled. See docs/headless.md.";

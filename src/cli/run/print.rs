@@ -10,6 +10,7 @@ use super::text::{plan_text, short};
 use crate::runtime::agent::{Commands, FinishReason, Permission, TurnCommand, TurnEvent, TurnSink};
 use crate::runtime::tools;
 use crate::sanitize;
+use crate::session::Usage;
 
 /// `run`'s end of the turn port: the turn's own thread prints each event and answers what it
 /// asks (on the terminal); the finish reason goes back to the main thread, which waits for it
@@ -18,7 +19,7 @@ pub(super) struct Printer {
     view: View,
     /// The running turn's commands (the sink is built with them).
     commands: Commands,
-    done: Option<std::sync::mpsc::Sender<FinishReason>>,
+    done: Option<std::sync::mpsc::Sender<(FinishReason, Usage)>>,
 }
 
 impl TurnSink for Printer {
@@ -26,10 +27,10 @@ impl TurnSink for Printer {
         if let Some(cmd) = self.view.show(&ev) {
             let _ = self.commands.send(cmd);
         }
-        if let TurnEvent::Finished { reason, .. } = ev
+        if let TurnEvent::Finished { reason, usage } = ev
             && let Some(done) = self.done.take()
         {
-            let _ = done.send(reason);
+            let _ = done.send((reason, usage));
         }
     }
 }
@@ -41,7 +42,12 @@ impl Drop for Printer {
 }
 
 pub(super) struct View {
+    /// Event lines on stdout (`--json`, `stream-json`) instead of text.
     json: bool,
+    /// The answer text is not streamed to stdout (`--output-format json`).
+    hide_text: bool,
+    /// No tool activity or warnings on stderr (`--quiet`, and the event-line formats).
+    no_notes: bool,
     out_closed: bool,
     /// Answer text was printed without a final newline yet.
     text_open: bool,
@@ -53,7 +59,11 @@ pub(super) struct View {
 impl Printer {
     /// A printer showing through `view` and answering with the turn's `commands`; the finish
     /// reason goes to `done`.
-    pub(super) fn new(view: View, commands: Commands, done: Sender<FinishReason>) -> Printer {
+    pub(super) fn new(
+        view: View,
+        commands: Commands,
+        done: Sender<(FinishReason, Usage)>,
+    ) -> Printer {
         Printer {
             view,
             commands,
@@ -63,11 +73,13 @@ impl Printer {
 }
 
 impl View {
-    /// A view printing JSON lines or text; it asks on the terminal when stdin and stderr are
-    /// one.
-    pub(super) fn new(json: bool) -> View {
+    /// A view printing JSON lines or text (or, with `hide_text`, nothing on stdout); it asks
+    /// on the terminal when stdin and stderr are one.
+    pub(super) fn new(json: bool, hide_text: bool, quiet: bool) -> View {
         View {
             json,
+            hide_text,
+            no_notes: quiet,
             out_closed: false,
             text_open: false,
             interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
@@ -95,7 +107,7 @@ impl View {
     }
 
     fn note(&mut self, s: &str) {
-        if self.json {
+        if self.json || self.no_notes {
             return;
         }
         self.end_text();
@@ -114,7 +126,7 @@ impl View {
             }
         }
         match ev {
-            TurnEvent::TextDelta(t) if !self.json => {
+            TurnEvent::TextDelta(t) if !self.json && !self.hide_text => {
                 self.write(sanitize::text(t).as_bytes());
                 self.text_open = !t.ends_with('\n');
             }

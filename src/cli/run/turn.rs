@@ -1,13 +1,18 @@
 //! Running `neocode run` and `neocode compact`: the turn (or plan) is submitted to the agent,
 //! printed as it goes, and its finish becomes the exit code.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
-use super::args::RunArgs;
+use serde_json::Value;
+
+use super::args::{OutputFormat, RunArgs};
+use super::headless::{self, Before};
+use super::input;
 use super::print::{Printer, View};
+use super::schema::{OutputSchema, SchemaError};
 use crate::cli::common::{Failure, open_for_id};
 use crate::cli::out::Out;
 use crate::runtime::agent::{
@@ -17,7 +22,7 @@ use crate::runtime::agent::{
 use crate::runtime::config::{Overrides, ProviderStatus, Settings};
 use crate::runtime::{Location, Sessions};
 use crate::sanitize;
-use crate::session::RuntimeLimits;
+use crate::session::{RuntimeLimits, Usage};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
@@ -57,24 +62,6 @@ fn start_failure(e: StartError) -> Failure {
     match e.code {
         StartCode::Config | StartCode::Usage | StartCode::NotFound => Failure::usage(msg),
         _ => Failure::runtime(msg),
-    }
-}
-
-fn read_prompt(p: Option<&str>) -> Result<Option<String>, Failure> {
-    match p {
-        None => Ok(None),
-        Some("-") => {
-            let mut s = String::new();
-            std::io::stdin().read_to_string(&mut s).map_err(|e| {
-                Failure::usage(format!("cannot read the prompt from standard input: {e}"))
-            })?;
-            if s.trim().is_empty() {
-                return Err(Failure::usage("the prompt on standard input is empty"));
-            }
-            Ok(Some(s))
-        }
-        Some(s) if s.trim().is_empty() => Err(Failure::usage("the prompt is empty")),
-        Some(s) => Ok(Some(s.to_string())),
     }
 }
 
@@ -119,11 +106,46 @@ fn enqueue(loc: &Location, args: &RunArgs, text: &str) -> Result<(), Failure> {
     out.finish()
 }
 
+/// What stdout carries, from `--json` and `--output-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Text,
+    /// `--json`: the turn's event lines, as before `--output-format`.
+    Events,
+    Json,
+    StreamJson,
+}
+
+impl Format {
+    fn of(args: &RunArgs) -> Format {
+        match (args.json, args.output_format) {
+            (true, _) => Format::Events,
+            (false, None | Some(OutputFormat::Text)) => Format::Text,
+            (false, Some(OutputFormat::Json)) => Format::Json,
+            (false, Some(OutputFormat::StreamJson)) => Format::StreamJson,
+        }
+    }
+
+    fn view(self, quiet: bool) -> View {
+        match self {
+            Format::Text => View::new(false, false, quiet),
+            Format::Events | Format::StreamJson => View::new(true, false, true),
+            Format::Json => View::new(false, true, quiet),
+        }
+    }
+}
+
 /// Runs `neocode run`.
 pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
     if let Some(text) = &args.queue {
         return enqueue(loc, args, text);
     }
+    let schema = args
+        .output_schema
+        .as_deref()
+        .map(OutputSchema::load)
+        .transpose()
+        .map_err(|e| Failure::usage(sanitize::line(&e.to_string()).into_owned()))?;
     let overrides = Overrides {
         model: args.model.clone(),
         base_url: args.base_url.clone(),
@@ -142,28 +164,80 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
     if let (ProviderStatus::Missing(m), Target::New) = (settings.provider_status(), &target) {
         return Err(Failure::usage(m));
     }
-    let prompt = read_prompt(args.prompt.as_deref())?;
+    let input = input::read(args.prompt.as_deref(), args.prompt_file.as_deref())?;
+    let mut prompt = input.text;
     if prompt.is_none() && target == Target::New {
         return Err(Failure::usage(
             "a prompt is needed (or --resume/--continue to answer what is pending); see neocode run --help",
         ));
     }
+    if let Some(s) = &schema {
+        match prompt.as_mut() {
+            Some(p) => p.push_str(&s.instruction()),
+            None => return Err(Failure::usage("--output-schema needs a prompt")),
+        }
+    }
     let sessions = Sessions::open(loc)?;
-    let limits = limits(args);
     let plan_run = is_plan_run(args, &sessions, &target, prompt.as_ref());
+    check_plan_flags(args, &sessions, &target, plan_run, prompt.is_none())?;
+    let before = match &target {
+        Target::Resume(key) => Before::of(&sessions, Some(key)),
+        _ => Before::default(),
+    };
+    let agent = Agent::new(sessions.clone(), settings);
+    let format = Format::of(args);
+    if format == Format::StreamJson {
+        headless::print_line(&headless::run_start());
+    }
+    if let Some(note) = &input.cut_note {
+        if format == Format::StreamJson {
+            headless::print_line(&headless::warning("stdin_truncated", note));
+        } else if !args.quiet && format != Format::Events {
+            let _ = writeln!(std::io::stderr().lock(), "neocode: warning: {note}");
+        }
+    }
+    let op = op(args, plan_run, prompt, limits(args));
+    install_sigint();
+    let first = one_turn(&agent, target, op, format.view(args.quiet));
+    let ran = first.and_then(|t| match &schema {
+        Some(s) => with_schema(&agent, &sessions, s, t, before, format, args),
+        None => Ok((t, None, None)),
+    });
+    restore_sigint();
+    let (turn, structured, schema_error) = ran?;
+    finish(
+        &sessions,
+        args,
+        format,
+        before,
+        turn,
+        structured,
+        schema_error,
+        plan_run,
+    )
+}
+
+/// The checks a plan run's flags need; a finished plan run resumed without a goal ends here
+/// (said on stderr).
+fn check_plan_flags(
+    args: &RunArgs,
+    sessions: &Sessions,
+    target: &Target,
+    plan_run: bool,
+    no_prompt: bool,
+) -> Result<(), Failure> {
     if plan_run
-        && prompt.is_none()
-        && let Target::Resume(key) = &target
-        && let Some((id, n)) = finished_plan(&sessions, key)
+        && no_prompt
+        && let Target::Resume(key) = target
+        && let Some((id, n)) = finished_plan(sessions, key)
     {
         // Nothing is left to run: say so instead of printing the plan as if it ran.
         let short = &id[..id.len().min(8)];
-        let mut err = std::io::stderr().lock();
         let _ = writeln!(
-            err,
+            std::io::stderr().lock(),
             "neocode: the plan run of session {short} already finished ({n} of {n} steps completed); nothing was run. Give a new goal to plan again: neocode run --resume {short} --plan \"...\""
         );
-        return Ok(());
+        return Err(Failure::quiet());
     }
     if !plan_run && (args.retry_failed || args.yes || args.width != 1) {
         return Err(Failure::usage(
@@ -173,24 +247,133 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
     if args.width == 0 {
         return Err(Failure::usage("--width must be at least 1"));
     }
-    let agent = Agent::new(sessions, settings);
-    install_sigint();
-    let view = View::new(args.json);
+    Ok(())
+}
+
+/// One turn (or plan run) through the agent port, shown by `view`; returns how it finished.
+fn one_turn(agent: &Agent, target: Target, op: Op, view: View) -> Result<Turn, Failure> {
     let (done_tx, done) = std::sync::mpsc::channel();
     // The printer answers approvals with the turn's own commands, given when it is built.
     let sink = Sink::new(move |commands: &Commands| Printer::new(view, commands.clone(), done_tx));
-    let op = op(args, plan_run, prompt, limits);
     let handle = match agent.submit(target, op, sink) {
         Ok(OpOutcome::Started(s)) => s.handle,
         Ok(_) => return Err(Failure::runtime("the agent started no turn")),
         Err(e) => return Err(op_failure(e)),
     };
-    let finished = wait(&handle, &done);
-    let id = handle.session_id.clone();
+    let (reason, usage) = wait(&handle, &done);
+    let session_id = handle.session_id.clone();
     // The printer ends its text when the turn's thread drops it.
     handle.join();
-    restore_sigint();
-    outcome(finished, &id, plan_run)
+    Ok(Turn {
+        session_id,
+        reason,
+        usage,
+    })
+}
+
+/// How one turn finished.
+struct Turn {
+    session_id: String,
+    reason: FinishReason,
+    usage: Usage,
+}
+
+/// `--output-schema`: checks the answer of a completed turn; an invalid one is sent back once
+/// to be fixed (a second turn in the session). Returns the last turn (usage summed), the
+/// valid document, or the error that remained.
+fn with_schema(
+    agent: &Agent,
+    sessions: &Sessions,
+    schema: &OutputSchema,
+    first: Turn,
+    before: Before,
+    format: Format,
+    args: &RunArgs,
+) -> Result<(Turn, Option<Value>, Option<SchemaError>), Failure> {
+    if first.reason != FinishReason::Completed {
+        return Ok((first, None, None));
+    }
+    let err = match schema.check(&headless::answer(sessions, &first.session_id, before)) {
+        Ok(doc) => return Ok((first, Some(doc), None)),
+        Err(e) => e,
+    };
+    if !args.quiet && matches!(format, Format::Text | Format::Json) {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "neocode: warning: {}; asking the model once to fix it",
+            sanitize::line(&err.to_string())
+        );
+    } else if format == Format::StreamJson {
+        headless::print_line(&headless::warning("output_schema_retry", &err.to_string()));
+    }
+    let op = Op::Turn(TurnRequest {
+        prompt: Some(schema.fix_prompt(&err)),
+        images: Vec::new(),
+        limits: RuntimeLimits::default(),
+        approval: args.approve,
+        adopt: None,
+        results: Vec::new(),
+    });
+    let target = Target::Resume(first.session_id.clone());
+    let second = one_turn(agent, target, op, format.view(args.quiet))?;
+    let turn = Turn {
+        usage: headless::add(first.usage, second.usage),
+        ..second
+    };
+    if turn.reason != FinishReason::Completed {
+        return Ok((turn, None, None));
+    }
+    Ok(
+        match schema.check(&headless::answer(sessions, &turn.session_id, before)) {
+            Ok(doc) => (turn, Some(doc), None),
+            Err(e) => (turn, None, Some(e)),
+        },
+    )
+}
+
+/// Prints the result (json formats), writes `-o FILE`, and turns the finish into the exit
+/// code.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    sessions: &Sessions,
+    args: &RunArgs,
+    format: Format,
+    before: Before,
+    turn: Turn,
+    structured: Option<Value>,
+    schema_error: Option<SchemaError>,
+    plan_run: bool,
+) -> Result<(), Failure> {
+    let mut res = outcome(turn.reason.clone(), &turn.session_id, plan_run);
+    if res.is_ok()
+        && let Some(e) = &schema_error
+    {
+        res = Err(Failure::runtime(
+            sanitize::line(&e.to_string()).into_owned(),
+        ));
+    }
+    let answer = headless::answer(sessions, &turn.session_id, before);
+    if let Some(path) = &args.output
+        && let Err(e) = std::fs::write(path, &answer)
+        && res.is_ok()
+    {
+        res = Err(Failure::runtime(format!(
+            "cannot write the answer to {}: {e}",
+            path.display()
+        )));
+    }
+    if matches!(format, Format::Json | Format::StreamJson) {
+        let end = headless::Ended {
+            session_id: &turn.session_id,
+            reason: &turn.reason,
+            usage: turn.usage,
+            exit_code: res.as_ref().err().map_or(0, |f| f.code),
+            error: res.as_ref().err().and_then(|f| f.lines.first().cloned()),
+            structured,
+        };
+        headless::print_line(&headless::result(sessions, before, &answer, &end));
+    }
+    res
 }
 
 /// The limits the flags set for this run.
@@ -288,8 +471,8 @@ fn outcome(finished: FinishReason, id: &str, plan_run: bool) -> Result<(), Failu
 /// Waits for the turn's finish; the first Ctrl-C cancels it.
 fn wait(
     handle: &crate::runtime::agent::TurnHandle,
-    done: &std::sync::mpsc::Receiver<FinishReason>,
-) -> FinishReason {
+    done: &std::sync::mpsc::Receiver<(FinishReason, Usage)>,
+) -> (FinishReason, Usage) {
     let mut cancel_sent = false;
     loop {
         if INTERRUPTED.load(Ordering::SeqCst) && !cancel_sent {
@@ -299,13 +482,14 @@ fn wait(
             restore_sigint();
         }
         match done.recv_timeout(Duration::from_millis(50)) {
-            Ok(reason) => return reason,
+            Ok(finished) => return finished,
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
-                return FinishReason::Failed {
+                let reason = FinishReason::Failed {
                     code: FailCode::Internal,
                     message: "the turn ended without saying why".into(),
                 };
+                return (reason, Usage::default());
             }
         }
     }
