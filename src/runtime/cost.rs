@@ -1,6 +1,6 @@
 //! Dollars: a price table per model in dollars per million tokens (input, cached input,
 //! cache write, output), with defaults for public OpenAI and Anthropic models (list prices as
-//! of [`PRICES_AS_OF`]) that `[prices."MODEL"]` tables in `config.toml` override or extend.
+//! of 2026-12) that `[prices."MODEL"]` tables in `config.toml` override or extend.
 //! A model with no price has no cost: neocode shows its tokens only, never a made-up dollar.
 
 use serde::Deserialize;

@@ -99,7 +99,7 @@ impl Layout {
         Layout::compute_with_status(screen, filtering, composer_rows, 1, size)
     }
 
-    /// [`Layout::compute`] with a status line of `status_rows` rows (a long message wraps
+    /// The layout with a status line of `status_rows` rows (a long message wraps
     /// onto up to [`STATUS_MAX_ROWS`], taken from the main area).
     pub(crate) fn compute_with_status(
         screen: Screen,

@@ -56,7 +56,7 @@ pub(crate) fn rank(files: &[String], query: &str) -> Vec<String> {
 /// From this many files to score, the scoring is split over the cores (up to four).
 const PARALLEL_FROM: usize = 20_000;
 
-/// [`rank`], narrowing what `cache` kept from the last query when this one extends it.
+/// Ranks the candidates, narrowing what `cache` kept from the last query when this one extends it.
 pub(crate) fn rank_with(
     files: &Arc<Vec<String>>,
     query: &str,

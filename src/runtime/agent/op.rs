@@ -3,7 +3,7 @@
 //! reads about them is worded by each front end; nothing here is screen text.
 //!
 //! A turn's events go to the [`Sink`] given with the op, built when the turn is built from
-//! the turn's own [`Commands`] (a sink that answers approvals or cancels the turn holds them
+//! the turn's own [`Commands`](super::handle::Commands) (a sink that answers approvals or cancels the turn holds them
 //! from the start; nothing is patched in once the turn runs).
 
 use super::adopt::Adopted;

@@ -294,7 +294,7 @@ pub(crate) fn anchor(root: &Path) -> Result<Beneath, PathError> {
     })
 }
 
-/// The lexical half of [`refuse_home`]: a clear message before anything is touched.
+/// The lexical half of the home refusal: a clear message before anything is touched.
 pub(crate) fn in_home(abs: &Path, home: Option<&Path>) -> Result<(), PathError> {
     let Some(home) = home else { return Ok(()) };
     let canon = home.canonicalize().unwrap_or_else(|_| home.to_path_buf());

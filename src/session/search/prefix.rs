@@ -244,7 +244,7 @@ pub(super) fn varint(b: &[u8]) -> Option<(u64, usize)> {
 
 /// The words starting with `prefix` (folded) in the newest messages, the ones in most
 /// messages first (then the newest): what a prefix too costly to search in full completes
-/// to. Tokenised like the index (letters and digits; CJK is already split by [`SPLIT`]).
+/// to. Tokenised like the index (letters and digits; CJK is already split by [`SPLIT`](super::text::SPLIT)).
 fn recent_words(c: &Connection, prefix: &str) -> Result<Vec<String>> {
     let mut st =
         c.prepare_cached("SELECT c0 FROM message_fts_content ORDER BY id DESC LIMIT ?1")?;

@@ -89,7 +89,7 @@ impl Skills {
         Skills::discover_with(home, root, true)
     }
 
-    /// [`Skills::discover`], the workspace's skills only when `workspace` is true.
+    /// The skills on disk: the home's always, the workspace's skills only when `workspace` is true.
     pub(crate) fn discover_with(home: &Path, root: &Path, workspace: bool) -> Skills {
         let rules = super::beneath::read_rules(home, root);
         let mut out = Skills::default();

@@ -14,7 +14,7 @@
 //! minus neocode's key variables (plus `NEOCODE_PROJECT_DIR` and `CLAUDE_PROJECT_DIR` = the
 //! workspace root), in its own process group, which is killed at the timeout (default
 //! [`DEFAULT_TIMEOUT`]). stdout and stderr are read to the end but only the first
-//! [`OUTPUT_KEEP`] bytes of each are kept. Exit 0 continues (JSON on stdout may decide), 2
+//! [`OUTPUT_KEEP`](run::OUTPUT_KEEP) bytes of each are kept. Exit 0 continues (JSON on stdout may decide), 2
 //! blocks with stderr as the reason, anything else is a non-blocking error for the user.
 //! Hooks run outside the model's sandbox: they are the user's commands, not the model's.
 
@@ -344,9 +344,9 @@ pub struct HookRun {
     pub exit_code: Option<i32>,
     pub timed_out: bool,
     pub duration_ms: u64,
-    /// The first [`OUTPUT_KEEP`] bytes of stdout (lossy UTF-8).
+    /// The first [`OUTPUT_KEEP`](run::OUTPUT_KEEP) bytes of stdout (lossy UTF-8).
     pub stdout: String,
-    /// The first [`OUTPUT_KEEP`] bytes of stderr.
+    /// The first [`OUTPUT_KEEP`](run::OUTPUT_KEEP) bytes of stderr.
     pub stderr: String,
     /// Whether stdout or stderr was longer than what is kept.
     pub output_cut: bool,

@@ -6,7 +6,7 @@ use crate::runtime::provider::settings::OpenAiSettings;
 use crate::runtime::provider::sse::Completion;
 
 /// The OpenAI-compatible provider. Owns a single-threaded tokio runtime used only inside
-/// [`Provider::stream`].
+/// [`Provider::stream`](crate::runtime::provider::Provider::stream).
 pub struct OpenAi {
     pub(super) settings: OpenAiSettings,
     pub(super) client: reqwest::Client,
