@@ -62,7 +62,7 @@ impl Hub {
         let agent = Agent::new(sessions.clone(), settings);
         self.lock()
             .agents
-            .insert(loc.paths.root.clone(), (agent.clone(), sessions.clone()));
+            .insert(loc.paths.root, (agent.clone(), sessions.clone()));
         Ok(OpenSession {
             agent,
             sessions,

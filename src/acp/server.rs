@@ -36,7 +36,7 @@ fn initialize(req: &InitializeRequest) -> InitializeResponse {
         .load_session(true)
         .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
         .session_capabilities(SessionCapabilities::new().list(SessionListCapabilities::new()));
-    InitializeResponse::new(req.protocol_version.clone())
+    InitializeResponse::new(req.protocol_version)
         .agent_capabilities(caps)
         .agent_info(Implementation::new("neocode", env!("CARGO_PKG_VERSION")))
 }
