@@ -29,6 +29,9 @@ pub(crate) enum AcpError {
     /// The turn failed.
     #[error("{0}")]
     Turn(String),
+    /// `session/set_mode` named no mode neocode has.
+    #[error("unknown mode `{0}`: the modes are ask, auto-edit and never-ask")]
+    UnknownMode(String),
     /// The prompt carried nothing to say.
     #[error("the prompt is empty")]
     EmptyPrompt,
@@ -55,6 +58,7 @@ impl AcpError {
             AcpError::UnknownSession(_)
             | AcpError::Workspace { .. }
             | AcpError::EmptyPrompt
+            | AcpError::UnknownMode(_)
             | AcpError::Busy(_) => ErrorCode::INVALID_PARAMS,
             _ => ErrorCode::INTERNAL_ERROR,
         };

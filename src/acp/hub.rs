@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::error::AcpError;
 use crate::runtime::agent::{Agent, Op, Sink, Target, TurnCommand, TurnHandle};
-use crate::runtime::config::{Overrides, ProviderStatus, Settings};
+use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::{Location, Sessions};
 
 /// A session this connection opened: the agent of its workspace.
@@ -17,6 +17,8 @@ pub(crate) struct OpenSession {
     pub(crate) agent: Agent,
     pub(crate) sessions: Sessions,
     pub(crate) cwd: PathBuf,
+    /// The approval policy `session/set_mode` chose (default: the settings').
+    pub(crate) approval: ApprovalPolicy,
 }
 
 #[derive(Default)]
@@ -49,6 +51,7 @@ impl Hub {
         let cwd = cwd.to_path_buf();
         if let Some((agent, sessions)) = self.lock().agents.get(&loc.paths.root) {
             return Ok(OpenSession {
+                approval: agent.settings().approval,
                 agent: agent.clone(),
                 sessions: sessions.clone(),
                 cwd,
@@ -64,6 +67,7 @@ impl Hub {
             .agents
             .insert(loc.paths.root, (agent.clone(), sessions.clone()));
         Ok(OpenSession {
+            approval: agent.settings().approval,
             agent,
             sessions,
             cwd,
@@ -82,6 +86,17 @@ impl Hub {
             .get(id)
             .cloned()
             .ok_or_else(|| AcpError::UnknownSession(id.to_string()))
+    }
+
+    /// `session/set_mode`: the session's prompts from now on run with `approval`.
+    pub(crate) fn set_mode(&self, id: &str, approval: ApprovalPolicy) -> Result<(), AcpError> {
+        let mut state = self.lock();
+        let open = state
+            .sessions
+            .get_mut(id)
+            .ok_or_else(|| AcpError::UnknownSession(id.to_string()))?;
+        open.approval = approval;
+        Ok(())
     }
 
     /// Whether a turn of this connection runs in the session.

@@ -7,7 +7,8 @@ use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
     NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, SessionCapabilities,
-    SessionInfo, SessionListCapabilities, SessionNotification,
+    SessionInfo, SessionListCapabilities, SessionMode, SessionModeState, SessionNotification,
+    SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Stdio, on_receive_notification, on_receive_request};
@@ -15,6 +16,7 @@ use agent_client_protocol::{Agent, Client, Stdio, on_receive_notification, on_re
 use super::error::AcpError;
 use super::hub::Hub;
 use super::{turn, updates};
+use crate::runtime::config::ApprovalPolicy;
 use crate::session::{ListQuery, NewSession, PageKey};
 
 /// Sessions per `session/list` page.
@@ -41,6 +43,39 @@ fn initialize(req: &InitializeRequest) -> InitializeResponse {
         .agent_info(Implementation::new("neocode", env!("CARGO_PKG_VERSION")))
 }
 
+/// The session modes: neocode's approval policies, `current` selected.
+fn modes(current: ApprovalPolicy) -> SessionModeState {
+    let modes = [
+        (
+            ApprovalPolicy::Ask,
+            "Ask",
+            "Reads run; edits and commands ask.",
+        ),
+        (
+            ApprovalPolicy::AutoEdit,
+            "Auto-edit",
+            "Reads and edits run; commands ask.",
+        ),
+        (
+            ApprovalPolicy::NeverAsk,
+            "Never ask",
+            "Nothing asks (commands still ask when the sandbox is not enforced).",
+        ),
+    ]
+    .into_iter()
+    .map(|(p, name, what)| SessionMode::new(p.as_str(), name).description(what.to_string()))
+    .collect();
+    SessionModeState::new(current.as_str(), modes)
+}
+
+/// `session/set_mode`: the session's next prompts run with that approval policy.
+fn set_mode(hub: &Hub, req: &SetSessionModeRequest) -> Result<SetSessionModeResponse, AcpError> {
+    let mode = req.mode_id.0.to_string();
+    let policy = ApprovalPolicy::parse(&mode).ok_or(AcpError::UnknownMode(mode))?;
+    hub.set_mode(&req.session_id.to_string(), policy)?;
+    Ok(SetSessionModeResponse::new())
+}
+
 /// `session/new`: a new neocode session in the cwd's workspace (listed by `neocode --list`).
 fn new_session(hub: &Hub, req: &NewSessionRequest) -> Result<NewSessionResponse, AcpError> {
     let open = hub.workspace(&req.cwd)?;
@@ -49,8 +84,9 @@ fn new_session(hub: &Hub, req: &NewSessionRequest) -> Result<NewSessionResponse,
         workdir: req.cwd.display().to_string(),
         ..NewSession::default()
     })?;
+    let current = open.approval;
     hub.open(&header.id, open);
-    Ok(NewSessionResponse::new(header.id))
+    Ok(NewSessionResponse::new(header.id).modes(modes(current)))
 }
 
 /// `session/load`: the stored transcript replayed as updates, then the answer.
@@ -66,8 +102,9 @@ fn load_session(
         cx.send_notification(SessionNotification::new(id.clone(), update))
             .map_err(|e| AcpError::Connection(e.to_string()))?;
     }
+    let current = open.approval;
     hub.open(&id, open);
-    Ok(LoadSessionResponse::new())
+    Ok(LoadSessionResponse::new().modes(modes(current)))
 }
 
 /// A page cursor: the last row's key, `<updated ms>.<rowid>`.
@@ -134,8 +171,14 @@ pub(crate) fn serve() -> Result<(), AcpError> {
 }
 
 async fn connection(hub: Hub) -> Result<(), agent_client_protocol::Error> {
-    let (h_new, h_load, h_list, h_prompt, h_cancel) =
-        (hub.clone(), hub.clone(), hub.clone(), hub.clone(), hub);
+    let (h_new, h_load, h_list, h_prompt, h_cancel, h_mode) = (
+        hub.clone(),
+        hub.clone(),
+        hub.clone(),
+        hub.clone(),
+        hub.clone(),
+        hub,
+    );
     Agent
         .v1()
         .name("neocode")
@@ -171,6 +214,12 @@ async fn connection(hub: Hub) -> Result<(), agent_client_protocol::Error> {
                     Ok(run) => cx.spawn(turn::stream(run, responder, cx.clone())),
                     Err(e) => responder.respond_with_error(e.rpc()),
                 }
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: SetSessionModeRequest, responder, _cx: ConnectionTo<Client>| {
+                answer(responder, set_mode(&h_mode, &req))
             },
             on_receive_request!(),
         )

@@ -78,6 +78,7 @@ pub(crate) fn start(hub: &Hub, req: &PromptRequest) -> Result<Running, AcpError>
     });
     let turn = TurnRequest {
         prompt: Some(text),
+        approval: Some(open.approval),
         ..TurnRequest::default()
     };
     let started = match open

@@ -304,3 +304,78 @@ fn bad_lines_unknown_methods_and_sessions_are_json_rpc_errors() {
     assert!(init.get("result").is_some(), "{init}");
     acp.close();
 }
+
+#[test]
+fn a_client_that_exits_mid_turn_leaves_the_turn_cancelled_and_stored() {
+    let slow = Stream::text("never shown")
+        .delays(Duration::from_secs(60), Duration::ZERO)
+        .reply();
+    let env = Env::new(vec![slow]);
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let id = acp.new_session(&env);
+    acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "take your time"}]}),
+    );
+    // The turn has started once the prompt is stored; then the editor goes away.
+    let mut waited = 0;
+    while env.server.request_count() == 0 {
+        assert!(waited < 3000, "the model was never asked");
+        std::thread::sleep(Duration::from_millis(10));
+        waited += 1;
+    }
+    acp.close();
+    let texts = env.texts(&id);
+    assert_eq!(texts[0].1, "take your time", "{texts:?}");
+    let out = Command::new(BIN)
+        .args(["--list", "--json", "--workdir"])
+        .arg(&env.workdir)
+        .envs(vars(&env))
+        .output()
+        .unwrap();
+    let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let row = listed.iter().find(|s| s["id"] == id.as_str()).unwrap();
+    assert_ne!(row["status"], "running", "{row}");
+}
+
+#[test]
+fn auto_edit_mode_runs_the_edit_without_asking() {
+    let args = r#"{"path":"auto.txt","content":"written\n"}"#;
+    let env = Env::new(vec![
+        Reply::tool_calls(&[("call_1", "write_file", args)]),
+        Reply::text("Done."),
+    ]);
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let (_, created) = acp.call("session/new", json!({"cwd": env.workdir, "mcpServers": []}));
+    let modes = &created["result"]["modes"];
+    assert_eq!(modes["currentModeId"], "ask", "{created}");
+    let id = created["result"]["sessionId"].as_str().unwrap().to_string();
+    let (_, r) = acp.call(
+        "session/set_mode",
+        json!({"sessionId": id, "modeId": "auto-edit"}),
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    let (_, r) = acp.call(
+        "session/set_mode",
+        json!({"sessionId": id, "modeId": "yolo"}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let pid = acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "write it"}]}),
+    );
+    let mut asked = 0;
+    let (_, resp) = acp.until_response(pid, |_| {
+        asked += 1;
+        json!({"outcome": {"outcome": "cancelled"}})
+    });
+    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    assert_eq!(asked, 0, "auto-edit asks nothing for an edit");
+    assert_eq!(
+        std::fs::read_to_string(env.workdir.join("auto.txt")).unwrap(),
+        "written\n"
+    );
+    acp.close();
+}
