@@ -45,6 +45,7 @@ def main():
     ap.add_argument("--bin", default="target/release/neocode")
     ap.add_argument("--server", default="target/release/examples/perf_pair")
     a = ap.parse_args()
+    a.bin, a.server = os.path.abspath(a.bin), os.path.abspath(a.server)
     srv = subprocess.Popen([a.server, "serve", "chat"], stdin=subprocess.PIPE,
                            stdout=subprocess.PIPE, text=True)
     url = srv.stdout.readline().strip()
