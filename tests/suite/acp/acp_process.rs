@@ -379,3 +379,30 @@ fn auto_edit_mode_runs_the_edit_without_asking() {
     );
     acp.close();
 }
+
+#[test]
+fn always_allow_keeps_the_rule_so_the_next_like_call_does_not_ask() {
+    let first = r#"{"path":"a.txt","content":"a\n"}"#;
+    let second = r#"{"path":"b.txt","content":"b\n"}"#;
+    let env = Env::new(vec![
+        Reply::tool_calls(&[("call_1", "write_file", first)]),
+        Reply::tool_calls(&[("call_2", "write_file", second)]),
+        Reply::text("Both written."),
+    ]);
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let id = acp.new_session(&env);
+    let pid = acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "write a and b"}]}),
+    );
+    let mut asked = Vec::new();
+    let (_, resp) = acp.until_response(pid, |req| {
+        asked.push(req["params"]["toolCall"]["toolCallId"].clone());
+        json!({"outcome": {"outcome": "selected", "optionId": "allow_always"}})
+    });
+    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    assert_eq!(asked, [json!("call_1")], "only the first write asks");
+    assert!(env.workdir.join("a.txt").exists() && env.workdir.join("b.txt").exists());
+    acp.close();
+}
