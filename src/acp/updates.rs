@@ -182,3 +182,38 @@ pub(crate) fn replay(messages: &[Message], cwd: &Path) -> Vec<SessionUpdate> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edit_reads_as_a_whole_file_diff_with_its_location() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.rs"), "fn a() {}\nfn b() {}\n").unwrap();
+        let call = crate::session::ToolCall {
+            id: "c1".into(),
+            name: "edit_file".into(),
+            arguments: r#"{"path":"a.rs","old_string":"fn b() {}","new_string":"fn c() {}"}"#
+                .into(),
+        };
+        let v = serde_json::to_value(tool_call(&call, "edit a.rs", dir.path())).unwrap();
+        assert_eq!(v["kind"], "edit");
+        assert_eq!(
+            v["locations"][0]["path"],
+            dir.path().join("a.rs").display().to_string()
+        );
+        let diff = &v["content"][0];
+        assert_eq!(diff["type"], "diff");
+        assert_eq!(diff["oldText"], "fn a() {}\nfn b() {}\n");
+        assert_eq!(diff["newText"], "fn a() {}\nfn c() {}\n");
+    }
+
+    #[test]
+    fn a_command_is_execute_and_a_failed_result_is_failed() {
+        assert!(matches!(tool_kind("run_command"), ToolKind::Execute));
+        let v = serde_json::to_value(tool_result("c1", "exit 1", true)).unwrap();
+        assert_eq!(v["status"], "failed");
+        assert_eq!(v["content"][0]["content"]["text"], "exit 1");
+    }
+}
