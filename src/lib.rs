@@ -4,6 +4,7 @@
 //! `runtime` (the bridge beside the TUI, neither knowing the other), and `cli` → `runtime`.
 //! `testkit` (the scripted model servers) is built for tests, benches and examples only.
 
+pub(crate) mod acp;
 pub mod bridge;
 pub mod cli;
 pub mod format;

@@ -224,6 +224,12 @@ pub enum Command {
         #[arg(long, value_name = "MIB", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=1024))]
         max_line_mib: u64,
     },
+    /// Serve editors: an Agent Client Protocol agent on stdin/stdout (Zed, JetBrains, Neovim,
+    /// Emacs); see the README's "Editors (ACP)".
+    #[command(
+        after_help = "Example (Zed settings.json):\n  \"agent_servers\": { \"neocode\": { \"command\": \"neocode\", \"args\": [\"acp\"] } }"
+    )]
+    Acp,
     /// MCP servers of `<home>/config.toml` (`[mcp_servers.NAME]`).
     #[command(subcommand)]
     Mcp(McpCommand),

@@ -135,6 +135,8 @@ pub fn run(cli: Cli) -> CmdResult {
             dialect,
             max_line_mib,
         }) => bridge_cmd(&cli, *dialect, *max_line_mib),
+        Some(Command::Acp) => crate::acp::serve()
+            .map_err(|e| Failure::runtime(sanitize::line(&e.to_string()).into_owned())),
         None if cli.list => list_sessions(&cli),
         None => open_tui(&cli),
     }
@@ -308,6 +310,7 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Compact { .. } => "compact",
         Command::Doctor { .. } => "doctor",
         Command::Bridge { .. } => "bridge",
+        Command::Acp => "acp",
     }
 }
 

@@ -1,0 +1,67 @@
+//! Why an ACP request failed, worded for the editor (one line), and its JSON-RPC error.
+
+use agent_client_protocol::ErrorCode;
+
+use crate::runtime::agent::OpError;
+use crate::runtime::config::ConfigError;
+use crate::session::StoreError;
+
+/// A failed ACP request or a server that could not run.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AcpError {
+    /// The session id is not one this connection opened or loaded.
+    #[error("unknown session `{0}`: create it with session/new or open it with session/load")]
+    UnknownSession(String),
+    /// The working directory is not a workspace neocode can use.
+    #[error("cannot use `{dir}` as a workspace: {why}")]
+    Workspace {
+        /// The client's cwd.
+        dir: String,
+        /// Why, in words.
+        why: String,
+    },
+    /// No model is configured.
+    #[error("{0}")]
+    Config(String),
+    /// The session already runs a prompt in this connection.
+    #[error("session `{0}` is already running a prompt; cancel it first")]
+    Busy(String),
+    /// The turn failed.
+    #[error("{0}")]
+    Turn(String),
+    /// `session/set_mode` named no mode neocode has.
+    #[error("unknown mode `{0}`: the modes are ask, auto-edit and never-ask")]
+    UnknownMode(String),
+    /// The prompt carried nothing to say.
+    #[error("the prompt is empty")]
+    EmptyPrompt,
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The agent refused the op.
+    #[error(transparent)]
+    Op(#[from] OpError),
+    /// The settings cannot be read.
+    #[error(transparent)]
+    Settings(#[from] ConfigError),
+    /// The connection failed (stdin or stdout).
+    #[error("the ACP connection failed: {0}")]
+    Connection(String),
+}
+
+impl AcpError {
+    /// The JSON-RPC error the editor receives: invalid params for what the request got
+    /// wrong, internal error for the rest; the message is one sanitised line.
+    pub(crate) fn rpc(&self) -> agent_client_protocol::Error {
+        let msg = crate::sanitize::line(&self.to_string()).into_owned();
+        let code = match self {
+            AcpError::UnknownSession(_)
+            | AcpError::Workspace { .. }
+            | AcpError::EmptyPrompt
+            | AcpError::UnknownMode(_)
+            | AcpError::Busy(_) => ErrorCode::INVALID_PARAMS,
+            _ => ErrorCode::INTERNAL_ERROR,
+        };
+        agent_client_protocol::Error::new(code, msg)
+    }
+}

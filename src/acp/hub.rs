@@ -1,0 +1,137 @@
+//! What one ACP connection holds: the agent of each workspace it opened, the sessions it
+//! created or loaded, and the turns running in them (for `session/cancel` and a client that
+//! goes away).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::error::AcpError;
+use crate::runtime::agent::{Agent, Op, Sink, Target, TurnCommand, TurnHandle};
+use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
+use crate::runtime::{Location, Sessions};
+
+/// A session this connection opened: the agent of its workspace.
+#[derive(Clone)]
+pub(crate) struct OpenSession {
+    pub(crate) agent: Agent,
+    pub(crate) sessions: Sessions,
+    pub(crate) cwd: PathBuf,
+    /// The approval policy `session/set_mode` chose (default: the settings').
+    pub(crate) approval: ApprovalPolicy,
+}
+
+#[derive(Default)]
+struct State {
+    /// Agents (and their sessions) by workspace root.
+    agents: HashMap<PathBuf, (Agent, Sessions)>,
+    sessions: HashMap<String, OpenSession>,
+    /// Running turns by session id.
+    running: HashMap<String, TurnHandle>,
+}
+
+/// The connection's sessions and turns, shared by its handlers.
+#[derive(Clone, Default)]
+pub(crate) struct Hub {
+    state: Arc<Mutex<State>>,
+}
+
+impl Hub {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The agent and sessions of `cwd`'s workspace (opened once per connection); fails when
+    /// no model is configured.
+    pub(crate) fn workspace(&self, cwd: &Path) -> Result<OpenSession, AcpError> {
+        let loc = Location::resolve(Some(cwd)).map_err(|e| AcpError::Workspace {
+            dir: cwd.display().to_string(),
+            why: e.to_string(),
+        })?;
+        let cwd = cwd.to_path_buf();
+        if let Some((agent, sessions)) = self.lock().agents.get(&loc.paths.root) {
+            return Ok(OpenSession {
+                approval: agent.settings().approval,
+                agent: agent.clone(),
+                sessions: sessions.clone(),
+                cwd,
+            });
+        }
+        let settings = Settings::load(&loc.home, &Overrides::default())?;
+        if let ProviderStatus::Missing(m) = settings.provider_status() {
+            return Err(AcpError::Config(m));
+        }
+        let sessions = Sessions::open(&loc)?;
+        let agent = Agent::new(sessions.clone(), settings);
+        self.lock()
+            .agents
+            .insert(loc.paths.root, (agent.clone(), sessions.clone()));
+        Ok(OpenSession {
+            approval: agent.settings().approval,
+            agent,
+            sessions,
+            cwd,
+        })
+    }
+
+    /// Remembers a session this connection created or loaded.
+    pub(crate) fn open(&self, id: &str, session: OpenSession) {
+        self.lock().sessions.insert(id.to_string(), session);
+    }
+
+    /// A session this connection opened.
+    pub(crate) fn session(&self, id: &str) -> Result<OpenSession, AcpError> {
+        self.lock()
+            .sessions
+            .get(id)
+            .cloned()
+            .ok_or_else(|| AcpError::UnknownSession(id.to_string()))
+    }
+
+    /// `session/set_mode`: the session's prompts from now on run with `approval`.
+    pub(crate) fn set_mode(&self, id: &str, approval: ApprovalPolicy) -> Result<(), AcpError> {
+        let mut state = self.lock();
+        let open = state
+            .sessions
+            .get_mut(id)
+            .ok_or_else(|| AcpError::UnknownSession(id.to_string()))?;
+        open.approval = approval;
+        Ok(())
+    }
+
+    /// Whether a turn of this connection runs in the session.
+    pub(crate) fn is_running(&self, id: &str) -> bool {
+        self.lock().running.contains_key(id)
+    }
+
+    /// Keeps a started turn until [`Hub::finished`].
+    pub(crate) fn running(&self, id: &str, handle: TurnHandle) {
+        self.lock().running.insert(id.to_string(), handle);
+    }
+
+    /// The turn of the session ended: its thread is joined off the caller's task.
+    pub(crate) fn finished(&self, id: &str) -> Option<TurnHandle> {
+        self.lock().running.remove(id)
+    }
+
+    /// `session/cancel`: the session's running turn (if any) stops; what arrived is kept.
+    pub(crate) fn cancel(&self, id: &str) {
+        let Ok(open) = self.session(id) else { return };
+        if self.is_running(id) {
+            let op = Op::Command(TurnCommand::Cancel);
+            let _ = open
+                .agent
+                .submit(Target::Resume(id.to_string()), op, Sink::none());
+        }
+    }
+
+    /// The client went away: every running turn is cancelled and waited for, so each is
+    /// stored as cancelled before the process exits.
+    pub(crate) fn shut_down(&self) {
+        let running: Vec<TurnHandle> = self.lock().running.drain().map(|(_, h)| h).collect();
+        for handle in running {
+            handle.cancel();
+            handle.join();
+        }
+    }
+}

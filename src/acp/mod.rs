@@ -1,0 +1,11 @@
+//! `neocode acp`: neocode as an Agent Client Protocol agent over stdin/stdout, for editors
+//! (Zed, JetBrains, Neovim, Emacs). Each ACP request is one more front end submitting `Op`s
+//! to the runtime's agent; sessions are the workspace's neocode sessions.
+
+mod error;
+mod hub;
+mod server;
+mod turn;
+mod updates;
+
+pub(crate) use server::serve;

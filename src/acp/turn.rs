@@ -1,0 +1,200 @@
+//! `session/prompt`: the prompt is submitted to the agent as an `Op::Turn`; its events are
+//! streamed as `session/update`s, approvals become `session/request_permission`, and the
+//! finish becomes the stop reason.
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, EmbeddedResourceResource, PermissionOption, PermissionOptionKind, PromptRequest,
+    PromptResponse, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification,
+    StopReason, ToolCallUpdate, ToolCallUpdateFields,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+
+use super::error::AcpError;
+use super::hub::{Hub, OpenSession};
+use super::updates;
+use crate::runtime::agent::{
+    FailCode, FinishReason, Op, OpOutcome, Sink, Target, TurnCommand, TurnEvent, TurnRequest,
+};
+
+/// The prompt's blocks as one message: text as is, resources as their text under their
+/// URI, links as their URI.
+pub(crate) fn prompt_text(blocks: &[ContentBlock]) -> String {
+    let mut parts = Vec::new();
+    for b in blocks {
+        match b {
+            ContentBlock::Text(t) => parts.push(t.text.clone()),
+            ContentBlock::ResourceLink(l) => parts.push(format!("@{}", l.uri)),
+            ContentBlock::Resource(r) => match &r.resource {
+                EmbeddedResourceResource::TextResourceContents(t) => {
+                    parts.push(format!("{}:\n```\n{}\n```", t.uri, t.text));
+                }
+                _ => parts.push("(a binary resource was attached; it is not read)".into()),
+            },
+            _ => parts.push("(an attachment of a kind neocode does not read was left out)".into()),
+        }
+    }
+    parts.join("\n\n")
+}
+
+/// The stop reason of a finished turn; a failure is the prompt's JSON-RPC error.
+fn stop_reason(reason: &FinishReason) -> Result<StopReason, AcpError> {
+    match reason {
+        FinishReason::Completed => Ok(StopReason::EndTurn),
+        FinishReason::Cancelled => Ok(StopReason::Cancelled),
+        FinishReason::LimitReached(what) if what.contains("token") => Ok(StopReason::MaxTokens),
+        FinishReason::LimitReached(_) => Ok(StopReason::MaxTurnRequests),
+        FinishReason::Failed {
+            code: FailCode::PromptRefused,
+            ..
+        } => Ok(StopReason::Refusal),
+        FinishReason::Failed { code, message } => Err(AcpError::Turn(format!("{code}: {message}"))),
+    }
+}
+
+/// A prompt's turn, started: [`stream`] carries it to the client.
+pub(crate) struct Running {
+    hub: Hub,
+    open: OpenSession,
+    id: String,
+    rx: tokio::sync::mpsc::UnboundedReceiver<TurnEvent>,
+}
+
+/// Starts the prompt's turn (fails before anything is stored when the session is unknown,
+/// busy, or the prompt empty).
+pub(crate) fn start(hub: &Hub, req: &PromptRequest) -> Result<Running, AcpError> {
+    let id = req.session_id.to_string();
+    let open = hub.session(&id)?;
+    if hub.is_running(&id) {
+        return Err(AcpError::Busy(id));
+    }
+    let text = prompt_text(&req.prompt);
+    if text.trim().is_empty() {
+        return Err(AcpError::EmptyPrompt);
+    }
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let sink = Sink::to(move |e: TurnEvent| {
+        let _ = tx.send(e);
+    });
+    let turn = TurnRequest {
+        prompt: Some(text),
+        approval: Some(open.approval),
+        ..TurnRequest::default()
+    };
+    let started = match open
+        .agent
+        .submit(Target::Resume(id.clone()), Op::Turn(turn), sink)?
+    {
+        OpOutcome::Started(s) => s,
+        _ => return Err(AcpError::Turn("the agent started no turn".into())),
+    };
+    hub.running(&id, started.handle);
+    Ok(Running {
+        hub: hub.clone(),
+        open,
+        id,
+        rx,
+    })
+}
+
+/// Streams the turn's events to the client until it finishes, then answers the prompt.
+/// It runs on a task of the connection, so the connection goes on reading (cancel,
+/// permission answers) meanwhile.
+pub(crate) async fn stream(
+    run: Running,
+    responder: Responder<PromptResponse>,
+    cx: ConnectionTo<Client>,
+) -> Result<(), agent_client_protocol::Error> {
+    let Running {
+        hub,
+        open,
+        id,
+        mut rx,
+    } = run;
+    let mut finish = None;
+    while let Some(event) = rx.recv().await {
+        match &event {
+            TurnEvent::ApprovalNeeded {
+                call,
+                summary,
+                rules,
+                ..
+            } => {
+                let cmd = ask(&cx, &id, &call.id, summary, !rules.is_empty()).await;
+                let _ =
+                    open.agent
+                        .submit(Target::Resume(id.clone()), Op::Command(cmd), Sink::none());
+            }
+            TurnEvent::Finished { reason, .. } => finish = Some(reason.clone()),
+            _ => {}
+        }
+        for update in updates::from_event(&event, &open.cwd) {
+            // A client that went away is handled when its stdin ends.
+            let _ = cx.send_notification(SessionNotification::new(id.clone(), update));
+        }
+    }
+    // The sink is dropped: the turn's thread has ended (or is about to).
+    if let Some(handle) = hub.finished(&id) {
+        let _ = tokio::task::spawn_blocking(move || handle.join()).await;
+    }
+    let reason = finish.unwrap_or(FinishReason::Cancelled);
+    match stop_reason(&reason) {
+        Ok(stop) => responder.respond(PromptResponse::new(stop)),
+        Err(e) => responder.respond_with_error(e.rpc()),
+    }
+}
+
+/// Asks the client about a call that needs approval; its answer as the turn's command (a
+/// cancelled or failed request denies the call).
+async fn ask(
+    cx: &ConnectionTo<Client>,
+    session: &str,
+    call_id: &str,
+    summary: &str,
+    always: bool,
+) -> TurnCommand {
+    let mut options = vec![PermissionOption::new(
+        "allow_once",
+        "Allow once",
+        PermissionOptionKind::AllowOnce,
+    )];
+    if always {
+        options.push(PermissionOption::new(
+            "allow_always",
+            "Always allow",
+            PermissionOptionKind::AllowAlways,
+        ));
+    }
+    options.push(PermissionOption::new(
+        "reject_once",
+        "Reject",
+        PermissionOptionKind::RejectOnce,
+    ));
+    let fields = ToolCallUpdateFields::new().title(crate::sanitize::line(summary).into_owned());
+    let req = RequestPermissionRequest::new(
+        session.to_string(),
+        ToolCallUpdate::new(call_id.to_string(), fields),
+        options,
+    );
+    let deny = TurnCommand::Deny {
+        call_id: call_id.to_string(),
+        reason: None,
+    };
+    let Ok(answer) = cx.send_request(req).block_task().await else {
+        return deny;
+    };
+    match answer.outcome {
+        RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {
+            "allow_once" => TurnCommand::Approve {
+                call_id: call_id.to_string(),
+                always: false,
+            },
+            "allow_always" => TurnCommand::Approve {
+                call_id: call_id.to_string(),
+                always: true,
+            },
+            _ => deny,
+        },
+        _ => deny,
+    }
+}

@@ -1,0 +1,219 @@
+//! How neocode's turn events and stored messages read as ACP `session/update`s: text and
+//! reasoning chunks, tool calls with their kind, status, location and diff, plans.
+
+use std::path::Path;
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    SessionUpdate, TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+};
+use serde_json::Value;
+
+use crate::runtime::agent::TurnEvent;
+use crate::session::{Message, Part, Role};
+
+fn text_block(text: impl Into<String>) -> ContentBlock {
+    ContentBlock::Text(TextContent::new(text))
+}
+
+fn chunk(text: impl Into<String>) -> ContentChunk {
+    ContentChunk::new(text_block(text))
+}
+
+/// The ACP kind of a neocode tool (the editor's icon and grouping).
+pub(crate) fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "read_file" => ToolKind::Read,
+        "edit_file" | "write_file" => ToolKind::Edit,
+        "run_command" => ToolKind::Execute,
+        "grep" | "list_dir" | "glob" => ToolKind::Search,
+        _ => ToolKind::Other,
+    }
+}
+
+fn args(arguments: &str) -> Value {
+    serde_json::from_str(arguments).unwrap_or(Value::Null)
+}
+
+fn arg<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// The diff an edit makes, as whole-file old and new text when the file can be read now
+/// (before the call runs), else the edited snippets.
+fn edit_diff(name: &str, v: &Value, cwd: &Path) -> Option<Diff> {
+    let path = cwd.join(arg(v, "path")?);
+    let old = std::fs::read_to_string(&path).ok();
+    match name {
+        "write_file" => Some(Diff::new(path, arg(v, "content")?).old_text(old)),
+        "edit_file" => {
+            let from = arg(v, "old_string").or_else(|| arg(v, "old"))?;
+            let to = arg(v, "new_string").or_else(|| arg(v, "new"))?;
+            Some(match old {
+                Some(text) if text.contains(from) => {
+                    let new = text.replacen(from, to, 1);
+                    Diff::new(path, new).old_text(text)
+                }
+                _ => Diff::new(path, to).old_text(from.to_string()),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The `tool_call` update of a call the model made (pending until it runs or is approved).
+pub(crate) fn tool_call(call: &crate::session::ToolCall, title: &str, cwd: &Path) -> ToolCall {
+    let v = args(&call.arguments);
+    let mut out = ToolCall::new(call.id.clone(), crate::sanitize::line(title).into_owned())
+        .kind(tool_kind(&call.name))
+        .status(ToolCallStatus::Pending)
+        .raw_input(v.clone());
+    if let Some(p) = arg(&v, "path") {
+        out = out.locations(vec![ToolCallLocation::new(cwd.join(p))]);
+    }
+    if let Some(d) = edit_diff(&call.name, &v, cwd) {
+        out = out.content(vec![ToolCallContent::Diff(d)]);
+    }
+    out
+}
+
+/// The `tool_call_update` of a finished call: completed or failed, with its result text.
+pub(crate) fn tool_result(call_id: &str, text: &str, is_error: bool) -> ToolCallUpdate {
+    let status = if is_error {
+        ToolCallStatus::Failed
+    } else {
+        ToolCallStatus::Completed
+    };
+    let fields = ToolCallUpdateFields::new()
+        .status(status)
+        .content(vec![ToolCallContent::from(text_block(text))]);
+    ToolCallUpdate::new(call_id.to_string(), fields)
+}
+
+/// A plan's steps as ACP plan entries (all pending: the run reports steps as they go).
+fn plan(p: &crate::session::Plan, done: &[String]) -> Plan {
+    let entries = p
+        .steps
+        .iter()
+        .map(|s| {
+            let status = if done.contains(&s.id) {
+                PlanEntryStatus::Completed
+            } else {
+                PlanEntryStatus::Pending
+            };
+            PlanEntry::new(s.title.clone(), PlanEntryPriority::Medium, status)
+        })
+        .collect();
+    Plan::new(entries)
+}
+
+/// The updates one turn event reads as (none for events the protocol has no place for;
+/// approvals are asked separately, the finish is the prompt's response).
+pub(crate) fn from_event(event: &TurnEvent, cwd: &Path) -> Vec<SessionUpdate> {
+    match event {
+        TurnEvent::TextDelta(t) => vec![SessionUpdate::AgentMessageChunk(chunk(t.clone()))],
+        TurnEvent::ReasoningDelta(t) => vec![SessionUpdate::AgentThoughtChunk(chunk(t.clone()))],
+        TurnEvent::ToolCall { call, summary, .. } => {
+            vec![SessionUpdate::ToolCall(tool_call(call, summary, cwd))]
+        }
+        TurnEvent::ToolResult {
+            call_id,
+            text,
+            is_error,
+            ..
+        } => vec![SessionUpdate::ToolCallUpdate(tool_result(
+            call_id, text, *is_error,
+        ))],
+        TurnEvent::Warning { message, .. }
+        | TurnEvent::Compacting { message }
+        | TurnEvent::CompactionFailed { message } => {
+            vec![SessionUpdate::AgentThoughtChunk(chunk(format!(
+                "{message}\n"
+            )))]
+        }
+        TurnEvent::PlanProposed { plan: p, .. } => vec![SessionUpdate::Plan(plan(p, &[]))],
+        TurnEvent::Step { event, .. } => from_event(event, cwd),
+        TurnEvent::Started { .. }
+        | TurnEvent::AssistantStored { .. }
+        | TurnEvent::ApprovalNeeded { .. }
+        | TurnEvent::StepStarted { .. }
+        | TurnEvent::StepFinished { .. }
+        | TurnEvent::Finished { .. } => Vec::new(),
+    }
+}
+
+/// A stored transcript as the updates that replay it (`session/load`): user and agent
+/// chunks, reasoning, tool calls and their results, in order.
+pub(crate) fn replay(messages: &[Message], cwd: &Path) -> Vec<SessionUpdate> {
+    let mut out = Vec::new();
+    for m in messages {
+        match m.role {
+            Role::User => {
+                out.push(SessionUpdate::UserMessageChunk(chunk(m.text())));
+            }
+            Role::Assistant => {
+                for part in &m.parts {
+                    match part {
+                        Part::Text { text } if !text.is_empty() => {
+                            out.push(SessionUpdate::AgentMessageChunk(chunk(text.clone())));
+                        }
+                        Part::Reasoning { text, .. } if !text.is_empty() => {
+                            out.push(SessionUpdate::AgentThoughtChunk(chunk(text.clone())));
+                        }
+                        _ => {}
+                    }
+                }
+                for call in &m.tool_calls {
+                    out.push(SessionUpdate::ToolCall(tool_call(call, &call.name, cwd)));
+                }
+            }
+            Role::Tool => {
+                if let Some(id) = &m.tool_call_id {
+                    out.push(SessionUpdate::ToolCallUpdate(tool_result(
+                        id,
+                        &m.text(),
+                        m.is_error,
+                    )));
+                }
+            }
+            Role::System => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edit_reads_as_a_whole_file_diff_with_its_location() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.rs"), "fn a() {}\nfn b() {}\n").unwrap();
+        let call = crate::session::ToolCall {
+            id: "c1".into(),
+            name: "edit_file".into(),
+            arguments: r#"{"path":"a.rs","old_string":"fn b() {}","new_string":"fn c() {}"}"#
+                .into(),
+        };
+        let v = serde_json::to_value(tool_call(&call, "edit a.rs", dir.path())).unwrap();
+        assert_eq!(v["kind"], "edit");
+        assert_eq!(
+            v["locations"][0]["path"],
+            dir.path().join("a.rs").display().to_string()
+        );
+        let diff = &v["content"][0];
+        assert_eq!(diff["type"], "diff");
+        assert_eq!(diff["oldText"], "fn a() {}\nfn b() {}\n");
+        assert_eq!(diff["newText"], "fn a() {}\nfn c() {}\n");
+    }
+
+    #[test]
+    fn a_command_is_execute_and_a_failed_result_is_failed() {
+        assert!(matches!(tool_kind("run_command"), ToolKind::Execute));
+        let v = serde_json::to_value(tool_result("c1", "exit 1", true)).unwrap();
+        assert_eq!(v["status"], "failed");
+        assert_eq!(v["content"][0]["content"]["text"], "exit 1");
+    }
+}

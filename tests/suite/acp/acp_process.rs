@@ -1,0 +1,408 @@
+//! End-to-end tests of `neocode acp`: the real binary as an editor's ACP agent, against a
+//! scripted model on 127.0.0.1, driven line by line over stdin/stdout.
+
+use crate::support::bridge::{Env, NotJson, json_lines};
+
+use std::io::Write;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+use neocode::testkit::scripted::{Reply, Stream};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_neocode");
+
+fn vars(env: &Env) -> Vec<(String, String)> {
+    vec![
+        ("NEOCODE_HOME".into(), env.home.display().to_string()),
+        ("NEOCODE_BASE_URL".into(), env.server.base_url()),
+        ("NEOCODE_MODEL".into(), "scripted-model".into()),
+        ("NEOCODE_API_KEY".into(), "sk-test-acp".into()),
+        ("OPENAI_API_KEY".into(), String::new()),
+        ("NO_COLOR".into(), "1".into()),
+    ]
+}
+
+/// A `neocode acp` process and the JSON lines it writes.
+struct Acp {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    out: Receiver<Value>,
+    next_id: u64,
+}
+
+impl Acp {
+    fn start(env: &Env) -> Acp {
+        let mut child = Command::new(BIN)
+            .arg("acp")
+            .envs(vars(env))
+            .current_dir(&env.workdir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let out = json_lines(child.stdout.take().unwrap(), NotJson::Panic);
+        Acp {
+            stdin: child.stdin.take(),
+            child,
+            out,
+            next_id: 0,
+        }
+    }
+
+    fn line(&mut self, line: &str) {
+        let w = self.stdin.as_mut().unwrap();
+        writeln!(w, "{line}").unwrap();
+        w.flush().unwrap();
+    }
+
+    fn send(&mut self, v: &Value) {
+        self.line(&v.to_string());
+    }
+
+    /// Sends a request; returns its id.
+    fn request(&mut self, method: &str, params: Value) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    fn next(&self) -> Value {
+        self.out
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a message from neocode acp within 30 s")
+    }
+
+    /// Every message up to the response to request `id`, answering permission requests with
+    /// `choose`; returns (notifications and requests seen, the response).
+    fn until_response(
+        &mut self,
+        id: u64,
+        mut choose: impl FnMut(&Value) -> Value,
+    ) -> (Vec<Value>, Value) {
+        let mut seen = Vec::new();
+        loop {
+            let m = self.next();
+            if m["id"] == json!(id) && m.get("method").is_none() {
+                return (seen, m);
+            }
+            if m["method"] == "session/request_permission" {
+                let result = choose(&m);
+                self.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": result}));
+            }
+            seen.push(m);
+        }
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
+        let id = self.request(method, params);
+        self.until_response(id, |_| json!({"outcome": {"outcome": "cancelled"}}))
+    }
+
+    fn initialize(&mut self) -> Value {
+        let (_, r) = self.call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        );
+        r
+    }
+
+    fn new_session(&mut self, env: &Env) -> String {
+        let (_, r) = self.call("session/new", json!({"cwd": env.workdir, "mcpServers": []}));
+        r["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{r}"))
+            .to_string()
+    }
+
+    /// Closes stdin and waits for the process; it must exit 0.
+    fn close(mut self) {
+        self.stdin.take();
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "neocode acp exited with {status}");
+    }
+}
+
+fn updates<'a>(seen: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    seen.iter()
+        .filter(|m| m["method"] == "session/update")
+        .map(|m| &m["params"]["update"])
+        .filter(|u| u["sessionUpdate"] == kind)
+        .collect()
+}
+
+fn agent_text(seen: &[Value]) -> String {
+    updates(seen, "agent_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect()
+}
+
+fn list_ids(env: &Env) -> Vec<String> {
+    let out = Command::new(BIN)
+        .args(["--list", "--json", "--workdir"])
+        .arg(&env.workdir)
+        .envs(vars(env))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    v.iter()
+        .map(|s| s["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn an_editor_creates_prompts_with_an_approved_edit_lists_and_loads_a_session() {
+    let args = r#"{"path":"notes.txt","content":"hello from acp\n"}"#;
+    let env = Env::new(vec![
+        Reply::tool_calls(&[("call_1", "write_file", args)]),
+        Reply::text("I wrote notes.txt."),
+    ]);
+    let mut acp = Acp::start(&env);
+    let init = acp.initialize();
+    assert_eq!(
+        init["result"]["agentCapabilities"]["loadSession"], true,
+        "{init}"
+    );
+    assert_eq!(init["result"]["agentInfo"]["name"], "neocode", "{init}");
+    let id = acp.new_session(&env);
+
+    let pid = acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "write the notes"}]}),
+    );
+    let mut asked = Vec::new();
+    let (seen, resp) = acp.until_response(pid, |req| {
+        asked.push(req.clone());
+        json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}})
+    });
+    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    assert_eq!(asked.len(), 1, "one permission asked: {asked:#?}");
+    let kinds: Vec<&str> = asked[0]["params"]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"allow_once") && kinds.contains(&"reject_once"),
+        "{kinds:?}"
+    );
+    let call = updates(&seen, "tool_call");
+    assert_eq!(call.len(), 1, "{seen:#?}");
+    assert_eq!(call[0]["toolCallId"], "call_1");
+    assert_eq!(call[0]["kind"], "edit");
+    assert_eq!(call[0]["content"][0]["type"], "diff", "{}", call[0]);
+    assert_eq!(call[0]["content"][0]["newText"], "hello from acp\n");
+    let done = updates(&seen, "tool_call_update");
+    assert_eq!(done.last().unwrap()["status"], "completed", "{done:#?}");
+    assert_eq!(agent_text(&seen), "I wrote notes.txt.");
+    assert_eq!(
+        std::fs::read_to_string(env.workdir.join("notes.txt")).unwrap(),
+        "hello from acp\n"
+    );
+
+    let (_, listed) = acp.call("session/list", json!({"cwd": env.workdir}));
+    assert_eq!(
+        listed["result"]["sessions"][0]["sessionId"],
+        id.as_str(),
+        "{listed}"
+    );
+    acp.close();
+    assert!(
+        list_ids(&env).contains(&id),
+        "the session is in neocode --list"
+    );
+
+    // Another editor process loads it: the transcript is replayed as updates.
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let (seen, resp) = acp.call(
+        "session/load",
+        json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
+    );
+    assert!(resp.get("error").is_none(), "{resp}");
+    let user = updates(&seen, "user_message_chunk");
+    assert_eq!(user[0]["content"]["text"], "write the notes");
+    assert_eq!(updates(&seen, "tool_call")[0]["toolCallId"], "call_1");
+    assert_eq!(agent_text(&seen), "I wrote notes.txt.");
+    acp.close();
+}
+
+#[test]
+fn a_rejected_call_is_not_run_and_the_model_is_told() {
+    let args = r#"{"path":"nope.txt","content":"x"}"#;
+    let env = Env::new(vec![
+        Reply::tool_calls(&[("call_1", "write_file", args)]),
+        Reply::text("Understood, not writing."),
+    ]);
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let id = acp.new_session(&env);
+    let pid = acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "write nope"}]}),
+    );
+    let (seen, resp) = acp.until_response(
+        pid,
+        |_| json!({"outcome": {"outcome": "selected", "optionId": "reject_once"}}),
+    );
+    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    assert!(!env.workdir.join("nope.txt").exists());
+    let done = updates(&seen, "tool_call_update");
+    assert_eq!(done.last().unwrap()["status"], "failed", "{done:#?}");
+    acp.close();
+}
+
+#[test]
+fn cancel_stops_the_prompt_with_stop_reason_cancelled() {
+    let slow = Stream::text("never shown")
+        .delays(Duration::from_secs(60), Duration::ZERO)
+        .reply();
+    let env = Env::new(vec![slow]);
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let id = acp.new_session(&env);
+    let pid = acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "take your time"}]}),
+    );
+    acp.send(&json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": id}}));
+    let (_, resp) = acp.until_response(pid, |_| json!({"outcome": {"outcome": "cancelled"}}));
+    assert_eq!(resp["result"]["stopReason"], "cancelled", "{resp}");
+    acp.close();
+}
+
+#[test]
+fn bad_lines_unknown_methods_and_sessions_are_json_rpc_errors() {
+    let env = Env::new(vec![]);
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let (_, r) = acp.call("session/teleport", json!({}));
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+    let (_, r) = acp.call(
+        "session/prompt",
+        json!({"sessionId": "no-such-session", "prompt": [{"type": "text", "text": "hi"}]}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown session"),
+        "{r}"
+    );
+    acp.line("{this is not json");
+    let r = acp.next();
+    assert_eq!(r["error"]["code"], -32700, "{r}");
+    // Still serving.
+    let init = acp.initialize();
+    assert!(init.get("result").is_some(), "{init}");
+    acp.close();
+}
+
+#[test]
+fn a_client_that_exits_mid_turn_leaves_the_turn_cancelled_and_stored() {
+    let slow = Stream::text("never shown")
+        .delays(Duration::from_secs(60), Duration::ZERO)
+        .reply();
+    let env = Env::new(vec![slow]);
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let id = acp.new_session(&env);
+    acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "take your time"}]}),
+    );
+    // The turn has started once the prompt is stored; then the editor goes away.
+    let mut waited = 0;
+    while env.server.request_count() == 0 {
+        assert!(waited < 3000, "the model was never asked");
+        std::thread::sleep(Duration::from_millis(10));
+        waited += 1;
+    }
+    acp.close();
+    let texts = env.texts(&id);
+    assert_eq!(texts[0].1, "take your time", "{texts:?}");
+    let out = Command::new(BIN)
+        .args(["--list", "--json", "--workdir"])
+        .arg(&env.workdir)
+        .envs(vars(&env))
+        .output()
+        .unwrap();
+    let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let row = listed.iter().find(|s| s["id"] == id.as_str()).unwrap();
+    assert_ne!(row["status"], "running", "{row}");
+}
+
+#[test]
+fn auto_edit_mode_runs_the_edit_without_asking() {
+    let args = r#"{"path":"auto.txt","content":"written\n"}"#;
+    let env = Env::new(vec![
+        Reply::tool_calls(&[("call_1", "write_file", args)]),
+        Reply::text("Done."),
+    ]);
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let (_, created) = acp.call("session/new", json!({"cwd": env.workdir, "mcpServers": []}));
+    let modes = &created["result"]["modes"];
+    assert_eq!(modes["currentModeId"], "ask", "{created}");
+    let id = created["result"]["sessionId"].as_str().unwrap().to_string();
+    let (_, r) = acp.call(
+        "session/set_mode",
+        json!({"sessionId": id, "modeId": "auto-edit"}),
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    let (_, r) = acp.call(
+        "session/set_mode",
+        json!({"sessionId": id, "modeId": "yolo"}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let pid = acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "write it"}]}),
+    );
+    let mut asked = 0;
+    let (_, resp) = acp.until_response(pid, |_| {
+        asked += 1;
+        json!({"outcome": {"outcome": "cancelled"}})
+    });
+    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    assert_eq!(asked, 0, "auto-edit asks nothing for an edit");
+    assert_eq!(
+        std::fs::read_to_string(env.workdir.join("auto.txt")).unwrap(),
+        "written\n"
+    );
+    acp.close();
+}
+
+#[test]
+fn always_allow_keeps_the_rule_so_the_next_like_call_does_not_ask() {
+    let first = r#"{"path":"a.txt","content":"a\n"}"#;
+    let second = r#"{"path":"b.txt","content":"b\n"}"#;
+    let env = Env::new(vec![
+        Reply::tool_calls(&[("call_1", "write_file", first)]),
+        Reply::tool_calls(&[("call_2", "write_file", second)]),
+        Reply::text("Both written."),
+    ]);
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let id = acp.new_session(&env);
+    let pid = acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "write a and b"}]}),
+    );
+    let mut asked = Vec::new();
+    let (_, resp) = acp.until_response(pid, |req| {
+        asked.push(req["params"]["toolCall"]["toolCallId"].clone());
+        json!({"outcome": {"outcome": "selected", "optionId": "allow_always"}})
+    });
+    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    assert_eq!(asked, [json!("call_1")], "only the first write asks");
+    assert!(env.workdir.join("a.txt").exists() && env.workdir.join("b.txt").exists());
+    acp.close();
+}
