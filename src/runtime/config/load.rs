@@ -33,6 +33,8 @@ impl Settings {
         let mut file: FileConfig =
             toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
         let mcp_servers = mcp::config::parse(&text).map_err(|e| bad(e.to_string()))?;
+        let lsp = crate::runtime::extensions::lsp::config::parse(&text)
+            .map_err(|e| bad(e.to_string()))?;
         let env = |k: &str| {
             env(k)
                 .map(|v| v.trim().to_string())
@@ -166,6 +168,7 @@ impl Settings {
             command_timeout: Duration::from_secs(file.tools.command_timeout_secs.unwrap_or(120)),
             output_cap: file.tools.output_cap_bytes.unwrap_or(30_000),
             mcp_servers,
+            lsp,
         })
     }
 }

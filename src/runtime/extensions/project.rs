@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
+use crate::runtime::extensions::lsp::LspManager;
 use crate::runtime::extensions::mcp::{McpImage, McpManager};
 use crate::runtime::extensions::project_context::{self, ProjectContext, Skills, skills};
 use crate::runtime::provider::ToolDef;
@@ -25,10 +26,16 @@ pub struct Extensions {
     home: PathBuf,
     root: PathBuf,
     mcp: Option<McpManager>,
+    /// Language servers (`None` when `[lsp] enabled = false`); none runs until an edit of a
+    /// file one serves.
+    lsp: Option<LspManager>,
     /// The calling front end's own tools (the bridge's nonoka dialect: OpenCode's): offered to
     /// the model, never run here; a call of one always waits for the front end.
     host: Vec<ToolDef>,
 }
+
+/// Files of one call whose diagnostics are collected (a command may change many).
+const MAX_DIAGNOSED_FILES: usize = 10;
 
 /// Why a call of a front end's own tool waits ([`Extensions::with_host_tools`]).
 pub const HOST_TOOL_REASON: &str = "a tool of the front end: it runs there";
@@ -64,10 +71,15 @@ impl Extensions {
         } else {
             McpManager::new(settings.mcp_servers.clone(), root).ok()
         };
+        let lsp = settings
+            .lsp
+            .enabled
+            .then(|| LspManager::new(settings.lsp.clone(), root));
         Arc::new(Extensions {
             home,
             root: root.to_path_buf(),
             mcp,
+            lsp,
             host: Vec::new(),
         })
     }
@@ -93,6 +105,43 @@ impl Extensions {
     /// The MCP servers, if any are configured.
     pub fn mcp(&self) -> Option<&McpManager> {
         self.mcp.as_ref()
+    }
+
+    /// The language servers, unless turned off.
+    pub fn lsp(&self) -> Option<&LspManager> {
+        self.lsp.as_ref()
+    }
+
+    /// After a call of a built-in tool that changed files: their language servers' new
+    /// errors and warnings end the result's text and go in its metadata (`diagnostics`).
+    /// Files no server serves cost nothing.
+    pub fn diagnose(&self, out: &mut ToolOutput) {
+        let Some(lsp) = &self.lsp else { return };
+        if out.is_error {
+            return;
+        }
+        let rels: Vec<&str> = out
+            .files
+            .iter()
+            .filter_map(|f| match f {
+                crate::session::FileChange::Written { path, .. }
+                | crate::session::FileChange::ByCommand { path, .. } => Some(path.as_str()),
+            })
+            .filter(|p| lsp.serves(p))
+            .take(MAX_DIAGNOSED_FILES)
+            .collect();
+        if rels.is_empty() {
+            return;
+        }
+        let Some(d) = lsp.after_edit(&rels) else { return };
+        out.text.push_str(&d.text);
+        match &mut out.metadata {
+            Some(Value::Object(m)) => {
+                m.insert("diagnostics".to_string(), d.metadata());
+            }
+            m @ None => *m = Some(json!({"diagnostics": d.metadata()})),
+            Some(_) => {}
+        }
     }
 
     /// The project context of `session` as it stands on disk now.
@@ -157,6 +206,14 @@ impl Extensions {
                 warn(
                     WarningCode::McpServerFailed,
                     format!("MCP server `{name}`: {why}"),
+                );
+            }
+        }
+        if let Some(lsp) = &self.lsp {
+            for (name, why) in lsp.unreported_problems() {
+                warn(
+                    WarningCode::LspServerFailed,
+                    format!("language server `{name}`: {why}; no diagnostics from it"),
                 );
             }
         }

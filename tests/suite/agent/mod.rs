@@ -6,6 +6,7 @@ mod agent_run;
 mod agent_tty;
 mod agent_turn;
 mod compaction;
+mod lsp_run;
 mod plan_run;
 mod project_context;
 mod rules_attacks;

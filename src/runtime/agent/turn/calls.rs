@@ -114,7 +114,9 @@ impl Turn {
                         .map(std::path::Path::to_path_buf),
                     read_rules: Some(self.ctx.gate.read_rules()),
                 };
-                tools::run(&call.name, &call.arguments, &ctx)
+                let mut out = tools::run(&call.name, &call.arguments, &ctx);
+                self.ctx.ext.diagnose(&mut out);
+                out
             };
             self.store_result(call, out, true)?;
             *answered += 1;
