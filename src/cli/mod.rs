@@ -13,6 +13,7 @@ pub mod fmt;
 mod hooks;
 mod import_from;
 mod list;
+mod lsp;
 mod manage;
 mod mcp;
 pub mod out;

@@ -133,7 +133,9 @@ impl Extensions {
         if rels.is_empty() {
             return;
         }
-        let Some(d) = lsp.after_edit(&rels) else { return };
+        let Some(d) = lsp.after_edit(&rels) else {
+            return;
+        };
         out.text.push_str(&d.text);
         match &mut out.metadata {
             Some(Value::Object(m)) => {

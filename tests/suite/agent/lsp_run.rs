@@ -37,7 +37,10 @@ fn language_servers() -> Option<String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/language-servers.sh");
     let o = Command::new("bash").arg(script).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "scripts/language-servers.sh failed: {err}");
+    assert!(
+        o.status.success(),
+        "scripts/language-servers.sh failed: {err}"
+    );
     let dir = String::from_utf8_lossy(&o.stdout).trim().to_string();
     if dir.is_empty() {
         eprintln!("SKIPPED (no real language server): {err}");
@@ -46,11 +49,14 @@ fn language_servers() -> Option<String> {
     Some(dir)
 }
 
-const BROKEN: &str = "def add(a: int, b: int) -> int:\n    return a + b\n\n\ntotal: int = add(1, \"two\")\n";
+const BROKEN: &str =
+    "def add(a: int, b: int) -> int:\n    return a + b\n\n\ntotal: int = add(1, \"two\")\n";
 
 #[test]
 fn a_type_error_an_edit_introduces_comes_back_with_its_line_and_goes_when_fixed() {
-    let Some(bin) = language_servers() else { return };
+    let Some(bin) = language_servers() else {
+        return;
+    };
     let env = Env::new(
         KEY,
         &format!(
@@ -67,31 +73,59 @@ fn a_type_error_an_edit_introduces_comes_back_with_its_line_and_goes_when_fixed(
         Reply::text("Fixed."),
     ])
     .unwrap();
-    let o = run(&env, &srv, &["run", "--approve", "auto-edit", "write calc.py"]);
+    let o = run(
+        &env,
+        &srv,
+        &["run", "--approve", "auto-edit", "write calc.py"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let first = last_tool_text(&srv, 1);
     assert!(first.starts_with("created calc.py"), "{first}");
     assert!(first.contains("pyright reports 1 error"), "{first}");
     assert!(first.contains("calc.py:5:"), "{first}");
-    assert!(first.contains("\"two\"") || first.contains("'two'"), "{first}");
+    assert!(
+        first.contains("\"two\"") || first.contains("'two'"),
+        "{first}"
+    );
 
-    let o = run(&env, &srv, &["run", "--continue", "--approve", "auto-edit", "fix it"]);
+    let o = run(
+        &env,
+        &srv,
+        &["run", "--continue", "--approve", "auto-edit", "fix it"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let second = last_tool_text(&srv, 3);
     assert!(second.starts_with("edited calc.py"), "{second}");
-    assert!(second.contains("pyright: no errors or warnings in calc.py"), "{second}");
+    assert!(
+        second.contains("pyright: no errors or warnings in calc.py"),
+        "{second}"
+    );
     assert!(!second.contains("error: "), "{second}");
 
-    // `show --json` carries the counts with the stored result.
+    // The stored result is what `show` prints.
     let shown = env.cmd(None, &["show", "last", "--json"]).output().unwrap();
     let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
-    let text = shown.to_string();
-    assert!(text.contains("\"diagnostics\""), "{text}");
+    let tool = shown["last_messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "tool")
+        .unwrap();
+    assert!(
+        tool["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("pyright: no errors or warnings in calc.py"),
+        "{tool}"
+    );
 }
 
 #[test]
 fn a_missing_server_is_named_once_and_edits_still_work() {
-    let env = Env::new(KEY, "[lsp.servers.pyright]\ncommand = \"/nonexistent/pyright-langserver\"\n");
+    let env = Env::new(
+        KEY,
+        "[lsp.servers.pyright]\ncommand = \"/nonexistent/pyright-langserver\"\n",
+    );
     let w = |p: &str| serde_json::json!({"path": p, "content": "x = 1\n"}).to_string();
     let (a, b, c) = (w("a.py"), w("b.py"), w("notes.txt"));
     let srv = ScriptedServer::start(vec![
@@ -101,13 +135,60 @@ fn a_missing_server_is_named_once_and_edits_still_work() {
         Reply::text("done"),
     ])
     .unwrap();
-    let o = run(&env, &srv, &["run", "--approve", "auto-edit", "write files"]);
+    let o = run(
+        &env,
+        &srv,
+        &["run", "--approve", "auto-edit", "write files"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
-    assert_eq!(err.matches("/nonexistent/pyright-langserver").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("/nonexistent/pyright-langserver").count(),
+        1,
+        "{err}"
+    );
     assert!(err.contains("not installed"), "{err}");
     assert_eq!(last_tool_text(&srv, 1), "created a.py (1 lines)");
     assert_eq!(last_tool_text(&srv, 2), "created b.py (1 lines)");
     assert_eq!(last_tool_text(&srv, 3), "created notes.txt (1 lines)");
     assert!(env.workdir.join("b.py").exists());
+}
+
+#[test]
+fn lsp_list_names_missing_disabled_and_failing_servers() {
+    let env = Env::new(
+        KEY,
+        "[lsp.servers.pyright]\ncommand = \"/nonexistent/pyright-langserver\"\n[lsp.servers.gopls]\nenabled = false\n[lsp.servers.quitter]\ncommand = \"/bin/true\"\nextensions = [\"q\"]\n",
+    );
+    let o = env
+        .cmd(None, &["lsp", "list", "--start", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let state = |name: &str| {
+        let row = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap();
+        (
+            row["state"].as_str().unwrap().to_string(),
+            row["detail"].clone(),
+        )
+    };
+    assert_eq!(state("pyright").0, "missing");
+    assert_eq!(state("gopls").0, "disabled");
+    let (st, why) = state("quitter");
+    assert_eq!(st, "failed", "{why}");
+    assert!(why.as_str().unwrap().contains("stopped"), "{why}");
+
+    let o = env.cmd(None, &["lsp", "list"]).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("quitter  found — /bin/true"), "{text}");
+    assert!(
+        text.contains("/nonexistent/pyright-langserver  (.py .pyi)"),
+        "{text}"
+    );
 }

@@ -119,7 +119,9 @@ impl Client {
 
     fn initialize(&self, root: &Path, timeout: Duration) -> Result<Option<String>, LspError> {
         let uri = super::uri::from_path(root)?;
-        let name = root.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let name = root
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         let params = json!({
             "processId": std::process::id(),
             "clientInfo": {"name": "neocode", "version": env!("CARGO_PKG_VERSION")},
@@ -161,7 +163,12 @@ impl Client {
     }
 
     /// Sends a request and waits at most `timeout` for its result.
-    pub(crate) fn request(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, LspError> {
+    pub(crate) fn request(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, LspError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = channel();
         {
@@ -183,12 +190,17 @@ impl Client {
                 });
             }
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                let why = self.stopped().unwrap_or_else(|| "its output closed".to_string());
+                let why = self
+                    .stopped()
+                    .unwrap_or_else(|| "its output closed".to_string());
                 return Err(LspError::Stopped(why));
             }
         };
         if let Some(e) = answer.get("error") {
-            let message = e.get("message").and_then(Value::as_str).unwrap_or("unknown error");
+            let message = e
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown error");
             return Err(LspError::Refused {
                 method: method.to_string(),
                 message: crate::sanitize::line(message).into_owned(),
@@ -225,13 +237,22 @@ impl Client {
             }
         };
         versions.insert(uri.to_string(), version);
-        self.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}}));
+        self.notify(
+            "textDocument/didSave",
+            json!({"textDocument": {"uri": uri}}),
+        );
         (seq, version)
     }
 
     /// The diagnostics of `uri` published after counter `since` (for `version` or later when
     /// the server says which), waiting at most `timeout`; `None` when none came in time.
-    pub(crate) fn wait_diagnostics(&self, uri: &str, since: u64, version: i32, timeout: Duration) -> Option<Vec<Diagnostic>> {
+    pub(crate) fn wait_diagnostics(
+        &self,
+        uri: &str,
+        since: u64,
+        version: i32,
+        timeout: Duration,
+    ) -> Option<Vec<Diagnostic>> {
         let deadline = Instant::now() + timeout;
         let mut st = self.shared.lock();
         loop {
@@ -291,7 +312,11 @@ fn spawn_writer(mut stdin: std::process::ChildStdin, rx: Receiver<Vec<u8>>) {
         .spawn(move || {
             use std::io::Write;
             for bytes in rx {
-                if stdin.write_all(&bytes).and_then(|()| stdin.flush()).is_err() {
+                if stdin
+                    .write_all(&bytes)
+                    .and_then(|()| stdin.flush())
+                    .is_err()
+                {
                     break;
                 }
             }
@@ -346,7 +371,9 @@ fn dispatch(shared: &Shared, out: &Sender<Vec<u8>>, msg: Value) {
             let _ = out.send(encode(reply.to_string().as_bytes()));
         }
         (Some("textDocument/publishDiagnostics"), None) => {
-            let Ok(p) = serde_json::from_value::<lsp_types::PublishDiagnosticsParams>(msg["params"].clone()) else {
+            let Ok(p) = serde_json::from_value::<lsp_types::PublishDiagnosticsParams>(
+                msg["params"].clone(),
+            ) else {
                 return;
             };
             let mut st = shared.lock();
@@ -354,7 +381,11 @@ fn dispatch(shared: &Shared, out: &Sender<Vec<u8>>, msg: Value) {
             let seq = st.seq;
             st.diagnostics.insert(
                 p.uri.as_str().to_string(),
-                Published { seq, version: p.version, items: p.diagnostics },
+                Published {
+                    seq,
+                    version: p.version,
+                    items: p.diagnostics,
+                },
             );
             drop(st);
             shared.changed.notify_all();

@@ -71,7 +71,13 @@ impl LspSettings {
     }
 }
 
-fn server(name: &str, command: &str, args: &[&str], exts: &[&str], markers: &[&str]) -> LspServerConfig {
+fn server(
+    name: &str,
+    command: &str,
+    args: &[&str],
+    exts: &[&str],
+    markers: &[&str],
+) -> LspServerConfig {
     let v = |a: &[&str]| a.iter().map(|s| (*s).to_string()).collect();
     LspServerConfig {
         name: name.to_string(),
@@ -91,7 +97,13 @@ pub fn builtin() -> Vec<LspServerConfig> {
             "pyright-langserver",
             &["--stdio"],
             &["py", "pyi"],
-            &["pyrightconfig.json", "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"],
+            &[
+                "pyrightconfig.json",
+                "pyproject.toml",
+                "setup.py",
+                "setup.cfg",
+                "requirements.txt",
+            ],
         ),
         server(
             "typescript",
@@ -108,7 +120,13 @@ pub fn builtin() -> Vec<LspServerConfig> {
             &["compile_commands.json", "compile_flags.txt", ".clangd"],
         ),
         server("gopls", "gopls", &[], &["go"], &["go.mod", "go.work"]),
-        server("rust-analyzer", "rust-analyzer", &[], &["rs"], &["Cargo.toml"]),
+        server(
+            "rust-analyzer",
+            "rust-analyzer",
+            &[],
+            &["rs"],
+            &["Cargo.toml"],
+        ),
     ]
 }
 
@@ -135,6 +153,19 @@ struct FileServer {
 #[derive(Deserialize)]
 struct Whole {
     lsp: Option<toml::Value>,
+}
+
+/// The `[lsp]` settings of `<home>/config.toml` (the defaults when the file is missing).
+pub fn load(home: &std::path::Path) -> Result<LspSettings, LspConfigError> {
+    match std::fs::read_to_string(home.join("config.toml")) {
+        Ok(text) => parse(&text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(LspSettings::default()),
+        Err(e) => Err(LspConfigError(format!(
+            "cannot read {}: {}",
+            home.join("config.toml").display(),
+            crate::session::io_error(&e)
+        ))),
+    }
 }
 
 /// The `[lsp]` settings of a `config.toml` text (the defaults when it has no such table).
@@ -175,7 +206,10 @@ pub fn parse(text: &str) -> Result<LspSettings, LspConfigError> {
             s.args = a;
         }
         if let Some(e) = f.extensions {
-            s.extensions = e.into_iter().map(|x| x.trim_start_matches('.').to_string()).collect();
+            s.extensions = e
+                .into_iter()
+                .map(|x| x.trim_start_matches('.').to_string())
+                .collect();
         }
         if let Some(m) = f.root_markers {
             s.root_markers = m;
@@ -199,10 +233,18 @@ mod tests {
         .unwrap();
         assert_eq!(s.diagnostics_wait.as_millis(), 500);
         let py = s.for_extension("py").unwrap();
-        assert_eq!((py.command.as_str(), py.args.as_slice()), ("/x/pyls", &["--stdio".to_string()][..]));
+        assert_eq!(
+            (py.command.as_str(), py.args.as_slice()),
+            ("/x/pyls", &["--stdio".to_string()][..])
+        );
         assert_eq!(s.for_extension("zig").unwrap().command, "zls");
         assert!(s.for_extension("go").is_none());
-        assert!(parse("[lsp.servers.new]\nargs = []\n").unwrap_err().to_string().contains("needs `command`"));
+        assert!(
+            parse("[lsp.servers.new]\nargs = []\n")
+                .unwrap_err()
+                .to_string()
+                .contains("needs `command`")
+        );
         assert!(parse("[lsp]\nwait = 1\n").is_err());
     }
 }

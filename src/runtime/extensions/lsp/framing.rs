@@ -94,6 +94,9 @@ mod tests {
         let mut r = std::io::BufReader::new(&b"Content-Type: x\r\n\r\n{}"[..]);
         assert!(matches!(read_message(&mut r), Err(FrameError::NoLength)));
         let mut r = std::io::BufReader::new(&b"garbage\r\n\r\n"[..]);
-        assert!(matches!(read_message(&mut r), Err(FrameError::BadHeader(_))));
+        assert!(matches!(
+            read_message(&mut r),
+            Err(FrameError::BadHeader(_))
+        ));
     }
 }

@@ -36,7 +36,9 @@ pub struct LspManager {
 
 impl std::fmt::Debug for LspManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LspManager").field("root", &self.root).finish()
+        f.debug_struct("LspManager")
+            .field("root", &self.root)
+            .finish()
     }
 }
 
@@ -47,13 +49,17 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The program `command` names: itself when it holds a `/`, else the first match on `PATH`.
 pub(crate) fn resolve(command: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    let ok = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    let ok = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
     if command.contains('/') {
         let p = PathBuf::from(command);
         return ok(&p).then_some(p);
     }
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(command)).find(|p| ok(p))
+    std::env::split_paths(&path)
+        .map(|d| d.join(command))
+        .find(|p| ok(p))
 }
 
 /// The LSP language id of files ending in `.ext`.
@@ -181,11 +187,19 @@ impl LspManager {
         let mut out = Diagnosed::default();
         let mut any = false;
         for rel in rels {
-            let Some((cfg, ext)) = self.server_for(rel) else { continue };
+            let Some((cfg, ext)) = self.server_for(rel) else {
+                continue;
+            };
             let abs = self.root.join(rel);
-            let Ok(text) = std::fs::read_to_string(&abs) else { continue };
-            let Ok(client) = self.client(cfg, &self.project_root(cfg, &abs)) else { continue };
-            let Ok(uri) = super::uri::from_path(&abs) else { continue };
+            let Ok(text) = std::fs::read_to_string(&abs) else {
+                continue;
+            };
+            let Ok(client) = self.client(cfg, &self.project_root(cfg, &abs)) else {
+                continue;
+            };
+            let Ok(uri) = super::uri::from_path(&abs) else {
+                continue;
+            };
             let (since, version) = client.sync(&uri, language_id(ext), &text);
             let left = deadline.saturating_duration_since(Instant::now());
             if let Some(diags) = client.wait_diagnostics(&uri, since, version, left) {
@@ -217,7 +231,10 @@ impl LspManager {
             .servers
             .iter()
             .map(|cfg| {
-                let running = slots.iter().find(|((n, _), _)| n == &cfg.name).map(|(_, s)| s);
+                let running = slots
+                    .iter()
+                    .find(|((n, _), _)| n == &cfg.name)
+                    .map(|(_, s)| s);
                 let state = if !self.settings.enabled || !cfg.enabled {
                     LspState::Disabled
                 } else {
@@ -231,14 +248,22 @@ impl LspManager {
                         (None, None) => LspState::Missing,
                     }
                 };
-                LspStatus { config: cfg.clone(), state }
+                LspStatus {
+                    config: cfg.clone(),
+                    state,
+                }
             })
             .collect()
     }
 
     /// Starts every found, enabled server on the workspace root (for `neocode lsp list`).
     pub fn start_all(&self) {
-        for cfg in self.settings.servers.iter().filter(|c| c.enabled && self.settings.enabled) {
+        for cfg in self
+            .settings
+            .servers
+            .iter()
+            .filter(|c| c.enabled && self.settings.enabled)
+        {
             if resolve(&cfg.command).is_some() {
                 let _ = self.client(cfg, &self.root);
             }

@@ -49,15 +49,25 @@ fn one_line(s: &str) -> String {
 
 /// Adds `rel`'s diagnostics from `server` to `out`.
 pub(crate) fn add(out: &mut Diagnosed, server: &str, rel: &str, diags: &[Diagnostic]) {
-    let mut kept: Vec<(u8, &Diagnostic)> = diags.iter().filter_map(|d| rank(d).map(|r| (r, d))).collect();
+    let mut kept: Vec<(u8, &Diagnostic)> = diags
+        .iter()
+        .filter_map(|d| rank(d).map(|r| (r, d)))
+        .collect();
     kept.sort_by_key(|(r, d)| (*r, d.range.start.line, d.range.start.character));
     let errors = kept.iter().filter(|(r, _)| *r == 0).count();
     let warnings = kept.len() - errors;
     out.errors += errors;
     out.warnings += warnings;
-    let plural = |n: usize, w: &str| if n == 1 { format!("1 {w}") } else { format!("{n} {w}s") };
+    let plural = |n: usize, w: &str| {
+        if n == 1 {
+            format!("1 {w}")
+        } else {
+            format!("{n} {w}s")
+        }
+    };
     if kept.is_empty() {
-        out.text.push_str(&format!("\n\n{server}: no errors or warnings in {rel}"));
+        out.text
+            .push_str(&format!("\n\n{server}: no errors or warnings in {rel}"));
         return;
     }
     out.text.push_str(&format!(
@@ -75,14 +85,17 @@ pub(crate) fn add(out: &mut Diagnosed, server: &str, rel: &str, diags: &[Diagnos
             None => String::new(),
         };
         let message = one_line(&d.message);
-        out.text.push_str(&format!("\n  {rel}:{line}:{column}: {severity}: {message}{code}"));
+        out.text.push_str(&format!(
+            "\n  {rel}:{line}:{column}: {severity}: {message}{code}"
+        ));
         out.items.push(json!({
             "path": rel, "line": line, "column": column, "severity": severity,
             "message": message, "server": server,
         }));
     }
     if kept.len() > MAX_LISTED {
-        out.text.push_str(&format!("\n  … {} more", kept.len() - MAX_LISTED));
+        out.text
+            .push_str(&format!("\n  … {} more", kept.len() - MAX_LISTED));
     }
 }
 
@@ -115,7 +128,12 @@ mod tests {
         );
         assert_eq!((out.errors, out.warnings), (1, 1));
         let mut clean = Diagnosed::default();
-        add(&mut clean, "pyright", "a.py", &[d(2, DiagnosticSeverity::HINT, "style")]);
+        add(
+            &mut clean,
+            "pyright",
+            "a.py",
+            &[d(2, DiagnosticSeverity::HINT, "style")],
+        );
         assert_eq!(clean.text, "\n\npyright: no errors or warnings in a.py");
     }
 }
