@@ -110,10 +110,7 @@ impl Settings {
             None => approval_policy(file.approval.policy.as_deref(), &bad)?,
         };
         let mode = sandbox_mode(file.sandbox.mode.as_deref(), &bad)?;
-        let compact_at = p.compact_at.unwrap_or(0.8);
-        if !(0.1..=1.0).contains(&compact_at) {
-            return Err(bad("compact_at must be between 0.1 and 1.0".into()));
-        }
+        let compact_at = compact_at(p.compact_at, &bad)?;
         Ok(Settings {
             base_url: flags
                 .base_url
@@ -171,6 +168,15 @@ impl Settings {
             lsp,
         })
     }
+}
+
+/// `compact_at` (default 0.8), which must lie between 0.1 and 1.0.
+fn compact_at(v: Option<f64>, bad: &dyn Fn(String) -> ConfigError) -> Result<f64, ConfigError> {
+    let compact_at = v.unwrap_or(0.8);
+    if !(0.1..=1.0).contains(&compact_at) {
+        return Err(bad("compact_at must be between 0.1 and 1.0".into()));
+    }
+    Ok(compact_at)
 }
 
 /// `config.toml`'s text; a missing file is written with the commented default (best effort:

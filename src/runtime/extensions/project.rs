@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
-use crate::runtime::extensions::lsp::LspManager;
+use crate::runtime::extensions::lsp::{LspManager, NAV_TOOLS, nav_schema};
 use crate::runtime::extensions::mcp::{McpImage, McpManager};
 use crate::runtime::extensions::project_context::{self, ProjectContext, Skills, skills};
 use crate::runtime::provider::ToolDef;
@@ -123,9 +123,9 @@ impl Extensions {
         let rels: Vec<&str> = out
             .files
             .iter()
-            .filter_map(|f| match f {
+            .map(|f| match f {
                 crate::session::FileChange::Written { path, .. }
-                | crate::session::FileChange::ByCommand { path, .. } => Some(path.as_str()),
+                | crate::session::FileChange::ByCommand { path, .. } => path.as_str(),
             })
             .filter(|p| lsp.serves(p))
             .take(MAX_DIAGNOSED_FILES)
@@ -144,6 +144,12 @@ impl Extensions {
             m @ None => *m = Some(json!({"diagnostics": d.metadata()})),
             Some(_) => {}
         }
+    }
+
+    /// Whether `name` is a navigation tool (`definition`, ...) offered in this workspace.
+    fn nav_tool(&self, name: &str) -> bool {
+        NAV_TOOLS.iter().any(|t| t.name == name)
+            && self.lsp.as_ref().is_some_and(LspManager::any_installed)
     }
 
     /// The project context of `session` as it stands on disk now.
@@ -211,6 +217,11 @@ impl Extensions {
                 );
             }
         }
+        if self.lsp.as_ref().is_some_and(LspManager::any_installed) {
+            for t in NAV_TOOLS {
+                tools.push(ToolDef::new(t.name, t.description, nav_schema(t.name)));
+            }
+        }
         if let Some(lsp) = &self.lsp {
             for (name, why) in lsp.unreported_problems() {
                 warn(
@@ -232,6 +243,9 @@ impl Extensions {
         }
         if self.is_host(name) {
             return Some(ToolKind::Command);
+        }
+        if self.nav_tool(name) {
+            return Some(ToolKind::Read);
         }
         self.mcp_tool(name).map(|t| t.kind)
     }
@@ -296,6 +310,19 @@ impl Extensions {
             let text =
                 format!("`{name}` is a tool of the front end that offered it; it cannot run here");
             return Some((ToolOutput::error(text), Vec::new()));
+        }
+        if self.nav_tool(name)
+            && let Some(lsp) = &self.lsp
+            && let Some(r) = lsp.navigate(name, arguments)
+        {
+            let out = match r {
+                Ok(text) => ToolOutput {
+                    text,
+                    ..ToolOutput::default()
+                },
+                Err(e) => ToolOutput::error(e.to_string()),
+            };
+            return Some((out, Vec::new()));
         }
         self.mcp_tool(name)?;
         let out = self.mcp.as_ref()?.call(name, arguments, cancel);

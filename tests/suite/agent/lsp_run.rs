@@ -192,3 +192,81 @@ fn lsp_list_names_missing_disabled_and_failing_servers() {
         "{text}"
     );
 }
+
+/// The texts of the `tool` messages of request `n`, in order.
+fn tool_texts(srv: &ScriptedServer, n: usize) -> Vec<String> {
+    let body = srv.requests()[n].json();
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn navigation_tools_answer_from_pyright_without_asking() {
+    let Some(bin) = language_servers() else {
+        return;
+    };
+    let env = Env::new(
+        KEY,
+        &format!("[lsp.servers.pyright]\ncommand = \"{bin}/pyright-langserver\"\n"),
+    );
+    std::fs::write(
+        env.workdir.join("pyproject.toml"),
+        "[project]\nname = \"demo\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.workdir.join("lib.py"),
+        "def greet(name: str) -> str:\n    return \"hi \" + name\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.workdir.join("main.py"),
+        "from lib import greet\n\nprint(greet(\"bob\"))\n",
+    )
+    .unwrap();
+    let at = |p: &str, l: u32, c: u32| {
+        serde_json::json!({"path": p, "line": l, "column": c}).to_string()
+    };
+    let (d, r, h) = (at("main.py", 3, 7), at("lib.py", 1, 5), at("main.py", 3, 7));
+    let s = serde_json::json!({"query": "greet", "path": "main.py"}).to_string();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("n1", "definition", &d),
+            ("n2", "references", &r),
+            ("n3", "hover", &h),
+            ("n4", "symbols", &s),
+        ]),
+        Reply::text("found"),
+    ])
+    .unwrap();
+    // The default policy asks before edits and commands; these only read, so nothing asks.
+    let o = run(&env, &srv, &["run", "where is greet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let offered = srv.requests()[0].json()["tools"].to_string();
+    for t in ["definition", "references", "hover", "symbols"] {
+        assert!(offered.contains(&format!("\"{t}\"")), "{offered}");
+    }
+    let texts = tool_texts(&srv, 1);
+    assert_eq!(texts.len(), 4, "{texts:?}");
+    assert!(
+        texts[0].starts_with("lib.py:1:5: def greet"),
+        "{}",
+        texts[0]
+    );
+    assert!(
+        texts[1].contains("main.py:1:") && texts[1].contains("main.py:3:7"),
+        "{}",
+        texts[1]
+    );
+    assert!(
+        texts[2].contains("greet") && texts[2].contains("str"),
+        "{}",
+        texts[2]
+    );
+    assert!(texts[3].contains("greet  lib.py:1:"), "{}", texts[3]);
+}

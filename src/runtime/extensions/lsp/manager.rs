@@ -32,6 +32,7 @@ pub struct LspManager {
     restarts: Mutex<HashMap<String, u32>>,
     problems: Mutex<Vec<(String, String)>>,
     reported: Mutex<usize>,
+    installed: std::sync::OnceLock<bool>,
 }
 
 impl std::fmt::Debug for LspManager {
@@ -87,7 +88,26 @@ impl LspManager {
             restarts: Mutex::default(),
             problems: Mutex::default(),
             reported: Mutex::new(0),
+            installed: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The workspace root.
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether an enabled server is installed whose root markers lie in the workspace root
+    /// (looked up once): the navigation tools are offered only then.
+    pub fn any_installed(&self) -> bool {
+        *self.installed.get_or_init(|| {
+            self.settings.enabled
+                && self.settings.servers.iter().any(|c| {
+                    c.enabled
+                        && c.root_markers.iter().any(|m| self.root.join(m).exists())
+                        && resolve(&c.command).is_some()
+                })
+        })
     }
 
     /// The settings it runs with.
