@@ -270,3 +270,38 @@ fn navigation_tools_answer_from_pyright_without_asking() {
     );
     assert!(texts[3].contains("greet  lib.py:1:"), "{}", texts[3]);
 }
+
+#[test]
+fn typescript_language_server_reports_a_type_error_of_a_written_file() {
+    let Some(bin) = language_servers() else {
+        return;
+    };
+    let env = Env::new(
+        KEY,
+        &format!(
+            "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.typescript]\ncommand = \"{bin}/typescript-language-server\"\n"
+        ),
+    );
+    let write = serde_json::json!({
+        "path": "src/app.ts",
+        "content": "export function twice(n: number): number {\n  return n * 2;\n}\n\nconst s: string = twice(2);\n"
+    })
+    .to_string();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("w1", "write_file", &write)]),
+        Reply::text("ok"),
+    ])
+    .unwrap();
+    let o = run(
+        &env,
+        &srv,
+        &["run", "--approve", "auto-edit", "write app.ts"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = last_tool_text(&srv, 1);
+    assert!(text.contains("typescript reports 1 error"), "{text}");
+    assert!(
+        text.contains("src/app.ts:5:7: error: Type 'number' is not assignable to type 'string'"),
+        "{text}"
+    );
+}

@@ -19,6 +19,9 @@ use super::config::LspServerConfig;
 use super::error::LspError;
 use super::framing::{encode, read_message};
 
+/// How long a publication without a version must stand before it counts as final.
+pub(crate) const SETTLE: Duration = Duration::from_millis(400);
+
 /// The diagnostics a server last published for one file.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Published {
@@ -244,8 +247,10 @@ impl Client {
         (seq, version)
     }
 
-    /// The diagnostics of `uri` published after counter `since` (for `version` or later when
-    /// the server says which), waiting at most `timeout`; `None` when none came in time.
+    /// The diagnostics of `uri` published after counter `since`, waiting at most `timeout`;
+    /// `None` when none came in time. A publication naming `version` (or a later one) is
+    /// final; one without a version may be a first stage (typescript-language-server sends
+    /// syntax errors before type errors), so it counts once [`SETTLE`] passed without another.
     pub(crate) fn wait_diagnostics(
         &self,
         uri: &str,
@@ -255,21 +260,40 @@ impl Client {
     ) -> Option<Vec<Diagnostic>> {
         let deadline = Instant::now() + timeout;
         let mut st = self.shared.lock();
+        // The unversioned publication seen last: its counter and when it was seen.
+        let mut pending: Option<(u64, Instant)> = None;
         loop {
-            if let Some(p) = st.diagnostics.get(uri)
-                && p.seq > since
-                && p.version.is_none_or(|v| v >= version)
-            {
-                return Some(p.items.clone());
+            let now = Instant::now();
+            if let Some(p) = st.diagnostics.get(uri).filter(|p| p.seq > since) {
+                match (p.version, pending) {
+                    (Some(v), _) if v >= version => return Some(p.items.clone()),
+                    (Some(_), _) => {}
+                    (None, Some((seq, at))) if seq == p.seq => {
+                        if now >= at + SETTLE || st.stopped.is_some() || now >= deadline {
+                            return Some(p.items.clone());
+                        }
+                    }
+                    (None, _) => pending = Some((p.seq, now)),
+                }
+                if pending.is_some_and(|(seq, _)| seq == p.seq)
+                    && (st.stopped.is_some() || now >= deadline)
+                {
+                    return Some(p.items.clone());
+                }
             }
-            if st.stopped.is_some() {
+            if st.stopped.is_some() || now >= deadline {
                 return None;
             }
-            let left = deadline.checked_duration_since(Instant::now())?;
+            let left = match pending {
+                Some((_, at)) => (at + SETTLE)
+                    .saturating_duration_since(now)
+                    .min(deadline - now),
+                None => deadline - now,
+            };
             st = self
                 .shared
                 .changed
-                .wait_timeout(st, left)
+                .wait_timeout(st, left.max(Duration::from_millis(1)))
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
