@@ -43,18 +43,19 @@ fn main() {
         std::fs::write(root.join("calc.py"), text).unwrap();
         let t = Instant::now();
         let d = m.after_edit(&["calc.py"]).expect("diagnostics");
-        (t.elapsed(), d.errors)
+        (t.elapsed(), d)
     };
-    let (cold, errors) = edit(broken);
+    let (cold, d) = edit(broken);
     println!(
-        "first edit (start + initialise + diagnostics): {:.0} ms, {errors} error(s)",
-        ms(cold)
+        "first edit (start + initialise + diagnostics): {:.0} ms:{}",
+        ms(cold),
+        d.text
     );
     let mut warm: Vec<Duration> = (0..edits)
         .map(|i| {
-            let (d, errors) = edit(if i % 2 == 0 { &fixed } else { broken });
-            assert_eq!(errors, usize::from(i % 2 == 1));
-            d
+            let (t, d) = edit(if i % 2 == 0 { &fixed } else { broken });
+            assert_eq!(d.errors, usize::from(i % 2 == 1));
+            t
         })
         .collect();
     warm.sort();

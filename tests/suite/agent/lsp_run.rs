@@ -305,3 +305,43 @@ fn typescript_language_server_reports_a_type_error_of_a_written_file() {
         "{text}"
     );
 }
+
+#[test]
+fn a_server_that_never_answers_is_given_up_once_and_the_turn_goes_on() {
+    // `sleep` reads nothing and answers nothing: `initialize` times out, the child is killed.
+    let env = Env::new(
+        KEY,
+        "[lsp]\nstart_timeout_ms = 300\n[lsp.servers.pyright]\ncommand = \"/bin/sleep\"\nargs = [\"1000\"]\n",
+    );
+    let w = |p: &str| serde_json::json!({"path": p, "content": "x = 1\n"}).to_string();
+    let (a, b) = (w("a.py"), w("b.py"));
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("w1", "write_file", &a)]),
+        Reply::tool_calls(&[("w2", "write_file", &b)]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    let o = run(
+        &env,
+        &srv,
+        &["run", "--approve", "auto-edit", "write files"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(
+        err.matches("no answer to `initialize` within 300 ms")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(last_tool_text(&srv, 2), "created b.py (1 lines)");
+    // The hung child did not outlive neocode.
+    let ps = Command::new("pgrep")
+        .args(["-f", "^/bin/sleep 1000$"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&ps.stdout).trim().is_empty(),
+        "a `sleep 1000` survived"
+    );
+}
