@@ -14,6 +14,7 @@ use crate::runtime::config::{ApprovalPolicy, Settings};
 use crate::runtime::extensions::lsp::{LspManager, NAV_TOOLS, nav_schema};
 use crate::runtime::extensions::mcp::{McpImage, McpManager};
 use crate::runtime::extensions::project_context::{self, ProjectContext, Skills, skills};
+use crate::runtime::policy::permissions::Rules;
 use crate::runtime::provider::ToolDef;
 use crate::runtime::tools::{ToolKind, ToolOutput};
 use crate::session::Session;
@@ -301,7 +302,7 @@ impl Extensions {
         arguments: &str,
         sessions: &Sessions,
         session_id: &str,
-        cancel: &CancelFlag,
+        (cancel, rules): (&CancelFlag, &Rules),
     ) -> Option<(ToolOutput, Vec<McpImage>)> {
         if name == skills::SKILL_TOOL.name {
             return Some((self.activate(arguments, sessions, session_id), Vec::new()));
@@ -313,7 +314,7 @@ impl Extensions {
         }
         if self.nav_tool(name)
             && let Some(lsp) = &self.lsp
-            && let Some(r) = lsp.navigate(name, arguments)
+            && let Some(r) = lsp.navigate(name, arguments, &|p| rules.read_denied(p).is_some())
         {
             let out = match r {
                 Ok(text) => ToolOutput {

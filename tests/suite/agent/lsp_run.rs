@@ -212,8 +212,11 @@ fn navigation_tools_answer_from_pyright_without_asking() {
     };
     let env = Env::new(
         KEY,
-        &format!("[lsp.servers.pyright]\ncommand = \"{bin}/pyright-langserver\"\n"),
+        &format!(
+            "[lsp.servers.pyright]\ncommand = \"{bin}/pyright-langserver\"\n[permissions]\ndeny = [\"read_file(secret.py)\"]\n"
+        ),
     );
+    std::fs::write(env.workdir.join("secret.py"), "TOKEN = 'hunter2'\n").unwrap();
     std::fs::write(
         env.workdir.join("pyproject.toml"),
         "[project]\nname = \"demo\"\n",
@@ -234,12 +237,14 @@ fn navigation_tools_answer_from_pyright_without_asking() {
     };
     let (d, r, h) = (at("main.py", 3, 7), at("lib.py", 1, 5), at("main.py", 3, 7));
     let s = serde_json::json!({"query": "greet", "path": "main.py"}).to_string();
+    let denied = at("secret.py", 1, 1);
     let srv = ScriptedServer::start(vec![
         Reply::tool_calls(&[
             ("n1", "definition", &d),
             ("n2", "references", &r),
             ("n3", "hover", &h),
             ("n4", "symbols", &s),
+            ("n5", "hover", &denied),
         ]),
         Reply::text("found"),
     ])
@@ -252,7 +257,8 @@ fn navigation_tools_answer_from_pyright_without_asking() {
         assert!(offered.contains(&format!("\"{t}\"")), "{offered}");
     }
     let texts = tool_texts(&srv, 1);
-    assert_eq!(texts.len(), 4, "{texts:?}");
+    assert_eq!(texts.len(), 5, "{texts:?}");
+    assert_eq!(texts[4], "secret.py: a permission rule denies reading it");
     assert!(
         texts[0].starts_with("lib.py:1:5: def greet"),
         "{}",

@@ -85,7 +85,7 @@ impl Turn {
                     &call.arguments,
                     &self.io.sessions,
                     &self.ctx.session_id,
-                    &self.io.cancel,
+                    (&self.io.cancel, &self.ctx.gate.read_rules()),
                 )
             };
             let out = if let Some((out, images)) = ours {

@@ -95,8 +95,13 @@ fn err(e: impl std::fmt::Display) -> NavError {
     NavError(e.to_string())
 }
 
-/// `p` when it is a relative path that stays inside the workspace (no `..`, not absolute).
-fn confined(p: &str) -> Result<&str, NavError> {
+/// `p` when it is a relative path that stays inside the workspace (no `..`, not absolute)
+/// and no read denial covers it.
+fn confined<'a>(
+    p: &'a str,
+    denied: &dyn Fn(&Path) -> bool,
+    root: &Path,
+) -> Result<&'a str, NavError> {
     let path = Path::new(p);
     let inside = path
         .components()
@@ -104,6 +109,11 @@ fn confined(p: &str) -> Result<&str, NavError> {
     if p.is_empty() || !inside {
         return Err(NavError(format!(
             "{p}: give a path relative to the workspace, without `..`"
+        )));
+    }
+    if denied(&root.join(p)) {
+        return Err(NavError(format!(
+            "{p}: a permission rule denies reading it"
         )));
     }
     Ok(p)
@@ -131,7 +141,14 @@ fn column_of(line: &str, units: u32) -> u32 {
 
 impl LspManager {
     /// Carries out navigation tool `name`; `None` when `name` is not one.
-    pub fn navigate(&self, name: &str, arguments: &str) -> Option<Result<String, NavError>> {
+    /// `denied`: whether a read denial (`read_file(...)`) covers an absolute path: such a
+    /// file is not asked about, and a location in it is listed without its text.
+    pub fn navigate(
+        &self,
+        name: &str,
+        arguments: &str,
+        denied: &dyn Fn(&Path) -> bool,
+    ) -> Option<Result<String, NavError>> {
         let args = if arguments.trim().is_empty() {
             "{}"
         } else {
@@ -140,16 +157,16 @@ impl LspManager {
         Some(match name {
             "definition" | "references" | "hover" => serde_json::from_str::<At>(args)
                 .map_err(|e| NavError(format!("{name}: bad arguments: {e}")))
-                .and_then(|a| self.at(name, &a)),
+                .and_then(|a| self.at(name, &a, denied)),
             "symbols" => serde_json::from_str::<Query>(args)
                 .map_err(|e| NavError(format!("symbols: bad arguments: {e}")))
-                .and_then(|q| self.symbols(&q)),
+                .and_then(|q| self.symbols(&q, denied)),
             _ => return None,
         })
     }
 
-    fn at(&self, name: &str, a: &At) -> Result<String, NavError> {
-        let rel = confined(&a.path)?;
+    fn at(&self, name: &str, a: &At, denied: &dyn Fn(&Path) -> bool) -> Result<String, NavError> {
+        let rel = confined(&a.path, denied, self.root())?;
         let (client, uri) = self.client_for(rel).map_err(err)?;
         let text = std::fs::read_to_string(self.root().join(rel)).map_err(|e| {
             NavError(format!(
@@ -188,20 +205,20 @@ impl LspManager {
                         .collect(),
                     Ok(None) | Err(_) => Vec::new(),
                 };
-                Ok(self.locations(&locs, &format!("no definition found for {here}")))
+                Ok(self.locations(&locs, &format!("no definition found for {here}"), denied))
             }
             _ => {
                 let locs: Vec<Location> = serde_json::from_value::<Option<Vec<Location>>>(result)
                     .ok()
                     .flatten()
                     .unwrap_or_default();
-                Ok(self.locations(&locs, &format!("no references found for {here}")))
+                Ok(self.locations(&locs, &format!("no references found for {here}"), denied))
             }
         }
     }
 
-    fn symbols(&self, q: &Query) -> Result<String, NavError> {
-        let rel = confined(&q.path)?;
+    fn symbols(&self, q: &Query, denied: &dyn Fn(&Path) -> bool) -> Result<String, NavError> {
+        let rel = confined(&q.path, denied, self.root())?;
         let (client, _) = self.client_for(rel).map_err(err)?;
         let result = client
             .request("workspace/symbol", json!({"query": q.query}), NAV_TIMEOUT)
@@ -226,7 +243,7 @@ impl LspManager {
         let mut out: Vec<String> = found
             .iter()
             .take(MAX_LISTED)
-            .map(|(name, l)| format!("{name}  {}", self.place(l)))
+            .map(|(name, l)| format!("{name}  {}", self.place(l, denied)))
             .collect();
         if found.len() > MAX_LISTED {
             out.push(format!("… {} more", found.len() - MAX_LISTED));
@@ -235,14 +252,14 @@ impl LspManager {
     }
 
     /// `path:line:column: text of the line` for each location, capped.
-    fn locations(&self, locs: &[Location], none: &str) -> String {
+    fn locations(&self, locs: &[Location], none: &str, denied: &dyn Fn(&Path) -> bool) -> String {
         if locs.is_empty() {
             return none.to_string();
         }
         let mut out: Vec<String> = locs
             .iter()
             .take(MAX_LISTED)
-            .map(|l| self.place(l))
+            .map(|l| self.place(l, denied))
             .collect();
         if locs.len() > MAX_LISTED {
             out.push(format!("… {} more", locs.len() - MAX_LISTED));
@@ -250,7 +267,7 @@ impl LspManager {
         out.join("\n")
     }
 
-    fn place(&self, l: &Location) -> String {
+    fn place(&self, l: &Location, denied: &dyn Fn(&Path) -> bool) -> String {
         let Some(abs) = super::uri::to_path(l.uri.as_str()) else {
             return l.uri.as_str().to_string();
         };
@@ -260,6 +277,7 @@ impl LspManager {
         let line_no = l.range.start.line;
         let text = std::fs::read_to_string(&abs)
             .ok()
+            .filter(|_| !denied(&abs))
             .and_then(|t| t.lines().nth(line_no as usize).map(str::to_string))
             .unwrap_or_default();
         let column = column_of(&text, l.range.start.character);
@@ -303,7 +321,11 @@ mod tests {
         assert_eq!(utf16_of(line, 3), 3);
         assert_eq!(column_of(line, 3), 3);
         assert_eq!(utf16_of(line, 1), 0);
-        assert!(confined("../x.py").is_err() && confined("/etc/x").is_err());
-        assert!(confined("src/a.py").is_ok());
+        let root = std::path::Path::new("/w");
+        let no = |_: &std::path::Path| false;
+        assert!(confined("../x.py", &no, root).is_err() && confined("/etc/x", &no, root).is_err());
+        assert!(confined("src/a.py", &no, root).is_ok());
+        let env = |p: &std::path::Path| p.ends_with(".env");
+        assert!(confined(".env", &env, root).is_err());
     }
 }
