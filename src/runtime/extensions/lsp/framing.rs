@@ -61,21 +61,26 @@ mod tests {
     use super::{encode, read_message};
     use crate::runtime::extensions::lsp::error::FrameError;
 
-    /// Bytes as pyright-langserver 1.1 wrote them (a log message, then diagnostics), one
-    /// split across the buffer boundary the reader sees.
-    const CAPTURED: &[u8] = b"Content-Length: 95\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"window/logMessage\",\"params\":{\"type\":3,\"message\":\"Pyright language\"}}Content-Length: 53\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"capabilities\":{}}}";
+    /// What pyright-langserver 1.1.414 wrote on its standard output after an `initialize`
+    /// request (captured from the real server): two log messages, then the answer.
+    const CAPTURED: &[u8] = include_bytes!("testdata/pyright-initialize.bin");
 
     #[test]
     fn captured_server_output_splits_into_its_messages() {
+        // A small buffer, so headers and bodies straddle its refills.
         let mut r = std::io::BufReader::with_capacity(7, CAPTURED);
-        let a = read_message(&mut r).unwrap().unwrap();
-        let a: serde_json::Value = serde_json::from_slice(&a).unwrap();
-        assert_eq!(a["method"], "window/logMessage");
-        assert_eq!(a["params"]["message"], "Pyright language");
-        let b = read_message(&mut r).unwrap().unwrap();
-        let b: serde_json::Value = serde_json::from_slice(&b).unwrap();
-        assert_eq!(b["id"], 1);
-        assert!(read_message(&mut r).unwrap().is_none());
+        let mut messages = Vec::new();
+        while let Some(body) = read_message(&mut r).unwrap() {
+            messages.push(serde_json::from_slice::<serde_json::Value>(&body).unwrap());
+        }
+        assert_eq!(messages.len(), 3);
+        assert_eq!(messages[0]["method"], "window/logMessage");
+        assert_eq!(
+            messages[0]["params"]["message"],
+            "Pyright language server 1.1.414 starting"
+        );
+        assert_eq!(messages[2]["id"], 1);
+        assert_eq!(messages[2]["result"]["capabilities"]["textDocumentSync"], 2);
     }
 
     #[test]
