@@ -15,7 +15,7 @@ pub enum FrameError {
     /// A header block without `Content-Length`.
     #[error("the server sent a message without Content-Length")]
     NoLength,
-    /// A body over [`super::framing::MAX_BODY`].
+    /// A body over 64 MiB.
     #[error("the server announced a {0}-byte message (too large)")]
     TooLarge(usize),
 }
