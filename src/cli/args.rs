@@ -233,6 +233,9 @@ pub enum Command {
     /// MCP servers of `<home>/config.toml` (`[mcp_servers.NAME]`).
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Language servers (`[lsp]`): which are installed, and with `--start` whether they start.
+    #[command(subcommand)]
+    Lsp(LspCommand),
     /// Skills of `<workspace>/.neocode/skills/` and `<home>/skills/` (the TUI's `/skill`).
     #[command(subcommand)]
     Skill(SkillCommand),
@@ -289,6 +292,22 @@ pub enum McpCommand {
     /// Start every configured server, then print each one's state and tools.
     #[command(after_help = "Examples:\n  neocode mcp list\n  neocode mcp list --json")]
     List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `neocode lsp ...`.
+#[derive(Debug, Subcommand)]
+pub enum LspCommand {
+    /// Every configured language server: the files it serves, its command, and whether it
+    /// is installed (with `--start`: started on the workspace, ready or why not).
+    #[command(after_help = "Examples:\n  neocode lsp list\n  neocode lsp list --start --json")]
+    List {
+        /// Start each installed server on the workspace and report its state.
+        #[arg(long)]
+        start: bool,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,

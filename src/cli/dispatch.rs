@@ -8,7 +8,7 @@ use super::args::{self, Cli, Command};
 use super::common::{CmdResult, Failure, open_for_id};
 use super::run as run_cmd;
 use super::{
-    doctor, hooks, import_from, list, manage, mcp, out, rewind, rules, search, show, skill,
+    doctor, hooks, import_from, list, lsp, manage, mcp, out, rewind, rules, search, show, skill,
     transfer, trust,
 };
 use crate::runtime::tools::sandbox;
@@ -117,6 +117,9 @@ pub fn run(cli: Cli) -> CmdResult {
         }
         Some(Command::Completions { shell }) => completions(*shell),
         Some(Command::Mcp(args::McpCommand::List { json })) => mcp::list(&location(&cli)?, *json),
+        Some(Command::Lsp(args::LspCommand::List { start, json })) => {
+            lsp::list(&location(&cli)?, *start, *json)
+        }
         Some(Command::Skill(args::SkillCommand::List { session, json })) => {
             skill::list(&location(&cli)?, session.as_deref(), *json)
         }
@@ -302,6 +305,7 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Completions { .. } => "completions",
         Command::Demo { .. } => "demo",
         Command::Mcp(_) => "mcp",
+        Command::Lsp(_) => "lsp",
         Command::Skill(_) => "skill",
         Command::Rules(_) => "rules",
         Command::Hooks(_) => "hooks",

@@ -13,6 +13,7 @@ pub(crate) mod fmt;
 mod hooks;
 mod import_from;
 mod list;
+mod lsp;
 mod manage;
 mod mcp;
 pub(crate) mod out;

@@ -123,6 +123,8 @@ stable_codes! {
         InstructionsSkipped => "instructions_skipped",
         /// An MCP server failed to start or stopped.
         McpServerFailed => "mcp_server_failed",
+        /// A language server is missing, failed to start or stopped.
+        LspServerFailed => "lsp_server_failed",
         /// The transcript is compacted (`TurnEvent::Compacting` on the wire).
         Compacting => "compacting",
         /// A compaction failed (`TurnEvent::CompactionFailed` on the wire).

@@ -96,4 +96,13 @@ output_cap_bytes = 30000
 # enabled_tools = ["echo", "add"]
 # startup_timeout_sec = 20
 # tool_timeout_sec = 60
+
+# Language servers: diagnostics after every edit, navigation tools (`neocode lsp list`).
+# [lsp]
+# enabled = true
+# diagnostics_wait_ms = 3000
+# start_timeout_ms = 15000
+# [lsp.servers.pyright]
+# command = "pyright-langserver"
+# args = ["--stdio"]
 "#;

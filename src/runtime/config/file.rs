@@ -36,6 +36,9 @@ pub(super) struct FileConfig {
     /// Read by `runtime::config::mcp` (its own error per server).
     #[serde(default, rename = "mcp_servers")]
     pub(super) _mcp_servers: Option<toml::Value>,
+    /// Read by `runtime::extensions::lsp::config`.
+    #[serde(default, rename = "lsp")]
+    pub(super) _lsp: Option<toml::Value>,
     /// Read by `runtime::policy::permissions` (errors with their line).
     #[serde(default, rename = "permissions")]
     pub(super) _permissions: Option<toml::Value>,

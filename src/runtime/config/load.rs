@@ -33,6 +33,8 @@ impl Settings {
         let mut file: FileConfig =
             toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
         let mcp_servers = mcp::parse(&text).map_err(|e| bad(e.to_string()))?;
+        let lsp = crate::runtime::extensions::lsp::config::parse(&text)
+            .map_err(|e| bad(e.to_string()))?;
         let env = |k: &str| {
             env(k)
                 .map(|v| v.trim().to_string())
@@ -108,10 +110,7 @@ impl Settings {
             None => approval_policy(file.approval.policy.as_deref(), &bad)?,
         };
         let mode = sandbox_mode(file.sandbox.mode.as_deref(), &bad)?;
-        let compact_at = p.compact_at.unwrap_or(0.8);
-        if !(0.1..=1.0).contains(&compact_at) {
-            return Err(bad("compact_at must be between 0.1 and 1.0".into()));
-        }
+        let compact_at = compact_at(p.compact_at, &bad)?;
         Ok(Settings {
             base_url: flags
                 .base_url
@@ -166,8 +165,18 @@ impl Settings {
             command_timeout: Duration::from_secs(file.tools.command_timeout_secs.unwrap_or(120)),
             output_cap: file.tools.output_cap_bytes.unwrap_or(30_000),
             mcp_servers,
+            lsp,
         })
     }
+}
+
+/// `compact_at` (default 0.8), which must lie between 0.1 and 1.0.
+fn compact_at(v: Option<f64>, bad: &dyn Fn(String) -> ConfigError) -> Result<f64, ConfigError> {
+    let compact_at = v.unwrap_or(0.8);
+    if !(0.1..=1.0).contains(&compact_at) {
+        return Err(bad("compact_at must be between 0.1 and 1.0".into()));
+    }
+    Ok(compact_at)
 }
 
 /// `config.toml`'s text; a missing file is written with the commented default (best effort:

@@ -152,6 +152,8 @@ pub struct Settings {
     pub output_cap: usize,
     /// MCP servers (`[mcp_servers.NAME]`); a bad table is kept, marked invalid.
     pub mcp_servers: Vec<mcp::ServerConfig>,
+    /// Language servers (`[lsp]`): the table and the diagnostics wait.
+    pub lsp: crate::runtime::extensions::lsp::LspSettings,
 }
 
 impl std::fmt::Debug for Settings {

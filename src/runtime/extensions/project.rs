@@ -11,8 +11,10 @@ use serde_json::{Value, json};
 use crate::runtime::Sessions;
 use crate::runtime::cancel::CancelFlag;
 use crate::runtime::config::{ApprovalPolicy, Settings};
+use crate::runtime::extensions::lsp::{LspManager, NAV_TOOLS, nav_schema};
 use crate::runtime::extensions::mcp::{McpImage, McpManager};
 use crate::runtime::extensions::project_context::{self, ProjectContext, Skills, skills};
+use crate::runtime::policy::permissions::Rules;
 use crate::runtime::provider::ToolDef;
 use crate::runtime::tools::{ToolKind, ToolOutput};
 use crate::session::Session;
@@ -25,10 +27,16 @@ pub(crate) struct Extensions {
     home: PathBuf,
     root: PathBuf,
     mcp: Option<McpManager>,
+    /// Language servers (`None` when `[lsp] enabled = false`); none runs until an edit of a
+    /// file one serves.
+    lsp: Option<LspManager>,
     /// The calling front end's own tools (the bridge's nonoka dialect: OpenCode's): offered to
     /// the model, never run here; a call of one always waits for the front end.
     host: Vec<ToolDef>,
 }
+
+/// Files of one call whose diagnostics are collected (a command may change many).
+const MAX_DIAGNOSED_FILES: usize = 10;
 
 /// Why a call of a front end's own tool waits ([`Extensions::with_host_tools`]).
 pub(crate) const HOST_TOOL_REASON: &str = "a tool of the front end: it runs there";
@@ -64,10 +72,16 @@ impl Extensions {
         } else {
             McpManager::new(settings.mcp_servers.clone(), root).ok()
         };
+        // A language server reads the workspace's own project files (and some load code
+        // they name): none starts in a workspace whose declared settings are not trusted.
+        let lsp = (settings.lsp.enabled
+            && crate::runtime::trust::Admission::check(&home, root).uses_workspace())
+        .then(|| LspManager::new(settings.lsp.clone(), root));
         Arc::new(Extensions {
             home,
             root: root.to_path_buf(),
             mcp,
+            lsp,
             host: Vec::new(),
         })
     }
@@ -88,6 +102,46 @@ impl Extensions {
     /// Whether `name` is one of the front end's own tools.
     pub(crate) fn is_host(&self, name: &str) -> bool {
         self.host.iter().any(|t| t.name == name)
+    }
+
+    /// After a call of a built-in tool that changed files: their language servers' new
+    /// errors and warnings end the result's text and go in its metadata (`diagnostics`).
+    /// Files no server serves cost nothing.
+    pub(crate) fn diagnose(&self, out: &mut ToolOutput) {
+        let Some(lsp) = &self.lsp else { return };
+        if out.is_error {
+            return;
+        }
+        let rels: Vec<&str> = out
+            .files
+            .iter()
+            .map(|f| match f {
+                crate::session::FileChange::Written { path, .. }
+                | crate::session::FileChange::ByCommand { path, .. } => path.as_str(),
+            })
+            .filter(|p| lsp.serves(p))
+            .take(MAX_DIAGNOSED_FILES)
+            .collect();
+        if rels.is_empty() {
+            return;
+        }
+        let Some(d) = lsp.after_edit(&rels) else {
+            return;
+        };
+        out.text.push_str(&d.text);
+        match &mut out.metadata {
+            Some(Value::Object(m)) => {
+                m.insert("diagnostics".to_string(), d.metadata());
+            }
+            m @ None => *m = Some(json!({"diagnostics": d.metadata()})),
+            Some(_) => {}
+        }
+    }
+
+    /// Whether `name` is a navigation tool (`definition`, ...) offered in this workspace.
+    fn nav_tool(&self, name: &str) -> bool {
+        NAV_TOOLS.iter().any(|t| t.name == name)
+            && self.lsp.as_ref().is_some_and(LspManager::any_installed)
     }
 
     /// The project context of `session` as it stands on disk now.
@@ -155,6 +209,19 @@ impl Extensions {
                 );
             }
         }
+        if self.lsp.as_ref().is_some_and(LspManager::any_installed) {
+            for t in NAV_TOOLS {
+                tools.push(ToolDef::new(t.name, t.description, nav_schema(t.name)));
+            }
+        }
+        if let Some(lsp) = &self.lsp {
+            for (name, why) in lsp.unreported_problems() {
+                warn(
+                    WarningCode::LspServerFailed,
+                    format!("language server `{name}`: {why}; no diagnostics from it"),
+                );
+            }
+        }
         Prepared {
             system: ctx.prompt_section(&self.root, &session.messages),
             tools,
@@ -168,6 +235,9 @@ impl Extensions {
         }
         if self.is_host(name) {
             return Some(ToolKind::Command);
+        }
+        if self.nav_tool(name) {
+            return Some(ToolKind::Read);
         }
         self.mcp_tool(name).map(|t| t.kind)
     }
@@ -223,7 +293,7 @@ impl Extensions {
         arguments: &str,
         sessions: &Sessions,
         session_id: &str,
-        cancel: &CancelFlag,
+        (cancel, rules): (&CancelFlag, &Rules),
     ) -> Option<(ToolOutput, Vec<McpImage>)> {
         if name == skills::SKILL_TOOL.name {
             return Some((self.activate(arguments, sessions, session_id), Vec::new()));
@@ -232,6 +302,19 @@ impl Extensions {
             let text =
                 format!("`{name}` is a tool of the front end that offered it; it cannot run here");
             return Some((ToolOutput::error(text), Vec::new()));
+        }
+        if self.nav_tool(name)
+            && let Some(lsp) = &self.lsp
+            && let Some(r) = lsp.navigate(name, arguments, &|p| rules.read_denied(p).is_some())
+        {
+            let out = match r {
+                Ok(text) => ToolOutput {
+                    text,
+                    ..ToolOutput::default()
+                },
+                Err(e) => ToolOutput::error(e.to_string()),
+            };
+            return Some((out, Vec::new()));
         }
         self.mcp_tool(name)?;
         let out = self.mcp.as_ref()?.call(name, arguments, cancel);

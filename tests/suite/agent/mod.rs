@@ -7,6 +7,7 @@ mod agent_tty;
 mod agent_turn;
 mod compaction;
 mod headless;
+mod lsp_run;
 mod plan_run;
 mod project_context;
 mod rules_attacks;

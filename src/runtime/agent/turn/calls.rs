@@ -85,7 +85,7 @@ impl Turn {
                     &call.arguments,
                     &self.io.sessions,
                     &self.ctx.session_id,
-                    &self.io.cancel,
+                    (&self.io.cancel, &self.ctx.gate.read_rules()),
                 )
             };
             let out = if let Some((out, images)) = ours {
@@ -114,7 +114,9 @@ impl Turn {
                         .map(std::path::Path::to_path_buf),
                     read_rules: Some(self.ctx.gate.read_rules()),
                 };
-                tools::run(&call.name, &call.arguments, &ctx)
+                let mut out = tools::run(&call.name, &call.arguments, &ctx);
+                self.ctx.ext.diagnose(&mut out);
+                out
             };
             self.store_result(call, out, true)?;
             *answered += 1;

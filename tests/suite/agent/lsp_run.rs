@@ -1,0 +1,384 @@
+//! Language-server diagnostics after edits (issue 41): the real binary against the scripted
+//! model, with a real pyright from npm (installed by `scripts/language-servers.sh` into a
+//! cache folder outside the repository), and without any server.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::support::agent::Env;
+use crate::support::stderr;
+
+use neocode::testkit::scripted::{Reply, ScriptedServer};
+use serde_json::Value;
+
+const KEY: &str = "sk-lsp-test-KEY-41aa01";
+
+fn run(env: &Env, srv: &ScriptedServer, args: &[&str]) -> Output {
+    env.cmd(Some(srv), args).output().unwrap()
+}
+
+/// The text of the last `tool` message of request `n`.
+fn last_tool_text(srv: &ScriptedServer, n: usize) -> String {
+    let body = srv.requests()[n].json();
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_else(|| panic!("no tool message in {body:#}"))
+        .to_string()
+}
+
+/// The folder holding `pyright-langserver`, installed when needed; `None` (said loudly)
+/// only when npm cannot reach its registry.
+fn language_servers() -> Option<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/language-servers.sh");
+    let o = Command::new("bash").arg(script).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success(),
+        "scripts/language-servers.sh failed: {err}"
+    );
+    let dir = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    if dir.is_empty() {
+        eprintln!("SKIPPED (no real language server): {err}");
+        return None;
+    }
+    Some(dir)
+}
+
+const BROKEN: &str =
+    "def add(a: int, b: int) -> int:\n    return a + b\n\n\ntotal: int = add(1, \"two\")\n";
+
+#[test]
+fn a_type_error_an_edit_introduces_comes_back_with_its_line_and_goes_when_fixed() {
+    let Some(bin) = language_servers() else {
+        return;
+    };
+    let env = Env::new(
+        KEY,
+        &format!(
+            "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.pyright]\ncommand = \"{bin}/pyright-langserver\"\n"
+        ),
+    );
+    let write = serde_json::json!({"path": "calc.py", "content": BROKEN}).to_string();
+    let fix = serde_json::json!({"path": "calc.py", "old_string": "add(1, \"two\")", "new_string": "add(1, 2)"})
+        .to_string();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("w1", "write_file", &write)]),
+        Reply::text("I see the error."),
+        Reply::tool_calls(&[("e1", "edit_file", &fix)]),
+        Reply::text("Fixed."),
+    ])
+    .unwrap();
+    let o = run(
+        &env,
+        &srv,
+        &["run", "--approve", "auto-edit", "write calc.py"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first = last_tool_text(&srv, 1);
+    assert!(first.starts_with("created calc.py"), "{first}");
+    assert!(first.contains("pyright reports 1 error"), "{first}");
+    assert!(first.contains("calc.py:5:"), "{first}");
+    assert!(
+        first.contains("\"two\"") || first.contains("'two'"),
+        "{first}"
+    );
+
+    let o = run(
+        &env,
+        &srv,
+        &["run", "--continue", "--approve", "auto-edit", "fix it"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let second = last_tool_text(&srv, 3);
+    assert!(second.starts_with("edited calc.py"), "{second}");
+    assert!(
+        second.contains("pyright: no errors or warnings in calc.py"),
+        "{second}"
+    );
+    assert!(!second.contains("error: "), "{second}");
+
+    // The stored result is what `show` prints.
+    let shown = env.cmd(None, &["show", "last", "--json"]).output().unwrap();
+    let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let tool = shown["last_messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "tool")
+        .unwrap();
+    assert!(
+        tool["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("pyright: no errors or warnings in calc.py"),
+        "{tool}"
+    );
+}
+
+#[test]
+fn a_missing_server_is_named_once_and_edits_still_work() {
+    let env = Env::new(
+        KEY,
+        "[lsp.servers.pyright]\ncommand = \"/nonexistent/pyright-langserver\"\n",
+    );
+    let w = |p: &str| serde_json::json!({"path": p, "content": "x = 1\n"}).to_string();
+    let (a, b, c) = (w("a.py"), w("b.py"), w("notes.txt"));
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("w1", "write_file", &a)]),
+        Reply::tool_calls(&[("w2", "write_file", &b)]),
+        Reply::tool_calls(&[("w3", "write_file", &c)]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    let o = run(
+        &env,
+        &srv,
+        &["run", "--approve", "auto-edit", "write files"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(
+        err.matches("/nonexistent/pyright-langserver").count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("not installed"), "{err}");
+    assert_eq!(last_tool_text(&srv, 1), "created a.py (1 lines)");
+    assert_eq!(last_tool_text(&srv, 2), "created b.py (1 lines)");
+    assert_eq!(last_tool_text(&srv, 3), "created notes.txt (1 lines)");
+    assert!(env.workdir.join("b.py").exists());
+}
+
+#[test]
+fn lsp_list_names_missing_disabled_and_failing_servers() {
+    let env = Env::new(
+        KEY,
+        "[lsp.servers.pyright]\ncommand = \"/nonexistent/pyright-langserver\"\n[lsp.servers.gopls]\nenabled = false\n[lsp.servers.quitter]\ncommand = \"/bin/true\"\nextensions = [\"q\"]\n",
+    );
+    let o = env
+        .cmd(None, &["lsp", "list", "--start", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let state = |name: &str| {
+        let row = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap();
+        (
+            row["state"].as_str().unwrap().to_string(),
+            row["detail"].clone(),
+        )
+    };
+    assert_eq!(state("pyright").0, "missing");
+    assert_eq!(state("gopls").0, "disabled");
+    let (st, why) = state("quitter");
+    assert_eq!(st, "failed", "{why}");
+    assert!(why.as_str().unwrap().contains("stopped"), "{why}");
+
+    let o = env.cmd(None, &["lsp", "list"]).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("quitter  found — /bin/true"), "{text}");
+    assert!(
+        text.contains("/nonexistent/pyright-langserver  (.py .pyi)"),
+        "{text}"
+    );
+}
+
+/// The texts of the `tool` messages of request `n`, in order.
+fn tool_texts(srv: &ScriptedServer, n: usize) -> Vec<String> {
+    let body = srv.requests()[n].json();
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn navigation_tools_answer_from_pyright_without_asking() {
+    let Some(bin) = language_servers() else {
+        return;
+    };
+    let env = Env::new(
+        KEY,
+        &format!(
+            "[lsp.servers.pyright]\ncommand = \"{bin}/pyright-langserver\"\n[permissions]\ndeny = [\"read_file(secret.py)\"]\n"
+        ),
+    );
+    std::fs::write(env.workdir.join("secret.py"), "TOKEN = 'hunter2'\n").unwrap();
+    std::fs::write(
+        env.workdir.join("pyproject.toml"),
+        "[project]\nname = \"demo\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.workdir.join("lib.py"),
+        "def greet(name: str) -> str:\n    return \"hi \" + name\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.workdir.join("main.py"),
+        "from lib import greet\n\nprint(greet(\"bob\"))\n",
+    )
+    .unwrap();
+    let at = |p: &str, l: u32, c: u32| {
+        serde_json::json!({"path": p, "line": l, "column": c}).to_string()
+    };
+    let (d, r, h) = (at("main.py", 3, 7), at("lib.py", 1, 5), at("main.py", 3, 7));
+    let s = serde_json::json!({"query": "greet", "path": "main.py"}).to_string();
+    let denied = at("secret.py", 1, 1);
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("n1", "definition", &d),
+            ("n2", "references", &r),
+            ("n3", "hover", &h),
+            ("n4", "symbols", &s),
+            ("n5", "hover", &denied),
+        ]),
+        Reply::text("found"),
+    ])
+    .unwrap();
+    // The default policy asks before edits and commands; these only read, so nothing asks.
+    let o = run(&env, &srv, &["run", "where is greet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let offered = srv.requests()[0].json()["tools"].to_string();
+    for t in ["definition", "references", "hover", "symbols"] {
+        assert!(offered.contains(&format!("\"{t}\"")), "{offered}");
+    }
+    let texts = tool_texts(&srv, 1);
+    assert_eq!(texts.len(), 5, "{texts:?}");
+    assert_eq!(texts[4], "secret.py: a permission rule denies reading it");
+    assert!(
+        texts[0].starts_with("lib.py:1:5: def greet"),
+        "{}",
+        texts[0]
+    );
+    assert!(
+        texts[1].contains("main.py:1:") && texts[1].contains("main.py:3:7"),
+        "{}",
+        texts[1]
+    );
+    assert!(
+        texts[2].contains("greet") && texts[2].contains("str"),
+        "{}",
+        texts[2]
+    );
+    assert!(texts[3].contains("greet  lib.py:1:"), "{}", texts[3]);
+}
+
+#[test]
+fn typescript_language_server_reports_a_type_error_of_a_written_file() {
+    let Some(bin) = language_servers() else {
+        return;
+    };
+    let env = Env::new(
+        KEY,
+        &format!(
+            "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.typescript]\ncommand = \"{bin}/typescript-language-server\"\n"
+        ),
+    );
+    let write = serde_json::json!({
+        "path": "src/app.ts",
+        "content": "export function twice(n: number): number {\n  return n * 2;\n}\n\nconst s: string = twice(2);\n"
+    })
+    .to_string();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("w1", "write_file", &write)]),
+        Reply::text("ok"),
+    ])
+    .unwrap();
+    let o = run(
+        &env,
+        &srv,
+        &["run", "--approve", "auto-edit", "write app.ts"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = last_tool_text(&srv, 1);
+    assert!(text.contains("typescript reports 1 error"), "{text}");
+    assert!(
+        text.contains("src/app.ts:5:7: error: Type 'number' is not assignable to type 'string'"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_server_that_never_answers_is_given_up_once_and_the_turn_goes_on() {
+    // `sleep` reads nothing and answers nothing: `initialize` times out, the child is killed.
+    let env = Env::new(
+        KEY,
+        "[lsp]\nstart_timeout_ms = 300\n[lsp.servers.pyright]\ncommand = \"/bin/sleep\"\nargs = [\"1000\"]\n",
+    );
+    let w = |p: &str| serde_json::json!({"path": p, "content": "x = 1\n"}).to_string();
+    let (a, b) = (w("a.py"), w("b.py"));
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("w1", "write_file", &a)]),
+        Reply::tool_calls(&[("w2", "write_file", &b)]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    let o = run(
+        &env,
+        &srv,
+        &["run", "--approve", "auto-edit", "write files"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(
+        err.matches("no answer to `initialize` within 300 ms")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(last_tool_text(&srv, 2), "created b.py (1 lines)");
+    // The hung child did not outlive neocode.
+    let ps = Command::new("pgrep")
+        .args(["-f", "^/bin/sleep 1000$"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&ps.stdout).trim().is_empty(),
+        "a `sleep 1000` survived"
+    );
+}
+
+#[test]
+fn no_language_server_starts_in_a_workspace_whose_settings_are_not_trusted() {
+    let env = Env::new(
+        KEY,
+        "[lsp.servers.pyright]\ncommand = \"/nonexistent/pyright-langserver\"\n",
+    );
+    // A cloned repository that declares a rule and was never trusted.
+    std::fs::create_dir_all(env.workdir.join(".neocode")).unwrap();
+    std::fs::write(
+        env.workdir.join(".neocode/permissions.toml"),
+        "deny = [\"run_command(rm:*)\"]\n",
+    )
+    .unwrap();
+    let a = serde_json::json!({"path": "a.py", "content": "x = 1\n"}).to_string();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("w1", "write_file", &a)]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    let o = run(
+        &env,
+        &srv,
+        &["run", "--approve", "auto-edit", "write a file"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    // The server was never tried: the missing binary is not even named.
+    assert!(!err.contains("/nonexistent/pyright-langserver"), "{err}");
+    assert_eq!(last_tool_text(&srv, 1), "created a.py (1 lines)");
+}
