@@ -114,13 +114,14 @@ mod tests {
     use super::*;
 
     fn schema() -> OutputSchema {
-        let dir = std::env::temp_dir().join(format!("neocode-schema-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let p = dir.join("s.json");
-        let _ = std::fs::write(
+        // A folder of its own: the tests of this module run at once in one process.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.json");
+        std::fs::write(
             &p,
             r#"{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}}}"#,
-        );
+        )
+        .unwrap();
         match OutputSchema::load(&p) {
             Ok(s) => s,
             Err(e) => panic!("{e}"),
