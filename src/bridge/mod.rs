@@ -311,6 +311,9 @@ impl Bridge<'_> {
     }
 
     fn send_value(&mut self, v: &serde_json::Value) {
+        // Keys in order at every level, as the turn lines (`protocol::turn_lines`).
+        let mut v = v.clone();
+        v.sort_all_objects();
         self.write_line(v.to_string());
     }
 

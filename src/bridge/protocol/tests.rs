@@ -6,27 +6,6 @@ use crate::runtime::agent::{FailCode, FinishReason, TurnEvent, WarningCode};
 use crate::runtime::tools::ToolKind;
 use crate::session::Usage;
 
-/// A line with its keys sorted at every level: what the assertions below compare (serde_json
-/// keeps insertion order in this build, which the ACP crate asks for; order is not meaning).
-fn sorted(v: &Value) -> String {
-    fn canon(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                Value::Object(
-                    keys.into_iter()
-                        .map(|k| (k.clone(), canon(&m[k])))
-                        .collect(),
-                )
-            }
-            Value::Array(a) => Value::Array(a.iter().map(canon).collect()),
-            other => other.clone(),
-        }
-    }
-    canon(v).to_string()
-}
-
 fn err_code(line: &str) -> String {
     match parse_request(line.as_bytes()) {
         Err(Event::Error { code, .. }) => code,
@@ -145,7 +124,8 @@ fn turn_events_are_the_wire_lines() {
         input_tokens: 3,
         output_tokens: 1,
     };
-    let lines = |e: TurnEvent| -> Vec<String> { turn_lines(&e).iter().map(sorted).collect() };
+    let lines =
+        |e: TurnEvent| -> Vec<String> { turn_lines(&e).iter().map(Value::to_string).collect() };
     assert_eq!(
         lines(TurnEvent::ToolCall {
             call: ToolCall {
@@ -214,7 +194,8 @@ fn turn_events_are_the_wire_lines() {
 
 #[test]
 fn typed_codes_are_the_same_wire_lines() {
-    let line = |e: TurnEvent| -> Vec<String> { turn_lines(&e).iter().map(sorted).collect() };
+    let line =
+        |e: TurnEvent| -> Vec<String> { turn_lines(&e).iter().map(Value::to_string).collect() };
     let warning = |code| TurnEvent::Warning {
         code,
         message: "m".into(),

@@ -181,5 +181,10 @@ pub(crate) fn turn_lines(e: &TurnEvent) -> Vec<Value> {
             }
         }
     }
+    // Keys in order at every level, whatever map serde_json is built with (the ACP crate
+    // turns on its insertion order): the wire lines stay byte for byte what they were.
+    for v in &mut lines {
+        v.sort_all_objects();
+    }
     lines
 }

@@ -136,6 +136,9 @@ pub(super) fn warning(code: &str, message: &str) -> Value {
 /// Writes one JSON line on stdout, model text escaped as the turn's lines are; a closed
 /// stdout is ignored (the run's outcome does not depend on it).
 pub(super) fn print_line(v: &Value) {
+    // Keys in order at every level, as the turn's lines.
+    let mut v = v.clone();
+    v.sort_all_objects();
     let mut line = sanitize::json(&v.to_string()).into_owned();
     line.push('\n');
     let mut o = std::io::stdout().lock();
