@@ -87,6 +87,12 @@ impl Agent {
             settings.api = api;
         }
         settings.model = Some(model.to_string());
+        self.with_settings(settings)
+    }
+
+    /// This agent with other settings: a fresh provider factory when it builds real clients,
+    /// the same sessions, extensions and running turns.
+    fn with_settings(&self, settings: Settings) -> Agent {
         let factory = if self.openai {
             provider_factory(&settings)
         } else {
@@ -118,20 +124,7 @@ impl Agent {
             ..crate::runtime::config::Overrides::default()
         };
         let settings = Settings::load(home, &flags)?;
-        let factory = if self.openai {
-            provider_factory(&settings)
-        } else {
-            self.factory.clone()
-        };
-        Ok(Agent {
-            sessions: self.sessions.clone(),
-            settings,
-            factory,
-            ext: self.ext.clone(),
-            openai: self.openai,
-            fixed_model: self.fixed_model,
-            running: self.running.clone(),
-        })
+        Ok(self.with_settings(settings))
     }
 
     /// The model requests go to with its api (`anthropic:claude-sonnet-4-5`), as `/model`
