@@ -7,7 +7,8 @@ use std::sync::Arc;
 use crate::runtime::agent::{Agent, Op, OpError, OpOutcome, Sink, Started, Target, TurnRequest};
 use crate::runtime::config::{Overrides, ProviderStatus, Settings};
 
-use super::{BridgeError, ErrorCode, PreparedTurn, TurnRunner, TurnSpec};
+use super::error::{BridgeError, ErrorCode};
+use super::port::{PreparedTurn, TurnRunner, TurnSpec};
 
 /// The runner `neocode bridge` uses: settings from `home` (file, environment), with the
 /// request's model override, read once per chat.

@@ -8,9 +8,9 @@ use crate::runtime::codes::WarningCode;
 use crate::runtime::{Decision, SessionRequest, Sessions};
 use crate::session::{NewSession, StoreError, conversation_key};
 
+use super::error::{BridgeError, ErrorCode};
 use super::history::History;
 use super::protocol::{ChatRequest, Event, RecentSession};
-use super::{BridgeError, ErrorCode};
 
 /// The session a chat runs in, ready for its turn.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,6 +5,7 @@
 pub(crate) mod doctor;
 pub(crate) mod error;
 pub mod file;
+mod list;
 pub(crate) mod model;
 pub(crate) mod plan;
 mod schema;
@@ -14,6 +15,7 @@ pub(crate) mod store;
 pub(crate) mod workspace;
 
 pub use error::{Result, StoreError, io_error};
+pub use list::*;
 pub use model::*;
 pub use plan::{
     Plan, PlanCounts, PlanError, PlanProgress, Step, StepFailure, StepStatus, StepUpdate,

@@ -6,10 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::plan::{Plan, PlanCounts, PlanProgress};
-
-mod list;
-pub use list::*;
+use super::plan::{Plan, PlanProgress};
 
 /// Lifecycle status of a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

@@ -1,8 +1,8 @@
 //! The dialogs over a screen and the status line: router state that the screens' transitions
 //! also set (a proposed plan opens its dialog, a turn's end says how it went).
 
-use crate::tui::browse::SearchState;
 use crate::tui::input::Input;
+use crate::tui::pane::SearchState;
 
 /// A dialog over the screen.
 #[derive(Debug, Clone, Default)]

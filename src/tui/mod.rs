@@ -32,6 +32,7 @@ pub mod live;
 pub(crate) mod markdown;
 mod msg;
 pub(crate) mod pace;
+pub(crate) mod pane;
 pub(crate) mod permissions;
 mod provider_switch;
 pub(crate) mod rank;

@@ -7,9 +7,9 @@
 use std::path::Path;
 
 use crate::tui::action::Action;
-use crate::tui::browse::Detail;
 use crate::tui::dialog::{Overlay, Status};
 use crate::tui::effect::Effect;
+use crate::tui::pane::Detail;
 use crate::tui::screen::Screen;
 use crate::tui::worker::Request;
 

@@ -23,13 +23,15 @@ use crate::session::{
     NewMessage, NewSession, Role, RuntimeLimits, Usage, WorkspacePaths, conversation_key,
 };
 
+use super::core::{Bridge, Input, Voice};
+use super::error::{BridgeError, ErrorCode};
 use super::history::History;
+use super::port::{Prepared, TurnSpec};
 use super::protocol::{ChatRequest, Event};
-use super::{Bridge, BridgeError, ErrorCode, Input, Prepared, TurnSpec};
 
 /// What the dialect keeps between lines of one process.
 #[derive(Debug, Default)]
-pub(super) struct State {
+pub(in crate::bridge) struct State {
     /// Tool names by call id (nonoka's `tool_result` names its tool).
     names: HashMap<String, String>,
     /// Answers the provider already gave (`tool-approval-response` parts, or standalone
@@ -201,10 +203,26 @@ fn resumed_note(
     })
 }
 
-impl Bridge<'_> {
+impl Voice for State {
+    const ENDS_WITH_INPUT: bool = true;
+
+    fn begin(b: &mut Bridge<'_, Self>) {
+        watch_signals(b.tx.clone());
+    }
+
+    fn line(b: &mut Bridge<'_, Self>, line: Vec<u8>) {
+        b.nonoka_line(line.trim_ascii());
+    }
+
+    fn turn_event(b: &mut Bridge<'_, Self>, turn: u64, ev: TurnEvent) {
+        b.nonoka_turn_event(turn, ev);
+    }
+}
+
+impl Bridge<'_, State> {
     /// The stored `tool_metadata` of message `seq` of the running turn's session.
     fn stored_metadata(&self, seq: i64) -> Option<Value> {
-        let (sessions, id) = self.nonoka.store.as_ref()?;
+        let (sessions, id) = self.dialect.store.as_ref()?;
         sessions
             .messages(id, seq, seq)
             .ok()?
@@ -238,7 +256,7 @@ impl Bridge<'_> {
                 let approved = value.get("approved").and_then(Value::as_bool);
                 match approved {
                     Some(a) if !id.is_empty() => {
-                        self.nonoka.answers.insert(id.to_string(), a);
+                        self.dialect.answers.insert(id.to_string(), a);
                     }
                     _ => self.send_value(&outbound::error(
                         "invalid_request",
@@ -310,7 +328,7 @@ impl Bridge<'_> {
         });
         let rid = req.request_id.clone();
         if title {
-            self.nonoka.store = None;
+            self.dialect.store = None;
             let started = self
                 .nonoka_title(&req, &tr)
                 .and_then(|p| self.start(p, rid));
@@ -328,9 +346,9 @@ impl Bridge<'_> {
             );
             self.send_value(&outbound::warning("invalid_verification_receipt", &message));
         }
-        let mut answers = std::mem::take(&mut self.nonoka.answers);
+        let mut answers = std::mem::take(&mut self.dialect.answers);
         answers.extend(tr.approvals.iter().cloned());
-        self.nonoka.resumed = resumed_note(&answers, &tr.results);
+        self.dialect.resumed = resumed_note(&answers, &tr.results);
         let prepared = if answers.is_empty() && tr.results.is_empty() {
             self.nonoka_prepare(&req, tr, limits)
         } else {
@@ -365,7 +383,7 @@ impl Bridge<'_> {
             Ok(started) => started,
             Err(e) => return self.send_value(&outbound::error(e.code(), &e.message, None)),
         };
-        self.nonoka.host = host;
+        self.dialect.host = host;
         if self.announced.as_deref() != Some(session_id.as_str()) {
             self.send_value(&outbound::session_init(&session_id, b.recovery));
             self.announced = Some(session_id.clone());
@@ -376,9 +394,9 @@ impl Bridge<'_> {
                 self.send_value(&outbound::warning(&code, &message));
             }
         }
-        self.nonoka.answers = b.answers;
-        self.nonoka.usage = Usage::default();
-        self.nonoka.store = Some((sessions, session_id));
+        self.dialect.answers = b.answers;
+        self.dialect.usage = Usage::default();
+        self.dialect.store = Some((sessions, session_id));
     }
 
     /// A new user message: the bridge's decision chain and history reconciliation, with the
@@ -524,7 +542,7 @@ impl Bridge<'_> {
                 ));
             }
         };
-        self.nonoka.scratch = Some(scratch);
+        self.dialect.scratch = Some(scratch);
         let spec = TurnSpec {
             sessions,
             session_id,
@@ -547,10 +565,10 @@ impl Bridge<'_> {
         let Some(r) = self.running.as_mut().filter(|r| r.turn == turn) else {
             return;
         };
-        let title = self.nonoka.scratch.is_some();
+        let title = self.dialect.scratch.is_some();
         match &ev {
             TurnEvent::ApprovalNeeded { call, .. } => {
-                if let Some(approved) = self.nonoka.answers.remove(&call.id) {
+                if let Some(approved) = self.dialect.answers.remove(&call.id) {
                     let cmd = if approved {
                         TurnCommand::Approve {
                             call_id: call.id.clone(),
@@ -568,12 +586,12 @@ impl Bridge<'_> {
                 // The call stays stored without a result (status paused): the next process
                 // gets the answer (or the host's result) in its history and runs or denies
                 // exactly this call (or stores the result).
-                let lines = if self.nonoka.host.contains(&call.name) {
-                    vec![outbound::host_tool_calls(self.nonoka.usage)]
+                let lines = if self.dialect.host.contains(&call.name) {
+                    vec![outbound::host_tool_calls(self.dialect.usage)]
                 } else {
                     vec![
                         outbound::approval_request(call),
-                        outbound::approval_required(self.nonoka.usage),
+                        outbound::approval_required(self.dialect.usage),
                     ]
                 };
                 for l in &lines {
@@ -584,17 +602,19 @@ impl Bridge<'_> {
                 return;
             }
             TurnEvent::AssistantStored { usage, .. } => {
-                self.nonoka.usage.input_tokens += usage.input_tokens;
-                self.nonoka.usage.output_tokens += usage.output_tokens;
+                self.dialect.usage.input_tokens += usage.input_tokens;
+                self.dialect.usage.output_tokens += usage.output_tokens;
             }
             TurnEvent::ToolCall { call, .. } => {
-                self.nonoka.names.insert(call.id.clone(), call.name.clone());
+                self.dialect
+                    .names
+                    .insert(call.id.clone(), call.name.clone());
             }
             TurnEvent::Warning {
                 code: crate::runtime::codes::WarningCode::ReplayingInterruptedCalls,
                 ..
-            } if self.nonoka.resumed.is_some() => {
-                let note = self.nonoka.resumed.take().unwrap_or_default();
+            } if self.dialect.resumed.is_some() => {
+                let note = self.dialect.resumed.take().unwrap_or_default();
                 return self.send_value(&outbound::warning("paused_turn_resumed", &note));
             }
             TurnEvent::Finished { reason, usage } => {
@@ -613,7 +633,7 @@ impl Bridge<'_> {
                 } else {
                     outbound::finish(reason, *usage)
                 };
-                if let Some(dir) = self.nonoka.scratch.take() {
+                if let Some(dir) = self.dialect.scratch.take() {
                     let _ = std::fs::remove_dir_all(dir);
                 }
                 for l in &lines {
@@ -626,7 +646,7 @@ impl Bridge<'_> {
         if title && !matches!(ev, TurnEvent::TextDelta(_)) {
             return;
         }
-        let names = &self.nonoka.names;
+        let names = &self.dialect.names;
         let mut lines = outbound::turn_lines(&ev, &|id| names.get(id).cloned().unwrap_or_default());
         if let TurnEvent::ToolResult { seq, text, .. } = &ev
             && let Some(meta) = self.stored_metadata(*seq)
@@ -637,7 +657,7 @@ impl Bridge<'_> {
             }
         }
         if let TurnEvent::ToolCall { call, .. } = &ev
-            && self.nonoka.host.contains(&call.name)
+            && self.dialect.host.contains(&call.name)
         {
             for l in &mut lines {
                 l["metadata"]["executor"] = "host".into();

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::session::file::{FileSession, FileTokens, SessionFile};
 use crate::session::{Part, Role, SessionSource, Status, ToolCall};
 
-use super::{Builder, Converted, Lines, checklist_plan, message, safe_id, text_of, time};
+use super::read::{Builder, Converted, Lines, checklist_plan, message, safe_id, text_of, time};
 use crate::session::file;
 
 /// One session being built (the main one or a sidechain).

@@ -15,7 +15,9 @@ use serde_json::{Value, json};
 use crate::session::file::{self, FileSession, FileTokens, SessionFile};
 use crate::session::{Part, Role, SessionSource, Status, ToolCall};
 
-use super::{Builder, Converted, Lines, checklist_plan, message, safe_id, text_of, time};
+use super::read::{
+    Builder, Converted, Lines, ReadStats, checklist_plan, message, safe_id, text_of, time,
+};
 
 #[derive(Default)]
 struct Conv {
@@ -47,7 +49,7 @@ fn is_injected_user_text(t: &str) -> bool {
 }
 
 impl Conv {
-    fn feed(&mut self, line: &Value, stats: &mut super::ReadStats) {
+    fn feed(&mut self, line: &Value, stats: &mut ReadStats) {
         let ts = time(line.get("timestamp")).unwrap_or_default();
         if !ts.is_empty() {
             if self.first_time.is_empty() {
@@ -131,7 +133,7 @@ impl Conv {
     }
 
     #[expect(clippy::too_many_lines)]
-    fn item(&mut self, p: &Value, ts: &str, stats: &mut super::ReadStats) {
+    fn item(&mut self, p: &Value, ts: &str, stats: &mut ReadStats) {
         match p.get("type").and_then(Value::as_str) {
             Some("message") => {
                 let role = p.get("role").and_then(Value::as_str).unwrap_or("user");
@@ -458,7 +460,7 @@ pub(crate) fn expected_id(path: &Path) -> Option<String> {
 pub(crate) fn convert(path: &Path) -> std::io::Result<Converted> {
     let mut lines = Lines::open(path)?;
     let mut conv = Conv::default();
-    let mut stats = super::ReadStats::default();
+    let mut stats = ReadStats::default();
     while let Some(line) = lines.next_object()? {
         conv.feed(&line, &mut stats);
     }

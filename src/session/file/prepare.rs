@@ -7,6 +7,7 @@ use super::doc::*;
 use super::time::parse_time;
 use super::validate::validate;
 use crate::session::error::{Result as StoreResult, StoreError};
+use crate::session::list::*;
 use crate::session::model::*;
 use crate::session::plan::{PlanProgress, StepStatus};
 use crate::session::store::{Prepared, Store};

@@ -5,12 +5,9 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
-use super::{Store, from_json, row_exists, validate_id};
+use super::core::{Store, from_json, row_exists, validate_id};
 use crate::session::error::{Result, StoreError};
 use crate::session::model::*;
-
-/// Default largest asset accepted, in bytes.
-pub(crate) const DEFAULT_ASSET_LIMIT: u64 = 32 * 1024 * 1024;
 
 impl Store {
     /// Saves an asset: checks id and size, writes a temp file, fsyncs, renames into place, then

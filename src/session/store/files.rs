@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
-use super::Store;
+use super::core::Store;
 use crate::session::error::{Result, StoreError};
 use crate::session::model::{AppendMeta, Change, NewMessage, StateUpdate};
 use crate::session::snapshot::*;
@@ -345,7 +345,7 @@ pub(super) fn session_blobs(c: &Connection, session_id: &str) -> Result<BTreeSet
 }
 
 fn blob_referenced(c: &Connection, hash: &str) -> Result<bool> {
-    super::row_exists(
+    super::core::row_exists(
         c,
         "SELECT 1 FROM file_changes WHERE before_hash = ?1
          UNION ALL SELECT 1 FROM rewind_files WHERE target_hash = ?1

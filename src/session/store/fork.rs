@@ -3,8 +3,8 @@
 use rusqlite::params;
 
 use super::assets::{asset_relative_path, insert_asset_row};
+use super::core::{Store, opt_json, row_exists, to_json_opt};
 use super::steps::refresh_plan_counts;
-use super::{Store, opt_json, row_exists, to_json_opt};
 use crate::session::error::{Result, StoreError};
 use crate::session::model::*;
 
@@ -23,7 +23,7 @@ impl Store {
         at_seq: Option<i64>,
         new_id: &str,
     ) -> Result<SessionHeader> {
-        super::validate_id("session", new_id)?;
+        super::core::validate_id("session", new_id)?;
         let src = self.load_header(session_id)?;
         let at = at_seq.unwrap_or(src.last_seq);
         let exists_at = at == 0

@@ -7,12 +7,13 @@ use std::path::PathBuf;
 use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
 use super::assets::{asset_relative_path, insert_asset_row};
+use super::core::{Store, session_exists, to_json_opt, validate_id};
 use super::imported::{find_imported_in, write_import_columns};
 use super::messages::insert_owned;
 use super::rows::DELETE_SESSION_FTS;
 use super::steps::{progress_as_updates, refresh_plan_counts, write_step_update};
-use super::{Store, session_exists, to_json_opt, validate_id};
 use crate::session::error::{Result, StoreError};
+use crate::session::list::*;
 use crate::session::model::*;
 
 /// A session file checked and turned into what the store writes (`session::file::prepare`

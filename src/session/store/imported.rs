@@ -3,7 +3,7 @@
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use super::{Store, to_json_opt};
+use super::core::{Store, to_json_opt};
 use crate::session::error::Result;
 use crate::session::model::SessionHeader;
 

@@ -4,8 +4,9 @@
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
+use super::core::{Store, from_json, opt_json, to_json_opt};
 use super::rows::{DELETE_SESSION_FTS, load_header, load_messages, load_progress};
-use super::{Store, conversation_key, from_json, opt_json, to_json_opt};
+use super::sessions::conversation_key;
 use crate::session::error::Result;
 use crate::session::model::*;
 
@@ -191,7 +192,7 @@ impl Store {
 
     /// Whether some message waits to be indexed. One probe of the `fts_id` index.
     fn search_index_pending(&self) -> Result<bool> {
-        self.with_conn(|c| index_pending(c))
+        self.with_conn(|c| super::core::index_pending(c))
     }
 
     /// Replaces the whole transcript (compaction) in one transaction: old messages go, the new
@@ -464,11 +465,6 @@ fn insert_with(
         to_json_opt(m.extra.metadata.as_ref()),
     ])?;
     Ok(defer)
-}
-
-/// Whether some message's index row is reserved but not yet filled in.
-pub(super) fn index_pending(c: &Connection) -> Result<bool> {
-    super::row_exists(c, "SELECT 1 FROM messages WHERE fts_id < 0 LIMIT 1", [])
 }
 
 /// Fills in up to [`CATCH_UP_BATCH`] reserved index rows, oldest first, from the stored

@@ -6,7 +6,7 @@
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use super::Store;
+use super::core::Store;
 use crate::session::error::{Result, StoreError};
 
 /// A message waiting in a session's queue.

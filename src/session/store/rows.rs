@@ -5,8 +5,9 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::{from_json, opt_json};
+use super::core::{from_json, opt_json};
 use crate::session::error::{Result, StoreError};
+use crate::session::list::*;
 use crate::session::model::*;
 use crate::session::plan::{PlanCounts, PlanProgress, StepUpdate};
 

@@ -1,7 +1,7 @@
 //! Full-text search over message text (the index, queries and ranking are in
 //! [`crate::session::search`]).
 
-use super::Store;
+use super::core::Store;
 use crate::session::error::Result;
 use crate::session::model::*;
 use crate::session::search::{self, SearchResults};

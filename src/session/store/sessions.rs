@@ -7,13 +7,14 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use sha2::{Digest, Sha256};
 
 use super::assets::list_assets;
+use super::core::{Store, session_exists, to_json_opt, validate_id};
 use super::rows::{
     DELETE_SESSION_FTS, SUMMARY_COLS, load_header, load_messages, load_progress, parse_status,
     summary_from_row,
 };
 use super::steps::refresh_plan_counts;
-use super::{Store, session_exists, to_json_opt, validate_id};
 use crate::session::error::{Result, StoreError};
+use crate::session::list::*;
 use crate::session::model::*;
 use crate::session::plan::{PlanCounts, PlanProgress};
 

@@ -2,10 +2,10 @@
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
+use super::core::{Store, from_json};
 use super::rows::{SUMMARY_COLS, load_progress, summary_from_row};
-use super::{Store, from_json};
 use crate::session::error::{Result, StoreError};
-use crate::session::model::*;
+use crate::session::list::*;
 use crate::session::plan::{Plan, PlanCounts, PlanProgress, StepUpdate};
 
 /// The conversation of one attempt at a plan step: a child session of the plan run whose

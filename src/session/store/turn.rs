@@ -2,7 +2,7 @@
 //! (status, runtime ledger, title, token totals) commit together, so a crash never leaves a
 //! stored reply without the usage it consumed, or a budget without its last spend.
 
-use super::Store;
+use super::core::Store;
 use crate::session::error::Result;
 use crate::session::model::{AppendMeta, Change, NewMessage, StateUpdate};
 

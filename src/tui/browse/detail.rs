@@ -1,9 +1,9 @@
 //! The detail pane's own transitions: taking what the worker read of its session, and the
 //! Up/Down of its Assets, Plan, Usage and Info tabs.
 
-use super::state::Detail;
 use crate::runtime::extensions::project_context::ContextReport;
 use crate::session::{AssetMeta, PlanProgress, SessionHeader, StepConversation, ToolCall};
+use crate::tui::pane::Detail;
 use crate::tui::screen::Tab;
 use crate::tui::transcript::{Transcript, chunk_of};
 

@@ -4,8 +4,8 @@
 
 use crossterm::event::KeyEvent;
 
-use super::state::{Detail, FIND_LIMIT, Find};
 use crate::tui::input::Input;
+use crate::tui::pane::{Detail, FIND_LIMIT, Find};
 use crate::tui::seam::{Ask, Slot};
 use crate::tui::worker::Request;
 

@@ -2,10 +2,11 @@
 //! filter's matches from the storage thread, moving the selection, and the detail pane
 //! following it.
 
-use super::state::{Browse, Detail, Load, PendingSelection, Row};
+use super::state::{Browse, Load, PendingSelection, Row};
 use crate::sanitize;
 use crate::session::{ListPage, ListQuery, SessionSummary};
 use crate::tui::filter::FilterResult;
+use crate::tui::pane::Detail;
 use crate::tui::screen::Screen;
 use crate::tui::seam::{Ask, Slot};
 use crate::tui::worker::Request;

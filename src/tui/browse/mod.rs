@@ -19,9 +19,8 @@ mod list;
 mod reply;
 mod state;
 
+pub use crate::tui::pane::{Detail, FIND_LIMIT, Find, SearchState};
 pub(crate) use detail::DetailRead;
 pub use list::{PAGE, WINDOW};
 pub(crate) use reply::BrowseReply;
-pub use state::{
-    Browse, Detail, FIND_LIMIT, Filter, Find, PendingSelection, Row, SearchState, SessionList,
-};
+pub use state::{Browse, Filter, PendingSelection, Row, SessionList};

@@ -9,8 +9,9 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::Conversation;
 use super::turn_view::Held;
-use super::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS, Conversation};
+use super::turn_view::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS};
 use crate::tui::action::Action;
 use crate::tui::browse::Detail;
 use crate::tui::dialog::Overlay;

@@ -34,24 +34,19 @@ mod turn_view;
 pub(crate) use crate::tui::seam::{Ask, Ctx};
 pub(crate) use editor::picker;
 pub(crate) use limits::budget_left;
+pub use turn_view::{ANSWER_AFTER_MS, ANSWER_BEFORE_MS};
 
 use std::path::PathBuf;
 
 use crossterm::event::KeyEvent;
 
-use crate::tui::browse::Detail;
 use crate::tui::composer::Composer;
 use crate::tui::live::{AgentInfo, Live};
+use crate::tui::pane::Detail;
 use agent_state::AgentState;
 use delivery::Delivery;
 use editor::Editor;
 use turn_view::TurnView;
-
-/// Quiet before a one-letter answer: since the last printable key or paste, and since the
-/// card appeared (a key typed as it appears was meant for the editor).
-pub const ANSWER_BEFORE_MS: i64 = 500;
-/// Quiet after it: a printable key this soon after makes it part of a burst of typing.
-pub const ANSWER_AFTER_MS: i64 = 300;
 
 /// What the conversation screen holds, in parts that own their fields: the editor, the
 /// running turn, the queue's delivery and the agent. Only the conversation's transitions see

@@ -7,6 +7,12 @@ use crate::tui::action::Action;
 use crate::tui::keymap::Context;
 use crate::tui::live::Live;
 
+/// Quiet before a one-letter answer: since the last printable key or paste, and since the
+/// card appeared (a key typed as it appears was meant for the editor).
+pub const ANSWER_BEFORE_MS: i64 = 500;
+/// Quiet after it: a printable key this soon after makes it part of a burst of typing.
+pub const ANSWER_AFTER_MS: i64 = 300;
+
 /// What the conversation knows of the running (or last) turn.
 pub(super) struct TurnView {
     /// The running (or last) turn, as far as it has arrived.
@@ -84,7 +90,7 @@ impl TurnView {
     pub(super) fn typed_now(&mut self, now: i64) -> bool {
         let burst = self
             .last_typed_ms
-            .is_some_and(|t| now.saturating_sub(t) < super::ANSWER_BEFORE_MS);
+            .is_some_and(|t| now.saturating_sub(t) < ANSWER_BEFORE_MS);
         self.last_typed_ms = Some(now);
         burst
     }

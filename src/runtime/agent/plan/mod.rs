@@ -50,7 +50,7 @@ use crate::session::{
     NewMessage, NewSession, Plan, PlanProgress, Role, RuntimeLedger, RuntimeLimits, Session,
     StateUpdate, Status, Step, StepFailure, StepStatus, StepUpdate, Usage,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::mpsc::{Receiver, TryRecvError, channel};
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,9 @@
 //! The texts a plan run stores: the drafting instructions, a step's context and prompt, a
 //! step result as text.
 
-use super::*;
+use serde_json::Value;
+
+use crate::session::{Plan, PlanProgress, Step};
 
 /// The drafting turn's instructions, stored as a system message before the goal (so the
 /// session's first prompt, which lists and filters show, is the goal itself).

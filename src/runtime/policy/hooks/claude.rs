@@ -7,7 +7,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::HookPayload;
+use super::spec::HookPayload;
 
 /// Claude Code's tool names and neocode's; the first name of a neocode tool is the one its
 /// hooks are sent (`list_dir` is `LS`; `Glob` maps to it too).

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use serde_json::{Map, Value, json};
 
-use super::HookEvent;
 use super::claude::TOOL_MAP;
+use super::spec::{HookEvent, HooksError, Matcher, MatcherError, parse_hooks};
 use crate::runtime::policy::permissions::{List, parse_rule};
 
 /// Claude Code tool names inside a matcher (a regular expression) replaced by neocode's:
@@ -178,7 +178,7 @@ fn import_hooks(file: &Path, v: &Value, one: &mut SourceImport) -> Result<(), Im
 #[error("{event}: {source}")]
 struct BadMatcher {
     event: String,
-    source: super::MatcherError,
+    source: MatcherError,
 }
 
 fn convert_group(
@@ -199,7 +199,7 @@ fn convert_group(
             unknown.join(", ")
         ));
     }
-    super::Matcher::new(&mapped).map_err(|source| BadMatcher {
+    Matcher::new(&mapped).map_err(|source| BadMatcher {
         event: event.to_string(),
         source,
     })?;
@@ -250,14 +250,14 @@ fn convert_group(
 /// Writes a hooks file (`.neocode/hooks.json` or `<home>/hooks.json`): the one place neocode
 /// writes one. What is written must load (checked with the parser sessions use); the folder
 /// is created when missing, and the file is replaced whole (written beside it, then moved).
-pub(crate) fn write_hooks_file(file: &Path, hooks: &Value) -> Result<(), super::HooksError> {
-    let err = |message: String| super::HooksError {
+pub(crate) fn write_hooks_file(file: &Path, hooks: &Value) -> Result<(), HooksError> {
+    let err = |message: String| HooksError {
         file: file.to_path_buf(),
         line: 0,
         message,
     };
     let text = serde_json::to_string_pretty(hooks).map_err(|e| err(e.to_string()))? + "\n";
-    super::parse_hooks(&text, file)?;
+    parse_hooks(&text, file)?;
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir).map_err(|e| err(format!("cannot create its folder: {e}")))?;
     }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::{HookCommand, HookEvent, HookOutcome, HookRun, PermissionDecision};
+use super::spec::{HookCommand, HookEvent, HookOutcome, HookRun, PermissionDecision};
 
 /// Bytes of stdout and of stderr kept per run; the rest is read and dropped.
 pub(crate) const OUTPUT_KEEP: usize = 8 * 1024;

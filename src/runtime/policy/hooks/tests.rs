@@ -5,6 +5,7 @@ use serde_json::json;
 
 use super::import::map_matcher;
 use super::run::OUTPUT_KEEP;
+use super::spec::*;
 use super::*;
 
 fn hooks_with(json: &str) -> (tempfile::TempDir, Hooks) {

@@ -1,7 +1,8 @@
 //! The session list's types: a row ([`SessionSummary`], borrowed as [`ListLine`]), what its
 //! column widths depend on ([`ListBounds`]), and a page's filters and key ([`ListQuery`]).
 
-use super::*;
+use super::model::Status;
+use super::plan::PlanCounts;
 
 /// One row of a session list: read from the header table alone.
 #[derive(Debug, Clone, PartialEq, Default)]
