@@ -84,7 +84,13 @@ fn the_official_sdk_client_runs_a_whole_editor_session() {
     assert_eq!(s["load"]["text"], "I wrote notes.txt.", "{s}");
     let id = s["sessionId"].as_str().unwrap().to_string();
     let fork = s["fork"].as_str().unwrap().to_string();
-    assert!(s["list"].as_array().unwrap().contains(&Value::from(id.clone())), "{s}");
+    assert!(
+        s["list"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from(id.clone())),
+        "{s}"
+    );
 
     // The same sessions are neocode's: listed, and the editor's one continues in the terminal.
     let listed = list_ids(&env);
@@ -112,7 +118,15 @@ fn acpx_runs_a_prompt_against_neocode_as_a_custom_agent() {
     let out = Command::new(&acpx)
         .args(["--agent", &format!("{BIN} acp"), "--cwd"])
         .arg(&env.workdir)
-        .args(["--approve-all", "--format", "quiet", "--timeout", "60", "exec", "say hello"])
+        .args([
+            "--approve-all",
+            "--format",
+            "quiet",
+            "--timeout",
+            "60",
+            "exec",
+            "say hello",
+        ])
         .envs(vars(&env))
         .env("HOME", home.path())
         .output()

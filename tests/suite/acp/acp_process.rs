@@ -453,7 +453,11 @@ fn fork_makes_a_listed_session_with_the_parents_messages_or_up_to_a_named_one() 
         .unwrap_or_else(|| panic!("{r}"))
         .to_string();
     assert_ne!(fork, id);
-    assert_eq!(env.texts(&fork), env.texts(&id), "the fork holds the parent's messages");
+    assert_eq!(
+        env.texts(&fork),
+        env.texts(&id),
+        "the fork holds the parent's messages"
+    );
     assert_eq!(env.texts(&fork).len(), 2);
 
     let (_, r) = acp.call(
@@ -471,7 +475,10 @@ fn fork_makes_a_listed_session_with_the_parents_messages_or_up_to_a_named_one() 
     assert!(r.get("error").is_some(), "a fork past the end fails: {r}");
     acp.close();
     let listed = list_ids(&env);
-    assert!(listed.contains(&fork) && listed.contains(&early), "{listed:?}");
+    assert!(
+        listed.contains(&fork) && listed.contains(&early),
+        "{listed:?}"
+    );
 }
 
 #[test]
@@ -504,7 +511,11 @@ fn resume_continues_without_replay_and_close_lets_neocode_run_resume_it() {
     // The turn's usage (the scripted reply reports 10 in, 5 out) rides on the response.
     let usage = &resp["result"]["usage"];
     assert_eq!(
-        (&usage["inputTokens"], &usage["outputTokens"], &usage["totalTokens"]),
+        (
+            &usage["inputTokens"],
+            &usage["outputTokens"],
+            &usage["totalTokens"]
+        ),
         (&json!(10), &json!(5), &json!(15)),
         "{resp}"
     );
@@ -521,7 +532,10 @@ fn resume_continues_without_replay_and_close_lets_neocode_run_resume_it() {
         "session/prompt",
         json!({"sessionId": id, "prompt": [{"type": "text", "text": "closed?"}]}),
     );
-    assert_eq!(r["error"]["code"], -32602, "a closed session is unknown: {r}");
+    assert_eq!(
+        r["error"]["code"], -32602,
+        "a closed session is unknown: {r}"
+    );
     let out = run_resume(&env, &id, "from the terminal");
     assert!(out.status.success(), "{out:?}");
     assert_eq!(env.texts(&id).len(), 6);
@@ -541,7 +555,10 @@ fn a_prompt_over_the_cap_is_a_json_rpc_error_and_nothing_is_stored() {
     );
     assert_eq!(r["error"]["code"], -32602, "{}", &r.to_string()[..200]);
     let msg = r["error"]["message"].as_str().unwrap();
-    assert!(msg.contains("1048577 bytes") && msg.contains("1 MiB"), "{msg}");
+    assert!(
+        msg.contains("1048577 bytes") && msg.contains("1 MiB"),
+        "{msg}"
+    );
     assert!(env.texts(&id).is_empty());
     assert_eq!(env.server.request_count(), 0);
     // Still serving, and the session still takes prompts.
