@@ -81,7 +81,13 @@ impl AcpError {
             | AcpError::UnknownMode(_)
             | AcpError::PromptTooLarge { .. }
             | AcpError::Leased { .. }
-            | AcpError::Busy(_) => ErrorCode::INVALID_PARAMS,
+            | AcpError::Busy(_)
+            | AcpError::Store(
+                StoreError::NotFound { .. }
+                | StoreError::Ambiguous { .. }
+                | StoreError::InvalidId { .. }
+                | StoreError::NoSuchSeq { .. },
+            ) => ErrorCode::INVALID_PARAMS,
             _ => ErrorCode::INTERNAL_ERROR,
         };
         agent_client_protocol::Error::new(code, msg)

@@ -472,7 +472,7 @@ fn fork_makes_a_listed_session_with_the_parents_messages_or_up_to_a_named_one() 
         "session/fork",
         json!({"sessionId": id, "cwd": env.workdir, "_meta": {"neocode": {"atMessage": 9}}}),
     );
-    assert!(r.get("error").is_some(), "a fork past the end fails: {r}");
+    assert_eq!(r["error"]["code"], -32602, "a fork past the end fails: {r}");
     acp.close();
     let listed = list_ids(&env);
     assert!(
