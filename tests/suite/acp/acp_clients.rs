@@ -1,6 +1,7 @@
 //! `neocode acp` driven by ACP clients nobody here wrote: the official TypeScript SDK's client
 //! (`tests/acp-client/sdk-client.mjs`) and the `acpx` headless client, both installed by
-//! `scripts/acp-clients.sh` (npm). When npm cannot reach its registry the script prints
+//! `scripts/acp-clients.sh` (npm; CI runs it before the tests). The tests only ask it where
+//! the clients are (`--installed`, never fetching): when they are not there it prints
 //! nothing, and these tests say so on stderr and pass without running.
 
 use std::path::{Path, PathBuf};
@@ -18,7 +19,11 @@ const BIN: &str = env!("CARGO_BIN_EXE_neocode");
 /// The folder the clients are installed in, or `None` (said on stderr) when they cannot be.
 fn clients(test: &str) -> Option<PathBuf> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/acp-clients.sh");
-    let out = Command::new("bash").arg(&script).output().unwrap();
+    let out = Command::new("bash")
+        .arg(&script)
+        .arg("--installed")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{out:?}");
     let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if dir.is_empty() {
