@@ -26,6 +26,26 @@ pub(crate) enum AcpError {
     /// The session already runs a prompt in this connection.
     #[error("session `{0}` is already running a prompt; cancel it first")]
     Busy(String),
+    /// Another process holds the session's lease (another editor or `neocode` runs it).
+    #[error(
+        "session `{id}` is in use by {holder} (another editor or neocode process has it open); close it there first"
+    )]
+    Leased {
+        /// The session.
+        id: String,
+        /// Who holds the lease (`pid N`).
+        holder: String,
+    },
+    /// The prompt is larger than neocode takes in one message.
+    #[error(
+        "the prompt is {bytes} bytes; neocode takes at most {cap} bytes (1 MiB) of prompt text: attach large files as resource links instead"
+    )]
+    PromptTooLarge {
+        /// The prompt's size in bytes.
+        bytes: usize,
+        /// The cap.
+        cap: usize,
+    },
     /// The turn failed.
     #[error("{0}")]
     Turn(String),
@@ -59,7 +79,15 @@ impl AcpError {
             | AcpError::Workspace { .. }
             | AcpError::EmptyPrompt
             | AcpError::UnknownMode(_)
-            | AcpError::Busy(_) => ErrorCode::INVALID_PARAMS,
+            | AcpError::PromptTooLarge { .. }
+            | AcpError::Leased { .. }
+            | AcpError::Busy(_)
+            | AcpError::Store(
+                StoreError::NotFound { .. }
+                | StoreError::Ambiguous { .. }
+                | StoreError::InvalidId { .. }
+                | StoreError::NoSuchSeq { .. },
+            ) => ErrorCode::INVALID_PARAMS,
             _ => ErrorCode::INTERNAL_ERROR,
         };
         agent_client_protocol::Error::new(code, msg)

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use super::error::AcpError;
 use crate::runtime::agent::{Agent, Op, Sink, Target, TurnCommand, TurnHandle};
 use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
+use crate::runtime::lease::{Lease, LeaseError};
 use crate::runtime::{Location, Sessions};
 
 /// A session this connection opened: the agent of its workspace.
@@ -28,6 +29,20 @@ struct State {
     sessions: HashMap<String, OpenSession>,
     /// Running turns by session id.
     running: HashMap<String, TurnHandle>,
+    /// The leases of the open sessions no turn runs in: while an editor has a session open,
+    /// no other process runs it (a turn takes the lease over while it runs).
+    leases: HashMap<String, Lease>,
+}
+
+/// Takes session `id`'s lease for this connection; busy names the process holding it.
+fn take_lease(sessions: &Sessions, id: &str) -> Result<Lease, AcpError> {
+    Lease::acquire(sessions.data_dir(), id).map_err(|e| match e {
+        LeaseError::Busy { pid } => AcpError::Leased {
+            id: id.to_string(),
+            holder: pid.map_or_else(|| "another process".to_string(), |p| format!("pid {p}")),
+        },
+        LeaseError::Io(m) => AcpError::Connection(m),
+    })
 }
 
 /// The connection's sessions and turns, shared by its handlers.
@@ -74,9 +89,54 @@ impl Hub {
         })
     }
 
-    /// Remembers a session this connection created or loaded.
-    pub(crate) fn open(&self, id: &str, session: OpenSession) {
-        self.lock().sessions.insert(id.to_string(), session);
+    /// Remembers a session this connection created, loaded, resumed or forked, and takes its
+    /// lease (kept until `session/close` or the end of the connection); fails, naming the
+    /// holder, when another process has it.
+    pub(crate) fn open(&self, id: &str, session: OpenSession) -> Result<(), AcpError> {
+        let mut state = self.lock();
+        if !state.leases.contains_key(id) && !state.running.contains_key(id) {
+            let lease = take_lease(&session.sessions, id)?;
+            state.leases.insert(id.to_string(), lease);
+        }
+        state.sessions.insert(id.to_string(), session);
+        Ok(())
+    }
+
+    /// Hands the session's lease to the turn about to start (it takes it itself).
+    pub(crate) fn release_for_turn(&self, id: &str) {
+        drop(self.lock().leases.remove(id));
+    }
+
+    /// Takes the session's lease back after its turn (or a turn that did not start), while
+    /// the session is still open here.
+    pub(crate) fn retake(&self, id: &str) -> Result<(), AcpError> {
+        let mut state = self.lock();
+        let Some(open) = state.sessions.get(id) else {
+            return Ok(());
+        };
+        if state.leases.contains_key(id) || state.running.contains_key(id) {
+            return Ok(());
+        }
+        let lease = take_lease(&open.sessions, id)?;
+        state.leases.insert(id.to_string(), lease);
+        Ok(())
+    }
+
+    /// `session/close`: the session's running turn (if any) is cancelled and waited for, then
+    /// the session is forgotten and its lease released, so another process can run it.
+    pub(crate) fn close(&self, id: &str) -> Result<(), AcpError> {
+        self.session(id)?;
+        let handle = {
+            let mut state = self.lock();
+            state.sessions.remove(id);
+            drop(state.leases.remove(id));
+            state.running.remove(id)
+        };
+        if let Some(handle) = handle {
+            handle.cancel();
+            handle.join();
+        }
+        Ok(())
     }
 
     /// A session this connection opened.
@@ -128,7 +188,11 @@ impl Hub {
     /// The client went away: every running turn is cancelled and waited for, so each is
     /// stored as cancelled before the process exits.
     pub(crate) fn shut_down(&self) {
-        let running: Vec<TurnHandle> = self.lock().running.drain().map(|(_, h)| h).collect();
+        let running: Vec<TurnHandle> = {
+            let mut state = self.lock();
+            state.sessions.clear();
+            state.running.drain().map(|(_, h)| h).collect()
+        };
         for handle in running {
             handle.cancel();
             handle.join();

@@ -4,11 +4,13 @@
 use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    AgentCapabilities, CancelNotification, CloseSessionRequest, CloseSessionResponse,
+    ForkSessionRequest, ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse,
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, SessionCapabilities,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
+    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities,
     SessionInfo, SessionListCapabilities, SessionMode, SessionModeState, SessionNotification,
-    SetSessionModeRequest, SetSessionModeResponse,
+    SessionResumeCapabilities, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Stdio, on_receive_notification, on_receive_request};
@@ -37,7 +39,13 @@ fn initialize(req: &InitializeRequest) -> InitializeResponse {
     let caps = AgentCapabilities::new()
         .load_session(true)
         .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
-        .session_capabilities(SessionCapabilities::new().list(SessionListCapabilities::new()));
+        .session_capabilities(
+            SessionCapabilities::new()
+                .list(SessionListCapabilities::new())
+                .resume(SessionResumeCapabilities::new())
+                .fork(SessionForkCapabilities::new())
+                .close(SessionCloseCapabilities::new()),
+        );
     InitializeResponse::new(req.protocol_version)
         .agent_capabilities(caps)
         .agent_info(Implementation::new("neocode", env!("CARGO_PKG_VERSION")))
@@ -85,7 +93,7 @@ fn new_session(hub: &Hub, req: &NewSessionRequest) -> Result<NewSessionResponse,
         ..NewSession::default()
     })?;
     let current = open.approval;
-    hub.open(&header.id, open);
+    hub.open(&header.id, open)?;
     Ok(NewSessionResponse::new(header.id).modes(modes(current)))
 }
 
@@ -98,13 +106,47 @@ fn load_session(
     let open = hub.workspace(&req.cwd)?;
     let id = open.sessions.resolve(&req.session_id.to_string())?;
     let session = open.sessions.load(&id)?;
-    for update in updates::replay(&session.messages, &open.cwd) {
+    let (cwd, current) = (open.cwd.clone(), open.approval);
+    // The lease first: a session another process has open is refused before any replay.
+    hub.open(&id, open)?;
+    for update in updates::replay(&session.messages, &cwd) {
         cx.send_notification(SessionNotification::new(id.clone(), update))
             .map_err(|e| AcpError::Connection(e.to_string()))?;
     }
-    let current = open.approval;
-    hub.open(&id, open);
     Ok(LoadSessionResponse::new().modes(modes(current)))
+}
+
+/// `session/resume`: the stored session opened for prompts, without replaying it.
+fn resume_session(
+    hub: &Hub,
+    req: &ResumeSessionRequest,
+) -> Result<ResumeSessionResponse, AcpError> {
+    let open = hub.workspace(&req.cwd)?;
+    let id = open.sessions.resolve(&req.session_id.to_string())?;
+    let current = open.approval;
+    hub.open(&id, open)?;
+    Ok(ResumeSessionResponse::new().modes(modes(current)))
+}
+
+/// The message a fork ends at, when the request names one: `_meta.neocode.atMessage`, the
+/// message's seq (1-based, as `neocode --fork` counts), 0 for an empty fork.
+fn fork_point(req: &ForkSessionRequest) -> Option<i64> {
+    req.meta
+        .as_ref()?
+        .get("neocode")?
+        .get("atMessage")?
+        .as_i64()
+}
+
+/// `session/fork`: a new session holding the source's messages (up to the named message, or
+/// all), listed by `neocode --list` with the source as its parent, opened for prompts.
+fn fork_session(hub: &Hub, req: &ForkSessionRequest) -> Result<ForkSessionResponse, AcpError> {
+    let open = hub.workspace(&req.cwd)?;
+    let source = open.sessions.resolve(&req.session_id.to_string())?;
+    let header = open.sessions.fork(&source, fork_point(req))?;
+    let current = open.approval;
+    hub.open(&header.id, open)?;
+    Ok(ForkSessionResponse::new(header.id).modes(modes(current)))
 }
 
 /// A page cursor: the last row's key, `<updated ms>.<rowid>`.
@@ -177,8 +219,9 @@ async fn connection(hub: Hub) -> Result<(), agent_client_protocol::Error> {
         hub.clone(),
         hub.clone(),
         hub.clone(),
-        hub,
+        hub.clone(),
     );
+    let (h_resume, h_fork, h_close) = (hub.clone(), hub.clone(), hub);
     Agent
         .v1()
         .name("neocode")
@@ -214,6 +257,30 @@ async fn connection(hub: Hub) -> Result<(), agent_client_protocol::Error> {
                     Ok(run) => cx.spawn(turn::stream(run, responder, cx.clone())),
                     Err(e) => responder.respond_with_error(e.rpc()),
                 }
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ResumeSessionRequest, responder, _cx: ConnectionTo<Client>| {
+                answer(responder, resume_session(&h_resume, &req))
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ForkSessionRequest, responder, _cx: ConnectionTo<Client>| {
+                answer(responder, fork_session(&h_fork, &req))
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: CloseSessionRequest, responder, _cx: ConnectionTo<Client>| {
+                // Closing waits for a running turn to stop: off the connection's threads.
+                let hub = h_close.clone();
+                let id = req.session_id.to_string();
+                let closed = tokio::task::spawn_blocking(move || hub.close(&id))
+                    .await
+                    .unwrap_or_else(|e| Err(AcpError::Connection(e.to_string())));
+                answer(responder, closed.map(|()| CloseSessionResponse::new()))
             },
             on_receive_request!(),
         )

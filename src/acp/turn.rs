@@ -6,7 +6,7 @@ use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
     ContentBlock, EmbeddedResourceResource, PermissionOption, PermissionOptionKind, PromptRequest,
     PromptResponse, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification,
-    StopReason, ToolCallUpdate, ToolCallUpdateFields,
+    StopReason, ToolCallUpdate, ToolCallUpdateFields, Usage as TokenUsage,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 
@@ -16,6 +16,11 @@ use super::updates;
 use crate::runtime::agent::{
     FailCode, FinishReason, Op, OpOutcome, Sink, Target, TurnCommand, TurnEvent, TurnRequest,
 };
+use crate::session::Usage;
+
+/// The most prompt text one `session/prompt` takes (1 MiB, after its blocks are joined): a
+/// larger prompt is a JSON-RPC error, never stored.
+pub(crate) const PROMPT_CAP: usize = 1 << 20;
 
 /// The prompt's blocks as one message: text as is, resources as their text under their
 /// URI, links as their URI.
@@ -52,6 +57,15 @@ fn stop_reason(reason: &FinishReason) -> Result<StopReason, AcpError> {
     }
 }
 
+/// The turn's token usage as the prompt response carries it.
+fn turn_usage(u: Usage) -> TokenUsage {
+    TokenUsage::new(
+        u.input_tokens.saturating_add(u.output_tokens),
+        u.input_tokens,
+        u.output_tokens,
+    )
+}
+
 /// A prompt's turn, started: [`stream`] carries it to the client.
 pub(crate) struct Running {
     hub: Hub,
@@ -72,6 +86,12 @@ pub(crate) fn start(hub: &Hub, req: &PromptRequest) -> Result<Running, AcpError>
     if text.trim().is_empty() {
         return Err(AcpError::EmptyPrompt);
     }
+    if text.len() > PROMPT_CAP {
+        return Err(AcpError::PromptTooLarge {
+            bytes: text.len(),
+            cap: PROMPT_CAP,
+        });
+    }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let sink = Sink::to(move |e: TurnEvent| {
         let _ = tx.send(e);
@@ -81,12 +101,21 @@ pub(crate) fn start(hub: &Hub, req: &PromptRequest) -> Result<Running, AcpError>
         approval: Some(open.approval),
         ..TurnRequest::default()
     };
-    let started = match open
+    // The turn takes the session's lease while it runs; the connection takes it back after.
+    hub.release_for_turn(&id);
+    let submitted = open
         .agent
-        .submit(Target::Resume(id.clone()), Op::Turn(turn), sink)?
-    {
-        OpOutcome::Started(s) => s,
-        _ => return Err(AcpError::Turn("the agent started no turn".into())),
+        .submit(Target::Resume(id.clone()), Op::Turn(turn), sink);
+    let started = match submitted {
+        Ok(OpOutcome::Started(s)) => s,
+        Ok(_) => {
+            hub.retake(&id)?;
+            return Err(AcpError::Turn("the agent started no turn".into()));
+        }
+        Err(e) => {
+            hub.retake(&id)?;
+            return Err(e.into());
+        }
     };
     hub.running(&id, started.handle);
     Ok(Running {
@@ -125,7 +154,7 @@ pub(crate) async fn stream(
                     open.agent
                         .submit(Target::Resume(id.clone()), Op::Command(cmd), Sink::none());
             }
-            TurnEvent::Finished { reason, .. } => finish = Some(reason.clone()),
+            TurnEvent::Finished { reason, usage } => finish = Some((reason.clone(), *usage)),
             _ => {}
         }
         for update in updates::from_event(&event, &open.cwd) {
@@ -137,9 +166,12 @@ pub(crate) async fn stream(
     if let Some(handle) = hub.finished(&id) {
         let _ = tokio::task::spawn_blocking(move || handle.join()).await;
     }
-    let reason = finish.unwrap_or(FinishReason::Cancelled);
+    // Another process may have taken the lease in between: then it runs the session, and this
+    // connection's next prompt says so.
+    let _ = hub.retake(&id);
+    let (reason, usage) = finish.unwrap_or((FinishReason::Cancelled, Usage::default()));
     match stop_reason(&reason) {
-        Ok(stop) => responder.respond(PromptResponse::new(stop)),
+        Ok(stop) => responder.respond(PromptResponse::new(stop).usage(turn_usage(usage))),
         Err(e) => responder.respond_with_error(e.rpc()),
     }
 }

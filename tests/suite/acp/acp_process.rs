@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_neocode");
 
-fn vars(env: &Env) -> Vec<(String, String)> {
+pub(super) fn vars(env: &Env) -> Vec<(String, String)> {
     vec![
         ("NEOCODE_HOME".into(), env.home.display().to_string()),
         ("NEOCODE_BASE_URL".into(), env.server.base_url()),
@@ -141,7 +141,7 @@ fn agent_text(seen: &[Value]) -> String {
         .collect()
 }
 
-fn list_ids(env: &Env) -> Vec<String> {
+pub(super) fn list_ids(env: &Env) -> Vec<String> {
     let out = Command::new(BIN)
         .args(["--list", "--json", "--workdir"])
         .arg(&env.workdir)
@@ -405,4 +405,209 @@ fn always_allow_keeps_the_rule_so_the_next_like_call_does_not_ask() {
     assert_eq!(asked, [json!("call_1")], "only the first write asks");
     assert!(env.workdir.join("a.txt").exists() && env.workdir.join("b.txt").exists());
     acp.close();
+}
+
+/// `neocode run --resume <id> <message>` in the env: its exit status, stdout and stderr.
+pub(super) fn run_resume(env: &Env, id: &str, message: &str) -> std::process::Output {
+    Command::new(BIN)
+        .args(["run", "--resume", id, message])
+        .envs(vars(env))
+        .current_dir(&env.workdir)
+        .output()
+        .unwrap()
+}
+
+/// A session with one answered prompt, made by an ACP process that is still open.
+fn prompted(acp: &mut Acp, env: &Env, text: &str) -> String {
+    acp.initialize();
+    let id = acp.new_session(env);
+    let pid = acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": text}]}),
+    );
+    let (_, resp) = acp.until_response(pid, |_| json!({"outcome": {"outcome": "cancelled"}}));
+    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    id
+}
+
+#[test]
+fn fork_makes_a_listed_session_with_the_parents_messages_or_up_to_a_named_one() {
+    let env = Env::new(vec![Reply::text("First answer.")]);
+    let mut acp = Acp::start(&env);
+    let id = prompted(&mut acp, &env, "hello");
+    let (_, init) = acp.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+    );
+    let caps = &init["result"]["agentCapabilities"]["sessionCapabilities"];
+    for cap in ["list", "fork", "resume", "close"] {
+        assert!(caps[cap].is_object(), "{cap} is advertised: {init}");
+    }
+
+    let (_, r) = acp.call(
+        "session/fork",
+        json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
+    );
+    let fork = r["result"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_string();
+    assert_ne!(fork, id);
+    assert_eq!(
+        env.texts(&fork),
+        env.texts(&id),
+        "the fork holds the parent's messages"
+    );
+    assert_eq!(env.texts(&fork).len(), 2);
+
+    let (_, r) = acp.call(
+        "session/fork",
+        json!({"sessionId": id, "cwd": env.workdir, "_meta": {"neocode": {"atMessage": 1}}}),
+    );
+    let early = r["result"]["sessionId"].as_str().unwrap().to_string();
+    let texts = env.texts(&early);
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    assert_eq!(texts[0].1, "hello");
+    let (_, r) = acp.call(
+        "session/fork",
+        json!({"sessionId": id, "cwd": env.workdir, "_meta": {"neocode": {"atMessage": 9}}}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "a fork past the end fails: {r}");
+    acp.close();
+    let listed = list_ids(&env);
+    assert!(
+        listed.contains(&fork) && listed.contains(&early),
+        "{listed:?}"
+    );
+}
+
+#[test]
+fn resume_continues_without_replay_and_close_lets_neocode_run_resume_it() {
+    let env = Env::new(vec![
+        Reply::text("First answer."),
+        Reply::text("Second answer."),
+        Reply::text("From the terminal."),
+    ]);
+    let mut acp = Acp::start(&env);
+    let id = prompted(&mut acp, &env, "hello");
+    acp.close();
+
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let (seen, r) = acp.call(
+        "session/resume",
+        json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    assert!(seen.is_empty(), "resume replays nothing: {seen:#?}");
+    let pid = acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "again"}]}),
+    );
+    let (seen, resp) = acp.until_response(pid, |_| json!({"outcome": {"outcome": "cancelled"}}));
+    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    assert_eq!(agent_text(&seen), "Second answer.");
+    assert_eq!(env.texts(&id).len(), 4, "the session continued");
+    // The turn's usage (the scripted reply reports 10 in, 5 out) rides on the response.
+    let usage = &resp["result"]["usage"];
+    assert_eq!(
+        (
+            &usage["inputTokens"],
+            &usage["outputTokens"],
+            &usage["totalTokens"]
+        ),
+        (&json!(10), &json!(5), &json!(15)),
+        "{resp}"
+    );
+
+    // The editor still has it open: another process cannot run it, and is told who has it.
+    let out = run_resume(&env, &id, "from the terminal");
+    assert!(!out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&acp.child.id().to_string()), "{err}");
+
+    let (_, r) = acp.call("session/close", json!({"sessionId": id}));
+    assert!(r.get("error").is_none(), "{r}");
+    let (_, r) = acp.call(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "closed?"}]}),
+    );
+    assert_eq!(
+        r["error"]["code"], -32602,
+        "a closed session is unknown: {r}"
+    );
+    let out = run_resume(&env, &id, "from the terminal");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(env.texts(&id).len(), 6);
+    acp.close();
+}
+
+#[test]
+fn a_prompt_over_the_cap_is_a_json_rpc_error_and_nothing_is_stored() {
+    let env = Env::new(vec![Reply::text("fine")]);
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let id = acp.new_session(&env);
+    let huge = "x".repeat((1 << 20) + 1);
+    let (_, r) = acp.call(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": huge}]}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{}", &r.to_string()[..200]);
+    let msg = r["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("1048577 bytes") && msg.contains("1 MiB"),
+        "{msg}"
+    );
+    assert!(env.texts(&id).is_empty());
+    assert_eq!(env.server.request_count(), 0);
+    // Still serving, and the session still takes prompts.
+    let pid = acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "small"}]}),
+    );
+    let (_, resp) = acp.until_response(pid, |_| json!({"outcome": {"outcome": "cancelled"}}));
+    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    acp.close();
+}
+
+#[test]
+fn a_second_process_on_an_open_session_is_told_which_process_holds_it() {
+    let env = Env::new(vec![Reply::text("First answer."), Reply::text("Second.")]);
+    let mut first = Acp::start(&env);
+    let id = prompted(&mut first, &env, "hello");
+
+    let mut second = Acp::start(&env);
+    second.initialize();
+    let (seen, r) = second.call(
+        "session/load",
+        json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let msg = r["error"]["message"].as_str().unwrap();
+    let holder = format!("pid {}", first.child.id());
+    assert!(msg.contains(&holder) && msg.contains(&id), "{msg}");
+    assert!(seen.is_empty(), "nothing is replayed: {seen:#?}");
+    let (_, r) = second.call(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "mine now"}]}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+
+    // Once the first closes it, the second loads and prompts it.
+    let (_, r) = first.call("session/close", json!({"sessionId": id}));
+    assert!(r.get("error").is_none(), "{r}");
+    let (_, r) = second.call(
+        "session/load",
+        json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    let pid = second.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "mine now"}]}),
+    );
+    let (_, resp) = second.until_response(pid, |_| json!({"outcome": {"outcome": "cancelled"}}));
+    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    first.close();
+    second.close();
 }

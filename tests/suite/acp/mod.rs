@@ -1,3 +1,5 @@
-//! `neocode acp`: the real binary driven over stdio with JSON-RPC lines, as an editor does.
+//! `neocode acp`: the real binary driven over stdio with JSON-RPC lines, as an editor does,
+//! and by ACP clients nobody here wrote.
 
+mod acp_clients;
 mod acp_process;
