@@ -62,7 +62,7 @@ fn turn_events(e: &TurnEvent) -> Vec<Event> {
             is_error: *is_error,
             seq: *seq,
             permission: permission.clone(),
-            diagnostics: diagnostics.clone(),
+            diagnostics: diagnostics.as_deref().cloned(),
         },
         TurnEvent::Warning { code, message } => {
             Event::warning(None, code.as_str(), message.clone())

@@ -66,7 +66,8 @@ pub enum TurnEvent {
         permission: Option<crate::runtime::policy::gate::Permission>,
         /// The language servers' errors and warnings in the files the call changed; `None`
         /// when no server serves them (or none answered in time).
-        diagnostics: Option<crate::runtime::extensions::lsp::DiagnosticReport>,
+        /// (Boxed: the event stays small.)
+        diagnostics: Option<Box<crate::runtime::extensions::lsp::DiagnosticReport>>,
     },
     /// Something the user should know that does not stop the turn.
     Warning {

@@ -108,7 +108,7 @@ impl Conversation {
                 diagnostics,
             } => {
                 if let Some(c) = self.turn.live_mut().and_then(|l| l.card_mut(&call_id)) {
-                    c.diagnostics = diagnostics;
+                    c.diagnostics = diagnostics.map(|d| *d);
                 }
                 self.tool_result(call_id, text, is_error, seq, permission, ctx)
             }

@@ -1525,11 +1525,11 @@ fn an_edit_card_counts_the_diagnostics_its_result_carried() {
         is_error: false,
         seq: 100,
         permission: None,
-        diagnostics: Some(DiagnosticReport {
+        diagnostics: Some(Box::new(DiagnosticReport {
             errors: 1,
             warnings: 2,
             items: vec![item(5, "error"), item(1, "warning"), item(2, "warning")],
-        }),
+        })),
     });
     tool(&mut h, "e2", "edit_file", args, ToolKind::Edit, "calc.py");
     result(

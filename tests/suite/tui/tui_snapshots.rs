@@ -1389,9 +1389,15 @@ fn an_edit_whose_result_carried_diagnostics_counts_them_in_its_head() {
     h.key(KeyCode::Enter);
     assert_eq!(h.app.screen, Screen::Conversation);
     let s = h.screen();
-    let heads: Vec<&str> = s.lines().filter(|l| l.contains("Tool · edit_file")).collect();
+    let heads: Vec<&str> = s
+        .lines()
+        .filter(|l| l.contains("Tool · edit_file"))
+        .collect();
     assert_eq!(heads.len(), 2, "{s}");
-    assert!(heads[0].contains("Tool · edit_file  2 errors, 1 warning  #3"), "{s}");
+    assert!(
+        heads[0].contains("Tool · edit_file  2 errors, 1 warning  #3"),
+        "{s}"
+    );
     // A clean result carries no count.
     assert!(heads[1].contains("Tool · edit_file  #5"), "{s}");
     insta::assert_snapshot!("transcript_edit_with_diagnostics", s);

@@ -179,7 +179,8 @@ impl Turn {
             text.push_str(&format!("\n\nA PostToolUse hook says: {reason}"));
         }
         let diagnostics =
-            crate::runtime::extensions::lsp::DiagnosticReport::of_metadata(out.metadata.as_ref());
+            crate::runtime::extensions::lsp::DiagnosticReport::of_metadata(out.metadata.as_ref())
+                .map(Box::new);
         let mut msg = NewMessage::tool_result(call.id.clone(), text.clone(), out.is_error);
         msg.parts.extend(images);
         msg.tool_metadata = match &permission {
