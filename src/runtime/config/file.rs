@@ -36,7 +36,7 @@ pub(super) struct FileConfig {
     /// Read by `runtime::config::mcp` (its own error per server).
     #[serde(default, rename = "mcp_servers")]
     pub(super) _mcp_servers: Option<toml::Value>,
-    /// Read by `runtime::extensions::lsp::config`.
+    /// Read by `config::lsp`.
     #[serde(default, rename = "lsp")]
     pub(super) _lsp: Option<toml::Value>,
     /// Read by `runtime::policy::permissions` (errors with their line).

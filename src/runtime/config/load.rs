@@ -33,8 +33,7 @@ impl Settings {
         let mut file: FileConfig =
             toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
         let mcp_servers = mcp::parse(&text).map_err(|e| bad(e.to_string()))?;
-        let lsp = crate::runtime::extensions::lsp::config::parse(&text)
-            .map_err(|e| bad(e.to_string()))?;
+        let lsp = super::lsp::parse(&text).map_err(|e| bad(e.to_string()))?;
         let env = |k: &str| {
             env(k)
                 .map(|v| v.trim().to_string())

@@ -9,6 +9,7 @@ pub(crate) mod caps;
 mod default_config;
 mod file;
 mod load;
+pub mod lsp;
 pub(crate) mod mcp;
 pub(crate) mod mcp_error;
 mod profile;
@@ -153,7 +154,7 @@ pub struct Settings {
     /// MCP servers (`[mcp_servers.NAME]`); a bad table is kept, marked invalid.
     pub mcp_servers: Vec<mcp::ServerConfig>,
     /// Language servers (`[lsp]`): the table and the diagnostics wait.
-    pub lsp: crate::runtime::extensions::lsp::LspSettings,
+    pub lsp: lsp::LspSettings,
 }
 
 impl std::fmt::Debug for Settings {

@@ -178,6 +178,9 @@ impl Turn {
         if ran && let Some(reason) = self.ctx.gate.post_tool_use(call, &text, out.is_error) {
             text.push_str(&format!("\n\nA PostToolUse hook says: {reason}"));
         }
+        let diagnostics =
+            crate::runtime::extensions::lsp::DiagnosticReport::of_metadata(out.metadata.as_ref())
+                .map(Box::new);
         let mut msg = NewMessage::tool_result(call.id.clone(), text.clone(), out.is_error);
         msg.parts.extend(images);
         msg.tool_metadata = match &permission {
@@ -191,6 +194,7 @@ impl Turn {
             is_error: out.is_error,
             seq,
             permission,
+            diagnostics,
         });
         Ok(())
     }
