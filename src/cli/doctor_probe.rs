@@ -298,6 +298,7 @@ fn tool_request(tokens: u64) -> ChatRequest {
                 "properties": {"text": {"type": "string"}}, "required": ["text"]}),
         )],
         cache_key: CACHE_KEY.into(),
+        output_schema: None,
     }
 }
 

@@ -80,6 +80,7 @@ pub(crate) fn build_with(
         messages,
         tools,
         cache_key: h.id.clone(),
+        output_schema: None,
     }
 }
 

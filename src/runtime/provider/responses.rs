@@ -62,6 +62,11 @@ impl Responses {
         if !req.cache_key.is_empty() {
             body["prompt_cache_key"] = json!(req.cache_key);
         }
+        if let Some(schema) = &req.output_schema {
+            body["text"] = json!({"format": {
+                "type": "json_schema", "name": "output", "schema": schema, "strict": false,
+            }});
+        }
         if st.reasoning_effort.is_some() || reasoning_model(model) {
             let mut r = json!({"summary": "auto"});
             if let Some(e) = &st.reasoning_effort {
@@ -508,6 +513,27 @@ mod tests {
     use crate::testkit::scripted_wire::{Messages, ResponsesStream};
 
     #[test]
+    fn an_output_schema_is_the_text_format() {
+        let st = ApiSettings {
+            http: OpenAiSettings::new("http://127.0.0.1:9/v1", "gpt-5", None),
+            reasoning_effort: None,
+            thinking_budget: 0,
+            max_output_tokens: 1000,
+        };
+        let p = Responses::new(st).unwrap();
+        let mut req = ChatRequest {
+            messages: vec![ChatMessage::user_text("list")],
+            ..ChatRequest::default()
+        };
+        assert!(p.body(&req).get("text").is_none());
+        req.output_schema = Some(json!({"type": "object"}));
+        assert_eq!(
+            p.body(&req)["text"],
+            json!({"format": {"type": "json_schema", "name": "output", "schema": {"type": "object"}, "strict": false}})
+        );
+    }
+
+    #[test]
     fn a_stream_with_reasoning_and_a_call_folds_into_one_completion() {
         let mut f = Fold::new("gpt-5");
         let evs = [
@@ -637,6 +663,7 @@ mod tests {
             ],
             tools: vec![],
             cache_key: "session-1".into(),
+            output_schema: None,
         };
         let b = p.body(&req);
         assert_eq!(b["store"], false);

@@ -348,6 +348,11 @@ fn output_schema_invalid_then_valid_is_fixed_by_one_retry() {
     assert_eq!(ls[0]["exit_code"], 0);
     let reqs = srv.requests();
     assert_eq!(reqs.len(), 2);
+    for r in &reqs {
+        let rf = &r.json()["response_format"];
+        assert_eq!(rf["type"], "json_schema", "sent as structured output: {rf}");
+        assert_eq!(rf["json_schema"]["schema"]["required"], json!(["todos"]));
+    }
     let first_prompt = reqs[0].json()["messages"][1]["content"].clone();
     assert!(
         first_prompt
@@ -370,6 +375,47 @@ fn output_schema_invalid_then_valid_is_fixed_by_one_retry() {
         stderr(&o).contains("asking the model once to fix it"),
         "{}",
         stderr(&o)
+    );
+}
+
+#[test]
+fn a_server_that_refuses_structured_output_is_asked_again_without_it_and_told_once() {
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        Reply::error(400, "response_format is not supported by this server"),
+        Reply::text(r#"{"todos": ["one"]}"#),
+    ]);
+    let schema = schema_file(&env);
+    let o = run(
+        &env,
+        &srv,
+        &[
+            "run",
+            "--output-format",
+            "stream-json",
+            "--output-schema",
+            &schema,
+            "list the TODOs",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ls = lines(&o);
+    let warnings: Vec<&Value> = ls
+        .iter()
+        .filter(|v| v["type"] == "warning" && v["code"] == "structured_output_refused")
+        .collect();
+    assert_eq!(warnings.len(), 1, "said once: {ls:#?}");
+    let said = warnings[0]["message"].as_str().unwrap();
+    assert!(said.contains("response_format is not supported"), "{said}");
+    assert_eq!(
+        first(&ls, "result")["structured_output"],
+        json!({"todos": ["one"]})
+    );
+    let reqs = srv.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs[0].json().get("response_format").is_some());
+    assert!(
+        reqs[1].json().get("response_format").is_none(),
+        "asked again without the option"
     );
 }
 

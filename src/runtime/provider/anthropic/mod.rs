@@ -72,6 +72,9 @@ impl Anthropic {
             body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
         }
         body["max_tokens"] = json!(max_tokens);
+        if let Some(schema) = &req.output_schema {
+            body["output_config"] = json!({"format": {"type": "json_schema", "schema": schema}});
+        }
         body
     }
 }
@@ -364,6 +367,27 @@ mod tests {
     }
 
     #[test]
+    fn an_output_schema_is_the_output_config_format() {
+        let st = ApiSettings {
+            http: OpenAiSettings::new("http://127.0.0.1:9/v1", "claude-sonnet-4-5", None),
+            reasoning_effort: None,
+            thinking_budget: 0,
+            max_output_tokens: 1000,
+        };
+        let p = Anthropic::new(st).unwrap();
+        let mut req = ChatRequest {
+            messages: vec![ChatMessage::user_text("list")],
+            ..ChatRequest::default()
+        };
+        assert!(p.body(&req).get("output_config").is_none());
+        req.output_schema = Some(serde_json::json!({"type": "object"}));
+        assert_eq!(
+            p.body(&req)["output_config"],
+            serde_json::json!({"format": {"type": "json_schema", "schema": {"type": "object"}}})
+        );
+    }
+
+    #[test]
     fn the_body_has_breakpoints_system_thinking_and_replays_only_own_reasoning() {
         let mut st = ApiSettings {
             http: OpenAiSettings::new("http://127.0.0.1:9/v1", "claude-sonnet-4-5", None),
@@ -408,6 +432,7 @@ mod tests {
             ],
             tools: vec![ToolDef::new("grep", "search", json!({"type": "object"}))],
             cache_key: "s1".into(),
+            output_schema: None,
         };
         let b = p.body(&req);
         assert_eq!(b["system"][0]["cache_control"]["type"], "ephemeral");

@@ -31,6 +31,12 @@ impl OpenAi {
             body["tools"] = Value::Array(tool_definitions(&req.tools));
             body["tool_choice"] = "auto".into();
         }
+        if let Some(schema) = &req.output_schema {
+            body["response_format"] = json!({
+                "type": "json_schema",
+                "json_schema": {"name": "output", "schema": schema, "strict": false},
+            });
+        }
         body
     }
 }
