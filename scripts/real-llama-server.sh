@@ -180,7 +180,9 @@ check_api() {
 	[ "$(result "$d/continue.json" | jq -r .session_id)" = "$session" ] || fail "$api: the continue used another session"
 	say "$api: continue: answered in ${secs}s"
 
-	# 3. A length cut: max 8 tokens → the reply kept marked cut, the turn paused (exit 3).
+	# 3. A length cut: max 8 tokens → the reply kept marked cut, the turn paused (exit 3,
+	#    reply_cut): `finish_reason: length`, a Messages `max_tokens` stop, and a Responses
+	#    reply that used all of `max_output_tokens` (llama-server still says `completed`).
 	nc_run "$tmp/cut" "$d/cut.json" "Write a long story about a dragon who learns to fly."
 	[ "$rc" = 3 ] || { cat "$d/cut.json" "$d/cut.json.err" >&2; fail "$api: the length cut exited $rc, not 3"; }
 	[ -n "$(warned "$d/cut.json" reply_cut)" ] || fail "$api: no reply_cut warning: $(cat "$d/cut.json")"

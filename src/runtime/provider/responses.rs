@@ -309,6 +309,7 @@ impl Fold {
             && self.limit.is_some_and(|l| l > 0 && self.usage.output_tokens >= l)
         {
             self.stop = Some(StopNote::Truncated("max_output_tokens".into()));
+            self.status = Some("incomplete".to_string());
         }
     }
 }
@@ -619,8 +620,8 @@ mod tests {
     }
 
     /// llama.cpp's `llama-server` ends a reply cut at `max_output_tokens` with
-    /// `response.completed`: one that used the whole limit is kept marked cut all the same,
-    /// and one that stopped short of it, or called a tool, is not.
+    /// `response.completed`: one that used the whole limit is cut all the same (`length`, as
+    /// `response.incomplete` gives), and one that stopped short of it, or called a tool, is not.
     #[test]
     fn a_completed_reply_that_used_the_whole_limit_is_cut() {
         let completed = |out: u64| {
@@ -635,12 +636,17 @@ mod tests {
             let mut f = Fold::new("smollm2").with_limit(limit);
             f.feed("", &text).unwrap();
             f.feed("", &completed(out)).unwrap();
-            f.finish(false).stop
+            let c = f.finish(false);
+            (c.stop, c.finish_reason)
         };
-        let cut = Some(StopNote::Truncated("max_output_tokens".into()));
+        let cut = (
+            Some(StopNote::Truncated("max_output_tokens".into())),
+            Some("length".to_string()),
+        );
+        let stop = (None, Some("stop".to_string()));
         assert_eq!(fold(Some(8), 8), cut);
-        assert_eq!(fold(Some(8), 5), None);
-        assert_eq!(fold(None, 8), None);
+        assert_eq!(fold(Some(8), 5), stop);
+        assert_eq!(fold(None, 8), stop);
         let mut f = Fold::new("smollm2").with_limit(Some(8));
         f.feed(
             "",
@@ -651,7 +657,8 @@ mod tests {
         )
         .unwrap();
         f.feed("", &completed(8)).unwrap();
-        assert_eq!(f.finish(false).stop, None);
+        let c = f.finish(false);
+        assert_eq!((c.stop, c.finish_reason.as_deref()), (None, Some("tool_calls")));
     }
 
     #[test]
