@@ -306,7 +306,9 @@ impl Fold {
         let calls = self.items.values().any(|i| i.kind == "function_call");
         if self.stop.is_none()
             && !calls
-            && self.limit.is_some_and(|l| l > 0 && self.usage.output_tokens >= l)
+            && self
+                .limit
+                .is_some_and(|l| l > 0 && self.usage.output_tokens >= l)
         {
             self.stop = Some(StopNote::Truncated("max_output_tokens".into()));
             self.status = Some("incomplete".to_string());
@@ -658,7 +660,10 @@ mod tests {
         .unwrap();
         f.feed("", &completed(8)).unwrap();
         let c = f.finish(false);
-        assert_eq!((c.stop, c.finish_reason.as_deref()), (None, Some("tool_calls")));
+        assert_eq!(
+            (c.stop, c.finish_reason.as_deref()),
+            (None, Some("tool_calls"))
+        );
     }
 
     #[test]
