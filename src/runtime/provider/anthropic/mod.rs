@@ -485,7 +485,7 @@ mod tests {
         };
         let req = ChatRequest {
             system: "rules".into(),
-            messages: vec![ChatMessage::user_text(&"word ".repeat(3000))],
+            messages: vec![ChatMessage::user_text("word ".repeat(3000))],
             tools: vec![],
             cache_key: String::new(),
         };
