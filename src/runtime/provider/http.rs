@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::error::ErrorKind;
 use super::error::ProviderError;
-use super::quirks::server_message;
+use super::quirks::{self, server_message};
 use super::settings::OpenAiSettings;
 use super::sse::{Completion, StreamEvent, push_merged};
 use super::sse_decode::{NotUtf8, SseDecoder};
@@ -188,6 +188,16 @@ impl Wire {
                 let (kind, message) =
                     transport::send_error(&e, url, s.connect_timeout, s.idle_timeout);
                 Err(self.err(kind, message, None))
+            }
+            // llama-server answers an overflow on /v1/messages and /v1/responses as on
+            // /v1/chat/completions: HTTP 400 `exceed_context_size_error`.
+            Posted::Refused(r) if quirks::overflow(&r.text).is_some() => {
+                let o = quirks::overflow(&r.text).unwrap_or_default();
+                if o.window.is_some() {
+                    quirks::remember_window(&s.base_url, o.window);
+                }
+                let message = quirks::overflow_text(&s.base_url, &o);
+                Err(self.err(ErrorKind::ContextOverflow, message, None))
             }
             Posted::Refused(r) => {
                 let msg = server_message(&r.text);
