@@ -475,3 +475,56 @@ fn a_schema_that_is_not_json_schema_is_bad_usage() {
     );
     assert!(srv.requests().is_empty());
 }
+
+#[test]
+fn stream_json_golden_plan_events() {
+    let plan = json!({"steps": [{"id": "a", "title": "A"}, {"id": "b", "title": "B", "depends_on": ["a"]}]});
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        Reply::tool_calls(&[("p1", "update_plan", &plan.to_string())]),
+        Reply::text("Plan stored."),
+        Reply::text("RESULT-a"),
+        Reply::text("RESULT-b"),
+    ]);
+    let o = run(
+        &env,
+        &srv,
+        &[
+            "run",
+            "--plan",
+            "--yes",
+            "--output-format",
+            "stream-json",
+            "two steps",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ls = lines(&o);
+    let t = types(&ls);
+    assert_eq!(t.first(), Some(&"run_start"));
+    assert_eq!(t.last(), Some(&"result"));
+    let proposed = first(&ls, "plan_proposed");
+    assert_eq!(proposed["layers"], json!([["a"], ["b"]]), "{proposed}");
+    assert_eq!(proposed["approved"], true, "{proposed}");
+    let started: Vec<&Value> = ls.iter().filter(|v| v["type"] == "step_started").collect();
+    assert_eq!(started.len(), 2);
+    assert_eq!(started[0]["step_id"], "a");
+    let finished: Vec<Value> = ls
+        .iter()
+        .filter(|v| v["type"] == "step_finished")
+        .map(normal)
+        .collect();
+    assert_eq!(finished.len(), 2);
+    assert_eq!(finished[0]["step_id"], "a");
+    assert_eq!(finished[0]["status"], "completed");
+    assert_eq!(finished[0]["result"], "RESULT-a");
+    assert_eq!(finished[1]["result"], "RESULT-b");
+    // A step's own events carry its step, and every line is one event a script can parse.
+    assert!(
+        ls.iter()
+            .any(|v| v["type"] == "text_delta" && v["step_id"] == "b"),
+        "{t:?}"
+    );
+    let res = first(&ls, "result");
+    assert_eq!(res["stop_reason"], "completed", "{res}");
+    assert_eq!(res["exit_code"], 0);
+}
