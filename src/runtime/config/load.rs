@@ -127,6 +127,7 @@ impl Settings {
             profiles,
             reasoning_effort: p_str(p.reasoning_effort.as_deref()).map(str::to_string),
             thinking_budget: p.thinking_budget.unwrap_or(0),
+            system_as_text: p.system_as_text.unwrap_or(false),
             max_output_tokens: p.max_output_tokens.unwrap_or(16_000).max(1),
             key_command,
             api_key,

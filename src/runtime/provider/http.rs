@@ -27,6 +27,9 @@ pub(crate) struct ApiSettings {
     pub thinking_budget: u32,
     /// `max_tokens` of one reply (Anthropic requires one).
     pub max_output_tokens: u32,
+    /// The system prompt as one plain string instead of text blocks with a cache breakpoint
+    /// (Anthropic; `system_as_text` in config.toml, for servers that refuse blocks).
+    pub system_as_text: bool,
 }
 
 /// An event that says the reply failed: its message, and whether asking again may help

@@ -545,6 +545,7 @@ mod tests {
             reasoning_effort: None,
             thinking_budget: 0,
             max_output_tokens: 1000,
+            system_as_text: false,
         };
         let p = Responses::new(st).unwrap();
         let mut req = ChatRequest {
@@ -701,6 +702,7 @@ mod tests {
             reasoning_effort: None,
             thinking_budget: 0,
             max_output_tokens: 1000,
+            system_as_text: false,
         };
         let p = Responses::new(st).unwrap();
         let b = p.body(&ChatRequest {
@@ -720,6 +722,7 @@ mod tests {
             reasoning_effort: Some("high".into()),
             thinking_budget: 0,
             max_output_tokens: 1000,
+            system_as_text: false,
         };
         st.http.max_retries = 0;
         let p = Responses::new(st).unwrap();

@@ -60,7 +60,13 @@ impl Anthropic {
         });
         let system = system_blocks(req);
         if !system.is_empty() {
-            body["system"] = Value::Array(system);
+            body["system"] = if st.system_as_text {
+                // Some gateways pass blocks on as content lists a local server refuses.
+                let texts: Vec<&str> = system.iter().filter_map(|b| b["text"].as_str()).collect();
+                Value::String(texts.join("\n\n"))
+            } else {
+                Value::Array(system)
+            };
         }
         if !req.tools.is_empty() {
             body["tools"] = Value::Array(tool_definitions(&req.tools));
@@ -373,6 +379,7 @@ mod tests {
             reasoning_effort: None,
             thinking_budget: 0,
             max_output_tokens: 1000,
+            system_as_text: false,
         };
         let p = Anthropic::new(st).unwrap();
         let mut req = ChatRequest {
@@ -394,6 +401,7 @@ mod tests {
             reasoning_effort: None,
             thinking_budget: 2000,
             max_output_tokens: 1000,
+            system_as_text: false,
         };
         st.http.max_retries = 0;
         let p = Anthropic::new(st).unwrap();
@@ -504,6 +512,7 @@ mod tests {
                 reasoning_effort: None,
                 thinking_budget: 0,
                 max_output_tokens: 1000,
+                system_as_text: false,
             };
             st.http.max_retries = 0;
             st
