@@ -146,7 +146,9 @@ fn tool_turn(
     let mut tokens = probe_tokens(window_of(provider, s));
     let mut tries = 0;
     loop {
-        let req = tool_request(tokens);
+        let mut req = tool_request(tokens);
+        // As a turn's first call does with `tool_choice = "required"`.
+        req.require_tool = s.first_call_requires_tool;
         match call(provider, &req) {
             Ok(p) => return Ok((req, p)),
             Err(e) if e.kind == ErrorKind::ContextOverflow && tries < OVERFLOW_RETRIES => {
@@ -358,6 +360,7 @@ fn tool_request(tokens: u64) -> ChatRequest {
         )],
         cache_key: CACHE_KEY.into(),
         output_schema: None,
+        require_tool: false,
     }
 }
 

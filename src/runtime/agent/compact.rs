@@ -245,6 +245,7 @@ fn summarise_in_pieces(
             tools: Vec::new(),
             cache_key: req.cache_key.clone(),
             output_schema: None,
+            require_tool: false,
         };
         let c = provider
             .stream(&piece_req, cancel, &mut |_| {})

@@ -81,6 +81,7 @@ pub(crate) fn build_with(
         tools,
         cache_key: h.id.clone(),
         output_schema: None,
+        require_tool: false,
     }
 }
 

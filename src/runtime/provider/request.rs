@@ -26,6 +26,9 @@ pub struct ChatRequest {
     /// the API's structured-output option: Chat Completions' `response_format`, Responses'
     /// `text.format`, Messages' `output_config.format`. `None`: free text.
     pub output_schema: Option<serde_json::Value>,
+    /// The model must call one of `tools` in this reply (`tool_choice: "required"`, Messages'
+    /// `{"type": "any"}`); false: it may (`auto`).
+    pub require_tool: bool,
 }
 
 impl ChatRequest {

@@ -58,6 +58,9 @@ impl Responses {
         }
         if !req.tools.is_empty() {
             body["tools"] = Value::Array(tool_definitions(&req.tools));
+            if req.require_tool {
+                body["tool_choice"] = json!("required");
+            }
         }
         if !req.cache_key.is_empty() {
             body["prompt_cache_key"] = json!(req.cache_key);
@@ -711,6 +714,7 @@ mod tests {
             tools: vec![],
             cache_key: String::new(),
             output_schema: None,
+            require_tool: false,
         });
         assert_eq!(b["max_output_tokens"], 8);
     }
@@ -759,6 +763,7 @@ mod tests {
             tools: vec![],
             cache_key: "session-1".into(),
             output_schema: None,
+            require_tool: false,
         };
         let b = p.body(&req);
         assert!(b.get("max_output_tokens").is_none(), "{b}");

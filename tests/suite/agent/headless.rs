@@ -528,3 +528,28 @@ fn stream_json_golden_plan_events() {
     assert_eq!(res["stop_reason"], "completed", "{res}");
     assert_eq!(res["exit_code"], 0);
 }
+
+/// `tool_choice = "required"`: the first model call of a prompt must call a tool, the
+/// calls after it are free to answer; a bad value is a one-line usage error.
+#[test]
+fn tool_choice_required_binds_the_first_call_of_a_prompt_only() {
+    let (env, srv) = Env::new(KEY, "tool_choice = \"required\"\n").with_server(vec![
+        Reply::tool_calls(&[("c1", "list_dir", r#"{"path":"."}"#)]),
+        Reply::text("Done."),
+    ]);
+    let o = run(&env, &srv, &["run", "--output-format", "json", "look"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let reqs = srv.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[0].json()["tool_choice"], "required");
+    assert_eq!(reqs[1].json()["tool_choice"], "auto");
+
+    let bad = Env::new(KEY, "tool_choice = \"always\"\n");
+    let o = run(&bad, &srv, &["run", "look"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("tool_choice must be \"auto\" or \"required\""),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -24,6 +24,8 @@ struct Sampling {
     overflow_compacted: bool,
     /// Reasoning from another provider or model was said to be left out.
     told_foreign: bool,
+    /// A model call of this prompt was made (`tool_choice = "required"` binds only the first).
+    sampled: bool,
 }
 
 /// What a model call gave.
@@ -206,6 +208,8 @@ impl Turn {
             self.ctx.output_schema.clone().filter(|_| {
                 !structured::refused(self.io.provider.name(), self.io.provider.model())
             });
+        req.require_tool = self.ctx.settings.first_call_requires_tool && !sampling.sampled;
+        sampling.sampled = true;
         let foreign = req.foreign_reasoning(self.io.provider.name(), self.io.provider.model());
         if foreign > 0 && !sampling.told_foreign {
             sampling.told_foreign = true;

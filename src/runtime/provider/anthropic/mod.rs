@@ -70,6 +70,10 @@ impl Anthropic {
         }
         if !req.tools.is_empty() {
             body["tools"] = Value::Array(tool_definitions(&req.tools));
+            // Extended thinking allows only `auto`.
+            if req.require_tool && st.thinking_budget == 0 {
+                body["tool_choice"] = json!({"type": "any"});
+            }
         }
         if st.thinking_budget > 0 {
             // The budget must be at least 1024 and below max_tokens.
@@ -441,6 +445,7 @@ mod tests {
             tools: vec![ToolDef::new("grep", "search", json!({"type": "object"}))],
             cache_key: "s1".into(),
             output_schema: None,
+            require_tool: false,
         };
         let b = p.body(&req);
         assert_eq!(b["system"][0]["cache_control"]["type"], "ephemeral");
@@ -523,6 +528,7 @@ mod tests {
             tools: vec![],
             cache_key: String::new(),
             output_schema: None,
+            require_tool: false,
         };
         let mut providers: Vec<Box<dyn Provider>> = vec![
             Box::new(Anthropic::new(settings()).unwrap()),
