@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use lsp_types::Diagnostic;
 use serde_json::{Value, json};
 
-use super::config::LspServerConfig;
+use crate::runtime::config::lsp::LspServerConfig;
 use super::error::LspError;
 use super::framing::{encode, read_message};
 

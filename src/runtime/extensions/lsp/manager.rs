@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::client::Client;
-use super::config::{LspServerConfig, LspSettings};
+use crate::runtime::config::lsp::{LspServerConfig, LspSettings};
 use super::error::LspError;
 use super::report::{self, Diagnosed};
 use super::status::{LspState, LspStatus};
