@@ -323,25 +323,27 @@ fn schema_file(env: &Env) -> String {
     p.to_str().unwrap().to_string()
 }
 
+/// `run --output-format FORMAT --output-schema schema.json "list the TODOs"`.
+fn run_with_schema(env: &Env, srv: &ScriptedServer, format: &str) -> Output {
+    let schema = schema_file(env);
+    let args = [
+        "run",
+        "--output-format",
+        format,
+        "--output-schema",
+        &schema,
+        "list the TODOs",
+    ];
+    run(env, srv, &args)
+}
+
 #[test]
 fn output_schema_invalid_then_valid_is_fixed_by_one_retry() {
     let (env, srv) = Env::new(KEY, "").with_server(vec![
         Reply::text(r#"{"todos": "fix it"}"#),
         Reply::text("```json\n{\"todos\": [\"fix it\"]}\n```"),
     ]);
-    let schema = schema_file(&env);
-    let o = run(
-        &env,
-        &srv,
-        &[
-            "run",
-            "--output-format",
-            "json",
-            "--output-schema",
-            &schema,
-            "list the TODOs",
-        ],
-    );
+    let o = run_with_schema(&env, &srv, "json");
     assert!(o.status.success(), "{}", stderr(&o));
     let ls = lines(&o);
     assert_eq!(ls[0]["structured_output"], json!({"todos": ["fix it"]}));
@@ -384,19 +386,7 @@ fn a_server_that_refuses_structured_output_is_asked_again_without_it_and_told_on
         Reply::error(400, "response_format is not supported by this server"),
         Reply::text(r#"{"todos": ["one"]}"#),
     ]);
-    let schema = schema_file(&env);
-    let o = run(
-        &env,
-        &srv,
-        &[
-            "run",
-            "--output-format",
-            "stream-json",
-            "--output-schema",
-            &schema,
-            "list the TODOs",
-        ],
-    );
+    let o = run_with_schema(&env, &srv, "stream-json");
     assert!(o.status.success(), "{}", stderr(&o));
     let ls = lines(&o);
     let warnings: Vec<&Value> = ls
@@ -425,19 +415,7 @@ fn output_schema_invalid_twice_exits_1_with_the_validation_error() {
         Reply::text("Here are the TODOs: fix it."),
         Reply::text(r#"{"todos": [1]}"#),
     ]);
-    let schema = schema_file(&env);
-    let o = run(
-        &env,
-        &srv,
-        &[
-            "run",
-            "--output-format",
-            "stream-json",
-            "--output-schema",
-            &schema,
-            "list the TODOs",
-        ],
-    );
+    let o = run_with_schema(&env, &srv, "stream-json");
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
