@@ -268,6 +268,7 @@ impl Agent {
             .map(std::path::Path::to_path_buf)
             .unwrap_or_default();
         let sid_gate = id.clone();
+        let agent = self.clone();
         let thread = std::thread::Builder::new()
             .name("turn".into())
             .spawn(move || {
@@ -299,6 +300,8 @@ impl Agent {
                         ext,
                         caps,
                         gate: crate::runtime::policy::gate::Gate::empty(&home, &root, &sid_gate),
+                        agent,
+                        tools_allowed: None,
                     },
                     state: turn::TurnState::new(ledger, budget, prompt_meta, images),
                     io: turn::TurnIo {

@@ -94,6 +94,8 @@ impl Turn {
             self.ctx.settings.context_window = w.max(1);
         }
         self.set_status(Status::Running)?;
+        self.ctx.tools_allowed =
+            crate::runtime::agent::subagent::restriction(&self.io.sessions, &header);
         let context = self.ctx.gate.session_start(header.message_count > 0);
         self.answer_history()?;
         if let Some(p) = prompt {
@@ -200,7 +202,10 @@ impl Turn {
         for (code, message) in warnings {
             self.emit(TurnEvent::Warning { code, message });
         }
-        let req = window::build_with(&self.io.sessions, session, &extra.system, extra.tools);
+        let mut req = window::build_with(&self.io.sessions, session, &extra.system, extra.tools);
+        if let Some(allowed) = &self.ctx.tools_allowed {
+            req.tools.retain(|t| allowed.contains(&t.name));
+        }
         let foreign = req.foreign_reasoning(self.io.provider.name(), self.io.provider.model());
         if foreign > 0 && !sampling.told_foreign {
             sampling.told_foreign = true;

@@ -1,0 +1,275 @@
+//! Sub-agents the model starts with the `task` tool, end to end: the real provider against
+//! the scripted server on 127.0.0.1, the real store, the real binary for `--list`, `agents
+//! list` and resuming a child alone. Which child a scripted reply went to is read from the
+//! store (each child session keeps its prompt and its answer), since children ask at once.
+
+use std::time::Duration;
+
+use crate::support::agent::{Env, drive, watch};
+use crate::support::finish;
+
+use neocode::runtime::agent::{FinishReason, Target, TurnCommand};
+use neocode::session::{Role, Status};
+use neocode::testkit::scripted::{Reply, Stream};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-subagent-test-KEY-5d1a";
+
+/// The model's reply making the calls `(id, name, args)`.
+fn calls(list: &[(&str, &str, Value)]) -> Reply {
+    let owned: Vec<(String, String, String)> = list
+        .iter()
+        .map(|(i, n, a)| (i.to_string(), n.to_string(), a.to_string()))
+        .collect();
+    let refs: Vec<(&str, &str, &str)> = owned
+        .iter()
+        .map(|(i, n, a)| (i.as_str(), n.as_str(), a.as_str()))
+        .collect();
+    Reply::tool_calls(&refs)
+}
+
+/// A text reply streamed after `ms` milliseconds.
+fn slow(text: &str, ms: u64) -> Reply {
+    Stream::text(text)
+        .delays(Duration::from_millis(ms), Duration::ZERO)
+        .reply()
+}
+
+/// The tool results the parent stored, by call id, in stored order.
+fn results(env: &Env, id: &str) -> Vec<(String, String, bool)> {
+    env.sessions()
+        .load(id)
+        .unwrap()
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| {
+            (
+                m.tool_call_id.clone().unwrap_or_default(),
+                m.text(),
+                m.is_error,
+            )
+        })
+        .collect()
+}
+
+/// The children of `parent`, as `--list --json` shows them.
+fn listed_children(env: &Env, parent: &str) -> Vec<Value> {
+    let o = env.cmd(None, &["--list", "--json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["subagent_of"] == parent)
+        .cloned()
+        .collect()
+}
+
+/// The user prompt and the final answer of session `id`.
+fn prompt_and_answer(env: &Env, id: &str) -> (String, String) {
+    let s = env.sessions().load(id).unwrap();
+    let text = |role: Role| {
+        s.messages
+            .iter()
+            .filter(|m| m.role == role)
+            .map(|m| m.text())
+            .next_back()
+            .unwrap_or_default()
+    };
+    (text(Role::User), text(Role::Assistant))
+}
+
+/// The child id a result names (`Sub-agent <id> ...`).
+fn child_of(result: &str) -> String {
+    result
+        .strip_prefix("Sub-agent ")
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no child id in {result:?}"))
+        .to_string()
+}
+
+#[test]
+fn two_task_calls_run_side_by_side_and_answer_in_call_order() {
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        calls(&[
+            ("t1", "task", json!({"prompt": "Count the apples"})),
+            ("t2", "task", json!({"prompt": "Count the pears"})),
+        ]),
+        slow("There are 3 of them.", 600),
+        slow("There are 5 of them.", 600),
+        Reply::text("Apples and pears counted."),
+    ]);
+    let agent = env.agent(&srv);
+    let h = watch(&agent, Target::New, "Count the fruit");
+    let parent = h.handle.session_id.clone();
+    let evs = drive(&h, |_| None);
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    h.join();
+
+    // Both children asked before either answer came: they overlapped.
+    let reqs = srv.requests();
+    assert_eq!(reqs.len(), 4);
+    let (a, b) = (reqs[1].received, reqs[2].received);
+    let gap = if a > b { a - b } else { b - a };
+    println!(
+        "children's requests {} ms apart (each answer took 600 ms)",
+        gap.as_millis()
+    );
+    assert!(gap < Duration::from_millis(400), "{gap:?}");
+
+    // Results in call order, each the answer of the child that ran that call's prompt.
+    let res = results(&env, &parent);
+    let ids: Vec<&str> = res.iter().map(|(c, _, _)| c.as_str()).collect();
+    assert_eq!(ids, ["t1", "t2"]);
+    for ((_, text, is_error), prompt) in res.iter().zip(["Count the apples", "Count the pears"]) {
+        assert!(!is_error, "{text}");
+        let child = child_of(text);
+        let (asked, answer) = prompt_and_answer(&env, &child);
+        assert_eq!(asked, prompt);
+        assert!(text.ends_with(&answer), "{text:?} / {answer:?}");
+        let h = env.sessions().header(&child).unwrap();
+        assert_eq!(h.subagent_of.as_deref(), Some(parent.as_str()));
+        assert_eq!(h.status, Status::Completed);
+    }
+    // The parent's model saw both answers in its last request.
+    let last = reqs[3].body.clone();
+    assert!(last.contains("There are 3 of them.") && last.contains("There are 5 of them."));
+
+    // `--list` marks them as sub-agents of the parent.
+    let kids = listed_children(&env, &parent);
+    assert_eq!(kids.len(), 2, "{kids:?}");
+    let table =
+        String::from_utf8_lossy(&env.cmd(None, &["--list"]).output().unwrap().stdout).into_owned();
+    assert_eq!(table.matches("↳ ").count(), 2, "{table}");
+
+    // The children's spending is the parent's too.
+    let p = env.sessions().header(&parent).unwrap();
+    let l = p.ledger.unwrap();
+    assert_eq!(l.usage.turns, 4, "{l:?}");
+}
+
+#[test]
+fn max_parallel_one_runs_children_one_after_the_other() {
+    let (env, srv) = Env::new(KEY, "[agents]\nmax_parallel = 1\n").with_server(vec![
+        calls(&[
+            ("t1", "task", json!({"prompt": "one"})),
+            ("t2", "task", json!({"prompt": "two"})),
+        ]),
+        slow("first", 300),
+        slow("second", 300),
+        Reply::text("ok"),
+    ]);
+    let h = watch(&env.agent(&srv), Target::New, "go");
+    let evs = drive(&h, |_| None);
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    let reqs = srv.requests();
+    assert!(reqs[2].received - reqs[1].received >= Duration::from_millis(300));
+}
+
+#[test]
+fn a_background_task_returns_at_once_and_task_wait_brings_its_answer() {
+    // The child and the parent's next call ask at once: either may get either text.
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        calls(&[(
+            "t1",
+            "task",
+            json!({"prompt": "Long job", "background": true}),
+        )]),
+        slow("Text A.", 200),
+        slow("Text B.", 200),
+    ]);
+    let agent = env.agent(&srv);
+    let h = watch(&agent, Target::New, "Start it");
+    let parent = h.handle.session_id.clone();
+    assert_eq!(finish(&drive(&h, |_| None)), FinishReason::Completed);
+    h.join();
+    let res = results(&env, &parent);
+    assert!(res[0].1.contains("in the background"), "{res:?}");
+    let child = child_of(&res[0].1);
+
+    // The next prompt waits for it (it may have ended already: the answer is the same).
+    srv.push([
+        calls(&[("w1", "task_wait", json!({"id": child}))]),
+        Reply::text("It is done."),
+    ]);
+    let h = watch(&agent, Target::Resume(parent.clone()), "Wait for it");
+    assert_eq!(finish(&drive(&h, |_| None)), FinishReason::Completed);
+    h.join();
+    let res = results(&env, &parent);
+    assert_eq!(res.len(), 2);
+    let (asked, answer) = prompt_and_answer(&env, &child);
+    assert_eq!(asked, "Long job");
+    assert!(answer.starts_with("Text "), "{answer}");
+    assert!(res[1].1.ends_with(&answer), "{res:?}");
+    assert!(!res[1].2);
+    assert_eq!(
+        env.sessions().header(&child).unwrap().status,
+        Status::Completed
+    );
+    // A wait on a session that is not a child of this one is refused.
+    srv.push([
+        calls(&[("w2", "task_wait", json!({"id": parent}))]),
+        Reply::text("ok"),
+    ]);
+    let h = watch(&agent, Target::Resume(parent.clone()), "Wait for yourself");
+    assert_eq!(finish(&drive(&h, |_| None)), FinishReason::Completed);
+    let res = results(&env, &parent);
+    assert!(res[2].2 && res[2].1.contains("not a sub-agent"), "{res:?}");
+}
+
+#[test]
+fn cancel_of_the_parent_cancels_its_children_each_resumable_alone() {
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        calls(&[
+            ("t1", "task", json!({"prompt": "Slow one"})),
+            ("t2", "task", json!({"prompt": "Slow two"})),
+        ]),
+        slow("never read", 4_000),
+        slow("never read", 4_000),
+    ]);
+    let agent = env.agent(&srv);
+    let h = watch(&agent, Target::New, "Do both");
+    let parent = h.handle.session_id.clone();
+    let commands = h.handle.commands.clone();
+    let evs = std::thread::scope(|s| {
+        s.spawn(|| {
+            // Both children are waiting for their model: cancel the parent.
+            while srv.request_count() < 3 {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            commands.send(TurnCommand::Cancel).unwrap();
+        });
+        drive(&h, |_| None)
+    });
+    assert_eq!(finish(&evs), FinishReason::Cancelled);
+    let res = results(&env, &parent);
+    assert_eq!(res.len(), 2, "{res:?}");
+    for (_, text, is_error) in &res {
+        assert!(*is_error && text.contains("was cancelled"), "{text}");
+        let child = child_of(text);
+        assert_eq!(
+            env.sessions().header(&child).unwrap().status,
+            Status::Cancelled
+        );
+    }
+    // One child resumed alone, by the binary: it answers its own prompt.
+    let child = child_of(&res[0].1);
+    srv.push([Reply::text("Resumed and done.")]);
+    let o = env
+        .cmd(Some(&srv), &["run", "--resume", &child])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (_, answer) = prompt_and_answer(&env, &child);
+    assert_eq!(answer, "Resumed and done.");
+    assert_eq!(
+        env.sessions().header(&child).unwrap().status,
+        Status::Completed
+    );
+    // The resumed child asked the model its own prompt, not the parent's conversation.
+    let last = srv.requests().last().unwrap().body.clone();
+    assert!(
+        last.contains("Slow one") && !last.contains("Do both"),
+        "{last}"
+    );
+}
