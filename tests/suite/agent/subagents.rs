@@ -273,3 +273,125 @@ fn cancel_of_the_parent_cancels_its_children_each_resumable_alone() {
         "{last}"
     );
 }
+
+/// The tool names a recorded request offered.
+fn offered(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|d| d["function"]["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn profiles_pick_the_childs_tools_model_and_instructions_and_untrusted_ones_are_not_used() {
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        calls(&[
+            (
+                "t1",
+                "task",
+                json!({"prompt": "Count lines", "agent": "counter"}),
+            ),
+            (
+                "t2",
+                "task",
+                json!({"prompt": "Review it", "agent": "reviewer"}),
+            ),
+        ]),
+        Reply::text("12 lines."),
+        Reply::text("Done."),
+    ]);
+    let home_agents = env.home.join("agents");
+    std::fs::create_dir_all(&home_agents).unwrap();
+    std::fs::write(
+        home_agents.join("counter.md"),
+        "---\nname: counter\ndescription: Counts things in files.\ntools: read_file, grep\nmodel: small-model\napproval: ask\n---\nCOUNTER-INSTRUCTIONS: count carefully.\n",
+    )
+    .unwrap();
+    let claude = env.workdir.join(".claude/agents");
+    std::fs::create_dir_all(&claude).unwrap();
+    std::fs::write(
+        claude.join("reviewer.md"),
+        "---\nname: reviewer\ndescription: Reviews code.\ntools: Read, Grep, Bash\n---\nReview.\n",
+    )
+    .unwrap();
+
+    // Listed: the workspace's is there, not used, and says why.
+    let o = env
+        .cmd(None, &["agents", "list", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let agents = v["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 2, "{v}");
+    assert_eq!(agents[0]["name"], "counter");
+    assert_eq!(agents[0]["source"], "home");
+    assert_eq!(agents[0]["in_use"], true);
+    assert_eq!(agents[1]["name"], "reviewer");
+    assert_eq!(agents[1]["source"], "claude");
+    assert_eq!(agents[1]["in_use"], false);
+    assert_eq!(
+        agents[1]["tools"],
+        json!(["read_file", "grep", "run_command"])
+    );
+    assert!(
+        agents[1]["note"].as_str().unwrap().contains("not trusted"),
+        "{v}"
+    );
+    let text =
+        String::from_utf8_lossy(&env.cmd(None, &["agents", "list"]).output().unwrap().stdout)
+            .into_owned();
+    assert!(
+        text.contains("counter") && text.contains("in use"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not used: the workspace is not trusted"),
+        "{text}"
+    );
+
+    let h = watch(&env.agent(&srv), Target::New, "Count and review");
+    let parent = h.handle.session_id.clone();
+    assert_eq!(finish(&drive(&h, |_| None)), FinishReason::Completed);
+    let reqs = srv.requests();
+    // The model saw the profile in use, not the untrusted one.
+    let first = reqs[0].json();
+    let task = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["function"]["name"] == "task")
+        .unwrap()
+        .clone();
+    let desc = task["function"]["description"].as_str().unwrap();
+    assert!(desc.contains("counter: Counts things"), "{desc}");
+    assert!(!desc.contains("reviewer"), "{desc}");
+    // The untrusted profile's call fails and says what is in use.
+    let res = results(&env, &parent);
+    assert!(
+        res[1].2 && res[1].1.contains("no agent profile named `reviewer`"),
+        "{res:?}"
+    );
+    // The child ran on the profile's model, with its tools only and its instructions.
+    let child_req = reqs[1].json();
+    assert_eq!(child_req["model"], "small-model");
+    assert_eq!(offered(&child_req), ["read_file", "grep"]);
+    assert!(reqs[1].body.contains("COUNTER-INSTRUCTIONS"));
+    assert!(!offered(&first).is_empty() && offered(&first).contains(&"task".to_string()));
+    let child = child_of(&res[0].1);
+    assert_eq!(env.sessions().header(&child).unwrap().model, "small-model");
+
+    // Trusted, the workspace's profile is used.
+    let o = env.cmd(None, &["trust", "--yes"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = env
+        .cmd(None, &["agents", "list", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["agents"][1]["in_use"], true, "{v}");
+}
