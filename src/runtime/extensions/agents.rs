@@ -364,4 +364,21 @@ mod tests {
             Err(ProfileError::Approval(_))
         ));
     }
+
+    /// `task` and `task_wait` go with every request of a top-level session: they stay lean
+    /// (the built-ins' budget is in `tools::registry`'s test).
+    #[test]
+    fn the_task_tools_stay_lean() {
+        use crate::runtime::provider::quirks::estimate_tokens;
+        let tokens: u64 = tool_defs(&Profiles::default())
+            .iter()
+            .map(|t| {
+                estimate_tokens(&t.name)
+                    + estimate_tokens(&t.description)
+                    + estimate_tokens(&t.parameters.to_string())
+            })
+            .sum();
+        println!("task tool definitions: ~{tokens} tokens");
+        assert!(tokens <= 200, "~{tokens} tokens");
+    }
 }

@@ -116,6 +116,12 @@ fn two_task_calls_run_side_by_side_and_answer_in_call_order() {
         gap.as_millis()
     );
     assert!(gap < Duration::from_millis(400), "{gap:?}");
+    // From the parent's call (its reply is immediate) to the first child's request: the
+    // reply streamed, the call decided, the child's session created and its turn started.
+    println!(
+        "first child asked {} ms after the parent's request",
+        (a.min(b) - reqs[0].received).as_millis()
+    );
 
     // Results in call order, each the answer of the child that ran that call's prompt.
     let res = results(&env, &parent);

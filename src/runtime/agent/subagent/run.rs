@@ -35,11 +35,47 @@ struct Slot {
 }
 
 impl Turn {
+    /// The call at `calls[*answered]` when it is this module's: a tool outside a
+    /// sub-agent's profile (answered with an error), or the first of a reply's consecutive
+    /// `task` calls (run together). Whether it (and the calls run with it) was answered.
+    pub(in crate::runtime::agent) fn calls_of_subagents(
+        &mut self,
+        calls: &[ToolCall],
+        replay: bool,
+        answered: &mut usize,
+    ) -> Result<bool, FinishReason> {
+        let from = *answered;
+        let Some(call) = calls.get(from) else {
+            return Ok(false);
+        };
+        if let Some(allowed) = &self.ctx.tools_allowed
+            && !allowed.contains(&call.name)
+        {
+            let out = ToolOutput::error(format!(
+                "`{}` is not among this sub-agent's tools ({})",
+                call.name,
+                allowed.join(", ")
+            ));
+            self.store_result(call, out, false)?;
+            *answered += 1;
+            return Ok(true);
+        }
+        if call.name != super::TASK {
+            return Ok(false);
+        }
+        let group = calls[from..]
+            .iter()
+            .take_while(|c| c.name == super::TASK)
+            .count();
+        self.run_tasks(&calls[from..from + group], replay, answered)?;
+        Ok(true)
+    }
+
     /// Runs `calls` (consecutive `task` calls of one reply): each decided like any call, then
     /// the children started side by side, at most `[agents] max_parallel` at once, and the
     /// results stored in call order once all have ended. `answered` counts the calls whose
     /// result is stored; on cancel every call is answered.
-    pub(in crate::runtime::agent) fn run_tasks(
+    fn run_tasks(
         &mut self,
         calls: &[ToolCall],
         replay: bool,

@@ -50,26 +50,8 @@ impl Turn {
             {
                 return Err(FinishReason::LimitReached(why));
             }
-            if let Some(allowed) = &self.ctx.tools_allowed
-                && !allowed.contains(&call.name)
-            {
-                let out = ToolOutput::error(format!(
-                    "`{}` is not among this sub-agent's tools ({})",
-                    call.name,
-                    allowed.join(", ")
-                ));
-                self.store_result(call, out, false)?;
-                *answered += 1;
-                continue;
-            }
-            // The `task` calls of a reply run side by side.
-            if call.name == subagent::TASK {
-                let group = calls[*answered..]
-                    .iter()
-                    .take_while(|c| c.name == subagent::TASK)
-                    .count();
-                let from = *answered;
-                self.run_tasks(&calls[from..from + group], replay, answered)?;
+            // Calls outside a sub-agent's tools, and the `task` calls (side by side).
+            if self.calls_of_subagents(calls, replay, answered)? {
                 continue;
             }
             let kind = tools::spec(&call.name)
