@@ -307,6 +307,7 @@ fn profiles_pick_the_childs_tools_model_and_instructions_and_untrusted_ones_are_
                 json!({"prompt": "Review it", "agent": "reviewer"}),
             ),
         ]),
+        calls(&[("c1", "run_command", json!({"command": "wc -l *"}))]),
         Reply::text("12 lines."),
         Reply::text("Done."),
     ]);
@@ -389,6 +390,12 @@ fn profiles_pick_the_childs_tools_model_and_instructions_and_untrusted_ones_are_
     assert!(reqs[1].body.contains("COUNTER-INSTRUCTIONS"));
     assert!(!offered(&first).is_empty() && offered(&first).contains(&"task".to_string()));
     let child = child_of(&res[0].1);
+    // A call of a tool outside the profile's list is refused, not run.
+    let refused = results(&env, &child);
+    assert!(
+        refused[0].2 && refused[0].1.contains("not among this sub-agent's tools"),
+        "{refused:?}"
+    );
     assert_eq!(env.sessions().header(&child).unwrap().model, "small-model");
 
     // Trusted, the workspace's profile is used.
@@ -400,4 +407,61 @@ fn profiles_pick_the_childs_tools_model_and_instructions_and_untrusted_ones_are_
         .unwrap();
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["agents"][1]["in_use"], true, "{v}");
+}
+
+#[test]
+fn a_childs_question_reaches_the_parents_front_end_and_its_profile_cannot_widen_the_policy() {
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        calls(&[(
+            "t1",
+            "task",
+            json!({"prompt": "Write the file", "agent": "writer"}),
+        )]),
+        calls(&[(
+            "c1",
+            "write_file",
+            json!({"path": "out.txt", "content": "from the child\n"}),
+        )]),
+        Reply::text("Wrote out.txt."),
+        Reply::text("The child wrote it."),
+    ]);
+    // The profile asks for never-ask; the parent runs under `ask`: the child asks.
+    let home_agents = env.home.join("agents");
+    std::fs::create_dir_all(&home_agents).unwrap();
+    std::fs::write(
+        home_agents.join("writer.md"),
+        "---\nname: writer\ndescription: Writes files.\napproval: never-ask\n---\nWrite.\n",
+    )
+    .unwrap();
+    let agent = env.agent(&srv);
+    let h = agent
+        .watch(
+            Target::New,
+            neocode::runtime::agent::TurnRequest {
+                prompt: Some("Have it written".into()),
+                approval: Some(neocode::runtime::config::ApprovalPolicy::Ask),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let parent = h.handle.session_id.clone();
+    let mut asked = Vec::new();
+    let evs = drive(&h, |e| match e {
+        neocode::runtime::agent::TurnEvent::ApprovalNeeded { call, .. } => {
+            asked.push(call.name.clone());
+            Some(TurnCommand::Approve {
+                call_id: call.id.clone(),
+                always: false,
+            })
+        }
+        _ => None,
+    });
+    assert_eq!(finish(&evs), FinishReason::Completed);
+    assert_eq!(asked, ["write_file"]);
+    assert_eq!(
+        std::fs::read_to_string(env.workdir.join("out.txt")).unwrap(),
+        "from the child\n"
+    );
+    let res = results(&env, &parent);
+    assert!(res[0].1.ends_with("Wrote out.txt."), "{res:?}");
 }
