@@ -147,6 +147,13 @@ fn two_task_calls_run_side_by_side_and_answer_in_call_order() {
     let table =
         String::from_utf8_lossy(&env.cmd(None, &["--list"]).output().unwrap().stdout).into_owned();
     assert_eq!(table.matches("↳ ").count(), 2, "{table}");
+    let child = kids[0]["id"].as_str().unwrap();
+    let shown = String::from_utf8_lossy(&env.cmd(None, &["show", child]).output().unwrap().stdout)
+        .into_owned();
+    assert!(
+        shown.contains("sub-agent") && shown.contains(&parent),
+        "{shown}"
+    );
 
     // The children's spending is the parent's too.
     let p = env.sessions().header(&parent).unwrap();
