@@ -333,40 +333,7 @@ fn profiles_pick_the_childs_tools_model_and_instructions_and_untrusted_ones_are_
     )
     .unwrap();
 
-    // Listed: the workspace's is there, not used, and says why.
-    let o = env
-        .cmd(None, &["agents", "list", "--json"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let agents = v["agents"].as_array().unwrap();
-    assert_eq!(agents.len(), 2, "{v}");
-    assert_eq!(agents[0]["name"], "counter");
-    assert_eq!(agents[0]["source"], "home");
-    assert_eq!(agents[0]["in_use"], true);
-    assert_eq!(agents[1]["name"], "reviewer");
-    assert_eq!(agents[1]["source"], "claude");
-    assert_eq!(agents[1]["in_use"], false);
-    assert_eq!(
-        agents[1]["tools"],
-        json!(["read_file", "grep", "run_command"])
-    );
-    assert!(
-        agents[1]["note"].as_str().unwrap().contains("not trusted"),
-        "{v}"
-    );
-    let text =
-        String::from_utf8_lossy(&env.cmd(None, &["agents", "list"]).output().unwrap().stdout)
-            .into_owned();
-    assert!(
-        text.contains("counter") && text.contains("in use"),
-        "{text}"
-    );
-    assert!(
-        text.contains("not used: the workspace is not trusted"),
-        "{text}"
-    );
+    listed_untrusted(&env);
 
     let h = watch(&env.agent(&srv), Target::New, "Count and review");
     let parent = h.handle.session_id.clone();
@@ -471,4 +438,42 @@ fn a_childs_question_reaches_the_parents_front_end_and_its_profile_cannot_widen_
     );
     let res = results(&env, &parent);
     assert!(res[0].1.ends_with("Wrote out.txt."), "{res:?}");
+}
+
+/// `agents list` with the home's `counter` and the untrusted workspace's `reviewer`: the
+/// workspace's is there, not used, and says why.
+fn listed_untrusted(env: &Env) {
+    let o = env
+        .cmd(None, &["agents", "list", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let agents = v["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 2, "{v}");
+    assert_eq!(agents[0]["name"], "counter");
+    assert_eq!(agents[0]["source"], "home");
+    assert_eq!(agents[0]["in_use"], true);
+    assert_eq!(agents[1]["name"], "reviewer");
+    assert_eq!(agents[1]["source"], "claude");
+    assert_eq!(agents[1]["in_use"], false);
+    assert_eq!(
+        agents[1]["tools"],
+        json!(["read_file", "grep", "run_command"])
+    );
+    assert!(
+        agents[1]["note"].as_str().unwrap().contains("not trusted"),
+        "{v}"
+    );
+    let text =
+        String::from_utf8_lossy(&env.cmd(None, &["agents", "list"]).output().unwrap().stdout)
+            .into_owned();
+    assert!(
+        text.contains("counter") && text.contains("in use"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not used: the workspace is not trusted"),
+        "{text}"
+    );
 }
