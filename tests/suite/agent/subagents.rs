@@ -477,3 +477,41 @@ fn listed_untrusted(env: &Env) {
         "{text}"
     );
 }
+
+#[test]
+fn a_childs_budget_is_what_its_parent_has_left_and_its_spending_counts_for_the_parent() {
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        calls(&[("t1", "task", json!({"prompt": "One call only"}))]),
+        Reply::text("Done in one."),
+        Reply::text("never sent"),
+    ]);
+    let h = env
+        .agent(&srv)
+        .watch(
+            Target::New,
+            neocode::runtime::agent::TurnRequest {
+                prompt: Some("Delegate".into()),
+                limits: neocode::session::RuntimeLimits {
+                    max_turns: Some(2),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let parent = h.handle.session_id.clone();
+    let evs = drive(&h, |_| None);
+    // The parent's one call and the child's one make two: the parent cannot ask again.
+    match finish(&evs) {
+        FinishReason::LimitReached(why) => assert!(why.starts_with("max_turns"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(srv.request_count(), 2);
+    let res = results(&env, &parent);
+    let child = child_of(&res[0].1);
+    let c = env.sessions().header(&child).unwrap().ledger.unwrap();
+    assert_eq!(c.limits.max_turns, Some(1), "{c:?}");
+    assert_eq!(c.usage.turns, 1);
+    let p = env.sessions().header(&parent).unwrap().ledger.unwrap();
+    assert_eq!(p.usage.turns, 2, "{p:?}");
+}
