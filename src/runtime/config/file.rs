@@ -54,6 +54,8 @@ pub(super) struct FileProvider {
     pub(super) api_key_command: Option<String>,
     pub(super) reasoning_effort: Option<String>,
     pub(super) thinking_budget: Option<u32>,
+    pub(super) system_as_text: Option<bool>,
+    pub(super) tool_choice: Option<String>,
     pub(super) max_output_tokens: Option<u32>,
     pub(super) base_url: Option<String>,
     pub(super) model: Option<String>,

@@ -110,6 +110,12 @@ pub struct Settings {
     pub reasoning_effort: Option<String>,
     /// `thinking_budget` in tokens (Anthropic); 0: no extended thinking.
     pub thinking_budget: u32,
+    /// `system_as_text` (Anthropic): the system prompt as one plain string, not text blocks
+    /// with a cache breakpoint (for gateways and servers that refuse blocks).
+    pub system_as_text: bool,
+    /// `tool_choice = "required"`: the first model call of each prompt must call a tool
+    /// (for small local models that otherwise answer in words); later calls are free.
+    pub first_call_requires_tool: bool,
     /// `max_output_tokens` (Anthropic's required `max_tokens`).
     pub max_output_tokens: u32,
     /// `api_key_command`: run (once per process) when no key variable is set.

@@ -248,6 +248,8 @@ impl Agent {
                 prompt_meta: None,
                 images: Vec::new(),
                 caps: parent.caps,
+                // The child answers in words: the caller reads its answer as a tool result.
+                output_schema: None,
             },
             Box::new(tx),
         )?;

@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::client::Client;
-use super::config::{LspServerConfig, LspSettings};
 use super::error::LspError;
 use super::report::{self, Diagnosed};
 use super::status::{LspState, LspStatus};
+use crate::runtime::config::lsp::{LspServerConfig, LspSettings};
 
 /// How often a stopped server is started again.
 const MAX_RESTARTS: u32 = 2;

@@ -16,10 +16,8 @@ mod report;
 mod status;
 mod uri;
 
-// The settings are plain data of the configuration layer; `super::config` in this module's
-// files names them.
-use crate::runtime::config::lsp as config;
-pub use config::{LspConfigError, LspServerConfig, LspSettings};
+// The settings are plain data of the configuration layer.
+pub use crate::runtime::config::lsp::{LspConfigError, LspServerConfig, LspSettings};
 pub use error::{FrameError, LspError};
 pub use manager::LspManager;
 pub use navigate::{NAV_TOOLS, NavError, NavTool, schema as nav_schema};
