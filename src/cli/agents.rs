@@ -31,7 +31,8 @@ struct JsonList<'a> {
 
 /// Prints the profiles found.
 pub(super) fn list(loc: &Location, json: bool) -> CmdResult {
-    let found = Profiles::load(&loc.home, loc.root());
+    let trusted = crate::runtime::trust::Admission::check(&loc.home, loc.root()).uses_workspace();
+    let found = Profiles::load(&loc.home, loc.root(), trusted);
     let skipped: Vec<String> = found
         .skipped
         .iter()

@@ -102,9 +102,9 @@ pub(crate) enum ProfileError {
 }
 
 impl Profiles {
-    /// The profiles of the home and, as the trust record allows, of the workspace `root`.
-    pub(crate) fn load(home: &Path, root: &Path) -> Profiles {
-        let trusted = crate::runtime::trust::Admission::check(home, root).uses_workspace();
+    /// The profiles of the home and of the workspace `root`, the workspace's used only when
+    /// `trusted` (the caller asks `trust::Admission`).
+    pub(crate) fn load(home: &Path, root: &Path, trusted: bool) -> Profiles {
         let mut out = Profiles::default();
         let home_agents = home.join("agents");
         let places = [

@@ -156,7 +156,9 @@ impl Extensions {
 
     /// The agent profiles on disk (the workspace's used only when the user trusts it).
     pub(crate) fn agent_profiles(&self) -> super::agents::Profiles {
-        super::agents::Profiles::load(&self.home, &self.root)
+        let trusted =
+            crate::runtime::trust::Admission::check(&self.home, &self.root).uses_workspace();
+        super::agents::Profiles::load(&self.home, &self.root, trusted)
     }
 
     /// The skills on disk (the workspace's only when the user trusts it).
