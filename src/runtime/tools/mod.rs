@@ -34,6 +34,6 @@ mod write_file;
 pub use crate::runtime::cancel::CancelFlag;
 pub use registry::{preview, run, spec, specs, summary};
 pub use spec::{
-    DEFAULT_COMMAND_TIMEOUT, DEFAULT_OUTPUT_CAP, Preview, SandboxMode, SandboxSettings,
-    ToolContext, ToolKind, ToolOutput, ToolSpec,
+    DEFAULT_COMMAND_TIMEOUT, DEFAULT_OUTPUT_CAP, Preview, ReadDenials, SandboxMode,
+    SandboxSettings, ToolContext, ToolKind, ToolOutput, ToolSpec,
 };

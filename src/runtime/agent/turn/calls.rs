@@ -4,11 +4,12 @@ use super::{Answer, Flow, Turn};
 use crate::runtime::agent::events::{FinishReason, TurnCommand, TurnEvent, WarningCode};
 use crate::runtime::agent::{ledger, subagent};
 use crate::runtime::provider::openai::redact;
-use crate::runtime::tools::{self, ToolContext, ToolKind, ToolOutput};
+use crate::runtime::tools::{self, ReadDenials, ToolContext, ToolKind, ToolOutput};
 use crate::session::{
     NewMessage, Part, Plan, StateUpdate, Status, Step, StepStatus, StepUpdate, ToolCall,
 };
 use serde_json::json;
+use std::sync::Arc;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
@@ -119,7 +120,7 @@ impl Turn {
                         .path
                         .parent()
                         .map(std::path::Path::to_path_buf),
-                    read_rules: Some(self.ctx.gate.read_rules()),
+                    read_rules: Some(self.ctx.gate.read_rules() as Arc<dyn ReadDenials>),
                 };
                 let mut out = tools::run(&call.name, &call.arguments, &ctx);
                 self.ctx.ext.diagnose(&mut out);
