@@ -239,6 +239,10 @@ pub enum Command {
     /// Skills of `<workspace>/.neocode/skills/` and `<home>/skills/` (the TUI's `/skill`).
     #[command(subcommand)]
     Skill(SkillCommand),
+    /// Agent profiles the model's `task` tool runs (`.neocode/agents/`, `.claude/agents/`,
+    /// `<home>/agents/`).
+    #[command(subcommand)]
+    Agents(AgentsCommand),
     /// Permission rules: what runs without asking (docs/RULES.md).
     #[command(subcommand)]
     Rules(super::rules::RulesCommand),
@@ -308,6 +312,18 @@ pub enum LspCommand {
         /// Start each installed server on the workspace and report its state.
         #[arg(long)]
         start: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `neocode agents ...`.
+#[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// The profiles found, where each comes from and whether it is used.
+    #[command(after_help = "Examples:\n  neocode agents list\n  neocode agents list --json")]
+    List {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,

@@ -8,8 +8,8 @@ use super::args::{self, Cli, Command};
 use super::common::{CmdResult, Failure, open_for_id};
 use super::run as run_cmd;
 use super::{
-    doctor, hooks, import_from, list, lsp, manage, mcp, out, rewind, rules, search, show, skill,
-    transfer, trust,
+    agents, doctor, hooks, import_from, list, lsp, manage, mcp, out, rewind, rules, search, show,
+    skill, transfer, trust,
 };
 use crate::runtime::tools::sandbox;
 use crate::runtime::{Location, Sessions};
@@ -122,6 +122,9 @@ pub fn run(cli: Cli) -> CmdResult {
         }
         Some(Command::Skill(args::SkillCommand::List { session, json })) => {
             skill::list(&location(&cli)?, session.as_deref(), *json)
+        }
+        Some(Command::Agents(args::AgentsCommand::List { json })) => {
+            agents::list(&location(&cli)?, *json)
         }
         Some(Command::Skill(args::SkillCommand::Activate { id, name })) => {
             skill::activate(&location(&cli)?, id, name)
@@ -307,6 +310,7 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Mcp(_) => "mcp",
         Command::Lsp(_) => "lsp",
         Command::Skill(_) => "skill",
+        Command::Agents(_) => "agents",
         Command::Rules(_) => "rules",
         Command::Hooks(_) => "hooks",
         Command::Run(_) => "run",

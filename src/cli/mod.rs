@@ -4,6 +4,7 @@
 //! `neocode: <message>` on stderr with exit code 1 (runtime failure) or 2 (bad usage, unknown
 //! or ambiguous id).
 
+mod agents;
 pub(crate) mod args;
 mod common;
 mod dispatch;

@@ -14,6 +14,7 @@ fn kind_str(k: ToolKind) -> &'static str {
         ToolKind::Edit => "edit",
         ToolKind::Command => "command",
         ToolKind::Plan => "plan",
+        ToolKind::Agent => "agent",
     }
 }
 

@@ -31,6 +31,8 @@ pub struct Agent {
     pub(super) fixed_model: Option<&'static str>,
     /// The turns this agent (and the agents made from it) runs in this process.
     pub(super) running: Running,
+    /// The background sub-agents their turns started.
+    pub(super) children: super::subagent::Children,
 }
 
 /// The model a session keeps: the one its header names, once neocode has run it or `/model`
@@ -106,6 +108,7 @@ impl Agent {
             openai: self.openai,
             fixed_model: self.fixed_model,
             running: self.running.clone(),
+            children: self.children.clone(),
         }
     }
 
@@ -176,6 +179,7 @@ impl Agent {
             openai: false,
             fixed_model: None,
             running: Running::default(),
+            children: super::subagent::Children::default(),
         }
     }
 

@@ -23,6 +23,7 @@ mod op;
 pub(crate) mod plan;
 mod session_ops;
 mod start;
+mod subagent;
 mod turn;
 mod turn_gate;
 pub(crate) mod window;

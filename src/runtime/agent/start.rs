@@ -276,6 +276,7 @@ impl Agent {
             .map(std::path::Path::to_path_buf)
             .unwrap_or_default();
         let sid_gate = id.clone();
+        let agent = self.clone();
         let thread = std::thread::Builder::new()
             .name("turn".into())
             .spawn(move || {
@@ -308,6 +309,8 @@ impl Agent {
                         caps,
                         output_schema,
                         gate: crate::runtime::policy::gate::Gate::empty(&home, &root, &sid_gate),
+                        agent,
+                        tools_allowed: None,
                     },
                     state: turn::TurnState::new(ledger, budget, prompt_meta, images),
                     io: turn::TurnIo {

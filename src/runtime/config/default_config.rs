@@ -89,6 +89,11 @@ simulate_no_userns = false
 command_timeout_secs = 120
 output_cap_bytes = 30000
 
+# Sub-agents the model starts with its `task` tool (docs/subagents.md): how many of one
+# reply's calls run at once.
+[agents]
+max_parallel = 3
+
 # MCP servers (stdio), in the shape Codex uses. Tools appear as mcp__NAME__TOOL; the server
 # gets only `env` plus PATH, HOME and a few locale variables.
 # [mcp_servers.everything]

@@ -33,6 +33,8 @@ pub(super) struct FileConfig {
     pub(super) sandbox: FileSandbox,
     #[serde(default)]
     pub(super) tools: FileTools,
+    #[serde(default)]
+    pub(super) agents: FileAgents,
     /// Read by `runtime::config::mcp` (its own error per server).
     #[serde(default, rename = "mcp_servers")]
     pub(super) _mcp_servers: Option<toml::Value>,
@@ -87,4 +89,11 @@ pub(super) struct FileSandbox {
 pub(super) struct FileTools {
     pub(super) command_timeout_secs: Option<u64>,
     pub(super) output_cap_bytes: Option<usize>,
+}
+
+/// `[agents]`: sub-agents the model starts with the `task` tool.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FileAgents {
+    pub(super) max_parallel: Option<usize>,
 }

@@ -157,6 +157,8 @@ pub struct Settings {
     pub command_timeout: Duration,
     /// Bytes of tool output kept.
     pub output_cap: usize,
+    /// `task` calls of one model reply run at once (`[agents] max_parallel`, default 3).
+    pub agents_max_parallel: usize,
     /// MCP servers (`[mcp_servers.NAME]`); a bad table is kept, marked invalid.
     pub mcp_servers: Vec<mcp::ServerConfig>,
     /// Language servers (`[lsp]`): the table and the diagnostics wait.

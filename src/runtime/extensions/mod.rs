@@ -2,6 +2,7 @@
 //! (`project_context/`), MCP servers (`mcp/`), and the per-process bundle of them an agent
 //! carries (`project.rs`).
 
+pub(crate) mod agents;
 pub mod lsp;
 pub mod mcp;
 pub(crate) mod project;

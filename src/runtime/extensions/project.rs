@@ -154,6 +154,13 @@ impl Extensions {
         )
     }
 
+    /// The agent profiles on disk (the workspace's used only when the user trusts it).
+    pub(crate) fn agent_profiles(&self) -> super::agents::Profiles {
+        let trusted =
+            crate::runtime::trust::Admission::check(&self.home, &self.root).uses_workspace();
+        super::agents::Profiles::load(&self.home, &self.root, trusted)
+    }
+
     /// The skills on disk (the workspace's only when the user trusts it).
     pub(crate) fn skills(&self) -> Skills {
         crate::runtime::trust::Admission::check(&self.home, &self.root).skills(&self.home)
@@ -198,6 +205,10 @@ impl Extensions {
             ));
         }
         tools.extend(self.host.iter().cloned());
+        // Sub-agents start no sub-agents of their own.
+        if session.header.subagent_of.is_none() {
+            tools.extend(super::agents::tool_defs(&self.agent_profiles()));
+        }
         if let Some(mcp) = &self.mcp {
             for t in mcp.tools() {
                 tools.push(ToolDef::new(&t.name, &t.description, t.parameters.clone()));
@@ -232,6 +243,9 @@ impl Extensions {
     pub(crate) fn kind(&self, name: &str) -> Option<ToolKind> {
         if name == skills::SKILL_TOOL.name {
             return Some(skills::SKILL_TOOL.kind);
+        }
+        if name == super::agents::TASK || name == super::agents::TASK_WAIT {
+            return Some(ToolKind::Agent);
         }
         if self.is_host(name) {
             return Some(ToolKind::Command);

@@ -32,7 +32,7 @@ pub(crate) fn needs_approval(
         return None;
     }
     match kind {
-        ToolKind::Read | ToolKind::Plan => None,
+        ToolKind::Read | ToolKind::Plan | ToolKind::Agent => None,
         ToolKind::Edit => match policy {
             ApprovalPolicy::Ask => Some("policy `ask`: file changes need approval".into()),
             ApprovalPolicy::AutoEdit | ApprovalPolicy::NeverAsk => None,
@@ -59,7 +59,7 @@ pub(crate) fn needs_approval(
 /// telling a non-interactive user which flag allows it.
 pub(crate) fn policy_allowing(kind: ToolKind) -> &'static str {
     match kind {
-        ToolKind::Read | ToolKind::Plan => "ask",
+        ToolKind::Read | ToolKind::Plan | ToolKind::Agent => "ask",
         ToolKind::Edit => "auto-edit",
         ToolKind::Command => "never-ask",
     }

@@ -19,6 +19,9 @@ pub enum ToolKind {
     Command,
     /// Changes the session's plan (`update_plan`): never asks.
     Plan,
+    /// Starts or waits for a sub-agent (`task`, `task_wait`): never asks itself; the child
+    /// session asks for its own calls, under a policy never wider than its parent's.
+    Agent,
 }
 
 /// One tool in the registry.

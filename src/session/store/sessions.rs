@@ -34,6 +34,8 @@ pub struct NewSession {
     pub parent_id: Option<String>,
     /// The git branch it starts on (the runtime reads it from the workdir).
     pub branch: Option<String>,
+    /// The session whose model started this one as a sub-agent (the `task` tool).
+    pub subagent_of: Option<String>,
 }
 
 /// One session as opening it shows it: see [`Store::load_overview`].
@@ -72,10 +74,13 @@ impl Store {
             if let Some(p) = &new.parent_id {
                 self.require(tx, p)?;
             }
+            if let Some(p) = &new.subagent_of {
+                self.require(tx, p)?;
+            }
             tx.execute(
-                "INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, provider, model, workdir, conversation_key, parent_id, branch)
-                 VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![id, new.title, now, new.provider, new.model, new.workdir, new.conversation_key, new.parent_id, new.branch],
+                "INSERT INTO sessions (id, title, created_at_ms, updated_at_ms, provider, model, workdir, conversation_key, parent_id, branch, subagent_of)
+                 VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![id, new.title, now, new.provider, new.model, new.workdir, new.conversation_key, new.parent_id, new.branch, new.subagent_of],
             )?;
             Ok(())
         })?;

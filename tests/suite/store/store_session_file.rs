@@ -21,6 +21,7 @@ fn rich(s: &Store) -> String {
             workdir: "/src/app".into(),
             conversation_key: None,
             parent_id: None,
+            subagent_of: None,
             branch: Some("feature/everything".into()),
         })
         .unwrap();

@@ -97,6 +97,8 @@ impl Turn {
             self.ctx.settings.context_window = w.max(1);
         }
         self.set_status(Status::Running)?;
+        self.ctx.tools_allowed =
+            crate::runtime::agent::subagent::restriction(&self.io.sessions, &header);
         let context = self.ctx.gate.session_start(header.message_count > 0);
         self.answer_history()?;
         if let Some(p) = prompt {
@@ -204,6 +206,9 @@ impl Turn {
             self.emit(TurnEvent::Warning { code, message });
         }
         let mut req = window::build_with(&self.io.sessions, session, &extra.system, extra.tools);
+        if let Some(allowed) = &self.ctx.tools_allowed {
+            req.tools.retain(|t| allowed.contains(&t.name));
+        }
         req.output_schema =
             self.ctx.output_schema.clone().filter(|_| {
                 !structured::refused(self.io.provider.name(), self.io.provider.model())

@@ -2,7 +2,7 @@
 
 use super::{Answer, Flow, Turn};
 use crate::runtime::agent::events::{FinishReason, TurnCommand, TurnEvent, WarningCode};
-use crate::runtime::agent::ledger;
+use crate::runtime::agent::{ledger, subagent};
 use crate::runtime::provider::openai::redact;
 use crate::runtime::tools::{self, ReadDenials, ToolContext, ToolKind, ToolOutput};
 use crate::session::{
@@ -37,7 +37,7 @@ impl Turn {
     }
 
     fn run_calls_from(&mut self, calls: &[ToolCall], replay: bool, answered: &mut usize) -> Flow {
-        for call in calls {
+        while let Some(call) = calls.get(*answered) {
             if self.io.cancel.is_cancelled() {
                 return Err(FinishReason::Cancelled);
             }
@@ -50,6 +50,10 @@ impl Turn {
                 .or_else(|| self.state.budget.as_ref().and_then(|b| b.tool_blocked()))
             {
                 return Err(FinishReason::LimitReached(why));
+            }
+            // Calls outside a sub-agent's tools, and the `task` calls (side by side).
+            if self.calls_of_subagents(calls, replay, answered)? {
+                continue;
             }
             let kind = tools::spec(&call.name)
                 .map(|s| s.kind)
@@ -78,7 +82,7 @@ impl Turn {
             {
                 return Err(FinishReason::LimitReached(why));
             }
-            let ours = if kind == ToolKind::Plan {
+            let ours = if matches!(kind, ToolKind::Plan | ToolKind::Agent) {
                 None
             } else {
                 self.ctx.ext.run(
@@ -91,12 +95,15 @@ impl Turn {
             };
             let out = if let Some((out, images)) = ours {
                 self.store_result_with_images(call, out, images)?;
+                *answered += 1;
                 if self.io.cancel.is_cancelled() {
                     return Err(FinishReason::Cancelled);
                 }
                 continue;
             } else if kind == ToolKind::Plan {
                 self.update_plan(&call.arguments)
+            } else if call.name == subagent::TASK_WAIT {
+                self.task_wait(&call.arguments)
             } else {
                 let ctx = ToolContext {
                     root: self.io.sessions.root().to_path_buf(),

@@ -48,6 +48,11 @@ pub(super) struct TurnContext {
     pub output_schema: Option<serde_json::Value>,
     /// Permission rules and hooks (read when the turn starts).
     pub gate: crate::runtime::policy::gate::Gate,
+    /// The agent the turn runs with: starts its sub-agents (`task`).
+    pub agent: super::Agent,
+    /// The only tools the model may call (a sub-agent's profile; set when the turn starts);
+    /// `None`: every tool.
+    pub tools_allowed: Option<Vec<String>>,
 }
 
 /// What a turn counts and carries as it goes.
@@ -167,6 +172,9 @@ impl Turn {
             Err(r) => r,
         };
         self.state.ledger.usage.wall_ms += started.elapsed().as_millis() as u64;
+        if matches!(reason, FinishReason::Cancelled) {
+            self.ctx.agent.children.cancel_of(&self.ctx.session_id);
+        }
         self.finish(reason);
     }
 

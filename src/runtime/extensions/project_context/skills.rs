@@ -417,7 +417,7 @@ pub(crate) fn parse_skill_md(text: &str) -> Result<(FrontMatter, String), SkillE
 /// A small reader for the top-level scalar keys of YAML front matter: plain, quoted, folded
 /// (`>`) and literal (`|`) values, with continuation lines. Nested values of other keys
 /// (`metadata:` maps, lists) are skipped; a line that is none of these is an error.
-fn parse_front_matter(lines: &[&str]) -> Result<Vec<(String, String)>, SkillError> {
+pub(crate) fn parse_front_matter(lines: &[&str]) -> Result<Vec<(String, String)>, SkillError> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
