@@ -89,6 +89,20 @@ impl Hub {
         })
     }
 
+    /// The workspace of `cwd` (as [`Hub::workspace`]) whose agent also starts the client's
+    /// MCP `servers` for the session (configured servers and these, through one manager).
+    pub(crate) fn workspace_with(
+        &self,
+        cwd: &Path,
+        servers: &[agent_client_protocol::v1::schema::McpServer],
+    ) -> Result<OpenSession, AcpError> {
+        let mut open = self.workspace(cwd)?;
+        if !servers.is_empty() {
+            open.agent = open.agent.with_mcp_servers(super::mcp::configs(servers));
+        }
+        Ok(open)
+    }
+
     /// Remembers a session this connection created, loaded, resumed or forked, and takes its
     /// lease (kept until `session/close` or the end of the connection); fails, naming the
     /// holder, when another process has it.

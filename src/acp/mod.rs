@@ -4,6 +4,7 @@
 
 mod error;
 mod hub;
+mod mcp;
 mod server;
 mod turn;
 mod updates;

@@ -7,10 +7,10 @@ use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, CloseSessionRequest, CloseSessionResponse,
     ForkSessionRequest, ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse,
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
-    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities,
-    SessionInfo, SessionListCapabilities, SessionMode, SessionModeState, SessionNotification,
-    SessionResumeCapabilities, SetSessionModeRequest, SetSessionModeResponse,
+    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+    SessionForkCapabilities, SessionInfo, SessionListCapabilities, SessionMode, SessionModeState,
+    SessionNotification, SessionResumeCapabilities, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Stdio, on_receive_notification, on_receive_request};
@@ -38,6 +38,7 @@ fn answer<T: agent_client_protocol::JsonRpcResponse>(
 fn initialize(req: &InitializeRequest) -> InitializeResponse {
     let caps = AgentCapabilities::new()
         .load_session(true)
+        .mcp_capabilities(McpCapabilities::new())
         .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
         .session_capabilities(
             SessionCapabilities::new()
@@ -86,7 +87,7 @@ fn set_mode(hub: &Hub, req: &SetSessionModeRequest) -> Result<SetSessionModeResp
 
 /// `session/new`: a new neocode session in the cwd's workspace (listed by `neocode --list`).
 fn new_session(hub: &Hub, req: &NewSessionRequest) -> Result<NewSessionResponse, AcpError> {
-    let open = hub.workspace(&req.cwd)?;
+    let open = hub.workspace_with(&req.cwd, &req.mcp_servers)?;
     let header = open.sessions.new_session(NewSession {
         model: open.agent.model_name().unwrap_or_default(),
         workdir: req.cwd.display().to_string(),
@@ -103,7 +104,7 @@ fn load_session(
     req: &LoadSessionRequest,
     cx: &ConnectionTo<Client>,
 ) -> Result<LoadSessionResponse, AcpError> {
-    let open = hub.workspace(&req.cwd)?;
+    let open = hub.workspace_with(&req.cwd, &req.mcp_servers)?;
     let id = open.sessions.resolve(&req.session_id.to_string())?;
     let session = open.sessions.load(&id)?;
     let (cwd, current) = (open.cwd.clone(), open.approval);
@@ -121,7 +122,7 @@ fn resume_session(
     hub: &Hub,
     req: &ResumeSessionRequest,
 ) -> Result<ResumeSessionResponse, AcpError> {
-    let open = hub.workspace(&req.cwd)?;
+    let open = hub.workspace_with(&req.cwd, &req.mcp_servers)?;
     let id = open.sessions.resolve(&req.session_id.to_string())?;
     let current = open.approval;
     hub.open(&id, open)?;
@@ -141,7 +142,7 @@ fn fork_point(req: &ForkSessionRequest) -> Option<i64> {
 /// `session/fork`: a new session holding the source's messages (up to the named message, or
 /// all), listed by `neocode --list` with the source as its parent, opened for prompts.
 fn fork_session(hub: &Hub, req: &ForkSessionRequest) -> Result<ForkSessionResponse, AcpError> {
-    let open = hub.workspace(&req.cwd)?;
+    let open = hub.workspace_with(&req.cwd, &req.mcp_servers)?;
     let source = open.sessions.resolve(&req.session_id.to_string())?;
     let header = open.sessions.fork(&source, fork_point(req))?;
     let current = open.approval;

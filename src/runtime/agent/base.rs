@@ -193,6 +193,23 @@ impl Agent {
         self
     }
 
+    /// This agent with `servers` started beside the configured MCP servers (a front end's own
+    /// servers for one session, e.g. those an editor passes over ACP): fresh extensions whose
+    /// MCP manager holds both, started the same way; the same sessions, provider and
+    /// running turns.
+    pub(crate) fn with_mcp_servers(
+        &self,
+        servers: Vec<crate::runtime::config::mcp::ServerConfig>,
+    ) -> Agent {
+        let mut agent = self.clone();
+        agent.settings.mcp_servers.extend(servers);
+        agent.ext = crate::runtime::extensions::project::Extensions::new(
+            &agent.settings,
+            agent.sessions.root(),
+        );
+        agent
+    }
+
     /// Whether sending works, or exactly which setting is missing.
     pub(crate) fn provider_status(&self) -> ProviderStatus {
         match self.fixed_model {
