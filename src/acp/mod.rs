@@ -3,6 +3,7 @@
 //! to the runtime's agent; sessions are the workspace's neocode sessions.
 
 mod error;
+mod files;
 mod hub;
 mod mcp;
 mod server;

@@ -86,14 +86,19 @@ fn set_mode(hub: &Hub, req: &SetSessionModeRequest) -> Result<SetSessionModeResp
 }
 
 /// `session/new`: a new neocode session in the cwd's workspace (listed by `neocode --list`).
-fn new_session(hub: &Hub, req: &NewSessionRequest) -> Result<NewSessionResponse, AcpError> {
-    let open = hub.workspace_with(&req.cwd, &req.mcp_servers)?;
+fn new_session(
+    hub: &Hub,
+    req: &NewSessionRequest,
+    cx: &ConnectionTo<Client>,
+) -> Result<NewSessionResponse, AcpError> {
+    let open = hub.workspace(&req.cwd)?;
     let header = open.sessions.new_session(NewSession {
         model: open.agent.model_name().unwrap_or_default(),
         workdir: req.cwd.display().to_string(),
         ..NewSession::default()
     })?;
     let current = open.approval;
+    let open = hub.with_editor(open, &header.id, &req.mcp_servers, cx);
     hub.open(&header.id, open)?;
     Ok(NewSessionResponse::new(header.id).modes(modes(current)))
 }
@@ -104,11 +109,12 @@ fn load_session(
     req: &LoadSessionRequest,
     cx: &ConnectionTo<Client>,
 ) -> Result<LoadSessionResponse, AcpError> {
-    let open = hub.workspace_with(&req.cwd, &req.mcp_servers)?;
+    let open = hub.workspace(&req.cwd)?;
     let id = open.sessions.resolve(&req.session_id.to_string())?;
     let session = open.sessions.load(&id)?;
     let (cwd, current) = (open.cwd.clone(), open.approval);
     // The lease first: a session another process has open is refused before any replay.
+    let open = hub.with_editor(open, &id, &req.mcp_servers, cx);
     hub.open(&id, open)?;
     for update in updates::replay(&session.messages, &cwd) {
         cx.send_notification(SessionNotification::new(id.clone(), update))
@@ -121,10 +127,12 @@ fn load_session(
 fn resume_session(
     hub: &Hub,
     req: &ResumeSessionRequest,
+    cx: &ConnectionTo<Client>,
 ) -> Result<ResumeSessionResponse, AcpError> {
-    let open = hub.workspace_with(&req.cwd, &req.mcp_servers)?;
+    let open = hub.workspace(&req.cwd)?;
     let id = open.sessions.resolve(&req.session_id.to_string())?;
     let current = open.approval;
+    let open = hub.with_editor(open, &id, &req.mcp_servers, cx);
     hub.open(&id, open)?;
     Ok(ResumeSessionResponse::new().modes(modes(current)))
 }
@@ -141,11 +149,16 @@ fn fork_point(req: &ForkSessionRequest) -> Option<i64> {
 
 /// `session/fork`: a new session holding the source's messages (up to the named message, or
 /// all), listed by `neocode --list` with the source as its parent, opened for prompts.
-fn fork_session(hub: &Hub, req: &ForkSessionRequest) -> Result<ForkSessionResponse, AcpError> {
-    let open = hub.workspace_with(&req.cwd, &req.mcp_servers)?;
+fn fork_session(
+    hub: &Hub,
+    req: &ForkSessionRequest,
+    cx: &ConnectionTo<Client>,
+) -> Result<ForkSessionResponse, AcpError> {
+    let open = hub.workspace(&req.cwd)?;
     let source = open.sessions.resolve(&req.session_id.to_string())?;
     let header = open.sessions.fork(&source, fork_point(req))?;
     let current = open.approval;
+    let open = hub.with_editor(open, &header.id, &req.mcp_servers, cx);
     hub.open(&header.id, open)?;
     Ok(ForkSessionResponse::new(header.id).modes(modes(current)))
 }
@@ -222,19 +235,21 @@ async fn connection(hub: Hub) -> Result<(), agent_client_protocol::Error> {
         hub.clone(),
         hub.clone(),
     );
-    let (h_resume, h_fork, h_close) = (hub.clone(), hub.clone(), hub);
+    let (h_resume, h_fork, h_close, h_init) = (hub.clone(), hub.clone(), hub.clone(), hub);
     Agent
         .v1()
         .name("neocode")
         .on_receive_request(
             async move |req: InitializeRequest, responder, _cx: ConnectionTo<Client>| {
+                let fs = &req.client_capabilities.fs;
+                h_init.set_client_fs(fs.read_text_file, fs.write_text_file);
                 responder.respond(initialize(&req))
             },
             on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: NewSessionRequest, responder, _cx: ConnectionTo<Client>| {
-                answer(responder, new_session(&h_new, &req))
+            async move |req: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
+                answer(responder, new_session(&h_new, &req, &cx))
             },
             on_receive_request!(),
         )
@@ -262,14 +277,14 @@ async fn connection(hub: Hub) -> Result<(), agent_client_protocol::Error> {
             on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: ResumeSessionRequest, responder, _cx: ConnectionTo<Client>| {
-                answer(responder, resume_session(&h_resume, &req))
+            async move |req: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
+                answer(responder, resume_session(&h_resume, &req, &cx))
             },
             on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: ForkSessionRequest, responder, _cx: ConnectionTo<Client>| {
-                answer(responder, fork_session(&h_fork, &req))
+            async move |req: ForkSessionRequest, responder, cx: ConnectionTo<Client>| {
+                answer(responder, fork_session(&h_fork, &req, &cx))
             },
             on_receive_request!(),
         )

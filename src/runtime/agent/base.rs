@@ -193,19 +193,21 @@ impl Agent {
         self
     }
 
-    /// This agent with `servers` started beside the configured MCP servers (a front end's own
-    /// servers for one session, e.g. those an editor passes over ACP): fresh extensions whose
-    /// MCP manager holds both, started the same way; the same sessions, provider and
-    /// running turns.
-    pub(crate) fn with_mcp_servers(
+    /// This agent for a front end that brings its own (an editor over ACP): `servers` start
+    /// beside the configured MCP servers (one manager, started the same way), and `files`,
+    /// when given, is where the file tools read and write. Fresh extensions; the same
+    /// sessions, provider and running turns.
+    pub(crate) fn with_front_end(
         &self,
         servers: Vec<crate::runtime::config::mcp::ServerConfig>,
+        files: Option<Arc<dyn crate::runtime::tools::FileAccess>>,
     ) -> Agent {
         let mut agent = self.clone();
         agent.settings.mcp_servers.extend(servers);
-        agent.ext = crate::runtime::extensions::project::Extensions::new(
+        agent.ext = crate::runtime::extensions::project::Extensions::with_files(
             &agent.settings,
             agent.sessions.root(),
+            files,
         );
         agent
     }

@@ -68,3 +68,111 @@ fn the_editors_mcp_server_starts_for_the_session_and_the_model_calls_its_tool() 
     assert_eq!(agent_text(&seen), "It shouted.");
     acp.close();
 }
+
+/// Every message up to the response to `id`, answering the editor's side: `fs/read_text_file`
+/// with `buffer`, `fs/write_text_file` by keeping what was written, permissions with allow
+/// once. Returns (messages seen, the response, the writes as (path, content)).
+fn as_editor(acp: &mut Acp, id: u64, buffer: &str) -> (Vec<Value>, Value, Vec<(String, String)>) {
+    let (mut seen, mut writes) = (Vec::new(), Vec::new());
+    loop {
+        let m = acp.next();
+        if m["id"] == json!(id) && m.get("method").is_none() {
+            return (seen, m, writes);
+        }
+        let result = match m["method"].as_str() {
+            Some("fs/read_text_file") => Some(json!({"content": buffer})),
+            Some("fs/write_text_file") => {
+                let p = &m["params"];
+                writes.push((
+                    p["path"].as_str().unwrap().to_string(),
+                    p["content"].as_str().unwrap().to_string(),
+                ));
+                Some(json!({}))
+            }
+            Some("session/request_permission") => Some(allow(&m)),
+            _ => None,
+        };
+        if let Some(result) = result {
+            acp.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": result}));
+        }
+        seen.push(m);
+    }
+}
+
+#[test]
+fn with_the_editors_fs_the_model_reads_its_buffer_and_writes_go_to_the_editor_not_disk() {
+    let env = Env::new(vec![
+        Reply::tool_calls(&[("call_r", "read_file", r#"{"path":"notes.txt"}"#)]),
+        Reply::tool_calls(&[(
+            "call_w",
+            "edit_file",
+            r#"{"path":"notes.txt","old_string":"unsaved","new_string":"edited"}"#,
+        )]),
+        Reply::text("Done."),
+    ]);
+    std::fs::write(env.workdir.join("notes.txt"), "on disk\n").unwrap();
+    let mut acp = Acp::start(&env);
+    let (_, init) = acp.call(
+        "initialize",
+        json!({"protocolVersion": 1,
+               "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}}}),
+    );
+    assert!(init.get("result").is_some(), "{init}");
+    let id = acp.new_session(&env);
+    let pid = acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "edit the notes"}]}),
+    );
+    let (seen, resp, writes) = as_editor(&mut acp, pid, "unsaved buffer\n");
+    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    let reads: Vec<&Value> = seen
+        .iter()
+        .filter(|m| m["method"] == "fs/read_text_file")
+        .collect();
+    let abs = env.workdir.join("notes.txt").display().to_string();
+    assert_eq!(reads[0]["params"]["path"], abs.as_str(), "{reads:#?}");
+    assert_eq!(reads[0]["params"]["sessionId"], id.as_str());
+    let results = updates(&seen, "tool_call_update");
+    let read = results
+        .iter()
+        .find(|u| u["toolCallId"] == "call_r" && u["status"] == "completed")
+        .unwrap_or_else(|| panic!("{results:#?}"));
+    let text = read["content"][0]["content"]["text"].as_str().unwrap();
+    assert!(text.contains("unsaved buffer"), "{text}");
+    assert!(!text.contains("on disk"), "{text}");
+    assert_eq!(writes, vec![(abs, "edited buffer\n".to_string())]);
+    assert_eq!(
+        std::fs::read_to_string(env.workdir.join("notes.txt")).unwrap(),
+        "on disk\n",
+        "the disk is left to the editor"
+    );
+    // The model read the buffer too (its next request carries the result).
+    let second = env.server.requests()[1].json().to_string();
+    assert!(second.contains("unsaved buffer"), "{second}");
+    acp.close();
+}
+
+#[test]
+fn without_the_editors_fs_the_file_tools_use_the_disk() {
+    let env = Env::new(vec![
+        Reply::tool_calls(&[("call_r", "read_file", r#"{"path":"notes.txt"}"#)]),
+        Reply::text("Read."),
+    ]);
+    std::fs::write(env.workdir.join("notes.txt"), "on disk\n").unwrap();
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let id = acp.new_session(&env);
+    let pid = acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "read the notes"}]}),
+    );
+    let (seen, resp, _) = as_editor(&mut acp, pid, "unsaved buffer\n");
+    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    assert!(!seen.iter().any(|m| m["method"] == "fs/read_text_file"));
+    let results = updates(&seen, "tool_call_update");
+    let text = results.last().unwrap()["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("on disk"), "{text}");
+    acp.close();
+}

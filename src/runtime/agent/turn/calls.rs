@@ -113,6 +113,7 @@ impl Turn {
                         .parent()
                         .map(std::path::Path::to_path_buf),
                     read_rules: Some(self.ctx.gate.read_rules()),
+                    files: self.ctx.ext.files(),
                 };
                 let mut out = tools::run(&call.name, &call.arguments, &ctx);
                 self.ctx.ext.diagnose(&mut out);
