@@ -176,3 +176,52 @@ fn without_the_editors_fs_the_file_tools_use_the_disk() {
     assert!(text.contains("on disk"), "{text}");
     acp.close();
 }
+
+#[test]
+fn a_commands_output_comes_back_as_terminal_text_on_its_tool_call_update() {
+    let env = Env::new(vec![
+        Reply::tool_calls(&[(
+            "call_c",
+            "run_command",
+            r#"{"command":"echo hello-from-acp"}"#,
+        )]),
+        Reply::text("Ran it."),
+    ]);
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let id = acp.new_session(&env);
+    let pid = acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "run echo"}]}),
+    );
+    let (seen, resp) = acp.until_response(pid, allow);
+    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    let call = updates(&seen, "tool_call");
+    assert_eq!(call[0]["kind"], "execute", "{call:#?}");
+    let done = updates(&seen, "tool_call_update");
+    let last = done.last().unwrap();
+    assert_eq!(last["toolCallId"], "call_c");
+    assert_eq!(last["status"], "completed", "{last}");
+    let text = last["content"][0]["content"]["text"].as_str().unwrap();
+    assert!(text.starts_with("```console\n"), "{text}");
+    assert!(text.contains("hello-from-acp"), "{text}");
+    assert!(text.ends_with("\n```"), "{text}");
+
+    // Loading the session replays the same terminal text.
+    acp.close();
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let (seen, _) = acp.call(
+        "session/load",
+        json!({"sessionId": id, "cwd": env.workdir, "mcpServers": []}),
+    );
+    let replayed = updates(&seen, "tool_call_update");
+    let text = replayed[0]["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.starts_with("```console\n") && text.contains("hello-from-acp"),
+        "{text}"
+    );
+    acp.close();
+}
