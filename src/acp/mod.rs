@@ -6,6 +6,7 @@ mod error;
 mod files;
 mod hub;
 mod mcp;
+mod model;
 mod server;
 mod turn;
 mod updates;

@@ -10,7 +10,8 @@ use agent_client_protocol::v1::schema::{
     McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
     ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
     SessionForkCapabilities, SessionInfo, SessionListCapabilities, SessionMode, SessionModeState,
-    SessionNotification, SessionResumeCapabilities, SetSessionModeRequest, SetSessionModeResponse,
+    SessionNotification, SessionResumeCapabilities, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Stdio, on_receive_notification, on_receive_request};
@@ -100,7 +101,10 @@ fn new_session(
     let current = open.approval;
     let open = hub.with_editor(open, &header.id, &req.mcp_servers, cx);
     hub.open(&header.id, open)?;
-    Ok(NewSessionResponse::new(header.id).modes(modes(current)))
+    let config = super::model::options(&hub.session(&header.id)?, &header.id);
+    Ok(NewSessionResponse::new(header.id)
+        .modes(modes(current))
+        .config_options(config))
 }
 
 /// `session/load`: the stored transcript replayed as updates, then the answer.
@@ -120,7 +124,10 @@ fn load_session(
         cx.send_notification(SessionNotification::new(id.clone(), update))
             .map_err(|e| AcpError::Connection(e.to_string()))?;
     }
-    Ok(LoadSessionResponse::new().modes(modes(current)))
+    let config = super::model::options(&hub.session(&id)?, &id);
+    Ok(LoadSessionResponse::new()
+        .modes(modes(current))
+        .config_options(config))
 }
 
 /// `session/resume`: the stored session opened for prompts, without replaying it.
@@ -134,7 +141,10 @@ fn resume_session(
     let current = open.approval;
     let open = hub.with_editor(open, &id, &req.mcp_servers, cx);
     hub.open(&id, open)?;
-    Ok(ResumeSessionResponse::new().modes(modes(current)))
+    let config = super::model::options(&hub.session(&id)?, &id);
+    Ok(ResumeSessionResponse::new()
+        .modes(modes(current))
+        .config_options(config))
 }
 
 /// The message a fork ends at, when the request names one: `_meta.neocode.atMessage`, the
@@ -160,7 +170,10 @@ fn fork_session(
     let current = open.approval;
     let open = hub.with_editor(open, &header.id, &req.mcp_servers, cx);
     hub.open(&header.id, open)?;
-    Ok(ForkSessionResponse::new(header.id).modes(modes(current)))
+    let config = super::model::options(&hub.session(&header.id)?, &header.id);
+    Ok(ForkSessionResponse::new(header.id)
+        .modes(modes(current))
+        .config_options(config))
 }
 
 /// A page cursor: the last row's key, `<updated ms>.<rowid>`.
@@ -235,7 +248,8 @@ async fn connection(hub: Hub) -> Result<(), agent_client_protocol::Error> {
         hub.clone(),
         hub.clone(),
     );
-    let (h_resume, h_fork, h_close, h_init) = (hub.clone(), hub.clone(), hub.clone(), hub);
+    let (h_resume, h_fork, h_close, h_init, h_config) =
+        (hub.clone(), hub.clone(), hub.clone(), hub.clone(), hub);
     Agent
         .v1()
         .name("neocode")
@@ -303,6 +317,17 @@ async fn connection(hub: Hub) -> Result<(), agent_client_protocol::Error> {
         .on_receive_request(
             async move |req: SetSessionModeRequest, responder, _cx: ConnectionTo<Client>| {
                 answer(responder, set_mode(&h_mode, &req))
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: SetSessionConfigOptionRequest,
+                        responder,
+                        _cx: ConnectionTo<Client>| {
+                answer(
+                    responder,
+                    super::model::set(&h_config, &req).map(SetSessionConfigOptionResponse::new),
+                )
             },
             on_receive_request!(),
         )

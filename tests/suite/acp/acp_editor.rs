@@ -225,3 +225,55 @@ fn a_commands_output_comes_back_as_terminal_text_on_its_tool_call_update() {
     );
     acp.close();
 }
+
+#[test]
+fn the_model_is_a_config_option_listing_the_profiles_and_a_choice_holds_for_the_next_prompt() {
+    let env = Env::new(vec![Reply::text("From the other model.")]);
+    std::fs::write(
+        env.home.join("config.toml"),
+        "[providers.alt]\nmodel = \"alt-model\"\n",
+    )
+    .unwrap();
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let (_, r) = acp.call("session/new", json!({"cwd": env.workdir, "mcpServers": []}));
+    let id = r["result"]["sessionId"].as_str().unwrap().to_string();
+    let option = &r["result"]["configOptions"][0];
+    assert_eq!(option["id"], "model", "{r}");
+    assert_eq!(option["category"], "model", "{r}");
+    assert_eq!(option["currentValue"], "default", "{r}");
+    let values: Vec<(&str, &str)> = option["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["value"].as_str().unwrap(), o["name"].as_str().unwrap()))
+        .collect();
+    assert!(
+        values.contains(&("provider:alt", "chat:alt-model (alt)")),
+        "{values:?}"
+    );
+    assert_eq!(values[0].0, "default", "{values:?}");
+
+    let (_, r) = acp.call(
+        "session/set_config_option",
+        json!({"sessionId": id, "configId": "model", "value": "provider:alt"}),
+    );
+    assert_eq!(
+        r["result"]["configOptions"][0]["currentValue"], "provider:alt",
+        "{r}"
+    );
+    let (_, bad) = acp.call(
+        "session/set_config_option",
+        json!({"sessionId": id, "configId": "model", "value": "nope"}),
+    );
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+
+    let pid = acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "hi"}]}),
+    );
+    let (_, resp) = acp.until_response(pid, allow);
+    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    assert_eq!(env.server.requests()[0].json()["model"], "alt-model");
+    acp.close();
+}
