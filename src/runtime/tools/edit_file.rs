@@ -123,15 +123,13 @@ fn replaced(before: &str, args: &Args, rel: &str) -> Result<String, ToolOutput> 
     match count {
         0 => {
             return Err(ToolOutput::error(format!(
-                "edit_file: old_string was not found in {} (0 matches); read the file and copy the text exactly",
-                rel
+                "edit_file: old_string was not found in {rel} (0 matches); read the file and copy the text exactly"
             )));
         }
         1 => {}
         n => {
             return Err(ToolOutput::error(format!(
-                "edit_file: old_string occurs {n} times in {}; it must occur exactly once, so include more surrounding lines",
-                rel
+                "edit_file: old_string occurs {n} times in {rel}; it must occur exactly once, so include more surrounding lines"
             )));
         }
     }
