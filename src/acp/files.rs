@@ -31,8 +31,34 @@ impl std::fmt::Debug for EditorFiles {
     }
 }
 
+/// How long the editor may take to answer one file request (it normally answers at once; a
+/// client that went away must not hold the turn forever).
+const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
+
 fn failed(e: &agent_client_protocol::Error) -> FileAccessError {
     FileAccessError(crate::sanitize::line(&format!("the editor said: {e}")).into_owned())
+}
+
+impl EditorFiles {
+    /// Sends `req` to the editor and waits for its answer, at most [`ANSWER_WITHIN`].
+    fn ask<R>(&self, req: R) -> Result<R::Response, FileAccessError>
+    where
+        R: agent_client_protocol::JsonRpcRequest + Send + 'static,
+        R::Response: Send + 'static,
+    {
+        let cx = self.cx.clone();
+        let answer = self.rt.block_on(async move {
+            tokio::time::timeout(ANSWER_WITHIN, cx.send_request(req).block_task()).await
+        });
+        match answer {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(failed(&e)),
+            Err(_) => Err(FileAccessError(format!(
+                "the editor did not answer within {} s",
+                ANSWER_WITHIN.as_secs()
+            ))),
+        }
+    }
 }
 
 impl FileAccess for EditorFiles {
@@ -46,19 +72,11 @@ impl FileAccess for EditorFiles {
 
     fn read_text(&self, abs: &Path) -> Result<String, FileAccessError> {
         let req = ReadTextFileRequest::new(self.session.clone(), abs.to_path_buf());
-        let cx = self.cx.clone();
-        self.rt
-            .block_on(async move { cx.send_request(req).block_task().await })
-            .map(|r| r.content)
-            .map_err(|e| failed(&e))
+        self.ask(req).map(|r| r.content)
     }
 
     fn write_text(&self, abs: &Path, content: &str) -> Result<(), FileAccessError> {
         let req = WriteTextFileRequest::new(self.session.clone(), abs.to_path_buf(), content);
-        let cx = self.cx.clone();
-        self.rt
-            .block_on(async move { cx.send_request(req).block_task().await })
-            .map(|_| ())
-            .map_err(|e| failed(&e))
+        self.ask(req).map(|_| ())
     }
 }
