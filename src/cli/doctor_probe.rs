@@ -1,7 +1,8 @@
-//! `neocode doctor`'s provider probe: three small calls to the configured provider, whichever
+//! `neocode doctor`'s provider probe: four small calls to the configured provider, whichever
 //! API it speaks (Chat Completions, Responses, Anthropic Messages) — a text reply, a tool turn
-//! (with reasoning when the API and model give it), and the turn's follow-up, which repeats
-//! the tool turn's prompt and so should hit the provider's cache — and, per feature, what the
+//! (with reasoning when the API and model give it), the turn's follow-up, which repeats
+//! the tool turn's prompt and so should hit the provider's cache, and a reply under the API's
+//! structured-output option — and, per feature, what the
 //! endpoint really does (supported / not seen / not applicable) and what neocode does about
 //! what is missing.
 
@@ -28,7 +29,7 @@ pub(super) fn probe_provider(s: &Settings, out: &mut String) -> bool {
     out.push('\n');
     let mut report = Report { out };
     report.raw(format!(
-        "Provider probe (three small calls, api = {}; --no-probe skips them)",
+        "Provider probe (four small calls, api = {}; --no-probe skips them)",
         s.api.as_str()
     ));
     let mut provider = match build(s) {
@@ -59,13 +60,23 @@ pub(super) fn probe_provider(s: &Settings, out: &mut String) -> bool {
     );
     let (tool_req, tool) = match tool_turn(provider.as_mut(), s) {
         Ok(sent) => sent,
-        Err(e) => {
-            report.row(
-                "FAILED",
-                format!("a streamed call with a tool: {}", words(&e, s)),
-            );
-            return false;
-        }
+        Err(e) => match plain_system(s, &e) {
+            Some((p, sent)) => {
+                report.row("system prompt", format!(
+                    "refused as text blocks ({e}); accepted as plain text: set system_as_text = true in [provider] (or the profile) of {} (the system prompt then carries no cache breakpoint)",
+                    s.path.display()
+                ));
+                provider = p;
+                sent
+            }
+            None => {
+                report.row(
+                    "FAILED",
+                    format!("a streamed call with a tool: {}", words(&e, s)),
+                );
+                return false;
+            }
+        },
     };
     if chat {
         report.row(
@@ -106,6 +117,10 @@ pub(super) fn probe_provider(s: &Settings, out: &mut String) -> bool {
         }
     };
     report.row("prompt caching", caching_words(&third.completion));
+    report.row(
+        "structured output",
+        structured_words(call(provider.as_mut(), &schema_request())),
+    );
     // What the server told, also by an overflow of the probe's own.
     let told = provider.context_window();
     report.row("context window", window_words(told, s));
@@ -131,7 +146,9 @@ fn tool_turn(
     let mut tokens = probe_tokens(window_of(provider, s));
     let mut tries = 0;
     loop {
-        let req = tool_request(tokens);
+        let mut req = tool_request(tokens);
+        // As a turn's first call does with `tool_choice = "required"`.
+        req.require_tool = s.first_call_requires_tool;
         match call(provider, &req) {
             Ok(p) => return Ok((req, p)),
             Err(e) if e.kind == ErrorKind::ContextOverflow && tries < OVERFLOW_RETRIES => {
@@ -265,6 +282,50 @@ fn call(provider: &mut dyn Provider, req: &ChatRequest) -> Result<Probed, Provid
     })
 }
 
+/// The tool turn again with the system prompt as plain text, when the server refused it as
+/// Anthropic's text blocks with a shape error (a gateway passing blocks on as content lists
+/// that its upstream refuses): the provider that worked and the turn, or `None`.
+fn plain_system(
+    s: &Settings,
+    e: &ProviderError,
+) -> Option<(Box<dyn Provider>, (ChatRequest, Probed))> {
+    let shape = matches!(e.kind, ErrorKind::BadRequest | ErrorKind::Server);
+    if s.api != Api::Anthropic || s.system_as_text || !shape {
+        return None;
+    }
+    let mut plain = s.clone();
+    plain.system_as_text = true;
+    let mut p = build(&plain).ok()?;
+    let sent = tool_turn(p.as_mut(), &plain).ok()?;
+    Some((p, sent))
+}
+
+/// A small reply under the structured-output option (`run --output-schema`).
+fn schema_request() -> ChatRequest {
+    ChatRequest {
+        messages: vec![ChatMessage::user_text(
+            "Reply with a JSON object whose field ok is true.",
+        )],
+        output_schema: Some(serde_json::json!({"type": "object",
+            "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]})),
+        ..ChatRequest::default()
+    }
+}
+
+/// The structured-output call in words.
+fn structured_words(r: Result<Probed, ProviderError>) -> String {
+    match r {
+        Ok(_) => {
+            "supported: --output-schema sends the schema as the API's structured-output option"
+                .into()
+        }
+        Err(e) if matches!(e.kind, ErrorKind::BadRequest | ErrorKind::Server) => format!(
+            "refused ({e}): --output-schema still works (the schema is in the prompt and neocode validates the answer); the option is dropped after the first refusal, said once"
+        ),
+        Err(e) => format!("not checked: {e}"),
+    }
+}
+
 fn text_request() -> ChatRequest {
     ChatRequest {
         messages: vec![ChatMessage::user_text("Reply with the word ok.")],
@@ -298,6 +359,8 @@ fn tool_request(tokens: u64) -> ChatRequest {
                 "properties": {"text": {"type": "string"}}, "required": ["text"]}),
         )],
         cache_key: CACHE_KEY.into(),
+        output_schema: None,
+        require_tool: false,
     }
 }
 

@@ -7,7 +7,8 @@ use serde::Serialize;
 use super::common::{CmdResult, Failure};
 use super::out::Out;
 use crate::runtime::Location;
-use crate::runtime::extensions::lsp::{LspManager, LspState, config};
+use crate::runtime::config::lsp as config;
+use crate::runtime::extensions::lsp::{LspManager, LspState};
 use crate::sanitize;
 
 #[derive(Serialize)]

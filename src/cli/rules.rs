@@ -8,9 +8,8 @@ use super::common::{CmdResult, Failure};
 use super::out::Out;
 use crate::runtime::Location;
 use crate::runtime::policy::approval::NETWORK_GRANT;
-use crate::runtime::policy::permissions::{
-    Decision, Rules, SESSION_SOURCE, Verdict, parse_rule, shell,
-};
+use crate::runtime::policy::permissions::{Decision, Rules, SESSION_SOURCE, Verdict, parse_rule};
+use crate::runtime::shell;
 use crate::runtime::trust::Admission;
 use crate::sanitize;
 

@@ -7,6 +7,7 @@ use super::common::{CmdResult, open_for_id};
 use super::fmt;
 use super::list::JsonRow;
 use super::out::Out;
+use crate::runtime::extensions::lsp::DiagnosticReport;
 use crate::runtime::extensions::project_context::ContextReport;
 use crate::runtime::session_report::SessionReport;
 use crate::runtime::{Location, Sessions};
@@ -48,6 +49,9 @@ struct JsonMessage<'a> {
     /// Who let the call run or denied it (a tool result's rule, hook, policy or user).
     #[serde(skip_serializing_if = "Option::is_none")]
     permission: Option<crate::runtime::agent::Permission>,
+    /// A tool result's language-server errors and warnings in the files it changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diagnostics: Option<DiagnosticReport>,
 }
 
 /// The runtime ledger: what the session's runs consumed against its limits, and why the last
@@ -295,6 +299,7 @@ fn json_doc<'a>(sessions: &Sessions, r: &'a SessionReport) -> JsonShow<'a> {
                 permission: crate::runtime::agent::Permission::of_metadata(
                     m.tool_metadata.as_ref(),
                 ),
+                diagnostics: DiagnosticReport::of_metadata(m.tool_metadata.as_ref()),
             })
             .collect(),
         file_changes: &r.file_changes,
@@ -574,6 +579,7 @@ fn message_lines(out: &mut Out, m: &Message) -> CmdResult {
         let note = out.paint("2", &format!("  {}", l(&note)));
         out.line(&note)?;
     }
+    diagnostics_lines(out, m)?;
     let text = message_text(m);
     let all: Vec<&str> = text.lines().collect();
     for t in all.iter().take(MESSAGE_LINES) {
@@ -591,6 +597,33 @@ fn message_lines(out: &mut Out, m: &Message) -> CmdResult {
             &format!("  … {more} more line{}", if more == 1 { "" } else { "s" }),
         );
         out.line(&more)?;
+    }
+    Ok(())
+}
+
+/// A tool result's language-server diagnostics: the counts, then each listed one
+/// (`error calc.c:3:20 message  (clangd)`), errors red and warnings yellow.
+fn diagnostics_lines(out: &mut Out, m: &Message) -> CmdResult {
+    let Some(d) = DiagnosticReport::of_metadata(m.tool_metadata.as_ref()) else {
+        return Ok(());
+    };
+    let counts = d
+        .counts()
+        .unwrap_or_else(|| "no errors or warnings".to_string());
+    let head = out.paint("2", &format!("  diagnostics: {counts}"));
+    out.line(&head)?;
+    for i in &d.items {
+        let colour = if i.severity == "error" { "31" } else { "33" };
+        let severity = out.paint(colour, &format!("{:<7}", l(&i.severity)));
+        let server = out.paint("2", &format!("({})", l(&i.server)));
+        let row = format!(
+            "    {severity} {}:{}:{}  {}  {server}",
+            l(&i.path),
+            i.line,
+            i.column,
+            l(&i.message)
+        );
+        out.line(&row)?;
     }
     Ok(())
 }

@@ -158,5 +158,8 @@ stable_codes! {
         /// The workspace's hooks, allow rules and skills are not used: it is not trusted
         /// (or changed since it was); the message says what it declares and how to trust it.
         WorkspaceUntrusted => "workspace_untrusted",
+        /// The server refused the structured-output option (`run --output-schema`); it is
+        /// sent without it from now on and the answer is still validated by neocode.
+        StructuredOutputRefused => "structured_output_refused",
     }
 }

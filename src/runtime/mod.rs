@@ -22,6 +22,7 @@ pub mod rewind;
 mod session_entry;
 pub(crate) mod session_report;
 pub(crate) mod sessions;
+pub(crate) mod shell;
 pub mod tools;
 pub mod trust;
 

@@ -117,6 +117,9 @@ pub struct Card {
     pub step: Option<String>,
     /// The rule or hook that let it run (or denied it), in one line, once it has a result.
     pub decided: Option<String>,
+    /// The language servers' errors and warnings in the files it changed, once it has a
+    /// result.
+    pub diagnostics: Option<crate::runtime::extensions::lsp::DiagnosticReport>,
 }
 
 /// A running (or just finished) turn as the view shows it.
@@ -329,18 +332,20 @@ pub(crate) fn card_lines(
         .summary
         .strip_prefix(card.call.name.as_str())
         .map_or(card.summary.as_str(), str::trim_start);
-    out.extend(markdown::wrap(
-        &[
-            (format!("{} ", state_mark(&card.state, now_ms)), st),
-            (sanitize::line(&card.call.name).into_owned(), t.tool()),
-            ("  ".into(), t.text()),
-            (sanitize::line(summary).into_owned(), t.code()),
-            (format!("  · {}{when}", card.state.word()), st),
-        ],
-        width,
-        "  ╭ ",
-        "  │   ",
-    ));
+    let mut head = vec![
+        (format!("{} ", state_mark(&card.state, now_ms)), st),
+        (sanitize::line(&card.call.name).into_owned(), t.tool()),
+        ("  ".into(), t.text()),
+        (sanitize::line(summary).into_owned(), t.code()),
+        (format!("  · {}{when}", card.state.word()), st),
+    ];
+    if let Some(d) = &card.diagnostics
+        && let Some(counts) = d.counts()
+    {
+        let style = if d.errors > 0 { t.error() } else { t.warn() };
+        head.push((format!("  {counts}"), style));
+    }
+    out.extend(markdown::wrap(&head, width, "  ╭ ", "  │   "));
     out.extend(super::diff::diff_lines(&card.call, width, "  │ ", 8, t));
     if let CardState::Waiting(reason) = &card.state {
         out.extend(markdown::wrap(

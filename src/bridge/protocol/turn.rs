@@ -55,12 +55,14 @@ fn turn_events(e: &TurnEvent) -> Vec<Event> {
             is_error,
             seq,
             permission,
+            diagnostics,
         } => Event::ToolResult {
             call_id: call_id.clone(),
             text: text.clone(),
             is_error: *is_error,
             seq: *seq,
             permission: permission.clone(),
+            diagnostics: diagnostics.as_deref().cloned(),
         },
         TurnEvent::Warning { code, message } => {
             Event::warning(None, code.as_str(), message.clone())

@@ -288,6 +288,11 @@ pub(crate) enum Event {
         /// (`by`: `rule`, `hook`, `policy`, `user`). Absent for calls never decided.
         #[serde(skip_serializing_if = "Option::is_none")]
         permission: Option<crate::runtime::agent::Permission>,
+        /// The language servers' errors and warnings in the files the call changed:
+        /// `{"errors": 1, "warnings": 0, "items": [{"path", "line", "column", "severity",
+        /// "message", "server"}]}`. Absent when no server serves them.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        diagnostics: Option<crate::runtime::extensions::lsp::DiagnosticReport>,
     },
     /// A plan run's plan.
     PlanProposed {

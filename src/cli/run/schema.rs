@@ -29,6 +29,7 @@ pub(crate) enum SchemaError {
 /// A compiled output schema and its text (for the prompt).
 pub(crate) struct OutputSchema {
     text: String,
+    schema: Value,
     validator: jsonschema::Validator,
 }
 
@@ -50,8 +51,14 @@ impl OutputSchema {
         })?;
         Ok(OutputSchema {
             text: schema.to_string(),
+            schema,
             validator,
         })
+    }
+
+    /// The schema itself, sent as the API's structured-output option.
+    pub(crate) fn value(&self) -> &Value {
+        &self.schema
     }
 
     /// What the prompt gains: answer with the document only.

@@ -196,7 +196,10 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
             let _ = writeln!(std::io::stderr().lock(), "neocode: warning: {note}");
         }
     }
-    let op = op(args, plan_run, prompt, limits(args));
+    let mut op = op(args, plan_run, prompt, limits(args));
+    if let (Op::Turn(t), Some(s)) = (&mut op, &schema) {
+        t.output_schema = Some(s.value().clone());
+    }
     install_sigint();
     let first = one_turn(&agent, target, op, format.view(args.quiet));
     let ran = first.and_then(|t| match &schema {
@@ -313,6 +316,7 @@ fn with_schema(
         approval: args.approve,
         adopt: None,
         results: Vec::new(),
+        output_schema: Some(schema.value().clone()),
     });
     let target = Target::Resume(first.session_id.clone());
     let second = one_turn(agent, target, op, format.view(args.quiet))?;
@@ -426,6 +430,7 @@ fn op(args: &RunArgs, plan_run: bool, prompt: Option<String>, limits: RuntimeLim
             approval: args.approve,
             adopt: None,
             results: Vec::new(),
+            output_schema: None,
         })
     }
 }

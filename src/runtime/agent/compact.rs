@@ -244,6 +244,8 @@ fn summarise_in_pieces(
             messages: vec![ChatMessage::user_text(text)],
             tools: Vec::new(),
             cache_key: req.cache_key.clone(),
+            output_schema: None,
+            require_tool: false,
         };
         let c = provider
             .stream(&piece_req, cancel, &mut |_| {})

@@ -64,6 +64,10 @@ pub enum TurnEvent {
         /// Who let it run or kept it from running (a rule and its file, a hook, the policy,
         /// the user); `None` for calls the turn stopped before deciding.
         permission: Option<crate::runtime::policy::gate::Permission>,
+        /// The language servers' errors and warnings in the files the call changed; `None`
+        /// when no server serves them (or none answered in time).
+        /// (Boxed: the event stays small.)
+        diagnostics: Option<Box<crate::runtime::extensions::lsp::DiagnosticReport>>,
     },
     /// Something the user should know that does not stop the turn.
     Warning {

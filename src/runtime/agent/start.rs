@@ -45,6 +45,10 @@ pub struct TurnRequest {
     /// messages), stored under the turn's lease before it runs
     /// ([`adopt::store_results`](super::adopt::store_results)).
     pub results: Vec<crate::session::NewMessage>,
+    /// The JSON Schema the final answer must follow (`run --output-schema`): sent with every
+    /// model call as the API's structured-output option, dropped (said once) where a server
+    /// refuses it. neocode validates the answer itself either way.
+    pub output_schema: Option<Value>,
 }
 
 #[allow(clippy::derivable_impls)]
@@ -66,6 +70,8 @@ pub(crate) struct Spawn {
     pub images: Vec<images::Image>,
     /// What this prompt may spend on its own ([`ledger::PromptCaps`]).
     pub caps: ledger::PromptCaps,
+    /// The schema the final answer must follow ([`TurnRequest::output_schema`]).
+    pub output_schema: Option<Value>,
 }
 
 impl Agent {
@@ -208,6 +214,7 @@ impl Agent {
                 prompt_meta,
                 images,
                 caps: agent.settings.prompt_caps.for_run(&req.limits),
+                output_schema: req.output_schema,
             },
             sink,
         )
@@ -251,6 +258,7 @@ impl Agent {
             prompt_meta,
             images,
             caps,
+            output_schema,
         } = s;
         let (commands, inner_rx, cancel) = Commands::channel();
         let mut sink = sink.build(&commands);
@@ -298,6 +306,7 @@ impl Agent {
                         meta,
                         ext,
                         caps,
+                        output_schema,
                         gate: crate::runtime::policy::gate::Gate::empty(&home, &root, &sid_gate),
                     },
                     state: turn::TurnState::new(ledger, budget, prompt_meta, images),

@@ -80,6 +80,8 @@ pub(crate) fn build_with(
         messages,
         tools,
         cache_key: h.id.clone(),
+        output_schema: None,
+        require_tool: false,
     }
 }
 

@@ -23,6 +23,8 @@ pub(crate) const DEFAULT_CONFIG: &str = r#"# neocode settings. The environment o
 # api_key_command = "pass show openai"  # or from this command's output (run once per process)
 # reasoning_effort = "medium"          # responses (reasoning.effort), chat (reasoning_effort)
 # thinking_budget = 4000               # anthropic: extended thinking budget in tokens (0: off)
+# system_as_text = true                # anthropic: system prompt as plain text, no cache blocks
+# tool_choice = "required"             # the first model call of each prompt must call a tool
 # max_output_tokens = 16000            # anthropic: max_tokens of a reply
 # The model's context window in tokens; past compact_at of it the transcript is compacted.
 # Unset: a server that says its window (llama.cpp's /props, vLLM's /v1/models, an overflow

@@ -36,7 +36,7 @@ pub(super) struct FileConfig {
     /// Read by `runtime::config::mcp` (its own error per server).
     #[serde(default, rename = "mcp_servers")]
     pub(super) _mcp_servers: Option<toml::Value>,
-    /// Read by `runtime::extensions::lsp::config`.
+    /// Read by `config::lsp`.
     #[serde(default, rename = "lsp")]
     pub(super) _lsp: Option<toml::Value>,
     /// Read by `runtime::policy::permissions` (errors with their line).
@@ -52,6 +52,8 @@ pub(super) struct FileProvider {
     pub(super) api_key_command: Option<String>,
     pub(super) reasoning_effort: Option<String>,
     pub(super) thinking_budget: Option<u32>,
+    pub(super) system_as_text: Option<bool>,
+    pub(super) tool_choice: Option<String>,
     pub(super) max_output_tokens: Option<u32>,
     pub(super) base_url: Option<String>,
     pub(super) model: Option<String>,

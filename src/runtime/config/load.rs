@@ -33,8 +33,7 @@ impl Settings {
         let mut file: FileConfig =
             toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
         let mcp_servers = mcp::parse(&text).map_err(|e| bad(e.to_string()))?;
-        let lsp = crate::runtime::extensions::lsp::config::parse(&text)
-            .map_err(|e| bad(e.to_string()))?;
+        let lsp = super::lsp::parse(&text).map_err(|e| bad(e.to_string()))?;
         let env = |k: &str| {
             env(k)
                 .map(|v| v.trim().to_string())
@@ -111,6 +110,15 @@ impl Settings {
         };
         let mode = sandbox_mode(file.sandbox.mode.as_deref(), &bad)?;
         let compact_at = compact_at(p.compact_at, &bad)?;
+        let first_call_requires_tool = match p_str(p.tool_choice.as_deref()) {
+            None | Some("auto") => false,
+            Some("required") => true,
+            Some(other) => {
+                return Err(bad(format!(
+                    "tool_choice must be \"auto\" or \"required\", not {other:?}"
+                )));
+            }
+        };
         Ok(Settings {
             base_url: flags
                 .base_url
@@ -128,6 +136,8 @@ impl Settings {
             profiles,
             reasoning_effort: p_str(p.reasoning_effort.as_deref()).map(str::to_string),
             thinking_budget: p.thinking_budget.unwrap_or(0),
+            system_as_text: p.system_as_text.unwrap_or(false),
+            first_call_requires_tool,
             max_output_tokens: p.max_output_tokens.unwrap_or(16_000).max(1),
             key_command,
             api_key,

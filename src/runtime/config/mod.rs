@@ -9,6 +9,7 @@ pub(crate) mod caps;
 mod default_config;
 mod file;
 mod load;
+pub mod lsp;
 pub(crate) mod mcp;
 pub(crate) mod mcp_error;
 mod profile;
@@ -109,6 +110,12 @@ pub struct Settings {
     pub reasoning_effort: Option<String>,
     /// `thinking_budget` in tokens (Anthropic); 0: no extended thinking.
     pub thinking_budget: u32,
+    /// `system_as_text` (Anthropic): the system prompt as one plain string, not text blocks
+    /// with a cache breakpoint (for gateways and servers that refuse blocks).
+    pub system_as_text: bool,
+    /// `tool_choice = "required"`: the first model call of each prompt must call a tool
+    /// (for small local models that otherwise answer in words); later calls are free.
+    pub first_call_requires_tool: bool,
     /// `max_output_tokens` (Anthropic's required `max_tokens`).
     pub max_output_tokens: u32,
     /// `api_key_command`: run (once per process) when no key variable is set.
@@ -153,7 +160,7 @@ pub struct Settings {
     /// MCP servers (`[mcp_servers.NAME]`); a bad table is kept, marked invalid.
     pub mcp_servers: Vec<mcp::ServerConfig>,
     /// Language servers (`[lsp]`): the table and the diagnostics wait.
-    pub lsp: crate::runtime::extensions::lsp::LspSettings,
+    pub lsp: lsp::LspSettings,
 }
 
 impl std::fmt::Debug for Settings {

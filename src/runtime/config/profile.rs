@@ -11,6 +11,8 @@ impl FileProvider {
             api_key_command: profile.api_key_command.or(self.api_key_command),
             reasoning_effort: profile.reasoning_effort.or(self.reasoning_effort),
             thinking_budget: profile.thinking_budget.or(self.thinking_budget),
+            system_as_text: profile.system_as_text.or(self.system_as_text),
+            tool_choice: profile.tool_choice.or(self.tool_choice),
             max_output_tokens: profile.max_output_tokens.or(self.max_output_tokens),
             base_url: profile.base_url.or(self.base_url),
             model: profile.model.or(self.model),

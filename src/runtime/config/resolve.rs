@@ -69,6 +69,7 @@ impl Settings {
             reasoning_effort: self.reasoning_effort.clone(),
             thinking_budget: self.thinking_budget,
             max_output_tokens: self.max_output_tokens,
+            system_as_text: self.system_as_text,
         })
     }
 

@@ -239,7 +239,7 @@ impl Extensions {
             for (name, why) in lsp.unreported_problems() {
                 warn(
                     WarningCode::LspServerFailed,
-                    format!("language server `{name}`: {why}; no diagnostics from it"),
+                    format!("language server `{name}`: {why}"),
                 );
             }
         }

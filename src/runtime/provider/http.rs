@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::error::ErrorKind;
 use super::error::ProviderError;
-use super::quirks::server_message;
+use super::quirks::{self, server_message};
 use super::settings::OpenAiSettings;
 use super::sse::{Completion, StreamEvent, push_merged};
 use super::sse_decode::{NotUtf8, SseDecoder};
@@ -27,6 +27,9 @@ pub(crate) struct ApiSettings {
     pub thinking_budget: u32,
     /// `max_tokens` of one reply (Anthropic requires one).
     pub max_output_tokens: u32,
+    /// The system prompt as one plain string instead of text blocks with a cache breakpoint
+    /// (Anthropic; `system_as_text` in config.toml, for servers that refuse blocks).
+    pub system_as_text: bool,
 }
 
 /// An event that says the reply failed: its message, and whether asking again may help
@@ -188,6 +191,16 @@ impl Wire {
                 let (kind, message) =
                     transport::send_error(&e, url, s.connect_timeout, s.idle_timeout);
                 Err(self.err(kind, message, None))
+            }
+            // llama-server answers an overflow on /v1/messages and /v1/responses as on
+            // /v1/chat/completions: HTTP 400 `exceed_context_size_error`.
+            Posted::Refused(r) if quirks::overflow(&r.text).is_some() => {
+                let o = quirks::overflow(&r.text).unwrap_or_default();
+                if o.window.is_some() {
+                    quirks::remember_window(&s.base_url, o.window);
+                }
+                let message = quirks::overflow_text(&s.base_url, &o);
+                Err(self.err(ErrorKind::ContextOverflow, message, None))
             }
             Posted::Refused(r) => {
                 let msg = server_message(&r.text);

@@ -255,6 +255,22 @@ pub(crate) fn overflow(body: &str) -> Option<Overflow> {
     })
 }
 
+/// A context overflow in words, with the numbers the server gave.
+pub(super) fn overflow_text(base: &str, o: &Overflow) -> String {
+    let what = match (o.prompt, o.window) {
+        (Some(p), Some(w)) => format!(
+            "the prompt needs {p} tokens but the model's context window at {base} is {w} tokens"
+        ),
+        (None, Some(w)) => {
+            format!("the prompt is longer than the model's context window at {base} ({w} tokens)")
+        }
+        _ => format!("the prompt is longer than the model's context window at {base}"),
+    };
+    format!(
+        "{what}; compact the session (/compact, or `neocode compact`) or start a new one, and set context_window in config.toml to the server's window"
+    )
+}
+
 /// Servers of this process that answered a streamed request with tools by failing (an empty
 /// stream, or a 500 saying so) and a non-streamed one properly: their requests with tools are
 /// sent without streaming for the rest of the process.

@@ -22,6 +22,13 @@ pub struct ChatRequest {
     /// A key stable across the requests of one session (its id), for a provider's prompt
     /// cache routing (`prompt_cache_key`); empty: none is sent.
     pub cache_key: String,
+    /// A JSON Schema the final answer must be valid against (`run --output-schema`), sent as
+    /// the API's structured-output option: Chat Completions' `response_format`, Responses'
+    /// `text.format`, Messages' `output_config.format`. `None`: free text.
+    pub output_schema: Option<serde_json::Value>,
+    /// The model must call one of `tools` in this reply (`tool_choice: "required"`, Messages'
+    /// `{"type": "any"}`); false: it may (`auto`).
+    pub require_tool: bool,
 }
 
 impl ChatRequest {

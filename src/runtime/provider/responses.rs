@@ -58,9 +58,20 @@ impl Responses {
         }
         if !req.tools.is_empty() {
             body["tools"] = Value::Array(tool_definitions(&req.tools));
+            if req.require_tool {
+                body["tool_choice"] = json!("required");
+            }
         }
         if !req.cache_key.is_empty() {
             body["prompt_cache_key"] = json!(req.cache_key);
+        }
+        if let Some(schema) = &req.output_schema {
+            body["text"] = json!({"format": {
+                "type": "json_schema", "name": "output", "schema": schema, "strict": false,
+            }});
+        }
+        if let Some(max) = st.http.max_tokens {
+            body["max_output_tokens"] = json!(max);
         }
         if st.reasoning_effort.is_some() || reasoning_model(model) {
             let mut r = json!({"summary": "auto"});
@@ -181,8 +192,10 @@ impl Provider for Responses {
             key_hint: "NEOCODE_API_KEY or OPENAI_API_KEY",
         };
         let model = http.model.clone();
-        self.wire
-            .stream(&call, cancel, on_event, &mut || Fold::new(&model))
+        let limit = http.max_tokens;
+        self.wire.stream(&call, cancel, on_event, &mut || {
+            Fold::new(&model).with_limit(limit)
+        })
     }
 }
 
@@ -209,6 +222,8 @@ pub struct Fold {
     status: Option<String>,
     done: bool,
     output: bool,
+    /// The `max_output_tokens` sent, if any.
+    limit: Option<u64>,
 }
 
 impl Fold {
@@ -223,7 +238,16 @@ impl Fold {
             status: None,
             done: false,
             output: false,
+            limit: None,
         }
+    }
+
+    /// The fold of a request sent with `max_output_tokens` = `limit`: a reply that used all of
+    /// it is cut even when the server calls it `completed` (llama.cpp's `llama-server` never
+    /// sends `response.incomplete`).
+    pub fn with_limit(mut self, limit: Option<u64>) -> Fold {
+        self.limit = limit;
+        self
     }
 
     fn item(&mut self, v: &Value) -> &mut Item {
@@ -287,6 +311,16 @@ impl Fold {
         self.usage.output_tokens = n(u, "output_tokens");
         self.detail.cached_input_tokens = cached;
         self.detail.reasoning_tokens = n(&u["output_tokens_details"], "reasoning_tokens");
+        let calls = self.items.values().any(|i| i.kind == "function_call");
+        if self.stop.is_none()
+            && !calls
+            && self
+                .limit
+                .is_some_and(|l| l > 0 && self.usage.output_tokens >= l)
+        {
+            self.stop = Some(StopNote::Truncated("max_output_tokens".into()));
+            self.status = Some("incomplete".to_string());
+        }
     }
 }
 
@@ -508,6 +542,28 @@ mod tests {
     use crate::testkit::scripted_wire::{Messages, ResponsesStream};
 
     #[test]
+    fn an_output_schema_is_the_text_format() {
+        let st = ApiSettings {
+            http: OpenAiSettings::new("http://127.0.0.1:9/v1", "gpt-5", None),
+            reasoning_effort: None,
+            thinking_budget: 0,
+            max_output_tokens: 1000,
+            system_as_text: false,
+        };
+        let p = Responses::new(st).unwrap();
+        let mut req = ChatRequest {
+            messages: vec![ChatMessage::user_text("list")],
+            ..ChatRequest::default()
+        };
+        assert!(p.body(&req).get("text").is_none());
+        req.output_schema = Some(json!({"type": "object"}));
+        assert_eq!(
+            p.body(&req)["text"],
+            json!({"format": {"type": "json_schema", "name": "output", "schema": {"type": "object"}, "strict": false}})
+        );
+    }
+
+    #[test]
     fn a_stream_with_reasoning_and_a_call_folds_into_one_completion() {
         let mut f = Fold::new("gpt-5");
         let evs = [
@@ -595,6 +651,74 @@ mod tests {
         assert_eq!(e.message, "try again (server_error)");
     }
 
+    /// llama.cpp's `llama-server` ends a reply cut at `max_output_tokens` with
+    /// `response.completed`: one that used the whole limit is cut all the same (`length`, as
+    /// `response.incomplete` gives), and one that stopped short of it, or called a tool, is not.
+    #[test]
+    fn a_completed_reply_that_used_the_whole_limit_is_cut() {
+        let completed = |out: u64| {
+            json!({"type": "response.completed", "response": {"status": "completed",
+                "usage": {"input_tokens": 30, "output_tokens": out}}})
+            .to_string()
+        };
+        let text = json!({"type": "response.output_text.delta", "output_index": 0,
+            "delta": "Once"})
+        .to_string();
+        let fold = |limit: Option<u64>, out: u64| {
+            let mut f = Fold::new("smollm2").with_limit(limit);
+            f.feed("", &text).unwrap();
+            f.feed("", &completed(out)).unwrap();
+            let c = f.finish(false);
+            (c.stop, c.finish_reason)
+        };
+        let cut = (
+            Some(StopNote::Truncated("max_output_tokens".into())),
+            Some("length".to_string()),
+        );
+        let stop = (None, Some("stop".to_string()));
+        assert_eq!(fold(Some(8), 8), cut);
+        assert_eq!(fold(Some(8), 5), stop);
+        assert_eq!(fold(None, 8), stop);
+        let mut f = Fold::new("smollm2").with_limit(Some(8));
+        f.feed(
+            "",
+            &json!({"type": "response.output_item.done", "output_index": 0,
+                "item": {"type": "function_call", "call_id": "c1", "name": "list_dir",
+                "arguments": "{}"}})
+            .to_string(),
+        )
+        .unwrap();
+        f.feed("", &completed(8)).unwrap();
+        let c = f.finish(false);
+        assert_eq!(
+            (c.stop, c.finish_reason.as_deref()),
+            (None, Some("tool_calls"))
+        );
+    }
+
+    #[test]
+    fn max_tokens_is_sent_as_max_output_tokens() {
+        let mut http = OpenAiSettings::new("http://127.0.0.1:9/v1", "smollm2", None);
+        http.max_tokens = Some(8);
+        let st = ApiSettings {
+            http,
+            reasoning_effort: None,
+            thinking_budget: 0,
+            max_output_tokens: 1000,
+            system_as_text: false,
+        };
+        let p = Responses::new(st).unwrap();
+        let b = p.body(&ChatRequest {
+            system: String::new(),
+            messages: vec![ChatMessage::user_text("hi")],
+            tools: vec![],
+            cache_key: String::new(),
+            output_schema: None,
+            require_tool: false,
+        });
+        assert_eq!(b["max_output_tokens"], 8);
+    }
+
     #[test]
     fn the_body_is_stateless_with_cache_key_and_own_reasoning_replayed() {
         let mut st = ApiSettings {
@@ -602,6 +726,7 @@ mod tests {
             reasoning_effort: Some("high".into()),
             thinking_budget: 0,
             max_output_tokens: 1000,
+            system_as_text: false,
         };
         st.http.max_retries = 0;
         let p = Responses::new(st).unwrap();
@@ -637,8 +762,11 @@ mod tests {
             ],
             tools: vec![],
             cache_key: "session-1".into(),
+            output_schema: None,
+            require_tool: false,
         };
         let b = p.body(&req);
+        assert!(b.get("max_output_tokens").is_none(), "{b}");
         assert_eq!(b["store"], false);
         assert_eq!(b["include"], json!(["reasoning.encrypted_content"]));
         assert_eq!(b["reasoning"], json!({"summary": "auto", "effort": "high"}));

@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::runtime::policy::permissions::shell;
+use crate::runtime::shell;
 
 /// Where bash is looked for (never through `PATH`: a workspace may put a `bash` there).
 const BASH: &[&str] = &["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"];

@@ -36,6 +36,6 @@ pub use crate::runtime::cancel::CancelFlag;
 pub use files::{FileAccess, FileAccessError};
 pub use registry::{preview, run, spec, specs, summary};
 pub use spec::{
-    DEFAULT_COMMAND_TIMEOUT, DEFAULT_OUTPUT_CAP, Preview, SandboxMode, SandboxSettings,
-    ToolContext, ToolKind, ToolOutput, ToolSpec,
+    DEFAULT_COMMAND_TIMEOUT, DEFAULT_OUTPUT_CAP, Preview, ReadDenials, SandboxMode,
+    SandboxSettings, ToolContext, ToolKind, ToolOutput, ToolSpec,
 };

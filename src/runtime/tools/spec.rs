@@ -1,6 +1,6 @@
 //! What every tool shares: its [`ToolSpec`], the [`ToolContext`] a call runs with, the
 //! [`ToolOutput`] it returns, and the helpers tools parse and record with.
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -105,19 +105,24 @@ pub struct ToolContext {
     pub home: Option<PathBuf>,
     /// Permission rules whose read denials (`read_file(.env)`) `grep` and `list_dir` honour
     /// while they walk: a covered file is neither searched nor listed (`None`: no rules).
-    pub read_rules: Option<std::sync::Arc<crate::runtime::policy::permissions::Rules>>,
+    pub read_rules: Option<std::sync::Arc<dyn ReadDenials>>,
     /// The front end holding the files `read_file`, `write_file` and `edit_file` read and
     /// write (an editor's buffers over ACP); `None`: the disk, directly.
     pub files: Option<std::sync::Arc<dyn super::files::FileAccess>>,
 }
 
+/// Read denials the walking tools honour (the permission rules' `read_file(...)` denies).
+pub trait ReadDenials: Send + Sync + std::fmt::Debug {
+    /// Whether a denial covers `rel`, a path relative to `root`.
+    fn denies(&self, root: &Path, rel: &str) -> bool;
+}
+
 impl ToolContext {
     /// Whether a read denial covers `rel` (a path relative to the root).
     pub(crate) fn read_denied(&self, rel: &str) -> bool {
-        self.read_rules.as_ref().is_some_and(|r| {
-            let abs = crate::runtime::policy::permissions::pattern::absolute(&self.root, rel, None);
-            r.read_denied(&abs).is_some()
-        })
+        self.read_rules
+            .as_ref()
+            .is_some_and(|r| r.denies(&self.root, rel))
     }
 
     /// A context for `root` with the default sandbox, a fresh cancel flag,

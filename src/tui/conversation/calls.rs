@@ -52,6 +52,7 @@ impl Conversation {
                 result_seq: None,
                 step: l.current_step.clone(),
                 decided: None,
+                diagnostics: None,
             });
         }
         Vec::new()

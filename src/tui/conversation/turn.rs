@@ -105,7 +105,13 @@ impl Conversation {
                 is_error,
                 seq,
                 permission,
-            } => self.tool_result(call_id, text, is_error, seq, permission, ctx),
+                diagnostics,
+            } => {
+                if let Some(c) = self.turn.live_mut().and_then(|l| l.card_mut(&call_id)) {
+                    c.diagnostics = diagnostics.map(|d| *d);
+                }
+                self.tool_result(call_id, text, is_error, seq, permission, ctx)
+            }
             TurnEvent::PlanProposed {
                 plan,
                 layers,

@@ -312,6 +312,12 @@ fn message_head(m: &Message, tools: &HashMap<String, String>, theme: &Theme) -> 
         };
         head.push(Span::styled(mark, style));
     }
+    if m.role == Role::Tool
+        && let Some((chip, errors)) = diagnostics_chip(m.tool_metadata.as_ref())
+    {
+        let style = if errors { theme.error() } else { theme.warn() };
+        head.push(Span::styled(format!("  {chip}"), style));
+    }
     if m.extra.injected {
         // Written by the harness a session was imported from, not by the person.
         head.push(Span::styled("  injected", theme.dim()));
@@ -328,6 +334,14 @@ fn message_head(m: &Message, tools: &HashMap<String, String>, theme: &Theme) -> 
         ));
     }
     Line::from(head)
+}
+
+/// The count of the language-server diagnostics a tool result carried (its metadata's
+/// `diagnostics`), as "2 errors, 1 warning", and whether there are errors; `None` when there
+/// are none.
+fn diagnostics_chip(meta: Option<&serde_json::Value>) -> Option<(String, bool)> {
+    let d = crate::runtime::extensions::lsp::DiagnosticReport::of_metadata(meta)?;
+    Some((d.counts()?, d.errors > 0))
 }
 
 /// What a message records of its decision and its hooks (issue 27), dim: the rule or hook

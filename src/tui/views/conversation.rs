@@ -281,6 +281,7 @@ fn dangling_lines(app: &App, calls: &[crate::session::ToolCall], w: usize) -> Ve
             result_seq: None,
             step: None,
             decided: None,
+            diagnostics: None,
         };
         out.extend(live::card_lines(&card, w, app.now_ms, None, t));
     }

@@ -323,31 +323,38 @@ fn schema_file(env: &Env) -> String {
     p.to_str().unwrap().to_string()
 }
 
+/// `run --output-format FORMAT --output-schema schema.json "list the TODOs"`.
+fn run_with_schema(env: &Env, srv: &ScriptedServer, format: &str) -> Output {
+    let schema = schema_file(env);
+    let args = [
+        "run",
+        "--output-format",
+        format,
+        "--output-schema",
+        &schema,
+        "list the TODOs",
+    ];
+    run(env, srv, &args)
+}
+
 #[test]
 fn output_schema_invalid_then_valid_is_fixed_by_one_retry() {
     let (env, srv) = Env::new(KEY, "").with_server(vec![
         Reply::text(r#"{"todos": "fix it"}"#),
         Reply::text("```json\n{\"todos\": [\"fix it\"]}\n```"),
     ]);
-    let schema = schema_file(&env);
-    let o = run(
-        &env,
-        &srv,
-        &[
-            "run",
-            "--output-format",
-            "json",
-            "--output-schema",
-            &schema,
-            "list the TODOs",
-        ],
-    );
+    let o = run_with_schema(&env, &srv, "json");
     assert!(o.status.success(), "{}", stderr(&o));
     let ls = lines(&o);
     assert_eq!(ls[0]["structured_output"], json!({"todos": ["fix it"]}));
     assert_eq!(ls[0]["exit_code"], 0);
     let reqs = srv.requests();
     assert_eq!(reqs.len(), 2);
+    for r in &reqs {
+        let rf = &r.json()["response_format"];
+        assert_eq!(rf["type"], "json_schema", "sent as structured output: {rf}");
+        assert_eq!(rf["json_schema"]["schema"]["required"], json!(["todos"]));
+    }
     let first_prompt = reqs[0].json()["messages"][1]["content"].clone();
     assert!(
         first_prompt
@@ -374,24 +381,41 @@ fn output_schema_invalid_then_valid_is_fixed_by_one_retry() {
 }
 
 #[test]
+fn a_server_that_refuses_structured_output_is_asked_again_without_it_and_told_once() {
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        Reply::error(400, "response_format is not supported by this server"),
+        Reply::text(r#"{"todos": ["one"]}"#),
+    ]);
+    let o = run_with_schema(&env, &srv, "stream-json");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ls = lines(&o);
+    let warnings: Vec<&Value> = ls
+        .iter()
+        .filter(|v| v["type"] == "warning" && v["code"] == "structured_output_refused")
+        .collect();
+    assert_eq!(warnings.len(), 1, "said once: {ls:#?}");
+    let said = warnings[0]["message"].as_str().unwrap();
+    assert!(said.contains("response_format is not supported"), "{said}");
+    assert_eq!(
+        first(&ls, "result")["structured_output"],
+        json!({"todos": ["one"]})
+    );
+    let reqs = srv.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs[0].json().get("response_format").is_some());
+    assert!(
+        reqs[1].json().get("response_format").is_none(),
+        "asked again without the option"
+    );
+}
+
+#[test]
 fn output_schema_invalid_twice_exits_1_with_the_validation_error() {
     let (env, srv) = Env::new(KEY, "").with_server(vec![
         Reply::text("Here are the TODOs: fix it."),
         Reply::text(r#"{"todos": [1]}"#),
     ]);
-    let schema = schema_file(&env);
-    let o = run(
-        &env,
-        &srv,
-        &[
-            "run",
-            "--output-format",
-            "stream-json",
-            "--output-schema",
-            &schema,
-            "list the TODOs",
-        ],
-    );
+    let o = run_with_schema(&env, &srv, "stream-json");
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
@@ -428,4 +452,82 @@ fn a_schema_that_is_not_json_schema_is_bad_usage() {
         stderr(&o)
     );
     assert!(srv.requests().is_empty());
+}
+
+#[test]
+fn stream_json_golden_plan_events() {
+    let plan = json!({"steps": [{"id": "a", "title": "A"}, {"id": "b", "title": "B", "depends_on": ["a"]}]});
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        Reply::tool_calls(&[("p1", "update_plan", &plan.to_string())]),
+        Reply::text("Plan stored."),
+        Reply::text("RESULT-a"),
+        Reply::text("RESULT-b"),
+    ]);
+    let o = run(
+        &env,
+        &srv,
+        &[
+            "run",
+            "--plan",
+            "--yes",
+            "--output-format",
+            "stream-json",
+            "two steps",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ls = lines(&o);
+    let t = types(&ls);
+    assert_eq!(t.first(), Some(&"run_start"));
+    assert_eq!(t.last(), Some(&"result"));
+    let proposed = first(&ls, "plan_proposed");
+    assert_eq!(proposed["layers"], json!([["a"], ["b"]]), "{proposed}");
+    assert_eq!(proposed["approved"], true, "{proposed}");
+    let started: Vec<&Value> = ls.iter().filter(|v| v["type"] == "step_started").collect();
+    assert_eq!(started.len(), 2);
+    assert_eq!(started[0]["step_id"], "a");
+    let finished: Vec<Value> = ls
+        .iter()
+        .filter(|v| v["type"] == "step_finished")
+        .map(normal)
+        .collect();
+    assert_eq!(finished.len(), 2);
+    assert_eq!(finished[0]["step_id"], "a");
+    assert_eq!(finished[0]["status"], "completed");
+    assert_eq!(finished[0]["result"], "RESULT-a");
+    assert_eq!(finished[1]["result"], "RESULT-b");
+    // A step's own events carry its step, and every line is one event a script can parse.
+    assert!(
+        ls.iter()
+            .any(|v| v["type"] == "text_delta" && v["step_id"] == "b"),
+        "{t:?}"
+    );
+    let res = first(&ls, "result");
+    assert_eq!(res["stop_reason"], "completed", "{res}");
+    assert_eq!(res["exit_code"], 0);
+}
+
+/// `tool_choice = "required"`: the first model call of a prompt must call a tool, the
+/// calls after it are free to answer; a bad value is a one-line usage error.
+#[test]
+fn tool_choice_required_binds_the_first_call_of_a_prompt_only() {
+    let (env, srv) = Env::new(KEY, "tool_choice = \"required\"\n").with_server(vec![
+        Reply::tool_calls(&[("c1", "list_dir", r#"{"path":"."}"#)]),
+        Reply::text("Done."),
+    ]);
+    let o = run(&env, &srv, &["run", "--output-format", "json", "look"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let reqs = srv.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[0].json()["tool_choice"], "required");
+    assert_eq!(reqs[1].json()["tool_choice"], "auto");
+
+    let bad = Env::new(KEY, "tool_choice = \"always\"\n");
+    let o = run(&bad, &srv, &["run", "look"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("tool_choice must be \"auto\" or \"required\""),
+        "{}",
+        stderr(&o)
+    );
 }

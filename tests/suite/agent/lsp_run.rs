@@ -382,3 +382,190 @@ fn no_language_server_starts_in_a_workspace_whose_settings_are_not_trusted() {
     assert!(!err.contains("/nonexistent/pyright-langserver"), "{err}");
     assert_eq!(last_tool_text(&srv, 1), "created a.py (1 lines)");
 }
+
+/// `clangd` on PATH, made available by `scripts/language-servers.sh` (Debian's package);
+/// `None` (said loudly) when it could not be installed.
+fn clangd() -> Option<std::path::PathBuf> {
+    let _ = language_servers();
+    let found = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("clangd"))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        eprintln!("SKIPPED (no clangd): scripts/language-servers.sh could not install it");
+    }
+    found
+}
+
+const C_BROKEN: &str = "int add(int a, int b) { return a + b; }\n\nint main(void) {\n    int total = add(1);\n    return total;\n}\n";
+
+/// The edit that fixes `C_BROKEN`'s call, and the one that breaks it again.
+fn c_edits() -> (String, String) {
+    let e = |old: &str, new: &str| {
+        serde_json::json!({"path": "main.c", "old_string": old, "new_string": new}).to_string()
+    };
+    (e("add(1);", "add(1, 2);"), e("add(1, 2);", "add(1);"))
+}
+
+#[test]
+fn clangd_reports_a_type_error_an_edit_introduces_and_it_goes_when_fixed() {
+    let Some(clangd) = clangd() else {
+        return;
+    };
+    let env = Env::new(
+        KEY,
+        &format!(
+            "[lsp]\ndiagnostics_wait_ms = 30000\n[lsp.servers.clangd]\ncommand = \"{}\"\n",
+            clangd.display()
+        ),
+    );
+    let write = serde_json::json!({"path": "main.c", "content": C_BROKEN}).to_string();
+    let (fix, _) = c_edits();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("w1", "write_file", &write)]),
+        Reply::tool_calls(&[("e1", "edit_file", &fix)]),
+        Reply::text("Fixed."),
+    ])
+    .unwrap();
+    let o = run(
+        &env,
+        &srv,
+        &["run", "--json", "--approve", "auto-edit", "write main.c"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first = last_tool_text(&srv, 1);
+    assert!(first.starts_with("created main.c"), "{first}");
+    assert!(first.contains("clangd reports 1 error"), "{first}");
+    assert!(first.contains("main.c:4:"), "{first}");
+    assert!(
+        first
+            .to_lowercase()
+            .contains("too few arguments to function call"),
+        "{first}"
+    );
+    let second = last_tool_text(&srv, 2);
+    assert!(second.starts_with("edited main.c"), "{second}");
+    assert!(
+        second.ends_with("clangd: no errors or warnings in main.c"),
+        "{second}"
+    );
+
+    // `--json` carries them as fields of the `tool_result` line.
+    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|v: &Value| v["type"] == "tool_result")
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", String::from_utf8_lossy(&o.stdout));
+    let d = &lines[0]["diagnostics"];
+    assert_eq!(
+        (d["errors"].as_u64(), d["warnings"].as_u64()),
+        (Some(1), Some(0)),
+        "{d}"
+    );
+    let item = &d["items"][0];
+    assert_eq!(item["path"], "main.c", "{d}");
+    assert_eq!(item["line"], 4, "{d}");
+    assert_eq!(item["severity"], "error", "{d}");
+    assert_eq!(item["server"], "clangd", "{d}");
+    assert!(
+        item["message"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("too few arguments"),
+        "{d}"
+    );
+    assert_eq!(lines[1]["diagnostics"]["errors"], 0, "{}", lines[1]);
+
+    // `show` prints them with the result; `show --json` carries them.
+    let shown = env.cmd(None, &["show", "last"]).output().unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("  diagnostics: 1 error"), "{text}");
+    assert!(text.contains("    error   main.c:4:"), "{text}");
+    assert!(text.contains("(clangd)"), "{text}");
+    let shown = env.cmd(None, &["show", "last", "--json"]).output().unwrap();
+    let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let results: Vec<&Value> = shown["last_messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(
+        results[0]["diagnostics"]["items"][0]["line"], 4,
+        "{shown:#}"
+    );
+    assert_eq!(results[1]["diagnostics"]["errors"], 0, "{shown:#}");
+}
+
+#[test]
+fn a_server_killed_between_two_edits_is_named_once_and_started_again() {
+    let Some(clangd) = clangd() else {
+        return;
+    };
+    let env = Env::new(KEY, "");
+    // The server as a wrapper that notes each start's process id, then becomes clangd.
+    let pids = env.tmp.path().join("clangd.pids");
+    let wrapper = env.tmp.path().join("clangd-wrapper.sh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho $$ >> '{}'\nexec '{}' \"$@\"\n",
+            pids.display(),
+            clangd.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        env.home.join("config.toml"),
+        format!(
+            // The command that kills the server runs outside the sandbox, whose signals stay in.
+            "{}\n[sandbox]\nmode = \"off\"\n[lsp]\ndiagnostics_wait_ms = 20000\n[lsp.servers.clangd]\ncommand = \"{}\"\n",
+            std::fs::read_to_string(env.home.join("config.toml")).unwrap_or_default(),
+            wrapper.display()
+        ),
+    )
+    .unwrap();
+    let write = serde_json::json!({"path": "main.c", "content": C_BROKEN}).to_string();
+    let kill = serde_json::json!({"command": format!("kill -9 $(tail -1 '{}')", pids.display())})
+        .to_string();
+    let (fix, rebreak) = c_edits();
+    let srv = ScriptedServer::start(vec![
+        Reply::tool_calls(&[("w1", "write_file", &write)]),
+        Reply::tool_calls(&[("k1", "run_command", &kill)]),
+        Reply::tool_calls(&[("e1", "edit_file", &fix)]),
+        Reply::tool_calls(&[("k2", "run_command", &kill)]),
+        Reply::tool_calls(&[("e2", "edit_file", &rebreak)]),
+        Reply::text("done"),
+    ])
+    .unwrap();
+    let started = std::time::Instant::now();
+    let o = run(
+        &env,
+        &srv,
+        &["run", "--approve", "never-ask", "edit main.c"],
+    );
+    let took = started.elapsed();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(last_tool_text(&srv, 1).contains("clangd reports 1 error"));
+    // The edit after each kill: the server was started again and answered.
+    let fixed = last_tool_text(&srv, 3);
+    assert!(
+        fixed.ends_with("clangd: no errors or warnings in main.c"),
+        "{fixed}"
+    );
+    let again = last_tool_text(&srv, 5);
+    assert!(again.contains("clangd reports 1 error"), "{again}");
+    let started_pids = std::fs::read_to_string(&pids).unwrap();
+    assert_eq!(started_pids.lines().count(), 3, "{started_pids}");
+    // The stop is named once, not after every kill.
+    let err = stderr(&o);
+    assert_eq!(err.matches("the server stopped").count(), 1, "{err}");
+    assert!(err.contains("started it again"), "{err}");
+    // No edit waited out its 20 s cap.
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+}

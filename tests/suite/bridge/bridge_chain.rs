@@ -151,6 +151,7 @@ impl Double {
                 is_error,
                 seq,
                 permission: None,
+                diagnostics: None,
             });
         }
         if prompt.starts_with("slow") {

@@ -1,5 +1,5 @@
 //! `neocode doctor` probes the configured provider, whichever API it speaks (issues 24, 25):
-//! three small calls (a text reply, a tool turn, its follow-up repeating the tool turn's
+//! four small calls (a text reply, a tool turn, its follow-up repeating the tool turn's
 //! prompt) say per feature — streaming usage, tool calls, parallel tool calls, reasoning round
 //! trip, prompt caching — supported / not seen / not applicable, the window where the server
 //! tells it, and what neocode does about what is missing. `--no-probe` makes no call.
@@ -73,6 +73,7 @@ fn chat_answers(calls: &[(&str, &str, &str)]) -> Vec<Reply> {
         Reply::text("ok"),
         Reply::tool_calls(calls),
         Reply::text("ok"),
+        Reply::text(r#"{"ok": true}"#),
     ]
 }
 
@@ -87,7 +88,7 @@ fn doctor_finds_what_a_llama_cpp_python_like_server_lacks_and_says_what_neocode_
     srv.set_props(serde_json::json!({"default_generation_settings": {"n_ctx": 2048}}));
     let (code, out, err) = doctor(&env, Some(&srv), &[]);
     assert_eq!(code, 0, "{out}\n{err}");
-    has(&out, "\nProvider probe (three small calls, api = chat");
+    has(&out, "\nProvider probe (four small calls, api = chat");
     assert_eq!(row(&out, "streamed text"), "supported", "{out}");
     row_starts(
         &out,
@@ -109,8 +110,10 @@ fn doctor_finds_what_a_llama_cpp_python_like_server_lacks_and_says_what_neocode_
     assert!(!out.contains(KEY) && !err.contains(KEY));
     // The text call, the streamed tool call (an empty stream), the tool call asked again
     // whole, and its follow-up (unstreamed from then on), which fits the 2,048 window.
+    row_starts(&out, "structured output", "supported");
     let b = bodies(&srv);
-    assert_eq!(b.len(), 4, "{b:#?}");
+    assert_eq!(b.len(), 5, "{b:#?}");
+    assert_eq!(b[4]["response_format"]["type"], "json_schema", "{:#}", b[4]);
     assert!(b[0].get("tools").is_none(), "{:#}", b[0]);
     assert_eq!(b[1]["tool_choice"], "auto", "{:#}", b[1]);
     assert_eq!(b[1]["stream"], true);
@@ -146,7 +149,7 @@ fn doctor_says_what_a_full_chat_server_does_and_asks_for_the_window_it_does_not_
         "not told by the server: set context_window in config.toml",
     );
     assert!(out.contains("\"window unknown\""), "{out}");
-    assert_eq!(srv.request_count(), 3);
+    assert_eq!(srv.request_count(), 4);
     // The follow-up repeats the tool turn's prompt (long enough to cache) and adds both results.
     let b = bodies(&srv);
     assert_eq!(b[2]["messages"][0], b[1]["messages"][0]);
@@ -205,10 +208,11 @@ fn doctor_probes_the_anthropic_api_with_and_without_caching() {
             .text("ok yes", 1)
             .stop("end_turn", 2)
             .reply(),
+        messages_ok(),
     ])
     .unwrap();
     let out = probed(&caching, &srv);
-    assert!(out.contains("Provider probe (three small calls, api = anthropic"));
+    assert!(out.contains("Provider probe (four small calls, api = anthropic"));
     assert_eq!(
         row(&out, "streamed text"),
         "",
@@ -226,8 +230,9 @@ fn doctor_probes_the_anthropic_api_with_and_without_caching() {
     assert!(cached.starts_with("supported (1100 prompt tokens"), "{out}");
     row_starts(&out, "context window", "not told by the server");
     let b = bodies(&srv);
-    assert_eq!(b.len(), 3);
+    assert_eq!(b.len(), 4);
     assert!(srv.requests().iter().all(|r| r.path.ends_with("/messages")));
+    assert_eq!(b[3]["output_config"]["format"]["type"], "json_schema");
     // Breakpoints on the long system text; the signed thinking sent back with both results.
     assert_eq!(b[1]["system"][0]["cache_control"]["type"], "ephemeral");
     assert_eq!(b[1]["thinking"]["budget_tokens"], 2000, "{:#}", b[1]);
@@ -246,6 +251,7 @@ fn doctor_probes_the_anthropic_api_with_and_without_caching() {
             .text("ok", 1)
             .stop("end_turn", 2)
             .reply(),
+        messages_ok(),
     ])
     .unwrap();
     let out = probed(&plain, &srv);
@@ -282,22 +288,24 @@ fn doctor_probes_the_responses_api_with_and_without_caching() {
             .text("ok yes", 1)
             .completed(1300, 1152, 3, 0)
             .reply(),
+        responses_ok(),
     ])
     .unwrap();
     let out = probed(&caching, &srv);
-    assert!(out.contains("Provider probe (three small calls, api = responses"));
+    assert!(out.contains("Provider probe (four small calls, api = responses"));
     assert_eq!(row(&out, "streaming usage"), "supported", "{out}");
     row_starts(&out, "parallel tool calls", "supported (2 calls");
     row_starts(&out, "reasoning round trip", "supported");
     let cached = row(&out, "prompt caching");
     assert!(cached.starts_with("supported (1152 prompt tokens"), "{out}");
     let b = bodies(&srv);
-    assert_eq!(b.len(), 3);
+    assert_eq!(b.len(), 4);
     assert!(
         srv.requests()
             .iter()
             .all(|r| r.path.ends_with("/responses"))
     );
+    assert_eq!(b[3]["text"]["format"]["type"], "json_schema", "{:#}", b[3]);
     assert_eq!(b[1]["prompt_cache_key"], b[2]["prompt_cache_key"]);
     assert!(b[1]["prompt_cache_key"].is_string(), "{:#}", b[1]);
     let input = b[2]["input"].to_string();
@@ -315,6 +323,7 @@ fn doctor_probes_the_responses_api_with_and_without_caching() {
             .text("I cannot call tools.", 2)
             .completed(1200, 0, 5, 0)
             .reply(),
+        Reply::error(400, "text.format is not supported"),
     ])
     .unwrap();
     let out = probed(&plain, &srv);
@@ -333,6 +342,11 @@ fn doctor_probes_the_responses_api_with_and_without_caching() {
     let uncached = row(&out, "prompt caching");
     assert!(uncached.starts_with("not seen: the repeat"), "{out}");
     assert_ne!(cached, uncached);
+    row_starts(&out, "structured output", "refused (");
+    assert!(
+        row(&out, "structured output").contains("--output-schema still works"),
+        "{out}"
+    );
     // Without a call the repeat is the same request again.
     let b = bodies(&srv);
     assert_eq!(b[1]["input"], b[2]["input"]);
@@ -422,4 +436,40 @@ fn doctor_on_a_window_too_small_for_the_probe_says_what_to_set() {
     );
     assert!(failed.contains("set context_window in"), "{out}");
     assert!(!out.contains("session"), "{out}");
+}
+
+/// A gateway whose Messages route passes the system text blocks on as content lists that the
+/// server behind it refuses: doctor finds that plain text works and names the setting.
+#[test]
+fn doctor_names_system_as_text_when_the_system_blocks_are_refused() {
+    let env = Env::new(KEY, "api = \"anthropic\"\nmax_retries = 0\n");
+    let srv = ScriptedServer::start(vec![
+        messages_ok(),
+        Reply::error(400, "messages: system: Input should be a valid string"),
+        Messages::start(1200, 0, 0)
+            .tool_use("toolu_1", "echo", r#"{"text":"ok"}"#, 2)
+            .stop("tool_use", 20)
+            .reply(),
+        Messages::start(1260, 0, 0)
+            .text("ok", 1)
+            .stop("end_turn", 2)
+            .reply(),
+        messages_ok(),
+    ])
+    .unwrap();
+    let out = probed(&env, &srv);
+    row_starts(&out, "system prompt", "refused as text blocks");
+    assert!(
+        row(&out, "system prompt").contains("set system_as_text = true in [provider]"),
+        "{out}"
+    );
+    assert_eq!(row(&out, "tool calls"), "supported", "{out}");
+    let b = bodies(&srv);
+    assert!(b[1]["system"].is_array(), "{:#}", b[1]);
+    assert!(
+        b[2]["system"].is_string(),
+        "asked again with plain text: {:#}",
+        b[2]
+    );
+    assert!(b[3]["system"].is_string(), "{:#}", b[3]);
 }

@@ -243,6 +243,7 @@ impl Driver {
                         is_error: n % 3 == 0,
                         seq: (n % 60) as i64,
                         permission: None,
+                        diagnostics: None,
                     },
                     5 => TurnEvent::AssistantStored {
                         seq: (n % 60) as i64,

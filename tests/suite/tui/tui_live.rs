@@ -167,6 +167,7 @@ pub(super) fn result(h: &mut H, id: &str, text: &str, is_error: bool, seq: i64) 
         is_error,
         seq,
         permission: None,
+        diagnostics: None,
     });
 }
 
@@ -1339,6 +1340,7 @@ fn a_card_says_which_rule_let_its_call_run() {
             line: Some(2),
             reason: None,
         }),
+        diagnostics: None,
     });
     let s = h.screen();
     has(
@@ -1500,4 +1502,55 @@ fn permissions_shows_the_rules_in_force_and_d_revokes_a_session_rule() {
     );
     h.key(KeyCode::Esc);
     assert!(matches!(h.app.overlay, Overlay::None));
+}
+
+#[test]
+fn an_edit_card_counts_the_diagnostics_its_result_carried() {
+    use neocode::runtime::extensions::lsp::{DiagnosticItem, DiagnosticReport};
+    let mut h = H::new();
+    h.send("Make total a string");
+    let args = r#"{"path":"calc.py","old_string":"add(1, 2)","new_string":"add(1, \"two\")"}"#;
+    tool(&mut h, "e1", "edit_file", args, ToolKind::Edit, "calc.py");
+    let item = |line: u32, severity: &str| DiagnosticItem {
+        path: "calc.py".into(),
+        line,
+        column: 5,
+        severity: severity.into(),
+        message: "bad".into(),
+        server: "pyright".into(),
+    };
+    h.ev(TurnEvent::ToolResult {
+        call_id: "e1".into(),
+        text: "edited calc.py (+1 -1 lines):\n@@ -5 +5 @@\n-total = add(1, 2)\n+total = add(1, \"two\")\n\npyright reports 1 error and 2 warnings in calc.py:".into(),
+        is_error: false,
+        seq: 100,
+        permission: None,
+        diagnostics: Some(Box::new(DiagnosticReport {
+            errors: 1,
+            warnings: 2,
+            items: vec![item(5, "error"), item(1, "warning"), item(2, "warning")],
+        })),
+    });
+    tool(&mut h, "e2", "edit_file", args, ToolKind::Edit, "calc.py");
+    result(
+        &mut h,
+        "e2",
+        "edited calc.py (+1 -1 lines):\n@@ -5 +5 @@\n-a\n+b",
+        false,
+        101,
+    );
+    let s = h.screen();
+    let heads: Vec<&str> = s
+        .lines()
+        .filter(|l| l.contains("edit_file  calc.py"))
+        .collect();
+    assert_eq!(heads.len(), 2, "{s}");
+    assert!(
+        heads[0].contains("· done") && heads[0].contains("· done in 0.0s  1 error, 2 warnings"),
+        "{s}"
+    );
+    assert!(
+        !heads[1].contains("error") && !heads[1].contains("warning"),
+        "{s}"
+    );
 }

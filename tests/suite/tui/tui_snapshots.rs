@@ -881,6 +881,7 @@ fn turn_events_pace_frames_and_refresh_what_a_turn_stored() {
         is_error: false,
         seq,
         permission: None,
+        diagnostics: None,
     });
     h.run(fx);
     let d = h.app.browse.detail.as_ref().unwrap();
@@ -1333,4 +1334,71 @@ fn limits_without_budgets_say_used_and_no_limit() {
     l.limits.max_turns = Some(40);
     let s = set(&mut h, &l);
     has(&s, "Budgets: turns 7/40 · tool calls used 3 (no limit)");
+}
+
+#[test]
+fn an_edit_whose_result_carried_diagnostics_counts_them_in_its_head() {
+    let mut h = H::with(120, 30, |rt| {
+        let id = titled(rt, "diagnostics after an edit").id;
+        let at = |m: NewMessage| NewMessage {
+            created_at_ms: Some(NOW),
+            ..m
+        };
+        let edit = |cid: &str, old: &str, new: &str| ToolCall {
+            id: cid.into(),
+            name: "edit_file".into(),
+            arguments: serde_json::json!({
+                "path": "calc.c", "old_string": old, "new_string": new
+            })
+            .to_string(),
+        };
+        let result = |cid: &str, text: &str, errors: u64, warnings: u64| NewMessage {
+            tool_metadata: Some(serde_json::json!({"diagnostics": {
+                "errors": errors, "warnings": warnings, "items": []
+            }})),
+            ..at(NewMessage::tool_result(cid, text, false))
+        };
+        let call = |c: ToolCall| NewMessage {
+            role: Some(Role::Assistant),
+            tool_calls: vec![c],
+            ..at(NewMessage::default())
+        };
+        rt.append(
+            &id,
+            &[
+                at(NewMessage::text(Role::User, "make total a string")),
+                call(edit("c1", "add(1, 2)", "add(1, \"two\")")),
+                result(
+                    "c1",
+                    "edited calc.c (+1 -1 lines):\n@@ -3 +3 @@\n-int total = add(1, 2);\n+int total = add(1, \"two\");\n\nclangd reports 2 errors and 1 warning in calc.c:\n  calc.c:3:20: error: incompatible pointer to integer conversion\n  calc.c:3:13: error: too few arguments\n  calc.c:1:1: warning: unused",
+                    2,
+                    1,
+                ),
+                call(edit("c2", "add(1, \"two\")", "add(1, 2)")),
+                result(
+                    "c2",
+                    "edited calc.c (+1 -1 lines):\n@@ -3 +3 @@\n-int total = add(1, \"two\");\n+int total = add(1, 2);\n\nclangd: no errors or warnings in calc.c",
+                    0,
+                    0,
+                ),
+            ],
+            &AppendMeta::default(),
+        )
+        .unwrap();
+    });
+    h.key(KeyCode::Enter);
+    assert_eq!(h.app.screen, Screen::Conversation);
+    let s = h.screen();
+    let heads: Vec<&str> = s
+        .lines()
+        .filter(|l| l.contains("Tool · edit_file"))
+        .collect();
+    assert_eq!(heads.len(), 2, "{s}");
+    assert!(
+        heads[0].contains("Tool · edit_file  2 errors, 1 warning  #3"),
+        "{s}"
+    );
+    // A clean result carries no count.
+    assert!(heads[1].contains("Tool · edit_file  #5"), "{s}");
+    insta::assert_snapshot!("transcript_edit_with_diagnostics", s);
 }

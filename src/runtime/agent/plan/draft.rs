@@ -44,6 +44,7 @@ impl Run {
                     prompt_meta: Some(json!({"plan_run": {"goal": goal}})),
                     images: Vec::new(),
                     caps: self.agent.settings().prompt_caps,
+                    output_schema: None,
                 },
                 Box::new(ev_tx),
             )

@@ -321,6 +321,7 @@ impl Run {
                     prompt_meta: None,
                     images: Vec::new(),
                     caps: self.agent.settings().prompt_caps,
+                    output_schema: None,
                 },
                 Box::new(ev_tx),
             )

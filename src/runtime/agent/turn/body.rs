@@ -1,6 +1,7 @@
 //! The loop itself: prompt stored, then model call, tool calls, model call ... until it ends.
 
 use super::completion::assistant_message;
+use super::structured;
 use super::{Flow, Turn, store_failed, title_from};
 use crate::runtime::agent::events::{FailCode, FinishReason, TurnEvent, WarningCode};
 use crate::runtime::agent::{ledger, window};
@@ -23,6 +24,8 @@ struct Sampling {
     overflow_compacted: bool,
     /// Reasoning from another provider or model was said to be left out.
     told_foreign: bool,
+    /// A model call of this prompt was made (`tool_choice = "required"` binds only the first).
+    sampled: bool,
 }
 
 /// What a model call gave.
@@ -200,7 +203,13 @@ impl Turn {
         for (code, message) in warnings {
             self.emit(TurnEvent::Warning { code, message });
         }
-        let req = window::build_with(&self.io.sessions, session, &extra.system, extra.tools);
+        let mut req = window::build_with(&self.io.sessions, session, &extra.system, extra.tools);
+        req.output_schema =
+            self.ctx.output_schema.clone().filter(|_| {
+                !structured::refused(self.io.provider.name(), self.io.provider.model())
+            });
+        req.require_tool = self.ctx.settings.first_call_requires_tool && !sampling.sampled;
+        sampling.sampled = true;
         let foreign = req.foreign_reasoning(self.io.provider.name(), self.io.provider.model());
         if foreign > 0 && !sampling.told_foreign {
             sampling.told_foreign = true;
@@ -223,7 +232,26 @@ impl Turn {
         }
         let sink = &mut self.io.sink;
         let mut on = |e: StreamEvent| sink.event(stream_event(e));
-        match self.io.provider.stream(&req, &self.io.cancel, &mut on) {
+        let mut got = self.io.provider.stream(&req, &self.io.cancel, &mut on);
+        if let Err(e) = &got
+            && req.output_schema.is_some()
+            && structured::refusal(e)
+        {
+            // A server without the structured-output option (or with a partial one, such as
+            // llama.cpp's grammar that cannot go with tools): asked again without it,
+            // remembered for the process, said once. The answer is still validated.
+            let (name, model) = (self.io.provider.name(), self.io.provider.model());
+            let message = structured::remember(name, model, &redact(&e.message, self.key()));
+            req.output_schema = None;
+            self.emit(TurnEvent::Warning {
+                code: WarningCode::StructuredOutputRefused,
+                message,
+            });
+            let sink = &mut self.io.sink;
+            let mut on = |e: StreamEvent| sink.event(stream_event(e));
+            got = self.io.provider.stream(&req, &self.io.cancel, &mut on);
+        }
+        match got {
             Ok(c) => {
                 // The call fit: a later overflow in this prompt (its tool results grew the
                 // context again) may compact once more.

@@ -4,11 +4,12 @@ use super::{Answer, Flow, Turn};
 use crate::runtime::agent::events::{FinishReason, TurnCommand, TurnEvent, WarningCode};
 use crate::runtime::agent::ledger;
 use crate::runtime::provider::openai::redact;
-use crate::runtime::tools::{self, ToolContext, ToolKind, ToolOutput};
+use crate::runtime::tools::{self, ReadDenials, ToolContext, ToolKind, ToolOutput};
 use crate::session::{
     NewMessage, Part, Plan, StateUpdate, Status, Step, StepStatus, StepUpdate, ToolCall,
 };
 use serde_json::json;
+use std::sync::Arc;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
@@ -112,7 +113,7 @@ impl Turn {
                         .path
                         .parent()
                         .map(std::path::Path::to_path_buf),
-                    read_rules: Some(self.ctx.gate.read_rules()),
+                    read_rules: Some(self.ctx.gate.read_rules() as Arc<dyn ReadDenials>),
                     files: self.ctx.ext.files(),
                 };
                 let mut out = tools::run(&call.name, &call.arguments, &ctx);
@@ -179,6 +180,9 @@ impl Turn {
         if ran && let Some(reason) = self.ctx.gate.post_tool_use(call, &text, out.is_error) {
             text.push_str(&format!("\n\nA PostToolUse hook says: {reason}"));
         }
+        let diagnostics =
+            crate::runtime::extensions::lsp::DiagnosticReport::of_metadata(out.metadata.as_ref())
+                .map(Box::new);
         let mut msg = NewMessage::tool_result(call.id.clone(), text.clone(), out.is_error);
         msg.parts.extend(images);
         msg.tool_metadata = match &permission {
@@ -192,6 +196,7 @@ impl Turn {
             is_error: out.is_error,
             seq,
             permission,
+            diagnostics,
         });
         Ok(())
     }

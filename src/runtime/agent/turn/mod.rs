@@ -9,6 +9,7 @@ mod calls;
 mod compaction;
 mod completion;
 mod steer;
+mod structured;
 mod warnings;
 
 use super::events::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode};
@@ -43,6 +44,8 @@ pub(super) struct TurnContext {
     pub ext: std::sync::Arc<crate::runtime::extensions::project::Extensions>,
     /// What this prompt may spend on its own, counted from [`TurnState::caps_start`].
     pub caps: ledger::PromptCaps,
+    /// The schema the final answer must follow, sent as the API's structured-output option.
+    pub output_schema: Option<serde_json::Value>,
     /// Permission rules and hooks (read when the turn starts).
     pub gate: crate::runtime::policy::gate::Gate,
 }

@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 use lsp_types::Diagnostic;
 use serde_json::{Value, json};
 
-use super::config::LspServerConfig;
 use super::error::LspError;
 use super::framing::{encode, read_message};
+use crate::runtime::config::lsp::LspServerConfig;
 
 /// How long a publication without a version must stand before it counts as final.
 pub(crate) const SETTLE: Duration = Duration::from_millis(400);

@@ -60,8 +60,3 @@ pub enum LspError {
     #[error("{0} cannot be named to a language server")]
     BadPath(String),
 }
-
-/// The `[lsp]` table of `config.toml` is malformed.
-#[derive(Debug, thiserror::Error)]
-#[error("[lsp]: {0}")]
-pub struct LspConfigError(pub String);

@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::client::Client;
-use super::config::{LspServerConfig, LspSettings};
 use super::error::LspError;
 use super::report::{self, Diagnosed};
 use super::status::{LspState, LspStatus};
+use crate::runtime::config::lsp::{LspServerConfig, LspSettings};
 
 /// How often a stopped server is started again.
 const MAX_RESTARTS: u32 = 2;
@@ -158,7 +158,8 @@ impl LspManager {
         new
     }
 
-    /// The running client of `cfg` for `project`, started when needed.
+    /// The running client of `cfg` for `project`, started when needed. A server found
+    /// stopped is started again (named once as a problem), [`MAX_RESTARTS`] times at most.
     fn client(&self, cfg: &LspServerConfig, project: &Path) -> Result<Arc<Client>, LspError> {
         let key = (cfg.name.clone(), project.to_path_buf());
         let mut slots = lock(&self.slots);
@@ -168,11 +169,21 @@ impl LspManager {
                 Some(why) => {
                     let mut r = lock(&self.restarts);
                     let n = r.entry(cfg.name.clone()).or_insert(0);
-                    self.problem(&cfg.name, format!("the server stopped ({why})"));
                     if *n >= MAX_RESTARTS {
+                        self.problem(
+                            &cfg.name,
+                            format!(
+                                "the server stopped ({why}) {} times; no diagnostics from it until neocode restarts",
+                                *n + 1
+                            ),
+                        );
                         slots.insert(key, Slot::Failed(format!("stopped {} times", *n + 1)));
                         return Err(LspError::Stopped(why));
                     }
+                    self.problem(
+                        &cfg.name,
+                        format!("the server stopped ({why}); started it again"),
+                    );
                     *n += 1;
                 }
             },
@@ -189,7 +200,7 @@ impl LspManager {
                 Ok(c)
             }
             Err(e) => {
-                self.problem(&cfg.name, e.to_string());
+                self.problem(&cfg.name, format!("{e}; no diagnostics from it"));
                 slots.insert(key, Slot::Failed(e.to_string()));
                 Err(e)
             }
@@ -210,24 +221,39 @@ impl LspManager {
             let Some((cfg, ext)) = self.server_for(rel) else {
                 continue;
             };
-            let abs = self.root.join(rel);
-            let Ok(text) = std::fs::read_to_string(&abs) else {
-                continue;
-            };
-            let Ok(client) = self.client(cfg, &self.project_root(cfg, &abs)) else {
-                continue;
-            };
-            let Ok(uri) = super::uri::from_path(&abs) else {
-                continue;
-            };
-            let (since, version) = client.sync(&uri, language_id(ext), &text);
-            let left = deadline.saturating_duration_since(Instant::now());
-            if let Some(diags) = client.wait_diagnostics(&uri, since, version, left) {
+            if let Some(diags) = self.diagnose(cfg, ext, rel, deadline) {
                 report::add(&mut out, &cfg.name, rel, &diags);
                 any = true;
             }
         }
         any.then_some(out)
+    }
+
+    /// One file's diagnostics from its server, by `deadline`. A server that stops while it
+    /// is waited for is started again once (within the same deadline).
+    fn diagnose(
+        &self,
+        cfg: &LspServerConfig,
+        ext: &str,
+        rel: &str,
+        deadline: Instant,
+    ) -> Option<Vec<lsp_types::Diagnostic>> {
+        let abs = self.root.join(rel);
+        let text = std::fs::read_to_string(&abs).ok()?;
+        let uri = super::uri::from_path(&abs).ok()?;
+        let project = self.project_root(cfg, &abs);
+        for _ in 0..2 {
+            let client = self.client(cfg, &project).ok()?;
+            let (since, version) = client.sync(&uri, language_id(ext), &text);
+            let left = deadline.saturating_duration_since(Instant::now());
+            if let Some(diags) = client.wait_diagnostics(&uri, since, version, left) {
+                return Some(diags);
+            }
+            if client.stopped().is_none() || Instant::now() >= deadline {
+                return None;
+            }
+        }
+        None
     }
 
     /// A running server for `rel` (started when needed), for the navigation requests.

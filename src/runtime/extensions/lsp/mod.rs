@@ -8,7 +8,6 @@
 //! A workspace whose files no server serves pays nothing: no process, no wait.
 
 mod client;
-pub mod config;
 mod error;
 mod framing;
 mod manager;
@@ -17,9 +16,10 @@ mod report;
 mod status;
 mod uri;
 
-pub use config::{LspServerConfig, LspSettings};
-pub use error::{FrameError, LspConfigError, LspError};
+// The settings are plain data of the configuration layer.
+pub use crate::runtime::config::lsp::{LspConfigError, LspServerConfig, LspSettings};
+pub use error::{FrameError, LspError};
 pub use manager::LspManager;
 pub use navigate::{NAV_TOOLS, NavError, NavTool, schema as nav_schema};
-pub use report::Diagnosed;
+pub use report::{Diagnosed, DiagnosticItem, DiagnosticReport};
 pub use status::{LspState, LspStatus};

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::config::LspServerConfig;
+use crate::runtime::config::lsp::LspServerConfig;
 
 /// A server's state in this process.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use super::files::{line_of, read_optional, user_home};
 use super::pattern;
 use super::rule::parse_rule;
 use super::rules::Rules;
-use super::shell::{self, Part};
 use super::types::{List, PATH_TOOLS, RulesError, Verdict};
+use crate::runtime::shell::{self, Part};
 
 /// The rule proposed when the user answers "always" to a call: the first of
 /// [`derive_rules`].

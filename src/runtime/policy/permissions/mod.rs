@@ -10,21 +10,16 @@
 //!
 //! [`Rules::decide`] takes a tool call and answers deny > ask > allow > the approval policy's
 //! default, whatever file each rule comes from (the workspace file cannot lift a personal
-//! deny, nor the reverse). A command is split with the bash grammar ([`shell`]) and allowed
+//! deny, nor the reverse). A command is split with the bash grammar ([`crate::runtime::shell`]) and allowed
 //! only when every simple command in it is; a part the splitter cannot account for asks.
 //! A `read_file(...)` deny also denies `grep` and `list_dir` on the paths it covers.
 
 mod derive;
-mod dialect;
 mod files;
-mod lex;
 pub(crate) mod pattern;
 mod rule;
 mod rules;
-pub(crate) mod shell;
 mod types;
-mod words;
-mod wrappers;
 
 pub(crate) use derive::append_rules;
 pub(crate) use rule::{RuleError, parse_rule};

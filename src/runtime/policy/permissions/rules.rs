@@ -8,9 +8,9 @@ use serde_json::Value;
 use super::files::{line_of, read_optional, toml_error, user_home};
 use super::pattern::{self, CommandPattern, PathPattern};
 use super::rule::{CompileError, Pat, Rule, ToolPat, parse_rule};
-use super::shell::{self, Part};
 use super::types::{Decision, List, PATH_TOOLS, RuleRef, RulesError, SESSION_SOURCE, Verdict};
-use super::wrappers;
+use crate::runtime::shell::wrappers;
+use crate::runtime::shell::{self, Part};
 
 /// The permission rules of a workspace and a home.
 #[derive(Debug, Clone)]
@@ -67,6 +67,13 @@ impl RuleLists {
 #[derive(Deserialize)]
 struct HomeConfig {
     permissions: Option<RuleLists>,
+}
+
+impl crate::runtime::tools::ReadDenials for Rules {
+    fn denies(&self, root: &Path, rel: &str) -> bool {
+        self.read_denied(&pattern::absolute(root, rel, None))
+            .is_some()
+    }
 }
 
 impl Rules {

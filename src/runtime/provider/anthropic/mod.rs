@@ -60,10 +60,20 @@ impl Anthropic {
         });
         let system = system_blocks(req);
         if !system.is_empty() {
-            body["system"] = Value::Array(system);
+            body["system"] = if st.system_as_text {
+                // Some gateways pass blocks on as content lists a local server refuses.
+                let texts: Vec<&str> = system.iter().filter_map(|b| b["text"].as_str()).collect();
+                Value::String(texts.join("\n\n"))
+            } else {
+                Value::Array(system)
+            };
         }
         if !req.tools.is_empty() {
             body["tools"] = Value::Array(tool_definitions(&req.tools));
+            // Extended thinking allows only `auto`.
+            if req.require_tool && st.thinking_budget == 0 {
+                body["tool_choice"] = json!({"type": "any"});
+            }
         }
         if st.thinking_budget > 0 {
             // The budget must be at least 1024 and below max_tokens.
@@ -72,6 +82,9 @@ impl Anthropic {
             body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
         }
         body["max_tokens"] = json!(max_tokens);
+        if let Some(schema) = &req.output_schema {
+            body["output_config"] = json!({"format": {"type": "json_schema", "schema": schema}});
+        }
         body
     }
 }
@@ -364,12 +377,35 @@ mod tests {
     }
 
     #[test]
+    fn an_output_schema_is_the_output_config_format() {
+        let st = ApiSettings {
+            http: OpenAiSettings::new("http://127.0.0.1:9/v1", "claude-sonnet-4-5", None),
+            reasoning_effort: None,
+            thinking_budget: 0,
+            max_output_tokens: 1000,
+            system_as_text: false,
+        };
+        let p = Anthropic::new(st).unwrap();
+        let mut req = ChatRequest {
+            messages: vec![ChatMessage::user_text("list")],
+            ..ChatRequest::default()
+        };
+        assert!(p.body(&req).get("output_config").is_none());
+        req.output_schema = Some(serde_json::json!({"type": "object"}));
+        assert_eq!(
+            p.body(&req)["output_config"],
+            serde_json::json!({"format": {"type": "json_schema", "schema": {"type": "object"}}})
+        );
+    }
+
+    #[test]
     fn the_body_has_breakpoints_system_thinking_and_replays_only_own_reasoning() {
         let mut st = ApiSettings {
             http: OpenAiSettings::new("http://127.0.0.1:9/v1", "claude-sonnet-4-5", None),
             reasoning_effort: None,
             thinking_budget: 2000,
             max_output_tokens: 1000,
+            system_as_text: false,
         };
         st.http.max_retries = 0;
         let p = Anthropic::new(st).unwrap();
@@ -408,6 +444,8 @@ mod tests {
             ],
             tools: vec![ToolDef::new("grep", "search", json!({"type": "object"}))],
             cache_key: "s1".into(),
+            output_schema: None,
+            require_tool: false,
         };
         let b = p.body(&req);
         assert_eq!(b["system"][0]["cache_control"]["type"], "ephemeral");
@@ -431,5 +469,88 @@ mod tests {
         let last = &msgs[2]["content"][0];
         assert_eq!(last["type"], "tool_result");
         assert_eq!(last["cache_control"]["type"], "ephemeral");
+    }
+
+    /// llama.cpp's `llama-server` refuses an overflowing prompt on `/v1/messages` and
+    /// `/v1/responses` with its Chat Completions body (HTTP 400 `exceed_context_size_error`):
+    /// both APIs tell it as a context overflow with the numbers, not as a bad request.
+    #[test]
+    fn an_overflow_refused_as_llama_server_does_is_a_context_overflow() {
+        use crate::runtime::provider::error::ErrorKind;
+        use crate::runtime::provider::responses::Responses;
+        use std::io::{BufRead, BufReader, Read, Write};
+        let body = r#"{"error":{"code":400,"message":"request (3185 tokens) exceeds the available context size (2048 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":3185,"n_ctx":2048}}"#;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let mut paths = Vec::new();
+            for _ in 0..2 {
+                let (c, _) = listener.accept().unwrap();
+                let mut r = BufReader::new(c);
+                let mut line = String::new();
+                r.read_line(&mut line).unwrap();
+                paths.push(line.split(' ').nth(1).unwrap_or("").to_string());
+                let mut len = 0;
+                loop {
+                    let mut h = String::new();
+                    r.read_line(&mut h).unwrap();
+                    if h.trim().is_empty() {
+                        break;
+                    }
+                    if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap();
+                    }
+                }
+                let mut sent = vec![0u8; len];
+                r.read_exact(&mut sent).unwrap();
+                let reply = format!(
+                    "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                r.get_mut().write_all(reply.as_bytes()).unwrap();
+            }
+            paths
+        });
+        let settings = || {
+            let mut st = ApiSettings {
+                http: OpenAiSettings::new(&format!("http://{addr}/v1"), "smollm2", None),
+                reasoning_effort: None,
+                thinking_budget: 0,
+                max_output_tokens: 1000,
+                system_as_text: false,
+            };
+            st.http.max_retries = 0;
+            st
+        };
+        let req = ChatRequest {
+            system: "rules".into(),
+            messages: vec![ChatMessage::user_text("word ".repeat(3000))],
+            tools: vec![],
+            cache_key: String::new(),
+            output_schema: None,
+            require_tool: false,
+        };
+        let mut providers: Vec<Box<dyn Provider>> = vec![
+            Box::new(Anthropic::new(settings()).unwrap()),
+            Box::new(Responses::new(settings()).unwrap()),
+        ];
+        for p in &mut providers {
+            let e = p
+                .stream(&req, &CancelFlag::default(), &mut |_| {})
+                .unwrap_err();
+            assert_eq!(
+                e.kind,
+                ErrorKind::ContextOverflow,
+                "{}: {}",
+                p.name(),
+                e.message
+            );
+            assert!(
+                e.message.contains("needs 3185 tokens") && e.message.contains("is 2048 tokens"),
+                "{}",
+                e.message
+            );
+        }
+        assert_eq!(server.join().unwrap(), ["/v1/messages", "/v1/responses"]);
     }
 }

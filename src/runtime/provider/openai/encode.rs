@@ -29,7 +29,13 @@ impl OpenAi {
         }
         if !req.tools.is_empty() {
             body["tools"] = Value::Array(tool_definitions(&req.tools));
-            body["tool_choice"] = "auto".into();
+            body["tool_choice"] = if req.require_tool { "required" } else { "auto" }.into();
+        }
+        if let Some(schema) = &req.output_schema {
+            body["response_format"] = json!({
+                "type": "json_schema",
+                "json_schema": {"name": "output", "schema": schema, "strict": false},
+            });
         }
         body
     }

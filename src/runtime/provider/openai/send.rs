@@ -118,7 +118,11 @@ impl OpenAi {
             if o.window.is_some() {
                 quirks::remember_window(&s.base_url, o.window);
             }
-            return Err(self.err(ErrorKind::ContextOverflow, self.overflow_text(o), None));
+            return Err(self.err(
+                ErrorKind::ContextOverflow,
+                quirks::overflow_text(&s.base_url, &o),
+                None,
+            ));
         }
         Err(self.status_error(status, text, attempt, r.retry_after))
     }
@@ -184,23 +188,6 @@ impl OpenAi {
             ),
         };
         self.err(kind, message, None)
-    }
-
-    /// A context overflow in words, with the numbers the server gave.
-    fn overflow_text(&self, o: quirks::Overflow) -> String {
-        let base = &self.settings.base_url;
-        let what = match (o.prompt, o.window) {
-            (Some(p), Some(w)) => format!(
-                "the prompt needs {p} tokens but the model's context window at {base} is {w} tokens"
-            ),
-            (None, Some(w)) => format!(
-                "the prompt is longer than the model's context window at {base} ({w} tokens)"
-            ),
-            _ => format!("the prompt is longer than the model's context window at {base}"),
-        };
-        format!(
-            "{what}; compact the session (/compact, or `neocode compact`) or start a new one, and set context_window in config.toml to the server's window"
-        )
     }
 }
 

@@ -166,7 +166,7 @@ pub(super) fn program(word: &str) -> &str {
 
 /// What a wrapper runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Runs {
+pub(crate) enum Runs {
     /// A command given as words (`sudo rm x`).
     Words(Words),
     /// A shell string (`watch 'rm x'`, `flock f -c 'rm x'`), which `sh -c` runs.
@@ -258,7 +258,7 @@ fn split_string(s: &str, computed: bool, ws: &[String], cs: &[bool], rest: usize
 /// (`sudo timeout 5 rm x`: also `timeout 5 rm x` and `rm x`), and the commands of `find`'s
 /// `-exec`, `-execdir`, `-ok` and `-okdir`. A shell string a wrapper runs ends the chain and
 /// is returned beside it.
-pub(super) fn chain(words: &Words) -> (Vec<Words>, Option<Runs>) {
+pub(crate) fn chain(words: &Words) -> (Vec<Words>, Option<Runs>) {
     let mut out = vec![words.clone()];
     let mut script = None;
     let mut cur = words.clone();

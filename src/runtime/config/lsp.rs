@@ -1,5 +1,6 @@
-//! Which language server serves which files: a built-in table (file extensions → command,
-//! root markers), overridable and extendable in `config.toml`:
+//! Which language server serves which files (plain settings `runtime::extensions::lsp` runs
+//! with): a built-in table (file extensions → command, root markers), overridable and
+//! extendable in `config.toml`:
 //!
 //! ```toml
 //! [lsp]
@@ -18,7 +19,10 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::error::LspConfigError;
+/// The `[lsp]` table of `config.toml` is malformed.
+#[derive(Debug, thiserror::Error)]
+#[error("[lsp]: {0}")]
+pub struct LspConfigError(pub String);
 
 /// One language server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,7 +121,12 @@ pub fn builtin() -> Vec<LspServerConfig> {
             "clangd",
             &[],
             &["c", "h", "cc", "cpp", "cxx", "hpp", "hh"],
-            &["compile_commands.json", "compile_flags.txt", ".clangd"],
+            &[
+                "compile_commands.json",
+                "compile_flags.txt",
+                ".clangd",
+                ".git",
+            ],
         ),
         server("gopls", "gopls", &[], &["go"], &["go.mod", "go.work"]),
         server(
