@@ -52,6 +52,12 @@ pub(crate) enum AcpError {
     /// `session/set_mode` named no mode neocode has.
     #[error("unknown mode `{0}`: the modes are ask, auto-edit and never-ask")]
     UnknownMode(String),
+    /// `session/set_config_option` named no option neocode has.
+    #[error("unknown config option `{0}`: the only one is `model`")]
+    UnknownConfig(String),
+    /// `session/set_config_option` chose no model the option lists.
+    #[error("unknown model choice `{0}`: pick one the `model` option lists")]
+    UnknownModel(String),
     /// The prompt carried nothing to say.
     #[error("the prompt is empty")]
     EmptyPrompt,
@@ -79,6 +85,8 @@ impl AcpError {
             | AcpError::Workspace { .. }
             | AcpError::EmptyPrompt
             | AcpError::UnknownMode(_)
+            | AcpError::UnknownConfig(_)
+            | AcpError::UnknownModel(_)
             | AcpError::PromptTooLarge { .. }
             | AcpError::Leased { .. }
             | AcpError::Busy(_)

@@ -32,6 +32,8 @@ struct State {
     /// The leases of the open sessions no turn runs in: while an editor has a session open,
     /// no other process runs it (a turn takes the lease over while it runs).
     leases: HashMap<String, Lease>,
+    /// The client reads / writes files for the agent (`fs` of its capabilities).
+    fs: (bool, bool),
 }
 
 /// Takes session `id`'s lease for this connection; busy names the process holding it.
@@ -87,6 +89,40 @@ impl Hub {
             sessions,
             cwd,
         })
+    }
+
+    /// `initialize`: the client's file capabilities (read, write), for the sessions it opens.
+    pub(crate) fn set_client_fs(&self, read: bool, write: bool) {
+        self.lock().fs = (read, write);
+    }
+
+    /// `open` for session `id` with what the editor brings: its MCP `servers` start beside
+    /// the configured ones, and its files are read and written through it when it offers
+    /// them (seam: `Agent::with_front_end`).
+    pub(crate) fn with_editor(
+        &self,
+        mut open: OpenSession,
+        id: &str,
+        servers: &[agent_client_protocol::v1::schema::McpServer],
+        cx: &agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Client>,
+    ) -> OpenSession {
+        let (read, write) = self.lock().fs;
+        if servers.is_empty() && !read && !write {
+            return open;
+        }
+        let files = (read || write).then(|| {
+            std::sync::Arc::new(super::files::EditorFiles {
+                cx: cx.clone(),
+                rt: tokio::runtime::Handle::current(),
+                session: id.to_string(),
+                read,
+                write,
+            }) as std::sync::Arc<dyn crate::runtime::tools::FileAccess>
+        });
+        open.agent = open
+            .agent
+            .with_front_end(super::mcp::configs(servers), files);
+        open
     }
 
     /// Remembers a session this connection created, loaded, resumed or forked, and takes its

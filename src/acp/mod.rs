@@ -3,7 +3,10 @@
 //! to the runtime's agent; sessions are the workspace's neocode sessions.
 
 mod error;
+mod files;
 mod hub;
+mod mcp;
+mod model;
 mod server;
 mod turn;
 mod updates;

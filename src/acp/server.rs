@@ -7,10 +7,11 @@ use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, CloseSessionRequest, CloseSessionResponse,
     ForkSessionRequest, ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse,
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
-    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionForkCapabilities,
-    SessionInfo, SessionListCapabilities, SessionMode, SessionModeState, SessionNotification,
-    SessionResumeCapabilities, SetSessionModeRequest, SetSessionModeResponse,
+    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+    SessionForkCapabilities, SessionInfo, SessionListCapabilities, SessionMode, SessionModeState,
+    SessionNotification, SessionResumeCapabilities, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Stdio, on_receive_notification, on_receive_request};
@@ -38,6 +39,7 @@ fn answer<T: agent_client_protocol::JsonRpcResponse>(
 fn initialize(req: &InitializeRequest) -> InitializeResponse {
     let caps = AgentCapabilities::new()
         .load_session(true)
+        .mcp_capabilities(McpCapabilities::new())
         .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
         .session_capabilities(
             SessionCapabilities::new()
@@ -85,7 +87,11 @@ fn set_mode(hub: &Hub, req: &SetSessionModeRequest) -> Result<SetSessionModeResp
 }
 
 /// `session/new`: a new neocode session in the cwd's workspace (listed by `neocode --list`).
-fn new_session(hub: &Hub, req: &NewSessionRequest) -> Result<NewSessionResponse, AcpError> {
+fn new_session(
+    hub: &Hub,
+    req: &NewSessionRequest,
+    cx: &ConnectionTo<Client>,
+) -> Result<NewSessionResponse, AcpError> {
     let open = hub.workspace(&req.cwd)?;
     let header = open.sessions.new_session(NewSession {
         model: open.agent.model_name().unwrap_or_default(),
@@ -93,8 +99,12 @@ fn new_session(hub: &Hub, req: &NewSessionRequest) -> Result<NewSessionResponse,
         ..NewSession::default()
     })?;
     let current = open.approval;
+    let open = hub.with_editor(open, &header.id, &req.mcp_servers, cx);
     hub.open(&header.id, open)?;
-    Ok(NewSessionResponse::new(header.id).modes(modes(current)))
+    let config = super::model::options(&hub.session(&header.id)?, &header.id);
+    Ok(NewSessionResponse::new(header.id)
+        .modes(modes(current))
+        .config_options(config))
 }
 
 /// `session/load`: the stored transcript replayed as updates, then the answer.
@@ -108,24 +118,33 @@ fn load_session(
     let session = open.sessions.load(&id)?;
     let (cwd, current) = (open.cwd.clone(), open.approval);
     // The lease first: a session another process has open is refused before any replay.
+    let open = hub.with_editor(open, &id, &req.mcp_servers, cx);
     hub.open(&id, open)?;
     for update in updates::replay(&session.messages, &cwd) {
         cx.send_notification(SessionNotification::new(id.clone(), update))
             .map_err(|e| AcpError::Connection(e.to_string()))?;
     }
-    Ok(LoadSessionResponse::new().modes(modes(current)))
+    let config = super::model::options(&hub.session(&id)?, &id);
+    Ok(LoadSessionResponse::new()
+        .modes(modes(current))
+        .config_options(config))
 }
 
 /// `session/resume`: the stored session opened for prompts, without replaying it.
 fn resume_session(
     hub: &Hub,
     req: &ResumeSessionRequest,
+    cx: &ConnectionTo<Client>,
 ) -> Result<ResumeSessionResponse, AcpError> {
     let open = hub.workspace(&req.cwd)?;
     let id = open.sessions.resolve(&req.session_id.to_string())?;
     let current = open.approval;
+    let open = hub.with_editor(open, &id, &req.mcp_servers, cx);
     hub.open(&id, open)?;
-    Ok(ResumeSessionResponse::new().modes(modes(current)))
+    let config = super::model::options(&hub.session(&id)?, &id);
+    Ok(ResumeSessionResponse::new()
+        .modes(modes(current))
+        .config_options(config))
 }
 
 /// The message a fork ends at, when the request names one: `_meta.neocode.atMessage`, the
@@ -140,13 +159,21 @@ fn fork_point(req: &ForkSessionRequest) -> Option<i64> {
 
 /// `session/fork`: a new session holding the source's messages (up to the named message, or
 /// all), listed by `neocode --list` with the source as its parent, opened for prompts.
-fn fork_session(hub: &Hub, req: &ForkSessionRequest) -> Result<ForkSessionResponse, AcpError> {
+fn fork_session(
+    hub: &Hub,
+    req: &ForkSessionRequest,
+    cx: &ConnectionTo<Client>,
+) -> Result<ForkSessionResponse, AcpError> {
     let open = hub.workspace(&req.cwd)?;
     let source = open.sessions.resolve(&req.session_id.to_string())?;
     let header = open.sessions.fork(&source, fork_point(req))?;
     let current = open.approval;
+    let open = hub.with_editor(open, &header.id, &req.mcp_servers, cx);
     hub.open(&header.id, open)?;
-    Ok(ForkSessionResponse::new(header.id).modes(modes(current)))
+    let config = super::model::options(&hub.session(&header.id)?, &header.id);
+    Ok(ForkSessionResponse::new(header.id)
+        .modes(modes(current))
+        .config_options(config))
 }
 
 /// A page cursor: the last row's key, `<updated ms>.<rowid>`.
@@ -221,19 +248,22 @@ async fn connection(hub: Hub) -> Result<(), agent_client_protocol::Error> {
         hub.clone(),
         hub.clone(),
     );
-    let (h_resume, h_fork, h_close) = (hub.clone(), hub.clone(), hub);
+    let (h_resume, h_fork, h_close, h_init, h_config) =
+        (hub.clone(), hub.clone(), hub.clone(), hub.clone(), hub);
     Agent
         .v1()
         .name("neocode")
         .on_receive_request(
             async move |req: InitializeRequest, responder, _cx: ConnectionTo<Client>| {
+                let fs = &req.client_capabilities.fs;
+                h_init.set_client_fs(fs.read_text_file, fs.write_text_file);
                 responder.respond(initialize(&req))
             },
             on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: NewSessionRequest, responder, _cx: ConnectionTo<Client>| {
-                answer(responder, new_session(&h_new, &req))
+            async move |req: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
+                answer(responder, new_session(&h_new, &req, &cx))
             },
             on_receive_request!(),
         )
@@ -261,14 +291,14 @@ async fn connection(hub: Hub) -> Result<(), agent_client_protocol::Error> {
             on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: ResumeSessionRequest, responder, _cx: ConnectionTo<Client>| {
-                answer(responder, resume_session(&h_resume, &req))
+            async move |req: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
+                answer(responder, resume_session(&h_resume, &req, &cx))
             },
             on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: ForkSessionRequest, responder, _cx: ConnectionTo<Client>| {
-                answer(responder, fork_session(&h_fork, &req))
+            async move |req: ForkSessionRequest, responder, cx: ConnectionTo<Client>| {
+                answer(responder, fork_session(&h_fork, &req, &cx))
             },
             on_receive_request!(),
         )
@@ -287,6 +317,17 @@ async fn connection(hub: Hub) -> Result<(), agent_client_protocol::Error> {
         .on_receive_request(
             async move |req: SetSessionModeRequest, responder, _cx: ConnectionTo<Client>| {
                 answer(responder, set_mode(&h_mode, &req))
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: SetSessionConfigOptionRequest,
+                        responder,
+                        _cx: ConnectionTo<Client>| {
+                answer(
+                    responder,
+                    super::model::set(&h_config, &req).map(SetSessionConfigOptionResponse::new),
+                )
             },
             on_receive_request!(),
         )

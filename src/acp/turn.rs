@@ -141,6 +141,7 @@ pub(crate) async fn stream(
         mut rx,
     } = run;
     let mut finish = None;
+    let mut commands = updates::Commands::default();
     while let Some(event) = rx.recv().await {
         match &event {
             TurnEvent::ApprovalNeeded {
@@ -157,7 +158,7 @@ pub(crate) async fn stream(
             TurnEvent::Finished { reason, usage } => finish = Some((reason.clone(), *usage)),
             _ => {}
         }
-        for update in updates::from_event(&event, &open.cwd) {
+        for update in updates::from_event(&event, &open.cwd, &mut commands) {
             // A client that went away is handled when its stdin ends.
             let _ = cx.send_notification(SessionNotification::new(id.clone(), update));
         }

@@ -78,12 +78,33 @@ pub(crate) fn tool_call(call: &crate::session::ToolCall, title: &str, cwd: &Path
     out
 }
 
-/// The `tool_call_update` of a finished call: completed or failed, with its result text.
-pub(crate) fn tool_result(call_id: &str, text: &str, is_error: bool) -> ToolCallUpdate {
+/// A command's output as a fenced block (`console`), so an editor shows it as terminal
+/// output rather than reading it as markdown; the fence is longer than any backtick run in
+/// the output.
+pub(crate) fn terminal_text(output: &str) -> String {
+    let longest = output.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let nl = if output.ends_with('\n') { "" } else { "\n" };
+    format!("{fence}console\n{output}{nl}{fence}")
+}
+
+/// The `tool_call_update` of a finished call: completed or failed, with its result text (a
+/// command's output as terminal text).
+pub(crate) fn tool_result(
+    call_id: &str,
+    text: &str,
+    is_error: bool,
+    command: bool,
+) -> ToolCallUpdate {
     let status = if is_error {
         ToolCallStatus::Failed
     } else {
         ToolCallStatus::Completed
+    };
+    let text = if command {
+        terminal_text(text)
+    } else {
+        text.to_string()
     };
     let fields = ToolCallUpdateFields::new()
         .status(status)
@@ -108,13 +129,24 @@ fn plan(p: &crate::session::Plan, done: &[String]) -> Plan {
     Plan::new(entries)
 }
 
+/// The ids of the turn's command calls (`run_command`), whose results are terminal output.
+#[derive(Default)]
+pub(crate) struct Commands(std::collections::HashSet<String>);
+
 /// The updates one turn event reads as (none for events the protocol has no place for;
 /// approvals are asked separately, the finish is the prompt's response).
-pub(crate) fn from_event(event: &TurnEvent, cwd: &Path) -> Vec<SessionUpdate> {
+pub(crate) fn from_event(
+    event: &TurnEvent,
+    cwd: &Path,
+    commands: &mut Commands,
+) -> Vec<SessionUpdate> {
     match event {
         TurnEvent::TextDelta(t) => vec![SessionUpdate::AgentMessageChunk(chunk(t.clone()))],
         TurnEvent::ReasoningDelta(t) => vec![SessionUpdate::AgentThoughtChunk(chunk(t.clone()))],
         TurnEvent::ToolCall { call, summary, .. } => {
+            if matches!(tool_kind(&call.name), ToolKind::Execute) {
+                commands.0.insert(call.id.clone());
+            }
             vec![SessionUpdate::ToolCall(tool_call(call, summary, cwd))]
         }
         TurnEvent::ToolResult {
@@ -123,7 +155,10 @@ pub(crate) fn from_event(event: &TurnEvent, cwd: &Path) -> Vec<SessionUpdate> {
             is_error,
             ..
         } => vec![SessionUpdate::ToolCallUpdate(tool_result(
-            call_id, text, *is_error,
+            call_id,
+            text,
+            *is_error,
+            commands.0.contains(call_id),
         ))],
         TurnEvent::Warning { message, .. }
         | TurnEvent::Compacting { message }
@@ -133,7 +168,7 @@ pub(crate) fn from_event(event: &TurnEvent, cwd: &Path) -> Vec<SessionUpdate> {
             )))]
         }
         TurnEvent::PlanProposed { plan: p, .. } => vec![SessionUpdate::Plan(plan(p, &[]))],
-        TurnEvent::Step { event, .. } => from_event(event, cwd),
+        TurnEvent::Step { event, .. } => from_event(event, cwd, commands),
         TurnEvent::Started { .. }
         | TurnEvent::AssistantStored { .. }
         | TurnEvent::ApprovalNeeded { .. }
@@ -147,6 +182,7 @@ pub(crate) fn from_event(event: &TurnEvent, cwd: &Path) -> Vec<SessionUpdate> {
 /// chunks, reasoning, tool calls and their results, in order.
 pub(crate) fn replay(messages: &[Message], cwd: &Path) -> Vec<SessionUpdate> {
     let mut out = Vec::new();
+    let mut commands = Commands::default();
     for m in messages {
         match m.role {
             Role::User => {
@@ -165,6 +201,9 @@ pub(crate) fn replay(messages: &[Message], cwd: &Path) -> Vec<SessionUpdate> {
                     }
                 }
                 for call in &m.tool_calls {
+                    if matches!(tool_kind(&call.name), ToolKind::Execute) {
+                        commands.0.insert(call.id.clone());
+                    }
                     out.push(SessionUpdate::ToolCall(tool_call(call, &call.name, cwd)));
                 }
             }
@@ -174,6 +213,7 @@ pub(crate) fn replay(messages: &[Message], cwd: &Path) -> Vec<SessionUpdate> {
                         id,
                         &m.text(),
                         m.is_error,
+                        commands.0.contains(id),
                     )));
                 }
             }
@@ -212,8 +252,16 @@ mod tests {
     #[test]
     fn a_command_is_execute_and_a_failed_result_is_failed() {
         assert!(matches!(tool_kind("run_command"), ToolKind::Execute));
-        let v = serde_json::to_value(tool_result("c1", "exit 1", true)).unwrap();
+        let v = serde_json::to_value(tool_result("c1", "exit 1", true, false)).unwrap();
         assert_eq!(v["status"], "failed");
         assert_eq!(v["content"][0]["content"]["text"], "exit 1");
+    }
+
+    #[test]
+    fn command_output_is_fenced_terminal_text_longer_than_its_backticks() {
+        assert_eq!(terminal_text("ok\n"), "```console\nok\n```");
+        assert_eq!(terminal_text("a ```` b"), "`````console\na ```` b\n`````");
+        let v = serde_json::to_value(tool_result("c1", "hi", false, true)).unwrap();
+        assert_eq!(v["content"][0]["content"]["text"], "```console\nhi\n```");
     }
 }

@@ -197,6 +197,25 @@ impl Agent {
         self
     }
 
+    /// This agent for a front end that brings its own (an editor over ACP): `servers` start
+    /// beside the configured MCP servers (one manager, started the same way), and `files`,
+    /// when given, is where the file tools read and write. Fresh extensions; the same
+    /// sessions, provider and running turns.
+    pub(crate) fn with_front_end(
+        &self,
+        servers: Vec<crate::runtime::config::mcp::ServerConfig>,
+        files: Option<Arc<dyn crate::runtime::tools::FileAccess>>,
+    ) -> Agent {
+        let mut agent = self.clone();
+        agent.settings.mcp_servers.extend(servers);
+        agent.ext = crate::runtime::extensions::project::Extensions::with_files(
+            &agent.settings,
+            agent.sessions.root(),
+            files,
+        );
+        agent
+    }
+
     /// Whether sending works, or exactly which setting is missing.
     pub(crate) fn provider_status(&self) -> ProviderStatus {
         match self.fixed_model {

@@ -33,6 +33,8 @@ pub(crate) struct Extensions {
     /// The calling front end's own tools (the bridge's nonoka dialect: OpenCode's): offered to
     /// the model, never run here; a call of one always waits for the front end.
     host: Vec<ToolDef>,
+    /// The front end holding the workspace's files (an editor over ACP), for the file tools.
+    files: Option<Arc<dyn crate::runtime::tools::FileAccess>>,
 }
 
 /// Files of one call whose diagnostics are collected (a command may change many).
@@ -83,6 +85,7 @@ impl Extensions {
             mcp,
             lsp,
             host: Vec::new(),
+            files: None,
         })
     }
 
@@ -97,6 +100,24 @@ impl Extensions {
             e.host = host;
         }
         ext
+    }
+
+    /// Extensions for a workspace whose file tools go through the front end's `files`.
+    pub(crate) fn with_files(
+        settings: &Settings,
+        root: &Path,
+        files: Option<Arc<dyn crate::runtime::tools::FileAccess>>,
+    ) -> Arc<Extensions> {
+        let mut ext = Extensions::new(settings, root);
+        if let Some(e) = Arc::get_mut(&mut ext) {
+            e.files = files;
+        }
+        ext
+    }
+
+    /// The front end holding the files, if one does.
+    pub(crate) fn files(&self) -> Option<Arc<dyn crate::runtime::tools::FileAccess>> {
+        self.files.clone()
     }
 
     /// Whether `name` is one of the front end's own tools.

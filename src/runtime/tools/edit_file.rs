@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use std::io::Read;
 use std::os::fd::AsRawFd;
 
+use super::files::FileAccess;
 use super::path::{check_writable, fstat, open_error, open_in, split, write_atomic};
 use super::spec::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
 use super::{access, diff, protected};
@@ -61,6 +62,9 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
             "edit_file: old_string is empty; use write_file to create a file",
         );
     }
+    if let Some(files) = ctx.files.as_ref().filter(|f| f.reads() && f.writes()) {
+        return edit_in(files.as_ref(), ctx, &args);
+    }
     let (p, b) = match access::writable(ctx, &args.path, None) {
         Ok(w) => w,
         Err(e) => return e,
@@ -99,27 +103,71 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
             p.rel
         ));
     };
-    let count = before.matches(args.old_string.as_str()).count();
-    match count {
-        0 => {
-            return ToolOutput::error(format!(
-                "edit_file: old_string was not found in {} (0 matches); read the file and copy the text exactly",
-                p.rel
-            ));
-        }
-        1 => {}
-        n => {
-            return ToolOutput::error(format!(
-                "edit_file: old_string occurs {n} times in {}; it must occur exactly once, so include more surrounding lines",
-                p.rel
-            ));
-        }
-    }
-    let after = before.replacen(args.old_string.as_str(), &args.new_string, 1);
+    let after = match replaced(&before, &args, &p.rel) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
     if let Err(e) = check_writable(&dir, &name) {
         return ToolOutput::error(format!("cannot write {}: {e}", p.rel));
     }
     if let Err(e) = write_atomic(&dir, &name, after.as_bytes(), Some(mode)) {
+        return ToolOutput::error(format!("cannot write {}: {e}", p.rel));
+    }
+    result(&p.rel, &p.abs, before, after, mode)
+}
+
+/// `before` with the one occurrence of `old_string` replaced; none or several are the
+/// error the model reads.
+fn replaced(before: &str, args: &Args, rel: &str) -> Result<String, ToolOutput> {
+    let count = before.matches(args.old_string.as_str()).count();
+    match count {
+        0 => {
+            return Err(ToolOutput::error(format!(
+                "edit_file: old_string was not found in {rel} (0 matches); read the file and copy the text exactly"
+            )));
+        }
+        1 => {}
+        n => {
+            return Err(ToolOutput::error(format!(
+                "edit_file: old_string occurs {n} times in {rel}; it must occur exactly once, so include more surrounding lines"
+            )));
+        }
+    }
+    Ok(before.replacen(args.old_string.as_str(), &args.new_string, 1))
+}
+
+/// `edit_file` through the front end holding the files (an editor's buffers): the same
+/// checks on the path, the text read from and written to the front end (not the disk).
+fn edit_in(files: &dyn FileAccess, ctx: &ToolContext, args: &Args) -> ToolOutput {
+    let (p, b) = match access::writable(ctx, &args.path, None) {
+        Ok(w) => w,
+        Err(e) => return e,
+    };
+    if p.rel == "." {
+        return ToolOutput::error(format!("{} is not a regular file", p.rel));
+    }
+    let (dir_rel, _) = split(&p.rel);
+    let dir = match b.dir(&dir_rel, false) {
+        Ok(d) => d,
+        Err(e) => return ToolOutput::error(open_error(&p.rel, &e)),
+    };
+    if let Err(e) = protected::refuse_write_dir(&b, &dir, ctx.home.as_deref(), &p.rel) {
+        return ToolOutput::error(e);
+    }
+    let mode = match std::fs::symlink_metadata(&p.abs) {
+        Ok(m) if m.is_file() => std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777,
+        Ok(_) => return ToolOutput::error(format!("{} is not a regular file", p.rel)),
+        Err(_) => 0o644,
+    };
+    let before = match files.read_text(&p.abs) {
+        Ok(t) => t,
+        Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
+    };
+    let after = match replaced(&before, args, &p.rel) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    if let Err(e) = files.write_text(&p.abs, &after) {
         return ToolOutput::error(format!("cannot write {}: {e}", p.rel));
     }
     result(&p.rel, &p.abs, before, after, mode)

@@ -13,6 +13,7 @@
 mod access;
 mod diff;
 mod edit_file;
+mod files;
 mod fingerprint;
 pub(crate) mod git_snapshot;
 mod grep;
@@ -32,6 +33,7 @@ mod watch;
 mod write_file;
 
 pub use crate::runtime::cancel::CancelFlag;
+pub use files::{FileAccess, FileAccessError};
 pub use registry::{preview, run, spec, specs, summary};
 pub use spec::{
     DEFAULT_COMMAND_TIMEOUT, DEFAULT_OUTPUT_CAP, Preview, ReadDenials, SandboxMode,

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use std::os::fd::AsRawFd;
 
 use super::access;
+use super::files::FileAccess;
 use super::path::{Confined, fstat};
 use super::spec::{ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
 
@@ -54,11 +55,47 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         Ok(a) => a,
         Err(e) => return e,
     };
+    if let Some(files) = ctx.files.as_ref().filter(|f| f.reads()) {
+        return read_from(files.as_ref(), ctx, &args);
+    }
     let (file, p, size) = match open_regular(ctx, &args.path) {
         Ok(f) => f,
         Err(e) => return e,
     };
     let mut reader = BufReader::with_capacity(64 * 1024, file);
+    excerpt(&mut reader, &p, size, &args, ctx)
+}
+
+/// `read_file` through the front end holding the files (an editor's buffers): the same
+/// checks on the path, then the text the front end has for it, shown the same way.
+fn read_from(files: &dyn FileAccess, ctx: &ToolContext, args: &Args) -> ToolOutput {
+    let p = match access::readable(ctx, &args.path) {
+        Ok(t) => t.path,
+        Err(e) => return e,
+    };
+    if p.abs.is_dir() {
+        return ToolOutput::error(format!(
+            "{} is a directory; use list_dir to see what it holds",
+            p.rel
+        ));
+    }
+    let text = match files.read_text(&p.abs) {
+        Ok(t) => t,
+        Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
+    };
+    let size = text.len() as u64;
+    let mut reader = std::io::Cursor::new(text.into_bytes());
+    excerpt(&mut reader, &p, size, args, ctx)
+}
+
+/// The numbered window of lines `args` asks for, from `reader` (a file of `size` bytes).
+fn excerpt(
+    reader: &mut impl BufRead,
+    p: &Confined,
+    size: u64,
+    args: &Args,
+    ctx: &ToolContext,
+) -> ToolOutput {
     let head = match reader.fill_buf() {
         Ok(b) => &b[..b.len().min(SNIFF)],
         Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
@@ -77,7 +114,7 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
     let offset = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
     let cap = ctx.output_cap.max(1024);
-    let mut excerpt = match Excerpt::read(&mut reader, offset, limit, cap) {
+    let mut excerpt = match Excerpt::read(reader, offset, limit, cap) {
         Ok(e) => e,
         Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", p.rel)),
     };

@@ -109,6 +109,9 @@ pub struct ToolContext {
     /// Permission rules whose read denials (`read_file(.env)`) `grep` and `list_dir` honour
     /// while they walk: a covered file is neither searched nor listed (`None`: no rules).
     pub read_rules: Option<std::sync::Arc<dyn ReadDenials>>,
+    /// The front end holding the files `read_file`, `write_file` and `edit_file` read and
+    /// write (an editor's buffers over ACP); `None`: the disk, directly.
+    pub files: Option<std::sync::Arc<dyn super::files::FileAccess>>,
 }
 
 /// Read denials the walking tools honour (the permission rules' `read_file(...)` denies).
@@ -137,6 +140,7 @@ impl ToolContext {
             output_cap: DEFAULT_OUTPUT_CAP,
             home: crate::session::home_dir().ok(),
             read_rules: None,
+            files: None,
         }
     }
 }

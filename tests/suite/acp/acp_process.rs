@@ -25,7 +25,7 @@ pub(super) fn vars(env: &Env) -> Vec<(String, String)> {
 }
 
 /// A `neocode acp` process and the JSON lines it writes.
-struct Acp {
+pub(super) struct Acp {
     child: Child,
     stdin: Option<ChildStdin>,
     out: Receiver<Value>,
@@ -33,7 +33,7 @@ struct Acp {
 }
 
 impl Acp {
-    fn start(env: &Env) -> Acp {
+    pub(super) fn start(env: &Env) -> Acp {
         let mut child = Command::new(BIN)
             .arg("acp")
             .envs(vars(env))
@@ -52,25 +52,25 @@ impl Acp {
         }
     }
 
-    fn line(&mut self, line: &str) {
+    pub(super) fn line(&mut self, line: &str) {
         let w = self.stdin.as_mut().unwrap();
         writeln!(w, "{line}").unwrap();
         w.flush().unwrap();
     }
 
-    fn send(&mut self, v: &Value) {
+    pub(super) fn send(&mut self, v: &Value) {
         self.line(&v.to_string());
     }
 
     /// Sends a request; returns its id.
-    fn request(&mut self, method: &str, params: Value) -> u64 {
+    pub(super) fn request(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         id
     }
 
-    fn next(&self) -> Value {
+    pub(super) fn next(&self) -> Value {
         self.out
             .recv_timeout(Duration::from_secs(30))
             .expect("a message from neocode acp within 30 s")
@@ -78,7 +78,7 @@ impl Acp {
 
     /// Every message up to the response to request `id`, answering permission requests with
     /// `choose`; returns (notifications and requests seen, the response).
-    fn until_response(
+    pub(super) fn until_response(
         &mut self,
         id: u64,
         mut choose: impl FnMut(&Value) -> Value,
@@ -97,12 +97,12 @@ impl Acp {
         }
     }
 
-    fn call(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
+    pub(super) fn call(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
         let id = self.request(method, params);
         self.until_response(id, |_| json!({"outcome": {"outcome": "cancelled"}}))
     }
 
-    fn initialize(&mut self) -> Value {
+    pub(super) fn initialize(&mut self) -> Value {
         let (_, r) = self.call(
             "initialize",
             json!({"protocolVersion": 1, "clientCapabilities": {}}),
@@ -110,7 +110,7 @@ impl Acp {
         r
     }
 
-    fn new_session(&mut self, env: &Env) -> String {
+    pub(super) fn new_session(&mut self, env: &Env) -> String {
         let (_, r) = self.call("session/new", json!({"cwd": env.workdir, "mcpServers": []}));
         r["result"]["sessionId"]
             .as_str()
@@ -119,14 +119,14 @@ impl Acp {
     }
 
     /// Closes stdin and waits for the process; it must exit 0.
-    fn close(mut self) {
+    pub(super) fn close(mut self) {
         self.stdin.take();
         let status = self.child.wait().unwrap();
         assert!(status.success(), "neocode acp exited with {status}");
     }
 }
 
-fn updates<'a>(seen: &'a [Value], kind: &str) -> Vec<&'a Value> {
+pub(super) fn updates<'a>(seen: &'a [Value], kind: &str) -> Vec<&'a Value> {
     seen.iter()
         .filter(|m| m["method"] == "session/update")
         .map(|m| &m["params"]["update"])
@@ -134,7 +134,7 @@ fn updates<'a>(seen: &'a [Value], kind: &str) -> Vec<&'a Value> {
         .collect()
 }
 
-fn agent_text(seen: &[Value]) -> String {
+pub(super) fn agent_text(seen: &[Value]) -> String {
     updates(seen, "agent_message_chunk")
         .iter()
         .filter_map(|u| u["content"]["text"].as_str())

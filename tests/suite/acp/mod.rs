@@ -2,4 +2,5 @@
 //! and by ACP clients nobody here wrote.
 
 mod acp_clients;
+mod acp_editor;
 mod acp_process;

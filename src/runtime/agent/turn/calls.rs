@@ -121,6 +121,7 @@ impl Turn {
                         .parent()
                         .map(std::path::Path::to_path_buf),
                     read_rules: Some(self.ctx.gate.read_rules() as Arc<dyn ReadDenials>),
+                    files: self.ctx.ext.files(),
                 };
                 let mut out = tools::run(&call.name, &call.arguments, &ctx);
                 self.ctx.ext.diagnose(&mut out);
