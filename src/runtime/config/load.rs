@@ -110,15 +110,7 @@ impl Settings {
         };
         let mode = sandbox_mode(file.sandbox.mode.as_deref(), &bad)?;
         let compact_at = compact_at(p.compact_at, &bad)?;
-        let first_call_requires_tool = match p_str(p.tool_choice.as_deref()) {
-            None | Some("auto") => false,
-            Some("required") => true,
-            Some(other) => {
-                return Err(bad(format!(
-                    "tool_choice must be \"auto\" or \"required\", not {other:?}"
-                )));
-            }
-        };
+        let first_call_requires_tool = tool_choice_required(p.tool_choice.as_deref(), &bad)?;
         Ok(Settings {
             base_url: flags
                 .base_url
@@ -151,16 +143,7 @@ impl Settings {
             idle_timeout: Duration::from_secs_f64(p.idle_timeout_secs.unwrap_or(300.0).max(0.05)),
             max_retries: p.max_retries.unwrap_or(3),
             retry_backoff: Duration::from_millis(p.retry_backoff_ms.unwrap_or(500)),
-            prompt_caps: super::caps::PromptCaps {
-                tool_calls: cap(
-                    file.limits.max_tool_calls_per_prompt,
-                    super::caps::DEFAULT_TOOL_CALLS_PER_PROMPT,
-                ),
-                turns: cap(
-                    file.limits.max_turns_per_prompt,
-                    super::caps::DEFAULT_TURNS_PER_PROMPT,
-                ),
-            },
+            prompt_caps: prompt_caps(&file.limits),
             limits: file.limits.session,
             prices: crate::runtime::cost::PriceTable::new(file.prices),
             approval,
@@ -178,6 +161,35 @@ impl Settings {
             mcp_servers,
             lsp,
         })
+    }
+}
+
+/// `tool_choice`: `"required"` makes the first model call of each prompt call a tool;
+/// `"auto"` (the default) leaves it to the model.
+fn tool_choice_required(
+    v: Option<&str>,
+    bad: &dyn Fn(String) -> ConfigError,
+) -> Result<bool, ConfigError> {
+    match p_str(v) {
+        None | Some("auto") => Ok(false),
+        Some("required") => Ok(true),
+        Some(other) => Err(bad(format!(
+            "tool_choice must be \"auto\" or \"required\", not {other:?}"
+        ))),
+    }
+}
+
+/// What one prompt may spend, from `[limits]`.
+fn prompt_caps(limits: &super::file::FileLimits) -> super::caps::PromptCaps {
+    super::caps::PromptCaps {
+        tool_calls: cap(
+            limits.max_tool_calls_per_prompt,
+            super::caps::DEFAULT_TOOL_CALLS_PER_PROMPT,
+        ),
+        turns: cap(
+            limits.max_turns_per_prompt,
+            super::caps::DEFAULT_TURNS_PER_PROMPT,
+        ),
     }
 }
 

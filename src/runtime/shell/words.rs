@@ -1,4 +1,4 @@
-//! What the words of a command line mean to the splitter ([`super::shell`]): quote removal
+//! What the words of a command line mean to the splitter ([`crate::runtime::shell`]): quote removal
 //! (`\\x`, `"…"`, `$'…'`), whether unquoted text globs or brace-expands, which kinds of node
 //! are values, and which assignments change what runs.
 

@@ -13,7 +13,7 @@
 //! `sh -c COMMAND` in the workspace root, the event's JSON on stdin, the user's environment
 //! minus neocode's key variables (plus `NEOCODE_PROJECT_DIR` and `CLAUDE_PROJECT_DIR` = the
 //! workspace root), in its own process group, which is killed at the timeout (default
-//! [`DEFAULT_TIMEOUT`]). stdout and stderr are read to the end but only the first
+//! [`DEFAULT_TIMEOUT`](spec::DEFAULT_TIMEOUT)). stdout and stderr are read to the end but only the first
 //! [`OUTPUT_KEEP`](run::OUTPUT_KEEP) bytes of each are kept. Exit 0 continues (JSON on stdout may decide), 2
 //! blocks with stderr as the reason, anything else is a non-blocking error for the user.
 //! Hooks run outside the model's sandbox: they are the user's commands, not the model's.

@@ -248,7 +248,7 @@ pub(crate) struct HookPayload {
     pub session_id: String,
     /// The workspace root (also the hook's working folder).
     pub cwd: String,
-    /// Set by [`Hooks::run_hooks`].
+    /// Set by [`Hooks::run_hooks`](super::Hooks::run_hooks).
     pub hook_event_name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transcript_path: Option<String>,
@@ -321,9 +321,9 @@ pub struct HookRun {
     pub exit_code: Option<i32>,
     pub timed_out: bool,
     pub duration_ms: u64,
-    /// The first [`OUTPUT_KEEP`](run::OUTPUT_KEEP) bytes of stdout (lossy UTF-8).
+    /// The first [`OUTPUT_KEEP`](super::run::OUTPUT_KEEP) bytes of stdout (lossy UTF-8).
     pub stdout: String,
-    /// The first [`OUTPUT_KEEP`](run::OUTPUT_KEEP) bytes of stderr.
+    /// The first [`OUTPUT_KEEP`](super::run::OUTPUT_KEEP) bytes of stderr.
     pub stderr: String,
     /// Whether stdout or stderr was longer than what is kept.
     pub output_cut: bool,
