@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use neocode::runtime::Location;
-use neocode::runtime::policy::gate::Gate;
 use neocode::runtime::trust::{self, Admission};
 
 fn write(root: &Path, rel: &str, text: &str) {
@@ -84,7 +83,7 @@ fn check(c: &mut Criterion) {
     });
     g.bench_function("gate_load_typical_trusted", |b| {
         b.iter(|| {
-            let mut gate = Gate::empty(&loc.home, loc.root(), "bench");
+            let mut gate = trust::gate(&loc.home, loc.root(), "bench");
             gate.load().unwrap();
             black_box(gate.left_out.is_none())
         })

@@ -32,7 +32,7 @@ pub struct Agent {
     /// The turns this agent (and the agents made from it) runs in this process.
     pub(super) running: Running,
     /// The background sub-agents their turns started.
-    pub(super) children: super::subagent::Children,
+    pub(super) children: super::subagent::children::Children,
 }
 
 /// The model a session keeps: the one its header names, once neocode has run it or `/model`
@@ -179,7 +179,7 @@ impl Agent {
             openai: false,
             fixed_model: None,
             running: Running::default(),
-            children: super::subagent::Children::default(),
+            children: super::subagent::children::Children::default(),
         }
     }
 

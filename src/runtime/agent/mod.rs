@@ -13,6 +13,7 @@
 
 pub mod adopt;
 mod base;
+mod child_start;
 pub(crate) mod compact;
 mod error;
 mod events;

@@ -308,7 +308,7 @@ impl Agent {
                         ext,
                         caps,
                         output_schema,
-                        gate: crate::runtime::policy::gate::Gate::empty(&home, &root, &sid_gate),
+                        gate: crate::runtime::trust::gate(&home, &root, &sid_gate),
                         agent,
                         tools_allowed: None,
                     },

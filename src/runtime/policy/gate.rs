@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -22,8 +22,29 @@ use crate::runtime::policy::hooks::{
 use crate::runtime::policy::permissions::{
     self, List, RuleRef, Rules, RulesError, SESSION_SOURCE, Verdict,
 };
-use crate::runtime::trust::{Admission, OwnWrite};
 use crate::session::ToolCall;
+
+/// What a workspace's trust lets the gate use, and neocode's own writes to its rule file
+/// (`runtime::trust` implements it; the gate is built with it, so it never asks trust itself).
+pub trait Admit: Send + Sync {
+    /// The rules and hooks in force: the home's, and the workspace's as far as the user trusts
+    /// it; with why part of the workspace's was left out (`None`: nothing was).
+    fn load(&self) -> Result<Loaded, GateError>;
+    /// The rules in force again (after a rule file was written).
+    fn rules(&self) -> Result<Rules, RulesError>;
+    /// Appends allow `rules` to the workspace's rule `file` as the user's own change: true
+    /// when the workspace stays trusted with it (the rules are in force), false when its allow
+    /// rules are not used (it was not trusted before).
+    fn write_workspace_rules(&self, file: &Path, rules: &[String]) -> Result<bool, KeepError>;
+}
+
+/// What [`Admit::load`] reads.
+pub struct Loaded {
+    pub rules: Rules,
+    pub hooks: Hooks,
+    /// Why the workspace's hooks, allow rules and skills are not used, if they are not.
+    pub left_out: Option<String>,
+}
 
 /// Why the rules and hooks of a turn could not be read: one line naming the file and line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -45,9 +66,10 @@ pub enum KeepError {
     /// The rule file cannot be read, parsed or written.
     #[error(transparent)]
     File(#[from] permissions::RulesError),
-    /// The rule was written but the workspace's trust record could not be refreshed.
-    #[error(transparent)]
-    Trust(#[from] crate::runtime::trust::TrustError),
+    /// The rule was written but the workspace's trust record could not be refreshed (the
+    /// record's error, in its words).
+    #[error("{0}")]
+    Trust(String),
 }
 
 /// A `UserPromptSubmit` hook blocked the prompt.
@@ -214,6 +236,8 @@ pub struct Gate {
     /// Why the workspace's hooks, allow rules and skills are not used (it is not trusted as
     /// it is), as [`Gate::load`] found it; `None` when they are.
     pub left_out: Option<String>,
+    /// The workspace's trust: what it lets the gate use and write.
+    admit: Arc<dyn Admit>,
 }
 
 /// Sessions whose `SessionStart` hooks ran in this process.
@@ -224,8 +248,9 @@ static SAID: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
 impl Gate {
     /// No rules, no hooks (until [`Gate::load`] reads them).
-    pub fn empty(home: &Path, root: &Path, session_id: &str) -> Gate {
+    pub fn empty(home: &Path, root: &Path, session_id: &str, admit: Arc<dyn Admit>) -> Gate {
         Gate {
+            admit,
             rules: Rules::empty(root),
             hooks: Hooks::default(),
             home: home.to_path_buf(),
@@ -238,13 +263,17 @@ impl Gate {
     }
 
     /// Reads the rule and hook files, the workspace's as far as the user trusts it
-    /// ([`Admission`]: an untrusted workspace's hooks and allow rules are left out, and
+    /// ([`Admit`]: an untrusted workspace's hooks and allow rules are left out, and
     /// [`Gate::left_out`] says why); a malformed file is an error naming its file and line.
     pub fn load(&mut self) -> Result<(), GateError> {
-        let admission = Admission::check(&self.home, &self.root);
-        self.rules = admission.rules(&self.home)?;
-        self.hooks = admission.hooks(&self.home)?;
-        self.left_out = admission.left_out();
+        let Loaded {
+            rules,
+            hooks,
+            left_out,
+        } = self.admit.load()?;
+        self.rules = rules;
+        self.hooks = hooks;
+        self.left_out = left_out;
         Ok(())
     }
 
@@ -495,23 +524,18 @@ impl Gate {
             RuleScope::Workspace => Rules::workspace_file(&self.root),
             RuleScope::Everywhere => Rules::home_file(&self.home),
         };
-        let own = (scope == RuleScope::Workspace).then(|| OwnWrite::begin(&self.home, &self.root));
-        permissions::append_rules(&file, List::Allow, rules)?;
-        if let Some(own) = own {
-            let trusted = own.was_trusted();
-            let refreshed = own.done(crate::runtime::trust::scan::RULES_FILE)?;
-            if !(trusted && refreshed) {
-                grant(grants);
-                let shown: Vec<String> = rules.iter().map(|r| format!("`{}`", r.trim())).collect();
-                self.notices.push(format!(
-                    "{} written to {}, but this workspace's allow rules are not used until you trust it (`neocode trust`); kept for this session",
-                    shown.join(", "),
-                    file.display()
-                ));
-            }
+        if scope == RuleScope::Everywhere {
+            permissions::append_rules(&file, List::Allow, rules)?;
+        } else if !self.admit.write_workspace_rules(&file, rules)? {
+            grant(grants);
+            let shown: Vec<String> = rules.iter().map(|r| format!("`{}`", r.trim())).collect();
+            self.notices.push(format!(
+                "{} written to {}, but this workspace's allow rules are not used until you trust it (`neocode trust`); kept for this session",
+                shown.join(", "),
+                file.display()
+            ));
         }
-        let admission = Admission::check(&self.home, &self.root);
-        self.rules = admission.rules(&self.home)?;
+        self.rules = self.admit.rules()?;
         Ok(())
     }
 }

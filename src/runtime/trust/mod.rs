@@ -21,6 +21,7 @@ mod act;
 mod admit;
 mod describe;
 mod error;
+mod gate;
 pub(crate) mod record;
 pub mod review;
 pub(crate) mod scan;
@@ -28,6 +29,7 @@ pub(crate) mod scan;
 pub use act::{OwnWrite, Review, review, review_of, revoke, trust, trust_as_shown};
 pub use admit::Admission;
 pub(crate) use error::TrustError;
+pub use gate::gate;
 pub use review::{Changes, Declared, DeclaredHook, DeclaredRule, DeclaredSkill, TrustState};
 
 /// The flag that trusts the current workspace.

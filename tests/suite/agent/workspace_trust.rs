@@ -420,7 +420,7 @@ fn always_for_this_workspace_keeps_a_trusted_workspace_trusted() {
     env.trust_workspace();
     // What `neocode run` on a terminal does for "always, this workspace": the gate keeps
     // the rule in the file and the record follows the user's own change.
-    let mut gate = neocode::runtime::policy::gate::Gate::empty(&env.home, &env.workdir, "s");
+    let mut gate = neocode::runtime::trust::gate(&env.home, &env.workdir, "s");
     gate.load().unwrap();
     let grants = always_for_workspace(&mut gate, "run_command(ls *)");
     assert!(grants.is_empty(), "kept in the file, not as a grant");
@@ -438,7 +438,7 @@ fn always_for_this_workspace_keeps_a_trusted_workspace_trusted() {
 #[test]
 fn always_for_an_untrusted_workspace_applies_to_the_session_only() {
     let (env, _evil, _repo) = hostile_ws();
-    let mut gate = neocode::runtime::policy::gate::Gate::empty(&env.home, &env.workdir, "s");
+    let mut gate = neocode::runtime::trust::gate(&env.home, &env.workdir, "s");
     gate.load().unwrap();
     assert!(gate.left_out.is_some());
     let grants = always_for_workspace(&mut gate, "run_command(ls *)");

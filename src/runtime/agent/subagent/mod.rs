@@ -9,31 +9,21 @@
 //! to its parent's ledger when it ends. Cancelling the parent cancels its children; each
 //! child is a session of its own, resumable alone.
 
-mod run;
+pub(super) mod children;
 
-use std::collections::HashMap;
-use std::sync::mpsc::{Receiver, channel};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use serde_json::Value;
 
-use serde_json::{Value, json};
-
-use super::base::Agent;
-use super::events::{FinishReason, TurnEvent};
-use super::handle::TurnHandle;
 use super::ledger::{PromptCaps, SharedBudget};
-use super::start::Spawn;
 use crate::runtime::config::ApprovalPolicy;
 use crate::runtime::extensions::agents::Profile;
 use crate::runtime::sessions::Sessions;
-use crate::session::{
-    NewMessage, NewSession, Role, RuntimeLedger, RuntimeLimits, RuntimeUsage, SessionHeader, now_ms,
-};
+use crate::session::{RuntimeLedger, RuntimeLimits, RuntimeUsage, SessionHeader, now_ms};
 
 pub(crate) use crate::runtime::extensions::agents::{TASK, TASK_WAIT};
+pub(crate) use children::Child;
 
 /// The key of the metadata of a child's opening message.
-const META_KEY: &str = "subagent";
+pub(in crate::runtime::agent) const META_KEY: &str = "subagent";
 
 /// Why a sub-agent could not start.
 #[derive(Debug, thiserror::Error)]
@@ -48,7 +38,7 @@ pub(crate) enum SubagentError {
 
 /// The arguments of a `task` call.
 #[derive(Debug, Clone, serde::Deserialize)]
-pub(super) struct TaskArgs {
+pub(in crate::runtime::agent) struct TaskArgs {
     pub prompt: String,
     #[serde(default)]
     pub agent: Option<String>,
@@ -57,7 +47,7 @@ pub(super) struct TaskArgs {
 }
 
 /// What a child inherits from the turn that starts it.
-pub(super) struct Parent<'a> {
+pub(in crate::runtime::agent) struct Parent<'a> {
     pub id: &'a str,
     pub policy: ApprovalPolicy,
     pub ledger: &'a RuntimeLedger,
@@ -66,55 +56,11 @@ pub(super) struct Parent<'a> {
     pub caps: PromptCaps,
 }
 
-/// A running (or ended, not yet collected) child.
-pub(crate) struct Child {
-    pub(super) handle: TurnHandle,
-    pub(super) events: Receiver<TurnEvent>,
-    /// The parent's session.
-    pub(super) parent: String,
-    /// The profile it runs, if any.
-    pub(super) agent: Option<String>,
-    pub(super) started: Instant,
-    /// How it ended, once its `Finished` was read.
-    pub(super) finished: Option<FinishReason>,
-    /// Calls of the child waiting for an approval relayed to the parent's front end.
-    pub(super) waiting: Vec<String>,
-}
-
-impl Child {
-    pub(super) fn id(&self) -> &str {
-        &self.handle.session_id
-    }
-}
-
-/// The background children of this process's turns, by child session id.
-#[derive(Clone, Default)]
-pub(crate) struct Children(Arc<Mutex<HashMap<String, Child>>>);
-
-impl Children {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Child>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub(super) fn insert(&self, child: Child) {
-        self.lock().insert(child.id().to_string(), child);
-    }
-
-    /// Takes child `id` out (a wait holds it; [`Children::insert`] puts it back).
-    pub(super) fn take(&self, id: &str) -> Option<Child> {
-        self.lock().remove(id)
-    }
-
-    /// Cancels every background child of session `parent`.
-    pub(super) fn cancel_of(&self, parent: &str) {
-        for c in self.lock().values().filter(|c| c.parent == parent) {
-            c.handle.cancel();
-        }
-    }
-}
-
 /// The approval policy of a child: the profile's when it is narrower, else the parent's.
-pub(super) fn narrower(parent: ApprovalPolicy, profile: Option<ApprovalPolicy>) -> ApprovalPolicy {
+pub(in crate::runtime::agent) fn narrower(
+    parent: ApprovalPolicy,
+    profile: Option<ApprovalPolicy>,
+) -> ApprovalPolicy {
     let width = |p: ApprovalPolicy| match p {
         ApprovalPolicy::Ask => 0,
         ApprovalPolicy::AutoEdit => 1,
@@ -128,7 +74,7 @@ pub(super) fn narrower(parent: ApprovalPolicy, profile: Option<ApprovalPolicy>) 
 
 /// A child's ledger: the parent's limits less what the parent spent, nothing spent yet, the
 /// parent's deadline and "always" approvals.
-pub(super) fn carve(parent: &RuntimeLedger) -> RuntimeLedger {
+pub(in crate::runtime::agent) fn carve(parent: &RuntimeLedger) -> RuntimeLedger {
     let (l, u) = (&parent.limits, &parent.usage);
     let left = |m: Option<u64>, used: u64| m.map(|m| m.saturating_sub(used));
     RuntimeLedger {
@@ -152,7 +98,7 @@ pub(super) fn carve(parent: &RuntimeLedger) -> RuntimeLedger {
 }
 
 /// Adds what a child spent (its stored ledger) to its parent's.
-pub(super) fn add_spent(parent: &mut RuntimeUsage, child: &RuntimeUsage) {
+pub(in crate::runtime::agent) fn add_spent(parent: &mut RuntimeUsage, child: &RuntimeUsage) {
     parent.input_tokens += child.input_tokens;
     parent.output_tokens += child.output_tokens;
     parent.cached_input_tokens += child.cached_input_tokens;
@@ -165,7 +111,7 @@ pub(super) fn add_spent(parent: &mut RuntimeUsage, child: &RuntimeUsage) {
 }
 
 /// The text that opens a child's conversation.
-fn opening(profile: Option<&Profile>) -> String {
+pub(in crate::runtime::agent) fn opening(profile: Option<&Profile>) -> String {
     let mut s = String::from(
         "You are a sub-agent: another agent handed you the task in the next message. Work on it \
          alone (nobody answers questions), then end with your final answer, which is returned \
@@ -180,7 +126,10 @@ fn opening(profile: Option<&Profile>) -> String {
 
 /// The tools a child session may call (its profile's list), read from its opening message;
 /// `None` for any other session and for a child without a list.
-pub(super) fn restriction(sessions: &Sessions, header: &SessionHeader) -> Option<Vec<String>> {
+pub(in crate::runtime::agent) fn restriction(
+    sessions: &Sessions,
+    header: &SessionHeader,
+) -> Option<Vec<String>> {
     header.subagent_of.as_ref()?;
     let session = sessions.load(&header.id).ok()?;
     let first = session.messages.first()?;
@@ -192,77 +141,6 @@ pub(super) fn restriction(sessions: &Sessions, header: &SessionHeader) -> Option
         .map(str::to_string)
         .collect();
     Some(list)
-}
-
-impl Agent {
-    /// Starts a child of `parent` running `args.prompt`: its session created
-    /// (`subagent_of`), opened with the profile's instructions, and its turn spawned.
-    pub(super) fn start_child(
-        &self,
-        parent: &Parent<'_>,
-        args: &TaskArgs,
-    ) -> Result<Child, SubagentError> {
-        let profile = match &args.agent {
-            None => None,
-            Some(name) => {
-                let profiles = self.ext.agent_profiles();
-                let found = profiles.get(name).cloned();
-                Some(found.ok_or_else(|| SubagentError::UnknownProfile {
-                    name: name.clone(),
-                    known: match profiles.names().join(", ") {
-                        n if n.is_empty() => "none".into(),
-                        n => n,
-                    },
-                })?)
-            }
-        };
-        let agent = match profile.as_ref().and_then(|p| p.model.as_deref()) {
-            Some(m) => self.with_model(m),
-            None => self.clone(),
-        };
-        let meta = agent.meta();
-        let h = agent.sessions.new_session(NewSession {
-            title: super::turn::title_from(&args.prompt),
-            model: agent.model_name().unwrap_or_default(),
-            workdir: meta.workdir.clone().unwrap_or_default(),
-            subagent_of: Some(parent.id.to_string()),
-            ..NewSession::default()
-        })?;
-        let lease = agent.lease(&h.id)?;
-        let mut open = NewMessage::text(Role::System, opening(profile.as_ref()));
-        open.tool_metadata = Some(json!({META_KEY: {
-            "parent": parent.id,
-            "agent": profile.as_ref().map(|p| p.name.clone()),
-            "tools": profile.as_ref().and_then(|p| p.tools.clone()),
-        }}));
-        agent.sessions.append(&h.id, &[open], &meta)?;
-        let (tx, events) = channel();
-        let handle = agent.spawn(
-            h.id,
-            Some(lease),
-            Spawn {
-                ledger: carve(parent.ledger),
-                budget: Some(parent.budget.clone()),
-                policy: narrower(parent.policy, profile.as_ref().and_then(|p| p.approval)),
-                prompt: Some(args.prompt.clone()),
-                prompt_meta: None,
-                images: Vec::new(),
-                caps: parent.caps,
-                // The child answers in words: the caller reads its answer as a tool result.
-                output_schema: None,
-            },
-            Box::new(tx),
-        )?;
-        Ok(Child {
-            handle,
-            events,
-            parent: parent.id.to_string(),
-            agent: profile.map(|p| p.name),
-            started: Instant::now(),
-            finished: None,
-            waiting: Vec::new(),
-        })
-    }
 }
 
 #[cfg(test)]

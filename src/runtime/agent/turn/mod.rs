@@ -10,6 +10,7 @@ mod compaction;
 mod completion;
 mod steer;
 mod structured;
+mod subagents;
 mod warnings;
 
 use super::events::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode};

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{Child, Parent, TaskArgs, add_spent};
+use super::Turn;
 use crate::runtime::agent::events::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode};
 use crate::runtime::agent::ledger::{self, SharedBudget};
-use crate::runtime::agent::turn::Turn;
+use crate::runtime::agent::subagent::{Child, Parent, TaskArgs, add_spent};
 use crate::runtime::policy::gate::Permission;
 use crate::runtime::tools::{ToolKind, ToolOutput};
 use crate::session::{Role, Session, Status, ToolCall};
@@ -60,12 +60,12 @@ impl Turn {
             *answered += 1;
             return Ok(true);
         }
-        if call.name != super::TASK {
+        if call.name != crate::runtime::agent::subagent::TASK {
             return Ok(false);
         }
         let group = calls[from..]
             .iter()
-            .take_while(|c| c.name == super::TASK)
+            .take_while(|c| c.name == crate::runtime::agent::subagent::TASK)
             .count();
         self.run_tasks(&calls[from..from + group], replay, answered)?;
         Ok(true)
