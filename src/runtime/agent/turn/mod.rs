@@ -50,7 +50,7 @@ pub(super) struct TurnContext {
     /// Permission rules and hooks (read when the turn starts).
     pub gate: crate::runtime::policy::gate::Gate,
     /// The agent the turn runs with: starts its sub-agents (`task`).
-    pub agent: super::Agent,
+    pub agent: super::base::Agent,
     /// The only tools the model may call (a sub-agent's profile; set when the turn starts);
     /// `None`: every tool.
     pub tools_allowed: Option<Vec<String>>,
