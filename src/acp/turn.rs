@@ -177,8 +177,16 @@ pub(crate) async fn stream(
     }
 }
 
+/// Whether a request failed because the client is gone (its stdin closed or the connection
+/// ended), rather than because it answered with an error.
+pub(crate) fn client_gone(cx: &ConnectionTo<Client>, e: &agent_client_protocol::Error) -> bool {
+    agent_client_protocol::is_incoming_transport_closed(e)
+        || agent_client_protocol::is_connection_terminated(e)
+        || cx.is_incoming_closed()
+}
+
 /// Asks the client about a call that needs approval; its answer as the turn's command (a
-/// cancelled or failed request denies the call).
+/// cancelled or failed request denies the call; a client that went away cancels the turn).
 async fn ask(
     cx: &ConnectionTo<Client>,
     session: &str,
@@ -213,8 +221,12 @@ async fn ask(
         call_id: call_id.to_string(),
         reason: None,
     };
-    let Ok(answer) = cx.send_request(req).block_task().await else {
-        return deny;
+    let answer = match cx.send_request(req).block_task().await {
+        Ok(answer) => answer,
+        // The client went away while asked: the turn is cancelled here, before it could go
+        // on to the model with a denial nobody gave.
+        Err(e) if client_gone(cx, &e) => return TurnCommand::Cancel,
+        Err(_) => return deny,
     };
     match answer.outcome {
         RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {
