@@ -111,7 +111,13 @@ impl Hub {
             return open;
         }
         let files = (read || write).then(|| {
+            let (agent, session) = (open.agent.clone(), id.to_string());
+            let on_gone = Box::new(move || {
+                let op = Op::Command(TurnCommand::Cancel);
+                let _ = agent.submit(Target::Resume(session.clone()), op, Sink::none());
+            });
             std::sync::Arc::new(super::files::EditorFiles {
+                on_gone,
                 cx: cx.clone(),
                 rt: tokio::runtime::Handle::current(),
                 session: id.to_string(),

@@ -153,6 +153,37 @@ fn with_the_editors_fs_the_model_reads_its_buffer_and_writes_go_to_the_editor_no
 }
 
 #[test]
+fn an_editor_that_dies_while_reading_a_file_for_the_model_cancels_the_turn() {
+    let env = Env::new(vec![
+        Reply::tool_calls(&[("call_r", "read_file", r#"{"path":"notes.txt"}"#)]),
+        Reply::text("Resumed."),
+    ]);
+    std::fs::write(env.workdir.join("notes.txt"), "on disk\n").unwrap();
+    let mut acp = Acp::start(&env);
+    acp.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true}}}),
+    );
+    let id = acp.new_session(&env);
+    acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "read the notes"}]}),
+    );
+    while acp.next()["method"] != "fs/read_text_file" {}
+    let exit = acp.vanish();
+    assert!(exit.success(), "{exit}");
+    assert_eq!(
+        env.server.requests().len(),
+        1,
+        "the failed read never went to the model"
+    );
+    let texts = env.texts(&id);
+    assert_eq!(texts[0].1, "read the notes", "{texts:?}");
+    let out = super::acp_process::run_resume(&env, &id, "go on");
+    assert!(out.status.success(), "{out:?}");
+}
+
+#[test]
 fn without_the_editors_fs_the_file_tools_use_the_disk() {
     let env = Env::new(vec![
         Reply::tool_calls(&[("call_r", "read_file", r#"{"path":"notes.txt"}"#)]),
