@@ -96,6 +96,11 @@ impl Hub {
         self.lock().fs = (read, write);
     }
 
+    /// Whether the client reads files for the agent (`fs.readTextFile`).
+    pub(crate) fn client_reads(&self) -> bool {
+        self.lock().fs.0
+    }
+
     /// `open` for session `id` with what the editor brings: its MCP `servers` start beside
     /// the configured ones, and its files are read and written through it when it offers
     /// them (seam: `Agent::with_front_end`).

@@ -140,6 +140,26 @@ fn with_the_editors_fs_the_model_reads_its_buffer_and_writes_go_to_the_editor_no
     let text = read["content"][0]["content"]["text"].as_str().unwrap();
     assert!(text.contains("unsaved buffer"), "{text}");
     assert!(!text.contains("on disk"), "{text}");
+    // The edit's diff is against the buffer too, shown before the edit is approved.
+    let calls = updates(&seen, "tool_call");
+    let edit = calls
+        .iter()
+        .find(|u| u["toolCallId"] == "call_w")
+        .unwrap_or_else(|| panic!("{calls:#?}"));
+    let diff = &edit["content"][0];
+    assert_eq!(diff["type"], "diff", "{edit}");
+    assert_eq!(diff["path"], abs.as_str(), "{edit}");
+    assert_eq!(diff["oldText"], "unsaved buffer\n", "{edit}");
+    assert_eq!(diff["newText"], "edited buffer\n", "{edit}");
+    let asked = seen
+        .iter()
+        .position(|m| m["method"] == "session/request_permission")
+        .unwrap();
+    let shown = seen
+        .iter()
+        .position(|m| m["params"]["update"]["toolCallId"] == "call_w")
+        .unwrap();
+    assert!(shown < asked, "the diff comes before the question");
     assert_eq!(writes, vec![(abs, "edited buffer\n".to_string())]);
     assert_eq!(
         std::fs::read_to_string(env.workdir.join("notes.txt")).unwrap(),
