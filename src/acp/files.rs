@@ -19,6 +19,9 @@ pub(crate) struct EditorFiles {
     pub(crate) session: String,
     pub(crate) read: bool,
     pub(crate) write: bool,
+    /// Cancels the session's running turn: called when the editor went away during a
+    /// request, so the tool's failure never reaches the model.
+    pub(crate) on_gone: Box<dyn Fn() + Send + Sync>,
 }
 
 impl std::fmt::Debug for EditorFiles {
@@ -33,7 +36,7 @@ impl std::fmt::Debug for EditorFiles {
 
 /// How long the editor may take to answer one file request (it normally answers at once; a
 /// client that went away must not hold the turn forever).
-const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
+pub(crate) const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
 
 fn failed(e: &agent_client_protocol::Error) -> FileAccessError {
     FileAccessError(crate::sanitize::line(&format!("the editor said: {e}")).into_owned())
@@ -52,6 +55,10 @@ impl EditorFiles {
         });
         match answer {
             Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) if super::turn::client_gone(&self.cx, &e) => {
+                (self.on_gone)();
+                Err(FileAccessError("the editor went away".into()))
+            }
             Ok(Err(e)) => Err(failed(&e)),
             Err(_) => Err(FileAccessError(format!(
                 "the editor did not answer within {} s",

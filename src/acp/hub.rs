@@ -96,6 +96,11 @@ impl Hub {
         self.lock().fs = (read, write);
     }
 
+    /// Whether the client reads files for the agent (`fs.readTextFile`).
+    pub(crate) fn client_reads(&self) -> bool {
+        self.lock().fs.0
+    }
+
     /// `open` for session `id` with what the editor brings: its MCP `servers` start beside
     /// the configured ones, and its files are read and written through it when it offers
     /// them (seam: `Agent::with_front_end`).
@@ -111,7 +116,13 @@ impl Hub {
             return open;
         }
         let files = (read || write).then(|| {
+            let (agent, session) = (open.agent.clone(), id.to_string());
+            let on_gone = Box::new(move || {
+                let op = Op::Command(TurnCommand::Cancel);
+                let _ = agent.submit(Target::Resume(session.clone()), op, Sink::none());
+            });
             std::sync::Arc::new(super::files::EditorFiles {
+                on_gone,
                 cx: cx.clone(),
                 rt: tokio::runtime::Handle::current(),
                 session: id.to_string(),

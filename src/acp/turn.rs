@@ -5,8 +5,8 @@
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
     ContentBlock, EmbeddedResourceResource, PermissionOption, PermissionOptionKind, PromptRequest,
-    PromptResponse, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification,
-    StopReason, ToolCallUpdate, ToolCallUpdateFields, Usage as TokenUsage,
+    PromptResponse, ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest,
+    SessionNotification, StopReason, ToolCallUpdate, ToolCallUpdateFields, Usage as TokenUsage,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 
@@ -142,6 +142,7 @@ pub(crate) async fn stream(
     } = run;
     let mut finish = None;
     let mut commands = updates::Commands::default();
+    let reads = hub.client_reads();
     while let Some(event) = rx.recv().await {
         match &event {
             TurnEvent::ApprovalNeeded {
@@ -158,7 +159,8 @@ pub(crate) async fn stream(
             TurnEvent::Finished { reason, usage } => finish = Some((reason.clone(), *usage)),
             _ => {}
         }
-        for update in updates::from_event(&event, &open.cwd, &mut commands) {
+        let buffers = buffers(&cx, &id, &event, &open.cwd, reads).await;
+        for update in updates::from_event(&event, &open.cwd, &mut commands, &buffers) {
             // A client that went away is handled when its stdin ends.
             let _ = cx.send_notification(SessionNotification::new(id.clone(), update));
         }
@@ -177,8 +179,38 @@ pub(crate) async fn stream(
     }
 }
 
+/// Whether a request failed because the client is gone (its stdin closed or the connection
+/// ended), rather than because it answered with an error.
+pub(crate) fn client_gone(cx: &ConnectionTo<Client>, e: &agent_client_protocol::Error) -> bool {
+    agent_client_protocol::is_incoming_transport_closed(e)
+        || agent_client_protocol::is_connection_terminated(e)
+        || cx.is_incoming_closed()
+}
+
+/// The editor's buffer of the file an edit call in `event` changes, when the client reads
+/// files for the agent (`reads`): the diff's old text is then what the edit will change, not
+/// the disk. A file the editor cannot read is left to the disk.
+async fn buffers(
+    cx: &ConnectionTo<Client>,
+    session: &str,
+    event: &TurnEvent,
+    cwd: &std::path::Path,
+    reads: bool,
+) -> updates::Buffers {
+    let mut out = updates::Buffers::default();
+    let Some(path) = reads.then(|| updates::edited_path(event, cwd)).flatten() else {
+        return out;
+    };
+    let req = ReadTextFileRequest::new(session.to_string(), path.clone());
+    let within = super::files::ANSWER_WITHIN;
+    if let Ok(Ok(r)) = tokio::time::timeout(within, cx.send_request(req).block_task()).await {
+        out.insert(path, r.content);
+    }
+    out
+}
+
 /// Asks the client about a call that needs approval; its answer as the turn's command (a
-/// cancelled or failed request denies the call).
+/// cancelled or failed request denies the call; a client that went away cancels the turn).
 async fn ask(
     cx: &ConnectionTo<Client>,
     session: &str,
@@ -213,8 +245,12 @@ async fn ask(
         call_id: call_id.to_string(),
         reason: None,
     };
-    let Ok(answer) = cx.send_request(req).block_task().await else {
-        return deny;
+    let answer = match cx.send_request(req).block_task().await {
+        Ok(answer) => answer,
+        // The client went away while asked: the turn is cancelled here, before it could go
+        // on to the model with a denial nobody gave.
+        Err(e) if client_gone(cx, &e) => return TurnCommand::Cancel,
+        Err(_) => return deny,
     };
     match answer.outcome {
         RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {

@@ -1,7 +1,8 @@
 //! How neocode's turn events and stored messages read as ACP `session/update`s: text and
 //! reasoning chunks, tool calls with their kind, status, location and diff, plans.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
@@ -40,11 +41,40 @@ fn arg<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
+/// Files' text as the editor holds it (its unsaved buffers), read for an edit's diff; a
+/// file not in it is read from the disk.
+#[derive(Default)]
+pub(crate) struct Buffers(HashMap<PathBuf, String>);
+
+impl Buffers {
+    pub(crate) fn insert(&mut self, path: PathBuf, text: String) {
+        self.0.insert(path, text);
+    }
+
+    fn read(&self, path: &Path) -> Option<String> {
+        match self.0.get(path) {
+            Some(text) => Some(text.clone()),
+            None => std::fs::read_to_string(path).ok(),
+        }
+    }
+}
+
+/// The file an edit call in `event` changes (absolute), when the event is one.
+pub(crate) fn edited_path(event: &TurnEvent, cwd: &Path) -> Option<PathBuf> {
+    match event {
+        TurnEvent::ToolCall { call, .. } if matches!(tool_kind(&call.name), ToolKind::Edit) => {
+            Some(cwd.join(arg(&args(&call.arguments), "path")?))
+        }
+        TurnEvent::Step { event, .. } => edited_path(event, cwd),
+        _ => None,
+    }
+}
+
 /// The diff an edit makes, as whole-file old and new text when the file can be read now
-/// (before the call runs), else the edited snippets.
-fn edit_diff(name: &str, v: &Value, cwd: &Path) -> Option<Diff> {
+/// (before the call runs; the editor's buffer when it holds one), else the edited snippets.
+fn edit_diff(name: &str, v: &Value, cwd: &Path, buffers: &Buffers) -> Option<Diff> {
     let path = cwd.join(arg(v, "path")?);
-    let old = std::fs::read_to_string(&path).ok();
+    let old = buffers.read(&path);
     match name {
         "write_file" => Some(Diff::new(path, arg(v, "content")?).old_text(old)),
         "edit_file" => {
@@ -63,7 +93,12 @@ fn edit_diff(name: &str, v: &Value, cwd: &Path) -> Option<Diff> {
 }
 
 /// The `tool_call` update of a call the model made (pending until it runs or is approved).
-pub(crate) fn tool_call(call: &crate::session::ToolCall, title: &str, cwd: &Path) -> ToolCall {
+pub(crate) fn tool_call(
+    call: &crate::session::ToolCall,
+    title: &str,
+    cwd: &Path,
+    buffers: &Buffers,
+) -> ToolCall {
     let v = args(&call.arguments);
     let mut out = ToolCall::new(call.id.clone(), crate::sanitize::line(title).into_owned())
         .kind(tool_kind(&call.name))
@@ -72,7 +107,7 @@ pub(crate) fn tool_call(call: &crate::session::ToolCall, title: &str, cwd: &Path
     if let Some(p) = arg(&v, "path") {
         out = out.locations(vec![ToolCallLocation::new(cwd.join(p))]);
     }
-    if let Some(d) = edit_diff(&call.name, &v, cwd) {
+    if let Some(d) = edit_diff(&call.name, &v, cwd, buffers) {
         out = out.content(vec![ToolCallContent::Diff(d)]);
     }
     out
@@ -139,6 +174,7 @@ pub(crate) fn from_event(
     event: &TurnEvent,
     cwd: &Path,
     commands: &mut Commands,
+    buffers: &Buffers,
 ) -> Vec<SessionUpdate> {
     match event {
         TurnEvent::TextDelta(t) => vec![SessionUpdate::AgentMessageChunk(chunk(t.clone()))],
@@ -147,7 +183,9 @@ pub(crate) fn from_event(
             if matches!(tool_kind(&call.name), ToolKind::Execute) {
                 commands.0.insert(call.id.clone());
             }
-            vec![SessionUpdate::ToolCall(tool_call(call, summary, cwd))]
+            vec![SessionUpdate::ToolCall(tool_call(
+                call, summary, cwd, buffers,
+            ))]
         }
         TurnEvent::ToolResult {
             call_id,
@@ -168,7 +206,7 @@ pub(crate) fn from_event(
             )))]
         }
         TurnEvent::PlanProposed { plan: p, .. } => vec![SessionUpdate::Plan(plan(p, &[]))],
-        TurnEvent::Step { event, .. } => from_event(event, cwd, commands),
+        TurnEvent::Step { event, .. } => from_event(event, cwd, commands, buffers),
         TurnEvent::Started { .. }
         | TurnEvent::AssistantStored { .. }
         | TurnEvent::ApprovalNeeded { .. }
@@ -204,7 +242,10 @@ pub(crate) fn replay(messages: &[Message], cwd: &Path) -> Vec<SessionUpdate> {
                     if matches!(tool_kind(&call.name), ToolKind::Execute) {
                         commands.0.insert(call.id.clone());
                     }
-                    out.push(SessionUpdate::ToolCall(tool_call(call, &call.name, cwd)));
+                    let disk = Buffers::default();
+                    out.push(SessionUpdate::ToolCall(tool_call(
+                        call, &call.name, cwd, &disk,
+                    )));
                 }
             }
             Role::Tool => {
@@ -237,7 +278,13 @@ mod tests {
             arguments: r#"{"path":"a.rs","old_string":"fn b() {}","new_string":"fn c() {}"}"#
                 .into(),
         };
-        let v = serde_json::to_value(tool_call(&call, "edit a.rs", dir.path())).unwrap();
+        let v = serde_json::to_value(tool_call(
+            &call,
+            "edit a.rs",
+            dir.path(),
+            &Buffers::default(),
+        ))
+        .unwrap();
         assert_eq!(v["kind"], "edit");
         assert_eq!(
             v["locations"][0]["path"],
@@ -247,6 +294,24 @@ mod tests {
         assert_eq!(diff["type"], "diff");
         assert_eq!(diff["oldText"], "fn a() {}\nfn b() {}\n");
         assert_eq!(diff["newText"], "fn a() {}\nfn c() {}\n");
+    }
+
+    #[test]
+    fn an_edits_old_text_is_the_editors_buffer_when_it_holds_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.rs"), "on disk\n").unwrap();
+        let call = crate::session::ToolCall {
+            id: "c1".into(),
+            name: "write_file".into(),
+            arguments: r#"{"path":"a.rs","content":"new\n"}"#.into(),
+        };
+        let mut buffers = Buffers::default();
+        buffers.insert(dir.path().join("a.rs"), "in the buffer\n".into());
+        let v = serde_json::to_value(tool_call(&call, "write a.rs", dir.path(), &buffers)).unwrap();
+        assert_eq!(v["content"][0]["oldText"], "in the buffer\n");
+        let v =
+            serde_json::to_value(tool_call(&call, "w", dir.path(), &Buffers::default())).unwrap();
+        assert_eq!(v["content"][0]["oldText"], "on disk\n");
     }
 
     #[test]

@@ -140,6 +140,26 @@ fn with_the_editors_fs_the_model_reads_its_buffer_and_writes_go_to_the_editor_no
     let text = read["content"][0]["content"]["text"].as_str().unwrap();
     assert!(text.contains("unsaved buffer"), "{text}");
     assert!(!text.contains("on disk"), "{text}");
+    // The edit's diff is against the buffer too, shown before the edit is approved.
+    let calls = updates(&seen, "tool_call");
+    let edit = calls
+        .iter()
+        .find(|u| u["toolCallId"] == "call_w")
+        .unwrap_or_else(|| panic!("{calls:#?}"));
+    let diff = &edit["content"][0];
+    assert_eq!(diff["type"], "diff", "{edit}");
+    assert_eq!(diff["path"], abs.as_str(), "{edit}");
+    assert_eq!(diff["oldText"], "unsaved buffer\n", "{edit}");
+    assert_eq!(diff["newText"], "edited buffer\n", "{edit}");
+    let asked = seen
+        .iter()
+        .position(|m| m["method"] == "session/request_permission")
+        .unwrap();
+    let shown = seen
+        .iter()
+        .position(|m| m["params"]["update"]["toolCallId"] == "call_w")
+        .unwrap();
+    assert!(shown < asked, "the diff comes before the question");
     assert_eq!(writes, vec![(abs, "edited buffer\n".to_string())]);
     assert_eq!(
         std::fs::read_to_string(env.workdir.join("notes.txt")).unwrap(),
@@ -150,6 +170,37 @@ fn with_the_editors_fs_the_model_reads_its_buffer_and_writes_go_to_the_editor_no
     let second = env.server.requests()[1].json().to_string();
     assert!(second.contains("unsaved buffer"), "{second}");
     acp.close();
+}
+
+#[test]
+fn an_editor_that_dies_while_reading_a_file_for_the_model_cancels_the_turn() {
+    let env = Env::new(vec![
+        Reply::tool_calls(&[("call_r", "read_file", r#"{"path":"notes.txt"}"#)]),
+        Reply::text("Resumed."),
+    ]);
+    std::fs::write(env.workdir.join("notes.txt"), "on disk\n").unwrap();
+    let mut acp = Acp::start(&env);
+    acp.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true}}}),
+    );
+    let id = acp.new_session(&env);
+    acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "read the notes"}]}),
+    );
+    while acp.next()["method"] != "fs/read_text_file" {}
+    let exit = acp.vanish();
+    assert!(exit.success(), "{exit}");
+    assert_eq!(
+        env.server.requests().len(),
+        1,
+        "the failed read never went to the model"
+    );
+    let texts = env.texts(&id);
+    assert_eq!(texts[0].1, "read the notes", "{texts:?}");
+    let out = super::acp_process::run_resume(&env, &id, "go on");
+    assert!(out.status.success(), "{out:?}");
 }
 
 #[test]

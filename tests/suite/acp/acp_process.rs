@@ -118,6 +118,16 @@ impl Acp {
             .to_string()
     }
 
+    /// The client dies: stdin closes and nothing reads stdout any more; waits for the
+    /// process and returns how it exited.
+    pub(super) fn vanish(mut self) -> std::process::ExitStatus {
+        self.stdin.take();
+        drop(self.child.stdout.take());
+        // The reader thread drops stdout at its next line (it has nowhere to send it).
+        drop(self.out);
+        self.child.wait().unwrap()
+    }
+
     /// Closes stdin and waits for the process; it must exit 0.
     pub(super) fn close(mut self) {
         self.stdin.take();
@@ -337,6 +347,121 @@ fn a_client_that_exits_mid_turn_leaves_the_turn_cancelled_and_stored() {
     let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     let row = listed.iter().find(|s| s["id"] == id.as_str()).unwrap();
     assert_ne!(row["status"], "running", "{row}");
+}
+
+/// `neocode show <id> --json` in the env.
+fn show(env: &Env, id: &str) -> Value {
+    let out = Command::new(BIN)
+        .args(["show", id, "--json"])
+        .envs(vars(env))
+        .current_dir(&env.workdir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_client_that_dies_while_the_turn_streams_leaves_it_interrupted_and_resumable() {
+    let slow = Stream::new()
+        .role()
+        .text_deltas("Partial answer, streamed slowly, never finished.", 8)
+        .finish("stop")
+        .usage(10, 5)
+        .delays(Duration::ZERO, Duration::from_millis(400))
+        .reply();
+    let env = Env::new(vec![slow, Reply::text("Resumed from the terminal.")]);
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let id = acp.new_session(&env);
+    acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "stream slowly"}]}),
+    );
+    // The first chunk has arrived: the turn is streaming. Then the editor dies: both its
+    // pipes close (neocode acp's next write finds no reader).
+    loop {
+        let m = acp.next();
+        if m["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+            break;
+        }
+    }
+    let started = std::time::Instant::now();
+    let exit = acp.vanish();
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(10),
+        "neocode acp outlived its client by {took:?}"
+    );
+    assert!(exit.success(), "a client going away is no failure: {exit}");
+    assert_eq!(
+        env.server.requests().len(),
+        1,
+        "the turn asked the model nothing more"
+    );
+
+    let shown = show(&env, &id);
+    let status = shown["status"].as_str().unwrap();
+    assert!(
+        status == "interrupted" || status == "cancelled",
+        "stored as {status}: {shown}"
+    );
+    let texts = env.texts(&id);
+    assert_eq!(texts[0].1, "stream slowly", "the prompt is kept: {texts:?}");
+    let kept = &texts[1].1;
+    assert!(
+        !kept.is_empty()
+            && "Partial answer, streamed slowly, never finished.".starts_with(kept.as_str()),
+        "what streamed before the client died is kept: {texts:?}"
+    );
+
+    // The lease went with the process: the terminal resumes the session.
+    let out = run_resume(&env, &id, "go on");
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Resumed from the terminal."),
+        "{out:?}"
+    );
+    let texts = env.texts(&id);
+    assert_eq!(
+        texts.last().unwrap().1,
+        "Resumed from the terminal.",
+        "{texts:?}"
+    );
+}
+
+#[test]
+fn a_client_that_dies_while_asked_for_permission_leaves_the_call_unrun_and_resumable() {
+    let args = r#"{"path":"never.txt","content":"x"}"#;
+    let env = Env::new(vec![
+        Reply::tool_calls(&[("call_1", "write_file", args)]),
+        Reply::text("Resumed."),
+    ]);
+    let mut acp = Acp::start(&env);
+    acp.initialize();
+    let id = acp.new_session(&env);
+    acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "write never"}]}),
+    );
+    while acp.next()["method"] != "session/request_permission" {}
+    let started = std::time::Instant::now();
+    let exit = acp.vanish();
+    assert!(started.elapsed() < Duration::from_secs(10), "{exit}");
+    assert!(exit.success(), "{exit}");
+    assert!(!env.workdir.join("never.txt").exists());
+    assert_eq!(
+        env.server.requests().len(),
+        1,
+        "no denial went to the model: the turn was cancelled"
+    );
+    let shown = show(&env, &id);
+    assert_ne!(shown["status"], "running", "{shown}");
+    assert_ne!(shown["status"], "completed", "{shown}");
+    assert_eq!(env.texts(&id)[0].1, "write never");
+    let out = run_resume(&env, &id, "go on");
+    assert!(out.status.success(), "{out:?}");
+    assert!(!env.workdir.join("never.txt").exists());
 }
 
 #[test]
