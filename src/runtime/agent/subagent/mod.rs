@@ -1,5 +1,5 @@
 //! Sub-agents the model starts with the `task` tool: each one a child session
-//! (`subagent_of` its caller) whose turn is the same turn loop [`Agent::spawn`] runs for a
+//! (`subagent_of` its caller) whose turn is the same turn loop [`Agent::spawn`](super::base::Agent::spawn) runs for a
 //! plan's steps, with its own context window, a policy never wider than its parent's, a
 //! ledger carved from what the parent has left (and a budget shared with the parent's other
 //! children), and an agent profile's instructions, tools and model when the call names one.
