@@ -66,7 +66,12 @@ impl Sessions {
                     tail.iter().rev(),
                 ),
                 interrupted: self.interrupted_tool_calls(id)?,
-                context: session_report(home, self, id)?,
+                context: session_report(
+                    home,
+                    self,
+                    id,
+                    crate::runtime::trust::Admission::check(home, self.root()).skills(home),
+                )?,
                 file_changes: turn_changes(self, id, header.last_seq)?,
                 parent_here: here(&summary.parent_id),
                 sub_agent_parent_here: here(&header.subagent_of),

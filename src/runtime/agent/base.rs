@@ -170,7 +170,11 @@ impl Agent {
         settings: Settings,
         factory: ProviderFactory,
     ) -> Agent {
-        let ext = crate::runtime::extensions::project::Extensions::new(&settings, sessions.root());
+        let ext = crate::runtime::extensions::project::Extensions::new(
+            &settings,
+            sessions.root(),
+            admitted(&settings, sessions.root()),
+        );
         Agent {
             sessions,
             settings,
@@ -192,6 +196,7 @@ impl Agent {
         self.ext = crate::runtime::extensions::project::Extensions::with_host_tools(
             &self.settings,
             self.sessions.root(),
+            admitted(&self.settings, self.sessions.root()),
             tools,
         );
         self
@@ -211,6 +216,7 @@ impl Agent {
         agent.ext = crate::runtime::extensions::project::Extensions::with_files(
             &agent.settings,
             agent.sessions.root(),
+            admitted(&agent.settings, agent.sessions.root()),
             files,
         );
         agent
@@ -311,4 +317,18 @@ pub(crate) struct Opened {
     pub agent: Agent,
     pub id: String,
     pub lease: Lease,
+}
+
+/// What the workspace at `root` lets its extensions use, by the trust record of the settings'
+/// home.
+fn admitted(
+    settings: &Settings,
+    root: &std::path::Path,
+) -> Arc<dyn crate::runtime::extensions::project::Admitted> {
+    let home = settings
+        .path
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    crate::runtime::trust::admitted(&home, root)
 }

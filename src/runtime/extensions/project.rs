@@ -35,6 +35,18 @@ pub(crate) struct Extensions {
     host: Vec<ToolDef>,
     /// The front end holding the workspace's files (an editor over ACP), for the file tools.
     files: Option<Arc<dyn crate::runtime::tools::FileAccess>>,
+    /// What the workspace's trust lets these extensions use.
+    admitted: Arc<dyn Admitted>,
+}
+
+/// What a workspace's trust lets the extensions use: whether its declared settings are in
+/// use, and the skills (the home's, and the workspace's when it is trusted). `runtime::trust`
+/// implements it; the agent builds the extensions with it.
+pub trait Admitted: Send + Sync {
+    /// The workspace's declared settings are used (it is trusted as it is, or declares none).
+    fn uses_workspace(&self) -> bool;
+    /// The skills in use.
+    fn skills(&self) -> Skills;
 }
 
 /// Files of one call whose diagnostics are collected (a command may change many).
@@ -63,7 +75,11 @@ pub(crate) struct Prepared {
 impl Extensions {
     /// Extensions for a workspace: home from the settings' file, MCP servers from its
     /// `[mcp_servers]` tables (none started yet).
-    pub(crate) fn new(settings: &Settings, root: &Path) -> Arc<Extensions> {
+    pub(crate) fn new(
+        settings: &Settings,
+        root: &Path,
+        admitted: Arc<dyn Admitted>,
+    ) -> Arc<Extensions> {
         let home = settings
             .path
             .parent()
@@ -76,9 +92,8 @@ impl Extensions {
         };
         // A language server reads the workspace's own project files (and some load code
         // they name): none starts in a workspace whose declared settings are not trusted.
-        let lsp = (settings.lsp.enabled
-            && crate::runtime::trust::Admission::check(&home, root).uses_workspace())
-        .then(|| LspManager::new(settings.lsp.clone(), root));
+        let lsp = (settings.lsp.enabled && admitted.uses_workspace())
+            .then(|| LspManager::new(settings.lsp.clone(), root));
         Arc::new(Extensions {
             home,
             root: root.to_path_buf(),
@@ -86,6 +101,7 @@ impl Extensions {
             lsp,
             host: Vec::new(),
             files: None,
+            admitted,
         })
     }
 
@@ -93,9 +109,10 @@ impl Extensions {
     pub(crate) fn with_host_tools(
         settings: &Settings,
         root: &Path,
+        admitted: Arc<dyn Admitted>,
         host: Vec<ToolDef>,
     ) -> Arc<Extensions> {
-        let mut ext = Extensions::new(settings, root);
+        let mut ext = Extensions::new(settings, root, admitted);
         if let Some(e) = Arc::get_mut(&mut ext) {
             e.host = host;
         }
@@ -106,9 +123,10 @@ impl Extensions {
     pub(crate) fn with_files(
         settings: &Settings,
         root: &Path,
+        admitted: Arc<dyn Admitted>,
         files: Option<Arc<dyn crate::runtime::tools::FileAccess>>,
     ) -> Arc<Extensions> {
-        let mut ext = Extensions::new(settings, root);
+        let mut ext = Extensions::new(settings, root, admitted);
         if let Some(e) = Arc::get_mut(&mut ext) {
             e.files = files;
         }
@@ -172,19 +190,18 @@ impl Extensions {
             &self.root,
             &project_context::touched_paths(&session.messages),
             session.header.skills.as_ref(),
+            self.admitted.skills(),
         )
     }
 
     /// The agent profiles on disk (the workspace's used only when the user trusts it).
     pub(crate) fn agent_profiles(&self) -> super::agents::Profiles {
-        let trusted =
-            crate::runtime::trust::Admission::check(&self.home, &self.root).uses_workspace();
-        super::agents::Profiles::load(&self.home, &self.root, trusted)
+        super::agents::Profiles::load(&self.home, &self.root, self.admitted.uses_workspace())
     }
 
     /// The skills on disk (the workspace's only when the user trusts it).
     pub(crate) fn skills(&self) -> Skills {
-        crate::runtime::trust::Admission::check(&self.home, &self.root).skills(&self.home)
+        self.admitted.skills()
     }
 
     /// What the next model call of `session` gets beyond the built-ins. Starts MCP servers

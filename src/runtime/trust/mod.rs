@@ -21,6 +21,7 @@ mod act;
 mod admit;
 mod describe;
 mod error;
+mod extensions;
 mod gate;
 pub(crate) mod record;
 pub mod review;
@@ -29,6 +30,7 @@ pub(crate) mod scan;
 pub use act::{OwnWrite, Review, review, review_of, revoke, trust, trust_as_shown};
 pub use admit::Admission;
 pub(crate) use error::TrustError;
+pub use extensions::admitted;
 pub use gate::gate;
 pub use review::{Changes, Declared, DeclaredHook, DeclaredRule, DeclaredSkill, TrustState};
 

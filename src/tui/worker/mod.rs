@@ -245,7 +245,14 @@ fn detail(sessions: &Sessions, id: String) -> anyhow::Result<Reply> {
     } else {
         Vec::new()
     };
-    let context = header_report(sessions.home(), sessions.root(), o.header.skills.as_ref());
+    let skills = crate::runtime::trust::Admission::check(sessions.home(), sessions.root())
+        .skills(sessions.home());
+    let context = header_report(
+        sessions.home(),
+        sessions.root(),
+        o.header.skills.as_ref(),
+        skills,
+    );
     Ok(Reply::Detail {
         header: Box::new(o.header),
         progress: o.progress,

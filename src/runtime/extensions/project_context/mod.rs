@@ -39,10 +39,11 @@ impl ProjectContext {
         root: &Path,
         touched: &[PathBuf],
         header_skills: Option<&Value>,
+        skills: Skills,
     ) -> ProjectContext {
         ProjectContext {
             instructions: Instructions::load(home, root, touched, instructions::DEFAULT_CAP),
-            skills: crate::runtime::trust::Admission::check(home, root).skills(home),
+            skills,
             active: skills::active_skills(header_skills),
         }
     }
@@ -152,6 +153,7 @@ pub(crate) fn session_report(
     home: &Path,
     sessions: &crate::runtime::Sessions,
     id: &str,
+    skills: Skills,
 ) -> crate::session::Result<ContextReport> {
     let header = sessions.header(id)?;
     let msgs = sessions.messages(id, 1, header.last_seq)?;
@@ -160,6 +162,7 @@ pub(crate) fn session_report(
         sessions.root(),
         &touched_paths(&msgs),
         header.skills.as_ref(),
+        skills,
     ))
 }
 
@@ -169,8 +172,9 @@ pub(crate) fn header_report(
     home: &Path,
     root: &Path,
     header_skills: Option<&Value>,
+    skills: Skills,
 ) -> ContextReport {
-    report_for(home, root, &[], header_skills)
+    report_for(home, root, &[], header_skills, skills)
 }
 
 fn report_for(
@@ -178,8 +182,9 @@ fn report_for(
     root: &Path,
     touched: &[PathBuf],
     header_skills: Option<&Value>,
+    skills: Skills,
 ) -> ContextReport {
-    let ctx = ProjectContext::gather(home, root, touched, header_skills);
+    let ctx = ProjectContext::gather(home, root, touched, header_skills, skills);
     let mut report = ctx.report(root);
     report.mcp_servers = match crate::runtime::config::mcp::load(home) {
         Ok(servers) => servers
@@ -321,7 +326,13 @@ mod tests {
         std::fs::write(root.join("AGENTS.md"), "Use tabs.").unwrap();
         let header = serde_json::json!([{"name": "deploy"}, {"name": "gone"}]);
         // Not trusted: the workspace's skill is neither offered nor loaded, and that is said.
-        let ctx = ProjectContext::gather(&home, &root, &[], Some(&header));
+        let ctx = ProjectContext::gather(
+            &home,
+            &root,
+            &[],
+            Some(&header),
+            crate::runtime::trust::Admission::check(&home, &root).skills(&home),
+        );
         let p = ctx.prompt_section(&root, &[]);
         assert!(p.contains("Use tabs."), "{p}");
         assert!(
@@ -336,7 +347,13 @@ mod tests {
             r.problems
         );
         crate::runtime::trust::trust(&home, &root).unwrap();
-        let ctx = ProjectContext::gather(&home, &root, &[], Some(&header));
+        let ctx = ProjectContext::gather(
+            &home,
+            &root,
+            &[],
+            Some(&header),
+            crate::runtime::trust::Admission::check(&home, &root).skills(&home),
+        );
         let p = ctx.prompt_section(&root, &[]);
         assert!(p.contains("Use tabs."), "{p}");
         assert!(p.contains("- deploy (active): Ship it"), "{p}");
