@@ -34,6 +34,14 @@ impl std::fmt::Debug for EditorFiles {
     }
 }
 
+/// Whether a request failed because the client is gone (its stdin closed or the connection
+/// ended), rather than because it answered with an error.
+pub(crate) fn client_gone(cx: &ConnectionTo<Client>, e: &agent_client_protocol::Error) -> bool {
+    agent_client_protocol::is_incoming_transport_closed(e)
+        || agent_client_protocol::is_connection_terminated(e)
+        || cx.is_incoming_closed()
+}
+
 /// How long the editor may take to answer one file request (it normally answers at once; a
 /// client that went away must not hold the turn forever).
 pub(crate) const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
@@ -55,7 +63,7 @@ impl EditorFiles {
         });
         match answer {
             Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) if super::turn::client_gone(&self.cx, &e) => {
+            Ok(Err(e)) if client_gone(&self.cx, &e) => {
                 (self.on_gone)();
                 Err(FileAccessError("the editor went away".into()))
             }

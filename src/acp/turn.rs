@@ -179,14 +179,6 @@ pub(crate) async fn stream(
     }
 }
 
-/// Whether a request failed because the client is gone (its stdin closed or the connection
-/// ended), rather than because it answered with an error.
-pub(crate) fn client_gone(cx: &ConnectionTo<Client>, e: &agent_client_protocol::Error) -> bool {
-    agent_client_protocol::is_incoming_transport_closed(e)
-        || agent_client_protocol::is_connection_terminated(e)
-        || cx.is_incoming_closed()
-}
-
 /// The editor's buffer of the file an edit call in `event` changes, when the client reads
 /// files for the agent (`reads`): the diff's old text is then what the edit will change, not
 /// the disk. A file the editor cannot read is left to the disk.
@@ -249,7 +241,7 @@ async fn ask(
         Ok(answer) => answer,
         // The client went away while asked: the turn is cancelled here, before it could go
         // on to the model with a denial nobody gave.
-        Err(e) if client_gone(cx, &e) => return TurnCommand::Cancel,
+        Err(e) if super::files::client_gone(cx, &e) => return TurnCommand::Cancel,
         Err(_) => return deny,
     };
     match answer.outcome {
