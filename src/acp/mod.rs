@@ -8,6 +8,7 @@ mod hub;
 mod mcp;
 mod model;
 mod server;
+mod stdio;
 mod turn;
 mod updates;
 

@@ -14,7 +14,7 @@ use agent_client_protocol::v1::schema::{
     SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Client, Stdio, on_receive_notification, on_receive_request};
+use agent_client_protocol::{Agent, Client, on_receive_notification, on_receive_request};
 
 use super::error::AcpError;
 use super::hub::Hub;
@@ -338,6 +338,6 @@ async fn connection(hub: Hub) -> Result<(), agent_client_protocol::Error> {
             },
             on_receive_notification!(),
         )
-        .connect_to(Stdio::new())
+        .connect_to(super::stdio::transport())
         .await
 }
