@@ -28,6 +28,7 @@ pub(crate) fn tool_kind(name: &str) -> ToolKind {
         "read_file" => ToolKind::Read,
         "edit_file" | "write_file" => ToolKind::Edit,
         "run_command" => ToolKind::Execute,
+        "web_fetch" => ToolKind::Fetch,
         "grep" | "list_dir" | "glob" => ToolKind::Search,
         _ => ToolKind::Other,
     }

@@ -30,6 +30,7 @@ pub mod sandbox;
 mod spec;
 pub(crate) mod verification;
 mod watch;
+mod web_fetch;
 mod write_file;
 
 pub use crate::runtime::cancel::CancelFlag;
@@ -37,5 +38,5 @@ pub use files::{FileAccess, FileAccessError};
 pub use registry::{preview, run, spec, specs, summary};
 pub use spec::{
     DEFAULT_COMMAND_TIMEOUT, DEFAULT_OUTPUT_CAP, Preview, ReadDenials, SandboxMode,
-    SandboxSettings, ToolContext, ToolKind, ToolOutput, ToolSpec,
+    SandboxSettings, ToolContext, ToolKind, ToolOutput, ToolSpec, WebFetchSettings,
 };
