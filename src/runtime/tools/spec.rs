@@ -112,6 +112,11 @@ pub struct ToolContext {
     /// The front end holding the files `read_file`, `write_file` and `edit_file` read and
     /// write (an editor's buffers over ACP); `None`: the disk, directly.
     pub files: Option<std::sync::Arc<dyn super::files::FileAccess>>,
+    /// The front end whose terminal `run_command` runs its (sandboxed) command in (an
+    /// editor over ACP); `None`: the tool spawns it itself.
+    pub terminal: Option<std::sync::Arc<dyn super::terminal::CommandTerminal>>,
+    /// The id of the model's call being run (empty outside a turn).
+    pub call_id: String,
 }
 
 /// Read denials the walking tools honour (the permission rules' `read_file(...)` denies).
@@ -141,6 +146,8 @@ impl ToolContext {
             home: crate::session::home_dir().ok(),
             read_rules: None,
             files: None,
+            terminal: None,
+            call_id: String::new(),
         }
     }
 }
