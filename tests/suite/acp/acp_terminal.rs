@@ -273,3 +273,30 @@ fn cancel_during_a_command_in_the_editors_terminal_kills_and_releases_it() {
     assert!(result.contains("[cancelled by the user"), "{texts:?}");
     acp.close();
 }
+
+#[test]
+fn a_command_past_its_time_limit_in_the_editors_terminal_is_killed_and_the_model_told() {
+    let scratch = tempfile::tempdir().unwrap();
+    let env = Env::new(vec![
+        Reply::tool_calls(&[(
+            "call_t",
+            "run_command",
+            r#"{"command":"echo started; sleep 30","timeout_secs":1}"#,
+        )]),
+        Reply::text("It timed out."),
+    ]);
+    let (mut acp, id) = start_with_terminal(&env);
+    let pid = acp.request(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "sleep"}]}),
+    );
+    let started = Instant::now();
+    let (seen, resp) = as_editor(&mut acp, pid, scratch.path(), |_, _| {});
+    assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(methods(&seen).contains(&"terminal/kill"), "{:?}", methods(&seen));
+    let second = env.server.requests()[1].json().to_string();
+    assert!(second.contains("started"), "{second}");
+    assert!(second.contains("[timed out after 1 s"), "{second}");
+    acp.close();
+}
