@@ -134,7 +134,10 @@ impl EditorTerminal {
         if matches!(waited, Ok(Waited::TimedOut | Waited::Cancelled)) {
             // A kill that fails leaves the release to end it.
             let _ = self
-                .ask(KillTerminalRequest::new(session.clone(), tid.clone()), within)
+                .ask(
+                    KillTerminalRequest::new(session.clone(), tid.clone()),
+                    within,
+                )
                 .await;
         }
         let output = match &waited {

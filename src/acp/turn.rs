@@ -6,7 +6,8 @@ use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
     ContentBlock, EmbeddedResourceResource, PermissionOption, PermissionOptionKind, PromptRequest,
     PromptResponse, ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest,
-    SessionNotification, SessionUpdate, StopReason, ToolCallUpdate, ToolCallUpdateFields, Usage as TokenUsage, UsageUpdate,
+    SessionNotification, SessionUpdate, StopReason, ToolCallUpdate, ToolCallUpdateFields,
+    Usage as TokenUsage, UsageUpdate,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 
@@ -14,11 +15,11 @@ use super::error::AcpError;
 use super::hub::{Hub, OpenSession};
 use super::terminal::Fed;
 use super::updates;
-use std::sync::PoisonError;
 use crate::runtime::agent::{
     FailCode, FinishReason, Op, OpOutcome, Sink, Target, TurnCommand, TurnEvent, TurnRequest,
 };
 use crate::session::Usage;
+use std::sync::PoisonError;
 
 /// The most prompt text one `session/prompt` takes (1 MiB, after its blocks are joined): a
 /// larger prompt is a JSON-RPC error, never stored.

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
-    SessionUpdate, Terminal, TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    SessionUpdate, Terminal, TextContent, ToolCall, ToolCallContent, ToolCallLocation,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use serde_json::Value;
 
@@ -360,5 +360,27 @@ mod tests {
         assert_eq!(terminal_text("a ```` b"), "`````console\na ```` b\n`````");
         let v = serde_json::to_value(tool_result("c1", "hi", false, true, None)).unwrap();
         assert_eq!(v["content"][0]["content"]["text"], "```console\nhi\n```");
+    }
+
+    #[test]
+    fn a_command_run_in_the_editors_terminal_keeps_the_terminal_on_its_result() {
+        let mut commands = Commands::default();
+        commands.insert("c1");
+        let live = serde_json::to_value(commands.in_terminal("c1", "t-7")).unwrap();
+        assert_eq!(live["status"], "in_progress");
+        assert_eq!(live["content"][0]["type"], "terminal");
+        assert_eq!(live["content"][0]["terminalId"], "t-7");
+        let event = TurnEvent::ToolResult {
+            call_id: "c1".into(),
+            text: "ok\n".into(),
+            is_error: false,
+            seq: 3,
+            permission: None,
+            diagnostics: None,
+        };
+        let out = from_event(&event, Path::new("/"), &mut commands, &Buffers::default());
+        let v = serde_json::to_value(&out[0]).unwrap();
+        assert_eq!(v["content"][0]["terminalId"], "t-7", "{v}");
+        assert_eq!(v["content"][1]["content"]["text"], "```console\nok\n```");
     }
 }

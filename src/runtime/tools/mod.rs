@@ -35,10 +35,10 @@ mod write_file;
 
 pub use crate::runtime::cancel::CancelFlag;
 pub use files::{FileAccess, FileAccessError};
-pub(crate) use terminal::signal_number;
-pub use terminal::{CommandTerminal, TerminalCommand, TerminalError, TerminalExit};
 pub use registry::{preview, run, spec, specs, summary};
 pub use spec::{
     DEFAULT_COMMAND_TIMEOUT, DEFAULT_OUTPUT_CAP, Preview, ReadDenials, SandboxMode,
     SandboxSettings, ToolContext, ToolKind, ToolOutput, ToolSpec,
 };
+pub(crate) use terminal::signal_number;
+pub use terminal::{CommandTerminal, TerminalCommand, TerminalError, TerminalExit};

@@ -357,17 +357,13 @@ fn spawned(ctx: &ToolContext, job: &Job<'_>) -> ToolOutput {
         Err(e) => return ToolOutput::error(e.to_string()),
     };
     let mut cmd = command_for(&argv, ctx, job);
-    let (outcome, started, before) = match execute(
-        &mut cmd,
-        job.timeout,
-        ctx,
-        ctx.output_cap,
-        gate,
-        || job.before(),
-    ) {
-        Ok(o) => o,
-        Err(e) => return ToolOutput::error(format!("cannot start the command: {e}")),
-    };
+    let (outcome, started, before) =
+        match execute(&mut cmd, job.timeout, ctx, ctx.output_cap, gate, || {
+            job.before()
+        }) {
+            Ok(o) => o,
+            Err(e) => return ToolOutput::error(format!("cannot start the command: {e}")),
+        };
     drop(cmd);
     job.ended(ctx, outcome, started.elapsed(), before)
 }

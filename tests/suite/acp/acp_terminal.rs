@@ -128,6 +128,40 @@ fn methods(seen: &[Value]) -> Vec<&str> {
     seen.iter().filter_map(|m| m["method"].as_str()).collect()
 }
 
+/// `terminal/create` asked for neocode's wrapper around `command`: `env -i` (no secrets),
+/// the sandbox helper when the sandbox is enforced here, the shell with the command.
+fn wrapper_asked(p: &Value, id: &str, command: &str, env: &Env, enforced: bool) {
+    assert_eq!(p["sessionId"], id);
+    assert_eq!(p["command"], "/usr/bin/env", "{p}");
+    let args: Vec<&str> = p["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(args[0], "-i", "the environment is cleared: {args:?}");
+    assert!(
+        !args.iter().any(|a| a.contains("sk-test-acp")),
+        "the API key is not passed: {args:?}"
+    );
+    assert!(args.iter().any(|a| a.starts_with("TMPDIR=")), "{args:?}");
+    assert_eq!(args.last(), Some(&command), "{args:?}");
+    let root = env.workdir.canonicalize().unwrap();
+    assert_eq!(p["cwd"], root.display().to_string().as_str());
+    assert_eq!(p["outputByteLimit"], 30_000, "{p}");
+    if enforced {
+        let at = args.iter().position(|a| *a == "__sandbox-exec").unwrap();
+        assert!(args[at - 1].ends_with("neocode"), "{args:?}");
+        assert_eq!(
+            args[at + 1..at + 3],
+            ["--root", &root.display().to_string()]
+        );
+        assert!(!args.contains(&"--parent"), "{args:?}");
+    } else {
+        eprintln!("NOTE: the sandbox is not enforced here; the wrapper is the shell alone");
+    }
+}
+
 #[test]
 fn with_the_editors_terminal_the_command_runs_there_in_neocodes_sandbox_and_is_shown_live() {
     let outside = tempfile::tempdir().unwrap();
@@ -157,34 +191,8 @@ fn with_the_editors_terminal_the_command_runs_there_in_neocodes_sandbox_and_is_s
         .iter()
         .find(|m| m["method"] == "terminal/create")
         .unwrap_or_else(|| panic!("{:?}", methods(&seen)));
-    let p = &create["params"];
-    assert_eq!(p["sessionId"], id.as_str());
-    assert_eq!(p["command"], "/usr/bin/env", "{p}");
-    let args: Vec<&str> = p["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
-    assert_eq!(args[0], "-i", "the environment is cleared: {args:?}");
-    assert!(
-        !args.iter().any(|a| a.contains("sk-test-acp")),
-        "the API key is not passed: {args:?}"
-    );
-    assert!(args.iter().any(|a| a.starts_with("TMPDIR=")), "{args:?}");
-    assert_eq!(args.last(), Some(&command.as_str()), "{args:?}");
-    let root = env.workdir.canonicalize().unwrap();
-    assert_eq!(p["cwd"], root.display().to_string().as_str());
-    assert_eq!(p["outputByteLimit"], 30_000, "{p}");
     let enforced = sandbox::status(&SandboxSettings::default()).is_enforced();
-    if enforced {
-        let at = args.iter().position(|a| *a == "__sandbox-exec").unwrap();
-        assert!(args[at - 1].ends_with("neocode"), "{args:?}");
-        assert_eq!(args[at + 1..at + 3], ["--root", &root.display().to_string()]);
-        assert!(!args.contains(&"--parent"), "{args:?}");
-    } else {
-        eprintln!("NOTE: the sandbox is not enforced here; the wrapper is the shell alone");
-    }
+    wrapper_asked(&create["params"], &id, &command, &env, enforced);
 
     // The terminal is shown on the call (after the call itself), then the result.
     let pos = |f: &dyn Fn(&Value) -> bool| seen.iter().position(f).unwrap();
@@ -201,10 +209,16 @@ fn with_the_editors_terminal_the_command_runs_there_in_neocodes_sandbox_and_is_s
     assert_eq!(last["status"], "completed", "{last}");
     assert_eq!(last["content"][0]["terminalId"], "term-1", "{last}");
     let text = last["content"][1]["content"]["text"].as_str().unwrap();
-    assert!(text.contains("in-the-editor") && text.contains("after"), "{text}");
+    assert!(
+        text.contains("in-the-editor") && text.contains("after"),
+        "{text}"
+    );
     assert!(text.contains("[exit code 0, "), "{text}");
     let order = methods(&seen);
-    let tail: Vec<&&str> = order.iter().filter(|m| m.starts_with("terminal/")).collect();
+    let tail: Vec<&&str> = order
+        .iter()
+        .filter(|m| m.starts_with("terminal/"))
+        .collect();
     assert_eq!(
         tail,
         [
@@ -222,7 +236,10 @@ fn with_the_editors_terminal_the_command_runs_there_in_neocodes_sandbox_and_is_s
         "kept\n"
     );
     if enforced {
-        assert!(!escape.exists(), "the sandbox let the command write outside");
+        assert!(
+            !escape.exists(),
+            "the sandbox let the command write outside"
+        );
         assert!(text.contains("[sandbox:"), "{text}");
     }
     let second = env.server.requests()[1].json().to_string();
@@ -256,7 +273,10 @@ fn cancel_during_a_command_in_the_editors_terminal_kills_and_releases_it() {
                          "params": {"sessionId": sid}}));
     });
     assert_eq!(resp["result"]["stopReason"], "cancelled", "{resp}");
-    assert!(started.elapsed() < Duration::from_secs(20), "the sleep was not cut short");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the sleep was not cut short"
+    );
     let order: Vec<&str> = methods(&seen)
         .into_iter()
         .filter(|m| m.starts_with("terminal/"))
@@ -267,7 +287,11 @@ fn cancel_during_a_command_in_the_editors_terminal_kills_and_releases_it() {
         kill.is_some() && kill < release,
         "kill, then release: {order:?}"
     );
-    assert_eq!(env.server.requests().len(), 1, "the model was not asked again");
+    assert_eq!(
+        env.server.requests().len(),
+        1,
+        "the model was not asked again"
+    );
     let texts = env.texts(&id);
     let result = &texts.last().unwrap().1;
     assert!(result.contains("[cancelled by the user"), "{texts:?}");
@@ -294,7 +318,11 @@ fn a_command_past_its_time_limit_in_the_editors_terminal_is_killed_and_the_model
     let (seen, resp) = as_editor(&mut acp, pid, scratch.path(), |_, _| {});
     assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
     assert!(started.elapsed() < Duration::from_secs(20));
-    assert!(methods(&seen).contains(&"terminal/kill"), "{:?}", methods(&seen));
+    assert!(
+        methods(&seen).contains(&"terminal/kill"),
+        "{:?}",
+        methods(&seen)
+    );
     let second = env.server.requests()[1].json().to_string();
     assert!(second.contains("started"), "{second}");
     assert!(second.contains("[timed out after 1 s"), "{second}");
