@@ -28,6 +28,7 @@ mod registry;
 mod run_command;
 pub mod sandbox;
 mod spec;
+mod terminal;
 pub(crate) mod verification;
 mod watch;
 mod web_fetch;
@@ -40,3 +41,5 @@ pub use spec::{
     DEFAULT_COMMAND_TIMEOUT, DEFAULT_OUTPUT_CAP, Preview, ReadDenials, SandboxMode,
     SandboxSettings, ToolContext, ToolKind, ToolOutput, ToolSpec, WebFetchSettings,
 };
+pub(crate) use terminal::signal_number;
+pub use terminal::{CommandTerminal, TerminalCommand, TerminalError, TerminalExit};

@@ -138,6 +138,11 @@ pub struct ToolContext {
     pub files: Option<std::sync::Arc<dyn super::files::FileAccess>>,
     /// What `web_fetch` may reach.
     pub web: WebFetchSettings,
+    /// The front end whose terminal `run_command` runs its (sandboxed) command in (an
+    /// editor over ACP); `None`: the tool spawns it itself.
+    pub terminal: Option<std::sync::Arc<dyn super::terminal::CommandTerminal>>,
+    /// The id of the model's call being run (empty outside a turn).
+    pub call_id: String,
 }
 
 /// Read denials the walking tools honour (the permission rules' `read_file(...)` denies).
@@ -168,6 +173,8 @@ impl ToolContext {
             read_rules: None,
             files: None,
             web: WebFetchSettings::default(),
+            terminal: None,
+            call_id: String::new(),
         }
     }
 }
