@@ -12,6 +12,7 @@ use super::msg::Msg;
 use super::turns::TurnLink;
 use super::{app, dialog, editor, keymap, live, terminal, theme, trust, views};
 use crate::runtime::agent::Agent;
+use crate::runtime::extensions::commands::CustomCommands;
 use crate::runtime::config::{Overrides, ProviderStatus, Settings};
 use crate::runtime::{Location, Sessions};
 use crate::tui::effect::Effect;
@@ -81,7 +82,7 @@ fn connect(sessions: &Sessions, loc: &Location, demo: bool) -> (Option<Agent>, l
 }
 
 /// The agent and its status line being made off the loop (see [`connect`]).
-type Connecting = Option<std::thread::JoinHandle<(Option<Agent>, live::AgentInfo)>>;
+type Connecting = Option<std::thread::JoinHandle<(Option<Agent>, live::AgentInfo, CustomCommands)>>;
 
 /// Takes the settings thread's result once it is there (`wait`: after it said so on the
 /// channel, so the join only waits for the thread to exit). Whether anything changed on
@@ -95,9 +96,22 @@ fn connected(
     if !connecting.as_ref().is_some_and(|h| wait || h.is_finished()) {
         return false;
     }
-    if let Some(Ok((agent, info))) = connecting.take().map(|h| h.join()) {
+    if let Some(Ok((agent, info, custom))) = connecting.take().map(|h| h.join()) {
         turns.agent = agent;
         app.conv.set_agent(info);
+        // A command file left out (a built-in's name, unreadable) is named once, at start.
+        if let Some(first) = custom.warnings.first() {
+            let more = match custom.warnings.len() {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            };
+            app.status = Some(app::Status {
+                text: format!("{}{more}", crate::sanitize::line(first)),
+                error: true,
+                at_ms: app.now_ms,
+            });
+        }
+        app.conv.set_commands(custom);
     }
     true
 }
@@ -169,7 +183,11 @@ fn spawn_connect(
     let handle = std::thread::Builder::new()
         .name("neocode-connect".into())
         .spawn(move || {
-            let out = connect(&sessions, &loc, demo);
+            let (agent, info) = connect(&sessions, &loc, demo);
+            let built_in: Vec<&str> = app::SLASH_COMMANDS.iter().map(|c| c.0).collect();
+            let custom =
+                crate::runtime::trust::custom_commands(&loc.home, loc.root(), &built_in);
+            let out = (agent, info, custom);
             let _ = ready_tx.send(());
             let _ = tx.send(Msg::Connected);
             out
