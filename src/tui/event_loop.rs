@@ -12,8 +12,8 @@ use super::msg::Msg;
 use super::turns::TurnLink;
 use super::{app, dialog, editor, keymap, live, terminal, theme, trust, views};
 use crate::runtime::agent::Agent;
-use crate::runtime::extensions::commands::CustomCommands;
 use crate::runtime::config::{Overrides, ProviderStatus, Settings};
+use crate::runtime::extensions::commands::CustomCommands;
 use crate::runtime::{Location, Sessions};
 use crate::tui::effect::Effect;
 use crate::tui::pace::Pace;
@@ -185,8 +185,7 @@ fn spawn_connect(
         .spawn(move || {
             let (agent, info) = connect(&sessions, &loc, demo);
             let built_in: Vec<&str> = app::SLASH_COMMANDS.iter().map(|c| c.0).collect();
-            let custom =
-                crate::runtime::trust::custom_commands(&loc.home, loc.root(), &built_in);
+            let custom = crate::runtime::trust::custom_commands(&loc.home, loc.root(), &built_in);
             let out = (agent, info, custom);
             let _ = ready_tx.send(());
             let _ = tx.send(Msg::Connected);

@@ -64,8 +64,8 @@ fn run_expands_arguments_and_positions_of_workspace_and_claude_code_commands() {
         CLAUDE_COMMIT,
     );
     env.trust_workspace();
-    let srv = ScriptedServer::start(vec![Reply::text("Reviewed."), Reply::text("Committed.")])
-        .unwrap();
+    let srv =
+        ScriptedServer::start(vec![Reply::text("Reviewed."), Reply::text("Committed.")]).unwrap();
     let o = env
         .cmd(Some(&srv), &["run", "/review src/ \"error handling\""])
         .output()
@@ -96,7 +96,10 @@ fn run_expands_arguments_and_positions_of_workspace_and_claude_code_commands() {
 fn untrusted_workspace_commands_are_not_run_and_an_unknown_name_exits_2() {
     let env = Env::new(KEY, "");
     write(env.workdir.join(".claude/commands/review.md"), "Review $1");
-    write(env.home.join("commands/explain.md"), "Explain $ARGUMENTS simply.");
+    write(
+        env.home.join("commands/explain.md"),
+        "Explain $ARGUMENTS simply.",
+    );
     write(env.home.join("commands/help.md"), "Shadowing a built-in");
     let srv = ScriptedServer::start(vec![Reply::text("Explained.")]).unwrap();
     let o = env
@@ -109,7 +112,10 @@ fn untrusted_workspace_commands_are_not_run_and_an_unknown_name_exits_2() {
     assert!(err.contains("/init, /explain"), "{err}");
     assert!(err.contains("not trusted"), "{err}");
     // The file named like a built-in is named in a warning, once.
-    assert!(err.contains("commands/help.md: /help is a built-in command"), "{err}");
+    assert!(
+        err.contains("commands/help.md: /help is a built-in command"),
+        "{err}"
+    );
     assert_eq!(srv.request_count(), 0);
     // Home commands need no trust.
     let o = env
@@ -156,7 +162,10 @@ fn init_sends_its_prompt_and_the_agents_md_write_is_asked_like_any_edit() {
     assert!(o.status.success(), "{}", stderr(&o));
     let sent = user_text(&srv.requests()[0].json());
     assert!(sent.starts_with("Write or update AGENTS.md"), "{sent}");
-    assert!(sent.ends_with("The user adds: mention the fuzz targets"), "{sent}");
+    assert!(
+        sent.ends_with("The user adds: mention the fuzz targets"),
+        "{sent}"
+    );
     // No terminal to ask on: the edit is denied as any edit is, naming the flag.
     assert!(stderr(&o).contains("--approve auto-edit"), "{}", stderr(&o));
     assert!(!env.workdir.join("AGENTS.md").exists());
@@ -170,5 +179,9 @@ fn init_sends_its_prompt_and_the_agents_md_write_is_asked_like_any_edit() {
         std::fs::read_to_string(env.workdir.join("AGENTS.md")).unwrap(),
         "# Agents\n\nBuild: cargo build\n"
     );
-    assert!(stderr(&o).contains("write_file AGENTS.md"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("write_file AGENTS.md"),
+        "{}",
+        stderr(&o)
+    );
 }

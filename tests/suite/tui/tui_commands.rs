@@ -45,8 +45,14 @@ fn the_completion_lists_custom_commands_with_description_and_hint() {
     load(&mut h);
     h.chars("/");
     let s = h.screen();
-    assert!(s.contains("/review PATH [FOCUS]  Review a folder (claude)"), "{s}");
-    assert!(s.contains("/explain TOPIC  Explain code simply (home)"), "{s}");
+    assert!(
+        s.contains("/review PATH [FOCUS]  Review a folder (claude)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("/explain TOPIC  Explain code simply (home)"),
+        "{s}"
+    );
     insta::assert_snapshot!("commands_completion", s);
     // Tab completes a custom name like a built-in one.
     h.key(KeyCode::Backspace);
@@ -66,7 +72,11 @@ fn untrusted_workspace_commands_are_not_offered() {
     h.key(KeyCode::Backspace);
     h.submit("/review src/");
     assert!(h.turns.is_empty(), "nothing is sent: {:?}", h.turns);
-    assert!(h.screen().contains("Unknown command /review"), "{}", h.screen());
+    assert!(
+        h.screen().contains("Unknown command /review"),
+        "{}",
+        h.screen()
+    );
 }
 
 #[test]
@@ -84,7 +94,11 @@ fn enter_sends_the_expanded_prompt() {
             approval: ApprovalPolicy::Ask,
         })
     );
-    assert!(h.screen().contains("Sent /review as its prompt"), "{}", h.screen());
+    assert!(
+        h.screen().contains("Sent /review as its prompt"),
+        "{}",
+        h.screen()
+    );
 }
 
 #[test]

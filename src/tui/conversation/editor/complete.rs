@@ -2,8 +2,8 @@
 //! workspace's files.
 
 use super::Editor;
-use crate::sanitize;
 use crate::runtime::extensions::commands::CustomCommands;
+use crate::sanitize;
 use crate::tui::conversation::commands::{PLAN_OPTIONS, at_word, matching_all};
 use crate::tui::seam::{Ask, Ctx};
 use crate::tui::worker::Request;
