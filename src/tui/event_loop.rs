@@ -596,4 +596,33 @@ mod tests {
         // Nothing was sent to the model for it.
         assert_eq!(srv.request_count(), 0);
     }
+
+    /// The commands the start thread finds reach the conversation; a file named like a
+    /// built-in command is named on the status line.
+    #[test]
+    fn the_commands_found_at_start_reach_the_conversation_and_a_clash_is_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = Location::scratch(dir.path());
+        let cmds = loc.home.join("commands");
+        std::fs::create_dir_all(&cmds).unwrap();
+        std::fs::write(cmds.join("explain.md"), "Explain $ARGUMENTS simply.").unwrap();
+        std::fs::write(cmds.join("help.md"), "Mine").unwrap();
+        let sessions = Sessions::open(&loc).unwrap();
+        let (tx, _rx) = mpsc::channel();
+        let (mut connecting, ready) = spawn_connect(&sessions, &loc, &tx, true).unwrap();
+        ready.recv().unwrap();
+        let (mut app, _) = start_app(&loc, None, (100, 30));
+        let mut turns = TurnLink::new(tx.clone());
+        assert!(connected(&mut connecting, true, &mut app, &mut turns));
+        assert_eq!(app.conv.custom_commands().names(), ["/explain"]);
+        let status = app
+            .status
+            .as_ref()
+            .map(|s| s.text.clone())
+            .unwrap_or_default();
+        assert!(
+            status.contains("help.md: /help is a built-in command"),
+            "{status}"
+        );
+    }
 }

@@ -84,6 +84,12 @@ impl Conversation {
         self.custom = custom;
     }
 
+    /// The custom slash commands given at start.
+    #[cfg(test)]
+    pub(crate) fn custom_commands(&self) -> &crate::runtime::extensions::commands::CustomCommands {
+        &self.custom
+    }
+
     /// The slash commands, built-in then custom, whose name starts with what is typed: name,
     /// arguments, what it does (one sanitised line each).
     pub(crate) fn slash_matches(&self) -> Vec<(String, String, String)> {
