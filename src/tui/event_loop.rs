@@ -612,7 +612,7 @@ mod tests {
         let (mut connecting, ready) = spawn_connect(&sessions, &loc, &tx, true).unwrap();
         ready.recv().unwrap();
         let (mut app, _) = start_app(&loc, None, (100, 30));
-        let mut turns = TurnLink::new(tx.clone());
+        let mut turns = TurnLink::new(tx);
         assert!(connected(&mut connecting, true, &mut app, &mut turns));
         assert_eq!(app.conv.custom_commands().names(), ["/explain"]);
         let status = app
