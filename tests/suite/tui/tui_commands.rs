@@ -112,3 +112,15 @@ fn init_sends_the_agents_md_prompt() {
         other => panic!("not a turn: {other:?}"),
     }
 }
+
+#[test]
+fn a_path_typed_as_the_message_is_sent_not_run() {
+    let mut h = H::new();
+    h.submit("/etc/hosts: what is it?");
+    match h.turns.pop() {
+        Some(TurnEffect::Start {
+            text: Some(text), ..
+        }) => assert_eq!(text, "/etc/hosts: what is it?"),
+        other => panic!("not a turn: {other:?}"),
+    }
+}
