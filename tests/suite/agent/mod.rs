@@ -12,6 +12,7 @@ mod plan_run;
 mod project_context;
 mod rules_attacks;
 mod rules_hooks_run;
+mod slash_commands;
 mod subagents;
 mod web_fetch;
 mod wire_apis;
