@@ -5,3 +5,4 @@ mod acp_clients;
 mod acp_editor;
 mod acp_process;
 mod acp_terminal;
+mod acp_tui;
