@@ -171,20 +171,25 @@ pub(crate) async fn stream(
                 continue;
             }
         };
-        match &event {
-            TurnEvent::ApprovalNeeded {
-                call,
-                summary,
-                rules,
-                ..
-            } => {
-                let cmd = ask(&cx, &id, &call.id, summary, !rules.is_empty()).await;
-                let _ =
-                    open.agent
-                        .submit(Target::Resume(id.clone()), Op::Command(cmd), Sink::none());
-            }
-            TurnEvent::Finished { reason, usage } => finish = Some((reason.clone(), *usage)),
-            _ => {}
+        // A sub-agent's question is asked like the turn's own (its summary names it).
+        let asked = match &event {
+            TurnEvent::Subagent { event, .. } => event.as_ref(),
+            e => e,
+        };
+        if let TurnEvent::ApprovalNeeded {
+            call,
+            summary,
+            rules,
+            ..
+        } = asked
+        {
+            let cmd = ask(&cx, &id, &call.id, summary, !rules.is_empty()).await;
+            let _ = open
+                .agent
+                .submit(Target::Resume(id.clone()), Op::Command(cmd), Sink::none());
+        }
+        if let TurnEvent::Finished { reason, usage } = &event {
+            finish = Some((reason.clone(), *usage));
         }
         let buffers = buffers(&cx, &id, &event, &open.cwd, reads).await;
         let mut out = updates::from_event(&event, &open.cwd, &mut commands, &buffers);

@@ -208,6 +208,9 @@ pub(crate) fn from_event(
     buffers: &Buffers,
 ) -> Vec<SessionUpdate> {
     match event {
+        // A sub-agent's calls are in its own session (its id and the editor's tool call ids
+        // could meet); its question is asked like the turn's own.
+        TurnEvent::Subagent { .. } => Vec::new(),
         TurnEvent::TextDelta(t) => vec![SessionUpdate::AgentMessageChunk(chunk(t.clone()))],
         TurnEvent::ReasoningDelta(t) => vec![SessionUpdate::AgentThoughtChunk(chunk(t.clone()))],
         TurnEvent::ToolCall { call, summary, .. } => {

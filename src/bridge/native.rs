@@ -139,9 +139,14 @@ impl Bridge<'_, Native> {
             return;
         };
         let rid = r.request_id.clone();
-        match &ev {
+        // A sub-agent's question is answered like the turn's own, by call id.
+        let asked = match &ev {
+            TurnEvent::Subagent { event, .. } => event.as_ref(),
+            e => e,
+        };
+        match asked {
             // The bridge sent its own session_init, which knows about recovery.
-            TurnEvent::Started { .. } => return,
+            TurnEvent::Started { .. } if !matches!(ev, TurnEvent::Subagent { .. }) => return,
             TurnEvent::ApprovalNeeded { call, .. } => {
                 if self.eof {
                     let _ = r.commands.send(TurnCommand::Deny {
@@ -154,7 +159,9 @@ impl Bridge<'_, Native> {
             }
             // Nothing follows `Finished`: the next chat may start now.
             TurnEvent::Finished { .. } => {}
-            TurnEvent::TextDelta(_)
+            TurnEvent::Started { .. }
+            | TurnEvent::Subagent { .. }
+            | TurnEvent::TextDelta(_)
             | TurnEvent::ReasoningDelta(_)
             | TurnEvent::AssistantStored { .. }
             | TurnEvent::ToolCall { .. }

@@ -105,6 +105,16 @@ fn turn_events(e: &TurnEvent) -> Vec<Event> {
             usage,
             elapsed_ms,
         } => step_finished(step_id, outcome, *usage, *elapsed_ms),
+        TurnEvent::Subagent {
+            session_id,
+            call_id,
+            agent,
+            event,
+        } => match subagent_edge(session_id, call_id, agent, event) {
+            Some(edge) => edge,
+            // Tagged by `turn_lines`.
+            None => return turn_events(event),
+        },
         TurnEvent::Finished { reason, usage } => return finish_events(reason, *usage),
     };
     vec![one]
@@ -150,6 +160,29 @@ fn step_finished(
     }
 }
 
+/// A sub-agent's start or end as its own line (`None` for its other events).
+fn subagent_edge(
+    session_id: &str,
+    call_id: &str,
+    agent: &Option<String>,
+    event: &TurnEvent,
+) -> Option<Event> {
+    match event {
+        TurnEvent::Started { .. } => Some(Event::SubagentStarted {
+            session_id: session_id.to_string(),
+            call_id: call_id.to_string(),
+            agent: agent.clone(),
+        }),
+        TurnEvent::Finished { reason, usage } => Some(Event::SubagentFinished {
+            session_id: session_id.to_string(),
+            call_id: call_id.to_string(),
+            reason: reason.as_str(),
+            usage: *usage,
+        }),
+        _ => None,
+    }
+}
+
 /// `finish`, after an `error` when the turn failed.
 fn finish_events(reason: &FinishReason, usage: Usage) -> Vec<Event> {
     let finish = Event::Finish {
@@ -177,11 +210,37 @@ pub(crate) fn turn_lines(e: &TurnEvent) -> Vec<Value> {
         // Serialising these types cannot fail: every map key is a string.
         .filter_map(|ev| serde_json::to_value(ev).ok())
         .collect();
-    // The outermost step names the lines (a nested step's id is replaced).
-    if let TurnEvent::Step { step_id, .. } = e {
-        for v in &mut lines {
-            if let Some(obj) = v.as_object_mut() {
+    // The outermost step names the lines (a nested step's id is replaced); a sub-agent's
+    // calls and replies name it.
+    let tag = match e {
+        TurnEvent::Step { step_id, event } => {
+            let inner = match event.as_ref() {
+                TurnEvent::Subagent { session_id, .. } => Some(session_id),
+                _ => None,
+            };
+            Some((step_id, inner))
+        }
+        _ => None,
+    };
+    let child = match e {
+        TurnEvent::Subagent {
+            session_id, event, ..
+        } if !matches!(
+            event.as_ref(),
+            TurnEvent::Started { .. } | TurnEvent::Finished { .. }
+        ) =>
+        {
+            Some(session_id)
+        }
+        _ => tag.and_then(|(_, inner)| inner),
+    };
+    for v in &mut lines {
+        if let Some(obj) = v.as_object_mut() {
+            if let Some((step_id, _)) = tag {
                 obj.insert("step_id".into(), Value::String(step_id.clone()));
+            }
+            if let Some(id) = child {
+                obj.insert("subagent_id".into(), Value::String(id.clone()));
             }
         }
     }

@@ -334,6 +334,26 @@ pub(crate) enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
+    /// A sub-agent (a `task` call's child session) started.
+    SubagentStarted {
+        /// The child session.
+        session_id: String,
+        /// The parent's `task` call.
+        call_id: String,
+        /// Its agent profile, or null.
+        agent: Option<String>,
+    },
+    /// A sub-agent ended (its answer is the result of the `task` call, or of `task_wait`).
+    SubagentFinished {
+        /// The child session.
+        session_id: String,
+        /// The parent's `task` call.
+        call_id: String,
+        /// `completed`, `cancelled`, `limit_reached` or `failed`.
+        reason: &'static str,
+        /// Usage of its model calls.
+        usage: Usage,
+    },
     /// The turn ended; nothing follows.
     Finish {
         /// `completed`, `cancelled`, `limit_reached` or `failed`.

@@ -183,6 +183,12 @@ impl View {
                     &session_id[..session_id.len().min(8)]
                 ));
             }
+            TurnEvent::Subagent {
+                session_id,
+                agent,
+                event,
+                ..
+            } => return self.subagent(session_id, agent.as_deref(), event),
             TurnEvent::Step { event, .. } => {
                 // The step's own lines; the json form was written above with its step id.
                 let json = std::mem::replace(&mut self.json, false);
@@ -232,6 +238,37 @@ impl View {
         }
     }
 
+    /// A sub-agent's event: its start and end as notes, its calls and questions as the
+    /// turn's own (the json form was written by `show` with its `subagent_id`).
+    fn subagent(
+        &mut self,
+        session_id: &str,
+        agent: Option<&str>,
+        event: &TurnEvent,
+    ) -> Option<TurnCommand> {
+        let who = match agent {
+            Some(a) => format!("sub-agent {} ({})", short_id(session_id), sanitize::line(a)),
+            None => format!("sub-agent {}", short_id(session_id)),
+        };
+        match event {
+            TurnEvent::Started { .. } => self.note(&format!("▶ {who} started")),
+            TurnEvent::Finished { reason, .. } => {
+                self.note(&format!("■ {who} ended: {}", reason.as_str()));
+            }
+            TurnEvent::ApprovalNeeded {
+                call,
+                summary,
+                reason,
+                rules,
+            } => return Some(self.approval(call, summary, reason, rules)),
+            TurnEvent::ToolCall { .. } | TurnEvent::ToolResult { .. } if !self.json => {
+                return self.show(event);
+            }
+            _ => {}
+        }
+        None
+    }
+
     /// Asks whether to run the proposed plan.
     fn plan_answer(&mut self) -> TurnCommand {
         self.end_text();
@@ -251,4 +288,9 @@ impl View {
         });
         prompt::approval(self.interactive, kind, call, summary, reason, rules)
     }
+}
+
+/// The first 8 characters of a session id, sanitised.
+fn short_id(id: &str) -> String {
+    sanitize::line(&id.chars().take(8).collect::<String>()).into_owned()
 }

@@ -78,6 +78,7 @@ impl Agent {
             started: Instant::now(),
             finished: None,
             waiting: Vec::new(),
+            call_id: String::new(),
         })
     }
 }

@@ -131,6 +131,22 @@ pub enum TurnEvent {
         /// Wall time of the step.
         elapsed_ms: u64,
     },
+    /// Something a sub-agent (a `task` call's child session) did: it started (`Started`),
+    /// called a tool (`ToolCall`, `ToolResult`), asks about a call (`ApprovalNeeded`, its
+    /// summary naming the child; answered with the usual commands by call id, which the
+    /// parent relays to the child), stored a reply (`AssistantStored`, with its usage) or
+    /// ended (`Finished`). Its text is not relayed (it is stored in its session); its
+    /// warnings are the parent's, naming the child.
+    Subagent {
+        /// The child session.
+        session_id: String,
+        /// The `task` call that started it.
+        call_id: String,
+        /// Its agent profile, when the call named one.
+        agent: Option<String>,
+        /// What happened in it.
+        event: Box<TurnEvent>,
+    },
     /// The turn ended; nothing follows.
     Finished {
         /// Why.

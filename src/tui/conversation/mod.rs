@@ -28,6 +28,7 @@ mod slash;
 mod slash_agent;
 mod slash_session;
 mod stream;
+mod subagent_events;
 mod turn;
 mod turn_view;
 

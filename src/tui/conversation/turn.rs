@@ -130,6 +130,12 @@ impl Conversation {
                 ..
             } => self.step_finished(step_id, outcome, elapsed_ms, ctx),
             TurnEvent::Step { step_id, event } => self.step_event(step_id, event, ctx),
+            TurnEvent::Subagent {
+                session_id,
+                agent,
+                event,
+                ..
+            } => self.subagent_event(&session_id, agent.as_deref(), *event, ctx),
             TurnEvent::Compacting { message } => {
                 ctx.say(sanitize::line(&message).into_owned());
                 Vec::new()

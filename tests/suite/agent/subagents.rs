@@ -419,19 +419,64 @@ fn a_childs_question_reaches_the_parents_front_end_and_its_profile_cannot_widen_
         )
         .unwrap();
     let parent = h.handle.session_id.clone();
+    use neocode::runtime::agent::TurnEvent;
     let mut asked = Vec::new();
     let evs = drive(&h, |e| match e {
-        neocode::runtime::agent::TurnEvent::ApprovalNeeded { call, .. } => {
-            asked.push(call.name.clone());
-            Some(TurnCommand::Approve {
-                call_id: call.id.clone(),
-                always: false,
-            })
-        }
+        // The child's question comes tagged with the child, its summary naming it.
+        TurnEvent::Subagent { event, .. } => match event.as_ref() {
+            TurnEvent::ApprovalNeeded { call, summary, .. } => {
+                asked.push((call.name.clone(), summary.clone()));
+                Some(TurnCommand::Approve {
+                    call_id: call.id.clone(),
+                    always: false,
+                })
+            }
+            _ => None,
+        },
+        TurnEvent::ApprovalNeeded { .. } => panic!("the parent itself asked: {e:?}"),
         _ => None,
     });
     assert_eq!(finish(&evs), FinishReason::Completed);
-    assert_eq!(asked, ["write_file"]);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0].0, "write_file");
+    assert!(asked[0].1.starts_with("sub-agent "), "{asked:?}");
+    assert!(asked[0].1.contains("(writer): "), "{asked:?}");
+    // What the child did is relayed in order, tagged with its session and the task call.
+    let child: Vec<(String, String, &TurnEvent)> = evs
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::Subagent {
+                session_id,
+                call_id,
+                event,
+                ..
+            } => Some((session_id.clone(), call_id.clone(), event.as_ref())),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        child
+            .iter()
+            .all(|(id, call, _)| *id == child[0].0 && call == "t1")
+    );
+    assert_ne!(child[0].0, parent);
+    assert!(matches!(child[0].2, TurnEvent::Started { .. }), "{child:?}");
+    assert!(
+        child
+            .iter()
+            .any(|(_, _, e)| matches!(e, TurnEvent::ToolResult { .. })),
+        "{child:?}"
+    );
+    assert!(
+        matches!(
+            child.last().unwrap().2,
+            TurnEvent::Finished {
+                reason: FinishReason::Completed,
+                ..
+            }
+        ),
+        "{child:?}"
+    );
     assert_eq!(
         std::fs::read_to_string(env.workdir.join("out.txt")).unwrap(),
         "from the child\n"
@@ -514,4 +559,55 @@ fn a_childs_budget_is_what_its_parent_has_left_and_its_spending_counts_for_the_p
     assert_eq!(c.usage.turns, 1);
     let p = env.sessions().header(&parent).unwrap().ledger.unwrap();
     assert_eq!(p.usage.turns, 2, "{p:?}");
+}
+
+#[test]
+fn run_json_tags_a_childs_lines_with_its_id_and_says_when_it_starts_and_ends() {
+    let (env, srv) = Env::new(KEY, "").with_server(vec![
+        calls(&[("t1", "task", json!({"prompt": "List the folder"}))]),
+        calls(&[("c1", "list_dir", json!({"path": "."}))]),
+        Reply::text("Listed."),
+        Reply::text("The child listed it."),
+    ]);
+    let o = env
+        .cmd(Some(&srv), &["run", "--json", "have it listed"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let started = lines
+        .iter()
+        .position(|l| l["type"] == "subagent_started")
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    let child = lines[started]["session_id"].as_str().unwrap().to_string();
+    assert_eq!(lines[started]["call_id"], "t1");
+    let call = lines
+        .iter()
+        .position(|l| l["type"] == "tool_call" && l["name"] == "list_dir")
+        .unwrap();
+    assert_eq!(
+        lines[call]["subagent_id"],
+        child.as_str(),
+        "{}",
+        lines[call]
+    );
+    let ended = lines
+        .iter()
+        .position(|l| l["type"] == "subagent_finished")
+        .unwrap();
+    assert_eq!(lines[ended]["reason"], "completed");
+    assert_eq!(lines[ended]["session_id"], child.as_str());
+    assert!(started < call && call < ended);
+    // The parent's own lines carry no tag; the task call's result comes after the child ended.
+    let task = lines
+        .iter()
+        .position(|l| l["type"] == "tool_result" && l["call_id"] == "t1")
+        .unwrap();
+    assert!(lines[task].get("subagent_id").is_none());
+    assert!(ended < task);
+    assert_eq!(lines.last().unwrap()["type"], "finish");
+    assert_eq!(lines.iter().filter(|l| l["type"] == "finish").count(), 1);
 }

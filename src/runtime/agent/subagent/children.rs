@@ -22,11 +22,34 @@ pub(crate) struct Child {
     pub(in crate::runtime::agent) finished: Option<FinishReason>,
     /// Calls of the child waiting for an approval relayed to the parent's front end.
     pub(in crate::runtime::agent) waiting: Vec<String>,
+    /// The parent's `task` call that started it.
+    pub(in crate::runtime::agent) call_id: String,
 }
 
 impl Child {
     pub(in crate::runtime::agent) fn id(&self) -> &str {
         &self.handle.session_id
+    }
+
+    /// `event` of this child as the parent's [`TurnEvent::Subagent`].
+    pub(in crate::runtime::agent) fn tagged(&self, event: TurnEvent) -> TurnEvent {
+        TurnEvent::Subagent {
+            session_id: self.id().to_string(),
+            call_id: self.call_id.clone(),
+            agent: self.agent.clone(),
+            event: Box::new(event),
+        }
+    }
+
+    /// How the front end names this child: `sub-agent 1a2b3c4d` (`(reviewer)` after it when
+    /// it runs a profile).
+    pub(in crate::runtime::agent) fn label(&self) -> String {
+        let id = self.id();
+        let short = &id[..id.len().min(8)];
+        match &self.agent {
+            Some(a) => format!("sub-agent {short} ({a})"),
+            None => format!("sub-agent {short}"),
+        }
     }
 }
 

@@ -220,7 +220,10 @@ impl Turn {
             caps: self.ctx.caps,
         };
         match self.ctx.agent.start_child(&parent, &args) {
-            Ok(child) => Ok((child, args.background)),
+            Ok(mut child) => {
+                child.call_id = call.id.clone();
+                Ok((child, args.background))
+            }
             Err(e) => Err(ToolOutput::error(format!("task: {e}"))),
         }
     }
@@ -231,17 +234,37 @@ impl Turn {
         let mut any = false;
         while child.finished.is_none() {
             match child.events.try_recv() {
-                Ok(TurnEvent::Finished { reason, .. }) => child.finished = Some(reason),
-                Ok(e @ TurnEvent::ApprovalNeeded { .. }) => {
-                    if let TurnEvent::ApprovalNeeded { call, .. } = &e {
-                        child.waiting.push(call.id.clone());
+                Ok(e @ TurnEvent::Finished { .. }) => {
+                    if let TurnEvent::Finished { reason, .. } = &e {
+                        child.finished = Some(reason.clone());
                     }
-                    self.emit(e);
+                    self.emit(child.tagged(e));
+                }
+                Ok(TurnEvent::ApprovalNeeded {
+                    call,
+                    summary,
+                    reason,
+                    rules,
+                }) => {
+                    child.waiting.push(call.id.clone());
+                    let asked = TurnEvent::ApprovalNeeded {
+                        call,
+                        summary: format!("{}: {summary}", child.label()),
+                        reason,
+                        rules,
+                    };
+                    self.emit(child.tagged(asked));
                 }
                 Ok(TurnEvent::Warning { code, message }) => self.emit(TurnEvent::Warning {
                     code,
-                    message: format!("sub-agent {}: {message}", child.id()),
+                    message: format!("{}: {message}", child.label()),
                 }),
+                Ok(
+                    e @ (TurnEvent::Started { .. }
+                    | TurnEvent::ToolCall { .. }
+                    | TurnEvent::ToolResult { .. }
+                    | TurnEvent::AssistantStored { .. }),
+                ) => self.emit(child.tagged(e)),
                 Ok(_) => {}
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {

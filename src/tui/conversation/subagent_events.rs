@@ -1,0 +1,84 @@
+//! A sub-agent's events in the parent's live cell: a progress line when it starts and ends,
+//! its calls as cards named after it (its approvals asked like the turn's own), gone from the
+//! cell when it ends (they are stored in its own session).
+
+use super::{Ask, Conversation, Ctx};
+use crate::runtime::agent::TurnEvent;
+use crate::sanitize;
+
+/// How the view names a sub-agent: `sub-agent 1a2b3c4d` (and its profile).
+fn label(session_id: &str, agent: Option<&str>) -> String {
+    let short: String = session_id.chars().take(8).collect();
+    match agent {
+        Some(a) => format!(
+            "sub-agent {} ({})",
+            sanitize::line(&short),
+            sanitize::line(a)
+        ),
+        None => format!("sub-agent {}", sanitize::line(&short)),
+    }
+}
+
+impl Conversation {
+    pub(super) fn subagent_event(
+        &mut self,
+        session_id: &str,
+        agent: Option<&str>,
+        event: TurnEvent,
+        ctx: &mut Ctx<'_>,
+    ) -> Vec<Ask> {
+        let who = label(session_id, agent);
+        match event {
+            TurnEvent::Started { .. } => {
+                if let Some(l) = self.turn.live_mut() {
+                    l.steps.push(format!("▸ {who} started"));
+                }
+                vec![Ask::RefreshDetail]
+            }
+            TurnEvent::Finished { reason, usage } => {
+                let line = format!(
+                    "■ {who} {} · {} tokens",
+                    reason.as_str(),
+                    usage.input_tokens + usage.output_tokens
+                );
+                if let Some(l) = self.turn.live_mut() {
+                    l.cards.retain(|c| {
+                        l.asking.iter().any(|a| a.is(c)) || c.step.as_deref() != Some(&who)
+                    });
+                    l.steps.push(line.clone());
+                }
+                ctx.say(line);
+                vec![Ask::RefreshDetail]
+            }
+            TurnEvent::ToolCall {
+                call,
+                kind,
+                summary,
+            } => self.in_child(
+                &who,
+                TurnEvent::ToolCall {
+                    call,
+                    kind,
+                    summary: format!("{who}: {summary}"),
+                },
+                ctx,
+            ),
+            e @ (TurnEvent::ToolResult { .. } | TurnEvent::ApprovalNeeded { .. }) => {
+                self.in_child(&who, e, ctx)
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Applies a child's call event with the child as the card's owner.
+    fn in_child(&mut self, who: &str, event: TurnEvent, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        if let Some(l) = self.turn.live_mut() {
+            l.current_step = Some(who.to_string());
+        }
+        let asks = self.on_turn(event, ctx);
+        if let Some(l) = self.turn.live_mut() {
+            l.current_step = None;
+        }
+        asks
+    }
+}
