@@ -143,6 +143,12 @@ pub(super) fn client_and_runtime(
     Ok((client, rt))
 }
 
+/// A client builder with the TLS settings every neocode HTTP client shares ([`tls_config`]):
+/// the MCP client's HTTP servers are reached through the same TLS stack as the providers.
+pub(crate) fn http_client_builder() -> Result<reqwest::ClientBuilder, rustls::Error> {
+    Ok(reqwest::Client::builder().tls_backend_preconfigured(tls_config()?))
+}
+
 static TLS: OnceLock<rustls::ClientConfig> = OnceLock::new();
 static VERIFIER: OnceLock<Arc<LazyVerifier>> = OnceLock::new();
 

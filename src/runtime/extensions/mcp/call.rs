@@ -107,7 +107,14 @@ pub(super) async fn call(
             let why = match live.take() {
                 Some(mut l) => {
                     let why = l
-                        .died(&format!("exited during a call to `{}`", tool.tool))
+                        .died(&match slot.cfg.remote {
+                            Some(_) => format!(
+                                "lost its connection during a call to `{}` ({})",
+                                tool.tool,
+                                super::remote::cause(&e)
+                            ),
+                            None => format!("exited during a call to `{}`", tool.tool),
+                        })
                         .await;
                     l.stop();
                     why
@@ -115,9 +122,14 @@ pub(super) async fn call(
                 None => format!("{e}"),
             };
             slot.set(|s| s.state = ServerState::Crashed(why.clone()));
+            let again = if slot.cfg.remote.is_some() {
+                "reconnected"
+            } else {
+                "started again"
+            };
             McpOutput::error(
                 format!(
-                    "MCP server `{}` crashed: {why}. It will be started again on its next use.",
+                    "MCP server `{}` crashed: {why}. It will be {again} on its next use.",
                     tool.server
                 ),
                 meta(false),
