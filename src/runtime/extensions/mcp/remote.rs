@@ -239,3 +239,86 @@ pub(super) fn cause(e: &dyn std::error::Error) -> String {
         None => last,
     }
 }
+
+/// Why the handshake with `remote` failed, in words a user can act on. rmcp gives the cause
+/// as flattened text: an HTTP status is read from it; a request that could not be sent is
+/// tried once more with a plain GET, whose error still has its cause (refused, unknown host,
+/// TLS).
+pub(super) async fn why_unreachable(remote: &Remote, error: &str) -> String {
+    if error.contains("Auth required") || error.contains("Insufficient scope") {
+        return "it answered HTTP 401/403 (unauthorized): check its bearer token and headers"
+            .to_string();
+    }
+    if let Some(code) = http_status(error) {
+        return match code {
+            404 | 405 => format!(
+                "it answered HTTP {code} to the streamable HTTP handshake (a server that speaks only the older SSE transport cannot be used: neocode's MCP client has none)"
+            ),
+            401 | 403 => format!(
+                "it answered HTTP {code} (unauthorized): check its bearer token and headers"
+            ),
+            _ => format!("it answered HTTP {code}"),
+        };
+    }
+    if error.contains("error sending request")
+        && let Ok(builder) = crate::runtime::provider::http_client_builder()
+        && let Ok(http) = builder
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(std::time::Duration::from_secs(5))
+            .build()
+        && let Err(e) = http.get(remote.url.as_str()).send().await
+    {
+        return cause(&e);
+    }
+    let error = error.split_once("] error: ").map_or(error, |(_, e)| e);
+    let error = error.split_once(", when send").map_or(error, |(e, _)| e);
+    error.lines().next().unwrap_or_default().to_string()
+}
+
+/// The status of rmcp's `HTTP 404 Not Found`-style text.
+fn http_status(error: &str) -> Option<u16> {
+    let at = error.find("HTTP ")?;
+    let digits: String = error[at + 5..].chars().take(3).collect();
+    digits.parse().ok().filter(|c| (100..600).contains(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_are_read_from_rmcp_text() {
+        assert_eq!(
+            http_status("unexpected server response: HTTP 404 Not Found: <html>"),
+            Some(404)
+        );
+        assert_eq!(http_status("HTTP abc"), None);
+        assert_eq!(http_status("no status"), None);
+    }
+
+    #[tokio::test]
+    async fn token_sources_never_repeat_what_a_command_printed() {
+        let cmd = |c: &str| BearerSource::Command(c.to_string());
+        assert_eq!(
+            token(Some(&cmd("printf 'tok 42'"))).await,
+            Err(TokenError::NoToken)
+        );
+        assert_eq!(
+            token(Some(&cmd("echo  t0k"))).await,
+            Ok(Some("t0k".to_string()))
+        );
+        assert_eq!(
+            token(Some(&cmd("false"))).await,
+            Err(TokenError::Failed(Some(1)))
+        );
+        assert_eq!(
+            token(Some(&cmd("'unclosed"))).await.map_err(|e| e.to_string().starts_with("bearer_token_command cannot be split")),
+            Err(true)
+        );
+        assert_eq!(
+            token(Some(&BearerSource::Env("NEOCODE_TEST_SURELY_UNSET_VAR".into()))).await,
+            Err(TokenError::Unset("NEOCODE_TEST_SURELY_UNSET_VAR".into()))
+        );
+        assert_eq!(token(None).await, Ok(None));
+    }
+}

@@ -240,13 +240,16 @@ async fn open_remote(cfg: &ServerConfig, remote: &Remote) -> Result<Opened, Star
     let url = remote.shown_url();
     let handshake = async {
         let transport = remote::transport(remote).await?;
-        let client = client_info()
-            .serve(transport)
-            .await
-            .map_err(|e| StartError::Unreachable {
-                url: url.clone(),
-                error: remote::cause(&e),
-            })?;
+        let client = match client_info().serve(transport).await {
+            Ok(c) => c,
+            Err(e) => {
+                let error = remote::why_unreachable(remote, &e.to_string()).await;
+                return Err(StartError::Unreachable {
+                    url: url.clone(),
+                    error,
+                });
+            }
+        };
         match client.list_all_tools().await {
             Ok(tools) => Ok((client, tools)),
             Err(e) => Err(StartError::List {
