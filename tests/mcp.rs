@@ -771,8 +771,7 @@ fn closed_port() -> u16 {
 /// The everything server's `dist/index.js`, installed by `scripts/mcp-servers.sh` when
 /// needed; `None` (said loudly) only when npm or its registry is not there.
 fn everything_entry() -> Option<String> {
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/mcp-servers.sh");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/mcp-servers.sh");
     let o = std::process::Command::new("bash")
         .arg(script)
         .output()
@@ -840,9 +839,18 @@ fn everything_over_http_in_a_turn_and_after_a_restart() {
     let (_, events) = turn(&agent, Target::New, "echo it", None);
     finished_ok(&events);
     let first = srv.requests()[0].json();
-    assert_eq!(tool_names(&first).iter().filter(|n| n.starts_with("mcp__")).count(), 1);
+    assert_eq!(
+        tool_names(&first)
+            .iter()
+            .filter(|n| n.starts_with("mcp__"))
+            .count(),
+        1
+    );
     let second = srv.requests()[1].json();
-    let text = tool_message(&second)["content"].as_str().unwrap().to_string();
+    let text = tool_message(&second)["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(text.contains("over http"), "{text}");
 
     // The connection drops (the server goes away): the next call reconnects once and fails,
@@ -953,8 +961,7 @@ impl Loopback {
                 } else if !head.starts_with("POST") {
                     reply("405 Method Not Allowed", "", "")
                 } else {
-                    let req: serde_json::Value =
-                        serde_json::from_slice(&body).unwrap_or_default();
+                    let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
                     let id = req["id"].clone();
                     let result = match req["method"].as_str().unwrap_or("") {
                         "initialize" => serde_json::json!({
@@ -1019,11 +1026,24 @@ fn bearer_tokens_reach_the_server_and_nothing_stored() {
         .filter(|m| m["role"] == "tool")
         .map(|m| m["content"].as_str().unwrap())
         .collect();
-    assert_eq!(msgs, ["you are the core team", "you are the core team"], "{second:#}");
-    assert!(stderr.contains("MCP server `wrong`") && stderr.contains("401"), "{stderr}");
+    assert_eq!(
+        msgs,
+        ["you are the core team", "you are the core team"],
+        "{second:#}"
+    );
+    assert!(
+        stderr.contains("MCP server `wrong`") && stderr.contains("401"),
+        "{stderr}"
+    );
     assert!(!stderr.contains(TOKEN), "{stderr}");
     let seen = lb.seen.lock().unwrap().clone();
-    assert!(seen.iter().filter(|a| **a == format!("Bearer {TOKEN}")).count() >= 6, "{seen:?}");
+    assert!(
+        seen.iter()
+            .filter(|a| **a == format!("Bearer {TOKEN}"))
+            .count()
+            >= 6,
+        "{seen:?}"
+    );
 
     // Neither the store, nor an export, nor `neocode mcp list` holds the token.
     let exported = env.cmd(None, &["export", "last"]).output().unwrap();
@@ -1035,7 +1055,12 @@ fn bearer_tokens_reach_the_server_and_nothing_stored() {
         .output()
         .unwrap();
     let listed = String::from_utf8_lossy(&list.stdout).to_string();
-    assert!(listed.contains(&format!("lb  ready  (loopback 1)\n  url: {url}  (streamable HTTP)")), "{listed}");
+    assert!(
+        listed.contains(&format!(
+            "lb  ready  (loopback 1)\n  url: {url}  (streamable HTTP)"
+        )),
+        "{listed}"
+    );
     assert!(listed.contains("wrong  failed"), "{listed}");
     let json = env
         .cmd(None, &["mcp", "list", "--json"])

@@ -253,7 +253,10 @@ fn one(name: &str, value: &toml::Value) -> ServerConfig {
             cfg,
             "give either `command` (a stdio server) or `url` (an HTTP server), not both".into(),
         ),
-        (None, None) => invalid(cfg, "missing `command` (a stdio server) or `url` (an HTTP server)".into()),
+        (None, None) => invalid(
+            cfg,
+            "missing `command` (a stdio server) or `url` (an HTTP server)".into(),
+        ),
         (Some(command), None) => match stdio_only(&raw) {
             Some(key) => invalid(cfg, format!("`{key}` applies only to `url` servers")),
             None => {
@@ -317,7 +320,9 @@ fn remote(url: String, raw: RawServer) -> Result<Remote, RemoteError> {
     }
     let parsed = reqwest::Url::parse(url.trim()).map_err(|e| RemoteError::Url(e.to_string()))?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-        return Err(RemoteError::Url("it must start with http:// or https://".into()));
+        return Err(RemoteError::Url(
+            "it must start with http:// or https://".into(),
+        ));
     }
     let headers = raw.headers.unwrap_or_default();
     for (name, value) in &headers {

@@ -93,7 +93,9 @@ pub(crate) enum TokenError {
     #[error("bearer_token_command failed with {}; run it yourself to see why", exit_how(*.0))]
     Failed(Option<i32>),
     /// The output is empty or more than one word.
-    #[error("bearer_token_command printed no token (its output must be the token alone, on one line)")]
+    #[error(
+        "bearer_token_command printed no token (its output must be the token alone, on one line)"
+    )]
     NoToken,
 }
 

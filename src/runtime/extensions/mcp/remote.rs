@@ -312,11 +312,16 @@ mod tests {
             Err(TokenError::Failed(Some(1)))
         );
         assert_eq!(
-            token(Some(&cmd("'unclosed"))).await.map_err(|e| e.to_string().starts_with("bearer_token_command cannot be split")),
+            token(Some(&cmd("'unclosed"))).await.map_err(|e| e
+                .to_string()
+                .starts_with("bearer_token_command cannot be split")),
             Err(true)
         );
         assert_eq!(
-            token(Some(&BearerSource::Env("NEOCODE_TEST_SURELY_UNSET_VAR".into()))).await,
+            token(Some(&BearerSource::Env(
+                "NEOCODE_TEST_SURELY_UNSET_VAR".into()
+            )))
+            .await,
             Err(TokenError::Unset("NEOCODE_TEST_SURELY_UNSET_VAR".into()))
         );
         assert_eq!(token(None).await, Ok(None));
