@@ -853,25 +853,35 @@ fn everything_over_http_in_a_turn_and_after_a_restart() {
         .to_string();
     assert!(text.contains("over http"), "{text}");
 
-    // The connection drops (the server goes away): the next call reconnects once and fails,
-    // named; when the server is back, the call after reconnects and works.
+    // The connection drops (the server goes away): the call fails, named; the next call
+    // reconnects once, which works when the server is back, and fails the call when not.
     let m = McpManager::new(vec![ServerConfig::http("ev", &url)], env.workdir.as_path()).unwrap();
     assert!(m.tools().iter().any(|t| t.name == "mcp__ev__echo"));
     assert_eq!(m.statuses()[0].transport, "streamable HTTP");
-    let (t, err) = text_of(&m, "mcp__ev__echo", r#"{"message":"one"}"#);
+    let echo = |msg: &str| text_of(&m, "mcp__ev__echo", &format!("{{\"message\":\"{msg}\"}}"));
+    let (t, err) = echo("one");
     assert!(!err && t.contains("one"), "{t}");
     drop(server);
-    let (t, err) = text_of(&m, "mcp__ev__echo", r#"{"message":"two"}"#);
+    let (t, err) = echo("two");
     assert!(err, "{t}");
-    assert!(t.contains("MCP server `ev`"), "{t}");
-    let _server = Everything::start(&entry, port);
-    let mut last = String::new();
-    let back = (0..2).any(|_| {
-        let (t, err) = text_of(&m, "mcp__ev__echo", r#"{"message":"three"}"#);
-        last = t;
-        !err && last.contains("three")
-    });
-    assert!(back, "not reconnected: {last}");
+    assert!(
+        t.starts_with("MCP server `ev` lost its connection during a call to `echo`")
+            && t.ends_with("It will be reconnected on its next use."),
+        "{t}"
+    );
+    let server = Everything::start(&entry, port);
+    let (t, err) = echo("three");
+    assert!(!err && t.contains("three"), "not reconnected: {t}");
+    drop(server);
+    let (t, err) = echo("four");
+    assert!(err, "{t}");
+    let (t, err) = echo("five");
+    assert!(err, "{t}");
+    assert_eq!(
+        t,
+        format!("MCP server `ev` could not be reconnected: cannot reach {url}: Connection refused")
+    );
+    assert_eq!(m.statuses()[0].restarts, 2);
 }
 
 fn a_down_url_is_named_once_and_the_turn_goes_on() {

@@ -122,18 +122,18 @@ pub(super) async fn call(
                 None => format!("{e}"),
             };
             slot.set(|s| s.state = ServerState::Crashed(why.clone()));
-            let again = if slot.cfg.remote.is_some() {
-                "reconnected"
-            } else {
-                "started again"
-            };
-            McpOutput::error(
+            let text = if slot.cfg.remote.is_some() {
                 format!(
-                    "MCP server `{}` crashed: {why}. It will be {again} on its next use.",
+                    "MCP server `{}` {why}. It will be reconnected on its next use.",
                     tool.server
-                ),
-                meta(false),
-            )
+                )
+            } else {
+                format!(
+                    "MCP server `{}` crashed: {why}. It will be started again on its next use.",
+                    tool.server
+                )
+            };
+            McpOutput::error(text, meta(false))
         }
     }
 }
