@@ -214,7 +214,9 @@ pub(crate) fn parse(text: &str) -> Result<Vec<ServerConfig>, ServersError> {
     Ok(out)
 }
 
-fn one(name: &str, value: &toml::Value) -> ServerConfig {
+/// One server from its table's value, checked as a `[mcp_servers.NAME]` table is (an editor's
+/// servers are built through it too).
+pub(crate) fn one(name: &str, value: &toml::Value) -> ServerConfig {
     let mut cfg = ServerConfig::stdio(name, "", &[]);
     let invalid = |mut c: ServerConfig, why: String| {
         c.invalid = Some(why);
