@@ -36,4 +36,3 @@ pub use request::{
 pub(crate) use responses::Responses;
 pub use settings::OpenAiSettings;
 pub use sse::{Completion, Folder, StreamEvent};
-pub(crate) use transport::http_client_builder;

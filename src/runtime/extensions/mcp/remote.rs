@@ -158,12 +158,17 @@ impl StreamableHttpClient for AuthedClient {
     }
 }
 
+/// A client builder with the TLS settings every neocode HTTP client shares (`runtime::net`).
+fn http_builder() -> Result<reqwest::ClientBuilder, rustls::Error> {
+    Ok(reqwest::Client::builder().tls_backend_preconfigured(crate::runtime::net::tls_config()?))
+}
+
 /// The transport to `remote`: the HTTP client, its headers and its token, read now.
 pub(super) async fn transport(
     remote: &Remote,
 ) -> Result<StreamableHttpClientTransport<AuthedClient>, StartError> {
     let token = token(remote.bearer.as_ref()).await?;
-    let http = crate::runtime::provider::http_client_builder()
+    let http = http_builder()
         .map_err(|e| StartError::Client(e.to_string()))?
         // A redirect would carry the session and the headers elsewhere: none is followed.
         .redirect(reqwest::redirect::Policy::none())
@@ -261,7 +266,7 @@ pub(super) async fn why_unreachable(remote: &Remote, error: &str) -> String {
         };
     }
     if error.contains("error sending request")
-        && let Ok(builder) = crate::runtime::provider::http_client_builder()
+        && let Ok(builder) = http_builder()
         && let Ok(http) = builder
             .redirect(reqwest::redirect::Policy::none())
             .timeout(std::time::Duration::from_secs(5))
