@@ -8,7 +8,9 @@
 //! error results, a crash and the restart on next use, a hung call timing out, a server that
 //! never answers its handshake, the child's minimal environment, `neocode mcp list`, and turns
 //! of the real agent against the scripted model server: tools offered, approval yes/no, image
-//! results stored as assets, a failed server reported.
+//! results stored as assets, a failed server reported. Over streamable HTTP: the everything
+//! server from npm (`scripts/mcp-servers.sh`) in a turn and across a restart, a down URL, and
+//! a small loopback server that checks the bearer token and a static header.
 // Tests, benchmarks and examples may unwrap: a failure there is the report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -758,6 +760,352 @@ fn everything_server_from_npm() {
     }
 }
 
+// ----- HTTP servers ------------------------------------------------------------------------------
+
+/// A port nothing listens on (bound, then closed).
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// The everything server's `dist/index.js`, installed by `scripts/mcp-servers.sh` when
+/// needed; `None` (said loudly) only when npm or its registry is not there.
+fn everything_entry() -> Option<String> {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/mcp-servers.sh");
+    let o = std::process::Command::new("bash")
+        .arg(script)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "scripts/mcp-servers.sh failed: {err}");
+    let entry = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    if entry.is_empty() {
+        println!("    SKIPPED (no everything server from npm): {err}");
+        return None;
+    }
+    Some(entry)
+}
+
+/// The everything server in its streamable HTTP mode on `port`, answering on `/mcp`.
+struct Everything {
+    child: std::process::Child,
+}
+
+impl Everything {
+    fn start(entry: &str, port: u16) -> Everything {
+        let child = std::process::Command::new("node")
+            .arg(entry)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "the everything server did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Everything { child }
+    }
+}
+
+impl Drop for Everything {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn everything_over_http_in_a_turn_and_after_a_restart() {
+    let Some(entry) = everything_entry() else {
+        return;
+    };
+    let port = closed_port();
+    let server = Everything::start(&entry, port);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (env, srv) = Env::new(
+        "sk-test",
+        &format!("[mcp_servers.ev]\nurl = \"{url}\"\nenabled_tools = [\"echo\"]\n"),
+    )
+    .with_server(vec![
+        Reply::tool_calls(&[("c1", "mcp__ev__echo", r#"{"message":"over http"}"#)]),
+        Reply::text("done"),
+    ]);
+    let agent = env.agent(&srv);
+    let (_, events) = turn(&agent, Target::New, "echo it", None);
+    finished_ok(&events);
+    let first = srv.requests()[0].json();
+    assert_eq!(
+        tool_names(&first)
+            .iter()
+            .filter(|n| n.starts_with("mcp__"))
+            .count(),
+        1
+    );
+    let second = srv.requests()[1].json();
+    let text = tool_message(&second)["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(text.contains("over http"), "{text}");
+
+    // The connection drops (the server goes away): the call fails, named; the next call
+    // reconnects once, which works when the server is back, and fails the call when not.
+    let m = McpManager::new(vec![ServerConfig::http("ev", &url)], env.workdir.as_path()).unwrap();
+    assert!(m.tools().iter().any(|t| t.name == "mcp__ev__echo"));
+    assert_eq!(m.statuses()[0].transport, "streamable HTTP");
+    let echo = |msg: &str| text_of(&m, "mcp__ev__echo", &format!("{{\"message\":\"{msg}\"}}"));
+    let (t, err) = echo("one");
+    assert!(!err && t.contains("one"), "{t}");
+    drop(server);
+    let (t, err) = echo("two");
+    assert!(err, "{t}");
+    assert!(
+        t.starts_with("MCP server `ev` lost its connection during a call to `echo`")
+            && t.ends_with("It will be reconnected on its next use."),
+        "{t}"
+    );
+    let server = Everything::start(&entry, port);
+    let (t, err) = echo("three");
+    assert!(!err && t.contains("three"), "not reconnected: {t}");
+    drop(server);
+    let (t, err) = echo("four");
+    assert!(err, "{t}");
+    let (t, err) = echo("five");
+    assert!(err, "{t}");
+    assert_eq!(
+        t,
+        format!("MCP server `ev` could not be reconnected: cannot reach {url}: Connection refused")
+    );
+    assert_eq!(m.statuses()[0].restarts, 2);
+}
+
+fn a_down_url_is_named_once_and_the_turn_goes_on() {
+    let port = closed_port();
+    let (env, srv) = Env::new(
+        "sk-test",
+        &format!("[mcp_servers.gone]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
+    )
+    .with_server(vec![Reply::text("hi"), Reply::text("again")]);
+    let agent = env.agent(&srv);
+    let (id, events) = turn(&agent, Target::New, "hello", None);
+    finished_ok(&events);
+    let warned: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::Warning { code, message } if code == "mcp_server_failed" => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].contains("`gone`")
+            && warned[0].contains(&format!("cannot reach http://127.0.0.1:{port}/mcp"))
+            && warned[0].to_lowercase().contains("refused"),
+        "{}",
+        warned[0]
+    );
+    let (_, events) = turn(&agent, Target::Resume(id), "again", None);
+    finished_ok(&events);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, TurnEvent::Warning { code, .. } if code == "mcp_server_failed")),
+        "a problem is told once per process"
+    );
+}
+
+/// A small streamable HTTP MCP server on 127.0.0.1 that answers only requests carrying
+/// `Authorization: Bearer <token>` and `X-Team: core` (JSON responses, one request per
+/// connection), with one tool, `whoami`. Every request's Authorization is recorded.
+struct Loopback {
+    port: u16,
+    seen: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Loopback {
+    fn start(token: &'static str) -> Loopback {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut rd = BufReader::new(stream.try_clone().unwrap());
+                let mut head = String::new();
+                let (mut len, mut auth, mut team) = (0usize, String::new(), false);
+                loop {
+                    let mut line = String::new();
+                    if rd.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(v) = lower.strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap_or(0);
+                    }
+                    if lower.starts_with("authorization:") {
+                        auth = line["authorization:".len()..].trim().to_string();
+                    }
+                    if lower.trim() == "x-team: core" {
+                        team = true;
+                    }
+                    head.push_str(&line);
+                }
+                let mut body = vec![0; len];
+                let _ = rd.read_exact(&mut body);
+                log.lock().unwrap().push(auth.clone());
+                let reply = |status: &str, extra: &str, body: &str| {
+                    format!(
+                        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}",
+                        body.len()
+                    )
+                };
+                let out = if auth != format!("Bearer {token}") || !team {
+                    reply("401 Unauthorized", "", "{}")
+                } else if !head.starts_with("POST") {
+                    reply("405 Method Not Allowed", "", "")
+                } else {
+                    let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                    let id = req["id"].clone();
+                    let result = match req["method"].as_str().unwrap_or("") {
+                        "initialize" => serde_json::json!({
+                            "protocolVersion": req["params"]["protocolVersion"],
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "loopback", "version": "1"}
+                        }),
+                        "tools/list" => serde_json::json!({"tools": [{
+                            "name": "whoami", "description": "Says who is calling",
+                            "inputSchema": {"type": "object"},
+                            "annotations": {"readOnlyHint": true}
+                        }]}),
+                        "tools/call" => serde_json::json!({
+                            "content": [{"type": "text", "text": "you are the core team"}]
+                        }),
+                        _ => serde_json::Value::Null,
+                    };
+                    if id.is_null() {
+                        reply("202 Accepted", "", "")
+                    } else {
+                        let msg = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
+                        reply("200 OK", "Mcp-Session-Id: s1\r\n", &msg.to_string())
+                    }
+                };
+                let _ = stream.write_all(out.as_bytes());
+            }
+        });
+        Loopback { port, seen }
+    }
+}
+
+fn bearer_tokens_reach_the_server_and_nothing_stored() {
+    // The command's config line spells it in two words: the token is in no file of ours.
+    const TOKEN: &str = "tok-bearer-5c9e21";
+    let lb = Loopback::start(TOKEN);
+    let url = format!("http://127.0.0.1:{}/mcp", lb.port);
+    let (env, srv) = Env::new(
+        "sk-test",
+        &format!(
+            "[mcp_servers.lb]\nurl = \"{url}\"\nheaders = {{ X-Team = \"core\" }}\nbearer_token_env = \"LB_TOKEN\"\n[mcp_servers.cmd]\nurl = \"{url}\"\nheaders = {{ X-Team = \"core\" }}\nbearer_token_command = \"printf '%s%s' tok-bearer- 5c9e21\"\n[mcp_servers.wrong]\nurl = \"{url}\"\nheaders = {{ X-Team = \"core\" }}\nbearer_token_command = \"echo not-the-token\"\n"
+        ),
+    )
+    .with_server(vec![
+        Reply::tool_calls(&[
+            ("c1", "mcp__lb__whoami", "{}"),
+            ("c2", "mcp__cmd__whoami", "{}"),
+        ]),
+        Reply::text("done"),
+    ]);
+    let o = env
+        .cmd(Some(&srv), &["run", "who am I"])
+        .env("LB_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{stderr}");
+    let second = srv.requests()[1].json();
+    let msgs: Vec<&str> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        msgs,
+        ["you are the core team", "you are the core team"],
+        "{second:#}"
+    );
+    assert!(
+        stderr.contains("MCP server `wrong`") && stderr.contains("401"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(TOKEN), "{stderr}");
+    let seen = lb.seen.lock().unwrap().clone();
+    assert!(
+        seen.iter()
+            .filter(|a| **a == format!("Bearer {TOKEN}"))
+            .count()
+            >= 6,
+        "{seen:?}"
+    );
+
+    // Neither the store, nor an export, nor `neocode mcp list` holds the token.
+    let exported = env.cmd(None, &["export", "last"]).output().unwrap();
+    assert!(exported.status.success());
+    assert!(!String::from_utf8_lossy(&exported.stdout).contains(TOKEN));
+    let list = env
+        .cmd(None, &["mcp", "list"])
+        .env("LB_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&list.stdout).to_string();
+    assert!(
+        listed.contains(&format!(
+            "lb  ready  (loopback 1)\n  url: {url}  (streamable HTTP)"
+        )),
+        "{listed}"
+    );
+    assert!(listed.contains("wrong  failed"), "{listed}");
+    let json = env
+        .cmd(None, &["mcp", "list", "--json"])
+        .env("LB_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    let json = String::from_utf8_lossy(&json.stdout).to_string();
+    assert!(json.contains("\"transport\":\"streamable HTTP\""), "{json}");
+    for text in [&listed, &json] {
+        assert!(!text.contains(TOKEN) && !text.contains("core\""), "{text}");
+    }
+    for entry in walk(&env.home) {
+        let bytes = std::fs::read(&entry).unwrap_or_default();
+        assert!(
+            !bytes.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes()),
+            "the token is in {}",
+            entry.display()
+        );
+    }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 // ----- runner --------------------------------------------------------------------------------
 
 #[expect(clippy::too_many_lines)]
@@ -826,6 +1174,18 @@ fn main() {
             agent_reports_a_failed_server_once_and_goes_on,
         ),
         ("everything_server_from_npm", everything_server_from_npm),
+        (
+            "everything_over_http_in_a_turn_and_after_a_restart",
+            everything_over_http_in_a_turn_and_after_a_restart,
+        ),
+        (
+            "a_down_url_is_named_once_and_the_turn_goes_on",
+            a_down_url_is_named_once_and_the_turn_goes_on,
+        ),
+        (
+            "bearer_tokens_reach_the_server_and_nothing_stored",
+            bearer_tokens_reach_the_server_and_nothing_stored,
+        ),
     ];
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--list") {

@@ -39,7 +39,7 @@ fn answer<T: agent_client_protocol::JsonRpcResponse>(
 fn initialize(req: &InitializeRequest) -> InitializeResponse {
     let caps = AgentCapabilities::new()
         .load_session(true)
-        .mcp_capabilities(McpCapabilities::new())
+        .mcp_capabilities(McpCapabilities::new().http(true))
         .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
         .session_capabilities(
             SessionCapabilities::new()

@@ -1,5 +1,6 @@
-//! `neocode mcp list`: every configured MCP server started (in parallel), then its state and
-//! tools, so a user can check a `[mcp_servers]` table without starting a session.
+//! `neocode mcp list`: every configured MCP server started or connected (in parallel), then its
+//! transport, state and tools, so a user can check a `[mcp_servers]` table without starting a
+//! session. Header values and bearer tokens are never printed.
 
 use serde::Serialize;
 
@@ -22,7 +23,9 @@ struct JsonTool<'a> {
 #[derive(Serialize)]
 struct JsonServer<'a> {
     name: &'a str,
+    /// The command line, or an HTTP server's URL.
     command: &'a str,
+    transport: &'static str,
     state: &'static str,
     reason: Option<&'a str>,
     server_info: Option<&'a str>,
@@ -42,6 +45,7 @@ pub(super) fn list(loc: &Location, json: bool) -> CmdResult {
         let rows = statuses.iter().map(|s| JsonServer {
             name: &s.name,
             command: &s.command,
+            transport: s.transport,
             state: s.state.label(),
             reason: s.state.reason(),
             server_info: s.server_info.as_deref(),
@@ -81,7 +85,16 @@ pub(super) fn list(loc: &Location, json: bool) -> CmdResult {
             line.push_str(&format!("  ({})", sanitize::line(i)));
         }
         out.line(&line)?;
-        out.line(&format!("  command: {}", sanitize::line(&s.command)))?;
+        let what = if s.transport == "stdio" {
+            "command"
+        } else {
+            "url"
+        };
+        out.line(&format!(
+            "  {what}: {}  ({})",
+            sanitize::line(&s.command),
+            s.transport
+        ))?;
         for t in &s.tools {
             let kind = if t.kind == ToolKind::Read {
                 "read-only"

@@ -9,7 +9,15 @@
 //! disabled_tools = ["dangerous"] # optional: never these
 //! startup_timeout_sec = 10
 //! tool_timeout_sec = 60
+//!
+//! [mcp_servers.remote]             # an HTTP server (streamable HTTP) instead of `command`
+//! url = "https://example.com/mcp"
+//! headers = { X-Team = "core" }    # sent with every request
+//! bearer_token_env = "REMOTE_TOKEN" # or bearer_token_command = "pass show remote-mcp"
 //! ```
+//!
+//! A table has either `command` (a stdio server) or `url` (an HTTP server), never both.
+//! A bearer token is read when the server is connected, never kept in the config.
 //!
 //! Only this part of the file is read here; the rest of the settings belong to the agent's
 //! configuration. One bad table makes that server unusable, not the others.
@@ -20,7 +28,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::mcp_error::{BadTimeout, ConfigFileError, ServersError};
+use super::mcp_error::{BadTimeout, ConfigFileError, RemoteError, ServersError};
 
 /// Seconds a server may take to start and list its tools.
 pub(crate) const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -52,6 +60,50 @@ pub struct ServerConfig {
     pub startup_timeout: Duration,
     /// Time one call may take.
     pub tool_timeout: Duration,
+    /// An HTTP server (`url = ...`): then `command`, `args`, `env` and `cwd` are unused.
+    pub remote: Option<Remote>,
+}
+
+/// Where an HTTP server is and how neocode authenticates to it.
+#[derive(Clone, PartialEq)]
+pub struct Remote {
+    /// `http://` or `https://` endpoint (streamable HTTP, usually ending in `/mcp`).
+    pub url: String,
+    /// Static headers sent with every request (`headers = { NAME = "value" }`).
+    pub headers: BTreeMap<String, String>,
+    /// Where the `Authorization: Bearer` token comes from, if anywhere.
+    pub bearer: Option<BearerSource>,
+}
+
+/// Header values may be secrets: they are never printed, only their names.
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("url", &self.url)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("bearer", &self.bearer)
+            .finish()
+    }
+}
+
+/// Where a bearer token is read from when the server is connected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BearerSource {
+    /// `bearer_token_env`: this variable of neocode's environment.
+    Env(String),
+    /// `bearer_token_command`: the standard output of this command, split into words and run
+    /// without a shell.
+    Command(String),
+}
+
+impl Remote {
+    /// The URL with any query string hidden (it may carry a key), for people.
+    pub fn shown_url(&self) -> String {
+        match self.url.split_once('?') {
+            Some((base, _)) => format!("{base}?…"),
+            None => self.url.clone(),
+        }
+    }
 }
 
 impl ServerConfig {
@@ -69,6 +121,27 @@ impl ServerConfig {
             disabled_tools: Vec::new(),
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            remote: None,
+        }
+    }
+
+    /// A valid HTTP server at `url` with default settings, no headers and no token.
+    pub fn http(name: &str, url: &str) -> ServerConfig {
+        let mut cfg = ServerConfig::stdio(name, "", &[]);
+        cfg.remote = Some(Remote {
+            url: url.to_string(),
+            headers: BTreeMap::new(),
+            bearer: None,
+        });
+        cfg
+    }
+
+    /// The transport, for people: `stdio` or `streamable HTTP`.
+    pub fn transport(&self) -> &'static str {
+        if self.remote.is_some() {
+            "streamable HTTP"
+        } else {
+            "stdio"
         }
     }
 
@@ -99,6 +172,9 @@ struct RawServer {
     startup_timeout_ms: Option<u64>,
     tool_timeout_sec: Option<f64>,
     url: Option<String>,
+    headers: Option<BTreeMap<String, String>>,
+    bearer_token_env: Option<String>,
+    bearer_token_command: Option<String>,
 }
 
 fn yes() -> bool {
@@ -138,7 +214,9 @@ pub(crate) fn parse(text: &str) -> Result<Vec<ServerConfig>, ServersError> {
     Ok(out)
 }
 
-fn one(name: &str, value: &toml::Value) -> ServerConfig {
+/// One server from its table's value, checked as a `[mcp_servers.NAME]` table is (an editor's
+/// servers are built through it too).
+pub(crate) fn one(name: &str, value: &toml::Value) -> ServerConfig {
     let mut cfg = ServerConfig::stdio(name, "", &[]);
     let invalid = |mut c: ServerConfig, why: String| {
         c.invalid = Some(why);
@@ -161,16 +239,48 @@ fn one(name: &str, value: &toml::Value) -> ServerConfig {
             return invalid(cfg, e.message().trim().to_string());
         }
     };
-    if raw.url.is_some() {
-        return invalid(
-            cfg,
-            "`url` (HTTP servers) is not supported; neocode starts stdio servers (`command`)"
-                .into(),
-        );
-    }
-    let Some(command) = raw.command.filter(|c| !c.trim().is_empty()) else {
-        return invalid(cfg, "missing `command`".into());
+    let timeouts = timeouts(&raw);
+    let (startup, tool) = match timeouts {
+        Ok(t) => t,
+        Err(e) => return invalid(cfg, e.to_string()),
     };
+    cfg.enabled = raw.enabled;
+    cfg.enabled_tools = raw.enabled_tools.clone();
+    cfg.disabled_tools = raw.disabled_tools.clone();
+    cfg.startup_timeout = startup.unwrap_or(DEFAULT_STARTUP_TIMEOUT);
+    cfg.tool_timeout = tool.unwrap_or(DEFAULT_TOOL_TIMEOUT);
+    let command = raw.command.clone().filter(|c| !c.trim().is_empty());
+    match (command, raw.url.clone()) {
+        (Some(_), Some(_)) => invalid(
+            cfg,
+            "give either `command` (a stdio server) or `url` (an HTTP server), not both".into(),
+        ),
+        (None, None) => invalid(
+            cfg,
+            "missing `command` (a stdio server) or `url` (an HTTP server)".into(),
+        ),
+        (Some(command), None) => match stdio_only(&raw) {
+            Some(key) => invalid(cfg, format!("`{key}` applies only to `url` servers")),
+            None => {
+                cfg.command = command;
+                cfg.args = raw.args;
+                cfg.env = raw.env;
+                cfg.cwd = raw.cwd;
+                cfg
+            }
+        },
+        (None, Some(url)) => match remote(url, raw) {
+            Ok(r) => {
+                cfg.remote = Some(r);
+                cfg
+            }
+            Err(why) => invalid(cfg, why.to_string()),
+        },
+    }
+}
+
+/// The startup and tool timeouts of a table (`None`: the default).
+fn timeouts(raw: &RawServer) -> Result<(Option<Duration>, Option<Duration>), BadTimeout> {
     let secs = |v: Option<f64>, key: &'static str| -> Result<Option<Duration>, BadTimeout> {
         match v {
             None => Ok(None),
@@ -180,24 +290,71 @@ fn one(name: &str, value: &toml::Value) -> ServerConfig {
             Some(value) => Err(BadTimeout { key, value }),
         }
     };
-    let startup = match secs(raw.startup_timeout_sec, "startup_timeout_sec") {
-        Ok(s) => s.or(raw.startup_timeout_ms.map(Duration::from_millis)),
-        Err(e) => return invalid(cfg, e.to_string()),
+    let startup = secs(raw.startup_timeout_sec, "startup_timeout_sec")?
+        .or(raw.startup_timeout_ms.map(Duration::from_millis));
+    let tool = secs(raw.tool_timeout_sec, "tool_timeout_sec")?;
+    Ok((startup, tool))
+}
+
+/// The first key of an HTTP server's table that a stdio server was given.
+fn stdio_only(raw: &RawServer) -> Option<&'static str> {
+    if raw.headers.is_some() {
+        Some("headers")
+    } else if raw.bearer_token_env.is_some() {
+        Some("bearer_token_env")
+    } else if raw.bearer_token_command.is_some() {
+        Some("bearer_token_command")
+    } else {
+        None
+    }
+}
+
+/// The HTTP part of a `url` table: a valid URL and headers, and at most one token source.
+fn remote(url: String, raw: RawServer) -> Result<Remote, RemoteError> {
+    if !raw.args.is_empty() {
+        return Err(RemoteError::StdioKey("args"));
+    }
+    if !raw.env.is_empty() {
+        return Err(RemoteError::StdioKey("env"));
+    }
+    if raw.cwd.is_some() {
+        return Err(RemoteError::StdioKey("cwd"));
+    }
+    let parsed = reqwest::Url::parse(url.trim()).map_err(|e| RemoteError::Url(e.to_string()))?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        return Err(RemoteError::Url(
+            "it must start with http:// or https://".into(),
+        ));
+    }
+    let headers = raw.headers.unwrap_or_default();
+    for (name, value) in &headers {
+        if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(RemoteError::HeaderName(name.clone()));
+        }
+        if reqwest::header::HeaderValue::from_str(value).is_err() {
+            return Err(RemoteError::HeaderValue(name.clone()));
+        }
+    }
+    let bearer = match (raw.bearer_token_env, raw.bearer_token_command) {
+        (Some(_), Some(_)) => return Err(RemoteError::TwoTokens),
+        (Some(v), None) if v.trim().is_empty() => return Err(RemoteError::EmptyTokenSource),
+        (None, Some(c)) if c.trim().is_empty() => return Err(RemoteError::EmptyTokenSource),
+        (Some(v), None) => Some(BearerSource::Env(v.trim().to_string())),
+        (None, Some(c)) => Some(BearerSource::Command(c)),
+        (None, None) => None,
     };
-    let tool = match secs(raw.tool_timeout_sec, "tool_timeout_sec") {
-        Ok(t) => t,
-        Err(e) => return invalid(cfg, e.to_string()),
-    };
-    cfg.command = command;
-    cfg.args = raw.args;
-    cfg.env = raw.env;
-    cfg.cwd = raw.cwd;
-    cfg.enabled = raw.enabled;
-    cfg.enabled_tools = raw.enabled_tools;
-    cfg.disabled_tools = raw.disabled_tools;
-    cfg.startup_timeout = startup.unwrap_or(DEFAULT_STARTUP_TIMEOUT);
-    cfg.tool_timeout = tool.unwrap_or(DEFAULT_TOOL_TIMEOUT);
-    cfg
+    if bearer.is_some()
+        && headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("authorization"))
+    {
+        return Err(RemoteError::TwoAuthorizations);
+    }
+    Ok(Remote {
+        url: url.trim().to_string(),
+        headers,
+        bearer,
+    })
 }
 
 #[cfg(test)]
@@ -252,7 +409,8 @@ command = "a"
 comand = "a"
 [mcp_servers.nocmd]
 args = []
-[mcp_servers.http]
+[mcp_servers.both]
+command = "a"
 url = "https://example.invalid/mcp"
 [mcp_servers.slow]
 command = "a"
@@ -264,10 +422,17 @@ tool_timeout_sec = -1
             .iter()
             .map(|c| (c.name.as_str(), c.invalid.as_deref()))
             .collect();
-        assert_eq!(why[0].0, "good");
-        assert_eq!(why[0].1, None);
-        assert!(why[1].1.unwrap().contains("not supported"), "{why:?}");
-        assert_eq!(why[2].1, Some("missing `command`"));
+        assert_eq!(why[0].0, "both");
+        assert_eq!(
+            why[0].1,
+            Some("give either `command` (a stdio server) or `url` (an HTTP server), not both")
+        );
+        assert_eq!(why[1].0, "good");
+        assert_eq!(why[1].1, None);
+        assert_eq!(
+            why[2].1,
+            Some("missing `command` (a stdio server) or `url` (an HTTP server)")
+        );
         assert!(why[3].1.unwrap().contains("between 0 and 86400"), "{why:?}");
         assert!(why[4].1.unwrap().contains("comand"), "{why:?}");
     }
@@ -278,5 +443,59 @@ tool_timeout_sec = -1
         assert!(!e.contains('\n'), "{e}");
         assert!(parse("model = \"m\"").unwrap().is_empty());
         assert!(parse("mcp_servers = 3").is_err());
+    }
+
+    #[test]
+    fn url_servers_take_headers_and_one_token_source() {
+        let cfg = parse(
+            r#"
+[mcp_servers.a]
+url = "http://127.0.0.1:9/mcp?key=s3cret"
+headers = { X-Team = "core" }
+bearer_token_env = "A_TOKEN"
+tool_timeout_sec = 5
+[mcp_servers.b]
+url = "https://example.invalid/mcp"
+bearer_token_command = "pass show b"
+[mcp_servers.c]
+url = "ftp://example.invalid/"
+[mcp_servers.d]
+url = "http://127.0.0.1/mcp"
+bearer_token_env = "X"
+bearer_token_command = "y"
+[mcp_servers.e]
+command = "x"
+headers = { A = "b" }
+[mcp_servers.f]
+url = "http://127.0.0.1/mcp"
+args = ["x"]
+[mcp_servers.g]
+url = "http://127.0.0.1/mcp"
+headers = { "bad name" = "v" }
+[mcp_servers.h]
+url = "http://127.0.0.1/mcp"
+headers = { Authorization = "Basic x" }
+bearer_token_env = "X"
+"#,
+        )
+        .unwrap();
+        let a = cfg[0].remote.as_ref().unwrap();
+        assert_eq!(cfg[0].invalid, None);
+        assert_eq!(cfg[0].transport(), "streamable HTTP");
+        assert_eq!(a.headers.get("X-Team").map(String::as_str), Some("core"));
+        assert_eq!(a.bearer, Some(BearerSource::Env("A_TOKEN".into())));
+        assert_eq!(a.shown_url(), "http://127.0.0.1:9/mcp?…");
+        assert!(!format!("{a:?}").contains("core"), "{a:?}");
+        assert_eq!(cfg[0].tool_timeout, Duration::from_secs(5));
+        let b = cfg[1].remote.as_ref().unwrap();
+        assert_eq!(b.bearer, Some(BearerSource::Command("pass show b".into())));
+        let why = |i: usize| cfg[i].invalid.clone().unwrap_or_default();
+        assert!(why(2).contains("http:// or https://"), "{}", why(2));
+        assert!(why(3).contains("not both"), "{}", why(3));
+        assert_eq!(why(4), "`headers` applies only to `url` servers");
+        assert!(why(5).contains("`args` applies only to `command` servers"));
+        assert!(why(6).contains("`bad name` is not a valid header name"));
+        assert!(why(7).contains("keep one"), "{}", why(7));
+        assert!(cfg[2..].iter().all(|c| c.remote.is_none()));
     }
 }

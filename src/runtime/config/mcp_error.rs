@@ -42,3 +42,29 @@ pub(crate) struct BadTimeout {
     pub(crate) key: &'static str,
     pub(crate) value: f64,
 }
+
+/// Why the HTTP part of a `url` server's table is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum RemoteError {
+    /// A key only a stdio server uses.
+    #[error("`{0}` applies only to `command` servers, not to `url` ones")]
+    StdioKey(&'static str),
+    /// Not an http(s) URL.
+    #[error("`url` is not a usable HTTP address: {0}")]
+    Url(String),
+    /// A header name that HTTP does not allow.
+    #[error("`headers`: `{0}` is not a valid header name")]
+    HeaderName(String),
+    /// A header value with characters HTTP does not allow (the value is not repeated).
+    #[error("`headers`: the value of `{0}` has characters a header cannot carry")]
+    HeaderValue(String),
+    /// Both token sources given.
+    #[error("give either `bearer_token_env` or `bearer_token_command`, not both")]
+    TwoTokens,
+    /// A token source that names nothing.
+    #[error("`bearer_token_env` / `bearer_token_command` must not be empty")]
+    EmptyTokenSource,
+    /// A bearer token and an `Authorization` header.
+    #[error("an `Authorization` header and a bearer token would both set Authorization; keep one")]
+    TwoAuthorizations,
+}

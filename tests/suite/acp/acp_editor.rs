@@ -40,7 +40,7 @@ fn the_editors_mcp_server_starts_for_the_session_and_the_model_calls_its_tool() 
     let mut acp = Acp::start(&env);
     let init = acp.initialize();
     let mcp = &init["result"]["agentCapabilities"]["mcpCapabilities"];
-    assert_eq!(mcp["http"], false, "{init}");
+    assert_eq!(mcp["http"], true, "{init}");
     assert_eq!(mcp["sse"], false, "{init}");
     let (_, r) = acp.call(
         "session/new",

@@ -107,7 +107,14 @@ pub(super) async fn call(
             let why = match live.take() {
                 Some(mut l) => {
                     let why = l
-                        .died(&format!("exited during a call to `{}`", tool.tool))
+                        .died(&match slot.cfg.remote {
+                            Some(_) => format!(
+                                "lost its connection during a call to `{}` ({})",
+                                tool.tool,
+                                super::remote::cause(&e)
+                            ),
+                            None => format!("exited during a call to `{}`", tool.tool),
+                        })
                         .await;
                     l.stop();
                     why
@@ -115,13 +122,18 @@ pub(super) async fn call(
                 None => format!("{e}"),
             };
             slot.set(|s| s.state = ServerState::Crashed(why.clone()));
-            McpOutput::error(
+            let text = if slot.cfg.remote.is_some() {
+                format!(
+                    "MCP server `{}` {why}. It will be reconnected on its next use.",
+                    tool.server
+                )
+            } else {
                 format!(
                     "MCP server `{}` crashed: {why}. It will be started again on its next use.",
                     tool.server
-                ),
-                meta(false),
-            )
+                )
+            };
+            McpOutput::error(text, meta(false))
         }
     }
 }

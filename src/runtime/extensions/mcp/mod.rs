@@ -1,8 +1,9 @@
-//! MCP servers over stdio, through the official Rust SDK (`rmcp`). Servers start lazily (the
+//! MCP servers over stdio and streamable HTTP (`remote.rs`), through the official Rust SDK
+//! (`rmcp`). Servers start lazily (the
 //! first time their tools are wanted) and in parallel; their tools are offered to the model as
 //! `mcp__<server>__<tool>`; a call has a time limit, honours the turn's cancel flag, and comes
-//! back as text, images and an error flag. A server that dies is reported and started again on
-//! its next use. The child's environment is a minimal base plus the configured `env`: no
+//! back as text, images and an error flag. A server that dies (an HTTP server whose connection
+//! is lost) is reported and started again (reconnected) once on its next use. The child's environment is a minimal base plus the configured `env`: no
 //! provider key or other secret of neocode's environment reaches it.
 //!
 //! tokio stays inside: the manager owns a small runtime, and its methods are blocking calls
@@ -11,6 +12,7 @@
 mod call;
 mod error;
 mod name;
+mod remote;
 mod server;
 mod status;
 
@@ -64,10 +66,13 @@ impl McpManager {
                     (None, false) => ServerState::Disabled,
                     (None, true) => ServerState::NotStarted,
                 };
-                let command = std::iter::once(cfg.command.as_str())
-                    .chain(cfg.args.iter().map(String::as_str))
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                let command = match &cfg.remote {
+                    Some(r) => r.shown_url(),
+                    None => std::iter::once(cfg.command.as_str())
+                        .chain(cfg.args.iter().map(String::as_str))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                };
                 Arc::new(Slot {
                     cwd: cfg
                         .cwd
@@ -76,6 +81,7 @@ impl McpManager {
                     status: Mutex::new(ServerStatus {
                         name: cfg.name.clone(),
                         command,
+                        transport: cfg.transport(),
                         state,
                         tools: Vec::new(),
                         server_info: None,

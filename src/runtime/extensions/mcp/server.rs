@@ -14,10 +14,11 @@ use rmcp::{Peer, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-use super::error::ConnectError;
+use super::error::{ConnectError, StartError};
 use super::name::tool_name;
+use super::remote;
 use super::status::{McpTool, ServerState, ServerStatus};
-use crate::runtime::config::mcp::ServerConfig;
+use crate::runtime::config::mcp::{Remote, ServerConfig};
 use crate::runtime::tools::ToolKind;
 
 /// Variables a server inherits from neocode's environment; everything else must be named in
@@ -81,6 +82,15 @@ impl Slot {
             .clone()
     }
 
+    /// How the server went away: a process exits, an HTTP server's connection is lost.
+    pub(super) fn gone(&self) -> &'static str {
+        if self.cfg.remote.is_some() {
+            "lost its connection"
+        } else {
+            "exited"
+        }
+    }
+
     pub(super) fn set(&self, f: impl FnOnce(&mut ServerStatus)) {
         f(&mut self.status.lock().unwrap_or_else(|p| p.into_inner()));
     }
@@ -102,9 +112,40 @@ fn tail(stderr: &Mutex<VecDeque<String>>) -> String {
     }
 }
 
-/// Starts a server and lists its tools; records the outcome in the slot's status.
-#[expect(clippy::too_many_lines)]
+/// A server whose handshake and tool listing succeeded, before its tools are named.
+struct Opened {
+    client: Client,
+    tools: Vec<rmcp::model::Tool>,
+    pid: Option<u32>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr_task: Option<tokio::task::JoinHandle<()>>,
+}
+
+fn client_info() -> InitializeRequestParams {
+    InitializeRequestParams::new(
+        ClientCapabilities::default(),
+        Implementation::new("neocode", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+/// Starts (or connects to) a server and lists its tools; records the outcome in the slot's
+/// status.
 pub(super) async fn start(slot: &Slot) -> Option<Live> {
+    let opened = match &slot.cfg.remote {
+        Some(remote) => open_remote(&slot.cfg, remote).await,
+        None => open_stdio(slot).await,
+    };
+    match opened {
+        Ok(o) => Some(ready(slot, o)),
+        Err(why) => {
+            slot.set(|s| s.state = ServerState::Failed(why.to_string()));
+            None
+        }
+    }
+}
+
+/// Starts a stdio server: its environment, process group, handshake and tool listing.
+async fn open_stdio(slot: &Slot) -> Result<Opened, StartError> {
     let cfg = &slot.cfg;
     let mut cmd = tokio::process::Command::new(&cfg.command);
     cmd.args(&cfg.args).env_clear().current_dir(&slot.cwd);
@@ -125,23 +166,16 @@ pub(super) async fn start(slot: &Slot) -> Option<Live> {
             Ok(())
         });
     }
-    let fail = |why: String| {
-        slot.set(|s| s.state = ServerState::Failed(why));
-        None
-    };
     if !slot.cwd.is_dir() {
-        return fail(format!(
-            "its working folder {} does not exist (cwd)",
-            slot.cwd.display()
-        ));
+        return Err(StartError::NoCwd(slot.cwd.display().to_string()));
     }
-    let (proc, stderr) = match TokioChildProcess::builder(cmd)
+    let (proc, stderr) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::piped())
         .spawn()
-    {
-        Ok(p) => p,
-        Err(e) => return fail(format!("cannot start `{}`: {e}", cfg.command)),
-    };
+        .map_err(|e| StartError::Spawn {
+            command: cfg.command.clone(),
+            error: e.to_string(),
+        })?;
     let pid = proc.id();
     let lines: Arc<Mutex<VecDeque<String>>> = Arc::default();
     let stderr_task = stderr.map(|err| {
@@ -157,29 +191,27 @@ pub(super) async fn start(slot: &Slot) -> Option<Live> {
             }
         })
     });
-    let info = InitializeRequestParams::new(
-        ClientCapabilities::default(),
-        Implementation::new("neocode", env!("CARGO_PKG_VERSION")),
-    );
     let handshake = async {
-        let client = info.serve(proc).await.map_err(|e| e.to_string())?;
+        let client = client_info().serve(proc).await.map_err(|e| e.to_string())?;
         let tools = client.list_all_tools().await.map_err(|e| e.to_string());
-        Ok::<_, String>((client, tools))
+        Ok((client, tools))
     };
     let (client, tools) = match tokio::time::timeout(cfg.startup_timeout, handshake).await {
         Err(_) => {
             kill_group(pid);
-            return fail(format!(
-                "did not answer within {} s (startup_timeout_sec){}",
-                secs(cfg.startup_timeout),
-                tail(&lines)
-            ));
+            return Err(StartError::Timeout {
+                secs: secs(cfg.startup_timeout),
+                tail: tail(&lines),
+            });
         }
-        Ok(Err(e)) => {
+        Ok(Err(error)) => {
             kill_group(pid);
-            return fail(format!("handshake failed: {e}{}", tail(&lines)));
+            return Err(StartError::Handshake {
+                error,
+                tail: tail(&lines),
+            });
         }
-        Ok(Ok((client, Err(e)))) => {
+        Ok(Ok((client, Err(error)))) => {
             let live = Live {
                 client,
                 pid,
@@ -187,10 +219,73 @@ pub(super) async fn start(slot: &Slot) -> Option<Live> {
                 stderr_task: None,
             };
             live.stop();
-            return fail(format!("listing its tools failed: {e}{}", tail(&lines)));
+            return Err(StartError::List {
+                error,
+                tail: tail(&lines),
+            });
         }
         Ok(Ok((client, Ok(tools)))) => (client, tools),
     };
+    Ok(Opened {
+        client,
+        tools,
+        pid,
+        stderr: lines,
+        stderr_task,
+    })
+}
+
+/// Connects to an HTTP server: its token, the streamable HTTP handshake, the tool listing.
+async fn open_remote(cfg: &ServerConfig, remote: &Remote) -> Result<Opened, StartError> {
+    let url = remote.shown_url();
+    let handshake = async {
+        let transport = remote::transport(remote).await?;
+        let client = match client_info().serve(transport).await {
+            Ok(c) => c,
+            Err(e) => {
+                let error = remote::why_unreachable(remote, &e.to_string()).await;
+                return Err(StartError::Unreachable {
+                    url: url.clone(),
+                    error,
+                });
+            }
+        };
+        match client.list_all_tools().await {
+            Ok(tools) => Ok((client, tools)),
+            Err(e) => Err(StartError::List {
+                error: remote::cause(&e),
+                tail: String::new(),
+            }),
+        }
+    };
+    let (client, tools) = match tokio::time::timeout(cfg.startup_timeout, handshake).await {
+        Err(_) => {
+            return Err(StartError::Timeout {
+                secs: secs(cfg.startup_timeout),
+                tail: String::new(),
+            });
+        }
+        Ok(r) => r?,
+    };
+    Ok(Opened {
+        client,
+        tools,
+        pid: None,
+        stderr: Arc::default(),
+        stderr_task: None,
+    })
+}
+
+/// Names the tools of a server that answered and records it ready.
+fn ready(slot: &Slot, opened: Opened) -> Live {
+    let cfg = &slot.cfg;
+    let Opened {
+        client,
+        tools,
+        pid,
+        stderr,
+        stderr_task,
+    } = opened;
     let peer = client.peer().peer_info();
     let mut taken: Vec<String> = Vec::new();
     let tools: Vec<McpTool> = tools
@@ -236,12 +331,12 @@ pub(super) async fn start(slot: &Slot) -> Option<Live> {
             .map(|i| format!("{} {}", i.name, i.version));
         s.instructions = peer.as_ref().and_then(|p| p.instructions.clone());
     });
-    Some(Live {
+    Live {
         client,
         pid,
-        stderr: lines,
+        stderr,
         stderr_task,
-    })
+    }
 }
 
 fn kill_group(pid: Option<u32>) {
@@ -269,7 +364,7 @@ pub(super) async fn connect(slot: &Slot) -> Result<Peer<RoleClient>, ConnectErro
     if live.as_ref().is_some_and(Live::is_closed)
         && let Some(mut l) = live.take()
     {
-        let why = l.died("exited").await;
+        let why = l.died(slot.gone()).await;
         l.stop();
         slot.set(|s| s.state = ServerState::Crashed(why));
     }
@@ -295,14 +390,19 @@ pub(super) async fn connect(slot: &Slot) -> Result<Peer<RoleClient>, ConnectErro
     }
     match live.as_ref() {
         Some(l) => Ok(l.client.peer().clone()),
-        None => Err(ConnectError::NotRestarted {
-            server: slot.cfg.name.clone(),
-            why: slot
+        None => {
+            let server = slot.cfg.name.clone();
+            let why = slot
                 .status()
                 .state
                 .reason()
                 .unwrap_or("unknown reason")
-                .to_string(),
-        }),
+                .to_string();
+            Err(if slot.cfg.remote.is_some() {
+                ConnectError::NotReconnected { server, why }
+            } else {
+                ConnectError::NotRestarted { server, why }
+            })
+        }
     }
 }

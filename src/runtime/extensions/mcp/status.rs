@@ -79,8 +79,10 @@ impl ServerState {
 pub struct ServerStatus {
     /// The config table's name.
     pub name: String,
-    /// The command line, for people.
+    /// The command line, or an HTTP server's URL (its query hidden), for people.
     pub command: String,
+    /// `stdio` or `streamable HTTP`.
+    pub transport: &'static str,
     /// Current state.
     pub state: ServerState,
     /// Tools offered (the last list known, also while crashed).

@@ -1,0 +1,334 @@
+//! HTTP servers (`url = ...`): the streamable HTTP transport of `rmcp`, on a reqwest client
+//! with the providers' TLS settings (one HTTP and TLS stack in the binary). Every request
+//! carries the table's static headers and the `Authorization` an [`AuthProvider`] gives for
+//! it; the tokens of today's sources are read when the server is connected (and again on a
+//! reconnect) and kept in memory only. rmcp 3 has no client for the older SSE transport, so
+//! a server that speaks only that is reported as unreachable, with the status it answered.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures_util::stream::BoxStream;
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
+use sse_stream::Sse;
+
+use super::error::{StartError, TokenError};
+use crate::runtime::config::mcp::{BearerSource, Remote};
+
+/// Yields the bearer token of each request (without `Bearer `). The static sources of today
+/// answer with what they read at connection time; an OAuth provider refreshes here.
+pub(crate) trait AuthProvider: Send + Sync {
+    /// The token for the next request, if the server gets one.
+    fn bearer(&self) -> Option<String>;
+}
+
+/// A token read once per connection (`bearer_token_env`, `bearer_token_command`), or none.
+struct StaticToken(Option<String>);
+
+impl AuthProvider for StaticToken {
+    fn bearer(&self) -> Option<String> {
+        self.0.clone()
+    }
+}
+
+/// reqwest's streamable HTTP client with the `Authorization` of each request asked of `auth`
+/// (whatever rmcp's config would have sent is replaced).
+#[derive(Clone)]
+pub(super) struct AuthedClient {
+    http: reqwest::Client,
+    auth: Arc<dyn AuthProvider>,
+}
+
+impl StreamableHttpClient for AuthedClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        let auth = self.auth.bearer();
+        self.http
+            .post_message(uri, message, session_id, auth, custom_headers)
+            .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        let auth = self.auth.bearer();
+        self.http
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        let auth = self.auth.bearer();
+        self.http
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth,
+                custom_headers,
+                limits,
+            )
+            .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<reqwest::Error>> {
+        let auth = self.auth.bearer();
+        self.http
+            .delete_session(uri, session_id, auth, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<reqwest::Error>>
+    {
+        let auth = self.auth.bearer();
+        self.http
+            .get_stream(uri, session_id, last_event_id, auth, custom_headers)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<reqwest::Error>>
+    {
+        let auth = self.auth.bearer();
+        self.http
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
+
+/// A client builder with the TLS settings every neocode HTTP client shares (`runtime::net`).
+fn http_builder() -> Result<reqwest::ClientBuilder, rustls::Error> {
+    Ok(reqwest::Client::builder().tls_backend_preconfigured(crate::runtime::net::tls_config()?))
+}
+
+/// The transport to `remote`: the HTTP client, its headers and its token, read now.
+pub(super) async fn transport(
+    remote: &Remote,
+) -> Result<StreamableHttpClientTransport<AuthedClient>, StartError> {
+    let token = token(remote.bearer.as_ref()).await?;
+    let http = http_builder()
+        .map_err(|e| StartError::Client(e.to_string()))?
+        // A redirect would carry the session and the headers elsewhere: none is followed.
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| StartError::Client(cause(&e)))?;
+    let mut headers = HashMap::new();
+    for (name, value) in &remote.headers {
+        // The config checked both when it was read.
+        if let (Ok(n), Ok(v)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            headers.insert(n, v);
+        }
+    }
+    let config = StreamableHttpClientTransportConfig::with_uri(remote.url.as_str())
+        .custom_headers(headers)
+        .reinit_on_expired_session(true);
+    let client = AuthedClient {
+        http,
+        auth: Arc::new(StaticToken(token)),
+    };
+    Ok(StreamableHttpClientTransport::with_client(client, config))
+}
+
+/// The token `source` gives now: a variable's value, or a command's standard output (the
+/// command split into words and run without a shell; what it printed is never repeated).
+pub(super) async fn token(source: Option<&BearerSource>) -> Result<Option<String>, TokenError> {
+    match source {
+        None => Ok(None),
+        Some(BearerSource::Env(var)) => std::env::var(var)
+            .ok()
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .map(Some)
+            .ok_or_else(|| TokenError::Unset(var.clone())),
+        Some(BearerSource::Command(cmd)) => {
+            let words = shell_words::split(cmd).map_err(|e| TokenError::Words(e.to_string()))?;
+            let Some((program, args)) = words.split_first() else {
+                return Err(TokenError::Words("it is empty".to_string()));
+            };
+            let out = tokio::process::Command::new(program)
+                .args(args)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .kill_on_drop(true)
+                .output()
+                .await
+                .map_err(|e| TokenError::Start(crate::session::io_error(&e)))?;
+            if !out.status.success() {
+                return Err(TokenError::Failed(out.status.code()));
+            }
+            let token = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            if token.is_empty() || token.contains(char::is_whitespace) {
+                return Err(TokenError::NoToken);
+            }
+            Ok(Some(token))
+        }
+    }
+}
+
+/// The innermost cause of an error, without the `(os error N)` the user cannot act on.
+pub(super) fn cause(e: &dyn std::error::Error) -> String {
+    let mut last = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        last = s.to_string();
+        cur = s.source();
+    }
+    match last.find(" (os error") {
+        Some(i) => last[..i].to_string(),
+        None => last,
+    }
+}
+
+/// Why the handshake with `remote` failed, in words a user can act on. rmcp gives the cause
+/// as flattened text: an HTTP status is read from it; a request that could not be sent is
+/// tried once more with a plain GET, whose error still has its cause (refused, unknown host,
+/// TLS).
+pub(super) async fn why_unreachable(remote: &Remote, error: &str) -> String {
+    if error.contains("Auth required") || error.contains("Insufficient scope") {
+        return "it answered HTTP 401/403 (unauthorized): check its bearer token and headers"
+            .to_string();
+    }
+    if let Some(code) = http_status(error) {
+        return match code {
+            404 | 405 => format!(
+                "it answered HTTP {code} to the streamable HTTP handshake (a server that speaks only the older SSE transport cannot be used: neocode's MCP client has none)"
+            ),
+            401 | 403 => format!(
+                "it answered HTTP {code} (unauthorized): check its bearer token and headers"
+            ),
+            _ => format!("it answered HTTP {code}"),
+        };
+    }
+    if error.contains("error sending request")
+        && let Ok(builder) = http_builder()
+        && let Ok(http) = builder
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(std::time::Duration::from_secs(5))
+            .build()
+        && let Err(e) = http.get(remote.url.as_str()).send().await
+    {
+        return cause(&e);
+    }
+    let error = error.split_once("] error: ").map_or(error, |(_, e)| e);
+    let error = error.split_once(", when send").map_or(error, |(e, _)| e);
+    error.lines().next().unwrap_or_default().to_string()
+}
+
+/// The status of rmcp's `HTTP 404 Not Found`-style text.
+fn http_status(error: &str) -> Option<u16> {
+    let at = error.find("HTTP ")?;
+    let digits: String = error[at + 5..].chars().take(3).collect();
+    digits.parse().ok().filter(|c| (100..600).contains(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_are_read_from_rmcp_text() {
+        assert_eq!(
+            http_status("unexpected server response: HTTP 404 Not Found: <html>"),
+            Some(404)
+        );
+        assert_eq!(http_status("HTTP abc"), None);
+        assert_eq!(http_status("no status"), None);
+    }
+
+    #[tokio::test]
+    async fn token_sources_never_repeat_what_a_command_printed() {
+        let cmd = |c: &str| BearerSource::Command(c.to_string());
+        assert_eq!(
+            token(Some(&cmd("printf 'tok 42'"))).await,
+            Err(TokenError::NoToken)
+        );
+        assert_eq!(
+            token(Some(&cmd("echo  t0k"))).await,
+            Ok(Some("t0k".to_string()))
+        );
+        assert_eq!(
+            token(Some(&cmd("false"))).await,
+            Err(TokenError::Failed(Some(1)))
+        );
+        assert_eq!(
+            token(Some(&cmd("'unclosed"))).await.map_err(|e| e
+                .to_string()
+                .starts_with("bearer_token_command cannot be split")),
+            Err(true)
+        );
+        assert_eq!(
+            token(Some(&BearerSource::Env(
+                "NEOCODE_TEST_SURELY_UNSET_VAR".into()
+            )))
+            .await,
+            Err(TokenError::Unset("NEOCODE_TEST_SURELY_UNSET_VAR".into()))
+        );
+        assert_eq!(token(None).await, Ok(None));
+    }
+}
