@@ -96,4 +96,5 @@ pub(super) struct FileTools {
 #[serde(deny_unknown_fields)]
 pub(super) struct FileAgents {
     pub(super) max_parallel: Option<usize>,
+    pub(super) keep_worktrees: Option<bool>,
 }

@@ -159,6 +159,9 @@ pub struct Settings {
     pub output_cap: usize,
     /// `task` calls of one model reply run at once (`[agents] max_parallel`, default 3).
     pub agents_max_parallel: usize,
+    /// A `worktree: true` sub-agent's worktree stays after it completed (`[agents]
+    /// keep_worktrees`, default false; a failed or cancelled one's always stays).
+    pub agents_keep_worktrees: bool,
     /// MCP servers (`[mcp_servers.NAME]`); a bad table is kept, marked invalid.
     pub mcp_servers: Vec<mcp::ServerConfig>,
     /// Language servers (`[lsp]`): the table and the diagnostics wait.

@@ -29,6 +29,7 @@ mod run_command;
 pub mod sandbox;
 mod spec;
 pub(crate) mod verification;
+pub(crate) mod worktree;
 mod watch;
 mod write_file;
 

@@ -13,6 +13,7 @@ mod project_context;
 mod rules_attacks;
 mod rules_hooks_run;
 mod subagents;
+mod subagent_worktrees;
 mod wire_apis;
 mod wire_chat;
 mod workspace_trust;

@@ -22,6 +22,8 @@ pub(crate) struct Child {
     pub(in crate::runtime::agent) finished: Option<FinishReason>,
     /// Calls of the child waiting for an approval relayed to the parent's front end.
     pub(in crate::runtime::agent) waiting: Vec<String>,
+    /// The git worktree it works in (`worktree: true`).
+    pub(in crate::runtime::agent) worktree: Option<crate::runtime::tools::worktree::Worktree>,
 }
 
 impl Child {
