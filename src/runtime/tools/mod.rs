@@ -29,8 +29,8 @@ mod run_command;
 pub mod sandbox;
 mod spec;
 pub(crate) mod verification;
-pub(crate) mod worktree;
 mod watch;
+pub(crate) mod worktree;
 mod write_file;
 
 pub use crate::runtime::cancel::CancelFlag;

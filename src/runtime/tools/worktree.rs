@@ -58,7 +58,9 @@ impl From<SnapshotError> for WorktreeError {
 }
 
 /// Makes a worktree of the repository whose work tree is `repo`, at `under/<name>` on a new
-/// branch `branch` from `HEAD` (what is not committed in `repo` is not in it).
+/// branch `branch` from `HEAD` (what is not committed in `repo` is not in it). `under` gets
+/// a `.gitignore` of `*` (when it has none), so a folder inside the repository stays out of
+/// its status.
 pub(crate) fn create(
     repo: &Path,
     under: &Path,
@@ -68,10 +70,16 @@ pub(crate) fn create(
     if std::fs::symlink_metadata(repo.join(".git")).is_err() {
         return Err(WorktreeError::NotARepo(repo.to_path_buf()));
     }
-    std::fs::create_dir_all(under).map_err(|source| WorktreeError::Folder {
+    let folder = |source| WorktreeError::Folder {
         path: under.to_path_buf(),
         source,
-    })?;
+    };
+    std::fs::create_dir_all(under).map_err(folder)?;
+    // The folder ignores itself: the repository's `git status` and the walks never list it.
+    let ignore = under.join(".gitignore");
+    if !ignore.exists() {
+        std::fs::write(&ignore, "*\n").map_err(folder)?;
+    }
     let no_filters = filters_off(repo)?;
     let path = under.join(name);
     let mut c = git(repo, &no_filters)?;
@@ -111,7 +119,12 @@ impl Worktree {
         }
         let mut commit = git(&self.path, &self.no_filters)?;
         commit
-            .args(["-c", "user.name=neocode", "-c", "user.email=neocode@localhost"])
+            .args([
+                "-c",
+                "user.name=neocode",
+                "-c",
+                "user.email=neocode@localhost",
+            ])
             .args(["-c", "commit.gpgSign=false"])
             .args(["commit", "--quiet", "--no-verify", "-m", message]);
         checked(commit, "commit")?;
@@ -207,17 +220,26 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let repo = t.path().join("repo");
         std::fs::create_dir(&repo).unwrap();
-        sh(&repo, "git init -q && echo a > a.txt && git add a.txt && git commit -qm one");
+        sh(
+            &repo,
+            "git init -q && echo a > a.txt && git add a.txt && git commit -qm one",
+        );
         let wt = create(&repo, &t.path().join("wts"), "x1", "neocode/task-x1").unwrap();
         assert!(wt.path.join("a.txt").is_file());
         assert_eq!(wt.commit("nothing").unwrap(), None);
         std::fs::write(wt.path.join("b.txt"), "new\n").unwrap();
         let diff = wt.commit("b").unwrap().unwrap();
-        assert!(diff.contains("+++ b/b.txt") && diff.contains("+new"), "{diff}");
+        assert!(
+            diff.contains("+++ b/b.txt") && diff.contains("+new"),
+            "{diff}"
+        );
         wt.remove().unwrap();
         assert!(!wt.path.exists());
         assert!(!repo.join("b.txt").exists());
-        sh(&repo, "git rev-parse --verify -q neocode/task-x1 >/dev/null");
+        sh(
+            &repo,
+            "git rev-parse --verify -q neocode/task-x1 >/dev/null",
+        );
     }
 
     /// The cost of making a worktree (a repository of 200 small files): the median of 10.
@@ -227,21 +249,33 @@ mod tests {
         let repo = t.path().join("repo");
         std::fs::create_dir_all(repo.join("src")).unwrap();
         for i in 0..200 {
-            std::fs::write(repo.join(format!("src/f{i}.rs")), format!("fn f{i}() {{}}\n")).unwrap();
+            std::fs::write(
+                repo.join(format!("src/f{i}.rs")),
+                format!("fn f{i}() {{}}\n"),
+            )
+            .unwrap();
         }
         sh(&repo, "git init -q && git add -A && git commit -qm one");
         let mut ms: Vec<f64> = (0..10)
             .map(|i| {
                 let start = std::time::Instant::now();
-                let wt = create(&repo, &t.path().join("wts"), &format!("m{i}"), &format!("m{i}"))
-                    .unwrap();
+                let wt = create(
+                    &repo,
+                    &t.path().join("wts"),
+                    &format!("m{i}"),
+                    &format!("m{i}"),
+                )
+                .unwrap();
                 let took = start.elapsed().as_secs_f64() * 1000.0;
                 assert!(wt.path.join("src/f199.rs").is_file());
                 took
             })
             .collect();
         ms.sort_by(f64::total_cmp);
-        println!("worktree creation: median {:.1} ms of 10 (200 files)", ms[5]);
+        println!(
+            "worktree creation: median {:.1} ms of 10 (200 files)",
+            ms[5]
+        );
         assert!(ms[5] < 5000.0, "{ms:?}");
     }
 

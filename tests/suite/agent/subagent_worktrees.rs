@@ -28,7 +28,11 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_COMMITTER_EMAIL", "t@example.com")
         .output()
         .unwrap();
-    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
@@ -113,8 +117,8 @@ fn a_worktree_child_writes_on_its_branch_and_its_diff_comes_back() {
     // The worktree is gone; the branch holds the child's file.
     let wt = env
         .sessions()
-        .data_dir()
-        .join("worktrees")
+        .root()
+        .join(".neocode/worktrees")
         .join(format!("task-{}", short(&child)));
     assert!(!wt.exists(), "{}", wt.display());
     assert_eq!(
@@ -138,8 +142,8 @@ fn with_keep_worktrees_the_worktree_stays_and_the_result_says_where() {
     let child = child_of(&text);
     let wt = env
         .sessions()
-        .data_dir()
-        .join("worktrees")
+        .root()
+        .join(".neocode/worktrees")
         .join(format!("task-{}", short(&child)));
     assert!(
         text.contains(&format!("(worktree kept at {})", wt.display())),
@@ -185,7 +189,10 @@ fn a_hostile_repository_config_runs_nothing_when_the_worktree_is_made_and_remove
         format!("#!/bin/sh\ntouch '{}'\ncat\n", marker.display()),
     )
     .unwrap();
-    git(ws, &["config", "core.fsmonitor", &script.display().to_string()]);
+    git(
+        ws,
+        &["config", "core.fsmonitor", &script.display().to_string()],
+    );
     for (k, v) in [
         ("filter.evil.smudge", script.display().to_string()),
         ("filter.evil.clean", script.display().to_string()),
@@ -205,7 +212,10 @@ fn a_hostile_repository_config_runs_nothing_when_the_worktree_is_made_and_remove
     assert!(!marker.exists(), "the repository's config ran a program");
     // The config is hostile indeed: git as the user runs it does run the script.
     git(ws, &["status", "--porcelain"]);
-    assert!(marker.exists(), "the hostile config did not run under plain git");
+    assert!(
+        marker.exists(),
+        "the hostile config did not run under plain git"
+    );
 }
 
 #[test]
@@ -217,7 +227,10 @@ fn run_worktree_outside_a_repository_fails_in_one_line() {
         .unwrap();
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("--worktree:") && err.contains("is not a git repository"), "{err}");
+    assert!(
+        err.contains("--worktree:") && err.contains("is not a git repository"),
+        "{err}"
+    );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(srv.requests().is_empty());
 }
@@ -236,7 +249,13 @@ fn run_worktree_runs_in_a_worktree_and_says_its_branch_and_folder() {
     let o = env
         .cmd(
             Some(&srv),
-            &["run", "--worktree", "--approve", "auto-edit", "Write a file"],
+            &[
+                "run",
+                "--worktree",
+                "--approve",
+                "auto-edit",
+                "Write a file",
+            ],
         )
         .output()
         .unwrap();

@@ -1,7 +1,9 @@
-//! A sub-agent's git worktree (`task` with `worktree: true`): made under the workspace's data
-//! folder in the home (`<home>/projects/<hash>/worktrees/<id>`, outside the repository, so
-//! the parent's `git status` never lists it), and, when the child ends, its changes
-//! committed on its branch and returned as a diff, the folder removed unless kept.
+//! A sub-agent's git worktree (`task` with `worktree: true`): made in the workspace's
+//! `.neocode/worktrees/` (a folder that ignores itself, so the parent's `git status` and
+//! walks never list it; inside `.neocode/`, which the parent's file tools and sandbox never
+//! write; not in the neocode home, which a child's sandbox could then not hide), and, when
+//! the child ends, its changes committed on its branch and returned as a diff, the folder
+//! removed unless kept.
 
 use crate::runtime::sessions::Sessions;
 use crate::runtime::tools::worktree::{self, Worktree, WorktreeError};
@@ -14,13 +16,18 @@ pub(crate) fn short_id(id: &str) -> String {
         .collect()
 }
 
-/// Makes the worktree `<data folder>/worktrees/<short id>` on branch `neocode/<kind>-<short
-/// id>` from the workspace's `HEAD`.
+/// The folder the workspace's worktrees are made in.
+pub(crate) fn folder(sessions: &Sessions) -> std::path::PathBuf {
+    sessions.workspace_root().join(".neocode").join("worktrees")
+}
+
+/// Makes the worktree `<workspace>/.neocode/worktrees/<kind>-<short id>` on branch
+/// `neocode/<kind>-<short id>` from the workspace's `HEAD`.
 pub(crate) fn make(sessions: &Sessions, kind: &str, id: &str) -> Result<Worktree, WorktreeError> {
     let short = short_id(id);
     worktree::create(
         sessions.workspace_root(),
-        &sessions.data_dir().join("worktrees"),
+        &folder(sessions),
         &format!("{kind}-{short}"),
         &format!("neocode/{kind}-{short}"),
     )
@@ -65,7 +72,9 @@ pub(crate) fn finish(wt: &Worktree, id: &str, keep: bool, cap: usize) -> String 
 /// saved as `<worktree>.diff`.
 fn diff_text(diff: &str, wt: &Worktree, cap: usize) -> String {
     if diff.len() <= cap {
-        return format!("\nIts changes (apply them with your edit tools, or merge the branch):\n\n{diff}");
+        return format!(
+            "\nIts changes (apply them with your edit tools, or merge the branch):\n\n{diff}"
+        );
     }
     let mut end = cap;
     while !diff.is_char_boundary(end) {
