@@ -157,8 +157,7 @@ impl Settings {
             },
             command_timeout: Duration::from_secs(file.tools.command_timeout_secs.unwrap_or(120)),
             output_cap: file.tools.output_cap_bytes.unwrap_or(30_000),
-            agents_max_parallel: file.agents.max_parallel.unwrap_or(3).max(1),
-            agents_keep_worktrees: file.agents.keep_worktrees.unwrap_or(false),
+            agents: file.agents.settings(),
             mcp_servers,
             lsp,
         })

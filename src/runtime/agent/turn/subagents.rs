@@ -154,7 +154,7 @@ impl Turn {
             .budget
             .clone()
             .unwrap_or_else(|| SharedBudget::new(&self.state.ledger));
-        let width = self.ctx.settings.agents_max_parallel.max(1);
+        let width = self.ctx.settings.agents.max_parallel.max(1);
         let mut active: Vec<(usize, Child)> = Vec::new();
         let mut stop = None;
         loop {
@@ -307,7 +307,7 @@ impl Turn {
         let reason = finished.unwrap_or(FinishReason::Cancelled);
         // A failed or cancelled child's worktree is kept for a look (or a resume).
         let from_worktree = worktree.map(|wt| {
-            let keep = self.ctx.settings.agents_keep_worktrees || reason != FinishReason::Completed;
+            let keep = self.ctx.settings.agents.keep_worktrees || reason != FinishReason::Completed;
             crate::runtime::agent::subagent::worktree::finish(
                 &wt,
                 &id,
