@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::error::AcpError;
+use super::terminal::Feed;
 use crate::runtime::agent::{Agent, Op, Sink, Target, TurnCommand, TurnHandle};
 use crate::runtime::config::{ApprovalPolicy, Overrides, ProviderStatus, Settings};
 use crate::runtime::lease::{Lease, LeaseError};
@@ -20,6 +21,9 @@ pub(crate) struct OpenSession {
     pub(crate) cwd: PathBuf,
     /// The approval policy `session/set_mode` chose (default: the settings').
     pub(crate) approval: ApprovalPolicy,
+    /// Where the editor's terminal tells the running prompt's stream which terminal a
+    /// command runs in.
+    pub(crate) feed: Feed,
 }
 
 #[derive(Default)]
@@ -34,6 +38,8 @@ struct State {
     leases: HashMap<String, Lease>,
     /// The client reads / writes files for the agent (`fs` of its capabilities).
     fs: (bool, bool),
+    /// The client runs commands in its terminal for the agent (`terminal`).
+    terminal: bool,
 }
 
 /// Takes session `id`'s lease for this connection; busy names the process holding it.
@@ -72,6 +78,7 @@ impl Hub {
                 agent: agent.clone(),
                 sessions: sessions.clone(),
                 cwd,
+                feed: Feed::default(),
             });
         }
         let settings = Settings::load(&loc.home, &Overrides::default())?;
@@ -88,12 +95,16 @@ impl Hub {
             agent,
             sessions,
             cwd,
+            feed: Feed::default(),
         })
     }
 
-    /// `initialize`: the client's file capabilities (read, write), for the sessions it opens.
-    pub(crate) fn set_client_fs(&self, read: bool, write: bool) {
-        self.lock().fs = (read, write);
+    /// `initialize`: the client's file capabilities (read, write) and whether it runs
+    /// commands in its terminal, for the sessions it opens.
+    pub(crate) fn set_client_caps(&self, read: bool, write: bool, terminal: bool) {
+        let mut state = self.lock();
+        state.fs = (read, write);
+        state.terminal = terminal;
     }
 
     /// Whether the client reads files for the agent (`fs.readTextFile`).
@@ -102,8 +113,8 @@ impl Hub {
     }
 
     /// `open` for session `id` with what the editor brings: its MCP `servers` start beside
-    /// the configured ones, and its files are read and written through it when it offers
-    /// them (seam: `Agent::with_front_end`).
+    /// the configured ones, its files are read and written through it, and commands run in
+    /// its terminal, when it offers them (seam: `Agent::with_front_end`).
     pub(crate) fn with_editor(
         &self,
         mut open: OpenSession,
@@ -111,28 +122,42 @@ impl Hub {
         servers: &[agent_client_protocol::v1::schema::McpServer],
         cx: &agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Client>,
     ) -> OpenSession {
-        let (read, write) = self.lock().fs;
-        if servers.is_empty() && !read && !write {
+        let ((read, write), terminal) = {
+            let state = self.lock();
+            (state.fs, state.terminal)
+        };
+        if servers.is_empty() && !read && !write && !terminal {
             return open;
         }
-        let files = (read || write).then(|| {
+        let gone = || -> Box<dyn Fn() + Send + Sync> {
             let (agent, session) = (open.agent.clone(), id.to_string());
-            let on_gone = Box::new(move || {
+            Box::new(move || {
                 let op = Op::Command(TurnCommand::Cancel);
                 let _ = agent.submit(Target::Resume(session.clone()), op, Sink::none());
-            });
-            std::sync::Arc::new(super::files::EditorFiles {
-                on_gone,
+            })
+        };
+        let files = (read || write).then(|| {
+            Arc::new(super::files::EditorFiles {
+                on_gone: gone(),
                 cx: cx.clone(),
                 rt: tokio::runtime::Handle::current(),
                 session: id.to_string(),
                 read,
                 write,
-            }) as std::sync::Arc<dyn crate::runtime::tools::FileAccess>
+            }) as Arc<dyn crate::runtime::tools::FileAccess>
+        });
+        let shell = terminal.then(|| {
+            Arc::new(super::terminal::EditorTerminal {
+                on_gone: gone(),
+                cx: cx.clone(),
+                rt: tokio::runtime::Handle::current(),
+                session: id.to_string(),
+                feed: open.feed.clone(),
+            }) as Arc<dyn crate::runtime::tools::CommandTerminal>
         });
         open.agent = open
             .agent
-            .with_front_end(super::mcp::configs(servers), files);
+            .with_front_end(super::mcp::configs(servers), files, shell);
         open
     }
 

@@ -9,6 +9,7 @@ mod mcp;
 mod model;
 mod server;
 mod stdio;
+mod terminal;
 mod turn;
 mod updates;
 

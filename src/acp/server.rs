@@ -255,8 +255,9 @@ async fn connection(hub: Hub) -> Result<(), agent_client_protocol::Error> {
         .name("neocode")
         .on_receive_request(
             async move |req: InitializeRequest, responder, _cx: ConnectionTo<Client>| {
-                let fs = &req.client_capabilities.fs;
-                h_init.set_client_fs(fs.read_text_file, fs.write_text_file);
+                let caps = &req.client_capabilities;
+                let fs = &caps.fs;
+                h_init.set_client_caps(fs.read_text_file, fs.write_text_file, caps.terminal);
                 responder.respond(initialize(&req))
             },
             on_receive_request!(),

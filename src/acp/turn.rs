@@ -6,17 +6,20 @@ use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
     ContentBlock, EmbeddedResourceResource, PermissionOption, PermissionOptionKind, PromptRequest,
     PromptResponse, ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest,
-    SessionNotification, StopReason, ToolCallUpdate, ToolCallUpdateFields, Usage as TokenUsage,
+    SessionNotification, SessionUpdate, StopReason, ToolCallUpdate, ToolCallUpdateFields,
+    Usage as TokenUsage, UsageUpdate,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 
 use super::error::AcpError;
 use super::hub::{Hub, OpenSession};
+use super::terminal::Fed;
 use super::updates;
 use crate::runtime::agent::{
     FailCode, FinishReason, Op, OpOutcome, Sink, Target, TurnCommand, TurnEvent, TurnRequest,
 };
 use crate::session::Usage;
+use std::sync::PoisonError;
 
 /// The most prompt text one `session/prompt` takes (1 MiB, after its blocks are joined): a
 /// larger prompt is a JSON-RPC error, never stored.
@@ -66,12 +69,22 @@ fn turn_usage(u: Usage) -> TokenUsage {
     )
 }
 
+/// The session's context after a model reply (`usage_update`): the tokens the reply's
+/// request read plus those it wrote (what the next request starts from), of the configured
+/// window. neocode keeps no prices, so no cost.
+fn context_used(u: Usage, window: u64) -> SessionUpdate {
+    SessionUpdate::UsageUpdate(UsageUpdate::new(
+        u.input_tokens.saturating_add(u.output_tokens),
+        window,
+    ))
+}
+
 /// A prompt's turn, started: [`stream`] carries it to the client.
 pub(crate) struct Running {
     hub: Hub,
     open: OpenSession,
     id: String,
-    rx: tokio::sync::mpsc::UnboundedReceiver<TurnEvent>,
+    rx: tokio::sync::mpsc::UnboundedReceiver<Fed>,
 }
 
 /// Starts the prompt's turn (fails before anything is stored when the session is unknown,
@@ -93,8 +106,10 @@ pub(crate) fn start(hub: &Hub, req: &PromptRequest) -> Result<Running, AcpError>
         });
     }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    // The editor's terminal feeds the same stream, so a terminal is shown after its call.
+    *open.feed.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx.downgrade());
     let sink = Sink::to(move |e: TurnEvent| {
-        let _ = tx.send(e);
+        let _ = tx.send(Fed::Event(e));
     });
     let turn = TurnRequest {
         prompt: Some(text),
@@ -143,7 +158,19 @@ pub(crate) async fn stream(
     let mut finish = None;
     let mut commands = updates::Commands::default();
     let reads = hub.client_reads();
-    while let Some(event) = rx.recv().await {
+    let window = open.agent.settings().context_window;
+    while let Some(fed) = rx.recv().await {
+        let event = match fed {
+            Fed::Event(event) => event,
+            Fed::Terminal {
+                call_id,
+                terminal_id,
+            } => {
+                let update = commands.in_terminal(&call_id, &terminal_id);
+                let _ = cx.send_notification(SessionNotification::new(id.clone(), update));
+                continue;
+            }
+        };
         match &event {
             TurnEvent::ApprovalNeeded {
                 call,
@@ -160,11 +187,19 @@ pub(crate) async fn stream(
             _ => {}
         }
         let buffers = buffers(&cx, &id, &event, &open.cwd, reads).await;
-        for update in updates::from_event(&event, &open.cwd, &mut commands, &buffers) {
+        let mut out = updates::from_event(&event, &open.cwd, &mut commands, &buffers);
+        if let TurnEvent::AssistantStored { usage, .. } = &event {
+            out.push(context_used(*usage, window));
+        }
+        for update in out {
             // A client that went away is handled when its stdin ends.
             let _ = cx.send_notification(SessionNotification::new(id.clone(), update));
         }
     }
+    open.feed
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
     // The sink is dropped: the turn's thread has ended (or is about to).
     if let Some(handle) = hub.finished(&id) {
         let _ = tokio::task::spawn_blocking(move || handle.join()).await;

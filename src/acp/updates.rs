@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
-    SessionUpdate, TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    SessionUpdate, Terminal, TextContent, ToolCall, ToolCallContent, ToolCallLocation,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use serde_json::Value;
 
@@ -28,6 +28,7 @@ pub(crate) fn tool_kind(name: &str) -> ToolKind {
         "read_file" => ToolKind::Read,
         "edit_file" | "write_file" => ToolKind::Edit,
         "run_command" => ToolKind::Execute,
+        "web_fetch" => ToolKind::Fetch,
         "grep" | "list_dir" | "glob" => ToolKind::Search,
         _ => ToolKind::Other,
     }
@@ -124,12 +125,13 @@ pub(crate) fn terminal_text(output: &str) -> String {
 }
 
 /// The `tool_call_update` of a finished call: completed or failed, with its result text (a
-/// command's output as terminal text).
+/// command's output as terminal text; after the editor's terminal it ran in, when it did).
 pub(crate) fn tool_result(
     call_id: &str,
     text: &str,
     is_error: bool,
     command: bool,
+    terminal_id: Option<&str>,
 ) -> ToolCallUpdate {
     let status = if is_error {
         ToolCallStatus::Failed
@@ -141,9 +143,9 @@ pub(crate) fn tool_result(
     } else {
         text.to_string()
     };
-    let fields = ToolCallUpdateFields::new()
-        .status(status)
-        .content(vec![ToolCallContent::from(text_block(text))]);
+    let mut content: Vec<ToolCallContent> = terminal_id.map(terminal).into_iter().collect();
+    content.push(ToolCallContent::from(text_block(text)));
+    let fields = ToolCallUpdateFields::new().status(status).content(content);
     ToolCallUpdate::new(call_id.to_string(), fields)
 }
 
@@ -164,9 +166,38 @@ fn plan(p: &crate::session::Plan, done: &[String]) -> Plan {
     Plan::new(entries)
 }
 
-/// The ids of the turn's command calls (`run_command`), whose results are terminal output.
+/// The ids of the turn's command calls (`run_command`), whose results are terminal output,
+/// and the editor's terminals they ran in.
 #[derive(Default)]
-pub(crate) struct Commands(std::collections::HashSet<String>);
+pub(crate) struct Commands {
+    ids: std::collections::HashSet<String>,
+    terminals: HashMap<String, String>,
+}
+
+impl Commands {
+    fn insert(&mut self, call_id: &str) {
+        self.ids.insert(call_id.to_string());
+    }
+
+    fn contains(&self, call_id: &str) -> bool {
+        self.ids.contains(call_id)
+    }
+
+    /// Call `call_id` runs in the editor's terminal `terminal_id`: the update that shows it
+    /// on the call (in progress), live.
+    pub(crate) fn in_terminal(&mut self, call_id: &str, terminal_id: &str) -> SessionUpdate {
+        self.terminals
+            .insert(call_id.to_string(), terminal_id.to_string());
+        let fields = ToolCallUpdateFields::new()
+            .status(ToolCallStatus::InProgress)
+            .content(vec![terminal(terminal_id)]);
+        SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call_id.to_string(), fields))
+    }
+}
+
+fn terminal(terminal_id: &str) -> ToolCallContent {
+    ToolCallContent::Terminal(Terminal::new(terminal_id.to_string()))
+}
 
 /// The updates one turn event reads as (none for events the protocol has no place for;
 /// approvals are asked separately, the finish is the prompt's response).
@@ -181,7 +212,7 @@ pub(crate) fn from_event(
         TurnEvent::ReasoningDelta(t) => vec![SessionUpdate::AgentThoughtChunk(chunk(t.clone()))],
         TurnEvent::ToolCall { call, summary, .. } => {
             if matches!(tool_kind(&call.name), ToolKind::Execute) {
-                commands.0.insert(call.id.clone());
+                commands.insert(&call.id);
             }
             vec![SessionUpdate::ToolCall(tool_call(
                 call, summary, cwd, buffers,
@@ -196,7 +227,8 @@ pub(crate) fn from_event(
             call_id,
             text,
             *is_error,
-            commands.0.contains(call_id),
+            commands.contains(call_id),
+            commands.terminals.get(call_id).map(String::as_str),
         ))],
         TurnEvent::Warning { message, .. }
         | TurnEvent::Compacting { message }
@@ -240,7 +272,7 @@ pub(crate) fn replay(messages: &[Message], cwd: &Path) -> Vec<SessionUpdate> {
                 }
                 for call in &m.tool_calls {
                     if matches!(tool_kind(&call.name), ToolKind::Execute) {
-                        commands.0.insert(call.id.clone());
+                        commands.insert(&call.id);
                     }
                     let disk = Buffers::default();
                     out.push(SessionUpdate::ToolCall(tool_call(
@@ -254,7 +286,8 @@ pub(crate) fn replay(messages: &[Message], cwd: &Path) -> Vec<SessionUpdate> {
                         id,
                         &m.text(),
                         m.is_error,
-                        commands.0.contains(id),
+                        commands.contains(id),
+                        None,
                     )));
                 }
             }
@@ -317,7 +350,7 @@ mod tests {
     #[test]
     fn a_command_is_execute_and_a_failed_result_is_failed() {
         assert!(matches!(tool_kind("run_command"), ToolKind::Execute));
-        let v = serde_json::to_value(tool_result("c1", "exit 1", true, false)).unwrap();
+        let v = serde_json::to_value(tool_result("c1", "exit 1", true, false, None)).unwrap();
         assert_eq!(v["status"], "failed");
         assert_eq!(v["content"][0]["content"]["text"], "exit 1");
     }
@@ -326,7 +359,29 @@ mod tests {
     fn command_output_is_fenced_terminal_text_longer_than_its_backticks() {
         assert_eq!(terminal_text("ok\n"), "```console\nok\n```");
         assert_eq!(terminal_text("a ```` b"), "`````console\na ```` b\n`````");
-        let v = serde_json::to_value(tool_result("c1", "hi", false, true)).unwrap();
+        let v = serde_json::to_value(tool_result("c1", "hi", false, true, None)).unwrap();
         assert_eq!(v["content"][0]["content"]["text"], "```console\nhi\n```");
+    }
+
+    #[test]
+    fn a_command_run_in_the_editors_terminal_keeps_the_terminal_on_its_result() {
+        let mut commands = Commands::default();
+        commands.insert("c1");
+        let live = serde_json::to_value(commands.in_terminal("c1", "t-7")).unwrap();
+        assert_eq!(live["status"], "in_progress");
+        assert_eq!(live["content"][0]["type"], "terminal");
+        assert_eq!(live["content"][0]["terminalId"], "t-7");
+        let event = TurnEvent::ToolResult {
+            call_id: "c1".into(),
+            text: "ok\n".into(),
+            is_error: false,
+            seq: 3,
+            permission: None,
+            diagnostics: None,
+        };
+        let out = from_event(&event, Path::new("/"), &mut commands, &Buffers::default());
+        let v = serde_json::to_value(&out[0]).unwrap();
+        assert_eq!(v["content"][0]["terminalId"], "t-7", "{v}");
+        assert_eq!(v["content"][1]["content"]["text"], "```console\nok\n```");
     }
 }

@@ -16,6 +16,7 @@ pub mod import;
 pub(crate) mod key_command;
 pub mod lease;
 pub(crate) mod location;
+pub(crate) mod net;
 pub mod policy;
 pub mod provider;
 pub mod rewind;

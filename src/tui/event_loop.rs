@@ -13,6 +13,7 @@ use super::turns::TurnLink;
 use super::{app, dialog, editor, keymap, live, terminal, theme, trust, views};
 use crate::runtime::agent::Agent;
 use crate::runtime::config::{Overrides, ProviderStatus, Settings};
+use crate::runtime::extensions::commands::CustomCommands;
 use crate::runtime::{Location, Sessions};
 use crate::tui::effect::Effect;
 use crate::tui::pace::Pace;
@@ -81,7 +82,7 @@ fn connect(sessions: &Sessions, loc: &Location, demo: bool) -> (Option<Agent>, l
 }
 
 /// The agent and its status line being made off the loop (see [`connect`]).
-type Connecting = Option<std::thread::JoinHandle<(Option<Agent>, live::AgentInfo)>>;
+type Connecting = Option<std::thread::JoinHandle<(Option<Agent>, live::AgentInfo, CustomCommands)>>;
 
 /// Takes the settings thread's result once it is there (`wait`: after it said so on the
 /// channel, so the join only waits for the thread to exit). Whether anything changed on
@@ -95,9 +96,22 @@ fn connected(
     if !connecting.as_ref().is_some_and(|h| wait || h.is_finished()) {
         return false;
     }
-    if let Some(Ok((agent, info))) = connecting.take().map(|h| h.join()) {
+    if let Some(Ok((agent, info, custom))) = connecting.take().map(|h| h.join()) {
         turns.agent = agent;
         app.conv.set_agent(info);
+        // A command file left out (a built-in's name, unreadable) is named once, at start.
+        if let Some(first) = custom.warnings.first() {
+            let more = match custom.warnings.len() {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            };
+            app.status = Some(app::Status {
+                text: format!("{}{more}", crate::sanitize::line(first)),
+                error: true,
+                at_ms: app.now_ms,
+            });
+        }
+        app.conv.set_commands(custom);
     }
     true
 }
@@ -169,7 +183,10 @@ fn spawn_connect(
     let handle = std::thread::Builder::new()
         .name("neocode-connect".into())
         .spawn(move || {
-            let out = connect(&sessions, &loc, demo);
+            let (agent, info) = connect(&sessions, &loc, demo);
+            let built_in: Vec<&str> = app::SLASH_COMMANDS.iter().map(|c| c.0).collect();
+            let custom = crate::runtime::trust::custom_commands(&loc.home, loc.root(), &built_in);
+            let out = (agent, info, custom);
             let _ = ready_tx.send(());
             let _ = tx.send(Msg::Connected);
             out
@@ -578,5 +595,34 @@ mod tests {
         assert!(!line.contains("window unknown"), "{line}");
         // Nothing was sent to the model for it.
         assert_eq!(srv.request_count(), 0);
+    }
+
+    /// The commands the start thread finds reach the conversation; a file named like a
+    /// built-in command is named on the status line.
+    #[test]
+    fn the_commands_found_at_start_reach_the_conversation_and_a_clash_is_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = Location::scratch(dir.path());
+        let cmds = loc.home.join("commands");
+        std::fs::create_dir_all(&cmds).unwrap();
+        std::fs::write(cmds.join("explain.md"), "Explain $ARGUMENTS simply.").unwrap();
+        std::fs::write(cmds.join("help.md"), "Mine").unwrap();
+        let sessions = Sessions::open(&loc).unwrap();
+        let (tx, _rx) = mpsc::channel();
+        let (mut connecting, ready) = spawn_connect(&sessions, &loc, &tx, true).unwrap();
+        ready.recv().unwrap();
+        let (mut app, _) = start_app(&loc, None, (100, 30));
+        let mut turns = TurnLink::new(tx);
+        assert!(connected(&mut connecting, true, &mut app, &mut turns));
+        assert_eq!(app.conv.custom_commands().names(), ["/explain"]);
+        let status = app
+            .status
+            .as_ref()
+            .map(|s| s.text.clone())
+            .unwrap_or_default();
+        assert!(
+            status.contains("help.md: /help is a built-in command"),
+            "{status}"
+        );
     }
 }

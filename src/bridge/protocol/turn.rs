@@ -13,6 +13,7 @@ fn kind_str(k: ToolKind) -> &'static str {
         ToolKind::Read => "read",
         ToolKind::Edit => "edit",
         ToolKind::Command => "command",
+        ToolKind::Fetch => "fetch",
         ToolKind::Plan => "plan",
         ToolKind::Agent => "agent",
     }

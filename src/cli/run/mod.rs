@@ -7,6 +7,7 @@
 //! `neocode compact`: summarise a session's transcript now.
 
 mod args;
+mod command;
 mod headless;
 mod input;
 mod print;

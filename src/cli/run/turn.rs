@@ -165,7 +165,10 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
     if let (ProviderStatus::Missing(m), Target::New) = (settings.provider_status(), &target) {
         return Err(Failure::usage(m));
     }
-    let input = input::read(args.prompt.as_deref(), args.prompt_file.as_deref())?;
+    let warn = !args.quiet && Format::of(args) == Format::Text;
+    let expanded = super::command::expand(loc, args.prompt.as_deref(), warn)?;
+    let arg = expanded.as_deref().or(args.prompt.as_deref());
+    let input = input::read(arg, args.prompt_file.as_deref())?;
     let mut prompt = input.text;
     if prompt.is_none() && target == Target::New {
         return Err(Failure::usage(

@@ -212,21 +212,24 @@ impl Agent {
     }
 
     /// This agent for a front end that brings its own (an editor over ACP): `servers` start
-    /// beside the configured MCP servers (one manager, started the same way), and `files`,
-    /// when given, is where the file tools read and write. Fresh extensions; the same
-    /// sessions, provider and running turns.
+    /// beside the configured MCP servers (one manager, started the same way), `files`, when
+    /// given, is where the file tools read and write, and `terminal`, when given, runs
+    /// `run_command`'s sandboxed command. Fresh extensions; the same sessions, provider and
+    /// running turns.
     pub(crate) fn with_front_end(
         &self,
         servers: Vec<crate::runtime::config::mcp::ServerConfig>,
         files: Option<Arc<dyn crate::runtime::tools::FileAccess>>,
+        terminal: Option<Arc<dyn crate::runtime::tools::CommandTerminal>>,
     ) -> Agent {
         let mut agent = self.clone();
         agent.settings.mcp_servers.extend(servers);
-        agent.ext = crate::runtime::extensions::project::Extensions::with_files(
+        agent.ext = crate::runtime::extensions::project::Extensions::with_front_end(
             &agent.settings,
             agent.sessions.root(),
             admitted(&agent.settings, agent.sessions.root()),
             files,
+            terminal,
         );
         agent
     }

@@ -89,6 +89,14 @@ simulate_no_userns = false
 command_timeout_secs = 120
 output_cap_bytes = 30000
 
+# The web_fetch tool (docs/SECURITY.md): it asks under `ask` and `auto-edit`, reaches only
+# public addresses unless a host is named here, and reads at most max_bytes in timeout_secs.
+# Rules narrow it: [permissions] allow = ["web_fetch(domain:docs.rs)"].
+# [web_fetch]
+# allow_hosts = ["intranet.example"]
+# max_bytes = 5242880
+# timeout_secs = 30
+
 # Sub-agents the model starts with its `task` tool (docs/subagents.md): how many of one
 # reply's calls run at once; whether a `worktree: true` one's git worktree stays after it
 # completed (a failed or cancelled one's always stays).

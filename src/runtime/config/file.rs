@@ -35,6 +35,8 @@ pub(super) struct FileConfig {
     pub(super) tools: FileTools,
     #[serde(default)]
     pub(super) agents: FileAgents,
+    #[serde(default)]
+    pub(super) web_fetch: FileWebFetch,
     /// Read by `runtime::config::mcp` (its own error per server).
     #[serde(default, rename = "mcp_servers")]
     pub(super) _mcp_servers: Option<toml::Value>,
@@ -89,6 +91,15 @@ pub(super) struct FileSandbox {
 pub(super) struct FileTools {
     pub(super) command_timeout_secs: Option<u64>,
     pub(super) output_cap_bytes: Option<usize>,
+}
+
+/// `[web_fetch]`: what the `web_fetch` tool may reach and read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FileWebFetch {
+    pub(super) allow_hosts: Option<Vec<String>>,
+    pub(super) max_bytes: Option<usize>,
+    pub(super) timeout_secs: Option<u64>,
 }
 
 /// `[agents]`: sub-agents the model starts with the `task` tool.

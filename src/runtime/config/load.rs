@@ -8,7 +8,7 @@ use super::file::FileConfig;
 use super::mcp;
 use super::profile::chosen_provider;
 use super::{Api, ApprovalPolicy, ConfigError, DEFAULT_CONFIG, Overrides, Settings};
-use crate::runtime::tools::{SandboxMode, SandboxSettings};
+use crate::runtime::tools::{SandboxMode, SandboxSettings, WebFetchSettings};
 
 impl Settings {
     /// Reads `<home>/config.toml` (writing the default first if there is none), the process
@@ -147,20 +147,43 @@ impl Settings {
             limits: file.limits.session,
             prices: crate::runtime::cost::PriceTable::new(file.prices),
             approval,
-            sandbox: SandboxSettings {
-                mode,
-                network: file.sandbox.network.unwrap_or(false),
-                simulate_unavailable: file.sandbox.simulate_unavailable.unwrap_or(false),
-                simulate_no_userns: file.sandbox.simulate_no_userns.unwrap_or(false),
-                home: Some(home.to_path_buf()),
-                env_allow: file.sandbox.env_allow.unwrap_or_default(),
-            },
+            sandbox: sandbox_settings(file.sandbox, mode, home),
             command_timeout: Duration::from_secs(file.tools.command_timeout_secs.unwrap_or(120)),
             output_cap: file.tools.output_cap_bytes.unwrap_or(30_000),
             agents: file.agents.settings(),
+            web_fetch: web_fetch(file.web_fetch),
             mcp_servers,
             lsp,
         })
+    }
+}
+
+/// `tool_choice`: `"required"` makes the first model call of each prompt call a tool;
+/// `"auto"` (the default) leaves it to the model.
+fn sandbox_settings(
+    f: super::file::FileSandbox,
+    mode: SandboxMode,
+    home: &Path,
+) -> SandboxSettings {
+    SandboxSettings {
+        mode,
+        network: f.network.unwrap_or(false),
+        simulate_unavailable: f.simulate_unavailable.unwrap_or(false),
+        simulate_no_userns: f.simulate_no_userns.unwrap_or(false),
+        home: Some(home.to_path_buf()),
+        env_allow: f.env_allow.unwrap_or_default(),
+    }
+}
+
+/// `[web_fetch]` over the defaults.
+fn web_fetch(f: super::file::FileWebFetch) -> WebFetchSettings {
+    let d = WebFetchSettings::default();
+    WebFetchSettings {
+        allow_hosts: f.allow_hosts.unwrap_or_default(),
+        max_bytes: f.max_bytes.map_or(d.max_bytes, |n| n.max(1)),
+        timeout: f
+            .timeout_secs
+            .map_or(d.timeout, |s| Duration::from_secs(s.max(1))),
     }
 }
 

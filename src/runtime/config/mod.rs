@@ -163,6 +163,8 @@ pub struct Settings {
     pub mcp_servers: Vec<mcp::ServerConfig>,
     /// Language servers (`[lsp]`): the table and the diagnostics wait.
     pub lsp: lsp::LspSettings,
+    /// What `web_fetch` may reach (`[web_fetch]`).
+    pub web_fetch: crate::runtime::tools::WebFetchSettings,
 }
 
 /// `[agents]`: the sub-agents the model starts with the `task` tool.

@@ -196,34 +196,12 @@ fn read_profile(path: &Path, origin: Origin) -> Result<Profile, ProfileError> {
 
 /// A profile from a file's text (`path` and `origin` left for the caller).
 pub(crate) fn parse_profile(text: &str) -> Result<Profile, ProfileError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.split_inclusive('\n');
-    if lines.next().map(str::trim_end) != Some("---") {
-        return Err(ProfileError::NoFrontMatter);
-    }
-    let mut consumed = text.split_inclusive('\n').next().map_or(0, str::len);
-    let mut fm: Vec<&str> = Vec::new();
-    let mut closed = false;
-    for line in lines {
-        consumed += line.len();
-        if line.trim_end() == "---" {
-            closed = true;
-            break;
-        }
-        fm.push(line.trim_end_matches(['\n', '\r']));
-    }
-    if !closed {
-        return Err(ProfileError::NoFrontMatter);
-    }
-    let fields = super::project_context::skills::parse_front_matter(&fm)
-        .map_err(|e| ProfileError::FrontMatter(e.to_string()))?;
-    let get = |k: &str| {
-        fields
-            .iter()
-            .find(|(n, _)| n == k)
-            .map(|(_, v)| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-    };
+    use super::front_matter::{self, FrontMatterError};
+    let doc = front_matter::read(text).map_err(|e| match e {
+        FrontMatterError::Missing | FrontMatterError::Unclosed => ProfileError::NoFrontMatter,
+        e => ProfileError::FrontMatter(e.to_string()),
+    })?;
+    let get = |k: &str| doc.value(k);
     let name = get("name").ok_or(ProfileError::Missing("name"))?;
     let description = get("description").ok_or(ProfileError::Missing("description"))?;
     let approval = match get("approval") {
@@ -239,7 +217,7 @@ pub(crate) fn parse_profile(text: &str) -> Result<Profile, ProfileError> {
         tools: get("tools").map(|t| tool_names(&t)),
         model,
         approval,
-        body: text[consumed..].trim().to_string(),
+        body: doc.body.trim().to_string(),
         path: PathBuf::new(),
         origin: Origin::Home,
         in_use: true,

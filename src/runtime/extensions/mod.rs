@@ -3,6 +3,8 @@
 //! carries (`project.rs`).
 
 pub(crate) mod agents;
+pub mod commands;
+pub(crate) mod front_matter;
 pub mod lsp;
 pub mod mcp;
 pub(crate) mod project;

@@ -35,6 +35,8 @@ pub(crate) struct Extensions {
     host: Vec<ToolDef>,
     /// The front end holding the workspace's files (an editor over ACP), for the file tools.
     files: Option<Arc<dyn crate::runtime::tools::FileAccess>>,
+    /// The front end whose terminal runs `run_command` (an editor over ACP).
+    terminal: Option<Arc<dyn crate::runtime::tools::CommandTerminal>>,
     /// What the workspace's trust lets these extensions use.
     admitted: Arc<dyn Admitted>,
 }
@@ -101,6 +103,7 @@ impl Extensions {
             lsp,
             host: Vec::new(),
             files: None,
+            terminal: None,
             admitted,
         })
     }
@@ -119,16 +122,19 @@ impl Extensions {
         ext
     }
 
-    /// Extensions for a workspace whose file tools go through the front end's `files`.
-    pub(crate) fn with_files(
+    /// Extensions for a workspace whose file tools go through the front end's `files` and
+    /// whose commands run in its `terminal` (each when given).
+    pub(crate) fn with_front_end(
         settings: &Settings,
         root: &Path,
         admitted: Arc<dyn Admitted>,
         files: Option<Arc<dyn crate::runtime::tools::FileAccess>>,
+        terminal: Option<Arc<dyn crate::runtime::tools::CommandTerminal>>,
     ) -> Arc<Extensions> {
         let mut ext = Extensions::new(settings, root, admitted);
         if let Some(e) = Arc::get_mut(&mut ext) {
             e.files = files;
+            e.terminal = terminal;
         }
         ext
     }
@@ -136,6 +142,11 @@ impl Extensions {
     /// The front end holding the files, if one does.
     pub(crate) fn files(&self) -> Option<Arc<dyn crate::runtime::tools::FileAccess>> {
         self.files.clone()
+    }
+
+    /// The front end whose terminal runs commands, if one does.
+    pub(crate) fn terminal(&self) -> Option<Arc<dyn crate::runtime::tools::CommandTerminal>> {
+        self.terminal.clone()
     }
 
     /// Whether `name` is one of the front end's own tools.

@@ -52,6 +52,13 @@ pub(crate) fn needs_approval(
                 ApprovalPolicy::NeverAsk => None,
             }
         }
+        ToolKind::Fetch => match policy {
+            ApprovalPolicy::Ask | ApprovalPolicy::AutoEdit => Some(format!(
+                "policy `{}`: fetching a URL needs approval",
+                policy.as_str()
+            )),
+            ApprovalPolicy::NeverAsk => None,
+        },
     }
 }
 
@@ -61,7 +68,7 @@ pub(crate) fn policy_allowing(kind: ToolKind) -> &'static str {
     match kind {
         ToolKind::Read | ToolKind::Plan | ToolKind::Agent => "ask",
         ToolKind::Edit => "auto-edit",
-        ToolKind::Command => "never-ask",
+        ToolKind::Command | ToolKind::Fetch => "never-ask",
     }
 }
 
@@ -94,6 +101,7 @@ mod tests {
         assert!(!ask(Read, Ask) && !ask(Plan, Ask));
         assert!(ask(Edit, Ask) && !ask(Edit, AutoEdit) && !ask(Edit, NeverAsk));
         assert!(ask(Command, Ask) && ask(Command, AutoEdit) && !ask(Command, NeverAsk));
+        assert!(ask(Fetch, Ask) && ask(Fetch, AutoEdit) && !ask(Fetch, NeverAsk));
         let off = SandboxSettings {
             simulate_unavailable: true,
             ..SandboxSettings::default()

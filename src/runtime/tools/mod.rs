@@ -28,8 +28,10 @@ mod registry;
 mod run_command;
 pub mod sandbox;
 mod spec;
+mod terminal;
 pub(crate) mod verification;
 mod watch;
+mod web_fetch;
 pub(crate) mod worktree;
 mod write_file;
 
@@ -38,5 +40,7 @@ pub use files::{FileAccess, FileAccessError};
 pub use registry::{preview, run, spec, specs, summary};
 pub use spec::{
     DEFAULT_COMMAND_TIMEOUT, DEFAULT_OUTPUT_CAP, Preview, ReadDenials, SandboxMode,
-    SandboxSettings, ToolContext, ToolKind, ToolOutput, ToolSpec,
+    SandboxSettings, ToolContext, ToolKind, ToolOutput, ToolSpec, WebFetchSettings,
 };
+pub(crate) use terminal::signal_number;
+pub use terminal::{CommandTerminal, TerminalCommand, TerminalError, TerminalExit};

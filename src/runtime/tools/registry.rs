@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::spec::{Preview, ToolContext, ToolKind, ToolOutput, ToolSpec};
-use super::{edit_file, grep, list_dir, read_file, run_command, write_file};
+use super::{edit_file, grep, list_dir, read_file, run_command, web_fetch, write_file};
 
 fn plan_schema() -> Value {
     serde_json::json!({
@@ -57,6 +57,7 @@ pub fn specs() -> &'static [ToolSpec] {
         write_file::SPEC,
         edit_file::SPEC,
         run_command::SPEC,
+        web_fetch::SPEC,
         UPDATE_PLAN,
     ];
     SPECS
@@ -122,8 +123,8 @@ mod tests {
             })
             .sum();
         println!("built-in tool definitions: ~{tokens} tokens");
-        assert_eq!(specs().len(), 7);
-        // 992 before the descriptions were trimmed, 833 after.
+        assert_eq!(specs().len(), 8);
+        // 992 before the descriptions were trimmed, 833 after, 852 with web_fetch.
         assert!(tokens <= 900, "~{tokens} tokens");
     }
 }

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use super::interpreter::Interpreter;
 use super::sandbox::{self, SandboxStatus};
 use super::spec::{SandboxMode, ToolContext, ToolKind, ToolOutput, ToolSpec, parse_args};
+use super::terminal::{CommandTerminal, TerminalCommand};
 use super::watch;
 
 pub(super) const SPEC: ToolSpec = ToolSpec {
@@ -260,17 +261,89 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
             return ToolOutput::error(format!("cannot create a temporary folder: {e}"));
         }
     };
-    let confined = matches!(
+    let job = Job {
+        command: &args.command,
         status,
-        SandboxStatus::Enforced { .. } | SandboxStatus::Partial { .. }
-    );
-    let box_ = BoxPlan {
+        root,
+        tmp: &tmp.0,
+        home,
         namespaced,
-        home: home.as_deref(),
+        timeout,
     };
+    match &ctx.terminal {
+        Some(terminal) => in_terminal(terminal.as_ref(), ctx, &job),
+        None => spawned(ctx, &job),
+    }
+}
+
+/// One command about to run: what the checks of [`run`] settled.
+struct Job<'a> {
+    command: &'a str,
+    status: SandboxStatus,
+    /// The workspace root, canonical.
+    root: PathBuf,
+    /// The command's private temporary folder (removed after the call).
+    tmp: &'a Path,
+    /// neocode's home, canonical, when it exists.
+    home: Option<PathBuf>,
+    namespaced: bool,
+    timeout: Duration,
+}
+
+impl Job<'_> {
+    fn confined(&self) -> bool {
+        matches!(
+            self.status,
+            SandboxStatus::Enforced { .. } | SandboxStatus::Partial { .. }
+        )
+    }
+
+    fn plan(&self, elsewhere: bool) -> BoxPlan<'_> {
+        BoxPlan {
+            namespaced: self.namespaced,
+            home: self.home.as_deref(),
+            elsewhere,
+        }
+    }
+
+    /// What the workspace looked like before the command (for [`Job::ended`]).
+    fn before(&self) -> (watch::Before, Option<String>) {
+        let mut watched = watch::before(&self.root, self.home.as_deref());
+        let tree = watched.snapshot(&self.root);
+        (watched, tree)
+    }
+
+    /// The result of the command: its report, and what it changed in the workspace
+    /// (recorded with the result, never restored).
+    fn ended(
+        &self,
+        ctx: &ToolContext,
+        outcome: Outcome,
+        elapsed: Duration,
+        (watched, tree): (watch::Before, Option<String>),
+    ) -> ToolOutput {
+        let mut out = report(
+            self.command,
+            &self.status,
+            ctx,
+            &self.root,
+            outcome,
+            elapsed,
+            self.timeout,
+        );
+        let (changed, line) =
+            watch::finish(watched, &self.root, self.home.as_deref(), tree.as_deref());
+        out.text.push_str(&line);
+        out.files = changed;
+        out
+    }
+}
+
+/// Runs the job as neocode's own child.
+fn spawned(ctx: &ToolContext, job: &Job<'_>) -> ToolOutput {
     // The helper starts (and builds the box) while the workspace's "before" is taken; the
     // command itself waits for the gate to open.
-    let gate = if confined {
+    let gate = if job.confined() {
         match pipe() {
             Ok(p) => Some(p),
             Err(e) => return ToolOutput::error(format!("cannot start the command: {e}")),
@@ -279,98 +352,179 @@ fn run(arguments: &str, ctx: &ToolContext) -> ToolOutput {
         None
     };
     let gate_fd = gate.as_ref().map(|(r, _)| r.as_raw_fd());
-    let mut cmd = match command_for(&status, ctx, &root, &tmp.0, &box_, &args.command, gate_fd) {
-        Ok(c) => c,
+    let argv = match argv_for(job, ctx, &job.plan(false), gate_fd) {
+        Ok(a) => a,
         Err(e) => return ToolOutput::error(e.to_string()),
     };
-    let prepare = || {
-        let mut watched = watch::before(&root, home.as_deref());
-        let tree = watched.snapshot(&root);
-        (watched, tree)
-    };
-    let (outcome, started, (watched, tree)) =
-        match execute(&mut cmd, timeout, ctx, ctx.output_cap, gate, prepare) {
+    let mut cmd = command_for(&argv, ctx, job);
+    let (outcome, started, before) =
+        match execute(&mut cmd, job.timeout, ctx, ctx.output_cap, gate, || {
+            job.before()
+        }) {
             Ok(o) => o,
             Err(e) => return ToolOutput::error(format!("cannot start the command: {e}")),
         };
     drop(cmd);
-    let elapsed = started.elapsed();
-    let mut out = report(
-        &args.command,
-        &status,
-        ctx,
-        &root,
-        outcome,
-        elapsed,
-        timeout,
-    );
-    // What the command changed in the workspace: recorded with the result, never restored.
-    let (changed, line) = watch::finish(watched, &root, home.as_deref(), tree.as_deref());
-    out.text.push_str(&line);
-    out.files = changed;
-    out
+    job.ended(ctx, outcome, started.elapsed(), before)
 }
 
-/// How the helper confines: in the namespace box (else the fallback), hiding `home`.
+/// Runs the job in the front end's terminal: the same argv the tool would exec (the helper
+/// around the shell), under `env -i` with the same scrubbed environment, so the front end
+/// starts the same confined command. No gate (a descriptor cannot be handed over), and no
+/// `--parent` (the front end is the helper's parent).
+fn in_terminal(terminal: &dyn CommandTerminal, ctx: &ToolContext, job: &Job<'_>) -> ToolOutput {
+    let argv = match argv_for(job, ctx, &job.plan(true), None) {
+        Ok(a) => a,
+        Err(e) => return ToolOutput::error(e.to_string()),
+    };
+    let mut args = vec!["-i".to_string()];
+    let env = command_env(ctx, job.tmp);
+    for part in env
+        .iter()
+        .map(|(k, v)| {
+            let mut kv = k.clone();
+            kv.push("=");
+            kv.push(v);
+            kv
+        })
+        .chain(argv)
+    {
+        match part.into_string() {
+            Ok(p) => args.push(p),
+            Err(p) => {
+                return ToolOutput::error(format!(
+                    "run_command: not run in the editor's terminal: {} is not UTF-8 text",
+                    p.to_string_lossy()
+                ));
+            }
+        }
+    }
+    let request = TerminalCommand {
+        call_id: ctx.call_id.clone(),
+        program: ENV_PROGRAM.to_string(),
+        args,
+        cwd: job.root.clone(),
+        output_limit: ctx.output_cap.max(1024) as u64,
+        timeout: job.timeout,
+        cancel: ctx.cancel.clone(),
+    };
+    let before = job.before();
+    let started = Instant::now();
+    let exit = match terminal.run(&request) {
+        Ok(x) => x,
+        Err(e) => {
+            return ToolOutput::error(format!(
+                "run_command: the editor's terminal failed: {}",
+                crate::sanitize::line(&e.0)
+            ));
+        }
+    };
+    let elapsed = started.elapsed();
+    let mut output = Capture::new(ctx.output_cap.max(1024));
+    output.push(exit.output.as_bytes());
+    let status = match (exit.exit_code, exit.signal) {
+        (Some(c), _) => Some(std::process::ExitStatus::from_raw((c & 0xff) << 8)),
+        (None, Some(s)) => Some(std::process::ExitStatus::from_raw(s & 0x7f)),
+        (None, None) => None,
+    };
+    let outcome = Outcome {
+        status,
+        timed_out: exit.timed_out,
+        cancelled: exit.cancelled,
+        output,
+        start_cut: exit.truncated,
+    };
+    job.ended(ctx, outcome, elapsed, before)
+}
+
+/// The environment cleaner a front end's terminal execs first.
+const ENV_PROGRAM: &str = "/usr/bin/env";
+
+/// How the helper confines: in the namespace box (else the fallback), hiding `home`;
+/// `elsewhere`: another process (a front end's terminal) starts it.
 struct BoxPlan<'a> {
     namespaced: bool,
     home: Option<&'a Path>,
+    elsewhere: bool,
 }
 
-fn command_for(
-    status: &SandboxStatus,
+/// The neocode binary another process can exec as the helper: `/proc/self/exe` names
+/// whoever reads it, so the file itself.
+fn helper_path(elsewhere: bool) -> Result<PathBuf, sandbox::HelperNotFound> {
+    let helper = sandbox::helper()?;
+    if elsewhere && helper == Path::new("/proc/self/exe") {
+        return std::env::current_exe().map_err(sandbox::HelperNotFound::NoExe);
+    }
+    Ok(helper)
+}
+
+/// The argv that runs the job: the helper around the shell when the sandbox confines, the
+/// shell alone otherwise.
+fn argv_for(
+    job: &Job<'_>,
     ctx: &ToolContext,
-    root: &Path,
-    tmp: &Path,
     box_: &BoxPlan<'_>,
-    command: &str,
     gate: Option<i32>,
-) -> Result<Command, sandbox::HelperNotFound> {
-    let mut cmd = match status {
-        SandboxStatus::Enforced { .. } | SandboxStatus::Partial { .. } => {
-            let helper = sandbox::helper()?;
-            let mut c = Command::new(helper);
-            c.arg(sandbox::HELPER_SUBCOMMAND)
-                .arg("--root")
-                .arg(root)
-                .arg("--tmp")
-                .arg(tmp);
-            if ctx.sandbox.mode == SandboxMode::ReadOnly {
-                c.arg("--read-only");
-            }
-            if ctx.sandbox.network {
-                c.arg("--network");
-            }
-            if status.is_enforced() {
-                c.arg("--require-full");
-            }
-            if !box_.namespaced {
-                c.arg("--no-userns");
-            }
-            if let Some(h) = box_.home {
-                c.arg("--home").arg(h);
-            }
-            if let Some(g) = gate {
-                c.arg("--gate-fd").arg(g.to_string());
-            }
-            c.arg("--parent").arg(std::process::id().to_string());
-            c.arg("--").args(Interpreter::detect().argv(command));
-            c
-        }
-        SandboxStatus::Unavailable { .. } | SandboxStatus::Off => {
-            let argv = Interpreter::detect().argv(command);
-            let mut c = Command::new(&argv[0]);
-            c.args(&argv[1..]);
-            c
-        }
-    };
-    let env: Vec<(OsString, OsString)> = sandbox::scrubbed_env(&ctx.sandbox.env_allow);
-    cmd.current_dir(root)
+) -> Result<Vec<OsString>, sandbox::HelperNotFound> {
+    let shell = Interpreter::detect().argv(job.command);
+    if !job.confined() {
+        return Ok(shell);
+    }
+    let mut a: Vec<OsString> = vec![
+        helper_path(box_.elsewhere)?.into_os_string(),
+        sandbox::HELPER_SUBCOMMAND.into(),
+        "--root".into(),
+        job.root.clone().into_os_string(),
+        "--tmp".into(),
+        job.tmp.as_os_str().to_os_string(),
+    ];
+    if ctx.sandbox.mode == SandboxMode::ReadOnly {
+        a.push("--read-only".into());
+    }
+    if ctx.sandbox.network {
+        a.push("--network".into());
+    }
+    if job.status.is_enforced() {
+        a.push("--require-full".into());
+    }
+    if !box_.namespaced {
+        a.push("--no-userns".into());
+    }
+    if let Some(h) = box_.home {
+        a.push("--home".into());
+        a.push(h.as_os_str().to_os_string());
+    }
+    if let Some(g) = gate {
+        a.push("--gate-fd".into());
+        a.push(g.to_string().into());
+    }
+    if !box_.elsewhere {
+        a.push("--parent".into());
+        a.push(std::process::id().to_string().into());
+    }
+    a.push("--".into());
+    a.extend(shell);
+    Ok(a)
+}
+
+/// The command's environment: neocode's without the secrets, and its private `TMPDIR`.
+fn command_env(ctx: &ToolContext, tmp: &Path) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = sandbox::scrubbed_env(&ctx.sandbox.env_allow)
+        .into_iter()
+        .filter(|(k, _)| k != "TMPDIR")
+        .collect();
+    env.push(("TMPDIR".into(), tmp.as_os_str().to_os_string()));
+    env
+}
+
+fn command_for(argv: &[OsString], ctx: &ToolContext, job: &Job<'_>) -> Command {
+    let mut cmd = Command::new(argv.first().map_or_else(OsString::new, Clone::clone));
+    cmd.args(argv.iter().skip(1));
+    cmd.current_dir(&job.root)
         .env_clear()
-        .envs(env)
-        .env("TMPDIR", tmp)
+        .envs(command_env(ctx, job.tmp))
         .stdin(Stdio::null());
-    Ok(cmd)
+    cmd
 }
 
 struct Outcome {
@@ -378,6 +532,9 @@ struct Outcome {
     timed_out: bool,
     cancelled: bool,
     output: Capture,
+    /// The start of the output was dropped before it reached us (a front end's terminal
+    /// keeps only its last bytes).
+    start_cut: bool,
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -589,6 +746,7 @@ fn supervise(
         timed_out,
         cancelled,
         output,
+        start_cut: false,
     })
 }
 
@@ -633,6 +791,9 @@ fn report(
     timeout: Duration,
 ) -> ToolOutput {
     let mut text = outcome.output.text();
+    if outcome.start_cut {
+        text.insert_str(0, "… the start of the output was cut …\n");
+    }
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
@@ -700,7 +861,7 @@ fn report(
         exit_code: code,
         timed_out: outcome.timed_out,
         cancelled: outcome.cancelled,
-        truncated: outcome.output.cut() > 0,
+        truncated: outcome.output.cut() > 0 || outcome.start_cut,
         timeout_secs: timeout.as_secs(),
     };
     let cwd = root.display().to_string();

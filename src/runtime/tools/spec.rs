@@ -19,6 +19,9 @@ pub enum ToolKind {
     Command,
     /// Changes the session's plan (`update_plan`): never asks.
     Plan,
+    /// Fetches a URL (`web_fetch`): asks under `ask` and `auto-edit`, like a command, since
+    /// it reaches beyond the machine from inside neocode, outside the command sandbox.
+    Fetch,
     /// Starts or waits for a sub-agent (`task`, `task_wait`): never asks itself; the child
     /// session asks for its own calls, under a policy never wider than its parent's.
     Agent,
@@ -90,6 +93,27 @@ pub struct SandboxSettings {
 
 use crate::runtime::cancel::CancelFlag;
 
+/// What `web_fetch` may reach and read (`[web_fetch]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebFetchSettings {
+    /// Hosts, as URLs name them, that may resolve to loopback or private addresses.
+    pub allow_hosts: Vec<String>,
+    /// Bytes of one answer read at most.
+    pub max_bytes: usize,
+    /// Time one fetch may take, redirects included.
+    pub timeout: Duration,
+}
+
+impl Default for WebFetchSettings {
+    fn default() -> Self {
+        WebFetchSettings {
+            allow_hosts: Vec::new(),
+            max_bytes: 5 * 1024 * 1024,
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
 /// Everything a tool call may use.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -112,6 +136,13 @@ pub struct ToolContext {
     /// The front end holding the files `read_file`, `write_file` and `edit_file` read and
     /// write (an editor's buffers over ACP); `None`: the disk, directly.
     pub files: Option<std::sync::Arc<dyn super::files::FileAccess>>,
+    /// What `web_fetch` may reach.
+    pub web: WebFetchSettings,
+    /// The front end whose terminal `run_command` runs its (sandboxed) command in (an
+    /// editor over ACP); `None`: the tool spawns it itself.
+    pub terminal: Option<std::sync::Arc<dyn super::terminal::CommandTerminal>>,
+    /// The id of the model's call being run (empty outside a turn).
+    pub call_id: String,
 }
 
 /// Read denials the walking tools honour (the permission rules' `read_file(...)` denies).
@@ -141,6 +172,9 @@ impl ToolContext {
             home: crate::session::home_dir().ok(),
             read_rules: None,
             files: None,
+            web: WebFetchSettings::default(),
+            terminal: None,
+            call_id: String::new(),
         }
     }
 }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::admit::Admission;
+use crate::runtime::extensions::commands::CustomCommands;
 use crate::runtime::extensions::project::Admitted;
 use crate::runtime::extensions::project_context::Skills;
 
@@ -30,4 +31,12 @@ pub fn admitted(home: &Path, root: &Path) -> Arc<dyn Admitted> {
         home: home.to_path_buf(),
         root: root.to_path_buf(),
     })
+}
+
+/// The custom slash commands of the home and of workspace `root` (its own only while the
+/// user trusts it), less those named like one of `built_in`: what the TUI's completion
+/// offers and `run /name` expands.
+pub fn custom_commands(home: &Path, root: &Path, built_in: &[&str]) -> CustomCommands {
+    let trusted = Admission::check(home, root).uses_workspace();
+    CustomCommands::load(home, root, trusted, built_in)
 }

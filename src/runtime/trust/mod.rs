@@ -30,7 +30,7 @@ pub(crate) mod scan;
 pub use act::{OwnWrite, Review, review, review_of, revoke, trust, trust_as_shown};
 pub use admit::Admission;
 pub(crate) use error::TrustError;
-pub use extensions::admitted;
+pub use extensions::{admitted, custom_commands};
 pub use gate::gate;
 pub use review::{Changes, Declared, DeclaredHook, DeclaredRule, DeclaredSkill, TrustState};
 

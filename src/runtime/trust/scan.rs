@@ -12,8 +12,8 @@ use sha2::{Digest, Sha256};
 use super::error::TrustError;
 
 /// The paths under a workspace root whose files the workspace declares: neocode's own
-/// folder, Claude Code's commands, agents and skills, and the MCP server list (for later
-/// features: declared, hashed and shown, not used yet).
+/// folder, Claude Code's commands, agents and skills, and the MCP server list (the last two
+/// for later features: declared, hashed and shown, not used yet).
 pub(crate) const DECLARING: [&str; 5] = [
     ".neocode",
     ".claude/commands",

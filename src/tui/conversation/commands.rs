@@ -1,6 +1,7 @@
 //! The slash commands' table and the pure parsing of what is typed: the completion popup,
 //! the help screen and the command handlers all read these.
 
+use crate::runtime::extensions::commands::CustomCommands;
 use crate::sanitize;
 
 /// The commands: name, arguments, what it does (the completion popup and the help show them).
@@ -72,6 +73,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "/paste",
         "",
         "attach the clipboard's image to the next message (Ctrl-V; reads it with wl-paste or xclip)",
+    ),
+    (
+        "/init",
+        "[NOTES]",
+        "read the project and write or update AGENTS.md (the write is a diff you approve)",
     ),
     ("/help", "", "keys and commands"),
 ];
@@ -158,6 +164,36 @@ pub fn matching(typed: &str) -> Vec<&'static (&'static str, &'static str, &'stat
         return Vec::new();
     }
     COMMANDS.iter().filter(|c| c.0.starts_with(t)).collect()
+}
+
+/// Built-in commands, then the custom ones (`custom`), whose name starts with what is
+/// typed: name, arguments, what it does. A custom command's text comes from its file:
+/// one sanitised line, its origin after its description.
+pub(crate) fn matching_all(typed: &str, custom: &CustomCommands) -> Vec<(String, String, String)> {
+    let t = typed.trim_start();
+    if !t.starts_with('/') || t.contains(char::is_whitespace) {
+        return Vec::new();
+    }
+    let mut out: Vec<(String, String, String)> = matching(typed)
+        .iter()
+        .map(|(n, a, w)| ((*n).to_string(), (*a).to_string(), (*w).to_string()))
+        .collect();
+    for c in &custom.commands {
+        let name = format!("/{}", c.name);
+        if name.starts_with(t) {
+            let what = if c.description.is_empty() {
+                format!("({})", c.origin.as_str())
+            } else {
+                format!("{} ({})", c.description, c.origin.as_str())
+            };
+            out.push((
+                sanitize::line(&name).into_owned(),
+                sanitize::line(&c.argument_hint).into_owned(),
+                sanitize::line(&what).into_owned(),
+            ));
+        }
+    }
+    out
 }
 
 /// The path being typed after a trailing `@`, if the editor ends in one.

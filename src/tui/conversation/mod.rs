@@ -59,6 +59,8 @@ pub struct Conversation {
     /// The conversation view shows a new session that does not exist yet: it is created
     /// when its first message is sent, so opening one and leaving leaves nothing behind.
     draft: bool,
+    /// The custom slash commands the completion offers and Enter expands.
+    custom: crate::runtime::extensions::commands::CustomCommands,
 }
 
 impl Conversation {
@@ -73,7 +75,25 @@ impl Conversation {
             delivery: Delivery::default(),
             agent: AgentState::default(),
             draft: false,
+            custom: crate::runtime::extensions::commands::CustomCommands::default(),
         }
+    }
+
+    /// The custom slash commands found for this workspace (`runtime::trust::custom_commands`).
+    pub fn set_commands(&mut self, custom: crate::runtime::extensions::commands::CustomCommands) {
+        self.custom = custom;
+    }
+
+    /// The custom slash commands given at start.
+    #[cfg(test)]
+    pub(crate) fn custom_commands(&self) -> &crate::runtime::extensions::commands::CustomCommands {
+        &self.custom
+    }
+
+    /// The slash commands, built-in then custom, whose name starts with what is typed: name,
+    /// arguments, what it does (one sanitised line each).
+    pub(crate) fn slash_matches(&self) -> Vec<(String, String, String)> {
+        commands::matching_all(&self.editor.composer().text(), &self.custom)
     }
 
     /// The message editor, read.
@@ -177,7 +197,7 @@ impl Conversation {
     /// Tab in the editor: completes a slash command or an `@path`; `None` when there was
     /// nothing to complete.
     pub(crate) fn complete(&mut self, ctx: &mut Ctx<'_>) -> Option<Vec<Ask>> {
-        self.editor.complete(ctx)
+        self.editor.complete(&self.custom, ctx)
     }
 
     /// Images waiting to go with the next message.

@@ -19,7 +19,11 @@ impl Conversation {
         if !self.draft && ctx.detail.is_none() {
             return Vec::new();
         }
-        let slash = self.editor.composer().text().trim_start().starts_with('/');
+        // `/word`: a command; `/etc/hosts is odd` (a second `/` in the first word): a message,
+        // as `neocode run` decides.
+        let typed = self.editor.composer().text();
+        let slash = typed.trim() == "/"
+            || crate::runtime::extensions::commands::invocation(&typed).is_some();
         if !slash && self.next_model(ctx.detail()).is_ok() && self.turn_active() {
             let Outcome::Submit(text) = self
                 .editor

@@ -4,6 +4,7 @@
 use super::Conversation;
 use super::commands::COMMANDS;
 use super::limits::limits_text;
+use crate::runtime::extensions::commands;
 use crate::sanitize;
 use crate::tui::action::Action;
 use crate::tui::dialog::Overlay;
@@ -62,16 +63,41 @@ impl Conversation {
                 ctx.say(text);
                 Vec::new()
             }
-            _ => {
-                let known: Vec<&str> = COMMANDS.iter().map(|c| c.0).collect();
-                ctx.fail(format!(
-                    "Unknown command {}; try {}",
-                    sanitize::line(cmd),
-                    known.join(" ")
-                ));
-                Vec::new()
-            }
+            _ => self.slash_prompt(cmd, arg, ctx),
         }
+    }
+
+    /// `/init` and the custom commands: the prompt they expand to is sent as the message
+    /// (the transcript shows that prompt, what the model reads); anything else is unknown.
+    fn slash_prompt(&mut self, cmd: &str, arg: &str, ctx: &mut Ctx<'_>) -> Vec<Ask> {
+        let name = cmd.strip_prefix('/').unwrap_or(cmd);
+        let (prompt, from) = if name == commands::INIT {
+            (commands::init_prompt(arg), None)
+        } else if let Some(c) = self.custom.get(name) {
+            (c.expand(arg), Some(c.path.display().to_string()))
+        } else {
+            let mut known: Vec<String> = COMMANDS.iter().map(|c| c.0.to_string()).collect();
+            known.extend(self.custom.names());
+            ctx.fail(format!(
+                "Unknown command {}; try {}",
+                sanitize::line(cmd),
+                sanitize::line(&known.join(" "))
+            ));
+            return Vec::new();
+        };
+        if let Some(why) = self.send_blocked(ctx.detail()) {
+            ctx.fail(why);
+            return Vec::new();
+        }
+        let asks = self.send(prompt, ctx);
+        if let Some(path) = from {
+            ctx.say(format!(
+                "Sent {} as its prompt from {}.",
+                sanitize::line(cmd),
+                sanitize::line(&path)
+            ));
+        }
+        asks
     }
 
     /// Adds an image to the next message (relative paths are from the current directory).

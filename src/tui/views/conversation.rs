@@ -298,10 +298,7 @@ fn dangling_lines(app: &App, calls: &[crate::session::ToolCall], w: usize) -> Ve
 fn completion(frame: &mut Frame<'_>, app: &App, a: &Layout) {
     let t = &app.theme;
     let m: Vec<(String, String, String)> = if app.conv.path_matches().is_empty() {
-        crate::tui::conversation::commands::matching(&app.conv.composer().text())
-            .iter()
-            .map(|(n, a, w)| (n.to_string(), a.to_string(), w.to_string()))
-            .collect()
+        app.conv.slash_matches()
     } else {
         app.conv
             .path_matches()

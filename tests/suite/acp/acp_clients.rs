@@ -146,3 +146,47 @@ fn acpx_runs_a_prompt_against_neocode_as_a_custom_agent() {
     let out = run_resume(&env, &listed[0], "more");
     assert!(out.status.success(), "{out:?}");
 }
+
+#[test]
+fn acpx_runs_a_command_in_its_own_terminal_with_neocodes_wrapper() {
+    let Some(dir) = clients("acpx_runs_a_command_in_its_own_terminal_with_neocodes_wrapper") else {
+        return;
+    };
+    let env = Env::new(vec![
+        Reply::tool_calls(&[(
+            "call_c",
+            "run_command",
+            r#"{"command":"echo via-acpx-terminal; echo kept > inside.txt"}"#,
+        )]),
+        Reply::text("Ran it."),
+    ]);
+    let acpx = dir.join("node_modules/.bin/acpx");
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(&acpx)
+        .args(["--agent", &format!("{BIN} acp"), "--cwd"])
+        .arg(&env.workdir)
+        .args([
+            "--approve-all",
+            "--format",
+            "json",
+            "--timeout",
+            "60",
+            "exec",
+            "run it",
+        ])
+        .envs(vars(&env))
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    // acpx (terminal capability on by default) ran neocode's wrapper: the tool call showed
+    // its terminal, the command ran, and the model read its output.
+    assert!(stdout.contains(r#""type":"terminal""#), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(env.workdir.join("inside.txt")).unwrap(),
+        "kept\n"
+    );
+    let second = env.server.requests()[1].json().to_string();
+    assert!(second.contains("via-acpx-terminal"), "{second}");
+}

@@ -76,6 +76,11 @@ impl Acp {
             .expect("a message from neocode acp within 30 s")
     }
 
+    /// The next message, when one comes within `wait`.
+    pub(super) fn try_next(&self, wait: Duration) -> Option<Value> {
+        self.out.recv_timeout(wait).ok()
+    }
+
     /// Every message up to the response to request `id`, answering permission requests with
     /// `choose`; returns (notifications and requests seen, the response).
     pub(super) fn until_response(

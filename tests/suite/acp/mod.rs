@@ -4,3 +4,4 @@
 mod acp_clients;
 mod acp_editor;
 mod acp_process;
+mod acp_terminal;

@@ -22,6 +22,7 @@ fn registry_lists_every_tool_with_a_schema() {
             "write_file",
             "edit_file",
             "run_command",
+            "web_fetch",
             "update_plan"
         ]
     );
@@ -32,6 +33,7 @@ fn registry_lists_every_tool_with_a_schema() {
     assert_eq!(tools::spec("grep").unwrap().kind, ToolKind::Read);
     assert_eq!(tools::spec("edit_file").unwrap().kind, ToolKind::Edit);
     assert_eq!(tools::spec("run_command").unwrap().kind, ToolKind::Command);
+    assert_eq!(tools::spec("web_fetch").unwrap().kind, ToolKind::Fetch);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The TUI: snapshots, filter, live turns, plans, fuzzing, a real terminal, panics.
 
 mod tui_chips;
+mod tui_commands;
 mod tui_demo;
 mod tui_editor_pty;
 mod tui_filter;

@@ -32,7 +32,7 @@ pub(super) struct H {
     pub(super) id: String,
     pub(super) root: String,
     pub(super) turns: Vec<TurnEffect>,
-    env: Env,
+    pub(super) env: Env,
 }
 
 impl H {

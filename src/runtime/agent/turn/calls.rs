@@ -122,6 +122,9 @@ impl Turn {
                         .map(std::path::Path::to_path_buf),
                     read_rules: Some(self.ctx.gate.read_rules() as Arc<dyn ReadDenials>),
                     files: self.ctx.ext.files(),
+                    web: self.ctx.settings.web_fetch.clone(),
+                    terminal: self.ctx.ext.terminal(),
+                    call_id: call.id.clone(),
                 };
                 let mut out = tools::run(&call.name, &call.arguments, &ctx);
                 self.ctx.ext.diagnose(&mut out);

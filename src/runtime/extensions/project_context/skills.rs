@@ -12,6 +12,7 @@ use std::sync::Mutex;
 use serde_json::{Value, json};
 
 use crate::runtime::Sessions;
+use crate::runtime::extensions::front_matter;
 use crate::runtime::tools::{ToolContext, ToolKind, ToolOutput, ToolSpec};
 use crate::session::{StateUpdate, now_ms};
 
@@ -358,33 +359,8 @@ impl From<String> for SkillError {
 
 /// Splits a `SKILL.md` into its front matter and body, and checks `name` and `description`.
 pub(crate) fn parse_skill_md(text: &str) -> Result<(FrontMatter, String), SkillError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.split_inclusive('\n');
-    match lines.next() {
-        Some(first) if first.trim_end() == "---" => {}
-        _ => return Err("no YAML front matter (the file must start with a `---` line)".into()),
-    }
-    let mut fm: Vec<&str> = Vec::new();
-    let mut closed = false;
-    let mut consumed = text.split_inclusive('\n').next().map_or(0, str::len);
-    for line in lines.by_ref() {
-        consumed += line.len();
-        if line.trim_end() == "---" {
-            closed = true;
-            break;
-        }
-        fm.push(line.trim_end_matches(['\n', '\r']));
-    }
-    if !closed {
-        return Err("the front matter has no closing `---` line".into());
-    }
-    let fields = parse_front_matter(&fm)?;
-    let get = |k: &str| {
-        fields
-            .iter()
-            .find(|(n, _)| n == k)
-            .map(|(_, v)| v.trim().to_string())
-    };
+    let doc = front_matter::read(text).map_err(|e| SkillError::FrontMatter(e.to_string()))?;
+    let get = |k: &str| doc.get(k);
     let name = get("name")
         .filter(|n| !n.is_empty())
         .ok_or("front matter has no `name`")?;
@@ -408,115 +384,7 @@ pub(crate) fn parse_skill_md(text: &str) -> Result<(FrontMatter, String), SkillE
             description.len()
         )));
     }
-    Ok((
-        FrontMatter { name, description },
-        text[consumed..].to_string(),
-    ))
-}
-
-/// A small reader for the top-level scalar keys of YAML front matter: plain, quoted, folded
-/// (`>`) and literal (`|`) values, with continuation lines. Nested values of other keys
-/// (`metadata:` maps, lists) are skipped; a line that is none of these is an error.
-pub(crate) fn parse_front_matter(lines: &[&str]) -> Result<Vec<(String, String)>, SkillError> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i];
-        i += 1;
-        let t = line.trim();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        if line.starts_with([' ', '\t']) {
-            // Belongs to a key we skip (nested map or list).
-            continue;
-        }
-        let Some((key, rest)) = line.split_once(':') else {
-            return Err(SkillError::FrontMatter(format!(
-                "front matter line {i} is not `key: value`: {t:?}"
-            )));
-        };
-        let key = key.trim().to_string();
-        let rest = rest.trim();
-        // Continuation lines: indented, or blank inside a block.
-        let mut cont: Vec<&str> = Vec::new();
-        while i < lines.len() && (lines[i].starts_with([' ', '\t']) || lines[i].trim().is_empty()) {
-            cont.push(lines[i]);
-            i += 1;
-        }
-        while cont.last().is_some_and(|l| l.trim().is_empty()) {
-            cont.pop();
-        }
-        let value = if let Some(style) = rest.strip_prefix(['|', '>']).map(|_| rest.as_bytes()[0]) {
-            let indent = cont
-                .iter()
-                .filter(|l| !l.trim().is_empty())
-                .map(|l| l.len() - l.trim_start().len())
-                .min()
-                .unwrap_or(0);
-            let body: Vec<&str> = cont
-                .iter()
-                // Indents of unequal whitespace characters: never cut inside one.
-                .map(|l| l.get(indent..).unwrap_or_else(|| l.trim_start()))
-                .collect();
-            if style == b'|' {
-                body.join("\n")
-            } else {
-                fold(&body)
-            }
-        } else if rest.starts_with('"') || rest.starts_with('\'') {
-            let joined = std::iter::once(rest)
-                .chain(cont.iter().map(|l| l.trim()))
-                .collect::<Vec<_>>()
-                .join(" ");
-            unquote(&joined).ok_or_else(|| format!("`{key}` has an unterminated quoted value"))?
-        } else {
-            let mut parts = vec![strip_comment(rest)];
-            parts.extend(cont.iter().map(|l| l.trim()));
-            parts.retain(|p| !p.is_empty());
-            parts.join(" ")
-        };
-        out.push((key, value));
-    }
-    Ok(out)
-}
-
-/// YAML folding: lines join with a space, an empty line is a newline.
-fn fold(lines: &[&str]) -> String {
-    let mut s = String::new();
-    for l in lines {
-        if l.trim().is_empty() {
-            s.push('\n');
-        } else {
-            if !s.is_empty() && !s.ends_with('\n') {
-                s.push(' ');
-            }
-            s.push_str(l.trim_end());
-        }
-    }
-    s
-}
-
-fn unquote(s: &str) -> Option<String> {
-    let q = s.chars().next()?;
-    let inner = s.strip_prefix(q)?;
-    let end = inner.rfind(q)?;
-    let inner = &inner[..end];
-    Some(if q == '\'' {
-        inner.replace("''", "'")
-    } else {
-        inner
-            .replace("\\\"", "\"")
-            .replace("\\n", "\n")
-            .replace("\\\\", "\\")
-    })
-}
-
-fn strip_comment(s: &str) -> &str {
-    match s.find(" #") {
-        Some(i) => s[..i].trim_end(),
-        None => s,
-    }
+    Ok((FrontMatter { name, description }, doc.body.to_string()))
 }
 
 fn one_line(s: &str) -> String {

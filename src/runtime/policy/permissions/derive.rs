@@ -57,6 +57,13 @@ pub(crate) fn derive_rules(tool: &str, args: &Value, workspace: &Path) -> Vec<St
         }
         return out;
     }
+    if tool == "web_fetch"
+        && let Some(host) = get("url")
+            .and_then(|u| reqwest::Url::parse(u).ok())
+            .and_then(|u| u.host_str().map(str::to_string))
+    {
+        return vec![format!("web_fetch(domain:{host})")];
+    }
     if PATH_TOOLS.contains(&tool) {
         return vec![format!(
             "{tool}({})",

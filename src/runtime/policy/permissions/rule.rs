@@ -32,6 +32,29 @@ pub(super) enum Pat {
     None,
     Command(CommandPattern),
     Path(PathPattern),
+    /// `web_fetch(domain:example.com)`: the host and its subdomains.
+    Domain(String),
+}
+
+/// The host a `web_fetch` rule names: `domain:example.com` (Claude Code's form) or
+/// `example.com`, lowercased; `None` when it names none.
+pub(super) fn domain_pattern(p: &str) -> Option<String> {
+    let d = p.trim();
+    let d = d.strip_prefix("domain:").unwrap_or(d).trim();
+    let d = d.strip_prefix("*.").unwrap_or(d);
+    let ok = !d.is_empty()
+        && d.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
+    ok.then(|| d.to_ascii_lowercase())
+}
+
+/// Whether `host` is `domain` or one of its subdomains.
+pub(super) fn domain_matches(domain: &str, host: &str) -> bool {
+    let host = host.to_ascii_lowercase();
+    host == domain
+        || host
+            .strip_suffix(domain)
+            .is_some_and(|rest| rest.ends_with('.'))
 }
 
 /// One parsed rule.
@@ -75,8 +98,11 @@ pub enum RuleError {
     #[error("rule `{rule}`: {source}")]
     Path { rule: String, source: PatternError },
     /// A pattern on a tool that takes none.
-    #[error("rule `{rule}`: only run_command and the file tools ({}) take a pattern", PATH_TOOLS.join(", "))]
+    #[error("rule `{rule}`: only run_command, web_fetch and the file tools ({}) take a pattern", PATH_TOOLS.join(", "))]
     NoPatternTaken { rule: String },
+    /// `web_fetch(...)` naming no host.
+    #[error("rule `{0}`: web_fetch takes a host: web_fetch(domain:example.com)")]
+    BadDomain(String),
 }
 
 /// Why a rule's text does not compile into a [`Rule`]: the syntax, or a pattern the
@@ -131,6 +157,10 @@ pub(crate) fn parse_rule(
         if name == "run_command" {
             if CommandPattern::parse(p).is_none() {
                 return Err(RuleError::EmptyCommand(rule()));
+            }
+        } else if name == "web_fetch" {
+            if domain_pattern(p).is_none() {
+                return Err(RuleError::BadDomain(rule()));
             }
         } else if PATH_TOOLS.contains(&name) {
             PathPattern::parse(p, root, home_dir).map_err(|source| RuleError::Path {

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::files::{line_of, read_optional, toml_error, user_home};
 use super::pattern::{self, CommandPattern, PathPattern};
-use super::rule::{CompileError, Pat, Rule, ToolPat, parse_rule};
+use super::rule::{self, CompileError, Pat, Rule, ToolPat, parse_rule};
 use super::types::{Decision, List, PATH_TOOLS, RuleRef, RulesError, SESSION_SOURCE, Verdict};
 use crate::runtime::shell::wrappers;
 use crate::runtime::shell::{self, Part};
@@ -73,6 +73,18 @@ impl crate::runtime::tools::ReadDenials for Rules {
     fn denies(&self, root: &Path, rel: &str) -> bool {
         self.read_denied(&pattern::absolute(root, rel, None))
             .is_some()
+    }
+}
+
+/// What the most severe matching rule says (none: the policy decides).
+fn decision(best: Option<&Rule>) -> Decision {
+    match best {
+        Some(r) => Decision {
+            verdict: verdict_of(r.list),
+            rule: Some(r.at.clone()),
+            reason: None,
+        },
+        None => Decision::default_(),
     }
 }
 
@@ -211,6 +223,10 @@ impl Rules {
             Some(p) if name == "run_command" => {
                 Pat::Command(CommandPattern::parse(&p).ok_or(CompileError::EmptyCommand)?)
             }
+            Some(p) if name == "web_fetch" => Pat::Domain(
+                rule::domain_pattern(&p)
+                    .ok_or_else(|| rule::RuleError::BadDomain(text.trim().into()))?,
+            ),
             Some(p) => Pat::Path(PathPattern::parse(
                 &p,
                 &self.root,
@@ -286,7 +302,33 @@ impl Rules {
                 _ => lexical,
             };
         }
+        if tool == "web_fetch" {
+            return self.decide_fetch(get("url").unwrap_or(""));
+        }
         self.decide_simple(tool, None)
+    }
+
+    /// A URL: the most severe rule whose host covers the URL's host (a URL without one
+    /// matches only rules without a pattern).
+    fn decide_fetch(&self, url: &str) -> Decision {
+        let host = reqwest::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string));
+        let mut best: Option<&Rule> = None;
+        for r in &self.rules {
+            if !r.tool.matches("web_fetch") {
+                continue;
+            }
+            let ok = match (&r.pat, &host) {
+                (Pat::None, _) => true,
+                (Pat::Domain(d), Some(h)) => rule::domain_matches(d, h),
+                _ => false,
+            };
+            if ok && best.is_none_or(|b| r.list < b.list) {
+                best = Some(r);
+            }
+        }
+        decision(best)
     }
 
     /// `path` with its symlinks resolved, expressed under the workspace root as written
@@ -311,7 +353,7 @@ impl Rules {
                     && match &r.pat {
                         Pat::Path(p) => p.matches(path, false),
                         Pat::None => true,
-                        Pat::Command(_) => false,
+                        Pat::Command(_) | Pat::Domain(_) => false,
                     }
             })
             .map(|r| r.at.clone())
@@ -337,14 +379,7 @@ impl Rules {
                 best = Some(r);
             }
         }
-        match best {
-            Some(r) => Decision {
-                verdict: verdict_of(r.list),
-                rule: Some(r.at.clone()),
-                reason: None,
-            },
-            None => Decision::default_(),
-        }
+        decision(best)
     }
 
     /// The decision for one simple command's words (`computed`: word by word, whether the
@@ -367,7 +402,7 @@ impl Rules {
                 Pat::None => true,
                 Pat::Command(c) if r.list == List::Allow => c.matches(words),
                 Pat::Command(c) => candidates.iter().any(|(w, cs)| c.may_match(w, cs)),
-                Pat::Path(_) => false,
+                Pat::Path(_) | Pat::Domain(_) => false,
             };
             if ok && best.is_none_or(|b| r.list < b.list) {
                 best = Some(r);

@@ -525,3 +525,31 @@ fn deny_rules_see_programs_through_paths_wrappers_and_shell_strings() {
     assert_eq!(cmd(&r, "sudo cargo test").verdict, Verdict::Default);
     assert_eq!(cmd(&r, "cargo test &>/dev/null").verdict, Verdict::Allow);
 }
+
+#[test]
+fn a_web_fetch_rule_covers_its_host_and_subdomains_only() {
+    let (_d, rules) = setup(
+        r#"allow = ["web_fetch(domain:docs.rs)"]
+deny = ["web_fetch(evil.example)"]"#,
+        "",
+    );
+    let v = |url: &str| rules.decide("web_fetch", &json!({ "url": url })).verdict;
+    assert_eq!(v("https://docs.rs/serde"), Verdict::Allow);
+    assert_eq!(v("https://api.docs.rs/x"), Verdict::Allow);
+    assert_eq!(v("https://notdocs.rs/"), Verdict::Default);
+    assert_eq!(v("https://docs.rs.evil.example/"), Verdict::Deny);
+    assert_eq!(v("https://EVIL.example/"), Verdict::Deny);
+    assert_eq!(v("not a url"), Verdict::Default);
+    let ws = std::path::Path::new("/ws");
+    assert_eq!(
+        derive_rule(
+            "web_fetch",
+            &json!({"url": "https://api.github.com/repos"}),
+            ws
+        ),
+        "web_fetch(domain:api.github.com)"
+    );
+    for bad in ["web_fetch()", "web_fetch(domain:)", "web_fetch(a b)"] {
+        assert!(parse_rule(bad, ws, None).is_err(), "{bad} should not parse");
+    }
+}

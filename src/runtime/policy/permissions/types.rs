@@ -17,6 +17,7 @@ pub(super) const OWN_TOOLS: &[&str] = &[
     "write_file",
     "edit_file",
     "run_command",
+    "web_fetch",
     "update_plan",
 ];
 

@@ -2,15 +2,20 @@
 //! workspace's files.
 
 use super::Editor;
+use crate::runtime::extensions::commands::CustomCommands;
 use crate::sanitize;
-use crate::tui::conversation::commands::{PLAN_OPTIONS, at_word, matching};
+use crate::tui::conversation::commands::{PLAN_OPTIONS, at_word, matching_all};
 use crate::tui::seam::{Ask, Ctx};
 use crate::tui::worker::Request;
 
 impl Editor {
     /// Tab in the editor: completes a slash command or an `@path`; true when it did
     /// something. The first `@` completion asks the worker for the workspace's files.
-    pub(crate) fn complete(&mut self, ctx: &mut Ctx<'_>) -> Option<Vec<Ask>> {
+    pub(crate) fn complete(
+        &mut self,
+        custom: &CustomCommands,
+        ctx: &mut Ctx<'_>,
+    ) -> Option<Vec<Ask>> {
         if at_word(&self.composer.text()).is_some() {
             if self.files.is_none() {
                 ctx.say("Listing the workspace's files…");
@@ -22,7 +27,7 @@ impl Editor {
         if self.complete_plan_option(ctx) {
             return Some(Vec::new());
         }
-        self.complete_slash().then(Vec::new)
+        self.complete_slash(custom).then(Vec::new)
     }
 
     /// Completes a `/plan` option being typed at the end of the editor (`/plan --w` → `/plan
@@ -109,9 +114,9 @@ impl Editor {
         }
     }
 
-    fn complete_slash(&mut self) -> bool {
+    fn complete_slash(&mut self, custom: &CustomCommands) -> bool {
         let text = self.composer.text();
-        let m = matching(&text);
+        let m = matching_all(&text, custom);
         match m.as_slice() {
             [] => false,
             [one] => {
@@ -121,19 +126,23 @@ impl Editor {
             }
             many => {
                 // The longest prefix all matches share.
-                let first = many[0].0;
+                let first = many[0].0.as_str();
                 let mut n = first.len();
                 for c in many.iter().skip(1) {
+                    // In bytes, at a character boundary (a custom name may be any text).
                     n = n.min(
                         first
-                            .chars()
+                            .char_indices()
                             .zip(c.0.chars())
-                            .take_while(|(a, b)| a == b)
-                            .count(),
+                            .take_while(|((_, a), b)| a == b)
+                            .last()
+                            .map_or(0, |((i, a), _)| i + a.len_utf8()),
                     );
                 }
-                if n > text.trim_start().len() {
-                    self.composer.set_text(&first[..n]);
+                if n > text.trim_start().len()
+                    && let Some(shared) = first.get(..n)
+                {
+                    self.composer.set_text(shared);
                 }
                 true
             }

@@ -1,0 +1,198 @@
+//! The front matter of the Markdown files neocode reads as settings (skills, agent profiles,
+//! custom slash commands): a `---` line, YAML-like `key: value` lines, a closing `---` line,
+//! then the body. One reader for all of them, so a file means the same thing everywhere.
+
+/// Why a file's front matter cannot be read (one line, said with the file's path).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum FrontMatterError {
+    /// The first line is not `---`.
+    #[error("no YAML front matter (the file must start with a `---` line)")]
+    Missing,
+    /// No `---` line closes it.
+    #[error("the front matter has no closing `---` line")]
+    Unclosed,
+    /// A line that is not `key: value` (nor a continuation, comment or nested value).
+    #[error("front matter line {line} is not `key: value`: {text:?}")]
+    NotKeyValue { line: usize, text: String },
+    /// A quoted value that does not end.
+    #[error("`{0}` has an unterminated quoted value")]
+    Unterminated(String),
+}
+
+/// A file split into its front matter's top-level fields and its body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Document<'a> {
+    /// Key and value, in the file's order.
+    pub fields: Vec<(String, String)>,
+    /// Everything after the closing `---` line, as it is.
+    pub body: &'a str,
+}
+
+impl Document<'_> {
+    /// The value of `key`, trimmed (may be empty); the first when it is given twice.
+    pub(crate) fn get(&self, key: &str) -> Option<String> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.trim().to_string())
+    }
+
+    /// The value of `key` when it is given and not blank.
+    pub(crate) fn value(&self, key: &str) -> Option<String> {
+        self.get(key).filter(|v| !v.is_empty())
+    }
+}
+
+/// Splits `text` (a leading byte-order mark ignored, `\n` or `\r\n` lines) into its front
+/// matter and body.
+pub(crate) fn read(text: &str) -> Result<Document<'_>, FrontMatterError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.split_inclusive('\n');
+    let first = lines.next().ok_or(FrontMatterError::Missing)?;
+    if first.trim_end() != "---" {
+        return Err(FrontMatterError::Missing);
+    }
+    let mut consumed = first.len();
+    let mut fm: Vec<&str> = Vec::new();
+    let mut closed = false;
+    for line in lines {
+        consumed += line.len();
+        if line.trim_end() == "---" {
+            closed = true;
+            break;
+        }
+        fm.push(line.trim_end_matches(['\n', '\r']));
+    }
+    if !closed {
+        return Err(FrontMatterError::Unclosed);
+    }
+    Ok(Document {
+        fields: parse_fields(&fm)?,
+        body: &text[consumed..],
+    })
+}
+
+/// A small reader for the top-level scalar keys of YAML front matter: plain, quoted, folded
+/// (`>`) and literal (`|`) values, with continuation lines. Nested values of other keys
+/// (`metadata:` maps, lists) are skipped; a line that is none of these is an error.
+fn parse_fields(lines: &[&str]) -> Result<Vec<(String, String)>, FrontMatterError> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        i += 1;
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if line.starts_with([' ', '\t']) {
+            // Belongs to a key we skip (nested map or list).
+            continue;
+        }
+        let Some((key, rest)) = line.split_once(':') else {
+            return Err(FrontMatterError::NotKeyValue {
+                line: i,
+                text: t.to_string(),
+            });
+        };
+        let key = key.trim().to_string();
+        let rest = rest.trim();
+        // Continuation lines: indented, or blank inside a block.
+        let mut cont: Vec<&str> = Vec::new();
+        while i < lines.len() && (lines[i].starts_with([' ', '\t']) || lines[i].trim().is_empty()) {
+            cont.push(lines[i]);
+            i += 1;
+        }
+        while cont.last().is_some_and(|l| l.trim().is_empty()) {
+            cont.pop();
+        }
+        let value = if let Some(style) = rest.strip_prefix(['|', '>']).map(|_| rest.as_bytes()[0]) {
+            let indent = cont
+                .iter()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| l.len() - l.trim_start().len())
+                .min()
+                .unwrap_or(0);
+            let body: Vec<&str> = cont
+                .iter()
+                // Indents of unequal whitespace characters: never cut inside one.
+                .map(|l| l.get(indent..).unwrap_or_else(|| l.trim_start()))
+                .collect();
+            if style == b'|' {
+                body.join("\n")
+            } else {
+                fold(&body)
+            }
+        } else if rest.starts_with('"') || rest.starts_with('\'') {
+            let joined = std::iter::once(rest)
+                .chain(cont.iter().map(|l| l.trim()))
+                .collect::<Vec<_>>()
+                .join(" ");
+            unquote(&joined).ok_or_else(|| FrontMatterError::Unterminated(key.clone()))?
+        } else {
+            let mut parts = vec![strip_comment(rest)];
+            parts.extend(cont.iter().map(|l| l.trim()));
+            parts.retain(|p| !p.is_empty());
+            parts.join(" ")
+        };
+        out.push((key, value));
+    }
+    Ok(out)
+}
+
+/// YAML folding: lines join with a space, an empty line is a newline.
+fn fold(lines: &[&str]) -> String {
+    let mut s = String::new();
+    for l in lines {
+        if l.trim().is_empty() {
+            s.push('\n');
+        } else {
+            if !s.is_empty() && !s.ends_with('\n') {
+                s.push(' ');
+            }
+            s.push_str(l.trim_end());
+        }
+    }
+    s
+}
+
+fn unquote(s: &str) -> Option<String> {
+    let q = s.chars().next()?;
+    let inner = s.strip_prefix(q)?;
+    let end = inner.rfind(q)?;
+    let inner = &inner[..end];
+    Some(if q == '\'' {
+        inner.replace("''", "'")
+    } else {
+        inner
+            .replace("\\\"", "\"")
+            .replace("\\n", "\n")
+            .replace("\\\\", "\\")
+    })
+}
+
+fn strip_comment(s: &str) -> &str {
+    match s.find(" #") {
+        Some(i) => s[..i].trim_end(),
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_fields_and_body() {
+        let doc = read("\u{feff}---\r\ndescription: Review it\r\nargument-hint: [file] [focus]\r\n---\r\nBody $ARGUMENTS\n").unwrap();
+        assert_eq!(doc.value("description").as_deref(), Some("Review it"));
+        assert_eq!(
+            doc.value("argument-hint").as_deref(),
+            Some("[file] [focus]")
+        );
+        assert_eq!(doc.body, "Body $ARGUMENTS\n");
+        assert_eq!(read("no header"), Err(FrontMatterError::Missing));
+        assert_eq!(read("---\na: b\n"), Err(FrontMatterError::Unclosed));
+        assert_eq!(read(""), Err(FrontMatterError::Missing));
+    }
+}

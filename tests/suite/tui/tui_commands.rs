@@ -1,0 +1,126 @@
+//! Custom slash commands in the conversation: the `/` completion lists them with their
+//! description and argument hint (snapshot), a workspace's only once it is trusted, and
+//! Enter sends the prompt the command expands to.
+
+use crate::support::tui::Keys;
+use crossterm::event::KeyCode;
+use neocode::runtime::config::ApprovalPolicy;
+use neocode::runtime::trust;
+use neocode::tui::app::SLASH_COMMANDS;
+use neocode::tui::effect::TurnEffect;
+
+use super::tui_live::H;
+
+fn write(path: std::path::PathBuf, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// The commands the TUI finds at start for `h`'s workspace, given to its conversation.
+fn load(h: &mut H) {
+    let loc = h.env.location();
+    let built_in: Vec<&str> = SLASH_COMMANDS.iter().map(|c| c.0).collect();
+    let found = trust::custom_commands(&loc.home, loc.root(), &built_in);
+    h.app.conv.set_commands(found);
+}
+
+fn with_commands() -> H {
+    let h = H::new();
+    let loc = h.env.location();
+    write(
+        loc.home.join("commands/explain.md"),
+        "---\ndescription: Explain code simply\nargument-hint: TOPIC\n---\nExplain $ARGUMENTS simply.\n",
+    );
+    write(
+        loc.root().join(".claude/commands/review.md"),
+        "---\ndescription: Review a folder\nargument-hint: PATH [FOCUS]\n---\nReview $1, $2 first.\n",
+    );
+    h
+}
+
+#[test]
+fn the_completion_lists_custom_commands_with_description_and_hint() {
+    let mut h = with_commands();
+    trust::trust(&h.env.home, &h.env.workdir).unwrap();
+    load(&mut h);
+    h.chars("/");
+    let s = h.screen();
+    assert!(
+        s.contains("/review PATH [FOCUS]  Review a folder (claude)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("/explain TOPIC  Explain code simply (home)"),
+        "{s}"
+    );
+    insta::assert_snapshot!("commands_completion", s);
+    // Tab completes a custom name like a built-in one.
+    h.key(KeyCode::Backspace);
+    h.chars("/rev");
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.conv.composer().text(), "/review ");
+}
+
+#[test]
+fn untrusted_workspace_commands_are_not_offered() {
+    let mut h = with_commands();
+    load(&mut h);
+    h.chars("/");
+    let s = h.screen();
+    assert!(s.contains("/explain"), "{s}");
+    assert!(!s.contains("/review"), "{s}");
+    h.key(KeyCode::Backspace);
+    h.submit("/review src/");
+    assert!(h.turns.is_empty(), "nothing is sent: {:?}", h.turns);
+    assert!(
+        h.screen().contains("Unknown command /review"),
+        "{}",
+        h.screen()
+    );
+}
+
+#[test]
+fn enter_sends_the_expanded_prompt() {
+    let mut h = with_commands();
+    trust::trust(&h.env.home, &h.env.workdir).unwrap();
+    load(&mut h);
+    h.submit("/review src/ \"error handling\"");
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Start {
+            session_id: Some(h.id.clone()),
+            text: Some("Review src/, error handling first.".into()),
+            images: Vec::new(),
+            approval: ApprovalPolicy::Ask,
+        })
+    );
+    assert!(
+        h.screen().contains("Sent /review as its prompt"),
+        "{}",
+        h.screen()
+    );
+}
+
+#[test]
+fn init_sends_the_agents_md_prompt() {
+    let mut h = H::new();
+    h.submit("/init");
+    match h.turns.pop() {
+        Some(TurnEffect::Start {
+            text: Some(text), ..
+        }) => assert!(text.starts_with("Write or update AGENTS.md"), "{text}"),
+        other => panic!("not a turn: {other:?}"),
+    }
+}
+
+#[test]
+fn a_path_typed_as_the_message_is_sent_not_run() {
+    let mut h = H::new();
+    h.submit("/etc/hosts: what is it?");
+    match h.turns.pop() {
+        Some(TurnEffect::Start {
+            text: Some(text), ..
+        }) => assert_eq!(text, "/etc/hosts: what is it?"),
+        other => panic!("not a turn: {other:?}"),
+    }
+}
