@@ -22,6 +22,9 @@ pub(crate) const INTERRUPTED: &str = "interrupted";
 pub struct Sessions {
     pub(super) store: Store,
     locks: Arc<Mutex<HashMap<String, Arc<Mutex<()>>>>>,
+    /// Where this handle's turns work when it is not the workspace root: a git worktree a
+    /// sub-agent or a `run --worktree` runs in ([`Sessions::rooted_at`]).
+    worktree: Option<Arc<Path>>,
 }
 
 impl Sessions {
@@ -43,11 +46,32 @@ impl Sessions {
         Sessions {
             store,
             locks: Arc::default(),
+            worktree: None,
         }
     }
 
-    /// The workspace root.
+    /// The same store (the workspace's database, data folder and write locks) with its turns
+    /// working in `root` (a git worktree of the workspace): [`Sessions::root`] is `root`,
+    /// [`Sessions::workspace_root`] stays the workspace's.
+    pub(crate) fn rooted_at(&self, root: &Path) -> Sessions {
+        Sessions {
+            store: self.store.clone(),
+            locks: self.locks.clone(),
+            worktree: Some(Arc::from(root)),
+        }
+    }
+
+    /// Where turns work: the workspace root, or the worktree of [`Sessions::rooted_at`].
     pub fn root(&self) -> &Path {
+        match &self.worktree {
+            Some(w) => w,
+            None => &self.store.paths().root,
+        }
+    }
+
+    /// The workspace root, whatever worktree this handle works in (trust and the
+    /// workspace's rules are the workspace's).
+    pub(crate) fn workspace_root(&self) -> &Path {
         &self.store.paths().root
     }
 

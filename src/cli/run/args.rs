@@ -96,6 +96,11 @@ pub struct RunArgs {
     /// With --queue: send it at the running turn's next tool boundary instead (steer).
     #[arg(long, requires = "queue")]
     pub steer: bool,
+    /// Run in a fresh git worktree of the workspace's HEAD (uncommitted changes are not in
+    /// it) on a branch of its own; at the end its changes are committed on that branch, and
+    /// the branch and the worktree's folder are printed on stderr.
+    #[arg(long, conflicts_with_all = ["resume", "continue", "plan", "queue"])]
+    pub worktree: bool,
 }
 
 /// What `neocode run` prints on stdout.

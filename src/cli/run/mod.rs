@@ -15,6 +15,7 @@ mod prompt;
 mod schema;
 mod text;
 mod turn;
+mod worktree;
 
 pub(crate) use args::{RUN_EXAMPLES, RunArgs};
 pub use turn::{compact, run};

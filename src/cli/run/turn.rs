@@ -13,6 +13,7 @@ use super::headless::{self, Before};
 use super::input;
 use super::print::{Printer, View};
 use super::schema::{OutputSchema, SchemaError};
+use super::worktree;
 use crate::cli::common::{Failure, open_for_id};
 use crate::cli::out::Out;
 use crate::runtime::agent::{
@@ -180,7 +181,7 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
             None => return Err(Failure::usage("--output-schema needs a prompt")),
         }
     }
-    let sessions = Sessions::open(loc)?;
+    let (sessions, worktree) = worktree::enter(Sessions::open(loc)?, args.worktree)?;
     let plan_run = is_plan_run(args, &sessions, &target, prompt.as_ref());
     check_plan_flags(args, &sessions, &target, plan_run, prompt.is_none())?;
     let before = match &target {
@@ -210,6 +211,9 @@ pub fn run(loc: &Location, args: &RunArgs) -> Result<(), Failure> {
         None => Ok((t, None, None)),
     });
     restore_sigint();
+    if let Some(wt) = &worktree {
+        worktree::report(wt, ran.as_ref().ok().map(|(t, ..)| t.session_id.as_str()));
+    }
     let (turn, structured, schema_error) = ran?;
     finish(
         &sessions,

@@ -187,6 +187,15 @@ impl Agent {
         }
     }
 
+    /// This agent working in `root` (a git worktree of the workspace): its turns' tools,
+    /// sandbox, rewind records and stored workdir are there; the store, trust and
+    /// extensions stay the workspace's.
+    pub(crate) fn rooted_at(&self, root: &std::path::Path) -> Agent {
+        let mut a = self.clone();
+        a.sessions = self.sessions.rooted_at(root);
+        a
+    }
+
     /// This agent offering the front end's own `tools` too (never run here: a call of one
     /// waits for the front end, like a call waiting for approval).
     pub(crate) fn with_host_tools(

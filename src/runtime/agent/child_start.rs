@@ -37,14 +37,26 @@ impl Agent {
             Some(m) => self.with_model(m),
             None => self.clone(),
         };
-        let meta = agent.meta();
         let h = agent.sessions.new_session(NewSession {
             title: super::turn::title_from(&args.prompt),
             model: agent.model_name().unwrap_or_default(),
-            workdir: meta.workdir.clone().unwrap_or_default(),
+            workdir: agent.sessions.root().display().to_string(),
             subagent_of: Some(parent.id.to_string()),
             ..NewSession::default()
         })?;
+        let (agent, worktree) = if args.worktree {
+            match super::subagent::worktree::make(&agent.sessions, "task", &h.id) {
+                Ok(wt) => (agent.rooted_at(&wt.path), Some(wt)),
+                Err(e) => {
+                    let _ = agent.sessions.delete(&h.id);
+                    return Err(e.into());
+                }
+            }
+        } else {
+            (agent, None)
+        };
+        // Its workdir is its worktree when it has one (the opening's append records it).
+        let meta = agent.meta();
         let lease = agent.lease(&h.id)?;
         let mut open = NewMessage::text(Role::System, opening(profile.as_ref()));
         open.tool_metadata = Some(json!({META_KEY: {
@@ -79,6 +91,7 @@ impl Agent {
             finished: None,
             waiting: Vec::new(),
             call_id: String::new(),
+            worktree,
         })
     }
 }

@@ -41,3 +41,4 @@ pub use op::{Op, OpError, OpOutcome, Started};
 pub use plan::{PlanRequest, plan_goal};
 pub use session_ops::RulesInForce;
 pub use start::{Target, TurnRequest};
+pub(crate) use subagent::worktree;

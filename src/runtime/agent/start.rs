@@ -268,7 +268,8 @@ impl Agent {
         let ext = self.ext.clone();
         let sid = id.clone();
         let cancel2 = cancel.clone();
-        let root = self.sessions.root().to_path_buf();
+        // Trust and the workspace's rules are the workspace's, also in a worktree.
+        let root = self.sessions.workspace_root().to_path_buf();
         let home = self
             .settings
             .path

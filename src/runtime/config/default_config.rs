@@ -98,9 +98,11 @@ output_cap_bytes = 30000
 # timeout_secs = 30
 
 # Sub-agents the model starts with its `task` tool (docs/subagents.md): how many of one
-# reply's calls run at once.
+# reply's calls run at once; whether a `worktree: true` one's git worktree stays after it
+# completed (a failed or cancelled one's always stays).
 [agents]
 max_parallel = 3
+keep_worktrees = false
 
 # MCP servers (stdio), in the shape Codex uses. Tools appear as mcp__NAME__TOOL; the server
 # gets only `env` plus PATH, HOME and a few locale variables.

@@ -107,4 +107,15 @@ pub(super) struct FileWebFetch {
 #[serde(deny_unknown_fields)]
 pub(super) struct FileAgents {
     pub(super) max_parallel: Option<usize>,
+    pub(super) keep_worktrees: Option<bool>,
+}
+
+impl FileAgents {
+    /// The settings, defaults filled in.
+    pub(super) fn settings(&self) -> super::AgentsSettings {
+        super::AgentsSettings {
+            max_parallel: self.max_parallel.unwrap_or(3).max(1),
+            keep_worktrees: self.keep_worktrees.unwrap_or(false),
+        }
+    }
 }

@@ -150,7 +150,7 @@ impl Settings {
             sandbox: sandbox_settings(file.sandbox, mode, home),
             command_timeout: Duration::from_secs(file.tools.command_timeout_secs.unwrap_or(120)),
             output_cap: file.tools.output_cap_bytes.unwrap_or(30_000),
-            agents_max_parallel: file.agents.max_parallel.unwrap_or(3).max(1),
+            agents: file.agents.settings(),
             web_fetch: web_fetch(file.web_fetch),
             mcp_servers,
             lsp,

@@ -157,14 +157,24 @@ pub struct Settings {
     pub command_timeout: Duration,
     /// Bytes of tool output kept.
     pub output_cap: usize,
-    /// `task` calls of one model reply run at once (`[agents] max_parallel`, default 3).
-    pub agents_max_parallel: usize,
+    /// `[agents]`: the sub-agents of the `task` tool.
+    pub agents: AgentsSettings,
     /// MCP servers (`[mcp_servers.NAME]`); a bad table is kept, marked invalid.
     pub mcp_servers: Vec<mcp::ServerConfig>,
     /// Language servers (`[lsp]`): the table and the diagnostics wait.
     pub lsp: lsp::LspSettings,
     /// What `web_fetch` may reach (`[web_fetch]`).
     pub web_fetch: crate::runtime::tools::WebFetchSettings,
+}
+
+/// `[agents]`: the sub-agents the model starts with the `task` tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentsSettings {
+    /// `task` calls of one model reply run at once (`max_parallel`, default 3, at least 1).
+    pub max_parallel: usize,
+    /// A `worktree: true` sub-agent's worktree stays after it completed (`keep_worktrees`,
+    /// default false; a failed, stopped or cancelled one's always stays).
+    pub keep_worktrees: bool,
 }
 
 impl std::fmt::Debug for Settings {

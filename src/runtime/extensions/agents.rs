@@ -268,7 +268,8 @@ fn task_schema(names: &[&str]) -> Value {
         "properties": {
             "prompt": {"type": "string", "description": "The whole task: the sub-agent sees nothing else."},
             "agent": agent,
-            "background": {"type": "boolean", "description": "Return a handle at once; wait with task_wait."}
+            "background": {"type": "boolean", "description": "Return a handle at once; wait with task_wait."},
+            "worktree": {"type": "boolean", "description": "Run in a fresh git worktree of HEAD on its own branch (uncommitted changes are not in it); its changes come back as a diff and the branch."}
         },
         "required": ["prompt"]
     })

@@ -21,12 +21,19 @@ pub(crate) fn redact(s: &str, key: Option<&str>) -> String {
         Some(k) if k.len() >= 4 => s.replace(k, "***"),
         _ => s.to_string(),
     };
-    while let Some(i) = out.find("sk-") {
+    let mut from = 0;
+    while let Some(at) = out[from..].find("sk-") {
+        let i = from + at;
+        from = i + 3;
+        // Inside a word (`task-1`, `disk-usage`) it is no key's start.
+        if out[..i].ends_with(|c: char| c.is_ascii_alphanumeric()) {
+            continue;
+        }
         let end = out[i..]
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '*'))
             .map_or(out.len(), |e| i + e);
         if end - i <= 3 {
-            break;
+            continue;
         }
         out.replace_range(i..end, "***");
     }

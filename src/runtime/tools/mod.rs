@@ -32,6 +32,7 @@ mod terminal;
 pub(crate) mod verification;
 mod watch;
 mod web_fetch;
+pub(crate) mod worktree;
 mod write_file;
 
 pub use crate::runtime::cancel::CancelFlag;

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 const KEY: &str = "sk-subagent-test-KEY-5d1a";
 
 /// The model's reply making the calls `(id, name, args)`.
-fn calls(list: &[(&str, &str, Value)]) -> Reply {
+pub(super) fn calls(list: &[(&str, &str, Value)]) -> Reply {
     let owned: Vec<(String, String, String)> = list
         .iter()
         .map(|(i, n, a)| (i.to_string(), n.to_string(), a.to_string()))
@@ -36,7 +36,7 @@ fn slow(text: &str, ms: u64) -> Reply {
 }
 
 /// The tool results the parent stored, by call id, in stored order.
-fn results(env: &Env, id: &str) -> Vec<(String, String, bool)> {
+pub(super) fn results(env: &Env, id: &str) -> Vec<(String, String, bool)> {
     env.sessions()
         .load(id)
         .unwrap()
@@ -54,7 +54,7 @@ fn results(env: &Env, id: &str) -> Vec<(String, String, bool)> {
 }
 
 /// The children of `parent`, as `--list --json` shows them.
-fn listed_children(env: &Env, parent: &str) -> Vec<Value> {
+pub(super) fn listed_children(env: &Env, parent: &str) -> Vec<Value> {
     let o = env.cmd(None, &["--list", "--json"]).output().unwrap();
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     v.as_array()
@@ -80,7 +80,7 @@ fn prompt_and_answer(env: &Env, id: &str) -> (String, String) {
 }
 
 /// The child id a result names (`Sub-agent <id> ...`).
-fn child_of(result: &str) -> String {
+pub(super) fn child_of(result: &str) -> String {
     result
         .strip_prefix("Sub-agent ")
         .and_then(|r| r.split_whitespace().next())

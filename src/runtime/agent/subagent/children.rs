@@ -24,6 +24,8 @@ pub(crate) struct Child {
     pub(in crate::runtime::agent) waiting: Vec<String>,
     /// The parent's `task` call that started it.
     pub(in crate::runtime::agent) call_id: String,
+    /// The git worktree it works in (`worktree: true`).
+    pub(in crate::runtime::agent) worktree: Option<crate::runtime::tools::worktree::Worktree>,
 }
 
 impl Child {

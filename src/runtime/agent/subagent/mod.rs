@@ -10,6 +10,7 @@
 //! child is a session of its own, resumable alone.
 
 pub(super) mod children;
+pub(crate) mod worktree;
 
 use serde_json::Value;
 
@@ -34,6 +35,8 @@ pub(crate) enum SubagentError {
     Start(#[from] super::error::StartError),
     #[error("cannot write the sub-agent's session: {0}")]
     Store(#[from] crate::session::StoreError),
+    #[error("no worktree for the sub-agent: {0}")]
+    Worktree(#[from] crate::runtime::tools::worktree::WorktreeError),
 }
 
 /// The arguments of a `task` call.
@@ -44,6 +47,9 @@ pub(in crate::runtime::agent) struct TaskArgs {
     pub agent: Option<String>,
     #[serde(default)]
     pub background: bool,
+    /// Run in a fresh git worktree of the workspace's `HEAD` on a branch of its own.
+    #[serde(default)]
+    pub worktree: bool,
 }
 
 /// What a child inherits from the turn that starts it.

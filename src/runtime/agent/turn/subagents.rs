@@ -154,7 +154,7 @@ impl Turn {
             .budget
             .clone()
             .unwrap_or_else(|| SharedBudget::new(&self.state.ledger));
-        let width = self.ctx.settings.agents_max_parallel.max(1);
+        let width = self.ctx.settings.agents.max_parallel.max(1);
         let mut active: Vec<(usize, Child)> = Vec::new();
         let mut stop = None;
         loop {
@@ -322,11 +322,22 @@ impl Turn {
             finished,
             agent,
             started,
+            worktree,
             ..
         } = child;
         let id = handle.session_id.clone();
         handle.join();
         let reason = finished.unwrap_or(FinishReason::Cancelled);
+        // A failed or cancelled child's worktree is kept for a look (or a resume).
+        let from_worktree = worktree.map(|wt| {
+            let keep = self.ctx.settings.agents.keep_worktrees || reason != FinishReason::Completed;
+            crate::runtime::agent::subagent::worktree::finish(
+                &wt,
+                &id,
+                keep,
+                self.ctx.settings.output_cap,
+            )
+        });
         let session = match self.io.sessions.load(&id) {
             Ok(s) => s,
             Err(e) => return ToolOutput::error(format!("sub-agent {id}: cannot read it: {e}")),
@@ -335,7 +346,11 @@ impl Turn {
             add_spent(&mut self.state.ledger.usage, &l.usage);
         }
         let elapsed_ms = started.elapsed().as_millis() as u64;
-        result_of(&id, agent.as_deref(), &reason, &session, elapsed_ms)
+        let mut out = result_of(&id, agent.as_deref(), &reason, &session, elapsed_ms);
+        if let Some(text) = from_worktree {
+            out.text.push_str(&text);
+        }
+        out
     }
 
     /// `task_wait`: waits for a background child of this session until it ends or the

@@ -187,11 +187,22 @@ fn hardened_git(root: &Path) -> Result<Command, SnapshotError> {
     if git_dir(&b).is_none() {
         return Err(SnapshotError::GitDirMoved);
     }
+    let mut c = safe_git(root)?;
+    c.env("GIT_DIR", root.join(".git"))
+        .env("GIT_WORK_TREE", root)
+        .stderr(Stdio::null());
+    Ok(c)
+}
+
+/// `git` run in `dir` (the repository found from there) with the hardening of
+/// [`hardened_git`] but the repository not named: no environment but git's own switches, no
+/// system or global config, and every setting that names a program overridden on the command
+/// line. Filter drivers a repository's config names are not covered (their names are the
+/// config's): a caller that writes or reads work-tree files turns them off by name.
+pub(crate) fn safe_git(dir: &Path) -> Result<Command, SnapshotError> {
     let program = git_program().ok_or(SnapshotError::NoGit)?;
     let mut c = Command::new(program);
     c.env_clear()
-        .env("GIT_DIR", root.join(".git"))
-        .env("GIT_WORK_TREE", root)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_NO_LAZY_FETCH", "1")
@@ -199,9 +210,8 @@ fn hardened_git(root: &Path) -> Result<Command, SnapshotError> {
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("LC_ALL", "C")
-        .current_dir(root)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null());
+        .current_dir(dir)
+        .stdin(Stdio::null());
     for setting in [
         "core.fsmonitor=false",
         "core.hooksPath=/dev/null",
