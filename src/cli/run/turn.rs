@@ -473,6 +473,13 @@ fn outcome(finished: FinishReason, id: &str, plan_run: bool) -> Result<(), Failu
             "plan run failed: {}; session {id}. Retry the failed steps with: neocode run --resume {id} --retry-failed",
             sanitize::line(&message)
         ))),
+        FinishReason::Failed {
+            code: FailCode::PlanConflict,
+            message,
+        } => Err(Failure::runtime(format!(
+            "plan run stopped on a conflict: {}; session {id}. After merging or undoing by hand, resume with: neocode run --resume {id}",
+            sanitize::line(&message)
+        ))),
         FinishReason::Failed { code, message } => Err(Failure::runtime(format!(
             "{} ({code}); session {id}",
             sanitize::line(&message)

@@ -209,6 +209,8 @@ stable_codes! {
         PlanRejected => "plan_rejected",
         /// Steps of a plan run failed.
         PlanFailed => "plan_failed",
+        /// A plan step's changes conflict with those of a step merged before it.
+        PlanConflict => "plan_conflict",
     }
 }
 

@@ -67,6 +67,17 @@ pub(crate) fn create(
     name: &str,
     branch: &str,
 ) -> Result<Worktree, WorktreeError> {
+    create_at(repo, under, name, branch, "HEAD")
+}
+
+/// [`create`] with the new branch starting at `start` (a commit) instead of `HEAD`.
+pub(crate) fn create_at(
+    repo: &Path,
+    under: &Path,
+    name: &str,
+    branch: &str,
+    start: &str,
+) -> Result<Worktree, WorktreeError> {
     if std::fs::symlink_metadata(repo.join(".git")).is_err() {
         return Err(WorktreeError::NotARepo(repo.to_path_buf()));
     }
@@ -85,7 +96,7 @@ pub(crate) fn create(
     let mut c = git(repo, &no_filters)?;
     c.args(["worktree", "add", "--quiet", "-b", branch])
         .arg(&path)
-        .arg("HEAD");
+        .arg(start);
     checked(c, "worktree add")?;
     Ok(Worktree {
         path,
@@ -195,6 +206,114 @@ fn filters_off(repo: &Path) -> Result<Vec<String>, WorktreeError> {
         .collect())
 }
 
+/// Why a diff could not be applied to a work tree.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ApplyError {
+    /// The diff does not apply to these files as they are now (a change of their lines was
+    /// applied before, or they were changed since).
+    #[error("it conflicts with the work tree in {}", .0.join(", "))]
+    Conflict(Vec<String>),
+    #[error(transparent)]
+    Git(#[from] WorktreeError),
+}
+
+/// Whether `repo` is the work tree of a git repository with a commit to start from.
+pub(crate) fn has_commit(repo: &Path) -> bool {
+    if std::fs::symlink_metadata(repo.join(".git")).is_err() {
+        return false;
+    }
+    let Ok(mut c) = git(repo, &[]) else {
+        return false;
+    };
+    c.args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
+    c.output().is_ok_and(|o| o.status.success())
+}
+
+/// A commit of the work tree `repo` as it is now (`HEAD` plus every change, new files that
+/// are not ignored too) whose parent is `HEAD`; the repository's index, `HEAD` and branches
+/// are left as they are (the tree is built in the index file `scratch`, removed after).
+pub(crate) fn snapshot(repo: &Path, scratch: &Path, message: &str) -> Result<String, WorktreeError> {
+    let no_filters = filters_off(repo)?;
+    let with_index = |args: &[&str]| -> Result<Command, WorktreeError> {
+        let mut c = git(repo, &no_filters)?;
+        c.env("GIT_INDEX_FILE", scratch).args(args);
+        Ok(c)
+    };
+    let _ = std::fs::remove_file(scratch);
+    let made = (|| {
+        checked(with_index(&["read-tree", "HEAD"])?, "read-tree")?;
+        checked(with_index(&["add", "--all"])?, "add")?;
+        let tree = checked(with_index(&["write-tree"])?, "write-tree")?;
+        let tree = String::from_utf8_lossy(&tree.stdout).trim().to_string();
+        let mut commit = git(repo, &no_filters)?;
+        commit
+            .args(["-c", "user.name=neocode", "-c", "user.email=neocode@localhost"])
+            .args(["commit-tree", &tree, "-p", "HEAD", "-m", message]);
+        let out = checked(commit, "commit-tree")?;
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    })();
+    let _ = std::fs::remove_file(scratch);
+    made
+}
+
+/// Applies `diff` (as [`Worktree::commit`] returns it) to the work tree `repo`, all of it or
+/// nothing; the index is not touched.
+pub(crate) fn apply(repo: &Path, diff: &str) -> Result<(), ApplyError> {
+    use std::io::Write as _;
+    let no_filters = filters_off(repo)?;
+    let mut c = git(repo, &no_filters)?;
+    c.args(["apply", "--whitespace=nowarn", "-"])
+        .stdin(Stdio::piped());
+    let mut child = c.spawn().map_err(WorktreeError::Run)?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A write error shows as git's failure below.
+        let _ = stdin.write_all(diff.as_bytes());
+    }
+    let out = child.wait_with_output().map_err(WorktreeError::Run)?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let files = conflicting_files(&String::from_utf8_lossy(&out.stderr));
+    if files.is_empty() {
+        let message = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("no message")
+            .chars()
+            .take(300)
+            .collect();
+        return Err(WorktreeError::Git {
+            what: "apply",
+            message,
+        }
+        .into());
+    }
+    Err(ApplyError::Conflict(files))
+}
+
+/// The files `git apply` says it could not patch (`error: patch failed: <file>:<line>`,
+/// `error: <file>: patch does not apply`, `error: <file>: already exists ...`).
+fn conflicting_files(stderr: &str) -> Vec<String> {
+    let mut files: Vec<String> = Vec::new();
+    for line in stderr.lines() {
+        let Some(rest) = line.trim().strip_prefix("error: ") else {
+            continue;
+        };
+        let file = match rest.strip_prefix("patch failed: ") {
+            Some(at) => at.rsplit_once(':').map_or(at, |(f, _)| f),
+            None => match rest.split_once(": ") {
+                Some((f, _)) => f,
+                None => continue,
+            },
+        };
+        if !files.iter().any(|f| f == file) {
+            files.push(file.to_string());
+        }
+    }
+    files
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,5 +403,36 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let e = create(t.path(), &t.path().join("wts"), "x", "b").unwrap_err();
         assert!(e.to_string().contains("not a git repository"), "{e}");
+    }
+    #[test]
+    fn a_snapshot_carries_uncommitted_changes_and_diffs_apply_or_conflict() {
+        let t = tempfile::tempdir().unwrap();
+        let repo = t.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        sh(
+            &repo,
+            "git init -q && printf 'one\\ntwo\\n' > a.txt && git add a.txt && git commit -qm one",
+        );
+        assert!(has_commit(&repo));
+        std::fs::write(repo.join("new.txt"), "uncommitted\n").unwrap();
+        let base = snapshot(&repo, &t.path().join("scratch-index"), "base").unwrap();
+        // The repository's own index and HEAD are untouched.
+        sh(&repo, "test -z \"$(git diff --cached --name-only)\"");
+        let under = t.path().join("wts");
+        let w1 = create_at(&repo, &under, "s1", "s1", &base).unwrap();
+        let w2 = create_at(&repo, &under, "s2", "s2", &base).unwrap();
+        assert!(w1.path.join("new.txt").is_file());
+        std::fs::write(w1.path.join("a.txt"), "ONE\ntwo\n").unwrap();
+        std::fs::write(w2.path.join("a.txt"), "uno\ntwo\n").unwrap();
+        let d1 = w1.commit("s1").unwrap().unwrap();
+        let d2 = w2.commit("s2").unwrap().unwrap();
+        apply(&repo, &d1).unwrap();
+        assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "ONE\ntwo\n");
+        match apply(&repo, &d2) {
+            Err(ApplyError::Conflict(files)) => assert_eq!(files, vec!["a.txt".to_string()]),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "ONE\ntwo\n");
+        assert!(!has_commit(t.path()));
     }
 }

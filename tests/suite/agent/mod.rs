@@ -8,6 +8,7 @@ mod agent_turn;
 mod compaction;
 mod headless;
 mod lsp_run;
+mod plan_layers;
 mod plan_run;
 mod project_context;
 mod rules_attacks;

@@ -32,6 +32,7 @@
 //! model request counts when it is made, even if it then fails.
 
 mod draft;
+mod isolate;
 mod prompts;
 mod steps;
 
@@ -54,6 +55,7 @@ use serde_json::json;
 use std::sync::mpsc::{Receiver, TryRecvError, channel};
 use std::time::{Duration, Instant};
 
+pub(crate) use isolate::CONFLICT;
 pub(crate) use prompts::result_text;
 use prompts::{DRAFT_INSTRUCTIONS, step_context, step_prompt};
 
@@ -179,6 +181,7 @@ impl Agent {
             asked: 0,
             usage: Usage::default(),
             lease: Some(lease),
+            merges: Vec::new(),
         };
         let thread = std::thread::Builder::new()
             .name("plan-run".into())
@@ -252,6 +255,8 @@ struct Run {
     asked: u64,
     usage: Usage,
     lease: Option<Lease>,
+    /// The completed steps of the running layer whose changes wait to be merged.
+    merges: Vec<isolate::Merge>,
 }
 
 /// How the run's steps went, for the summary.

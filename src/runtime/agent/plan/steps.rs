@@ -10,6 +10,10 @@ pub(super) struct Active {
     /// The sub-turn's events.
     events: Receiver<TurnEvent>,
     started: Instant,
+    /// Its place in the layer (the order its changes are merged in).
+    order: usize,
+    /// Its worktree, when the layer's steps run in worktrees.
+    worktree: Option<crate::runtime::tools::worktree::Worktree>,
     /// Calls waiting for an approval in this step: id, and when it was asked (the run's
     /// count of questions relayed).
     waiting: Vec<(String, u64)>,
@@ -88,7 +92,7 @@ impl Run {
                     StepStatus::Failed => {
                         let f = progress.failures.get(&step.id);
                         let kind = f.map(|f| f.error_type.as_str()).unwrap_or("");
-                        if matches!(kind, SKIPPED | LIMIT_REACHED | CANCELLED) {
+                        if matches!(kind, SKIPPED | LIMIT_REACHED | CANCELLED | CONFLICT) {
                             Some(format!(
                                 "step {} was stopped before it finished ({kind})",
                                 step.id
@@ -112,10 +116,15 @@ impl Run {
     pub(super) fn run_layer(
         &mut self,
         plan: &Plan,
-        mut queue: Vec<(Step, Option<String>)>,
+        queue: Vec<(Step, Option<String>)>,
     ) -> Result<(), FinishReason> {
+        let (width, base) = self.layer_mode(queue.len())?;
+        let mut queue: Vec<(usize, Step, Option<String>)> = queue
+            .into_iter()
+            .enumerate()
+            .map(|(i, (s, r))| (i, s, r))
+            .collect();
         queue.reverse();
-        let width = self.req.width.max(1);
         let mut active: Vec<Active> = Vec::new();
         let mut stop: Option<FinishReason> = None;
         loop {
@@ -126,17 +135,21 @@ impl Run {
                 }
             }
             while stop.is_none() && active.len() < width {
-                let Some((step, retry)) = queue.pop() else {
+                let Some((order, step, retry)) = queue.pop() else {
                     break;
                 };
                 if let Some(why) = self.blocked() {
                     stop = Some(FinishReason::LimitReached(why));
                     break;
                 }
-                active.push(self.start_step(plan, step, retry)?);
+                let mut a = self.start_step(plan, step, retry, base.as_deref())?;
+                a.order = order;
+                active.push(a);
             }
             if active.is_empty() {
-                return match stop {
+                // The completed steps' changes land even when the run stops.
+                let conflict = self.merge_layer()?;
+                return match stop.or(conflict) {
                     Some(r) => Err(r),
                     None => Ok(()),
                 };
@@ -250,6 +263,7 @@ impl Run {
         plan: &Plan,
         step: Step,
         retry: Option<String>,
+        base: Option<&str>,
     ) -> Result<Active, FinishReason> {
         let meta = self.agent.meta();
         let progress = self.progress()?;
@@ -267,13 +281,10 @@ impl Run {
                 ..NewSession::default()
             })
             .map_err(store_failed)?;
-        let lease = self
-            .agent
-            .lease(&child.id)
-            .map_err(|e| FinishReason::Failed {
-                code: e.code.into(),
-                message: e.message,
-            })?;
+        let lease = self.agent.lease(&child.id).map_err(start_failed)?;
+        // In a worktree, the step's turn and its opening record work there.
+        let (agent, worktree) = self.step_agent(&child.id, base)?;
+        let meta = agent.meta();
         self.record(
             &step.id,
             &StepUpdate::Status {
@@ -308,8 +319,7 @@ impl Run {
             };
         }
         let (ev_tx, events) = channel();
-        let handle = self
-            .agent
+        let handle = agent
             .spawn(
                 child.id,
                 Some(lease),
@@ -325,32 +335,22 @@ impl Run {
                 },
                 Box::new(ev_tx),
             )
-            .map_err(|e| FinishReason::Failed {
-                code: e.code.into(),
-                message: e.message,
-            })?;
+            .map_err(start_failed)?;
         Ok(Active {
             step,
             handle,
             events,
             started: Instant::now(),
+            order: 0,
+            worktree,
             waiting: Vec::new(),
         })
     }
 
-    /// Stores a step's outcome; returns why the run must stop, if it must.
-    pub(super) fn end_step(
-        &mut self,
-        a: Active,
-        reason: FinishReason,
-        usage: Usage,
-    ) -> Result<Option<FinishReason>, FinishReason> {
-        let child_id = a.handle.session_id.clone();
-        a.handle.join();
-        add(&mut self.usage, usage);
-        let child = self.sessions().load(&child_id).map_err(store_failed)?;
-        // The shared budget holds what every step spent (and what the steps still running
-        // reserved); "always" approvals carry over from the step.
+    /// Takes what a step spent and approved into the run's ledger: the shared budget holds
+    /// what every step spent (and what the steps still running reserved); "always"
+    /// approvals carry over from the step.
+    fn absorb(&mut self, child: &Session) -> Result<(), FinishReason> {
         if let Some(b) = &self.budget {
             let u = b.usage();
             let r = &mut self.ledger.usage;
@@ -366,14 +366,29 @@ impl Run {
                 }
             }
         }
-        self.save_ledger(None)?;
+        self.save_ledger(None)
+    }
+
+    /// Stores a step's outcome (or, when its changes wait to be merged, holds it for the
+    /// end of the layer); returns why the run must stop, if it must.
+    pub(super) fn end_step(
+        &mut self,
+        a: Active,
+        reason: FinishReason,
+        usage: Usage,
+    ) -> Result<Option<FinishReason>, FinishReason> {
+        let child_id = a.handle.session_id.clone();
+        a.handle.join();
+        add(&mut self.usage, usage);
+        let child = self.sessions().load(&child_id).map_err(store_failed)?;
+        self.absorb(&child)?;
         let elapsed_ms = a.started.elapsed().as_millis() as u64;
         let fail = |t: &str, m: String| StepFailure {
             error_type: t.to_string(),
             message: m,
             traceback: None,
         };
-        let (outcome, stop) = match reason {
+        let (mut outcome, stop) = match reason {
             FinishReason::Completed => (answer_of(&child), None),
             FinishReason::Cancelled => (
                 Err(fail(CANCELLED, "cancelled by the user".into())),
@@ -385,15 +400,35 @@ impl Run {
             ),
             FinishReason::Failed { code, message } => (Err(fail(code.as_str(), message)), None),
         };
+        let closed = match &a.worktree {
+            Some(wt) => Self::close_worktree(wt, &a.step.id),
+            None => Ok(isolate::Closed::Nothing),
+        };
+        match (closed, &mut outcome) {
+            (Ok(isolate::Closed::Nothing), _) => {}
+            (Ok(isolate::Closed::Changed { branch, diff }), Ok(answer)) => {
+                // Merged (and stored) once every step of the layer has ended.
+                let answer = std::mem::take(answer);
+                self.merges.push(isolate::Merge {
+                    order: a.order,
+                    step_id: a.step.id,
+                    update: completed(&answer, &child_id, elapsed_ms, usage),
+                    branch,
+                    diff,
+                    answer,
+                    usage,
+                    elapsed_ms,
+                });
+                return Ok(stop);
+            }
+            (Ok(isolate::Closed::Changed { branch, .. }), Err(f)) => f
+                .message
+                .push_str(&format!(" (its changes are on branch {branch}, not merged)")),
+            (Err(why), Ok(_)) => outcome = Err(fail("worktree", why)),
+            (Err(why), Err(f)) => f.message.push_str(&format!(" ({why})")),
+        }
         let update = match &outcome {
-            Ok(answer) => StepUpdate::Result {
-                result: json!({
-                    "answer": answer,
-                    "session_id": child_id,
-                    "elapsed_ms": elapsed_ms,
-                    "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
-                }),
-            },
+            Ok(answer) => completed(answer, &child_id, elapsed_ms, usage),
             Err(f) => StepUpdate::Error { error: f.clone() },
         };
         if outcome.is_err() && child.header.status == Status::Completed {
@@ -417,6 +452,26 @@ impl Run {
             elapsed_ms,
         });
         Ok(stop)
+    }
+}
+
+/// The update storing a completed step's result.
+fn completed(answer: &str, child_id: &str, elapsed_ms: u64, usage: Usage) -> StepUpdate {
+    StepUpdate::Result {
+        result: json!({
+            "answer": answer,
+            "session_id": child_id,
+            "elapsed_ms": elapsed_ms,
+            "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+        }),
+    }
+}
+
+/// A step's turn that could not start, as the run's failure.
+fn start_failed(e: StartError) -> FinishReason {
+    FinishReason::Failed {
+        code: e.code.into(),
+        message: e.message,
     }
 }
 

@@ -1,0 +1,262 @@
+//! Plan layers side by side in git worktrees, end to end against the scripted server on
+//! 127.0.0.1: the steps of a layer ask the model at the same time (the server's records), each
+//! writes in a worktree of its own and the layer's changes land in the workspace in step
+//! order; two steps changing the same line stop the run with `plan_conflict`, the first one's
+//! change merged and the second one's kept on its branch; a resume runs only what is left.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::support::agent::{Env, drive};
+use crate::support::finish;
+
+use neocode::runtime::agent::{Agent, FailCode, FinishReason, PlanRequest, Target, TurnEvent};
+use neocode::runtime::config::ApprovalPolicy;
+use neocode::session::StepStatus;
+use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-plan-layers-KEY-5d21";
+const DELAY: Duration = Duration::from_millis(300);
+
+/// Runs git in `dir` (a test identity, no global config); its stdout.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Makes `dir` a repository with one commit (README.md).
+fn repo(dir: &Path) {
+    std::fs::write(dir.join("README.md"), "hello\n").unwrap();
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "README.md"]);
+    git(dir, &["commit", "-qm", "first"]);
+}
+
+fn draft(plan: &Value) -> Vec<Reply> {
+    vec![
+        Reply::tool_calls(&[("p1", "update_plan", &plan.to_string())]),
+        Reply::text("Plan stored."),
+    ]
+}
+
+/// Three steps with no dependency: one layer.
+fn three() -> Value {
+    json!({"steps": [
+        {"id": "a", "title": "Write a"},
+        {"id": "b", "title": "Write b"},
+        {"id": "c", "title": "Write c"},
+    ]})
+}
+
+/// A `write_file` call of `path` with `content`, answered after [`DELAY`].
+fn slow_write(id: &str, path: &str, content: &str) -> Reply {
+    let args = json!({"path": path, "content": content}).to_string();
+    Stream::tool_calls(&[(id, "write_file", &args)])
+        .delays(DELAY, Duration::ZERO)
+        .reply()
+}
+
+fn run(agent: &Agent, target: Target, req: PlanRequest) -> (String, Vec<TurnEvent>) {
+    let h = agent.watch_plan(target, req).unwrap();
+    let evs = drive(&h, |_| None);
+    let id = h.session_id.clone();
+    h.join();
+    (id, evs)
+}
+
+fn req(goal: Option<&str>, width: usize) -> PlanRequest {
+    PlanRequest {
+        goal: goal.map(str::to_string),
+        width,
+        approved: true,
+        approval: Some(ApprovalPolicy::NeverAsk),
+        ..PlanRequest::default()
+    }
+}
+
+/// Each step's child session, by step id, from the `StepStarted` events.
+fn children(evs: &[TurnEvent]) -> Vec<(String, String)> {
+    evs.iter()
+        .filter_map(|e| match e {
+            TurnEvent::StepStarted {
+                step_id,
+                session_id,
+                ..
+            } => Some((step_id.clone(), session_id.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn branch_of(child: &str) -> String {
+    let short: String = child
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(8)
+        .collect();
+    format!("neocode/step-{short}")
+}
+
+/// The three-step layer writing a.txt, b.txt and c.txt at `width`; its wall time and server.
+fn three_writes(width: usize) -> (Env, ScriptedServer, Vec<TurnEvent>, Duration) {
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&three()));
+    repo(&env.workdir);
+    srv.push([
+        slow_write("w1", "a.txt", "one\n"),
+        slow_write("w2", "b.txt", "two\n"),
+        slow_write("w3", "c.txt", "three\n"),
+    ]);
+    srv.push((0..3).map(|_| Reply::text("Written.")));
+    let agent = env.agent(&srv);
+    let start = Instant::now();
+    let (_, evs) = run(&agent, Target::New, req(Some("write three files"), width));
+    let took = start.elapsed();
+    (env, srv, evs, took)
+}
+
+#[test]
+fn a_layer_of_three_steps_runs_side_by_side_and_all_three_changes_land() {
+    let (env, srv, evs, _) = three_writes(3);
+    assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
+    // The draft asked twice; then each step's first request came before any was answered.
+    let reqs = srv.requests();
+    assert_eq!(reqs.len(), 8);
+    let firsts: Vec<Instant> = reqs[2..5].iter().map(|r| r.received).collect();
+    let spread = *firsts.iter().max().unwrap() - *firsts.iter().min().unwrap();
+    println!("three steps asked within {} ms", spread.as_millis());
+    assert!(spread < DELAY, "the steps did not overlap: {spread:?}");
+    // Every step's file is in the workspace (not committed there), no worktree is left.
+    for (f, c) in [("a.txt", "one\n"), ("b.txt", "two\n"), ("c.txt", "three\n")] {
+        assert_eq!(std::fs::read_to_string(env.workdir.join(f)).unwrap(), c);
+    }
+    let status = git(&env.workdir, &["status", "--porcelain"]);
+    assert!(status.contains("?? a.txt") && status.contains("?? c.txt"), "{status}");
+    assert_eq!(git(&env.workdir, &["worktree", "list"]).lines().count(), 1);
+    assert_eq!(git(&env.workdir, &["diff", "--cached", "--name-only"]), "");
+    // Each step ran in its worktree, on its branch.
+    for (_, child) in children(&evs) {
+        let h = env.sessions().header(&child).unwrap();
+        assert!(h.workdir.contains(".neocode/worktrees/step-"), "{}", h.workdir);
+        git(&env.workdir, &["rev-parse", "--verify", &branch_of(&child)]);
+    }
+}
+
+#[test]
+fn a_layer_in_parallel_takes_less_wall_time_than_in_sequence() {
+    let median = |width: usize| {
+        let mut ms: Vec<u128> = (0..3)
+            .map(|_| {
+                let (_, _, evs, took) = three_writes(width);
+                assert_eq!(finish(&evs), FinishReason::Completed);
+                took.as_millis()
+            })
+            .collect();
+        ms.sort_unstable();
+        ms[1]
+    };
+    let parallel = median(3);
+    let sequence = median(1);
+    println!(
+        "3-step layer (each step's first reply delayed {} ms): width 3 median {parallel} ms, width 1 median {sequence} ms (3 runs each)",
+        DELAY.as_millis()
+    );
+    assert!(parallel * 10 < sequence * 7, "{parallel} vs {sequence}");
+}
+
+#[test]
+fn without_git_the_steps_of_a_layer_run_one_after_another() {
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&three()));
+    srv.push([
+        slow_write("w1", "a.txt", "one\n"),
+        Reply::text("Written."),
+        slow_write("w2", "b.txt", "two\n"),
+        Reply::text("Written."),
+        slow_write("w3", "c.txt", "three\n"),
+        Reply::text("Written."),
+    ]);
+    let agent = env.agent(&srv);
+    let (_, evs) = run(&agent, Target::New, req(Some("write three files"), 3));
+    assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
+    for f in ["a.txt", "b.txt", "c.txt"] {
+        assert!(env.workdir.join(f).is_file(), "{f}");
+    }
+    // One step at a time: each step's second request comes before the next one's first.
+    let reqs = srv.requests();
+    for w in reqs[2..].windows(2) {
+        assert!(w[1].received >= w[0].received);
+    }
+    assert!(reqs[4].received - reqs[2].received >= DELAY);
+    assert!(!env.workdir.join(".neocode/worktrees").exists());
+}
+
+#[test]
+fn two_steps_changing_the_same_line_stop_the_run_and_a_resume_runs_what_is_left() {
+    let plan = json!({"steps": [
+        {"id": "a", "title": "Reword the readme"},
+        {"id": "b", "title": "Reword it too"},
+        {"id": "c", "title": "Check it", "depends_on": ["a", "b"]},
+    ]});
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&plan));
+    repo(&env.workdir);
+    srv.push([
+        slow_write("w1", "README.md", "hello from one\n"),
+        slow_write("w2", "README.md", "hello from two\n"),
+        Reply::text("Reworded."),
+        Reply::text("Reworded."),
+    ]);
+    let agent = env.agent(&srv);
+    let (id, evs) = run(&agent, Target::New, req(Some("reword"), 2));
+    let message = match finish(&evs) {
+        FinishReason::Failed {
+            code: FailCode::PlanConflict,
+            message,
+        } => message,
+        other => panic!("{other:?}"),
+    };
+    let kids = children(&evs);
+    assert_eq!(kids.len(), 2, "c must not start: {kids:?}");
+    let child = |s: &str| kids.iter().find(|(k, _)| k == s).unwrap().1.clone();
+    let (branch_a, branch_b) = (branch_of(&child("a")), branch_of(&child("b")));
+    assert!(message.contains("step b"), "{message}");
+    assert!(message.contains("README.md"), "{message}");
+    assert!(message.contains(&branch_b), "{message}");
+    // Step a (first in order) is merged; b's change is on its branch, not in the workspace.
+    let readme = std::fs::read_to_string(env.workdir.join("README.md")).unwrap();
+    assert_eq!(readme, git(&env.workdir, &["show", &format!("{branch_a}:README.md")]));
+    let theirs = git(&env.workdir, &["show", &format!("{branch_b}:README.md")]);
+    assert_ne!(readme, theirs);
+    assert!(theirs.starts_with("hello from"), "{theirs}");
+    let progress = env.sessions().plan_progress(&id).unwrap();
+    assert_eq!(progress.status("a"), StepStatus::Completed);
+    assert_eq!(progress.status("b"), StepStatus::Failed);
+    assert_eq!(progress.failures["b"].error_type, "plan_conflict");
+    assert_eq!(progress.status("c"), StepStatus::Pending);
+
+    // Fixed by hand (b's change taken instead); the resume skips a and runs b, then c.
+    std::fs::write(env.workdir.join("README.md"), &theirs).unwrap();
+    srv.push([Reply::text("Already reworded."), Reply::text("Checked.")]);
+    let agent = env.agent(&srv);
+    let (_, evs) = run(&agent, Target::Resume(id.clone()), req(None, 2));
+    assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
+    let again: Vec<String> = children(&evs).into_iter().map(|(s, _)| s).collect();
+    assert_eq!(again, ["b", "c"]);
+    let progress = env.sessions().plan_progress(&id).unwrap();
+    assert_eq!(progress.status("b"), StepStatus::Completed);
+    assert_eq!(srv.remaining(), 0);
+}
