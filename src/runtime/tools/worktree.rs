@@ -232,7 +232,11 @@ pub(crate) fn has_commit(repo: &Path) -> bool {
 /// A commit of the work tree `repo` as it is now (`HEAD` plus every change, new files that
 /// are not ignored too) whose parent is `HEAD`; the repository's index, `HEAD` and branches
 /// are left as they are (the tree is built in the index file `scratch`, removed after).
-pub(crate) fn snapshot(repo: &Path, scratch: &Path, message: &str) -> Result<String, WorktreeError> {
+pub(crate) fn snapshot(
+    repo: &Path,
+    scratch: &Path,
+    message: &str,
+) -> Result<String, WorktreeError> {
     let no_filters = filters_off(repo)?;
     let with_index = |args: &[&str]| -> Result<Command, WorktreeError> {
         let mut c = git(repo, &no_filters)?;
@@ -247,7 +251,12 @@ pub(crate) fn snapshot(repo: &Path, scratch: &Path, message: &str) -> Result<Str
         let tree = String::from_utf8_lossy(&tree.stdout).trim().to_string();
         let mut commit = git(repo, &no_filters)?;
         commit
-            .args(["-c", "user.name=neocode", "-c", "user.email=neocode@localhost"])
+            .args([
+                "-c",
+                "user.name=neocode",
+                "-c",
+                "user.email=neocode@localhost",
+            ])
             .args(["commit-tree", &tree, "-p", "HEAD", "-m", message]);
         let out = checked(commit, "commit-tree")?;
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
@@ -427,12 +436,18 @@ mod tests {
         let d1 = w1.commit("s1").unwrap().unwrap();
         let d2 = w2.commit("s2").unwrap().unwrap();
         apply(&repo, &d1).unwrap();
-        assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "ONE\ntwo\n");
+        assert_eq!(
+            std::fs::read_to_string(repo.join("a.txt")).unwrap(),
+            "ONE\ntwo\n"
+        );
         match apply(&repo, &d2) {
             Err(ApplyError::Conflict(files)) => assert_eq!(files, vec!["a.txt".to_string()]),
             other => panic!("{other:?}"),
         }
-        assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "ONE\ntwo\n");
+        assert_eq!(
+            std::fs::read_to_string(repo.join("a.txt")).unwrap(),
+            "ONE\ntwo\n"
+        );
         assert!(!has_commit(t.path()));
     }
 }

@@ -146,13 +146,20 @@ fn a_layer_of_three_steps_runs_side_by_side_and_all_three_changes_land() {
         assert_eq!(std::fs::read_to_string(env.workdir.join(f)).unwrap(), c);
     }
     let status = git(&env.workdir, &["status", "--porcelain"]);
-    assert!(status.contains("?? a.txt") && status.contains("?? c.txt"), "{status}");
+    assert!(
+        status.contains("?? a.txt") && status.contains("?? c.txt"),
+        "{status}"
+    );
     assert_eq!(git(&env.workdir, &["worktree", "list"]).lines().count(), 1);
     assert_eq!(git(&env.workdir, &["diff", "--cached", "--name-only"]), "");
     // Each step ran in its worktree, on its branch.
     for (_, child) in children(&evs) {
         let h = env.sessions().header(&child).unwrap();
-        assert!(h.workdir.contains(".neocode/worktrees/step-"), "{}", h.workdir);
+        assert!(
+            h.workdir.contains(".neocode/worktrees/step-"),
+            "{}",
+            h.workdir
+        );
         git(&env.workdir, &["rev-parse", "--verify", &branch_of(&child)]);
     }
 }
@@ -238,7 +245,10 @@ fn two_steps_changing_the_same_line_stop_the_run_and_a_resume_runs_what_is_left(
     assert!(message.contains(&branch_b), "{message}");
     // Step a (first in order) is merged; b's change is on its branch, not in the workspace.
     let readme = std::fs::read_to_string(env.workdir.join("README.md")).unwrap();
-    assert_eq!(readme, git(&env.workdir, &["show", &format!("{branch_a}:README.md")]));
+    assert_eq!(
+        readme,
+        git(&env.workdir, &["show", &format!("{branch_a}:README.md")])
+    );
     let theirs = git(&env.workdir, &["show", &format!("{branch_b}:README.md")]);
     assert_ne!(readme, theirs);
     assert!(theirs.starts_with("hello from"), "{theirs}");

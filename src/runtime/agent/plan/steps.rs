@@ -421,9 +421,9 @@ impl Run {
                 });
                 return Ok(stop);
             }
-            (Ok(isolate::Closed::Changed { branch, .. }), Err(f)) => f
-                .message
-                .push_str(&format!(" (its changes are on branch {branch}, not merged)")),
+            (Ok(isolate::Closed::Changed { branch, .. }), Err(f)) => f.message.push_str(&format!(
+                " (its changes are on branch {branch}, not merged)"
+            )),
             (Err(why), Ok(_)) => outcome = Err(fail("worktree", why)),
             (Err(why), Err(f)) => f.message.push_str(&format!(" ({why})")),
         }
