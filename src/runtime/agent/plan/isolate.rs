@@ -10,8 +10,9 @@
 //! no longer applies (an earlier step changed the same lines) fails with error type
 //! [`CONFLICT`], its branch kept, the steps merged before it staying merged, and the run
 //! stops with the stable code `plan_conflict` once the layer is merged. A step that failed or
-//! was stopped is not merged (its changes, if any, are on its branch). Without git, or with a
-//! width of 1, the steps run one after another in the workspace itself.
+//! was stopped is not merged (its changes, if any, are on its branch). With a width of 1 the
+//! steps run one after another in the workspace itself; without git they work in the
+//! workspace itself too, up to the width at once (no isolation: what `--width` did before).
 
 use super::*;
 use crate::runtime::agent::subagent::worktree::{folder, short_id};
@@ -51,8 +52,8 @@ impl Run {
         }
         let root = self.sessions().workspace_root().to_path_buf();
         if !worktree::has_commit(&root) {
-            // Without git the steps would write the one workspace at once.
-            return Ok((1, None));
+            // Without git the steps share the workspace, as `--width` always let them.
+            return Ok((width, None));
         }
         let under = folder(self.sessions());
         let failed = |m: String| FinishReason::Failed {

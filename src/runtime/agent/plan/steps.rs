@@ -276,7 +276,7 @@ impl Run {
                 )),
                 // The provider is named by the step's turn, which builds it.
                 model: self.agent.model_name().unwrap_or_default(),
-                workdir: meta.workdir.clone().unwrap_or_default(),
+                workdir: meta.workdir.unwrap_or_default(),
                 parent_id: Some(self.id.clone()),
                 ..NewSession::default()
             })
