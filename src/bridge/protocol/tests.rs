@@ -228,6 +228,7 @@ fn typed_codes_are_the_same_wire_lines() {
         (FailCode::ServerError, "server_error"),
         (FailCode::StreamCut, "stream_cut"),
         (FailCode::PlanFailed, "plan_failed"),
+        (FailCode::PlanConflict, "plan_conflict"),
         (FailCode::Busy, "busy"),
     ] {
         let got = line(TurnEvent::Finished {
