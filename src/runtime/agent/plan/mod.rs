@@ -16,9 +16,13 @@
 //!   error type [`SKIPPED`] (no new status: the session file, the views and the merge rules
 //!   stay as they are, and a skipped step is simply reconsidered on resume).
 //!
+//! - Steps of one layer side by side (width above 1) in a git repository each work in a
+//!   worktree of their own, their changes merged into the workspace in step order at the end
+//!   of the layer; a conflict fails the step (`plan_conflict`) and stops the run (`isolate`).
+//!
 //! Resume (same entry, no goal): completed steps never run again; a step left `running` by a
 //! dead process runs again (at least once: said with a warning); steps skipped, stopped by a
-//! budget or cancelled run again; other failures only with `retry_failed` (a later result
+//! budget, cancelled or whose changes conflicted run again; other failures only with `retry_failed` (a later result
 //! clears the failure, rule 2).
 //!
 //! Budgets: the steps share one budget ([`ledger::SharedBudget`], the run's ledger) and each
