@@ -266,10 +266,10 @@ fn task_schema(names: &[&str]) -> Value {
     json!({
         "type": "object",
         "properties": {
-            "prompt": {"type": "string", "description": "The whole task: the sub-agent sees nothing else."},
+            "prompt": {"type": "string", "description": "The whole task (the sub-agent sees nothing else)."},
             "agent": agent,
             "background": {"type": "boolean", "description": "Return a handle at once; wait with task_wait."},
-            "worktree": {"type": "boolean", "description": "Run in a fresh git worktree of HEAD on its own branch (uncommitted changes are not in it); its changes come back as a diff and the branch."}
+            "worktree": {"type": "boolean", "description": "Run in a git worktree of HEAD; returns a diff."}
         },
         "required": ["prompt"]
     })
@@ -278,7 +278,7 @@ fn task_schema(names: &[&str]) -> Value {
 /// The definitions of `task` (naming the profiles in use) and `task_wait`.
 pub(crate) fn tool_defs(profiles: &Profiles) -> Vec<ToolDef> {
     let mut description = String::from(
-        "Hand a self-contained task to a sub-agent: a new session with its own context that runs it and returns its final answer. Several task calls in one reply run in parallel.",
+        "Hand a self-contained task to a sub-agent (a new session, its own context); returns its final answer. Several task calls in one reply run in parallel.",
     );
     let used: Vec<&Profile> = profiles.all.iter().filter(|p| p.in_use).collect();
     if !used.is_empty() {
@@ -358,6 +358,7 @@ mod tests {
             })
             .sum();
         println!("task tool definitions: ~{tokens} tokens");
-        assert!(tokens <= 200, "~{tokens} tokens");
+        // 187 before `worktree` was added, 211 with it.
+        assert!(tokens <= 220, "~{tokens} tokens");
     }
 }
