@@ -116,9 +116,15 @@ fn a_plugin_added_from_a_folder_is_used_only_once_enabled() {
     let o = neocode(&env, &["plugin", "add", src.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    assert!(out.contains("review-kit 1.2.0: Code review helpers (by Ann Example)"), "{out}");
+    assert!(
+        out.contains("review-kit 1.2.0: Code review helpers (by Ann Example)"),
+        "{out}"
+    );
     assert!(out.contains("commands: /review-kit:review"), "{out}");
-    assert!(out.contains("agents: review-kit:security-reviewer"), "{out}");
+    assert!(
+        out.contains("agents: review-kit:security-reviewer"),
+        "{out}"
+    );
     assert!(out.contains("skills: changelog"), "{out}");
     let installed = env.home.join("plugins/review-kit");
     assert!(
@@ -158,7 +164,10 @@ fn a_plugin_added_from_a_folder_is_used_only_once_enabled() {
     assert_eq!(p["enabled"], true);
     assert_eq!(p["source"], src.display().to_string());
     assert_eq!(p["commands"], serde_json::json!(["/review-kit:review"]));
-    assert_eq!(p["agents"], serde_json::json!(["review-kit:security-reviewer"]));
+    assert_eq!(
+        p["agents"],
+        serde_json::json!(["review-kit:security-reviewer"])
+    );
     assert_eq!(p["skills"], serde_json::json!(["changelog"]));
     assert_eq!(p["hooks"][0]["event"], "PreToolUse");
     assert_eq!(p["mcp_servers"][0]["name"], "review-kit_notes");
@@ -225,7 +234,11 @@ fn a_plugin_from_a_git_url_is_cloned_and_enabled_with_yes() {
     let url = format!("file://{}", repo.display());
     let o = neocode(&env, &["plugin", "add", &url, "--yes"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("enabled plugin review-kit"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("enabled plugin review-kit"),
+        "{}",
+        stdout(&o)
+    );
     let installed = env.home.join("plugins/review-kit");
     assert!(installed.join("commands/review.md").is_file());
     assert!(!installed.join(".git").exists());
