@@ -74,7 +74,7 @@ fn stage_and_move(home: &Path, source: &str, staging: &Path) -> Result<Plugin, P
         ))
     })?;
     state.plugins.insert(
-        plugin.name.clone(),
+        plugin.name,
         Entry {
             enabled: false,
             source: source.to_string(),
