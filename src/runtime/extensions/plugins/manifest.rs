@@ -268,13 +268,21 @@ impl Plugin {
                     {
                         let command = h.get("command").and_then(Value::as_str);
                         match (h.get("type").and_then(Value::as_str), command) {
-                            (Some("command"), Some(c)) => b.hooks.push(PluginHook {
-                                event: event.clone(),
-                                matcher: matcher.to_string(),
-                                command: self.expand(c),
-                                timeout: h.get("timeout").and_then(Value::as_f64),
-                                file: file.clone(),
-                            }),
+                            (Some("command"), Some(c)) => {
+                                let hook = PluginHook {
+                                    event: event.clone(),
+                                    matcher: matcher.to_string(),
+                                    command: self.expand(c),
+                                    timeout: h.get("timeout").and_then(Value::as_f64),
+                                    file: file.clone(),
+                                };
+                                // A hook neocode cannot run (a bad matcher or timeout) is
+                                // left out here, not an error of every later turn.
+                                match hook.check() {
+                                    Ok(()) => b.hooks.push(hook),
+                                    Err(e) => b.problems.push(e),
+                                }
+                            }
                             (kind, _) => b.problems.push(format!(
                                 "{}: a {event} hook of type {} is not run by neocode",
                                 file.display(),
@@ -343,37 +351,32 @@ impl Plugin {
     }
 }
 
-impl Brings {
-    /// The hooks, grouped by the file declaring them, each group as the text of a neocode
-    /// hooks file (sent Claude Code's payload names).
-    pub(crate) fn hooks_file(&self) -> Vec<(PathBuf, String)> {
-        let mut files: Vec<(PathBuf, Map<String, Value>)> = Vec::new();
-        for h in &self.hooks {
-            let mut hook =
-                json!({"type": "command", "command": h.command, "payload": "claude-code"});
-            if let (Some(t), Some(o)) = (h.timeout, hook.as_object_mut()) {
-                o.insert("timeout".into(), json!(t));
-            }
-            let group = json!({"matcher": h.matcher, "hooks": [hook]});
-            let i = match files.iter().position(|(f, _)| f == &h.file) {
-                Some(i) => i,
-                None => {
-                    files.push((h.file.clone(), Map::new()));
-                    files.len() - 1
-                }
-            };
-            if let Some(groups) = files[i]
-                .1
-                .entry(h.event.clone())
-                .or_insert_with(|| json!([]))
-                .as_array_mut()
-            {
-                groups.push(group);
-            }
+impl PluginHook {
+    /// The hooks file of this hook alone.
+    fn file_text(&self) -> String {
+        let mut hook =
+            json!({"type": "command", "command": self.command, "payload": "claude-code"});
+        if let (Some(t), Some(o)) = (self.timeout, hook.as_object_mut()) {
+            o.insert("timeout".into(), json!(t));
         }
-        files
-            .into_iter()
-            .map(|(f, events)| (f, json!({ "hooks": events }).to_string()))
+        json!({"hooks": {&self.event: [{"matcher": self.matcher, "hooks": [hook]}]}}).to_string()
+    }
+
+    /// Whether neocode's hooks reader takes it; why not, in one line.
+    fn check(&self) -> Result<(), String> {
+        crate::runtime::policy::hooks::parse_hooks(&self.file_text(), &self.file)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl Brings {
+    /// Each hook as the text of a neocode hooks file of its own (sent Claude Code's payload
+    /// names), with the file declaring it, in the order declared.
+    pub(crate) fn hooks_file(&self) -> Vec<(PathBuf, String)> {
+        self.hooks
+            .iter()
+            .map(|h| (h.file.clone(), h.file_text()))
             .collect()
     }
 }
@@ -498,7 +501,8 @@ mod tests {
             "hooks/hooks.json",
             r#"{"description": "d", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
                {"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/check.sh", "timeout": 5},
-               {"type": "prompt", "prompt": "p"}]}]}}"#,
+               {"type": "prompt", "prompt": "p"}]},
+               {"matcher": "(", "hooks": [{"type": "command", "command": "x"}]}]}}"#,
         );
         w(
             ".mcp.json",
@@ -511,12 +515,12 @@ mod tests {
         assert_eq!(names, ["kit:git:push", "kit:review", "kit:special"]);
         assert_eq!(b.hooks.len(), 1);
         assert_eq!(b.hooks[0].command, format!("{}/check.sh", root.display()));
-        assert_eq!(b.problems.len(), 2, "{:?}", b.problems);
+        assert_eq!(b.problems.len(), 3, "{:?}", b.problems);
         let servers: Vec<&str> = b.servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(servers, ["kit_db", "kit_web"]);
         assert_eq!(b.servers[0].command, format!("{}/db", root.display()));
         let files = b.hooks_file();
-        assert_eq!(files.len(), 1);
+        assert_eq!(files.len(), 1, "the hook with a bad matcher is left out");
         let v: Value = serde_json::from_str(&files[0].1).unwrap();
         assert_eq!(
             v["hooks"]["PreToolUse"][0]["hooks"][0]["payload"],
