@@ -279,3 +279,30 @@ fn a_manifest_with_bad_json_is_one_line_and_nothing_is_installed() {
         .unwrap_or_default();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn on_a_terminal_add_asks_and_yes_enables() {
+    use portable_pty::CommandBuilder;
+    let env = Env::new(KEY, NO_SANDBOX);
+    let src = env.tmp.path().join("review-kit");
+    plugin_folder(&src);
+    let tty = |answer: &str| {
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_neocode"));
+        cmd.env("NEOCODE_HOME", env.home.as_path());
+        cmd.arg("--workdir");
+        cmd.arg(env.workdir.as_path());
+        cmd.args(["plugin", "add", src.to_str().unwrap()]);
+        crate::support::pty::run_typed(cmd, answer, 40, 200)
+    };
+    let (status, out) = tty("n\n");
+    assert!(status.success(), "{out}");
+    assert!(out.contains("enable? [y/N]"), "{out}");
+    assert!(out.contains("left disabled"), "{out}");
+    let o = neocode(&env, &["plugin", "list", "--json"]);
+    let list: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(list[0]["enabled"], false);
+    neocode(&env, &["plugin", "remove", "review-kit"]);
+    let (status, out) = tty("y\n");
+    assert!(status.success(), "{out}");
+    assert!(out.contains("enabled plugin review-kit"), "{out}");
+}
