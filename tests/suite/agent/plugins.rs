@@ -61,7 +61,7 @@ fn plugin_folder(dir: &Path) {
     );
     write(
         dir.join("scripts/mark.sh"),
-        "#!/bin/sh\necho read >> \"$CLAUDE_PROJECT_DIR/hook-ran.txt\"\n",
+        "#!/bin/sh\necho \"$CLAUDE_PLUGIN_ROOT\" >> \"$CLAUDE_PROJECT_DIR/hook-ran.txt\"\n",
     );
     write(
         dir.join(".mcp.json"),
@@ -188,6 +188,11 @@ fn a_plugin_added_from_a_folder_is_used_only_once_enabled() {
     assert!(body.contains("review-kit:security-reviewer"), "{body}");
     assert!(body.contains("Writes a changelog entry"), "{body}");
     assert_eq!(hook_runs(&env), 1);
+    // The hook's script reads the plugin's folder from its environment, as under Claude Code.
+    assert_eq!(
+        std::fs::read_to_string(env.workdir.join("hook-ran.txt")).unwrap(),
+        format!("{}\n", installed.display())
+    );
     let o = neocode(&env, &["agents", "list"]);
     assert!(
         stdout(&o).contains("review-kit:security-reviewer"),

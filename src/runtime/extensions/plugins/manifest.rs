@@ -70,6 +70,8 @@ pub(crate) struct PluginHook {
     pub command: String,
     pub timeout: Option<f64>,
     pub file: PathBuf,
+    /// The plugin's folder.
+    pub root: PathBuf,
 }
 
 /// One MCP server a plugin declares.
@@ -275,6 +277,7 @@ impl Plugin {
                                     command: self.expand(c),
                                     timeout: h.get("timeout").and_then(Value::as_f64),
                                     file: file.clone(),
+                                    root: self.root.clone(),
                                 };
                                 // A hook neocode cannot run (a bad matcher or timeout) is
                                 // left out here, not an error of every later turn.
@@ -315,13 +318,15 @@ impl Plugin {
                         .map(|a| self.expand(a))
                         .collect()
                 };
-                let env = s
+                let mut env: BTreeMap<String, String> = s
                     .get("env")
                     .and_then(Value::as_object)
                     .into_iter()
                     .flatten()
                     .filter_map(|(k, v)| Some((k.clone(), self.expand(v.as_str()?))))
                     .collect();
+                env.entry("CLAUDE_PLUGIN_ROOT".into())
+                    .or_insert_with(|| self.root.display().to_string());
                 let command = s
                     .get("command")
                     .and_then(Value::as_str)
@@ -352,10 +357,15 @@ impl Plugin {
 }
 
 impl PluginHook {
-    /// The hooks file of this hook alone.
+    /// The hooks file of this hook alone; the command runs with `CLAUDE_PLUGIN_ROOT` set (a
+    /// plugin's scripts read it, as under Claude Code).
     fn file_text(&self) -> String {
-        let mut hook =
-            json!({"type": "command", "command": self.command, "payload": "claude-code"});
+        let command = format!(
+            "CLAUDE_PLUGIN_ROOT={}; export CLAUDE_PLUGIN_ROOT; {}",
+            shell_quote(&self.root.display().to_string()),
+            self.command
+        );
+        let mut hook = json!({"type": "command", "command": command, "payload": "claude-code"});
         if let (Some(t), Some(o)) = (self.timeout, hook.as_object_mut()) {
             o.insert("timeout".into(), json!(t));
         }
@@ -379,6 +389,11 @@ impl Brings {
             .map(|h| (h.file.clone(), h.file_text()))
             .collect()
     }
+}
+
+/// `text` as one word of `sh`.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// Claude Code's rule: `^[a-z][a-z0-9]*(-[a-z0-9]+)*$`.
@@ -527,5 +542,17 @@ mod tests {
             "claude-code"
         );
         assert_eq!(v["hooks"]["PreToolUse"][0]["matcher"], "Bash");
+        assert_eq!(
+            v["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+            format!(
+                "CLAUDE_PLUGIN_ROOT='{0}'; export CLAUDE_PLUGIN_ROOT; {0}/check.sh",
+                root.display()
+            )
+        );
+        assert_eq!(
+            b.servers[0].env["CLAUDE_PLUGIN_ROOT"],
+            root.display().to_string()
+        );
+        assert_eq!(shell_quote("a'b"), "'a'\\''b'");
     }
 }
