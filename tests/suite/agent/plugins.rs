@@ -256,6 +256,16 @@ fn a_plugin_from_a_git_url_is_cloned_and_enabled_with_yes() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("already installed"), "{}", stderr(&o));
     assert!(installed.join("commands/review.md").is_file());
+    // A URL git cannot clone: git's own reason, on one line.
+    let missing = format!("file://{}", env.tmp.path().join("missing").display());
+    let o = neocode(&env, &["plugin", "add", &missing, "--yes"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("does not appear to be a git repository"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -168,10 +168,11 @@ fn git_clone(url: &str, dest: &Path) -> Result<(), PluginError> {
         return Ok(());
     }
     let err = String::from_utf8_lossy(&out.stderr);
+    let mut lines = err.lines().map(str::trim).filter(|l| !l.is_empty());
     let why = err
         .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
+        .find_map(|l| l.trim().strip_prefix("fatal: "))
+        .or_else(|| lines.next())
         .unwrap_or("failed");
     Err(PluginError::Install(format!(
         "git clone {url}: {}",
