@@ -6,7 +6,8 @@
 //! `<workspace>/.claude/agents/*.md`, read as they are (its tool names map to neocode's).
 //! Workspace profiles are declared by the workspace: they are used only when the user
 //! trusts it (`neocode trust`), like its skills. A name found twice: the first place in the
-//! order workspace (`.neocode`, then `.claude`), then home wins.
+//! order workspace (`.neocode`, then `.claude`), then home wins. An enabled plugin's agents
+//! come last, named `PLUGIN:agent`.
 //!
 //! The `task` tool (run by the agent turn, `runtime::agent::subagent`) names the profiles in
 //! use in its description; `task_wait` waits for a background one.

@@ -93,7 +93,8 @@ impl Skills {
         Skills::discover_with(home, root, true)
     }
 
-    /// The skills on disk: the home's always, the workspace's skills only when `workspace` is true.
+    /// The skills on disk: the home's and the enabled plugins' always, the workspace's skills
+    /// only when `workspace` is true.
     pub(crate) fn discover_with(home: &Path, root: &Path, workspace: bool) -> Skills {
         let rules = super::beneath::read_rules(home, root);
         let mut out = Skills::default();
