@@ -19,7 +19,7 @@ pub enum PluginCommand {
     /// Install a plugin from a folder or a git URL, print what it brings, and ask whether to
     /// enable it (without a terminal, `--yes` enables it; else it stays disabled).
     #[command(
-        after_help = "Examples:\n  neocode plugin add ./my-plugin\n  neocode plugin add https://github.com/me/my-plugin.git --yes"
+        after_help = "Examples:\n  neocode plugin add ./my-plugin\n  neocode plugin add https://example.com/me/my-plugin.git --yes"
     )]
     Add {
         /// A plugin folder (holding `.claude-plugin/plugin.json`) or a git URL.

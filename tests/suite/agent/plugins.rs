@@ -29,7 +29,7 @@ fn plugin_folder(dir: &Path) {
         r#"{
   "name": "review-kit",
   "version": "1.2.0",
-  "description": "Code review helpers",
+  "description": "Code review tools",
   "author": {"name": "Ann Example", "email": "ann@example.com"},
   "homepage": "https://example.com/review-kit",
   "license": "MIT",
@@ -117,7 +117,7 @@ fn a_plugin_added_from_a_folder_is_used_only_once_enabled() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(
-        out.contains("review-kit 1.2.0: Code review helpers (by Ann Example)"),
+        out.contains("review-kit 1.2.0: Code review tools (by Ann Example)"),
         "{out}"
     );
     assert!(out.contains("commands: /review-kit:review"), "{out}");

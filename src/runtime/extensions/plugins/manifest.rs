@@ -283,7 +283,7 @@ impl Plugin {
                                 // left out here, not an error of every later turn.
                                 match hook.check() {
                                     Ok(()) => b.hooks.push(hook),
-                                    Err(e) => b.problems.push(e),
+                                    Err(e) => b.problems.push(e.to_string()),
                                 }
                             }
                             (kind, _) => b.problems.push(format!(
@@ -372,11 +372,9 @@ impl PluginHook {
         json!({"hooks": {&self.event: [{"matcher": self.matcher, "hooks": [hook]}]}}).to_string()
     }
 
-    /// Whether neocode's hooks reader takes it; why not, in one line.
-    fn check(&self) -> Result<(), String> {
-        crate::runtime::policy::hooks::parse_hooks(&self.file_text(), &self.file)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+    /// Whether neocode's hooks reader takes it.
+    fn check(&self) -> Result<(), crate::runtime::policy::hooks::HooksError> {
+        crate::runtime::policy::hooks::parse_hooks(&self.file_text(), &self.file).map(|_| ())
     }
 }
 
