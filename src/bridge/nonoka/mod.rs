@@ -566,7 +566,18 @@ impl Bridge<'_, State> {
             return;
         };
         let title = self.dialect.scratch.is_some();
-        match &ev {
+        // A sub-agent's question is the turn's own here, as before children were tagged; its
+        // other events have no line in this dialect.
+        let asked = match &ev {
+            TurnEvent::Subagent { event, .. }
+                if matches!(event.as_ref(), TurnEvent::ApprovalNeeded { .. }) =>
+            {
+                event.as_ref()
+            }
+            TurnEvent::Subagent { .. } => return,
+            e => e,
+        };
+        match asked {
             TurnEvent::ApprovalNeeded { call, .. } => {
                 if let Some(approved) = self.dialect.answers.remove(&call.id) {
                     let cmd = if approved {

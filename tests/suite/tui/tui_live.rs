@@ -1627,7 +1627,6 @@ fn a_sub_agents_calls_show_named_after_it_and_its_question_is_answered_here() {
             usage: Usage {
                 input_tokens: 1200,
                 output_tokens: 34,
-                ..Usage::default()
             },
         },
     );
