@@ -10,6 +10,7 @@ mod headless;
 mod lsp_run;
 mod plan_layers;
 mod plan_run;
+mod plugins;
 mod project_context;
 mod rules_attacks;
 mod rules_hooks_run;
