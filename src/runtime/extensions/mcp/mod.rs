@@ -9,9 +9,11 @@
 //! tokio stays inside: the manager owns a small runtime, and its methods are blocking calls
 //! that may be made from any thread, including from inside another runtime's blocking task.
 
+mod auth;
 mod call;
 mod error;
 mod name;
+pub mod oauth;
 mod remote;
 mod server;
 mod status;

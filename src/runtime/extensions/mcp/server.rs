@@ -239,7 +239,7 @@ async fn open_stdio(slot: &Slot) -> Result<Opened, StartError> {
 async fn open_remote(cfg: &ServerConfig, remote: &Remote) -> Result<Opened, StartError> {
     let url = remote.shown_url();
     let handshake = async {
-        let transport = remote::transport(remote).await?;
+        let transport = remote::transport(&cfg.name, remote).await?;
         let client = match client_info().serve(transport).await {
             Ok(c) => c,
             Err(e) => {
