@@ -221,12 +221,17 @@ pub(crate) fn load(home: &Path) -> Result<Vec<ServerConfig>, ConfigFileError> {
         }
     };
     let mut servers = parse(&text).map_err(|source| ConfigFileError::Servers { path, source })?;
-    for s in &mut servers {
+    set_token_files(home, &mut servers);
+    Ok(servers)
+}
+
+/// Gives every OAuth server of `<home>/config.toml` its token file.
+pub(crate) fn set_token_files(home: &Path, servers: &mut [ServerConfig]) {
+    for s in servers {
         if let Some(o) = s.remote.as_mut().and_then(|r| r.oauth.as_mut()) {
             o.token_file = Some(token_file(home, &s.name));
         }
     }
-    Ok(servers)
 }
 
 /// Where the OAuth tokens of server `name` are kept (the name is checked to be a plain word).

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-pub use crate::runtime::config::mcp::ServerConfig;
+pub use crate::runtime::config::mcp::{OAuthSettings, ServerConfig};
 pub(crate) use error::McpError;
 pub use status::{
     McpImage, McpOutput, McpTool, ServerState, ServerStatus, by_name, problems, status_lines,

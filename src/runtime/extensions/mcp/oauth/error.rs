@@ -33,7 +33,7 @@ pub enum OAuthError {
     )]
     Refresh { server: String, why: String },
     /// No stored tokens.
-    #[error("MCP server `{0}` needs a login: run `neocode mcp login {0}`")]
+    #[error("it needs a login: run `neocode mcp login {0}`")]
     NotLoggedIn(String),
     /// The token file or the loopback listener failed (the I/O error, in words).
     #[error("{0}")]

@@ -54,18 +54,37 @@ impl OAuthAuth {
             .is_some_and(|t| t - AHEAD <= store::now())
     }
 
-    /// Refreshes and saves the tokens.
+    /// Refreshes and saves the tokens. Another neocode process may have renewed them first
+    /// (a rotated refresh token then fails here): the file's newer tokens are taken instead.
     async fn renew_now(&self) -> Result<(), OAuthError> {
         let mut saved = self.saved.lock().await;
-        let fresh = refresh(&self.http, &saved)
-            .await
-            .map_err(|why| OAuthError::Refresh {
-                server: self.server.clone(),
-                why,
-            })?;
-        store::save(&self.file, &fresh)?;
-        *saved = fresh;
-        Ok(())
+        let newer = |s: &Saved| {
+            store::load(&self.file, &s.server_url).filter(|f| {
+                f.access_token != s.access_token
+                    && f.expires_at.is_none_or(|t| t - AHEAD > store::now())
+            })
+        };
+        if let Some(f) = newer(&saved) {
+            *saved = f;
+            return Ok(());
+        }
+        match refresh(&self.http, &saved).await {
+            Ok(fresh) => {
+                store::save(&self.file, &fresh)?;
+                *saved = fresh;
+                Ok(())
+            }
+            Err(why) => match newer(&saved) {
+                Some(f) => {
+                    *saved = f;
+                    Ok(())
+                }
+                None => Err(OAuthError::Refresh {
+                    server: self.server.clone(),
+                    why,
+                }),
+            },
+        }
     }
 }
 
