@@ -1202,6 +1202,10 @@ fn main() {
             "oauth_paste_login_with_a_preregistered_client",
             oauth::oauth_paste_login_with_a_preregistered_client,
         ),
+        (
+            "oauth_against_the_sdk_example_from_npm",
+            oauth::oauth_against_the_sdk_example_from_npm,
+        ),
     ];
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--list") {

@@ -282,7 +282,15 @@ pub(super) fn cause(e: &dyn std::error::Error) -> String {
 /// as flattened text: an HTTP status is read from it; a request that could not be sent is
 /// tried once more with a plain GET, whose error still has its cause (refused, unknown host,
 /// TLS).
-pub(super) async fn why_unreachable(remote: &Remote, error: &str) -> String {
+pub(super) async fn why_unreachable(name: &str, remote: &Remote, error: &str) -> String {
+    let refused = error.contains("Auth required")
+        || error.contains("Insufficient scope")
+        || matches!(http_status(error), Some(401 | 403));
+    if refused && remote.oauth.is_some() {
+        return format!(
+            "it refused the saved login (HTTP 401/403) and it could not be renewed: run `neocode mcp login {name}`"
+        );
+    }
     if error.contains("Auth required") || error.contains("Insufficient scope") {
         return "it answered HTTP 401/403 (unauthorized): check its bearer token and headers"
             .to_string();

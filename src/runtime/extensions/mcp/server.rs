@@ -243,7 +243,7 @@ async fn open_remote(cfg: &ServerConfig, remote: &Remote) -> Result<Opened, Star
         let client = match client_info().serve(transport).await {
             Ok(c) => c,
             Err(e) => {
-                let error = remote::why_unreachable(remote, &e.to_string()).await;
+                let error = remote::why_unreachable(&cfg.name, remote, &e.to_string()).await;
                 return Err(StartError::Unreachable {
                     url: url.clone(),
                     error,

@@ -204,6 +204,23 @@ fn pasted_code(text: &str, state: &str) -> Result<String, OAuthError> {
     }
 }
 
+/// The request line and headers of a connection (up to 8 KiB, or what came within 10 s):
+/// a request may arrive in several pieces.
+async fn read_head(conn: &mut tokio::net::TcpStream) -> String {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 2048];
+    let read = async {
+        while buf.len() < 8192 && !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+            match conn.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(10), read).await;
+    String::from_utf8_lossy(&buf).to_string()
+}
+
 /// Serves the loopback redirect: waits for `GET /callback?...`, answers it, returns its code.
 /// Other requests (a browser's favicon) get a 404 and the wait goes on.
 async fn receive(listener: tokio::net::TcpListener, state: &str) -> Result<String, OAuthError> {
@@ -212,9 +229,7 @@ async fn receive(listener: tokio::net::TcpListener, state: &str) -> Result<Strin
             .accept()
             .await
             .map_err(|e| OAuthError::Io(crate::session::io_error(&e)))?;
-        let mut buf = vec![0u8; 8192];
-        let n = conn.read(&mut buf).await.unwrap_or(0);
-        let head = String::from_utf8_lossy(&buf[..n]).to_string();
+        let head = read_head(&mut conn).await;
         let target = head.split(' ').nth(1).unwrap_or("");
         let Some(query) = target.strip_prefix("/callback?") else {
             let _ = conn
