@@ -405,6 +405,20 @@ pub(crate) fn oauth_login_turn_refresh_and_logout() {
     )
     .with_server(vec![]);
 
+    // Without `oauth = true`, the server's challenge is read: the table is what to change.
+    let (plain, _plain_srv) = Env::new(
+        "sk-test",
+        &format!("[mcp_servers.plain]\nurl = \"{}\"\n", server.url()),
+    )
+    .with_server(vec![]);
+    assert!(
+        list(&plain).contains(
+            "add `oauth = true` to [mcp_servers.plain] and run `neocode mcp login plain`"
+        ),
+        "{}",
+        list(&plain)
+    );
+
     // Before a login: `mcp list` says so, a turn names the login once and goes on.
     assert!(
         list(&env).contains("  oauth: not logged in"),

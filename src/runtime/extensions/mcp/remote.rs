@@ -23,7 +23,7 @@ use sse_stream::Sse;
 
 use super::auth::AuthProvider;
 use super::error::{StartError, TokenError};
-use super::oauth::OAuthAuth;
+use super::oauth::{OAuthAuth, offers_oauth};
 use crate::runtime::config::mcp::{BearerSource, Remote};
 
 /// A token read once per connection (`bearer_token_env`, `bearer_token_command`), or none.
@@ -289,6 +289,20 @@ pub(super) async fn why_unreachable(name: &str, remote: &Remote, error: &str) ->
     if refused && remote.oauth.is_some() {
         return format!(
             "it refused the saved login (HTTP 401/403) and it could not be renewed: run `neocode mcp login {name}`"
+        );
+    }
+    if refused
+        && remote.bearer.is_none()
+        && !remote
+            .headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("authorization"))
+        && let Ok(builder) = http_builder()
+        && let Ok(http) = builder.timeout(std::time::Duration::from_secs(5)).build()
+        && offers_oauth(&http, &remote.url).await
+    {
+        return format!(
+            "it asks for an OAuth login: add `oauth = true` to [mcp_servers.{name}] and run `neocode mcp login {name}`"
         );
     }
     if error.contains("Auth required") || error.contains("Insufficient scope") {

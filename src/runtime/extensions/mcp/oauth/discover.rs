@@ -89,6 +89,15 @@ async fn challenged(http: &reqwest::Client, server: &Url) -> Option<String> {
     Some(rest[..end].to_string())
 }
 
+/// Whether the server at `url` answers an unauthenticated request with a Bearer challenge that
+/// names its resource metadata (RFC 9728): it wants an OAuth login.
+pub(crate) async fn offers_oauth(http: &reqwest::Client, url: &str) -> bool {
+    match Url::parse(url) {
+        Ok(u) => challenged(http, &u).await.is_some(),
+        Err(_) => false,
+    }
+}
+
 /// Discovers the endpoints of the MCP server at `server_url`.
 pub(super) async fn discover(
     http: &reqwest::Client,

@@ -11,6 +11,7 @@ mod flow;
 mod provider;
 mod store;
 
+pub(super) use discover::offers_oauth;
 pub use error::OAuthError;
 pub use flow::{LoginMode, LoginOutcome, login, logout};
 pub(super) use provider::OAuthAuth;
