@@ -1199,6 +1199,10 @@ fn main() {
             oauth::oauth_renews_once_after_a_401,
         ),
         (
+            "oauth_challenge_without_an_oauth_table_is_explained",
+            oauth::oauth_challenge_without_an_oauth_table_is_explained,
+        ),
+        (
             "oauth_paste_login_with_a_preregistered_client",
             oauth::oauth_paste_login_with_a_preregistered_client,
         ),

@@ -405,20 +405,6 @@ pub(crate) fn oauth_login_turn_refresh_and_logout() {
     )
     .with_server(vec![]);
 
-    // Without `oauth = true`, the server's challenge is read: the table is what to change.
-    let (plain, _plain_srv) = Env::new(
-        "sk-test",
-        &format!("[mcp_servers.plain]\nurl = \"{}\"\n", server.url()),
-    )
-    .with_server(vec![]);
-    assert!(
-        list(&plain).contains(
-            "add `oauth = true` to [mcp_servers.plain] and run `neocode mcp login plain`"
-        ),
-        "{}",
-        list(&plain)
-    );
-
     // Before a login: `mcp list` says so, a turn names the login once and goes on.
     assert!(
         list(&env).contains("  oauth: not logged in"),
@@ -519,6 +505,23 @@ pub(crate) fn oauth_login_turn_refresh_and_logout() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("logged out of `oa`"));
     assert!(!file.exists());
     assert!(list(&env).contains("  oauth: not logged in"));
+}
+
+pub(crate) fn oauth_challenge_without_an_oauth_table_is_explained() {
+    let server = OAuthServer::start(true, 90);
+    // Without `oauth = true`, the server's challenge is read: the table is what to change.
+    let (plain, _plain_srv) = Env::new(
+        "sk-test",
+        &format!("[mcp_servers.plain]\nurl = \"{}\"\n", server.url()),
+    )
+    .with_server(vec![]);
+    assert!(
+        list(&plain).contains(
+            "add `oauth = true` to [mcp_servers.plain] and run `neocode mcp login plain`"
+        ),
+        "{}",
+        list(&plain)
+    );
 }
 
 pub(crate) fn oauth_renews_once_after_a_401() {
