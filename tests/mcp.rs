@@ -492,6 +492,47 @@ fn mcp_list_prints_servers_state_and_tools() {
     assert_eq!(t["tools"][0]["read_only"], true);
 }
 
+/// A Claude Code plugin's `.mcp.json` server starts only once the plugin is enabled.
+fn a_plugins_server_starts_only_once_it_is_enabled() {
+    let env = support::env::Env::new();
+    let (home, ws) = (&env.home, &env.workdir);
+    let plugin = env.tmp.path().join("notes-kit");
+    std::fs::create_dir_all(plugin.join(".claude-plugin")).unwrap();
+    std::fs::write(
+        plugin.join(".claude-plugin/plugin.json"),
+        r#"{"name": "notes-kit", "version": "0.1.0"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        plugin.join(".mcp.json"),
+        serde_json::json!({"mcpServers": {"t": {"command": me(), "env": {SERVER_ENV: "1"}}}})
+            .to_string(),
+    )
+    .unwrap();
+    let neocode = |args: &[&str]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_neocode"))
+            .args(args)
+            .env("NEOCODE_HOME", home)
+            .current_dir(ws)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    neocode(&["plugin", "add", plugin.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&neocode(&["mcp", "list", "--json"])).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!([]),
+        "a disabled plugin's server is not started"
+    );
+    neocode(&["plugin", "enable", "notes-kit"]);
+    let v: serde_json::Value = serde_json::from_str(&neocode(&["mcp", "list", "--json"])).unwrap();
+    assert_eq!(v[0]["name"], "notes-kit_t");
+    assert_eq!(v[0]["state"], "ready", "{v}");
+    assert_eq!(v[0]["tools"][0]["name"], "mcp__notes-kit_t__echo");
+}
+
 // ----- agent turns -----------------------------------------------------------------------------
 
 /// Runs one turn to its end, answering approvals with `approve`.
@@ -1209,6 +1250,10 @@ fn main() {
         (
             "oauth_against_the_sdk_example_from_npm",
             oauth::oauth_against_the_sdk_example_from_npm,
+        ),
+        (
+            "a_plugins_server_starts_only_once_it_is_enabled",
+            a_plugins_server_starts_only_once_it_is_enabled,
         ),
     ];
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -243,6 +243,10 @@ pub enum Command {
     /// `<home>/agents/`).
     #[command(subcommand)]
     Agents(AgentsCommand),
+    /// Claude Code plugins in `<home>/plugins/`: add (from a folder or a git URL), list,
+    /// enable, disable, remove.
+    #[command(subcommand)]
+    Plugin(super::plugin::PluginCommand),
     /// Permission rules: what runs without asking (docs/RULES.md).
     #[command(subcommand)]
     Rules(super::rules::RulesCommand),

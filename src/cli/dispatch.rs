@@ -8,8 +8,8 @@ use super::args::{self, Cli, Command};
 use super::common::{CmdResult, Failure, open_for_id};
 use super::run as run_cmd;
 use super::{
-    agents, doctor, hooks, import_from, list, lsp, manage, mcp, out, rewind, rules, search, show,
-    skill, transfer, trust,
+    agents, doctor, hooks, import_from, list, lsp, manage, mcp, out, plugin, rewind, rules, search,
+    show, skill, transfer, trust,
 };
 use crate::runtime::tools::sandbox;
 use crate::runtime::{Location, Sessions};
@@ -135,6 +135,7 @@ pub fn run(cli: Cli) -> CmdResult {
         Some(Command::Skill(args::SkillCommand::Activate { id, name })) => {
             skill::activate(&location(&cli)?, id, name)
         }
+        Some(Command::Plugin(c)) => plugin::run(&location(&cli)?, c),
         Some(Command::Rules(c)) => rules::run(&location(&cli)?, c),
         Some(Command::Hooks(c)) => hooks::run(&location(&cli)?, c),
         Some(Command::Run(args)) => run_cmd::run(&location(&cli)?, args),
@@ -317,6 +318,7 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Lsp(_) => "lsp",
         Command::Skill(_) => "skill",
         Command::Agents(_) => "agents",
+        Command::Plugin(_) => "plugin",
         Command::Rules(_) => "rules",
         Command::Hooks(_) => "hooks",
         Command::Run(_) => "run",

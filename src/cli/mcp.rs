@@ -39,8 +39,9 @@ struct JsonServer<'a> {
 
 /// Prints the servers of `<home>/config.toml` with their state and tools.
 pub(super) fn list(loc: &Location, json: bool) -> CmdResult {
-    let servers =
+    let mut servers =
         config::load(&loc.home).map_err(|e| Failure::runtime(sanitize::line(&e.to_string())))?;
+    servers.extend(crate::runtime::extensions::plugins::mcp_servers(&loc.home));
     let logins: Vec<Option<String>> = servers
         .iter()
         .map(|s| s.remote.as_ref().and_then(oauth::login_state))

@@ -18,6 +18,7 @@ mod lsp;
 mod manage;
 mod mcp;
 pub(crate) mod out;
+mod plugin;
 mod rewind;
 mod rules;
 pub mod run;

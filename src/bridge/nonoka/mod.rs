@@ -566,39 +566,27 @@ impl Bridge<'_, State> {
             return;
         };
         let title = self.dialect.scratch.is_some();
-        match &ev {
+        let Some(asked) = in_this_dialect(&ev) else {
+            return;
+        };
+        match asked {
             TurnEvent::ApprovalNeeded { call, .. } => {
                 if let Some(approved) = self.dialect.answers.remove(&call.id) {
-                    let cmd = if approved {
+                    let call_id = call.id.clone();
+                    let _ = r.commands.send(if approved {
                         TurnCommand::Approve {
-                            call_id: call.id.clone(),
+                            call_id,
                             always: false,
                         }
                     } else {
                         TurnCommand::Deny {
-                            call_id: call.id.clone(),
+                            call_id,
                             reason: None,
                         }
-                    };
-                    let _ = r.commands.send(cmd);
-                    return;
-                }
-                // The call stays stored without a result (status paused): the next process
-                // gets the answer (or the host's result) in its history and runs or denies
-                // exactly this call (or stores the result).
-                let lines = if self.dialect.host.contains(&call.name) {
-                    vec![outbound::host_tool_calls(self.dialect.usage)]
+                    });
                 } else {
-                    vec![
-                        outbound::approval_request(call),
-                        outbound::approval_required(self.dialect.usage),
-                    ]
-                };
-                for l in &lines {
-                    self.send_value(l);
+                    self.pause_for(call);
                 }
-                self.running = None;
-                self.stop = true;
                 return;
             }
             TurnEvent::AssistantStored { usage, .. } => {
@@ -666,5 +654,41 @@ impl Bridge<'_, State> {
         for l in &lines {
             self.send_value(l);
         }
+    }
+}
+
+impl Bridge<'_, State> {
+    /// A call that needs an answer the provider has not given: it stays stored without a
+    /// result (status paused); the next process gets the answer (or the host's result) in
+    /// its history and runs or denies exactly this call (or stores the result). The turn and
+    /// the process end here.
+    fn pause_for(&mut self, call: &crate::session::ToolCall) {
+        let lines = if self.dialect.host.contains(&call.name) {
+            vec![outbound::host_tool_calls(self.dialect.usage)]
+        } else {
+            vec![
+                outbound::approval_request(call),
+                outbound::approval_required(self.dialect.usage),
+            ]
+        };
+        for l in &lines {
+            self.send_value(l);
+        }
+        self.running = None;
+        self.stop = true;
+    }
+}
+
+/// The event as this dialect reads it: a sub-agent's question is the turn's own, as before
+/// children were tagged; its other events have no line here (`None`).
+fn in_this_dialect(ev: &TurnEvent) -> Option<&TurnEvent> {
+    match ev {
+        TurnEvent::Subagent { event, .. }
+            if matches!(event.as_ref(), TurnEvent::ApprovalNeeded { .. }) =>
+        {
+            Some(event.as_ref())
+        }
+        TurnEvent::Subagent { .. } => None,
+        e => Some(e),
     }
 }

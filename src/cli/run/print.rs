@@ -149,12 +149,7 @@ impl View {
             | TurnEvent::CompactionFailed { message } => {
                 self.note(&format!("neocode: warning: {}", sanitize::line(message)))
             }
-            TurnEvent::ApprovalNeeded {
-                call,
-                summary,
-                reason,
-                rules,
-            } => return Some(self.approval(call, summary, reason, rules)),
+            TurnEvent::ApprovalNeeded { .. } => return self.approval_of(ev),
             TurnEvent::PlanProposed {
                 plan,
                 layers,
@@ -255,12 +250,7 @@ impl View {
             TurnEvent::Finished { reason, .. } => {
                 self.note(&format!("■ {who} ended: {}", reason.as_str()));
             }
-            TurnEvent::ApprovalNeeded {
-                call,
-                summary,
-                reason,
-                rules,
-            } => return Some(self.approval(call, summary, reason, rules)),
+            TurnEvent::ApprovalNeeded { .. } => return self.approval_of(event),
             TurnEvent::ToolCall { .. } | TurnEvent::ToolResult { .. } if !self.json => {
                 return self.show(event);
             }
@@ -275,18 +265,29 @@ impl View {
         prompt::plan_answer(self.interactive)
     }
 
-    fn approval(
-        &mut self,
-        call: &crate::session::ToolCall,
-        summary: &str,
-        reason: &str,
-        rules: &[String],
-    ) -> TurnCommand {
+    /// The user's answer to an `ApprovalNeeded` (`None` for any other event).
+    fn approval_of(&mut self, ev: &TurnEvent) -> Option<TurnCommand> {
+        let TurnEvent::ApprovalNeeded {
+            call,
+            summary,
+            reason,
+            rules,
+        } = ev
+        else {
+            return None;
+        };
         self.end_text();
         let kind = self.kinds.get(&call.id).copied().unwrap_or_else(|| {
             tools::spec(&call.name).map_or(tools::ToolKind::Command, |s| s.kind)
         });
-        prompt::approval(self.interactive, kind, call, summary, reason, rules)
+        Some(prompt::approval(
+            self.interactive,
+            kind,
+            call,
+            summary,
+            reason,
+            rules,
+        ))
     }
 }
 

@@ -104,8 +104,8 @@ output_cap_bytes = 30000
 max_parallel = 3
 keep_worktrees = false
 
-# MCP servers (stdio), in the shape Codex uses. Tools appear as mcp__NAME__TOOL; the server
-# gets only `env` plus PATH, HOME and a few locale variables.
+# MCP servers (stdio or streamable HTTP), in the shape Codex uses. Tools appear as
+# mcp__NAME__TOOL; a stdio server gets only `env` plus PATH, HOME and a few locale variables.
 # [mcp_servers.everything]
 # command = "npx"
 # args = ["-y", "@modelcontextprotocol/server-everything"]
@@ -113,6 +113,12 @@ keep_worktrees = false
 # enabled_tools = ["echo", "add"]
 # startup_timeout_sec = 20
 # tool_timeout_sec = 60
+# A remote server over streamable HTTP: `url` instead of `command`; the token is read from
+# the environment (or `bearer_token_command`) when it connects, never stored.
+# [mcp_servers.tracker]
+# url = "https://mcp.example.com/mcp"
+# bearer_token_env = "TRACKER_TOKEN"
+# headers = { X-Team = "core" }
 
 # Language servers: diagnostics after every edit, navigation tools (`neocode lsp list`).
 # [lsp]

@@ -8,7 +8,8 @@
 //! quotes group words) replaced. Workspace commands are declared by the workspace: they are
 //! used only when the user trusts it (the caller says, `runtime::trust::custom_commands`).
 //! A name found twice: workspace (`.neocode`, then `.claude`), then home wins; a name of a
-//! built-in command: the built-in wins. Each file left out is named in a warning.
+//! built-in command: the built-in wins. Each file left out is named in a warning. An enabled
+//! plugin's commands come last, named `PLUGIN:cmd` as Claude Code names them.
 //!
 //! `/init` is built in: [`init_prompt`] asks the model to write or update `AGENTS.md`.
 
@@ -35,6 +36,8 @@ pub enum CommandOrigin {
     Claude,
     /// `<home>/commands/`.
     Home,
+    /// An enabled plugin's (`/PLUGIN:cmd`).
+    Plugin,
 }
 
 impl CommandOrigin {
@@ -44,6 +47,7 @@ impl CommandOrigin {
             CommandOrigin::Workspace => "workspace",
             CommandOrigin::Claude => "claude",
             CommandOrigin::Home => "home",
+            CommandOrigin::Plugin => "plugin",
         }
     }
 }
@@ -124,6 +128,15 @@ impl CustomCommands {
             }
             for (path, name) in files {
                 out.add(read_command(&path, name, origin), &path, built_in);
+            }
+        }
+        for plugin in super::plugins::enabled(home) {
+            for (name, path) in plugin.brings().commands {
+                out.add(
+                    read_command(&path, name, CommandOrigin::Plugin),
+                    &path,
+                    built_in,
+                );
             }
         }
         out.commands.sort_by(|a, b| a.name.cmp(&b.name));

@@ -7,5 +7,6 @@ pub mod commands;
 pub(crate) mod front_matter;
 pub mod lsp;
 pub mod mcp;
+pub(crate) mod plugins;
 pub(crate) mod project;
 pub(crate) mod project_context;

@@ -87,10 +87,13 @@ impl Extensions {
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_default();
-        let mcp = if settings.mcp_servers.is_empty() {
+        // An enabled plugin's servers start beside the configured ones.
+        let mut servers = settings.mcp_servers.clone();
+        servers.extend(super::plugins::mcp_servers(&home));
+        let mcp = if servers.is_empty() {
             None
         } else {
-            McpManager::new(settings.mcp_servers.clone(), root).ok()
+            McpManager::new(servers, root).ok()
         };
         // A language server reads the workspace's own project files (and some load code
         // they name): none starts in a workspace whose declared settings are not trusted.

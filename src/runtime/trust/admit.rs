@@ -88,7 +88,8 @@ impl Admission {
         Rules::load_from(home, &self.root, ws)
     }
 
-    /// The hooks of the home and, when the workspace is trusted, its own.
+    /// The hooks of the home, of the enabled plugins and, when the workspace is trusted, its
+    /// own.
     pub fn hooks(&self, home: &Path) -> Result<Hooks, HooksError> {
         let bytes = self
             .scan
@@ -104,7 +105,13 @@ impl Admission {
                 message: "not UTF-8 text".into(),
             })?),
         };
-        Hooks::load_from(home, &self.root, text)
+        let mut hooks = Hooks::load_from(home, &self.root, text)?;
+        for plugin in crate::runtime::extensions::plugins::enabled(home) {
+            for (file, src) in plugin.brings().hooks_file() {
+                hooks.add(&src, &file)?;
+            }
+        }
+        Ok(hooks)
     }
 
     /// The personal skills and, when the workspace is trusted, its own (else

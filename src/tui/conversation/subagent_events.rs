@@ -75,8 +75,17 @@ impl Conversation {
         if let Some(l) = self.turn.live_mut() {
             l.current_step = Some(who.to_string());
         }
+        let result_of = match &event {
+            TurnEvent::ToolResult { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        };
         let asks = self.on_turn(event, ctx);
         if let Some(l) = self.turn.live_mut() {
+            // Its result is stored in the child's session, not in the open transcript: the
+            // card stays in the live cell until the child ends.
+            if let Some(c) = result_of.and_then(|id| l.card_mut(&id)) {
+                c.result_seq = None;
+            }
             l.current_step = None;
         }
         asks

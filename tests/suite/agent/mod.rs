@@ -9,6 +9,7 @@ mod compaction;
 mod headless;
 mod lsp_run;
 mod plan_run;
+mod plugins;
 mod project_context;
 mod rules_attacks;
 mod rules_hooks_run;

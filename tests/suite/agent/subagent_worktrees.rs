@@ -44,9 +44,10 @@ fn repo(dir: &Path) {
     git(dir, &["commit", "-qm", "first"]);
 }
 
-/// Approves every question.
+/// Approves every question (the turn's own and its sub-agents').
 fn approve(e: &TurnEvent) -> Option<TurnCommand> {
     match e {
+        TurnEvent::Subagent { event, .. } => approve(event),
         TurnEvent::ApprovalNeeded { call, .. } => Some(TurnCommand::Approve {
             call_id: call.id.clone(),
             always: false,

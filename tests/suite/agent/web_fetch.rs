@@ -130,6 +130,16 @@ fn an_allowed_page_comes_back_as_markdown_once_approved() {
     assert!(!text.contains("steal"), "{text}");
 }
 
+/// Runs one prompt with `--approve never-ask`; the tool result the model then read.
+fn fetched_under_never_ask(env: &Env, srv: &ScriptedServer) -> String {
+    let o = env
+        .cmd(Some(srv), &["run", "--approve", "never-ask", "fetch"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    result_seen(srv)
+}
+
 fn tool_message_last(body: &serde_json::Value) -> String {
     body["messages"]
         .as_array()
@@ -149,12 +159,7 @@ fn loopback_is_refused_unless_the_user_named_the_host() {
     let env = Env::new(KEY, "");
     let srv =
         ScriptedServer::start(vec![fetch_call(&site.url("/")), Reply::text("Refused.")]).unwrap();
-    let o = env
-        .cmd(Some(&srv), &["run", "--approve", "never-ask", "fetch"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = result_seen(&srv);
+    let text = fetched_under_never_ask(&env, &srv);
     assert!(text.contains("not a public address"), "{text}");
     assert!(text.contains("allow_hosts"), "{text}");
     assert!(site.asked().is_empty(), "no connection was made");
@@ -170,12 +175,7 @@ fn a_redirect_to_a_host_not_allowed_is_checked_again_and_refused() {
     let env = Env::new(KEY, "[web_fetch]\nallow_hosts = [\"127.0.0.1\"]\n");
     let srv =
         ScriptedServer::start(vec![fetch_call(&site.url("/start")), Reply::text("No.")]).unwrap();
-    let o = env
-        .cmd(Some(&srv), &["run", "--approve", "never-ask", "fetch"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = result_seen(&srv);
+    let text = fetched_under_never_ask(&env, &srv);
     assert!(text.contains("`localhost`"), "{text}");
     assert!(text.contains("not a public address"), "{text}");
     assert_eq!(

@@ -124,3 +124,39 @@ fn a_path_typed_as_the_message_is_sent_not_run() {
         other => panic!("not a turn: {other:?}"),
     }
 }
+
+#[test]
+fn an_enabled_plugins_commands_are_in_the_completion_with_its_prefix() {
+    let mut h = H::new();
+    let loc = h.env.location();
+    write(
+        loc.home
+            .join("plugins/review-kit/.claude-plugin/plugin.json"),
+        r#"{"name": "review-kit", "version": "1.0.0"}"#,
+    );
+    write(
+        loc.home.join("plugins/review-kit/commands/review.md"),
+        "---\ndescription: Review a folder\nargument-hint: PATH\n---\nReview $1.\n",
+    );
+    write(
+        loc.home.join("plugins.toml"),
+        "[plugins.review-kit]\nenabled = false\nsource = \"./review-kit\"\n",
+    );
+    load(&mut h);
+    h.chars("/review-kit");
+    assert!(!h.screen().contains("/review-kit:review"), "{}", h.screen());
+    write(
+        loc.home.join("plugins.toml"),
+        "[plugins.review-kit]\nenabled = true\nsource = \"./review-kit\"\n",
+    );
+    load(&mut h);
+    for _ in 0.."/review-kit".len() {
+        h.key(KeyCode::Backspace);
+    }
+    h.chars("/review-kit");
+    let s = h.screen();
+    assert!(
+        s.contains("/review-kit:review PATH  Review a folder (plugin)"),
+        "{s}"
+    );
+}

@@ -1554,3 +1554,85 @@ fn an_edit_card_counts_the_diagnostics_its_result_carried() {
         "{s}"
     );
 }
+
+/// `event` of sub-agent `child`, started by the parent's call `t1`.
+fn child_ev(h: &mut H, child: &str, event: TurnEvent) {
+    h.ev(TurnEvent::Subagent {
+        session_id: child.into(),
+        call_id: "t1".into(),
+        agent: Some("writer".into()),
+        event: Box::new(event),
+    });
+}
+
+#[test]
+fn a_sub_agents_calls_show_named_after_it_and_its_question_is_answered_here() {
+    let mut h = H::new();
+    h.send("Have it written");
+    tool(
+        &mut h,
+        "t1",
+        "task",
+        r#"{"prompt":"Write out.txt","agent":"writer"}"#,
+        ToolKind::Agent,
+        "task (writer)",
+    );
+    let child = "0a1b2c3d-child-session";
+    child_ev(
+        &mut h,
+        child,
+        TurnEvent::Started {
+            session_id: child.into(),
+        },
+    );
+    child_ev(
+        &mut h,
+        child,
+        TurnEvent::ToolCall {
+            call: call("c1", "write_file", r#"{"path":"out.txt","content":"x\n"}"#),
+            kind: ToolKind::Edit,
+            summary: "out.txt".into(),
+        },
+    );
+    child_ev(
+        &mut h,
+        child,
+        TurnEvent::ApprovalNeeded {
+            call: call("c1", "write_file", r#"{"path":"out.txt","content":"x\n"}"#),
+            summary: "sub-agent 0a1b2c3d (writer): out.txt".into(),
+            reason: "policy `ask`: file changes need approval".into(),
+            rules: vec!["write_file(./*.txt)".into()],
+        },
+    );
+    let s = h.screen();
+    has(
+        &s,
+        "write_file  sub-agent 0a1b2c3d (writer): out.txt  · waiting for approval",
+    );
+    has(&s, "▸ sub-agent 0a1b2c3d (writer) started");
+    has(&s, "Allow? y yes");
+    h.answer('y');
+    assert_eq!(
+        h.turns.pop(),
+        Some(TurnEffect::Command(TurnCommand::Approve {
+            call_id: "c1".into(),
+            always: false,
+        }))
+    );
+    child_ev(
+        &mut h,
+        child,
+        TurnEvent::Finished {
+            reason: FinishReason::Completed,
+            usage: Usage {
+                input_tokens: 1200,
+                output_tokens: 34,
+            },
+        },
+    );
+    let s = h.screen();
+    // The child's card is in its own session now; the parent's task card stays.
+    assert!(!s.contains("(writer): out.txt"), "{s}");
+    has(&s, "task  (writer)  · running");
+    has(&s, "■ sub-agent 0a1b2c3d (writer) completed · 1234 tokens");
+}

@@ -30,6 +30,8 @@ pub enum SkillSource {
     Workspace,
     /// `<home>/skills/`.
     Personal,
+    /// An enabled plugin's `skills/`.
+    Plugin,
 }
 
 impl SkillSource {
@@ -38,6 +40,7 @@ impl SkillSource {
         match self {
             SkillSource::Workspace => "workspace",
             SkillSource::Personal => "personal",
+            SkillSource::Plugin => "plugin",
         }
     }
 }
@@ -90,7 +93,8 @@ impl Skills {
         Skills::discover_with(home, root, true)
     }
 
-    /// The skills on disk: the home's always, the workspace's skills only when `workspace` is true.
+    /// The skills on disk: the home's and the enabled plugins' always, the workspace's skills
+    /// only when `workspace` is true.
     pub(crate) fn discover_with(home: &Path, root: &Path, workspace: bool) -> Skills {
         let rules = super::beneath::read_rules(home, root);
         let mut out = Skills::default();
@@ -112,22 +116,44 @@ impl Skills {
                 .filter(|p| p.join("SKILL.md").is_file())
                 .collect();
             folders.sort();
-            for folder in folders {
-                let path = folder.join("SKILL.md");
-                match load_skill(root, &folder, source, rules.as_ref()) {
-                    Ok(skill) => {
-                        if seen.insert(skill.name.clone()) {
-                            out.skills.push(skill);
-                        }
+            out.add_folders(root, folders, source, rules.as_ref(), &mut seen);
+        }
+        let plugin_folders = crate::runtime::extensions::plugins::enabled(home)
+            .iter()
+            .flat_map(|p| p.brings().skills)
+            .collect();
+        out.add_folders(
+            root,
+            plugin_folders,
+            SkillSource::Plugin,
+            rules.as_ref(),
+            &mut seen,
+        );
+        out
+    }
+
+    fn add_folders(
+        &mut self,
+        root: &Path,
+        folders: Vec<PathBuf>,
+        source: SkillSource,
+        rules: Option<&crate::runtime::policy::permissions::Rules>,
+        seen: &mut HashSet<String>,
+    ) {
+        for folder in folders {
+            let path = folder.join("SKILL.md");
+            match load_skill(root, &folder, source, rules) {
+                Ok(skill) => {
+                    if seen.insert(skill.name.clone()) {
+                        self.skills.push(skill);
                     }
-                    Err(e) => out.problems.push(SkillProblem {
-                        path,
-                        reason: e.to_string(),
-                    }),
                 }
+                Err(e) => self.problems.push(SkillProblem {
+                    path,
+                    reason: e.to_string(),
+                }),
             }
         }
-        out
     }
 
     /// The skill called `name`.
@@ -402,7 +428,7 @@ fn load_skill(
 ) -> Result<Skill, SkillError> {
     let path = folder.join("SKILL.md");
     let bytes = match source {
-        SkillSource::Personal => {
+        SkillSource::Personal | SkillSource::Plugin => {
             std::fs::read(&path).map_err(|e| SkillError::Read(e.to_string()))?
         }
         SkillSource::Workspace => match super::beneath::read(root, &path, FILE_MAX + 1, rules) {

@@ -25,6 +25,7 @@ mod set;
 mod spec;
 
 pub(crate) use import::{SourceImport, import_claude_settings, merge_hooks, write_hooks_file};
+pub(crate) use run::strip_keys;
 pub(crate) use set::Hooks;
 pub(crate) use spec::{HookEvent, HookRun, HooksError};
 pub(crate) use spec::{HookOutcome, HookPayload, PermissionDecision, parse_hooks};

@@ -60,6 +60,16 @@ impl Hooks {
         Ok(hooks)
     }
 
+    /// Adds the hooks of a hooks file's text `src` (an enabled plugin's, which the caller
+    /// reads), after those already there; `file` is where they are said to come from.
+    pub(crate) fn add(&mut self, src: &str, file: &Path) -> Result<(), HooksError> {
+        self.commands.extend(parse_hooks(src, file)?);
+        if !self.files.iter().any(|f| f == file) {
+            self.files.push(file.to_path_buf());
+        }
+        Ok(())
+    }
+
     /// Every configured hook command.
     pub fn commands(&self) -> &[HookCommand] {
         &self.commands

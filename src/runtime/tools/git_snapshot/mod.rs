@@ -167,7 +167,7 @@ fn read_index(root: &Path, git: &OwnedFd, files: &[&str], config: &[u8]) -> Opti
 }
 
 /// The `git` program, looked up once on neocode's `PATH`.
-fn git_program() -> Option<&'static Path> {
+pub(crate) fn git_program() -> Option<&'static Path> {
     static GIT: OnceLock<Option<PathBuf>> = OnceLock::new();
     GIT.get_or_init(|| {
         let path = std::env::var_os("PATH")?;
