@@ -10,7 +10,8 @@
 //! of the real agent against the scripted model server: tools offered, approval yes/no, image
 //! results stored as assets, a failed server reported. Over streamable HTTP: the everything
 //! server from npm (`scripts/mcp-servers.sh`) in a turn and across a restart, a down URL, and
-//! a small loopback server that checks the bearer token and a static header.
+//! a small loopback server that checks the bearer token and a static header, and OAuth
+//! (`mcp_oauth/`: login, refresh, a 401, logout against an authorization server written there).
 // Tests, benchmarks and examples may unwrap: a failure there is the report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -18,6 +19,9 @@ mod support {
     pub(crate) mod agent;
     pub(crate) mod env;
 }
+
+#[path = "mcp_oauth/mod.rs"]
+mod oauth;
 
 use support::agent::{Env, drive, tool_message, watch};
 
@@ -1134,7 +1138,7 @@ fn bearer_tokens_reach_the_server_and_nothing_stored() {
 }
 
 /// Every file under `dir`.
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+pub(crate) fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path();
@@ -1226,6 +1230,26 @@ fn main() {
         (
             "bearer_tokens_reach_the_server_and_nothing_stored",
             bearer_tokens_reach_the_server_and_nothing_stored,
+        ),
+        (
+            "oauth_login_turn_refresh_and_logout",
+            oauth::oauth_login_turn_refresh_and_logout,
+        ),
+        (
+            "oauth_renews_once_after_a_401",
+            oauth::oauth_renews_once_after_a_401,
+        ),
+        (
+            "oauth_challenge_without_an_oauth_table_is_explained",
+            oauth::oauth_challenge_without_an_oauth_table_is_explained,
+        ),
+        (
+            "oauth_paste_login_with_a_preregistered_client",
+            oauth::oauth_paste_login_with_a_preregistered_client,
+        ),
+        (
+            "oauth_against_the_sdk_example_from_npm",
+            oauth::oauth_against_the_sdk_example_from_npm,
         ),
         (
             "a_plugins_server_starts_only_once_it_is_enabled",

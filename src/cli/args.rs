@@ -304,6 +304,25 @@ pub enum McpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Log in to an OAuth server (`oauth = true`): opens the browser (or prints the address
+    /// over SSH) and receives the redirect on 127.0.0.1; tokens go to
+    /// `<home>/mcp-tokens/NAME.json`.
+    #[command(
+        after_help = "Examples:\n  neocode mcp login linear\n  neocode mcp login linear --paste   # paste the address the browser ends on"
+    )]
+    Login {
+        /// The server's table name (`[mcp_servers.NAME]`).
+        name: String,
+        /// Print the address and read the redirected address (or the code) from stdin.
+        #[arg(long)]
+        paste: bool,
+    },
+    /// Delete the tokens `login` saved for a server.
+    #[command(after_help = "Example:\n  neocode mcp logout linear")]
+    Logout {
+        /// The server's table name.
+        name: String,
+    },
 }
 
 /// `neocode lsp ...`.

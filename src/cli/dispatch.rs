@@ -117,6 +117,12 @@ pub fn run(cli: Cli) -> CmdResult {
         }
         Some(Command::Completions { shell }) => completions(*shell),
         Some(Command::Mcp(args::McpCommand::List { json })) => mcp::list(&location(&cli)?, *json),
+        Some(Command::Mcp(args::McpCommand::Login { name, paste })) => {
+            mcp::login(&location(&cli)?, name, *paste)
+        }
+        Some(Command::Mcp(args::McpCommand::Logout { name })) => {
+            mcp::logout(&location(&cli)?, name)
+        }
         Some(Command::Lsp(args::LspCommand::List { start, json })) => {
             lsp::list(&location(&cli)?, *start, *json)
         }

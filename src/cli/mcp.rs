@@ -1,6 +1,7 @@
 //! `neocode mcp list`: every configured MCP server started or connected (in parallel), then its
 //! transport, state and tools, so a user can check a `[mcp_servers]` table without starting a
-//! session. Header values and bearer tokens are never printed.
+//! session. Header values and bearer tokens are never printed. `login` / `logout` keep and
+//! delete an OAuth server's tokens.
 
 use serde::Serialize;
 
@@ -8,7 +9,8 @@ use super::common::{CmdResult, Failure};
 use super::out::Out;
 use crate::runtime::Location;
 use crate::runtime::config::mcp as config;
-use crate::runtime::extensions::mcp::{McpManager, ServerState};
+use crate::runtime::extensions::mcp::oauth::{self, LoginMode};
+use crate::runtime::extensions::mcp::{McpManager, ServerConfig, ServerState};
 use crate::runtime::tools::ToolKind;
 use crate::sanitize;
 
@@ -30,6 +32,8 @@ struct JsonServer<'a> {
     reason: Option<&'a str>,
     server_info: Option<&'a str>,
     restarts: u32,
+    /// `logged in (expires …)` / `not logged in` for an OAuth server.
+    oauth: Option<String>,
     tools: Vec<JsonTool<'a>>,
 }
 
@@ -38,12 +42,16 @@ pub(super) fn list(loc: &Location, json: bool) -> CmdResult {
     let mut servers =
         config::load(&loc.home).map_err(|e| Failure::runtime(sanitize::line(&e.to_string())))?;
     servers.extend(crate::runtime::extensions::plugins::mcp_servers(&loc.home));
+    let logins: Vec<Option<String>> = servers
+        .iter()
+        .map(|s| s.remote.as_ref().and_then(oauth::login_state))
+        .collect();
     let m = McpManager::new(servers, loc.root()).map_err(Failure::runtime)?;
     m.start_all();
     let statuses = m.statuses();
     let mut out = Out::stdout();
     if json {
-        let rows = statuses.iter().map(|s| JsonServer {
+        let rows = statuses.iter().zip(&logins).map(|(s, login)| JsonServer {
             name: &s.name,
             command: &s.command,
             transport: s.transport,
@@ -51,6 +59,7 @@ pub(super) fn list(loc: &Location, json: bool) -> CmdResult {
             reason: s.state.reason(),
             server_info: s.server_info.as_deref(),
             restarts: s.restarts,
+            oauth: login.clone(),
             tools: s
                 .tools
                 .iter()
@@ -72,7 +81,7 @@ pub(super) fn list(loc: &Location, json: bool) -> CmdResult {
         ))?;
         return out.finish();
     }
-    for s in &statuses {
+    for (s, login) in statuses.iter().zip(&logins) {
         let state = match &s.state {
             ServerState::Ready => out.paint("32", "ready"),
             st if st.is_problem() => out.paint("31", st.label()),
@@ -96,6 +105,9 @@ pub(super) fn list(loc: &Location, json: bool) -> CmdResult {
             sanitize::line(&s.command),
             s.transport
         ))?;
+        if let Some(l) = login {
+            out.line(&format!("  oauth: {l}"))?;
+        }
         for t in &s.tools {
             let kind = if t.kind == ToolKind::Read {
                 "read-only"
@@ -110,5 +122,114 @@ pub(super) fn list(loc: &Location, json: bool) -> CmdResult {
             ))?;
         }
     }
+    out.finish()
+}
+
+/// The configured server `name`, or a usage error naming the configured ones.
+fn server(loc: &Location, name: &str) -> Result<ServerConfig, Failure> {
+    let servers =
+        config::load(&loc.home).map_err(|e| Failure::runtime(sanitize::line(&e.to_string())))?;
+    let names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
+    servers.into_iter().find(|s| s.name == name).ok_or_else(|| {
+        Failure::usage(format!(
+            "no MCP server `{}` in {} (configured: {})",
+            sanitize::line(name),
+            sanitize::line(&loc.home.join("config.toml").display().to_string()),
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        ))
+    })
+}
+
+/// Whether a browser can be opened here: not over SSH, and with a display or on macOS.
+fn browser_command() -> Option<&'static str> {
+    if std::env::var_os("SSH_CONNECTION").is_some() || std::env::var_os("SSH_TTY").is_some() {
+        return None;
+    }
+    if cfg!(target_os = "macos") {
+        return Some("open");
+    }
+    let display =
+        std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
+    display.then_some("xdg-open")
+}
+
+/// `neocode mcp login NAME [--paste]`.
+pub(super) fn login(loc: &Location, name: &str, paste: bool) -> CmdResult {
+    let cfg = server(loc, name)?;
+    let mode = if paste {
+        LoginMode::Paste
+    } else {
+        LoginMode::Loopback
+    };
+    let mut show = |url: &str| {
+        let opened = !paste
+            && browser_command().is_some_and(|cmd| {
+                std::process::Command::new(cmd)
+                    .arg(url)
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .is_ok()
+            });
+        let how = if paste {
+            "Open this address in a browser, log in, then paste the address the browser ends on (or its code) here:"
+        } else if opened {
+            "Opened the browser to log in; if it did not open, visit:"
+        } else {
+            "Open this address in a browser on this machine to log in:"
+        };
+        eprintln!("{how}");
+        // The address carries no secret (PKCE keeps the verifier here); stdout, so it can be
+        // read by a script.
+        println!("{}", sanitize::line(url));
+    };
+    let mut read = || {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line)?;
+        Ok(line)
+    };
+    let done = oauth::login(&cfg, mode, &mut show, &mut read)
+        .map_err(|e| Failure::runtime(sanitize::line(&e.to_string())))?;
+    let expires = done
+        .expires_at
+        .and_then(|t| chrono::DateTime::from_timestamp(t, 0))
+        .map(|t| format!(", expires {}", t.format("%Y-%m-%d %H:%M UTC")))
+        .unwrap_or_default();
+    let renew = if done.refreshable {
+        ", renewed automatically"
+    } else {
+        ""
+    };
+    let mut out = Out::stdout();
+    out.line(&format!(
+        "logged in to `{}`{expires}{renew}{}",
+        sanitize::line(name),
+        if done.registered {
+            " (client registered)"
+        } else {
+            ""
+        }
+    ))?;
+    out.finish()
+}
+
+/// `neocode mcp logout NAME`.
+pub(super) fn logout(loc: &Location, name: &str) -> CmdResult {
+    let cfg = server(loc, name)?;
+    let had = oauth::logout(&cfg).map_err(|e| Failure::runtime(sanitize::line(&e.to_string())))?;
+    let mut out = Out::stdout();
+    out.line(&if had {
+        format!(
+            "logged out of `{}` (its tokens are deleted)",
+            sanitize::line(name)
+        )
+    } else {
+        format!("`{}` was not logged in", sanitize::line(name))
+    })?;
     out.finish()
 }

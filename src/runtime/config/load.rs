@@ -32,7 +32,8 @@ impl Settings {
         let text = read_or_create(home, &path)?;
         let mut file: FileConfig =
             toml::from_str(&text).map_err(|e| bad(e.message().to_string()))?;
-        let mcp_servers = mcp::parse(&text).map_err(|e| bad(e.to_string()))?;
+        let mut mcp_servers = mcp::parse(&text).map_err(|e| bad(e.to_string()))?;
+        mcp::set_token_files(home, &mut mcp_servers);
         let lsp = super::lsp::parse(&text).map_err(|e| bad(e.to_string()))?;
         let env = |k: &str| {
             env(k)

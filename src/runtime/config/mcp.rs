@@ -14,6 +14,12 @@
 //! url = "https://example.com/mcp"
 //! headers = { X-Team = "core" }    # sent with every request
 //! bearer_token_env = "REMOTE_TOKEN" # or bearer_token_command = "pass show remote-mcp"
+//!
+//! [mcp_servers.linear]             # OAuth 2.1: `neocode mcp login linear` once
+//! url = "https://mcp.example.com/mcp"
+//! oauth = true
+//! client_id = "..."                # optional: a pre-registered client (no registration)
+//! scopes = ["read"]                # optional: the scopes asked for
 //! ```
 //!
 //! A table has either `command` (a stdio server) or `url` (an HTTP server), never both.
@@ -73,6 +79,20 @@ pub struct Remote {
     pub headers: BTreeMap<String, String>,
     /// Where the `Authorization: Bearer` token comes from, if anywhere.
     pub bearer: Option<BearerSource>,
+    /// `oauth = true`: the token comes from `neocode mcp login NAME`.
+    pub oauth: Option<OAuthSettings>,
+}
+
+/// How an OAuth-protected server is logged in to.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OAuthSettings {
+    /// A pre-registered client; without it the authorization server must offer registration.
+    pub client_id: Option<String>,
+    /// Scopes asked for (empty: what the server's metadata lists, or none).
+    pub scopes: Vec<String>,
+    /// Where the tokens are kept: `<home>/mcp-tokens/NAME.json`, set when the config file is
+    /// read (`None` for servers built elsewhere, which then cannot log in).
+    pub token_file: Option<PathBuf>,
 }
 
 /// Header values may be secrets: they are never printed, only their names.
@@ -82,6 +102,7 @@ impl std::fmt::Debug for Remote {
             .field("url", &self.url)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("bearer", &self.bearer)
+            .field("oauth", &self.oauth)
             .finish()
     }
 }
@@ -132,6 +153,7 @@ impl ServerConfig {
             url: url.to_string(),
             headers: BTreeMap::new(),
             bearer: None,
+            oauth: None,
         });
         cfg
     }
@@ -175,6 +197,9 @@ struct RawServer {
     headers: Option<BTreeMap<String, String>>,
     bearer_token_env: Option<String>,
     bearer_token_command: Option<String>,
+    oauth: Option<bool>,
+    client_id: Option<String>,
+    scopes: Option<Vec<String>>,
 }
 
 fn yes() -> bool {
@@ -195,7 +220,23 @@ pub(crate) fn load(home: &Path) -> Result<Vec<ServerConfig>, ConfigFileError> {
             });
         }
     };
-    parse(&text).map_err(|source| ConfigFileError::Servers { path, source })
+    let mut servers = parse(&text).map_err(|source| ConfigFileError::Servers { path, source })?;
+    set_token_files(home, &mut servers);
+    Ok(servers)
+}
+
+/// Gives every OAuth server of `<home>/config.toml` its token file.
+pub(crate) fn set_token_files(home: &Path, servers: &mut [ServerConfig]) {
+    for s in servers {
+        if let Some(o) = s.remote.as_mut().and_then(|r| r.oauth.as_mut()) {
+            o.token_file = Some(token_file(home, &s.name));
+        }
+    }
+}
+
+/// Where the OAuth tokens of server `name` are kept (the name is checked to be a plain word).
+pub(crate) fn token_file(home: &Path, name: &str) -> PathBuf {
+    home.join("mcp-tokens").join(format!("{name}.json"))
 }
 
 /// Reads the `[mcp_servers.*]` tables of a config file's text, sorted by name.
@@ -304,6 +345,12 @@ fn stdio_only(raw: &RawServer) -> Option<&'static str> {
         Some("bearer_token_env")
     } else if raw.bearer_token_command.is_some() {
         Some("bearer_token_command")
+    } else if raw.oauth.is_some() {
+        Some("oauth")
+    } else if raw.client_id.is_some() {
+        Some("client_id")
+    } else if raw.scopes.is_some() {
+        Some("scopes")
     } else {
         None
     }
@@ -350,10 +397,31 @@ fn remote(url: String, raw: RawServer) -> Result<Remote, RemoteError> {
     {
         return Err(RemoteError::TwoAuthorizations);
     }
+    let oauth = if raw.oauth == Some(true) {
+        if bearer.is_some()
+            || headers
+                .keys()
+                .any(|k| k.eq_ignore_ascii_case("authorization"))
+        {
+            return Err(RemoteError::OAuthAndToken);
+        }
+        Some(OAuthSettings {
+            client_id: raw.client_id.filter(|c| !c.trim().is_empty()),
+            scopes: raw.scopes.unwrap_or_default(),
+            token_file: None,
+        })
+    } else if raw.client_id.is_some() {
+        return Err(RemoteError::OAuthKey("client_id"));
+    } else if raw.scopes.is_some() {
+        return Err(RemoteError::OAuthKey("scopes"));
+    } else {
+        None
+    };
     Ok(Remote {
         url: url.trim().to_string(),
         headers,
         bearer,
+        oauth,
     })
 }
 
@@ -497,5 +565,36 @@ bearer_token_env = "X"
         assert!(why(6).contains("`bad name` is not a valid header name"));
         assert!(why(7).contains("keep one"), "{}", why(7));
         assert!(cfg[2..].iter().all(|c| c.remote.is_none()));
+    }
+
+    #[test]
+    fn oauth_tables() {
+        let cfg = parse(
+            r#"
+[mcp_servers.a]
+url = "https://example.invalid/mcp"
+oauth = true
+client_id = "abc"
+scopes = ["read", "write"]
+[mcp_servers.b]
+url = "https://example.invalid/mcp"
+oauth = true
+bearer_token_env = "X"
+[mcp_servers.c]
+url = "https://example.invalid/mcp"
+client_id = "abc"
+[mcp_servers.d]
+command = "x"
+oauth = true
+"#,
+        )
+        .unwrap();
+        let a = cfg[0].remote.as_ref().unwrap().oauth.as_ref().unwrap();
+        assert_eq!(a.client_id.as_deref(), Some("abc"));
+        assert_eq!(a.scopes, ["read", "write"]);
+        let why = |i: usize| cfg[i].invalid.clone().unwrap_or_default();
+        assert!(why(1).contains("drop the bearer token"), "{}", why(1));
+        assert_eq!(why(2), "`client_id` applies only with `oauth = true`");
+        assert_eq!(why(3), "`oauth` applies only to `url` servers");
     }
 }

@@ -67,4 +67,12 @@ pub(crate) enum RemoteError {
     /// A bearer token and an `Authorization` header.
     #[error("an `Authorization` header and a bearer token would both set Authorization; keep one")]
     TwoAuthorizations,
+    /// `oauth = true` beside another way of setting Authorization.
+    #[error(
+        "`oauth = true` sets Authorization itself: drop the bearer token or `Authorization` header"
+    )]
+    OAuthAndToken,
+    /// `client_id` or `scopes` without `oauth = true`.
+    #[error("`{0}` applies only with `oauth = true`")]
+    OAuthKey(&'static str),
 }

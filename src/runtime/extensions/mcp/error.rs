@@ -75,6 +75,9 @@ pub(super) enum StartError {
     /// The bearer token could not be read.
     #[error("{0}")]
     Token(#[from] TokenError),
+    /// An OAuth server has no usable login.
+    #[error("{0}")]
+    OAuth(#[from] super::oauth::OAuthError),
 }
 
 /// Why a bearer token could not be read: how it failed, never what a command printed.

@@ -9,9 +9,11 @@
 //! tokio stays inside: the manager owns a small runtime, and its methods are blocking calls
 //! that may be made from any thread, including from inside another runtime's blocking task.
 
+mod auth;
 mod call;
 mod error;
 mod name;
+pub mod oauth;
 mod remote;
 mod server;
 mod status;
@@ -23,7 +25,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-pub use crate::runtime::config::mcp::ServerConfig;
+pub use crate::runtime::config::mcp::{OAuthSettings, ServerConfig};
 pub(crate) use error::McpError;
 pub use status::{
     McpImage, McpOutput, McpTool, ServerState, ServerStatus, by_name, problems, status_lines,

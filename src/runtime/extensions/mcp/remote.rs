@@ -8,6 +8,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use std::future::Future;
+
+use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
@@ -18,24 +21,21 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
+use super::auth::AuthProvider;
 use super::error::{StartError, TokenError};
+use super::oauth::{OAuthAuth, offers_oauth};
 use crate::runtime::config::mcp::{BearerSource, Remote};
-
-/// Yields the bearer token of each request (without `Bearer `). The static sources of today
-/// answer with what they read at connection time; an OAuth provider refreshes here.
-pub(crate) trait AuthProvider: Send + Sync {
-    /// The token for the next request, if the server gets one.
-    fn bearer(&self) -> Option<String>;
-}
 
 /// A token read once per connection (`bearer_token_env`, `bearer_token_command`), or none.
 struct StaticToken(Option<String>);
 
 impl AuthProvider for StaticToken {
-    fn bearer(&self) -> Option<String> {
-        self.0.clone()
+    fn bearer(&self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async move { self.0.clone() })
     }
 }
+
+type HttpResult<T> = Result<T, StreamableHttpError<reqwest::Error>>;
 
 /// reqwest's streamable HTTP client with the `Authorization` of each request asked of `auth`
 /// (whatever rmcp's config would have sent is replaced).
@@ -43,6 +43,21 @@ impl AuthProvider for StaticToken {
 pub(super) struct AuthedClient {
     http: reqwest::Client,
     auth: Arc<dyn AuthProvider>,
+}
+
+impl AuthedClient {
+    /// Sends with the current token; after a 401, once more with a renewed one.
+    async fn send<T, F, Fut>(&self, send: F) -> HttpResult<T>
+    where
+        F: Fn(Option<String>) -> Fut + Send,
+        Fut: Future<Output = HttpResult<T>> + Send,
+    {
+        let first = send(self.auth.bearer().await).await;
+        if matches!(first, Err(StreamableHttpError::AuthRequired(_))) && self.auth.renew().await {
+            return send(self.auth.bearer().await).await;
+        }
+        first
+    }
 }
 
 impl StreamableHttpClient for AuthedClient {
@@ -55,11 +70,17 @@ impl StreamableHttpClient for AuthedClient {
         session_id: Option<Arc<str>>,
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
-        let auth = self.auth.bearer();
-        self.http
-            .post_message(uri, message, session_id, auth, custom_headers)
-            .await
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        self.send(|auth| {
+            self.http.post_message(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                auth,
+                custom_headers.clone(),
+            )
+        })
+        .await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -70,18 +91,18 @@ impl StreamableHttpClient for AuthedClient {
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
-        let auth = self.auth.bearer();
-        self.http
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        self.send(|auth| {
+            self.http.post_message_with_max_sse_event_size(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
                 auth,
-                custom_headers,
+                custom_headers.clone(),
                 max_sse_event_size,
             )
-            .await
+        })
+        .await
     }
 
     async fn post_message_with_response_limits(
@@ -92,18 +113,18 @@ impl StreamableHttpClient for AuthedClient {
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
-        let auth = self.auth.bearer();
-        self.http
-            .post_message_with_response_limits(
-                uri,
-                message,
-                session_id,
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        self.send(|auth| {
+            self.http.post_message_with_response_limits(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
                 auth,
-                custom_headers,
+                custom_headers.clone(),
                 limits,
             )
-            .await
+        })
+        .await
     }
 
     async fn delete_session(
@@ -112,11 +133,16 @@ impl StreamableHttpClient for AuthedClient {
         session_id: Arc<str>,
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), StreamableHttpError<reqwest::Error>> {
-        let auth = self.auth.bearer();
-        self.http
-            .delete_session(uri, session_id, auth, custom_headers)
-            .await
+    ) -> HttpResult<()> {
+        self.send(|auth| {
+            self.http.delete_session(
+                uri.clone(),
+                session_id.clone(),
+                auth,
+                custom_headers.clone(),
+            )
+        })
+        .await
     }
 
     async fn get_stream(
@@ -126,12 +152,17 @@ impl StreamableHttpClient for AuthedClient {
         last_event_id: Option<String>,
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<reqwest::Error>>
-    {
-        let auth = self.auth.bearer();
-        self.http
-            .get_stream(uri, session_id, last_event_id, auth, custom_headers)
-            .await
+    ) -> HttpResult<BoxStream<'static, Result<Sse, SseError>>> {
+        self.send(|auth| {
+            self.http.get_stream(
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                auth,
+                custom_headers.clone(),
+            )
+        })
+        .await
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -142,19 +173,18 @@ impl StreamableHttpClient for AuthedClient {
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
-    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<reqwest::Error>>
-    {
-        let auth = self.auth.bearer();
-        self.http
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
+    ) -> HttpResult<BoxStream<'static, Result<Sse, SseError>>> {
+        self.send(|auth| {
+            self.http.get_stream_with_max_sse_event_size(
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
                 auth,
-                custom_headers,
+                custom_headers.clone(),
                 max_sse_event_size,
             )
-            .await
+        })
+        .await
     }
 }
 
@@ -163,11 +193,17 @@ fn http_builder() -> Result<reqwest::ClientBuilder, rustls::Error> {
     Ok(reqwest::Client::builder().tls_backend_preconfigured(crate::runtime::net::tls_config()?))
 }
 
-/// The transport to `remote`: the HTTP client, its headers and its token, read now.
+/// The transport to `remote` (server `name`): the HTTP client, its headers and its token,
+/// read now (an OAuth login is loaded, and renewed if it expires soon).
 pub(super) async fn transport(
+    name: &str,
     remote: &Remote,
 ) -> Result<StreamableHttpClientTransport<AuthedClient>, StartError> {
-    let token = token(remote.bearer.as_ref()).await?;
+    let auth: Arc<dyn AuthProvider> = if remote.oauth.is_some() {
+        Arc::new(OAuthAuth::open(name, remote).await?)
+    } else {
+        Arc::new(StaticToken(token(remote.bearer.as_ref()).await?))
+    };
     let http = http_builder()
         .map_err(|e| StartError::Client(e.to_string()))?
         // A redirect would carry the session and the headers elsewhere: none is followed.
@@ -187,10 +223,7 @@ pub(super) async fn transport(
     let config = StreamableHttpClientTransportConfig::with_uri(remote.url.as_str())
         .custom_headers(headers)
         .reinit_on_expired_session(true);
-    let client = AuthedClient {
-        http,
-        auth: Arc::new(StaticToken(token)),
-    };
+    let client = AuthedClient { http, auth };
     Ok(StreamableHttpClientTransport::with_client(client, config))
 }
 
@@ -249,7 +282,29 @@ pub(super) fn cause(e: &dyn std::error::Error) -> String {
 /// as flattened text: an HTTP status is read from it; a request that could not be sent is
 /// tried once more with a plain GET, whose error still has its cause (refused, unknown host,
 /// TLS).
-pub(super) async fn why_unreachable(remote: &Remote, error: &str) -> String {
+pub(super) async fn why_unreachable(name: &str, remote: &Remote, error: &str) -> String {
+    let refused = error.contains("Auth required")
+        || error.contains("Insufficient scope")
+        || matches!(http_status(error), Some(401 | 403));
+    if refused && remote.oauth.is_some() {
+        return format!(
+            "it refused the saved login (HTTP 401/403) and it could not be renewed: run `neocode mcp login {name}`"
+        );
+    }
+    if refused
+        && remote.bearer.is_none()
+        && !remote
+            .headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("authorization"))
+        && let Ok(builder) = http_builder()
+        && let Ok(http) = builder.timeout(std::time::Duration::from_secs(5)).build()
+        && offers_oauth(&http, &remote.url).await
+    {
+        return format!(
+            "it asks for an OAuth login: add `oauth = true` to [mcp_servers.{name}] and run `neocode mcp login {name}`"
+        );
+    }
     if error.contains("Auth required") || error.contains("Insufficient scope") {
         return "it answered HTTP 401/403 (unauthorized): check its bearer token and headers"
             .to_string();

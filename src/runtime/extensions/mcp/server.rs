@@ -239,11 +239,11 @@ async fn open_stdio(slot: &Slot) -> Result<Opened, StartError> {
 async fn open_remote(cfg: &ServerConfig, remote: &Remote) -> Result<Opened, StartError> {
     let url = remote.shown_url();
     let handshake = async {
-        let transport = remote::transport(remote).await?;
+        let transport = remote::transport(&cfg.name, remote).await?;
         let client = match client_info().serve(transport).await {
             Ok(c) => c,
             Err(e) => {
-                let error = remote::why_unreachable(remote, &e.to_string()).await;
+                let error = remote::why_unreachable(&cfg.name, remote, &e.to_string()).await;
                 return Err(StartError::Unreachable {
                     url: url.clone(),
                     error,
