@@ -18,30 +18,6 @@ use super::*;
 use crate::runtime::agent::subagent::worktree::{folder, short_id};
 use crate::runtime::tools::worktree::{self, ApplyError, Worktree};
 
-/// Error type of a step whose changes conflict with those merged before it.
-pub(crate) const CONFLICT: &str = "plan_conflict";
-
-/// A completed step's change, waiting for the end of its layer to be merged.
-pub(super) struct Merge {
-    /// Its place in the layer.
-    pub(super) order: usize,
-    pub(super) step_id: String,
-    pub(super) branch: String,
-    pub(super) diff: String,
-    pub(super) update: StepUpdate,
-    pub(super) answer: String,
-    pub(super) usage: Usage,
-    pub(super) elapsed_ms: u64,
-}
-
-/// What a step's worktree gave when the step ended.
-pub(super) enum Closed {
-    /// It changed nothing.
-    Nothing,
-    /// Its changes, committed on `branch`.
-    Changed { branch: String, diff: String },
-}
-
 impl Run {
     /// The width the layer runs at and the commit its steps' worktrees start from (`None`:
     /// the steps work in the workspace itself).

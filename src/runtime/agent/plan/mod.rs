@@ -59,7 +59,6 @@ use serde_json::json;
 use std::sync::mpsc::{Receiver, TryRecvError, channel};
 use std::time::{Duration, Instant};
 
-pub(crate) use isolate::CONFLICT;
 pub(crate) use prompts::result_text;
 use prompts::{DRAFT_INSTRUCTIONS, step_context, step_prompt};
 
@@ -260,7 +259,31 @@ struct Run {
     usage: Usage,
     lease: Option<Lease>,
     /// The completed steps of the running layer whose changes wait to be merged.
-    merges: Vec<isolate::Merge>,
+    merges: Vec<Merge>,
+}
+
+/// Error type of a step whose changes conflict with those merged before it.
+pub(crate) const CONFLICT: &str = "plan_conflict";
+
+/// A completed step's change, waiting for the end of its layer to be merged.
+pub(super) struct Merge {
+    /// Its place in the layer.
+    pub(super) order: usize,
+    pub(super) step_id: String,
+    pub(super) branch: String,
+    pub(super) diff: String,
+    pub(super) update: StepUpdate,
+    pub(super) answer: String,
+    pub(super) usage: Usage,
+    pub(super) elapsed_ms: u64,
+}
+
+/// What a step's worktree gave when the step ended.
+pub(super) enum Closed {
+    /// It changed nothing.
+    Nothing,
+    /// Its changes, committed on `branch`.
+    Changed { branch: String, diff: String },
 }
 
 /// How the run's steps went, for the summary.

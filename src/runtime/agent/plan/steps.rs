@@ -402,14 +402,14 @@ impl Run {
         };
         let closed = match &a.worktree {
             Some(wt) => Self::close_worktree(wt, &a.step.id),
-            None => Ok(isolate::Closed::Nothing),
+            None => Ok(Closed::Nothing),
         };
         match (closed, &mut outcome) {
-            (Ok(isolate::Closed::Nothing), _) => {}
-            (Ok(isolate::Closed::Changed { branch, diff }), Ok(answer)) => {
+            (Ok(Closed::Nothing), _) => {}
+            (Ok(Closed::Changed { branch, diff }), Ok(answer)) => {
                 // Merged (and stored) once every step of the layer has ended.
                 let answer = std::mem::take(answer);
-                self.merges.push(isolate::Merge {
+                self.merges.push(Merge {
                     order: a.order,
                     step_id: a.step.id,
                     update: completed(&answer, &child_id, elapsed_ms, usage),
@@ -421,7 +421,7 @@ impl Run {
                 });
                 return Ok(stop);
             }
-            (Ok(isolate::Closed::Changed { branch, .. }), Err(f)) => f.message.push_str(&format!(
+            (Ok(Closed::Changed { branch, .. }), Err(f)) => f.message.push_str(&format!(
                 " (its changes are on branch {branch}, not merged)"
             )),
             (Err(why), Ok(_)) => outcome = Err(fail("worktree", why)),

@@ -6,8 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use super::installed::plugins_dir;
 use super::manifest::{MANIFEST, valid_name};
-use super::{Entry, Plugin, PluginError, State, plugins_dir};
+use super::manifest::{Plugin, PluginError};
+use super::state::{Entry, State};
 
 /// Files a plugin may hold.
 const MAX_FILES: usize = 20_000;

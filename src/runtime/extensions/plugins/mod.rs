@@ -7,51 +7,11 @@
 //! outside the sandbox, so the user says so first).
 
 mod install;
+mod installed;
 mod manifest;
 mod state;
 
 pub(crate) use install::{add, remove};
+pub(crate) use installed::{enabled, mcp_servers, plugins_dir};
 pub(crate) use manifest::{Brings, Plugin, PluginError, PluginServer};
-pub(crate) use state::{Entry, State};
-
-use std::path::{Path, PathBuf};
-
-/// `<home>/plugins/`: one folder per installed plugin.
-pub(crate) fn plugins_dir(home: &Path) -> PathBuf {
-    home.join("plugins")
-}
-
-/// The enabled plugins, read from their folders (a plugin whose manifest no longer reads is
-/// left out).
-pub(crate) fn enabled(home: &Path) -> Vec<Plugin> {
-    let Ok(state) = State::load(home) else {
-        return Vec::new();
-    };
-    state
-        .plugins
-        .iter()
-        .filter(|(_, e)| e.enabled)
-        .filter_map(|(name, _)| Plugin::read(&plugins_dir(home).join(name)).ok())
-        .collect()
-}
-
-/// The MCP servers of the enabled plugins, as configured servers (a remote one, `url`, is
-/// listed but not started: neocode starts servers it runs itself).
-pub(crate) fn mcp_servers(home: &Path) -> Vec<crate::runtime::config::mcp::ServerConfig> {
-    enabled(home)
-        .iter()
-        .flat_map(|p| p.brings().servers)
-        .map(|s| {
-            use crate::runtime::config::mcp::ServerConfig;
-            if let Some(url) = s.url.filter(|_| s.command.is_empty()) {
-                // A remote server: streamable HTTP, with no token (a plugin's headers are
-                // not read).
-                return ServerConfig::http(&s.name, &url);
-            }
-            let args: Vec<&str> = s.args.iter().map(String::as_str).collect();
-            let mut c = ServerConfig::stdio(&s.name, &s.command, &args);
-            c.env = s.env;
-            c
-        })
-        .collect()
-}
+pub(crate) use state::State;

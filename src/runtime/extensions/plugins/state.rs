@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::PluginError;
+use super::manifest::PluginError;
 
 /// One installed plugin's record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,8 +7,9 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use reqwest::Url;
 
-use super::{FetchError, guard};
-use crate::runtime::tools::WebFetchSettings;
+use super::error::{FetchError, check_scheme};
+use super::guard;
+use crate::runtime::tools::spec::WebFetchSettings;
 
 /// Redirects followed before giving up.
 pub(super) const MAX_REDIRECTS: usize = 5;
@@ -43,7 +44,7 @@ async fn follow(mut url: Url, settings: &WebFetchSettings) -> Result<Fetched, Fe
         {
             let loc = loc.to_str().map_err(|_| FetchError::BadRedirect)?;
             url = url.join(loc).map_err(|_| FetchError::BadRedirect)?;
-            super::check_scheme(&url)?;
+            check_scheme(&url)?;
             continue;
         }
         return read(url, resp, settings.max_bytes).await;

@@ -5,7 +5,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-use super::FetchError;
+use super::error::FetchError;
 
 /// Whether `ip` is reachable on the public internet (not loopback, private, link-local,
 /// shared, multicast, reserved or unspecified, and no IPv6 form of such an IPv4 address).
