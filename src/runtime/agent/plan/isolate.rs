@@ -74,14 +74,12 @@ impl Run {
 
     /// Commits what the step changed on its branch and removes its folder (kept when the
     /// commit failed, so nothing is lost).
-    pub(super) fn close_worktree(wt: &Worktree, step_id: &str) -> Result<Closed, String> {
+    pub(super) fn close_worktree(wt: &Worktree, step_id: &str) -> Result<Closed, Uncommitted> {
         let diff = wt
             .commit(&format!("neocode plan step {step_id}"))
-            .map_err(|e| {
-                format!(
-                    "its changes could not be committed ({e}); they are in {}",
-                    wt.path.display()
-                )
+            .map_err(|source| Uncommitted {
+                source,
+                path: wt.path.clone(),
             })?;
         // A folder left behind costs space, not work: the branch holds the changes.
         let _ = wt.remove();
@@ -138,4 +136,12 @@ impl Run {
             message: conflicts.join("; "),
         }))
     }
+}
+
+/// A step's changes that could not be committed on its branch: they stay in its worktree.
+#[derive(Debug, thiserror::Error)]
+#[error("its changes could not be committed ({source}); they are in {}", path.display())]
+pub(super) struct Uncommitted {
+    source: worktree::WorktreeError,
+    path: std::path::PathBuf,
 }

@@ -424,7 +424,7 @@ impl Run {
             (Ok(Closed::Changed { branch, .. }), Err(f)) => f.message.push_str(&format!(
                 " (its changes are on branch {branch}, not merged)"
             )),
-            (Err(why), Ok(_)) => outcome = Err(fail("worktree", why)),
+            (Err(why), Ok(_)) => outcome = Err(fail("worktree", why.to_string())),
             (Err(why), Err(f)) => f.message.push_str(&format!(" ({why})")),
         }
         let update = match &outcome {

@@ -32,6 +32,9 @@ pub enum OAuthError {
         "the login of `{server}` expired and could not be renewed ({why}): run `neocode mcp login {server}`"
     )]
     Refresh { server: String, why: String },
+    /// The stored tokens carry no refresh token.
+    #[error("no refresh token")]
+    NoRefreshToken,
     /// No stored tokens.
     #[error("it needs a login: run `neocode mcp login {0}`")]
     NotLoggedIn(String),

@@ -106,9 +106,9 @@ async fn token_request(
 }
 
 /// The refresh grant: new tokens for `saved` (its refresh token kept when no new one comes).
-pub(super) async fn refresh(http: &reqwest::Client, saved: &Saved) -> Result<Saved, String> {
+pub(super) async fn refresh(http: &reqwest::Client, saved: &Saved) -> Result<Saved, OAuthError> {
     let Some(rt) = saved.refresh_token.as_deref() else {
-        return Err("no refresh token".to_string());
+        return Err(OAuthError::NoRefreshToken);
     };
     let mut pairs = vec![
         ("grant_type", "refresh_token"),
@@ -119,9 +119,7 @@ pub(super) async fn refresh(http: &reqwest::Client, saved: &Saved) -> Result<Sav
     if let Some(s) = &saved.client_secret {
         pairs.push(("client_secret", s));
     }
-    let reply = token_request(http, &saved.token_endpoint, &pairs)
-        .await
-        .map_err(|e| e.to_string())?;
+    let reply = token_request(http, &saved.token_endpoint, &pairs).await?;
     Ok(Saved {
         access_token: reply.access_token,
         refresh_token: reply.refresh_token.or_else(|| saved.refresh_token.clone()),

@@ -81,7 +81,7 @@ impl OAuthAuth {
                 }
                 None => Err(OAuthError::Refresh {
                     server: self.server.clone(),
-                    why,
+                    why: why.to_string(),
                 }),
             },
         }
