@@ -176,7 +176,11 @@ fn a_layer_of_three_steps_runs_side_by_side_and_all_three_changes_land() {
     }
 }
 
+/// The figure of docs/PERFORMANCE.md (a measurement, not a check: timings are not asserted;
+/// that the steps overlap is checked from the server's records above). Run it with
+/// `cargo test a_layer_in_parallel -- --ignored --nocapture`.
 #[test]
+#[ignore = "a measurement for docs/PERFORMANCE.md, not a check"]
 fn a_layer_in_parallel_takes_less_wall_time_than_in_sequence() {
     let median = |width: usize| {
         let mut ms: Vec<u128> = (0..5)
@@ -195,7 +199,6 @@ fn a_layer_in_parallel_takes_less_wall_time_than_in_sequence() {
         "3-step layer (each step's first reply delayed {} ms): width 3 median {parallel} ms, width 1 median {sequence} ms (5 runs each)",
         DELAY.as_millis()
     );
-    assert!(parallel * 10 < sequence * 9, "{parallel} vs {sequence}");
 }
 
 #[test]
