@@ -194,19 +194,24 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// The `*.md` files below `dir` with their command names, sorted by path.
-fn md_files(top: &Path, dir: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>) {
+/// The `*.md` files below `dir` with their command names (folders joined with `:`), sorted
+/// by path (custom commands and plugins' commands and agents). A symbolic link is never
+/// followed: a file planted as a link to `~/.ssh/id_rsa` is not read into a prompt.
+pub(crate) fn md_files(top: &Path, dir: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
     paths.sort();
     for path in paths {
-        if path.is_dir() {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
             if depth < MAX_DEPTH {
                 md_files(top, &path, depth + 1, out);
             }
-        } else if path.extension().is_some_and(|x| x == "md") && path.is_file() {
+        } else if path.extension().is_some_and(|x| x == "md") && meta.is_file() {
             let rel = path.strip_prefix(top).unwrap_or(&path).with_extension("");
             let name: Vec<String> = rel
                 .components()
@@ -523,5 +528,26 @@ mod tests {
         assert!(p.starts_with("Write or update AGENTS.md"));
         assert!(p.contains("write_file"));
         assert!(p.ends_with("The user adds: mention the fuzz targets"));
+    }
+}
+
+#[cfg(test)]
+mod link_tests {
+    use super::md_files;
+
+    #[test]
+    fn a_command_file_planted_as_a_link_is_never_read() {
+        let d = tempfile::tempdir().unwrap();
+        let secret = d.path().join("secret.txt");
+        std::fs::write(&secret, "KEY=1\n").unwrap();
+        let dir = d.path().join("commands");
+        std::fs::create_dir_all(dir.join("git")).unwrap();
+        std::fs::write(dir.join("git/commit.md"), "Commit.\n").unwrap();
+        std::os::unix::fs::symlink(&secret, dir.join("leak.md")).unwrap();
+        std::os::unix::fs::symlink(d.path(), dir.join("up")).unwrap();
+        let mut found = Vec::new();
+        md_files(&dir, &dir, 0, &mut found);
+        let names: Vec<&str> = found.iter().map(|(_, n)| n.as_str()).collect();
+        assert_eq!(names, ["git:commit"]);
     }
 }

@@ -166,7 +166,7 @@ impl Plugin {
                     .push((format!("{}:{}", self.name, stem.unwrap_or_default()), place));
             } else {
                 let mut found = Vec::new();
-                md_files(&place, &place, 0, &mut found);
+                crate::runtime::extensions::commands::md_files(&place, &place, 0, &mut found);
                 for (path, name) in found {
                     b.commands.push((format!("{}:{name}", self.name), path));
                 }
@@ -179,7 +179,9 @@ impl Plugin {
                 b.agents.push(place);
             } else {
                 let mut found = Vec::new();
-                md_files(&place, &place, MAX_DEPTH, &mut found);
+                crate::runtime::extensions::commands::md_files(
+                    &place, &place, MAX_DEPTH, &mut found,
+                );
                 b.agents.extend(found.into_iter().map(|(p, _)| p));
             }
         }
@@ -421,29 +423,6 @@ fn read_json(file: &Path) -> Result<Value, PluginError> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| PluginError::file(file, crate::session::io_error(&e)))?;
     serde_json::from_str(&text).map_err(|e| PluginError::file(file, format!("not valid JSON: {e}")))
-}
-
-/// The `*.md` files below `dir` with their names (folders joined with `:`), sorted.
-fn md_files(top: &Path, dir: &Path, depth: usize, out: &mut Vec<(PathBuf, String)>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    paths.sort();
-    for path in paths {
-        if path.is_dir() {
-            if depth < MAX_DEPTH {
-                md_files(top, &path, depth + 1, out);
-            }
-        } else if path.extension().is_some_and(|x| x == "md") && path.is_file() {
-            let rel = path.strip_prefix(top).unwrap_or(&path).with_extension("");
-            let name: Vec<String> = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            out.push((path, name.join(":")));
-        }
-    }
 }
 
 /// `place` when it is a skill's folder, else its sub-folders that are.
