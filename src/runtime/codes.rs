@@ -161,5 +161,8 @@ stable_codes! {
         /// The server refused the structured-output option (`run --output-schema`); it is
         /// sent without it from now on and the answer is still validated by neocode.
         StructuredOutputRefused => "structured_output_refused",
+        /// The model's answer is in while sub-agents it started in the background still run:
+        /// the turn ends when they do (cancelling it cancels them).
+        SubagentsRunning => "subagents_running",
     }
 }

@@ -1,13 +1,16 @@
 //! Starting a sub-agent: the child's session created (`subagent_of` its parent), opened with
 //! its profile's instructions, and its turn spawned through the one spawn path plan steps use.
 
-use std::sync::mpsc::channel;
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::json;
 
 use super::base::Agent;
+use super::handle::Sink;
 use super::start::Spawn;
+use super::subagent::children::Ended;
+use super::subagent::sink::ChildSink;
 use super::subagent::{Child, META_KEY, Parent, SubagentError, TaskArgs, carve, narrower, opening};
 use crate::session::{NewMessage, NewSession, Role};
 
@@ -65,8 +68,24 @@ impl Agent {
             "tools": profile.as_ref().and_then(|p| p.tools.clone()),
         }}));
         agent.sessions.append(&h.id, &[open], &meta)?;
-        let (tx, events) = channel();
-        let handle = agent.spawn(
+        let ended = Arc::new(Ended::default());
+        let sink = {
+            let (parent_sink, routes) = (parent.sink.clone(), parent.routes.clone());
+            let (running, id) = (self.running.clone(), h.id.clone());
+            let (call_id, ended) = (parent.call_id.to_string(), ended.clone());
+            let agent = profile.as_ref().map(|p| p.name.clone());
+            Sink::new(move |commands| ChildSink {
+                parent: parent_sink,
+                routes,
+                commands: commands.clone(),
+                running,
+                id,
+                call_id,
+                agent,
+                ended,
+            })
+        };
+        let handle = agent.spawn_on(
             h.id,
             Some(lease),
             Spawn {
@@ -80,17 +99,14 @@ impl Agent {
                 // The child answers in words: the caller reads its answer as a tool result.
                 output_schema: None,
             },
-            Box::new(tx),
+            sink,
         )?;
         Ok(Child {
             handle,
-            events,
+            ended,
             parent: parent.id.to_string(),
             agent: profile.map(|p| p.name),
             started: Instant::now(),
-            finished: None,
-            waiting: Vec::new(),
-            call_id: String::new(),
             worktree,
         })
     }

@@ -319,6 +319,18 @@ pub enum TurnCommand {
     RejectPlan,
 }
 
+impl TurnCommand {
+    /// The call an approval answer is about.
+    pub(crate) fn call_id(&self) -> Option<&str> {
+        match self {
+            TurnCommand::Approve { call_id, .. }
+            | TurnCommand::AlwaysAllow { call_id, .. }
+            | TurnCommand::Deny { call_id, .. } => Some(call_id),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

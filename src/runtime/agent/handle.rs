@@ -37,11 +37,64 @@ impl<F: FnMut(TurnEvent) + Send + 'static> TurnSink for F {
 
 /// The sender of a running turn's commands: [`TurnCommand::Cancel`] raises the turn's cancel
 /// flag on the sender's side at once (the turn thread may be blocked in a stream or a
-/// command), then reaches the turn like every other command.
+/// command), then reaches the turn like every other command. An answer about a call a
+/// sub-agent of the turn asked about goes to that sub-agent ([`Routes`]), whichever front end
+/// holds the commands.
 #[derive(Debug, Clone)]
 pub struct Commands {
     tx: Sender<TurnCommand>,
     cancel: CancelFlag,
+    routes: Routes,
+}
+
+/// Where answers about calls of a turn's sub-agents go, by call id: filled when a child's
+/// approval question passes to the parent's front end, taken by the answer.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Routes(Arc<Mutex<HashMap<String, Commands>>>);
+
+impl Routes {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Commands>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Answers about `call_id` go to `to` (the child that asked).
+    pub(super) fn insert(&self, call_id: &str, to: Commands) {
+        self.lock().insert(call_id.to_string(), to);
+    }
+
+    /// The child that asked about `call_id`, once.
+    fn take(&self, call_id: &str) -> Option<Commands> {
+        self.lock().remove(call_id)
+    }
+}
+
+/// A turn's sink shared with its sub-agents' threads: a child's events reach the parent's
+/// front end as they happen (in order per thread, one at a time).
+#[derive(Clone)]
+pub(crate) struct SharedSink(Arc<Mutex<Box<dyn TurnSink>>>);
+
+impl SharedSink {
+    pub(super) fn new(sink: Box<dyn TurnSink>) -> SharedSink {
+        SharedSink(Arc::new(Mutex::new(sink)))
+    }
+}
+
+impl SharedSink {
+    /// One event (from whichever thread holds a clone).
+    pub(crate) fn event(&self, event: TurnEvent) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .event(event);
+    }
+}
+
+impl TurnSink for SharedSink {
+    fn event(&mut self, event: TurnEvent) {
+        SharedSink::event(self, event);
+    }
 }
 
 impl Commands {
@@ -54,6 +107,7 @@ impl Commands {
             Commands {
                 tx,
                 cancel: cancel.clone(),
+                routes: Routes::default(),
             },
             rx,
             cancel,
@@ -66,12 +120,21 @@ impl Commands {
         self.cancel.cancel();
     }
 
-    /// Sends a command; fails when the turn has ended.
+    /// Sends a command; fails when the turn has ended. An answer about a call one of the
+    /// turn's sub-agents asked about goes to that sub-agent.
     pub fn send(&self, cmd: TurnCommand) -> Result<(), std::sync::mpsc::SendError<TurnCommand>> {
         if cmd == TurnCommand::Cancel {
             self.cancel.cancel();
         }
+        if let Some(child) = cmd.call_id().and_then(|id| self.routes.take(id)) {
+            return child.send(cmd);
+        }
         self.tx.send(cmd)
+    }
+
+    /// Where answers about the turn's sub-agents' calls go.
+    pub(super) fn routes(&self) -> &Routes {
+        &self.routes
     }
 }
 

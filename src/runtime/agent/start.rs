@@ -242,7 +242,7 @@ impl Agent {
     }
 
     /// [`Agent::spawn`] with a sink built from the turn's commands.
-    fn spawn_on(
+    pub(super) fn spawn_on(
         &self,
         id: String,
         lease: Option<Lease>,
@@ -261,7 +261,8 @@ impl Agent {
             output_schema,
         } = s;
         let (commands, inner_rx, cancel) = Commands::channel();
-        let mut sink = sink.build(&commands);
+        let sink = super::handle::SharedSink::new(sink.build(&commands));
+        let routes = commands.routes().clone();
         let sessions = self.sessions.clone();
         let settings = self.settings.clone();
         let factory = self.factory.clone();
@@ -318,6 +319,7 @@ impl Agent {
                         sessions,
                         provider,
                         sink,
+                        routes,
                         commands: inner_rx,
                         cancel: cancel2,
                         lease,

@@ -10,10 +10,12 @@
 //! child is a session of its own, resumable alone.
 
 pub(super) mod children;
+pub(super) mod sink;
 pub(crate) mod worktree;
 
 use serde_json::Value;
 
+use super::handle::{Routes, SharedSink};
 use super::ledger::{PromptCaps, SharedBudget};
 use crate::runtime::config::ApprovalPolicy;
 use crate::runtime::extensions::agents::Profile;
@@ -60,6 +62,12 @@ pub(in crate::runtime::agent) struct Parent<'a> {
     /// Shared by the parent's children running at once (the parent's own when it has one).
     pub budget: SharedBudget,
     pub caps: PromptCaps,
+    /// The parent turn's sink: the child's events go there as they happen.
+    pub sink: SharedSink,
+    /// Where answers sent to the parent are routed to the child that asked.
+    pub routes: Routes,
+    /// The parent's `task` call.
+    pub call_id: &'a str,
 }
 
 /// The approval policy of a child: the profile's when it is narrower, else the parent's.

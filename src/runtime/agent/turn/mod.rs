@@ -101,8 +101,10 @@ impl TurnState {
 pub(super) struct TurnIo {
     pub sessions: Sessions,
     pub provider: Box<dyn Provider>,
-    /// Where the events go (called on this thread).
-    pub sink: Box<dyn super::handle::TurnSink>,
+    /// Where the events go (called on this thread, and on its sub-agents' threads).
+    pub sink: super::handle::SharedSink,
+    /// Where answers about its sub-agents' calls go (filled by their sinks).
+    pub routes: super::handle::Routes,
     pub commands: Receiver<TurnCommand>,
     pub cancel: CancelFlag,
     /// Held until the end is recorded; released before `Finished` is sent, so a front end
@@ -172,10 +174,11 @@ impl Turn {
             Ok(()) => FinishReason::Completed,
             Err(r) => r,
         };
-        self.state.ledger.usage.wall_ms += started.elapsed().as_millis() as u64;
         if matches!(reason, FinishReason::Cancelled) {
             self.ctx.agent.children.cancel_of(&self.ctx.session_id);
         }
+        let reason = self.settle_background(reason);
+        self.state.ledger.usage.wall_ms += started.elapsed().as_millis() as u64;
         self.finish(reason);
     }
 
@@ -256,7 +259,7 @@ impl Turn {
         Closing {
             ledger: &mut self.state.ledger,
             lease: &mut self.io.lease,
-            sink: self.io.sink.as_mut(),
+            sink: &mut self.io.sink,
             usage: self.state.usage,
         }
         .close(reason, status, word, |update| {

@@ -2,13 +2,12 @@
 //! relayed to the parent's front end, their answers stored as the calls' results in order.
 
 use std::collections::VecDeque;
-use std::sync::mpsc::TryRecvError;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use super::Turn;
-use crate::runtime::agent::events::{FailCode, FinishReason, TurnCommand, TurnEvent, WarningCode};
+use crate::runtime::agent::events::{FinishReason, TurnCommand, TurnEvent, WarningCode};
 use crate::runtime::agent::ledger::{self, SharedBudget};
 use crate::runtime::agent::subagent::{Child, Parent, TaskArgs, add_spent};
 use crate::runtime::policy::gate::Permission;
@@ -183,20 +182,14 @@ impl Turn {
             if active.is_empty() {
                 return stop;
             }
-            let mut idle = self.relay_commands(active.iter_mut().map(|(_, c)| c));
-            let mut k = 0;
-            while k < active.len() {
-                idle &= !self.pump(&mut active[k].1);
-                if active[k].1.finished.is_some() {
-                    let (i, child) = active.remove(k);
-                    slots[i].out = Some(self.collect(child));
-                    continue;
-                }
-                k += 1;
+            self.drain_commands();
+            if let Some(k) = active.iter().position(|(_, c)| c.ended.get().is_some()) {
+                let (i, child) = active.remove(k);
+                slots[i].out = Some(self.collect(child));
+                continue;
             }
-            if idle {
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            // Its events reach the front end from its own thread; here only its end is read.
+            active[0].1.ended.wait(Duration::from_millis(20));
         }
     }
 
@@ -218,108 +211,49 @@ impl Turn {
             ledger: &self.state.ledger,
             budget: budget.clone(),
             caps: self.ctx.caps,
+            sink: self.io.sink.clone(),
+            routes: self.io.routes.clone(),
+            call_id: &call.id,
         };
         match self.ctx.agent.start_child(&parent, &args) {
-            Ok(mut child) => {
-                child.call_id = call.id.clone();
-                Ok((child, args.background))
-            }
+            Ok(child) => Ok((child, args.background)),
             Err(e) => Err(ToolOutput::error(format!("task: {e}"))),
         }
     }
 
-    /// Reads what a child sent: its approval questions go to the parent's front end, its end
-    /// is kept. Whether anything came.
-    fn pump(&mut self, child: &mut Child) -> bool {
-        let mut any = false;
-        while child.finished.is_none() {
-            match child.events.try_recv() {
-                Ok(e @ TurnEvent::Finished { .. }) => {
-                    if let TurnEvent::Finished { reason, .. } = &e {
-                        child.finished = Some(reason.clone());
-                    }
-                    self.emit(child.tagged(e));
-                }
-                Ok(TurnEvent::ApprovalNeeded {
-                    call,
-                    summary,
-                    reason,
-                    rules,
-                }) => {
-                    child.waiting.push(call.id.clone());
-                    let asked = TurnEvent::ApprovalNeeded {
-                        call,
-                        summary: format!("{}: {summary}", child.label()),
-                        reason,
-                        rules,
-                    };
-                    self.emit(child.tagged(asked));
-                }
-                Ok(TurnEvent::Warning { code, message }) => self.emit(TurnEvent::Warning {
-                    code,
-                    message: format!("{}: {message}", child.label()),
-                }),
-                Ok(
-                    e @ (TurnEvent::Started { .. }
-                    | TurnEvent::ToolCall { .. }
-                    | TurnEvent::ToolResult { .. }
-                    | TurnEvent::AssistantStored { .. }),
-                ) => self.emit(child.tagged(e)),
-                Ok(_) => {}
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    child.finished = Some(FinishReason::Failed {
-                        code: FailCode::Internal,
-                        message: "the sub-agent's turn ended without saying why".into(),
-                    });
-                }
-            }
-            any = true;
-        }
-        any
-    }
-
-    /// Sends the front end's answers to the child that asked (the first asked, when ids
-    /// repeat). Whether nothing came.
-    fn relay_commands<'a>(&mut self, children: impl Iterator<Item = &'a mut Child>) -> bool {
-        let mut children: Vec<&mut Child> = children.collect();
-        let mut idle = true;
+    /// Reads the front end's commands while children run: answers about a child's call were
+    /// routed to it on the way ([`crate::runtime::agent::Commands::send`]); a cancel raised the flag
+    /// the loop reads; anything else is said to be ignored.
+    fn drain_commands(&mut self) {
         while let Ok(cmd) = self.io.commands.try_recv() {
-            idle = false;
-            let call_id = match &cmd {
+            let message = match &cmd {
+                TurnCommand::Cancel => continue,
                 TurnCommand::Approve { call_id, .. }
                 | TurnCommand::AlwaysAllow { call_id, .. }
-                | TurnCommand::Deny { call_id, .. } => call_id.clone(),
-                // The flag is raised already; the loop cancels the children.
-                TurnCommand::Cancel => continue,
-                other => {
-                    self.emit(TurnEvent::Warning {
-                        code: WarningCode::UnexpectedCommand,
-                        message: format!("ignored {other:?}: sub-agents are running"),
-                    });
-                    continue;
+                | TurnCommand::Deny { call_id, .. } => {
+                    format!("no sub-agent waits for an answer about {call_id}")
                 }
+                other => format!("ignored {other:?}: sub-agents are running"),
             };
-            match children.iter_mut().find(|c| c.waiting.contains(&call_id)) {
-                Some(c) => {
-                    c.waiting.retain(|w| *w != call_id);
-                    let _ = c.handle.commands.send(cmd);
-                }
-                None => self.emit(TurnEvent::Warning {
-                    code: WarningCode::UnexpectedCommand,
-                    message: format!("no sub-agent waits for an answer about {call_id}"),
-                }),
-            }
+            self.emit(TurnEvent::Warning {
+                code: WarningCode::UnexpectedCommand,
+                message,
+            });
         }
-        idle
     }
 
     /// An ended child's result: its answer (or how it stopped), its spending added to the
     /// parent's ledger.
     fn collect(&mut self, child: Child) -> ToolOutput {
+        self.collect_with(child, false)
+    }
+
+    /// [`Self::collect`]; `keep` keeps its worktree whatever its end (nobody reads the
+    /// result that says where its changes are).
+    fn collect_with(&mut self, child: Child, keep: bool) -> ToolOutput {
         let Child {
             handle,
-            finished,
+            ended,
             agent,
             started,
             worktree,
@@ -327,10 +261,12 @@ impl Turn {
         } = child;
         let id = handle.session_id.clone();
         handle.join();
-        let reason = finished.unwrap_or(FinishReason::Cancelled);
+        let reason = ended.get().unwrap_or(FinishReason::Cancelled);
         // A failed or cancelled child's worktree is kept for a look (or a resume).
         let from_worktree = worktree.map(|wt| {
-            let keep = self.ctx.settings.agents.keep_worktrees || reason != FinishReason::Completed;
+            let keep = keep
+                || self.ctx.settings.agents.keep_worktrees
+                || reason != FinishReason::Completed;
             crate::runtime::agent::subagent::worktree::finish(
                 &wt,
                 &id,
@@ -353,6 +289,44 @@ impl Turn {
         out
     }
 
+    /// The end of the turn: background children of this session that still run are waited
+    /// for (said once; a cancel stops them), so none of their events comes after the turn's
+    /// `Finished`, and what they spent is added to its ledger. Their answers stay in their
+    /// sessions (a later `task_wait` reads them); their worktrees are kept. The turn's end:
+    /// `reason`, or a cancel that came meanwhile.
+    pub(in crate::runtime::agent) fn settle_background(
+        &mut self,
+        mut reason: FinishReason,
+    ) -> FinishReason {
+        let children = self.ctx.agent.children.take_of(&self.ctx.session_id);
+        let running = children.iter().filter(|c| c.ended.get().is_none()).count();
+        if running > 0 && !self.io.cancel.is_cancelled() {
+            self.emit(TurnEvent::Warning {
+                code: WarningCode::SubagentsRunning,
+                message: format!(
+                    "{running} sub-agent{} started in the background still running: the turn \
+                     ends when {} (cancelling it stops them)",
+                    if running == 1 { "" } else { "s" },
+                    if running == 1 { "it does" } else { "they do" },
+                ),
+            });
+        }
+        for child in children {
+            while child.ended.get().is_none() {
+                if self.io.cancel.is_cancelled() {
+                    child.handle.cancel();
+                    if reason == FinishReason::Completed {
+                        reason = FinishReason::Cancelled;
+                    }
+                }
+                self.drain_commands();
+                child.ended.wait(Duration::from_millis(20));
+            }
+            self.collect_with(child, true);
+        }
+        reason
+    }
+
     /// `task_wait`: waits for a background child of this session until it ends or the
     /// timeout passes (then says it still runs); a child that is no longer running in this
     /// process is read from the store.
@@ -365,7 +339,7 @@ impl Turn {
             .timeout_secs
             .filter(|t| t.is_finite() && *t >= 0.0)
             .map_or(DEFAULT_WAIT, Duration::from_secs_f64);
-        let Some(mut child) = self.ctx.agent.children.take(&args.id) else {
+        let Some(child) = self.ctx.agent.children.take(&args.id) else {
             return self.stored_child(&args.id);
         };
         if child.parent != self.ctx.session_id {
@@ -376,15 +350,11 @@ impl Turn {
             ));
         }
         let deadline = Instant::now() + timeout;
-        while child.finished.is_none() {
+        while child.ended.get().is_none() {
             if self.io.cancel.is_cancelled() {
                 child.handle.cancel();
             }
-            let mut idle = self.relay_commands(std::iter::once(&mut child));
-            idle &= !self.pump(&mut child);
-            if child.finished.is_some() {
-                break;
-            }
+            self.drain_commands();
             if Instant::now() >= deadline && !self.io.cancel.is_cancelled() {
                 let id = child.id().to_string();
                 self.ctx.agent.children.insert(child);
@@ -398,9 +368,7 @@ impl Turn {
                     files: Vec::new(),
                 };
             }
-            if idle {
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            child.ended.wait(Duration::from_millis(20));
         }
         self.collect(child)
     }
