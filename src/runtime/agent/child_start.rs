@@ -8,7 +8,10 @@ use serde_json::json;
 
 use super::base::Agent;
 use super::start::Spawn;
-use super::subagent::{Child, META_KEY, Parent, SubagentError, TaskArgs, carve, narrower, opening};
+use super::subagent::{
+    Child, META_KEY, Parent, SubagentError, TaskArgs, carve, narrower, opening, replay,
+};
+use crate::runtime::extensions::agents::Profile;
 use crate::session::{NewMessage, NewSession, Role};
 
 impl Agent {
@@ -19,20 +22,7 @@ impl Agent {
         parent: &Parent<'_>,
         args: &TaskArgs,
     ) -> Result<Child, SubagentError> {
-        let profile = match &args.agent {
-            None => None,
-            Some(name) => {
-                let profiles = self.ext.agent_profiles();
-                let found = profiles.get(name).cloned();
-                Some(found.ok_or_else(|| SubagentError::UnknownProfile {
-                    name: name.clone(),
-                    known: match profiles.names().join(", ") {
-                        n if n.is_empty() => "none".into(),
-                        n => n,
-                    },
-                })?)
-            }
-        };
+        let profile = self.profile(args.agent.as_deref())?;
         let agent = match profile.as_ref().and_then(|p| p.model.as_deref()) {
             Some(m) => self.with_model(m),
             None => self.clone(),
@@ -61,6 +51,7 @@ impl Agent {
         let mut open = NewMessage::text(Role::System, opening(profile.as_ref()));
         open.tool_metadata = Some(json!({META_KEY: {
             "parent": parent.id,
+            "call_id": parent.call_id,
             "agent": profile.as_ref().map(|p| p.name.clone()),
             "tools": profile.as_ref().and_then(|p| p.tools.clone()),
         }}));
@@ -78,6 +69,72 @@ impl Agent {
                 images: Vec::new(),
                 caps: parent.caps,
                 // The child answers in words: the caller reads its answer as a tool result.
+                output_schema: None,
+            },
+            Box::new(tx),
+        )?;
+        Ok(Child {
+            handle,
+            events,
+            parent: parent.id.to_string(),
+            agent: profile.map(|p| p.name),
+            started: Instant::now(),
+            finished: None,
+            waiting: Vec::new(),
+            call_id: String::new(),
+            worktree,
+        })
+    }
+
+    /// The agent profile `name`, when the call names one that is in use.
+    fn profile(&self, name: Option<&str>) -> Result<Option<Profile>, SubagentError> {
+        let Some(name) = name else {
+            return Ok(None);
+        };
+        let profiles = self.ext.agent_profiles();
+        let found = profiles.get(name).cloned();
+        found
+            .map(Some)
+            .ok_or_else(|| SubagentError::UnknownProfile {
+                name: name.to_string(),
+                known: match profiles.names().join(", ") {
+                    n if n.is_empty() => "none".into(),
+                    n => n,
+                },
+            })
+    }
+
+    /// Resumes child `id` of `parent`, which a replayed `task` call started before the
+    /// process stopped: its turn goes on from its own conversation and ledger (its model and
+    /// profile as it recorded them), in its worktree when that is still there.
+    pub(in crate::runtime::agent) fn resume_child(
+        &self,
+        parent: &Parent<'_>,
+        id: &str,
+    ) -> Result<Child, SubagentError> {
+        let session = self.sessions.load(id)?;
+        let profile = self.profile(replay::profile_of(&session).as_deref())?;
+        let agent = self.for_session(id)?.unwrap_or_else(|| self.clone());
+        let worktree = super::subagent::worktree::existing(&agent.sessions, "task", id);
+        let agent = match &worktree {
+            Some(wt) => agent.rooted_at(&wt.path),
+            None => agent,
+        };
+        let lease = agent.lease(id)?;
+        let mut ledger = super::ledger::of(&session.header, &agent.settings.limits);
+        ledger.termination = None;
+        let (tx, events) = channel();
+        let handle = agent.spawn(
+            id.to_string(),
+            Some(lease),
+            Spawn {
+                ledger,
+                budget: Some(parent.budget.clone()),
+                policy: narrower(parent.policy, profile.as_ref().and_then(|p| p.approval)),
+                prompt: None,
+                prompt_meta: None,
+                images: Vec::new(),
+                caps: parent.caps,
                 output_schema: None,
             },
             Box::new(tx),

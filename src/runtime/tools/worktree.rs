@@ -106,6 +106,17 @@ pub(crate) fn create_at(
     })
 }
 
+/// The worktree neocode made earlier at `path` on `branch` (of the repository whose work
+/// tree is `repo`), to commit to or remove it.
+pub(crate) fn open(repo: &Path, path: PathBuf, branch: &str) -> Result<Worktree, WorktreeError> {
+    Ok(Worktree {
+        no_filters: filters_off(repo)?,
+        path,
+        branch: branch.to_string(),
+        repo: repo.to_path_buf(),
+    })
+}
+
 impl Worktree {
     /// Commits everything changed in the worktree (new files too, ignore files honoured) on
     /// its branch with `message`, and returns the change as a unified diff (binary files as

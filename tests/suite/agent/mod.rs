@@ -15,6 +15,7 @@ mod project_context;
 mod rules_attacks;
 mod rules_hooks_run;
 mod slash_commands;
+mod subagent_kill;
 mod subagent_worktrees;
 mod subagents;
 mod web_fetch;

@@ -10,6 +10,7 @@
 //! child is a session of its own, resumable alone.
 
 pub(super) mod children;
+pub(in crate::runtime::agent) mod replay;
 pub(crate) mod worktree;
 
 use serde_json::Value;
@@ -55,6 +56,9 @@ pub(in crate::runtime::agent) struct TaskArgs {
 /// What a child inherits from the turn that starts it.
 pub(in crate::runtime::agent) struct Parent<'a> {
     pub id: &'a str,
+    /// The `task` call that starts the child (recorded in its opening message, so a replay
+    /// of that call after a crash finds it: [`replay::earlier`]).
+    pub call_id: &'a str,
     pub policy: ApprovalPolicy,
     pub ledger: &'a RuntimeLedger,
     /// Shared by the parent's children running at once (the parent's own when it has one).
