@@ -243,6 +243,10 @@ pub enum Command {
     /// `<home>/agents/`).
     #[command(subcommand)]
     Agents(AgentsCommand),
+    /// Git worktrees neocode made here (sub-agents, `run --worktree`, plan steps): list them
+    /// with their session and state; prune the stale ones a crash left behind.
+    #[command(subcommand)]
+    Worktree(WorktreeCommand),
     /// Claude Code plugins in `<home>/plugins/`: add (from a folder or a git URL), list,
     /// enable, disable, remove.
     #[command(subcommand)]
@@ -350,6 +354,27 @@ pub enum AgentsCommand {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+    },
+}
+
+/// `neocode worktree ...`.
+#[derive(Debug, Subcommand)]
+pub enum WorktreeCommand {
+    /// Each worktree: its state (running, or stale when its session's process is gone), branch,
+    /// session and folder.
+    #[command(after_help = "Examples:\n  neocode worktree list\n  neocode worktree list --json")]
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Removes the stale worktrees whose session completed (their changes committed on their
+    /// branch first; branches stay); keeps the others and says why.
+    #[command(after_help = "Examples:\n  neocode worktree prune\n  neocode worktree prune --all")]
+    Prune {
+        /// Also remove stale worktrees whose session failed, was cancelled or did not finish.
+        #[arg(long)]
+        all: bool,
     },
 }
 

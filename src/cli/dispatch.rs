@@ -9,7 +9,7 @@ use super::common::{CmdResult, Failure, open_for_id};
 use super::run as run_cmd;
 use super::{
     agents, doctor, hooks, import_from, list, lsp, manage, mcp, out, plugin, rewind, rules, search,
-    show, skill, transfer, trust,
+    show, skill, transfer, trust, worktree,
 };
 use crate::runtime::tools::sandbox;
 use crate::runtime::{Location, Sessions};
@@ -131,6 +131,12 @@ pub fn run(cli: Cli) -> CmdResult {
         }
         Some(Command::Agents(args::AgentsCommand::List { json })) => {
             agents::list(&location(&cli)?, *json)
+        }
+        Some(Command::Worktree(args::WorktreeCommand::List { json })) => {
+            worktree::list(&location(&cli)?, *json)
+        }
+        Some(Command::Worktree(args::WorktreeCommand::Prune { all })) => {
+            worktree::prune(&location(&cli)?, *all)
         }
         Some(Command::Skill(args::SkillCommand::Activate { id, name })) => {
             skill::activate(&location(&cli)?, id, name)
@@ -318,6 +324,7 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Lsp(_) => "lsp",
         Command::Skill(_) => "skill",
         Command::Agents(_) => "agents",
+        Command::Worktree(_) => "worktree",
         Command::Plugin(_) => "plugin",
         Command::Rules(_) => "rules",
         Command::Hooks(_) => "hooks",

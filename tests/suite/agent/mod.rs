@@ -22,3 +22,4 @@ mod web_fetch;
 mod wire_apis;
 mod wire_chat;
 mod workspace_trust;
+mod worktree_prune;
