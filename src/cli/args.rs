@@ -47,6 +47,13 @@ pub struct Cli {
     #[arg(long = "continue", conflicts_with = "list")]
     pub r#continue: bool,
 
+    /// Open the TUI with a fresh git worktree of the workspace's HEAD (on a branch
+    /// `neocode/run-…` under `.neocode/worktrees/`) as its workspace: its new sessions work
+    /// there. Said on stderr before the screen opens; at exit its changes are committed on
+    /// the branch and the branch and folder printed.
+    #[arg(long, conflicts_with_all = ["resume", "continue", "list"])]
+    pub worktree: bool,
+
     /// Print the workspace's sessions, newest activity first, and exit.
     #[arg(long)]
     pub list: bool,

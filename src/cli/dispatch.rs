@@ -253,15 +253,52 @@ fn open_tui(cli: &Cli) -> CmdResult {
         }
         None => (None, None),
     };
+    let (sessions, worktree) = if cli.worktree {
+        tui_worktree(&loc)?
+    } else {
+        (sessions, None)
+    };
     // A kept demo reopened keeps its demo model.
     let demo = tui::demo::is_demo_home(&loc.home);
-    tui::run(TuiOptions {
+    let ran = tui::run(TuiOptions {
         location: loc,
         resume,
         sessions,
         demo,
-    })?;
+    });
+    if let Some(wt) = &worktree {
+        run_cmd::report_worktree(wt, None);
+    }
+    ran?;
     Ok(())
+}
+
+/// `neocode --worktree`: the TUI's sessions in a fresh worktree, said on stderr before the
+/// screen opens (refused first when there is no terminal, so no worktree is made for nothing).
+fn tui_worktree(
+    loc: &Location,
+) -> Result<
+    (
+        Option<Sessions>,
+        Option<crate::runtime::tools::worktree::Worktree>,
+    ),
+    Failure,
+> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return Err(Failure::usage(
+            "--worktree opens the full-screen TUI, which needs a terminal; for scripts use `neocode run --worktree`",
+        ));
+    }
+    let (sessions, wt) = run_cmd::enter_worktree(Sessions::open(loc)?, true)?;
+    if let Some(wt) = &wt {
+        eprintln!(
+            "neocode: new sessions work in the worktree {} on branch {}",
+            sanitize::line(&wt.path.display().to_string()),
+            sanitize::line(&wt.branch)
+        );
+    }
+    Ok((Some(sessions), wt))
 }
 
 /// `neocode __sandbox-exec`: confines itself, then execs the command (returns only when it
