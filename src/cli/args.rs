@@ -47,6 +47,13 @@ pub struct Cli {
     #[arg(long = "continue", conflicts_with = "list")]
     pub r#continue: bool,
 
+    /// Open the TUI with a fresh git worktree of the workspace's HEAD (on a branch
+    /// `neocode/run-…` under `.neocode/worktrees/`) as its workspace: its new sessions work
+    /// there. Said on stderr before the screen opens; at exit its changes are committed on
+    /// the branch and the branch and folder printed.
+    #[arg(long, conflicts_with_all = ["resume", "continue", "list"])]
+    pub worktree: bool,
+
     /// Print the workspace's sessions, newest activity first, and exit.
     #[arg(long)]
     pub list: bool,
@@ -243,6 +250,10 @@ pub enum Command {
     /// `<home>/agents/`).
     #[command(subcommand)]
     Agents(AgentsCommand),
+    /// Git worktrees neocode made here (sub-agents, `run --worktree`, plan steps): list them
+    /// with their session and state; prune the stale ones a crash left behind.
+    #[command(subcommand)]
+    Worktree(WorktreeCommand),
     /// Claude Code plugins in `<home>/plugins/`: add (from a folder or a git URL), list,
     /// enable, disable, remove.
     #[command(subcommand)]
@@ -350,6 +361,27 @@ pub enum AgentsCommand {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+    },
+}
+
+/// `neocode worktree ...`.
+#[derive(Debug, Subcommand)]
+pub enum WorktreeCommand {
+    /// Each worktree: its state (running, or stale when its session's process is gone), branch,
+    /// session and folder.
+    #[command(after_help = "Examples:\n  neocode worktree list\n  neocode worktree list --json")]
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Removes the stale worktrees whose session completed (their changes committed on their
+    /// branch first; branches stay); keeps the others and says why.
+    #[command(after_help = "Examples:\n  neocode worktree prune\n  neocode worktree prune --all")]
+    Prune {
+        /// Also remove stale worktrees whose session failed, was cancelled or did not finish.
+        #[arg(long)]
+        all: bool,
     },
 }
 

@@ -9,7 +9,7 @@ use super::common::{CmdResult, Failure, open_for_id};
 use super::run as run_cmd;
 use super::{
     agents, doctor, hooks, import_from, list, lsp, manage, mcp, out, plugin, rewind, rules, search,
-    show, skill, transfer, trust,
+    show, skill, transfer, trust, worktree,
 };
 use crate::runtime::tools::sandbox;
 use crate::runtime::{Location, Sessions};
@@ -132,6 +132,12 @@ pub fn run(cli: Cli) -> CmdResult {
         Some(Command::Agents(args::AgentsCommand::List { json })) => {
             agents::list(&location(&cli)?, *json)
         }
+        Some(Command::Worktree(args::WorktreeCommand::List { json })) => {
+            worktree::list(&location(&cli)?, *json)
+        }
+        Some(Command::Worktree(args::WorktreeCommand::Prune { all })) => {
+            worktree::prune(&location(&cli)?, *all)
+        }
         Some(Command::Skill(args::SkillCommand::Activate { id, name })) => {
             skill::activate(&location(&cli)?, id, name)
         }
@@ -247,15 +253,52 @@ fn open_tui(cli: &Cli) -> CmdResult {
         }
         None => (None, None),
     };
+    let (sessions, worktree) = if cli.worktree {
+        tui_worktree(&loc)?
+    } else {
+        (sessions, None)
+    };
     // A kept demo reopened keeps its demo model.
     let demo = tui::demo::is_demo_home(&loc.home);
-    tui::run(TuiOptions {
+    let ran = tui::run(TuiOptions {
         location: loc,
         resume,
         sessions,
         demo,
-    })?;
+    });
+    if let Some(wt) = &worktree {
+        run_cmd::report_worktree(wt, None);
+    }
+    ran?;
     Ok(())
+}
+
+/// `neocode --worktree`: the TUI's sessions in a fresh worktree, said on stderr before the
+/// screen opens (refused first when there is no terminal, so no worktree is made for nothing).
+fn tui_worktree(
+    loc: &Location,
+) -> Result<
+    (
+        Option<Sessions>,
+        Option<crate::runtime::tools::worktree::Worktree>,
+    ),
+    Failure,
+> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return Err(Failure::usage(
+            "--worktree opens the full-screen TUI, which needs a terminal; for scripts use `neocode run --worktree`",
+        ));
+    }
+    let (sessions, wt) = run_cmd::enter_worktree(Sessions::open(loc)?, true)?;
+    if let Some(wt) = &wt {
+        eprintln!(
+            "neocode: new sessions work in the worktree {} on branch {}",
+            sanitize::line(&wt.path.display().to_string()),
+            sanitize::line(&wt.branch)
+        );
+    }
+    Ok((Some(sessions), wt))
 }
 
 /// `neocode __sandbox-exec`: confines itself, then execs the command (returns only when it
@@ -318,6 +361,7 @@ fn cmd_name(cmd: &Command) -> &'static str {
         Command::Lsp(_) => "lsp",
         Command::Skill(_) => "skill",
         Command::Agents(_) => "agents",
+        Command::Worktree(_) => "worktree",
         Command::Plugin(_) => "plugin",
         Command::Rules(_) => "rules",
         Command::Hooks(_) => "hooks",

@@ -28,5 +28,6 @@ mod skill;
 pub(crate) mod transfer;
 mod trust;
 mod value;
+mod worktree;
 
 pub use dispatch::{main, run};

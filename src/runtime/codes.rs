@@ -111,6 +111,9 @@ stable_codes! {
         EmptyPlan => "empty_plan",
         /// A step left running by a dead process runs again.
         StepRerun => "step_rerun",
+        /// A layer of a plan run with `--width` above 1 outside a git repository with a commit:
+        /// its steps run side by side in the workspace itself, not isolated in worktrees.
+        LayerUnisolated => "layer_unisolated",
         /// A hook failed (not blocking), said something for the user, or a rule could not
         /// be saved.
         Hook => "hook",

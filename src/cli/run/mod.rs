@@ -19,3 +19,4 @@ mod worktree;
 
 pub(crate) use args::{RUN_EXAMPLES, RunArgs};
 pub use turn::{compact, run};
+pub(super) use worktree::{enter as enter_worktree, report as report_worktree};

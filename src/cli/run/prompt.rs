@@ -52,6 +52,9 @@ pub(super) fn approval(
         // An `ask` rule or hook asks under every policy: no flag lifts it.
         let fix = if reason.starts_with("the rule `") || reason.starts_with("a PreToolUse hook") {
             "answer it on a terminal, or allow it with a rule (neocode rules check)".to_string()
+        } else if reason.starts_with("replay of a call") {
+            // A replay asks under every policy but never-ask.
+            "rerun with --approve never-ask to run it again".to_string()
         } else {
             format!(
                 "rerun with --approve {} to allow it",

@@ -12,7 +12,7 @@ use crate::sanitize;
 
 /// `sessions` working in a fresh worktree when `wanted`; a workspace that is not a git
 /// repository, or no git, is a one-line failure.
-pub(super) fn enter(
+pub(in crate::cli) fn enter(
     sessions: Sessions,
     wanted: bool,
 ) -> Result<(Sessions, Option<Worktree>), Failure> {
@@ -30,7 +30,7 @@ pub(super) fn enter(
 }
 
 /// Commits what the run changed on the worktree's branch and says on stderr where both are.
-pub(super) fn report(wt: &Worktree, session_id: Option<&str>) {
+pub(in crate::cli) fn report(wt: &Worktree, session_id: Option<&str>) {
     let message = match session_id {
         Some(id) => format!("neocode run {id}"),
         None => "neocode run".to_string(),

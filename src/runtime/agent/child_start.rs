@@ -11,7 +11,10 @@ use super::handle::Sink;
 use super::start::Spawn;
 use super::subagent::children::Ended;
 use super::subagent::sink::ChildSink;
-use super::subagent::{Child, META_KEY, Parent, SubagentError, TaskArgs, carve, narrower, opening};
+use super::subagent::{
+    Child, META_KEY, Parent, SubagentError, TaskArgs, carve, narrower, opening, replay,
+};
+use crate::runtime::extensions::agents::Profile;
 use crate::session::{NewMessage, NewSession, Role};
 
 impl Agent {
@@ -22,20 +25,7 @@ impl Agent {
         parent: &Parent<'_>,
         args: &TaskArgs,
     ) -> Result<Child, SubagentError> {
-        let profile = match &args.agent {
-            None => None,
-            Some(name) => {
-                let profiles = self.ext.agent_profiles();
-                let found = profiles.get(name).cloned();
-                Some(found.ok_or_else(|| SubagentError::UnknownProfile {
-                    name: name.clone(),
-                    known: match profiles.names().join(", ") {
-                        n if n.is_empty() => "none".into(),
-                        n => n,
-                    },
-                })?)
-            }
-        };
+        let profile = self.profile(args.agent.as_deref())?;
         let agent = match profile.as_ref().and_then(|p| p.model.as_deref()) {
             Some(m) => self.with_model(m),
             None => self.clone(),
@@ -64,50 +54,119 @@ impl Agent {
         let mut open = NewMessage::text(Role::System, opening(profile.as_ref()));
         open.tool_metadata = Some(json!({META_KEY: {
             "parent": parent.id,
+            "call_id": parent.call_id,
             "agent": profile.as_ref().map(|p| p.name.clone()),
             "tools": profile.as_ref().and_then(|p| p.tools.clone()),
         }}));
         agent.sessions.append(&h.id, &[open], &meta)?;
-        let ended = Arc::new(Ended::default());
-        let sink = {
-            let (parent_sink, routes) = (parent.sink.clone(), parent.routes.clone());
-            let (running, id) = (self.running.clone(), h.id.clone());
-            let (call_id, ended) = (parent.call_id.to_string(), ended.clone());
-            let agent = profile.as_ref().map(|p| p.name.clone());
-            Sink::new(move |commands| ChildSink {
-                parent: parent_sink,
-                routes,
-                commands: commands.clone(),
-                running,
-                id,
-                call_id,
-                agent,
-                ended,
-            })
+        let spawn = Spawn {
+            ledger: carve(parent.ledger),
+            budget: Some(parent.budget.clone()),
+            policy: narrower(parent.policy, profile.as_ref().and_then(|p| p.approval)),
+            prompt: Some(args.prompt.clone()),
+            prompt_meta: None,
+            images: Vec::new(),
+            caps: parent.caps,
+            // The child answers in words: the caller reads its answer as a tool result.
+            output_schema: None,
         };
-        let handle = agent.spawn_on(
-            h.id,
-            Some(lease),
-            Spawn {
-                ledger: carve(parent.ledger),
-                budget: Some(parent.budget.clone()),
-                policy: narrower(parent.policy, profile.as_ref().and_then(|p| p.approval)),
-                prompt: Some(args.prompt.clone()),
-                prompt_meta: None,
-                images: Vec::new(),
-                caps: parent.caps,
-                // The child answers in words: the caller reads its answer as a tool result.
-                output_schema: None,
-            },
-            sink,
-        )?;
-        Ok(Child {
-            handle,
-            ended,
-            parent: parent.id.to_string(),
-            agent: profile.map(|p| p.name),
-            started: Instant::now(),
-            worktree,
-        })
+        spawn_child(&agent, parent, h.id, Some(lease), spawn, profile, worktree)
     }
+
+    /// The agent profile `name`, when the call names one that is in use.
+    fn profile(&self, name: Option<&str>) -> Result<Option<Profile>, SubagentError> {
+        let Some(name) = name else {
+            return Ok(None);
+        };
+        let profiles = self.ext.agent_profiles();
+        let found = profiles.get(name).cloned();
+        found
+            .map(Some)
+            .ok_or_else(|| SubagentError::UnknownProfile {
+                name: name.to_string(),
+                known: match profiles.names().join(", ") {
+                    n if n.is_empty() => "none".into(),
+                    n => n,
+                },
+            })
+    }
+
+    /// Resumes child `id` of `parent`, which a replayed `task` call started before the
+    /// process stopped: its turn goes on from its own conversation and ledger (its model and
+    /// profile as it recorded them), in its worktree when that is still there.
+    pub(in crate::runtime::agent) fn resume_child(
+        &self,
+        parent: &Parent<'_>,
+        id: &str,
+    ) -> Result<Child, SubagentError> {
+        let session = self.sessions.load(id)?;
+        let profile = self.profile(replay::profile_of(&session).as_deref())?;
+        let agent = self.for_session(id)?.unwrap_or_else(|| self.clone());
+        let worktree = super::subagent::worktree::existing(&agent.sessions, "task", id);
+        let agent = match &worktree {
+            Some(wt) => agent.rooted_at(&wt.path),
+            None => agent,
+        };
+        let lease = agent.lease(id)?;
+        let mut ledger = super::ledger::of(&session.header, &agent.settings.limits);
+        ledger.termination = None;
+        let spawn = Spawn {
+            ledger,
+            budget: Some(parent.budget.clone()),
+            policy: narrower(parent.policy, profile.as_ref().and_then(|p| p.approval)),
+            prompt: None,
+            prompt_meta: None,
+            images: Vec::new(),
+            caps: parent.caps,
+            output_schema: None,
+        };
+        spawn_child(
+            &agent,
+            parent,
+            id.to_string(),
+            Some(lease),
+            spawn,
+            profile,
+            worktree,
+        )
+    }
+}
+
+/// Spawns child `id`'s turn on `agent` with a sink that relays its events to `parent`'s
+/// front end as they happen ([`ChildSink`]).
+fn spawn_child(
+    agent: &Agent,
+    parent: &Parent<'_>,
+    id: String,
+    lease: Option<crate::runtime::lease::Lease>,
+    spawn: Spawn,
+    profile: Option<Profile>,
+    worktree: Option<crate::runtime::tools::worktree::Worktree>,
+) -> Result<Child, SubagentError> {
+    let ended = Arc::new(Ended::default());
+    let name = profile.map(|p| p.name);
+    let sink = {
+        let (parent_sink, routes) = (parent.sink.clone(), parent.routes.clone());
+        let (running, id) = (agent.running.clone(), id.clone());
+        let (call_id, ended, agent) = (parent.call_id.to_string(), ended.clone(), name.clone());
+        Sink::new(move |commands| ChildSink {
+            parent: parent_sink,
+            routes,
+            commands: commands.clone(),
+            running,
+            id,
+            call_id,
+            agent,
+            ended,
+        })
+    };
+    let handle = agent.spawn_on(id, lease, spawn, sink)?;
+    Ok(Child {
+        handle,
+        ended,
+        parent: parent.id.to_string(),
+        agent: name,
+        started: Instant::now(),
+        worktree,
+    })
 }

@@ -28,6 +28,7 @@ mod subagent;
 mod turn;
 mod turn_gate;
 pub(crate) mod window;
+pub(crate) mod worktrees;
 
 pub use crate::runtime::codes::WarningCode;
 pub use crate::runtime::lease::{Lease, LeaseError};

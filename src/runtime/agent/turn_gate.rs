@@ -33,8 +33,12 @@ impl Turn {
         });
         self.notices();
         let replay_asks = replay
-            && matches!(kind, ToolKind::Edit | ToolKind::Command)
-            && self.ctx.policy != ApprovalPolicy::NeverAsk;
+            && match kind {
+                ToolKind::Edit | ToolKind::Command => self.ctx.policy != ApprovalPolicy::NeverAsk,
+                // A sub-agent may have changed files before the crash: `ask` asks again.
+                ToolKind::Agent => self.ctx.policy == ApprovalPolicy::Ask,
+                ToolKind::Read | ToolKind::Plan | ToolKind::Fetch => false,
+            };
         let gated = match gated {
             Gated::Run(_) if replay_asks => Gated::Ask {
                 reason: "replay of a call interrupted by a crash: it may already have run"

@@ -10,6 +10,14 @@ use std::process::{Command, Output, Stdio};
 
 use super::git_snapshot::{SnapshotError, safe_git};
 
+/// The author and committer of neocode's own commits.
+const IDENTITY: [&str; 4] = [
+    "-c",
+    "user.name=neocode",
+    "-c",
+    "user.email=neocode@localhost",
+];
+
 /// A worktree neocode made.
 #[derive(Debug, Clone)]
 pub(crate) struct Worktree {
@@ -93,11 +101,20 @@ pub(crate) fn create_at(
     }
     let no_filters = filters_off(repo)?;
     let path = under.join(name);
-    let mut c = git(repo, &no_filters)?;
-    c.args(["worktree", "add", "--quiet", "-b", branch])
-        .arg(&path)
-        .arg(start);
-    checked(c, "worktree add")?;
+    run(
+        repo,
+        &no_filters,
+        [
+            "worktree".as_ref(),
+            "add".as_ref(),
+            "--quiet".as_ref(),
+            "-b".as_ref(),
+            branch.as_ref(),
+            path.as_os_str(),
+            start.as_ref(),
+        ],
+        "worktree add",
+    )?;
     Ok(Worktree {
         path,
         branch: branch.to_string(),
@@ -106,16 +123,24 @@ pub(crate) fn create_at(
     })
 }
 
+/// The worktree neocode made earlier at `path` on `branch` (of the repository whose work
+/// tree is `repo`), to commit to or remove it.
+pub(crate) fn open(repo: &Path, path: PathBuf, branch: &str) -> Result<Worktree, WorktreeError> {
+    Ok(Worktree {
+        no_filters: filters_off(repo)?,
+        path,
+        branch: branch.to_string(),
+        repo: repo.to_path_buf(),
+    })
+}
+
 impl Worktree {
     /// Commits everything changed in the worktree (new files too, ignore files honoured) on
     /// its branch with `message`, and returns the change as a unified diff (binary files as
     /// git's binary patches); `None` when nothing changed.
     pub(crate) fn commit(&self, message: &str) -> Result<Option<String>, WorktreeError> {
-        let mut add = git(&self.path, &self.no_filters)?;
-        add.args(["add", "--all"]);
-        checked(add, "add")?;
-        let mut diff = git(&self.path, &self.no_filters)?;
-        diff.args([
+        run(&self.path, &self.no_filters, ["add", "--all"], "add")?;
+        let diff = [
             "diff",
             "--cached",
             "--binary",
@@ -123,31 +148,68 @@ impl Worktree {
             "--no-textconv",
             "--no-ext-diff",
             "HEAD",
-        ]);
-        let out = checked(diff, "diff")?;
+        ];
+        let out = run(&self.path, &self.no_filters, diff, "diff")?;
         if out.stdout.is_empty() {
             return Ok(None);
         }
-        let mut commit = git(&self.path, &self.no_filters)?;
-        commit
-            .args([
-                "-c",
-                "user.name=neocode",
-                "-c",
-                "user.email=neocode@localhost",
-            ])
-            .args(["-c", "commit.gpgSign=false"])
-            .args(["commit", "--quiet", "--no-verify", "-m", message]);
-        checked(commit, "commit")?;
+        let tail = [
+            "-c",
+            "commit.gpgSign=false",
+            "commit",
+            "--quiet",
+            "--no-verify",
+            "-m",
+        ];
+        let args = IDENTITY.iter().chain(&tail).chain([&message]);
+        run(&self.path, &self.no_filters, args, "commit")?;
         Ok(Some(String::from_utf8_lossy(&out.stdout).into_owned()))
     }
 
     /// Removes the worktree's folder (its branch stays).
     pub(crate) fn remove(&self) -> Result<(), WorktreeError> {
-        let mut c = git(&self.repo, &self.no_filters)?;
-        c.args(["worktree", "remove", "--force"]).arg(&self.path);
-        checked(c, "worktree remove").map(drop)
+        let args = [
+            "worktree".as_ref(),
+            "remove".as_ref(),
+            "--force".as_ref(),
+            self.path.as_os_str(),
+        ];
+        run(&self.repo, &self.no_filters, args, "worktree remove").map(drop)
     }
+}
+
+/// A worktree of a repository, as `git worktree list` says it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Listed {
+    pub(crate) path: PathBuf,
+    /// Its branch (`None` when its `HEAD` is detached).
+    pub(crate) branch: Option<String>,
+}
+
+/// The linked worktrees of the repository whose work tree is `repo` (not `repo` itself),
+/// after `git worktree prune` forgot those whose folder is gone.
+pub(crate) fn list(repo: &Path) -> Result<Vec<Listed>, WorktreeError> {
+    run(repo, &[], ["worktree", "prune"], "worktree prune")?;
+    let out = run(
+        repo,
+        &[],
+        ["worktree", "list", "--porcelain", "-z"],
+        "worktree list",
+    )?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut found: Vec<Listed> = Vec::new();
+    for field in text.split('\0') {
+        if let Some(path) = field.strip_prefix("worktree ") {
+            found.push(Listed {
+                path: PathBuf::from(path),
+                branch: None,
+            });
+        } else if let (Some(b), Some(last)) = (field.strip_prefix("branch "), found.last_mut()) {
+            last.branch = Some(b.strip_prefix("refs/heads/").unwrap_or(b).to_string());
+        }
+    }
+    // The first is the main work tree.
+    Ok(found.into_iter().skip(1).collect())
 }
 
 /// [`safe_git`] in `dir` with `no_filters`.
@@ -160,22 +222,44 @@ fn git(dir: &Path, no_filters: &[String]) -> Result<Command, WorktreeError> {
     Ok(c)
 }
 
+/// Runs the hardened git ([`git`]) in `dir` with `args`, checked ([`checked`]).
+fn run<I, A>(
+    dir: &Path,
+    no_filters: &[String],
+    args: I,
+    what: &'static str,
+) -> Result<Output, WorktreeError>
+where
+    I: IntoIterator<Item = A>,
+    A: AsRef<std::ffi::OsStr>,
+{
+    let mut c = git(dir, no_filters)?;
+    c.args(args);
+    checked(c, what)
+}
+
 /// Runs `c`; its output when it succeeded, else its first line on stderr as the error.
 fn checked(mut c: Command, what: &'static str) -> Result<Output, WorktreeError> {
     let out = c.output().map_err(WorktreeError::Run)?;
     if out.status.success() {
         return Ok(out);
     }
-    let err = String::from_utf8_lossy(&out.stderr);
-    let message = err
+    Err(WorktreeError::Git {
+        what,
+        message: first_line(&out.stderr),
+    })
+}
+
+/// The first line of what git said on stderr, cut at 300 characters.
+fn first_line(stderr: &[u8]) -> String {
+    String::from_utf8_lossy(stderr)
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or("no message")
         .chars()
         .take(300)
-        .collect();
-    Err(WorktreeError::Git { what, message })
+        .collect()
 }
 
 /// `-c` settings emptying every filter driver the repository's config (with its includes)
@@ -249,16 +333,9 @@ pub(crate) fn snapshot(
         checked(with_index(&["add", "--all"])?, "add")?;
         let tree = checked(with_index(&["write-tree"])?, "write-tree")?;
         let tree = String::from_utf8_lossy(&tree.stdout).trim().to_string();
-        let mut commit = git(repo, &no_filters)?;
-        commit
-            .args([
-                "-c",
-                "user.name=neocode",
-                "-c",
-                "user.email=neocode@localhost",
-            ])
-            .args(["commit-tree", &tree, "-p", "HEAD", "-m", message]);
-        let out = checked(commit, "commit-tree")?;
+        let tail = ["commit-tree", &tree, "-p", "HEAD", "-m", message];
+        let args = IDENTITY.iter().chain(&tail);
+        let out = run(repo, &no_filters, args, "commit-tree")?;
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     })();
     let _ = std::fs::remove_file(scratch);
@@ -284,17 +361,9 @@ pub(crate) fn apply(repo: &Path, diff: &str) -> Result<(), ApplyError> {
     }
     let files = conflicting_files(&String::from_utf8_lossy(&out.stderr));
     if files.is_empty() {
-        let message = String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .unwrap_or("no message")
-            .chars()
-            .take(300)
-            .collect();
         return Err(WorktreeError::Git {
             what: "apply",
-            message,
+            message: first_line(&out.stderr),
         }
         .into());
     }

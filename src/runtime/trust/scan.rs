@@ -22,11 +22,14 @@ pub(crate) const DECLARING: [&str; 5] = [
     ".mcp.json",
 ];
 
-/// Files under a declaring path that are state neocode's own front ends write, never read as
-/// settings: the reference bridge client's session id and conversation (docs/bridge.md).
-pub(crate) const NOT_DECLARED: [&str; 2] = [
+/// Paths under a declaring path that are state neocode itself writes, never read as settings:
+/// the reference bridge client's session id and conversation (docs/bridge.md), its worktrees.
+pub(crate) const NOT_DECLARED: [&str; 3] = [
     ".neocode/provider-session.id",
     ".neocode/provider-history.json",
+    // The git worktrees neocode makes (sub-agents, `--worktree`, plan steps): checkouts of
+    // the repository, whose settings are never read from there.
+    ".neocode/worktrees",
 ];
 
 /// `.neocode/hooks.json`, as the record names it.

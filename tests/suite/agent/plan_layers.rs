@@ -326,3 +326,37 @@ fn the_command_line_says_which_step_conflicts_and_how_to_go_on() {
     assert!(stderr.contains("branch neocode/step-"), "{stderr}");
     assert!(stderr.contains("neocode run --resume"), "{stderr}");
 }
+
+#[test]
+fn a_wide_layer_without_git_warns_that_its_steps_share_the_workspace() {
+    let (env, srv) = Env::new(KEY, "").with_server(draft(&three()));
+    srv.push([
+        slower_write("w1", "a.txt", "one\n", Duration::ZERO),
+        slower_write("w2", "b.txt", "two\n", Duration::ZERO),
+        slower_write("w3", "c.txt", "three\n", Duration::ZERO),
+    ]);
+    srv.push((0..3).map(|_| Reply::text("Written.")));
+    let agent = env.agent(&srv);
+    let (_, evs) = run(&agent, Target::New, req(Some("write three files"), 3));
+    assert_eq!(finish(&evs), FinishReason::Completed, "{evs:#?}");
+    let warned: Vec<&str> = evs
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::Warning { code, message } if code.as_str() == "layer_unisolated" => {
+                Some(message.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(warned.len(), 1, "{evs:#?}");
+    assert!(
+        warned[0].contains("not a git repository")
+            && warned[0].contains("side by side in the workspace itself, not isolated")
+            && warned[0].contains("--width 1"),
+        "{}",
+        warned[0]
+    );
+    for (f, c) in [("a.txt", "one\n"), ("b.txt", "two\n"), ("c.txt", "three\n")] {
+        assert_eq!(std::fs::read_to_string(env.workdir.join(f)).unwrap(), c);
+    }
+}

@@ -17,7 +17,7 @@ use serde_json::json;
 const KEY: &str = "sk-worktree-test-KEY-81c3";
 
 /// Runs git in `dir` (a test identity, no global config); its stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(super) fn git(dir: &Path, args: &[&str]) -> String {
     let o = Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -37,7 +37,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// Makes `dir` a repository with one commit (README.md).
-fn repo(dir: &Path) {
+pub(super) fn repo(dir: &Path) {
     std::fs::write(dir.join("README.md"), "hello\n").unwrap();
     git(dir, &["init", "-q"]);
     git(dir, &["add", "README.md"]);

@@ -17,3 +17,4 @@ mod tui_rewind;
 mod tui_snapshots;
 mod tui_status;
 mod tui_trust;
+mod tui_worktree;

@@ -21,7 +21,10 @@ use crate::runtime::tools::worktree::{self, ApplyError, Worktree};
 impl Run {
     /// The width the layer runs at and the commit its steps' worktrees start from (`None`:
     /// the steps work in the workspace itself).
-    pub(super) fn layer_mode(&self, steps: usize) -> Result<(usize, Option<String>), FinishReason> {
+    pub(super) fn layer_mode(
+        &mut self,
+        steps: usize,
+    ) -> Result<(usize, Option<String>), FinishReason> {
         let width = self.req.width.max(1);
         if width == 1 || steps <= 1 {
             return Ok((width, None));
@@ -29,6 +32,13 @@ impl Run {
         let root = self.sessions().workspace_root().to_path_buf();
         if !worktree::has_commit(&root) {
             // Without git the steps share the workspace, as `--width` always let them.
+            self.emit(TurnEvent::Warning {
+                code: WarningCode::LayerUnisolated,
+                message: format!(
+                    "--width {width}: {} is not a git repository with a commit, so this layer's {steps} steps run side by side in the workspace itself, not isolated (they may overwrite each other's changes); commit it to a git repository for a worktree each, or use --width 1 to run them one after another",
+                    root.display()
+                ),
+            });
             return Ok((width, None));
         }
         let under = folder(self.sessions());

@@ -10,6 +10,7 @@
 //! child is a session of its own, resumable alone.
 
 pub(super) mod children;
+pub(in crate::runtime::agent) mod replay;
 pub(super) mod sink;
 pub(crate) mod worktree;
 
@@ -57,6 +58,9 @@ pub(in crate::runtime::agent) struct TaskArgs {
 /// What a child inherits from the turn that starts it.
 pub(in crate::runtime::agent) struct Parent<'a> {
     pub id: &'a str,
+    /// The `task` call that starts the child (recorded in its opening message, so a replay
+    /// of that call after a crash finds it: [`replay::earlier`]).
+    pub call_id: &'a str,
     pub policy: ApprovalPolicy,
     pub ledger: &'a RuntimeLedger,
     /// Shared by the parent's children running at once (the parent's own when it has one).
@@ -66,8 +70,6 @@ pub(in crate::runtime::agent) struct Parent<'a> {
     pub sink: SharedSink,
     /// Where answers sent to the parent are routed to the child that asked.
     pub routes: Routes,
-    /// The parent's `task` call.
-    pub call_id: &'a str,
 }
 
 /// The approval policy of a child: the profile's when it is narrower, else the parent's.

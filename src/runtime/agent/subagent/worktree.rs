@@ -33,6 +33,22 @@ pub(crate) fn make(sessions: &Sessions, kind: &str, id: &str) -> Result<Worktree
     )
 }
 
+/// The worktree [`make`] made for session `id`, when its folder is still there (a child
+/// resumed after a crash goes on in it).
+pub(crate) fn existing(sessions: &Sessions, kind: &str, id: &str) -> Option<Worktree> {
+    let short = short_id(id);
+    let path = folder(sessions).join(format!("{kind}-{short}"));
+    if !path.is_dir() {
+        return None;
+    }
+    worktree::open(
+        sessions.workspace_root(),
+        path,
+        &format!("neocode/{kind}-{short}"),
+    )
+    .ok()
+}
+
 /// What a child's worktree gave when the child ended: its changes committed on its branch
 /// and the folder removed unless `keep`. The text for the task result: the branch, where
 /// the folder is when it is kept, and the diff cut at `cap` bytes (the whole diff saved

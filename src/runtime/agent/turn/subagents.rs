@@ -9,6 +9,7 @@ use serde_json::json;
 use super::Turn;
 use crate::runtime::agent::events::{FinishReason, TurnCommand, TurnEvent, WarningCode};
 use crate::runtime::agent::ledger::{self, SharedBudget};
+use crate::runtime::agent::subagent::replay::{self, Earlier};
 use crate::runtime::agent::subagent::{Child, Parent, TaskArgs, add_spent};
 use crate::runtime::policy::gate::Permission;
 use crate::runtime::tools::{ToolKind, ToolOutput};
@@ -114,7 +115,7 @@ impl Turn {
             });
         }
         if stop.is_none() {
-            stop = self.run_children(calls, &mut slots, queue);
+            stop = self.run_children(calls, &mut slots, queue, replay);
         }
         for (call, slot) in calls.iter().zip(slots.iter_mut()) {
             if slot.stored {
@@ -147,6 +148,7 @@ impl Turn {
         calls: &[ToolCall],
         slots: &mut [Slot],
         mut queue: VecDeque<usize>,
+        replay: bool,
     ) -> Option<FinishReason> {
         let budget = self
             .state
@@ -170,7 +172,7 @@ impl Turn {
                     break;
                 }
                 let _ = budget.reserve_tool_call();
-                match self.start_task(&calls[i], &budget) {
+                match self.start_task(&calls[i], &budget, replay) {
                     Ok((child, false)) => active.push((i, child)),
                     Ok((child, true)) => {
                         slots[i].out = Some(started_in_background(&child));
@@ -194,11 +196,13 @@ impl Turn {
     }
 
     /// Starts one `task` call's child; `true` when it runs in the background. A bad call is
-    /// its error result.
+    /// its error result. A `replay` of a call whose child exists resumes that child, or
+    /// takes its answer when it completed.
     fn start_task(
         &mut self,
         call: &ToolCall,
         budget: &SharedBudget,
+        replay: bool,
     ) -> Result<(Child, bool), ToolOutput> {
         let args: TaskArgs = serde_json::from_str(&call.arguments)
             .map_err(|e| ToolOutput::error(format!("task: bad arguments: {e}")))?;
@@ -207,15 +211,34 @@ impl Turn {
         }
         let parent = Parent {
             id: &self.ctx.session_id,
+            call_id: &call.id,
             policy: self.ctx.policy,
             ledger: &self.state.ledger,
             budget: budget.clone(),
             caps: self.ctx.caps,
             sink: self.io.sink.clone(),
             routes: self.io.routes.clone(),
-            call_id: &call.id,
         };
-        match self.ctx.agent.start_child(&parent, &args) {
+        let earlier = replay
+            .then(|| replay::earlier(&self.io.sessions, &self.ctx.session_id, &call.id))
+            .flatten();
+        let started = match earlier {
+            Some(Earlier::Completed(s)) => {
+                if let Some(l) = &s.header.ledger {
+                    add_spent(&mut self.state.ledger.usage, &l.usage);
+                }
+                return Err(result_of(
+                    &s.header.id,
+                    None,
+                    &FinishReason::Completed,
+                    &s,
+                    0,
+                ));
+            }
+            Some(Earlier::Unfinished(id)) => self.ctx.agent.resume_child(&parent, &id),
+            None => self.ctx.agent.start_child(&parent, &args),
+        };
+        match started {
             Ok(child) => Ok((child, args.background)),
             Err(e) => Err(ToolOutput::error(format!("task: {e}"))),
         }
