@@ -6,11 +6,11 @@
 //! without git the steps work in the workspace itself.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::agent::{Env, drive};
 use crate::support::finish;
+use crate::support::git::{git, repo};
 
 use neocode::runtime::agent::{Agent, FailCode, FinishReason, PlanRequest, Target, TurnEvent};
 use neocode::runtime::config::ApprovalPolicy;
@@ -23,34 +23,6 @@ const DELAY: Duration = Duration::from_millis(300);
 /// A delay long enough for every step of a layer to ask before the first is answered, even
 /// on a loaded machine (each step's start makes its worktree first).
 const SURE: Duration = Duration::from_millis(1000);
-
-/// Runs git in `dir` (a test identity, no global config); its stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Makes `dir` a repository with one commit (README.md).
-fn repo(dir: &Path) {
-    std::fs::write(dir.join("README.md"), "hello\n").unwrap();
-    git(dir, &["init", "-q"]);
-    git(dir, &["add", "README.md"]);
-    git(dir, &["commit", "-qm", "first"]);
-}
 
 fn draft(plan: &Value) -> Vec<Reply> {
     vec![

@@ -4,45 +4,17 @@
 //! afterwards; a hostile repository's config runs nothing; without git it is refused.
 
 use std::path::Path;
-use std::process::Command;
 
 use super::subagents::{calls, child_of, listed_children, results};
 use crate::support::agent::{Env, drive, watch};
 use crate::support::finish;
+use crate::support::git::{git, repo};
 
 use neocode::runtime::agent::{FinishReason, Target, TurnCommand, TurnEvent};
 use neocode::testkit::scripted::Reply;
 use serde_json::json;
 
 const KEY: &str = "sk-worktree-test-KEY-81c3";
-
-/// Runs git in `dir` (a test identity, no global config); its stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Makes `dir` a repository with one commit (README.md).
-fn repo(dir: &Path) {
-    std::fs::write(dir.join("README.md"), "hello\n").unwrap();
-    git(dir, &["init", "-q"]);
-    git(dir, &["add", "README.md"]);
-    git(dir, &["commit", "-qm", "first"]);
-}
 
 /// Approves every question (the turn's own and its sub-agents').
 fn approve(e: &TurnEvent) -> Option<TurnCommand> {

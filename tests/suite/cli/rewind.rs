@@ -9,6 +9,7 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use crate::support::agent::Env;
+use crate::support::git::git;
 use crate::support::{Rng, integrity_ok};
 use crate::support::{stderr, stdout};
 use neocode::testkit::scripted::{Reply, ScriptedServer};
@@ -309,17 +310,6 @@ fn a_commands_changes_outside_git_are_reported_not_restorable() {
             .any(|l| l.trim_start().starts_with("not restorable") && l.contains("made.txt")),
         "{dry}"
     );
-}
-
-fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
-    let o = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
-    o.stdout
 }
 
 #[test]
@@ -660,7 +650,7 @@ fn a_rewind_names_the_files_left_staged_in_gits_index() {
     // The index is still the model's: what the note says to run unstages it.
     assert_eq!(
         git(&env.workdir, &["diff", "--cached", "--name-only"]),
-        b"tracked.txt\n"
+        "tracked.txt\n"
     );
     git(&env.workdir, &["restore", "--staged", "--", "tracked.txt"]);
     assert!(git(&env.workdir, &["status", "--porcelain"]).is_empty());
