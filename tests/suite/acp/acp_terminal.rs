@@ -179,10 +179,7 @@ fn with_the_editors_terminal_the_command_runs_there_in_neocodes_sandbox_and_is_s
         Reply::text("Ran it."),
     ]);
     let (mut acp, id) = start_with_terminal(&env);
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "run it"}]}),
-    );
+    let pid = acp.prompt(&id, "run it");
     let (seen, resp) = as_editor(&mut acp, pid, outside.path(), |_, _| {});
     assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
 
@@ -262,10 +259,7 @@ fn cancel_during_a_command_in_the_editors_terminal_kills_and_releases_it() {
         Reply::text("never asked"),
     ]);
     let (mut acp, id) = start_with_terminal(&env);
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "sleep"}]}),
-    );
+    let pid = acp.prompt(&id, "sleep");
     let started = Instant::now();
     let sid = id.clone();
     let (seen, resp) = as_editor(&mut acp, pid, scratch.path(), |acp, _| {
@@ -310,10 +304,7 @@ fn a_command_past_its_time_limit_in_the_editors_terminal_is_killed_and_the_model
         Reply::text("It timed out."),
     ]);
     let (mut acp, id) = start_with_terminal(&env);
-    let pid = acp.request(
-        "session/prompt",
-        json!({"sessionId": id, "prompt": [{"type": "text", "text": "sleep"}]}),
-    );
+    let pid = acp.prompt(&id, "sleep");
     let started = Instant::now();
     let (seen, resp) = as_editor(&mut acp, pid, scratch.path(), |_, _| {});
     assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
