@@ -320,6 +320,16 @@ pub(crate) fn slow_text(text: &str, parts: usize, between: std::time::Duration) 
 
 /// What only the suite's agent tests use of [`agent::Env`] (`tests/mcp.rs` shares the rest).
 impl agent::Env {
+    /// `neocode run --plan --yes ARGS` on `srv`, run to its end (it may fail).
+    pub(crate) fn run_plan(&self, srv: &ScriptedServer, args: &[&str]) -> Output {
+        let all: Vec<&str> = ["run", "--plan", "--yes"]
+            .iter()
+            .chain(args)
+            .copied()
+            .collect();
+        self.cmd(Some(srv), &all).output().unwrap()
+    }
+
     /// [`agent::Env::cmd`] on `srv` started in the background, its output and errors piped.
     pub(crate) fn spawn(&self, srv: &ScriptedServer, args: &[&str]) -> std::process::Child {
         self.cmd(Some(srv), args)

@@ -196,14 +196,10 @@ fn without_git_the_steps_of_a_layer_work_in_the_workspace_itself() {
     }
 }
 
-#[test]
-fn two_steps_changing_the_same_line_stop_the_run_and_a_resume_runs_what_is_left() {
-    let plan = json!({"steps": [
-        {"id": "a", "title": "Reword the readme"},
-        {"id": "b", "title": "Reword it too"},
-        {"id": "c", "title": "Check it", "depends_on": ["a", "b"]},
-    ]});
-    let (env, srv) = Env::new(KEY, "").with_server(draft(&plan));
+/// A repository whose model drafts `plan`, then has its first two steps (together) write
+/// README.md each its own way.
+fn two_rewordings(plan: &Value) -> (Env, ScriptedServer) {
+    let (env, srv) = Env::new(KEY, "").with_server(draft(plan));
     repo(&env.workdir);
     srv.push([
         slower_write("w1", "README.md", "hello from one\n", SURE),
@@ -211,6 +207,17 @@ fn two_steps_changing_the_same_line_stop_the_run_and_a_resume_runs_what_is_left(
         Reply::text("Reworded."),
         Reply::text("Reworded."),
     ]);
+    (env, srv)
+}
+
+#[test]
+fn two_steps_changing_the_same_line_stop_the_run_and_a_resume_runs_what_is_left() {
+    let plan = json!({"steps": [
+        {"id": "a", "title": "Reword the readme"},
+        {"id": "b", "title": "Reword it too"},
+        {"id": "c", "title": "Check it", "depends_on": ["a", "b"]},
+    ]});
+    let (env, srv) = two_rewordings(&plan);
     let agent = env.agent(&srv);
     let (id, evs) = run(&agent, Target::New, req(Some("reword"), 2));
     let message = match finish(&evs) {
@@ -261,30 +268,8 @@ fn the_command_line_says_which_step_conflicts_and_how_to_go_on() {
         {"id": "one", "title": "Reword the readme"},
         {"id": "two", "title": "Reword it too"},
     ]});
-    let (env, srv) = Env::new(KEY, "").with_server(draft(&plan));
-    repo(&env.workdir);
-    srv.push([
-        slower_write("w1", "README.md", "hello from one\n", SURE),
-        slower_write("w2", "README.md", "hello from two\n", SURE),
-        Reply::text("Reworded."),
-        Reply::text("Reworded."),
-    ]);
-    let out = env
-        .cmd(
-            Some(&srv),
-            &[
-                "run",
-                "--plan",
-                "--yes",
-                "--width",
-                "2",
-                "--approve",
-                "auto-edit",
-                "reword",
-            ],
-        )
-        .output()
-        .unwrap();
+    let (env, srv) = two_rewordings(&plan);
+    let out = env.run_plan(&srv, &["--width", "2", "--approve", "auto-edit", "reword"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
