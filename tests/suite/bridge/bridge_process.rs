@@ -761,17 +761,8 @@ fn after_compaction_the_full_history_still_continues_the_session() {
     // Every message stays; the summary stands where the compaction happened.
     let stored = env.sessions().load(&id).unwrap().messages;
     let roles: Vec<Role> = stored.iter().map(|m| m.role).collect();
-    assert_eq!(
-        roles,
-        [
-            Role::User,
-            Role::Assistant,
-            Role::User,
-            Role::System,
-            Role::Assistant
-        ],
-        "{stored:#?}"
-    );
+    use Role::{Assistant as A, System as S, User as U};
+    assert_eq!(roles, [U, A, U, S, A], "{stored:#?}");
     assert_eq!(stored[3].context_from(), Some(3));
 
     // The caller still sends the whole conversation, which the store holds too.
