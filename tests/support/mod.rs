@@ -222,6 +222,14 @@ pub(crate) fn steps_requested(srv: &ScriptedServer) -> Vec<String> {
 }
 
 /// A process's standard output, lossily decoded.
+/// The `warning` events with `code` among JSON events (`run --json` lines, bridge events).
+pub(crate) fn warnings<'a>(events: &'a [Value], code: &str) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "warning" && e["code"] == code)
+        .collect()
+}
+
 /// The names of the tools a chat-completions request body offers the model.
 pub(crate) fn tool_names(req: &Value) -> Vec<&str> {
     req["tools"]

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::process::{Output, Stdio};
 
 use crate::support::agent::Env;
-use crate::support::{stderr, stdout};
+use crate::support::{stderr, stdout, warnings};
 
 use neocode::testkit::scripted::{Reply, ScriptedServer, Stream};
 use serde_json::{Value, json};
@@ -389,10 +389,7 @@ fn a_server_that_refuses_structured_output_is_asked_again_without_it_and_told_on
     let o = run_with_schema(&env, &srv, "stream-json");
     assert!(o.status.success(), "{}", stderr(&o));
     let ls = lines(&o);
-    let warnings: Vec<&Value> = ls
-        .iter()
-        .filter(|v| v["type"] == "warning" && v["code"] == "structured_output_refused")
-        .collect();
+    let warnings = warnings(&ls, "structured_output_refused");
     assert_eq!(warnings.len(), 1, "said once: {ls:#?}");
     let said = warnings[0]["message"].as_str().unwrap();
     assert!(said.contains("response_format is not supported"), "{said}");

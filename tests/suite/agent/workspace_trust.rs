@@ -12,7 +12,7 @@ use crate::support::agent::Env;
 use crate::support::cli::assert_harmless;
 use crate::support::hostile_repo::HostileRepo;
 use crate::support::tool_text;
-use crate::support::{stderr, stdout};
+use crate::support::{stderr, stdout, warnings};
 
 use neocode::testkit::scripted::{Reply, ScriptedServer};
 use serde_json::Value;
@@ -140,9 +140,8 @@ fn never_ask_does_not_imply_trust() {
         .find(|l| l["type"] == "tool_result" && l["call_id"] == "c1")
         .unwrap();
     assert_eq!(result["permission"]["by"], "policy", "{result:#}");
-    let warning = lines
-        .iter()
-        .find(|l| l["type"] == "warning" && l["code"] == "workspace_untrusted")
+    let warning = *warnings(&lines, "workspace_untrusted")
+        .first()
         .unwrap_or_else(|| panic!("{lines:#?}"));
     assert!(
         warning["message"].as_str().unwrap().contains(LEFT_OUT),
@@ -397,10 +396,7 @@ fn the_bridge_goes_on_without_them_and_says_so_once() {
     }
     drop(stdin);
     assert!(child.wait().unwrap().success());
-    let warnings: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["type"] == "warning" && e["code"] == "workspace_untrusted")
-        .collect();
+    let warnings = warnings(&events, "workspace_untrusted");
     assert_eq!(warnings.len(), 1, "{events:#?}");
     let msg = warnings[0]["message"].as_str().unwrap();
     assert!(msg.contains("--trust-workspace"), "{msg}");
