@@ -338,6 +338,17 @@ impl agent::Env {
         self.cmd(Some(srv), &all).output().unwrap()
     }
 
+    /// [`agent::Env::cmd`] on `srv` started in the background, its input, output and errors
+    /// piped (the test writes its standard input).
+    pub(crate) fn spawn_fed(&self, srv: &ScriptedServer, args: &[&str]) -> std::process::Child {
+        self.cmd(Some(srv), args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
     /// [`agent::Env::cmd`] on `srv` started in the background, its output and errors piped.
     pub(crate) fn spawn(&self, srv: &ScriptedServer, args: &[&str]) -> std::process::Child {
         self.cmd(Some(srv), args)

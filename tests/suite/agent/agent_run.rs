@@ -93,13 +93,7 @@ fn json_events_and_prompt_from_stdin() {
         Reply::text("Nothing here."),
     ]);
     std::fs::write(env.workdir.join("a.txt"), "x").unwrap();
-    let mut child = env
-        .cmd(Some(&srv), &["run", "--json", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = env.spawn_fed(&srv, &["run", "--json", "-"]);
     child
         .stdin
         .take()

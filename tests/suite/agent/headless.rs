@@ -4,7 +4,7 @@
 //! with golden lines (ids and versions replaced), one per event type (docs/headless.md).
 
 use std::io::Write;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use crate::support::agent::Env;
 use crate::support::{stderr, stdout, warnings};
@@ -20,13 +20,7 @@ fn run(env: &Env, srv: &ScriptedServer, args: &[&str]) -> Output {
 
 /// Runs with `input` piped to standard input.
 fn run_piped(env: &Env, srv: &ScriptedServer, args: &[&str], input: &[u8]) -> Output {
-    let mut child = env
-        .cmd(Some(srv), args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = env.spawn_fed(srv, args);
     let mut stdin = child.stdin.take().unwrap();
     let data = input.to_vec();
     let writer = std::thread::spawn(move || {

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::subagents::{calls, child_of, listed_children, results};
+use super::subagents::{calls, child_of, child_writes, listed_children, results};
 use crate::support::agent::{Env, drive, watch};
 use crate::support::finish;
 use crate::support::git::{git, repo};
@@ -29,24 +29,11 @@ fn approve(e: &TurnEvent) -> Option<TurnCommand> {
 }
 
 /// The replies of a parent whose one worktree child writes `out.txt`.
-fn child_writes() -> Vec<Reply> {
-    vec![
-        calls(&[(
-            "t1",
-            "task",
-            json!({"prompt": "Write the file", "worktree": true}),
-        )]),
-        calls(&[(
-            "c1",
-            "write_file",
-            json!({"path": "out.txt", "content": "from the child\n"}),
-        )]),
-        Reply::text("Wrote out.txt."),
-        Reply::text("The child wrote it."),
-    ]
+fn worktree_child_writes() -> Vec<Reply> {
+    child_writes(json!({"prompt": "Write the file", "worktree": true}))
 }
 
-/// Runs a parent through [`child_writes`]; its id and its `task` result.
+/// Runs a parent through [`worktree_child_writes`]; its id and its `task` result.
 fn run_parent(env: &Env, srv: &neocode::testkit::scripted::ScriptedServer) -> (String, String) {
     let agent = env.agent(srv);
     let h = watch(&agent, Target::New, "Have it written");
@@ -68,7 +55,7 @@ fn short(id: &str) -> String {
 
 #[test]
 fn a_worktree_child_writes_on_its_branch_and_its_diff_comes_back() {
-    let (env, srv) = Env::new(KEY, "").with_server(child_writes());
+    let (env, srv) = Env::new(KEY, "").with_server(worktree_child_writes());
     repo(&env.workdir);
     let (parent, text) = run_parent(&env, &srv);
     let reqs = srv.requests();
@@ -109,7 +96,7 @@ fn a_worktree_child_writes_on_its_branch_and_its_diff_comes_back() {
 #[test]
 fn with_keep_worktrees_the_worktree_stays_and_the_result_says_where() {
     let (env, srv) =
-        Env::new(KEY, "\n[agents]\nkeep_worktrees = true\n").with_server(child_writes());
+        Env::new(KEY, "\n[agents]\nkeep_worktrees = true\n").with_server(worktree_child_writes());
     repo(&env.workdir);
     let (_, text) = run_parent(&env, &srv);
     let child = child_of(&text);
@@ -149,7 +136,7 @@ fn a_worktree_child_outside_a_repository_is_refused() {
 
 #[test]
 fn a_hostile_repository_config_runs_nothing_when_the_worktree_is_made_and_removed() {
-    let (env, srv) = Env::new(KEY, "").with_server(child_writes());
+    let (env, srv) = Env::new(KEY, "").with_server(worktree_child_writes());
     let ws = &env.workdir;
     std::fs::write(ws.join(".gitattributes"), "* filter=evil\n").unwrap();
     repo(ws);

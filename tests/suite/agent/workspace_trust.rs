@@ -6,7 +6,7 @@
 
 use crate::support::text::has;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use crate::support::agent::Env;
 use crate::support::cli::assert_harmless;
@@ -368,13 +368,7 @@ fn rules_skills_hooks_and_doctor_say_what_was_left_out() {
 fn the_bridge_goes_on_without_them_and_says_so_once() {
     let (env, evil, repo) = hostile_ws();
     let srv = ScriptedServer::start(vec![Reply::text("one"), Reply::text("two")]).unwrap();
-    let mut child = env
-        .cmd(Some(&srv), &["bridge"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = env.spawn_fed(&srv, &["bridge"]);
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut events = Vec::new();
