@@ -299,6 +299,19 @@ pub(crate) fn tool_text(body: &Value, call_id: &str) -> String {
         .to_string()
 }
 
+/// The text of the last `tool` message in a request body the scripted server recorded.
+pub(crate) fn last_tool_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_else(|| panic!("no tool message in {body:#}"))
+        .to_string()
+}
+
 /// The last message of the `n`th request (from 0) the scripted server recorded.
 pub(crate) fn last_message(srv: &ScriptedServer, n: usize) -> Value {
     srv.requests()[n].json()["messages"]

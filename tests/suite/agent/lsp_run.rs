@@ -72,16 +72,7 @@ fn shown_tool_messages(env: &Env) -> Vec<Value> {
 
 /// The text of the last `tool` message of request `n`.
 fn last_tool_text(srv: &ScriptedServer, n: usize) -> String {
-    let body = srv.requests()[n].json();
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_else(|| panic!("no tool message in {body:#}"))
-        .to_string()
+    crate::support::last_tool_text(&srv.requests()[n].json())
 }
 
 /// The folder holding `pyright-langserver`, installed when needed; `None` (said loudly)
