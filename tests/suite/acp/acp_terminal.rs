@@ -60,12 +60,7 @@ fn as_editor(
                 let tid = format!("term-{}", terms.len() + 1);
                 let out = scratch.join(format!("{tid}.out"));
                 let file = std::fs::File::create(&out).unwrap();
-                let args: Vec<&str> = p["args"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|a| a.as_str().unwrap())
-                    .collect();
+                let args: Vec<&str> = args_of(p);
                 let child = Command::new(p["command"].as_str().unwrap())
                     .args(&args)
                     .current_dir(p["cwd"].as_str().unwrap())
@@ -128,17 +123,22 @@ fn methods(seen: &[Value]) -> Vec<&str> {
     seen.iter().filter_map(|m| m["method"].as_str()).collect()
 }
 
+/// The `args` of a `terminal/create` request's params.
+fn args_of(p: &Value) -> Vec<&str> {
+    p["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect()
+}
+
 /// `terminal/create` asked for neocode's wrapper around `command`: `env -i` (no secrets),
 /// the sandbox helper when the sandbox is enforced here, the shell with the command.
 fn wrapper_asked(p: &Value, id: &str, command: &str, env: &Env, enforced: bool) {
     assert_eq!(p["sessionId"], id);
     assert_eq!(p["command"], "/usr/bin/env", "{p}");
-    let args: Vec<&str> = p["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let args: Vec<&str> = args_of(p);
     assert_eq!(args[0], "-i", "the environment is cleared: {args:?}");
     assert!(
         !args.iter().any(|a| a.contains("sk-test-acp")),
